@@ -1,0 +1,24 @@
+"""simcache: discrete-event simulation of host-side write-back caching.
+
+Public API (everything the CLI, the app, notebooks and tests use):
+
+- :func:`load_scenario` - read and validate a scenario (TOML path, built-in name or dict)
+- :func:`simulate` - run a scenario once and get a :class:`Result`
+- :func:`sweep` - run a grid of overrides and seeds, one row per point and seed
+- :class:`ScenarioError` - raised for every bad input, naming file, field and fix
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("simcache")
+except PackageNotFoundError:  # running from a source tree without installing
+    __version__ = "0.0.0+source"
+
+from simcache.engine import simulate  # noqa: E402
+from simcache.errors import ScenarioError  # noqa: E402
+from simcache.results import Result  # noqa: E402
+from simcache.scenario import Scenario, load_scenario  # noqa: E402
+from simcache.sweep import sweep  # noqa: E402
+
+__all__ = ["Result", "Scenario", "ScenarioError", "__version__", "load_scenario", "simulate", "sweep"]

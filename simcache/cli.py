@@ -1,0 +1,185 @@
+"""Command line: ``simcache run|sweep|profiles``.
+
+Every subcommand goes through the public API; bad input prints the
+:class:`~simcache.errors.ScenarioError` message (file, field, fix) and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simcache.engine import simulate
+from simcache.errors import ScenarioError
+from simcache.profiles import KINDS, list_profiles
+from simcache.results import COMPONENTS, Result
+from simcache.scenario import load_scenario
+from simcache.sweep import sweep
+from simcache.units import UnitError, parse_duration
+
+__all__ = ["main"]
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except UnitError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="simcache", description="Simulate host-side write-back caching and its VM-observed latency.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run one scenario and print its latency table")
+    run.add_argument("scenario", help="a scenario TOML file, or the name of a built-in scenario (e.g. default)")
+    run.add_argument("--seed", type=int, default=None, help="random seed (default: the scenario's run.seed)")
+    run.add_argument("--duration", type=_duration, default=None, help='simulated time, e.g. "30s" (default: run.duration)')
+    run.add_argument("--out", type=Path, default=None, help="folder for records, series, summary (CSV + Parquet) and meta.json")
+    run.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
+
+    sweep_cmd = sub.add_parser("sweep", help="run a grid of overrides x seeds")
+    sweep_cmd.add_argument("grid", type=Path, help='TOML with scenario = "PATH", seeds = [..], and a [grid] table of dotted.path = [values]')
+    sweep_cmd.add_argument("--duration", type=_duration, default=None)
+    sweep_cmd.add_argument("--out", type=Path, default=None, help="CSV file for the table (default: print it)")
+
+    profiles = sub.add_parser("profiles", help="list built-in tier, link, drive and array profiles with their sources")
+    profiles.add_argument("kind", nargs="?", choices=list(KINDS), help="only this kind")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "sweep":
+            return _sweep(args)
+        return _profiles(args)
+    except ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _progress(fraction: float) -> None:
+    if sys.stderr.isatty():
+        print(f"\r  simulating... {fraction:5.1%}", end="", file=sys.stderr, flush=True)
+
+
+def _run(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    result = simulate(scenario, seed=args.seed, duration=args.duration, progress=_progress)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    if args.out is not None:
+        result.save(args.out)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(report(result))
+        if args.out is not None:
+            print(f"\nresults written to {args.out}/ (records, series, summary, breakdown as CSV and Parquet; meta.json)")
+    return 0
+
+
+def report(result: Result) -> str:
+    """The human-readable run report: latency table, write-latency breakdown, utilizations."""
+    meta = result.meta
+    start, end = result.window
+    lines = [
+        f"scenario {meta['scenario_name']!r}  seed {meta['seed']}  simulated {end:g}s (measured {start:g}-{end:g}s)  "
+        f"{meta['ios']} I/Os in {meta['wall_time_s']:.2f}s wall  simcache {meta['version']}",
+        "",
+        "Latency per VM group (ms), IOPS and MB/s:",
+        _table(result.summary, ["group", "op", "count", "iops", "mb_s", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "mean_ms"]),
+        "",
+        "Where the write latency comes from (mean ms per write, critical path):",
+        _table(result.breakdown, ["group", "write_mean_ms", *COMPONENTS, "dominant"]),
+        "",
+    ]
+    series = result.series[result.series.index > start]
+    util = series[[c for c in series.columns if c.startswith("util.")]].agg(["mean", "max"]).T
+    util = util.sort_values("mean", ascending=False).head(8)
+    lines.append("Busiest components (utilization over the measured window):")
+    lines.append(_table(util.reset_index(names="component").assign(component=lambda d: d.component.str.removeprefix("util.")), ["component", "mean", "max"]))
+    totals = result.totals
+    lines += [
+        "",
+        f"array writes {totals['array_write_mb_s']:.1f} MB/s; peer network {totals['peer_wire_mb_s']:.1f} MB/s on the wire; "
+        f"destage backlog at end {totals['destage_backlog_bytes'] / 2**20:.0f} MiB",
+    ]
+    name, utilization = result.bottleneck()
+    lines.append(f"bottleneck: {name} at {utilization:.0%} mean utilization")
+    return "\n".join(lines)
+
+
+def _table(frame: pd.DataFrame, columns: list[str]) -> str:
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            if math.isnan(value):
+                return "-"
+            return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+        return str(value)
+
+    rows = [[cell(v) for v in row] for row in frame[columns].itertuples(index=False)]
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
+    out = ["  " + "  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True))]
+    out += ["  " + "  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
+    return "\n".join(out)
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    try:
+        spec = tomllib.loads(args.grid.read_text("utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ScenarioError(str(args.grid), [("", f"cannot read the sweep file: {exc}")]) from None
+    unknown = set(spec) - {"scenario", "seeds", "grid"}
+    if unknown or "scenario" not in spec or not isinstance(spec.get("grid"), dict):
+        raise ScenarioError(
+            str(args.grid),
+            [("", 'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] table of dotted.path = [values]'
+              + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else ""))],
+        )
+    scenario_path = Path(spec["scenario"])
+    if not scenario_path.is_absolute() and not scenario_path.exists():
+        scenario_path = args.grid.parent / scenario_path
+    table = sweep(
+        load_scenario(scenario_path),
+        spec["grid"],
+        seeds=spec.get("seeds", [1]),
+        duration=args.duration,
+        progress=lambda done, total: print(f"  {done}/{total} points", file=sys.stderr),
+    )
+    if args.out is not None:
+        table.to_csv(args.out, index=False)
+        print(f"{len(table)} rows written to {args.out}")
+    else:
+        print(table.to_string())
+    return 0
+
+
+def _profiles(args: argparse.Namespace) -> int:
+    for kind in [args.kind] if args.kind else list(KINDS):
+        print(f"{kind} profiles:")
+        for name, fields in list_profiles(kind).items():
+            print(f"  {name}: {fields.get('description', '')}")
+            values = ", ".join(f"{k}={v}" for k, v in fields.items() if k not in ("description", "source"))
+            print(f"      {values}")
+            print(f"      source: {fields.get('source', 'not given')}")
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,239 @@
+"""Build the SimPy model of a scenario, run it, and hand the raw figures to :mod:`simcache.results`.
+
+Randomness: one ``numpy.random.SeedSequence(seed)`` per run. Its first spawned
+child seeds the hosts' and the array's streams, the second the VMs'; each VM
+and component gets its own child, so adding a VM never changes another's draws.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import simpy
+
+from simcache import __version__
+from simcache.model.array import Array
+from simcache.model.host import Host
+from simcache.model.link import FlowNetwork, Port, framed_bytes
+from simcache.model.randomness import UniformStream
+from simcache.model.vm import VM, Record
+from simcache.results import Result, SeriesSample
+from simcache.scenario import Event, Group, Scenario, load_scenario
+from simcache.workload import IOStream
+
+__all__ = ["Model", "build", "simulate"]
+
+Progress = Callable[[float], None]
+
+
+@dataclass
+class Model:
+    """The built components of one run, for the sampler and for inspection in tests."""
+
+    env: simpy.Environment
+    scenario: Scenario
+    network: FlowNetwork
+    array: Array
+    array_rx: Port
+    array_tx: Port
+    hosts: list[Host]
+    vms: list[VM]
+    records: list[Record]
+    samples: list[SeriesSample] = field(default_factory=list)
+    vmotions: list[dict[str, float]] = field(default_factory=list)
+
+    @property
+    def ports(self) -> list[Port]:
+        return [port for host in self.hosts for port in host.ports] + [self.array_rx, self.array_tx]
+
+
+def _span_fraction(scenario: Scenario) -> float:
+    total = sum(g.workload.working_set * g.vms_per_host * len(scenario.group_hosts(g)) for g in scenario.groups)
+    return total / (scenario.array.drive.capacity * scenario.array.spindles)
+
+
+def build(scenario: Scenario, seed: int) -> Model:
+    """Create every component of ``scenario`` in a fresh SimPy environment."""
+    env = simpy.Environment()
+    root = np.random.SeedSequence(seed)
+    component_seeds, vm_seeds = root.spawn(2)
+    host_seeds = component_seeds.spawn(scenario.cluster.hosts + 2)
+    network = FlowNetwork(env)
+    array = Array(scenario.array, UniformStream(host_seeds[-1]), _span_fraction(scenario))
+    array_rx = Port("array.rx", scenario.array.port)
+    array_tx = Port("array.tx", scenario.array.port)
+    hosts = [
+        Host(env, i, scenario.cluster, UniformStream(host_seeds[i]), network, array, array_rx, array_tx)
+        for i in range(scenario.cluster.hosts)
+    ]
+    placement_stream = UniformStream(host_seeds[-2])
+    records: list[Record] = []
+    vms: list[VM] = []
+    group_seeds = vm_seeds.spawn(len(scenario.groups))
+    for g, group in enumerate(scenario.groups):
+        host_indices = scenario.group_hosts(group)
+        seeds = group_seeds[g].spawn(len(host_indices) * group.vms_per_host)
+        for h, host_index in enumerate(host_indices):
+            for k in range(group.vms_per_host):
+                host = hosts[host_index]
+                vm = VM(
+                    env,
+                    index=len(vms),
+                    name=f"{group.name}-h{host_index}-{k}",
+                    group=g,
+                    host=host,
+                    peers=_peers(scenario, group, host_index, hosts, placement_stream),
+                    write_through=group.policy == "WT",
+                    stream=IOStream(group.workload, seeds[h * group.vms_per_host + k]),
+                    compression=scenario.cluster.compression,
+                    records=records,
+                )
+                vms.append(vm)
+    model = Model(env, scenario, network, array, array_rx, array_tx, hosts, vms, records)
+    for vm in vms:
+        _start_workload(env, vm)
+    for event in scenario.events:
+        env.process(_vmotion(model, event))
+    return model
+
+
+def _peers(scenario: Scenario, group: Group, host_index: int, hosts: list[Host], stream: UniformStream) -> tuple[Host, ...]:
+    count = group.replicas
+    others = [hosts[(host_index + i) % len(hosts)] for i in range(1, len(hosts))]
+    if scenario.cluster.peer_selection == "random":
+        chosen: list[Host] = []
+        while len(chosen) < count:
+            candidate = others[int(stream.uniform() * len(others))]
+            if candidate not in chosen:
+                chosen.append(candidate)
+        return tuple(chosen)
+    return tuple(others[:count])
+
+
+def _start_workload(env: simpy.Environment, vm: VM) -> None:
+    workload = vm.stream.workload
+    if workload.mode == "open":
+        env.process(_open_loop(env, vm))
+    else:
+        for _ in range(workload.workers * workload.outstanding):
+            env.process(_closed_slot(env, vm))
+
+
+def _closed_slot(env: simpy.Environment, vm: VM) -> Generator[simpy.Event, Any, None]:
+    stream = vm.stream
+    clock = stream.clock
+    think = stream.workload.think_time
+    gated = clock.duty is not None
+    while True:
+        if gated and not clock.is_on(env.now):
+            yield env.timeout(clock.next_on(env.now) - env.now)
+        is_write, size, offset = stream.next_io()
+        yield from vm.io(is_write, size, offset)
+        if think:
+            yield env.timeout(think)
+
+
+def _open_loop(env: simpy.Environment, vm: VM) -> Generator[simpy.Event, Any, None]:
+    stream = vm.stream
+    while True:
+        yield env.timeout(stream.next_gap(env.now))
+        is_write, size, offset = stream.next_io()
+        env.process(vm.io(is_write, size, offset))
+
+
+def _vmotion(model: Model, event: Event) -> Generator[simpy.Event, Any, None]:
+    env = model.env
+    yield env.timeout(event.at)
+    source = model.hosts[event.source_host]
+    target = model.hosts[event.target_host]
+    link = source.peer_tx.spec
+    per_stream = event.size / event.streams
+    wire, packets = framed_bytes(link, per_stream)
+    started = env.now
+    transfers = [
+        model.network.transfer((source.peer_tx, target.peer_rx), wire, packets, delay=link.latency, weight=event.weight)
+        for _ in range(event.streams)
+    ]
+    for transfer in transfers:
+        yield transfer
+    model.vmotions.append({"source_host": event.source_host, "target_host": event.target_host, "start_s": started, "end_s": env.now})
+
+
+def _sampler(model: Model, interval: float, until: float, progress: Progress | None) -> Generator[simpy.Event, Any, None]:
+    env = model.env
+    ports = model.ports
+    last_carried = [0.0] * len(ports)
+    last_tier = [0.0] * len(model.hosts)
+    last_array = 0.0
+    spindles = model.scenario.array.spindles
+    channels = model.scenario.cluster.tier.channels
+    volatile = model.scenario.cluster.tier.volatile
+    t = 0.0
+    while t < until - 1e-12:
+        step = min(interval, until - t)
+        yield env.timeout(step)
+        t = env.now
+        model.network.sync()  # bring byte counters up to now
+        port_util = {}
+        for i, port in enumerate(ports):
+            carried = port.carried_bytes
+            utilization = (carried - last_carried[i]) / (port.capacity * step)
+            port.recent_utilization = utilization
+            port_util[port.name] = utilization
+            last_carried[i] = carried
+        tier_util = {}
+        tier_queue = {}
+        for i, host in enumerate(model.hosts):
+            busy = host.tier.busy_channel_seconds
+            tier_util[host.name] = (busy - last_tier[i]) / (channels * step)
+            tier_queue[host.name] = host.tier.in_system(t)
+            last_tier[i] = busy
+        array_util = (model.array.busy_spindle_seconds - last_array) / (spindles * step)
+        last_array = model.array.busy_spindle_seconds
+        backlog = {host.name: host.destager.backlog_bytes for host in model.hosts}
+        at_risk = sum(host.destager.backlog_bytes if volatile else host.destager.single_copy_bytes for host in model.hosts)
+        model.samples.append(
+            SeriesSample(
+                time_s=t,
+                port_utilization=port_util,
+                tier_utilization=tier_util,
+                tier_in_system=tier_queue,
+                array_utilization=array_util,
+                destage_backlog_bytes=backlog,
+                destage_waiting=sum(host.destager.waiting_writers for host in model.hosts),
+                data_at_risk_bytes=at_risk,
+                flows_in_flight=model.network.in_flight(),
+            )
+        )
+        if progress is not None:
+            progress(t / until)
+
+
+def simulate(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    duration: float | None = None,
+    progress: Progress | None = None,
+) -> Result:
+    """Run ``scenario`` once and return its :class:`~simcache.results.Result`.
+
+    ``seed`` and ``duration`` (seconds) override the scenario's ``[run]``
+    table; ``progress`` is called with the fraction done at each sample.
+    """
+    scenario = load_scenario(scenario)
+    if duration is not None:
+        scenario = scenario.with_overrides({"run.duration": duration, "run.warmup": min(scenario.run.warmup, duration / 10)})
+    run = scenario.run
+    seed = run.seed if seed is None else seed
+    started = time.perf_counter()
+    model = build(scenario, seed)
+    model.env.process(_sampler(model, run.sample_interval, run.duration, progress))
+    model.env.run(until=run.duration)
+    wall = time.perf_counter() - started
+    events = next(model.env._eid) if hasattr(model.env, "_eid") else -1  # SimPy's running event counter
+    return Result.from_model(model, seed=seed, wall_time_s=wall, events=events, version=__version__)

@@ -1,0 +1,127 @@
+"""Backing array: spindles behind a RAID controller with an optional write cache.
+
+Assumptions (see docs/architecture.md):
+- A front-end I/O is cut into stripe-unit chunks on consecutive spindles. Each
+  chunk costs one positioning (seek + rotational latency) plus media transfer
+  on each spindle it touches.
+- Seek time grows with the square root of the distance for the short and
+  medium seeks that dominate: ``settle + k * sqrt(x)``, x the fraction of the
+  full stroke; k is set so that a uniformly random seek over the full stroke
+  (mean sqrt(x) = 8/15) takes the datasheet's average seek. The distance is
+  drawn over the span the VMs' data occupy, shrunk by the destager's sorting
+  (a sorted batch of k runs seeks about span/(k+1) between runs).
+- Rotational latency is uniform over one revolution (mean half a revolution).
+- RAID write penalty: RAID 1/10 writes the chunk on two spindles; RAID 5 and 6
+  read-modify-write data and parity (2 and 3 spindles, each reading then
+  writing one revolution later), i.e. 4 and 6 back-end I/Os.
+- Each spindle serves first-come first-served, so completion times are
+  computed at submission (no SimPy events inside the array).
+- An optional controller write cache acknowledges writes after
+  ``cache_latency`` while it has room; a write that does not fit waits for its
+  spindles like an uncached write.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+
+from simcache.model.randomness import UniformStream
+from simcache.scenario import ArraySpec
+
+__all__ = ["Array"]
+
+_MEAN_SQRT_RANDOM_DISTANCE = 8.0 / 15.0  # E[sqrt(|U1 - U2|)] for independent uniforms
+
+
+class Array:
+    """The shared backing array. Times in seconds, sizes in bytes."""
+
+    def __init__(self, spec: ArraySpec, stream: UniformStream, span_fraction: float):
+        self.spec = spec
+        self._stream = stream
+        drive = spec.drive
+        self._revolution = 60.0 / drive.rpm
+        self._settle = drive.settle
+        self._seek_k = (drive.avg_seek - drive.settle) / _MEAN_SQRT_RANDOM_DISTANCE
+        self._span = min(1.0, max(span_fraction, 0.0))
+        self._seconds_per_byte = 1.0 / drive.media_rate
+        self._spindle_free = [0.0] * spec.spindles
+        mirrors = {"raid0": 1, "raid1": 2, "raid10": 2, "raid5": 2, "raid6": 3}[spec.raid]
+        self._copies = min(mirrors, spec.spindles)
+        self._read_modify_write = spec.raid in ("raid5", "raid6")
+        self._cache_capacity = spec.controller_cache
+        self._cache_used = 0
+        self._cache_drains: list[tuple[float, int]] = []  # (time the spindles finish, bytes)
+        self.front_end_ios = 0
+        self.back_end_ios = 0
+        self.bytes_read = 0
+        self.bytes_written = 0
+        self.busy_spindle_seconds = 0.0
+
+    @property
+    def write_penalty(self) -> int:
+        """Back-end I/Os per front-end write of one chunk (2 for RAID 10, 4 for RAID 5, 6 for RAID 6)."""
+        return self._copies * (2 if self._read_modify_write else 1)
+
+    def _position(self, seek_scale: float) -> float:
+        stream = self._stream
+        distance = self._span * seek_scale * abs(stream.uniform() - stream.uniform())
+        seek = self._settle + self._seek_k * math.sqrt(distance) if distance > 0 else 0.0
+        return seek + stream.uniform() * self._revolution
+
+    def _chunk_on(self, spindle: int, ready: float, nbytes: int, is_write: bool, seek_scale: float) -> float:
+        service = self._position(seek_scale) + nbytes * self._seconds_per_byte
+        if is_write and self._read_modify_write:
+            service += self._revolution + nbytes * self._seconds_per_byte  # read, then write back in place
+        free = self._spindle_free
+        start = free[spindle] if free[spindle] > ready else ready
+        finish = start + service
+        free[spindle] = finish
+        self.back_end_ios += 2 if is_write and self._read_modify_write else 1
+        self.busy_spindle_seconds += service
+        return finish
+
+    def submit(self, now: float, runs: Sequence[int], is_write: bool, seek_scale: float = 1.0) -> float:
+        """Submit contiguous runs (bytes each) arriving at ``now``; return when all are done.
+
+        ``seek_scale`` < 1 shortens seeks for a sorted batch (the destager's elevator order).
+        """
+        spindles = self.spec.spindles
+        stripe = self.spec.stripe
+        stream = self._stream
+        done = now
+        total = 0
+        for run in runs:
+            total += run
+            self.front_end_ios += 1
+            spindle = int(stream.uniform() * spindles)
+            left = run
+            while left > 0:
+                chunk = stripe if left > stripe else left
+                left -= chunk
+                copies = self._copies if is_write else 1
+                for copy in range(copies):
+                    target = (spindle + copy * (spindles // copies)) % spindles
+                    finish = self._chunk_on(target, now, chunk, is_write, seek_scale)
+                    if finish > done:
+                        done = finish
+                spindle = (spindle + 1) % spindles
+        if is_write:
+            self.bytes_written += total
+            return self._through_cache(now, total, done)
+        self.bytes_read += total
+        return done
+
+    def _through_cache(self, now: float, nbytes: int, spindles_done: float) -> float:
+        if self._cache_capacity <= 0:
+            return spindles_done
+        drains = self._cache_drains
+        while drains and drains[0][0] <= now:
+            self._cache_used -= heapq.heappop(drains)[1]
+        if self._cache_used + nbytes > self._cache_capacity:
+            return spindles_done
+        self._cache_used += nbytes
+        heapq.heappush(drains, (spindles_done, nbytes))
+        return now + self.spec.cache_latency

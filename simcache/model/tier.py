@@ -1,0 +1,112 @@
+"""Flash or RAM acceleration tier of one host.
+
+Assumptions (see docs/architecture.md):
+- ``channels`` identical internal servers, first-come first-served. An
+  operation holds a channel for its fixed latency and then its data transfer.
+- Data transfers of all channels share one pipe whose rate is the device's
+  read or write bandwidth, capped by the host's controller/bus bandwidth; the
+  pipe serves transfers in the order their channels reach it.
+- Writes consume a pool of clean (pre-erased) bytes that garbage collection
+  refills at ``gc_rate`` (a token bucket of depth ``clean_pool``); once it is
+  empty, writes wait for refill: the sustained-write cliff.
+
+Because service is first-come first-served and each operation's service time
+is known when it is submitted, the completion time is computed at submission
+(Lindley's recursion per channel) and the caller waits one timeout: no SimPy
+events are spent inside the tier.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+from simcache.model.randomness import UniformStream
+from simcache.scenario import TierSpec
+
+__all__ = ["Tier"]
+
+
+class Tier:
+    """One host's tier. Times in seconds, sizes in bytes."""
+
+    def __init__(self, spec: TierSpec, stream: UniformStream, name: str = "tier"):
+        self.spec = spec
+        self.name = name
+        self._stream = stream
+        self._exponential = spec.service == "exponential"
+        self._channel_free = [0.0] * spec.channels  # a heap of the times each channel is next free
+        self._pipe_free = 0.0
+        cap = spec.controller_bandwidth or math.inf
+        self._read_seconds_per_byte = 1.0 / min(spec.read_bandwidth, cap)
+        self._write_seconds_per_byte = 1.0 / min(spec.write_bandwidth, cap)
+        self._pool_depth = float(spec.clean_pool) if spec.clean_pool is not None else math.inf
+        self._pool = self._pool_depth
+        self._pool_time = 0.0
+        self._gc_rate = spec.gc_rate or math.inf
+        self._in_system: list[float] = []  # completion times of operations not yet sampled as done
+        self.operations = 0
+        self.bytes_read = 0
+        self.bytes_written = 0
+        self.busy_channel_seconds = 0.0
+        self.gc_wait_seconds = 0.0
+
+    def submit(self, now: float, size: int, is_write: bool) -> float:
+        """Submit an operation arriving at ``now``; return the time it completes."""
+        spec = self.spec
+        ready = now
+        if is_write:
+            self.bytes_written += size
+            per_byte = self._write_seconds_per_byte
+            latency = spec.write_latency
+            if self._pool_depth != math.inf:
+                ready = self._take_clean_bytes(now, size)
+        else:
+            self.bytes_read += size
+            per_byte = self._read_seconds_per_byte
+            latency = spec.read_latency
+        transfer = size * per_byte
+        if self._exponential:
+            # Test-only: exponential service with the same mean, spent on the channel.
+            latency = self._stream.exponential(latency + transfer)
+            transfer = 0.0
+        channels = self._channel_free
+        start = channels[0] if channels[0] > ready else ready
+        transfer_start = start + latency
+        if transfer:
+            if self._pipe_free > transfer_start:
+                transfer_start = self._pipe_free
+            self._pipe_free = transfer_start + transfer
+        finish = transfer_start + transfer
+        heapq.heapreplace(channels, finish)
+        self.operations += 1
+        self.busy_channel_seconds += finish - start
+        heapq.heappush(self._in_system, finish)
+        return finish
+
+    def _take_clean_bytes(self, now: float, size: int) -> float:
+        """Token bucket of clean space: return when a write of ``size`` may start."""
+        pool = self._pool + (now - self._pool_time) * self._gc_rate
+        if pool > self._pool_depth:
+            pool = self._pool_depth
+        pool -= size
+        self._pool = pool
+        self._pool_time = now
+        if pool >= 0:
+            return now
+        wait = -pool / self._gc_rate
+        self.gc_wait_seconds += wait
+        return now + wait
+
+    def in_system(self, now: float) -> int:
+        """Operations submitted and not complete at ``now`` (for sampling queue length)."""
+        heap = self._in_system
+        while heap and heap[0] <= now:
+            heapq.heappop(heap)
+        return len(heap)
+
+    def clean_pool_bytes(self, now: float) -> float:
+        """Clean space left at ``now`` (negative: writes are waiting for garbage collection)."""
+        if self._pool_depth == math.inf:
+            return math.inf
+        return min(self._pool_depth, self._pool + (now - self._pool_time) * self._gc_rate)

@@ -1,0 +1,171 @@
+"""A VM: its I/O stream, its caching policy and the path each I/O takes.
+
+Write paths (the acknowledgement the VM waits for):
+- WT: the local tier write (cache fill) and, in parallel, transfer to the
+  array over the storage network, array write, acknowledgement back.
+- WB+N: the local tier write and, for each of N peers, a leg: (optional
+  compression), transfer of the payload over the peer network, the peer's
+  tier write and the acknowledgement back. The write is acknowledged when the
+  slowest leg is done and the destage buffer has accepted it.
+Read paths: a hit in the host's read cache is served by the tier; a miss goes
+to the array, comes back over the storage network and is inserted into the
+tier (costing tier write bandwidth, off the VM's critical path).
+
+Latency breakdown: the components of one I/O add up to its latency. For
+parallel legs only the critical (slowest) leg is attributed; "network"
+includes compression CPU time and the acknowledgement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import simpy
+
+from simcache.model.host import Host
+from simcache.model.link import framed_bytes
+from simcache.scenario import CompressionSpec
+from simcache.workload import IOStream
+
+__all__ = ["VM", "Record", "PATH_WRITE", "PATH_HIT", "PATH_MISS"]
+
+PATH_WRITE, PATH_HIT, PATH_MISS = 0, 1, 2
+ACK_BYTES = 64  # payload of an acknowledgement message
+
+# (vm, is_write, size, issued, completed, local_tier, network, peer_tier, destage_wait, array, path)
+Record = tuple[int, bool, int, float, float, float, float, float, float, float, int]
+
+
+class VM:
+    def __init__(
+        self,
+        env: simpy.Environment,
+        index: int,
+        name: str,
+        group: int,
+        host: Host,
+        peers: tuple[Host, ...],
+        write_through: bool,
+        stream: IOStream,
+        compression: CompressionSpec,
+        records: list[Record],
+    ):
+        self.env = env
+        self.index = index
+        self.name = name
+        self.group = group
+        self.host = host
+        self.peers = peers
+        self.write_through = write_through
+        self.stream = stream
+        self.compression = compression
+        self._compressibility = stream.workload.compressibility
+        self._records = records
+        self.compressed_bytes_saved = 0.0
+
+    def io(self, is_write: bool, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
+        """Perform one I/O and record it."""
+        if not is_write:
+            return self._read(size, offset)
+        if self.write_through:
+            return self._write_through(size, offset)
+        return self._write_back(size, offset)
+
+    def _write_back(self, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
+        env = self.env
+        host = self.host
+        issued = env.now
+        local_done = host.tier.submit(issued, size, True)
+        host.cache.insert(self.index, offset, size)
+        finish = local_done
+        network = peer_tier = 0.0
+        if self.peers:
+            legs = [self._replicate(peer, size) for peer in self.peers]
+            for event, _ in legs:
+                yield event
+            for _, leg in legs:
+                arrived, peer_done, acked = leg
+                if acked > finish:
+                    finish = acked
+                    network = (arrived - issued) + (acked - peer_done)
+                    peer_tier = peer_done - arrived
+        local = local_done - issued if finish == local_done else 0.0
+        if finish > env.now:
+            yield env.timeout(finish - env.now)
+        acked_at = env.now
+        wait = host.destager.admit((self.index, offset, size, self.peers, not self.peers))
+        if wait is not None:
+            yield wait
+        now = env.now
+        self._records.append((self.index, True, size, issued, now, local, network, peer_tier, now - acked_at, 0.0, PATH_WRITE))
+
+    def _replicate(self, peer: Host, size: int) -> tuple[simpy.Event, list[float]]:
+        """Start one replica leg; the list fills with (arrived, peer tier done, ack back) times."""
+        host = self.host
+        link = host.peer_tx.spec
+        payload = float(size)
+        cpu = 0.0
+        mode = self.compression.mode
+        if mode != "off" and self._compressibility > 0 and (mode == "always" or host.peer_tx.recent_utilization >= self.compression.threshold):
+            cpu = size / self.compression.throughput
+            saved = size * self._compressibility
+            payload -= saved
+            self.compressed_bytes_saved += saved
+        wire, packets = framed_bytes(link, payload)
+        event = host.network.transfer((host.peer_tx, peer.peer_rx), wire, packets, delay=link.latency + cpu)
+        ack_wire, _ = framed_bytes(link, ACK_BYTES)
+        ack_time = link.latency + ack_wire / link.bandwidth
+        leg: list[float] = []
+
+        def arrived(_: simpy.Event) -> None:
+            now = self.env.now
+            done = peer.tier.submit(now, size, True)
+            peer.replica_bytes += size
+            leg.extend((now, done, done + ack_time))
+
+        event.callbacks.append(arrived)
+        return event, leg
+
+    def _write_through(self, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
+        env = self.env
+        host = self.host
+        issued = env.now
+        local_done = host.tier.submit(issued, size, True)
+        host.cache.insert(self.index, offset, size)
+        link = host.storage_tx.spec
+        wire, packets = framed_bytes(link, size)
+        yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, delay=link.latency)
+        arrived = env.now
+        array_done = host.array.submit(arrived, (size,), True)
+        acked = array_done + link.latency
+        finish = max(acked, local_done)
+        if finish > env.now:
+            yield env.timeout(finish - env.now)
+        now = env.now
+        if acked >= local_done:
+            record = (0.0, (arrived - issued) + link.latency, array_done - arrived)
+        else:
+            record = (local_done - issued, 0.0, 0.0)
+        self._records.append((self.index, True, size, issued, now, record[0], record[1], 0.0, 0.0, record[2], PATH_WRITE))
+
+    def _read(self, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
+        env = self.env
+        host = self.host
+        issued = env.now
+        if host.cache.lookup(self.index, offset, size):
+            done = host.tier.submit(issued, size, False)
+            yield env.timeout(done - issued)
+            self._records.append((self.index, False, size, issued, env.now, done - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
+            return
+        link = host.storage_tx.spec
+        request_arrives = issued + link.latency  # the read command is one small message
+        array_done = host.array.submit(request_arrives, (size,), False)
+        yield env.timeout(array_done - issued)
+        wire, packets = framed_bytes(link, size)
+        yield host.network.transfer((host.array_tx, host.storage_rx), wire, packets, delay=link.latency)
+        now = env.now
+        host.tier.submit(now, size, True)  # fill the cache: costs tier write bandwidth, off the critical path
+        host.cache.insert(self.index, offset, size)
+        array_time = array_done - request_arrives
+        self._records.append((self.index, False, size, issued, now, 0.0, (now - issued) - array_time, 0.0, 0.0, array_time, PATH_MISS))

@@ -1,0 +1,322 @@
+"""Result of one run: per-I/O records, time series, summary, breakdown, totals.
+
+Column reference (units are in the names: ``_s`` seconds, ``_ms``
+milliseconds, ``_bytes`` bytes, ``mb_s`` 10^6 bytes per second):
+
+records (one row per completed I/O)
+    vm, group, host, op (read|write), path (write|hit|miss), size_bytes,
+    issue_s, complete_s, latency_ms, and the breakdown local_tier_ms,
+    network_ms, peer_tier_ms, destage_wait_ms, array_ms (they add up to
+    latency_ms; for parallel legs only the slowest is attributed).
+summary (one row per group and op, plus group "all"; I/Os issued after warm-up)
+    count, iops, mb_s, mean_ms, mean_ci95_ms (half-width, batch means over 10
+    time batches), p50_ms, p95_ms, p99_ms, p999_ms, max_ms.
+breakdown (one row per group, writes only)
+    mean of each latency component in ms, and the dominant one.
+series (one row per sample interval, indexed by its end time_s)
+    read_iops, write_iops, read_mb_s, write_mb_s, write_p50_ms, write_p99_ms,
+    read_p50_ms, read_p99_ms (I/Os completed in the interval),
+    destage_backlog_bytes (all hosts) and backlog.<host>, data_at_risk_bytes,
+    destage_waiting (writers blocked on a full buffer), flows_in_flight,
+    util.<port>, util.<host>.tier, queue.<host>.tier, util.array.
+totals
+    cluster-level figures over the whole run: bytes and MB/s written by VMs,
+    accepted by destagers, destaged, left in backlog, carried by each network,
+    packets, array back-end I/Os, and the busiest component.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+if TYPE_CHECKING:
+    from simcache.engine import Model
+
+__all__ = ["Result", "SeriesSample", "COMPONENTS"]
+
+COMPONENTS = ("local_tier_ms", "network_ms", "peer_tier_ms", "destage_wait_ms", "array_ms")
+_PATHS = np.array(["write", "hit", "miss"])
+_CI_BATCHES = 10
+
+
+@dataclass(frozen=True)
+class SeriesSample:
+    """Component state at the end of one sample interval (taken by the engine's sampler)."""
+
+    time_s: float
+    port_utilization: dict[str, float]
+    tier_utilization: dict[str, float]
+    tier_in_system: dict[str, int]
+    array_utilization: float
+    destage_backlog_bytes: dict[str, int]
+    destage_waiting: int
+    data_at_risk_bytes: int
+    flows_in_flight: int
+
+
+def _percentiles(values: np.ndarray) -> dict[str, float]:
+    if len(values) == 0:
+        return {"p50_ms": math.nan, "p95_ms": math.nan, "p99_ms": math.nan, "p999_ms": math.nan, "max_ms": math.nan}
+    p50, p95, p99, p999 = np.percentile(values, [50, 95, 99, 99.9])
+    return {"p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "p999_ms": p999, "max_ms": float(values.max())}
+
+
+def _batch_means_ci(latency: np.ndarray, issued: np.ndarray, start: float, end: float) -> float:
+    """95% half-width of the mean latency from batch means over equal time batches."""
+    if len(latency) < 2 * _CI_BATCHES:
+        return math.nan
+    edges = np.linspace(start, end, _CI_BATCHES + 1)
+    index = np.clip(np.searchsorted(edges, issued, side="right") - 1, 0, _CI_BATCHES - 1)
+    counts = np.bincount(index, minlength=_CI_BATCHES)
+    if (counts == 0).any():
+        return math.nan
+    means = np.bincount(index, weights=latency, minlength=_CI_BATCHES) / counts
+    return float(stats.t.ppf(0.975, _CI_BATCHES - 1) * means.std(ddof=1) / math.sqrt(_CI_BATCHES))
+
+
+class Result:
+    """Everything one run produced. Build with :func:`simcache.simulate`."""
+
+    def __init__(self, records: pd.DataFrame, series: pd.DataFrame, totals: dict[str, Any], meta: dict[str, Any]):
+        self.records = records
+        self.series = series
+        self.totals = totals
+        self.meta = meta
+        self._summary: pd.DataFrame | None = None
+        self._breakdown: pd.DataFrame | None = None
+
+    # -- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_model(cls, model: Model, *, seed: int, wall_time_s: float, events: int, version: str) -> Result:
+        scenario = model.scenario
+        records = _records_frame(model)
+        series = _series_frame(model, records)
+        totals = _totals(model)
+        meta = {
+            "scenario": scenario.model_dump(mode="json"),
+            "scenario_name": scenario.name,
+            "seed": seed,
+            "version": version,
+            "wall_time_s": wall_time_s,
+            "simulated_s": scenario.run.duration,
+            "warmup_s": scenario.run.warmup,
+            "events": events,
+            "ios": len(records),
+            "events_per_io": events / len(records) if len(records) else math.nan,
+            "ios_per_wall_s": len(records) / wall_time_s if wall_time_s > 0 else math.nan,
+            "vmotions": model.vmotions,
+        }
+        return cls(records, series, totals, meta)
+
+    # -- views ----------------------------------------------------------------------------------
+
+    @property
+    def window(self) -> tuple[float, float]:
+        """(start, end) in seconds of the measurement window (after warm-up)."""
+        return float(self.meta["warmup_s"]), float(self.meta["simulated_s"])
+
+    @property
+    def measured(self) -> pd.DataFrame:
+        """Records of I/Os issued inside the measurement window."""
+        start, _ = self.window
+        return self.records[self.records["issue_s"] >= start]
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """Latency percentiles, IOPS and MB/s per group and op (and group ``all``)."""
+        if self._summary is None:
+            self._summary = self._summarize(by="group")
+        return self._summary
+
+    def summary_by_vm(self) -> pd.DataFrame:
+        """As :attr:`summary`, one row per VM and op."""
+        return self._summarize(by="vm")
+
+    def _summarize(self, by: str) -> pd.DataFrame:
+        start, end = self.window
+        span = end - start
+        measured = self.measured
+        rows = []
+        keys = list(dict.fromkeys(measured[by])) + (["all"] if by == "group" else [])
+        for key in keys:
+            subset = measured if key == "all" else measured[measured[by] == key]
+            for op in ("read", "write"):
+                part = subset[subset["op"] == op]
+                latency = part["latency_ms"].to_numpy()
+                rows.append(
+                    {
+                        by: key,
+                        "op": op,
+                        "count": len(part),
+                        "iops": len(part) / span,
+                        "mb_s": part["size_bytes"].sum() / span / 1e6,
+                        "mean_ms": float(latency.mean()) if len(latency) else math.nan,
+                        "mean_ci95_ms": _batch_means_ci(latency, part["issue_s"].to_numpy(), start, end),
+                        **_percentiles(latency),
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    @property
+    def breakdown(self) -> pd.DataFrame:
+        """Where write latency comes from: mean ms per component per group, and the dominant one."""
+        if self._breakdown is None:
+            writes = self.measured[self.measured["op"] == "write"]
+            rows = []
+            for group, part in list(writes.groupby("group", sort=False)) + [("all", writes)]:
+                means = {c: float(part[c].mean()) if len(part) else math.nan for c in COMPONENTS}
+                dominant = max(means, key=lambda c: -1 if math.isnan(means[c]) else means[c])
+                rows.append({"group": group, "write_mean_ms": float(part["latency_ms"].mean()) if len(part) else math.nan, **means, "dominant": dominant.removesuffix("_ms")})
+            self._breakdown = pd.DataFrame(rows)
+        return self._breakdown
+
+    def bottleneck(self) -> tuple[str, float]:
+        """The component with the highest mean utilization over the window, and that utilization."""
+        start, _ = self.window
+        series = self.series[self.series.index > start]
+        utilization = series[[c for c in series.columns if c.startswith("util.")]].mean()
+        name = str(utilization.idxmax())
+        return name.removeprefix("util."), float(utilization.max())
+
+    # -- export ---------------------------------------------------------------------------------
+
+    def save(self, folder: str | Path, formats: tuple[str, ...] = ("csv", "parquet")) -> Path:
+        """Write records, series, summary, breakdown and meta.json (with totals) into ``folder``."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        tables = {"records": self.records, "series": self.series.reset_index(), "summary": self.summary, "breakdown": self.breakdown}
+        for name, table in tables.items():
+            if "csv" in formats:
+                table.to_csv(out / f"{name}.csv", index=False)
+            if "parquet" in formats:
+                table.to_parquet(out / f"{name}.parquet", index=False)
+        meta = {**self.meta, "totals": self.totals}
+        (out / "meta.json").write_text(json.dumps(meta, indent=2, default=_json_default) + "\n")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """Summary, breakdown, totals and meta as plain JSON-able data."""
+        return json.loads(
+            json.dumps(
+                {
+                    "summary": self.summary.to_dict(orient="records"),
+                    "breakdown": self.breakdown.to_dict(orient="records"),
+                    "totals": self.totals,
+                    "meta": {k: v for k, v in self.meta.items() if k != "scenario"},
+                },
+                default=_json_default,
+            )
+        )
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return None if math.isnan(value) else float(value)
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def _records_frame(model: Model) -> pd.DataFrame:
+    columns = ["vm", "is_write", "size_bytes", "issue_s", "complete_s", *COMPONENTS, "path"]
+    if model.records:
+        data = np.array(model.records, dtype=np.float64)
+    else:
+        data = np.empty((0, len(columns)))
+    vm_index = data[:, 0].astype(np.int64)
+    vm_names = np.array([vm.name for vm in model.vms], dtype=object)
+    vm_groups = np.array([model.scenario.groups[vm.group].name for vm in model.vms], dtype=object)
+    vm_hosts = np.array([vm.host.name for vm in model.vms], dtype=object)
+    frame = pd.DataFrame(
+        {
+            "vm": vm_names[vm_index],
+            "group": vm_groups[vm_index],
+            "host": vm_hosts[vm_index],
+            "op": np.where(data[:, 1] > 0, "write", "read"),
+            "path": _PATHS[data[:, 10].astype(np.int64)],
+            "size_bytes": data[:, 2].astype(np.int64),
+            "issue_s": data[:, 3],
+            "complete_s": data[:, 4],
+            "latency_ms": (data[:, 4] - data[:, 3]) * 1e3,
+        }
+    )
+    for i, name in enumerate(COMPONENTS):
+        frame[name] = data[:, 5 + i] * 1e3
+    return frame.sort_values(["complete_s", "vm"], kind="stable").reset_index(drop=True)
+
+
+def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:
+    samples = model.samples
+    times = np.array([s.time_s for s in samples])
+    if len(times) == 0:
+        return pd.DataFrame()
+    starts = np.concatenate(([0.0], times[:-1]))
+    widths = times - starts
+    columns: dict[str, Any] = {}
+    bins = np.searchsorted(times, records["complete_s"].to_numpy(), side="left")
+    for op in ("read", "write"):
+        mask = (records["op"] == op).to_numpy() & (bins < len(times))
+        counts = np.bincount(bins[mask], minlength=len(times))
+        nbytes = np.bincount(bins[mask], weights=records["size_bytes"].to_numpy()[mask], minlength=len(times))
+        columns[f"{op}_iops"] = counts / widths
+        columns[f"{op}_mb_s"] = nbytes / widths / 1e6
+        latency = records["latency_ms"].to_numpy()[mask]
+        order = np.argsort(bins[mask], kind="stable")
+        split = np.split(latency[order], np.cumsum(counts)[:-1])
+        for q, label in ((50, "p50"), (99, "p99")):
+            columns[f"{op}_{label}_ms"] = [float(np.percentile(part, q)) if len(part) else math.nan for part in split]
+    columns["destage_backlog_bytes"] = [sum(s.destage_backlog_bytes.values()) for s in samples]
+    for host in model.hosts:
+        columns[f"backlog.{host.name}"] = [s.destage_backlog_bytes[host.name] for s in samples]
+    columns["data_at_risk_bytes"] = [s.data_at_risk_bytes for s in samples]
+    columns["destage_waiting"] = [s.destage_waiting for s in samples]
+    columns["flows_in_flight"] = [s.flows_in_flight for s in samples]
+    for port in model.ports:
+        columns[f"util.{port.name}"] = [s.port_utilization[port.name] for s in samples]
+    for host in model.hosts:
+        columns[f"util.{host.name}.tier"] = [s.tier_utilization[host.name] for s in samples]
+        columns[f"queue.{host.name}.tier"] = [s.tier_in_system[host.name] for s in samples]
+    columns["util.array"] = [s.array_utilization for s in samples]
+    frame = pd.DataFrame(columns, index=pd.Index(times, name="time_s"))
+    return frame
+
+
+def _totals(model: Model) -> dict[str, Any]:
+    duration = model.scenario.run.duration
+    written = sum(int(r[2]) for r in model.records if r[1])
+    peer_bytes = sum(host.peer_tx.carried_bytes for host in model.hosts)
+    vmotion_bytes = sum(e.size for e in model.scenario.events if e.kind == "vmotion")
+    storage_bytes = sum(host.storage_tx.carried_bytes + host.storage_rx.carried_bytes for host in model.hosts)
+    return {
+        "duration_s": duration,
+        "vm_written_bytes": written,
+        "destage_accepted_bytes": sum(h.destager.accepted_bytes for h in model.hosts),
+        "destaged_bytes": sum(h.destager.destaged_bytes for h in model.hosts),
+        "destage_backlog_bytes": sum(h.destager.backlog_bytes for h in model.hosts),
+        "destage_batches": sum(h.destager.batches for h in model.hosts),
+        "destage_runs": sum(h.destager.runs for h in model.hosts),
+        "replica_bytes_held": sum(h.replica_bytes for h in model.hosts),
+        "array_written_bytes": model.array.bytes_written,
+        "array_read_bytes": model.array.bytes_read,
+        "array_write_mb_s": model.array.bytes_written / duration / 1e6,
+        "array_front_end_ios": model.array.front_end_ios,
+        "array_back_end_ios": model.array.back_end_ios,
+        "peer_wire_bytes": peer_bytes,
+        "peer_wire_mb_s": peer_bytes / duration / 1e6,
+        "peer_packets": sum(h.peer_tx.packets for h in model.hosts),
+        "storage_wire_bytes": storage_bytes,
+        "vmotion_bytes_scheduled": vmotion_bytes,
+        "compression_saved_bytes": sum(vm.compressed_bytes_saved for vm in model.vms),
+        "tier_gc_wait_s": {h.name: h.tier.gc_wait_seconds for h in model.hosts},
+        "cache_hits": sum(h.cache.hits for h in model.hosts),
+        "cache_misses": sum(h.cache.misses for h in model.hosts),
+    }

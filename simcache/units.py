@@ -1,0 +1,192 @@
+"""Human units at the edge of the model: parse and format sizes, times and rates.
+
+Inside the engine everything is plain SI: sizes in bytes (int), times in
+seconds (float), rates in bytes per second (float). Scenario files and the CLI
+accept the forms architects write ("4KiB", "256k", "0.5ms", "10GbE", "1Gbit/s",
+"125MB/s"); this module is the only place that understands them.
+
+Conventions (stated once, used everywhere):
+- ``KiB/MiB/GiB/TiB`` and the bare ``k/K/m/M/g/G/t/T`` suffixes are binary
+  (1024-based), as storage tools such as fio use them.
+- ``kB/KB/MB/GB/TB`` are decimal (1000-based), as datasheets use them.
+- Bit rates (``bit/s``, ``bps``, ``b/s``, ``GbE``) are decimal and divided by 8.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+__all__ = [
+    "UnitError",
+    "format_bandwidth",
+    "format_duration",
+    "format_size",
+    "parse_bandwidth",
+    "parse_duration",
+    "parse_size",
+]
+
+
+class UnitError(ValueError):
+    """A quantity could not be read; the message says which forms are allowed."""
+
+
+_NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+
+_SIZE_FACTORS: dict[str, int] = {
+    "": 1,
+    "b": 1,
+    "byte": 1,
+    "bytes": 1,
+    "k": 1024,
+    "kib": 1024,
+    "m": 1024**2,
+    "mib": 1024**2,
+    "g": 1024**3,
+    "gib": 1024**3,
+    "t": 1024**4,
+    "tib": 1024**4,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "tb": 1000**4,
+}
+
+_TIME_FACTORS: dict[str, float] = {
+    "": 1.0,
+    "s": 1.0,
+    "sec": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ns": 1e-9,
+    "min": 60.0,
+    "h": 3600.0,
+}
+
+# Byte rates: decimal units as on datasheets, binary ones when written out.
+_BYTE_RATE_FACTORS: dict[str, float] = {
+    "b/s": 1.0,
+    "kb/s": 1e3,
+    "mb/s": 1e6,
+    "gb/s": 1e9,
+    "kib/s": 1024.0,
+    "mib/s": 1024.0**2,
+    "gib/s": 1024.0**3,
+}
+
+# Bit rates, decimal, converted to bytes per second.
+_BIT_RATE_FACTORS: dict[str, float] = {
+    "bit/s": 1 / 8,
+    "bps": 1 / 8,
+    "kbit/s": 1e3 / 8,
+    "kbps": 1e3 / 8,
+    "mbit/s": 1e6 / 8,
+    "mbps": 1e6 / 8,
+    "gbit/s": 1e9 / 8,
+    "gbps": 1e9 / 8,
+    "gbe": 1e9 / 8,
+    "tbit/s": 1e12 / 8,
+}
+
+
+def _split(text: str, what: str, examples: str) -> tuple[float, str]:
+    match = re.fullmatch(_NUMBER + r"\s*(?P<unit>[^\d\s].*)?", text.strip())
+    if not match:
+        raise UnitError(f"cannot read {text!r} as a {what}; write it like {examples}")
+    number = float(match.group("num"))
+    if not math.isfinite(number):
+        raise UnitError(f"{what} {text!r} is not a finite number")
+    return number, (match.group("unit") or "").strip()
+
+
+def parse_size(value: str | int | float) -> int:
+    """Return a size in bytes from ``4096``, ``"4KiB"``, ``"256k"``, ``"1.5GB"``.
+
+    Fractional results are rounded to the nearest byte.
+    """
+    examples = '4096, "4KiB", "256k", "1.5GB"'
+    if isinstance(value, bool):
+        raise UnitError(f"a size must be a number of bytes or a string like {examples}")
+    if isinstance(value, (int, float)):
+        number, unit = float(value), ""
+    else:
+        number, unit = _split(value, "size", examples)
+    factor = _SIZE_FACTORS.get(unit.lower())
+    if factor is None:
+        raise UnitError(
+            f"unknown size unit {unit!r} in {value!r}; use B, KiB, MiB, GiB, TiB "
+            f"(1024-based; k, M, G are the same) or kB, MB, GB, TB (1000-based)"
+        )
+    return int(round(number * factor))
+
+
+def parse_duration(value: str | int | float) -> float:
+    """Return a time in seconds from ``0.002``, ``"2ms"``, ``"65us"``, ``"60s"``, ``"5min"``."""
+    examples = '0.002, "2ms", "65us", "60s"'
+    if isinstance(value, bool):
+        raise UnitError(f"a time must be a number of seconds or a string like {examples}")
+    if isinstance(value, (int, float)):
+        number, unit = float(value), ""
+    else:
+        number, unit = _split(value, "time", examples)
+    factor = _TIME_FACTORS.get(unit if unit == "µs" else unit.lower())
+    if factor is None:
+        raise UnitError(f"unknown time unit {unit!r} in {value!r}; use ns, us, ms, s, min or h")
+    return number * factor
+
+
+def parse_bandwidth(value: str | int | float) -> float:
+    """Return a rate in bytes/s from ``125e6``, ``"125MB/s"``, ``"1Gbit/s"``, ``"10GbE"``.
+
+    ``"NGbE"`` means the Ethernet line rate of N Gbit/s (framing overhead is
+    modelled by the link, not folded in here).
+    """
+    examples = '125e6, "125MB/s", "1Gbit/s", "10GbE", "400MiB/s"'
+    if isinstance(value, bool):
+        raise UnitError(f"a rate must be a number of bytes/s or a string like {examples}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    number, unit = _split(value, "rate", examples)
+    key = unit.replace(" ", "")
+    lower = key.lower()
+    # "B" is bytes and "b" is bits: decide which before the case is folded away.
+    is_bits = "bit" in lower or lower.endswith(("bps", "gbe")) or (
+        key.endswith("b/s") and not lower.endswith("ib/s")
+    )
+    if is_bits:
+        factor = _BIT_RATE_FACTORS.get(lower.replace("b/s", "bit/s").replace("bitit", "bit"))
+    else:
+        factor = _BYTE_RATE_FACTORS.get(lower or "b/s")
+    if factor is None:
+        raise UnitError(
+            f"unknown rate unit {unit!r} in {value!r}; use B/s, kB/s, MB/s, GB/s, MiB/s, "
+            f"bit/s, Mbit/s, Gbit/s (or Mbps, Gbps) or NGbE"
+        )
+    return number * factor
+
+
+def format_size(nbytes: float) -> str:
+    """``262144`` -> ``"256KiB"``; exact binary multiples print without decimals."""
+    for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if abs(nbytes) >= factor:
+            scaled = nbytes / factor
+            return f"{scaled:.0f}{unit}" if scaled == int(scaled) else f"{scaled:.3g}{unit}"
+    return f"{nbytes:.0f}B"
+
+
+def format_duration(seconds: float) -> str:
+    """``0.0021`` -> ``"2.1ms"``."""
+    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(seconds) >= factor:
+            return f"{seconds / factor:.3g}{unit}"
+    return f"{seconds / 1e-9:.3g}ns"
+
+
+def format_bandwidth(bytes_per_s: float) -> str:
+    """``125e6`` -> ``"125MB/s"`` (decimal, as datasheets print rates)."""
+    for unit, factor in (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)):
+        if abs(bytes_per_s) >= factor:
+            return f"{bytes_per_s / factor:.3g}{unit}"
+    return f"{bytes_per_s:.3g}B/s"

@@ -1,0 +1,172 @@
+"""I/O generators: what each VM asks for and when.
+
+Each VM owns one :class:`IOStream` seeded from its own spawned stream. Draws
+are vectorised in blocks (numpy) and handed out one by one, so the
+simulation's hot path does no per-I/O numpy calls.
+
+- Operation: write with probability ``1 - read_fraction``.
+- Size: drawn from the weighted size mix.
+- Offset, 4 KiB aligned, over the VM's working set: ``uniform``; ``zipf``
+  (rank r has weight r^-theta over the working set's blocks, drawn by
+  inverting the continuous power law, with ranks scattered over the disk by a
+  fixed multiplicative permutation so hot blocks are not contiguous); or
+  ``sequential`` (each I/O follows the previous one, wrapping around).
+- Open-loop gaps: Poisson (exponential gaps) or uniform (constant gaps);
+  on/off duty cycles skip the off periods; a sine duty cycle modulates the
+  rate by thinning a Poisson stream at the peak rate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from simcache.scenario import DutyCycle, Workload
+
+__all__ = ["BLOCK", "IOStream", "DutyClock"]
+
+BLOCK = 4096  # offsets are aligned to this many bytes
+_BATCH = 2048
+_SCATTER = 0x9E3779B97F4A7C15  # odd constant: rank -> block is a bijection modulo a power of two
+
+
+class DutyClock:
+    """When a duty cycle is on, and the rate multiplier of a sine cycle."""
+
+    def __init__(self, duty: DutyCycle | None):
+        self.duty = duty
+
+    def is_on(self, now: float) -> bool:
+        duty = self.duty
+        if duty is None or duty.shape != "onoff":
+            return True
+        assert duty.on is not None and duty.off is not None
+        return (now + duty.phase) % (duty.on + duty.off) < duty.on
+
+    def next_on(self, now: float) -> float:
+        """Start of the next on period (``now`` if on)."""
+        duty = self.duty
+        if self.is_on(now) or duty is None:
+            return now
+        assert duty.on is not None and duty.off is not None
+        cycle = duty.on + duty.off
+        position = (now + duty.phase) % cycle
+        return now + (cycle - position)
+
+    def on_until(self, now: float) -> float:
+        """End of the current on period (infinite without an on/off cycle)."""
+        duty = self.duty
+        if duty is None or duty.shape != "onoff":
+            return math.inf
+        assert duty.on is not None and duty.off is not None
+        position = (now + duty.phase) % (duty.on + duty.off)
+        return now + (duty.on - position)
+
+    def rate_factor(self, now: float) -> float:
+        duty = self.duty
+        if duty is None or duty.shape != "sine":
+            return 1.0
+        assert duty.period is not None
+        return 1.0 + duty.amplitude * math.sin(2.0 * math.pi * (now + duty.phase) / duty.period)
+
+    @property
+    def peak_factor(self) -> float:
+        duty = self.duty
+        return 1.0 + duty.amplitude if duty is not None and duty.shape == "sine" else 1.0
+
+
+class IOStream:
+    """One VM's sequence of I/Os and (open loop) arrival gaps."""
+
+    def __init__(self, workload: Workload, seed: np.random.SeedSequence):
+        self.workload = workload
+        self._rng = np.random.default_rng(seed)
+        sizes, probabilities = workload.size_mix
+        self._sizes = np.array(sizes, dtype=np.int64)
+        self._probabilities = np.array(probabilities)
+        self._blocks = max(1, workload.working_set // BLOCK)
+        self._cursor = 0
+        self._ios: list[tuple[bool, int, int]] = []
+        self._io_next = 0
+        self._gaps: list[float] = []
+        self._gap_next = 0
+        self.clock = DutyClock(workload.duty_cycle)
+        self._mean_gap = 1.0 / (workload.mean_rate * self.clock.peak_factor) if workload.mode == "open" else 0.0
+
+    def next_io(self) -> tuple[bool, int, int]:
+        """(is_write, size in bytes, offset in bytes) of the next I/O."""
+        if self._io_next >= len(self._ios):
+            self._refill_ios()
+        io = self._ios[self._io_next]
+        self._io_next += 1
+        return io
+
+    def _refill_ios(self) -> None:
+        rng = self._rng
+        workload = self.workload
+        writes = rng.random(_BATCH) >= workload.read_fraction
+        sizes = self._sizes[rng.choice(len(self._sizes), size=_BATCH, p=self._probabilities)] if len(self._sizes) > 1 else np.full(_BATCH, self._sizes[0])
+        if workload.access == "sequential":
+            spans = (sizes + BLOCK - 1) // BLOCK
+            starts = (self._cursor + np.concatenate(([0], np.cumsum(spans)[:-1]))) % self._blocks
+            self._cursor = int((self._cursor + spans.sum()) % self._blocks)
+            blocks = starts
+        elif workload.access == "zipf":
+            blocks = self._zipf_blocks(rng.random(_BATCH))
+        else:
+            blocks = rng.integers(0, self._blocks, size=_BATCH)
+        self._ios = list(zip(writes.tolist(), sizes.tolist(), (blocks * BLOCK).tolist(), strict=True))
+        self._io_next = 0
+
+    def _zipf_blocks(self, uniforms: np.ndarray) -> np.ndarray:
+        theta = self.workload.zipf_theta
+        n = float(self._blocks)
+        if abs(theta - 1.0) < 1e-9:
+            ranks = np.exp(uniforms * math.log(n + 1.0))
+        else:
+            top = (n + 1.0) ** (1.0 - theta) - 1.0
+            ranks = (uniforms * top + 1.0) ** (1.0 / (1.0 - theta))
+        ranks = np.minimum(np.floor(ranks).astype(np.int64) - 1, self._blocks - 1)
+        # Scatter ranks over the disk: multiply by an odd constant modulo the next power of two and
+        # fold back into range (a fixed permutation, so the same rank is always the same block).
+        size = 1 << max(1, (self._blocks - 1).bit_length())
+        scattered = (ranks.astype(np.uint64) * np.uint64(_SCATTER)) & np.uint64(size - 1)
+        return (scattered % np.uint64(self._blocks)).astype(np.int64)
+
+    def next_gap(self, now: float) -> float:
+        """Seconds from ``now`` to the next open-loop arrival, honouring the duty cycle.
+
+        Gaps are measured in on-time: a gap that outlasts an on period carries
+        over into the next one (for Poisson arrivals this is the same law as
+        starting afresh, by memorylessness).
+        """
+        clock = self.clock
+        t = now
+        while True:
+            gap = self._draw_gap()
+            while True:
+                t = clock.next_on(t)
+                end = clock.on_until(t)
+                if t + gap < end:
+                    t += gap
+                    break
+                gap -= end - t
+                t = end
+            if clock.duty is None or clock.duty.shape != "sine":
+                return t - now
+            if self._draw_uniform() * clock.peak_factor <= clock.rate_factor(t):
+                return t - now  # kept by thinning
+
+    def _draw_gap(self) -> float:
+        if self.workload.arrivals == "uniform":
+            return self._mean_gap
+        if self._gap_next >= len(self._gaps):
+            self._gaps = self._rng.exponential(self._mean_gap, _BATCH).tolist()
+            self._gap_next = 0
+        gap = self._gaps[self._gap_next]
+        self._gap_next += 1
+        return gap
+
+    def _draw_uniform(self) -> float:
+        return float(self._rng.random())
