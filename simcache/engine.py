@@ -43,12 +43,14 @@ class Model:
     hosts: list[Host]
     vms: list[VM]
     records: list[Record]
+    peer_fabric: Port | None = None
     samples: list[SeriesSample] = field(default_factory=list)
     vmotions: list[dict[str, float]] = field(default_factory=list)
 
     @property
     def ports(self) -> list[Port]:
-        return [port for host in self.hosts for port in host.ports] + [self.array_rx, self.array_tx]
+        fabric = [self.peer_fabric] if self.peer_fabric is not None else []
+        return [port for host in self.hosts for port in host.ports] + fabric + [self.array_rx, self.array_tx]
 
 
 def _span_fraction(scenario: Scenario) -> float:
@@ -66,8 +68,9 @@ def build(scenario: Scenario, seed: int) -> Model:
     array = Array(scenario.array, UniformStream(host_seeds[-1]), _span_fraction(scenario))
     array_rx = Port("array.rx", scenario.array.port)
     array_tx = Port("array.tx", scenario.array.port)
+    fabric = Port("peer.fabric", scenario.cluster.peer_link) if scenario.cluster.peer_fabric == "shared" else None
     hosts = [
-        Host(env, i, scenario.cluster, UniformStream(host_seeds[i]), network, array, array_rx, array_tx)
+        Host(env, i, scenario.cluster, UniformStream(host_seeds[i]), network, array, array_rx, array_tx, fabric)
         for i in range(scenario.cluster.hosts)
     ]
     placement_stream = UniformStream(host_seeds[-2])
@@ -93,7 +96,7 @@ def build(scenario: Scenario, seed: int) -> Model:
                     records=records,
                 )
                 vms.append(vm)
-    model = Model(env, scenario, network, array, array_rx, array_tx, hosts, vms, records)
+    model = Model(env, scenario, network, array, array_rx, array_tx, hosts, vms, records, fabric)
     for vm in vms:
         _start_workload(env, vm)
     for event in scenario.events:
@@ -153,14 +156,15 @@ def _vmotion(model: Model, event: Event) -> Generator[simpy.Event, Any, None]:
     link = source.peer_tx.spec
     per_stream = event.size / event.streams
     wire, packets = framed_bytes(link, per_stream)
-    started = env.now
+    record = {"source_host": event.source_host, "target_host": event.target_host, "start_s": env.now, "end_s": float("nan")}
+    model.vmotions.append(record)
     transfers = [
-        model.network.transfer((source.peer_tx, target.peer_rx), wire, packets, delay=link.latency, weight=event.weight)
+        model.network.transfer(source.peer_path(target), wire, packets, delay=link.latency, weight=event.weight)
         for _ in range(event.streams)
     ]
     for transfer in transfers:
         yield transfer
-    model.vmotions.append({"source_host": event.source_host, "target_host": event.target_host, "start_s": started, "end_s": env.now})
+    record["end_s"] = env.now
 
 
 def _sampler(model: Model, interval: float, until: float, progress: Progress | None) -> Generator[simpy.Event, Any, None]:

@@ -310,6 +310,8 @@ def _totals(model: Model) -> dict[str, Any]:
         "array_write_mb_s": model.array.bytes_written / duration / 1e6,
         "array_front_end_ios": model.array.front_end_ios,
         "array_back_end_ios": model.array.back_end_ios,
+        "replica_payload_bytes": sum(h.replica_payload_sent for h in model.hosts),
+        "replica_payload_mb_s": sum(h.replica_payload_sent for h in model.hosts) / duration / 1e6,
         "peer_wire_bytes": peer_bytes,
         "peer_wire_mb_s": peer_bytes / duration / 1e6,
         "peer_packets": sum(h.peer_tx.packets for h in model.hosts),

@@ -227,6 +227,9 @@ class ClusterSpec(_Spec):
     peer_link: LinkSpec
     storage_link: LinkSpec
     peer_selection: Literal["ring", "random"] = "ring"
+    peer_fabric: Literal["switched", "shared"] = "switched"
+    """``switched``: each host's port into a non-blocking switch. ``shared``: all peer traffic
+    also crosses one segment of the peer link's bandwidth (a single uplink or inter-switch link)."""
     destager: DestagerSpec = DestagerSpec()
     cache: CacheSpec = CacheSpec()
     compression: CompressionSpec = CompressionSpec()

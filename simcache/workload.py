@@ -93,6 +93,8 @@ class IOStream:
         self._gap_next = 0
         self.clock = DutyClock(workload.duty_cycle)
         self._mean_gap = 1.0 / (workload.mean_rate * self.clock.peak_factor) if workload.mode == "open" else 0.0
+        # Evenly spaced arrivals start at a random phase, so that VMs are not in lock-step.
+        self._first_gap_fraction: float | None = float(self._rng.random()) if workload.arrivals == "uniform" else None
 
     def next_io(self) -> tuple[bool, int, int]:
         """(is_write, size in bytes, offset in bytes) of the next I/O."""
@@ -160,6 +162,9 @@ class IOStream:
 
     def _draw_gap(self) -> float:
         if self.workload.arrivals == "uniform":
+            if self._first_gap_fraction is not None:
+                fraction, self._first_gap_fraction = self._first_gap_fraction, None
+                return self._mean_gap * fraction
             return self._mean_gap
         if self._gap_next >= len(self._gaps):
             self._gaps = self._rng.exponential(self._mean_gap, _BATCH).tolist()

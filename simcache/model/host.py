@@ -28,6 +28,7 @@ class Host:
         array: Array,
         array_rx: Port,
         array_tx: Port,
+        peer_fabric: Port | None = None,
     ):
         self.index = index
         self.name = f"host{index}"
@@ -42,7 +43,9 @@ class Host:
         self.peer_rx = Port(f"{self.name}.peer.rx", spec.peer_link)
         self.storage_tx = Port(f"{self.name}.storage.tx", spec.storage_link)
         self.storage_rx = Port(f"{self.name}.storage.rx", spec.storage_link)
+        self.peer_fabric = peer_fabric
         self.replica_bytes = 0  # peers' data held here until their primary destages it
+        self.replica_payload_sent = 0.0  # replica bytes this host sent to peers (after compression)
         self.destager = Destager(env, spec.destager, self)
         self.destager.on_destaged = self._drop_replicas
 
@@ -50,6 +53,12 @@ class Host:
     def _drop_replicas(item: PendingWrite) -> None:
         for peer in item[3]:
             peer.replica_bytes -= item[2]
+
+    def peer_path(self, peer: Host) -> tuple[Port, ...]:
+        """Ports a transfer from this host to ``peer`` crosses on the peer network."""
+        if self.peer_fabric is None:
+            return (self.peer_tx, peer.peer_rx)
+        return (self.peer_tx, self.peer_fabric, peer.peer_rx)
 
     @property
     def ports(self) -> tuple[Port, ...]:

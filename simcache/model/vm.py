@@ -112,8 +112,9 @@ class VM:
             saved = size * self._compressibility
             payload -= saved
             self.compressed_bytes_saved += saved
+        host.replica_payload_sent += payload
         wire, packets = framed_bytes(link, payload)
-        event = host.network.transfer((host.peer_tx, peer.peer_rx), wire, packets, delay=link.latency + cpu)
+        event = host.network.transfer(host.peer_path(peer), wire, packets, delay=link.latency + cpu)
         ack_wire, _ = framed_bytes(link, ACK_BYTES)
         ack_time = link.latency + ack_wire / link.bandwidth
         leg: list[float] = []

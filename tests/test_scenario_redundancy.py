@@ -1,0 +1,108 @@
+"""Field observation 1 (DOMAIN.md): the redundancy multiplier.
+
+Field report: 4 hosts x 6 VMs each writing a steady 5 MB/s. The backing array
+receives 120 MB/s under any write-back policy; the peer network carries an
+extra 0 / 120 / 240 MB/s for WB+0 / WB+1 / WB+2. A 1GbE link carries about
+125 MB/s raw, so WB+1 already saturates one, and a vMotion burst shows up as
+write-latency spikes.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+import simcache
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+OFFERED_MB_S = 4 * 6 * 5.0  # hosts x VMs per host x MB/s per VM
+
+
+@pytest.fixture(scope="module")
+def multiplier_runs() -> dict[str, simcache.Result]:
+    scenario = simcache.load_scenario(SCENARIOS / "redundancy_multiplier.toml")
+    return {policy: simcache.simulate(scenario.with_overrides({"groups.writers.policy": policy})) for policy in ("WB+0", "WB+1", "WB+2")}
+
+
+@pytest.mark.parametrize("policy", ["WB+0", "WB+1", "WB+2"])
+def test_array_receives_the_offered_write_rate_under_every_policy(multiplier_runs: dict[str, simcache.Result], policy: str) -> None:
+    """Array write MB/s = 120 MB/s whatever the replica count.
+
+    Arrivals are evenly spaced, so the offered load is exact up to one I/O per
+    VM (24 x 64 KiB over the run). What the array has not received by the end
+    is exactly the destage backlog (bytes are conserved), so the tolerance is
+    that backlog plus one I/O per VM, and the backlog itself must stay below
+    2% of what was written: the destager keeps up and smooths the stream.
+    """
+    result = multiplier_runs[policy]
+    totals = result.totals
+    duration = totals["duration_s"]
+    one_io_per_vm = 24 * 64 * 1024
+    assert totals["destage_accepted_bytes"] == totals["destaged_bytes"] + totals["destage_backlog_bytes"]
+    assert abs(totals["vm_written_bytes"] / duration / 1e6 - OFFERED_MB_S) <= one_io_per_vm / duration / 1e6
+    slack = (totals["destage_backlog_bytes"] + one_io_per_vm) / duration / 1e6
+    assert totals["array_write_mb_s"] == pytest.approx(OFFERED_MB_S, abs=slack)
+    assert totals["destage_backlog_bytes"] < 0.02 * totals["vm_written_bytes"]
+
+
+@pytest.mark.parametrize(("policy", "replicas"), [("WB+0", 0), ("WB+1", 1), ("WB+2", 2)])
+def test_peer_traffic_multiplies_with_replicas(multiplier_runs: dict[str, simcache.Result], policy: str, replicas: int) -> None:
+    """Peer payload = replicas x written bytes exactly: 0 / 120 / 240 MB/s.
+
+    On the wire each 64 KiB replica is cut into ceil(65536 / 1460) = 45
+    packets of 78 bytes overhead at MTU 1500, a factor (65536 + 45 * 78) / 65536.
+    """
+    totals = multiplier_runs[policy].totals
+    assert totals["replica_payload_bytes"] == replicas * totals["vm_written_bytes"]
+    assert totals["replica_payload_mb_s"] == pytest.approx(replicas * OFFERED_MB_S, rel=0.01)
+    framing = (65536 + math.ceil(65536 / 1460) * 78) / 65536
+    assert totals["peer_wire_bytes"] == pytest.approx(framing * totals["replica_payload_bytes"], rel=1e-6)
+
+
+def test_replication_costs_latency_but_not_array_bandwidth(multiplier_runs: dict[str, simcache.Result]) -> None:
+    """Each added replica leg adds network time: mean write latency rises WB+0 < WB+1 < WB+2."""
+    means = [multiplier_runs[p].summary.query("group == 'all' and op == 'write'")["mean_ms"].item() for p in ("WB+0", "WB+1", "WB+2")]
+    assert means[0] < means[1] < means[2]
+
+
+def test_wb1_saturates_a_shared_1gbe_segment() -> None:
+    """On one shared 1GbE segment, WB+1's 120 MB/s of replicas (126 MB/s framed) exceeds 125 MB/s.
+
+    The segment runs at 100% (within 1%) and writes queue behind it: the mean
+    write latency is far above WB+0's on the same hardware.
+    """
+    scenario = simcache.load_scenario(SCENARIOS / "redundancy_multiplier_1gbe.toml")
+    shared = scenario.with_overrides({"cluster.peer_fabric": "shared", "events": []})
+    wb1 = simcache.simulate(shared, duration=6.0)
+    wb0 = simcache.simulate(shared.with_overrides({"groups.writers.policy": "WB+0"}), duration=6.0)
+    start, _ = wb1.window
+    utilization = wb1.series.loc[wb1.series.index > start, "util.peer.fabric"].mean()
+    assert utilization == pytest.approx(1.0, abs=0.01)
+    latency = {name: r.summary.query("group == 'all' and op == 'write'")["mean_ms"].item() for name, r in (("wb1", wb1), ("wb0", wb0))}
+    assert latency["wb1"] > 20 * latency["wb0"]
+
+
+def test_vmotion_burst_shows_as_write_latency_spikes() -> None:
+    """A vMotion from host0 takes most of its 1GbE port: host0's writes slow down while it runs.
+
+    Before the vMotion host0's port carries 30 MB/s of replicas (25%); during
+    it the port is full and the replica legs get only a fair share. The mean
+    write latency of host0's VMs during the migration is at least 3x that
+    before it, and host2's VMs (not on the migration path) barely change (< 1.5x).
+    """
+    result = simcache.simulate(simcache.load_scenario(SCENARIOS / "redundancy_multiplier_1gbe.toml"))
+    (vmotion,) = result.meta["vmotions"]
+    assert vmotion["end_s"] > vmotion["start_s"]
+    writes = result.measured[result.measured["op"] == "write"]
+
+    def mean_latency(host: str, during: bool) -> float:
+        part = writes[writes["host"] == host]
+        inside = (part["issue_s"] >= vmotion["start_s"]) & (part["issue_s"] < vmotion["end_s"])
+        return float(part[inside if during else part["issue_s"] < vmotion["start_s"]]["latency_ms"].mean())
+
+    assert mean_latency("host0", during=True) > 3 * mean_latency("host0", during=False)
+    assert mean_latency("host2", during=True) < 1.5 * mean_latency("host2", during=False)
+    busy = result.series.loc[(result.series.index > vmotion["start_s"] + 0.5) & (result.series.index < vmotion["end_s"]), "util.host0.peer.tx"]
+    assert busy.min() > 0.97
