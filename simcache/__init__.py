@@ -15,10 +15,10 @@ try:
 except PackageNotFoundError:  # running from a source tree without installing
     __version__ = "0.0.0+source"
 
-from simcache.engine import simulate  # noqa: E402
-from simcache.errors import ScenarioError  # noqa: E402
-from simcache.results import Result  # noqa: E402
-from simcache.scenario import Scenario, load_scenario  # noqa: E402
-from simcache.sweep import sweep  # noqa: E402
+from simcache.engine import simulate
+from simcache.errors import ScenarioError
+from simcache.results import Result
+from simcache.scenario import Scenario, load_scenario
+from simcache.sweep import sweep
 
 __all__ = ["Result", "Scenario", "ScenarioError", "__version__", "load_scenario", "simulate", "sweep"]

@@ -47,7 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
 
     sweep_cmd = sub.add_parser("sweep", help="run a grid of overrides x seeds")
-    sweep_cmd.add_argument("grid", type=Path, help='TOML with scenario = "PATH", seeds = [..], and a [grid] table of dotted.path = [values]')
+    sweep_cmd.add_argument(
+        "grid", type=Path, help='TOML with scenario = "PATH", seeds = [..], and a [grid] table of dotted.path = [values]'
+    )
     sweep_cmd.add_argument("--duration", type=_duration, default=None)
     sweep_cmd.add_argument("--out", type=Path, default=None, help="CSV file for the table (default: print it)")
 
@@ -112,7 +114,12 @@ def report(result: Result) -> str:
     util = series[[c for c in series.columns if c.startswith("util.")]].agg(["mean", "max"]).T
     util = util.sort_values("mean", ascending=False).head(8)
     lines.append("Busiest components (utilization over the measured window):")
-    lines.append(_table(util.reset_index(names="component").assign(component=lambda d: d.component.str.removeprefix("util.")), ["component", "mean", "max"]))
+    lines.append(
+        _table(
+            util.reset_index(names="component").assign(component=lambda d: d.component.str.removeprefix("util.")),
+            ["component", "mean", "max"],
+        )
+    )
     totals = result.totals
     lines += [
         "",
@@ -148,8 +155,13 @@ def _sweep(args: argparse.Namespace) -> int:
     if unknown or "scenario" not in spec or not isinstance(spec.get("grid"), dict):
         raise ScenarioError(
             str(args.grid),
-            [("", 'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] table of dotted.path = [values]'
-              + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else ""))],
+            [
+                (
+                    "",
+                    'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] table of dotted.path = [values]'
+                    + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else ""),
+                )
+            ],
         )
     scenario_path = Path(spec["scenario"])
     if not scenario_path.is_absolute() and not scenario_path.exists():

@@ -145,7 +145,30 @@ def _open_loop(env: simpy.Environment, vm: VM) -> Generator[simpy.Event, Any, No
     while True:
         yield env.timeout(stream.next_gap(env.now))
         is_write, size, offset = stream.next_io()
-        env.process(vm.io(is_write, size, offset))
+        run_detached(vm.io(is_write, size, offset))
+
+
+def run_detached(steps: Generator[simpy.Event, Any, None]) -> None:
+    """Drive a generator of SimPy events without a ``simpy.Process``.
+
+    Nothing waits for an open-loop I/O, so it needs neither the process's
+    start event nor its end event: this saves two scheduled events per I/O.
+    The generator resumes from the callbacks of the events it yields.
+    """
+
+    def resume(event: simpy.Event | None) -> None:
+        value = None if event is None else event._value
+        while True:
+            try:
+                target = steps.send(value)
+            except StopIteration:
+                return
+            if target.callbacks is not None:
+                target.callbacks.append(resume)
+                return
+            value = target._value  # already processed: carry on at once
+
+    resume(None)
 
 
 def _vmotion(model: Model, event: Event) -> Generator[simpy.Event, Any, None]:
@@ -159,62 +182,76 @@ def _vmotion(model: Model, event: Event) -> Generator[simpy.Event, Any, None]:
     record = {"source_host": event.source_host, "target_host": event.target_host, "start_s": env.now, "end_s": float("nan")}
     model.vmotions.append(record)
     transfers = [
-        model.network.transfer(source.peer_path(target), wire, packets, delay=link.latency, weight=event.weight)
+        model.network.transfer(source.peer_path(target), wire, packets, latency=link.latency, weight=event.weight)
         for _ in range(event.streams)
     ]
-    for transfer in transfers:
+    for transfer in transfers:  # noqa: UP028 (SimPy sends values in; a list iterator cannot take them)
         yield transfer
     record["end_s"] = env.now
 
 
-def _sampler(model: Model, interval: float, until: float, progress: Progress | None) -> Generator[simpy.Event, Any, None]:
+def _sampler(
+    model: Model, sampler: _Sampler, interval: float, until: float, progress: Progress | None
+) -> Generator[simpy.Event, Any, None]:
+    """Take a sample every ``interval`` seconds (the last one at ``until`` is taken by :func:`simulate`)."""
     env = model.env
-    ports = model.ports
-    last_carried = [0.0] * len(ports)
-    last_tier = [0.0] * len(model.hosts)
-    last_array = 0.0
-    spindles = model.scenario.array.spindles
-    channels = model.scenario.cluster.tier.channels
-    volatile = model.scenario.cluster.tier.volatile
-    t = 0.0
-    while t < until - 1e-12:
-        step = min(interval, until - t)
-        yield env.timeout(step)
-        t = env.now
+    while env.now + interval < until - 1e-12:
+        yield env.timeout(interval)
+        sampler.take(env.now)
+        if progress is not None:
+            progress(env.now / until)
+
+
+class _Sampler:
+    """Turns component counters into one :class:`SeriesSample` per interval."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.ports = model.ports
+        self.last_time = 0.0
+        self.last_carried = [0.0] * len(self.ports)
+        self.last_tier = [0.0] * len(model.hosts)
+        self.last_array = 0.0
+
+    def take(self, now: float) -> None:
+        model = self.model
+        scenario = model.scenario
+        step = now - self.last_time
+        if step <= 0:
+            return
         model.network.sync()  # bring byte counters up to now
         port_util = {}
-        for i, port in enumerate(ports):
-            carried = port.carried_bytes
-            utilization = (carried - last_carried[i]) / (port.capacity * step)
+        for i, port in enumerate(self.ports):
+            utilization = (port.carried_bytes - self.last_carried[i]) / (port.capacity * step)
             port.recent_utilization = utilization
             port_util[port.name] = utilization
-            last_carried[i] = carried
+            self.last_carried[i] = port.carried_bytes
         tier_util = {}
         tier_queue = {}
+        channels = scenario.cluster.tier.channels
         for i, host in enumerate(model.hosts):
             busy = host.tier.busy_channel_seconds
-            tier_util[host.name] = (busy - last_tier[i]) / (channels * step)
-            tier_queue[host.name] = host.tier.in_system(t)
-            last_tier[i] = busy
-        array_util = (model.array.busy_spindle_seconds - last_array) / (spindles * step)
-        last_array = model.array.busy_spindle_seconds
-        backlog = {host.name: host.destager.backlog_bytes for host in model.hosts}
-        at_risk = sum(host.destager.backlog_bytes if volatile else host.destager.single_copy_bytes for host in model.hosts)
+            tier_util[host.name] = (busy - self.last_tier[i]) / (channels * step)
+            tier_queue[host.name] = host.tier.in_system(now)
+            self.last_tier[i] = busy
+        array_busy = model.array.busy_spindle_seconds
+        array_util = (array_busy - self.last_array) / (scenario.array.spindles * step)
+        self.last_array = array_busy
+        volatile = scenario.cluster.tier.volatile
         model.samples.append(
             SeriesSample(
-                time_s=t,
+                time_s=now,
                 port_utilization=port_util,
                 tier_utilization=tier_util,
                 tier_in_system=tier_queue,
                 array_utilization=array_util,
-                destage_backlog_bytes=backlog,
+                destage_backlog_bytes={host.name: host.destager.backlog_bytes for host in model.hosts},
                 destage_waiting=sum(host.destager.waiting_writers for host in model.hosts),
-                data_at_risk_bytes=at_risk,
+                data_at_risk_bytes=sum(h.destager.backlog_bytes if volatile else h.destager.single_copy_bytes for h in model.hosts),
                 flows_in_flight=model.network.in_flight(),
             )
         )
-        if progress is not None:
-            progress(t / until)
+        self.last_time = now
 
 
 def simulate(
@@ -236,8 +273,12 @@ def simulate(
     seed = run.seed if seed is None else seed
     started = time.perf_counter()
     model = build(scenario, seed)
-    model.env.process(_sampler(model, run.sample_interval, run.duration, progress))
+    sampler = _Sampler(model)
+    model.env.process(_sampler(model, sampler, run.sample_interval, run.duration, progress))
     model.env.run(until=run.duration)
+    sampler.take(run.duration)  # the run stops before events at exactly `duration` are processed
+    if progress is not None:
+        progress(1.0)
     wall = time.perf_counter() - started
     events = next(model.env._eid) if hasattr(model.env, "_eid") else -1  # SimPy's running event counter
     return Result.from_model(model, seed=seed, wall_time_s=wall, events=events, version=__version__)

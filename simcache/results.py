@@ -40,7 +40,7 @@ from scipy import stats
 if TYPE_CHECKING:
     from simcache.engine import Model
 
-__all__ = ["Result", "SeriesSample", "COMPONENTS"]
+__all__ = ["COMPONENTS", "Result", "SeriesSample"]
 
 COMPONENTS = ("local_tier_ms", "network_ms", "peer_tier_ms", "destage_wait_ms", "array_ms")
 _PATHS = np.array(["write", "hit", "miss"])
@@ -175,7 +175,14 @@ class Result:
             for group, part in list(writes.groupby("group", sort=False)) + [("all", writes)]:
                 means = {c: float(part[c].mean()) if len(part) else math.nan for c in COMPONENTS}
                 dominant = max(means, key=lambda c: -1 if math.isnan(means[c]) else means[c])
-                rows.append({"group": group, "write_mean_ms": float(part["latency_ms"].mean()) if len(part) else math.nan, **means, "dominant": dominant.removesuffix("_ms")})
+                rows.append(
+                    {
+                        "group": group,
+                        "write_mean_ms": float(part["latency_ms"].mean()) if len(part) else math.nan,
+                        **means,
+                        "dominant": dominant.removesuffix("_ms"),
+                    }
+                )
             self._breakdown = pd.DataFrame(rows)
         return self._breakdown
 
@@ -205,7 +212,7 @@ class Result:
 
     def to_json(self) -> dict[str, Any]:
         """Summary, breakdown, totals and meta as plain JSON-able data."""
-        return json.loads(
+        data: dict[str, Any] = json.loads(
             json.dumps(
                 {
                     "summary": self.summary.to_dict(orient="records"),
@@ -216,6 +223,7 @@ class Result:
                 default=_json_default,
             )
         )
+        return data
 
 
 def _json_default(value: Any) -> Any:

@@ -79,22 +79,18 @@ class _Spec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-def _with_profile(kind: str):  # type: ignore[no-untyped-def]
-    """A before-validator: ``"name"`` or ``{profile = "name", field = override}`` -> merged dict."""
-
-    def resolve(value: Any) -> Any:
-        if isinstance(value, str):
-            value = {"profile": value}
-        if isinstance(value, Mapping) and value.get("profile"):
-            try:
-                merged = get_profile(kind, str(value["profile"]))
-            except KeyError as exc:
-                raise ValueError(exc.args[0]) from None
-            merged.update(value)
-            return merged
-        return value
-
-    return model_validator(mode="before")(classmethod(lambda cls, v: resolve(v)))
+def _resolve_profile(kind: str, value: Any) -> Any:
+    """``"name"`` or ``{profile = "name", field = override, ...}`` -> the profile's fields with the overrides."""
+    if isinstance(value, str):
+        value = {"profile": value}
+    if isinstance(value, Mapping) and value.get("profile"):
+        try:
+            merged = get_profile(kind, str(value["profile"]))
+        except KeyError as exc:
+            raise ValueError(exc.args[0]) from None
+        merged.update(value)
+        return merged
+    return value
 
 
 class TierSpec(_Spec):
@@ -117,7 +113,10 @@ class TierSpec(_Spec):
     service: Literal["deterministic", "exponential"] = "deterministic"
     """Service-time distribution; ``exponential`` exists to check the model against M/M/c theory."""
 
-    _resolve = _with_profile("tier")
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve(cls, value: Any) -> Any:
+        return _resolve_profile("tier", value)
 
     @model_validator(mode="after")
     def _cliff_complete(self) -> TierSpec:
@@ -138,7 +137,10 @@ class LinkSpec(_Spec):
     header_bytes: Annotated[int, Field(ge=0)] = 40
     framing_bytes: Annotated[int, Field(ge=0)] = 38
 
-    _resolve = _with_profile("link")
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve(cls, value: Any) -> Any:
+        return _resolve_profile("link", value)
 
     @model_validator(mode="after")
     def _payload_fits(self) -> LinkSpec:
@@ -159,7 +161,10 @@ class DriveSpec(_Spec):
     media_rate: PositiveRate
     capacity: PositiveBytes
 
-    _resolve = _with_profile("drive")
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve(cls, value: Any) -> Any:
+        return _resolve_profile("drive", value)
 
     @model_validator(mode="after")
     def _settle_below_avg(self) -> DriveSpec:
@@ -182,7 +187,10 @@ class ArraySpec(_Spec):
     cache_latency: Annotated[Seconds, Field(ge=0)] = 0.0002
     port: LinkSpec
 
-    _resolve = _with_profile("array")
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve(cls, value: Any) -> Any:
+        return _resolve_profile("array", value)
 
     @model_validator(mode="after")
     def _enough_spindles(self) -> ArraySpec:
@@ -295,7 +303,9 @@ class Workload(_Spec):
         if self.mode == "open" and (self.iops is None) == (self.throughput is None):
             raise ValueError('an open-loop workload needs exactly one of iops or throughput (e.g. throughput = "5MB/s")')
         if self.mode == "closed" and (self.iops is not None or self.throughput is not None):
-            raise ValueError('iops/throughput set the rate of an open loop; for a closed loop use workers and outstanding, or set mode = "open"')
+            raise ValueError(
+                'iops/throughput set the rate of an open loop; for a closed loop use workers and outstanding, or set mode = "open"'
+            )
         if self.mode == "closed" and self.duty_cycle is not None and self.duty_cycle.shape == "sine":
             raise ValueError('a sine duty cycle modulates an arrival rate: use mode = "open", or shape = "onoff" for a closed loop')
         return self
@@ -551,7 +561,7 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
     return problems
 
 
-def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
+def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario:
     """Read and validate a scenario from a TOML path, a built-in name, or a dict.
 
     Raises :class:`ScenarioError` (file, field path, what is allowed) for any
@@ -585,6 +595,4 @@ def _find(path: Path) -> Path:
     builtin = builtin_scenarios()
     if str(path) in builtin:
         return builtin[str(path)]
-    raise ScenarioError(
-        str(path), [("", f"no such file and no built-in scenario of that name; built-in: {', '.join(builtin) or 'none'}")]
-    )
+    raise ScenarioError(str(path), [("", f"no such file and no built-in scenario of that name; built-in: {', '.join(builtin) or 'none'}")])

@@ -119,7 +119,7 @@ def parse_size(value: str | int | float) -> int:
             f"unknown size unit {unit!r} in {value!r}; use B, KiB, MiB, GiB, TiB "
             f"(1024-based; k, M, G are the same) or kB, MB, GB, TB (1000-based)"
         )
-    return int(round(number * factor))
+    return round(number * factor)
 
 
 def parse_duration(value: str | int | float) -> float:
@@ -152,17 +152,14 @@ def parse_bandwidth(value: str | int | float) -> float:
     key = unit.replace(" ", "")
     lower = key.lower()
     # "B" is bytes and "b" is bits: decide which before the case is folded away.
-    is_bits = "bit" in lower or lower.endswith(("bps", "gbe")) or (
-        key.endswith("b/s") and not lower.endswith("ib/s")
-    )
+    is_bits = "bit" in lower or lower.endswith(("bps", "gbe")) or (key.endswith("b/s") and not lower.endswith("ib/s"))
     if is_bits:
         factor = _BIT_RATE_FACTORS.get(lower.replace("b/s", "bit/s").replace("bitit", "bit"))
     else:
         factor = _BYTE_RATE_FACTORS.get(lower or "b/s")
     if factor is None:
         raise UnitError(
-            f"unknown rate unit {unit!r} in {value!r}; use B/s, kB/s, MB/s, GB/s, MiB/s, "
-            f"bit/s, Mbit/s, Gbit/s (or Mbps, Gbps) or NGbE"
+            f"unknown rate unit {unit!r} in {value!r}; use B/s, kB/s, MB/s, GB/s, MiB/s, bit/s, Mbit/s, Gbit/s (or Mbps, Gbps) or NGbE"
         )
     return number * factor
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from simcache.scenario import DutyCycle, Workload
 
-__all__ = ["BLOCK", "IOStream", "DutyClock"]
+__all__ = ["BLOCK", "DutyClock", "IOStream"]
 
 BLOCK = 4096  # offsets are aligned to this many bytes
 _BATCH = 2048
@@ -108,7 +108,11 @@ class IOStream:
         rng = self._rng
         workload = self.workload
         writes = rng.random(_BATCH) >= workload.read_fraction
-        sizes = self._sizes[rng.choice(len(self._sizes), size=_BATCH, p=self._probabilities)] if len(self._sizes) > 1 else np.full(_BATCH, self._sizes[0])
+        sizes = (
+            self._sizes[rng.choice(len(self._sizes), size=_BATCH, p=self._probabilities)]
+            if len(self._sizes) > 1
+            else np.full(_BATCH, self._sizes[0])
+        )
         if workload.access == "sequential":
             spans = (sizes + BLOCK - 1) // BLOCK
             starts = (self._cursor + np.concatenate(([0], np.cumsum(spans)[:-1]))) % self._blocks

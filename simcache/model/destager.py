@@ -116,7 +116,7 @@ class Destager:
             yield env.timeout(read_done - env.now)
             link = host.storage_tx.spec
             wire, packets = framed_bytes(link, nbytes)
-            yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, delay=link.latency)
+            yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
             array_done = host.array.submit(env.now, runs, True, seek_scale=1.0 / (len(runs) + 1))
             yield env.timeout(array_done - env.now + link.latency)  # the array's acknowledgement
             self.batches += 1

@@ -5,9 +5,10 @@ Assumptions (see docs/architecture.md):
   direction) into a non-blocking switch; the array has one port on the
   storage network. A transfer from A to B crosses A's transmit direction and
   B's receive direction.
-- A message pays the one-way latency (stack + switch) before its bytes move,
-  then its framed bytes (payload + per-packet headers and wire framing at the
-  MTU) flow at a rate shared with the other flows on its ports.
+- A message's framed bytes (payload + per-packet headers and wire framing at
+  the MTU) flow at a rate shared with the other flows on its ports, and are
+  delivered one one-way latency (stack + switch + propagation) after the last
+  byte left: a lone transfer takes exactly latency + framed bytes / line rate.
 - Sharing is weighted fair per port; a flow runs at the smallest share it gets
   on any port it crosses (bottleneck fair share). On a single port this is
   exactly processor sharing.
@@ -17,7 +18,8 @@ Assumptions (see docs/architecture.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from functools import partial
 
 import simpy
 
@@ -38,15 +40,28 @@ def framed_bytes(spec: LinkSpec, payload: float) -> tuple[float, int]:
 class Port:
     """One direction of a port: a bandwidth shared by the flows crossing it."""
 
-    __slots__ = ("name", "spec", "capacity", "weight_sum", "rate", "carried_bytes", "packets", "messages", "flows", "recent_utilization")
+    __slots__ = (
+        "capacity",
+        "carried_bytes",
+        "delivered_bytes",
+        "flows",
+        "messages",
+        "name",
+        "packets",
+        "recent_utilization",
+        "share",
+        "spec",
+        "weight_sum",
+    )
 
     def __init__(self, name: str, spec: LinkSpec):
         self.name = name
         self.spec = spec
         self.capacity = spec.bandwidth
         self.weight_sum = 0.0
-        self.rate = 0.0  # bytes/s currently flowing
-        self.carried_bytes = 0.0
+        self.share = math.inf  # bytes/s one unit of weight gets here: capacity / weight_sum
+        self.delivered_bytes = 0.0  # wire bytes of the finished flows that crossed this port
+        self.carried_bytes = 0.0  # wire bytes moved so far, finished or not (refreshed by FlowNetwork.sync)
         self.packets = 0
         self.messages = 0
         self.flows = 0
@@ -54,31 +69,46 @@ class Port:
 
 
 class _Flow:
-    __slots__ = ("remaining", "rate", "ports", "weight", "event")
+    __slots__ = ("event", "latency", "ports", "rate", "remaining", "size", "weight")
 
-    def __init__(self, remaining: float, ports: tuple[Port, ...], weight: float, event: simpy.Event):
-        self.remaining = remaining
+    def __init__(self, size: float, ports: tuple[Port, ...], weight: float, latency: float, event: simpy.Event):
+        self.size = size
+        self.remaining = size
         self.rate = 0.0
         self.ports = ports
         self.weight = weight
+        self.latency = latency
         self.event = event
 
 
 class FlowNetwork:
-    """All flows of a simulation; one wake-up timer for the next flow to finish."""
+    """All flows of a simulation, with one wake-up timer for the next flow to finish."""
 
     def __init__(self, env: simpy.Environment):
         self.env = env
         self._flows: list[_Flow] = []
         self._ports: dict[Port, None] = {}  # ports with flows, in a deterministic order
         self._updated = 0.0
-        self._version = 0
+        self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
+        self._version = 0  # bumped when a wake-up is superseded by an earlier one
         self.transfers = 0
 
-    def transfer(self, ports: Sequence[Port], wire_bytes: float, packets: int = 1, delay: float = 0.0, weight: float = 1.0) -> simpy.Event:
-        """Move ``wire_bytes`` across ``ports`` after ``delay`` seconds; the event fires when done.
+    def transfer(
+        self,
+        ports: Sequence[Port],
+        wire_bytes: float,
+        packets: int = 1,
+        latency: float = 0.0,
+        start_delay: float = 0.0,
+        weight: float = 1.0,
+    ) -> simpy.Event:
+        """Send ``wire_bytes`` across ``ports``; the event fires when the last byte has arrived.
 
-        The event's value is the completion time.
+        The bytes start flowing after ``start_delay`` (e.g. compression CPU
+        time) and are delivered ``latency`` seconds after the last one left
+        (stack + switch + propagation), so a lone transfer takes
+        ``start_delay + wire_bytes / bandwidth + latency``. The event's value is
+        the delivery time.
         """
         env = self.env
         done = env.event()
@@ -87,28 +117,34 @@ class FlowNetwork:
             port.packets += packets
             port.messages += 1
         self.transfers += 1
-        if delay > 0:
-            env.timeout(delay).callbacks.append(lambda _: self._start(path, wire_bytes, weight, done))
+        if start_delay > 0:
+            env.timeout(start_delay).callbacks.append(lambda _: self._start(path, wire_bytes, weight, latency, done))
         else:
-            self._start(path, wire_bytes, weight, done)
+            self._start(path, wire_bytes, weight, latency, done)
         return done
 
     def in_flight(self) -> int:
         return len(self._flows)
 
     def sync(self) -> None:
-        """Bring every port's carried-byte counter up to the current time."""
+        """Bring every port's ``carried_bytes`` up to the current time."""
         self._advance()
+        for port in self._ports:
+            port.carried_bytes = port.delivered_bytes
+        for flow in self._flows:
+            for port in flow.ports:
+                port.carried_bytes += flow.size - flow.remaining
 
-    def _start(self, ports: tuple[Port, ...], wire_bytes: float, weight: float, done: simpy.Event) -> None:
+    def _start(self, ports: tuple[Port, ...], wire_bytes: float, weight: float, latency: float, done: simpy.Event) -> None:
         if wire_bytes <= 0:
-            done.succeed(self.env.now)
+            _deliver(done, self.env.now + latency, latency)
             return
         self._advance()
-        flow = _Flow(float(wire_bytes), ports, weight, done)
+        flow = _Flow(float(wire_bytes), ports, weight, latency, done)
         self._flows.append(flow)
         for port in ports:
             port.weight_sum += weight
+            port.share = port.capacity / port.weight_sum
             port.flows += 1
             self._ports[port] = None
         self._reshare()
@@ -120,52 +156,73 @@ class FlowNetwork:
         if elapsed > 0:
             for flow in self._flows:
                 flow.remaining -= flow.rate * elapsed
-            for port in self._ports:
-                port.carried_bytes += port.rate * elapsed
         self._updated = now
 
     def _reshare(self) -> None:
-        """Recompute every flow's rate and schedule a wake-up at the next completion."""
-        for port in self._ports:
-            port.rate = 0.0
+        """Recompute every flow's rate; make sure a wake-up is due by the next completion.
+
+        This loop runs twice per transfer over every flow in flight: it is the
+        engine's hottest code, hence the unrolled two-port case.
+        """
         soonest = math.inf
         for flow in self._flows:
-            weight = flow.weight
-            rate = math.inf
-            for port in flow.ports:
-                share = port.capacity * weight / port.weight_sum
-                if share < rate:
-                    rate = share
+            ports = flow.ports
+            if len(ports) == 2:
+                first, second = ports
+                rate = first.share if first.share < second.share else second.share
+            else:
+                rate = min(port.share for port in ports)
+            rate *= flow.weight
             flow.rate = rate
-            for port in flow.ports:
-                port.rate += rate
             left = flow.remaining / rate
             if left < soonest:
                 soonest = left
-        self._version += 1
-        if soonest < math.inf:
-            version = self._version
-            wake: Callable[[simpy.Event], None] = lambda _: self._wake(version)
-            self.env.timeout(max(soonest, 0.0)).callbacks.append(wake)
-
-    def _wake(self, version: int) -> None:
-        if version != self._version:
-            return  # a newer schedule superseded this one
-        self._advance()
-        finished = [f for f in self._flows if f.remaining <= _DONE_BYTES + 1e-12 * f.rate]
-        if not finished:
-            self._reshare()
+        if soonest == math.inf:
             return
-        self._flows = [f for f in self._flows if f.remaining > _DONE_BYTES + 1e-12 * f.rate]
-        for flow in finished:
-            for port in flow.ports:
-                port.weight_sum -= flow.weight
-                port.flows -= 1
-                if port.flows == 0:
-                    port.weight_sum = 0.0
-                    port.rate = 0.0
-                    self._ports.pop(port, None)
-        self._reshare()
+        wake_at = self.env.now + (soonest if soonest > 0.0 else 0.0)
+        if wake_at < self._wake_at:
+            # An earlier wake-up is needed; a later pending one becomes stale. A pending wake-up
+            # that is earlier than needed is kept: it finds nothing done and reschedules.
+            self._version += 1
+            self._wake_at = wake_at
+            self.env.timeout(wake_at - self.env.now).callbacks.append(partial(self._wake, self._version))
+
+    def _wake(self, version: int, _: simpy.Event) -> None:
+        if version != self._version:
+            return  # superseded by an earlier wake-up
+        self._wake_at = math.inf
         now = self.env.now
+        elapsed = now - self._updated
+        self._updated = now
+        running: list[_Flow] = []
+        finished: list[_Flow] = []
+        for flow in self._flows:
+            flow.remaining -= flow.rate * elapsed
+            (running if flow.remaining > _DONE_BYTES + 1e-12 * flow.rate else finished).append(flow)
+        if finished:
+            self._flows = running
+            for flow in finished:
+                for port in flow.ports:
+                    port.delivered_bytes += flow.size
+                    port.flows -= 1
+                    if port.flows == 0:
+                        port.weight_sum = 0.0
+                        port.share = math.inf
+                        port.carried_bytes = port.delivered_bytes
+                        self._ports.pop(port, None)
+                    else:
+                        port.weight_sum -= flow.weight
+                        port.share = port.capacity / port.weight_sum
+        self._reshare()
         for flow in finished:
-            flow.event.succeed(now)
+            _deliver(flow.event, now + flow.latency, flow.latency)
+
+
+def _deliver(event: simpy.Event, value: float, delay: float) -> None:
+    """Trigger ``event`` with ``value`` after ``delay`` seconds using a single scheduled event.
+
+    (What ``simpy.Timeout`` does internally; saves an extra timeout event per transfer.)
+    """
+    event._ok = True
+    event._value = value
+    event.env.schedule(event, delay=delay)

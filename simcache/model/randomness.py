@@ -18,7 +18,7 @@ class UniformStream:
     a VM or a host never changes another component's draws.
     """
 
-    __slots__ = ("_generator", "_values", "_next")
+    __slots__ = ("_generator", "_next", "_values")
 
     def __init__(self, seed: np.random.SeedSequence):
         self._generator = np.random.default_rng(seed)

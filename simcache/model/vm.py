@@ -28,7 +28,7 @@ from simcache.model.link import framed_bytes
 from simcache.scenario import CompressionSpec
 from simcache.workload import IOStream
 
-__all__ = ["VM", "Record", "PATH_WRITE", "PATH_HIT", "PATH_MISS"]
+__all__ = ["PATH_HIT", "PATH_MISS", "PATH_WRITE", "VM", "Record"]
 
 PATH_WRITE, PATH_HIT, PATH_MISS = 0, 1, 2
 ACK_BYTES = 64  # payload of an acknowledgement message
@@ -107,14 +107,18 @@ class VM:
         payload = float(size)
         cpu = 0.0
         mode = self.compression.mode
-        if mode != "off" and self._compressibility > 0 and (mode == "always" or host.peer_tx.recent_utilization >= self.compression.threshold):
+        if (
+            mode != "off"
+            and self._compressibility > 0
+            and (mode == "always" or host.peer_tx.recent_utilization >= self.compression.threshold)
+        ):
             cpu = size / self.compression.throughput
             saved = size * self._compressibility
             payload -= saved
             self.compressed_bytes_saved += saved
         host.replica_payload_sent += payload
         wire, packets = framed_bytes(link, payload)
-        event = host.network.transfer(host.peer_path(peer), wire, packets, delay=link.latency + cpu)
+        event = host.network.transfer(host.peer_path(peer), wire, packets, latency=link.latency, start_delay=cpu)
         ack_wire, _ = framed_bytes(link, ACK_BYTES)
         ack_time = link.latency + ack_wire / link.bandwidth
         leg: list[float] = []
@@ -136,7 +140,7 @@ class VM:
         host.cache.insert(self.index, offset, size)
         link = host.storage_tx.spec
         wire, packets = framed_bytes(link, size)
-        yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, delay=link.latency)
+        yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
         arrived = env.now
         array_done = host.array.submit(arrived, (size,), True)
         acked = array_done + link.latency
@@ -164,7 +168,7 @@ class VM:
         array_done = host.array.submit(request_arrives, (size,), False)
         yield env.timeout(array_done - issued)
         wire, packets = framed_bytes(link, size)
-        yield host.network.transfer((host.array_tx, host.storage_rx), wire, packets, delay=link.latency)
+        yield host.network.transfer((host.array_tx, host.storage_rx), wire, packets, latency=link.latency)
         now = env.now
         host.tier.submit(now, size, True)  # fill the cache: costs tier write bandwidth, off the critical path
         host.cache.insert(self.index, offset, size)

@@ -1,0 +1,185 @@
+"""Hypothesis strategies: small valid scenario dicts, and mutations that make them invalid.
+
+The valid scenarios are deliberately small (2-4 hosts, 1-3 groups, short runs,
+bounded I/O rates) so that one simulation takes well under a second: the
+property tests run dozens of them.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import strategies as st
+
+from simcache.profiles import list_profiles
+
+TIERS = sorted(list_profiles("tier"))
+LINKS = sorted(list_profiles("link"))
+ARRAYS = sorted(list_profiles("array"))
+POLICIES = ("WT", "WB+0", "WB+1", "WB+2")
+REPLICAS = {"WT": 0, "WB+0": 0, "WB+1": 1, "WB+2": 2}
+SIZES = ("4KiB", "8KiB", "32KiB", "64KiB", "128KiB", "256KiB", "512KiB")
+WRITE_BACK = ("WB+0", "WB+1", "WB+2")
+
+ScenarioDict = dict[str, Any]
+
+
+@st.composite
+def workloads(draw: st.DrawFn) -> dict[str, Any]:
+    """One VM's workload, open or closed loop, with a bounded I/O rate."""
+    size_keys = draw(st.lists(st.sampled_from(SIZES), min_size=1, max_size=3, unique=True))
+    sizes = {key: draw(st.floats(0.1, 1.0)) for key in size_keys}
+    workload: dict[str, Any] = {
+        "read_fraction": draw(st.sampled_from([0.0, 0.0, 0.2, 0.5, 0.9, 1.0])),
+        "sizes": sizes,
+        "working_set": draw(st.sampled_from(["64MiB", "512MiB", "2GiB"])),
+        "access": draw(st.sampled_from(["uniform", "zipf", "sequential"])),
+    }
+    if draw(st.booleans()):
+        workload["mode"] = "open"
+        if draw(st.booleans()):
+            workload["iops"] = draw(st.integers(20, 400))
+        else:
+            workload["throughput"] = f"{draw(st.integers(1, 30))}MB/s"
+        workload["arrivals"] = draw(st.sampled_from(["poisson", "uniform"]))
+    else:
+        workload["mode"] = "closed"
+        workload["workers"] = draw(st.integers(1, 2))
+        workload["outstanding"] = draw(st.integers(1, 2))
+        # A think time bounds each slot to at most a few hundred IOPS, even on a RAM tier.
+        workload["think_time"] = f"{draw(st.integers(2, 10))}ms"
+    if draw(st.integers(0, 3)) == 0:
+        workload["duty_cycle"] = {"shape": "onoff", "on": "0.3s", "off": "0.2s"}
+    return workload
+
+
+@st.composite
+def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> ScenarioDict:
+    """A small valid scenario dict (policies respect ``hosts - 1 >= replicas``)."""
+    hosts = draw(st.integers(2, 4))
+    allowed = [p for p in policies if REPLICAS[p] <= hosts - 1]
+    groups = []
+    for index in range(draw(st.integers(1, 3))):
+        group: dict[str, Any] = {
+            "name": f"g{index}",
+            "policy": draw(st.sampled_from(allowed)),
+            "vms_per_host": draw(st.integers(1, 2)),
+            "workload": draw(workloads()),
+        }
+        if draw(st.booleans()):
+            group["hosts"] = sorted(draw(st.sets(st.integers(0, hosts - 1), min_size=1)))
+        groups.append(group)
+    duration = draw(st.sampled_from([0.5, 1.0, 1.5, 2.0]))
+    scenario: ScenarioDict = {
+        "name": "generated",
+        "run": {
+            "duration": duration,
+            "warmup": draw(st.sampled_from([0.0, 0.1, 0.25])),
+            "sample_interval": 0.25,
+            "seed": draw(st.integers(0, 2**32 - 1)),
+        },
+        "cluster": {
+            "hosts": hosts,
+            "tier": draw(st.sampled_from(TIERS)),
+            "peer_link": draw(st.sampled_from(LINKS)),
+            "storage_link": draw(st.sampled_from(["1GbE", "10GbE"])),
+            "destager": {
+                "capacity": draw(st.sampled_from(["1MiB", "8MiB", "256MiB"])),
+                "concurrency": draw(st.integers(1, 4)),
+                "max_batch": draw(st.sampled_from(["512KiB", "1MiB"])),
+            },
+        },
+        "array": draw(st.sampled_from(ARRAYS)),
+        "groups": groups,
+    }
+    if draw(st.integers(0, 3)) == 0:
+        scenario["cluster"]["compression"] = {"mode": draw(st.sampled_from(["always", "adaptive"]))}
+        for group in groups:
+            group["workload"]["compressibility"] = 0.5
+    if draw(st.integers(0, 3)) == 0:
+        scenario["events"] = [{"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "32MiB"}]
+    return scenario
+
+
+# -- invalid variants -------------------------------------------------------------------------------
+
+Mutation = tuple[str, ScenarioDict]
+
+
+def _negative(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
+    choices: list[tuple[str, tuple[str, ...], Any]] = [
+        ("negative bandwidth", ("cluster", "peer_link"), {"profile": "1GbE", "bandwidth": "-1Gbit/s"}),
+        ("negative duration", ("run", "duration"), -1.0),
+        ("negative warmup", ("run", "warmup"), "-1s"),
+        ("negative destager capacity", ("cluster", "destager", "capacity"), "-8MiB"),
+        ("zero destager capacity", ("cluster", "destager", "capacity"), 0),
+        ("negative hosts", ("cluster", "hosts"), -2),
+        ("negative working set", ("groups", "0", "workload", "working_set"), "-1GiB"),
+        ("negative read fraction", ("groups", "0", "workload", "read_fraction"), -0.5),
+        ("read fraction above 1", ("groups", "0", "workload", "read_fraction"), 1.5),
+        ("zero vms per host", ("groups", "0", "vms_per_host"), 0),
+        ("negative size", ("groups", "0", "workload", "sizes"), {"-4KiB": 1.0}),
+        ("zero size", ("groups", "0", "workload", "sizes"), {"0B": 1.0}),
+        ("negative size weight", ("groups", "0", "workload", "sizes"), {"4KiB": -1.0}),
+        ("negative tier latency", ("cluster", "tier"), {"profile": "nvme-p3700", "write_latency": "-1us"}),
+    ]
+    label, path, value = draw(st.sampled_from(choices))
+    _set(data, path, value)
+    return label, data
+
+
+def _unknown_key(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
+    key = draw(st.sampled_from(["colour", "hostz", "polcy", "bandwith", "extra_field"]))
+    where = draw(st.sampled_from(["top", "run", "cluster", "destager", "group", "workload"]))
+    table = {
+        "top": data,
+        "run": data["run"],
+        "cluster": data["cluster"],
+        "destager": data["cluster"]["destager"],
+        "group": data["groups"][0],
+        "workload": data["groups"][0]["workload"],
+    }[where]
+    table[key] = 1
+    return f"unknown key {key!r} in {where}", data
+
+
+def _bad_unit(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
+    choices: list[tuple[str, tuple[str, ...], Any]] = [
+        ("bad duration unit", ("run", "duration"), draw(st.sampled_from(["5 parsecs", "1 fortnight", "fast", "s5", "1..5s"]))),
+        ("bad rate unit", ("cluster", "peer_link"), {"profile": "1GbE", "bandwidth": draw(st.sampled_from(["1 furlong/s", "10 GbX", "lots"]))}),
+        ("bad size unit", ("cluster", "destager", "capacity"), draw(st.sampled_from(["4 XiB", "big", "4 KiB/s", "KiB"]))),
+        ("bad I/O size key", ("groups", "0", "workload", "sizes"), {draw(st.sampled_from(["4Kibble", "huge", "4 QB"])): 1.0}),
+        ("bad think time", ("groups", "0", "workload", "think_time"), "3 jiffies"),
+    ]
+    label, path, value = draw(st.sampled_from(choices))
+    _set(data, path, value)
+    return label, data
+
+
+def _too_many_replicas(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
+    hosts = data["cluster"]["hosts"]
+    policy = draw(st.sampled_from([p for p in POLICIES if REPLICAS[p] > hosts - 1] or ["WB+2"]))
+    if REPLICAS[policy] <= hosts - 1:  # every policy fits this cluster: shrink it instead
+        data["cluster"]["hosts"] = REPLICAS[policy]
+        for group in data["groups"]:
+            group.pop("hosts", None)
+        data.pop("events", None)
+    group = draw(st.integers(0, len(data["groups"]) - 1))
+    data["groups"][group]["policy"] = policy
+    return f"{policy} on {data['cluster']['hosts']} host(s)", data
+
+
+def _set(data: ScenarioDict, path: tuple[str, ...], value: Any) -> None:
+    node: Any = data
+    for part in path[:-1]:
+        node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
+    node[path[-1]] = value
+
+
+@st.composite
+def invalid_scenarios(draw: st.DrawFn) -> Mutation:
+    """A valid scenario turned invalid by one mutation; returns (what was done, the dict)."""
+    data = copy.deepcopy(draw(valid_scenarios()))
+    mutate = draw(st.sampled_from([_negative, _unknown_key, _bad_unit, _too_many_replicas]))
+    return mutate(data, draw)
