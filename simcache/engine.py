@@ -210,8 +210,6 @@ class _Sampler:
         self.ports = model.ports
         self.last_time = 0.0
         self.last_carried = [0.0] * len(self.ports)
-        self.last_tier = [0.0] * len(model.hosts)
-        self.last_array = 0.0
 
     def take(self, now: float) -> None:
         model = self.model
@@ -229,14 +227,10 @@ class _Sampler:
         tier_util = {}
         tier_queue = {}
         channels = scenario.cluster.tier.channels
-        for i, host in enumerate(model.hosts):
-            busy = host.tier.busy_channel_seconds
-            tier_util[host.name] = (busy - self.last_tier[i]) / (channels * step)
+        for host in model.hosts:
+            tier_util[host.name] = host.tier.busy.busy_between(self.last_time, now) / (channels * step)
             tier_queue[host.name] = host.tier.in_system(now)
-            self.last_tier[i] = busy
-        array_busy = model.array.busy_spindle_seconds
-        array_util = (array_busy - self.last_array) / (scenario.array.spindles * step)
-        self.last_array = array_busy
+        array_util = model.array.busy.busy_between(self.last_time, now) / (scenario.array.spindles * step)
         volatile = scenario.cluster.tier.volatile
         model.samples.append(
             SeriesSample(

@@ -27,6 +27,7 @@ import heapq
 import math
 from collections.abc import Sequence
 
+from simcache.model.meter import BusyMeter
 from simcache.model.randomness import UniformStream
 from simcache.scenario import ArraySpec
 
@@ -58,7 +59,7 @@ class Array:
         self.back_end_ios = 0
         self.bytes_read = 0
         self.bytes_written = 0
-        self.busy_spindle_seconds = 0.0
+        self.busy = BusyMeter()  # spindle busy intervals, for utilization
 
     @property
     def write_penalty(self) -> int:
@@ -80,7 +81,7 @@ class Array:
         finish = start + service
         free[spindle] = finish
         self.back_end_ios += 2 if is_write and self._read_modify_write else 1
-        self.busy_spindle_seconds += service
+        self.busy.add(start, finish)
         return finish
 
     def submit(self, now: float, runs: Sequence[int], is_write: bool, seek_scale: float = 1.0) -> float:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import math
 
+from simcache.model.meter import BusyMeter
 from simcache.model.randomness import UniformStream
 from simcache.scenario import TierSpec
 
@@ -48,7 +49,7 @@ class Tier:
         self.operations = 0
         self.bytes_read = 0
         self.bytes_written = 0
-        self.busy_channel_seconds = 0.0
+        self.busy = BusyMeter()  # channel busy intervals, for utilization
         self.gc_wait_seconds = 0.0
 
     def submit(self, now: float, size: int, is_write: bool) -> float:
@@ -80,7 +81,7 @@ class Tier:
         finish = transfer_start + transfer
         heapq.heapreplace(channels, finish)
         self.operations += 1
-        self.busy_channel_seconds += finish - start
+        self.busy.add(start, finish)
         heapq.heappush(self._in_system, finish)
         return finish
 

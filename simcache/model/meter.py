@@ -1,0 +1,39 @@
+"""Utilization of servers whose busy intervals are known when work is submitted."""
+
+from __future__ import annotations
+
+__all__ = ["BusyMeter"]
+
+
+class BusyMeter:
+    """Collects (start, finish) busy intervals; reports the busy time inside consecutive windows.
+
+    The tier and the array compute each operation's service interval at
+    submission, often ahead of the current time; this meter clips each interval
+    to the sampling window it falls in, so a window's utilization never counts
+    work that has not happened yet.
+    """
+
+    __slots__ = ("_open", "total")
+
+    def __init__(self) -> None:
+        self._open: list[tuple[float, float]] = []
+        self.total = 0.0  # busy seconds submitted so far (all intervals, whole length)
+
+    def add(self, start: float, finish: float) -> None:
+        self._open.append((start, finish))
+        self.total += finish - start
+
+    def busy_between(self, window_start: float, window_end: float) -> float:
+        """Busy seconds inside [window_start, window_end); windows must be asked for in order."""
+        busy = 0.0
+        still_open: list[tuple[float, float]] = []
+        for start, finish in self._open:
+            low = start if start > window_start else window_start
+            high = finish if finish < window_end else window_end
+            if high > low:
+                busy += high - low
+            if finish > window_end:
+                still_open.append((start, finish))
+        self._open = still_open
+        return busy
