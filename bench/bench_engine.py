@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import cProfile
 import datetime as _dt
 import gc
@@ -34,7 +35,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Generator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -67,14 +70,14 @@ def mm1(customers: int, rho: float = 0.9, seed: int = 20240601) -> dict[str, flo
     store = simpy.Store(env)
     sojourn = [0.0, 0]  # sum of time in system, customers served
 
-    def arrivals():  # type: ignore[no-untyped-def]
+    def arrivals() -> Generator[simpy.Event, Any, None]:
         timeout = env.timeout
         put = store.put
         for i in range(customers):
             yield timeout(gaps[i])
             put((i, env.now))
 
-    def server():  # type: ignore[no-untyped-def]
+    def server() -> Generator[simpy.Event, Any, None]:
         timeout = env.timeout
         get = store.get
         while True:
@@ -153,7 +156,7 @@ def machine_facts() -> dict[str, Any]:
     except AttributeError:
         usable = os.cpu_count() or 0
     return {
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "git_commit": _git("rev-parse", "--short", "HEAD"),
         "simcache_tree_modified": bool(dirty) if dirty != "unknown" else None,
         "cpu_model": _cpu_model(),
@@ -185,7 +188,7 @@ def _fmt(s: dict[str, float], fmt: str) -> str:
 def _origin(skip: int) -> str:
     """First frame outside SimPy (and outside this file): ``function (file:line)``."""
     simpy_dir = os.path.dirname(simpy.__file__)
-    frame = sys._getframe(skip)
+    frame: FrameType | None = sys._getframe(skip)
     while frame is not None and (frame.f_code.co_filename.startswith(simpy_dir) or frame.f_code.co_filename == __file__):
         frame = frame.f_back
     if frame is None:
@@ -208,21 +211,20 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     def counting_schedule(self, event, priority=1, delay=0):  # type: ignore[no-untyped-def]
         kind = type(event).__name__
         if isinstance(event, simpy.events.Initialize):
-            generator = event.callbacks[0].__self__._generator
+            generator: Any = event.callbacks[0].__self__._generator  # type: ignore[attr-defined]
             label = f"Initialize  process {generator.__qualname__}"
         elif isinstance(event, simpy.events.Process):
-            label = f"Process end process {event._generator.__qualname__}"
+            process: Any = event
+            label = f"Process end process {process._generator.__qualname__}"
         else:
             label = f"{kind:<11} {_origin(2)}"
         counts[label] += 1
         return original(self, event, priority, delay)
 
     wakes = {"stale": 0, "current": 0}
-    network_cls = None
-    try:
-        from simcache.model.link import FlowNetwork as network_cls  # type: ignore[no-redef]
-    except ImportError:
-        pass
+    network_cls: Any = None
+    with contextlib.suppress(ImportError):
+        from simcache.model.link import FlowNetwork as network_cls
     original_wake = getattr(network_cls, "_wake", None)
     if network_cls is not None and original_wake is not None:
 
@@ -230,16 +232,16 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
             wakes["stale" if version != getattr(self, "_version", version) else "current"] += 1
             return original_wake(self, version, *args, **kwargs)
 
-        network_cls._wake = counting_wake  # type: ignore[method-assign]
+        network_cls._wake = counting_wake
     simpy.Environment.schedule = counting_schedule  # type: ignore[method-assign]
     try:
         result = simcache.simulate(scenario, seed=1, duration=duration)
     finally:
         simpy.Environment.schedule = original  # type: ignore[method-assign]
         if network_cls is not None and original_wake is not None:
-            network_cls._wake = original_wake  # type: ignore[method-assign]
+            network_cls._wake = original_wake
     ios = int(result.meta["ios"])
-    paths = result.records.groupby(["op", "path"]).size().to_dict()
+    paths: dict[Any, Any] = result.records.groupby(["op", "path"]).size().to_dict()
     return {
         "ios": ios,
         "events": sum(counts.values()),
@@ -252,7 +254,8 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
 
 def print_census(c: dict[str, Any]) -> None:
     ios = c["ios"]
-    print(f"\nEvent census of one run: {c['events']} events ({c['events_meta']} by the engine's counter), {ios} I/Os, {c['events'] / ios:.2f} events/I-O")
+    print(f"\nEvent census of one run: {c['events']} events ({c['events_meta']} by the engine's counter), {ios} I/Os")
+    print(f"  {c['events'] / ios:.2f} events per I/O")
     print("  I/Os by path: " + ", ".join(f"{k} {v}" for k, v in c["ios_by_path"].items()))
     print(f"  {'events':>8} {'per I/O':>8}  kind / origin")
     for label, n in c["by_origin"].items():
@@ -293,8 +296,10 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in facts.items():
         print(f"  {key:<22} {value}")
     scenario = simcache.load_scenario(args.scenario)
-    print(f"  {'scenario':<22} {args.scenario.relative_to(ROOT) if args.scenario.is_relative_to(ROOT) else args.scenario}"
-          f" (duration {args.duration if args.duration is not None else scenario.run.duration} s, seed 1)")
+    print(
+        f"  {'scenario':<22} {args.scenario.relative_to(ROOT) if args.scenario.is_relative_to(ROOT) else args.scenario}"
+        f" (duration {args.duration if args.duration is not None else scenario.run.duration} s, seed 1)"
+    )
     print(f"  {'M/M/1':<22} {args.customers} customers, rho 0.9")
     print(f"  {'rounds':<22} {args.repeats} (+1 warm-up), interleaved M/M/1, scenario, M/M/1, ...\n")
 
@@ -315,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     ratios = [s["ios_per_s"] / b["customers_per_s"] for b, s in zip(baseline, runs, strict=True)]
-    summary = {
+    summary: dict[str, Any] = {
         "mm1_customers_per_s": spread([b["customers_per_s"] for b in baseline]),
         "mm1_events_per_customer": spread([b["events_per_customer"] for b in baseline]),
         "mm1_mean_sojourn": spread([b["mean_sojourn"] for b in baseline]),
@@ -332,10 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n                                   median  [min .. max]")
     print(f"  M/M/1 customers / wall s   {_fmt(summary['mm1_customers_per_s'], ',.0f')}")
     print(f"  M/M/1 events / customer    {_fmt(summary['mm1_events_per_customer'], '.2f')}")
-    print(f"  M/M/1 mean sojourn         {_fmt(summary['mm1_mean_sojourn'], '.2f')}   (theory {baseline[0]['theory_sojourn']:.2f}; sanity check)")
+    print(f"  M/M/1 mean sojourn         {_fmt(summary['mm1_mean_sojourn'], '.2f')}   (theory {baseline[0]['theory_sojourn']:.2f})")
     print(f"  scenario I/Os              {runs[0]['ios']:>10,}   ({runs[0]['simulated_s']:g} simulated s)")
     print(f"  scenario I/Os / wall s     {_fmt(summary['scenario_ios_per_s'], ',.0f')}   (build + run)")
-    print(f"  scenario I/Os / call s     {_fmt(summary['scenario_ios_per_call_s'], ',.0f')}   (whole simulate() call, with result assembly)")
+    print(f"  scenario I/Os / call s     {_fmt(summary['scenario_ios_per_call_s'], ',.0f')}   (whole simulate() call)")
     print(f"  scenario run wall s        {_fmt(summary['scenario_wall_s'], '.3f')}")
     print(f"  scenario call wall s       {_fmt(summary['scenario_call_s'], '.3f')}")
     print(f"  scenario events / I/O      {_fmt(summary['scenario_events_per_io'], '.2f')}")

@@ -70,16 +70,21 @@ def _percentiles(values: np.ndarray) -> dict[str, float]:
 
 
 def _batch_means_ci(latency: np.ndarray, issued: np.ndarray, start: float, end: float) -> float:
-    """95% half-width of the mean latency from batch means over equal time batches."""
+    """95% half-width of the mean latency from batch means over equal time batches.
+
+    Batches with no I/O (the off periods of a duty cycle) are left out; at
+    least two non-empty batches are needed.
+    """
     if len(latency) < 2 * _CI_BATCHES:
         return math.nan
     edges = np.linspace(start, end, _CI_BATCHES + 1)
     index = np.clip(np.searchsorted(edges, issued, side="right") - 1, 0, _CI_BATCHES - 1)
     counts = np.bincount(index, minlength=_CI_BATCHES)
-    if (counts == 0).any():
+    sums = np.bincount(index, weights=latency, minlength=_CI_BATCHES)
+    means = sums[counts > 0] / counts[counts > 0]
+    if len(means) < 2:
         return math.nan
-    means = np.bincount(index, weights=latency, minlength=_CI_BATCHES) / counts
-    return float(stats.t.ppf(0.975, _CI_BATCHES - 1) * means.std(ddof=1) / math.sqrt(_CI_BATCHES))
+    return float(stats.t.ppf(0.975, len(means) - 1) * means.std(ddof=1) / math.sqrt(len(means)))
 
 
 class Result:

@@ -112,10 +112,11 @@ class Destager:
             batch = self._take_batch()
             nbytes = sum(item[2] for item in batch)
             runs = self.coalesce(batch)
-            read_done = host.tier.submit(env.now, nbytes, False)
+            unique_bytes = sum(runs)  # overwrites within the batch are read and sent once
+            read_done = host.tier.submit(env.now, unique_bytes, False)
             yield env.timeout(read_done - env.now)
             link = host.storage_tx.spec
-            wire, packets = framed_bytes(link, nbytes)
+            wire, packets = framed_bytes(link, unique_bytes)
             yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
             array_done = host.array.submit(env.now, runs, True, seek_scale=1.0 / (len(runs) + 1))
             yield env.timeout(array_done - env.now + link.latency)  # the array's acknowledgement

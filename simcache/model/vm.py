@@ -24,7 +24,7 @@ from typing import Any
 import simpy
 
 from simcache.model.host import Host
-from simcache.model.link import framed_bytes
+from simcache.model.link import Port, framed_bytes
 from simcache.scenario import CompressionSpec
 from simcache.workload import IOStream
 
@@ -63,6 +63,11 @@ class VM:
         self._compressibility = stream.workload.compressibility
         self._records = records
         self.compressed_bytes_saved = 0.0
+        link = host.peer_tx.spec
+        self._peer_link = link
+        self._peer_paths = tuple(host.peer_path(peer) for peer in peers)
+        ack_wire, _ = framed_bytes(link, ACK_BYTES)
+        self._ack_time = link.latency + ack_wire / link.bandwidth
 
     def io(self, is_write: bool, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
         """Perform one I/O and record it."""
@@ -81,7 +86,7 @@ class VM:
         finish = local_done
         network = peer_tier = 0.0
         if self.peers:
-            legs = [self._replicate(peer, size) for peer in self.peers]
+            legs = [self._replicate(peer, path, size) for peer, path in zip(self.peers, self._peer_paths, strict=True)]
             for event, _ in legs:
                 yield event
             for _, leg in legs:
@@ -100,10 +105,10 @@ class VM:
         now = env.now
         self._records.append((self.index, True, size, issued, now, local, network, peer_tier, now - acked_at, 0.0, PATH_WRITE))
 
-    def _replicate(self, peer: Host, size: int) -> tuple[simpy.Event, list[float]]:
+    def _replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> tuple[simpy.Event, list[float]]:
         """Start one replica leg; the list fills with (arrived, peer tier done, ack back) times."""
         host = self.host
-        link = host.peer_tx.spec
+        link = self._peer_link
         payload = float(size)
         cpu = 0.0
         mode = self.compression.mode
@@ -118,9 +123,8 @@ class VM:
             self.compressed_bytes_saved += saved
         host.replica_payload_sent += payload
         wire, packets = framed_bytes(link, payload)
-        event = host.network.transfer(host.peer_path(peer), wire, packets, latency=link.latency, start_delay=cpu)
-        ack_wire, _ = framed_bytes(link, ACK_BYTES)
-        ack_time = link.latency + ack_wire / link.bandwidth
+        event = host.network.transfer(path, wire, packets, latency=link.latency, start_delay=cpu)
+        ack_time = self._ack_time
         leg: list[float] = []
 
         def arrived(_: simpy.Event) -> None:
