@@ -266,10 +266,12 @@ def simulate(
     table; ``progress`` is called with the fraction done at each sample.
     """
     scenario = load_scenario(scenario)
+    if seed is not None:
+        scenario = scenario.with_overrides({"run.seed": seed}, source="simulate(seed=...)")
     if duration is not None:
         scenario = scenario.with_overrides({"run.duration": duration, "run.warmup": min(scenario.run.warmup, duration / 10)})
     run = scenario.run
-    seed = run.seed if seed is None else seed
+    seed = run.seed
     started = time.perf_counter()
     model = build(scenario, seed)
     sampler = _Sampler(model)

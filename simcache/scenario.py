@@ -76,7 +76,7 @@ REPLICAS: dict[str, int] = {"WT": 0, "WB+0": 0, "WB+1": 1, "WB+2": 2}
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 def _resolve_profile(kind: str, value: Any) -> Any:
@@ -403,6 +403,9 @@ class Scenario(_Spec):
         """
         data = self.model_dump(mode="python")
         for path, value in overrides.items():
+            if path.endswith(".profile"):
+                # Switching profile takes all of the new profile's values, not just its name.
+                path, value = path.removesuffix(".profile"), {"profile": value}
             _set_path(data, path, value, source)
         return _validate(data, source)
 
@@ -576,6 +579,8 @@ def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario
         text = path.read_text("utf-8")
     except OSError as exc:
         raise ScenarioError(str(source), [("", f"cannot read the file: {exc.strerror or exc}")]) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(str(path), [("", f"not UTF-8 text (byte {exc.start}); save the scenario as UTF-8 TOML")]) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

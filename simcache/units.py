@@ -110,7 +110,7 @@ def parse_size(value: str | int | float) -> int:
     if isinstance(value, bool):
         raise UnitError(f"a size must be a number of bytes or a string like {examples}")
     if isinstance(value, (int, float)):
-        number, unit = float(value), ""
+        number, unit = _finite(float(value), value, "size"), ""
     else:
         number, unit = _split(value, "size", examples)
     factor = _SIZE_FACTORS.get(unit.lower())
@@ -119,7 +119,7 @@ def parse_size(value: str | int | float) -> int:
             f"unknown size unit {unit!r} in {value!r}; use B, KiB, MiB, GiB, TiB "
             f"(1024-based; k, M, G are the same) or kB, MB, GB, TB (1000-based)"
         )
-    return round(number * factor)
+    return round(_finite(number * factor, value, "size"))
 
 
 def parse_duration(value: str | int | float) -> float:
@@ -134,7 +134,7 @@ def parse_duration(value: str | int | float) -> float:
     factor = _TIME_FACTORS.get(unit if unit == "µs" else unit.lower())
     if factor is None:
         raise UnitError(f"unknown time unit {unit!r} in {value!r}; use ns, us, ms, s, min or h")
-    return number * factor
+    return _finite(number * factor, value, "time")
 
 
 def parse_bandwidth(value: str | int | float) -> float:
@@ -147,11 +147,13 @@ def parse_bandwidth(value: str | int | float) -> float:
     if isinstance(value, bool):
         raise UnitError(f"a rate must be a number of bytes/s or a string like {examples}")
     if isinstance(value, (int, float)):
-        return float(value)
+        return _finite(float(value), value, "rate")
     number, unit = _split(value, "rate", examples)
     key = unit.replace(" ", "")
     lower = key.lower()
     # "B" is bytes and "b" is bits: decide which before the case is folded away.
+    if key.endswith("Bps"):  # "MBps": capital B is bytes
+        key, lower = key[:-3] + "B/s", lower[:-3] + "b/s"
     is_bits = "bit" in lower or lower.endswith(("bps", "gbe")) or (key.endswith("b/s") and not lower.endswith("ib/s"))
     if is_bits:
         factor = _BIT_RATE_FACTORS.get(lower.replace("b/s", "bit/s").replace("bitit", "bit"))
@@ -161,7 +163,13 @@ def parse_bandwidth(value: str | int | float) -> float:
         raise UnitError(
             f"unknown rate unit {unit!r} in {value!r}; use B/s, kB/s, MB/s, GB/s, MiB/s, bit/s, Mbit/s, Gbit/s (or Mbps, Gbps) or NGbE"
         )
-    return number * factor
+    return _finite(number * factor, value, "rate")
+
+
+def _finite(result: float, value: object, what: str) -> float:
+    if not math.isfinite(result):
+        raise UnitError(f"{what} {value!r} is out of range (not a finite number)")
+    return result
 
 
 def format_size(nbytes: float) -> str:
@@ -169,21 +177,28 @@ def format_size(nbytes: float) -> str:
     for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if abs(nbytes) >= factor:
             scaled = nbytes / factor
-            return f"{scaled:.0f}{unit}" if scaled == int(scaled) else f"{scaled:.3g}{unit}"
+            return f"{scaled:.0f}{unit}" if scaled == int(scaled) else f"{_short(scaled)}{unit}"
     return f"{nbytes:.0f}B"
+
+
+def _short(number: float) -> str:
+    """Three significant digits without scientific notation (1023.9 -> "1024", 2.125 -> "2.12")."""
+    if abs(number) >= 100:
+        return f"{number:.0f}"
+    return f"{number:.3g}"
 
 
 def format_duration(seconds: float) -> str:
     """``0.0021`` -> ``"2.1ms"``."""
     for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if abs(seconds) >= factor:
-            return f"{seconds / factor:.3g}{unit}"
-    return f"{seconds / 1e-9:.3g}ns"
+            return f"{_short(seconds / factor)}{unit}"
+    return f"{_short(seconds / 1e-9)}ns"
 
 
 def format_bandwidth(bytes_per_s: float) -> str:
     """``125e6`` -> ``"125MB/s"`` (decimal, as datasheets print rates)."""
     for unit, factor in (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)):
         if abs(bytes_per_s) >= factor:
-            return f"{bytes_per_s / factor:.3g}{unit}"
-    return f"{bytes_per_s:.3g}B/s"
+            return f"{_short(bytes_per_s / factor)}{unit}"
+    return f"{_short(bytes_per_s)}B/s"

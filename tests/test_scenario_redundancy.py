@@ -104,5 +104,7 @@ def test_vmotion_burst_shows_as_write_latency_spikes() -> None:
 
     assert mean_latency("host0", during=True) > 3 * mean_latency("host0", during=False)
     assert mean_latency("host2", during=True) < 1.5 * mean_latency("host2", during=False)
-    busy = result.series.loc[(result.series.index > vmotion["start_s"] + 0.5) & (result.series.index < vmotion["end_s"]), "util.host0.peer.tx"]
+    busy = result.series.loc[
+        (result.series.index > vmotion["start_s"] + 0.5) & (result.series.index < vmotion["end_s"]), "util.host0.peer.tx"
+    ]
     assert busy.min() > 0.97

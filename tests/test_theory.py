@@ -6,8 +6,8 @@ estimate and its standard error ``SE = sd / sqrt(REPS)``, and asserts
 ``|mean - theory| <= Z * SE``. No other slack is added: queues start empty, so
 the first ``WARMUP`` of the customers of each replication are discarded, which
 is hundreds of relaxation times for every load used here (bias far below SE).
-With ``REPS = 12`` the studentized error has 11 degrees of freedom and
-``P(|t| > 4) ~ 0.2%`` per check under a correct model. Each check also requires
+With ``REPS = 20`` the studentized error has 19 degrees of freedom and
+``P(|t| > 4) ~ 0.08%`` per check under a correct model (about 2% for the whole file's ~25 checks). Each check also requires
 ``Z * SE`` to be below a stated fraction of the theoretical value, so a check
 cannot pass merely because its estimate is noisy.
 
@@ -22,7 +22,6 @@ arrival times; only the flow network and the destager need SimPy.
 from __future__ import annotations
 
 import heapq
-import inspect
 import math
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
@@ -42,7 +41,7 @@ from simcache.scenario import ArraySpec, ClusterSpec, DestagerSpec, DriveSpec, L
 FloatArray = npt.NDArray[np.float64]
 
 Z = 4.0  # tolerance in standard errors of the replication mean
-REPS = 12  # independent replications per check
+REPS = 20  # independent replications per check
 WARMUP = 0.1  # fraction of each replication's customers discarded (queues start empty)
 
 GBE_1 = LinkSpec(bandwidth=125e6, latency=50e-6, mtu=1500, header_bytes=40, framing_bytes=38)  # the 1GbE profile's values
@@ -56,20 +55,21 @@ def replication_seeds(entropy: int, reps: int = REPS) -> list[np.random.SeedSequ
     return np.random.SeedSequence(entropy).spawn(reps)
 
 
-def check(name: str, estimates: Sequence[float], theory: float, power: float) -> None:
+def check(name: str, estimates: Sequence[float], theory: float, power: float, scale: float | None = None) -> None:
     """Assert the replication mean is within ``Z`` standard errors of ``theory``.
 
-    ``power``: the largest acceptable half-width ``Z * SE`` relative to ``|theory|``
-    (or absolute when ``theory`` is 0), so a noisy check cannot pass vacuously.
+    ``power``: the largest acceptable half-width ``Z * SE`` relative to ``scale`` (default ``|theory|``),
+    so a noisy check cannot pass vacuously.
     """
     values = np.asarray(estimates, dtype=float)
     mean = float(values.mean())
     se = float(values.std(ddof=1) / math.sqrt(len(values)))
     tolerance = Z * se
-    scale = abs(theory) if theory else 1.0
+    scale = abs(theory) if scale is None else scale
     message = (
         f"{name}: measured {mean:.6g} (SE {se:.3g}, R={len(values)}) vs theory {theory:.6g}; "
-        f"error {mean - theory:+.3g} = {(mean - theory) / scale:+.2%}, tolerance Z*SE = {tolerance:.3g} = {tolerance / scale:.2%}"
+        f"error {mean - theory:+.3g} = {(mean - theory) / scale:+.2%}, "
+        f"tolerance Z*SE = {tolerance:.3g} = {tolerance / scale:.2%} (of {scale:.4g})"
     )
     print(message)
     assert tolerance <= power * scale, f"too noisy to be a test (want Z*SE <= {power:.1%}): {message}"
@@ -112,11 +112,11 @@ def erlang_c(c: int, a: float) -> float:
 # --------------------------------------------------------------------------- model drivers
 
 
-def tier_spec(latency: float, channels: int, service: str = "deterministic", read_latency: float | None = None) -> TierSpec:
+def tier_spec(latency: float, channels: int, service: str = "deterministic") -> TierSpec:
     """A tier whose service time is essentially its fixed latency (bandwidth 1 TB/s)."""
     return TierSpec(
         kind="flash",
-        read_latency=latency if read_latency is None else read_latency,
+        read_latency=latency,
         write_latency=latency,
         read_bandwidth=1e12,
         write_bandwidth=1e12,
@@ -140,28 +140,31 @@ def run_tier(spec: TierSpec, rate: float, n: int, seed: np.random.SeedSequence, 
     return arrivals, done
 
 
-# The flow network's transfer() is being changed from "pay latency, then move bytes" (delay=) to
-# "move bytes, deliver latency later" (latency=). Both give a lone transfer latency + bytes / rate;
-# these two helpers let the tests run against either while that change lands.
-_LATENCY_AFTER_BYTES = "latency" in inspect.signature(FlowNetwork.transfer).parameters
+def record_time(times: list[float], i: int) -> Callable[[simpy.Event], None]:
+    """An event callback that stores the simulation time it runs at in ``times[i]``."""
+
+    def callback(event: simpy.Event) -> None:
+        times[i] = event.env.now
+
+    return callback
 
 
-def send(network: FlowNetwork, ports: Sequence[Port], wire_bytes: float, packets: int, latency: float) -> simpy.Event:
-    """Start a transfer that pays one one-way ``latency``."""
-    if _LATENCY_AFTER_BYTES:
-        return network.transfer(ports, wire_bytes, packets, latency=latency)
-    return network.transfer(ports, wire_bytes, packets, delay=latency)  # type: ignore[call-arg]
+def delivery_time(event: simpy.Event) -> float:
+    """A transfer's delivery time (its event's value, known once triggered, maybe after the run); inf if bytes still flow."""
+    if not event.triggered:
+        return math.inf
+    value = event.value
+    assert isinstance(value, (int, float))
+    return float(value)
 
 
-def flowing_interval(submitted: float, delivered: float, latency: float) -> tuple[float, float]:
-    """When a transfer's bytes were on the wire, i.e. when it counted in ``in_flight()``."""
-    if _LATENCY_AFTER_BYTES:
-        return submitted, delivered - latency
-    return submitted + latency, delivered
+def regular_sampler(
+    env: simpy.Environment, interval: float, offset: float, probe: Callable[[], float], out: list[float]
+) -> Generator[Any, Any, None]:
+    """Record ``probe()`` every ``interval`` from ``offset`` on.
 
-
-def regular_sampler(env: simpy.Environment, interval: float, offset: float, probe: Callable[[], float], out: list[float]) -> Generator[Any, Any, None]:
-    """Record ``probe()`` every ``interval`` from ``offset`` on (a random offset makes the grid mean unbiased)."""
+    With offset ~ U[0, interval) the mean of M samples is an unbiased estimate of the time average over [0, M interval).
+    """
     yield env.timeout(offset)
     while True:
         out.append(probe())
@@ -183,11 +186,11 @@ def test_single_channel_tier_matches_md1(rho: float) -> None:
     theory = rho * tau / (2 * (1 - rho))
     means = []
     for seed in replication_seeds(101 + int(100 * rho)):
-        arrivals, done = run_tier(spec, rate, 200_000, seed)
+        arrivals, done = run_tier(spec, rate, 120_000, seed)
         waits = fcfs_waits(arrivals, done, 1)
         assert np.allclose(done - arrivals - waits, tau, rtol=0, atol=1e-12)  # deterministic service
         means.append(float(steady(waits).mean()))
-    check(f"M/D/1 rho={rho} E[Wq]", means, theory, power=0.03)
+    check(f"M/D/1 rho={rho} E[Wq]", means, theory, power=0.04)
 
 
 # --------------------------------------------------------------------------- 2. M/M/1
@@ -204,9 +207,12 @@ def test_exponential_tier_matches_mm1(rho: float) -> None:
     mu = 1 / tau
     rate = rho * mu
     times = [1 / (mu - rate), 3 / (mu - rate)]  # tail probabilities about rho e^-1 and rho e^-3
-    means, services, tails = [], [], [[] for _ in times]
+    powers = [0.05, 0.15]  # rarer events are estimated less precisely
+    means: list[float] = []
+    services: list[float] = []
+    tails: list[list[float]] = [[] for _ in times]
     for seed in replication_seeds(201 + int(100 * rho)):
-        arrivals, done = run_tier(spec, rate, 200_000, seed)
+        arrivals, done = run_tier(spec, rate, 120_000, seed)
         waits = steady(fcfs_waits(arrivals, done, 1))
         means.append(float(waits.mean()))
         services.append(float((steady(done - arrivals) - waits).mean()))
@@ -214,8 +220,8 @@ def test_exponential_tier_matches_mm1(rho: float) -> None:
             tail.append(float((waits > t).mean()))
     check(f"M/M/1 rho={rho} E[S]", services, tau, power=0.01)
     check(f"M/M/1 rho={rho} E[Wq]", means, rho / (mu - rate), power=0.05)
-    for tail, t in zip(tails, times, strict=True):
-        check(f"M/M/1 rho={rho} P(Wq > {t * 1e3:.3g} ms)", tail, rho * math.exp(-(mu - rate) * t), power=0.05)
+    for tail, t, power in zip(tails, times, powers, strict=True):
+        check(f"M/M/1 rho={rho} P(Wq > {t * 1e3:.3g} ms)", tail, rho * math.exp(-(mu - rate) * t), power=power)
 
 
 # --------------------------------------------------------------------------- 3. M/M/c (Erlang C)
@@ -234,12 +240,12 @@ def test_multichannel_tier_matches_erlang_c(channels: int) -> None:
     c_wait = erlang_c(channels, rate / mu)
     means, waited = [], []
     for seed in replication_seeds(300 + channels):
-        arrivals, done = run_tier(spec, rate, 200_000, seed)
+        arrivals, done = run_tier(spec, rate, 120_000, seed)
         waits = steady(fcfs_waits(arrivals, done, channels))
         means.append(float(waits.mean()))
         waited.append(float((waits > 0).mean()))
     check(f"M/M/{channels} rho={rho} P(wait)", waited, c_wait, power=0.03)
-    check(f"M/M/{channels} rho={rho} E[Wq]", means, c_wait / (channels * mu - rate), power=0.05)
+    check(f"M/M/{channels} rho={rho} E[Wq]", means, c_wait / (channels * mu - rate), power=0.08)
 
 
 def test_erlang_c_formula_reduces_to_mm1() -> None:
@@ -255,9 +261,10 @@ def test_littles_law_on_tier() -> None:
     """Little's law L = lambda W (Little 1961) on a tier with 4 channels, a shared pipe and mixed I/O.
 
     Little's law needs no distributional assumption, so this uses a realistic tier (different read and
-    write latencies and rates, a controller cap, random sizes). Over a window [0, T] the identity
-    integral_0^T N(t) dt = sum_i (min(D_i, T) - A_i) is exact; N(t) = ``in_system(t)`` sampled on a grid
-    with a random offset estimates the left side without bias, so the only error is sampling noise.
+    write latencies and rates, a controller cap, random sizes). Over a window [0, T) the identity
+    integral_0^T N(t) dt = sum_i (min(D_i, T) - A_i) is exact; the mean of N(t) = ``in_system(t)`` at
+    o, o + h, ..., o + (M - 1) h with o ~ U[0, h) and T = M h is an unbiased estimate of the left side / T,
+    so L - lambda W has mean 0 and only grid-sampling noise. (The unclipped lambda W differs by O(W / T).)
     """
     spec = TierSpec(
         kind="flash",
@@ -276,7 +283,7 @@ def test_littles_law_on_tier() -> None:
     for seed in replication_seeds(401):
         arrival_seed, model_seed = seed.spawn(2)
         rng = np.random.default_rng(arrival_seed)
-        n = 100_000
+        n = 60_000
         arrivals = poisson_arrivals(rng, rate, n).tolist()
         op_sizes = rng.choice(sizes, n).tolist()
         writes = (rng.random(n) < 0.3).tolist()
@@ -292,17 +299,16 @@ def test_littles_law_on_tier() -> None:
                 k += 1
             done.append(tier.submit(arrival, size, is_write))
         counts.extend(tier.in_system(t) for t in samples[k:])
-        sample_span = interval * len(samples)  # the grid covers [offset, offset + span): one full period per sample
-        start = samples[0]
-        # Exact time integral of N(t) over the sampled window, from arrival and completion times only.
+        window = interval * len(samples)
+        # Exact time integral of N(t) over [0, window), from arrival and completion times only.
         a = np.asarray(arrivals)
         d = np.asarray(done)
-        area = np.clip(np.minimum(d, start + sample_span) - np.maximum(a, start), 0, None).sum()
+        area = np.clip(np.minimum(d, window) - a, 0, None).sum()
         little_l.append(float(np.mean(counts)))
-        little_lw.append(float(area / sample_span))
+        little_lw.append(float(area / window))
         textbook.append(n / horizon * float(np.mean(d - a)))
     print(f"tier Little: L = {np.mean(little_l):.5g}, window area/T = {np.mean(little_lw):.5g}, lambda W = {np.mean(textbook):.5g}")
-    check("tier Little L - lambda W", np.subtract(little_l, little_lw).tolist(), 0.0, power=0.01 * float(np.mean(little_lw)))
+    check("tier Little L - lambda W", np.subtract(little_l, little_lw).tolist(), 0.0, power=0.01, scale=float(np.mean(little_lw)))
 
 
 def run_link_little(seed: np.random.SeedSequence, n: int, load: float) -> tuple[float, float, float]:
@@ -320,16 +326,15 @@ def run_link_little(seed: np.random.SeedSequence, n: int, load: float) -> tuple[
     rate = load * receiver_spec.bandwidth / mean_wire
     gaps = rng.exponential(1 / rate, n).tolist()
     picks = np.random.default_rng(pick_seed).integers(0, 2, n).tolist()
-    submitted = [0.0] * n
-    delivered = [math.inf] * n
+    submitted: list[float] = []
+    events: list[simpy.Event] = []
 
     def source() -> Generator[Any, Any, None]:
         for i in range(n):
             yield env.timeout(gaps[i])
-            submitted[i] = env.now
+            submitted.append(env.now)
             wire, packets = framed[i]
-            event = send(network, (senders[picks[i]], receiver), wire, packets, GBE_1.latency)
-            event.callbacks.append(lambda ev, i=i: delivered.__setitem__(i, ev.value))
+            events.append(network.transfer((senders[picks[i]], receiver), wire, packets, latency=GBE_1.latency))
 
     horizon = float(np.sum(gaps))
     interval = 1e-4
@@ -338,14 +343,15 @@ def run_link_little(seed: np.random.SeedSequence, n: int, load: float) -> tuple[
     env.process(source())
     env.process(regular_sampler(env, interval, offset, network.in_flight, counts))
     env.run(until=horizon)
-    window = interval * len(counts)  # the sampled window [offset, offset + window)
+    window = interval * len(counts)  # the grid estimates the mean over [0, window)
     area = 0.0
-    lambda_w = 0.0
-    for sub, deliv in zip(submitted, delivered, strict=True):
-        begin, end = flowing_interval(sub, deliv, GBE_1.latency)
-        area += max(0.0, min(end, offset + window) - max(begin, offset))
-        lambda_w += min(end, horizon) - begin
-    return float(np.mean(counts)), area / window, lambda_w / horizon
+    busy = 0.0
+    for sub, event in zip(submitted, events, strict=True):
+        begin, end = sub, delivery_time(event) - GBE_1.latency  # bytes flow from submission; delivery is one latency after the last byte
+        area += max(0.0, min(end, window) - begin)
+        busy += min(end, horizon) - begin
+    sent = len(events)
+    return float(np.mean(counts)), area / window, (sent / horizon) * (busy / sent)  # lambda * W
 
 
 def test_littles_law_on_link() -> None:
@@ -353,16 +359,16 @@ def test_littles_law_on_link() -> None:
 
     Two senders share one receiver port (bottleneck fair sharing, 70% load). W is each transfer's time
     with bytes flowing (delivery minus one latency); L is ``in_flight()`` sampled on a randomly offset grid.
-    The per-replication difference between L and the exact area over the sampled window has mean 0.
+    As for the tier, L minus the exact area / T over the grid's window has mean 0 (lambda W unclipped is reported).
     """
     sampled, exact, lambda_w = [], [], []
     for seed in replication_seeds(402):
-        s, e, lw = run_link_little(seed, 15_000, 0.7)
+        s, e, lw = run_link_little(seed, 9_000, 0.7)
         sampled.append(s)
         exact.append(e)
         lambda_w.append(lw)
     print(f"link Little: L = {np.mean(sampled):.5g}, window area/T = {np.mean(exact):.5g}, lambda W = {np.mean(lambda_w):.5g}")
-    check("link Little L - lambda W", np.subtract(sampled, exact).tolist(), 0.0, power=0.01 * float(np.mean(exact)))
+    check("link Little L - lambda W", np.subtract(sampled, exact).tolist(), 0.0, power=0.01, scale=float(np.mean(exact)))
 
 
 def run_destager_little(seed: np.random.SeedSequence, n: int) -> tuple[float, float]:
@@ -392,16 +398,19 @@ def run_destager_little(seed: np.random.SeedSequence, n: int) -> tuple[float, fl
     index = {id(item): i for i, item in enumerate(items)}
     accepted = [math.inf] * n
     released = [math.inf] * n
+    blocked = 0
     destager.on_destaged = lambda item: released.__setitem__(index[id(item)], env.now)
 
     def source() -> Generator[Any, Any, None]:
+        nonlocal blocked
         for i in range(n):
             yield env.timeout(gaps[i])
             waiting = destager.admit(items[i])
             if waiting is None:
                 accepted[i] = env.now
             else:
-                waiting.callbacks.append(lambda _, i=i: accepted.__setitem__(i, env.now))
+                blocked += 1
+                waiting.callbacks.append(record_time(accepted, i))
 
     horizon = float(np.sum(gaps))
     interval = 2e-4
@@ -410,12 +419,11 @@ def run_destager_little(seed: np.random.SeedSequence, n: int) -> tuple[float, fl
     env.process(source())
     env.process(regular_sampler(env, interval, offset, lambda: destager.backlog_bytes, backlog))
     env.run(until=horizon)
-    assert destager.batches > 0 and destager.waiting_writers >= 0
-    window_end = offset + interval * len(backlog)
-    byte_seconds = sum(
-        size * max(0.0, min(rel, window_end) - max(acc, offset)) for size, acc, rel in zip(sizes, accepted, released, strict=True)
-    )
-    return float(np.mean(backlog)), byte_seconds / (window_end - offset)
+    assert destager.batches > 0
+    assert blocked > 0, "the buffer should be small enough that some writers wait for space"
+    window = interval * len(backlog)  # the grid estimates the mean over [0, window)
+    byte_seconds = sum(size * max(0.0, min(rel, window) - acc) for size, acc, rel in zip(sizes, accepted, released, strict=True))
+    return float(np.mean(backlog)), byte_seconds / window
 
 
 def test_littles_law_on_destager_buffer() -> None:
@@ -427,11 +435,11 @@ def test_littles_law_on_destager_buffer() -> None:
     """
     sampled, exact = [], []
     for seed in replication_seeds(403):
-        s, e = run_destager_little(seed, 6_000)
+        s, e = run_destager_little(seed, 4_000)
         sampled.append(s)
         exact.append(e)
     print(f"destager Little: mean backlog {np.mean(sampled):.6g} B, lambda_bytes W = {np.mean(exact):.6g} B")
-    check("destager Little L - lambda W (bytes)", np.subtract(sampled, exact).tolist(), 0.0, power=0.01 * float(np.mean(exact)))
+    check("destager Little L - lambda W (bytes)", np.subtract(sampled, exact).tolist(), 0.0, power=0.01, scale=float(np.mean(exact)))
 
 
 # --------------------------------------------------------------------------- 5. a lone transfer
@@ -443,10 +451,10 @@ def lone_transfer(spec: LinkSpec, payload: int, hops: int = 1) -> tuple[float, f
     network = FlowNetwork(env)
     wire, packets = framed_bytes(spec, payload)
     ports = [Port(f"p{i}", spec) for i in range(hops)]
-    event = send(network, ports, wire, packets, spec.latency)
+    event = network.transfer(ports, wire, packets, latency=spec.latency)
     env.run()
     assert event.processed and network.in_flight() == 0
-    return float(event.value), wire, packets
+    return delivery_time(event), wire, packets
 
 
 @pytest.mark.parametrize("payload", [1, 1459, 1460, 1461, 4096, 65536, 1024**2, 10**7])
@@ -493,17 +501,19 @@ def run_processor_sharing(seed: np.random.SeedSequence, n: int, rho: float, size
     rate = rho * GBE_1.bandwidth / mean_bytes
     gaps = rng.exponential(1 / rate, n).tolist()
     wire = (np.full(n, mean_bytes) if sizes == "deterministic" else rng.exponential(mean_bytes, n)).tolist()
-    response = [math.nan] * n
+    submitted: list[float] = []
+    events: list[simpy.Event] = []
 
     def source() -> Generator[Any, Any, None]:
         for i in range(n):
             yield env.timeout(gaps[i])
-            event = send(network, (port,), wire[i], 1, 0.0)
-            event.callbacks.append(lambda ev, i=i, t=env.now: response.__setitem__(i, ev.value - t))
+            submitted.append(env.now)
+            events.append(network.transfer((port,), wire[i]))
 
     env.process(source())
     env.run()
-    return float(steady(np.asarray(response)).mean())
+    response = np.array([delivery_time(event) for event in events]) - submitted
+    return float(steady(response).mean())
 
 
 @pytest.mark.parametrize("sizes", ["deterministic", "exponential"])
@@ -515,8 +525,8 @@ def test_port_is_processor_sharing(sizes: str) -> None:
     rho = 0.7
     mean_bytes = 65536.0
     service = mean_bytes / GBE_1.bandwidth
-    estimates = [run_processor_sharing(seed, 40_000, rho, sizes, mean_bytes) for seed in replication_seeds(600 + len(sizes))]
-    check(f"M/{sizes[0].upper()}/1-PS rho={rho} E[T]", estimates, service / (1 - rho), power=0.06)
+    estimates = [run_processor_sharing(seed, 24_000, rho, sizes, mean_bytes) for seed in replication_seeds(600 + len(sizes))]
+    check(f"M/{dict(deterministic='D', exponential='M')[sizes]}/1-PS rho={rho} E[T]", estimates, service / (1 - rho), power=0.06)
 
 
 # --------------------------------------------------------------------------- 7. the array's spindle
@@ -550,7 +560,7 @@ def test_random_reads_on_one_spindle_match_documented_service_and_pollaczek_khin
     services, second_moments, waits = [], [], []
     for seed in replication_seeds(700):
         arrival_seed, model_seed = seed.spawn(2)
-        arrivals = poisson_arrivals(np.random.default_rng(arrival_seed), rate, 60_000)
+        arrivals = poisson_arrivals(np.random.default_rng(arrival_seed), rate, 36_000)
         submit = Array(array_spec, UniformStream(model_seed), span_fraction=1.0).submit
         done = np.fromiter((submit(t, (size,), False) for t in arrivals.tolist()), dtype=float, count=len(arrivals))
         wq = fcfs_waits(arrivals, done, 1)
@@ -575,8 +585,8 @@ def test_random_reads_on_one_spindle_match_documented_service_and_pollaczek_khin
             id="read-slower-than-write",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="model bug: Tier reserves its shared pipe in submission order, not in the order channels reach it "
-                "(tier.py docstring), so a transfer can wait behind a later one while the pipe idles",
+                reason="model bug: Tier reserves its shared pipe in submission order (as docs/architecture.md says), not in the "
+                "order channels reach it (as tier.py's docstring says), so a ready transfer waits while the pipe idles",
             ),
         ),
     ],
@@ -604,10 +614,38 @@ def test_tier_pipe_is_md1_when_channels_are_plentiful(read_latency: float) -> No
     means = []
     for seed in replication_seeds(800):
         arrival_seed, kind_seed, model_seed = seed.spawn(3)
-        n = 100_000
+        n = 60_000
         arrivals = poisson_arrivals(np.random.default_rng(arrival_seed), rate, n).tolist()
         writes = (np.random.default_rng(kind_seed).random(n) < 0.5).tolist()
         submit = Tier(spec, UniformStream(model_seed), "theory").submit
         response = [submit(t, size, w) - t for t, w in zip(arrivals, writes, strict=True)]
         means.append(float(steady(np.asarray(response)).mean()))
     check(f"tier pipe M/D/1 read latency {read_latency * 1e6:.0f} us E[T]", means, theory, power=0.03)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="model bug: a write waiting for garbage collection reserves the tier's shared pipe ahead of later reads, "
+    "so a read that reaches an idle pipe waits for the GC refill (architecture.md: 'GC does not slow reads')",
+)
+def test_read_does_not_wait_for_garbage_collection_of_an_earlier_write() -> None:
+    """With no queue ahead of it (free channel, idle pipe) an op's response is its service time: W = S = latency + size / rate.
+
+    Two writes empty a 10 kB clean pool refilled at 1 MB/s, so the second waits 10 ms for GC; a read 1 ms later has a free
+    channel and an idle pipe and should take 20 us + 4096 B / 1 GB/s.
+    """
+    spec = TierSpec(
+        kind="flash",
+        read_latency=20e-6,
+        write_latency=20e-6,
+        read_bandwidth=1e9,
+        write_bandwidth=1e9,
+        channels=2,
+        capacity=10**12,
+        clean_pool=10_000,
+        gc_rate=1e6,
+    )
+    tier = Tier(spec, UniformStream(np.random.SeedSequence(0)), "theory")
+    assert tier.submit(0.0, 10_000, True) == pytest.approx(20e-6 + 10e-6, rel=1e-9)  # uses the whole clean pool
+    assert tier.submit(0.0, 10_000, True) == pytest.approx(10e-3 + 20e-6 + 10e-6, rel=1e-9)  # waits 10 ms for GC
+    assert tier.submit(1e-3, 4096, False) == pytest.approx(1e-3 + 20e-6 + 4096 / 1e9, rel=1e-9)

@@ -84,7 +84,7 @@ class VM:
         local_done = host.tier.submit(issued, size, True)
         host.cache.insert(self.index, offset, size)
         finish = local_done
-        network = peer_tier = 0.0
+        critical_peer_tier = -1.0  # the slowest leg's peer-tier time; -1 while the local write is the slowest
         if self.peers:
             legs = [self._replicate(peer, path, size) for peer, path in zip(self.peers, self._peer_paths, strict=True)]
             for event, _ in legs:
@@ -93,12 +93,15 @@ class VM:
                 arrived, peer_done, acked = leg
                 if acked > finish:
                     finish = acked
-                    network = (arrived - issued) + (acked - peer_done)
-                    peer_tier = peer_done - arrived
-        local = local_done - issued if finish == local_done else 0.0
+                    critical_peer_tier = peer_done - arrived
         if finish > env.now:
             yield env.timeout(finish - env.now)
         acked_at = env.now
+        # Components are taken from the clock so that they add up to the latency exactly.
+        if critical_peer_tier < 0:
+            local, network, peer_tier = acked_at - issued, 0.0, 0.0
+        else:
+            local, network, peer_tier = 0.0, (acked_at - issued) - critical_peer_tier, critical_peer_tier
         wait = host.destager.admit((self.index, offset, size, self.peers, not self.peers))
         if wait is not None:
             yield wait
@@ -153,9 +156,9 @@ class VM:
             yield env.timeout(finish - env.now)
         now = env.now
         if acked >= local_done:
-            record = (0.0, (arrived - issued) + link.latency, array_done - arrived)
+            record = (0.0, (now - issued) - (array_done - arrived), array_done - arrived)
         else:
-            record = (local_done - issued, 0.0, 0.0)
+            record = (now - issued, 0.0, 0.0)
         self._records.append((self.index, True, size, issued, now, record[0], record[1], 0.0, 0.0, record[2], PATH_WRITE))
 
     def _read(self, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
@@ -165,7 +168,7 @@ class VM:
         if host.cache.lookup(self.index, offset, size):
             done = host.tier.submit(issued, size, False)
             yield env.timeout(done - issued)
-            self._records.append((self.index, False, size, issued, env.now, done - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
+            self._records.append((self.index, False, size, issued, env.now, env.now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
             return
         link = host.storage_tx.spec
         request_arrives = issued + link.latency  # the read command is one small message
