@@ -8,6 +8,8 @@ property tests run dozens of them.
 from __future__ import annotations
 
 import copy
+import json
+import math
 from typing import Any
 
 from hypothesis import strategies as st
@@ -41,7 +43,7 @@ def workloads(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             workload["iops"] = draw(st.integers(20, 400))
         else:
-            workload["throughput"] = f"{draw(st.integers(1, 30))}MB/s"
+            workload["throughput"] = f"{draw(st.integers(1, 8))}MB/s"
         workload["arrivals"] = draw(st.sampled_from(["poisson", "uniform"]))
     else:
         workload["mode"] = "closed"
@@ -84,6 +86,8 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
             "tier": draw(st.sampled_from(TIERS)),
             "peer_link": draw(st.sampled_from(LINKS)),
             "storage_link": draw(st.sampled_from(["1GbE", "10GbE"])),
+            "peer_fabric": draw(st.sampled_from(["switched", "switched", "shared"])),
+            "peer_selection": draw(st.sampled_from(["ring", "random"])),
             "destager": {
                 "capacity": draw(st.sampled_from(["1MiB", "8MiB", "256MiB"])),
                 "concurrency": draw(st.integers(1, 4)),
@@ -147,7 +151,11 @@ def _unknown_key(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
 def _bad_unit(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
     choices: list[tuple[str, tuple[str, ...], Any]] = [
         ("bad duration unit", ("run", "duration"), draw(st.sampled_from(["5 parsecs", "1 fortnight", "fast", "s5", "1..5s"]))),
-        ("bad rate unit", ("cluster", "peer_link"), {"profile": "1GbE", "bandwidth": draw(st.sampled_from(["1 furlong/s", "10 GbX", "lots"]))}),
+        (
+            "bad rate unit",
+            ("cluster", "peer_link"),
+            {"profile": "1GbE", "bandwidth": draw(st.sampled_from(["1 furlong/s", "10 GbX", "lots"]))},
+        ),
         ("bad size unit", ("cluster", "destager", "capacity"), draw(st.sampled_from(["4 XiB", "big", "4 KiB/s", "KiB"]))),
         ("bad I/O size key", ("groups", "0", "workload", "sizes"), {draw(st.sampled_from(["4Kibble", "huge", "4 QB"])): 1.0}),
         ("bad think time", ("groups", "0", "workload", "think_time"), "3 jiffies"),
@@ -170,6 +178,21 @@ def _too_many_replicas(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
     return f"{policy} on {data['cluster']['hosts']} host(s)", data
 
 
+def _non_finite(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
+    value = draw(st.sampled_from([math.inf, -math.inf, math.nan]))
+    choices: list[tuple[str, tuple[str, ...], Any]] = [
+        ("non-finite duration", ("run", "duration"), value),
+        ("non-finite working set", ("groups", "0", "workload", "working_set"), value),
+        ("non-finite think time", ("groups", "0", "workload", "think_time"), value),
+        ("non-finite read fraction", ("groups", "0", "workload", "read_fraction"), value),
+        ("non-finite bandwidth", ("cluster", "storage_link"), {"profile": "1GbE", "bandwidth": value}),
+        ("non-finite open-loop rate", ("groups", "0", "workload"), {"mode": "open", "iops": value}),
+    ]
+    label, path, chosen = draw(st.sampled_from(choices))
+    _set(data, path, chosen)
+    return f"{label} ({value})", data
+
+
 def _set(data: ScenarioDict, path: tuple[str, ...], value: Any) -> None:
     node: Any = data
     for part in path[:-1]:
@@ -181,5 +204,27 @@ def _set(data: ScenarioDict, path: tuple[str, ...], value: Any) -> None:
 def invalid_scenarios(draw: st.DrawFn) -> Mutation:
     """A valid scenario turned invalid by one mutation; returns (what was done, the dict)."""
     data = copy.deepcopy(draw(valid_scenarios()))
-    mutate = draw(st.sampled_from([_negative, _unknown_key, _bad_unit, _too_many_replicas]))
+    mutate = draw(st.sampled_from([_negative, _unknown_key, _bad_unit, _too_many_replicas, _non_finite]))
     return mutate(data, draw)
+
+
+# -- writing scenario dicts as TOML files ---------------------------------------------------------
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value) if not isinstance(value, float) or value == value else "nan"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} as TOML")
+
+
+def to_toml(data: ScenarioDict) -> str:
+    """A scenario dict as TOML text (top-level keys, values as inline tables and arrays)."""
+    return "".join(f"{json.dumps(str(key))} = {_toml_value(value)}\n" for key, value in data.items())

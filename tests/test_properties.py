@@ -1,0 +1,240 @@
+"""Property tests over randomly generated small valid scenarios (and invalid mutations of them).
+
+Each generated scenario runs for 0.5-2 simulated seconds, so one example costs
+a fraction of a second; the example counts keep the whole file well under a
+minute and a half on two cores.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import REPLICAS, ScenarioDict, invalid_scenarios, valid_scenarios
+
+import simcache
+from simcache import Result, Scenario, ScenarioError
+from simcache.results import COMPONENTS
+
+
+def sim_settings(examples: int) -> settings:
+    return settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+LATENCY_COLUMNS = ["latency_ms", *COMPONENTS]
+# Float tolerance for "components add up to latency_ms": both are differences of event times in seconds,
+# scaled to ms; rounding is a few ulps of the absolute time.
+ABS_MS = 1e-9
+
+
+def wb_groups(scenario: Scenario) -> list[str]:
+    return [g.name for g in scenario.groups if g.policy != "WT"]
+
+
+def run(data: ScenarioDict, **overrides: Any) -> tuple[Scenario, Result]:
+    scenario = simcache.load_scenario(data)
+    if overrides:
+        scenario = scenario.with_overrides(overrides)
+    return scenario, simcache.simulate(scenario)
+
+
+# -- invariants of any run ------------------------------------------------------------------------
+
+
+def check_bytes_conserved(scenario: Scenario, result: Result) -> None:
+    totals = result.totals
+    assert totals["destage_accepted_bytes"] == totals["destaged_bytes"] + totals["destage_backlog_bytes"], totals
+    records = result.records
+    writes = records[records["op"] == "write"]
+    wb_written = int(writes.loc[writes["group"].isin(wb_groups(scenario)), "size_bytes"].sum())
+    assert wb_written == totals["destage_accepted_bytes"], "write-back bytes acknowledged to VMs != bytes the destagers accepted"
+    assert int(writes["size_bytes"].sum()) == totals["vm_written_bytes"]
+    assert totals["destage_backlog_bytes"] >= 0
+    assert totals["destage_backlog_bytes"] <= scenario.cluster.destager.capacity * scenario.cluster.hosts
+
+
+def check_latencies(scenario: Scenario, result: Result) -> None:
+    records = result.records
+    values = records[LATENCY_COLUMNS].to_numpy()
+    assert not np.isnan(values).any(), "NaN latency or component"
+    assert (values >= 0).all(), records[(records[LATENCY_COLUMNS] < 0).any(axis=1)].head()
+    total = records[list(COMPONENTS)].sum(axis=1)
+    np.testing.assert_allclose(total, records["latency_ms"], rtol=1e-9, atol=ABS_MS, err_msg="components do not add up to latency_ms")
+    np.testing.assert_allclose(records["latency_ms"], (records["complete_s"] - records["issue_s"]) * 1e3, rtol=1e-12, atol=ABS_MS)
+    assert (records["issue_s"] >= 0).all()
+    assert (records["complete_s"] <= scenario.run.duration).all()
+    assert set(records["op"]) <= {"read", "write"}
+    assert set(records.loc[records["op"] == "write", "path"]) <= {"write"}
+    assert set(records.loc[records["op"] == "read", "path"]) <= {"hit", "miss"}
+
+
+def check_physical_lower_bounds(scenario: Scenario, result: Result) -> None:
+    """No I/O is faster than the device it must touch (all built-in tiers have deterministic service)."""
+    tier = scenario.cluster.tier
+    cap = tier.controller_bandwidth or math.inf
+    records = result.records
+    writes = records[records["op"] == "write"]
+    floor = (tier.write_latency + writes["size_bytes"] / min(tier.write_bandwidth, cap)) * 1e3
+    short = writes[writes["latency_ms"] < floor * (1 - 1e-9)]
+    assert short.empty, f"writes faster than the local tier can take them:\n{short.head()}"
+    hits = records[records["path"] == "hit"]
+    floor = (tier.read_latency + hits["size_bytes"] / min(tier.read_bandwidth, cap)) * 1e3
+    assert (hits["latency_ms"] >= floor * (1 - 1e-9)).all(), "read hits faster than the tier"
+    wb = writes[writes["group"].isin(wb_groups(scenario))]
+    assert (wb["latency_ms"] >= wb["local_tier_ms"]).all()
+
+
+def check_breakdown(scenario: Scenario, result: Result) -> None:
+    breakdown = result.breakdown.set_index("group")
+    written = set(result.measured.loc[result.measured["op"] == "write", "group"])
+    for group in written | ({"all"} if written else set()):
+        row = breakdown.loc[group]
+        components = row[list(COMPONENTS)].astype(float)
+        assert not components.isna().any(), f"NaN breakdown for {group}"
+        assert (components >= 0).all(), f"negative breakdown for {group}"
+        assert components.sum() == pytest.approx(float(row["write_mean_ms"]), rel=1e-9, abs=ABS_MS)
+        assert row["dominant"] + "_ms" == components.idxmax()
+
+
+def check_series(scenario: Scenario, result: Result) -> None:
+    series = result.series
+    assert series.index[-1] == pytest.approx(scenario.run.duration)
+    utilization = series[[c for c in series.columns if c.startswith("util.")]].to_numpy()
+    assert not np.isnan(utilization).any()
+    assert (utilization >= -1e-9).all()
+    assert (utilization <= 1 + 1e-9).all(), f"utilization above 100%: {series.filter(like='util.').max().max()}"
+    assert (series["destage_backlog_bytes"] >= 0).all()
+    assert series["destage_backlog_bytes"].iloc[-1] == result.totals["destage_backlog_bytes"]
+    assert (series["data_at_risk_bytes"] <= series["destage_backlog_bytes"]).all()
+
+
+@sim_settings(150)
+@given(valid_scenarios())
+def test_every_run_conserves_bytes_and_reports_sane_latencies(data: ScenarioDict) -> None:
+    scenario, result = run(data)
+    check_bytes_conserved(scenario, result)
+    check_latencies(scenario, result)
+    check_physical_lower_bounds(scenario, result)
+    check_breakdown(scenario, result)
+    check_series(scenario, result)
+
+
+# -- replication costs latency on top of the local write ------------------------------------------
+
+
+@st.composite
+def replicated_scenarios(draw: st.DrawFn) -> tuple[ScenarioDict, str]:
+    """A valid scenario whose first group replicates (WB+1, or WB+2 when there are enough hosts)."""
+    data = draw(valid_scenarios())
+    hosts = data["cluster"]["hosts"]
+    policy = draw(st.sampled_from([p for p in ("WB+1", "WB+2") if REPLICAS[p] <= hosts - 1]))
+    data["groups"][0]["policy"] = policy
+    data["groups"][0]["workload"]["read_fraction"] = draw(st.sampled_from([0.0, 0.3]))
+    return data, policy
+
+
+@sim_settings(80)
+@given(replicated_scenarios())
+def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[ScenarioDict, str]) -> None:
+    """WB+N against WB+0 for the same group and seed.
+
+    Record level, within the WB+N run: every write took at least its own local-tier time, at least the
+    tier's physical service time, and at least one network round trip plus a peer tier write.
+    Mean level, across the runs: the WB+N mean write latency is at least the WB+0 mean local-tier time.
+    (Matching each I/O across the two runs is not an invariant: the destager reads from the tier at
+    other moments in the other run, so the same write can queue less behind them under WB+N.)
+    """
+    data, policy = case
+    name = data["groups"][0]["name"]
+    scenario, replicated = run(data)
+    _, local_only = run(data, **{f"groups.{name}.policy": "WB+0"})
+
+    def writes(result: Result) -> pd.DataFrame:
+        records = result.records
+        return records[(records["group"] == name) & (records["op"] == "write")]
+
+    wb_n, wb_0 = writes(replicated), writes(local_only)
+    # Record level: each replicated write waited for its local tier write and for a peer leg
+    # (one-way latency out, the peer's tier write, one-way latency back).
+    tier, link = scenario.cluster.tier, scenario.cluster.peer_link
+    assert (wb_n["latency_ms"] >= wb_n["local_tier_ms"]).all()
+    peer_floor_ms = (2 * link.latency + tier.write_latency) * 1e3
+    fast = wb_n[wb_n["latency_ms"] < peer_floor_ms * (1 - 1e-9)]
+    assert fast.empty, f"{policy} writes faster than one network round trip plus a peer write:\n{fast.head()}"
+    # Each replicated write spent network and peer-tier time unless its local write was the slower leg.
+    no_peer = wb_n[(wb_n["network_ms"] + wb_n["peer_tier_ms"] <= 0) & (wb_n["local_tier_ms"] <= 0)]
+    assert no_peer.empty, f"{policy} writes with neither a local nor a peer leg:\n{no_peer.head()}"
+    # Mean level: replication never makes writes cheaper than the local tier alone.
+    if len(wb_n) and len(wb_0):
+        assert wb_n["latency_ms"].mean() >= wb_0["local_tier_ms"].mean()
+    # Changing a policy must not change what the VMs ask for: the same open-loop arrival has the same op and size.
+    if data["groups"][0]["workload"]["mode"] == "open":
+        mine = [result.records[result.records["group"] == name] for result in (replicated, local_only)]
+        both = mine[0].merge(mine[1], on=["vm", "issue_s"], suffixes=("", "_wb0"), validate="one_to_one")
+        assert (both["op"] == both["op_wb0"]).all()
+        assert (both["size_bytes"] == both["size_bytes_wb0"]).all()
+        if len(wb_n) >= 5 and len(wb_0) >= 5:
+            assert len(both) > 0, "open-loop arrival times changed with the policy"
+
+
+# -- determinism ----------------------------------------------------------------------------------
+
+
+@sim_settings(40)
+@given(valid_scenarios(), st.integers(0, 2**31 - 1))
+def test_same_seed_gives_identical_records(data: ScenarioDict, other_seed: int) -> None:
+    scenario = simcache.load_scenario(data)
+    seed = scenario.run.seed
+    first = simcache.simulate(scenario, seed=seed)
+    second = simcache.simulate(scenario, seed=seed)
+    pd.testing.assert_frame_equal(first.records, second.records, check_exact=True)
+    pd.testing.assert_frame_equal(first.summary, second.summary, check_exact=True)
+    pd.testing.assert_frame_equal(first.series, second.series, check_exact=True)
+    assert first.totals == second.totals
+    assert first.meta["seed"] == second.meta["seed"] == seed
+
+    via_override = simcache.simulate(scenario.with_overrides({"run.seed": seed}))
+    pd.testing.assert_frame_equal(first.records, via_override.records, check_exact=True)
+
+    # A different seed must change something whenever the records depend on a random draw. Open-loop
+    # arrival times always do (Poisson gaps, or the random phase of evenly spaced arrivals); a closed
+    # loop of sequential same-size writes absorbed by the destager can be seed-independent.
+    open_groups = [g.name for g in scenario.groups if g.workload.mode == "open"]
+    if other_seed != seed and first.records["group"].isin(open_groups).any():
+        different = simcache.simulate(scenario, seed=other_seed)
+        assert different.meta["seed"] == other_seed
+        assert not first.records.equals(different.records), "a different seed gave bit-identical records"
+        issued = [r.records.loc[r.records["group"].isin(open_groups), "issue_s"].to_numpy() for r in (first, different)]
+        assert len(issued[0]) != len(issued[1]) or not np.array_equal(*issued), "open-loop arrivals did not depend on the seed"
+
+
+# -- invalid scenarios ----------------------------------------------------------------------------
+
+
+@sim_settings(300)
+@given(invalid_scenarios())
+def test_every_invalid_scenario_raises_scenario_error(case: tuple[str, ScenarioDict]) -> None:
+    label, data = case
+    try:
+        simcache.load_scenario(data)
+    except ScenarioError as error:
+        assert error.source == "<dict>"
+        assert error.problems, label
+        assert all(message for _, message in error.problems), label
+        assert "pydantic" not in str(error), label
+    else:
+        raise AssertionError(f"{label}: accepted an invalid scenario")
+
+
+@sim_settings(100)
+@given(valid_scenarios())
+def test_every_generated_scenario_is_valid_and_survives_a_dump(data: ScenarioDict) -> None:
+    """The generator itself is sound, and a scenario's dump loads back to the same scenario."""
+    scenario = simcache.load_scenario(data)
+    again = simcache.load_scenario(scenario.model_dump(mode="json"))
+    assert again == scenario
