@@ -171,6 +171,20 @@ def test_installed_entry_point_reports_errors_with_exit_2(tmp_path: Path) -> Non
     assert "Traceback" not in completed.stderr
 
 
+@pytest.mark.xfail(strict=True, reason="bug: an open loop with an on/off duty cycle (on 0.3s, off 0.2s) hangs simulate() at t = 2.3s")
+def test_run_with_an_onoff_open_loop_finishes(tmp_path: Path) -> None:
+    data = small()
+    data["run"].update(duration="3s", sample_interval="0.5s")
+    data["groups"][0]["workload"].update(arrivals="uniform", duty_cycle={"shape": "onoff", "on": "0.3s", "off": "0.2s"})
+    path = tmp_path / "duty.toml"
+    path.write_text(to_toml(data))
+    completed = subprocess.run(
+        [sys.executable, "-m", "simcache.cli", "run", str(path), "--json"], capture_output=True, text=True, timeout=10, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout)["meta"]["ios"] > 0
+
+
 # -- profiles -------------------------------------------------------------------------------------
 
 

@@ -1,8 +1,9 @@
 """Property tests over randomly generated small valid scenarios (and invalid mutations of them).
 
-Each generated scenario runs for 0.5-2 simulated seconds, so one example costs
-a fraction of a second; the example counts keep the whole file well under a
-minute and a half on two cores.
+Each generated scenario runs for 0.5-2 simulated seconds with a bounded offered
+load, so one example costs a fraction of a second; the example counts keep the
+whole file under a minute on two cores. (A campaign with five times as many
+examples per test passed too.)
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from strategies import REPLICAS, ScenarioDict, invalid_scenarios, valid_scenario
 import simcache
 from simcache import Result, Scenario, ScenarioError
 from simcache.results import COMPONENTS
+from simcache.scenario import DutyCycle
+from simcache.workload import DutyClock
 
 
 def sim_settings(examples: int) -> settings:
@@ -113,7 +116,7 @@ def check_series(scenario: Scenario, result: Result) -> None:
     assert (series["data_at_risk_bytes"] <= series["destage_backlog_bytes"]).all()
 
 
-@sim_settings(150)
+@sim_settings(200)
 @given(valid_scenarios())
 def test_every_run_conserves_bytes_and_reports_sane_latencies(data: ScenarioDict) -> None:
     scenario, result = run(data)
@@ -138,16 +141,22 @@ def replicated_scenarios(draw: st.DrawFn) -> tuple[ScenarioDict, str]:
     return data, policy
 
 
-@sim_settings(80)
+@sim_settings(120)
 @given(replicated_scenarios())
 def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[ScenarioDict, str]) -> None:
     """WB+N against WB+0 for the same group and seed.
 
     Record level, within the WB+N run: every write took at least its own local-tier time, at least the
     tier's physical service time, and at least one network round trip plus a peer tier write.
-    Mean level, across the runs: the WB+N mean write latency is at least the WB+0 mean local-tier time.
-    (Matching each I/O across the two runs is not an invariant: the destager reads from the tier at
-    other moments in the other run, so the same write can queue less behind them under WB+N.)
+    Mean level, across the runs, for an open loop (the same arrivals in both runs): the WB+N mean write
+    latency is at least the WB+0 mean local-tier time.
+
+    Two stronger forms are not invariants of the model, and hypothesis found counterexamples:
+    - matching each I/O across the runs: the destager reads from the tier at other moments in the
+      other run, so the same write can queue less behind them under WB+N;
+    - the mean comparison for a closed loop: slower acknowledgements lower the offered load, so the
+      local tier queues less (2 hosts, SATA tier, 1 MiB destager, a WB+1 closed loop of 4/256 KiB
+      writes: WB+1 mean 0.663 ms against a WB+0 local-tier mean of 0.672 ms).
     """
     data, policy = case
     name = data["groups"][0]["name"]
@@ -169,11 +178,11 @@ def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[Scenario
     # Each replicated write spent network and peer-tier time unless its local write was the slower leg.
     no_peer = wb_n[(wb_n["network_ms"] + wb_n["peer_tier_ms"] <= 0) & (wb_n["local_tier_ms"] <= 0)]
     assert no_peer.empty, f"{policy} writes with neither a local nor a peer leg:\n{no_peer.head()}"
-    # Mean level: replication never makes writes cheaper than the local tier alone.
-    if len(wb_n) and len(wb_0):
-        assert wb_n["latency_ms"].mean() >= wb_0["local_tier_ms"].mean()
-    # Changing a policy must not change what the VMs ask for: the same open-loop arrival has the same op and size.
     if data["groups"][0]["workload"]["mode"] == "open":
+        # Mean level: replication never makes writes cheaper than the local tier alone.
+        if len(wb_n) and len(wb_0):
+            assert wb_n["latency_ms"].mean() >= wb_0["local_tier_ms"].mean()
+        # Changing a policy must not change what the VMs ask for: the same open-loop arrival has the same op and size.
         mine = [result.records[result.records["group"] == name] for result in (replicated, local_only)]
         both = mine[0].merge(mine[1], on=["vm", "issue_s"], suffixes=("", "_wb0"), validate="one_to_one")
         assert (both["op"] == both["op_wb0"]).all()
@@ -185,7 +194,7 @@ def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[Scenario
 # -- determinism ----------------------------------------------------------------------------------
 
 
-@sim_settings(40)
+@sim_settings(60)
 @given(valid_scenarios(), st.integers(0, 2**31 - 1))
 def test_same_seed_gives_identical_records(data: ScenarioDict, other_seed: int) -> None:
     scenario = simcache.load_scenario(data)
@@ -216,7 +225,7 @@ def test_same_seed_gives_identical_records(data: ScenarioDict, other_seed: int) 
 # -- invalid scenarios ----------------------------------------------------------------------------
 
 
-@sim_settings(300)
+@sim_settings(500)
 @given(invalid_scenarios())
 def test_every_invalid_scenario_raises_scenario_error(case: tuple[str, ScenarioDict]) -> None:
     label, data = case
@@ -238,3 +247,29 @@ def test_every_generated_scenario_is_valid_and_survives_a_dump(data: ScenarioDic
     scenario = simcache.load_scenario(data)
     again = simcache.load_scenario(scenario.model_dump(mode="json"))
     assert again == scenario
+
+
+# -- duty-cycle clock -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("on", "off"), [(0.25, 0.25), (4.0, 6.0)])
+def test_onoff_clock_with_exact_periods_moves_on(on: float, off: float) -> None:
+    clock = DutyClock(DutyCycle(shape="onoff", on=on, off=off))
+    for k in range(200):
+        end = k * (on + off) + on
+        assert not clock.is_on(end) or clock.on_until(end) > end
+        assert clock.next_on(end) > end
+        assert clock.is_on(clock.next_on(end))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: float rounding leaves is_on(t) True with on_until(t) == t at some on-period ends "
+    "(on=0.3s, off=0.2s: t=2.3), so IOStream.next_gap() loops forever and simulate() hangs",
+)
+@pytest.mark.parametrize(("on", "off"), [(0.3, 0.2), (0.1, 0.2), (1.1, 0.9)])
+def test_onoff_clock_always_moves_on(on: float, off: float) -> None:
+    """At every instant the clock is either off, or on with the on period ending strictly later."""
+    clock = DutyClock(DutyCycle(shape="onoff", on=on, off=off))
+    stuck = [end for k in range(200) for end in (k * (on + off) + on,) if clock.is_on(end) and clock.on_until(end) <= end]
+    assert not stuck, f"on at {stuck[:3]} but the on period ends right there"
