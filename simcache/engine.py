@@ -17,7 +17,7 @@ import numpy as np
 import simpy
 
 from simcache import __version__
-from simcache.model.array import Array
+from simcache.model.array import Array, span_fraction
 from simcache.model.host import Host
 from simcache.model.link import FlowNetwork, Port, framed_bytes
 from simcache.model.randomness import UniformStream
@@ -54,15 +54,6 @@ class Model:
         return [port for host in self.hosts for port in host.ports] + fabric + [self.array_rx, self.array_tx]
 
 
-def _span_fraction(scenario: Scenario) -> float:
-    """Fraction of each drive's stroke the VMs' data spans (usable capacity after RAID redundancy)."""
-    array = scenario.array
-    n = array.spindles
-    data_spindles = {"raid0": n, "raid1": n / 2, "raid10": n / 2, "raid5": n - 1, "raid6": n - 2}[array.raid]
-    total = sum(g.workload.working_set * g.vms_per_host * len(scenario.group_hosts(g)) for g in scenario.groups)
-    return total / (array.drive.capacity * data_spindles)
-
-
 def build(scenario: Scenario, seed: int) -> Model:
     """Create every component of ``scenario`` in a fresh SimPy environment."""
     env = simpy.Environment()
@@ -70,7 +61,7 @@ def build(scenario: Scenario, seed: int) -> Model:
     component_seeds, vm_seeds = root.spawn(2)
     host_seeds = component_seeds.spawn(scenario.cluster.hosts + 2)
     network = FlowNetwork(env)
-    array = Array(scenario.array, UniformStream(host_seeds[-1]), _span_fraction(scenario))
+    array = Array(scenario.array, UniformStream(host_seeds[-1]), span_fraction(scenario.array, scenario.data_bytes))
     array_rx = Port("array.rx", scenario.array.port)
     array_tx = Port("array.tx", scenario.array.port)
     fabric = Port("peer.fabric", scenario.cluster.peer_link) if scenario.cluster.peer_fabric == "shared" else None

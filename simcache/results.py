@@ -105,7 +105,7 @@ class Result:
         scenario = model.scenario
         records = _records_frame(model)
         series = _series_frame(model, records)
-        totals = _totals(model)
+        totals = _totals(model, records)
         meta = {
             "scenario": scenario.model_dump(mode="json"),
             "scenario_name": scenario.name,
@@ -303,9 +303,9 @@ def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _totals(model: Model) -> dict[str, Any]:
+def _totals(model: Model, records: pd.DataFrame) -> dict[str, Any]:
     duration = model.scenario.run.duration
-    written = sum(int(r[2]) for r in model.records if r[1])
+    written = int(records.loc[records["op"] == "write", "size_bytes"].sum())
     peer_bytes = sum(host.peer_tx.carried_bytes for host in model.hosts)
     vmotion_bytes = sum(e.size for e in model.scenario.events if e.kind == "vmotion")
     storage_bytes = sum(host.storage_tx.carried_bytes + host.storage_rx.carried_bytes for host in model.hosts)

@@ -16,7 +16,7 @@ import math
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -93,8 +93,21 @@ def _resolve_profile(kind: str, value: Any) -> Any:
     return value
 
 
-class TierSpec(_Spec):
+class _Profiled(_Spec):
+    """A spec that may name a built-in profile of ``_profile_kind`` and override its fields."""
+
+    _profile_kind: ClassVar[str]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve(cls, value: Any) -> Any:
+        return _resolve_profile(cls._profile_kind, value)
+
+
+class TierSpec(_Profiled):
     """A flash or RAM acceleration tier on one host."""
+
+    _profile_kind: ClassVar[str] = "tier"
 
     profile: str | None = None
     description: str = ""
@@ -113,11 +126,6 @@ class TierSpec(_Spec):
     service: Literal["deterministic", "exponential"] = "deterministic"
     """Service-time distribution; ``exponential`` exists to check the model against M/M/c theory."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _resolve(cls, value: Any) -> Any:
-        return _resolve_profile("tier", value)
-
     @model_validator(mode="after")
     def _cliff_complete(self) -> TierSpec:
         if (self.clean_pool is None) != (self.gc_rate is None):
@@ -125,8 +133,10 @@ class TierSpec(_Spec):
         return self
 
 
-class LinkSpec(_Spec):
+class LinkSpec(_Profiled):
     """One full-duplex network port type (each host has one per network)."""
+
+    _profile_kind: ClassVar[str] = "link"
 
     profile: str | None = None
     description: str = ""
@@ -137,11 +147,6 @@ class LinkSpec(_Spec):
     header_bytes: Annotated[int, Field(ge=0)] = 40
     framing_bytes: Annotated[int, Field(ge=0)] = 38
 
-    @model_validator(mode="before")
-    @classmethod
-    def _resolve(cls, value: Any) -> Any:
-        return _resolve_profile("link", value)
-
     @model_validator(mode="after")
     def _payload_fits(self) -> LinkSpec:
         if self.header_bytes >= self.mtu:
@@ -149,8 +154,10 @@ class LinkSpec(_Spec):
         return self
 
 
-class DriveSpec(_Spec):
+class DriveSpec(_Profiled):
     """One spinning drive."""
+
+    _profile_kind: ClassVar[str] = "drive"
 
     profile: str | None = None
     description: str = ""
@@ -161,11 +168,6 @@ class DriveSpec(_Spec):
     media_rate: PositiveRate
     capacity: PositiveBytes
 
-    @model_validator(mode="before")
-    @classmethod
-    def _resolve(cls, value: Any) -> Any:
-        return _resolve_profile("drive", value)
-
     @model_validator(mode="after")
     def _settle_below_avg(self) -> DriveSpec:
         if self.settle > self.avg_seek:
@@ -173,8 +175,10 @@ class DriveSpec(_Spec):
         return self
 
 
-class ArraySpec(_Spec):
+class ArraySpec(_Profiled):
     """The shared backing array: spindles behind a controller, reached over a storage port."""
+
+    _profile_kind: ClassVar[str] = "array"
 
     profile: str | None = None
     description: str = ""
@@ -186,11 +190,6 @@ class ArraySpec(_Spec):
     controller_cache: Annotated[Bytes, Field(ge=0)] = 0
     cache_latency: Annotated[Seconds, Field(ge=0)] = 0.0002
     port: LinkSpec
-
-    @model_validator(mode="before")
-    @classmethod
-    def _resolve(cls, value: Any) -> Any:
-        return _resolve_profile("array", value)
 
     @model_validator(mode="after")
     def _enough_spindles(self) -> ArraySpec:
@@ -392,6 +391,11 @@ class Scenario(_Spec):
     def vm_count(self) -> int:
         return sum(g.vms_per_host * len(self.group_hosts(g)) for g in self.groups)
 
+    @property
+    def data_bytes(self) -> int:
+        """The VMs' working sets added up: what the array holds for them."""
+        return sum(g.workload.working_set * g.vms_per_host * len(self.group_hosts(g)) for g in self.groups)
+
     def group_hosts(self, group: Group) -> list[int]:
         return list(range(self.cluster.hosts)) if group.hosts is None else list(group.hosts)
 
@@ -549,7 +553,7 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
             problems.append((f"events.{i}.target_host", "a vMotion needs two different hosts"))
     if scenario.run.sample_interval > scenario.run.duration:
         problems.append(("run.sample_interval", "must not exceed run.duration"))
-    total_working_set = sum(g.workload.working_set * g.vms_per_host * len(scenario.group_hosts(g)) for g in scenario.groups)
+    total_working_set = scenario.data_bytes
     array_bytes = scenario.array.drive.capacity * scenario.array.spindles
     if total_working_set > array_bytes:
         problems.append(

@@ -31,15 +31,29 @@ from simcache.model.meter import BusyMeter
 from simcache.model.randomness import UniformStream
 from simcache.scenario import ArraySpec
 
-__all__ = ["Array"]
+__all__ = ["Array", "span_fraction"]
 
 _MEAN_SQRT_RANDOM_DISTANCE = 8.0 / 15.0  # E[sqrt(|U1 - U2|)] for independent uniforms
+
+# RAID level -> (spindles a chunk write touches, spindles of redundancy per stripe row)
+_RAID_LAYOUT = {"raid0": (1, 0), "raid1": (2, None), "raid10": (2, None), "raid5": (2, 1), "raid6": (3, 2)}
+
+
+def span_fraction(spec: ArraySpec, data_bytes: int) -> float:
+    """Fraction of each drive's stroke that ``data_bytes`` spans on the array's usable capacity.
+
+    Usable capacity counts data spindles only: n for RAID 0, n/2 mirrored, n-1 for RAID 5, n-2 for RAID 6.
+    """
+    copies, parity = _RAID_LAYOUT[spec.raid]
+    data_spindles = spec.spindles / copies if parity is None else float(spec.spindles - parity)
+    return data_bytes / (spec.drive.capacity * data_spindles)
 
 
 class Array:
     """The shared backing array. Times in seconds, sizes in bytes."""
 
     def __init__(self, spec: ArraySpec, stream: UniformStream, span_fraction: float):
+        """``span_fraction``: the part of each drive's stroke the VMs' data occupies (see :func:`span_fraction`)."""
         self.spec = spec
         self._stream = stream
         drive = spec.drive
@@ -49,8 +63,7 @@ class Array:
         self._span = min(1.0, max(span_fraction, 0.0))
         self._seconds_per_byte = 1.0 / drive.media_rate
         self._spindle_free = [0.0] * spec.spindles
-        mirrors = {"raid0": 1, "raid1": 2, "raid10": 2, "raid5": 2, "raid6": 3}[spec.raid]
-        self._copies = min(mirrors, spec.spindles)
+        self._copies = min(_RAID_LAYOUT[spec.raid][0], spec.spindles)
         self._read_modify_write = spec.raid in ("raid5", "raid6")
         self._cache_capacity = spec.controller_cache
         self._cache_used = 0

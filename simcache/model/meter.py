@@ -14,15 +14,13 @@ class BusyMeter:
     work that has not happened yet.
     """
 
-    __slots__ = ("_open", "total")
+    __slots__ = ("_open",)
 
     def __init__(self) -> None:
         self._open: list[tuple[float, float]] = []
-        self.total = 0.0  # busy seconds submitted so far (all intervals, whole length)
 
     def add(self, start: float, finish: float) -> None:
         self._open.append((start, finish))
-        self.total += finish - start
 
     def busy_between(self, window_start: float, window_end: float) -> float:
         """Busy seconds inside [window_start, window_end); windows must be asked for in order."""
