@@ -260,7 +260,10 @@ def simulate(
     if seed is not None:
         scenario = scenario.with_overrides({"run.seed": seed}, source="simulate(seed=...)")
     if duration is not None:
-        scenario = scenario.with_overrides({"run.duration": duration, "run.warmup": min(scenario.run.warmup, duration / 10)})
+        scenario = scenario.with_overrides(
+            {"run.duration": duration, "run.warmup": min(scenario.run.warmup, duration / 10)},
+            source="the duration argument (simulate(duration=...), CLI --duration)",
+        )
     run = scenario.run
     seed = run.seed
     started = time.perf_counter()

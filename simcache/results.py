@@ -151,7 +151,10 @@ class Result:
         span = end - start
         measured = self.measured
         rows = []
-        keys = list(dict.fromkeys(measured[by])) + (["all"] if by == "group" else [])
+        if by == "group":  # every group of the scenario, even one that did no I/O in the window
+            keys = [g["name"] for g in self.meta["scenario"]["groups"]] + ["all"]
+        else:
+            keys = list(dict.fromkeys(measured[by]))
         for key in keys:
             subset = measured if key == "all" else measured[measured[by] == key]
             for op in ("read", "write"):
@@ -179,7 +182,7 @@ class Result:
             rows = []
             for group, part in list(writes.groupby("group", sort=False)) + [("all", writes)]:
                 means = {c: float(part[c].mean()) if len(part) else math.nan for c in COMPONENTS}
-                dominant = max(means, key=lambda c: -1 if math.isnan(means[c]) else means[c])
+                dominant = "none" if not len(part) else max(means, key=lambda c: means[c])
                 rows.append(
                     {
                         "group": group,
@@ -228,7 +231,19 @@ class Result:
                 default=_json_default,
             )
         )
-        return data
+        strict: dict[str, Any] = _strict(data)
+        return strict
+
+
+def _strict(value: Any) -> Any:
+    """Replace NaN and infinities by ``None`` so that the output is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strict(v) for v in value]
+    return value
 
 
 def _json_default(value: Any) -> Any:

@@ -338,7 +338,7 @@ class Group(_Spec):
     name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
     policy: Policy = "WB+0"
     vms_per_host: Annotated[int, Field(ge=1, le=1024)] = 1
-    hosts: list[Annotated[int, Field(ge=0)]] | None = None
+    hosts: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)] | None = None
     """Host indices the group runs on; all hosts when omitted."""
     workload: Workload = Workload()
 
@@ -541,6 +541,10 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
                     f"the buffer ({scenario.cluster.destager.capacity} bytes) is smaller than group {group.name!r}'s "
                     f"largest write ({largest} bytes); make it at least that large",
                 )
+            )
+        if group.hosts is not None and len(set(group.hosts)) != len(group.hosts):
+            problems.append(
+                (f"{where}.hosts", f"host indices repeat in {group.hosts}; list each host once and use vms_per_host for more VMs")
             )
         for host in group.hosts or []:
             if host >= hosts:

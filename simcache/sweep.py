@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from simcache.engine import simulate
+from simcache.errors import ScenarioError
 from simcache.results import Result
 from simcache.scenario import Scenario, load_scenario
 
@@ -17,8 +18,11 @@ __all__ = ["grid_points", "result_row", "sweep"]
 _METRICS = ("count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
 
 
-def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+def grid_points(grid: Mapping[str, Sequence[Any]], source: str = "<grid>") -> list[dict[str, Any]]:
     """The Cartesian product of ``{dotted.path: [values]}`` as a list of override dicts."""
+    for path, values in grid.items():
+        if not isinstance(values, (list, tuple)) or not values:
+            raise ScenarioError(source, [(f"grid.{path}", f"must be a non-empty list of values, e.g. [{values!r}] (got {values!r})")])
     keys = list(grid)
     return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
 

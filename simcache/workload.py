@@ -37,31 +37,38 @@ class DutyClock:
     def __init__(self, duty: DutyCycle | None):
         self.duty = duty
 
-    def is_on(self, now: float) -> bool:
+    def on_window(self, now: float) -> tuple[float, float]:
+        """(start, end) of the on period that contains ``now`` or, if off, of the next one.
+
+        Both ends come from the cycle's index, not from ``now`` modulo the
+        cycle, so they are consistent under rounding and ``end > now`` always
+        (an on period ending within rounding distance of ``now`` is skipped).
+        Without an on/off cycle the window is ``(now, inf)``.
+        """
         duty = self.duty
         if duty is None or duty.shape != "onoff":
-            return True
+            return now, math.inf
         assert duty.on is not None and duty.off is not None
-        return (now + duty.phase) % (duty.on + duty.off) < duty.on
+        cycle = duty.on + duty.off
+        index = math.floor((now + duty.phase) / cycle)
+        while True:
+            start = index * cycle - duty.phase
+            end = start + duty.on
+            if end - now > 1e-9 * duty.on:
+                return max(start, now), end
+            index += 1
+
+    def is_on(self, now: float) -> bool:
+        return self.on_window(now)[0] == now
 
     def next_on(self, now: float) -> float:
         """Start of the next on period (``now`` if on)."""
-        duty = self.duty
-        if self.is_on(now) or duty is None:
-            return now
-        assert duty.on is not None and duty.off is not None
-        cycle = duty.on + duty.off
-        position = (now + duty.phase) % cycle
-        return now + (cycle - position)
+        return self.on_window(now)[0]
 
     def on_until(self, now: float) -> float:
-        """End of the current on period (infinite without an on/off cycle)."""
-        duty = self.duty
-        if duty is None or duty.shape != "onoff":
-            return math.inf
-        assert duty.on is not None and duty.off is not None
-        position = (now + duty.phase) % (duty.on + duty.off)
-        return now + (duty.on - position)
+        """End of the current on period (``now`` if off, infinite without an on/off cycle)."""
+        start, end = self.on_window(now)
+        return end if start == now else now
 
     def rate_factor(self, now: float) -> float:
         duty = self.duty
@@ -152,8 +159,7 @@ class IOStream:
         while True:
             gap = self._draw_gap()
             while True:
-                t = clock.next_on(t)
-                end = clock.on_until(t)
+                t, end = clock.on_window(t)
                 if t + gap < end:
                     t += gap
                     break

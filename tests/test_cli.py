@@ -171,7 +171,6 @@ def test_installed_entry_point_reports_errors_with_exit_2(tmp_path: Path) -> Non
     assert "Traceback" not in completed.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="bug: an open loop with an on/off duty cycle (on 0.3s, off 0.2s) hangs simulate() at t = 2.3s")
 def test_run_with_an_onoff_open_loop_finishes(tmp_path: Path) -> None:
     data = small()
     data["run"].update(duration="3s", sample_interval="0.5s")
@@ -280,7 +279,6 @@ def test_sweep_missing_scenario_file_exits_2(tmp_path: Path) -> None:
     assert "missing.toml" in stderr
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a [grid] value that is not a list crashes the sweep with TypeError (traceback, exit 1)")
 def test_sweep_grid_value_must_be_a_list(tmp_path: Path) -> None:
     grid = write_grid(tmp_path, '[grid]\n"groups.db.vms_per_host" = 2\n')
     code, _, stderr = call(["sweep", str(grid), "--duration", "0.5s"])
@@ -313,7 +311,6 @@ def test_run_duration_shorter_than_sample_interval_exits_2() -> None:
     assert "sample_interval" in stderr
 
 
-@pytest.mark.xfail(strict=True, reason="rough edge: a --duration problem is reported against '<overrides>', not the file or the flag")
 def test_run_duration_error_names_the_file_or_flag() -> None:
     _, _, stderr = call(["run", str(DEFAULT), "--duration", "0.2s"])
     assert str(DEFAULT) in stderr or "--duration" in stderr

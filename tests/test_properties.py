@@ -262,11 +262,6 @@ def test_onoff_clock_with_exact_periods_moves_on(on: float, off: float) -> None:
         assert clock.is_on(clock.next_on(end))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: float rounding leaves is_on(t) True with on_until(t) == t at some on-period ends "
-    "(on=0.3s, off=0.2s: t=2.3), so IOStream.next_gap() loops forever and simulate() hangs",
-)
 @pytest.mark.parametrize(("on", "off"), [(0.3, 0.2), (0.1, 0.2), (1.1, 0.9)])
 def test_onoff_clock_always_moves_on(on: float, off: float) -> None:
     """At every instant the clock is either off, or on with the on period ending strictly later."""

@@ -299,7 +299,6 @@ def test_to_json_content(result: Result) -> None:
     assert [row["group"] for row in data["breakdown"]] == list(result.breakdown["group"])
 
 
-@pytest.mark.xfail(strict=True, reason="bug: to_json() keeps NaN (empty summary rows), so `simcache run --json` prints invalid JSON")
 def test_to_json_is_strict_json(result: Result) -> None:
     data = result.to_json()
     json.dumps(data, allow_nan=False)
@@ -365,7 +364,6 @@ def test_a_run_with_no_io_still_has_a_summary() -> None:
     assert len(result.series) == 4
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a group with no measured I/O has no summary rows at all (not count 0)")
 def test_idle_group_still_has_summary_rows() -> None:
     result = simcache.simulate(idle_group())  # type: ignore[arg-type]
     rows = set(zip(result.summary["group"], result.summary["op"], strict=True))
@@ -373,7 +371,6 @@ def test_idle_group_still_has_summary_rows() -> None:
     assert ("idle", "read") in rows
 
 
-@pytest.mark.xfail(strict=True, reason="bug: with no writes at all, breakdown says the dominant component is local_tier")
 def test_breakdown_without_writes_names_no_dominant_component() -> None:
     data = small()
     data["groups"] = [data["groups"][1]]
@@ -385,7 +382,6 @@ def test_breakdown_without_writes_names_no_dominant_component() -> None:
     assert row["dominant"] not in {c.removesuffix("_ms") for c in COMPONENTS}
 
 
-@pytest.mark.xfail(strict=True, reason="bug: hosts = [0, 0] is accepted and both VMs are named 'db-h0-0', so their records merge")
 def test_vm_names_are_unique() -> None:
     data = small()
     data["groups"] = [data["groups"][0]]

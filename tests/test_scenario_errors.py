@@ -308,7 +308,6 @@ def test_host_index_out_of_range(tmp_path: Path, hosts: list[int]) -> None:
     assert "0..1" in message
 
 
-@pytest.mark.xfail(strict=True, reason="bug: hosts = [] is accepted; the group then silently runs no VMs")
 def test_group_on_no_hosts(tmp_path: Path) -> None:
     data = base()
     data["groups"][0]["hosts"] = []

@@ -4,8 +4,10 @@ Assumptions (see docs/architecture.md):
 - ``channels`` identical internal servers, first-come first-served. An
   operation holds a channel for its fixed latency and then its data transfer.
 - Data transfers of all channels share one pipe whose rate is the device's
-  read or write bandwidth, capped by the host's controller/bus bandwidth; the
-  pipe serves transfers in the order their channels reach it.
+  read or write bandwidth, capped by the host's controller/bus bandwidth. A
+  transfer takes the earliest idle stretch of the pipe, long enough for it,
+  after its channel has paid the latency: the pipe never idles while a ready
+  transfer fits, and transfers already booked are never moved.
 - Writes consume a pool of clean (pre-erased) bytes that garbage collection
   refills at ``gc_rate`` (a token bucket of depth ``clean_pool``); once it is
   empty, writes wait for refill: the sustained-write cliff.
@@ -20,12 +22,45 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_right
 
 from simcache.model.meter import BusyMeter
 from simcache.model.randomness import UniformStream
 from simcache.scenario import TierSpec
 
-__all__ = ["Tier"]
+__all__ = ["Tier", "TransferPipe"]
+
+
+class TransferPipe:
+    """Booked, non-overlapping transfer intervals of a shared pipe, earliest first."""
+
+    __slots__ = ("_ends", "_starts")
+
+    def __init__(self) -> None:
+        self._starts: list[float] = []
+        self._ends: list[float] = []
+
+    def book(self, now: float, ready: float, duration: float) -> float:
+        """Book ``duration`` seconds in the first idle stretch at or after ``ready``; return its start."""
+        starts, ends = self._starts, self._ends
+        done = 0
+        while done < len(ends) and ends[done] <= now:
+            done += 1
+        if done:
+            del starts[:done], ends[:done]
+        if not ends or ready >= ends[-1]:
+            starts.append(ready)
+            ends.append(ready + duration)
+            return ready
+        index = bisect_right(ends, ready)  # the first booking still running at `ready`
+        start = ready
+        while index < len(starts) and starts[index] - start < duration:
+            if ends[index] > start:
+                start = ends[index]
+            index += 1
+        starts.insert(index, start)
+        ends.insert(index, start + duration)
+        return start
 
 
 class Tier:
@@ -37,7 +72,7 @@ class Tier:
         self._stream = stream
         self._exponential = spec.service == "exponential"
         self._channel_free = [0.0] * spec.channels  # a heap of the times each channel is next free
-        self._pipe_free = 0.0
+        self._pipe = TransferPipe()
         cap = spec.controller_bandwidth or math.inf
         self._read_seconds_per_byte = 1.0 / min(spec.read_bandwidth, cap)
         self._write_seconds_per_byte = 1.0 / min(spec.write_bandwidth, cap)
@@ -73,11 +108,7 @@ class Tier:
             transfer = 0.0
         channels = self._channel_free
         start = channels[0] if channels[0] > ready else ready
-        transfer_start = start + latency
-        if transfer:
-            if self._pipe_free > transfer_start:
-                transfer_start = self._pipe_free
-            self._pipe_free = transfer_start + transfer
+        transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
         finish = transfer_start + transfer
         heapq.heapreplace(channels, finish)
         self.operations += 1
