@@ -151,20 +151,28 @@ def run_detached(steps: Generator[simpy.Event, Any, None]) -> None:
     start event nor its end event: this saves two scheduled events per I/O.
     The generator resumes from the callbacks of the events it yields.
     """
+    _Detached(steps).resume(None)
 
-    def resume(event: simpy.Event | None) -> None:
+
+class _Detached:
+    """The callback that resumes one detached generator (a bound method, so no reference cycle)."""
+
+    __slots__ = ("steps",)
+
+    def __init__(self, steps: Generator[simpy.Event, Any, None]):
+        self.steps = steps
+
+    def resume(self, event: simpy.Event | None) -> None:
         value = None if event is None else event._value
         while True:
             try:
-                target = steps.send(value)
+                target = self.steps.send(value)
             except StopIteration:
                 return
             if target.callbacks is not None:
-                target.callbacks.append(resume)
+                target.callbacks.append(self.resume)
                 return
             value = target._value  # already processed: carry on at once
-
-    resume(None)
 
 
 def _vmotion(model: Model, event: Event) -> Generator[simpy.Event, Any, None]:

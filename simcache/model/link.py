@@ -139,15 +139,13 @@ class FlowNetwork:
         if wire_bytes <= 0:
             _deliver(done, self.env.now + latency, latency)
             return
-        self._advance()
-        flow = _Flow(float(wire_bytes), ports, weight, latency, done)
-        self._flows.append(flow)
+        self._flows.append(_Flow(float(wire_bytes), ports, weight, latency, done))  # rate 0 until reshared
         for port in ports:
             port.weight_sum += weight
             port.share = port.capacity / port.weight_sum
             port.flows += 1
             self._ports[port] = None
-        self._reshare()
+        self._reshare(advance=True)
 
     def _advance(self) -> None:
         """Move every flow forward to now at its current rate."""
@@ -158,14 +156,23 @@ class FlowNetwork:
                 flow.remaining -= flow.rate * elapsed
         self._updated = now
 
-    def _reshare(self) -> None:
+    def _reshare(self, advance: bool = False) -> None:
         """Recompute every flow's rate; make sure a wake-up is due by the next completion.
 
-        This loop runs twice per transfer over every flow in flight: it is the
-        engine's hottest code, hence the unrolled two-port case.
+        With ``advance``, first move each flow forward to now at its old rate
+        (in the same pass). This loop runs twice per transfer over every flow
+        in flight: it is the engine's hottest code, hence the unrolled
+        two-port case.
         """
+        elapsed = 0.0
+        if advance:
+            now = self.env.now
+            elapsed = now - self._updated
+            self._updated = now
         soonest = math.inf
         for flow in self._flows:
+            if elapsed > 0.0:
+                flow.remaining -= flow.rate * elapsed
             ports = flow.ports
             if len(ports) == 2:
                 first, second = ports
