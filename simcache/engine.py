@@ -23,7 +23,7 @@ from simcache.model.link import FlowNetwork, Port, framed_bytes
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM, Record
 from simcache.results import Result, SeriesSample
-from simcache.scenario import Event, Group, Scenario, load_scenario
+from simcache.scenario import Group, HostFailure, Scenario, VMotion, load_scenario
 from simcache.workload import IOStream
 
 __all__ = ["Model", "build", "simulate"]
@@ -47,6 +47,7 @@ class Model:
     peer_fabric: Port | None = None
     samples: list[SeriesSample] = field(default_factory=list)
     vmotions: list[dict[str, float]] = field(default_factory=list)
+    failures: list[dict[str, float]] = field(default_factory=list)
 
     @property
     def ports(self) -> list[Port]:
@@ -96,7 +97,7 @@ def build(scenario: Scenario, seed: int) -> Model:
     for vm in vms:
         _start_workload(env, vm)
     for event in scenario.events:
-        env.process(_vmotion(model, event))
+        env.process(_vmotion(model, event) if isinstance(event, VMotion) else _host_failure(model, event))
     return model
 
 
@@ -127,7 +128,7 @@ def _closed_slot(env: simpy.Environment, vm: VM) -> Generator[simpy.Event, Any, 
     clock = stream.clock
     think = stream.workload.think_time
     gated = clock.duty is not None
-    while True:
+    while vm.host.alive:
         if gated and not clock.is_on(env.now):
             yield env.timeout(clock.next_on(env.now) - env.now)
         is_write, size, offset = stream.next_io()
@@ -140,6 +141,8 @@ def _open_loop(env: simpy.Environment, vm: VM) -> Generator[simpy.Event, Any, No
     stream = vm.stream
     while True:
         yield env.timeout(stream.next_gap(env.now))
+        if not vm.host.alive:
+            return
         is_write, size, offset = stream.next_io()
         run_detached(vm.io(is_write, size, offset))
 
@@ -175,7 +178,7 @@ class _Detached:
             value = target._value  # already processed: carry on at once
 
 
-def _vmotion(model: Model, event: Event) -> Generator[simpy.Event, Any, None]:
+def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
     env = model.env
     yield env.timeout(event.at)
     source = model.hosts[event.source_host]
@@ -192,6 +195,36 @@ def _vmotion(model: Model, event: Event) -> Generator[simpy.Event, Any, None]:
     for transfer in transfers:  # noqa: UP028 (SimPy sends values in; a list iterator cannot take them)
         yield transfer
     record["end_s"] = env.now
+
+
+def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, Any, None]:
+    """Kill a host: lose what only it held, hand replicated writes to a surviving holder, re-peer its peers' VMs."""
+    yield model.env.timeout(event.at)
+    host = model.hosts[event.host]
+    if not host.alive:
+        return
+    host.alive = False
+    backlog = host.destager.backlog_bytes
+    lost = handed_over = 0
+    for vm_index, offset, size, replicas, _ in host.destager.fail():
+        holders = [peer for peer in replicas if peer.alive]
+        if not holders:
+            lost += size
+            continue
+        adopter, others = holders[0], tuple(holders[1:])
+        adopter.replica_bytes -= size  # its replica copy is now the primary copy
+        adopter.destager.adopt((vm_index, offset, size, others, not others))
+        handed_over += size
+    host.replica_bytes = 0  # replicas of other hosts' data held here are gone
+    for other in model.hosts:
+        if other.alive:
+            other.destager.peer_failed(host)
+    for vm in model.vms:
+        if vm.host.alive:
+            vm.replace_peer(host, model.hosts)
+    model.failures.append(
+        {"host": event.host, "at_s": model.env.now, "backlog_bytes": backlog, "lost_bytes": lost, "handed_over_bytes": handed_over}
+    )
 
 
 def _sampler(

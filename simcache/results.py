@@ -37,6 +37,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from simcache.scenario import VMotion
+
 if TYPE_CHECKING:
     from simcache.engine import Model
 
@@ -119,6 +121,7 @@ class Result:
             "events_per_io": events / len(records) if len(records) else math.nan,
             "ios_per_wall_s": len(records) / wall_time_s if wall_time_s > 0 else math.nan,
             "vmotions": model.vmotions,
+            "failures": model.failures,
         }
         return cls(records, series, totals, meta)
 
@@ -322,13 +325,14 @@ def _totals(model: Model, records: pd.DataFrame) -> dict[str, Any]:
     duration = model.scenario.run.duration
     written = int(records.loc[records["op"] == "write", "size_bytes"].sum())
     peer_bytes = sum(host.peer_tx.carried_bytes for host in model.hosts)
-    vmotion_bytes = sum(e.size for e in model.scenario.events if e.kind == "vmotion")
+    vmotion_bytes = sum(e.size for e in model.scenario.events if isinstance(e, VMotion))
     storage_bytes = sum(host.storage_tx.carried_bytes + host.storage_rx.carried_bytes for host in model.hosts)
     return {
         "duration_s": duration,
         "vm_written_bytes": written,
         "destage_accepted_bytes": sum(h.destager.accepted_bytes for h in model.hosts),
         "destaged_bytes": sum(h.destager.destaged_bytes for h in model.hosts),
+        "data_lost_bytes": sum(f["lost_bytes"] for f in model.failures),
         "destage_backlog_bytes": sum(h.destager.backlog_bytes for h in model.hosts),
         "destage_batches": sum(h.destager.batches for h in model.hosts),
         "destage_runs": sum(h.destager.runs for h in model.hosts),

@@ -42,11 +42,13 @@ __all__ = [
     "DutyCycle",
     "Event",
     "Group",
+    "HostFailure",
     "LinkSpec",
     "Policy",
     "RunSpec",
     "Scenario",
     "TierSpec",
+    "VMotion",
     "Workload",
     "load_scenario",
 ]
@@ -347,8 +349,8 @@ class Group(_Spec):
         return REPLICAS[self.policy]
 
 
-class Event(_Spec):
-    """A scheduled event. ``vmotion``: a background transfer between two hosts' peer ports."""
+class VMotion(_Spec):
+    """A live migration at ``at``: a background transfer between two hosts' peer ports."""
 
     kind: Literal["vmotion"]
     at: Annotated[Seconds, Field(ge=0)]
@@ -360,6 +362,19 @@ class Event(_Spec):
     """Share weight against other flows on the same port (1 = one flow's fair share)."""
     streams: Annotated[int, Field(ge=1, le=64)] = 4
     """Parallel streams the migration opens; each takes a fair share."""
+
+
+class HostFailure(_Spec):
+    """A host dies at ``at``: its VMs stop, its unreplicated destage backlog is lost,
+    surviving replica holders destage the rest, and VMs that replicated to it pick another peer."""
+
+    kind: Literal["host_failure"]
+    at: Annotated[Seconds, Field(ge=0)]
+    host: Annotated[int, Field(ge=0)]
+
+
+Event = Annotated[VMotion | HostFailure, Field(discriminator="kind")]
+EVENT_KINDS: dict[str, type[_Spec]] = {"vmotion": VMotion, "host_failure": HostFailure}
 
 
 class RunSpec(_Spec):
@@ -461,8 +476,8 @@ def _loc(loc: tuple[Any, ...], data: Any) -> str:
         else:
             parts.append(str(part))
             node = node.get(part) if isinstance(node, dict) else None
-    # Pydantic adds pseudo-locations for constrained/union types; drop them.
-    noise = {"function-before[parse(), float]", "function-before[parse(), int]", "constrained-float", "constrained-int"}
+    # Pydantic adds pseudo-locations for constrained types and union tags; drop them.
+    noise = {"function-before[parse(), float]", "function-before[parse(), int]", "constrained-float", "constrained-int", *EVENT_KINDS}
     return ".".join(p for p in parts if p not in noise and not p.startswith("function-"))
 
 
@@ -484,6 +499,9 @@ def _allowed_fields(loc: tuple[Any, ...], data: Any) -> list[str]:
     for part in loc:
         if isinstance(part, int):
             continue
+        if part in EVENT_KINDS:  # the tag pydantic puts after an event's index
+            model = EVENT_KINDS[part]
+            continue
         field = model.model_fields.get(part) if hasattr(model, "model_fields") else None
         if field is None:
             return []
@@ -497,7 +515,7 @@ def _allowed_fields(loc: tuple[Any, ...], data: Any) -> list[str]:
                 model = found
                 break
         else:
-            return []
+            model = None  # a list of tagged unions: the tag that follows names the model
     return sorted(model.model_fields) if hasattr(model, "model_fields") else []
 
 
@@ -550,10 +568,11 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
             if host >= hosts:
                 problems.append((f"{where}.hosts", f"host index {host} does not exist; hosts are 0..{hosts - 1}"))
     for i, event in enumerate(scenario.events):
-        for field in ("source_host", "target_host"):
+        fields = ("host",) if isinstance(event, HostFailure) else ("source_host", "target_host")
+        for field in fields:
             if getattr(event, field) >= hosts:
                 problems.append((f"events.{i}.{field}", f"host index {getattr(event, field)} does not exist; hosts are 0..{hosts - 1}"))
-        if event.source_host == event.target_host:
+        if isinstance(event, VMotion) and event.source_host == event.target_host:
             problems.append((f"events.{i}.target_host", "a vMotion needs two different hosts"))
     if scenario.run.sample_interval > scenario.run.duration:
         problems.append(("run.sample_interval", "must not exceed run.duration"))

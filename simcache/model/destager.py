@@ -11,6 +11,9 @@ Assumptions (see docs/architecture.md):
   one sorted batch (shorter seeks: elevator order).
 - Data leaves the buffer, and peers drop their replica copies, only when the
   array has acknowledged the batch.
+- When the host fails, the flushers stop; every write not yet destaged is
+  either lost (no replica) or taken over by a surviving replica holder, whose
+  destager writes it to the array (see :meth:`fail` and :meth:`adopt`).
 """
 
 from __future__ import annotations
@@ -45,8 +48,11 @@ class Destager:
         self.single_copy_bytes = 0
         self._pending: deque[PendingWrite] = deque()
         self._waiting: deque[tuple[simpy.Event, PendingWrite]] = deque()
+        self._flushing: list[list[PendingWrite]] = []  # batches on their way to the array
         self._work: simpy.Event = env.event()
+        self.alive = True
         self.accepted_bytes = 0
+        self.adopted_bytes = 0
         self.destaged_bytes = 0
         self.batches = 0
         self.runs = 0
@@ -64,14 +70,55 @@ class Destager:
         return event
 
     def _accept(self, item: PendingWrite) -> None:
+        self.accepted_bytes += item[2]
+        self._enqueue(item)
+
+    def _enqueue(self, item: PendingWrite) -> None:
         size = item[2]
         self.backlog_bytes += size
-        self.accepted_bytes += size
         if item[4]:
             self.single_copy_bytes += size
         self._pending.append(item)
         if not self._work.triggered:
             self._work.succeed()
+
+    def adopt(self, item: PendingWrite) -> None:
+        """Take over destaging a failed primary's write whose replica this host holds.
+
+        The bytes are already stored here, so the buffer's capacity is not checked.
+        """
+        self.adopted_bytes += item[2]
+        self._enqueue(item)
+
+    def peer_failed(self, peer: Host) -> None:
+        """A host holding replicas of this buffer's writes died: those writes lose that copy.
+
+        Writes left with no replica become single copies (data at risk).
+        """
+        for queue in (self._pending, *self._flushing):
+            for i, item in enumerate(queue):
+                replicas = item[3]
+                if peer in replicas:
+                    kept = tuple(h for h in replicas if h is not peer)
+                    if not kept and not item[4]:
+                        self.single_copy_bytes += item[2]
+                    queue[i] = (item[0], item[1], item[2], kept, not kept)
+
+    def fail(self) -> list[PendingWrite]:
+        """The host died: stop flushing and return every write not yet destaged.
+
+        Writers waiting for space are dropped with their VMs; the backlog
+        counters drop to zero (the caller decides what was lost and what a
+        surviving replica holder takes over).
+        """
+        self.alive = False
+        items = [item for batch in self._flushing for item in batch] + list(self._pending)
+        self._flushing.clear()
+        self._pending.clear()
+        self._waiting.clear()
+        self.backlog_bytes = 0
+        self.single_copy_bytes = 0
+        return items
 
     def _take_batch(self) -> list[PendingWrite]:
         pending = self._pending
@@ -109,17 +156,27 @@ class Destager:
                 if self._work.triggered:
                     self._work = env.event()
                 yield self._work
+                if not self.alive:
+                    return
             batch = self._take_batch()
+            self._flushing.append(batch)
             nbytes = sum(item[2] for item in batch)
             runs = self.coalesce(batch)
             unique_bytes = sum(runs)  # overwrites within the batch are read and sent once
             read_done = host.tier.submit(env.now, unique_bytes, False)
             yield env.timeout(read_done - env.now)
+            if not self.alive:
+                return
             link = host.storage_tx.spec
             wire, packets = framed_bytes(link, unique_bytes)
             yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
+            if not self.alive:
+                return
             array_done = host.array.submit(env.now, runs, True, seek_scale=1.0 / (len(runs) + 1))
             yield env.timeout(array_done - env.now + link.latency)  # the array's acknowledgement
+            if not self.alive:
+                return  # the batch was handed to the replica holders when the host failed
+            self._flushing.remove(batch)
             self.batches += 1
             self.runs += len(runs)
             self._release(batch, nbytes)

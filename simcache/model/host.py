@@ -44,6 +44,7 @@ class Host:
         self.storage_tx = Port(f"{self.name}.storage.tx", spec.storage_link)
         self.storage_rx = Port(f"{self.name}.storage.rx", spec.storage_link)
         self.peer_fabric = peer_fabric
+        self.alive = True
         self.replica_bytes = 0  # peers' data held here until their primary destages it
         self.replica_payload_sent = 0.0  # replica bytes this host sent to peers (after compression)
         self.destager = Destager(env, spec.destager, self)

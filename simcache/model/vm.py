@@ -69,6 +69,20 @@ class VM:
         ack_wire, _ = framed_bytes(link, ACK_BYTES)
         self._ack_time = link.latency + ack_wire / link.bandwidth
 
+    def replace_peer(self, failed: Host, hosts: list[Host]) -> None:
+        """Replicate to another live host instead of ``failed`` (the next one around the ring).
+
+        With no live host left to take its place, the VM runs with one replica fewer.
+        """
+        if failed not in self.peers:
+            return
+        kept = [peer for peer in self.peers if peer is not failed]
+        count = len(hosts)
+        ring = [hosts[(self.host.index + i) % count] for i in range(1, count)]
+        spare = next((h for h in ring if h.alive and h not in kept), None)
+        self.peers = tuple(kept + ([spare] if spare is not None else []))
+        self._peer_paths = tuple(self.host.peer_path(peer) for peer in self.peers)
+
     def io(self, is_write: bool, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
         """Perform one I/O and record it."""
         if not is_write:
@@ -85,8 +99,9 @@ class VM:
         host.cache.insert(self.index, offset, size)
         finish = local_done
         critical_peer_tier = -1.0  # the slowest leg's peer-tier time; -1 while the local write is the slowest
-        if self.peers:
-            legs = [self._replicate(peer, path, size) for peer, path in zip(self.peers, self._peer_paths, strict=True)]
+        peers = self.peers
+        if peers:
+            legs = [self._replicate(peer, path, size) for peer, path in zip(peers, self._peer_paths, strict=True)]
             for event, _ in legs:
                 yield event
             for _, leg in legs:
@@ -97,12 +112,14 @@ class VM:
         if finish > env.now:
             yield env.timeout(finish - env.now)
         acked_at = env.now
+        if not host.alive:
+            return  # the host died under this I/O: the VM is gone, nothing is recorded
         # Components are taken from the clock so that they add up to the latency exactly.
         if critical_peer_tier < 0:
             local, network, peer_tier = acked_at - issued, 0.0, 0.0
         else:
             local, network, peer_tier = 0.0, (acked_at - issued) - critical_peer_tier, critical_peer_tier
-        wait = host.destager.admit((self.index, offset, size, self.peers, not self.peers))
+        wait = host.destager.admit((self.index, offset, size, peers, not peers))
         if wait is not None:
             yield wait
         now = env.now
@@ -155,6 +172,8 @@ class VM:
         if finish > env.now:
             yield env.timeout(finish - env.now)
         now = env.now
+        if not host.alive:
+            return
         if acked >= local_done:
             record = (0.0, (now - issued) - (array_done - arrived), array_done - arrived)
         else:
@@ -168,6 +187,8 @@ class VM:
         if host.cache.lookup(self.index, offset, size):
             done = host.tier.submit(issued, size, False)
             yield env.timeout(done - issued)
+            if not host.alive:
+                return
             self._records.append((self.index, False, size, issued, env.now, env.now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
             return
         link = host.storage_tx.spec
@@ -177,6 +198,8 @@ class VM:
         wire, packets = framed_bytes(link, size)
         yield host.network.transfer((host.array_tx, host.storage_rx), wire, packets, latency=link.latency)
         now = env.now
+        if not host.alive:
+            return
         host.tier.submit(now, size, True)  # fill the cache: costs tier write bandwidth, off the critical path
         host.cache.insert(self.index, offset, size)
         array_time = array_done - request_arrives

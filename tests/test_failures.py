@@ -1,0 +1,100 @@
+"""Host failure mid-burst (DOMAIN.md: "What happens when a host or a peer fails mid-burst: what is lost, what slows?").
+
+The policy table of DOMAIN.md says what a failure costs: under WB+0 everything
+the failed host had not destaged is lost; under WB+1 / WB+2 nothing is lost,
+a surviving replica holder destages it, and until then WB+1 data has one copy
+left (at risk) while WB+2 data still has two.
+
+Set-up: the 24-VM redundancy scenario, with writes spread over the working set
+(no coalescing) and a slow 14-spindle 7.2K array, so that a destage backlog
+builds up before host1 dies at t = 6 s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import simcache
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+FAILED = "host1"
+FAIL_AT = 6.0
+
+
+def run(policy: str) -> simcache.Result:
+    scenario = simcache.load_scenario(SCENARIOS / "redundancy_multiplier.toml")
+    return simcache.simulate(
+        scenario.with_overrides(
+            {
+                "groups.writers.policy": policy,
+                "groups.writers.workload.access": "uniform",
+                "array": {"profile": "array-14x7200", "port": "10GbE"},
+                "events": [{"kind": "host_failure", "at": FAIL_AT, "host": 1}],
+            }
+        )
+    )
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, simcache.Result]:
+    return {policy: run(policy) for policy in ("WB+0", "WB+1", "WB+2")}
+
+
+def backlog_before_failure(result: simcache.Result) -> float:
+    """The failed host's destage backlog at the last sample before the failure."""
+    return float(result.series.loc[result.series.index < FAIL_AT, f"backlog.{FAILED}"].iloc[-1])
+
+
+@pytest.mark.parametrize("policy", ["WB+0", "WB+1", "WB+2"])
+def test_bytes_are_conserved_across_a_failure(runs: dict[str, simcache.Result], policy: str) -> None:
+    """Accepted = destaged + still buffered + lost, to the byte, whatever the policy."""
+    totals = runs[policy].totals
+    assert totals["destage_accepted_bytes"] == totals["destaged_bytes"] + totals["destage_backlog_bytes"] + totals["data_lost_bytes"]
+
+
+def test_wb0_loses_exactly_what_the_failed_host_had_not_destaged(runs: dict[str, simcache.Result]) -> None:
+    """WB+0: the failed host's whole destage backlog is lost, and it was not empty (the array lags)."""
+    result = runs["WB+0"]
+    (failure,) = result.meta["failures"]
+    assert failure["at_s"] == FAIL_AT
+    assert backlog_before_failure(result) > 0
+    assert failure["lost_bytes"] == failure["backlog_bytes"] > 0
+    assert failure["handed_over_bytes"] == 0
+    assert result.totals["data_lost_bytes"] == failure["lost_bytes"]
+
+
+@pytest.mark.parametrize("policy", ["WB+1", "WB+2"])
+def test_replicated_policies_lose_nothing_and_hand_the_backlog_over(runs: dict[str, simcache.Result], policy: str) -> None:
+    (failure,) = runs[policy].meta["failures"]
+    assert failure["lost_bytes"] == 0
+    assert backlog_before_failure(runs[policy]) > 0
+    assert failure["handed_over_bytes"] == failure["backlog_bytes"] > 0
+    assert runs[policy].totals["data_lost_bytes"] == 0
+
+
+def test_wb1_data_is_at_risk_until_the_survivor_destages_it(runs: dict[str, simcache.Result]) -> None:
+    """WB+1: nothing is single-copy before the failure; right after it the handed-over and the
+    re-peered writes have one copy left; the survivors drain that to zero again.
+    WB+2 never has single-copy data: one failure leaves two copies."""
+    at_risk = runs["WB+1"].series["data_at_risk_bytes"]
+    assert (at_risk[at_risk.index < FAIL_AT] == 0).all()
+    assert at_risk[at_risk.index >= FAIL_AT].iloc[0] > 0  # the sample at 6 s is taken just after the failure
+    assert at_risk.iloc[-1] == 0
+    assert (runs["WB+2"].series["data_at_risk_bytes"] == 0).all()
+
+
+@pytest.mark.parametrize("policy", ["WB+0", "WB+1", "WB+2"])
+def test_failed_host_stops_and_its_peers_replicate_elsewhere(runs: dict[str, simcache.Result], policy: str) -> None:
+    """No I/O is issued on the dead host afterwards; survivors go on writing at the same rate, and no
+    replica traffic reaches the dead host's port once the legs in flight have landed (one sample later)."""
+    result = runs[policy]
+    records = result.records
+    assert not ((records["host"] == FAILED) & (records["issue_s"] > FAIL_AT)).any()
+    survivors = records[(records["host"] != FAILED) & (records["op"] == "write")]
+    before = (survivors["issue_s"] < FAIL_AT).sum() / FAIL_AT
+    after = (survivors["issue_s"] >= FAIL_AT).sum() / (result.window[1] - FAIL_AT)
+    assert after == pytest.approx(before, rel=0.02)  # evenly spaced arrivals: only edge effects differ
+    later = result.series.index > FAIL_AT + 2 * 0.5
+    assert (result.series.loc[later, f"util.{FAILED}.peer.rx"] == 0).all()
