@@ -128,6 +128,12 @@ def report(result: Result) -> str:
     ]
     name, utilization = result.bottleneck()
     lines.append(f"bottleneck: {name} at {utilization:.0%} mean utilization")
+    unfinished = totals["ios_unfinished_at_end"]
+    if unfinished > 0.01 * max(meta["ios"], 1):
+        lines.append(
+            f"note: {unfinished} I/Os were still unfinished at the end and are not in the tables "
+            f"(a lost host's I/Os, or an overloaded system: then the percentiles above are biased low)"
+        )
     return "\n".join(lines)
 
 

@@ -1,8 +1,10 @@
 """Build the SimPy model of a scenario, run it, and hand the raw figures to :mod:`simcache.results`.
 
-Randomness: one ``numpy.random.SeedSequence(seed)`` per run. Its first spawned
-child seeds the hosts' and the array's streams, the second the VMs'; each VM
-and component gets its own child, so adding a VM never changes another's draws.
+Randomness: every component's stream is a ``numpy.random.SeedSequence`` of the
+run's seed with a spawn key that names the component (see :func:`_stream_seed`):
+the array, host ``i``, and the VM ``k`` of group ``g`` on host ``h``. Adding a
+host, a VM or a group (at the end of the list) never changes another
+component's draws.
 """
 
 from __future__ import annotations
@@ -55,29 +57,31 @@ class Model:
         return [port for host in self.hosts for port in host.ports] + fabric + [self.array_rx, self.array_tx]
 
 
+_ARRAY, _HOST, _WORKLOAD, _PLACEMENT = range(4)  # first element of each component's spawn key
+
+
+def _stream_seed(seed: int, *key: int) -> np.random.SeedSequence:
+    """The seed of one component's stream: the run's seed, spawned along a key naming the component."""
+    return np.random.SeedSequence(seed, spawn_key=key)
+
+
 def build(scenario: Scenario, seed: int) -> Model:
     """Create every component of ``scenario`` in a fresh SimPy environment."""
     env = simpy.Environment()
-    root = np.random.SeedSequence(seed)
-    component_seeds, vm_seeds = root.spawn(2)
-    host_seeds = component_seeds.spawn(scenario.cluster.hosts + 2)
     network = FlowNetwork(env)
-    array = Array(scenario.array, UniformStream(host_seeds[-1]), span_fraction(scenario.array, scenario.data_bytes))
+    array_stream = UniformStream(_stream_seed(seed, _ARRAY))
+    array = Array(scenario.array, array_stream, span_fraction(scenario.array, scenario.data_bytes))
     array_rx = Port("array.rx", scenario.array.port)
     array_tx = Port("array.tx", scenario.array.port)
     fabric = Port("peer.fabric", scenario.cluster.peer_link) if scenario.cluster.peer_fabric == "shared" else None
     hosts = [
-        Host(env, i, scenario.cluster, UniformStream(host_seeds[i]), network, array, array_rx, array_tx, fabric)
+        Host(env, i, scenario.cluster, UniformStream(_stream_seed(seed, _HOST, i)), network, array, array_rx, array_tx, fabric)
         for i in range(scenario.cluster.hosts)
     ]
-    placement_stream = UniformStream(host_seeds[-2])
     records: list[Record] = []
     vms: list[VM] = []
-    group_seeds = vm_seeds.spawn(len(scenario.groups))
     for g, group in enumerate(scenario.groups):
-        host_indices = scenario.group_hosts(group)
-        seeds = group_seeds[g].spawn(len(host_indices) * group.vms_per_host)
-        for h, host_index in enumerate(host_indices):
+        for host_index in scenario.group_hosts(group):
             for k in range(group.vms_per_host):
                 host = hosts[host_index]
                 vm = VM(
@@ -86,9 +90,9 @@ def build(scenario: Scenario, seed: int) -> Model:
                     name=f"{group.name}-h{host_index}-{k}",
                     group=g,
                     host=host,
-                    peers=_peers(scenario, group, host_index, hosts, placement_stream),
+                    peers=_peers(scenario, group, host_index, hosts, UniformStream(_stream_seed(seed, _PLACEMENT, g, host_index, k))),
                     write_through=group.policy == "WT",
-                    stream=IOStream(group.workload, seeds[h * group.vms_per_host + k]),
+                    stream=IOStream(group.workload, _stream_seed(seed, _WORKLOAD, g, host_index, k)),
                     compression=scenario.cluster.compression,
                     records=records,
                 )

@@ -333,6 +333,7 @@ def _totals(model: Model, records: pd.DataFrame) -> dict[str, Any]:
         "destage_accepted_bytes": sum(h.destager.accepted_bytes for h in model.hosts),
         "destaged_bytes": sum(h.destager.destaged_bytes for h in model.hosts),
         "data_lost_bytes": sum(f["lost_bytes"] for f in model.failures),
+        "ios_unfinished_at_end": sum(vm.issued for vm in model.vms) - len(records),
         "destage_backlog_bytes": sum(h.destager.backlog_bytes for h in model.hosts),
         "destage_batches": sum(h.destager.batches for h in model.hosts),
         "destage_runs": sum(h.destager.runs for h in model.hosts),

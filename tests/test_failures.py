@@ -98,3 +98,39 @@ def test_failed_host_stops_and_its_peers_replicate_elsewhere(runs: dict[str, sim
     assert after == pytest.approx(before, rel=0.02)  # evenly spaced arrivals: only edge effects differ
     later = result.series.index > FAIL_AT + 2 * 0.5
     assert (result.series.loc[later, f"util.{FAILED}.peer.rx"] == 0).all()
+
+
+def test_unfinished_ios_are_counted() -> None:
+    """I/Os still in flight at the end are not records, but their number is reported."""
+    result = run("WB+1")
+    totals = result.totals
+    assert totals["ios_unfinished_at_end"] >= 0
+    overloaded = simcache.simulate(
+        simcache.load_scenario(SCENARIOS / "redundancy_multiplier_1gbe.toml").with_overrides(
+            {"cluster.peer_fabric": "shared", "events": [], "groups.writers.policy": "WB+2"}
+        ),
+        duration=1.5,
+    )
+    # 240 MB/s of replicas on a 125 MB/s segment: about half of the writes cannot finish.
+    assert overloaded.totals["ios_unfinished_at_end"] > 0.2 * len(overloaded.records)
+
+
+def test_adding_vms_or_hosts_leaves_other_streams_alone() -> None:
+    """Each VM's stream is keyed by (group, host, index): more VMs or hosts do not change its draws.
+
+    An open-loop VM's arrival times, operations and sizes depend on its own stream only.
+    """
+    scenario = simcache.load_scenario(SCENARIOS / "default.toml")
+    base = simcache.simulate(scenario, duration=2.0)
+    bigger = simcache.simulate(scenario.with_overrides({"groups.db.vms_per_host": 3, "cluster.hosts": 5}), duration=2.0)
+
+    def stream(result: simcache.Result) -> object:
+        rows = result.records[result.records["vm"] == "db-h1-0"].sort_values("issue_s")
+        return rows[["issue_s", "op", "size_bytes"]].reset_index(drop=True)
+
+    first, second = stream(base), stream(bigger)
+    # Records hold completed I/Os only, and the bigger cluster is slower, so match arrivals by time.
+    both = first.merge(second, on="issue_s", suffixes=("", "_bigger"))
+    assert len(both) >= 0.9 * min(len(first), len(second)) > 100
+    assert (both["op"] == both["op_bigger"]).all()
+    assert (both["size_bytes"] == both["size_bytes_bigger"]).all()

@@ -49,16 +49,22 @@ def test_array_receives_the_offered_write_rate_under_every_policy(multiplier_run
 
 @pytest.mark.parametrize(("policy", "replicas"), [("WB+0", 0), ("WB+1", 1), ("WB+2", 2)])
 def test_peer_traffic_multiplies_with_replicas(multiplier_runs: dict[str, simcache.Result], policy: str, replicas: int) -> None:
-    """Peer payload = replicas x written bytes exactly: 0 / 120 / 240 MB/s.
+    """Peer payload = replicas x written bytes: 0 / 120 / 240 MB/s.
 
+    Exactly so for the completed writes; a write still unfinished at the end
+    (not a record) may already have sent its replicas, so the payload lies
+    between replicas x written and replicas x (written + unfinished x 64 KiB).
     On the wire each 64 KiB replica is cut into ceil(65536 / 1460) = 45
-    packets of 78 bytes overhead at MTU 1500, a factor (65536 + 45 * 78) / 65536.
+    packets of 78 bytes overhead at MTU 1500, a factor (65536 + 45 * 78) / 65536;
+    a replica in flight at the end has carried only part of its bytes.
     """
     totals = multiplier_runs[policy].totals
-    assert totals["replica_payload_bytes"] == replicas * totals["vm_written_bytes"]
+    sent = totals["replica_payload_bytes"]
+    written = totals["vm_written_bytes"]
+    assert replicas * written <= sent <= replicas * (written + totals["ios_unfinished_at_end"] * 65536)
     assert totals["replica_payload_mb_s"] == pytest.approx(replicas * OFFERED_MB_S, rel=0.01)
     framing = (65536 + math.ceil(65536 / 1460) * 78) / 65536
-    assert totals["peer_wire_bytes"] == pytest.approx(framing * totals["replica_payload_bytes"], rel=1e-6)
+    assert framing * replicas * written * (1 - 1e-9) <= totals["peer_wire_bytes"] <= framing * sent * (1 + 1e-9)
 
 
 def test_replication_costs_latency_but_not_array_bandwidth(multiplier_runs: dict[str, simcache.Result]) -> None:

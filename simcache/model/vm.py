@@ -63,6 +63,7 @@ class VM:
         self._compressibility = stream.workload.compressibility
         self._records = records
         self.compressed_bytes_saved = 0.0
+        self.issued = 0  # I/Os started (recorded ones plus those unfinished at the end)
         link = host.peer_tx.spec
         self._peer_link = link
         self._peer_paths = tuple(host.peer_path(peer) for peer in peers)
@@ -85,6 +86,7 @@ class VM:
 
     def io(self, is_write: bool, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
         """Perform one I/O and record it."""
+        self.issued += 1
         if not is_write:
             return self._read(size, offset)
         if self.write_through:
