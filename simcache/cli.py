@@ -1,4 +1,4 @@
-"""Command line: ``simcache run|sweep|profiles``.
+"""Command line: ``simcache run|sweep|check|profiles``.
 
 Every subcommand goes through the public API; bad input prints the
 :class:`~simcache.errors.ScenarioError` message (file, field, fix) and exits 2.
@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from simcache.checks import CheckOutcome, iter_checks, scenario_files, validation_report
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.profiles import KINDS, list_profiles
@@ -53,6 +54,13 @@ def _parser() -> argparse.ArgumentParser:
     sweep_cmd.add_argument("--duration", type=_duration, default=None)
     sweep_cmd.add_argument("--out", type=Path, default=None, help="CSV file for the table (default: print it)")
 
+    check = sub.add_parser("check", help="run the [[expect]] checks of scenario files and print expected vs simulated")
+    check.add_argument("paths", nargs="+", type=Path, help="scenario TOML files or folders of them (e.g. scenarios/)")
+    check.add_argument("--seeds", type=int, default=None, help="seeds per check (default: each scenario's [check] seeds)")
+    check.add_argument("--duration", type=_duration, default=None, help="replace every run's duration (windows must still fit)")
+    check.add_argument("--report", type=Path, default=None, help="also write a Markdown validation report to this file")
+    check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
     profiles = sub.add_parser("profiles", help="list built-in tier, link, drive and array profiles with their sources")
     profiles.add_argument("kind", nargs="?", choices=list(KINDS), help="only this kind")
     return parser
@@ -65,6 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "sweep":
             return _sweep(args)
+        if args.command == "check":
+            return _check(args)
         return _profiles(args)
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -185,6 +195,36 @@ def _sweep(args: argparse.Namespace) -> int:
     else:
         print(table.to_string())
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    """Print one line per check as it is judged; exit 1 if any check fails, 130 if interrupted (finished lines stay)."""
+    files = scenario_files(args.paths)
+    if args.seeds is not None and args.seeds < 1:
+        raise ScenarioError("--seeds", [("--seeds", f"must be at least 1 (got {args.seeds})")])
+    for path in files:  # every file is valid before anything runs
+        load_scenario(path)
+    outcomes: list[CheckOutcome] = []
+
+    def progress(text: str) -> None:
+        if not args.quiet:
+            print(f"  running {text}", file=sys.stderr, flush=True)
+
+    for path in files:
+        scenario = load_scenario(path)
+        if not scenario.expect:
+            print(f"-     {path}: no [[expect]] checks")
+            continue
+        for outcome in iter_checks(path, seeds=args.seeds, duration=args.duration, progress=progress):
+            outcomes.append(outcome)
+            print(outcome.line(), flush=True)
+    failed = [o for o in outcomes if not o.passed]
+    print(f"\n{len(outcomes) - len(failed)} of {len(outcomes)} checks passed" + (f"; {len(failed)} failed" if failed else ""))
+    if args.report is not None:
+        command = "simcache check " + " ".join(str(p) for p in args.paths) + f" --report {args.report}"
+        args.report.write_text(validation_report(outcomes, command), "utf-8")
+        print(f"report written to {args.report}")
+    return 1 if failed else 0
 
 
 def _profiles(args: argparse.Namespace) -> int:

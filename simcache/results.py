@@ -326,6 +326,8 @@ def _totals(model: Model, records: pd.DataFrame) -> dict[str, Any]:
     written = int(records.loc[records["op"] == "write", "size_bytes"].sum())
     peer_bytes = sum(host.peer_tx.carried_bytes for host in model.hosts)
     vmotion_bytes = sum(e.size for e in model.scenario.events if isinstance(e, VMotion))
+    payload = sum(h.replica_payload_sent for h in model.hosts)
+    packets = sum(h.peer_tx.packets for h in model.hosts)
     storage_bytes = sum(host.storage_tx.carried_bytes + host.storage_rx.carried_bytes for host in model.hosts)
     return {
         "duration_s": duration,
@@ -343,15 +345,17 @@ def _totals(model: Model, records: pd.DataFrame) -> dict[str, Any]:
         "array_write_mb_s": model.array.bytes_written / duration / 1e6,
         "array_front_end_ios": model.array.front_end_ios,
         "array_back_end_ios": model.array.back_end_ios,
-        "replica_payload_bytes": sum(h.replica_payload_sent for h in model.hosts),
-        "replica_payload_mb_s": sum(h.replica_payload_sent for h in model.hosts) / duration / 1e6,
+        "replica_payload_bytes": payload,
+        "replica_payload_mb_s": payload / duration / 1e6,
         "peer_wire_bytes": peer_bytes,
         "peer_wire_mb_s": peer_bytes / duration / 1e6,
-        "peer_packets": sum(h.peer_tx.packets for h in model.hosts),
+        "peer_packets": packets,
+        "peer_packets_per_payload_mb": packets / (payload / 1e6) if payload else math.nan,
         "storage_wire_bytes": storage_bytes,
         "vmotion_bytes_scheduled": vmotion_bytes,
         "compression_saved_bytes": sum(vm.compressed_bytes_saved for vm in model.vms),
-        "tier_gc_wait_s": {h.name: h.tier.gc_wait_seconds for h in model.hosts},
+        "tier_gc_wait_s": sum(h.tier.gc_wait_seconds for h in model.hosts),
+        "tier_gc_wait_s_by_host": {h.name: h.tier.gc_wait_seconds for h in model.hosts},
         "cache_hits": sum(h.cache.hits for h in model.hosts),
         "cache_misses": sum(h.cache.misses for h in model.hosts),
     }

@@ -13,6 +13,7 @@ import pytest
 
 import simcache
 from simcache import Result, Scenario, ScenarioError
+from simcache.metrics import TOTALS
 from simcache.results import COMPONENTS
 
 SUMMARY_COLUMNS = ["group", "op", "count", "iops", "mb_s", "mean_ms", "mean_ci95_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"]
@@ -261,7 +262,14 @@ def test_totals(result: Result, scenario: Scenario) -> None:
     assert totals["peer_wire_bytes"] > totals["replica_payload_bytes"] > 0, "framing adds bytes on the wire"
     assert totals["array_write_mb_s"] == pytest.approx(totals["array_written_bytes"] / DURATION / 1e6)
     assert totals["peer_packets"] > 0
-    assert set(totals["tier_gc_wait_s"]) == {"host0", "host1", "host2"}
+    assert set(totals["tier_gc_wait_s_by_host"]) == {"host0", "host1", "host2"}
+    assert totals["tier_gc_wait_s"] == sum(totals["tier_gc_wait_s_by_host"].values())
+
+
+def test_every_numeric_total_is_in_the_metric_table(result: Result) -> None:
+    """Checks validate ``totals.<name>`` against simcache.metrics.TOTALS at load time, so the table must be complete."""
+    numeric = {name for name, value in result.totals.items() if not isinstance(value, dict)}
+    assert numeric == set(TOTALS)
 
 
 def test_replica_traffic_matches_policies(result: Result) -> None:

@@ -1,0 +1,422 @@
+"""Scenario checks: run a scenario's ``[[expect]]`` tables and judge them.
+
+A check is data in the scenario file: a metric of a selection of I/Os (a
+variant, group, op, host, time window), or a ratio of two selections, against
+a bound. :func:`iter_checks` runs every variant a scenario's checks need once
+per seed and yields one :class:`CheckOutcome` per check as soon as the runs it
+needs are done, so an interrupted check run keeps what it finished.
+
+A check passes only when its bound holds for every seed: a tolerance must
+cover the spread between seeds, not one lucky draw. Ratios are taken seed by
+seed (numerator and denominator share the seed, so common random numbers
+cancel part of the noise).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from simcache.engine import simulate
+from simcache.errors import ScenarioError
+from simcache.metrics import RECORD_METRICS, bound_value, metric_unit
+from simcache.results import Result
+from simcache.scenario import Expectation, Scenario, Selection, load_scenario
+from simcache.units import format_size
+
+__all__ = ["CheckOutcome", "iter_checks", "measure", "report_row", "report_section", "run_checks", "scenario_files", "validation_report"]
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """One check of one scenario, judged over several seeds."""
+
+    source: str
+    """The scenario file (or name)."""
+    scenario: str
+    observation: str
+    """The field observation the scenario reproduces (its ``[check] observation``)."""
+    name: str
+    description: str
+    field_figure: str
+    tolerance: str
+    metric: str
+    selection: str
+    """The selection in words: variant, group, op, host, window (and the ratio's other side)."""
+    expected: str
+    unit: str
+    low: float
+    high: float
+    """The bound as a closed interval in the metric's unit (infinite on an open side)."""
+    seeds: tuple[int, ...]
+    values: tuple[float, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(self._holds(v) for v in self.values)
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.values))
+
+    @property
+    def ci95(self) -> float:
+        """Half-width of the 95% confidence interval of the mean over seeds (Student t)."""
+        n = len(self.values)
+        if n < 2 or not all(math.isfinite(v) for v in self.values):
+            return math.nan
+        return float(stats.t.ppf(0.975, n - 1) * np.std(self.values, ddof=1) / math.sqrt(n))
+
+    @property
+    def failing_seeds(self) -> list[int]:
+        return [seed for seed, value in zip(self.seeds, self.values, strict=True) if not self._holds(value)]
+
+    @property
+    def simulated(self) -> str:
+        """Mean and range over the seeds, in the metric's unit."""
+        values = self.values
+        if len(values) == 1:
+            return _quantity(values[0], self.unit)
+        return (
+            f"{_quantity(self.mean, self.unit)} ({_number(min(values), self.unit)}..{_number(max(values), self.unit)}, {len(values)} seeds)"
+        )
+
+    def _holds(self, value: float) -> bool:
+        return math.isfinite(value) and self.low <= value <= self.high
+
+    def line(self) -> str:
+        """One readable line: verdict, where, what was expected, what was simulated."""
+        verdict = "pass" if self.passed else "FAIL"
+        text = f"{verdict}  {self.scenario}:{self.name}  {self.selection}: expected {self.expected}, simulated {self.simulated}"
+        if not self.passed:
+            seeds = self.failing_seeds
+            text += f"; fails for seed(s) {', '.join(map(str, seeds))}" if seeds else ""
+            if self.description:
+                text += f"  [{self.description}]"
+        return text
+
+
+def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Files to check: each path as given, folders expanded to their ``*.toml`` files (sorted)."""
+    files: list[Path] = []
+    for item in paths:
+        path = Path(item)
+        files += sorted(path.glob("*.toml")) if path.is_dir() else [path]
+    return files
+
+
+def run_checks(
+    source: str | Path | Scenario,
+    *,
+    seeds: int | Sequence[int] | None = None,
+    duration: float | None = None,
+    progress: Progress | None = None,
+) -> list[CheckOutcome]:
+    """All of a scenario's checks, judged over its seeds (see :func:`iter_checks`)."""
+    return list(iter_checks(source, seeds=seeds, duration=duration, progress=progress))
+
+
+def iter_checks(
+    source: str | Path | Scenario,
+    *,
+    seeds: int | Sequence[int] | None = None,
+    duration: float | None = None,
+    progress: Progress | None = None,
+) -> Iterator[CheckOutcome]:
+    """Run the variants the scenario's checks need and yield each check as soon as it can be judged.
+
+    ``seeds``: a count (seeds run.seed, run.seed + 1, ...) or explicit seeds;
+    the scenario's ``[check] seeds`` by default. ``duration`` replaces every
+    variant's run.duration (the windows of the checks must still fit).
+    """
+    scenario = load_scenario(source)
+    label = str(source) if not isinstance(source, Scenario) else scenario.name
+    if seeds is None:
+        seeds = scenario.check.seeds
+    seed_list = [scenario.run.seed + k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
+    sides = [_sides(expectation) for expectation in scenario.expect]
+    runs = {side.variant for pair in sides for side, _ in pair}
+    variants = {name: _for_check(scenario, name, duration, label) for name in runs}
+    measured: dict[tuple[int, int, int], float] = {}  # (check, side, seed index) -> value
+    done: set[str] = set()
+    for index, expectation in enumerate(scenario.expect):
+        for variant in dict.fromkeys(side.variant for side, _ in sides[index]):
+            if variant in done:
+                continue
+            for k, seed in enumerate(seed_list):
+                if progress is not None:
+                    progress(f"{label}: variant {variant}, seed {seed}")
+                result = simulate(variants[variant], seed=seed)
+                for j, pair in enumerate(sides):
+                    for s, (side, metric) in enumerate(pair):
+                        if side.variant == variant:
+                            measured[(j, s, k)] = _measure_checked(result, side, metric, label, j, scenario.expect[j])
+            done.add(variant)
+        yield _outcome(label, scenario, index, expectation, sides[index], measured, seed_list)
+
+
+def _sides(expectation: Expectation) -> list[tuple[Selection, str]]:
+    """The numerator and, for a ratio, the denominator: (selection, metric)."""
+    pair = [(Selection(**expectation.model_dump(include=set(Selection.model_fields))), expectation.metric)]
+    if expectation.over is not None:
+        over = {k: v for k, v in expectation.over.model_dump().items() if v is not None and k != "metric"}
+        pair.append((pair[0][0].model_copy(update=over), expectation.over.metric or expectation.metric))
+    return pair
+
+
+def _for_check(scenario: Scenario, variant: str, duration: float | None, label: str) -> Scenario:
+    run = scenario.variant(variant)
+    if run is scenario:
+        run = scenario.model_copy(update={"variants": {}, "expect": []})
+    if duration is None:
+        return run
+    try:
+        run = run.with_overrides({"run.duration": duration, "run.warmup": min(run.run.warmup, duration / 10)}, source=label)
+    except ScenarioError as exc:
+        raise ScenarioError(label, [("--duration", message) for _, message in exc.problems]) from None
+    for i, expectation in enumerate(scenario.expect):
+        for side, _ in _sides(expectation):
+            if side.variant == variant and side.window is not None and side.window[1] > duration:
+                raise ScenarioError(
+                    label,
+                    [
+                        (
+                            f"expect.{i}({expectation.name}).window",
+                            f"ends at {side.window[1]:g}s, after --duration {duration:g}s; run longer",
+                        )
+                    ],
+                )
+    return run
+
+
+def _measure_checked(result: Result, side: Selection, metric: str, label: str, index: int, expectation: Expectation) -> float:
+    try:
+        return measure(result, side, metric)
+    except KeyError as exc:
+        columns = ", ".join(c for c in result.series.columns)
+        raise ScenarioError(
+            label, [(f"expect.{index}({expectation.name}).metric", f"no series column {exc.args[0]!r}; columns: {columns}")]
+        ) from None
+
+
+def measure(result: Result, selection: Selection, metric: str) -> float:
+    """The value of ``metric`` for ``selection`` in one run's result (NaN when nothing is selected)."""
+    source, _, key = metric.partition(".")
+    if source == "totals" and metric not in RECORD_METRICS:
+        return float(result.totals[key])
+    if source == "series" and metric not in RECORD_METRICS:
+        return _series_value(result, selection, key)
+    records, span = _select(result, selection)
+    return _record_metric(records, span, metric)
+
+
+def _select(result: Result, selection: Selection) -> tuple[pd.DataFrame, float]:
+    records = result.records
+    if selection.window is None:
+        start, end = result.window
+    else:
+        start, end = selection.window
+    issued = records["issue_s"]
+    mask = (issued >= start) & (issued < end)
+    if selection.op != "any":
+        mask &= records["op"] == selection.op
+    if selection.group != "all":
+        mask &= records["group"] == selection.group
+    if selection.host is not None:
+        mask &= records["host"] == selection.host
+    return records[mask], end - start
+
+
+def _record_metric(records: pd.DataFrame, span: float, metric: str) -> float:
+    latency = records["latency_ms"].to_numpy()
+    if metric == "count":
+        return float(len(records))
+    if metric == "iops":
+        return len(records) / span
+    if metric == "mb_s":
+        return float(records["size_bytes"].sum()) / span / 1e6
+    if not len(records):
+        return math.nan
+    if metric == "mean_ms":
+        return float(latency.mean())
+    if metric == "max_ms":
+        return float(latency.max())
+    if metric in ("p50_ms", "p95_ms", "p99_ms", "p999_ms"):
+        q = {"p50_ms": 50, "p95_ms": 95, "p99_ms": 99, "p999_ms": 99.9}[metric]
+        return float(np.percentile(latency, q))
+    if metric == "mean_outstanding":
+        return float(latency.sum()) / 1e3 / span
+    if metric == "max_outstanding":
+        return float(_max_overlap(records["issue_s"].to_numpy(), records["complete_s"].to_numpy()))
+    return float(records[metric].mean())  # a latency component
+
+
+def _max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:
+    """The most intervals [start, end) open at one instant."""
+    times = np.concatenate((starts, ends))
+    steps = np.concatenate((np.ones(len(starts), dtype=np.int64), -np.ones(len(ends), dtype=np.int64)))
+    order = np.lexsort((steps, times))  # at equal times an end (-1) comes before a start
+    return int(np.cumsum(steps[order]).max()) if len(times) else 0
+
+
+def _series_value(result: Result, selection: Selection, column: str) -> float:
+    series = result.series[column]
+    start, end = result.window if selection.window is None else selection.window
+    part = series[(series.index > start) & (series.index <= end)]
+    if not len(part):
+        return math.nan
+    if selection.stat == "last":
+        return float(part.iloc[-1])
+    return float(getattr(part, selection.stat)())
+
+
+def _outcome(
+    label: str,
+    scenario: Scenario,
+    index: int,
+    expectation: Expectation,
+    sides: list[tuple[Selection, str]],
+    measured: dict[tuple[int, int, int], float],
+    seeds: list[int],
+) -> CheckOutcome:
+    ratio = expectation.over is not None
+    values = []
+    for k in range(len(seeds)):
+        value = measured[(index, 0, k)]
+        if ratio:
+            denominator = measured[(index, 1, k)]
+            value = value / denominator if denominator else math.nan
+        values.append(value)
+    low, high = _bounds(expectation, ratio)
+    unit = "" if ratio else metric_unit(expectation.metric)
+    return CheckOutcome(
+        source=label,
+        scenario=scenario.name,
+        observation=scenario.check.observation,
+        name=expectation.name,
+        description=expectation.observation,
+        field_figure=expectation.field_figure,
+        tolerance=expectation.tolerance,
+        metric=expectation.metric,
+        selection=_describe(sides),
+        expected=_expected_text(expectation, ratio, unit),
+        unit=unit,
+        low=low,
+        high=high,
+        seeds=tuple(seeds),
+        values=tuple(values),
+    )
+
+
+def _bounds(expectation: Expectation, ratio: bool) -> tuple[float, float]:
+    metric = expectation.metric
+    if expectation.approx is not None:
+        centre = bound_value(metric, expectation.approx, ratio=ratio)
+        spread = abs(centre) * (expectation.rel or 0.0)
+        return centre - spread, centre + spread
+    low = -math.inf if expectation.at_least is None else bound_value(metric, expectation.at_least, ratio=ratio)
+    high = math.inf if expectation.at_most is None else bound_value(metric, expectation.at_most, ratio=ratio)
+    return low, high
+
+
+def _expected_text(expectation: Expectation, ratio: bool, unit: str) -> str:
+    low, high = _bounds(expectation, ratio)
+    if expectation.approx is not None:
+        return f"{_quantity((low + high) / 2, unit)} +/- {expectation.rel:.0%}"
+    if math.isinf(low):
+        return f"<= {_quantity(high, unit)}"
+    if math.isinf(high):
+        return f">= {_quantity(low, unit)}"
+    return f"{_number(low, unit)}..{_quantity(high, unit)}"
+
+
+def _describe(sides: list[tuple[Selection, str]]) -> str:
+    parts = []
+    for side, metric in sides:
+        where = [side.variant]
+        if side.group != "all":
+            where.append(f"group {side.group}")
+        if side.op != "any" and metric in RECORD_METRICS:
+            where.append(side.op + "s")
+        if side.host is not None:
+            where.append(side.host)
+        if side.window is not None:
+            where.append(f"{side.window[0]:g}-{side.window[1]:g}s")
+        if metric.startswith("series.") and metric not in RECORD_METRICS:
+            where.append(side.stat)
+        parts.append(f"{metric} [{', '.join(where)}]")
+    return " / ".join(parts)
+
+
+def _number(value: float, unit: str) -> str:
+    if not math.isfinite(value):
+        return "n/a"
+    if unit == "bytes":
+        return format_size(value)
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.4g}"
+
+
+def _quantity(value: float, unit: str) -> str:
+    text = _number(value, unit)
+    return f"{text} {unit}" if unit and unit != "bytes" and text != "n/a" else text
+
+
+def validation_report(outcomes: Sequence[CheckOutcome], command: str) -> str:
+    """Markdown: a summary row per field observation, then a section with each observation's checks."""
+    groups = _by_observation(outcomes)
+    lines = [
+        "# Validation against the field observations",
+        "",
+        f"Generated by `{command}`; do not edit by hand. Each check must hold for every seed;",
+        "the simulated figure is the mean over seeds with the range in brackets. The field",
+        "observations are in DOMAIN.md; each scenario file explains its hardware and why its bounds are where they are.",
+        "",
+        "| Observation | Scenario files | Checks | Passed | Verdict |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [report_row(group) for group in groups.values()]
+    for group in groups.values():
+        lines += ["", report_section(group)]
+    return "\n".join(lines) + "\n"
+
+
+def _by_observation(outcomes: Sequence[CheckOutcome]) -> dict[str, list[CheckOutcome]]:
+    groups: dict[str, list[CheckOutcome]] = {}
+    for outcome in outcomes:
+        groups.setdefault(outcome.observation or outcome.scenario, []).append(outcome)
+    return groups
+
+
+def report_row(group: Sequence[CheckOutcome]) -> str:
+    """The summary-table row of one observation's checks."""
+    files = ", ".join(dict.fromkeys(f"`{Path(o.source).name}`" for o in group))
+    passed = sum(o.passed for o in group)
+    observation = group[0].observation or group[0].scenario
+    return f"| {observation} | {files} | {len(group)} | {passed} | {'pass' if passed == len(group) else 'FAIL'} |"
+
+
+def report_section(group: Sequence[CheckOutcome]) -> str:
+    """One observation's section: a row per check, then why the bounds are where they are."""
+    lines = [
+        f"## {group[0].observation or group[0].scenario}",
+        "",
+        "| Check | Field | Simulated | Expected | Verdict |",
+        "|---|---|---|---|---|",
+    ]
+    for o in group:
+        what = f"**{o.name}**: {o.description}<br>`{o.selection}`" if o.description else f"**{o.name}**<br>`{o.selection}`"
+        lines.append(f"| {what} | {o.field_figure or '-'} | {o.simulated} | {o.expected} | {'pass' if o.passed else 'FAIL'} |")
+    notes = [f"- **{o.name}**: {o.tolerance}" for o in group if o.tolerance]
+    if notes:
+        lines += ["", "Why these bounds:", "", *notes]
+    return "\n".join(lines)

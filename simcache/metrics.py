@@ -1,0 +1,97 @@
+"""The metric vocabulary shared by results, scenario checks and reports.
+
+One reference table per source of numbers: what each metric means and its
+unit. Scenario expectations (``[[expect]]``) name metrics from here, so a
+typo is caught when the scenario is loaded, not after a long run.
+"""
+
+from __future__ import annotations
+
+from simcache.units import UnitError, parse_bandwidth, parse_duration, parse_size
+
+__all__ = ["RECORD_METRICS", "TOTALS", "bound_value", "metric_unit"]
+
+RECORD_METRICS: dict[str, str] = {
+    "count": "completed I/Os in the selection",
+    "iops": "completed I/Os per second of the window",
+    "mb_s": "payload MB/s (10^6 bytes) of the window",
+    "mean_ms": "mean VM-observed latency",
+    "p50_ms": "median latency",
+    "p95_ms": "95th percentile latency",
+    "p99_ms": "99th percentile latency",
+    "p999_ms": "99.9th percentile latency",
+    "max_ms": "largest latency",
+    "mean_outstanding": "mean I/Os in flight (sum of latencies / window; Little's law)",
+    "max_outstanding": "most I/Os of the selection in flight at once",
+    "local_tier_ms": "mean time in the local tier (queue + service)",
+    "network_ms": "mean time on the network (replica legs, iSCSI transfers)",
+    "peer_tier_ms": "mean time in the peers' tiers beyond the network",
+    "destage_wait_ms": "mean wait for destage-buffer space",
+    "array_ms": "mean time in the backing array",
+}
+"""Computed from the I/O records selected by group, op, host and window."""
+
+TOTALS: dict[str, str] = {
+    "duration_s": "simulated seconds",
+    "vm_written_bytes": "bytes of completed VM writes",
+    "destage_accepted_bytes": "bytes accepted into destage buffers",
+    "destaged_bytes": "bytes written to the array by destagers",
+    "data_lost_bytes": "unreplicated buffered bytes lost to host failures",
+    "ios_unfinished_at_end": "I/Os issued but not complete when the run stopped",
+    "destage_backlog_bytes": "bytes still buffered for destaging at the end",
+    "destage_batches": "destage writes issued to the array",
+    "destage_runs": "buffered writes merged into those batches",
+    "replica_bytes_held": "replica bytes held on peers at the end",
+    "array_written_bytes": "bytes the array wrote (front end)",
+    "array_read_bytes": "bytes the array read (front end)",
+    "array_write_mb_s": "array front-end write rate over the whole run",
+    "array_front_end_ios": "I/Os the array received",
+    "array_back_end_ios": "disk operations after the RAID penalty",
+    "replica_payload_bytes": "replica payload sent to peers",
+    "replica_payload_mb_s": "replica payload rate over the whole run",
+    "peer_wire_bytes": "bytes on the peer network's wires, framing and vMotion included",
+    "peer_wire_mb_s": "peer wire rate over the whole run",
+    "peer_packets": "packets sent on the peer network",
+    "peer_packets_per_payload_mb": "peer packets per MB of replica payload (MTU efficiency)",
+    "storage_wire_bytes": "bytes on the storage network's wires",
+    "vmotion_bytes_scheduled": "bytes of vMotion transfers in the scenario",
+    "compression_saved_bytes": "replica payload bytes saved by compression",
+    "tier_gc_wait_s": "seconds writes waited for flash garbage collection, all hosts added up",
+    "cache_hits": "reads served by a tier",
+    "cache_misses": "reads that went to the array",
+}
+"""Whole-run totals (``Result.totals``), usable in checks as ``totals.<name>``."""
+
+_UNITS = (("_ms", "ms"), ("_bytes", "bytes"), ("_mb_s", "MB/s"), ("_s", "s"))
+
+
+def metric_unit(metric: str) -> str:
+    """The unit a metric is reported in, from its name's suffix ("" for counts and ratios)."""
+    name = "_" + metric.rpartition(".")[2]
+    for suffix, unit in _UNITS:
+        if name.endswith(suffix):
+            return unit
+    return ""
+
+
+def bound_value(metric: str, bound: float | str, *, ratio: bool = False) -> float:
+    """A check's bound as a number in the metric's unit: ``"5ms"`` -> 5.0 for a ``*_ms`` metric.
+
+    A ratio is a plain number, so it takes no unit.
+    """
+    if not isinstance(bound, str):
+        return float(bound)
+    unit = "" if ratio else metric_unit(metric)
+    try:
+        if unit == "ms":
+            return parse_duration(bound) * 1e3
+        if unit == "s":
+            return parse_duration(bound)
+        if unit == "bytes":
+            return float(parse_size(bound))
+        if unit == "MB/s":
+            return parse_bandwidth(bound) / 1e6
+        return float(bound)
+    except (UnitError, ValueError):
+        kind = "a ratio" if ratio else f"{metric} (unit {unit or 'none'})"
+        raise ValueError(f"cannot read bound {bound!r} for {kind}; give a number or a quantity such as '5ms', '120MB/s', '1GiB'") from None
