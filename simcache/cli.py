@@ -20,7 +20,7 @@ import pandas as pd
 from simcache.checks import CheckOutcome, iter_checks, scenario_files, validation_report
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
-from simcache.profiles import KINDS, list_profiles
+from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import COMPONENTS, Result
 from simcache.scenario import load_scenario
 from simcache.sweep import sweep
@@ -82,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
 
 
 def _progress(fraction: float) -> None:
@@ -230,10 +233,14 @@ def _check(args: argparse.Namespace) -> int:
 def _profiles(args: argparse.Namespace) -> int:
     for kind in [args.kind] if args.kind else list(KINDS):
         print(f"{kind} profiles:")
+        notes = field_notes(kind)
         for name, fields in list_profiles(kind).items():
             print(f"  {name}: {fields.get('description', '')}")
-            values = ", ".join(f"{k}={v}" for k, v in fields.items() if k not in ("description", "source"))
-            print(f"      {values}")
+            values = {k: str(v) for k, v in fields.items() if k not in ("description", "source")}
+            width = max((len(f"{k} = {v}") for k, v in values.items()), default=0)
+            for field, value in values.items():
+                note = notes.get(name, {}).get(field, "")
+                print(f"      {f'{field} = {value}':<{width}}  {note}".rstrip())
             print(f"      source: {fields.get('source', 'not given')}")
         print()
     return 0

@@ -63,6 +63,7 @@ class VM:
         self._compressibility = stream.workload.compressibility
         self._records = records
         self.compressed_bytes_saved = 0.0
+        self._compressing = False  # adaptive mode: whether this VM compressed its last replica
         self.issued = 0  # I/Os started (recorded ones plus those unfinished at the end)
         link = host.peer_tx.spec
         self._peer_link = link
@@ -134,11 +135,7 @@ class VM:
         payload = float(size)
         cpu = 0.0
         mode = self.compression.mode
-        if (
-            mode != "off"
-            and self._compressibility > 0
-            and (mode == "always" or host.peer_tx.recent_utilization >= self.compression.threshold)
-        ):
+        if mode != "off" and self._compressibility > 0 and (mode == "always" or self._link_busy()):
             cpu = size / self.compression.throughput
             saved = size * self._compressibility
             payload -= saved
@@ -157,6 +154,21 @@ class VM:
 
         event.callbacks.append(arrived)
         return event, leg
+
+    def _link_busy(self) -> bool:
+        """Adaptive mode: is the peer port busy enough to compress this replica?
+
+        The port's last-interval utilization is judged as it would be without
+        compression: while this VM compresses, the measured figure is scaled up
+        by 1 / (1 - compressibility). Judged on the raw figure, compression
+        that relieves a saturated link would switch itself off one interval
+        later and back on the next (flapping).
+        """
+        utilization = self.host.peer_tx.recent_utilization
+        if self._compressing:
+            utilization /= 1.0 - self._compressibility
+        self._compressing = utilization >= self.compression.threshold
+        return self._compressing
 
     def _write_through(self, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
         env = self.env
