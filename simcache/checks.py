@@ -27,10 +27,20 @@ from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.metrics import RECORD_METRICS, bound_value, metric_unit
 from simcache.results import Result
-from simcache.scenario import Expectation, Scenario, Selection, load_scenario
+from simcache.scenario import Expectation, Scenario, Selection, check_problems, load_scenario
 from simcache.units import format_size
 
-__all__ = ["CheckOutcome", "iter_checks", "measure", "report_row", "report_section", "run_checks", "scenario_files", "validation_report"]
+__all__ = [
+    "CheckOutcome",
+    "iter_checks",
+    "measure",
+    "prepare",
+    "report_row",
+    "report_section",
+    "run_checks",
+    "scenario_files",
+    "validation_report",
+]
 
 Progress = Callable[[str], None]
 
@@ -143,8 +153,7 @@ def iter_checks(
         seeds = scenario.check.seeds
     seed_list = [scenario.run.seed + k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
     sides = [_sides(expectation) for expectation in scenario.expect]
-    runs = {side.variant for pair in sides for side, _ in pair}
-    variants = {name: _for_check(scenario, name, duration, label) for name in runs}
+    variants = prepare(source, duration=duration)
     measured: dict[tuple[int, int, int], float] = {}  # (check, side, seed index) -> value
     done: set[str] = set()
     for index, expectation in enumerate(scenario.expect):
@@ -172,29 +181,39 @@ def _sides(expectation: Expectation) -> list[tuple[Selection, str]]:
     return pair
 
 
-def _for_check(scenario: Scenario, variant: str, duration: float | None, label: str) -> Scenario:
-    run = scenario.variant(variant)
-    if run is scenario:
-        run = scenario.model_copy(update={"variants": {}, "expect": []})
+def prepare(source: str | Path | Scenario, *, duration: float | None = None) -> dict[str, Scenario]:
+    """Validate a scenario's checks for this run and return the runs they need, by variant name.
+
+    Raises :class:`ScenarioError` (naming the check) before anything is
+    simulated: a bad variant, or a window that ends after its run (with
+    ``duration`` replacing every run's duration).
+    """
+    scenario = load_scenario(source)
+    label = str(source) if not isinstance(source, Scenario) else scenario.name
+    problems = check_problems(scenario)
+    if problems:
+        raise ScenarioError(label, problems)
+    needed = dict.fromkeys(side.variant for expectation in scenario.expect for side, _ in _sides(expectation))
+    runs = {name: _run_for(scenario, name, duration, label) for name in needed}
+    for i, expectation in enumerate(scenario.expect):
+        for side, _ in _sides(expectation):
+            end = runs[side.variant].run.duration
+            if side.window is not None and side.window[1] > end:
+                fix = f"--duration {duration:g}s is too short" if duration is not None else "lengthen its run.duration"
+                raise ScenarioError(
+                    label, [(f"expect.{i}({expectation.name}).window", f"ends at {side.window[1]:g}s, after the run ({end:g}s); {fix}")]
+                )
+    return runs
+
+
+def _run_for(scenario: Scenario, variant: str, duration: float | None, label: str) -> Scenario:
+    run = scenario.variant(variant).model_copy(update={"variants": {}, "expect": []})
     if duration is None:
         return run
     try:
-        run = run.with_overrides({"run.duration": duration, "run.warmup": min(run.run.warmup, duration / 10)}, source=label)
+        return run.with_overrides({"run.duration": duration, "run.warmup": min(run.run.warmup, duration / 10)}, source=label)
     except ScenarioError as exc:
         raise ScenarioError(label, [("--duration", message) for _, message in exc.problems]) from None
-    for i, expectation in enumerate(scenario.expect):
-        for side, _ in _sides(expectation):
-            if side.variant == variant and side.window is not None and side.window[1] > duration:
-                raise ScenarioError(
-                    label,
-                    [
-                        (
-                            f"expect.{i}({expectation.name}).window",
-                            f"ends at {side.window[1]:g}s, after --duration {duration:g}s; run longer",
-                        )
-                    ],
-                )
-    return run
 
 
 def _measure_checked(result: Result, side: Selection, metric: str, label: str, index: int, expectation: Expectation) -> float:

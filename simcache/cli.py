@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from simcache.checks import CheckOutcome, iter_checks, scenario_files, validation_report
+from simcache.checks import CheckOutcome, iter_checks, prepare, scenario_files, validation_report
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.profiles import KINDS, field_notes, list_profiles
@@ -205,8 +205,8 @@ def _check(args: argparse.Namespace) -> int:
     files = scenario_files(args.paths)
     if args.seeds is not None and args.seeds < 1:
         raise ScenarioError("--seeds", [("--seeds", f"must be at least 1 (got {args.seeds})")])
-    for path in files:  # every file is valid before anything runs
-        load_scenario(path)
+    for path in files:  # every file and its checks are valid before anything runs
+        prepare(path, duration=args.duration)
     outcomes: list[CheckOutcome] = []
 
     def progress(text: str) -> None:

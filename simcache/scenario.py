@@ -127,6 +127,9 @@ class TierSpec(_Profiled):
     capacity: PositiveBytes
     clean_pool: Annotated[Bytes, Field(ge=0)] | None = None
     gc_rate: PositiveRate | None = None
+    gc_pass: Annotated[Bytes, Field(ge=0)] | None = None
+    """Mean bytes one foreground garbage-collection pass reclaims (exponentially distributed; see
+    model/tier.py). Unset or 0: garbage collection refills the clean pool smoothly."""
     volatile: bool = False
     service: Literal["deterministic", "exponential"] = "deterministic"
     """Service-time distribution; ``exponential`` exists to check the model against M/M/c theory."""
@@ -135,6 +138,8 @@ class TierSpec(_Profiled):
     def _cliff_complete(self) -> TierSpec:
         if (self.clean_pool is None) != (self.gc_rate is None):
             raise ValueError("clean_pool and gc_rate go together: set both (a sustained-write cliff) or neither")
+        if self.gc_pass and self.clean_pool is None:
+            raise ValueError("gc_pass needs a sustained-write cliff: set clean_pool and gc_rate too")
         return self
 
 
@@ -529,7 +534,7 @@ class Scenario(_Spec):
                 # Switching profile takes all of the new profile's values, not just its name.
                 path, value = path.removesuffix(".profile"), {"profile": value}
             _set_path(data, path, value, source)
-        return _validate(data, source)
+        return _validate(data, source, checks=False)
 
 
 def _set_path(data: dict[str, Any], path: str, value: Any, source: str) -> None:
@@ -622,7 +627,13 @@ def _allowed_fields(loc: tuple[Any, ...], data: Any) -> list[str]:
     return sorted(model.model_fields) if hasattr(model, "model_fields") else []
 
 
-def _validate(data: Mapping[str, Any], source: str) -> Scenario:
+def _validate(data: Mapping[str, Any], source: str, *, checks: bool = True) -> Scenario:
+    """Schema, then cross-field rules; with ``checks`` also the variants and [[expect]] tables.
+
+    Overrides skip the checks part: a shorter run or a changed base must not be
+    refused because of a check's window or a variant; :mod:`simcache.checks`
+    validates those again before it runs anything.
+    """
     raw = copy.deepcopy(dict(data))
     try:
         scenario = Scenario.model_validate(raw)
@@ -630,6 +641,8 @@ def _validate(data: Mapping[str, Any], source: str) -> Scenario:
         problems = [(_loc(e["loc"], raw), _message(e, raw)) for e in exc.errors()]
         raise ScenarioError(source, problems) from None
     problems = _semantic_problems(scenario)
+    if checks:
+        problems += check_problems(scenario)
     if problems:
         raise ScenarioError(source, problems)
     return scenario
@@ -691,11 +704,10 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
         )
     if not math.isfinite(scenario.run.duration):
         problems.append(("run.duration", "must be finite"))
-    problems += _check_problems(scenario)
     return problems
 
 
-def _check_problems(scenario: Scenario) -> list[tuple[str, str]]:
+def check_problems(scenario: Scenario) -> list[tuple[str, str]]:
     """Variants must apply cleanly; expectations must name things that exist."""
     problems: list[tuple[str, str]] = []
     runs: dict[str, Scenario] = {BASE: scenario}

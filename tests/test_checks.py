@@ -246,8 +246,15 @@ def test_results_are_deterministic_per_seed() -> None:
 
 def test_duration_override_must_leave_room_for_windows() -> None:
     scenario = simcache.load_scenario(small(expect=[{**CHECK, "window": ["0.5s", "0.9s"]}]))
-    with pytest.raises(ScenarioError, match=r"after --duration 0\.6s"):
+    with pytest.raises(ScenarioError, match=r"after the run \(0\.6s\); --duration 0\.6s is too short"):
         run_checks(scenario, duration=0.6)
+
+
+def test_a_shorter_run_is_not_refused_because_of_a_check() -> None:
+    """Checks are validated when a file loads and before checks run, not on every override or short run."""
+    scenario = simcache.load_scenario(small(expect=[{**CHECK, "window": ["0.5s", "0.9s"]}], variants={"wb2": {"groups.app.policy": "WB+1"}}))
+    shorter = scenario.with_overrides({"run.duration": "0.3s", "run.warmup": 0})
+    assert simcache.simulate(shorter).meta["simulated_s"] == 0.3
 
 
 def test_a_missing_series_column_is_named_after_the_run() -> None:

@@ -11,6 +11,13 @@ Assumptions (see docs/architecture.md):
 - Writes consume a pool of clean (pre-erased) bytes that garbage collection
   refills at ``gc_rate`` (a token bucket of depth ``clean_pool``); once it is
   empty, writes wait for refill: the sustained-write cliff.
+- With ``gc_pass`` set, an exhausted pool is refilled in foreground
+  garbage-collection passes instead of smoothly: the write that finds the
+  pool empty stalls the device's writes until GC has paid back the deficit
+  plus a reclaimed lump drawn from an exponential law with mean ``gc_pass``
+  (the tier's own random stream). The long-run write rate is still
+  ``gc_rate``, but the waiting comes in sporadic long stalls rather than as a
+  uniform slowdown of every write.
 
 Because service is first-come first-served and each operation's service time
 is known when it is submitted, the completion time is computed at submission
@@ -80,6 +87,7 @@ class Tier:
         self._pool = self._pool_depth
         self._pool_time = 0.0
         self._gc_rate = spec.gc_rate or math.inf
+        self._gc_pass = float(spec.gc_pass or 0)
         self._in_system: list[float] = []  # completion times of operations not yet sampled as done
         self.operations = 0
         self.bytes_read = 0
@@ -117,18 +125,29 @@ class Tier:
         return finish
 
     def _take_clean_bytes(self, now: float, size: int) -> float:
-        """Token bucket of clean space: return when a write of ``size`` may start."""
-        pool = self._pool + (now - self._pool_time) * self._gc_rate
+        """Token bucket of clean space: return when a write of ``size`` may start.
+
+        The pool is known at ``_pool_time``, which lies in the future while a
+        garbage-collection stall is under way: a write arriving then starts
+        when the stall ends. A write that overdraws the pool stalls until GC
+        has refilled the deficit plus one reclaimed lump (0 without
+        ``gc_pass``, which gives the smooth bucket: each waiting write starts
+        as soon as its own bytes are refilled).
+        """
+        start = now if now > self._pool_time else self._pool_time
+        pool = self._pool + (start - self._pool_time) * self._gc_rate
         if pool > self._pool_depth:
             pool = self._pool_depth
         pool -= size
-        self._pool = pool
-        self._pool_time = now
         if pool >= 0:
-            return now
-        wait = -pool / self._gc_rate
-        self.gc_wait_seconds += wait
-        return now + wait
+            self._pool = pool
+            self._pool_time = start
+        else:
+            reclaimed = self._stream.exponential(self._gc_pass) if self._gc_pass else 0.0
+            self._pool = reclaimed
+            self._pool_time = start = start + (reclaimed - pool) / self._gc_rate
+        self.gc_wait_seconds += start - now
+        return start
 
     def in_system(self, now: float) -> int:
         """Operations submitted and not complete at ``now`` (for sampling queue length)."""
