@@ -23,7 +23,7 @@ from simcache.errors import ScenarioError
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import COMPONENTS, Result
 from simcache.scenario import load_scenario
-from simcache.sweep import sweep
+from simcache.sweep import SweepProgress, sweep, sweep_summary
 from simcache.units import UnitError, parse_duration
 
 __all__ = ["main"]
@@ -53,6 +53,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     sweep_cmd.add_argument("--duration", type=_duration, default=None)
     sweep_cmd.add_argument("--out", type=Path, default=None, help="CSV file for the table (default: print it)")
+    sweep_cmd.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core; 1 = no pool)")
+    sweep_cmd.add_argument("--scheduler", default=None, help='run on Dask: a scheduler address (tcp://host:8786) or "local"')
+    sweep_cmd.add_argument("--store", type=Path, default=None, help="SQLite file that rows stream into; rerun with it to resume")
+    sweep_cmd.add_argument(
+        "--until",
+        default=None,
+        metavar="METRIC=WIDTH",
+        help="add seeds until METRIC's 95%% interval is within WIDTH of its mean, e.g. all.write.mean_ms=0.05",
+    )
+    sweep_cmd.add_argument("--max-seeds", type=int, default=30, help="most seeds per point with --until (default 30)")
+    sweep_cmd.add_argument("--summary", action="store_true", help="one row per point: mean and 95%% interval over seeds")
 
     check = sub.add_parser("check", help="run the [[expect]] checks of scenario files and print expected vs simulated")
     check.add_argument("paths", nargs="+", type=Path, help="scenario TOML files or folders of them (e.g. scenarios/)")
@@ -185,13 +196,27 @@ def _sweep(args: argparse.Namespace) -> int:
     scenario_path = Path(spec["scenario"])
     if not scenario_path.is_absolute() and not scenario_path.exists():
         scenario_path = args.grid.parent / scenario_path
+    until = None
+    if args.until is not None:
+        metric, _, width = args.until.partition("=")
+        try:
+            until = (metric, float(width))
+        except ValueError:
+            raise ScenarioError("--until", [("--until", f"write METRIC=WIDTH, e.g. all.write.mean_ms=0.05 (got {args.until!r})")]) from None
     table = sweep(
         load_scenario(scenario_path),
         spec["grid"],
         seeds=spec.get("seeds", [1]),
         duration=args.duration,
-        progress=lambda done, total: print(f"  {done}/{total} points", file=sys.stderr),
+        workers=args.workers,
+        scheduler=args.scheduler,
+        store=args.store,
+        until=until,
+        max_seeds=args.max_seeds,
+        progress=_sweep_progress,
     )
+    if args.summary:
+        table = sweep_summary(table, list(spec["grid"]))
     if args.out is not None:
         table.to_csv(args.out, index=False)
         print(f"{len(table)} rows written to {args.out}")
@@ -228,6 +253,13 @@ def _check(args: argparse.Namespace) -> int:
         args.report.write_text(validation_report(outcomes, command), "utf-8")
         print(f"report written to {args.report}")
     return 1 if failed else 0
+
+
+def _sweep_progress(state: SweepProgress) -> None:
+    eta = "" if math.isnan(state.eta_s) else f", about {state.eta_s:.0f}s left"
+    resumed = f" ({state.skipped} from the store)" if state.skipped else ""
+    end = "\n" if state.done == state.total or not sys.stderr.isatty() else ""
+    print(f"\r  {state.done}/{state.total} runs done{resumed}{eta}   ", end=end, file=sys.stderr, flush=True)
 
 
 def _profiles(args: argparse.Namespace) -> int:

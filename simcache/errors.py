@@ -20,3 +20,7 @@ class ScenarioError(ValueError):
         lines = [f"{source}: invalid scenario ({len(self.problems)} problem(s))"]
         lines += [f"  {path or '(top level)'}: {message}" for path, message in self.problems]
         super().__init__("\n".join(lines))
+
+    def __reduce__(self) -> tuple[type[ScenarioError], tuple[str, list[tuple[str, str]]]]:
+        # Rebuilt from its parts when it crosses a process boundary (a sweep worker).
+        return (ScenarioError, (self.source, self.problems))

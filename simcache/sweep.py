@@ -1,21 +1,74 @@
-"""Sweeps: run a scenario over a grid of overrides and seeds (serially, in this process)."""
+"""Sweeps: run a scenario over a grid of overrides and seeds, in parallel, resumably.
+
+A sweep is a list of tasks (grid point x seed). Each task is one
+:func:`~simcache.engine.simulate` call reduced to a flat row
+(:func:`result_row`). Tasks run
+
+- in this process (``workers=1``),
+- on a local process pool (``workers=N``, the default uses every core), or
+- on Dask (``client=`` a ``dask.distributed.Client``, or ``scheduler=`` an
+  address such as ``"tcp://10.0.0.5:8786"``; ``scheduler="local"`` starts a
+  local Dask cluster for the sweep and shuts it down after).
+
+With ``store=`` a SQLite file, each row is written as soon as its task
+finishes. Rerunning the same sweep with the same store skips the tasks
+already there, so an interrupted sweep completes without recomputation.
+Rows carry no wall-clock figures, and the table is assembled in grid order,
+so a resumed sweep returns exactly the table of an uninterrupted one.
+
+:func:`sweep_summary` turns the rows into per-point means and 95% confidence
+intervals over the seeds; ``until=`` adds seeds to a point until the
+interval of a chosen metric is narrow enough.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import json
+import math
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import ExitStack, closing
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
+from simcache import __version__
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.results import Result
 from simcache.scenario import Scenario, load_scenario
 
-__all__ = ["grid_points", "result_row", "sweep"]
+__all__ = ["SweepProgress", "grid_points", "result_row", "sweep", "sweep_summary"]
 
 _METRICS = ("count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """Where a sweep stands: tasks done (skipped ones included) of the total, and an ETA."""
+
+    done: int
+    total: int
+    skipped: int
+    elapsed_s: float
+
+    @property
+    def eta_s(self) -> float:
+        """Seconds left at the rate of the tasks computed so far (NaN before the first one)."""
+        computed = self.done - self.skipped
+        if computed <= 0:
+            return math.nan
+        return self.elapsed_s / computed * (self.total - self.done)
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]], source: str = "<grid>") -> list[dict[str, Any]]:
@@ -28,7 +81,10 @@ def grid_points(grid: Mapping[str, Sequence[Any]], source: str = "<grid>") -> li
 
 
 def result_row(result: Result) -> dict[str, Any]:
-    """One flat row of a result: ``<group>.<op>.<metric>`` for every summary cell, plus totals."""
+    """One flat row of a result: ``<group>.<op>.<metric>`` for every summary cell, plus totals.
+
+    No wall-clock figures: the same scenario and seed always give the same row.
+    """
     row: dict[str, Any] = {}
     for record in result.summary.to_dict(orient="records"):
         for metric in _METRICS:
@@ -40,34 +96,277 @@ def result_row(result: Result) -> dict[str, Any]:
     row["bottleneck_utilization"] = utilization
     for key in ("array_write_mb_s", "peer_wire_mb_s", "destage_backlog_bytes"):
         row[key] = result.totals[key]
-    row["wall_time_s"] = result.meta["wall_time_s"]
-    return row
+    return {key: _plain(value) for key, value in row.items()}
+
+
+def _plain(value: Any) -> Any:
+    """Python int/float/str (numpy scalars converted): rows survive a JSON round trip unchanged."""
+    if isinstance(value, (np.integer, int)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return float(value)
+    return value
 
 
 def sweep(
-    scenario: Scenario | str | Mapping[str, Any],
+    scenario: Scenario | str | Path | Mapping[str, Any],
     grid: Mapping[str, Sequence[Any]],
     *,
     seeds: Iterable[int] = (1,),
     duration: float | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
+    client: Any = None,
+    scheduler: str | None = None,
+    store: str | Path | None = None,
+    until: tuple[str, float] | None = None,
+    max_seeds: int = 30,
+    progress: Callable[[SweepProgress], None] | None = None,
 ) -> pd.DataFrame:
-    """Simulate every grid point with every seed; one row per point and seed.
+    """Simulate every grid point with every seed; one row per point and seed, in grid order.
 
     ``grid`` maps dotted scenario paths to lists of values, e.g.
     ``{"cluster.peer_link": ["1GbE", "10GbE"], "groups.db.policy": ["WB+1", "WB+2"]}``.
     Each row holds the point's values, ``seed`` and :func:`result_row`'s columns.
+
+    ``workers``: local processes (default: one per core; 1 runs in this
+    process). ``client`` / ``scheduler``: run on Dask instead. ``store``: a
+    SQLite file that rows stream into and that a rerun resumes from.
+    ``until=(metric, relative_half_width)``: after ``seeds``, add seeds to each
+    point (up to ``max_seeds``) until the 95% interval of ``metric`` (a row
+    column such as ``"all.write.mean_ms"``) is within that fraction of its mean.
     """
     base = load_scenario(scenario)
     points = grid_points(grid)
+    variants = [base.with_overrides(point, source=f"<sweep point {point}>") for point in points]  # every point valid first
     seed_list = list(seeds)
-    total = len(points) * len(seed_list)
+    bad = [seed for seed in seed_list if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0]
+    if not seed_list or bad:
+        raise ScenarioError("<sweep>", [("seeds", f"give a list of seeds, whole numbers >= 0 (got {seed_list!r})")])
+    if until is not None and until[0] in points[0]:
+        raise ScenarioError("<sweep>", [("until", f"{until[0]!r} is a grid column; name a result column such as 'all.write.mean_ms'")])
+    with ExitStack() as stack:
+        runner = _Runner.open(stack, workers=workers, client=client, scheduler=scheduler)
+        cache = _Store(Path(store)) if store is not None else None
+        if cache is not None:
+            stack.enter_context(closing(cache))
+        tasks = [(i, seed) for i in range(len(points)) for seed in seed_list]
+        rows = _run(tasks, variants, duration, runner, cache, progress)
+        while until is not None:
+            extra = _seeds_wanted(points, rows, seed_list, until, max_seeds)
+            if not extra:
+                break
+            more = [(i, seed) for i, seeds_for_point in extra.items() for seed in seeds_for_point]
+            rows.update(_run(more, variants, duration, runner, cache, progress))
+    ordered = sorted(rows, key=lambda key: (key[0], key[1]))
+    return pd.DataFrame([{**points[i], "seed": seed, **rows[(i, seed)]} for i, seed in ordered])
+
+
+def sweep_summary(table: pd.DataFrame, grid_columns: Sequence[str]) -> pd.DataFrame:
+    """Per grid point: number of seeds and, for every numeric column, the mean and 95% interval half-width.
+
+    The half-width is Student's t(0.975, n - 1) x s / sqrt(n) over the seeds
+    (NaN with one seed). Columns: ``<metric>`` (mean) and ``<metric>.ci95``.
+    """
+    numeric = [c for c in table.columns if c not in (*grid_columns, "seed") and pd.api.types.is_numeric_dtype(table[c])]
     rows = []
-    for point in points:
-        variant = base.with_overrides(point, source=f"<sweep point {point}>")
-        for seed in seed_list:
-            result = simulate(variant, seed=seed, duration=duration)
-            rows.append({**point, "seed": seed, **result_row(result)})
-            if progress is not None:
-                progress(len(rows), total)
+    for key, part in table.groupby(list(grid_columns), sort=False, dropna=False):
+        values = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = dict(zip(grid_columns, values, strict=True))
+        row["seeds"] = len(part)
+        for column in numeric:
+            row[column] = float(part[column].mean())
+            row[f"{column}.ci95"] = _half_width(part[column].to_numpy(dtype=float))
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _half_width(values: np.ndarray) -> float:
+    values = values[np.isfinite(values)]
+    n = len(values)
+    if n < 2:
+        return math.nan
+    return float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n))
+
+
+def _seeds_wanted(
+    points: list[dict[str, Any]], rows: Mapping[tuple[int, int], dict[str, Any]], seeds: list[int], until: tuple[str, float], max_seeds: int
+) -> dict[int, list[int]]:
+    """Points whose interval is still too wide, each with the next batch of seeds to run."""
+    metric, width = until
+    wanted: dict[int, list[int]] = {}
+    for i in range(len(points)):
+        have = sorted(seed for j, seed in rows if j == i)
+        if len(have) >= max_seeds:
+            continue
+        values = np.array([rows[(i, seed)].get(metric, math.nan) for seed in have], dtype=float)
+        if metric not in rows[(i, have[0])]:
+            raise ScenarioError("<sweep>", [("until", f"no result column {metric!r}; e.g. all.write.mean_ms, db.write.p99_ms")])
+        mean = float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
+        half = _half_width(values)
+        if math.isfinite(half) and math.isfinite(mean) and half <= width * abs(mean):
+            continue
+        batch = min(len(seeds), max_seeds - len(have))
+        start = max(have) + 1
+        wanted[i] = list(range(start, start + batch))
+    return wanted
+
+
+def _run(
+    tasks: list[tuple[int, int]],
+    variants: list[Scenario],
+    duration: float | None,
+    runner: _Runner,
+    cache: _Store | None,
+    progress: Callable[[SweepProgress], None] | None,
+) -> dict[tuple[int, int], dict[str, Any]]:
+    started = time.perf_counter()
+    rows: dict[tuple[int, int], dict[str, Any]] = {}
+    keys = {task: _task_key(variants[task[0]], task[1], duration) for task in tasks}
+    if cache is not None:
+        for task, key in keys.items():
+            found = cache.get(key)
+            if found is not None:
+                rows[task] = found
+    skipped = len(rows)
+    todo = [task for task in tasks if task not in rows]
+
+    def report() -> None:
+        if progress is not None:
+            progress(SweepProgress(len(rows), len(tasks), skipped, time.perf_counter() - started))
+
+    report()
+    for task, row in runner.run([(variants[i], seed, duration) for i, seed in todo], todo):
+        rows[task] = row
+        if cache is not None:
+            cache.put(keys[task], row)
+        report()
+    return rows
+
+
+def _task_key(variant: Scenario, seed: int, duration: float | None) -> str:
+    """What a row depends on: the resolved scenario, the seed, the duration and the simcache version."""
+    text = json.dumps([variant.model_dump(mode="json"), seed, duration, __version__], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _one(variant: Scenario, seed: int, duration: float | None) -> dict[str, Any]:
+    """A task: runs in a worker process (or this one) and returns a plain, picklable row."""
+    return result_row(simulate(variant, seed=seed, duration=duration))
+
+
+class _Runner:
+    """Runs tasks in this process, a local process pool or on Dask; yields (task, row) as each finishes."""
+
+    def __init__(self, pool: ProcessPoolExecutor | None, client: Any):
+        self._pool = pool
+        self._client = client
+
+    @classmethod
+    def open(cls, stack: ExitStack, *, workers: int | None, client: Any, scheduler: str | None) -> _Runner:
+        if client is not None or scheduler is not None:
+            if client is None:
+                client = stack.enter_context(_dask_client(scheduler or "local", workers))
+            return cls(None, client)
+        count = workers if workers is not None else os.cpu_count() or 1
+        if count < 1:
+            raise ScenarioError("<sweep>", [("workers", f"must be at least 1 (got {count})")])
+        if count == 1:
+            return cls(None, None)
+        # spawn: workers start clean (no forked threads from a host application such as Streamlit)
+        pool = stack.enter_context(ProcessPoolExecutor(max_workers=count, mp_context=get_context("spawn")))
+        return cls(pool, None)
+
+    def run(
+        self, jobs: list[tuple[Scenario, int, float | None]], tasks: list[tuple[int, int]]
+    ) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
+        if self._client is not None:
+            yield from self._run_dask(jobs, tasks)
+        elif self._pool is not None:
+            yield from self._run_pool(self._pool, jobs, tasks)
+        else:
+            for job, task in zip(jobs, tasks, strict=True):
+                yield task, _one(*job)
+
+    @staticmethod
+    def _run_pool(
+        pool: ProcessPoolExecutor, jobs: list[tuple[Scenario, int, float | None]], tasks: list[tuple[int, int]]
+    ) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
+        futures: dict[Future[dict[str, Any]], tuple[int, int]] = {
+            pool.submit(_one, *job): task for job, task in zip(jobs, tasks, strict=True)
+        }
+        try:
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda f: futures[f]):
+                    yield futures[future], future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def _run_dask(
+        self, jobs: list[tuple[Scenario, int, float | None]], tasks: list[tuple[int, int]]
+    ) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
+        from dask.distributed import as_completed
+
+        futures = [self._client.submit(_one, *job, pure=False) for job in jobs]
+        owner = {future.key: task for future, task in zip(futures, tasks, strict=True)}
+        try:
+            for future in as_completed(futures):  # type: ignore[no-untyped-call]
+                yield owner[future.key], future.result()
+        finally:
+            self._client.cancel(futures)
+
+
+class _dask_client:
+    """A Dask client for ``address``; ``"local"`` starts a local cluster of ``workers`` processes and stops it after."""
+
+    def __init__(self, address: str, workers: int | None):
+        self._address = address
+        self._workers = workers
+        self._cluster: Any = None
+        self._client: Any = None
+
+    def __enter__(self) -> Any:
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise ScenarioError("<sweep>", [("scheduler", "Dask is not installed; pip install 'simcache[dask]'")]) from None
+        if self._address == "local":
+            workers = self._workers or os.cpu_count() or 1
+            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)  # type: ignore[no-untyped-call]
+            self._client = Client(self._cluster)  # type: ignore[no-untyped-call]
+        else:
+            try:
+                self._client = Client(self._address, timeout="10s")  # type: ignore[no-untyped-call]
+            except OSError as exc:
+                raise ScenarioError("<sweep>", [("scheduler", f"cannot reach the Dask scheduler at {self._address}: {exc}")]) from None
+        return self._client
+
+    def __exit__(self, *exc: object) -> None:
+        if self._client is not None:
+            self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+class _Store:
+    """Finished rows in a SQLite file, keyed by :func:`_task_key`; each row committed as it arrives."""
+
+    def __init__(self, path: Path):
+        try:
+            self._db = sqlite3.connect(path)
+            self._db.execute("CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, row TEXT NOT NULL)")
+        except sqlite3.DatabaseError as exc:
+            raise ScenarioError(str(path), [("store", f"not a usable SQLite results store: {exc}")]) from None
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        found = self._db.execute("SELECT row FROM rows WHERE key = ?", (key,)).fetchone()
+        return None if found is None else dict(json.loads(found[0]))
+
+    def put(self, key: str, row: dict[str, Any]) -> None:
+        self._db.execute("INSERT OR REPLACE INTO rows VALUES (?, ?)", (key, json.dumps(row)))
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()

@@ -415,7 +415,7 @@ def test_sweep_has_one_row_per_point_and_seed(swept: pd.DataFrame) -> None:
     assert len(swept) == 2 * 2 * 2
     keys = set(zip(swept["groups.db.policy"], swept["cluster.peer_link"], swept["seed"], strict=True))
     assert len(keys) == 8
-    for column in ("db.write.p99_ms", "all.read.iops", "db.write.dominant", "bottleneck", "array_write_mb_s", "wall_time_s"):
+    for column in ("db.write.p99_ms", "all.read.iops", "db.write.dominant", "bottleneck", "array_write_mb_s"):
         assert column in swept.columns, column
 
 

@@ -1,0 +1,156 @@
+"""Sweeps: the same rows serially, on a process pool and on Dask; resumable stores; intervals over seeds."""
+
+from __future__ import annotations
+
+import math
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import simcache
+from simcache import ScenarioError
+from simcache.sweep import SweepProgress, sweep, sweep_summary
+
+ROOT = Path(__file__).resolve().parent.parent
+GRID = {"groups.db.policy": ["WB+0", "WB+1"], "cluster.peer_link": ["1GbE", "10GbE"]}
+DURATION = 0.5
+
+
+@pytest.fixture(scope="module")
+def scenario() -> simcache.Scenario:
+    return simcache.load_scenario(ROOT / "scenarios" / "default.toml").with_overrides({"events": [], "run.warmup": "0.05s"})
+
+
+@pytest.fixture(scope="module")
+def serial(scenario: simcache.Scenario) -> pd.DataFrame:
+    return sweep(scenario, GRID, seeds=[1, 2], duration=DURATION, workers=1)
+
+
+def test_rows_come_in_grid_order(serial: pd.DataFrame) -> None:
+    keys = list(zip(serial["groups.db.policy"], serial["cluster.peer_link"], serial["seed"], strict=True))
+    assert keys == [(p, link, s) for p in ("WB+0", "WB+1") for link in ("1GbE", "10GbE") for s in (1, 2)]
+
+
+def test_a_process_pool_gives_the_same_table(scenario: simcache.Scenario, serial: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(sweep(scenario, GRID, seeds=[1, 2], duration=DURATION, workers=2), serial)
+
+
+def test_a_local_dask_cluster_gives_the_same_table_and_shuts_down(scenario: simcache.Scenario, serial: pd.DataFrame) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    table = sweep(scenario, GRID, seeds=[1, 2], duration=DURATION, scheduler="local", workers=2)
+    pd.testing.assert_frame_equal(table, serial)
+    assert distributed.client._get_global_client() is None, "the sweep's client was closed"
+
+
+def test_a_given_dask_client_is_used_and_left_open(scenario: simcache.Scenario, serial: pd.DataFrame) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
+        table = sweep(scenario, {"groups.db.policy": ["WB+0", "WB+1"]}, seeds=[1], duration=DURATION, client=client)
+        assert client.status == "running"
+    assert list(table["groups.db.policy"]) == ["WB+0", "WB+1"]
+
+
+def test_an_interrupted_sweep_resumes_without_recomputing(scenario: simcache.Scenario, serial: pd.DataFrame, tmp_path: Path) -> None:
+    """Stop after 3 of 8 runs; the rerun takes those 3 from the store, computes 5, and returns the same table."""
+    store = tmp_path / "sweep.sqlite"
+    seen: list[SweepProgress] = []
+
+    def stop_after_three(state: SweepProgress) -> None:
+        seen.append(state)
+        if state.done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep(scenario, GRID, seeds=[1, 2], duration=DURATION, workers=1, store=store, progress=stop_after_three)
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT COUNT(*) FROM rows").fetchone() == (3,)
+    states: list[SweepProgress] = []
+    resumed = sweep(scenario, GRID, seeds=[1, 2], duration=DURATION, workers=1, store=store, progress=states.append)
+    assert states[0].done == 3 and states[0].skipped == 3 and math.isnan(states[0].eta_s)
+    assert states[-1].done == states[-1].total == 8
+    pd.testing.assert_frame_equal(resumed, serial)
+
+
+def test_a_killed_command_line_sweep_resumes(tmp_path: Path) -> None:
+    """SIGKILL the CLI mid-sweep: every row it finished is in the store, and the rerun completes the table."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        f'scenario = "{ROOT / "scenarios" / "default.toml"}"\nseeds = [1, 2, 3]\n[grid]\n"groups.db.vms_per_host" = [1, 2, 3, 4]\n'
+    )
+    store = tmp_path / "rows.sqlite"
+    command = [sys.executable, "-m", "simcache.cli", "sweep", str(grid), "--duration", "0.5s", "--workers", "1", "--store", str(store)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and _rows(store) < 2:
+            time.sleep(0.1)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()
+    finished = _rows(store)
+    assert 2 <= finished < 12
+    out = tmp_path / "table.csv"
+    done = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True, check=True)
+    assert f"({finished} from the store)" in done.stderr
+    assert len(pd.read_csv(out)) == 12 and _rows(store) == 12
+
+
+def _rows(store: Path) -> int:
+    if not store.exists():
+        return 0
+    try:
+        with sqlite3.connect(store) as db:
+            return int(db.execute("SELECT COUNT(*) FROM rows").fetchone()[0])
+    except sqlite3.OperationalError:  # the table is not created yet
+        return 0
+
+
+def test_summary_gives_mean_and_student_t_interval(serial: pd.DataFrame) -> None:
+    """Half-width = t(0.975, n - 1) s / sqrt(n); with two seeds t = 12.706."""
+    summary = sweep_summary(serial, list(GRID))
+    assert len(summary) == 4 and set(summary["seeds"]) == {2}
+    first = serial.iloc[:2]["all.write.mean_ms"].to_numpy()
+    row = summary.iloc[0]
+    assert row["all.write.mean_ms"] == pytest.approx(first.mean())
+    assert row["all.write.mean_ms.ci95"] == pytest.approx(12.7062047 * first.std(ddof=1) / math.sqrt(2))
+
+
+def test_until_adds_seeds_until_the_interval_is_narrow(scenario: simcache.Scenario) -> None:
+    grid = {"groups.db.policy": ["WB+1"]}
+    strict = sweep(scenario, grid, seeds=[1, 2], duration=DURATION, workers=1, until=("all.write.mean_ms", 1e-9), max_seeds=5)
+    assert list(strict["seed"]) == [1, 2, 3, 4, 5], "never narrow enough: stops at max_seeds"
+    loose = sweep(scenario, grid, seeds=[1, 2], duration=DURATION, workers=1, until=("all.write.mean_ms", 10.0))
+    assert list(loose["seed"]) == [1, 2], "already narrow: no seeds added"
+    values = strict["all.write.mean_ms"].to_numpy()
+    assert np.isfinite(values).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"seeds": [-1]}, "whole numbers >= 0"),
+        ({"seeds": []}, "give a list of seeds"),
+        ({"workers": 0}, "at least 1"),
+        ({"until": ("groups.db.policy", 0.1)}, "is a grid column"),
+        ({"until": ("all.write.nothing", 0.1)}, "no result column"),
+    ],
+)
+def test_bad_sweep_arguments_are_named(scenario: simcache.Scenario, kwargs: dict[str, object], words: str) -> None:
+    with pytest.raises(ScenarioError, match=words):
+        sweep(scenario, {"groups.db.policy": ["WB+1"]}, duration=DURATION, **{"workers": 1, **kwargs})  # type: ignore[arg-type]
+
+
+def test_scenario_errors_cross_process_boundaries() -> None:
+    import pickle
+
+    error = ScenarioError("x.toml", [("cluster.hosts", "must be at least 1")])
+    again = pickle.loads(pickle.dumps(error))
+    assert again.source == "x.toml" and again.problems == error.problems and str(again) == str(error)
