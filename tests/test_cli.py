@@ -242,7 +242,7 @@ def test_sweep_writes_one_row_per_point_and_seed(tmp_path: Path) -> None:
     assert len(table) == 8
     assert {"groups.db.policy", "cluster.peer_link", "seed", "db.write.p99_ms", "bottleneck"} <= set(table.columns)
     assert len(table.drop_duplicates(["groups.db.policy", "cluster.peer_link", "seed"])) == 8
-    assert "8/8 points" in stderr
+    assert "8/8 runs done" in stderr
 
 
 def test_sweep_prints_the_table_without_out(tmp_path: Path) -> None:
