@@ -15,7 +15,7 @@ Assumptions (see docs/architecture.md):
   garbage-collection passes instead of smoothly: the write that finds the
   pool empty stalls the device's writes until GC has paid back the deficit
   plus a reclaimed lump drawn from an exponential law with mean ``gc_pass``
-  (the tier's own random stream). The long-run write rate is still
+  (the tier's own random stream; at most ``clean_pool``). The long-run write rate is still
   ``gc_rate``, but the waiting comes in sporadic long stalls rather than as a
   uniform slowdown of every write.
 
@@ -143,7 +143,7 @@ class Tier:
             self._pool = pool
             self._pool_time = start
         else:
-            reclaimed = self._stream.exponential(self._gc_pass) if self._gc_pass else 0.0
+            reclaimed = min(self._stream.exponential(self._gc_pass), self._pool_depth) if self._gc_pass else 0.0
             self._pool = reclaimed
             self._pool_time = start = start + (reclaimed - pool) / self._gc_rate
         self.gc_wait_seconds += start - now
