@@ -1,38 +1,259 @@
-"""Streamlit page: run a scenario from scenarios/ and show its latency table.
+"""Streamlit what-if page: pick or upload a scenario, change what matters, see the latency VMs get.
 
-A minimal front door until the what-if UI issue lands; it holds no model
-logic and calls the public API only. Run with ``streamlit run app.py``.
+Run with ``streamlit run app.py``. Three views share the sidebar's scenario:
+one run (latency, backlog, utilization, where the write time goes, the
+bottleneck), a sweep of one parameter over several seeds, and a comparison of
+2 to 4 variants. The page holds no model logic: it calls the public
+``simcache`` API, and the helpers in ``simcache_app/`` turn controls into
+overrides and results into tables and figures.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import hashlib
+import json
 
 import streamlit as st
 
 import simcache
+from simcache.sweep import sweep_summary
+from simcache_app import charts, controls, describe, runs
+from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters
+from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
 
-SCENARIOS = Path(__file__).parent / "scenarios"
+SWEEP_METRICS = ("p99_ms", "p50_ms", "mean_ms", "p95_ms", "p999_ms", "iops", "mb_s")
+SWEEP_TOTALS = ("bottleneck_utilization", "peer_wire_mb_s", "array_write_mb_s", "destage_backlog_bytes")
+INTRO = (
+    "Predict the latency your VMs see when each host caches their writes in flash or RAM (write-through, "
+    "or write-back with 0, 1 or 2 copies on peer hosts). Pick a scenario, change it in the sidebar, press **Run**. "
+    "To ask *is 1GbE enough for WB+1 with my write load?*, set your groups' write load in the sidebar and open **Compare**."
+)
 
-st.set_page_config(page_title="simcache", layout="wide")
-st.title("simcache: what latency will my VMs see?")
-names = sorted(p.stem for p in SCENARIOS.glob("*.toml"))
-choice = st.selectbox("Scenario", names, index=names.index("default") if "default" in names else 0)
-seed = st.number_input("Seed", min_value=0, value=1, step=1)
-duration = st.slider("Simulated seconds", min_value=2, max_value=60, value=10)
-if st.button("Run", type="primary"):
+
+def main() -> None:
+    st.set_page_config(page_title="simcache what-if", layout="wide")
+    st.title("simcache: what latency will my VMs see?")
+    st.markdown(INTRO)
+    problem: simcache.ScenarioError | None = None
+    with st.sidebar:
+        try:
+            base, source = choose_scenario()
+            st.header("Run")
+            duration, seed = controls.run_controls(base, source)
+            scenario = edit_scenario(base, source)
+        except simcache.ScenarioError as exc:
+            problem = exc
+    if problem is not None:
+        show_scenario_error("This scenario cannot be simulated as it stands", problem)
+        return
+    single, sweep, compare = st.tabs(["Single run", "Sweep one parameter", "Compare variants"])
+    with single:
+        single_run_view(scenario, seed, duration)
+    with sweep:
+        sweep_view(scenario, seed, duration, source)
+    with compare:
+        compare_view(scenario, seed, duration, source)
+
+
+def choose_scenario() -> tuple[simcache.Scenario, str]:
+    """The scenario to start from and a key naming it (library file, or the upload's name and hash).
+
+    Raises ScenarioError for an upload (or library file) the loader rejects.
+    """
+    library = library_scenarios()
+    name = st.selectbox("Scenario", list(library), key="scenario", help="The scenarios/ folder; default is the demo cluster.")
+    upload = st.file_uploader("...or upload your own scenario (TOML)", type=["toml"], key="upload")
+    if upload is not None:
+        data = upload.getvalue()
+        scenario = read_upload(upload.name, data)
+        source = f"upload-{hashlib.sha256(data).hexdigest()[:12]}"
+    else:
+        scenario, source = load_library_scenario(str(library[name])), name
+    st.caption(scenario.description or scenario.name)
+    return scenario, source
+
+
+@st.cache_resource(show_spinner=False)
+def load_library_scenario(path: str) -> simcache.Scenario:
+    return simcache.load_scenario(path)
+
+
+def edit_scenario(base: simcache.Scenario, source: str) -> simcache.Scenario:
+    """Sidebar sections -> overrides -> the edited scenario, with a download of it.
+
+    Raises ScenarioError when the settings do not make a valid scenario (e.g. WB+2 on 2 hosts).
+    """
+    overrides: controls.Overrides = {}
+    with st.expander("Cluster and network", expanded=True):
+        overrides |= controls.cluster_controls(base, source)
+    with st.expander("Flash / RAM tier"):
+        overrides |= controls.tier_controls(base, source)
+    with st.expander("Backing array"):
+        overrides |= controls.array_controls(base, source)
+    for group in base.groups:
+        vms = group.vms_per_host * len(base.group_hosts(group))
+        with st.expander(f"VM group {group.name} ({vms} VMs)", expanded=len(base.groups) == 1):
+            overrides |= controls.group_controls(group, source)
+    scenario = base.with_overrides(overrides, source="the sidebar settings") if overrides else base
+    st.caption(f"{len(overrides)} setting(s) changed from the file" + (": " + ", ".join(overrides) if overrides else ""))
+    st.download_button(
+        "Download this scenario (TOML)", scenario_toml(scenario), file_name=f"{scenario.name}-edited.toml", on_click="ignore"
+    )
+    return scenario
+
+
+def show_scenario_error(title: str, exc: simcache.ScenarioError) -> None:
+    st.error(f"**{title}.**\n\n```\n{exc}\n```")
+
+
+def done_runs() -> set[str]:
+    """Keys of the runs this session has shown: their results come back from the cache without pressing run."""
+    done: set[str] = st.session_state.setdefault("done_runs", set())
+    return done
+
+
+def run_requested(button: str, keys: list[str], help: str) -> bool:
+    clicked = st.button(button, type="primary", key=button, help=help)
+    return clicked or all(key in done_runs() for key in keys)
+
+
+# -- single run -------------------------------------------------------------------------------------
+
+
+def single_run_view(scenario: simcache.Scenario, seed: int, duration: float) -> None:
+    key = runs.run_key(scenario, seed, duration)
+    if not run_requested("Run simulation", [key], "Simulate the scenario as set in the sidebar."):
+        st.info("Press **Run simulation** to simulate the scenario as set in the sidebar.")
+        return
+    result = runs.simulate(scenario, seed, duration)
+    done_runs().add(key)
+    show_result(result, scenario)
+
+
+def show_result(result: simcache.Result, scenario: simcache.Scenario) -> None:
+    columns = st.columns(4)
+    for column, (label, value) in zip(columns, describe.headline(result).items(), strict=True):
+        column.metric(f"VM {label}", describe.format_ms(value), help=f"{label} latency over every VM group, after warm-up.")
+    st.markdown(describe.bottleneck_sentence(result, scenario))
+    peer = describe.busiest_peer_link(result, scenario)
+    st.markdown(
+        f"Peer network (WB+1/WB+2 replicas): busiest port is {peer} mean utilization."
+        if peer
+        else "No group replicates over the peer network."
+    )
+    st.caption(f"{result.meta['ios']:,} I/Os simulated over {result.meta['simulated_s']:g} s (seed {result.meta['seed']}).")
+    left, right = st.columns(2)
+    left.plotly_chart(charts.latency_figure(result.series), key="latency")
+    right.plotly_chart(charts.breakdown_figure(result.breakdown), key="breakdown")
+    left.plotly_chart(charts.utilization_figure(result.series), key="utilization")
+    right.plotly_chart(charts.backlog_figure(result.series), key="backlog")
+    st.subheader("Latency percentiles per VM group")
+    st.dataframe(describe.percentile_table(result), hide_index=True)
+    result_downloads(result)
+
+
+def result_downloads(result: simcache.Result) -> None:
+    name = f"{result.meta['scenario_name']}-seed{result.meta['seed']}"
+    left, middle, right = st.columns(3)
+    left.download_button("Summary (CSV)", lambda: result.summary.to_csv(index=False), file_name=f"{name}-summary.csv", on_click="ignore")
+    middle.download_button(
+        "Every I/O (Parquet)", lambda: result.records.to_parquet(index=False), file_name=f"{name}-records.parquet", on_click="ignore"
+    )
+    right.download_button("All tables (ZIP of CSV + Parquet)", lambda: result_zip(result), file_name=f"{name}.zip", on_click="ignore")
+
+
+# -- sweep ------------------------------------------------------------------------------------------
+
+
+def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: str) -> None:
+    st.markdown("Vary one setting over a list of values, several seeds each, and plot a metric with its 95% confidence band.")
+    parameters = {p.label: p for p in sweep_parameters(scenario)}
+    left, middle, right = st.columns([2, 3, 1])
+    label = left.selectbox("Parameter", list(parameters), key=f"{source}.sweep.parameter")
+    parameter = parameters[label]
+    text = middle.text_input(
+        "Values",
+        parameter.default_values,
+        key=f"{source}.sweep.values.{label}",
+        help=f"{parameter.help} Comma-separated" + (", or a range start:stop:step." if parameter.numeric else "."),
+    )
+    count = right.number_input("Seeds", 1, 30, 3, key="sweep.seeds", help=f"Replications per value: seeds {seed}, {seed + 1}, ...")
+    metric = st.selectbox("Metric", sweep_metrics(scenario), format_func=metric_label, key=f"{source}.sweep.metric")
     try:
-        scenario = simcache.load_scenario(SCENARIOS / f"{choice}.toml")
-    except simcache.ScenarioError as exc:
+        values = parse_values(text, parameter.numeric)
+    except ValueError as exc:
         st.error(str(exc))
-        st.stop()
-    bar = st.progress(0.0, text="simulating")
-    result = simcache.simulate(scenario, seed=int(seed), duration=float(duration), progress=lambda f: bar.progress(min(f, 1.0)))
-    bar.empty()
-    st.subheader("Latency per VM group")
-    st.dataframe(result.summary.round(3), hide_index=True)
-    st.subheader("Where the write latency comes from (ms)")
-    st.dataframe(result.breakdown.round(3), hide_index=True)
-    name, utilization = result.bottleneck()
-    st.write(f"Busiest component: **{name}** at {utilization:.0%} mean utilization.")
-    st.line_chart(result.series[["write_p99_ms", "read_p99_ms"]])
+        return
+    grid = {parameter.path: [parameter.to_override(v) for v in values]}
+    seeds = list(range(seed, seed + int(count)))
+    st.caption(f"{len(values) * len(seeds)} simulations of {duration:g} s each.")
+    key = json.dumps([runs.run_key(scenario, seed, duration), grid, seeds])
+    if not run_requested("Run sweep", [key], "Simulate every value with every seed."):
+        return
+    try:
+        table = runs.sweep(scenario, grid, seeds, duration)
+    except simcache.ScenarioError as exc:
+        show_scenario_error("A swept value does not make a valid scenario", exc)
+        return
+    done_runs().add(key)
+    table.insert(0, label, table[parameter.path].map(dict(zip(grid[parameter.path], values, strict=True))))
+    summary = sweep_summary(table, [label, parameter.path])
+    st.plotly_chart(charts.sweep_figure(summary, label, metric, metric_label(metric)), key="sweep")
+    shown = summary[[label, "seeds", metric, f"{metric}.ci95"]].rename(columns={metric: "mean", f"{metric}.ci95": "± 95%"})
+    st.dataframe(shown.round(4), hide_index=True)
+    st.download_button("Sweep table (CSV)", table.to_csv(index=False), file_name=f"{scenario.name}-sweep.csv", on_click="ignore")
+
+
+def sweep_metrics(scenario: simcache.Scenario) -> list[str]:
+    groups = ["all", *(g.name for g in scenario.groups)]
+    return [f"{g}.{op}.{m}" for g in groups for op in ("write", "read") for m in SWEEP_METRICS] + list(SWEEP_TOTALS)
+
+
+def metric_label(metric: str) -> str:
+    """``"all.write.p99_ms"`` -> ``"write p99 (ms), all groups"``."""
+    if metric.count(".") != 2:
+        return metric.replace("_", " ")
+    group, op, name = metric.split(".")
+    where = "all groups" if group == "all" else f"group {group}"
+    value, _, unit = name.rpartition("_")
+    if unit != "ms":
+        value, unit = name, ""
+    return f"{op} {value.replace('_', ' ')}" + (f" ({unit})" if unit else "") + f", {where}"
+
+
+# -- compare ----------------------------------------------------------------------------------------
+
+
+def compare_view(scenario: simcache.Scenario, seed: int, duration: float, source: str) -> None:
+    st.markdown("Run 2 to 4 variants of the sidebar's scenario with the same seed and compare them side by side.")
+    presets = compare_presets(scenario)
+    default = [name for name in DEFAULT_COMPARE if name in presets] or list(presets)[:2]
+    chosen = st.multiselect("Variants", list(presets), default=default, max_selections=4, key=f"{source}.compare.variants")
+    if len(chosen) < 2:
+        st.warning("Pick at least two variants.")
+        return
+    try:
+        variants = {name: scenario.with_overrides(presets[name], source=name) for name in chosen}
+    except simcache.ScenarioError as exc:
+        show_scenario_error("A variant does not make a valid scenario", exc)
+        return
+    keys = [runs.run_key(v, seed, duration) for v in variants.values()]
+    if not run_requested("Run comparison", keys, "Simulate every chosen variant."):
+        return
+    results = {name: runs.simulate(v, seed, duration, label=f"Simulating {name}") for name, v in variants.items()}
+    done_runs().update(keys)
+    table = describe.compare_table(results, variants)
+    st.markdown("**VM write p99 over all groups**, with each variant's bottleneck and busiest peer link:")
+    first = table.iloc[0]
+    for index, (column, row) in enumerate(zip(st.columns(len(table)), table.to_dict("records"), strict=True)):
+        p99 = row["write p99 ms"]
+        delta = f"{p99 - first['write p99 ms']:+.2f} ms vs {first['variant']}" if index else None
+        column.metric(row["variant"], describe.format_ms(p99), delta, delta_color="inverse", help="VM write p99 over every group.")
+        column.caption(f"Bottleneck: {row['bottleneck']}. Busiest peer link: {row['busiest peer link']}.")
+    st.plotly_chart(charts.compare_figure(table), key="compare")
+    st.dataframe(table, hide_index=True)
+    st.download_button("Comparison (CSV)", table.to_csv(index=False), file_name=f"{scenario.name}-compare.csv", on_click="ignore")
+
+
+if __name__ == "__main__":
+    main()

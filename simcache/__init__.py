@@ -5,6 +5,7 @@ Public API (everything the CLI, the app, notebooks and tests use):
 - :func:`load_scenario` - read and validate a scenario (TOML path, built-in name or dict)
 - :func:`simulate` - run a scenario once and get a :class:`Result`
 - :func:`sweep` - run a grid of overrides and seeds, one row per point and seed
+- :func:`estimate` - analytic estimate of a scenario (queueing approximations), in milliseconds
 - :class:`ScenarioError` - raised for every bad input, naming file, field and fix
 """
 
@@ -15,10 +16,11 @@ try:
 except PackageNotFoundError:  # running from a source tree without installing
     __version__ = "0.0.0+source"
 
+from simcache.analytic import Estimate, estimate
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.results import Result
 from simcache.scenario import Scenario, load_scenario
 from simcache.sweep import sweep
 
-__all__ = ["Result", "Scenario", "ScenarioError", "__version__", "load_scenario", "simulate", "sweep"]
+__all__ = ["Estimate", "Result", "Scenario", "ScenarioError", "__version__", "estimate", "load_scenario", "simulate", "sweep"]

@@ -1,4 +1,4 @@
-"""Command line: ``simcache run|sweep|check|profiles``.
+"""Command line: ``simcache run|sweep|check|estimate|profiles``.
 
 Every subcommand goes through the public API; bad input prints the
 :class:`~simcache.errors.ScenarioError` message (file, field, fix) and exits 2.
@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from simcache.analytic import estimate
 from simcache.checks import CheckOutcome, iter_checks, prepare, scenario_files, validation_report
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
@@ -72,6 +73,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--report", type=Path, default=None, help="also write a Markdown validation report to this file")
     check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
+    estimate_cmd = sub.add_parser("estimate", help="analytic estimate of a scenario in milliseconds (no simulation)")
+    estimate_cmd.add_argument("scenario", help="a scenario TOML file, or the name of a built-in scenario (e.g. default)")
+    estimate_cmd.add_argument("--duration", type=_duration, default=None, help='time span to estimate, e.g. "30s" (default: run.duration)')
+    estimate_cmd.add_argument("--json", action="store_true", help="print the estimate as JSON instead of tables")
+
     profiles = sub.add_parser("profiles", help="list built-in tier, link, drive and array profiles with their sources")
     profiles.add_argument("kind", nargs="?", choices=list(KINDS), help="only this kind")
     return parser
@@ -86,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _sweep(args)
         if args.command == "check":
             return _check(args)
+        if args.command == "estimate":
+            return _estimate(args)
         return _profiles(args)
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -260,6 +268,40 @@ def _sweep_progress(state: SweepProgress) -> None:
     resumed = f" ({state.skipped} from the store)" if state.skipped else ""
     end = "\n" if state.done == state.total or not sys.stderr.isatty() else ""
     print(f"\r  {state.done}/{state.total} runs done{resumed}{eta}   ", end=end, file=sys.stderr, flush=True)
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    """Print the analytic estimate: summary table, utilizations, bottleneck and the destage buffer's fluid figures."""
+    result = estimate(load_scenario(args.scenario), duration=args.duration)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+        return 0
+    start, end = result.window
+    lines = [
+        f"scenario {result.scenario.name!r}  analytic estimate over {start:g}-{end:g}s (no simulation; see simcache/analytic.py)",
+        "",
+        "Latency per VM group (ms), IOPS and MB/s:",
+        _table(result.summary, ["group", "op", "count", "iops", "mb_s", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "mean_ms"]),
+        "",
+        "Busiest components (mean utilization over the window):",
+    ]
+    busiest = sorted(result.utilization.items(), key=lambda item: -item[1])[:8]
+    lines.append(_table(pd.DataFrame(busiest, columns=["component", "mean"]), ["component", "mean"]))
+    name, utilization = result.bottleneck()
+    lines += ["", f"bottleneck: {name} at {utilization:.0%} mean utilization", "", "Destage buffer (fluid model):"]
+    for fluid in result.destager:
+        if fluid.accept_rate_bytes_s <= 0:
+            continue
+        lines.append(
+            f"  {fluid.host}: accepts {fluid.accept_rate_bytes_s / 1e6:.1f} MB/s at peak, "
+            f"drains {fluid.drain_rate_bytes_s / 1e6:.1f} MB/s; "
+            f"fills in {fluid.fill_time_s:.3g}s, drains in {fluid.drain_time_s:.3g}s; "
+            f"full {fluid.full_fraction:.0%} of the window (accepting {fluid.accepted_while_full_bytes_s / 1e6:.1f} MB/s while full); "
+            f"peak backlog {fluid.peak_backlog_bytes / 2**20:.0f} MiB"
+        )
+    lines += [f"note: {note}" for note in result.notes]
+    print("\n".join(lines))
+    return 0
 
 
 def _profiles(args: argparse.Namespace) -> int:

@@ -252,7 +252,9 @@ def test_duration_override_must_leave_room_for_windows() -> None:
 
 def test_a_shorter_run_is_not_refused_because_of_a_check() -> None:
     """Checks are validated when a file loads and before checks run, not on every override or short run."""
-    scenario = simcache.load_scenario(small(expect=[{**CHECK, "window": ["0.5s", "0.9s"]}], variants={"wb2": {"groups.app.policy": "WB+1"}}))
+    scenario = simcache.load_scenario(
+        small(expect=[{**CHECK, "window": ["0.5s", "0.9s"]}], variants={"wb2": {"groups.app.policy": "WB+1"}})
+    )
     shorter = scenario.with_overrides({"run.duration": "0.3s", "run.warmup": 0})
     assert simcache.simulate(shorter).meta["simulated_s"] == 0.3
 

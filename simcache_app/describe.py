@@ -1,0 +1,114 @@
+"""Results in words and tables: headline latencies, the percentile table, the bottleneck sentence
+and the compare table."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+
+import pandas as pd
+
+import simcache
+
+SATURATED = 0.9
+BUSY = 0.7
+PERCENTILE_COLUMNS = {
+    "group": "group",
+    "op": "op",
+    "count": "I/Os",
+    "iops": "IOPS",
+    "mb_s": "MB/s",
+    "mean_ms": "mean ms",
+    "mean_ci95_ms": "± 95% ms",
+    "p50_ms": "p50 ms",
+    "p95_ms": "p95 ms",
+    "p99_ms": "p99 ms",
+    "p999_ms": "p99.9 ms",
+    "max_ms": "max ms",
+}
+
+
+def headline(result: simcache.Result) -> dict[str, float]:
+    """VM-observed latency over all groups: ``{"write p50": ms, "write p99": ms, "read p50": ..., "read p99": ...}``."""
+    summary = result.summary
+    everyone = summary[summary["group"] == "all"].set_index("op")
+    return {f"{op} {p}": float(everyone[f"{p}_ms"][op]) for op in ("write", "read") for p in ("p50", "p99")}
+
+
+def format_ms(value: float) -> str:
+    if not math.isfinite(value):
+        return "no I/O"
+    return f"{value:.2f} ms" if value < 100 else f"{value:.0f} ms"
+
+
+def percentile_table(result: simcache.Result) -> pd.DataFrame:
+    """The summary with readable column names, rounded for display; groups with no I/O of an op dropped."""
+    table = result.summary[result.summary["count"] > 0]
+    return table[list(PERCENTILE_COLUMNS)].rename(columns=PERCENTILE_COLUMNS).round(3)
+
+
+def component_name(component: str, scenario: simcache.Scenario) -> str:
+    """A utilization column's component (``host0.peer.tx``, ``array``) in words."""
+    cluster = scenario.cluster
+    host = re.match(r"^host(\d+)\.(peer|storage)\.(tx|rx)$", component)
+    if host:
+        index, network, direction = host.groups()
+        link = cluster.peer_link if network == "peer" else cluster.storage_link
+        verb = "sending" if direction == "tx" else "receiving"
+        return f"the host{index} {_profile(link.profile)}{network} link ({verb})"
+    tier = re.match(r"^host(\d+)\.tier$", component)
+    if tier:
+        return f"the host{tier.group(1)} {_profile(cluster.tier.profile)}{cluster.tier.kind} tier"
+    names = {
+        "array": f"the array's {scenario.array.spindles} spindles",
+        "array.rx": "the array's storage port (receiving)",
+        "array.tx": "the array's storage port (sending)",
+        "peer.fabric": f"the shared {_profile(cluster.peer_link.profile)}peer segment",
+    }
+    return names.get(component, component)
+
+
+def _profile(name: str | None) -> str:
+    return f"{name} " if name else ""
+
+
+def bottleneck_sentence(result: simcache.Result, scenario: simcache.Scenario) -> str:
+    """``"Bottleneck: the host0 1GbE peer link (sending), at 97% mean utilization (saturated; ...)."``."""
+    component, utilization = result.bottleneck()
+    where = component_name(component, scenario)
+    if utilization >= SATURATED:
+        verdict = "saturated; it sets the latency, and more load or a faster part there changes the answer"
+    elif utilization >= BUSY:
+        verdict = "busy; queueing there is already adding latency"
+    else:
+        verdict = "the busiest part, with headroom; nothing is close to its limit"
+    return f"Bottleneck: {where}, at {utilization:.0%} mean utilization ({verdict})."
+
+
+def busiest_peer_link(result: simcache.Result, scenario: simcache.Scenario) -> str | None:
+    """``"the host0 1GbE peer link (sending), at 45%"``: the peer port with the highest mean
+    utilization over the measurement window; None when no group replicates over the peer network."""
+    start, _ = result.window
+    measured = result.series[result.series.index > start]
+    columns = [c for c in measured.columns if re.match(r"^util\.(host\d+\.peer\.(tx|rx)|peer\.fabric)$", c)]
+    if not columns or all(group.replicas == 0 for group in scenario.groups):
+        return None
+    means = measured[columns].mean()
+    busiest = str(means.idxmax())
+    return f"{component_name(busiest.removeprefix('util.'), scenario)}, at {means.max():.0%}"
+
+
+def compare_table(results: Mapping[str, simcache.Result], scenarios: Mapping[str, simcache.Scenario]) -> pd.DataFrame:
+    """One row per variant: VM write/read p50/p99 over all groups, write p99 per group, and the bottleneck."""
+    rows = []
+    for name, result in results.items():
+        row: dict[str, object] = {"variant": name}
+        row |= {f"{key} ms": round(value, 3) for key, value in headline(result).items()}
+        writes = result.summary[(result.summary["op"] == "write") & (result.summary["group"] != "all")]
+        row |= {f"{g} write p99 ms": round(float(p), 3) for g, p in zip(writes["group"], writes["p99_ms"], strict=True)}
+        component, utilization = result.bottleneck()
+        row["bottleneck"] = f"{component_name(component, scenarios[name])}, at {utilization:.0%}"
+        row["busiest peer link"] = busiest_peer_link(result, scenarios[name]) or "no replicas"
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,291 @@
+"""The analytic estimate (simcache.analytic): queueing theory, and agreement with the simulator on the library.
+
+Theory cases are exact: the station formulas against Pollaczek-Khinchine and
+Erlang C (Kleinrock, Queueing Systems Vol. 1, ch. 5 and 3), the MVA recursion
+against the machine-repairman (finite-source M/M/1//N) result, and a whole
+scenario that reduces to an M/M/1 queue.
+
+Library comparisons run each scenario (and its cheap variants) once through
+``simulate(seed=1)`` and ``estimate()`` with the same duration.
+
+Bottleneck rule. Symmetric stations carry the same flows and tie
+(``host0.peer.tx`` and ``host1.peer.rx``; ``host0.storage.tx`` and
+``array.rx``), and saturated stations all sit at 100%. So the estimate's
+bottleneck matches when, in the *simulator's* utilizations, that station is
+within ``TIE`` of the highest one; that also makes its kind (peer link, storage
+link, tier, array) one of the kinds tied for the top.
+
+Latency rule. Where the model's assumptions hold, the mean write latency (of
+each group, and of all writes) is within ``AGREE`` (15%) of the simulator's.
+The cases where it is not are listed in ``GAPS`` with the reason, and a test
+pins the size and direction of each gap so that a model change that closes or
+widens it is noticed.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import pytest
+
+import simcache
+from simcache.analytic import Estimate, estimate, mgc_wait, mva_closed, waiting_probability
+from simcache.cli import main
+from simcache.results import Result
+from simcache.scenario import builtin_scenarios
+
+TIE = 0.02  # utilizations this close to the simulator's highest count as tied for bottleneck
+AGREE = 0.15  # relative tolerance of mean write latency where the model's assumptions hold
+
+# (scenario, variant, duration in s or None for the scenario's own): cheap enough to simulate in a test.
+CASES = [
+    ("backing_array", "base", None),
+    ("backing_array", "writes", None),
+    ("backing_array", "raid5", None),
+    ("backing_array", "wt", None),
+    ("backing_array", "wb", None),
+    ("compile_workload", "base", None),
+    ("compile_workload", "incr_late", None),
+    ("compile_workload", "wb0", None),
+    ("compile_workload", "nvme", None),
+    ("compression_1gbe", "base", None),
+    ("compression_1gbe", "nocomp", None),
+    ("compression_1gbe", "wb0", None),
+    ("compression_1gbe", "lone-always", None),
+    ("compression_1gbe", "lone-off", None),
+    ("default", "base", 12.0),
+    ("destager_fill", "base", None),
+    ("destager_fill", "bursty", None),
+    ("destager_fill", "wt", None),
+    ("destager_fill", "sustained", None),
+    ("interconnect_comparison", "base", None),
+    ("interconnect_comparison", "gbe_256k", None),
+    ("interconnect_comparison", "wb0_32k", None),
+    ("large_writes_flash", "base", None),
+    ("large_writes_flash", "ram", None),
+    ("large_writes_flash", "smooth_gc", None),
+    ("ram_tier", "base", 6.0),
+    ("ram_tier", "wb1", 6.0),
+    ("ram_tier", "sata-wb1", 6.0),
+    ("redundancy_multiplier", "base", 4.0),
+    ("redundancy_multiplier", "wb2", 4.0),
+    ("redundancy_multiplier_1gbe", "base", 6.0),
+    ("redundancy_multiplier_1gbe", "shared", 2.0),
+]
+
+# (scenario, variant, group) -> (lowest, highest estimate/simulation ratio of mean write latency, why).
+GAPS = {
+    ("default", "base", "all"): (
+        0.7,
+        0.92,
+        "the closed web group's read misses: the array's read queueing is underestimated (array 0.78 vs 0.88 busy), so web "
+        "cycles faster and its sub-millisecond writes weigh more in the all-writes mean; each group's own mean agrees",
+    ),
+    ("destager_fill", "sustained", "all"): (
+        0.5,
+        0.85,
+        "saturation: the buffer fills under a steady 2 x R, and the fluid drain rate (flushers' MVA with a binomial spindle "
+        "imbalance) is ~10% above the simulator's; the time spent full, hence the blocked writes, is underestimated",
+    ),
+    ("destager_fill", "sustained", "burst"): (0.5, 0.85, "as for all: one group"),
+    ("compile_workload", "nvme", "all"): (
+        1.1,
+        1.45,
+        "10 ms micro-bursts (10 ms on, 70 ms off): each burst is solved as a steady state at the burst rate (peer port ~75% "
+        "busy), but a 10 ms burst never builds the steady-state queue, so the estimate over-counts the queueing",
+    ),
+    ("compile_workload", "nvme", "writes"): (1.1, 1.45, "as for all: one group"),
+    ("redundancy_multiplier_1gbe", "shared", "all"): (
+        0.25,
+        0.85,
+        "saturation: the shared 1GbE fabric is offered 101% of its rate; near rho = 1 the simulator's queue grows like a "
+        "random walk, faster than the fluid (rho - 1) t the estimate adds",
+    ),
+    ("redundancy_multiplier_1gbe", "shared", "writers"): (0.25, 0.85, "as for all: one group"),
+    ("compression_1gbe", "wb0", "all"): (
+        0.75,
+        0.9,
+        "the tier pipe runs at ~98% (384 KiB writes on the 215 MB/s controller plus destage reads); MVA with deterministic "
+        "residuals is optimistic for the last few per cent before saturation",
+    ),
+    ("compression_1gbe", "wb0", "build"): (0.75, 0.9, "as for all: one group"),
+}
+
+
+def kind(station: str) -> str:
+    """peer link, storage link, tier or array: what a bottleneck is, whatever its host."""
+    if station == "array":
+        return "array"
+    if station.endswith(".tier"):
+        return "tier"
+    if ".peer." in station or station == "peer.fabric":
+        return "peer link"
+    return "storage link"
+
+
+@cache
+def pair(name: str, variant: str, duration: float | None) -> tuple[Result, Estimate]:
+    scenario = simcache.load_scenario(name).variant(variant)
+    return simcache.simulate(scenario, seed=1, duration=duration), estimate(scenario, duration=duration)
+
+
+def write_means(result: Result) -> dict[str, float]:
+    writes = result.summary[result.summary["op"] == "write"]
+    return {str(g): float(m) for g, m in zip(writes["group"], writes["mean_ms"], strict=True) if not math.isnan(m)}
+
+
+# --------------------------------------------------------------------------- theory
+
+
+def test_mm1_wait_is_pollaczek_khinchine_with_exponential_service() -> None:
+    # M/M/1: Wq = rho / (1 - rho) * S (Kleinrock vol. 1, eq. 3.26)
+    arrival, service = 800.0, 1e-3
+    rho = arrival * service
+    assert mgc_wait(arrival, service, 1.0) == pytest.approx(rho / (1 - rho) * service, rel=1e-12)
+
+
+def test_md1_wait_is_half_of_mm1() -> None:
+    # M/D/1: Wq = rho S / (2 (1 - rho)) (Pollaczek-Khinchine with zero service variance)
+    arrival, service = 500.0, 1.5e-3
+    rho = arrival * service
+    assert mgc_wait(arrival, service, 0.0) == pytest.approx(rho * service / (2 * (1 - rho)), rel=1e-12)
+
+
+def test_mmc_wait_is_close_to_erlang_c() -> None:
+    # M/M/c: Wq = C(c, a) S / (c (1 - rho)), Erlang C exact; the estimate uses Sakasegawa's approximation of C.
+    for servers, rho in ((2, 0.8), (8, 0.9)):
+        service = 1e-3
+        arrival = rho * servers / service
+        a = arrival * service
+        tail = a**servers / math.factorial(servers) / (1 - rho)
+        erlang_c = tail / (sum(a**k / math.factorial(k) for k in range(servers)) + tail)
+        exact = erlang_c * service / (servers * (1 - rho))
+        assert mgc_wait(arrival, service, 1.0, servers) == pytest.approx(exact, rel=0.1)
+        assert waiting_probability(rho, servers) == pytest.approx(erlang_c, rel=0.1)
+
+
+def test_saturated_station_waits_forever() -> None:
+    assert mgc_wait(1000.0, 1e-3, 1.0) == math.inf
+
+
+def test_mva_on_one_station_is_the_machine_repairman() -> None:
+    # N customers thinking Z (exponential) and one exponential server S: p0 = 1 / sum_n N!/(N-n)! (S/Z)^n,
+    # X = (1 - p0) / S, R = N / X - Z (Kleinrock vol. 1, sec. 3.8, finite-source M/M/1//N).
+    service, think = 2e-3, 10e-3
+    for customers in (1, 3, 8, 20):
+        p0 = 1.0 / sum(math.factorial(customers) / math.factorial(customers - n) * (service / think) ** n for n in range(customers + 1))
+        throughput = (1.0 - p0) / service
+        x, r, queues = mva_closed([service], think, customers)
+        assert x == pytest.approx(throughput, rel=1e-12)
+        assert r == pytest.approx(customers / throughput - think, rel=1e-12)
+        assert queues[0] + x * think == pytest.approx(customers, rel=1e-12)
+
+
+def single_tier_scenario(rate: float) -> dict[str, object]:
+    """One host, a one-channel RAM tier with exponential service, Poisson WB+0 writes of 4 KiB."""
+    return {
+        "name": "mm1",
+        "run": {"duration": "10s", "warmup": "1s", "sample_interval": "1s"},
+        "cluster": {
+            "hosts": 1,
+            "tier": {"profile": "ram-ddr4", "channels": 1, "service": "exponential", "read_latency": "50us", "write_latency": "50us"},
+            "peer_link": "10GbE",
+            "storage_link": "10GbE",
+        },
+        "array": {"profile": "array-24x15k"},
+        "groups": [{"name": "w", "policy": "WB+0", "workload": {"mode": "open", "iops": rate, "sizes": "4KiB", "working_set": "1GiB"}}],
+    }
+
+
+def test_single_tier_station_is_mm1() -> None:
+    # Each write is a tier write and, destaged alone at this load, a tier read of the same size and service:
+    # an M/M/1 queue at twice the write rate, R = S / (1 - 2 lambda S).
+    rate = 3000.0
+    scenario = simcache.load_scenario(single_tier_scenario(rate))
+    tier = scenario.cluster.tier
+    service = tier.write_latency + 4096 / tier.write_bandwidth
+    result = estimate(scenario)
+    assert result.mean_ms("w", "write") == pytest.approx(service / (1 - 2 * rate * service) * 1e3, rel=1e-6)
+    assert result.utilization["host0.tier"] == pytest.approx(2 * rate * service, rel=1e-6)
+    assert result.bottleneck()[0] in ("host0.tier", "array")
+
+
+# --------------------------------------------------------------------------- the estimate's shape
+
+
+def test_summary_has_the_simulators_columns_and_groups() -> None:
+    result = estimate("default")
+    columns = ["group", "op", "count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms"]
+    assert list(result.summary.columns) == columns
+    assert list(result.summary["group"].unique()) == ["db", "build", "web", "all"]
+    writes = result.summary[result.summary["op"] == "write"].set_index("group")
+    assert (writes["p50_ms"] <= writes["p99_ms"]).all()
+    assert (writes["p99_ms"] <= writes["p999_ms"]).all()
+
+
+def test_utilization_names_are_the_simulators() -> None:
+    scenario = simcache.load_scenario("redundancy_multiplier_1gbe").variant("shared")
+    result = estimate(scenario)
+    simulated = simcache.simulate(scenario, duration=0.5)
+    names = {c.removeprefix("util.") for c in simulated.series.columns if c.startswith("util.")}
+    assert set(result.utilization) == names
+
+
+def test_destager_fluid_fills_and_drains_like_the_field_report() -> None:
+    # destager_fill: a 256 MiB buffer offered ~5 x R fills in about 1.6 s and then accepts R (~38 MB/s).
+    fluid = estimate("destager_fill").destager[0]
+    assert fluid.first_full_s == pytest.approx(1.6, rel=0.2)
+    assert fluid.accepted_while_full_bytes_s == pytest.approx(38e6, rel=0.2)
+    assert fluid.drain_time_s == pytest.approx(256 * 2**20 / 38e6, rel=0.25)
+    assert 0.0 < fluid.full_fraction < 0.5
+
+
+def test_duration_override_shortens_the_window() -> None:
+    result = estimate("default", duration=8.0)
+    assert result.window == (0.8, 8.0)
+
+
+def test_cli_estimate_prints_table_bottleneck_and_destager(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "destager_fill"]) == 0
+    out = capsys.readouterr().out
+    assert "mean_ms" in out and "bottleneck: array" in out and "Destage buffer" in out and "fills in" in out
+    assert main(["estimate", "destager_fill", "--json"]) == 0
+    assert '"bottleneck"' in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- the library
+
+
+def test_every_library_scenario_is_covered() -> None:
+    """A scenario added to scenarios/ must be added to CASES (a new scenario is where the model is untested)."""
+    assert set(builtin_scenarios()) <= {name for name, _, _ in CASES}
+
+
+@pytest.mark.parametrize(("name", "variant", "duration"), CASES, ids=[f"{n}:{v}" for n, v, _ in CASES])
+def test_bottleneck_matches_the_simulator(name: str, variant: str, duration: float | None) -> None:
+    simulated, estimated = pair(name, variant, duration)
+    start, _ = simulated.window
+    series = simulated.series[simulated.series.index > start]
+    utilization = series[[c for c in series.columns if c.startswith("util.")]].mean()
+    utilization.index = [c.removeprefix("util.") for c in utilization.index]
+    top = float(utilization.max())
+    tied = {str(s) for s, u in utilization.items() if u >= top - TIE}
+    station, _ = estimated.bottleneck()
+    assert station in tied, f"estimate names {station}; the simulator's top stations are {sorted(tied)} at {top:.2f}"
+    assert kind(station) in {kind(s) for s in tied}
+
+
+@pytest.mark.parametrize(("name", "variant", "duration"), CASES, ids=[f"{n}:{v}" for n, v, _ in CASES])
+def test_mean_write_latency_matches_or_the_gap_is_documented(name: str, variant: str, duration: float | None) -> None:
+    simulated, estimated = pair(name, variant, duration)
+    for group, simulated_ms in write_means(simulated).items():
+        estimated_ms = estimated.mean_ms(group, "write")
+        ratio = estimated_ms / simulated_ms
+        gap = GAPS.get((name, variant, group))
+        where = f"{name}:{variant} {group}: estimate {estimated_ms:.3f} ms vs simulated {simulated_ms:.3f} ms (ratio {ratio:.2f})"
+        if gap is None:
+            assert abs(ratio - 1.0) <= AGREE, where
+        else:
+            low, high, why = gap
+            assert low <= ratio <= high, f"{where}; documented gap {low}-{high}: {why}"

@@ -1,0 +1,234 @@
+"""The what-if page (app.py), driven headless with Streamlit's AppTest, and its helpers.
+
+Every view is run with a short simulated duration, and the numbers the page
+shows are compared with the same run made through the public API.
+"""
+
+from __future__ import annotations
+
+import io
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import simcache
+from simcache_app.controls import parse_size_mix
+from simcache_app.describe import bottleneck_sentence, component_name, format_ms, headline
+from simcache_app.parameters import compare_presets, parse_values, sweep_parameters
+from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
+SECONDS = 2.0
+"""Simulated seconds of every run in these tests."""
+
+
+@pytest.fixture(scope="module")
+def default() -> simcache.Scenario:
+    return simcache.load_scenario(library_scenarios()["default"])
+
+
+def open_app(seconds: float = SECONDS) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    assert not at.exception
+    at.sidebar.number_input(key="default.duration").set_value(seconds).run()
+    return at
+
+
+def shown_metrics(at: AppTest) -> dict[str, str]:
+    return {metric.label: metric.value for metric in at.metric}
+
+
+def expected_metrics(scenario: simcache.Scenario, seed: int = 1, seconds: float = SECONDS) -> dict[str, str]:
+    result = simcache.simulate(scenario, seed=seed, duration=seconds)
+    return {f"VM {label}": format_ms(value) for label, value in headline(result).items()}
+
+
+# -- the page ---------------------------------------------------------------------------------------
+
+
+def test_first_page_offers_the_default_scenario_and_waits_for_run() -> None:
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="scenario").value == "default"
+    assert at.sidebar.number_input(key="default.duration").value <= 10
+    assert "Press **Run simulation**" in at.info[0].value
+    assert not at.metric
+
+
+def test_single_run_shows_the_numbers_of_the_same_simulation(default: simcache.Scenario) -> None:
+    at = open_app()
+    at.button(key="Run simulation").click().run()
+    assert not at.exception
+    assert shown_metrics(at) == expected_metrics(default)
+    table = at.dataframe[0].value
+    assert {"group", "op", "p50 ms", "p99 ms", "p99.9 ms"} <= set(table.columns)
+    assert set(table["group"]) == {"db", "build", "web", "all"}
+    assert any(m.value.startswith("Bottleneck: ") and "% mean utilization" in m.value for m in at.markdown)
+    assert any(m.value.startswith("Peer network (WB+1/WB+2 replicas): busiest port is the host") for m in at.markdown)
+    assert len(at.get("plotly_chart")) == 4  # latency, breakdown, utilization, backlog
+
+
+def test_changing_a_control_runs_the_changed_scenario(default: simcache.Scenario) -> None:
+    at = open_app()
+    at.sidebar.selectbox(key="default.peer_link").select("10GbE").run()
+    assert any("1 setting(s) changed from the file: cluster.peer_link" in c.value for c in at.sidebar.caption)
+    at.button(key="Run simulation").click().run()
+    assert shown_metrics(at) == expected_metrics(default.with_overrides({"cluster.peer_link": "10GbE"}))
+
+
+def test_workload_controls_become_overrides(default: simcache.Scenario) -> None:
+    at = open_app()
+    at.sidebar.slider(key="default.db.writes").set_value(80)
+    at.sidebar.text_input(key="default.db.sizes").input("4KiB: 1").run()
+    at.sidebar.number_input(key="default.seed").set_value(3).run()
+    at.button(key="Run simulation").click().run()
+    edited = default.with_overrides({"groups.db.workload.read_fraction": 0.2, "groups.db.workload.sizes": {"4KiB": 1.0}})
+    assert shown_metrics(at) == expected_metrics(edited, seed=3)
+
+
+def test_returning_to_an_earlier_setting_shows_it_without_running_again() -> None:
+    at = open_app()
+    at.button(key="Run simulation").click().run()
+    first = shown_metrics(at)
+    at.sidebar.selectbox(key="default.peer_link").select("10GbE").run()
+    assert not at.metric  # a new setting waits for the run button
+    at.sidebar.selectbox(key="default.peer_link").select("1GbE").run()
+    assert shown_metrics(at) == first
+
+
+def test_impossible_settings_show_the_loader_error_inline() -> None:
+    at = open_app()
+    at.sidebar.number_input(key="default.cluster.hosts").set_value(2).run()  # group db is WB+2: needs 2 peers
+    assert not at.exception
+    assert "WB+2 needs 2 peer host(s)" in at.error[0].value
+    assert not at.tabs
+
+
+def test_invalid_upload_shows_the_loader_error_not_a_traceback() -> None:
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    at.sidebar.file_uploader(key="upload").set_value(("mine.toml", b"[cluster]\nhosts = 0\n", "application/toml")).run()
+    assert not at.exception
+    assert "mine.toml: invalid scenario" in at.error[0].value
+    assert "cluster.hosts" in at.error[0].value
+    at.sidebar.file_uploader(key="upload").set_value(("broken.toml", b"[cluster\n", "application/toml")).run()
+    assert "broken.toml: invalid scenario" in at.error[0].value and "malformed TOML" in at.error[0].value
+
+
+def test_a_valid_upload_replaces_the_scenario(default: simcache.Scenario) -> None:
+    mine = default.with_overrides({"name": "mine", "description": "my three hosts", "cluster.hosts": 3})
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    at.sidebar.file_uploader(key="upload").set_value(("mine.toml", scenario_toml(mine).encode(), "application/toml")).run()
+    assert not at.exception and not at.error
+    assert "my three hosts" in [c.value for c in at.sidebar.caption]
+    assert [n.value for n in at.sidebar.number_input if n.label == "Hosts"] == [3]
+
+
+def test_sweep_view_plots_the_mean_and_interval_over_seeds(default: simcache.Scenario) -> None:
+    at = open_app(seconds=1.0)
+    source = "default"
+    at.selectbox(key=f"{source}.sweep.parameter").select("Peer network link").run()
+    at.text_input(key=f"{source}.sweep.values.Peer network link").input("1GbE, 10GbE")
+    at.number_input(key="sweep.seeds").set_value(2)
+    at.selectbox(key=f"{source}.sweep.metric").select("all.write.mean_ms").run()
+    at.button(key="Run sweep").click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert list(table["Peer network link"]) == ["1GbE", "10GbE"]
+    assert list(table["seeds"]) == [2, 2]
+    direct = simcache.sweep(default, {"cluster.peer_link": ["1GbE", "10GbE"]}, seeds=[1, 2], duration=1.0, workers=1)
+    expected = direct.groupby("cluster.peer_link", sort=False)["all.write.mean_ms"].mean()
+    assert table["mean"].tolist() == pytest.approx(expected.round(4).tolist(), abs=1e-4)
+    assert (table["± 95%"] > 0).all()
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_sweep_view_rejects_values_that_are_not_numbers() -> None:
+    at = open_app()
+    at.selectbox(key="default.sweep.parameter").select("Hosts").run()
+    at.text_input(key="default.sweep.values.Hosts").input("four, 8").run()
+    assert "'four' is not a number" in at.error[0].value
+    assert not at.exception
+
+
+def test_compare_view_runs_each_variant(default: simcache.Scenario) -> None:
+    at = open_app()
+    chosen = ["Every group WB+0", "Every group WB+1 over 10GbE"]
+    at.multiselect(key="default.compare.variants").set_value(chosen).run()
+    at.button(key="Run comparison").click().run()
+    assert not at.exception
+    presets = compare_presets(default)
+    for metric, name in zip(at.metric, chosen, strict=True):
+        assert metric.label == name
+        assert metric.value == expected_metrics(default.with_overrides(presets[name]))["VM write p99"]
+    table = at.dataframe[0].value
+    assert list(table["variant"]) == chosen
+    assert {"db write p99 ms", "bottleneck"} <= set(table.columns)
+    assert table["busiest peer link"][0] == "no replicas"
+    assert " 10GbE peer link " in table["busiest peer link"][1]
+
+
+def test_compare_view_needs_two_variants() -> None:
+    at = open_app()
+    at.multiselect(key="default.compare.variants").set_value(["Every group WB+0"]).run()
+    assert "at least two" in at.warning[0].value
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(library_scenarios()))
+def test_scenario_toml_reads_back_to_the_same_scenario(name: str) -> None:
+    scenario = simcache.load_scenario(library_scenarios()[name])
+    assert simcache.load_scenario(tomllib.loads(scenario_toml(scenario))) == scenario
+
+
+def test_scenario_toml_escapes_strings(default: simcache.Scenario) -> None:
+    odd = default.with_overrides({"description": 'quote " backslash \\ tab \t del \x7f é 🙂'})
+    assert simcache.load_scenario(tomllib.loads(scenario_toml(odd))).description == odd.description
+
+
+def test_read_upload_names_the_uploaded_file() -> None:
+    with pytest.raises(simcache.ScenarioError) as error:
+        read_upload("mine.toml", b"\xff\xfe")
+    assert error.value.source == "mine.toml"
+    assert "UTF-8" in str(error.value)
+
+
+def test_result_zip_holds_every_table(default: simcache.Scenario) -> None:
+    result = simcache.simulate(default, duration=1.0)
+    names = set(zipfile.ZipFile(io.BytesIO(result_zip(result))).namelist())
+    assert {"summary.csv", "records.parquet", "series.csv", "breakdown.parquet", "meta.json"} <= names
+
+
+def test_parse_values_lists_and_ranges() -> None:
+    assert parse_values("1, 2.5, 4", numeric=True) == [1, 2.5, 4]
+    assert parse_values("2:8:2", numeric=True) == [2, 4, 6, 8]
+    assert parse_values("1GbE, 10GbE", numeric=False) == ["1GbE", "10GbE"]
+    for bad in ("", "8:2:1", "1:1000:1"):
+        with pytest.raises(ValueError):
+            parse_values(bad, numeric=True)
+
+
+def test_parse_size_mix() -> None:
+    assert parse_size_mix("8KiB: 0.7, 64KiB: 0.3", "p") == {"8KiB": 0.7, "64KiB": 0.3}
+    assert parse_size_mix("4KiB", "p") == {"4KiB": 1.0}
+    with pytest.raises(simcache.ScenarioError, match="not a number"):
+        parse_size_mix("4KiB: lots", "p")
+
+
+def test_sweep_parameters_apply_to_the_scenario(default: simcache.Scenario) -> None:
+    for parameter in sweep_parameters(default):
+        values = parse_values(parameter.default_values, parameter.numeric)
+        for value in values[:2]:
+            default.with_overrides({parameter.path: parameter.to_override(value)})
+
+
+def test_component_names_in_words(default: simcache.Scenario) -> None:
+    assert component_name("host0.peer.tx", default) == "the host0 1GbE peer link (sending)"
+    assert component_name("host3.tier", default) == "the host3 sata-ssd-s3700 flash tier"
+    assert component_name("array", default) == "the array's 14 spindles"
+    fast = simcache.simulate(default.with_overrides({"groups.db.workload.iops": 1}), duration=1.0)
+    assert bottleneck_sentence(fast, default).startswith("Bottleneck: the ")

@@ -1,0 +1,102 @@
+"""The what-if page in a real browser: Debian's Chromium driven by Playwright.
+
+Starts ``streamlit run app.py`` on a free port, shortens the run, presses
+Run, waits for the charts and saves a screenshot in the test's tmp_path.
+Skipped when /usr/bin/chromium is missing (``.ci/run`` installs it).
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium; .ci/run installs it)"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_until_healthy(url: str, server: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"streamlit exited with status {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"streamlit did not answer at {url} within {timeout_s:g} s")
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("wb")
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port)]
+    command += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(url, server)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        log.close()
+
+
+def test_run_in_a_real_browser_shows_the_charts(app_url: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        profile = str(tmp_path / "profile")  # a new, empty user data dir
+        viewport = {"width": 1400, "height": 1100}
+        browser = playwright.chromium.launch_persistent_context(
+            profile, executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, viewport=viewport
+        )
+        try:
+            page = browser.pages[0] if browser.pages else browser.new_page()
+            page.goto(app_url)
+            seconds = page.get_by_role("spinbutton", name="Simulated seconds")
+            seconds.fill("3")
+            seconds.press("Enter")
+            page.get_by_role("button", name="Run simulation").click()
+            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=90_000)
+            expect(page.get_by_text("Bottleneck:")).to_be_visible()
+            page.screenshot(path=str(tmp_path / "single-run.png"), full_page=True)
+            metrics = page.get_by_test_id("stMetric")
+            expect(metrics).to_have_count(4)
+            assert "VM write p99" in metrics.nth(1).inner_text()
+            assert page.get_by_test_id("stException").count() == 0
+            assert "3 s (seed 1)" in page.get_by_text("I/Os simulated over").inner_text()
+        finally:
+            browser.close()
+    assert (tmp_path / "single-run.png").stat().st_size > 10_000
