@@ -410,10 +410,16 @@ def validation_report(outcomes: Sequence[CheckOutcome], command: str) -> str:
 
 
 def _by_observation(outcomes: Sequence[CheckOutcome]) -> dict[str, list[CheckOutcome]]:
+    """Outcomes grouped by observation: field observations by number, then the rest by name."""
     groups: dict[str, list[CheckOutcome]] = {}
     for outcome in outcomes:
         groups.setdefault(outcome.observation or outcome.scenario, []).append(outcome)
-    return groups
+
+    def order(title: str) -> tuple[int, str]:
+        number = title.split(".", 1)[0]
+        return (int(number), "") if number.isdigit() else (10**9, title)
+
+    return {title: groups[title] for title in sorted(groups, key=order)}
 
 
 def report_row(group: Sequence[CheckOutcome]) -> str:

@@ -62,7 +62,10 @@ def _text(cell: nbformat.NotebookNode) -> str:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path: Path, kernel_name: str, tmp_path: Path) -> None:
+def test_notebook_runs(path: Path, kernel_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Importing streamlit (the app tests do) sets MPLBACKEND=Agg for the whole process; the kernel
+    # inherits the environment and would then draw no inline images.
+    monkeypatch.delenv("MPLBACKEND", raising=False)
     notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         notebook,

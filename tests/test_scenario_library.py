@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
 WITH_CHECKS = [p for p in SCENARIOS if simcache.load_scenario(p).expect]
 VALIDATION = ROOT / "docs" / "validation.md"
-REPORT_COMMAND = "simcache check scenarios/ --report docs/validation.md"
+REPORT_COMMAND = "simcache check scenarios --report docs/validation.md"
 
 _outcomes: dict[Path, list[CheckOutcome]] = {}
 
@@ -87,7 +87,7 @@ def test_scenario_checks_hold_for_every_seed(path: Path) -> None:
 
 
 def test_validation_doc_is_current() -> None:
-    """docs/validation.md is exactly what `simcache check scenarios/ --report docs/validation.md` writes."""
+    """docs/validation.md is exactly what `simcache check scenarios --report docs/validation.md` writes."""
     outcomes = [o for path in WITH_CHECKS for o in outcomes_of(path)]
     expected = validation_report(outcomes, REPORT_COMMAND)
     assert VALIDATION.exists(), f"generate it: {REPORT_COMMAND}"
