@@ -251,6 +251,7 @@ def _check(args: argparse.Namespace) -> int:
         if not scenario.expect:
             print(f"-     {path}: no [[expect]] checks")
             continue
+        print(f"== {scenario.check.observation or scenario.name}  ({path})")
         for outcome in iter_checks(path, seeds=args.seeds, duration=args.duration, progress=progress):
             outcomes.append(outcome)
             print(outcome.line(), flush=True)
