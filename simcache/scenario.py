@@ -650,14 +650,10 @@ def _validate(data: Mapping[str, Any], source: str, *, checks: bool = True) -> S
 
 def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
     """Checks that span several fields: replicas vs peers, host indices, event hosts."""
-    problems: list[tuple[str, str]] = []
     hosts = scenario.cluster.hosts
-    names: set[str] = set()
+    problems = _repeated_names("groups", "group", [g.name for g in scenario.groups])
     for i, group in enumerate(scenario.groups):
         where = f"groups.{i}({group.name})"
-        if group.name in names:
-            problems.append((f"{where}.name", f"group name {group.name!r} is used twice; names must be unique"))
-        names.add(group.name)
         if group.replicas > hosts - 1:
             problems.append(
                 (
@@ -707,6 +703,17 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
     return problems
 
 
+def _repeated_names(table: str, what: str, names: list[str]) -> list[tuple[str, str]]:
+    """A problem for each item whose name an earlier item already has."""
+    seen: set[str] = set()
+    problems = []
+    for i, name in enumerate(names):
+        if name in seen:
+            problems.append((f"{table}.{i}({name}).name", f"{what} name {name!r} is used twice; names must be unique"))
+        seen.add(name)
+    return problems
+
+
 def check_problems(scenario: Scenario) -> list[tuple[str, str]]:
     """Variants must apply cleanly; expectations must name things that exist."""
     problems: list[tuple[str, str]] = []
@@ -718,12 +725,9 @@ def check_problems(scenario: Scenario) -> list[tuple[str, str]]:
             runs[name] = scenario.variant(name)
         except ScenarioError as exc:
             problems += [(f"variants.{name}.{path}" if path else f"variants.{name}", message) for path, message in exc.problems]
-    names: set[str] = set()
+    problems += _repeated_names("expect", "check", [e.name for e in scenario.expect])
     for i, expectation in enumerate(scenario.expect):
         where = f"expect.{i}({expectation.name})"
-        if expectation.name in names:
-            problems.append((f"{where}.name", f"check name {expectation.name!r} is used twice; names must be unique"))
-        names.add(expectation.name)
         sides = [("", expectation, expectation.metric)]
         if expectation.over is not None:
             over = expectation.over
