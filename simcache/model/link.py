@@ -69,13 +69,18 @@ class Port:
 
 
 class _Flow:
-    __slots__ = ("event", "latency", "ports", "rate", "remaining", "size", "weight")
+    __slots__ = ("event", "first", "latency", "more", "ports", "rate", "remaining", "second", "size", "weight")
 
     def __init__(self, size: float, ports: tuple[Port, ...], weight: float, latency: float, event: simpy.Event):
         self.size = size
         self.remaining = size
         self.rate = 0.0
         self.ports = ports
+        # The first two ports as attributes and any further ones in `more`: almost every path
+        # has exactly two ports, and the rate loop reads them without unpacking a tuple.
+        self.first = ports[0]
+        self.second = ports[1] if len(ports) > 1 else ports[0]
+        self.more = ports[2:]
         self.weight = weight
         self.latency = latency
         self.event = event
@@ -87,7 +92,6 @@ class FlowNetwork:
     def __init__(self, env: simpy.Environment):
         self.env = env
         self._flows: list[_Flow] = []
-        self._ports: dict[Port, None] = {}  # ports with flows, in a deterministic order
         self._updated = 0.0
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
         self._version = 0  # bumped when a wake-up is superseded by an earlier one
@@ -129,9 +133,11 @@ class FlowNetwork:
     def sync(self) -> None:
         """Bring every port's ``carried_bytes`` up to the current time."""
         self._advance()
-        for port in self._ports:
-            port.carried_bytes = port.delivered_bytes
-        for flow in self._flows:
+        flows = self._flows
+        for flow in flows:  # ports without flows were brought up to date when their last flow finished
+            for port in flow.ports:
+                port.carried_bytes = port.delivered_bytes
+        for flow in flows:
             for port in flow.ports:
                 port.carried_bytes += flow.size - flow.remaining
 
@@ -144,7 +150,6 @@ class FlowNetwork:
             port.weight_sum += weight
             port.share = port.capacity / port.weight_sum
             port.flows += 1
-            self._ports[port] = None
         self._reshare(advance=True)
 
     def _advance(self) -> None:
@@ -161,38 +166,42 @@ class FlowNetwork:
 
         With ``advance``, first move each flow forward to now at its old rate
         (in the same pass). This loop runs twice per transfer over every flow
-        in flight: it is the engine's hottest code, hence the unrolled
-        two-port case.
+        in flight: it is the engine's hottest code, hence the local names and
+        the unrolled first two ports.
         """
-        elapsed = 0.0
+        now = self.env.now
+        elapsed = 0.0  # without `advance`, subtracting rate * 0.0 leaves `remaining` exactly as it was
         if advance:
-            now = self.env.now
             elapsed = now - self._updated
             self._updated = now
         soonest = math.inf
         for flow in self._flows:
-            if elapsed > 0.0:
-                flow.remaining -= flow.rate * elapsed
-            ports = flow.ports
-            if len(ports) == 2:
-                first, second = ports
-                rate = first.share if first.share < second.share else second.share
-            else:
-                rate = min(port.share for port in ports)
+            flow.remaining -= flow.rate * elapsed
+            rate = flow.first.share
+            share = flow.second.share
+            if share < rate:
+                rate = share
+            if flow.more:
+                for port in flow.more:
+                    if port.share < rate:
+                        rate = port.share
             rate *= flow.weight
             flow.rate = rate
             left = flow.remaining / rate
             if left < soonest:
                 soonest = left
-        if soonest == math.inf:
-            return
-        wake_at = self.env.now + (soonest if soonest > 0.0 else 0.0)
+        if soonest != math.inf:
+            self._schedule_wake(now, soonest)
+
+    def _schedule_wake(self, now: float, soonest: float) -> None:
+        """Make sure a wake-up is due ``soonest`` seconds from ``now`` (or earlier)."""
+        wake_at = now + (soonest if soonest > 0.0 else 0.0)
         if wake_at < self._wake_at:
             # An earlier wake-up is needed; a later pending one becomes stale. A pending wake-up
             # that is earlier than needed is kept: it finds nothing done and reschedules.
             self._version += 1
             self._wake_at = wake_at
-            self.env.timeout(wake_at - self.env.now).callbacks.append(partial(self._wake, self._version))
+            self.env.timeout(wake_at - now).callbacks.append(partial(self._wake, self._version))
 
     def _wake(self, version: int, _: simpy.Event) -> None:
         if version != self._version:
@@ -201,25 +210,37 @@ class FlowNetwork:
         now = self.env.now
         elapsed = now - self._updated
         self._updated = now
-        running: list[_Flow] = []
+        flows = self._flows
         finished: list[_Flow] = []
-        for flow in self._flows:
-            flow.remaining -= flow.rate * elapsed
-            (running if flow.remaining > _DONE_BYTES + 1e-12 * flow.rate else finished).append(flow)
-        if finished:
-            self._flows = running
-            for flow in finished:
-                for port in flow.ports:
-                    port.delivered_bytes += flow.size
-                    port.flows -= 1
-                    if port.flows == 0:
-                        port.weight_sum = 0.0
-                        port.share = math.inf
-                        port.carried_bytes = port.delivered_bytes
-                        self._ports.pop(port, None)
-                    else:
-                        port.weight_sum -= flow.weight
-                        port.share = port.capacity / port.weight_sum
+        soonest = math.inf  # time to the next completion, if no flow finished (rates are then unchanged)
+        for flow in flows:
+            rate = flow.rate
+            remaining = flow.remaining - rate * elapsed
+            flow.remaining = remaining
+            if remaining > _DONE_BYTES + 1e-12 * rate:
+                left = remaining / rate
+                if left < soonest:
+                    soonest = left
+            else:
+                finished.append(flow)
+        if not finished:
+            # Woken early (a flow started since this wake-up was set and slowed the others down):
+            # the shares, and so the rates, are as the last reshare left them.
+            if soonest != math.inf:
+                self._schedule_wake(now, soonest)
+            return
+        self._flows = [flow for flow in flows if flow not in finished]
+        for flow in finished:
+            for port in flow.ports:
+                port.delivered_bytes += flow.size
+                port.flows -= 1
+                if port.flows == 0:
+                    port.weight_sum = 0.0
+                    port.share = math.inf
+                    port.carried_bytes = port.delivered_bytes
+                else:
+                    port.weight_sum -= flow.weight
+                    port.share = port.capacity / port.weight_sum
         self._reshare()
         for flow in finished:
             _deliver(flow.event, now + flow.latency, flow.latency)
