@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import partial
 
 import simpy
 
@@ -116,15 +115,15 @@ class FlowNetwork:
         """
         env = self.env
         done = env.event()
-        path = tuple(ports)
-        for port in path:
+        for port in ports:
             port.packets += packets
             port.messages += 1
         self.transfers += 1
         if start_delay > 0:
+            path = tuple(ports)
             env.timeout(start_delay).callbacks.append(lambda _: self._start(path, wire_bytes, weight, latency, done))
         else:
-            self._start(path, wire_bytes, weight, latency, done)
+            self._start(tuple(ports), wire_bytes, weight, latency, done)
         return done
 
     def in_flight(self) -> int:
@@ -190,21 +189,25 @@ class FlowNetwork:
             left = flow.remaining / rate
             if left < soonest:
                 soonest = left
-        if soonest != math.inf:
-            self._schedule_wake(now, soonest)
-
-    def _schedule_wake(self, now: float, soonest: float) -> None:
-        """Make sure a wake-up is due ``soonest`` seconds from ``now`` (or earlier)."""
+        # (With no flows left, soonest and so wake_at are infinite, and no wake-up is set.)
         wake_at = now + (soonest if soonest > 0.0 else 0.0)
         if wake_at < self._wake_at:
-            # An earlier wake-up is needed; a later pending one becomes stale. A pending wake-up
-            # that is earlier than needed is kept: it finds nothing done and reschedules.
-            self._version += 1
-            self._wake_at = wake_at
-            self.env.timeout(wake_at - now).callbacks.append(partial(self._wake, self._version))
+            self._set_wake(now, wake_at)
 
-    def _wake(self, version: int, _: simpy.Event) -> None:
-        if version != self._version:
+    def _set_wake(self, now: float, wake_at: float) -> None:
+        """Set a wake-up for ``wake_at``, earlier than the pending one.
+
+        The pending one becomes stale: it still fires, and is ignored (its
+        value, the version it was set under, is out of date). A pending wake-up
+        that is earlier than needed is kept: it finds nothing done and
+        reschedules.
+        """
+        self._version += 1
+        self._wake_at = wake_at
+        self.env.timeout(wake_at - now, self._version).callbacks.append(self._wake)
+
+    def _wake(self, timer: simpy.Event) -> None:
+        if timer._value != self._version:
             return  # superseded by an earlier wake-up
         self._wake_at = math.inf
         now = self.env.now
@@ -226,11 +229,12 @@ class FlowNetwork:
         if not finished:
             # Woken early (a flow started since this wake-up was set and slowed the others down):
             # the shares, and so the rates, are as the last reshare left them.
-            if soonest != math.inf:
-                self._schedule_wake(now, soonest)
+            wake_at = now + (soonest if soonest > 0.0 else 0.0)
+            if wake_at < self._wake_at:
+                self._set_wake(now, wake_at)
             return
-        self._flows = [flow for flow in flows if flow not in finished]
         for flow in finished:
+            flows.remove(flow)
             for port in flow.ports:
                 port.delivered_bytes += flow.size
                 port.flows -= 1

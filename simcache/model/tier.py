@@ -44,9 +44,7 @@ class TransferPipe:
     def book(self, now: float, ready: float, duration: float) -> float:
         """Book ``duration`` seconds in the first idle stretch at or after ``ready``; return its start."""
         starts, ends = self._starts, self._ends
-        done = 0
-        while done < len(ends) and ends[done] <= now:
-            done += 1
+        done = bisect_right(ends, now)  # bookings finished by now (ends are in order: bookings never overlap)
         if done:
             del starts[:done], ends[:done]
         if not ends or ready >= ends[-1]:
