@@ -305,6 +305,7 @@ def _run(env: simpy.Environment, until: float) -> None:
     while True:
         env._now, _, _, event = heappop(queue)
         if event is stop:
+            next(env._eid)  # env.run() schedules its stop event a second time: count it too, for comparable event counts
             return
         callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
         for callback in callbacks:

@@ -17,6 +17,7 @@ Assumptions (see docs/architecture.md):
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 
@@ -27,6 +28,7 @@ from simcache.scenario import LinkSpec
 __all__ = ["FlowNetwork", "Port", "framed_bytes"]
 
 _DONE_BYTES = 1e-6  # a flow with less than this left is complete (float rounding)
+_STALE_TIMERS_KEPT = 64  # superseded wake-ups left in SimPy's queue before they are taken out
 
 
 def framed_bytes(spec: LinkSpec, payload: float) -> tuple[float, int]:
@@ -94,6 +96,8 @@ class FlowNetwork:
         self._updated = 0.0
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
         self._version = 0  # bumped when a wake-up is superseded by an earlier one
+        self._timer: simpy.Event | None = None  # the pending wake-up timer (None: none)
+        self._stale_timers: set[simpy.Event] = set()  # superseded wake-ups still in SimPy's queue
         self.transfers = 0
 
     def transfer(
@@ -197,19 +201,41 @@ class FlowNetwork:
     def _set_wake(self, now: float, wake_at: float) -> None:
         """Set a wake-up for ``wake_at``, earlier than the pending one.
 
-        The pending one becomes stale: it still fires, and is ignored (its
-        value, the version it was set under, is out of date). A pending wake-up
-        that is earlier than needed is kept: it finds nothing done and
-        reschedules.
+        The pending one becomes stale: it is ignored if it fires (its value,
+        the version it was set under, is out of date). A pending wake-up that
+        is earlier than needed is kept: it finds nothing done and reschedules.
         """
+        if self._timer is not None:
+            self._stale_timers.add(self._timer)
+            if len(self._stale_timers) > _STALE_TIMERS_KEPT:
+                self._drop_stale_timers()
         self._version += 1
         self._wake_at = wake_at
-        self.env.timeout(wake_at - now, self._version).callbacks.append(self._wake)
+        self._timer = self.env.timeout(wake_at - now, self._version)
+        self._timer.callbacks.append(self._wake)
+
+    def _drop_stale_timers(self) -> None:
+        """Take the stale wake-ups out of SimPy's event queue (SimPy cannot cancel an event).
+
+        A flow that will take long (a vMotion stream) sets a far-off wake-up
+        each time it is the next to finish, and the next short transfer makes
+        that wake-up stale. Left in the queue, thousands of them would make
+        every push and pop of the queue slower. Events are popped in the order
+        (time, priority, id), so taking some out and re-heaping the rest does
+        not change the order of the others.
+        """
+        stale = self._stale_timers
+        queue = self.env._queue
+        queue[:] = [entry for entry in queue if entry[3] not in stale]
+        heapq.heapify(queue)
+        stale.clear()
 
     def _wake(self, timer: simpy.Event) -> None:
         if timer._value != self._version:
+            self._stale_timers.discard(timer)
             return  # superseded by an earlier wake-up
         self._wake_at = math.inf
+        self._timer = None
         now = self.env.now
         elapsed = now - self._updated
         self._updated = now
