@@ -102,7 +102,12 @@ class Array:
         chunks = 0
         for run in runs:
             total += run
-            spindle = int(stream.uniform() * spindles)
+            chunks_in_run = -(-run // stripe)
+            # All of this run's uniforms at once, in the order they are used: its first spindle,
+            # then for each chunk and copy the seek's two ends and the rotation.
+            draws = stream.uniforms(1 + 3 * copies * chunks_in_run)
+            spindle = int(draws[0] * spindles)
+            next_draw = 1
             left = run
             while left > 0:
                 chunk = stripe if left > stripe else left
@@ -110,8 +115,8 @@ class Array:
                 transfer = chunk * seconds_per_byte
                 for copy in range(copies):
                     target = (spindle + copy * copy_spacing) % spindles
-                    # Positioning: a seek over a random distance within the data's span, then rotation.
-                    u_from, u_to, u_rotation = stream.uniforms(3)
+                    u_from, u_to, u_rotation = draws[next_draw : next_draw + 3]
+                    next_draw += 3
                     distance = seek_span * abs(u_from - u_to)
                     seek = settle + seek_k * math.sqrt(distance) if distance > 0 else 0.0
                     service = seek + u_rotation * revolution + transfer

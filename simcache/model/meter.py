@@ -28,12 +28,16 @@ class BusyMeter:
         """Busy seconds inside [window_start, window_end); windows must be asked for in order."""
         busy = 0.0
         still_open: list[tuple[float, float]] = []
-        for start, finish in self._open:
+        for interval in self._open:
+            start, finish = interval
+            if window_start <= start and finish <= window_end:
+                busy += finish - start  # most intervals lie inside the window (adding a zero length changes nothing)
+                continue
             low = start if start > window_start else window_start
             high = finish if finish < window_end else window_end
             if high > low:
                 busy += high - low
             if finish > window_end:
-                still_open.append((start, finish))
+                still_open.append(interval)
         self._open[:] = still_open
         return busy
