@@ -22,6 +22,7 @@ from simpy.events import URGENT
 
 from simcache import __version__
 from simcache.model.array import Array, span_fraction
+from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
 from simcache.model.link import FlowNetwork, Port, framed_bytes
 from simcache.model.randomness import UniformStream
@@ -123,10 +124,10 @@ def _peers(scenario: Scenario, group: Group, host_index: int, hosts: list[Host],
 def _start_workload(env: simpy.Environment, vm: VM) -> None:
     workload = vm.stream.workload
     if workload.mode == "open":
-        env.process(_open_loop(env, vm))
+        start_detached(env, _open_loop(env, vm))
     else:
         for _ in range(workload.workers * workload.outstanding):
-            env.process(_closed_slot(env, vm))
+            start_detached(env, _closed_slot(env, vm))
 
 
 def _closed_slot(env: simpy.Environment, vm: VM) -> Generator[simpy.Event, Any, None]:
@@ -151,37 +152,6 @@ def _open_loop(env: simpy.Environment, vm: VM) -> Generator[simpy.Event, Any, No
             return
         is_write, size, offset = stream.next_io()
         run_detached(vm.io(is_write, size, offset))
-
-
-def run_detached(steps: Generator[simpy.Event, Any, None]) -> None:
-    """Drive a generator of SimPy events without a ``simpy.Process``.
-
-    Nothing waits for an open-loop I/O, so it needs neither the process's
-    start event nor its end event: this saves two scheduled events per I/O.
-    The generator resumes from the callbacks of the events it yields.
-    """
-    _Detached(steps).resume(None)
-
-
-class _Detached:
-    """The callback that resumes one detached generator (a bound method, so no reference cycle)."""
-
-    __slots__ = ("steps",)
-
-    def __init__(self, steps: Generator[simpy.Event, Any, None]):
-        self.steps = steps
-
-    def resume(self, event: simpy.Event | None) -> None:
-        value = None if event is None else event._value
-        while True:
-            try:
-                target = self.steps.send(value)
-            except StopIteration:
-                return
-            if target.callbacks is not None:
-                target.callbacks.append(self.resume)
-                return
-            value = target._value  # already processed: carry on at once
 
 
 def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
+from simcache.model.detached import start_detached
 from simcache.model.link import framed_bytes
 from simcache.scenario import DestagerSpec
 
@@ -58,7 +59,7 @@ class Destager:
         self.runs = 0
         self.on_destaged: Callable[[PendingWrite], None] = lambda item: None
         for _ in range(spec.concurrency):
-            env.process(self._flusher())
+            start_detached(env, self._flusher())
 
     def admit(self, item: PendingWrite) -> simpy.Event | None:
         """Accept ``item``; return ``None`` if accepted now, else an event that fires on acceptance."""
