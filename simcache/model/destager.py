@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simcache.model.detached import start_detached
-from simcache.model.link import framed_bytes
 from simcache.scenario import DestagerSpec
 
 if TYPE_CHECKING:
@@ -169,7 +168,7 @@ class Destager:
             if not self.alive:
                 return
             link = host.storage_tx.spec
-            wire, packets = framed_bytes(link, unique_bytes)
+            wire, packets = host.storage_tx.framing[unique_bytes]
             yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
             if not self.alive:
                 return

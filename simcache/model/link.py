@@ -25,7 +25,7 @@ import simpy
 
 from simcache.scenario import LinkSpec
 
-__all__ = ["FlowNetwork", "Port", "framed_bytes"]
+__all__ = ["FlowNetwork", "Framing", "Port", "framed_bytes"]
 
 _DONE_BYTES = 1e-6  # a flow with less than this left is complete (float rounding)
 _STALE_TIMERS_KEPT = 64  # superseded wake-ups left in SimPy's queue before they are taken out
@@ -38,6 +38,18 @@ def framed_bytes(spec: LinkSpec, payload: float) -> tuple[float, int]:
     return payload + packets * (spec.header_bytes + spec.framing_bytes), packets
 
 
+class Framing(dict[float, tuple[float, int]]):
+    """:func:`framed_bytes` of one link by payload, each computed once (payload sizes repeat: the size mix)."""
+
+    def __init__(self, spec: LinkSpec):
+        super().__init__()
+        self.spec = spec
+
+    def __missing__(self, payload: float) -> tuple[float, int]:
+        framed = self[payload] = framed_bytes(self.spec, payload)
+        return framed
+
+
 class Port:
     """One direction of a port: a bandwidth shared by the flows crossing it."""
 
@@ -46,6 +58,7 @@ class Port:
         "carried_bytes",
         "delivered_bytes",
         "flows",
+        "framing",
         "messages",
         "name",
         "packets",
@@ -59,6 +72,7 @@ class Port:
         self.name = name
         self.spec = spec
         self.capacity = spec.bandwidth
+        self.framing = Framing(spec)  # wire bytes and packets of a payload sent from here
         self.weight_sum = 0.0
         self.share = math.inf  # bytes/s one unit of weight gets here: capacity / weight_sum
         self.delivered_bytes = 0.0  # wire bytes of the finished flows that crossed this port

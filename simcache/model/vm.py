@@ -67,7 +67,6 @@ class VM:
         self.compressed_bytes_saved = 0.0
         self.issued = 0  # I/Os started (recorded ones plus those unfinished at the end)
         link = host.peer_tx.spec
-        self._peer_link = link
         self._peer_latency = link.latency
         self._peer_paths = tuple(host.peer_path(peer) for peer in peers)
         ack_wire, _ = framed_bytes(link, ACK_BYTES)
@@ -135,7 +134,6 @@ class VM:
     def _replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> tuple[simpy.Event, list[float]]:
         """Start one replica leg; the list fills with (arrived, peer tier done, ack back) times."""
         host = self.host
-        link = self._peer_link
         payload = float(size)
         cpu = 0.0
         if self._may_compress and (self._always_compress or host.peer_tx.recent_utilization >= self.compression.threshold):
@@ -144,7 +142,7 @@ class VM:
             payload -= saved
             self.compressed_bytes_saved += saved
         host.replica_payload_sent += payload
-        wire, packets = framed_bytes(link, payload)
+        wire, packets = host.peer_tx.framing[payload]
         event = host.network.transfer(path, wire, packets, self._peer_latency, cpu)
         ack_time = self._ack_time
         leg: list[float] = []
@@ -165,7 +163,7 @@ class VM:
         local_done = host.tier.submit(issued, size, True)
         host.cache.insert(self.index, offset, size)
         link = host.storage_tx.spec
-        wire, packets = framed_bytes(link, size)
+        wire, packets = host.storage_tx.framing[size]
         yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
         arrived = env.now
         array_done = host.array.submit(arrived, (size,), True)
@@ -197,7 +195,7 @@ class VM:
         request_arrives = issued + link.latency  # the read command is one small message
         array_done = host.array.submit(request_arrives, (size,), False)
         yield env.timeout(array_done - issued)
-        wire, packets = framed_bytes(link, size)
+        wire, packets = host.storage_tx.framing[size]
         yield host.network.transfer((host.array_tx, host.storage_rx), wire, packets, latency=link.latency)
         now = env.now
         if not host.alive:
