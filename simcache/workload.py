@@ -101,7 +101,8 @@ class IOStream:
         self.clock = DutyClock(workload.duty_cycle)
         self._mean_gap = 1.0 / (workload.mean_rate * self.clock.peak_factor) if workload.mode == "open" else 0.0
         # Evenly spaced arrivals start at a random phase, so that VMs are not in lock-step.
-        self._first_gap_fraction: float | None = float(self._rng.random()) if workload.arrivals == "uniform" else None
+        self._uniform_arrivals = workload.arrivals == "uniform"
+        self._first_gap_fraction: float | None = float(self._rng.random()) if self._uniform_arrivals else None
 
     def next_io(self) -> tuple[bool, int, int]:
         """(is_write, size in bytes, offset in bytes) of the next I/O."""
@@ -155,6 +156,8 @@ class IOStream:
         starting afresh, by memorylessness).
         """
         clock = self.clock
+        if clock.duty is None:
+            return (now + self._draw_gap()) - now  # what the loop below returns without a duty cycle, bit for bit
         t = now
         while True:
             gap = self._draw_gap()
@@ -171,7 +174,7 @@ class IOStream:
                 return t - now  # kept by thinning
 
     def _draw_gap(self) -> float:
-        if self.workload.arrivals == "uniform":
+        if self._uniform_arrivals:
             if self._first_gap_fraction is not None:
                 fraction, self._first_gap_fraction = self._first_gap_fraction, None
                 return self._mean_gap * fraction

@@ -79,24 +79,6 @@ class Array:
         """Back-end I/Os per front-end write of one chunk (2 for RAID 10, 4 for RAID 5, 6 for RAID 6)."""
         return self._copies * (2 if self._read_modify_write else 1)
 
-    def _position(self, seek_scale: float) -> float:
-        stream = self._stream
-        distance = self._span * seek_scale * abs(stream.uniform() - stream.uniform())
-        seek = self._settle + self._seek_k * math.sqrt(distance) if distance > 0 else 0.0
-        return seek + stream.uniform() * self._revolution
-
-    def _chunk_on(self, spindle: int, ready: float, nbytes: int, is_write: bool, seek_scale: float) -> float:
-        service = self._position(seek_scale) + nbytes * self._seconds_per_byte
-        if is_write and self._read_modify_write:
-            service += self._revolution + nbytes * self._seconds_per_byte  # read, then write back in place
-        free = self._spindle_free
-        start = free[spindle] if free[spindle] > ready else ready
-        finish = start + service
-        free[spindle] = finish
-        self.back_end_ios += 2 if is_write and self._read_modify_write else 1
-        self.busy.add(start, finish)
-        return finish
-
     def submit(self, now: float, runs: Sequence[int], is_write: bool, seek_scale: float = 1.0) -> float:
         """Submit contiguous runs (bytes each) arriving at ``now``; return when all are done.
 
@@ -105,23 +87,51 @@ class Array:
         spindles = self.spec.spindles
         stripe = self.spec.stripe
         stream = self._stream
+        copies = self._copies if is_write else 1
+        copy_spacing = spindles // copies
+        read_modify_write = is_write and self._read_modify_write
+        seek_span = self._span * seek_scale
+        settle = self._settle
+        seek_k = self._seek_k
+        revolution = self._revolution
+        seconds_per_byte = self._seconds_per_byte
+        free = self._spindle_free
+        busy_add = self.busy.add
         done = now
         total = 0
+        chunks = 0
         for run in runs:
             total += run
-            self.front_end_ios += 1
-            spindle = int(stream.uniform() * spindles)
+            chunks_in_run = -(-run // stripe)
+            # All of this run's uniforms at once, in the order they are used: its first spindle,
+            # then for each chunk and copy the seek's two ends and the rotation.
+            draws = stream.uniforms(1 + 3 * copies * chunks_in_run)
+            spindle = int(draws[0] * spindles)
+            next_draw = 1
             left = run
             while left > 0:
                 chunk = stripe if left > stripe else left
                 left -= chunk
-                copies = self._copies if is_write else 1
+                transfer = chunk * seconds_per_byte
                 for copy in range(copies):
-                    target = (spindle + copy * (spindles // copies)) % spindles
-                    finish = self._chunk_on(target, now, chunk, is_write, seek_scale)
+                    target = (spindle + copy * copy_spacing) % spindles
+                    u_from, u_to, u_rotation = draws[next_draw : next_draw + 3]
+                    next_draw += 3
+                    distance = seek_span * abs(u_from - u_to)
+                    seek = settle + seek_k * math.sqrt(distance) if distance > 0 else 0.0
+                    service = seek + u_rotation * revolution + transfer
+                    if read_modify_write:
+                        service += revolution + transfer  # read, then write back in place
+                    start = free[target] if free[target] > now else now
+                    finish = start + service
+                    free[target] = finish
+                    busy_add((start, finish))
                     if finish > done:
                         done = finish
+                chunks += copies
                 spindle = (spindle + 1) % spindles
+        self.front_end_ios += len(runs)
+        self.back_end_ios += 2 * chunks if read_modify_write else chunks
         if is_write:
             self.bytes_written += total
             return self._through_cache(now, total, done)

@@ -30,12 +30,21 @@ class ReadCache:
 
     def _keys(self, vm: int, offset: int, size: int) -> range:
         base = vm << _VM_SHIFT
-        return range(base + offset // self.line, base + (offset + size - 1) // self.line + 1)
+        line = self.line
+        return range(base + offset // line, base + (offset + size - 1) // line + 1)
 
     def lookup(self, vm: int, offset: int, size: int) -> bool:
         """True if every line of the I/O is cached; a hit refreshes their recency."""
         lines = self._lines
         keys = self._keys(vm, offset, size)
+        if len(keys) == 1:  # the common case, without the second loop
+            key = keys[0]
+            if key not in lines:
+                self.misses += 1
+                return False
+            lines.move_to_end(key)
+            self.hits += 1
+            return True
         for key in keys:
             if key not in lines:
                 self.misses += 1
@@ -47,15 +56,18 @@ class ReadCache:
 
     def insert(self, vm: int, offset: int, size: int) -> None:
         lines = self._lines
+        inserted = 0
         for key in self._keys(vm, offset, size):
             if key in lines:
                 lines.move_to_end(key)
             else:
                 lines[key] = None
-                self.inserted_lines += 1
-        while len(lines) > self.capacity_lines:
-            lines.popitem(last=False)
-            self.evicted_lines += 1
+                inserted += 1
+        if inserted:
+            self.inserted_lines += inserted
+            while len(lines) > self.capacity_lines:
+                lines.popitem(last=False)
+                self.evicted_lines += 1
 
     @property
     def occupied_bytes(self) -> int:

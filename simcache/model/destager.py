@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
-from simcache.model.link import framed_bytes
+from simcache.model.detached import start_detached
 from simcache.scenario import DestagerSpec
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class Destager:
         self.runs = 0
         self.on_destaged: Callable[[PendingWrite], None] = lambda item: None
         for _ in range(spec.concurrency):
-            env.process(self._flusher())
+            start_detached(env, self._flusher())
 
     def admit(self, item: PendingWrite) -> simpy.Event | None:
         """Accept ``item``; return ``None`` if accepted now, else an event that fires on acceptance."""
@@ -168,7 +168,7 @@ class Destager:
             if not self.alive:
                 return
             link = host.storage_tx.spec
-            wire, packets = framed_bytes(link, unique_bytes)
+            wire, packets = host.storage_tx.framing[unique_bytes]
             yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
             if not self.alive:
                 return

@@ -17,17 +17,18 @@ Assumptions (see docs/architecture.md):
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
-from functools import partial
 
 import simpy
 
 from simcache.scenario import LinkSpec
 
-__all__ = ["FlowNetwork", "Port", "framed_bytes"]
+__all__ = ["FlowNetwork", "Framing", "Port", "framed_bytes"]
 
 _DONE_BYTES = 1e-6  # a flow with less than this left is complete (float rounding)
+_STALE_TIMERS_KEPT = 64  # superseded wake-ups left in SimPy's queue before they are taken out
 
 
 def framed_bytes(spec: LinkSpec, payload: float) -> tuple[float, int]:
@@ -35,6 +36,18 @@ def framed_bytes(spec: LinkSpec, payload: float) -> tuple[float, int]:
     per_packet = spec.mtu - spec.header_bytes
     packets = max(1, math.ceil(payload / per_packet))
     return payload + packets * (spec.header_bytes + spec.framing_bytes), packets
+
+
+class Framing(dict[float, tuple[float, int]]):
+    """:func:`framed_bytes` of one link by payload, each computed once (payload sizes repeat: the size mix)."""
+
+    def __init__(self, spec: LinkSpec):
+        super().__init__()
+        self.spec = spec
+
+    def __missing__(self, payload: float) -> tuple[float, int]:
+        framed = self[payload] = framed_bytes(self.spec, payload)
+        return framed
 
 
 class Port:
@@ -45,6 +58,7 @@ class Port:
         "carried_bytes",
         "delivered_bytes",
         "flows",
+        "framing",
         "messages",
         "name",
         "packets",
@@ -58,6 +72,7 @@ class Port:
         self.name = name
         self.spec = spec
         self.capacity = spec.bandwidth
+        self.framing = Framing(spec)  # wire bytes and packets of a payload sent from here
         self.weight_sum = 0.0
         self.share = math.inf  # bytes/s one unit of weight gets here: capacity / weight_sum
         self.delivered_bytes = 0.0  # wire bytes of the finished flows that crossed this port
@@ -69,13 +84,18 @@ class Port:
 
 
 class _Flow:
-    __slots__ = ("event", "latency", "ports", "rate", "remaining", "size", "weight")
+    __slots__ = ("event", "first", "latency", "more", "ports", "rate", "remaining", "second", "size", "weight")
 
     def __init__(self, size: float, ports: tuple[Port, ...], weight: float, latency: float, event: simpy.Event):
         self.size = size
         self.remaining = size
         self.rate = 0.0
         self.ports = ports
+        # The first two ports as attributes and any further ones in `more`: almost every path
+        # has exactly two ports, and the rate loop reads them without unpacking a tuple.
+        self.first = ports[0]
+        self.second = ports[1] if len(ports) > 1 else ports[0]
+        self.more = ports[2:]
         self.weight = weight
         self.latency = latency
         self.event = event
@@ -87,10 +107,11 @@ class FlowNetwork:
     def __init__(self, env: simpy.Environment):
         self.env = env
         self._flows: list[_Flow] = []
-        self._ports: dict[Port, None] = {}  # ports with flows, in a deterministic order
         self._updated = 0.0
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
         self._version = 0  # bumped when a wake-up is superseded by an earlier one
+        self._timer: simpy.Event | None = None  # the pending wake-up timer (None: none)
+        self._stale_timers: set[simpy.Event] = set()  # superseded wake-ups still in SimPy's queue
         self.transfers = 0
 
     def transfer(
@@ -112,15 +133,15 @@ class FlowNetwork:
         """
         env = self.env
         done = env.event()
-        path = tuple(ports)
-        for port in path:
+        for port in ports:
             port.packets += packets
             port.messages += 1
         self.transfers += 1
         if start_delay > 0:
+            path = tuple(ports)
             env.timeout(start_delay).callbacks.append(lambda _: self._start(path, wire_bytes, weight, latency, done))
         else:
-            self._start(path, wire_bytes, weight, latency, done)
+            self._start(tuple(ports), wire_bytes, weight, latency, done)
         return done
 
     def in_flight(self) -> int:
@@ -129,9 +150,11 @@ class FlowNetwork:
     def sync(self) -> None:
         """Bring every port's ``carried_bytes`` up to the current time."""
         self._advance()
-        for port in self._ports:
-            port.carried_bytes = port.delivered_bytes
-        for flow in self._flows:
+        flows = self._flows
+        for flow in flows:  # ports without flows were brought up to date when their last flow finished
+            for port in flow.ports:
+                port.carried_bytes = port.delivered_bytes
+        for flow in flows:
             for port in flow.ports:
                 port.carried_bytes += flow.size - flow.remaining
 
@@ -144,7 +167,6 @@ class FlowNetwork:
             port.weight_sum += weight
             port.share = port.capacity / port.weight_sum
             port.flows += 1
-            self._ports[port] = None
         self._reshare(advance=True)
 
     def _advance(self) -> None:
@@ -161,65 +183,108 @@ class FlowNetwork:
 
         With ``advance``, first move each flow forward to now at its old rate
         (in the same pass). This loop runs twice per transfer over every flow
-        in flight: it is the engine's hottest code, hence the unrolled
-        two-port case.
+        in flight: it is the engine's hottest code, hence the local names and
+        the unrolled first two ports.
         """
-        elapsed = 0.0
+        now = self.env.now
+        elapsed = 0.0  # without `advance`, subtracting rate * 0.0 leaves `remaining` exactly as it was
         if advance:
-            now = self.env.now
             elapsed = now - self._updated
             self._updated = now
         soonest = math.inf
         for flow in self._flows:
-            if elapsed > 0.0:
-                flow.remaining -= flow.rate * elapsed
-            ports = flow.ports
-            if len(ports) == 2:
-                first, second = ports
-                rate = first.share if first.share < second.share else second.share
-            else:
-                rate = min(port.share for port in ports)
+            flow.remaining -= flow.rate * elapsed
+            rate = flow.first.share
+            share = flow.second.share
+            if share < rate:
+                rate = share
+            if flow.more:
+                for port in flow.more:
+                    if port.share < rate:
+                        rate = port.share
             rate *= flow.weight
             flow.rate = rate
             left = flow.remaining / rate
             if left < soonest:
                 soonest = left
-        if soonest == math.inf:
-            return
-        wake_at = self.env.now + (soonest if soonest > 0.0 else 0.0)
+        # (With no flows left, soonest and so wake_at are infinite, and no wake-up is set.)
+        wake_at = now + (soonest if soonest > 0.0 else 0.0)
         if wake_at < self._wake_at:
-            # An earlier wake-up is needed; a later pending one becomes stale. A pending wake-up
-            # that is earlier than needed is kept: it finds nothing done and reschedules.
-            self._version += 1
-            self._wake_at = wake_at
-            self.env.timeout(wake_at - self.env.now).callbacks.append(partial(self._wake, self._version))
+            self._set_wake(now, wake_at)
 
-    def _wake(self, version: int, _: simpy.Event) -> None:
-        if version != self._version:
+    def _set_wake(self, now: float, wake_at: float) -> None:
+        """Set a wake-up for ``wake_at``, earlier than the pending one.
+
+        The pending one becomes stale: it is ignored if it fires (its value,
+        the version it was set under, is out of date). A pending wake-up that
+        is earlier than needed is kept: it finds nothing done and reschedules.
+        """
+        if self._timer is not None:
+            self._stale_timers.add(self._timer)
+            if len(self._stale_timers) > _STALE_TIMERS_KEPT:
+                self._drop_stale_timers()
+        self._version += 1
+        self._wake_at = wake_at
+        self._timer = self.env.timeout(wake_at - now, self._version)
+        self._timer.callbacks.append(self._wake)
+
+    def _drop_stale_timers(self) -> None:
+        """Take the stale wake-ups out of SimPy's event queue (SimPy cannot cancel an event).
+
+        A flow that will take long (a vMotion stream) sets a far-off wake-up
+        each time it is the next to finish, and the next short transfer makes
+        that wake-up stale. Left in the queue, thousands of them would make
+        every push and pop of the queue slower. Events are popped in the order
+        (time, priority, id), so taking some out and re-heaping the rest does
+        not change the order of the others.
+        """
+        stale = self._stale_timers
+        queue = self.env._queue
+        queue[:] = [entry for entry in queue if entry[3] not in stale]
+        heapq.heapify(queue)
+        stale.clear()
+
+    def _wake(self, timer: simpy.Event) -> None:
+        if timer._value != self._version:
+            self._stale_timers.discard(timer)
             return  # superseded by an earlier wake-up
         self._wake_at = math.inf
+        self._timer = None
         now = self.env.now
         elapsed = now - self._updated
         self._updated = now
-        running: list[_Flow] = []
+        flows = self._flows
         finished: list[_Flow] = []
-        for flow in self._flows:
-            flow.remaining -= flow.rate * elapsed
-            (running if flow.remaining > _DONE_BYTES + 1e-12 * flow.rate else finished).append(flow)
-        if finished:
-            self._flows = running
-            for flow in finished:
-                for port in flow.ports:
-                    port.delivered_bytes += flow.size
-                    port.flows -= 1
-                    if port.flows == 0:
-                        port.weight_sum = 0.0
-                        port.share = math.inf
-                        port.carried_bytes = port.delivered_bytes
-                        self._ports.pop(port, None)
-                    else:
-                        port.weight_sum -= flow.weight
-                        port.share = port.capacity / port.weight_sum
+        soonest = math.inf  # time to the next completion, if no flow finished (rates are then unchanged)
+        for flow in flows:
+            rate = flow.rate
+            remaining = flow.remaining - rate * elapsed
+            flow.remaining = remaining
+            if remaining > _DONE_BYTES + 1e-12 * rate:
+                left = remaining / rate
+                if left < soonest:
+                    soonest = left
+            else:
+                finished.append(flow)
+        if not finished:
+            # Woken early (a flow started since this wake-up was set and slowed the others down):
+            # the shares, and so the rates, are as the last reshare left them.
+            wake_at = now + (soonest if soonest > 0.0 else 0.0)
+            if wake_at < self._wake_at:
+                self._set_wake(now, wake_at)
+            return
+        for flow in finished:
+            flows.remove(flow)
+            for port in flow.ports:
+                port.delivered_bytes += flow.size
+                port.flows -= 1
+                if port.flows == 0:
+                    port.weight_sum = 0.0
+                    port.share = math.inf
+                    port.carried_bytes = port.delivered_bytes
+                else:
+                    port.weight_sum -= flow.weight
+                    port.share = port.capacity / port.weight_sum
         self._reshare()
         for flow in finished:
             _deliver(flow.event, now + flow.latency, flow.latency)

@@ -38,6 +38,15 @@ class UniformStream:
         self._next += 1
         return value
 
+    def uniforms(self, count: int) -> list[float]:
+        """The next ``count`` uniforms (the same numbers, in the same order, as ``count`` calls of :meth:`uniform`)."""
+        start = self._next
+        end = start + count
+        if end <= len(self._values):
+            self._next = end
+            return self._values[start:end]
+        return [self.uniform() for _ in range(count)]
+
     def exponential(self, mean: float) -> float:
         """An exponential variate with the given mean (inverse transform of a uniform)."""
         return -mean * math.log1p(-self.uniform())

@@ -30,6 +30,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_right
+from heapq import heappush, heapreplace
 
 from simcache.model.meter import BusyMeter
 from simcache.model.randomness import UniformStream
@@ -50,9 +51,7 @@ class TransferPipe:
     def book(self, now: float, ready: float, duration: float) -> float:
         """Book ``duration`` seconds in the first idle stretch at or after ``ready``; return its start."""
         starts, ends = self._starts, self._ends
-        done = 0
-        while done < len(ends) and ends[done] <= now:
-            done += 1
+        done = bisect_right(ends, now)  # bookings finished by now (ends are in order: bookings never overlap)
         if done:
             del starts[:done], ends[:done]
         if not ends or ready >= ends[-1]:
@@ -83,7 +82,10 @@ class Tier:
         cap = spec.controller_bandwidth or math.inf
         self._read_seconds_per_byte = 1.0 / min(spec.read_bandwidth, cap)
         self._write_seconds_per_byte = 1.0 / min(spec.write_bandwidth, cap)
+        self._read_latency = spec.read_latency
+        self._write_latency = spec.write_latency
         self._pool_depth = float(spec.clean_pool) if spec.clean_pool is not None else math.inf
+        self._has_clean_pool = self._pool_depth != math.inf
         self._pool = self._pool_depth
         self._pool_time = 0.0
         self._gc_rate = spec.gc_rate or math.inf
@@ -97,18 +99,17 @@ class Tier:
 
     def submit(self, now: float, size: int, is_write: bool) -> float:
         """Submit an operation arriving at ``now``; return the time it completes."""
-        spec = self.spec
         ready = now
         if is_write:
             self.bytes_written += size
             per_byte = self._write_seconds_per_byte
-            latency = spec.write_latency
-            if self._pool_depth != math.inf:
+            latency = self._write_latency
+            if self._has_clean_pool:
                 ready = self._take_clean_bytes(now, size)
         else:
             self.bytes_read += size
             per_byte = self._read_seconds_per_byte
-            latency = spec.read_latency
+            latency = self._read_latency
         transfer = size * per_byte
         if self._exponential:
             # Test-only: exponential service with the same mean, spent on the channel.
@@ -118,10 +119,10 @@ class Tier:
         start = channels[0] if channels[0] > ready else ready
         transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
         finish = transfer_start + transfer
-        heapq.heapreplace(channels, finish)
+        heapreplace(channels, finish)
         self.operations += 1
-        self.busy.add(start, finish)
-        heapq.heappush(self._in_system, finish)
+        self.busy.add((start, finish))
+        heappush(self._in_system, finish)
         return finish
 
     def _take_clean_bytes(self, now: float, size: int) -> float:

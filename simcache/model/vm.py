@@ -61,12 +61,14 @@ class VM:
         self.stream = stream
         self.compression = compression
         self._compressibility = stream.workload.compressibility
+        self._may_compress = compression.mode != "off" and self._compressibility > 0
+        self._always_compress = compression.mode == "always"
         self._records = records
         self.compressed_bytes_saved = 0.0
         self._compressing = False  # adaptive mode: whether this VM compressed its last replica
         self.issued = 0  # I/Os started (recorded ones plus those unfinished at the end)
         link = host.peer_tx.spec
-        self._peer_link = link
+        self._peer_latency = link.latency
         self._peer_paths = tuple(host.peer_path(peer) for peer in peers)
         ack_wire, _ = framed_bytes(link, ACK_BYTES)
         self._ack_time = link.latency + ack_wire / link.bandwidth
@@ -104,7 +106,9 @@ class VM:
         critical_peer_tier = -1.0  # the slowest leg's peer-tier time; -1 while the local write is the slowest
         peers = self.peers
         if peers:
-            legs = [self._replicate(peer, path, size) for peer, path in zip(peers, self._peer_paths, strict=True)]
+            legs = []
+            for peer, path in zip(peers, self._peer_paths, strict=True):
+                legs.append(self._replicate(peer, path, size))
             for event, _ in legs:
                 yield event
             for _, leg in legs:
@@ -131,18 +135,16 @@ class VM:
     def _replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> tuple[simpy.Event, list[float]]:
         """Start one replica leg; the list fills with (arrived, peer tier done, ack back) times."""
         host = self.host
-        link = self._peer_link
         payload = float(size)
         cpu = 0.0
-        mode = self.compression.mode
-        if mode != "off" and self._compressibility > 0 and (mode == "always" or self._link_busy()):
+        if self._may_compress and (self._always_compress or self._link_busy()):
             cpu = size / self.compression.throughput
             saved = size * self._compressibility
             payload -= saved
             self.compressed_bytes_saved += saved
         host.replica_payload_sent += payload
-        wire, packets = framed_bytes(link, payload)
-        event = host.network.transfer(path, wire, packets, latency=link.latency, start_delay=cpu)
+        wire, packets = host.peer_tx.framing[payload]
+        event = host.network.transfer(path, wire, packets, self._peer_latency, cpu)
         ack_time = self._ack_time
         leg: list[float] = []
 
@@ -177,7 +179,7 @@ class VM:
         local_done = host.tier.submit(issued, size, True)
         host.cache.insert(self.index, offset, size)
         link = host.storage_tx.spec
-        wire, packets = framed_bytes(link, size)
+        wire, packets = host.storage_tx.framing[size]
         yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
         arrived = env.now
         array_done = host.array.submit(arrived, (size,), True)
@@ -209,7 +211,7 @@ class VM:
         request_arrives = issued + link.latency  # the read command is one small message
         array_done = host.array.submit(request_arrives, (size,), False)
         yield env.timeout(array_done - issued)
-        wire, packets = framed_bytes(link, size)
+        wire, packets = host.storage_tx.framing[size]
         yield host.network.transfer((host.array_tx, host.storage_rx), wire, packets, latency=link.latency)
         now = env.now
         if not host.alive:
