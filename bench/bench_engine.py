@@ -229,8 +229,8 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     if network_cls is not None and original_wake is not None:
 
         def counting_wake(self, *args):  # type: ignore[no-untyped-def]
-            # _wake(version, timer) in older engines, _wake(timer) with the version as the timer's value since
-            version = args[0] if len(args) == 2 else args[0]._value
+            # _wake(version) or _wake(version, timer) in older engines, _wake(timer) with the version as the timer's value since
+            version = args[0] if isinstance(args[0], int) else args[0]._value
             wakes["stale" if version != getattr(self, "_version", version) else "current"] += 1
             return original_wake(self, *args)
 

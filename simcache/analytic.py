@@ -102,10 +102,11 @@ Fluid timeline
     piece. While a buffer is full a closed group's writes pass an admission
     server of rate ``drain`` (their throughput falls to the drain rate); an open
     group's waiting grows as a fluid queue. Past the GC cliff, tier writes pass
-    a server of rate ``gc_rate`` whose residual includes a mean foreground
-    pass (``gc_pass``). A vMotion is ``streams x weight`` permanent flows on its
-    ports (they run at 100% while it lasts); its duration is its framed size
-    over the capacity the other flows leave. Adaptive compression is on when
+    a server of rate ``gc_rate`` (foreground passes, ``gc_pass``, bunch the
+    waiting into stalls but leave the mean alone: not modelled). A vMotion
+    is ``streams x weight`` permanent flows on its ports (they run at 100%
+    while it lasts); its duration is its framed size over the capacity the
+    other flows leave. Adaptive compression is on when
     the uncompressed peer port would be at least ``threshold`` busy.
     Percentages, rates and latencies are averaged over the measured window:
     rates by time, latencies by I/O count.
@@ -130,10 +131,12 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from simcache.model.array import span_fraction
+from simcache.model.array import _MEAN_SQRT_RANDOM_DISTANCE as _MEAN_SQRT
+from simcache.model.array import _RAID_LAYOUT, span_fraction
 from simcache.model.link import framed_bytes
+from simcache.results import _strict
 from simcache.scenario import HostFailure, LinkSpec, Scenario, VMotion, load_scenario
-from simcache.workload import BLOCK
+from simcache.workload import BLOCK, DutyClock
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -141,7 +144,6 @@ if TYPE_CHECKING:
 __all__ = ["DestageFluid", "Estimate", "estimate", "mgc_wait", "mva_closed"]
 
 ACK_BYTES = 64
-_MEAN_SQRT = 8.0 / 15.0  # E[sqrt(|U1 - U2|)]
 _VAR_SQRT = 1.0 / 3.0 - _MEAN_SQRT**2  # Var[sqrt(|U1 - U2|)]
 _EXACT_MVA_LIMIT = 16
 _TOLERANCE = 1e-5
@@ -268,6 +270,11 @@ class _Chain:
     read_fraction: float
     compressible: bool
 
+    @property
+    def nominal_rate(self) -> float:
+        """I/Os per s before any solution: open chains' rate, closed ones' customers / (think time + 1 ms)."""
+        return self.customers / (self.think + 1e-3) if self.closed else self.rate * self.customers
+
 
 @dataclass(frozen=True)
 class DestageFluid:
@@ -295,14 +302,12 @@ class _Compiled:
         self.shared = self.hosts * _PER_HOST
         self.station_count = self.shared + 4
         tier = cluster.tier
-        self.channels = tier.channels
         self.exponential_tier = tier.service == "exponential"
         cap = tier.controller_bandwidth or math.inf
         self.read_rate = min(tier.read_bandwidth, cap)
         self.write_rate = min(tier.write_bandwidth, cap)
         self.gc_rate = tier.gc_rate or math.inf
         self.clean_pool = float(tier.clean_pool) if tier.clean_pool is not None else math.inf
-        self.gc_pass = float(tier.gc_pass or 0)
         self.servers = [1] * self.station_count
         for h in range(self.hosts):
             self.servers[h * _PER_HOST + _TIER] = 1 if self.exponential_tier else tier.channels
@@ -327,7 +332,7 @@ class _Compiled:
         self.settle = drive.settle
         self.media = drive.media_rate
         self.span = min(1.0, max(0.0, span_fraction(array, scenario.data_bytes)))
-        self.copies = min({"raid0": 1, "raid1": 2, "raid10": 2, "raid5": 2, "raid6": 3}[array.raid], array.spindles)
+        self.copies = min(_RAID_LAYOUT[array.raid][0], array.spindles)
         self.rmw = array.raid in ("raid5", "raid6")
         self.stripe = array.stripe
         self.cache_ack = array.cache_latency if array.controller_cache > 0 else None
@@ -338,13 +343,13 @@ class _Compiled:
         self.ack_seconds = peer.latency + framed_bytes(peer, ACK_BYTES)[0] / peer.bandwidth
         writers = [ch for ch in self.chains if ch.write_back and ch.read_fraction < 1.0]
         self.destaging_hosts = [any(ch.host == h for ch in writers) for h in range(self.hosts)]
-        self.open_writer = [any(ch.host == h and not ch.closed for ch in writers) for h in range(self.hosts)]
         self.adaptive = cluster.compression.mode == "adaptive"
         self._batch_mix = [self._host_write_mix(h) for h in range(self.hosts)]
         self.vmotions = [e for e in scenario.events if isinstance(e, VMotion)]
         run = scenario.run
         self.window = (run.warmup, run.duration)
         self.cuts = self._cuts()
+        self.clocks = [DutyClock(group.workload.duty_cycle) for group in scenario.groups]
         self.hit = self._hit_ratios()
         readers = [i for i, ch in enumerate(self.chains) if ch.closed and ch.read_fraction > 0]
         for _ in range(3 if readers else 0):
@@ -448,11 +453,28 @@ class _Compiled:
         mean = busy / operations
         return operations, mean, max(0.0, second / operations - mean * mean)
 
-    def vmotion_ports(self, event: VMotion) -> list[int]:
-        ports = [event.source_host * _PER_HOST + _PEER_TX, event.target_host * _PER_HOST + _PEER_RX]
+    def batch_request(self, batch: float, runs: int) -> tuple[float, float, float]:
+        """:meth:`array_request` of a destage batch of ``runs`` equal runs, sorted: seeks over ``span / (runs + 1)``."""
+        return self.array_request([batch / runs] * runs, True, 1.0 / (runs + 1))
+
+    def spindle_step(self, operations: float, mean: float, variance: float) -> _Step:
+        """The array step of a request of ``operations`` spindle operations of ``mean`` and ``variance`` each."""
+        return _Step(_SPINDLE, station=self.shared + _ARRAY, service=mean, scv=variance / mean**2, visits=operations)
+
+    def storage_seconds(self, nbytes: float) -> float:
+        """Time (s) of ``nbytes`` of payload, framed, at the storage link's line rate."""
+        storage = self.scenario.cluster.storage_link
+        return framed_bytes(storage, nbytes)[0] / storage.bandwidth
+
+    def peer_ports(self, source: int, target: int) -> list[int]:
+        """Ports of a peer transfer: the source's tx, the target's rx, then a shared fabric if there is one."""
+        ports = [source * _PER_HOST + _PEER_TX, target * _PER_HOST + _PEER_RX]
         if self.scenario.cluster.peer_fabric == "shared":
             ports.append(self.shared + _FABRIC)
         return ports
+
+    def vmotion_ports(self, event: VMotion) -> list[int]:
+        return self.peer_ports(event.source_host, event.target_host)
 
     # -- destage batches -------------------------------------------------------------------------
 
@@ -464,8 +486,7 @@ class _Compiled:
         weights = []
         for ch in self.chains:
             if ch.host == host and ch.write_back and ch.read_fraction < 1.0:
-                nominal = ch.rate * ch.customers if not ch.closed else ch.customers / (ch.think + 1e-3)
-                weights.append((ch, nominal * (1.0 - ch.read_fraction)))
+                weights.append((ch, ch.nominal_rate * (1.0 - ch.read_fraction)))
         total = sum(w for _, w in weights)
         if total <= 0:
             return 1.0, 1.0, 0.0
@@ -493,12 +514,12 @@ class _Compiled:
             for _ in range(6):
                 batch = writes * size
                 runs = self.runs(writes, random_share, sequential_vms)
-                operations, mean, _ = self.array_request([batch / runs] * runs, True, 1.0 / (runs + 1))
+                operations, mean, _ = self.batch_request(batch, runs)
                 array_time = self.cache_ack if self.cache_ack is not None else mean * max(1.0, operations / self.spindles)
                 cycle = (
                     self.scenario.cluster.tier.read_latency
                     + batch / self.read_rate
-                    + framed_bytes(storage, batch)[0] / storage.bandwidth
+                    + self.storage_seconds(batch)
                     + 2.0 * storage.latency
                     + array_time
                 )
@@ -547,8 +568,7 @@ class _Compiled:
                 group = scenario.groups[chain.group]
                 w = group.workload
                 vms = group.vms_per_host
-                nominal = chain.rate * chain.customers if not chain.closed else chain.customers / (chain.think + 1e-3)
-                per_vm = rates.get(i, nominal) / vms
+                per_vm = rates.get(i, chain.nominal_rate) / vms
                 spans = sum(p * (1.0 + max(0.0, s - BLOCK) / line) for s, p in zip(*w.size_mix, strict=True))
                 blocks = max(1, w.working_set // BLOCK)
                 lines = max(1.0, w.working_set / line)
@@ -590,14 +610,7 @@ class _Compiled:
     def groups_on(self, t: float) -> frozenset[int]:
         """Groups whose duty cycle is on just after ``t``."""
         middle = (t + self.next_cut(t)) / 2.0
-        return frozenset(g for g, group in enumerate(self.scenario.groups) if _is_on(group.workload.duty_cycle, middle))
-
-
-def _is_on(duty: Any, t: float) -> bool:
-    if duty is None or duty.shape != "onoff":
-        return True
-    cycle = duty.on + duty.off
-    return bool(((t + duty.phase) % cycle) < duty.on)
+        return frozenset(g for g, clock in enumerate(self.clocks) if clock.is_on(middle))
 
 
 def _popularity_bins(access: str, theta: float, blocks: int) -> list[tuple[float, float]]:
@@ -672,7 +685,6 @@ class _StateResult:
     tier_write_bytes: list[float]  # per host: bytes/s written into the tier
     peer_tx_uncompressed: list[float]  # per host: peer tx utilization if replicas were not compressed
     drain: list[float]  # per host: destage capacity with a backlog (bytes/s)
-    admission_utilization: list[float]  # per host: load of a full buffer's admission server
     overload: list[float]  # per station: open offered utilization above 1 (0 if none)
     vmotion_rate: dict[int, float]  # running vMotion -> framed bytes/s it gets
 
@@ -715,11 +727,10 @@ class _Solver:
                     self.ops.append((index, _Op("read", "hit", chain.read_fraction * hit, size, legs)))
                 if hit < 1.0:
                     storage = c.scenario.cluster.storage_link
-                    operations, mean, variance = c.array_request([size], False, 1.0)
                     base = h * _PER_HOST
                     leg = [
                         _Step(_DELAY, service=storage.latency * 2.0),
-                        _Step(_SPINDLE, station=c.shared + _ARRAY, service=mean, scv=variance / mean**2, visits=operations),
+                        c.spindle_step(*c.array_request([size], False, 1.0)),
                         _Step(_FLOW, ports=(c.shared + _ARRAY_TX, base + _STORAGE_RX), service=mix.storage_seconds),
                     ]
                     fill = c.tier_steps(h, size, size_sq, True, key.gc[h])
@@ -737,12 +748,11 @@ class _Solver:
         legs = [c.tier_steps(h, size, size_sq, True, key.gc[h])]
         if not chain.write_back:
             storage = cluster.storage_link
-            operations, mean, variance = c.array_request([size], True, 1.0)
             leg = [
                 _Step(_DELAY, service=storage.latency * 2.0),
                 _Step(_FLOW, ports=(base + _STORAGE_TX, c.shared + _ARRAY_RX), service=mix.storage_seconds),
             ]
-            spindles = _Step(_SPINDLE, station=c.shared + _ARRAY, service=mean, scv=variance / mean**2, visits=operations)
+            spindles = c.spindle_step(*c.array_request([size], True, 1.0))
             background = []
             if c.cache_ack is not None:  # the controller cache answers; the spindles work off the path
                 leg.append(_Step(_DELAY, service=c.cache_ack))
@@ -757,9 +767,7 @@ class _Solver:
         seconds = mix.peer_compressed_seconds if compress else mix.peer_seconds
         for r in range(1, chain.replicas + 1):
             target = (h + r) % c.hosts
-            ports = [base + _PEER_TX, target * _PER_HOST + _PEER_RX]
-            if cluster.peer_fabric == "shared":
-                ports.append(c.shared + _FABRIC)
+            ports = c.peer_ports(h, target)
             # The replicas of one write leave together: each shares the source port (and a shared fabric)
             # with its siblings for its whole transfer.
             shared = (ports[0], *ports[2:])
@@ -776,15 +784,12 @@ class _Solver:
         """Open load of destaging ``byte_rate`` bytes/s from ``host``: tier reads, storage transfers, array writes."""
         c = self.c
         batch, runs = c.batch_shape(host, byte_rate, self.key.buffer[host] != _KEEPING_UP)
-        storage = c.scenario.cluster.storage_link
         batches = byte_rate / batch
-        operations, mean, variance = c.array_request([batch / runs] * runs, True, 1.0 / (runs + 1))
         for step in c.tier_steps(host, batch, batch * batch, False, False):
             self.background.append((-1, batches, step))
-        wire = framed_bytes(storage, batch)[0] / storage.bandwidth
+        wire = c.storage_seconds(batch)
         self.background.append((-1, batches, _Step(_FLOW, ports=(host * _PER_HOST + _STORAGE_TX, c.shared + _ARRAY_RX), service=wire)))
-        spindles = _Step(_SPINDLE, station=c.shared + _ARRAY, service=mean, scv=variance / mean**2, visits=operations)
-        self.background.append((-1, batches, spindles))
+        self.background.append((-1, batches, c.spindle_step(*c.batch_request(batch, runs))))
 
     # -- mean value analysis ---------------------------------------------------------------------
 
@@ -1082,11 +1087,8 @@ class _Solver:
             elif op.path == "miss":
                 tier_writes[h] += rate * op.size
         drain = [self._drain_capacity(h, sweep) for h in range(hosts)]
-        admission = [sweep.utilization[h * _PER_HOST + _ADMIT] for h in range(hosts)]
         overload = [u - 1.0 if u >= 1.0 else 0.0 for u in sweep.open_utilization]
-        return _StateResult(
-            results, [min(1.0, u) for u in reported], write_back, tier_writes, peer_tx, drain, admission, overload, vmotion_rate
-        )
+        return _StateResult(results, [min(1.0, u) for u in reported], write_back, tier_writes, peer_tx, drain, overload, vmotion_rate)
 
     def _drain_capacity(self, host: int, sweep: _Sweep) -> float:
         """Bytes/s the host's flushers destage with a backlog: full batches, at most what the shared stations leave."""
@@ -1095,14 +1097,14 @@ class _Solver:
             return math.inf
         spec = c.destager
         batch, runs = c.batch_shape(host, math.inf, True)
-        operations, mean, variance = c.array_request([batch / runs] * runs, True, 1.0 / (runs + 1))
+        operations, mean, variance = c.batch_request(batch, runs)
         array_per_byte = operations * mean / batch / c.spindles  # spindle-seconds per byte, per spindle
         own = self.destage_rates[host]
         array_left = 1.0 - max(0.0, sweep.utilization[c.shared + _ARRAY] - own * self._array_per_byte(host, own))
         storage = c.scenario.cluster.storage_link
+        batch_wire = c.storage_seconds(batch)
         port_left = min(
-            1.0 - sweep.utilization[port] + own * framed_bytes(storage, batch)[0] / batch / storage.bandwidth
-            for port in (host * _PER_HOST + _STORAGE_TX, c.shared + _ARRAY_RX)
+            1.0 - sweep.utilization[port] + own * batch_wire / batch for port in (host * _PER_HOST + _STORAGE_TX, c.shared + _ARRAY_RX)
         )
         # The flushers are a closed loop of `concurrency` customers: the storage transfer and the array's
         # spindle work are queues (slowed by the other traffic there, as in mixed MVA); the tier read, the
@@ -1115,7 +1117,7 @@ class _Solver:
             spread = math.sqrt(per_spindle * (1.0 - 1.0 / c.spindles))
             array_demand = per_spindle * mean / max(array_left, _OVERLOAD_FLOOR)
             imbalance = (spread * mean + math.sqrt(variance)) * _expected_max_normal(min(operations, c.spindles))
-        wire = framed_bytes(storage, batch)[0] / storage.bandwidth / max(port_left, _OVERLOAD_FLOOR)
+        wire = batch_wire / max(port_left, _OVERLOAD_FLOOR)
         delays = tier.read_latency + batch / c.read_rate + 2.0 * storage.latency + imbalance
         batches = mva_closed([wire, array_demand], delays, spec.concurrency)[0]
         limit = max(array_left, 0.0) / array_per_byte if c.cache_ack is not None else math.inf
@@ -1126,7 +1128,7 @@ class _Solver:
             return 0.0
         c = self.c
         batch, runs = c.batch_shape(host, byte_rate, self.key.buffer[host] != _KEEPING_UP)
-        operations, mean, _ = c.array_request([batch / runs] * runs, True, 1.0 / (runs + 1))
+        operations, mean, _ = c.batch_request(batch, runs)
         return operations * mean / batch / c.spindles
 
 
@@ -1378,9 +1380,9 @@ def _summarize(c: _Compiled, pieces: list[_Piece]) -> Estimate:
     for d in fluid:
         if d.full_fraction > 0:
             notes.append(f"{d.host}: destage buffer full for {d.full_fraction:.0%} of the window (writers wait for the array)")
-    if any(piece.key.gc and any(piece.key.gc) for piece in pieces if piece.end > start):
+    if any(any(piece.key.gc) for piece in pieces if piece.end > start):
         notes.append("a flash tier is past its clean-pool cliff: writes run at gc_rate (GC stalls averaged)")
-    if any(piece.result.overload and any(piece.result.overload) for piece in pieces if piece.end > start):
+    if any(any(piece.result.overload) for piece in pieces if piece.end > start):
         notes.append("an open-loop stream overloads a station: latency grows through the run (fluid estimate)")
     if any(isinstance(e, HostFailure) for e in scenario.events):
         notes.append("host failures are not modelled by the estimate")
@@ -1482,26 +1484,18 @@ class Estimate:
 
     def to_json(self) -> dict[str, Any]:
         name, value = self.bottleneck()
-        rows = [
-            {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
-            for r in self.summary.to_dict("records")
-        ]
         return {
             "scenario": self.scenario.name,
-            "summary": rows,
+            "summary": _strict(self.summary.to_dict("records")),
             "utilization": self.utilization,
             "bottleneck": {"station": name, "utilization": value},
-            "destager": [
-                {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.__dict__.items()} for d in self.destager
-            ],
+            "destager": [_strict(d.__dict__) for d in self.destager],
             "notes": self.notes,
         }
 
 
 def _gamma_quantiles(mean: float, scv: float) -> tuple[float, float, float, float]:
-    if not math.isfinite(mean) or mean <= 0:
-        return (mean, mean, mean, mean)
-    if scv < 1e-6:
+    if not math.isfinite(mean) or mean <= 0 or scv < 1e-6:
         return (mean, mean, mean, mean)
     from scipy import stats
 

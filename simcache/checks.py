@@ -21,11 +21,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
-from simcache.metrics import RECORD_METRICS, bound_value, metric_unit
+from simcache.metrics import RECORD_METRICS, bound_value, ci95_half_width, metric_unit
 from simcache.results import Result
 from simcache.scenario import Expectation, Scenario, Selection, check_problems, load_scenario
 from simcache.units import format_size
@@ -80,10 +79,9 @@ class CheckOutcome:
     @property
     def ci95(self) -> float:
         """Half-width of the 95% confidence interval of the mean over seeds (Student t)."""
-        n = len(self.values)
-        if n < 2 or not all(math.isfinite(v) for v in self.values):
+        if not all(math.isfinite(v) for v in self.values):
             return math.nan
-        return float(stats.t.ppf(0.975, n - 1) * np.std(self.values, ddof=1) / math.sqrt(n))
+        return ci95_half_width(self.values)
 
     @property
     def failing_seeds(self) -> list[int]:
@@ -148,12 +146,12 @@ def iter_checks(
     variant's run.duration (the windows of the checks must still fit).
     """
     scenario = load_scenario(source)
-    label = str(source) if not isinstance(source, Scenario) else scenario.name
+    label = _label(source, scenario)
     if seeds is None:
         seeds = scenario.check.seeds
     seed_list = [scenario.run.seed + k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
-    sides = [_sides(expectation) for expectation in scenario.expect]
-    variants = prepare(source, duration=duration)
+    sides = [expectation.sides() for expectation in scenario.expect]
+    variants = _prepare(scenario, label, duration)
     measured: dict[tuple[int, int, int], float] = {}  # (check, side, seed index) -> value
     done: set[str] = set()
     for index, expectation in enumerate(scenario.expect):
@@ -172,15 +170,6 @@ def iter_checks(
         yield _outcome(label, scenario, index, expectation, sides[index], measured, seed_list)
 
 
-def _sides(expectation: Expectation) -> list[tuple[Selection, str]]:
-    """The numerator and, for a ratio, the denominator: (selection, metric)."""
-    pair = [(Selection(**expectation.model_dump(include=set(Selection.model_fields))), expectation.metric)]
-    if expectation.over is not None:
-        over = {k: v for k, v in expectation.over.model_dump().items() if v is not None and k != "metric"}
-        pair.append((pair[0][0].model_copy(update=over), expectation.over.metric or expectation.metric))
-    return pair
-
-
 def prepare(source: str | Path | Scenario, *, duration: float | None = None) -> dict[str, Scenario]:
     """Validate a scenario's checks for this run and return the runs they need, by variant name.
 
@@ -189,14 +178,22 @@ def prepare(source: str | Path | Scenario, *, duration: float | None = None) -> 
     ``duration`` replacing every run's duration).
     """
     scenario = load_scenario(source)
-    label = str(source) if not isinstance(source, Scenario) else scenario.name
+    return _prepare(scenario, _label(source, scenario), duration)
+
+
+def _label(source: str | Path | Scenario, scenario: Scenario) -> str:
+    """How errors and outcomes name the scenario: the path (or name) given, else the scenario's name."""
+    return scenario.name if isinstance(source, Scenario) else str(source)
+
+
+def _prepare(scenario: Scenario, label: str, duration: float | None) -> dict[str, Scenario]:
     problems = check_problems(scenario)
     if problems:
         raise ScenarioError(label, problems)
-    needed = dict.fromkeys(side.variant for expectation in scenario.expect for side, _ in _sides(expectation))
-    runs = {name: _run_for(scenario, name, duration, label) for name in needed}
-    for i, expectation in enumerate(scenario.expect):
-        for side, _ in _sides(expectation):
+    sides = [expectation.sides() for expectation in scenario.expect]
+    runs = {name: _run_for(scenario, name, duration, label) for name in dict.fromkeys(side.variant for pair in sides for side, _ in pair)}
+    for i, (expectation, pair) in enumerate(zip(scenario.expect, sides, strict=True)):
+        for side, _ in pair:
             end = runs[side.variant].run.duration
             if side.window is not None and side.window[1] > end:
                 fix = f"--duration {duration:g}s is too short" if duration is not None else "lengthen its run.duration"

@@ -136,8 +136,10 @@ def _closed_slot(env: simpy.Environment, vm: VM) -> Generator[simpy.Event, Any, 
     think = stream.workload.think_time
     gated = clock.duty is not None
     while vm.host.alive:
-        if gated and not clock.is_on(env.now):
-            yield env.timeout(clock.next_on(env.now) - env.now)
+        if gated:
+            on = clock.next_on(env.now)
+            if on > env.now:
+                yield env.timeout(on - env.now)
         is_write, size, offset = stream.next_io()
         yield from vm.io(is_write, size, offset)
         if think:

@@ -7,9 +7,15 @@ typo is caught when the scenario is loaded, not after a long run.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats
+
 from simcache.units import UnitError, parse_bandwidth, parse_duration, parse_size
 
-__all__ = ["RECORD_METRICS", "TOTALS", "bound_value", "metric_unit"]
+__all__ = ["RECORD_METRICS", "TOTALS", "bound_value", "ci95_half_width", "metric_unit"]
 
 RECORD_METRICS: dict[str, str] = {
     "count": "completed I/Os in the selection",
@@ -95,3 +101,11 @@ def bound_value(metric: str, bound: float | str, *, ratio: bool = False) -> floa
     except (UnitError, ValueError):
         kind = "a ratio" if ratio else f"{metric} (unit {unit or 'none'})"
         raise ValueError(f"cannot read bound {bound!r} for {kind}; give a number or a quantity such as '5ms', '120MB/s', '1GiB'") from None
+
+
+def ci95_half_width(values: Sequence[float] | np.ndarray) -> float:
+    """Half-width of the 95% confidence interval of the mean: t(0.975, n - 1) x s / sqrt(n) (NaN below two values)."""
+    n = len(values)
+    if n < 2:
+        return math.nan
+    return float(stats.t.ppf(0.975, n - 1) * np.std(values, ddof=1) / math.sqrt(n))

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from simcache.metrics import ci95_half_width
 from simcache.scenario import VMotion
 
 if TYPE_CHECKING:
@@ -83,10 +83,7 @@ def _batch_means_ci(latency: np.ndarray, issued: np.ndarray, start: float, end: 
     index = np.clip(np.searchsorted(edges, issued, side="right") - 1, 0, _CI_BATCHES - 1)
     counts = np.bincount(index, minlength=_CI_BATCHES)
     sums = np.bincount(index, weights=latency, minlength=_CI_BATCHES)
-    means = sums[counts > 0] / counts[counts > 0]
-    if len(means) < 2:
-        return math.nan
-    return float(stats.t.ppf(0.975, len(means) - 1) * means.std(ddof=1) / math.sqrt(len(means)))
+    return ci95_half_width(sums[counts > 0] / counts[counts > 0])
 
 
 class Result:

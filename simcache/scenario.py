@@ -471,6 +471,18 @@ class Expectation(Selection):
             raise ValueError("use either approx/rel or at_least/at_most, not both")
         return self
 
+    def sides(self) -> list[tuple[Selection, str]]:
+        """The numerator and, for a ratio, the denominator, each as (selection, metric).
+
+        The denominator is the numerator's selection with the fields ``over`` gives replaced.
+        """
+        numerator = Selection(**self.model_dump(include=set(Selection.model_fields)))
+        pair = [(numerator, self.metric)]
+        if self.over is not None:
+            update = self.over.model_dump(exclude={"metric"}, exclude_none=True)
+            pair.append((numerator.model_copy(update=update), self.over.metric or self.metric))
+        return pair
+
 
 class CheckSpec(_Spec):
     """How ``simcache check`` runs the scenario's expectations."""
@@ -728,12 +740,7 @@ def check_problems(scenario: Scenario) -> list[tuple[str, str]]:
     problems += _repeated_names("expect", "check", [e.name for e in scenario.expect])
     for i, expectation in enumerate(scenario.expect):
         where = f"expect.{i}({expectation.name})"
-        sides = [("", expectation, expectation.metric)]
-        if expectation.over is not None:
-            over = expectation.over
-            merged = expectation.model_copy(update={k: v for k, v in over.model_dump().items() if v is not None and k != "metric"})
-            sides.append(("over.", merged, over.metric or expectation.metric))
-        for prefix, side, metric in sides:
+        for prefix, (side, metric) in zip(("", "over."), expectation.sides(), strict=False):
             problems += _selection_problems(f"{where}.{prefix}", side, metric, runs)
         for bound in ("at_least", "at_most", "approx"):
             value = getattr(expectation, bound)

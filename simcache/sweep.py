@@ -40,11 +40,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from simcache import __version__
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
+from simcache.metrics import ci95_half_width
 from simcache.results import Result
 from simcache.scenario import Scenario, load_scenario
 
@@ -181,11 +181,7 @@ def sweep_summary(table: pd.DataFrame, grid_columns: Sequence[str]) -> pd.DataFr
 
 
 def _half_width(values: np.ndarray) -> float:
-    values = values[np.isfinite(values)]
-    n = len(values)
-    if n < 2:
-        return math.nan
-    return float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n))
+    return ci95_half_width(values[np.isfinite(values)])
 
 
 def _seeds_wanted(
@@ -193,9 +189,12 @@ def _seeds_wanted(
 ) -> dict[int, list[int]]:
     """Points whose interval is still too wide, each with the next batch of seeds to run."""
     metric, width = until
+    seeds_of: dict[int, list[int]] = {}
+    for i, seed in rows:
+        seeds_of.setdefault(i, []).append(seed)
     wanted: dict[int, list[int]] = {}
     for i in range(len(points)):
-        have = sorted(seed for j, seed in rows if j == i)
+        have = sorted(seeds_of[i])
         if len(have) >= max_seeds:
             continue
         values = np.array([rows[(i, seed)].get(metric, math.nan) for seed in have], dtype=float)

@@ -168,7 +168,7 @@ class IOStream:
                     break
                 gap -= end - t
                 t = end
-            if clock.duty is None or clock.duty.shape != "sine":
+            if clock.duty.shape != "sine":
                 return t - now
             if self._draw_uniform() * clock.peak_factor <= clock.rate_factor(t):
                 return t - now  # kept by thinning

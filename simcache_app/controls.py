@@ -13,12 +13,11 @@ import streamlit as st
 
 import simcache
 from simcache.profiles import list_profiles
-from simcache_app.parameters import POLICIES, POLICY_HELP
+from simcache.units import parse_bandwidth, parse_size
+from simcache_app.parameters import POLICIES, POLICY_HELP, read_fraction
 
 DEFAULT_DURATION_S = 8.0
 """Simulated seconds of the first run: short, so that the first result shows in a couple of seconds."""
-GIB = 2**30
-MIB = 2**20
 Overrides = dict[str, Any]
 _DUTY_SHAPES = {"none": "steady", "onoff": "on/off bursts", "sine": "sine wave around the mean rate"}
 
@@ -67,7 +66,7 @@ def cluster_controls(scenario: simcache.Scenario, key: str) -> Overrides:
         "Destager buffer per host (MiB)",
         "cluster.destager.capacity",
         cluster.destager.capacity,
-        MIB,
+        "MiB",
         key,
         help="Written data waiting to be copied to the array. When it is full, writers wait (destage_wait in the breakdown).",
     )
@@ -86,7 +85,7 @@ def tier_controls(scenario: simcache.Scenario, key: str) -> Overrides:
         "Tier capacity per host (GiB)",
         "cluster.tier.capacity",
         capacity,
-        GIB,
+        "GiB",
         f"{key}.{profile}",
         help="Bytes of flash/RAM per host; the read cache uses it.",
     )
@@ -132,7 +131,7 @@ def group_controls(group: Any, key: str) -> Overrides:
     _changed(overrides, f"{prefix}.policy", policy, group.policy)
     current_writes = round((1 - workload.read_fraction) * 100)
     writes = st.slider("Write %", 0, 100, current_writes, key=f"{key}.writes", help="Share of the group's I/Os that are writes.")
-    _changed(overrides, f"{prefix}.workload.read_fraction", round(1 - writes / 100, 4), round(1 - current_writes / 100, 4))
+    _changed(overrides, f"{prefix}.workload.read_fraction", read_fraction(writes), read_fraction(current_writes))
     overrides |= _intensity_controls(workload, f"{prefix}.workload", key)
     sizes = st.text_input(
         "I/O size mix",
@@ -146,7 +145,7 @@ def group_controls(group: Any, key: str) -> Overrides:
         "Working set per VM (GiB)",
         f"{prefix}.workload.working_set",
         workload.working_set,
-        GIB,
+        "GiB",
         key,
         help="Bytes each VM touches; with the tier capacity it sets the read hit rate.",
     )
@@ -177,10 +176,9 @@ def _intensity_controls(workload: Any, prefix: str, key: str) -> Overrides:
             "MB/s per VM",
             f"{prefix}.throughput",
             workload.throughput,
-            1e6,
+            "MB/s",
             key,
             help="Open loop: mean bytes per second per VM (MB = 10^6 bytes).",
-            unit="MB/s",
         )
     return overrides
 
@@ -254,10 +252,10 @@ def _count(overrides: Overrides, label: str, path: str, current: int, most: int,
     _changed(overrides, path, int(value), current)
 
 
-def _quantity(overrides: Overrides, label: str, path: str, current: float, factor: float, key: str, help: str, unit: str = "") -> None:
-    """A number input in display units (``factor`` SI units each) that overrides ``path`` with ``"<value><unit>"``."""
-    unit = unit or {GIB: "GiB", MIB: "MiB"}[int(factor)]
-    shown = round(current / factor, 3)
+def _quantity(overrides: Overrides, label: str, path: str, current: float, unit: str, key: str, help: str) -> None:
+    """A number input in ``unit`` (GiB, MiB, MB/s) that overrides ``path`` with ``"<value><unit>"``."""
+    per_unit = parse_bandwidth(f"1{unit}") if unit.endswith("/s") else parse_size(f"1{unit}")
+    shown = round(current / per_unit, 3)
     value = st.number_input(label, min_value=0.001, value=float(shown), key=f"{key}.{path}", help=help, format="%g")
     _changed(overrides, path, f"{value:g}{unit}", f"{shown:g}{unit}")
 

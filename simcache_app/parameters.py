@@ -39,7 +39,8 @@ def _with_unit(unit: str) -> Callable[[Any], Any]:
     return lambda value: f"{value}{unit}"
 
 
-def _read_fraction(write_percent: Any) -> float:
+def read_fraction(write_percent: Any) -> float:
+    """A write share in percent (the sidebar's and the sweep's knob) as the scenario's ``read_fraction``."""
     return round(1.0 - float(write_percent) / 100.0, 6)
 
 
@@ -82,7 +83,7 @@ def _group_parameters(scenario: simcache.Scenario, group: Any) -> list[Parameter
             f"{prefix}.workload.read_fraction",
             "Share of this group's I/Os that are writes.",
             "10, 30, 50, 70, 90",
-            to_override=_read_fraction,
+            to_override=read_fraction,
         ),
         Parameter(
             f"{group.name}: working set (GiB)",

@@ -52,10 +52,11 @@ def test_lone_compressed_replica_matches_arithmetic() -> None:
     result = simcache.simulate(scenario, duration=0.5)
     assert len(result.records) == 1
     record = result.records.iloc[0]
-    size = 256 * 1024
+    workload = scenario.groups[0].workload
+    size = workload.mean_size  # the only size, 256 KiB
     tier = scenario.cluster.tier
     link = scenario.cluster.peer_link
-    compressed = size * (1 - 0.7)
+    compressed = size * (1 - workload.compressibility)
     wire, _ = framed_bytes(link, compressed)
     ack_wire, _ = framed_bytes(link, ACK_BYTES)
     tier_write = tier.write_latency + size / tier.write_bandwidth
@@ -64,7 +65,7 @@ def test_lone_compressed_replica_matches_arithmetic() -> None:
     assert record["latency_ms"] == pytest.approx((network + tier_write) * 1e3, rel=1e-9)
     assert record["network_ms"] == pytest.approx(network * 1e3, rel=1e-9)
     assert record["peer_tier_ms"] == pytest.approx(tier_write * 1e3, rel=1e-9)
-    assert result.totals["compression_saved_bytes"] == pytest.approx(size * 0.7)
+    assert result.totals["compression_saved_bytes"] == pytest.approx(size * workload.compressibility)
     assert result.totals["replica_payload_bytes"] == pytest.approx(compressed)
 
 

@@ -277,9 +277,9 @@ def test_replica_traffic_matches_policies(result: Result) -> None:
     records = result.records
     writes = records[records["op"] == "write"]
     expected = writes.loc[writes["group"] == "db", "size_bytes"].sum() + 2 * writes.loc[writes["group"] == "logs", "size_bytes"].sum()
-    # Replicas of writes still in flight at the end were sent but not recorded.
+    # Replicas of I/Os still in flight at the end were sent but not recorded: at most two of the largest size each.
     assert result.totals["replica_payload_bytes"] >= expected
-    assert result.totals["replica_payload_bytes"] <= expected + 2 * 256 * 1024 * 20
+    assert result.totals["replica_payload_bytes"] <= expected + 2 * 256 * 1024 * result.totals["ios_unfinished_at_end"]
 
 
 # -- meta and export ------------------------------------------------------------------------------
@@ -390,16 +390,14 @@ def test_breakdown_without_writes_names_no_dominant_component() -> None:
     assert row["dominant"] not in {c.removesuffix("_ms") for c in COMPONENTS}
 
 
-def test_vm_names_are_unique() -> None:
+def test_repeated_host_indices_are_rejected() -> None:
+    """Listing a host twice would give two VMs the same name; the scenario is rejected instead
+    (names are unique otherwise: test_summary_by_vm_adds_up_to_groups)."""
     data = small()
     data["groups"] = [data["groups"][0]]
     data["groups"][0]["hosts"] = [0, 0]
-    try:
-        scenario = simcache.load_scenario(data)
-    except ScenarioError:
-        return  # rejecting duplicate host indices is a fine answer too
-    result = simcache.simulate(scenario, duration=0.5)
-    assert result.records["vm"].nunique() == scenario.vm_count
+    with pytest.raises(ScenarioError, match="host indices repeat"):
+        simcache.load_scenario(data)
 
 
 # -- sweep ----------------------------------------------------------------------------------------

@@ -9,21 +9,25 @@ write-latency spikes.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
 
 import simcache
+from simcache.model.link import framed_bytes
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
-OFFERED_MB_S = 4 * 6 * 5.0  # hosts x VMs per host x MB/s per VM
+SCENARIO = simcache.load_scenario(SCENARIOS / "redundancy_multiplier.toml")
+(WRITERS,) = SCENARIO.groups
+assert WRITERS.workload.throughput is not None and len(WRITERS.workload.sizes) == 1  # a steady stream of one size
+IO_BYTES = WRITERS.workload.mean_size  # 64 KiB
+OFFERED_MB_S = SCENARIO.vm_count * WRITERS.workload.throughput / 1e6  # 24 VMs x 5 MB/s
+ONE_IO_PER_VM = SCENARIO.vm_count * IO_BYTES
 
 
 @pytest.fixture(scope="module")
 def multiplier_runs() -> dict[str, simcache.Result]:
-    scenario = simcache.load_scenario(SCENARIOS / "redundancy_multiplier.toml")
-    return {policy: simcache.simulate(scenario.with_overrides({"groups.writers.policy": policy})) for policy in ("WB+0", "WB+1", "WB+2")}
+    return {policy: simcache.simulate(SCENARIO.with_overrides({"groups.writers.policy": policy})) for policy in ("WB+0", "WB+1", "WB+2")}
 
 
 @pytest.mark.parametrize("policy", ["WB+0", "WB+1", "WB+2"])
@@ -39,10 +43,9 @@ def test_array_receives_the_offered_write_rate_under_every_policy(multiplier_run
     result = multiplier_runs[policy]
     totals = result.totals
     duration = totals["duration_s"]
-    one_io_per_vm = 24 * 64 * 1024
     assert totals["destage_accepted_bytes"] == totals["destaged_bytes"] + totals["destage_backlog_bytes"]
-    assert abs(totals["vm_written_bytes"] / duration / 1e6 - OFFERED_MB_S) <= one_io_per_vm / duration / 1e6
-    slack = (totals["destage_backlog_bytes"] + one_io_per_vm) / duration / 1e6
+    assert abs(totals["vm_written_bytes"] / duration / 1e6 - OFFERED_MB_S) <= ONE_IO_PER_VM / duration / 1e6
+    slack = (totals["destage_backlog_bytes"] + ONE_IO_PER_VM) / duration / 1e6
     assert totals["array_write_mb_s"] == pytest.approx(OFFERED_MB_S, abs=slack)
     assert totals["destage_backlog_bytes"] < 0.02 * totals["vm_written_bytes"]
 
@@ -53,17 +56,21 @@ def test_peer_traffic_multiplies_with_replicas(multiplier_runs: dict[str, simcac
 
     Exactly so for the completed writes; a write still unfinished at the end
     (not a record) may already have sent its replicas, so the payload lies
-    between replicas x written and replicas x (written + unfinished x 64 KiB).
-    On the wire each 64 KiB replica is cut into ceil(65536 / 1460) = 45
-    packets of 78 bytes overhead at MTU 1500, a factor (65536 + 45 * 78) / 65536;
-    a replica in flight at the end has carried only part of its bytes.
+    between replicas x written and replicas x (written + unfinished x 64 KiB),
+    and written is the offered load up to one I/O per VM: together the tolerance
+    on the payload rate. On the wire each 64 KiB replica is cut into
+    ceil(65536 / 1460) = 45 packets of 78 bytes overhead at MTU 1500, a factor
+    (65536 + 45 * 78) / 65536; a replica in flight at the end has carried only part of its bytes.
     """
     totals = multiplier_runs[policy].totals
+    duration = totals["duration_s"]
     sent = totals["replica_payload_bytes"]
     written = totals["vm_written_bytes"]
-    assert replicas * written <= sent <= replicas * (written + totals["ios_unfinished_at_end"] * 65536)
-    assert totals["replica_payload_mb_s"] == pytest.approx(replicas * OFFERED_MB_S, rel=0.01)
-    framing = (65536 + math.ceil(65536 / 1460) * 78) / 65536
+    unfinished = totals["ios_unfinished_at_end"] * IO_BYTES
+    assert replicas * written <= sent <= replicas * (written + unfinished)
+    slack = replicas * (ONE_IO_PER_VM + unfinished) / duration / 1e6
+    assert totals["replica_payload_mb_s"] == pytest.approx(replicas * OFFERED_MB_S, abs=slack)
+    framing = framed_bytes(SCENARIO.cluster.peer_link, IO_BYTES)[0] / IO_BYTES
     assert framing * replicas * written * (1 - 1e-9) <= totals["peer_wire_bytes"] <= framing * sent * (1 + 1e-9)
 
 

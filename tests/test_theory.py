@@ -45,6 +45,7 @@ REPS = 20  # independent replications per check
 WARMUP = 0.1  # fraction of each replication's customers discarded (queues start empty)
 
 GBE_1 = LinkSpec(bandwidth=125e6, latency=50e-6, mtu=1500, header_bytes=40, framing_bytes=38)  # the 1GbE profile's values
+SATA_7200 = DriveSpec(rpm=7200, avg_seek=7.8e-3, settle=0.8e-3, media_rate=150e6, capacity=2 * 10**12)
 
 
 # --------------------------------------------------------------------------- statistics helpers
@@ -112,17 +113,22 @@ def erlang_c(c: int, a: float) -> float:
 # --------------------------------------------------------------------------- model drivers
 
 
-def tier_spec(latency: float, channels: int, service: str = "deterministic") -> TierSpec:
-    """A tier whose service time is essentially its fixed latency (bandwidth 1 TB/s)."""
-    return TierSpec(
-        kind="flash",
-        read_latency=latency,
-        write_latency=latency,
-        read_bandwidth=1e12,
-        write_bandwidth=1e12,
-        channels=channels,
-        capacity=10**12,
-        service=service,
+def tier_spec(latency: float, channels: int, bandwidth: float = 1e12, **fields: Any) -> TierSpec:
+    """A 1 TB flash tier with the same latency and bandwidth for reads and writes; ``fields`` override or add TierSpec fields.
+
+    At the default 1 TB/s the service time is essentially the fixed latency.
+    """
+    return TierSpec.model_validate(
+        {
+            "kind": "flash",
+            "read_latency": latency,
+            "write_latency": latency,
+            "read_bandwidth": bandwidth,
+            "write_bandwidth": bandwidth,
+            "channels": channels,
+            "capacity": 10**12,
+            **fields,
+        }
     )
 
 
@@ -266,18 +272,10 @@ def test_littles_law_on_tier() -> None:
     o, o + h, ..., o + (M - 1) h with o ~ U[0, h) and T = M h is an unbiased estimate of the left side / T,
     so L - lambda W has mean 0 and only grid-sampling noise. (The unclipped lambda W differs by O(W / T).)
     """
-    spec = TierSpec(
-        kind="flash",
-        read_latency=50e-6,
-        write_latency=65e-6,
-        read_bandwidth=500e6,
-        write_bandwidth=460e6,
-        controller_bandwidth=300e6,
-        channels=4,
-        capacity=10**12,
-    )
+    controller = 300e6
+    spec = tier_spec(50e-6, 4, bandwidth=500e6, write_latency=65e-6, write_bandwidth=460e6, controller_bandwidth=controller)
     sizes = np.array([4096, 16384, 65536, 262144])
-    rate = 0.6 * 300e6 / sizes.mean()  # about 60% of the controller-capped pipe
+    rate = 0.6 * controller / sizes.mean()  # about 60% of the controller-capped pipe
     interval = 1e-4
     little_l, little_lw, textbook = [], [], []
     for seed in replication_seeds(401):
@@ -377,8 +375,7 @@ def run_destager_little(seed: np.random.SeedSequence, n: int) -> tuple[float, fl
     rng = np.random.default_rng(arrival_seed)
     env = simpy.Environment()
     network = FlowNetwork(env)
-    drive = DriveSpec(rpm=7200, avg_seek=7.8e-3, settle=0.8e-3, media_rate=150e6, capacity=2 * 10**12)
-    array_spec = ArraySpec(drive=drive, spindles=14, raid="raid10", port=GBE_1)
+    array_spec = ArraySpec(drive=SATA_7200, spindles=14, raid="raid10", port=GBE_1)
     cluster = ClusterSpec(
         hosts=1,
         tier=tier_spec(latency=20e-6, channels=8),
@@ -467,9 +464,9 @@ def test_lone_transfer_takes_latency_plus_framed_bytes_over_line_rate(payload: i
     """
     spec = GBE_1
     delivered, wire, packets = lone_transfer(spec, payload, hops)
-    expected_packets = max(1, math.ceil(payload / 1460))
+    expected_packets = max(1, math.ceil(payload / (spec.mtu - spec.header_bytes)))
     assert packets == expected_packets
-    assert wire == payload + expected_packets * 78
+    assert wire == payload + expected_packets * (spec.header_bytes + spec.framing_bytes)
     assert delivered == pytest.approx(spec.latency + wire / spec.bandwidth, rel=1e-12, abs=0)
 
 
@@ -530,9 +527,6 @@ def test_port_is_processor_sharing(sizes: str) -> None:
 
 
 # --------------------------------------------------------------------------- 7. the array's spindle
-
-
-SATA_7200 = DriveSpec(rpm=7200, avg_seek=7.8e-3, settle=0.8e-3, media_rate=150e6, capacity=2 * 10**12)
 
 
 def spindle_service_moments(drive: DriveSpec, size: int) -> tuple[float, float]:
@@ -597,17 +591,9 @@ def test_tier_pipe_is_md1_when_channels_are_plentiful(read_latency: float) -> No
     E[T] = E[latency] + x + rho x / (2 (1 - rho)) (Pollaczek-Khinchine).
     """
     write_latency = 20e-6
-    spec = TierSpec(
-        kind="flash",
-        read_latency=read_latency,
-        write_latency=write_latency,
-        read_bandwidth=1e9,
-        write_bandwidth=1e9,
-        channels=64,
-        capacity=10**12,
-    )
+    spec = tier_spec(write_latency, 64, bandwidth=1e9, read_latency=read_latency)
     size = 65536
-    x = size / 1e9
+    x = size / spec.write_bandwidth
     rho = 0.7
     rate = rho / x
     theory = (read_latency + write_latency) / 2 + x + rho * x / (2 * (1 - rho))
@@ -629,18 +615,11 @@ def test_read_does_not_wait_for_garbage_collection_of_an_earlier_write() -> None
     Two writes empty a 10 kB clean pool refilled at 1 MB/s, so the second waits 10 ms for GC; a read 1 ms later has a free
     channel and an idle pipe and should take 20 us + 4096 B / 1 GB/s.
     """
-    spec = TierSpec(
-        kind="flash",
-        read_latency=20e-6,
-        write_latency=20e-6,
-        read_bandwidth=1e9,
-        write_bandwidth=1e9,
-        channels=2,
-        capacity=10**12,
-        clean_pool=10_000,
-        gc_rate=1e6,
-    )
+    pool = 10_000
+    spec = tier_spec(20e-6, 2, bandwidth=1e9, clean_pool=pool, gc_rate=1e6)
+    assert spec.gc_rate is not None
+    write = spec.write_latency + pool / spec.write_bandwidth
     tier = Tier(spec, UniformStream(np.random.SeedSequence(0)), "theory")
-    assert tier.submit(0.0, 10_000, True) == pytest.approx(20e-6 + 10e-6, rel=1e-9)  # uses the whole clean pool
-    assert tier.submit(0.0, 10_000, True) == pytest.approx(10e-3 + 20e-6 + 10e-6, rel=1e-9)  # waits 10 ms for GC
-    assert tier.submit(1e-3, 4096, False) == pytest.approx(1e-3 + 20e-6 + 4096 / 1e9, rel=1e-9)
+    assert tier.submit(0.0, pool, True) == pytest.approx(write, rel=1e-9)  # uses the whole clean pool
+    assert tier.submit(0.0, pool, True) == pytest.approx(pool / spec.gc_rate + write, rel=1e-9)  # waits 10 ms for GC
+    assert tier.submit(1e-3, 4096, False) == pytest.approx(1e-3 + spec.read_latency + 4096 / spec.read_bandwidth, rel=1e-9)

@@ -50,9 +50,7 @@ class Destager:
         self._waiting: deque[tuple[simpy.Event, PendingWrite]] = deque()
         self._flushing: list[list[PendingWrite]] = []  # batches on their way to the array
         self._work: simpy.Event = env.event()
-        self.alive = True
         self.accepted_bytes = 0
-        self.adopted_bytes = 0
         self.destaged_bytes = 0
         self.batches = 0
         self.runs = 0
@@ -87,7 +85,6 @@ class Destager:
 
         The bytes are already stored here, so the buffer's capacity is not checked.
         """
-        self.adopted_bytes += item[2]
         self._enqueue(item)
 
     def peer_failed(self, peer: Host) -> None:
@@ -105,13 +102,12 @@ class Destager:
                     queue[i] = (item[0], item[1], item[2], kept, not kept)
 
     def fail(self) -> list[PendingWrite]:
-        """The host died: stop flushing and return every write not yet destaged.
+        """The host died: return every write not yet destaged (the flushers stop on seeing ``host.alive`` false).
 
         Writers waiting for space are dropped with their VMs; the backlog
         counters drop to zero (the caller decides what was lost and what a
         surviving replica holder takes over).
         """
-        self.alive = False
         items = [item for batch in self._flushing for item in batch] + list(self._pending)
         self._flushing.clear()
         self._pending.clear()
@@ -156,7 +152,7 @@ class Destager:
                 if self._work.triggered:
                     self._work = env.event()
                 yield self._work
-                if not self.alive:
+                if not host.alive:
                     return
             batch = self._take_batch()
             self._flushing.append(batch)
@@ -165,16 +161,16 @@ class Destager:
             unique_bytes = sum(runs)  # overwrites within the batch are read and sent once
             read_done = host.tier.submit(env.now, unique_bytes, False)
             yield env.timeout(read_done - env.now)
-            if not self.alive:
+            if not host.alive:
                 return
             link = host.storage_tx.spec
             wire, packets = host.storage_tx.framing[unique_bytes]
             yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
-            if not self.alive:
+            if not host.alive:
                 return
             array_done = host.array.submit(env.now, runs, True, seek_scale=1.0 / (len(runs) + 1))
             yield env.timeout(array_done - env.now + link.latency)  # the array's acknowledgement
-            if not self.alive:
+            if not host.alive:
                 return  # the batch was handed to the replica holders when the host failed
             self._flushing.remove(batch)
             self.batches += 1

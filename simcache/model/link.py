@@ -59,7 +59,6 @@ class Port:
         "delivered_bytes",
         "flows",
         "framing",
-        "messages",
         "name",
         "packets",
         "recent_utilization",
@@ -78,7 +77,6 @@ class Port:
         self.delivered_bytes = 0.0  # wire bytes of the finished flows that crossed this port
         self.carried_bytes = 0.0  # wire bytes moved so far, finished or not (refreshed by FlowNetwork.sync)
         self.packets = 0
-        self.messages = 0
         self.flows = 0
         self.recent_utilization = 0.0  # last sample interval's utilization, for adaptive compression
 
@@ -112,7 +110,6 @@ class FlowNetwork:
         self._version = 0  # bumped when a wake-up is superseded by an earlier one
         self._timer: simpy.Event | None = None  # the pending wake-up timer (None: none)
         self._stale_timers: set[simpy.Event] = set()  # superseded wake-ups still in SimPy's queue
-        self.transfers = 0
 
     def transfer(
         self,
@@ -135,8 +132,6 @@ class FlowNetwork:
         done = env.event()
         for port in ports:
             port.packets += packets
-            port.messages += 1
-        self.transfers += 1
         if start_delay > 0:
             path = tuple(ports)
             env.timeout(start_delay).callbacks.append(lambda _: self._start(path, wire_bytes, weight, latency, done))
