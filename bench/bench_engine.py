@@ -203,7 +203,10 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     scheduled them; process start (Initialize) and process end (Process) events
     with the generator function of the process. Stale flow-network wake-ups
     (timers superseded by a later reshare, which still pop off the heap) are
-    counted by wrapping ``FlowNetwork._wake`` when it exists.
+    counted by wrapping ``FlowNetwork._wake`` when it exists. Events the flow
+    network puts straight into SimPy's queue (``link._schedule_at``, in engines
+    that have it) are labelled with what they are for: a wake-up timer or the
+    delivery of a flow that was alone on its ports.
     """
     counts: collections.Counter[str] = collections.Counter()
     original = simpy.Environment.schedule
@@ -229,12 +232,27 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     if network_cls is not None and original_wake is not None:
 
         def counting_wake(self, *args):  # type: ignore[no-untyped-def]
-            # _wake(version) or _wake(version, timer) in older engines, _wake(timer) with the version as the timer's value since
-            version = args[0] if isinstance(args[0], int) else args[0]._value
-            wakes["stale" if version != getattr(self, "_version", version) else "current"] += 1
+            # _wake(version) or _wake(version, timer) in older engines; _wake(timer) since, the version as the
+            # timer's value at first, then the pending timer itself (`_timer`) as the current one.
+            if hasattr(self, "_version"):
+                version = args[0] if isinstance(args[0], int) else args[0]._value
+                stale = version != self._version
+            else:
+                stale = args[0] is not self._timer
+            wakes["stale" if stale else "current"] += 1
             return original_wake(self, *args)
 
         network_cls._wake = counting_wake
+    link_module: Any = sys.modules.get("simcache.model.link")
+    original_schedule_at = getattr(link_module, "_schedule_at", None)
+    if original_schedule_at is not None:
+
+        def counting_schedule_at(env, at, event):  # type: ignore[no-untyped-def]
+            purpose = getattr(event.callbacks[0], "__name__", "?").removeprefix("counting")
+            counts[f"{'Signal':<11} FlowNetwork {purpose} (simcache/model/link.py)"] += 1
+            return original_schedule_at(env, at, event)
+
+        link_module._schedule_at = counting_schedule_at
     simpy.Environment.schedule = counting_schedule  # type: ignore[method-assign]
     try:
         result = simcache.simulate(scenario, seed=1, duration=duration)
@@ -242,6 +260,8 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
         simpy.Environment.schedule = original  # type: ignore[method-assign]
         if network_cls is not None and original_wake is not None:
             network_cls._wake = original_wake
+        if original_schedule_at is not None:
+            link_module._schedule_at = original_schedule_at
     ios = int(result.meta["ios"])
     paths: dict[Any, Any] = result.records.groupby(["op", "path"]).size().to_dict()
     return {

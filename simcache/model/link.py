@@ -13,21 +13,34 @@ Assumptions (see docs/architecture.md):
   on any port it crosses (bottleneck fair share). On a single port this is
   exactly processor sharing.
 - Background traffic (vMotion) is just more flows, with a weight.
+
+How it is computed (the engine's hottest code): a flow's rate depends only on
+the weight sums of its own ports, so a flow starting or finishing changes the
+rates of the flows that share a port with it and of no others. Each flow keeps
+its bytes left at the time of its last rate change and the time it will
+finish at its current rate; only flows whose rate changes are touched. Flows
+that share a port are finished by one wake-up timer set for the earliest of
+their finish times (kept in a heap). A flow alone on all its ports changes
+nobody's rate when it finishes, so it needs no wake-up: its delivery is
+scheduled at once, and it leaves its ports when its delivery fires or when
+the next flow arrives on them, whichever comes first. If a flow joins it
+before it finishes, it is handed to the wake-up timer like any shared flow.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from heapq import heappop, heappush
 
 import simpy
+from simpy.events import NORMAL
 
 from simcache.scenario import LinkSpec
 
 __all__ = ["FlowNetwork", "Framing", "Port", "framed_bytes"]
 
-_DONE_BYTES = 1e-6  # a flow with less than this left is complete (float rounding)
 _STALE_TIMERS_KEPT = 64  # superseded wake-ups left in SimPy's queue before they are taken out
 
 
@@ -54,10 +67,10 @@ class Port:
     """One direction of a port: a bandwidth shared by the flows crossing it."""
 
     __slots__ = (
+        "active",
         "capacity",
         "carried_bytes",
         "delivered_bytes",
-        "flows",
         "framing",
         "name",
         "packets",
@@ -72,44 +85,56 @@ class Port:
         self.spec = spec
         self.capacity = spec.bandwidth
         self.framing = Framing(spec)  # wire bytes and packets of a payload sent from here
+        self.active: list[_Flow] = []  # flows crossing this port (a lone flow may have finished: see FlowNetwork)
         self.weight_sum = 0.0
         self.share = math.inf  # bytes/s one unit of weight gets here: capacity / weight_sum
         self.delivered_bytes = 0.0  # wire bytes of the finished flows that crossed this port
         self.carried_bytes = 0.0  # wire bytes moved so far, finished or not (refreshed by FlowNetwork.sync)
         self.packets = 0
-        self.flows = 0
         self.recent_utilization = 0.0  # last sample interval's utilization, for adaptive compression
 
 
 class _Flow:
-    __slots__ = ("event", "first", "latency", "more", "ports", "rate", "remaining", "second", "size", "weight")
+    """One transfer in flight: ``remaining`` bytes at time ``stamp``, flowing at ``rate`` until ``finish``."""
 
-    def __init__(self, size: float, ports: tuple[Port, ...], weight: float, latency: float, event: simpy.Event):
+    __slots__ = ("event", "finish", "latency", "lone", "ports", "rate", "remaining", "seq", "size", "stamp", "weight")
+
+    def __init__(self, size: float, ports: tuple[Port, ...], weight: float, latency: float, event: simpy.Event, now: float):
         self.size = size
         self.remaining = size
+        self.stamp = now
         self.rate = 0.0
+        self.finish = math.inf
         self.ports = ports
-        # The first two ports as attributes and any further ones in `more`: almost every path
-        # has exactly two ports, and the rate loop reads them without unpacking a tuple.
-        self.first = ports[0]
-        self.second = ports[1] if len(ports) > 1 else ports[0]
-        self.more = ports[2:]
         self.weight = weight
         self.latency = latency
         self.event = event
+        self.seq = 0  # bumped at each rate change: heap entries and lone deliveries of older numbers are void
+        self.lone = False  # alone on all its ports, its delivery already scheduled
+
+
+class _Signal:
+    """A bare scheduled event: SimPy's queue needs only ``callbacks``, ``_ok`` and ``_value``."""
+
+    __slots__ = ("_ok", "_value", "callbacks")
+
+    def __init__(self, value: object, callback: Callable[[_Signal], None]):
+        self._ok = True
+        self._value = value
+        self.callbacks = [callback]
 
 
 class FlowNetwork:
-    """All flows of a simulation, with one wake-up timer for the next flow to finish."""
+    """All flows of a simulation: the rates, a heap of finish times, and one wake-up timer."""
 
     def __init__(self, env: simpy.Environment):
         self.env = env
-        self._flows: list[_Flow] = []
-        self._updated = 0.0
+        self._in_flight: dict[_Flow, None] = {}  # every flow on its ports, in start order
+        self._heap: list[tuple[float, int, _Flow]] = []  # (finish, seq, flow) of the flows sharing a port
+        self._seq = 0
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
-        self._version = 0  # bumped when a wake-up is superseded by an earlier one
-        self._timer: simpy.Event | None = None  # the pending wake-up timer (None: none)
-        self._stale_timers: set[simpy.Event] = set()  # superseded wake-ups still in SimPy's queue
+        self._timer: _Signal | None = None  # the pending wake-up timer
+        self._stale_timers: set[_Signal] = set()  # superseded wake-ups still in SimPy's queue
 
     def transfer(
         self,
@@ -140,88 +165,129 @@ class FlowNetwork:
         return done
 
     def in_flight(self) -> int:
-        return len(self._flows)
+        """Flows with bytes still to send."""
+        now = self.env.now
+        return sum(1 for flow in self._in_flight if flow.finish > now)
 
     def sync(self) -> None:
         """Bring every port's ``carried_bytes`` up to the current time."""
-        self._advance()
-        flows = self._flows
-        for flow in flows:  # ports without flows were brought up to date when their last flow finished
+        now = self.env.now
+        flows = self._in_flight
+        for flow in flows:  # ports without flows were brought up to date when their last flow left
             for port in flow.ports:
                 port.carried_bytes = port.delivered_bytes
         for flow in flows:
+            left = flow.remaining - flow.rate * (now - flow.stamp)
+            moved = flow.size - (left if left > 0.0 else 0.0)
             for port in flow.ports:
-                port.carried_bytes += flow.size - flow.remaining
+                port.carried_bytes += moved
 
     def _start(self, ports: tuple[Port, ...], wire_bytes: float, weight: float, latency: float, done: simpy.Event) -> None:
+        now = self.env.now
         if wire_bytes <= 0:
-            _deliver(done, self.env.now + latency, latency)
+            _deliver(done, now + latency, latency)
             return
-        self._flows.append(_Flow(float(wire_bytes), ports, weight, latency, done))  # rate 0 until reshared
+        flow = _Flow(float(wire_bytes), ports, weight, latency, done, now)
+        self._in_flight[flow] = None
+        neighbours: dict[_Flow, None] = {}
         for port in ports:
+            active = port.active
+            if active:
+                first = active[0]
+                if first.lone and first.finish <= now:
+                    self._leave(first)  # a lone flow that finished since: its delivery is on its way
+                else:
+                    for other in active:
+                        neighbours[other] = None
+            active.append(flow)
             port.weight_sum += weight
             port.share = port.capacity / port.weight_sum
-            port.flows += 1
-        self._reshare(advance=True)
+        for other in neighbours:
+            self._rerate(other, now)
+        self._rerate(flow, now)
+        self._arm()
 
-    def _advance(self) -> None:
-        """Move every flow forward to now at its current rate."""
-        now = self.env.now
-        elapsed = now - self._updated
-        if elapsed > 0:
-            for flow in self._flows:
-                flow.remaining -= flow.rate * elapsed
-        self._updated = now
+    def _rerate(self, flow: _Flow, now: float) -> None:
+        """Move ``flow`` to now at its old rate, give it the rate its ports allow, and schedule its end.
 
-    def _reshare(self, advance: bool = False) -> None:
-        """Recompute every flow's rate; make sure a wake-up is due by the next completion.
-
-        With ``advance``, first move each flow forward to now at its old rate
-        (in the same pass). This loop runs twice per transfer over every flow
-        in flight: it is the engine's hottest code, hence the local names and
-        the unrolled first two ports.
+        The rate is the smallest share on its ports times its weight. Alone on
+        all its ports, its delivery is scheduled now (nothing else can change
+        its rate without arriving here first); otherwise its finish time goes
+        on the heap for the wake-up timer.
         """
-        now = self.env.now
-        elapsed = 0.0  # without `advance`, subtracting rate * 0.0 leaves `remaining` exactly as it was
-        if advance:
-            elapsed = now - self._updated
-            self._updated = now
-        soonest = math.inf
-        for flow in self._flows:
-            flow.remaining -= flow.rate * elapsed
-            rate = flow.first.share
-            share = flow.second.share
-            if share < rate:
-                rate = share
-            if flow.more:
-                for port in flow.more:
-                    if port.share < rate:
-                        rate = port.share
-            rate *= flow.weight
-            flow.rate = rate
-            left = flow.remaining / rate
-            if left < soonest:
-                soonest = left
-        # (With no flows left, soonest and so wake_at are infinite, and no wake-up is set.)
-        wake_at = now + (soonest if soonest > 0.0 else 0.0)
-        if wake_at < self._wake_at:
-            self._set_wake(now, wake_at)
+        remaining = flow.remaining - flow.rate * (now - flow.stamp)
+        if remaining < 0.0:
+            remaining = 0.0  # float rounding at its finish time
+        flow.remaining = remaining
+        flow.stamp = now
+        rate = math.inf
+        lone = True
+        for port in flow.ports:
+            if port.share < rate:
+                rate = port.share
+            if len(port.active) > 1:
+                lone = False
+        rate *= flow.weight
+        flow.rate = rate
+        flow.finish = finish = now + remaining / rate
+        self._seq += 1
+        flow.seq = seq = self._seq
+        flow.lone = lone
+        if lone:
+            _schedule_at(self.env, finish + flow.latency, _Signal((flow, seq), self._lone_delivered))
+        else:
+            heappush(self._heap, (finish, seq, flow))
 
-    def _set_wake(self, now: float, wake_at: float) -> None:
+    def _lone_delivered(self, signal: _Signal) -> None:
+        flow, seq = signal._value  # type: ignore[misc]
+        if flow.seq != seq:
+            return  # another flow joined it: the wake-up timer finishes it instead
+        if flow in self._in_flight:
+            self._leave(flow)
+        event = flow.event
+        event._ok = True
+        event._value = self.env._now
+        callbacks, event.callbacks = event.callbacks, None  # process it now, as SimPy's loop would
+        for callback in callbacks:  # type: ignore[union-attr]
+            callback(event)
+
+    def _leave(self, flow: _Flow) -> None:
+        """Take a flow that has sent its last byte off its ports."""
+        del self._in_flight[flow]
+        for port in flow.ports:
+            port.delivered_bytes += flow.size
+            active = port.active
+            active.remove(flow)
+            if active:
+                port.weight_sum -= flow.weight
+                port.share = port.capacity / port.weight_sum
+            else:
+                port.weight_sum = 0.0
+                port.share = math.inf
+                port.carried_bytes = port.delivered_bytes
+
+    def _arm(self) -> None:
+        """Make sure a wake-up is due by the earliest finish on the heap."""
+        heap = self._heap
+        while heap and heap[0][2].seq != heap[0][1]:
+            heappop(heap)  # void: that flow's rate changed or it is alone now
+        if heap and heap[0][0] < self._wake_at:
+            self._set_wake(heap[0][0])
+
+    def _set_wake(self, wake_at: float) -> None:
         """Set a wake-up for ``wake_at``, earlier than the pending one.
 
-        The pending one becomes stale: it is ignored if it fires (its value,
-        the version it was set under, is out of date). A pending wake-up that
-        is earlier than needed is kept: it finds nothing done and reschedules.
+        The pending one becomes stale: it is ignored if it fires. A pending
+        wake-up that is earlier than needed is kept: it finds nothing done and
+        re-arms.
         """
         if self._timer is not None:
             self._stale_timers.add(self._timer)
             if len(self._stale_timers) > _STALE_TIMERS_KEPT:
                 self._drop_stale_timers()
-        self._version += 1
         self._wake_at = wake_at
-        self._timer = self.env.timeout(wake_at - now, self._version)
-        self._timer.callbacks.append(self._wake)
+        self._timer = _Signal(None, self._wake)
+        _schedule_at(self.env, wake_at, self._timer)
 
     def _drop_stale_timers(self) -> None:
         """Take the stale wake-ups out of SimPy's event queue (SimPy cannot cancel an event).
@@ -239,50 +305,36 @@ class FlowNetwork:
         heapq.heapify(queue)
         stale.clear()
 
-    def _wake(self, timer: simpy.Event) -> None:
-        if timer._value != self._version:
+    def _wake(self, timer: _Signal) -> None:
+        if timer is not self._timer:
             self._stale_timers.discard(timer)
             return  # superseded by an earlier wake-up
         self._wake_at = math.inf
         self._timer = None
-        now = self.env.now
-        elapsed = now - self._updated
-        self._updated = now
-        flows = self._flows
+        now = self.env._now
+        heap = self._heap
         finished: list[_Flow] = []
-        soonest = math.inf  # time to the next completion, if no flow finished (rates are then unchanged)
-        for flow in flows:
-            rate = flow.rate
-            remaining = flow.remaining - rate * elapsed
-            flow.remaining = remaining
-            if remaining > _DONE_BYTES + 1e-12 * rate:
-                left = remaining / rate
-                if left < soonest:
-                    soonest = left
-            else:
+        while heap and heap[0][0] <= now:
+            _, seq, flow = heappop(heap)
+            if flow.seq == seq:
                 finished.append(flow)
-        if not finished:
-            # Woken early (a flow started since this wake-up was set and slowed the others down):
-            # the shares, and so the rates, are as the last reshare left them.
-            wake_at = now + (soonest if soonest > 0.0 else 0.0)
-            if wake_at < self._wake_at:
-                self._set_wake(now, wake_at)
-            return
-        for flow in finished:
-            flows.remove(flow)
-            for port in flow.ports:
-                port.delivered_bytes += flow.size
-                port.flows -= 1
-                if port.flows == 0:
-                    port.weight_sum = 0.0
-                    port.share = math.inf
-                    port.carried_bytes = port.delivered_bytes
-                else:
-                    port.weight_sum -= flow.weight
-                    port.share = port.capacity / port.weight_sum
-        self._reshare()
-        for flow in finished:
-            _deliver(flow.event, now + flow.latency, flow.latency)
+                self._leave(flow)
+        if finished:
+            neighbours: dict[_Flow, None] = {}
+            for flow in finished:
+                for port in flow.ports:
+                    for other in port.active:
+                        neighbours[other] = None
+            for other in neighbours:
+                self._rerate(other, now)
+            for flow in finished:
+                _deliver(flow.event, now + flow.latency, flow.latency)
+        self._arm()
+
+
+def _schedule_at(env: simpy.Environment, at: float, event: object) -> None:
+    """Put ``event`` in SimPy's queue for time ``at`` exactly (``env.schedule`` takes a delay, which may round)."""
+    heappush(env._queue, (at, NORMAL, next(env._eid), event))  # type: ignore[arg-type]
 
 
 def _deliver(event: simpy.Event, value: float, delay: float) -> None:
