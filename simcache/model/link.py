@@ -33,6 +33,7 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
+from typing import Any
 
 import simpy
 from simpy.events import NORMAL
@@ -118,9 +119,9 @@ class _Signal:
 
     __slots__ = ("_ok", "_value", "callbacks")
 
-    def __init__(self, value: object, callback: Callable[[_Signal], None]):
+    def __init__(self, value: Any, callback: Callable[[_Signal], None]):
         self._ok = True
-        self._value = value
+        self._value: Any = value
         self.callbacks = [callback]
 
 
@@ -134,7 +135,7 @@ class FlowNetwork:
         self._seq = 0
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
         self._timer: _Signal | None = None  # the pending wake-up timer
-        self._stale_timers: set[_Signal] = set()  # superseded wake-ups still in SimPy's queue
+        self._stale_timers: set[object] = set()  # superseded wake-ups still in SimPy's queue
 
     def transfer(
         self,
@@ -239,7 +240,8 @@ class FlowNetwork:
             heappush(self._heap, (finish, seq, flow))
 
     def _lone_delivered(self, signal: _Signal) -> None:
-        flow, seq = signal._value  # type: ignore[misc]
+        flow: _Flow = signal._value[0]
+        seq: int = signal._value[1]
         if flow.seq != seq:
             return  # another flow joined it: the wake-up timer finishes it instead
         if flow in self._in_flight:
@@ -247,8 +249,8 @@ class FlowNetwork:
         event = flow.event
         event._ok = True
         event._value = self.env._now
-        callbacks, event.callbacks = event.callbacks, None  # process it now, as SimPy's loop would
-        for callback in callbacks:  # type: ignore[union-attr]
+        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # processed now, as in SimPy's loop
+        for callback in callbacks:
             callback(event)
 
     def _leave(self, flow: _Flow) -> None:
@@ -334,7 +336,8 @@ class FlowNetwork:
 
 def _schedule_at(env: simpy.Environment, at: float, event: object) -> None:
     """Put ``event`` in SimPy's queue for time ``at`` exactly (``env.schedule`` takes a delay, which may round)."""
-    heappush(env._queue, (at, NORMAL, next(env._eid), event))  # type: ignore[arg-type]
+    queue: list[Any] = env._queue
+    heappush(queue, (at, NORMAL, next(env._eid), event))
 
 
 def _deliver(event: simpy.Event, value: float, delay: float) -> None:
