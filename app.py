@@ -149,6 +149,10 @@ def show_result(result: simcache.Result, scenario: simcache.Scenario) -> None:
     right.plotly_chart(charts.backlog_figure(result.series), key="backlog")
     st.subheader("Latency percentiles per VM group")
     st.dataframe(describe.percentile_table(result), hide_index=True)
+    if peer:
+        links = scenario.cluster.peer_links
+        with st.expander(f"Mean utilization of each peer port ({links} per host)", expanded=links > 1):
+            st.dataframe(describe.peer_port_table(result), hide_index=True)
     result_downloads(result)
 
 

@@ -166,9 +166,10 @@ def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
     wire, packets = framed_bytes(link, per_stream)
     record = {"source_host": event.source_host, "target_host": event.target_host, "start_s": env.now, "end_s": float("nan")}
     model.vmotions.append(record)
+    links = len(source.peer_txs)  # multi-NIC vMotion: stream i uses port pair i mod peer_links
     transfers = [
-        model.network.transfer(source.peer_path(target), wire, packets, latency=link.latency, weight=event.weight)
-        for _ in range(event.streams)
+        model.network.transfer(source.peer_path(target, i % links), wire, packets, latency=link.latency, weight=event.weight)
+        for i in range(event.streams)
     ]
     for transfer in transfers:  # noqa: UP028 (SimPy sends values in; a list iterator cannot take them)
         yield transfer

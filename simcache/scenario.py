@@ -76,6 +76,8 @@ Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 
 Policy = Literal["WT", "WB+0", "WB+1", "WB+2"]
 REPLICAS: dict[str, int] = {"WT": 0, "WB+0": 0, "WB+1": 1, "WB+2": 2}
+MAX_PEER_LINKS = 16
+"""Most peer-network ports a host may have (``cluster.peer_links``)."""
 BASE = "base"
 """The variant name of a scenario as written (checks select it by default)."""
 
@@ -242,14 +244,33 @@ class ClusterSpec(_Spec):
     hosts: Annotated[int, Field(ge=1, le=256)] = 4
     tier: TierSpec
     peer_link: LinkSpec
+    peer_links: int = 1
+    """Peer-network ports of the ``peer_link`` profile on every host, 1 to 16 (e.g. 2 for 2 x 10GbE
+    dedicated to replication). Transfers to one peer always use the same port, as per-destination
+    hashing (LACP layer-3 hash, multipath per target) does: a host sends to the peer ``d`` steps
+    ahead of it around the ring on its port ``(d - 1) mod peer_links``, and the peer receives on
+    its port of the same number, so WB+2 with 2 ports sends the two replicas of a write on
+    different ports, and one flow never runs faster than one port's line rate. A vMotion spreads
+    its streams over the source's ports round-robin (multi-NIC vMotion)."""
     storage_link: LinkSpec
     peer_selection: Literal["ring", "random"] = "ring"
     peer_fabric: Literal["switched", "shared"] = "switched"
-    """``switched``: each host's port into a non-blocking switch. ``shared``: all peer traffic
-    also crosses one segment of the peer link's bandwidth (a single uplink or inter-switch link)."""
+    """``switched``: each host's ports into a non-blocking switch. ``shared``: all peer traffic
+    also crosses one segment of the peer link's bandwidth (a single uplink or inter-switch link),
+    however many ports each host has."""
     destager: DestagerSpec = DestagerSpec()
     cache: CacheSpec = CacheSpec()
     compression: CompressionSpec = CompressionSpec()
+
+    @field_validator("peer_links")
+    @classmethod
+    def _peer_link_count(cls, value: int) -> int:
+        if not 1 <= value <= MAX_PEER_LINKS:
+            raise ValueError(
+                f"peer_links is the number of peer_link ports on each host; set it to a whole number from 1 "
+                f"to {MAX_PEER_LINKS} (the default, 1, is a single port)"
+            )
+        return value
 
 
 class DutyCycle(_Spec):

@@ -18,6 +18,8 @@ from simcache_app.parameters import POLICIES, POLICY_HELP, read_fraction
 
 DEFAULT_DURATION_S = 8.0
 """Simulated seconds of the first run: short, so that the first result shows in a couple of seconds."""
+PEER_LINKS_SHOWN = 8
+"""Most peer links per host the sidebar offers (a scenario file may have up to 16)."""
 Overrides = dict[str, Any]
 _DUTY_SHAPES = {"none": "steady", "onoff": "on/off bursts", "sine": "sine wave around the mean rate"}
 
@@ -61,6 +63,17 @@ def cluster_controls(scenario: simcache.Scenario, key: str) -> Overrides:
     )
     link = _profile_select("Peer network (replica link)", "link", cluster.peer_link.profile, f"{key}.peer_link")
     _changed(overrides, "cluster.peer_link", link, cluster.peer_link.profile)
+    _count(
+        overrides,
+        "Peer links per host",
+        "cluster.peer_links",
+        cluster.peer_links,
+        max(PEER_LINKS_SHOWN, cluster.peer_links),
+        key,
+        help="Ports of that link on each host for replicas and vMotion (e.g. 2 x 10GbE). Each pair of hosts uses one port "
+        "(per-destination hashing), so one replica stream never gets more than one link's speed; with ring peers, WB+2 sends "
+        "its two copies on different ports when there are 2 or more.",
+    )
     _quantity(
         overrides,
         "Destager buffer per host (MiB)",

@@ -27,6 +27,10 @@ PERCENTILE_COLUMNS = {
     "p999_ms": "p99.9 ms",
     "max_ms": "max ms",
 }
+_HOST_PORT = re.compile(r"^host(\d+)\.(peer|storage)(\d*)\.(tx|rx)$")
+"""A host's port direction: ``host0.peer.tx``, ``host0.peer1.rx`` (one of several peer ports), ``host0.storage.tx``."""
+_PEER_COLUMN = re.compile(r"^util\.(host\d+\.peer\d*\.(tx|rx)|peer\.fabric)$")
+_PEER_TX_COLUMN = re.compile(r"^util\.(host\d+)\.(peer\d*)\.tx$")
 
 
 def headline(result: simcache.Result) -> dict[str, float]:
@@ -49,14 +53,15 @@ def percentile_table(result: simcache.Result) -> pd.DataFrame:
 
 
 def component_name(component: str, scenario: simcache.Scenario) -> str:
-    """A utilization column's component (``host0.peer.tx``, ``array``) in words."""
+    """A utilization column's component (``host0.peer.tx``, ``host0.peer1.tx``, ``array``) in words."""
     cluster = scenario.cluster
-    host = re.match(r"^host(\d+)\.(peer|storage)\.(tx|rx)$", component)
+    host = _HOST_PORT.match(component)
     if host:
-        index, network, direction = host.groups()
+        index, network, number, direction = host.groups()
         link = cluster.peer_link if network == "peer" else cluster.storage_link
         verb = "sending" if direction == "tx" else "receiving"
-        return f"the host{index} {_profile(link.profile)}{network} link ({verb})"
+        which = f" {number}" if number else ""
+        return f"the host{index} {_profile(link.profile)}{network} link{which} ({verb})"
     tier = re.match(r"^host(\d+)\.tier$", component)
     if tier:
         return f"the host{tier.group(1)} {_profile(cluster.tier.profile)}{cluster.tier.kind} tier"
@@ -91,12 +96,33 @@ def busiest_peer_link(result: simcache.Result, scenario: simcache.Scenario) -> s
     utilization over the measurement window; None when no group replicates over the peer network."""
     start, _ = result.window
     measured = result.series[result.series.index > start]
-    columns = [c for c in measured.columns if re.match(r"^util\.(host\d+\.peer\.(tx|rx)|peer\.fabric)$", c)]
+    columns = [c for c in measured.columns if _PEER_COLUMN.match(c)]
     if not columns or all(group.replicas == 0 for group in scenario.groups):
         return None
     means = measured[columns].mean()
     busiest = str(means.idxmax())
     return f"{component_name(busiest.removeprefix('util.'), scenario)}, at {means.max():.0%}"
+
+
+def peer_port_table(result: simcache.Result) -> pd.DataFrame:
+    """Mean utilization (%) of every host's peer ports over the measurement window: one row per
+    host and port (``peer``, or ``peer0``, ``peer1``, ... when hosts have several), sending and receiving."""
+    start, _ = result.window
+    means = result.series[result.series.index > start].mean()
+    rows = []
+    for column in means.index:
+        sending = _PEER_TX_COLUMN.match(str(column))
+        if sending:
+            host, port = sending.groups()
+            rows.append(
+                {
+                    "host": host,
+                    "port": port,
+                    "sending %": round(100 * float(means[column]), 1),
+                    "receiving %": round(100 * float(means[f"util.{host}.{port}.rx"]), 1),
+                }
+            )
+    return pd.DataFrame(rows, columns=["host", "port", "sending %", "receiving %"])
 
 
 def compare_table(results: Mapping[str, simcache.Result], scenarios: Mapping[str, simcache.Scenario]) -> pd.DataFrame:

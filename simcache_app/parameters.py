@@ -49,6 +49,12 @@ def sweep_parameters(scenario: simcache.Scenario) -> list[Parameter]:
     links = ", ".join(name for name in ("1GbE", "10GbE", "25GbE") if name in list_profiles("link"))
     params = [
         Parameter("Peer network link", "cluster.peer_link", "Link profile between hosts (carries WB+1/WB+2 replicas).", links, False),
+        Parameter(
+            "Peer links per host",
+            "cluster.peer_links",
+            "Ports of the peer link on each host; each pair of hosts uses one of them (per-destination hashing).",
+            "1, 2, 4",
+        ),
         Parameter("Hosts", "cluster.hosts", "Number of hosts; every group without a host list runs on all of them.", "3, 4, 6, 8"),
         Parameter(
             "Destager buffer (MiB)",

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 import simcache
 from simcache_app.controls import parse_size_mix
-from simcache_app.describe import bottleneck_sentence, component_name, format_ms, headline
+from simcache_app.describe import bottleneck_sentence, component_name, format_ms, headline, peer_port_table
 from simcache_app.parameters import compare_presets, parse_values, sweep_parameters
 from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
 
@@ -77,6 +77,29 @@ def test_changing_a_control_runs_the_changed_scenario(default: simcache.Scenario
     assert any("1 setting(s) changed from the file: cluster.peer_link" in c.value for c in at.sidebar.caption)
     at.button(key="Run simulation").click().run()
     assert shown_metrics(at) == expected_metrics(default.with_overrides({"cluster.peer_link": "10GbE"}))
+
+
+def test_peer_links_per_host_splits_the_peer_traffic_over_the_ports(default: simcache.Scenario) -> None:
+    at = open_app()
+    at.button(key="Run simulation").click().run()
+    one = at.dataframe[1].value.set_index("host")  # each peer port's mean utilization, one port per host
+    assert list(one["port"]) == ["peer"] * 4
+    at.sidebar.number_input(key="default.cluster.peer_links").set_value(2).run()
+    assert any("1 setting(s) changed from the file: cluster.peer_links" in c.value for c in at.sidebar.caption)
+    at.button(key="Run simulation").click().run()
+    assert not at.exception
+    two_links = default.with_overrides({"cluster.peer_links": 2})
+    assert shown_metrics(at) == expected_metrics(two_links)
+    two = at.dataframe[1].value
+    assert list(two["port"]) == ["peer0", "peer1"] * 4
+    assert two.equals(peer_port_table(simcache.simulate(two_links, seed=1, duration=SECONDS)))
+    # Ring replicas go to port (d - 1) mod 2: WB+1 copies and db's first WB+2 copy (d = 1) on peer0,
+    # db's second copy (d = 2) on peer1. Same writes, so per host the two ports add up to the one port.
+    sending = two.groupby("host")["sending %"].sum()
+    assert sending.to_numpy() == pytest.approx(one["sending %"].to_numpy(), abs=0.5)
+    assert (two.set_index(["host", "port"])["sending %"].xs("peer1", level="port") > 0).all()
+    peer_line = next(m.value for m in at.markdown if m.value.startswith("Peer network"))
+    assert "1GbE peer link 0 (" in peer_line
 
 
 def test_workload_controls_become_overrides(default: simcache.Scenario) -> None:
@@ -228,6 +251,7 @@ def test_sweep_parameters_apply_to_the_scenario(default: simcache.Scenario) -> N
 
 def test_component_names_in_words(default: simcache.Scenario) -> None:
     assert component_name("host0.peer.tx", default) == "the host0 1GbE peer link (sending)"
+    assert component_name("host2.peer1.rx", default) == "the host2 1GbE peer link 1 (receiving)"
     assert component_name("host3.tier", default) == "the host3 sata-ssd-s3700 flash tier"
     assert component_name("array", default) == "the array's 14 spindles"
     fast = simcache.simulate(default.with_overrides({"groups.db.workload.iops": 1}), duration=1.0)

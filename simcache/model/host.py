@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import simpy
 
 from simcache.model.array import Array
@@ -10,13 +12,60 @@ from simcache.model.destager import Destager, PendingWrite
 from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
-from simcache.scenario import ClusterSpec
+from simcache.scenario import ClusterSpec, LinkSpec
 
-__all__ = ["Host"]
+__all__ = ["Host", "PortTeam"]
+
+
+class PortTeam:
+    """One direction (tx or rx) of a host's peer ports taken together, for whole-host figures.
+
+    Counters are summed over the ports; ``recent_utilization`` is their mean
+    (the ports are alike), and setting it sets every port's figure. Flows
+    never cross a team: each transfer crosses one of its ports.
+    """
+
+    __slots__ = ("name", "ports")
+
+    def __init__(self, name: str, ports: Sequence[Port]):
+        self.name = name
+        self.ports = tuple(ports)
+
+    @property
+    def spec(self) -> LinkSpec:
+        return self.ports[0].spec
+
+    @property
+    def capacity(self) -> float:
+        """Bytes/s of all the ports together (no single flow gets more than one port's)."""
+        return sum(port.capacity for port in self.ports)
+
+    @property
+    def carried_bytes(self) -> float:
+        return sum(port.carried_bytes for port in self.ports)
+
+    @property
+    def packets(self) -> int:
+        return sum(port.packets for port in self.ports)
+
+    @property
+    def recent_utilization(self) -> float:
+        return sum(port.recent_utilization for port in self.ports) / len(self.ports)
+
+    @recent_utilization.setter
+    def recent_utilization(self, utilization: float) -> None:
+        for port in self.ports:
+            port.recent_utilization = utilization
 
 
 class Host:
-    """One host, wired to the shared flow network and the array's storage port."""
+    """One host, wired to the shared flow network and the array's storage port.
+
+    It has ``spec.peer_links`` full-duplex ports on the peer network (each a
+    transmit and a receive :class:`Port`), named ``host<i>.peer.tx|rx`` when
+    there is one and ``host<i>.peer<k>.tx|rx`` when there are several, and
+    one port on the storage network.
+    """
 
     def __init__(
         self,
@@ -39,8 +88,13 @@ class Host:
         self.tier = Tier(spec.tier, stream, name=f"{self.name}.tier")
         cache_bytes = spec.cache.capacity if spec.cache.capacity is not None else spec.tier.capacity
         self.cache = ReadCache(cache_bytes, spec.cache.line)
-        self.peer_tx = Port(f"{self.name}.peer.tx", spec.peer_link)
-        self.peer_rx = Port(f"{self.name}.peer.rx", spec.peer_link)
+        self.host_count = spec.hosts
+        links = spec.peer_links
+        labels = ["peer"] if links == 1 else [f"peer{k}" for k in range(links)]
+        self.peer_txs = tuple(Port(f"{self.name}.{label}.tx", spec.peer_link) for label in labels)
+        self.peer_rxs = tuple(Port(f"{self.name}.{label}.rx", spec.peer_link) for label in labels)
+        self.peer_tx = PortTeam(f"{self.name}.peer.tx", self.peer_txs)
+        self.peer_rx = PortTeam(f"{self.name}.peer.rx", self.peer_rxs)
         self.storage_tx = Port(f"{self.name}.storage.tx", spec.storage_link)
         self.storage_rx = Port(f"{self.name}.storage.rx", spec.storage_link)
         self.peer_fabric = peer_fabric
@@ -55,12 +109,32 @@ class Host:
         for peer in item[3]:
             peer.replica_bytes -= item[2]
 
-    def peer_path(self, peer: Host) -> tuple[Port, ...]:
-        """Ports a transfer from this host to ``peer`` crosses on the peer network."""
+    def peer_port(self, peer: Host) -> int:
+        """The number of the peer port a transfer to ``peer`` leaves on here and arrives on there.
+
+        Per-destination hashing (an LACP layer-3 hash, or multipath per target)
+        keeps every transfer between two hosts on one port: ``(d - 1) mod
+        peer_links``, where ``d`` is how many steps ``peer`` is ahead of this
+        host around the ring (1 for the next host). With ring peer selection
+        a VM's N replicas go to d = 1..N, so they leave on different ports
+        when there are at least N.
+        """
+        distance = (peer.index - self.index) % self.host_count
+        return (distance - 1) % len(self.peer_txs)
+
+    def peer_path(self, peer: Host, port: int | None = None) -> tuple[Port, ...]:
+        """Ports a transfer from this host to ``peer`` crosses on the peer network.
+
+        ``port``: the number of the port pair to use (vMotion streams pick
+        theirs); by default the one :meth:`peer_port` hashes the pair to.
+        """
+        k = self.peer_port(peer) if port is None else port
         if self.peer_fabric is None:
-            return (self.peer_tx, peer.peer_rx)
-        return (self.peer_tx, self.peer_fabric, peer.peer_rx)
+            return (self.peer_txs[k], peer.peer_rxs[k])
+        return (self.peer_txs[k], self.peer_fabric, peer.peer_rxs[k])
 
     @property
     def ports(self) -> tuple[Port, ...]:
-        return (self.peer_tx, self.peer_rx, self.storage_tx, self.storage_rx)
+        """Every port direction of this host: each peer port's tx and rx, then storage tx and rx."""
+        peer = tuple(port for pair in zip(self.peer_txs, self.peer_rxs, strict=True) for port in pair)
+        return (*peer, self.storage_tx, self.storage_rx)

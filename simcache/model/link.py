@@ -209,18 +209,14 @@ class FlowNetwork:
         self._arm()
 
     def _rerate(self, flow: _Flow, now: float) -> None:
-        """Move ``flow`` to now at its old rate, give it the rate its ports allow, and schedule its end.
+        """Give ``flow`` the rate its ports allow now, moving it to now at its old rate, and schedule its end.
 
         The rate is the smallest share on its ports times its weight. Alone on
         all its ports, its delivery is scheduled now (nothing else can change
         its rate without arriving here first); otherwise its finish time goes
-        on the heap for the wake-up timer.
+        on the heap for the wake-up timer. A shared flow whose rate stays the
+        same (its bottleneck is another port) keeps its heap entry.
         """
-        remaining = flow.remaining - flow.rate * (now - flow.stamp)
-        if remaining < 0.0:
-            remaining = 0.0  # float rounding at its finish time
-        flow.remaining = remaining
-        flow.stamp = now
         rate = math.inf
         lone = True
         for port in flow.ports:
@@ -229,6 +225,13 @@ class FlowNetwork:
             if len(port.active) > 1:
                 lone = False
         rate *= flow.weight
+        if rate == flow.rate and not lone and not flow.lone:
+            return
+        remaining = flow.remaining - flow.rate * (now - flow.stamp)
+        if remaining < 0.0:
+            remaining = 0.0  # float rounding at its finish time
+        flow.remaining = remaining
+        flow.stamp = now
         flow.rate = rate
         flow.finish = finish = now + remaining / rate
         self._seq += 1

@@ -65,9 +65,9 @@ class VM:
         self._always_compress = compression.mode == "always"
         self._records = records
         self.compressed_bytes_saved = 0.0
-        self._compressing = False  # adaptive mode: whether this VM compressed its last replica
+        self._compressing: set[str] = set()  # adaptive mode: peer ports (by name) on which this VM compressed its last replica
         self.issued = 0  # I/Os started (recorded ones plus those unfinished at the end)
-        link = host.peer_tx.spec
+        link = host.peer_txs[0].spec
         self._peer_latency = link.latency
         self._peer_paths = tuple(host.peer_path(peer) for peer in peers)
         ack_wire, _ = framed_bytes(link, ACK_BYTES)
@@ -137,13 +137,14 @@ class VM:
         host = self.host
         payload = float(size)
         cpu = 0.0
-        if self._may_compress and (self._always_compress or self._link_busy()):
+        port = path[0]  # the sending host's peer port this replica leaves on
+        if self._may_compress and (self._always_compress or self._link_busy(port)):
             cpu = size / self.compression.throughput
             saved = size * self._compressibility
             payload -= saved
             self.compressed_bytes_saved += saved
         host.replica_payload_sent += payload
-        wire, packets = host.peer_tx.framing[payload]
+        wire, packets = port.framing[payload]
         event = host.network.transfer(path, wire, packets, self._peer_latency, cpu)
         ack_time = self._ack_time
         leg: list[float] = []
@@ -157,20 +158,29 @@ class VM:
         event.callbacks.append(arrived)
         return event, leg
 
-    def _link_busy(self) -> bool:
-        """Adaptive mode: is the peer port busy enough to compress this replica?
+    def _link_busy(self, port: Port | None = None) -> bool:
+        """Adaptive mode: is ``port`` busy enough to compress a replica that leaves on it?
 
-        The port's last-interval utilization is judged as it would be without
-        compression: while this VM compresses, the measured figure is scaled up
-        by 1 / (1 - compressibility). Judged on the raw figure, compression
-        that relieves a saturated link would switch itself off one interval
-        later and back on the next (flapping).
+        ``port`` is the sending peer port (by default the host's first). Its
+        last-interval utilization is judged as it would be without
+        compression: while this VM compresses on that port, the measured
+        figure is scaled up by 1 / (1 - compressibility). Judged on the raw
+        figure, compression that relieves a saturated link would switch itself
+        off one interval later and back on the next (flapping). Each port is
+        judged on its own: with several peer ports, replicas leaving on a busy
+        one are compressed and those leaving on a quiet one are not.
         """
-        utilization = self.host.peer_tx.recent_utilization
-        if self._compressing:
+        if port is None:
+            port = self.host.peer_txs[0]
+        utilization = port.recent_utilization
+        compressing = self._compressing
+        if port.name in compressing:
             utilization /= 1.0 - self._compressibility
-        self._compressing = utilization >= self.compression.threshold
-        return self._compressing
+        if utilization >= self.compression.threshold:
+            compressing.add(port.name)
+            return True
+        compressing.discard(port.name)
+        return False
 
     def _write_through(self, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
         env = self.env
