@@ -248,8 +248,12 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     if original_schedule_at is not None:
 
         def counting_schedule_at(env, at, event):  # type: ignore[no-untyped-def]
-            purpose = getattr(event.callbacks[0], "__name__", "?").removeprefix("counting")
-            counts[f"{'Signal':<11} FlowNetwork {purpose} (simcache/model/link.py)"] += 1
+            if isinstance(event, simpy.events.Event):  # a transfer's own event, delivered
+                label = f"{'Event':<11} _deliver (simcache/model/link.py)"
+            else:
+                purpose = getattr(event.callbacks[0], "__name__", "?").removeprefix("counting")
+                label = f"{'Signal':<11} FlowNetwork {purpose} (simcache/model/link.py)"
+            counts[label] += 1
             return original_schedule_at(env, at, event)
 
         link_module._schedule_at = counting_schedule_at

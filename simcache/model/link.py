@@ -186,7 +186,7 @@ class FlowNetwork:
     def _start(self, ports: tuple[Port, ...], wire_bytes: float, weight: float, latency: float, done: simpy.Event) -> None:
         now = self.env.now
         if wire_bytes <= 0:
-            _deliver(done, now + latency, latency)
+            _deliver(done, now + latency)
             return
         flow = _Flow(float(wire_bytes), ports, weight, latency, done, now)
         self._in_flight[flow] = None
@@ -333,7 +333,7 @@ class FlowNetwork:
             for other in neighbours:
                 self._rerate(other, now)
             for flow in finished:
-                _deliver(flow.event, now + flow.latency, flow.latency)
+                _deliver(flow.event, now + flow.latency)
         self._arm()
 
 
@@ -343,11 +343,8 @@ def _schedule_at(env: simpy.Environment, at: float, event: object) -> None:
     heappush(queue, (at, NORMAL, next(env._eid), event))
 
 
-def _deliver(event: simpy.Event, value: float, delay: float) -> None:
-    """Trigger ``event`` with ``value`` after ``delay`` seconds using a single scheduled event.
-
-    (What ``simpy.Timeout`` does internally; saves an extra timeout event per transfer.)
-    """
+def _deliver(event: simpy.Event, at: float) -> None:
+    """Trigger ``event`` with the value ``at`` at time ``at``, as one scheduled event (what a ``simpy.Timeout`` does)."""
     event._ok = True
-    event._value = value
-    event.env.schedule(event, delay=delay)
+    event._value = at
+    _schedule_at(event.env, at, event)

@@ -219,7 +219,7 @@ class VM:
             return
         link = host.storage_tx.spec
         request_arrives = issued + link.latency  # the read command is one small message
-        array_done = host.array.submit(request_arrives, (size,), False)
+        array_done = host.array.read(request_arrives, size)
         yield env.timeout(array_done - issued)
         wire, packets = host.storage_tx.framing[size]
         yield host.network.transfer((host.array_tx, host.storage_rx), wire, packets, latency=link.latency)
