@@ -99,6 +99,7 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
             "peer_link": draw(st.sampled_from(LINKS)),
             "storage_link": draw(st.sampled_from(["1GbE", "10GbE"])),
             "peer_fabric": draw(st.sampled_from(["switched", "switched", "shared"])),
+            "peer_links": draw(st.sampled_from([1, 1, 2, 3])),
             "peer_selection": draw(st.sampled_from(["ring", "random"])),
             "destager": {
                 "capacity": draw(st.sampled_from(["1MiB", "8MiB", "256MiB"])),
@@ -131,6 +132,7 @@ def _negative(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
         ("negative destager capacity", ("cluster", "destager", "capacity"), "-8MiB"),
         ("zero destager capacity", ("cluster", "destager", "capacity"), 0),
         ("negative hosts", ("cluster", "hosts"), -2),
+        ("zero peer links", ("cluster", "peer_links"), 0),
         ("negative working set", ("groups", "0", "workload", "working_set"), "-1GiB"),
         ("negative read fraction", ("groups", "0", "workload", "read_fraction"), -0.5),
         ("read fraction above 1", ("groups", "0", "workload", "read_fraction"), 1.5),
