@@ -17,18 +17,28 @@ Two figures per scenario, each the best of three timed rounds of about
 
 The library figure is over all scenarios in ``scenarios/`` and their variants,
 one call each in turn. Target (issue 5): at least 1,000 estimates per second.
+
+The machine facts (CPU model, vCPUs, Python and numpy versions, load average
+before and after) are printed with the figures: these are shared 2-vCPU
+machines, and a load average near 2 means another job halved the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import platform
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a source tree even without `pip install -e .`
+
+import numpy  # noqa: E402
 
 import simcache  # noqa: E402
 from simcache.scenario import Scenario, builtin_scenarios  # noqa: E402
@@ -58,6 +68,21 @@ def library() -> list[Scenario]:
     return out
 
 
+def machine() -> dict[str, Any]:
+    """CPU model (from /proc/cpuinfo), vCPUs, Python and numpy versions, and the 1-minute load average."""
+    cpu = platform.processor() or "unknown"
+    with contextlib.suppress(OSError, StopIteration):
+        cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
+        cpu = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
+    return {
+        "cpu": cpu,
+        "vcpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one timed round (default 1 s)")
@@ -65,6 +90,7 @@ def main() -> int:
     args = parser.parse_args()
     default = [simcache.load_scenario("default")]
     scenarios = library()
+    before = machine()
     figures = {
         "default_cold_per_s": rate(default, args.seconds, cold=True),
         "default_warm_per_s": rate(default, args.seconds, cold=False),
@@ -77,12 +103,17 @@ def main() -> int:
         simcache.estimate(scenario.model_copy())
         slowest.append((time.perf_counter() - started, scenario.name))
     slowest.sort(reverse=True)
+    load = (before["load_average_1min"], machine()["load_average_1min"])
+    print(
+        f"{before['cpu']}, {before['vcpus']} vCPUs, Python {before['python']}, numpy {before['numpy']}; load average {load[0]} -> {load[1]}"
+    )
     print(f"estimate() calls per second (target {TARGET:,.0f}); library: {len(scenarios)} scenarios and variants")
     for name, value in figures.items():
         print(f"  {name:22s} {value:10,.0f}")
     print("slowest cold calls: " + ", ".join(f"{name} {seconds * 1e3:.1f} ms" for seconds, name in slowest[:5]))
     if args.json is not None:
-        args.json.write_text(json.dumps({**figures, "scenarios": len(scenarios)}, indent=2) + "\n")
+        facts = {**before, "load_average_1min": load}
+        args.json.write_text(json.dumps({**figures, "scenarios": len(scenarios), "machine": facts}, indent=2) + "\n")
     return 0
 
 

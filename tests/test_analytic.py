@@ -262,6 +262,57 @@ def test_duration_override_shortens_the_window() -> None:
     assert result.window == (0.8, 8.0)
 
 
+@pytest.mark.parametrize(
+    ("name", "variant"),
+    [
+        ("default", "base"),
+        ("destager_fill", "base"),
+        ("compile_workload", "base"),
+        ("compression_1gbe", "base"),
+        ("large_writes_flash", "base"),
+    ],
+)
+def test_cold_and_warm_estimates_agree_exactly(name: str, variant: str) -> None:
+    # A scenario object seen before reuses its compiled form (warm); a copy of it is compiled afresh (cold).
+    # What is kept between calls (the compiled network, the all-groups-on solution with its hit ratios, batch
+    # shapes) must not change the answer, not even in the last bit, whatever was estimated in between.
+    scenario = simcache.load_scenario(name).variant(variant)
+    reference = estimate(scenario.model_copy()).to_json()
+    assert estimate(scenario).to_json() == reference
+    estimate("redundancy_multiplier")
+    assert estimate(scenario).to_json() == reference
+    assert estimate(scenario.model_copy()).to_json() == reference
+
+
+def test_repeated_duty_periods_are_copied_with_the_answer_of_walking_them() -> None:
+    # compile_workload: a 10 ms burst every 80 ms for 5 s, the destage backlog growing by the same amount each
+    # period. After two alike periods the timeline copies the next ones (shifted in time and level) instead of
+    # walking them; walking every period must give the same figures to rounding.
+    from simcache.analytic import _Compiled, _summarize, _Timeline
+
+    compiled = _Compiled(simcache.load_scenario("compile_workload"))
+    pieces = _Timeline(compiled).run()
+    copied = _summarize(compiled, pieces).to_json()
+    assert max(piece.copies for piece in pieces) > 50
+    compiled.period_intervals = 0  # no period: walk every piece
+    walked = _summarize(compiled, _Timeline(compiled).run()).to_json()
+    for row, other in zip(copied["summary"], walked["summary"], strict=True):
+        for column in ("iops", "mb_s", "mean_ms", "p99_ms"):
+            if row[column] is not None:
+                assert row[column] == pytest.approx(other[column], rel=1e-9)
+    for station, value in copied["utilization"].items():
+        assert value == pytest.approx(walked["utilization"][station], rel=1e-9, abs=1e-12)
+    assert copied["destager"][0]["peak_backlog_bytes"] == pytest.approx(walked["destager"][0]["peak_backlog_bytes"], rel=1e-9)
+
+
+def test_peak_backlog_counts_a_backlog_still_rising_at_the_end() -> None:
+    # large_writes_flash, ram variant: the RAM tier accepts ~311 MB/s of write-back that the NAS drains at ~8 MB/s;
+    # the 8 GiB buffer never fills in the 8 s run, so the backlog peaks at the end: (accept - drain) x 8 s.
+    fluid = estimate(simcache.load_scenario("large_writes_flash").variant("ram")).destager[0]
+    assert math.isnan(fluid.first_full_s)
+    assert fluid.peak_backlog_bytes == pytest.approx((fluid.accept_rate_bytes_s - fluid.drain_rate_bytes_s) * 8.0, rel=1e-9)
+
+
 def test_cli_estimate_prints_table_bottleneck_and_destager(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["estimate", "destager_fill"]) == 0
     out = capsys.readouterr().out
