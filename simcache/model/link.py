@@ -184,13 +184,13 @@ class FlowNetwork:
                 port.carried_bytes += moved
 
     def _start(self, ports: tuple[Port, ...], wire_bytes: float, weight: float, latency: float, done: simpy.Event) -> None:
-        now = self.env.now
+        now = self.env._now
         if wire_bytes <= 0:
             _deliver(done, now + latency)
             return
         flow = _Flow(float(wire_bytes), ports, weight, latency, done, now)
         self._in_flight[flow] = None
-        neighbours: dict[_Flow, None] = {}
+        neighbours: dict[_Flow, None] | None = None  # flows sharing a port with the new one (None: it is alone)
         for port in ports:
             active = port.active
             if active:
@@ -198,11 +198,16 @@ class FlowNetwork:
                 if first.lone and first.finish <= now:
                     self._leave(first)  # a lone flow that finished since: its delivery is on its way
                 else:
+                    if neighbours is None:
+                        neighbours = {}
                     for other in active:
                         neighbours[other] = None
             active.append(flow)
             port.weight_sum += weight
             port.share = port.capacity / port.weight_sum
+        if neighbours is None:
+            self._rerate(flow, now)  # alone: its delivery is scheduled, the heap is unchanged
+            return
         for other in neighbours:
             self._rerate(other, now)
         self._rerate(flow, now)
