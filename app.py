@@ -121,6 +121,7 @@ def run_requested(button: str, keys: list[str], help: str) -> bool:
 
 
 def single_run_view(scenario: simcache.Scenario, seed: int, duration: float) -> None:
+    st.caption(describe.estimate_sentence(simcache.estimate(scenario), scenario))  # milliseconds: shown before any run
     key = runs.run_key(scenario, seed, duration)
     if not run_requested("Run simulation", [key], "Simulate the scenario as set in the sidebar."):
         st.info("Press **Run simulation** to simulate the scenario as set in the sidebar.")

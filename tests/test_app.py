@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 import simcache
 from simcache_app.controls import parse_size_mix
-from simcache_app.describe import bottleneck_sentence, component_name, format_ms, headline, peer_port_table
+from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, peer_port_table
 from simcache_app.parameters import compare_presets, parse_values, sweep_parameters
 from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
 
@@ -56,6 +56,17 @@ def test_first_page_offers_the_default_scenario_and_waits_for_run() -> None:
     assert at.sidebar.number_input(key="default.duration").value <= 10
     assert "Press **Run simulation**" in at.info[0].value
     assert not at.metric
+
+
+def test_instant_estimate_is_shown_before_any_run_and_follows_the_controls(default: simcache.Scenario) -> None:
+    """The analytic estimate (milliseconds) is on the page before Run is pressed, and is the public API's."""
+    at = open_app()
+    captions = [c.value for c in at.caption]
+    assert estimate_sentence(simcache.estimate(default), default) in captions
+    assert not at.metric  # nothing simulated yet
+    at.sidebar.selectbox(key="default.peer_link").select("10GbE").run()
+    changed = default.with_overrides({"cluster.peer_link": "10GbE"})
+    assert estimate_sentence(simcache.estimate(changed), changed) in [c.value for c in at.caption]
 
 
 def test_single_run_shows_the_numbers_of_the_same_simulation(default: simcache.Scenario) -> None:
