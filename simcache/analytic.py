@@ -12,12 +12,23 @@ Stations (named as the simulator's ``util.*`` columns)
     (one server at ``min(bandwidth, controller_bandwidth)``) whose *waiting*
     time adds to the channel holding time. The reported utilization is the
     simulator's: channel time including the pipe wait, over ``channels``.
-    ``host<i>.peer.tx|rx``, ``host<i>.storage.tx|rx``, ``array.rx|tx``,
-    ``peer.fabric``: processor-sharing ports; utilization = framed wire bytes
+    ``host<i>.peer.tx|rx`` (one peer port per host) or ``host<i>.peer<k>.tx|rx``
+    (``peer_links`` ports, k = 0, 1, ..., each at the peer link's line rate),
+    ``host<i>.storage.tx|rx``, ``array.rx|tx``, ``peer.fabric`` (one, whatever
+    the port count): processor-sharing ports; utilization = framed wire bytes
     per second / line rate. ``array``: the spindles, utilization = spindle busy
     time over the spindle count. Two internal stations are not reported: the
     post-cliff garbage-collection server of a flash tier and the admission
     server of a full destage buffer.
+
+Peer ports
+    A transfer from host A to host B leaves on A's tx port k and arrives on
+    B's rx port k, ``k = ((B - A) mod hosts - 1) mod peer_links``, as the
+    simulator's ``Host.peer_port``; with a shared fabric it also crosses
+    ``peer.fabric``. A WB+N write's replicas (to the ring peers A + 1 .. A + N)
+    leave together: each shares its sending port with the siblings that leave
+    on the same port (all of them with one port, none of WB+2's with two or
+    more) and a shared fabric with all of them.
 
 Service times (means over the workload's size mix; the mix's spread gives the
 squared coefficient of variation, SCV)
@@ -117,22 +128,30 @@ Destager
 
 Fluid timeline
     The run is cut where the set of groups on changes (a duty-cycle edge) and
-    where a vMotion starts or ends. Each piece
-    is a *state* (groups on, vMotions running, per host: GC cliff reached or
-    not, destage buffer keeping up / backlogged / full, adaptive compression
-    on or off), solved once. Over each piece the destage buffer level moves at
-    ``accepted - drained`` bytes/s and the flash clean pool at ``gc_rate -
-    written``; crossing a bound (buffer full or empty, pool empty) splits the
-    piece. While a buffer is full a closed group's writes pass an admission
-    server of rate ``drain`` (their throughput falls to the drain rate); an open
-    group's waiting grows as a fluid queue. Past the GC cliff, tier writes pass
-    a server of rate ``gc_rate`` (foreground passes, ``gc_pass``, bunch the
-    waiting into stalls but leave the mean alone: not modelled). A vMotion
-    is ``streams x weight`` permanent flows on its ports (they run at 100%
-    while it lasts); its duration is its framed size over the capacity the
-    other flows leave. Adaptive compression is on when
-    the uncompressed peer port would be at least ``threshold`` busy.
-    A state that differs from a solved one only by vMotions whose ports no
+    where a vMotion starts or one of its port pairs ends. Each piece is a
+    *state* (groups on, vMotion pairs running, per host: GC cliff reached or
+    not, destage buffer keeping up / backlogged / full; per host and peer port:
+    adaptive compression on or off), solved once. Over each piece the destage
+    buffer level moves at ``accepted - drained`` bytes/s and the flash clean
+    pool at ``gc_rate - written``; crossing a bound (buffer full or empty, pool
+    empty) splits the piece. While a buffer is full a closed group's writes
+    pass an admission server of rate ``drain`` (their throughput falls to the
+    drain rate); an open group's waiting grows as a fluid queue. Past the GC
+    cliff, tier writes pass a server of rate ``gc_rate`` (foreground passes,
+    ``gc_pass``, bunch the waiting into stalls but leave the mean alone: not
+    modelled). A vMotion sends stream ``i`` on port pair ``i mod peer_links``; the ``n_k`` streams on
+    pair k are a transfer of their own: ``n_k x weight`` permanent flows on the
+    source's tx k and the target's rx k, and on a shared fabric (ports that
+    carry streams run at 100% while they last). It moves its ``n_k`` streams'
+    framed bytes at ``min(left(tx k), left(rx k), n_k / n x left(fabric))``,
+    with ``left`` the capacity the other flows leave and ``n`` the vMotion's
+    streams still running. So while every pair runs the vMotion moves the sum
+    over its pairs of ``min(left(tx k), left(rx k))`` (less where its share of
+    a shared fabric's leftover binds), and a pair on quieter ports finishes
+    first. Adaptive compression is decided per sending port: the replicas that
+    leave a host on one port are compressed when that port would be at least
+    ``threshold`` busy with uncompressed replicas.
+    A state that differs from a solved one only by vMotion pairs whose ports no
     closed path crosses keeps that state's closed solution (the vMotion flows
     only slow open transfers), re-evaluated with one MVA step; one that
     differs only by buffers keeping up rather than backlogged, with the same
@@ -203,14 +222,16 @@ _SUMMARY_COLUMNS = ["group", "op", "count", "iops", "mb_s", "mean_ms", "p50_ms",
 
 # Step kinds of an I/O leg.
 _DELAY, _QUEUE, _PIPE, _FLOW, _SPINDLE = range(5)
-# Station slots per host; shared stations follow the hosts'.
+# Station slots per host; shared stations follow the hosts'. _PEER_TX and _PEER_RX are peer port 0's; with
+# several peer ports, port k >= 1 has its tx and rx at _PER_HOST + 2 (k - 1) and the slot after it.
 _TIER, _PIPE_SLOT, _GC, _ADMIT, _PEER_TX, _PEER_RX, _STORAGE_TX, _STORAGE_RX = range(8)
-_PER_HOST = 8
+_PER_HOST = 8  # slots of a host with one peer port (see _Compiled.per_host)
 _ARRAY, _ARRAY_RX, _ARRAY_TX, _FABRIC = range(4)
 # Destage buffer modes of a host within a state.
 _KEEPING_UP, _BACKLOGGED, _FULL = range(3)
 # What part of a state's key switches a step's service (see _Step): nothing; the host's tier past its GC
-# cliff; the host's destage buffer full (the service is bytes over the drain rate); the host compressing replicas.
+# cliff; the host's destage buffer full (the service is bytes over the drain rate); the host compressing the
+# replicas that leave on one of its peer ports (switched per lane: see _Compiled.lane).
 _ALWAYS, _PAST_CLIFF, _ADMISSION, _COMPRESSED = range(4)
 _SWITCHES = 4
 _MAX_PORTS = 3  # a flow crosses a source port, a target port and at most one shared fabric
@@ -286,10 +307,9 @@ class _Step:
     service: float = 0.0  # s: delay, service at the station, or transfer time alone (with the switch off)
     scv: float = 0.0
     visits: float = 1.0  # _SPINDLE: spindle operations per request (run in parallel)
-    siblings: float = 0.0  # _FLOW: flows of the same request that start with it on ``sibling_ports``
-    sibling_ports: tuple[int, ...] = ()
+    siblings: tuple[float, ...] = ()  # _FLOW: per port of ``ports``, flows of the same request that start with it there
     switch: int = _ALWAYS  # _PAST_CLIFF / _ADMISSION: absent (service 0) unless switched on; _COMPRESSED: two services
-    switch_host: int = 0  # the host whose state flips the switch
+    switch_host: int = 0  # the host whose state flips the switch (_COMPRESSED: the lane, host and sending port)
     switched_service: float = 0.0  # service with the switch on (_ADMISSION: bytes, divided by the state's drain rate)
 
 
@@ -363,6 +383,16 @@ class DestageFluid:
 
 
 @dataclass(frozen=True)
+class _VMotionPair:
+    """The streams of a vMotion on one port pair: a transfer of its own, which ends when they have moved their bytes."""
+
+    vmotion: int  # the vMotion's number among the scenario's
+    event: VMotion
+    pair: int  # the port pair's number
+    streams: int
+
+
+@dataclass(frozen=True)
 class _Interval:
     """A stretch of the run (s) over which the same groups are on."""
 
@@ -400,7 +430,10 @@ class _Compiled:
         self.scenario = scenario
         cluster = scenario.cluster
         self.hosts = cluster.hosts
-        self.shared = self.hosts * _PER_HOST
+        self.peer_links = cluster.peer_links
+        self.per_host = _PER_HOST + 2 * (self.peer_links - 1)  # station slots per host
+        self.lanes = self.hosts * self.peer_links  # compression switches: one per (host, sending peer port)
+        self.shared = self.hosts * self.per_host
         self.station_count = self.shared + 4
         tier = cluster.tier
         self.tier_read_latency = tier.read_latency
@@ -416,16 +449,17 @@ class _Compiled:
         self.shared_fabric = cluster.peer_fabric == "shared"
         self.servers = [1] * self.station_count
         for h in range(self.hosts):
-            self.servers[h * _PER_HOST + _TIER] = 1 if self.exponential_tier else tier.channels
+            self.servers[h * self.per_host + _TIER] = 1 if self.exponential_tier else tier.channels
         self.is_port = [False] * self.station_count
         self.capacity = [1.0] * self.station_count
         for h in range(self.hosts):
-            for slot, link in ((_PEER_TX, cluster.peer_link), (_PEER_RX, cluster.peer_link)):
-                self.is_port[h * _PER_HOST + slot] = True
-                self.capacity[h * _PER_HOST + slot] = link.bandwidth
+            for k in range(self.peer_links):  # each peer port at one port's line rate
+                for station in (self.peer_station(h, k, True), self.peer_station(h, k, False)):
+                    self.is_port[station] = True
+                    self.capacity[station] = cluster.peer_link.bandwidth
             for slot in (_STORAGE_TX, _STORAGE_RX):
-                self.is_port[h * _PER_HOST + slot] = True
-                self.capacity[h * _PER_HOST + slot] = cluster.storage_link.bandwidth
+                self.is_port[h * self.per_host + slot] = True
+                self.capacity[h * self.per_host + slot] = cluster.storage_link.bandwidth
         for slot, link in ((_ARRAY_RX, scenario.array.port), (_ARRAY_TX, scenario.array.port), (_FABRIC, cluster.peer_link)):
             self.is_port[self.shared + slot] = True
             self.capacity[self.shared + slot] = link.bandwidth
@@ -458,6 +492,8 @@ class _Compiled:
         self._full_batches: dict[tuple[float, float, float], _FullBatch] = {}
         self._destage_steps: dict[tuple[float, int], _DestageSteps] = {}
         self.vmotions = [e for e in scenario.events if isinstance(e, VMotion)]
+        # What the timeline runs and ends: each vMotion's streams on each port pair they use.
+        self.vmotion_pairs = [_VMotionPair(v, e, k, streams) for v, e in enumerate(self.vmotions) for k, streams in self.vmotion_streams(e)]
         run = scenario.run
         self.duration = run.duration
         self.window = (run.warmup, run.duration)
@@ -474,7 +510,7 @@ class _Compiled:
             # with every group on, and keep that state's solution for the timeline.
             everyone = frozenset(range(len(scenario.groups)))
             hosts = self.hosts
-            key = _StateKey(everyone, frozenset(), (False,) * hosts, (_KEEPING_UP,) * hosts, (False,) * hosts, (0.0,) * hosts)
+            key = _StateKey(everyone, frozenset(), (False,) * hosts, (_KEEPING_UP,) * hosts, (False,) * self.lanes, (0.0,) * hosts)
             solver = _Solver(self, key, self.hit)
             result = solver.solve(refine_hits=True)
             self.hit = solver.hit
@@ -483,10 +519,12 @@ class _Compiled:
     def _station_names(self) -> list[str]:
         names = [""] * self.station_count
         for h in range(self.hosts):
-            base = h * _PER_HOST
+            base = h * self.per_host
             names[base + _TIER] = f"host{h}.tier"
-            names[base + _PEER_TX] = f"host{h}.peer.tx"
-            names[base + _PEER_RX] = f"host{h}.peer.rx"
+            for k in range(self.peer_links):
+                port = "peer" if self.peer_links == 1 else f"peer{k}"  # the simulator's names (Host.peer_txs)
+                names[self.peer_station(h, k, True)] = f"host{h}.{port}.tx"
+                names[self.peer_station(h, k, False)] = f"host{h}.{port}.rx"
             names[base + _STORAGE_TX] = f"host{h}.storage.tx"
             names[base + _STORAGE_RX] = f"host{h}.storage.rx"
         names[self.shared + _ARRAY] = "array"
@@ -531,7 +569,7 @@ class _Compiled:
 
         A write's first step is the GC server, present only while the host's tier is past its cliff.
         """
-        base = host * _PER_HOST
+        base = host * self.per_host
         latency = self.tier_write_latency if is_write else self.tier_read_latency
         per_byte = 1.0 / (self.write_rate if is_write else self.read_rate)
         steps = []
@@ -637,24 +675,72 @@ class _Compiled:
         storage = self.storage_link
         return framed_bytes(storage, nbytes)[0] / storage.bandwidth
 
-    def peer_ports(self, source: int, target: int) -> list[int]:
-        """Ports of a peer transfer: the source's tx, the target's rx, then a shared fabric if there is one."""
-        ports = [source * _PER_HOST + _PEER_TX, target * _PER_HOST + _PEER_RX]
+    def peer_station(self, host: int, port: int, tx: bool) -> int:
+        """The station of the host's peer port number ``port``, sending (``tx``) or receiving direction."""
+        slot = (_PEER_TX if tx else _PEER_RX) if port == 0 else _PER_HOST + 2 * (port - 1) + (0 if tx else 1)
+        return host * self.per_host + slot
+
+    def peer_port(self, source: int, target: int) -> int:
+        """The peer port pair a transfer from ``source`` to ``target`` uses, as the simulator's ``Host.peer_port``:
+        ``(d - 1) mod peer_links`` with ``d = (target - source) mod hosts``, the same number at both ends."""
+        return ((target - source) % self.hosts - 1) % self.peer_links
+
+    def peer_ports(self, source: int, target: int, port: int | None = None) -> list[int]:
+        """Ports of a peer transfer: the source's tx, the target's rx (of the pair ``port``, by default the
+        one :meth:`peer_port` hashes the host pair to), then a shared fabric if there is one."""
+        k = self.peer_port(source, target) if port is None else port
+        ports = [self.peer_station(source, k, True), self.peer_station(target, k, False)]
         if self.shared_fabric:
             ports.append(self.shared + _FABRIC)
         return ports
 
-    def vmotion_ports(self, event: VMotion) -> list[int]:
-        return self.peer_ports(event.source_host, event.target_host)
+    def lane(self, host: int, port: int) -> int:
+        """The compression switch of the replicas leaving ``host`` on its peer port ``port``: lane
+        ``host + hosts x port`` (lanes below ``hosts`` are also the host switches of the other kinds)."""
+        return host + self.hosts * port
+
+    def vmotion_streams(self, event: VMotion) -> list[tuple[int, int]]:
+        """(port pair, streams on it) of a vMotion, pairs that carry none left out: stream ``i`` uses the pair
+        ``i mod peer_links`` (multi-NIC vMotion, as the simulator's ``_vmotion``)."""
+        links = self.peer_links
+        split = ((k, event.streams // links + (1 if k < event.streams % links else 0)) for k in range(links))
+        return [(k, streams) for k, streams in split if streams > 0]
+
+    def vmotion_ports(self, v: int) -> list[int]:
+        """The ports of the vMotion pair ``v`` (of :attr:`vmotion_pairs`): the source's tx and the target's rx
+        of its port pair, then a shared fabric if there is one."""
+        pair = self.vmotion_pairs[v]
+        return self.peer_ports(pair.event.source_host, pair.event.target_host, pair.pair)
 
     def permanent_flows(self, vmotions: frozenset[int]) -> _Floats:
-        """Per station, the permanent flows of these running vMotions, in units of one flow's weight."""
+        """Per station, the permanent flows of these running vMotion pairs, in units of one flow's weight."""
         permanent = np.zeros(self.station_count)
         for v in vmotions:
-            event = self.vmotions[v]
-            for port in self.vmotion_ports(event):
-                permanent[port] += event.streams * event.weight
+            pair = self.vmotion_pairs[v]
+            for port in self.vmotion_ports(v):
+                permanent[port] += pair.streams * pair.event.weight
         return permanent
+
+    def vmotion_rates(self, vmotions: frozenset[int], utilization: _Floats) -> dict[int, float]:
+        """Framed bytes/s each running vMotion pair moves, its flows taking what the other traffic leaves of
+        each port (``utilization``: the other traffic's, per station): the smaller of what its tx and its rx
+        leave and of its streams' share of what a shared fabric leaves (shared with the vMotion's other running
+        pairs by stream count); at least 0.1% of a port's rate. While all pairs of a vMotion run, their sum is
+        the sum over the pairs of min(tx left, rx left), at most what the fabric leaves if each takes its share."""
+
+        def left(port: int) -> float:
+            return max(0.0, 1.0 - float(utilization[port])) * self.capacity[port]
+
+        rates = {}
+        for v in vmotions:
+            pair = self.vmotion_pairs[v]
+            tx, rx, *fabric = self.vmotion_ports(v)
+            rate = min(left(tx), left(rx))
+            if fabric:
+                streams = sum(self.vmotion_pairs[u].streams for u in vmotions if self.vmotion_pairs[u].vmotion == pair.vmotion)
+                rate = min(rate, left(fabric[0]) * (pair.streams / streams))
+            rates[v] = max(rate, 1e-3 * self.peer_link.bandwidth)
+        return rates
 
     # -- the paths of every chain's I/Os -----------------------------------------------------------
 
@@ -680,7 +766,7 @@ class _Compiled:
             leg = [
                 _Step(_DELAY, service=self.storage_link.latency * 2.0),
                 self.spindle_step(*self.array_request([size], False, 1.0)),
-                _Step(_FLOW, ports=(self.shared + _ARRAY_TX, h * _PER_HOST + _STORAGE_RX), service=mix.storage_seconds),
+                _Step(_FLOW, ports=(self.shared + _ARRAY_TX, h * self.per_host + _STORAGE_RX), service=mix.storage_seconds),
             ]
             fill = self.tier_steps(h, size, size_sq, True)
             ops.append(_Op(index, "read", "miss", chain.read_fraction, size, [leg], background=fill))
@@ -688,7 +774,7 @@ class _Compiled:
 
     def _write(self, index: int, chain: _Chain) -> _Op:
         h = chain.host
-        base = h * _PER_HOST
+        base = h * self.per_host
         mix = self.mixes[chain.group]
         size, size_sq = mix.size, mix.size_sq
         probability = 1.0 - chain.read_fraction
@@ -713,23 +799,25 @@ class _Compiled:
         switch = _COMPRESSED if chain.compressible else _ALWAYS
         delay = peer.latency + self.ack_seconds
         compressed_delay = size / compression.throughput + peer.latency + self.ack_seconds
-        for r in range(1, chain.replicas + 1):
-            target = (h + r) % self.hosts
+        targets = [(h + r) % self.hosts for r in range(1, chain.replicas + 1)]
+        sending = [self.peer_port(h, target) for target in targets]
+        for target, k in zip(targets, sending, strict=True):
             ports = self.peer_ports(h, target)
-            # The replicas of one write leave together: each shares the source port (and a shared fabric)
-            # with its siblings for its whole transfer.
-            shared = (ports[0], *ports[2:])
+            # The replicas of one write leave together: each shares its sending port with the siblings that
+            # leave on the same port (all of them with one port), and a shared fabric with all of them, for its
+            # whole transfer. Their targets, hence receiving ports, differ.
+            siblings = (sending.count(k) - 1.0, 0.0, *(chain.replicas - 1.0 for _ in ports[2:]))
+            lane = self.lane(h, k)  # compression is judged per sending port
             flow = _Step(
                 _FLOW,
                 ports=tuple(ports),
                 service=mix.peer_seconds,
-                siblings=chain.replicas - 1.0,
-                sibling_ports=shared,
+                siblings=siblings,
                 switch=switch,
-                switch_host=h,
+                switch_host=lane,
                 switched_service=mix.peer_compressed_seconds,
             )
-            leg = [_Step(_DELAY, service=delay, switch=switch, switch_host=h, switched_service=compressed_delay), flow]
+            leg = [_Step(_DELAY, service=delay, switch=switch, switch_host=lane, switched_service=compressed_delay), flow]
             leg += self.tier_steps(target, size, size_sq, True)
             legs.append(leg)
         after = []
@@ -1079,9 +1167,10 @@ class _FlowRows(_Rows):
     @staticmethod
     def _flow(step: _Step) -> tuple[float, ...]:
         """(ports padded, siblings on each, number of real ports)."""
-        ports = step.ports + (step.ports[0],) * (_MAX_PORTS - len(step.ports))
-        siblings = tuple(step.siblings if p in step.sibling_ports else 0.0 for p in ports)
-        return (*ports, *siblings, len(step.ports))
+        pad = _MAX_PORTS - len(step.ports)
+        ports = step.ports + (step.ports[0],) * pad
+        siblings = step.siblings or (0.0,) * len(step.ports)
+        return (*ports, *siblings, *(siblings[0],) * pad, len(step.ports))
 
 
 @dataclass
@@ -1265,12 +1354,14 @@ class _Network:
             out[:, 2] = np.repeat(chain_slot, n)
         out[:, 1] = np.where(on_path, template_slot + (first_op + shift) * self.width, self.dump)
         out[:, 0] += first_op + shift if chains is not None else per_row
-        out[:, 7] = (out[:, 7] + per_row) % hosts
+        # Switch hosts move to the copy's host; a compression lane keeps its port (see _Compiled.lane).
+        out[:, 7] = (out[:, 7] % hosts + per_row) % hosts + out[:, 7] // hosts * hosts
         # Stations: the FCFS rows' one, the flows' ports (three columns); delays have none.
         kind = out[:, -1:]
         stations = out[:, 8:11]
         is_station = (kind < _DELAYS) & ((np.arange(3) == 0) | (kind >= _OPEN_FLOWS))
-        moved = ((stations // _PER_HOST + per_row[:, None]) % hosts) * _PER_HOST + stations % _PER_HOST
+        per_host = c.per_host
+        moved = ((stations // per_host + per_row[:, None]) % hosts) * per_host + stations % per_host
         out[:, 8:11] = np.where(is_station & (stations < c.shared), moved, stations)
         return out
 
@@ -1283,12 +1374,12 @@ class _Network:
         closed = self.closed_fcfs
         if switched:
             hosts = self.hosts
-            flags = np.zeros((_SWITCHES, hosts), dtype=bool)
-            flags[_PAST_CLIFF] = key.gc
-            flags[_ADMISSION] = [mode == _FULL for mode in key.buffer]
+            flags = np.zeros((_SWITCHES, len(key.compress)), dtype=bool)  # switch x lane (a host's lane is the host)
+            flags[_PAST_CLIFF, :hosts] = key.gc
+            flags[_ADMISSION, :hosts] = [mode == _FULL for mode in key.buffer]
             flags[_COMPRESSED] = key.compress
-            scale = np.ones((_SWITCHES, hosts))
-            scale[_ADMISSION] = [1.0 / d if d > 0 else 0.0 for d in key.drain]
+            scale = np.ones(flags.shape)
+            scale[_ADMISSION, :hosts] = [1.0 / d if d > 0 else 0.0 for d in key.drain]
             closed_service = _switched(closed, flags, scale)
             open_fcfs = _switched(self.open_fcfs, flags, scale)
             open_flows = _switched(self.open_flows, flags, scale)
@@ -1369,16 +1460,18 @@ class _Network:
             missing[o, : len(op.legs)] = 0.0
         self.missing_legs = missing
         self.op_first_slot = np.arange(count, dtype=np.intp) * self.width
-        # Per host, each times the op rates: write-back bytes accepted, bytes written into its tier, peer tx
-        # utilization without compression.
+        # Per host, each times the op rates: write-back bytes accepted, bytes written into its tier; then per
+        # compression lane (host and sending peer port), the port's utilization without compression.
         hosts = c.hosts
-        flows = np.zeros((3 * hosts, count))
+        flows = np.zeros((2 * hosts + c.lanes, count))
         for o, (op, chain) in enumerate(zip(ops, chains, strict=True)):
             h = chain.host
             if op.name == "write":
                 if chain.write_back:
                     flows[h, o] += op.size
-                    flows[2 * hosts + h, o] += chain.replicas * c.mixes[chain.group].peer_seconds
+                    sending = [c.peer_port(h, (h + r) % hosts) for r in range(1, chain.replicas + 1)]
+                    for k in set(sending):
+                        flows[2 * hosts + c.lane(h, k), o] += sending.count(k) * c.mixes[chain.group].peer_seconds
                 flows[hosts + h, o] += op.size
                 for r in range(1, chain.replicas + 1 if chain.write_back else 1):
                     flows[hosts + (h + r) % hosts, o] += op.size
@@ -1406,8 +1499,8 @@ class _Network:
         self.fcfs_per_server = np.where(c.is_port, 0.0, 1.0) / servers  # 0 at ports: they have no FCFS wait
         self.half_per_server = 0.5 / servers
         self.exponent = np.array([_sakasegawa_exponent(n) for n in c.servers])
-        self.tier_stations = np.arange(c.hosts, dtype=np.intp) * _PER_HOST + _TIER
-        self.pipe_stations = np.arange(c.hosts, dtype=np.intp) * _PER_HOST + _PIPE_SLOT
+        self.tier_stations = np.arange(c.hosts, dtype=np.intp) * c.per_host + _TIER
+        self.pipe_stations = np.arange(c.hosts, dtype=np.intp) * c.per_host + _PIPE_SLOT
         # Load matrix cells (see _Solver._op_loads): blocks busy, arrivals, second moment, open busy, open arrivals.
         k = self.stations
         count = self.count
@@ -1464,10 +1557,10 @@ class _Network:
 @dataclass(frozen=True)
 class _StateKey:
     groups: frozenset[int]
-    vmotions: frozenset[int]
+    vmotions: frozenset[int]  # running vMotion pairs (of _Compiled.vmotion_pairs)
     gc: tuple[bool, ...]  # per host: past the clean-pool cliff
     buffer: tuple[int, ...]  # per host: _KEEPING_UP, _BACKLOGGED or _FULL
-    compress: tuple[bool, ...]  # per host: replicas compressed
+    compress: tuple[bool, ...]  # per compression lane (host and sending peer port, _Compiled.lane): replicas compressed
     drain: tuple[float, ...]  # per host: drain rate of a full buffer's admission server (bytes/s)
 
 
@@ -1479,11 +1572,11 @@ class _StateResult:
     utilization: _Floats  # per station, as the simulator reports it
     write_back_bytes: list[float]  # per host: write-back bytes/s accepted (VM writes)
     tier_write_bytes: list[float]  # per host: bytes/s written into the tier
-    peer_tx_uncompressed: list[float]  # per host: peer tx utilization if replicas were not compressed
+    peer_tx_uncompressed: list[float]  # per compression lane: its peer tx port's utilization if replicas were not compressed
     drain: list[float]  # per host: destage capacity with a backlog (bytes/s)
     overload: _Floats  # per station: open offered utilization above 1 (0 if none)
     overloaded: tuple[int, ...]  # stations with an overload
-    vmotion_rate: dict[int, float]  # running vMotion -> framed bytes/s it gets
+    vmotion_rate: dict[int, float]  # running vMotion pair -> framed bytes/s it gets
 
 
 @dataclass
@@ -1874,13 +1967,9 @@ class _Solver:
         # The simulator counts a channel busy while its transfer waits for the pipe.
         pipe_waiting = sweep.queue[net.pipe_stations] + sweep.open_queue[net.pipe_stations]
         reported[net.tier_stations] = (sweep.busy[net.tier_stations] + pipe_waiting) * net.per_server[net.tier_stations]
-        vmotion_rate: dict[int, float] = {}
+        vmotion_rate = c.vmotion_rates(self.key.vmotions, sweep.utilization)
         for v in self.key.vmotions:
-            event = c.vmotions[v]
-            ports = c.vmotion_ports(event)
-            left = min(max(0.0, 1.0 - float(sweep.utilization[p])) * c.capacity[p] for p in ports)
-            vmotion_rate[v] = max(left, 1e-3 * min(c.capacity[p] for p in ports))
-            reported[ports] = 1.0
+            reported[c.vmotion_ports(v)] = 1.0  # the ports carrying its streams run at 100% while they last
         rates = self.op_scale * np.append(sweep.throughput, 1.0)[net.op_chain_slot]
         response, variance = self._responses(sweep)
         per_host = (net.host_flows @ rates).tolist()
@@ -1959,7 +2048,7 @@ class _Solver:
             own = self.destage_rates[host]
             array_left = 1.0 - max(0.0, array_util - own * self._array_per_byte(host, own))
             own_wire = own * full.wire / full.size
-            port_left = min(1.0 - utilization[host * _PER_HOST + _STORAGE_TX] + own_wire, 1.0 - array_rx + own_wire)
+            port_left = min(1.0 - utilization[host * c.per_host + _STORAGE_TX] + own_wire, 1.0 - array_rx + own_wire)
             array_demand = 0.0 if c.cache_ack is not None else full.spindle_demand / max(array_left, _OVERLOAD_FLOOR)
             wire = full.wire / max(port_left, _OVERLOAD_FLOOR)
             batches = mva_closed([wire, array_demand], full.delays, c.destager.concurrency)[0]
@@ -2037,7 +2126,7 @@ class _Timeline:
                 return twin, other.result
             if other_key == _StateKey(key.groups, other_key.vmotions, key.gc, key.buffer, key.compress, key.drain):
                 moved = key.vmotions ^ other_key.vmotions
-                if not any(set(self.c.vmotion_ports(self.c.vmotions[v])) & closed_ports for v in moved):
+                if not any(set(self.c.vmotion_ports(v)) & closed_ports for v in moved):
                     return other.with_vmotions(key)
         solver = _Solver(self.c, key, self.c.hit)
         return solver, solver.solve(self.last)
@@ -2048,7 +2137,7 @@ class _Timeline:
         result = self.state(key)
         if c.adaptive:
             threshold = c.compression_threshold
-            compress = tuple(result.peer_tx_uncompressed[h] >= threshold for h in range(c.hosts))
+            compress = tuple(busy >= threshold for busy in result.peer_tx_uncompressed)
             if compress != key.compress:
                 key = _StateKey(key.groups, key.vmotions, key.gc, key.buffer, compress, key.drain)
                 result = self.state(key)
@@ -2061,7 +2150,7 @@ class _Timeline:
         capacity = float(c.destager.capacity)
         buffer_level = [0.0] * hosts
         pool = [c.clean_pool] * hosts
-        remaining = {v: framed_bytes(c.peer_link, e.size / e.streams)[0] * e.streams for v, e in enumerate(c.vmotions)}
+        remaining = {v: framed_bytes(c.peer_link, p.event.size / p.event.streams)[0] * p.streams for v, p in enumerate(c.vmotion_pairs)}
         modes = [_KEEPING_UP] * hosts
         gc = [False] * hosts
         drain_of_full = [0.0] * hosts
@@ -2069,7 +2158,7 @@ class _Timeline:
         overload_since: dict[int, float] = {}
         entered: list[frozenset[int]] = [frozenset()] * hosts  # groups running when the buffer filled
         gc_entered: list[frozenset[int]] = [frozenset()] * hosts  # groups running when the clean pool ran out
-        compress = (c.compress_always,) * hosts
+        compress = (c.compress_always,) * c.lanes
         pieces: list[_Piece] = []
         pools: list[list[float]] = []  # per piece: the clean pools at its start
         checkpoints: dict[int, _Checkpoint] = {}  # interval -> the state where its first piece starts
@@ -2083,7 +2172,7 @@ class _Timeline:
                 index += 1
             interval = intervals[index]
             groups = interval.groups
-            running = frozenset(v for v, e in enumerate(c.vmotions) if e.at <= t + 1e-12 and remaining[v] > 0)
+            running = frozenset(v for v, p in enumerate(c.vmotion_pairs) if p.event.at <= t + 1e-12 and remaining[v] > 0)
             key = _StateKey(groups, running, tuple(gc), tuple(modes), compress, tuple(_round(d) for d in drain_of_full))
             key, result = self.settle(key)
             compress = key.compress
@@ -2184,7 +2273,8 @@ class _Timeline:
         previous = range(earlier.piece, middle.piece)
         last = range(middle.piece, checkpoint.piece)
         period = c.period
-        if len(previous) != len(last) or not last or any(remaining[v] > 0 and e.at <= checkpoint.t for v, e in enumerate(c.vmotions)):
+        unfinished = [p.event.at for v, p in enumerate(c.vmotion_pairs) if remaining[v] > 0]  # start times (s)
+        if len(previous) != len(last) or not last or any(at <= checkpoint.t for at in unfinished):
             return 0
         tolerance = 1e-9 * period
         fill = 1e-9 * c.destager.capacity + 1e-6
@@ -2216,7 +2306,7 @@ class _Timeline:
         periods = min(
             c.repeats[checkpoint.interval] // count,
             int((c.duration - checkpoint.t) / period) - 1,
-            *(int((e.at - checkpoint.t) / period) - 1 for v, e in enumerate(c.vmotions) if remaining[v] > 0),
+            *(int((at - checkpoint.t) / period) - 1 for at in unfinished),
         )
         capacity = float(c.destager.capacity)
         for h in range(c.hosts):
