@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +103,84 @@ def test_a_killed_command_line_sweep_resumes(tmp_path: Path) -> None:
     done = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True, check=True)
     assert f"({finished} from the store)" in done.stderr
     assert len(pd.read_csv(out)) == 12 and _rows(store) == 12
+
+
+def test_a_killed_sweeps_pool_workers_exit_with_it(tmp_path: Path) -> None:
+    """kill -9 of a 2-worker sweep: its pool workers (and multiprocessing's resource tracker) exit too, none left idle."""
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("finds the sweep's child processes through /proc")
+    grid = tmp_path / "grid.toml"
+    scenario_path = ROOT / "scenarios" / "default.toml"
+    grid.write_text(f'scenario = "{scenario_path}"\nseeds = [1, 2, 3, 4]\n[grid]\n"groups.db.vms_per_host" = [1, 2]\n')
+    store = tmp_path / "rows.sqlite"
+    command = [sys.executable, "-m", "simcache.cli", "sweep", str(grid), "--duration", "0.5s", "--workers", "2", "--store", str(store)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and _rows(store) < 1:
+            time.sleep(0.05)
+        children = _children(process.pid)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        assert len(children) >= 2, "a pool of two workers was running"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_alive(pid) for pid in children):
+            time.sleep(0.1)
+        assert not [pid for pid in children if _alive(pid)], "every child of the killed sweep exited"
+    finally:
+        for pid in children:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert 1 <= _rows(store) < 8
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running or sleeping; a zombie has exited (it only waits for init to collect it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_an_interrupted_pool_sweep_keeps_its_rows(scenario: simcache.Scenario, serial: pd.DataFrame, tmp_path: Path) -> None:
+    """Ctrl-C in the progress callback of a 2-worker sweep: the rows stored so far stay, the rerun computes only the rest."""
+    store = tmp_path / "sweep.sqlite"
+
+    def stop_after_three(state: SweepProgress) -> None:
+        if state.done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep(scenario, GRID, seeds=[1, 2], duration=DURATION, workers=2, store=store, progress=stop_after_three)
+    assert _rows(store) == 3
+    states: list[SweepProgress] = []
+    resumed = sweep(scenario, GRID, seeds=[1, 2], duration=DURATION, workers=2, store=store, progress=states.append)
+    assert states[0].skipped == 3 and states[-1].done == 8
+    pd.testing.assert_frame_equal(resumed, serial)
+
+
+def test_the_store_is_a_write_ahead_log(scenario: simcache.Scenario, tmp_path: Path) -> None:
+    """Each row is committed without a disk flush (a killed sweep keeps it; see the kill tests), so the store is in WAL mode."""
+    store = tmp_path / "sweep.sqlite"
+    sweep(scenario, {"groups.db.policy": ["WB+1"]}, duration=DURATION, workers=1, store=store)
+    with closing(sqlite3.connect(store)) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert db.execute("SELECT COUNT(*) FROM rows").fetchone() == (1,)
 
 
 def _rows(store: Path) -> int:
