@@ -11,7 +11,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 from simcache.units import UnitError, parse_bandwidth, parse_duration, parse_size
 
@@ -105,6 +104,8 @@ def bound_value(metric: str, bound: float | str, *, ratio: bool = False) -> floa
 
 def ci95_half_width(values: Sequence[float] | np.ndarray) -> float:
     """Half-width of the 95% confidence interval of the mean: t(0.975, n - 1) x s / sqrt(n) (NaN below two values)."""
+    from scipy import stats  # here, not at the top: it is half of `import simcache` (each sweep worker pays it)
+
     n = len(values)
     if n < 2:
         return math.nan
