@@ -31,7 +31,7 @@ from simcache.results import Result, SeriesSample
 from simcache.scenario import Group, HostFailure, Scenario, VMotion, load_scenario
 from simcache.workload import IOStream
 
-__all__ = ["Model", "build", "simulate"]
+__all__ = ["Model", "build", "simulate", "with_duration"]
 
 Progress = Callable[[float], None]
 
@@ -287,6 +287,18 @@ def _run(env: simpy.Environment, until: float) -> None:
             raise type(event._value)(*event._value.args) from event._value
 
 
+def with_duration(scenario: Scenario, duration: float) -> Scenario:
+    """``scenario`` run for ``duration`` seconds, its warm-up cut to a tenth of that if longer.
+
+    Raises :class:`~simcache.errors.ScenarioError` if the duration does not
+    fit the scenario (e.g. shorter than its sample interval).
+    """
+    return scenario.with_overrides(
+        {"run.duration": duration, "run.warmup": min(scenario.run.warmup, duration / 10)},
+        source="the duration argument (simulate(duration=...), CLI --duration)",
+    )
+
+
 def simulate(
     scenario: Scenario,
     *,
@@ -303,10 +315,7 @@ def simulate(
     if seed is not None:
         scenario = scenario.with_overrides({"run.seed": seed}, source="simulate(seed=...)")
     if duration is not None:
-        scenario = scenario.with_overrides(
-            {"run.duration": duration, "run.warmup": min(scenario.run.warmup, duration / 10)},
-            source="the duration argument (simulate(duration=...), CLI --duration)",
-        )
+        scenario = with_duration(scenario, duration)
     run = scenario.run
     seed = run.seed
     started = time.perf_counter()

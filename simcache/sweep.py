@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from simcache import __version__
-from simcache.engine import simulate
+from simcache.engine import simulate, with_duration
 from simcache.errors import ScenarioError
 from simcache.metrics import ci95_half_width
 from simcache.results import Result
@@ -141,6 +141,9 @@ def sweep(
     base = load_scenario(scenario)
     points = grid_points(grid)
     variants = [base.with_overrides(point, source=f"<sweep point {point}>") for point in points]  # every point valid first
+    if duration is not None:
+        for variant in variants:
+            with_duration(variant, duration)  # and valid for the duration, before any worker starts
     seed_list = list(seeds)
     bad = [seed for seed in seed_list if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0]
     if not seed_list or bad:

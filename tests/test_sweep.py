@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import signal
 import sqlite3
@@ -234,3 +235,10 @@ def test_scenario_errors_cross_process_boundaries() -> None:
     error = ScenarioError("x.toml", [("cluster.hosts", "must be at least 1")])
     again = pickle.loads(pickle.dumps(error))
     assert again.source == "x.toml" and again.problems == error.problems and str(again) == str(error)
+
+
+def test_a_duration_too_short_for_the_scenario_is_rejected_before_any_worker_starts() -> None:
+    """0.1 s is shorter than the default scenario's 0.5 s sample interval: the loader's error, no pool."""
+    with pytest.raises(ScenarioError, match="sample_interval"):
+        simcache.sweep("default", {"cluster.peer_link": ["1GbE", "10GbE"]}, duration=0.1, workers=2)
+    assert not multiprocessing.active_children()
