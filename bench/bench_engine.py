@@ -24,15 +24,12 @@ import argparse
 import collections
 import contextlib
 import cProfile
-import datetime as _dt
 import gc
 import io
 import json
 import os
-import platform
 import pstats
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Generator
@@ -45,6 +42,8 @@ import simpy
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a source tree even without `pip install -e .`
+
+from machine import machine_facts  # noqa: E402
 
 import simcache  # noqa: E402
 
@@ -126,48 +125,6 @@ def scenario_run(scenario: simcache.Scenario, duration: float | None) -> dict[st
         "ios_per_call_s": ios / call,
         "events": int(meta["events"]),
         "events_per_io": float(meta["events_per_io"]),
-    }
-
-
-# -- machine facts -----------------------------------------------------------------------------------
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _git(*args: str) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def machine_facts() -> dict[str, Any]:
-    dirty = _git("status", "--porcelain", "--", "simcache")
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count() or 0
-    return {
-        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "git_commit": _git("rev-parse", "--short", "HEAD"),
-        "simcache_tree_modified": bool(dirty) if dirty != "unknown" else None,
-        "cpu_model": _cpu_model(),
-        "cpus": os.cpu_count(),
-        "cpus_usable": usable,
-        "python": platform.python_version(),
-        "python_impl": platform.python_implementation(),
-        "simpy": simpy.__version__,
-        "numpy": np.__version__,
-        "simcache": simcache.__version__,
-        "platform": platform.platform(),
     }
 
 

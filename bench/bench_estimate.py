@@ -26,7 +26,6 @@ machines, and a load average near 2 means another job halved the figures.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
@@ -42,6 +41,9 @@ import numpy  # noqa: E402
 
 import simcache  # noqa: E402
 from simcache.scenario import Scenario, builtin_scenarios  # noqa: E402
+
+# isort: split
+from machine import cpu_model, load_average  # noqa: E402
 
 TARGET = 1000.0
 
@@ -70,16 +72,12 @@ def library() -> list[Scenario]:
 
 def machine() -> dict[str, Any]:
     """CPU model (from /proc/cpuinfo), vCPUs, Python and numpy versions, and the 1-minute load average."""
-    cpu = platform.processor() or "unknown"
-    with contextlib.suppress(OSError, StopIteration):
-        cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
-        cpu = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
     return {
-        "cpu": cpu,
+        "cpu": cpu_model(),
         "vcpus": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
-        "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "load_average_1min": load_average()[0],
     }
 
 

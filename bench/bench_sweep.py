@@ -84,7 +84,8 @@ import simcache  # noqa: E402
 from simcache.sweep import SweepProgress, grid_points, result_row, sweep  # noqa: E402
 
 # isort: split
-from bench_engine import machine_facts, spread  # noqa: E402  (after simcache: it imports the checkout's otherwise)
+from bench_engine import spread  # noqa: E402  (after simcache: it imports the checkout's otherwise)
+from machine import load_average, machine_facts  # noqa: E402
 
 while str(ROOT) in sys.path:  # bench_engine puts the checkout first; spawned workers copy this path
     sys.path.remove(str(ROOT))
@@ -103,10 +104,6 @@ PROGRESS = re.compile(r"(\d+)/(\d+) runs done(?: \((\d+) from the store\))?")
 
 
 # -- machine ---------------------------------------------------------------------------------------
-
-
-def load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def busy_and_steal_s() -> tuple[float, float]:
@@ -131,7 +128,7 @@ class Meter:
 
     def __enter__(self) -> Meter:
         gc.collect()
-        self._load = load()[0]
+        self._load = load_average()[0]
         self._busy, self._steal = busy_and_steal_s()
         self._own, self._children = cpu_of_this_process_and_children()
         self._started = time.perf_counter()
@@ -149,7 +146,7 @@ class Meter:
             "other_cores": max(0.0, busy - self._busy - ours) / self.wall_s,
             "steal_s": steal - self._steal,
             "load_before": self._load,
-            "load_after": load()[0],
+            "load_after": load_average()[0],
         }
 
 
@@ -540,7 +537,7 @@ def main() -> int:
     for values in GRID.values():
         points *= len(values)
     report: dict[str, Any] = {
-        "machine": {**machine_facts(), "load_average_before": load(), "simcache_source_digest": source_digest(SOURCE)},
+        "machine": {**machine_facts(), "load_average_before": load_average(), "simcache_source_digest": source_digest(SOURCE)},
         "settings": {
             "scenario": "scenarios/default.toml",
             "grid": GRID,
@@ -554,7 +551,7 @@ def main() -> int:
     facts = report["machine"]
     print(
         f"{facts['date']}  commit {facts['git_commit']}{' (simcache/ modified)' if facts['simcache_tree_modified'] else ''}  "
-        f"{facts['cpu_model']}, {facts['cpus']} CPUs ({facts['cpus_usable']} usable), Python {facts['python']}, load {load()}"
+        f"{facts['cpu_model']}, {facts['cpus']} CPUs ({facts['cpus_usable']} usable), Python {facts['python']}, load {load_average()}"
     )
     print(f"sweep: {points} points x {len(SEEDS)} seeds = {points * len(SEEDS)} runs of {args.duration:g} simulated s", flush=True)
     report["machine_scaling_before"] = machine_scaling()
@@ -574,13 +571,13 @@ def main() -> int:
             report["resume"] = kill_and_resume(SCENARIO, args.duration, reference, workdir)
             failed |= not report["resume"]["passed"]
     report["machine_scaling_after"] = machine_scaling()
-    report["machine"]["load_average_after"] = load()
+    report["machine"]["load_average_after"] = load_average()
     report["machine"]["checkout_digest_after"] = source_digest(ROOT)
 
     print("\n== summary")
     print(
         f"machine scaling (2 counting processes / 1): {report['machine_scaling_before']['scaling']:.2f}x before, "
-        f"{report['machine_scaling_after']['scaling']:.2f}x after; load {report['machine']['load_average_before']} -> {load()}"
+        f"{report['machine_scaling_after']['scaling']:.2f}x after; load {report['machine']['load_average_before']} -> {load_average()}"
     )
     if "speedup" in report:
         s = report["speedup"]

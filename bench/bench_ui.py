@@ -27,14 +27,12 @@ project's 2-core machines.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import gc
 import json
 import logging
 import os
 import platform
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -54,6 +52,10 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 import simcache  # noqa: E402
 from simcache_app.controls import DEFAULT_DURATION_S  # noqa: E402
 
+# isort: split
+from bench_engine import spread  # noqa: E402
+from machine import cpu_model, git, load_average, utc_now  # noqa: E402
+
 APP = ROOT / "app.py"
 CHROMIUM = Path("/usr/bin/chromium")
 TARGET_S = 3.0
@@ -62,18 +64,16 @@ SCENARIO = "default"
 
 def machine() -> dict[str, Any]:
     """CPU, cores, load, versions and commit: what the numbers depend on."""
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line), "?")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = git("status", "--porcelain")
     import plotly
     import simpy
 
     return {
-        "date_utc": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M"),
-        "commit": commit + (" (uncommitted changes)" if dirty else ""),
-        "cpu": cpu,
+        "date_utc": utc_now(),
+        "commit": git("rev-parse", "--short", "HEAD") + (" (uncommitted changes)" if dirty not in ("", "unknown") else ""),
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
-        "load_average_1m_5m": [round(x, 2) for x in os.getloadavg()[:2]],
+        "load_average_1m_5m": load_average()[:2],
         "platform": platform.platform(),
         "python": platform.python_version(),
         "simpy": simpy.__version__,
@@ -162,10 +162,6 @@ def browser_rounds(repeats: int) -> dict[str, list[float]]:
     return rounds
 
 
-def describe(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7, help="timed rounds per measurement (default 7)")
@@ -180,8 +176,8 @@ def main() -> None:
     for kind, rounds in measurements.items():  # the page's own cost, round by round (the same load hits both)
         rounds[f"{kind}_over_simulate_s"] = [ui - sim for ui, sim in zip(rounds[f"{kind}_s"], rounds["simulate_s"], strict=True)]
     report["rounds"] = measurements
-    report["summary"] = {f"{kind}.{name}": describe(values) for kind, rounds in measurements.items() for name, values in rounds.items()}
-    report["machine"]["load_average_1m_5m_after"] = [round(x, 2) for x in os.getloadavg()[:2]]
+    report["summary"] = {f"{kind}.{name}": spread(values) for kind, rounds in measurements.items() for name, values in rounds.items()}
+    report["machine"]["load_average_1m_5m_after"] = load_average()[:2]
     print(json.dumps(report["machine"], indent=2))
     print(f"default scenario, {DEFAULT_DURATION_S:g} simulated s, {options.repeats} rounds: median [min .. max] seconds")
     for name, figures in report["summary"].items():

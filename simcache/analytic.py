@@ -191,11 +191,13 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from simcache.engine import with_duration
 from simcache.model.array import _MEAN_SQRT_RANDOM_DISTANCE as _MEAN_SQRT
 from simcache.model.array import _RAID_LAYOUT, span_fraction
 from simcache.model.link import framed_bytes
+from simcache.model.vm import ACK_BYTES
 from simcache.results import _strict
-from simcache.scenario import HostFailure, LinkSpec, Scenario, VMotion, load_scenario
+from simcache.scenario import DutyCycle, HostFailure, LinkSpec, Scenario, VMotion, load_scenario
 from simcache.workload import BLOCK, DutyClock
 
 if TYPE_CHECKING:
@@ -206,7 +208,6 @@ __all__ = ["DestageFluid", "Estimate", "estimate", "mgc_wait", "mva_closed"]
 _Floats = npt.NDArray[np.float64]
 _Indices = npt.NDArray[np.intp]
 
-ACK_BYTES = 64
 _VAR_SQRT = 1.0 / 3.0 - _MEAN_SQRT**2  # Var[sqrt(|U1 - U2|)]
 _EXACT_MVA_LIMIT = 16
 _TOLERANCE = 1e-4
@@ -240,18 +241,18 @@ _MAX_PORTS = 3  # a flow crosses a source port, a target port and at most one sh
 # --------------------------------------------------------------------------- queueing formulas
 
 
+def _sakasegawa_exponent(servers: int) -> float:
+    """The exponent of Sakasegawa's ``P_wait = rho^(sqrt(2(c+1)) - 1)``; 1 for one server (``P_wait = rho``)."""
+    return math.sqrt(2.0 * (servers + 1)) - 1.0
+
+
 def waiting_probability(utilization: float, servers: int) -> float:
     """Probability that an arrival waits at ``servers`` FCFS servers (Sakasegawa's approximation of Erlang C)."""
     if utilization <= 0.0:
         return 0.0
     if servers == 1:
         return min(utilization, 1.0)
-    return min(1.0, float(utilization ** (math.sqrt(2.0 * (servers + 1)) - 1.0)))
-
-
-def _sakasegawa_exponent(servers: int) -> float:
-    """The exponent of Sakasegawa's ``P_wait = rho^(sqrt(2(c+1)) - 1)``; 1 for one server (``P_wait = rho``)."""
-    return math.sqrt(2.0 * (servers + 1)) - 1.0
+    return min(1.0, float(utilization ** _sakasegawa_exponent(servers)))
 
 
 def mgc_wait(arrival_rate: float, service: float, scv: float, servers: int = 1) -> float:
@@ -336,10 +337,15 @@ class _Mix:
         self.pairs = pairs
         self.size = sum(p * s for s, p in pairs)
         self.size_sq = sum(p * s * s for s, p in pairs)
-        shrink = 1.0 - workload.compressibility
-        self.storage_seconds = sum(p * framed_bytes(storage, s)[0] for s, p in pairs) / storage.bandwidth
-        self.peer_seconds = sum(p * framed_bytes(peer, s)[0] for s, p in pairs) / peer.bandwidth
-        self.peer_compressed_seconds = sum(p * framed_bytes(peer, s * shrink)[0] for s, p in pairs) / peer.bandwidth
+
+        def seconds(link: LinkSpec, shrink: float = 1.0) -> float:
+            """Mean time (s) of the mix's sizes, times ``shrink``, framed, at the link's line rate."""
+            framed: float = sum(p * framed_bytes(link, s * shrink)[0] for s, p in pairs)
+            return framed / link.bandwidth
+
+        self.storage_seconds = seconds(storage)
+        self.peer_seconds = seconds(peer)
+        self.peer_compressed_seconds = seconds(peer, 1.0 - workload.compressibility)
 
 
 @dataclass
@@ -354,7 +360,6 @@ class _Chain:
     think: float
     write_back: bool
     replicas: int
-    write_size: float
     read_fraction: float
     compressible: bool
     sequential: bool  # the group's access is sequential (destage batches coalesce its writes)
@@ -503,7 +508,7 @@ class _Compiled:
         self.period, self.period_intervals, self.repeats = self._period()
         self.network = _Network(self, self._paths())
         self.read_cache = _ReadCache(self)
-        self.hit = self._hit_ratios()
+        self.hit = self.read_cache.hit_ratios({})
         self.presolved: tuple[_StateKey, _Solver, _StateResult] | None = None
         if self.network.closed_readers:
             # A closed group's access rate, hence its hit ratio, depends on its latency: solve both together,
@@ -553,7 +558,6 @@ class _Compiled:
                         think=w.think_time,
                         write_back=group.policy != "WT",
                         replicas=group.replicas,
-                        write_size=self.mixes[g].size,
                         read_fraction=w.read_fraction,
                         compressible=w.compressibility > 0 and compression,
                         sequential=w.access == "sequential",
@@ -572,13 +576,13 @@ class _Compiled:
         base = host * self.per_host
         latency = self.tier_write_latency if is_write else self.tier_read_latency
         per_byte = 1.0 / (self.write_rate if is_write else self.read_rate)
+        size_scv = max(0.0, size_sq / size**2 - 1.0)
         steps = []
         if is_write and self.gc_rate < math.inf:
             # Past the cliff the pool refills at gc_rate: a server of that rate. Foreground passes (gc_pass)
             # bunch the waiting into stalls but leave the rate, hence a saturated closed loop's mean, alone.
-            scv = max(0.0, size_sq / size**2 - 1.0)
             steps.append(
-                _Step(_QUEUE, station=base + _GC, scv=scv, switch=_PAST_CLIFF, switch_host=host, switched_service=size / self.gc_rate)
+                _Step(_QUEUE, station=base + _GC, scv=size_scv, switch=_PAST_CLIFF, switch_host=host, switched_service=size / self.gc_rate)
             )
         mean = latency + size * per_byte
         if self.exponential_tier:
@@ -588,7 +592,7 @@ class _Compiled:
         steps.append(_Step(_QUEUE, station=base + _TIER, service=mean, scv=variance / mean**2 if mean > 0 else 0.0))
         transfer = size * per_byte
         if transfer > 0:
-            steps.append(_Step(_PIPE, station=base + _PIPE_SLOT, service=transfer, scv=max(0.0, size_sq / size**2 - 1.0)))
+            steps.append(_Step(_PIPE, station=base + _PIPE_SLOT, service=transfer, scv=size_scv))
         return steps
 
     def spindle_op(self, chunk: float, is_write: bool, seek_scale: float) -> tuple[float, float]:
@@ -693,6 +697,12 @@ class _Compiled:
         if self.shared_fabric:
             ports.append(self.shared + _FABRIC)
         return ports
+
+    def replica_targets(self, host: int, count: int) -> list[tuple[int, int]]:
+        """(target host, sending peer port) of each of the ``count`` replicas of a write on ``host``: to the ring
+        peers ``host + 1 .. host + count``, each on the port :meth:`peer_port` hashes that pair to."""
+        targets = [(host + r) % self.hosts for r in range(1, count + 1)]
+        return [(target, self.peer_port(host, target)) for target in targets]
 
     def lane(self, host: int, port: int) -> int:
         """The compression switch of the replicas leaving ``host`` on its peer port ``port``: lane
@@ -799,9 +809,9 @@ class _Compiled:
         switch = _COMPRESSED if chain.compressible else _ALWAYS
         delay = peer.latency + self.ack_seconds
         compressed_delay = size / compression.throughput + peer.latency + self.ack_seconds
-        targets = [(h + r) % self.hosts for r in range(1, chain.replicas + 1)]
-        sending = [self.peer_port(h, target) for target in targets]
-        for target, k in zip(targets, sending, strict=True):
+        replicas = self.replica_targets(h, chain.replicas)
+        sending = [k for _, k in replicas]
+        for target, k in replicas:
             ports = self.peer_ports(h, target)
             # The replicas of one write leave together: each shares its sending port with the siblings that
             # leave on the same port (all of them with one port), and a shared fabric with all of them, for its
@@ -839,7 +849,7 @@ class _Compiled:
         total = sum(w for _, w in weights)
         if total <= 0:
             return 1.0, 1.0, 0.0
-        size = sum(ch.write_size * w for ch, w in weights) / total
+        size = sum(self.mixes[ch.group].size * w for ch, w in weights) / total
         sequential = [(ch, w) for ch, w in weights if ch.sequential]
         random_share = 1.0 - sum(w for _, w in sequential) / total
         vms = float(sum(ch.vms for ch, _ in sequential))
@@ -893,12 +903,6 @@ class _Compiled:
             runs += sequential_vms * (1.0 - (1.0 - 1.0 / sequential_vms) ** sequential)
         return max(1, round(runs))
 
-    # -- the read cache --------------------------------------------------------------------------
-
-    def _hit_ratios(self, rates: dict[int, float] | None = None) -> list[float]:
-        """Window-averaged read hit probability of each chain (see :class:`_ReadCache`)."""
-        return self.read_cache.hit_ratios(rates or {})
-
     # -- the timeline ----------------------------------------------------------------------------
 
     def _cuts(self) -> list[float]:
@@ -906,16 +910,18 @@ class _Compiled:
         scenario = self.scenario
         end = scenario.run.duration
         cuts = {0.0, end, *(e.at for e in self.vmotions if e.at < end)}
-        for group in scenario.groups:
-            duty = group.workload.duty_cycle
-            if duty is not None and duty.shape == "onoff" and duty.off:  # without pauses (off = 0) it is always on
-                assert duty.on is not None
-                cycle = duty.on + duty.off
-                t = -duty.phase
-                while t < end:
-                    cuts.update(x for x in (t, t + duty.on) if 0.0 < x < end)
-                    t += cycle
+        for duty in self._pausing_duties():
+            assert duty.on is not None and duty.off is not None
+            cycle = duty.on + duty.off
+            t = -duty.phase
+            while t < end:
+                cuts.update(x for x in (t, t + duty.on) if 0.0 < x < end)
+                t += cycle
         return sorted(cuts)
+
+    def _pausing_duties(self) -> list[DutyCycle]:
+        """The groups' on/off duty cycles that pause (without pauses, off = 0, a group is always on)."""
+        return [d for g in self.scenario.groups if (d := g.workload.duty_cycle) is not None and d.shape == "onoff" and d.off]
 
     def _intervals(self) -> list[_Interval]:
         """The run cut into intervals over which the same groups are on: cuts where no group switches are
@@ -938,11 +944,7 @@ class _Compiled:
         interval how many intervals from it on repeat the one a period earlier (same groups, same times
         shifted by the period)."""
         intervals = self.intervals
-        cycles = {
-            (duty.on or 0.0) + duty.off
-            for g in self.scenario.groups
-            if (duty := g.workload.duty_cycle) is not None and duty.shape == "onoff" and duty.off
-        }
+        cycles = {(duty.on or 0.0) + (duty.off or 0.0) for duty in self._pausing_duties()}
         if len(cycles) != 1 or len(intervals) < 6:
             return 0.0, 0, [0] * len(intervals)
         period = cycles.pop()
@@ -1467,14 +1469,15 @@ class _Network:
         for o, (op, chain) in enumerate(zip(ops, chains, strict=True)):
             h = chain.host
             if op.name == "write":
+                replicas = c.replica_targets(h, chain.replicas) if chain.write_back else []
                 if chain.write_back:
                     flows[h, o] += op.size
-                    sending = [c.peer_port(h, (h + r) % hosts) for r in range(1, chain.replicas + 1)]
+                    sending = [k for _, k in replicas]
                     for k in set(sending):
                         flows[2 * hosts + c.lane(h, k), o] += sending.count(k) * c.mixes[chain.group].peer_seconds
                 flows[hosts + h, o] += op.size
-                for r in range(1, chain.replicas + 1 if chain.write_back else 1):
-                    flows[hosts + (h + r) % hosts, o] += op.size
+                for target, _ in replicas:
+                    flows[hosts + target, o] += op.size
             elif op.path == "miss":
                 flows[hosts + h, o] += op.size
         self.host_flows = flows
@@ -1678,10 +1681,11 @@ class _Solver:
             self.open_flow_service[net.destage_flow[host]] = steps.wire
         self.destage_rates = list(byte_rates)
         every = net.destage_fcfs_rows
-        busy = self.open_share[every] * self.open_service[every]
-        ports = self.open_flow_service[net.open_flows.port_row[net.destage_flow_ports]]
         share = self.open_share[every]
-        weights = (busy, share, busy * self.open_service[every] * (1.0 + self.open_scv[every]), busy, share, ports, ports)
+        service = self.open_service[every]
+        busy = share * service
+        ports = self.open_flow_service[net.open_flows.port_row[net.destage_flow_ports]]
+        weights = (busy, share, busy * service * (1.0 + self.open_scv[every]), busy, share, ports, ports)
         hosts = c.hosts
         flat = _sums(net.destage_load_cells, np.concatenate(weights), 5 * net.stations * hosts)
         self.destage_loads = flat.reshape(5 * net.stations, hosts)
@@ -1787,10 +1791,7 @@ class _Solver:
         c = self.c
         chain_rates = np.append(throughput, 1.0)
         write_back = (self.net.host_flows[: c.hosts] @ (self.op_scale * chain_rates[self.net.op_chain_slot])).tolist()
-        return [
-            (drain[h] if self.key.buffer[h] != _KEEPING_UP else min(write_back[h], drain[h])) if c.destaging_hosts[h] else 0.0
-            for h in range(c.hosts)
-        ]
+        return [_flusher_rate(self.key.buffer[h], write_back[h], drain[h]) if c.destaging_hosts[h] else 0.0 for h in range(c.hosts)]
 
     def _destage_moved(self, sweep: _Sweep) -> bool:
         """Whether the destage load this solution implies moved (by more than 1%) from the one it was solved
@@ -1805,7 +1806,7 @@ class _Solver:
         """Whether the read hit ratios the closed chains' throughputs imply moved (by more than
         ``_HIT_SETTLED``) from the ones the solution was solved with; if so they are set to the new ones."""
         net = self.net
-        hit = self.c._hit_ratios({net.closed_chains[slot]: float(sweep.throughput[slot]) for slot in net.closed_readers})
+        hit = self.c.read_cache.hit_ratios({net.closed_chains[slot]: float(sweep.throughput[slot]) for slot in net.closed_readers})
         if all(abs(a - b) <= _HIT_SETTLED for a, b in zip(hit, self.hit, strict=True)):
             return False
         self._set_hits(hit)
@@ -1878,20 +1879,39 @@ class _Solver:
         open_queue = open_wait * loads[4 * count :] + _sums(
             flows.port_station, self.open_port_rates * open_flow_time[flows.port_row], count
         )
-        if not self.active:  # no closed customers: their queues are empty
-            empty = np.zeros_like(chain_queue)
-            return _Sweep(
-                empty.sum(axis=1),
-                empty.sum(axis=0),
-                empty,
-                utilization,
-                open_utilization,
-                busy,
-                open_queue,
-                open_wait,
-                open_flow_time,
-                *self.no_closed,
+        if self.active:
+            new_throughput, new_chain_queue, closed_wait, closed_time, closed_flow_time = self._closed_step(
+                queue, chain_queue, open_queue, per_waiting, fixed, exact
             )
+        else:  # no closed customers: their queues are empty
+            new_chain_queue = np.zeros_like(chain_queue)
+            new_throughput = new_chain_queue.sum(axis=1)
+            closed_wait, closed_time, closed_flow_time = self.no_closed
+        return _Sweep(
+            new_throughput,
+            new_chain_queue.sum(axis=0),
+            new_chain_queue,
+            utilization,
+            open_utilization,
+            busy,
+            open_queue,
+            open_wait,
+            open_flow_time,
+            closed_wait,
+            closed_time,
+            closed_flow_time,
+        )
+
+    def _closed_step(
+        self, queue: _Floats, chain_queue: _Floats, open_queue: _Floats, per_waiting: _Floats, fixed: _Floats, exact: _Floats | None
+    ) -> tuple[_Floats, _Floats, _Floats, _Floats, _Floats]:
+        """The closed chains' part of :meth:`_sweep`: (new throughput per chain, new closed chain x station
+        queue, and per closed FCFS row its wait and time, per closed flow row its time, in s).
+
+        ``per_waiting`` and ``fixed``: per station, an FCFS wait (s) per customer found waiting and its part
+        that does not depend on them; ``open_queue``: the open customers there.
+        """
+        net = self.net
         # Closed rows: each sees the queue less its own chain's share, and the open queue.
         rows = net.closed_fcfs
         at = rows.station
@@ -1921,20 +1941,7 @@ class _Solver:
             ((op_rate[net.closed_row_op] * rows.share) * closed_wait, (op_rate[net.closed_flow_op] * closed_flow_time)[flows_c.port_row])
         )
         new_chain_queue = _sums(net.closed_cells, weights, flat.size).reshape(chain_queue.shape)
-        return _Sweep(
-            new_throughput,
-            new_chain_queue.sum(axis=0),
-            new_chain_queue,
-            utilization,
-            open_utilization,
-            busy,
-            open_queue,
-            open_wait,
-            open_flow_time,
-            closed_wait,
-            closed_time,
-            closed_flow_time,
-        )
+        return new_throughput, new_chain_queue, closed_wait, closed_time, closed_flow_time
 
     def _responses(self, sweep: _Sweep) -> tuple[_Floats, _Floats]:
         """Per op: mean response (s) and its variance (s^2): the critical (slowest) leg's and the after-join
@@ -2003,8 +2010,7 @@ class _Solver:
                 return False
             if mode == before or not c.destaging_hosts[h]:
                 continue
-            drain = result.drain[h]
-            rate = drain if mode != _KEEPING_UP else min(result.write_back_bytes[h], drain)
+            rate = _flusher_rate(mode, result.write_back_bytes[h], result.drain[h])
             if rate != self.destage_rates[h] or c.batch_shape(h, rate, mode != _KEEPING_UP) != c.batch_shape(
                 h, rate, before != _KEEPING_UP
             ):
@@ -2066,6 +2072,12 @@ class _Solver:
         return operations * mean / batch / c.spindles
 
 
+def _flusher_rate(mode: int, write_back: float, drain: float) -> float:
+    """Bytes/s a destaging host's flushers move with its buffer in ``mode``: their drain capacity with a
+    backlog, else what the VMs write (``write_back`` bytes/s), at most that capacity (``drain`` bytes/s)."""
+    return drain if mode != _KEEPING_UP else min(write_back, drain)
+
+
 def _sums(index: _Indices, weights: _Floats, length: int) -> _Floats:
     """``np.bincount`` with weights, as floats also when there is nothing to count."""
     return cast(_Floats, np.bincount(index, weights, minlength=length).astype(np.float64, copy=False))
@@ -2124,7 +2136,7 @@ class _Timeline:
                 twin = copy.copy(other)
                 twin.key = key
                 return twin, other.result
-            if other_key == _StateKey(key.groups, other_key.vmotions, key.gc, key.buffer, key.compress, key.drain):
+            if other_key == dataclasses.replace(key, vmotions=other_key.vmotions):
                 moved = key.vmotions ^ other_key.vmotions
                 if not any(set(self.c.vmotion_ports(v)) & closed_ports for v in moved):
                     return other.with_vmotions(key)
@@ -2139,7 +2151,7 @@ class _Timeline:
             threshold = c.compression_threshold
             compress = tuple(busy >= threshold for busy in result.peer_tx_uncompressed)
             if compress != key.compress:
-                key = _StateKey(key.groups, key.vmotions, key.gc, key.buffer, compress, key.drain)
+                key = dataclasses.replace(key, compress=compress)
                 result = self.state(key)
         return key, result
 
@@ -2454,10 +2466,7 @@ def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -
     """
     scenario = load_scenario(scenario)
     if duration is not None:
-        scenario = scenario.with_overrides(
-            {"run.duration": duration, "run.warmup": min(scenario.run.warmup, duration / 10)},
-            source="the duration argument (estimate(duration=...))",
-        )
+        scenario = with_duration(scenario, duration, source="the duration argument (estimate(duration=...))")
     collecting = gc.isenabled()
     gc.disable()  # an estimate allocates many small arrays and objects; cyclic GC passes over them cost ~20%
     try:
@@ -2496,9 +2505,9 @@ def _summarize(c: _Compiled, pieces: list[_Piece]) -> Estimate:
     waiting: dict[tuple[Any, ...], tuple[_StateResult, float, _Floats]] = {}  # the same extra waits, summed once
     for piece in pieces:
         result = piece.result
+        quiet = not piece.overload_since and _FULL not in piece.modes
         for shift, a, b, copies in piece.windowed(start, end):
             width = (b - a) * copies
-            quiet = not piece.overload_since and _FULL not in piece.modes
             if quiet:
                 seen = plain.get(id(result))
                 plain[id(result)] = (result, (seen[1] if seen else 0.0) + width)

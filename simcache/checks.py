@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simcache.engine import simulate
+from simcache.engine import simulate, with_duration
 from simcache.errors import ScenarioError
 from simcache.metrics import RECORD_METRICS, bound_value, ci95_half_width, metric_unit
-from simcache.results import Result
+from simcache.results import Result, _percentiles
 from simcache.scenario import Expectation, Scenario, Selection, check_problems, load_scenario
 from simcache.units import format_size
 
@@ -208,7 +208,7 @@ def _run_for(scenario: Scenario, variant: str, duration: float | None, label: st
     if duration is None:
         return run
     try:
-        return run.with_overrides({"run.duration": duration, "run.warmup": min(run.run.warmup, duration / 10)}, source=label)
+        return with_duration(run, duration)
     except ScenarioError as exc:
         raise ScenarioError(label, [("--duration", message) for _, message in exc.problems]) from None
 
@@ -263,11 +263,8 @@ def _record_metric(records: pd.DataFrame, span: float, metric: str) -> float:
         return math.nan
     if metric == "mean_ms":
         return float(latency.mean())
-    if metric == "max_ms":
-        return float(latency.max())
-    if metric in ("p50_ms", "p95_ms", "p99_ms", "p999_ms"):
-        q = {"p50_ms": 50, "p95_ms": 95, "p99_ms": 99, "p999_ms": 99.9}[metric]
-        return float(np.percentile(latency, q))
+    if metric in ("p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"):
+        return float(_percentiles(latency)[metric])  # as the summary computes them
     if metric == "mean_outstanding":
         return float(latency.sum()) / 1e3 / span
     if metric == "max_outstanding":
@@ -323,7 +320,7 @@ def _outcome(
         tolerance=expectation.tolerance,
         metric=expectation.metric,
         selection=_describe(sides),
-        expected=_expected_text(expectation, ratio, unit),
+        expected=_expected_text(expectation, low, high, unit),
         unit=unit,
         low=low,
         high=high,
@@ -343,8 +340,7 @@ def _bounds(expectation: Expectation, ratio: bool) -> tuple[float, float]:
     return low, high
 
 
-def _expected_text(expectation: Expectation, ratio: bool, unit: str) -> str:
-    low, high = _bounds(expectation, ratio)
+def _expected_text(expectation: Expectation, low: float, high: float, unit: str) -> str:
     if expectation.approx is not None:
         return f"{_quantity((low + high) / 2, unit)} +/- {expectation.rel:.0%}"
     if math.isinf(low):

@@ -29,6 +29,9 @@ from simcache.units import UnitError, parse_duration
 
 __all__ = ["main"]
 
+_SUMMARY_COLUMNS = ["group", "op", "count", "iops", "mb_s", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "mean_ms"]
+"""The summary table as `run` and `estimate` print it."""
+
 
 def _duration(text: str) -> float:
     try:
@@ -136,7 +139,7 @@ def report(result: Result) -> str:
         f"{meta['ios']} I/Os in {meta['wall_time_s']:.2f}s wall  simcache {meta['version']}",
         "",
         "Latency per VM group (ms), IOPS and MB/s:",
-        _table(result.summary, ["group", "op", "count", "iops", "mb_s", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "mean_ms"]),
+        _table(result.summary, _SUMMARY_COLUMNS),
         "",
         "Where the write latency comes from (mean ms per write, critical path):",
         _table(result.breakdown, ["group", "write_mean_ms", *COMPONENTS, "dominant"]),
@@ -282,7 +285,7 @@ def _estimate(args: argparse.Namespace) -> int:
         f"scenario {result.scenario.name!r}  analytic estimate over {start:g}-{end:g}s (no simulation; see simcache/analytic.py)",
         "",
         "Latency per VM group (ms), IOPS and MB/s:",
-        _table(result.summary, ["group", "op", "count", "iops", "mb_s", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "mean_ms"]),
+        _table(result.summary, _SUMMARY_COLUMNS),
         "",
         "Busiest components (mean utilization over the window):",
     ]

@@ -161,7 +161,7 @@ def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
     yield env.timeout(event.at)
     source = model.hosts[event.source_host]
     target = model.hosts[event.target_host]
-    link = source.peer_tx.spec
+    link = source.peer_txs[0].spec
     per_stream = event.size / event.streams
     wire, packets = framed_bytes(link, per_stream)
     record = {"source_host": event.source_host, "target_host": event.target_host, "start_s": env.now, "end_s": float("nan")}
@@ -287,15 +287,17 @@ def _run(env: simpy.Environment, until: float) -> None:
             raise type(event._value)(*event._value.args) from event._value
 
 
-def with_duration(scenario: Scenario, duration: float) -> Scenario:
+def with_duration(
+    scenario: Scenario, duration: float, source: str = "the duration argument (simulate(duration=...), CLI --duration)"
+) -> Scenario:
     """``scenario`` run for ``duration`` seconds, its warm-up cut to a tenth of that if longer.
 
-    Raises :class:`~simcache.errors.ScenarioError` if the duration does not
-    fit the scenario (e.g. shorter than its sample interval).
+    Raises :class:`~simcache.errors.ScenarioError`, naming ``source``, if the
+    duration does not fit the scenario (e.g. shorter than its sample interval).
     """
     return scenario.with_overrides(
         {"run.duration": duration, "run.warmup": min(scenario.run.warmup, duration / 10)},
-        source="the duration argument (simulate(duration=...), CLI --duration)",
+        source=source,
     )
 
 

@@ -423,7 +423,7 @@ class RunSpec(_Spec):
 class Selection(_Spec):
     """What a check measures: which variant's run, which I/Os, which time window."""
 
-    variant: str = "base"
+    variant: str = BASE
     """A name from the scenario's ``[variants]``, or ``base``: the scenario as written."""
     group: str = "all"
     op: Literal["read", "write", "any"] = "write"

@@ -141,9 +141,8 @@ def sweep(
     base = load_scenario(scenario)
     points = grid_points(grid)
     variants = [base.with_overrides(point, source=f"<sweep point {point}>") for point in points]  # every point valid first
-    if duration is not None:
-        for variant in variants:
-            with_duration(variant, duration)  # and valid for the duration, before any worker starts
+    # and valid for the duration, before any worker starts; workers run these as they are
+    runs = variants if duration is None else [with_duration(variant, duration) for variant in variants]
     seed_list = list(seeds)
     bad = [seed for seed in seed_list if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0]
     if not seed_list or bad:
@@ -152,17 +151,17 @@ def sweep(
         raise ScenarioError("<sweep>", [("until", f"{until[0]!r} is a grid column; name a result column such as 'all.write.mean_ms'")])
     with ExitStack() as stack:
         runner = _Runner.open(stack, workers=workers, client=client, scheduler=scheduler)
-        cache = _Store(Path(store)) if store is not None else None
+        cache = _Store(Path(store), variants, duration) if store is not None else None
         if cache is not None:
             stack.enter_context(closing(cache))
         tasks = [(i, seed) for i in range(len(points)) for seed in seed_list]
-        rows = _run(tasks, variants, duration, runner, cache, progress)
+        rows = _run(tasks, runs, runner, cache, progress)
         while until is not None:
             extra = _seeds_wanted(points, rows, seed_list, until, max_seeds)
             if not extra:
                 break
             more = [(i, seed) for i, seeds_for_point in extra.items() for seed in seeds_for_point]
-            rows.update(_run(more, variants, duration, runner, cache, progress))
+            rows.update(_run(more, runs, runner, cache, progress))
     ordered = sorted(rows, key=lambda key: (key[0], key[1]))
     return pd.DataFrame([{**points[i], "seed": seed, **rows[(i, seed)]} for i, seed in ordered])
 
@@ -218,18 +217,16 @@ def _seeds_wanted(
 
 def _run(
     tasks: list[tuple[int, int]],
-    variants: list[Scenario],
-    duration: float | None,
+    runs: list[Scenario],
     runner: _Runner,
     cache: _Store | None,
     progress: Callable[[SweepProgress], None] | None,
 ) -> dict[tuple[int, int], dict[str, Any]]:
     started = time.perf_counter()
     rows: dict[tuple[int, int], dict[str, Any]] = {}
-    keys = {task: _task_key(variants[task[0]], task[1], duration) for task in tasks}
     if cache is not None:
-        for task, key in keys.items():
-            found = cache.get(key)
+        for task in tasks:
+            found = cache.get(task)
             if found is not None:
                 rows[task] = found
     skipped = len(rows)
@@ -240,23 +237,24 @@ def _run(
             progress(SweepProgress(len(rows), len(tasks), skipped, time.perf_counter() - started))
 
     report()
-    for task, row in runner.run([(variants[i], seed, duration) for i, seed in todo], todo):
+    for task, row in runner.run([(runs[i], seed) for i, seed in todo], todo):
         rows[task] = row
         if cache is not None:
-            cache.put(keys[task], row)
+            cache.put(task, row)
         report()
     return rows
 
 
-def _task_key(variant: Scenario, seed: int, duration: float | None) -> str:
-    """What a row depends on: the resolved scenario, the seed, the duration and the simcache version."""
-    text = json.dumps([variant.model_dump(mode="json"), seed, duration, __version__], sort_keys=True)
+def _task_key(variant: dict[str, Any], seed: int, duration: float | None) -> str:
+    """What a row depends on: the resolved scenario (``model_dump(mode="json")``, before the duration is
+    applied), the seed, the duration and the simcache version."""
+    text = json.dumps([variant, seed, duration, __version__], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _one(variant: Scenario, seed: int, duration: float | None) -> dict[str, Any]:
+def _one(run: Scenario, seed: int) -> dict[str, Any]:
     """A task: runs in a worker process (or this one) and returns a plain, picklable row."""
-    return result_row(simulate(variant, seed=seed, duration=duration))
+    return result_row(simulate(run, seed=seed))
 
 
 class _Runner:
@@ -282,9 +280,7 @@ class _Runner:
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_exit_with_parent))
         return cls(pool, None)
 
-    def run(
-        self, jobs: list[tuple[Scenario, int, float | None]], tasks: list[tuple[int, int]]
-    ) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
+    def run(self, jobs: list[tuple[Scenario, int]], tasks: list[tuple[int, int]]) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
         if self._client is not None:
             yield from self._run_dask(jobs, tasks)
         elif self._pool is not None:
@@ -295,7 +291,7 @@ class _Runner:
 
     @staticmethod
     def _run_pool(
-        pool: ProcessPoolExecutor, jobs: list[tuple[Scenario, int, float | None]], tasks: list[tuple[int, int]]
+        pool: ProcessPoolExecutor, jobs: list[tuple[Scenario, int]], tasks: list[tuple[int, int]]
     ) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
         futures: dict[Future[dict[str, Any]], tuple[int, int]] = {
             pool.submit(_one, *job): task for job, task in zip(jobs, tasks, strict=True)
@@ -309,9 +305,7 @@ class _Runner:
             for future in futures:
                 future.cancel()
 
-    def _run_dask(
-        self, jobs: list[tuple[Scenario, int, float | None]], tasks: list[tuple[int, int]]
-    ) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
+    def _run_dask(self, jobs: list[tuple[Scenario, int]], tasks: list[tuple[int, int]]) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
         from dask.distributed import as_completed
 
         futures = [self._client.submit(_one, *job, pure=False) for job in jobs]
@@ -374,6 +368,9 @@ class _dask_client:
 class _Store:
     """Finished rows in a SQLite file, keyed by :func:`_task_key`; each row committed as it arrives.
 
+    A task ``(point index, seed)`` is looked up by the key of ``variants[point]``
+    with that seed and ``duration``.
+
     Write-ahead log with ``synchronous=NORMAL``: a commit reaches the
     operating system but is not flushed to disk, so a killed sweep keeps
     every finished row (an OS crash or power cut may lose the last few, never
@@ -382,7 +379,9 @@ class _Store:
     0.03 ms. The log lives next to the store (``<store>-wal``, ``-shm``).
     """
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, variants: list[Scenario], duration: float | None):
+        self._variants = [variant.model_dump(mode="json") for variant in variants]  # once per point, not per seed
+        self._duration = duration
         try:
             self._db = sqlite3.connect(path)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -391,12 +390,16 @@ class _Store:
         except sqlite3.DatabaseError as exc:
             raise ScenarioError(str(path), [("store", f"not a usable SQLite results store: {exc}")]) from None
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        found = self._db.execute("SELECT row FROM rows WHERE key = ?", (key,)).fetchone()
+    def _key(self, task: tuple[int, int]) -> str:
+        point, seed = task
+        return _task_key(self._variants[point], seed, self._duration)
+
+    def get(self, task: tuple[int, int]) -> dict[str, Any] | None:
+        found = self._db.execute("SELECT row FROM rows WHERE key = ?", (self._key(task),)).fetchone()
         return None if found is None else dict(json.loads(found[0]))
 
-    def put(self, key: str, row: dict[str, Any]) -> None:
-        self._db.execute("INSERT OR REPLACE INTO rows VALUES (?, ?)", (key, json.dumps(row)))
+    def put(self, task: tuple[int, int], row: dict[str, Any]) -> None:
+        self._db.execute("INSERT OR REPLACE INTO rows VALUES (?, ?)", (self._key(task), json.dumps(row)))
         self._db.commit()
 
     def close(self) -> None:

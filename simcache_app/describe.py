@@ -110,12 +110,11 @@ def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) 
 def busiest_peer_link(result: simcache.Result, scenario: simcache.Scenario) -> str | None:
     """``"the host0 1GbE peer link (sending), at 45%"``: the peer port with the highest mean
     utilization over the measurement window; None when no group replicates over the peer network."""
-    start, _ = result.window
-    measured = result.series[result.series.index > start]
-    columns = [c for c in measured.columns if _PEER_COLUMN.match(c)]
+    means = _window_means(result)
+    columns = [c for c in means.index if _PEER_COLUMN.match(c)]
     if not columns or all(group.replicas == 0 for group in scenario.groups):
         return None
-    means = measured[columns].mean()
+    means = means[columns]
     busiest = str(means.idxmax())
     return f"{component_name(busiest.removeprefix('util.'), scenario)}, at {means.max():.0%}"
 
@@ -123,8 +122,7 @@ def busiest_peer_link(result: simcache.Result, scenario: simcache.Scenario) -> s
 def peer_port_table(result: simcache.Result) -> pd.DataFrame:
     """Mean utilization (%) of every host's peer ports over the measurement window: one row per
     host and port (``peer``, or ``peer0``, ``peer1``, ... when hosts have several), sending and receiving."""
-    start, _ = result.window
-    means = result.series[result.series.index > start].mean()
+    means = _window_means(result)
     rows = []
     for column in means.index:
         sending = _PEER_TX_COLUMN.match(str(column))
@@ -139,6 +137,12 @@ def peer_port_table(result: simcache.Result) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows, columns=["host", "port", "sending %", "receiving %"])
+
+
+def _window_means(result: simcache.Result) -> pd.Series:
+    """Mean of every series column over the measurement window (the samples ``Result.bottleneck`` averages)."""
+    start, _ = result.window
+    return result.series[result.series.index > start].mean()
 
 
 def compare_table(results: Mapping[str, simcache.Result], scenarios: Mapping[str, simcache.Scenario]) -> pd.DataFrame:

@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import simcache
+from simcache.scenario import builtin_scenarios
 
-LIBRARY = Path(__file__).resolve().parent.parent / "scenarios"
 DEFAULT_SCENARIO = "default"
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
-def library_scenarios(folder: Path = LIBRARY) -> dict[str, Path]:
-    """The scenario files shipped in ``scenarios/``, by stem, the default one first."""
-    files = {p.stem: p for p in sorted(folder.glob("*.toml"))}
+def library_scenarios() -> dict[str, Path]:
+    """The scenario files shipped in ``scenarios/`` (:func:`simcache.scenario.builtin_scenarios`), by stem, the default one first."""
+    files = builtin_scenarios()
     first = {DEFAULT_SCENARIO: files.pop(DEFAULT_SCENARIO)} if DEFAULT_SCENARIO in files else {}
     return {**first, **files}
 

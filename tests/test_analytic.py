@@ -336,9 +336,11 @@ def test_repeated_duty_periods_are_copied_with_the_answer_of_walking_them() -> N
 def test_peak_backlog_counts_a_backlog_still_rising_at_the_end() -> None:
     # large_writes_flash, ram variant: the RAM tier accepts ~311 MB/s of write-back that the NAS drains at ~8 MB/s;
     # the 8 GiB buffer never fills in the 8 s run, so the backlog peaks at the end: (accept - drain) x 8 s.
-    fluid = estimate(simcache.load_scenario("large_writes_flash").variant("ram")).destager[0]
+    scenario = simcache.load_scenario("large_writes_flash").variant("ram")
+    fluid = estimate(scenario).destager[0]
     assert math.isnan(fluid.first_full_s)
-    assert fluid.peak_backlog_bytes == pytest.approx((fluid.accept_rate_bytes_s - fluid.drain_rate_bytes_s) * 8.0, rel=1e-9)
+    rise = fluid.accept_rate_bytes_s - fluid.drain_rate_bytes_s
+    assert fluid.peak_backlog_bytes == pytest.approx(rise * scenario.run.duration, rel=1e-9)
 
 
 def test_cli_estimate_prints_table_bottleneck_and_destager(capsys: pytest.CaptureFixture[str]) -> None:
@@ -439,6 +441,14 @@ def two_port_vmotion() -> Scenario:
     return simcache.load_scenario("redundancy_multiplier_1gbe").with_overrides({"cluster.peer_links": 2, "events.0.streams": 3})
 
 
+def writes_per_host(scenario: Scenario, group: int) -> float:
+    """Writes/s a write-only group of one write size issues on each of its hosts: VMs x throughput / size."""
+    spec = scenario.groups[group]
+    (size,), _ = spec.workload.size_mix
+    assert spec.workload.throughput is not None
+    return spec.vms_per_host * spec.workload.throughput / size
+
+
 def port_load(scenario: Scenario, rate: float, payload: float) -> float:
     """Utilization of a port carrying ``rate`` transfers/s of ``payload`` bytes: rate x framed bytes / line rate."""
     link = scenario.cluster.peer_link
@@ -477,8 +487,9 @@ def two_port_simulation(case: str, seed: int) -> Result:
 def test_two_port_cases_follow_the_port_formulas() -> None:
     # Per-port utilization = transfers/s x framed bytes / line rate (port_load), with the port rule
     # k = ((target - source) mod hosts - 1) mod peer_links.
-    db, log = 30e6 / WRITE_BYTES, 60e6 / WRITE_BYTES  # writes/s per host
     saturated = TWO_PORT_CASES["wb2-3-hosts-port0-saturated"]()
+    four = TWO_PORT_CASES["wb2-4-hosts-port0-at-76pct"]()
+    db, log = writes_per_host(four, 0), writes_per_host(four, 1)  # 30 and 60 MB/s of 64 KiB writes
     u = two_port_estimate("wb2-3-hosts-port0-saturated").utilization
     quiet = port_load(saturated, db, WRITE_BYTES)
     assert u["host0.peer0.tx"] == pytest.approx(1.0, abs=1e-3)
@@ -493,7 +504,6 @@ def test_two_port_cases_follow_the_port_formulas() -> None:
     assert summary.loc[("log", "write"), "mean_ms"] == pytest.approx(8 / throughput * 1e3, rel=0.01)
 
     u = two_port_estimate("wb2-4-hosts-port0-at-76pct").utilization
-    four = TWO_PORT_CASES["wb2-4-hosts-port0-at-76pct"]()
     assert u["host0.peer0.tx"] == pytest.approx(port_load(four, db + log, WRITE_BYTES), rel=1e-3)
     assert u["host0.peer1.tx"] == pytest.approx(port_load(four, db, WRITE_BYTES), rel=1e-3)
     assert u["host3.peer0.tx"] == pytest.approx(port_load(four, db, WRITE_BYTES), rel=1e-3)  # host3 -> host0 is d = 1
@@ -511,9 +521,10 @@ def test_two_port_cases_follow_the_port_formulas() -> None:
     event = migrating.events[0]
     assert isinstance(event, VMotion)
     link = migrating.cluster.peer_link
-    stream = framed_bytes(link, event.size / 3)[0] / link.bandwidth  # s at line rate
+    stream = framed_bytes(link, event.size / event.streams)[0] / link.bandwidth  # s at line rate
     start, end = migrating.run.warmup, migrating.run.duration
-    replicas = port_load(migrating, 6 * 5e6 / WRITE_BYTES, WRITE_BYTES)  # 6 VMs x 5 MB/s on host0, all on port 0
+    (write_size,), _ = migrating.groups[0].workload.size_mix
+    replicas = port_load(migrating, writes_per_host(migrating, 0), write_size)  # 6 VMs x 5 MB/s on host0, all on port 0
     u = two_port_estimate("vmotion-3-streams-over-2-links").utilization
     assert u["host0.peer0.tx"] == pytest.approx(replicas + 2 * stream / (end - start), rel=1e-3)
     assert u["host0.peer1.tx"] == pytest.approx(stream / (end - start), rel=1e-3)

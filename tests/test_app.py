@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import simcache
-from simcache_app.controls import parse_size_mix
+from simcache_app.controls import DEFAULT_DURATION_S, parse_size_mix
 from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, peer_port_table
 from simcache_app.parameters import compare_presets, parse_values, sweep_parameters
 from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
@@ -49,11 +49,11 @@ def expected_metrics(scenario: simcache.Scenario, seed: int = 1, seconds: float 
 # -- the page ---------------------------------------------------------------------------------------
 
 
-def test_first_page_offers_the_default_scenario_and_waits_for_run() -> None:
+def test_first_page_offers_the_default_scenario_and_waits_for_run(default: simcache.Scenario) -> None:
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     assert not at.exception
     assert at.sidebar.selectbox(key="scenario").value == "default"
-    assert at.sidebar.number_input(key="default.duration").value <= 10
+    assert at.sidebar.number_input(key="default.duration").value == min(default.run.duration, DEFAULT_DURATION_S)
     assert "Press **Run simulation**" in at.info[0].value
     assert not at.metric
 
@@ -76,7 +76,7 @@ def test_single_run_shows_the_numbers_of_the_same_simulation(default: simcache.S
     assert shown_metrics(at) == expected_metrics(default)
     table = at.dataframe[0].value
     assert {"group", "op", "p50 ms", "p99 ms", "p99.9 ms"} <= set(table.columns)
-    assert set(table["group"]) == {"db", "build", "web", "all"}
+    assert set(table["group"]) == {group.name for group in default.groups} | {"all"}
     assert any(m.value.startswith("Bottleneck: ") and "% mean utilization" in m.value for m in at.markdown)
     assert any(m.value.startswith("Peer network (WB+1/WB+2 replicas): busiest port is the host") for m in at.markdown)
     assert len(at.get("plotly_chart")) == 4  # latency, breakdown, utilization, backlog
@@ -94,7 +94,7 @@ def test_peer_links_per_host_splits_the_peer_traffic_over_the_ports(default: sim
     at = open_app()
     at.button(key="Run simulation").click().run()
     one = at.dataframe[1].value.set_index("host")  # each peer port's mean utilization, one port per host
-    assert list(one["port"]) == ["peer"] * 4
+    assert list(one["port"]) == ["peer"] * default.cluster.hosts
     at.sidebar.number_input(key="default.cluster.peer_links").set_value(2).run()
     assert any("1 setting(s) changed from the file: cluster.peer_links" in c.value for c in at.sidebar.caption)
     at.button(key="Run simulation").click().run()
@@ -102,15 +102,16 @@ def test_peer_links_per_host_splits_the_peer_traffic_over_the_ports(default: sim
     two_links = default.with_overrides({"cluster.peer_links": 2})
     assert shown_metrics(at) == expected_metrics(two_links)
     two = at.dataframe[1].value
-    assert list(two["port"]) == ["peer0", "peer1"] * 4
+    assert list(two["port"]) == ["peer0", "peer1"] * default.cluster.hosts
     assert two.equals(peer_port_table(simcache.simulate(two_links, seed=1, duration=SECONDS)))
     # Ring replicas go to port (d - 1) mod 2: WB+1 copies and db's first WB+2 copy (d = 1) on peer0,
-    # db's second copy (d = 2) on peer1. Same writes, so per host the two ports add up to the one port.
+    # db's second copy (d = 2) on peer1. Same writes, so per host the two ports add up to the one port,
+    # up to the table's rounding: three figures rounded to 0.1 each.
     sending = two.groupby("host")["sending %"].sum()
-    assert sending.to_numpy() == pytest.approx(one["sending %"].to_numpy(), abs=0.5)
+    assert sending.to_numpy() == pytest.approx(one["sending %"].to_numpy(), abs=3 * 0.05 + 1e-9)
     assert (two.set_index(["host", "port"])["sending %"].xs("peer1", level="port") > 0).all()
     peer_line = next(m.value for m in at.markdown if m.value.startswith("Peer network"))
-    assert "1GbE peer link 0 (" in peer_line
+    assert f"{default.cluster.peer_link.profile} peer link 0 (" in peer_line
 
 
 def test_workload_controls_become_overrides(default: simcache.Scenario) -> None:
@@ -123,13 +124,13 @@ def test_workload_controls_become_overrides(default: simcache.Scenario) -> None:
     assert shown_metrics(at) == expected_metrics(edited, seed=3)
 
 
-def test_returning_to_an_earlier_setting_shows_it_without_running_again() -> None:
+def test_returning_to_an_earlier_setting_shows_it_without_running_again(default: simcache.Scenario) -> None:
     at = open_app()
     at.button(key="Run simulation").click().run()
     first = shown_metrics(at)
     at.sidebar.selectbox(key="default.peer_link").select("10GbE").run()
     assert not at.metric  # a new setting waits for the run button
-    at.sidebar.selectbox(key="default.peer_link").select("1GbE").run()
+    at.sidebar.selectbox(key="default.peer_link").select(default.cluster.peer_link.profile).run()
     assert shown_metrics(at) == first
 
 
@@ -174,7 +175,7 @@ def test_sweep_view_plots_the_mean_and_interval_over_seeds(default: simcache.Sce
     assert list(table["seeds"]) == [2, 2]
     direct = simcache.sweep(default, {"cluster.peer_link": ["1GbE", "10GbE"]}, seeds=[1, 2], duration=1.0, workers=1)
     expected = direct.groupby("cluster.peer_link", sort=False)["all.write.mean_ms"].mean()
-    assert table["mean"].tolist() == pytest.approx(expected.round(4).tolist(), abs=1e-4)
+    assert table["mean"].tolist() == expected.round(4).tolist()  # the page shows 4 decimals
     assert (table["± 95%"] > 0).all()
     assert len(at.get("plotly_chart")) == 1
 
@@ -261,9 +262,10 @@ def test_sweep_parameters_apply_to_the_scenario(default: simcache.Scenario) -> N
 
 
 def test_component_names_in_words(default: simcache.Scenario) -> None:
-    assert component_name("host0.peer.tx", default) == "the host0 1GbE peer link (sending)"
-    assert component_name("host2.peer1.rx", default) == "the host2 1GbE peer link 1 (receiving)"
-    assert component_name("host3.tier", default) == "the host3 sata-ssd-s3700 flash tier"
-    assert component_name("array", default) == "the array's 14 spindles"
+    link, tier = default.cluster.peer_link.profile, default.cluster.tier
+    assert component_name("host0.peer.tx", default) == f"the host0 {link} peer link (sending)"
+    assert component_name("host2.peer1.rx", default) == f"the host2 {link} peer link 1 (receiving)"
+    assert component_name("host3.tier", default) == f"the host3 {tier.profile} {tier.kind} tier"
+    assert component_name("array", default) == f"the array's {default.array.spindles} spindles"
     fast = simcache.simulate(default.with_overrides({"groups.db.workload.iops": 1}), duration=1.0)
     assert bottleneck_sentence(fast, default).startswith("Bottleneck: the ")

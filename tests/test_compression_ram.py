@@ -91,7 +91,7 @@ def test_adaptive_stays_off_on_a_quiet_link() -> None:
 def test_adaptive_decision_has_hysteresis_of_the_saved_share() -> None:
     model = build(simcache.load_scenario(_scenario()), seed=1)
     vm = model.vms[0]
-    port = vm.host.peer_tx
+    (port,) = vm.host.peer_txs
     steps = [
         (0.5, False),  # quiet link: no compression
         (0.8, True),  # busy: compress
@@ -102,7 +102,7 @@ def test_adaptive_decision_has_hysteresis_of_the_saved_share() -> None:
     ]
     for utilization, expected in steps:
         port.recent_utilization = utilization
-        assert vm._link_busy() is expected, utilization
+        assert vm._link_busy(port) is expected, utilization
 
 
 def test_ram_tier_override_gives_field_device_latency() -> None:

@@ -129,7 +129,7 @@ def test_sata_profile_arithmetic_behind_observation_2() -> None:
     iops_4k = spec.channels / (spec.write_latency + 4096 / spec.controller_bandwidth)
     assert 46 / iops_4k == pytest.approx(2e-3, rel=0.05)
     gbe = LinkSpec.model_validate({"profile": "1GbE"})
-    payload_rate = gbe.bandwidth * 1460 / 1538
+    payload_rate = gbe.bandwidth * (gbe.mtu - gbe.header_bytes) / (gbe.mtu + gbe.framing_bytes)  # 1460 B per 1538 B
     assert spec.controller_bandwidth / payload_rate == pytest.approx(1.81, rel=0.01)
     assert spec.read_latency + 4096 / spec.controller_bandwidth == pytest.approx(1 / 6600, rel=0.1)
 

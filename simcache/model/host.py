@@ -12,33 +12,22 @@ from simcache.model.destager import Destager, PendingWrite
 from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
-from simcache.scenario import ClusterSpec, LinkSpec
+from simcache.scenario import ClusterSpec
 
 __all__ = ["Host", "PortTeam"]
 
 
 class PortTeam:
-    """One direction (tx or rx) of a host's peer ports taken together, for whole-host figures.
+    """One direction (tx) of a host's peer ports taken together, for whole-host totals.
 
-    Counters are summed over the ports; ``recent_utilization`` is their mean
-    (the ports are alike), and setting it sets every port's figure. Flows
-    never cross a team: each transfer crosses one of its ports.
+    Counters are summed over the ports. Flows never cross a team: each
+    transfer crosses one of its ports.
     """
 
-    __slots__ = ("name", "ports")
+    __slots__ = ("ports",)
 
-    def __init__(self, name: str, ports: Sequence[Port]):
-        self.name = name
+    def __init__(self, ports: Sequence[Port]):
         self.ports = tuple(ports)
-
-    @property
-    def spec(self) -> LinkSpec:
-        return self.ports[0].spec
-
-    @property
-    def capacity(self) -> float:
-        """Bytes/s of all the ports together (no single flow gets more than one port's)."""
-        return sum(port.capacity for port in self.ports)
 
     @property
     def carried_bytes(self) -> float:
@@ -47,15 +36,6 @@ class PortTeam:
     @property
     def packets(self) -> int:
         return sum(port.packets for port in self.ports)
-
-    @property
-    def recent_utilization(self) -> float:
-        return sum(port.recent_utilization for port in self.ports) / len(self.ports)
-
-    @recent_utilization.setter
-    def recent_utilization(self, utilization: float) -> None:
-        for port in self.ports:
-            port.recent_utilization = utilization
 
 
 class Host:
@@ -93,8 +73,7 @@ class Host:
         labels = ["peer"] if links == 1 else [f"peer{k}" for k in range(links)]
         self.peer_txs = tuple(Port(f"{self.name}.{label}.tx", spec.peer_link) for label in labels)
         self.peer_rxs = tuple(Port(f"{self.name}.{label}.rx", spec.peer_link) for label in labels)
-        self.peer_tx = PortTeam(f"{self.name}.peer.tx", self.peer_txs)
-        self.peer_rx = PortTeam(f"{self.name}.peer.rx", self.peer_rxs)
+        self.peer_tx = PortTeam(self.peer_txs)
         self.storage_tx = Port(f"{self.name}.storage.tx", spec.storage_link)
         self.storage_rx = Port(f"{self.name}.storage.rx", spec.storage_link)
         self.peer_fabric = peer_fabric

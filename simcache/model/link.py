@@ -29,10 +29,9 @@ before it finishes, it is handed to the wake-up timer like any shared flow.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Callable, Sequence
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 import simpy
@@ -99,18 +98,19 @@ class _Flow:
     """One transfer in flight: ``remaining`` bytes at time ``stamp``, flowing at ``rate`` until ``finish``."""
 
     __slots__ = ("event", "finish", "latency", "lone", "ports", "rate", "remaining", "seq", "size", "stamp", "weight")
+    # Set by FlowNetwork._rerate, which every new flow goes through before anything reads them:
+    finish: float
+    seq: int  # bumped at each rate change: heap entries and lone deliveries of older numbers are void
 
     def __init__(self, size: float, ports: tuple[Port, ...], weight: float, latency: float, event: simpy.Event, now: float):
         self.size = size
         self.remaining = size
         self.stamp = now
-        self.rate = 0.0
-        self.finish = math.inf
+        self.rate = 0.0  # none yet (so _rerate moves it by nothing)
         self.ports = ports
         self.weight = weight
         self.latency = latency
         self.event = event
-        self.seq = 0  # bumped at each rate change: heap entries and lone deliveries of older numbers are void
         self.lone = False  # alone on all its ports, its delivery already scheduled
 
 
@@ -248,8 +248,9 @@ class FlowNetwork:
             heappush(self._heap, (finish, seq, flow))
 
     def _lone_delivered(self, signal: _Signal) -> None:
-        flow: _Flow = signal._value[0]
-        seq: int = signal._value[1]
+        flow: _Flow
+        seq: int
+        flow, seq = signal._value
         if flow.seq != seq:
             return  # another flow joined it: the wake-up timer finishes it instead
         if flow in self._in_flight:
@@ -312,7 +313,7 @@ class FlowNetwork:
         stale = self._stale_timers
         queue = self.env._queue
         queue[:] = [entry for entry in queue if entry[3] not in stale]
-        heapq.heapify(queue)
+        heapify(queue)
         stale.clear()
 
     def _wake(self, timer: _Signal) -> None:

@@ -27,10 +27,9 @@ events are spent inside the tier.
 
 from __future__ import annotations
 
-import heapq
 import math
 from bisect import bisect_right
-from heapq import heappush, heapreplace
+from heapq import heappop, heappush, heapreplace
 
 from simcache.model.meter import BusyMeter
 from simcache.model.randomness import UniformStream
@@ -154,11 +153,11 @@ class Tier:
         """Operations submitted and not complete at ``now`` (for sampling queue length)."""
         heap = self._in_system
         while heap and heap[0] <= now:
-            heapq.heappop(heap)
+            heappop(heap)
         return len(heap)
 
     def clean_pool_bytes(self, now: float) -> float:
         """Clean space left at ``now`` (negative: writes are waiting for garbage collection)."""
-        if self._pool_depth == math.inf:
+        if not self._has_clean_pool:
             return math.inf
         return min(self._pool_depth, self._pool + (now - self._pool_time) * self._gc_rate)

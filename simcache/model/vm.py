@@ -65,7 +65,7 @@ class VM:
         self._always_compress = compression.mode == "always"
         self._records = records
         self.compressed_bytes_saved = 0.0
-        self._compressing: set[str] = set()  # adaptive mode: peer ports (by name) on which this VM compressed its last replica
+        self._compressing: set[Port] = set()  # adaptive mode: peer ports on which this VM compressed its last replica
         self.issued = 0  # I/Os started (recorded ones plus those unfinished at the end)
         link = host.peer_txs[0].spec
         self._peer_latency = link.latency
@@ -158,28 +158,26 @@ class VM:
         event.callbacks.append(arrived)
         return event, leg
 
-    def _link_busy(self, port: Port | None = None) -> bool:
+    def _link_busy(self, port: Port) -> bool:
         """Adaptive mode: is ``port`` busy enough to compress a replica that leaves on it?
 
-        ``port`` is the sending peer port (by default the host's first). Its
-        last-interval utilization is judged as it would be without
-        compression: while this VM compresses on that port, the measured
-        figure is scaled up by 1 / (1 - compressibility). Judged on the raw
-        figure, compression that relieves a saturated link would switch itself
-        off one interval later and back on the next (flapping). Each port is
-        judged on its own: with several peer ports, replicas leaving on a busy
-        one are compressed and those leaving on a quiet one are not.
+        ``port`` is the sending peer port. Its last-interval utilization is
+        judged as it would be without compression: while this VM compresses on
+        that port, the measured figure is scaled up by 1 / (1 - compressibility).
+        Judged on the raw figure, compression that relieves a saturated link
+        would switch itself off one interval later and back on the next
+        (flapping). Each port is judged on its own: with several peer ports,
+        replicas leaving on a busy one are compressed and those leaving on a
+        quiet one are not.
         """
-        if port is None:
-            port = self.host.peer_txs[0]
         utilization = port.recent_utilization
         compressing = self._compressing
-        if port.name in compressing:
+        if port in compressing:
             utilization /= 1.0 - self._compressibility
         if utilization >= self.compression.threshold:
-            compressing.add(port.name)
+            compressing.add(port)
             return True
-        compressing.discard(port.name)
+        compressing.discard(port)
         return False
 
     def _write_through(self, size: int, offset: int) -> Generator[simpy.Event, Any, None]:

@@ -54,13 +54,13 @@ def get_profile(kind: str, name: str) -> dict[str, Any]:
 def field_notes(kind: str) -> dict[str, dict[str, str]]:
     """The comment beside each field of each profile of ``kind``: ``{profile: {field: note}}``."""
     _, key = KINDS[kind]
+    prefix = f"{key}." if key else ""
     notes: dict[str, dict[str, str]] = {}
     section: str | None = None
     for raw in _text(kind).splitlines():
         line = raw.strip()
         if line.startswith("["):
             name = line.strip("[]").strip()
-            prefix = f"{key}." if key else ""
             section = name.removeprefix(prefix) if name.startswith(prefix) and "." not in name.removeprefix(prefix) else None
             continue
         value, comment = _split_comment(line)
