@@ -147,6 +147,7 @@ def sweep(
     bad = [seed for seed in seed_list if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0]
     if not seed_list or bad:
         raise ScenarioError("<sweep>", [("seeds", f"give a list of seeds, whole numbers >= 0 (got {seed_list!r})")])
+    seed_list = [int(seed) for seed in seed_list]  # numpy integers as plain ints: store keys and rows are JSON
     if until is not None and until[0] in points[0]:
         raise ScenarioError("<sweep>", [("until", f"{until[0]!r} is a grid column; name a result column such as 'all.write.mean_ms'")])
     with ExitStack() as stack:

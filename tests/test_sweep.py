@@ -242,3 +242,14 @@ def test_a_duration_too_short_for_the_scenario_is_rejected_before_any_worker_sta
     with pytest.raises(ScenarioError, match="sample_interval"):
         simcache.sweep("default", {"cluster.peer_link": ["1GbE", "10GbE"]}, duration=0.1, workers=2)
     assert not multiprocessing.active_children()
+
+
+def test_numpy_seeds_resume_from_the_store_like_plain_ones(tmp_path: Path) -> None:
+    """Seeds from numpy (e.g. ``np.arange``) key the store as the same ints do."""
+    store = tmp_path / "seeds.sqlite"
+    grid = {"cluster.peer_link": ["10GbE"]}
+    first = sweep("default", grid, seeds=np.arange(1, 3), duration=1.0, workers=1, store=store)
+    again = sweep("default", grid, seeds=[1, 2], duration=1.0, workers=1, store=store)
+    pd.testing.assert_frame_equal(first, again)
+    with closing(sqlite3.connect(store)) as db:
+        assert db.execute("SELECT COUNT(*) FROM rows").fetchone()[0] == 2
