@@ -273,6 +273,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
+    if (args.census or args.profile) and getattr(getattr(simcache, "_native", None), "COMPILED", False):
+        parser.error(
+            "--census and --profile patch and trace Python functions, which the compiled engine does not run: "
+            "add SIMCACHE_PURE_PYTHON=1 to run the engine's Python sources (same events, same results)"
+        )
 
     facts = machine_facts()
     print("simcache engine benchmark")

@@ -74,6 +74,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if "BENCH_SWEEP_SOURCE" not in os.environ:
     _snapshot = Path(tempfile.mkdtemp(prefix="bench_sweep_source_"))
     shutil.copytree(ROOT / "simcache", _snapshot / "simcache", ignore=shutil.ignore_patterns("__pycache__"))
+    for _shared in ROOT.glob("*__mypyc*"):  # the compiled engine's shared library sits beside the package
+        shutil.copy2(_shared, _snapshot / _shared.name)
     shutil.copy(ROOT / "scenarios" / "default.toml", _snapshot / "default.toml")
     os.environ["BENCH_SWEEP_SOURCE"] = str(_snapshot)
     atexit.register(shutil.rmtree, _snapshot, ignore_errors=True)

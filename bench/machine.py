@@ -71,5 +71,7 @@ def machine_facts() -> dict[str, Any]:
         "simpy": simpy.__version__,
         "numpy": np.__version__,
         "simcache": simcache.__version__,
+        # compiled (mypyc) or the Python sources; checkouts from before the compiled engine have no _native
+        "simcache_engine": getattr(getattr(simcache, "_native", None), "ENGINE", "Python (no compiled engine in this checkout)"),
         "platform": platform.platform(),
     }

@@ -11,6 +11,8 @@ Public API (everything the CLI, the app, notebooks and tests use):
 
 from importlib.metadata import PackageNotFoundError, version
 
+from simcache import _native  # noqa: F401  (first: it decides whether the compiled engine modules are loaded)
+
 try:
     __version__ = version("simcache")
 except PackageNotFoundError:  # running from a source tree without installing

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from simcache import _native
 from simcache.metrics import ci95_half_width
 from simcache.scenario import VMotion
 
@@ -110,6 +111,7 @@ class Result:
             "scenario_name": scenario.name,
             "seed": seed,
             "version": version,
+            "engine": _native.ENGINE,  # compiled or Python sources, and why (wall times depend on it, results do not)
             "wall_time_s": wall_time_s,
             "simulated_s": scenario.run.duration,
             "warmup_s": scenario.run.warmup,

@@ -289,6 +289,7 @@ def test_meta(result: Result, scenario: Scenario) -> None:
     meta = result.meta
     assert meta["seed"] == 3
     assert meta["version"] == simcache.__version__
+    assert meta["engine"] == simcache._native.ENGINE and meta["engine"].startswith(("compiled (mypyc): ", "Python: "))
     assert meta["wall_time_s"] > 0
     assert meta["simulated_s"] == DURATION
     assert meta["warmup_s"] == WARMUP

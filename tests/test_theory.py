@@ -392,11 +392,10 @@ def run_destager_little(seed: np.random.SeedSequence, n: int) -> tuple[float, fl
     rate = 0.35 * GBE_1.bandwidth / float(np.mean(sizes))  # about 35% of the storage link
     gaps = rng.exponential(1 / rate, n).tolist()
     items = [(vms[i], offsets[i], sizes[i], (), False) for i in range(n)]
-    index = {id(item): i for i, item in enumerate(items)}
     accepted = [math.inf] * n
-    released = [math.inf] * n
+    released: list[tuple[float, int]] = []  # (time, bytes) of each write the array acknowledged
     blocked = 0
-    destager.on_destaged = lambda item: released.__setitem__(index[id(item)], env.now)
+    destager.on_destaged = lambda item: released.append((env.now, item[2]))
 
     def source() -> Generator[Any, Any, None]:
         nonlocal blocked
@@ -419,7 +418,13 @@ def run_destager_little(seed: np.random.SeedSequence, n: int) -> tuple[float, fl
     assert destager.batches > 0
     assert blocked > 0, "the buffer should be small enough that some writers wait for space"
     window = interval * len(backlog)  # the grid estimates the mean over [0, window)
-    byte_seconds = sum(size * max(0.0, min(rel, window) - acc) for size, acc, rel in zip(sizes, accepted, released, strict=True))
+
+    def left(t: float) -> float:
+        return window - min(t, window)  # seconds of the window after t
+
+    # The area under the backlog over the window: bytes accepted, minus bytes released, each weighted by the
+    # window time left after it happened (the identity needs no pairing of a release with its acceptance).
+    byte_seconds = sum(size * left(acc) for size, acc in zip(sizes, accepted, strict=True)) - sum(size * left(t) for t, size in released)
     return float(np.mean(backlog)), byte_seconds / window
 
 

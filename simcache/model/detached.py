@@ -48,7 +48,7 @@ class _Detached:
         value = None if event is None else event._value
         while True:
             try:
-                target = self.steps.send(value)
+                target: Any = self.steps.send(value)  # an event or a _Signal: only its SimPy fields are used
             except StopIteration:
                 return
             if target.callbacks is not None:

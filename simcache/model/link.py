@@ -122,7 +122,7 @@ class _Signal:
     def __init__(self, value: Any, callback: Callable[[_Signal], None]):
         self._ok = True
         self._value: Any = value
-        self.callbacks = [callback]
+        self.callbacks: list[Callable[[_Signal], None]] | None = [callback]  # None once processed (SimPy's marker)
 
 
 class FlowNetwork:

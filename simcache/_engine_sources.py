@@ -1,0 +1,56 @@
+"""The engine modules that ``setup.py`` compiles with mypyc, and a digest of their sources.
+
+Standard library only, and no side effects: ``setup.py`` loads this file on
+its own, before any of the package's dependencies are installed. How the
+compiled modules are chosen at import time is in :mod:`simcache._native`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+__all__ = ["ENGINE_MODULES", "ROOT", "copy_package", "source_digest", "source_path"]
+
+# Compiled together, and loaded all compiled or all from source: the compiled modules call each other directly.
+ENGINE_MODULES = (
+    "simcache.engine",
+    "simcache.workload",
+    "simcache.model.array",
+    "simcache.model.cache",
+    "simcache.model.destager",
+    "simcache.model.detached",
+    "simcache.model.host",
+    "simcache.model.link",
+    "simcache.model.meter",
+    "simcache.model.randomness",
+    "simcache.model.tier",
+    "simcache.model.vm",
+)
+
+ROOT = Path(__file__).resolve().parent.parent  # the directory holding the `simcache` package
+
+
+def source_path(module: str, root: Path = ROOT) -> Path:
+    """The ``.py`` file of an engine module under ``root``."""
+    return root.joinpath(*module.split(".")).with_suffix(".py")
+
+
+def source_digest(root: Path = ROOT) -> str:
+    """SHA-256 over the engine modules' names and sources, in :data:`ENGINE_MODULES` order."""
+    digest = hashlib.sha256()
+    for module in ENGINE_MODULES:
+        digest.update(module.encode() + b"\0" + source_path(module, root).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def copy_package(destination: Path, root: Path = ROOT) -> None:
+    """Copy the ``simcache`` package into ``destination``, compiled engine included, so it can run from there.
+
+    The compiled modules need mypyc's shared library of the group, a module
+    that sits beside the package rather than inside it; it is copied along.
+    """
+    shutil.copytree(root / "simcache", destination / "simcache", ignore=shutil.ignore_patterns("__pycache__"))
+    for shared in root.glob("*__mypyc*"):
+        shutil.copy2(shared, destination / shared.name)

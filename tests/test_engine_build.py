@@ -1,0 +1,118 @@
+"""The compiled engine: when it is used, and that it computes exactly what the Python sources compute.
+
+``setup.py`` compiles the modules of ``simcache._engine_sources.ENGINE_MODULES``
+with mypyc; ``simcache._native`` uses them only while the sources match the
+digest recorded at compile time. The comparison tests run the Python sources
+in a subprocess (``SIMCACHE_PURE_PYTHON=1``) and need an install that
+compiled (the README's commands do, given gcc); without one they skip and
+say why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simcache import _native
+from simcache._engine_sources import ENGINE_MODULES, ROOT, copy_package, source_digest, source_path
+
+SCENARIOS = ROOT / "scenarios"
+NOT_COMPILED = f"the engine runs from its Python sources in this install ({_native.ENGINE})"
+
+# Prints, for each scenario file (at 2 s) and for the default scenario at 12 s (past its vMotion at 10 s),
+# a digest of the records, series and totals; then which engine ran.
+FINGERPRINT = """
+import hashlib, json, sys
+from pathlib import Path
+import simcache
+from simcache import _native
+
+def fingerprint(scenario, duration):
+    result = simcache.simulate(scenario, seed=2, duration=duration)
+    text = result.records.to_csv(index=False) + result.series.to_csv(index=False) + json.dumps(result.totals, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+root = Path(sys.argv[1])
+out = {path.stem: fingerprint(simcache.load_scenario(path), 2.0) for path in sorted(root.glob("*.toml"))}
+out["default@12s"] = fingerprint(simcache.load_scenario(root / "default.toml"), 12.0)
+print(json.dumps({"engine": _native.ENGINE, "compiled": _native.COMPILED, "fingerprints": out}))
+"""
+
+
+def run_fingerprint(env_extra: dict[str, str], pythonpath: Path | None = None) -> dict[str, object]:
+    env = {**os.environ, **env_extra}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    done = subprocess.run([sys.executable, "-c", FINGERPRINT, str(SCENARIOS)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+# -- the choice --------------------------------------------------------------------------------------------
+
+
+def test_choice_rules() -> None:
+    modules = len(ENGINE_MODULES)
+    assert _native.choose(False, 0, None, "abc") == _native.EngineChoice(False, _native.choose(False, 0, None, "").reason)
+    as_built = _native.choose(False, modules, "abc", "abc")
+    assert as_built.compiled and as_built.warning is None
+    requested = _native.choose(True, modules, "abc", "abc")
+    assert not requested.compiled and requested.warning is None  # asked for: no warning
+    edited = _native.choose(False, modules, "abc", "abd")
+    assert not edited.compiled and edited.warning is not None and "pip install -e ." in edited.warning
+    unrecorded = _native.choose(False, modules, None, "abc")
+    assert not unrecorded.compiled and unrecorded.warning is not None
+    orphaned = _native.choose(False, modules, "abc", "abc", shared_library=False)
+    assert not orphaned.compiled and orphaned.warning is not None and "__mypyc" in orphaned.warning
+    partial = _native.choose(False, modules - 1, "abc", "abc")
+    assert not partial.compiled and partial.warning is not None and f"{modules - 1} of the {modules}" in partial.warning
+
+
+def test_digest_covers_every_engine_source() -> None:
+    for module in ENGINE_MODULES:
+        assert source_path(module).is_file(), module
+    assert len(source_digest()) == 64
+
+
+def test_engine_modules_loaded_as_chosen() -> None:
+    """Every engine module comes from a compiled file when the engine is compiled, and from its .py file when not."""
+    for module in ENGINE_MODULES:
+        file = Path(sys.modules[module].__file__ or "")
+        assert (file.suffix != ".py") == _native.COMPILED, (module, file, _native.ENGINE)
+
+
+# -- compiled against Python -------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not _native.COMPILED, reason=NOT_COMPILED)
+def test_compiled_engine_is_bit_identical_to_the_sources() -> None:
+    """Every library scenario (2 s) and the default past its vMotion: the same records, series and totals, bit for bit."""
+    compiled = run_fingerprint({})
+    python = run_fingerprint({"SIMCACHE_PURE_PYTHON": "1"})
+    assert compiled["compiled"] is True and python["compiled"] is False, (compiled["engine"], python["engine"])
+    assert compiled["fingerprints"] == python["fingerprints"]
+
+
+@pytest.mark.skipif(not _native.COMPILED, reason=NOT_COMPILED)
+def test_edited_sources_run_instead_of_stale_compiled_modules(tmp_path: Path) -> None:
+    """A copy of the installed package with one engine source edited: the edit takes effect, with a warning."""
+    copy = tmp_path / "site"
+    copy_package(copy)
+    meter = copy / "simcache" / "model" / "meter.py"
+    meter.write_text(meter.read_text() + "\nEDITED = True\n")
+    script = "import simcache.model.meter as m, simcache._native as n; print(m.EDITED, n.COMPILED, m.__file__)"
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    env.pop("SIMCACHE_PURE_PYTHON", None)
+    # From tmp_path: `python -c` puts the working directory first on sys.path, and a checkout's holds its own package.
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    edited, compiled, file = done.stdout.split()
+    assert (edited, compiled) == ("True", "False")
+    assert Path(file) == meter
+    assert "sources changed since they were compiled" in done.stderr
