@@ -11,7 +11,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
-__all__ = ["ENGINE_MODULES", "ROOT", "copy_package", "source_digest", "source_path"]
+__all__ = ["ENGINE_MODULES", "RESULT_MODULES", "ROOT", "copy_package", "source_digest", "source_path"]
 
 # Compiled together, and loaded all compiled or all from source: the compiled modules call each other directly.
 ENGINE_MODULES = (
@@ -31,16 +31,21 @@ ENGINE_MODULES = (
 
 ROOT = Path(__file__).resolve().parent.parent  # the directory holding the `simcache` package
 
+# Everything a sweep row depends on besides its inputs: the engine, and the code that resolves scenarios and
+# turns a run into a row. A results store keys rows by their digest, so a resumed sweep never reuses rows
+# computed by other code (simcache.sweep).
+RESULT_MODULES = (*ENGINE_MODULES, "simcache.scenario", "simcache.units", "simcache.results", "simcache.metrics", "simcache.sweep")
+
 
 def source_path(module: str, root: Path = ROOT) -> Path:
     """The ``.py`` file of an engine module under ``root``."""
     return root.joinpath(*module.split(".")).with_suffix(".py")
 
 
-def source_digest(root: Path = ROOT) -> str:
-    """SHA-256 over the engine modules' names and sources, in :data:`ENGINE_MODULES` order."""
+def source_digest(root: Path = ROOT, modules: tuple[str, ...] = ENGINE_MODULES) -> str:
+    """SHA-256 over the modules' names and sources, in order (by default the engine's)."""
     digest = hashlib.sha256()
-    for module in ENGINE_MODULES:
+    for module in modules:
         digest.update(module.encode() + b"\0" + source_path(module, root).read_bytes() + b"\0")
     return digest.hexdigest()
 

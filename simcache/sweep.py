@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from simcache import __version__
+from simcache._engine_sources import RESULT_MODULES, source_digest
 from simcache.engine import simulate, with_duration
 from simcache.errors import ScenarioError
 from simcache.metrics import ci95_half_width
@@ -53,6 +54,7 @@ from simcache.scenario import Scenario, load_scenario
 
 __all__ = ["SweepProgress", "grid_points", "result_row", "sweep", "sweep_summary"]
 
+CODE_DIGEST = source_digest(modules=RESULT_MODULES)  # of the code that computes rows: part of every store key
 _METRICS = ("count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
 
 
@@ -248,8 +250,9 @@ def _run(
 
 def _task_key(variant: dict[str, Any], seed: int, duration: float | None) -> str:
     """What a row depends on: the resolved scenario (``model_dump(mode="json")``, before the duration is
-    applied), the seed, the duration and the simcache version."""
-    text = json.dumps([variant, seed, duration, __version__], sort_keys=True)
+    applied), the seed, the duration, the simcache version and the code that computes rows
+    (:data:`CODE_DIGEST`)."""
+    text = json.dumps([variant, seed, duration, __version__, CODE_DIGEST], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

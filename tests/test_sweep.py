@@ -253,3 +253,16 @@ def test_numpy_seeds_resume_from_the_store_like_plain_ones(tmp_path: Path) -> No
     pd.testing.assert_frame_equal(first, again)
     with closing(sqlite3.connect(store)) as db:
         assert db.execute("SELECT COUNT(*) FROM rows").fetchone()[0] == 2
+
+
+def test_rows_computed_by_other_code_are_not_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store keys rows by the digest of the code that computes them: after a change, a rerun recomputes."""
+    store = tmp_path / "code.sqlite"
+    grid = {"cluster.peer_link": ["10GbE"]}
+    states: list[SweepProgress] = []
+    sweep("default", grid, seeds=[1], duration=1.0, workers=1, store=store)
+    monkeypatch.setattr(sys.modules["simcache.sweep"], "CODE_DIGEST", "edited")  # `simcache.sweep` is the function
+    sweep("default", grid, seeds=[1], duration=1.0, workers=1, store=store, progress=states.append)
+    assert states[-1].skipped == 0, "a row from other code was reused"
+    with closing(sqlite3.connect(store)) as db:
+        assert db.execute("SELECT COUNT(*) FROM rows").fetchone()[0] == 2
