@@ -107,9 +107,8 @@ def test_failed_host_stops_and_its_peers_replicate_elsewhere(runs: dict[str, sim
     assert (result.series.loc[later, f"util.{FAILED}.peer.rx"] == 0).all()
 
 
-def test_unfinished_ios_are_counted(runs: dict[str, simcache.Result]) -> None:
+def test_unfinished_ios_are_counted() -> None:
     """I/Os still in flight at the end are not records, but their number is reported."""
-    assert runs["WB+1"].totals["ios_unfinished_at_end"] >= 0
     overloaded = simcache.simulate(
         simcache.load_scenario(SCENARIOS / "redundancy_multiplier_1gbe.toml").with_overrides(
             {"cluster.peer_fabric": "shared", "events": [], "groups.writers.policy": "WB+2"}
