@@ -198,6 +198,7 @@ from simcache.model.link import framed_bytes
 from simcache.model.vm import ACK_BYTES
 from simcache.results import _strict
 from simcache.scenario import DutyCycle, HostFailure, LinkSpec, Scenario, VMotion, load_scenario
+from simcache.units import parse_size
 from simcache.workload import BLOCK, DutyClock
 
 if TYPE_CHECKING:
@@ -217,6 +218,7 @@ _LOOSE = 1e-2  # queue change (relative) at which a fixed point checks its desta
 _SETTLED = 0.01  # destage rates within this (relative) of the ones solved with are settled
 _HIT_SETTLED = 1e-3  # hit ratios within this of the ones solved with are settled
 _TINY = 1e-300  # divides by it stand for "0 if the numerator is 0"
+_ONE = np.ones(1)  # the rate multiplier of open ops, after the closed chains' throughputs
 _UNLIMITED = 1 << 40  # periods: as many as there are
 _OVERLOAD_FLOOR = 0.02  # 1 - utilization used for the steady-state part of an overloaded station
 _SUMMARY_COLUMNS = ["group", "op", "count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms"]
@@ -282,6 +284,19 @@ def mva_closed(demands: list[float], think: float, customers: int) -> tuple[floa
     return throughput, response, queues
 
 
+def _mva_two(first: float, second: float, think: float, customers: int) -> float:
+    """The throughput (per s) of :func:`mva_closed` with two stations, without lists (the same arithmetic)."""
+    one = two = 0.0
+    throughput = 0.0
+    for population in range(1, customers + 1):
+        r1 = first * (1.0 + one)
+        r2 = second * (1.0 + two)
+        throughput = population / (think + (r1 + r2))
+        one = throughput * r1
+        two = throughput * r2
+    return throughput
+
+
 def _expected_max_normal(count: float) -> float:
     """E[max of ``count`` independent standard normals] (Blom-type approximation; 0 for one)."""
     if count <= 1.0:
@@ -332,7 +347,7 @@ class _Mix:
     """A group's I/O size mix: moments and transfer times (s at line rate) of the framed sizes."""
 
     def __init__(self, workload: Any, peer: LinkSpec, storage: LinkSpec):
-        sizes, probabilities = workload.size_mix
+        sizes, probabilities = _size_mix(workload.sizes)
         pairs = list(zip(sizes, probabilities, strict=True))
         self.pairs = pairs
         self.size = sum(p * s for s, p in pairs)
@@ -346,6 +361,23 @@ class _Mix:
         self.storage_seconds = seconds(storage)
         self.peer_seconds = seconds(peer)
         self.peer_compressed_seconds = seconds(peer, 1.0 - workload.compressibility)
+
+
+_SIZE_BYTES: dict[Any, int] = {}  # parse_size of the size labels met so far ("8KiB": 8192)
+
+
+def _size_mix(sizes: dict[Any, float]) -> tuple[list[int], list[float]]:
+    """:attr:`Workload.size_mix` of a workload's ``sizes``, each label parsed once per process."""
+    total = sum(sizes.values())
+    parsed = []
+    for label in sizes:
+        nbytes = _SIZE_BYTES.get(label)
+        if nbytes is None:
+            nbytes = parse_size(label)
+            if len(_SIZE_BYTES) < 4096:
+                _SIZE_BYTES[label] = nbytes
+        parsed.append(nbytes)
+    return parsed, [w / total for w in sizes.values()]
 
 
 @dataclass
@@ -546,7 +578,7 @@ class _Compiled:
         for g, group in enumerate(scenario.groups):
             w = group.workload
             closed = w.mode == "closed"
-            rate = 0.0 if closed else (w.iops if w.iops is not None else w.throughput / self.mixes[g].size)
+            rate = 0.0 if closed else (w.iops if w.iops is not None else cast(float, w.throughput) / self.mixes[g].size)
             for h in scenario.group_hosts(group):
                 chains.append(
                     _Chain(
@@ -927,17 +959,22 @@ class _Compiled:
         """The run cut into intervals over which the same groups are on: cuts where no group switches are
         dropped; a vMotion start always begins an interval."""
         starts = {e.at for e in self.vmotions}
-        cycled = [g for g, clock in enumerate(self.clocks) if clock.duty is not None and clock.duty.shape == "onoff"]
-        always = frozenset(g for g in range(len(self.clocks)) if g not in cycled)
-        intervals: list[_Interval] = []
+        cycled = []  # (group, on, off, phase) of the on/off duty cycles
+        for g, clock in enumerate(self.clocks):
+            duty = clock.duty
+            if duty is not None and duty.shape == "onoff":
+                assert duty.on is not None and duty.off is not None
+                cycled.append((g, duty.on, duty.off, duty.phase))
+        always = frozenset(range(len(self.clocks))) - {g for g, *_ in cycled}
+        bounds: list[tuple[float, float, frozenset[int]]] = []
         for start, end in itertools.pairwise(self.cuts):
             middle = (start + end) / 2.0
-            groups = always | frozenset(g for g in cycled if self.clocks[g].is_on(middle))
-            if intervals and intervals[-1].groups == groups and start not in starts:
-                intervals[-1] = _Interval(intervals[-1].start, end, groups)
+            groups = always | frozenset(g for g, on, off, phase in cycled if _is_on(on, off, phase, middle))
+            if bounds and bounds[-1][2] == groups and start not in starts:
+                bounds[-1] = (bounds[-1][0], end, groups)
             else:
-                intervals.append(_Interval(start, end, groups))
-        return intervals
+                bounds.append((start, end, groups))
+        return [_Interval(*bound) for bound in bounds]
 
     def _period(self) -> tuple[float, int, list[int]]:
         """The duty cycles' common period (s, 0 if they have none), the intervals in one period, and per
@@ -965,6 +1002,17 @@ class _Compiled:
             )
             repeats[i] = repeats[i + 1] + 1 if same else 0
         return period, count, repeats[:-1]
+
+
+def _is_on(on: float, off: float, phase: float, now: float) -> bool:
+    """Whether an on/off duty cycle is on at ``now``: :meth:`DutyClock.is_on` with the same arithmetic."""
+    cycle = on + off
+    index = math.floor((now + phase) / cycle)
+    while True:
+        start = index * cycle - phase
+        if start + on - now > 1e-9 * on:
+            return max(start, now) == now
+        index += 1
 
 
 def _popularity_bins(access: str, theta: float, blocks: int) -> list[tuple[float, float]]:
@@ -1031,8 +1079,10 @@ class _ReadCache:
         self.mass = np.array([b[4] for b in bins], dtype=np.float64)
         self.spans = np.array([b[5] for b in bins], dtype=np.float64)
         self.reads = np.array([c.chains[b[1]].read_fraction > 0 for b in bins], dtype=bool)
+        self.weighted_mass = self.weights * self.mass  # Gauss-Legendre weight x bin mass
         # A host evicts only if its chains' lines do not all fit.
         self.evicting = _sums(self.host, self.lines, c.hosts) > self.capacity
+        self.any_evicting = bool(self.evicting.any())
 
     def hit_ratios(self, rates: dict[int, float]) -> list[float]:
         """Hit probability of each chain's reads, averaged over the window (Gauss-Legendre, 3 points).
@@ -1049,7 +1099,7 @@ class _ReadCache:
         line_rates = chain_rates[self.chain] * self.rate_per_io
         horizon = np.minimum(self.times, self._che_times(line_rates)[self.host])
         present = 1.0 - np.exp(-line_rates * horizon)
-        weight = (self.weights * self.mass * present**self.spans).sum(axis=0)
+        weight = np.add.reduce(self.weighted_mass * present**self.spans, axis=0)
         hits = _sums(self.chain[self.reads], weight[self.reads], self.chains)
         return hits.tolist()  # type: ignore[no-any-return]
 
@@ -1062,6 +1112,8 @@ class _ReadCache:
         """
         hosts = self.hosts
         times = np.full(hosts, math.inf)
+        if not self.any_evicting:
+            return times
         reachable = _sums(self.host, self.lines * (line_rates > 0), hosts) > self.capacity
         filling = self.evicting & reachable
         if not filling.any():
@@ -1094,14 +1146,17 @@ class _Rows:
     _COMMON = 8  # columns of _columns() shared by every kind of step
 
     def __init__(self, table: _Floats):
-        self.rate = table[:, 0].astype(np.intp)
-        self.slot = table[:, 1].astype(np.intp)
-        self.chain = table[:, 2].astype(np.intp)
-        self.local = table[:, 3].astype(np.intp)
-        self.plain = table[:, 4].copy()
-        self.switched = table[:, 5].copy()
-        self.switch = table[:, 6].astype(np.intp)
-        self.host = table[:, 7].astype(np.intp)
+        columns = table.T.copy()  # one contiguous row per column
+        self.columns = columns
+        indices = columns[[0, 1, 2, 3, 6, 7]].astype(np.intp)
+        self.rate: _Indices = indices[0]
+        self.slot: _Indices = indices[1]
+        self.chain: _Indices = indices[2]
+        self.local: _Indices = indices[3]
+        self.switch: _Indices = indices[4]
+        self.host: _Indices = indices[5]
+        self.plain: _Floats = columns[4]
+        self.switched: _Floats = columns[5]
 
     @staticmethod
     def _columns(row: _Row) -> tuple[float, ...]:
@@ -1122,11 +1177,12 @@ class _FcfsRows(_Rows):
 
     def __init__(self, table: _Floats, stations: int):
         super().__init__(table)
-        self.station = table[:, 8].astype(np.intp)
-        self.scv = table[:, 9].copy()
-        self.share = table[:, 10].copy()
-        self.spread = table[:, 11].copy()
-        self.timed = table[:, 12].copy()
+        columns = self.columns
+        self.station = columns[8].astype(np.intp)
+        self.scv: _Floats = columns[9]
+        self.share: _Floats = columns[10]
+        self.spread: _Floats = columns[11]
+        self.timed: _Floats = columns[12]
         self.cell = self.chain * stations + self.station  # (closed chain, station) in a flattened chain x station array
 
     @classmethod
@@ -1155,12 +1211,22 @@ class _FlowRows(_Rows):
 
     def __init__(self, table: _Floats, stations: int):
         super().__init__(table)
-        self.ports = table[:, 8 : 8 + _MAX_PORTS].astype(np.intp)
-        self.siblings = table[:, 8 + _MAX_PORTS : 8 + 2 * _MAX_PORTS].copy()
+        columns = self.columns
+        # Port by port (one row per port column): each column a contiguous array.
+        self.ports_t = columns[8 : 8 + _MAX_PORTS].astype(np.intp)
+        self.siblings_t = columns[8 + _MAX_PORTS : 8 + 2 * _MAX_PORTS]
+        self.ports = self.ports_t.T
         real = np.arange(_MAX_PORTS) < table[:, -1:]
         self.port_row = np.nonzero(real)[0]
         self.port_station = self.ports[real]
-        self.cells = self.chain[:, None] * stations + self.ports  # (closed chain, port) as in _FcfsRows.cell
+        self.cells_t = self.chain * stations + self.ports_t  # (closed chain, port) as in _FcfsRows.cell
+        self.empty = not len(table)  # no flows: a step skips their arithmetic
+        self.no_time = np.zeros(0)  # their times when there are none
+
+    def slowest(self, slowdown: _Floats) -> _Floats:
+        """Per row, the largest of ``slowdown`` (per station) plus the siblings over its ports."""
+        ports = slowdown[self.ports_t] + self.siblings_t
+        return cast(_Floats, np.maximum(np.maximum(ports[0], ports[1]), ports[2]))
 
     @classmethod
     def row(cls, row: _Row) -> tuple[float, ...]:
@@ -1182,6 +1248,18 @@ class _Row:
     step: _Step
     rate: int
     slot: int
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """A template table moved to one chain (or a host's destager): see :meth:`_Network._replicate`."""
+
+    table: _Floats
+    host: int
+    rate_shift: int  # added to the template's rate indices
+    first_op: int  # the copy's first op: its leg slots start at first_op * width
+    first_closed: int  # the same among the closed ops; -1 for an open group's copy
+    chain_slot: int  # a closed copy's chain among the closed chains
 
 
 @dataclass(frozen=True)
@@ -1241,7 +1319,7 @@ class _Network:
         closed_chains = [i for i, ch in enumerate(c.chains) if ch.closed]
         self.closed_chains = closed_chains
         closed_slot = {chain: slot for slot, chain in enumerate(closed_chains)}
-        tables: list[_Floats] = []
+        copies: list[_Copy] = []
         op_info: list[tuple[int, _Op]] = []  # (chain, template op) per op, in op order
         first_op = 0
         first_closed = 0
@@ -1250,7 +1328,12 @@ class _Network:
                 continue
             closed = c.chains[chains[0]].closed
             table = _Rows.table(self._template(c, ops, closed), _UNIFIED)
-            tables.append(self._replicate(c, table, chains, first_op, len(ops), first_closed if closed else -1, closed_slot))
+            for n, chain in enumerate(chains):
+                shift = n * len(ops)
+                closed_base = first_closed + shift if closed else -1
+                copies.append(
+                    _Copy(table, c.chains[chain].host, first_op + shift, first_op + shift, closed_base, closed_slot.get(chain, 0))
+                )
             op_info += [(chain, op) for chain in chains for op in ops]
             first_op += len(ops) * len(chains)
             if closed:
@@ -1260,8 +1343,9 @@ class _Network:
         destage_flow = _Step(_FLOW, ports=(_STORAGE_TX, c.shared + _ARRAY_RX), service=1.0)
         destage = [_unified(_FcfsRows.row(_Row(step, count, -1), c.spindles), _OPEN_FCFS) for step in destage_steps]
         destage.append(_unified(_FlowRows.row(_Row(destage_flow, count, -1)), _OPEN_FLOWS))
-        tables.append(self._replicate(c, _Rows.table(destage, _UNIFIED), None, count, 1, -1, closed_slot))
-        merged = np.concatenate(tables)
+        destage_table = _Rows.table(destage, _UNIFIED)
+        copies += [_Copy(destage_table, h, h, count, -1, 0) for h in range(hosts)]
+        merged = self._replicate(c, copies)
         kind = merged[:, -1]
         parts = [merged[kind == code] for code in range(_DELAYS + 1)]
         # The destagers' rows are the last of the open FCFS rows and flows, host by host.
@@ -1277,6 +1361,7 @@ class _Network:
         self.op_chain_slot = np.array([closed_slot.get(chain, len(closed_chains)) for chain, _ in op_info], dtype=np.intp)
         self.op_closed = np.array([c.chains[chain].closed for chain, _ in op_info], dtype=bool)
         self.closed_ops = np.flatnonzero(self.op_closed)
+        self.op_open = (~self.op_closed).astype(np.float64)  # 1 for an open op
         self.op_of_chain = (self.op_chain_slot[:, None] == np.arange(len(closed_chains))).astype(np.float64)  # op x closed chain
         self.closed_ports = {int(p) for p in self.closed_flows.port_station}
         self._op_arrays(c, op_info)
@@ -1323,47 +1408,34 @@ class _Network:
                 rows.append(_unified(_FcfsRows.row(_Row(step, o, -1), c.spindles), _OPEN_FCFS))
         return rows
 
-    def _replicate(
-        self,
-        c: _Compiled,
-        table: _Floats,
-        chains: list[int] | None,
-        first_op: int,
-        ops: int,
-        first_closed: int,
-        closed_slot: dict[int, int],
-    ) -> _Floats:
-        """A template table (:meth:`_template`) for each chain of ``chains`` in turn, or with ``chains`` None for
-        each host (the destagers): rates renumbered from ``first_op`` (``ops`` per copy), stations and switch
-        hosts moved to the copy's host, and for a closed group (``first_closed`` >= 0) each chain's slot and its
-        ops' leg slots among the closed ops (numbered from ``first_closed``)."""
+    def _replicate(self, c: _Compiled, copies: list[_Copy]) -> _Floats:
+        """The template tables (:meth:`_template`) of ``copies`` one after the other, each moved to its copy:
+        rates renumbered by ``rate_shift``, leg slots by ``first_op``, stations and switch hosts moved to the
+        copy's host, and for a closed group (``first_closed`` >= 0) the chain's slot and its ops' leg slots
+        among the closed ops (numbered from ``first_closed``)."""
         hosts = c.hosts
-        if chains is None:
-            host = np.arange(hosts, dtype=np.float64)
-            chain_slot = np.zeros(hosts)
-        else:
-            host = np.array([c.chains[i].host for i in chains], dtype=np.float64)
-            chain_slot = np.array([closed_slot.get(i, 0) for i in chains], dtype=np.float64)
-        copies = len(host)
-        n = len(table)
-        out = np.tile(table, (copies, 1))
-        shift = np.repeat(np.arange(copies, dtype=np.float64) * ops, n)  # op renumbering, copy by copy
-        per_row = np.repeat(host, n)
+        out = np.concatenate([copy.table for copy in copies])
+        sizes = [len(copy.table) for copy in copies]
+        per_copy = np.array(
+            [(copy.host, copy.rate_shift, copy.first_op, copy.first_closed, copy.chain_slot) for copy in copies], dtype=np.float64
+        ).reshape(len(copies), 5)
+        per_row = np.repeat(per_copy, sizes, axis=0)
+        host, rate_shift, first_op, first_closed, chain_slot = per_row.T
         template_slot = out[:, 1].copy()
         on_path = template_slot >= 0
-        if first_closed >= 0:
-            out[:, 3] = np.where(on_path, template_slot + (first_closed + shift) * self.width, 0.0)
-            out[:, 2] = np.repeat(chain_slot, n)
-        out[:, 1] = np.where(on_path, template_slot + (first_op + shift) * self.width, self.dump)
-        out[:, 0] += first_op + shift if chains is not None else per_row
+        closed = first_closed >= 0
+        out[:, 3] = np.where(on_path & closed, template_slot + first_closed * self.width, np.where(closed, 0.0, out[:, 3]))
+        out[:, 2] = np.where(closed, chain_slot, out[:, 2])
+        out[:, 1] = np.where(on_path, template_slot + first_op * self.width, self.dump)
+        out[:, 0] += rate_shift
         # Switch hosts move to the copy's host; a compression lane keeps its port (see _Compiled.lane).
-        out[:, 7] = (out[:, 7] % hosts + per_row) % hosts + out[:, 7] // hosts * hosts
+        out[:, 7] = (out[:, 7] % hosts + host) % hosts + out[:, 7] // hosts * hosts
         # Stations: the FCFS rows' one, the flows' ports (three columns); delays have none.
         kind = out[:, -1:]
         stations = out[:, 8:11]
         is_station = (kind < _DELAYS) & ((np.arange(3) == 0) | (kind >= _OPEN_FLOWS))
         per_host = c.per_host
-        moved = ((stations // per_host + per_row[:, None]) % hosts) * per_host + stations % per_host
+        moved = ((stations // per_host + host[:, None]) % hosts) * per_host + stations % per_host
         out[:, 8:11] = np.where(is_station & (stations < c.shared), moved, stations)
         return out
 
@@ -1498,6 +1570,9 @@ class _Network:
 
     def _station_arrays(self, c: _Compiled) -> None:
         servers = np.array(c.servers, dtype=np.float64)
+        self.tiny = np.full(len(servers), _TINY)  # array operands: a ufunc converts a Python float at every call
+        self.ones = np.ones(len(servers))
+        self.chain_tiny = np.full(len(self.closed_chains), _TINY)
         self.per_server = 1.0 / servers
         self.fcfs_per_server = np.where(c.is_port, 0.0, 1.0) / servers  # 0 at ports: they have no FCFS wait
         self.half_per_server = 0.5 / servers
@@ -1567,6 +1642,11 @@ class _StateKey:
     drain: tuple[float, ...]  # per host: drain rate of a full buffer's admission server (bytes/s)
 
 
+def _same_but_vmotions(one: _StateKey, other: _StateKey) -> bool:
+    """Whether two state keys differ at most by their running vMotion pairs."""
+    return (one.groups, one.gc, one.buffer, one.compress, one.drain) == (other.groups, other.gc, other.buffer, other.compress, other.drain)
+
+
 @dataclass
 class _StateResult:
     rates: _Floats  # per op of the network: I/Os per s (0 for ops that are off)
@@ -1626,7 +1706,7 @@ class _Solver:
         self.exact = len(self.active) == 1 and self.population[self.active[0]] <= _EXACT_MVA_LIMIT
         own_share = np.divide(1.0, self.population, out=np.zeros(chains), where=self.population > 0)  # Schweitzer: 1 / N
         self.own_rows = own_share[net.closed_fcfs.chain]
-        self.own_flows = own_share[net.closed_flows.chain][:, None]
+        self.own_flows = own_share[net.closed_flows.chain]
         services = net.services(key)
         rows = net.open_fcfs
         self.open_service = services.open_fcfs.copy()  # copies: the destage rows change with the destage load
@@ -1689,15 +1769,20 @@ class _Solver:
         hosts = c.hosts
         flat = _sums(net.destage_load_cells, np.concatenate(weights), 5 * net.stations * hosts)
         self.destage_loads = flat.reshape(5 * net.stations, hosts)
-        self._rates_changed()
+        self._open_rates_changed()
 
     def _rates_changed(self) -> None:
-        """Station loads and open flow rates after the op probabilities or the destage load changed."""
+        """Station loads and open flow rates after the op probabilities changed."""
         net = self.net
-        open_rates = self.op_scale * ~net.op_closed
-        self.open_loads = self.op_loads @ open_rates + self.destage_loads @ self.batches
-        self.closed_loads = self.op_loads @ (net.op_of_chain * self.op_scale[:, None])
-        rates = np.concatenate((open_rates, self.batches))
+        self.open_rates = self.op_scale * net.op_open
+        self.closed_loads = self.op_loads.dot(net.op_of_chain * self.op_scale[:, None])
+        self._open_rates_changed()
+
+    def _open_rates_changed(self) -> None:
+        """The open station loads and open flow rates after the open op rates or the destage load changed."""
+        net = self.net
+        self.open_loads = self.op_loads.dot(self.open_rates) + self.destage_loads.dot(self.batches)
+        rates = np.concatenate((self.open_rates, self.batches))
         flows = net.open_flows
         self.open_port_rates = rates[flows.rate[flows.port_row]]
 
@@ -1789,8 +1874,8 @@ class _Solver:
         """Bytes/s each host's flushers move at these closed throughputs: their drain capacity with a backlog,
         else what the VMs write (at most that capacity)."""
         c = self.c
-        chain_rates = np.append(throughput, 1.0)
-        write_back = (self.net.host_flows[: c.hosts] @ (self.op_scale * chain_rates[self.net.op_chain_slot])).tolist()
+        chain_rates = np.concatenate((throughput, _ONE))
+        write_back = (self.net.host_flows[: c.hosts].dot(self.op_scale * chain_rates[self.net.op_chain_slot])).tolist()
         return [_flusher_rate(self.key.buffer[h], write_back[h], drain[h]) if c.destaging_hosts[h] else 0.0 for h in range(c.hosts)]
 
     def _destage_moved(self, sweep: _Sweep) -> bool:
@@ -1846,39 +1931,36 @@ class _Solver:
         """
         net = self.net
         count = net.stations
-        loads = self.open_loads + self.closed_loads @ throughput
+        loads = self.open_loads + self.closed_loads.dot(throughput)
         busy = loads[:count]
         utilization = busy * net.per_server
         open_utilization = loads[3 * count : 4 * count] * net.per_server
-        if self.active and utilization.max() > 1.0:
-            # MVA with non-exponential residuals can admit more than a station serves: hold the closed chains
-            # to the busiest station's capacity (what the open traffic leaves of it).
-            over = (utilization > 1.0) & (utilization > open_utilization)
-            if over.any():
-                room = (1.0 - np.minimum(open_utilization[over], 1.0)) / (utilization[over] - open_utilization[over])
-                scale = float(room.min())
-                if scale < 1.0:
-                    throughput = throughput * scale
-                    loads = self.open_loads + self.closed_loads @ throughput
-                    busy = loads[:count]
-                    utilization = busy * net.per_server
+        if self.active and np.maximum.reduce(utilization) > 1.0:
+            throughput, loads, busy, utilization = self._hold_to_capacity(throughput, loads, utilization, open_utilization)
         # FCFS wait (s) of a customer that finds `waiting` customers ahead: (S waiting + P_wait R) / c, with
         # S the mean service, R = E[S^2] / 2 E[S] the residual and P_wait Sakasegawa's (waiting_probability).
-        per_waiting = busy / np.maximum(loads[count : 2 * count], _TINY) * net.fcfs_per_server
+        tiny = net.tiny
+        per_waiting = busy / np.maximum(loads[count : 2 * count], tiny) * net.fcfs_per_server
         fixed = (
-            np.minimum(utilization, 1.0) ** net.exponent * (loads[2 * count : 3 * count] / np.maximum(busy, _TINY)) * net.half_per_server
+            np.minimum(utilization, net.ones) ** net.exponent
+            * (loads[2 * count : 3 * count] / np.maximum(busy, tiny))
+            * net.half_per_server
         )
         # Open arrivals see the closed queues time-averaged (PASTA) and queue behind each other. An overloaded
         # station never reaches a steady state: its queue is the fluid one the timeline adds.
         free = 1.0 / (1.0 - open_utilization * (open_utilization < 1.0 - _OVERLOAD_FLOOR))
         open_wait = (per_waiting * queue + fixed) * free
-        open_slowdown = (1.0 + queue + self.permanent) * free
         flows = net.open_flows
-        open_flow_time = self.open_flow_service * _row_max(open_slowdown[flows.ports] + flows.siblings)
-        # Little's law: open customers waiting at FCFS stations, and present at ports.
-        open_queue = open_wait * loads[4 * count :] + _sums(
-            flows.port_station, self.open_port_rates * open_flow_time[flows.port_row], count
-        )
+        if flows.empty:
+            open_flow_time = flows.no_time
+            open_queue = open_wait * loads[4 * count :]
+        else:
+            open_slowdown = (1.0 + queue + self.permanent) * free
+            open_flow_time = self.open_flow_service * flows.slowest(open_slowdown)
+            # Little's law: open customers waiting at FCFS stations, and present at ports.
+            open_queue = open_wait * loads[4 * count :] + np.bincount(
+                flows.port_station, self.open_port_rates * open_flow_time[flows.port_row], count
+            )
         if self.active:
             new_throughput, new_chain_queue, closed_wait, closed_time, closed_flow_time = self._closed_step(
                 queue, chain_queue, open_queue, per_waiting, fixed, exact
@@ -1889,7 +1971,7 @@ class _Solver:
             closed_wait, closed_time, closed_flow_time = self.no_closed
         return _Sweep(
             new_throughput,
-            new_chain_queue.sum(axis=0),
+            np.add.reduce(new_chain_queue, axis=0),
             new_chain_queue,
             utilization,
             open_utilization,
@@ -1901,6 +1983,26 @@ class _Solver:
             closed_time,
             closed_flow_time,
         )
+
+    def _hold_to_capacity(
+        self, throughput: _Floats, loads: _Floats, utilization: _Floats, open_utilization: _Floats
+    ) -> tuple[_Floats, _Floats, _Floats, _Floats]:
+        """MVA with non-exponential residuals can admit more than a station serves: hold the closed chains to
+        the busiest station's capacity (what the open traffic leaves of it). Returns (throughput, loads, busy,
+        utilization), changed only if a station is over capacity because of the closed chains."""
+        net = self.net
+        count = net.stations
+        busy = loads[:count]
+        over = (utilization > 1.0) & (utilization > open_utilization)
+        if over.any():
+            room = (1.0 - np.minimum(open_utilization[over], 1.0)) / (utilization[over] - open_utilization[over])
+            scale = float(room.min())
+            if scale < 1.0:
+                throughput = throughput * scale
+                loads = self.open_loads + self.closed_loads.dot(throughput)
+                busy = loads[:count]
+                utilization = busy * net.per_server
+        return throughput, loads, busy, utilization
 
     def _closed_step(
         self, queue: _Floats, chain_queue: _Floats, open_queue: _Floats, per_waiting: _Floats, fixed: _Floats, exact: _Floats | None
@@ -1924,23 +2026,27 @@ class _Solver:
         closed_wait = per_waiting[at] * waiting + fixed[at]
         closed_time = self.closed_base + closed_wait + rows.spread * np.sqrt(self.closed_svar + closed_wait * closed_wait)
         flows_c = net.closed_flows
-        slowdown = (1.0 + seen + self.permanent)[flows_c.ports] + flows_c.siblings
-        if exact is None:
-            slowdown -= flat[flows_c.cells] * self.own_flows
-        closed_flow_time = self.closed_flow_service * _row_max(slowdown)
+        if flows_c.empty:
+            closed_flow_time = flows_c.no_time
+            times = closed_time
+        else:
+            slowdown = (1.0 + seen + self.permanent)[flows_c.ports_t] + flows_c.siblings_t
+            if exact is None:
+                slowdown -= flat[flows_c.cells_t] * self.own_flows
+            closed_flow_time = self.closed_flow_service * np.maximum(np.maximum(slowdown[0], slowdown[1]), slowdown[2])
+            times = np.concatenate((closed_time, closed_flow_time))
         # Each closed op waits for its slowest leg, then its steps after the join.
-        times = np.concatenate((closed_time, closed_flow_time))
-        legs = self.closed_delays + _sums(net.closed_local_slots, times, self.closed_delays.size).reshape(self.closed_delays.shape)
-        response = (legs[:, :-1] + net.closed_missing).max(axis=1) + legs[:, -1]
+        legs = self.closed_delays + np.bincount(net.closed_local_slots, times, self.closed_delays.size).reshape(self.closed_delays.shape)
+        response = np.maximum.reduce(legs[:, :-1] + net.closed_missing, axis=1) + legs[:, -1]
         population = self.population if exact is None else exact
-        cycle = _sums(net.closed_op_chain, self.closed_probability * response, len(population))
-        new_throughput = population / np.maximum(net.think + cycle, _TINY)
+        cycle = np.bincount(net.closed_op_chain, self.closed_probability * response, len(population))
+        new_throughput = population / np.maximum(net.think + cycle, net.chain_tiny)
         # Little's law on every leg of the closed ops.
         op_rate = new_throughput[net.closed_op_chain] * self.closed_probability
-        weights = np.concatenate(
-            ((op_rate[net.closed_row_op] * rows.share) * closed_wait, (op_rate[net.closed_flow_op] * closed_flow_time)[flows_c.port_row])
-        )
-        new_chain_queue = _sums(net.closed_cells, weights, flat.size).reshape(chain_queue.shape)
+        weights = (op_rate[net.closed_row_op] * rows.share) * closed_wait
+        if not flows_c.empty:
+            weights = np.concatenate((weights, (op_rate[net.closed_flow_op] * closed_flow_time)[flows_c.port_row]))
+        new_chain_queue = cast(_Floats, np.bincount(net.closed_cells, weights, flat.size).reshape(chain_queue.shape))
         return new_throughput, new_chain_queue, closed_wait, closed_time, closed_flow_time
 
     def _responses(self, sweep: _Sweep) -> tuple[_Floats, _Floats]:
@@ -1977,9 +2083,9 @@ class _Solver:
         vmotion_rate = c.vmotion_rates(self.key.vmotions, sweep.utilization)
         for v in self.key.vmotions:
             reported[c.vmotion_ports(v)] = 1.0  # the ports carrying its streams run at 100% while they last
-        rates = self.op_scale * np.append(sweep.throughput, 1.0)[net.op_chain_slot]
+        rates = self.op_scale * np.concatenate((sweep.throughput, _ONE))[net.op_chain_slot]
         response, variance = self._responses(sweep)
-        per_host = (net.host_flows @ rates).tolist()
+        per_host = net.host_flows.dot(rates).tolist()
         overload = np.maximum(sweep.open_utilization - 1.0, 0.0)
         return _StateResult(
             rates,
@@ -2046,21 +2152,33 @@ class _Solver:
         array_util = utilization[c.shared + _ARRAY]
         array_rx = utilization[c.shared + _ARRAY_RX]
         drains = []
+        known: dict[tuple[Any, ...], float] = {}  # alike hosts (same write mix, load and port) drain alike
         for host in range(c.hosts):
             if not c.destaging_hosts[host]:
                 drains.append(math.inf)
                 continue
-            full = c.full_batch(host)
             own = self.destage_rates[host]
-            array_left = 1.0 - max(0.0, array_util - own * self._array_per_byte(host, own))
-            own_wire = own * full.wire / full.size
-            port_left = min(1.0 - utilization[host * c.per_host + _STORAGE_TX] + own_wire, 1.0 - array_rx + own_wire)
-            array_demand = 0.0 if c.cache_ack is not None else full.spindle_demand / max(array_left, _OVERLOAD_FLOOR)
-            wire = full.wire / max(port_left, _OVERLOAD_FLOOR)
-            batches = mva_closed([wire, array_demand], full.delays, c.destager.concurrency)[0]
-            limit = max(array_left, 0.0) / full.array_per_byte if c.cache_ack is not None else math.inf
-            drains.append(max(min(batches * full.size, limit), 1.0))
+            port = utilization[host * c.per_host + _STORAGE_TX]
+            inputs = (c._batch_mix[host], own, port, self.key.buffer[host] != _KEEPING_UP)
+            drain = known.get(inputs)
+            if drain is None:
+                drain = known[inputs] = self._drain(host, own, array_util, array_rx, port)
+            drains.append(drain)
         return drains
+
+    def _drain(self, host: int, own: float, array_util: float, array_rx: float, port: float) -> float:
+        """One host's drain capacity (bytes/s, see :meth:`_drains`) with its flushers moving ``own`` bytes/s, at
+        these utilizations of the array, the array's receiving port and the host's storage sending port."""
+        c = self.c
+        full = c.full_batch(host)
+        array_left = 1.0 - max(0.0, array_util - own * self._array_per_byte(host, own))
+        own_wire = own * full.wire / full.size
+        port_left = min(1.0 - port + own_wire, 1.0 - array_rx + own_wire)
+        array_demand = 0.0 if c.cache_ack is not None else full.spindle_demand / max(array_left, _OVERLOAD_FLOOR)
+        wire = full.wire / max(port_left, _OVERLOAD_FLOOR)
+        batches = _mva_two(wire, array_demand, full.delays, c.destager.concurrency)
+        limit = max(array_left, 0.0) / full.array_per_byte if c.cache_ack is not None else math.inf
+        return max(min(batches * full.size, limit), 1.0)
 
     def _array_per_byte(self, host: int, byte_rate: float) -> float:
         """Spindle-seconds per byte, per spindle, of the host's destage batches at ``byte_rate`` bytes/s."""
@@ -2081,11 +2199,6 @@ def _flusher_rate(mode: int, write_back: float, drain: float) -> float:
 def _sums(index: _Indices, weights: _Floats, length: int) -> _Floats:
     """``np.bincount`` with weights, as floats also when there is nothing to count."""
     return cast(_Floats, np.bincount(index, weights, minlength=length).astype(np.float64, copy=False))
-
-
-def _row_max(ports: _Floats) -> _Floats:
-    """The largest of each row's three port columns (faster than ``max(axis=1)`` on narrow arrays)."""
-    return np.maximum(np.maximum(ports[:, 0], ports[:, 1]), ports[:, 2])
 
 
 def _aitken(first: _Floats, second: _Floats, third: _Floats) -> _Floats:
@@ -2136,7 +2249,7 @@ class _Timeline:
                 twin = copy.copy(other)
                 twin.key = key
                 return twin, other.result
-            if other_key == dataclasses.replace(key, vmotions=other_key.vmotions):
+            if _same_but_vmotions(other_key, key):
                 moved = key.vmotions ^ other_key.vmotions
                 if not any(set(self.c.vmotion_ports(v)) & closed_ports for v in moved):
                     return other.with_vmotions(key)
