@@ -6,8 +6,8 @@ simulation about twice as fast with bit-identical results. Building them
 takes about a minute and needs a C compiler (gcc and the Python headers).
 
 - ``SIMCACHE_COMPILE=0 pip install -e .`` installs without compiling.
-- If compiling fails, the install still succeeds and the Python sources run
-  (the extensions are optional).
+- If mypyc or the C compiler fails, the install still succeeds and the
+  Python sources run (the extensions are optional).
 
 Next to the compiled modules this writes ``simcache/_compiled_digest.py``,
 the digest of the sources they were compiled from; ``simcache/_native.py``
@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from types import ModuleType
 
@@ -39,21 +40,37 @@ def load_engine_sources() -> ModuleType:
     return module
 
 
+def remove_compiled(native: ModuleType) -> None:
+    """Delete an earlier build's compiled engine from the source tree (an editable install puts it there)."""
+    DIGEST_FILE.unlink(missing_ok=True)
+    for module in native.ENGINE_MODULES:
+        source = native.source_path(module, ROOT)
+        for suffix in EXTENSION_SUFFIXES:
+            source.with_name(source.stem + suffix).unlink(missing_ok=True)
+    for shared in ROOT.glob("*__mypyc*"):
+        shared.unlink()
+
+
 def engine_extensions() -> list[object]:
     """mypyc's extension modules for the engine, or none when not compiling."""
     if not BUILD_COMMANDS.intersection(sys.argv[1:]):
         return []
-    if os.environ.get("SIMCACHE_COMPILE", "1") == "0":
-        DIGEST_FILE.unlink(missing_ok=True)
-        return []
-    from mypyc.build import mypycify
-
     native = load_engine_sources()
+    if os.environ.get("SIMCACHE_COMPILE", "1") == "0":
+        remove_compiled(native)
+        return []
     sources = [str(native.source_path(module, ROOT).relative_to(ROOT)) for module in native.ENGINE_MODULES]
     # Type information for mypyc only: third-party packages are not installed while this builds, so their
     # imports are taken as Any, and errors in modules outside the compiled set are not reported.
     options = ["--ignore-missing-imports", "--follow-imports=silent", "--config-file="]
-    extensions = mypycify(options + sources, opt_level="3", debug_level="0")
+    try:
+        from mypyc.build import mypycify
+
+        extensions = mypycify(options + sources, opt_level="3", debug_level="0")
+    except (Exception, SystemExit) as error:  # mypyc reports type errors by exiting: a newer mypy may be stricter
+        print(f"simcache: not compiling the engine ({error!r}); the Python sources will run", file=sys.stderr)
+        remove_compiled(native)
+        return []
     for extension in extensions:
         extension.optional = True  # a failed compile leaves the Python sources in charge, not a failed install
     (shared,) = [extension.name for extension in extensions if extension.name.endswith("__mypyc")]

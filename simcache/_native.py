@@ -81,7 +81,7 @@ def choose(
     compiled module imports) can be imported.
     """
     if compiled == 0:
-        return EngineChoice(False, "installed without compiling (SIMCACHE_COMPILE=0, or no C compiler)")
+        return EngineChoice(False, "installed without compiling (SIMCACHE_COMPILE=0, or mypyc or gcc failed: pip install -v shows why)")
     if pure_python_requested:
         return EngineChoice(False, "SIMCACHE_PURE_PYTHON=1")
     if compiled < len(ENGINE_MODULES):
