@@ -183,7 +183,7 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
         help=f"{parameter.help} Comma-separated" + (", or a range start:stop:step." if parameter.numeric else "."),
     )
     count = right.number_input("Seeds", 1, 30, 3, key="sweep.seeds", help=f"Replications per value: seeds {seed}, {seed + 1}, ...")
-    metric = st.selectbox("Metric", sweep_metrics(scenario), format_func=metric_label, key=f"{source}.sweep.metric")
+    metric = st.selectbox("Metric", sweep_metrics(scenario), format_func=describe.metric_label, key=f"{source}.sweep.metric")
     try:
         values = parse_values(text, parameter.numeric)
     except ValueError as exc:
@@ -203,7 +203,7 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
     done_runs().add(key)
     table.insert(0, label, table[parameter.path].map(dict(zip(grid[parameter.path], values, strict=True))))
     summary = sweep_summary(table, [label, parameter.path])
-    st.plotly_chart(charts.sweep_figure(summary, label, metric, metric_label(metric)), key="sweep")
+    st.plotly_chart(charts.sweep_figure(summary, label, metric, describe.metric_label(metric)), key="sweep")
     shown = summary[[label, "seeds", metric, f"{metric}.ci95"]].rename(columns={metric: "mean", f"{metric}.ci95": "± 95%"})
     st.dataframe(shown.round(4), hide_index=True)
     st.download_button("Sweep table (CSV)", table.to_csv(index=False), file_name=f"{scenario.name}-sweep.csv", on_click="ignore")
@@ -212,18 +212,6 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
 def sweep_metrics(scenario: simcache.Scenario) -> list[str]:
     groups = ["all", *(g.name for g in scenario.groups)]
     return [f"{g}.{op}.{m}" for g in groups for op in ("write", "read") for m in SWEEP_METRICS] + list(SWEEP_TOTALS)
-
-
-def metric_label(metric: str) -> str:
-    """``"all.write.p99_ms"`` -> ``"write p99 (ms), all groups"``."""
-    if metric.count(".") != 2:
-        return metric.replace("_", " ")
-    group, op, name = metric.split(".")
-    where = "all groups" if group == "all" else f"group {group}"
-    value, _, unit = name.rpartition("_")
-    if unit != "ms":
-        value, unit = name, ""
-    return f"{op} {value.replace('_', ' ')}" + (f" ({unit})" if unit else "") + f", {where}"
 
 
 # -- compare ----------------------------------------------------------------------------------------

@@ -158,3 +158,24 @@ def compare_table(results: Mapping[str, simcache.Result], scenarios: Mapping[str
         row["busiest peer link"] = busiest_peer_link(result, scenarios[name]) or "no replicas"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def metric_label(metric: str) -> str:
+    """Axis label of a sweep metric: ``"all.write.p99_ms"`` -> ``"write p99 (ms), all groups"``,
+    ``"db.read.mb_s"`` -> ``"read MB/s, group db"``, ``"destage_backlog_bytes"`` -> ``"destage backlog (bytes)"``."""
+    if metric.count(".") != 2:
+        return _words(metric)
+    group, op, name = metric.split(".")
+    where = "all groups" if group == "all" else f"group {group}"
+    return f"{op} {_words(name)}, {where}"
+
+
+def _words(name: str) -> str:
+    """A metric's name in words, its unit last: ``"peer_wire_mb_s"`` -> ``"peer wire MB/s"``, ``"p99_ms"`` -> ``"p99 (ms)"``."""
+    for suffix, unit in (("mb_s", "MB/s"), ("iops", "IOPS")):
+        if name == suffix or name.endswith("_" + suffix):
+            return (name.removesuffix(suffix).replace("_", " ") + unit).strip()
+    value, _, unit = name.rpartition("_")
+    if unit in ("ms", "bytes") and value:
+        return f"{value.replace('_', ' ')} ({unit})"
+    return name.replace("_", " ")

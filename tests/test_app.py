@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 import simcache
 from simcache_app.controls import DEFAULT_DURATION_S, parse_size_mix
-from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, peer_port_table
+from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, metric_label, peer_port_table
 from simcache_app.parameters import compare_presets, parse_values, sweep_parameters
 from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
 
@@ -269,3 +269,19 @@ def test_component_names_in_words(default: simcache.Scenario) -> None:
     assert component_name("array", default) == f"the array's {default.array.spindles} spindles"
     fast = simcache.simulate(default.with_overrides({"groups.db.workload.iops": 1}), duration=1.0)
     assert bottleneck_sentence(fast, default).startswith("Bottleneck: the ")
+
+
+@pytest.mark.parametrize(
+    ("metric", "label"),
+    [
+        ("all.write.p99_ms", "write p99 (ms), all groups"),
+        ("db.read.mb_s", "read MB/s, group db"),
+        ("web.write.iops", "write IOPS, group web"),
+        ("all.read.count", "read count, all groups"),
+        ("peer_wire_mb_s", "peer wire MB/s"),
+        ("destage_backlog_bytes", "destage backlog (bytes)"),
+        ("bottleneck_utilization", "bottleneck utilization"),
+    ],
+)
+def test_sweep_metric_labels_name_units_in_words(metric: str, label: str) -> None:
+    assert metric_label(metric) == label
