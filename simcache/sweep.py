@@ -52,7 +52,7 @@ from simcache.metrics import ci95_half_width
 from simcache.results import Result
 from simcache.scenario import Scenario, load_scenario
 
-__all__ = ["SweepProgress", "grid_points", "result_row", "sweep", "sweep_summary"]
+__all__ = ["SweepProgress", "grid_points", "log_axis_yerr", "result_row", "sweep", "sweep_summary"]
 
 CODE_DIGEST = source_digest(modules=RESULT_MODULES)  # of the code that computes rows: part of every store key
 _METRICS = ("count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
@@ -186,6 +186,17 @@ def sweep_summary(table: pd.DataFrame, grid_columns: Sequence[str]) -> pd.DataFr
             row[f"{column}.ci95"] = _half_width(part[column].to_numpy(dtype=float))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def log_axis_yerr(values: Any, ci95: Any) -> list[np.ndarray]:
+    """Error bars of :func:`sweep_summary` means for a log-scale axis, as matplotlib's ``yerr``: [below, above].
+
+    Above: the 95% half-width. Below: the same, but at most 90% of the value, so the bar stays above zero
+    on the log scale. A missing half-width (a point with one seed) draws no bar.
+    """
+    means = np.asarray(values, dtype=float)
+    half = np.nan_to_num(np.asarray(ci95, dtype=float))
+    return [np.minimum(half, 0.9 * means), half]
 
 
 def _half_width(values: np.ndarray) -> float:

@@ -19,7 +19,7 @@ import pytest
 
 import simcache
 from simcache import ScenarioError
-from simcache.sweep import SweepProgress, sweep, sweep_summary
+from simcache.sweep import SweepProgress, log_axis_yerr, sweep, sweep_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID = {"groups.db.policy": ["WB+0", "WB+1"], "cluster.peer_link": ["1GbE", "10GbE"]}
@@ -266,3 +266,10 @@ def test_rows_computed_by_other_code_are_not_reused(tmp_path: Path, monkeypatch:
     assert states[-1].skipped == 0, "a row from other code was reused"
     with closing(sqlite3.connect(store)) as db:
         assert db.execute("SELECT COUNT(*) FROM rows").fetchone()[0] == 2
+
+
+def test_log_axis_error_bars_stay_above_zero() -> None:
+    """Below-arm capped at 90% of the mean (a log axis cannot reach 0); a missing interval draws no bar."""
+    below, above = log_axis_yerr([10.0, 1.0, 5.0], [2.0, 3.0, float("nan")])
+    assert below.tolist() == [2.0, 0.9, 0.0]
+    assert above.tolist() == [2.0, 3.0, 0.0]
