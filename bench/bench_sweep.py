@@ -48,6 +48,7 @@ import argparse
 import atexit
 import gc
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -73,9 +74,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # run imports simcache afresh: all of them use one copy of simcache/ (and the scenario) taken at the start.
 if "BENCH_SWEEP_SOURCE" not in os.environ:
     _snapshot = Path(tempfile.mkdtemp(prefix="bench_sweep_source_"))
-    shutil.copytree(ROOT / "simcache", _snapshot / "simcache", ignore=shutil.ignore_patterns("__pycache__"))
-    for _shared in ROOT.glob("*__mypyc*"):  # the compiled engine's shared library sits beside the package
-        shutil.copy2(_shared, _snapshot / _shared.name)
+    # simcache._engine_sources.copy_package (the compiled engine included), read from its file: importing
+    # simcache from the checkout here would put that copy in sys.modules instead of the snapshot.
+    _spec = importlib.util.spec_from_file_location("bench_engine_sources", ROOT / "simcache" / "_engine_sources.py")
+    assert _spec is not None and _spec.loader is not None
+    _sources = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_sources)
+    _sources.copy_package(_snapshot, ROOT)
     shutil.copy(ROOT / "scenarios" / "default.toml", _snapshot / "default.toml")
     os.environ["BENCH_SWEEP_SOURCE"] = str(_snapshot)
     atexit.register(shutil.rmtree, _snapshot, ignore_errors=True)

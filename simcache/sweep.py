@@ -25,6 +25,7 @@ interval of a chosen metric is narrow enough.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -54,7 +55,6 @@ from simcache.scenario import Scenario, load_scenario
 
 __all__ = ["SweepProgress", "grid_points", "log_axis_yerr", "result_row", "sweep", "sweep_summary"]
 
-CODE_DIGEST = source_digest(modules=RESULT_MODULES)  # of the code that computes rows: part of every store key
 _METRICS = ("count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
 
 
@@ -259,11 +259,17 @@ def _run(
     return rows
 
 
+@functools.cache
+def code_digest() -> str:
+    """Digest of the code that computes rows (``RESULT_MODULES``), read once per process and only by sweeps with a store."""
+    return source_digest(modules=RESULT_MODULES)
+
+
 def _task_key(variant: dict[str, Any], seed: int, duration: float | None) -> str:
     """What a row depends on: the resolved scenario (``model_dump(mode="json")``, before the duration is
     applied), the seed, the duration, the simcache version and the code that computes rows
-    (:data:`CODE_DIGEST`)."""
-    text = json.dumps([variant, seed, duration, __version__, CODE_DIGEST], sort_keys=True)
+    (:func:`code_digest`)."""
+    text = json.dumps([variant, seed, duration, __version__, code_digest()], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -35,6 +35,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+from builders import PEER_BOUND_ARRAY, peer_bound_cluster
 
 import simcache
 from simcache.analytic import Estimate, estimate, mgc_wait, mva_closed, waiting_probability
@@ -417,16 +418,8 @@ def two_port_case(hosts: int, log: dict[str, Any], compressibility: float = 0.0,
         {
             "name": "two-ports",
             "run": {"duration": "8s", "warmup": "1s", "sample_interval": "0.25s"},
-            "cluster": {
-                "hosts": hosts,
-                "peer_links": 2,
-                "tier": "ram-ddr4",
-                "peer_link": "1GbE",
-                "storage_link": "10GbE",
-                "destager": {"capacity": "16GiB"},
-                **cluster,
-            },
-            "array": "array-24x15k",
+            "cluster": peer_bound_cluster(hosts, 2, **cluster),
+            "array": PEER_BOUND_ARRAY,
             "groups": [
                 {"name": "db", "policy": "WB+2", "workload": {"mode": "open", "throughput": "30MB/s", **blocks}},
                 {"name": "log", "policy": "WB+1", "hosts": [0], "workload": {**log, **blocks}},

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from builders import PEER_BOUND_ARRAY, peer_bound_cluster
 
 import simcache
 from simcache.engine import build
@@ -39,15 +40,8 @@ def scenario(hosts: int, links: int, policy: str = "WB+1", **workload: Any) -> d
     spec: dict[str, Any] = {
         "name": "peer-links",
         "run": {"duration": "2s", "sample_interval": "0.25s"},
-        "cluster": {
-            "hosts": hosts,
-            "peer_links": links,
-            "tier": "ram-ddr4",
-            "peer_link": "1GbE",
-            "storage_link": "10GbE",
-            "destager": {"capacity": "16GiB"},
-        },
-        "array": "array-24x15k",
+        "cluster": peer_bound_cluster(hosts, links),
+        "array": PEER_BOUND_ARRAY,
         "groups": [
             {
                 "name": "w",
