@@ -1,10 +1,10 @@
 """Which engine runs: the mypyc-compiled engine modules, or their Python sources.
 
 The modules in :data:`~simcache._engine_sources.ENGINE_MODULES` (the event loop, the workload streams
-and every model component) carry nearly all of a simulation's CPU time.
-``setup.py`` compiles them to C extension modules with mypyc when the package
-is installed, which makes a run about twice as fast with bit-identical
-results (``tests/test_engine_build.py`` checks that). The ``.py`` files stay
+and every model component) carry nearly all of a simulation's CPU time, and
+the analytic estimate's. ``setup.py`` compiles them to C extension modules
+with mypyc when the package is installed, which makes a run about twice as
+fast with bit-identical results (``tests/test_engine_build.py`` checks that). The ``.py`` files stay
 the source of truth: they are what you read, edit and profile.
 
 A compiled module sits next to its ``.py`` file, and Python would import it

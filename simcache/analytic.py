@@ -180,13 +180,12 @@ stalls of observation 8 are averaged into a mean).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import gc
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -1143,7 +1142,7 @@ class _Rows:
     ops only (closed rows). A state's key can switch a row's service: see :func:`_switched`.
     """
 
-    _COMMON = 8  # columns of _columns() shared by every kind of step
+    _COMMON: ClassVar[int] = 8  # columns of _columns() shared by every kind of step
 
     def __init__(self, table: _Floats):
         columns = table.T.copy()  # one contiguous row per column
@@ -1173,7 +1172,7 @@ class _Rows:
 class _FcfsRows(_Rows):
     """Steps at FCFS stations: tier channels, tier pipe, GC and admission servers, spindles."""
 
-    WIDTH = _Rows._COMMON + 5
+    WIDTH: ClassVar[int] = _Rows._COMMON + 5
 
     def __init__(self, table: _Floats, stations: int):
         super().__init__(table)
@@ -1207,7 +1206,7 @@ class _FlowRows(_Rows):
     ``port_row`` and ``port_station`` list the real (row, port) pairs, for loads and queue lengths.
     """
 
-    WIDTH = _Rows._COMMON + 2 * _MAX_PORTS + 1
+    WIDTH: ClassVar[int] = _Rows._COMMON + 2 * _MAX_PORTS + 1
 
     def __init__(self, table: _Floats, stations: int):
         super().__init__(table)
@@ -1680,6 +1679,45 @@ class _Sweep:
     closed_flow_time: _Floats  # per closed flow row: its time on the path (s)
 
 
+# What _Solver.copy() carries over besides the compiled scenario, the state key and the network: every other
+# attribute (tests/test_analytic.py checks the list against a solved solver's).
+_SOLVER_STATE = (
+    "active",
+    "batches",
+    "closed_base",
+    "closed_delays",
+    "closed_flow_service",
+    "closed_loads",
+    "closed_probability",
+    "closed_svar",
+    "delay_sums",
+    "destage_loads",
+    "destage_rates",
+    "drain",
+    "exact",
+    "hit",
+    "no_closed",
+    "on",
+    "op_loads",
+    "op_scale",
+    "open_flow_service",
+    "open_loads",
+    "open_port_rates",
+    "open_rates",
+    "open_scv",
+    "open_service",
+    "open_share",
+    "open_spread",
+    "own_flows",
+    "own_rows",
+    "permanent",
+    "population",
+    "probability",
+    "result",
+    "solution",
+)
+
+
 class _Solver:
     """One state: its op rates and service times, and the mean value analysis that solves it.
 
@@ -1688,11 +1726,14 @@ class _Solver:
     load change (:meth:`_rates_changed`).
     """
 
-    def __init__(self, compiled: _Compiled, key: _StateKey, hit: list[float]):
+    def __init__(self, compiled: _Compiled, key: _StateKey, hit: list[float] | None):
+        """The state ``key`` with these read hit ratios; with ``hit`` None an empty shell for :meth:`copy`."""
         self.c = compiled
         self.key = key
         net = compiled.network
         self.net = net
+        if hit is None:
+            return
         hosts = compiled.hosts
         on_groups = np.zeros(len(compiled.scenario.groups))
         on_groups[list(key.groups)] = 1.0
@@ -2101,6 +2142,14 @@ class _Solver:
             vmotion_rate,
         )
 
+    def copy(self, key: _StateKey) -> _Solver:
+        """This solver, as the state ``key``: a shallow copy (its arrays shared), as ``copy.copy`` would make,
+        which the compiled module's classes do not support."""
+        other = _Solver(self.c, key, None)
+        for name in _SOLVER_STATE:
+            setattr(other, name, getattr(self, name))
+        return other
+
     def same_destage(self, key: _StateKey) -> bool:
         """Whether the state ``key`` has this solved state's solution: the same but for buffers keeping up
         rather than backlogged (or the reverse), where that leaves the destage rates and batch shapes as
@@ -2129,8 +2178,7 @@ class _Solver:
         The vMotions' flows then only slow open transfers: the closed chains' fixed point, the destage load
         and the drain rates stay as they are, and one MVA step from the solution re-evaluates the rest.
         """
-        other = copy.copy(self)
-        other.key = key
+        other = self.copy(key)
         other.permanent = self.c.permanent_flows(key.vmotions)
         solution = self.solution
         other.solution = other._sweep(
@@ -2246,8 +2294,7 @@ class _Timeline:
         closed_ports = self.c.network.closed_ports
         for other_key, other in self.solvers.items():
             if other_key.vmotions == key.vmotions and other.same_destage(key):
-                twin = copy.copy(other)
-                twin.key = key
+                twin = other.copy(key)
                 return twin, other.result
             if _same_but_vmotions(other_key, key):
                 moved = key.vmotions ^ other_key.vmotions
@@ -2800,7 +2847,7 @@ class Estimate:
             "summary": _strict(self.summary.to_dict("records")),
             "utilization": self.utilization,
             "bottleneck": {"station": name, "utilization": value},
-            "destager": [_strict(d.__dict__) for d in self.destager],
+            "destager": [_strict(dataclasses.asdict(d)) for d in self.destager],
             "notes": self.notes,
         }
 

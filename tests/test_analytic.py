@@ -30,6 +30,7 @@ bottleneck and latency rules.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import cache
 from typing import Any
@@ -311,6 +312,29 @@ def test_cold_and_warm_estimates_agree_exactly(name: str, variant: str) -> None:
     estimate("redundancy_multiplier")
     assert estimate(scenario).to_json() == reference
     assert estimate(scenario.model_copy()).to_json() == reference
+
+
+def test_solver_copy_shares_every_attribute() -> None:
+    # Timeline states that differ only in vMotions or in buffer modes reuse a solved state through
+    # _Solver.copy(), which lists the attributes to carry over (compiled classes have no copy.copy). An
+    # attribute added to _Solver but not to that list would be missing from the copies: compare the list with
+    # a solved solver's attributes (its __dict__ from the sources, mypyc's attribute list when compiled).
+    from simcache.analytic import _SOLVER_STATE, _Compiled, _Solver
+
+    compiled = _Compiled(simcache.load_scenario("default"))
+    assert compiled.presolved is not None
+    key, solver, _ = compiled.presolved
+    attributes = getattr(_Solver, "__mypyc_attrs__", None) or tuple(vars(solver))
+    assert set(attributes) == {"c", "key", "net", *_SOLVER_STATE}
+    other_key = dataclasses.replace(key, vmotions=frozenset({0}))
+    twin = solver.copy(other_key)
+    assert twin.key is other_key and twin.c is solver.c and twin.net is solver.net
+    for name in _SOLVER_STATE:
+        copied, original = getattr(twin, name), getattr(solver, name)
+        if isinstance(original, tuple):  # compiled, a tuple attribute is rebuilt at each access: compare its items
+            assert all(a is b for a, b in zip(copied, original, strict=True)), name
+        else:
+            assert copied is original, name
 
 
 def test_repeated_duty_periods_are_copied_with_the_answer_of_walking_them() -> None:
