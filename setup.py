@@ -1,9 +1,10 @@
 """Build script: everything is in pyproject.toml except compiling the engine with mypyc.
 
-The modules listed in ``simcache/_engine_sources.py`` (the event loop, workloads and
-model components) are compiled to C extension modules, which runs a
-simulation about twice as fast with bit-identical results. Building them
-takes about a minute and needs a C compiler (gcc and the Python headers).
+The modules listed in ``simcache/_engine_sources.py`` (the event loop, workloads,
+model components and the analytic estimate) are compiled to C extension
+modules, which runs a simulation about twice as fast with bit-identical
+results. Building them takes about a minute and a half and needs a C
+compiler (gcc and the Python headers).
 
 - ``SIMCACHE_COMPILE=0 pip install -e .`` installs without compiling.
 - If mypyc or the C compiler fails, the install still succeeds and the

@@ -19,7 +19,8 @@ The library figure is over all scenarios in ``scenarios/`` and their variants,
 one call each in turn. Target (issue 5): at least 1,000 estimates per second.
 
 The machine facts (CPU model, vCPUs, Python and numpy versions, load average
-before and after) are printed with the figures: these are shared 2-vCPU
+before and after, and which engine ran: the estimate is compiled with the
+engine) are printed with the figures: these are shared 2-vCPU
 machines, and a load average near 2 means another job halved the figures.
 """
 
@@ -40,6 +41,7 @@ sys.path.insert(0, str(ROOT))  # run from a source tree even without `pip instal
 import numpy  # noqa: E402
 
 import simcache  # noqa: E402
+from simcache import _native  # noqa: E402
 from simcache.scenario import Scenario, builtin_scenarios  # noqa: E402
 
 # isort: split
@@ -71,8 +73,10 @@ def library() -> list[Scenario]:
 
 
 def machine() -> dict[str, Any]:
-    """CPU model (from /proc/cpuinfo), vCPUs, Python and numpy versions, and the 1-minute load average."""
+    """CPU model (from /proc/cpuinfo), vCPUs, Python and numpy versions, the 1-minute load average, and
+    which engine runs (the estimate is compiled with it, or runs from its sources)."""
     return {
+        "engine": _native.ENGINE,
         "cpu": cpu_model(),
         "vcpus": os.cpu_count(),
         "python": platform.python_version(),
@@ -105,6 +109,7 @@ def main() -> int:
     print(
         f"{before['cpu']}, {before['vcpus']} vCPUs, Python {before['python']}, numpy {before['numpy']}; load average {load[0]} -> {load[1]}"
     )
+    print(f"engine: {before['engine']}")
     print(f"estimate() calls per second (target {TARGET:,.0f}); library: {len(scenarios)} scenarios and variants")
     for name, value in figures.items():
         print(f"  {name:22s} {value:10,.0f}")

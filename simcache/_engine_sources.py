@@ -18,6 +18,7 @@ __all__ = ["ENGINE_MODULES", "RESULT_MODULES", "ROOT", "copy_package", "source_d
 # its per-state Python work (state set-up, fixed point, timeline) about twice as fast.
 ENGINE_MODULES = (
     "simcache.analytic",
+    "simcache.mva_step",
     "simcache.engine",
     "simcache.workload",
     "simcache.model.array",

@@ -195,6 +195,8 @@ from simcache.model.array import _MEAN_SQRT_RANDOM_DISTANCE as _MEAN_SQRT
 from simcache.model.array import _RAID_LAYOUT, span_fraction
 from simcache.model.link import framed_bytes
 from simcache.model.vm import ACK_BYTES
+from simcache.mva_step import OVERLOAD_FLOOR as _OVERLOAD_FLOOR
+from simcache.mva_step import StepNetwork, StepRates, Sweep, aitken, mva_step, station_sums
 from simcache.results import _strict
 from simcache.scenario import DutyCycle, HostFailure, LinkSpec, Scenario, VMotion, load_scenario
 from simcache.units import parse_size
@@ -216,10 +218,7 @@ _MAX_OUTER = 6  # exact MVA: population recursions until the destage load settle
 _LOOSE = 1e-2  # queue change (relative) at which a fixed point checks its destage load and hit ratios
 _SETTLED = 0.01  # destage rates within this (relative) of the ones solved with are settled
 _HIT_SETTLED = 1e-3  # hit ratios within this of the ones solved with are settled
-_TINY = 1e-300  # divides by it stand for "0 if the numerator is 0"
-_ONE = np.ones(1)  # the rate multiplier of open ops, after the closed chains' throughputs
 _UNLIMITED = 1 << 40  # periods: as many as there are
-_OVERLOAD_FLOOR = 0.02  # 1 - utilization used for the steady-state part of an overloaded station
 _SUMMARY_COLUMNS = ["group", "op", "count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms"]
 
 # Step kinds of an I/O leg.
@@ -1219,13 +1218,6 @@ class _FlowRows(_Rows):
         self.port_row = np.nonzero(real)[0]
         self.port_station = self.ports[real]
         self.cells_t = self.chain * stations + self.ports_t  # (closed chain, port) as in _FcfsRows.cell
-        self.empty = not len(table)  # no flows: a step skips their arithmetic
-        self.no_time = np.zeros(0)  # their times when there are none
-
-    def slowest(self, slowdown: _Floats) -> _Floats:
-        """Per row, the largest of ``slowdown`` (per station) plus the siblings over its ports."""
-        ports = slowdown[self.ports_t] + self.siblings_t
-        return cast(_Floats, np.maximum(np.maximum(ports[0], ports[1]), ports[2]))
 
     @classmethod
     def row(cls, row: _Row) -> tuple[float, ...]:
@@ -1366,8 +1358,41 @@ class _Network:
         self._op_arrays(c, op_info)
         self._closed_arrays(c)
         self._station_arrays(c)
+        self.step = self._step_network()
         self._users: dict[int, list[int]] | None = None
         self._plain: _StateServices | None = None
+
+    def _step_network(self) -> StepNetwork:
+        """The lists an MVA step reads (see :mod:`simcache.mva_step`)."""
+        rows, flows, flows_c = self.closed_fcfs, self.open_flows, self.closed_flows
+        return StepNetwork(
+            stations=self.stations,
+            chains=len(self.closed_chains),
+            per_server=self.per_server.tolist(),
+            fcfs_per_server=self.fcfs_per_server.tolist(),
+            half_per_server=self.half_per_server.tolist(),
+            exponent=self.exponent.tolist(),
+            open_ports=flows.ports_t.tolist(),
+            open_siblings=flows.siblings_t.tolist(),
+            open_port_row=flows.port_row.tolist(),
+            open_port_station=flows.port_station.tolist(),
+            closed_station=rows.station.tolist(),
+            closed_cell=rows.cell.tolist(),
+            closed_spread=rows.spread.tolist(),
+            closed_share=rows.share.tolist(),
+            closed_row_op=self.closed_row_op.tolist(),
+            closed_ports=flows_c.ports_t.tolist(),
+            closed_siblings=flows_c.siblings_t.tolist(),
+            closed_port_cells=flows_c.cells_t.tolist(),
+            closed_port_row=flows_c.port_row.tolist(),
+            closed_flow_op=self.closed_flow_op.tolist(),
+            closed_local_slots=self.closed_local_slots.tolist(),
+            width=self.width,
+            closed_missing=self.closed_missing.ravel().tolist(),
+            closed_op_chain=self.closed_op_chain.tolist(),
+            closed_cells=self.closed_cells.tolist(),
+            think=self.think.tolist(),
+        )
 
     def station_users(self, station: int) -> list[int]:
         """The ops whose paths cross ``station`` (they queue behind an overload there)."""
@@ -1569,9 +1594,6 @@ class _Network:
 
     def _station_arrays(self, c: _Compiled) -> None:
         servers = np.array(c.servers, dtype=np.float64)
-        self.tiny = np.full(len(servers), _TINY)  # array operands: a ufunc converts a Python float at every call
-        self.ones = np.ones(len(servers))
-        self.chain_tiny = np.full(len(self.closed_chains), _TINY)
         self.per_server = 1.0 / servers
         self.fcfs_per_server = np.where(c.is_port, 0.0, 1.0) / servers  # 0 at ports: they have no FCFS wait
         self.half_per_server = 0.5 / servers
@@ -1661,24 +1683,6 @@ class _StateResult:
     vmotion_rate: dict[int, float]  # running vMotion pair -> framed bytes/s it gets
 
 
-@dataclass
-class _Sweep:
-    """One MVA step's answer: new closed-chain figures, and the station figures and times it computed them from."""
-
-    throughput: _Floats  # per closed chain (I/Os per s)
-    queue: _Floats  # per station: closed customers there (waiting, or present at a port)
-    chain_queue: _Floats  # closed chain x station
-    utilization: _Floats  # per station (closed throughputs held to the busiest station's capacity)
-    open_utilization: _Floats  # per station: the open traffic's share
-    busy: _Floats  # per station: server-seconds per second
-    open_queue: _Floats  # per station: open customers waiting (FCFS) or present (ports)
-    open_wait: _Floats  # per station: an open customer's FCFS wait (s)
-    open_flow_time: _Floats  # per open flow row: its time on the path (s)
-    closed_wait: _Floats  # per closed FCFS row: its wait (s)
-    closed_time: _Floats  # per closed FCFS row: its time on the path (s)
-    closed_flow_time: _Floats  # per closed flow row: its time on the path (s)
-
-
 # What _Solver.copy() carries over besides the compiled scenario, the state key and the network: every other
 # attribute (tests/test_analytic.py checks the list against a solved solver's).
 _SOLVER_STATE = (
@@ -1696,7 +1700,6 @@ _SOLVER_STATE = (
     "drain",
     "exact",
     "hit",
-    "no_closed",
     "on",
     "op_loads",
     "op_scale",
@@ -1713,6 +1716,7 @@ _SOLVER_STATE = (
     "permanent",
     "population",
     "probability",
+    "rates",
     "result",
     "solution",
 )
@@ -1766,10 +1770,26 @@ class _Solver:
         self.destage_rates = [0.0] * hosts  # bytes/s each host's flushers move
         self.destage_loads = np.zeros((5 * compiled.station_count, hosts))
         self.drain = [math.inf] * hosts
-        self.solution: _Sweep  # set by solve(): its last MVA step
+        self.solution: Sweep  # set by solve(): its last MVA step
         self.result: _StateResult  # set by solve()
-        # With no closed chain on, the closed rows' waits and times stay 0 (their ops are off).
-        self.no_closed = (np.zeros(len(net.closed_fcfs.rate)), np.zeros(len(net.closed_fcfs.rate)), np.zeros(len(net.closed_flows.rate)))
+        # The same rates and services as lists, for mva_step; the loads and probabilities are set by _set_hits.
+        self.rates = StepRates(
+            open_loads=[],
+            closed_load_cells=[],
+            closed_loads=[],
+            permanent=self.permanent.tolist(),
+            open_flow_service=self.open_flow_service.tolist(),
+            open_port_rates=[],
+            population=self.population.tolist(),
+            own_rows=self.own_rows.tolist(),
+            own_flows=self.own_flows.tolist(),
+            closed_base=self.closed_base.tolist(),
+            closed_svar=self.closed_svar.tolist(),
+            closed_flow_service=self.closed_flow_service.tolist(),
+            closed_delays=self.closed_delays.ravel().tolist(),
+            closed_probability=[],
+            active=bool(self.active),
+        )
         self._set_hits(hit)
 
     def _set_hits(self, hit: list[float]) -> None:
@@ -1781,6 +1801,7 @@ class _Solver:
         self.probability = net.op_probability * split * self.on
         self.op_scale = self.probability * net.op_unit_rate  # I/Os per s of an open op; per unit throughput of a closed one
         self.closed_probability = self.probability[net.closed_ops]
+        self.rates.closed_probability = self.closed_probability.tolist()
         self._rates_changed()
 
     def _set_destage(self, byte_rates: list[float]) -> None:
@@ -1800,6 +1821,7 @@ class _Solver:
             self.open_share[rows] = steps.share
             self.open_spread[rows] = steps.spread
             self.open_flow_service[net.destage_flow[host]] = steps.wire
+        self.rates.open_flow_service = self.open_flow_service.tolist()
         self.destage_rates = list(byte_rates)
         every = net.destage_fcfs_rows
         share = self.open_share[every]
@@ -1817,6 +1839,9 @@ class _Solver:
         net = self.net
         self.open_rates = self.op_scale * net.op_open
         self.closed_loads = self.op_loads.dot(net.op_of_chain * self.op_scale[:, None])
+        cells = [np.flatnonzero(loads) for loads in self.closed_loads.T]
+        self.rates.closed_load_cells = [nonzero.tolist() for nonzero in cells]
+        self.rates.closed_loads = [loads[nonzero].tolist() for loads, nonzero in zip(self.closed_loads.T, cells, strict=True)]
         self._open_rates_changed()
 
     def _open_rates_changed(self) -> None:
@@ -1826,6 +1851,8 @@ class _Solver:
         rates = np.concatenate((self.open_rates, self.batches))
         flows = net.open_flows
         self.open_port_rates = rates[flows.rate[flows.port_row]]
+        self.rates.open_loads = self.open_loads.tolist()
+        self.rates.open_port_rates = self.open_port_rates.tolist()
 
     # -- mean value analysis ---------------------------------------------------------------------
 
@@ -1836,17 +1863,18 @@ class _Solver:
 
         ``warm``: a solved neighbouring state, whose queues and destage load start the iteration.
         """
-        c = self.c
         chains = len(self.population)
-        stations = c.station_count
-        throughput = np.zeros(chains)
-        queue = np.zeros(stations)
-        chain_queue = np.zeros((chains, stations))
+        stations = self.net.stations
+        throughput = [0.0] * chains
+        queue = [0.0] * stations
+        chain_queue = [0.0] * (chains * stations)
         if warm is not None:
-            active = self.active
-            throughput[active] = warm.solution.throughput[active]
-            queue = warm.solution.queue.copy()
-            chain_queue[active] = warm.solution.chain_queue[active]
+            solution = warm.solution
+            for k in self.active:
+                throughput[k] = solution.throughput[k]
+                cells = slice(k * stations, (k + 1) * stations)
+                chain_queue[cells] = solution.chain_queue[cells]
+            queue = list(solution.queue)
             self._set_destage(self._implied_destage(throughput, warm.drain))
         if self.exact:
             if warm is None:
@@ -1858,16 +1886,16 @@ class _Solver:
         self.result = self._collect(self.solution)
         return self.result
 
-    def _fixed_point(self, throughput: _Floats, queue: _Floats, chain_queue: _Floats, refine_hits: bool) -> _Sweep:
+    def _fixed_point(self, throughput: list[float], queue: list[float], chain_queue: list[float], refine_hits: bool) -> Sweep:
         """Schweitzer's fixed point from this start, with the destage load (and hit ratios) it implies: until no
         queue moves by more than ``_TOLERANCE`` times 1 + the longest queue. One pass if all traffic is open."""
-        history: list[_Floats] = []
+        history: list[list[float]] = []
         checked = False  # the destage load (and hit ratios) were checked since they last changed
         for _ in range(_MAX_ITERATIONS):
             sweep = self._sweep(throughput, queue, chain_queue)
-            change = float(np.abs(sweep.queue - queue).max())
+            change = max([abs(new - old) for new, old in zip(sweep.queue, queue, strict=True)])
             throughput, queue, chain_queue = sweep.throughput, sweep.queue, sweep.chain_queue
-            limit = 1.0 + float(queue.max())
+            limit = 1.0 + max(queue)
             converged = change <= _TOLERANCE * limit
             if converged or (not checked and change <= _LOOSE * limit):
                 # Near the fixed point for the current destage load: is that load (and the hit ratios) settled?
@@ -1883,25 +1911,24 @@ class _Solver:
             if len(history) == 3:
                 # A queue next to saturation creeps towards its fixed point by a factor of about its
                 # utilization per pass: jump there (Aitken's delta-squared, station by station).
-                chain_queue = _aitken(history[0], history[1], history[2])
-                queue = chain_queue.sum(axis=0)
+                chain_queue = aitken(history[0], history[1], history[2])
+                queue = station_sums(chain_queue, len(throughput), len(queue))
                 history = []
         self.drain = self._drains(sweep)
         return sweep
 
     def _solve_exact(self, refine_hits: bool) -> _StateResult:
         """Exact MVA of one closed chain (the population recursion), repeated until the destage load settles."""
-        c = self.c
         chains = len(self.population)
-        stations = c.station_count
+        stations = self.net.stations
         only = self.active[0]
-        population = np.zeros(chains)
+        population = [0.0] * chains
         for _ in range(_MAX_OUTER):
-            throughput = np.zeros(chains)
-            queue = np.zeros(stations)
-            chain_queue = np.zeros((chains, stations))
+            throughput = [0.0] * chains
+            queue = [0.0] * stations
+            chain_queue = [0.0] * (chains * stations)
             for n in range(1, int(self.population[only]) + 1):
-                population[only] = n
+                population[only] = float(n)
                 sweep = self._sweep(throughput, queue, chain_queue, population)
                 throughput, queue, chain_queue = sweep.throughput, sweep.queue, sweep.chain_queue
             self.drain = self._drains(sweep)
@@ -1911,15 +1938,15 @@ class _Solver:
         self.result = self._collect(sweep)
         return self.result
 
-    def _implied_destage(self, throughput: _Floats, drain: list[float]) -> list[float]:
+    def _implied_destage(self, throughput: list[float], drain: list[float]) -> list[float]:
         """Bytes/s each host's flushers move at these closed throughputs: their drain capacity with a backlog,
         else what the VMs write (at most that capacity)."""
         c = self.c
-        chain_rates = np.concatenate((throughput, _ONE))
+        chain_rates = np.array([*throughput, 1.0])  # open ops' rates are their own
         write_back = (self.net.host_flows[: c.hosts].dot(self.op_scale * chain_rates[self.net.op_chain_slot])).tolist()
         return [_flusher_rate(self.key.buffer[h], write_back[h], drain[h]) if c.destaging_hosts[h] else 0.0 for h in range(c.hosts)]
 
-    def _destage_moved(self, sweep: _Sweep) -> bool:
+    def _destage_moved(self, sweep: Sweep) -> bool:
         """Whether the destage load this solution implies moved (by more than 1%) from the one it was solved
         with; if so it is set to the new one."""
         rates = self._implied_destage(sweep.throughput, self.drain)
@@ -1928,7 +1955,7 @@ class _Solver:
         self._set_destage(rates)
         return True
 
-    def _hits_moved(self, sweep: _Sweep) -> bool:
+    def _hits_moved(self, sweep: Sweep) -> bool:
         """Whether the read hit ratios the closed chains' throughputs imply moved (by more than
         ``_HIT_SETTLED``) from the ones the solution was solved with; if so they are set to the new ones."""
         net = self.net
@@ -1942,160 +1969,41 @@ class _Solver:
         """A first destage load for a population recursion, which otherwise runs once without any: the one
         that two Schweitzer steps from empty queues imply (cheaper than a recursion of many customers)."""
         chains = len(self.population)
-        empty = np.zeros((chains, self.c.station_count))
-        first = self._sweep(np.zeros(chains), empty.sum(axis=0), empty)
+        stations = self.net.stations
+        first = self._sweep([0.0] * chains, [0.0] * stations, [0.0] * (chains * stations))
         second = self._sweep(first.throughput, first.queue, first.chain_queue)
         self.drain = self._drains(second)
         self._set_destage(self._implied_destage(second.throughput, self.drain))
 
-    def _bound_start(self, throughput: _Floats, queue: _Floats, chain_queue: _Floats) -> tuple[_Floats, _Floats, _Floats]:
+    def _bound_start(
+        self, throughput: list[float], queue: list[float], chain_queue: list[float]
+    ) -> tuple[list[float], list[float], list[float]]:
         """A starting point near the solution in saturation: throughputs cut to the busiest station's
         capacity (asymptotic bound) and the customers that leaves over waiting at that station."""
-        population = self.population
         first = self._sweep(throughput, queue, chain_queue)
         second = self._sweep(first.throughput, first.queue, first.chain_queue)
-        busiest = int(np.argmax(second.utilization))
-        scale = 1.0 / max(1.0, float(second.utilization[busiest]))
-        throughput = second.throughput * scale
-        chain_queue = second.chain_queue * scale
-        present = chain_queue.sum(axis=1) + throughput * self.net.think
-        chain_queue[:, busiest] += np.maximum(0.0, population - present)
-        return throughput, chain_queue.sum(axis=0), chain_queue
+        utilization = second.utilization
+        stations = len(utilization)
+        busiest = max(range(stations), key=utilization.__getitem__)
+        scale = 1.0 / max(1.0, utilization[busiest])
+        throughput = [x * scale for x in second.throughput]
+        chain_queue = [x * scale for x in second.chain_queue]
+        think = self.net.step.think
+        for k, customers in enumerate(self.rates.population):
+            present = sum(chain_queue[k * stations : (k + 1) * stations]) + throughput[k] * think[k]
+            chain_queue[k * stations + busiest] += max(0.0, customers - present)
+        return throughput, station_sums(chain_queue, len(throughput), stations), chain_queue
 
-    def _sweep(self, throughput: _Floats, queue: _Floats, chain_queue: _Floats, exact: _Floats | None = None) -> _Sweep:
-        """Residences from the current queues, then new throughputs and queues (one MVA step).
+    def _sweep(self, throughput: list[float], queue: list[float], chain_queue: list[float], exact: list[float] | None = None) -> Sweep:
+        """One MVA step from these closed throughputs and queues (see :func:`simcache.mva_step.mva_step`)."""
+        return mva_step(self.net.step, self.rates, throughput, queue, chain_queue, exact)
 
-        ``throughput``: per closed chain (0 for chains that are off); ``queue``: closed customers per
-        station; ``chain_queue``: the same per chain. A closed customer sees the queue less its chain's
-        share (Schweitzer), or with ``exact`` (that step's population of the population recursion) the
-        whole queue.
-        """
-        net = self.net
-        count = net.stations
-        loads = self.open_loads + self.closed_loads.dot(throughput)
-        busy = loads[:count]
-        utilization = busy * net.per_server
-        open_utilization = loads[3 * count : 4 * count] * net.per_server
-        if self.active and np.maximum.reduce(utilization) > 1.0:
-            throughput, loads, busy, utilization = self._hold_to_capacity(throughput, loads, utilization, open_utilization)
-        # FCFS wait (s) of a customer that finds `waiting` customers ahead: (S waiting + P_wait R) / c, with
-        # S the mean service, R = E[S^2] / 2 E[S] the residual and P_wait Sakasegawa's (waiting_probability).
-        tiny = net.tiny
-        per_waiting = busy / np.maximum(loads[count : 2 * count], tiny) * net.fcfs_per_server
-        fixed = (
-            np.minimum(utilization, net.ones) ** net.exponent
-            * (loads[2 * count : 3 * count] / np.maximum(busy, tiny))
-            * net.half_per_server
-        )
-        # Open arrivals see the closed queues time-averaged (PASTA) and queue behind each other. An overloaded
-        # station never reaches a steady state: its queue is the fluid one the timeline adds.
-        free = 1.0 / (1.0 - open_utilization * (open_utilization < 1.0 - _OVERLOAD_FLOOR))
-        open_wait = (per_waiting * queue + fixed) * free
-        flows = net.open_flows
-        if flows.empty:
-            open_flow_time = flows.no_time
-            open_queue = open_wait * loads[4 * count :]
-        else:
-            open_slowdown = (1.0 + queue + self.permanent) * free
-            open_flow_time = self.open_flow_service * flows.slowest(open_slowdown)
-            # Little's law: open customers waiting at FCFS stations, and present at ports.
-            open_queue = open_wait * loads[4 * count :] + np.bincount(
-                flows.port_station, self.open_port_rates * open_flow_time[flows.port_row], count
-            )
-        if self.active:
-            new_throughput, new_chain_queue, closed_wait, closed_time, closed_flow_time = self._closed_step(
-                queue, chain_queue, open_queue, per_waiting, fixed, exact
-            )
-        else:  # no closed customers: their queues are empty
-            new_chain_queue = np.zeros_like(chain_queue)
-            new_throughput = new_chain_queue.sum(axis=1)
-            closed_wait, closed_time, closed_flow_time = self.no_closed
-        return _Sweep(
-            new_throughput,
-            np.add.reduce(new_chain_queue, axis=0),
-            new_chain_queue,
-            utilization,
-            open_utilization,
-            busy,
-            open_queue,
-            open_wait,
-            open_flow_time,
-            closed_wait,
-            closed_time,
-            closed_flow_time,
-        )
-
-    def _hold_to_capacity(
-        self, throughput: _Floats, loads: _Floats, utilization: _Floats, open_utilization: _Floats
-    ) -> tuple[_Floats, _Floats, _Floats, _Floats]:
-        """MVA with non-exponential residuals can admit more than a station serves: hold the closed chains to
-        the busiest station's capacity (what the open traffic leaves of it). Returns (throughput, loads, busy,
-        utilization), changed only if a station is over capacity because of the closed chains."""
-        net = self.net
-        count = net.stations
-        busy = loads[:count]
-        over = (utilization > 1.0) & (utilization > open_utilization)
-        if over.any():
-            room = (1.0 - np.minimum(open_utilization[over], 1.0)) / (utilization[over] - open_utilization[over])
-            scale = float(room.min())
-            if scale < 1.0:
-                throughput = throughput * scale
-                loads = self.open_loads + self.closed_loads.dot(throughput)
-                busy = loads[:count]
-                utilization = busy * net.per_server
-        return throughput, loads, busy, utilization
-
-    def _closed_step(
-        self, queue: _Floats, chain_queue: _Floats, open_queue: _Floats, per_waiting: _Floats, fixed: _Floats, exact: _Floats | None
-    ) -> tuple[_Floats, _Floats, _Floats, _Floats, _Floats]:
-        """The closed chains' part of :meth:`_sweep`: (new throughput per chain, new closed chain x station
-        queue, and per closed FCFS row its wait and time, per closed flow row its time, in s).
-
-        ``per_waiting`` and ``fixed``: per station, an FCFS wait (s) per customer found waiting and its part
-        that does not depend on them; ``open_queue``: the open customers there.
-        """
-        net = self.net
-        # Closed rows: each sees the queue less its own chain's share, and the open queue.
-        rows = net.closed_fcfs
-        at = rows.station
-        flat = chain_queue.ravel()
-        seen = queue + open_queue
-        if exact is None:
-            waiting = seen[at] - np.minimum(flat[rows.cell] * self.own_rows, queue[at])
-        else:
-            waiting = seen[at]
-        closed_wait = per_waiting[at] * waiting + fixed[at]
-        closed_time = self.closed_base + closed_wait + rows.spread * np.sqrt(self.closed_svar + closed_wait * closed_wait)
-        flows_c = net.closed_flows
-        if flows_c.empty:
-            closed_flow_time = flows_c.no_time
-            times = closed_time
-        else:
-            slowdown = (1.0 + seen + self.permanent)[flows_c.ports_t] + flows_c.siblings_t
-            if exact is None:
-                slowdown -= flat[flows_c.cells_t] * self.own_flows
-            closed_flow_time = self.closed_flow_service * np.maximum(np.maximum(slowdown[0], slowdown[1]), slowdown[2])
-            times = np.concatenate((closed_time, closed_flow_time))
-        # Each closed op waits for its slowest leg, then its steps after the join.
-        legs = self.closed_delays + np.bincount(net.closed_local_slots, times, self.closed_delays.size).reshape(self.closed_delays.shape)
-        response = np.maximum.reduce(legs[:, :-1] + net.closed_missing, axis=1) + legs[:, -1]
-        population = self.population if exact is None else exact
-        cycle = np.bincount(net.closed_op_chain, self.closed_probability * response, len(population))
-        new_throughput = population / np.maximum(net.think + cycle, net.chain_tiny)
-        # Little's law on every leg of the closed ops.
-        op_rate = new_throughput[net.closed_op_chain] * self.closed_probability
-        weights = (op_rate[net.closed_row_op] * rows.share) * closed_wait
-        if not flows_c.empty:
-            weights = np.concatenate((weights, (op_rate[net.closed_flow_op] * closed_flow_time)[flows_c.port_row]))
-        new_chain_queue = cast(_Floats, np.bincount(net.closed_cells, weights, flat.size).reshape(chain_queue.shape))
-        return new_throughput, new_chain_queue, closed_wait, closed_time, closed_flow_time
-
-    def _responses(self, sweep: _Sweep) -> tuple[_Floats, _Floats]:
+    def _responses(self, sweep: Sweep) -> tuple[_Floats, _Floats]:
         """Per op: mean response (s) and its variance (s^2): the critical (slowest) leg's and the after-join
         steps' service variances plus their squared waits."""
         net = self.net
         rows = net.open_fcfs
-        wait = sweep.open_wait[rows.station]
+        wait = np.array(sweep.open_wait)[rows.station]
         open_svar = self.open_service**2 * self.open_scv * rows.timed
         open_time = self.open_service * rows.timed + wait + self.open_spread * np.sqrt(open_svar + wait * wait)
         times = np.concatenate((open_time, sweep.closed_time, sweep.open_flow_time, sweep.closed_flow_time))
@@ -2113,21 +2021,23 @@ class _Solver:
         variance = spread[net.op_first_slot + critical] + spread[:-1].reshape(legs.shape)[:, -1]
         return response, variance
 
-    def _collect(self, sweep: _Sweep) -> _StateResult:
+    def _collect(self, sweep: Sweep) -> _StateResult:
         c = self.c
         net = self.net
         hosts = c.hosts
-        reported = sweep.utilization.copy()
+        utilization = np.array(sweep.utilization)
+        reported = utilization.copy()
         # The simulator counts a channel busy while its transfer waits for the pipe.
-        pipe_waiting = sweep.queue[net.pipe_stations] + sweep.open_queue[net.pipe_stations]
-        reported[net.tier_stations] = (sweep.busy[net.tier_stations] + pipe_waiting) * net.per_server[net.tier_stations]
-        vmotion_rate = c.vmotion_rates(self.key.vmotions, sweep.utilization)
+        pipes = net.pipe_stations
+        pipe_waiting = np.array(sweep.queue)[pipes] + np.array(sweep.open_queue)[pipes]
+        reported[net.tier_stations] = (np.array(sweep.busy)[net.tier_stations] + pipe_waiting) * net.per_server[net.tier_stations]
+        vmotion_rate = c.vmotion_rates(self.key.vmotions, utilization)
         for v in self.key.vmotions:
             reported[c.vmotion_ports(v)] = 1.0  # the ports carrying its streams run at 100% while they last
-        rates = self.op_scale * np.concatenate((sweep.throughput, _ONE))[net.op_chain_slot]
+        rates = self.op_scale * np.array([*sweep.throughput, 1.0])[net.op_chain_slot]  # open ops' rates are their own
         response, variance = self._responses(sweep)
         per_host = net.host_flows.dot(rates).tolist()
-        overload = np.maximum(sweep.open_utilization - 1.0, 0.0)
+        overload = np.maximum(np.array(sweep.open_utilization) - 1.0, 0.0)
         return _StateResult(
             rates,
             response,
@@ -2180,14 +2090,15 @@ class _Solver:
         """
         other = self.copy(key)
         other.permanent = self.c.permanent_flows(key.vmotions)
+        other.rates = dataclasses.replace(self.rates, permanent=other.permanent.tolist())
         solution = self.solution
         other.solution = other._sweep(
-            solution.throughput, solution.queue, solution.chain_queue, None if not self.exact else self.population
+            solution.throughput, solution.queue, solution.chain_queue, None if not self.exact else self.rates.population
         )
         other.result = other._collect(other.solution)
         return other, other.result
 
-    def _drains(self, sweep: _Sweep) -> list[float]:
+    def _drains(self, sweep: Sweep) -> list[float]:
         """Per host, the bytes/s its flushers destage with a backlog (infinite for a host that never destages):
         full batches, at most what the shared stations leave.
 
@@ -2196,7 +2107,7 @@ class _Solver:
         latencies and the wait for the batch's most loaded spindle (binomial operation counts) are delays.
         """
         c = self.c
-        utilization = sweep.utilization.tolist()
+        utilization = sweep.utilization
         array_util = utilization[c.shared + _ARRAY]
         array_rx = utilization[c.shared + _ARRAY_RX]
         drains = []
@@ -2247,18 +2158,6 @@ def _flusher_rate(mode: int, write_back: float, drain: float) -> float:
 def _sums(index: _Indices, weights: _Floats, length: int) -> _Floats:
     """``np.bincount`` with weights, as floats also when there is nothing to count."""
     return cast(_Floats, np.bincount(index, weights, minlength=length).astype(np.float64, copy=False))
-
-
-def _aitken(first: _Floats, second: _Floats, third: _Floats) -> _Floats:
-    """Aitken's delta-squared extrapolation of three successive iterates, element by element.
-
-    An element jumps only where the iterates move monotonically (and not to a negative value).
-    """
-    denominator = third - 2.0 * second + first
-    step = third - second
-    usable = (np.abs(denominator) > 1e-12) & (step * (second - first) > 0)
-    jump = third - np.divide(step * step, denominator, out=np.zeros_like(third), where=usable)
-    return np.where(usable & (jump >= 0.0), jump, third)
 
 
 # --------------------------------------------------------------------------- the run: states over time
@@ -2600,7 +2499,7 @@ class _Piece:
 
 
 _COMPILED: dict[int, tuple[Scenario, _Compiled]] = {}
-_COMPILED_LIMIT = 256
+_COMPILED_LIMIT = 64  # the library's 48 scenarios and variants; more only gives the cyclic collector more to walk
 
 
 def _compiled(scenario: Scenario) -> _Compiled:
@@ -2620,7 +2519,7 @@ def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -
 
     ``duration`` (s) overrides ``run.duration`` and caps the warm-up at a tenth
     of it, as :func:`simcache.simulate` does. See the module docstring for the
-    model and its approximations. The compiled form of the last few hundred
+    model and its approximations. The compiled form of the last 64
     scenario objects (their network and the all-groups-on solution) is kept:
     estimating the same object again skips that work, with the same answer.
     """
