@@ -75,6 +75,9 @@ def engine_extensions() -> list[object]:
     for extension in extensions:
         extension.optional = True  # a failed compile leaves the Python sources in charge, not a failed install
     (shared,) = [extension.name for extension in extensions if extension.name.endswith("__mypyc")]
+    # The digest names the new sources from here on: an earlier build's modules must not outlive a C compile
+    # that fails (optional extensions), or they would pass for these sources' and run stale code.
+    remove_compiled(native)
     DIGEST_FILE.write_text(
         '"""Written by setup.py: what the compiled engine modules were built from, and the shared library they need."""\n\n'
         f'SOURCE_DIGEST = "{native.source_digest(ROOT)}"\n'
