@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from types import ModuleType
 
@@ -45,10 +44,9 @@ def remove_compiled(native: ModuleType) -> None:
     """Delete an earlier build's compiled engine from the source tree (an editable install puts it there)."""
     DIGEST_FILE.unlink(missing_ok=True)
     for module in native.ENGINE_MODULES:
-        source = native.source_path(module, ROOT)
-        for suffix in EXTENSION_SUFFIXES:
-            source.with_name(source.stem + suffix).unlink(missing_ok=True)
-    for shared in ROOT.glob("*__mypyc*"):
+        for compiled in native.compiled_candidates(module, ROOT):
+            compiled.unlink(missing_ok=True)
+    for shared in ROOT.glob(native.SHARED_LIBRARY_GLOB):
         shared.unlink()
 
 

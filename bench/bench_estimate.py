@@ -18,9 +18,9 @@ Two figures per scenario, each the best of three timed rounds of about
 The library figure is over all scenarios in ``scenarios/`` and their variants,
 one call each in turn. Target (issue 5): at least 1,000 estimates per second.
 
-The machine facts (CPU model, vCPUs, Python and numpy versions, load average
-before and after, and which engine ran: the estimate is compiled with the
-engine) are printed with the figures: these are shared 2-vCPU
+The machine facts (``bench/machine.py``: commit, CPU model, vCPUs, versions,
+which engine ran, as the estimate is compiled with the engine; and the load
+average before and after) are printed with the figures: these are shared 2-vCPU
 machines, and a load average near 2 means another job halved the figures.
 """
 
@@ -28,24 +28,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a source tree even without `pip install -e .`
 
-import numpy  # noqa: E402
 
 import simcache  # noqa: E402
-from simcache import _native  # noqa: E402
 from simcache.scenario import Scenario, builtin_scenarios  # noqa: E402
 
 # isort: split
-from machine import cpu_model, load_average  # noqa: E402
+from machine import load_average, machine_facts  # noqa: E402
 
 TARGET = 1000.0
 
@@ -72,19 +67,6 @@ def library() -> list[Scenario]:
     return out
 
 
-def machine() -> dict[str, Any]:
-    """CPU model (from /proc/cpuinfo), vCPUs, Python and numpy versions, the 1-minute load average, and
-    which engine runs (the estimate is compiled with it, or runs from its sources)."""
-    return {
-        "engine": _native.ENGINE,
-        "cpu": cpu_model(),
-        "vcpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": numpy.__version__,
-        "load_average_1min": load_average()[0],
-    }
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one timed round (default 1 s)")
@@ -92,7 +74,8 @@ def main() -> int:
     args = parser.parse_args()
     default = [simcache.load_scenario("default")]
     scenarios = library()
-    before = machine()
+    facts = machine_facts()
+    before = load_average()[0]
     figures = {
         "default_cold_per_s": rate(default, args.seconds, cold=True),
         "default_warm_per_s": rate(default, args.seconds, cold=False),
@@ -105,17 +88,16 @@ def main() -> int:
         simcache.estimate(scenario.model_copy())
         slowest.append((time.perf_counter() - started, scenario.name))
     slowest.sort(reverse=True)
-    load = (before["load_average_1min"], machine()["load_average_1min"])
-    print(
-        f"{before['cpu']}, {before['vcpus']} vCPUs, Python {before['python']}, numpy {before['numpy']}; load average {load[0]} -> {load[1]}"
-    )
-    print(f"engine: {before['engine']}")
+    load = (before, load_average()[0])
+    versions = f"Python {facts['python']}, numpy {facts['numpy']}"
+    print(f"{facts['cpu_model']}, {facts['cpus']} vCPUs, {versions}; load average {load[0]} -> {load[1]}")
+    print(f"engine: {facts['simcache_engine']}")
     print(f"estimate() calls per second (target {TARGET:,.0f}); library: {len(scenarios)} scenarios and variants")
     for name, value in figures.items():
         print(f"  {name:22s} {value:10,.0f}")
     print("slowest cold calls: " + ", ".join(f"{name} {seconds * 1e3:.1f} ms" for seconds, name in slowest[:5]))
     if args.json is not None:
-        facts = {**before, "load_average_1min": load}
+        facts = {**facts, "load_average_1min": load}
         args.json.write_text(json.dumps({**figures, "scenarios": len(scenarios), "machine": facts}, indent=2) + "\n")
     return 0
 

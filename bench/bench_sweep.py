@@ -540,9 +540,7 @@ def main() -> int:
         return 0
 
     scenario = simcache.load_scenario(SCENARIO)
-    points = 1
-    for values in GRID.values():
-        points *= len(values)
+    points = len(grid_points(GRID))
     report: dict[str, Any] = {
         "machine": {**machine_facts(), "load_average_before": load_average(), "simcache_source_digest": source_digest(SOURCE)},
         "settings": {

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
-__all__ = ["ENGINE_MODULES", "RESULT_MODULES", "ROOT", "copy_package", "source_digest", "source_path"]
+__all__ = [
+    "ENGINE_MODULES",
+    "RESULT_MODULES",
+    "ROOT",
+    "SHARED_LIBRARY_GLOB",
+    "compiled_candidates",
+    "copy_package",
+    "source_digest",
+    "source_path",
+]
 
 # Compiled together, and loaded all compiled or all from source: the compiled modules call each other directly.
 # The analytic estimate is among them: it imports the model's link and array arithmetic, and compiled it runs
@@ -46,6 +56,16 @@ def source_path(module: str, root: Path = ROOT) -> Path:
     return root.joinpath(*module.split(".")).with_suffix(".py")
 
 
+# mypyc's shared library of the compiled group: a module beside the package, not inside it.
+SHARED_LIBRARY_GLOB = "*__mypyc*"
+
+
+def compiled_candidates(module: str, root: Path = ROOT) -> list[Path]:
+    """Where an engine module's compiled extension would sit next to its ``.py`` file, one path per suffix."""
+    source = source_path(module, root)
+    return [source.with_name(source.stem + suffix) for suffix in EXTENSION_SUFFIXES]
+
+
 def source_digest(root: Path = ROOT, modules: tuple[str, ...] = ENGINE_MODULES) -> str:
     """SHA-256 over the modules' names and sources, in order (by default the engine's)."""
     digest = hashlib.sha256()
@@ -61,5 +81,5 @@ def copy_package(destination: Path, root: Path = ROOT) -> None:
     that sits beside the package rather than inside it; it is copied along.
     """
     shutil.copytree(root / "simcache", destination / "simcache", ignore=shutil.ignore_patterns("__pycache__"))
-    for shared in root.glob("*__mypyc*"):
+    for shared in root.glob(SHARED_LIBRARY_GLOB):
         shutil.copy2(shared, destination / shared.name)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from simcache._engine_sources import ENGINE_MODULES, ROOT, source_digest, source_path
+from simcache._engine_sources import ENGINE_MODULES, ROOT, compiled_candidates, source_digest, source_path
 
 __all__ = ["COMPILED", "ENGINE", "EngineChoice", "choose"]
 
@@ -48,15 +48,8 @@ _REINSTALL = "reinstall to recompile them (`.venv/bin/pip install -e .`, about a
 
 def compiled_files(root: Path = ROOT) -> list[Path]:
     """The compiled extension modules found next to the engine's sources (any subset of them)."""
-    found = []
-    for module in ENGINE_MODULES:
-        source = source_path(module, root)
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            candidate = source.with_name(source.stem + suffix)
-            if candidate.exists():
-                found.append(candidate)
-                break
-    return found
+    found = (next((path for path in compiled_candidates(module, root) if path.exists()), None) for module in ENGINE_MODULES)
+    return [path for path in found if path is not None]
 
 
 @dataclass(frozen=True)

@@ -199,7 +199,6 @@ from simcache.mva_step import OVERLOAD_FLOOR as _OVERLOAD_FLOOR
 from simcache.mva_step import StepNetwork, StepRates, Sweep, aitken, mva_step, station_sums
 from simcache.results import _strict
 from simcache.scenario import DutyCycle, HostFailure, LinkSpec, Scenario, VMotion, load_scenario
-from simcache.units import parse_size
 from simcache.workload import BLOCK, DutyClock
 
 if TYPE_CHECKING:
@@ -282,19 +281,6 @@ def mva_closed(demands: list[float], think: float, customers: int) -> tuple[floa
     return throughput, response, queues
 
 
-def _mva_two(first: float, second: float, think: float, customers: int) -> float:
-    """The throughput (per s) of :func:`mva_closed` with two stations, without lists (the same arithmetic)."""
-    one = two = 0.0
-    throughput = 0.0
-    for population in range(1, customers + 1):
-        r1 = first * (1.0 + one)
-        r2 = second * (1.0 + two)
-        throughput = population / (think + (r1 + r2))
-        one = throughput * r1
-        two = throughput * r2
-    return throughput
-
-
 def _expected_max_normal(count: float) -> float:
     """E[max of ``count`` independent standard normals] (Blom-type approximation; 0 for one)."""
     if count <= 1.0:
@@ -345,7 +331,7 @@ class _Mix:
     """A group's I/O size mix: moments and transfer times (s at line rate) of the framed sizes."""
 
     def __init__(self, workload: Any, peer: LinkSpec, storage: LinkSpec):
-        sizes, probabilities = _size_mix(workload.sizes)
+        sizes, probabilities = workload.size_mix
         pairs = list(zip(sizes, probabilities, strict=True))
         self.pairs = pairs
         self.size = sum(p * s for s, p in pairs)
@@ -359,23 +345,6 @@ class _Mix:
         self.storage_seconds = seconds(storage)
         self.peer_seconds = seconds(peer)
         self.peer_compressed_seconds = seconds(peer, 1.0 - workload.compressibility)
-
-
-_SIZE_BYTES: dict[Any, int] = {}  # parse_size of the size labels met so far ("8KiB": 8192)
-
-
-def _size_mix(sizes: dict[Any, float]) -> tuple[list[int], list[float]]:
-    """:attr:`Workload.size_mix` of a workload's ``sizes``, each label parsed once per process."""
-    total = sum(sizes.values())
-    parsed = []
-    for label in sizes:
-        nbytes = _SIZE_BYTES.get(label)
-        if nbytes is None:
-            nbytes = parse_size(label)
-            if len(_SIZE_BYTES) < 4096:
-                _SIZE_BYTES[label] = nbytes
-        parsed.append(nbytes)
-    return parsed, [w / total for w in sizes.values()]
 
 
 @dataclass
@@ -752,9 +721,9 @@ class _Compiled:
         pair = self.vmotion_pairs[v]
         return self.peer_ports(pair.event.source_host, pair.event.target_host, pair.pair)
 
-    def permanent_flows(self, vmotions: frozenset[int]) -> _Floats:
+    def permanent_flows(self, vmotions: frozenset[int]) -> list[float]:
         """Per station, the permanent flows of these running vMotion pairs, in units of one flow's weight."""
-        permanent = np.zeros(self.station_count)
+        permanent = [0.0] * self.station_count
         for v in vmotions:
             pair = self.vmotion_pairs[v]
             for port in self.vmotion_ports(v):
@@ -957,17 +926,12 @@ class _Compiled:
         """The run cut into intervals over which the same groups are on: cuts where no group switches are
         dropped; a vMotion start always begins an interval."""
         starts = {e.at for e in self.vmotions}
-        cycled = []  # (group, on, off, phase) of the on/off duty cycles
-        for g, clock in enumerate(self.clocks):
-            duty = clock.duty
-            if duty is not None and duty.shape == "onoff":
-                assert duty.on is not None and duty.off is not None
-                cycled.append((g, duty.on, duty.off, duty.phase))
-        always = frozenset(range(len(self.clocks))) - {g for g, *_ in cycled}
+        cycled = [(g, clock) for g, clock in enumerate(self.clocks) if clock.duty is not None and clock.duty.shape == "onoff"]
+        always = frozenset(range(len(self.clocks))) - {g for g, _ in cycled}
         bounds: list[tuple[float, float, frozenset[int]]] = []
         for start, end in itertools.pairwise(self.cuts):
             middle = (start + end) / 2.0
-            groups = always | frozenset(g for g, on, off, phase in cycled if _is_on(on, off, phase, middle))
+            groups = always | frozenset(g for g, clock in cycled if clock.is_on(middle))
             if bounds and bounds[-1][2] == groups and start not in starts:
                 bounds[-1] = (bounds[-1][0], end, groups)
             else:
@@ -1000,17 +964,6 @@ class _Compiled:
             )
             repeats[i] = repeats[i + 1] + 1 if same else 0
         return period, count, repeats[:-1]
-
-
-def _is_on(on: float, off: float, phase: float, now: float) -> bool:
-    """Whether an on/off duty cycle is on at ``now``: :meth:`DutyClock.is_on` with the same arithmetic."""
-    cycle = on + off
-    index = math.floor((now + phase) / cycle)
-    while True:
-        start = index * cycle - phase
-        if start + on - now > 1e-9 * on:
-            return max(start, now) == now
-        index += 1
 
 
 def _popularity_bins(access: str, theta: float, blocks: int) -> list[tuple[float, float]]:
@@ -1173,7 +1126,7 @@ class _FcfsRows(_Rows):
 
     WIDTH: ClassVar[int] = _Rows._COMMON + 5
 
-    def __init__(self, table: _Floats, stations: int):
+    def __init__(self, table: _Floats):
         super().__init__(table)
         columns = self.columns
         self.station = columns[8].astype(np.intp)
@@ -1181,7 +1134,6 @@ class _FcfsRows(_Rows):
         self.share: _Floats = columns[10]
         self.spread: _Floats = columns[11]
         self.timed: _Floats = columns[12]
-        self.cell = self.chain * stations + self.station  # (closed chain, station) in a flattened chain x station array
 
     @classmethod
     def row(cls, row: _Row, spindles: int) -> tuple[float, ...]:
@@ -1207,7 +1159,7 @@ class _FlowRows(_Rows):
 
     WIDTH: ClassVar[int] = _Rows._COMMON + 2 * _MAX_PORTS + 1
 
-    def __init__(self, table: _Floats, stations: int):
+    def __init__(self, table: _Floats):
         super().__init__(table)
         columns = self.columns
         # Port by port (one row per port column): each column a contiguous array.
@@ -1217,7 +1169,6 @@ class _FlowRows(_Rows):
         real = np.arange(_MAX_PORTS) < table[:, -1:]
         self.port_row = np.nonzero(real)[0]
         self.port_station = self.ports[real]
-        self.cells_t = self.chain * stations + self.ports_t  # (closed chain, port) as in _FcfsRows.cell
 
     @classmethod
     def row(cls, row: _Row) -> tuple[float, ...]:
@@ -1344,10 +1295,10 @@ class _Network:
         open_rows, open_flows = len(parts[_OPEN_FCFS]) - hosts * per_host, len(parts[_OPEN_FLOWS]) - hosts
         self.destage_fcfs = [slice(open_rows + h * per_host, open_rows + (h + 1) * per_host) for h in range(hosts)]
         self.destage_flow = [open_flows + h for h in range(hosts)]
-        self.open_fcfs = _FcfsRows(parts[_OPEN_FCFS][:, : _FcfsRows.WIDTH], k)
-        self.closed_fcfs = _FcfsRows(parts[_CLOSED_FCFS][:, : _FcfsRows.WIDTH], k)
-        self.open_flows = _FlowRows(parts[_OPEN_FLOWS][:, : _FlowRows.WIDTH], k)
-        self.closed_flows = _FlowRows(parts[_CLOSED_FLOWS][:, : _FlowRows.WIDTH], k)
+        self.open_fcfs = _FcfsRows(parts[_OPEN_FCFS][:, : _FcfsRows.WIDTH])
+        self.closed_fcfs = _FcfsRows(parts[_CLOSED_FCFS][:, : _FcfsRows.WIDTH])
+        self.open_flows = _FlowRows(parts[_OPEN_FLOWS][:, : _FlowRows.WIDTH])
+        self.closed_flows = _FlowRows(parts[_CLOSED_FLOWS][:, : _FlowRows.WIDTH])
         self.delays = _Rows(parts[_DELAYS][:, : _Rows._COMMON])
         self.op_chain_slot = np.array([closed_slot.get(chain, len(closed_chains)) for chain, _ in op_info], dtype=np.intp)
         self.op_closed = np.array([c.chains[chain].closed for chain, _ in op_info], dtype=bool)
@@ -1358,40 +1309,45 @@ class _Network:
         self._op_arrays(c, op_info)
         self._closed_arrays(c)
         self._station_arrays(c)
-        self.step = self._step_network()
+        self.step = self._step_network(c)
         self._users: dict[int, list[int]] | None = None
         self._plain: _StateServices | None = None
 
-    def _step_network(self) -> StepNetwork:
-        """The lists an MVA step reads (see :mod:`simcache.mva_step`)."""
+    def _step_network(self, c: _Compiled) -> StepNetwork:
+        """The lists an MVA step reads (see :mod:`simcache.mva_step`). Cells index flattened closed chain x
+        station lists; a closed row's op is its index among the closed ops."""
         rows, flows, flows_c = self.closed_fcfs, self.open_flows, self.closed_flows
+        k = self.stations
+        row_cells = rows.chain * k + rows.station
+        servers = np.array(c.servers, dtype=np.float64)
+        closed = self.closed_ops
         return StepNetwork(
-            stations=self.stations,
+            stations=k,
             chains=len(self.closed_chains),
             per_server=self.per_server.tolist(),
-            fcfs_per_server=self.fcfs_per_server.tolist(),
-            half_per_server=self.half_per_server.tolist(),
-            exponent=self.exponent.tolist(),
+            fcfs_per_server=(np.where(c.is_port, 0.0, 1.0) / servers).tolist(),  # 0 at ports: they have no FCFS wait
+            half_per_server=(0.5 / servers).tolist(),
+            exponent=[_sakasegawa_exponent(n) for n in c.servers],
             open_ports=flows.ports_t.tolist(),
             open_siblings=flows.siblings_t.tolist(),
             open_port_row=flows.port_row.tolist(),
             open_port_station=flows.port_station.tolist(),
             closed_station=rows.station.tolist(),
-            closed_cell=rows.cell.tolist(),
+            closed_cell=row_cells.tolist(),
             closed_spread=rows.spread.tolist(),
             closed_share=rows.share.tolist(),
-            closed_row_op=self.closed_row_op.tolist(),
+            closed_row_op=(rows.local // self.width).tolist(),
             closed_ports=flows_c.ports_t.tolist(),
             closed_siblings=flows_c.siblings_t.tolist(),
-            closed_port_cells=flows_c.cells_t.tolist(),
+            closed_port_cells=(flows_c.chain * k + flows_c.ports_t).tolist(),
             closed_port_row=flows_c.port_row.tolist(),
-            closed_flow_op=self.closed_flow_op.tolist(),
-            closed_local_slots=self.closed_local_slots.tolist(),
+            closed_flow_op=(flows_c.local // self.width).tolist(),
+            closed_local_slots=np.concatenate((rows.local, flows_c.local)).tolist(),
             width=self.width,
-            closed_missing=self.closed_missing.ravel().tolist(),
-            closed_op_chain=self.closed_op_chain.tolist(),
-            closed_cells=self.closed_cells.tolist(),
-            think=self.think.tolist(),
+            closed_missing=self.missing_legs[closed].ravel().tolist(),
+            closed_op_chain=self.op_chain_slot[closed].tolist(),
+            closed_cells=np.concatenate((row_cells, flows_c.chain[flows_c.port_row] * k + flows_c.port_station)).tolist(),
+            think=[float(c.chains[chain].think) for chain in self.closed_chains],
         )
 
     def station_users(self, station: int) -> list[int]:
@@ -1580,24 +1536,13 @@ class _Network:
 
     def _closed_arrays(self, c: _Compiled) -> None:
         closed = self.closed_ops
-        self.closed_op_chain = self.op_chain_slot[closed]
-        self.closed_missing = self.missing_legs[closed]
         self.closed_op_slots = closed[:, None] * self.width + np.arange(self.width)  # global slots of each closed op
         self.closed_readers = [slot for slot, chain in enumerate(self.closed_chains) if c.chains[chain].read_fraction > 0]
-        self.think = np.array([c.chains[chain].think for chain in self.closed_chains], dtype=np.float64)
-        rows, flows = self.closed_fcfs, self.closed_flows
-        self.closed_local_slots = np.concatenate((rows.local, flows.local))
-        self.closed_row_op = rows.local // self.width  # index among the closed ops
-        self.closed_flow_op = flows.local // self.width
-        self.closed_cells = np.concatenate((rows.cell, flows.chain[flows.port_row] * self.stations + flows.port_station))
-        self.all_slots = np.concatenate((self.open_fcfs.slot, rows.slot, self.open_flows.slot, flows.slot))
+        self.all_slots = np.concatenate((self.open_fcfs.slot, self.closed_fcfs.slot, self.open_flows.slot, self.closed_flows.slot))
 
     def _station_arrays(self, c: _Compiled) -> None:
         servers = np.array(c.servers, dtype=np.float64)
         self.per_server = 1.0 / servers
-        self.fcfs_per_server = np.where(c.is_port, 0.0, 1.0) / servers  # 0 at ports: they have no FCFS wait
-        self.half_per_server = 0.5 / servers
-        self.exponent = np.array([_sakasegawa_exponent(n) for n in c.servers])
         self.tier_stations = np.arange(c.hosts, dtype=np.intp) * c.per_host + _TIER
         self.pipe_stations = np.arange(c.hosts, dtype=np.intp) * c.per_host + _PIPE_SLOT
         # Load matrix cells (see _Solver._op_loads): blocks busy, arrivals, second moment, open busy, open arrivals.
@@ -1688,11 +1633,6 @@ class _StateResult:
 _SOLVER_STATE = (
     "active",
     "batches",
-    "closed_base",
-    "closed_delays",
-    "closed_flow_service",
-    "closed_loads",
-    "closed_probability",
     "closed_svar",
     "delay_sums",
     "destage_loads",
@@ -1704,18 +1644,12 @@ _SOLVER_STATE = (
     "op_loads",
     "op_scale",
     "open_flow_service",
-    "open_loads",
-    "open_port_rates",
     "open_rates",
     "open_scv",
     "open_service",
     "open_share",
     "open_spread",
-    "own_flows",
-    "own_rows",
-    "permanent",
     "population",
-    "probability",
     "rates",
     "result",
     "solution",
@@ -1725,9 +1659,9 @@ _SOLVER_STATE = (
 class _Solver:
     """One state: its op rates and service times, and the mean value analysis that solves it.
 
-    Station loads are linear in the rates: ``open_loads`` (open ops and destagers) plus ``closed_loads``
-    times the closed chains' throughputs; both are kept up to date when the hit ratios or the destage
-    load change (:meth:`_rates_changed`).
+    Station loads are linear in the rates: ``rates.open_loads`` (open ops and destagers) plus
+    ``rates.closed_loads`` times the closed chains' throughputs; both are kept up to date when the hit
+    ratios or the destage load change (:meth:`_rates_changed`).
     """
 
     def __init__(self, compiled: _Compiled, key: _StateKey, hit: list[float] | None):
@@ -1742,16 +1676,11 @@ class _Solver:
         on_groups = np.zeros(len(compiled.scenario.groups))
         on_groups[list(key.groups)] = 1.0
         self.on = on_groups[net.op_group]
-        chains = len(net.closed_chains)
-        self.population = np.zeros(chains)
-        for slot, chain in enumerate(net.closed_chains):
-            if compiled.chains[chain].group in key.groups:
-                self.population[slot] = compiled.chains[chain].customers
-        self.active = [slot for slot in range(chains) if self.population[slot] > 0]
+        chains = [compiled.chains[chain] for chain in net.closed_chains]
+        self.population = [float(chain.customers) if chain.group in key.groups else 0.0 for chain in chains]  # 0: off
+        self.active = [slot for slot, customers in enumerate(self.population) if customers > 0]
         self.exact = len(self.active) == 1 and self.population[self.active[0]] <= _EXACT_MVA_LIMIT
-        own_share = np.divide(1.0, self.population, out=np.zeros(chains), where=self.population > 0)  # Schweitzer: 1 / N
-        self.own_rows = own_share[net.closed_fcfs.chain]
-        self.own_flows = own_share[net.closed_flows.chain]
+        own_share = [1.0 / customers if customers > 0 else 0.0 for customers in self.population]  # Schweitzer: 1 / N
         services = net.services(key)
         rows = net.open_fcfs
         self.open_service = services.open_fcfs.copy()  # copies: the destage rows change with the destage load
@@ -1759,34 +1688,30 @@ class _Solver:
         self.open_share = rows.share.copy()
         self.open_spread = rows.spread.copy()
         self.open_flow_service = services.open_flows.copy()
-        self.closed_base = services.closed_base
         self.closed_svar = services.closed_svar
-        self.closed_flow_service = services.closed_flows
         self.delay_sums = services.delay_sums
-        self.closed_delays = services.closed_delays
         self.op_loads = services.op_loads
-        self.permanent = compiled.permanent_flows(key.vmotions)
         self.batches = np.zeros(hosts)  # destage batches per s
         self.destage_rates = [0.0] * hosts  # bytes/s each host's flushers move
         self.destage_loads = np.zeros((5 * compiled.station_count, hosts))
         self.drain = [math.inf] * hosts
         self.solution: Sweep  # set by solve(): its last MVA step
         self.result: _StateResult  # set by solve()
-        # The same rates and services as lists, for mva_step; the loads and probabilities are set by _set_hits.
+        # What mva_step reads, as lists; the loads and probabilities are set by _set_hits.
         self.rates = StepRates(
             open_loads=[],
             closed_load_cells=[],
             closed_loads=[],
-            permanent=self.permanent.tolist(),
+            permanent=compiled.permanent_flows(key.vmotions),
             open_flow_service=self.open_flow_service.tolist(),
             open_port_rates=[],
-            population=self.population.tolist(),
-            own_rows=self.own_rows.tolist(),
-            own_flows=self.own_flows.tolist(),
-            closed_base=self.closed_base.tolist(),
+            population=self.population,
+            own_rows=[own_share[chain] for chain in net.closed_fcfs.chain.tolist()],
+            own_flows=[own_share[chain] for chain in net.closed_flows.chain.tolist()],
+            closed_base=services.closed_base.tolist(),
             closed_svar=self.closed_svar.tolist(),
-            closed_flow_service=self.closed_flow_service.tolist(),
-            closed_delays=self.closed_delays.ravel().tolist(),
+            closed_flow_service=services.closed_flows.tolist(),
+            closed_delays=services.closed_delays.ravel().tolist(),
             closed_probability=[],
             active=bool(self.active),
         )
@@ -1798,10 +1723,9 @@ class _Solver:
         self.hit = hit
         chain_hit = np.array(hit)[net.op_chain]
         split = np.where(net.op_hit, chain_hit, np.where(net.op_miss, 1.0 - chain_hit, 1.0))
-        self.probability = net.op_probability * split * self.on
-        self.op_scale = self.probability * net.op_unit_rate  # I/Os per s of an open op; per unit throughput of a closed one
-        self.closed_probability = self.probability[net.closed_ops]
-        self.rates.closed_probability = self.closed_probability.tolist()
+        probability = net.op_probability * split * self.on
+        self.op_scale = probability * net.op_unit_rate  # I/Os per s of an open op; per unit throughput of a closed one
+        self.rates.closed_probability = probability[net.closed_ops].tolist()
         self._rates_changed()
 
     def _set_destage(self, byte_rates: list[float]) -> None:
@@ -1838,21 +1762,19 @@ class _Solver:
         """Station loads and open flow rates after the op probabilities changed."""
         net = self.net
         self.open_rates = self.op_scale * net.op_open
-        self.closed_loads = self.op_loads.dot(net.op_of_chain * self.op_scale[:, None])
-        cells = [np.flatnonzero(loads) for loads in self.closed_loads.T]
+        per_chain = self.op_loads.dot(net.op_of_chain * self.op_scale[:, None]).T  # closed chain x load cell
+        cells = [np.flatnonzero(loads) for loads in per_chain]
         self.rates.closed_load_cells = [nonzero.tolist() for nonzero in cells]
-        self.rates.closed_loads = [loads[nonzero].tolist() for loads, nonzero in zip(self.closed_loads.T, cells, strict=True)]
+        self.rates.closed_loads = [loads[nonzero].tolist() for loads, nonzero in zip(per_chain, cells, strict=True)]
         self._open_rates_changed()
 
     def _open_rates_changed(self) -> None:
         """The open station loads and open flow rates after the open op rates or the destage load changed."""
         net = self.net
-        self.open_loads = self.op_loads.dot(self.open_rates) + self.destage_loads.dot(self.batches)
+        self.rates.open_loads = (self.op_loads.dot(self.open_rates) + self.destage_loads.dot(self.batches)).tolist()
         rates = np.concatenate((self.open_rates, self.batches))
         flows = net.open_flows
-        self.open_port_rates = rates[flows.rate[flows.port_row]]
-        self.rates.open_loads = self.open_loads.tolist()
-        self.rates.open_port_rates = self.open_port_rates.tolist()
+        self.rates.open_port_rates = rates[flows.rate[flows.port_row]].tolist()
 
     # -- mean value analysis ---------------------------------------------------------------------
 
@@ -1938,12 +1860,15 @@ class _Solver:
         self.result = self._collect(sweep)
         return self.result
 
+    def _op_rates(self, throughput: list[float]) -> _Floats:
+        """I/Os per s of every op at these closed chains' throughputs (an open op's rate is its own)."""
+        return cast(_Floats, self.op_scale * np.array([*throughput, 1.0])[self.net.op_chain_slot])
+
     def _implied_destage(self, throughput: list[float], drain: list[float]) -> list[float]:
         """Bytes/s each host's flushers move at these closed throughputs: their drain capacity with a backlog,
         else what the VMs write (at most that capacity)."""
         c = self.c
-        chain_rates = np.array([*throughput, 1.0])  # open ops' rates are their own
-        write_back = (self.net.host_flows[: c.hosts].dot(self.op_scale * chain_rates[self.net.op_chain_slot])).tolist()
+        write_back = self.net.host_flows[: c.hosts].dot(self._op_rates(throughput)).tolist()
         return [_flusher_rate(self.key.buffer[h], write_back[h], drain[h]) if c.destaging_hosts[h] else 0.0 for h in range(c.hosts)]
 
     def _destage_moved(self, sweep: Sweep) -> bool:
@@ -2034,7 +1959,7 @@ class _Solver:
         vmotion_rate = c.vmotion_rates(self.key.vmotions, utilization)
         for v in self.key.vmotions:
             reported[c.vmotion_ports(v)] = 1.0  # the ports carrying its streams run at 100% while they last
-        rates = self.op_scale * np.array([*sweep.throughput, 1.0])[net.op_chain_slot]  # open ops' rates are their own
+        rates = self._op_rates(sweep.throughput)
         response, variance = self._responses(sweep)
         per_host = net.host_flows.dot(rates).tolist()
         overload = np.maximum(np.array(sweep.open_utilization) - 1.0, 0.0)
@@ -2089,8 +2014,7 @@ class _Solver:
         and the drain rates stay as they are, and one MVA step from the solution re-evaluates the rest.
         """
         other = self.copy(key)
-        other.permanent = self.c.permanent_flows(key.vmotions)
-        other.rates = dataclasses.replace(self.rates, permanent=other.permanent.tolist())
+        other.rates = dataclasses.replace(self.rates, permanent=self.c.permanent_flows(key.vmotions))
         solution = self.solution
         other.solution = other._sweep(
             solution.throughput, solution.queue, solution.chain_queue, None if not self.exact else self.rates.population
@@ -2135,7 +2059,7 @@ class _Solver:
         port_left = min(1.0 - port + own_wire, 1.0 - array_rx + own_wire)
         array_demand = 0.0 if c.cache_ack is not None else full.spindle_demand / max(array_left, _OVERLOAD_FLOOR)
         wire = full.wire / max(port_left, _OVERLOAD_FLOOR)
-        batches = _mva_two(wire, array_demand, full.delays, c.destager.concurrency)
+        batches, _, _ = mva_closed([wire, array_demand], full.delays, c.destager.concurrency)
         limit = max(array_left, 0.0) / full.array_per_byte if c.cache_ack is not None else math.inf
         return max(min(batches * full.size, limit), 1.0)
 

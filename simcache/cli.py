@@ -134,7 +134,7 @@ def report(result: Result) -> str:
     """The human-readable run report: latency table, write-latency breakdown, utilizations."""
     meta = result.meta
     start, end = result.window
-    engine = str(meta.get("engine", "unrecorded")).split(":")[0]  # "compiled (mypyc)" or "Python"
+    engine = meta["engine"].partition(":")[0]  # "compiled (mypyc)" or "Python"
     lines = [
         f"scenario {meta['scenario_name']!r}  seed {meta['seed']}  simulated {end:g}s (measured {start:g}-{end:g}s)  "
         f"{meta['ios']} I/Os in {meta['wall_time_s']:.2f}s wall  simcache {meta['version']} ({engine} engine)",

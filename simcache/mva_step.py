@@ -122,7 +122,7 @@ def mva_step(
     (Schweitzer), or with ``exact`` (that step's population of the population recursion) the whole queue.
     """
     n = net.stations
-    loads = _loads(net, rates, throughput)
+    loads = _loads(rates, throughput)
     per_server = net.per_server
     utilization = [loads[i] * per_server[i] for i in range(n)]
     open_utilization = [loads[3 * n + i] * per_server[i] for i in range(n)]
@@ -130,7 +130,7 @@ def mva_step(
         scale = _capacity_scale(utilization, open_utilization)
         if scale < 1.0:  # hold the closed chains to the busiest station's capacity
             throughput = [x * scale for x in throughput]
-            loads = _loads(net, rates, throughput)
+            loads = _loads(rates, throughput)
             utilization = [loads[i] * per_server[i] for i in range(n)]
     busy = loads[:n]
     # FCFS wait (s) of a customer that finds `waiting` customers ahead: (S waiting + P_wait R) / c, with S the
@@ -164,27 +164,29 @@ def mva_step(
         for j in range(len(port_rows)):
             at_ports[port_stations[j]] += port_rates[j] * open_flow_time[port_rows[j]]
     open_queue = [open_wait[i] * loads[4 * n + i] + at_ports[i] for i in range(n)]
-    # The closed chains' figures: their queues stay empty unless a chain is on.
-    sweep = Sweep(
-        [0.0] * net.chains,
-        [0.0] * n,
-        [0.0] * (net.chains * n),
+    if rates.active:
+        closed = _closed_step(net, rates, queue, open_queue, chain_queue, exact, per_waiting, fixed)
+    else:  # no closed customers: their queues stay empty
+        rows = len(net.closed_station)
+        closed = ([0.0] * net.chains, [0.0] * n, [0.0] * (net.chains * n), [0.0] * rows, [0.0] * rows, [0.0] * len(net.closed_flow_op))
+    throughput, closed_queue, new_chain_queue, closed_wait, closed_time, closed_flow_time = closed
+    return Sweep(
+        throughput,
+        closed_queue,
+        new_chain_queue,
         utilization,
         open_utilization,
         busy,
         open_queue,
         open_wait,
         open_flow_time,
-        [0.0] * len(net.closed_station),
-        [0.0] * len(net.closed_station),
-        [0.0] * len(net.closed_flow_op),
+        closed_wait,
+        closed_time,
+        closed_flow_time,
     )
-    if rates.active:
-        _closed_step(net, rates, sweep, queue, chain_queue, exact, per_waiting, fixed)
-    return sweep
 
 
-def _loads(net: StepNetwork, rates: StepRates, throughput: list[float]) -> list[float]:
+def _loads(rates: StepRates, throughput: list[float]) -> list[float]:
     """Station loads (5 blocks of n) at these closed throughputs: the open ones plus the closed chains'."""
     loads = list(rates.open_loads)
     for k in range(len(throughput)):
@@ -207,15 +209,31 @@ def _capacity_scale(utilization: list[float], open_utilization: list[float]) -> 
     return scale
 
 
-def _flow_times(ports: list[list[int]], siblings: list[list[float]], slowdown: list[float], service: list[float]) -> list[float]:
-    """Per transfer row: its service times the largest slowdown plus siblings over its (up to three) ports."""
+def _flow_times(
+    ports: list[list[int]],
+    siblings: list[list[float]],
+    slowdown: list[float],
+    service: list[float],
+    own: tuple[list[list[int]], list[float], list[float]] | None = None,
+) -> list[float]:
+    """Per transfer row: its service times the largest slowdown plus siblings over its (up to three) ports.
+
+    ``own``: for closed rows (Schweitzer), each port's (chain, port) cell, the chain x station queue and the
+    row's 1 / customers: each port's slowdown less the row's chain's own share of the customers there.
+    """
     first, second, third = ports[0], ports[1], ports[2]
     first_s, second_s, third_s = siblings[0], siblings[1], siblings[2]
+    cells, chain_queue, share = own if own is not None else ([[], [], []], [], [])
+    first_c, second_c, third_c = cells[0], cells[1], cells[2]
     times = [0.0] * len(service)
     for r in range(len(times)):
         a = slowdown[first[r]] + first_s[r]
         b = slowdown[second[r]] + second_s[r]
         c = slowdown[third[r]] + third_s[r]
+        if own is not None:
+            a -= chain_queue[first_c[r]] * share[r]
+            b -= chain_queue[second_c[r]] * share[r]
+            c -= chain_queue[third_c[r]] * share[r]
         a = a if a >= b else b
         times[r] = service[r] * (a if a >= c else c)
     return times
@@ -224,18 +242,20 @@ def _flow_times(ports: list[list[int]], siblings: list[list[float]], slowdown: l
 def _closed_step(
     net: StepNetwork,
     rates: StepRates,
-    sweep: Sweep,
     queue: list[float],
+    open_queue: list[float],
     chain_queue: list[float],
     exact: list[float] | None,
     per_waiting: list[float],
     fixed: list[float],
-) -> None:
-    """The closed chains' part of :func:`mva_step`, into ``sweep`` (which has the stations' figures): their
-    rows' waits and times, the ops' responses, and new throughputs and chain x station queues (Little's law
-    on every leg). ``per_waiting`` and ``fixed``: per station, an FCFS wait (s) per customer found waiting
-    and its part that does not depend on them."""
-    open_queue = sweep.open_queue
+) -> tuple[list[float], list[float], list[float], list[float], list[float], list[float]]:
+    """The closed chains' part of :func:`mva_step`: their rows' waits and times, the ops' responses, and new
+    throughputs and chain x station queues (Little's law on every leg). ``per_waiting`` and ``fixed``: per
+    station, an FCFS wait (s) per customer found waiting and its part that does not depend on them.
+
+    Returns :class:`Sweep`'s closed figures: throughput, queue, chain_queue, closed_wait, closed_time and
+    closed_flow_time.
+    """
     n = net.stations
     seen = [queue[i] + open_queue[i] for i in range(n)]
     # Closed rows: each sees the queue less its own chain's share (none in the population recursion).
@@ -258,10 +278,8 @@ def _closed_step(
     if flow_ops:
         permanent = rates.permanent
         slowdown = [1.0 + seen[i] + permanent[i] for i in range(n)]
-        if exact is None:  # each port's slowdown less the chain's own share there
-            closed_flow_time = _own_flow_times(net, rates, slowdown, chain_queue)
-        else:
-            closed_flow_time = _flow_times(net.closed_ports, net.closed_siblings, slowdown, rates.closed_flow_service)
+        own_shares = (net.closed_port_cells, chain_queue, rates.own_flows) if exact is None else None
+        closed_flow_time = _flow_times(net.closed_ports, net.closed_siblings, slowdown, rates.closed_flow_service, own_shares)
     # Each closed op waits for its slowest leg, then its steps after the join.
     delays = rates.closed_delays
     on_legs = [0.0] * len(delays)
@@ -299,30 +317,7 @@ def _closed_step(
     for j in range(len(port_rows)):
         row = port_rows[j]
         new_chain_queue[queue_cells[rows + j]] += op_rate[flow_ops[row]] * closed_flow_time[row]
-    sweep.throughput = throughput
-    sweep.queue = station_sums(new_chain_queue, chains, n)
-    sweep.chain_queue = new_chain_queue
-    sweep.closed_wait = closed_wait
-    sweep.closed_time = closed_time
-    sweep.closed_flow_time = closed_flow_time
-
-
-def _own_flow_times(net: StepNetwork, rates: StepRates, slowdown: list[float], chain_queue: list[float]) -> list[float]:
-    """Per closed transfer row: its service times the largest slowdown plus siblings over its ports, each less
-    its own chain's customers there (Schweitzer)."""
-    service, own_flows = rates.closed_flow_service, rates.own_flows
-    first, second, third = net.closed_ports[0], net.closed_ports[1], net.closed_ports[2]
-    first_s, second_s, third_s = net.closed_siblings[0], net.closed_siblings[1], net.closed_siblings[2]
-    first_c, second_c, third_c = net.closed_port_cells[0], net.closed_port_cells[1], net.closed_port_cells[2]
-    times = [0.0] * len(service)
-    for r in range(len(times)):
-        own = own_flows[r]
-        a = slowdown[first[r]] + first_s[r] - chain_queue[first_c[r]] * own
-        b = slowdown[second[r]] + second_s[r] - chain_queue[second_c[r]] * own
-        c = slowdown[third[r]] + third_s[r] - chain_queue[third_c[r]] * own
-        a = a if a >= b else b
-        times[r] = service[r] * (a if a >= c else c)
-    return times
+    return throughput, station_sums(new_chain_queue, chains, n), new_chain_queue, closed_wait, closed_time, closed_flow_time
 
 
 def station_sums(chain_queue: list[float], chains: int, stations: int) -> list[float]:

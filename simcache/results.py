@@ -196,11 +196,15 @@ class Result:
             self._breakdown = pd.DataFrame(rows)
         return self._breakdown
 
+    def window_means(self) -> pd.Series:
+        """Mean of every series column over the measurement window (its samples after the warm-up)."""
+        start, _ = self.window
+        return self.series[self.series.index > start].mean()
+
     def bottleneck(self) -> tuple[str, float]:
         """The component with the highest mean utilization over the window, and that utilization."""
-        start, _ = self.window
-        series = self.series[self.series.index > start]
-        utilization = series[[c for c in series.columns if c.startswith("util.")]].mean()
+        means = self.window_means()
+        utilization = means[[c for c in means.index if c.startswith("util.")]]
         name = str(utilization.idxmax())
         return name.removeprefix("util."), float(utilization.max())
 
@@ -323,10 +327,10 @@ def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:
 def _totals(model: Model, records: pd.DataFrame) -> dict[str, Any]:
     duration = model.scenario.run.duration
     written = int(records.loc[records["op"] == "write", "size_bytes"].sum())
-    peer_bytes = sum(host.peer_tx.carried_bytes for host in model.hosts)
+    peer_bytes = sum(sum(port.carried_bytes for port in host.peer_txs) for host in model.hosts)
     vmotion_bytes = sum(e.size for e in model.scenario.events if isinstance(e, VMotion))
     payload = sum(h.replica_payload_sent for h in model.hosts)
-    packets = sum(h.peer_tx.packets for h in model.hosts)
+    packets = sum(sum(port.packets for port in h.peer_txs) for h in model.hosts)
     storage_bytes = sum(host.storage_tx.carried_bytes + host.storage_rx.carried_bytes for host in model.hosts)
     return {
         "duration_s": duration,

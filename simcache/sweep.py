@@ -403,6 +403,7 @@ class _Store:
     def __init__(self, path: Path, variants: list[Scenario], duration: float | None):
         self._variants = [variant.model_dump(mode="json") for variant in variants]  # once per point, not per seed
         self._duration = duration
+        self._keys: dict[tuple[int, int], str] = {}  # a task's key, for its get() and then its put()
         try:
             self._db = sqlite3.connect(path)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -412,8 +413,11 @@ class _Store:
             raise ScenarioError(str(path), [("store", f"not a usable SQLite results store: {exc}")]) from None
 
     def _key(self, task: tuple[int, int]) -> str:
-        point, seed = task
-        return _task_key(self._variants[point], seed, self._duration)
+        key = self._keys.get(task)
+        if key is None:
+            point, seed = task
+            key = self._keys[task] = _task_key(self._variants[point], seed, self._duration)
+        return key
 
     def get(self, task: tuple[int, int]) -> dict[str, Any] | None:
         found = self._db.execute("SELECT row FROM rows WHERE key = ?", (self._key(task),)).fetchone()

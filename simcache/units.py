@@ -14,6 +14,7 @@ Conventions (stated once, used everywhere):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -106,13 +107,24 @@ def parse_size(value: str | int | float) -> int:
 
     Fractional results are rounded to the nearest byte.
     """
-    examples = '4096, "4KiB", "256k", "1.5GB"'
     if isinstance(value, bool):
-        raise UnitError(f"a size must be a number of bytes or a string like {examples}")
+        raise UnitError(f"a size must be a number of bytes or a string like {_SIZE_EXAMPLES}")
     if isinstance(value, (int, float)):
-        number, unit = _finite(float(value), value, "size"), ""
-    else:
-        number, unit = _split(value, "size", examples)
+        return _bytes(_finite(float(value), value, "size"), "", value)
+    return _parse_size_text(value)
+
+
+_SIZE_EXAMPLES = '4096, "4KiB", "256k", "1.5GB"'
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_size_text(value: str) -> int:
+    """:func:`parse_size` of a string, parsed once per process: workloads and estimates meet the same few labels."""
+    return _bytes(*_split(value, "size", _SIZE_EXAMPLES), value)
+
+
+def _bytes(number: float, unit: str, value: str | int | float) -> int:
+    """``number`` in ``unit`` (as written in ``value``) as whole bytes."""
     factor = _SIZE_FACTORS.get(unit.lower())
     if factor is None:
         raise UnitError(

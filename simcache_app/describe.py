@@ -110,7 +110,7 @@ def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) 
 def busiest_peer_link(result: simcache.Result, scenario: simcache.Scenario) -> str | None:
     """``"the host0 1GbE peer link (sending), at 45%"``: the peer port with the highest mean
     utilization over the measurement window; None when no group replicates over the peer network."""
-    means = _window_means(result)
+    means = result.window_means()
     columns = [c for c in means.index if _PEER_COLUMN.match(c)]
     if not columns or all(group.replicas == 0 for group in scenario.groups):
         return None
@@ -122,7 +122,7 @@ def busiest_peer_link(result: simcache.Result, scenario: simcache.Scenario) -> s
 def peer_port_table(result: simcache.Result) -> pd.DataFrame:
     """Mean utilization (%) of every host's peer ports over the measurement window: one row per
     host and port (``peer``, or ``peer0``, ``peer1``, ... when hosts have several), sending and receiving."""
-    means = _window_means(result)
+    means = result.window_means()
     rows = []
     for column in means.index:
         sending = _PEER_TX_COLUMN.match(str(column))
@@ -137,12 +137,6 @@ def peer_port_table(result: simcache.Result) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows, columns=["host", "port", "sending %", "receiving %"])
-
-
-def _window_means(result: simcache.Result) -> pd.Series:
-    """Mean of every series column over the measurement window (the samples ``Result.bottleneck`` averages)."""
-    start, _ = result.window
-    return result.series[result.series.index > start].mean()
 
 
 def compare_table(results: Mapping[str, simcache.Result], scenarios: Mapping[str, simcache.Scenario]) -> pd.DataFrame:

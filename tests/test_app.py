@@ -61,12 +61,14 @@ def test_first_page_offers_the_default_scenario_and_waits_for_run(default: simca
 def test_instant_estimate_is_shown_before_any_run_and_follows_the_controls(default: simcache.Scenario) -> None:
     """The analytic estimate (milliseconds) is on the page before Run is pressed, and is the public API's."""
     at = open_app()
-    captions = [c.value for c in at.caption]
-    assert estimate_sentence(simcache.estimate(default), default) in captions
+    before = estimate_sentence(simcache.estimate(default), default)
+    assert before in [c.value for c in at.caption]
     assert not at.metric  # nothing simulated yet
     at.sidebar.selectbox(key="default.peer_link").select("10GbE").run()
     changed = default.with_overrides({"cluster.peer_link": "10GbE"})
-    assert estimate_sentence(simcache.estimate(changed), changed) in [c.value for c in at.caption]
+    after = estimate_sentence(simcache.estimate(changed), changed)
+    captions = [c.value for c in at.caption]
+    assert after != before and after in captions and before not in captions
 
 
 def test_single_run_shows_the_numbers_of_the_same_simulation(default: simcache.Scenario) -> None:
@@ -266,6 +268,7 @@ def test_component_names_in_words(default: simcache.Scenario) -> None:
     assert component_name("host0.peer.tx", default) == f"the host0 {link} peer link (sending)"
     assert component_name("host2.peer1.rx", default) == f"the host2 {link} peer link 1 (receiving)"
     assert component_name("host3.tier", default) == f"the host3 {tier.profile} {tier.kind} tier"
+    assert component_name("host3.tier", default) == "the host3 sata-ssd-s3700 flash tier"  # as a reader sees it
     assert component_name("array", default) == f"the array's {default.array.spindles} spindles"
     fast = simcache.simulate(default.with_overrides({"groups.db.workload.iops": 1}), duration=1.0)
     assert bottleneck_sentence(fast, default).startswith("Bottleneck: the ")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from simcache import _native
-from simcache._engine_sources import ENGINE_MODULES, ROOT, copy_package, source_digest, source_path
+from simcache._engine_sources import ENGINE_MODULES, RESULT_MODULES, ROOT, copy_package, source_digest, source_path
 
 SCENARIOS = ROOT / "scenarios"
 NOT_COMPILED = f"the engine runs from its Python sources in this install ({_native.ENGINE})"
@@ -81,10 +81,17 @@ def test_choice_rules() -> None:
     assert not partial.compiled and partial.warning is not None and f"{modules - 1} of the {modules}" in partial.warning
 
 
-def test_digest_covers_every_engine_source() -> None:
-    for module in ENGINE_MODULES:
-        assert source_path(module).is_file(), module
-    assert len(source_digest()) == 64
+@pytest.mark.parametrize("modules", [ENGINE_MODULES, RESULT_MODULES])
+def test_digest_covers_every_source(tmp_path: Path, modules: tuple[str, ...]) -> None:
+    # The engine's digest (compiled or not) and a sweep's code digest (reused rows or not) must both change
+    # when any one of their modules changes.
+    copy_package(tmp_path)
+    digests = {source_digest(tmp_path, modules)}
+    for module in modules:
+        path = source_path(module, tmp_path)
+        path.write_text(path.read_text() + "\n")
+        digests.add(source_digest(tmp_path, modules))
+    assert len(digests) == len(modules) + 1
 
 
 def test_engine_modules_loaded_as_chosen() -> None:

@@ -6,8 +6,6 @@ that the step itself is checked against formulas with nothing else in between.
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from simcache.mva_step import StepNetwork, StepRates, aitken, mva_step, station_sums
@@ -90,19 +88,43 @@ def test_population_recursion_is_exact_mva(services: tuple[float, float], think:
         assert sweep.closed_time == pytest.approx(residences, rel=1e-12)
 
 
-def test_schweitzer_step_keeps_the_population() -> None:
-    # Little's law over the whole chain: at Schweitzer's fixed point the customers waiting, in service and
-    # thinking add up to the population, N = X (Z + sum_k R_k).
-    network, rates = closed_pair((0.010, 0.004), 0.020, 8)
+def schweitzer_throughput(services: tuple[float, ...], think: float, customers: int) -> float:
+    """The step's fixed point for one closed chain at exponential single-server stations, solved apart.
+
+    At the fixed point a customer finds the waiting customers less its own share, (N - 1) / N Lq_k, plus the
+    one in service with probability U_k = X S_k (residual S_k): wait_k = S_k ((N - 1) / N X wait_k + X S_k),
+    so wait_k = X S_k^2 / (1 - X S_k (N - 1) / N), and X (Z + sum_k (S_k + wait_k)) = N. Bisection on X.
+    """
+    share = (customers - 1) / customers
+    low, high = 0.0, 1.0 / max(services)
+    for _ in range(200):
+        x = (low + high) / 2
+        cycle = think + sum(s + x * s * s / (1.0 - x * s * share) for s in services)
+        low, high = (x, high) if x * cycle < customers else (low, x)
+    return (low + high) / 2
+
+
+def test_schweitzer_fixed_point_is_the_closed_form() -> None:
+    services, think, customers = (0.010, 0.004), 0.020, 8
+    network, rates = closed_pair(services, think, customers)
     throughput, queues, chain_queue = [0.0], [0.0, 0.0], [0.0, 0.0]
     for _ in range(200):
         sweep = mva_step(network, rates, throughput, queues, chain_queue, exact=None)
         throughput, queues, chain_queue = sweep.throughput, sweep.queue, sweep.chain_queue
-    x = throughput[0]
-    in_service = x * (0.010 + 0.004)
-    assert sum(queues) + in_service + x * 0.020 == pytest.approx(8.0, rel=1e-9)
-    assert x * (0.020 + sum(sweep.closed_time)) == pytest.approx(8.0, rel=1e-9)
-    assert max(sweep.utilization) <= 1.0
+    assert throughput[0] == pytest.approx(schweitzer_throughput(services, think, customers), rel=1e-9)
+    again = mva_step(network, rates, throughput, queues, chain_queue, exact=None)  # a fixed point: it stays
+    assert again.throughput == pytest.approx(throughput, rel=1e-9)
+    assert again.queue == pytest.approx(queues, rel=1e-9)
+
+
+def test_overloading_throughput_is_held_to_the_busiest_station() -> None:
+    # MVA with non-exponential residuals can admit more than a station serves: a step from a throughput above
+    # the busiest station's capacity 1 / S_max scales the closed chain to it (utilization 1 there, S_k / S_max
+    # elsewhere).
+    services = (0.010, 0.004)
+    network, rates = closed_pair(services, 0.0, 8)
+    sweep = mva_step(network, rates, [3.0 / services[0]], [0.0, 0.0], [0.0, 0.0], exact=None)
+    assert sweep.utilization == pytest.approx([1.0, services[1] / services[0]], rel=1e-12)
 
 
 def test_station_sums_and_aitken() -> None:
@@ -115,4 +137,6 @@ def test_station_sums_and_aitken() -> None:
     jumped = aitken(first, second, third)
     assert jumped[0] == pytest.approx(limit, rel=1e-12)
     assert jumped[1] == 2.0
-    assert not math.isnan(jumped[0])
+    # No jump to a negative value (3, 1, 0.2 would extrapolate to -1/3), nor without movement.
+    assert aitken([3.0], [1.0], [0.2]) == [0.2]
+    assert aitken([1.0], [1.0], [1.0]) == [1.0]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import simpy
 
 from simcache.model.array import Array
@@ -14,28 +12,7 @@ from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
 from simcache.scenario import ClusterSpec
 
-__all__ = ["Host", "PortTeam"]
-
-
-class PortTeam:
-    """One direction (tx) of a host's peer ports taken together, for whole-host totals.
-
-    Counters are summed over the ports. Flows never cross a team: each
-    transfer crosses one of its ports.
-    """
-
-    __slots__ = ("ports",)
-
-    def __init__(self, ports: Sequence[Port]):
-        self.ports = tuple(ports)
-
-    @property
-    def carried_bytes(self) -> float:
-        return sum(port.carried_bytes for port in self.ports)
-
-    @property
-    def packets(self) -> int:
-        return sum(port.packets for port in self.ports)
+__all__ = ["Host"]
 
 
 class Host:
@@ -73,7 +50,6 @@ class Host:
         labels = ["peer"] if links == 1 else [f"peer{k}" for k in range(links)]
         self.peer_txs = tuple(Port(f"{self.name}.{label}.tx", spec.peer_link) for label in labels)
         self.peer_rxs = tuple(Port(f"{self.name}.{label}.rx", spec.peer_link) for label in labels)
-        self.peer_tx = PortTeam(self.peer_txs)
         self.storage_tx = Port(f"{self.name}.storage.tx", spec.storage_link)
         self.storage_rx = Port(f"{self.name}.storage.rx", spec.storage_link)
         self.peer_fabric = peer_fabric
