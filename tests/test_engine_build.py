@@ -19,42 +19,25 @@ from pathlib import Path
 import pytest
 
 from simcache import _native
-from simcache._engine_sources import ENGINE_MODULES, RESULT_MODULES, ROOT, copy_package, source_digest, source_path
+from simcache._engine_sources import ENGINE_MODULES, RESULT_MODULES, copy_package, source_digest, source_path
 
-SCENARIOS = ROOT / "scenarios"
 NOT_COMPILED = f"the engine runs from its Python sources in this install ({_native.ENGINE})"
 
-# Prints, for each scenario file (at 2 s) and for the default scenario at 12 s (past its vMotion at 10 s),
-# a digest of the records, series and totals, and for every scenario and variant a digest of its analytic
-# estimate (also compiled); then which engine ran.
+# Prints the library's fingerprints (tests/golden.py: each scenario file simulated, the default past its
+# vMotion, every scenario and variant estimated), then which engine ran.
 FINGERPRINT = """
-import hashlib, json, sys
-from pathlib import Path
-import simcache
+import json, sys
+import golden
 from simcache import _native
-
-def fingerprint(scenario, duration):
-    result = simcache.simulate(scenario, seed=2, duration=duration)
-    text = result.records.to_csv(index=False) + result.series.to_csv(index=False) + json.dumps(result.totals, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-root = Path(sys.argv[1])
-out = {path.stem: fingerprint(simcache.load_scenario(path), 2.0) for path in sorted(root.glob("*.toml"))}
-out["default@12s"] = fingerprint(simcache.load_scenario(root / "default.toml"), 12.0)
-for path in sorted(root.glob("*.toml")):
-    base = simcache.load_scenario(path)
-    for name in ["base", *base.variants]:
-        answer = json.dumps(simcache.estimate(base.variant(name)).to_json(), sort_keys=True)
-        out[f"{path.stem}/{name} estimate"] = hashlib.sha256(answer.encode()).hexdigest()
-print(json.dumps({"engine": _native.ENGINE, "compiled": _native.COMPILED, "fingerprints": out}))
+print(json.dumps({"engine": _native.ENGINE, "compiled": _native.COMPILED, "fingerprints": golden.fingerprints()}))
 """
+TESTS = Path(__file__).resolve().parent
 
 
-def run_fingerprint(env_extra: dict[str, str], pythonpath: Path | None = None) -> dict[str, object]:
+def library_fingerprints(env_extra: dict[str, str]) -> dict[str, object]:
     env = {**os.environ, **env_extra}
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
-    done = subprocess.run([sys.executable, "-c", FINGERPRINT, str(SCENARIOS)], capture_output=True, text=True, env=env, timeout=600)
+    env["PYTHONPATH"] = str(TESTS)
+    done = subprocess.run([sys.executable, "-c", FINGERPRINT], capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
     result: dict[str, object] = json.loads(done.stdout)
     return result
@@ -108,8 +91,8 @@ def test_engine_modules_loaded_as_chosen() -> None:
 def test_compiled_engine_is_bit_identical_to_the_sources() -> None:
     """Every library scenario (2 s) and the default past its vMotion: the same records, series and totals, and
     every scenario and variant the same analytic estimate, bit for bit."""
-    compiled = run_fingerprint({})
-    python = run_fingerprint({"SIMCACHE_PURE_PYTHON": "1"})
+    compiled = library_fingerprints({})
+    python = library_fingerprints({"SIMCACHE_PURE_PYTHON": "1"})
     assert compiled["compiled"] is True and python["compiled"] is False, (compiled["engine"], python["engine"])
     assert compiled["fingerprints"] == python["fingerprints"]
 
