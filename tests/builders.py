@@ -1,10 +1,45 @@
-"""Pieces of scenario dicts that several test files build the same way."""
+"""Scenario dicts that several test files build the same way."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 PEER_BOUND_ARRAY = "array-24x15k"  # a fast array: with peer_bound_cluster, the peer ports are the only limit
+
+
+def small_scenario(
+    name: str = "small",
+    *,
+    run: dict[str, Any] | None = None,
+    cluster: dict[str, Any] | None = None,
+    array: Any = "array-14x7200",
+    workload: dict[str, Any] | None = None,
+    groups: list[dict[str, Any]] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A small valid scenario dict: by default two hosts and one WB+1 group ``db`` of one open-loop VM per host.
+
+    Defaults: a 1 s run (0.1 s warmup, 0.25 s samples, seed 5); NVMe P3700 tiers, 10GbE peer links,
+    1GbE storage links; a 14-drive 7200 rpm array; ``db`` issues 200 IOPS of 4 KiB (the schema's
+    default size), 30 % reads. ``run`` and ``cluster`` update those tables key by key; ``workload``
+    replaces db's workload and ``groups`` the whole group list; ``extra`` adds top-level tables
+    (``expect``, ``variants``, ``events``). The dict is a deep copy: callers may change it freely.
+    """
+    if groups is None:
+        groups = [{"name": "db", "policy": "WB+1", "workload": workload or {"mode": "open", "iops": 200, "read_fraction": 0.3}}]
+    elif workload is not None:
+        raise ValueError("give workload or groups, not both")
+    return copy.deepcopy(
+        {
+            "name": name,
+            "run": {"duration": "1s", "warmup": "0.1s", "sample_interval": "0.25s", "seed": 5, **(run or {})},
+            "cluster": {"hosts": 2, "tier": "nvme-p3700", "peer_link": "10GbE", "storage_link": "1GbE", **(cluster or {})},
+            "array": array,
+            "groups": groups,
+            **extra,
+        }
+    )
 
 
 def peer_bound_cluster(hosts: int, peer_links: int, **extra: Any) -> dict[str, Any]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from builders import small_scenario
 
 import simcache
 from simcache import ScenarioError
@@ -19,23 +21,22 @@ from simcache.scenario import Selection
 WRONG = Path(__file__).resolve().parent / "data" / "wrong_expectation.toml"
 
 
-def small(**extra: Any) -> dict[str, Any]:
-    """A one-second, two-host scenario as a dict, with extra top-level keys."""
-    return {
-        "name": "small",
-        "run": {"duration": "1s", "warmup": "0.1s", "seed": 3, "sample_interval": "0.1s"},
-        "cluster": {"hosts": 2, "tier": "nvme-p3700", "peer_link": "10GbE", "storage_link": "10GbE"},
-        "array": {"profile": "array-24x15k"},
-        "groups": [
-            {
-                "name": "app",
-                "policy": "WB+1",
-                "vms_per_host": 2,
-                "workload": {"mode": "open", "iops": 500, "read_fraction": 0.3, "sizes": "16KiB", "working_set": "1GiB"},
-            }
-        ],
-        **extra,
-    }
+# A one-second, two-host scenario: two VMs per host of one open-loop WB+1 group "app" at 500 IOPS of 16 KiB.
+small = partial(
+    small_scenario,
+    "small",
+    run={"seed": 3, "sample_interval": "0.1s"},
+    cluster={"storage_link": "10GbE"},
+    array={"profile": "array-24x15k"},
+    groups=[
+        {
+            "name": "app",
+            "policy": "WB+1",
+            "vms_per_host": 2,
+            "workload": {"mode": "open", "iops": 500, "read_fraction": 0.3, "sizes": "16KiB", "working_set": "1GiB"},
+        }
+    ],
+)
 
 
 @pytest.fixture(scope="module")

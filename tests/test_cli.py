@@ -9,10 +9,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
+from builders import small_scenario
 from strategies import to_toml
 
 import simcache
@@ -23,16 +23,6 @@ from simcache.results import COMPONENTS
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "scenarios" / "default.toml"
 TABLES = ("records", "series", "summary", "breakdown")
-
-
-def small() -> dict[str, Any]:
-    return {
-        "name": "cli-small",
-        "run": {"duration": "1s", "warmup": "0.1s", "sample_interval": "0.25s", "seed": 5},
-        "cluster": {"hosts": 2, "tier": "nvme-p3700", "peer_link": "10GbE", "storage_link": "1GbE"},
-        "array": "array-14x7200",
-        "groups": [{"name": "db", "policy": "WB+1", "workload": {"mode": "open", "iops": 200, "read_fraction": 0.3}}],
-    }
 
 
 def call(argv: list[str]) -> tuple[int, str, str]:
@@ -112,7 +102,7 @@ def test_run_writes_tables_and_meta(default_run: tuple[int, str, str, Path]) -> 
 
 def test_run_json_parses(tmp_path: Path) -> None:
     path = tmp_path / "small.toml"
-    path.write_text(to_toml(small()))
+    path.write_text(to_toml(small_scenario("cli-small")))
     code, stdout, stderr = call(["run", str(path), "--json", "--seed", "9"])
     assert code == 0, stderr
     data = json.loads(stdout)
@@ -126,7 +116,7 @@ def test_run_json_parses(tmp_path: Path) -> None:
 
 def test_run_is_reproducible_from_the_command_line(tmp_path: Path) -> None:
     path = tmp_path / "small.toml"
-    path.write_text(to_toml(small()))
+    path.write_text(to_toml(small_scenario("cli-small")))
     first = json.loads(call(["run", str(path), "--json", "--duration", "0.5s"])[1])
     second = json.loads(call(["run", str(path), "--json", "--duration", "0.5s"])[1])
     assert first["summary"] == second["summary"]
@@ -141,7 +131,7 @@ def test_run_by_builtin_name() -> None:
 
 def test_run_as_a_subprocess(tmp_path: Path) -> None:
     path = tmp_path / "small.toml"
-    path.write_text(to_toml(small()))
+    path.write_text(to_toml(small_scenario("cli-small")))
     completed = subprocess.run(
         [sys.executable, "-m", "simcache.cli", "run", str(path), "--duration", "0.5s", "--out", str(tmp_path / "out")],
         capture_output=True,
@@ -161,7 +151,7 @@ def test_installed_entry_point_reports_errors_with_exit_2(tmp_path: Path) -> Non
     if not script.exists():
         pytest.skip("the simcache console script is not installed in this environment")
     bad = tmp_path / "bad.toml"
-    data = small()
+    data = small_scenario("cli-small")
     data["groups"][0]["policy"] = "WB+2"
     bad.write_text(to_toml(data))
     completed = subprocess.run([str(script), "run", str(bad)], capture_output=True, text=True, timeout=120, check=False, env=os.environ)
@@ -172,7 +162,7 @@ def test_installed_entry_point_reports_errors_with_exit_2(tmp_path: Path) -> Non
 
 
 def test_run_with_an_onoff_open_loop_finishes(tmp_path: Path) -> None:
-    data = small()
+    data = small_scenario("cli-small")
     data["run"].update(duration="3s", sample_interval="0.5s")
     data["groups"][0]["workload"].update(arrivals="uniform", duty_cycle={"shape": "onoff", "on": "0.3s", "off": "0.2s"})
     path = tmp_path / "duty.toml"
@@ -226,7 +216,7 @@ def error_line(stderr: str) -> str:
 
 
 def write_grid(tmp_path: Path, body: str, scenario: str = "small.toml") -> Path:
-    (tmp_path / "small.toml").write_text(to_toml(small()))
+    (tmp_path / "small.toml").write_text(to_toml(small_scenario("cli-small")))
     grid = tmp_path / "grid.toml"
     grid.write_text(f'scenario = "{scenario}"\n' + body)
     return grid

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from builders import small_scenario
 
 import simcache
 from simcache import Result, Scenario, ScenarioError
@@ -21,35 +23,34 @@ RECORD_COLUMNS = ["vm", "group", "host", "op", "path", "size_bytes", "issue_s", 
 DURATION, WARMUP, INTERVAL = 2.0, 0.5, 0.25
 
 
-def small() -> dict[str, Any]:
-    """Three hosts; a replicated open-loop writer, a write-through closed-loop reader/writer, a write-only group."""
-    return {
-        "name": "results",
-        "run": {"duration": DURATION, "warmup": WARMUP, "sample_interval": INTERVAL, "seed": 3},
-        "cluster": {"hosts": 3, "tier": "sata-ssd-s3700", "peer_link": "1GbE", "storage_link": "1GbE", "destager": {"capacity": "64MiB"}},
-        "array": "array-14x7200",
-        "groups": [
-            {
-                "name": "db",
-                "policy": "WB+1",
-                "vms_per_host": 2,
-                "workload": {
-                    "mode": "open",
-                    "iops": 150,
-                    "read_fraction": 0.5,
-                    "sizes": {"8KiB": 0.7, "64KiB": 0.3},
-                    "working_set": "256MiB",
-                },
+# Three hosts; a replicated open-loop writer, a write-through closed-loop reader/writer, a write-only group.
+small = partial(
+    small_scenario,
+    "results",
+    run={"duration": DURATION, "warmup": WARMUP, "sample_interval": INTERVAL, "seed": 3},
+    cluster={"hosts": 3, "tier": "sata-ssd-s3700", "peer_link": "1GbE", "destager": {"capacity": "64MiB"}},
+    groups=[
+        {
+            "name": "db",
+            "policy": "WB+1",
+            "vms_per_host": 2,
+            "workload": {
+                "mode": "open",
+                "iops": 150,
+                "read_fraction": 0.5,
+                "sizes": {"8KiB": 0.7, "64KiB": 0.3},
+                "working_set": "256MiB",
             },
-            {
-                "name": "web",
-                "policy": "WT",
-                "hosts": [0, 2],
-                "workload": {"mode": "closed", "workers": 2, "think_time": "5ms", "read_fraction": 0.7, "working_set": "128MiB"},
-            },
-            {"name": "logs", "policy": "WB+2", "hosts": [1], "workload": {"mode": "open", "throughput": "2MB/s", "sizes": "256KiB"}},
-        ],
-    }
+        },
+        {
+            "name": "web",
+            "policy": "WT",
+            "hosts": [0, 2],
+            "workload": {"mode": "closed", "workers": 2, "think_time": "5ms", "read_fraction": 0.7, "working_set": "128MiB"},
+        },
+        {"name": "logs", "policy": "WB+2", "hosts": [1], "workload": {"mode": "open", "throughput": "2MB/s", "sizes": "256KiB"}},
+    ],
+)
 
 
 @pytest.fixture(scope="module")
