@@ -297,7 +297,9 @@ def simulate(
     """Run ``scenario`` once and return its :class:`~simcache.results.Result`.
 
     ``seed`` and ``duration`` (seconds) override the scenario's ``[run]``
-    table; ``progress`` is called with the fraction done at each sample.
+    table (:meth:`~simcache.scenario.Scenario.with_seed`,
+    :meth:`~simcache.scenario.Scenario.with_duration`: only the run is validated
+    again); ``progress`` is called with the fraction done at each sample.
     """
     scenario = load_scenario(scenario)
     if seed is not None:
