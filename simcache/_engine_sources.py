@@ -48,7 +48,11 @@ ROOT = Path(__file__).resolve().parent.parent  # the directory holding the `simc
 # Everything a sweep row depends on besides its inputs: the engine, and the code that resolves scenarios and
 # turns a run into a row. A results store keys rows by their digest, so a resumed sweep never reuses rows
 # computed by other code (simcache.sweep).
-RESULT_MODULES = (*ENGINE_MODULES, "simcache.scenario", "simcache.units", "simcache.results", "simcache.metrics", "simcache.sweep")
+SCENARIO_MODULES = tuple(
+    f"simcache.scenario.{name}"
+    for name in ("__init__", "fields", "components", "workload", "events", "checks", "messages", "model", "load")
+)
+RESULT_MODULES = (*ENGINE_MODULES, *SCENARIO_MODULES, "simcache.units", "simcache.results", "simcache.metrics", "simcache.sweep")
 
 
 def source_path(module: str, root: Path = ROOT) -> Path:

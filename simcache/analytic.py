@@ -190,7 +190,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from simcache.engine import with_duration
 from simcache.model.array import _MEAN_SQRT_RANDOM_DISTANCE as _MEAN_SQRT
 from simcache.model.array import _RAID_LAYOUT, span_fraction
 from simcache.model.link import framed_bytes
@@ -2449,7 +2448,7 @@ def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -
     """
     scenario = load_scenario(scenario)
     if duration is not None:
-        scenario = with_duration(scenario, duration, source="the duration argument (estimate(duration=...))")
+        scenario = scenario.with_duration(duration, source="the duration argument (estimate(duration=...))")
     collecting = gc.isenabled()
     gc.disable()  # an estimate allocates many small arrays and objects; cyclic GC passes over them cost ~20%
     try:

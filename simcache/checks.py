@@ -22,15 +22,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simcache.engine import simulate, with_duration
+from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.metrics import RECORD_METRICS, bound_value, ci95_half_width, metric_unit
 from simcache.results import Result, _percentiles
-from simcache.scenario import Expectation, Scenario, Selection, check_problems, load_scenario
+from simcache.scenario import Expectation, Scenario, Selection, load_scenario
 from simcache.units import format_size
 
 __all__ = [
     "CheckOutcome",
+    "CheckPlan",
     "iter_checks",
     "measure",
     "prepare",
@@ -145,51 +146,55 @@ def iter_checks(
     the scenario's ``[check] seeds`` by default. ``duration`` replaces every
     variant's run.duration (the windows of the checks must still fit).
     """
-    scenario = load_scenario(source)
-    label = _label(source, scenario)
-    if seeds is None:
-        seeds = scenario.check.seeds
-    seed_list = [scenario.run.seed + k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
-    sides = [expectation.sides() for expectation in scenario.expect]
-    variants = _prepare(scenario, label, duration)
-    measured: dict[tuple[int, int, int], float] = {}  # (check, side, seed index) -> value
-    done: set[str] = set()
-    for index, expectation in enumerate(scenario.expect):
-        for variant in dict.fromkeys(side.variant for side, _ in sides[index]):
-            if variant in done:
-                continue
-            for k, seed in enumerate(seed_list):
-                if progress is not None:
-                    progress(f"{label}: variant {variant}, seed {seed}")
-                result = simulate(variants[variant], seed=seed)
-                for j, pair in enumerate(sides):
-                    for s, (side, metric) in enumerate(pair):
-                        if side.variant == variant:
-                            measured[(j, s, k)] = _measure_checked(result, side, metric, label, j, scenario.expect[j])
-            done.add(variant)
-        yield _outcome(label, scenario, index, expectation, sides[index], measured, seed_list)
+    yield from prepare(source, duration=duration).outcomes(seeds=seeds, progress=progress)
 
 
-def prepare(source: str | Path | Scenario, *, duration: float | None = None) -> dict[str, Scenario]:
-    """Validate a scenario's checks for this run and return the runs they need, by variant name.
+@dataclass(frozen=True)
+class CheckPlan:
+    """A scenario's checks made ready to run: validated, with the run of each variant they select."""
+
+    label: str
+    """How errors and outcomes name the scenario: the path (or name) given, else the scenario's name."""
+    scenario: Scenario
+    runs: dict[str, Scenario]
+    """The run of each variant the checks select, by variant name (``base``: the scenario as written)."""
+
+    def outcomes(self, *, seeds: int | Sequence[int] | None = None, progress: Progress | None = None) -> Iterator[CheckOutcome]:
+        """Run each variant once per seed and yield each check as soon as the runs it needs are done (see :func:`iter_checks`)."""
+        scenario, label = self.scenario, self.label
+        if seeds is None:
+            seeds = scenario.check.seeds
+        seed_list = [scenario.run.seed + k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
+        sides = [expectation.sides() for expectation in scenario.expect]
+        measured: dict[tuple[int, int, int], float] = {}  # (check, side, seed index) -> value
+        done: set[str] = set()
+        for index, expectation in enumerate(scenario.expect):
+            for variant in dict.fromkeys(side.variant for side, _ in sides[index]):
+                if variant in done:
+                    continue
+                for k, seed in enumerate(seed_list):
+                    if progress is not None:
+                        progress(f"{label}: variant {variant}, seed {seed}")
+                    result = simulate(self.runs[variant], seed=seed)
+                    for j, pair in enumerate(sides):
+                        for s, (side, metric) in enumerate(pair):
+                            if side.variant == variant:
+                                measured[(j, s, k)] = _measure_checked(result, side, metric, label, j, scenario.expect[j])
+                done.add(variant)
+            yield _outcome(label, scenario, index, expectation, sides[index], measured, seed_list)
+
+
+def prepare(source: str | Path | Scenario, *, duration: float | None = None) -> CheckPlan:
+    """Load a scenario once, validate its checks for this run and return them ready to run.
 
     Raises :class:`ScenarioError` (naming the check) before anything is
     simulated: a bad variant, or a window that ends after its run (with
-    ``duration`` replacing every run's duration).
+    ``duration`` replacing every run's duration). A scenario file's checks were
+    validated when it loaded and are not validated again.
     """
     scenario = load_scenario(source)
-    return _prepare(scenario, _label(source, scenario), duration)
-
-
-def _label(source: str | Path | Scenario, scenario: Scenario) -> str:
-    """How errors and outcomes name the scenario: the path (or name) given, else the scenario's name."""
-    return scenario.name if isinstance(source, Scenario) else str(source)
-
-
-def _prepare(scenario: Scenario, label: str, duration: float | None) -> dict[str, Scenario]:
-    problems = check_problems(scenario)
-    if problems:
-        raise ScenarioError(label, problems)
+    label = scenario.name if isinstance(source, Scenario) else str(source)
+    scenario.validate_checks(label)
     sides = [expectation.sides() for expectation in scenario.expect]
     runs = {name: _run_for(scenario, name, duration, label) for name in dict.fromkeys(side.variant for pair in sides for side, _ in pair)}
     for i, (expectation, pair) in enumerate(zip(scenario.expect, sides, strict=True)):
@@ -200,7 +205,7 @@ def _prepare(scenario: Scenario, label: str, duration: float | None) -> dict[str
                 raise ScenarioError(
                     label, [(f"expect.{i}({expectation.name}).window", f"ends at {side.window[1]:g}s, after the run ({end:g}s); {fix}")]
                 )
-    return runs
+    return CheckPlan(label, scenario, runs)
 
 
 def _run_for(scenario: Scenario, variant: str, duration: float | None, label: str) -> Scenario:
@@ -208,7 +213,7 @@ def _run_for(scenario: Scenario, variant: str, duration: float | None, label: st
     if duration is None:
         return run
     try:
-        return with_duration(run, duration)
+        return run.with_duration(duration)
     except ScenarioError as exc:
         raise ScenarioError(label, [("--duration", message) for _, message in exc.problems]) from None
 

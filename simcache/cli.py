@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from simcache.analytic import estimate
-from simcache.checks import CheckOutcome, iter_checks, prepare, scenario_files, validation_report
+from simcache.checks import CheckOutcome, prepare, scenario_files, validation_report
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.profiles import KINDS, field_notes, list_profiles
@@ -242,21 +242,20 @@ def _check(args: argparse.Namespace) -> int:
     files = scenario_files(args.paths)
     if args.seeds is not None and args.seeds < 1:
         raise ScenarioError("--seeds", [("--seeds", f"must be at least 1 (got {args.seeds})")])
-    for path in files:  # every file and its checks are valid before anything runs
-        prepare(path, duration=args.duration)
+    plans = [prepare(path, duration=args.duration) for path in files]  # every file and its checks are valid before anything runs
     outcomes: list[CheckOutcome] = []
 
     def progress(text: str) -> None:
         if not args.quiet:
             print(f"  running {text}", file=sys.stderr, flush=True)
 
-    for path in files:
-        scenario = load_scenario(path)
+    for plan in plans:
+        scenario = plan.scenario
         if not scenario.expect:
-            print(f"-     {path}: no [[expect]] checks")
+            print(f"-     {plan.label}: no [[expect]] checks")
             continue
-        print(f"== {scenario.check.observation or scenario.name}  ({path})")
-        for outcome in iter_checks(path, seeds=args.seeds, duration=args.duration, progress=progress):
+        print(f"== {scenario.check.observation or scenario.name}  ({plan.label})")
+        for outcome in plan.outcomes(seeds=args.seeds, progress=progress):
             outcomes.append(outcome)
             print(outcome.line(), flush=True)
     failed = [o for o in outcomes if not o.passed]

@@ -31,7 +31,7 @@ from simcache.results import Result, SeriesSample
 from simcache.scenario import Group, HostFailure, Scenario, VMotion, load_scenario
 from simcache.workload import IOStream
 
-__all__ = ["Model", "build", "simulate", "with_duration"]
+__all__ = ["Model", "build", "simulate"]
 
 Progress = Callable[[float], None]
 
@@ -287,20 +287,6 @@ def _run(env: simpy.Environment, until: float) -> None:
             raise type(event._value)(*event._value.args) from event._value
 
 
-def with_duration(
-    scenario: Scenario, duration: float, source: str = "the duration argument (simulate(duration=...), CLI --duration)"
-) -> Scenario:
-    """``scenario`` run for ``duration`` seconds, its warm-up cut to a tenth of that if longer.
-
-    Raises :class:`~simcache.errors.ScenarioError`, naming ``source``, if the
-    duration does not fit the scenario (e.g. shorter than its sample interval).
-    """
-    return scenario.with_overrides(
-        {"run.duration": duration, "run.warmup": min(scenario.run.warmup, duration / 10)},
-        source=source,
-    )
-
-
 def simulate(
     scenario: Scenario,
     *,
@@ -311,13 +297,15 @@ def simulate(
     """Run ``scenario`` once and return its :class:`~simcache.results.Result`.
 
     ``seed`` and ``duration`` (seconds) override the scenario's ``[run]``
-    table; ``progress`` is called with the fraction done at each sample.
+    table (:meth:`~simcache.scenario.Scenario.with_seed`,
+    :meth:`~simcache.scenario.Scenario.with_duration`: only the run is validated
+    again); ``progress`` is called with the fraction done at each sample.
     """
     scenario = load_scenario(scenario)
     if seed is not None:
-        scenario = scenario.with_overrides({"run.seed": seed}, source="simulate(seed=...)")
+        scenario = scenario.with_seed(seed)
     if duration is not None:
-        scenario = with_duration(scenario, duration)
+        scenario = scenario.with_duration(duration)
     run = scenario.run
     seed = run.seed
     started = time.perf_counter()

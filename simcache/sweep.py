@@ -47,7 +47,7 @@ import pandas as pd
 
 from simcache import __version__
 from simcache._engine_sources import RESULT_MODULES, source_digest
-from simcache.engine import simulate, with_duration
+from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.metrics import ci95_half_width
 from simcache.results import Result
@@ -144,7 +144,7 @@ def sweep(
     points = grid_points(grid)
     variants = [base.with_overrides(point, source=f"<sweep point {point}>") for point in points]  # every point valid first
     # and valid for the duration, before any worker starts; workers run these as they are
-    runs = variants if duration is None else [with_duration(variant, duration) for variant in variants]
+    runs = variants if duration is None else [variant.with_duration(duration) for variant in variants]
     seed_list = list(seeds)
     bad = [seed for seed in seed_list if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0]
     if not seed_list or bad:

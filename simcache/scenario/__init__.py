@@ -1,0 +1,74 @@
+"""Scenario: the validated, frozen description of a cluster and its workload.
+
+A scenario is data, separate from any run of it. It is read from TOML (or a
+dict), every quantity is parsed into SI units (bytes, seconds, bytes/s), named
+profiles are resolved and merged with the file's overrides, and the result is
+frozen. Every mistake raises :class:`~simcache.errors.ScenarioError` naming the
+file, the field path and what is allowed.
+
+The schema in this package is the single place where defaults live, split by concern:
+
+- :mod:`~simcache.scenario.fields`: quantity field types, the spec base, profile resolution;
+- :mod:`~simcache.scenario.components`: tiers, links, drives, the array, and the cluster;
+- :mod:`~simcache.scenario.workload`: groups of VMs and their workloads;
+- :mod:`~simcache.scenario.events`: vMotions and host failures;
+- :mod:`~simcache.scenario.checks`: the ``[[expect]]`` and ``[check]`` tables and their validation;
+- :mod:`~simcache.scenario.model`: :class:`Scenario`, its cross-field rules and the runs derived from it;
+- :mod:`~simcache.scenario.messages`: validation errors as field paths and messages;
+- :mod:`~simcache.scenario.load`: reading TOML files, built-in scenarios and dicts.
+"""
+
+from simcache.scenario.checks import Bound, CheckSpec, Denominator, Expectation, Selection, check_problems
+from simcache.scenario.components import (
+    ArraySpec,
+    CacheSpec,
+    ClusterSpec,
+    CompressionSpec,
+    DestagerSpec,
+    DriveSpec,
+    LinkSpec,
+    TierSpec,
+)
+from simcache.scenario.events import EVENT_KINDS, Event, HostFailure, VMotion
+from simcache.scenario.fields import BASE, MAX_PEER_LINKS, REPLICAS, Bytes, Fraction, Policy, PositiveBytes, PositiveRate, Rate, Seconds
+from simcache.scenario.load import builtin_scenarios, load_scenario
+from simcache.scenario.model import RunSpec, Scenario
+from simcache.scenario.workload import DutyCycle, Group, Workload
+
+__all__ = [
+    "BASE",
+    "EVENT_KINDS",
+    "MAX_PEER_LINKS",
+    "REPLICAS",
+    "ArraySpec",
+    "Bound",
+    "Bytes",
+    "CacheSpec",
+    "CheckSpec",
+    "ClusterSpec",
+    "CompressionSpec",
+    "Denominator",
+    "DestagerSpec",
+    "DriveSpec",
+    "DutyCycle",
+    "Event",
+    "Expectation",
+    "Fraction",
+    "Group",
+    "HostFailure",
+    "LinkSpec",
+    "Policy",
+    "PositiveBytes",
+    "PositiveRate",
+    "Rate",
+    "RunSpec",
+    "Scenario",
+    "Seconds",
+    "Selection",
+    "TierSpec",
+    "VMotion",
+    "Workload",
+    "builtin_scenarios",
+    "check_problems",
+    "load_scenario",
+]

@@ -1,0 +1,180 @@
+"""Scenario components: the hardware of a cluster and its shared array.
+
+A host's acceleration tier (:class:`TierSpec`), its network ports
+(:class:`LinkSpec`), the spinning drives and RAID array behind a storage port
+(:class:`DriveSpec`, :class:`ArraySpec`), and the per-host destager, read
+cache and replica compression, gathered in :class:`ClusterSpec`. Tiers,
+links, drives and arrays may name a built-in profile and override its fields.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from simcache.scenario.fields import MAX_PEER_LINKS, Bytes, Fraction, PositiveBytes, PositiveRate, Seconds, _Profiled, _Spec
+
+__all__ = ["ArraySpec", "CacheSpec", "ClusterSpec", "CompressionSpec", "DestagerSpec", "DriveSpec", "LinkSpec", "TierSpec"]
+
+
+class TierSpec(_Profiled):
+    """A flash or RAM acceleration tier on one host."""
+
+    _profile_kind: ClassVar[str] = "tier"
+
+    profile: str | None = None
+    description: str = ""
+    source: str = ""
+    kind: Literal["flash", "ram"] = "flash"
+    read_latency: Annotated[Seconds, Field(ge=0)]
+    write_latency: Annotated[Seconds, Field(ge=0)]
+    read_bandwidth: PositiveRate
+    write_bandwidth: PositiveRate
+    channels: Annotated[int, Field(ge=1, le=4096)] = 1
+    controller_bandwidth: PositiveRate | None = None
+    capacity: PositiveBytes
+    clean_pool: Annotated[Bytes, Field(ge=0)] | None = None
+    gc_rate: PositiveRate | None = None
+    gc_pass: Annotated[Bytes, Field(ge=0)] | None = None
+    """Mean bytes one foreground garbage-collection pass reclaims (exponentially distributed; see
+    model/tier.py). Unset or 0: garbage collection refills the clean pool smoothly."""
+    volatile: bool = False
+    service: Literal["deterministic", "exponential"] = "deterministic"
+    """Service-time distribution; ``exponential`` exists to check the model against M/M/c theory."""
+
+    @model_validator(mode="after")
+    def _cliff_complete(self) -> TierSpec:
+        if (self.clean_pool is None) != (self.gc_rate is None):
+            raise ValueError("clean_pool and gc_rate go together: set both (a sustained-write cliff) or neither")
+        if self.gc_pass and self.clean_pool is None:
+            raise ValueError("gc_pass needs a sustained-write cliff: set clean_pool and gc_rate too")
+        return self
+
+
+class LinkSpec(_Profiled):
+    """One full-duplex network port type (each host has one per network)."""
+
+    _profile_kind: ClassVar[str] = "link"
+
+    profile: str | None = None
+    description: str = ""
+    source: str = ""
+    bandwidth: PositiveRate
+    latency: Annotated[Seconds, Field(ge=0)]
+    mtu: Annotated[int, Field(ge=64, le=65536)] = 1500
+    header_bytes: Annotated[int, Field(ge=0)] = 40
+    framing_bytes: Annotated[int, Field(ge=0)] = 38
+
+    @model_validator(mode="after")
+    def _payload_fits(self) -> LinkSpec:
+        if self.header_bytes >= self.mtu:
+            raise ValueError(f"header_bytes ({self.header_bytes}) must be smaller than mtu ({self.mtu})")
+        return self
+
+
+class DriveSpec(_Profiled):
+    """One spinning drive."""
+
+    _profile_kind: ClassVar[str] = "drive"
+
+    profile: str | None = None
+    description: str = ""
+    source: str = ""
+    rpm: Annotated[float, Field(gt=0, le=30000)]
+    avg_seek: Annotated[Seconds, Field(ge=0)]
+    settle: Annotated[Seconds, Field(ge=0)] = 0.0
+    media_rate: PositiveRate
+    capacity: PositiveBytes
+
+    @model_validator(mode="after")
+    def _settle_below_avg(self) -> DriveSpec:
+        if self.settle > self.avg_seek:
+            raise ValueError("settle (track-to-track seek) cannot exceed avg_seek")
+        return self
+
+
+class ArraySpec(_Profiled):
+    """The shared backing array: spindles behind a controller, reached over a storage port."""
+
+    _profile_kind: ClassVar[str] = "array"
+
+    profile: str | None = None
+    description: str = ""
+    source: str = ""
+    drive: DriveSpec
+    spindles: Annotated[int, Field(ge=1, le=4096)]
+    raid: Literal["raid0", "raid1", "raid10", "raid5", "raid6"] = "raid10"
+    stripe: PositiveBytes = 64 * 1024
+    controller_cache: Annotated[Bytes, Field(ge=0)] = 0
+    cache_latency: Annotated[Seconds, Field(ge=0)] = 0.0002
+    port: LinkSpec
+
+    @model_validator(mode="after")
+    def _enough_spindles(self) -> ArraySpec:
+        minimum = {"raid0": 1, "raid1": 2, "raid10": 2, "raid5": 3, "raid6": 4}[self.raid]
+        if self.spindles < minimum:
+            raise ValueError(f"{self.raid} needs at least {minimum} spindles, got {self.spindles}")
+        return self
+
+
+class DestagerSpec(_Spec):
+    """Per-host destage buffer and its flushers."""
+
+    capacity: PositiveBytes = 4 * 1024**3
+    concurrency: Annotated[int, Field(ge=1, le=1024)] = 4
+    max_batch: PositiveBytes = 1024**2
+    """Largest coalesced write the destager sends to the array in one go."""
+
+
+class CacheSpec(_Spec):
+    """Per-host LRU read cache kept in the tier."""
+
+    line: PositiveBytes = 64 * 1024
+    capacity: PositiveBytes | None = None
+    """Bytes of the tier used for cached blocks; defaults to the tier's capacity."""
+
+
+class CompressionSpec(_Spec):
+    """Compression of replica traffic on the peer network."""
+
+    mode: Literal["off", "always", "adaptive"] = "off"
+    throughput: PositiveRate = 500e6
+    """CPU compression rate on the sending host, bytes/s of input."""
+    threshold: Fraction = 0.7
+    """Adaptive mode compresses only while the sending port's recent utilization is above this."""
+
+
+class ClusterSpec(_Spec):
+    """Hosts (all alike), their tier, networks, destager and cache."""
+
+    hosts: Annotated[int, Field(ge=1, le=256)] = 4
+    tier: TierSpec
+    peer_link: LinkSpec
+    peer_links: int = 1
+    """Peer-network ports of the ``peer_link`` profile on every host, 1 to 16 (e.g. 2 for 2 x 10GbE
+    dedicated to replication). Transfers to one peer always use the same port, as per-destination
+    hashing (LACP layer-3 hash, multipath per target) does: a host sends to the peer ``d`` steps
+    ahead of it around the ring on its port ``(d - 1) mod peer_links``, and the peer receives on
+    its port of the same number, so WB+2 with 2 ports sends the two replicas of a write on
+    different ports, and one flow never runs faster than one port's line rate. A vMotion spreads
+    its streams over the source's ports round-robin (multi-NIC vMotion)."""
+    storage_link: LinkSpec
+    peer_selection: Literal["ring", "random"] = "ring"
+    peer_fabric: Literal["switched", "shared"] = "switched"
+    """``switched``: each host's ports into a non-blocking switch. ``shared``: all peer traffic
+    also crosses one segment of the peer link's bandwidth (a single uplink or inter-switch link),
+    however many ports each host has."""
+    destager: DestagerSpec = DestagerSpec()
+    cache: CacheSpec = CacheSpec()
+    compression: CompressionSpec = CompressionSpec()
+
+    @field_validator("peer_links")
+    @classmethod
+    def _peer_link_count(cls, value: int) -> int:
+        if not 1 <= value <= MAX_PEER_LINKS:
+            raise ValueError(
+                f"peer_links is the number of peer_link ports on each host; set it to a whole number from 1 "
+                f"to {MAX_PEER_LINKS} (the default, 1, is a single port)"
+            )
+        return value

@@ -1,0 +1,57 @@
+"""Loading a scenario: from a TOML file, a built-in scenario's name, or a dict.
+
+A file is read and parsed once, and validated once with its variants and
+checks (:func:`~simcache.scenario.model.validate_scenario`); runs derived from
+the loaded :class:`Scenario` validate only what they change.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from simcache.errors import ScenarioError
+from simcache.scenario.model import Scenario, validate_scenario
+
+__all__ = ["builtin_scenarios", "load_scenario"]
+
+
+def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario:
+    """Read and validate a scenario from a TOML path, a built-in name, or a dict.
+
+    Raises :class:`ScenarioError` (file, field path, what is allowed) for any
+    bad input: unreadable or malformed TOML, unknown fields, impossible values.
+    """
+    if isinstance(source, Scenario):
+        return source
+    if isinstance(source, Mapping):
+        return validate_scenario(source, "<dict>")
+    path = _find(Path(source))
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise ScenarioError(str(source), [("", f"cannot read the file: {exc.strerror or exc}")]) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(str(path), [("", f"not UTF-8 text (byte {exc.start}); save the scenario as UTF-8 TOML")]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(str(path), [("", f"malformed TOML: {exc}")]) from None
+    return validate_scenario(data, str(path))
+
+
+def builtin_scenarios() -> dict[str, Path]:
+    """Scenario files shipped in the repository's scenarios/ folder, by stem."""
+    folder = Path(__file__).resolve().parents[2] / "scenarios"
+    return {p.stem: p for p in sorted(folder.glob("*.toml"))} if folder.is_dir() else {}
+
+
+def _find(path: Path) -> Path:
+    if path.exists() or path.suffix:
+        return path
+    builtin = builtin_scenarios()
+    if str(path) in builtin:
+        return builtin[str(path)]
+    raise ScenarioError(str(path), [("", f"no such file and no built-in scenario of that name; built-in: {', '.join(builtin) or 'none'}")])

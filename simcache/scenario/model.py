@@ -1,0 +1,280 @@
+"""The scenario model: a cluster, its groups and events, how to run it, and the runs derived from it.
+
+:class:`Scenario` is validated in two steps (:func:`validate_scenario`): the
+schema (every spec's fields and their own rules), then the rules that span
+several specs (replicas against peers, host indices, the destage buffer
+against the largest write, working sets against the array). A scenario read
+from a file has its variants and checks validated too.
+
+A scenario makes its derived runs and keeps the ones worth keeping: each
+variant is validated once, the first time it is asked for, and a run with
+another duration or seed validates only its ``[run]`` table and the rules
+that involve it. :meth:`Scenario.with_overrides` is the one derivation that
+validates everything again, since it may change anything.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Annotated, Any, Self
+
+from pydantic import Field, ValidationError, model_validator
+
+from simcache.errors import ScenarioError
+from simcache.scenario.checks import CheckSpec, Expectation, check_problems, repeated_names
+from simcache.scenario.components import ArraySpec, ClusterSpec
+from simcache.scenario.events import Event, HostFailure, VMotion
+from simcache.scenario.fields import BASE, Seconds, _Spec
+from simcache.scenario.messages import schema_problems
+from simcache.scenario.workload import Group
+
+__all__ = ["RunSpec", "Scenario", "validate_scenario"]
+
+DURATION_SOURCE = "the duration argument (simulate(duration=...), CLI --duration)"
+SEED_SOURCE = "simulate(seed=...)"
+
+
+class RunSpec(_Spec):
+    """How the scenario is run: simulated time, warm-up and sample interval in seconds, and the random seed."""
+
+    duration: Annotated[Seconds, Field(gt=0)] = 30.0
+    warmup: Annotated[Seconds, Field(ge=0)] = 0.0
+    """Records issued before this time are kept but left out of the summary."""
+    seed: Annotated[int, Field(ge=0)] = 1
+    sample_interval: Annotated[Seconds, Field(gt=0)] = 1.0
+
+    @model_validator(mode="after")
+    def _warmup_inside(self) -> RunSpec:
+        if self.warmup >= self.duration:
+            raise ValueError(f"warmup ({self.warmup}s) must be shorter than duration ({self.duration}s)")
+        return self
+
+
+class Scenario(_Spec):
+    """A whole cluster, its workload and how to run it. Build with :func:`load_scenario`."""
+
+    name: str = "scenario"
+    description: str = ""
+    run: RunSpec = RunSpec()
+    cluster: ClusterSpec
+    array: ArraySpec
+    groups: Annotated[list[Group], Field(min_length=1)]
+    events: list[Event] = Field(default_factory=list)
+    variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Named sets of dotted-path overrides (``[variants.ib]`` ``"cluster.peer_link" = "ib-sdr-ipoib"``)."""
+    expect: list[Expectation] = Field(default_factory=list)
+    check: CheckSpec = CheckSpec()
+
+    @property
+    def vm_count(self) -> int:
+        return sum(g.vms_per_host * len(self.group_hosts(g)) for g in self.groups)
+
+    @property
+    def data_bytes(self) -> int:
+        """The VMs' working sets added up: what the array holds for them."""
+        return sum(g.workload.working_set * g.vms_per_host * len(self.group_hosts(g)) for g in self.groups)
+
+    def group_hosts(self, group: Group) -> list[int]:
+        return list(range(self.cluster.hosts)) if group.hosts is None else list(group.hosts)
+
+    def variant(self, name: str) -> Scenario:
+        """The scenario with variant ``name``'s overrides applied (``"base"``: as written).
+
+        A variant is a plain scenario without variants or expectations of its own.
+        Each is validated once, the first time it is asked for, and kept.
+        """
+        if name == BASE:
+            return self
+        if name not in self.variants:
+            raise ScenarioError("<variants>", [(f"variants.{name}", f"no such variant; defined: {', '.join(self.variants) or 'none'}")])
+        runs = self._variant_runs
+        if name not in runs:
+            runs[name] = self._without_checks().with_overrides(self.variants[name], source=f"variants.{name}")
+        return runs[name]
+
+    @cached_property
+    def _variant_runs(self) -> dict[str, Scenario]:
+        """The variants validated so far, by name (filled by :meth:`variant`)."""
+        return {}
+
+    def validate_checks(self, source: str) -> None:
+        """Raise :class:`ScenarioError`, naming ``source``, if a variant does not apply or a check names something missing.
+
+        Worked out once per scenario: a file's checks are validated when it
+        loads, and for it this returns at once.
+        """
+        if self._check_problems:
+            raise ScenarioError(source, list(self._check_problems))
+
+    @cached_property
+    def _check_problems(self) -> list[tuple[str, str]]:
+        return check_problems(self)
+
+    def _without_checks(self) -> Scenario:
+        return self.model_copy(update={"variants": {}, "expect": [], "check": CheckSpec()})
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with ``update`` it forgets the variants and check problems worked out for the original."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            copied.__dict__.pop("_variant_runs", None)
+            copied.__dict__.pop("_check_problems", None)
+        return copied
+
+    def with_duration(self, duration: float, source: str = DURATION_SOURCE) -> Scenario:
+        """This scenario run for ``duration`` seconds, its warm-up cut to a tenth of that if longer.
+
+        Validates the new ``[run]`` table only. Raises :class:`ScenarioError`,
+        naming ``source``, if the duration does not fit the scenario (e.g.
+        shorter than its sample interval).
+        """
+        return self._with_run(source, duration=duration, warmup=min(self.run.warmup, duration / 10))
+
+    def with_seed(self, seed: int, source: str = SEED_SOURCE) -> Scenario:
+        """This scenario run with random seed ``seed`` (a whole number >= 0).
+
+        Validates the new ``[run]`` table only. Raises :class:`ScenarioError`, naming ``source``, for a bad seed.
+        """
+        return self._with_run(source, seed=seed)
+
+    def _with_run(self, source: str, **changes: Any) -> Scenario:
+        """A copy with ``[run]`` fields changed; only the run and the rules that involve it are validated."""
+        data = {**self.run.model_dump(), **changes}
+        try:
+            run = RunSpec.model_validate(data)
+        except ValidationError as exc:
+            raise ScenarioError(source, schema_problems(exc, {"run": data}, Scenario, within=("run",))) from None
+        scenario = self.model_copy(update={"run": run})
+        problems = _run_problems(scenario)
+        if problems:
+            raise ScenarioError(source, problems)
+        return scenario
+
+    def with_overrides(self, overrides: Mapping[str, Any], source: str = "<overrides>") -> Scenario:
+        """A new scenario with dotted-path fields replaced, e.g. ``{"cluster.peer_link": "10GbE"}``.
+
+        List items are addressed by index or, for groups, by name
+        (``"groups.db.policy"``). The result is validated like a file.
+        """
+        data = self.model_dump(mode="python")
+        for path, value in overrides.items():
+            if path.endswith(".profile"):
+                # Switching profile takes all of the new profile's values, not just its name.
+                path, value = path.removesuffix(".profile"), {"profile": value}
+            _set_path(data, path, value, source)
+        return validate_scenario(data, source, checks=False)
+
+
+def _set_path(data: dict[str, Any], path: str, value: Any, source: str) -> None:
+    node: Any = data
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, list):
+            index = _list_index(node, part, path, source)
+            if last:
+                node[index] = value
+            else:
+                node = node[index]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                if part not in node or node[part] is None:
+                    node[part] = {}
+                if isinstance(node[part], str):  # a profile name: expand so a field can be overridden
+                    node[part] = {"profile": node[part]}
+                node = node[part]
+        else:
+            raise ScenarioError(source, [(path, f"{'.'.join(parts[:i])} is a value, not a table")])
+
+
+def _list_index(items: list[Any], part: str, path: str, source: str) -> int:
+    if part.isdigit() and int(part) < len(items):
+        return int(part)
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and item.get("name") == part:
+            return index
+    names = [str(item.get("name")) for item in items if isinstance(item, dict) and "name" in item]
+    raise ScenarioError(source, [(path, f"no item {part!r}; use an index 0..{len(items) - 1} or one of {names}")])
+
+
+def validate_scenario(data: Mapping[str, Any], source: str, *, checks: bool = True) -> Scenario:
+    """Schema, then cross-field rules; with ``checks`` also the variants and [[expect]] tables.
+
+    Overrides skip the checks part: a shorter run or a changed base must not be
+    refused because of a check's window or a variant; :mod:`simcache.checks`
+    validates those (:meth:`Scenario.validate_checks`) before it runs anything.
+    """
+    raw = copy.deepcopy(dict(data))
+    try:
+        scenario = Scenario.model_validate(raw)
+    except ValidationError as exc:
+        raise ScenarioError(source, schema_problems(exc, raw, Scenario)) from None
+    problems = _semantic_problems(scenario)
+    if checks:
+        problems += scenario._check_problems
+    if problems:
+        raise ScenarioError(source, problems)
+    return scenario
+
+
+def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """Checks that span several fields: replicas vs peers, host indices, event hosts."""
+    hosts = scenario.cluster.hosts
+    problems = repeated_names("groups", "group", [g.name for g in scenario.groups])
+    for i, group in enumerate(scenario.groups):
+        where = f"groups.{i}({group.name})"
+        if group.replicas > hosts - 1:
+            problems.append(
+                (
+                    f"{where}.policy",
+                    f"{group.policy} needs {group.replicas} peer host(s) but the cluster has {hosts} host(s) "
+                    f"({hosts - 1} peer(s)); raise cluster.hosts to at least {group.replicas + 1} or use a policy "
+                    f"with fewer replicas",
+                )
+            )
+        largest = max(group.workload.size_mix[0])
+        if largest > scenario.cluster.destager.capacity:
+            problems.append(
+                (
+                    "cluster.destager.capacity",
+                    f"the buffer ({scenario.cluster.destager.capacity} bytes) is smaller than group {group.name!r}'s "
+                    f"largest write ({largest} bytes); make it at least that large",
+                )
+            )
+        if group.hosts is not None and len(set(group.hosts)) != len(group.hosts):
+            problems.append(
+                (f"{where}.hosts", f"host indices repeat in {group.hosts}; list each host once and use vms_per_host for more VMs")
+            )
+        for host in group.hosts or []:
+            if host >= hosts:
+                problems.append((f"{where}.hosts", f"host index {host} does not exist; hosts are 0..{hosts - 1}"))
+    for i, event in enumerate(scenario.events):
+        fields = ("host",) if isinstance(event, HostFailure) else ("source_host", "target_host")
+        for field in fields:
+            if getattr(event, field) >= hosts:
+                problems.append((f"events.{i}.{field}", f"host index {getattr(event, field)} does not exist; hosts are 0..{hosts - 1}"))
+        if isinstance(event, VMotion) and event.source_host == event.target_host:
+            problems.append((f"events.{i}.target_host", "a vMotion needs two different hosts"))
+    problems += _run_problems(scenario)
+    total_working_set = scenario.data_bytes
+    array_bytes = scenario.array.drive.capacity * scenario.array.spindles
+    if total_working_set > array_bytes:
+        problems.append(
+            (
+                "groups",
+                f"the VMs' working sets add up to {total_working_set / 1e9:.1f} GB, more than the array's "
+                f"{array_bytes / 1e9:.1f} GB raw; shrink workload.working_set or add spindles",
+            )
+        )
+    return problems
+
+
+def _run_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """The cross-field rules that involve ``[run]`` (all a changed duration or seed can break)."""
+    if scenario.run.sample_interval > scenario.run.duration:
+        return [("run.sample_interval", "must not exceed run.duration")]
+    return []
