@@ -504,7 +504,7 @@ class Network:
         self.per_server = 1.0 / servers
         self.tier_stations = np.arange(c.hosts, dtype=np.intp) * c.per_host + TIER
         self.pipe_stations = np.arange(c.hosts, dtype=np.intp) * c.per_host + PIPE_SLOT
-        # Load matrix cells (see Solver._op_loads): blocks busy, arrivals, second moment, open busy, open arrivals.
+        # Load matrix cells (see op_loads): blocks busy, arrivals, second moment, open busy, open arrivals.
         k = self.stations
         count = self.count
         block = k * count
@@ -552,6 +552,3 @@ class Network:
                 3 * dblock + destage_flow_cell,
             )
         )
-
-
-# --------------------------------------------------------------------------- one state

@@ -135,6 +135,3 @@ class ReadCache:
                 break
         times[filling] = np.where(t[filling] > 1e12, math.inf, t[filling])
         return times
-
-
-# --------------------------------------------------------------------------- the paths as arrays
