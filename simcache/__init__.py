@@ -18,9 +18,9 @@ try:
 except PackageNotFoundError:  # running from a source tree without installing
     __version__ = "0.0.0+source"
 
-from simcache.analytic import Estimate, estimate
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
+from simcache.estimate import Estimate, estimate
 from simcache.results import Result
 from simcache.scenario import Scenario, load_scenario
 from simcache.sweep import sweep

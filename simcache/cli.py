@@ -17,10 +17,10 @@ from typing import Any
 
 import pandas as pd
 
-from simcache.analytic import estimate
 from simcache.checks import CheckOutcome, prepare, scenario_files, validation_report
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
+from simcache.estimate import estimate
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import COMPONENTS, Result
 from simcache.scenario import load_scenario
@@ -282,7 +282,7 @@ def _estimate(args: argparse.Namespace) -> int:
         return 0
     start, end = result.window
     lines = [
-        f"scenario {result.scenario.name!r}  analytic estimate over {start:g}-{end:g}s (no simulation; see simcache/analytic.py)",
+        f"scenario {result.scenario.name!r}  analytic estimate over {start:g}-{end:g}s (no simulation; see docs/estimate.md)",
         "",
         "Latency per VM group (ms), IOPS and MB/s:",
         _table(result.summary, _SUMMARY_COLUMNS),

@@ -1,4 +1,4 @@
-"""The analytic estimate (simcache.analytic): queueing theory, and agreement with the simulator on the library.
+"""The analytic estimate (simcache.estimate): queueing theory, and agreement with the simulator on the library.
 
 Theory cases are exact: the station formulas against Pollaczek-Khinchine and
 Erlang C (Kleinrock, Queueing Systems Vol. 1, ch. 5 and 3), the MVA recursion
@@ -39,8 +39,10 @@ import pytest
 from builders import PEER_BOUND_ARRAY, peer_bound_cluster
 
 import simcache
-from simcache.analytic import _TOLERANCE, Estimate, estimate, mgc_wait, mva_closed, waiting_probability
 from simcache.cli import main
+from simcache.estimate import Estimate, estimate, mgc_wait, mva_closed
+from simcache.estimate.queueing import waiting_probability
+from simcache.estimate.solver import TOLERANCE
 from simcache.model.link import framed_bytes
 from simcache.results import Result
 from simcache.scenario import Scenario, VMotion, builtin_scenarios
@@ -316,20 +318,21 @@ def test_cold_and_warm_estimates_agree_exactly(name: str, variant: str) -> None:
 
 def test_solver_copy_shares_every_attribute() -> None:
     # Timeline states that differ only in vMotions or in buffer modes reuse a solved state through
-    # _Solver.copy(), which lists the attributes to carry over (compiled classes have no copy.copy). An
-    # attribute added to _Solver but not to that list would be missing from the copies: compare the list with
+    # Solver.copy(), which lists the attributes to carry over (compiled classes have no copy.copy). An
+    # attribute added to Solver but not to that list would be missing from the copies: compare the list with
     # a solved solver's attributes (its __dict__ from the sources, mypyc's attribute list when compiled).
-    from simcache.analytic import _SOLVER_STATE, _Compiled, _Solver
+    from simcache.estimate.layout import Layout
+    from simcache.estimate.solver import SOLVER_STATE, Solver, solve_hit_ratios
 
-    compiled = _Compiled(simcache.load_scenario("default"))
-    assert compiled.presolved is not None
-    key, solver, _ = compiled.presolved
-    attributes = getattr(_Solver, "__mypyc_attrs__", None) or tuple(vars(solver))
-    assert set(attributes) == {"c", "key", "net", *_SOLVER_STATE}
+    solved = solve_hit_ratios(Layout(simcache.load_scenario("default"))).solved
+    assert solved is not None
+    key, solver, _ = solved
+    attributes = getattr(Solver, "__mypyc_attrs__", None) or tuple(vars(solver))
+    assert set(attributes) == {"c", "key", "net", *SOLVER_STATE}
     other_key = dataclasses.replace(key, vmotions=frozenset({0}))
     twin = solver.copy(other_key)
     assert twin.key is other_key and twin.c is solver.c and twin.net is solver.net
-    for name in _SOLVER_STATE:
+    for name in SOLVER_STATE:
         copied, original = getattr(twin, name), getattr(solver, name)
         if isinstance(original, tuple):  # compiled, a tuple attribute is rebuilt at each access: compare its items
             assert all(a is b for a, b in zip(copied, original, strict=True)), name
@@ -341,14 +344,18 @@ def test_repeated_duty_periods_are_copied_with_the_answer_of_walking_them() -> N
     # compile_workload: a 10 ms burst every 80 ms for 5 s, the destage backlog growing by the same amount each
     # period. After two alike periods the timeline copies the next ones (shifted in time and level) instead of
     # walking them; walking every period must give the same figures to rounding.
-    from simcache.analytic import _Compiled, _summarize, _Timeline
+    from simcache.estimate.layout import Layout
+    from simcache.estimate.result import summarize
+    from simcache.estimate.solver import solve_hit_ratios
+    from simcache.estimate.timeline import Timeline
 
-    compiled = _Compiled(simcache.load_scenario("compile_workload"))
-    pieces = _Timeline(compiled).run()
-    copied = _summarize(compiled, pieces).to_json()
+    layout = Layout(simcache.load_scenario("compile_workload"))
+    hits = solve_hit_ratios(layout)
+    pieces = Timeline(layout, hits).run()
+    copied = summarize(layout, pieces).to_json()
     assert max(piece.copies for piece in pieces) > 50
-    compiled.period_intervals = 0  # no period: walk every piece
-    walked = _summarize(compiled, _Timeline(compiled).run()).to_json()
+    layout.schedule.period_intervals = 0  # no period: walk every piece
+    walked = summarize(layout, Timeline(layout, hits).run()).to_json()
     for row, other in zip(copied["summary"], walked["summary"], strict=True):
         for column in ("iops", "mb_s", "mean_ms", "p99_ms"):
             if row[column] is not None:
@@ -499,15 +506,15 @@ def two_port_simulation(case: str, seed: int) -> Result:
 def test_two_port_cases_follow_the_port_formulas() -> None:
     # Per-port utilization = transfers/s x framed bytes / line rate (port_load), with the port rule
     # k = ((target - source) mod hosts - 1) mod peer_links. Open traffic's loads are exact (to rounding);
-    # what depends on the closed chain is solved to the fixed point's tolerance (_TOLERANCE).
+    # what depends on the closed chain is solved to the fixed point's tolerance (TOLERANCE).
     exact = 1e-9
     saturated = TWO_PORT_CASES["wb2-3-hosts-port0-saturated"]()
     (write_bytes,), _ = saturated.groups[0].workload.size_mix  # every write of the two-port cases
     db = writes_per_host(saturated, 0)
     u = two_port_estimate("wb2-3-hosts-port0-saturated").utilization
     quiet = port_load(saturated, db, write_bytes)
-    assert u["host0.peer0.tx"] == pytest.approx(1.0, rel=_TOLERANCE)
-    assert u["host1.peer0.rx"] == pytest.approx(1.0, rel=_TOLERANCE)
+    assert u["host0.peer0.tx"] == pytest.approx(1.0, rel=TOLERANCE)
+    assert u["host1.peer0.rx"] == pytest.approx(1.0, rel=TOLERANCE)
     for port in ("host0.peer1.tx", "host2.peer1.rx", "host1.peer0.tx", "host1.peer1.tx", "host0.peer0.rx", "host0.peer1.rx"):
         assert u[port] == pytest.approx(quiet, rel=exact), port
     # The closed log group gets what db leaves of the port: X = (1 - rho_db) C / w, and (Little, no think time)
@@ -516,8 +523,8 @@ def test_two_port_cases_follow_the_port_formulas() -> None:
     customers = log.vms_per_host * log.workload.workers * log.workload.outstanding
     throughput = (1.0 - quiet) / port_load(saturated, 1.0, write_bytes)
     summary = two_port_estimate("wb2-3-hosts-port0-saturated").summary.set_index(["group", "op"])
-    assert summary.loc[("log", "write"), "iops"] == pytest.approx(throughput, rel=_TOLERANCE)
-    assert summary.loc[("log", "write"), "mean_ms"] == pytest.approx(customers / throughput * 1e3, rel=_TOLERANCE)
+    assert summary.loc[("log", "write"), "iops"] == pytest.approx(throughput, rel=TOLERANCE)
+    assert summary.loc[("log", "write"), "mean_ms"] == pytest.approx(customers / throughput * 1e3, rel=TOLERANCE)
 
     four = TWO_PORT_CASES["wb2-4-hosts-port0-at-76pct"]()
     db, log_rate = writes_per_host(four, 0), writes_per_host(four, 1)

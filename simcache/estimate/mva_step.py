@@ -1,6 +1,6 @@
 """One step of the analytic estimate's mean value analysis, on lists of Python floats.
 
-:mod:`simcache.analytic` solves each state of a run by repeating :func:`mva_step`
+:class:`simcache.estimate.solver.Solver` solves each state of a run by repeating :func:`mva_step`
 until the queues settle (Schweitzer's fixed point, or the population recursion
 of one chain). Its networks are small (12 to 40 stations, a few dozen closed
 rows), so a step as numpy code was some sixty array operations of about half a
@@ -8,7 +8,7 @@ microsecond each on arrays of a few dozen entries. Here it is plain loops over
 lists, which mypyc compiles to C with the engine (``setup.py``): about ten
 times faster compiled, about as fast as the numpy code from the sources.
 
-Layout (the numbers come from :class:`simcache.analytic._Network` and ``_Solver``):
+Layout (the numbers come from :class:`simcache.estimate.network.Network` and ``Solver``):
 
 - ``n`` stations; per-station lists have ``n`` entries.
 - Station loads: 5 blocks of ``n`` (server-seconds per s, arrivals per s, the
@@ -75,7 +75,7 @@ class StepNetwork:
 
 @dataclass
 class StepRates:
-    """One state's rates and service times (``_Solver`` refreshes them when hit ratios or destage loads change)."""
+    """One state's rates and service times (``Solver`` refreshes them when hit ratios or destage loads change)."""
 
     open_loads: list[float]  # 5 blocks of n: the open ops' and destagers' station loads
     closed_load_cells: list[list[int]]  # per closed chain: the load cells its ops load

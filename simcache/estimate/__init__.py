@@ -1,0 +1,77 @@
+"""Analytic estimate of a scenario: queueing approximations and a fluid destage model, in milliseconds.
+
+:func:`estimate` answers with the figures :func:`simcache.simulate` reports
+(the summary table, the utilization of every station under the simulator's
+``util.*`` names, the bottleneck) plus a fluid model of each host's destage
+buffer, without simulating. The specification of the model, every
+approximation it makes, is ``docs/estimate.md``.
+
+The modules, in the order an estimate uses them:
+
+- :mod:`~simcache.estimate.layout`: the scenario's stations, chains, peer ports and
+  vMotions (:mod:`~simcache.estimate.stations`, :mod:`~simcache.estimate.chains`,
+  :mod:`~simcache.estimate.schedule`), the service times of the hardware
+  (:mod:`~simcache.estimate.services`), destage batches (:mod:`~simcache.estimate.batches`),
+  every I/O's path (:mod:`~simcache.estimate.paths`) as arrays
+  (:mod:`~simcache.estimate.network`) and the read caches (:mod:`~simcache.estimate.readcache`);
+- :mod:`~simcache.estimate.solver`: one state's mean value analysis
+  (:mod:`~simcache.estimate.mva_step`, :mod:`~simcache.estimate.queueing`);
+- :mod:`~simcache.estimate.timeline`: the run as pieces of constant state;
+- :mod:`~simcache.estimate.result`: window averages and :class:`Estimate`.
+
+Every module but this one is compiled with the engine (``simcache/_engine_sources.py``).
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+from simcache.estimate.layout import Layout
+from simcache.estimate.queueing import mgc_wait, mva_closed
+from simcache.estimate.result import DestageFluid, Estimate, summarize
+from simcache.estimate.solver import HitRatios, solve_hit_ratios
+from simcache.estimate.timeline import Timeline
+from simcache.scenario import Scenario, load_scenario
+
+__all__ = ["DestageFluid", "Estimate", "estimate", "mgc_wait", "mva_closed"]
+
+_PREPARED: dict[int, tuple[Scenario, Layout, HitRatios]] = {}
+_PREPARED_LIMIT = 64  # the library's 48 scenarios and variants; more only gives the cyclic collector more to walk
+
+
+def _prepared(scenario: Scenario) -> tuple[Layout, HitRatios]:
+    """The layout of ``scenario`` and its read hit ratios, kept for the last few scenarios (by identity:
+    scenarios are frozen)."""
+    entry = _PREPARED.get(id(scenario))
+    if entry is not None and entry[0] is scenario:
+        return entry[1], entry[2]
+    layout = Layout(scenario)
+    hits = solve_hit_ratios(layout)
+    if len(_PREPARED) >= _PREPARED_LIMIT:
+        _PREPARED.pop(next(iter(_PREPARED)))
+    _PREPARED[id(scenario)] = (scenario, layout, hits)
+    return layout, hits
+
+
+def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -> Estimate:
+    """Analytic estimate of ``scenario`` (a Scenario, path, built-in name or dict), in a few milliseconds.
+
+    ``duration`` (s) overrides ``run.duration`` and caps the warm-up at a tenth
+    of it, as :func:`simcache.simulate` does. See ``docs/estimate.md`` for the
+    model and its approximations. The layout of the last 64 scenario objects
+    (their network, the read hit ratios and the all-groups-on solution) is kept:
+    estimating the same object again skips that work, with the same answer.
+    """
+    scenario = load_scenario(scenario)
+    if duration is not None:
+        scenario = scenario.with_duration(duration, source="the duration argument (estimate(duration=...))")
+    collecting = gc.isenabled()
+    gc.disable()  # an estimate allocates many small arrays and objects; cyclic GC passes over them cost ~20%
+    try:
+        layout, hits = _prepared(scenario)
+        pieces = Timeline(layout, hits).run()
+        return summarize(layout, pieces)
+    finally:
+        if collecting:
+            gc.enable()

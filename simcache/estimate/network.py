@@ -1,0 +1,554 @@
+"""Every chain's I/O paths as arrays, built once per scenario: a state only changes rates and services.
+
+:class:`Network` moves each group's template paths (:mod:`simcache.estimate.paths`)
+to each of its chains, splits the steps into row tables by how a station treats
+them, and lays out the index lists an MVA step reads
+(:class:`simcache.estimate.mva_step.StepNetwork`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from simcache.estimate.mva_step import StepNetwork
+from simcache.estimate.numeric import Floats, Indices, sums
+from simcache.estimate.paths import Op
+from simcache.estimate.queueing import expected_max_normal, sakasegawa_exponent
+from simcache.estimate.state import FULL, StateKey
+from simcache.estimate.stations import (
+    ADMISSION,
+    ALWAYS,
+    ARRAY_RX,
+    COMPRESSED,
+    DELAY,
+    FLOW,
+    PAST_CLIFF,
+    PIPE,
+    PIPE_SLOT,
+    SPINDLE,
+    STORAGE_TX,
+    SWITCHES,
+    TIER,
+    Step,
+)
+
+if TYPE_CHECKING:
+    from simcache.estimate.layout import Layout
+
+__all__ = ["Network", "StateServices"]
+
+_MAX_PORTS = 3  # a flow crosses a source port, a target port and at most one shared fabric
+
+
+class _Rows:
+    """Steps of one kind as arrays, one row per step (see :class:`Network`).
+
+    ``rate`` indexes the rates (an op, or ``ops + h`` for host h's destage batches), ``slot`` the leg slot the
+    step's time adds to, ``chain`` the closed chain of the op and ``local`` the leg slot among the closed
+    ops only (closed rows). A state's key can switch a row's service: see :func:`_switched`.
+    """
+
+    _COMMON: ClassVar[int] = 8  # columns of _columns() shared by every kind of step
+
+    def __init__(self, table: Floats):
+        columns = table.T.copy()  # one contiguous row per column
+        self.columns = columns
+        indices = columns[[0, 1, 2, 3, 6, 7]].astype(np.intp)
+        self.rate: Indices = indices[0]
+        self.slot: Indices = indices[1]
+        self.chain: Indices = indices[2]
+        self.local: Indices = indices[3]
+        self.switch: Indices = indices[4]
+        self.host: Indices = indices[5]
+        self.plain: Floats = columns[4]
+        self.switched: Floats = columns[5]
+
+    @staticmethod
+    def _columns(row: _Row) -> tuple[float, ...]:
+        step = row.step
+        switched = step.switched_service if step.switch != ALWAYS else step.service
+        return (row.rate, row.slot, 0.0, 0.0, step.service, switched, step.switch, step.switch_host)
+
+    @staticmethod
+    def table(rows: list[tuple[float, ...]], width: int) -> Floats:
+        """Row tuples as a 2-D array (``width`` columns, also when there are none)."""
+        return np.array(rows, dtype=np.float64).reshape(len(rows), width)
+
+
+class _FcfsRows(_Rows):
+    """Steps at FCFS stations: tier channels, tier pipe, GC and admission servers, spindles."""
+
+    WIDTH: ClassVar[int] = _Rows._COMMON + 5
+
+    def __init__(self, table: Floats):
+        super().__init__(table)
+        columns = self.columns
+        self.station = columns[8].astype(np.intp)
+        self.scv: Floats = columns[9]
+        self.share: Floats = columns[10]
+        self.spread: Floats = columns[11]
+        self.timed: Floats = columns[12]
+
+    @classmethod
+    def row(cls, row: _Row, spindles: int) -> tuple[float, ...]:
+        return cls._columns(row) + cls._fcfs(row.step, spindles)
+
+    @staticmethod
+    def _fcfs(step: Step, spindles: int) -> tuple[float, ...]:
+        """(station, scv, share, spread, timed): the arrivals per request at the station (a request's spindle
+        operations spread uniformly over the spindles); E[max of that many normals] for a spindle step (a
+        request waits for its slowest operation: mean + sd x that); 0 for a pipe step, whose service is
+        already in its channel step (only its wait is on the path), else 1."""
+        if step.kind == SPINDLE:
+            return (step.station, step.scv, step.visits / spindles, expected_max_normal(step.visits), 1.0)
+        return (step.station, step.scv, 1.0, 0.0, 0.0 if step.kind == PIPE else 1.0)
+
+
+class _FlowRows(_Rows):
+    """Transfers (processor sharing on each port they cross).
+
+    ``ports`` is padded to three columns by repeating the first port, which leaves the slowest port alone;
+    ``port_row`` and ``port_station`` list the real (row, port) pairs, for loads and queue lengths.
+    """
+
+    WIDTH: ClassVar[int] = _Rows._COMMON + 2 * _MAX_PORTS + 1
+
+    def __init__(self, table: Floats):
+        super().__init__(table)
+        columns = self.columns
+        # Port by port (one row per port column): each column a contiguous array.
+        self.ports_t = columns[8 : 8 + _MAX_PORTS].astype(np.intp)
+        self.siblings_t = columns[8 + _MAX_PORTS : 8 + 2 * _MAX_PORTS]
+        self.ports = self.ports_t.T
+        real = np.arange(_MAX_PORTS) < table[:, -1:]
+        self.port_row = np.nonzero(real)[0]
+        self.port_station = self.ports[real]
+
+    @classmethod
+    def row(cls, row: _Row) -> tuple[float, ...]:
+        return cls._columns(row) + cls._flow(row.step)
+
+    @staticmethod
+    def _flow(step: Step) -> tuple[float, ...]:
+        """(ports padded, siblings on each, number of real ports)."""
+        pad = _MAX_PORTS - len(step.ports)
+        ports = step.ports + (step.ports[0],) * pad
+        siblings = step.siblings or (0.0,) * len(step.ports)
+        return (*ports, *siblings, *(siblings[0],) * pad, len(step.ports))
+
+
+@dataclass
+class _Row:
+    """A step of a template op (see :meth:`Network._template`): the op's index and the step's leg slot."""
+
+    step: Step
+    rate: int
+    slot: int
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """A template table moved to one chain (or a host's destager): see :meth:`Network._replicate`."""
+
+    table: Floats
+    host: int
+    rate_shift: int  # added to the template's rate indices
+    first_op: int  # the copy's first op: its leg slots start at first_op * width
+    first_closed: int  # the same among the closed ops; -1 for an open group's copy
+    chain_slot: int  # a closed copy's chain among the closed chains
+
+
+@dataclass(frozen=True)
+class StateServices:
+    """Service times (s) of the network's rows in one state, and what follows from them (see :meth:`Network.services`)."""
+
+    open_fcfs: Floats  # per open FCFS row
+    open_flows: Floats  # per open flow row
+    closed_base: Floats  # per closed FCFS row: its service on the path (0 for a pipe step)
+    closed_svar: Floats  # per closed FCFS row: its service variance on the path (s^2)
+    closed_flows: Floats  # per closed flow row
+    delay_sums: Floats  # per leg slot: the delays on it
+    closed_delays: Floats  # closed op x leg: the delays on it
+    op_loads: Floats  # station loads per I/O per s of each op (see Network.op_loads)
+
+
+# Kinds of rows in a template table, the last column of _UNIFIED (see Network._template).
+_OPEN_FCFS, _CLOSED_FCFS, _OPEN_FLOWS, _CLOSED_FLOWS, _DELAYS = range(5)
+_UNIFIED = _FlowRows.WIDTH + 1
+
+
+def _unified(row: tuple[float, ...], kind: int) -> tuple[float, ...]:
+    """A row of any kind padded to the template table's width, its kind last."""
+    return row + (0.0,) * (_UNIFIED - 1 - len(row)) + (float(kind),)
+
+
+def _switched(rows: _Rows, on: npt.NDArray[np.bool_], scale: Floats) -> Floats:
+    """Service times (s) of ``rows`` in a state: ``on[switch, host]`` picks the switched service, scaled by ``scale[switch, host]``."""
+    flip = on[rows.switch, rows.host]
+    return np.where(flip, rows.switched * scale[rows.switch, rows.host], rows.plain)
+
+
+class Network:
+    """Every chain's ops as arrays, built once per scenario; a state only changes rates and services.
+
+    Rows are split by how the station treats them. *Open* rows are evaluated as an open customer sees the
+    station (time-averaged queues): open chains' paths, every op's off-path background (cache fills, a
+    write-through's spindle work behind a controller cache) and the destagers. *Closed* rows are closed
+    chains' paths, which see the other customers' queues less their own chain's share. Delays only add to
+    their leg.
+
+    Op ``o`` owns leg slots ``o * width`` to ``o * width + width - 1``: one per leg, the last for the steps
+    after the join. Off-path rows add their time to the dump slot (``dump``), which nothing reads. Closed
+    rows also have a ``local`` slot among the closed ops, which the fixed point iterates over. Rate indices
+    ``0 .. len(ops) - 1`` are the ops, ``len(ops) + h`` host h's destage batches.
+    """
+
+    def __init__(self, c: Layout, templates: list[list[Op]]):
+        hosts = c.hosts
+        k = c.station_count
+        self.stations = k
+        self.hosts = hosts
+        members = [[i for i, ch in enumerate(c.chains) if ch.group == g] for g in range(len(templates))]
+        self.count = count = sum(len(ops) * len(chains) for ops, chains in zip(templates, members, strict=True))
+        self.width = max((len(op.legs) for ops in templates for op in ops), default=1) + 1
+        self.dump = count * self.width
+        closed_chains = [i for i, ch in enumerate(c.chains) if ch.closed]
+        self.closed_chains = closed_chains
+        closed_slot = {chain: slot for slot, chain in enumerate(closed_chains)}
+        copies: list[_Copy] = []
+        op_info: list[tuple[int, Op]] = []  # (chain, template op) per op, in op order
+        first_op = 0
+        first_closed = 0
+        for ops, chains in zip(templates, members, strict=True):
+            if not chains:
+                continue
+            closed = c.chains[chains[0]].closed
+            table = _Rows.table(self._template(c, ops, closed), _UNIFIED)
+            for n, chain in enumerate(chains):
+                shift = n * len(ops)
+                closed_base = first_closed + shift if closed else -1
+                copies.append(
+                    _Copy(table, c.chains[chain].host, first_op + shift, first_op + shift, closed_base, closed_slot.get(chain, 0))
+                )
+            op_info += [(chain, op) for chain in chains for op in ops]
+            first_op += len(ops) * len(chains)
+            if closed:
+                first_closed += len(ops) * len(chains)
+        # The destagers' rows come last, with placeholder services: each solution sets them (Solver._set_destage).
+        destage_steps = c.services.tier_steps(0, 1.0, 1.0, False) + [c.services.spindle_step(1.0, 1.0, 0.0)]
+        destage_flow = Step(FLOW, ports=(STORAGE_TX, c.shared + ARRAY_RX), service=1.0)
+        destage = [_unified(_FcfsRows.row(_Row(step, count, -1), c.services.spindles), _OPEN_FCFS) for step in destage_steps]
+        destage.append(_unified(_FlowRows.row(_Row(destage_flow, count, -1)), _OPEN_FLOWS))
+        destage_table = _Rows.table(destage, _UNIFIED)
+        copies += [_Copy(destage_table, h, h, count, -1, 0) for h in range(hosts)]
+        merged = self._replicate(c, copies)
+        kind = merged[:, -1]
+        parts = [merged[kind == code] for code in range(_DELAYS + 1)]
+        # The destagers' rows are the last of the open FCFS rows and flows, host by host.
+        per_host = len(destage_steps)
+        open_rows, open_flows = len(parts[_OPEN_FCFS]) - hosts * per_host, len(parts[_OPEN_FLOWS]) - hosts
+        self.destage_fcfs = [slice(open_rows + h * per_host, open_rows + (h + 1) * per_host) for h in range(hosts)]
+        self.destage_flow = [open_flows + h for h in range(hosts)]
+        self.open_fcfs = _FcfsRows(parts[_OPEN_FCFS][:, : _FcfsRows.WIDTH])
+        self.closed_fcfs = _FcfsRows(parts[_CLOSED_FCFS][:, : _FcfsRows.WIDTH])
+        self.open_flows = _FlowRows(parts[_OPEN_FLOWS][:, : _FlowRows.WIDTH])
+        self.closed_flows = _FlowRows(parts[_CLOSED_FLOWS][:, : _FlowRows.WIDTH])
+        self.delays = _Rows(parts[_DELAYS][:, : _Rows._COMMON])
+        self.op_chain_slot = np.array([closed_slot.get(chain, len(closed_chains)) for chain, _ in op_info], dtype=np.intp)
+        self.op_closed = np.array([c.chains[chain].closed for chain, _ in op_info], dtype=bool)
+        self.closed_ops = np.flatnonzero(self.op_closed)
+        self.op_open = (~self.op_closed).astype(np.float64)  # 1 for an open op
+        self.op_of_chain = (self.op_chain_slot[:, None] == np.arange(len(closed_chains))).astype(np.float64)  # op x closed chain
+        self.closed_ports = {int(p) for p in self.closed_flows.port_station}
+        self._op_arrays(c, op_info)
+        self._closed_arrays(c)
+        self._station_arrays(c)
+        self.step = self._step_network(c)
+        self._users: dict[int, list[int]] | None = None
+        self._plain: StateServices | None = None
+
+    def _step_network(self, c: Layout) -> StepNetwork:
+        """The lists an MVA step reads (see :mod:`simcache.mva_step`). Cells index flattened closed chain x
+        station lists; a closed row's op is its index among the closed ops."""
+        rows, flows, flows_c = self.closed_fcfs, self.open_flows, self.closed_flows
+        k = self.stations
+        row_cells = rows.chain * k + rows.station
+        servers = np.array(c.servers, dtype=np.float64)
+        closed = self.closed_ops
+        return StepNetwork(
+            stations=k,
+            chains=len(self.closed_chains),
+            per_server=self.per_server.tolist(),
+            fcfs_per_server=(np.where(c.is_port, 0.0, 1.0) / servers).tolist(),  # 0 at ports: they have no FCFS wait
+            half_per_server=(0.5 / servers).tolist(),
+            exponent=[sakasegawa_exponent(n) for n in c.servers],
+            open_ports=flows.ports_t.tolist(),
+            open_siblings=flows.siblings_t.tolist(),
+            open_port_row=flows.port_row.tolist(),
+            open_port_station=flows.port_station.tolist(),
+            closed_station=rows.station.tolist(),
+            closed_cell=row_cells.tolist(),
+            closed_spread=rows.spread.tolist(),
+            closed_share=rows.share.tolist(),
+            closed_row_op=(rows.local // self.width).tolist(),
+            closed_ports=flows_c.ports_t.tolist(),
+            closed_siblings=flows_c.siblings_t.tolist(),
+            closed_port_cells=(flows_c.chain * k + flows_c.ports_t).tolist(),
+            closed_port_row=flows_c.port_row.tolist(),
+            closed_flow_op=(flows_c.local // self.width).tolist(),
+            closed_local_slots=np.concatenate((rows.local, flows_c.local)).tolist(),
+            width=self.width,
+            closed_missing=self.missing_legs[closed].ravel().tolist(),
+            closed_op_chain=self.op_chain_slot[closed].tolist(),
+            closed_cells=np.concatenate((row_cells, flows_c.chain[flows_c.port_row] * k + flows_c.port_station)).tolist(),
+            think=[float(c.chains[chain].think) for chain in self.closed_chains],
+        )
+
+    def station_users(self, station: int) -> list[int]:
+        """The ops whose paths cross ``station`` (they queue behind an overload there)."""
+        if self._users is None:
+            users: dict[int, set[int]] = {}
+            for rows in (self.open_fcfs, self.closed_fcfs):
+                for op, slot, k in zip(rows.rate.tolist(), rows.slot.tolist(), rows.station.tolist(), strict=True):
+                    if slot != self.dump:
+                        users.setdefault(k, set()).add(op)
+            for flows in (self.open_flows, self.closed_flows):
+                for row, k in zip(flows.port_row.tolist(), flows.port_station.tolist(), strict=True):
+                    if flows.slot[row] != self.dump:
+                        users.setdefault(k, set()).add(int(flows.rate[row]))
+            self._users = {k: sorted(ops) for k, ops in users.items()}
+        return self._users.get(station, [])
+
+    def _template(self, c: Layout, ops: list[Op], closed: bool) -> list[tuple[float, ...]]:
+        """A group's rows for its chain on host 0, each padded by :func:`_unified` and ending with its kind.
+        Rates are the template's op indices and leg slots ``o * width + j`` (-1 off the path): :meth:`_replicate`
+        moves them to each chain's ops."""
+        width = self.width
+        rows: list[tuple[float, ...]] = []
+        fcfs, flows = (_CLOSED_FCFS, _CLOSED_FLOWS) if closed else (_OPEN_FCFS, _OPEN_FLOWS)
+        for o, op in enumerate(ops):
+            steps = [(step, j) for j, leg in enumerate(op.legs) for step in leg] + [(step, width - 1) for step in op.after]
+            for step, j in steps:
+                row = _Row(step, o, o * width + j)
+                if step.kind == DELAY:
+                    rows.append(_unified(_Rows._columns(row), _DELAYS))
+                elif step.kind == FLOW:
+                    rows.append(_unified(_FlowRows.row(row), flows))
+                else:
+                    rows.append(_unified(_FcfsRows.row(row, c.services.spindles), fcfs))
+            for step in op.background:
+                # Off-path work is FCFS (cache fills, spindles behind a controller cache): its rate is the op's.
+                assert step.kind not in (DELAY, FLOW)
+                rows.append(_unified(_FcfsRows.row(_Row(step, o, -1), c.services.spindles), _OPEN_FCFS))
+        return rows
+
+    def _replicate(self, c: Layout, copies: list[_Copy]) -> Floats:
+        """The template tables (:meth:`_template`) of ``copies`` one after the other, each moved to its copy:
+        rates renumbered by ``rate_shift``, leg slots by ``first_op``, stations and switch hosts moved to the
+        copy's host, and for a closed group (``first_closed`` >= 0) the chain's slot and its ops' leg slots
+        among the closed ops (numbered from ``first_closed``)."""
+        hosts = c.hosts
+        out = np.concatenate([copy.table for copy in copies])
+        sizes = [len(copy.table) for copy in copies]
+        per_copy = np.array(
+            [(copy.host, copy.rate_shift, copy.first_op, copy.first_closed, copy.chain_slot) for copy in copies], dtype=np.float64
+        ).reshape(len(copies), 5)
+        per_row = np.repeat(per_copy, sizes, axis=0)
+        host, rate_shift, first_op, first_closed, chain_slot = per_row.T
+        template_slot = out[:, 1].copy()
+        on_path = template_slot >= 0
+        closed = first_closed >= 0
+        out[:, 3] = np.where(on_path & closed, template_slot + first_closed * self.width, np.where(closed, 0.0, out[:, 3]))
+        out[:, 2] = np.where(closed, chain_slot, out[:, 2])
+        out[:, 1] = np.where(on_path, template_slot + first_op * self.width, self.dump)
+        out[:, 0] += rate_shift
+        # Switch hosts move to the copy's host; a compression lane keeps its port (see Layout.lane).
+        out[:, 7] = (out[:, 7] % hosts + host) % hosts + out[:, 7] // hosts * hosts
+        # Stations: the FCFS rows' one, the flows' ports (three columns); delays have none.
+        kind = out[:, -1:]
+        stations = out[:, 8:11]
+        is_station = (kind < _DELAYS) & ((np.arange(3) == 0) | (kind >= _OPEN_FLOWS))
+        per_host = c.per_host
+        moved = ((stations // per_host + host[:, None]) % hosts) * per_host + stations % per_host
+        out[:, 8:11] = np.where(is_station & (stations < c.shared), moved, stations)
+        return out
+
+    def services(self, key: StateKey) -> StateServices:
+        """Service times in the state ``key``: switched by its GC cliffs, full buffers and compression.
+        The services with no switch on (most states) are computed once."""
+        switched = any(key.gc) or FULL in key.buffer or any(key.compress)
+        if not switched and self._plain is not None:
+            return self._plain
+        closed = self.closed_fcfs
+        if switched:
+            hosts = self.hosts
+            flags = np.zeros((SWITCHES, len(key.compress)), dtype=bool)  # switch x lane (a host's lane is the host)
+            flags[PAST_CLIFF, :hosts] = key.gc
+            flags[ADMISSION, :hosts] = [mode == FULL for mode in key.buffer]
+            flags[COMPRESSED] = key.compress
+            scale = np.ones(flags.shape)
+            scale[ADMISSION, :hosts] = [1.0 / d if d > 0 else 0.0 for d in key.drain]
+            closed_service = _switched(closed, flags, scale)
+            open_fcfs = _switched(self.open_fcfs, flags, scale)
+            open_flows = _switched(self.open_flows, flags, scale)
+            closed_flows = _switched(self.closed_flows, flags, scale)
+            delays = _switched(self.delays, flags, scale)
+        else:
+            closed_service, open_fcfs, open_flows = closed.plain, self.open_fcfs.plain, self.open_flows.plain
+            closed_flows, delays = self.closed_flows.plain, self.delays.plain
+        delay_sums = sums(self.delays.slot, delays, self.dump + 1)
+        services = StateServices(
+            open_fcfs=open_fcfs,
+            open_flows=open_flows,
+            closed_base=closed_service * closed.timed,
+            closed_svar=closed_service**2 * closed.scv * closed.timed,
+            closed_flows=closed_flows,
+            delay_sums=delay_sums,
+            closed_delays=delay_sums[self.closed_op_slots],
+            op_loads=self.op_loads(open_fcfs, closed_service, open_flows, closed_flows),
+        )
+        if not switched:
+            self._plain = services
+        return services
+
+    def op_loads(self, open_fcfs: Floats, closed_fcfs: Floats, open_flows: Floats, closed_flows: Floats) -> Floats:
+        """Station loads per I/O per s of each op (5 x stations rows: busy, arrivals, second moment of service,
+        then the open rows' busy and arrivals), with these services."""
+        rows = self.op_fcfs_rows
+        open_rows = self.open_fcfs
+        closed = self.closed_fcfs
+        share = open_rows.share[rows]
+        service = open_fcfs[rows]
+        open_busy = share * service
+        closed_busy = closed.share * closed_fcfs
+        ports = open_flows[self.open_flows.port_row[self.op_flow_ports]]
+        weights = (
+            open_busy,
+            share,
+            open_busy * service * (1.0 + open_rows.scv[rows]),
+            open_busy,
+            share,
+            closed_busy,
+            closed.share,
+            closed_busy * closed_fcfs * (1.0 + closed.scv),
+            ports,
+            ports,
+            closed_flows[self.closed_flows.port_row],
+        )
+        count = self.count
+        flat = sums(self.op_load_cells, np.concatenate(weights), 5 * self.stations * count)
+        return flat.reshape(5 * self.stations, count)
+
+    def _op_arrays(self, c: Layout, op_info: list[tuple[int, Op]]) -> None:
+        ops = [op for _, op in op_info]
+        count = len(ops)
+        chains = [c.chains[chain] for chain, _ in op_info]
+        self.op_chain = np.array([chain for chain, _ in op_info], dtype=np.intp)
+        self.op_group = np.array([ch.group for ch in chains], dtype=np.intp)
+        # I/Os per s of an open op's chain; 1 for a closed op, whose chain's throughput multiplies it.
+        self.op_unit_rate = np.array([1.0 if ch.closed else ch.rate * ch.customers for ch in chains], dtype=np.float64)
+        self.op_probability = np.array([op.probability for op in ops], dtype=np.float64)
+        self.op_hit = np.array([op.path == "hit" for op in ops], dtype=bool)
+        self.op_miss = np.array([op.path == "miss" for op in ops], dtype=bool)
+        self.op_is_write = np.array([op.name == "write" for op in ops], dtype=np.intp)
+        self.op_size = np.array([op.size for op in ops], dtype=np.float64)
+        # Per host, the write ops of its open write-back chains (they queue for a full buffer); per station,
+        # the ops whose paths cross it (they queue behind an overload there).
+        self.open_write_back_writes = [
+            [
+                o
+                for o, (op, ch) in enumerate(zip(ops, chains, strict=True))
+                if op.name == "write" and ch.write_back and not ch.closed and ch.host == h
+            ]
+            for h in range(c.hosts)
+        ]
+        # Missing legs never win the join: their slot sums get -inf.
+        missing = np.full((count, self.width - 1), -math.inf)
+        for o, op in enumerate(ops):
+            missing[o, : len(op.legs)] = 0.0
+        self.missing_legs = missing
+        self.op_first_slot = np.arange(count, dtype=np.intp) * self.width
+        # Per host, each times the op rates: write-back bytes accepted, bytes written into its tier; then per
+        # compression lane (host and sending peer port), the port's utilization without compression.
+        hosts = c.hosts
+        flows = np.zeros((2 * hosts + c.lanes, count))
+        for o, (op, chain) in enumerate(zip(ops, chains, strict=True)):
+            h = chain.host
+            if op.name == "write":
+                replicas = c.replica_targets(h, chain.replicas) if chain.write_back else []
+                if chain.write_back:
+                    flows[h, o] += op.size
+                    sending = [k for _, k in replicas]
+                    for k in set(sending):
+                        flows[2 * hosts + c.lane(h, k), o] += sending.count(k) * c.mixes[chain.group].peer_seconds
+                flows[hosts + h, o] += op.size
+                for target, _ in replicas:
+                    flows[hosts + target, o] += op.size
+            elif op.path == "miss":
+                flows[hosts + h, o] += op.size
+        self.host_flows = flows
+
+    def _closed_arrays(self, c: Layout) -> None:
+        closed = self.closed_ops
+        self.closed_op_slots = closed[:, None] * self.width + np.arange(self.width)  # global slots of each closed op
+        self.closed_readers = [slot for slot, chain in enumerate(self.closed_chains) if c.chains[chain].read_fraction > 0]
+        self.all_slots = np.concatenate((self.open_fcfs.slot, self.closed_fcfs.slot, self.open_flows.slot, self.closed_flows.slot))
+
+    def _station_arrays(self, c: Layout) -> None:
+        servers = np.array(c.servers, dtype=np.float64)
+        self.per_server = 1.0 / servers
+        self.tier_stations = np.arange(c.hosts, dtype=np.intp) * c.per_host + TIER
+        self.pipe_stations = np.arange(c.hosts, dtype=np.intp) * c.per_host + PIPE_SLOT
+        # Load matrix cells (see op_loads): blocks busy, arrivals, second moment, open busy, open arrivals.
+        k = self.stations
+        count = self.count
+        block = k * count
+        rows, closed = self.open_fcfs, self.closed_fcfs
+        op_rows = np.flatnonzero(rows.rate < count)
+        self.op_fcfs_rows = op_rows
+        open_cell = rows.station[op_rows] * count + rows.rate[op_rows]
+        closed_cell = closed.station * count + closed.rate
+        flows, flows_c = self.open_flows, self.closed_flows
+        op_ports = np.flatnonzero(flows.rate[flows.port_row] < count)
+        self.op_flow_ports = op_ports
+        flow_cell = flows.port_station[op_ports] * count + flows.rate[flows.port_row[op_ports]]
+        closed_flow_cell = flows_c.port_station * count + flows_c.rate[flows_c.port_row]
+        self.op_load_cells = np.concatenate(
+            (
+                open_cell,
+                block + open_cell,
+                2 * block + open_cell,
+                3 * block + open_cell,
+                4 * block + open_cell,
+                closed_cell,
+                block + closed_cell,
+                2 * block + closed_cell,
+                flow_cell,
+                3 * block + flow_cell,
+                closed_flow_cell,
+            )
+        )
+        destage_rows = np.flatnonzero(rows.rate >= count)
+        self.destage_fcfs_rows = destage_rows
+        hosts = c.hosts
+        dblock = k * hosts
+        destage_cell = rows.station[destage_rows] * hosts + (rows.rate[destage_rows] - count)
+        destage_ports = np.flatnonzero(flows.rate[flows.port_row] >= count)
+        self.destage_flow_ports = destage_ports
+        destage_flow_cell = flows.port_station[destage_ports] * hosts + (flows.rate[flows.port_row[destage_ports]] - count)
+        self.destage_load_cells = np.concatenate(
+            (
+                destage_cell,
+                dblock + destage_cell,
+                2 * dblock + destage_cell,
+                3 * dblock + destage_cell,
+                4 * dblock + destage_cell,
+                destage_flow_cell,
+                3 * dblock + destage_flow_cell,
+            )
+        )

@@ -1,0 +1,256 @@
+"""What an estimate answers: window averages over the timeline's pieces, the destage buffer's fluid figures,
+and :class:`Estimate`, the result object."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from simcache.estimate.layout import Layout
+from simcache.estimate.numeric import Floats, sums
+from simcache.estimate.queueing import gamma_quantiles
+from simcache.estimate.state import BACKLOGGED, FULL, StateResult
+from simcache.estimate.timeline import Piece
+from simcache.results import _strict
+from simcache.scenario import HostFailure, Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DestageFluid", "Estimate", "summarize"]
+
+_SUMMARY_COLUMNS = ["group", "op", "count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms"]
+
+
+@dataclass(frozen=True)
+class DestageFluid:
+    """Fluid model of one host's destage buffer over the run (bytes, seconds, bytes/s)."""
+
+    host: str
+    capacity_bytes: float
+    accept_rate_bytes_s: float  # write-back bytes/s the VMs write while their groups are on (peak state)
+    drain_rate_bytes_s: float  # what the flushers can destage with a backlog, in that state
+    fill_time_s: float  # from empty to full at accept - drain (inf: never fills)
+    drain_time_s: float  # from full to empty with no new writes (inf: cannot drain)
+    first_full_s: float  # when the buffer first fills in the run (nan: never)
+    full_fraction: float  # fraction of the measured window it is full
+    accepted_while_full_bytes_s: float  # = the drain rate: writers are admitted as space frees
+    peak_backlog_bytes: float
+
+
+def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
+    """Window averages over the pieces: rates and utilizations by time, latencies by I/O count.
+
+    Pieces without extra waits (a full buffer's open writers, an overloaded station's fluid queue) add up
+    per state, so a state met many times (a short duty cycle) is summed once.
+    """
+    scenario = c.scenario
+    net = c.network
+    start, end = c.window
+    span = max(end - start, 1e-12)
+    ops = net.count
+    ios = np.zeros(ops)
+    latency = np.zeros(ops)  # sum over I/Os of the latency (s)
+    square = np.zeros(ops)  # sum over I/Os of the second moment (s^2)
+    utilization = np.zeros(c.station_count)
+    plain: dict[int, tuple[StateResult, float]] = {}  # result id -> (result, time in the window without extra waits)
+
+    def add(result: StateResult, width: float, extra: Floats | float) -> None:
+        count = result.rates * width
+        mean = result.response + extra
+        ios[:] += count
+        latency[:] += count * mean
+        square[:] += count * (mean * mean + result.variance)
+
+    waiting: dict[tuple[Any, ...], tuple[StateResult, float, Floats]] = {}  # the same extra waits, summed once
+    for piece in pieces:
+        result = piece.result
+        quiet = not piece.overload_since and FULL not in piece.modes
+        for shift, a, b, copies in piece.windowed(start, end):
+            width = (b - a) * copies
+            if quiet:
+                seen = plain.get(id(result))
+                plain[id(result)] = (result, (seen[1] if seen else 0.0) + width)
+                continue
+            middle = (a + b) / 2.0
+            signature = (id(result), round(middle - piece.start - shift, 9), round(b - a, 9), piece.start == piece.end)
+            known = waiting.get(signature)
+            if known is None:
+                waiting[signature] = (result, width, _extra_waits(c, piece, middle, shift))
+            else:
+                waiting[signature] = (result, known[1] + width, known[2])
+    for result, width in plain.values():
+        utilization += result.utilization * (width / span)
+        add(result, width, 0.0)
+    for result, width, extra in waiting.values():
+        utilization += result.utilization * (width / span)
+        add(result, width, extra)
+    groups = [g.name for g in scenario.groups]
+    cells = net.op_group * 2 + net.op_is_write
+    bins = 2 * len(groups)
+    per_cell = [sums(cells, values, bins) for values in (ios, ios * net.op_size, latency, square)]
+    rows = []
+    for g, name in enumerate([*groups, "all"]):
+        for kind in (0, 1):
+            if name == "all":
+                count, nbytes, total, second = (float(v[kind::2].sum()) for v in per_cell)
+            else:
+                count, nbytes, total, second = (float(v[2 * g + kind]) for v in per_cell)
+            mean = total / count if count > 0 else math.nan
+            scv = max(0.0, second / count / mean**2 - 1.0) if count > 0 and mean > 0 else 0.0
+            rows.append((name, ("read", "write")[kind], count / span, nbytes / span / 1e6, mean, scv))
+    reported = {c.names[k]: float(utilization[k]) for k in range(c.station_count) if c.names[k]}
+    fluid = _destage_fluid(c, pieces)
+    notes: list[str] = []
+    for d in fluid:
+        if d.full_fraction > 0:
+            notes.append(f"{d.host}: destage buffer full for {d.full_fraction:.0%} of the window (writers wait for the array)")
+    if any(any(piece.key.gc) for piece in pieces if piece.end > start):
+        notes.append("a flash tier is past its clean-pool cliff: writes run at gc_rate (GC stalls averaged)")
+    if any(piece.result.overloaded for piece in pieces if piece.end > start):
+        notes.append("an open-loop stream overloads a station: latency grows through the run (fluid estimate)")
+    if any(isinstance(e, HostFailure) for e in scenario.events):
+        notes.append("host failures are not modelled by the estimate")
+    return Estimate(scenario, rows, reported, fluid, notes, c.window)
+
+
+def _extra_waits(c: Layout, piece: Piece, middle: float, shift: float) -> Floats:
+    """Per op, the fluid wait (s) added in ``piece`` (its copy ``shift`` s later) at time ``middle``.
+
+    An open group's writers queue for a full buffer's space: the queue grows at (accepted - drain) from
+    the moment it filled. An open stream overloading a station queues there from the overload's start.
+    """
+    net = c.network
+    result = piece.result
+    extra = np.zeros(net.count)
+    for h in range(c.hosts):
+        if piece.modes[h] == FULL:
+            drain = result.drain[h]
+            offered = result.write_back_bytes[h]
+            since = (piece.full_since[h] if math.isfinite(piece.full_since[h]) else piece.start) + shift
+            extra[net.open_write_back_writes[h]] = max(0.0, offered - drain) / drain * (middle - since)
+    for k, since in piece.overload_since.items():
+        users = net.station_users(k)
+        extra[users] = np.maximum(extra[users], float(result.overload[k]) * (middle - since - shift))
+    return extra
+
+
+def _end_level(piece: Piece, host: int, capacity: float) -> float:
+    """The host's highest destage buffer level (bytes) over ``piece`` (its last copy's, if the level drifts up):
+    the level moves only while backlogged."""
+    level = piece.buffer_level[host]
+    if piece.copies > 1:
+        level += max(0.0, (piece.copies - 1) * piece.drift[host])
+    if piece.modes[host] != BACKLOGGED:
+        return level
+    net = piece.result.write_back_bytes[host] - piece.result.drain[host]
+    return min(capacity, max(level, level + net * (piece.end - piece.start)))
+
+
+def _destage_fluid(c: Layout, pieces: list[Piece]) -> list[DestageFluid]:
+    start, end = c.window
+    span = max(end - start, 1e-12)
+    capacity = float(c.destager.capacity)
+    out = []
+    for h in range(c.hosts):
+        peak = max(pieces, key=lambda p: p.result.write_back_bytes[h])
+        accepted = peak.result.write_back_bytes[h]
+        drain = peak.result.drain[h]
+        fill = capacity / (accepted - drain) if accepted > drain else math.inf
+        first_full = next((p.start for p in pieces if p.modes[h] == FULL), math.nan)
+        full = sum((b - a) * copies for p in pieces if p.modes[h] == FULL for _, a, b, copies in p.windowed(start, end)) / span
+        peak_level = max([_end_level(p, h, capacity) for p in pieces] + [capacity if math.isfinite(first_full) else 0.0])
+        out.append(
+            DestageFluid(
+                host=f"host{h}",
+                capacity_bytes=capacity,
+                accept_rate_bytes_s=accepted,
+                drain_rate_bytes_s=drain if math.isfinite(drain) else 0.0,
+                fill_time_s=fill,
+                drain_time_s=capacity / drain if drain > 0 and math.isfinite(drain) else math.inf,
+                first_full_s=first_full,
+                full_fraction=full,
+                accepted_while_full_bytes_s=drain if math.isfinite(drain) else 0.0,
+                peak_backlog_bytes=peak_level,
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- the result
+
+
+class Estimate:
+    """The analytic answer for one scenario. Times in ms in the summary; utilizations as fractions."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        rows: list[tuple[str, str, float, float, float, float]],
+        utilization: dict[str, float],
+        destager: list[DestageFluid],
+        notes: list[str],
+        window: tuple[float, float],
+    ):
+        self.scenario = scenario
+        self._rows = rows  # (group, op, iops, mb_s, mean_s, scv)
+        self.utilization = utilization
+        self.destager = destager
+        self.notes = notes
+        self.window = window
+        self._summary: pd.DataFrame | None = None
+
+    def bottleneck(self) -> tuple[str, float]:
+        """The station with the highest mean utilization over the window, and that utilization (as Result.bottleneck)."""
+        name = max(self.utilization, key=lambda n: self.utilization[n])
+        return name, self.utilization[name]
+
+    def mean_ms(self, group: str = "all", op: str = "write") -> float:
+        """Mean latency (ms) of one summary row, without building the DataFrame."""
+        for row in self._rows:
+            if row[0] == group and row[1] == op:
+                return row[4] * 1e3
+        raise KeyError(f"no summary row for group {group!r} op {op!r}")
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """The same columns as :attr:`simcache.Result.summary` (without the interval and max columns)."""
+        if self._summary is None:
+            import pandas as pd
+
+            start, end = self.window
+            span = end - start
+            records = []
+            for group, op, iops, mb_s, mean, scv in self._rows:
+                p50, p95, p99, p999 = gamma_quantiles(mean, scv)
+                records.append(
+                    {
+                        "group": group,
+                        "op": op,
+                        "count": round(iops * span),
+                        "iops": iops,
+                        "mb_s": mb_s,
+                        "mean_ms": mean * 1e3,
+                        "p50_ms": p50 * 1e3,
+                        "p95_ms": p95 * 1e3,
+                        "p99_ms": p99 * 1e3,
+                        "p999_ms": p999 * 1e3,
+                    }
+                )
+            self._summary = pd.DataFrame(records, columns=_SUMMARY_COLUMNS)
+        return self._summary
+
+    def to_json(self) -> dict[str, Any]:
+        name, value = self.bottleneck()
+        return {
+            "scenario": self.scenario.name,
+            "summary": _strict(self.summary.to_dict("records")),
+            "utilization": self.utilization,
+            "bottleneck": {"station": name, "utilization": value},
+            "destager": [_strict(dataclasses.asdict(d)) for d in self.destager],
+            "notes": self.notes,
+        }

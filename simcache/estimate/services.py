@@ -1,0 +1,164 @@
+"""Service times of the estimate's stations: tier operations, spindle operations of the array, link transfers.
+
+This is the estimate's physics of the hardware (``docs/estimate.md``, Service
+times): what one operation costs at a station, before any queueing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from simcache.estimate.numeric import Floats
+from simcache.estimate.queueing import expected_max_normal
+from simcache.estimate.stations import ARRAY, GC, PAST_CLIFF, PIPE, PIPE_SLOT, QUEUE, SPINDLE, TIER, Step
+from simcache.model.array import _MEAN_SQRT_RANDOM_DISTANCE as _MEAN_SQRT
+from simcache.model.array import _RAID_LAYOUT, span_fraction
+from simcache.model.link import framed_bytes
+from simcache.model.vm import ACK_BYTES
+from simcache.scenario import Scenario
+
+__all__ = ["DestageSteps", "ServiceTimes"]
+
+_VAR_SQRT = 1.0 / 3.0 - _MEAN_SQRT**2  # Var[sqrt(|U1 - U2|)]
+
+
+@dataclass(frozen=True)
+class DestageSteps:
+    """Service times of one destage batch (see :meth:`ServiceTimes.destage_steps`)."""
+
+    service: Floats  # s, per FCFS step
+    scv: Floats
+    share: Floats  # arrivals per batch at the step's station
+    spread: Floats  # E[max of normals] of a spindle step's operations, else 0
+    wire: float  # s on the storage link at line rate
+
+
+class ServiceTimes:
+    """The tier's, the array's and the links' service times of a scenario, as steps at its stations.
+
+    ``per_host`` and ``shared``: the station numbering (see :class:`simcache.estimate.layout.Layout`).
+    """
+
+    def __init__(self, scenario: Scenario, per_host: int, shared: int):
+        self.per_host = per_host
+        self.shared = shared
+        cluster = scenario.cluster
+        tier = cluster.tier
+        self.tier_read_latency = tier.read_latency
+        self.tier_write_latency = tier.write_latency
+        self.exponential_tier = tier.service == "exponential"
+        cap = tier.controller_bandwidth or math.inf
+        self.read_rate = min(tier.read_bandwidth, cap)
+        self.write_rate = min(tier.write_bandwidth, cap)
+        self.gc_rate = tier.gc_rate or math.inf
+        self.clean_pool = float(tier.clean_pool) if tier.clean_pool is not None else math.inf
+        self.storage_link = cluster.storage_link
+        array = scenario.array
+        drive = array.drive
+        self.spindles = array.spindles
+        self.revolution = 60.0 / drive.rpm
+        self.seek_k = (drive.avg_seek - drive.settle) / _MEAN_SQRT
+        self.settle = drive.settle
+        self.media = drive.media_rate
+        self.span = min(1.0, max(0.0, span_fraction(array, scenario.data_bytes)))
+        self.copies = min(_RAID_LAYOUT[array.raid][0], array.spindles)
+        self.rmw = array.raid in ("raid5", "raid6")
+        self.stripe = array.stripe
+        self.cache_ack = array.cache_latency if array.controller_cache > 0 else None
+        peer = cluster.peer_link
+        self.ack_seconds = peer.latency + framed_bytes(peer, ACK_BYTES)[0] / peer.bandwidth
+        self._batch_requests: dict[tuple[float, int], tuple[float, float, float]] = {}
+        self._destage_steps: dict[tuple[float, int], DestageSteps] = {}
+
+    def tier_steps(self, host: int, size: float, size_sq: float, is_write: bool) -> list[Step]:
+        """Steps of one tier operation of mean ``size`` (``size_sq``: mean squared size).
+
+        A write's first step is the GC server, present only while the host's tier is past its cliff.
+        """
+        base = host * self.per_host
+        latency = self.tier_write_latency if is_write else self.tier_read_latency
+        per_byte = 1.0 / (self.write_rate if is_write else self.read_rate)
+        size_scv = max(0.0, size_sq / size**2 - 1.0)
+        steps = []
+        if is_write and self.gc_rate < math.inf:
+            # Past the cliff the pool refills at gc_rate: a server of that rate. Foreground passes (gc_pass)
+            # bunch the waiting into stalls but leave the rate, hence a saturated closed loop's mean, alone.
+            steps.append(
+                Step(QUEUE, station=base + GC, scv=size_scv, switch=PAST_CLIFF, switch_host=host, switched_service=size / self.gc_rate)
+            )
+        mean = latency + size * per_byte
+        if self.exponential_tier:
+            steps.append(Step(QUEUE, station=base + TIER, service=mean, scv=1.0))
+            return steps
+        variance = per_byte**2 * max(0.0, size_sq - size * size)
+        steps.append(Step(QUEUE, station=base + TIER, service=mean, scv=variance / mean**2 if mean > 0 else 0.0))
+        transfer = size * per_byte
+        if transfer > 0:
+            steps.append(Step(PIPE, station=base + PIPE_SLOT, service=transfer, scv=size_scv))
+        return steps
+
+    def spindle_op(self, chunk: float, is_write: bool, seek_scale: float) -> tuple[float, float]:
+        """Mean and variance (s, s^2) of one chunk operation on one spindle."""
+        distance = self.span * seek_scale
+        seek = self.settle + self.seek_k * _MEAN_SQRT * math.sqrt(distance) if distance > 0 else 0.0
+        variance = self.seek_k**2 * distance * _VAR_SQRT + self.revolution**2 / 12.0
+        mean = seek + self.revolution / 2.0 + chunk / self.media
+        if is_write and self.rmw:
+            mean += self.revolution + chunk / self.media
+        return mean, variance
+
+    def array_request(self, runs: list[float], is_write: bool, seek_scale: float) -> tuple[float, float, float]:
+        """(spindle operations, mean and variance of one operation) of a request of contiguous ``runs`` bytes."""
+        operations = 0.0
+        busy = 0.0
+        second = 0.0
+        stripe = self.stripe
+        copies = self.copies if is_write else 1
+        for run in runs:
+            full, rest = divmod(run, stripe)
+            for chunk, count in ((stripe, full), (rest, 1 if rest > 0 else 0)):
+                if count:
+                    mean, variance = self.spindle_op(chunk, is_write, seek_scale)
+                    operations += count * copies
+                    busy += count * copies * mean
+                    second += count * copies * (variance + mean * mean)
+        mean = busy / operations
+        return operations, mean, max(0.0, second / operations - mean * mean)
+
+    def batch_request(self, batch: float, runs: int) -> tuple[float, float, float]:
+        """:meth:`array_request` of a destage batch of ``runs`` equal runs, sorted: seeks over ``span / (runs + 1)``."""
+        key = (batch, runs)
+        request = self._batch_requests.get(key)
+        if request is None:
+            # The runs are equal: the request is `runs` times one run's operations, of the same mean and variance.
+            operations, mean, variance = self.array_request([batch / runs], True, 1.0 / (runs + 1))
+            request = self._batch_requests[key] = (operations * runs, mean, variance)
+        return request
+
+    def destage_steps(self, batch: float, runs: int) -> DestageSteps:
+        """Service times of one destage batch of ``batch`` bytes in ``runs`` runs: the tier read's steps then the
+        array write's spindle step (the order of :attr:`simcache.estimate.network.Network.destage_fcfs`), and the storage transfer."""
+        key = (batch, runs)
+        steps = self._destage_steps.get(key)
+        if steps is None:
+            fcfs = self.tier_steps(0, batch, batch * batch, False) + [self.spindle_step(*self.batch_request(batch, runs))]
+            steps = self._destage_steps[key] = DestageSteps(
+                service=np.array([s.service for s in fcfs]),
+                scv=np.array([s.scv for s in fcfs]),
+                share=np.array([s.visits / self.spindles if s.kind == SPINDLE else 1.0 for s in fcfs]),
+                spread=np.array([expected_max_normal(s.visits) if s.kind == SPINDLE else 0.0 for s in fcfs]),
+                wire=self.storage_seconds(batch),
+            )
+        return steps
+
+    def spindle_step(self, operations: float, mean: float, variance: float) -> Step:
+        """The array step of a request of ``operations`` spindle operations of ``mean`` and ``variance`` each."""
+        return Step(SPINDLE, station=self.shared + ARRAY, service=mean, scv=variance / mean**2, visits=operations)
+
+    def storage_seconds(self, nbytes: float) -> float:
+        """Time (s) of ``nbytes`` of payload, framed, at the storage link's line rate."""
+        storage = self.storage_link
+        return framed_bytes(storage, nbytes)[0] / storage.bandwidth
