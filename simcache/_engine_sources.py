@@ -36,6 +36,7 @@ ENGINE_MODULES = (
     "simcache.model.destager",
     "simcache.model.detached",
     "simcache.model.host",
+    "simcache.model.kernel",
     "simcache.model.link",
     "simcache.model.meter",
     "simcache.model.randomness",

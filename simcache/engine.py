@@ -13,17 +13,16 @@ import gc
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from heapq import heappop
 from typing import Any
 
 import numpy as np
 import simpy
-from simpy.events import URGENT
 
 from simcache import __version__
 from simcache.model.array import Array, span_fraction
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
+from simcache.model.kernel import events_scheduled, run_until
 from simcache.model.link import FlowNetwork, Port, framed_bytes
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM, Record
@@ -264,29 +263,6 @@ class _Sampler:
         self.last_time = now
 
 
-def _run(env: simpy.Environment, until: float) -> None:
-    """``env.run(until=until)`` with SimPy's ``Environment.step()`` inlined into the loop.
-
-    The method call per event is a noticeable share of a run. As in
-    ``env.run``, a stop event is scheduled ahead of the events at ``until``
-    (so those are not processed, and the event count is the same), and a
-    failed event that nothing handled raises its exception here.
-    """
-    stop = env.event()
-    env.schedule(stop, URGENT, until - env.now)
-    queue = env._queue
-    while True:
-        env._now, _, _, event = heappop(queue)
-        if event is stop:
-            next(env._eid)  # env.run() schedules its stop event a second time: count it too, for comparable event counts
-            return
-        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
-        for callback in callbacks:
-            callback(event)
-        if not event._ok and not hasattr(event, "_defused"):
-            raise type(event._value)(*event._value.args) from event._value
-
-
 def with_duration(
     scenario: Scenario, duration: float, source: str = "the duration argument (simulate(duration=...), CLI --duration)"
 ) -> Scenario:
@@ -327,7 +303,7 @@ def simulate(
     collecting = gc.isenabled()
     gc.disable()  # the run allocates many small long-lived tuples; cyclic GC passes over them cost ~10%
     try:
-        _run(model.env, run.duration)
+        run_until(model.env, run.duration)
     finally:
         if collecting:
             gc.enable()
@@ -335,5 +311,5 @@ def simulate(
     if progress is not None:
         progress(1.0)
     wall = time.perf_counter() - started
-    events = next(model.env._eid) if hasattr(model.env, "_eid") else -1  # SimPy's running event counter
+    events = events_scheduled(model.env)
     return Result.from_model(model, seed=seed, wall_time_s=wall, events=events, version=__version__)
