@@ -28,6 +28,7 @@ __all__ = [
 # its per-state Python work (state set-up, fixed point, timeline) about twice as fast.
 ENGINE_MODULES = (
     "simcache.analytic",
+    "simcache.collect",
     "simcache.mva_step",
     "simcache.engine",
     "simcache.workload",

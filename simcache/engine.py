@@ -19,13 +19,14 @@ import numpy as np
 import simpy
 
 from simcache import __version__
+from simcache.collect import Record
 from simcache.model.array import Array, span_fraction
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
 from simcache.model.kernel import events_scheduled, run_until
 from simcache.model.link import FlowNetwork, Port, framed_bytes
 from simcache.model.randomness import UniformStream
-from simcache.model.vm import VM, Record
+from simcache.model.vm import VM
 from simcache.results import Result, SeriesSample
 from simcache.scenario import Group, HostFailure, Scenario, VMotion, load_scenario
 from simcache.workload import IOStream

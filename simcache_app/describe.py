@@ -10,23 +10,15 @@ from collections.abc import Mapping
 import pandas as pd
 
 import simcache
+from simcache.metrics import HEADLINE_PERCENTILES, PERCENTILES, SUMMARY_COLUMNS
 
 SATURATED = 0.9
 BUSY = 0.7
-PERCENTILE_COLUMNS = {
-    "group": "group",
-    "op": "op",
-    "count": "I/Os",
-    "iops": "IOPS",
-    "mb_s": "MB/s",
-    "mean_ms": "mean ms",
-    "mean_ci95_ms": "± 95% ms",
-    "p50_ms": "p50 ms",
-    "p95_ms": "p95 ms",
-    "p99_ms": "p99 ms",
-    "p999_ms": "p99.9 ms",
-    "max_ms": "max ms",
+_LABELS = {"count": "I/Os", "iops": "IOPS", "mb_s": "MB/s", "mean_ms": "mean ms", "mean_ci95_ms": "± 95% ms", "max_ms": "max ms"} | {
+    name: f"p{q:g} ms" for name, q in PERCENTILES.items()
 }
+PERCENTILE_COLUMNS = {"group": "group", "op": "op"} | {column: _LABELS[column] for column in SUMMARY_COLUMNS}
+"""The summary's columns as the percentile table shows them (a summary column without a label fails here, at import)."""
 _HOST_PORT = re.compile(r"^host(\d+)\.(peer|storage)(\d*)\.(tx|rx)$")
 """A host's port direction: ``host0.peer.tx``, ``host0.peer1.rx`` (one of several peer ports), ``host0.storage.tx``."""
 _PEER_COLUMN = re.compile(r"^util\.(host\d+\.peer\d*\.(tx|rx)|peer\.fabric)$")
@@ -37,7 +29,7 @@ def headline(result: simcache.Result) -> dict[str, float]:
     """VM-observed latency over all groups: ``{"write p50": ms, "write p99": ms, "read p50": ..., "read p99": ...}``."""
     summary = result.summary
     everyone = summary[summary["group"] == "all"].set_index("op")
-    return {f"{op} {p}": float(everyone[f"{p}_ms"][op]) for op in ("write", "read") for p in ("p50", "p99")}
+    return {f"{op} {p.removesuffix('_ms')}": float(everyone[p][op]) for op in ("write", "read") for p in HEADLINE_PERCENTILES}
 
 
 def format_ms(value: float) -> str:
