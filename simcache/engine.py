@@ -24,7 +24,7 @@ from simcache.model.array import Array, span_fraction
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
 from simcache.model.kernel import events_scheduled, run_until
-from simcache.model.link import FlowNetwork, Port, framed_bytes
+from simcache.model.link import FlowNetwork, Port, PortName, framed_bytes
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM
 from simcache.results import Result, SeriesSample
@@ -74,9 +74,9 @@ def build(scenario: Scenario, seed: int) -> Model:
     network = FlowNetwork(env)
     array_stream = UniformStream(_stream_seed(seed, _ARRAY))
     array = Array(scenario.array, array_stream, span_fraction(scenario.array, scenario.data_bytes))
-    array_rx = Port("array.rx", scenario.array.port)
-    array_tx = Port("array.tx", scenario.array.port)
-    fabric = Port("peer.fabric", scenario.cluster.peer_link) if scenario.cluster.peer_fabric == "shared" else None
+    array_rx = Port(PortName(None, "array", None, "rx"), scenario.array.port)
+    array_tx = Port(PortName(None, "array", None, "tx"), scenario.array.port)
+    fabric = Port(PortName(None, "fabric"), scenario.cluster.peer_link) if scenario.cluster.peer_fabric == "shared" else None
     hosts = [
         Host(env, i, scenario.cluster, UniformStream(_stream_seed(seed, _HOST, i)), network, array, array_rx, array_tx, fabric)
         for i in range(scenario.cluster.hosts)
@@ -238,7 +238,7 @@ class _Sampler:
         for i, port in enumerate(self.ports):
             utilization = (port.carried_bytes - self.last_carried[i]) / (port.capacity * step)
             port.recent_utilization = utilization
-            port_util[port.name] = utilization
+            port_util[port.label] = utilization
             self.last_carried[i] = port.carried_bytes
         tier_util = {}
         tier_queue = {}

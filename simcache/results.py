@@ -293,7 +293,7 @@ def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:
     columns["destage_waiting"] = [s.destage_waiting for s in samples]
     columns["flows_in_flight"] = [s.flows_in_flight for s in samples]
     for port in model.ports:
-        columns[f"util.{port.name}"] = [s.port_utilization[port.name] for s in samples]
+        columns[f"util.{port.label}"] = [s.port_utilization[port.label] for s in samples]
     for host in model.hosts:
         columns[f"util.{host.name}.tier"] = [s.tier_utilization[host.name] for s in samples]
         columns[f"queue.{host.name}.tier"] = [s.tier_in_system[host.name] for s in samples]
