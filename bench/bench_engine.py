@@ -161,7 +161,7 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     with the generator function of the process. Stale flow-network wake-ups
     (timers superseded by a later reshare, which still pop off the heap) are
     counted by wrapping ``FlowNetwork._wake`` when it exists. Events the flow
-    network puts straight into SimPy's queue (``link._schedule_at``, in engines
+    network puts straight into SimPy's queue (``link.schedule_at``, in engines
     that have it) are labelled with what they are for: a wake-up timer or the
     delivery of a flow that was alone on its ports.
     """
@@ -201,19 +201,20 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
 
         network_cls._wake = counting_wake
     link_module: Any = sys.modules.get("simcache.model.link")
-    original_schedule_at = getattr(link_module, "_schedule_at", None)
+    schedule_name = "schedule_at" if hasattr(link_module, "schedule_at") else "_schedule_at"  # from simcache.model.kernel since
+    original_schedule_at = getattr(link_module, schedule_name, None)
     if original_schedule_at is not None:
 
-        def counting_schedule_at(env, at, event):  # type: ignore[no-untyped-def]
+        def counting_schedule_at(env, at, event, *priority):  # type: ignore[no-untyped-def]
             if isinstance(event, simpy.events.Event):  # a transfer's own event, delivered
                 label = f"{'Event':<11} _deliver (simcache/model/link.py)"
             else:
                 purpose = getattr(event.callbacks[0], "__name__", "?").removeprefix("counting")
                 label = f"{'Signal':<11} FlowNetwork {purpose} (simcache/model/link.py)"
             counts[label] += 1
-            return original_schedule_at(env, at, event)
+            return original_schedule_at(env, at, event, *priority)
 
-        link_module._schedule_at = counting_schedule_at
+        setattr(link_module, schedule_name, counting_schedule_at)
     simpy.Environment.schedule = counting_schedule  # type: ignore[method-assign]
     try:
         result = simcache.simulate(scenario, seed=1, duration=duration)
@@ -222,7 +223,7 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
         if network_cls is not None and original_wake is not None:
             network_cls._wake = original_wake
         if original_schedule_at is not None:
-            link_module._schedule_at = original_schedule_at
+            setattr(link_module, schedule_name, original_schedule_at)
     ios = int(result.meta["ios"])
     paths: dict[Any, Any] = result.records.groupby(["op", "path"]).size().to_dict()
     return {

@@ -18,18 +18,20 @@ from typing import Any
 import pandas as pd
 
 from simcache.checks import CheckOutcome, prepare, scenario_files, validation_report
+from simcache.collect import COMPONENTS
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.estimate import estimate
+from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
-from simcache.results import COMPONENTS, Result
+from simcache.results import Result
 from simcache.scenario import load_scenario
 from simcache.sweep import SweepProgress, sweep, sweep_summary
 from simcache.units import UnitError, parse_duration
 
 __all__ = ["main"]
 
-_SUMMARY_COLUMNS = ["group", "op", "count", "iops", "mb_s", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "mean_ms"]
+_SUMMARY_COLUMNS = ["group", "op", *THROUGHPUT_COLUMNS, *PERCENTILES, "mean_ms"]
 """The summary table as `run` and `estimate` print it."""
 
 

@@ -13,20 +13,20 @@ import gc
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from heapq import heappop
 from typing import Any
 
 import numpy as np
 import simpy
-from simpy.events import URGENT
 
 from simcache import __version__
+from simcache.collect import Record
 from simcache.model.array import Array, span_fraction
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
-from simcache.model.link import FlowNetwork, Port, framed_bytes
+from simcache.model.kernel import events_scheduled, run_until
+from simcache.model.link import FlowNetwork, Port, PortName, framed_bytes
 from simcache.model.randomness import UniformStream
-from simcache.model.vm import VM, Record
+from simcache.model.vm import VM
 from simcache.results import Result, SeriesSample
 from simcache.scenario import Group, HostFailure, Scenario, VMotion, load_scenario
 from simcache.workload import IOStream
@@ -74,9 +74,9 @@ def build(scenario: Scenario, seed: int) -> Model:
     network = FlowNetwork(env)
     array_stream = UniformStream(_stream_seed(seed, _ARRAY))
     array = Array(scenario.array, array_stream, span_fraction(scenario.array, scenario.data_bytes))
-    array_rx = Port("array.rx", scenario.array.port)
-    array_tx = Port("array.tx", scenario.array.port)
-    fabric = Port("peer.fabric", scenario.cluster.peer_link) if scenario.cluster.peer_fabric == "shared" else None
+    array_rx = Port(PortName(None, "array", None, "rx"), scenario.array.port)
+    array_tx = Port(PortName(None, "array", None, "tx"), scenario.array.port)
+    fabric = Port(PortName(None, "fabric"), scenario.cluster.peer_link) if scenario.cluster.peer_fabric == "shared" else None
     hosts = [
         Host(env, i, scenario.cluster, UniformStream(_stream_seed(seed, _HOST, i)), network, array, array_rx, array_tx, fabric)
         for i in range(scenario.cluster.hosts)
@@ -238,7 +238,7 @@ class _Sampler:
         for i, port in enumerate(self.ports):
             utilization = (port.carried_bytes - self.last_carried[i]) / (port.capacity * step)
             port.recent_utilization = utilization
-            port_util[port.name] = utilization
+            port_util[port.label] = utilization
             self.last_carried[i] = port.carried_bytes
         tier_util = {}
         tier_queue = {}
@@ -262,29 +262,6 @@ class _Sampler:
             )
         )
         self.last_time = now
-
-
-def _run(env: simpy.Environment, until: float) -> None:
-    """``env.run(until=until)`` with SimPy's ``Environment.step()`` inlined into the loop.
-
-    The method call per event is a noticeable share of a run. As in
-    ``env.run``, a stop event is scheduled ahead of the events at ``until``
-    (so those are not processed, and the event count is the same), and a
-    failed event that nothing handled raises its exception here.
-    """
-    stop = env.event()
-    env.schedule(stop, URGENT, until - env.now)
-    queue = env._queue
-    while True:
-        env._now, _, _, event = heappop(queue)
-        if event is stop:
-            next(env._eid)  # env.run() schedules its stop event a second time: count it too, for comparable event counts
-            return
-        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
-        for callback in callbacks:
-            callback(event)
-        if not event._ok and not hasattr(event, "_defused"):
-            raise type(event._value)(*event._value.args) from event._value
 
 
 def simulate(
@@ -315,7 +292,7 @@ def simulate(
     collecting = gc.isenabled()
     gc.disable()  # the run allocates many small long-lived tuples; cyclic GC passes over them cost ~10%
     try:
-        _run(model.env, run.duration)
+        run_until(model.env, run.duration)
     finally:
         if collecting:
             gc.enable()
@@ -323,5 +300,5 @@ def simulate(
     if progress is not None:
         progress(1.0)
     wall = time.perf_counter() - started
-    events = next(model.env._eid) if hasattr(model.env, "_eid") else -1  # SimPy's running event counter
+    events = events_scheduled(model.env)
     return Result.from_model(model, seed=seed, wall_time_s=wall, events=events, version=__version__)

@@ -14,7 +14,29 @@ import numpy as np
 
 from simcache.units import UnitError, parse_bandwidth, parse_duration, parse_size
 
-__all__ = ["RECORD_METRICS", "TOTALS", "bound_value", "ci95_half_width", "metric_unit"]
+__all__ = [
+    "ESTIMATED_COLUMNS",
+    "HEADLINE_PERCENTILES",
+    "PERCENTILES",
+    "RECORD_METRICS",
+    "SUMMARY_COLUMNS",
+    "THROUGHPUT_COLUMNS",
+    "TOTALS",
+    "bound_value",
+    "ci95_half_width",
+    "metric_unit",
+]
+
+PERCENTILES: dict[str, float] = {"p50_ms": 50.0, "p95_ms": 95.0, "p99_ms": 99.0, "p999_ms": 99.9}
+"""The latency percentile columns (ms) of a summary, and the percentile each one is."""
+HEADLINE_PERCENTILES = ("p50_ms", "p99_ms")
+"""The percentiles given per sample interval in the series (``write_p99_ms``) and in headlines."""
+THROUGHPUT_COLUMNS = ("count", "iops", "mb_s")
+"""A summary's I/O count, I/Os per second and MB/s (10^6 bytes) over the measurement window."""
+SUMMARY_COLUMNS = (*THROUGHPUT_COLUMNS, "mean_ms", "mean_ci95_ms", *PERCENTILES, "max_ms")
+"""A simulation's summary columns per group and op (after ``group`` and ``op``), in order."""
+ESTIMATED_COLUMNS = (*THROUGHPUT_COLUMNS, "mean_ms", *PERCENTILES)
+"""The summary columns an analytic estimate gives too, in order (sweeps report these for both)."""
 
 RECORD_METRICS: dict[str, str] = {
     "count": "completed I/Os in the selection",

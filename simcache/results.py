@@ -37,16 +37,15 @@ import numpy as np
 import pandas as pd
 
 from simcache import _native
-from simcache.metrics import ci95_half_width
+from simcache.collect import COMPONENTS, records_frame
+from simcache.metrics import HEADLINE_PERCENTILES, PERCENTILES, ci95_half_width
 from simcache.scenario import VMotion
 
 if TYPE_CHECKING:
     from simcache.engine import Model
 
-__all__ = ["COMPONENTS", "Result", "SeriesSample"]
+__all__ = ["Result", "SeriesSample"]
 
-COMPONENTS = ("local_tier_ms", "network_ms", "peer_tier_ms", "destage_wait_ms", "array_ms")
-_PATHS = np.array(["write", "hit", "miss"])
 _CI_BATCHES = 10
 
 
@@ -66,10 +65,10 @@ class SeriesSample:
 
 
 def _percentiles(values: np.ndarray) -> dict[str, float]:
+    """The :data:`~simcache.metrics.PERCENTILES` columns and ``max_ms`` of latencies ``values`` (ms)."""
     if len(values) == 0:
-        return {"p50_ms": math.nan, "p95_ms": math.nan, "p99_ms": math.nan, "p999_ms": math.nan, "max_ms": math.nan}
-    p50, p95, p99, p999 = np.percentile(values, [50, 95, 99, 99.9])
-    return {"p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "p999_ms": p999, "max_ms": float(values.max())}
+        return dict.fromkeys([*PERCENTILES, "max_ms"], math.nan)
+    return {**dict(zip(PERCENTILES, np.percentile(values, list(PERCENTILES.values())), strict=True)), "max_ms": float(values.max())}
 
 
 def _batch_means_ci(latency: np.ndarray, issued: np.ndarray, start: float, end: float) -> float:
@@ -261,31 +260,9 @@ def _json_default(value: Any) -> Any:
 
 
 def _records_frame(model: Model) -> pd.DataFrame:
-    columns = ["vm", "is_write", "size_bytes", "issue_s", "complete_s", *COMPONENTS, "path"]
-    if model.records:
-        data = np.array(model.records, dtype=np.float64)
-    else:
-        data = np.empty((0, len(columns)))
-    vm_index = data[:, 0].astype(np.int64)
-    vm_names = np.array([vm.name for vm in model.vms], dtype=object)
-    vm_groups = np.array([model.scenario.groups[vm.group].name for vm in model.vms], dtype=object)
-    vm_hosts = np.array([vm.host.name for vm in model.vms], dtype=object)
-    frame = pd.DataFrame(
-        {
-            "vm": vm_names[vm_index],
-            "group": vm_groups[vm_index],
-            "host": vm_hosts[vm_index],
-            "op": np.where(data[:, 1] > 0, "write", "read"),
-            "path": _PATHS[data[:, 10].astype(np.int64)],
-            "size_bytes": data[:, 2].astype(np.int64),
-            "issue_s": data[:, 3],
-            "complete_s": data[:, 4],
-            "latency_ms": (data[:, 4] - data[:, 3]) * 1e3,
-        }
-    )
-    for i, name in enumerate(COMPONENTS):
-        frame[name] = data[:, 5 + i] * 1e3
-    return frame.sort_values(["complete_s", "vm"], kind="stable").reset_index(drop=True)
+    vms = model.vms
+    groups = model.scenario.groups
+    return records_frame(model.records, [vm.name for vm in vms], [groups[vm.group].name for vm in vms], [vm.host.name for vm in vms])
 
 
 def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:
@@ -306,8 +283,9 @@ def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:
         latency = records["latency_ms"].to_numpy()[mask]
         order = np.argsort(bins[mask], kind="stable")
         split = np.split(latency[order], np.cumsum(counts)[:-1])
-        for q, label in ((50, "p50"), (99, "p99")):
-            columns[f"{op}_{label}_ms"] = [float(np.percentile(part, q)) if len(part) else math.nan for part in split]
+        for name in HEADLINE_PERCENTILES:
+            q = PERCENTILES[name]
+            columns[f"{op}_{name}"] = [float(np.percentile(part, q)) if len(part) else math.nan for part in split]
     columns["destage_backlog_bytes"] = [sum(s.destage_backlog_bytes.values()) for s in samples]
     for host in model.hosts:
         columns[f"backlog.{host.name}"] = [s.destage_backlog_bytes[host.name] for s in samples]
@@ -315,7 +293,7 @@ def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:
     columns["destage_waiting"] = [s.destage_waiting for s in samples]
     columns["flows_in_flight"] = [s.flows_in_flight for s in samples]
     for port in model.ports:
-        columns[f"util.{port.name}"] = [s.port_utilization[port.name] for s in samples]
+        columns[f"util.{port.label}"] = [s.port_utilization[port.label] for s in samples]
     for host in model.hosts:
         columns[f"util.{host.name}.tier"] = [s.tier_utilization[host.name] for s in samples]
         columns[f"queue.{host.name}.tier"] = [s.tier_in_system[host.name] for s in samples]

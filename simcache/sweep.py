@@ -49,13 +49,11 @@ from simcache import __version__
 from simcache._engine_sources import RESULT_MODULES, source_digest
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
-from simcache.metrics import ci95_half_width
+from simcache.metrics import ESTIMATED_COLUMNS, ci95_half_width
 from simcache.results import Result
 from simcache.scenario import Scenario, load_scenario
 
 __all__ = ["SweepProgress", "grid_points", "log_axis_yerr", "result_row", "sweep", "sweep_summary"]
-
-_METRICS = ("count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
 
 
 @dataclass(frozen=True)
@@ -92,7 +90,7 @@ def result_row(result: Result) -> dict[str, Any]:
     """
     row: dict[str, Any] = {}
     for record in result.summary.to_dict(orient="records"):
-        for metric in _METRICS:
+        for metric in ESTIMATED_COLUMNS:  # the columns an estimate's summary has too
             row[f"{record['group']}.{record['op']}.{metric}"] = record[metric]
     for record in result.breakdown.to_dict(orient="records"):
         row[f"{record['group']}.write.dominant"] = record["dominant"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from simcache.results import COMPONENTS
+from simcache.collect import COMPONENTS
 
 BUSIEST_SHOWN = 6
 _COMPONENT_LABELS = {

@@ -3,6 +3,7 @@ and the compare table."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping
@@ -10,34 +11,28 @@ from collections.abc import Mapping
 import pandas as pd
 
 import simcache
+from simcache.metrics import HEADLINE_PERCENTILES, PERCENTILES, SUMMARY_COLUMNS
+from simcache.model.link import PortName
 
 SATURATED = 0.9
 BUSY = 0.7
-PERCENTILE_COLUMNS = {
-    "group": "group",
-    "op": "op",
-    "count": "I/Os",
-    "iops": "IOPS",
-    "mb_s": "MB/s",
-    "mean_ms": "mean ms",
-    "mean_ci95_ms": "± 95% ms",
-    "p50_ms": "p50 ms",
-    "p95_ms": "p95 ms",
-    "p99_ms": "p99 ms",
-    "p999_ms": "p99.9 ms",
-    "max_ms": "max ms",
+_LABELS = {"count": "I/Os", "iops": "IOPS", "mb_s": "MB/s", "mean_ms": "mean ms", "mean_ci95_ms": "± 95% ms", "max_ms": "max ms"} | {
+    name: f"p{q:g} ms" for name, q in PERCENTILES.items()
 }
-_HOST_PORT = re.compile(r"^host(\d+)\.(peer|storage)(\d*)\.(tx|rx)$")
-"""A host's port direction: ``host0.peer.tx``, ``host0.peer1.rx`` (one of several peer ports), ``host0.storage.tx``."""
-_PEER_COLUMN = re.compile(r"^util\.(host\d+\.peer\d*\.(tx|rx)|peer\.fabric)$")
-_PEER_TX_COLUMN = re.compile(r"^util\.(host\d+)\.(peer\d*)\.tx$")
+PERCENTILE_COLUMNS = {"group": "group", "op": "op"} | {column: _LABELS[column] for column in SUMMARY_COLUMNS}
+"""The summary's columns as the percentile table shows them (a summary column without a label fails here, at import)."""
+
+
+def _port(column: object) -> PortName | None:
+    """The port direction a series column's ``util.<port>`` names, None for other columns."""
+    return PortName.parse(str(column).removeprefix("util.")) if str(column).startswith("util.") else None
 
 
 def headline(result: simcache.Result) -> dict[str, float]:
     """VM-observed latency over all groups: ``{"write p50": ms, "write p99": ms, "read p50": ..., "read p99": ...}``."""
     summary = result.summary
     everyone = summary[summary["group"] == "all"].set_index("op")
-    return {f"{op} {p}": float(everyone[f"{p}_ms"][op]) for op in ("write", "read") for p in ("p50", "p99")}
+    return {f"{op} {p.removesuffix('_ms')}": float(everyone[p][op]) for op in ("write", "read") for p in HEADLINE_PERCENTILES}
 
 
 def format_ms(value: float) -> str:
@@ -55,23 +50,16 @@ def percentile_table(result: simcache.Result) -> pd.DataFrame:
 def component_name(component: str, scenario: simcache.Scenario) -> str:
     """A utilization column's component (``host0.peer.tx``, ``host0.peer1.tx``, ``array``) in words."""
     cluster = scenario.cluster
-    host = _HOST_PORT.match(component)
-    if host:
-        index, network, number, direction = host.groups()
-        link = cluster.peer_link if network == "peer" else cluster.storage_link
-        verb = "sending" if direction == "tx" else "receiving"
-        which = f" {number}" if number else ""
-        return f"the host{index} {_profile(link.profile)}{network} link{which} ({verb})"
+    port = PortName.parse(component)
+    if port is not None:
+        profile = {"peer": cluster.peer_link.profile, "fabric": cluster.peer_link.profile, "storage": cluster.storage_link.profile}
+        return port.describe(profile.get(port.role))
     tier = re.match(r"^host(\d+)\.tier$", component)
     if tier:
         return f"the host{tier.group(1)} {_profile(cluster.tier.profile)}{cluster.tier.kind} tier"
-    names = {
-        "array": f"the array's {scenario.array.spindles} spindles",
-        "array.rx": "the array's storage port (receiving)",
-        "array.tx": "the array's storage port (sending)",
-        "peer.fabric": f"the shared {_profile(cluster.peer_link.profile)}peer segment",
-    }
-    return names.get(component, component)
+    if component == "array":
+        return f"the array's {scenario.array.spindles} spindles"
+    return component
 
 
 def _profile(name: str | None) -> str:
@@ -111,7 +99,7 @@ def busiest_peer_link(result: simcache.Result, scenario: simcache.Scenario) -> s
     """``"the host0 1GbE peer link (sending), at 45%"``: the peer port with the highest mean
     utilization over the measurement window; None when no group replicates over the peer network."""
     means = result.window_means()
-    columns = [c for c in means.index if _PEER_COLUMN.match(c)]
+    columns = [c for c in means.index if (port := _port(c)) is not None and port.role in ("peer", "fabric")]
     if not columns or all(group.replicas == 0 for group in scenario.groups):
         return None
     means = means[columns]
@@ -125,15 +113,15 @@ def peer_port_table(result: simcache.Result) -> pd.DataFrame:
     means = result.window_means()
     rows = []
     for column in means.index:
-        sending = _PEER_TX_COLUMN.match(str(column))
-        if sending:
-            host, port = sending.groups()
+        sending = _port(column)
+        if sending is not None and sending.role == "peer" and sending.direction == "tx":
+            receiving = dataclasses.replace(sending, direction="rx")
             rows.append(
                 {
-                    "host": host,
-                    "port": port,
+                    "host": f"host{sending.host}",
+                    "port": sending.port,
                     "sending %": round(100 * float(means[column]), 1),
-                    "receiving %": round(100 * float(means[f"util.{host}.{port}.rx"]), 1),
+                    "receiving %": round(100 * float(means[f"util.{receiving.label}"]), 1),
                 }
             )
     return pd.DataFrame(rows, columns=["host", "port", "sending %", "receiving %"])

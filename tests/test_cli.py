@@ -17,9 +17,9 @@ from strategies import to_toml
 
 import simcache
 from simcache.cli import main
+from simcache.collect import COMPONENTS
 from simcache.metrics import TOTALS
 from simcache.profiles import KINDS, list_profiles
-from simcache.results import COMPONENTS
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "scenarios" / "default.toml"

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcache.model.array import Array
-from simcache.model.link import FlowNetwork, Port
+from simcache.model.link import FlowNetwork, Port, PortName
 from simcache.model.randomness import UniformStream
 from simcache.scenario import ArraySpec, DriveSpec, LinkSpec
 
@@ -85,7 +85,7 @@ def test_flow_network_matches_recomputing_every_rate(transfers: list[tuple[float
     specs = [FAST if i == fast_port else LINK for i in range(PORTS)]
     env = simpy.Environment()
     network = FlowNetwork(env)
-    ports = [Port(f"a{i}", spec) for i, spec in enumerate(specs)]
+    ports = [Port(PortName(i, "peer", None, "tx"), spec) for i, spec in enumerate(specs)]
     events: list[simpy.Event] = [env.event() for _ in transfers]
 
     def start(i: int) -> Generator[simpy.Event, Any, None]:

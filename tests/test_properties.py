@@ -20,7 +20,7 @@ from strategies import REPLICAS, ScenarioDict, invalid_scenarios, valid_scenario
 
 import simcache
 from simcache import Result, Scenario, ScenarioError
-from simcache.results import COMPONENTS
+from simcache.collect import COMPONENTS
 from simcache.scenario import DutyCycle
 from simcache.workload import DutyClock
 

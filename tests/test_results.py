@@ -15,8 +15,8 @@ from builders import small_scenario
 
 import simcache
 from simcache import Result, Scenario, ScenarioError
+from simcache.collect import COMPONENTS
 from simcache.metrics import TOTALS
-from simcache.results import COMPONENTS
 
 SUMMARY_COLUMNS = ["group", "op", "count", "iops", "mb_s", "mean_ms", "mean_ci95_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"]
 RECORD_COLUMNS = ["vm", "group", "host", "op", "path", "size_bytes", "issue_s", "complete_s", "latency_ms", *COMPONENTS]

@@ -33,7 +33,7 @@ import simpy
 
 from simcache.model.array import Array
 from simcache.model.host import Host
-from simcache.model.link import FlowNetwork, Port, framed_bytes
+from simcache.model.link import FlowNetwork, Port, PortName, framed_bytes
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
 from simcache.scenario import ArraySpec, ClusterSpec, DestagerSpec, DriveSpec, LinkSpec, TierSpec
@@ -316,8 +316,8 @@ def run_link_little(seed: np.random.SeedSequence, n: int, load: float) -> tuple[
     env = simpy.Environment()
     network = FlowNetwork(env)
     receiver_spec = GBE_1.model_copy(update={"bandwidth": 2 * GBE_1.bandwidth})
-    senders = (Port("a.tx", GBE_1), Port("b.tx", GBE_1))
-    receiver = Port("array.rx", receiver_spec)
+    senders = (Port(PortName(0, "peer", None, "tx"), GBE_1), Port(PortName(1, "peer", None, "tx"), GBE_1))
+    receiver = Port(PortName(None, "array", None, "rx"), receiver_spec)
     payloads = np.ceil(rng.exponential(65536.0, n))
     framed = [framed_bytes(GBE_1, p) for p in payloads.tolist()]
     mean_wire = float(np.mean([w for w, _ in framed]))
@@ -384,7 +384,16 @@ def run_destager_little(seed: np.random.SeedSequence, n: int) -> tuple[float, fl
         destager=DestagerSpec(capacity=2 * 1024**2, concurrency=4, max_batch=1024**2),
     )
     array = Array(array_spec, UniformStream(array_seed), span_fraction=0.1)
-    host = Host(env, 0, cluster, UniformStream(model_seed), network, array, Port("array.rx", GBE_1), Port("array.tx", GBE_1))
+    host = Host(
+        env,
+        0,
+        cluster,
+        UniformStream(model_seed),
+        network,
+        array,
+        Port(PortName(None, "array", None, "rx"), GBE_1),
+        Port(PortName(None, "array", None, "tx"), GBE_1),
+    )
     destager = host.destager
     sizes = rng.choice(np.array([4096, 8192, 32768, 65536]), n).tolist()
     offsets = (rng.integers(0, 4096, n) * 65536).tolist()  # 256 MiB per VM, 64 KiB aligned: some writes coalesce
@@ -452,7 +461,7 @@ def lone_transfer(spec: LinkSpec, payload: int, hops: int = 1) -> tuple[float, f
     env = simpy.Environment()
     network = FlowNetwork(env)
     wire, packets = framed_bytes(spec, payload)
-    ports = [Port(f"p{i}", spec) for i in range(hops)]
+    ports = [Port(PortName(i, "peer", None, "tx"), spec) for i in range(hops)]
     event = network.transfer(ports, wire, packets, latency=spec.latency)
     env.run()
     assert event.processed and network.in_flight() == 0
@@ -499,7 +508,7 @@ def run_processor_sharing(seed: np.random.SeedSequence, n: int, rho: float, size
     rng = np.random.default_rng(seed)
     env = simpy.Environment()
     network = FlowNetwork(env)
-    port = Port("p", GBE_1)
+    port = Port(PortName(0, "peer", None, "tx"), GBE_1)
     rate = rho * GBE_1.bandwidth / mean_bytes
     gaps = rng.exponential(1 / rate, n).tolist()
     wire = (np.full(n, mean_bytes) if sizes == "deterministic" else rng.exponential(mean_bytes, n)).tolist()

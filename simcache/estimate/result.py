@@ -15,6 +15,7 @@ from simcache.estimate.numeric import Floats, sums
 from simcache.estimate.queueing import gamma_quantiles
 from simcache.estimate.state import BACKLOGGED, FULL, StateResult
 from simcache.estimate.timeline import Piece
+from simcache.metrics import ESTIMATED_COLUMNS
 from simcache.results import _strict
 from simcache.scenario import HostFailure, Scenario
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DestageFluid", "Estimate", "summarize"]
 
-_SUMMARY_COLUMNS = ["group", "op", "count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms"]
+_SUMMARY_COLUMNS = ["group", "op", *ESTIMATED_COLUMNS]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ A process costs a start event, an end event and, at each step, SimPy's
 general-purpose resume (failure handling, the active-process marker). The
 model's own loops (workload slots, destage flushers, each I/O) never fail
 into a waiting process and nothing waits for them to end, so they run as
-detached generators instead.
+detached generators instead (resumed by :class:`simcache.model.kernel.Resumer`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from collections.abc import Generator
 from typing import Any
 
 import simpy
-from simpy.events import URGENT
+
+from simcache.model.kernel import URGENT, Resumer, trigger
 
 __all__ = ["run_detached", "start_detached"]
 
@@ -24,34 +25,12 @@ def run_detached(steps: Generator[simpy.Event, Any, None]) -> None:
     Nothing waits for an open-loop I/O, so it needs neither the process's
     start event nor its end event: this saves two scheduled events per I/O.
     """
-    _Detached(steps).resume(None)
+    Resumer(steps).resume(None)
 
 
 def start_detached(env: simpy.Environment, steps: Generator[simpy.Event, Any, None]) -> None:
     """Start ``steps`` when ``env.process(steps)`` would have: at the current time, ahead of normal events."""
     start = env.event()
-    start._ok = True
-    start._value = None
-    start.callbacks.append(_Detached(steps).resume)
+    trigger(start, None)
+    start.callbacks.append(Resumer(steps).resume)
     env.schedule(start, URGENT)
-
-
-class _Detached:
-    """The callback that resumes one detached generator (a bound method, so no reference cycle)."""
-
-    __slots__ = ("steps",)
-
-    def __init__(self, steps: Generator[simpy.Event, Any, None]):
-        self.steps = steps
-
-    def resume(self, event: simpy.Event | None) -> None:
-        value = None if event is None else event._value
-        while True:
-            try:
-                target: Any = self.steps.send(value)  # an event or a _Signal: only its SimPy fields are used
-            except StopIteration:
-                return
-            if target.callbacks is not None:
-                target.callbacks.append(self.resume)
-                return
-            value = target._value  # already processed: carry on at once

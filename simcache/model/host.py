@@ -7,7 +7,7 @@ import simpy
 from simcache.model.array import Array
 from simcache.model.cache import ReadCache
 from simcache.model.destager import Destager, PendingWrite
-from simcache.model.link import FlowNetwork, Port
+from simcache.model.link import FlowNetwork, Port, PortName
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
 from simcache.scenario import ClusterSpec
@@ -47,11 +47,11 @@ class Host:
         self.cache = ReadCache(cache_bytes, spec.cache.line)
         self.host_count = spec.hosts
         links = spec.peer_links
-        labels = ["peer"] if links == 1 else [f"peer{k}" for k in range(links)]
-        self.peer_txs = tuple(Port(f"{self.name}.{label}.tx", spec.peer_link) for label in labels)
-        self.peer_rxs = tuple(Port(f"{self.name}.{label}.rx", spec.peer_link) for label in labels)
-        self.storage_tx = Port(f"{self.name}.storage.tx", spec.storage_link)
-        self.storage_rx = Port(f"{self.name}.storage.rx", spec.storage_link)
+        numbers: list[int | None] = [None] if links == 1 else list(range(links))
+        self.peer_txs = tuple(Port(PortName(index, "peer", k, "tx"), spec.peer_link) for k in numbers)
+        self.peer_rxs = tuple(Port(PortName(index, "peer", k, "rx"), spec.peer_link) for k in numbers)
+        self.storage_tx = Port(PortName(index, "storage", None, "tx"), spec.storage_link)
+        self.storage_rx = Port(PortName(index, "storage", None, "rx"), spec.storage_link)
         self.peer_fabric = peer_fabric
         self.alive = True
         self.replica_bytes = 0  # peers' data held here until their primary destages it

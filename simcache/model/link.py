@@ -30,16 +30,17 @@ before it finishes, it is handed to the wake-up timer like any shared flow.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from heapq import heapify, heappop, heappush
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from heapq import heappop, heappush
+from typing import Literal, cast
 
 import simpy
-from simpy.events import NORMAL
 
+from simcache.model.kernel import Signal, current_time, process_now, schedule_at, trigger, unschedule
 from simcache.scenario import LinkSpec
 
-__all__ = ["FlowNetwork", "Framing", "Port", "framed_bytes"]
+__all__ = ["FlowNetwork", "Framing", "Port", "PortName", "framed_bytes"]
 
 _STALE_TIMERS_KEPT = 64  # superseded wake-ups left in SimPy's queue before they are taken out
 
@@ -63,8 +64,77 @@ class Framing(dict[float, tuple[float, int]]):
         return framed
 
 
+Role = Literal["peer", "storage", "array", "fabric"]
+Direction = Literal["tx", "rx"]
+
+
+@dataclass(frozen=True)
+class PortName:
+    """Which port direction a :class:`Port` is: its host, network role, number and direction.
+
+    ``host``: the host's index (None for the array's port and the shared peer
+    fabric); ``index``: the peer port's number when a host has several (None
+    when it has one); ``direction``: ``tx`` (sending) or ``rx`` (receiving),
+    None for the fabric, which carries both.
+    """
+
+    host: int | None
+    role: Role
+    index: int | None = None
+    direction: Direction | None = None
+
+    @property
+    def port(self) -> str:
+        """The port's name on its host: ``peer``, ``peer1``, ``storage`` (``array`` and ``peer`` for the fabric)."""
+        if self.role == "fabric":
+            return "peer"
+        return self.role if self.index is None else f"{self.role}{self.index}"
+
+    @property
+    def label(self) -> str:
+        """The name in series columns (``util.<label>``): ``host0.peer.tx``, ``host0.peer1.rx``, ``array.rx``, ``peer.fabric``."""
+        if self.role == "fabric":
+            return "peer.fabric"
+        if self.host is None:
+            return f"{self.port}.{self.direction}"
+        return f"host{self.host}.{self.port}.{self.direction}"
+
+    def describe(self, profile: str | None = None) -> str:
+        """In words, naming the link's ``profile`` if given: ``"the host0 1GbE peer link 1 (sending)"``."""
+        kind = f"{profile} " if profile else ""
+        verb = "sending" if self.direction == "tx" else "receiving"
+        if self.role == "fabric":
+            return f"the shared {kind}peer segment"
+        if self.role == "array":
+            return f"the array's storage port ({verb})"
+        which = "" if self.index is None else f" {self.index}"
+        return f"the host{self.host} {kind}{self.role} link{which} ({verb})"
+
+    @classmethod
+    def parse(cls, label: str) -> PortName | None:
+        """The port direction a :attr:`label` names; None if ``label`` names no port (``host0.tier``, ``array``)."""
+        parts = label.split(".")
+        if label == "peer.fabric":
+            return cls(None, "fabric")
+        if parts[-1] not in ("tx", "rx") or len(parts) not in (2, 3):
+            return None
+        direction = cast(Direction, parts[-1])
+        if len(parts) == 2:
+            return cls(None, "array", None, direction) if parts[0] == "array" else None
+        host, port = parts[0].removeprefix("host"), parts[1]
+        role = port.rstrip("0123456789")
+        number = port[len(role) :]
+        if not host.isdigit() or role not in ("peer", "storage"):
+            return None
+        name = cls(int(host), cast(Role, role), int(number) if number else None, direction)
+        return name if name.label == label else None  # e.g. "host01.peer.tx" names no port
+
+
 class Port:
-    """One direction of a port: a bandwidth shared by the flows crossing it."""
+    """One direction of a port: a bandwidth shared by the flows crossing it.
+
+    ``name`` says which (:class:`PortName`); ``label`` is its name in series columns.
+    """
 
     __slots__ = (
         "active",
@@ -72,6 +142,7 @@ class Port:
         "carried_bytes",
         "delivered_bytes",
         "framing",
+        "label",
         "name",
         "packets",
         "recent_utilization",
@@ -80,8 +151,9 @@ class Port:
         "weight_sum",
     )
 
-    def __init__(self, name: str, spec: LinkSpec):
+    def __init__(self, name: PortName, spec: LinkSpec):
         self.name = name
+        self.label = name.label
         self.spec = spec
         self.capacity = spec.bandwidth
         self.framing = Framing(spec)  # wire bytes and packets of a payload sent from here
@@ -114,17 +186,6 @@ class _Flow:
         self.lone = False  # alone on all its ports, its delivery already scheduled
 
 
-class _Signal:
-    """A bare scheduled event: SimPy's queue needs only ``callbacks``, ``_ok`` and ``_value``."""
-
-    __slots__ = ("_ok", "_value", "callbacks")
-
-    def __init__(self, value: Any, callback: Callable[[_Signal], None]):
-        self._ok = True
-        self._value: Any = value
-        self.callbacks: list[Callable[[_Signal], None]] | None = [callback]  # None once processed (SimPy's marker)
-
-
 class FlowNetwork:
     """All flows of a simulation: the rates, a heap of finish times, and one wake-up timer."""
 
@@ -134,7 +195,7 @@ class FlowNetwork:
         self._heap: list[tuple[float, int, _Flow]] = []  # (finish, seq, flow) of the flows sharing a port
         self._seq = 0
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
-        self._timer: _Signal | None = None  # the pending wake-up timer
+        self._timer: Signal | None = None  # the pending wake-up timer
         self._stale_timers: set[object] = set()  # superseded wake-ups still in SimPy's queue
 
     def transfer(
@@ -184,7 +245,7 @@ class FlowNetwork:
                 port.carried_bytes += moved
 
     def _start(self, ports: tuple[Port, ...], wire_bytes: float, weight: float, latency: float, done: simpy.Event) -> None:
-        now = self.env._now
+        now = current_time(self.env)
         if wire_bytes <= 0:
             _deliver(done, now + latency)
             return
@@ -243,24 +304,21 @@ class FlowNetwork:
         flow.seq = seq = self._seq
         flow.lone = lone
         if lone:
-            _schedule_at(self.env, finish + flow.latency, _Signal((flow, seq), self._lone_delivered))
+            schedule_at(self.env, finish + flow.latency, Signal((flow, seq), self._lone_delivered))
         else:
             heappush(self._heap, (finish, seq, flow))
 
-    def _lone_delivered(self, signal: _Signal) -> None:
+    def _lone_delivered(self, signal: Signal) -> None:
         flow: _Flow
         seq: int
-        flow, seq = signal._value
+        flow, seq = signal.value
         if flow.seq != seq:
             return  # another flow joined it: the wake-up timer finishes it instead
         if flow in self._in_flight:
             self._leave(flow)
         event = flow.event
-        event._ok = True
-        event._value = self.env._now
-        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # processed now, as in SimPy's loop
-        for callback in callbacks:
-            callback(event)
+        trigger(event, current_time(self.env))
+        process_now(event)  # its delivery time is now: no need to schedule it
 
     def _leave(self, flow: _Flow) -> None:
         """Take a flow that has sent its last byte off its ports."""
@@ -297,8 +355,8 @@ class FlowNetwork:
             if len(self._stale_timers) > _STALE_TIMERS_KEPT:
                 self._drop_stale_timers()
         self._wake_at = wake_at
-        self._timer = _Signal(None, self._wake)
-        _schedule_at(self.env, wake_at, self._timer)
+        self._timer = Signal(None, self._wake)
+        schedule_at(self.env, wake_at, self._timer)
 
     def _drop_stale_timers(self) -> None:
         """Take the stale wake-ups out of SimPy's event queue (SimPy cannot cancel an event).
@@ -306,23 +364,18 @@ class FlowNetwork:
         A flow that will take long (a vMotion stream) sets a far-off wake-up
         each time it is the next to finish, and the next short transfer makes
         that wake-up stale. Left in the queue, thousands of them would make
-        every push and pop of the queue slower. Events are popped in the order
-        (time, priority, id), so taking some out and re-heaping the rest does
-        not change the order of the others.
+        every push and pop of the queue slower.
         """
-        stale = self._stale_timers
-        queue = self.env._queue
-        queue[:] = [entry for entry in queue if entry[3] not in stale]
-        heapify(queue)
-        stale.clear()
+        unschedule(self.env, self._stale_timers)
+        self._stale_timers.clear()
 
-    def _wake(self, timer: _Signal) -> None:
+    def _wake(self, timer: Signal) -> None:
         if timer is not self._timer:
             self._stale_timers.discard(timer)
             return  # superseded by an earlier wake-up
         self._wake_at = math.inf
         self._timer = None
-        now = self.env._now
+        now = current_time(self.env)
         heap = self._heap
         finished: list[_Flow] = []
         while heap and heap[0][0] <= now:
@@ -343,14 +396,7 @@ class FlowNetwork:
         self._arm()
 
 
-def _schedule_at(env: simpy.Environment, at: float, event: object) -> None:
-    """Put ``event`` in SimPy's queue for time ``at`` exactly (``env.schedule`` takes a delay, which may round)."""
-    queue: list[Any] = env._queue
-    heappush(queue, (at, NORMAL, next(env._eid), event))
-
-
 def _deliver(event: simpy.Event, at: float) -> None:
     """Trigger ``event`` with the value ``at`` at time ``at``, as one scheduled event (what a ``simpy.Timeout`` does)."""
-    event._ok = True
-    event._value = at
-    _schedule_at(event.env, at, event)
+    trigger(event, at)
+    schedule_at(event.env, at, event)

@@ -23,18 +23,15 @@ from typing import Any
 
 import simpy
 
+from simcache.collect import PATH_HIT, PATH_MISS, PATH_WRITE, Record
 from simcache.model.host import Host
 from simcache.model.link import Port, framed_bytes
 from simcache.scenario import CompressionSpec
 from simcache.workload import IOStream
 
-__all__ = ["PATH_HIT", "PATH_MISS", "PATH_WRITE", "VM", "Record"]
+__all__ = ["VM"]
 
-PATH_WRITE, PATH_HIT, PATH_MISS = 0, 1, 2
 ACK_BYTES = 64  # payload of an acknowledgement message
-
-# (vm, is_write, size, issued, completed, local_tier, network, peer_tier, destage_wait, array, path)
-Record = tuple[int, bool, int, float, float, float, float, float, float, float, int]
 
 
 class VM:

@@ -1,0 +1,57 @@
+"""The record schema is the one the engine writes and the records table reads; summary columns come from one list."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import simcache
+from simcache import collect
+from simcache.engine import build, with_duration
+from simcache.metrics import ESTIMATED_COLUMNS, PERCENTILES, RECORD_METRICS, SUMMARY_COLUMNS
+from simcache.model.kernel import run_until
+
+
+def test_records_frame_reads_every_field_by_name() -> None:
+    write = (1, True, 4096, 0.5, 0.502, 0.0005, 0.001, 0.0004, 0.0001, 0.0, collect.PATH_WRITE)
+    miss = (0, False, 8192, 0.25, 0.26, 0.0, 0.004, 0.0, 0.0, 0.006, collect.PATH_MISS)
+    frame = collect.records_frame([write, miss], ["a", "b"], ["g0", "g1"], ["host0", "host1"])
+    assert list(frame.columns) == list(collect.RECORD_COLUMNS)
+    first, second = frame.to_dict(orient="records")  # sorted by completion time
+    assert (first["vm"], first["group"], first["host"], first["op"], first["path"]) == ("a", "g0", "host0", "read", "miss")
+    assert (second["vm"], second["op"], second["path"], second["size_bytes"]) == ("b", "write", "write", 4096)
+    assert second["latency_ms"] == pytest.approx(2.0)
+    assert [second[c] for c in collect.COMPONENTS] == pytest.approx([0.5, 1.0, 0.4, 0.1, 0.0])
+    assert first["array_ms"] == pytest.approx(6.0) and first["issue_s"] == 0.25
+
+
+def test_an_empty_run_gives_an_empty_table_with_every_column() -> None:
+    frame = collect.records_frame([], [], [], [])
+    assert list(frame.columns) == list(collect.RECORD_COLUMNS) and len(frame) == 0
+
+
+def test_the_engine_writes_records_in_the_schema() -> None:
+    scenario = with_duration(simcache.load_scenario("default"), 1.0)
+    model = build(scenario, seed=3)
+    run_until(model.env, 0.3)
+    assert model.records
+    for record in model.records:
+        assert len(record) == len(collect.RECORD_FIELDS)
+        assert record[collect.COMPLETED] >= record[collect.ISSUED]
+        latency = record[collect.COMPLETED] - record[collect.ISSUED]
+        parts = sum(record[collect.LOCAL_TIER : collect.ARRAY + 1])
+        assert math.isclose(parts, latency, rel_tol=1e-9, abs_tol=1e-12)
+        assert (record[collect.PATH] == collect.PATH_WRITE) == record[collect.IS_WRITE]
+
+
+def test_summary_columns_are_one_list() -> None:
+    result = simcache.simulate("default", duration=1.0, seed=1)
+    assert list(result.summary.columns) == ["group", "op", *SUMMARY_COLUMNS]
+    assert set(ESTIMATED_COLUMNS) <= set(SUMMARY_COLUMNS)
+    assert set(SUMMARY_COLUMNS) - {"mean_ci95_ms"} <= set(RECORD_METRICS)  # checks can name every summary figure but the CI
+    writes = result.measured[result.measured["op"] == "write"]["latency_ms"]
+    row = result.summary[(result.summary["group"] == "all") & (result.summary["op"] == "write")].iloc[0]
+    for column, q in PERCENTILES.items():
+        assert row[column] == np.percentile(writes, q)
