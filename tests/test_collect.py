@@ -9,7 +9,7 @@ import pytest
 
 import simcache
 from simcache import collect
-from simcache.engine import build, with_duration
+from simcache.engine import build
 from simcache.metrics import ESTIMATED_COLUMNS, PERCENTILES, RECORD_METRICS, SUMMARY_COLUMNS
 from simcache.model.kernel import run_until
 
@@ -33,7 +33,7 @@ def test_an_empty_run_gives_an_empty_table_with_every_column() -> None:
 
 
 def test_the_engine_writes_records_in_the_schema() -> None:
-    scenario = with_duration(simcache.load_scenario("default"), 1.0)
+    scenario = simcache.load_scenario("default").with_duration(1.0)
     model = build(scenario, seed=3)
     run_until(model.env, 0.3)
     assert model.records
