@@ -31,6 +31,7 @@ ENGINE_MODULES = (
     "simcache.mva_step",
     "simcache.engine",
     "simcache.workload",
+    "simcache.physics",
     "simcache.model.array",
     "simcache.model.cache",
     "simcache.model.destager",

@@ -37,18 +37,13 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL
 
+# Re-exported (`as`): simcache.analytic imports it from here until it imports simcache.physics (issue 13).
+from simcache.physics import framed_bytes as framed_bytes
 from simcache.scenario import LinkSpec
 
-__all__ = ["FlowNetwork", "Framing", "Port", "framed_bytes"]
+__all__ = ["FlowNetwork", "Framing", "Port"]
 
 _STALE_TIMERS_KEPT = 64  # superseded wake-ups left in SimPy's queue before they are taken out
-
-
-def framed_bytes(spec: LinkSpec, payload: float) -> tuple[float, int]:
-    """Bytes on the wire and packet count for ``payload`` bytes at the link's MTU."""
-    per_packet = spec.mtu - spec.header_bytes
-    packets = max(1, math.ceil(payload / per_packet))
-    return payload + packets * (spec.header_bytes + spec.framing_bytes), packets
 
 
 class Framing(dict[float, tuple[float, int]]):
