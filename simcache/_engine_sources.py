@@ -46,6 +46,7 @@ ENGINE_MODULES = (
     "simcache.collect",
     "simcache.engine",
     "simcache.workload",
+    "simcache.physics",
     "simcache.model.array",
     "simcache.model.cache",
     "simcache.model.destager",

@@ -20,13 +20,14 @@ import simpy
 
 from simcache import __version__
 from simcache.collect import Record
-from simcache.model.array import Array, span_fraction
+from simcache.model.array import Array
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
 from simcache.model.kernel import events_scheduled, run_until
-from simcache.model.link import FlowNetwork, Port, PortName, framed_bytes
+from simcache.model.link import FlowNetwork, Port, PortName
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM
+from simcache.physics import framed_bytes, ring_peers, span_fraction
 from simcache.results import Result, SeriesSample
 from simcache.scenario import Group, HostFailure, Scenario, VMotion, load_scenario
 from simcache.workload import IOStream
@@ -109,8 +110,10 @@ def build(scenario: Scenario, seed: int) -> Model:
 
 
 def _peers(scenario: Scenario, group: Group, host_index: int, hosts: list[Host], stream: UniformStream) -> tuple[Host, ...]:
+    """The hosts a VM on ``hosts[host_index]`` replicates to: the next ``group.replicas`` around the ring, or
+    as many distinct ones drawn at random from the others (``peer_selection = "random"``)."""
     count = group.replicas
-    others = [hosts[(host_index + i) % len(hosts)] for i in range(1, len(hosts))]
+    others = [hosts[i] for i in ring_peers(host_index, len(hosts))]
     if scenario.cluster.peer_selection == "random":
         chosen: list[Host] = []
         while len(chosen) < count:

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from simcache.physics import working_set_blocks
 from simcache.scenario import DutyCycle, Workload
 
 __all__ = ["BLOCK", "DutyClock", "IOStream"]
@@ -92,7 +93,7 @@ class IOStream:
         sizes, probabilities = workload.size_mix
         self._sizes = np.array(sizes, dtype=np.int64)
         self._probabilities = np.array(probabilities)
-        self._blocks = max(1, workload.working_set // BLOCK)
+        self._blocks = working_set_blocks(workload.working_set, BLOCK)
         self._cursor = 0
         self._ios: list[tuple[bool, int, int]] = []
         self._io_next = 0

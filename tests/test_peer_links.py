@@ -28,8 +28,7 @@ from builders import PEER_BOUND_ARRAY, peer_bound_cluster
 
 import simcache
 from simcache.engine import build
-from simcache.model.link import framed_bytes
-from simcache.model.vm import ACK_BYTES
+from simcache.physics import ACK_BYTES, framed_bytes
 
 SIZE = 1024**2  # bytes of every write in these tests
 SIZE_TEXT = "1MiB"

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from simcache.errors import ScenarioError
-from simcache.model.link import framed_bytes
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
+from simcache.physics import framed_bytes
 from simcache.scenario import LinkSpec, TierSpec, load_scenario
 
 POOL = 10_000  # bytes of clean reserve

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from simcache.model.link import framed_bytes
+from simcache.physics import framed_bytes
 from simcache.scenario import LinkSpec, Scenario
 
 __all__ = ["Chain", "SizeMix", "chains"]

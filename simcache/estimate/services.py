@@ -14,10 +14,9 @@ import numpy as np
 from simcache.estimate.numeric import Floats
 from simcache.estimate.queueing import expected_max_normal
 from simcache.estimate.stations import ARRAY, GC, PAST_CLIFF, PIPE, PIPE_SLOT, QUEUE, SPINDLE, TIER, Step
-from simcache.model.array import _MEAN_SQRT_RANDOM_DISTANCE as _MEAN_SQRT
-from simcache.model.array import _RAID_LAYOUT, span_fraction
-from simcache.model.link import framed_bytes
-from simcache.model.vm import ACK_BYTES
+from simcache.physics import ACK_BYTES, framed_bytes, span_fraction
+from simcache.physics import MEAN_SQRT_RANDOM_DISTANCE as _MEAN_SQRT
+from simcache.physics import RAID_LAYOUT as _RAID_LAYOUT
 from simcache.scenario import Scenario
 
 __all__ = ["DestageSteps", "ServiceTimes"]

@@ -24,47 +24,42 @@ Assumptions (see docs/architecture.md):
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Sequence
 
 from simcache.model.meter import BusyMeter
 from simcache.model.randomness import UniformStream
+from simcache.physics import (
+    chunk_copies,
+    read_modify_write,
+    revolution_seconds,
+    seek_coefficient,
+    seek_seconds,
+    seek_span,
+    spindle_op_seconds,
+    write_penalty,
+)
 from simcache.scenario import ArraySpec
 
-__all__ = ["Array", "span_fraction"]
-
-_MEAN_SQRT_RANDOM_DISTANCE = 8.0 / 15.0  # E[sqrt(|U1 - U2|)] for independent uniforms
-
-# RAID level -> (spindles a chunk write touches, spindles of redundancy per stripe row)
-_RAID_LAYOUT = {"raid0": (1, 0), "raid1": (2, None), "raid10": (2, None), "raid5": (2, 1), "raid6": (3, 2)}
-
-
-def span_fraction(spec: ArraySpec, data_bytes: int) -> float:
-    """Fraction of each drive's stroke that ``data_bytes`` spans on the array's usable capacity.
-
-    Usable capacity counts data spindles only: n for RAID 0, n/2 mirrored, n-1 for RAID 5, n-2 for RAID 6.
-    """
-    copies, parity = _RAID_LAYOUT[spec.raid]
-    data_spindles = spec.spindles / copies if parity is None else float(spec.spindles - parity)
-    return data_bytes / (spec.drive.capacity * data_spindles)
+__all__ = ["Array"]
 
 
 class Array:
     """The shared backing array. Times in seconds, sizes in bytes."""
 
     def __init__(self, spec: ArraySpec, stream: UniformStream, span_fraction: float):
-        """``span_fraction``: the part of each drive's stroke the VMs' data occupies (see :func:`span_fraction`)."""
+        """``span_fraction``: the part of each drive's stroke the VMs' data occupies
+        (see :func:`simcache.physics.span_fraction`)."""
         self.spec = spec
         self._stream = stream
         drive = spec.drive
-        self._revolution = 60.0 / drive.rpm
+        self._revolution = revolution_seconds(drive.rpm)
         self._settle = drive.settle
-        self._seek_k = (drive.avg_seek - drive.settle) / _MEAN_SQRT_RANDOM_DISTANCE
-        self._span = min(1.0, max(span_fraction, 0.0))
+        self._seek_k = seek_coefficient(drive.avg_seek, drive.settle)
+        self._span = seek_span(span_fraction)
         self._seconds_per_byte = 1.0 / drive.media_rate
         self._spindle_free = [0.0] * spec.spindles
-        self._copies = min(_RAID_LAYOUT[spec.raid][0], spec.spindles)
-        self._read_modify_write = spec.raid in ("raid5", "raid6")
+        self._copies = chunk_copies(spec.raid, spec.spindles)
+        self._read_modify_write = read_modify_write(spec.raid)
         self._cache_capacity = spec.controller_cache
         self._cache_used = 0
         self._cache_drains: list[tuple[float, int]] = []  # (time the spindles finish, bytes)
@@ -77,7 +72,7 @@ class Array:
     @property
     def write_penalty(self) -> int:
         """Back-end I/Os per front-end write of one chunk (2 for RAID 10, 4 for RAID 5, 6 for RAID 6)."""
-        return self._copies * (2 if self._read_modify_write else 1)
+        return write_penalty(self.spec.raid, self.spec.spindles)
 
     def submit(self, now: float, runs: Sequence[int], is_write: bool, seek_scale: float = 1.0) -> float:
         """Submit contiguous runs (bytes each) arriving at ``now``; return when all are done.
@@ -90,7 +85,7 @@ class Array:
         copies = self._copies if is_write else 1
         copy_spacing = spindles // copies
         read_modify_write = is_write and self._read_modify_write
-        seek_span = self._span * seek_scale
+        stroke = self._span * seek_scale
         settle = self._settle
         seek_k = self._seek_k
         revolution = self._revolution
@@ -117,11 +112,8 @@ class Array:
                     target = (spindle + copy * copy_spacing) % spindles
                     u_from, u_to, u_rotation = draws[next_draw : next_draw + 3]
                     next_draw += 3
-                    distance = seek_span * abs(u_from - u_to)
-                    seek = settle + seek_k * math.sqrt(distance) if distance > 0 else 0.0
-                    service = seek + u_rotation * revolution + transfer
-                    if read_modify_write:
-                        service += revolution + transfer  # read, then write back in place
+                    seek = seek_seconds(settle, seek_k, stroke * abs(u_from - u_to))
+                    service = spindle_op_seconds(seek, u_rotation * revolution, transfer, revolution, read_modify_write)
                     start = free[target] if free[target] > now else now
                     finish = start + service
                     free[target] = finish
@@ -148,11 +140,11 @@ class Array:
             return self.submit(now, (size,), False)
         u_spindle, u_from, u_to, u_rotation = self._stream.uniforms(4)
         spindle = int(u_spindle * self.spec.spindles)
-        distance = self._span * abs(u_from - u_to)
-        seek = self._settle + self._seek_k * math.sqrt(distance) if distance > 0 else 0.0
+        seek = seek_seconds(self._settle, self._seek_k, self._span * abs(u_from - u_to))
+        revolution = self._revolution
         free = self._spindle_free
         start = free[spindle] if free[spindle] > now else now
-        finish = start + (seek + u_rotation * self._revolution + size * self._seconds_per_byte)
+        finish = start + spindle_op_seconds(seek, u_rotation * revolution, size * self._seconds_per_byte, revolution, False)
         free[spindle] = finish
         self.busy.add((start, finish))
         self.front_end_ios += 1

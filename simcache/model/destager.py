@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simcache.model.detached import start_detached
+from simcache.physics import message_seconds, sorted_seek_scale
 from simcache.scenario import DestagerSpec
 
 if TYPE_CHECKING:
@@ -168,8 +169,8 @@ class Destager:
             yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
             if not host.alive:
                 return
-            array_done = host.array.submit(env.now, runs, True, seek_scale=1.0 / (len(runs) + 1))
-            yield env.timeout(array_done - env.now + link.latency)  # the array's acknowledgement
+            array_done = host.array.submit(env.now, runs, True, seek_scale=sorted_seek_scale(len(runs)))
+            yield env.timeout(array_done - env.now + message_seconds(link))  # the array's acknowledgement
             if not host.alive:
                 return  # the batch was handed to the replica holders when the host failed
             self._flushing.remove(batch)

@@ -10,6 +10,7 @@ from simcache.model.destager import Destager, PendingWrite
 from simcache.model.link import FlowNetwork, Port, PortName
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
+from simcache.physics import peer_port
 from simcache.scenario import ClusterSpec
 
 __all__ = ["Host"]
@@ -65,17 +66,11 @@ class Host:
             peer.replica_bytes -= item[2]
 
     def peer_port(self, peer: Host) -> int:
-        """The number of the peer port a transfer to ``peer`` leaves on here and arrives on there.
-
-        Per-destination hashing (an LACP layer-3 hash, or multipath per target)
-        keeps every transfer between two hosts on one port: ``(d - 1) mod
-        peer_links``, where ``d`` is how many steps ``peer`` is ahead of this
-        host around the ring (1 for the next host). With ring peer selection
-        a VM's N replicas go to d = 1..N, so they leave on different ports
-        when there are at least N.
+        """The number of the peer port a transfer to ``peer`` leaves on here and arrives on there
+        (:func:`simcache.physics.peer_port`). With ring peer selection a VM's N replicas go to the
+        next N hosts, so they leave on different ports when there are at least N.
         """
-        distance = (peer.index - self.index) % self.host_count
-        return (distance - 1) % len(self.peer_txs)
+        return peer_port(self.index, peer.index, self.host_count, len(self.peer_txs))
 
     def peer_path(self, peer: Host, port: int | None = None) -> tuple[Port, ...]:
         """Ports a transfer from this host to ``peer`` crosses on the peer network.

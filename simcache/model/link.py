@@ -38,18 +38,12 @@ from typing import Literal, cast
 import simpy
 
 from simcache.model.kernel import Signal, current_time, process_now, schedule_at, trigger, unschedule
+from simcache.physics import framed_bytes
 from simcache.scenario import LinkSpec
 
-__all__ = ["FlowNetwork", "Framing", "Port", "PortName", "framed_bytes"]
+__all__ = ["FlowNetwork", "Framing", "Port", "PortName"]
 
 _STALE_TIMERS_KEPT = 64  # superseded wake-ups left in SimPy's queue before they are taken out
-
-
-def framed_bytes(spec: LinkSpec, payload: float) -> tuple[float, int]:
-    """Bytes on the wire and packet count for ``payload`` bytes at the link's MTU."""
-    per_packet = spec.mtu - spec.header_bytes
-    packets = max(1, math.ceil(payload / per_packet))
-    return payload + packets * (spec.header_bytes + spec.framing_bytes), packets
 
 
 class Framing(dict[float, tuple[float, int]]):

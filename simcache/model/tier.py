@@ -33,6 +33,7 @@ from heapq import heappop, heappush, heapreplace
 
 from simcache.model.meter import BusyMeter
 from simcache.model.randomness import UniformStream
+from simcache.physics import clean_pool_depth, gc_refill_rate, pipe_rate, tier_service_seconds
 from simcache.scenario import TierSpec
 
 __all__ = ["Tier", "TransferPipe"]
@@ -78,16 +79,15 @@ class Tier:
         self._exponential = spec.service == "exponential"
         self._channel_free = [0.0] * spec.channels  # a heap of the times each channel is next free
         self._pipe = TransferPipe()
-        cap = spec.controller_bandwidth or math.inf
-        self._read_seconds_per_byte = 1.0 / min(spec.read_bandwidth, cap)
-        self._write_seconds_per_byte = 1.0 / min(spec.write_bandwidth, cap)
+        self._read_seconds_per_byte = 1.0 / pipe_rate(spec.read_bandwidth, spec.controller_bandwidth)
+        self._write_seconds_per_byte = 1.0 / pipe_rate(spec.write_bandwidth, spec.controller_bandwidth)
         self._read_latency = spec.read_latency
         self._write_latency = spec.write_latency
-        self._pool_depth = float(spec.clean_pool) if spec.clean_pool is not None else math.inf
+        self._pool_depth = clean_pool_depth(spec.clean_pool)
         self._has_clean_pool = self._pool_depth != math.inf
         self._pool = self._pool_depth
         self._pool_time = 0.0
-        self._gc_rate = spec.gc_rate or math.inf
+        self._gc_rate = gc_refill_rate(spec.gc_rate)
         self._gc_pass = float(spec.gc_pass or 0)
         self._in_system: list[float] = []  # completion times of operations not yet sampled as done
         self.operations = 0
@@ -109,11 +109,12 @@ class Tier:
             self.bytes_read += size
             per_byte = self._read_seconds_per_byte
             latency = self._read_latency
-        transfer = size * per_byte
         if self._exponential:
             # Test-only: exponential service with the same mean, spent on the channel.
-            latency = self._stream.exponential(latency + transfer)
+            latency = self._stream.exponential(tier_service_seconds(latency, size, per_byte))
             transfer = 0.0
+        else:
+            transfer = size * per_byte
         channels = self._channel_free
         start = channels[0] if channels[0] > ready else ready
         transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency

@@ -25,13 +25,12 @@ import simpy
 
 from simcache.collect import PATH_HIT, PATH_MISS, PATH_WRITE, Record
 from simcache.model.host import Host
-from simcache.model.link import Port, framed_bytes
+from simcache.model.link import Port
+from simcache.physics import ack_seconds, compression_seconds, message_seconds, ring_peers
 from simcache.scenario import CompressionSpec
 from simcache.workload import IOStream
 
 __all__ = ["VM"]
-
-ACK_BYTES = 64  # payload of an acknowledgement message
 
 
 class VM:
@@ -67,8 +66,8 @@ class VM:
         link = host.peer_txs[0].spec
         self._peer_latency = link.latency
         self._peer_paths = tuple(host.peer_path(peer) for peer in peers)
-        ack_wire, _ = framed_bytes(link, ACK_BYTES)
-        self._ack_time = link.latency + ack_wire / link.bandwidth
+        self._ack_time = ack_seconds(link)
+        self._storage_message = message_seconds(host.storage_tx.spec)  # a read request, the array's acknowledgement
 
     def replace_peer(self, failed: Host, hosts: list[Host]) -> None:
         """Replicate to another live host instead of ``failed`` (the next one around the ring).
@@ -78,8 +77,7 @@ class VM:
         if failed not in self.peers:
             return
         kept = [peer for peer in self.peers if peer is not failed]
-        count = len(hosts)
-        ring = [hosts[(self.host.index + i) % count] for i in range(1, count)]
+        ring = (hosts[i] for i in ring_peers(self.host.index, len(hosts)))
         spare = next((h for h in ring if h.alive and h not in kept), None)
         self.peers = tuple(kept + ([spare] if spare is not None else []))
         self._peer_paths = tuple(self.host.peer_path(peer) for peer in self.peers)
@@ -136,7 +134,7 @@ class VM:
         cpu = 0.0
         port = path[0]  # the sending host's peer port this replica leaves on
         if self._may_compress and (self._always_compress or self._link_busy(port)):
-            cpu = size / self.compression.throughput
+            cpu = compression_seconds(size, self.compression.throughput)
             saved = size * self._compressibility
             payload -= saved
             self.compressed_bytes_saved += saved
@@ -188,7 +186,7 @@ class VM:
         yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
         arrived = env.now
         array_done = host.array.submit(arrived, (size,), True)
-        acked = array_done + link.latency
+        acked = array_done + self._storage_message
         finish = max(acked, local_done)
         if finish > env.now:
             yield env.timeout(finish - env.now)
@@ -213,7 +211,7 @@ class VM:
             self._records.append((self.index, False, size, issued, env.now, env.now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
             return
         link = host.storage_tx.spec
-        request_arrives = issued + link.latency  # the read command is one small message
+        request_arrives = issued + self._storage_message
         array_done = host.array.read(request_arrives, size)
         yield env.timeout(array_done - issued)
         wire, packets = host.storage_tx.framing[size]

@@ -1,0 +1,231 @@
+"""simcache.physics: each derived quantity against its formula, and the simulator's components using them.
+
+The expected values are exact arithmetic or theory written out in each test (the formula in its
+docstring), not numbers read off a run. The last tests check that a component built by the engine
+produces the physics module's figures: a change to a formula cannot leave the model behind.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import simpy
+
+import simcache
+from simcache import physics
+from simcache.engine import build
+from simcache.model.array import Array
+from simcache.model.link import FlowNetwork, Port
+from simcache.model.randomness import UniformStream
+from simcache.model.tier import Tier
+from simcache.scenario import ArraySpec, LinkSpec, TierSpec
+
+GBE = LinkSpec(bandwidth=125e6, latency=50e-6)  # mtu 1500, 40 header bytes, 38 framing bytes (the defaults)
+
+
+def tier_spec(**fields: object) -> TierSpec:
+    base: dict[str, object] = {
+        "read_latency": 1e-4,
+        "write_latency": 2e-4,
+        "read_bandwidth": 2e9,
+        "write_bandwidth": 1e9,
+        "capacity": 10**12,
+    }
+    return TierSpec.model_validate(base | fields)
+
+
+def array_spec(raid: str = "raid10", spindles: int = 8) -> ArraySpec:
+    default = simcache.load_scenario("default").array
+    return ArraySpec.model_validate(default.model_dump() | {"raid": raid, "spindles": spindles})
+
+
+# -- tier ---------------------------------------------------------------------------------------
+
+
+def test_pipe_rate_is_the_bandwidth_capped_by_the_controller() -> None:
+    assert physics.pipe_rate(2e9, None) == 2e9
+    assert physics.pipe_rate(2e9, 1.5e9) == 1.5e9
+    assert physics.pipe_rate(1e9, 1.5e9) == 1e9
+
+
+def test_tier_service_is_latency_plus_size_over_the_pipe_rate() -> None:
+    """100 us + 4096 B x (1 / 2 GB/s) = 102.048 us."""
+    assert physics.tier_service_seconds(1e-4, 4096, 1.0 / 2e9) == pytest.approx(1e-4 + 4096 / 2e9, rel=1e-15)
+
+
+def test_unset_gc_rate_and_clean_pool_are_unlimited() -> None:
+    assert physics.gc_refill_rate(None) == math.inf
+    assert physics.gc_refill_rate(5e6) == 5e6
+    assert physics.clean_pool_depth(None) == math.inf
+    assert physics.clean_pool_depth(10_000) == 10_000.0
+
+
+@pytest.mark.parametrize("cap", [None, 1.5e9, 0.5e9])
+def test_a_lone_tier_operation_takes_the_physics_service_time(cap: float | None) -> None:
+    """An idle tier completes one operation at latency + size / min(bandwidth, controller), bit for bit."""
+    spec = tier_spec(controller_bandwidth=cap)
+    for is_write, latency, bandwidth in ((False, spec.read_latency, spec.read_bandwidth), (True, spec.write_latency, spec.write_bandwidth)):
+        tier = Tier(spec, UniformStream(np.random.SeedSequence(0)))
+        expected = physics.tier_service_seconds(latency, 65536, 1.0 / physics.pipe_rate(bandwidth, cap))
+        assert tier.submit(0.0, 65536, is_write) == expected
+
+
+# -- links --------------------------------------------------------------------------------------
+
+
+def test_framing_cuts_the_payload_into_mtu_packets() -> None:
+    """4096 B at a 1500 B MTU with 40 B of headers: ceil(4096 / 1460) = 3 packets, each + 40 + 38 B on the wire."""
+    assert physics.framed_bytes(GBE, 4096) == (4096 + 3 * 78, 3)
+    assert physics.framed_bytes(GBE, 1460) == (1460 + 78, 1)
+    assert physics.framed_bytes(GBE, 0) == (78, 1)  # an empty message is one packet
+
+
+def test_wire_time_and_acknowledgement() -> None:
+    """Wire time: framed bytes / line rate. Acknowledgement: latency + (64 + 78) B / line rate."""
+    assert physics.wire_seconds(GBE, 4096) == (4096 + 3 * 78) / 125e6
+    assert physics.ack_seconds(GBE) == 50e-6 + (physics.ACK_BYTES + 78) / 125e6
+    assert physics.message_seconds(GBE) == 50e-6
+    assert physics.compression_seconds(1e6, 500e6) == 2e-3
+
+
+def test_a_lone_transfer_takes_latency_plus_the_wire_time() -> None:
+    """The flow network delivers a lone message latency + framed bytes / line rate after it starts."""
+    env = simpy.Environment()
+    tx, rx = Port("a.tx", GBE), Port("b.rx", GBE)
+    wire, packets = physics.framed_bytes(GBE, 1e6)
+    done = FlowNetwork(env).transfer((tx, rx), wire, packets, latency=GBE.latency)
+    env.run(until=done)
+    assert done.value == pytest.approx(GBE.latency + physics.wire_seconds(GBE, 1e6), rel=1e-12)
+
+
+def test_vms_wait_for_the_physics_acknowledgement() -> None:
+    model = build(simcache.load_scenario("default"), 0)
+    scenario = model.scenario
+    for vm in model.vms:
+        assert vm._ack_time == physics.ack_seconds(scenario.cluster.peer_link)
+        assert vm._storage_message == physics.message_seconds(scenario.cluster.storage_link)
+
+
+# -- peers --------------------------------------------------------------------------------------
+
+
+def test_ring_peers_follow_the_host_around_the_ring() -> None:
+    assert physics.ring_peers(2, 5) == [3, 4, 0, 1]
+    assert physics.ring_peers(0, 1) == []
+
+
+def test_peer_port_is_steps_ahead_less_one_modulo_the_ports() -> None:
+    """(d - 1) mod links with d = (target - source) mod hosts: from host 3 of 4 with 2 ports, host 0 (d = 1) on
+    port 0, host 1 (d = 2) on port 1, host 2 (d = 3) on port 0."""
+    assert [physics.peer_port(3, t, 4, 2) for t in (0, 1, 2)] == [0, 1, 0]
+    assert all(physics.peer_port(s, t, 5, 1) == 0 for s in range(5) for t in range(5) if s != t)
+
+
+def test_the_model_replicates_to_ring_peers_on_the_hashed_ports() -> None:
+    scenario = simcache.load_scenario("default").with_overrides({"cluster.peer_links": 2})
+    model = build(scenario, 0)
+    hosts = model.hosts
+    for vm in model.vms:
+        replicas = len(vm.peers)
+        assert [peer.index for peer in vm.peers] == physics.ring_peers(vm.host.index, len(hosts))[:replicas]
+    for host in hosts:
+        for peer in hosts:
+            if peer is not host:
+                k = physics.peer_port(host.index, peer.index, len(hosts), 2)
+                assert host.peer_path(peer)[:2] == (host.peer_txs[k], peer.peer_rxs[k])
+
+
+# -- array --------------------------------------------------------------------------------------
+
+
+def test_the_mean_square_root_of_a_random_distance_is_eight_fifteenths() -> None:
+    """|U1 - U2| has density 2 (1 - x) on [0, 1]: E[sqrt] = 2 (2/3 - 2/5) = 8/15 and E[|U1 - U2|] = 2 (1/2 - 1/3) = 1/3,
+    so Var[sqrt] = 1/3 - (8/15)^2."""
+    mean = Fraction(2) * (Fraction(2, 3) - Fraction(2, 5))
+    assert mean == Fraction(8, 15)
+    assert float(mean) == physics.MEAN_SQRT_RANDOM_DISTANCE
+    second = Fraction(2) * (Fraction(1, 2) - Fraction(1, 3))
+    assert pytest.approx(float(second - mean**2), rel=1e-15) == physics.VAR_SQRT_RANDOM_DISTANCE
+
+
+def test_seek_law_and_its_moments_over_random_distances() -> None:
+    """Seek = settle + k sqrt(x); k = (avg_seek - settle) / (8/15), so a full-stroke random seek averages avg_seek.
+    Over span x |U1 - U2| the mean is settle + k (8/15) sqrt(span) and the variance k^2 span Var[sqrt]; a uniform
+    rotational latency adds revolution / 2 and revolution^2 / 12 (checked by sampling at 4 standard errors)."""
+    settle, avg_seek, span, revolution = 0.5e-3, 8.5e-3, 0.3, physics.revolution_seconds(7200)
+    assert revolution == 60.0 / 7200
+    k = physics.seek_coefficient(avg_seek, settle)
+    assert k == pytest.approx((avg_seek - settle) * 15.0 / 8.0, rel=1e-15)
+    assert physics.mean_seek_seconds(settle, k, 1.0) == pytest.approx(avg_seek, rel=1e-15)
+    assert physics.seek_seconds(settle, k, 0.0) == physics.mean_seek_seconds(settle, k, 0.0) == 0.0
+    assert physics.seek_seconds(settle, k, 0.25) == settle + k * 0.5
+    u = np.random.default_rng(1).random((3, 400_000))
+    samples = np.array(
+        [
+            physics.spindle_op_seconds(physics.seek_seconds(settle, k, span * abs(a - b)), r * revolution, 0.0, revolution, False)
+            for a, b, r in u.T[:20_000]
+        ]
+    )
+    seeks = np.where(u[0] != u[1], settle + k * np.sqrt(span * np.abs(u[0] - u[1])), 0.0)
+    services = seeks + u[2] * revolution
+    np.testing.assert_array_equal(samples, services[:20_000])
+    mean = physics.spindle_op_seconds(physics.mean_seek_seconds(settle, k, span), revolution / 2.0, 0.0, revolution, False)
+    variance = physics.spindle_op_variance(k, span, revolution)
+    standard_error = math.sqrt(variance / services.size)
+    assert abs(services.mean() - mean) < 4 * standard_error
+    assert services.var() == pytest.approx(variance, rel=0.02)
+
+
+def test_read_modify_write_adds_a_revolution_and_a_second_transfer() -> None:
+    assert physics.spindle_op_seconds(1e-3, 2e-3, 3e-4, 8e-3, False) == 1e-3 + 2e-3 + 3e-4
+    assert physics.spindle_op_seconds(1e-3, 2e-3, 3e-4, 8e-3, True) == 1e-3 + 2e-3 + 3e-4 + (8e-3 + 3e-4)
+
+
+@pytest.mark.parametrize(
+    ("raid", "data", "copies", "penalty"),
+    [("raid0", 8.0, 1, 1), ("raid1", 4.0, 2, 2), ("raid10", 4.0, 2, 2), ("raid5", 7.0, 2, 4), ("raid6", 6.0, 3, 6)],
+)
+def test_raid_layout(raid: str, data: float, copies: int, penalty: int) -> None:
+    """8 spindles: usable capacity n, n/2, n - 1, n - 2; write penalty (REFERENCE) 1, 2, 4, 6."""
+    assert physics.data_spindles(raid, 8) == data
+    assert physics.chunk_copies(raid, 8) == copies
+    assert physics.read_modify_write(raid) == (raid in ("raid5", "raid6"))
+    assert physics.write_penalty(raid, 8) == penalty
+    spec = array_spec(raid, 8)
+    assert physics.span_fraction(spec, 10**9) == 10**9 / (spec.drive.capacity * data)
+    assert Array(spec, UniformStream(np.random.SeedSequence(0)), 0.5).write_penalty == penalty
+
+
+def test_span_is_clamped_to_the_stroke_and_sorted_batches_seek_shorter() -> None:
+    """The mean gap between k sorted uniform points on [0, 1] is 1 / (k + 1)."""
+    assert [physics.seek_span(x) for x in (-0.1, 0.0, 0.4, 1.0, 2.5)] == [0.0, 0.0, 0.4, 1.0, 1.0]
+    assert physics.sorted_seek_scale(3) == 0.25
+    points = np.sort(np.random.default_rng(2).random((100_000, 3)), axis=1)
+    assert np.diff(points, axis=1).mean() == pytest.approx(physics.sorted_seek_scale(3), rel=0.01)
+
+
+def test_an_idle_array_reads_in_the_physics_service_time() -> None:
+    """A read of one chunk on an idle array: seek over span x |U1 - U2| + U3 x revolution + size / media rate, from
+    the array's own draws (spindle, the seek's two ends, the rotation), bit for bit."""
+    spec = array_spec("raid10", 8)
+    span = physics.seek_span(physics.span_fraction(spec, 5 * 10**11))
+    array = Array(spec, UniformStream(np.random.SeedSequence(7)), physics.span_fraction(spec, 5 * 10**11))
+    _, u_from, u_to, u_rotation = UniformStream(np.random.SeedSequence(7)).uniforms(4)
+    drive = spec.drive
+    revolution = physics.revolution_seconds(drive.rpm)
+    k = physics.seek_coefficient(drive.avg_seek, drive.settle)
+    seek = physics.seek_seconds(drive.settle, k, span * abs(u_from - u_to))
+    size = 4096
+    expected = physics.spindle_op_seconds(seek, u_rotation * revolution, size * (1.0 / drive.media_rate), revolution, False)
+    assert array.read(0.0, size) == 0.0 + expected
+
+
+# -- workload -----------------------------------------------------------------------------------
+
+
+def test_working_set_blocks() -> None:
+    assert physics.working_set_blocks(10 * 4096 + 5, 4096) == 10
+    assert physics.working_set_blocks(100, 4096) == 1
