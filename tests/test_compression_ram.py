@@ -16,8 +16,7 @@ import pytest
 
 import simcache
 from simcache.engine import build
-from simcache.model.link import framed_bytes
-from simcache.model.vm import ACK_BYTES
+from simcache.physics import ACK_BYTES, framed_bytes
 
 
 def _scenario(**workload: Any) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from simcache.cli import main
 from simcache.estimate import Estimate, estimate, mgc_wait, mva_closed
 from simcache.estimate.queueing import waiting_probability
 from simcache.estimate.solver import TOLERANCE
-from simcache.model.link import framed_bytes
+from simcache.physics import framed_bytes
 from simcache.results import Result
 from simcache.scenario import Scenario, VMotion, builtin_scenarios
 

@@ -18,7 +18,7 @@ import simcache
 from simcache import physics
 from simcache.engine import build
 from simcache.model.array import Array
-from simcache.model.link import FlowNetwork, Port
+from simcache.model.link import FlowNetwork, Port, PortName
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
 from simcache.scenario import ArraySpec, LinkSpec, TierSpec
@@ -94,7 +94,7 @@ def test_wire_time_and_acknowledgement() -> None:
 def test_a_lone_transfer_takes_latency_plus_the_wire_time() -> None:
     """The flow network delivers a lone message latency + framed bytes / line rate after it starts."""
     env = simpy.Environment()
-    tx, rx = Port("a.tx", GBE), Port("b.rx", GBE)
+    tx, rx = Port(PortName(0, "peer", None, "tx"), GBE), Port(PortName(1, "peer", None, "rx"), GBE)
     wire, packets = physics.framed_bytes(GBE, 1e6)
     done = FlowNetwork(env).transfer((tx, rx), wire, packets, latency=GBE.latency)
     env.run(until=done)
