@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from dataclasses import dataclass
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = [
     "COMPILED_MODULES",
@@ -53,8 +53,7 @@ ESTIMATE_MODULES = (
 )
 
 
-@dataclass(frozen=True)
-class CompileGroup:
+class CompileGroup(NamedTuple):
     """Modules that ``setup.py`` compiles in one mypyc call, and that load all compiled or all from source.
 
     Within a group the compiled modules call each other directly, so they
@@ -63,7 +62,9 @@ class CompileGroup:
     the other one is compiled or not: a group whose compile failed, or whose
     sources were edited, falls back to Python alone. A group must not import
     another group's ``Final`` constants: mypyc inlines those values, which
-    would outlive an edit to the other group.
+    would outlive an edit to the other group. (A named tuple rather than a
+    dataclass: ``setup.py`` loads this file outside ``sys.modules``, where
+    dataclasses cannot resolve their postponed annotations.)
     """
 
     name: str
