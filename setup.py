@@ -1,18 +1,23 @@
-"""Build script: everything is in pyproject.toml except compiling the engine with mypyc.
+"""Build script: everything is in pyproject.toml except compiling with mypyc.
 
-The modules listed in ``simcache/_engine_sources.py`` (the event loop, workloads,
-model components and the analytic estimate) are compiled to C extension
-modules, which runs a simulation about twice as fast with bit-identical
-results. Building them takes about a minute and a half and needs a C
-compiler (gcc and the Python headers).
+The modules listed in ``simcache/_engine_sources.py`` are compiled to C
+extension modules in two groups, each its own mypyc call and shared library:
+``engine`` (the event loop, workloads and model components; a simulation runs
+about twice as fast) and ``estimate`` (the analytic estimate; about 1.4 times
+as fast), with bit-identical results. Building them takes about a minute and a
+half and needs a C compiler (gcc and the Python headers).
 
-- ``SIMCACHE_COMPILE=0 pip install -e .`` installs without compiling.
-- If mypyc or the C compiler fails, the install still succeeds and the
-  Python sources run (the extensions are optional).
+- ``SIMCACHE_COMPILE=0 pip install -e .`` installs without compiling (and
+  removes an earlier build's compiled modules).
+- If mypyc or the C compiler fails for a group, the install still succeeds
+  and that group's Python sources run (the extensions are optional); the
+  other group stays compiled, since the groups import each other as ordinary
+  Python modules.
 
-Next to the compiled modules this writes ``simcache/_compiled_digest.py``,
-the digest of the sources they were compiled from; ``simcache/_native.py``
-uses the compiled modules only while the sources still match it.
+Next to the compiled modules this writes ``simcache/_compiled_digest.py``:
+for each group mypyc compiled, the digest of the sources it was compiled from
+and its shared library; ``simcache/_native.py`` uses a group's compiled
+modules only while its sources still match.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from setuptools import setup
 
@@ -41,47 +47,60 @@ def load_engine_sources() -> ModuleType:
 
 
 def remove_compiled(native: ModuleType) -> None:
-    """Delete an earlier build's compiled engine from the source tree (an editable install puts it there)."""
+    """Delete an earlier build's compiled modules, of every group, from the source tree (an editable install puts them there)."""
     DIGEST_FILE.unlink(missing_ok=True)
-    for module in native.ENGINE_MODULES:
+    for module in native.COMPILED_MODULES:
         for compiled in native.compiled_candidates(module, ROOT):
             compiled.unlink(missing_ok=True)
     for shared in ROOT.glob(native.SHARED_LIBRARY_GLOB):
         shared.unlink()
 
 
-def engine_extensions() -> list[object]:
-    """mypyc's extension modules for the engine, or none when not compiling."""
-    if not BUILD_COMMANDS.intersection(sys.argv[1:]):
-        return []
-    native = load_engine_sources()
-    if os.environ.get("SIMCACHE_COMPILE", "1") == "0":
-        remove_compiled(native)
-        return []
-    sources = [str(native.source_path(module, ROOT).relative_to(ROOT)) for module in native.ENGINE_MODULES]
+def group_extensions(native: ModuleType, group: Any) -> list[Any]:
+    """mypyc's extension modules for one compile group (``_engine_sources.CompileGroup``), or none when mypyc fails."""
+    sources = [str(native.source_path(module, ROOT).relative_to(ROOT)) for module in group.modules]
     # Type information for mypyc only: third-party packages are not installed while this builds, so their
-    # imports are taken as Any, and errors in modules outside the compiled set are not reported.
+    # imports are taken as Any, and errors in modules outside the group are not reported. Those modules (the
+    # other group's included) are not compiled in this call: the group's code imports them as Python modules.
     options = ["--ignore-missing-imports", "--follow-imports=silent", "--config-file="]
     try:
         from mypyc.build import mypycify
 
-        extensions = mypycify(options + sources, opt_level="3", debug_level="0")
+        extensions: list[Any] = mypycify(
+            options + sources, opt_level="3", debug_level="0", group_name=group.mypyc_name, target_dir=f"build/mypyc-{group.name}"
+        )
     except (Exception, SystemExit) as error:  # mypyc reports type errors by exiting: a newer mypy may be stricter
-        print(f"simcache: not compiling the engine ({error!r}); the Python sources will run", file=sys.stderr)
-        remove_compiled(native)
+        print(f"simcache: not compiling the {group.name} group ({error!r}); its Python sources will run", file=sys.stderr)
         return []
     for extension in extensions:
         extension.optional = True  # a failed compile leaves the Python sources in charge, not a failed install
-    (shared,) = [extension.name for extension in extensions if extension.name.endswith("__mypyc")]
-    # The digest names the new sources from here on: an earlier build's modules must not outlive a C compile
-    # that fails (optional extensions), or they would pass for these sources' and run stale code.
-    remove_compiled(native)
-    DIGEST_FILE.write_text(
-        '"""Written by setup.py: what the compiled engine modules were built from, and the shared library they need."""\n\n'
-        f'SOURCE_DIGEST = "{native.source_digest(ROOT)}"\n'
-        f'SHARED_LIBRARY = "{shared}"\n'
-    )
     return extensions
 
 
-setup(ext_modules=engine_extensions())
+def compiled_extensions() -> list[Any]:
+    """mypyc's extension modules for every group that mypyc compiled, or none when not compiling."""
+    if not BUILD_COMMANDS.intersection(sys.argv[1:]):
+        return []
+    native = load_engine_sources()
+    # Every build compiles each group afresh or leaves it to its sources: an earlier build's modules must not
+    # outlive a C compile that fails (optional extensions), or they would pass for these sources' and run stale code.
+    remove_compiled(native)
+    if os.environ.get("SIMCACHE_COMPILE", "1") == "0":
+        return []
+    extensions: list[Any] = []
+    recorded: dict[str, tuple[str, str]] = {}
+    for group in native.COMPILE_GROUPS:
+        built = group_extensions(native, group)
+        if built:
+            (shared,) = [extension.name for extension in built if extension.name.endswith("__mypyc")]
+            recorded[group.name] = (native.source_digest(group.modules, ROOT), shared)
+            extensions += built
+    if recorded:
+        DIGEST_FILE.write_text(
+            '"""Written by setup.py: for each compiled group, the digest of the sources it was built from and its shared library."""\n\n'
+            f"GROUPS = {recorded!r}\n"
+        )
+    return extensions
+
+
+setup(ext_modules=compiled_extensions())
