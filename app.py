@@ -95,7 +95,7 @@ def edit_scenario(base: simcache.Scenario, source: str) -> simcache.Scenario:
     for group in base.groups:
         vms = group.vms_per_host * len(base.group_hosts(group))
         with st.expander(f"VM group {group.name} ({vms} VMs)", expanded=len(base.groups) == 1):
-            overrides |= controls.group_controls(group, source)
+            overrides |= controls.group_controls(base, group, source)
     scenario = base.with_overrides(overrides, source="the sidebar settings") if overrides else base
     st.caption(f"{len(overrides)} setting(s) changed from the file" + (": " + ", ".join(overrides) if overrides else ""))
     st.download_button(

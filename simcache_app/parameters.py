@@ -1,125 +1,75 @@
 """What the sweep and compare views can vary: sweepable parameters, value lists and compare presets.
 
-Everything here is data about a scenario's dotted paths (see
-``Scenario.with_overrides``); no model logic.
+The sweep view's parameters are the knobs of :mod:`simcache_app.knobs` that have sweep values.
+Everything here is data about a scenario's dotted paths (see ``Scenario.with_overrides``); no
+model logic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import simcache
 from simcache.profiles import list_profiles
 from simcache.scenario import REPLICAS
-
-POLICIES = ("WT", "WB+0", "WB+1", "WB+2")
-POLICY_HELP = (
-    "WT: write-through, a write completes when the array has it. "
-    "WB+0: write-back, complete once in this host's flash/RAM tier (no copy elsewhere until destaged). "
-    "WB+1 / WB+2: write-back plus a copy on 1 or 2 peer hosts over the peer network before the write completes."
-)
+from simcache_app.knobs import GROUP, KNOBS, Knob, SweepFrom, current, intensity_knob
 
 
 @dataclass(frozen=True)
 class Parameter:
-    """One sweepable knob: a dotted path and how a value typed by the user becomes an override."""
+    """One sweepable knob at one path of the scenario (a group knob: that group's copy)."""
 
-    label: str
+    knob: Knob
     path: str
-    help: str
+    label: str
+    """The knob's label, after the group's name for a group knob."""
     default_values: str
-    """Comma-separated values shown in the values box to start from."""
-    numeric: bool = True
-    to_override: Callable[[Any], Any] = field(default=lambda value: value)
+    """Comma-separated values, in the knob's shown unit, the values box starts from."""
 
+    @property
+    def help(self) -> str:
+        return self.knob.help
 
-def _with_unit(unit: str) -> Callable[[Any], Any]:
-    return lambda value: f"{value}{unit}"
+    @property
+    def numeric(self) -> bool:
+        return self.knob.widget not in ("choice", "profile")
 
-
-def read_fraction(write_percent: Any) -> float:
-    """A write share in percent (the sidebar's and the sweep's knob) as the scenario's ``read_fraction``."""
-    return round(1.0 - float(write_percent) / 100.0, 6)
+    def to_override(self, value: Any) -> Any:
+        """A value typed in the values box as the override of :attr:`path`."""
+        return self.knob.to_override(value)
 
 
 def sweep_parameters(scenario: simcache.Scenario) -> list[Parameter]:
-    """The parameters the sweep view offers for ``scenario``: cluster-wide ones, then per group."""
-    links = ", ".join(name for name in ("1GbE", "10GbE", "25GbE") if name in list_profiles("link"))
-    params = [
-        Parameter("Peer network link", "cluster.peer_link", "Link profile between hosts (carries WB+1/WB+2 replicas).", links, False),
-        Parameter(
-            "Peer links per host",
-            "cluster.peer_links",
-            "Ports of the peer link on each host; each pair of hosts uses one of them (per-destination hashing).",
-            "1, 2, 4",
-        ),
-        Parameter("Hosts", "cluster.hosts", "Number of hosts; every group without a host list runs on all of them.", "3, 4, 6, 8"),
-        Parameter(
-            "Destager buffer (MiB)",
-            "cluster.destager.capacity",
-            "Per-host buffer of written data waiting to be destaged to the array.",
-            "64, 256, 1024, 4096",
-            to_override=_with_unit("MiB"),
-        ),
-        Parameter("Tier profile", "cluster.tier", "Flash or RAM acceleration tier on each host.", ", ".join(list_profiles("tier")), False),
-        Parameter(
-            "Tier capacity (GiB)",
-            "cluster.tier.capacity",
-            "Bytes of each host's tier (the read cache lives in it).",
-            "1, 4, 16, 64",
-            to_override=_with_unit("GiB"),
-        ),
-        Parameter("Array spindles", "array.spindles", "Drives in the backing array.", "4, 8, 14, 24"),
-        Parameter("Drive RPM", "array.drive.rpm", "Rotational speed of the array's drives.", "5400, 7200, 10000, 15000"),
-    ]
+    """The knobs with sweep values, for ``scenario``: cluster-wide ones, then each group's."""
+    cluster = [k for k in KNOBS if k.sweep is not None and GROUP not in k.path]
+    params = [Parameter(k, k.path, k.label, _start_values(scenario, k, k.path)) for k in cluster]
     for group in scenario.groups:
-        params += _group_parameters(scenario, group)
+        shown = [k for k in KNOBS if k.sweep is not None and GROUP in k.path and k.path.rsplit(".", 1)[-1] not in _INTENSITY]
+        shown.append(intensity_knob(group.workload))
+        params += [Parameter(k, k.at(group.name), f"{group.name}: {k.label}", _start_values(scenario, k, k.at(group.name))) for k in shown]
     return params
 
 
-def _group_parameters(scenario: simcache.Scenario, group: Any) -> list[Parameter]:
-    prefix = f"groups.{group.name}"
-    policies = [p for p in POLICIES if REPLICAS[p] < scenario.cluster.hosts]
-    params = [
-        Parameter(f"{group.name}: policy", f"{prefix}.policy", POLICY_HELP, ", ".join(policies), False),
-        Parameter(
-            f"{group.name}: write %",
-            f"{prefix}.workload.read_fraction",
-            "Share of this group's I/Os that are writes.",
-            "10, 30, 50, 70, 90",
-            to_override=read_fraction,
-        ),
-        Parameter(
-            f"{group.name}: working set (GiB)",
-            f"{prefix}.workload.working_set",
-            "Bytes each VM of the group touches.",
-            "1, 4, 16, 64",
-            to_override=_with_unit("GiB"),
-        ),
-    ]
-    intensity = _intensity_parameter(group)
-    return params + ([intensity] if intensity else [])
+_INTENSITY = ("workers", "iops", "throughput")
+"""Workload knobs of which a group offers only the one its mode uses (:func:`intensity_knob`)."""
 
 
-def _intensity_parameter(group: Any) -> Parameter | None:
-    workload = group.workload
-    path = f"groups.{group.name}.workload"
-    if workload.mode == "closed":
-        scaled = _scaled(workload.workers, integer=True)
-        return Parameter(f"{group.name}: workers per VM", f"{path}.workers", "Closed-loop workers per VM.", scaled)
-    if workload.iops is not None:
-        return Parameter(f"{group.name}: IOPS per VM", f"{path}.iops", "Mean I/Os per second each VM issues.", _scaled(workload.iops))
-    if workload.throughput is not None:
-        return Parameter(
-            f"{group.name}: MB/s per VM",
-            f"{path}.throughput",
-            "Mean bytes per second each VM issues (10^6 bytes).",
-            _scaled(workload.throughput / 1e6),
-            to_override=_with_unit("MB/s"),
-        )
-    return None
+def _start_values(scenario: simcache.Scenario, shown: Knob, path: str) -> str:
+    if isinstance(shown.sweep, str):
+        return shown.sweep
+    if shown.sweep is SweepFrom.AROUND_CURRENT:
+        return _scaled(shown.shown(current(scenario, path)), integer=shown.widget == "count")
+    options = list_profiles(shown.profile_kind) if shown.widget == "profile" else shown.options
+    return ", ".join(option for option in options if _accepted(scenario, path, option))
+
+
+def _accepted(scenario: simcache.Scenario, path: str, value: Any) -> bool:
+    try:
+        scenario.with_overrides({path: value})
+    except simcache.ScenarioError:
+        return False
+    return True
 
 
 def _scaled(current: float, integer: bool = False) -> str:

@@ -33,7 +33,7 @@ def default() -> simcache.Scenario:
 def open_app(seconds: float = SECONDS) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     assert not at.exception
-    at.sidebar.number_input(key="default.duration").set_value(seconds).run()
+    at.sidebar.number_input(key="default.run.duration").set_value(seconds).run()
     return at
 
 
@@ -53,7 +53,7 @@ def test_first_page_offers_the_default_scenario_and_waits_for_run(default: simca
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     assert not at.exception
     assert at.sidebar.selectbox(key="scenario").value == "default"
-    assert at.sidebar.number_input(key="default.duration").value == min(default.run.duration, DEFAULT_DURATION_S)
+    assert at.sidebar.number_input(key="default.run.duration").value == min(default.run.duration, DEFAULT_DURATION_S)
     assert "Press **Run simulation**" in at.info[0].value
     assert not at.metric
 
@@ -64,7 +64,7 @@ def test_instant_estimate_is_shown_before_any_run_and_follows_the_controls(defau
     before = estimate_sentence(simcache.estimate(default), default)
     assert before in [c.value for c in at.caption]
     assert not at.metric  # nothing simulated yet
-    at.sidebar.selectbox(key="default.peer_link").select("10GbE").run()
+    at.sidebar.selectbox(key="default.cluster.peer_link").select("10GbE").run()
     changed = default.with_overrides({"cluster.peer_link": "10GbE"})
     after = estimate_sentence(simcache.estimate(changed), changed)
     captions = [c.value for c in at.caption]
@@ -86,7 +86,7 @@ def test_single_run_shows_the_numbers_of_the_same_simulation(default: simcache.S
 
 def test_changing_a_control_runs_the_changed_scenario(default: simcache.Scenario) -> None:
     at = open_app()
-    at.sidebar.selectbox(key="default.peer_link").select("10GbE").run()
+    at.sidebar.selectbox(key="default.cluster.peer_link").select("10GbE").run()
     assert any("1 setting(s) changed from the file: cluster.peer_link" in c.value for c in at.sidebar.caption)
     at.button(key="Run simulation").click().run()
     assert shown_metrics(at) == expected_metrics(default.with_overrides({"cluster.peer_link": "10GbE"}))
@@ -118,9 +118,9 @@ def test_peer_links_per_host_splits_the_peer_traffic_over_the_ports(default: sim
 
 def test_workload_controls_become_overrides(default: simcache.Scenario) -> None:
     at = open_app()
-    at.sidebar.slider(key="default.db.writes").set_value(80)
-    at.sidebar.text_input(key="default.db.sizes").input("4KiB: 1").run()
-    at.sidebar.number_input(key="default.seed").set_value(3).run()
+    at.sidebar.slider(key="default.groups.db.workload.read_fraction").set_value(80)
+    at.sidebar.text_input(key="default.groups.db.workload.sizes").input("4KiB: 1").run()
+    at.sidebar.number_input(key="default.run.seed").set_value(3).run()
     at.button(key="Run simulation").click().run()
     edited = default.with_overrides({"groups.db.workload.read_fraction": 0.2, "groups.db.workload.sizes": {"4KiB": 1.0}})
     assert shown_metrics(at) == expected_metrics(edited, seed=3)
@@ -130,9 +130,9 @@ def test_returning_to_an_earlier_setting_shows_it_without_running_again(default:
     at = open_app()
     at.button(key="Run simulation").click().run()
     first = shown_metrics(at)
-    at.sidebar.selectbox(key="default.peer_link").select("10GbE").run()
+    at.sidebar.selectbox(key="default.cluster.peer_link").select("10GbE").run()
     assert not at.metric  # a new setting waits for the run button
-    at.sidebar.selectbox(key="default.peer_link").select(default.cluster.peer_link.profile).run()
+    at.sidebar.selectbox(key="default.cluster.peer_link").select(default.cluster.peer_link.profile).run()
     assert shown_metrics(at) == first
 
 

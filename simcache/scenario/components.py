@@ -9,9 +9,9 @@ links, drives and arrays may name a built-in profile and override its fields.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, field_validator, model_validator
 
 from simcache.scenario.fields import MAX_PEER_LINKS, Bytes, Fraction, PositiveBytes, PositiveRate, Seconds, _Profiled, _Spec
 
@@ -33,7 +33,8 @@ class TierSpec(_Profiled):
     write_bandwidth: PositiveRate
     channels: Annotated[int, Field(ge=1, le=4096)] = 1
     controller_bandwidth: PositiveRate | None = None
-    capacity: PositiveBytes
+    capacity: Annotated[PositiveBytes, Field(title="Tier capacity per host")]
+    """Bytes of flash/RAM on each host; the read cache lives in it."""
     clean_pool: Annotated[Bytes, Field(ge=0)] | None = None
     gc_rate: PositiveRate | None = None
     gc_pass: Annotated[Bytes, Field(ge=0)] | None = None
@@ -81,7 +82,9 @@ class DriveSpec(_Profiled):
     profile: str | None = None
     description: str = ""
     source: str = ""
-    rpm: Annotated[float, Field(gt=0, le=30000)]
+    rpm: Annotated[float, Field(title="Drive RPM", ge=1000, le=30000)]
+    """Rotational speed in revolutions per minute: half a revolution is the mean rotational latency of
+    every array I/O. 1,000 to 30,000: hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typo."""
     avg_seek: Annotated[Seconds, Field(ge=0)]
     settle: Annotated[Seconds, Field(ge=0)] = 0.0
     media_rate: PositiveRate
@@ -102,8 +105,10 @@ class ArraySpec(_Profiled):
     profile: str | None = None
     description: str = ""
     source: str = ""
-    drive: DriveSpec
-    spindles: Annotated[int, Field(ge=1, le=4096)]
+    drive: Annotated[DriveSpec, Field(title="Array drive")]
+    """The drive type of every spindle."""
+    spindles: Annotated[int, Field(title="Array spindles", ge=1, le=4096)]
+    """Drives in the array. More spindles: more random I/Os per second for destaging and read misses."""
     raid: Literal["raid0", "raid1", "raid10", "raid5", "raid6"] = "raid10"
     stripe: PositiveBytes = 64 * 1024
     controller_cache: Annotated[Bytes, Field(ge=0)] = 0
@@ -121,7 +126,9 @@ class ArraySpec(_Profiled):
 class DestagerSpec(_Spec):
     """Per-host destage buffer and its flushers."""
 
-    capacity: PositiveBytes = 4 * 1024**3
+    capacity: Annotated[PositiveBytes, Field(title="Destager buffer per host")] = 4 * 1024**3
+    """Bytes of written data each host holds until they are copied to the array. When it is full,
+    writers wait (destage_wait in the breakdown)."""
     concurrency: Annotated[int, Field(ge=1, le=1024)] = 4
     max_batch: PositiveBytes = 1024**2
     """Largest coalesced write the destager sends to the array in one go."""
@@ -148,10 +155,13 @@ class CompressionSpec(_Spec):
 class ClusterSpec(_Spec):
     """Hosts (all alike), their tier, networks, destager and cache."""
 
-    hosts: Annotated[int, Field(ge=1, le=256)] = 4
-    tier: TierSpec
-    peer_link: LinkSpec
-    peer_links: int = 1
+    hosts: Annotated[int, Field(title="Hosts", ge=1, le=256)] = 4
+    """Hosts in the cluster, all alike. WB+1 needs at least 2 hosts, WB+2 at least 3."""
+    tier: Annotated[TierSpec, Field(title="Tier (flash or RAM)")]
+    """The acceleration tier on each host: flash or RAM that completes write-back writes and holds the read cache."""
+    peer_link: Annotated[LinkSpec, Field(title="Peer network link")]
+    """The port type between hosts: carries the WB+1/WB+2 replicas and vMotions."""
+    peer_links: Annotated[int, Field(title="Peer links per host", ge=1, le=MAX_PEER_LINKS)] = 1
     """Peer-network ports of the ``peer_link`` profile on every host, 1 to 16 (e.g. 2 for 2 x 10GbE
     dedicated to replication). Transfers to one peer always use the same port, as per-destination
     hashing (LACP layer-3 hash, multipath per target) does: a host sends to the peer ``d`` steps
@@ -169,12 +179,17 @@ class ClusterSpec(_Spec):
     cache: CacheSpec = CacheSpec()
     compression: CompressionSpec = CompressionSpec()
 
-    @field_validator("peer_links")
+    @field_validator("peer_links", mode="wrap")
     @classmethod
-    def _peer_link_count(cls, value: int) -> int:
-        if not 1 <= value <= MAX_PEER_LINKS:
-            raise ValueError(
-                f"peer_links is the number of peer_link ports on each host; set it to a whole number from 1 "
-                f"to {MAX_PEER_LINKS} (the default, 1, is a single port)"
-            )
-        return value
+    def _peer_link_count(cls, value: Any, check: ValidatorFunctionWrapHandler) -> int:
+        """The field's bounds, with a message that says what the number counts."""
+        try:
+            count: int = check(value)
+        except ValidationError as exc:
+            if {error["type"] for error in exc.errors()} <= {"greater_than_equal", "less_than_equal"}:
+                raise ValueError(
+                    f"peer_links is the number of peer_link ports on each host; set it to a whole number from 1 "
+                    f"to {MAX_PEER_LINKS} (the default, 1, is a single port)"
+                ) from None
+            raise
+        return count

@@ -59,7 +59,8 @@ BASE = "base"
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    # Attribute docstrings become field descriptions: the what-if page shows them as its widgets' help.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
 
 
 def _resolve_profile(kind: str, value: Any) -> Any:

@@ -39,10 +39,13 @@ SEED_SOURCE = "simulate(seed=...)"
 class RunSpec(_Spec):
     """How the scenario is run: simulated time, warm-up and sample interval in seconds, and the random seed."""
 
-    duration: Annotated[Seconds, Field(gt=0)] = 30.0
+    duration: Annotated[Seconds, Field(title="Simulated seconds", gt=0)] = 30.0
+    """Simulated time in seconds; a longer run narrows the tails (p99)."""
     warmup: Annotated[Seconds, Field(ge=0)] = 0.0
     """Records issued before this time are kept but left out of the summary."""
-    seed: Annotated[int, Field(ge=0)] = 1
+    seed: Annotated[int, Field(title="Seed", ge=0)] = 1
+    """Random seed: the same scenario and seed always give the same result; another seed shows the
+    run-to-run spread."""
     sample_interval: Annotated[Seconds, Field(gt=0)] = 1.0
 
     @model_validator(mode="after")

@@ -22,10 +22,14 @@ class DutyCycle(_Spec):
     """Time-varying intensity: on/off bursts, or a sinusoid around the mean rate."""
 
     shape: Literal["onoff", "sine"]
-    on: Annotated[Seconds, Field(gt=0)] | None = None
-    off: Annotated[Seconds, Field(ge=0)] | None = None
-    period: Annotated[Seconds, Field(gt=0)] | None = None
+    on: Annotated[Seconds, Field(gt=0)] | None = Field(default=None, title="Burst length")
+    """Seconds of each burst at full intensity (``onoff``)."""
+    off: Annotated[Seconds, Field(ge=0)] | None = Field(default=None, title="Rest time")
+    """Seconds of rest between bursts (``onoff``)."""
+    period: Annotated[Seconds, Field(gt=0)] | None = Field(default=None, title="Period")
+    """Seconds of one cycle of the sine (``sine``)."""
     amplitude: Fraction = 0.5
+    """How far the sine swings the rate around its mean, as a fraction of the mean, 0 to 1 (``sine``)."""
     phase: Annotated[Seconds, Field(ge=0)] = 0.0
     """Start offset into the cycle."""
 
@@ -42,22 +46,31 @@ class Workload(_Spec):
     """What one VM of a group does."""
 
     mode: Literal["closed", "open"] = "closed"
-    workers: Annotated[int, Field(ge=1, le=1024)] = 1
+    workers: Annotated[int, Field(title="Workers per VM", ge=1, le=1024)] = 1
+    """Closed loop: workers per VM; each keeps ``outstanding`` I/Os in flight and issues the next when one
+    completes (after ``think_time``)."""
     outstanding: Annotated[int, Field(ge=1, le=1024)] = 1
     """I/Os each worker keeps in flight (closed loop)."""
     think_time: Annotated[Seconds, Field(ge=0)] = 0.0
-    iops: Annotated[float, Field(gt=0)] | None = None
-    throughput: PositiveRate | None = None
+    iops: Annotated[float, Field(gt=0)] | None = Field(default=None, title="IOPS per VM")
+    """Open loop: mean I/Os per second each VM issues."""
+    throughput: PositiveRate | None = Field(default=None, title="Throughput per VM")
+    """Open loop: mean bytes per second each VM issues."""
     arrivals: Literal["poisson", "uniform"] = "poisson"
     read_fraction: Fraction = 0.0
-    sizes: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=lambda: {"4KiB": 1.0})
-    """I/O size mix: size -> relative weight."""
-    working_set: PositiveBytes = 10 * 1024**3
+    """Share of the VM's I/Os that are reads, 0 to 1; the rest are writes."""
+    sizes: dict[str, Annotated[float, Field(gt=0)]] = Field(title="I/O size mix", default_factory=lambda: {"4KiB": 1.0})
+    """I/O sizes and their relative weights, e.g. 8KiB: 0.7, 64KiB: 0.3 (KiB/MiB are powers of 1024); a size
+    alone weighs 1."""
+    working_set: Annotated[PositiveBytes, Field(title="Working set per VM")] = 10 * 1024**3
+    """Bytes each VM touches; with the tier capacity it sets the read hit rate."""
     access: Literal["uniform", "zipf", "sequential"] = "uniform"
     zipf_theta: Annotated[float, Field(gt=0, le=5)] = 0.99
     compressibility: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.0
     """Fraction of bytes compression removes from this VM's data (0 = incompressible)."""
-    duty_cycle: DutyCycle | None = None
+    duty_cycle: Annotated[DutyCycle | None, Field(title="Duty cycle")] = None
+    """Time-varying intensity: on/off bursts at full intensity with rests in between, or (open loop only) a
+    sine wave around the mean rate. Unset: steady."""
 
     @field_validator("sizes", mode="before")
     @classmethod
@@ -112,7 +125,10 @@ class Group(_Spec):
     """A set of identical VMs: same policy and workload, placed on some hosts."""
 
     name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
-    policy: Policy = "WB+0"
+    policy: Annotated[Policy, Field(title="Write policy")] = "WB+0"
+    """WT: write-through, a write completes when the array has it. WB+0: write-back, complete once in this
+    host's flash/RAM tier (no copy elsewhere until destaged). WB+1 / WB+2: write-back plus a copy on 1 or 2
+    peer hosts over the peer network before the write completes."""
     vms_per_host: Annotated[int, Field(ge=1, le=1024)] = 1
     hosts: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)] | None = None
     """Host indices the group runs on; all hosts when omitted."""
