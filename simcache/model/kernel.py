@@ -53,21 +53,22 @@ SUPPORTED_SIMPY = ">=4.1,<4.2"
 """The SimPy versions whose internals this module was checked against (as pinned in pyproject.toml)."""
 
 
-def _check_simpy() -> None:
-    """Fail at import, not mid-run, if SimPy's internals are not the ones this module uses."""
-    env = simpy.Environment()
+def check_simpy(module: Any = simpy) -> None:
+    """Fail at import, not mid-run, if SimPy's internals (of ``module``, the installed simpy) are not the ones this
+    module uses."""
+    env = module.Environment()
     event = env.event().succeed()  # _ok is set when an event is triggered
     missing = [name for name in ("_queue", "_eid", "_now") if not hasattr(env, name)]
     missing += [f"Event.{name}" for name in ("_ok", "_value", "callbacks") if not hasattr(event, name)]
     if missing or not isinstance(env._queue, list) or (URGENT, NORMAL) != (0, 1):
-        version = getattr(simpy, "__version__", "unknown")
+        version = getattr(module, "__version__", "unknown")
         raise ImportError(
             f"simcache needs simpy{SUPPORTED_SIMPY} (it uses SimPy internals: {', '.join(missing) or 'the event queue'}); "
             f"installed: simpy {version}"
         )
 
 
-_check_simpy()
+check_simpy()
 
 
 class Signal:
