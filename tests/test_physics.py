@@ -18,9 +18,10 @@ import simcache
 from simcache import physics
 from simcache.engine import build
 from simcache.model.array import Array
-from simcache.model.link import FlowNetwork, Port, PortName
+from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
+from simcache.physics import PortName
 from simcache.scenario import ArraySpec, LinkSpec, TierSpec
 
 GBE = LinkSpec(bandwidth=125e6, latency=50e-6)  # mtu 1500, 40 header bytes, 38 framing bytes (the defaults)
