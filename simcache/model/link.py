@@ -59,7 +59,7 @@ class Framing(dict[float, tuple[float, int]]):
 class Port:
     """One direction of a port: a bandwidth shared by the flows crossing it.
 
-    ``name`` says which (:class:`PortName`); ``label`` is its name in series columns.
+    ``name`` says which (:class:`simcache.physics.PortName`); ``label`` is its name in series columns.
     """
 
     __slots__ = (
