@@ -24,10 +24,10 @@ from simcache.model.array import Array
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
 from simcache.model.kernel import events_scheduled, run_until
-from simcache.model.link import FlowNetwork, Port, PortName
+from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM
-from simcache.physics import framed_bytes, ring_peers, span_fraction
+from simcache.physics import PortName, framed_bytes, ring_peers, span_fraction, vmotion_stream_port
 from simcache.results import Result, SeriesSample
 from simcache.scenario import Group, HostFailure, Scenario, VMotion, load_scenario
 from simcache.workload import IOStream
@@ -169,9 +169,11 @@ def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
     wire, packets = framed_bytes(link, per_stream)
     record = {"source_host": event.source_host, "target_host": event.target_host, "start_s": env.now, "end_s": float("nan")}
     model.vmotions.append(record)
-    links = len(source.peer_txs)  # multi-NIC vMotion: stream i uses port pair i mod peer_links
+    links = len(source.peer_txs)
     transfers = [
-        model.network.transfer(source.peer_path(target, i % links), wire, packets, latency=link.latency, weight=event.weight)
+        model.network.transfer(
+            source.peer_path(target, vmotion_stream_port(i, links)), wire, packets, latency=link.latency, weight=event.weight
+        )
         for i in range(event.streams)
     ]
     for transfer in transfers:  # noqa: UP028 (SimPy sends values in; a list iterator cannot take them)

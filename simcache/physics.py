@@ -4,7 +4,9 @@ Pure functions of the scenario's specs and of plain numbers (no SimPy, no
 random draws): the simulator's components call them when they are built (and
 the array per chunk, with the draws it made), and the analytic estimate calls
 the same functions for its mean service times. Both then agree by
-construction, to the last bit where they compute the same thing.
+construction, to the last bit where they compute the same thing. The names of
+the link ports (:class:`PortName`), which both give their utilization series
+under, are here for the same reason.
 
 Times are in seconds, sizes in bytes, rates in bytes per second. Where a
 function reads a spec, the spec's docstring in :mod:`simcache.scenario` says
@@ -14,15 +16,21 @@ what each field means and docs/architecture.md why the model is so.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Literal, cast
 
-from simcache.scenario import ArraySpec, LinkSpec
+from simcache.scenario import ArraySpec, ClusterSpec, LinkSpec
 
 __all__ = [
     "ACK_BYTES",
     "MEAN_SQRT_RANDOM_DISTANCE",
     "RAID_LAYOUT",
     "VAR_SQRT_RANDOM_DISTANCE",
+    "Direction",
+    "PortName",
+    "Role",
     "ack_seconds",
+    "cache_ack_seconds",
     "chunk_copies",
     "clean_pool_depth",
     "compression_seconds",
@@ -33,6 +41,7 @@ __all__ = [
     "message_seconds",
     "peer_port",
     "pipe_rate",
+    "read_cache_lines",
     "read_modify_write",
     "revolution_seconds",
     "ring_peers",
@@ -44,6 +53,7 @@ __all__ = [
     "spindle_op_seconds",
     "spindle_op_variance",
     "tier_service_seconds",
+    "vmotion_stream_port",
     "wire_seconds",
     "working_set_blocks",
     "write_penalty",
@@ -154,6 +164,81 @@ def peer_port(source: int, target: int, hosts: int, peer_links: int) -> int:
     return ((target - source) % hosts - 1) % peer_links
 
 
+def vmotion_stream_port(stream: int, peer_links: int) -> int:
+    """The peer port pair vMotion stream number ``stream`` uses: ``stream mod peer_links`` (multi-NIC vMotion
+    spreads its streams over the port pairs, whatever pair :func:`peer_port` hashes the hosts to)."""
+    return stream % peer_links
+
+
+# --------------------------------------------------------------------------- port names
+
+Role = Literal["peer", "storage", "array", "fabric"]
+Direction = Literal["tx", "rx"]
+
+
+@dataclass(frozen=True)
+class PortName:
+    """Which port direction a :class:`simcache.model.link.Port` (or an estimate's port station) is: its host,
+    network role, number and direction.
+
+    ``host``: the host's index (None for the array's port and the shared peer
+    fabric); ``index``: the peer port's number when a host has several (None
+    when it has one); ``direction``: ``tx`` (sending) or ``rx`` (receiving),
+    None for the fabric, which carries both.
+    """
+
+    host: int | None
+    role: Role
+    index: int | None = None
+    direction: Direction | None = None
+
+    @property
+    def port(self) -> str:
+        """The port's name on its host: ``peer``, ``peer1``, ``storage`` (``array`` and ``peer`` for the fabric)."""
+        if self.role == "fabric":
+            return "peer"
+        return self.role if self.index is None else f"{self.role}{self.index}"
+
+    @property
+    def label(self) -> str:
+        """The name in series columns (``util.<label>``): ``host0.peer.tx``, ``host0.peer1.rx``, ``array.rx``, ``peer.fabric``."""
+        if self.role == "fabric":
+            return "peer.fabric"
+        if self.host is None:
+            return f"{self.port}.{self.direction}"
+        return f"host{self.host}.{self.port}.{self.direction}"
+
+    def describe(self, profile: str | None = None) -> str:
+        """In words, naming the link's ``profile`` if given: ``"the host0 1GbE peer link 1 (sending)"``."""
+        kind = f"{profile} " if profile else ""
+        verb = "sending" if self.direction == "tx" else "receiving"
+        if self.role == "fabric":
+            return f"the shared {kind}peer segment"
+        if self.role == "array":
+            return f"the array's storage port ({verb})"
+        which = "" if self.index is None else f" {self.index}"
+        return f"the host{self.host} {kind}{self.role} link{which} ({verb})"
+
+    @classmethod
+    def parse(cls, label: str) -> PortName | None:
+        """The port direction a :attr:`label` names; None if ``label`` names no port (``host0.tier``, ``array``)."""
+        parts = label.split(".")
+        if label == "peer.fabric":
+            return cls(None, "fabric")
+        if parts[-1] not in ("tx", "rx") or len(parts) not in (2, 3):
+            return None
+        direction = cast(Direction, parts[-1])
+        if len(parts) == 2:
+            return cls(None, "array", None, direction) if parts[0] == "array" else None
+        host, port = parts[0].removeprefix("host"), parts[1]
+        role = port.rstrip("0123456789")
+        number = port[len(role) :]
+        if not host.isdigit() or role not in ("peer", "storage"):
+            return None
+        name = cls(int(host), cast(Role, role), int(number) if number else None, direction)
+        return name if name.label == label else None  # e.g. "host01.peer.tx" names no port
+
+
 # --------------------------------------------------------------------------- array
 
 
@@ -228,14 +313,27 @@ def read_modify_write(raid: str) -> bool:
     return raid in ("raid5", "raid6")
 
 
+def cache_ack_seconds(spec: ArraySpec) -> float | None:
+    """Time (s) the array's controller write cache takes to acknowledge a write it has room for
+    (``cache_latency``); ``None`` without a controller cache (the write waits for its spindles)."""
+    return spec.cache_latency if spec.controller_cache > 0 else None
+
+
 def write_penalty(raid: str, spindles: int) -> int:
     """Back-end I/Os per front-end write of one chunk (1 for RAID 0, 2 for RAID 10, 4 for RAID 5, 6 for RAID 6)."""
     return chunk_copies(raid, spindles) * (2 if read_modify_write(raid) else 1)
 
 
-# --------------------------------------------------------------------------- workload
+# --------------------------------------------------------------------------- workload and read cache
 
 
 def working_set_blocks(working_set: int, block: int) -> int:
     """Aligned blocks of ``block`` bytes in a VM's ``working_set`` bytes (at least one)."""
     return max(1, working_set // block)
+
+
+def read_cache_lines(spec: ClusterSpec) -> int:
+    """Lines a host's read cache holds (at least one): its ``cache.capacity`` bytes, by default the tier's
+    ``capacity``, in lines of ``cache.line`` bytes."""
+    capacity = spec.cache.capacity if spec.cache.capacity is not None else spec.tier.capacity
+    return max(1, capacity // spec.cache.line)

@@ -12,7 +12,7 @@ import pandas as pd
 
 import simcache
 from simcache.metrics import HEADLINE_PERCENTILES, PERCENTILES, SUMMARY_COLUMNS
-from simcache.model.link import PortName
+from simcache.physics import PortName
 
 SATURATED = 0.9
 BUSY = 0.7

@@ -22,8 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcache.model.array import Array
-from simcache.model.link import FlowNetwork, Port, PortName
+from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
+from simcache.physics import PortName
 from simcache.scenario import ArraySpec, DriveSpec, LinkSpec
 
 LINK = LinkSpec(bandwidth=125e6, latency=50e-6)

@@ -17,11 +17,13 @@ import simpy
 import simcache
 from simcache import physics
 from simcache.engine import build
+from simcache.estimate.layout import Layout
 from simcache.model.array import Array
-from simcache.model.link import FlowNetwork, Port, PortName
+from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
-from simcache.scenario import ArraySpec, LinkSpec, TierSpec
+from simcache.physics import PortName
+from simcache.scenario import ArraySpec, LinkSpec, TierSpec, VMotion
 
 GBE = LinkSpec(bandwidth=125e6, latency=50e-6)  # mtu 1500, 40 header bytes, 38 framing bytes (the defaults)
 
@@ -138,6 +140,38 @@ def test_the_model_replicates_to_ring_peers_on_the_hashed_ports() -> None:
                 assert host.peer_path(peer)[:2] == (host.peer_txs[k], peer.peer_rxs[k])
 
 
+def test_vmotion_streams_take_the_port_pairs_in_turn() -> None:
+    """Stream i on pair i mod peer_links: 5 streams on 2 pairs put 3 on pair 0 and 2 on pair 1; the estimate's
+    per-pair stream counts are the simulator's assignment counted."""
+    assert [physics.vmotion_stream_port(i, 2) for i in range(5)] == [0, 1, 0, 1, 0]
+    assert all(physics.vmotion_stream_port(i, 1) == 0 for i in range(5))
+    layout = Layout(simcache.load_scenario("default").with_overrides({"cluster.peer_links": 3}))
+    for streams in (1, 2, 4, 7):
+        event = VMotion(kind="vmotion", at=0.0, streams=streams)
+        counted = [sum(physics.vmotion_stream_port(i, 3) == k for i in range(streams)) for k in range(3)]
+        assert layout.vmotion_streams(event) == [(k, n) for k, n in enumerate(counted) if n > 0]
+
+
+def test_port_names_label_the_model_ports_and_the_estimate_stations_alike() -> None:
+    """Every port the simulator builds (two peer ports per host, a shared fabric) is named as the estimate's
+    station for it, both through :class:`simcache.physics.PortName`."""
+    assert PortName(0, "peer", None, "tx").label == "host0.peer.tx"
+    assert PortName(2, "peer", 1, "rx").label == "host2.peer1.rx"
+    assert PortName(None, "array", None, "rx").label == "array.rx"
+    assert PortName(None, "fabric").label == "peer.fabric"
+    scenario = simcache.load_scenario("default").with_overrides({"cluster.peer_links": 2, "cluster.peer_fabric": "shared"})
+    model = build(scenario, 0)
+    ports = [model.array_rx, model.array_tx]
+    for host in model.hosts:
+        ports += [*host.peer_txs, *host.peer_rxs, host.storage_tx, host.storage_rx]
+    fabric = model.hosts[0].peer_fabric
+    assert fabric is not None
+    ports.append(fabric)
+    layout = Layout(scenario)
+    stations = {name for name, is_port in zip(layout.names, layout.is_port, strict=True) if is_port}
+    assert stations == {port.label for port in ports}
+
+
 # -- array --------------------------------------------------------------------------------------
 
 
@@ -223,9 +257,70 @@ def test_an_idle_array_reads_in_the_physics_service_time() -> None:
     assert array.read(0.0, size) == 0.0 + expected
 
 
+def test_the_controller_cache_acknowledges_in_its_latency() -> None:
+    """With a controller cache, a write it has room for is acknowledged ``cache_latency`` after it arrives;
+    without one there is no cache acknowledgement (the write waits for its spindles)."""
+    default = simcache.load_scenario("default").array
+    cached = ArraySpec.model_validate(default.model_dump() | {"controller_cache": 2**30, "cache_latency": 2e-4})
+    bare = ArraySpec.model_validate(default.model_dump() | {"controller_cache": 0})
+    assert physics.cache_ack_seconds(cached) == 2e-4
+    assert physics.cache_ack_seconds(bare) is None
+    array = Array(cached, UniformStream(np.random.SeedSequence(3)), 0.5)
+    assert array.submit(1.0, [4096], True) == 1.0 + 2e-4
+
+
 # -- workload -----------------------------------------------------------------------------------
 
 
 def test_working_set_blocks() -> None:
     assert physics.working_set_blocks(10 * 4096 + 5, 4096) == 10
     assert physics.working_set_blocks(100, 4096) == 1
+
+
+def test_read_cache_lines_default_to_the_tier_capacity_and_hold_at_least_one() -> None:
+    """capacity // line lines, the tier's capacity when the cache's is unset, at least one; the simulator's
+    hosts and the estimate's read cache hold that many."""
+    scenario = simcache.load_scenario("default")
+    cluster = scenario.cluster
+    tier_lines = cluster.tier.capacity // cluster.cache.line
+    assert physics.read_cache_lines(cluster.model_copy(update={"cache": cluster.cache.model_copy(update={"capacity": None})})) == tier_lines
+    tiny = cluster.model_copy(update={"cache": cluster.cache.model_copy(update={"capacity": 100})})
+    assert physics.read_cache_lines(tiny) == 1
+    assert (
+        physics.read_cache_lines(
+            cluster.model_copy(update={"cache": cluster.cache.model_copy(update={"capacity": 10 * cluster.cache.line + 1})})
+        )
+        == 10
+    )
+    model = build(scenario, 0)
+    assert all(host.cache.capacity_lines == physics.read_cache_lines(cluster) for host in model.hosts)
+    assert Layout(scenario).read_cache.capacity == physics.read_cache_lines(cluster)
+
+
+# -- the estimate's figures ---------------------------------------------------------------------
+
+
+def test_the_estimate_service_figures_are_the_physics_values() -> None:
+    """The default scenario's estimate layout: ack time, tier rates, GC and clean pool, array geometry and the
+    controller cache's acknowledgement, each equal to the physics function's value."""
+    scenario = simcache.load_scenario("default")
+    cluster, array = scenario.cluster, scenario.array
+    tier, drive = cluster.tier, array.drive
+    services = Layout(scenario).services
+    assert services.ack_seconds == physics.ack_seconds(cluster.peer_link)
+    assert services.read_rate == physics.pipe_rate(tier.read_bandwidth, tier.controller_bandwidth)
+    assert services.write_rate == physics.pipe_rate(tier.write_bandwidth, tier.controller_bandwidth)
+    assert services.gc_rate == physics.gc_refill_rate(tier.gc_rate)
+    assert services.clean_pool == physics.clean_pool_depth(tier.clean_pool)
+    assert services.revolution == physics.revolution_seconds(drive.rpm)
+    assert services.seek_k == physics.seek_coefficient(drive.avg_seek, drive.settle)
+    assert services.span == physics.seek_span(physics.span_fraction(array, scenario.data_bytes))
+    assert services.copies == physics.chunk_copies(array.raid, array.spindles)
+    assert services.rmw == physics.read_modify_write(array.raid)
+    assert services.cache_ack == physics.cache_ack_seconds(array)
+    assert services.storage_seconds(65536.0) == physics.wire_seconds(cluster.storage_link, 65536.0)
+    mean, variance = services.spindle_op(4096.0, False, 1.0)
+    seek = physics.mean_seek_seconds(drive.settle, services.seek_k, services.span)
+    revolution = services.revolution
+    assert mean == physics.spindle_op_seconds(seek, revolution / 2.0, 4096.0 / drive.media_rate, revolution, False)
+    assert variance == physics.spindle_op_variance(services.seek_k, services.span, revolution)

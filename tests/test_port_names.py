@@ -6,7 +6,7 @@ import pytest
 
 import simcache
 from simcache.engine import build
-from simcache.model.link import PortName
+from simcache.physics import PortName
 
 
 @pytest.mark.parametrize("links", [1, 2])

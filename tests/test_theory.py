@@ -33,10 +33,10 @@ import simpy
 
 from simcache.model.array import Array
 from simcache.model.host import Host
-from simcache.model.link import FlowNetwork, Port, PortName
+from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
-from simcache.physics import framed_bytes
+from simcache.physics import PortName, framed_bytes
 from simcache.scenario import ArraySpec, ClusterSpec, DestagerSpec, DriveSpec, LinkSpec, TierSpec
 
 FloatArray = npt.NDArray[np.float64]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from simcache.estimate.chains import Chain, SizeMix
 from simcache.estimate.queueing import expected_max_normal, waiting_probability
 from simcache.estimate.services import ServiceTimes
+from simcache.physics import message_seconds
 from simcache.scenario import DestagerSpec
 
 __all__ = ["DestageBatches", "FullBatch"]
@@ -96,7 +97,7 @@ class DestageBatches:
                     services.tier_read_latency
                     + batch / services.read_rate
                     + services.storage_seconds(batch)
-                    + 2.0 * storage.latency
+                    + 2.0 * message_seconds(storage)
                     + array_time
                 )
                 busy = write_rate / writes * cycle / spec.concurrency
@@ -133,7 +134,7 @@ class DestageBatches:
                 size=batch,
                 wire=services.storage_seconds(batch),
                 spindle_demand=operations / services.spindles * mean,
-                delays=services.tier_read_latency + batch / services.read_rate + 2.0 * services.storage_link.latency + imbalance,
+                delays=services.tier_read_latency + batch / services.read_rate + 2.0 * message_seconds(services.storage_link) + imbalance,
                 array_per_byte=operations * mean / batch / services.spindles,
             )
         return full

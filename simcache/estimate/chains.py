@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from simcache.physics import framed_bytes
 from simcache.scenario import LinkSpec, Scenario
@@ -54,14 +54,14 @@ class Chain:
         return self.customers / (self.think + 1e-3) if self.closed else self.rate * self.customers
 
 
-def chains(scenario: Scenario, mixes: list[SizeMix]) -> list[Chain]:
-    """Every group's chains, group by group and host by host (``mixes``: the groups' size mixes)."""
+def chains(scenario: Scenario) -> list[Chain]:
+    """Every group's chains, group by group and host by host."""
     built = []
     compression = scenario.cluster.compression.mode != "off"
     for g, group in enumerate(scenario.groups):
         w = group.workload
         closed = w.mode == "closed"
-        rate = 0.0 if closed else (w.iops if w.iops is not None else cast(float, w.throughput) / mixes[g].size)
+        rate = 0.0 if closed else w.mean_rate
         for h in scenario.group_hosts(group):
             built.append(
                 Chain(

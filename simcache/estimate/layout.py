@@ -28,6 +28,7 @@ from simcache.estimate.stations import (
     STORAGE_TX,
     TIER,
 )
+from simcache.physics import PortName, peer_port, ring_peers, vmotion_stream_port
 from simcache.scenario import Scenario, VMotion
 
 __all__ = ["Layout", "VMotionPair"]
@@ -77,7 +78,7 @@ class Layout:
         self.names = self._station_names()
         self.destager = cluster.destager
         self.mixes = [SizeMix(group.workload, cluster.peer_link, cluster.storage_link) for group in scenario.groups]
-        self.chains = chains(scenario, self.mixes)
+        self.chains = chains(scenario)
         writers = [ch for ch in self.chains if ch.write_back and ch.read_fraction < 1.0]
         self.destaging_hosts = [any(ch.host == h for ch in writers) for h in range(self.hosts)]
         self.adaptive = cluster.compression.mode == "adaptive"
@@ -100,16 +101,16 @@ class Layout:
             base = h * self.per_host
             names[base + TIER] = f"host{h}.tier"
             for k in range(self.peer_links):
-                port = "peer" if self.peer_links == 1 else f"peer{k}"  # the simulator's names (Host.peer_txs)
-                names[self.peer_station(h, k, True)] = f"host{h}.{port}.tx"
-                names[self.peer_station(h, k, False)] = f"host{h}.{port}.rx"
-            names[base + STORAGE_TX] = f"host{h}.storage.tx"
-            names[base + STORAGE_RX] = f"host{h}.storage.rx"
+                number = None if self.peer_links == 1 else k  # the simulator's numbering (Host.peer_txs)
+                names[self.peer_station(h, k, True)] = PortName(h, "peer", number, "tx").label
+                names[self.peer_station(h, k, False)] = PortName(h, "peer", number, "rx").label
+            names[base + STORAGE_TX] = PortName(h, "storage", None, "tx").label
+            names[base + STORAGE_RX] = PortName(h, "storage", None, "rx").label
         names[self.shared + ARRAY] = "array"
-        names[self.shared + ARRAY_RX] = "array.rx"
-        names[self.shared + ARRAY_TX] = "array.tx"
+        names[self.shared + ARRAY_RX] = PortName(None, "array", None, "rx").label
+        names[self.shared + ARRAY_TX] = PortName(None, "array", None, "tx").label
         if self.shared_fabric:
-            names[self.shared + FABRIC] = "peer.fabric"
+            names[self.shared + FABRIC] = PortName(None, "fabric").label
         return names
 
     # -- peer ports and vMotions ------------------------------------------------------------------
@@ -120,9 +121,9 @@ class Layout:
         return host * self.per_host + slot
 
     def peer_port(self, source: int, target: int) -> int:
-        """The peer port pair a transfer from ``source`` to ``target`` uses, as the simulator's ``Host.peer_port``:
-        ``(d - 1) mod peer_links`` with ``d = (target - source) mod hosts``, the same number at both ends."""
-        return ((target - source) % self.hosts - 1) % self.peer_links
+        """The peer port pair a transfer from ``source`` to ``target`` uses (:func:`simcache.physics.peer_port`,
+        as the simulator's ``Host.peer_port``), the same number at both ends."""
+        return peer_port(source, target, self.hosts, self.peer_links)
 
     def peer_ports(self, source: int, target: int, port: int | None = None) -> list[int]:
         """Ports of a peer transfer: the source's tx, the target's rx (of the pair ``port``, by default the
@@ -136,7 +137,7 @@ class Layout:
     def replica_targets(self, host: int, count: int) -> list[tuple[int, int]]:
         """(target host, sending peer port) of each of the ``count`` replicas of a write on ``host``: to the ring
         peers ``host + 1 .. host + count``, each on the port :meth:`peer_port` hashes that pair to."""
-        targets = [(host + r) % self.hosts for r in range(1, count + 1)]
+        targets = ring_peers(host, self.hosts)[:count]
         return [(target, self.peer_port(host, target)) for target in targets]
 
     def lane(self, host: int, port: int) -> int:
@@ -146,10 +147,11 @@ class Layout:
 
     def vmotion_streams(self, event: VMotion) -> list[tuple[int, int]]:
         """(port pair, streams on it) of a vMotion, pairs that carry none left out: stream ``i`` uses the pair
-        ``i mod peer_links`` (multi-NIC vMotion, as the simulator's ``_vmotion``)."""
-        links = self.peer_links
-        split = ((k, event.streams // links + (1 if k < event.streams % links else 0)) for k in range(links))
-        return [(k, streams) for k, streams in split if streams > 0]
+        :func:`simcache.physics.vmotion_stream_port` gives it, as in the simulator's ``_vmotion``."""
+        counts = [0] * self.peer_links
+        for i in range(event.streams):
+            counts[vmotion_stream_port(i, self.peer_links)] += 1
+        return [(k, streams) for k, streams in enumerate(counts) if streams > 0]
 
     def vmotion_ports(self, v: int) -> list[int]:
         """The ports of the vMotion pair ``v`` (of :attr:`vmotion_pairs`): the source's tx and the target's rx

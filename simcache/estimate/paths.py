@@ -28,6 +28,7 @@ from simcache.estimate.stations import (
     STORAGE_TX,
     Step,
 )
+from simcache.physics import compression_seconds, message_seconds
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
@@ -70,7 +71,7 @@ def _chain_ops(c: Layout, index: int, chain: Chain) -> list[Op]:
     if chain.read_fraction > 0.0:
         ops.append(Op(index, "read", "hit", chain.read_fraction, size, [c.services.tier_steps(h, size, size_sq, False)]))
         leg = [
-            Step(DELAY, service=c.services.storage_link.latency * 2.0),
+            Step(DELAY, service=2.0 * message_seconds(c.services.storage_link)),
             c.services.spindle_step(*c.services.array_request([size], False, 1.0)),
             Step(FLOW, ports=(c.shared + ARRAY_TX, h * c.per_host + STORAGE_RX), service=mix.storage_seconds),
         ]
@@ -89,7 +90,7 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
     if not chain.write_back:
         storage = c.services.storage_link
         leg = [
-            Step(DELAY, service=storage.latency * 2.0),
+            Step(DELAY, service=2.0 * message_seconds(storage)),
             Step(FLOW, ports=(base + STORAGE_TX, c.shared + ARRAY_RX), service=mix.storage_seconds),
         ]
         spindles = c.services.spindle_step(*c.services.array_request([size], True, 1.0))
@@ -105,7 +106,7 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
     compression = c.scenario.cluster.compression
     switch = COMPRESSED if chain.compressible else ALWAYS
     delay = peer.latency + c.services.ack_seconds
-    compressed_delay = size / compression.throughput + peer.latency + c.services.ack_seconds
+    compressed_delay = compression_seconds(size, compression.throughput) + peer.latency + c.services.ack_seconds
     replicas = c.replica_targets(h, chain.replicas)
     sending = [k for _, k in replicas]
     for target, k in replicas:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simcache.estimate.numeric import MAX_ITERATIONS, Floats, sums
+from simcache.physics import read_cache_lines, working_set_blocks
 from simcache.workload import BLOCK
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class ReadCache:
         cache = scenario.cluster.cache
         line = cache.line
         per_line = line / BLOCK
-        self.capacity = float((cache.capacity if cache.capacity is not None else scenario.cluster.tier.capacity) // line)
+        self.capacity = float(read_cache_lines(scenario.cluster))
         start, end = c.window
         self.times = np.array([[start + (end - start) * x] for x in (0.1127, 0.5, 0.8873)])  # 3-point Gauss-Legendre
         self.weights = np.array([[5.0 / 18.0], [8.0 / 18.0], [5.0 / 18.0]])
@@ -64,7 +65,7 @@ class ReadCache:
             w = group.workload
             vms = group.vms_per_host
             spans = sum(p * (1.0 + max(0.0, s - BLOCK) / line) for s, p in c.mixes[g].pairs)
-            blocks = max(1, w.working_set // BLOCK)
+            blocks = working_set_blocks(w.working_set, BLOCK)
             lines = max(1.0, w.working_set / line)
             per_group.append(
                 [

@@ -14,14 +14,28 @@ import numpy as np
 from simcache.estimate.numeric import Floats
 from simcache.estimate.queueing import expected_max_normal
 from simcache.estimate.stations import ARRAY, GC, PAST_CLIFF, PIPE, PIPE_SLOT, QUEUE, SPINDLE, TIER, Step
-from simcache.physics import ACK_BYTES, framed_bytes, span_fraction
-from simcache.physics import MEAN_SQRT_RANDOM_DISTANCE as _MEAN_SQRT
-from simcache.physics import RAID_LAYOUT as _RAID_LAYOUT
+from simcache.physics import (
+    ack_seconds,
+    cache_ack_seconds,
+    chunk_copies,
+    clean_pool_depth,
+    gc_refill_rate,
+    mean_seek_seconds,
+    pipe_rate,
+    read_modify_write,
+    revolution_seconds,
+    seek_coefficient,
+    seek_span,
+    sorted_seek_scale,
+    span_fraction,
+    spindle_op_seconds,
+    spindle_op_variance,
+    tier_service_seconds,
+    wire_seconds,
+)
 from simcache.scenario import Scenario
 
 __all__ = ["DestageSteps", "ServiceTimes"]
-
-_VAR_SQRT = 1.0 / 3.0 - _MEAN_SQRT**2  # Var[sqrt(|U1 - U2|)]
 
 
 @dataclass(frozen=True)
@@ -49,26 +63,24 @@ class ServiceTimes:
         self.tier_read_latency = tier.read_latency
         self.tier_write_latency = tier.write_latency
         self.exponential_tier = tier.service == "exponential"
-        cap = tier.controller_bandwidth or math.inf
-        self.read_rate = min(tier.read_bandwidth, cap)
-        self.write_rate = min(tier.write_bandwidth, cap)
-        self.gc_rate = tier.gc_rate or math.inf
-        self.clean_pool = float(tier.clean_pool) if tier.clean_pool is not None else math.inf
+        self.read_rate = pipe_rate(tier.read_bandwidth, tier.controller_bandwidth)
+        self.write_rate = pipe_rate(tier.write_bandwidth, tier.controller_bandwidth)
+        self.gc_rate = gc_refill_rate(tier.gc_rate)
+        self.clean_pool = clean_pool_depth(tier.clean_pool)
         self.storage_link = cluster.storage_link
         array = scenario.array
         drive = array.drive
         self.spindles = array.spindles
-        self.revolution = 60.0 / drive.rpm
-        self.seek_k = (drive.avg_seek - drive.settle) / _MEAN_SQRT
+        self.revolution = revolution_seconds(drive.rpm)
+        self.seek_k = seek_coefficient(drive.avg_seek, drive.settle)
         self.settle = drive.settle
         self.media = drive.media_rate
-        self.span = min(1.0, max(0.0, span_fraction(array, scenario.data_bytes)))
-        self.copies = min(_RAID_LAYOUT[array.raid][0], array.spindles)
-        self.rmw = array.raid in ("raid5", "raid6")
+        self.span = seek_span(span_fraction(array, scenario.data_bytes))
+        self.copies = chunk_copies(array.raid, array.spindles)
+        self.rmw = read_modify_write(array.raid)
         self.stripe = array.stripe
-        self.cache_ack = array.cache_latency if array.controller_cache > 0 else None
-        peer = cluster.peer_link
-        self.ack_seconds = peer.latency + framed_bytes(peer, ACK_BYTES)[0] / peer.bandwidth
+        self.cache_ack = cache_ack_seconds(array)
+        self.ack_seconds = ack_seconds(cluster.peer_link)
         self._batch_requests: dict[tuple[float, int], tuple[float, float, float]] = {}
         self._destage_steps: dict[tuple[float, int], DestageSteps] = {}
 
@@ -88,7 +100,7 @@ class ServiceTimes:
             steps.append(
                 Step(QUEUE, station=base + GC, scv=size_scv, switch=PAST_CLIFF, switch_host=host, switched_service=size / self.gc_rate)
             )
-        mean = latency + size * per_byte
+        mean = tier_service_seconds(latency, size, per_byte)
         if self.exponential_tier:
             steps.append(Step(QUEUE, station=base + TIER, service=mean, scv=1.0))
             return steps
@@ -102,11 +114,10 @@ class ServiceTimes:
     def spindle_op(self, chunk: float, is_write: bool, seek_scale: float) -> tuple[float, float]:
         """Mean and variance (s, s^2) of one chunk operation on one spindle."""
         distance = self.span * seek_scale
-        seek = self.settle + self.seek_k * _MEAN_SQRT * math.sqrt(distance) if distance > 0 else 0.0
-        variance = self.seek_k**2 * distance * _VAR_SQRT + self.revolution**2 / 12.0
-        mean = seek + self.revolution / 2.0 + chunk / self.media
-        if is_write and self.rmw:
-            mean += self.revolution + chunk / self.media
+        seek = mean_seek_seconds(self.settle, self.seek_k, distance)
+        variance = spindle_op_variance(self.seek_k, distance, self.revolution)
+        # The transfer as a division (the model multiplies by the reciprocal rate it keeps): the estimate's bits.
+        mean = spindle_op_seconds(seek, self.revolution / 2.0, chunk / self.media, self.revolution, is_write and self.rmw)
         return mean, variance
 
     def array_request(self, runs: list[float], is_write: bool, seek_scale: float) -> tuple[float, float, float]:
@@ -133,7 +144,7 @@ class ServiceTimes:
         request = self._batch_requests.get(key)
         if request is None:
             # The runs are equal: the request is `runs` times one run's operations, of the same mean and variance.
-            operations, mean, variance = self.array_request([batch / runs], True, 1.0 / (runs + 1))
+            operations, mean, variance = self.array_request([batch / runs], True, sorted_seek_scale(runs))
             request = self._batch_requests[key] = (operations * runs, mean, variance)
         return request
 
@@ -159,5 +170,4 @@ class ServiceTimes:
 
     def storage_seconds(self, nbytes: float) -> float:
         """Time (s) of ``nbytes`` of payload, framed, at the storage link's line rate."""
-        storage = self.storage_link
-        return framed_bytes(storage, nbytes)[0] / storage.bandwidth
+        return wire_seconds(self.storage_link, nbytes)

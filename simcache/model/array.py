@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from simcache.model.meter import BusyMeter
 from simcache.model.randomness import UniformStream
 from simcache.physics import (
+    cache_ack_seconds,
     chunk_copies,
     read_modify_write,
     revolution_seconds,
@@ -61,6 +62,7 @@ class Array:
         self._copies = chunk_copies(spec.raid, spec.spindles)
         self._read_modify_write = read_modify_write(spec.raid)
         self._cache_capacity = spec.controller_cache
+        self._cache_ack = cache_ack_seconds(spec)
         self._cache_used = 0
         self._cache_drains: list[tuple[float, int]] = []  # (time the spindles finish, bytes)
         self.front_end_ios = 0
@@ -153,7 +155,8 @@ class Array:
         return finish
 
     def _through_cache(self, now: float, nbytes: int, spindles_done: float) -> float:
-        if self._cache_capacity <= 0:
+        ack = self._cache_ack
+        if ack is None:
             return spindles_done
         drains = self._cache_drains
         while drains and drains[0][0] <= now:
@@ -162,4 +165,4 @@ class Array:
             return spindles_done
         self._cache_used += nbytes
         heapq.heappush(drains, (spindles_done, nbytes))
-        return now + self.spec.cache_latency
+        return now + ack

@@ -17,11 +17,12 @@ _VM_SHIFT = 40  # line index bits per VM in the cache key (2^40 lines is plenty)
 
 
 class ReadCache:
-    """LRU set of (vm, line) keys with a capacity in bytes."""
+    """LRU set of (vm, line) keys holding ``capacity_lines`` lines of ``line_bytes`` bytes
+    (:func:`simcache.physics.read_cache_lines`)."""
 
-    def __init__(self, capacity_bytes: int, line_bytes: int):
+    def __init__(self, capacity_lines: int, line_bytes: int):
         self.line = line_bytes
-        self.capacity_lines = max(1, capacity_bytes // line_bytes)
+        self.capacity_lines = capacity_lines
         self._lines: OrderedDict[int, None] = OrderedDict()
         self.hits = 0
         self.misses = 0

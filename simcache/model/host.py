@@ -7,10 +7,10 @@ import simpy
 from simcache.model.array import Array
 from simcache.model.cache import ReadCache
 from simcache.model.destager import Destager, PendingWrite
-from simcache.model.link import FlowNetwork, Port, PortName
+from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
-from simcache.physics import peer_port
+from simcache.physics import PortName, peer_port, read_cache_lines
 from simcache.scenario import ClusterSpec
 
 __all__ = ["Host"]
@@ -44,8 +44,7 @@ class Host:
         self.array_rx = array_rx
         self.array_tx = array_tx
         self.tier = Tier(spec.tier, stream, name=f"{self.name}.tier")
-        cache_bytes = spec.cache.capacity if spec.cache.capacity is not None else spec.tier.capacity
-        self.cache = ReadCache(cache_bytes, spec.cache.line)
+        self.cache = ReadCache(read_cache_lines(spec), spec.cache.line)
         self.host_count = spec.hosts
         links = spec.peer_links
         numbers: list[int | None] = [None] if links == 1 else list(range(links))

@@ -31,17 +31,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from heapq import heappop, heappush
-from typing import Literal, cast
 
 import simpy
 
 from simcache.model.kernel import Signal, current_time, process_now, schedule_at, trigger, unschedule
-from simcache.physics import framed_bytes
+from simcache.physics import PortName, framed_bytes
 from simcache.scenario import LinkSpec
 
-__all__ = ["FlowNetwork", "Framing", "Port", "PortName"]
+__all__ = ["FlowNetwork", "Framing", "Port"]
 
 _STALE_TIMERS_KEPT = 64  # superseded wake-ups left in SimPy's queue before they are taken out
 
@@ -58,76 +56,10 @@ class Framing(dict[float, tuple[float, int]]):
         return framed
 
 
-Role = Literal["peer", "storage", "array", "fabric"]
-Direction = Literal["tx", "rx"]
-
-
-@dataclass(frozen=True)
-class PortName:
-    """Which port direction a :class:`Port` is: its host, network role, number and direction.
-
-    ``host``: the host's index (None for the array's port and the shared peer
-    fabric); ``index``: the peer port's number when a host has several (None
-    when it has one); ``direction``: ``tx`` (sending) or ``rx`` (receiving),
-    None for the fabric, which carries both.
-    """
-
-    host: int | None
-    role: Role
-    index: int | None = None
-    direction: Direction | None = None
-
-    @property
-    def port(self) -> str:
-        """The port's name on its host: ``peer``, ``peer1``, ``storage`` (``array`` and ``peer`` for the fabric)."""
-        if self.role == "fabric":
-            return "peer"
-        return self.role if self.index is None else f"{self.role}{self.index}"
-
-    @property
-    def label(self) -> str:
-        """The name in series columns (``util.<label>``): ``host0.peer.tx``, ``host0.peer1.rx``, ``array.rx``, ``peer.fabric``."""
-        if self.role == "fabric":
-            return "peer.fabric"
-        if self.host is None:
-            return f"{self.port}.{self.direction}"
-        return f"host{self.host}.{self.port}.{self.direction}"
-
-    def describe(self, profile: str | None = None) -> str:
-        """In words, naming the link's ``profile`` if given: ``"the host0 1GbE peer link 1 (sending)"``."""
-        kind = f"{profile} " if profile else ""
-        verb = "sending" if self.direction == "tx" else "receiving"
-        if self.role == "fabric":
-            return f"the shared {kind}peer segment"
-        if self.role == "array":
-            return f"the array's storage port ({verb})"
-        which = "" if self.index is None else f" {self.index}"
-        return f"the host{self.host} {kind}{self.role} link{which} ({verb})"
-
-    @classmethod
-    def parse(cls, label: str) -> PortName | None:
-        """The port direction a :attr:`label` names; None if ``label`` names no port (``host0.tier``, ``array``)."""
-        parts = label.split(".")
-        if label == "peer.fabric":
-            return cls(None, "fabric")
-        if parts[-1] not in ("tx", "rx") or len(parts) not in (2, 3):
-            return None
-        direction = cast(Direction, parts[-1])
-        if len(parts) == 2:
-            return cls(None, "array", None, direction) if parts[0] == "array" else None
-        host, port = parts[0].removeprefix("host"), parts[1]
-        role = port.rstrip("0123456789")
-        number = port[len(role) :]
-        if not host.isdigit() or role not in ("peer", "storage"):
-            return None
-        name = cls(int(host), cast(Role, role), int(number) if number else None, direction)
-        return name if name.label == label else None  # e.g. "host01.peer.tx" names no port
-
-
 class Port:
     """One direction of a port: a bandwidth shared by the flows crossing it.
 
-    ``name`` says which (:class:`PortName`); ``label`` is its name in series columns.
+    ``name`` says which (:class:`simcache.physics.PortName`); ``label`` is its name in series columns.
     """
 
     __slots__ = (
