@@ -40,6 +40,7 @@ __all__ = [
     "URGENT",
     "Resumer",
     "Signal",
+    "check_simpy",
     "current_time",
     "events_scheduled",
     "process_now",
