@@ -8,6 +8,7 @@ following fails here, so the page cannot go stale silently.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 from pathlib import Path
@@ -108,3 +109,21 @@ def test_public_api_table_matches_the_package() -> None:
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     listed = {re.match(r"\| `(\w+)", row).group(1) for row in rows}  # type: ignore[union-attr]
     assert listed == set(simcache.__all__)
+
+
+def _imports(module: Path) -> set[str]:
+    """The modules ``module`` imports, by absolute name."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("module", [m for m in _package_modules() if m.startswith(("scenario/", "estimate/")) or m == "physics.py"])
+def test_description_physics_and_estimate_stay_off_the_simulator(module: str) -> None:
+    """What the page says these must not do: import SimPy or the simulated components."""
+    forbidden = {name for name in _imports(PACKAGE / module) if name == "simpy" or name.startswith(("simpy.", "simcache.model"))}
+    assert not forbidden, f"simcache/{module} imports {sorted(forbidden)}"
