@@ -1,12 +1,17 @@
 """simcache: discrete-event simulation of host-side write-back caching.
 
-Public API (everything the CLI, the app, notebooks and tests use):
+Public API (what the CLI, the app, notebooks and tests run scenarios with):
 
 - :func:`load_scenario` - read and validate a scenario (TOML path, built-in name or dict)
+- :class:`Scenario` - the validated, frozen description; derive runs with ``with_overrides``,
+  ``with_duration``, ``with_seed`` and ``variant``
 - :func:`simulate` - run a scenario once and get a :class:`Result`
 - :func:`sweep` - run a grid of overrides and seeds, one row per point and seed
-- :func:`estimate` - analytic estimate of a scenario (queueing approximations), in milliseconds
+- :func:`estimate` - analytic estimate of a scenario (queueing approximations), in milliseconds,
+  as an :class:`Estimate`
 - :class:`ScenarioError` - raised for every bad input, naming file, field and fix
+
+How the package is put together: ``docs/architecture.md``.
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -1,4 +1,8 @@
-"""The metric vocabulary shared by results, scenario checks and reports.
+"""The metric vocabulary shared by results, the estimate, scenario checks and reports.
+
+The summary and percentile columns (:data:`SUMMARY_COLUMNS`, :data:`ESTIMATED_COLUMNS`,
+:data:`PERCENTILES`) are defined here once; results, the estimate, the CLI, sweeps
+and the app use them.
 
 One reference table per source of numbers: what each metric means and its
 unit. Scenario expectations (``[[expect]]``) name metrics from here, so a

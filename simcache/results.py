@@ -21,8 +21,12 @@ series (one row per sample interval, indexed by its end time_s)
     util.<port>, util.<host>.tier, queue.<host>.tier, util.array.
 totals
     cluster-level figures over the whole run: bytes and MB/s written by VMs,
-    accepted by destagers, destaged, left in backlog, carried by each network,
-    packets, array back-end I/Os, and the busiest component.
+    accepted by destagers, destaged, lost, left in backlog, carried by each
+    network, packets, array front-end and back-end I/Os, compression savings,
+    GC wait, cache hits and misses.
+
+The records' schema is :mod:`simcache.collect`; the summary's columns, and the
+metric names checks use, are defined once in :mod:`simcache.metrics`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """Network: full-duplex ports and flows that share them.
 
 Assumptions (see docs/architecture.md):
-- Each host has one full-duplex port per network (a transmit and a receive
-  direction) into a non-blocking switch; the array has one port on the
-  storage network. A transfer from A to B crosses A's transmit direction and
-  B's receive direction.
+- Each host has ``cluster.peer_links`` full-duplex ports on the peer network
+  and one on the storage network (each a transmit and a receive direction,
+  named by :class:`PortName`) into a non-blocking switch; the array has one
+  port on the storage network. A transfer from A to B crosses one of A's
+  transmit directions and one of B's receive directions, and with a shared
+  peer fabric also the cluster-wide fabric port.
 - A message's framed bytes (payload + per-packet headers and wire framing at
   the MTU) flow at a rate shared with the other flows on its ports, and are
   delivered one one-way latency (stack + switch + propagation) after the last
