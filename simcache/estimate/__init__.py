@@ -19,7 +19,8 @@ The modules, in the order an estimate uses them:
 - :mod:`~simcache.estimate.timeline`: the run as pieces of constant state;
 - :mod:`~simcache.estimate.result`: window averages and :class:`Estimate`.
 
-Every module but this one is compiled with the engine (``simcache/_engine_sources.py``).
+Every module but this one is compiled by mypyc as the ``estimate`` group, apart from the engine's group
+(``simcache/_engine_sources.py``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Service times of the estimate's stations: tier operations, spindle operations of the array, link transfers.
 
-This is the estimate's physics of the hardware (``docs/estimate.md``, Service
-times): what one operation costs at a station, before any queueing.
+What one operation costs at a station, before any queueing (``docs/estimate.md``,
+Service times), built from the derived quantities the simulator uses too
+(:mod:`simcache.physics`: pipe rates, seek law, RAID layout, framing, acks).
 """
 
 from __future__ import annotations
