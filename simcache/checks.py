@@ -24,7 +24,7 @@ import pandas as pd
 
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
-from simcache.metrics import RECORD_METRICS, bound_value, ci95_half_width, metric_unit
+from simcache.metrics import PERCENTILES, RECORD_METRICS, bound_value, ci95_half_width, metric_unit
 from simcache.results import Result, _percentiles
 from simcache.scenario import Expectation, Scenario, Selection, load_scenario
 from simcache.units import format_size
@@ -268,7 +268,7 @@ def _record_metric(records: pd.DataFrame, span: float, metric: str) -> float:
         return math.nan
     if metric == "mean_ms":
         return float(latency.mean())
-    if metric in ("p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"):
+    if metric in PERCENTILES or metric == "max_ms":
         return float(_percentiles(latency)[metric])  # as the summary computes them
     if metric == "mean_outstanding":
         return float(latency.sum()) / 1e3 / span

@@ -133,7 +133,11 @@ class Scenario(_Spec):
         naming ``source``, if the duration does not fit the scenario (e.g.
         shorter than its sample interval).
         """
-        return self._with_run(source, duration=duration, warmup=min(self.run.warmup, duration / 10))
+        # Only a duration that can be run cuts the warm-up: a bad one is reported alone, not with a warm-up the
+        # user never wrote.
+        runnable = isinstance(duration, (int, float)) and not isinstance(duration, bool) and duration > 0
+        warmup = min(self.run.warmup, duration / 10) if runnable else self.run.warmup
+        return self._with_run(source, duration=duration, warmup=warmup)
 
     def with_seed(self, seed: int, source: str = SEED_SOURCE) -> Scenario:
         """This scenario run with random seed ``seed`` (a whole number >= 0).
@@ -244,8 +248,8 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
             problems.append(
                 (
                     "cluster.destager.capacity",
-                    f"the buffer ({scenario.cluster.destager.capacity} bytes) is smaller than group {group.name!r}'s "
-                    f"largest write ({largest} bytes); make it at least that large",
+                    f"the buffer ({scenario.cluster.destager.capacity} bytes) is smaller than the largest write of "
+                    f"group {group.name!r} ({largest} bytes); make it at least that large",
                 )
             )
         if group.hosts is not None and len(set(group.hosts)) != len(group.hosts):
