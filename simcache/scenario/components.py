@@ -23,9 +23,6 @@ class TierSpec(_Profiled):
 
     _profile_kind: ClassVar[str] = "tier"
 
-    profile: str | None = None
-    description: str = ""
-    source: str = ""
     kind: Literal["flash", "ram"] = "flash"
     read_latency: Annotated[Seconds, Field(ge=0)]
     write_latency: Annotated[Seconds, Field(ge=0)]
@@ -58,9 +55,6 @@ class LinkSpec(_Profiled):
 
     _profile_kind: ClassVar[str] = "link"
 
-    profile: str | None = None
-    description: str = ""
-    source: str = ""
     bandwidth: PositiveRate
     latency: Annotated[Seconds, Field(ge=0)]
     mtu: Annotated[int, Field(ge=64, le=65536)] = 1500
@@ -79,9 +73,6 @@ class DriveSpec(_Profiled):
 
     _profile_kind: ClassVar[str] = "drive"
 
-    profile: str | None = None
-    description: str = ""
-    source: str = ""
     rpm: Annotated[float, Field(title="Drive RPM", ge=1000, le=30000)]
     """Rotational speed in revolutions per minute: half a revolution is the mean rotational latency of
     every array I/O. 1,000 to 30,000: hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typo."""
@@ -102,9 +93,6 @@ class ArraySpec(_Profiled):
 
     _profile_kind: ClassVar[str] = "array"
 
-    profile: str | None = None
-    description: str = ""
-    source: str = ""
     drive: Annotated[DriveSpec, Field(title="Array drive")]
     """The drive type of every spindle."""
     spindles: Annotated[int, Field(title="Array spindles", ge=1, le=4096)]

@@ -82,6 +82,13 @@ class _Profiled(_Spec):
 
     _profile_kind: ClassVar[str]
 
+    profile: str | None = None
+    """The built-in profile this spec started from (``simcache profiles`` lists them), if any."""
+    description: str = ""
+    """What the component is, in a few words (shown by ``simcache profiles`` and in the app)."""
+    source: str = ""
+    """Where the figures come from (a datasheet, a paper, or "assumption")."""
+
     @model_validator(mode="before")
     @classmethod
     def _resolve(cls, value: Any) -> Any:
