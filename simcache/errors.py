@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["ScenarioError"]
+__all__ = ["ScenarioError", "WorkloadFileError"]
 
 
 class ScenarioError(ValueError):
@@ -14,13 +14,32 @@ class ScenarioError(ValueError):
     ``(field_path, message)`` pairs; each message says what is allowed.
     """
 
+    HEADING = "invalid scenario"
+
     def __init__(self, source: str, problems: Sequence[tuple[str, str]]):
         self.source = source
         self.problems = list(problems)
-        lines = [f"{source}: invalid scenario ({len(self.problems)} problem(s))"]
+        lines = [f"{source}: {self.HEADING} ({len(self.problems)} problem(s))"]
         lines += [f"  {path or '(top level)'}: {message}" for path, message in self.problems]
         super().__init__("\n".join(lines))
 
     def __reduce__(self) -> tuple[type[ScenarioError], tuple[str, list[tuple[str, str]]]]:
         # Rebuilt from its parts when it crosses a process boundary (a sweep worker).
-        return (ScenarioError, (self.source, self.problems))
+        return (type(self), (self.source, self.problems))
+
+
+class WorkloadFileError(ScenarioError):
+    """A workload or measurement file (fio job, trace, vscsiStats, ...) cannot be imported as written.
+
+    ``problems`` name the place in the file (``"line 12, offset"``) and say what
+    is allowed. A subclass of :class:`ScenarioError`, so whatever reports bad
+    scenarios reports these too.
+    """
+
+    HEADING = "cannot import"
+
+    @classmethod
+    def at(cls, source: str | object, line: int | None, field: str, message: str) -> WorkloadFileError:
+        """One problem at ``line`` (1-based; ``None`` for the whole file) in ``field`` (a column, key or section)."""
+        where = ", ".join(part for part in (f"line {line}" if line is not None else "", field) if part)
+        return cls(str(source), [(where, message)])

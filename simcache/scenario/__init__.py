@@ -33,13 +33,14 @@ from simcache.scenario.events import EVENT_KINDS, Event, HostFailure, VMotion
 from simcache.scenario.fields import BASE, MAX_PEER_LINKS, REPLICAS, Bytes, Fraction, Policy, PositiveBytes, PositiveRate, Rate, Seconds
 from simcache.scenario.load import builtin_scenarios, load_scenario
 from simcache.scenario.model import RunSpec, Scenario
-from simcache.scenario.workload import DutyCycle, Group, Workload
+from simcache.scenario.workload import TRACE_FORMATS, DutyCycle, Group, TraceSpec, Workload
 
 __all__ = [
     "BASE",
     "EVENT_KINDS",
     "MAX_PEER_LINKS",
     "REPLICAS",
+    "TRACE_FORMATS",
     "ArraySpec",
     "Bound",
     "Bytes",
@@ -66,6 +67,7 @@ __all__ = [
     "Seconds",
     "Selection",
     "TierSpec",
+    "TraceSpec",
     "VMotion",
     "Workload",
     "builtin_scenarios",

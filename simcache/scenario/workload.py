@@ -15,7 +15,10 @@ from pydantic import Field, field_validator, model_validator
 from simcache.scenario.fields import REPLICAS, Fraction, Policy, PositiveBytes, PositiveRate, Seconds, _Spec
 from simcache.units import UnitError, parse_size
 
-__all__ = ["DutyCycle", "Group", "Workload"]
+__all__ = ["TRACE_FORMATS", "DutyCycle", "Group", "TraceSpec", "Workload"]
+
+TRACE_FORMATS = ("fio-iolog", "blkparse", "msr", "csv")
+"""Trace formats replay reads (simcache.importers names every format)."""
 
 
 class DutyCycle(_Spec):
@@ -42,10 +45,46 @@ class DutyCycle(_Spec):
         return self
 
 
+class TraceSpec(_Spec):
+    """A block trace replayed as the workload: every I/O with its own op, size, offset and (open loop) time."""
+
+    path: Annotated[str, Field(min_length=1)]
+    """The trace file; a relative path is taken from the scenario file's folder."""
+    format: Literal["fio-iolog", "blkparse", "msr", "csv"] | None = None
+    """The trace's format; guessed from the file's start when omitted."""
+    options: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    """The format's import options (a CSV's column names and units, blkparse's event, ...)."""
+    devices: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] | None = None
+    """Trace devices this group replays: the group's k-th VM replays devices[k mod n]; all of the trace's
+    devices when omitted."""
+    replay: Literal["open", "closed"] = "open"
+    """``open``: each I/O is issued at its timestamp, whatever the latency. ``closed``: I/Os are issued in
+    trace order, each worker keeping ``outstanding`` in flight (timestamps ignored)."""
+    start: Annotated[Seconds, Field(ge=0)] = 0.0
+    """Replay I/Os from this time on the trace's clock (seconds from its first I/O)."""
+    end: Annotated[Seconds, Field(gt=0)] | None = None
+    """Replay I/Os before this time on the trace's clock; the whole trace when omitted."""
+    speed: Annotated[float, Field(gt=0, le=1e6)] = 1.0
+    """Time compression: 2 replays the trace twice as fast (open loop)."""
+    repeat: Annotated[int, Field(ge=1, le=1_000_000)] = 1
+    """How many times the window is replayed back to back."""
+
+    @model_validator(mode="after")
+    def _window_order(self) -> TraceSpec:
+        if self.end is not None and self.end <= self.start:
+            raise ValueError(f"end ({self.end}s) must be after start ({self.start}s)")
+        return self
+
+
+_SYNTHETIC_FIELDS = ("iops", "throughput", "read_fraction", "sizes", "working_set", "access", "zipf_theta", "duty_cycle", "arrivals")
+
+
 class Workload(_Spec):
     """What one VM of a group does."""
 
-    mode: Literal["closed", "open"] = "closed"
+    mode: Literal["closed", "open", "trace"] = "closed"
+    """``closed``: workers keep I/Os in flight; ``open``: I/Os arrive at a rate; ``trace``: a block trace's own
+    I/Os are replayed (``trace``)."""
     workers: Annotated[int, Field(title="Workers per VM", ge=1, le=1024)] = 1
     """Closed loop: workers per VM; each keeps ``outstanding`` I/Os in flight and issues the next when one
     completes (after ``think_time``)."""
@@ -68,6 +107,8 @@ class Workload(_Spec):
     zipf_theta: Annotated[float, Field(gt=0, le=5)] = 0.99
     compressibility: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.0
     """Fraction of bytes compression removes from this VM's data (0 = incompressible)."""
+    trace: TraceSpec | None = None
+    """The trace a ``mode = "trace"`` workload replays."""
     duty_cycle: Annotated[DutyCycle | None, Field(title="Duty cycle")] = None
     """Time-varying intensity: on/off bursts at full intensity with rests in between, or (open loop only) a
     sine wave around the mean rate. Unset: steady."""
@@ -88,6 +129,8 @@ class Workload(_Spec):
 
     @model_validator(mode="after")
     def _mode_fields(self) -> Workload:
+        if self.mode == "trace" or self.trace is not None:
+            return self._trace_fields()
         if self.mode == "open" and (self.iops is None) == (self.throughput is None):
             raise ValueError('an open-loop workload needs exactly one of iops or throughput (e.g. throughput = "5MB/s")')
         if self.mode == "closed" and (self.iops is not None or self.throughput is not None):
@@ -96,6 +139,21 @@ class Workload(_Spec):
             )
         if self.mode == "closed" and self.duty_cycle is not None and self.duty_cycle.shape == "sine":
             raise ValueError('a sine duty cycle modulates an arrival rate: use mode = "open", or shape = "onoff" for a closed loop')
+        return self
+
+    def _trace_fields(self) -> Workload:
+        if self.trace is None:
+            raise ValueError('mode = "trace" needs a trace table, e.g. trace = { path = "vm1.csv", format = "msr" }')
+        if self.mode != "trace":
+            raise ValueError('a trace is replayed by mode = "trace"; remove the trace table or set the mode')
+        synthetic = [name for name in _SYNTHETIC_FIELDS if name in self.model_fields_set]
+        if synthetic:
+            raise ValueError(
+                f"{', '.join(synthetic)} describe a synthetic workload; a trace brings its own I/Os: remove them "
+                "(or derive a synthetic workload with simcache fit)"
+            )
+        if self.trace.replay == "open" and ("workers" in self.model_fields_set or "outstanding" in self.model_fields_set):
+            raise ValueError('workers and outstanding set a closed replay\'s depth; use trace.replay = "closed" or remove them')
         return self
 
     @property

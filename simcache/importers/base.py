@@ -1,0 +1,214 @@
+"""What every importer shares: the :class:`Imported` result, safe file reading, and the trace cache step.
+
+An importer reads one file and returns an :class:`Imported`: scenario
+``[[groups]]`` tables (the workload), ``[[expect]]`` tables (what the file
+measured, for formats that are measurements), warnings about what it could not
+use, and facts about what it read. :meth:`Imported.scenario` places the groups
+on a base scenario's cluster (the built-in ``default`` unless told otherwise).
+
+Every problem is a :class:`~simcache.errors.WorkloadFileError` naming the
+file, the line and the field; an importer stops at the first one.
+"""
+
+from __future__ import annotations
+
+import copy
+import stat
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simcache.errors import WorkloadFileError
+from simcache.scenario import Scenario, load_scenario
+from simcache.scenario.dump import toml_document
+from simcache.scenario.load import builtin_scenarios
+from simcache.scenario.model import validate_scenario
+from simcache.trace import Trace, TraceBuilder, cache_folder, cache_key, file_digest
+
+__all__ = ["DEFAULT_POLICY", "Imported", "cached_trace", "check_regular_file", "numbered_lines", "read_head", "trace_imported"]
+
+DEFAULT_POLICY = "WB+0"
+"""The write policy imported groups get unless told otherwise (a file says what a VM does, not how it is cached)."""
+HEAD_BYTES = 8192
+"""How much of a file format guessing looks at."""
+
+
+@dataclass
+class Imported:
+    """What one file gave: groups (workloads), expectations (measurements), warnings and facts."""
+
+    source: Path
+    format: str
+    groups: list[dict[str, Any]]
+    expect: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    """(what, value) pairs for people: ``("jobs", "2")``, ``("I/Os", "1,204,331")``."""
+    duration: float | None = None
+    """Seconds the workload runs as the file describes it (fio runtime, a trace's length), if it says."""
+    trace: Trace | None = None
+
+    def scenario_data(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY) -> dict[str, Any]:
+        """A scenario as plain tables: ``base``'s run, cluster and array (no events, variants or checks) with these groups.
+
+        Groups without ``hosts`` are placed one per host, round robin. The
+        run lasts :attr:`duration` when the file gives one, with a tenth of
+        it as warm-up.
+        """
+        data = _base_tables(base)
+        hosts = int(data["cluster"].get("hosts", 1))
+        groups = []
+        for i, group in enumerate(self.groups):
+            group = copy.deepcopy(group)
+            group.setdefault("policy", policy)
+            group.setdefault("hosts", [i % hosts])
+            groups.append(group)
+        run = dict(data.get("run", {}))
+        if self.duration:
+            run["duration"] = self.duration
+            run["warmup"] = self.duration / 10
+            run["sample_interval"] = min(float(_seconds(run.get("sample_interval", 1.0))), self.duration / 10)
+        name = "".join(c if c.isalnum() or c in "_.-" else "_" for c in self.source.stem) or "imported"
+        return {
+            "name": name,
+            "description": f"imported from {self.source.name} ({self.format})",
+            "run": run,
+            "cluster": data["cluster"],
+            "array": data["array"],
+            "groups": groups,
+            "expect": copy.deepcopy(self.expect),
+        }
+
+    def scenario(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY) -> Scenario:
+        """:meth:`scenario_data` validated: raises :class:`~simcache.errors.ScenarioError` naming the source file."""
+        return validate_scenario(self.scenario_data(base, policy), str(self.source))
+
+    def toml(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY) -> str:
+        """The scenario as a TOML file, headed by what was imported and every warning."""
+        header = [f"Imported from {self.source} ({self.format}) by simcache import."]
+        header += [f"{what}: {value}" for what, value in self.facts]
+        header += [f"warning: {warning}" for warning in self.warnings]
+        return toml_document(self.scenario_data(base, policy), header)
+
+
+def _seconds(value: Any) -> float:
+    from simcache.units import parse_duration
+
+    return parse_duration(value) if isinstance(value, str) else float(value)
+
+
+def _base_tables(base: Scenario | str | Path | None) -> dict[str, Any]:
+    """The base scenario's tables as written (profile names kept), or a dump of a :class:`Scenario` object."""
+    if isinstance(base, Scenario):
+        return base.model_dump(mode="json", exclude_none=True)
+    source = Path(base) if base is not None else builtin_scenarios()["default"]
+    scenario = load_scenario(source)  # validates it, and finds a built-in by name
+    path = source if source.exists() else builtin_scenarios()[str(source)]
+    try:
+        return tomllib.loads(path.read_text("utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return scenario.model_dump(mode="json", exclude_none=True)
+
+
+def check_regular_file(path: Path) -> None:
+    """Refuse anything that is not a readable regular file (a FIFO or device would block or never end)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise WorkloadFileError.at(path, None, "", f"cannot read the file: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise WorkloadFileError.at(path, None, "", "not a regular file (a folder, pipe or device); give the path of a file")
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> str:
+    """The file's first ``size`` bytes as text (undecodable bytes replaced), for guessing its format."""
+    check_regular_file(path)
+    with path.open("rb") as handle:
+        return handle.read(size).decode("utf-8", errors="replace")
+
+
+def numbered_lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """(line number from 1, line without its end) for each line, read lazily.
+
+    A line that is not valid text raises :class:`WorkloadFileError` naming it.
+    """
+    check_regular_file(path)
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode(encoding).rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                raise WorkloadFileError.at(path, number, "", f"not {encoding} text (byte {exc.start}); is this the right file?") from None
+
+
+def cached_trace(
+    path: Path,
+    format_name: str,
+    options: Mapping[str, Any],
+    fill: Callable[[TraceBuilder], Mapping[str, Any]],
+    folder: Path | None = None,
+) -> Trace:
+    """The trace of ``path`` from the cache, or parsed now by ``fill`` and cached.
+
+    ``fill`` adds the file's chunks to the builder and returns what it wants
+    kept in the description (counts of skipped lines, the clock's origin, ...).
+    A failed parse leaves nothing in the cache.
+    """
+    check_regular_file(path)
+    folder = cache_folder() if folder is None else folder
+    key = cache_key(file_digest(path), format_name, options)
+    trace = Trace.cached(key, folder)
+    if trace is not None:
+        return trace
+    builder = TraceBuilder(folder, key)
+    try:
+        extra = fill(builder)
+    except BaseException:
+        builder.abandon()
+        raise
+    return builder.finish({"source": str(path), "format": format_name, "options": dict(options), **extra})
+
+
+def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[str, Any], warnings: list[str]) -> Imported:
+    """A trace as groups: one group of one VM per trace device, replaying that device's I/Os at their timestamps."""
+    summary = trace.summary()
+    groups = []
+    used: set[str] = set()
+    for device, stats in summary.items():
+        if stats.ios == 0:
+            continue
+        name = _group_name(device, used)
+        trace_table: dict[str, Any] = {"path": str(path), "format": format_name, "devices": [device]}
+        if options:
+            trace_table["options"] = dict(options)
+        groups.append({"name": name, "vms_per_host": 1, "workload": {"mode": "trace", "trace": trace_table}})
+    if not groups:
+        raise WorkloadFileError.at(path, None, "", "the trace holds no reads or writes to replay")
+    reads = sum(s.counts["read"] for s in summary.values())
+    writes = sum(s.counts["write"] for s in summary.values())
+    skipped = {op: sum(s.counts[op] for s in summary.values()) for op in ("sync", "trim")}
+    facts = [
+        ("I/Os", f"{reads + writes:,} ({reads:,} reads, {writes:,} writes)"),
+        ("bytes", f"{sum(s.bytes['read'] for s in summary.values()):,} read, {sum(s.bytes['write'] for s in summary.values()):,} written"),
+        ("devices", ", ".join(summary) or "none"),
+        ("length", f"{trace.duration:.6g} s"),
+    ]
+    notes = list(warnings)
+    if any(skipped.values()):
+        notes.append(
+            f"{skipped['sync']:,} sync/flush and {skipped['trim']:,} trim commands are counted but not replayed "
+            "(the model acknowledges a write when it is cached or replicated, so a flush adds no wait)"
+        )
+    return Imported(path, format_name, groups, warnings=notes, facts=facts, duration=trace.duration or None, trace=trace)
+
+
+def _group_name(device: str, used: set[str]) -> str:
+    base = "".join(c if c.isalnum() or c in "_.-" else "_" for c in device) or "device"
+    name, n = base, 1
+    while name in used:
+        n += 1
+        name = f"{base}_{n}"
+    used.add(name)
+    return name
