@@ -1,4 +1,4 @@
-"""Command line: ``simcache run|sweep|check|estimate|profiles``.
+"""Command line: ``simcache run|sweep|check|estimate|import|profiles``.
 
 Every subcommand goes through the public API; bad input prints the
 :class:`~simcache.errors.ScenarioError` message (file, field, fix) and exits 2.
@@ -22,10 +22,12 @@ from simcache.collect import COMPONENTS
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.estimate import estimate
+from simcache.importers import FORMATS, import_workload
+from simcache.importers.base import DEFAULT_POLICY
 from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
-from simcache.scenario import load_scenario
+from simcache.scenario import REPLICAS, load_scenario
 from simcache.sweep import SweepProgress, sweep, sweep_summary
 from simcache.units import UnitError, parse_duration
 
@@ -83,6 +85,18 @@ def _parser() -> argparse.ArgumentParser:
     estimate_cmd.add_argument("--duration", type=_duration, default=None, help='time span to estimate, e.g. "30s" (default: run.duration)')
     estimate_cmd.add_argument("--json", action="store_true", help="print the estimate as JSON instead of tables")
 
+    imp = sub.add_parser("import", help="turn a fio job or result, vscsiStats file or block trace into a scenario")
+    imp.add_argument("path", type=Path, help="the file to import")
+    imp.add_argument("--format", choices=list(FORMATS), default=None, help="the file's format (default: guessed from its start)")
+    imp.add_argument("-o", "--out", type=Path, default=None, help="scenario TOML to write (default: print it)")
+    imp.add_argument("--base", default=None, help="scenario whose run, cluster and array the workload goes on (default: default)")
+    imp.add_argument(
+        "--policy", choices=list(REPLICAS), default=DEFAULT_POLICY, help=f"write policy of the imported groups (default {DEFAULT_POLICY})"
+    )
+    imp.add_argument(
+        "-O", "--option", action="append", default=[], metavar="KEY=VALUE", help="a format option, e.g. -O time_unit=ms (repeatable)"
+    )
+
     profiles = sub.add_parser("profiles", help="list built-in tier, link, drive and array profiles with their sources")
     profiles.add_argument("kind", nargs="?", choices=list(KINDS), help="only this kind")
     return parser
@@ -99,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(args)
         if args.command == "estimate":
             return _estimate(args)
+        if args.command == "import":
+            return _import(args)
         return _profiles(args)
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -308,6 +324,37 @@ def _estimate(args: argparse.Namespace) -> int:
     lines += [f"note: {note}" for note in result.notes]
     print("\n".join(lines))
     return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    options = dict(_option(text) for text in args.option)
+    imported = import_workload(args.path, args.format, **options)
+    imported.scenario(args.base, args.policy)  # refuse to write a scenario that does not load
+    text = imported.toml(args.base, args.policy)
+    out = sys.stderr if args.out is None else sys.stdout
+    print(f"{args.path}: {imported.format}", file=out)
+    for what, value in imported.facts:
+        print(f"  {what}: {value}", file=out)
+    for warning in imported.warnings:
+        print(f"  warning: {warning}", file=out)
+    if args.out is None:
+        print(text, end="")
+    else:
+        args.out.write_text(text)
+        print(f"scenario written to {args.out}; run it with: simcache run {args.out}", file=out)
+    return 0
+
+
+def _option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with VALUE read as a TOML value when it is one (numbers, booleans), else as a string."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ScenarioError("--option", [(text, "give an import option as KEY=VALUE, e.g. -O time_unit=ms")])
+    try:
+        parsed = tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value
+    return key.strip(), parsed
 
 
 def _profiles(args: argparse.Namespace) -> int:

@@ -28,8 +28,10 @@ from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM
 from simcache.physics import PortName, framed_bytes, ring_peers, span_fraction, vmotion_stream_port
+from simcache.replay import TraceStream, trace_for, vm_devices
 from simcache.results import Result, SeriesSample
 from simcache.scenario import Group, HostFailure, Scenario, VMotion, load_scenario
+from simcache.trace import Trace
 from simcache.workload import IOStream
 
 __all__ = ["Model", "build", "simulate"]
@@ -85,9 +87,17 @@ def build(scenario: Scenario, seed: int) -> Model:
     records: list[Record] = []
     vms: list[VM] = []
     for g, group in enumerate(scenario.groups):
+        replayed = _replayed_devices(scenario, group)
         for host_index in scenario.group_hosts(group):
             for k in range(group.vms_per_host):
                 host = hosts[host_index]
+                workload = group.workload
+                stream: IOStream | TraceStream
+                if replayed is not None:
+                    trace, devices = replayed
+                    stream = TraceStream(workload, trace, devices.pop(0))
+                else:
+                    stream = IOStream(workload, _stream_seed(seed, _WORKLOAD, g, host_index, k))
                 vm = VM(
                     env,
                     index=len(vms),
@@ -96,7 +106,7 @@ def build(scenario: Scenario, seed: int) -> Model:
                     host=host,
                     peers=_peers(scenario, group, host_index, hosts, UniformStream(_stream_seed(seed, _PLACEMENT, g, host_index, k))),
                     write_through=group.policy == "WT",
-                    stream=IOStream(group.workload, _stream_seed(seed, _WORKLOAD, g, host_index, k)),
+                    stream=stream,
                     compression=scenario.cluster.compression,
                     records=records,
                 )
@@ -107,6 +117,15 @@ def build(scenario: Scenario, seed: int) -> Model:
     for event in scenario.events:
         env.process(_vmotion(model, event) if isinstance(event, VMotion) else _host_failure(model, event))
     return model
+
+
+def _replayed_devices(scenario: Scenario, group: Group) -> tuple[Trace, list[str]] | None:
+    """A trace group's trace and the device each of its VMs replays, in build order (``None`` for other groups)."""
+    spec = group.workload.trace
+    if spec is None:
+        return None
+    trace = trace_for(spec)
+    return trace, vm_devices(spec, trace, group.vms_per_host * len(scenario.group_hosts(group)))
 
 
 def _peers(scenario: Scenario, group: Group, host_index: int, hosts: list[Host], stream: UniformStream) -> tuple[Host, ...]:
@@ -125,16 +144,22 @@ def _peers(scenario: Scenario, group: Group, host_index: int, hosts: list[Host],
 
 
 def _start_workload(env: simpy.Environment, vm: VM) -> None:
-    workload = vm.stream.workload
-    if workload.mode == "open":
-        start_detached(env, _open_loop(env, vm))
+    stream = vm.stream
+    workload = stream.workload
+    if isinstance(stream, TraceStream):
+        if stream.spec.replay == "open":
+            start_detached(env, _trace_open_loop(env, vm, stream))
+        else:
+            for _ in range(workload.workers * workload.outstanding):
+                start_detached(env, _trace_closed_slot(env, vm, stream))
+    elif workload.mode == "open":
+        start_detached(env, _open_loop(env, vm, stream))
     else:
         for _ in range(workload.workers * workload.outstanding):
-            start_detached(env, _closed_slot(env, vm))
+            start_detached(env, _closed_slot(env, vm, stream))
 
 
-def _closed_slot(env: simpy.Environment, vm: VM) -> Generator[simpy.Event, Any, None]:
-    stream = vm.stream
+def _closed_slot(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[simpy.Event, Any, None]:
     clock = stream.clock
     think = stream.workload.think_time
     gated = clock.duty is not None
@@ -149,14 +174,40 @@ def _closed_slot(env: simpy.Environment, vm: VM) -> Generator[simpy.Event, Any, 
             yield env.timeout(think)
 
 
-def _open_loop(env: simpy.Environment, vm: VM) -> Generator[simpy.Event, Any, None]:
-    stream = vm.stream
+def _open_loop(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[simpy.Event, Any, None]:
     while True:
         yield env.timeout(stream.next_gap(env.now))
         if not vm.host.alive:
             return
         is_write, size, offset = stream.next_io()
         run_detached(vm.io(is_write, size, offset))
+
+
+def _trace_open_loop(env: simpy.Environment, vm: VM, stream: TraceStream) -> Generator[simpy.Event, Any, None]:
+    """Issue each traced I/O at its own (replay) time, whatever the latency of the ones before it."""
+    while True:
+        at = stream.next_time()
+        if at is None:
+            return
+        if at > env.now:
+            yield env.timeout(at - env.now)
+        if not vm.host.alive:
+            return
+        io = stream.next_io()
+        assert io is not None
+        run_detached(vm.io(*io))
+
+
+def _trace_closed_slot(env: simpy.Environment, vm: VM, stream: TraceStream) -> Generator[simpy.Event, Any, None]:
+    """One of a closed replay's slots: the next traced I/O as soon as this slot's last one completes."""
+    think = stream.workload.think_time
+    while vm.host.alive:
+        io = stream.next_io()
+        if io is None:
+            return
+        yield from vm.io(*io)
+        if think:
+            yield env.timeout(think)
 
 
 def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:

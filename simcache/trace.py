@@ -33,12 +33,12 @@ import numpy as np
 
 __all__ = [
     "OP_NAMES",
-    "DeviceSummary",
     "READ",
     "ROW",
     "SYNC",
     "TRIM",
     "WRITE",
+    "DeviceSummary",
     "Trace",
     "TraceBuilder",
     "TraceChunk",
@@ -264,6 +264,7 @@ class Trace:
         names = self.devices
         count = np.zeros((len(names), len(OP_NAMES)), dtype=np.int64)
         nbytes = np.zeros((len(names), len(OP_NAMES)), dtype=np.int64)
+        largest = np.zeros((len(names), len(OP_NAMES)), dtype=np.int64)
         end = np.zeros(len(names), dtype=np.int64)
         first = np.full(len(names), np.inf)
         last = np.full(len(names), -np.inf)
@@ -272,6 +273,7 @@ class Trace:
             op = block["op"].astype(np.int64)
             np.add.at(count, (device, op), 1)
             np.add.at(nbytes, (device, op), block["size"].astype(np.int64))
+            np.maximum.at(largest, (device, op), block["size"].astype(np.int64))
             np.maximum.at(end, device, block["offset"] + block["size"].astype(np.int64))
             np.minimum.at(first, device, block["time"])
             np.maximum.at(last, device, block["time"])
@@ -280,6 +282,7 @@ class Trace:
                 name=name,
                 counts=dict(zip(OP_NAMES, count[i].tolist(), strict=True)),
                 bytes=dict(zip(OP_NAMES, nbytes[i].tolist(), strict=True)),
+                largest=dict(zip(OP_NAMES, largest[i].tolist(), strict=True)),
                 span=int(end[i]),
                 first=float(first[i]) if count[i].sum() else 0.0,
                 last=float(last[i]) if count[i].sum() else 0.0,
@@ -298,6 +301,8 @@ class DeviceSummary:
     counts: dict[str, int]
     """I/Os by op name (read, write, sync, trim)."""
     bytes: dict[str, int]
+    largest: dict[str, int]
+    """The largest I/O by op name, in bytes."""
     span: int
     """Bytes from 0 to the end of the furthest I/O."""
     first: float

@@ -67,12 +67,19 @@ def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -
     scenario = load_scenario(scenario)
     if duration is not None:
         scenario = scenario.with_duration(duration, source="the duration argument (estimate(duration=...))")
+    notes: list[str] = []
+    if any(group.workload.trace is not None for group in scenario.groups):
+        from simcache.replay import mean_equivalent  # reads trace files: only for trace workloads
+
+        scenario, notes = mean_equivalent(scenario)
     collecting = gc.isenabled()
     gc.disable()  # an estimate allocates many small arrays and objects; cyclic GC passes over them cost ~20%
     try:
         layout, hits = _prepared(scenario)
         pieces = Timeline(layout, hits).run()
-        return summarize(layout, pieces)
+        result = summarize(layout, pieces)
+        result.notes.extend(notes)
+        return result
     finally:
         if collecting:
             gc.enable()

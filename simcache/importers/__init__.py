@@ -30,6 +30,7 @@ from typing import Any
 
 from simcache.errors import WorkloadFileError
 from simcache.importers.base import Imported, read_head
+from simcache.scenario import TRACE_FORMATS
 from simcache.trace import Trace
 
 __all__ = ["FORMATS", "Imported", "guess_format", "import_workload", "load_trace"]
@@ -69,7 +70,7 @@ def guess_format(path: str | Path) -> str:
     )
 
 
-def import_workload(path: str | Path, format: str | None = None, **options: Any) -> Imported:  # noqa: A002 (the CLI's --format)
+def import_workload(path: str | Path, format: str | None = None, **options: Any) -> Imported:
     """Read a workload, measurement or trace file: groups, expectations, warnings and facts.
 
     ``options`` are the format's own (a CSV trace's column names and units,
@@ -82,12 +83,13 @@ def import_workload(path: str | Path, format: str | None = None, **options: Any)
     return imported
 
 
-def load_trace(path: str | Path, format: str | None = None, options: Mapping[str, Any] | None = None) -> Trace:  # noqa: A002
+def load_trace(path: str | Path, format: str | None = None, options: Mapping[str, Any] | None = None) -> Trace:
     """The cached columnar trace of ``path`` (parsed now if it is not cached yet)."""
     path = Path(path)
     name = guess_format(path) if format is None else _known(path, format)
     module = _module(name)
     if module.KIND != "trace":
-        raise WorkloadFileError.at(path, None, "format", f"{name} is a {module.KIND} file, not a trace; replay takes fio-iolog, blkparse, msr or csv")
+        replayable = ", ".join(TRACE_FORMATS)
+        raise WorkloadFileError.at(path, None, "format", f"{name} is a {module.KIND} file, not a trace; replay takes {replayable}")
     trace: Trace = module.load(path, dict(options or {}))
     return trace

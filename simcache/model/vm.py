@@ -27,6 +27,7 @@ from simcache.collect import PATH_HIT, PATH_MISS, PATH_WRITE, Record
 from simcache.model.host import Host
 from simcache.model.link import Port
 from simcache.physics import ack_seconds, compression_seconds, message_seconds, ring_peers
+from simcache.replay import TraceStream
 from simcache.scenario import CompressionSpec
 from simcache.workload import IOStream
 
@@ -43,7 +44,7 @@ class VM:
         host: Host,
         peers: tuple[Host, ...],
         write_through: bool,
-        stream: IOStream,
+        stream: IOStream | TraceStream,
         compression: CompressionSpec,
         records: list[Record],
     ):

@@ -39,7 +39,20 @@ def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(str(path), [("", f"malformed TOML: {exc}")]) from None
+    _resolve_trace_paths(data, path.parent)
     return validate_scenario(data, str(path))
+
+
+def _resolve_trace_paths(data: dict[str, Any], folder: Path) -> None:
+    """Make each group's relative ``workload.trace.path`` relative to the scenario file's folder, not the working directory."""
+    groups = data.get("groups")
+    for group in groups if isinstance(groups, list) else []:
+        workload = group.get("workload") if isinstance(group, dict) else None
+        trace = workload.get("trace") if isinstance(workload, dict) else None
+        if isinstance(trace, dict) and isinstance(trace.get("path"), str) and trace["path"]:
+            trace_path = Path(trace["path"]).expanduser()
+            if not trace_path.is_absolute():
+                trace["path"] = str(folder / trace_path)
 
 
 def builtin_scenarios() -> dict[str, Path]:

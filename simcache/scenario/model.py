@@ -76,8 +76,20 @@ class Scenario(_Spec):
 
     @property
     def data_bytes(self) -> int:
-        """The VMs' working sets added up: what the array holds for them."""
-        return sum(g.workload.working_set * g.vms_per_host * len(self.group_hosts(g)) for g in self.groups)
+        """The VMs' working sets added up: what the array holds for them (a replayed trace's: its span)."""
+        return sum(self.group_data_bytes(g) for g in self.groups)
+
+    def group_data_bytes(self, group: Group) -> int:
+        """The bytes ``group``'s VMs touch: working set times VMs, or each replaying VM's trace device span."""
+        vms = group.vms_per_host * len(self.group_hosts(group))
+        spec = group.workload.trace
+        if spec is None:
+            return group.workload.working_set * vms
+        from simcache.replay import trace_for, vm_devices  # reads the trace file: only for trace workloads
+
+        trace = trace_for(spec)
+        summary = trace.summary()
+        return sum(summary[device].span for device in vm_devices(spec, trace, vms))
 
     def group_hosts(self, group: Group) -> list[int]:
         return list(range(self.cluster.hosts)) if group.hosts is None else list(group.hosts)
@@ -244,6 +256,10 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
                 )
             )
         largest = max(group.workload.size_mix[0])
+        if group.workload.trace is not None:
+            trace_problems = _trace_problems(scenario, group, where)
+            problems += trace_problems
+            largest = 0 if trace_problems else _largest_traced_write(scenario, group)
         if largest > scenario.cluster.destager.capacity:
             problems.append(
                 (
@@ -267,6 +283,8 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
         if isinstance(event, VMotion) and event.source_host == event.target_host:
             problems.append((f"events.{i}.target_host", "a vMotion needs two different hosts"))
     problems += _run_problems(scenario)
+    if any(path.endswith(".workload.trace") or ".workload.trace." in path for path, _ in problems):
+        return problems  # a trace that cannot be read has no span to add up
     total_working_set = scenario.data_bytes
     array_bytes = scenario.array.drive.capacity * scenario.array.spindles
     if total_working_set > array_bytes:
@@ -278,6 +296,39 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
             )
         )
     return problems
+
+
+def _trace_problems(scenario: Scenario, group: Group, where: str) -> list[tuple[str, str]]:
+    """The trace must be readable, name the devices the group replays, and have timestamps for an open replay."""
+    from simcache.replay import trace_for  # reads the trace file: only for trace workloads
+
+    spec = group.workload.trace
+    assert spec is not None
+    field = f"{where}.workload.trace"
+    try:
+        trace = trace_for(spec)
+    except ScenarioError as exc:
+        return [(f"{field}.path", f"{exc.source}: {place + ': ' if place else ''}{message}") for place, message in exc.problems]
+    problems = []
+    missing = [d for d in spec.devices or [] if d not in trace.devices]
+    if missing:
+        problems.append((f"{field}.devices", f"not in the trace: {', '.join(missing)}; the trace's devices are {', '.join(trace.devices)}"))
+    if spec.replay == "open" and not trace.meta.get("has_times", True):
+        problems.append((f"{field}.replay", 'the trace has no timestamps (fio iolog v2: order only); replay it with replay = "closed"'))
+    if spec.start > 0 and spec.start >= trace.duration:
+        problems.append((f"{field}.start", f"{spec.start}s is at or after the trace's last I/O ({trace.duration:.6g}s)"))
+    return problems
+
+
+def _largest_traced_write(scenario: Scenario, group: Group) -> int:
+    from simcache.replay import trace_for, vm_devices
+
+    spec = group.workload.trace
+    assert spec is not None
+    trace = trace_for(spec)
+    summary = trace.summary()
+    devices = vm_devices(spec, trace, group.vms_per_host * len(scenario.group_hosts(group)))
+    return max(summary[device].largest["write"] for device in devices)
 
 
 def _run_problems(scenario: Scenario) -> list[tuple[str, str]]:
