@@ -330,7 +330,7 @@ def _import(args: argparse.Namespace) -> int:
     options = dict(_option(text) for text in args.option)
     imported = import_workload(args.path, args.format, **options)
     imported.scenario(args.base, args.policy)  # refuse to write a scenario that does not load
-    text = imported.toml(args.base, args.policy)
+    text = imported.toml(args.base, args.policy, folder=None if args.out is None else args.out.parent)
     out = sys.stderr if args.out is None else sys.stdout
     print(f"{args.path}: {imported.format}", file=out)
     for what, value in imported.facts:

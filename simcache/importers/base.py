@@ -13,6 +13,7 @@ file, the line and the field; an importer stops at the first one.
 from __future__ import annotations
 
 import copy
+import os
 import stat
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
@@ -85,12 +86,22 @@ class Imported:
         """:meth:`scenario_data` validated: raises :class:`~simcache.errors.ScenarioError` naming the source file."""
         return validate_scenario(self.scenario_data(base, policy), str(self.source))
 
-    def toml(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY) -> str:
-        """The scenario as a TOML file, headed by what was imported and every warning."""
+    def toml(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY, folder: Path | None = None) -> str:
+        """The scenario as a TOML file, headed by what was imported and every warning.
+
+        With ``folder`` (where the file will be written), trace paths are
+        written relative to it, so the scenario and its trace can move together.
+        """
         header = [f"Imported from {self.source} ({self.format}) by simcache import."]
         header += [f"{what}: {value}" for what, value in self.facts]
         header += [f"warning: {warning}" for warning in self.warnings]
-        return toml_document(self.scenario_data(base, policy), header)
+        data = self.scenario_data(base, policy)
+        if folder is not None:
+            for group in data["groups"]:
+                trace = group.get("workload", {}).get("trace")
+                if trace is not None:
+                    trace["path"] = os.path.relpath(trace["path"], folder.resolve())
+        return toml_document(data, header)
 
 
 def _seconds(value: Any) -> float:
@@ -180,7 +191,7 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
         if stats.ios == 0:
             continue
         name = _group_name(device, used)
-        trace_table: dict[str, Any] = {"path": str(path), "format": format_name, "devices": [device]}
+        trace_table: dict[str, Any] = {"path": str(path.resolve()), "format": format_name, "devices": [device]}
         if options:
             trace_table["options"] = dict(options)
         groups.append({"name": name, "vms_per_host": 1, "workload": {"mode": "trace", "trace": trace_table}})
