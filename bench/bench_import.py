@@ -1,0 +1,180 @@
+"""Import and replay benchmark: trace files parsed per second, and a replayed trace's I/Os per second.
+
+Run from the repository root:
+
+    .venv/bin/python bench/bench_import.py [--lines N] [--replay-ios N] [--json PATH]
+
+For each trace format it writes a synthetic trace of ``--lines`` I/Os (one
+device, Poisson arrivals at 2,000 I/Os per second, 60% reads, 4-64 KiB, over
+8 GiB), imports it into an empty trace cache (cold: parse and write the
+columnar rows) and again (warm: the content hash and a cache hit), and reports
+MB/s and I/Os per second of the cold import. Then it replays the MSR trace's
+first ``--replay-ios`` I/Os (open loop, WB+1, on the default cluster) and
+reports replayed I/Os per wall-clock second as a ratio to a plain SimPy
+M/M/1 run in the same process (``bench_engine.mm1``), with the process's peak
+resident memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from a source tree even without `pip install -e .`
+
+from bench_engine import mm1  # noqa: E402
+from machine import machine_facts  # noqa: E402
+
+import simcache  # noqa: E402
+from simcache.importers import import_workload  # noqa: E402
+
+FILETIME_2007 = 128_166_372_000_000_000  # 100 ns ticks from 1601-01-01 to 2007-02-22 (the MSR traces' week)
+
+
+def _columns(lines: int, seed: int = 7) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {
+        "time": np.cumsum(rng.exponential(1 / 2000.0, lines)),
+        "write": rng.random(lines) >= 0.6,
+        "offset": rng.integers(0, 2 * 1024**2, lines) * 4096,
+        "size": rng.choice([4096, 8192, 16384, 65536], lines, p=[0.5, 0.25, 0.15, 0.1]),
+        "latency": rng.exponential(0.002, lines),
+    }
+
+
+def write_msr(path: Path, c: dict[str, np.ndarray]) -> None:
+    ticks = FILETIME_2007 + np.round(c["time"] * 1e7).astype(np.int64)
+    kind = np.where(c["write"], "Write", "Read")
+    response = np.round(c["latency"] * 1e7).astype(np.int64)
+    with path.open("w") as out:
+        for t, k, o, s, r in zip(ticks.tolist(), kind.tolist(), c["offset"].tolist(), c["size"].tolist(), response.tolist(), strict=True):
+            out.write(f"{t},usr,0,{k},{o},{s},{r}\n")
+
+
+def write_csv(path: Path, c: dict[str, np.ndarray]) -> None:
+    kind = np.where(c["write"], "write", "read")
+    with path.open("w") as out:
+        out.write("time,op,offset,size\n")
+        for t, k, o, s in zip(c["time"].tolist(), kind.tolist(), c["offset"].tolist(), c["size"].tolist(), strict=True):
+            out.write(f"{t:.9f},{k},{o},{s}\n")
+
+
+def write_blkparse(path: Path, c: dict[str, np.ndarray]) -> None:
+    rwbs = np.where(c["write"], "W", "R")
+    sectors = c["offset"] // 512
+    count = c["size"] // 512
+    with path.open("w") as out:
+        for i, (t, k, sec, n, lat) in enumerate(
+            zip(c["time"].tolist(), rwbs.tolist(), sectors.tolist(), count.tolist(), c["latency"].tolist(), strict=True)
+        ):
+            out.write(f"  8,0    0 {2 * i + 1:8d} {t:14.9f}  4162  D  {k} {sec} + {n} [fio]\n")
+            out.write(f"  8,0    0 {2 * i + 2:8d} {t + lat:14.9f}     0  C  {k} {sec} + {n} [0]\n")
+
+
+def write_iolog(path: Path, c: dict[str, np.ndarray]) -> None:
+    kind = np.where(c["write"], "write", "read")
+    with path.open("w") as out:
+        out.write("fio version 3 iolog\n0 /dev/sdb add\n0 /dev/sdb open\n")
+        for t, k, o, s in zip(
+            np.round(c["time"] * 1000).astype(np.int64).tolist(), kind.tolist(), c["offset"].tolist(), c["size"].tolist(), strict=True
+        ):
+            out.write(f"{t} /dev/sdb {k} {o} {s}\n")
+        out.write(f"{int(c['time'][-1] * 1000)} /dev/sdb close\n")
+
+
+WRITERS: dict[str, tuple[str, Callable[[Path, dict[str, np.ndarray]], None]]] = {
+    "msr": (".csv", write_msr),
+    "csv": (".csv", write_csv),
+    "blkparse": (".txt", write_blkparse),
+    "fio-iolog": (".log", write_iolog),
+}
+
+
+def bench_import(folder: Path, lines: int) -> tuple[dict[str, dict[str, float]], Path]:
+    columns = _columns(lines)
+    rows: dict[str, dict[str, float]] = {}
+    msr_path = folder / "msr.csv"
+    for name, (suffix, writer) in WRITERS.items():
+        path = folder / f"{name}{suffix}"
+        writer(path, columns)
+        megabytes = path.stat().st_size / 1e6
+        os.environ["SIMCACHE_CACHE"] = str(folder / f"cache-{name}")
+        try:
+            started = time.perf_counter()
+            imported = import_workload(path, name)
+            cold = time.perf_counter() - started
+            started = time.perf_counter()
+            import_workload(path, name)
+            warm = time.perf_counter() - started
+        except (ImportError, ModuleNotFoundError, KeyError) as exc:  # a format not built yet
+            print(f"{name:10s} skipped: {exc}")
+            continue
+        assert imported.trace is not None and imported.trace.count >= lines, (name, imported.trace)
+        rows[name] = {"MB": megabytes, "cold_s": cold, "MB_per_s": megabytes / cold, "ios_per_s": lines / cold, "warm_s": warm}
+        print(
+            f"{name:10s} {megabytes:8.1f} MB  cold {cold:6.2f} s = {megabytes / cold:6.1f} MB/s, {lines / cold:9,.0f} I/Os/s   warm {warm:5.2f} s"
+        )
+        if name == "msr":
+            msr_path = path
+    os.environ["SIMCACHE_CACHE"] = str(folder / "cache-msr")
+    return rows, msr_path
+
+
+def bench_replay(trace: Path, ios: int) -> dict[str, float]:
+    imported = import_workload(trace, "msr")
+    assert imported.trace is not None
+    duration = float(imported.trace.rows["time"][min(ios, imported.trace.count) - 1])
+    data = imported.scenario_data(policy="WB+1")
+    data["run"] = {"duration": duration, "warmup": duration / 10, "sample_interval": max(duration / 100, 0.01)}
+    scenario = simcache.load_scenario(data)
+    baseline = mm1(200_000)
+    started = time.perf_counter()
+    result = simcache.simulate(scenario)
+    wall = time.perf_counter() - started
+    done = len(result.records)
+    baseline_after = mm1(200_000)
+    mm1_rate = (baseline["customers_per_s"] + baseline_after["customers_per_s"]) / 2
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"replay     {done:,} I/Os in {wall:.2f} s = {done / wall:,.0f} I/Os/s; M/M/1 {mm1_rate:,.0f}/s; ratio {done / wall / mm1_rate:.3f}; "
+        f"peak RSS {peak:,.0f} MiB"
+    )
+    return {
+        "ios": done,
+        "wall_s": wall,
+        "ios_per_s": done / wall,
+        "mm1_per_s": mm1_rate,
+        "ratio": done / wall / mm1_rate,
+        "peak_rss_mib": peak,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=1_000_000, help="I/Os per generated trace (default 1,000,000)")
+    parser.add_argument("--replay-ios", type=int, default=200_000, help="I/Os replayed (default 200,000)")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    facts = machine_facts()
+    print(json.dumps(facts))
+    with tempfile.TemporaryDirectory(prefix="simcache-bench-import-") as tmp:
+        imports, msr = bench_import(Path(tmp), args.lines)
+        replay = bench_replay(msr, args.replay_ios)
+    report: dict[str, Any] = {"machine": facts, "import": imports, "replay": replay}
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
