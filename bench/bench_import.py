@@ -122,9 +122,8 @@ def bench_import(folder: Path, lines: int) -> tuple[dict[str, dict[str, float]],
             continue
         assert imported.trace is not None and imported.trace.count >= lines, (name, imported.trace)
         rows[name] = {"MB": megabytes, "cold_s": cold, "MB_per_s": megabytes / cold, "ios_per_s": lines / cold, "warm_s": warm}
-        print(
-            f"{name:10s} {megabytes:8.1f} MB  cold {cold:6.2f} s = {megabytes / cold:6.1f} MB/s, {lines / cold:9,.0f} I/Os/s   warm {warm:5.2f} s"
-        )
+        speed = f"{megabytes / cold:6.1f} MB/s, {lines / cold:9,.0f} I/Os/s"
+        print(f"{name:10s} {megabytes:8.1f} MB  cold {cold:6.2f} s = {speed}   warm {warm:5.2f} s")
         if name == "msr":
             msr_path = path
     os.environ["SIMCACHE_CACHE"] = str(folder / "cache-msr")
@@ -147,7 +146,8 @@ def bench_replay(trace: Path, ios: int) -> dict[str, float]:
     mm1_rate = (baseline["customers_per_s"] + baseline_after["customers_per_s"]) / 2
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
-        f"replay     {done:,} I/Os in {wall:.2f} s = {done / wall:,.0f} I/Os/s; M/M/1 {mm1_rate:,.0f}/s; ratio {done / wall / mm1_rate:.3f}; "
+        f"replay     {done:,} I/Os in {wall:.2f} s = {done / wall:,.0f} I/Os/s; M/M/1 {mm1_rate:,.0f}/s; "
+        f"ratio {done / wall / mm1_rate:.3f}; "
         f"peak RSS {peak:,.0f} MiB"
     )
     return {
