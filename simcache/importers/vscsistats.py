@@ -87,26 +87,27 @@ KIND = "measurement"
 
 COLLECT = "collect them all with `vscsiStats -s -w <worldGroupID>`, then `vscsiStats -p all -c -w <worldGroupID>`"
 
-TITLES: dict[str, tuple[str, str]] = {
-    "io lengths of commands": ("length", "any"),
-    "io lengths of read commands": ("length", "read"),
-    "io lengths of write commands": ("length", "write"),
-    "distance (in lbns) between successive commands": ("seek", "any"),
-    "distance (in lbns) between successive read commands": ("seek", "read"),
-    "distance (in lbns) between successive write commands": ("seek", "write"),
-    "distance (in lbns) between each command from the closest of previous 16": ("seek16", "any"),
-    "latency of ios in microseconds (us)": ("latency", "any"),
-    "latency of read ios in microseconds (us)": ("latency", "read"),
-    "latency of write ios in microseconds (us)": ("latency", "write"),
-    "number of outstanding ios when a new io is issued": ("outstanding", "any"),
-    "number of outstanding read ios when a new read io is issued": ("outstanding", "read"),
-    "number of outstanding write ios when a new write io is issued": ("outstanding", "write"),
-    "latency of io interarrival time in microseconds (us)": ("interarrival", "any"),
-    "latency of io interarrival time for reads in microseconds (us)": ("interarrival", "read"),
-    "latency of io interarrival time for writes in microseconds (us)": ("interarrival", "write"),
+TITLE_OF: dict[tuple[str, str], str] = {
+    ("length", "any"): "IO lengths of commands",
+    ("length", "read"): "IO lengths of Read commands",
+    ("length", "write"): "IO lengths of Write commands",
+    ("seek", "any"): "distance (in LBNs) between successive commands",
+    ("seek", "read"): "distance (in LBNs) between successive Read commands",
+    ("seek", "write"): "distance (in LBNs) between successive Write commands",
+    ("seek16", "any"): "distance (in LBNs) between each command from the closest of previous 16",
+    ("latency", "any"): "latency of IOs in Microseconds (us)",
+    ("latency", "read"): "latency of Read IOs in Microseconds (us)",
+    ("latency", "write"): "latency of Write IOs in Microseconds (us)",
+    ("outstanding", "any"): "number of outstanding IOs when a new IO is issued",
+    ("outstanding", "read"): "number of outstanding Read IOs when a new Read IO is issued",
+    ("outstanding", "write"): "number of outstanding Write IOs when a new Write IO is issued",
+    ("interarrival", "any"): "latency of IO interarrival time in Microseconds (us)",
+    ("interarrival", "read"): "latency of IO interarrival time for Reads in Microseconds (us)",
+    ("interarrival", "write"): "latency of IO interarrival time for Writes in Microseconds (us)",
 }
-"""Each histogram title vscsiStats prints (lower case) -> (what it counts, which commands)."""
-TITLE_OF = {kind_op: title for title, kind_op in TITLES.items()}
+"""(what a histogram counts, which commands) -> its title as vscsiStats prints it."""
+TITLES = {title.lower(): kind_op for kind_op, title in TITLE_OF.items()}
+"""The same, by lower-case title (titles are matched without regard to case)."""
 
 OPTIONS: dict[str, str] = {
     "layout": '"disk" (one group per virtual disk) or "vm" (a VM\'s disks on one host)',
@@ -279,6 +280,10 @@ def _stat_line(path: Path, number: int, text: str, histogram: Histogram) -> str:
     return "stats"
 
 
+def _plain(value: float) -> str:
+    return str(int(value)) if value == int(value) else f"{value:g}"
+
+
 def _bucket_row(path: Path, number: int, text: str, histogram: Histogram) -> None:
     form = "'<count>,<limit>'"
     parts = [p.strip() for p in text.split(",")]
@@ -287,7 +292,7 @@ def _bucket_row(path: Path, number: int, text: str, histogram: Histogram) -> Non
     count = _number(path, number, "Frequency row", parts[0], form, whole=True)
     limit = _number(path, number, "Frequency row", parts[1], form)
     if histogram.limits and limit < histogram.limits[-1]:
-        raise _error(path, number, "Histogram Bucket Limit", f"limits must not decrease: {parts[1]} after {histogram.limits[-1]:g}")
+        raise _error(path, number, "Histogram Bucket Limit", f"limits must not decrease: {parts[1]} after {_plain(histogram.limits[-1])}")
     if histogram.overflow:
         raise _error(path, number, "Frequency row", "a row after the overflow row (the one repeating the limit before it)")
     histogram.counts.append(int(count))
