@@ -262,7 +262,8 @@ def test_malformed_frequency_row_names_its_line(tmp_path: Path) -> None:
         (5, "count,-3", "line 5, count", "a whole number of at least 0"),
         (8, "1,9999999", "line 9, Histogram Bucket Limit", "limits must not decrease: 2048 after 9999999"),
         (1, "Histogram: IO lengths of commands,virtual machine worldGroupID", "line 1, Histogram title", "expected 'Histogram: <title>,"),
-        (6, "min,1", "line 7, section", "expected min, max, mean, count or 'Frequency,Histogram Bucket Limit' after a title, got '0,512'"),
+        (3, "min,1", "line 3, min", "a second min line in the section of line 1; a section gives each once"),
+        (6, "max,1", "line 6, max", "a second max line"),
     ],
 )
 def test_malformed_lines(tmp_path: Path, line: int, text: str, where: str, fragment: str) -> None:
@@ -326,10 +327,10 @@ def test_cumulative_prints_are_detected(tmp_path: Path) -> None:
 def test_working_set_default_is_said_and_option_used(tmp_path: Path) -> None:
     path = write(tmp_path, disk_text())
     imported = vs.read(path, {})
-    assert imported.groups[0]["workload"]["working_set"] == "10240MiB"
+    assert imported.groups[0]["workload"]["working_set"] == "10GiB"
     assert "working_set is not in vscsiStats' histograms: each VM touches 10GiB (the default; give option working_set)" in imported.warnings
     given = vs.read(path, {"working_set": "2GiB"})
-    assert given.groups[0]["workload"]["working_set"] == "2048MiB"
+    assert given.groups[0]["workload"]["working_set"] == "2GiB"
 
 
 @pytest.mark.parametrize(
@@ -381,7 +382,8 @@ def test_sniff_takes_a_vscsistats_print(tmp_path: Path) -> None:
     text = disk_text()
     assert vs.sniff(text[:8192])
     assert vs.sniff(text.replace("\n", "\r\n")[:8192])
-    assert import_workload(write(tmp_path, text), format="vscsistats").format == "vscsistats"
+    crlf = import_workload(write(tmp_path, text.replace("\n", "\r\n")), format="vscsistats")
+    assert crlf.groups == vs.read(write(tmp_path, text, "lf.csv"), {}).groups
 
 
 def test_guess_format_finds_vscsistats(tmp_path: Path) -> None:
@@ -401,3 +403,28 @@ def test_imported_scenario_validates_on_the_default_cluster(tmp_path: Path) -> N
     assert {e.name for e in scenario.expect} >= {"vm2099979_scsi0_0.read.mean_ms", "vm9_scsi0_0.write.p95_ms"}
     assert scenario.run.duration == pytest.approx(imported.duration)
     assert "warning: working_set is not in vscsiStats' histograms" in imported.toml()
+
+
+def test_lines_before_the_first_histogram_are_listed(tmp_path: Path) -> None:
+    text = "Printed by vscsiStats\nsecond note\n\n" + disk_text()
+    imported = vs.read(write(tmp_path, text), {})
+    assert "2 line(s) before the first histogram are not used (lines 1, 2)" in imported.warnings
+    assert imported.groups[0]["workload"]["read_fraction"] == 0.3
+
+
+def test_a_stray_line_inside_the_stats_is_an_error(tmp_path: Path) -> None:
+    lines = disk_text().splitlines()
+    lines.insert(2, "average,7")
+    with pytest.raises(WorkloadFileError) as exc:
+        vs.read(write(tmp_path, "\n".join(lines)), {})
+    assert problem(exc) == (
+        "line 3, section",
+        "expected min, max, mean, count or 'Frequency,Histogram Bucket Limit' after a title, got 'average,7'",
+    )
+
+
+def test_other_commands_are_counted_in_the_facts(tmp_path: Path) -> None:
+    text = set_stats(disk_text(), "IO lengths of commands", count=103)
+    text = text.replace("100,4096\n", "103,4096\n", 1)
+    imported = vs.read(write(tmp_path, text), {})
+    assert dict(imported.facts)["VM 2099979 disk scsi0:0 I/Os"] == "103 (30 reads, 70 writes, 3 other commands, not modelled)"

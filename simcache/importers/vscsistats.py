@@ -123,7 +123,8 @@ DEFAULT_REL = 0.25
 DEFAULT_SEQUENTIAL_WITHIN = 128
 STAT_NAMES = ("min", "max", "mean", "count")
 FREQUENCY_HEADER = "frequency,histogram bucket limit"
-LBN_BYTES = 512
+OVERFLOW_ROUNDING = 4096
+"""The overflow bucket's modelled size is rounded up to this many bytes."""
 
 _TITLE = re.compile(r"^Histogram: [^,\n]+,virtual machine worldGroupID,[^,\n]*,virtual disk handleID,", re.MULTILINE)
 _HANDLE = re.compile(r"^\s*(?P<id>[^\s(]+)\s*(?:\((?P<device>[^)]*)\))?\s*$")
@@ -276,6 +277,8 @@ def _stat_line(path: Path, number: int, text: str, histogram: Histogram) -> str:
         raise _error(
             path, number, "section", f"expected min, max, mean, count or 'Frequency,Histogram Bucket Limit' after a title, got {text!r}"
         )
+    if name in histogram.stats:
+        raise _error(path, number, name, f"a second {name} line in the section of line {histogram.line}; a section gives each once")
     histogram.stats[name] = _number(path, number, name, value, f"'{name},<value>'", whole=name == "count")
     return "stats"
 
@@ -399,7 +402,7 @@ def _options(path: Path, options: Mapping[str, Any]) -> _Options:
 
 
 def _size_key(nbytes: int) -> str:
-    for unit, factor in (("MiB", 1024**2), ("KiB", 1024)):
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if nbytes % factor == 0:
             return f"{nbytes // factor}{unit}"
     return f"{nbytes}B"
@@ -417,10 +420,10 @@ def _sizes(lengths: Histogram, where: str, notes: list[str]) -> dict[str, float]
         if count == 0:
             continue
         if limit is None:
-            size = int(math.ceil(lengths.overflow_value() / LBN_BYTES) * LBN_BYTES)
+            size = int(math.ceil(lengths.overflow_value() / OVERFLOW_ROUNDING) * OVERFLOW_ROUNDING)
             notes.append(
-                f"{where}: {count:,} I/Os are larger than {format_size(lengths.limits[-2])} (the overflow bucket); "
-                f"modelled as {format_size(size)} (the size the mean line implies, at most the max line)"
+                f"{where}: {count:,} I/Os are larger than {_size_key(int(lengths.limits[-2]))} (the overflow bucket); "
+                f"modelled as {_size_key(size)} (the size the mean line implies, at most the max line, rounded up to 4KiB)"
             )
         elif limit <= 0:
             notes.append(f"{where}: {count:,} commands of length 0 (not reads or writes of data) are left out of the size mix")
@@ -504,19 +507,16 @@ def _latency_checks(group: str, disk: Disk, op: str, latency: Histogram, rel: fl
         if total * (100 - pct) / 100 < 1:
             continue  # fewer I/Os than this percentile needs to differ from the max
         low, high = _percentile_bucket(latency, pct)
-        check: dict[str, Any] = {
-            "name": f"{group}.{op}.{metric}",
-            "metric": metric,
-            "group": group,
-            "op": op,
-            "at_most": round(high / 1e3, 6),
-            "observation": f"vscsiStats counted the {pct:g}th percentile {op} latency on {disk.label} in the bucket "
-            f"{low / 1e3:.4g}..{high / 1e3:.4g} ms",
-            "field_figure": f"{low / 1e3:.4g}..{high / 1e3:.4g} ms",
-            "tolerance": "the histogram bucket it falls in: vscsiStats counts latencies in buckets, so the percentile is known no closer",
-        }
+        check: dict[str, Any] = {"name": f"{group}.{op}.{metric}", "metric": metric, "group": group, "op": op}
         if low > 0:
             check["at_least"] = round(low / 1e3, 6)
+        check.update(
+            at_most=round(high / 1e3, 6),
+            observation=f"vscsiStats counted the {pct:g}th percentile {op} latency on {disk.label} in the bucket "
+            f"{low / 1e3:.4g}..{high / 1e3:.4g} ms",
+            field_figure=f"{low / 1e3:.4g}..{high / 1e3:.4g} ms",
+            tolerance="the histogram bucket it falls in: vscsiStats counts latencies in buckets, so the percentile is known no closer",
+        )
         checks.append(check)
     return checks
 
@@ -527,6 +527,10 @@ class _DiskResult:
     expect: list[dict[str, Any]]
     facts: list[tuple[str, str]]
     window: float | None
+
+
+def _others(count: int) -> str:
+    return f", {count:,} other commands, not modelled" if count > 0 else ""
 
 
 def _need(path: Path, disk: Disk, histograms: Mapping[tuple[str, str], Histogram], wanted: Iterable[tuple[str, str]]) -> None:
@@ -552,7 +556,7 @@ def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], His
         "working_set": _size_key(opts.working_set),
     }
     facts = [
-        (f"{where} I/Os", f"{lengths.count:,} ({reads:,} reads, {writes:,} writes)"),
+        (f"{where} I/Os", f"{lengths.count:,} ({reads:,} reads, {writes:,} writes{_others(lengths.count - reads - writes)})"),
         (
             f"{where} sizes",
             f"mix of the all-commands histogram (bucket limits as sizes); mean read {hist['length', 'read'].mean:,.0f} B, "
