@@ -76,7 +76,7 @@ from pathlib import Path
 from typing import Any
 
 from simcache.errors import WorkloadFileError
-from simcache.importers.base import Imported, numbered_lines
+from simcache.importers.base import Imported, _group_name, numbered_lines
 from simcache.metrics import PERCENTILES
 from simcache.units import UnitError, format_size, parse_size
 
@@ -358,7 +358,7 @@ def _histograms(path: Path, parsed: _Parsed, how: str, warnings: list[str]) -> d
 class _Options:
     layout: str = "disk"
     mode: str = "open"
-    working_set: int = 10 * 1024**3
+    working_set: int = parse_size(DEFAULT_WORKING_SET)
     working_set_given: bool = False
     rel: float = DEFAULT_REL
     sequential_within: int = DEFAULT_SEQUENTIAL_WITHIN
@@ -595,17 +595,6 @@ def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], His
     return _DiskResult({"name": group, "vms_per_host": 1, "workload": workload}, expect, facts, window)
 
 
-def _group_name(disk: Disk, used: set[str]) -> str:
-    raw = f"vm{disk.vm}_{disk.device or disk.handle}"
-    base = "".join(c if c.isalnum() or c in "_.-" else "_" for c in raw)
-    name, n = base, 1
-    while name in used:
-        n += 1
-        name = f"{base}_{n}"
-    used.add(name)
-    return name
-
-
 def _bucket_mismatches(disks: Mapping[Disk, Mapping[tuple[str, str], Histogram]]) -> list[str]:
     return [
         f"line {h.line} ({h.title}): buckets hold {sum(h.counts):,}, count line {h.count:,}"
@@ -642,7 +631,7 @@ def read(path: Path, options: Mapping[str, Any]) -> Imported:
         if ("length", "any") in hist and hist["length", "any"].count == 0:
             idle.append(disk.label)
             continue
-        group = _group_name(disk, used)
+        group = _group_name(f"vm{disk.vm}_{disk.device or disk.handle}", used)
         result = _disk(path, disk, group, hist, opts, notes)
         if opts.layout == "vm":
             result.group["hosts"] = [vms.setdefault(disk.vm, len(vms))]
