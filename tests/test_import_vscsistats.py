@@ -428,3 +428,11 @@ def test_other_commands_are_counted_in_the_facts(tmp_path: Path) -> None:
     text = text.replace("100,4096\n", "103,4096\n", 1)
     imported = vs.read(write(tmp_path, text), {})
     assert dict(imported.facts)["VM 2099979 disk scsi0:0 I/Os"] == "103 (30 reads, 70 writes, 3 other commands, not modelled)"
+
+
+def test_lengths_without_any_bucket_count_are_an_error(tmp_path: Path) -> None:
+    # The count line says 100 I/Os but every bucket is empty.
+    text = disk_text().replace("100,4096\n", "0,4096\n", 1)
+    with pytest.raises(WorkloadFileError) as exc:
+        vs.read(write(tmp_path, text), {})
+    assert problem(exc) == ("line 1, IO lengths of commands", "no bucket counts an I/O with data: no size mix to model")

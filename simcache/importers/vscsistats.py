@@ -35,10 +35,14 @@ What each disk becomes (one group of one VM; see ``layout``):
 |---|---|
 | ``read_fraction`` | Read / (Read + Write) I/O length counts |
 | ``sizes`` | the all-commands I/O length buckets: each bucket's limit (its largest size) weighted by its count |
-| ``iops`` (open loop) | 1 / mean inter-arrival time |
+| ``iops`` (open loop) | 1 / mean inter-arrival time (without a largest gap longer than all others together) |
 | ``outstanding`` (``mode = "closed"``) | the outstanding-I/O histogram's mean, rounded |
 | ``access`` | ``sequential`` when more than half the successive seeks are within +1..+``sequential_within`` LBN, else ``uniform`` |
 | ``working_set`` | not in the histograms: the ``working_set`` option |
+
+A largest inter-arrival gap longer than all the others together is most
+likely the first command's, counted from before collection began: it is left
+out of the rate and of the collection window (a warning says so).
 
 Measured latency becomes ``[[expect]]`` checks per disk group and op: the
 mean (``mean_ms``, within ``rel``) and the percentiles of
@@ -412,7 +416,7 @@ def _weight(count: int, total: int) -> float:
     return float(f"{count / total:.6g}")
 
 
-def _sizes(lengths: Histogram, where: str, notes: list[str]) -> dict[str, float]:
+def _sizes(path: Path, lengths: Histogram, where: str, notes: list[str]) -> dict[str, float]:
     """The size mix from the all-commands I/O length buckets (limits as sizes)."""
     total = sum(c for lower, limit, c in lengths.buckets() if limit is None or limit > 0)
     mix: dict[str, float] = {}
@@ -432,6 +436,8 @@ def _sizes(lengths: Histogram, where: str, notes: list[str]) -> dict[str, float]
             size = int(limit)
         key = _size_key(size)
         mix[key] = mix.get(key, 0.0) + _weight(count, total)
+    if not mix:
+        raise _error(path, lengths.line, lengths.title, "no bucket counts an I/O with data: no size mix to model")
     return mix
 
 
@@ -440,7 +446,7 @@ def _gap_mean(arrivals: Histogram, where: str, notes: list[str]) -> tuple[float,
     gaps, total = arrivals.count, arrivals.count * arrivals.mean
     largest = arrivals.stats["max"]
     if gaps > 1 and largest > total / 2:
-        # The first command's gap is measured from the disk's last command before collection started.
+        # Most likely the first command's gap, counted from the disk's last command before collection started.
         notes.append(
             f"{where}: the largest inter-arrival time ({largest / 1e6:,.6g} s) is over half of all gaps together; "
             "taken as the gap from before collection began and left out of the rate"
@@ -552,7 +558,7 @@ def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], His
     workload: dict[str, Any] = {
         "mode": opts.mode,
         "read_fraction": float(f"{reads / (reads + writes):.6g}"),
-        "sizes": _sizes(lengths, where, notes),
+        "sizes": _sizes(path, lengths, where, notes),
         "working_set": _size_key(opts.working_set),
     }
     facts = [
