@@ -1,0 +1,663 @@
+"""vscsiStats histograms (``vscsiStats -p all -c``): one synthetic workload per virtual disk, measured latency as checks.
+
+The ESXi tool ``vscsiStats`` counts each virtual disk's commands in
+histograms. With ``-p all -c`` it prints them as CSV sections, one per
+histogram and disk::
+
+    Histogram: IO lengths of commands,virtual machine worldGroupID,2099979,virtual disk handleID,8194 (scsi0:0)
+    min,512
+    max,65536
+    mean,5332
+    count,793
+    Frequency,Histogram Bucket Limit
+    42,512
+    ...
+    0,524288
+
+A row ``<count>,<limit>`` counts the values above the previous row's limit
+up to its own; the last row repeats the previous limit and counts everything
+above it (the overflow bucket). The histograms, each for all, Read and Write
+commands: I/O length (bytes), distance in LBNs (512-byte blocks) between
+successive commands (negative = backwards, +1 = the next block: sequential),
+distance from the closest of the previous 16 commands (all commands only),
+latency (µs), outstanding I/Os when one is issued, inter-arrival time (µs).
+Sources: VMware's "Using vscsiStats for Storage Performance Analysis"
+(communities.vmware.com, 2009) for the collection steps and ``-r``; the
+tool's ``-h`` text (reproduced on buildvirtual.net) for ``-p all`` and
+``-c``; virtualirfan.com/vscsistats (by the tool's author) for what a bucket
+holds; the section titles as printed, e.g. the sample in
+github.com/er0080/vscsiStats-helper (tests/fixtures). Scripts commonly append
+several prints to one file, with ``-r`` (reset) between them or without.
+
+What each disk becomes (one group of one VM; see ``layout``):
+
+| workload field | from |
+|---|---|
+| ``read_fraction`` | Read / (Read + Write) I/O length counts |
+| ``sizes`` | the all-commands I/O length buckets: each bucket's limit (its largest size) weighted by its count |
+| ``iops`` (open loop) | 1 / mean inter-arrival time (without a largest gap longer than all others together) |
+| ``outstanding`` (``mode = "closed"``) | the outstanding-I/O histogram's mean, rounded |
+| ``access`` | ``sequential`` when more than half the successive seeks are within +1..+``sequential_within`` LBN, else ``uniform`` |
+| ``working_set`` | not in the histograms: the ``working_set`` option |
+
+A largest inter-arrival gap longer than all the others together is most
+likely the first command's, counted from before collection began: it is left
+out of the rate and of the collection window (a warning says so).
+
+Measured latency becomes ``[[expect]]`` checks per disk group and op: the
+mean (``mean_ms``, within ``rel``) and the percentiles of
+:data:`simcache.metrics.PERCENTILES` the count can resolve, each as the
+bucket it falls in (``at_least`` the bucket's lower edge, ``at_most`` its
+limit): a histogram tells a percentile no finer than its bucket.
+
+Options:
+
+- ``layout``: ``"disk"`` (default) one group per disk, placed round robin
+  like any imported group; ``"vm"`` the same groups, but all disks of a
+  virtual machine (worldGroupID) on one host: VM k's disks on host k
+  (the base cluster needs as many hosts as the file has VMs).
+- ``mode``: ``"open"`` (default; Poisson arrivals at the measured rate) or
+  ``"closed"`` (one worker keeping the measured mean of outstanding I/Os).
+- ``working_set``: bytes per VM (default ``"10GiB"``; a warning says so).
+- ``rel``: relative tolerance of the mean-latency checks (default 0.25).
+- ``sequential_within``: LBNs ahead of the previous command a seek still
+  counts as near-sequential (default 128, i.e. 64 KiB; only whole buckets
+  count, so the buckets at or under it).
+- ``snapshots``: a file with a histogram printed more than once per disk:
+  ``"sum"`` (prints separated by ``-r``: add them), ``"last"`` (cumulative
+  prints: the last holds everything) or ``"auto"`` (default: ``last`` when
+  every bucket only grows from one print to the next, else ``sum``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from simcache.errors import WorkloadFileError
+from simcache.importers.base import Imported, _group_name, numbered_lines
+from simcache.metrics import PERCENTILES
+from simcache.units import UnitError, format_size, parse_size
+
+__all__ = ["KIND", "NAME", "read", "sniff"]
+
+NAME = "vscsistats"
+KIND = "measurement"
+
+COLLECT = "collect them all with `vscsiStats -s -w <worldGroupID>`, then `vscsiStats -p all -c -w <worldGroupID>`"
+
+TITLE_OF: dict[tuple[str, str], str] = {
+    ("length", "any"): "IO lengths of commands",
+    ("length", "read"): "IO lengths of Read commands",
+    ("length", "write"): "IO lengths of Write commands",
+    ("seek", "any"): "distance (in LBNs) between successive commands",
+    ("seek", "read"): "distance (in LBNs) between successive Read commands",
+    ("seek", "write"): "distance (in LBNs) between successive Write commands",
+    ("seek16", "any"): "distance (in LBNs) between each command from the closest of previous 16",
+    ("latency", "any"): "latency of IOs in Microseconds (us)",
+    ("latency", "read"): "latency of Read IOs in Microseconds (us)",
+    ("latency", "write"): "latency of Write IOs in Microseconds (us)",
+    ("outstanding", "any"): "number of outstanding IOs when a new IO is issued",
+    ("outstanding", "read"): "number of outstanding Read IOs when a new Read IO is issued",
+    ("outstanding", "write"): "number of outstanding Write IOs when a new Write IO is issued",
+    ("interarrival", "any"): "latency of IO interarrival time in Microseconds (us)",
+    ("interarrival", "read"): "latency of IO interarrival time for Reads in Microseconds (us)",
+    ("interarrival", "write"): "latency of IO interarrival time for Writes in Microseconds (us)",
+}
+"""(what a histogram counts, which commands) -> its title as vscsiStats prints it."""
+TITLES = {title.lower(): kind_op for kind_op, title in TITLE_OF.items()}
+"""The same, by lower-case title (titles are matched without regard to case)."""
+
+OPTIONS: dict[str, str] = {
+    "layout": '"disk" (one group per virtual disk) or "vm" (a VM\'s disks on one host)',
+    "mode": '"open" (measured arrival rate) or "closed" (measured outstanding I/Os)',
+    "working_set": 'bytes each VM touches, e.g. "10GiB"',
+    "rel": "relative tolerance of the mean-latency checks, e.g. 0.25",
+    "sequential_within": "LBNs ahead a seek still counts as near-sequential, e.g. 128",
+    "snapshots": '"auto", "sum" (prints reset with -r) or "last" (cumulative prints)',
+}
+DEFAULT_WORKING_SET = "10GiB"
+DEFAULT_REL = 0.25
+"""The mean-latency checks' tolerance: the file measured one host's hardware, the scenario models another."""
+DEFAULT_SEQUENTIAL_WITHIN = 128
+STAT_NAMES = ("min", "max", "mean", "count")
+FREQUENCY_HEADER = "frequency,histogram bucket limit"
+OVERFLOW_ROUNDING = 4096
+"""The overflow bucket's modelled size is rounded up to this many bytes."""
+
+_TITLE = re.compile(r"^Histogram: [^,\n]+,virtual machine worldGroupID,[^,\n]*,virtual disk handleID,", re.MULTILINE)
+_HANDLE = re.compile(r"^\s*(?P<id>[^\s(]+)\s*(?:\((?P<device>[^)]*)\))?\s*$")
+
+
+def sniff(head: str) -> bool:
+    """A vscsiStats CSV print: a ``Histogram: ...,virtual machine worldGroupID,...`` title and the frequency header."""
+    return _TITLE.search(head) is not None and FREQUENCY_HEADER in head.lower()
+
+
+@dataclass(frozen=True)
+class Disk:
+    """One virtual disk: its VM's worldGroupID, its handleID and device name (``scsi0:0``)."""
+
+    vm: str
+    handle: str
+    device: str
+
+    @property
+    def label(self) -> str:
+        return f"VM {self.vm} disk {self.device or self.handle}"
+
+
+@dataclass
+class Histogram:
+    """One printed histogram: its summary lines and buckets (``limits[i]`` is bucket i's largest value)."""
+
+    title: str
+    line: int
+    """The line of its title (of the first print, when several were merged)."""
+    stats: dict[str, float] = field(default_factory=dict)
+    counts: list[int] = field(default_factory=list)
+    limits: list[float] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return int(self.stats["count"])
+
+    @property
+    def mean(self) -> float:
+        return self.stats["mean"]
+
+    @property
+    def overflow(self) -> bool:
+        """The last row repeats the limit before it: it counts everything above that limit."""
+        return len(self.limits) >= 2 and self.limits[-1] == self.limits[-2]
+
+    def buckets(self) -> Iterator[tuple[float | None, float | None, int]]:
+        """(lower edge exclusive or None, limit or None for the overflow bucket, count) per bucket."""
+        for i, (count, limit) in enumerate(zip(self.counts, self.limits, strict=True)):
+            lower = self.limits[i - 1] if i else None
+            if self.overflow and i == len(self.limits) - 1:
+                yield lower, None, count
+            else:
+                yield lower, limit, count
+
+    def overflow_value(self) -> float:
+        """A representative value for the overflow bucket: what the mean line implies, kept above the last limit and at most the max."""
+        last = self.limits[-2]
+        over = self.counts[-1]
+        inner = sum(c * limit for c, limit in zip(self.counts[:-1], self.limits[:-1], strict=True))
+        implied = (self.count * self.mean - inner) / over if over else last
+        top = max(self.stats["max"], last)
+        return min(max(implied, last + 1), top) if top > last else last + 1
+
+
+# ---------------------------------------------------------------- parsing
+
+
+@dataclass
+class _Parsed:
+    sections: dict[tuple[Disk, str], list[Histogram]] = field(default_factory=dict)
+    unknown: dict[str, int] = field(default_factory=dict)
+    """Unknown title -> its first line."""
+    stray: list[int] = field(default_factory=list)
+    """Lines outside any section that are not blank."""
+
+
+def _error(path: Path, line: int | None, where: str, message: str) -> WorkloadFileError:
+    return WorkloadFileError.at(path, line, where, message)
+
+
+def _title(path: Path, number: int, text: str) -> tuple[str, Disk]:
+    fields = [f.strip() for f in text.split(",")]
+    title = fields[0][len("Histogram:") :].strip()
+    keys = {k.lower(): i for i, k in enumerate(fields)}
+    vm_at, disk_at = keys.get("virtual machine worldgroupid"), keys.get("virtual disk handleid")
+    form = "expected 'Histogram: <title>,virtual machine worldGroupID,<id>,virtual disk handleID,<id> (<device>)'"
+    if not title or vm_at is None or disk_at is None or vm_at + 1 >= len(fields) or disk_at + 1 >= len(fields):
+        raise _error(path, number, "Histogram title", f"{form}, got {text!r}")
+    handle = _HANDLE.match(fields[disk_at + 1])
+    if not fields[vm_at + 1] or handle is None:
+        raise _error(path, number, "Histogram title", f"{form}, got {text!r}")
+    return title, Disk(fields[vm_at + 1], handle.group("id"), (handle.group("device") or "").strip())
+
+
+def _number(path: Path, number: int, where: str, text: str, form: str, *, whole: bool = False) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or (whole and (value != int(value) or value < 0)):
+        kind = "a whole number of at least 0" if whole else "a number"
+        raise _error(path, number, where, f"expected {form} with {kind}, got {text!r}")
+    return value
+
+
+def _parse(path: Path) -> _Parsed:
+    parsed = _Parsed()
+    current: Histogram | None = None
+    state = "outside"  # outside -> stats -> rows
+    for number, raw in numbered_lines(path):
+        text = raw.strip()
+        if text.startswith("Histogram:"):
+            _close(path, current, state)
+            title, disk = _title(path, number, text)
+            current, state = Histogram(title, number), "stats"
+            if title.lower() not in TITLES:
+                parsed.unknown.setdefault(title, number)
+            parsed.sections.setdefault((disk, title.lower()), []).append(current)
+        elif not text:
+            continue
+        elif current is None:
+            parsed.stray.append(number)
+        elif state == "stats":
+            state = _stat_line(path, number, text, current)
+        else:
+            _bucket_row(path, number, text, current)
+    _close(path, current, state)
+    if not parsed.sections:
+        raise _error(path, None, "", f"no 'Histogram: ...' sections: not a vscsiStats CSV print; {COLLECT}")
+    return parsed
+
+
+def _stat_line(path: Path, number: int, text: str, histogram: Histogram) -> str:
+    """A ``min``/``max``/``mean``/``count`` line or the frequency header; the parser's next state."""
+    if text.lower().replace(" ", "") == FREQUENCY_HEADER.replace(" ", ""):
+        missing = [name for name in STAT_NAMES if name not in histogram.stats]
+        if missing:
+            raise _error(
+                path,
+                number,
+                "Frequency header",
+                f"{', '.join(missing)} line(s) missing before it (a section gives min, max, mean, count)",
+            )
+        return "rows"
+    name, _, value = (part.strip() for part in text.partition(","))
+    name = name.lower()
+    if name not in STAT_NAMES:
+        raise _error(
+            path, number, "section", f"expected min, max, mean, count or 'Frequency,Histogram Bucket Limit' after a title, got {text!r}"
+        )
+    if name in histogram.stats:
+        raise _error(path, number, name, f"a second {name} line in the section of line {histogram.line}; a section gives each once")
+    histogram.stats[name] = _number(path, number, name, value, f"'{name},<value>'", whole=name == "count")
+    return "stats"
+
+
+def _plain(value: float) -> str:
+    return str(int(value)) if value == int(value) else f"{value:g}"
+
+
+def _bucket_row(path: Path, number: int, text: str, histogram: Histogram) -> None:
+    form = "'<count>,<limit>'"
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2:
+        raise _error(path, number, "Frequency row", f"expected {form}, got {text!r}")
+    count = _number(path, number, "Frequency row", parts[0], form, whole=True)
+    limit = _number(path, number, "Frequency row", parts[1], form)
+    if histogram.limits and limit < histogram.limits[-1]:
+        raise _error(path, number, "Histogram Bucket Limit", f"limits must not decrease: {parts[1]} after {_plain(histogram.limits[-1])}")
+    if histogram.overflow:
+        raise _error(path, number, "Frequency row", "a row after the overflow row (the one repeating the limit before it)")
+    histogram.counts.append(int(count))
+    histogram.limits.append(limit)
+
+
+def _close(path: Path, histogram: Histogram | None, state: str) -> None:
+    if histogram is not None and (state != "rows" or not histogram.counts):
+        raise _error(path, histogram.line, "Histogram section", "ends before any 'Frequency,Histogram Bucket Limit' rows")
+
+
+# ---------------------------------------------------------------- snapshots
+
+
+def _merge(path: Path, prints: list[Histogram], how: str) -> Histogram:
+    if how == "last" or len(prints) == 1:
+        return replace(prints[-1], line=prints[0].line)
+    first = prints[0]
+    for other in prints[1:]:
+        if other.limits != first.limits:
+            raise _error(path, other.line, "Histogram Bucket Limit", f"bucket limits differ from the same histogram's at line {first.line}")
+    total = sum(p.count for p in prints)
+    stats = {
+        "min": min(p.stats["min"] for p in prints),
+        "max": max(p.stats["max"] for p in prints),
+        "mean": sum(p.mean * p.count for p in prints) / total if total else 0.0,
+        "count": float(total),
+    }
+    counts = [sum(column) for column in zip(*(p.counts for p in prints), strict=True)]
+    return Histogram(first.title, first.line, stats, counts, list(first.limits))
+
+
+def _cumulative(prints: list[Histogram]) -> bool:
+    """Every bucket and the count only grow from one print to the next (vscsiStats printed without -r between)."""
+    return all(
+        later.count >= earlier.count and all(b >= a for a, b in zip(earlier.counts, later.counts, strict=False))
+        for earlier, later in itertools.pairwise(prints)
+    )
+
+
+def _histograms(path: Path, parsed: _Parsed, how: str, warnings: list[str]) -> dict[Disk, dict[tuple[str, str], Histogram]]:
+    repeated = {key: prints for key, prints in parsed.sections.items() if len(prints) > 1}
+    if repeated:
+        if how == "auto":
+            how = "last" if all(_cumulative(p) for p in repeated.values()) else "sum"
+        most = max(len(p) for p in repeated.values())
+        meaning = "cumulative prints: the last one used" if how == "last" else "prints reset with -r between them: added up"
+        warnings.append(f'histograms are printed up to {most} times per disk; taken as {meaning} (option snapshots = "sum" or "last")')
+    disks: dict[Disk, dict[tuple[str, str], Histogram]] = {}
+    for (disk, title), prints in parsed.sections.items():
+        if title in TITLES:
+            disks.setdefault(disk, {})[TITLES[title]] = _merge(path, prints, how)
+    return disks
+
+
+# ---------------------------------------------------------------- options
+
+
+@dataclass(frozen=True)
+class _Options:
+    layout: str = "disk"
+    mode: str = "open"
+    working_set: int = parse_size(DEFAULT_WORKING_SET)
+    working_set_given: bool = False
+    rel: float = DEFAULT_REL
+    sequential_within: int = DEFAULT_SEQUENTIAL_WITHIN
+    snapshots: str = "auto"
+
+
+def _options(path: Path, options: Mapping[str, Any]) -> _Options:
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        listing = "; ".join(f"{name}: {what}" for name, what in OPTIONS.items())
+        raise _error(path, None, f"options.{unknown[0]}", f"unknown option for vscsistats; the options are {listing}")
+    choices = {"layout": ("disk", "vm"), "mode": ("open", "closed"), "snapshots": ("auto", "sum", "last")}
+    values: dict[str, Any] = {}
+    for name, allowed in choices.items():
+        if name in options:
+            if options[name] not in allowed:
+                raise _error(path, None, f"options.{name}", f"{options[name]!r} is not one of {', '.join(allowed)}")
+            values[name] = options[name]
+    if "working_set" in options:
+        try:
+            size = parse_size(options["working_set"])
+        except UnitError as exc:
+            raise _error(path, None, "options.working_set", str(exc)) from None
+        if size <= 0:
+            raise _error(path, None, "options.working_set", f"must be positive, e.g. {DEFAULT_WORKING_SET!r}")
+        values.update(working_set=size, working_set_given=True)
+    if "rel" in options:
+        rel = options["rel"]
+        if isinstance(rel, bool) or not isinstance(rel, (int, float)) or not 0 < rel < 10:
+            raise _error(path, None, "options.rel", f"a relative tolerance above 0, e.g. 0.25 (25%), not {rel!r}")
+        values["rel"] = float(rel)
+    if "sequential_within" in options:
+        within = options["sequential_within"]
+        if isinstance(within, bool) or not isinstance(within, int) or within < 1:
+            raise _error(path, None, "options.sequential_within", f"a whole number of LBNs (512 B) of at least 1, e.g. 128, not {within!r}")
+        values["sequential_within"] = within
+    return _Options(**values)
+
+
+# ---------------------------------------------------------------- the workload
+
+
+def _size_key(nbytes: int) -> str:
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if nbytes % factor == 0:
+            return f"{nbytes // factor}{unit}"
+    return f"{nbytes}B"
+
+
+def _weight(count: int, total: int) -> float:
+    return float(f"{count / total:.6g}")
+
+
+def _sizes(path: Path, lengths: Histogram, where: str, notes: list[str]) -> dict[str, float]:
+    """The size mix from the all-commands I/O length buckets (limits as sizes)."""
+    total = sum(c for lower, limit, c in lengths.buckets() if limit is None or limit > 0)
+    mix: dict[str, float] = {}
+    for _lower, limit, count in lengths.buckets():
+        if count == 0:
+            continue
+        if limit is None:
+            size = int(math.ceil(lengths.overflow_value() / OVERFLOW_ROUNDING) * OVERFLOW_ROUNDING)
+            notes.append(
+                f"{where}: {count:,} I/Os are larger than {_size_key(int(lengths.limits[-2]))} (the overflow bucket); "
+                f"modelled as {_size_key(size)} (the size the mean line implies, at most the max line, rounded up to 4KiB)"
+            )
+        elif limit <= 0:
+            notes.append(f"{where}: {count:,} commands of length 0 (not reads or writes of data) are left out of the size mix")
+            continue
+        else:
+            size = int(limit)
+        key = _size_key(size)
+        mix[key] = mix.get(key, 0.0) + _weight(count, total)
+    if not mix:
+        raise _error(path, lengths.line, lengths.title, "no bucket counts an I/O with data: no size mix to model")
+    return mix
+
+
+def _gap_mean(arrivals: Histogram, where: str, notes: list[str]) -> tuple[float, int]:
+    """Mean inter-arrival time (µs) and the number of gaps it is over, without a leading gap from before collection."""
+    gaps, total = arrivals.count, arrivals.count * arrivals.mean
+    largest = arrivals.stats["max"]
+    if gaps > 1 and largest > total / 2:
+        # Most likely the first command's gap, counted from the disk's last command before collection started.
+        notes.append(
+            f"{where}: the largest inter-arrival time ({largest / 1e6:,.6g} s) is over half of all gaps together; "
+            "taken as the gap from before collection began and left out of the rate"
+        )
+        return (total - largest) / (gaps - 1), gaps - 1
+    return arrivals.mean, gaps
+
+
+def _cv(histogram: Histogram) -> float | None:
+    """Coefficient of variation from bucket midpoints (the first bucket from the min line, the overflow one at its implied mean)."""
+    points = []
+    for lower, limit, count in histogram.buckets():
+        if limit is None:
+            points.append((histogram.overflow_value(), count))
+        else:
+            low = min(histogram.stats["min"], limit) if lower is None else lower
+            points.append(((low + limit) / 2, count))
+    n = sum(c for _, c in points)
+    if n < 2:
+        return None
+    mean = sum(v * c for v, c in points) / n
+    var = sum(c * (v - mean) ** 2 for v, c in points) / n
+    return math.sqrt(var) / mean if mean > 0 else None
+
+
+def _near_fraction(seeks: Histogram, within: int) -> float:
+    """Share of commands whose distance is in +1..+within LBN (whole buckets only)."""
+    total = sum(seeks.counts)
+    near = sum(c for lower, limit, c in seeks.buckets() if limit is not None and lower is not None and lower >= 0 and 0 < limit <= within)
+    return near / total if total else 0.0
+
+
+def _percentile_bucket(latency: Histogram, pct: float) -> tuple[float, float]:
+    """(lower, upper) µs of the bucket the ``pct`` percentile falls in, narrowed by the min and max lines (true bounds)."""
+    total = sum(latency.counts)
+    cumulative = 0
+    for lower, limit, count in latency.buckets():
+        cumulative += count
+        if cumulative * 100 >= pct * total:
+            low = max(0.0 if lower is None else lower, latency.stats["min"])
+            high = latency.stats["max"] if limit is None else min(limit, latency.stats["max"])
+            return low, max(high, low)
+    raise AssertionError("the cumulative count always reaches the total")
+
+
+def _latency_checks(group: str, disk: Disk, op: str, latency: Histogram, rel: float) -> list[dict[str, Any]]:
+    n = latency.count
+    mean_ms = latency.mean / 1e3
+    checks: list[dict[str, Any]] = [
+        {
+            "name": f"{group}.{op}.mean_ms",
+            "metric": "mean_ms",
+            "group": group,
+            "op": op,
+            "approx": round(mean_ms, 6),
+            "rel": rel,
+            "observation": f"vscsiStats measured a mean {op} latency of {mean_ms:.4g} ms over {n:,} {op}s on {disk.label}",
+            "field_figure": f"{mean_ms:.4g} ms",
+            "tolerance": f"within {rel:.0%}: the file measured its host's hardware, the scenario models its own",
+        }
+    ]
+    total = sum(latency.counts)
+    for metric, pct in PERCENTILES.items():
+        if total * (100 - pct) / 100 < 1:
+            continue  # fewer I/Os than this percentile needs to differ from the max
+        low, high = _percentile_bucket(latency, pct)
+        check: dict[str, Any] = {"name": f"{group}.{op}.{metric}", "metric": metric, "group": group, "op": op}
+        if low > 0:
+            check["at_least"] = round(low / 1e3, 6)
+        check.update(
+            at_most=round(high / 1e3, 6),
+            observation=f"vscsiStats counted the {pct:g}th percentile {op} latency on {disk.label} in the bucket "
+            f"{low / 1e3:.4g}..{high / 1e3:.4g} ms",
+            field_figure=f"{low / 1e3:.4g}..{high / 1e3:.4g} ms",
+            tolerance="the histogram bucket it falls in: vscsiStats counts latencies in buckets, so the percentile is known no closer",
+        )
+        checks.append(check)
+    return checks
+
+
+@dataclass
+class _DiskResult:
+    group: dict[str, Any]
+    expect: list[dict[str, Any]]
+    facts: list[tuple[str, str]]
+    window: float | None
+
+
+def _others(count: int) -> str:
+    return f", {count:,} other commands, not modelled" if count > 0 else ""
+
+
+def _need(path: Path, disk: Disk, histograms: Mapping[tuple[str, str], Histogram], wanted: Iterable[tuple[str, str]]) -> None:
+    missing = [TITLE_OF[key] for key in wanted if key not in histograms]
+    if missing:
+        names = "; ".join(f"'{title}'" for title in missing)
+        raise _error(path, None, disk.label, f"no {names} histogram(s) for this disk; {COLLECT}")
+
+
+def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], Histogram], opts: _Options, notes: list[str]) -> _DiskResult:
+    where = disk.label
+    wanted = [("length", "any"), ("length", "read"), ("length", "write"), ("seek", "any")]
+    wanted.append(("interarrival", "any") if opts.mode == "open" else ("outstanding", "any"))
+    _need(path, disk, hist, wanted)
+    lengths = hist["length", "any"]
+    reads, writes = hist["length", "read"].count, hist["length", "write"].count
+    if reads + writes == 0:
+        raise _error(path, lengths.line, where, "no read or write commands counted: nothing to model (was the VM idle?)")
+    workload: dict[str, Any] = {
+        "mode": opts.mode,
+        "read_fraction": float(f"{reads / (reads + writes):.6g}"),
+        "sizes": _sizes(path, lengths, where, notes),
+        "working_set": _size_key(opts.working_set),
+    }
+    facts = [
+        (f"{where} I/Os", f"{lengths.count:,} ({reads:,} reads, {writes:,} writes{_others(lengths.count - reads - writes)})"),
+        (
+            f"{where} sizes",
+            f"mix of the all-commands histogram (bucket limits as sizes); mean read {hist['length', 'read'].mean:,.0f} B, "
+            f"mean write {hist['length', 'write'].mean:,.0f} B (per-op size mixes are not modelled)",
+        ),
+    ]
+    window = None
+    if ("interarrival", "any") in hist:
+        arrivals = hist["interarrival", "any"]
+        gap_us, gaps = _gap_mean(arrivals, where, notes)
+        if gap_us <= 0:
+            raise _error(path, arrivals.line, "mean", f"{where}: a mean inter-arrival time of {gap_us:g} µs gives no rate")
+        window = gaps * gap_us / 1e6
+        cv = _cv(arrivals)
+        cv_text = f"{cv:.2f}" if cv is not None else "unknown"
+        facts.append((f"{where} inter-arrival", f"mean {gap_us:,.6g} µs -> {1e6 / gap_us:,.6g} IOPS; CV ≈ {cv_text} (buckets; Poisson: 1)"))
+        facts.append((f"{where} collection window", f"{window:,.6g} s (gaps x mean inter-arrival)"))
+        if opts.mode == "open":
+            workload.update(iops=float(f"{1e6 / gap_us:.6g}"), arrivals="poisson")
+    if ("outstanding", "any") in hist:
+        depth = hist["outstanding", "any"].mean
+        facts.append((f"{where} outstanding I/Os", f"mean {depth:.4g} when one is issued"))
+        if opts.mode == "closed":
+            workload.update(workers=1, outstanding=max(1, min(1024, round(depth))))
+    near = _near_fraction(hist["seek", "any"], opts.sequential_within)
+    workload["access"] = "sequential" if near > 0.5 else "uniform"
+    seek_text = f"{near:.1%} of successive commands"
+    if ("seek16", "any") in hist:
+        seek_text += f", {_near_fraction(hist['seek16', 'any'], opts.sequential_within):.1%} from the closest of the previous 16"
+    facts.append((f"{where} seeks within +1..+{opts.sequential_within} LBN", f"{seek_text} -> access = {workload['access']!r}"))
+    expect = []
+    for op in ("read", "write"):
+        latency = hist.get(("latency", op))
+        if latency is not None and latency.count > 0 and sum(latency.counts) > 0:
+            expect += _latency_checks(group, disk, op, latency, opts.rel)
+    return _DiskResult({"name": group, "vms_per_host": 1, "workload": workload}, expect, facts, window)
+
+
+def _bucket_mismatches(disks: Mapping[Disk, Mapping[tuple[str, str], Histogram]]) -> list[str]:
+    return [
+        f"line {h.line} ({h.title}): buckets hold {sum(h.counts):,}, count line {h.count:,}"
+        for hist in disks.values()
+        for h in hist.values()
+        if sum(h.counts) != h.count
+    ]
+
+
+def read(path: Path, options: Mapping[str, Any]) -> Imported:
+    """The file's virtual disks as groups, their measured latency as checks."""
+    path = Path(path)
+    opts = _options(path, options)
+    parsed = _parse(path)
+    notes: list[str] = []
+    disks = _histograms(path, parsed, opts.snapshots, notes)
+    if parsed.unknown:
+        listed = "; ".join(f"'{title}' (line {line})" for title, line in parsed.unknown.items())
+        notes.append(f"histograms not used (unknown titles): {listed}")
+    if parsed.stray:
+        shown = ", ".join(str(n) for n in parsed.stray[:5]) + (", ..." if len(parsed.stray) > 5 else "")
+        notes.append(f"{len(parsed.stray):,} line(s) before the first histogram are not used (lines {shown})")
+    mismatches = _bucket_mismatches(disks)
+    if mismatches:
+        notes.append(
+            "bucket counts do not add up to the count line (counters reset or read mid-collection?); the buckets are used: "
+            + "; ".join(mismatches[:5])
+            + (f"; and {len(mismatches) - 5} more" if len(mismatches) > 5 else "")
+        )
+    used: set[str] = set()
+    vms: dict[str, int] = {}
+    groups, expect, facts, windows, idle = [], [], [], [], []
+    for disk, hist in disks.items():
+        if ("length", "any") in hist and hist["length", "any"].count == 0:
+            idle.append(disk.label)
+            continue
+        group = _group_name(f"vm{disk.vm}_{disk.device or disk.handle}", used)
+        result = _disk(path, disk, group, hist, opts, notes)
+        if opts.layout == "vm":
+            result.group["hosts"] = [vms.setdefault(disk.vm, len(vms))]
+        groups.append(result.group)
+        expect += result.expect
+        facts += result.facts
+        if result.window:
+            windows.append(result.window)
+    if idle:
+        notes.append(f"disks with no I/Os are left out: {', '.join(idle)}")
+    if not groups:
+        raise _error(path, None, "", "no disk did any I/O in the histograms: nothing to model")
+    notes.append(
+        f"working_set is not in vscsiStats' histograms: each VM touches {format_size(opts.working_set)}"
+        + ("" if opts.working_set_given else " (the default; give option working_set)")
+    )
+    notes.append("seek distances are reduced to access = 'sequential' or 'uniform' (a locality model using the whole histogram is planned)")
+    if opts.mode == "open":
+        notes.append("arrivals are modelled as Poisson at the measured mean rate (each disk's inter-arrival CV is in the facts)")
+    if opts.layout == "vm":
+        notes.append(f"layout 'vm' puts VM k's disks on host k: the base cluster needs at least {len(vms)} host(s)")
+    summary = [("virtual disks", f"{len(groups)} with I/O, of {len({d.vm for d in disks})} VM(s)")]
+    return Imported(path, NAME, groups, expect=expect, warnings=notes, facts=summary + facts, duration=max(windows) if windows else None)

@@ -1,0 +1,438 @@
+"""vscsiStats importer: histograms written here in the layout `vscsiStats -p all -c` prints, turned into groups and checks."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from simcache.errors import WorkloadFileError
+from simcache.importers import FORMATS, guess_format, import_workload
+from simcache.importers import vscsistats as vs
+
+# The bucket limits vscsiStats prints; each list ends with the overflow row (the previous limit repeated).
+LENGTHS = [512, 1024, 2048, 4095, 4096, 8191, 8192, 16383, 16384, 32768, 49152, 65535, 65536, 81920, 131072, 262144, 524288, 524288]
+SEEKS = [-500000, -100000, -50000, -10000, -5000, -1000, -500, -128, -64, -32, -16, -8, -6, -4, -2, -1, 0]
+SEEKS += [1, 2, 4, 6, 8, 16, 32, 64, 128, 500, 1000, 5000, 10000, 50000, 100000, 500000, 500000]
+MICROSECONDS = [1, 10, 100, 500, 1000, 5000, 15000, 30000, 50000, 100000, 100000]
+OUTSTANDING = [1, 2, 4, 6, 8, 12, 16, 20, 24, 28, 32, 64, 64]
+OVER = "over"
+"""Key of the overflow bucket in a bucket mapping."""
+
+
+def section(
+    title: str, buckets: Mapping[int | str, int], limits: list[int], *, mean: float, vm: str = "2099979", disk: str = "8194 (scsi0:0)"
+) -> str:
+    """One histogram as vscsiStats prints it; ``buckets`` maps a limit (or OVER) to its count."""
+    counts = [0] * len(limits)
+    for key, count in buckets.items():
+        counts[len(limits) - 1 if key == OVER else limits.index(int(key))] += count
+    used = [limit for limit, count in zip(limits, counts, strict=True) if count]
+    lines = [
+        f"Histogram: {title},virtual machine worldGroupID,{vm},virtual disk handleID,{disk}",
+        f"min,{min(used) if used else 0}",
+        f"max,{max(used) if used else 0}",
+        f"mean,{mean}",
+        f"count,{sum(counts)}",
+        "Frequency,Histogram Bucket Limit",
+    ]
+    lines += [f"{count},{limit}" for count, limit in zip(counts, limits, strict=True)]
+    return "\n".join(lines) + "\n"
+
+
+def disk_text(
+    *,
+    reads: Mapping[int | str, int] | None = None,
+    writes: Mapping[int | str, int] | None = None,
+    seeks: Mapping[int | str, int] | None = None,
+    read_latency: Mapping[int | str, int] | None = None,
+    write_latency: Mapping[int | str, int] | None = None,
+    read_latency_mean: float = 400,
+    write_latency_mean: float = 150,
+    interarrival_mean: float = 1000,
+    outstanding_mean: float = 3,
+    vm: str = "2099979",
+    disk: str = "8194 (scsi0:0)",
+    skip: tuple[str, ...] = (),
+) -> str:
+    """All 16 histograms of one disk; ``skip`` leaves out titles."""
+    reads = {4096: 30} if reads is None else reads
+    writes = {4096: 70} if writes is None else writes
+    total = sum(reads.values()) + sum(writes.values())
+    both = {k: reads.get(k, 0) + writes.get(k, 0) for k in {*reads, *writes}}
+    seeks = {500000: total} if seeks is None else seeks
+    read_latency = {500: sum(reads.values())} if read_latency is None else read_latency
+    write_latency = {100: sum(writes.values())} if write_latency is None else write_latency
+    all_latency = {k: read_latency.get(k, 0) + write_latency.get(k, 0) for k in {*read_latency, *write_latency}}
+
+    def mean_of(buckets: Mapping[int | str, int]) -> float:
+        n = sum(buckets.values())
+        return round(sum(int(k) * c for k, c in buckets.items() if k != OVER) / n) if n else 0
+
+    parts: dict[str, tuple[Mapping[int | str, int], list[int], float]] = {
+        "IO lengths of commands": (both, LENGTHS, mean_of(both)),
+        "IO lengths of Read commands": (reads, LENGTHS, mean_of(reads)),
+        "IO lengths of Write commands": (writes, LENGTHS, mean_of(writes)),
+        "distance (in LBNs) between successive commands": (seeks, SEEKS, 0),
+        "distance (in LBNs) between successive Read commands": ({500000: sum(reads.values())}, SEEKS, 0),
+        "distance (in LBNs) between successive Write commands": ({500000: sum(writes.values())}, SEEKS, 0),
+        "distance (in LBNs) between each command from the closest of previous 16": (seeks, SEEKS, 0),
+        "latency of IOs in Microseconds (us)": (all_latency, MICROSECONDS, 200),
+        "latency of Read IOs in Microseconds (us)": (read_latency, MICROSECONDS, read_latency_mean),
+        "latency of Write IOs in Microseconds (us)": (write_latency, MICROSECONDS, write_latency_mean),
+        "number of outstanding IOs when a new IO is issued": ({4: total}, OUTSTANDING, outstanding_mean),
+        "number of outstanding Read IOs when a new Read IO is issued": ({4: sum(reads.values())}, OUTSTANDING, outstanding_mean),
+        "number of outstanding Write IOs when a new Write IO is issued": ({4: sum(writes.values())}, OUTSTANDING, outstanding_mean),
+        "latency of IO interarrival time in Microseconds (us)": ({1000: total}, MICROSECONDS, interarrival_mean),
+        "latency of IO interarrival time for Reads in Microseconds (us)": ({5000: sum(reads.values())}, MICROSECONDS, 3000),
+        "latency of IO interarrival time for Writes in Microseconds (us)": ({5000: sum(writes.values())}, MICROSECONDS, 1500),
+    }
+    return "".join(section(title, b, limits, mean=m, vm=vm, disk=disk) for title, (b, limits, m) in parts.items() if title not in skip)
+
+
+def set_stats(text: str, title: str, **values: float) -> str:
+    """``text`` with the summary lines (min, max, mean, count) of the first section titled ``title`` replaced."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"Histogram: {title},"))
+    for offset, name in enumerate(("min", "max", "mean", "count"), start=1):
+        if name in values:
+            lines[start + offset] = f"{name},{values[name]}"
+    return "\n".join(lines) + "\n"
+
+
+def write(tmp_path: Path, text: str, name: str = "vscsi.csv") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def problem(exc: pytest.ExceptionInfo[WorkloadFileError]) -> tuple[str, str]:
+    assert len(exc.value.problems) == 1
+    return exc.value.problems[0]
+
+
+def test_size_mix_from_buckets_and_read_fraction(tmp_path: Path) -> None:
+    path = write(tmp_path, disk_text(reads={4096: 20, 65536: 10}, writes={4095: 10, 8192: 60}))
+    imported = vs.read(path, {})
+    assert imported.format == "vscsistats"
+    [group] = imported.groups
+    assert group["name"] == "vm2099979_scsi0_0"
+    workload = group["workload"]
+    assert workload["read_fraction"] == 0.3
+    # Bucket limits are the sizes; a 4095 bucket (2049..4095 bytes) stays 4095 bytes.
+    assert workload["sizes"] == {"4095B": 0.1, "4KiB": 0.2, "8KiB": 0.6, "64KiB": 0.1}
+    assert ("VM 2099979 disk scsi0:0 I/Os", "100 (30 reads, 70 writes)") in imported.facts
+
+
+def test_overflow_bucket_gets_a_size_above_the_last_limit_and_a_warning(tmp_path: Path) -> None:
+    text = disk_text(reads={4096: 10}, writes={4096: 80, OVER: 10})
+    # vscsiStats' max line tells the largest I/O; make it 1 MiB, and the mean say the overflow I/Os average 1 MiB.
+    text = set_stats(text, "IO lengths of commands", max=1048576, mean=(90 * 4096 + 10 * 1048576) // 100)
+    imported = vs.read(write(tmp_path, text), {})
+    assert imported.groups[0]["workload"]["sizes"] == {"4KiB": 0.9, "1MiB": 0.1}
+    [warning] = [w for w in imported.warnings if "overflow" in w]
+    assert "10 I/Os are larger than 512KiB (the overflow bucket); modelled as 1MiB" in warning
+
+
+def test_open_loop_iops_from_the_mean_inter_arrival(tmp_path: Path) -> None:
+    imported = vs.read(write(tmp_path, disk_text(interarrival_mean=2500)), {})
+    workload = imported.groups[0]["workload"]
+    assert (workload["mode"], workload["iops"], workload["arrivals"]) == ("open", 400.0, "poisson")
+    # 100 gaps of 2.5 ms: the collection window.
+    assert imported.duration == pytest.approx(0.25)
+    assert any(what.endswith("inter-arrival") and value.startswith("mean 2,500 µs -> 400 IOPS") for what, value in imported.facts)
+
+
+def test_a_leading_gap_from_before_collection_is_left_out_of_the_rate(tmp_path: Path) -> None:
+    text = disk_text(interarrival_mean=1000)
+    # 99 gaps of 1 ms and one of 900 s: mean line (99 * 1000 + 9e8) / 100.
+    text = set_stats(text, "latency of IO interarrival time in Microseconds (us)", max=900_000_000, mean=(99 * 1000 + 900_000_000) / 100)
+    imported = vs.read(write(tmp_path, text), {})
+    assert imported.groups[0]["workload"]["iops"] == 1000.0
+    assert imported.duration == pytest.approx(0.099)
+    assert any("largest inter-arrival time (900 s)" in w for w in imported.warnings)
+
+
+def test_closed_mode_uses_the_mean_outstanding_ios(tmp_path: Path) -> None:
+    imported = vs.read(write(tmp_path, disk_text(outstanding_mean=5.6)), {"mode": "closed"})
+    workload = imported.groups[0]["workload"]
+    assert (workload["mode"], workload["workers"], workload["outstanding"]) == ("closed", 1, 6)
+    assert "iops" not in workload
+    imported.scenario()
+
+
+def test_two_disks_become_two_groups(tmp_path: Path) -> None:
+    text = disk_text() + disk_text(vm="2100001", disk="8200 (scsi0:1)", writes={8192: 50}, interarrival_mean=500)
+    imported = vs.read(write(tmp_path, text), {})
+    assert [g["name"] for g in imported.groups] == ["vm2099979_scsi0_0", "vm2100001_scsi0_1"]
+    assert [g["workload"]["iops"] for g in imported.groups] == [1000.0, 2000.0]
+    assert imported.groups[1]["workload"]["read_fraction"] == 0.375
+    assert ("virtual disks", "2 with I/O, of 2 VM(s)") in imported.facts
+    scenario = imported.scenario()
+    assert [g.hosts for g in scenario.groups] == [[0], [1]]
+
+
+def test_layout_vm_keeps_a_vms_disks_on_one_host(tmp_path: Path) -> None:
+    text = disk_text() + disk_text(disk="8195 (scsi0:1)") + disk_text(vm="77", disk="9000 (scsi1:0)")
+    imported = vs.read(write(tmp_path, text), {"layout": "vm"})
+    assert [(g["name"], g["hosts"]) for g in imported.groups] == [
+        ("vm2099979_scsi0_0", [0]),
+        ("vm2099979_scsi0_1", [0]),
+        ("vm77_scsi1_0", [1]),
+    ]
+    assert "layout 'vm' puts VM k's disks on host k: the base cluster needs at least 2 host(s)" in imported.warnings
+    imported.scenario()
+
+
+def test_latency_expectations_mean_and_percentile_buckets(tmp_path: Path) -> None:
+    # 200 reads: 150 in (100, 500] µs, 46 in (500, 1000], 4 in (5000, 15000]: p50 in the first, p95 in the second, p99 in the last.
+    text = disk_text(reads={4096: 200}, read_latency={500: 150, 1000: 46, 15000: 4}, read_latency_mean=412.5)
+    imported = vs.read(write(tmp_path, text), {"rel": 0.1})
+    checks = {e["name"]: e for e in imported.expect if e["op"] == "read"}
+    mean = checks["vm2099979_scsi0_0.read.mean_ms"]
+    assert (mean["metric"], mean["group"], mean["approx"], mean["rel"]) == ("mean_ms", "vm2099979_scsi0_0", 0.4125, 0.1)
+    assert mean["observation"].startswith("vscsiStats measured a mean read latency of 0.4125 ms over 200 reads")
+    p50, p95, p99 = (checks[f"vm2099979_scsi0_0.read.{m}"] for m in ("p50_ms", "p95_ms", "p99_ms"))
+    # The min line (500) narrows the first bucket's lower edge; the max line (15000) is the last bucket's limit.
+    assert (p50.get("at_least"), p50["at_most"]) == (0.5, 0.5)
+    assert (p95["at_least"], p95["at_most"]) == (0.5, 1.0)
+    assert (p99["at_least"], p99["at_most"]) == (5.0, 15.0)
+    # 200 reads cannot resolve the 99.9th percentile.
+    assert "vm2099979_scsi0_0.read.p999_ms" not in checks
+    writes = [e for e in imported.expect if e["op"] == "write"]
+    assert writes[0]["approx"] == 0.15 and writes[0]["rel"] == 0.1
+    imported.scenario()
+
+
+def test_percentile_in_the_overflow_bucket_is_bounded_by_the_max_line(tmp_path: Path) -> None:
+    text = disk_text(reads={4096: 100}, read_latency={500: 90, OVER: 10})
+    text = set_stats(text, "latency of Read IOs in Microseconds (us)", max=250000)
+    checks = {e["metric"]: e for e in vs.read(write(tmp_path, text), {}).expect if e["op"] == "read"}
+    assert (checks["p95_ms"]["at_least"], checks["p95_ms"]["at_most"]) == (100.0, 250.0)
+
+
+@pytest.mark.parametrize(
+    ("seeks", "access", "share"),
+    [
+        ({1: 80, 500000: 20}, "sequential", "80.0%"),
+        ({1: 20, 64: 20, -500000: 30, 500000: 30}, "uniform", "40.0%"),
+        # +500 is past the default +128: not near-sequential.
+        ({500: 90, 500000: 10}, "uniform", "0.0%"),
+    ],
+)
+def test_seek_distance_classifies_sequential_or_random(tmp_path: Path, seeks: dict[int | str, int], access: str, share: str) -> None:
+    imported = vs.read(write(tmp_path, disk_text(seeks=seeks)), {})
+    assert imported.groups[0]["workload"]["access"] == access
+    fact = dict(imported.facts)["VM 2099979 disk scsi0:0 seeks within +1..+128 LBN"]
+    assert fact.startswith(f"{share} of successive commands, {share} from the closest of the previous 16")
+    assert any("locality model" in w for w in imported.warnings)
+
+
+def test_sequential_within_option_widens_near_sequential(tmp_path: Path) -> None:
+    path = write(tmp_path, disk_text(seeks={500: 90, 500000: 10}))
+    assert vs.read(path, {"sequential_within": 500}).groups[0]["workload"]["access"] == "sequential"
+
+
+def test_missing_histogram_is_named_with_how_to_collect(tmp_path: Path) -> None:
+    path = write(tmp_path, disk_text(skip=("IO lengths of commands", "latency of IO interarrival time in Microseconds (us)")))
+    with pytest.raises(WorkloadFileError) as exc:
+        vs.read(path, {})
+    where, message = problem(exc)
+    assert where == "VM 2099979 disk scsi0:0"
+    assert "no 'IO lengths of commands'; 'latency of IO interarrival time in Microseconds (us)' histogram(s)" in message
+    assert "vscsiStats -p all -c" in message
+    assert str(path) in str(exc.value)
+
+
+def test_malformed_frequency_row_names_its_line(tmp_path: Path) -> None:
+    lines = disk_text().splitlines()
+    lines[8] = "3;4096"
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(WorkloadFileError) as exc:
+        vs.read(path, {})
+    assert problem(exc) == ("line 9, Frequency row", "expected '<count>,<limit>', got '3;4096'")
+
+
+@pytest.mark.parametrize(
+    ("line", "text", "where", "fragment"),
+    [
+        (4, "mean,fast", "line 4, mean", "expected 'mean,<value>' with a number, got 'fast'"),
+        (5, "count,-3", "line 5, count", "a whole number of at least 0"),
+        (8, "1,9999999", "line 9, Histogram Bucket Limit", "limits must not decrease: 2048 after 9999999"),
+        (1, "Histogram: IO lengths of commands,virtual machine worldGroupID", "line 1, Histogram title", "expected 'Histogram: <title>,"),
+        (3, "min,1", "line 3, min", "a second min line in the section of line 1; a section gives each once"),
+        (6, "max,1", "line 6, max", "a second max line"),
+    ],
+)
+def test_malformed_lines(tmp_path: Path, line: int, text: str, where: str, fragment: str) -> None:
+    lines = disk_text().splitlines()
+    lines[line - 1] = text
+    with pytest.raises(WorkloadFileError) as exc:
+        vs.read(write(tmp_path, "\n".join(lines) + "\n"), {})
+    got_where, message = problem(exc)
+    assert got_where == where
+    assert fragment in message
+
+
+def test_missing_frequency_header_or_stat_lines(tmp_path: Path) -> None:
+    lines = disk_text().splitlines()
+    del lines[3]  # the first section's mean line
+    with pytest.raises(WorkloadFileError) as exc:
+        vs.read(write(tmp_path, "\n".join(lines) + "\n"), {})
+    assert problem(exc) == ("line 5, Frequency header", "mean line(s) missing before it (a section gives min, max, mean, count)")
+    with pytest.raises(WorkloadFileError) as exc:
+        vs.read(
+            write(tmp_path, disk_text() + "Histogram: IO lengths of commands,virtual machine worldGroupID,1,virtual disk handleID,2\n"), {}
+        )
+    assert problem(exc)[1] == "ends before any 'Frequency,Histogram Bucket Limit' rows"
+
+
+def test_bucket_counts_not_matching_the_count_line_warn(tmp_path: Path) -> None:
+    text = disk_text().replace("count,100\n", "count,104\n", 1)
+    imported = vs.read(write(tmp_path, text), {})
+    [warning] = [w for w in imported.warnings if "do not add up" in w]
+    assert "line 1 (IO lengths of commands): buckets hold 100, count line 104" in warning
+
+
+def test_unknown_histograms_are_listed_in_one_warning(tmp_path: Path) -> None:
+    text = disk_text() + section("IO lengths of Unmap commands", {512: 3}, LENGTHS, mean=512)
+    text += section("queue wait in Microseconds (us)", {10: 3}, MICROSECONDS, mean=10)
+    imported = vs.read(write(tmp_path, text), {})
+    [warning] = [w for w in imported.warnings if "unknown titles" in w]
+    assert f"'IO lengths of Unmap commands' (line {len(disk_text().splitlines()) + 1})" in warning
+    assert "'queue wait in Microseconds (us)'" in warning
+
+
+def test_repeated_prints_reset_between_are_added(tmp_path: Path) -> None:
+    text = disk_text(reads={4096: 30}, writes={4096: 70}) + disk_text(reads={4096: 50}, writes={8192: 10})
+    imported = vs.read(write(tmp_path, text), {})
+    workload = imported.groups[0]["workload"]
+    assert workload["read_fraction"] == 0.5
+    assert workload["sizes"] == {"4KiB": 0.9375, "8KiB": 0.0625}
+    assert any("taken as prints reset with -r between them: added up" in w for w in imported.warnings)
+    # Told they are cumulative prints, only the last one counts.
+    last = vs.read(write(tmp_path, text), {"snapshots": "last"}).groups[0]["workload"]
+    assert last["read_fraction"] == pytest.approx(50 / 60)
+
+
+def test_cumulative_prints_are_detected(tmp_path: Path) -> None:
+    text = disk_text(reads={4096: 30}, writes={4096: 70}) + disk_text(reads={4096: 40}, writes={4096: 80})
+    imported = vs.read(write(tmp_path, text), {})
+    assert imported.groups[0]["workload"]["read_fraction"] == pytest.approx(1 / 3, abs=1e-6)
+    assert any("cumulative prints: the last one used" in w for w in imported.warnings)
+
+
+def test_working_set_default_is_said_and_option_used(tmp_path: Path) -> None:
+    path = write(tmp_path, disk_text())
+    imported = vs.read(path, {})
+    assert imported.groups[0]["workload"]["working_set"] == "10GiB"
+    assert "working_set is not in vscsiStats' histograms: each VM touches 10GiB (the default; give option working_set)" in imported.warnings
+    given = vs.read(path, {"working_set": "2GiB"})
+    assert given.groups[0]["workload"]["working_set"] == "2GiB"
+
+
+@pytest.mark.parametrize(
+    ("options", "field", "fragment"),
+    [
+        ({"depth": 4}, "options.depth", "unknown option for vscsistats; the options are layout:"),
+        ({"layout": "host"}, "options.layout", "'host' is not one of disk, vm"),
+        ({"mode": "trace"}, "options.mode", "not one of open, closed"),
+        ({"working_set": "lots"}, "options.working_set", "cannot read 'lots' as a size"),
+        ({"rel": 0}, "options.rel", "a relative tolerance above 0"),
+        ({"sequential_within": 0}, "options.sequential_within", "at least 1"),
+        ({"snapshots": "first"}, "options.snapshots", "not one of auto, sum, last"),
+    ],
+)
+def test_bad_options(tmp_path: Path, options: dict[str, object], field: str, fragment: str) -> None:
+    with pytest.raises(WorkloadFileError) as exc:
+        vs.read(write(tmp_path, disk_text()), options)
+    where, message = problem(exc)
+    assert where == field
+    assert fragment in message
+
+
+def test_idle_disks_are_left_out_and_all_idle_is_an_error(tmp_path: Path) -> None:
+    idle = disk_text(vm="5", disk="1 (scsi0:0)", reads={}, writes={}, seeks={}, read_latency={}, write_latency={})
+    imported = vs.read(write(tmp_path, disk_text() + idle), {})
+    assert [g["name"] for g in imported.groups] == ["vm2099979_scsi0_0"]
+    assert "disks with no I/Os are left out: VM 5 disk scsi0:0" in imported.warnings
+    with pytest.raises(WorkloadFileError) as exc:
+        vs.read(write(tmp_path, idle), {})
+    assert "nothing to model" in problem(exc)[1]
+
+
+SNIFF_OTHERS = {
+    "fio job": "[global]\nioengine=libaio\nbs=4k\n\n[randwrite]\nrw=randwrite\nsize=1g\n",
+    "blkparse": "  8,0    3        1     0.000000000  4162  Q   W 1234567 + 8 [fio]\n"
+    "  8,0    3        2     0.000001000  4162  D   W 1234567 + 8 [fio]\n",
+    "msr": "128166372003061629,wdev,0,Write,3154152960,4096,1344\n128166372016382155,wdev,0,Read,3154152960,4096,1213\n",
+    "plain csv": "time,op,offset,size\n0.1,R,4096,4096\n0.2,W,8192,4096\n",
+    "histogram-like csv": "Histogram: response times\nFrequency,Histogram Bucket Limit\n3,10\n",
+}
+
+
+@pytest.mark.parametrize("name", SNIFF_OTHERS)
+def test_sniff_claims_no_other_format(name: str) -> None:
+    assert not vs.sniff(SNIFF_OTHERS[name])
+
+
+def test_sniff_takes_a_vscsistats_print(tmp_path: Path) -> None:
+    text = disk_text()
+    assert vs.sniff(text[:8192])
+    assert vs.sniff(text.replace("\n", "\r\n")[:8192])
+    crlf = import_workload(write(tmp_path, text.replace("\n", "\r\n")), format="vscsistats")
+    assert crlf.groups == vs.read(write(tmp_path, text, "lf.csv"), {}).groups
+
+
+def test_guess_format_finds_vscsistats(tmp_path: Path) -> None:
+    for module in FORMATS.values():
+        if importlib.util.find_spec(f"simcache.importers.{module}") is None:
+            pytest.skip(f"simcache.importers.{module} is not there yet: guessing tries every format")
+    assert guess_format(write(tmp_path, disk_text())) == "vscsistats"
+
+
+def test_imported_scenario_validates_on_the_default_cluster(tmp_path: Path) -> None:
+    text = disk_text(reads={4096: 30, OVER: 2}, writes={4095: 60}) + disk_text(vm="9", disk="3 (scsi0:0)", seeks={1: 100})
+    imported = vs.read(write(tmp_path, text), {})
+    scenario = imported.scenario()
+    assert [g.name for g in scenario.groups] == ["vm2099979_scsi0_0", "vm9_scsi0_0"]
+    assert scenario.groups[1].workload.access == "sequential"
+    assert scenario.groups[0].workload.iops == 1000.0
+    assert {e.name for e in scenario.expect} >= {"vm2099979_scsi0_0.read.mean_ms", "vm9_scsi0_0.write.p95_ms"}
+    assert scenario.run.duration == pytest.approx(imported.duration)
+    assert "warning: working_set is not in vscsiStats' histograms" in imported.toml()
+
+
+def test_lines_before_the_first_histogram_are_listed(tmp_path: Path) -> None:
+    text = "Printed by vscsiStats\nsecond note\n\n" + disk_text()
+    imported = vs.read(write(tmp_path, text), {})
+    assert "2 line(s) before the first histogram are not used (lines 1, 2)" in imported.warnings
+    assert imported.groups[0]["workload"]["read_fraction"] == 0.3
+
+
+def test_a_stray_line_inside_the_stats_is_an_error(tmp_path: Path) -> None:
+    lines = disk_text().splitlines()
+    lines.insert(2, "average,7")
+    with pytest.raises(WorkloadFileError) as exc:
+        vs.read(write(tmp_path, "\n".join(lines)), {})
+    assert problem(exc) == (
+        "line 3, section",
+        "expected min, max, mean, count or 'Frequency,Histogram Bucket Limit' after a title, got 'average,7'",
+    )
+
+
+def test_other_commands_are_counted_in_the_facts(tmp_path: Path) -> None:
+    text = set_stats(disk_text(), "IO lengths of commands", count=103)
+    text = text.replace("100,4096\n", "103,4096\n", 1)
+    imported = vs.read(write(tmp_path, text), {})
+    assert dict(imported.facts)["VM 2099979 disk scsi0:0 I/Os"] == "103 (30 reads, 70 writes, 3 other commands, not modelled)"
+
+
+def test_lengths_without_any_bucket_count_are_an_error(tmp_path: Path) -> None:
+    # The count line says 100 I/Os but every bucket is empty.
+    text = disk_text().replace("100,4096\n", "0,4096\n", 1)
+    with pytest.raises(WorkloadFileError) as exc:
+        vs.read(write(tmp_path, text), {})
+    assert problem(exc) == ("line 1, IO lengths of commands", "no bucket counts an I/O with data: no size mix to model")
