@@ -177,13 +177,14 @@ def test_two_disks_become_two_groups(tmp_path: Path) -> None:
 def test_layout_vm_keeps_a_vms_disks_on_one_host(tmp_path: Path) -> None:
     text = disk_text() + disk_text(disk="8195 (scsi0:1)") + disk_text(vm="77", disk="9000 (scsi1:0)")
     imported = vs.read(write(tmp_path, text), {"layout": "vm"})
-    assert [(g["name"], g["hosts"]) for g in imported.groups] == [
-        ("vm2099979_scsi0_0", [0]),
-        ("vm2099979_scsi0_1", [0]),
-        ("vm77_scsi1_0", [1]),
+    assert [(g["name"], g["colocate"]) for g in imported.groups] == [
+        ("vm2099979_scsi0_0", "vm2099979"),
+        ("vm2099979_scsi0_1", "vm2099979"),
+        ("vm77_scsi1_0", "vm77"),
     ]
-    assert "layout 'vm' puts VM k's disks on host k: the base cluster needs at least 2 host(s)" in imported.warnings
-    imported.scenario()
+    assert "layout 'vm' puts each VM's disks on one host (2 VM(s), round robin over the base cluster's hosts)" in imported.warnings
+    scenario = imported.scenario()
+    assert [g.hosts for g in scenario.groups] == [[0], [0], [1]]
 
 
 def test_latency_expectations_mean_and_percentile_buckets(tmp_path: Path) -> None:

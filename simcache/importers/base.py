@@ -28,7 +28,7 @@ from simcache.scenario.load import builtin_scenarios
 from simcache.scenario.model import validate_scenario
 from simcache.trace import Trace, TraceBuilder, cache_folder, cache_key, file_digest
 
-__all__ = ["DEFAULT_POLICY", "Imported", "cached_trace", "check_regular_file", "numbered_lines", "read_head", "trace_imported"]
+__all__ = ["DEFAULT_POLICY", "Imported", "cached_trace", "check_regular_file", "numbered_lines", "group_name", "read_head", "trace_imported"]
 
 DEFAULT_POLICY = "WB+0"
 """The write policy imported groups get unless told otherwise (a file says what a VM does, not how it is cached)."""
@@ -54,17 +54,21 @@ class Imported:
     def scenario_data(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY) -> dict[str, Any]:
         """A scenario as plain tables: ``base``'s run, cluster and array (no events, variants or checks) with these groups.
 
-        Groups without ``hosts`` are placed one per host, round robin. The
+        Groups without ``hosts`` are placed one per host, round robin; groups
+        with the same ``colocate`` key (the disks of one VM) go on the same host. The
         run lasts :attr:`duration` when the file gives one, with a tenth of
         it as warm-up.
         """
         data = _base_tables(base)
         hosts = int(data["cluster"].get("hosts", 1))
         groups = []
+        slots: dict[str, int] = {}
         for i, group in enumerate(self.groups):
             group = copy.deepcopy(group)
+            key = group.pop("colocate", None)  # groups with the same key (one VM's disks) share a host
+            slot = i if key is None else slots.setdefault(str(key), len(slots))
             group.setdefault("policy", policy)
-            group.setdefault("hosts", [i % hosts])
+            group.setdefault("hosts", [slot % hosts])
             groups.append(group)
         run = dict(data.get("run", {}))
         if self.duration:
@@ -190,7 +194,7 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
     for device, stats in summary.items():
         if stats.ios == 0:
             continue
-        name = _group_name(device, used)
+        name = group_name(device, used)
         trace_table: dict[str, Any] = {"path": str(path.resolve()), "format": format_name, "devices": [device]}
         if options:
             trace_table["options"] = dict(options)
@@ -215,7 +219,8 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
     return Imported(path, format_name, groups, warnings=notes, facts=facts, duration=trace.duration or None, trace=trace)
 
 
-def _group_name(device: str, used: set[str]) -> str:
+def group_name(device: str, used: set[str]) -> str:
+    """``device`` as a group name (letters, digits, ``_.-``), made unique among ``used`` (which it joins)."""
     base = "".join(c if c.isalnum() or c in "_.-" else "_" for c in device) or "device"
     name, n = base, 1
     while name in used:

@@ -54,8 +54,8 @@ Options:
 
 - ``layout``: ``"disk"`` (default) one group per disk, placed round robin
   like any imported group; ``"vm"`` the same groups, but all disks of a
-  virtual machine (worldGroupID) on one host: VM k's disks on host k
-  (the base cluster needs as many hosts as the file has VMs).
+  virtual machine (worldGroupID) on one host, VMs round robin over the
+  base cluster's hosts.
 - ``mode``: ``"open"`` (default; Poisson arrivals at the measured rate) or
   ``"closed"`` (one worker keeping the measured mean of outstanding I/Os).
 - ``working_set``: bytes per VM (default ``"10GiB"``; a warning says so).
@@ -80,7 +80,7 @@ from pathlib import Path
 from typing import Any
 
 from simcache.errors import WorkloadFileError
-from simcache.importers.base import Imported, _group_name, numbered_lines
+from simcache.importers.base import Imported, group_name, numbered_lines
 from simcache.metrics import PERCENTILES
 from simcache.units import UnitError, format_size, parse_size
 
@@ -631,16 +631,15 @@ def read(path: Path, options: Mapping[str, Any]) -> Imported:
             + (f"; and {len(mismatches) - 5} more" if len(mismatches) > 5 else "")
         )
     used: set[str] = set()
-    vms: dict[str, int] = {}
     groups, expect, facts, windows, idle = [], [], [], [], []
     for disk, hist in disks.items():
         if ("length", "any") in hist and hist["length", "any"].count == 0:
             idle.append(disk.label)
             continue
-        group = _group_name(f"vm{disk.vm}_{disk.device or disk.handle}", used)
+        group = group_name(f"vm{disk.vm}_{disk.device or disk.handle}", used)
         result = _disk(path, disk, group, hist, opts, notes)
         if opts.layout == "vm":
-            result.group["hosts"] = [vms.setdefault(disk.vm, len(vms))]
+            result.group["colocate"] = f"vm{disk.vm}"
         groups.append(result.group)
         expect += result.expect
         facts += result.facts
@@ -658,6 +657,7 @@ def read(path: Path, options: Mapping[str, Any]) -> Imported:
     if opts.mode == "open":
         notes.append("arrivals are modelled as Poisson at the measured mean rate (each disk's inter-arrival CV is in the facts)")
     if opts.layout == "vm":
-        notes.append(f"layout 'vm' puts VM k's disks on host k: the base cluster needs at least {len(vms)} host(s)")
+        vms = len({d.vm for d, h in disks.items() if not (("length", "any") in h and h["length", "any"].count == 0)})
+        notes.append(f"layout 'vm' puts each VM's disks on one host ({vms} VM(s), round robin over the base cluster's hosts)")
     summary = [("virtual disks", f"{len(groups)} with I/O, of {len({d.vm for d in disks})} VM(s)")]
     return Imported(path, NAME, groups, expect=expect, warnings=notes, facts=summary + facts, duration=max(windows) if windows else None)
