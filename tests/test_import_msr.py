@@ -148,7 +148,7 @@ def test_sniff_wants_seven_fields_a_filetime_and_read_or_write(tmp_path: Path) -
     assert msr.sniff("\n".join(SMALL) + "\n")
     assert msr.sniff(SMALL[0])
     assert not msr.sniff("")
-    assert not msr.sniff(f"1234,usr,0,Read,0,4096,10\n")  # a small number is no FILETIME
+    assert not msr.sniff("1234,usr,0,Read,0,4096,10\n")  # a small number is no FILETIME
     assert not msr.sniff(f"{T0},usr,0,Open,0,4096,10\n")
     assert not msr.sniff(f"{T0},usr,0,Read,0,4096\n")
     assert not msr.sniff("time,op,offset,size\n0.1,R,0,4096\n")
