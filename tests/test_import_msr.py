@@ -155,3 +155,14 @@ def test_sniff_wants_seven_fields_a_filetime_and_read_or_write(tmp_path: Path) -
     assert not msr.sniff("  8,0    1        1     0.000000000  4162  Q  WS 1234 + 8 [kworker]\n")
     assert not msr.sniff("[global]\nrw=randwrite\nbs=4k\n")
     assert not msr.sniff(SMALL[0] + "\nsomething else\n")
+
+
+def test_the_first_error_stops_the_import_before_the_rest_is_parsed(tmp_path: Path) -> None:
+    # Line 3 is bad; far beyond the first chunk, a line that is not UTF-8 would be an error of its own if it were read.
+    path = tmp_path / "big.csv"
+    lines = [f"{T0 + i},usr,0,Write,{i * 512},512,10" for i in range(200_000)]
+    lines[2] = f"{T0},usr,0,Write,0,-1,10"
+    lines[199_000] = f"{T0},us\xffr,0,Write,0,512,10"
+    path.write_bytes("".join(line + "\n" for line in lines).encode("latin-1"))
+    with pytest.raises(WorkloadFileError, match=r"line 3, Size: -1 must not be negative"):
+        msr.load(path, {})

@@ -300,13 +300,13 @@ def _positions(path: Path, options: Mapping[str, Any], header: bool, names: tupl
         if role == "offset" and (found.get("offset") is not None or found.get("lba") is not None):
             continue
         if found.get(role) is None:
-            wanted = "an offset (or lba) column" if role == "offset" else f"a {role} column"
+            wanted = "offset (or lba)" if role == "offset" else role
             option = "offset_column (or lba_column)" if role == "offset" else f"{role}_column"
             raise WorkloadFileError.at(
                 path,
                 1 if header else None,
                 "header" if header else "options.columns",
-                f"no {wanted} among {', '.join(repr(n) for n in names)}; name it with the {option} option",
+                f"no {wanted} column among {', '.join(repr(n) for n in names)}; name it with the {option} option",
             )
     return {role: position for role, position in found.items() if position is not None}
 
