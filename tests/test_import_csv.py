@@ -190,3 +190,10 @@ def test_sniff_takes_a_header_with_time_and_op_columns_only() -> None:
     assert not csv_trace.sniff(blkparse + blkparse.replace("Q  WS", "G  WS"))
     assert not csv_trace.sniff("fio version 3 iolog\n0 /dev/sda add\n")
     assert not csv_trace.sniff('{"fio version": "fio-3.35", "jobs": []}\n')
+
+
+def test_unit_errors_say_the_unit(tmp_path: Path) -> None:
+    text = "time,op,lba,size,latency\n0,R,1.5,1,2\n"
+    assert "  line 2, lba: expected a whole number of 512-byte units, found '1.5'" in fails(tmp_path, text)
+    text = "time,op,offset,size,latency\n0,R,0,1,fast\n"
+    assert "  line 2, latency: expected a latency in ms, found 'fast'" in fails(tmp_path, text, time_unit="ms")

@@ -151,13 +151,13 @@ def _fill(path: Path, settings: _Settings, builder: TraceBuilder) -> dict[str, A
         ops = rows.codes(where["op"], lambda text: settings.ops.get(text.lower()), _ops_allowed(settings.ops))
         offsets = rows.integers(
             where[offset_role],
-            f"a whole number of {settings.offset_bytes}-byte units" if settings.offset_bytes > 1 else "a whole number of bytes",
+            _whole_units(settings.offset_bytes),
             maximum=INT64_MAX // settings.offset_bytes,
             limit="the largest byte offset a trace row holds",
         )
         sizes = rows.integers(
             where["size"],
-            f"a whole number of {settings.size_bytes}-byte units" if settings.size_bytes > 1 else "a whole number of bytes",
+            _whole_units(settings.size_bytes),
             maximum=_MAX_SIZE // settings.size_bytes,
             limit=f"{_MAX_SIZE:,} bytes, the largest I/O a trace row holds",
         )
@@ -167,7 +167,10 @@ def _fill(path: Path, settings: _Settings, builder: TraceBuilder) -> dict[str, A
         else:
             devices = np.full(len(rows), single_device, dtype=np.int64)
         if "latency" in where:
-            latency = rows.numbers(where["latency"], "a latency", minimum=0, allow_missing=True) / settings.latency_per_second
+            latency = (
+                rows.numbers(where["latency"], f"a latency in {_unit_name(settings.latency_per_second)}", minimum=0, allow_missing=True)
+                / settings.latency_per_second
+            )
         else:
             latency = np.full(len(rows), np.nan)
         builder.add(
@@ -242,6 +245,10 @@ def _size_unit(path: Path, options: Mapping[str, Any], name: str, default: str) 
     if size <= 0:
         raise WorkloadFileError.at(path, None, f"options.{name}", f'expected B, sector (512 B) or a size such as "4KiB", found {unit!r}')
     return size
+
+
+def _whole_units(unit_bytes: int) -> str:
+    return f"a whole number of {unit_bytes}-byte units" if unit_bytes > 1 else "a whole number of bytes"
 
 
 def _unit_name(per_second: int) -> str:
