@@ -48,8 +48,8 @@ _LAST_TICK = (datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC) - _EPOCH) // timede
 """The last FILETIME a date can show (the end of year 9999)."""
 _MAX_SIZE = int(np.iinfo(np.uint32).max)
 _OPS = {"read": READ, "write": WRITE}
-_LINE = re.compile(r"\s*(\d{15,19}),([^,]+),\s*(\d+),\s*(read|write),\s*(\d+),\s*(\d+),\s*(\d+)\s*", re.IGNORECASE)
-"""A line as sniffing expects it: a FILETIME of 15 to 19 digits (years 1604 to 3000 and beyond), then the six fields."""
+_LINE = re.compile(r"\s*(\d{17,19}),([^,]+),\s*(\d+),\s*(read|write),\s*(\d+),\s*(\d+),\s*(\d+)\s*", re.IGNORECASE)
+"""A line as sniffing expects it: a FILETIME of 17 to 19 digits (a date from 1633 on), then the six fields."""
 
 
 def sniff(head: str) -> bool:
