@@ -147,6 +147,7 @@ def test_options_are_refused_by_name(tmp_path: Path) -> None:
 def test_sniff_wants_seven_fields_a_filetime_and_read_or_write(tmp_path: Path) -> None:
     assert msr.sniff("\n".join(SMALL) + "\n")
     assert msr.sniff(SMALL[0])
+    assert msr.sniff("\n".join(SMALL[:3]) + "\n" + SMALL[3][:12])  # the head ends inside a line
     assert not msr.sniff("")
     assert not msr.sniff("1234,usr,0,Read,0,4096,10\n")  # a small number is no FILETIME
     assert not msr.sniff(f"{T0},usr,0,Open,0,4096,10\n")

@@ -54,10 +54,10 @@ _LINE = re.compile(r"\s*(\d{17,19}),([^,]+),\s*(\d+),\s*(read|write),\s*(\d+),\s
 
 def sniff(head: str) -> bool:
     """Seven comma-separated fields: a FILETIME-sized integer, a host, a disk number, Read/Write, then three integers."""
-    lines = [line for line in head.splitlines()[:6] if line.strip()]
-    if len(head) >= 8192 and len(lines) > 1:
-        lines = lines[:-1]  # the head may end inside a line
-    return bool(lines) and all(_LINE.fullmatch(line) for line in lines)
+    lines = [line for line in head.splitlines() if line.strip()]
+    if len(lines) > 1 and not head.endswith(("\n", "\r")):
+        lines.pop()  # the head may end inside a line
+    return bool(lines) and all(_LINE.fullmatch(line) for line in lines[:6])
 
 
 def load(path: Path, options: Mapping[str, Any]) -> Trace:
