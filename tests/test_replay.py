@@ -15,6 +15,7 @@ import pytest
 import simcache
 from simcache.cli import main
 from simcache.importers import import_workload
+from simcache.physics import read_cache_lines
 from simcache.replay import TraceStream, trace_for
 
 LINE = 4096
@@ -96,7 +97,7 @@ def test_read_hit_ratio_with_a_cache_larger_than_the_footprint_is_the_traces_own
     trace = write_trace(tmp_path / "vm.csv", rows)
     scenario = trace_scenario(trace, duration=rows[-1][0] + 2.0)
     line = scenario.cluster.cache.line
-    assert scenario.cluster.cache.capacity > 200 * LINE + 65536  # larger than the trace's footprint
+    assert read_cache_lines(scenario.cluster) * line > 200 * LINE + 65536  # larger than the trace's footprint
     records = simcache.simulate(scenario).records
     reads = records[records["op"] == "read"]
     measured = float((reads["path"] == "hit").mean())
@@ -155,7 +156,7 @@ def test_the_trace_sets_the_working_set_and_the_estimate_says_what_it_leaves_out
     assert scenario.data_bytes == max(off + size for _, _, off, size in rows)
     estimate = simcache.estimate(scenario)
     assert any("replay a trace" in note and "bursts" in note for note in estimate.notes)
-    stream = TraceStream(scenario.groups[0].workload, trace_for(scenario.groups[0].workload.trace), "trace")  # type: ignore[arg-type]
+    stream = TraceStream(scenario.groups[0].workload, trace_for(scenario.groups[0].workload.trace), "disk")  # type: ignore[arg-type]
     assert stream.next_time() == 0.0
 
 
@@ -167,7 +168,7 @@ def test_a_missing_trace_or_device_is_named_in_the_scenario_error(tmp_path: Path
     trace = write_trace(tmp_path / "vm.csv", random_rows(20, seed=1))
     with pytest.raises(simcache.ScenarioError) as device:
         trace_scenario(trace, 5.0, devices=["sdz"])
-    assert device.value.problems == [("groups.0(traced).workload.trace.devices", "not in the trace: sdz; the trace's devices are trace")]
+    assert device.value.problems == [("groups.0(traced).workload.trace.devices", "not in the trace: sdz; the trace's devices are disk")]
 
 
 def test_synthetic_fields_are_refused_beside_a_trace(tmp_path: Path) -> None:
