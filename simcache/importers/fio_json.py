@@ -132,8 +132,8 @@ def read(path: Path, options: Mapping[str, Any]) -> Imported:
                 else f"{len(clones)} entries, one per clone: IOPS and bandwidth summed, mean latency weighted by I/Os"
             )
             facts.append((f"job {jobname} clones", f"numjobs={result.numjobs}, {how}"))
-            if len(clones) not in (1, result.numjobs):
-                notes.append(f"job {jobname}: numjobs={result.numjobs} but {len(clones)} entries; the figures are summed over the entries")
+        if len(clones) not in (1, result.numjobs):
+            notes.append(f"job {jobname}: numjobs={result.numjobs} but {len(clones)} entries; the figures are summed over the entries")
         for key, op in _DIRECTIONS.items():
             per_clone = [_direction(path, job[key], f"jobs[{index}].{key}") for index, job in clones if isinstance(job.get(key), dict)]
             per_clone = [d for d in per_clone if d.ios > 0 or d.iops > 0]
