@@ -136,7 +136,12 @@ def test_each_vm_of_a_group_replays_its_own_device(tmp_path: Path) -> None:
         {
             **trace_scenario(write_trace(tmp_path / "x.csv", rows), 5.0).model_dump(mode="json"),
             "groups": [
-                {"name": "g", "policy": "WB+0", "hosts": [0, 1], "workload": {"mode": "trace", "trace": {"path": str(trace), "format": "csv"}}}
+                {
+                    "name": "g",
+                    "policy": "WB+0",
+                    "hosts": [0, 1],
+                    "workload": {"mode": "trace", "trace": {"path": str(trace), "format": "csv"}},
+                }
             ],
         }
     )
@@ -193,4 +198,7 @@ def test_import_then_run_from_the_command_line(tmp_path: Path, capsys: pytest.Ca
     assert "traced" not in printed and "vm" in printed
     imported = import_workload(trace)
     assert imported.format == "csv"
-    assert ("I/Os", f"{len(rows):,} ({sum(r[1] == 'read' for r in rows):,} reads, {sum(r[1] == 'write' for r in rows):,} writes)") in imported.facts
+    assert (
+        "I/Os",
+        f"{len(rows):,} ({sum(r[1] == 'read' for r in rows):,} reads, {sum(r[1] == 'write' for r in rows):,} writes)",
+    ) in imported.facts

@@ -28,7 +28,16 @@ from simcache.scenario.load import builtin_scenarios
 from simcache.scenario.model import validate_scenario
 from simcache.trace import Trace, TraceBuilder, cache_folder, cache_key, file_digest
 
-__all__ = ["DEFAULT_POLICY", "Imported", "cached_trace", "check_regular_file", "numbered_lines", "group_name", "read_head", "trace_imported"]
+__all__ = [
+    "DEFAULT_POLICY",
+    "Imported",
+    "cached_trace",
+    "check_regular_file",
+    "group_name",
+    "numbered_lines",
+    "read_head",
+    "trace_imported",
+]
 
 DEFAULT_POLICY = "WB+0"
 """The write policy imported groups get unless told otherwise (a file says what a VM does, not how it is cached)."""
@@ -219,9 +228,10 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
     return Imported(path, format_name, groups, warnings=notes, facts=facts, duration=trace.duration or None, trace=trace)
 
 
-def group_name(device: str, used: set[str]) -> str:
-    """``device`` as a group name (letters, digits, ``_.-``), made unique among ``used`` (which it joins)."""
-    base = "".join(c if c.isalnum() or c in "_.-" else "_" for c in device) or "device"
+def group_name(label: str, used: set[str], fallback: str = "device") -> str:
+    """``label`` as a group name: characters other than ASCII letters, digits and ``_.-`` become ``_``; made unique
+    among ``used`` (which it joins)."""
+    base = "".join(c if c.isascii() and (c.isalnum() or c in "_.-") else "_" for c in label) or fallback
     name, n = base, 1
     while name in used:
         n += 1

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from simcache.errors import WorkloadFileError
-from simcache.importers.base import Imported, numbered_lines
+from simcache.importers.base import Imported, group_name, numbered_lines
 
 __all__ = [
     "KIND",
@@ -63,7 +63,6 @@ __all__ = [
     "Notes",
     "Setting",
     "check_options",
-    "group_name",
     "job_group",
     "read",
     "sniff",
@@ -393,17 +392,6 @@ def parse_job_file(path: Path) -> list[JobSpec]:
     return jobs
 
 
-def group_name(name: str, used: set[str]) -> str:
-    """``name`` with characters other than letters, digits, ``_.-`` replaced by ``_``, made unique among ``used``."""
-    base = "".join(c if c.isascii() and (c.isalnum() or c in "_.-") else "_" for c in name) or "job"
-    unique, n = base, 1
-    while unique in used:
-        n += 1
-        unique = f"{base}_{n}"
-    used.add(unique)
-    return unique
-
-
 class _Job:
     """Reads one job's options, raising a WorkloadFileError naming the option's line and key."""
 
@@ -628,7 +616,7 @@ def job_group(source: Path, spec: JobSpec, numjobs_as: str, notes: Notes, names:
     ramp = job.seconds("ramp_time", 1.0) or 0.0
     runtime = job.seconds("runtime", 1.0)
     duration = ramp + runtime if runtime else None
-    group = {"name": group_name(name, names), "vms_per_host": numjobs if numjobs_as == "vms" else 1, "workload": workload}
+    group = {"name": group_name(name, names, fallback="job"), "vms_per_host": numjobs if numjobs_as == "vms" else 1, "workload": workload}
     vms = f"{numjobs} VM(s)" if numjobs_as == "vms" else "1 VM"
     length = "no runtime" if runtime is None else f"{'' if job.flag('time_based') else 'at most '}{runtime:g} s"
     if ramp:
