@@ -42,7 +42,9 @@ def random_rows(n: int, seed: int, rate: float = 200.0, blocks: int = 500) -> li
     return [(float(t), str(o), int(b), int(s)) for t, o, b, s in zip(times, ops, offsets, sizes, strict=True)]
 
 
-def trace_scenario(trace: Path, duration: float, *, policy: str = "WB+1", **trace_fields: Any) -> simcache.Scenario:
+def trace_scenario(
+    trace: Path, duration: float, *, policy: str = "WB+1", workload: dict[str, Any] | None = None, **trace_fields: Any
+) -> simcache.Scenario:
     data = {
         "name": "replay",
         "run": {"duration": duration, "warmup": 0.0, "sample_interval": min(1.0, duration)},
@@ -53,7 +55,7 @@ def trace_scenario(trace: Path, duration: float, *, policy: str = "WB+1", **trac
                 "name": "traced",
                 "policy": policy,
                 "hosts": [0],
-                "workload": {"mode": "trace", "trace": {"path": str(trace), "format": "csv", **trace_fields}},
+                "workload": {"mode": "trace", "trace": {"path": str(trace), "format": "csv", **trace_fields}, **(workload or {})},
             }
         ],
     }
@@ -117,10 +119,8 @@ def test_window_speed_and_repeat_map_trace_time_to_replay_time(tmp_path: Path) -
 def test_closed_replay_keeps_trace_order_at_the_given_depth(tmp_path: Path) -> None:
     rows = [(0.0, "write", LINE * i, LINE) for i in range(50)]  # all at t = 0: open replay would issue them at once
     trace = write_trace(tmp_path / "c.csv", rows)
-    data = trace_scenario(trace, duration=30.0).model_dump(mode="json")
-    data["groups"][0]["workload"]["trace"]["replay"] = "closed"
-    data["groups"][0]["workload"]["outstanding"] = 1
-    records = simcache.simulate(simcache.load_scenario(data)).records.sort_values("issue_s", kind="stable")
+    scenario = trace_scenario(trace, duration=30.0, replay="closed", workload={"outstanding": 1})
+    records = simcache.simulate(scenario).records.sort_values("issue_s", kind="stable")
     assert len(records) == 50
     # One outstanding I/O: each is issued when the one before it completes.
     issue, complete = records["issue_s"].to_numpy(), records["complete_s"].to_numpy()
@@ -178,7 +178,11 @@ def test_a_missing_trace_or_device_is_named_in_the_scenario_error(tmp_path: Path
 
 def test_synthetic_fields_are_refused_beside_a_trace(tmp_path: Path) -> None:
     trace = write_trace(tmp_path / "vm.csv", random_rows(20, seed=1))
-    data = trace_scenario(trace, 5.0).model_dump(mode="json", exclude_unset=True)
+    scenario = trace_scenario(trace, 5.0)
+    # A dump (every field written, at its default) loads again, so variants and sweeps of a trace scenario work.
+    assert simcache.load_scenario(scenario.model_dump(mode="json")) == scenario
+    assert scenario.with_overrides({"groups.traced.policy": "WB+2"}).groups[0].policy == "WB+2"
+    data = scenario.model_dump(mode="json")
     data["groups"][0]["workload"]["iops"] = 100
     with pytest.raises(simcache.ScenarioError, match="iops describe a synthetic workload"):
         simcache.load_scenario(data)

@@ -146,15 +146,19 @@ class Workload(_Spec):
             raise ValueError('mode = "trace" needs a trace table, e.g. trace = { path = "vm1.csv", format = "msr" }')
         if self.mode != "trace":
             raise ValueError('a trace is replayed by mode = "trace"; remove the trace table or set the mode')
-        synthetic = [name for name in _SYNTHETIC_FIELDS if name in self.model_fields_set]
+        # Judged by value, not by what was written: a dumped trace workload (every field at its default) loads again.
+        synthetic = [name for name in _SYNTHETIC_FIELDS if self._differs_from_default(name)]
         if synthetic:
             raise ValueError(
                 f"{', '.join(synthetic)} describe a synthetic workload; a trace brings its own I/Os: remove them "
                 "(or derive a synthetic workload with simcache fit)"
             )
-        if self.trace.replay == "open" and ("workers" in self.model_fields_set or "outstanding" in self.model_fields_set):
+        if self.trace.replay == "open" and (self._differs_from_default("workers") or self._differs_from_default("outstanding")):
             raise ValueError('workers and outstanding set a closed replay\'s depth; use trace.replay = "closed" or remove them')
         return self
+
+    def _differs_from_default(self, name: str) -> bool:
+        return bool(getattr(self, name) != type(self).model_fields[name].get_default(call_default_factory=True))
 
     @property
     def size_mix(self) -> tuple[tuple[int, ...], tuple[float, ...]]:
