@@ -80,7 +80,8 @@ _MAX_SECTORS = ((1 << 32) - 1) // SECTOR_BYTES  # the trace row's size field is 
 class _Request(NamedTuple):
     """An I/O waiting for its completion."""
 
-    time: float
+    time: int
+    """Nanoseconds on blkparse's clock."""
     op: int
     offset: int
     size: int
@@ -126,6 +127,8 @@ class _Parser:
         self.pending: OrderedDict[tuple[int, int], _Request] = OrderedDict()
         self.counts: Counter[str] = Counter()
         self.not_used: Counter[str] = Counter()
+        self.origin: int | None = None
+        """Nanoseconds of blkparse's clock at the first event of the chosen kind: time 0 of the rows (kept whole, so exact)."""
 
     def run(self) -> dict[str, Any]:
         summary_line = None
@@ -152,6 +155,7 @@ class _Parser:
         return {
             "event": self.event,
             "has_times": True,
+            "first_timestamp": None if self.origin is None else f"{self.origin // 1_000_000_000}.{self.origin % 1_000_000_000:09d}",
             "summary_line": summary_line,
             "events": dict(self.counts),
             "not_used": {what: n for what, n in self.not_used.items() if n},
@@ -166,7 +170,7 @@ class _Parser:
             if not value.isdecimal():
                 raise WorkloadFileError.at(self.path, number, name, f"{value!r} is not a whole number")
         seconds, dot, nanos = stamp.partition(".")
-        if not (dot and seconds.isdecimal() and nanos.isdecimal()):
+        if not (dot and seconds.isdecimal() and nanos.isdecimal() and len(nanos) <= 9):
             raise WorkloadFileError.at(self.path, number, "timestamp", f"{stamp!r} is not SECONDS.NANOSECONDS (e.g. 12.000345678)")
         if not (action.isalpha() and len(action) <= 2):
             raise WorkloadFileError.at(self.path, number, "action", f"{action!r} is not a blkparse action (Q, D, C, M, ...)")
@@ -176,7 +180,9 @@ class _Parser:
             return
         if not _RWBS_LETTERS.issuperset(rwbs):
             raise WorkloadFileError.at(self.path, number, "rwbs", f"{rwbs!r} has letters other than {''.join(sorted(_RWBS_LETTERS))}")
-        time = float(stamp)
+        time = int(seconds) * 1_000_000_000 + int(nanos.ljust(9, "0"))
+        if self.origin is None and action == self.event:
+            self.origin = time
         sector, sectors = self._sectors(number, fields)
         flush = rwbs[0] == "F"
         op = _DATA_OPS.get(rwbs[1] if flush and len(rwbs) > 1 else rwbs[0])
@@ -185,7 +191,7 @@ class _Parser:
             if action != self.event:
                 return
             if flush:
-                self.rows.add(time, SYNC, 0, 0, code)
+                self._emit(_Request(time, SYNC, 0, 0, code), None)
             else:
                 self.not_used[f"{action} events without data sectors (pass-through or RWBS N)"] += 1
             return
@@ -208,7 +214,7 @@ class _Parser:
             raise WorkloadFileError.at(self.path, number, "sector", f"expected SECTOR + NSECTORS or [PROCESS], found {tail[0]!r}")
         return 0, 0
 
-    def _event(self, action: str, time: float, request: _Request, sector: int) -> None:
+    def _event(self, action: str, time: int, request: _Request, sector: int) -> None:
         key = (request.device, sector)
         if action == self.start:
             previous = self.pending.pop(key, None)
@@ -225,13 +231,12 @@ class _Parser:
         elif action in "MF" and self.event == "Q":
             self._merge(action, request, key)
 
-    def _complete(self, time: float, request: _Request, key: tuple[int, int]) -> None:
+    def _complete(self, time: int, request: _Request, key: tuple[int, int]) -> None:
         started = self.pending.pop(key, None)
         if self.event == "C":
             if started is None:
                 self.not_used["completions without a D (kept, no latency)"] += 1
-            latency = time - started.time if started is not None else math.nan
-            self.rows.add(time, request.op, request.offset, request.size, request.device, latency)
+            self._emit(request, None if started is None else time - started.time)
         elif started is not None:
             self._emit(started, time - started.time)
         else:
@@ -254,8 +259,11 @@ class _Parser:
         if self.event == "C":
             self.not_used["issues never matched to a completion"] += 1
         else:
-            self._emit(request, math.nan)
+            self._emit(request, None)
             self.not_used[why] += 1
 
-    def _emit(self, request: _Request, latency: float) -> None:
-        self.rows.add(request.time, request.op, request.offset, request.size, request.device, latency)
+    def _emit(self, request: _Request, latency: int | None) -> None:
+        """One row: ``request`` at its time from the origin, ``latency`` in nanoseconds (``None``: unknown)."""
+        origin = request.time if self.origin is None else self.origin
+        seconds = math.nan if latency is None else latency / 1e9
+        self.rows.add((request.time - origin) / 1e9, request.op, request.offset, request.size, request.device, seconds)

@@ -53,8 +53,8 @@ NAME = "fio-iolog"
 KIND = "trace"
 
 HEADERS = {"fio version 2 iolog": 2, "fio version 3 iolog": 3}
-TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "ns": 1e-9, "s": 1.0}
-"""Seconds per tick of a version 3 timestamp, by ``time_unit`` option value."""
+TIME_UNITS = {"us": 1_000_000, "ms": 1_000, "ns": 1_000_000_000, "s": 1}
+"""Ticks per second of a version 3 timestamp, by ``time_unit`` option value."""
 DEFAULT_TIME_UNIT = "us"
 _IO_ACTIONS = {"read": READ, "write": WRITE, "sync": SYNC, "datasync": SYNC, "sync_file_range": SYNC, "trim": TRIM}
 _FILE_ACTIONS = ("add", "open", "close")
@@ -100,21 +100,22 @@ def _fill(path: Path, builder: TraceBuilder, unit: str, unit_given: bool) -> dic
     version = _version(path, next(lines, None))
     if version == 2 and unit_given:
         raise WorkloadFileError.at(path, None, "options.time_unit", "a version 2 iolog has no timestamps; remove time_unit")
-    tick = TIME_UNITS[unit]
+    per_second = TIME_UNITS[unit]
+    first_stamp: int | None = None  # times are kept as whole ticks from the first I/O until divided, so they are exact
     rows = RowBuffer(builder)
     files: dict[str, bool] = {}  # added file name -> open now
     skipped: Counter[str] = Counter()
     file_actions: Counter[str] = Counter()
     unopened = 0
     first_field = 1 if version == 3 else 0
-    time = 0.0
+    stamp = 0
     for number, line in lines:
         fields = line.split()
         if not fields:
             skipped["blank"] += 1
             continue
         if version == 3:
-            time = _whole(path, number, "timestamp", fields[0], f"a whole number of {unit} since the run began") * tick
+            stamp = _whole(path, number, "timestamp", fields[0], f"a whole number of {unit} since the run began")
         rest = fields[first_field:]
         if len(rest) not in (2, 4):
             layout = "TIMESTAMP FILENAME ACTION [OFFSET LENGTH]" if version == 3 else "FILENAME ACTION [OFFSET LENGTH]"
@@ -143,12 +144,15 @@ def _fill(path: Path, builder: TraceBuilder, unit: str, unit_given: bool) -> dic
             raise WorkloadFileError.at(path, number, "offset", f"{offset} is beyond 2^63 bytes")
         if length > _MAX_LENGTH:
             raise WorkloadFileError.at(path, number, "length", f"{length} bytes is more than one I/O can be here (at most {_MAX_LENGTH})")
-        rows.add(time, op, offset, length, builder.device(name))
+        if first_stamp is None:
+            first_stamp = stamp
+        rows.add((stamp - first_stamp) / per_second, op, offset, length, builder.device(name))
     rows.flush()
     return {
         "version": version,
         "has_times": version == 3,
         "time_unit": unit if version == 3 else None,
+        "first_timestamp": first_stamp if version == 3 else None,
         "file_actions": dict(file_actions),
         "skipped": dict(skipped),
         "io_on_unopened_file": unopened,

@@ -13,10 +13,14 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from simcache.errors import WorkloadFileError
 from simcache.trace import BLOCK_ROWS, TraceBuilder, TraceChunk
 
 __all__ = ["RowBuffer", "check_option_names", "option_choice"]
+
+_CHUNK_FIELDS = ("time", "op", "offset", "size", "device", "latency")  # TraceChunk's fields, in its order
 
 
 class RowBuffer:
@@ -53,10 +57,20 @@ class RowBuffer:
             self.flush()
 
     def flush(self) -> None:
-        """Hand the rows gathered so far to the builder as one chunk."""
-        if self.time:
-            self.builder.add(TraceChunk.from_lists(self.time, self.op, self.offset, self.size, self.device, self.latency))
-            self._reset()
+        """Hand the rows gathered so far to the builder as one chunk, in time order.
+
+        Sorting each block (stably: equal times keep their order) means the
+        first row the builder sees is the earliest of its block, so the
+        trace's time origin is normally an I/O's own time, not a difference.
+        """
+        if not self.time:
+            return
+        chunk = TraceChunk.from_lists(self.time, self.op, self.offset, self.size, self.device, self.latency)
+        if bool(np.any(np.diff(chunk.time) < 0)):
+            order = np.argsort(chunk.time, kind="stable")
+            chunk = TraceChunk(*(getattr(chunk, name)[order] for name in _CHUNK_FIELDS))
+        self.builder.add(chunk)
+        self._reset()
 
 
 def check_option_names(path: Path, options: Mapping[str, Any], allowed: Collection[str]) -> None:
