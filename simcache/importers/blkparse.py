@@ -40,6 +40,12 @@ A flush (RWBS starting with F and no sectors) of the chosen event becomes a
 SYNC row (counted, not replayed). Requests that never complete are kept with
 no latency; at most :data:`MAX_PENDING` requests wait for their completion,
 the oldest losing its latency beyond that (counted).
+
+The trace's description adds ``event``, ``has_times`` (true),
+``first_timestamp`` (blkparse's clock at time 0: the first event of the
+chosen kind), ``summary_line`` (where the summary began, or null),
+``events`` (lines by action) and ``not_used`` (what did not become an I/O or
+a latency, by reason); :func:`read` lists ``not_used`` in one warning.
 """
 
 from __future__ import annotations
@@ -123,6 +129,7 @@ class _Parser:
         self.builder = builder
         self.event = event
         self.start = "Q" if event == "Q" else "D"  # the event a latency is measured from
+        self.used = frozenset("QCMF" if event == "Q" else "DCR")  # the actions this event's rows and latencies come from
         self.rows = RowBuffer(builder)
         self.pending: OrderedDict[tuple[int, int], _Request] = OrderedDict()
         self.counts: Counter[str] = Counter()
@@ -166,9 +173,9 @@ class _Parser:
             missing = _HEADER_FIELDS[len(fields)]
             raise WorkloadFileError.at(self.path, number, missing, f"missing: an event line has {', '.join(_HEADER_FIELDS)} first")
         device, cpu, sequence, stamp, pid, action, rwbs = fields[:7]
-        for name, value in (("cpu", cpu), ("sequence", sequence), ("pid", pid)):
-            if not value.isdecimal():
-                raise WorkloadFileError.at(self.path, number, name, f"{value!r} is not a whole number")
+        if not (cpu.isdecimal() and sequence.isdecimal() and pid.isdecimal()):
+            name, value = next((n, v) for n, v in (("cpu", cpu), ("sequence", sequence), ("pid", pid)) if not v.isdecimal())
+            raise WorkloadFileError.at(self.path, number, name, f"{value!r} is not a whole number")
         seconds, dot, nanos = stamp.partition(".")
         if not (dot and seconds.isdecimal() and nanos.isdecimal() and len(nanos) <= 9):
             raise WorkloadFileError.at(self.path, number, "timestamp", f"{stamp!r} is not SECONDS.NANOSECONDS (e.g. 12.000345678)")
@@ -180,10 +187,12 @@ class _Parser:
             return
         if not _RWBS_LETTERS.issuperset(rwbs):
             raise WorkloadFileError.at(self.path, number, "rwbs", f"{rwbs!r} has letters other than {''.join(sorted(_RWBS_LETTERS))}")
+        sector, sectors = self._sectors(number, fields)
+        if action not in self.used:
+            return
         time = int(seconds) * 1_000_000_000 + int(nanos.ljust(9, "0"))
         if self.origin is None and action == self.event:
             self.origin = time
-        sector, sectors = self._sectors(number, fields)
         flush = rwbs[0] == "F"
         op = _DATA_OPS.get(rwbs[1] if flush and len(rwbs) > 1 else rwbs[0])
         code = self.builder.device(device)

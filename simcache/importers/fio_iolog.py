@@ -33,6 +33,11 @@ milliseconds since the job began, so neither reading can be trusted.
 
 Option: ``time_unit`` = ``us`` (default) | ``ms`` | ``ns`` | ``s``, the unit
 of version 3 timestamps; it is refused for version 2 files.
+
+The trace's description adds ``version``, ``has_times``, ``time_unit`` and
+``first_timestamp`` (version 3: the first I/O's timestamp, time 0 of the
+rows), ``file_actions`` (add/open/close counts), ``skipped`` (``wait`` and
+``blank`` lines) and ``io_on_unopened_file``.
 """
 
 from __future__ import annotations
