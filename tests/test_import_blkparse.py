@@ -246,6 +246,14 @@ GOOD = line("8,0", 0, 1, "0.000000000", 5, "D", "W", "0 + 8 [a]")
         (line("8,0", 0, 2, "0.000001000", 5, "D", "WQ", "16 + 8 [a]"), "line 2, rwbs: 'WQ' has letters other than"),
         (line("8,0", 0, 2, "1,5", 5, "D", "W", "16 + 8 [a]"), "line 2, timestamp: '1,5' is not SECONDS.NANOSECONDS"),
         (line("8,0", 0, 2, "0.000001000", 5, "D3", "W", "16 + 8 [a]"), "line 2, action: 'D3' is not a blkparse action"),
+        (
+            line("8,0", 0, 2, "0.000001000", 5, "D", "W", "18014398509481984 + 8 [a]"),
+            "line 2, sector: 18014398509481984 is beyond 2^63 bytes",
+        ),
+        (
+            line("8,0", 0, 2, "0.000001000", 5, "D", "W", "0 + 8388608 [a]"),
+            "line 2, nsectors: 8388608 sectors is more than one I/O can be here",
+        ),
         ("  8,0    0        2     0.000001000     5  D\n", "line 2, rwbs: missing"),
         ("  8,0   x0        2     0.000001000     5  D  W 16 + 8 [a]\n", "line 2, cpu: 'x0' is not a whole number"),
         ("8:0 0 2 0.000001 5 D W 16 + 8 [a]\n", "line 2, device: '8:0' does not start a blkparse event line"),
@@ -258,6 +266,12 @@ def test_malformed_event_lines_name_line_and_field(tmp_path: Path, bad: str, whe
 def test_options_are_checked(tmp_path: Path) -> None:
     assert "options.events: unknown option for this format; allowed: event" in error_text(tmp_path, [GOOD], {"events": "D"})
     assert "options.event: 'I' is not allowed; use one of D, Q, C" in error_text(tmp_path, [GOOD], {"event": "I"})
+
+
+def test_a_process_name_with_a_plus_is_not_a_sector_range(tmp_path: Path) -> None:
+    flush = line("8,0", 0, 2, "0.000001000", 5, "D", "FWS", "[g + + worker]")
+    trace = blkparse.load(write(tmp_path, GOOD, flush), {})
+    assert trace.rows["op"].tolist() == [WRITE, SYNC]
 
 
 def test_other_actions_are_listed_not_failed(tmp_path: Path) -> None:

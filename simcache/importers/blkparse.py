@@ -81,6 +81,7 @@ _RWBS_LETTERS = frozenset("FDWRNASMEB")
 _DATA_OPS = {"R": READ, "W": WRITE, "D": TRIM}
 _SECTOR_ACTIONS = frozenset("QDICRMFGSB")  # actions whose tail is SECTOR + NSECTORS (or no sectors at all)
 _MAX_SECTORS = ((1 << 32) - 1) // SECTOR_BYTES  # the trace row's size field is 32 bits
+_MAX_SECTOR = ((1 << 63) - 1) // SECTOR_BYTES  # and its offset field 63
 
 
 class _Request(NamedTuple):
@@ -209,7 +210,7 @@ class _Parser:
     def _sectors(self, number: int, fields: list[str]) -> tuple[int, int]:
         """(first sector, sector count) of the event's tail; count 0 when the tail has no ``SECTOR + NSECTORS``."""
         tail = fields[7:]
-        if len(tail) >= 2 and tail[1] == "+":
+        if len(tail) >= 2 and tail[1] == "+" and tail[0][0] not in "[(":  # a process name may hold " + "
             if len(tail) < 3 or not tail[2].isdecimal():
                 found = repr(tail[2]) if len(tail) > 2 else "nothing"
                 raise WorkloadFileError.at(self.path, number, "nsectors", f"expected a sector count after '+', found {found}")
@@ -218,7 +219,10 @@ class _Parser:
             sectors = int(tail[2])
             if sectors > _MAX_SECTORS:
                 raise WorkloadFileError.at(self.path, number, "nsectors", f"{sectors} sectors is more than one I/O can be here")
-            return int(tail[0]), sectors
+            sector = int(tail[0])
+            if sector > _MAX_SECTOR:
+                raise WorkloadFileError.at(self.path, number, "sector", f"{sector} is beyond 2^63 bytes")
+            return sector, sectors
         if tail and not (tail[0].isdecimal() or tail[0][0] in "[("):
             raise WorkloadFileError.at(self.path, number, "sector", f"expected SECTOR + NSECTORS or [PROCESS], found {tail[0]!r}")
         return 0, 0
