@@ -264,7 +264,7 @@ def test_malformed_event_lines_name_line_and_field(tmp_path: Path, bad: str, whe
 
 
 def test_options_are_checked(tmp_path: Path) -> None:
-    assert "options.events: unknown option for this format; allowed: event" in error_text(tmp_path, [GOOD], {"events": "D"})
+    assert "options.events: unknown option for the blkparse format; use event" in error_text(tmp_path, [GOOD], {"events": "D"})
     assert "options.event: 'I' is not allowed; use one of D, Q, C" in error_text(tmp_path, [GOOD], {"event": "I"})
 
 

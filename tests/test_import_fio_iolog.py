@@ -179,7 +179,7 @@ def test_file_errors_name_line_and_field(tmp_path: Path, text: str, where: str) 
 
 
 def test_options_are_checked(tmp_path: Path) -> None:
-    assert "options.speed: unknown option for this format; allowed: time_unit" in error_text(tmp_path, V3, {"speed": "2"})
+    assert "options.speed: unknown option for the fio-iolog format; use time_unit" in error_text(tmp_path, V3, {"speed": "2"})
     assert "options.time_unit: 'min' is not allowed; use one of us, ms, ns, s" in error_text(tmp_path, V3, {"time_unit": "min"})
     assert "options.time_unit: a version 2 iolog has no timestamps; remove time_unit" in error_text(tmp_path, V2, {"time_unit": "ms"})
 

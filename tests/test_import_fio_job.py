@@ -161,7 +161,7 @@ def test_numjobs_as_vms_or_workers(tmp_path: Path) -> None:
     assert as_workers["workload"]["outstanding"] == 8
     with pytest.raises(WorkloadFileError, match=r"options\.numjobs.*use one of vms, workers"):
         import_workload(path, format="fio-job", numjobs="threads")
-    with pytest.raises(WorkloadFileError, match=r"options\.depth: unknown option 'depth'; this format takes numjobs"):
+    with pytest.raises(WorkloadFileError, match=r"options\.depth: unknown option for the fio-job format; use numjobs"):
         import_workload(path, format="fio-job", depth=3)
 
 

@@ -337,7 +337,7 @@ def test_working_set_default_is_said_and_option_used(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("options", "field", "fragment"),
     [
-        ({"depth": 4}, "options.depth", "unknown option for vscsistats; the options are layout:"),
+        ({"depth": 4}, "options.depth", "unknown option for the vscsistats format; use layout:"),
         ({"layout": "host"}, "options.layout", "'host' is not one of disk, vm"),
         ({"mode": "trace"}, "options.mode", "not one of open, closed"),
         ({"working_set": "lots"}, "options.working_set", "cannot read 'lots' as a size"),

@@ -16,7 +16,7 @@ import copy
 import os
 import stat
 import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,9 +32,11 @@ __all__ = [
     "DEFAULT_POLICY",
     "Imported",
     "cached_trace",
+    "check_option_names",
     "check_regular_file",
     "group_name",
     "numbered_lines",
+    "option_choice",
     "read_head",
     "trace_imported",
 ]
@@ -134,6 +136,28 @@ def _base_tables(base: Scenario | str | Path | None) -> dict[str, Any]:
         return tomllib.loads(path.read_text("utf-8"))
     except (OSError, tomllib.TOMLDecodeError):
         return scenario.model_dump(mode="json", exclude_none=True)
+
+
+def check_option_names(path: Path, options: Mapping[str, Any], allowed: Collection[str] | Mapping[str, str], format_name: str) -> None:
+    """Refuse the first option the format does not take, naming it and listing the ones it does (with what each
+    does when ``allowed`` maps names to descriptions)."""
+    for name in options:
+        if name not in allowed:
+            if not allowed:
+                listing = "it takes none"
+            elif isinstance(allowed, Mapping):
+                listing = "use " + "; ".join(f"{key}: {what}" for key, what in allowed.items())
+            else:
+                listing = "use " + ", ".join(allowed)
+            raise WorkloadFileError.at(path, None, f"options.{name}", f"unknown option for the {format_name} format; {listing}")
+
+
+def option_choice(path: Path, options: Mapping[str, Any], name: str, choices: Collection[str], default: str) -> str:
+    """The option ``name`` (a string, one of ``choices``), or ``default`` when it is not given."""
+    value = options.get(name, default)
+    if not isinstance(value, str) or value not in choices:
+        raise WorkloadFileError.at(path, None, f"options.{name}", f"{value!r} is not allowed; use one of {', '.join(choices)}")
+    return value
 
 
 def check_regular_file(path: Path) -> None:

@@ -58,8 +58,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from simcache.errors import WorkloadFileError
-from simcache.importers.base import Imported, cached_trace, numbered_lines, trace_imported
-from simcache.importers.rows import RowBuffer, check_option_names, option_choice
+from simcache.importers.base import Imported, cached_trace, check_option_names, numbered_lines, option_choice, trace_imported
+from simcache.importers.rows import RowBuffer
 from simcache.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder
 
 __all__ = ["EVENTS", "KIND", "MAX_PENDING", "NAME", "SECTOR_BYTES", "load", "read", "sniff"]
@@ -103,7 +103,7 @@ def sniff(head: str) -> bool:
 
 def load(path: Path, options: Mapping[str, Any]) -> Trace:
     """The blkparse output's cached trace (parsed now if not cached yet)."""
-    check_option_names(path, options, ("event",))
+    check_option_names(path, options, ("event",), NAME)
     event = option_choice(path, options, "event", EVENTS, "D")
     return cached_trace(path, NAME, options, lambda builder: _Parser(path, builder, event).run())
 

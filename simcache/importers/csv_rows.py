@@ -23,7 +23,7 @@ import pandas as pd
 from simcache.errors import WorkloadFileError
 from simcache.importers.base import check_regular_file, numbered_lines
 
-__all__ = ["CHUNK_ROWS", "INT64_MAX", "RowChunks", "Rows", "option_text", "unknown_options"]
+__all__ = ["CHUNK_ROWS", "INT64_MAX", "RowChunks", "Rows", "option_text"]
 
 CHUNK_ROWS = 1 << 16
 """Rows parsed and checked at a time (the trace builder's block size)."""
@@ -247,14 +247,6 @@ def _text(value: Any) -> str:
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value).strip()
-
-
-def unknown_options(path: Path, options: Sequence[str] | Any, allowed: Sequence[str], format_name: str) -> None:
-    """Refuse options the format does not take, naming the first one and listing the allowed ones."""
-    for name in options:
-        if name not in allowed:
-            listing = f"use {', '.join(allowed)}" if allowed else "it takes none"
-            raise WorkloadFileError.at(path, None, f"options.{name}", f"unknown option for the {format_name} format; {listing}")
 
 
 def option_text(path: Path, options: Any, name: str, default: str) -> str:

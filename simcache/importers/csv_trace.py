@@ -47,8 +47,8 @@ from typing import Any
 import numpy as np
 
 from simcache.errors import WorkloadFileError
-from simcache.importers.base import Imported, cached_trace, numbered_lines, trace_imported
-from simcache.importers.csv_rows import INT64_MAX, RowChunks, option_text, unknown_options
+from simcache.importers.base import Imported, cached_trace, check_option_names, numbered_lines, trace_imported
+from simcache.importers.csv_rows import INT64_MAX, RowChunks, option_text
 from simcache.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder, TraceChunk
 from simcache.units import UnitError, parse_size
 
@@ -187,7 +187,7 @@ def _fill(path: Path, settings: _Settings, builder: TraceBuilder) -> dict[str, A
 
 
 def _settings(path: Path, options: Mapping[str, Any]) -> _Settings:
-    unknown_options(path, options, OPTIONS, NAME)
+    check_option_names(path, options, OPTIONS, NAME)
     header = _flag(path, options, "header", True)
     delimiter = option_text(path, options, "delimiter", ",")
     delimiter = {"tab": "\t", "\\t": "\t"}.get(delimiter, delimiter)

@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from simcache.errors import WorkloadFileError
-from simcache.importers.base import Imported, cached_trace, numbered_lines, trace_imported
-from simcache.importers.rows import RowBuffer, check_option_names, option_choice
+from simcache.importers.base import Imported, cached_trace, check_option_names, numbered_lines, option_choice, trace_imported
+from simcache.importers.rows import RowBuffer
 from simcache.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder
 
 __all__ = ["KIND", "NAME", "TIME_UNITS", "load", "read", "sniff"]
@@ -75,7 +75,7 @@ def sniff(head: str) -> bool:
 
 def load(path: Path, options: Mapping[str, Any]) -> Trace:
     """The iolog's cached trace (parsed now if not cached yet)."""
-    check_option_names(path, options, ("time_unit",))
+    check_option_names(path, options, ("time_unit",), NAME)
     unit = option_choice(path, options, "time_unit", tuple(TIME_UNITS), DEFAULT_TIME_UNIT)
     return cached_trace(path, NAME, options, lambda builder: _fill(path, builder, unit, "time_unit" in options))
 

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from simcache.errors import WorkloadFileError
-from simcache.importers.base import Imported, group_name, numbered_lines
+from simcache.importers.base import Imported, check_option_names, group_name, numbered_lines
 
 __all__ = [
     "KIND",
@@ -317,12 +317,9 @@ def sniff(head: str) -> bool:
     return first is not None and bool(keys & _SNIFF_KEYS)
 
 
-def check_options(path: Path, options: Mapping[str, Any], allowed: Mapping[str, str]) -> dict[str, Any]:
+def check_options(path: Path, options: Mapping[str, Any], allowed: Mapping[str, str], format_name: str = NAME) -> dict[str, Any]:
     """The options, each checked: an unknown name is an error naming ``options.<name>`` and the allowed ones."""
-    for name in options:
-        if name not in allowed:
-            known = "; ".join(f"{key}: {what}" for key, what in allowed.items())
-            raise WorkloadFileError.at(path, None, f"options.{name}", f"unknown option {name!r}; this format takes {known}")
+    check_option_names(path, options, allowed, format_name)
     checked = dict(options)
     numjobs = checked.setdefault("numjobs", "vms")
     if numjobs not in NUMJOBS_AS:

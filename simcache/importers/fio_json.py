@@ -90,7 +90,7 @@ class _Direction:
 
 def read(path: Path, options: Mapping[str, Any]) -> Imported:
     """The jobs of an fio JSON result as groups, and their measured figures as checks; see the module docstring."""
-    checked = check_options(path, options, OPTIONS)
+    checked = check_options(path, options, OPTIONS, NAME)
     rel = _rel(path, checked.get("rel", DEFAULT_REL))
     document, notes = _document(path)
     jobs = document.get("jobs")

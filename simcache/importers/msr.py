@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simcache.importers.base import Imported, cached_trace, trace_imported
-from simcache.importers.csv_rows import RowChunks, unknown_options
+from simcache.importers.base import Imported, cached_trace, check_option_names, trace_imported
+from simcache.importers.csv_rows import RowChunks
 from simcache.trace import READ, WRITE, Trace, TraceBuilder, TraceChunk
 
 __all__ = ["KIND", "NAME", "load", "read", "sniff"]
@@ -62,7 +62,7 @@ def sniff(head: str) -> bool:
 
 def load(path: Path, options: Mapping[str, Any]) -> Trace:
     """The trace's rows (parsed once, then from the cache): see the module docstring for the mapping."""
-    unknown_options(path, options, (), NAME)
+    check_option_names(path, options, (), NAME)
     return cached_trace(path, NAME, options, lambda builder: _fill(path, builder))
 
 

@@ -1,4 +1,4 @@
-"""What the line-by-line trace importers share: rows gathered in lists and handed to the builder a block at a time, and option checks.
+"""What the line-by-line trace importers share: rows gathered in lists and handed to the builder a block at a time.
 
 A text trace is read one line at a time; :class:`RowBuffer` keeps the I/Os
 of the current block in plain lists (cheap appends) and turns them into one
@@ -9,16 +9,12 @@ rows, so memory stays bounded whatever the file's size.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from simcache.errors import WorkloadFileError
 from simcache.trace import BLOCK_ROWS, TraceBuilder, TraceChunk
 
-__all__ = ["RowBuffer", "check_option_names", "option_choice"]
+__all__ = ["RowBuffer"]
 
 _CHUNK_FIELDS = ("time", "op", "offset", "size", "device", "latency")  # TraceChunk's fields, in its order
 
@@ -71,19 +67,3 @@ class RowBuffer:
             chunk = TraceChunk(*(getattr(chunk, name)[order] for name in _CHUNK_FIELDS))
         self.builder.add(chunk)
         self._reset()
-
-
-def check_option_names(path: Path, options: Mapping[str, Any], allowed: Collection[str]) -> None:
-    """Refuse any option not in ``allowed``, naming it and listing the allowed ones."""
-    for name in options:
-        if name not in allowed:
-            known = ", ".join(sorted(allowed)) if allowed else "none"
-            raise WorkloadFileError.at(path, None, f"options.{name}", f"unknown option for this format; allowed: {known}")
-
-
-def option_choice(path: Path, options: Mapping[str, Any], name: str, choices: Collection[str], default: str) -> str:
-    """The option ``name`` (a string, one of ``choices``), or ``default`` when it is not given."""
-    value = options.get(name, default)
-    if not isinstance(value, str) or value not in choices:
-        raise WorkloadFileError.at(path, None, f"options.{name}", f"{value!r} is not allowed; use one of {', '.join(choices)}")
-    return value

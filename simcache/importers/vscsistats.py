@@ -80,7 +80,7 @@ from pathlib import Path
 from typing import Any
 
 from simcache.errors import WorkloadFileError
-from simcache.importers.base import Imported, group_name, numbered_lines
+from simcache.importers.base import Imported, check_option_names, group_name, numbered_lines
 from simcache.metrics import PERCENTILES
 from simcache.units import UnitError, format_size, parse_size
 
@@ -370,10 +370,7 @@ class _Options:
 
 
 def _options(path: Path, options: Mapping[str, Any]) -> _Options:
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        listing = "; ".join(f"{name}: {what}" for name, what in OPTIONS.items())
-        raise _error(path, None, f"options.{unknown[0]}", f"unknown option for vscsistats; the options are {listing}")
+    check_option_names(path, options, OPTIONS, NAME)
     choices = {"layout": ("disk", "vm"), "mode": ("open", "closed"), "snapshots": ("auto", "sum", "last")}
     values: dict[str, Any] = {}
     for name, allowed in choices.items():
