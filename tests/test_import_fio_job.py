@@ -194,11 +194,13 @@ numjobs=3
     groups = by_name(imported)
     assert groups["iops"]["workload"]["mode"] == "open" and groups["iops"]["workload"]["iops"] == 500.0
     both = groups["both"]["workload"]
-    assert both["iops"] == 400.0 and both["read_fraction"] == 0.75
+    # The 50/50 mix holds; writes reach their cap first: 100 writes/s at a write share of 0.5 is 200 I/Os per second.
+    assert both["iops"] == 200.0 and both["read_fraction"] == 0.5
     data = groups["bytes"]["workload"]
-    assert data["throughput"] == 1024**2 + 512 * 1024
-    # 1MiB/s of 4KiB reads = 256 IOPS; 512KiB/s of 16KiB writes = 32 IOPS
-    assert data["read_fraction"] == pytest.approx(256 / 288)
+    # 50/50 mix: reads (4 KiB) cap the total at 1 MiB/s / (0.5 x 4 KiB) = 512 I/Os/s, writes (16 KiB) at
+    # 512 KiB/s / (0.5 x 16 KiB) = 64: 64 I/Os/s of a mean 10 KiB.
+    assert data["throughput"] == pytest.approx(64 * (0.5 * 4096 + 0.5 * 16384))
+    assert data["read_fraction"] == 0.5
     assert groups["reads_only"]["workload"]["mode"] == "closed"
     assert groups["workers"]["workload"]["iops"] == 600.0  # each clone is capped: 3 workers x 200
     assert "[reads_only]: rate caps only one direction" in "\n".join(imported.warnings)

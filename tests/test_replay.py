@@ -206,3 +206,23 @@ def test_import_then_run_from_the_command_line(tmp_path: Path, capsys: pytest.Ca
         "I/Os",
         f"{len(rows):,} ({sum(r[1] == 'read' for r in rows):,} reads, {sum(r[1] == 'write' for r in rows):,} writes)",
     ) in imported.facts
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def test_the_readme_examples_import_and_run(tmp_path: Path) -> None:
+    out = tmp_path / "vm-burst.toml"
+    assert main(["import", str(EXAMPLES / "vm-burst.csv"), "--policy", "WB+1", "-o", str(out)]) == 0
+    scenario = simcache.load_scenario(out)
+    trace = trace_for(scenario.groups[0].workload.trace)  # type: ignore[arg-type]
+    assert trace.count == 6780
+    # The run lasts a second past the last I/O: every traced I/O is issued.
+    assert scenario.run.duration == pytest.approx(trace.duration + 1.0)
+    result = simcache.simulate(scenario)
+    assert len(result.records) == trace.count
+    fio = tmp_path / "oltp.toml"
+    assert main(["import", str(EXAMPLES / "oltp.fio"), "-o", str(fio)]) == 0
+    workload = simcache.load_scenario(fio).groups[0].workload
+    # rwmixread=70 holds; each direction is capped at 300 I/Os/s, so reads bind: 300 / 0.7 I/Os per second.
+    assert (workload.read_fraction, workload.iops) == (0.7, pytest.approx(300 / 0.7))

@@ -249,7 +249,8 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
             f"{skipped['sync']:,} sync/flush and {skipped['trim']:,} trim commands are counted but not replayed "
             "(the model acknowledges a write when it is cached or replicated, so a flush adds no wait)"
         )
-    return Imported(path, format_name, groups, warnings=notes, facts=facts, duration=trace.duration or None, trace=trace)
+    # The run lasts a second past the last I/O, so that it is issued and, unless the cluster is overloaded, completes.
+    return Imported(path, format_name, groups, warnings=notes, facts=facts, duration=trace.duration + 1.0, trace=trace)
 
 
 def group_name(label: str, used: set[str], fallback: str = "device") -> str:

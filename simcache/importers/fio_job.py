@@ -13,7 +13,7 @@ How options become a :class:`~simcache.scenario.Workload` (per VM):
 | | (``rand*``: uniform, else sequential); trims are not modelled |
 | ``bs``, ``bsrange``, ``bssplit`` | ``sizes``; separate read,write values are merged into one mix weighted by the read share |
 | ``iodepth`` | closed loop ``outstanding`` (1 for the synchronous engines sync, psync, vsync, pvsync, pvsync2, mmap) |
-| ``rate_iops`` / ``rate`` | open loop ``iops`` / ``throughput`` (the sum of the read and write caps) |
+| ``rate_iops`` / ``rate`` | open loop ``iops`` / ``throughput``: the rw mix holds, the first direction at its cap sets the total |
 | ``thinktime`` | ``think_time`` (µs when no unit is given) |
 | ``numjobs`` | ``vms_per_host`` (one VM per fio job clone), or ``workers`` with option ``numjobs = "workers"`` |
 | ``size`` / ``filesize`` x ``nrfiles`` | ``working_set`` |
@@ -729,12 +729,21 @@ def _rate(
             job.spec.name, f"{key} caps only one direction; the model cannot cap reads and writes apart, so the job runs as a closed loop"
         )
         return None
+    # The mix (rwmixread) holds and the direction that reaches its cap first sets the pace: at a total of T I/Os per
+    # second, reads run at T x read share and writes at T x write share, each at most its cap.
+    shares = (read_fraction, 1.0 - read_fraction)
     if key == "rate_iops":
-        total = (read_cap or 0.0) + (write_cap or 0.0)
-        return "iops", total, (read_cap or 0.0) / total if reads and writes else read_fraction
-    read_ios = (read_cap or 0.0) / _mean(read_sizes)
-    write_ios = (write_cap or 0.0) / _mean(write_sizes)
-    return "throughput", (read_cap or 0.0) + (write_cap or 0.0), read_ios / (read_ios + write_ios) if reads and writes else read_fraction
+        per_op = (1.0, 1.0)
+    else:
+        per_op = (_mean(read_sizes) if reads else 1.0, _mean(write_sizes) if writes else 1.0)
+    limits = [cap / (share * unit) for cap, share, unit in zip(caps, shares, per_op, strict=True) if cap is not None and share > 0]
+    if not limits:
+        return None
+    total_ios = min(limits)
+    if key == "rate_iops":
+        return "iops", total_ios, read_fraction
+    mean_size = shares[0] * per_op[0] + shares[1] * per_op[1]
+    return "throughput", total_ios * mean_size, read_fraction
 
 
 def _working_set(job: _Job, notes: Notes) -> int | None:
