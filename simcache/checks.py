@@ -68,6 +68,8 @@ class CheckOutcome:
     """The bound as a closed interval in the metric's unit (infinite on an open side)."""
     seeds: tuple[int, ...]
     values: tuple[float, ...]
+    target: float | None = None
+    """The figure an ``approx`` check expects (a measurement it reproduces), in the metric's unit; else ``None``."""
 
     @property
     def passed(self) -> bool:
@@ -98,6 +100,13 @@ class CheckOutcome:
             f"{_quantity(self.mean, self.unit)} ({_number(min(values), self.unit)}..{_number(max(values), self.unit)}, {len(values)} seeds)"
         )
 
+    @property
+    def error(self) -> float | None:
+        """(simulated mean - expected) / expected for an ``approx`` check: how far the model is from the measurement."""
+        if self.target is None or self.target == 0 or not all(math.isfinite(v) for v in self.values):
+            return None
+        return (self.mean - self.target) / abs(self.target)
+
     def _holds(self, value: float) -> bool:
         return math.isfinite(value) and self.low <= value <= self.high
 
@@ -105,6 +114,9 @@ class CheckOutcome:
         """One readable line: verdict, where, what was expected, what was simulated."""
         verdict = "pass" if self.passed else "FAIL"
         text = f"{verdict}  {self.scenario}:{self.name}  {self.selection}: expected {self.expected}, simulated {self.simulated}"
+        error = self.error
+        if error is not None:
+            text += f" ({error:+.1%})"
         if not self.passed:
             seeds = self.failing_seeds
             text += f"; fails for seed(s) {', '.join(map(str, seeds))}" if seeds else ""
@@ -331,6 +343,7 @@ def _outcome(
         high=high,
         seeds=tuple(seeds),
         values=tuple(values),
+        target=(low + high) / 2 if expectation.approx is not None else None,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import partial
 from pathlib import Path
@@ -213,6 +214,14 @@ def test_a_check_passes_only_when_every_seed_holds() -> None:
     assert not failing.passed
     assert failing.failing_seeds == [2, 4]
     assert "fails for seed(s) 2, 4" in failing.line()
+
+
+def test_a_measurement_check_says_how_far_the_model_is_from_it() -> None:
+    """An approx check (a measured figure, e.g. imported from fio) prints (mean - expected) / expected."""
+    check = dataclasses.replace(outcome((1.1, 1.3)), target=1.0)
+    assert check.error == pytest.approx(0.2, rel=1e-12)
+    assert check.line().endswith("(+20.0%)")
+    assert outcome((1.1, 1.3)).error is None  # a bound, not a measurement: no error to show
 
 
 def test_confidence_interval_of_the_mean_over_seeds() -> None:
