@@ -49,21 +49,24 @@ class RowChunks:
     def __iter__(self) -> Iterator[Rows]:
         check_regular_file(self.path)
         rows_read = 0
-        reader = pd.read_csv(
-            self.path,
-            sep=self.delimiter,
-            header=None,
-            names=list(range(len(self.fields))),
-            skiprows=self.skip_lines,
-            index_col=False,
-            skip_blank_lines=False,
-            skipinitialspace=True,
-            keep_default_na=False,
-            na_values=[""],
-            chunksize=CHUNK_ROWS,
-            encoding="utf-8",
-            engine="c",
-        )
+        try:  # the C reader reads the first rows when it is made: a bad first row raises here
+            reader = pd.read_csv(
+                self.path,
+                sep=self.delimiter,
+                header=None,
+                names=list(range(len(self.fields))),
+                skiprows=self.skip_lines,
+                index_col=False,
+                skip_blank_lines=False,
+                skipinitialspace=True,
+                keep_default_na=False,
+                na_values=[""],
+                chunksize=CHUNK_ROWS,
+                encoding="utf-8",
+                engine="c",
+            )
+        except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+            raise self._locate(self.skip_lines + 1, exc) from None
         with reader:
             while True:
                 try:
@@ -85,11 +88,15 @@ class RowChunks:
         return self.skip_lines + row + 1
 
     def _locate(self, start: int, exc: Exception) -> WorkloadFileError:
-        """The first line from ``start`` on that the reader could not take (too many fields, or not UTF-8)."""
+        """The first line from ``start`` on that the reader could not take (an unclosed quote, too many fields, or not UTF-8)."""
         expected = len(self.fields)
         for number, text in numbered_lines(self.path):  # raises at a line that is not UTF-8
             if number < start:
                 continue
+            if text.count('"') % 2:
+                return WorkloadFileError.at(
+                    self.path, number, "", 'a quote (") that is never closed: the rest of the file would be one field; remove it'
+                )
             fields = next(csv.reader([text], delimiter=self.delimiter, skipinitialspace=True), [])
             if len(fields) > expected:
                 return WorkloadFileError.at(
