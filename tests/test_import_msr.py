@@ -81,7 +81,7 @@ def test_read_gives_one_trace_group_per_device_that_validates(tmp_path: Path) ->
     Workload.model_validate(imported.groups[0]["workload"])
     assert ("I/Os", "5 (3 reads, 2 writes)") in imported.facts
     assert ("first I/O", "2007-02-22T17:00:00.0000000Z") in imported.facts
-    assert imported.duration == 2.0
+    assert imported.duration == 3.0  # the trace's length and a second for the last I/O to complete
     assert imported.warnings == []
     scenario = imported.scenario()
     assert [g.workload.mode for g in scenario.groups] == ["trace", "trace", "trace"]

@@ -249,8 +249,10 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
             f"{skipped['sync']:,} sync/flush and {skipped['trim']:,} trim commands are counted but not replayed "
             "(the model acknowledges a write when it is cached or replicated, so a flush adds no wait)"
         )
-    # The run lasts a second past the last I/O, so that it is issued and, unless the cluster is overloaded, completes.
-    return Imported(path, format_name, groups, warnings=notes, facts=facts, duration=trace.duration + 1.0, trace=trace)
+    # The run lasts a second past the last I/O, so that it is issued and, unless the cluster is overloaded, completes;
+    # a trace without timestamps (replayed closed loop) runs for the base scenario's duration.
+    duration = trace.duration + 1.0 if trace.meta.get("has_times", True) else None
+    return Imported(path, format_name, groups, warnings=notes, facts=facts, duration=duration, trace=trace)
 
 
 def group_name(label: str, used: set[str], fallback: str = "device") -> str:
