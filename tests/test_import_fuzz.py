@@ -152,3 +152,13 @@ def test_an_unclosed_quote_is_named_by_its_line(format_name: str, text: str, tmp
     assert error.value.problems == [
         (f"line {line}", 'a quote (") that is never closed: the rest of the file would be one field; remove it')
     ]
+
+
+def test_a_carriage_return_inside_a_line_is_named(tmp_path: Path) -> None:
+    """Found by the fuzzer: the csv module refused the header line with its own error."""
+    path = tmp_path / "cr.csv"
+    path.write_bytes(b"\rime,op,offset,size\n0.0,write,0,4096\n")
+    with pytest.raises(ScenarioError) as error:
+        import_workload(path, "csv")
+    assert error.value.problems[0][0] == "line 1"
+    assert error.value.problems[0][1].startswith("cannot split the line into fields: new-line character seen in unquoted field")

@@ -23,7 +23,7 @@ import pandas as pd
 from simcache.errors import WorkloadFileError
 from simcache.importers.base import check_regular_file, numbered_lines
 
-__all__ = ["CHUNK_ROWS", "INT64_MAX", "RowChunks", "Rows", "option_text"]
+__all__ = ["CHUNK_ROWS", "INT64_MAX", "RowChunks", "Rows", "option_text", "split_line"]
 
 CHUNK_ROWS = 1 << 16
 """Rows parsed and checked at a time (the trace builder's block size)."""
@@ -97,7 +97,7 @@ class RowChunks:
                 return WorkloadFileError.at(
                     self.path, number, "", 'a quote (") that is never closed: the rest of the file would be one field; remove it'
                 )
-            fields = next(csv.reader([text], delimiter=self.delimiter, skipinitialspace=True), [])
+            fields = split_line(self.path, number, text, self.delimiter)
             if len(fields) > expected:
                 return WorkloadFileError.at(
                     self.path,
@@ -108,6 +108,15 @@ class RowChunks:
         found = re.search(r"line (\d+)", str(exc))
         message = re.sub(r"^Error tokenizing data\. C error: ", "", str(exc)).strip()
         return WorkloadFileError.at(self.path, int(found.group(1)) if found else None, "", f"cannot read the row: {message}")
+
+
+def split_line(path: Path, number: int, text: str, delimiter: str) -> list[str]:
+    """The fields of line ``number`` (its text without the line end); a line the csv module cannot split is an
+    error naming it (a carriage return inside the line, say)."""
+    try:
+        return next(csv.reader([text], delimiter=delimiter, skipinitialspace=True), [])
+    except csv.Error as exc:
+        raise WorkloadFileError.at(path, number, "", f"cannot split the line into fields: {exc}") from None
 
 
 class Rows:

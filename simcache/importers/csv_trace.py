@@ -38,7 +38,6 @@ subtracted as integers before scaling, so no digits are lost.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +47,7 @@ import numpy as np
 
 from simcache.errors import WorkloadFileError
 from simcache.importers.base import Imported, cached_trace, check_option_names, numbered_lines, trace_imported
-from simcache.importers.csv_rows import INT64_MAX, RowChunks, option_text
+from simcache.importers.csv_rows import INT64_MAX, RowChunks, option_text, split_line
 from simcache.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder, TraceChunk
 from simcache.units import UnitError, parse_size
 
@@ -265,8 +264,8 @@ def _column_names(path: Path, options: Mapping[str, Any], header: bool, delimite
                 "options.columns",
                 "names the columns of a file without a header; set header = false, or drop columns to use the header line",
             )
-        for _, text in numbered_lines(path):
-            return tuple(name.strip() for name in next(csv.reader([text.lstrip("\ufeff")], delimiter=delimiter)))
+        for number, text in numbered_lines(path):
+            return tuple(name.strip() for name in split_line(path, number, text.lstrip("\ufeff"), delimiter))
         raise WorkloadFileError.at(
             path, 1, "header", "the file is empty; expected a header line naming the columns (time, op, offset, size)"
         )
