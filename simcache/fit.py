@@ -308,6 +308,46 @@ def _popularity(access: str, theta: float, blocks: int) -> tuple[np.ndarray, np.
     return mass[keep] / count[keep], count[keep]
 
 
+def _line_rates(access: str, theta: float, blocks: int, sizes: dict[int, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, float]]:
+    """(block probability, blocks, share of line references per line) per rank bin, and the mix of lines per I/O."""
+    total = sum(sizes.values())
+    span_mix: dict[int, float] = {}
+    for size, weight in sizes.items():
+        span = max(1, -(-int(size) // LINE))
+        span_mix[span] = span_mix.get(span, 0.0) + weight / total
+    mean_span = sum(s * p for s, p in span_mix.items())
+    block_probability, count = _popularity(access, theta, blocks)
+    rate = (block_probability + (mean_span - 1.0) / blocks) / mean_span
+    return block_probability, count, rate, span_mix
+
+
+def expected_footprint(access: str, theta: float, blocks: int, ios: int, sizes: dict[int, float]) -> float:
+    """Distinct blocks the synthetic generator is expected to touch in ``ios`` I/Os (each block touched at its Poisson rate)."""
+    _, count, rate, span_mix = _line_rates(access, theta, blocks, sizes)
+    horizon = ios * sum(s * p for s, p in span_mix.items())
+    return float(np.sum(count * -np.expm1(-rate * horizon)))
+
+
+def fitted_blocks(access: str, theta: float, footprint: int, ios: int, sizes: dict[int, float]) -> int:
+    """The working set (blocks) over which the generator touches ``footprint`` distinct blocks in ``ios`` I/Os.
+
+    A trace's footprint is what it touched, not what its law could touch: a
+    Zipf law over exactly the footprint would touch fewer blocks in as many
+    I/Os and make the tail hotter than it was. At most 1000 times the footprint
+    (a steep law may never touch as many blocks).
+    """
+    if expected_footprint(access, theta, footprint, ios, sizes) >= footprint - 0.5:
+        return footprint
+
+    def short(log_blocks: float) -> float:
+        return expected_footprint(access, theta, round(math.exp(log_blocks)), ios, sizes) - footprint
+
+    top = math.log(footprint * 1000.0)
+    if short(top) < 0:
+        return round(math.exp(top))
+    return max(footprint, round(math.exp(brentq(short, math.log(footprint), top, xtol=1e-4))))
+
+
 def predicted_hit_ratios(
     access: str, theta: float, blocks: int, ios: int, sizes: dict[int, float], cache_lines: Sequence[int]
 ) -> list[float]:
@@ -316,15 +356,8 @@ def predicted_hit_ratios(
     Che's approximation with a finite horizon (module docstring): time is
     counted in line references, ``T`` of them in the run.
     """
-    total = sum(sizes.values())
-    span_mix = {}
-    for size, weight in sizes.items():
-        span = max(1, -(-int(size) // LINE))
-        span_mix[span] = span_mix.get(span, 0.0) + weight / total
-    mean_span = sum(s * p for s, p in span_mix.items())
-    block_probability, count = _popularity(access, theta, blocks)
-    rate = (block_probability + (mean_span - 1.0) / blocks) / mean_span  # share of line references per line
-    horizon = ios * mean_span
+    block_probability, count, rate, span_mix = _line_rates(access, theta, blocks, sizes)
+    horizon = ios * sum(s * p for s, p in span_mix.items())
     ratios = []
     for lines in cache_lines:
 
@@ -334,32 +367,42 @@ def predicted_hit_ratios(
         characteristic = horizon if cached(horizon) <= 0 else brentq(cached, 0.0, horizon, xtol=1e-9 * horizon)
         decay = np.exp(-rate * characteristic)
         # Mean over t in [0, horizon] of 1 - exp(-rate min(t, characteristic)).
-        present = 1.0 - ((-np.expm1(-rate * characteristic)) / rate + (horizon - characteristic) * decay) / horizon
+        absent_time = np.divide(-np.expm1(-rate * characteristic), rate, out=np.full(len(rate), characteristic), where=rate > 0)
+        present = 1.0 - (absent_time + (horizon - characteristic) * decay) / horizon
         mean_block = float(np.sum(count * present)) / blocks
         start = float(np.sum(count * block_probability * present))
         ratios.append(start * sum(p * mean_block ** (s - 1) for s, p in span_mix.items()))
     return ratios
 
 
-def _fit_access(stats: TraceStats, blocks: int, sizes: dict[int, float]) -> tuple[str, float, float, list[int], list[float]]:
-    """(access, theta, root-mean-square error, cache sizes in lines, the trace's hit ratios there): the law that fits best."""
+def _fit_access(stats: TraceStats, sizes: dict[int, float]) -> tuple[str, float, int, float, list[int], list[float]]:
+    """(access, theta, working set in blocks, root-mean-square error, cache sizes in lines, the trace's hit ratios there).
+
+    The law (Zipf with theta on a grid of 0.05 refined by bounded Brent, or
+    uniform) whose predicted hit ratios are nearest the trace's in the least
+    squares sense, each law over the working set that touches the trace's
+    footprint (:func:`fitted_blocks`).
+    """
     lines = sorted(set(stats.cache_lines(FIT_FRACTIONS)))
     target = np.array(stats.hit_ratios(lines))
+    footprint = max(1, stats.footprint_lines)
 
-    def error(access: str, theta: float) -> float:
+    def error(access: str, theta: float) -> tuple[float, int]:
+        blocks = fitted_blocks(access, theta, footprint, stats.ios, sizes)
         predicted = np.array(predicted_hit_ratios(access, theta, blocks, stats.ios, sizes, lines))
-        return float(np.sqrt(np.mean((predicted - target) ** 2)))
+        return float(np.sqrt(np.mean((predicted - target) ** 2))), blocks
 
     grid = np.arange(0.05, 5.0001, 0.05)
-    errors = [error("zipf", float(theta)) for theta in grid]
+    errors = [error("zipf", float(theta))[0] for theta in grid]
     best = int(np.argmin(errors))
     low, high = float(grid[max(best - 1, 0)]), float(grid[min(best + 1, len(grid) - 1)])
-    refined = minimize_scalar(lambda theta: error("zipf", float(theta)), bounds=(low, high), method="bounded", options={"xatol": 1e-4})
-    theta, zipf_error = (float(refined.x), float(refined.fun)) if refined.fun < errors[best] else (float(grid[best]), errors[best])
-    uniform_error = error("uniform", 0.0)
+    refined = minimize_scalar(lambda theta: error("zipf", float(theta))[0], bounds=(low, high), method="bounded", options={"xatol": 1e-4})
+    theta = round(float(refined.x) if refined.fun < errors[best] else float(grid[best]), 4)
+    zipf_error, zipf_blocks = error("zipf", theta)
+    uniform_error, uniform_blocks = error("uniform", 0.0)
     if uniform_error <= zipf_error:
-        return "uniform", theta, uniform_error, lines, target.tolist()
-    return "zipf", theta, zipf_error, lines, target.tolist()
+        return "uniform", theta, uniform_blocks, uniform_error, lines, target.tolist()
+    return "zipf", theta, zipf_blocks, zipf_error, lines, target.tolist()
 
 
 # ---- the fit ------------------------------------------------------------------------------------------------------
@@ -411,8 +454,8 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
         raise ValueError(f"{'device ' + repr(device) if device else 'the trace'} has no reads or writes to fit")
     positive = {size: count for size, count in stats.sizes.items() if size > 0}
     common = dict(sorted(positive.items(), key=lambda item: -item[1])[:MIX_SIZES]) or {LINE: 1}
-    blocks = max(1, stats.footprint_lines)
-    access, theta, error, lines, target = _fit_access(stats, blocks, {s: float(c) for s, c in common.items()})
+    mix = {s: float(c) for s, c in common.items()}
+    access, theta, blocks, error, lines, target = _fit_access(stats, mix)
     fields: dict[str, object] = {
         "mode": "open",
         "iops": stats.mean_rate,
@@ -422,11 +465,14 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
         "access": access,
     }
     if access == "zipf":
-        fields["zipf_theta"] = round(theta, 4)
+        fields["zipf_theta"] = theta
     if len(stats.counts) > 1 and len(set(stats.counts.tolist())) > 1:
+        # Evenly spaced arrivals through the profile give each interval its count (to within one): Poisson arrivals
+        # would add their own variance on top of the trace's, which the counts already hold.
+        fields["arrivals"] = "uniform"
         fields["duty_cycle"] = DutyCycle(shape="profile", interval=profile_interval, levels=[float(c) for c in stats.counts])
     workload = Workload.model_validate(fields)
-    predicted = predicted_hit_ratios(access, workload.zipf_theta, blocks, stats.ios, {s: float(c) for s, c in common.items()}, lines)
+    predicted = predicted_hit_ratios(access, workload.zipf_theta, blocks, stats.ios, mix, lines)
     facts = [
         ("I/Os", f"{stats.ios:,} ({stats.reads:,} reads) over {stats.duration:g} s"),
         ("mean rate", f"{stats.mean_rate:.6g} I/O/s"),
@@ -442,12 +488,13 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
             if math.isnan(stats.mean_latency)
             else f"{stats.outstanding:.4g} (Little's law: rate x mean latency {stats.mean_latency * 1e3:.4g} ms)",
         ),
-        ("footprint", f"{stats.footprint:,} bytes ({stats.footprint_lines:,} blocks of 4 KiB; the working set)"),
+        ("footprint", f"{stats.footprint:,} bytes ({stats.footprint_lines:,} blocks of 4 KiB)"),
+        ("working set", f"{blocks * LINE:,} bytes: the fitted law touches the footprint in as many I/Os"),
         (
             "LRU hit ratio (trace / fitted)",
             ", ".join(f"{n:,} lines {t:.3f}/{p:.3f}" for n, t, p in zip(lines, target, predicted, strict=True)),
         ),
-        ("access", f"zipf theta {workload.zipf_theta:.4g}" if access == "zipf" else "uniform" + f" (rms hit-ratio error {error:.4f})"),
+        ("access", (f"zipf theta {workload.zipf_theta:.4g}" if access == "zipf" else "uniform") + f" (rms hit-ratio error {error:.4f})"),
     ]
     if positive != stats.sizes or len(positive) > MIX_SIZES:
         facts.append(("size mix kept", f"the {len(common)} most common of {len(positive)} sizes (zero-size I/Os left out)"))
