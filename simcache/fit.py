@@ -26,10 +26,9 @@ generator's own rank probabilities (:class:`simcache.workload.IOStream`
 inverts a continuous power law), with a finite horizon: a line referenced at
 rate ``q`` is cached at reference ``t`` with probability
 ``1 - exp(-q min(t, T_C))``, averaged over the trace's length, so cold misses
-count as they do in the trace. An I/O of ``s`` lines starts at a Zipf block and
-covers ``s - 1`` further blocks that are, after the generator's scattering,
-blocks of any popularity: its hit probability is the start block's times the
-mean block's to the power ``s - 1``.
+count as they do in the trace. An I/O of several lines is taken to hit when
+its start block was the start of an I/O at least as long within the
+characteristic time (:func:`predicted_hit_ratios`).
 
 :func:`compare` puts a trace's statistics next to a synthetic workload's
 (generated with :class:`~simcache.workload.IOStream` for the trace's length;
@@ -58,7 +57,9 @@ __all__ = [
     "TraceStats",
     "compare",
     "dispersion",
+    "expected_footprint",
     "fit_trace",
+    "fitted_blocks",
     "hit_ratios",
     "interval_counts",
     "io_distances",
@@ -76,6 +77,9 @@ FIT_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 """Cache sizes, as fractions of the footprint, at which the access pattern is fitted."""
 COMPARE_FRACTIONS = (0.01, 0.1, 0.5, 1.0)
 """Cache sizes, as fractions of the trace's footprint, at which :func:`compare` reports read hit ratios."""
+SIMPLER_BY = 0.005
+"""Uniform access is chosen when its hit ratios are within this (rms) of the best Zipf law's: a nearly flat Zipf
+law (theta near 0) fits a uniform trace's noise a little better, and the simpler law says the same."""
 MIX_SIZES = 64
 """Most sizes a fitted size mix keeps (the most common ones)."""
 
@@ -348,16 +352,32 @@ def fitted_blocks(access: str, theta: float, footprint: int, ios: int, sizes: di
     return max(footprint, round(math.exp(brentq(short, math.log(footprint), top, xtol=1e-4))))
 
 
+def _present(rate: np.ndarray, characteristic: float, horizon: float) -> np.ndarray:
+    """Mean over references t in [0, horizon] of 1 - exp(-rate min(t, characteristic)): Che's presence with cold starts."""
+    absent_time = np.divide(-np.expm1(-rate * characteristic), rate, out=np.full(len(rate), characteristic), where=rate > 0)
+    return 1.0 - (absent_time + (horizon - characteristic) * np.exp(-rate * characteristic)) / horizon
+
+
 def predicted_hit_ratios(
     access: str, theta: float, blocks: int, ios: int, sizes: dict[int, float], cache_lines: Sequence[int]
 ) -> list[float]:
     """Hit ratio of ``ios`` I/Os of the synthetic generator (Zipf or uniform over ``blocks``, this size mix) at each cache size.
 
-    Che's approximation with a finite horizon (module docstring): time is
-    counted in line references, ``T`` of them in the run.
+    Che's approximation with a finite horizon, time counted in line
+    references (``ios`` times the mean lines per I/O): the characteristic time
+    fills the cache with lines at their reference rates. An I/O of ``s``
+    lines starting at block ``b`` hits when an I/O at least as long started
+    at ``b`` within the characteristic time (its lines are refreshed
+    together, so they are present or absent together); the other I/Os'
+    references to those lines add a background rate, shared by the ``s``
+    lines (a heuristic: exact for ``s = 1``).
     """
     block_probability, count, rate, span_mix = _line_rates(access, theta, blocks, sizes)
-    horizon = ios * sum(s * p for s, p in span_mix.items())
+    mean_span = sum(s * p for s, p in span_mix.items())
+    horizon = ios * mean_span
+    background = (mean_span - 1.0) / blocks
+    spans = sorted(span_mix)
+    at_least = {s: sum(span_mix[t] for t in spans if t >= s) for s in spans}
     ratios = []
     for lines in cache_lines:
 
@@ -365,13 +385,11 @@ def predicted_hit_ratios(
             return float(np.sum(count * -np.expm1(-rate * t))) - lines
 
         characteristic = horizon if cached(horizon) <= 0 else brentq(cached, 0.0, horizon, xtol=1e-9 * horizon)
-        decay = np.exp(-rate * characteristic)
-        # Mean over t in [0, horizon] of 1 - exp(-rate min(t, characteristic)).
-        absent_time = np.divide(-np.expm1(-rate * characteristic), rate, out=np.full(len(rate), characteristic), where=rate > 0)
-        present = 1.0 - (absent_time + (horizon - characteristic) * decay) / horizon
-        mean_block = float(np.sum(count * present)) / blocks
-        start = float(np.sum(count * block_probability * present))
-        ratios.append(start * sum(p * mean_block ** (s - 1) for s, p in span_mix.items()))
+        hit = 0.0
+        for s, share in span_mix.items():
+            together = (block_probability * at_least[s] + background / s) / mean_span
+            hit += share * float(np.sum(count * block_probability * _present(together, characteristic, horizon)))
+        ratios.append(hit)
     return ratios
 
 
@@ -379,9 +397,9 @@ def _fit_access(stats: TraceStats, sizes: dict[int, float]) -> tuple[str, float,
     """(access, theta, working set in blocks, root-mean-square error, cache sizes in lines, the trace's hit ratios there).
 
     The law (Zipf with theta on a grid of 0.05 refined by bounded Brent, or
-    uniform) whose predicted hit ratios are nearest the trace's in the least
-    squares sense, each law over the working set that touches the trace's
-    footprint (:func:`fitted_blocks`).
+    uniform, preferred within :data:`SIMPLER_BY`) whose predicted hit ratios
+    are nearest the trace's in the least squares sense, each law over the
+    working set that touches the trace's footprint (:func:`fitted_blocks`).
     """
     lines = sorted(set(stats.cache_lines(FIT_FRACTIONS)))
     target = np.array(stats.hit_ratios(lines))
@@ -400,7 +418,7 @@ def _fit_access(stats: TraceStats, sizes: dict[int, float]) -> tuple[str, float,
     theta = round(float(refined.x) if refined.fun < errors[best] else float(grid[best]), 4)
     zipf_error, zipf_blocks = error("zipf", theta)
     uniform_error, uniform_blocks = error("uniform", 0.0)
-    if uniform_error <= zipf_error:
+    if uniform_error <= zipf_error + SIMPLER_BY:
         return "uniform", theta, uniform_blocks, uniform_error, lines, target.tolist()
     return "zipf", theta, zipf_blocks, zipf_error, lines, target.tolist()
 
