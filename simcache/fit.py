@@ -312,7 +312,9 @@ def _popularity(access: str, theta: float, blocks: int) -> tuple[np.ndarray, np.
     return mass[keep] / count[keep], count[keep]
 
 
-def _line_rates(access: str, theta: float, blocks: int, sizes: dict[int, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, float]]:
+def _line_rates(
+    access: str, theta: float, blocks: int, sizes: dict[int, float]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, float]]:
     """(block probability, blocks, share of line references per line) per rank bin, and the mix of lines per I/O."""
     total = sum(sizes.values())
     span_mix: dict[int, float] = {}
@@ -355,7 +357,8 @@ def fitted_blocks(access: str, theta: float, footprint: int, ios: int, sizes: di
 def _present(rate: np.ndarray, characteristic: float, horizon: float) -> np.ndarray:
     """Mean over references t in [0, horizon] of 1 - exp(-rate min(t, characteristic)): Che's presence with cold starts."""
     absent_time = np.divide(-np.expm1(-rate * characteristic), rate, out=np.full(len(rate), characteristic), where=rate > 0)
-    return 1.0 - (absent_time + (horizon - characteristic) * np.exp(-rate * characteristic)) / horizon
+    present: np.ndarray = 1.0 - (absent_time + (horizon - characteristic) * np.exp(-rate * characteristic)) / horizon
+    return present
 
 
 def predicted_hit_ratios(
@@ -381,7 +384,7 @@ def predicted_hit_ratios(
     ratios = []
     for lines in cache_lines:
 
-        def cached(t: float) -> float:
+        def cached(t: float, lines: int = lines) -> float:
             return float(np.sum(count * -np.expm1(-rate * t))) - lines
 
         characteristic = horizon if cached(horizon) <= 0 else brentq(cached, 0.0, horizon, xtol=1e-9 * horizon)
@@ -517,7 +520,9 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
     if positive != stats.sizes or len(positive) > MIX_SIZES:
         facts.append(("size mix kept", f"the {len(common)} most common of {len(positive)} sizes (zero-size I/Os left out)"))
     if profile_interval != interval:
-        facts.append(("profile interval", f"{profile_interval:g} s (the trace is longer than {PROFILE_LEVELS:,} intervals of {interval:g} s)"))
+        facts.append(
+            ("profile interval", f"{profile_interval:g} s (the trace is longer than {PROFILE_LEVELS:,} intervals of {interval:g} s)")
+        )
     return FittedWorkload(workload, stats, error, lines, target, predicted, facts)
 
 

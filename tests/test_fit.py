@@ -29,7 +29,9 @@ def _trace_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SIMCACHE_CACHE", str(tmp_path / "cache"))
 
 
-def build_trace(folder: Path, rows: np.ndarray | list[tuple[float, int, int, int]], devices: list[int] | None = None, names: tuple[str, ...] = ("sda",)) -> Trace:
+def build_trace(
+    folder: Path, rows: np.ndarray | list[tuple[float, int, int, int]], devices: list[int] | None = None, names: tuple[str, ...] = ("sda",)
+) -> Trace:
     """A cached trace of (time, op, offset, size) rows (or ROW-like records), on device names[devices[i]]."""
     builder = TraceBuilder(folder, "t")
     for name in names:
@@ -39,7 +41,7 @@ def build_trace(folder: Path, rows: np.ndarray | list[tuple[float, int, int, int
     else:
         time, op, offset, size = (np.array(column) for column in zip(*rows, strict=True))
     device = np.zeros(len(time), dtype=np.int64) if devices is None else np.array(devices)
-    builder.add(TraceChunk.from_lists(time, op, offset, size, device))
+    builder.add(TraceChunk(time, op, offset, size, device, np.full(len(time), np.nan)))
     return builder.finish({"source": "test"})
 
 
@@ -127,7 +129,9 @@ def test_devices_have_separate_lines(tmp_path: Path) -> None:
 
 
 def profile_workload(arrivals: str = "poisson") -> Workload:
-    return Workload(mode="open", iops=1000.0, arrivals=arrivals, duty_cycle={"shape": "profile", "interval": "0.5s", "levels": [1.0, 0.0, 3.0, 0.5]})
+    return Workload(
+        mode="open", iops=1000.0, arrivals=arrivals, duty_cycle={"shape": "profile", "interval": "0.5s", "levels": [1.0, 0.0, 3.0, 0.5]}
+    )
 
 
 @pytest.mark.parametrize("arrivals", ["poisson", "uniform"])
@@ -239,7 +243,7 @@ def test_fit_reports_outstanding_from_latency(tmp_path: Path) -> None:
     builder = TraceBuilder(tmp_path, "lat")
     builder.device("sda")
     times = np.arange(100) * 0.01  # 100 I/Os at 100 I/O/s over 1 s
-    builder.add(TraceChunk.from_lists(times, [READ] * 100, np.arange(100) * 4096, [4096] * 100, [0] * 100, [0.02] * 100))
+    builder.add(TraceChunk.from_lists(times.tolist(), [READ] * 100, list(range(0, 409600, 4096)), [4096] * 100, [0] * 100, [0.02] * 100))
     fitted = fit_trace(builder.finish({}))
     assert fitted.stats.outstanding == pytest.approx(2.0)  # Little: 100 I/O/s x 20 ms
     assert dict(fitted.facts)["mean outstanding"].startswith("2 (Little's law")
@@ -249,20 +253,23 @@ def test_fit_reports_outstanding_from_latency(tmp_path: Path) -> None:
 def test_compare_puts_trace_and_synthetic_side_by_side(tmp_path: Path) -> None:
     truth = Workload(mode="open", iops=500.0, read_fraction=0.5, working_set=4000 * 4096, access="zipf", zipf_theta=1.0)
     trace = generated_trace(tmp_path, truth, 120.0, seed=3)
-    table = compare(trace, fit_trace(trace).workload, seed=4).set_index("statistic")
+    table = compare(trace, fit_trace(trace).workload, seed=4)
+    assert list(table.columns) == ["statistic", "trace", "synthetic", "relative_error"]
+    measured = dict(zip(table["statistic"], table["trace"].astype(float), strict=True))
+    generated = dict(zip(table["statistic"], table["synthetic"].astype(float), strict=True))
+    error = dict(zip(table["statistic"], table["relative_error"].astype(float), strict=True))
     stats = trace_stats(trace.rows)
-    assert table.loc["I/Os in busiest second", "trace"] == stats.busiest_second
-    assert table.loc["I/Os in busiest minute", "trace"] == stats.busiest_minute
-    assert table.loc["footprint (bytes)", "trace"] == stats.footprint
+    assert measured["I/Os in busiest second"] == stats.busiest_second
+    assert measured["I/Os in busiest minute"] == stats.busiest_minute
+    assert measured["footprint (bytes)"] == stats.footprint
     # The profile carries the rate: counts per second and per minute within a few I/Os.
-    assert abs(table.loc["I/Os in busiest minute", "relative_error"]) < 0.01
-    assert abs(table.loc["mean rate (I/O/s)", "relative_error"]) < 0.01
-    assert abs(table.loc["index of dispersion (1 s counts)", "relative_error"]) < 0.2
-    assert abs(table.loc["read fraction", "relative_error"]) < 0.05
-    hits = [name for name in table.index if name.startswith("read hit ratio")]
+    assert abs(error["I/Os in busiest minute"]) < 0.01
+    assert abs(error["mean rate (I/O/s)"]) < 0.01
+    assert abs(error["index of dispersion (1 s counts)"]) < 0.2
+    assert abs(error["read fraction"]) < 0.05
+    hits = [name for name in measured if name.startswith("read hit ratio")]
     assert len(hits) == 4
-    assert all(abs(table.loc[name, "trace"] - table.loc[name, "synthetic"]) < 0.1 for name in hits)
-    assert list(table.columns) == ["trace", "synthetic", "relative_error"]
+    assert all(abs(measured[name] - generated[name]) < 0.1 for name in hits)
 
 
 # ---- the commands (need the CSV importer) -------------------------------------------------------------------------
@@ -271,7 +278,8 @@ def test_compare_puts_trace_and_synthetic_side_by_side(tmp_path: Path) -> None:
 def write_csv(path: Path, rows: np.ndarray) -> Path:
     ops = np.where(rows["op"] == READ, "read", "write")
     lines = ["time,op,offset,size"] + [
-        f"{t:.9f},{o},{off},{size}" for t, o, off, size in zip(rows["time"].tolist(), ops.tolist(), rows["offset"].tolist(), rows["size"].tolist(), strict=True)
+        f"{t:.9f},{o},{off},{size}"
+        for t, o, off, size in zip(rows["time"].tolist(), ops.tolist(), rows["offset"].tolist(), rows["size"].tolist(), strict=True)
     ]
     path.write_text("\n".join(lines) + "\n")
     return path
