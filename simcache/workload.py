@@ -22,6 +22,7 @@ simulation's hot path does no per-I/O numpy calls.
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -49,6 +50,7 @@ class DutyClock:
             self._factors = levels / levels.mean()
             # Work (intervals at the mean rate) done by the start of each interval of one cycle.
             self._cumulative = np.concatenate(([0.0], np.cumsum(self._factors)))
+        self._cumulative_list: list[float] = self._cumulative.tolist()  # bisect on a list: faster than numpy per call
 
     def on_window(self, now: float) -> tuple[float, float]:
         """(start, end) of the on period that contains ``now`` or, if off, of the next one.
@@ -126,7 +128,7 @@ class DutyClock:
         target = done + work / interval
         cycles = math.floor(target / total)
         rest = target - cycles * total
-        index = min(int(np.searchsorted(cumulative, rest, side="right")) - 1, count - 1)
+        index = min(bisect.bisect_right(self._cumulative_list, rest) - 1, count - 1)
         while self._factors[index] == 0.0:  # rounding put rest at the end of a rising stretch: the next busy interval
             index = (index + 1) % count
             if index == 0:
