@@ -137,15 +137,19 @@ def stack_distances(keys: np.ndarray) -> np.ndarray:
     prev = np.full(n, -1, dtype=np.int64)
     repeat = sorted_keys[1:] == sorted_keys[:-1]
     prev[order[1:][repeat]] = order[:-1][repeat]
-    smaller = _smaller_before(prev)
-    return np.where(prev >= 0, smaller - prev - 1, COLD)
+    # First references (prev = -1) are below every other value: count them by a running sum and merge-sort the rest.
+    warm = np.flatnonzero(prev >= 0)
+    cold_before = np.cumsum(prev < 0)[warm]  # prev[i] >= 0 here, so the running count excludes i itself
+    distances = np.full(n, COLD, dtype=np.int64)
+    distances[warm] = cold_before + _smaller_before(prev[warm]) - prev[warm] - 1
+    return distances
 
 
 def _smaller_before(values: np.ndarray) -> np.ndarray:
-    """For each position i, how many positions j < i hold a smaller value (values are integers from -1 to n - 1)."""
+    """For each position i, how many positions j < i hold a smaller value (values are integers from 0 to n - 1)."""
     n = len(values)
-    shift = n + 2  # keys block * shift + (value + 1) sort by block, then value
-    current = values.astype(np.int64) + 1
+    shift = n + 1  # keys block * shift + value sort by block, then value
+    current = values.astype(np.int64)
     position = np.arange(n, dtype=np.int64)
     counts = np.zeros(n, dtype=np.int64)
     index = np.arange(n, dtype=np.int64)
