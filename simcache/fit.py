@@ -146,9 +146,9 @@ def stack_distances(keys: np.ndarray) -> np.ndarray:
 
 
 def _smaller_before(values: np.ndarray) -> np.ndarray:
-    """For each position i, how many positions j < i hold a smaller value (values are integers from 0 to n - 1)."""
+    """For each position i, how many positions j < i hold a smaller value (non-negative integers)."""
     n = len(values)
-    shift = n + 1  # keys block * shift + value sort by block, then value
+    shift = int(values.max()) + 1 if n else 1  # keys block * shift + value sort by block, then value
     current = values.astype(np.int64)
     position = np.arange(n, dtype=np.int64)
     counts = np.zeros(n, dtype=np.int64)

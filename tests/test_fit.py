@@ -93,6 +93,18 @@ def test_stack_distances_of_a_known_sequence() -> None:
     assert stack_distances(keys).tolist() == [cold, cold, cold, 2, 0, 1, 2]
 
 
+@pytest.mark.parametrize(("references", "keys"), [(2000, 50), (2000, 1500), (3000, 100_000)])
+def test_stack_distances_equal_a_direct_count(references: int, keys: int) -> None:
+    """Distinct keys between each reference and the previous one to its key, counted directly (few to mostly first references)."""
+    sequence = np.random.default_rng(keys).integers(0, keys, references)
+    last: dict[int, int] = {}
+    expected = []
+    for i, key in enumerate(sequence.tolist()):
+        expected.append(len(set(sequence[last[key] + 1 : i].tolist())) if key in last else np.iinfo(np.int64).max)
+        last[key] = i
+    assert stack_distances(sequence).tolist() == expected
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_hit_ratios_equal_a_brute_force_lru_exactly(seed: int) -> None:
     """The stack-distance hit ratios against the simulator's own LRU cache (lookup, then insert on a miss)."""
