@@ -8,10 +8,14 @@ statistics the simulator is sensitive to:
   as a ``profile`` duty cycle (so bursts recur where the trace had them);
 - mix: the read fraction and the size mix (one mix for all ops, the 64 most
   common sizes; the per-op mixes are reported in the facts);
-- locality: ``working_set`` is the footprint (distinct 4 KiB blocks touched
-  times 4 KiB), and the access pattern is the Zipf law (or uniform) whose
-  predicted LRU hit ratios best match the trace's own at cache sizes of 1% to
-  100% of the footprint (least squares).
+- locality: the access pattern is the Zipf law (or uniform) whose predicted
+  LRU hit ratios best match the trace's own at cache sizes of 1% to 100% of
+  the footprint (distinct 4 KiB blocks touched; least squares), and
+  ``working_set`` is the one over which that law touches as many blocks as
+  the trace did in as many I/Os (the footprint, or more for a short trace:
+  :func:`fitted_blocks`).
+- arrivals: ``uniform`` (evenly spaced) through the profile, so each interval
+  gets its count; Poisson arrivals would add their variance to the trace's.
 
 The trace's hit ratios are exact: one stack-distance pass
 (:func:`stack_distances`) gives every access's LRU distance, from which the
