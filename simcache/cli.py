@@ -1,4 +1,4 @@
-"""Command line: ``simcache run|sweep|check|estimate|import|profiles``.
+"""Command line: ``simcache run|sweep|check|estimate|import|fit|compare-trace|profiles``.
 
 Every subcommand goes through the public API; bad input prints the
 :class:`~simcache.errors.ScenarioError` message (file, field, fix) and exits 2.
@@ -12,6 +12,7 @@ import math
 import sys
 import tomllib
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +23,13 @@ from simcache.collect import COMPONENTS
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.estimate import estimate
-from simcache.importers import FORMATS, import_workload
+from simcache.fit import compare, fit_trace
+from simcache.importers import FORMATS, import_workload, load_trace
 from simcache.importers.base import DEFAULT_POLICY
 from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
-from simcache.scenario import REPLICAS, load_scenario
+from simcache.scenario import REPLICAS, TRACE_FORMATS, load_scenario
 from simcache.sweep import SweepProgress, sweep, sweep_summary
 from simcache.units import UnitError, parse_duration
 
@@ -97,6 +99,27 @@ def _parser() -> argparse.ArgumentParser:
         "-O", "--option", action="append", default=[], metavar="KEY=VALUE", help="a format option, e.g. -O time_unit=ms (repeatable)"
     )
 
+    fit_cmd = sub.add_parser("fit", help="derive a synthetic workload from a block trace: rate profile, size mix, read share, locality")
+    fit_cmd.add_argument("path", type=Path, help="the trace file")
+    fit_cmd.add_argument("--format", choices=list(TRACE_FORMATS), default=None, help="the trace's format (default: guessed from its start)")
+    fit_cmd.add_argument(
+        "-O", "--option", action="append", default=[], metavar="KEY=VALUE", help="a format option, e.g. -O time_unit=ms (repeatable)"
+    )
+    fit_cmd.add_argument("--device", default=None, help="fit this trace device only (default: one group per device)")
+    fit_cmd.add_argument("--interval", type=_duration, default=1.0, help='seconds per step of the fitted rate profile (default "1s")')
+    fit_cmd.add_argument("-o", "--out", type=Path, default=None, help="scenario TOML to write (default: print it)")
+    fit_cmd.add_argument("--base", default=None, help="scenario whose run, cluster and array the workload goes on (default: default)")
+    fit_cmd.add_argument(
+        "--policy", choices=list(REPLICAS), default=DEFAULT_POLICY, help=f"write policy of the fitted groups (default {DEFAULT_POLICY})"
+    )
+
+    compare_cmd = sub.add_parser("compare-trace", help="a trace's statistics next to a fitted scenario's synthetic I/O (no simulation)")
+    compare_cmd.add_argument("path", type=Path, help="the trace file")
+    compare_cmd.add_argument("scenario", help="the scenario with the synthetic workload (e.g. written by simcache fit)")
+    compare_cmd.add_argument("--format", choices=list(TRACE_FORMATS), default=None, help="the trace's format (default: guessed)")
+    compare_cmd.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE", help="a format option (repeatable)")
+    compare_cmd.add_argument("--seed", type=int, default=0, help="seed of the synthetic I/O stream (default 0)")
+
     profiles = sub.add_parser("profiles", help="list built-in tier, link, drive and array profiles with their sources")
     profiles.add_argument("kind", nargs="?", choices=list(KINDS), help="only this kind")
     return parser
@@ -115,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _estimate(args)
         if args.command == "import":
             return _import(args)
+        if args.command == "fit":
+            return _fit(args)
+        if args.command == "compare-trace":
+            return _compare_trace(args)
         return _profiles(args)
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -342,6 +369,64 @@ def _import(args: argparse.Namespace) -> int:
     else:
         args.out.write_text(text)
         print(f"scenario written to {args.out}; run it with: simcache run {args.out}", file=out)
+    return 0
+
+
+def _fit(args: argparse.Namespace) -> int:
+    """Import a trace, replace each device's replay group by its fitted synthetic workload, and write the scenario."""
+    options = dict(_option(text) for text in args.option)
+    imported = import_workload(args.path, args.format, **options)
+    if imported.trace is None:
+        raise ScenarioError(str(args.path), [("format", f"{imported.format} is not a trace; fit takes {', '.join(TRACE_FORMATS)}")])
+    groups, facts = [], []
+    for group in imported.groups:
+        device = group["workload"]["trace"]["devices"][0]
+        if args.device is not None and device != args.device:
+            continue
+        try:
+            fitted = fit_trace(imported.trace, device, args.interval)
+        except ValueError as exc:
+            raise ScenarioError(str(args.path), [("--device" if args.device else "trace", str(exc))]) from None
+        groups.append({**group, "workload": fitted.workload.model_dump(mode="json", exclude_defaults=True)})
+        facts += [(f"{group['name']}: {what}", value) for what, value in fitted.facts]
+    if not groups:
+        devices = ", ".join(g["workload"]["trace"]["devices"][0] for g in imported.groups)
+        raise ScenarioError(str(args.path), [("--device", f"no device {args.device!r} with reads or writes; the trace has {devices}")])
+    fitted_import = replace(imported, groups=groups, facts=[*imported.facts, *facts], format=f"{imported.format}, fitted by simcache fit")
+    fitted_import.scenario(args.base, args.policy)  # refuse to write a scenario that does not load
+    text = fitted_import.toml(args.base, args.policy, folder=None if args.out is None else args.out.parent)
+    out = sys.stderr if args.out is None else sys.stdout
+    print(f"{args.path}: {imported.format}", file=out)
+    for what, value in fitted_import.facts:
+        print(f"  {what}: {value}", file=out)
+    for warning in imported.warnings:
+        print(f"  warning: {warning}", file=out)
+    if args.out is None:
+        print(text, end="")
+    else:
+        args.out.write_text(text)
+        print(f"scenario written to {args.out}; compare it with: simcache compare-trace {args.path} {args.out}", file=out)
+    return 0
+
+
+def _compare_trace(args: argparse.Namespace) -> int:
+    """Each open-loop group next to the trace device of its name (the whole trace when no device has it)."""
+    options = dict(_option(text) for text in args.option)
+    trace = load_trace(args.path, args.format, options)
+    scenario = load_scenario(args.scenario)
+    by_name = {"".join(c if c.isalnum() or c in "_.-" else "_" for c in device): device for device in trace.devices}
+    compared = 0
+    for group in scenario.groups:
+        if group.workload.mode != "open":
+            continue
+        device = by_name.get(group.name)
+        table = compare(trace, group, seed=args.seed, device=device)
+        table["relative_error"] = [f"{e:+.1%}" if math.isfinite(e) else "-" for e in table["relative_error"]]
+        print(f"== group {group.name} vs {'device ' + device if device else 'the whole trace'} ({args.path})")
+        print(_table(table, ["statistic", "trace", "synthetic", "relative_error"]))
+        compared += 1
+    if not compared:
+        raise ScenarioError(str(args.scenario), [("groups", "no open-loop group to compare; fit one with: simcache fit TRACE -o OUT.toml")])
     return 0
 
 

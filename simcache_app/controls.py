@@ -22,7 +22,12 @@ CLUSTER = ("cluster.hosts", "cluster.peer_link", "cluster.peer_links", "cluster.
 TIER = ("cluster.tier", "cluster.tier.capacity")
 ARRAY = ("array.spindles", "array.drive", "array.drive.rpm")
 Overrides = dict[str, Any]
-_DUTY_SHAPES = {"none": "steady", "onoff": "on/off bursts", "sine": "sine wave around the mean rate"}
+_DUTY_SHAPES = {
+    "none": "steady",
+    "onoff": "on/off bursts",
+    "sine": "sine wave around the mean rate",
+    "profile": "rate profile (from simcache fit)",
+}
 
 
 def run_controls(scenario: simcache.Scenario, key: str) -> tuple[float, int]:
@@ -129,14 +134,20 @@ def _duty_cycle_controls(workload: Any, key: str, group: str) -> Overrides:
     path = f"groups.{group}.workload.duty_cycle"
     cycle = knob(f"{GROUP}.workload.duty_cycle")
     duty = workload.duty_cycle
-    shapes = ["none", *(s for s in cycle.options if s != "sine" or workload.mode == "open")]
     current_shape = duty.shape if duty else "none"
+    # A profile's levels come from a trace (simcache fit): offered only to keep the one a scenario has.
+    shapes = [
+        "none",
+        *(s for s in cycle.options if (s != "sine" or workload.mode == "open") and (s != "profile" or current_shape == "profile")),
+    ]
     shape = st.selectbox(
         cycle.label, shapes, index=shapes.index(current_shape), format_func=_DUTY_SHAPES.__getitem__, key=key, help=cycle.help
     )
     if shape == "none":
         return {path: None} if duty else {}
     same = duty is not None and duty.shape == shape
+    if shape == "profile":
+        return {}  # kept as the scenario has it
     starts = {"on": 5.0, "off": 5.0, "period": 10.0, "amplitude": 0.5}
     fields = ("on", "off") if shape == "onoff" else ("period", "amplitude")
     chosen: dict[str, Any] = {"shape": shape}

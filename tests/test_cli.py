@@ -364,6 +364,8 @@ def test_no_subcommand_exits_2() -> None:
     code, _, stderr = call([])
     assert code == 2
     assert stderr.splitlines() == [
-        "usage: simcache [-h] {run,sweep,check,estimate,import,profiles} ...",
+        "usage: simcache [-h]",
+        "                {run,sweep,check,estimate,import,fit,compare-trace,profiles}",
+        "                ...",
         "simcache: error: the following arguments are required: command",
     ]

@@ -72,6 +72,14 @@ def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -
         from simcache.replay import mean_equivalent  # reads trace files: only for trace workloads
 
         scenario, notes = mean_equivalent(scenario)
+    profiled = [
+        group.name for group in scenario.groups if group.workload.duty_cycle is not None and group.workload.duty_cycle.shape == "profile"
+    ]
+    if profiled:
+        notes.append(
+            f"{', '.join(profiled)}: a profile duty cycle is estimated at its mean rate (iops); its bursts are not modelled, "
+            "so queueing in the busy intervals is underestimated"
+        )
     collecting = gc.isenabled()
     gc.disable()  # an estimate allocates many small arrays and objects; cyclic GC passes over them cost ~20%
     try:

@@ -21,10 +21,14 @@ TRACE_FORMATS = ("fio-iolog", "blkparse", "msr", "csv")
 """Trace formats replay reads (simcache.importers names every format)."""
 
 
-class DutyCycle(_Spec):
-    """Time-varying intensity: on/off bursts, or a sinusoid around the mean rate."""
+PROFILE_LEVELS = 100_000
+"""Most entries a ``profile`` duty cycle may list."""
 
-    shape: Literal["onoff", "sine"]
+
+class DutyCycle(_Spec):
+    """Time-varying intensity: on/off bursts, a sinusoid around the mean rate, or a measured rate profile."""
+
+    shape: Literal["onoff", "sine", "profile"]
     on: Annotated[Seconds, Field(gt=0)] | None = Field(default=None, title="Burst length")
     """Seconds of each burst at full intensity (``onoff``)."""
     off: Annotated[Seconds, Field(ge=0)] | None = Field(default=None, title="Rest time")
@@ -33,6 +37,14 @@ class DutyCycle(_Spec):
     """Seconds of one cycle of the sine (``sine``)."""
     amplitude: Fraction = 0.5
     """How far the sine swings the rate around its mean, as a fraction of the mean, 0 to 1 (``sine``)."""
+    interval: Annotated[Seconds, Field(gt=0)] | None = Field(default=None, title="Profile interval")
+    """Seconds each entry of ``levels`` lasts (``profile``)."""
+    levels: Annotated[list[Annotated[float, Field(ge=0, allow_inf_nan=False)]], Field(min_length=1, max_length=PROFILE_LEVELS)] | None = (
+        Field(default=None, title="Relative rates")
+    )
+    """Relative arrival rate of each interval, repeated cyclically (``profile``): the rate in interval k is the
+    mean rate (``iops``) times levels[k] / mean(levels), so the mean rate over a cycle stays ``iops``. ``simcache
+    fit`` writes a trace's I/O counts per interval here."""
     phase: Annotated[Seconds, Field(ge=0)] = 0.0
     """Start offset into the cycle."""
 
@@ -42,6 +54,11 @@ class DutyCycle(_Spec):
             raise ValueError('shape "onoff" needs both on and off durations, e.g. on = "10s", off = "20s"')
         if self.shape == "sine" and self.period is None:
             raise ValueError('shape "sine" needs a period, e.g. period = "60s"')
+        if self.shape == "profile":
+            if self.interval is None or self.levels is None:
+                raise ValueError('shape "profile" needs an interval and levels, e.g. interval = "1s", levels = [1.0, 3.0, 0.5]')
+            if not any(level > 0 for level in self.levels):
+                raise ValueError("a profile's levels must not all be 0: give at least one positive relative rate")
         return self
 
 
@@ -111,7 +128,7 @@ class Workload(_Spec):
     """The trace a ``mode = "trace"`` workload replays."""
     duty_cycle: Annotated[DutyCycle | None, Field(title="Duty cycle")] = None
     """Time-varying intensity: on/off bursts at full intensity with rests in between, or (open loop only) a
-    sine wave around the mean rate. Unset: steady."""
+    sine wave around the mean rate or a rate profile (``simcache fit``). Unset: steady."""
 
     @field_validator("sizes", mode="before")
     @classmethod
@@ -137,8 +154,10 @@ class Workload(_Spec):
             raise ValueError(
                 'iops/throughput set the rate of an open loop; for a closed loop use workers and outstanding, or set mode = "open"'
             )
-        if self.mode == "closed" and self.duty_cycle is not None and self.duty_cycle.shape == "sine":
-            raise ValueError('a sine duty cycle modulates an arrival rate: use mode = "open", or shape = "onoff" for a closed loop')
+        if self.mode == "closed" and self.duty_cycle is not None and self.duty_cycle.shape in ("sine", "profile"):
+            raise ValueError(
+                f'a {self.duty_cycle.shape} duty cycle modulates an arrival rate: use mode = "open", or shape = "onoff" for a closed loop'
+            )
         return self
 
     def _trace_fields(self) -> Workload:
