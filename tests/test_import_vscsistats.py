@@ -13,6 +13,7 @@ import pytest
 from simcache.errors import WorkloadFileError
 from simcache.importers import FORMATS, guess_format, import_workload
 from simcache.importers import vscsistats as vs
+from simcache.units import parse_size
 
 # The bucket limits vscsiStats prints; each list ends with the overflow row (the previous limit repeated).
 LENGTHS = [512, 1024, 2048, 4095, 4096, 8191, 8192, 16383, 16384, 32768, 49152, 65535, 65536, 81920, 131072, 262144, 524288, 524288]
@@ -279,7 +280,7 @@ def hotspot_distances(working_set: int, hot_io: float, hot_span: float, count: i
 def test_other_seeks_are_fitted_with_a_hot_spot(
     tmp_path: Path, working_set: str, hot_io: float, hot_span: float, expected: dict[str, Any], reason: str
 ) -> None:
-    distances = hotspot_distances(vs.parse_size(working_set), hot_io, hot_span)
+    distances = hotspot_distances(parse_size(working_set), hot_io, hot_span)
     text = disk_text(reads={4096: 6000}, writes={4096: 13999}, seeks=seek_buckets(distances))
     imported = vs.read(write(tmp_path, text), {"working_set": working_set})
     workload = imported.groups[0]["workload"]

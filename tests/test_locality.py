@@ -22,7 +22,7 @@ P_VALUE = 0.001
 def zipf_probabilities(n: int, theta: float) -> np.ndarray:
     """P(rank r) = r^-theta / H(n, theta), H(n, theta) = sum_{k=1}^n k^-theta (the discrete Zipf law, exactly)."""
     weights = np.arange(1, n + 1, dtype=np.float64) ** -theta
-    return weights / weights.sum()
+    return np.asarray(weights / weights.sum())
 
 
 @pytest.mark.parametrize("theta", [0.5, 0.99, 1.0, 1.2, 3.0])
