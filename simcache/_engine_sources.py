@@ -34,6 +34,7 @@ ENGINE_MODULES = (
     "simcache.collect",
     "simcache.engine",
     "simcache.workload",
+    "simcache.locality",
     "simcache.physics",
     "simcache.model.array",
     "simcache.model.cache",

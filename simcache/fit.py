@@ -26,8 +26,8 @@ are cached (a partial hit is a miss).
 
 The synthetic's hit ratios are predicted analytically with Che's
 approximation (Che, Tung and Wang, IEEE JSAC 20(7), 2002) over the
-generator's own rank probabilities (:class:`simcache.workload.IOStream`
-inverts a continuous power law), with a finite horizon: a line referenced at
+generator's own rank probabilities (the exact discrete Zipf law of
+:class:`simcache.locality.ZipfRanks`), with a finite horizon: a line referenced at
 rate ``q`` is cached at reference ``t`` with probability
 ``1 - exp(-q min(t, T_C))``, averaged over the trace's length, so cold misses
 count as they do in the trace. An I/O of several lines is taken to hit when
@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq, minimize_scalar
 
+from simcache.locality import harmonic
 from simcache.scenario import DutyCycle, Group, Workload
 from simcache.scenario.workload import PROFILE_LEVELS
 from simcache.trace import OP_NAMES, READ, ROW, WRITE, Trace
@@ -311,10 +312,8 @@ def _popularity(access: str, theta: float, blocks: int) -> tuple[np.ndarray, np.
         return np.array([1.0 / blocks]), np.array([float(blocks)])
     n = float(blocks)
     edges = np.unique(np.concatenate((np.arange(0, min(blocks, 64) + 1), np.geomspace(64, n, 400) if blocks > 64 else [])).round())
-    if abs(theta - 1.0) < 1e-9:
-        cdf = np.log(edges + 1.0) / math.log(n + 1.0)
-    else:
-        cdf = ((edges + 1.0) ** (1.0 - theta) - 1.0) / ((n + 1.0) ** (1.0 - theta) - 1.0)
+    # The generator's law is the exact discrete Zipf (simcache.locality): ranks 1..k hold H(k, theta) / H(n, theta).
+    cdf = np.array([harmonic(float(edge), theta) if edge > 0 else 0.0 for edge in edges]) / harmonic(n, theta)
     mass, count = np.diff(cdf), np.diff(edges)
     keep = count > 0
     return mass[keep] / count[keep], count[keep]

@@ -7,10 +7,15 @@ simulation's hot path does no per-I/O numpy calls.
 - Operation: write with probability ``1 - read_fraction``.
 - Size: drawn from the weighted size mix.
 - Offset, 4 KiB aligned, over the VM's working set: ``uniform``; ``zipf``
-  (rank r has weight r^-theta over the working set's blocks, drawn by
-  inverting the continuous power law, with ranks scattered over the disk by a
-  fixed multiplicative permutation so hot blocks are not contiguous); or
-  ``sequential`` (each I/O follows the previous one, wrapping around).
+  (rank r has probability r^-theta / H(n, theta) over the working set's n
+  blocks, exactly, with ranks scattered over the disk by a fixed bijection so
+  hot blocks are not contiguous); ``hotspot`` (``hot_io_fraction`` of the I/Os
+  uniform over the first ``hot_span_fraction`` of the working set, the rest
+  uniform over the remainder); or ``sequential`` (each I/O follows the
+  previous one, wrapping around). With ``sequential_run`` above 1, an I/O of
+  the first three continues where the previous one ended with probability
+  ``1 - 1 / sequential_run`` (geometric runs). :mod:`simcache.locality` has
+  the samplers.
 - Open-loop gaps: Poisson (exponential gaps) or uniform (constant gaps);
   on/off duty cycles skip the off periods; a sine duty cycle modulates the
   rate by thinning a Poisson stream at the peak rate; a profile duty cycle
@@ -27,6 +32,7 @@ import math
 
 import numpy as np
 
+from simcache.locality import ZipfRanks, hot_blocks, multiplier, run_starts, scatter
 from simcache.physics import working_set_blocks
 from simcache.scenario import DutyCycle, Workload
 
@@ -34,7 +40,6 @@ __all__ = ["BLOCK", "DutyClock", "IOStream"]
 
 BLOCK = 4096  # offsets are aligned to this many bytes
 _BATCH = 2048
-_SCATTER = 0x9E3779B97F4A7C15  # odd constant: rank -> block is a bijection modulo a power of two
 
 
 class DutyClock:
@@ -148,7 +153,12 @@ class IOStream:
         self._sizes = np.array(sizes, dtype=np.int64)
         self._probabilities = np.array(probabilities)
         self._blocks = working_set_blocks(workload.working_set, BLOCK)
-        self._cursor = 0
+        self._cursor = 0  # sequential access and runs: the block after the previous I/O's last (-1: no I/O yet)
+        self._zipf = ZipfRanks(self._blocks, workload.zipf_theta) if workload.access == "zipf" else None
+        self._scatter = multiplier(self._blocks)
+        self._hot = hot_blocks(self._blocks, workload.hot_span_fraction or 0.0) if workload.access == "hotspot" else 0
+        if workload.sequential_run > 1.0:
+            self._cursor = -1
         self._ios: list[tuple[bool, int, int]] = []
         self._io_next = 0
         self._gaps: list[float] = []
@@ -181,27 +191,41 @@ class IOStream:
             starts = (self._cursor + np.concatenate(([0], np.cumsum(spans)[:-1]))) % self._blocks
             self._cursor = int((self._cursor + spans.sum()) % self._blocks)
             blocks = starts
-        elif workload.access == "zipf":
-            blocks = self._zipf_blocks(rng.random(_BATCH))
         else:
-            blocks = rng.integers(0, self._blocks, size=_BATCH)
+            blocks = self._random_blocks(rng)
+            if workload.sequential_run > 1.0:
+                blocks = self._in_runs(blocks, (sizes + BLOCK - 1) // BLOCK, rng)
         self._ios = list(zip(writes.tolist(), sizes.tolist(), (blocks * BLOCK).tolist(), strict=True))
         self._io_next = 0
 
-    def _zipf_blocks(self, uniforms: np.ndarray) -> np.ndarray:
-        theta = self.workload.zipf_theta
-        n = float(self._blocks)
-        if abs(theta - 1.0) < 1e-9:
-            ranks = np.exp(uniforms * math.log(n + 1.0))
-        else:
-            top = (n + 1.0) ** (1.0 - theta) - 1.0
-            ranks = (uniforms * top + 1.0) ** (1.0 / (1.0 - theta))
-        ranks = np.minimum(np.floor(ranks).astype(np.int64) - 1, self._blocks - 1)
-        # Scatter ranks over the disk: multiply by an odd constant modulo the next power of two and
-        # fold back into range (a fixed permutation, so the same rank is always the same block).
-        size = 1 << max(1, (self._blocks - 1).bit_length())
-        scattered = (ranks.astype(np.uint64) * np.uint64(_SCATTER)) & np.uint64(size - 1)
-        return (scattered % np.uint64(self._blocks)).astype(np.int64)
+    def _random_blocks(self, rng: np.random.Generator) -> np.ndarray:
+        """A fresh position (block index) for each I/O of a batch: uniform, zipf or hotspot."""
+        workload = self.workload
+        if self._zipf is not None:
+            return scatter(self._zipf.draw(rng, _BATCH) - 1, self._blocks, self._scatter)
+        if workload.access == "hotspot":
+            # One uniform per I/O: below hot_io_fraction it lands in the hot region, above it in the cold one.
+            share = workload.hot_io_fraction or 0.0
+            u = rng.random(_BATCH)
+            hot, cold = self._hot, self._blocks - self._hot
+            blocks = np.where(u < share, np.floor(u / share * hot), hot + np.floor((u - share) / (1.0 - share) * cold))
+            return np.minimum(blocks.astype(np.int64), self._blocks - 1)
+        return rng.integers(0, self._blocks, size=_BATCH)
+
+    def _in_runs(self, fresh: np.ndarray, spans: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Blocks of a batch in sequential runs: an I/O that starts a run takes its fresh position, the others
+        continue where the previous I/O ended (across batches too)."""
+        count = len(fresh)
+        starts = run_starts(rng, count, self.workload.sequential_run)
+        if self._cursor < 0:
+            starts[0] = True  # the stream's first I/O
+        before = np.concatenate(([0], np.cumsum(spans)[:-1]))  # blocks of the batch's earlier I/Os
+        run = np.maximum.accumulate(np.where(starts, np.arange(count), -1))  # each I/O's run start (-1: the previous batch's)
+        first = np.maximum(run, 0)
+        base = np.where(run >= 0, fresh[first] - before[first], self._cursor)
+        blocks = (base + before) % self._blocks
+        self._cursor = int((blocks[-1] + spans[-1]) % self._blocks)
+        return blocks
 
     def next_gap(self, now: float) -> float:
         """Seconds from ``now`` to the next open-loop arrival, honouring the duty cycle.

@@ -62,8 +62,13 @@ def workloads(draw: st.DrawFn) -> dict[str, Any]:
         "read_fraction": draw(st.sampled_from([0.0, 0.0, 0.2, 0.5, 0.9, 1.0])),
         "sizes": sizes,
         "working_set": draw(st.sampled_from(["64MiB", "512MiB", "2GiB"])),
-        "access": draw(st.sampled_from(["uniform", "zipf", "sequential"])),
+        "access": draw(st.sampled_from(["uniform", "zipf", "hotspot", "sequential"])),
     }
+    if workload["access"] == "hotspot":
+        workload["hot_span_fraction"] = draw(st.sampled_from([0.01, 0.2, 0.5]))
+        workload["hot_io_fraction"] = draw(st.sampled_from([0.6, 0.9, 0.99]))
+    if workload["access"] != "sequential" and draw(st.booleans()):
+        workload["sequential_run"] = draw(st.sampled_from([1.5, 4.0, 32.0]))
     if draw(st.booleans()):
         # Bounded offered load: an open loop above what a link or the array can carry piles up flows
         # without limit, and the flow network's cost per event grows with the number in flight.

@@ -5,12 +5,15 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from simcache.errors import WorkloadFileError
 from simcache.importers import FORMATS, guess_format, import_workload
 from simcache.importers import vscsistats as vs
+from simcache.units import parse_size
 
 # The bucket limits vscsiStats prints; each list ends with the overflow row (the previous limit repeated).
 LENGTHS = [512, 1024, 2048, 4095, 4096, 8191, 8192, 16383, 16384, 32768, 49152, 65535, 65536, 81920, 131072, 262144, 524288, 524288]
@@ -215,25 +218,78 @@ def test_percentile_in_the_overflow_bucket_is_bounded_by_the_max_line(tmp_path: 
 
 
 @pytest.mark.parametrize(
-    ("seeks", "access", "share"),
+    ("seeks", "access", "run", "share"),
     [
-        ({1: 80, 500000: 20}, "sequential", "80.0%"),
-        ({1: 20, 64: 20, -500000: 30, 500000: 30}, "uniform", "40.0%"),
-        # +500 is past the default +128: not near-sequential.
-        ({500: 90, 500000: 10}, "uniform", "0.0%"),
+        ({1: 80, OVER: 20}, "uniform", 5.0, "80.0%"),
+        ({1: 100}, "sequential", None, "100.0%"),
+        ({1: 20, 64: 20, -500000: 30, OVER: 30}, "uniform", 1.667, "40.0%"),
+        # +500 is past the default +128: not near-sequential, but 90% of seeks that short make a hot spot of 10 GiB.
+        ({500: 90, OVER: 10}, "hotspot", None, "0.0%"),
     ],
 )
-def test_seek_distance_classifies_sequential_or_random(tmp_path: Path, seeks: dict[int | str, int], access: str, share: str) -> None:
+def test_near_sequential_seeks_set_the_mean_run(
+    tmp_path: Path, seeks: dict[int | str, int], access: str, run: float | None, share: str
+) -> None:
     imported = vs.read(write(tmp_path, disk_text(seeks=seeks)), {})
-    assert imported.groups[0]["workload"]["access"] == access
+    workload = imported.groups[0]["workload"]
+    assert workload["access"] == access
+    assert workload.get("sequential_run") == run
     fact = dict(imported.facts)["VM 2099979 disk scsi0:0 seeks within +1..+128 LBN"]
-    assert fact.startswith(f"{share} of successive commands, {share} from the closest of the previous 16")
-    assert any("locality model" in w for w in imported.warnings)
+    assert fact == f"{share} of successive commands, {share} from the closest of the previous 16 -> " + (
+        f"sequential_run = {run:g}" if run else f"access = {access!r}"
+    )
+    assert any("the near-sequential share sets sequential_run (mean run 1 / (1 - share))" in w for w in imported.warnings)
+    imported.scenario()
 
 
 def test_sequential_within_option_widens_near_sequential(tmp_path: Path) -> None:
-    path = write(tmp_path, disk_text(seeks={500: 90, 500000: 10}))
-    assert vs.read(path, {"sequential_within": 500}).groups[0]["workload"]["access"] == "sequential"
+    path = write(tmp_path, disk_text(seeks={500: 90, OVER: 10}))
+    assert vs.read(path, {"sequential_within": 500}).groups[0]["workload"]["sequential_run"] == 10.0
+
+
+def seek_buckets(distances: np.ndarray) -> dict[int | str, int]:
+    """Signed LBN distances counted in vscsiStats' seek buckets: the first limit at or above each, else overflow."""
+    limits = np.array(SEEKS[:-1])
+    index = np.searchsorted(limits, distances, side="left")
+    counts = np.bincount(index, minlength=len(SEEKS))
+    buckets: dict[int | str, int] = {int(limit): int(c) for limit, c in zip(limits, counts[:-1], strict=True) if c}
+    if counts[-1]:
+        buckets[OVER] = int(counts[-1])
+    return buckets
+
+
+def hotspot_distances(working_set: int, hot_io: float, hot_span: float, count: int = 20_000) -> np.ndarray:
+    """Distances between successive positions drawn independently from a hot spot over ``working_set`` bytes."""
+    span = working_set / 512
+    u = np.random.default_rng(1).random(count)
+    lbn = np.where(u < hot_io, u / hot_io * hot_span * span, hot_span * span + (u - hot_io) / (1 - hot_io) * (1 - hot_span) * span)
+    return np.diff(lbn.astype(np.int64))
+
+
+@pytest.mark.parametrize(
+    ("working_set", "hot_io", "hot_span", "expected", "reason"),
+    [
+        # A hot region of 5% of 1 GiB (105k LBN) is inside the buckets (up to 500k LBN): found.
+        ("1GiB", 0.8, 0.05, {"access": "hotspot", "hot_io_fraction": 0.8, "hot_span_fraction": 0.0515}, "maximum likelihood fit"),
+        ("100GiB", 0.95, 0.001, {"access": "hotspot", "hot_io_fraction": 0.95, "hot_span_fraction": 0.00103}, "maximum likelihood fit"),
+        # 20% of 10 GiB (4M LBN) is beyond the last bucket: short seeks are 3x too many, but the size is not resolved.
+        ("10GiB", 0.8, 0.2, {"access": "uniform"}, "its size is not resolved by the buckets (hot span 0.074 to 0.32 "),
+        ("1GiB", 0.5, 0.5, {"access": "uniform"}, "a hot spot fits no better than uniform access"),
+    ],
+)
+def test_other_seeks_are_fitted_with_a_hot_spot(
+    tmp_path: Path, working_set: str, hot_io: float, hot_span: float, expected: dict[str, Any], reason: str
+) -> None:
+    distances = hotspot_distances(parse_size(working_set), hot_io, hot_span)
+    text = disk_text(reads={4096: 6000}, writes={4096: 13999}, seeks=seek_buckets(distances))
+    imported = vs.read(write(tmp_path, text), {"working_set": working_set})
+    workload = imported.groups[0]["workload"]
+    assert {key: workload[key] for key in expected} == expected
+    if expected["access"] == "uniform":
+        assert "hot_io_fraction" not in workload
+    fact = dict(imported.facts)["VM 2099979 disk scsi0:0 other seeks"]
+    assert reason in fact
+    imported.scenario()
 
 
 def test_missing_histogram_is_named_with_how_to_collect(tmp_path: Path) -> None:

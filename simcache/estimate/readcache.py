@@ -12,40 +12,71 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simcache.estimate.numeric import MAX_ITERATIONS, Floats, sums
+from simcache.locality import harmonic, hot_blocks
 from simcache.physics import read_cache_lines, working_set_blocks
 from simcache.workload import BLOCK
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
+    from simcache.scenario import Workload
 
 __all__ = ["ReadCache"]
 
 
-def _popularity_bins(access: str, theta: float, blocks: int) -> list[tuple[float, float]]:
-    """(probability mass, number of blocks) bins of a VM's block popularity."""
-    if access != "zipf" or blocks < 16:
-        return [(1.0, float(blocks))]
-    n = float(blocks)
+def _popularity_bins(workload: Workload, blocks: int, lines: float) -> list[tuple[float, float, float]]:
+    """(probability mass, lines, each line's probability per I/O) bins of a VM's ``blocks`` blocks in ``lines`` lines.
 
-    def cdf(rank: float) -> float:  # P(rank <= r) of the continuous inverse the workload uses
-        if abs(theta - 1.0) < 1e-9:
-            return math.log(rank + 1.0) / math.log(n + 1.0)
-        return float(((rank + 1.0) ** (1.0 - theta) - 1.0) / ((n + 1.0) ** (1.0 - theta) - 1.0))
+    Uniform and ``hotspot`` regions are contiguous: a region of ``k`` blocks with mass ``m`` fills
+    ``k lines / blocks`` lines, each referenced with probability ``m blocks / (k lines)`` per I/O. ``zipf``:
+    ranks 1 to 8 one by one, then bins doubling in width (and one edge at rank ``lines``), each with its exact
+    mass ``(H(b) - H(a)) / H(n)``. The scatter spreads the ``lines`` hottest ranks one to a line (a golden-ratio
+    rotation), so each heads a line whose other blocks are colder ranks of mean probability
+    ``(1 - M) / (n - lines)`` (``M`` the heads' mass). A colder rank heads no line (0 lines): its I/Os hit as often
+    as an average line of the VM is present.
+    """
+    per_line = blocks / lines
+    if workload.access == "zipf" and blocks >= 2:
+        theta = workload.zipf_theta
+        heads = min(blocks, round(lines))
+        edges = list(range(min(blocks, 8) + 1))
+        while edges[-1] < blocks:
+            edges.append(min(2 * edges[-1], blocks))
+        edges = sorted({*edges, heads})
+        cumulative = [harmonic(edge, theta) for edge in edges]
+        total = cumulative[-1]
+        cold = (1.0 - harmonic(heads, theta) / total) / (blocks - heads) if blocks > heads else 0.0
+        bins: list[tuple[float, float, float]] = []
+        for (a, ha), (b, hb) in itertools.pairwise(zip(edges, cumulative, strict=True)):
+            mass = (hb - ha) / total
+            bins.append((mass, float(b - a), mass / (b - a) + (per_line - 1.0) * cold) if b <= heads else (mass, 0.0, 0.0))
+        return bins
+    regions = [(1.0, float(blocks))]
+    if workload.access == "hotspot" and blocks >= 2:
+        assert workload.hot_io_fraction is not None and workload.hot_span_fraction is not None
+        hot = hot_blocks(blocks, workload.hot_span_fraction)
+        regions = [(workload.hot_io_fraction, float(hot)), (1.0 - workload.hot_io_fraction, float(blocks - hot))]
+    return [(mass, count / per_line, mass / count * per_line) for mass, count in regions]
 
-    edges = [0.0]
-    edge = 1.0
-    while edge < n:
-        edges.append(edge)
-        edge *= 4.0
-    edges.append(n)
-    return [(cdf(b) - cdf(a), b - a) for a, b in itertools.pairwise(edges) if b > a]
+
+def _run_gain(workload: Workload, pairs: list[tuple[int, float]], per_line: float) -> float:
+    """Share of a VM's misses that sequential runs turn into hits.
+
+    An I/O that continues a run (probability ``1 - 1 / sequential_run``) starts in the line the previous I/O ended
+    in, which is present; it is a hit for sure when it stays in that line, which for ``s`` blocks at a uniform
+    position in a line of ``m`` blocks happens with probability ``max(0, 1 - s / m)``. Any line it enters is taken
+    to be present as often as a random I/O's; Che's time is left as without runs.
+    """
+    if workload.sequential_run <= 1.0 or workload.access == "sequential":
+        return 0.0
+    stays = sum(p * max(0.0, 1.0 - math.ceil(size / BLOCK) / per_line) for size, p in pairs)
+    return (1.0 - 1.0 / workload.sequential_run) * stays
 
 
 class ReadCache:
     """The hosts' read caches under Che's approximation, every chain's popularity bins as arrays.
 
-    A line of a bin is referenced at ``rate_per_io`` times its chain's I/O rate (its hottest block's rate plus
-    the mean of its other blocks'). Hosts without reads have no bins.
+    A line of a bin is referenced at ``rate_per_io`` times its chain's I/O rate (:func:`_popularity_bins`);
+    sequential runs add hits (:func:`_run_gain`). Hosts without reads have no bins.
     """
 
     def __init__(self, c: Layout):
@@ -61,18 +92,15 @@ class ReadCache:
         self.hosts = c.hosts
         self.chains = len(c.chains)
         per_group: list[list[tuple[float, float, float, float]]] = []  # (lines, rate per I/O, mass, spans) per bin
+        gains: list[float] = []
         for g, group in enumerate(scenario.groups):
             w = group.workload
             vms = group.vms_per_host
             spans = sum(p * (1.0 + max(0.0, s - BLOCK) / line) for s, p in c.mixes[g].pairs)
             blocks = working_set_blocks(w.working_set, BLOCK)
-            lines = max(1.0, w.working_set / line)
-            per_group.append(
-                [
-                    (vms * min(count, lines) * lines / blocks, spans * (mass / count + (per_line - 1.0) / blocks) / vms, mass, spans)
-                    for mass, count in _popularity_bins(w.access, w.zipf_theta, blocks)
-                ]
-            )
+            lines = max(1.0, blocks / per_line)
+            per_group.append([(vms * count, spans * rate / vms, mass, spans) for mass, count, rate in _popularity_bins(w, blocks, lines)])
+            gains.append(_run_gain(w, list(c.mixes[g].pairs), per_line))
         bins: list[tuple[int, int, float, float, float, float]] = []  # (host, chain, lines, rate per I/O, mass, spans)
         for h in range(c.hosts):
             members = [i for i, ch in enumerate(c.chains) if ch.host == h]
@@ -84,7 +112,12 @@ class ReadCache:
         self.rate_per_io = np.array([b[3] for b in bins], dtype=np.float64)
         self.mass = np.array([b[4] for b in bins], dtype=np.float64)
         self.spans = np.array([b[5] for b in bins], dtype=np.float64)
+        self.headless = self.lines == 0.0  # zipf ranks that head no line: they hit as often as the chain's average line
+        self.any_headless = bool(self.headless.any())
+        self.chain_lines = sums(self.chain, self.lines, self.chains)
         self.reads = np.array([c.chains[b[1]].read_fraction > 0 for b in bins], dtype=bool)
+        self.run_gain = np.array([gains[ch.group] if ch.read_fraction > 0 else 0.0 for ch in c.chains], dtype=np.float64)
+        self.any_runs = bool(self.run_gain.any())
         self.weighted_mass = self.weights * self.mass  # Gauss-Legendre weight x bin mass
         # A host evicts only if its chains' lines do not all fit.
         self.evicting = sums(self.host, self.lines, c.hosts) > self.capacity
@@ -105,8 +138,14 @@ class ReadCache:
         line_rates = chain_rates[self.chain] * self.rate_per_io
         horizon = np.minimum(self.times, self._che_times(line_rates)[self.host])
         present = 1.0 - np.exp(-line_rates * horizon)
+        if self.any_headless:
+            lined = np.maximum(self.chain_lines, 1e-300)
+            average = np.array([sums(self.chain, self.lines * row, self.chains) / lined for row in present])
+            present[:, self.headless] = average[:, self.chain[self.headless]]
         weight = np.add.reduce(self.weighted_mass * present**self.spans, axis=0)
         hits = sums(self.chain[self.reads], weight[self.reads], self.chains)
+        if self.any_runs:
+            hits = hits + self.run_gain * (1.0 - hits)
         return hits.tolist()  # type: ignore[no-any-return]
 
     def _che_times(self, line_rates: Floats) -> Floats:

@@ -37,8 +37,27 @@ What each disk becomes (one group of one VM; see ``layout``):
 | ``sizes`` | the all-commands I/O length buckets: each bucket's limit (its largest size) weighted by its count |
 | ``iops`` (open loop) | 1 / mean inter-arrival time (without a largest gap longer than all others together) |
 | ``outstanding`` (``mode = "closed"``) | the outstanding-I/O histogram's mean, rounded |
-| ``access`` | ``sequential`` when more than half the successive seeks are within +1..+``sequential_within`` LBN, else ``uniform`` |
+| ``sequential_run`` | ``1 / (1 - p)``, ``p`` the share of successive seeks within +1..+``sequential_within`` LBN (near-sequential) |
+| ``access`` | ``sequential`` if every seek is near-sequential; ``hotspot`` if the other seeks resolve one (below); else ``uniform`` |
 | ``working_set`` | not in the histograms: the ``working_set`` option |
+
+Seek distances. A near-sequential seek continues a run: with a share ``p`` of
+them, runs (geometric, as the model draws them) have the mean length
+``1 / (1 - p)``. The other seeks go from where a run ended to a fresh
+position: under a hot spot (a share ``f`` of the I/Os uniform over the first
+share ``s`` of the working set, the rest uniform over the remainder, two
+successive positions independent) their absolute distance has a known
+distribution (two points in one region, or one in each; see
+``_distance_cdf``). ``f`` and ``s`` are fitted to the histogram's buckets
+(both signs, near-sequential ones left out) by maximum likelihood on a grid
+(``s`` from 1e-5 to 0.5, ``f`` above ``s``), and the hot spot is kept only if
+(1) it beats uniform access by a likelihood-ratio test at p = 0.001 and
+(2) its size is resolved: every ``s`` whose fit is within 3 log-likelihood
+units of the best (about a 95% region) is within a factor of 2. The buckets
+stop at ±500000 LBN (256 MB): a hot region much larger than that shows only
+as an excess of short seeks, whose size the histogram cannot tell, so it is
+left uniform (the facts give the excess). The fit depends on the
+``working_set`` option, the span the distances are measured against.
 
 A largest inter-arrival gap longer than all the others together is most
 likely the first command's, counted from before collection began: it is left
@@ -78,6 +97,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from simcache.errors import WorkloadFileError
 from simcache.importers.base import Imported, check_option_names, group_name, numbered_lines
@@ -472,8 +493,106 @@ def _cv(histogram: Histogram) -> float | None:
 def _near_fraction(seeks: Histogram, within: int) -> float:
     """Share of commands whose distance is in +1..+within LBN (whole buckets only)."""
     total = sum(seeks.counts)
-    near = sum(c for lower, limit, c in seeks.buckets() if limit is not None and lower is not None and lower >= 0 and 0 < limit <= within)
+    near = sum(c for lower, limit, c in seeks.buckets() if _near(lower, limit, within))
     return near / total if total else 0.0
+
+
+def _near(lower: float | None, limit: float | None, within: int) -> bool:
+    return limit is not None and lower is not None and lower >= 0 and 0 < limit <= within
+
+
+def _distance_cdf(x: np.ndarray, span: float, hot: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """P(|distance| <= x) between two independent positions of a hot spot over ``span`` LBNs.
+
+    A position is in the hot region ``[0, hot)`` with probability ``share`` and uniform within its region. Two
+    positions in one region of length ``L`` are ``|d| <= x`` apart with probability ``1 - (1 - x/L)^2``; one in
+    each region are ``U + V`` apart (``U ~ U(0, hot)``, ``V ~ U(0, span - hot)``), whose distribution function is
+    ``(g(x) - g(x - hot) - g(x - cold) + g(x - span)) / (hot cold)`` with ``g(t) = max(t, 0)^2 / 2``.
+    """
+    cold = span - hot
+
+    def same(length: np.ndarray) -> np.ndarray:
+        return np.asarray(1.0 - (1.0 - np.minimum(x / length, 1.0)) ** 2)
+
+    def g(t: np.ndarray) -> np.ndarray:
+        return np.asarray(np.maximum(t, 0.0) ** 2 / 2.0)
+
+    across = (g(x) - g(x - hot) - g(x - cold) + g(x - span)) / (hot * cold)
+    return np.asarray(share**2 * same(hot) + (1.0 - share) ** 2 * same(cold) + 2.0 * share * (1.0 - share) * across)
+
+
+@dataclass(frozen=True)
+class _Locality:
+    """What the seek-distance histogram says about where a disk's I/Os land."""
+
+    near: float
+    """Share of near-sequential seeks (+1..+within LBN)."""
+    excess: float
+    """How much likelier than uniform access a short (non-sequential, at most 500 LBN) seek is; nan without any."""
+    hotspot: tuple[float, float] | None
+    """(hot_io_fraction, hot_span_fraction) when the histogram resolves a hot spot, else None."""
+    reason: str
+
+
+LIKELIHOOD_RATIO = 13.82
+"""Twice the log-likelihood gain a hot spot needs over uniform access: chi-square, 2 degrees of freedom, p = 0.001."""
+SHORT_SEEK = 500
+"""LBNs: a non-sequential seek this short or shorter counts as short in the facts."""
+
+
+def _locality(seeks: Histogram, within: int, working_set: int) -> _Locality:
+    """The near-sequential share, and a hot spot fitted to the other seeks by maximum likelihood (see the module doc)."""
+    span = working_set / 512.0
+    near = _near_fraction(seeks, within)
+    cells: list[tuple[float, float, int, float]] = []  # (|d| from, |d| to, count, sides) of the seeks not near-sequential
+    for lower, limit, count in seeks.buckets():
+        if _near(lower, limit, within) or count == 0:
+            continue
+        low = -math.inf if lower is None else lower
+        high = math.inf if limit is None else limit
+        if high <= 0:
+            cells.append((abs(high), abs(low), count, 0.5))
+        elif low >= 0:
+            cells.append((low, high, count, 0.5))
+        else:  # a bucket across 0 (-1..0 and the like): both sides
+            cells.append((0.0, max(abs(low), high), count, 1.0))
+    total = sum(cell[2] for cell in cells)
+    if total == 0:
+        return _Locality(near, math.nan, None, "no seek other than near-sequential ones")
+    counts = np.array([cell[2] for cell in cells], dtype=np.float64)
+    short = sum(c for _, b, c, _ in cells if b <= SHORT_SEEK) / total
+    excess = short / (1.0 - (1.0 - min(SHORT_SEEK / span, 1.0)) ** 2)
+    shares = np.linspace(0.0, 0.99, 100)
+    hots = np.geomspace(1e-5, 0.5, 120)
+    hot_mesh, share_mesh = np.meshgrid(hots, shares)
+    keep = share_mesh > hot_mesh  # a hot spot: its share of the I/Os above its share of the span
+    hot_grid, share_grid = np.append(hot_mesh[keep], 0.5), np.append(share_mesh[keep], 0.5)  # the last: uniform
+    hot_lbn = hot_grid[:, None] * span
+
+    def cdf(x: float) -> np.ndarray:
+        return _distance_cdf(np.full(hot_lbn.shape, min(x, span)), span, hot_lbn, share_grid[:, None])[:, 0]
+
+    # The model's distances are symmetric: a cell on one side of 0 holds half of its |d| range.
+    probabilities = np.stack([(cdf(b) - cdf(a)) * sides for a, b, _, sides in cells], axis=1)
+    likelihood = (counts * np.log(np.maximum(probabilities, 1e-300))).sum(axis=1)
+    best = int(np.argmax(likelihood[:-1]))
+    gain = 2.0 * (likelihood[best] - likelihood[-1])
+    if gain < LIKELIHOOD_RATIO:
+        return _Locality(
+            near, excess, None, f"a hot spot fits no better than uniform access (likelihood ratio {gain:.3g} < {LIKELIHOOD_RATIO})"
+        )
+    close = likelihood[:-1] >= likelihood[best] - 3.0  # the fit's 95% region (chi-square, 2 degrees of freedom, halved)
+    low, high = hot_grid[:-1][close].min(), hot_grid[:-1][close].max()
+    if high > 2.0 * low:
+        return _Locality(
+            near,
+            excess,
+            None,
+            f"short seeks point to a hot spot, but its size is not resolved by the buckets (hot span {low:.2g} to {high:.2g} "
+            "of the working set fit alike)",
+        )
+    fitted = (float(f"{share_grid[best]:.3g}"), float(f"{hot_grid[best]:.3g}"))
+    return _Locality(near, excess, fitted, f"maximum likelihood fit (likelihood ratio {gain:.3g} against uniform access)")
 
 
 def _percentile_bucket(latency: Histogram, pct: float) -> tuple[float, float]:
@@ -584,12 +703,26 @@ def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], His
         facts.append((f"{where} outstanding I/Os", f"mean {depth:.4g} when one is issued"))
         if opts.mode == "closed":
             workload.update(workers=1, outstanding=max(1, min(1024, round(depth))))
-    near = _near_fraction(hist["seek", "any"], opts.sequential_within)
-    workload["access"] = "sequential" if near > 0.5 else "uniform"
+    locality = _locality(hist["seek", "any"], opts.sequential_within, opts.working_set)
+    near = locality.near
+    if near >= 1.0:
+        workload["access"] = "sequential"
+    else:
+        workload["access"] = "uniform"
+        if locality.hotspot is not None:
+            workload.update(access="hotspot", hot_io_fraction=locality.hotspot[0], hot_span_fraction=locality.hotspot[1])
+        if near > 0:
+            workload["sequential_run"] = float(f"{1.0 / (1.0 - near):.4g}")
     seek_text = f"{near:.1%} of successive commands"
     if ("seek16", "any") in hist:
         seek_text += f", {_near_fraction(hist['seek16', 'any'], opts.sequential_within):.1%} from the closest of the previous 16"
-    facts.append((f"{where} seeks within +1..+{opts.sequential_within} LBN", f"{seek_text} -> access = {workload['access']!r}"))
+    run_text = f"sequential_run = {workload['sequential_run']:g}" if "sequential_run" in workload else f"access = {workload['access']!r}"
+    facts.append((f"{where} seeks within +1..+{opts.sequential_within} LBN", f"{seek_text} -> {run_text}"))
+    excess = "no other seeks" if math.isnan(locality.excess) else f"{locality.excess:.3g}x as likely as uniform access gives"
+    place = (
+        f"hot_io_fraction = {locality.hotspot[0]:g}, hot_span_fraction = {locality.hotspot[1]:g}" if locality.hotspot else "not a hot spot"
+    )
+    facts.append((f"{where} other seeks", f"within {SHORT_SEEK} LBN: {excess}; {place} ({locality.reason})"))
     expect = []
     for op in ("read", "write"):
         latency = hist.get(("latency", op))
@@ -650,7 +783,11 @@ def read(path: Path, options: Mapping[str, Any]) -> Imported:
         f"working_set is not in vscsiStats' histograms: each VM touches {format_size(opts.working_set)}"
         + ("" if opts.working_set_given else " (the default; give option working_set)")
     )
-    notes.append("seek distances are reduced to access = 'sequential' or 'uniform' (a locality model using the whole histogram is planned)")
+    notes.append(
+        "seek distances: the near-sequential share sets sequential_run (mean run 1 / (1 - share)); the other seeks are "
+        "fitted with a hot spot over the working set, kept when it beats uniform access and its size is resolved "
+        "(the fit depends on working_set; each disk's figures are in the facts)"
+    )
     if opts.mode == "open":
         notes.append("arrivals are modelled as Poisson at the measured mean rate (each disk's inter-arrival CV is in the facts)")
     if opts.layout == "vm":

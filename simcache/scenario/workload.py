@@ -93,7 +93,12 @@ class TraceSpec(_Spec):
         return self
 
 
-_SYNTHETIC_FIELDS = ("iops", "throughput", "read_fraction", "sizes", "working_set", "access", "zipf_theta", "duty_cycle", "arrivals")
+_SYNTHETIC_FIELDS: tuple[str, ...] = (
+    *("iops", "throughput", "read_fraction", "sizes", "working_set", "access", "zipf_theta", "duty_cycle", "arrivals"),
+    *("hot_io_fraction", "hot_span_fraction", "sequential_run"),
+)
+_RUN_ACCESSES = ("uniform", "zipf", "hotspot")
+"""Access patterns that ``sequential_run`` applies to."""
 
 
 class Workload(_Spec):
@@ -120,8 +125,20 @@ class Workload(_Spec):
     alone weighs 1."""
     working_set: Annotated[PositiveBytes, Field(title="Working set per VM")] = 10 * 1024**3
     """Bytes each VM touches; with the tier capacity it sets the read hit rate."""
-    access: Literal["uniform", "zipf", "sequential"] = "uniform"
+    access: Literal["uniform", "zipf", "hotspot", "sequential"] = "uniform"
+    """Where I/Os land in the working set: ``uniform``; ``zipf`` (the block of popularity rank r with probability
+    proportional to r^-zipf_theta); ``hotspot`` (hot_io_fraction of the I/Os to the first hot_span_fraction of the
+    working set); ``sequential`` (each I/O continues where the previous one ended)."""
     zipf_theta: Annotated[float, Field(gt=0, le=5)] = 0.99
+    """Zipf exponent, above 0 and at most 5 (``zipf``; ignored by the other patterns, so a sweep can switch access)."""
+    hot_io_fraction: Annotated[float, Field(gt=0, lt=1)] | None = None
+    """Share of the I/Os that go to the hot region, between 0 and 1, more than hot_span_fraction (``hotspot``)."""
+    hot_span_fraction: Annotated[float, Field(gt=0, lt=1)] | None = None
+    """Share of the working set that is hot (its first blocks, one region), between 0 and 1 (``hotspot``)."""
+    sequential_run: Annotated[float, Field(ge=1, le=1e9)] = 1.0
+    """Mean number of I/Os in a sequential run, at least 1: each I/O continues where the previous one ended with
+    probability 1 - 1/sequential_run, else goes to a new position of the access pattern (geometric run lengths;
+    1 = no runs; ``uniform``, ``zipf``, ``hotspot``)."""
     compressibility: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.0
     """Fraction of bytes compression removes from this VM's data (0 = incompressible)."""
     trace: TraceSpec | None = None
@@ -157,6 +174,33 @@ class Workload(_Spec):
         if self.mode == "closed" and self.duty_cycle is not None and self.duty_cycle.shape in ("sine", "profile"):
             raise ValueError(
                 f'a {self.duty_cycle.shape} duty cycle modulates an arrival rate: use mode = "open", or shape = "onoff" for a closed loop'
+            )
+        return self._access_fields()
+
+    def _access_fields(self) -> Workload:
+        hot = {"hot_io_fraction": self.hot_io_fraction, "hot_span_fraction": self.hot_span_fraction}
+        if self.access == "hotspot":
+            missing = [name for name, value in hot.items() if value is None]
+            if missing:
+                raise ValueError(
+                    f'access = "hotspot" needs {" and ".join(missing)}: the share of the I/Os (0 to 1) that go to the share '
+                    "of the working set (0 to 1) that is hot, e.g. hot_io_fraction = 0.8, hot_span_fraction = 0.2"
+                )
+            assert self.hot_io_fraction is not None and self.hot_span_fraction is not None
+            if self.hot_io_fraction <= self.hot_span_fraction:
+                raise ValueError(
+                    f"hot_io_fraction ({self.hot_io_fraction:g}) must be more than hot_span_fraction ({self.hot_span_fraction:g}): "
+                    'the hot region gets more than its share of the I/Os (equal shares are access = "uniform")'
+                )
+        else:
+            given = [name for name, value in hot.items() if value is not None]
+            if given:
+                names = " and ".join(given)
+                raise ValueError(f'{names} describe access = "hotspot", not "{self.access}": remove them or set access = "hotspot"')
+        if self.access not in _RUN_ACCESSES and self.sequential_run != 1.0:
+            raise ValueError(
+                f"sequential_run (mean I/Os per run, at least 1) applies to access {', '.join(_RUN_ACCESSES)}; "
+                f'access = "{self.access}" is one endless run: remove sequential_run'
             )
         return self
 
