@@ -63,8 +63,8 @@ def main() -> None:
         except simcache.ScenarioError as exc:
             problem = exc
     if problem is not None:
-        title = "This file cannot be imported" if isinstance(problem, WorkloadFileError) else "This scenario cannot be simulated as it stands"
-        show_scenario_error(title, problem)
+        imported_file = isinstance(problem, WorkloadFileError)
+        show_scenario_error("This file cannot be imported" if imported_file else "This scenario cannot be simulated as it stands", problem)
         return
     if imported is not None:
         show_import(imported, base)
@@ -84,9 +84,8 @@ def choose_scenario() -> tuple[simcache.Scenario, str, ImportedUpload | None]:
     Raises ScenarioError for an upload (or library file) the loader or the importer rejects.
     """
     library = library_scenarios()
-    name = st.selectbox(
-        "Scenario", list(library), key="scenario", help="The scenarios/ folder; default is the demo cluster. An uploaded workload runs on its cluster."
-    )
+    about = "The scenarios/ folder; default is the demo cluster. An uploaded workload file runs on this scenario's cluster."
+    name = st.selectbox("Scenario", list(library), key="scenario", help=about)
     upload = st.file_uploader(
         "...or upload a scenario (TOML), a fio job or JSON result, a vscsiStats CSV or a block trace",
         key="upload",
@@ -123,7 +122,8 @@ def import_workload_upload(name: str, data: bytes, base_name: str, base_path: st
         help="Guessed from the file's start; choose another if the guess is wrong.",
     )
     if chosen is None:
-        raise simcache.ScenarioError(name, [("format", f"cannot tell the format from the file's start; choose it: {', '.join(formats)}")])
+        message = f"cannot tell the format from the file's start; choose it above: {', '.join(formats)}"
+        raise WorkloadFileError.at(name, None, "format", message)
     policies = list(REPLICAS)
     policy = st.selectbox(
         "Write policy of the imported groups", policies, index=policies.index(DEFAULT_POLICY), key=f"import.{digest}.policy"

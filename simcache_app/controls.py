@@ -30,7 +30,8 @@ def run_controls(scenario: simcache.Scenario, key: str) -> tuple[float, int]:
     duration_knob = knob("run.duration")
     file_note = f" The file says {scenario.run.duration:g} s; a short run shows a first answer fast."
     lower, upper = duration_knob.shown_range()
-    start = min(max(scenario.run.duration, lower or 0.0), DEFAULT_DURATION_S, upper or DEFAULT_DURATION_S)  # a short trace: the page's shortest run
+    # A trace shorter than the page's shortest run starts at that shortest run.
+    start = min(max(scenario.run.duration, lower or 0.0), DEFAULT_DURATION_S, upper or DEFAULT_DURATION_S)
     duration = _number(duration_knob, start, f"{key}.run.duration", duration_knob.help + file_note)
     seed = _number(knob("run.seed"), scenario.run.seed, f"{key}.run.seed")
     return float(duration), int(seed)

@@ -12,10 +12,10 @@ imported scenario's ``trace.path`` points there.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 import hashlib
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,8 @@ from simcache.trace import cache_folder
 from simcache.units import format_size
 
 __all__ = [
-    "ImportedUpload",
     "UPLOAD_LIMIT_BYTES",
+    "ImportedUpload",
     "expectations_table",
     "facts_table",
     "groups_table",
@@ -66,7 +66,8 @@ def store_upload(name: str, data: bytes) -> Path:
             name,
             None,
             "",
-            f"the file is {format_size(len(data))}; the page takes workload files up to {format_size(UPLOAD_LIMIT_BYTES)}. "
+            f"the file is {len(data):,} bytes; the page takes workload files up to {format_size(UPLOAD_LIMIT_BYTES)} "
+            f"({UPLOAD_LIMIT_BYTES:,} bytes). "
             "Import a bigger trace with `simcache import FILE -o scenario.toml` and upload that scenario instead",
         )
     if not data:
