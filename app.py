@@ -179,9 +179,9 @@ def show_import(upload: ImportedUpload, scenario: simcache.Scenario) -> None:
             st.warning(warning)
         left, right = st.columns(2)
         left.markdown("**What the file holds**")
-        left.dataframe(facts_table(imported), hide_index=True)
+        left.table(facts_table(imported).set_index("what"))  # a table, not a grid: long facts wrap
         right.markdown("**Groups created** (placed on the cluster chosen in the sidebar)")
-        right.dataframe(groups_table(scenario), hide_index=True)
+        right.table(groups_table(scenario).set_index("group"))
         if imported.expect:
             st.markdown("**What the file measured**: the scenario's checks, which `simcache check` compares a run of it with.")
             st.dataframe(expectations_table(imported), hide_index=True)

@@ -346,8 +346,8 @@ def test_an_uploaded_fio_job_becomes_groups_that_run(trace_cache: Path) -> None:
     assert at.sidebar.selectbox(key=f"import.{source.split('-')[1]}.format").value == "fio-job"  # guessed
     assert not at.error
     assert "Imported from job.fio (fio-job)" in [e.label for e in at.expander]
-    facts, groups = at.dataframe[0].value, at.dataframe[1].value
-    assert dict(zip(facts["what"], facts["value"], strict=True))["jobs"] == "1"
+    facts, groups = at.table[0].value, at.table[1].value.reset_index()
+    assert facts.loc["jobs", "value"] == "1"
     assert groups.to_dict("records") == [
         {
             "group": "db",
@@ -369,9 +369,8 @@ def test_an_uploaded_trace_is_kept_and_replays_every_io(trace_cache: Path) -> No
     assert source.startswith("import-") and "-csv-" in source
     stored = trace_cache / "uploads" / f"{hashlib.sha256(data).hexdigest()}.csv"
     assert stored.read_bytes() == data  # replayed from here, not from the upload's temporary file
-    facts = dict(zip(at.dataframe[0].value["what"], at.dataframe[0].value["value"], strict=True))
-    assert facts["I/Os"] == "150 (50 reads, 100 writes)"
-    assert at.dataframe[1].value["workload"].tolist() == ["csv trace, device disk, open replay"]
+    assert at.table[0].value.loc["I/Os", "value"] == "150 (50 reads, 100 writes)"
+    assert at.table[1].value["workload"].tolist() == ["csv trace, device disk, open replay"]
     scenario = imported_scenario(trace_cache, "vm1.csv", data, "csv")
     assert scenario.groups[0].workload.trace is not None and scenario.groups[0].workload.trace.path == str(stored)
     # A trace has no synthetic knobs (write share, sizes, rate, working set, duty cycle): only its replay speed.
@@ -441,7 +440,7 @@ def test_a_measurement_shows_what_it_measured(trace_cache: Path) -> None:
     data = json.dumps({"fio version": "fio-3.35", "global options": {}, "jobs": [job]}).encode()
     at, _ = upload_workload("run.json", data)
     assert not at.error
-    shown = at.dataframe[2].value
+    shown = at.dataframe[0].value
     expected = expectations_table(import_upload("run.json", store_upload("run.json", data), "fio-json"))
     assert shown.equals(expected)
     iops = shown[shown["metric"] == "iops"].iloc[0]
