@@ -461,3 +461,12 @@ def test_trace_groups_sweep_their_replay_speed_not_synthetic_fields(trace_cache:
     labels = [p.label for p in sweep_parameters(scenario)]
     assert "disk: Replay speed" in labels and "disk: Write policy" in labels
     assert not [label for label in labels if label.startswith("disk: ") and label not in ("disk: Replay speed", "disk: Write policy")]
+
+
+def test_the_imported_scenario_downloads_as_toml_that_loads_again(trace_cache: Path) -> None:
+    data = csv_trace()
+    upload = ImportedUpload(import_upload("vm1.csv", store_upload("vm1.csv", data), "csv"), str(library_scenarios()["default"]), "WB+1")
+    text = upload.toml()
+    assert text.startswith("# Imported from vm1.csv (csv) by simcache import.")
+    assert "# I/Os: 150 (50 reads, 100 writes)" in text
+    assert simcache.load_scenario(tomllib.loads(text)) == upload.scenario()
