@@ -167,10 +167,12 @@ def expectations_table(imported: Imported) -> pd.DataFrame:
     for check in imported.expect:
         if "approx" in check:
             bound = f"≈ {check['approx']:g}" + (f" ± {check['rel']:.0%}" if "rel" in check else "")
+        elif "at_least" in check and "at_most" in check:
+            bound = f"{check['at_least']:g} to {check['at_most']:g}"
         elif "at_most" in check:
             bound = f"≤ {check['at_most']:g}"
         else:
-            bound = f"≥ {check.get('at_least', float('nan')):g}"
+            bound = f"≥ {check['at_least']:g}"
         rows.append(
             {
                 "group": check.get("group", "all"),

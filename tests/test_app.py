@@ -17,6 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import simcache
+from simcache.importers import Imported
 from simcache_app import uploads
 from simcache_app.controls import DEFAULT_DURATION_S, parse_size_mix
 from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, metric_label, peer_port_table
@@ -377,11 +378,12 @@ def test_an_uploaded_trace_is_kept_and_replays_every_io(trace_cache: Path) -> No
     labels = [w.label for w in at.sidebar.number_input] + [w.label for w in at.sidebar.slider] + [w.label for w in at.sidebar.text_input]
     assert "Replay speed" in labels
     assert not {"Write %", "I/O size mix", "Working set per VM (GiB)", "Throughput per VM (MB/s)"} & set(labels)
-    at.sidebar.number_input(key=f"{source}.run.duration").set_value(2.0).run()  # the trace is 1.49 s long
+    # The run lasts as long as the trace (1.49 s) and a second past its last I/O: every I/O is replayed.
+    assert at.sidebar.number_input(key=f"{source}.run.duration").value == pytest.approx(2.49)
     at.button(key="Run simulation").click().run()
     assert not at.exception and not at.error
-    assert "150 I/Os simulated over 2 s (seed 1)." in [c.value for c in at.caption]
-    assert len(simcache.simulate(scenario, seed=1, duration=2.0).records) == 150
+    assert "150 I/Os simulated over 2.49 s (seed 1)." in [c.value for c in at.caption]
+    assert len(simcache.simulate(scenario, seed=1).records) == 150
 
 
 def test_a_malformed_upload_names_the_file_line_and_field(trace_cache: Path) -> None:
@@ -445,6 +447,18 @@ def test_a_measurement_shows_what_it_measured(trace_cache: Path) -> None:
     assert shown.equals(expected)
     iops = shown[shown["metric"] == "iops"].iloc[0]
     assert (iops["group"], iops["op"], iops["check"].split(" ±")[0]) == ("logs", "write", "≈ 2000")
+
+
+def test_expectations_table_shows_each_kind_of_bound() -> None:
+    checks = [
+        {"name": "a", "group": "db", "op": "write", "metric": "mean_ms", "approx": 1.33, "rel": 0.25, "field_figure": "1.33 ms"},
+        {"name": "b", "group": "db", "op": "read", "metric": "p99_ms", "at_least": 1.0, "at_most": 5.0, "field_figure": "1..5 ms"},
+        {"name": "c", "group": "db", "op": "read", "metric": "p50_ms", "at_most": 0.1, "field_figure": "under 0.1 ms"},
+        {"name": "d", "group": "db", "op": "read", "metric": "p999_ms", "at_least": 50.0, "field_figure": "over 50 ms"},
+    ]
+    table = expectations_table(Imported(Path("x.json"), "fio-json", [], expect=checks))
+    assert table["check"].tolist() == ["≈ 1.33 ± 25%", "1 to 5", "≤ 0.1", "≥ 50"]
+    assert table["measured"].tolist() == ["1.33 ms", "1..5 ms", "under 0.1 ms", "over 50 ms"]
 
 
 def test_an_upload_over_the_limit_is_refused_with_the_limit(monkeypatch: pytest.MonkeyPatch, trace_cache: Path) -> None:
