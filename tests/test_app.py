@@ -13,6 +13,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -168,16 +169,21 @@ def test_a_valid_upload_replaces_the_scenario(default: simcache.Scenario) -> Non
     assert [n.value for n in at.sidebar.number_input if n.label == "Hosts"] == [3]
 
 
-def test_sweep_view_plots_the_mean_and_interval_over_seeds(default: simcache.Scenario) -> None:
-    at = open_app(seconds=1.0)
-    source = "default"
+def sweep_peer_link(at: AppTest, source: str, seeds: int) -> pd.DataFrame:
+    """The sweep view's table after sweeping the peer link over 1GbE and 10GbE, plotting all.write.mean_ms."""
     at.selectbox(key=f"{source}.sweep.parameter").select("Peer network link").run()
     at.text_input(key=f"{source}.sweep.values.Peer network link").input("1GbE, 10GbE")
-    at.number_input(key="sweep.seeds").set_value(2)
+    at.number_input(key="sweep.seeds").set_value(seeds)
     at.selectbox(key=f"{source}.sweep.metric").select("all.write.mean_ms").run()
     at.button(key="Run sweep").click().run()
     assert not at.exception and not at.error
-    table = at.dataframe[0].value
+    table: pd.DataFrame = at.dataframe[-1].value
+    return table
+
+
+def test_sweep_view_plots_the_mean_and_interval_over_seeds(default: simcache.Scenario) -> None:
+    at = open_app(seconds=1.0)
+    table = sweep_peer_link(at, "default", seeds=2)
     assert list(table["Peer network link"]) == ["1GbE", "10GbE"]
     assert list(table["seeds"]) == [2, 2]
     direct = simcache.sweep(default, {"cluster.peer_link": ["1GbE", "10GbE"]}, seeds=[1, 2], duration=1.0, workers=1)
@@ -324,10 +330,16 @@ def trace_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache"
 
 
-def upload_workload(name: str, data: bytes, policy: str | None = None) -> tuple[AppTest, str]:
-    """The page with ``data`` uploaded as ``name`` (and the imported groups' policy set); the widget-key prefix of the import."""
+def page_with_upload(name: str, data: bytes) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     at.sidebar.file_uploader(key="upload").set_value((name, data, "application/octet-stream")).run()
+    assert not at.exception
+    return at
+
+
+def upload_workload(name: str, data: bytes, policy: str | None = None) -> tuple[AppTest, str]:
+    """The page with ``data`` uploaded as ``name`` (and the imported groups' policy set); the widget-key prefix of the import."""
+    at = page_with_upload(name, data)
     digest = hashlib.sha256(data).hexdigest()[:12]
     if policy is not None:
         at.sidebar.selectbox(key=f"import.{digest}.policy").select(policy).run()
@@ -388,9 +400,7 @@ def test_an_uploaded_trace_is_kept_and_replays_every_io(trace_cache: Path) -> No
 
 def test_a_malformed_upload_names_the_file_line_and_field(trace_cache: Path) -> None:
     data = b"time,op,offset,size\n0.0,W,0,4096\n0.5,X,0,4096\n"
-    at = AppTest.from_file(str(APP), default_timeout=120).run()
-    at.sidebar.file_uploader(key="upload").set_value(("bad.csv", data, "text/csv")).run()
-    assert not at.exception
+    at = page_with_upload("bad.csv", data)
     assert "This file cannot be imported" in at.error[0].value
     assert "bad.csv: cannot import" in at.error[0].value and "line 3, op: 'X' is not allowed" in at.error[0].value
     assert not at.tabs
@@ -398,9 +408,7 @@ def test_a_malformed_upload_names_the_file_line_and_field(trace_cache: Path) -> 
 
 def test_a_file_whose_format_cannot_be_guessed_asks_for_it(trace_cache: Path) -> None:
     data = b"hello\nworld\n"
-    at = AppTest.from_file(str(APP), default_timeout=120).run()
-    at.sidebar.file_uploader(key="upload").set_value(("notes.txt", data, "text/plain")).run()
-    assert not at.exception
+    at = page_with_upload("notes.txt", data)
     assert "This file cannot be imported" in at.error[0].value
     assert "notes.txt: cannot import" in at.error[0].value and "format: cannot tell the format" in at.error[0].value
     at.sidebar.selectbox(key=f"import.{hashlib.sha256(data).hexdigest()[:12]}.format").select("csv").run()
@@ -412,13 +420,7 @@ def test_a_sweep_over_the_peer_link_replays_the_uploaded_trace(trace_cache: Path
     data = csv_trace()
     at, source = upload_workload("vm1.csv", data, policy="WB+1")
     at.sidebar.number_input(key=f"{source}.run.duration").set_value(2.0).run()
-    at.selectbox(key=f"{source}.sweep.parameter").select("Peer network link").run()
-    at.text_input(key=f"{source}.sweep.values.Peer network link").input("1GbE, 10GbE")
-    at.number_input(key="sweep.seeds").set_value(1)
-    at.selectbox(key=f"{source}.sweep.metric").select("all.write.mean_ms").run()
-    at.button(key="Run sweep").click().run()
-    assert not at.exception and not at.error
-    table = at.dataframe[-1].value
+    table = sweep_peer_link(at, source, seeds=1)
     assert list(table["Peer network link"]) == ["1GbE", "10GbE"]
     scenario = imported_scenario(trace_cache, "vm1.csv", data, "csv", policy="WB+1")
     direct = simcache.sweep(scenario, {"cluster.peer_link": ["1GbE", "10GbE"]}, seeds=[1], duration=2.0, workers=1)
