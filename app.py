@@ -12,15 +12,32 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import streamlit as st
 
 import simcache
+from simcache.errors import WorkloadFileError
+from simcache.importers import FORMATS, Imported
+from simcache.importers.base import DEFAULT_POLICY
 from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
+from simcache.scenario import REPLICAS
 from simcache.sweep import sweep_summary
+from simcache.units import format_size
 from simcache_app import charts, controls, describe, runs
 from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters
 from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
+from simcache_app.uploads import (
+    UPLOAD_LIMIT_BYTES,
+    ImportedUpload,
+    expectations_table,
+    facts_table,
+    groups_table,
+    guess_upload_format,
+    import_upload,
+    is_scenario_upload,
+    store_upload,
+)
 
 _FIRST_METRICS = ("p99_ms", "p50_ms", "mean_ms")  # the most asked-for, offered first
 SWEEP_METRICS = (*_FIRST_METRICS, *(p for p in PERCENTILES if p not in _FIRST_METRICS), *(m for m in THROUGHPUT_COLUMNS if m != "count"))
@@ -39,15 +56,18 @@ def main() -> None:
     problem: simcache.ScenarioError | None = None
     with st.sidebar:
         try:
-            base, source = choose_scenario()
+            base, source, imported = choose_scenario()
             st.header("Run")
             duration, seed = controls.run_controls(base, source)
             scenario = edit_scenario(base, source)
         except simcache.ScenarioError as exc:
             problem = exc
     if problem is not None:
-        show_scenario_error("This scenario cannot be simulated as it stands", problem)
+        imported_file = isinstance(problem, WorkloadFileError)
+        show_scenario_error("This file cannot be imported" if imported_file else "This scenario cannot be simulated as it stands", problem)
         return
+    if imported is not None:
+        show_import(imported, base)
     single, sweep, compare = st.tabs(["Single run", "Sweep one parameter", "Compare variants"])
     with single:
         single_run_view(scenario, seed, duration)
@@ -57,22 +77,65 @@ def main() -> None:
         compare_view(scenario, seed, duration, source)
 
 
-def choose_scenario() -> tuple[simcache.Scenario, str]:
-    """The scenario to start from and a key naming it (library file, or the upload's name and hash).
+def choose_scenario() -> tuple[simcache.Scenario, str, ImportedUpload | None]:
+    """The scenario to start from, a key naming it (library file, or the upload's hash), and what an uploaded
+    workload file gave (None for a library scenario or a TOML upload).
 
-    Raises ScenarioError for an upload (or library file) the loader rejects.
+    Raises ScenarioError for an upload (or library file) the loader or the importer rejects.
     """
     library = library_scenarios()
-    name = st.selectbox("Scenario", list(library), key="scenario", help="The scenarios/ folder; default is the demo cluster.")
-    upload = st.file_uploader("...or upload your own scenario (TOML)", type=["toml"], key="upload")
-    if upload is not None:
+    about = "The scenarios/ folder; default is the demo cluster. An uploaded workload file runs on this scenario's cluster."
+    name = st.selectbox("Scenario", list(library), key="scenario", help=about)
+    upload = st.file_uploader(
+        "...or upload a scenario (TOML), a fio job or JSON result, a vscsiStats CSV or a block trace",
+        key="upload",
+        help=f"Workload files up to {format_size(UPLOAD_LIMIT_BYTES)} are imported onto the scenario chosen above (its cluster and array); "
+        "traces: fio iolog, blkparse text, MSR-Cambridge CSV, or a CSV with a header such as time,op,offset,size.",
+    )
+    if upload is None:
+        scenario, source = load_library_scenario(str(library[name])), name
+        imported = None
+    elif is_scenario_upload(upload.name):
         data = upload.getvalue()
         scenario = read_upload(upload.name, data)
         source = f"upload-{hashlib.sha256(data).hexdigest()[:12]}"
+        imported = None
     else:
-        scenario, source = load_library_scenario(str(library[name])), name
+        scenario, source, imported = import_workload_upload(upload.name, upload.getvalue(), name, str(library[name]))
     st.caption(scenario.description or scenario.name)
-    return scenario, source
+    return scenario, source, imported
+
+
+def import_workload_upload(name: str, data: bytes, base_name: str, base_path: str) -> tuple[simcache.Scenario, str, ImportedUpload]:
+    """An uploaded workload file on the library scenario ``base_name``: its format and the imported groups' policy
+    are chosen here; the scenario, a key naming the upload and these choices, and the import."""
+    path = store_upload(name, data)
+    digest = path.stem[:12]
+    guessed = guess_upload_format(path)
+    formats = list(FORMATS)
+    chosen = st.selectbox(
+        "Format of the uploaded file",
+        formats,
+        index=None if guessed is None else formats.index(guessed),
+        placeholder="choose the format",
+        key=f"import.{digest}.format",
+        help="Guessed from the file's start; choose another if the guess is wrong.",
+    )
+    if chosen is None:
+        message = f"cannot tell the format from the file's start; choose it above: {', '.join(formats)}"
+        raise WorkloadFileError.at(name, None, "format", message)
+    policies = list(REPLICAS)
+    policy = st.selectbox(
+        "Write policy of the imported groups", policies, index=policies.index(DEFAULT_POLICY), key=f"import.{digest}.policy"
+    )
+    upload = ImportedUpload(import_upload_cached(name, str(path), chosen), base_path, policy)
+    return upload.scenario(), f"import-{digest}-{chosen}-{base_name}-{policy}", upload
+
+
+@st.cache_resource(show_spinner="Importing the uploaded file", max_entries=16)
+def import_upload_cached(name: str, path: str, format_name: str) -> Imported:
+    """:func:`import_upload`, once per stored file and format (a trace is parsed into the cache only once anyway)."""
+    return import_upload(name, Path(path), format_name)
 
 
 @st.cache_resource(show_spinner=False)
@@ -106,6 +169,29 @@ def edit_scenario(base: simcache.Scenario, source: str) -> simcache.Scenario:
 
 def show_scenario_error(title: str, exc: simcache.ScenarioError) -> None:
     st.error(f"**{title}.**\n\n```\n{exc}\n```")
+
+
+def show_import(upload: ImportedUpload, scenario: simcache.Scenario) -> None:
+    """What the uploaded file gave: its format, facts, warnings, groups and (a measurement) the figures runs are compared with."""
+    imported = upload.imported
+    with st.expander(f"Imported from {imported.source.name} ({imported.format})", expanded=True):
+        for warning in imported.warnings:
+            st.warning(warning)
+        left, right = st.columns(2)
+        left.markdown("**What the file holds**")
+        left.table(facts_table(imported).set_index("what"))  # a table, not a grid: long facts wrap
+        right.markdown("**Groups created** (placed on the cluster chosen in the sidebar)")
+        right.table(groups_table(scenario).set_index("group"))
+        if imported.expect:
+            st.markdown("**What the file measured**: the scenario's checks, which `simcache check` compares a run of it with.")
+            st.dataframe(expectations_table(imported), hide_index=True)
+        st.download_button(
+            "Download the imported scenario (TOML)",
+            upload.toml(),
+            file_name=f"{scenario.name}.toml",
+            on_click="ignore",
+            help="As `simcache import` writes it: the facts and warnings head the file; a trace is named by its stored copy's path.",
+        )
 
 
 def done_runs() -> set[str]:

@@ -34,7 +34,10 @@ def run_controls(scenario: simcache.Scenario, key: str) -> tuple[float, int]:
     """Simulated duration (s) and seed; they are passed to ``simulate``, not written into the scenario."""
     duration_knob = knob("run.duration")
     file_note = f" The file says {scenario.run.duration:g} s; a short run shows a first answer fast."
-    duration = _number(duration_knob, min(scenario.run.duration, DEFAULT_DURATION_S), f"{key}.run.duration", duration_knob.help + file_note)
+    lower, upper = duration_knob.shown_range()
+    # A trace shorter than the page's shortest run starts at that shortest run.
+    start = min(max(scenario.run.duration, lower or 0.0), DEFAULT_DURATION_S, upper or DEFAULT_DURATION_S)
+    duration = _number(duration_knob, start, f"{key}.run.duration", duration_knob.help + file_note)
     seed = _number(knob("run.seed"), scenario.run.seed, f"{key}.run.seed")
     return float(duration), int(seed)
 
@@ -58,7 +61,10 @@ def group_controls(scenario: simcache.Scenario, group: Any, key: str) -> Overrid
     """Policy and workload knobs of one VM group."""
     paths = ["policy", "workload.read_fraction", intensity_knob(group.workload).path.removeprefix(f"{GROUP}."), "workload.sizes"]
     paths += ["workload.working_set"]
-    overrides = section(scenario, [f"{GROUP}.{path}" for path in paths], key, group.name)
+    shown = [f"{GROUP}.{path}" for path in paths if knob(f"{GROUP}.{path}").applies_to(group.workload)]
+    overrides = section(scenario, shown, key, group.name)
+    if not knob(f"{GROUP}.workload.duty_cycle").applies_to(group.workload):
+        return overrides
     return overrides | _duty_cycle_controls(group.workload, f"{key}.groups.{group.name}.workload.duty_cycle", group.name)
 
 

@@ -25,6 +25,9 @@ Widget = Literal["count", "number", "quantity", "slider", "choice", "profile", "
 """count: whole numbers; number: a float in the field's own unit; quantity: bytes or bytes/s shown in
 ``unit``; slider: a fraction (``unit`` "%" shows it in percent); choice: one of the field's literal
 values; profile: a built-in profile of the field's spec; text: the I/O size mix; duty: the duty-cycle shape."""
+WorkloadMode = Literal["closed", "open", "trace"]
+SYNTHETIC: tuple[WorkloadMode, ...] = ("closed", "open")
+"""The modes that generate I/Os from a size mix, a read share and a rate or a depth."""
 
 
 class SweepFrom(Enum):
@@ -58,11 +61,19 @@ class Knob:
     complement: bool = False
     """Show 1 minus the field (``read_fraction`` shown as the write share)."""
     shown_as: str = ""
-    """Label of the shown value when it is not the field itself (with ``complement``)."""
+    """Label when the field's own title does not fit: the shown value is not the field itself (with
+    ``complement``), or a nested field's name needs its table's (a trace's replay speed)."""
     step: float | None = None
     """Step of a number input, in the shown unit (None: Streamlit's default)."""
     page_range: tuple[float, float] | None = None
     """A narrower range than the schema's, for what the page itself can afford (a run must finish in seconds)."""
+    modes: tuple[WorkloadMode, ...] = ("closed", "open", "trace")
+    """Workload modes a group knob applies to: a trace brings its own sizes, mix and rate, so the synthetic
+    workload's knobs are not offered for it (the scenario would refuse them)."""
+
+    def applies_to(self, workload: Any) -> bool:
+        """Whether this knob is offered for a group with ``workload`` (always, for a knob outside the groups)."""
+        return GROUP not in self.path or workload.mode in self.modes
 
     @property
     def field(self) -> FieldInfo:
@@ -170,17 +181,18 @@ KNOBS: tuple[Knob, ...] = (
     Knob("array.drive", "profile"),
     Knob("array.drive.rpm", "number", step=600.0, sweep="5400, 7200, 10000, 15000"),
     Knob(f"{GROUP}.policy", "choice", sweep=SweepFrom.OPTIONS),
-    Knob(f"{GROUP}.workload.read_fraction", "slider", "%", sweep="10, 30, 50, 70, 90", complement=True, shown_as="Write"),
+    Knob(f"{GROUP}.workload.read_fraction", "slider", "%", sweep="10, 30, 50, 70, 90", complement=True, shown_as="Write", modes=SYNTHETIC),
     Knob(f"{GROUP}.workload.workers", "count", sweep=SweepFrom.AROUND_CURRENT),
-    Knob(f"{GROUP}.workload.iops", "number", sweep=SweepFrom.AROUND_CURRENT),
-    Knob(f"{GROUP}.workload.throughput", "quantity", "MB/s", sweep=SweepFrom.AROUND_CURRENT),
-    Knob(f"{GROUP}.workload.sizes", "text"),
-    Knob(f"{GROUP}.workload.working_set", "quantity", "GiB", sweep="1, 4, 16, 64"),
-    Knob(f"{GROUP}.workload.duty_cycle", "duty"),
-    Knob(f"{GROUP}.workload.duty_cycle.on", "number", "s"),
-    Knob(f"{GROUP}.workload.duty_cycle.off", "number", "s"),
-    Knob(f"{GROUP}.workload.duty_cycle.period", "number", "s"),
-    Knob(f"{GROUP}.workload.duty_cycle.amplitude", "slider"),
+    Knob(f"{GROUP}.workload.iops", "number", sweep=SweepFrom.AROUND_CURRENT, modes=SYNTHETIC),
+    Knob(f"{GROUP}.workload.throughput", "quantity", "MB/s", sweep=SweepFrom.AROUND_CURRENT, modes=SYNTHETIC),
+    Knob(f"{GROUP}.workload.sizes", "text", modes=SYNTHETIC),
+    Knob(f"{GROUP}.workload.working_set", "quantity", "GiB", sweep="1, 4, 16, 64", modes=SYNTHETIC),
+    Knob(f"{GROUP}.workload.duty_cycle", "duty", modes=SYNTHETIC),
+    Knob(f"{GROUP}.workload.duty_cycle.on", "number", "s", modes=SYNTHETIC),
+    Knob(f"{GROUP}.workload.duty_cycle.off", "number", "s", modes=SYNTHETIC),
+    Knob(f"{GROUP}.workload.duty_cycle.period", "number", "s", modes=SYNTHETIC),
+    Knob(f"{GROUP}.workload.duty_cycle.amplitude", "slider", modes=SYNTHETIC),
+    Knob(f"{GROUP}.workload.trace.speed", "number", sweep="0.5, 1, 2, 4", shown_as="Replay speed", modes=("trace",)),
 )
 """Every input of the sidebar; those with ``sweep`` values are offered by the sweep view too."""
 BY_PATH = {knob.path: knob for knob in KNOBS}
@@ -192,8 +204,11 @@ def knob(path: str) -> Knob:
 
 
 def intensity_knob(workload: Any) -> Knob:
-    """The knob that sets how hard a group's VMs work: workers (closed loop), else IOPS or MB/s."""
-    if workload.mode == "closed":
+    """The knob that sets how hard a group's VMs work: workers (closed loop or closed replay), a trace's replay
+    speed (open replay), else IOPS or MB/s."""
+    if workload.mode == "trace":
+        name = "workers" if workload.trace.replay == "closed" else "trace.speed"
+    elif workload.mode == "closed":
         name = "workers"
     else:
         name = "iops" if workload.iops is not None else "throughput"

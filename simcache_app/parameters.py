@@ -45,13 +45,13 @@ def sweep_parameters(scenario: simcache.Scenario) -> list[Parameter]:
     cluster = [k for k in KNOBS if k.sweep is not None and GROUP not in k.path]
     params = [Parameter(k, k.path, k.label, _start_values(scenario, k, k.path)) for k in cluster]
     for group in scenario.groups:
-        shown = [k for k in KNOBS if k.sweep is not None and GROUP in k.path and k.path.rsplit(".", 1)[-1] not in _INTENSITY]
+        shown = [k for k in KNOBS if k.sweep is not None and GROUP in k.path and k.path not in _INTENSITY and k.applies_to(group.workload)]
         shown.append(intensity_knob(group.workload))
         params += [Parameter(k, k.at(group.name), f"{group.name}: {k.label}", _start_values(scenario, k, k.at(group.name))) for k in shown]
     return params
 
 
-_INTENSITY = ("workers", "iops", "throughput")
+_INTENSITY = tuple(f"{GROUP}.workload.{name}" for name in ("workers", "iops", "throughput", "trace.speed"))
 """Workload knobs of which a group offers only the one its mode uses (:func:`intensity_knob`)."""
 
 

@@ -6,19 +6,25 @@ shows are compared with the same run made through the public API.
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import tomllib
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import simcache
+from simcache.importers import Imported
+from simcache_app import uploads
 from simcache_app.controls import DEFAULT_DURATION_S, parse_size_mix
 from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, metric_label, peer_port_table
 from simcache_app.parameters import compare_presets, parse_values, sweep_parameters
 from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
+from simcache_app.uploads import ImportedUpload, expectations_table, import_upload, store_upload
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
 SECONDS = 2.0
@@ -163,16 +169,21 @@ def test_a_valid_upload_replaces_the_scenario(default: simcache.Scenario) -> Non
     assert [n.value for n in at.sidebar.number_input if n.label == "Hosts"] == [3]
 
 
-def test_sweep_view_plots_the_mean_and_interval_over_seeds(default: simcache.Scenario) -> None:
-    at = open_app(seconds=1.0)
-    source = "default"
+def sweep_peer_link(at: AppTest, source: str, seeds: int) -> pd.DataFrame:
+    """The sweep view's table after sweeping the peer link over 1GbE and 10GbE, plotting all.write.mean_ms."""
     at.selectbox(key=f"{source}.sweep.parameter").select("Peer network link").run()
     at.text_input(key=f"{source}.sweep.values.Peer network link").input("1GbE, 10GbE")
-    at.number_input(key="sweep.seeds").set_value(2)
+    at.number_input(key="sweep.seeds").set_value(seeds)
     at.selectbox(key=f"{source}.sweep.metric").select("all.write.mean_ms").run()
     at.button(key="Run sweep").click().run()
     assert not at.exception and not at.error
-    table = at.dataframe[0].value
+    table: pd.DataFrame = at.dataframe[-1].value
+    return table
+
+
+def test_sweep_view_plots_the_mean_and_interval_over_seeds(default: simcache.Scenario) -> None:
+    at = open_app(seconds=1.0)
+    table = sweep_peer_link(at, "default", seeds=2)
     assert list(table["Peer network link"]) == ["1GbE", "10GbE"]
     assert list(table["seeds"]) == [2, 2]
     direct = simcache.sweep(default, {"cluster.peer_link": ["1GbE", "10GbE"]}, seeds=[1, 2], duration=1.0, workers=1)
@@ -288,3 +299,190 @@ def test_component_names_in_words(default: simcache.Scenario) -> None:
 )
 def test_sweep_metric_labels_name_units_in_words(metric: str, label: str) -> None:
     assert metric_label(metric) == label
+
+
+# -- uploaded workload files --------------------------------------------------------------------------
+
+FIO_JOB = b"""[global]
+ioengine=libaio
+direct=1
+runtime=30
+time_based
+[db]
+rw=randrw
+rwmixread=70
+bs=8k
+iodepth=8
+size=4g
+"""
+
+
+def csv_trace(ios: int = 150, gap_s: float = 0.01) -> bytes:
+    """A plain CSV trace: every third I/O a read, 4 KiB each, over 50 blocks; ``ios`` I/Os ``gap_s`` apart."""
+    rows = ["time,op,offset,size"] + [f"{i * gap_s:.3f},{'R' if i % 3 == 0 else 'W'},{(i * 7 % 50) * 4096},4096" for i in range(ios)]
+    return ("\n".join(rows) + "\n").encode()
+
+
+@pytest.fixture
+def trace_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The trace cache (and the uploads beside it) in tmp_path; AppTest runs the page in this process."""
+    monkeypatch.setenv("SIMCACHE_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def page_with_upload(name: str, data: bytes) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    at.sidebar.file_uploader(key="upload").set_value((name, data, "application/octet-stream")).run()
+    assert not at.exception
+    return at
+
+
+def upload_workload(name: str, data: bytes, policy: str | None = None) -> tuple[AppTest, str]:
+    """The page with ``data`` uploaded as ``name`` (and the imported groups' policy set); the widget-key prefix of the import."""
+    at = page_with_upload(name, data)
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    if policy is not None:
+        at.sidebar.selectbox(key=f"import.{digest}.policy").select(policy).run()
+    assert not at.exception
+    chosen = at.sidebar.selectbox(key=f"import.{digest}.format").value
+    return at, f"import-{digest}-{chosen}-default-{policy or 'WB+0'}"
+
+
+def imported_scenario(trace_cache: Path, name: str, data: bytes, format_name: str, policy: str = "WB+0") -> simcache.Scenario:
+    """The scenario the page builds from an upload, made here through the helpers (the stored copy is the same file)."""
+    upload = ImportedUpload(import_upload(name, store_upload(name, data), format_name), str(library_scenarios()["default"]), policy)
+    return upload.scenario()
+
+
+def test_an_uploaded_fio_job_becomes_groups_that_run(trace_cache: Path) -> None:
+    at, source = upload_workload("job.fio", FIO_JOB)
+    assert at.sidebar.selectbox(key=f"import.{source.split('-')[1]}.format").value == "fio-job"  # guessed
+    assert not at.error
+    assert "Imported from job.fio (fio-job)" in [e.label for e in at.expander]
+    facts, groups = at.table[0].value, at.table[1].value.reset_index()
+    assert facts.loc["jobs", "value"] == "1"
+    assert groups.to_dict("records") == [
+        {
+            "group": "db",
+            "policy": "WB+0",
+            "VMs": 1,
+            "hosts": "0",
+            "workload": "closed loop, 1 worker(s) x 8 outstanding, 70% reads, sizes 8KiB: 1, uniform over 4GiB",
+        }
+    ]
+    at.sidebar.number_input(key=f"{source}.run.duration").set_value(SECONDS).run()
+    at.button(key="Run simulation").click().run()
+    assert not at.exception and not at.error
+    assert shown_metrics(at) == expected_metrics(imported_scenario(trace_cache, "job.fio", FIO_JOB, "fio-job"))
+
+
+def test_an_uploaded_trace_is_kept_and_replays_every_io(trace_cache: Path) -> None:
+    data = csv_trace()
+    at, source = upload_workload("vm1.csv", data)
+    assert source.startswith("import-") and "-csv-" in source
+    stored = trace_cache / "uploads" / f"{hashlib.sha256(data).hexdigest()}.csv"
+    assert stored.read_bytes() == data  # replayed from here, not from the upload's temporary file
+    assert at.table[0].value.loc["I/Os", "value"] == "150 (50 reads, 100 writes)"
+    assert at.table[1].value["workload"].tolist() == ["csv trace, device disk, open replay"]
+    scenario = imported_scenario(trace_cache, "vm1.csv", data, "csv")
+    assert scenario.groups[0].workload.trace is not None and scenario.groups[0].workload.trace.path == str(stored)
+    # A trace has no synthetic knobs (write share, sizes, rate, working set, duty cycle): only its replay speed.
+    labels = [w.label for w in at.sidebar.number_input] + [w.label for w in at.sidebar.slider] + [w.label for w in at.sidebar.text_input]
+    assert "Replay speed" in labels
+    assert not {"Write %", "I/O size mix", "Working set per VM (GiB)", "Throughput per VM (MB/s)"} & set(labels)
+    # The run lasts as long as the trace (1.49 s) and a second past its last I/O: every I/O is replayed.
+    assert at.sidebar.number_input(key=f"{source}.run.duration").value == pytest.approx(2.49)
+    at.button(key="Run simulation").click().run()
+    assert not at.exception and not at.error
+    assert "150 I/Os simulated over 2.49 s (seed 1)." in [c.value for c in at.caption]
+    assert len(simcache.simulate(scenario, seed=1).records) == 150
+
+
+def test_a_malformed_upload_names_the_file_line_and_field(trace_cache: Path) -> None:
+    data = b"time,op,offset,size\n0.0,W,0,4096\n0.5,X,0,4096\n"
+    at = page_with_upload("bad.csv", data)
+    assert "This file cannot be imported" in at.error[0].value
+    assert "bad.csv: cannot import" in at.error[0].value and "line 3, op: 'X' is not allowed" in at.error[0].value
+    assert not at.tabs
+
+
+def test_a_file_whose_format_cannot_be_guessed_asks_for_it(trace_cache: Path) -> None:
+    data = b"hello\nworld\n"
+    at = page_with_upload("notes.txt", data)
+    assert "This file cannot be imported" in at.error[0].value
+    assert "notes.txt: cannot import" in at.error[0].value and "format: cannot tell the format" in at.error[0].value
+    at.sidebar.selectbox(key=f"import.{hashlib.sha256(data).hexdigest()[:12]}.format").select("csv").run()
+    assert not at.exception
+    assert "notes.txt: cannot import" in at.error[0].value and "line 1" in at.error[0].value
+
+
+def test_a_sweep_over_the_peer_link_replays_the_uploaded_trace(trace_cache: Path) -> None:
+    data = csv_trace()
+    at, source = upload_workload("vm1.csv", data, policy="WB+1")
+    at.sidebar.number_input(key=f"{source}.run.duration").set_value(2.0).run()
+    table = sweep_peer_link(at, source, seeds=1)
+    assert list(table["Peer network link"]) == ["1GbE", "10GbE"]
+    scenario = imported_scenario(trace_cache, "vm1.csv", data, "csv", policy="WB+1")
+    direct = simcache.sweep(scenario, {"cluster.peer_link": ["1GbE", "10GbE"]}, seeds=[1], duration=2.0, workers=1)
+    assert table["mean"].tolist() == direct["all.write.mean_ms"].round(4).tolist()
+    assert table["mean"][0] > table["mean"][1]  # the replica's send is faster over 10GbE
+
+
+def test_a_measurement_shows_what_it_measured(trace_cache: Path) -> None:
+    zero = {"io_bytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0}
+    lat = {"min": 1000, "max": 4_000_000, "mean": 1_330_000, "stddev": 10.0, "N": 1000}
+    write = {"io_bytes": 491_520_000, "bw_bytes": 8_192_000, "bw": 8000, "iops": 2000.0, "runtime": 60_000, "total_ios": 120_000}
+    job = {
+        "jobname": "logs",
+        "groupid": 0,
+        "error": 0,
+        "job options": {"rw": "randwrite", "bs": "4k", "iodepth": "4", "ioengine": "libaio", "size": "1g", "runtime": "60"},
+        "read": zero,
+        "write": write | {"clat_ns": lat, "lat_ns": lat},
+        "trim": zero,
+    }
+    data = json.dumps({"fio version": "fio-3.35", "global options": {}, "jobs": [job]}).encode()
+    at, _ = upload_workload("run.json", data)
+    assert not at.error
+    shown = at.dataframe[0].value
+    expected = expectations_table(import_upload("run.json", store_upload("run.json", data), "fio-json"))
+    assert shown.equals(expected)
+    iops = shown[shown["metric"] == "iops"].iloc[0]
+    assert (iops["group"], iops["op"], iops["check"].split(" ±")[0]) == ("logs", "write", "≈ 2000")
+
+
+def test_expectations_table_shows_each_kind_of_bound() -> None:
+    checks = [
+        {"name": "a", "group": "db", "op": "write", "metric": "mean_ms", "approx": 1.33, "rel": 0.25, "field_figure": "1.33 ms"},
+        {"name": "b", "group": "db", "op": "read", "metric": "p99_ms", "at_least": 1.0, "at_most": 5.0, "field_figure": "1..5 ms"},
+        {"name": "c", "group": "db", "op": "read", "metric": "p50_ms", "at_most": 0.1, "field_figure": "under 0.1 ms"},
+        {"name": "d", "group": "db", "op": "read", "metric": "p999_ms", "at_least": 50.0, "field_figure": "over 50 ms"},
+    ]
+    table = expectations_table(Imported(Path("x.json"), "fio-json", [], expect=checks))
+    assert table["check"].tolist() == ["≈ 1.33 ± 25%", "1 to 5", "≤ 0.1", "≥ 50"]
+    assert table["measured"].tolist() == ["1.33 ms", "1..5 ms", "under 0.1 ms", "over 50 ms"]
+
+
+def test_an_upload_over_the_limit_is_refused_with_the_limit(monkeypatch: pytest.MonkeyPatch, trace_cache: Path) -> None:
+    monkeypatch.setattr(uploads, "UPLOAD_LIMIT_BYTES", 1024)
+    with pytest.raises(simcache.ScenarioError) as error:
+        store_upload("big.csv", b"x" * 1025)
+    assert "big.csv: cannot import" in str(error.value)
+    assert "1,025 bytes; the page takes workload files up to 1KiB (1,024 bytes)" in str(error.value)
+    assert not (trace_cache / "uploads").exists()
+
+
+def test_trace_groups_sweep_their_replay_speed_not_synthetic_fields(trace_cache: Path) -> None:
+    scenario = imported_scenario(trace_cache, "vm1.csv", csv_trace(), "csv", policy="WB+1")
+    labels = [p.label for p in sweep_parameters(scenario)]
+    assert "disk: Replay speed" in labels and "disk: Write policy" in labels
+    assert not [label for label in labels if label.startswith("disk: ") and label not in ("disk: Replay speed", "disk: Write policy")]
+
+
+def test_the_imported_scenario_downloads_as_toml_that_loads_again(trace_cache: Path) -> None:
+    data = csv_trace()
+    upload = ImportedUpload(import_upload("vm1.csv", store_upload("vm1.csv", data), "csv"), str(library_scenarios()["default"]), "WB+1")
+    text = upload.toml()
+    assert text.startswith("# Imported from vm1.csv (csv) by simcache import.")
+    assert "# I/Os: 150 (50 reads, 100 writes)" in text
+    assert simcache.load_scenario(tomllib.loads(text)) == upload.scenario()

@@ -1,12 +1,14 @@
 """The what-if page in a real browser: Debian's Chromium driven by Playwright.
 
 Starts ``streamlit run app.py`` on a free port, shortens the run, presses
-Run, waits for the charts and saves a screenshot in the test's tmp_path.
+Run, waits for the charts and saves a screenshot in the test's tmp_path;
+uploads a small CSV trace and reads what the page says it imported.
 Skipped when /usr/bin/chromium is missing (``.ci/run`` installs it).
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -62,7 +64,8 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("wb")
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port)]
     command += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-    server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    cache = {"SIMCACHE_CACHE": str(tmp_path_factory.mktemp("cache"))}  # uploaded traces are kept there
+    server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **cache})
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_healthy(url, server)
@@ -100,3 +103,32 @@ def test_run_in_a_real_browser_shows_the_charts(app_url: str, tmp_path: Path) ->
         finally:
             browser.close()
     assert (tmp_path / "single-run.png").stat().st_size > 10_000
+
+
+def test_an_uploaded_trace_shows_what_was_imported(app_url: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    rows = ["time,op,offset,size"] + [f"{i * 0.01:.2f},{'R' if i % 3 == 0 else 'W'},{(i % 50) * 4096},4096" for i in range(30)]
+    trace = tmp_path / "vm1.csv"
+    trace.write_text("\n".join(rows) + "\n")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=str(CHROMIUM),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 1400, "height": 1100},
+        )
+        try:
+            page = browser.pages[0] if browser.pages else browser.new_page()
+            page.goto(app_url)
+            page.locator("input[type=file]").set_input_files(str(trace))
+            expect(page.get_by_text("Imported from vm1.csv (csv)", exact=True)).to_be_visible(timeout=60_000)
+            facts = page.get_by_test_id("stTable").first
+            expect(facts).to_contain_text("30 (10 reads, 20 writes)")
+            expect(page.get_by_test_id("stTable").nth(1)).to_contain_text("csv trace, device disk, open replay")
+            page.screenshot(path=str(tmp_path / "imported.png"), full_page=True)
+            assert page.get_by_test_id("stException").count() == 0
+            assert page.get_by_test_id("stAlertContentError").count() == 0
+        finally:
+            browser.close()
