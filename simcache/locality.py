@@ -149,8 +149,25 @@ def harmonic(n: float, theta: float) -> float:
 
     The first 4096 terms are summed; the rest by Euler-Maclaurin
     (``sum_a^b f = integral + (f(a) + f(b)) / 2 + (f'(b) - f'(a)) / 12 - (f'''(b) - f'''(a)) / 720``),
-    whose remainder is below 1e-20 of the sum from there on.
+    whose remainder is below 1e-20 of the sum from there on. Values are kept (a pure function of ``n`` and
+    ``theta``): the estimate asks for the same few bin edges for every VM of a group and every run of a sweep.
     """
+    key = (n, theta)
+    known = _HARMONIC.get(key)
+    if known is not None:
+        return known
+    value = _harmonic(n, theta)
+    if len(_HARMONIC) >= _HARMONIC_LIMIT:
+        _HARMONIC.clear()
+    _HARMONIC[key] = value
+    return value
+
+
+_HARMONIC: dict[tuple[float, float], float] = {}
+_HARMONIC_LIMIT = 1 << 16
+
+
+def _harmonic(n: float, theta: float) -> float:
     top = math.floor(n)
     if top <= 0:
         return 0.0
