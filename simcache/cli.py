@@ -25,7 +25,7 @@ from simcache.errors import ScenarioError
 from simcache.estimate import estimate
 from simcache.fit import compare, fit_trace
 from simcache.importers import FORMATS, import_workload, load_trace
-from simcache.importers.base import DEFAULT_POLICY
+from simcache.importers.base import DEFAULT_POLICY, Imported, group_name
 from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
@@ -356,10 +356,15 @@ def _estimate(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     options = dict(_option(text) for text in args.option)
     imported = import_workload(args.path, args.format, **options)
-    imported.scenario(args.base, args.policy)  # refuse to write a scenario that does not load
+    return _write_scenario(args, imported, imported.format, f"run it with: simcache run {args.out}")
+
+
+def _write_scenario(args: argparse.Namespace, imported: Imported, heading: str, next_step: str) -> int:
+    """Print what was imported and write its scenario to ``--out`` (or print it); refuse one that does not load."""
+    imported.scenario(args.base, args.policy)
     text = imported.toml(args.base, args.policy, folder=None if args.out is None else args.out.parent)
     out = sys.stderr if args.out is None else sys.stdout
-    print(f"{args.path}: {imported.format}", file=out)
+    print(f"{args.path}: {heading}", file=out)
     for what, value in imported.facts:
         print(f"  {what}: {value}", file=out)
     for warning in imported.warnings:
@@ -368,7 +373,7 @@ def _import(args: argparse.Namespace) -> int:
         print(text, end="")
     else:
         args.out.write_text(text)
-        print(f"scenario written to {args.out}; run it with: simcache run {args.out}", file=out)
+        print(f"scenario written to {args.out}; {next_step}", file=out)
     return 0
 
 
@@ -393,20 +398,7 @@ def _fit(args: argparse.Namespace) -> int:
         devices = ", ".join(g["workload"]["trace"]["devices"][0] for g in imported.groups)
         raise ScenarioError(str(args.path), [("--device", f"no device {args.device!r} with reads or writes; the trace has {devices}")])
     fitted_import = replace(imported, groups=groups, facts=[*imported.facts, *facts], format=f"{imported.format}, fitted by simcache fit")
-    fitted_import.scenario(args.base, args.policy)  # refuse to write a scenario that does not load
-    text = fitted_import.toml(args.base, args.policy, folder=None if args.out is None else args.out.parent)
-    out = sys.stderr if args.out is None else sys.stdout
-    print(f"{args.path}: {imported.format}", file=out)
-    for what, value in fitted_import.facts:
-        print(f"  {what}: {value}", file=out)
-    for warning in imported.warnings:
-        print(f"  warning: {warning}", file=out)
-    if args.out is None:
-        print(text, end="")
-    else:
-        args.out.write_text(text)
-        print(f"scenario written to {args.out}; compare it with: simcache compare-trace {args.path} {args.out}", file=out)
-    return 0
+    return _write_scenario(args, fitted_import, imported.format, f"compare it with: simcache compare-trace {args.path} {args.out}")
 
 
 def _compare_trace(args: argparse.Namespace) -> int:
@@ -414,7 +406,8 @@ def _compare_trace(args: argparse.Namespace) -> int:
     options = dict(_option(text) for text in args.option)
     trace = load_trace(args.path, args.format, options)
     scenario = load_scenario(args.scenario)
-    by_name = {"".join(c if c.isalnum() or c in "_.-" else "_" for c in device): device for device in trace.devices}
+    used: set[str] = set()
+    by_name = {group_name(device, used): device for device in trace.devices}  # the names simcache import gives them
     compared = 0
     for group in scenario.groups:
         if group.workload.mode != "open":
