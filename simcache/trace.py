@@ -256,6 +256,29 @@ class Trace:
         """Seconds from the first I/O to the last one."""
         return float(self.rows["time"][-1]) if self.count else 0.0
 
+    def measured_latency(self, percentiles: Sequence[float]) -> dict[str, tuple[int, float, list[float]]]:
+        """Per op (``read``, ``write``) with latencies in the trace: (I/Os, mean seconds, the percentiles in seconds).
+
+        Only the I/Os the trace gave a latency are counted (NaN is none); the
+        latencies are gathered one block at a time, 4 bytes per I/O.
+        """
+        found: dict[str, list[np.ndarray]] = {"read": [], "write": []}
+        for block in self.blocks():
+            latency = block["latency"]
+            known = np.isfinite(latency)
+            if not known.any():
+                continue
+            for op, code in (("read", READ), ("write", WRITE)):
+                chosen = latency[known & (block["op"] == code)]
+                if len(chosen):
+                    found[op].append(chosen)
+        result = {}
+        for op, parts in found.items():
+            if parts:
+                values = np.concatenate(parts).astype(np.float64)
+                result[op] = (len(values), float(values.mean()), np.percentile(values, list(percentiles)).tolist())
+        return result
+
     def summary(self) -> dict[str, DeviceSummary]:
         """Per device: I/O counts and bytes by op, the span of offsets and the first and last times (one pass)."""
         cached: dict[str, DeviceSummary] | None = self.__dict__.get("_summary")

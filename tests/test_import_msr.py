@@ -167,3 +167,18 @@ def test_the_first_error_stops_the_import_before_the_rest_is_parsed(tmp_path: Pa
     path.write_bytes("".join(line + "\n" for line in lines).encode("latin-1"))
     with pytest.raises(WorkloadFileError, match=r"line 3, Size: -1 must not be negative"):
         msr.load(path, {})
+
+
+def test_the_traced_systems_latency_is_reported_per_op_with_only_resolved_percentiles(tmp_path: Path) -> None:
+    # 1,000 reads with response times 1..1000 x 10 us (100 ticks each), and 10 writes of 5 ms.
+    lines = [f"{T0 + i * 1000},usr,0,Read,{4096 * i},4096,{100 * (i + 1)}" for i in range(1000)]
+    lines += [f"{T0 + i * 1000 + 500},usr,0,Write,0,4096,50000" for i in range(10)]
+    facts = dict(msr.read(write(tmp_path, lines), {}).facts)
+    expected = np.arange(1, 1001) * 0.01  # ms
+    p50, p95, p99, p999 = np.percentile(expected, [50.0, 95.0, 99.0, 99.9])
+    assert facts["read latency in the trace"] == (
+        f"mean {expected.mean():.4g} ms, p50 {p50:.4g} ms, p95 {p95:.4g} ms, p99 {p99:.4g} ms, p999 {p999:.4g} ms "
+        "over 1,000 I/Os (the traced system's)"
+    )
+    # Ten writes resolve the median only: p95 needs 20 I/Os for one to lie above it.
+    assert facts["write latency in the trace"] == "mean 5 ms, p50 5 ms over 10 I/Os (the traced system's)"

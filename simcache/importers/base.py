@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from simcache.errors import WorkloadFileError
+from simcache.metrics import PERCENTILES
 from simcache.scenario import Scenario, load_scenario
 from simcache.scenario.dump import toml_document
 from simcache.scenario.load import builtin_scenarios
@@ -243,6 +244,14 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
         ("devices", ", ".join(summary) or "none"),
         ("length", f"{trace.duration:.6g} s"),
     ]
+    for op, (count, mean, values) in trace.measured_latency(list(PERCENTILES.values())).items():
+        # A percentile is shown only when at least one I/O lies above it (p99.9 needs 1,000 I/Os).
+        shown = [
+            f", {name.removesuffix('_ms')} {value * 1e3:.4g} ms"
+            for (name, q), value in zip(PERCENTILES.items(), values, strict=True)
+            if count * (1.0 - q / 100.0) >= 1.0 - 1e-9  # 1,000 x (1 - 0.999) is 0.99999... in floats
+        ]
+        facts.append((f"{op} latency in the trace", f"mean {mean * 1e3:.4g} ms{''.join(shown)} over {count:,} I/Os (the traced system's)"))
     notes = list(warnings)
     if any(skipped.values()):
         notes.append(
