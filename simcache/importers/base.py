@@ -13,13 +13,15 @@ file, the line and the field; an importer stops at the first one.
 from __future__ import annotations
 
 import copy
+import gzip
 import os
 import stat
 import tomllib
+import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from simcache.errors import WorkloadFileError
 from simcache.metrics import PERCENTILES
@@ -36,9 +38,12 @@ __all__ = [
     "check_option_names",
     "check_regular_file",
     "group_name",
+    "is_gzip",
     "numbered_lines",
+    "open_bytes",
     "option_choice",
     "read_head",
+    "read_text",
     "trace_imported",
 ]
 
@@ -171,11 +176,46 @@ def check_regular_file(path: Path) -> None:
         raise WorkloadFileError.at(path, None, "", "not a regular file (a folder, pipe or device); give the path of a file")
 
 
-def read_head(path: Path, size: int = HEAD_BYTES) -> str:
-    """The file's first ``size`` bytes as text (undecodable bytes replaced), for guessing its format."""
-    check_regular_file(path)
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: Path) -> bool:
+    """Whether the file is gzip-compressed (by its first two bytes, whatever its name): the MSR traces ship so."""
     with path.open("rb") as handle:
-        return handle.read(size).decode("utf-8", errors="replace")
+        return handle.read(2) == GZIP_MAGIC
+
+
+def open_bytes(path: Path) -> BinaryIO:
+    """The file's bytes, decompressed on the fly when it is gzip; a damaged gzip stream raises
+    :class:`WorkloadFileError` when read through :func:`numbered_lines` or :func:`read_text`."""
+    check_regular_file(path)
+    if is_gzip(path):
+        return cast(BinaryIO, gzip.open(path, "rb"))
+    return path.open("rb")
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> str:
+    """The file's first ``size`` bytes (decompressed) as text (undecodable bytes replaced), for guessing its format."""
+    with open_bytes(path) as handle:
+        try:
+            data = handle.read(size)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise WorkloadFileError.at(path, None, "", f"a damaged gzip file: {exc}") from None
+    return data.decode("utf-8", errors="replace")
+
+
+def read_text(path: Path, encoding: str = "utf-8") -> str:
+    """The whole file as text (decompressed); bytes that are not ``encoding`` raise naming their line."""
+    with open_bytes(path) as handle:
+        try:
+            data = handle.read()
+        except (OSError, EOFError, zlib.error) as exc:
+            raise WorkloadFileError.at(path, None, "", f"a damaged gzip file: {exc}") from None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise WorkloadFileError.at(path, line, "", f"not {encoding} text (byte {exc.start}); is this the right file?") from None
 
 
 def numbered_lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
@@ -183,9 +223,16 @@ def numbered_lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, s
 
     A line that is not valid text raises :class:`WorkloadFileError` naming it.
     """
-    check_regular_file(path)
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+    with open_bytes(path) as handle:
+        number = 0
+        while True:
+            try:
+                raw = handle.readline()
+            except (OSError, EOFError, zlib.error) as exc:
+                raise WorkloadFileError.at(path, number + 1, "", f"a damaged gzip file: {exc}") from None
+            if not raw:
+                return
+            number += 1
             try:
                 yield number, raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as exc:

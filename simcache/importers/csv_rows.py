@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from simcache.errors import WorkloadFileError
-from simcache.importers.base import check_regular_file, numbered_lines
+from simcache.importers.base import check_regular_file, is_gzip, numbered_lines
 
 __all__ = ["CHUNK_ROWS", "INT64_MAX", "RowChunks", "Rows", "option_text", "split_line"]
 
@@ -64,8 +64,9 @@ class RowChunks:
                 chunksize=CHUNK_ROWS,
                 encoding="utf-8",
                 engine="c",
+                compression="gzip" if is_gzip(self.path) else None,
             )
-        except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError, EOFError) as exc:
             raise self._locate(self.skip_lines + 1, exc) from None
         with reader:
             while True:
@@ -73,7 +74,7 @@ class RowChunks:
                     frame = next(reader)
                 except StopIteration:
                     return
-                except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+                except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError, EOFError) as exc:
                     raise self._locate(self.skip_lines + rows_read + 1, exc) from None
                 rows_read += len(frame)
                 empty = frame.isna().all(axis=1).to_numpy()

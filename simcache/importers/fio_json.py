@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from simcache.errors import WorkloadFileError
-from simcache.importers.base import Imported, check_regular_file
+from simcache.importers.base import Imported, read_text
 from simcache.importers.fio_job import OPTIONS as JOB_OPTIONS
 from simcache.importers.fio_job import JobSpec, Notes, Setting, check_options, job_group
 from simcache.metrics import PERCENTILES
@@ -165,12 +165,7 @@ def _rel(path: Path, value: Any) -> float:
 
 def _document(path: Path) -> tuple[dict[str, Any], list[str]]:
     """The result object (the last one when fio wrote several), and notes about what was skipped."""
-    check_regular_file(path)
-    try:
-        text = path.read_text("utf-8")
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise WorkloadFileError.at(path, line, "", "not utf-8 text; is this fio's JSON output?") from None
+    text = read_text(path)
     start = text.find("{")
     if start < 0:
         raise WorkloadFileError.at(path, None, "", "no JSON object; run fio with --output-format=json")
