@@ -121,6 +121,13 @@ def import_workload_upload(name: str, data: bytes, base_name: str, base_path: st
         key=f"import.{digest}.format",
         help="Guessed from the file's start; choose another if the guess is wrong.",
     )
+    options = st.text_input(
+        "Import options",
+        key=f"import.{digest}.options",
+        placeholder="e.g. time_unit=ms; time_column=ts",
+        help="The format's options as KEY=VALUE, separated by ';' (docs/workloads.md lists each format's): a CSV trace's "
+        "column names and units, blkparse's event, vscsiStats' working_set, ...",
+    )
     if chosen is None:
         message = f"cannot tell the format from the file's start; choose it above: {', '.join(formats)}"
         raise WorkloadFileError.at(name, None, "format", message)
@@ -128,14 +135,15 @@ def import_workload_upload(name: str, data: bytes, base_name: str, base_path: st
     policy = st.selectbox(
         "Write policy of the imported groups", policies, index=policies.index(DEFAULT_POLICY), key=f"import.{digest}.policy"
     )
-    upload = ImportedUpload(import_upload_cached(name, str(path), chosen), base_path, policy)
-    return upload.scenario(), f"import-{digest}-{chosen}-{base_name}-{policy}", upload
+    upload = ImportedUpload(import_upload_cached(name, str(path), chosen, options), base_path, policy)
+    tag = f"-{hashlib.sha256(options.encode()).hexdigest()[:8]}" if options else ""
+    return upload.scenario(), f"import-{digest}-{chosen}{tag}-{base_name}-{policy}", upload
 
 
 @st.cache_resource(show_spinner="Importing the uploaded file", max_entries=16)
-def import_upload_cached(name: str, path: str, format_name: str) -> Imported:
-    """:func:`import_upload`, once per stored file and format (a trace is parsed into the cache only once anyway)."""
-    return import_upload(name, Path(path), format_name)
+def import_upload_cached(name: str, path: str, format_name: str, options: str) -> Imported:
+    """:func:`import_upload`, once per stored file, format and options (a trace is parsed into the cache only once anyway)."""
+    return import_upload(name, Path(path), format_name, options)
 
 
 @st.cache_resource(show_spinner=False)

@@ -24,7 +24,7 @@ from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.estimate import estimate
 from simcache.fit import compare, fit_trace
-from simcache.importers import FORMATS, import_workload, load_trace
+from simcache.importers import FORMATS, import_workload, load_trace, parse_option
 from simcache.importers.base import DEFAULT_POLICY, Imported, group_name
 from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
@@ -354,7 +354,7 @@ def _estimate(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    options = dict(_option(text) for text in args.option)
+    options = dict(parse_option(text) for text in args.option)
     imported = import_workload(args.path, args.format, **options)
     return _write_scenario(args, imported, imported.format, f"run it with: simcache run {args.out}")
 
@@ -379,7 +379,7 @@ def _write_scenario(args: argparse.Namespace, imported: Imported, heading: str, 
 
 def _fit(args: argparse.Namespace) -> int:
     """Import a trace, replace each device's replay group by its fitted synthetic workload, and write the scenario."""
-    options = dict(_option(text) for text in args.option)
+    options = dict(parse_option(text) for text in args.option)
     imported = import_workload(args.path, args.format, **options)
     if imported.trace is None:
         raise ScenarioError(str(args.path), [("format", f"{imported.format} is not a trace; fit takes {', '.join(TRACE_FORMATS)}")])
@@ -403,7 +403,7 @@ def _fit(args: argparse.Namespace) -> int:
 
 def _compare_trace(args: argparse.Namespace) -> int:
     """Each open-loop group next to the trace device of its name (the whole trace when no device has it)."""
-    options = dict(_option(text) for text in args.option)
+    options = dict(parse_option(text) for text in args.option)
     trace = load_trace(args.path, args.format, options)
     scenario = load_scenario(args.scenario)
     used: set[str] = set()
@@ -421,18 +421,6 @@ def _compare_trace(args: argparse.Namespace) -> int:
     if not compared:
         raise ScenarioError(str(args.scenario), [("groups", "no open-loop group to compare; fit one with: simcache fit TRACE -o OUT.toml")])
     return 0
-
-
-def _option(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` with VALUE read as a TOML value when it is one (numbers, booleans), else as a string."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise ScenarioError("--option", [(text, "give an import option as KEY=VALUE, e.g. -O time_unit=ms")])
-    try:
-        parsed = tomllib.loads(f"v = {value}")["v"]
-    except tomllib.TOMLDecodeError:
-        parsed = value
-    return key.strip(), parsed
 
 
 def _profiles(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ import pandas as pd
 
 import simcache
 from simcache.errors import WorkloadFileError
-from simcache.importers import FORMATS, Imported, guess_format, import_workload
+from simcache.importers import FORMATS, Imported, guess_format, import_workload, parse_options
 from simcache.trace import cache_folder
 from simcache.units import format_size
 
@@ -92,15 +92,16 @@ def guess_upload_format(path: Path) -> str | None:
         return None
 
 
-def import_upload(name: str, path: Path, format_name: str) -> Imported:
-    """The stored upload ``path`` imported as ``format_name``, named after the uploaded file ``name``.
+def import_upload(name: str, path: Path, format_name: str, options: str = "") -> Imported:
+    """The stored upload ``path`` imported as ``format_name`` with the format's ``options`` (``KEY=VALUE`` per line
+    or separated by ``;``), named after the uploaded file ``name``.
 
     Errors name the uploaded file (not the stored copy) with the line and field the importer gave.
     """
     if format_name not in FORMATS:
         raise WorkloadFileError.at(name, None, "format", f"unknown format {format_name!r}; use one of {', '.join(FORMATS)}")
     try:
-        imported = import_workload(path, format_name)
+        imported = import_workload(path, format_name, **parse_options(options))
     except WorkloadFileError as exc:
         raise WorkloadFileError(name, exc.problems) from None
     # The scenario's name, description and TOML header name the uploaded file; trace paths stay on the stored copy.

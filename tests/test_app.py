@@ -398,6 +398,22 @@ def test_an_uploaded_trace_is_kept_and_replays_every_io(trace_cache: Path) -> No
     assert len(simcache.simulate(scenario, seed=1).records) == 150
 
 
+def test_import_options_reach_the_importer(trace_cache: Path) -> None:
+    """A CSV trace with its own column names and times in milliseconds: the options name them (one per ';')."""
+    data = b"ts,kind,lba,len\n0,W,0,4096\n250,R,8,4096\n1500,W,16,8192\n"
+    at = page_with_upload("ms.csv", data)
+    assert "This file cannot be imported" in at.error[0].value  # no time column without the options
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    options = "time_column=ts; op_column=kind; lba_column=lba; size_column=len; time_unit=ms"
+    at.sidebar.text_input(key=f"import.{digest}.options").input(options).run()
+    at.sidebar.selectbox(key=f"import.{digest}.format").select("csv").run()  # "ts, kind" do not look like a trace's header
+    assert not at.exception and not at.error
+    assert at.table[0].value.loc["length", "value"] == "1.5 s"
+    assert at.table[0].value.loc["I/Os", "value"] == "3 (1 reads, 2 writes)"
+    at.sidebar.text_input(key=f"import.{digest}.options").input("time_unit").run()
+    assert "give an import option as KEY=VALUE" in at.error[0].value
+
+
 def test_a_malformed_upload_names_the_file_line_and_field(trace_cache: Path) -> None:
     data = b"time,op,offset,size\n0.0,W,0,4096\n0.5,X,0,4096\n"
     at = page_with_upload("bad.csv", data)

@@ -23,6 +23,7 @@ the trace is parsed once into the cache of :mod:`simcache.trace`.
 from __future__ import annotations
 
 import importlib
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -33,7 +34,7 @@ from simcache.importers.base import Imported, read_head
 from simcache.scenario import TRACE_FORMATS
 from simcache.trace import Trace
 
-__all__ = ["FORMATS", "Imported", "guess_format", "import_workload", "load_trace"]
+__all__ = ["FORMATS", "Imported", "guess_format", "import_workload", "load_trace", "parse_option", "parse_options"]
 
 FORMATS: dict[str, str] = {
     "fio-job": "fio_job",
@@ -93,3 +94,25 @@ def load_trace(path: str | Path, format: str | None = None, options: Mapping[str
         raise WorkloadFileError.at(path, None, "format", f"{name} is a {module.KIND} file, not a trace; replay takes {replayable}")
     trace: Trace = module.load(path, dict(options or {}))
     return trace
+
+
+def parse_option(text: str, source: str = "--option") -> tuple[str, Any]:
+    """One format option written ``KEY=VALUE``: VALUE read as a TOML value when it is one (numbers, booleans),
+    else as text. Raises :class:`WorkloadFileError` naming ``source`` for text without a key."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise WorkloadFileError(source, [(text, "give an import option as KEY=VALUE, e.g. time_unit=ms")])
+    try:
+        parsed = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    if isinstance(parsed, (list, dict)):  # options are scalars (a CSV's columns are one comma-separated text)
+        parsed = value.strip()
+    return key.strip(), parsed
+
+
+def parse_options(text: str, source: str = "import options") -> dict[str, Any]:
+    """Format options written ``KEY=VALUE``, one per line or separated by ``;`` (commas belong to values such as
+    ``columns=time,op,offset,size``)."""
+    pairs = [part.strip() for line in text.splitlines() for part in line.split(";")]
+    return dict(parse_option(pair, source) for pair in pairs if pair)
