@@ -19,7 +19,7 @@ import numpy as np
 import simpy
 
 from simcache import __version__
-from simcache.collect import Record
+from simcache.collect import Record, drain
 from simcache.model.array import Array
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
@@ -53,6 +53,8 @@ class Model:
     vms: list[VM]
     records: list[Record]
     peer_fabric: Port | None = None
+    record_blocks: list[np.ndarray] = field(default_factory=list)
+    """Records moved out of :attr:`records` at each sample (:func:`simcache.collect.drain`)."""
     samples: list[SeriesSample] = field(default_factory=list)
     vmotions: list[dict[str, float]] = field(default_factory=list)
     failures: list[dict[str, float]] = field(default_factory=list)
@@ -270,6 +272,7 @@ def _sampler(
     while env.now + interval < until - 1e-12:
         yield env.timeout(interval)
         sampler.take(env.now)
+        drain(model.records, model.record_blocks)
         if progress is not None:
             progress(env.now / until)
 

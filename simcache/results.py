@@ -266,7 +266,9 @@ def _json_default(value: Any) -> Any:
 def _records_frame(model: Model) -> pd.DataFrame:
     vms = model.vms
     groups = model.scenario.groups
-    return records_frame(model.records, [vm.name for vm in vms], [groups[vm.group].name for vm in vms], [vm.host.name for vm in vms])
+    return records_frame(
+        model.records, [vm.name for vm in vms], [groups[vm.group].name for vm in vms], [vm.host.name for vm in vms], model.record_blocks
+    )
 
 
 def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:

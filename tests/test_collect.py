@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import simcache
@@ -55,3 +56,45 @@ def test_summary_columns_are_one_list() -> None:
     row = result.summary[(result.summary["group"] == "all") & (result.summary["op"] == "write")].iloc[0]
     for column, q in PERCENTILES.items():
         assert row[column] == np.percentile(writes, q)
+
+
+def _frame_as_before(records: list[collect.Record], names: list[str], groups: list[str], hosts: list[str]) -> pd.DataFrame:
+    """The records table as it was built before blocks: one 2D array, then pandas' stable two-key sort."""
+    data = np.array(records, dtype=np.float64)
+    vm = data[:, collect.VM].astype(np.int64)
+    frame = pd.DataFrame(
+        {
+            "vm": np.array(names, dtype=object)[vm],
+            "group": np.array(groups, dtype=object)[vm],
+            "host": np.array(hosts, dtype=object)[vm],
+            "op": np.where(data[:, collect.IS_WRITE] > 0, "write", "read"),
+            "path": np.array(collect.PATHS)[data[:, collect.PATH].astype(np.int64)],
+            "size_bytes": data[:, collect.SIZE].astype(np.int64),
+            "issue_s": data[:, collect.ISSUED],
+            "complete_s": data[:, collect.COMPLETED],
+            "latency_ms": (data[:, collect.COMPLETED] - data[:, collect.ISSUED]) * 1e3,
+        }
+    )
+    for name, i in zip(collect.COMPONENTS, range(collect.LOCAL_TIER, collect.ARRAY + 1), strict=True):
+        frame[name] = data[:, i] * 1e3
+    return frame.sort_values(["complete_s", "vm"], kind="stable").reset_index(drop=True)
+
+
+def test_records_drained_into_blocks_give_the_same_table_as_one_list() -> None:
+    """The engine moves records into float64 blocks at every sample; the table is the one a single list gave, value for value."""
+    scenario = simcache.load_scenario("default").with_duration(3.0)
+    model = build(scenario, seed=5)
+    run_until(model.env, 3.0)
+    records = list(model.records)
+    names = [vm.name for vm in model.vms]
+    groups = [scenario.groups[vm.group].name for vm in model.vms]
+    hosts = [vm.host.name for vm in model.vms]
+    blocks: list[np.ndarray] = []
+    rest = list(records)
+    for cut in (len(rest) // 3, len(rest) // 2):  # two drains mid-run, the rest left in the list
+        part, rest = rest[:cut], rest[cut:]
+        collect.drain(part, blocks)
+        assert part == []
+    frame = collect.records_frame(rest, names, groups, hosts, blocks)
+    expected = _frame_as_before(records, names, groups, hosts)
+    pd.testing.assert_frame_equal(frame, expected, check_exact=True)
