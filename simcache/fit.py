@@ -547,7 +547,7 @@ def _fit_hotspot(error: Callable[[Law], float], footprint: int) -> Law:
 
     grid = [(error(law(io, span * footprint)), io, span * footprint) for span in HOT_SPANS for io in HOT_IOS]
     _, io, hot = min(grid)
-    low, high = math.log(max(1.0, HOT_SPANS[0] * footprint)), math.log(HOT_SPANS[-1] * footprint)
+    low, high = 0.0, max(math.log(max(1.0, HOT_SPANS[-1] * footprint)), 1e-6)  # 1 block to half the footprint
 
     def objective(x: np.ndarray) -> float:
         return error(law(float(x[0]), math.exp(float(x[1]))))
@@ -653,7 +653,8 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
         fields["hot_io_fraction"] = law.hot_io
         fields["hot_span_fraction"] = law.hot_span
     if sequential > SEQUENTIAL_MATERIAL:
-        fields["sequential_run"] = round(1.0 / (1.0 - min(sequential, 1.0 - 1e-9)), 4)
+        # Geometric runs continue with probability p: mean run 1 / (1 - p), the whole trace when every I/O continues.
+        fields["sequential_run"] = round(min(1.0 / (1.0 - sequential) if sequential < 1.0 else float(stats.ios), 1e9), 4)
     if len(stats.counts) > 1 and len(set(stats.counts.tolist())) > 1:
         # Evenly spaced arrivals through the profile give each interval its count (to within one): Poisson arrivals
         # would add their own variance on top of the trace's, which the counts already hold.
