@@ -15,7 +15,7 @@ import pytest
 
 import simcache
 from simcache.estimate import estimate
-from simcache.fit import compare, fit_trace, hit_ratios, io_distances, stack_distances, synthetic_rows, trace_stats
+from simcache.fit import compare, fit_trace, hit_ratios, io_distances, sequential_share, stack_distances, synthetic_rows, trace_stats
 from simcache.model.cache import ReadCache
 from simcache.scenario import Workload
 from simcache.trace import READ, SYNC, WRITE, Trace, TraceBuilder, TraceChunk
@@ -251,6 +251,45 @@ def test_fit_prefers_uniform_for_a_uniform_stream(tmp_path: Path) -> None:
     assert fitted.workload.size_mix[1] == pytest.approx((0.75, 0.25), abs=0.01)
 
 
+@pytest.mark.parametrize("sizes", [{"4KiB": 1.0}, {"4KiB": 3.0, "64KiB": 1.0}])
+def test_fit_recovers_a_hotspot_stream(tmp_path: Path, sizes: dict[str, float]) -> None:
+    """80% of 2000 I/O/s for 60 s to 10% of 20,000 blocks: hotspot, its shares within 0.02 and 0.01, working set within 3%.
+
+    Over seeds 1-3 the fit gave 0.796-0.808 and 0.0966-0.1001 (the 64 KiB I/Os blur the region's edges a little).
+    """
+    hot = {"access": "hotspot", "hot_io_fraction": 0.8, "hot_span_fraction": 0.1, "working_set": 20_000 * 4096}
+    truth = Workload.model_validate({"mode": "open", "iops": 2000.0, "read_fraction": 0.7, "sizes": sizes, **hot})
+    fitted = fit_trace(generated_trace(tmp_path, truth, 60.0, seed=1))
+    workload = fitted.workload
+    assert workload.access == "hotspot"
+    assert workload.hot_io_fraction == pytest.approx(0.8, abs=0.02)
+    assert workload.hot_span_fraction == pytest.approx(0.1, abs=0.01)
+    assert workload.working_set == pytest.approx(20_000 * 4096, rel=0.03)
+    assert workload.sequential_run == 1.0
+    assert fitted.fit_error < 0.01
+    assert dict(fitted.facts)["access"].startswith("hotspot: 0.8")
+
+
+def test_fit_measures_sequential_runs(tmp_path: Path) -> None:
+    """Runs of mean 4 (75% of the I/Os continue the previous one): sequential_run within 0.2; none without runs."""
+    truth = Workload(mode="open", iops=1000.0, working_set=20_000 * 4096, access="uniform", sequential_run=4.0)
+    fitted = fit_trace(generated_trace(tmp_path / "runs", truth, 30.0, seed=1))
+    assert fitted.workload.sequential_run == pytest.approx(4.0, abs=0.2)
+    assert "start where the previous one ended: sequential_run 4" in dict(fitted.facts)["sequential"]
+    plain = fit_trace(generated_trace(tmp_path / "plain", truth.model_copy(update={"sequential_run": 1.0}), 30.0, seed=1))
+    assert plain.workload.sequential_run == 1.0
+    assert "not material" in dict(plain.facts)["sequential"]
+
+
+def test_sequential_share_is_per_device() -> None:
+    offset = np.array([0, 4096, 4096, 8192, 102400, 12288])
+    size = np.array([4096, 8192, 4096, 4096, 4096, 4096])
+    device = np.array([0, 0, 1, 1, 0, 1])
+    # Device 0: 4096 follows 0+4096 (yes), 102400 follows 12288 (no); device 1: 8192 and 12288 each follow (yes).
+    assert sequential_share(offset, size, device) == pytest.approx(3 / 4)
+    assert sequential_share(offset[:1], size[:1], device[:1]) == 0.0
+
+
 def test_fit_reports_outstanding_from_latency(tmp_path: Path) -> None:
     builder = TraceBuilder(tmp_path, "lat")
     builder.device("sda")
@@ -314,3 +353,27 @@ def test_fit_and_compare_trace_commands(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["compare-trace", str(trace), str(out), "--format", "csv"]) == 0
     table = capsys.readouterr().out
     assert "I/Os in busiest second" in table and "relative_error" in table and "read hit ratio" in table
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def test_vm_burst_fit_keeps_the_read_hit_ratios() -> None:
+    """The example's hot reads among random burst writes: the fit is on read hits, so compare's read-hit rows are close.
+
+    Before the fit took read hits and the hotspot law, the fitted Zipf law read-hit 56-89% below the trace
+    (0.076 against 0.683 at 1% of the footprint). Measured now (seed 0): -1.7%, +5.1%, -8.3%, -11.3%; bound 20%.
+    The price is the footprint: one law for reads and writes sends 73% of all I/Os, burst writes too, to the hot
+    region, so the synthetic touches about a third of the trace's blocks.
+    """
+    pytest.importorskip("simcache.importers.csv_trace")
+    from simcache.importers import load_trace
+
+    trace = load_trace(EXAMPLES / "vm-burst.csv", "csv")
+    fitted = fit_trace(trace)
+    assert fitted.workload.access == "hotspot"
+    table = compare(trace, fitted.workload, seed=0)
+    error = dict(zip(table["statistic"], table["relative_error"].astype(float), strict=True))
+    hits = [name for name in error if name.startswith("read hit ratio")]
+    assert len(hits) == 4
+    assert all(abs(error[name]) < 0.2 for name in hits), {name: error[name] for name in hits}
