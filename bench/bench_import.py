@@ -101,11 +101,13 @@ WRITERS: dict[str, tuple[str, Callable[[Path, dict[str, np.ndarray]], None]]] = 
 }
 
 
-def bench_import(folder: Path, lines: int) -> tuple[dict[str, dict[str, float]], Path]:
+def bench_import(folder: Path, lines: int, formats: list[str]) -> tuple[dict[str, dict[str, float]], Path]:
     columns = _columns(lines)
     rows: dict[str, dict[str, float]] = {}
     msr_path = folder / "msr.csv"
     for name, (suffix, writer) in WRITERS.items():
+        if name not in formats:
+            continue
         path = folder / f"{name}{suffix}"
         writer(path, columns)
         megabytes = path.stat().st_size / 1e6
@@ -164,12 +166,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000, help="I/Os per generated trace (default 1,000,000)")
     parser.add_argument("--replay-ios", type=int, default=200_000, help="I/Os replayed (default 200,000)")
+    parser.add_argument("--formats", default=",".join(WRITERS), help=f"formats to import (default {','.join(WRITERS)}; msr is replayed)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     facts = machine_facts()
     print(json.dumps(facts))
     with tempfile.TemporaryDirectory(prefix="simcache-bench-import-") as tmp:
-        imports, msr = bench_import(Path(tmp), args.lines)
+        imports, msr = bench_import(Path(tmp), args.lines, args.formats.split(","))
         replay = bench_replay(msr, args.replay_ios)
     report: dict[str, Any] = {"machine": facts, "import": imports, "replay": replay}
     if args.json is not None:
