@@ -83,10 +83,12 @@ RECORD_COLUMNS = ("vm", "group", "host", "op", "path", "size_bytes", "issue_s", 
 """The records table's columns (units in the names; see :mod:`simcache.results`)."""
 
 
-def drain(records: list[Record], blocks: list[np.ndarray]) -> None:
-    """Move the tuples of ``records`` into one float64 block (rows in :data:`RECORD_FIELDS` order) at the end of ``blocks``."""
+def drain(records: list[Record], blocks: list[list[np.ndarray]]) -> None:
+    """Move the tuples of ``records`` into one block at the end of ``blocks``: a float64 array per field of
+    :data:`RECORD_FIELDS` (fields apart, so that :func:`records_frame` can free each as it uses it)."""
     if records:
-        blocks.append(np.array(records, dtype=np.float64))
+        data = np.array(records, dtype=np.float64)
+        blocks.append([data[:, i].copy() for i in range(len(RECORD_FIELDS))])
         records.clear()
 
 
@@ -95,42 +97,55 @@ def records_frame(
     vm_names: Sequence[str],
     vm_groups: Sequence[str],
     vm_hosts: Sequence[str],
-    blocks: Sequence[np.ndarray] = (),
+    blocks: list[list[np.ndarray]] | None = None,
 ) -> pd.DataFrame:
     """The records table: one row per record (``blocks`` first, then ``records``), sorted by completion time then VM name.
 
     ``vm_names``, ``vm_groups`` and ``vm_hosts`` give each VM index's name,
-    group name and host name. Columns are built one at a time from the blocks
-    and put in order as they are built, so the table never exists twice.
-    Text columns hold references to one string per value (8 bytes a row).
+    group name and host name. ``blocks`` (from :func:`drain`) is consumed:
+    each field's pieces are freed as soon as its column is built, and the
+    columns are put in their final order as they are built, so the records
+    never exist twice. Text columns hold references to one string per value
+    (8 bytes a row).
     """
-    parts = [*blocks, np.array(records, dtype=np.float64).reshape(-1, len(RECORD_FIELDS))]
+    pieces: list[list[np.ndarray]] = [[] for _ in RECORD_FIELDS]
+    for block in blocks or []:
+        for i, part in enumerate(block):
+            pieces[i].append(part)
+    if blocks is not None:
+        blocks.clear()
+    if records:
+        rest = np.array(records, dtype=np.float64)
+        for i in range(len(RECORD_FIELDS)):
+            pieces[i].append(rest[:, i].copy())
 
-    def field(i: int) -> np.ndarray:
-        return np.concatenate([part[:, i] for part in parts]) if parts else np.empty(0)
+    def take(i: int) -> np.ndarray:
+        """Field ``i`` of every record, its pieces released."""
+        parts, pieces[i] = pieces[i], []
+        return np.concatenate(parts) if parts else np.empty(0)
 
-    vm_index = field(VM).astype(np.int64)
-    completed = field(COMPLETED)
+    vm_index = take(VM).astype(np.int64)
+    completed = take(COMPLETED)
     # sort_values(["complete_s", "vm"], kind="stable"): by completion time, then VM name, then record order.
     names = np.array(vm_names, dtype=object)
     name_rank = np.argsort(np.argsort(names, kind="stable"), kind="stable") if len(names) else np.empty(0, dtype=np.int64)
     order = np.lexsort((name_rank[vm_index], completed)) if len(completed) else np.empty(0, dtype=np.int64)
     vm_index = vm_index[order]
     completed = completed[order]
-    issued = field(ISSUED)[order]
-    frame = pd.DataFrame(
-        {
-            "vm": np.array(vm_names, dtype=object)[vm_index],
-            "group": np.array(vm_groups, dtype=object)[vm_index],
-            "host": np.array(vm_hosts, dtype=object)[vm_index],
-            "op": np.array(["read", "write"], dtype=object)[(field(IS_WRITE)[order] > 0).astype(np.int64)],
-            "path": np.array(PATHS, dtype=object)[field(PATH)[order].astype(np.int64)],
-            "size_bytes": field(SIZE)[order].astype(np.int64),
-            "issue_s": issued,
-            "complete_s": completed,
-            "latency_ms": (completed - issued) * 1e3,
-        }
-    )
+    issued = take(ISSUED)[order]
+    columns: dict[str, np.ndarray] = {
+        "vm": names[vm_index],
+        "group": np.array(vm_groups, dtype=object)[vm_index],
+        "host": np.array(vm_hosts, dtype=object)[vm_index],
+        "op": np.array(["read", "write"], dtype=object)[(take(IS_WRITE)[order] > 0).astype(np.int64)],
+        "path": np.array(PATHS, dtype=object)[take(PATH)[order].astype(np.int64)],
+        "size_bytes": take(SIZE)[order].astype(np.int64),
+        "issue_s": issued,
+        "complete_s": completed,
+        "latency_ms": (completed - issued) * 1e3,
+    }
+    del vm_index
     for name, i in zip(COMPONENTS, _COMPONENT_FIELDS, strict=True):
-        frame[name] = field(i)[order] * 1e3
-    return frame
+        columns[name] = take(i)[order] * 1e3
+    # copy=False: each column stays its own array; pandas would otherwise copy them all into one 2D block.
+    return pd.DataFrame(columns, copy=False)

@@ -53,7 +53,7 @@ class Model:
     vms: list[VM]
     records: list[Record]
     peer_fabric: Port | None = None
-    record_blocks: list[np.ndarray] = field(default_factory=list)
+    record_blocks: list[list[np.ndarray]] = field(default_factory=list)
     """Records moved out of :attr:`records` at each sample (:func:`simcache.collect.drain`)."""
     samples: list[SeriesSample] = field(default_factory=list)
     vmotions: list[dict[str, float]] = field(default_factory=list)
