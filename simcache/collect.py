@@ -39,6 +39,7 @@ __all__ = [
     "SIZE",
     "VM",
     "Record",
+    "RecordBlocks",
     "drain",
     "records_frame",
 ]
@@ -83,13 +84,44 @@ RECORD_COLUMNS = ("vm", "group", "host", "op", "path", "size_bytes", "issue_s", 
 """The records table's columns (units in the names; see :mod:`simcache.results`)."""
 
 
-def drain(records: list[Record], blocks: list[list[np.ndarray]]) -> None:
-    """Move the tuples of ``records`` into one block at the end of ``blocks``: a float64 array per field of
-    :data:`RECORD_FIELDS` (fields apart, so that :func:`records_frame` can free each as it uses it)."""
-    if records:
+class RecordBlocks:
+    """Completed records a field apart, each field one float64 array that grows by half when full.
+
+    Large arrays are mapped from the system and given back when freed, so the
+    records table, built from them field by field (:meth:`take`), does not sit
+    on top of their memory; many small blocks would stay in the allocator's heap.
+    """
+
+    GROWTH = 1.5
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._fields: list[np.ndarray] = [np.empty(0) for _ in RECORD_FIELDS]
+
+    def drain(self, records: list[Record]) -> None:
+        """Move the tuples of ``records`` (rows in :data:`RECORD_FIELDS` order) to the end of the fields."""
+        if not records:
+            return
         data = np.array(records, dtype=np.float64)
-        blocks.append([data[:, i].copy() for i in range(len(RECORD_FIELDS))])
         records.clear()
+        end = self.count + len(data)
+        for i, column in enumerate(self._fields):
+            if len(column) < end:
+                grown = np.empty(max(end, int(len(column) * self.GROWTH), 4096))
+                grown[: self.count] = column[: self.count]
+                self._fields[i] = column = grown
+            column[self.count : end] = data[:, i]
+        self.count = end
+
+    def take(self, i: int) -> np.ndarray:
+        """Field ``i`` of every record so far; the store lets go of it (take each field once)."""
+        column, self._fields[i] = self._fields[i], np.empty(0)
+        return column[: self.count]
+
+
+def drain(records: list[Record], blocks: RecordBlocks) -> None:
+    """Move the tuples of ``records`` into ``blocks`` (:meth:`RecordBlocks.drain`)."""
+    blocks.drain(records)
 
 
 def records_frame(
@@ -97,32 +129,23 @@ def records_frame(
     vm_names: Sequence[str],
     vm_groups: Sequence[str],
     vm_hosts: Sequence[str],
-    blocks: list[list[np.ndarray]] | None = None,
+    blocks: RecordBlocks | None = None,
 ) -> pd.DataFrame:
     """The records table: one row per record (``blocks`` first, then ``records``), sorted by completion time then VM name.
 
     ``vm_names``, ``vm_groups`` and ``vm_hosts`` give each VM index's name,
     group name and host name. ``blocks`` (from :func:`drain`) is consumed:
-    each field's pieces are freed as soon as its column is built, and the
+    each field is let go of as soon as its column is built, and the
     columns are put in their final order as they are built, so the records
     never exist twice. Text columns hold references to one string per value
     (8 bytes a row).
     """
-    pieces: list[list[np.ndarray]] = [[] for _ in RECORD_FIELDS]
-    for block in blocks or []:
-        for i, part in enumerate(block):
-            pieces[i].append(part)
-    if blocks is not None:
-        blocks.clear()
-    if records:
-        rest = np.array(records, dtype=np.float64)
-        for i in range(len(RECORD_FIELDS)):
-            pieces[i].append(rest[:, i].copy())
+    store = blocks if blocks is not None else RecordBlocks()
+    store.drain(list(records))
 
     def take(i: int) -> np.ndarray:
-        """Field ``i`` of every record, its pieces released."""
-        parts, pieces[i] = pieces[i], []
-        return np.concatenate(parts) if parts else np.empty(0)
+        """Field ``i`` of every record (the store lets go of it)."""
+        return store.take(i)
 
     vm_index = take(VM).astype(np.int64)
     completed = take(COMPLETED)

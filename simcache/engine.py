@@ -19,7 +19,7 @@ import numpy as np
 import simpy
 
 from simcache import __version__
-from simcache.collect import Record, drain
+from simcache.collect import Record, RecordBlocks, drain
 from simcache.model.array import Array
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
@@ -53,7 +53,7 @@ class Model:
     vms: list[VM]
     records: list[Record]
     peer_fabric: Port | None = None
-    record_blocks: list[list[np.ndarray]] = field(default_factory=list)
+    record_blocks: RecordBlocks = field(default_factory=RecordBlocks)
     """Records moved out of :attr:`records` at each sample (:func:`simcache.collect.drain`)."""
     samples: list[SeriesSample] = field(default_factory=list)
     vmotions: list[dict[str, float]] = field(default_factory=list)

@@ -246,10 +246,16 @@ class Trace:
         return np.memmap(self.rows_path, dtype=ROW, mode="r", shape=(self.count,))
 
     def blocks(self, rows: int = BLOCK_ROWS) -> Iterator[np.ndarray]:
-        """The rows in order, ``rows`` at a time, each block a copy in memory."""
-        data = self.rows
-        for start in range(0, self.count, rows):
-            yield np.array(data[start : start + rows])
+        """The rows in order, ``rows`` at a time, each block read into memory of its own.
+
+        Read from the file, not through the memmap: pages of a mapping a whole
+        replay has touched would count as the process's memory until unmapped.
+        """
+        if self.count == 0:
+            return
+        with self.rows_path.open("rb") as handle:
+            for start in range(0, self.count, rows):
+                yield np.fromfile(handle, dtype=ROW, count=min(rows, self.count - start))
 
     @property
     def duration(self) -> float:
