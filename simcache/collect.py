@@ -153,22 +153,28 @@ def records_frame(
     names = np.array(vm_names, dtype=object)
     name_rank = np.argsort(np.argsort(names, kind="stable"), kind="stable") if len(names) else np.empty(0, dtype=np.int64)
     order = np.lexsort((name_rank[vm_index], completed)) if len(completed) else np.empty(0, dtype=np.int64)
+    # Each column is put in order as it is built, with as few full-length temporaries as possible (a 10-million-I/O
+    # replay's table is about 1.4 GB).
     vm_index = vm_index[order]
     completed = completed[order]
     issued = take(ISSUED)[order]
+    latency = completed - issued
+    latency *= 1e3
     columns: dict[str, np.ndarray] = {
         "vm": names[vm_index],
         "group": np.array(vm_groups, dtype=object)[vm_index],
         "host": np.array(vm_hosts, dtype=object)[vm_index],
-        "op": np.array(["read", "write"], dtype=object)[(take(IS_WRITE)[order] > 0).astype(np.int64)],
-        "path": np.array(PATHS, dtype=object)[take(PATH)[order].astype(np.int64)],
-        "size_bytes": take(SIZE)[order].astype(np.int64),
-        "issue_s": issued,
-        "complete_s": completed,
-        "latency_ms": (completed - issued) * 1e3,
     }
     del vm_index
+    columns["op"] = np.array(["read", "write"], dtype=object)[(take(IS_WRITE) > 0).astype(np.int8)[order]]
+    columns["path"] = np.array(PATHS, dtype=object)[take(PATH).astype(np.int8)[order]]
+    columns["size_bytes"] = take(SIZE).astype(np.int64)[order]
+    columns["issue_s"] = issued
+    columns["complete_s"] = completed
+    columns["latency_ms"] = latency
     for name, i in zip(COMPONENTS, _COMPONENT_FIELDS, strict=True):
-        columns[name] = take(i)[order] * 1e3
+        component = take(i)[order]
+        component *= 1e3
+        columns[name] = component
     # copy=False: each column stays its own array; pandas would otherwise copy them all into one 2D block.
     return pd.DataFrame(columns, copy=False)
