@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import re
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -71,10 +72,13 @@ class RowChunks:
         with reader:
             while True:
                 try:
-                    frame = next(reader)
+                    # pandas drops the extra fields of a chunk's first rows with only a warning: here it is an error.
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("error", pd.errors.ParserWarning)
+                        frame = next(reader)
                 except StopIteration:
                     return
-                except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError, EOFError) as exc:
+                except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError, ValueError, OSError, EOFError) as exc:
                     raise self._locate(self.skip_lines + rows_read + 1, exc) from None
                 rows_read += len(frame)
                 empty = frame.isna().all(axis=1).to_numpy()
