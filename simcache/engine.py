@@ -127,7 +127,7 @@ def _replayed_devices(scenario: Scenario, group: Group) -> tuple[Trace, list[str
     if spec is None:
         return None
     trace = trace_for(spec)
-    return trace, vm_devices(spec, trace, group.vms_per_host * len(scenario.group_hosts(group)))
+    return trace, vm_devices(spec, trace, scenario.group_vm_count(group))
 
 
 def _peers(scenario: Scenario, group: Group, host_index: int, hosts: list[Host], stream: UniformStream) -> tuple[Host, ...]:

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from simcache.scenario import Group, Scenario, TraceSpec, Workload
+from simcache.scenario import Scenario, TraceSpec, Workload
 from simcache.trace import READ, WRITE, Trace
 
-__all__ = ["TraceStream", "group_vm_count", "mean_equivalent", "trace_for", "vm_devices"]
+__all__ = ["TraceStream", "mean_equivalent", "trace_for", "vm_devices"]
 
 _BLOCK = 1 << 14  # trace rows read per refill
 _LOADED: dict[tuple[str, int, int, str | None, str], Trace] = {}
@@ -58,10 +58,6 @@ def vm_devices(spec: TraceSpec, trace: Trace, vms: int) -> list[str]:
     """The trace device each of a group's ``vms`` VMs replays, in the order the engine builds them."""
     devices = spec.devices if spec.devices is not None else sorted(trace.devices)
     return [devices[k % len(devices)] for k in range(vms)]
-
-
-def group_vm_count(group: Group, hosts: int) -> int:
-    return group.vms_per_host * (hosts if group.hosts is None else len(group.hosts))
 
 
 class TraceStream:
@@ -151,15 +147,18 @@ def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:
             groups.append(group)
             continue
         trace = trace_for(spec)
-        devices = vm_devices(spec, trace, group_vm_count(group, scenario.cluster.hosts))
+        devices = vm_devices(spec, trace, scenario.group_vm_count(group))
         reads = writes = 0
         sizes: dict[int, int] = {}
         spans = []
+        counted: dict[str, tuple[int, int, dict[int, int]]] = {}  # VMs replaying one device: one pass over the trace
         for device in devices:
             stream = TraceStream(workload, trace, device)
-            r, w, s = _window_counts(trace, stream.device, stream.start, stream.end)
+            if device not in counted:
+                counted[device] = _window_counts(trace, stream.device, stream.start, stream.end)
+            r, w, by_size = counted[device]
             reads, writes = reads + r, writes + w
-            for size, count in s.items():
+            for size, count in by_size.items():
                 sizes[size] = sizes.get(size, 0) + count
             spans.append(trace.summary()[device].span)
         ios = reads + writes

@@ -72,7 +72,7 @@ class Scenario(_Spec):
 
     @property
     def vm_count(self) -> int:
-        return sum(g.vms_per_host * len(self.group_hosts(g)) for g in self.groups)
+        return sum(self.group_vm_count(g) for g in self.groups)
 
     @property
     def data_bytes(self) -> int:
@@ -81,7 +81,7 @@ class Scenario(_Spec):
 
     def group_data_bytes(self, group: Group) -> int:
         """The bytes ``group``'s VMs touch: working set times VMs, or each replaying VM's trace device span."""
-        vms = group.vms_per_host * len(self.group_hosts(group))
+        vms = self.group_vm_count(group)
         spec = group.workload.trace
         if spec is None:
             return group.workload.working_set * vms
@@ -90,6 +90,10 @@ class Scenario(_Spec):
         trace = trace_for(spec)
         summary = trace.summary()
         return sum(summary[device].span for device in vm_devices(spec, trace, vms))
+
+    def group_vm_count(self, group: Group) -> int:
+        """VMs of ``group``: ``vms_per_host`` on each of its hosts."""
+        return group.vms_per_host * len(self.group_hosts(group))
 
     def group_hosts(self, group: Group) -> list[int]:
         return list(range(self.cluster.hosts)) if group.hosts is None else list(group.hosts)
@@ -327,7 +331,7 @@ def _largest_traced_write(scenario: Scenario, group: Group) -> int:
     assert spec is not None
     trace = trace_for(spec)
     summary = trace.summary()
-    devices = vm_devices(spec, trace, group.vms_per_host * len(scenario.group_hosts(group)))
+    devices = vm_devices(spec, trace, scenario.group_vm_count(group))
     return max(summary[device].largest["write"] for device in devices)
 
 
