@@ -86,22 +86,26 @@ Options:
   ``"sum"`` (prints separated by ``-r``: add them), ``"last"`` (cumulative
   prints: the last holds everything) or ``"auto"`` (default: ``last`` when
   every bucket only grows from one print to the next, else ``sum``).
+
+Where things are: reading the CSV sections into histograms (titles, parsing,
+merging repeated prints) is in :mod:`.vscsistats_csv`; the locality fit of the
+seek-distance histogram (near-sequential share, hot-spot maximum likelihood)
+in :mod:`.vscsistats_locality`. What a disk becomes (workload, checks,
+:func:`read`) stays here.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from simcache.errors import WorkloadFileError
-from simcache.importers.base import Imported, check_option_names, group_name, numbered_lines
+from simcache.importers.base import Imported, check_option_names, group_name
+from simcache.importers.vscsistats_csv import COLLECT, FREQUENCY_HEADER, TITLE_OF, Disk, Histogram, _error, _histograms, _parse
+from simcache.importers.vscsistats_locality import SHORT_SEEK, _locality, _near_fraction
 from simcache.metrics import PERCENTILES
 from simcache.units import UnitError, format_size, parse_size
 
@@ -109,30 +113,6 @@ __all__ = ["KIND", "NAME", "read", "sniff"]
 
 NAME = "vscsistats"
 KIND = "measurement"
-
-COLLECT = "collect them all with `vscsiStats -s -w <worldGroupID>`, then `vscsiStats -p all -c -w <worldGroupID>`"
-
-TITLE_OF: dict[tuple[str, str], str] = {
-    ("length", "any"): "IO lengths of commands",
-    ("length", "read"): "IO lengths of Read commands",
-    ("length", "write"): "IO lengths of Write commands",
-    ("seek", "any"): "distance (in LBNs) between successive commands",
-    ("seek", "read"): "distance (in LBNs) between successive Read commands",
-    ("seek", "write"): "distance (in LBNs) between successive Write commands",
-    ("seek16", "any"): "distance (in LBNs) between each command from the closest of previous 16",
-    ("latency", "any"): "latency of IOs in Microseconds (us)",
-    ("latency", "read"): "latency of Read IOs in Microseconds (us)",
-    ("latency", "write"): "latency of Write IOs in Microseconds (us)",
-    ("outstanding", "any"): "number of outstanding IOs when a new IO is issued",
-    ("outstanding", "read"): "number of outstanding Read IOs when a new Read IO is issued",
-    ("outstanding", "write"): "number of outstanding Write IOs when a new Write IO is issued",
-    ("interarrival", "any"): "latency of IO interarrival time in Microseconds (us)",
-    ("interarrival", "read"): "latency of IO interarrival time for Reads in Microseconds (us)",
-    ("interarrival", "write"): "latency of IO interarrival time for Writes in Microseconds (us)",
-}
-"""(what a histogram counts, which commands) -> its title as vscsiStats prints it."""
-TITLES = {title.lower(): kind_op for kind_op, title in TITLE_OF.items()}
-"""The same, by lower-case title (titles are matched without regard to case)."""
 
 OPTIONS: dict[str, str] = {
     "layout": '"disk" (one group per virtual disk) or "vm" (a VM\'s disks on one host)',
@@ -146,234 +126,15 @@ DEFAULT_WORKING_SET = "10GiB"
 DEFAULT_REL = 0.25
 """The mean-latency checks' tolerance: the file measured one host's hardware, the scenario models another."""
 DEFAULT_SEQUENTIAL_WITHIN = 128
-STAT_NAMES = ("min", "max", "mean", "count")
-FREQUENCY_HEADER = "frequency,histogram bucket limit"
 OVERFLOW_ROUNDING = 4096
 """The overflow bucket's modelled size is rounded up to this many bytes."""
 
 _TITLE = re.compile(r"^Histogram: [^,\n]+,virtual machine worldGroupID,[^,\n]*,virtual disk handleID,", re.MULTILINE)
-_HANDLE = re.compile(r"^\s*(?P<id>[^\s(]+)\s*(?:\((?P<device>[^)]*)\))?\s*$")
 
 
 def sniff(head: str) -> bool:
     """A vscsiStats CSV print: a ``Histogram: ...,virtual machine worldGroupID,...`` title and the frequency header."""
     return _TITLE.search(head) is not None and FREQUENCY_HEADER in head.lower()
-
-
-@dataclass(frozen=True)
-class Disk:
-    """One virtual disk: its VM's worldGroupID, its handleID and device name (``scsi0:0``)."""
-
-    vm: str
-    handle: str
-    device: str
-
-    @property
-    def label(self) -> str:
-        return f"VM {self.vm} disk {self.device or self.handle}"
-
-
-@dataclass
-class Histogram:
-    """One printed histogram: its summary lines and buckets (``limits[i]`` is bucket i's largest value)."""
-
-    title: str
-    line: int
-    """The line of its title (of the first print, when several were merged)."""
-    stats: dict[str, float] = field(default_factory=dict)
-    counts: list[int] = field(default_factory=list)
-    limits: list[float] = field(default_factory=list)
-
-    @property
-    def count(self) -> int:
-        return int(self.stats["count"])
-
-    @property
-    def mean(self) -> float:
-        return self.stats["mean"]
-
-    @property
-    def overflow(self) -> bool:
-        """The last row repeats the limit before it: it counts everything above that limit."""
-        return len(self.limits) >= 2 and self.limits[-1] == self.limits[-2]
-
-    def buckets(self) -> Iterator[tuple[float | None, float | None, int]]:
-        """(lower edge exclusive or None, limit or None for the overflow bucket, count) per bucket."""
-        for i, (count, limit) in enumerate(zip(self.counts, self.limits, strict=True)):
-            lower = self.limits[i - 1] if i else None
-            if self.overflow and i == len(self.limits) - 1:
-                yield lower, None, count
-            else:
-                yield lower, limit, count
-
-    def overflow_value(self) -> float:
-        """A representative value for the overflow bucket: what the mean line implies, kept above the last limit and at most the max."""
-        last = self.limits[-2]
-        over = self.counts[-1]
-        inner = sum(c * limit for c, limit in zip(self.counts[:-1], self.limits[:-1], strict=True))
-        implied = (self.count * self.mean - inner) / over if over else last
-        top = max(self.stats["max"], last)
-        return min(max(implied, last + 1), top) if top > last else last + 1
-
-
-# ---------------------------------------------------------------- parsing
-
-
-@dataclass
-class _Parsed:
-    sections: dict[tuple[Disk, str], list[Histogram]] = field(default_factory=dict)
-    unknown: dict[str, int] = field(default_factory=dict)
-    """Unknown title -> its first line."""
-    stray: list[int] = field(default_factory=list)
-    """Lines outside any section that are not blank."""
-
-
-def _error(path: Path, line: int | None, where: str, message: str) -> WorkloadFileError:
-    return WorkloadFileError.at(path, line, where, message)
-
-
-def _title(path: Path, number: int, text: str) -> tuple[str, Disk]:
-    fields = [f.strip() for f in text.split(",")]
-    title = fields[0][len("Histogram:") :].strip()
-    keys = {k.lower(): i for i, k in enumerate(fields)}
-    vm_at, disk_at = keys.get("virtual machine worldgroupid"), keys.get("virtual disk handleid")
-    form = "expected 'Histogram: <title>,virtual machine worldGroupID,<id>,virtual disk handleID,<id> (<device>)'"
-    if not title or vm_at is None or disk_at is None or vm_at + 1 >= len(fields) or disk_at + 1 >= len(fields):
-        raise _error(path, number, "Histogram title", f"{form}, got {text!r}")
-    handle = _HANDLE.match(fields[disk_at + 1])
-    if not fields[vm_at + 1] or handle is None:
-        raise _error(path, number, "Histogram title", f"{form}, got {text!r}")
-    return title, Disk(fields[vm_at + 1], handle.group("id"), (handle.group("device") or "").strip())
-
-
-def _number(path: Path, number: int, where: str, text: str, form: str, *, whole: bool = False) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or (whole and (value != int(value) or value < 0)):
-        kind = "a whole number of at least 0" if whole else "a number"
-        raise _error(path, number, where, f"expected {form} with {kind}, got {text!r}")
-    return value
-
-
-def _parse(path: Path) -> _Parsed:
-    parsed = _Parsed()
-    current: Histogram | None = None
-    state = "outside"  # outside -> stats -> rows
-    for number, raw in numbered_lines(path):
-        text = raw.strip()
-        if text.startswith("Histogram:"):
-            _close(path, current, state)
-            title, disk = _title(path, number, text)
-            current, state = Histogram(title, number), "stats"
-            if title.lower() not in TITLES:
-                parsed.unknown.setdefault(title, number)
-            parsed.sections.setdefault((disk, title.lower()), []).append(current)
-        elif not text:
-            continue
-        elif current is None:
-            parsed.stray.append(number)
-        elif state == "stats":
-            state = _stat_line(path, number, text, current)
-        else:
-            _bucket_row(path, number, text, current)
-    _close(path, current, state)
-    if not parsed.sections:
-        raise _error(path, None, "", f"no 'Histogram: ...' sections: not a vscsiStats CSV print; {COLLECT}")
-    return parsed
-
-
-def _stat_line(path: Path, number: int, text: str, histogram: Histogram) -> str:
-    """A ``min``/``max``/``mean``/``count`` line or the frequency header; the parser's next state."""
-    if text.lower().replace(" ", "") == FREQUENCY_HEADER.replace(" ", ""):
-        missing = [name for name in STAT_NAMES if name not in histogram.stats]
-        if missing:
-            raise _error(
-                path,
-                number,
-                "Frequency header",
-                f"{', '.join(missing)} line(s) missing before it (a section gives min, max, mean, count)",
-            )
-        return "rows"
-    name, _, value = (part.strip() for part in text.partition(","))
-    name = name.lower()
-    if name not in STAT_NAMES:
-        raise _error(
-            path, number, "section", f"expected min, max, mean, count or 'Frequency,Histogram Bucket Limit' after a title, got {text!r}"
-        )
-    if name in histogram.stats:
-        raise _error(path, number, name, f"a second {name} line in the section of line {histogram.line}; a section gives each once")
-    histogram.stats[name] = _number(path, number, name, value, f"'{name},<value>'", whole=name == "count")
-    return "stats"
-
-
-def _plain(value: float) -> str:
-    return str(int(value)) if value == int(value) else f"{value:g}"
-
-
-def _bucket_row(path: Path, number: int, text: str, histogram: Histogram) -> None:
-    form = "'<count>,<limit>'"
-    parts = [p.strip() for p in text.split(",")]
-    if len(parts) != 2:
-        raise _error(path, number, "Frequency row", f"expected {form}, got {text!r}")
-    count = _number(path, number, "Frequency row", parts[0], form, whole=True)
-    limit = _number(path, number, "Frequency row", parts[1], form)
-    if histogram.limits and limit < histogram.limits[-1]:
-        raise _error(path, number, "Histogram Bucket Limit", f"limits must not decrease: {parts[1]} after {_plain(histogram.limits[-1])}")
-    if histogram.overflow:
-        raise _error(path, number, "Frequency row", "a row after the overflow row (the one repeating the limit before it)")
-    histogram.counts.append(int(count))
-    histogram.limits.append(limit)
-
-
-def _close(path: Path, histogram: Histogram | None, state: str) -> None:
-    if histogram is not None and (state != "rows" or not histogram.counts):
-        raise _error(path, histogram.line, "Histogram section", "ends before any 'Frequency,Histogram Bucket Limit' rows")
-
-
-# ---------------------------------------------------------------- snapshots
-
-
-def _merge(path: Path, prints: list[Histogram], how: str) -> Histogram:
-    if how == "last" or len(prints) == 1:
-        return replace(prints[-1], line=prints[0].line)
-    first = prints[0]
-    for other in prints[1:]:
-        if other.limits != first.limits:
-            raise _error(path, other.line, "Histogram Bucket Limit", f"bucket limits differ from the same histogram's at line {first.line}")
-    total = sum(p.count for p in prints)
-    stats = {
-        "min": min(p.stats["min"] for p in prints),
-        "max": max(p.stats["max"] for p in prints),
-        "mean": sum(p.mean * p.count for p in prints) / total if total else 0.0,
-        "count": float(total),
-    }
-    counts = [sum(column) for column in zip(*(p.counts for p in prints), strict=True)]
-    return Histogram(first.title, first.line, stats, counts, list(first.limits))
-
-
-def _cumulative(prints: list[Histogram]) -> bool:
-    """Every bucket and the count only grow from one print to the next (vscsiStats printed without -r between)."""
-    return all(
-        later.count >= earlier.count and all(b >= a for a, b in zip(earlier.counts, later.counts, strict=False))
-        for earlier, later in itertools.pairwise(prints)
-    )
-
-
-def _histograms(path: Path, parsed: _Parsed, how: str, warnings: list[str]) -> dict[Disk, dict[tuple[str, str], Histogram]]:
-    repeated = {key: prints for key, prints in parsed.sections.items() if len(prints) > 1}
-    if repeated:
-        if how == "auto":
-            how = "last" if all(_cumulative(p) for p in repeated.values()) else "sum"
-        most = max(len(p) for p in repeated.values())
-        meaning = "cumulative prints: the last one used" if how == "last" else "prints reset with -r between them: added up"
-        warnings.append(f'histograms are printed up to {most} times per disk; taken as {meaning} (option snapshots = "sum" or "last")')
-    disks: dict[Disk, dict[tuple[str, str], Histogram]] = {}
-    for (disk, title), prints in parsed.sections.items():
-        if title in TITLES:
-            disks.setdefault(disk, {})[TITLES[title]] = _merge(path, prints, how)
-    return disks
 
 
 # ---------------------------------------------------------------- options
@@ -488,111 +249,6 @@ def _cv(histogram: Histogram) -> float | None:
     mean = sum(v * c for v, c in points) / n
     var = sum(c * (v - mean) ** 2 for v, c in points) / n
     return math.sqrt(var) / mean if mean > 0 else None
-
-
-def _near_fraction(seeks: Histogram, within: int) -> float:
-    """Share of commands whose distance is in +1..+within LBN (whole buckets only)."""
-    total = sum(seeks.counts)
-    near = sum(c for lower, limit, c in seeks.buckets() if _near(lower, limit, within))
-    return near / total if total else 0.0
-
-
-def _near(lower: float | None, limit: float | None, within: int) -> bool:
-    return limit is not None and lower is not None and lower >= 0 and 0 < limit <= within
-
-
-def _distance_cdf(x: np.ndarray, span: float, hot: np.ndarray, share: np.ndarray) -> np.ndarray:
-    """P(|distance| <= x) between two independent positions of a hot spot over ``span`` LBNs.
-
-    A position is in the hot region ``[0, hot)`` with probability ``share`` and uniform within its region. Two
-    positions in one region of length ``L`` are ``|d| <= x`` apart with probability ``1 - (1 - x/L)^2``; one in
-    each region are ``U + V`` apart (``U ~ U(0, hot)``, ``V ~ U(0, span - hot)``), whose distribution function is
-    ``(g(x) - g(x - hot) - g(x - cold) + g(x - span)) / (hot cold)`` with ``g(t) = max(t, 0)^2 / 2``.
-    """
-    cold = span - hot
-
-    def same(length: np.ndarray) -> np.ndarray:
-        return np.asarray(1.0 - (1.0 - np.minimum(x / length, 1.0)) ** 2)
-
-    def g(t: np.ndarray) -> np.ndarray:
-        return np.asarray(np.maximum(t, 0.0) ** 2 / 2.0)
-
-    across = (g(x) - g(x - hot) - g(x - cold) + g(x - span)) / (hot * cold)
-    return np.asarray(share**2 * same(hot) + (1.0 - share) ** 2 * same(cold) + 2.0 * share * (1.0 - share) * across)
-
-
-@dataclass(frozen=True)
-class _Locality:
-    """What the seek-distance histogram says about where a disk's I/Os land."""
-
-    near: float
-    """Share of near-sequential seeks (+1..+within LBN)."""
-    excess: float
-    """How much likelier than uniform access a short (non-sequential, at most 500 LBN) seek is; nan without any."""
-    hotspot: tuple[float, float] | None
-    """(hot_io_fraction, hot_span_fraction) when the histogram resolves a hot spot, else None."""
-    reason: str
-
-
-LIKELIHOOD_RATIO = 13.82
-"""Twice the log-likelihood gain a hot spot needs over uniform access: chi-square, 2 degrees of freedom, p = 0.001."""
-SHORT_SEEK = 500
-"""LBNs: a non-sequential seek this short or shorter counts as short in the facts."""
-
-
-def _locality(seeks: Histogram, within: int, working_set: int) -> _Locality:
-    """The near-sequential share, and a hot spot fitted to the other seeks by maximum likelihood (see the module doc)."""
-    span = working_set / 512.0
-    near = _near_fraction(seeks, within)
-    cells: list[tuple[float, float, int, float]] = []  # (|d| from, |d| to, count, sides) of the seeks not near-sequential
-    for lower, limit, count in seeks.buckets():
-        if _near(lower, limit, within) or count == 0:
-            continue
-        low = -math.inf if lower is None else lower
-        high = math.inf if limit is None else limit
-        if high <= 0:
-            cells.append((abs(high), abs(low), count, 0.5))
-        elif low >= 0:
-            cells.append((low, high, count, 0.5))
-        else:  # a bucket across 0 (-1..0 and the like): both sides
-            cells.append((0.0, max(abs(low), high), count, 1.0))
-    total = sum(cell[2] for cell in cells)
-    if total == 0:
-        return _Locality(near, math.nan, None, "no seek other than near-sequential ones")
-    counts = np.array([cell[2] for cell in cells], dtype=np.float64)
-    short = sum(c for _, b, c, _ in cells if b <= SHORT_SEEK) / total
-    excess = short / (1.0 - (1.0 - min(SHORT_SEEK / span, 1.0)) ** 2)
-    shares = np.linspace(0.0, 0.99, 100)
-    hots = np.geomspace(1e-5, 0.5, 120)
-    hot_mesh, share_mesh = np.meshgrid(hots, shares)
-    keep = share_mesh > hot_mesh  # a hot spot: its share of the I/Os above its share of the span
-    hot_grid, share_grid = np.append(hot_mesh[keep], 0.5), np.append(share_mesh[keep], 0.5)  # the last: uniform
-    hot_lbn = hot_grid[:, None] * span
-
-    def cdf(x: float) -> np.ndarray:
-        return _distance_cdf(np.full(hot_lbn.shape, min(x, span)), span, hot_lbn, share_grid[:, None])[:, 0]
-
-    # The model's distances are symmetric: a cell on one side of 0 holds half of its |d| range.
-    probabilities = np.stack([(cdf(b) - cdf(a)) * sides for a, b, _, sides in cells], axis=1)
-    likelihood = (counts * np.log(np.maximum(probabilities, 1e-300))).sum(axis=1)
-    best = int(np.argmax(likelihood[:-1]))
-    gain = 2.0 * (likelihood[best] - likelihood[-1])
-    if gain < LIKELIHOOD_RATIO:
-        return _Locality(
-            near, excess, None, f"a hot spot fits no better than uniform access (likelihood ratio {gain:.3g} < {LIKELIHOOD_RATIO})"
-        )
-    close = likelihood[:-1] >= likelihood[best] - 3.0  # the fit's 95% region (chi-square, 2 degrees of freedom, halved)
-    low, high = hot_grid[:-1][close].min(), hot_grid[:-1][close].max()
-    if high > 2.0 * low:
-        return _Locality(
-            near,
-            excess,
-            None,
-            f"short seeks point to a hot spot, but its size is not resolved by the buckets (hot span {low:.2g} to {high:.2g} "
-            "of the working set fit alike)",
-        )
-    fitted = (float(f"{share_grid[best]:.3g}"), float(f"{hot_grid[best]:.3g}"))
-    return _Locality(near, excess, fitted, f"maximum likelihood fit (likelihood ratio {gain:.3g} against uniform access)")
 
 
 def _percentile_bucket(latency: Histogram, pct: float) -> tuple[float, float]:
