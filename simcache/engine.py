@@ -242,6 +242,7 @@ def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, An
         return
     host.alive = False
     backlog = host.destager.backlog_bytes
+    unacknowledged = host.destager.waiting_bytes  # its VMs never heard back about these: failed I/Os, not lost data
     lost = handed_over = 0
     for vm_index, offset, size, replicas, _ in host.destager.fail():
         holders = [peer for peer in replicas if peer.alive]
@@ -260,7 +261,14 @@ def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, An
         if vm.host.alive:
             vm.replace_peer(host, model.hosts)
     model.failures.append(
-        {"host": event.host, "at_s": model.env.now, "backlog_bytes": backlog, "lost_bytes": lost, "handed_over_bytes": handed_over}
+        {
+            "host": event.host,
+            "at_s": model.env.now,
+            "backlog_bytes": backlog,
+            "lost_bytes": lost,
+            "handed_over_bytes": handed_over,
+            "unacknowledged_bytes": unacknowledged,
+        }
     )
 
 

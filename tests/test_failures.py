@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import simcache
+from simcache import engine
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 SCENARIO = simcache.load_scenario(SCENARIOS / "redundancy_multiplier.toml")
@@ -138,3 +139,54 @@ def test_adding_vms_or_hosts_leaves_other_streams_alone() -> None:
     assert len(both) >= 0.9 * min(len(first), len(second)) > 100
     assert (both["op"] == both["op_bigger"]).all()
     assert (both["size_bytes"] == both["size_bytes_bigger"]).all()
+
+
+def _copies_invariants(model: engine.Model) -> list[str]:
+    """What the data-at-risk accounting promises, checked against the buffered writes themselves:
+    no buffered or waiting write counts a dead host as a copy, a host's single-copy bytes are exactly its
+    buffered writes with no live replica, and a dead host holds no replica bytes."""
+    problems = []
+    for host in model.hosts:
+        destager = host.destager
+        if not host.alive:
+            if host.replica_bytes:
+                problems.append(f"dead {host.name} still holds {host.replica_bytes} replica bytes")
+            continue
+        buffered = [item for batch in destager._flushing for item in batch] + list(destager._pending)
+        waiting = [item for _, item in destager._waiting]
+        dead = [item for item in buffered + waiting if any(not peer.alive for peer in item[3])]
+        if dead:
+            problems.append(f"{host.name}: {len(dead)} writes count a dead host as a copy")
+        single = sum(item[2] for item in buffered if not item[3])
+        if single != destager.single_copy_bytes:
+            problems.append(f"{host.name}: single-copy bytes {destager.single_copy_bytes}, buffered writes say {single}")
+    return problems
+
+
+@pytest.mark.parametrize("policy", ["WB+1", "WB+2"])
+def test_writes_in_flight_and_waiting_lose_the_dead_peers_copy(policy: str) -> None:
+    """Writes whose replica leg was on its way to the peer when it died, and writes waiting for buffer
+    space, have one copy fewer from that moment: they count as at risk (WB+1) like the buffered ones.
+
+    A full buffer (128 KiB destager) keeps writers waiting at the failure, and 1 ms replica legs keep
+    some in flight; the model is stepped every 5 ms around the failure and checked each time.
+    """
+    scenario = SCENARIO.with_overrides(
+        {
+            "groups.writers.policy": policy,
+            "groups.writers.workload.access": "uniform",
+            "array": {"profile": "array-14x7200", "port": "10GbE"},
+            "cluster.destager.capacity": "16MiB",
+            "events": [{"kind": "host_failure", "at": FAIL_AT, "host": 1}],
+        }
+    ).with_duration(FAIL_AT + 1.0)
+    model = engine.build(scenario, seed=1)
+    waiting_at_failure = 0
+    for step in range(1, 80):
+        model.env.run(until=FAIL_AT - 0.1 + step * 0.005)
+        if not model.hosts[1].alive and not waiting_at_failure:
+            waiting_at_failure = sum(h.destager.waiting_writers for h in model.hosts if h.alive)
+        assert _copies_invariants(model) == [], model.env.now
+    assert waiting_at_failure > 0  # the case the test is about did happen
+    (failure,) = model.failures
+    assert failure["unacknowledged_bytes"] > 0  # host1's own writers were waiting too: failed I/Os, reported apart from lost data

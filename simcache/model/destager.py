@@ -91,7 +91,9 @@ class Destager:
     def peer_failed(self, peer: Host) -> None:
         """A host holding replicas of this buffer's writes died: those writes lose that copy.
 
-        Writes left with no replica become single copies (data at risk).
+        Writes left with no replica become single copies (data at risk). That holds for the buffered
+        writes and for the writers still waiting for buffer space (their data is in the tier and on the
+        peers already; they enter the buffer with the copies that are left).
         """
         for queue in (self._pending, *self._flushing):
             for i, item in enumerate(queue):
@@ -101,6 +103,11 @@ class Destager:
                     if not kept and not item[4]:
                         self.single_copy_bytes += item[2]
                     queue[i] = (item[0], item[1], item[2], kept, not kept)
+        waiting = self._waiting
+        for i, (event, item) in enumerate(waiting):
+            if peer in item[3]:
+                kept = tuple(h for h in item[3] if h is not peer)
+                waiting[i] = (event, (item[0], item[1], item[2], kept, not kept))
 
     def fail(self) -> list[PendingWrite]:
         """The host died: return every write not yet destaged (the flushers stop on seeing ``host.alive`` false).
@@ -194,3 +201,8 @@ class Destager:
     @property
     def waiting_writers(self) -> int:
         return len(self._waiting)
+
+    @property
+    def waiting_bytes(self) -> int:
+        """Bytes of the writes waiting for buffer space (stored, not yet acknowledged to their VMs)."""
+        return sum(item[2] for _, item in self._waiting)

@@ -122,6 +122,8 @@ class VM:
             local, network, peer_tier = acked_at - issued, 0.0, 0.0
         else:
             local, network, peer_tier = 0.0, (acked_at - issued) - critical_peer_tier, critical_peer_tier
+        if peers and not all(peer.alive for peer in peers):
+            peers = tuple(peer for peer in peers if peer.alive)  # a peer died while this write was in flight
         wait = host.destager.admit((self.index, offset, size, peers, not peers))
         if wait is not None:
             yield wait
@@ -148,7 +150,8 @@ class VM:
         def arrived(_: simpy.Event) -> None:
             now = self.env.now
             done = peer.tier.submit(now, size, True)
-            peer.replica_bytes += size
+            if peer.alive:  # a dead peer's copy is no copy (the leg still completes: see docs/architecture.md)
+                peer.replica_bytes += size
             leg.extend((now, done, done + ack_time))
 
         event.callbacks.append(arrived)
