@@ -185,7 +185,7 @@ class Result:
         if self._breakdown is None:
             writes = self.measured[self.measured["op"] == "write"]
             rows = []
-            for group, part in list(writes.groupby("group", sort=False)) + [("all", writes)]:
+            for group, part in list(writes.groupby("group", sort=False, observed=True)) + [("all", writes)]:
                 means = {c: float(part[c].mean()) if len(part) else math.nan for c in COMPONENTS}
                 dominant = "none" if not len(part) else max(means, key=lambda c: means[c])
                 rows.append(

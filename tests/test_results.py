@@ -129,7 +129,7 @@ def test_summary_by_vm_adds_up_to_groups(result: Result, scenario: Scenario) -> 
     by_vm = result.summary_by_vm()
     assert set(by_vm["vm"]) == set(result.measured["vm"])
     assert len(set(by_vm["vm"])) == scenario.vm_count
-    vm_group = result.records.drop_duplicates("vm").set_index("vm")["group"]
+    vm_group = result.records.drop_duplicates("vm").set_index("vm")["group"].astype(str)  # categorical in the records
     counts = by_vm.assign(group=by_vm["vm"].map(vm_group)).groupby(["group", "op"])["count"].sum()
     summary = result.summary[result.summary["group"] != "all"].set_index(["group", "op"])["count"]
     pd.testing.assert_series_equal(counts.sort_index(), summary.sort_index(), check_names=False)
