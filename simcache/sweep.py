@@ -14,7 +14,13 @@ With ``store=`` a SQLite file, each row is written as soon as its task
 finishes. Rerunning the same sweep with the same store skips the tasks
 already there, so an interrupted sweep completes without recomputation.
 A killed sweep (even ``kill -9``) keeps every row it finished, and its
-worker processes exit with it.
+worker processes exit with it; Ctrl-C raises :class:`SweepInterrupted`
+(a ``KeyboardInterrupt`` saying how many rows finished) after terminating
+the workers. The store has a format version (:data:`STORE_FORMAT`) and a
+checksum per row: a row that fails its checks is reported
+(:class:`SweepStoreWarning`) and recomputed, never used. Sweeps running at
+once on one store share its tasks (see :class:`_Store`). A store that
+cannot be used raises :class:`~simcache.errors.SweepStoreError`.
 Rows carry no wall-clock figures, and the table is assembled in grid order,
 so a resumed sweep returns exactly the table of an uninterrupted one.
 
