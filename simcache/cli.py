@@ -254,9 +254,13 @@ def _sweep(args: argparse.Namespace) -> int:
                 )
             ],
         )
+    if not isinstance(spec["scenario"], str) or not spec["scenario"]:
+        raise ScenarioError(
+            str(args.grid), [("scenario", f'give a scenario file or built-in name, e.g. scenario = "default" (got {spec["scenario"]!r})')]
+        )
     scenario_path = Path(spec["scenario"])
-    if not scenario_path.is_absolute() and not scenario_path.exists():
-        scenario_path = args.grid.parent / scenario_path
+    if not scenario_path.is_absolute() and not scenario_path.exists() and (args.grid.parent / scenario_path).exists():
+        scenario_path = args.grid.parent / scenario_path  # relative to the sweep file; otherwise a built-in name
     until = None
     if args.until is not None:
         metric, _, width = args.until.partition("=")

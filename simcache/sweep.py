@@ -98,7 +98,11 @@ class SweepInterrupted(KeyboardInterrupt):
 
 @dataclass(frozen=True)
 class SweepProgress:
-    """Where a sweep stands: tasks done (skipped ones included) of the total, and an ETA."""
+    """Where a sweep stands: tasks done (skipped ones included) of the total, and an ETA.
+
+    ``skipped``: rows taken from the store instead of computed, whether stored before the sweep started or by
+    another sweep on the same store meanwhile.
+    """
 
     done: int
     total: int

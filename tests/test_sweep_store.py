@@ -467,7 +467,7 @@ def test_ctrl_c_without_a_store_says_nothing_was_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     grid = tmp_path / "grid.toml"
-    grid.write_text(f'scenario = "{ROOT / "scenarios" / "default.toml"}"\n[grid]\n"cluster.peer_link" = ["1GbE", "10GbE"]\n')
+    grid.write_text('scenario = "default"\n[grid]\n"cluster.peer_link" = ["1GbE", "10GbE"]\n')  # a built-in name
 
     def interrupt(state: SweepProgress) -> None:
         if state.done == 1:
@@ -497,3 +497,13 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_sweep_files_scenario_must_be_a_name_or_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text('scenario = 5\n[grid]\n"cluster.peer_link" = ["1GbE"]\n')
+    assert main(["sweep", str(grid)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {grid}: invalid scenario (1 problem(s))\n"
+        '  scenario: give a scenario file or built-in name, e.g. scenario = "default" (got 5)\n'
+    )
