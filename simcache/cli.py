@@ -259,8 +259,13 @@ def _sweep(args: argparse.Namespace) -> int:
             str(args.grid), [("scenario", f'give a scenario file or built-in name, e.g. scenario = "default" (got {spec["scenario"]!r})')]
         )
     scenario_path = Path(spec["scenario"])
-    if not scenario_path.is_absolute() and not scenario_path.exists() and (args.grid.parent / scenario_path).exists():
-        scenario_path = args.grid.parent / scenario_path  # relative to the sweep file; otherwise a built-in name
+    beside = args.grid.parent / scenario_path
+    if (
+        not scenario_path.is_absolute()
+        and not scenario_path.exists()
+        and (beside.exists() or scenario_path.suffix or len(scenario_path.parts) > 1)
+    ):
+        scenario_path = beside  # a file, relative to the sweep file; a bare name that is no file here is a built-in scenario
     until = None
     if args.until is not None:
         metric, _, width = args.until.partition("=")

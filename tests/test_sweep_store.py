@@ -460,7 +460,10 @@ def test_sigterm_stops_a_pool_sweep_and_its_workers(tmp_path: Path) -> None:
     assert code == 143 and 1 <= kept < 12
     assert f"interrupted (SIGTERM): {kept} of 12 runs finished and are kept in {store} ({kept} computed now, 0 from the store)." in err
     assert "Traceback" not in err, "workers ignore the stop; the sweep ends them"
-    assert not [pid for pid in children if _alive(pid)], "no worker outlives the sweep"
+    deadline = time.monotonic() + 30  # multiprocessing's resource tracker ends once it sees the sweep gone
+    while time.monotonic() < deadline and any(_alive(pid) for pid in children):
+        time.sleep(0.1)
+    assert len(children) >= 2 and not [pid for pid in children if _alive(pid)], "no worker outlives the sweep"
 
 
 def test_ctrl_c_without_a_store_says_nothing_was_kept(
