@@ -11,8 +11,10 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from contextlib import closing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -320,6 +322,43 @@ def test_a_claim_whose_owner_is_gone_is_taken_over(stored: tuple[Path, pd.DataFr
     pd.testing.assert_frame_equal(_sweep(store), stored[1])
     with closing(sqlite3.connect(store)) as db:
         assert db.execute("SELECT COUNT(*) FROM claims").fetchone() == (0,), "the claim was taken over and released"
+
+
+def test_a_sweep_waits_for_the_row_of_a_task_a_live_sweep_holds(
+    stored: tuple[Path, pd.DataFrame], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another sweep (alive: this pid, a fresh heartbeat) holds the 10GbE task: this one computes only 1GbE and takes
+    the other's row when it lands."""
+    store = _copy(stored, tmp_path)
+    with closing(sqlite3.connect(store)) as db, db:
+        key, text, checksum = db.execute("SELECT key, row, checksum FROM rows WHERE label = ?", (POINT,)).fetchone()
+        db.execute("DELETE FROM rows")
+        db.execute("INSERT INTO owners VALUES ('other', ?, ?, ?)", (os.getpid(), socket.gethostname(), time.time()))
+        db.execute("INSERT INTO claims VALUES (?, 'other', ?)", (key, time.time()))
+    module = sys.modules["simcache.sweep"]
+    computed: list[int] = []
+    one: Callable[[simcache.Scenario, int], dict[str, Any]] = module._one
+
+    def counted(run: simcache.Scenario, seed: int) -> dict[str, Any]:
+        computed.append(seed)
+        return one(run, seed)
+
+    monkeypatch.setattr(module, "_one", counted)
+
+    def the_other_sweep_finishes() -> None:  # once this sweep has stored its own row
+        while _count(store) < 1:
+            time.sleep(0.02)
+        with closing(sqlite3.connect(store)) as db, db:
+            db.execute("INSERT INTO rows VALUES (?, ?, ?, ?, 'other')", (key, text, checksum, POINT))
+            db.execute("DELETE FROM claims WHERE owner = 'other'")
+
+    other = threading.Thread(target=the_other_sweep_finishes)
+    other.start()
+    states: list[SweepProgress] = []
+    table = _sweep(store, progress=states.append)
+    other.join()
+    assert computed == [1] and states[-1].skipped == 1
+    pd.testing.assert_frame_equal(table, stored[1])
 
 
 CHILD = textwrap.dedent(
