@@ -13,8 +13,8 @@ import sys
 import textwrap
 import threading
 import time
-from contextlib import closing
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
