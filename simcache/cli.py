@@ -69,7 +69,12 @@ def _parser() -> argparse.ArgumentParser:
     sweep_cmd.add_argument("--out", type=Path, default=None, help="CSV file for the table (default: print it)")
     sweep_cmd.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core; 1 = no pool)")
     sweep_cmd.add_argument("--scheduler", default=None, help='run on Dask: a scheduler address (tcp://host:8786) or "local"')
-    sweep_cmd.add_argument("--store", type=Path, default=None, help="SQLite file that rows stream into; rerun with it to resume")
+    sweep_cmd.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="SQLite file that rows stream into; rerun with it to resume (sweeps running at once share its finished runs)",
+    )
     sweep_cmd.add_argument(
         "--until",
         default=None,

@@ -432,6 +432,7 @@ class _Runner:
             task, run, seed = self._serial.pop(0)
             return [(task, _one(run, seed))]
         if self._pool is not None:
+            # at most `capacity` futures pending, so waiting on all of them per result stays cheap
             done, _ = wait(self._futures, timeout=timeout, return_when=FIRST_COMPLETED)
             return [(self._futures.pop(future), future.result()) for future in done]
         deadline = None if timeout is None else time.monotonic() + timeout
