@@ -38,6 +38,13 @@ to the checkout meanwhile do not mix two versions into one measurement.
    uninterrupted 2-worker table of step 1 (its CSV byte for byte, and the
    store read back as a DataFrame with exact comparison). The 1-worker and
    2-worker tables of step 1 must be identical as well.
+3. **Store cost** (``--store-cost`` runs only this): the store's work per
+   task of the 600, on a fresh store in this process: the lookup of a task
+   not yet stored, its claim (``BEGIN IMMEDIATE``, the claim row), writing its
+   row (checksum, row, claim released) and, on a rerun, reading and checking
+   a stored row (checksum, JSON, columns, values); median over 3 rounds, next
+   to one simulation of the sweep's first point. Target: the store's cost of a
+   computed task below 1% of a simulation.
 
 Exit status 1 if a check of step 2 (or the 1-vs-2-worker identity) fails.
 """
@@ -46,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import functools
 import gc
 import hashlib
 import importlib.util
@@ -498,6 +506,51 @@ def kill_and_resume(scenario_path: Path, duration: float, reference: pd.DataFram
     }
 
 
+def store_cost(duration: float, rounds: int = 3) -> dict[str, Any]:
+    """Milliseconds per task of each store step (see the module docstring, step 3), next to one simulation."""
+    from simcache.sweep import _Store
+
+    base = simcache.load_scenario(SCENARIO)
+    points = grid_points(GRID)
+    variants = [base.with_overrides(point) for point in points]
+    labels = [", ".join(f"{column}={value}" for column, value in point.items()) for point in points]
+    started = time.perf_counter()
+    row = result_row(simcache.simulate(variants[0].with_duration(duration), seed=1))
+    simulation_ms = (time.perf_counter() - started) * 1e3
+    tasks = [(i, seed) for i in range(len(points)) for seed in SEEDS]
+    steps: dict[str, list[float]] = {"lookup (not stored)": [], "claim": [], "write row": [], "read and check a stored row": []}
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory(prefix="bench_sweep_store_") as tmp:
+            store = _Store(Path(tmp) / "store.sqlite", variants, duration, labels)
+            try:
+                for task in tasks:  # each task's key (its scenario's JSON, hashed) was computed before stores had checks too
+                    store._key(task)
+                actions: list[Callable[[tuple[int, int]], object]] = [
+                    store.get,
+                    store.claim,
+                    functools.partial(store.put, row=row),
+                    store.get,
+                ]
+                for name, step in zip(steps, actions, strict=True):
+                    started = time.perf_counter()
+                    for task in tasks:
+                        step(task)
+                    steps[name].append((time.perf_counter() - started) * 1e3 / len(tasks))
+            finally:
+                store.close()
+    medians = {name: statistics.median(values) for name, values in steps.items()}
+    computed_ms = medians["lookup (not stored)"] + medians["claim"] + medians["write row"]
+    for name, value in medians.items():
+        print(f"  {name}: {value:.3f} ms per task", flush=True)
+    print(f"  one simulation ({duration:g} simulated s): {simulation_ms:.0f} ms", flush=True)
+    return {
+        "ms_per_task": medians,
+        "simulation_ms": simulation_ms,
+        "computed_task_ms": computed_ms,
+        "share_of_a_simulation": computed_ms / simulation_ms,
+    }
+
+
 def _resumed_checks(
     check: Callable[[str, bool, str], None], name: str, run: dict[str, Any], before: dict[str, int], after: dict[str, int], total: int
 ) -> None:
@@ -526,6 +579,7 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=2.0, help="simulated seconds per run (default 2)")
     parser.add_argument("--skip-speedup", action="store_true", help="only the kill-and-resume check (one untimed 2-worker reference)")
     parser.add_argument("--skip-resume", action="store_true", help="only the speed-up")
+    parser.add_argument("--store-cost", action="store_true", help="only the store's cost per task (checksums, claims)")
     parser.add_argument("--keep", type=Path, default=None, help="keep stores, grid and CSVs in this directory")
     parser.add_argument("--no-bound", action="store_true", help="skip the 2-halves-without-a-pool reference in each round")
     parser.add_argument("--json", type=Path, default=None, help="save every figure to this file")
@@ -562,19 +616,22 @@ def main() -> int:
     report["machine_scaling_before"] = machine_scaling()
     print(f"machine: two processes at once run {report['machine_scaling_before']['scaling']:.2f}x one", flush=True)
     failed = False
-    with tempfile.TemporaryDirectory(prefix="bench_sweep_") as tmp:
-        workdir = args.keep or Path(tmp)
-        workdir.mkdir(parents=True, exist_ok=True)
-        if args.skip_speedup:
-            reference = sweep(scenario, GRID, seeds=SEEDS, duration=args.duration, workers=2)
-        else:
-            print("\n== speed-up: 1 worker vs 2 workers, interleaved", flush=True)
-            report["speedup"], reference, identical = speedup(args.rounds, args.duration, workdir, not args.no_bound)
-            failed |= not identical
-        if not args.skip_resume:
-            print("\n== kill and resume (simcache sweep, 2 workers, one store)", flush=True)
-            report["resume"] = kill_and_resume(SCENARIO, args.duration, reference, workdir)
-            failed |= not report["resume"]["passed"]
+    print("\n== store cost per task (fresh store, this process)", flush=True)
+    report["store_cost"] = store_cost(args.duration)
+    if not args.store_cost:
+        with tempfile.TemporaryDirectory(prefix="bench_sweep_") as tmp:
+            workdir = args.keep or Path(tmp)
+            workdir.mkdir(parents=True, exist_ok=True)
+            if args.skip_speedup:
+                reference = sweep(scenario, GRID, seeds=SEEDS, duration=args.duration, workers=2)
+            else:
+                print("\n== speed-up: 1 worker vs 2 workers, interleaved", flush=True)
+                report["speedup"], reference, identical = speedup(args.rounds, args.duration, workdir, not args.no_bound)
+                failed |= not identical
+            if not args.skip_resume:
+                print("\n== kill and resume (simcache sweep, 2 workers, one store)", flush=True)
+                report["resume"] = kill_and_resume(SCENARIO, args.duration, reference, workdir)
+                failed |= not report["resume"]["passed"]
     report["machine_scaling_after"] = machine_scaling()
     report["machine"]["load_average_after"] = load_average()
     report["machine"]["checkout_digest_after"] = source_digest(ROOT)
@@ -599,6 +656,12 @@ def main() -> int:
         others = [r["other_cores"] for r in s["runs"]]
         print(f"other jobs: {statistics.mean(others):.2f} cores on average during the timed runs (max {max(others):.2f})")
         print(f"1- and 2-worker tables identical: {'yes' if s['tables_identical_1_vs_2_workers'] else 'NO'}")
+    cost = report["store_cost"]
+    print(
+        f"store cost:  {cost['computed_task_ms']:.3f} ms per computed task (lookup, claim, checksummed write) = "
+        f"{cost['share_of_a_simulation']:.3%} of a {cost['simulation_ms']:.0f} ms simulation; "
+        f"reading and checking a stored row {cost['ms_per_task']['read and check a stored row']:.3f} ms"
+    )
     if "resume" in report:
         r = report["resume"]
         written = r["rows_written_per_start"]

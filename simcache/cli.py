@@ -9,8 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
+import signal
 import sys
+import threading
 import tomllib
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -30,7 +34,7 @@ from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
 from simcache.scenario import REPLICAS, TRACE_FORMATS, load_scenario
-from simcache.sweep import SweepProgress, sweep, sweep_summary
+from simcache.sweep import SweepInterrupted, SweepProgress, SweepStoreWarning, sweep, sweep_summary
 from simcache.units import UnitError, parse_duration
 
 __all__ = ["main"]
@@ -65,7 +69,12 @@ def _parser() -> argparse.ArgumentParser:
     sweep_cmd.add_argument("--out", type=Path, default=None, help="CSV file for the table (default: print it)")
     sweep_cmd.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core; 1 = no pool)")
     sweep_cmd.add_argument("--scheduler", default=None, help='run on Dask: a scheduler address (tcp://host:8786) or "local"')
-    sweep_cmd.add_argument("--store", type=Path, default=None, help="SQLite file that rows stream into; rerun with it to resume")
+    sweep_cmd.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="SQLite file that rows stream into; rerun with it to resume (sweeps running at once share its finished runs)",
+    )
     sweep_cmd.add_argument(
         "--until",
         default=None,
@@ -250,9 +259,18 @@ def _sweep(args: argparse.Namespace) -> int:
                 )
             ],
         )
+    if not isinstance(spec["scenario"], str) or not spec["scenario"]:
+        raise ScenarioError(
+            str(args.grid), [("scenario", f'give a scenario file or built-in name, e.g. scenario = "default" (got {spec["scenario"]!r})')]
+        )
     scenario_path = Path(spec["scenario"])
-    if not scenario_path.is_absolute() and not scenario_path.exists():
-        scenario_path = args.grid.parent / scenario_path
+    beside = args.grid.parent / scenario_path
+    if (
+        not scenario_path.is_absolute()
+        and not scenario_path.exists()
+        and (beside.exists() or scenario_path.suffix or len(scenario_path.parts) > 1)
+    ):
+        scenario_path = beside  # a file, relative to the sweep file; a bare name that is no file here is a built-in scenario
     until = None
     if args.until is not None:
         metric, _, width = args.until.partition("=")
@@ -260,18 +278,24 @@ def _sweep(args: argparse.Namespace) -> int:
             until = (metric, float(width))
         except ValueError:
             raise ScenarioError("--until", [("--until", f"write METRIC=WIDTH, e.g. all.write.mean_ms=0.05 (got {args.until!r})")]) from None
-    table = sweep(
-        load_scenario(scenario_path),
-        spec["grid"],
-        seeds=spec.get("seeds", [1]),
-        duration=args.duration,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        store=args.store,
-        until=until,
-        max_seeds=args.max_seeds,
-        progress=_sweep_progress,
-    )
+    try:
+        with _stop_on_sigterm(), warnings.catch_warnings():
+            warnings.simplefilter("always", SweepStoreWarning)
+            warnings.showwarning = _store_warning
+            table = sweep(
+                load_scenario(scenario_path),
+                spec["grid"],
+                seeds=spec.get("seeds", [1]),
+                duration=args.duration,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                store=args.store,
+                until=until,
+                max_seeds=args.max_seeds,
+                progress=_sweep_progress,
+            )
+    except SweepInterrupted as stop:
+        return _sweep_stopped(args, stop)
     if args.summary:
         table = sweep_summary(table, list(spec["grid"]))
     if args.out is not None:
@@ -310,6 +334,67 @@ def _check(args: argparse.Namespace) -> int:
         args.report.write_text(validation_report(outcomes, command), "utf-8")
         print(f"report written to {args.report}")
     return 1 if failed else 0
+
+
+class _stop_on_sigterm:
+    """SIGTERM stops a sweep as Ctrl-C does (KeyboardInterrupt in the main thread), remembered for the exit status."""
+
+    received: int | None = None
+
+    def __enter__(self) -> None:
+        type(self).received = None
+        self._before = signal.signal(signal.SIGTERM, self._handler) if threading.current_thread() is threading.main_thread() else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._before is not None:
+            signal.signal(signal.SIGTERM, self._before)
+
+    @classmethod
+    def _handler(cls, signum: int, frame: object) -> None:
+        cls.received = signum
+        raise KeyboardInterrupt
+
+
+def _store_warning(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+    print(f"{_line_break()}warning: {message}", file=sys.stderr, flush=True)
+
+
+def _line_break() -> str:
+    """Ends the progress line that a terminal shows without a newline."""
+    return "\n" if sys.stderr.isatty() else ""
+
+
+def _sweep_stopped(args: argparse.Namespace, stop: SweepInterrupted) -> int:
+    """How far the sweep got, what was kept and how to resume; exit 130 (Ctrl-C) or 143 (SIGTERM)."""
+    signum = _stop_on_sigterm.received or signal.SIGINT
+    name = signal.Signals(signum).name
+    head = f"{_line_break()}interrupted ({name}): {stop.finished} of {stop.total} runs finished"
+    if stop.store is None:
+        print(f"{head}; none were kept (no --store). Give --store PATH to keep finished runs and resume after a stop.", file=sys.stderr)
+    else:
+        print(
+            f"{head} and are kept in {stop.store} ({stop.computed} computed now, {stop.finished - stop.computed} from the store).\n"
+            f"Run the same command again to resume:\n  {_sweep_command(args)}",
+            file=sys.stderr,
+        )
+    return 128 + signum
+
+
+def _sweep_command(args: argparse.Namespace) -> str:
+    """The `simcache sweep` command line that ``args`` came from (its options that differ from the defaults)."""
+    words = ["simcache", "sweep", str(args.grid)]
+    if args.duration is not None:
+        words += ["--duration", f"{args.duration:g}s"]
+    for option, value in (("--workers", args.workers), ("--scheduler", args.scheduler), ("--store", args.store), ("--until", args.until)):
+        if value is not None:
+            words += [option, str(value)]
+    if args.max_seeds != 30:
+        words += ["--max-seeds", str(args.max_seeds)]
+    if args.summary:
+        words.append("--summary")
+    if args.out is not None:
+        words += ["--out", str(args.out)]
+    return shlex.join(words)
 
 
 def _sweep_progress(state: SweepProgress) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["ScenarioError", "WorkloadFileError"]
+__all__ = ["ScenarioError", "SweepStoreError", "WorkloadFileError"]
 
 
 class ScenarioError(ValueError):
@@ -43,3 +43,19 @@ class WorkloadFileError(ScenarioError):
         """One problem at ``line`` (1-based; ``None`` for the whole file) in ``field`` (a column, key or section)."""
         where = ", ".join(part for part in (f"line {line}" if line is not None else "", field) if part)
         return cls(str(source), [(where, message)])
+
+
+class SweepStoreError(ScenarioError):
+    """A sweep's results store (``store=``, ``--store``) cannot be used: not a file, not writable, not SQLite, locked, full,
+    of another store format or edited out of shape.
+
+    ``source`` is the store's path; the one problem (field ``store``) says what is wrong and what to do. A subclass of
+    :class:`ScenarioError`, so whatever reports bad input reports these too, under their own heading.
+    """
+
+    HEADING = "unusable sweep store"
+
+    @classmethod
+    def at(cls, path: object, problem: str, fix: str) -> SweepStoreError:
+        """The store at ``path`` has ``problem``; ``fix`` says what to do about it."""
+        return cls(str(path), [("store", f"{problem}; {fix}")])

@@ -14,7 +14,13 @@ With ``store=`` a SQLite file, each row is written as soon as its task
 finishes. Rerunning the same sweep with the same store skips the tasks
 already there, so an interrupted sweep completes without recomputation.
 A killed sweep (even ``kill -9``) keeps every row it finished, and its
-worker processes exit with it.
+worker processes exit with it; Ctrl-C raises :class:`SweepInterrupted`
+(a ``KeyboardInterrupt`` saying how many rows finished) after terminating
+the workers. The store has a format version (:data:`STORE_FORMAT`) and a
+checksum per row: a row that fails its checks is reported
+(:class:`SweepStoreWarning`) and recomputed, never used. Sweeps running at
+once on one store share its tasks (see :class:`_Store`). A store that
+cannot be used raises :class:`~simcache.errors.SweepStoreError`.
 Rows carry no wall-clock figures, and the table is assembled in grid order,
 so a resumed sweep returns exactly the table of an uninterrupted one.
 
@@ -32,11 +38,16 @@ import json
 import math
 import multiprocessing
 import os
+import signal
+import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+import uuid
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,17 +59,50 @@ import pandas as pd
 from simcache import __version__
 from simcache._engine_sources import RESULT_MODULES, source_digest
 from simcache.engine import simulate
-from simcache.errors import ScenarioError
+from simcache.errors import ScenarioError, SweepStoreError
 from simcache.metrics import ESTIMATED_COLUMNS, ci95_half_width
 from simcache.results import Result
 from simcache.scenario import Scenario, load_scenario
 
-__all__ = ["SweepProgress", "grid_points", "log_axis_yerr", "result_row", "sweep", "sweep_summary"]
+__all__ = [
+    "STORE_FORMAT",
+    "SweepInterrupted",
+    "SweepProgress",
+    "SweepStoreWarning",
+    "grid_points",
+    "log_axis_yerr",
+    "result_row",
+    "sweep",
+    "sweep_summary",
+]
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by Ctrl-C (or anything raising :class:`KeyboardInterrupt` in it, such as a SIGTERM handler).
+
+    ``finished`` of ``total`` tasks had their rows (``computed`` of them by this sweep, the rest from the store);
+    with a ``store``, every finished row is in it and rerunning the same sweep resumes from there.
+    """
+
+    def __init__(self, finished: int, total: int, computed: int, store: Path | None):
+        self.finished = finished
+        self.total = total
+        self.computed = computed
+        self.store = store
+        kept = f"kept in {store}" if store is not None else "not kept (no store)"
+        super().__init__(f"sweep interrupted: {finished} of {total} runs finished, {kept}")
+
+    def __reduce__(self) -> tuple[type[SweepInterrupted], tuple[int, int, int, Path | None]]:
+        return (type(self), (self.finished, self.total, self.computed, self.store))
 
 
 @dataclass(frozen=True)
 class SweepProgress:
-    """Where a sweep stands: tasks done (skipped ones included) of the total, and an ETA."""
+    """Where a sweep stands: tasks done (skipped ones included) of the total, and an ETA.
+
+    ``skipped``: rows taken from the store instead of computed, whether stored before the sweep started or by
+    another sweep on the same store meanwhile.
+    """
 
     done: int
     total: int
@@ -150,19 +194,24 @@ def sweep(
     seed_list = [int(seed) for seed in seed_list]  # numpy integers as plain ints: store keys and rows are JSON
     if until is not None and until[0] in points[0]:
         raise ScenarioError("<sweep>", [("until", f"{until[0]!r} is a grid column; name a result column such as 'all.write.mean_ms'")])
-    with ExitStack() as stack:
-        runner = _Runner.open(stack, workers=workers, client=client, scheduler=scheduler)
-        cache = _Store(Path(store), variants, duration) if store is not None else None
-        if cache is not None:
-            stack.enter_context(closing(cache))
-        tasks = [(i, seed) for i in range(len(points)) for seed in seed_list]
-        rows = _run(tasks, runs, runner, cache, progress)
-        while until is not None:
-            extra = _seeds_wanted(points, rows, seed_list, until, max_seeds)
-            if not extra:
-                break
-            more = [(i, seed) for i, seeds_for_point in extra.items() for seed in seeds_for_point]
-            rows.update(_run(more, runs, runner, cache, progress))
+    tally = _Tally()
+    labels = [", ".join(f"{column}={value}" for column, value in point.items()) for point in points]
+    try:
+        with ExitStack() as stack:
+            runner = _Runner.open(stack, workers=workers, client=client, scheduler=scheduler)
+            cache = _Store(Path(store), variants, duration, labels) if store is not None else None
+            if cache is not None:
+                stack.enter_context(closing(cache))
+            tasks = [(i, seed) for i in range(len(points)) for seed in seed_list]
+            rows = _run(tasks, runs, runner, cache, progress, tally)
+            while until is not None:
+                extra = _seeds_wanted(points, rows, seed_list, until, max_seeds)
+                if not extra:
+                    break
+                more = [(i, seed) for i, seeds_for_point in extra.items() for seed in seeds_for_point]
+                rows.update(_run(more, runs, runner, cache, progress, tally))
+    except KeyboardInterrupt as exc:
+        raise SweepInterrupted(tally.finished, tally.total, tally.computed, None if store is None else Path(store)) from exc
     ordered = sorted(rows, key=lambda key: (key[0], key[1]))
     return pd.DataFrame([{**points[i], "seed": seed, **rows[(i, seed)]} for i, seed in ordered])
 
@@ -227,33 +276,74 @@ def _seeds_wanted(
     return wanted
 
 
+@dataclass
+class _Tally:
+    """Rows in hand, rows computed by this sweep and tasks known so far, over every round (``until``)."""
+
+    finished: int = 0
+    computed: int = 0
+    total: int = 0
+
+
 def _run(
     tasks: list[tuple[int, int]],
     runs: list[Scenario],
     runner: _Runner,
     cache: _Store | None,
     progress: Callable[[SweepProgress], None] | None,
+    tally: _Tally,
 ) -> dict[tuple[int, int], dict[str, Any]]:
+    """Rows of ``tasks``: from the store, computed here, or from another sweep computing them into the same store."""
     started = time.perf_counter()
     rows: dict[tuple[int, int], dict[str, Any]] = {}
+    base = tally.finished
+    tally.total += len(tasks)
     if cache is not None:
         for task in tasks:
             found = cache.get(task)
             if found is not None:
                 rows[task] = found
     skipped = len(rows)
-    todo = [task for task in tasks if task not in rows]
+    queue = deque(task for task in tasks if task not in rows)
+    waiting: list[tuple[int, int]] = []  # claimed by another sweep that is alive: its row will come
 
     def report() -> None:
+        tally.finished = base + len(rows)
         if progress is not None:
             progress(SweepProgress(len(rows), len(tasks), skipped, time.perf_counter() - started))
 
+    def take(task: tuple[int, int]) -> bool:
+        """Claim ``task`` and start it, or take the row another sweep stored; False if another sweep still holds it."""
+        nonlocal skipped
+        got = cache.claim(task) if cache is not None else True
+        if got is False:
+            return False
+        if got is True:
+            point, seed = task
+            runner.submit(task, runs[point], seed)
+        else:
+            rows[task] = got
+            skipped += 1
+            report()
+        return True
+
     report()
-    for task, row in runner.run([(runs[i], seed) for i, seed in todo], todo):
-        rows[task] = row
-        if cache is not None:
-            cache.put(task, row)
-        report()
+    while queue or waiting or runner.busy:
+        while queue and runner.free:
+            task = queue.popleft()
+            if not take(task):
+                waiting.append(task)
+        if not queue and waiting and runner.free:
+            waiting = [task for task in waiting if not take(task)]
+        if runner.busy:
+            for task, row in runner.collect(POLL_S if waiting else None):
+                rows[task] = row
+                tally.computed += 1
+                if cache is not None:
+                    cache.put(task, row)
+                report()
+        elif waiting:
+            time.sleep(POLL_S)
     return rows
 
 
@@ -277,71 +367,109 @@ def _one(run: Scenario, seed: int) -> dict[str, Any]:
 
 
 class _Runner:
-    """Runs tasks in this process, a local process pool or on Dask; yields (task, row) as each finishes."""
+    """Runs tasks in this process, a local process pool or on Dask: ``submit`` while ``free``, ``collect`` finished rows.
 
-    def __init__(self, pool: ProcessPoolExecutor | None, client: Any):
+    At most ``capacity`` tasks are submitted at a time (twice the workers, so none idles between tasks), so a
+    sweep claims in a shared store only what it is about to compute. On an exception (Ctrl-C included) the pool's
+    workers are terminated and Dask's futures cancelled: running tasks are abandoned, finished rows are kept.
+    """
+
+    def __init__(self, pool: ProcessPoolExecutor | None, client: Any, capacity: int):
         self._pool = pool
         self._client = client
+        self._capacity = capacity
+        self._serial: list[tuple[tuple[int, int], Scenario, int]] = []
+        self._futures: dict[Any, tuple[int, int]] = {}
+        self._dask_done: Any = None
+        self._dask_futures: dict[Any, Any] = {}  # key -> Dask future, to cancel on a stop
 
     @classmethod
     def open(cls, stack: ExitStack, *, workers: int | None, client: Any, scheduler: str | None) -> _Runner:
         if client is not None or scheduler is not None:
             if client is None:
                 client = stack.enter_context(_dask_client(scheduler or "local", workers))
-            return cls(None, client)
+            threads = sum(client.nthreads().values()) or 1
+            runner = cls(None, client, 2 * threads)
+            stack.push(runner._exit)
+            return runner
         count = workers if workers is not None else os.cpu_count() or 1
         if count < 1:
             raise ScenarioError("<sweep>", [("workers", f"must be at least 1 (got {count})")])
         if count == 1:
-            return cls(None, None)
+            return cls(None, None, 1)
         # spawn: workers start clean (no forked threads from a host application such as Streamlit)
         context = multiprocessing.get_context("spawn")
-        pool = stack.enter_context(ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_exit_with_parent))
-        return cls(pool, None)
+        runner = cls(ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_exit_with_parent), None, 2 * count)
+        stack.push(runner._exit)
+        return runner
 
-    def run(self, jobs: list[tuple[Scenario, int]], tasks: list[tuple[int, int]]) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
+    @property
+    def busy(self) -> bool:
+        return bool(self._serial or self._futures)
+
+    @property
+    def free(self) -> bool:
+        return len(self._serial) + len(self._futures) < self._capacity
+
+    def submit(self, task: tuple[int, int], run: Scenario, seed: int) -> None:
         if self._client is not None:
-            yield from self._run_dask(jobs, tasks)
+            future = self._client.submit(_one, run, seed, pure=False)
+            if self._dask_done is None:
+                from dask.distributed import as_completed
+
+                self._dask_done = as_completed()  # type: ignore[no-untyped-call]
+            self._dask_done.add(future)
+            self._futures[future.key] = task
+            self._dask_futures[future.key] = future
         elif self._pool is not None:
-            yield from self._run_pool(self._pool, jobs, tasks)
+            self._futures[self._pool.submit(_one, run, seed)] = task
         else:
-            for job, task in zip(jobs, tasks, strict=True):
-                yield task, _one(*job)
+            self._serial.append((task, run, seed))
 
-    @staticmethod
-    def _run_pool(
-        pool: ProcessPoolExecutor, jobs: list[tuple[Scenario, int]], tasks: list[tuple[int, int]]
-    ) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
-        futures: dict[Future[dict[str, Any]], tuple[int, int]] = {
-            pool.submit(_one, *job): task for job, task in zip(jobs, tasks, strict=True)
-        }
-        try:
-            # as_completed waits on each future once; a wait(FIRST_COMPLETED) loop re-arms every
-            # pending future per result, which is quadratic in the number of tasks
-            for future in as_completed(futures):
-                yield futures[future], future.result()
-        finally:
-            for future in futures:
-                future.cancel()
+    def collect(self, timeout: float | None) -> list[tuple[tuple[int, int], dict[str, Any]]]:
+        """Rows finished by now; waits up to ``timeout`` seconds (``None``: until one is) for the first."""
+        if self._serial:
+            task, run, seed = self._serial.pop(0)
+            return [(task, _one(run, seed))]
+        if self._pool is not None:
+            # at most `capacity` futures pending, so waiting on all of them per result stays cheap
+            done, _ = wait(self._futures, timeout=timeout, return_when=FIRST_COMPLETED)
+            return [(self._futures.pop(future), future.result()) for future in done]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:  # a Dask as_completed has no timeout of its own
+            batch = self._dask_done.next_batch(block=False)
+            if batch or (deadline is not None and time.monotonic() >= deadline):
+                for future in batch:
+                    self._dask_futures.pop(future.key, None)
+                return [(self._futures.pop(future.key), future.result()) for future in batch]
+            time.sleep(0.02)
 
-    def _run_dask(self, jobs: list[tuple[Scenario, int]], tasks: list[tuple[int, int]]) -> Iterator[tuple[tuple[int, int], dict[str, Any]]]:
-        from dask.distributed import as_completed
-
-        futures = [self._client.submit(_one, *job, pure=False) for job in jobs]
-        owner = {future.key: task for future, task in zip(futures, tasks, strict=True)}
-        try:
-            for future in as_completed(futures):  # type: ignore[no-untyped-call]
-                yield owner[future.key], future.result()
-        finally:
-            self._client.cancel(futures)
+    def _exit(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if self._client is not None:
+            if self._dask_futures:
+                self._client.cancel(list(self._dask_futures.values()))
+            return
+        assert self._pool is not None
+        if kind is None:
+            self._pool.shutdown(wait=True)
+            return
+        # Stopped (Ctrl-C, SIGTERM, an error): do not wait for running tasks. The executor has no public way to
+        # stop a running task, so its worker processes are terminated (their rows are lost; finished ones are stored).
+        processes = list((self._pool._processes or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(5)
 
 
 def _exit_with_parent() -> None:
-    """Pool worker initializer: end this worker when the sweep's process dies.
+    """Pool worker initializer: end this worker when the sweep's process dies; leave Ctrl-C to the sweep.
 
     A pool worker otherwise outlives a ``kill -9`` of its parent, blocked for
     good on the task queue (spawned workers hold that queue's write end too).
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal reaches the whole group: the sweep stops its workers
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(target=_exit_when_ended, args=(parent,), name="exit-with-parent", daemon=True).start()
@@ -384,6 +512,28 @@ class _dask_client:
             self._cluster.close()
 
 
+STORE_FORMAT = 2
+"""The store layout this code writes and reads: tables ``meta`` (``format``, ``created_by``, ``written_by``), ``rows``
+(``key``, ``row`` JSON, ``checksum``, ``label``, ``computed_by``), ``owners`` and ``claims``. Format 1 (a bare ``rows``
+table of ``key`` and ``row``, simcache before format 2) is migrated when opened."""
+
+STORE_TIMEOUT_S = 10.0
+"""How long a store operation waits for another process's write to the same store before it is a store error."""
+
+HEARTBEAT_S = 2.0
+"""How often a sweep renews its claims (the ``owners.heartbeat`` timestamp, Unix seconds)."""
+
+STALE_S = 30.0
+"""A claim whose owner's heartbeat is older than this is taken over (sooner on the same host: when its pid is gone)."""
+
+POLL_S = 0.2
+"""How often a sweep looks for the rows of tasks another sweep is computing."""
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_TOTALS = ("array_write_mb_s", "peer_wire_mb_s", "destage_backlog_bytes")
+_FINITE = (".count", ".iops", ".mb_s", *_TOTALS)  # columns that are never NaN or infinite in a computed row
+
+
 class _Store:
     """Finished rows in a SQLite file, keyed by :func:`_task_key`; each row committed as it arrives.
 
@@ -396,19 +546,124 @@ class _Store:
     the file). A flushed commit took 0.7 ms on a quiet disk and 17 ms on a
     busy one, paid in the sweep's own process for every row; this one takes
     0.03 ms. The log lives next to the store (``<store>-wal``, ``-shm``).
+
+    Every row carries a checksum (sha256 of its key and its JSON text), checked with the row's shape on every read:
+    a row that fails is reported (:class:`SweepStoreWarning`, naming the point and seed), deleted and recomputed.
+
+    Sweeps sharing a store share tasks: before a task runs, its sweep claims it (``claims``, naming the sweep in
+    ``owners`` with its pid, host and a heartbeat a thread renews every :data:`HEARTBEAT_S`). Another sweep that
+    wants the task waits for its row instead of computing it, unless the claim's owner is gone (its heartbeat is
+    older than :data:`STALE_S`, or its pid has exited on this host), in which case it takes the claim over.
+    Claims are released when the store is closed. Writes are ``BEGIN IMMEDIATE`` transactions that wait up to
+    :data:`STORE_TIMEOUT_S` for one another.
     """
 
-    def __init__(self, path: Path, variants: list[Scenario], duration: float | None):
+    def __init__(self, path: Path, variants: list[Scenario], duration: float | None, labels: list[str]):
+        self.path = path
         self._variants = [variant.model_dump(mode="json") for variant in variants]  # once per point, not per seed
         self._duration = duration
+        self._labels = labels
+        self._required = [_required_columns(variant) for variant in variants]
         self._keys: dict[tuple[int, int], str] = {}  # a task's key, for its get() and then its put()
+        self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self._stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
+        _check_path(path)
+        with self._errors():
+            self._db = sqlite3.connect(path, timeout=STORE_TIMEOUT_S, isolation_level=None)
         try:
-            self._db = sqlite3.connect(path)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, row TEXT NOT NULL)")
-        except sqlite3.DatabaseError as exc:
-            raise ScenarioError(str(path), [("store", f"not a usable SQLite results store: {exc}")]) from None
+            with self._errors():
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                with self._transaction():
+                    self._open_format()
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO owners VALUES (?, ?, ?, ?)", (self._owner, os.getpid(), socket.gethostname(), time.time())
+                    )
+        except BaseException:
+            self._db.close()
+            raise
+        self._heartbeat = threading.Thread(target=self._beat, name="sweep-store-heartbeat", daemon=True)
+        self._heartbeat.start()
+
+    def _errors(self) -> _StoreErrors:
+        return _StoreErrors(self.path)
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    def _open_format(self) -> None:
+        """Create a fresh store, migrate a format 1 one, or refuse what this code cannot read."""
+        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "meta" in tables:
+            meta = dict(self._db.execute("SELECT name, value FROM meta").fetchall())
+            found = meta.get("format")
+            if found is None or not str(found).isdigit():
+                raise SweepStoreError.at(
+                    self.path,
+                    f"has no readable store format (meta.format = {found!r})",
+                    "delete the file to start afresh, or give --store another path",
+                )
+            if int(found) > STORE_FORMAT:
+                raise SweepStoreError.at(
+                    self.path,
+                    f"is in store format {found} (written by simcache {meta.get('written_by', '?')}); "
+                    f"this simcache {__version__} reads formats 1 to {STORE_FORMAT}",
+                    "run the sweep with that simcache or a newer one, give --store another path, or delete the file to start afresh",
+                )
+            if int(found) < 2:
+                raise SweepStoreError.at(
+                    self.path,
+                    f"says store format {found}, which never had a meta table",
+                    "delete the file to start afresh, or give --store another path",
+                )
+            self._check_columns()
+            self._db.execute("UPDATE meta SET value = ? WHERE name = 'written_by'", (__version__,))
+        elif tables == {"rows"} and self._columns("rows") == {"key", "row"}:
+            self._create(migrate=True)
+        elif not tables:
+            self._create(migrate=False)
+        else:
+            raise SweepStoreError.at(
+                self.path,
+                f"is a SQLite database but not a sweep store (its tables: {', '.join(sorted(tables))})",
+                "give --store another path; this file is left untouched",
+            )
+
+    def _columns(self, table: str) -> set[str]:
+        return {name for _, name, *_ in self._db.execute(f"PRAGMA table_info({table})")}
+
+    def _create(self, *, migrate: bool) -> None:
+        """Format 2; from format 1, the rows stay (same rowids) and get their checksums now."""
+        if migrate:
+            self._db.execute("ALTER TABLE rows ADD COLUMN checksum TEXT")
+            self._db.execute("ALTER TABLE rows ADD COLUMN label TEXT")
+            self._db.execute("ALTER TABLE rows ADD COLUMN computed_by TEXT")
+            old = self._db.execute("SELECT key, row FROM rows").fetchall()
+            self._db.executemany("UPDATE rows SET checksum = ? WHERE key = ?", [(_checksum(key, text), key) for key, text in old])
+        else:
+            self._db.execute("CREATE TABLE rows (key TEXT PRIMARY KEY, row TEXT NOT NULL, checksum TEXT, label TEXT, computed_by TEXT)")
+        self._db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._db.executemany(
+            "INSERT INTO meta VALUES (?, ?)", [("format", str(STORE_FORMAT)), ("created_by", __version__), ("written_by", __version__)]
+        )
+        self._db.execute("CREATE TABLE owners (owner TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, heartbeat REAL NOT NULL)")
+        self._db.execute("CREATE TABLE claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, since REAL NOT NULL)")
+
+    def _check_columns(self) -> None:
+        wanted = {
+            "rows": {"key", "row", "checksum", "label", "computed_by"},
+            "owners": {"owner", "pid", "host", "heartbeat"},
+            "claims": {"key", "owner", "since"},
+        }
+        for table, columns in wanted.items():
+            missing = sorted(columns - self._columns(table))
+            if missing:
+                raise SweepStoreError.at(
+                    self.path,
+                    f"has no {table} table" if missing == sorted(columns) else f"its {table} table lacks column(s) {', '.join(missing)}",
+                    "the store was edited out of shape: delete the file to start afresh, or give --store another path",
+                )
 
     def _key(self, task: tuple[int, int]) -> str:
         key = self._keys.get(task)
@@ -417,13 +672,227 @@ class _Store:
             key = self._keys[task] = _task_key(self._variants[point], seed, self._duration)
         return key
 
+    def describe(self, task: tuple[int, int]) -> str:
+        """``point <column>=<value>, ..., seed <seed>``: how messages name a task."""
+        point, seed = task
+        return f"point {self._labels[point]}, seed {seed}" if self._labels[point] else f"seed {seed}"
+
     def get(self, task: tuple[int, int]) -> dict[str, Any] | None:
-        found = self._db.execute("SELECT row FROM rows WHERE key = ?", (self._key(task),)).fetchone()
-        return None if found is None else dict(json.loads(found[0]))
+        """The task's stored row if it passes its checks; a failing row is reported, deleted and ``None`` returned."""
+        key = self._key(task)
+        with self._errors():
+            found = self._db.execute("SELECT row, checksum FROM rows WHERE key = ?", (key,)).fetchone()
+        if found is None:
+            return None
+        row, problem = self._verify(task, key, found[0], found[1])
+        if row is not None:
+            return row
+        warnings.warn(SweepStoreWarning(f"{self.describe(task)}: stored row is corrupt ({problem}); recomputing"), stacklevel=2)
+        with self._errors():  # only that row: another sweep may have replaced it meanwhile
+            self._db.execute("DELETE FROM rows WHERE key = ? AND row IS ? AND checksum IS ?", (key, found[0], found[1]))
+        return None
+
+    def _verify(self, task: tuple[int, int], key: str, text: Any, checksum: Any) -> tuple[dict[str, Any] | None, str]:
+        """(row, "") or (None, what is wrong with it)."""
+        if not isinstance(text, str):
+            return None, f"its row is {type(text).__name__}, not JSON text"
+        if not checksum:
+            return None, "no checksum"
+        if checksum != _checksum(key, text):
+            return None, "checksum mismatch"
+        try:
+            row = json.loads(text)
+        except ValueError:
+            return None, "not valid JSON"
+        if not isinstance(row, dict):
+            return None, f"a JSON {type(row).__name__}, not an object"
+        missing = [column for column in self._required[task[0]] if column not in row]
+        if missing:
+            return None, f"{len(missing)} column(s) missing: {', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}"
+        for column, value in row.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, str))):
+                return None, f"{column} is {json.dumps(value)[:40]}, not a number or a name"
+            if isinstance(value, float) and not math.isfinite(value):
+                if column.endswith(_FINITE):
+                    return None, f"{column} is {value}"
+                count = row.get(column.rsplit(".", 1)[0] + ".count")
+                if not math.isnan(value) or (isinstance(count, (int, float)) and count > 0):
+                    return None, f"{column} is {value} with {count} I/Os"
+        return row, ""
+
+    def claim(self, task: tuple[int, int]) -> dict[str, Any] | bool:
+        """The task's row if one is stored by now; True if this sweep now holds its claim (compute it);
+        False if a live sweep holds it (wait for its row)."""
+        key = self._key(task)
+        now = time.time()
+        with self._errors(), self._transaction():
+            found = self._db.execute("SELECT row, checksum FROM rows WHERE key = ?", (key,)).fetchone()
+            if found is not None:
+                row, _ = self._verify(task, key, found[0], found[1])
+                if row is not None:
+                    return row
+            holder = self._db.execute(
+                "SELECT claims.owner, owners.pid, owners.host, owners.heartbeat FROM claims LEFT JOIN owners USING (owner) WHERE key = ?",
+                (key,),
+            ).fetchone()
+            if holder is not None and holder[0] != self._owner and _alive(holder[1], holder[2], holder[3], now):
+                return False
+            self._db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", (key, self._owner, now))
+        return True
 
     def put(self, task: tuple[int, int], row: dict[str, Any]) -> None:
-        self._db.execute("INSERT OR REPLACE INTO rows VALUES (?, ?)", (self._key(task), json.dumps(row)))
-        self._db.commit()
+        key = self._key(task)
+        text = json.dumps(row)
+        with self._errors(), self._transaction():
+            self._db.execute(
+                "INSERT OR REPLACE INTO rows (key, row, checksum, label, computed_by) VALUES (?, ?, ?, ?, ?)",
+                (key, text, _checksum(key, text), self.describe(task), self._owner),
+            )
+            self._db.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self._owner))
+
+    def _beat(self) -> None:
+        """Heartbeat thread: renew this sweep's claims until the store closes (its own connection: one per thread)."""
+        try:
+            db = sqlite3.connect(self.path, timeout=STORE_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error:
+            return
+        with closing(db):
+            while not self._stop.wait(HEARTBEAT_S):
+                try:
+                    db.execute("UPDATE owners SET heartbeat = ? WHERE owner = ?", (time.time(), self._owner))
+                except sqlite3.Error:
+                    continue  # busy for long or full: the next beat tries again, and claims last STALE_S
 
     def close(self) -> None:
-        self._db.close()
+        """Stop the heartbeat and release this sweep's claims (tasks it did not finish are free for others)."""
+        self._stop.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join()
+        try:
+            with self._transaction():
+                self._db.execute("DELETE FROM claims WHERE owner = ?", (self._owner,))
+                self._db.execute("DELETE FROM owners WHERE owner = ?", (self._owner,))
+        except sqlite3.Error:
+            pass  # claims of a sweep that is gone are taken over anyway (stale heartbeat or exited pid)
+        finally:
+            self._db.close()
+
+
+class SweepStoreWarning(UserWarning):
+    """A stored row failed its checks (checksum, JSON, columns, values): it is not used, and its task is recomputed."""
+
+
+def _checksum(key: str, text: str) -> str:
+    return hashlib.sha256(f"{key}\n{text}".encode()).hexdigest()
+
+
+def _required_columns(variant: Scenario) -> list[str]:
+    """The columns :func:`result_row` always writes for this scenario (more may follow)."""
+    groups = [*(group.name for group in variant.groups), "all"]
+    cells = [f"{group}.{op}.{metric}" for group in groups for op in ("read", "write") for metric in ESTIMATED_COLUMNS]
+    return [*cells, "bottleneck", "bottleneck_utilization", *_TOTALS]
+
+
+def _alive(pid: Any, host: Any, heartbeat: Any, now: float) -> bool:
+    """Whether a claim's owner may still finish it: a recent heartbeat and, on this host, a running pid."""
+    if not isinstance(heartbeat, (int, float)) or now - heartbeat > STALE_S:
+        return False
+    if host != socket.gethostname() or not isinstance(pid, int):
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
+def _check_path(path: Path) -> None:
+    """What a path must be before SQLite opens it (SQLite's own errors say less: "unable to open database file")."""
+    if path.is_dir():
+        raise SweepStoreError.at(path, "is a directory, not a file", f"give --store a file path, e.g. {path / 'sweep.sqlite'}")
+    if not path.parent.is_dir():
+        raise SweepStoreError.at(
+            path, f"its folder {path.parent} does not exist", "create the folder, or give --store a path in an existing one"
+        )
+    if not path.exists():
+        if not os.access(path.parent, os.W_OK):
+            raise SweepStoreError.at(
+                path, f"cannot be created: its folder {path.parent} is not writable", "give --store a path in a writable folder"
+            )
+        return
+    if not path.is_file():
+        raise SweepStoreError.at(path, "is not a regular file (a FIFO, device or socket)", "give --store a path to a file")
+    if not os.access(path, os.R_OK | os.W_OK) or not os.access(path.parent, os.W_OK):
+        raise SweepStoreError.at(
+            path,
+            "is not writable (a sweep writes every finished row, and SQLite writes <store>-wal and -shm next to it)",
+            "make the file and its folder writable (chmod u+w), or give --store another path",
+        )
+    with path.open("rb") as file:
+        head = file.read(len(_SQLITE_MAGIC))
+    if head and head != _SQLITE_MAGIC:
+        raise SweepStoreError.at(
+            path,
+            f"is not a SQLite file (it starts with {head[:8]!r}, not 'SQLite format 3')",
+            "give --store another path (or delete this file if it is a store gone bad); it is left untouched",
+        )
+
+
+class _StoreErrors:
+    """Context manager: SQLite's errors as :class:`SweepStoreError` saying what to do."""
+
+    def __init__(self, path: Path):
+        self._path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, sqlite3.Error):
+            raise _store_error(self._path, exc) from None
+
+
+def _store_error(path: Path, exc: sqlite3.Error) -> SweepStoreError:
+    name = getattr(exc, "sqlite_errorname", "")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return SweepStoreError.at(
+            path,
+            f"stayed locked by another program for more than {STORE_TIMEOUT_S:g} s (SQLite: {exc})",
+            "close the program holding it (e.g. a sqlite3 shell inside a transaction), or give --store another path",
+        )
+    if name == "SQLITE_FULL":
+        return SweepStoreError.at(
+            path,
+            f"cannot grow: the disk is full (SQLite: {exc})",
+            "free space on that disk, or give --store a path on another one; the rows finished so far are kept",
+        )
+    if name == "SQLITE_NOTADB":
+        return SweepStoreError.at(path, f"is not a SQLite file (SQLite: {exc})", "give --store another path; this file is left untouched")
+    if name.startswith("SQLITE_READONLY") or name == "SQLITE_CANTOPEN":
+        return SweepStoreError.at(
+            path, f"cannot be written (SQLite: {exc})", "make it and its folder writable, or give --store another path"
+        )
+    if name.startswith("SQLITE_CORRUPT"):
+        return SweepStoreError.at(path, f"is damaged (SQLite: {exc})", "delete the file to start afresh, or give --store another path")
+    return SweepStoreError.at(
+        path, f"failed (SQLite {name or 'error'}: {exc})", "give --store another path, or delete the file to start afresh"
+    )
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an exception) on a connection in autocommit mode: the write
+    lock is taken at the start, so two sweeps' read-then-write steps (claims) never interleave."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if kind is None:
+            self._db.execute("COMMIT")
+        elif self._db.in_transaction:
+            self._db.execute("ROLLBACK")
