@@ -1,0 +1,311 @@
+"""Where an estimate has no steady state, or one set by a saturated component: :class:`EstimateWarning`.
+
+An open-loop stream that offers a station more than it serves (utilization
+rho = offered / capacity >= 1 over the window) has no steady state: its
+queue, and the latency of every I/O that crosses it, grows without bound, so
+those summary cells are infinite ("unbounded"), not the run-length-dependent
+figure of a fluid queue. The checks, per component (``docs/estimate.md``,
+Overload and saturation):
+
+- ``overload`` (the estimate is not stable): an open stream's offered
+  utilization of a station, averaged over the window, is at least 1; or a
+  destage buffer is full at the end of the run with open-loop writers
+  writing faster, on average, than it drains.
+- ``burst_overload``: the offered utilization reaches 1 only in some pieces
+  (a duty cycle's bursts): queues build there and drain after.
+- ``bottleneck``: a station at least 95% busy on average that closed loops
+  (closed groups, the destager's flushers) cross: their throughput is held
+  to its capacity, their latency stays finite.
+- ``near_overload``: open traffic alone keeps a station at least 95% busy.
+- ``destage_full`` / ``destage_backlog``: writes outpace the destager, so
+  the buffer fills in ``capacity / (accepted - drained)`` seconds (within
+  the run, or after it); from then on writes run at the drain rate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from simcache.estimate.numeric import Floats
+from simcache.estimate.state import FULL
+from simcache.estimate.stations import ADMIT, ARRAY, ARRAY_RX, GC, PIPE_SLOT, STORAGE_TX, TIER
+
+if TYPE_CHECKING:
+    from simcache.estimate.layout import Layout
+    from simcache.estimate.result import DestageFluid
+    from simcache.estimate.timeline import Piece
+
+__all__ = ["SATURATED", "UNSTABLE_KINDS", "EstimateWarning", "Verdict", "assess"]
+
+SATURATED = 0.95  # mean utilization from which a station is reported as saturated (bottleneck, near overload)
+UNSTABLE_KINDS = frozenset({"overload"})  # warnings that make an estimate unstable (no steady state)
+
+
+@dataclass(frozen=True)
+class EstimateWarning:
+    """One thing an estimate's figures cannot be trusted for, in words and figures.
+
+    ``kind``: see the module's docstring; ``component``: the station as the simulator's ``util.*`` names it
+    (``array``, ``host0.storage.tx``, ``host0.destager`` ...); ``offered`` and ``capacity`` in ``unit``
+    (``IOPS``: front-end I/Os per s crossing the component; ``bytes/s``; ``busy``: a fraction of its time);
+    ``message``: the sentence to show (also ``str()``).
+    """
+
+    kind: str
+    component: str
+    offered: float
+    capacity: float
+    unit: str
+    message: str
+
+    @property
+    def utilization(self) -> float:
+        """offered / capacity (rho)."""
+        return self.offered / self.capacity if self.capacity > 0 else math.inf
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass
+class Verdict:
+    """The warnings of one estimate and the ops whose latency is unbounded (indices of the network's ops)."""
+
+    warnings: list[EstimateWarning]
+    unbounded: list[int]
+
+
+def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Floats, op_rates: Floats, fluid: list[DestageFluid]) -> Verdict:
+    """The warnings of an estimate: ``open_mean`` per station, the open traffic's offered utilization averaged over
+    the window; ``utilization`` per station, as reported, averaged over the window; ``op_rates`` per op, its mean
+    I/Os per s over the window; ``fluid`` the destage buffers' figures."""
+    warnings: list[EstimateWarning] = []
+    unbounded: set[int] = set()
+    net = c.network
+    start, end = c.window
+    inside = [p for p in pieces if p.end > start and p.start < end]
+    overloaded = np.flatnonzero(open_mean >= 1.0).tolist()
+    for k in overloaded:
+        users = [op for op in net.station_users(k) if op_rates[op] > 0]
+        offered, capacity, unit = _offered(c, k, open_mean[k], op_rates, users, open_only=True)
+        unbounded.update(users)
+        what = _component(c, k)
+        warnings.append(
+            EstimateWarning(
+                "overload",
+                what[0],
+                offered,
+                capacity,
+                unit,
+                f"{_latency_of(c, users)} grows without bound: {what[1]} offered {_amount(offered, unit)} vs "
+                f"{_amount(capacity, unit)} capacity ({open_mean[k]:.0%}); an open-loop load above capacity has no steady "
+                "state, so the estimate shows those cells as unbounded",
+            )
+        )
+    peak = np.zeros(c.station_count)
+    for piece in inside:
+        if piece.result.overloaded:
+            peak = np.maximum(peak, piece.result.open_utilization)
+    for k in np.flatnonzero((peak >= 1.0) & (open_mean < 1.0)).tolist():
+        busiest = max(inside, key=lambda p: float(p.result.open_utilization[k]))
+        rates = busiest.result.rates
+        users = [op for op in net.station_users(k) if rates[op] > 0]
+        rho = float(busiest.result.open_utilization[k])
+        offered, capacity, unit = _offered(c, k, rho, rates, users, open_only=True)
+        over = sum(_width(p, start, end) for p in inside if p.result.open_utilization[k] >= 1.0) / max(end - start, 1e-12)
+        what = _component(c, k)
+        warnings.append(
+            EstimateWarning(
+                "burst_overload",
+                what[0],
+                offered,
+                capacity,
+                unit,
+                f"{what[1]} is overloaded in bursts: offered {_amount(offered, unit)} vs {_amount(capacity, unit)} capacity "
+                f"({rho:.0%}) for {over:.0%} of the window, {open_mean[k]:.0%} on average; queues build in the bursts "
+                "and drain between them (a fluid estimate: rough)",
+            )
+        )
+    saturated = np.flatnonzero((utilization >= SATURATED) & (open_mean < 1.0)).tolist()
+    for k in saturated:
+        if not c.names[k]:
+            continue  # internal stations (pipe, GC, admission) show in their tier's or the buffer's figures
+        closed = [op for op in net.station_users(k) if op_rates[op] > 0 and not net.op_open[op]]
+        flushers = _destage_crosses(c, k, fluid)
+        what = _component(c, k)
+        if closed or flushers:
+            loops = ", ".join(([_groups(c, closed)] if closed else []) + (["the destager's flushers"] if flushers else []))
+            warnings.append(
+                EstimateWarning(
+                    "bottleneck",
+                    what[0],
+                    float(utilization[k]),
+                    1.0,
+                    "busy",
+                    f"{what[1]} is saturated ({utilization[k]:.0%} busy): the closed loops through it ({loops}) are held "
+                    "to its capacity; this is a bottleneck, not an overload: their latency stays finite",
+                )
+            )
+        elif open_mean[k] >= SATURATED:
+            users = [op for op in net.station_users(k) if op_rates[op] > 0]
+            offered, capacity, unit = _offered(c, k, open_mean[k], op_rates, users, open_only=True)
+            warnings.append(
+                EstimateWarning(
+                    "near_overload",
+                    what[0],
+                    offered,
+                    capacity,
+                    unit,
+                    f"{what[1]} is nearly overloaded: offered {_amount(offered, unit)} vs {_amount(capacity, unit)} capacity "
+                    f"({open_mean[k]:.0%}); its waiting grows steeply with load, so the latency there is rough",
+                )
+            )
+    for d in fluid:
+        _destager(c, inside, op_rates, d, warnings, unbounded)
+    return Verdict(warnings, sorted(unbounded))
+
+
+def _destager(
+    c: Layout, inside: list[Piece], op_rates: Floats, d: DestageFluid, warnings: list[EstimateWarning], unbounded: set[int]
+) -> None:
+    """The warning of one host's destage buffer, if its writes outpace its drain."""
+    if d.accept_rate_bytes_s <= d.drain_rate_bytes_s or not math.isfinite(d.fill_time_s):
+        return
+    h = int(d.host[len("host") :])
+    start, end = c.window
+    span = max(end - start, 1e-12)
+    accepted = sum(_width(p, start, end) * p.result.write_back_bytes[h] for p in inside) / span
+    draining = [(_width(p, start, end), p.result.drain[h]) for p in inside if math.isfinite(p.result.drain[h])]
+    drained_for = sum(width for width, _ in draining)
+    drained = sum(width * rate for width, rate in draining) / drained_for if drained_for > 0 else d.drain_rate_bytes_s
+    writers = [op for op in c.network.open_write_back_writes[h] if op_rates[op] > 0]
+    capacity = d.capacity_bytes
+    fill = (
+        f"writes arrive at {_amount(d.accept_rate_bytes_s, 'bytes/s')} and the destager drains "
+        f"{_amount(d.drain_rate_bytes_s, 'bytes/s')}, so its {_size(capacity)} buffer ({capacity / 1e6:,.1f} MB) fills in "
+        f"{capacity / 1e6:,.1f} MB / {_amount(d.accept_rate_bytes_s - d.drain_rate_bytes_s, 'bytes/s')} = {d.fill_time_s:.3g} s"
+    )
+    full_at_end = bool(inside) and (inside[-1].modes[h] == FULL or _filled_in(inside[-1], h, capacity))
+    if math.isfinite(d.first_full_s):
+        if writers and full_at_end and accepted > drained:
+            unbounded.update(writers)
+            warnings.append(
+                EstimateWarning(
+                    "overload",
+                    f"{d.host}.destager",
+                    accepted,
+                    drained,
+                    "bytes/s",
+                    f"{_latency_of(c, writers)} grows without bound: {d.host}'s destage buffer is full from "
+                    f"{d.first_full_s:.3g} s to the end of the run with open-loop writers offering {_amount(accepted, 'bytes/s')} "
+                    f"vs {_amount(drained, 'bytes/s')} drained on average ({accepted / drained:.0%}); {fill}",
+                )
+            )
+            return
+        warnings.append(
+            EstimateWarning(
+                "destage_full",
+                f"{d.host}.destager",
+                d.accept_rate_bytes_s,
+                d.drain_rate_bytes_s,
+                "bytes/s",
+                f"{d.host}'s destage buffer fills at {d.first_full_s:.3g} s into the {c.duration:g} s run: {fill}; while full, "
+                f"writes run at the drain rate, {_amount(d.drain_rate_bytes_s, 'bytes/s')} (full for {d.full_fraction:.0%} "
+                "of the window)",
+            )
+        )
+    elif accepted > drained * 1.001 and d.peak_backlog_bytes > 0:
+        longer = "open-loop writers' latency then grows without bound" if writers else "closed-loop writers then slow to it"
+        fill_s = capacity / (accepted - drained)
+        warnings.append(
+            EstimateWarning(
+                "destage_backlog",
+                f"{d.host}.destager",
+                accepted,
+                drained,
+                "bytes/s",
+                f"{d.host}'s destage backlog grows through the run: writes arrive at {_amount(accepted, 'bytes/s')} on average "
+                f"and the destager drains {_amount(drained, 'bytes/s')}, so its {_size(capacity)} buffer ({capacity / 1e6:,.1f} MB) "
+                f"would fill in {capacity / 1e6:,.1f} MB / {_amount(accepted - drained, 'bytes/s')} = {fill_s:.3g} s from empty; "
+                f"the {c.duration:g} s run ends first (peak backlog {_size(d.peak_backlog_bytes)}); in a longer run writes "
+                f"then run at the drain rate ({longer})",
+            )
+        )
+
+
+def _filled_in(piece: Piece, host: int, capacity: float) -> bool:
+    """Whether the host's buffer reaches ``capacity`` by the end of ``piece``."""
+    if piece.modes[host] == FULL:
+        return True
+    rise = (piece.result.write_back_bytes[host] - piece.result.drain[host]) * (piece.end - piece.start)
+    return piece.buffer_level[host] + rise >= capacity * (1 - 1e-9)
+
+
+def _offered(c: Layout, k: int, rho: float, rates: Floats, users: list[int], open_only: bool) -> tuple[float, float, str]:
+    """Offered load and capacity of station ``k`` at utilization ``rho``: bytes/s at a port (framed bytes over the
+    line rate), else the front-end I/Os per s that cross it (open ones only with ``open_only``)."""
+    if c.is_port[k]:
+        return rho * c.capacity[k], c.capacity[k], "bytes/s"
+    net = c.network
+    offered = float(sum(float(rates[op]) for op in users if net.op_open[op] or not open_only))
+    return offered, offered / rho if rho > 0 else math.inf, "IOPS"
+
+
+def _component(c: Layout, k: int) -> tuple[str, str]:
+    """Station ``k``'s component name (as ``util.*`` names it) and how a message names it."""
+    if k < c.shared:
+        h, slot = divmod(k, c.per_host)
+        if slot == PIPE_SLOT:
+            return f"host{h}.tier", f"host{h}.tier (its transfer pipe)"
+        if slot == GC:
+            return f"host{h}.tier", f"host{h}.tier (garbage collection past its clean-pool cliff)"
+        if slot == ADMIT:
+            return f"host{h}.destager", f"host{h}.destager (writers waiting for space in the full buffer)"
+    return c.names[k], c.names[k]
+
+
+def _destage_crosses(c: Layout, k: int, fluid: list[DestageFluid]) -> bool:
+    """Whether a destaging host's flushers cross station ``k`` (its tier, its storage port, the array and its port)."""
+    shared = {c.shared + ARRAY, c.shared + ARRAY_RX}
+    for h, d in enumerate(fluid):
+        if d.accept_rate_bytes_s > 0 and (k in shared or k in (h * c.per_host + TIER, h * c.per_host + STORAGE_TX)):
+            return True
+    return False
+
+
+def _groups(c: Layout, ops: list[int]) -> str:
+    """The groups of these ops: ``"group db"``, ``"groups db and log"``."""
+    groups = c.scenario.groups
+    names = sorted({groups[int(c.network.op_group[op])].name for op in ops})
+    if len(names) == 1:
+        return f"group {names[0]}"
+    return "groups " + " and ".join([", ".join(names[:-1]), names[-1]])
+
+
+def _latency_of(c: Layout, ops: list[int]) -> str:
+    """``"the write latency of group db"``: the ops' kinds (read, write) and groups."""
+    kinds = sorted({("read", "write")[int(c.network.op_is_write[op])] for op in ops})
+    return f"the {' and '.join(kinds)} latency of {_groups(c, ops)}"
+
+
+def _amount(value: float, unit: str) -> str:
+    if unit == "bytes/s":
+        return f"{value / 1e6:,.1f} MB/s"
+    if unit == "busy":
+        return f"{value:.0%}"
+    return f"{value:,.0f} IOPS"
+
+
+def _size(nbytes: float) -> str:
+    if nbytes >= 2**30:
+        return f"{nbytes / 2**30:.3g} GiB"
+    return f"{nbytes / 2**20:.3g} MiB"
+
+
+def _width(piece: Piece, start: float, end: float) -> float:
+    """The time (s) ``piece`` and its copies spend in the window [start, end]."""
+    return sum((b - a) * copies for _, a, b, copies in piece.windowed(start, end))
