@@ -91,7 +91,7 @@ def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Float
     overloaded = np.flatnonzero(open_mean >= 1.0).tolist()
     for k in overloaded:
         users = [op for op in net.station_users(k) if op_rates[op] > 0]
-        offered, capacity, unit = _offered(c, k, open_mean[k], op_rates, users, open_only=True)
+        offered, capacity, unit = _offered(c, k, open_mean[k], op_rates, users)
         unbounded.update(users)
         what = _component(c, k)
         warnings.append(
@@ -101,9 +101,9 @@ def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Float
                 offered,
                 capacity,
                 unit,
-                f"{_latency_of(c, users)} grows without bound: {what[1]} offered {_amount(offered, unit)} vs "
-                f"{_amount(capacity, unit)} capacity ({open_mean[k]:.0%}); an open-loop load above capacity has no steady "
-                "state, so the estimate shows those cells as unbounded",
+                f"{_latency_of(c, users) if users else 'the queue at ' + what[1]} grows without bound: "
+                f"{_load(what[1], offered, capacity, unit, float(open_mean[k]))}; an open-loop load above capacity has no "
+                "steady state, so the estimate shows those cells as unbounded",
             )
         )
     peak = np.zeros(c.station_count)
@@ -115,7 +115,7 @@ def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Float
         rates = busiest.result.rates
         users = [op for op in net.station_users(k) if rates[op] > 0]
         rho = float(busiest.result.open_utilization[k])
-        offered, capacity, unit = _offered(c, k, rho, rates, users, open_only=True)
+        offered, capacity, unit = _offered(c, k, rho, rates, users)
         over = sum(_width(p, start, end) for p in inside if p.result.open_utilization[k] >= 1.0) / max(end - start, 1e-12)
         what = _component(c, k)
         warnings.append(
@@ -125,9 +125,8 @@ def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Float
                 offered,
                 capacity,
                 unit,
-                f"{what[1]} is overloaded in bursts: offered {_amount(offered, unit)} vs {_amount(capacity, unit)} capacity "
-                f"({rho:.0%}) for {over:.0%} of the window, {open_mean[k]:.0%} on average; queues build in the bursts "
-                "and drain between them (a fluid estimate: rough)",
+                f"overloaded in bursts: {_load(what[1], offered, capacity, unit, rho)} for {over:.0%} of the window, "
+                f"{open_mean[k]:.0%} on average; queues build in the bursts and drain between them (a fluid estimate: rough)",
             )
         )
     saturated = np.flatnonzero((utilization >= SATURATED) & (open_mean < 1.0)).tolist()
@@ -152,7 +151,7 @@ def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Float
             )
         elif open_mean[k] >= SATURATED:
             users = [op for op in net.station_users(k) if op_rates[op] > 0]
-            offered, capacity, unit = _offered(c, k, open_mean[k], op_rates, users, open_only=True)
+            offered, capacity, unit = _offered(c, k, open_mean[k], op_rates, users)
             warnings.append(
                 EstimateWarning(
                     "near_overload",
@@ -160,8 +159,8 @@ def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Float
                     offered,
                     capacity,
                     unit,
-                    f"{what[1]} is nearly overloaded: offered {_amount(offered, unit)} vs {_amount(capacity, unit)} capacity "
-                    f"({open_mean[k]:.0%}); its waiting grows steeply with load, so the latency there is rough",
+                    f"nearly overloaded: {_load(what[1], offered, capacity, unit, float(open_mean[k]))}; its waiting grows "
+                    "steeply with load, so the latency there is rough",
                 )
             )
     for d in fluid:
@@ -245,14 +244,17 @@ def _filled_in(piece: Piece, host: int, capacity: float) -> bool:
     return piece.buffer_level[host] + rise >= capacity * (1 - 1e-9)
 
 
-def _offered(c: Layout, k: int, rho: float, rates: Floats, users: list[int], open_only: bool) -> tuple[float, float, str]:
-    """Offered load and capacity of station ``k`` at utilization ``rho``: bytes/s at a port (framed bytes over the
-    line rate), else the front-end I/Os per s that cross it (open ones only with ``open_only``)."""
+def _offered(c: Layout, k: int, rho: float, rates: Floats, users: list[int]) -> tuple[float, float, str]:
+    """Open load offered to station ``k`` at utilization ``rho`` and its capacity: bytes/s at a port (framed bytes
+    over the line rate), else the front-end I/Os per s of open ops that cross it, or with none (the array behind a
+    controller write cache, whose spindles see the cache's destaging) the fraction of its time (``busy``)."""
     if c.is_port[k]:
         return rho * c.capacity[k], c.capacity[k], "bytes/s"
     net = c.network
-    offered = float(sum(float(rates[op]) for op in users if net.op_open[op] or not open_only))
-    return offered, offered / rho if rho > 0 else math.inf, "IOPS"
+    offered = float(sum(float(rates[op]) for op in users if net.op_open[op]))
+    if offered <= 0 or rho <= 0:
+        return rho, 1.0, "busy"
+    return offered, offered / rho, "IOPS"
 
 
 def _component(c: Layout, k: int) -> tuple[str, str]:
@@ -281,6 +283,8 @@ def _groups(c: Layout, ops: list[int]) -> str:
     """The groups of these ops: ``"group db"``, ``"groups db and log"``."""
     groups = c.scenario.groups
     names = sorted({groups[int(c.network.op_group[op])].name for op in ops})
+    if not names:
+        return "no group"
     if len(names) == 1:
         return f"group {names[0]}"
     return "groups " + " and ".join([", ".join(names[:-1]), names[-1]])
@@ -288,8 +292,17 @@ def _groups(c: Layout, ops: list[int]) -> str:
 
 def _latency_of(c: Layout, ops: list[int]) -> str:
     """``"the write latency of group db"``: the ops' kinds (read, write) and groups."""
+    if not ops:
+        return "the latency of the I/Os that cross it"
     kinds = sorted({("read", "write")[int(c.network.op_is_write[op])] for op in ops})
     return f"the {' and '.join(kinds)} latency of {_groups(c, ops)}"
+
+
+def _load(name: str, offered: float, capacity: float, unit: str, rho: float) -> str:
+    """``"array offered 2,400 IOPS vs 1,200 IOPS capacity (200%)"``."""
+    if unit == "busy":
+        return f"{name} offered {rho:.0%} of its capacity"
+    return f"{name} offered {_amount(offered, unit)} vs {_amount(capacity, unit)} capacity ({rho:.0%})"
 
 
 def _amount(value: float, unit: str) -> str:
