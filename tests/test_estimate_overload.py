@@ -2,8 +2,8 @@
 
 Before, an open-loop load above a component's capacity gave the fluid queue's mean over the window: write-through
 onto the old array at twice its capacity (the first test's scenario) estimated a mean write latency of 30,511 ms
-over a minute and 1,800,511 ms over an hour, numbers that only measure the run's length. Now such cells are infinite ("unbounded") and a warning says which
-component, offered vs capacity.
+over a minute and 1,800,511 ms over an hour, numbers that only measure the run's length. Now such cells are
+infinite ("unbounded") and a warning says which component, offered vs capacity.
 """
 
 from __future__ import annotations
@@ -56,9 +56,13 @@ def test_write_through_at_twice_the_array_capacity_is_unbounded_not_a_huge_numbe
     assert warning.offered == pytest.approx(2 * capacity, rel=1e-9)
     assert warning.capacity == pytest.approx(capacity, rel=1e-9)
     assert warning.unit == "IOPS" and warning.utilization == pytest.approx(2.0, rel=1e-9)
-    assert str(warning) == warning.message == (
-        f"the write latency of group db grows without bound: array offered {2 * capacity:,.0f} IOPS vs {capacity:,.0f} IOPS "
-        "capacity (200%); an open-loop load above capacity has no steady state, so the estimate shows those cells as unbounded"
+    assert (
+        str(warning)
+        == warning.message
+        == (
+            f"the write latency of group db grows without bound: array offered {2 * capacity:,.0f} IOPS vs {capacity:,.0f} IOPS "
+            "capacity (200%); an open-loop load above capacity has no steady state, so the estimate shows those cells as unbounded"
+        )
     )
     writes = estimate.summary.set_index(["group", "op"]).loc[("db", "write")]
     for column in ("mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms"):
