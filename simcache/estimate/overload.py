@@ -39,10 +39,9 @@ if TYPE_CHECKING:
     from simcache.estimate.result import DestageFluid
     from simcache.estimate.timeline import Piece
 
-__all__ = ["SATURATED", "UNSTABLE_KINDS", "EstimateWarning", "Verdict", "assess"]
+__all__ = ["SATURATED", "EstimateWarning", "Evidence", "detect", "explain"]
 
 SATURATED = 0.95  # mean utilization from which a station is reported as saturated (bottleneck, near overload)
-UNSTABLE_KINDS = frozenset({"overload"})  # warnings that make an estimate unstable (no steady state)
 
 
 @dataclass(frozen=True)
@@ -72,27 +71,60 @@ class EstimateWarning:
 
 
 @dataclass
-class Verdict:
-    """The warnings of one estimate and the ops whose latency is unbounded (indices of the network's ops)."""
+class Evidence:
+    """What an estimate's warnings are worked out from (:func:`explain`, when they are asked for), and what
+    :func:`detect` works out at once: the stations and destage buffers an open-loop load overloads (the estimate
+    is then not stable) and the ops whose latency is therefore unbounded."""
 
-    warnings: list[EstimateWarning]
-    unbounded: list[int]
+    layout: Layout
+    inside: list[Piece]  # the pieces that overlap the window
+    open_mean: Floats  # per station: the open traffic's offered utilization, averaged over the window
+    utilization: Floats  # per station: as reported, averaged over the window
+    op_rates: Floats  # per op: mean I/Os per s over the window
+    fluid: list[DestageFluid]
+    overloaded: list[int]  # stations whose open offered utilization averages 1 or more
+    full: dict[int, tuple[float, float]]  # host -> (accepted, drained) bytes/s of a buffer open writers overload
+    unbounded: list[int]  # ops that cross an overloaded station or write into an overloaded buffer
+
+    @property
+    def stable(self) -> bool:
+        return not self.overloaded and not self.full
 
 
-def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Floats, op_rates: Floats, fluid: list[DestageFluid]) -> Verdict:
-    """The warnings of an estimate: ``open_mean`` per station, the open traffic's offered utilization averaged over
-    the window; ``utilization`` per station, as reported, averaged over the window; ``op_rates`` per op, its mean
-    I/Os per s over the window; ``fluid`` the destage buffers' figures."""
-    warnings: list[EstimateWarning] = []
-    unbounded: set[int] = set()
+def detect(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Floats, op_rates: Floats, fluid: list[DestageFluid]) -> Evidence:
+    """The overloads of an estimate (cheap: the messages wait for :func:`explain`): stations where ``open_mean`` (per
+    station, the open traffic's offered utilization averaged over the window) is at least 1, and destage buffers
+    full at the end of the run with open-loop writers writing faster, on average over the window, than they drain.
+    ``utilization``: per station, as reported, averaged over the window; ``op_rates``: per op, its mean I/Os per s
+    over the window; ``fluid``: the destage buffers' figures."""
     net = c.network
     start, end = c.window
     inside = [p for p in pieces if p.end > start and p.start < end]
     overloaded = np.flatnonzero(open_mean >= 1.0).tolist()
+    unbounded: set[int] = set()
     for k in overloaded:
+        unbounded.update(op for op in net.station_users(k) if op_rates[op] > 0)
+    full: dict[int, tuple[float, float]] = {}
+    for h, d in enumerate(fluid):
+        if math.isfinite(d.first_full_s) and inside and _filled_in(inside[-1], h, d.capacity_bytes):
+            writers = [op for op in net.open_write_back_writes[h] if op_rates[op] > 0]
+            accepted, drained = _averages(c, inside, h, d)
+            if writers and accepted > drained:
+                full[h] = (accepted, drained)
+                unbounded.update(writers)
+    return Evidence(c, inside, open_mean, utilization, op_rates, fluid, overloaded, full, sorted(unbounded))
+
+
+def explain(e: Evidence) -> list[EstimateWarning]:
+    """The warnings of an estimate, in the order: overloads, bursts, saturated stations, destage buffers."""
+    c, inside, open_mean, utilization, op_rates = e.layout, e.inside, e.open_mean, e.utilization, e.op_rates
+    warnings: list[EstimateWarning] = []
+    net = c.network
+    start, end = c.window
+    span = max(end - start, 1e-12)
+    for k in e.overloaded:
         users = [op for op in net.station_users(k) if op_rates[op] > 0]
-        offered, capacity, unit = _offered(c, k, open_mean[k], op_rates, users)
-        unbounded.update(users)
+        offered, capacity, unit = _offered(c, k, float(open_mean[k]), op_rates, users)
         what = _component(c, k)
         warnings.append(
             EstimateWarning(
@@ -106,17 +138,16 @@ def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Float
                 "steady state, so the estimate shows those cells as unbounded",
             )
         )
-    peak = np.zeros(c.station_count)
+    bursts: set[int] = set()
     for piece in inside:
-        if piece.result.overloaded:
-            peak = np.maximum(peak, piece.result.open_utilization)
-    for k in np.flatnonzero((peak >= 1.0) & (open_mean < 1.0)).tolist():
+        bursts.update(k for k in piece.result.overloaded if open_mean[k] < 1.0)
+    for k in sorted(bursts):
         busiest = max(inside, key=lambda p: float(p.result.open_utilization[k]))
         rates = busiest.result.rates
         users = [op for op in net.station_users(k) if rates[op] > 0]
         rho = float(busiest.result.open_utilization[k])
         offered, capacity, unit = _offered(c, k, rho, rates, users)
-        over = sum(_width(p, start, end) for p in inside if p.result.open_utilization[k] >= 1.0) / max(end - start, 1e-12)
+        over = sum(_width(p, start, end) for p in inside if p.result.open_utilization[k] >= 1.0) / span
         what = _component(c, k)
         warnings.append(
             EstimateWarning(
@@ -129,12 +160,11 @@ def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Float
                 f"{open_mean[k]:.0%} on average; queues build in the bursts and drain between them (a fluid estimate: rough)",
             )
         )
-    saturated = np.flatnonzero((utilization >= SATURATED) & (open_mean < 1.0)).tolist()
-    for k in saturated:
+    for k in np.flatnonzero((utilization >= SATURATED) & (open_mean < 1.0)).tolist():
         if not c.names[k]:
             continue  # internal stations (pipe, GC, admission) show in their tier's or the buffer's figures
         closed = [op for op in net.station_users(k) if op_rates[op] > 0 and not net.op_open[op]]
-        flushers = _destage_crosses(c, k, fluid)
+        flushers = _destage_crosses(c, k, e.fluid)
         what = _component(c, k)
         if closed or flushers:
             loops = ", ".join(([_groups(c, closed)] if closed else []) + (["the destager's flushers"] if flushers else []))
@@ -151,7 +181,7 @@ def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Float
             )
         elif open_mean[k] >= SATURATED:
             users = [op for op in net.station_users(k) if op_rates[op] > 0]
-            offered, capacity, unit = _offered(c, k, open_mean[k], op_rates, users)
+            offered, capacity, unit = _offered(c, k, float(open_mean[k]), op_rates, users)
             warnings.append(
                 EstimateWarning(
                     "near_overload",
@@ -163,77 +193,77 @@ def assess(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Float
                     "steeply with load, so the latency there is rough",
                 )
             )
-    for d in fluid:
-        _destager(c, inside, op_rates, d, warnings, unbounded)
-    return Verdict(warnings, sorted(unbounded))
+    for h, d in enumerate(e.fluid):
+        if d.accept_rate_bytes_s > d.drain_rate_bytes_s and math.isfinite(d.fill_time_s):
+            warning = _destager(e, h, d)
+            if warning is not None:
+                warnings.append(warning)
+    return warnings
 
 
-def _destager(
-    c: Layout, inside: list[Piece], op_rates: Floats, d: DestageFluid, warnings: list[EstimateWarning], unbounded: set[int]
-) -> None:
-    """The warning of one host's destage buffer, if its writes outpace its drain."""
-    if d.accept_rate_bytes_s <= d.drain_rate_bytes_s or not math.isfinite(d.fill_time_s):
-        return
-    h = int(d.host[len("host") :])
+def _averages(c: Layout, inside: list[Piece], h: int, d: DestageFluid) -> tuple[float, float]:
+    """Host ``h``'s write-back bytes/s accepted, averaged over the window, and its drain capacity (bytes/s), averaged
+    over the time it has one (the peak state's without)."""
     start, end = c.window
-    span = max(end - start, 1e-12)
-    accepted = sum(_width(p, start, end) * p.result.write_back_bytes[h] for p in inside) / span
-    draining = [(_width(p, start, end), p.result.drain[h]) for p in inside if math.isfinite(p.result.drain[h])]
+    widths = [_width(p, start, end) for p in inside]
+    accepted = sum(w * p.result.write_back_bytes[h] for p, w in zip(inside, widths, strict=True)) / max(end - start, 1e-12)
+    draining = [(w, p.result.drain[h]) for p, w in zip(inside, widths, strict=True) if math.isfinite(p.result.drain[h])]
     drained_for = sum(width for width, _ in draining)
     drained = sum(width * rate for width, rate in draining) / drained_for if drained_for > 0 else d.drain_rate_bytes_s
-    writers = [op for op in c.network.open_write_back_writes[h] if op_rates[op] > 0]
+    return accepted, drained
+
+
+def _destager(e: Evidence, h: int, d: DestageFluid) -> EstimateWarning | None:
+    """The warning of host ``h``'s destage buffer, whose writes outpace its drain in the peak state (None: a
+    backlog that does not grow on average over the window)."""
+    c = e.layout
     capacity = d.capacity_bytes
     fill = (
         f"writes arrive at {_amount(d.accept_rate_bytes_s, 'bytes/s')} and the destager drains "
         f"{_amount(d.drain_rate_bytes_s, 'bytes/s')}, so its {_size(capacity)} buffer ({capacity / 1e6:,.1f} MB) fills in "
         f"{capacity / 1e6:,.1f} MB / {_amount(d.accept_rate_bytes_s - d.drain_rate_bytes_s, 'bytes/s')} = {d.fill_time_s:.3g} s"
     )
-    full_at_end = bool(inside) and (inside[-1].modes[h] == FULL or _filled_in(inside[-1], h, capacity))
+    writers = [op for op in c.network.open_write_back_writes[h] if e.op_rates[op] > 0]
+    if h in e.full:
+        accepted, drained = e.full[h]
+        return EstimateWarning(
+            "overload",
+            f"{d.host}.destager",
+            accepted,
+            drained,
+            "bytes/s",
+            f"{_latency_of(c, writers)} grows without bound: {d.host}'s destage buffer is full from "
+            f"{d.first_full_s:.3g} s to the end of the run with open-loop writers offering {_amount(accepted, 'bytes/s')} "
+            f"vs {_amount(drained, 'bytes/s')} drained on average ({accepted / drained:.0%}); {fill}",
+        )
     if math.isfinite(d.first_full_s):
-        if writers and full_at_end and accepted > drained:
-            unbounded.update(writers)
-            warnings.append(
-                EstimateWarning(
-                    "overload",
-                    f"{d.host}.destager",
-                    accepted,
-                    drained,
-                    "bytes/s",
-                    f"{_latency_of(c, writers)} grows without bound: {d.host}'s destage buffer is full from "
-                    f"{d.first_full_s:.3g} s to the end of the run with open-loop writers offering {_amount(accepted, 'bytes/s')} "
-                    f"vs {_amount(drained, 'bytes/s')} drained on average ({accepted / drained:.0%}); {fill}",
-                )
-            )
-            return
-        warnings.append(
-            EstimateWarning(
-                "destage_full",
-                f"{d.host}.destager",
-                d.accept_rate_bytes_s,
-                d.drain_rate_bytes_s,
-                "bytes/s",
-                f"{d.host}'s destage buffer fills at {d.first_full_s:.3g} s into the {c.duration:g} s run: {fill}; while full, "
-                f"writes run at the drain rate, {_amount(d.drain_rate_bytes_s, 'bytes/s')} (full for {d.full_fraction:.0%} "
-                "of the window)",
-            )
+        return EstimateWarning(
+            "destage_full",
+            f"{d.host}.destager",
+            d.accept_rate_bytes_s,
+            d.drain_rate_bytes_s,
+            "bytes/s",
+            f"{d.host}'s destage buffer fills at {d.first_full_s:.3g} s into the {c.duration:g} s run: {fill}; while full, "
+            f"writes run at the drain rate, {_amount(d.drain_rate_bytes_s, 'bytes/s')} (full for {d.full_fraction:.0%} "
+            "of the window)",
         )
-    elif accepted > drained * 1.001 and d.peak_backlog_bytes > 0:
-        longer = "open-loop writers' latency then grows without bound" if writers else "closed-loop writers then slow to it"
-        fill_s = capacity / (accepted - drained)
-        warnings.append(
-            EstimateWarning(
-                "destage_backlog",
-                f"{d.host}.destager",
-                accepted,
-                drained,
-                "bytes/s",
-                f"{d.host}'s destage backlog grows through the run: writes arrive at {_amount(accepted, 'bytes/s')} on average "
-                f"and the destager drains {_amount(drained, 'bytes/s')}, so its {_size(capacity)} buffer ({capacity / 1e6:,.1f} MB) "
-                f"would fill in {capacity / 1e6:,.1f} MB / {_amount(accepted - drained, 'bytes/s')} = {fill_s:.3g} s from empty; "
-                f"the {c.duration:g} s run ends first (peak backlog {_size(d.peak_backlog_bytes)}); in a longer run writes "
-                f"then run at the drain rate ({longer})",
-            )
-        )
+    accepted, drained = _averages(c, e.inside, h, d)
+    if accepted <= drained * 1.001 or d.peak_backlog_bytes <= 0:
+        return None
+    longer = "open-loop writers' latency then grows without bound" if writers else "closed-loop writers then slow to it"
+    fill_s = capacity / (accepted - drained)
+    return EstimateWarning(
+        "destage_backlog",
+        f"{d.host}.destager",
+        accepted,
+        drained,
+        "bytes/s",
+        f"{d.host}'s destage backlog grows through the run: writes arrive at {_amount(accepted, 'bytes/s')} on average "
+        f"and the destager drains {_amount(drained, 'bytes/s')}, so its {_size(capacity)} buffer ({capacity / 1e6:,.1f} MB) "
+        f"would fill in {capacity / 1e6:,.1f} MB / {_amount(accepted - drained, 'bytes/s')} = {fill_s:.3g} s from empty; "
+        f"the {c.duration:g} s run ends first (peak backlog {_size(d.peak_backlog_bytes)}); in a longer run writes "
+        f"then run at the drain rate ({longer})",
+    )
 
 
 def _filled_in(piece: Piece, host: int, capacity: float) -> bool:

@@ -12,7 +12,7 @@ import numpy as np
 
 from simcache.estimate.layout import Layout
 from simcache.estimate.numeric import Floats, sums
-from simcache.estimate.overload import UNSTABLE_KINDS, EstimateWarning, assess
+from simcache.estimate.overload import EstimateWarning, Evidence, detect, explain
 from simcache.estimate.queueing import gamma_quantiles
 from simcache.estimate.state import BACKLOGGED, FULL, StateResult
 from simcache.estimate.timeline import Piece
@@ -95,8 +95,8 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
         open_mean += result.open_utilization * (width / span)
         add(result, width, extra)
     fluid = _destage_fluid(c, pieces)
-    verdict = assess(c, pieces, open_mean, utilization, ios / span, fluid)
-    for op in verdict.unbounded:  # no steady state: the fluid figure would only measure the run's length
+    evidence = detect(c, pieces, open_mean, utilization, ios / span, fluid)
+    for op in evidence.unbounded:  # no steady state: the fluid figure would only measure the run's length
         latency[op] = math.inf
         square[op] = math.inf
     groups = [g.name for g in scenario.groups]
@@ -119,7 +119,7 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
         notes.append("a flash tier is past its clean-pool cliff: writes run at gc_rate (GC stalls averaged)")
     if any(isinstance(e, HostFailure) for e in scenario.events):
         notes.append("host failures are not modelled by the estimate")
-    return Estimate(scenario, rows, reported, fluid, notes, c.window, verdict.warnings)
+    return Estimate(scenario, rows, reported, fluid, notes, c.window, evidence)
 
 
 def _extra_waits(c: Layout, piece: Piece, middle: float, shift: float) -> Floats:
@@ -199,7 +199,7 @@ class Estimate:
         destager: list[DestageFluid],
         notes: list[str],
         window: tuple[float, float],
-        warnings: list[EstimateWarning],
+        evidence: Evidence,
     ):
         self.scenario = scenario
         self._rows = rows  # (group, op, iops, mb_s, mean_s, scv)
@@ -207,13 +207,19 @@ class Estimate:
         self.destager = destager
         self.notes = notes
         self.window = window
-        self.warnings = warnings  # overloads, saturated components, destage buffers that fill: see overload.py
+        self._evidence = evidence
+        self._warnings: list[EstimateWarning] | None = None
+        self.stable = evidence.stable
+        """Whether the estimate has a steady state: no open-loop load above a component's capacity (see :attr:`warnings`)."""
         self._summary: pd.DataFrame | None = None
 
     @property
-    def stable(self) -> bool:
-        """Whether the estimate has a steady state: no open-loop load above a component's capacity (see :attr:`warnings`)."""
-        return not any(w.kind in UNSTABLE_KINDS for w in self.warnings)
+    def warnings(self) -> list[EstimateWarning]:
+        """Overloads (``stable`` is then False), bursts above capacity, saturated components and destage buffers that
+        fill, in words and figures (see :mod:`simcache.estimate.overload`); worked out when first asked for."""
+        if self._warnings is None:
+            self._warnings = explain(self._evidence)
+        return self._warnings
 
     def bottleneck(self) -> tuple[str, float]:
         """The station with the highest mean utilization over the window, and that utilization (as Result.bottleneck)."""
