@@ -319,6 +319,9 @@ def _sweep_progress(state: SweepProgress) -> None:
     print(f"\r  {state.done}/{state.total} runs done{resumed}{eta}   ", end=end, file=sys.stderr, flush=True)
 
 
+_NOT_STABLE = "NOT STABLE: an open-loop load exceeds a component's capacity; latency there is unbounded (see warnings)"
+
+
 def _estimate(args: argparse.Namespace) -> int:
     """Print the analytic estimate: summary table, utilizations, bottleneck and the destage buffer's fluid figures."""
     result = estimate(load_scenario(args.scenario), duration=args.duration)
@@ -329,7 +332,7 @@ def _estimate(args: argparse.Namespace) -> int:
     summary = result.summary.astype(object).where(~result.summary.isin([math.inf]), "unbounded")  # overloaded cells
     lines = [
         f"scenario {result.scenario.name!r}  analytic estimate over {start:g}-{end:g}s (no simulation; see docs/estimate.md)",
-        *([] if result.stable else ["NOT STABLE: an open-loop load exceeds a component's capacity; latency there is unbounded (see warnings)"]),
+        *([] if result.stable else [_NOT_STABLE]),
         "",
         "Latency per VM group (ms), IOPS and MB/s:",
         _table(summary, _SUMMARY_COLUMNS),
