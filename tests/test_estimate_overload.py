@@ -64,7 +64,7 @@ def test_write_through_at_twice_the_array_capacity_is_unbounded_not_a_huge_numbe
             "capacity (200%); an open-loop load above capacity has no steady state, so the estimate shows those cells as unbounded"
         )
     )
-    writes = estimate.summary.set_index(["group", "op"]).loc[("db", "write")]
+    writes: dict[str, Any] = next(r for r in estimate.summary.to_dict("records") if (r["group"], r["op"]) == ("db", "write"))
     for column in ("mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms"):
         assert writes[column] == math.inf, column
     assert writes["iops"] == pytest.approx(2 * capacity)  # the offered rate
