@@ -67,6 +67,7 @@ ESTIMATE_MODULES = (
     "simcache.estimate.layout",
     "simcache.estimate.solver",
     "simcache.estimate.timeline",
+    "simcache.estimate.overload",
     "simcache.estimate.result",
 )
 

@@ -404,6 +404,9 @@ def _sweep_progress(state: SweepProgress) -> None:
     print(f"\r  {state.done}/{state.total} runs done{resumed}{eta}   ", end=end, file=sys.stderr, flush=True)
 
 
+_NOT_STABLE = "NOT STABLE: an open-loop load exceeds a component's capacity; latency there is unbounded (see warnings)"
+
+
 def _estimate(args: argparse.Namespace) -> int:
     """Print the analytic estimate: summary table, utilizations, bottleneck and the destage buffer's fluid figures."""
     result = estimate(load_scenario(args.scenario), duration=args.duration)
@@ -411,11 +414,13 @@ def _estimate(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2))
         return 0
     start, end = result.window
+    summary = result.summary.astype(object).where(~result.summary.isin([math.inf]), "unbounded")  # overloaded cells
     lines = [
         f"scenario {result.scenario.name!r}  analytic estimate over {start:g}-{end:g}s (no simulation; see docs/estimate.md)",
+        *([] if result.stable else [_NOT_STABLE]),
         "",
         "Latency per VM group (ms), IOPS and MB/s:",
-        _table(result.summary, _SUMMARY_COLUMNS),
+        _table(summary, _SUMMARY_COLUMNS),
         "",
         "Busiest components (mean utilization over the window):",
     ]
@@ -433,6 +438,7 @@ def _estimate(args: argparse.Namespace) -> int:
             f"full {fluid.full_fraction:.0%} of the window (accepting {fluid.accepted_while_full_bytes_s / 1e6:.1f} MB/s while full); "
             f"peak backlog {fluid.peak_backlog_bytes / 2**20:.0f} MiB"
         )
+    lines += [""] * bool(result.warnings) + [f"warning: {warning}" for warning in result.warnings]
     lines += [f"note: {note}" for note in result.notes]
     print("\n".join(lines))
     return 0

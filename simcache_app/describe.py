@@ -86,12 +86,18 @@ def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) 
     bottleneck the host0 1GbE peer link (sending), at 81%."``
     """
     groups = [group.name for group in scenario.groups if group.workload.read_fraction < 1.0]
-    per_group = ", ".join(f"{name} {format_ms(estimate.mean_ms(name, 'write'))}" for name in groups)
+
+    def mean(group: str) -> str:  # an overloaded cell's mean is infinite: no steady state
+        value = estimate.mean_ms(group, "write")
+        return "unbounded" if value == math.inf else format_ms(value)
+
+    per_group = ", ".join(f"{name} {mean(name)}" for name in groups)
     component, utilization = estimate.bottleneck()
-    writes = f"writes {format_ms(estimate.mean_ms('all', 'write'))} mean ({per_group})" if groups else "no writes"
+    writes = f"writes {mean('all')} mean ({per_group})" if groups else "no writes"
+    overloads = "".join(f" Overload: {warning}." for warning in estimate.warnings if warning.kind == "overload")
     return (
         f"Instant estimate (queueing model, no simulation): {writes}; "
-        f"bottleneck {component_name(component, scenario)}, at {utilization:.0%}."
+        f"bottleneck {component_name(component, scenario)}, at {utilization:.0%}.{overloads}"
     )
 
 

@@ -17,6 +17,8 @@ The modules, in the order an estimate uses them:
 - :mod:`~simcache.estimate.solver`: one state's mean value analysis
   (:mod:`~simcache.estimate.mva_step`, :mod:`~simcache.estimate.queueing`);
 - :mod:`~simcache.estimate.timeline`: the run as pieces of constant state;
+- :mod:`~simcache.estimate.overload`: overloads, saturated components and filling destage buffers
+  (:class:`EstimateWarning`);
 - :mod:`~simcache.estimate.result`: window averages and :class:`Estimate`.
 
 Every module but this one is compiled by mypyc as the ``estimate`` group, apart from the engine's group
@@ -29,13 +31,14 @@ import gc
 from typing import Any
 
 from simcache.estimate.layout import Layout
+from simcache.estimate.overload import EstimateWarning
 from simcache.estimate.queueing import mgc_wait, mva_closed
 from simcache.estimate.result import DestageFluid, Estimate, summarize
 from simcache.estimate.solver import HitRatios, solve_hit_ratios
 from simcache.estimate.timeline import Timeline
 from simcache.scenario import Scenario, load_scenario
 
-__all__ = ["DestageFluid", "Estimate", "estimate", "mgc_wait", "mva_closed"]
+__all__ = ["DestageFluid", "Estimate", "EstimateWarning", "estimate", "mgc_wait", "mva_closed"]
 
 _PREPARED: dict[int, tuple[Scenario, Layout, HitRatios]] = {}
 _PREPARED_LIMIT = 64  # the library's 48 scenarios and variants; more only gives the cyclic collector more to walk

@@ -12,6 +12,7 @@ import numpy as np
 
 from simcache.estimate.layout import Layout
 from simcache.estimate.numeric import Floats, sums
+from simcache.estimate.overload import EstimateWarning, Evidence, detect, explain
 from simcache.estimate.queueing import gamma_quantiles
 from simcache.estimate.state import BACKLOGGED, FULL, StateResult
 from simcache.estimate.timeline import Piece
@@ -58,6 +59,7 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
     latency = np.zeros(ops)  # sum over I/Os of the latency (s)
     square = np.zeros(ops)  # sum over I/Os of the second moment (s^2)
     utilization = np.zeros(c.station_count)
+    open_mean = np.zeros(c.station_count)  # the open traffic's offered utilization, averaged over the window
     plain: dict[int, tuple[StateResult, float]] = {}  # result id -> (result, time in the window without extra waits)
 
     def add(result: StateResult, width: float, extra: Floats | float) -> None:
@@ -86,10 +88,17 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
                 waiting[signature] = (result, known[1] + width, known[2])
     for result, width in plain.values():
         utilization += result.utilization * (width / span)
+        open_mean += result.open_utilization * (width / span)
         add(result, width, 0.0)
     for result, width, extra in waiting.values():
         utilization += result.utilization * (width / span)
+        open_mean += result.open_utilization * (width / span)
         add(result, width, extra)
+    fluid = _destage_fluid(c, pieces)
+    evidence = detect(c, pieces, open_mean, utilization, ios / span, fluid)
+    for op in evidence.unbounded:  # no steady state: the fluid figure would only measure the run's length
+        latency[op] = math.inf
+        square[op] = math.inf
     groups = [g.name for g in scenario.groups]
     cells = net.op_group * 2 + net.op_is_write
     bins = 2 * len(groups)
@@ -102,21 +111,15 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
             else:
                 count, nbytes, total, second = (float(v[2 * g + kind]) for v in per_cell)
             mean = total / count if count > 0 else math.nan
-            scv = max(0.0, second / count / mean**2 - 1.0) if count > 0 and mean > 0 else 0.0
+            scv = max(0.0, second / count / mean**2 - 1.0) if count > 0 and 0 < mean < math.inf else 0.0
             rows.append((name, ("read", "write")[kind], count / span, nbytes / span / 1e6, mean, scv))
     reported = {c.names[k]: float(utilization[k]) for k in range(c.station_count) if c.names[k]}
-    fluid = _destage_fluid(c, pieces)
     notes: list[str] = []
-    for d in fluid:
-        if d.full_fraction > 0:
-            notes.append(f"{d.host}: destage buffer full for {d.full_fraction:.0%} of the window (writers wait for the array)")
     if any(any(piece.key.gc) for piece in pieces if piece.end > start):
         notes.append("a flash tier is past its clean-pool cliff: writes run at gc_rate (GC stalls averaged)")
-    if any(piece.result.overloaded for piece in pieces if piece.end > start):
-        notes.append("an open-loop stream overloads a station: latency grows through the run (fluid estimate)")
     if any(isinstance(e, HostFailure) for e in scenario.events):
         notes.append("host failures are not modelled by the estimate")
-    return Estimate(scenario, rows, reported, fluid, notes, c.window)
+    return Estimate(scenario, rows, reported, fluid, notes, c.window, evidence)
 
 
 def _extra_waits(c: Layout, piece: Piece, middle: float, shift: float) -> Floats:
@@ -196,6 +199,7 @@ class Estimate:
         destager: list[DestageFluid],
         notes: list[str],
         window: tuple[float, float],
+        evidence: Evidence,
     ):
         self.scenario = scenario
         self._rows = rows  # (group, op, iops, mb_s, mean_s, scv)
@@ -203,7 +207,19 @@ class Estimate:
         self.destager = destager
         self.notes = notes
         self.window = window
+        self._evidence = evidence
+        self._warnings: list[EstimateWarning] | None = None
+        self.stable = evidence.stable
+        """Whether the estimate has a steady state: no open-loop load above a component's capacity (see :attr:`warnings`)."""
         self._summary: pd.DataFrame | None = None
+
+    @property
+    def warnings(self) -> list[EstimateWarning]:
+        """Overloads (``stable`` is then False), bursts above capacity, saturated components and destage buffers that
+        fill, in words and figures (see :mod:`simcache.estimate.overload`); worked out when first asked for."""
+        if self._warnings is None:
+            self._warnings = explain(self._evidence)
+        return self._warnings
 
     def bottleneck(self) -> tuple[str, float]:
         """The station with the highest mean utilization over the window, and that utilization (as Result.bottleneck)."""
@@ -254,4 +270,6 @@ class Estimate:
             "bottleneck": {"station": name, "utilization": value},
             "destager": [_strict(dataclasses.asdict(d)) for d in self.destager],
             "notes": self.notes,
+            "stable": self.stable,
+            "warnings": [_strict(dataclasses.asdict(w)) for w in self.warnings],
         }

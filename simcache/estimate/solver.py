@@ -369,7 +369,8 @@ class Solver:
         rates = self._op_rates(sweep.throughput)
         response, variance = self._responses(sweep)
         per_host = net.host_flows.dot(rates).tolist()
-        overload = np.maximum(np.array(sweep.open_utilization) - 1.0, 0.0)
+        open_utilization = np.array(sweep.open_utilization)
+        overload = np.maximum(open_utilization - 1.0, 0.0)
         return StateResult(
             rates,
             response,
@@ -379,6 +380,7 @@ class Solver:
             per_host[hosts : 2 * hosts],
             per_host[2 * hosts :],
             list(self.drain),
+            open_utilization,
             overload,
             tuple(np.flatnonzero(overload > 0).tolist()),
             vmotion_rate,

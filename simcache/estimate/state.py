@@ -46,6 +46,7 @@ class StateResult:
     tier_write_bytes: list[float]  # per host: bytes/s written into the tier
     peer_tx_uncompressed: list[float]  # per compression lane: its peer tx port's utilization if replicas were not compressed
     drain: list[float]  # per host: destage capacity with a backlog (bytes/s)
+    open_utilization: Floats  # per station: the open traffic's offered utilization (above 1 when it overloads the station)
     overload: Floats  # per station: open offered utilization above 1 (0 if none)
     overloaded: tuple[int, ...]  # stations with an overload
     vmotion_rate: dict[int, float]  # running vMotion pair -> framed bytes/s it gets
