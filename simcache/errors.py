@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["ScenarioError", "WorkloadFileError"]
+__all__ = ["RunTooLargeError", "ScenarioError", "WorkloadFileError"]
 
 
 class ScenarioError(ValueError):
@@ -43,3 +43,14 @@ class WorkloadFileError(ScenarioError):
         """One problem at ``line`` (1-based; ``None`` for the whole file) in ``field`` (a column, key or section)."""
         where = ", ".join(part for part in (f"line {line}" if line is not None else "", field) if part)
         return cls(str(source), [(where, message)])
+
+
+class RunTooLargeError(ScenarioError):
+    """A run refused before it starts: its expected work (I/Os, memory) is past the limit (:mod:`simcache.control`).
+
+    The problem names the field to change (``run.duration``), the expected
+    figures, the limit and the options that allow the run. A subclass of
+    :class:`ScenarioError`, so whatever reports bad scenarios reports these too.
+    """
+
+    HEADING = "run too large"
