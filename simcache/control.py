@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,8 +44,11 @@ __all__ = [
     "POLL_EVENTS",
     "Cancel",
     "Limits",
+    "Stopped",
     "Work",
+    "cancel_on_signals",
     "check_work",
+    "exit_status",
     "expected_work",
     "stopped_at",
 ]
@@ -262,11 +267,14 @@ class Cancel:
         self._deadline_s = deadline
         self.reason = ""
         """Why it was cancelled (empty until then): the ``reason`` given to :meth:`cancel`, or the deadline."""
+        self.signal: int | None = None
+        """The signal that cancelled it (:func:`cancel_on_signals`), else ``None``."""
 
-    def cancel(self, reason: str = "cancelled") -> None:
+    def cancel(self, reason: str = "cancelled", signal_number: int | None = None) -> None:
         """Ask every run holding this token to stop; the first reason given is kept."""
         if not self._flag.is_set():
             self.reason = reason
+            self.signal = signal_number
             self._flag.set()
 
     @property
@@ -287,3 +295,50 @@ def stopped_at(result: Any) -> float | None:
     """The simulated time (s) at which a run was stopped early, or ``None`` for a run that reached its end."""
     value = result.meta.get("stopped_at_s")
     return None if value is None else float(value)
+
+
+class Stopped(Exception):  # noqa: N818 (a stop the user asked for, not an error)
+    """Raised by loops over many runs (``simcache.checks``) when their :class:`Cancel` token stops them.
+
+    ``result`` is the partial result of the run that was stopped (``None`` if
+    the stop came between runs); ``where`` names that run.
+    """
+
+    def __init__(self, reason: str, result: Any = None, where: str = ""):
+        self.reason = reason
+        self.result = result
+        self.where = where
+        at = "" if result is None else f" at simulated time {result.meta['stopped_at_s']:.3f} s of {result.meta['planned_s']:g} s"
+        super().__init__(f"stopped{at}{' in ' + where if where else ''} ({reason})")
+
+
+@contextmanager
+def cancel_on_signals(token: Cancel, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[Cancel]:
+    """While inside, SIGINT (Ctrl-C) and SIGTERM cancel ``token`` instead of interrupting the run where it stands.
+
+    A second signal of the same kind acts as it did before (Ctrl-C twice:
+    ``KeyboardInterrupt``). Outside the main thread, where Python cannot
+    install signal handlers, nothing is installed.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield token
+        return
+    previous: dict[int, Any] = {}
+
+    def handler(signum: int, frame: object) -> None:
+        token.cancel(signal.Signals(signum).name, signum)
+        signal.signal(signum, previous[signum])
+
+    for number in signals:
+        previous[number] = signal.signal(number, handler)
+    try:
+        yield token
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+def exit_status(token: Cancel) -> int:
+    """The exit status of a command stopped by ``token``: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM),
+    else 1."""
+    return 128 + token.signal if token.signal is not None else 1
