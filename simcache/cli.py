@@ -175,7 +175,8 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
         type=_size,
         default=None,
         metavar="SIZE",
-        help=f'refuse a run expected to hold more memory, e.g. "16GiB" (default {default.max_memory_bytes / 2**30:g}GiB, or ${MAX_MEMORY_ENV})',
+        help=f'refuse a run expected to hold more memory, e.g. "16GiB" '
+        f"(default {default.max_memory_bytes / 2**30:g}GiB, or ${MAX_MEMORY_ENV})",
     )
     parser.add_argument(
         "--no-limit", action="store_true", help="run whatever the expected work (Ctrl-C or SIGTERM still stops it with a partial result)"
@@ -236,12 +237,12 @@ def _run(args: argparse.Namespace) -> int:
         scenario = scenario.with_duration(args.duration)
     work = check_work(scenario, _limits(args))
     expected = f", {work.describe()}" if math.isfinite(work.ios) else ""
-    print(
-        f"simulating {scenario.name!r} for {scenario.run.duration:g} s{expected}; Ctrl-C stops it and prints the partial result",
-        file=sys.stderr,
-        flush=True,
-    )
     with cancel_on_signals(Cancel()) as token:
+        print(
+            f"simulating {scenario.name!r} for {scenario.run.duration:g} s{expected}; Ctrl-C stops it and prints the partial result",
+            file=sys.stderr,
+            flush=True,
+        )
         result = simulate(scenario, progress=_progress, cancel=token, limits=NO_LIMITS)  # checked above
     if sys.stderr.isatty():
         print(file=sys.stderr)

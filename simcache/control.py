@@ -142,10 +142,7 @@ class Work:
 
     def describe(self) -> str:
         """One line: I/Os, samples and memory, e.g. ``"about 46,440 I/Os, 40 samples x 43 columns, 27 MiB"``."""
-        return (
-            f"about {self.ios:,.0f} I/Os, {self.samples:,} samples x {self.series_columns} columns, "
-            f"{_size(self.memory_bytes)} of memory"
-        )
+        return f"about {self.ios:,.0f} I/Os, {self.samples:,} samples x {self.series_columns} columns, {_size(self.memory_bytes)} of memory"
 
 
 def _size(value: float) -> str:
@@ -216,7 +213,7 @@ def _closed_rates(scenario: Scenario) -> dict[str, float]:
 
     try:
         summary = estimate(scenario).summary
-    except Exception:  # noqa: BLE001 (advisory only: the bound below takes over, and the run reports the error itself)
+    except Exception:  # advisory only: the bound below takes over, and the run reports the error itself
         return {}
     rates = {}
     for group in scenario.groups:
@@ -297,7 +294,7 @@ def stopped_at(result: Any) -> float | None:
     return None if value is None else float(value)
 
 
-class Stopped(Exception):  # noqa: N818 (a stop the user asked for, not an error)
+class Stopped(Exception):  # a stop the user asked for, not an error: not named ...Error
     """Raised by loops over many runs (``simcache.checks``) when their :class:`Cancel` token stops them.
 
     ``result`` is the partial result of the run that was stopped (``None`` if

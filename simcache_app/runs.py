@@ -95,7 +95,7 @@ class _Job:
 
         try:
             self.result = simcache.simulate(scenario, seed=seed, duration=duration, progress=advance, cancel=self.token)
-        except BaseException as exc:  # noqa: BLE001 (handed to the script thread, which raises it)
+        except BaseException as exc:  # handed to the script thread, which raises it
             self.error = exc
 
 
@@ -150,9 +150,9 @@ def simulate(scenario: simcache.Scenario, seed: int, duration: float, label: str
     try:
         result = _simulate(scenario.model_dump_json(), seed, duration, _scenario=scenario, _label=label)
     except Stopped as stopped:
-        result = stopped.result
-        slot.warning(stop_text(result))
-        return result
+        partial: simcache.Result = stopped.result
+        slot.warning(stop_text(partial))
+        return partial
     slot.empty()
     return result
 
