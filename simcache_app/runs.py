@@ -8,7 +8,7 @@ function created itself.
 
 A simulation runs in a background thread (:class:`_Job`, kept in the session's
 state by run key) while the script polls it every :data:`POLL_S` seconds and
-moves the progress bar; a **Stop** button above the bar cancels its token.
+moves the progress bar; a **Stop simulation** button above the bar cancels its token.
 Clicking it reruns the script (Streamlit interrupts the poll at its next
 element update), the button's callback cancels the run, the run ends within
 milliseconds at the simulated time it reached, and the rerun picks the job up
@@ -33,6 +33,8 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import simcache
 from simcache.control import Cancel, Stopped, check_work, stopped_at
@@ -123,6 +125,15 @@ def _forget_abandoned() -> None:
             del jobs[key]
 
 
+def _page_open() -> bool:
+    """Whether this script run's browser session is still connected (always true without a Streamlit server, as
+    under AppTest). Streamlit may keep running a script whose tab was closed: its run must not go on."""
+    if not runtime.exists():
+        return True
+    context = get_script_run_ctx()
+    return context is None or runtime.get_instance().is_active_session(context.session_id)
+
+
 def _stop(key: str) -> None:
     job = _jobs().get(key)
     if job is not None:
@@ -141,7 +152,7 @@ def simulate(scenario: simcache.Scenario, seed: int, duration: float, label: str
         check_work(scenario.with_duration(duration).with_seed(seed))
     slot = st.empty()
     slot.button(
-        "Stop",
+        "Stop simulation",
         key=f"stop-{hashlib.sha256(key.encode()).hexdigest()[:16]}",
         on_click=_stop,
         args=(key,),
@@ -177,6 +188,8 @@ def _simulate(scenario_json: str, seed: int, duration: float, _scenario: simcach
     text = f"{_label}: {duration:g} simulated seconds"
     bar = st.progress(0.0, text=text)
     while job.thread.is_alive():
+        if not _page_open():
+            job.token.cancel("the page was closed")
         job.token.renew()
         job.thread.join(POLL_S)
         # Every poll sends an update: that is where Streamlit interrupts the script on a click (the job stays for
