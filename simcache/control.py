@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from simcache.errors import RunTooLargeError
+from simcache.errors import RunTooLargeError, ScenarioError
 from simcache.units import UnitError, parse_size
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def _limit_value(name: str, text: str, parse: Any) -> float:
     except (ValueError, UnitError):
         value = math.nan
     if not value > 0:
-        raise RunTooLargeError(f"environment variable {name}", [(name, f"must be a positive number or 'none' (got {text!r})")])
+        raise ScenarioError(f"environment variable {name}", [(name, f"must be a positive number or 'none' (got {text!r})")])
     return value
 
 

@@ -16,10 +16,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Generator
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import simpy
 from builders import small_scenario
 
 import simcache
@@ -39,6 +41,7 @@ from simcache.control import (
     stopped_at,
 )
 from simcache.errors import RunTooLargeError, ScenarioError
+from simcache.model import kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,8 +107,9 @@ def test_limits_come_from_the_environment() -> None:
     assert Limits.from_env({}) == DEFAULT_LIMITS
     assert Limits.from_env({"SIMCACHE_MAX_IOS": "1_000", "SIMCACHE_MAX_MEMORY": "2GiB"}) == Limits(1000, 2 * 2**30)
     assert Limits.from_env({"SIMCACHE_MAX_IOS": "none"}) == Limits(math.inf, DEFAULT_LIMITS.max_memory_bytes)
-    with pytest.raises(RunTooLargeError) as caught:
+    with pytest.raises(ScenarioError) as caught:
         Limits.from_env({"SIMCACHE_MAX_MEMORY": "-4KiB"})
+    assert str(caught.value).startswith("environment variable SIMCACHE_MAX_MEMORY: invalid scenario")
     assert caught.value.problems == [("SIMCACHE_MAX_MEMORY", "must be a positive number or 'none' (got '-4KiB')")]
 
 
@@ -164,6 +168,26 @@ def test_a_token_cancelled_before_the_run_stops_it_at_its_first_poll() -> None:
     result = simcache.simulate(small(run={"duration": "60s"}), cancel=token)
     assert result.meta["stop_reason"] == "before"
     assert stopped_at(result) is not None and stopped_at(result) < 60  # type: ignore[operator]
+
+
+def test_run_until_polls_every_so_many_events_and_stops_where_it_is() -> None:
+    env = simpy.Environment()
+
+    def ticks() -> Generator[simpy.Event, None, None]:
+        while True:
+            yield env.timeout(1.0)
+
+    env.process(ticks())
+    polls: list[float] = []
+
+    def stop_requested() -> bool:
+        polls.append(env.now)
+        return len(polls) == 3
+
+    assert kernel.run_until(env, 1e6, stop_requested, every=10) is False
+    assert polls == [9.0, 19.0, 29.0]  # the process's start, then one timeout per second: 10 events in 9 s
+    assert env.now == 29.0
+    assert kernel.run_until(simpy.Environment(), 5.0, stop_requested, every=10) is True  # reaching the end
 
 
 def test_cancel_keeps_the_first_reason_and_reports_deadlines() -> None:
