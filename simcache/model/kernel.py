@@ -144,7 +144,11 @@ def run_until(env: simpy.Environment, until: float, stop_requested: Callable[[],
     ``stop_requested`` is called after every ``every`` events; when it returns
     true the loop returns ``False`` at once, with ``env.now`` the time of the
     last event processed (events still queued stay queued). A countdown, not
-    a clock read, so the check costs one subtraction per event.
+    a clock read, so the check costs one subtraction per event: no measurable
+    speed (bench/bench_engine.py, 2026-11-25, 2 vCPUs under load: ratio 0.207
+    against 0.199 before it with the Python sources, 0.378 and 0.324 against
+    0.337 and 0.341 compiled; with a token polled, 1.00 and 1.02 times the
+    speed without one).
     """
     stop = env.event()
     env.schedule(stop, URGENT, until - env.now)
