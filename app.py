@@ -219,11 +219,16 @@ def run_requested(button: str, keys: list[str], help: str) -> bool:
 def single_run_view(scenario: simcache.Scenario, seed: int, duration: float) -> None:
     st.caption(describe.estimate_sentence(simcache.estimate(scenario), scenario))  # milliseconds: shown before any run
     key = runs.run_key(scenario, seed, duration)
-    if not run_requested("Run simulation", [key], "Simulate the scenario as set in the sidebar."):
+    if not (run_requested("Run simulation", [key], "Simulate the scenario as set in the sidebar.") or runs.has_job(key)):
         st.info("Press **Run simulation** to simulate the scenario as set in the sidebar.")
         return
-    result = runs.simulate(scenario, seed, duration)
-    done_runs().add(key)
+    try:
+        result = runs.simulate(scenario, seed, duration)
+    except simcache.ScenarioError as exc:  # too large to run (simcache.control)
+        show_scenario_error("This run is too large", exc)
+        return
+    if runs.finished(result):
+        done_runs().add(key)
     show_result(result, scenario)
 
 
@@ -327,10 +332,14 @@ def compare_view(scenario: simcache.Scenario, seed: int, duration: float, source
         show_scenario_error("A variant does not make a valid scenario", exc)
         return
     keys = [runs.run_key(v, seed, duration) for v in variants.values()]
-    if not run_requested("Run comparison", keys, "Simulate every chosen variant."):
+    if not (run_requested("Run comparison", keys, "Simulate every chosen variant.") or any(runs.has_job(k) for k in keys)):
         return
-    results = {name: runs.simulate(v, seed, duration, label=f"Simulating {name}") for name, v in variants.items()}
-    done_runs().update(keys)
+    try:
+        results = {name: runs.simulate(v, seed, duration, label=f"Simulating {name}") for name, v in variants.items()}
+    except simcache.ScenarioError as exc:  # too large to run (simcache.control)
+        show_scenario_error("A variant is too large to run", exc)
+        return
+    done_runs().update(key for key, result in zip(keys, results.values(), strict=True) if runs.finished(result))
     table = describe.compare_table(results, variants)
     st.markdown("**VM write p99 over all groups**, with each variant's bottleneck and busiest peer link:")
     first = table.iloc[0]

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from simcache.control import Cancel, Limits, Stopped
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.metrics import PERCENTILES, RECORD_METRICS, bound_value, ci95_half_width, metric_unit
@@ -171,8 +172,19 @@ class CheckPlan:
     runs: dict[str, Scenario]
     """The run of each variant the checks select, by variant name (``base``: the scenario as written)."""
 
-    def outcomes(self, *, seeds: int | Sequence[int] | None = None, progress: Progress | None = None) -> Iterator[CheckOutcome]:
-        """Run each variant once per seed and yield each check as soon as the runs it needs are done (see :func:`iter_checks`)."""
+    def outcomes(
+        self,
+        *,
+        seeds: int | Sequence[int] | None = None,
+        progress: Progress | None = None,
+        cancel: Cancel | None = None,
+        limits: Limits | None = None,
+    ) -> Iterator[CheckOutcome]:
+        """Run each variant once per seed and yield each check as soon as the runs it needs are done (see :func:`iter_checks`).
+
+        Once ``cancel`` is set, raises :class:`~simcache.control.Stopped` (with the stopped run's partial result,
+        which no check is judged on); the checks yielded before stay valid. ``limits`` go to :func:`simulate`.
+        """
         scenario, label = self.scenario, self.label
         if seeds is None:
             seeds = scenario.check.seeds
@@ -185,9 +197,14 @@ class CheckPlan:
                 if variant in done:
                     continue
                 for k, seed in enumerate(seed_list):
+                    where = f"{label}: variant {variant}, seed {seed}"
+                    if cancel is not None and cancel.cancelled:
+                        raise Stopped(cancel.reason, where=where)
                     if progress is not None:
-                        progress(f"{label}: variant {variant}, seed {seed}")
-                    result = simulate(self.runs[variant], seed=seed)
+                        progress(where)
+                    result = simulate(self.runs[variant], seed=seed, cancel=cancel, limits=limits)
+                    if result.meta["stopped_at_s"] is not None:
+                        raise Stopped(result.meta["stop_reason"], result, where)
                     for j, pair in enumerate(sides):
                         for s, (side, metric) in enumerate(pair):
                             if side.variant == variant:

@@ -22,8 +22,21 @@ from typing import Any
 
 import pandas as pd
 
-from simcache.checks import CheckOutcome, prepare, scenario_files, validation_report
+from simcache.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
 from simcache.collect import COMPONENTS
+from simcache.control import (
+    DEFAULT_LIMITS,
+    MAX_IOS_ENV,
+    MAX_MEMORY_ENV,
+    NO_LIMITS,
+    Cancel,
+    Limits,
+    Stopped,
+    cancel_on_signals,
+    check_work,
+    exit_status,
+    stopped_at,
+)
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.estimate import estimate
@@ -35,7 +48,7 @@ from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
 from simcache.scenario import REPLICAS, TRACE_FORMATS, load_scenario
 from simcache.sweep import SweepInterrupted, SweepProgress, SweepStoreWarning, sweep, sweep_summary
-from simcache.units import UnitError, parse_duration
+from simcache.units import UnitError, parse_duration, parse_size
 
 __all__ = ["main"]
 
@@ -60,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--duration", type=_duration, default=None, help='simulated time, e.g. "30s" (default: run.duration)')
     run.add_argument("--out", type=Path, default=None, help="folder for records, series, summary (CSV + Parquet) and meta.json")
     run.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
+    _limit_options(run)
 
     sweep_cmd = sub.add_parser("sweep", help="run a grid of overrides x seeds")
     sweep_cmd.add_argument(
@@ -90,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--duration", type=_duration, default=None, help="replace every run's duration (windows must still fit)")
     check.add_argument("--report", type=Path, default=None, help="also write a Markdown validation report to this file")
     check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _limit_options(check)
 
     estimate_cmd = sub.add_parser("estimate", help="analytic estimate of a scenario in milliseconds (no simulation)")
     estimate_cmd.add_argument("scenario", help="a scenario TOML file, or the name of a built-in scenario (e.g. default)")
@@ -134,6 +149,60 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _size(text: str) -> float:
+    try:
+        value = float(parse_size(text))
+    except UnitError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive size, e.g. 16GiB (got {text!r})")
+    return value
+
+
+def _positive_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, e.g. 50000000 (got {text!r})")
+    return value
+
+
+def _limit_options(parser: argparse.ArgumentParser) -> None:
+    """The options that bound one run's expected work (see simcache.control); Ctrl-C and SIGTERM stop a run early."""
+    default = DEFAULT_LIMITS
+    parser.add_argument(
+        "--max-ios",
+        type=_positive_count,
+        default=None,
+        metavar="N",
+        help=f"refuse a run expected to issue more than N I/Os (default {default.max_ios:,.0f}, or ${MAX_IOS_ENV})",
+    )
+    parser.add_argument(
+        "--max-memory",
+        type=_size,
+        default=None,
+        metavar="SIZE",
+        help=f'refuse a run expected to hold more memory, e.g. "16GiB" '
+        f"(default {default.max_memory_bytes / 2**30:g}GiB, or ${MAX_MEMORY_ENV})",
+    )
+    parser.add_argument(
+        "--no-limit", action="store_true", help="run whatever the expected work (Ctrl-C or SIGTERM still stops it with a partial result)"
+    )
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    if args.no_limit:
+        return NO_LIMITS
+    limits = Limits.from_env()
+    if args.max_ios is not None:
+        limits = replace(limits, max_ios=args.max_ios)
+    if args.max_memory is not None:
+        limits = replace(limits, max_memory_bytes=args.max_memory)
+    return limits
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -169,10 +238,26 @@ def _progress(fraction: float) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or 143."""
     scenario = load_scenario(args.scenario)
-    result = simulate(scenario, seed=args.seed, duration=args.duration, progress=_progress)
+    if args.seed is not None:
+        scenario = scenario.with_seed(args.seed)
+    if args.duration is not None:
+        scenario = scenario.with_duration(args.duration)
+    work = check_work(scenario, _limits(args))
+    expected = f", {work.describe()}" if math.isfinite(work.ios) else ""
+    with cancel_on_signals(Cancel()) as token:
+        print(
+            f"simulating {scenario.name!r} for {scenario.run.duration:g} s{expected}; Ctrl-C stops it and prints the partial result",
+            file=sys.stderr,
+            flush=True,
+        )
+        result = simulate(scenario, progress=_progress, cancel=token, limits=NO_LIMITS)  # checked above
     if sys.stderr.isatty():
         print(file=sys.stderr)
+    stopped = _stopped_line(result)
+    if stopped:
+        print(stopped, file=sys.stderr if args.json else sys.stdout, flush=True)
     if args.out is not None:
         result.save(args.out)
     if args.json:
@@ -181,7 +266,21 @@ def _run(args: argparse.Namespace) -> int:
         print(report(result))
         if args.out is not None:
             print(f"\nresults written to {args.out}/ (records, series, summary, breakdown as CSV and Parquet; meta.json)")
-    return 0
+        if stopped:
+            print(stopped)
+    return exit_status(token) if stopped else 0
+
+
+def _stopped_line(result: Result) -> str:
+    """The line that marks a stopped run's result as partial ("" for a run that reached its end)."""
+    at = stopped_at(result)
+    if at is None:
+        return ""
+    planned = result.meta["planned_s"]
+    return (
+        f"STOPPED at simulated time {at:.3f} s of {planned:g} s ({result.meta['stop_reason']}): "
+        f"partial result, every figure covers 0-{at:.3f} s only"
+    )
 
 
 def report(result: Result) -> str:
@@ -312,27 +411,44 @@ def _check(args: argparse.Namespace) -> int:
     if args.seeds is not None and args.seeds < 1:
         raise ScenarioError("--seeds", [("--seeds", f"must be at least 1 (got {args.seeds})")])
     plans = [prepare(path, duration=args.duration) for path in files]  # every file and its checks are valid before anything runs
+    limits = _limits(args)
+    for plan in plans:  # and no run is too large
+        for run in plan.runs.values():
+            check_work(run, limits)
     outcomes: list[CheckOutcome] = []
 
     def progress(text: str) -> None:
         if not args.quiet:
             print(f"  running {text}", file=sys.stderr, flush=True)
 
-    for plan in plans:
-        scenario = plan.scenario
-        if not scenario.expect:
-            print(f"-     {plan.label}: no [[expect]] checks")
-            continue
-        print(f"== {scenario.check.observation or scenario.name}  ({plan.label})")
-        for outcome in plan.outcomes(seeds=args.seeds, progress=progress):
-            outcomes.append(outcome)
-            print(outcome.line(), flush=True)
+    stopped: Stopped | None = None
+    with cancel_on_signals(Cancel()) as token:
+        for number, plan in enumerate(plans):
+            scenario = plan.scenario
+            if not scenario.expect:
+                print(f"-     {plan.label}: no [[expect]] checks")
+                continue
+            print(f"== {scenario.check.observation or scenario.name}  ({plan.label})")
+            judged = 0
+            try:
+                for outcome in plan.outcomes(seeds=args.seeds, progress=progress, cancel=token, limits=limits):
+                    outcomes.append(outcome)
+                    judged += 1
+                    print(outcome.line(), flush=True)
+            except Stopped as exc:
+                stopped = exc
+                _print_not_run(plans[number:], skip=judged)
+                break
     failed = [o for o in outcomes if not o.passed]
     print(f"\n{len(outcomes) - len(failed)} of {len(outcomes)} checks passed" + (f"; {len(failed)} failed" if failed else ""))
+    if stopped is not None:
+        print(f"{str(stopped).replace('stopped', 'STOPPED', 1)}: the checks after it were not run")
     if args.report is not None:
         command = "simcache check " + " ".join(str(p) for p in args.paths) + f" --report {args.report}"
         args.report.write_text(validation_report(outcomes, command), "utf-8")
         print(f"report written to {args.report}")
+    if stopped is not None:
+        return exit_status(token)
     return 1 if failed else 0
 
 
@@ -395,6 +511,15 @@ def _sweep_command(args: argparse.Namespace) -> str:
     if args.out is not None:
         words += ["--out", str(args.out)]
     return shlex.join(words)
+
+
+def _print_not_run(plans: Sequence[CheckPlan], skip: int) -> None:
+    """Mark the checks of ``plans`` not run (the first ``skip`` of the first plan were judged)."""
+    for number, plan in enumerate(plans):
+        if number:
+            print(f"== {plan.scenario.check.observation or plan.scenario.name}  ({plan.label})")
+        for expectation in plan.scenario.expect[skip if number == 0 else 0 :]:
+            print(f"NOT RUN  {plan.scenario.name}:{expectation.name}  (stopped before it was simulated)")
 
 
 def _sweep_progress(state: SweepProgress) -> None:

@@ -20,10 +20,11 @@ import simpy
 
 from simcache import __version__
 from simcache.collect import Record, RecordBlocks, drain
+from simcache.control import POLL_EVENTS, Cancel, Limits, check_work
 from simcache.model.array import Array
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
-from simcache.model.kernel import events_scheduled, run_until
+from simcache.model.kernel import current_time, events_scheduled, run_until
 from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM
@@ -337,6 +338,9 @@ def simulate(
     seed: int | None = None,
     duration: float | None = None,
     progress: Progress | None = None,
+    cancel: Cancel | None = None,
+    deadline: float | None = None,
+    limits: Limits | None = None,
 ) -> Result:
     """Run ``scenario`` once and return its :class:`~simcache.results.Result`.
 
@@ -344,28 +348,62 @@ def simulate(
     table (:meth:`~simcache.scenario.Scenario.with_seed`,
     :meth:`~simcache.scenario.Scenario.with_duration`: only the run is validated
     again); ``progress`` is called with the fraction done at each sample.
+
+    Before the run, its expected work (:func:`simcache.control.expected_work`)
+    is checked against ``limits`` (default: :meth:`simcache.control.Limits.from_env`;
+    :data:`simcache.control.NO_LIMITS` for none): past them it raises
+    :class:`~simcache.errors.RunTooLargeError` and nothing runs.
+
+    Stopping: once ``cancel`` (a :class:`simcache.control.Cancel`) is set, or
+    ``deadline`` wall seconds have passed, the run ends at the simulated time
+    ``t`` it has reached (within a few milliseconds of wall time) and the result
+    covers ``[0, t]``: a last sample at ``t``, the summary over the window up to
+    ``t`` (the warm-up cut to ``t / 10`` if it had not ended), totals per ``t``.
+    Its ``meta["stopped_at_s"]`` is ``t`` and ``meta["stop_reason"]`` says why;
+    both are ``None`` for a run that reached its end. No exception is raised.
     """
     scenario = load_scenario(scenario)
     if seed is not None:
         scenario = scenario.with_seed(seed)
     if duration is not None:
         scenario = scenario.with_duration(duration)
+    check_work(scenario, limits)
     run = scenario.run
     seed = run.seed
     started = time.perf_counter()
     model = build(scenario, seed)
     sampler = _Sampler(model)
     model.env.process(_sampler(model, sampler, run.sample_interval, run.duration, progress))
+    tokens = [token for token in (cancel, None if deadline is None else Cancel(deadline=deadline)) if token is not None]
+    stop_requested = (lambda: any(token.cancelled for token in tokens)) if tokens else None
     collecting = gc.isenabled()
     gc.disable()  # the run allocates many small long-lived tuples; cyclic GC passes over them cost ~10%
     try:
-        run_until(model.env, run.duration)
+        finished = run_until(model.env, run.duration, stop_requested, POLL_EVENTS)
     finally:
         if collecting:
             gc.enable()
-    sampler.take(run.duration)  # the run stops before events at exactly `duration` are processed
-    if progress is not None:
+    end = run.duration if finished else current_time(model.env)
+    if not finished:
+        model.scenario = _cut_at(scenario, end)  # the result's window, totals and rates cover [0, end]
+    sampler.take(end)  # the run stops before events at exactly `duration` are processed
+    if progress is not None and finished:
         progress(1.0)
     wall = time.perf_counter() - started
     events = events_scheduled(model.env)
-    return Result.from_model(model, seed=seed, wall_time_s=wall, events=events, version=__version__)
+    result = Result.from_model(model, seed=seed, wall_time_s=wall, events=events, version=__version__)
+    result.meta["stopped_at_s"] = None if finished else end
+    result.meta["stop_reason"] = None if finished else next((token.reason for token in tokens if token.reason), "stopped")
+    if not finished:
+        result.meta["scenario"] = scenario.model_dump(mode="json")  # as asked for: rerunning it runs to the end
+        result.meta["planned_s"] = run.duration
+    return result
+
+
+def _cut_at(scenario: Scenario, end: float) -> Scenario:
+    """``scenario`` as if run for ``end`` seconds: its duration ``end``, and its warm-up cut to ``end / 10`` if it had not
+    ended (not validated again: a stopped run may be shorter than one sample interval)."""
+    end = max(end, 1e-9)  # rates are per second of the run: a stop before the clock moved still divides by a duration
+    warmup = scenario.run.warmup if scenario.run.warmup < end else end / 10
+    run = scenario.run.model_copy(update={"duration": end, "warmup": warmup})
+    return scenario.model_copy(update={"run": run})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["ScenarioError", "SweepStoreError", "WorkloadFileError"]
+__all__ = ["RunTooLargeError", "ScenarioError", "SweepStoreError", "WorkloadFileError"]
 
 
 class ScenarioError(ValueError):
@@ -59,3 +59,14 @@ class SweepStoreError(ScenarioError):
     def at(cls, path: object, problem: str, fix: str) -> SweepStoreError:
         """The store at ``path`` has ``problem``; ``fix`` says what to do about it."""
         return cls(str(path), [("store", f"{problem}; {fix}")])
+
+
+class RunTooLargeError(ScenarioError):
+    """A run refused before it starts: its expected work (I/Os, memory) is past the limit (:mod:`simcache.control`).
+
+    The problem names the field to change (``run.duration``), the expected
+    figures, the limit and the options that allow the run. A subclass of
+    :class:`ScenarioError`, so whatever reports bad scenarios reports these too.
+    """
+
+    HEADING = "run too large"

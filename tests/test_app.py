@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import tomllib
 import zipfile
 from pathlib import Path
@@ -88,6 +89,31 @@ def test_single_run_shows_the_numbers_of_the_same_simulation(default: simcache.S
     assert any(m.value.startswith("Bottleneck: ") and "% mean utilization" in m.value for m in at.markdown)
     assert any(m.value.startswith("Peer network (WB+1/WB+2 replicas): busiest port is the host") for m in at.markdown)
     assert len(at.get("plotly_chart")) == 4  # latency, breakdown, utilization, backlog
+
+
+def test_a_stopped_run_shows_its_partial_result_marked_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run stopped early (here by the page's wall-clock limit, the token the Stop button cancels) shows the figures
+    up to where it stopped, under a warning that says so, and is neither cached nor counted as done."""
+    from simcache_app import runs
+
+    monkeypatch.setattr(runs, "WALL_LIMIT_S", 0.3)
+    at = open_app(seconds=600.0)  # minutes of simulation: only the limit ends it
+    at.button(key="Run simulation").click().run()
+    assert not at.exception
+    warning = at.warning[0].value
+    match = re.fullmatch(
+        r"\*\*Partial result\.\*\* Stopped at simulated time ([0-9.]+) s of 600 s \(deadline of 0\.3 s wall time passed\): "
+        r"every figure below covers 0 to ([0-9.]+) s only\.",
+        warning,
+    )
+    assert match is not None, warning
+    assert match[1] == match[2] and 0 < float(match[1]) < 600
+    assert len(at.metric) == 4  # the partial figures are shown
+    simulated = [re.match(r"[0-9,]+ I/Os simulated over ([0-9.e+]+) s", c.value) for c in at.caption]
+    assert [float(m[1]) for m in simulated if m] == [pytest.approx(float(match[1]), abs=0.01)]  # the figures end where it stopped
+    at.run()  # the next rerun does not show the partial result again, nor start the run by itself
+    assert not at.warning
+    assert "Press **Run simulation**" in at.info[0].value
 
 
 def test_changing_a_control_runs_the_changed_scenario(default: simcache.Scenario) -> None:

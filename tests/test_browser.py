@@ -132,3 +132,32 @@ def test_an_uploaded_trace_shows_what_was_imported(app_url: str, tmp_path: Path)
             assert page.get_by_test_id("stAlertContentError").count() == 0
         finally:
             browser.close()
+
+
+def test_the_stop_button_ends_a_run_and_shows_the_partial_result(app_url: str, tmp_path: Path) -> None:
+    """A 600 s run (minutes of wall time) stopped from the page: the partial figures show under a warning."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            page = browser.pages[0] if browser.pages else browser.new_page()
+            page.goto(app_url)
+            seconds = page.get_by_role("spinbutton", name="Simulated seconds")
+            seconds.fill("600")
+            seconds.press("Enter")
+            page.get_by_role("button", name="Run simulation").click()
+            stop = page.get_by_test_id("stTabs").get_by_role("button", name="Stop simulation")
+            expect(stop).to_be_visible(timeout=30_000)
+            expect(page.get_by_text("Simulating: 600 simulated seconds")).to_be_visible()
+            stop.click()
+            warning = page.get_by_test_id("stAlert").filter(has_text="Partial result.")
+            expect(warning).to_be_visible(timeout=30_000)
+            assert " s of 600 s (stopped from the page): every figure below covers 0 to " in warning.inner_text()
+            expect(page.get_by_test_id("stMetric")).to_have_count(4)
+            assert page.get_by_test_id("stException").count() == 0
+            page.screenshot(path=str(tmp_path / "stopped-run.png"), full_page=True)
+        finally:
+            browser.close()

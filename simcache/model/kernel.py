@@ -133,27 +133,43 @@ def events_scheduled(env: simpy.Environment) -> int:
     return next(env._eid)
 
 
-def run_until(env: simpy.Environment, until: float) -> None:
-    """``env.run(until=until)`` with SimPy's ``Environment.step()`` inlined into the loop.
+def run_until(env: simpy.Environment, until: float, stop_requested: Callable[[], bool] | None = None, every: int = 1024) -> bool:
+    """``env.run(until=until)`` with SimPy's ``Environment.step()`` inlined into the loop; ``False`` if stopped early.
 
     The method call per event is a noticeable share of a run. As in
     ``env.run``, a stop event is scheduled ahead of the events at ``until``
     (so those are not processed, and the event count is the same), and a
     failed event that nothing handled raises its exception here.
+
+    ``stop_requested`` is called after every ``every`` events; when it returns
+    true the loop returns ``False`` at once, with ``env.now`` the time of the
+    last event processed (events still queued stay queued). A countdown, not
+    a clock read, so the check costs one subtraction per event: no measurable
+    speed (bench/bench_engine.py, 2026-11-25, 2 vCPUs under load: ratio 0.207
+    against 0.199 before it with the Python sources, 0.378 and 0.324 against
+    0.337 and 0.341 compiled; with a token polled, 1.00 and 1.02 times the
+    speed without one).
     """
     stop = env.event()
     env.schedule(stop, URGENT, until - env.now)
     queue = env._queue
+    countdown = every if stop_requested is not None else -1  # never reaches 0 without a check
     while True:
         env._now, _, _, event = heappop(queue)
         if event is stop:
             next(env._eid)  # env.run() schedules its stop event a second time: count it too, for comparable event counts
-            return
+            return True
         callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # None marks it processed
         for callback in callbacks:
             callback(event)
         if not event._ok and not hasattr(event, "_defused"):
             raise type(event._value)(*event._value.args) from event._value
+        countdown -= 1
+        if not countdown:
+            assert stop_requested is not None
+            if stop_requested():
+                return False
+            countdown = every
 
 
 class Resumer:
