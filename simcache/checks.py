@@ -24,8 +24,8 @@ import pandas as pd
 
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
-from simcache.metrics import PERCENTILES, RECORD_METRICS, bound_value, ci95_half_width, metric_unit
-from simcache.results import Result, _percentiles
+from simcache.metrics import PERCENTILES, RECORD_METRICS, VALIDITY, bound_value, ci95_half_width, metric_unit
+from simcache.results import Result, _censored_percentiles
 from simcache.scenario import Expectation, Scenario, Selection, load_scenario
 from simcache.units import format_size
 
@@ -247,16 +247,23 @@ def measure(result: Result, selection: Selection, metric: str) -> float:
         return float(result.totals[key])
     if source == "series" and metric not in RECORD_METRICS:
         return _series_value(result, selection, key)
-    records, span = _select(result, selection)
-    return _record_metric(records, span, metric)
+    if source == "validity" and key in VALIDITY:
+        return float(result.stable) if key == "stable" else float(sum(w.severity == "unstable" for w in result.warnings))
+    span = _span(result, selection)
+    records = _select(result.records, result, selection)
+    unfinished = _select(result.unfinished, result, selection)
+    bounds = (result.window[1] - unfinished["issue_s"].to_numpy(dtype=float)) * 1e3  # censored latencies (ms), as in the summary
+    return _record_metric(records, bounds, span, metric)
 
 
-def _select(result: Result, selection: Selection) -> tuple[pd.DataFrame, float]:
-    records = result.records
-    if selection.window is None:
-        start, end = result.window
-    else:
-        start, end = selection.window
+def _span(result: Result, selection: Selection) -> float:
+    start, end = result.window if selection.window is None else selection.window
+    return end - start
+
+
+def _select(records: pd.DataFrame, result: Result, selection: Selection) -> pd.DataFrame:
+    """The rows of ``records`` (the records or the unfinished I/Os) that ``selection`` takes."""
+    start, end = result.window if selection.window is None else selection.window
     issued = records["issue_s"]
     mask = (issued >= start) & (issued < end)
     if selection.op != "any":
@@ -265,23 +272,26 @@ def _select(result: Result, selection: Selection) -> tuple[pd.DataFrame, float]:
         mask &= records["group"] == selection.group
     if selection.host is not None:
         mask &= records["host"] == selection.host
-    return records[mask], end - start
+    return records[mask]
 
 
-def _record_metric(records: pd.DataFrame, span: float, metric: str) -> float:
+def _record_metric(records: pd.DataFrame, bounds: np.ndarray, span: float, metric: str) -> float:
+    """``metric`` of the completed ``records``, unfinished I/Os at their latencies' lower ``bounds`` (ms) in the latency figures."""
     latency = records["latency_ms"].to_numpy()
     if metric == "count":
         return float(len(records))
+    if metric == "unfinished":
+        return float(len(bounds))
     if metric == "iops":
         return len(records) / span
     if metric == "mb_s":
         return float(records["size_bytes"].sum()) / span / 1e6
+    if metric == "mean_ms" and len(records) + len(bounds):
+        return float(np.concatenate((latency, bounds)).mean())
+    if metric in PERCENTILES or metric == "max_ms":
+        return float(_censored_percentiles(latency, bounds)[0][metric])  # as the summary computes them
     if not len(records):
         return math.nan
-    if metric == "mean_ms":
-        return float(latency.mean())
-    if metric in PERCENTILES or metric == "max_ms":
-        return float(_percentiles(latency)[metric])  # as the summary computes them
     if metric == "mean_outstanding":
         return float(latency.sum()) / 1e3 / span
     if metric == "max_outstanding":
