@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +70,10 @@ class CheckOutcome:
     values: tuple[float, ...]
     target: float | None = None
     """The figure an ``approx`` check expects (a measurement it reproduces), in the metric's unit; else ``None``."""
+    warnings: tuple[str, ...] = ()
+    """The validity warnings of the runs this check used (:attr:`simcache.Result.warnings`, few-samples notes left
+    out), each once, as ``"warning (variant <name>): <message>"`` (``note`` for a short-run one): the first seed's
+    message for each (variant, kind, component)."""
 
     @property
     def passed(self) -> bool:
@@ -179,6 +183,7 @@ class CheckPlan:
         seed_list = [scenario.run.seed + k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
         sides = [expectation.sides() for expectation in scenario.expect]
         measured: dict[tuple[int, int, int], float] = {}  # (check, side, seed index) -> value
+        notes: dict[str, dict[tuple[str, str], str]] = {}  # variant -> (kind, component) -> "warning: ..." or "note: ..."
         done: set[str] = set()
         for index, expectation in enumerate(scenario.expect):
             for variant in dict.fromkeys(side.variant for side, _ in sides[index]):
@@ -188,12 +193,18 @@ class CheckPlan:
                     if progress is not None:
                         progress(f"{label}: variant {variant}, seed {seed}")
                     result = simulate(self.runs[variant], seed=seed)
+                    for warning in result.warnings:
+                        if warning.kind != "few_samples":  # true of nearly every short check run; the checks' tolerances speak to it
+                            said = f"{'warning' if warning.severity == 'unstable' else 'note'}: {warning.message}"
+                            notes.setdefault(variant, {}).setdefault((warning.kind, warning.component), said)
                     for j, pair in enumerate(sides):
                         for s, (side, metric) in enumerate(pair):
                             if side.variant == variant:
                                 measured[(j, s, k)] = _measure_checked(result, side, metric, label, j, scenario.expect[j])
                 done.add(variant)
-            yield _outcome(label, scenario, index, expectation, sides[index], measured, seed_list)
+            variants = dict.fromkeys(side.variant for side, _ in sides[index])
+            warnings = tuple(f"{said.partition(':')[0]} (variant {v}):{said.partition(':')[2]}" for v in variants for said in notes.get(v, {}).values())
+            yield replace(_outcome(label, scenario, index, expectation, sides[index], measured, seed_list), warnings=warnings)
 
 
 def prepare(source: str | Path | Scenario, *, duration: float | None = None) -> CheckPlan:
@@ -465,4 +476,7 @@ def report_section(group: Sequence[CheckOutcome]) -> str:
     notes = [f"- **{o.name}**: {o.tolerance}" for o in group if o.tolerance]
     if notes:
         lines += ["", "Why these bounds:", "", *notes]
+    warnings = list(dict.fromkeys(w for o in group for w in o.warnings))
+    if warnings:
+        lines += ["", "What the runs say about their own validity (`Result.warnings`):", "", *(f"- {w}" for w in warnings)]
     return "\n".join(lines)

@@ -330,9 +330,14 @@ def _check(args: argparse.Namespace) -> int:
             print(f"-     {plan.label}: no [[expect]] checks")
             continue
         print(f"== {scenario.check.observation or scenario.name}  ({plan.label})")
+        shown: set[str] = set()
         for outcome in plan.outcomes(seeds=args.seeds, progress=progress):
             outcomes.append(outcome)
             print(outcome.line(), flush=True)
+            for warning in outcome.warnings:
+                if warning not in shown:
+                    shown.add(warning)
+                    print(f"      {warning}")
     failed = [o for o in outcomes if not o.passed]
     print(f"\n{len(outcomes) - len(failed)} of {len(outcomes)} checks passed" + (f"; {len(failed)} failed" if failed else ""))
     if args.report is not None:

@@ -35,10 +35,14 @@ percentiles measure the run's length):
 Short runs (``severity == "short"``: the figures may be right for the run but
 not for the system's steady state):
 
+- ``filling``: a host's destage backlog grows through the window (the test
+  above) but ends below capacity: the figures are those of a buffer still
+  filling, good for bursts shorter than the time left to fill it.
+- ``fill_time``: the run ends before a destage buffer could fill, by the
+  analytic estimate's fluid model (capacity / (write rate - drain rate) at
+  the groups' peak rates), when the run does not show it filling itself.
 - ``short_warmup``: the warm-up is shorter than the slowest time constant:
-  a destage buffer's fill time (capacity / (write rate - drain rate), from
-  the analytic estimate's fluid model, when it fills at all) or a duty
-  cycle's period.
+  that fill time (when it falls inside the run) or a duty cycle's period.
 - ``few_samples`` (one warning for all summary rows): a percentile rests on
   fewer than :func:`samples_needed` I/Os, 10 / (1 - q) for percentile q
   (200 for p95, 1,000 for p99, 10,000 for p99.9): with k I/Os beyond a
@@ -103,7 +107,7 @@ class ValidityWarning:
     """One reason to doubt a run's figures; ``str()`` gives :attr:`message`."""
 
     kind: str
-    """growing, backlog_full, overload, short_warmup, few_samples or event_after_end."""
+    """Unstable: growing, backlog_full, overload. Short: filling, fill_time, short_warmup, few_samples, event_after_end."""
     component: str
     """What it is about, e.g. ``backlog.host0``, ``array``, ``in_flight.db.write``, ``p999_ms``, ``vmotion@10s``."""
     severity: Severity
@@ -194,10 +198,14 @@ def in_flight_series(result: Result, times: np.ndarray) -> dict[tuple[str, str],
 def assess(result: Result) -> list[ValidityWarning]:
     """Every warning for ``result``: instability first (growing, backlog_full, overload), then short-run ones."""
     scenario = result.scenario if result.scenario is not None else result.meta["scenario"]
-    unstable = _growth(result) + _full_backlogs(result)
-    if unstable:
+    growth = _growth(result)
+    unstable = [w for w in growth if w.severity == "unstable"]
+    if unstable:  # a saturated component is the cause only when I/Os pile up (a closed loop at 100% is bounded)
         unstable += _overloads(result)
-    return unstable + _short_warmup(result, scenario) + _few_samples(result) + _late_events(result)
+    unstable += _full_backlogs(result)
+    filling = [w for w in growth if w.severity == "short"]
+    late = _short_warmup(result, scenario, {w.component for w in filling})
+    return unstable + filling + late + _few_samples(result) + _late_events(result)
 
 
 def _window_series(result: Result) -> pd.DataFrame:
@@ -224,11 +232,19 @@ def _growth(result: Result) -> list[ValidityWarning]:
             host = column.removeprefix("backlog.")
             if fit.end >= FULL_FRACTION * capacity:
                 continue  # reported as a full buffer
-            what = (
-                f"{host} destage backlog grows through the run ({fit.slope / 2**20:+.1f} MiB/s, "
-                f"ends at {fit.end / capacity:.0%} of {format_size(capacity)}): writes arrive faster than they are destaged; "
-                f"once the buffer is full, {_MEANING}"
+            full_in = (capacity - fit.end) / fit.slope
+            warnings.append(
+                ValidityWarning(
+                    "filling",
+                    column,
+                    "short",
+                    f"{host} destage backlog grows through the run ({fit.slope / 2**20:+.1f} MiB/s, ends at {fit.end / capacity:.0%} "
+                    f"of {format_size(capacity)}): writes arrive faster than they are destaged, and at this rate the buffer is full "
+                    f"in about {full_in:.3g} s more; the figures hold for write bursts shorter than that, not for sustained load "
+                    f"(then writes wait for the array)",
+                )
             )
+            continue
         else:
             what = f"{_series_words(column)} grows through the run ({fit.slope:+.3g}/s, from about {fit.mean - fit.rise / 2:.3g} to {fit.end:.0f}): {_MEANING}"
         warnings.append(ValidityWarning("growing", column, "unstable", what))
@@ -288,7 +304,7 @@ def _overloads(result: Result) -> list[ValidityWarning]:
     records = result.records
     served = int(((records["complete_s"] >= start) & (records["complete_s"] <= end)).sum())
     offered = f"the VMs issued {issued / span:,.0f} I/Os/s, {served / span:,.0f}/s completed" + (
-        f" (offered about {issued / served:.2g}x what was served)" if served else ""
+        f" (offered {issued / served:.3g}x what was served)" if served else ""
     )
     warnings = []
     for column in [c for c in series.columns if c.startswith("util.")]:
@@ -307,20 +323,37 @@ def _overloads(result: Result) -> list[ValidityWarning]:
     return warnings
 
 
-def _short_warmup(result: Result, scenario: Scenario | dict[str, Any]) -> list[ValidityWarning]:
+def _short_warmup(result: Result, scenario: Scenario | dict[str, Any], filling: set[str]) -> list[ValidityWarning]:
+    """Warm-up shorter than a duty-cycle period or a destage buffer's fill time (hosts in ``filling`` are reported already)."""
     warmup, end = result.window
     constants: list[tuple[float, str, str]] = []  # (seconds, component, words)
     data = scenario if isinstance(scenario, dict) else scenario.model_dump(mode="json")
     for group in data["groups"]:
         duty = group["workload"].get("duty_cycle")
-        if duty is None:
-            continue
-        period = _duty_period(duty)
-        constants.append((period, f"duty_cycle.{group['name']}", f"group {group['name']}'s duty cycle ({period:g} s period)"))
-    constants += _fill_times(scenario)
+        if duty is not None:
+            period = _duty_period(duty)
+            constants.append((period, f"duty_cycle.{group['name']}", f"group {group['name']}'s duty cycle ({period:g} s period)"))
     warnings = []
+    for host, fill, rate_in, rate_out in _fill_times(scenario):
+        component = f"backlog.{host}"
+        if component in filling or warmup >= fill:
+            continue
+        rates = f"{rate_in / 1e6:.0f} MB/s written, {rate_out / 1e6:.0f} MB/s destaged"
+        if fill >= end:
+            warnings.append(
+                ValidityWarning(
+                    "fill_time",
+                    component,
+                    "short",
+                    f"the run ({end:g} s) ends before {host}'s destage buffer could fill ({fill:.3g} s from empty at {rates}, "
+                    f"by the estimate's fluid model): its figures hold for write bursts shorter than that, not for sustained load "
+                    f"(then writes wait for the array)",
+                )
+            )
+        else:
+            constants.append((fill, component, f"the time {host}'s destage buffer takes to fill ({fill:.3g} s from empty at {rates})"))
     for seconds, component, words in constants:
-        if math.isfinite(seconds) and warmup < seconds:
+        if warmup < seconds:
             warnings.append(
                 ValidityWarning(
                     "short_warmup",
@@ -341,8 +374,11 @@ def _duty_period(duty: dict[str, Any]) -> float:
     return float(duty["interval"]) * len(duty["levels"])
 
 
-def _fill_times(scenario: Scenario | dict[str, Any]) -> list[tuple[float, str, str]]:
-    """Each host's destage-buffer fill time from the estimate's fluid model (none when it cannot be estimated)."""
+def _fill_times(scenario: Scenario | dict[str, Any]) -> list[tuple[str, float, float, float]]:
+    """(host, fill time s, write rate, drain rate in bytes/s) of each destage buffer that fills, by the estimate's fluid model.
+
+    Empty when the scenario cannot be estimated (the estimate's own errors are its business, not the run's).
+    """
     from simcache.errors import ScenarioError
     from simcache.estimate import estimate
 
@@ -350,18 +386,11 @@ def _fill_times(scenario: Scenario | dict[str, Any]) -> list[tuple[float, str, s
         fluids = estimate(scenario).destager
     except (ScenarioError, ValueError, ArithmeticError):
         return []
-    out = []
-    for fluid in fluids:
-        if math.isfinite(fluid.fill_time_s) and fluid.fill_time_s > 0:
-            out.append(
-                (
-                    fluid.fill_time_s,
-                    f"backlog.{fluid.host}",
-                    f"the time {fluid.host}'s destage buffer takes to fill ({fluid.fill_time_s:.3g} s at "
-                    f"{fluid.accept_rate_bytes_s / 1e6:.0f} MB/s in, {fluid.drain_rate_bytes_s / 1e6:.0f} MB/s destaged)",
-                )
-            )
-    return out
+    return [
+        (f.host, f.fill_time_s, f.accept_rate_bytes_s, f.drain_rate_bytes_s)
+        for f in fluids
+        if math.isfinite(f.fill_time_s) and f.fill_time_s > 0
+    ]
 
 
 def _few_samples(result: Result) -> list[ValidityWarning]:
