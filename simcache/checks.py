@@ -203,7 +203,9 @@ class CheckPlan:
                                 measured[(j, s, k)] = _measure_checked(result, side, metric, label, j, scenario.expect[j])
                 done.add(variant)
             variants = dict.fromkeys(side.variant for side, _ in sides[index])
-            warnings = tuple(f"{said.partition(':')[0]} (variant {v}):{said.partition(':')[2]}" for v in variants for said in notes.get(v, {}).values())
+            warnings = tuple(
+                f"{said.partition(':')[0]} (variant {v}):{said.partition(':')[2]}" for v in variants for said in notes.get(v, {}).values()
+            )
             yield replace(_outcome(label, scenario, index, expectation, sides[index], measured, seed_list), warnings=warnings)
 
 

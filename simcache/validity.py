@@ -245,8 +245,8 @@ def _growth(result: Result) -> list[ValidityWarning]:
                 )
             )
             continue
-        else:
-            what = f"{_series_words(column)} grows through the run ({fit.slope:+.3g}/s, from about {fit.mean - fit.rise / 2:.3g} to {fit.end:.0f}): {_MEANING}"
+        start = fit.mean - fit.rise / 2
+        what = f"{_series_words(column)} grow through the run ({fit.slope:+.3g}/s, from about {start:.3g} to {fit.end:.0f}): {_MEANING}"
         warnings.append(ValidityWarning("growing", column, "unstable", what))
     for (group, op), counts in in_flight_series(result, times).items():
         fit = trend(times, counts)
@@ -266,7 +266,7 @@ def _growth(result: Result) -> list[ValidityWarning]:
 
 def _series_words(column: str) -> str:
     if column.startswith("queue."):
-        return f"{column.split('.')[1]} tier queue"
+        return f"{column.split('.')[1]}'s tier queue: I/Os"
     return {"destage_waiting": "writers waiting for destage-buffer space", "flows_in_flight": "network transfers in flight"}[column]
 
 
@@ -316,8 +316,7 @@ def _overloads(result: Result) -> list[ValidityWarning]:
                     "overload",
                     component,
                     "unstable",
-                    f"{component} is busy {mean:.0%} of the window while work piles up: its offered load is above its capacity; "
-                    f"{offered}",
+                    f"{component} is busy {mean:.0%} of the window while work piles up: its offered load is above its capacity; {offered}",
                 )
             )
     return warnings

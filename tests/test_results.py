@@ -18,7 +18,22 @@ from simcache import Result, Scenario, ScenarioError
 from simcache.collect import COMPONENTS
 from simcache.metrics import TOTALS
 
-SUMMARY_COLUMNS = ["group", "op", "count", "iops", "mb_s", "mean_ms", "mean_ci95_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"]
+SUMMARY_COLUMNS = [
+    "group",
+    "op",
+    "count",
+    "unfinished",
+    "iops",
+    "mb_s",
+    "mean_ms",
+    "mean_ci95_ms",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "p999_ms",
+    "max_ms",
+    "lower_bounds",
+]
 RECORD_COLUMNS = ["vm", "group", "host", "op", "path", "size_bytes", "issue_s", "complete_s", "latency_ms", *COMPONENTS]
 DURATION, WARMUP, INTERVAL = 2.0, 0.5, 0.25
 
