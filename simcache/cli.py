@@ -173,7 +173,8 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(report(result))
         if args.out is not None:
-            print(f"\nresults written to {args.out}/ (records, series, summary, breakdown as CSV and Parquet; meta.json)")
+            tables = "records, unfinished, series, summary, breakdown as CSV and Parquet; meta.json with the warnings"
+            print(f"\nresults written to {args.out}/ ({tables})")
     return 0
 
 

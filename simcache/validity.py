@@ -196,12 +196,12 @@ def in_flight_series(result: Result, times: np.ndarray) -> dict[tuple[str, str],
 
 
 def assess(result: Result) -> list[ValidityWarning]:
-    """Every warning for ``result``: instability first (growing, backlog_full, overload), then short-run ones."""
+    """Every warning for ``result``: instability first (overload, growing, backlog_full), then short-run ones."""
     scenario = result.scenario if result.scenario is not None else result.meta["scenario"]
     growth = _growth(result)
     unstable = [w for w in growth if w.severity == "unstable"]
     if unstable:  # a saturated component is the cause only when I/Os pile up (a closed loop at 100% is bounded)
-        unstable += _overloads(result)
+        unstable = _overloads(result) + unstable
     unstable += _full_backlogs(result)
     filling = [w for w in growth if w.severity == "short"]
     late = _short_warmup(result, scenario, {w.component for w in filling})
