@@ -21,9 +21,12 @@ percentiles measure the run's length):
   wander looks significant). A series grows when the slope is significant
   at the one-sided 0.1% level (t >= :data:`T_CRITICAL`, 3.09) *and* large:
   the fitted rise over the window is at least :data:`MIN_RISE` (half) of the
-  window's mean level and above a floor (:data:`FLOORS`: one I/O, 1 MiB).
-  Both guards keep stable runs quiet; at least :data:`MIN_SAMPLES` samples
-  after the warm-up are needed to test at all.
+  window's mean level and above a floor (:data:`FLOORS`: five I/Os or
+  transfers, 1 MiB), *and* it still rises in the window's second half (its
+  own slope at the one-sided 5% level, :data:`T_HALF`), so that a step (a
+  vMotion starting mid-run) is not growth (:func:`grows_through`). The
+  guards keep the library's stable runs quiet over 5 seeds each; at least
+  :data:`MIN_SAMPLES` samples after the warm-up are needed to test at all.
 - ``backlog_full``: a host's destage backlog ends within
   :data:`FULL_FRACTION` (95%) of the destager's capacity: writes wait for
   destage, and the buffer no longer absorbs bursts.
@@ -75,10 +78,12 @@ __all__ = [
     "MIN_SAMPLES",
     "PINNED",
     "T_CRITICAL",
+    "T_HALF",
     "Severity",
     "Trend",
     "ValidityWarning",
     "assess",
+    "grows_through",
     "in_flight_series",
     "samples_needed",
     "trend",
@@ -88,11 +93,13 @@ Severity = Literal["unstable", "short"]
 
 T_CRITICAL = 3.09
 """One-sided 0.1% point of the normal distribution: a slope this many standard errors above zero is significant."""
+T_HALF = 1.64
+"""One-sided 5% point: the second half of the window must still rise this many standard errors."""
 MIN_RISE = 0.5
 """A growing series' fitted rise over the window, as a fraction of its mean level over the window."""
 MIN_SAMPLES = 8
 """Fewest samples after the warm-up for a trend test."""
-FLOORS = {"bytes": float(2**20), "count": 1.0}
+FLOORS = {"bytes": float(2**20), "count": 5.0}
 """Smallest fitted rise over the window that counts as growth, by the series' unit."""
 FULL_FRACTION = 0.95
 """A destage backlog at or above this fraction of the buffer's capacity at the end is full."""
@@ -146,6 +153,20 @@ class Trend:
     def grows(self, floor: float) -> bool:
         """Significant (t >= T_CRITICAL) and large (rise >= MIN_RISE x mean and >= ``floor``)."""
         return self.t >= T_CRITICAL and self.rise >= max(MIN_RISE * self.mean, floor)
+
+
+def grows_through(times: np.ndarray, values: np.ndarray, floor: float) -> tuple[bool, Trend]:
+    """Does the series grow through the window: over all of it (:meth:`Trend.grows`) and still in its second half?
+
+    The second half's own slope must be positive at t >= :data:`T_HALF`: a step (a vMotion's streams starting
+    mid-run, a buffer that filled and stays full) rises over the window but not through it.
+    """
+    fit = trend(times, values)
+    if not fit.grows(floor):
+        return False, fit
+    half = len(times) // 2
+    late = trend(times[half:], values[half:])
+    return late.slope > 0 and late.t >= T_HALF, fit
 
 
 def trend(times: np.ndarray, values: np.ndarray) -> Trend:
@@ -224,9 +245,9 @@ def _growth(result: Result) -> list[ValidityWarning]:
     for column in series.columns:
         if not (column.startswith(("backlog.", "queue.")) or column in ("destage_waiting", "flows_in_flight")):
             continue
-        fit = trend(times, series[column].to_numpy())
         in_bytes = column.startswith("backlog.")
-        if not fit.grows(FLOORS["bytes" if in_bytes else "count"]):
+        growing, fit = grows_through(times, series[column].to_numpy(dtype=float), FLOORS["bytes" if in_bytes else "count"])
+        if not growing:
             continue
         if in_bytes:
             host = column.removeprefix("backlog.")
@@ -249,8 +270,8 @@ def _growth(result: Result) -> list[ValidityWarning]:
         what = f"{_series_words(column)} grow through the run ({fit.slope:+.3g}/s, from about {start:.3g} to {fit.end:.0f}): {_MEANING}"
         warnings.append(ValidityWarning("growing", column, "unstable", what))
     for (group, op), counts in in_flight_series(result, times).items():
-        fit = trend(times, counts)
-        if fit.grows(FLOORS["count"]):
+        growing, fit = grows_through(times, counts.astype(float), FLOORS["count"])
+        if growing:
             pending = int(((result.unfinished["group"] == group) & (result.unfinished["op"] == op)).sum())
             warnings.append(
                 ValidityWarning(
