@@ -52,6 +52,12 @@ def mm1_data(rate: float) -> dict[str, Any]:
     return data
 
 
+def _row(result: Result, group: str, op: str) -> pd.Series:
+    """One summary row."""
+    summary = result.summary
+    return summary[(summary["group"] == group) & (summary["op"] == op)].iloc[0]
+
+
 @pytest.fixture(scope="module")
 def overloaded() -> Result:
     return simcache.simulate(mm1(1500.0), seed=1)  # rho = 1.5
@@ -73,7 +79,7 @@ def test_overloaded_mm1_is_unstable_and_names_the_tier(overloaded: Result) -> No
 
 
 def test_overloaded_summary_counts_unfinished_and_marks_lower_bounds(overloaded: Result) -> None:
-    row = overloaded.summary.set_index(["group", "op"]).loc[("db", "write")]
+    row = _row(overloaded, "db", "write")
     pending = overloaded.measured_unfinished
     assert row["unfinished"] == len(pending) > 1000  # about 500/s pile up over the 5 s window
     assert row["lower_bounds"] == "p95_ms p99_ms p999_ms mean_ms max_ms"  # a third of the writes are unfinished: not the median
@@ -135,12 +141,12 @@ def test_summary_of_a_hand_made_result() -> None:
     scenario = {"groups": [{"name": "db", "workload": {}}], "events": [], "cluster": {"destager": {"capacity": 2**30}}}
     meta = {"warmup_s": 0.0, "simulated_s": 2.0, "scenario": scenario}
     result = Result(records, pd.DataFrame(), {}, meta, unfinished)
-    row = result.summary.set_index(["group", "op"]).loc[("db", "write")]
+    row = _row(result, "db", "write")
     assert (row["count"], row["unfinished"]) == (98, 2)
     assert row["mean_ms"] == pytest.approx((98 * 1.0 + 500.0 + 200.0) / 100)  # bounds: (2.0 - 1.5) s and (2.0 - 1.8) s
     assert row["lower_bounds"] == "p99_ms p999_ms mean_ms max_ms"
     assert row["p95_ms"] == 1.0 and row["max_ms"] == 500.0
-    assert math.isnan(result.summary.set_index(["group", "op"]).loc[("db", "read"), "mean_ms"])
+    assert math.isnan(_row(result, "db", "read")["mean_ms"])
 
 
 def test_samples_needed() -> None:
