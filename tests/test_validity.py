@@ -15,7 +15,7 @@ from builders import small_scenario
 from strategies import to_toml
 
 import simcache
-from simcache.checks import run_checks
+from simcache.checks import report_section, run_checks
 from simcache.cli import main
 from simcache.results import Result, _censored_percentiles
 from simcache.validity import T_CRITICAL, ValidityWarning, samples_needed, trend
@@ -210,3 +210,23 @@ def test_check_asserts_the_overloaded_library_variant() -> None:
     outcomes = [o for o in run_checks(SCENARIOS / "backing_array.toml", seeds=1) if o.name.startswith("wt-overload")]
     assert [(o.name, o.passed) for o in outcomes] == [("wt-overload-unfinished", True), ("wt-overload-unstable", True)]
     assert any(w.startswith("warning (variant wt-overload): array is busy 100% of the window") for w in outcomes[0].warnings)
+    section = report_section(outcomes)
+    assert "What the runs say about their own validity (`Result.warnings`):" in section
+    assert "- warning (variant wt-overload): array is busy 100% of the window while work piles up" in section
+
+
+def test_check_command_prints_each_warning_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`simcache check`: a run's warnings under the check lines, each once for the variant, however many checks use it."""
+    data = mm1_data(1500.0)
+    data["expect"] = [
+        {"name": "many-unfinished", "metric": "unfinished", "at_least": 1000, "observation": "o", "tolerance": "t"},
+        {"name": "unstable", "metric": "validity.stable", "at_most": 0, "observation": "o", "tolerance": "t"},
+    ]
+    data["check"] = {"seeds": 1}
+    path = tmp_path / "mm1.toml"
+    path.write_text(to_toml(data))
+    assert main(["check", str(path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "pass  mm1:unstable  validity.stable [base]: expected <= 0, simulated 0" in out
+    line = "      warning (variant base): host0.tier is busy 100% of the window while work piles up"
+    assert sum(row.startswith(line) for row in out.splitlines()) == 1
