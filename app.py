@@ -233,6 +233,8 @@ def single_run_view(scenario: simcache.Scenario, seed: int, duration: float) -> 
 
 
 def show_result(result: simcache.Result, scenario: simcache.Scenario) -> None:
+    for warning in describe.validity_warnings(result):
+        st.warning(warning)
     columns = st.columns(4)
     for column, (label, value) in zip(columns, describe.headline(result).items(), strict=True):
         column.metric(f"VM {label}", describe.format_ms(value), help=f"{label} latency over every VM group, after warm-up.")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +25,8 @@ import pandas as pd
 from simcache.control import Cancel, Limits, Stopped
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
-from simcache.metrics import PERCENTILES, RECORD_METRICS, bound_value, ci95_half_width, metric_unit
-from simcache.results import Result, _percentiles
+from simcache.metrics import PERCENTILES, RECORD_METRICS, VALIDITY, bound_value, ci95_half_width, metric_unit
+from simcache.results import Result, _censored_percentiles
 from simcache.scenario import Expectation, Scenario, Selection, load_scenario
 from simcache.units import format_size
 
@@ -71,6 +71,10 @@ class CheckOutcome:
     values: tuple[float, ...]
     target: float | None = None
     """The figure an ``approx`` check expects (a measurement it reproduces), in the metric's unit; else ``None``."""
+    warnings: tuple[str, ...] = ()
+    """The validity warnings of the runs this check used (:attr:`simcache.Result.warnings`, few-samples notes left
+    out), each once, as ``"warning (variant <name>): <message>"`` (``note`` for a short-run one): the first seed's
+    message for each (variant, kind, component)."""
 
     @property
     def passed(self) -> bool:
@@ -191,6 +195,7 @@ class CheckPlan:
         seed_list = [scenario.run.seed + k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
         sides = [expectation.sides() for expectation in scenario.expect]
         measured: dict[tuple[int, int, int], float] = {}  # (check, side, seed index) -> value
+        notes: dict[str, dict[tuple[str, str], str]] = {}  # variant -> (kind, component) -> "warning: ..." or "note: ..."
         done: set[str] = set()
         for index, expectation in enumerate(scenario.expect):
             for variant in dict.fromkeys(side.variant for side, _ in sides[index]):
@@ -205,12 +210,20 @@ class CheckPlan:
                     result = simulate(self.runs[variant], seed=seed, cancel=cancel, limits=limits)
                     if result.meta["stopped_at_s"] is not None:
                         raise Stopped(result.meta["stop_reason"], result, where)
+                    for warning in result.warnings:
+                        if warning.kind != "few_samples":  # true of nearly every short check run; the checks' tolerances speak to it
+                            said = f"{'warning' if warning.severity == 'unstable' else 'note'}: {warning.message}"
+                            notes.setdefault(variant, {}).setdefault((warning.kind, warning.component), said)
                     for j, pair in enumerate(sides):
                         for s, (side, metric) in enumerate(pair):
                             if side.variant == variant:
                                 measured[(j, s, k)] = _measure_checked(result, side, metric, label, j, scenario.expect[j])
                 done.add(variant)
-            yield _outcome(label, scenario, index, expectation, sides[index], measured, seed_list)
+            variants = dict.fromkeys(side.variant for side, _ in sides[index])
+            warnings = tuple(
+                f"{said.partition(':')[0]} (variant {v}):{said.partition(':')[2]}" for v in variants for said in notes.get(v, {}).values()
+            )
+            yield replace(_outcome(label, scenario, index, expectation, sides[index], measured, seed_list), warnings=warnings)
 
 
 def prepare(source: str | Path | Scenario, *, duration: float | None = None) -> CheckPlan:
@@ -264,16 +277,23 @@ def measure(result: Result, selection: Selection, metric: str) -> float:
         return float(result.totals[key])
     if source == "series" and metric not in RECORD_METRICS:
         return _series_value(result, selection, key)
-    records, span = _select(result, selection)
-    return _record_metric(records, span, metric)
+    if source == "validity" and key in VALIDITY:
+        return float(result.stable) if key == "stable" else float(sum(w.severity == "unstable" for w in result.warnings))
+    span = _span(result, selection)
+    records = _select(result.records, result, selection)
+    unfinished = _select(result.unfinished, result, selection)
+    bounds = (result.window[1] - unfinished["issue_s"].to_numpy(dtype=float)) * 1e3  # censored latencies (ms), as in the summary
+    return _record_metric(records, bounds, span, metric)
 
 
-def _select(result: Result, selection: Selection) -> tuple[pd.DataFrame, float]:
-    records = result.records
-    if selection.window is None:
-        start, end = result.window
-    else:
-        start, end = selection.window
+def _span(result: Result, selection: Selection) -> float:
+    start, end = result.window if selection.window is None else selection.window
+    return end - start
+
+
+def _select(records: pd.DataFrame, result: Result, selection: Selection) -> pd.DataFrame:
+    """The rows of ``records`` (the records or the unfinished I/Os) that ``selection`` takes."""
+    start, end = result.window if selection.window is None else selection.window
     issued = records["issue_s"]
     mask = (issued >= start) & (issued < end)
     if selection.op != "any":
@@ -282,23 +302,26 @@ def _select(result: Result, selection: Selection) -> tuple[pd.DataFrame, float]:
         mask &= records["group"] == selection.group
     if selection.host is not None:
         mask &= records["host"] == selection.host
-    return records[mask], end - start
+    return records[mask]
 
 
-def _record_metric(records: pd.DataFrame, span: float, metric: str) -> float:
+def _record_metric(records: pd.DataFrame, bounds: np.ndarray, span: float, metric: str) -> float:
+    """``metric`` of the completed ``records``, unfinished I/Os at their latencies' lower ``bounds`` (ms) in the latency figures."""
     latency = records["latency_ms"].to_numpy()
     if metric == "count":
         return float(len(records))
+    if metric == "unfinished":
+        return float(len(bounds))
     if metric == "iops":
         return len(records) / span
     if metric == "mb_s":
         return float(records["size_bytes"].sum()) / span / 1e6
+    if metric == "mean_ms" and len(records) + len(bounds):
+        return float(np.concatenate((latency, bounds)).mean())
+    if metric in PERCENTILES or metric == "max_ms":
+        return float(_censored_percentiles(latency, bounds)[0][metric])  # as the summary computes them
     if not len(records):
         return math.nan
-    if metric == "mean_ms":
-        return float(latency.mean())
-    if metric in PERCENTILES or metric == "max_ms":
-        return float(_percentiles(latency)[metric])  # as the summary computes them
     if metric == "mean_outstanding":
         return float(latency.sum()) / 1e3 / span
     if metric == "max_outstanding":
@@ -472,4 +495,7 @@ def report_section(group: Sequence[CheckOutcome]) -> str:
     notes = [f"- **{o.name}**: {o.tolerance}" for o in group if o.tolerance]
     if notes:
         lines += ["", "Why these bounds:", "", *notes]
+    warnings = list(dict.fromkeys(w for o in group for w in o.warnings))
+    if warnings:
+        lines += ["", "What the runs say about their own validity (`Result.warnings`):", "", *(f"- {w}" for w in warnings)]
     return "\n".join(lines)

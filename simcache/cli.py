@@ -53,7 +53,9 @@ from simcache.units import UnitError, parse_duration, parse_size
 __all__ = ["main"]
 
 _SUMMARY_COLUMNS = ["group", "op", *THROUGHPUT_COLUMNS, *PERCENTILES, "mean_ms"]
-"""The summary table as `run` and `estimate` print it."""
+"""The summary table as `estimate` prints it."""
+_RUN_COLUMNS = ["group", "op", "count", "unfinished", *THROUGHPUT_COLUMNS[1:], *PERCENTILES, "mean_ms"]
+"""The summary table as `run` prints it: with the unfinished I/Os, and lower bounds shown as ">=value"."""
 
 
 def _duration(text: str) -> float:
@@ -265,7 +267,8 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(report(result))
         if args.out is not None:
-            print(f"\nresults written to {args.out}/ (records, series, summary, breakdown as CSV and Parquet; meta.json)")
+            tables = "records, unfinished, series, summary, breakdown as CSV and Parquet; meta.json with the warnings"
+            print(f"\nresults written to {args.out}/ ({tables})")
         if stopped:
             print(stopped)
     return exit_status(token) if stopped else 0
@@ -293,7 +296,8 @@ def report(result: Result) -> str:
         f"{meta['ios']} I/Os in {meta['wall_time_s']:.2f}s wall  simcache {meta['version']} ({engine} engine)",
         "",
         "Latency per VM group (ms), IOPS and MB/s:",
-        _table(result.summary, _SUMMARY_COLUMNS),
+        _table(_bounded(result.summary), _RUN_COLUMNS),
+        *_lower_bound_note(result.summary),
         "",
         "Where the write latency comes from (mean ms per write, critical path):",
         _table(result.breakdown, ["group", "write_mean_ms", *COMPONENTS, "dominant"]),
@@ -317,24 +321,51 @@ def report(result: Result) -> str:
     ]
     name, utilization = result.bottleneck()
     lines.append(f"bottleneck: {name} at {utilization:.0%} mean utilization")
-    unfinished = totals["ios_unfinished_at_end"]
-    if unfinished > 0.01 * max(meta["ios"], 1):
-        lines.append(
-            f"note: {unfinished} I/Os were still unfinished at the end and are not in the tables "
-            f"(a lost host's I/Os, or an overloaded system: then the percentiles above are biased low)"
-        )
+    lines += _warning_lines(result)
     return "\n".join(lines)
 
 
-def _table(frame: pd.DataFrame, columns: list[str]) -> str:
-    def cell(value: Any) -> str:
-        if isinstance(value, float):
-            if math.isnan(value):
-                return "-"
-            return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
-        return str(value)
+def _bounded(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary with each lower-bound cell (named in its row's ``lower_bounds``) as the text ``>=value``."""
+    shown = summary.astype({c: object for c in summary.columns})
+    for i, names in zip(summary.index, summary["lower_bounds"], strict=True):
+        for name in str(names).split():
+            shown.at[i, name] = ">=" + _cell(summary.at[i, name])
+    return shown
 
-    rows = [[cell(v) for v in row] for row in frame[columns].itertuples(index=False)]
+
+def _lower_bound_note(summary: pd.DataFrame) -> list[str]:
+    unfinished = int(summary.loc[summary["group"] == "all", "unfinished"].sum())
+    if not unfinished:
+        return []
+    return [
+        f"  >= : a lower bound. {unfinished:,} I/Os issued in the window were unfinished at the end; each counts with the latency it "
+        f"had so far, which its true latency exceeds"
+    ]
+
+
+def _warning_lines(result: Result) -> list[str]:
+    """The run's validity warnings in words: instability first, then short-run notes."""
+    warnings = result.warnings
+    if not warnings:
+        return []
+    lines = [""]
+    if not result.stable:
+        lines.append("UNSTABLE: this run has no steady state; its latency figures grow with the run's length.")
+    lines += [f"{'warning' if w.severity == 'unstable' else 'note'}: {w.message}" for w in warnings]
+    return lines
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "-"
+        return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+    return str(value)
+
+
+def _table(frame: pd.DataFrame, columns: list[str]) -> str:
+    rows = [[_cell(v) for v in row] for row in frame[columns].itertuples(index=False)]
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
     out = ["  " + "  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True))]
     out += ["  " + "  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
@@ -430,11 +461,16 @@ def _check(args: argparse.Namespace) -> int:
                 continue
             print(f"== {scenario.check.observation or scenario.name}  ({plan.label})")
             judged = 0
+            shown: set[str] = set()
             try:
                 for outcome in plan.outcomes(seeds=args.seeds, progress=progress, cancel=token, limits=limits):
                     outcomes.append(outcome)
                     judged += 1
                     print(outcome.line(), flush=True)
+                    for warning in outcome.warnings:
+                        if warning not in shown:
+                            shown.add(warning)
+                            print(f"      {warning}")
             except Stopped as exc:
                 stopped = exc
                 _print_not_run(plans[number:], skip=judged)

@@ -14,7 +14,7 @@ in the list into the ``records`` table of :class:`simcache.results.Result`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -124,7 +124,7 @@ def drain(records: list[Record], blocks: RecordBlocks) -> None:
     blocks.drain(records)
 
 
-def _categorical(names: Sequence[str], vm_index: np.ndarray) -> pd.Categorical:
+def _categorical(names: Sequence[str], vm_index: np.ndarray) -> Any:
     """A text column as a categorical: row ``r``'s value is ``names[vm_index[r]]``; categories in sorted order, so that the
     column sorts and groups as the plain strings would (a code of one or two bytes a row instead of an 8-byte
     reference)."""
@@ -132,7 +132,8 @@ def _categorical(names: Sequence[str], vm_index: np.ndarray) -> pd.Categorical:
     code_of = {name: code for code, name in enumerate(categories)}
     dtype = np.int8 if len(categories) < 128 else np.int16 if len(categories) < 32768 else np.int32
     per_vm = np.array([code_of[name] for name in names], dtype=dtype)
-    return pd.Categorical.from_codes(per_vm[vm_index], categories=categories)
+    codes: np.ndarray = per_vm[vm_index]
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))  # a pandas.Categorical (its stubs mistype it)
 
 
 def records_frame(
@@ -171,13 +172,13 @@ def records_frame(
     issued = take(ISSUED)[order]
     latency = completed - issued
     latency *= 1e3
-    columns: dict[str, np.ndarray | pd.Categorical] = {
+    columns: dict[str, Any] = {
         "vm": _categorical(vm_names, vm_index),
         "group": _categorical(vm_groups, vm_index),
         "host": _categorical(vm_hosts, vm_index),
     }
     del vm_index
-    columns["op"] = pd.Categorical.from_codes((take(IS_WRITE) > 0).astype(np.int8)[order], categories=["read", "write"])
+    columns["op"] = _categorical(("read", "write"), (take(IS_WRITE) > 0).astype(np.int8)[order])
     columns["path"] = _categorical(PATHS, take(PATH).astype(np.int8)[order])
     columns["size_bytes"] = take(SIZE).astype(np.int64)[order]
     columns["issue_s"] = issued

@@ -26,6 +26,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "THROUGHPUT_COLUMNS",
     "TOTALS",
+    "VALIDITY",
     "bound_value",
     "ci95_half_width",
     "metric_unit",
@@ -37,13 +38,14 @@ HEADLINE_PERCENTILES = ("p50_ms", "p99_ms")
 """The percentiles given per sample interval in the series (``write_p99_ms``) and in headlines."""
 THROUGHPUT_COLUMNS = ("count", "iops", "mb_s")
 """A summary's I/O count, I/Os per second and MB/s (10^6 bytes) over the measurement window."""
-SUMMARY_COLUMNS = (*THROUGHPUT_COLUMNS, "mean_ms", "mean_ci95_ms", *PERCENTILES, "max_ms")
-"""A simulation's summary columns per group and op (after ``group`` and ``op``), in order."""
+SUMMARY_COLUMNS = ("count", "unfinished", "iops", "mb_s", "mean_ms", "mean_ci95_ms", *PERCENTILES, "max_ms", "lower_bounds")
+"""A simulation's summary columns per group and op (after ``group`` and ``op``), in order (see :mod:`simcache.results`)."""
 ESTIMATED_COLUMNS = (*THROUGHPUT_COLUMNS, "mean_ms", *PERCENTILES)
 """The summary columns an analytic estimate gives too, in order (sweeps report these for both)."""
 
 RECORD_METRICS: dict[str, str] = {
     "count": "completed I/Os in the selection",
+    "unfinished": "I/Os of the selection issued but not completed when the run stopped",
     "iops": "completed I/Os per second of the window",
     "mb_s": "payload MB/s (10^6 bytes) of the window",
     "mean_ms": "mean VM-observed latency",
@@ -68,7 +70,8 @@ TOTALS: dict[str, str] = {
     "destage_accepted_bytes": "bytes accepted into destage buffers",
     "destaged_bytes": "bytes written to the array by destagers",
     "data_lost_bytes": "unreplicated buffered bytes lost to host failures",
-    "ios_unfinished_at_end": "I/Os issued but not complete when the run stopped",
+    "ios_unfinished_at_end": "I/Os issued but not complete when the run stopped, a failed host's lost ones included "
+    "(Result.unfinished lists those of live hosts, with their issue times)",
     "destage_backlog_bytes": "bytes still buffered for destaging at the end",
     "destage_batches": "destage writes issued to the array",
     "destage_runs": "buffered writes merged into those batches",
@@ -92,6 +95,12 @@ TOTALS: dict[str, str] = {
     "cache_misses": "reads that went to the array",
 }
 """Whole-run totals (``Result.totals``), usable in checks as ``totals.<name>``."""
+
+VALIDITY: dict[str, str] = {
+    "stable": "1 when the run shows no instability warning (Result.stable), else 0",
+    "unstable_warnings": "how many instability warnings the run gives (growing queues, a full destage buffer, overload)",
+}
+"""The run's validity (:mod:`simcache.validity`), usable in checks as ``validity.<name>``."""
 
 _UNITS = (("_ms", "ms"), ("_bytes", "bytes"), ("_mb_s", "MB/s"), ("_s", "s"))
 

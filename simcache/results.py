@@ -8,9 +8,22 @@ records (one row per completed I/O)
     issue_s, complete_s, latency_ms, and the breakdown local_tier_ms,
     network_ms, peer_tier_ms, destage_wait_ms, array_ms (they add up to
     latency_ms; for parallel legs only the slowest is attributed).
+unfinished (one row per I/O issued but not completed when the run stopped, VMs of failed hosts left out)
+    vm, group, host, op, issue_s. Its latency is censored: at least
+    (simulated_s - issue_s).
 summary (one row per group and op, plus group "all"; I/Os issued after warm-up)
-    count, iops, mb_s, mean_ms, mean_ci95_ms (half-width, batch means over 10
-    time batches), p50_ms, p95_ms, p99_ms, p999_ms, max_ms.
+    count (completed I/Os), unfinished (I/Os of the window not completed at
+    the end), iops, mb_s (completed ones), mean_ms, mean_ci95_ms (half-width,
+    batch means over 10 time batches), p50_ms, p95_ms, p99_ms, p999_ms,
+    max_ms, lower_bounds.
+    Unfinished I/Os take part in the latency columns as censored values,
+    each one at its lower bound (run end - issue time). Their true latencies
+    have no upper bound, so a column they could raise without limit is only a
+    lower bound, and is named in ``lower_bounds`` (space-separated, e.g.
+    ``"p99_ms p999_ms mean_ms max_ms"``; empty when every figure is a value):
+    a percentile whose rank falls among the top ``unfinished`` ranks, and the
+    mean and max as soon as one I/O is unfinished. Read it as "p99 >= value";
+    the CLI prints such cells as ``>=value``.
 breakdown (one row per group, writes only)
     mean of each latency component in ms, and the dominant one.
 series (one row per sample interval, indexed by its end time_s)
@@ -42,15 +55,18 @@ import pandas as pd
 
 from simcache import _native
 from simcache.collect import COMPONENTS, records_frame
-from simcache.metrics import HEADLINE_PERCENTILES, PERCENTILES, ci95_half_width
-from simcache.scenario import VMotion
+from simcache.metrics import HEADLINE_PERCENTILES, PERCENTILES, SUMMARY_COLUMNS, ci95_half_width
+from simcache.scenario import Scenario, VMotion
 
 if TYPE_CHECKING:
     from simcache.engine import Model
+    from simcache.validity import ValidityWarning
 
-__all__ = ["Result", "SeriesSample"]
+__all__ = ["UNFINISHED_COLUMNS", "Result", "SeriesSample"]
 
 _CI_BATCHES = 10
+UNFINISHED_COLUMNS = ("vm", "group", "host", "op", "issue_s")
+"""The columns of :attr:`Result.unfinished`."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +91,25 @@ def _percentiles(values: np.ndarray) -> dict[str, float]:
     return {**dict(zip(PERCENTILES, np.percentile(values, list(PERCENTILES.values())), strict=True)), "max_ms": float(values.max())}
 
 
+def _censored_percentiles(latency: np.ndarray, bounds: np.ndarray) -> tuple[dict[str, float], list[str]]:
+    """As :func:`_percentiles`, with unfinished I/Os' lower bounds ``bounds`` (ms) among the values, and which percentiles are lower bounds.
+
+    Each unfinished I/O takes part at its lower bound (sorted among the
+    completed latencies; :func:`numpy.percentile` breaks no ties, so the order
+    of equal values does not matter). Its true latency has no upper bound, so
+    a percentile whose interpolation reaches one of the top ``len(bounds)``
+    ranks (``ceil((n - 1) q / 100) >= n - len(bounds)``: the unfinished I/Os
+    could all be there) is only a lower bound; below that rank it is bracketed
+    by completed latencies and counts as a value.
+    """
+    if not len(bounds):
+        return _percentiles(latency), []
+    values = np.concatenate((latency, bounds))
+    top = len(values) - 1
+    lower = [name for name, q in PERCENTILES.items() if math.ceil(top * q / 100.0) >= len(latency)]
+    return _percentiles(values), lower
+
+
 def _batch_means_ci(latency: np.ndarray, issued: np.ndarray, start: float, end: float) -> float:
     """95% half-width of the mean latency from batch means over equal time batches.
 
@@ -93,13 +128,25 @@ def _batch_means_ci(latency: np.ndarray, issued: np.ndarray, start: float, end: 
 class Result:
     """Everything one run produced. Build with :func:`simcache.simulate`."""
 
-    def __init__(self, records: pd.DataFrame, series: pd.DataFrame, totals: dict[str, Any], meta: dict[str, Any]):
+    def __init__(
+        self,
+        records: pd.DataFrame,
+        series: pd.DataFrame,
+        totals: dict[str, Any],
+        meta: dict[str, Any],
+        unfinished: pd.DataFrame | None = None,
+    ):
         self.records = records
         self.series = series
         self.totals = totals
         self.meta = meta
+        self.unfinished = unfinished if unfinished is not None else pd.DataFrame({c: [] for c in UNFINISHED_COLUMNS})
+        """I/Os issued but not completed when the run stopped (columns :data:`UNFINISHED_COLUMNS`)."""
         self._summary: pd.DataFrame | None = None
         self._breakdown: pd.DataFrame | None = None
+        self._warnings: list[ValidityWarning] | None = None
+        self.scenario: Scenario | None = None
+        """The scenario as run, when the result comes from :func:`simcache.simulate` (else only ``meta["scenario"]``)."""
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -107,6 +154,7 @@ class Result:
     def from_model(cls, model: Model, *, seed: int, wall_time_s: float, events: int, version: str) -> Result:
         scenario = model.scenario
         records = _records_frame(model)
+        unfinished = _unfinished_frame(model)
         series = _series_frame(model, records)
         totals = _totals(model, records)
         meta = {
@@ -125,7 +173,9 @@ class Result:
             "vmotions": model.vmotions,
             "failures": model.failures,
         }
-        return cls(records, series, totals, meta)
+        result = cls(records, series, totals, meta, unfinished)
+        result.scenario = scenario
+        return result
 
     # -- views ----------------------------------------------------------------------------------
 
@@ -141,8 +191,28 @@ class Result:
         return self.records[self.records["issue_s"] >= start]
 
     @property
+    def measured_unfinished(self) -> pd.DataFrame:
+        """Unfinished I/Os issued inside the measurement window."""
+        start, _ = self.window
+        return self.unfinished[self.unfinished["issue_s"] >= start]
+
+    @property
+    def warnings(self) -> list[ValidityWarning]:
+        """What makes this run's figures doubtful, in words (:func:`simcache.validity.assess`): instability, then short-run notes."""
+        if self._warnings is None:
+            from simcache.validity import assess  # validity reads results; imported here to keep the modules acyclic
+
+            self._warnings = assess(self)
+        return self._warnings
+
+    @property
+    def stable(self) -> bool:
+        """No instability warning (short-run warnings do not count): the figures describe a steady state."""
+        return not any(w.severity == "unstable" for w in self.warnings)
+
+    @property
     def summary(self) -> pd.DataFrame:
-        """Latency percentiles, IOPS and MB/s per group and op (and group ``all``)."""
+        """Latency percentiles, IOPS and MB/s per group and op (and group ``all``); unfinished I/Os as censored values."""
         if self._summary is None:
             self._summary = self._summarize(by="group")
         return self._summary
@@ -155,29 +225,38 @@ class Result:
         start, end = self.window
         span = end - start
         measured = self.measured
+        unfinished = self.measured_unfinished
         rows = []
         if by == "group":  # every group of the scenario, even one that did no I/O in the window
             keys = [g["name"] for g in self.meta["scenario"]["groups"]] + ["all"]
         else:
-            keys = list(dict.fromkeys(measured[by]))
+            keys = list(dict.fromkeys([*measured[by], *unfinished[by]]))
         for key in keys:
             subset = measured if key == "all" else measured[measured[by] == key]
+            pending = unfinished if key == "all" else unfinished[unfinished[by] == key]
             for op in ("read", "write"):
                 part = subset[subset["op"] == op]
+                issued = pending.loc[pending["op"] == op, "issue_s"].to_numpy(dtype=float)
                 latency = part["latency_ms"].to_numpy()
+                bounds = (end - issued) * 1e3
+                figures, lower = _censored_percentiles(latency, bounds)
+                values = np.concatenate((latency, bounds)) if len(bounds) else latency
+                times = np.concatenate((part["issue_s"].to_numpy(), issued)) if len(bounds) else part["issue_s"].to_numpy()
                 rows.append(
                     {
                         by: key,
                         "op": op,
                         "count": len(part),
+                        "unfinished": len(issued),
                         "iops": len(part) / span,
                         "mb_s": part["size_bytes"].sum() / span / 1e6,
-                        "mean_ms": float(latency.mean()) if len(latency) else math.nan,
-                        "mean_ci95_ms": _batch_means_ci(latency, part["issue_s"].to_numpy(), start, end),
-                        **_percentiles(latency),
+                        "mean_ms": float(values.mean()) if len(values) else math.nan,
+                        "mean_ci95_ms": _batch_means_ci(values, times, start, end),
+                        **figures,
+                        "lower_bounds": " ".join([*lower, "mean_ms", "max_ms"]) if len(bounds) else "",
                     }
                 )
-        return pd.DataFrame(rows)
+        return pd.DataFrame(rows, columns=[by, "op", *SUMMARY_COLUMNS])
 
     @property
     def breakdown(self) -> pd.DataFrame:
@@ -217,13 +296,19 @@ class Result:
         """Write records, series, summary, breakdown and meta.json (with totals) into ``folder``."""
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
-        tables = {"records": self.records, "series": self.series.reset_index(), "summary": self.summary, "breakdown": self.breakdown}
+        tables = {
+            "records": self.records,
+            "unfinished": self.unfinished,
+            "series": self.series.reset_index(),
+            "summary": self.summary,
+            "breakdown": self.breakdown,
+        }
         for name, table in tables.items():
             if "csv" in formats:
                 table.to_csv(out / f"{name}.csv", index=False)
             if "parquet" in formats:
                 table.to_parquet(out / f"{name}.parquet", index=False)
-        meta = {**self.meta, "totals": self.totals}
+        meta = {**self.meta, "totals": self.totals, **self._validity_json()}
         (out / "meta.json").write_text(json.dumps(meta, indent=2, default=_json_default) + "\n")
         return out
 
@@ -236,12 +321,16 @@ class Result:
                     "breakdown": self.breakdown.to_dict(orient="records"),
                     "totals": self.totals,
                     "meta": {k: v for k, v in self.meta.items() if k != "scenario"},
+                    **self._validity_json(),
                 },
                 default=_json_default,
             )
         )
         strict: dict[str, Any] = _strict(data)
         return strict
+
+    def _validity_json(self) -> dict[str, Any]:
+        return {"stable": self.stable, "warnings": [w.to_json() for w in self.warnings]}
 
 
 def _strict(value: Any) -> Any:
@@ -269,6 +358,19 @@ def _records_frame(model: Model) -> pd.DataFrame:
     return records_frame(
         model.records, [vm.name for vm in vms], [groups[vm.group].name for vm in vms], [vm.host.name for vm in vms], model.record_blocks
     )
+
+
+def _unfinished_frame(model: Model) -> pd.DataFrame:
+    """One row per I/O still in flight at the end, in issue order per VM; VMs of failed hosts are gone and left out."""
+    groups = model.scenario.groups
+    rows = [
+        (vm.name, groups[vm.group].name, vm.host.name, op, issued)
+        for vm in model.vms
+        if vm.host.alive
+        for op, in_flight in (("read", vm.reads_in_flight), ("write", vm.writes_in_flight))
+        for issued in in_flight.values()
+    ]
+    return pd.DataFrame(rows, columns=list(UNFINISHED_COLUMNS)).astype({"issue_s": float})
 
 
 def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:

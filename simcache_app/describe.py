@@ -16,9 +16,16 @@ from simcache.physics import PortName
 
 SATURATED = 0.9
 BUSY = 0.7
-_LABELS = {"count": "I/Os", "iops": "IOPS", "mb_s": "MB/s", "mean_ms": "mean ms", "mean_ci95_ms": "± 95% ms", "max_ms": "max ms"} | {
-    name: f"p{q:g} ms" for name, q in PERCENTILES.items()
-}
+_LABELS = {
+    "count": "I/Os",
+    "unfinished": "unfinished",
+    "lower_bounds": "lower bounds",
+    "iops": "IOPS",
+    "mb_s": "MB/s",
+    "mean_ms": "mean ms",
+    "mean_ci95_ms": "± 95% ms",
+    "max_ms": "max ms",
+} | {name: f"p{q:g} ms" for name, q in PERCENTILES.items()}
 PERCENTILE_COLUMNS = {"group": "group", "op": "op"} | {column: _LABELS[column] for column in SUMMARY_COLUMNS}
 """The summary's columns as the percentile table shows them (a summary column without a label fails here, at import)."""
 
@@ -33,6 +40,11 @@ def headline(result: simcache.Result) -> dict[str, float]:
     summary = result.summary
     everyone = summary[summary["group"] == "all"].set_index("op")
     return {f"{op} {p.removesuffix('_ms')}": float(everyone[p][op]) for op in ("write", "read") for p in HEADLINE_PERCENTILES}
+
+
+def validity_warnings(result: simcache.Result) -> list[str]:
+    """The run's validity warnings (``Result.warnings``) as the app shows them, instability first."""
+    return [f"**{'Unstable' if w.severity == 'unstable' else 'Short run'}:** {w.message}" for w in result.warnings]
 
 
 def format_ms(value: float) -> str:

@@ -59,7 +59,7 @@ def test_run_prints_the_latency_table(default_run: tuple[int, str, str, Path]) -
     lines = stdout.splitlines()
     start = lines.index("Latency per VM group (ms), IOPS and MB/s:")
     header = lines[start + 1].split()
-    assert header == ["group", "op", "count", "iops", "mb_s", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "mean_ms"]
+    assert header == ["group", "op", "count", "unfinished", "iops", "mb_s", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "mean_ms"]
     rows = [line.split() for line in lines[start + 2 : start + 10]]
     assert {(row[0], row[1]) for row in rows} == {(g, op) for g in ("db", "build", "web", "all") for op in ("read", "write")}
     assert all(len(row) == len(header) for row in rows)
@@ -76,7 +76,8 @@ def test_run_prints_the_breakdown(default_run: tuple[int, str, str, Path]) -> No
     assert "bottleneck: array at 97% mean utilization" in lines
     assert "Busiest components (utilization over the measured window):" in lines
     _, _, _, out = default_run
-    assert f"results written to {out}/ (records, series, summary, breakdown as CSV and Parquet; meta.json)" in lines
+    tables = "records, unfinished, series, summary, breakdown as CSV and Parquet; meta.json with the warnings"
+    assert f"results written to {out}/ ({tables})" in lines
 
 
 def test_run_writes_tables_and_meta(default_run: tuple[int, str, str, Path]) -> None:
@@ -122,7 +123,8 @@ def test_run_json_parses(tmp_path: Path) -> None:
     code, stdout, stderr = call(["run", str(path), "--json", "--seed", "9"])
     assert code == 0, stderr
     data = json.loads(stdout)
-    assert set(data) == {"summary", "breakdown", "totals", "meta"}
+    assert set(data) == {"summary", "breakdown", "totals", "meta", "stable", "warnings"}
+    assert data["stable"] is True
     assert data["meta"]["seed"] == 9
     assert data["meta"]["simulated_s"] == 1.0
     rows = {(row["group"], row["op"]): row for row in data["summary"]}
@@ -159,7 +161,7 @@ def test_run_as_a_subprocess(tmp_path: Path) -> None:
         check=False,
     )
     assert completed.returncode == 0, completed.stderr
-    assert "  group     op  count   iops   mb_s  p50_ms  p95_ms  p99_ms  p999_ms  mean_ms" in completed.stdout.splitlines()
+    assert "  group     op  count  unfinished   iops   mb_s  p50_ms  p95_ms  p99_ms  p999_ms  mean_ms" in completed.stdout.splitlines()
     assert "Traceback" not in completed.stderr
     assert (tmp_path / "out" / "meta.json").is_file()
 

@@ -18,7 +18,22 @@ from simcache import Result, Scenario, ScenarioError
 from simcache.collect import COMPONENTS
 from simcache.metrics import TOTALS
 
-SUMMARY_COLUMNS = ["group", "op", "count", "iops", "mb_s", "mean_ms", "mean_ci95_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"]
+SUMMARY_COLUMNS = [
+    "group",
+    "op",
+    "count",
+    "unfinished",
+    "iops",
+    "mb_s",
+    "mean_ms",
+    "mean_ci95_ms",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "p999_ms",
+    "max_ms",
+    "lower_bounds",
+]
 RECORD_COLUMNS = ["vm", "group", "host", "op", "path", "size_bytes", "issue_s", "complete_s", "latency_ms", *COMPONENTS]
 DURATION, WARMUP, INTERVAL = 2.0, 0.5, 0.25
 
@@ -94,16 +109,29 @@ def test_iops_is_count_over_the_measured_window(result: Result) -> None:
     np.testing.assert_allclose(summary["iops"], summary["count"] / (DURATION - WARMUP), rtol=1e-12)
 
 
+def _latencies(result: Result, group: str, op: str) -> tuple[np.ndarray, np.ndarray]:
+    """The window's completed latencies (ms) of a group and op, and its unfinished I/Os' lower bounds (run end - issue, ms)."""
+    measured, pending = result.measured, result.measured_unfinished
+    if group != "all":
+        measured, pending = measured[measured["group"] == group], pending[pending["group"] == group]
+    latency = measured.loc[measured["op"] == op, "latency_ms"].to_numpy()
+    bounds = (DURATION - pending.loc[pending["op"] == op, "issue_s"].to_numpy(dtype=float)) * 1e3
+    return latency, bounds
+
+
 def test_summary_percentiles_are_ordered_and_exact(result: Result) -> None:
-    measured = result.measured
+    """Over completed latencies and the unfinished I/Os' lower bounds together (censored values)."""
+    assert result.summary["unfinished"].sum() > 0  # the test sees censored values (deterministic for seed 3)
     for _, row in result.summary[result.summary["count"] > 0].iterrows():
-        part = measured if row["group"] == "all" else measured[measured["group"] == row["group"]]
-        latency = part.loc[part["op"] == row["op"], "latency_ms"].to_numpy()
-        expected = np.percentile(latency, [50, 95, 99, 99.9])
+        latency, bounds = _latencies(result, row["group"], row["op"])
+        values = np.concatenate((latency, bounds))
+        assert row["unfinished"] == len(bounds)
+        expected = np.percentile(values, [50, 95, 99, 99.9])
         np.testing.assert_allclose(row[["p50_ms", "p95_ms", "p99_ms", "p999_ms"]].astype(float), expected, rtol=1e-12)
         assert row["p50_ms"] <= row["p95_ms"] <= row["p99_ms"] <= row["p999_ms"] <= row["max_ms"]
-        assert row["max_ms"] == latency.max()
-        assert row["mean_ms"] == pytest.approx(latency.mean())
+        assert row["max_ms"] == values.max()
+        assert row["mean_ms"] == pytest.approx(values.mean())
+        assert ("mean_ms" in row["lower_bounds"].split()) == (len(bounds) > 0)
 
 
 def test_empty_summary_rows_are_nan_not_zero(result: Result) -> None:
@@ -117,8 +145,12 @@ def test_empty_summary_rows_are_nan_not_zero(result: Result) -> None:
 def test_confidence_interval_is_the_batch_means_half_width(result: Result) -> None:
     """Batch means over 10 equal time batches of the measured window: half-width t(0.975, 9) s / sqrt(10)."""
     writes = result.measured[(result.measured["group"] == "db") & (result.measured["op"] == "write")]
-    batch = ((writes["issue_s"] - WARMUP) // ((DURATION - WARMUP) / 10)).clip(upper=9)
-    means = writes["latency_ms"].groupby(batch).mean()
+    pending = result.measured_unfinished
+    pending = pending[(pending["group"] == "db") & (pending["op"] == "write")]
+    issued = pd.concat([writes["issue_s"], pending["issue_s"]], ignore_index=True)
+    latency = pd.concat([writes["latency_ms"], (DURATION - pending["issue_s"]) * 1e3], ignore_index=True)  # unfinished: lower bounds
+    batch = ((issued - WARMUP) // ((DURATION - WARMUP) / 10)).clip(upper=9)
+    means = latency.groupby(batch).mean()
     assert len(means) == 10
     t_975_9 = 2.262157  # Student's t, 97.5th percentile, 9 degrees of freedom (any t table)
     row = result.summary.set_index(["group", "op"]).loc[("db", "write")]
@@ -325,7 +357,8 @@ def test_meta(result: Result, scenario: Scenario) -> None:
 def test_to_json_content(result: Result) -> None:
     data = result.to_json()
     assert isinstance(json.dumps(data), str)
-    assert set(data) == {"summary", "breakdown", "totals", "meta"}
+    assert set(data) == {"summary", "breakdown", "totals", "meta", "stable", "warnings"}
+    assert data["stable"] is result.stable and data["warnings"] == [w.to_json() for w in result.warnings]
     assert "scenario" not in data["meta"]
     assert data["meta"]["seed"] == 3
     assert len(data["summary"]) == len(result.summary)

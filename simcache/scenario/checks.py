@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, model_validator
 
 from simcache.errors import ScenarioError
-from simcache.metrics import RECORD_METRICS, TOTALS, bound_value
+from simcache.metrics import RECORD_METRICS, TOTALS, VALIDITY, bound_value
 from simcache.scenario.fields import BASE, Seconds, _Spec
 
 if TYPE_CHECKING:
@@ -159,12 +159,13 @@ def check_problems(scenario: Scenario) -> list[tuple[str, str]]:
 def _selection_problems(where: str, side: Selection, metric: str, runs: Mapping[str, Scenario]) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     source, _, key = metric.partition(".")
-    if not (metric in RECORD_METRICS or (source == "totals" and key in TOTALS) or (source == "series" and key)):
+    known = metric in RECORD_METRICS or (source == "totals" and key in TOTALS) or (source == "validity" and key in VALIDITY)
+    if not (known or (source == "series" and key)):
         problems.append(
             (
                 f"{where}metric",
                 f"unknown metric {metric!r}; use one of {', '.join(RECORD_METRICS)}, totals.<name> "
-                f"(names: {', '.join(TOTALS)}) or series.<column>",
+                f"(names: {', '.join(TOTALS)}), validity.<name> ({', '.join(VALIDITY)}) or series.<column>",
             )
         )
     if side.variant not in runs:
