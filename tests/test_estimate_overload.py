@@ -56,6 +56,7 @@ def test_write_through_at_twice_the_array_capacity_is_unbounded_not_a_huge_numbe
     assert warning.offered == pytest.approx(2 * capacity, rel=1e-9)
     assert warning.capacity == pytest.approx(capacity, rel=1e-9)
     assert warning.unit == "IOPS" and warning.utilization == pytest.approx(2.0, rel=1e-9)
+    assert warning.severity == "unstable"
     assert (
         str(warning)
         == warning.message
@@ -104,6 +105,7 @@ def test_closed_loop_saturation_is_a_bottleneck_and_stable() -> None:
     assert estimate.stable
     assert [w.kind for w in estimate.warnings] == ["bottleneck"]
     warning = only(estimate, "bottleneck", "array")
+    assert warning.severity == "note"  # as a simulation's warnings say it: only an overload is "unstable"
     busy = estimate.utilization["array"]
     assert busy >= 0.95 and (warning.offered, warning.capacity, warning.unit) == (busy, 1.0, "busy")
     assert warning.message == (

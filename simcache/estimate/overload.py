@@ -66,6 +66,12 @@ class EstimateWarning:
         """offered / capacity (rho)."""
         return self.offered / self.capacity if self.capacity > 0 else math.inf
 
+    @property
+    def severity(self) -> str:
+        """``unstable`` for an overload (the estimate's ``stable`` is then False), else ``note``: the same field a
+        simulation's :class:`~simcache.validity.ValidityWarning` has, so one display serves both."""
+        return "unstable" if self.kind == "overload" else "note"
+
     def __str__(self) -> str:
         return self.message
 
