@@ -230,3 +230,21 @@ def test_app_estimate_sentence_says_unbounded_and_why() -> None:
     sentence = estimate_sentence(simcache.estimate(scenario), scenario)
     assert "writes unbounded mean (db unbounded)" in sentence
     assert "Overload: the write latency of group db grows without bound: array offered" in sentence
+
+
+def test_a_faster_array_port_is_busy_for_the_bytes_at_its_own_rate() -> None:
+    """A storage transfer runs at the slower port of its path; the faster port carries the same bytes in less of
+    its time. With 1GbE host links in front of a 10GbE array port:
+    util(array.rx) = sum over hosts of util(host.storage.tx) x 1GbE / 10GbE (both framed the same way), and no
+    overload is reported where the simulator's port counters see a tenth of it (the estimate once charged the
+    array port at the host link's rate: 4 hosts at 5% showed 21%, and enough hosts a false overload)."""
+    scenario = simcache.load_scenario("default").with_overrides({"cluster.storage_link": "1GbE", "array.profile": "array-24x15k"})
+    assert scenario.array.port.bandwidth == 10 * scenario.cluster.storage_link.bandwidth
+    estimate = simcache.estimate(scenario)
+    hosts = range(scenario.cluster.hosts)
+    sent = sum(estimate.utilization[f"host{h}.storage.tx"] for h in hosts)
+    received = sum(estimate.utilization[f"host{h}.storage.rx"] for h in hosts)
+    assert sent > 0.1
+    assert estimate.utilization["array.rx"] == pytest.approx(sent / 10, rel=1e-9)
+    assert estimate.utilization["array.tx"] == pytest.approx(received / 10, rel=1e-9)
+    assert estimate.stable

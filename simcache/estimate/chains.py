@@ -14,19 +14,21 @@ __all__ = ["Chain", "SizeMix", "chains"]
 class SizeMix:
     """A group's I/O size mix: moments and transfer times (s at line rate) of the framed sizes."""
 
-    def __init__(self, workload: Any, peer: LinkSpec, storage: LinkSpec):
+    def __init__(self, workload: Any, peer: LinkSpec, storage: LinkSpec, storage_rate: float | None = None):
+        """``storage_rate``: bytes/s of a storage transfer, the slower of the storage link and the array's port
+        (default: the storage link's line rate)."""
         sizes, probabilities = workload.size_mix
         pairs = list(zip(sizes, probabilities, strict=True))
         self.pairs = pairs
         self.size = sum(p * s for s, p in pairs)
         self.size_sq = sum(p * s * s for s, p in pairs)
 
-        def seconds(link: LinkSpec, shrink: float = 1.0) -> float:
-            """Mean time (s) of the mix's sizes, times ``shrink``, framed, at the link's line rate."""
+        def seconds(link: LinkSpec, shrink: float = 1.0, rate: float | None = None) -> float:
+            """Mean time (s) of the mix's sizes, times ``shrink``, framed, at ``rate`` (default the link's line rate)."""
             framed: float = sum(p * framed_bytes(link, s * shrink)[0] for s, p in pairs)
-            return framed / link.bandwidth
+            return framed / (rate if rate is not None else link.bandwidth)
 
-        self.storage_seconds = seconds(storage)
+        self.storage_seconds = seconds(storage, rate=storage_rate)
         self.peer_seconds = seconds(peer)
         self.peer_compressed_seconds = seconds(peer, 1.0 - workload.compressibility)
 

@@ -77,7 +77,8 @@ class Layout:
             self.capacity[self.shared + slot] = link.bandwidth
         self.names = self._station_names()
         self.destager = cluster.destager
-        self.mixes = [SizeMix(group.workload, cluster.peer_link, cluster.storage_link) for group in scenario.groups]
+        storage_rate = min(cluster.storage_link.bandwidth, scenario.array.port.bandwidth)  # a transfer runs at the slower port
+        self.mixes = [SizeMix(group.workload, cluster.peer_link, cluster.storage_link, storage_rate) for group in scenario.groups]
         self.chains = chains(scenario)
         writers = [ch for ch in self.chains if ch.write_back and ch.read_fraction < 1.0]
         self.destaging_hosts = [any(ch.host == h for ch in writers) for h in range(self.hosts)]

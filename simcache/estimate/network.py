@@ -142,6 +142,18 @@ class _FlowRows(_Rows):
         return (*ports, *siblings, *(siblings[0],) * pad, len(step.ports))
 
 
+def _port_scales(rows: _FlowRows, capacity: Floats) -> Floats:
+    """Per real (row, port) pair of ``rows``: the port's busy seconds per second of the transfer's service.
+
+    A transfer's service runs at the slowest port of its path (a host's 1GbE storage link in front of a 10GbE
+    array port); a faster port on the path carries the same bytes in less of its own time, capacity(slowest) /
+    capacity(port) of it, as the simulator's port counters measure it.
+    """
+    slowest = capacity[rows.ports].min(axis=1)  # padded columns repeat the first port: the minimum is the real ports'
+    scales: Floats = slowest[rows.port_row] / capacity[rows.port_station]
+    return scales
+
+
 @dataclass
 class _Row:
     """A step of a template op (see :meth:`Network._template`): the op's index and the step's leg slot."""
@@ -265,6 +277,9 @@ class Network:
         self.op_open = (~self.op_closed).astype(np.float64)  # 1 for an open op
         self.op_of_chain = (self.op_chain_slot[:, None] == np.arange(len(closed_chains))).astype(np.float64)  # op x closed chain
         self.closed_ports = {int(p) for p in self.closed_flows.port_station}
+        capacity = np.array(c.capacity, dtype=np.float64)
+        self.open_port_scale = _port_scales(self.open_flows, capacity)
+        self.closed_port_scale = _port_scales(self.closed_flows, capacity)
         self._op_arrays(c, op_info)
         self._closed_arrays(c)
         self._station_arrays(c)
@@ -426,7 +441,7 @@ class Network:
         service = open_fcfs[rows]
         open_busy = share * service
         closed_busy = closed.share * closed_fcfs
-        ports = open_flows[self.open_flows.port_row[self.op_flow_ports]]
+        ports = open_flows[self.open_flows.port_row[self.op_flow_ports]] * self.open_port_scale[self.op_flow_ports]
         weights = (
             open_busy,
             share,
@@ -438,7 +453,7 @@ class Network:
             closed_busy * closed_fcfs * (1.0 + closed.scv),
             ports,
             ports,
-            closed_flows[self.closed_flows.port_row],
+            closed_flows[self.closed_flows.port_row] * self.closed_port_scale,
         )
         count = self.count
         flat = sums(self.op_load_cells, np.concatenate(weights), 5 * self.stations * count)

@@ -20,6 +20,7 @@ from simcache.physics import (
     cache_ack_seconds,
     chunk_copies,
     clean_pool_depth,
+    framed_bytes,
     gc_refill_rate,
     mean_seek_seconds,
     pipe_rate,
@@ -32,7 +33,6 @@ from simcache.physics import (
     spindle_op_seconds,
     spindle_op_variance,
     tier_service_seconds,
-    wire_seconds,
 )
 from simcache.scenario import Scenario
 
@@ -69,6 +69,7 @@ class ServiceTimes:
         self.gc_rate = gc_refill_rate(tier.gc_rate)
         self.clean_pool = clean_pool_depth(tier.clean_pool)
         self.storage_link = cluster.storage_link
+        self.storage_rate = min(cluster.storage_link.bandwidth, scenario.array.port.bandwidth)  # a transfer runs at the slower port
         array = scenario.array
         drive = array.drive
         self.spindles = array.spindles
@@ -170,5 +171,6 @@ class ServiceTimes:
         return Step(SPINDLE, station=self.shared + ARRAY, service=mean, scv=variance / mean**2, visits=operations)
 
     def storage_seconds(self, nbytes: float) -> float:
-        """Time (s) of ``nbytes`` of payload, framed, at the storage link's line rate."""
-        return wire_seconds(self.storage_link, nbytes)
+        """Time (s) of ``nbytes`` of payload, framed for the storage link, at the slower of its line rate and the
+        array port's (the simulator's flow runs at its path's slowest port)."""
+        return framed_bytes(self.storage_link, nbytes)[0] / self.storage_rate

@@ -158,7 +158,7 @@ class Solver:
         share = self.open_share[every]
         service = self.open_service[every]
         busy = share * service
-        ports = self.open_flow_service[net.open_flows.port_row[net.destage_flow_ports]]
+        ports = self.open_flow_service[net.open_flows.port_row[net.destage_flow_ports]] * net.open_port_scale[net.destage_flow_ports]
         weights = (busy, share, busy * service * (1.0 + self.open_scv[every]), busy, share, ports, ports)
         hosts = c.hosts
         flat = sums(net.destage_load_cells, np.concatenate(weights), 5 * net.stations * hosts)
