@@ -46,7 +46,7 @@ from simcache.importers.base import DEFAULT_POLICY, Imported, group_name
 from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
-from simcache.scenario import REPLICAS, TRACE_FORMATS, load_scenario
+from simcache.scenario import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
 from simcache.sweep import SweepInterrupted, SweepProgress, SweepStoreWarning, sweep, sweep_summary
 from simcache.units import UnitError, parse_duration, parse_size
 
@@ -71,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run one scenario and print its latency table")
     run.add_argument("scenario", help="a scenario TOML file, or the name of a built-in scenario (e.g. default)")
+    run.add_argument("--variant", default=None, help="run one of the scenario's [variants.NAME] instead of the scenario as written")
     run.add_argument("--seed", type=int, default=None, help="random seed (default: the scenario's run.seed)")
     run.add_argument("--duration", type=_duration, default=None, help='simulated time, e.g. "30s" (default: run.duration)')
     run.add_argument("--out", type=Path, default=None, help="folder for records, series, summary (CSV + Parquet) and meta.json")
@@ -110,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
 
     estimate_cmd = sub.add_parser("estimate", help="analytic estimate of a scenario in milliseconds (no simulation)")
     estimate_cmd.add_argument("scenario", help="a scenario TOML file, or the name of a built-in scenario (e.g. default)")
+    estimate_cmd.add_argument("--variant", default=None, help="estimate one of the scenario's [variants.NAME] instead")
     estimate_cmd.add_argument("--duration", type=_duration, default=None, help='time span to estimate, e.g. "30s" (default: run.duration)')
     estimate_cmd.add_argument("--json", action="store_true", help="print the estimate as JSON instead of tables")
 
@@ -239,9 +241,20 @@ def _progress(fraction: float) -> None:
         print(f"\r  simulating... {fraction:5.1%}", end="", file=sys.stderr, flush=True)
 
 
+def _scenario(args: argparse.Namespace) -> Scenario:
+    """The scenario of ``run`` or ``estimate``: the file or built-in, or its ``--variant``."""
+    scenario = load_scenario(args.scenario)
+    if args.variant is None or args.variant == "base":
+        return scenario
+    if args.variant not in scenario.variants:
+        defined = ", ".join(scenario.variants) or "none"
+        raise ScenarioError(str(args.scenario), [("--variant", f"no variant named {args.variant!r}; defined: {defined}")])
+    return scenario.variant(args.variant)
+
+
 def _run(args: argparse.Namespace) -> int:
     """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or 143."""
-    scenario = load_scenario(args.scenario)
+    scenario = _scenario(args)
     if args.seed is not None:
         scenario = scenario.with_seed(args.seed)
     if args.duration is not None:
@@ -570,7 +583,7 @@ _NOT_STABLE = "NOT STABLE: an open-loop load exceeds a component's capacity; lat
 
 def _estimate(args: argparse.Namespace) -> int:
     """Print the analytic estimate: summary table, utilizations, bottleneck and the destage buffer's fluid figures."""
-    result = estimate(load_scenario(args.scenario), duration=args.duration)
+    result = estimate(_scenario(args), duration=args.duration)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
         return 0

@@ -371,3 +371,26 @@ def test_no_subcommand_exits_2() -> None:
         "                ...",
         "simcache: error: the following arguments are required: command",
     ]
+
+
+# -- --variant ------------------------------------------------------------------------------------
+
+BACKING = ROOT / "scenarios" / "backing_array.toml"
+
+
+def test_run_variant_runs_the_overloaded_library_variant_and_says_so() -> None:
+    """`run --variant wt-overload`: write-through onto the old array at about twice its IOPS prints the
+    instability warning and the unfinished I/Os as lower bounds (the issue's "Done when")."""
+    code, stdout, _ = call(["run", str(BACKING), "--variant", "wt-overload", "--duration", "8s"])
+    assert code == 0
+    assert "UNSTABLE: this run has no steady state" in stdout
+    assert "warning: array is busy 100% of the window while work piles up" in stdout
+    assert ">= : a lower bound." in stdout and "were unfinished at the end" in stdout
+
+
+def test_estimate_variant_and_an_unknown_variant() -> None:
+    code, stdout, _ = call(["estimate", str(BACKING), "--variant", "wt-overload"])
+    assert code == 0 and "NOT STABLE" in stdout and "unbounded" in stdout
+    code, _, stderr = call(["run", str(BACKING), "--variant", "nope"])
+    assert code == 2
+    assert "backing_array.toml" in stderr and "--variant: no variant named 'nope'; defined: " in stderr and "wt-overload" in stderr
