@@ -79,8 +79,8 @@ MAX_HOSTS = 256
 """Most hosts a cluster may have (``cluster.hosts``); host indices are 0 to 255."""
 MAX_PEER_LINKS = 16
 """Most peer-network ports a host may have (``cluster.peer_links``)."""
-MAX_SEED = 2**63 - 1
-"""Largest seed: results and sweep stores keep seeds as 64-bit signed integers."""
+MAX_SEED = 2**53 - 1
+"""Largest seed: the largest whole number JSON (results' meta.json, the page's inputs) holds exactly."""
 MAX_NAME_CHARS = 64
 """Longest name (a group, a check, a variant): names become table rows and sweep columns."""
 NAME_PATTERN = r"^[A-Za-z0-9_-]+$"

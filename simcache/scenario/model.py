@@ -53,7 +53,7 @@ class RunSpec(_Spec):
     """Simulated time in seconds; a longer run narrows the tails (p99)."""
     warmup: Seconds = 0.0
     """Records issued before this time are kept but left out of the summary."""
-    seed: Annotated[Count, Field(title="Seed", ge=0, le=MAX_SEED), Why(high="results and sweep stores keep a seed in 64 bits")] = 1
+    seed: Annotated[Count, Field(title="Seed", ge=0, le=MAX_SEED), Why(high="the largest whole number JSON holds exactly")] = 1
     """Random seed: the same scenario and seed always give the same result; another seed shows the
     run-to-run spread."""
     sample_interval: Annotated[Seconds, Field(ge=MIN_SAMPLE_INTERVAL), Why(low=_SAMPLE_WHY)] = 1.0
