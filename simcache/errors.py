@@ -20,7 +20,7 @@ class _Echo(reprlib.Repr):
         self.maxother = self.maxlong = ECHO_CHARS
 
     def repr_str(self, x: str, level: int) -> str:
-        return repr(x) if len(x) <= ECHO_CHARS else repr(x[:ECHO_CHARS]) + "..."
+        return repr(x) if len(x) <= ECHO_CHARS - 5 else repr(x[: ECHO_CHARS - 5]) + "..."
 
     def repr_dict(self, x: dict[object, object], level: int) -> str:
         if not x:

@@ -338,9 +338,9 @@ def test_sweep_missing_scenario_file_exits_2(tmp_path: Path) -> None:
 def test_run_negative_seed_exits_2() -> None:
     code, _, stderr = call(["run", "default", "--duration", "0.5s", "--seed", "-1"])
     assert code == 2
-    assert (
-        stderr
-        == "error: simulate(seed=...): invalid scenario (1 problem(s))\n  run.seed: must be a whole number from 0 to 9,007,199,254,740,991 (got -1)\n"
+    assert stderr == (
+        "error: simulate(seed=...): invalid scenario (1 problem(s))\n"
+        "  run.seed: must be a whole number from 0 to 9,007,199,254,740,991 (got -1)\n"
     )
 
 

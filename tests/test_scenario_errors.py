@@ -114,7 +114,7 @@ def test_unknown_builtin_name_lists_the_builtins() -> None:
 def test_directory_is_not_a_scenario(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         load_scenario(tmp_path)
-    assert info.value.problems == [("", "cannot read the file: Is a directory")]
+    assert info.value.problems == [("", "not a regular file but a folder; give the path of a file")]
 
 
 def test_non_utf8_file(tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_non_utf8_file(tmp_path: Path) -> None:
     path.write_bytes(b'name = "caf\xe9"\n')
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
-    assert info.value.problems == [("", "not UTF-8 text (byte 11); save the scenario as UTF-8 TOML")]  # byte 11 is the \xe9
+    assert info.value.problems == [("", "not UTF-8 text (line 1, byte 11); save the scenario as UTF-8 TOML")]  # byte 11 is the \xe9
 
 
 # -- unknown fields -------------------------------------------------------------------------------
