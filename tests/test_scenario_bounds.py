@@ -499,3 +499,38 @@ def test_sweep_file_is_checked_like_a_scenario(capsys: pytest.CaptureFixture[str
     assert capsys.readouterr().err.endswith(
         "(top level): not a regular file but a character device (like /dev/zero), which may never end; give the path of a file\n"
     )
+
+
+HUGE = "y" * 10_000_000
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("name",),
+        ("groups", 0, "name"),
+        ("groups", 0, "policy"),
+        ("cluster", "tier"),
+        ("cluster", "peer_link", "latency"),
+        ("groups", 0, "workload", "working_set"),
+        ("groups", 0, "workload", "throughput"),
+        ("groups", 0, "workload", "access"),
+        ("groups", 0, "workload", "trace"),
+        ("variants",),
+        ("expect",),
+    ],
+    ids=lambda p: ".".join(map(str, p)),
+)
+def test_a_10_mb_string_in_any_field_is_echoed_briefly(path: tuple[str | int, ...]) -> None:
+    """Whatever field a 10 MB string lands in, each problem quotes at most about 100 characters of it."""
+    value: Any = HUGE
+    if path[-1] == "trace":
+        value = {"path": HUGE, "devices": [HUGE]}
+    elif path == ("variants",):
+        value = {HUGE: {"run.seed": 2}, "x": {HUGE: 1}}
+    elif path == ("expect",):
+        value = [{"name": HUGE, "metric": HUGE, "group": HUGE, "at_most": HUGE}]
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(put(base(), path, value))
+    for where, message in info.value.problems:
+        assert len(where) <= 150 and len(message) <= 400, (where[:200], message[:500])

@@ -15,7 +15,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from simcache.profiles import get_profile
+from simcache.errors import echo
+from simcache.profiles import get_profile, list_profiles
 from simcache.units import UnitError, format_bandwidth, format_duration, format_size, parse_bandwidth, parse_duration, parse_size
 
 __all__ = [
@@ -209,10 +210,11 @@ def _resolve_profile(kind: str, value: Any) -> Any:
     if isinstance(value, str):
         value = {"profile": value}
     if isinstance(value, Mapping) and value.get("profile"):
-        try:
-            merged = get_profile(kind, str(value["profile"]))
-        except KeyError as exc:
-            raise ValueError(exc.args[0]) from None
+        name = value["profile"]
+        known = list_profiles(kind)
+        if not isinstance(name, str) or name not in known:
+            raise ValueError(f"unknown {kind} profile {echo(name)}; built-in {kind} profiles: {', '.join(known)}")
+        merged = get_profile(kind, name)
         merged.update(value)
         return merged
     return value

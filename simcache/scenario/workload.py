@@ -106,13 +106,13 @@ class DutyCycle(_Spec):
 class TraceSpec(_Spec):
     """A block trace replayed as the workload: every I/O with its own op, size, offset and (open loop) time."""
 
-    path: Annotated[str, Field(min_length=1)]
+    path: Annotated[str, Field(min_length=1, max_length=4096)]
     """The trace file; a relative path is taken from the scenario file's folder."""
     format: Literal["fio-iolog", "blkparse", "msr", "csv"] | None = None
     """The trace's format; guessed from the file's start when omitted."""
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
     """The format's import options (a CSV's column names and units, blkparse's event, ...)."""
-    devices: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] | None = None
+    devices: Annotated[list[Annotated[str, Field(min_length=1, max_length=256)]], Field(min_length=1)] | None = None
     """Trace devices this group replays: the group's k-th VM replays devices[k mod n]; all of the trace's
     devices when omitted."""
     replay: Literal["open", "closed"] = "open"
