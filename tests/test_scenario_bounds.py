@@ -26,6 +26,7 @@ NOT_A_PATH = (
 )
 TIMES = '0.002, "2ms", "65us", "60s"'
 RATES = '125e6, "125MB/s", "1Gbit/s", "10GbE", "400MiB/s"'
+SIZE_UNITS = "use B, KiB, MiB, GiB, TiB (1024-based; k, M, G are the same) or kB, MB, GB, TB (1000-based)"
 TOP_LEVEL = "array, check, cluster, description, events, expect, groups, name, run, variants"
 # pydantic's own phrasing, which must never reach a user
 JARGON = (
@@ -111,6 +112,8 @@ def test_sizes_beyond_8_pib(tmp_path: Path) -> None:
     [
         ("-4KiB", "I/O size '-4KiB' must be more than 0 bytes (got '-4KiB')"),
         ("0B", "I/O size '0B' must be more than 0 bytes (got '0B')"),
+        ("4 parsecs", f"unknown size unit 'parsecs' in '4 parsecs'; {SIZE_UNITS} (got '4 parsecs')"),
+        ("-nanMiB", 'cannot read \'-nanMiB\' as a size; write it like 4096, "4KiB", "256k", "1.5GB" (got \'-nanMiB\')'),
         ({"4KiB": 0.5, "-8KiB": 0.5}, "I/O size '-8KiB' must be more than 0 bytes"),
         ({"4KiB": 0.5, "0B": 0.5}, "I/O size '0B' must be more than 0 bytes"),
         ({"4KiB": 0.5, "4096": 0.5}, "'4KiB' and '4096' are the same size (4,096 bytes); give each size once"),
@@ -129,7 +132,21 @@ def test_sizes_beyond_8_pib(tmp_path: Path) -> None:
             '(sizes = "4KiB") (got true)',
         ),
     ],
-    ids=["negative", "zero", "negative-in-mix", "zero-in-mix", "twice", "too-big", "nan", "inf", "empty", "list", "bool"],
+    ids=[
+        "negative",
+        "zero",
+        "bad-unit",
+        "nan",
+        "negative-in-mix",
+        "zero-in-mix",
+        "twice",
+        "too-big",
+        "nan",
+        "inf",
+        "empty",
+        "list",
+        "bool",
+    ],
 )
 def test_size_mixes(tmp_path: Path, sizes: Any, message: str) -> None:
     assert problems_of(tmp_path, put(base(), ("groups", 0, "workload", "sizes"), sizes)) == [("groups.0(db).workload.sizes", message)]
@@ -472,7 +489,15 @@ def test_cli_refuses_dev_zero_at_once(capsys: pytest.CaptureFixture[str]) -> Non
     )
 
 
-@pytest.mark.parametrize("text", ["x = " + "[" * 10_000 + "]" * 10_000, "x = " + "{a = " * 10_000 + "1" + "}" * 10_000])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = " + "[" * 10_000 + "]" * 10_000,
+        "x = " + "{a = " * 10_000 + "1" + "}" * 10_000,
+        "name = {" + ".".join(["a"] * 1000) + " = 1}",  # parses, then is too deep to copy (fuzz finding F2)
+    ],
+    ids=["arrays", "tables", "dotted-key"],
+)
 def test_deep_nesting_in_a_file(tmp_path: Path, text: str) -> None:
     path = tmp_path / "deep.toml"
     path.write_text(text + "\n", "utf-8")
