@@ -15,20 +15,19 @@ from __future__ import annotations
 import copy
 import gzip
 import os
-import tomllib
 import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from simcache.errors import WorkloadFileError
+from simcache.errors import ScenarioError, WorkloadFileError
 from simcache.files import file_problem
 from simcache.metrics import PERCENTILES
 from simcache.scenario import Scenario, load_scenario
 from simcache.scenario.dump import toml_document
 from simcache.scenario.fields import MAX_NAME_CHARS, group_name_problem
-from simcache.scenario.load import builtin_scenarios
+from simcache.scenario.load import builtin_scenarios, parse_toml, read_scenario_text
 from simcache.scenario.model import MAX_SCENARIO_NAME_CHARS, validate_scenario
 from simcache.trace import Trace, TraceBuilder, cache_folder, cache_key, file_digest
 
@@ -140,8 +139,8 @@ def _base_tables(base: Scenario | str | Path | None) -> dict[str, Any]:
     scenario = load_scenario(source)  # validates it, and finds a built-in by name
     path = source if source.exists() else builtin_scenarios()[str(source)]
     try:
-        return tomllib.loads(path.read_text("utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        return parse_toml(read_scenario_text(path), str(path))
+    except ScenarioError:  # changed since it was loaded: the loaded scenario's values
         return scenario.model_dump(mode="json", exclude_none=True)
 
 
