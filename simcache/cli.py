@@ -13,7 +13,6 @@ import shlex
 import signal
 import sys
 import threading
-import tomllib
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
@@ -47,6 +46,7 @@ from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
 from simcache.scenario import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
+from simcache.scenario.load import parse_toml, read_scenario_text
 from simcache.sweep import SweepInterrupted, SweepProgress, SweepStoreWarning, sweep, sweep_summary
 from simcache.units import UnitError, parse_duration, parse_size
 
@@ -386,12 +386,9 @@ def _table(frame: pd.DataFrame, columns: list[str]) -> str:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    try:
-        spec = tomllib.loads(args.grid.read_text("utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ScenarioError(str(args.grid), [("", f"cannot read the sweep file: {exc}")]) from None
+    spec = parse_toml(read_scenario_text(args.grid), str(args.grid))  # a regular file within the scenario size limit
     unknown = set(spec) - {"scenario", "seeds", "grid"}
-    if unknown or "scenario" not in spec or not isinstance(spec.get("grid"), dict):
+    if unknown or not isinstance(spec.get("scenario"), str) or not isinstance(spec.get("grid"), dict):
         raise ScenarioError(
             str(args.grid),
             [

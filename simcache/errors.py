@@ -2,9 +2,54 @@
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Sequence
 
-__all__ = ["RunTooLargeError", "ScenarioError", "SweepStoreError", "WorkloadFileError"]
+__all__ = ["ECHO_CHARS", "RunTooLargeError", "ScenarioError", "SweepStoreError", "WorkloadFileError", "echo"]
+
+ECHO_CHARS = 100
+"""Most characters of a user's value a message quotes: a 10 MB string or a 10,000-deep table is shown by its start."""
+
+
+class _Echo(reprlib.Repr):
+    """``reprlib`` with tables in the order written and strings cut at the end (the start is what a user recognizes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxdict, self.maxlist = 3, 8, 8
+        self.maxother = self.maxlong = ECHO_CHARS
+
+    def repr_str(self, x: str, level: int) -> str:
+        return repr(x) if len(x) <= ECHO_CHARS - 5 else repr(x[: ECHO_CHARS - 5]) + "..."
+
+    def repr_dict(self, x: dict[object, object], level: int) -> str:
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        items = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in list(x.items())[: self.maxdict]]
+        return "{" + ", ".join(items) + (", ...}" if len(x) > self.maxdict else "}")
+
+
+_ECHO = _Echo()
+
+
+def echo(value: object, limit: int = ECHO_CHARS) -> str:
+    """``repr(value)`` as a message quotes it: at most ``limit`` characters, then ``...``.
+
+    Safe for anything a file can hold: a huge string, a whole number of thousands of digits (which
+    ``repr`` refuses), or nesting deeper than the interpreter's recursion limit.
+    """
+    if isinstance(value, bool):  # as TOML writes it
+        text = str(value).lower()
+    elif isinstance(value, int) and value.bit_length() > 4 * limit:
+        text = f"a whole number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    else:
+        try:
+            text = _ECHO.repr(value)
+        except (RecursionError, ValueError):
+            text = f"a {type(value).__name__} too deep to show"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class ScenarioError(ValueError):

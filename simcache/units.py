@@ -18,6 +18,8 @@ import functools
 import math
 import re
 
+from simcache.errors import echo
+
 __all__ = [
     "UnitError",
     "format_bandwidth",
@@ -33,6 +35,8 @@ class UnitError(ValueError):
     """A quantity could not be read; the message says which forms are allowed."""
 
 
+_LONGEST = 100
+"""Most characters of a quantity's text: "1.5GB" is five; a longer one is not a quantity (and is not cached)."""
 _NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 
 _SIZE_FACTORS: dict[str, int] = {
@@ -93,12 +97,14 @@ _BIT_RATE_FACTORS: dict[str, float] = {
 
 
 def _split(text: str, what: str, examples: str) -> tuple[float, str]:
+    if len(text) > _LONGEST:
+        raise UnitError(f"cannot read {echo(text)} as a {what}: {len(text):,} characters; write it like {examples}")
     match = re.fullmatch(_NUMBER + r"\s*(?P<unit>[^\d\s].*)?", text.strip())
     if not match:
-        raise UnitError(f"cannot read {text!r} as a {what}; write it like {examples}")
+        raise UnitError(f"cannot read {echo(text)} as a {what}; write it like {examples}")
     number = float(match.group("num"))
     if not math.isfinite(number):
-        raise UnitError(f"{what} {text!r} is not a finite number")
+        raise UnitError(f"{what} {echo(text)} is not a finite number")
     return number, (match.group("unit") or "").strip()
 
 
@@ -110,7 +116,7 @@ def parse_size(value: str | int | float) -> int:
     if isinstance(value, bool):
         raise UnitError(f"a size must be a number of bytes or a string like {_SIZE_EXAMPLES}")
     if isinstance(value, (int, float)):
-        return _bytes(_finite(float(value), value, "size"), "", value)
+        return _bytes(_finite(_float(value, "size"), value, "size"), "", value)
     return _parse_size_text(value)
 
 
@@ -128,7 +134,7 @@ def _bytes(number: float, unit: str, value: str | int | float) -> int:
     factor = _SIZE_FACTORS.get(unit.lower())
     if factor is None:
         raise UnitError(
-            f"unknown size unit {unit!r} in {value!r}; use B, KiB, MiB, GiB, TiB "
+            f"unknown size unit {unit!r} in {echo(value)}; use B, KiB, MiB, GiB, TiB "
             f"(1024-based; k, M, G are the same) or kB, MB, GB, TB (1000-based)"
         )
     return round(_finite(number * factor, value, "size"))
@@ -140,12 +146,12 @@ def parse_duration(value: str | int | float) -> float:
     if isinstance(value, bool):
         raise UnitError(f"a time must be a number of seconds or a string like {examples}")
     if isinstance(value, (int, float)):
-        number, unit = float(value), ""
+        number, unit = _float(value, "time"), ""
     else:
         number, unit = _split(value, "time", examples)
     factor = _TIME_FACTORS.get(unit if unit == "µs" else unit.lower())
     if factor is None:
-        raise UnitError(f"unknown time unit {unit!r} in {value!r}; use ns, us, ms, s, min or h")
+        raise UnitError(f"unknown time unit {unit!r} in {echo(value)}; use ns, us, ms, s, min or h")
     return _finite(number * factor, value, "time")
 
 
@@ -159,7 +165,7 @@ def parse_bandwidth(value: str | int | float) -> float:
     if isinstance(value, bool):
         raise UnitError(f"a rate must be a number of bytes/s or a string like {examples}")
     if isinstance(value, (int, float)):
-        return _finite(float(value), value, "rate")
+        return _finite(_float(value, "rate"), value, "rate")
     number, unit = _split(value, "rate", examples)
     key = unit.replace(" ", "")
     lower = key.lower()
@@ -173,14 +179,22 @@ def parse_bandwidth(value: str | int | float) -> float:
         factor = _BYTE_RATE_FACTORS.get(lower or "b/s")
     if factor is None:
         raise UnitError(
-            f"unknown rate unit {unit!r} in {value!r}; use B/s, kB/s, MB/s, GB/s, MiB/s, bit/s, Mbit/s, Gbit/s (or Mbps, Gbps) or NGbE"
+            f"unknown rate unit {unit!r} in {echo(value)}; use B/s, kB/s, MB/s, GB/s, MiB/s, bit/s, Mbit/s, Gbit/s (or Mbps, Gbps) or NGbE"
         )
     return _finite(number * factor, value, "rate")
 
 
+def _float(value: int | float, what: str) -> float:
+    """``value`` as a float; a whole number beyond a float's range is out of range, not an OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise UnitError(f"{what} {echo(value)} is out of range (not a finite number)") from None
+
+
 def _finite(result: float, value: object, what: str) -> float:
     if not math.isfinite(result):
-        raise UnitError(f"{what} {value!r} is out of range (not a finite number)")
+        raise UnitError(f"{what} {echo(value)} is out of range (not a finite number)")
     return result
 
 

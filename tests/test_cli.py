@@ -286,7 +286,7 @@ SWEEP_FILE = 'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and
             '[grid]\n"groups.db.policy" = ["WB+0", "WB+7"]\n',
             POINT_ERROR.format(
                 point="{'groups.db.policy': 'WB+7'}",
-                line="groups.0(db).policy: Input should be 'WT', 'WB+0', 'WB+1' or 'WB+2' (got 'WB+7')",
+                line="groups.0(db).policy: must be 'WT', 'WB+0', 'WB+1' or 'WB+2' (got 'WB+7')",
             ),
         ),
         (
@@ -300,7 +300,7 @@ SWEEP_FILE = 'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and
         (
             '[grid\n"x" = 1\n',
             FILE_ERROR.format(
-                grid="{grid}", message="cannot read the sweep file: Expected ']' at the end of a table declaration (at line 2, column 6)"
+                grid="{grid}", message="malformed TOML: Expected ']' at the end of a table declaration (at line 2, column 6)"
             ),
         ),
         (
@@ -340,9 +340,9 @@ def test_sweep_missing_scenario_file_exits_2(tmp_path: Path) -> None:
 def test_run_negative_seed_exits_2() -> None:
     code, _, stderr = call(["run", "default", "--duration", "0.5s", "--seed", "-1"])
     assert code == 2
-    assert (
-        stderr
-        == "error: simulate(seed=...): invalid scenario (1 problem(s))\n  run.seed: Input should be greater than or equal to 0 (got -1)\n"
+    assert stderr == (
+        "error: simulate(seed=...): invalid scenario (1 problem(s))\n"
+        "  run.seed: must be a whole number from 0 to 9,007,199,254,740,991 (got -1)\n"
     )
 
 

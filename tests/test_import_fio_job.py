@@ -318,7 +318,7 @@ def test_malformed_lines_name_file_line_and_key(tmp_path: Path, text: str, where
 
 def test_group_names_sanitised_and_unique(tmp_path: Path) -> None:
     path = write(tmp_path, "[global]\nsize=1m\ndirect=1\n[job one/x]\n[job one/x]\n[ok-name.2]\n")
-    assert [g["name"] for g in import_workload(path, format="fio-job").groups] == ["job_one_x", "job_one_x_2", "ok-name.2"]
+    assert [g["name"] for g in import_workload(path, format="fio-job").groups] == ["job_one_x", "job_one_x_2", "ok-name_2"]
 
 
 def test_sniff_and_guess(tmp_path: Path) -> None:

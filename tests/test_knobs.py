@@ -66,12 +66,12 @@ def test_knob_help_is_the_field_description() -> None:
         ("array.spindles", Bounds(1, False, 4096, False)),
         ("array.drive.rpm", Bounds(1000, False, 30000, False)),
         ("groups.{group}.workload.workers", Bounds(1, False, 1024, False)),
-        ("groups.{group}.workload.iops", Bounds(0, True, None, False)),
-        ("groups.{group}.workload.throughput", Bounds(0, True, None, False)),
-        ("groups.{group}.workload.working_set", Bounds(0, True, None, False)),
+        ("groups.{group}.workload.iops", Bounds(0, True, 1e8, False)),
+        ("groups.{group}.workload.throughput", Bounds(1, False, 1e13, False)),
+        ("groups.{group}.workload.working_set", Bounds(0, True, 2**53, False)),
         ("groups.{group}.workload.read_fraction", Bounds(0, False, 1, False)),
-        ("run.duration", Bounds(0, True, None, False)),
-        ("run.seed", Bounds(0, False, None, False)),
+        ("run.duration", Bounds(0, True, 1e6, False)),
+        ("run.seed", Bounds(0, False, 2**53 - 1, False)),
     ],
 )
 def test_knob_bounds_are_the_schema_constraints(path: str, bounds: Bounds) -> None:

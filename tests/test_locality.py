@@ -131,7 +131,7 @@ def test_without_runs_uniform_offsets_are_unchanged() -> None:
         ({"access": "zipf", "hot_io_fraction": 0.8}, 'hot_io_fraction describe access = "hotspot", not "zipf"'),
         ({"access": "sequential", "sequential_run": 4}, 'access = "sequential" is one endless run: remove sequential_run'),
         ({"access": "hotspot", "hot_io_fraction": 1.0, "hot_span_fraction": 0.2}, "less than 1"),
-        ({"sequential_run": 0.5}, "greater than or equal to 1"),
+        ({"sequential_run": 0.5}, "must be at least 1; a run is at least one I/O"),
     ],
 )
 def test_bad_access_combinations_are_named(fields: dict[str, Any], message: str) -> None:

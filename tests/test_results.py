@@ -499,4 +499,4 @@ def test_sweep_with_an_invalid_point_raises_scenario_error(scenario: Scenario) -
     with pytest.raises(ScenarioError) as info:
         simcache.sweep(scenario, {"groups.logs.policy": ["WB+1", "WB+3"]}, seeds=[1], duration=0.5)
     assert info.value.source == "<sweep point {'groups.logs.policy': 'WB+3'}>"
-    assert info.value.problems == [("groups.2(logs).policy", "Input should be 'WT', 'WB+0', 'WB+1' or 'WB+2' (got 'WB+3')")]
+    assert info.value.problems == [("groups.2(logs).policy", "must be 'WT', 'WB+0', 'WB+1' or 'WB+2' (got 'WB+3')")]

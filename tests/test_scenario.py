@@ -103,8 +103,8 @@ def test_with_duration_is_the_override_of_duration_and_warmup(duration: float) -
     ("duration", "problems"),
     [
         (0.2, [("run.sample_interval", "must not exceed run.duration")]),
-        (0.0, [("run.duration", "Input should be greater than 0 (got 0.0)")]),
-        (-1.0, [("run.duration", "Input should be greater than 0 (got -1.0)")]),  # the warm-up is left as written
+        (0.0, [("run.duration", "must be more than 0 (got 0.0)")]),
+        (-1.0, [("run.duration", "must be more than 0 (got -1.0)")]),  # the warm-up is left as written
         (float("nan"), [("run.duration", "time nan is out of range (not a finite number) (got nan)")]),
     ],
 )
@@ -131,8 +131,8 @@ def test_the_default_sources_name_the_argument() -> None:
 @pytest.mark.parametrize(
     ("seed", "message"),
     [
-        (-1, "Input should be greater than or equal to 0 (got -1)"),
-        (1.5, "Input should be a valid integer, got a number with a fractional part (got 1.5)"),
+        (-1, f"must be a whole number from 0 to {2**53 - 1:,} (got -1)"),
+        (1.5, "must be a whole number, e.g. 4 (got 1.5)"),
     ],
 )
 def test_a_bad_seed_is_refused(seed: Any, message: str) -> None:

@@ -60,7 +60,7 @@ def only_problem(error: ScenarioError) -> tuple[str, str]:
     return found
 
 
-POLICIES = "Input should be 'WT', 'WB+0', 'WB+1' or 'WB+2'"
+POLICIES = "must be 'WT', 'WB+0', 'WB+1' or 'WB+2'"
 TOP_LEVEL = "array, check, cluster, description, events, expect, groups, name, run, variants"
 CLUSTER_FIELDS = "cache, compression, destager, hosts, peer_fabric, peer_link, peer_links, peer_selection, storage_link, tier"
 SIZE_UNITS = "use B, KiB, MiB, GiB, TiB (1024-based; k, M, G are the same) or kB, MB, GB, TB (1000-based)"
@@ -114,7 +114,7 @@ def test_unknown_builtin_name_lists_the_builtins() -> None:
 def test_directory_is_not_a_scenario(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         load_scenario(tmp_path)
-    assert info.value.problems == [("", "cannot read the file: Is a directory")]
+    assert info.value.problems == [("", "not a regular file but a folder; give the path of a file")]
 
 
 def test_non_utf8_file(tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_non_utf8_file(tmp_path: Path) -> None:
     path.write_bytes(b'name = "caf\xe9"\n')
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
-    assert info.value.problems == [("", "not UTF-8 text (byte 11); save the scenario as UTF-8 TOML")]  # byte 11 is the \xe9
+    assert info.value.problems == [("", "not UTF-8 text (line 1, byte 11); save the scenario as UTF-8 TOML")]  # byte 11 is the \xe9
 
 
 # -- unknown fields -------------------------------------------------------------------------------
@@ -177,8 +177,8 @@ def test_several_problems_are_reported_together(tmp_path: Path) -> None:
     data["groups"][0]["vms_per_host"] = 0
     error = error_for(tmp_path, data)
     assert error.problems == [
-        ("run.seed", "Input should be greater than or equal to 0 (got -1)"),
-        ("groups.0(db).vms_per_host", "Input should be greater than or equal to 1 (got 0)"),
+        ("run.seed", f"must be a whole number from 0 to {2**53 - 1:,} (got -1)"),
+        ("groups.0(db).vms_per_host", "must be a whole number from 1 to 1,024 (got 0)"),
         ("bogus", f"unknown field 'bogus'; allowed here: {TOP_LEVEL}"),
     ]
 
@@ -190,7 +190,10 @@ def test_several_problems_are_reported_together(tmp_path: Path) -> None:
 def test_negative_or_zero_bandwidth(tmp_path: Path, bandwidth: str | float) -> None:
     data = base()
     data["cluster"]["peer_link"] = {"profile": "1GbE", "bandwidth": bandwidth}
-    assert only_problem(error_for(tmp_path, data)) == ("cluster.peer_link.bandwidth", f"Input should be greater than 0 (got {bandwidth!r})")
+    assert only_problem(error_for(tmp_path, data)) == (
+        "cluster.peer_link.bandwidth",
+        f"must be at least 1B/s; slower than this, one I/O takes hours (got {bandwidth!r})",
+    )
 
 
 @pytest.mark.parametrize(
@@ -201,7 +204,6 @@ def test_negative_or_zero_bandwidth(tmp_path: Path, bandwidth: str | float) -> N
         (("cluster", "destager", "max_batch"), "0KiB", "cluster.destager.max_batch"),
         (("groups", 0, "workload", "working_set"), "-4GiB", "groups.0(db).workload.working_set"),
         (("groups", 0, "workload", "working_set"), 0, "groups.0(db).workload.working_set"),
-        (("cluster", "cache", "line"), "0B", "cluster.cache.line"),
     ],
 )
 def test_zero_or_negative_sizes(tmp_path: Path, path: tuple[str | int, ...], value: Any, field: str) -> None:
@@ -210,7 +212,7 @@ def test_zero_or_negative_sizes(tmp_path: Path, path: tuple[str | int, ...], val
     for part in path[:-1]:
         node = node.setdefault(part, {}) if isinstance(part, str) else node[part]
     node[path[-1]] = value
-    assert only_problem(error_for(tmp_path, data)) == (field, f"Input should be greater than 0 (got {value!r})")
+    assert only_problem(error_for(tmp_path, data)) == (field, f"must be more than 0 (got {value!r})")
 
 
 @pytest.mark.parametrize("size", ["0B", "-4KiB", "0"])
@@ -219,7 +221,7 @@ def test_zero_or_negative_io_size(tmp_path: Path, size: str) -> None:
     data["groups"][0]["workload"]["sizes"] = {size: 1.0}
     assert only_problem(error_for(tmp_path, data)) == (
         "groups.0(db).workload.sizes",
-        f"I/O size {size!r} must be positive (got {{{size!r}: 1.0}})",
+        f"I/O size {size!r} must be more than 0 bytes",
     )
 
 
@@ -228,7 +230,7 @@ def test_bad_io_size_unit(tmp_path: Path) -> None:
     data["groups"][0]["workload"]["sizes"] = {"4KB": 0.5, "4 lumps": 0.5}
     assert only_problem(error_for(tmp_path, data)) == (
         "groups.0(db).workload.sizes",
-        f"unknown size unit 'lumps' in '4 lumps'; {SIZE_UNITS} (got {{'4KB': 0.5, '4 lumps': 0.5}})",
+        f"unknown size unit 'lumps' in '4 lumps'; {SIZE_UNITS}",
     )
 
 
@@ -256,11 +258,11 @@ def test_policies_without_replicas_run_on_one_host(policy: str) -> None:
 @pytest.mark.parametrize(
     ("path", "value", "field", "kind", "name", "got"),
     [
-        (("cluster", "tier"), "optane-9000", "cluster.tier", "tier", "optane-9000", "'optane-9000'"),
-        (("cluster", "peer_link"), "100GbE", "cluster.peer_link", "link", "100GbE", "'100GbE'"),
-        (("cluster", "storage_link"), {"profile": "fibre"}, "cluster.storage_link", "link", "fibre", "{'profile': 'fibre'}"),
-        (("array",), "array-1x5400", "array", "array", "array-1x5400", "'array-1x5400'"),
-        (("array",), {"profile": "array-14x7200", "drive": "sata-5400"}, "array.drive", "drive", "sata-5400", "'sata-5400'"),
+        (("cluster", "tier"), "optane-9000", "cluster.tier", "tier", "optane-9000", " (got 'optane-9000')"),
+        (("cluster", "peer_link"), "100GbE", "cluster.peer_link", "link", "100GbE", " (got '100GbE')"),
+        (("cluster", "storage_link"), {"profile": "fibre"}, "cluster.storage_link", "link", "fibre", ""),  # a table is not echoed
+        (("array",), "array-1x5400", "array", "array", "array-1x5400", " (got 'array-1x5400')"),
+        (("array",), {"profile": "array-14x7200", "drive": "sata-5400"}, "array.drive", "drive", "sata-5400", " (got 'sata-5400')"),
     ],
 )
 def test_unknown_profile_lists_the_profiles(
@@ -274,7 +276,7 @@ def test_unknown_profile_lists_the_profiles(
     profiles = ", ".join(list_profiles(kind))
     assert only_problem(error_for(tmp_path, data)) == (
         field,
-        f"unknown {kind} profile {name!r}; built-in {kind} profiles: {profiles} (got {got})",
+        f"unknown {kind} profile {name!r}; built-in {kind} profiles: {profiles}{got}",
     )
 
 
@@ -291,7 +293,7 @@ def test_warmup_not_shorter_than_duration(tmp_path: Path, warmup: str, warmup_s:
     data["run"].update(warmup=warmup, duration="1s")
     assert only_problem(error_for(tmp_path, data)) == (
         "run",
-        f"warmup ({warmup_s}s) must be shorter than duration (1.0s) (got {data['run']!r})",
+        f"warmup ({warmup_s}s) must be shorter than duration (1.0s)",
     )
 
 
@@ -301,15 +303,13 @@ EXACTLY_ONE_RATE = 'an open-loop workload needs exactly one of iops or throughpu
 def test_open_loop_without_rate(tmp_path: Path) -> None:
     data = base()
     del data["groups"][0]["workload"]["iops"]
-    workload = data["groups"][0]["workload"]
-    assert only_problem(error_for(tmp_path, data)) == ("groups.0(db).workload", f"{EXACTLY_ONE_RATE} (got {workload!r})")
+    assert only_problem(error_for(tmp_path, data)) == ("groups.0(db).workload", EXACTLY_ONE_RATE)
 
 
 def test_open_loop_with_both_rates(tmp_path: Path) -> None:
     data = base()
     data["groups"][0]["workload"]["throughput"] = "5MB/s"
-    workload = data["groups"][0]["workload"]
-    assert only_problem(error_for(tmp_path, data)) == ("groups.0(db).workload", f"{EXACTLY_ONE_RATE} (got {workload!r})")
+    assert only_problem(error_for(tmp_path, data)) == ("groups.0(db).workload", EXACTLY_ONE_RATE)
 
 
 @pytest.mark.parametrize("rate", [{"iops": 100}, {"throughput": "5MB/s"}])
@@ -318,8 +318,7 @@ def test_closed_loop_with_a_rate(tmp_path: Path, rate: dict[str, Any]) -> None:
     data["groups"][0]["workload"] = {"mode": "closed", **rate}
     assert only_problem(error_for(tmp_path, data)) == (
         "groups.0(db).workload",
-        'iops/throughput set the rate of an open loop; for a closed loop use workers and outstanding, or set mode = "open" '
-        f"(got {data['groups'][0]['workload']!r})",
+        'iops/throughput set the rate of an open loop; for a closed loop use workers and outstanding, or set mode = "open"',
     )
 
 
@@ -336,14 +335,17 @@ def test_group_on_no_hosts(tmp_path: Path) -> None:
     data["groups"][0]["hosts"] = []
     assert only_problem(error_for(tmp_path, data)) == (
         "groups.0(db).hosts",
-        "List should have at least 1 item after validation, not 0 (got [])",
+        "needs at least 1 entry (got [])",
     )
 
 
 def test_negative_host_index(tmp_path: Path) -> None:
     data = base()
     data["groups"][0]["hosts"] = [-1]
-    assert only_problem(error_for(tmp_path, data)) == ("groups.0(db).hosts.0", "Input should be greater than or equal to 0 (got -1)")
+    assert only_problem(error_for(tmp_path, data)) == (
+        "groups.0(db).hosts.0",
+        "must be a whole number from 0 to 255 (got -1)",
+    )
 
 
 def test_vmotion_host_out_of_range(tmp_path: Path) -> None:
@@ -417,8 +419,8 @@ def test_wrong_types(tmp_path: Path) -> None:
     data["cluster"]["hosts"] = "two"
     data["groups"][0]["workload"]["read_fraction"] = 1.5
     assert error_for(tmp_path, data).problems == [
-        ("cluster.hosts", "Input should be a valid integer, unable to parse string as an integer (got 'two')"),
-        ("groups.0(db).workload.read_fraction", "Input should be less than or equal to 1 (got 1.5)"),
+        ("cluster.hosts", "must be a whole number, e.g. 4 (got 'two')"),
+        ("groups.0(db).workload.read_fraction", "must be at most 1 (got 1.5)"),
     ]
 
 
@@ -432,13 +434,16 @@ def test_missing_required_tables(tmp_path: Path) -> None:
 def test_empty_groups(tmp_path: Path) -> None:
     data = base()
     data["groups"] = []
-    assert only_problem(error_for(tmp_path, data)) == ("groups", "List should have at least 1 item after validation, not 0 (got [])")
+    assert only_problem(error_for(tmp_path, data)) == ("groups", "needs at least 1 entry (got [])")
 
 
 @pytest.mark.parametrize(
     ("rate", "problem"),
     [
-        ({"iops": math.inf}, ("groups.0(db).workload.iops", "Input should be a finite number (got inf)")),
+        (
+            {"iops": math.inf},
+            ("groups.0(db).workload.iops", "must be a finite number, not nan or inf; a number, e.g. 0.5 or 100 (got inf)"),
+        ),
         ({"throughput": math.inf}, ("groups.0(db).workload.throughput", "rate inf is out of range (not a finite number) (got inf)")),
     ],
 )
@@ -500,8 +505,7 @@ def test_loading_does_not_mutate_the_callers_dict() -> None:
         (
             {"run.warmup": "5s"},
             "run",
-            "warmup (5.0s) must be shorter than duration (1.0s) "
-            "(got {'duration': 1.0, 'warmup': '5s', 'seed': 1, 'sample_interval': 0.25})",
+            "warmup (5.0s) must be shorter than duration (1.0s)",
         ),
         ({"cluster.hostz": 3}, "cluster.hostz", f"unknown field 'hostz'; allowed here: {CLUSTER_FIELDS}"),
     ],
@@ -544,7 +548,7 @@ def test_negative_seed_argument() -> None:
     with pytest.raises(ScenarioError) as info:
         simcache.simulate(load_scenario(base()), seed=-1, duration=0.5)
     assert info.value.source == "simulate(seed=...)"
-    assert info.value.problems == [("run.seed", "Input should be greater than or equal to 0 (got -1)")]
+    assert info.value.problems == [("run.seed", f"must be a whole number from 0 to {2**53 - 1:,} (got -1)")]
 
 
 def test_duration_argument_is_validated() -> None:
@@ -552,7 +556,7 @@ def test_duration_argument_is_validated() -> None:
         simcache.simulate(load_scenario(base()), duration=-1.0)
     assert info.value.source == "the duration argument (simulate(duration=...), CLI --duration)"
     # Only the duration is reported: a duration that cannot run does not scale the warm-up.
-    assert info.value.problems == [("run.duration", "Input should be greater than 0 (got -1.0)")]
+    assert info.value.problems == [("run.duration", "must be more than 0 (got -1.0)")]
 
 
 # -- the CLI --------------------------------------------------------------------------------------
@@ -580,7 +584,7 @@ def test_cli_bad_scenario_prints_error_and_exits_2(tmp_path: Path, capsys: pytes
             [
                 "cluster: required field is missing",
                 "array: required field is missing",
-                "groups.0(1).name: Input should be a valid string (got 1)",
+                'groups.0(1).name: must be text in quotes, e.g. "db" (got 1)',
             ],
         ),
         ("", ["cluster: required field is missing", "array: required field is missing", "groups: required field is missing"]),

@@ -15,20 +15,20 @@ from __future__ import annotations
 import copy
 import gzip
 import os
-import stat
-import tomllib
 import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from simcache.errors import WorkloadFileError
+from simcache.errors import ScenarioError, WorkloadFileError
+from simcache.files import file_problem
 from simcache.metrics import PERCENTILES
 from simcache.scenario import Scenario, load_scenario
 from simcache.scenario.dump import toml_document
-from simcache.scenario.load import builtin_scenarios
-from simcache.scenario.model import validate_scenario
+from simcache.scenario.fields import MAX_NAME_CHARS, group_name_problem
+from simcache.scenario.load import builtin_scenarios, parse_toml, read_scenario_text
+from simcache.scenario.model import MAX_SCENARIO_NAME_CHARS, validate_scenario
 from simcache.trace import Trace, TraceBuilder, cache_folder, cache_key, file_digest
 
 __all__ = [
@@ -92,7 +92,7 @@ class Imported:
             run["duration"] = self.duration
             run["warmup"] = self.duration / 10
             run["sample_interval"] = min(float(_seconds(run.get("sample_interval", 1.0))), self.duration / 10)
-        name = "".join(c if c.isalnum() or c in "_.-" else "_" for c in self.source.stem) or "imported"
+        name = "".join(c if c.isalnum() or c in "_.-" else "_" for c in self.source.stem)[:MAX_SCENARIO_NAME_CHARS] or "imported"
         return {
             "name": name,
             "description": f"imported from {self.source.name} ({self.format})",
@@ -139,8 +139,8 @@ def _base_tables(base: Scenario | str | Path | None) -> dict[str, Any]:
     scenario = load_scenario(source)  # validates it, and finds a built-in by name
     path = source if source.exists() else builtin_scenarios()[str(source)]
     try:
-        return tomllib.loads(path.read_text("utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        return parse_toml(read_scenario_text(path), str(path))
+    except ScenarioError:  # changed since it was loaded: the loaded scenario's values
         return scenario.model_dump(mode="json", exclude_none=True)
 
 
@@ -168,12 +168,9 @@ def option_choice(path: Path, options: Mapping[str, Any], name: str, choices: Co
 
 def check_regular_file(path: Path) -> None:
     """Refuse anything that is not a readable regular file (a FIFO or device would block or never end)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError as exc:
-        raise WorkloadFileError.at(path, None, "", f"cannot read the file: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(mode):
-        raise WorkloadFileError.at(path, None, "", "not a regular file (a folder, pipe or device); give the path of a file")
+    problem = file_problem(path)
+    if problem is not None:
+        raise WorkloadFileError.at(path, None, "", problem)
 
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -312,9 +309,12 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
 
 
 def group_name(label: str, used: set[str], fallback: str = "device") -> str:
-    """``label`` as a group name: characters other than ASCII letters, digits and ``_.-`` become ``_``; made unique
-    among ``used`` (which it joins)."""
-    base = "".join(c if c.isascii() and (c.isalnum() or c in "_.-") else "_" for c in label) or fallback
+    """``label`` as a group name: characters other than ASCII letters, digits, ``_`` and ``-`` become ``_``, a
+    reserved name or digits alone get ``fallback`` in front, at most 56 characters; made unique among ``used``
+    (which it joins)."""
+    base = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in label)[: MAX_NAME_CHARS - 8] or fallback
+    if group_name_problem(base):
+        base = f"{fallback}_{base}"
     name, n = base, 1
     while name in used:
         n += 1

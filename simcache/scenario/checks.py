@@ -9,14 +9,15 @@ wrong with a scenario's variants and expectations before anything runs;
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
-from simcache.errors import ScenarioError
+from simcache.errors import ScenarioError, echo
 from simcache.metrics import RECORD_METRICS, TOTALS, VALIDITY, bound_value
-from simcache.scenario.fields import BASE, Seconds, _Spec
+from simcache.scenario.fields import BASE, MAX_NAME_CHARS, NAME_PATTERN, Count, Number, Seconds, Why, _Spec
 
 if TYPE_CHECKING:
     from simcache.scenario.model import Scenario
@@ -57,7 +58,13 @@ class Denominator(_Spec):
     stat: Literal["mean", "max", "min", "last"] | None = None
 
 
-Bound = float | str
+def _bound(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError('a bound is a number in the metric\'s unit or a quantity with a unit, e.g. 5, "5ms", "120MB/s"')
+    return value
+
+
+Bound = Annotated[float | str, BeforeValidator(_bound)]
 """A number in the metric's unit, or a quantity with a unit ("5ms", "120MB/s", "1GiB")."""
 
 
@@ -71,13 +78,13 @@ class Expectation(Selection):
     the bound holds for every seed it is run with.
     """
 
-    name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.+-]+$")]
+    name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=r"^[A-Za-z0-9_.+-]+$")]
     metric: str
     over: Denominator | None = None
     at_least: Bound | None = None
     at_most: Bound | None = None
     approx: Bound | None = None
-    rel: Annotated[float, Field(gt=0)] | None = None
+    rel: Annotated[Number, Field(gt=0, le=100), Why(high="a tolerance of 100 times the value bounds nothing")] | None = None
     """Relative tolerance of ``approx``."""
     observation: str = ""
     """What the field saw, in words (shown in reports)."""
@@ -112,7 +119,7 @@ class Expectation(Selection):
 class CheckSpec(_Spec):
     """How ``simcache check`` runs the scenario's expectations."""
 
-    seeds: Annotated[int, Field(ge=1, le=1000)] = 5
+    seeds: Annotated[Count, Field(ge=1, le=1000), Why(high="a thousand runs of each check")] = 5
     """Seeds run.seed, run.seed + 1, ...: every check must hold for each of them."""
     observation: str = ""
     """The field observation the scenario reproduces (for reports), e.g. "2. Interconnect comparison"."""
@@ -124,7 +131,7 @@ def repeated_names(table: str, what: str, names: list[str]) -> list[tuple[str, s
     problems = []
     for i, name in enumerate(names):
         if name in seen:
-            problems.append((f"{table}.{i}({name}).name", f"{what} name {name!r} is used twice; names must be unique"))
+            problems.append((f"{table}.{i}({name}).name", f"{what} name {echo(name)} is used twice; names must be unique"))
         seen.add(name)
     return problems
 
@@ -136,6 +143,14 @@ def check_problems(scenario: Scenario) -> list[tuple[str, str]]:
     if BASE in scenario.variants:
         problems.append((f"variants.{BASE}", f"{BASE!r} means the scenario as written; give the variant another name"))
     for name in scenario.variants:
+        if not re.fullmatch(NAME_PATTERN, name) or len(name) > MAX_NAME_CHARS:
+            problems.append(
+                (
+                    f"variants.{echo(name)}",
+                    f"a variant name is 1 to {MAX_NAME_CHARS} letters, digits, _ and -, e.g. [variants.ib-sdr] (got {echo(name)})",
+                )
+            )
+            continue
         try:
             runs[name] = scenario.variant(name)
         except ScenarioError as exc:
@@ -164,22 +179,22 @@ def _selection_problems(where: str, side: Selection, metric: str, runs: Mapping[
         problems.append(
             (
                 f"{where}metric",
-                f"unknown metric {metric!r}; use one of {', '.join(RECORD_METRICS)}, totals.<name> "
+                f"unknown metric {echo(metric)}; use one of {', '.join(RECORD_METRICS)}, totals.<name> "
                 f"(names: {', '.join(TOTALS)}), validity.<name> ({', '.join(VALIDITY)}) or series.<column>",
             )
         )
     if side.variant not in runs:
         problems.append(
-            (f"{where}variant", f"no variant {side.variant!r}; use base (the scenario as written) or one of: {', '.join(runs)}")
+            (f"{where}variant", f"no variant {echo(side.variant)}; use base (the scenario as written) or one of: {', '.join(runs)}")
         )
         return problems
     run = runs[side.variant]
     groups = [g.name for g in run.groups]
     if side.group != "all" and side.group not in groups:
-        problems.append((f"{where}group", f"no group {side.group!r}; use all or one of {', '.join(groups)}"))
+        problems.append((f"{where}group", f"no group {echo(side.group)}; use all or one of {', '.join(groups)}"))
     hosts = [f"host{i}" for i in range(run.cluster.hosts)]
     if side.host is not None and side.host not in hosts:
-        problems.append((f"{where}host", f"no host {side.host!r}; hosts are {', '.join(hosts)}"))
+        problems.append((f"{where}host", f"no host {echo(side.host)}; hosts are {', '.join(hosts)}"))
     if side.window is not None and side.window[1] > run.run.duration:
         problems.append(
             (f"{where}window", f"ends at {side.window[1]}s, after the run ({run.run.duration}s); shorten it or lengthen run.duration")

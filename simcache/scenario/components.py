@@ -9,11 +9,25 @@ links, drives and arrays may name a built-in profile and override its fields.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from simcache.scenario.fields import MAX_PEER_LINKS, Bytes, Fraction, PositiveBytes, PositiveRate, Seconds, _Profiled, _Spec
+from simcache.scenario.fields import (
+    MAX_HOSTS,
+    MAX_PEER_LINKS,
+    Bytes,
+    Count,
+    Fraction,
+    Number,
+    PositiveBytes,
+    PositiveRate,
+    Seconds,
+    SectorBytes,
+    Why,
+    _Profiled,
+    _Spec,
+)
 
 __all__ = ["ArraySpec", "CacheSpec", "ClusterSpec", "CompressionSpec", "DestagerSpec", "DriveSpec", "LinkSpec", "TierSpec"]
 
@@ -24,17 +38,17 @@ class TierSpec(_Profiled):
     _profile_kind: ClassVar[str] = "tier"
 
     kind: Literal["flash", "ram"] = "flash"
-    read_latency: Annotated[Seconds, Field(ge=0)]
-    write_latency: Annotated[Seconds, Field(ge=0)]
+    read_latency: Seconds
+    write_latency: Seconds
     read_bandwidth: PositiveRate
     write_bandwidth: PositiveRate
-    channels: Annotated[int, Field(ge=1, le=4096)] = 1
+    channels: Annotated[Count, Field(ge=1, le=4096), Why(high="more parallel units than any device has")] = 1
     controller_bandwidth: PositiveRate | None = None
     capacity: Annotated[PositiveBytes, Field(title="Tier capacity per host")]
     """Bytes of flash/RAM on each host; the read cache lives in it."""
-    clean_pool: Annotated[Bytes, Field(ge=0)] | None = None
+    clean_pool: Bytes | None = None
     gc_rate: PositiveRate | None = None
-    gc_pass: Annotated[Bytes, Field(ge=0)] | None = None
+    gc_pass: Bytes | None = None
     """Mean bytes one foreground garbage-collection pass reclaims (exponentially distributed; see
     model/tier.py). Unset or 0: garbage collection refills the clean pool smoothly."""
     volatile: bool = False
@@ -56,10 +70,10 @@ class LinkSpec(_Profiled):
     _profile_kind: ClassVar[str] = "link"
 
     bandwidth: PositiveRate
-    latency: Annotated[Seconds, Field(ge=0)]
-    mtu: Annotated[int, Field(ge=64, le=65536)] = 1500
-    header_bytes: Annotated[int, Field(ge=0)] = 40
-    framing_bytes: Annotated[int, Field(ge=0)] = 38
+    latency: Seconds
+    mtu: Annotated[Count, Field(ge=64, le=65536), Why(low="the smallest Ethernet frame", high="the largest IP packet")] = 1500
+    header_bytes: Annotated[Count, Field(ge=0, le=65535), Why(high="headers fit in the largest packet")] = 40
+    framing_bytes: Annotated[Count, Field(ge=0, le=65536), Why(high="wire framing is tens of bytes a packet")] = 38
 
     @model_validator(mode="after")
     def _payload_fits(self) -> LinkSpec:
@@ -68,16 +82,19 @@ class LinkSpec(_Profiled):
         return self
 
 
+_RPM_WHY = "hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typo"
+
+
 class DriveSpec(_Profiled):
     """One spinning drive."""
 
     _profile_kind: ClassVar[str] = "drive"
 
-    rpm: Annotated[float, Field(title="Drive RPM", ge=1000, le=30000)]
+    rpm: Annotated[Number, Field(title="Drive RPM", ge=1000, le=30000), Why(_RPM_WHY, _RPM_WHY)]
     """Rotational speed in revolutions per minute: half a revolution is the mean rotational latency of
     every array I/O. 1,000 to 30,000: hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typo."""
-    avg_seek: Annotated[Seconds, Field(ge=0)]
-    settle: Annotated[Seconds, Field(ge=0)] = 0.0
+    avg_seek: Seconds
+    settle: Seconds = 0.0
     media_rate: PositiveRate
     capacity: PositiveBytes
 
@@ -95,12 +112,13 @@ class ArraySpec(_Profiled):
 
     drive: Annotated[DriveSpec, Field(title="Array drive")]
     """The drive type of every spindle."""
-    spindles: Annotated[int, Field(title="Array spindles", ge=1, le=4096)]
+    spindles: Annotated[Count, Field(title="Array spindles", ge=1, le=4096), Why(high="more drives than one controller drives")]
     """Drives in the array. More spindles: more random I/Os per second for destaging and read misses."""
     raid: Literal["raid0", "raid1", "raid10", "raid5", "raid6"] = "raid10"
-    stripe: PositiveBytes = 64 * 1024
-    controller_cache: Annotated[Bytes, Field(ge=0)] = 0
-    cache_latency: Annotated[Seconds, Field(ge=0)] = 0.0002
+    stripe: SectorBytes = 64 * 1024
+    """RAID stripe unit: the bytes of one drive before the next; at least a 512-byte sector."""
+    controller_cache: Bytes = 0
+    cache_latency: Seconds = 0.0002
     port: LinkSpec
 
     @model_validator(mode="after")
@@ -117,7 +135,7 @@ class DestagerSpec(_Spec):
     capacity: Annotated[PositiveBytes, Field(title="Destager buffer per host")] = 4 * 1024**3
     """Bytes of written data each host holds until they are copied to the array. When it is full,
     writers wait (destage_wait in the breakdown)."""
-    concurrency: Annotated[int, Field(ge=1, le=1024)] = 4
+    concurrency: Annotated[Count, Field(ge=1, le=1024), Why(high="more flushers than a host runs")] = 4
     max_batch: PositiveBytes = 1024**2
     """Largest coalesced write the destager sends to the array in one go."""
 
@@ -125,7 +143,8 @@ class DestagerSpec(_Spec):
 class CacheSpec(_Spec):
     """Per-host LRU read cache kept in the tier."""
 
-    line: PositiveBytes = 64 * 1024
+    line: SectorBytes = 64 * 1024
+    """Bytes one cached block holds: at least a 512-byte sector."""
     capacity: PositiveBytes | None = None
     """Bytes of the tier used for cached blocks; defaults to the tier's capacity."""
 
@@ -143,13 +162,19 @@ class CompressionSpec(_Spec):
 class ClusterSpec(_Spec):
     """Hosts (all alike), their tier, networks, destager and cache."""
 
-    hosts: Annotated[int, Field(title="Hosts", ge=1, le=256)] = 4
+    hosts: Annotated[
+        Count, Field(title="Hosts", ge=1, le=MAX_HOSTS), Why(high="a bigger cluster is beyond what one run simulates in reasonable time")
+    ] = 4
     """Hosts in the cluster, all alike. WB+1 needs at least 2 hosts, WB+2 at least 3."""
     tier: Annotated[TierSpec, Field(title="Tier (flash or RAM)")]
     """The acceleration tier on each host: flash or RAM that completes write-back writes and holds the read cache."""
     peer_link: Annotated[LinkSpec, Field(title="Peer network link")]
     """The port type between hosts: carries the WB+1/WB+2 replicas and vMotions."""
-    peer_links: Annotated[int, Field(title="Peer links per host", ge=1, le=MAX_PEER_LINKS)] = 1
+    peer_links: Annotated[
+        Count,
+        Field(title="Peer links per host", ge=1, le=MAX_PEER_LINKS),
+        Why("a host needs one peer_link port", f"a host has at most {MAX_PEER_LINKS} peer ports; the default, 1, is a single port"),
+    ] = 1
     """Peer-network ports of the ``peer_link`` profile on every host, 1 to 16 (e.g. 2 for 2 x 10GbE
     dedicated to replication). Transfers to one peer always use the same port, as per-destination
     hashing (LACP layer-3 hash, multipath per target) does: a host sends to the peer ``d`` steps
@@ -166,18 +191,3 @@ class ClusterSpec(_Spec):
     destager: DestagerSpec = DestagerSpec()
     cache: CacheSpec = CacheSpec()
     compression: CompressionSpec = CompressionSpec()
-
-    @field_validator("peer_links", mode="wrap")
-    @classmethod
-    def _peer_link_count(cls, value: Any, check: ValidatorFunctionWrapHandler) -> int:
-        """The field's bounds, with a message that says what the number counts."""
-        try:
-            count: int = check(value)
-        except ValidationError as exc:
-            if {error["type"] for error in exc.errors()} <= {"greater_than_equal", "less_than_equal"}:
-                raise ValueError(
-                    f"peer_links is the number of peer_link ports on each host; set it to a whole number from 1 "
-                    f"to {MAX_PEER_LINKS} (the default, 1, is a single port)"
-                ) from None
-            raise
-        return count

@@ -7,15 +7,18 @@ the loaded :class:`Scenario` validate only what they change.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from simcache.errors import ScenarioError
+from simcache.errors import ScenarioError, echo
+from simcache.files import MAX_SCENARIO_BYTES_VARIABLE, FileRefused, read_limited, scenario_limit
+from simcache.scenario.messages import TOO_DEEP
 from simcache.scenario.model import Scenario, validate_scenario
 
-__all__ = ["builtin_scenarios", "load_scenario"]
+__all__ = ["builtin_scenarios", "load_scenario", "parse_toml", "read_scenario_text"]
 
 
 def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario:
@@ -29,18 +32,38 @@ def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario
     if isinstance(source, Mapping):
         return validate_scenario(source, "<dict>")
     path = _find(Path(source))
-    try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise ScenarioError(str(source), [("", f"cannot read the file: {exc.strerror or exc}")]) from None
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(str(path), [("", f"not UTF-8 text (byte {exc.start}); save the scenario as UTF-8 TOML")]) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(str(path), [("", f"malformed TOML: {exc}")]) from None
+    data = parse_toml(read_scenario_text(path), str(path))
     _resolve_trace_paths(data, path.parent)
     return validate_scenario(data, str(path))
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """``text`` parsed as TOML; :class:`ScenarioError` naming ``source`` for malformed, too deeply nested or too long numbers."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(source, [("", f"malformed TOML: {exc}")]) from None
+    except RecursionError:
+        raise ScenarioError(source, [("", TOO_DEEP)]) from None
+    except ValueError:  # Python converts whole numbers of at most 4,300 digits
+        raise ScenarioError(source, [("", "malformed TOML: a whole number of thousands of digits; no field takes one")]) from None
+
+
+def read_scenario_text(path: Path) -> str:
+    """The text of a scenario (or sweep) file: a regular file, at most :func:`~simcache.files.scenario_limit` bytes, UTF-8.
+
+    Raises :class:`ScenarioError` naming the file otherwise.
+    """
+    try:
+        limit = scenario_limit()
+        data = read_limited(path, limit, f"a scenario is a few KiB; set {MAX_SCENARIO_BYTES_VARIABLE} to read a bigger one")
+    except FileRefused as exc:
+        raise ScenarioError(str(path), [("", exc.reason)]) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ScenarioError(str(path), [("", f"not UTF-8 text (line {line}, byte {exc.start}); save the scenario as UTF-8 TOML")]) from None
 
 
 def _resolve_trace_paths(data: dict[str, Any], folder: Path) -> None:
@@ -62,9 +85,14 @@ def builtin_scenarios() -> dict[str, Path]:
 
 
 def _find(path: Path) -> Path:
-    if path.exists() or path.suffix:
+    try:
+        if os.path.lexists(path) or path.suffix:
+            return path
+    except ValueError:  # a NUL byte: no file has such a name
         return path
     builtin = builtin_scenarios()
     if str(path) in builtin:
         return builtin[str(path)]
-    raise ScenarioError(str(path), [("", f"no such file and no built-in scenario of that name; built-in: {', '.join(builtin) or 'none'}")])
+    raise ScenarioError(
+        echo(str(path)), [("", f"no such file and no built-in scenario of that name; built-in: {', '.join(builtin) or 'none'}")]
+    )

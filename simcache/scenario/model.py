@@ -16,37 +16,48 @@ validates everything again, since it may change anything.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Annotated, Any, Self
 
 from pydantic import Field, ValidationError, model_validator
 
-from simcache.errors import ScenarioError
+from simcache.errors import ScenarioError, echo
 from simcache.scenario.checks import CheckSpec, Expectation, check_problems, repeated_names
 from simcache.scenario.components import ArraySpec, ClusterSpec
 from simcache.scenario.events import Event, HostFailure, VMotion
-from simcache.scenario.fields import BASE, Seconds, _Spec
-from simcache.scenario.messages import schema_problems
+from simcache.scenario.fields import BASE, MAX_SEED, Count, PositiveSeconds, Seconds, Why, _Spec
+from simcache.scenario.messages import TOO_DEEP, schema_problems
 from simcache.scenario.workload import Group
 
 __all__ = ["RunSpec", "Scenario", "validate_scenario"]
 
+_PATH_PART = re.compile(r"[A-Za-z0-9_-]+")
 DURATION_SOURCE = "the duration argument (simulate(duration=...), CLI --duration)"
 SEED_SOURCE = "simulate(seed=...)"
+
+
+MIN_SAMPLE_INTERVAL = 1e-3
+"""Shortest sample interval, 1 ms: each sample is a row of every series, and below about one disk I/O's service time a
+sample shows single I/Os rather than load; a 1 s run already gets 1,000 rows."""
+_SAMPLE_WHY = "about one disk I/O's time; finer samples show single I/Os, not load"
+MAX_SCENARIO_NAME_CHARS = 200
+"""Longest scenario name: it heads reports and names result folders."""
 
 
 class RunSpec(_Spec):
     """How the scenario is run: simulated time, warm-up and sample interval in seconds, and the random seed."""
 
-    duration: Annotated[Seconds, Field(title="Simulated seconds", gt=0)] = 30.0
+    duration: Annotated[PositiveSeconds, Field(title="Simulated seconds")] = 30.0
     """Simulated time in seconds; a longer run narrows the tails (p99)."""
-    warmup: Annotated[Seconds, Field(ge=0)] = 0.0
+    warmup: Seconds = 0.0
     """Records issued before this time are kept but left out of the summary."""
-    seed: Annotated[int, Field(title="Seed", ge=0)] = 1
+    seed: Annotated[Count, Field(title="Seed", ge=0, le=MAX_SEED), Why(high="the largest whole number JSON holds exactly")] = 1
     """Random seed: the same scenario and seed always give the same result; another seed shows the
     run-to-run spread."""
-    sample_interval: Annotated[Seconds, Field(gt=0)] = 1.0
+    sample_interval: Annotated[Seconds, Field(ge=MIN_SAMPLE_INTERVAL), Why(low=_SAMPLE_WHY)] = 1.0
+    """Seconds between samples of the time series (queues, backlogs, utilizations): from 1 ms to the run's duration."""
 
     @model_validator(mode="after")
     def _warmup_inside(self) -> RunSpec:
@@ -58,7 +69,7 @@ class RunSpec(_Spec):
 class Scenario(_Spec):
     """A whole cluster, its workload and how to run it. Build with :func:`load_scenario`."""
 
-    name: str = "scenario"
+    name: Annotated[str, Field(min_length=1, max_length=MAX_SCENARIO_NAME_CHARS)] = "scenario"
     description: str = ""
     run: RunSpec = RunSpec()
     cluster: ClusterSpec
@@ -193,6 +204,17 @@ class Scenario(_Spec):
 def _set_path(data: dict[str, Any], path: str, value: Any, source: str) -> None:
     node: Any = data
     parts = path.split(".")
+    if not all(_PATH_PART.fullmatch(part) for part in parts):
+        raise ScenarioError(
+            source,
+            [
+                (
+                    echo(path),
+                    "not a dotted path of field names, indices and group names (letters, digits, _ and -), "
+                    "e.g. cluster.peer_link or groups.db.policy",
+                )
+            ],
+        )
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         if isinstance(node, list):
@@ -221,7 +243,8 @@ def _list_index(items: list[Any], part: str, path: str, source: str) -> int:
         if isinstance(item, dict) and item.get("name") == part:
             return index
     names = [str(item.get("name")) for item in items if isinstance(item, dict) and "name" in item]
-    raise ScenarioError(source, [(path, f"no item {part!r}; use an index 0..{len(items) - 1} or one of {names}")])
+    listed = "[" + ", ".join(echo(name) for name in names[:20]) + (", ...]" if len(names) > 20 else "]")
+    raise ScenarioError(source, [(path, f"no item {echo(part)}; use an index 0..{len(items) - 1} or one of {listed}")])
 
 
 def validate_scenario(data: Mapping[str, Any], source: str, *, checks: bool = True) -> Scenario:
@@ -231,11 +254,13 @@ def validate_scenario(data: Mapping[str, Any], source: str, *, checks: bool = Tr
     refused because of a check's window or a variant; :mod:`simcache.checks`
     validates those (:meth:`Scenario.validate_checks`) before it runs anything.
     """
-    raw = copy.deepcopy(dict(data))
     try:
+        raw = copy.deepcopy(dict(data))
         scenario = Scenario.model_validate(raw)
     except ValidationError as exc:
         raise ScenarioError(source, schema_problems(exc, raw, Scenario)) from None
+    except RecursionError:
+        raise ScenarioError(source, [("", TOO_DEEP)]) from None
     problems = _semantic_problems(scenario)
     if checks:
         problems += scenario._check_problems

@@ -12,7 +12,26 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from simcache.scenario.fields import REPLICAS, Fraction, Policy, PositiveBytes, PositiveRate, Seconds, _Spec
+from simcache.errors import echo
+from simcache.scenario.fields import (
+    MAX_IOPS,
+    MAX_WEIGHT,
+    REPLICAS,
+    Count,
+    Fraction,
+    HostIndex,
+    Name,
+    Number,
+    Policy,
+    PositiveBytes,
+    PositiveRate,
+    PositiveSeconds,
+    Seconds,
+    Weight,
+    Why,
+    _Spec,
+    group_name_problem,
+)
 from simcache.units import UnitError, parse_size
 
 __all__ = ["TRACE_FORMATS", "DutyCycle", "Group", "TraceSpec", "Workload"]
@@ -23,29 +42,51 @@ TRACE_FORMATS = ("fio-iolog", "blkparse", "msr", "csv")
 
 PROFILE_LEVELS = 100_000
 """Most entries a ``profile`` duty cycle may list."""
+SIZE_MIX_ENTRIES = 1000
+"""Most sizes a size mix may list (vscsiStats histograms have about 20 buckets)."""
+MIN_CYCLE_SECONDS = 1e-3
+"""Shortest burst, sine period or profile interval: each edge of a duty cycle is an event for every VM, and below a
+millisecond (the sampler's finest interval) the cycle is a steady rate at the scale the results show."""
+CycleSeconds = Annotated[Seconds, Field(ge=MIN_CYCLE_SECONDS), Why(low="the finest scale the results show")]
+_DEPTH_WHY = "deeper than any device queue"
+MAX_IO_BYTES = 2**30
+"""Largest I/O size of a size mix, 1 GiB: block devices take a few MiB at most (the OS splits larger requests)."""
+
+
+def _io_size(key: str) -> int:
+    """The bytes of one size of a size mix; a ValueError says what is wrong with it."""
+    try:
+        size = parse_size(key)
+    except UnitError as exc:
+        raise ValueError(str(exc)) from None
+    if size <= 0:
+        raise ValueError(f"I/O size {echo(key)} must be more than 0 bytes")
+    if size > MAX_IO_BYTES:
+        raise ValueError(f"I/O size {echo(key)} is more than 1GiB; block devices take a few MiB at most in one I/O")
+    return size
 
 
 class DutyCycle(_Spec):
     """Time-varying intensity: on/off bursts, a sinusoid around the mean rate, or a measured rate profile."""
 
     shape: Literal["onoff", "sine", "profile"]
-    on: Annotated[Seconds, Field(gt=0)] | None = Field(default=None, title="Burst length")
+    on: CycleSeconds | None = Field(default=None, title="Burst length")
     """Seconds of each burst at full intensity (``onoff``)."""
-    off: Annotated[Seconds, Field(ge=0)] | None = Field(default=None, title="Rest time")
+    off: Seconds | None = Field(default=None, title="Rest time")
     """Seconds of rest between bursts (``onoff``)."""
-    period: Annotated[Seconds, Field(gt=0)] | None = Field(default=None, title="Period")
+    period: CycleSeconds | None = Field(default=None, title="Period")
     """Seconds of one cycle of the sine (``sine``)."""
     amplitude: Fraction = 0.5
     """How far the sine swings the rate around its mean, as a fraction of the mean, 0 to 1 (``sine``)."""
-    interval: Annotated[Seconds, Field(gt=0)] | None = Field(default=None, title="Profile interval")
+    interval: CycleSeconds | None = Field(default=None, title="Profile interval")
     """Seconds each entry of ``levels`` lasts (``profile``)."""
-    levels: Annotated[list[Annotated[float, Field(ge=0, allow_inf_nan=False)]], Field(min_length=1, max_length=PROFILE_LEVELS)] | None = (
-        Field(default=None, title="Relative rates")
+    levels: Annotated[list[Annotated[Number, Field(ge=0, le=MAX_WEIGHT)]], Field(min_length=1, max_length=PROFILE_LEVELS)] | None = Field(
+        default=None, title="Relative rates"
     )
     """Relative arrival rate of each interval, repeated cyclically (``profile``): the rate in interval k is the
     mean rate (``iops``) times levels[k] / mean(levels), so the mean rate over a cycle stays ``iops``. ``simcache
     fit`` writes a trace's I/O counts per interval here."""
-    phase: Annotated[Seconds, Field(ge=0)] = 0.0
+    phase: Seconds = 0.0
     """Start offset into the cycle."""
 
     @model_validator(mode="after")
@@ -65,25 +106,25 @@ class DutyCycle(_Spec):
 class TraceSpec(_Spec):
     """A block trace replayed as the workload: every I/O with its own op, size, offset and (open loop) time."""
 
-    path: Annotated[str, Field(min_length=1)]
+    path: Annotated[str, Field(min_length=1, max_length=4096)]
     """The trace file; a relative path is taken from the scenario file's folder."""
     format: Literal["fio-iolog", "blkparse", "msr", "csv"] | None = None
     """The trace's format; guessed from the file's start when omitted."""
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
     """The format's import options (a CSV's column names and units, blkparse's event, ...)."""
-    devices: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] | None = None
+    devices: Annotated[list[Annotated[str, Field(min_length=1, max_length=256)]], Field(min_length=1)] | None = None
     """Trace devices this group replays: the group's k-th VM replays devices[k mod n]; all of the trace's
     devices when omitted."""
     replay: Literal["open", "closed"] = "open"
     """``open``: each I/O is issued at its timestamp, whatever the latency. ``closed``: I/Os are issued in
     trace order, each worker keeping ``outstanding`` in flight (timestamps ignored)."""
-    start: Annotated[Seconds, Field(ge=0)] = 0.0
+    start: Seconds = 0.0
     """Replay I/Os from this time on the trace's clock (seconds from its first I/O)."""
-    end: Annotated[Seconds, Field(gt=0)] | None = None
+    end: PositiveSeconds | None = None
     """Replay I/Os before this time on the trace's clock; the whole trace when omitted."""
-    speed: Annotated[float, Field(gt=0, le=1e6)] = 1.0
+    speed: Annotated[Number, Field(gt=0, le=1e6), Why(high="a million times faster squeezes a day into a tenth of a second")] = 1.0
     """Time compression: 2 replays the trace twice as fast (open loop)."""
-    repeat: Annotated[int, Field(ge=1, le=1_000_000)] = 1
+    repeat: Annotated[Count, Field(ge=1, le=1_000_000), Why(high="a million passes over one window")] = 1
     """How many times the window is replayed back to back."""
 
     @model_validator(mode="after")
@@ -107,20 +148,24 @@ class Workload(_Spec):
     mode: Literal["closed", "open", "trace"] = "closed"
     """``closed``: workers keep I/Os in flight; ``open``: I/Os arrive at a rate; ``trace``: a block trace's own
     I/Os are replayed (``trace``)."""
-    workers: Annotated[int, Field(title="Workers per VM", ge=1, le=1024)] = 1
+    workers: Annotated[Count, Field(title="Workers per VM", ge=1, le=1024), Why(high=_DEPTH_WHY)] = 1
     """Closed loop: workers per VM; each keeps ``outstanding`` I/Os in flight and issues the next when one
     completes (after ``think_time``)."""
-    outstanding: Annotated[int, Field(ge=1, le=1024)] = 1
+    outstanding: Annotated[Count, Field(ge=1, le=1024), Why(high=_DEPTH_WHY)] = 1
     """I/Os each worker keeps in flight (closed loop)."""
-    think_time: Annotated[Seconds, Field(ge=0)] = 0.0
-    iops: Annotated[float, Field(gt=0)] | None = Field(default=None, title="IOPS per VM")
+    think_time: Seconds = 0.0
+    iops: Annotated[Number, Field(gt=0, le=MAX_IOPS), Why(high="a hundred times the fastest NVMe device")] | None = Field(
+        default=None, title="IOPS per VM"
+    )
     """Open loop: mean I/Os per second each VM issues."""
     throughput: PositiveRate | None = Field(default=None, title="Throughput per VM")
     """Open loop: mean bytes per second each VM issues."""
     arrivals: Literal["poisson", "uniform"] = "poisson"
     read_fraction: Fraction = 0.0
     """Share of the VM's I/Os that are reads, 0 to 1; the rest are writes."""
-    sizes: dict[str, Annotated[float, Field(gt=0)]] = Field(title="I/O size mix", default_factory=lambda: {"4KiB": 1.0})
+    sizes: Annotated[dict[str, Weight], Field(min_length=1, max_length=SIZE_MIX_ENTRIES)] = Field(
+        title="I/O size mix", default_factory=lambda: {"4KiB": 1.0}
+    )
     """I/O sizes and their relative weights, e.g. 8KiB: 0.7, 64KiB: 0.3 (KiB/MiB are powers of 1024); a size
     alone weighs 1."""
     working_set: Annotated[PositiveBytes, Field(title="Working set per VM")] = 10 * 1024**3
@@ -129,17 +174,17 @@ class Workload(_Spec):
     """Where I/Os land in the working set: ``uniform``; ``zipf`` (the block of popularity rank r with probability
     proportional to r^-zipf_theta); ``hotspot`` (hot_io_fraction of the I/Os to the first hot_span_fraction of the
     working set); ``sequential`` (each I/O continues where the previous one ended)."""
-    zipf_theta: Annotated[float, Field(gt=0, le=5)] = 0.99
+    zipf_theta: Annotated[Number, Field(gt=0, le=5), Why(high="at 5 nearly every I/O already goes to the hottest block")] = 0.99
     """Zipf exponent, above 0 and at most 5 (``zipf``; ignored by the other patterns, so a sweep can switch access)."""
-    hot_io_fraction: Annotated[float, Field(gt=0, lt=1)] | None = None
+    hot_io_fraction: Annotated[Number, Field(gt=0, lt=1)] | None = None
     """Share of the I/Os that go to the hot region, between 0 and 1, more than hot_span_fraction (``hotspot``)."""
-    hot_span_fraction: Annotated[float, Field(gt=0, lt=1)] | None = None
+    hot_span_fraction: Annotated[Number, Field(gt=0, lt=1)] | None = None
     """Share of the working set that is hot (its first blocks, one region), between 0 and 1 (``hotspot``)."""
-    sequential_run: Annotated[float, Field(ge=1, le=1e9)] = 1.0
+    sequential_run: Annotated[Number, Field(ge=1, le=1e9), Why("a run is at least one I/O", "a billion I/Os is one endless run")] = 1.0
     """Mean number of I/Os in a sequential run, at least 1: each I/O continues where the previous one ended with
     probability 1 - 1/sequential_run, else goes to a new position of the access pattern (geometric run lengths;
     1 = no runs; ``uniform``, ``zipf``, ``hotspot``)."""
-    compressibility: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.0
+    compressibility: Annotated[Number, Field(ge=0.0, lt=1.0), Why(high="compression cannot remove every byte")] = 0.0
     """Fraction of bytes compression removes from this VM's data (0 = incompressible)."""
     trace: TraceSpec | None = None
     """The trace a ``mode = "trace"`` workload replays."""
@@ -150,15 +195,21 @@ class Workload(_Spec):
     @field_validator("sizes", mode="before")
     @classmethod
     def _size_mix(cls, value: Any) -> Any:
-        if isinstance(value, (str, int)):
-            return {str(value): 1.0}
+        """One size alone weighs 1; each size of a table must be a size an I/O can have, and appear once."""
+        if isinstance(value, (bool, list, tuple)):
+            raise ValueError(
+                'a size mix is a table of sizes and their relative weights, e.g. { "8KiB" = 0.7, "64KiB" = 0.3 }, '
+                'or one size alone (sizes = "4KiB")'
+            )
+        if isinstance(value, (str, int, float)):
+            value = {str(value): 1.0}
         if isinstance(value, Mapping):
+            seen: dict[int, str] = {}
             for key in value:
-                try:
-                    if parse_size(key) <= 0:
-                        raise ValueError(f"I/O size {key!r} must be positive")
-                except UnitError as exc:
-                    raise ValueError(str(exc)) from None
+                size = _io_size(key)
+                if size in seen:
+                    raise ValueError(f"{echo(seen[size])} and {echo(key)} are the same size ({size:,} bytes); give each size once")
+                seen[size] = key
         return value
 
     @model_validator(mode="after")
@@ -249,15 +300,23 @@ class Workload(_Spec):
 class Group(_Spec):
     """A set of identical VMs: same policy and workload, placed on some hosts."""
 
-    name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
+    name: Name
     policy: Annotated[Policy, Field(title="Write policy")] = "WB+0"
     """WT: write-through, a write completes when the array has it. WB+0: write-back, complete once in this
     host's flash/RAM tier (no copy elsewhere until destaged). WB+1 / WB+2: write-back plus a copy on 1 or 2
     peer hosts over the peer network before the write completes."""
-    vms_per_host: Annotated[int, Field(ge=1, le=1024)] = 1
-    hosts: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)] | None = None
+    vms_per_host: Annotated[Count, Field(ge=1, le=1024), Why(high="more VMs than a host runs")] = 1
+    hosts: Annotated[list[HostIndex], Field(min_length=1)] | None = None
     """Host indices the group runs on; all hosts when omitted."""
     workload: Workload = Workload()
+
+    @field_validator("name")
+    @classmethod
+    def _free_name(cls, name: str) -> str:
+        problem = group_name_problem(name)
+        if problem:
+            raise ValueError(problem)
+        return name
 
     @property
     def replicas(self) -> int:
