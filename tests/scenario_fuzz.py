@@ -82,7 +82,9 @@ def limits(seconds: float, memory_bytes: int | None) -> Iterator[None]:
     if memory_bytes is not None:
         cap = _address_space() + memory_bytes
         resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # Again every half second after the first: a handler's exception raised inside a callback that CPython
+    # runs and ignores (a gc callback, a __del__) is lost, and the case would run on without a limit.
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
     try:
         yield
     finally:
@@ -131,8 +133,11 @@ def _check_message(error: ScenarioError, stage: str) -> Outcome:
 
 
 def _check_answer(result: simcache.Result) -> None:
-    """The result's answers, as the CLI and the app take them: strict JSON, and a finite bottleneck."""
+    """The result's answers, as the CLI and the app take them: strict JSON, one summary row per group and op, a finite bottleneck."""
     json.dumps(result.to_json(), allow_nan=False)  # to_json promises strict JSON
+    rows = list(zip(result.summary["group"], result.summary["op"], strict=True))
+    if len(rows) != len(set(rows)):
+        raise AssertionError(f"the summary has two rows for one group and op: {sorted(r for r in rows if rows.count(r) > 1)[:4]}")
     if len(result.records):
         name, utilization = result.bottleneck()
         if not math.isfinite(utilization):
