@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                     process.kill()
                 process.join()
                 work = out / "work" / f"worker{number}"
-                case = (
+                case: dict[str, Any] = (
                     json.loads((work / "case.json").read_text())
                     if (work / "case.json").exists()
                     else {"mutations": [], "chunk": "?", "index": "?"}

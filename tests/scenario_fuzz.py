@@ -116,9 +116,9 @@ def _where(tb: TracebackType | None, modules_only: bool = False) -> str:
     """The innermost frame in simcache (or, if none, the innermost frame) as ``simcache/x.py:function``."""
     frames = traceback.extract_tb(tb)
     ours = [f for f in frames if Path(f.filename).resolve().is_relative_to(PACKAGE)]
-    frame = (ours or frames or [None])[-1]
-    if frame is None:
+    if not frames:
         return "?"
+    frame = (ours or frames)[-1]
     path = Path(frame.filename).resolve()
     name = f"simcache/{path.relative_to(PACKAGE)}" if path.is_relative_to(PACKAGE) else "/".join(path.parts[-2:])
     return name if modules_only else f"{name}:{frame.name}"

@@ -247,7 +247,8 @@ def invalid_scenarios(draw: st.DrawFn) -> Mutation:
     """A valid scenario turned invalid by one mutation; returns (what was done, the dict)."""
     data = copy.deepcopy(draw(valid_scenarios()))
     mutate = draw(st.sampled_from([_negative, _unknown_key, _bad_unit, _too_many_replicas, _non_finite]))
-    return mutate(data, draw)
+    mutation: Mutation = mutate(data, draw)
+    return mutation
 
 
 # -- writing scenario dicts as TOML files ---------------------------------------------------------

@@ -46,7 +46,7 @@ def awaiting(outcome: Outcome) -> str | None:
 
 
 @settings(
-    max_examples=120,
+    max_examples=200,
     derandomize=True,
     database=None,
     deadline=None,
