@@ -12,11 +12,12 @@ bytes; ``run_case`` in ``tests/scenario_fuzz.py`` writes each to a file, loads i
 it and simulates it for 0.3 simulated seconds. Hypothesis draws them in chunks of ``--chunk`` cases, chunk
 ``k`` from seed ``(seed, k)``: the same seed and hypothesis version give the same cases.
 
-Isolation: each of ``--workers`` processes runs one case at a time under a wall-time limit (SIGALRM,
-``--time-limit`` seconds) and a memory limit (``RLIMIT_AS`` lowered to what the worker holds plus
-``--memory`` for the case). A worker that does not answer within twice the time limit plus 20 s (a hang in
-C code, where SIGALRM cannot reach) is killed, as is one that dies (a segfault, the kernel's OOM killer);
-either is a finding with the file the worker was on, and a new worker takes its place.
+Isolation: each of ``--workers`` processes runs one case at a time under a time limit (``--time-limit``
+seconds of CPU time, SIGPROF, and four times that of wall time, SIGALRM) and a memory limit
+(``RLIMIT_AS`` lowered to what the worker holds plus ``--memory`` for the case). A worker that does not
+answer within its wall-time limit plus 30 s (a hang in C code, where no signal handler runs) is killed,
+as is one that dies (a segfault, the kernel's OOM killer); either is a finding with the file the worker
+was on, and a new worker takes its place.
 
 Outcomes: ``valid`` (every step answered), ``project error`` (``ScenarioError``, message in the user's
 words) or ``finding`` (anything else), counted by class. The report (``report.md`` and ``report.json``
@@ -48,6 +49,8 @@ sys.path.insert(0, str(ROOT))  # run from a source tree even without `pip instal
 
 # isort: split
 from machine import load_average, machine_facts  # noqa: E402
+
+WALL_FACTOR = 4.0  # as tests/scenario_fuzz.py: the wall-time limit is this many times the CPU-time limit
 
 REPORT_EVERY_S = 30.0
 TEXT_SENT = 65_536  # bytes of a finding's file sent back to the parent (the full file stays in the worker's folder)
@@ -155,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed of the case sequence (default 1)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: the CPUs)")
     parser.add_argument("--chunk", type=int, default=500, help="cases per hypothesis run in a worker (default 500)")
-    parser.add_argument("--time-limit", type=float, default=5.0, help="wall seconds per case (default 5)")
+    parser.add_argument("--time-limit", type=float, default=5.0, help="CPU seconds per case, 4x that of wall time (default 5)")
     parser.add_argument("--memory", type=parse_bytes, default=parse_bytes("3GiB"), help="address space a case may add (default 3GiB)")
     parser.add_argument("--minutes", type=float, default=None, help="stop after this many minutes even if fewer cases ran")
     parser.add_argument("--out", type=Path, default=Path("/tmp/simcache-fuzz"), help="folder for report.md, report.json and reproducers")
@@ -180,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
-    hard_limit = 2 * args.time_limit + 20
+    hard_limit = args.time_limit * WALL_FACTOR + 30
     last_report = time.monotonic()
     while tally.cases < args.cases and not stopping and (deadline is None or time.monotonic() < deadline):
         ready = multiprocessing.connection.wait([conn for _, conn in workers], timeout=1.0)
@@ -213,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                 label = (
                     f"worker died (exit code {process.exitcode})"
                     if died
-                    else f"no answer within {hard_limit:g} s (SIGALRM did not stop it)"
+                    else f"no answer within {hard_limit:g} s (the time limit did not stop it)"
                 )
                 outcome = {"kind": "finding", "label": label, "stage": "?", "detail": label}
                 tally.add(

@@ -45,7 +45,14 @@ PACKAGE = Path(simcache.__file__).resolve().parent
 
 
 class CaseTimeout(BaseException):
-    """The case ran past its wall-time limit (a BaseException, so that no ``except Exception`` in the code under test eats it)."""
+    """The case ran past its time limit (a BaseException, so that no ``except Exception`` in the code under test eats it).
+
+    ``clock`` says which limit: ``"CPU"`` or ``"wall"``.
+    """
+
+    def __init__(self, clock: str):
+        super().__init__(clock)
+        self.clock = clock
 
 
 class WrongAnswer(AssertionError):
@@ -68,7 +75,7 @@ class Outcome(NamedTuple):
 def _alarm(signum: int, frame: FrameType | None) -> None:
     if frame is not None and frame.f_code.co_name == "gc_callback":
         return  # hypothesis's gc timer: CPython would print and drop the exception; the timer fires again in 0.5 s
-    raise CaseTimeout
+    raise CaseTimeout("CPU" if signum == signal.SIGPROF else "wall")
 
 
 def _address_space() -> int:
@@ -79,27 +86,36 @@ def _address_space() -> int:
     return 0
 
 
+WALL_FACTOR = 4.0
+"""The wall-time limit is this many times the CPU-time limit: on a shared machine a case's wall time says little."""
+
+
 @contextlib.contextmanager
 def limits(seconds: float, memory_bytes: int | None) -> Iterator[None]:
-    """Raise :class:`CaseTimeout` after ``seconds`` of wall time, and let the block map at most ``memory_bytes`` more.
+    """Raise :class:`CaseTimeout` after ``seconds`` of CPU time or :data:`WALL_FACTOR` times that of wall time,
+    and let the block map at most ``memory_bytes`` more.
 
-    The memory limit lowers the soft ``RLIMIT_AS`` to what the process holds now plus ``memory_bytes`` and
-    puts it back after, so an allocation beyond it raises :class:`MemoryError` instead of swapping the machine
-    to a halt. SIGALRM: main thread only.
+    CPU time (SIGPROF) measures the case's own work whatever else the machine runs; wall time (SIGALRM) also
+    catches a case that waits without working. The memory limit lowers the soft ``RLIMIT_AS`` to what the
+    process holds now plus ``memory_bytes`` and puts it back after, so an allocation beyond it raises
+    :class:`MemoryError` instead of swapping the machine to a halt. Main thread only.
     """
-    previous = signal.signal(signal.SIGALRM, _alarm)
+    previous = {number: signal.signal(number, _alarm) for number in (signal.SIGALRM, signal.SIGPROF)}
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if memory_bytes is not None:
         cap = _address_space() + memory_bytes
         resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
     # Again every half second after the first: a handler's exception raised inside a callback that CPython
     # runs and ignores (a gc callback, a __del__) is lost, and the case would run on without a limit.
-    signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
+    signal.setitimer(signal.ITIMER_PROF, seconds, 0.5)
+    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_FACTOR, 0.5)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         if memory_bytes is not None:
             resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
@@ -119,9 +135,14 @@ def _where(tb: TracebackType | None, modules_only: bool = False) -> str:
     if not frames:
         return "?"
     frame = (ours or frames)[-1]
-    path = Path(frame.filename).resolve()
-    name = f"simcache/{path.relative_to(PACKAGE)}" if path.is_relative_to(PACKAGE) else "/".join(path.parts[-2:])
+    name = _module(frame.filename)
     return name if modules_only else f"{name}:{frame.name}"
+
+
+def _module(filename: str) -> str:
+    """``simcache/x.py`` for the package's files, the last two parts of the path for others (``tomllib/_parser.py``)."""
+    path = Path(filename).resolve()
+    return f"simcache/{path.relative_to(PACKAGE)}" if path.is_relative_to(PACKAGE) else "/".join(path.parts[-2:])
 
 
 def _tail(exc: BaseException, lines: int = 12) -> str:
@@ -173,9 +194,9 @@ def run_case(text: bytes, path: Path, seconds: float, memory_bytes: int | None =
             stage = "result"
             _check_answer(result)
     except CaseTimeout as exc:
-        return Outcome(
-            "finding", f"{stage}: no answer within {seconds:g} s (in {_where(exc.__traceback__, modules_only=True)})", stage, _tail(exc)
-        )
+        limit = f"{seconds:g} s of CPU time" if exc.clock == "CPU" else f"{seconds * WALL_FACTOR:g} s of wall time"
+        where = _where(exc.__traceback__, modules_only=True)
+        return Outcome("finding", f"{stage}: no answer within {limit} (in {where})", stage, _tail(exc))
     except MemoryError as exc:
         return Outcome("finding", f"{stage}: MemoryError at {_where(exc.__traceback__)}", stage, _tail(exc))
     except WrongAnswer as exc:
@@ -187,8 +208,7 @@ def run_case(text: bytes, path: Path, seconds: float, memory_bytes: int | None =
         return Outcome("finding", f"{stage}: {type(exc).__name__} at {_where(exc.__traceback__)}", stage, _tail(exc))
     if caught:
         first = caught[0]
-        where = Path(first.filename).resolve()
-        name = f"simcache/{where.relative_to(PACKAGE)}" if where.is_relative_to(PACKAGE) else "/".join(where.parts[-2:])
+        name = _module(first.filename)
         return Outcome("finding", f"warning: {first.category.__name__} at {name}", stage, f"{first.category.__name__}: {first.message}")
     return Outcome("valid", "valid", stage, "")
 

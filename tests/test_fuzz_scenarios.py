@@ -36,7 +36,7 @@ AWAITING_FIXES: dict[str, str] = {
     r"^load: ScenarioError in pydantic's words": "bounds: 'Input should be a valid dictionary or instance of LinkSpec'",
     r"^load: ScenarioError echoes a huge value": "bounds: a 10 MB name or a 300-deep table is echoed whole in the message",
     r"^result: the summary has two rows for one group and op": "bounds: a group named 'all' doubles the summary's 'all' rows",
-    r"^(estimate|simulate|result): no answer within": "bounds/stop: huge names or rates make a 0.3 s run take minutes (work limit)",
+    r"^(load|estimate|simulate|result): no answer within": "bounds/stop: huge names or rates make a 0.3 s run take minutes (work limit)",
 }
 
 
