@@ -267,7 +267,8 @@ def write_report(out: Path, tally: Tally, args: argparse.Namespace, facts: dict[
     (out / "report.json").write_text(json.dumps(data, indent=2) + "\n")
     lines = [
         f"Fuzzing scenario files: {tally.cases:,} of {args.cases:,} cases{'' if finished else ' so far'}, seed {args.seed}, "
-        f"{args.workers} workers, {elapsed:,.0f} s wall, {rate:.1f} cases/s; time limit {args.time_limit:g} s and "
+        f"{args.workers} workers, {elapsed:,.0f} s wall, {rate:.1f} cases/s; time limit {args.time_limit:g} s of CPU time "
+        f"({args.time_limit * WALL_FACTOR:g} s wall) and "
         f"{args.memory / 2**30:g} GiB per case; commit {facts['git_commit']}, {facts['cpu_model']}, {facts['cpus']} vCPUs, "
         f"Python {facts['python']}, engine {facts['simcache_engine']}, load average {facts['load_average_before']}.",
         "",
