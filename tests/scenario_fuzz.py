@@ -145,6 +145,15 @@ def _module(filename: str) -> str:
     return f"simcache/{path.relative_to(PACKAGE)}" if path.is_relative_to(PACKAGE) else "/".join(path.parts[-2:])
 
 
+def _first_timeout(exc: CaseTimeout) -> CaseTimeout:
+    """The first of the timeouts chained to ``exc``: the limit fires again while a stopped run's memory is freed."""
+    while True:
+        earlier = exc.__cause__ or exc.__context__
+        if not isinstance(earlier, CaseTimeout):
+            return exc
+        exc = earlier
+
+
 def _tail(exc: BaseException, lines: int = 12) -> str:
     text = "".join(traceback.format_exception(exc))
     return "\n".join(text.splitlines()[-lines:])[-4000:]
@@ -194,8 +203,9 @@ def run_case(text: bytes, path: Path, seconds: float, memory_bytes: int | None =
             stage = "result"
             _check_answer(result)
     except CaseTimeout as exc:
-        limit = f"{seconds:g} s of CPU time" if exc.clock == "CPU" else f"{seconds * WALL_FACTOR:g} s of wall time"
-        where = _where(exc.__traceback__, modules_only=True)
+        timeout = _first_timeout(exc)
+        limit = f"{seconds:g} s of CPU time" if timeout.clock == "CPU" else f"{seconds * WALL_FACTOR:g} s of wall time"
+        where = _where(timeout.__traceback__, modules_only=True)
         return Outcome("finding", f"{stage}: no answer within {limit} (in {where})", stage, _tail(exc))
     except MemoryError as exc:
         return Outcome("finding", f"{stage}: MemoryError at {_where(exc.__traceback__)}", stage, _tail(exc))
