@@ -24,7 +24,7 @@ from strategies import FuzzCase, fuzzed_scenario_files
 
 import simcache
 
-TIME_LIMIT_S = 10.0
+TIME_LIMIT_S = 5.0
 MEMORY_LIMIT = 2 * 1024**3
 
 # Finding classes that other helpers' branches of issue 15 fix; until those are merged, the property test lets
@@ -35,6 +35,7 @@ AWAITING_FIXES: dict[str, str] = {
     r"^load: UnitError at simcache/units\.py": 'bounds: a size mix written as one string (sizes = "4 parsecs") raises units.UnitError',
     r"^load: ScenarioError in pydantic's words": "bounds: 'Input should be a valid dictionary or instance of LinkSpec'",
     r"^load: ScenarioError echoes a huge value": "bounds: a 10 MB name or a 300-deep table is echoed whole in the message",
+    r"^estimate: ZeroDivisionError at simcache/scenario/workload\.py:mean_rate": "bounds: size weights of 1e308 make the mean size 0",
     r"^result: the summary has two rows for one group and op": "bounds: a group named 'all' doubles the summary's 'all' rows",
     r"^(load|estimate|simulate|result): no answer within": "bounds/stop: huge names or rates make a 0.3 s run take minutes (work limit)",
 }
