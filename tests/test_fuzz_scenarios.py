@@ -36,6 +36,8 @@ AWAITING_FIXES: dict[str, str] = {
     r"^load: ScenarioError in pydantic's words": "bounds: 'Input should be a valid dictionary or instance of LinkSpec'",
     r"^load: ScenarioError echoes a huge value": "bounds: a 10 MB name or a 300-deep table is echoed whole in the message",
     r"^estimate: ZeroDivisionError at simcache/scenario/workload\.py:mean_rate": "bounds: size weights of 1e308 make the mean size 0",
+    r"^load: ValueError at simcache/scenario/model\.py:_semantic_problems": "bounds: an empty size mix (sizes = {})",
+    r"^warning: RuntimeWarning at simcache/estimate/": "bounds: a denormal bandwidth (2.964e-321MB/s) makes the estimate NaN",
     r"^result: the summary has two rows for one group and op": "bounds: a group named 'all' doubles the summary's 'all' rows",
     r"^(load|estimate|simulate|result): no answer within": "bounds/stop: huge names or rates make a 0.3 s run take minutes (work limit)",
 }
