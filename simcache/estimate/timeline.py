@@ -89,6 +89,7 @@ class Timeline:
         gc = [False] * hosts
         drain_of_full = [0.0] * hosts
         full_since = [math.nan] * hosts
+        backlogged_at = [math.nan] * hosts  # when each host's buffer last became backlogged (s)
         overload_since: dict[int, float] = {}
         entered: list[frozenset[int]] = [frozenset()] * hosts  # groups running when the buffer filled
         gc_entered: list[frozenset[int]] = [frozenset()] * hosts  # groups running when the clean pool ran out
@@ -115,7 +116,10 @@ class Timeline:
                 accepted, drain = result.write_back_bytes[h], result.drain[h]
                 if modes[h] == KEEPING_UP and accepted > drain * 1.001:
                     modes[h], changed = BACKLOGGED, True
-                elif modes[h] == BACKLOGGED and buffer_level[h] <= 0.0 and accepted <= drain:
+                    backlogged_at[h] = t
+                elif modes[h] == BACKLOGGED and buffer_level[h] <= 0.0 and accepted <= drain and backlogged_at[h] != t:
+                    # Not at the moment it became backlogged: a destager that drains faster once backlogged
+                    # would flip between the two states for ever; it hovers at an empty buffer instead.
                     modes[h], changed = KEEPING_UP, True
                 elif modes[h] == FULL and groups != entered[h]:
                     # A throttled state cannot tell whether its demand has fallen below the drain rate: try
@@ -146,7 +150,7 @@ class Timeline:
                 net = result.write_back_bytes[h] - result.drain[h]
                 if modes[h] == BACKLOGGED and net > 0:
                     step = min(step, (capacity - buffer_level[h]) / net)
-                elif modes[h] == BACKLOGGED and net < 0:
+                elif modes[h] == BACKLOGGED and net < 0 and buffer_level[h] > 0.0:
                     step = min(step, buffer_level[h] / -net)
                 if not gc[h] and result.tier_write_bytes[h] > gc_rate and clean_pool < math.inf:
                     step = min(step, pool[h] / (result.tier_write_bytes[h] - gc_rate))

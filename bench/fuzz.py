@@ -1,0 +1,312 @@
+"""Fuzzing scenario files: N mutated scenarios through load, estimate and a short simulate, and what came of each.
+
+Run from the repository root:
+
+    .venv/bin/python bench/fuzz.py [--cases 100000] [--seed 1] [--workers 2] [--time-limit 5] [--memory 3GiB]
+                                   [--out DIR] [--minutes M]
+
+The cases are the suite's (``tests/test_fuzz_scenarios.py``): ``fuzzed_scenario_files`` in
+``tests/strategies.py`` mutates valid scenarios (generated ones and the library's) at random: types,
+units, signs, magnitudes, NaN and infinity, nesting, names, deleted and unknown fields, and the file's
+bytes; ``run_case`` in ``tests/scenario_fuzz.py`` writes each to a file, loads it by its path, estimates
+it and simulates it for 0.3 simulated seconds. Hypothesis draws them in chunks of ``--chunk`` cases, chunk
+``k`` from seed ``(seed, k)``: the same seed and hypothesis version give the same cases.
+
+Isolation: each of ``--workers`` processes runs one case at a time under a time limit (``--time-limit``
+seconds of CPU time, SIGPROF, and four times that of wall time, SIGALRM) and a memory limit
+(``RLIMIT_AS`` lowered to what the worker holds plus ``--memory`` for the case). A worker that does not
+answer within its wall-time limit plus 30 s (a hang in C code, where no signal handler runs) is killed,
+as is one that dies (a segfault, the kernel's OOM killer); either is a finding with the file the worker
+was on, and a new worker takes its place.
+
+Outcomes: ``valid`` (every step answered), ``project error`` (``ScenarioError``, message in the user's
+words) or ``finding`` (anything else), counted by class. The report (``report.md`` and ``report.json``
+in ``--out``, rewritten every 30 s and at the end, also on Ctrl-C / SIGTERM) has the machine facts,
+the rate, the counts, and one reproducer per finding class (its mutations, the file's head, the
+traceback tail); ``--out`` also keeps each class's first file in full (``finding-NN.toml``).
+``--minutes`` stops early (the report says how many cases ran).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import multiprocessing.connection
+import os
+import re
+import signal
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+sys.path.insert(0, str(ROOT))  # run from a source tree even without `pip install -e .`
+
+# isort: split
+from machine import load_average, machine_facts  # noqa: E402
+
+WALL_FACTOR = 4.0  # as tests/scenario_fuzz.py: the wall-time limit is this many times the CPU-time limit
+
+REPORT_EVERY_S = 30.0
+TEXT_SENT = 65_536  # bytes of a finding's file sent back to the parent (the full file stays in the worker's folder)
+
+
+# -- the worker -----------------------------------------------------------------------------------
+
+
+def _worker(number: int, seed: int, chunk_size: int, seconds: float, memory: int, folder: str, conn: Any) -> None:
+    """Run the chunks the parent sends (one id at a time, ``None`` to stop); send one message per case."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # hypothesis's own notes; run_case records the code's warnings itself
+    sys.path.insert(0, str(TESTS))
+    sys.path.insert(0, str(ROOT))
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+    from scenario_fuzz import run_case
+    from strategies import FuzzCase, fuzzed_scenario_files
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
+    work = Path(folder) / f"worker{number}"
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / "scenario.toml"
+    while (chunk := conn.recv()) is not None:
+        index = 0
+
+        @settings(max_examples=chunk_size, database=None, phases=[Phase.generate], deadline=None, suppress_health_check=list(HealthCheck))
+        @hypothesis_seed(seed * 1_000_003 + chunk)
+        @given(fuzzed_scenario_files())
+        def one(case: FuzzCase) -> None:
+            nonlocal index
+            (work / "case.json").write_text(json.dumps({"chunk": chunk, "index": index, "mutations": case.mutations}))
+            try:
+                outcome = run_case(case.text, path, seconds, memory)._asdict()
+            except BaseException as exc:  # the harness's own failure must not stop the chunk
+                outcome = {"kind": "finding", "label": f"harness: {type(exc).__name__}", "stage": "harness", "detail": repr(exc)[:2000]}
+            text = case.text[:TEXT_SENT] if outcome["kind"] == "finding" else b""
+            conn.send(
+                {"chunk": chunk, "index": index, "outcome": outcome, "mutations": case.mutations, "text": text, "size": len(case.text)}
+            )
+            if outcome["kind"] == "finding":
+                (work / "last-finding.toml").write_bytes(case.text)
+            index += 1
+
+        one()
+        conn.send({"chunk": chunk, "done": index})
+
+
+# -- the parent -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """Counts by outcome and class, and the first case of each finding class."""
+
+    started: float = field(default_factory=time.perf_counter)
+    cases: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    labels: Counter[str] = field(default_factory=Counter)
+    first: dict[str, dict[str, Any]] = field(default_factory=dict)
+    chunks_cut: int = 0
+
+    def add(self, outcome: dict[str, Any], mutations: list[str], text: bytes, size: int, where: str, out: Path, full: Path | None) -> None:
+        self.cases += 1
+        self.kinds[outcome["kind"]] += 1
+        self.labels[outcome["label"]] += 1
+        if outcome["kind"] == "finding" and outcome["label"] not in self.first:
+            number = len(self.first) + 1
+            kept = out / f"finding-{number:02d}.toml"
+            if full is not None and full.exists():
+                kept.write_bytes(full.read_bytes())
+            else:
+                kept.write_bytes(text)
+            self.first[outcome["label"]] = {
+                **outcome,
+                "mutations": mutations,
+                "head": text[:1500].decode("utf-8", "backslashreplace"),
+                "size": size,
+                "case": where,
+                "file": kept.name,
+            }
+
+
+def _spawn(context: Any, number: int, args: argparse.Namespace, memory: int, out: Path) -> tuple[Any, Any]:
+    parent, child = context.Pipe()
+    process = context.Process(
+        target=_worker, args=(number, args.seed, args.chunk, args.time_limit, memory, str(out / "work"), child), daemon=True
+    )
+    process.start()
+    child.close()
+    return process, parent
+
+
+def parse_bytes(text: str) -> int:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?", text.strip(), re.IGNORECASE)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 3GiB)")
+    return int(float(match[1]) * 1024 ** "_KMGT".index(match[2].upper() or "_"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", type=int, default=100_000, help="cases to run (default 100,000)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the case sequence (default 1)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: the CPUs)")
+    parser.add_argument("--chunk", type=int, default=500, help="cases per hypothesis run in a worker (default 500)")
+    parser.add_argument("--time-limit", type=float, default=5.0, help="CPU seconds per case, 4x that of wall time (default 5)")
+    parser.add_argument("--memory", type=parse_bytes, default=parse_bytes("3GiB"), help="address space a case may add (default 3GiB)")
+    parser.add_argument("--minutes", type=float, default=None, help="stop after this many minutes even if fewer cases ran")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/simcache-fuzz"), help="folder for report.md, report.json and reproducers")
+    args = parser.parse_args(argv)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    facts = {**machine_facts(), "load_average_before": load_average()}
+    context = multiprocessing.get_context("spawn")
+    workers = [_spawn(context, n, args, args.memory, out) for n in range(args.workers)]
+    heard = [time.monotonic()] * args.workers
+    next_chunk = 0
+    for _, conn in workers:
+        conn.send(next_chunk)
+        next_chunk += 1
+    tally = Tally()
+    stopping = False
+
+    def stop(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
+    hard_limit = args.time_limit * WALL_FACTOR + 30
+    last_report = time.monotonic()
+    while tally.cases < args.cases and not stopping and (deadline is None or time.monotonic() < deadline):
+        ready = multiprocessing.connection.wait([conn for _, conn in workers], timeout=1.0)
+        now = time.monotonic()
+        for number, (process, conn) in enumerate(workers):
+            if conn in ready:
+                try:
+                    message = conn.recv()
+                except (EOFError, OSError):
+                    continue  # it died: found below
+                heard[number] = now
+                if "done" in message:
+                    conn.send(next_chunk)
+                    next_chunk += 1
+                else:
+                    where = f"seed {args.seed} chunk {message['chunk']} case {message['index']}"
+                    tally.add(message["outcome"], message["mutations"], message["text"], message["size"], where, out, None)
+            died = not process.is_alive()
+            if died or now - heard[number] > hard_limit:
+                if not died:
+                    process.kill()
+                process.join()
+                work = out / "work" / f"worker{number}"
+                case: dict[str, Any] = (
+                    json.loads((work / "case.json").read_text())
+                    if (work / "case.json").exists()
+                    else {"mutations": [], "chunk": "?", "index": "?"}
+                )
+                text = (work / "scenario.toml").read_bytes() if (work / "scenario.toml").exists() else b""
+                label = (
+                    f"worker died (exit code {process.exitcode})"
+                    if died
+                    else f"no answer within {hard_limit:g} s (the time limit did not stop it)"
+                )
+                outcome = {"kind": "finding", "label": label, "stage": "?", "detail": label}
+                tally.add(
+                    outcome,
+                    case["mutations"],
+                    text,
+                    len(text),
+                    f"seed {args.seed} chunk {case['chunk']} case {case['index']}",
+                    out,
+                    work / "scenario.toml",
+                )
+                tally.chunks_cut += 1
+                workers[number] = _spawn(context, number, args, args.memory, out)
+                heard[number] = time.monotonic()
+                workers[number][1].send(next_chunk)
+                next_chunk += 1
+        if now - last_report > REPORT_EVERY_S:
+            last_report = now
+            write_report(out, tally, args, facts, finished=False)
+            elapsed = time.perf_counter() - tally.started
+            print(f"{tally.cases:,} cases in {elapsed:,.0f} s ({tally.cases / elapsed:.1f}/s): {dict(tally.kinds)}", flush=True)
+    for process, _ in workers:
+        process.kill()
+        process.join()
+    facts["load_average_after"] = load_average()
+    write_report(out, tally, args, facts, finished=True)
+    print((out / "report.md").read_text())
+    return 0
+
+
+def write_report(out: Path, tally: Tally, args: argparse.Namespace, facts: dict[str, Any], finished: bool) -> None:
+    """``report.json`` (every number) and ``report.md`` (the table for bench/README.md and one reproducer per finding class)."""
+    elapsed = time.perf_counter() - tally.started
+    rate = tally.cases / elapsed if elapsed > 0 else 0.0
+    settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    data = {
+        "machine": facts,
+        "settings": settings,
+        "finished": finished,
+        "cases": tally.cases,
+        "wall_s": round(elapsed, 1),
+        "cases_per_s": round(rate, 2),
+        "chunks_cut": tally.chunks_cut,
+        "kinds": dict(tally.kinds),
+        "labels": dict(tally.labels),
+        "findings": tally.first,
+    }
+    (out / "report.json").write_text(json.dumps(data, indent=2) + "\n")
+    lines = [
+        f"Fuzzing scenario files: {tally.cases:,} of {args.cases:,} cases{'' if finished else ' so far'}, seed {args.seed}, "
+        f"{args.workers} workers, {elapsed:,.0f} s wall, {rate:.1f} cases/s; time limit {args.time_limit:g} s of CPU time "
+        f"({args.time_limit * WALL_FACTOR:g} s wall) and "
+        f"{args.memory / 2**30:g} GiB per case; commit {facts['git_commit']}, {facts['cpu_model']}, {facts['cpus']} vCPUs, "
+        f"Python {facts['python']}, engine {facts['simcache_engine']}, load average {facts['load_average_before']}.",
+        "",
+        "| outcome | class | cases | share |",
+        "|---|---|---:|---:|",
+    ]
+    order = {"valid": 0, "project error": 1, "finding": 2}
+    kind_of = {label: (case["kind"] if label in tally.first else None) for label, case in tally.first.items()}
+    for label, count in sorted(tally.labels.items(), key=lambda item: (order.get(_kind(item[0], kind_of), 3), -item[1])):
+        cell = label.replace("|", "\\|")
+        lines.append(f"| {_kind(label, kind_of)} | {cell} | {count:,} | {count / max(tally.cases, 1):.2%} |")
+    lines += ["", "## One reproducer per finding class", ""]
+    for label, case in tally.first.items():
+        steps = "\n".join(f"- {m}" for m in case["mutations"])
+        lines += [
+            f"### {label}",
+            "",
+            f"{tally.labels[label]:,} cases; first: {case['case']} ({case['size']:,} bytes, kept as `{case['file']}`)",
+            "",
+            steps,
+            "",
+            "```toml",
+            case["head"][:1500],
+            "```",
+            "",
+            "```",
+            case["detail"],
+            "```",
+            "",
+        ]
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+
+
+def _kind(label: str, kind_of: dict[str, str | None]) -> str:
+    if label == "valid":
+        return "valid"
+    return kind_of.get(label) or "project error"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
