@@ -30,17 +30,7 @@ MEMORY_LIMIT = 2 * 1024**3
 # Finding classes that other helpers' branches of issue 15 fix; until those are merged, the property test lets
 # them pass (and only them). The lead removes each line when its fix is in: the test then holds them too.
 # Reproducers: /work/wt/notes/fuzz-findings.md.
-AWAITING_FIXES: dict[str, str] = {
-    r"^load: RecursionError at ": "bounds: 1000-deep arrays/tables/dotted keys overflow tomllib's or deepcopy's recursion",
-    r"^load: UnitError at simcache/units\.py": 'bounds: a size mix written as one string (sizes = "4 parsecs") raises units.UnitError',
-    r"^load: ScenarioError in pydantic's words": "bounds: 'Input should be a valid dictionary or instance of LinkSpec'",
-    r"^load: ScenarioError echoes a huge value": "bounds: a 10 MB name or a 300-deep table is echoed whole in the message",
-    r"^estimate: ZeroDivisionError at simcache/scenario/workload\.py:mean_rate": "bounds: size weights of 1e308 make the mean size 0",
-    r"^load: ValueError at simcache/scenario/model\.py:_semantic_problems": "bounds: an empty size mix (sizes = {})",
-    r"^warning: RuntimeWarning at simcache/estimate/": "bounds: a denormal bandwidth (2.964e-321MB/s) makes the estimate NaN",
-    r"^result: the summary has two rows for one group and op": "bounds: a group named 'all' doubles the summary's 'all' rows",
-    r"^(load|estimate|simulate|result): no answer within": "bounds/stop: huge names or rates make a 0.3 s run take minutes (work limit)",
-}
+AWAITING_FIXES: dict[str, str] = {}
 
 
 def awaiting(outcome: Outcome) -> str | None:
@@ -85,7 +75,7 @@ def test_a_bad_unit_is_the_projects_error(tmp_path: Path) -> None:
 def test_invalid_utf8_is_the_projects_error(tmp_path: Path) -> None:
     outcome = run_case(b'name = "\xff"\n', tmp_path / "scenario.toml", TIME_LIMIT_S, MEMORY_LIMIT)
     assert outcome.label == "load: ScenarioError"
-    assert "not UTF-8 text (byte 8)" in outcome.detail
+    assert "not UTF-8 text (line 1, byte 8)" in outcome.detail
 
 
 def test_the_short_run_shortens_a_long_sample_interval() -> None:
