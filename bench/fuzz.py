@@ -303,7 +303,7 @@ def write_report(out: Path, tally: Tally, args: argparse.Namespace, facts: dict[
 
 
 def _kind(label: str, kind_of: dict[str, str | None]) -> str:
-    if label == "valid":
+    if label == "valid" or label.startswith("valid:"):  # "valid: stopped at its deadline" is a partial result, marked
         return "valid"
     return kind_of.get(label) or "project error"
 

@@ -64,6 +64,10 @@ BYTES_PER_SAMPLE_VALUE = 120
 """Memory per value of the sampled series (one column at one sample time): a float in a dict, then in the table."""
 EVENTS_PER_IO = 4.4
 """SimPy events per I/O of the default scenario (``bench/bench_engine.py``: 4.37); for the event estimate only."""
+ESTIMATED_CHAINS_MAX = 24
+"""Most closed-loop chains (a group's VMs on one host) for which the analytic estimate sizes a closed loop's I/Os
+before a run; beyond it the estimate's fixed point can take seconds (51 groups: 14 s, found by bench/fuzz.py), so
+the bound below is used instead."""
 CLOSED_LATENCY_FLOOR_S = 20e-6
 """Shortest I/O assumed for a closed loop when the analytic estimate cannot say (a RAM tier's write)."""
 
@@ -159,14 +163,16 @@ def expected_work(scenario: Scenario) -> Work:
 
     Open loops issue their rate times the duration (times the on fraction of
     an on/off duty cycle); closed loops issue what the analytic estimate
-    (:func:`simcache.estimate`) gives them, or at most ``outstanding`` per
-    :data:`CLOSED_LATENCY_FLOOR_S` when it cannot say; trace replays issue at
+    (:func:`simcache.estimate`) gives them (up to :data:`ESTIMATED_CHAINS_MAX`
+    closed chains), or at most ``outstanding`` per think time plus the tier's
+    latency (at least :data:`CLOSED_LATENCY_FLOOR_S`) otherwise; trace replays issue at
     most the device's reads and writes times ``repeat``. Memory is
     :data:`BYTES_PER_IO` per I/O, the records of one sample interval as tuples,
     and the series.
     """
     run = scenario.run
-    closed_rates = _closed_rates(scenario) if any(g.workload.mode == "closed" for g in scenario.groups) else {}
+    closed_chains = sum(len(scenario.group_hosts(g)) for g in scenario.groups if g.workload.mode == "closed")
+    closed_rates = _closed_rates(scenario) if 0 < closed_chains <= ESTIMATED_CHAINS_MAX else {}
     by_group: dict[str, float] = {}
     for group in scenario.groups:
         vms = scenario.group_vm_count(group)
@@ -193,7 +199,9 @@ def _ios_per_vm(scenario: Scenario, group: Group, closed_rate: float | None) -> 
     if closed_rate is not None and math.isfinite(closed_rate):
         return closed_rate * duration
     slots = workload.workers * workload.outstanding
-    return slots * duration / max(workload.think_time, CLOSED_LATENCY_FLOOR_S)
+    tier = scenario.cluster.tier
+    fastest = min(tier.read_latency, tier.write_latency)  # no I/O completes faster than the tier's own latency
+    return slots * duration / max(workload.think_time + fastest, CLOSED_LATENCY_FLOOR_S)
 
 
 def _trace_ios_per_vm(scenario: Scenario, group: Group) -> float:

@@ -545,10 +545,12 @@ def _mutate_nesting(draw: st.DrawFn, data: ScenarioDict) -> str:
 
 def _mutate_name(draw: st.DrawFn, data: ScenarioDict) -> str:
     kind = draw(st.sampled_from(["field", "duplicate group", "variant", "many groups"]))
+    groups = data.get("groups")
+    first_is_table = isinstance(groups, list) and bool(groups) and isinstance(groups[0], dict)  # earlier mutations may have changed it
     if kind == "duplicate group" and isinstance(data.get("groups"), list) and data["groups"]:
         data["groups"].append(copy.deepcopy(data["groups"][0]))
         return "name: group 0 twice"
-    if kind == "many groups" and isinstance(data.get("groups"), list) and data["groups"]:
+    if kind == "many groups" and first_is_table:
         count = draw(st.sampled_from([50, 1000]))
         data["groups"] += [{**copy.deepcopy(data["groups"][0]), "name": f"n{i}"} for i in range(count)]
         return f"name: {count} more groups"

@@ -25,6 +25,7 @@ import simpy
 from builders import small_scenario
 
 import simcache
+from simcache import control
 from simcache.cli import main
 from simcache.control import (
     BYTES_PER_IO,
@@ -82,7 +83,24 @@ def test_expected_work_of_a_closed_loop_without_an_estimate_is_bounded_by_think_
 
     monkeypatch.setattr(importlib.import_module("simcache.estimate"), "estimate", fail)  # the package, not its function
     scenario = small(run={"duration": "2s"}, workload={"mode": "closed", "workers": 2, "outstanding": 3, "think_time": "10ms"})
-    assert expected_work(scenario).ios == 2 * 2 * 3 * 2 / 0.01  # 2 VMs x 6 slots x 2 s / 10 ms
+    tier = scenario.cluster.tier
+    fastest = min(tier.read_latency, tier.write_latency)
+    assert expected_work(scenario).ios == 2 * 2 * 3 * 2 / (0.01 + fastest)  # 2 VMs x 6 slots x 2 s / (10 ms + the tier's latency)
+
+
+def test_expected_work_of_many_closed_chains_does_not_wait_for_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ESTIMATED_CHAINS_MAX closed chains the estimate's fixed point can take seconds (51 groups: 14 s, found by
+    bench/fuzz.py), so the work is bounded from the slots, the think time and the tier's latency instead."""
+    calls: list[object] = []
+    monkeypatch.setattr(importlib.import_module("simcache.estimate"), "estimate", lambda *a, **k: calls.append(a))
+    base = small(run={"duration": "2s"}, workload={"mode": "closed", "outstanding": 1, "think_time": "10ms"})
+    groups = [dict(base.groups[0].model_dump(mode="json"), name=f"g{i}") for i in range(control.ESTIMATED_CHAINS_MAX + 1)]
+    many = simcache.load_scenario({**base.model_dump(mode="json"), "groups": groups})
+    work = expected_work(many)
+    assert calls == []
+    tier = many.cluster.tier
+    per_vm = 2 / (0.01 + min(tier.read_latency, tier.write_latency))
+    assert work.ios == pytest.approx(sum(many.group_vm_count(g) for g in many.groups) * per_vm, rel=1e-12)
 
 
 def test_a_run_past_the_limit_is_refused_before_it_starts_with_the_figures_and_the_option() -> None:
