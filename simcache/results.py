@@ -231,9 +231,13 @@ class Result:
             keys = [g["name"] for g in self.meta["scenario"]["groups"]] + ["all"]
         else:
             keys = list(dict.fromkeys([*measured[by], *unfinished[by]]))
+        # One pass over the records per table (a filter per key costs groups x records: 1,000 groups took seconds).
+        rows_of = measured.groupby(by, sort=False, observed=True).indices  # key -> row positions (one subset at a time)
+        pending_of = unfinished.groupby(by, sort=False, observed=True).indices
+        none = np.empty(0, dtype=np.intp)
         for key in keys:
-            subset = measured if key == "all" else measured[measured[by] == key]
-            pending = unfinished if key == "all" else unfinished[unfinished[by] == key]
+            subset = measured if key == "all" else measured.iloc[rows_of.get(key, none)]
+            pending = unfinished if key == "all" else unfinished.iloc[pending_of.get(key, none)]
             for op in ("read", "write"):
                 part = subset[subset["op"] == op]
                 issued = pending.loc[pending["op"] == op, "issue_s"].to_numpy(dtype=float)

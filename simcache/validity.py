@@ -399,9 +399,16 @@ def _fill_times(scenario: Scenario | dict[str, Any]) -> list[tuple[str, float, f
 
     Empty when the scenario cannot be estimated (the estimate's own errors are its business, not the run's).
     """
+    from simcache.control import ESTIMATED_CHAINS_MAX
     from simcache.errors import ScenarioError
     from simcache.estimate import estimate
 
+    if isinstance(scenario, dict):
+        chains = len(scenario.get("groups", [])) * int(scenario.get("cluster", {}).get("hosts", 1))  # at most
+    else:
+        chains = sum(len(scenario.group_hosts(g)) for g in scenario.groups)
+    if chains > ESTIMATED_CHAINS_MAX:
+        return []  # past that many chains the estimate can take seconds: the run's own backlog series speaks instead
     try:
         fluids = estimate(scenario).destager
     except (ScenarioError, ValueError, ArithmeticError):

@@ -133,7 +133,7 @@ def events_scheduled(env: simpy.Environment) -> int:
     return next(env._eid)
 
 
-def run_until(env: simpy.Environment, until: float, stop_requested: Callable[[], bool] | None = None, every: int = 1024) -> bool:
+def run_until(env: simpy.Environment, until: float, stop_requested: Callable[[], bool] | None = None, every: int = 128) -> bool:
     """``env.run(until=until)`` with SimPy's ``Environment.step()`` inlined into the loop; ``False`` if stopped early.
 
     The method call per event is a noticeable share of a run. As in
@@ -143,7 +143,10 @@ def run_until(env: simpy.Environment, until: float, stop_requested: Callable[[],
 
     ``stop_requested`` is called after every ``every`` events; when it returns
     true the loop returns ``False`` at once, with ``env.now`` the time of the
-    last event processed (events still queued stay queued). A countdown, not
+    last event processed (events still queued stay queued). Every 128 events:
+    an overloaded run can spend milliseconds on one event (thousands of flows
+    in flight), and a check every 1,024 let a 2.5 s deadline run 5 s (found by
+    bench/fuzz.py). A countdown, not
     a clock read, so the check costs one subtraction per event: no measurable
     speed (bench/bench_engine.py, 2026-11-25, 2 vCPUs under load: ratio 0.207
     against 0.199 before it with the Python sources, 0.378 and 0.324 against
