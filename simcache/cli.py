@@ -37,7 +37,7 @@ from simcache.control import (
     stopped_at,
 )
 from simcache.engine import simulate
-from simcache.errors import ScenarioError
+from simcache.errors import ScenarioError, echo
 from simcache.estimate import estimate
 from simcache.fit import compare, fit_trace
 from simcache.importers import FORMATS, import_workload, load_trace, parse_option
@@ -388,7 +388,7 @@ def _table(frame: pd.DataFrame, columns: list[str]) -> str:
 def _sweep(args: argparse.Namespace) -> int:
     spec = parse_toml(read_scenario_text(args.grid), str(args.grid))  # a regular file within the scenario size limit
     unknown = set(spec) - {"scenario", "seeds", "grid"}
-    if unknown or not isinstance(spec.get("scenario"), str) or not isinstance(spec.get("grid"), dict):
+    if unknown or "scenario" not in spec or not isinstance(spec.get("grid"), dict):
         raise ScenarioError(
             str(args.grid),
             [
@@ -401,7 +401,7 @@ def _sweep(args: argparse.Namespace) -> int:
         )
     if not isinstance(spec["scenario"], str) or not spec["scenario"]:
         raise ScenarioError(
-            str(args.grid), [("scenario", f'give a scenario file or built-in name, e.g. scenario = "default" (got {spec["scenario"]!r})')]
+            str(args.grid), [("scenario", f'give a scenario file or built-in name, e.g. scenario = "default" (got {echo(spec["scenario"])})')]
         )
     scenario_path = Path(spec["scenario"])
     beside = args.grid.parent / scenario_path
