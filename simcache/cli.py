@@ -401,7 +401,8 @@ def _sweep(args: argparse.Namespace) -> int:
         )
     if not isinstance(spec["scenario"], str) or not spec["scenario"]:
         raise ScenarioError(
-            str(args.grid), [("scenario", f'give a scenario file or built-in name, e.g. scenario = "default" (got {echo(spec["scenario"])})')]
+            str(args.grid),
+            [("scenario", f'give a scenario file or built-in name, e.g. scenario = "default" (got {echo(spec["scenario"])})')],
         )
     scenario_path = Path(spec["scenario"])
     beside = args.grid.parent / scenario_path
