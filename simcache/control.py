@@ -205,14 +205,11 @@ def _ios_per_vm(scenario: Scenario, group: Group, closed_rate: float | None) -> 
 
 
 def _trace_ios_per_vm(scenario: Scenario, group: Group) -> float:
-    from simcache.replay import trace_for, vm_devices  # reads the trace (cached): only for trace workloads
+    from simcache.replay import vm_device_summaries  # reads the trace (cached): only for trace workloads
 
-    spec = group.workload.trace
-    assert spec is not None
-    trace = trace_for(spec)
-    summary = trace.summary()
-    devices = vm_devices(spec, trace, scenario.group_vm_count(group))
-    return sum(summary[name].ios for name in devices) / len(devices) * spec.repeat
+    assert group.workload.trace is not None
+    devices = vm_device_summaries(scenario, group)
+    return sum(device.ios for device in devices) / len(devices) * group.workload.trace.repeat
 
 
 def _closed_rates(scenario: Scenario) -> dict[str, float]:

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from simcache.scenario import Scenario, TraceSpec, Workload
-from simcache.trace import READ, WRITE, Trace
+from simcache.scenario import Group, Scenario, TraceSpec, Workload
+from simcache.trace import READ, WRITE, DeviceSummary, Trace
 
-__all__ = ["TraceStream", "mean_equivalent", "trace_for", "vm_devices"]
+__all__ = ["TraceStream", "mean_equivalent", "trace_for", "vm_device_summaries", "vm_devices"]
 
 _BLOCK = 1 << 14  # trace rows read per refill
 _LOADED: dict[tuple[str, int, int, str | None, str], Trace] = {}
@@ -58,6 +58,15 @@ def vm_devices(spec: TraceSpec, trace: Trace, vms: int) -> list[str]:
     """The trace device each of a group's ``vms`` VMs replays, in the order the engine builds them."""
     devices = spec.devices if spec.devices is not None else sorted(trace.devices)
     return [devices[k % len(devices)] for k in range(vms)]
+
+
+def vm_device_summaries(scenario: Scenario, group: Group) -> list[DeviceSummary]:
+    """The trace summary of the device each of a trace group's VMs replays, in the order the engine builds them."""
+    spec = group.workload.trace
+    assert spec is not None
+    trace = trace_for(spec)
+    summary = trace.summary()
+    return [summary[name] for name in vm_devices(spec, trace, scenario.group_vm_count(group))]
 
 
 class TraceStream:

@@ -350,14 +350,9 @@ def _trace_problems(scenario: Scenario, group: Group, where: str) -> list[tuple[
 
 
 def _largest_traced_write(scenario: Scenario, group: Group) -> int:
-    from simcache.replay import trace_for, vm_devices
+    from simcache.replay import vm_device_summaries
 
-    spec = group.workload.trace
-    assert spec is not None
-    trace = trace_for(spec)
-    summary = trace.summary()
-    devices = vm_devices(spec, trace, scenario.group_vm_count(group))
-    return max(summary[device].largest["write"] for device in devices)
+    return max(device.largest["write"] for device in vm_device_summaries(scenario, group))
 
 
 def _run_problems(scenario: Scenario) -> list[tuple[str, str]]:
