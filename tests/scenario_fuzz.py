@@ -191,7 +191,7 @@ DEADLINE_SHARE = 0.5
 """The simulation's own wall-clock deadline (``simulate(deadline=)``), as a share of the case's time limit."""
 
 
-def run_case(text: bytes, path: Path, seconds: float, memory_bytes: int | None = None) -> Outcome:
+def run_case(text: bytes, path: Path, seconds: float, memory_bytes: int | None = None, deadline_s: float | None = None) -> Outcome:
     """Write ``text`` to ``path``, then load, estimate and simulate it briefly within ``seconds`` and ``memory_bytes``."""
     path.write_bytes(text)
     stage = "load"
@@ -205,7 +205,7 @@ def run_case(text: bytes, path: Path, seconds: float, memory_bytes: int | None =
             stage = "simulate"
             # A legal run too slow for the limit (an overload with thousands of flows in flight) stops at its own
             # deadline with a partial result marked stopped, as a user's run would: a valid answer.
-            result = simcache.simulate(scenario, deadline=seconds * DEADLINE_SHARE)
+            result = simcache.simulate(scenario, deadline=deadline_s if deadline_s is not None else seconds * DEADLINE_SHARE)
             stage = "result"
             _check_answer(result)
     except CaseTimeout as exc:

@@ -25,6 +25,11 @@ from strategies import FuzzCase, fuzzed_scenario_files
 import simcache
 
 TIME_LIMIT_S = 5.0
+PROPERTY_LIMIT_S = 30.0
+"""The property test's CPU limit per case, with the run's own deadline at PROPERTY_DEADLINE_S: a legal but huge
+scenario (51 groups) stops at its deadline and then builds its partial result, which on a loaded CI machine can
+take more than the 5 s that bench/fuzz.py allows (there a time-out is counted; here it must not make CI flaky)."""
+PROPERTY_DEADLINE_S = 1.0
 MEMORY_LIMIT = 2 * 1024**3
 
 # Finding classes that other helpers' branches of issue 15 fix; until those are merged, the property test lets
@@ -48,7 +53,7 @@ def awaiting(outcome: Outcome) -> str | None:
 @given(fuzzed_scenario_files())
 def test_a_fuzzed_scenario_file_ends_in_a_result_or_the_projects_error(case: FuzzCase) -> None:
     with tempfile.TemporaryDirectory(prefix="simcache-fuzz-") as folder:
-        outcome = run_case(case.text, Path(folder) / "scenario.toml", TIME_LIMIT_S, MEMORY_LIMIT)
+        outcome = run_case(case.text, Path(folder) / "scenario.toml", PROPERTY_LIMIT_S, MEMORY_LIMIT, deadline_s=PROPERTY_DEADLINE_S)
     event(outcome.label)  # pytest --hypothesis-show-statistics counts the classes
     if outcome.kind == "finding" and awaiting(outcome) is None:
         pytest.fail(f"{outcome.label}\nmutations: {case.mutations}\n{outcome.detail}")
