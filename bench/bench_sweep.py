@@ -508,7 +508,7 @@ def kill_and_resume(scenario_path: Path, duration: float, reference: pd.DataFram
 
 def store_cost(duration: float, rounds: int = 3) -> dict[str, Any]:
     """Milliseconds per task of each store step (see the module docstring, step 3), next to one simulation."""
-    from simcache.sweep import _Store
+    from simcache.sweep_store import SweepStore as _Store
 
     base = simcache.load_scenario(SCENARIO)
     points = grid_points(GRID)

@@ -262,7 +262,7 @@ def test_rows_computed_by_other_code_are_not_reused(tmp_path: Path, monkeypatch:
     grid = {"cluster.peer_link": ["10GbE"]}
     states: list[SweepProgress] = []
     sweep("default", grid, seeds=[1], duration=1.0, workers=1, store=store)
-    monkeypatch.setattr(sys.modules["simcache.sweep"], "code_digest", lambda: "edited")  # `simcache.sweep` is the function
+    monkeypatch.setattr(sys.modules["simcache.sweep_store"], "code_digest", lambda: "edited")
     sweep("default", grid, seeds=[1], duration=1.0, workers=1, store=store, progress=states.append)
     assert states[-1].skipped == 0, "a row from other code was reused"
     with closing(sqlite3.connect(store)) as db:

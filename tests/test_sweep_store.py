@@ -125,7 +125,7 @@ def test_a_store_locked_beyond_the_timeout_is_a_store_error(
     stored: tuple[Path, pd.DataFrame], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = _copy(stored, tmp_path)
-    monkeypatch.setattr(sys.modules["simcache.sweep"], "STORE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(sys.modules["simcache.sweep_store"], "STORE_TIMEOUT_S", 0.2)
     with closing(sqlite3.connect(store, isolation_level=None)) as holder:
         holder.execute("BEGIN EXCLUSIVE")
         with pytest.raises(SweepStoreError) as caught:

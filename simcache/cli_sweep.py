@@ -1,0 +1,149 @@
+"""`simcache sweep`: read the sweep file, run the grid (stoppable, resumable with --store) and print or write its table."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+import signal
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+from simcache.errors import ScenarioError, echo
+from simcache.scenario import load_scenario
+from simcache.scenario.load import parse_toml, read_scenario_text
+from simcache.sweep import SweepInterrupted, SweepProgress, SweepStoreWarning, sweep, sweep_summary
+
+__all__ = ["run_sweep"]
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    spec = parse_toml(read_scenario_text(args.grid), str(args.grid))  # a regular file within the scenario size limit
+    unknown = set(spec) - {"scenario", "seeds", "grid"}
+    if unknown or "scenario" not in spec or not isinstance(spec.get("grid"), dict):
+        raise ScenarioError(
+            str(args.grid),
+            [
+                (
+                    "",
+                    'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] table of dotted.path = [values]'
+                    + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else ""),
+                )
+            ],
+        )
+    if not isinstance(spec["scenario"], str) or not spec["scenario"]:
+        raise ScenarioError(
+            str(args.grid),
+            [("scenario", f'give a scenario file or built-in name, e.g. scenario = "default" (got {echo(spec["scenario"])})')],
+        )
+    scenario_path = Path(spec["scenario"])
+    beside = args.grid.parent / scenario_path
+    if (
+        not scenario_path.is_absolute()
+        and not scenario_path.exists()
+        and (beside.exists() or scenario_path.suffix or len(scenario_path.parts) > 1)
+    ):
+        scenario_path = beside  # a file, relative to the sweep file; a bare name that is no file here is a built-in scenario
+    until = None
+    if args.until is not None:
+        metric, _, width = args.until.partition("=")
+        try:
+            until = (metric, float(width))
+        except ValueError:
+            raise ScenarioError("--until", [("--until", f"write METRIC=WIDTH, e.g. all.write.mean_ms=0.05 (got {args.until!r})")]) from None
+    try:
+        with _stop_on_sigterm(), warnings.catch_warnings():
+            warnings.simplefilter("always", SweepStoreWarning)
+            warnings.showwarning = _store_warning
+            table = sweep(
+                load_scenario(scenario_path),
+                spec["grid"],
+                seeds=spec.get("seeds", [1]),
+                duration=args.duration,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                store=args.store,
+                until=until,
+                max_seeds=args.max_seeds,
+                progress=_sweep_progress,
+            )
+    except SweepInterrupted as stop:
+        return _sweep_stopped(args, stop)
+    if args.summary:
+        table = sweep_summary(table, list(spec["grid"]))
+    if args.out is not None:
+        table.to_csv(args.out, index=False)
+        print(f"{len(table)} rows written to {args.out}")
+    else:
+        print(table.to_string())
+    return 0
+
+
+class _stop_on_sigterm:
+    """SIGTERM stops a sweep as Ctrl-C does (KeyboardInterrupt in the main thread), remembered for the exit status."""
+
+    received: int | None = None
+
+    def __enter__(self) -> None:
+        type(self).received = None
+        self._before = signal.signal(signal.SIGTERM, self._handler) if threading.current_thread() is threading.main_thread() else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._before is not None:
+            signal.signal(signal.SIGTERM, self._before)
+
+    @classmethod
+    def _handler(cls, signum: int, frame: object) -> None:
+        cls.received = signum
+        raise KeyboardInterrupt
+
+
+def _store_warning(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+    print(f"{_line_break()}warning: {message}", file=sys.stderr, flush=True)
+
+
+def _line_break() -> str:
+    """Ends the progress line that a terminal shows without a newline."""
+    return "\n" if sys.stderr.isatty() else ""
+
+
+def _sweep_stopped(args: argparse.Namespace, stop: SweepInterrupted) -> int:
+    """How far the sweep got, what was kept and how to resume; exit 130 (Ctrl-C) or 143 (SIGTERM)."""
+    signum = _stop_on_sigterm.received or signal.SIGINT
+    name = signal.Signals(signum).name
+    head = f"{_line_break()}interrupted ({name}): {stop.finished} of {stop.total} runs finished"
+    if stop.store is None:
+        print(f"{head}; none were kept (no --store). Give --store PATH to keep finished runs and resume after a stop.", file=sys.stderr)
+    else:
+        print(
+            f"{head} and are kept in {stop.store} ({stop.computed} computed now, {stop.finished - stop.computed} from the store).\n"
+            f"Run the same command again to resume:\n  {_sweep_command(args)}",
+            file=sys.stderr,
+        )
+    return 128 + signum
+
+
+def _sweep_command(args: argparse.Namespace) -> str:
+    """The `simcache sweep` command line that ``args`` came from (its options that differ from the defaults)."""
+    words = ["simcache", "sweep", str(args.grid)]
+    if args.duration is not None:
+        words += ["--duration", f"{args.duration:g}s"]
+    for option, value in (("--workers", args.workers), ("--scheduler", args.scheduler), ("--store", args.store), ("--until", args.until)):
+        if value is not None:
+            words += [option, str(value)]
+    if args.max_seeds != 30:
+        words += ["--max-seeds", str(args.max_seeds)]
+    if args.summary:
+        words.append("--summary")
+    if args.out is not None:
+        words += ["--out", str(args.out)]
+    return shlex.join(words)
+
+
+def _sweep_progress(state: SweepProgress) -> None:
+    eta = "" if math.isnan(state.eta_s) else f", about {state.eta_s:.0f}s left"
+    resumed = f" ({state.skipped} from the store)" if state.skipped else ""
+    end = "\n" if state.done == state.total or not sys.stderr.isatty() else ""
+    print(f"\r  {state.done}/{state.total} runs done{resumed}{eta}   ", end=end, file=sys.stderr, flush=True)
