@@ -515,7 +515,7 @@ def test_ctrl_c_without_a_store_says_nothing_was_kept(
         if state.done == 1:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(sys.modules["simcache.cli"], "_sweep_progress", interrupt)
+    monkeypatch.setattr(sys.modules["simcache.cli_sweep"], "_sweep_progress", interrupt)
     assert main(["sweep", str(grid), "--duration", "0.5s", "--workers", "1"]) == 130
     assert capsys.readouterr().err == (
         "interrupted (SIGINT): 1 of 2 runs finished; none were kept (no --store). "
