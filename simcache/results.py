@@ -232,20 +232,28 @@ class Result:
         else:
             keys = list(dict.fromkeys([*measured[by], *unfinished[by]]))
         # One pass over the records per table (a filter per key costs groups x records: 1,000 groups took seconds).
-        rows_of = measured.groupby(by, sort=False, observed=True).indices  # key -> row positions (one subset at a time)
+        rows_of = measured.groupby(by, sort=False, observed=True).indices  # key -> row positions
         pending_of = unfinished.groupby(by, sort=False, observed=True).indices
+        # Plain arrays, indexed by row positions: a pandas subset per key and op costs milliseconds each.
+        latency_all = measured["latency_ms"].to_numpy(dtype=float)
+        issue_all = measured["issue_s"].to_numpy(dtype=float)
+        size_all = measured["size_bytes"].to_numpy()
+        write_all = (measured["op"] == "write").to_numpy(dtype=bool)
+        pending_issue = unfinished["issue_s"].to_numpy(dtype=float)
+        pending_write = (unfinished["op"] == "write").to_numpy(dtype=bool)
         none = np.empty(0, dtype=np.intp)
         for key in keys:
-            subset = measured if key == "all" else measured.iloc[rows_of.get(key, none)]
-            pending = unfinished if key == "all" else unfinished.iloc[pending_of.get(key, none)]
+            where = np.arange(len(measured)) if key == "all" else rows_of.get(key, none)
+            waiting = np.arange(len(unfinished)) if key == "all" else pending_of.get(key, none)
             for op in ("read", "write"):
-                part = subset[subset["op"] == op]
-                issued = pending.loc[pending["op"] == op, "issue_s"].to_numpy(dtype=float)
-                latency = part["latency_ms"].to_numpy()
+                want = op == "write"
+                part = where[write_all[where] == want]
+                issued = pending_issue[waiting[pending_write[waiting] == want]]
+                latency = latency_all[part]
                 bounds = (end - issued) * 1e3
                 figures, lower = _censored_percentiles(latency, bounds)
                 values = np.concatenate((latency, bounds)) if len(bounds) else latency
-                times = np.concatenate((part["issue_s"].to_numpy(), issued)) if len(bounds) else part["issue_s"].to_numpy()
+                times = np.concatenate((issue_all[part], issued)) if len(bounds) else issue_all[part]
                 rows.append(
                     {
                         by: key,
@@ -253,7 +261,7 @@ class Result:
                         "count": len(part),
                         "unfinished": len(issued),
                         "iops": len(part) / span,
-                        "mb_s": part["size_bytes"].sum() / span / 1e6,
+                        "mb_s": size_all[part].sum() / span / 1e6,
                         "mean_ms": float(values.mean()) if len(values) else math.nan,
                         "mean_ci95_ms": _batch_means_ci(values, times, start, end),
                         **figures,

@@ -40,6 +40,10 @@ __all__ = ["BLOCK", "DutyClock", "IOStream"]
 
 BLOCK = 4096  # offsets are aligned to this many bytes
 _BATCH = 2048
+"""Most I/Os (and gaps) a stream draws at once."""
+_FIRST_BATCH = 32
+"""I/Os a stream draws first; each refill draws twice as many, up to ``_BATCH``. A run of thousands of VMs that
+each issue a few I/Os then draws (and holds) a few per VM, not 2,048: drawing them cost seconds and hundreds of MB."""
 
 
 class DutyClock:
@@ -161,6 +165,8 @@ class IOStream:
             self._cursor = -1
         self._ios: list[tuple[bool, int, int]] = []
         self._io_next = 0
+        self._io_batch = _FIRST_BATCH
+        self._gap_batch = _FIRST_BATCH
         self._gaps: list[float] = []
         self._gap_next = 0
         self.clock = DutyClock(workload.duty_cycle)
@@ -180,11 +186,13 @@ class IOStream:
     def _refill_ios(self) -> None:
         rng = self._rng
         workload = self.workload
-        writes = rng.random(_BATCH) >= workload.read_fraction
+        count = self._io_batch
+        self._io_batch = min(2 * count, _BATCH)
+        writes = rng.random(count) >= workload.read_fraction
         sizes = (
-            self._sizes[rng.choice(len(self._sizes), size=_BATCH, p=self._probabilities)]
+            self._sizes[rng.choice(len(self._sizes), size=count, p=self._probabilities)]
             if len(self._sizes) > 1
-            else np.full(_BATCH, self._sizes[0])
+            else np.full(count, self._sizes[0])
         )
         if workload.access == "sequential":
             spans = (sizes + BLOCK - 1) // BLOCK
@@ -192,25 +200,25 @@ class IOStream:
             self._cursor = int((self._cursor + spans.sum()) % self._blocks)
             blocks = starts
         else:
-            blocks = self._random_blocks(rng)
+            blocks = self._random_blocks(rng, count)
             if workload.sequential_run > 1.0:
                 blocks = self._in_runs(blocks, (sizes + BLOCK - 1) // BLOCK, rng)
         self._ios = list(zip(writes.tolist(), sizes.tolist(), (blocks * BLOCK).tolist(), strict=True))
         self._io_next = 0
 
-    def _random_blocks(self, rng: np.random.Generator) -> np.ndarray:
+    def _random_blocks(self, rng: np.random.Generator, count: int) -> np.ndarray:
         """A fresh position (block index) for each I/O of a batch: uniform, zipf or hotspot."""
         workload = self.workload
         if self._zipf is not None:
-            return scatter(self._zipf.draw(rng, _BATCH) - 1, self._blocks, self._scatter)
+            return scatter(self._zipf.draw(rng, count) - 1, self._blocks, self._scatter)
         if workload.access == "hotspot":
             # One uniform per I/O: below hot_io_fraction it lands in the hot region, above it in the cold one.
             share = workload.hot_io_fraction or 0.0
-            u = rng.random(_BATCH)
+            u = rng.random(count)
             hot, cold = self._hot, self._blocks - self._hot
             blocks = np.where(u < share, np.floor(u / share * hot), hot + np.floor((u - share) / (1.0 - share) * cold))
             return np.minimum(blocks.astype(np.int64), self._blocks - 1)
-        return rng.integers(0, self._blocks, size=_BATCH)
+        return rng.integers(0, self._blocks, size=count)
 
     def _in_runs(self, fresh: np.ndarray, spans: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Blocks of a batch in sequential runs: an I/O that starts a run takes its fresh position, the others
@@ -262,7 +270,9 @@ class IOStream:
                 return self._mean_gap * fraction
             return self._mean_gap
         if self._gap_next >= len(self._gaps):
-            self._gaps = self._rng.exponential(self._mean_gap, _BATCH).tolist()
+            count = self._gap_batch
+            self._gap_batch = min(2 * count, _BATCH)
+            self._gaps = self._rng.exponential(self._mean_gap, count).tolist()
             self._gap_next = 0
         gap = self._gaps[self._gap_next]
         self._gap_next += 1

@@ -100,7 +100,7 @@ def test_summary_counts_match_measured_records(result: Result) -> None:
         assert row["count"] == len(part), (group, op)
         assert row["mb_s"] == pytest.approx(part["size_bytes"].sum() / (DURATION - WARMUP) / 1e6)
     assert summary.loc[("logs", "read"), "count"] == 0
-    assert summary.loc[("db", "write"), "count"] == 644  # deterministic for seed 3
+    assert summary.loc[("db", "write"), "count"] == 631  # deterministic for seed 3 (the streams draw 32 I/Os first, then twice as many each time)
 
 
 def test_iops_is_count_over_the_measured_window(result: Result) -> None:
@@ -200,20 +200,23 @@ def test_read_misses_go_to_the_array_and_hits_do_not(result: Result) -> None:
     records = result.records
     misses = records[records["path"] == "miss"]
     hits = records[records["path"] == "hit"]
-    assert (len(hits), len(misses)) == (58, 1191)  # deterministic for seed 3
+    assert (len(hits), len(misses)) == (55, 1225)  # deterministic for seed 3
     assert (misses["array_ms"] > 0).all()
     assert (hits["array_ms"] == 0).all()
     assert (hits["latency_ms"] == hits["local_tier_ms"]).all()
     assert result.totals["cache_hits"] == len(hits)
-    # Lookups are counted when issued: 4 of the I/Os unfinished at the end are read misses (deterministic for seed 3).
-    assert result.totals["cache_misses"] == len(misses) + 4
+    # Lookups are counted when issued: the 8 reads unfinished at the end all missed (deterministic for seed 3; a hit
+    # completes at the tier's latency).
+    unfinished_reads = int((result.unfinished["op"] == "read").sum())
+    assert unfinished_reads == 8
+    assert result.totals["cache_misses"] == len(misses) + unfinished_reads
 
 
 def test_measured_is_records_issued_after_warmup(result: Result) -> None:
     measured = result.measured
     assert (measured["issue_s"] >= WARMUP).all()
     assert len(measured) == int((result.records["issue_s"] >= WARMUP).sum())
-    assert len(result.records) - len(measured) == 577  # issued during warm-up; deterministic for seed 3
+    assert len(result.records) - len(measured) == 601  # issued during warm-up; deterministic for seed 3
 
 
 # -- series ---------------------------------------------------------------------------------------
@@ -274,7 +277,7 @@ def test_series_utilizations_are_fractions(result: Result) -> None:
     assert ((utilization >= 0) & (utilization <= 1 + 1e-9)).all().all()
     busiest = utilization.max()
     assert busiest.idxmax() == "util.array"
-    assert busiest["util.array"] == 0.692725565891217  # deterministic for seed 3
+    assert busiest["util.array"] == 0.6787886039176539  # deterministic for seed 3
 
 
 # -- breakdown and totals -------------------------------------------------------------------------
@@ -293,8 +296,8 @@ def test_breakdown_means_add_up(result: Result) -> None:
     writes = result.measured[result.measured["op"] == "write"]
     assert breakdown.loc["db", "write_mean_ms"] == pytest.approx(writes.loc[writes["group"] == "db", "latency_ms"].mean())
     assert breakdown.loc["web", "dominant"] == "array"
-    assert breakdown.loc["db", "network_ms"] == 0.3103545271174526  # deterministic for seed 3
-    assert breakdown.loc["web", "network_ms"] == 0.14079311300751457  # deterministic for seed 3
+    assert breakdown.loc["db", "network_ms"] == 0.32065625759405797  # deterministic for seed 3
+    assert breakdown.loc["web", "network_ms"] == 0.13721566257440707  # deterministic for seed 3
 
 
 def test_totals(result: Result, scenario: Scenario) -> None:
@@ -303,20 +306,20 @@ def test_totals(result: Result, scenario: Scenario) -> None:
     assert totals["destage_accepted_bytes"] == totals["destaged_bytes"] + totals["destage_backlog_bytes"]
     assert totals["vm_written_bytes"] == result.records.loc[result.records["op"] == "write", "size_bytes"].sum()
     # One replica message per db write and two per logs write, of ceil(size / (1500 - 40)) packets on 1GbE
-    # (MTU 1500, TCP/IP headers 40 bytes); the records hold 659 x 8 KiB and 241 x 64 KiB db writes and 15 x 256 KiB
-    # logs writes (deterministic for seed 3), and one more 64 KiB db write was still replicating at the end.
+    # (MTU 1500, TCP/IP headers 40 bytes); the records hold 602 x 8 KiB and 260 x 64 KiB db writes and 15 x 256 KiB
+    # logs writes (deterministic for seed 3), and no replica is in flight at the end.
     writes = result.records[result.records["op"] == "write"]
     assert writes.groupby(["group", "size_bytes"]).size().to_dict() == {
-        ("db", 8192): 659,
-        ("db", 65536): 241,
+        ("db", 8192): 602,
+        ("db", 65536): 260,
         ("logs", 262144): 15,
-        ("web", 4096): 149,
+        ("web", 4096): 142,
     }
-    assert totals["replica_payload_bytes"] == 659 * 8192 + (241 + 1) * 65536 + 2 * 15 * 262144
-    assert totals["peer_packets"] == 659 * 6 + (241 + 1) * 45 + 2 * 15 * 180
-    # Framing adds 78 bytes a packet (headers 40, Ethernet framing 38), less the part of the last message not yet sent.
-    assert totals["peer_wire_bytes"] == 30640451.646364354  # deterministic for seed 3
-    assert totals["peer_wire_bytes"] < totals["replica_payload_bytes"] + 78 * totals["peer_packets"]
+    assert totals["replica_payload_bytes"] == 602 * 8192 + 260 * 65536 + 2 * 15 * 262144
+    assert totals["peer_packets"] == 602 * 6 + 260 * 45 + 2 * 15 * 180
+    # Framing adds 78 bytes a packet (headers 40, Ethernet framing 38): 29,835,264 + 78 x 20,712.
+    assert totals["peer_wire_bytes"] == 29835264 + 78 * 20712  # deterministic for seed 3
+    assert totals["peer_wire_bytes"] <= totals["replica_payload_bytes"] + 78 * totals["peer_packets"]
     assert totals["array_write_mb_s"] == pytest.approx(totals["array_written_bytes"] / DURATION / 1e6)
     assert totals["peer_packets"] > 0
     assert set(totals["tier_gc_wait_s_by_host"]) == {"host0", "host1", "host2"}
@@ -334,8 +337,8 @@ def test_replica_traffic_matches_policies(result: Result) -> None:
     records = result.records
     writes = records[records["op"] == "write"]
     expected = writes.loc[writes["group"] == "db", "size_bytes"].sum() + 2 * writes.loc[writes["group"] == "logs", "size_bytes"].sum()
-    # Replicas of I/Os still in flight at the end were sent but not recorded: one 64 KiB db write (deterministic for seed 3).
-    assert result.totals["replica_payload_bytes"] == expected + 65536
+    # Replicas of I/Os still in flight at the end would be sent but not recorded: none here (deterministic for seed 3).
+    assert result.totals["replica_payload_bytes"] == expected
 
 
 # -- meta and export ------------------------------------------------------------------------------
@@ -398,7 +401,7 @@ def test_simulate_arguments_override_the_run_table(scenario: Scenario) -> None:
 def test_simulate_accepts_a_dict_or_a_builtin_name() -> None:
     result = simcache.simulate(small(), duration=0.5)  # type: ignore[arg-type]
     assert result.meta["scenario_name"] == "results"
-    assert len(result.records) == 568  # deterministic for seed 3
+    assert len(result.records) == 596  # deterministic for seed 3
     pd.testing.assert_frame_equal(
         result.records, simcache.simulate(simcache.load_scenario(small()), duration=0.5).records, check_exact=True
     )

@@ -309,15 +309,24 @@ def _closed_step(
         throughput[k] = population[k] / (cycle_time if cycle_time > _TINY else _TINY)
     # Little's law on every leg of the closed ops.
     op_rate = [throughput[op_chain[o]] * probability[o] for o in range(len(op_chain))]
+    # Little's law on every leg of the closed ops, summed per chain x station and per station as it goes (a
+    # sum over the chains afterwards costs chains x stations: seconds with thousands of chains).
     new_chain_queue = [0.0] * (chains * n)
+    new_queue = [0.0] * n
     queue_cells, row_op, share = net.closed_cells, net.closed_row_op, net.closed_share
     for r in range(rows):
-        new_chain_queue[queue_cells[r]] += op_rate[row_op[r]] * share[r] * closed_wait[r]
+        cell = queue_cells[r]
+        value = op_rate[row_op[r]] * share[r] * closed_wait[r]
+        new_chain_queue[cell] += value
+        new_queue[cell % n] += value
     port_rows = net.closed_port_row
     for j in range(len(port_rows)):
         row = port_rows[j]
-        new_chain_queue[queue_cells[rows + j]] += op_rate[flow_ops[row]] * closed_flow_time[row]
-    return throughput, station_sums(new_chain_queue, chains, n), new_chain_queue, closed_wait, closed_time, closed_flow_time
+        cell = queue_cells[rows + j]
+        value = op_rate[flow_ops[row]] * closed_flow_time[row]
+        new_chain_queue[cell] += value
+        new_queue[cell % n] += value
+    return throughput, new_queue, new_chain_queue, closed_wait, closed_time, closed_flow_time
 
 
 def station_sums(chain_queue: list[float], chains: int, stations: int) -> list[float]:

@@ -54,8 +54,11 @@ def templates(c: Layout) -> list[list[Op]]:
     """Per group, the ops of a chain of it on host 0 (a template: its chains differ only by host), with the
     steps a state can switch (GC server, buffer admission, compression)."""
     templates = []
+    firsts: dict[int, int] = {}  # each group's first chain (one pass over the chains)
+    for i, ch in enumerate(c.chains):
+        firsts.setdefault(ch.group, i)
     for g in range(len(c.scenario.groups)):
-        first = next((i for i, ch in enumerate(c.chains) if ch.group == g), None)
+        first = firsts.get(g)
         templates.append(_chain_ops(c, first, dataclasses.replace(c.chains[first], host=0)) if first is not None else [])
     return templates
 
