@@ -248,3 +248,25 @@ def test_a_faster_array_port_is_busy_for_the_bytes_at_its_own_rate() -> None:
     assert estimate.utilization["array.rx"] == pytest.approx(sent / 10, rel=1e-9)
     assert estimate.utilization["array.tx"] == pytest.approx(received / 10, rel=1e-9)
     assert estimate.stable
+
+
+def test_a_fixed_point_that_does_not_settle_says_so() -> None:
+    """The solver stops after MAX_ITERATIONS passes; a state it left unsettled is reported with how far its last
+    pass still moved the queues (here set by hand on a converged estimate's pieces: no small scenario needs 500)."""
+    from simcache.estimate.numeric import MAX_ITERATIONS, TOLERANCE
+    from simcache.estimate.overload import explain
+
+    estimate = simcache.estimate(write_through(300.0))
+    assert [w.kind for w in estimate.warnings] == []  # every state settled
+    evidence = estimate._evidence
+    for piece in evidence.inside:
+        piece.result.residual = 0.0321
+    warnings = explain(evidence)
+    assert [(w.kind, w.component, w.offered, w.capacity, w.unit, w.severity) for w in warnings] == [
+        ("not_converged", "estimate", 0.0321, TOLERANCE, "relative change", "note")
+    ]
+    assert str(warnings[0]) == (
+        f"the estimate did not settle in {MAX_ITERATIONS} passes for 100% of the window (its last pass still moved the "
+        "queues by 3.21% of the longest, against 0.01% to stop): the figures there are approximate; simulate the "
+        "scenario to check them"
+    )

@@ -100,7 +100,9 @@ def test_summary_counts_match_measured_records(result: Result) -> None:
         assert row["count"] == len(part), (group, op)
         assert row["mb_s"] == pytest.approx(part["size_bytes"].sum() / (DURATION - WARMUP) / 1e6)
     assert summary.loc[("logs", "read"), "count"] == 0
-    assert summary.loc[("db", "write"), "count"] == 631  # deterministic for seed 3 (the streams draw 32 I/Os first, then twice as many each time)
+    assert (
+        summary.loc[("db", "write"), "count"] == 631
+    )  # deterministic for seed 3 (the streams draw 32 I/Os first, then twice as many each time)
 
 
 def test_iops_is_count_over_the_measured_window(result: Result) -> None:

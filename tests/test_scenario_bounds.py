@@ -559,3 +559,27 @@ def test_a_10_mb_string_in_any_field_is_echoed_briefly(path: tuple[str | int, ..
         load_scenario(put(base(), path, value))
     for where, message in info.value.problems:
         assert len(where) <= 150 and len(message) <= 400, (where[:200], message[:500])
+
+
+# -- VMs per host ---------------------------------------------------------------------------------
+
+
+def test_more_vms_on_a_host_than_a_hypervisor_runs(tmp_path: Path) -> None:
+    # 600 + 425 = 1,025 VMs on host 1 (host 0 has 600): one more than vSphere 8's and Hyper-V 2022's 1,024 per host.
+    data = base()
+    workload = data["groups"][0]["workload"]
+    data["groups"] = [
+        {"name": "db", "policy": "WB+1", "vms_per_host": 600, "workload": workload},
+        {"name": "web", "policy": "WT", "hosts": [1], "vms_per_host": 425, "workload": workload},
+    ]
+    assert problems_of(tmp_path, data) == [
+        (
+            "groups",
+            "host 1 runs 1,025 VMs (2 groups: 'db', 'web'), more than the 1,024 a hypervisor runs on one host (vSphere 8 and "
+            "Hyper-V 2022 maximums); lower vms_per_host, spread the groups over more hosts (groups.hosts) or add hosts",
+        )
+    ]
+    data["groups"][1]["vms_per_host"] = 424  # 1,024 on host 1: allowed
+    path = tmp_path / "full.toml"
+    path.write_text(to_toml(data), "utf-8")
+    assert load_scenario(path).groups[1].vms_per_host == 424

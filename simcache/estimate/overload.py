@@ -20,6 +20,9 @@ Overload and saturation):
 - ``destage_full`` / ``destage_backlog``: writes outpace the destager, so
   the buffer fills in ``capacity / (accepted - drained)`` seconds (within
   the run, or after it); from then on writes run at the drain rate.
+- ``not_converged``: the mean value analysis of a stretch of the window did
+  not settle within its pass limit (``MAX_ITERATIONS``); its figures are the
+  last pass's, and how far that pass still moved the queues is reported.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simcache.estimate.numeric import Floats
+from simcache.estimate.numeric import MAX_ITERATIONS, TOLERANCE, Floats
 from simcache.estimate.state import FULL
 from simcache.estimate.stations import ADMIT, ARRAY, ARRAY_RX, GC, PIPE_SLOT, STORAGE_TX, TIER
 
@@ -128,6 +131,22 @@ def explain(e: Evidence) -> list[EstimateWarning]:
     net = c.network
     start, end = c.window
     span = max(end - start, 1e-12)
+    unsettled = [p for p in inside if p.result.residual > 0.0]
+    if unsettled:
+        worst = max(unsettled, key=lambda p: p.result.residual)
+        share = sum(_width(p, start, end) for p in unsettled) / span
+        warnings.append(
+            EstimateWarning(
+                "not_converged",
+                "estimate",
+                worst.result.residual,
+                TOLERANCE,
+                "relative change",
+                f"the estimate did not settle in {MAX_ITERATIONS} passes for {share:.0%} of the window (its last pass still "
+                f"moved the queues by {worst.result.residual:.2%} of the longest, against {TOLERANCE:.2%} to stop): the "
+                "figures there are approximate; simulate the scenario to check them",
+            )
+        )
     for k in e.overloaded:
         users = [op for op in net.station_users(k) if op_rates[op] > 0]
         offered, capacity, unit = _offered(c, k, float(open_mean[k]), op_rates, users)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from simcache.estimate.mva_step import OVERLOAD_FLOOR, StepRates, Sweep, aitken, mva_step, station_sums
-from simcache.estimate.numeric import MAX_ITERATIONS, Floats, sums
+from simcache.estimate.numeric import MAX_ITERATIONS, TOLERANCE, Floats, sums
 from simcache.estimate.queueing import mva_closed
 from simcache.estimate.state import FULL, KEEPING_UP, StateKey, StateResult
 from simcache.estimate.stations import ARRAY, ARRAY_RX, STORAGE_TX
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["SOLVER_STATE", "TOLERANCE", "HitRatios", "Solver", "solve_hit_ratios"]
 
 _EXACT_MVA_LIMIT = 16
-TOLERANCE = 1e-4  # a fixed point's largest queue change, relative to 1 + the longest queue, when it stops
 _MAX_OUTER = 6  # exact MVA: population recursions until the destage load settles
 _LOOSE = 1e-2  # queue change (relative) at which a fixed point checks its destage load and hit ratios
 _SETTLED = 0.01  # destage rates within this (relative) of the ones solved with are settled
@@ -58,6 +57,7 @@ SOLVER_STATE = (
     "open_spread",
     "population",
     "rates",
+    "residual",
     "result",
     "solution",
 )
@@ -75,6 +75,7 @@ class Solver:
         """The state ``key`` with these read hit ratios; with ``hit`` None an empty shell for :meth:`copy`."""
         self.c = layout
         self.key = key
+        self.residual = 0.0  # set by _fixed_point when it gives up: its last pass's relative queue change
         net = layout.network
         self.net = net
         if hit is None:
@@ -224,11 +225,13 @@ class Solver:
         queue moves by more than ``TOLERANCE`` times 1 + the longest queue. One pass if all traffic is open."""
         history: list[list[float]] = []
         checked = False  # the destage load (and hit ratios) were checked since they last changed
+        self.residual = 0.0
         for _ in range(MAX_ITERATIONS):
             sweep = self._sweep(throughput, queue, chain_queue)
             change = max([abs(new - old) for new, old in zip(sweep.queue, queue, strict=True)])
             throughput, queue, chain_queue = sweep.throughput, sweep.queue, sweep.chain_queue
             limit = 1.0 + max(queue)
+            self.residual = change / limit
             converged = change <= TOLERANCE * limit
             if converged or (not checked and change <= _LOOSE * limit):
                 # Near the fixed point for the current destage load: is that load (and the hit ratios) settled?
@@ -239,6 +242,7 @@ class Solver:
                     continue
                 checked = True
                 if converged:
+                    self.residual = 0.0
                     return sweep
             history.append(chain_queue)
             if len(history) == 3:
@@ -388,6 +392,7 @@ class Solver:
             overload,
             tuple(np.flatnonzero(overload > 0).tolist()),
             vmotion_rate,
+            self.residual,
         )
 
     def copy(self, key: StateKey) -> Solver:

@@ -50,3 +50,4 @@ class StateResult:
     overload: Floats  # per station: open offered utilization above 1 (0 if none)
     overloaded: tuple[int, ...]  # stations with an overload
     vmotion_rate: dict[int, float]  # running vMotion pair -> framed bytes/s it gets
+    residual: float = 0.0  # 0 if the fixed point settled, else its last pass's largest queue change (relative)

@@ -78,6 +78,10 @@ MAX_WEIGHT = 1e12
 sum, and 10^12 to 1 is already beyond what a run can draw; larger ones could add up past a float's range."""
 MAX_HOSTS = 256
 """Most hosts a cluster may have (``cluster.hosts``); host indices are 0 to 255."""
+MAX_VMS_PER_HOST = 1024
+"""Most VMs one host may run, over all groups: vSphere 8's configuration maximum (1,024 virtual machines per host,
+VMware/Broadcom "Configuration Maximums", vSphere 8.0), also Hyper-V's on Windows Server 2022 (1,024 running VMs per
+host, Microsoft Learn "Plan for Hyper-V scalability in Windows Server")."""
 MAX_PEER_LINKS = 16
 """Most peer-network ports a host may have (``cluster.peer_links``)."""
 MAX_SEED = 2**53 - 1

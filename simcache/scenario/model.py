@@ -27,7 +27,7 @@ from simcache.errors import ScenarioError, echo
 from simcache.scenario.checks import CheckSpec, Expectation, check_problems, repeated_names
 from simcache.scenario.components import ArraySpec, ClusterSpec
 from simcache.scenario.events import Event, HostFailure, VMotion
-from simcache.scenario.fields import BASE, MAX_SEED, Count, PositiveSeconds, Seconds, Why, _Spec
+from simcache.scenario.fields import BASE, MAX_SEED, MAX_VMS_PER_HOST, Count, PositiveSeconds, Seconds, Why, _Spec
 from simcache.scenario.messages import TOO_DEEP, schema_problems
 from simcache.scenario.workload import Group
 
@@ -304,6 +304,7 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
         for host in group.hosts or []:
             if host >= hosts:
                 problems.append((f"{where}.hosts", f"host index {host} does not exist; hosts are 0..{hosts - 1}"))
+    problems += _crowded_hosts(scenario)
     for i, event in enumerate(scenario.events):
         fields = ("host",) if isinstance(event, HostFailure) else ("source_host", "target_host")
         for field in fields:
@@ -325,6 +326,28 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
             )
         )
     return problems
+
+
+def _crowded_hosts(scenario: Scenario) -> list[tuple[str, str]]:
+    """A host running more VMs than a hypervisor allows (over all groups): the first such host, with its groups."""
+    on_host = [0] * scenario.cluster.hosts
+    for group in scenario.groups:
+        for host in scenario.group_hosts(group):
+            if host < len(on_host):
+                on_host[host] += group.vms_per_host
+    crowded = next((h for h, count in enumerate(on_host) if count > MAX_VMS_PER_HOST), None)
+    if crowded is None:
+        return []
+    groups = [g for g in scenario.groups if crowded in scenario.group_hosts(g)]
+    names = ", ".join(repr(g.name) for g in groups[:3]) + (f" and {len(groups) - 3:,} more" if len(groups) > 3 else "")
+    return [
+        (
+            "groups",
+            f"host {crowded} runs {on_host[crowded]:,} VMs ({len(groups):,} groups: {names}), more than the "
+            f"{MAX_VMS_PER_HOST:,} a hypervisor runs on one host (vSphere 8 and Hyper-V 2022 maximums); lower "
+            f"vms_per_host, spread the groups over more hosts (groups.hosts) or add hosts",
+        )
+    ]
 
 
 def _trace_problems(scenario: Scenario, group: Group, where: str) -> list[tuple[str, str]]:
