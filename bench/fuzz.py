@@ -89,11 +89,11 @@ def _worker(number: int, seed: int, chunk_size: int, seconds: float, memory: int
             except BaseException as exc:  # the harness's own failure must not stop the chunk
                 outcome = {"kind": "finding", "label": f"harness: {type(exc).__name__}", "stage": "harness", "detail": repr(exc)[:2000]}
             text = case.text[:TEXT_SENT] if outcome["kind"] == "finding" else b""
+            if outcome["kind"] == "finding":  # before the message: the parent keeps this file as the class's reproducer
+                (work / "last-finding.toml").write_bytes(case.text)
             conn.send(
                 {"chunk": chunk, "index": index, "outcome": outcome, "mutations": case.mutations, "text": text, "size": len(case.text)}
             )
-            if outcome["kind"] == "finding":
-                (work / "last-finding.toml").write_bytes(case.text)
             index += 1
 
         one()
