@@ -200,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                     next_chunk += 1
                 else:
                     where = f"seed {args.seed} chunk {message['chunk']} case {message['index']}"
-                    tally.add(message["outcome"], message["mutations"], message["text"], message["size"], where, out, None)
+                    full = out / "work" / f"worker{number}" / "last-finding.toml"  # written before the message
+                    tally.add(message["outcome"], message["mutations"], message["text"], message["size"], where, out, full)
             died = not process.is_alive()
             if died or now - heard[number] > hard_limit:
                 if not died:

@@ -34,7 +34,7 @@ from simcache.control import (
     stopped_at,
 )
 from simcache.engine import simulate
-from simcache.errors import ScenarioError
+from simcache.errors import ScenarioError, listing
 from simcache.estimate import estimate
 from simcache.fit import compare, fit_trace
 from simcache.importers import FORMATS, import_workload, load_trace, parse_option
@@ -242,7 +242,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     if args.variant is None or args.variant == "base":
         return scenario
     if args.variant not in scenario.variants:
-        defined = ", ".join(scenario.variants) or "none"
+        defined = listing(list(scenario.variants)) or "none"
         raise ScenarioError(str(args.scenario), [("--variant", f"no variant named {args.variant!r}; defined: {defined}")])
     return scenario.variant(args.variant)
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-__all__ = ["ECHO_CHARS", "RunTooLargeError", "ScenarioError", "SweepStoreError", "WorkloadFileError", "echo"]
+__all__ = ["ECHO_CHARS", "RunTooLargeError", "ScenarioError", "SweepStoreError", "WorkloadFileError", "echo", "listing"]
 
 ECHO_CHARS = 100
 """Most characters of a user's value a message quotes: a 10 MB string or a 10,000-deep table is shown by its start."""
@@ -50,6 +50,14 @@ def echo(value: object, limit: int = ECHO_CHARS) -> str:
         except (RecursionError, ValueError):
             text = f"a {type(value).__name__} too deep to show"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def listing(names: Iterable[str], most: int = 12) -> str:
+    """Names joined by commas for a message: at most ``most`` of them, then how many more (a scenario of a
+    thousand groups must not make a message of thousands of characters)."""
+    names = list(names)
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most:,} more"
 
 
 class ScenarioError(ValueError):

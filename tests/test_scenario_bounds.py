@@ -583,3 +583,15 @@ def test_more_vms_on_a_host_than_a_hypervisor_runs(tmp_path: Path) -> None:
     path = tmp_path / "full.toml"
     path.write_text(to_toml(data), "utf-8")
     assert load_scenario(path).groups[1].vms_per_host == 424
+
+
+def test_a_list_of_names_in_a_message_stops_at_twelve(tmp_path: Path) -> None:
+    # 30 groups and a check on a group that does not exist: the message names 12 and counts the rest (a fuzzed file of
+    # 1,003 groups made a 5,939-character message).
+    data = base()
+    first = data["groups"][0]
+    data["groups"] = [{**first, "name": f"g{i}", "vms_per_host": 1} for i in range(30)]
+    data["expect"] = [{"name": "x", "group": "nosuch", "metric": "p99_ms", "at_most": "5ms"}]
+    assert problems_of(tmp_path, data) == [
+        ("expect.0(x).group", "no group 'nosuch'; use all or one of g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10, g11 and 18 more")
+    ]

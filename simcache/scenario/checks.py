@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from simcache.errors import ScenarioError, echo
+from simcache.errors import ScenarioError, echo, listing
 from simcache.metrics import RECORD_METRICS, TOTALS, VALIDITY, bound_value
 from simcache.scenario.fields import BASE, MAX_NAME_CHARS, NAME_PATTERN, Count, Number, Seconds, Why, _Spec
 
@@ -185,16 +185,16 @@ def _selection_problems(where: str, side: Selection, metric: str, runs: Mapping[
         )
     if side.variant not in runs:
         problems.append(
-            (f"{where}variant", f"no variant {echo(side.variant)}; use base (the scenario as written) or one of: {', '.join(runs)}")
+            (f"{where}variant", f"no variant {echo(side.variant)}; use base (the scenario as written) or one of: {listing(runs)}")
         )
         return problems
     run = runs[side.variant]
     groups = [g.name for g in run.groups]
     if side.group != "all" and side.group not in groups:
-        problems.append((f"{where}group", f"no group {echo(side.group)}; use all or one of {', '.join(groups)}"))
+        problems.append((f"{where}group", f"no group {echo(side.group)}; use all or one of {listing(groups)}"))
     hosts = [f"host{i}" for i in range(run.cluster.hosts)]
     if side.host is not None and side.host not in hosts:
-        problems.append((f"{where}host", f"no host {echo(side.host)}; hosts are {', '.join(hosts)}"))
+        problems.append((f"{where}host", f"no host {echo(side.host)}; hosts are {listing(hosts)}"))
     if side.window is not None and side.window[1] > run.run.duration:
         problems.append(
             (f"{where}window", f"ends at {side.window[1]}s, after the run ({run.run.duration}s); shorten it or lengthen run.duration")

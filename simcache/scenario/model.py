@@ -23,7 +23,7 @@ from typing import Annotated, Any, Self
 
 from pydantic import Field, ValidationError, model_validator
 
-from simcache.errors import ScenarioError, echo
+from simcache.errors import ScenarioError, echo, listing
 from simcache.scenario.checks import CheckSpec, Expectation, check_problems, repeated_names
 from simcache.scenario.components import ArraySpec, ClusterSpec
 from simcache.scenario.events import Event, HostFailure, VMotion
@@ -118,7 +118,7 @@ class Scenario(_Spec):
         if name == BASE:
             return self
         if name not in self.variants:
-            raise ScenarioError("<variants>", [(f"variants.{name}", f"no such variant; defined: {', '.join(self.variants) or 'none'}")])
+            raise ScenarioError("<variants>", [(f"variants.{name}", f"no such variant; defined: {listing(list(self.variants)) or 'none'}")])
         runs = self._variant_runs
         if name not in runs:
             runs[name] = self._without_checks().with_overrides(self.variants[name], source=f"variants.{name}")
@@ -364,7 +364,8 @@ def _trace_problems(scenario: Scenario, group: Group, where: str) -> list[tuple[
     problems = []
     missing = [d for d in spec.devices or [] if d not in trace.devices]
     if missing:
-        problems.append((f"{field}.devices", f"not in the trace: {', '.join(missing)}; the trace's devices are {', '.join(trace.devices)}"))
+        known = listing(list(trace.devices))
+        problems.append((f"{field}.devices", f"not in the trace: {listing(missing)}; the trace's devices are {known}"))
     if spec.replay == "open" and not trace.meta.get("has_times", True):
         problems.append((f"{field}.replay", 'the trace has no timestamps (fio iolog v2: order only); replay it with replay = "closed"'))
     if spec.start > 0 and spec.start >= trace.duration:
