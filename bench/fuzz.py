@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python bench/fuzz.py [--cases 100000] [--seed 1] [--workers 2] [--time-limit 5] [--memory 3GiB]
+    .venv/bin/python bench/fuzz.py [--cases 100000] [--seed 1] [--workers 2] [--time-limit 5] [--wall-factor 4] [--memory 3GiB]
                                    [--out DIR] [--minutes M]
 
 The cases are the suite's (``tests/test_fuzz_scenarios.py``): ``fuzzed_scenario_files`` in
@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT))  # run from a source tree even without `pip instal
 # isort: split
 from machine import load_average, machine_facts  # noqa: E402
 
-WALL_FACTOR = 4.0  # as tests/scenario_fuzz.py: the wall-time limit is this many times the CPU-time limit
+WALL_FACTOR = 4.0  # default of --wall-factor, as tests/scenario_fuzz.py: the wall-time limit over the CPU-time limit
 
 REPORT_EVERY_S = 30.0
 TEXT_SENT = 65_536  # bytes of a finding's file sent back to the parent (the full file stays in the worker's folder)
@@ -59,7 +59,7 @@ TEXT_SENT = 65_536  # bytes of a finding's file sent back to the parent (the ful
 # -- the worker -----------------------------------------------------------------------------------
 
 
-def _worker(number: int, seed: int, chunk_size: int, seconds: float, memory: int, folder: str, conn: Any) -> None:
+def _worker(number: int, seed: int, chunk_size: int, seconds: float, wall_factor: float, memory: int, folder: str, conn: Any) -> None:
     """Run the chunks the parent sends (one id at a time, ``None`` to stop); send one message per case."""
     import warnings
 
@@ -85,7 +85,7 @@ def _worker(number: int, seed: int, chunk_size: int, seconds: float, memory: int
             nonlocal index
             (work / "case.json").write_text(json.dumps({"chunk": chunk, "index": index, "mutations": case.mutations}))
             try:
-                outcome = run_case(case.text, path, seconds, memory)._asdict()
+                outcome = run_case(case.text, path, seconds, memory, wall_factor=wall_factor)._asdict()
             except BaseException as exc:  # the harness's own failure must not stop the chunk
                 outcome = {"kind": "finding", "label": f"harness: {type(exc).__name__}", "stage": "harness", "detail": repr(exc)[:2000]}
             text = case.text[:TEXT_SENT] if outcome["kind"] == "finding" else b""
@@ -137,9 +137,8 @@ class Tally:
 
 def _spawn(context: Any, number: int, args: argparse.Namespace, memory: int, out: Path) -> tuple[Any, Any]:
     parent, child = context.Pipe()
-    process = context.Process(
-        target=_worker, args=(number, args.seed, args.chunk, args.time_limit, memory, str(out / "work"), child), daemon=True
-    )
+    settings = (args.seed, args.chunk, args.time_limit, args.wall_factor, memory, str(out / "work"))
+    process = context.Process(target=_worker, args=(number, *settings, child), daemon=True)
     process.start()
     child.close()
     return process, parent
@@ -158,7 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed of the case sequence (default 1)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: the CPUs)")
     parser.add_argument("--chunk", type=int, default=500, help="cases per hypothesis run in a worker (default 500)")
-    parser.add_argument("--time-limit", type=float, default=5.0, help="CPU seconds per case, 4x that of wall time (default 5)")
+    parser.add_argument("--time-limit", type=float, default=5.0, help="CPU seconds per case (default 5)")
+    parser.add_argument(
+        "--wall-factor",
+        type=float,
+        default=WALL_FACTOR,
+        help="wall-time limit as a multiple of the CPU-time limit (default 4; raise it on a machine shared with other work)",
+    )
     parser.add_argument("--memory", type=parse_bytes, default=parse_bytes("3GiB"), help="address space a case may add (default 3GiB)")
     parser.add_argument("--minutes", type=float, default=None, help="stop after this many minutes even if fewer cases ran")
     parser.add_argument("--out", type=Path, default=Path("/tmp/simcache-fuzz"), help="folder for report.md, report.json and reproducers")
@@ -183,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
-    hard_limit = args.time_limit * WALL_FACTOR + 30
+    hard_limit = args.time_limit * args.wall_factor + 30
     last_report = time.monotonic()
     while tally.cases < args.cases and not stopping and (deadline is None or time.monotonic() < deadline):
         ready = multiprocessing.connection.wait([conn for _, conn in workers], timeout=1.0)
@@ -269,7 +274,7 @@ def write_report(out: Path, tally: Tally, args: argparse.Namespace, facts: dict[
     lines = [
         f"Fuzzing scenario files: {tally.cases:,} of {args.cases:,} cases{'' if finished else ' so far'}, seed {args.seed}, "
         f"{args.workers} workers, {elapsed:,.0f} s wall, {rate:.1f} cases/s; time limit {args.time_limit:g} s of CPU time "
-        f"({args.time_limit * WALL_FACTOR:g} s wall) and "
+        f"({args.time_limit * args.wall_factor:g} s wall) and "
         f"{args.memory / 2**30:g} GiB per case; commit {facts['git_commit']}, {facts['cpu_model']}, {facts['cpus']} vCPUs, "
         f"Python {facts['python']}, engine {facts['simcache_engine']}, load average {facts['load_average_before']}.",
         "",
