@@ -74,10 +74,11 @@ def test_bad_per_op_mixes_are_named(fields: dict[str, Any], where: str, message:
 
 
 def test_a_trace_workload_rejects_per_op_mixes() -> None:
+    workload = {"mode": "trace", "trace": {"path": "x.csv"}, "write_sizes": "8KiB"}
     with pytest.raises(ScenarioError) as info:
-        simcache.load_scenario({"groups": [{"name": "g", "workload": {"mode": "trace", "trace": {"path": "x.csv"}, "write_sizes": "8KiB"}}]})
-    assert ("groups.0(g).workload", "write_sizes describe a synthetic workload; a trace brings its own I/Os: remove them "
-            "(or derive a synthetic workload with simcache fit)") in info.value.problems  # fmt: skip
+        simcache.load_scenario({"groups": [{"name": "g", "workload": workload}]})
+    message = "write_sizes describe a synthetic workload; a trace brings its own I/Os: remove them (or derive a synthetic workload with simcache fit)"
+    assert ("groups.0(g).workload", message) in info.value.problems
 
 
 def test_an_op_without_its_own_mix_takes_sizes() -> None:
@@ -107,7 +108,8 @@ def test_the_destager_buffer_must_hold_the_largest_write_not_the_largest_read() 
     assert info.value.problems == [
         (
             "cluster.destager.capacity",
-            f"the buffer ({256 * KiB} bytes) is smaller than the largest write of group 'db' ({1024**2} bytes); make it at least that large",
+            f"the buffer ({256 * KiB} bytes) is smaller than the largest write of group 'db' ({1024**2} bytes); "
+            "make it at least that large",
         )
     ]
 
@@ -161,8 +163,9 @@ def test_per_op_draws_are_deterministic_and_one_mix_draws_as_before() -> None:
 def per_op_scenario(read_sizes: str, write_sizes: str) -> simcache.Scenario:
     """Two hosts, WB+1 over 1GbE peer links, 800 IOPS half reads over 4 MiB: after the 1 s warmup every read hits
     the tier, and every write waits for its replica's transfer, whose time grows with the write's size."""
-    workload = {"mode": "open", "iops": 800, "read_fraction": 0.5, "read_sizes": read_sizes, "write_sizes": write_sizes, "working_set": "4MiB"}
-    return simcache.load_scenario(small_scenario("per-op", run={"duration": "3s", "warmup": "1s"}, cluster={"peer_link": "1GbE"}, workload=workload))
+    workload = {"mode": "open", "iops": 800, "read_fraction": 0.5, "read_sizes": read_sizes, "write_sizes": write_sizes}
+    run, cluster = {"duration": "3s", "warmup": "1s"}, {"peer_link": "1GbE"}
+    return simcache.load_scenario(small_scenario("per-op", run=run, cluster=cluster, workload={**workload, "working_set": "4MiB"}))
 
 
 def test_per_op_latencies_follow_each_ops_sizes_in_estimate_and_simulation() -> None:
