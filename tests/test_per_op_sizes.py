@@ -77,7 +77,10 @@ def test_a_trace_workload_rejects_per_op_mixes() -> None:
     workload = {"mode": "trace", "trace": {"path": "x.csv"}, "write_sizes": "8KiB"}
     with pytest.raises(ScenarioError) as info:
         simcache.load_scenario({"groups": [{"name": "g", "workload": workload}]})
-    message = "write_sizes describe a synthetic workload; a trace brings its own I/Os: remove them (or derive a synthetic workload with simcache fit)"
+    message = (
+        "write_sizes describe a synthetic workload; a trace brings its own I/Os: remove them "
+        "(or derive a synthetic workload with simcache fit)"
+    )
     assert ("groups.0(g).workload", message) in info.value.problems
 
 
