@@ -175,13 +175,13 @@ def test_per_op_latencies_follow_each_ops_sizes_in_estimate_and_simulation() -> 
     # Low load (peer link ~22% busy with 64 KiB writes, tier a few %): each op's mean latency is nearly its own service
     # time, which the estimate takes from that op's size moments. Measured: reads 0.0221/0.0435 ms (4/64 KiB), writes
     # 0.871/0.158 ms (64/4 KiB), the estimate within 1% of each; 5% leaves room for the ~1,600 I/Os' sampling error.
-    means = {}
+    means: dict[tuple[str, str, str], float] = {}
     for reads, writes in (("4KiB", "64KiB"), ("64KiB", "4KiB")):
         scenario = per_op_scenario(reads, writes)
         simulated = simcache.simulate(scenario, seed=1).summary.set_index(["group", "op"])
         estimated = estimate(scenario).summary.set_index(["group", "op"])
         for op in ("read", "write"):
-            sim_ms, est_ms = simulated.loc[("db", op), "mean_ms"], estimated.loc[("db", op), "mean_ms"]
+            sim_ms, est_ms = float(simulated["mean_ms"].to_dict()["db", op]), float(estimated["mean_ms"].to_dict()["db", op])
             assert est_ms == pytest.approx(sim_ms, rel=0.05), (reads, writes, op)
             means[reads, writes, op] = sim_ms
     # The 64 KiB replica takes 16 times the 4 KiB one's wire time (plus fixed latencies): writes are over 4 times slower.
