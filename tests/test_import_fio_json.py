@@ -264,4 +264,5 @@ def test_a_job_with_per_direction_block_sizes_gets_per_op_mixes(tmp_path: Path) 
     imported = import_workload(write_json(tmp_path, result([job], {"direct": "1"})), format="fio-json")
     workload = imported.groups[0]["workload"]
     assert (workload["read_sizes"], workload["write_sizes"]) == ({"4KiB": 1.0}, {"64KiB": 1.0}) and "sizes" not in workload
-    assert imported.scenario().groups[0].workload.size_mix == ((4096, 65536), (0.7, pytest.approx(0.3)))
+    sizes, probabilities = imported.scenario().groups[0].workload.size_mix
+    assert sizes == (4096, 65536) and probabilities == pytest.approx((0.7, 0.3))
