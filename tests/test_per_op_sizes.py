@@ -1,4 +1,4 @@
-"""Per-op size mixes (``read_sizes``, ``write_sizes``): the fields, the generator's draws and the estimate.
+"""Per-op size mixes (``read_sizes``, ``write_sizes``): the fields, the generator's draws, the estimate and the fit.
 
 Each op's own mix replaces ``sizes`` for that op. The generator draws an
 I/O's size from its op's mix, so the mean size of a stream's reads (writes)
@@ -9,6 +9,7 @@ takes each op's size moments, so per-op latencies follow each op's sizes.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,9 @@ from builders import small_scenario
 import simcache
 from simcache import ScenarioError
 from simcache.estimate import estimate
+from simcache.fit import compare, fit_trace, op_mixes_differ, synthetic_rows, trace_stats
 from simcache.scenario import Workload
+from simcache.trace import Trace, TraceBuilder, TraceChunk
 from simcache.workload import IOStream
 
 KiB = 1024
@@ -188,3 +191,78 @@ def test_per_op_latencies_follow_each_ops_sizes_in_estimate_and_simulation() -> 
     assert means["4KiB", "64KiB", "write"] > 4 * means["64KiB", "4KiB", "write"]
     # A 64 KiB tier read moves 16 times the bytes of a 4 KiB one.
     assert means["64KiB", "4KiB", "read"] > 1.5 * means["4KiB", "64KiB", "read"]
+
+
+# ---- fit and compare ----------------------------------------------------------------------------------------------
+
+
+def generated_trace(folder: Path, workload: Workload, duration: float, seed: int) -> Trace:
+    """The I/Os one VM of ``workload`` issues in ``duration`` s, as a cached trace (no simulation)."""
+    rows = synthetic_rows(workload, duration, seed)
+    builder = TraceBuilder(folder, "t")
+    builder.device("sda")
+    device = np.zeros(len(rows), dtype=np.int64)
+    builder.add(TraceChunk(rows["time"], rows["op"], rows["offset"], rows["size"].astype(np.int64), device, np.full(len(rows), np.nan)))
+    return builder.finish({"source": "test"})
+
+
+def test_the_chi_square_test_of_one_mix_is_exact() -> None:
+    # Reads 30 x 4 KiB + 10 x 8 KiB, writes 10 + 30: every expected count is 20, the statistic 4 x 10^2 / 20 = 20 with
+    # 1 degree of freedom, whose tail is erfc(sqrt(20 / 2)).
+    differ, p_value = op_mixes_differ({4096: 30, 8192: 10}, {4096: 10, 8192: 30})
+    assert differ and p_value == pytest.approx(math.erfc(math.sqrt(10.0)), rel=1e-9)
+    same, p_same = op_mixes_differ({4096: 30, 8192: 10}, {4096: 60, 8192: 20})  # the same shares: statistic 0
+    assert not same and p_same == pytest.approx(1.0)
+    assert op_mixes_differ({4096: 30}, {4096: 50}) == (False, 1.0)  # one size
+    assert op_mixes_differ({4096: 30, 8192: 10}, {}) == (False, 1.0)  # no writes
+
+
+def test_a_trace_with_per_op_mixes_fits_back_to_them(tmp_path: Path) -> None:
+    """60% reads of 4/8 KiB (3:1), writes of 64/128 KiB (1:1), 1000 I/O/s for 20 s: each op's fitted shares within
+    4 standard errors (sqrt(p (1 - p) / n) with n that op's I/Os: about 0.013 for reads, 0.018 for writes)."""
+    truth = Workload(
+        mode="open",
+        iops=1000.0,
+        read_fraction=0.6,
+        read_sizes={"4KiB": 3, "8KiB": 1},
+        write_sizes={"64KiB": 1, "128KiB": 1},
+        working_set=20_000 * 4096,
+    )
+    trace = generated_trace(tmp_path, truth, 20.0, seed=1)
+    fitted = fit_trace(trace)
+    workload = fitted.workload
+    assert workload.sizes == {"4KiB": 1.0}  # the default: unused, both ops have their own mix
+    assert workload.read_sizes is not None and workload.write_sizes is not None
+    assert set(workload.read_sizes) == {"4KiB", "8KiB"} and set(workload.write_sizes) == {"64KiB", "128KiB"}
+    reads, writes = fitted.stats.reads, fitted.stats.ios - fitted.stats.reads
+    for write, expected, n in ((False, (0.75, 0.25), reads), (True, (0.5, 0.5), writes)):
+        _, shares = workload.op_size_mix(write)
+        for share, p in zip(shares, expected, strict=True):
+            assert abs(share - p) < 4 * math.sqrt(p * (1 - p) / n), (write, shares)
+    assert dict(fitted.facts)["per-op size mixes"].startswith(
+        "read_sizes and write_sizes: chi-square test of one mix for reads and writes, p = 0"
+    )
+    # compare-trace's per-op rows: the synthetic's per-op mean sizes within 5% of the trace's (sd / mean <= 0.6 for
+    # these mixes over thousands of I/Os: a standard error well under 1%).
+    table = compare(trace, workload, seed=2)
+    error = dict(zip(table["statistic"], table["relative_error"].astype(float), strict=True))
+    measured = dict(zip(table["statistic"], table["trace"].astype(float), strict=True))
+    read_sizes = fitted.stats.sizes_by_op["read"]
+    assert measured["mean read size (bytes)"] == pytest.approx((4096 * read_sizes[4096] + 8192 * read_sizes[8192]) / reads)
+    assert {name for name in error if " among " in name} == {
+        "share of 4KiB among reads",
+        "share of 8KiB among reads",
+        "share of 64KiB among writes",
+        "share of 128KiB among writes",
+    }
+    assert abs(error["mean read size (bytes)"]) < 0.05 and abs(error["mean write size (bytes)"]) < 0.05
+    assert all(abs(error[name]) < 0.1 for name in error if " among " in name), error
+
+
+def test_a_stream_with_one_mix_is_one_mix_to_the_test() -> None:
+    # 10,000 I/Os of one mix for both ops: the per-op counts differ by chance only (p well above 0.001), so a fit
+    # writes one sizes (as the hotspot fits in test_fit do for their 3:1 mix of 4 and 64 KiB).
+    truth = Workload(mode="open", iops=1000.0, read_fraction=0.5, sizes={"4KiB": 3, "64KiB": 1}, working_set=20_000 * 4096)
+    stats = trace_stats(synthetic_rows(truth, 10.0, seed=3))
+    differ, p_value = op_mixes_differ(stats.sizes_by_op["read"], stats.sizes_by_op["write"])
+    assert not differ and p_value > 0.01, p_value
