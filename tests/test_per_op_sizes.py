@@ -266,3 +266,13 @@ def test_a_stream_with_one_mix_is_one_mix_to_the_test() -> None:
     stats = trace_stats(synthetic_rows(truth, 10.0, seed=3))
     differ, p_value = op_mixes_differ(stats.sizes_by_op["read"], stats.sizes_by_op["write"])
     assert not differ and p_value > 0.01, p_value
+
+
+def test_the_apps_upload_summary_names_each_ops_mix() -> None:
+    from simcache_app.uploads import workload_summary
+
+    per_op = Workload(read_fraction=0.7, read_sizes="4KiB", write_sizes={"64KiB": 1})
+    assert workload_summary(per_op) == (
+        "closed loop, 1 worker(s) x 1 outstanding, 70% reads, read sizes 4KiB: 1, write sizes 64KiB: 1, uniform over 10GiB"
+    )
+    assert workload_summary(Workload()) == "closed loop, 1 worker(s) x 1 outstanding, 0% reads, sizes 4KiB: 1, uniform over 10GiB"
