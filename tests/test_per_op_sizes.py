@@ -20,6 +20,7 @@ import simcache
 from simcache import ScenarioError
 from simcache.estimate import estimate
 from simcache.fit import compare, fit_trace, op_mixes_differ, synthetic_rows, trace_stats
+from simcache.replay import mean_equivalent
 from simcache.scenario import Workload
 from simcache.trace import Trace, TraceBuilder, TraceChunk
 from simcache.workload import IOStream
@@ -276,3 +277,21 @@ def test_the_apps_upload_summary_names_each_ops_mix() -> None:
         "closed loop, 1 worker(s) x 1 outstanding, 70% reads, read sizes 4KiB: 1, write sizes 64KiB: 1, uniform over 10GiB"
     )
     assert workload_summary(Workload()) == "closed loop, 1 worker(s) x 1 outstanding, 0% reads, sizes 4KiB: 1, uniform over 10GiB"
+
+
+def test_the_estimate_of_a_replayed_trace_takes_each_ops_sizes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 30 reads of 4 KiB and 10 writes of 64 KiB: the steady stream that stands for the replay in the estimate has a
+    # mix per op (the trace's counts as weights).
+    monkeypatch.setenv("SIMCACHE_CACHE", str(tmp_path / "cache"))
+    lines = ["time,op,offset,size"] + [
+        f"{i * 0.01:.2f},{'write' if i % 4 == 3 else 'read'},{i * 65536},{65536 if i % 4 == 3 else 4096}" for i in range(40)
+    ]
+    (tmp_path / "vm.csv").write_text("\n".join(lines) + "\n")
+    workload = {"mode": "trace", "trace": {"path": str(tmp_path / "vm.csv"), "format": "csv"}}
+    scenario = simcache.load_scenario(small_scenario("per-op-trace", workload=workload))
+    steady, notes = mean_equivalent(scenario)
+    stream = steady.groups[0].workload
+    # Two VMs (one per host) replay the device: their counts add up.
+    assert (stream.read_fraction, stream.read_sizes, stream.write_sizes) == (0.75, {"4096B": 60.0}, {"65536B": 20.0})
+    assert "read fraction and size mix (per op)" in notes[0]
+    assert estimate(scenario).summary.set_index(["group", "op"])["mean_ms"].to_dict()["db", "write"] > 0
