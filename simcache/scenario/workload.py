@@ -174,14 +174,14 @@ class Workload(_Spec):
     read_sizes: Annotated[dict[str, Weight], Field(min_length=1, max_length=SIZE_MIX_ENTRIES)] | None = Field(
         default=None, title="Read size mix"
     )
-    """The reads' own size mix, written like ``sizes`` (e.g. 4KiB: 1); when given, reads take their sizes from it
-    and ``sizes`` is for the writes only. Unset: reads use ``sizes``."""
+    """The reads' own size mix, written like ``sizes`` (e.g. 4KiB: 1); when given it replaces ``sizes`` for the
+    reads. Unset: reads use ``sizes``."""
     write_sizes: Annotated[dict[str, Weight], Field(min_length=1, max_length=SIZE_MIX_ENTRIES)] | None = Field(
         default=None, title="Write size mix"
     )
-    """The writes' own size mix, written like ``sizes`` (e.g. 64KiB: 1); when given, writes take their sizes from it
-    and ``sizes`` is for the reads only. Unset: writes use ``sizes``. Give both ``read_sizes`` and ``write_sizes``
-    and leave ``sizes`` out."""
+    """The writes' own size mix, written like ``sizes`` (e.g. 64KiB: 1); when given it replaces ``sizes`` for the
+    writes. Unset: writes use ``sizes``. With both ``read_sizes`` and ``write_sizes``, leave ``sizes`` out (no I/O
+    would take it)."""
     working_set: Annotated[PositiveBytes, Field(title="Working set per VM")] = 10 * 1024**3
     """Bytes each VM touches; with the tier capacity it sets the read hit rate."""
     access: Literal["uniform", "zipf", "hotspot", "sequential"] = "uniform"
