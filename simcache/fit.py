@@ -6,8 +6,13 @@ statistics the simulator is sensitive to:
 
 - rate: the mean I/O rate as ``iops`` and the I/O count of every ``interval``
   as a ``profile`` duty cycle (so bursts recur where the trace had them);
-- mix: the read fraction and the size mix (one mix for all ops, the 64 most
-  common sizes; the per-op mixes are reported in the facts);
+- mix: the read fraction and the size mix, the 64 most common sizes: one
+  ``sizes`` for all ops, or ``read_sizes`` and ``write_sizes`` when the
+  reads' and writes' sizes differ beyond chance (a chi-square test of
+  homogeneity of their size counts at p < :data:`OP_MIX_P_VALUE`,
+  :func:`op_mixes_differ`); the generator takes nothing else per op (one
+  arrival law and one access law for both), so the rest is fitted on all
+  I/Os;
 - locality: the access pattern is the law (uniform, Zipf with ``theta``, or
   ``hotspot`` with ``hot_io_fraction`` and ``hot_span_fraction``) whose
   predicted LRU hit ratios best match the trace's READ hit ratios (reads
@@ -41,15 +46,17 @@ generator's own block probabilities (the exact discrete Zipf law of
 the hot blocks and the cold ones, with the generator's rounding of the hot
 region), with a finite horizon: a line referenced at rate ``q`` is cached
 at reference ``t`` with probability ``1 - exp(-q min(t, T_C))``, averaged
-over the trace's length, so cold misses count as they do in the trace. An
+over the trace's length, so cold misses count as they do in the trace.
+Every I/O (of the mix of all ops) refreshes lines; the reads that may hit
+are of the reads' mix when the ops have their own mixes. An
 I/O of several lines over scattered Zipf ranks is taken to hit when its
 start block was the start of an I/O at least as long within the
 characteristic time; over a contiguous region (uniform, hotspot) when its
 lines were all covered by the region's I/Os (:func:`_covered`: a Boolean
 model, within 0.03 of the generator on the example's size mix)
-(:func:`predicted_hit_ratios`). The generator draws op, size and position
-independently, so its predicted read hit ratio is its all-I/O one: that is
-what is matched to the trace's read hit ratio.
+(:func:`predicted_hit_ratios`). The generator draws position independently
+of op and size, so its predicted read hit ratio is that of an I/O of the
+reads' size mix: that is what is matched to the trace's read hit ratio.
 
 Measured on ``examples/vm-burst.csv`` (hot 4-8 KiB reads in ~20,000 blocks,
 random 64-128 KiB burst writes over 1 GiB), ``compare-trace`` read hit
@@ -58,7 +65,11 @@ fitted on all I/Os with Zipf, 0.076/0.218/0.343/0.364 (-89% to -56%);
 fitted on read hits with hotspot (73% of the I/Os to 357 blocks),
 0.672/0.725/0.727/0.727 (-1.7%, +5.1%, -8.3%, -11.3%), but the footprint
 is 35% of the trace's (was 75%), and all-I/O hit ratios are about 0.73
-against the trace's 0.20-0.28.
+against the trace's 0.20-0.28. With per-op size mixes (its reads and
+writes differ at p = 0) and read hits predicted over the reads' sizes:
+hotspot with 73% of the I/Os to 473 blocks, 0.663/0.725/0.725/0.725
+(-2.9%, +5.1%, -8.4%, -11.5%); mean read and write sizes within 0.5% of
+the trace's, each op's size shares within 7% (seed 0).
 
 :func:`compare` puts a trace's statistics next to a synthetic workload's
 (generated with :class:`~simcache.workload.IOStream` for the trace's length;
@@ -78,6 +89,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.special import chdtrc
 
 from simcache.fitlaw import FIT_FRACTIONS, Law, _fit_access, expected_footprint, fitted_blocks, predicted_hit_ratios
 from simcache.scenario import DutyCycle, Group, Workload
@@ -111,6 +123,7 @@ __all__ = [
     "hit_ratios",
     "interval_counts",
     "io_distances",
+    "op_mixes_differ",
     "predicted_hit_ratios",
     "sequential_share",
     "stack_distances",
@@ -124,6 +137,9 @@ SEQUENTIAL_MATERIAL = 0.05
 """A fitted workload gets ``sequential_run`` when more than this share of the trace's I/Os continue the previous one."""
 MIX_SIZES = 64
 """Most sizes a fitted size mix keeps (the most common ones)."""
+OP_MIX_P_VALUE = 1e-3
+"""Reads and writes get their own size mixes when a chi-square test of homogeneity of their size counts rejects one
+mix for both at this level (a trace generated with one mix gets one mix back, but for one fit in a thousand)."""
 
 
 # ---- the fit ------------------------------------------------------------------------------------------------------
@@ -157,6 +173,29 @@ def _mix_text(sizes: dict[int, int], top: int = 5) -> str:
     return ", ".join(f"{_size_name(s)} {c / total:.1%}" for s, c in common) or "none"
 
 
+def op_mixes_differ(reads: dict[int, int], writes: dict[int, int]) -> tuple[bool, float]:
+    """(the reads' and writes' size counts differ beyond chance, the p-value of a chi-square test of homogeneity).
+
+    The 2 x k table of counts by op and size (k sizes in either) against the counts one mix would give: statistic
+    sum (observed - expected)^2 / expected, k - 1 degrees of freedom. One size, or an op without I/Os: one mix (p = 1).
+    """
+    sizes = sorted(set(reads) | set(writes))
+    read_total, write_total = sum(reads.values()), sum(writes.values())
+    if len(sizes) < 2 or read_total == 0 or write_total == 0:
+        return False, 1.0
+    observed = np.array([[reads.get(s, 0) for s in sizes], [writes.get(s, 0) for s in sizes]], dtype=np.float64)
+    expected = np.outer([read_total, write_total], observed.sum(axis=0)) / (read_total + write_total)
+    statistic = float(np.sum((observed - expected) ** 2 / expected))
+    p_value = float(chdtrc(len(sizes) - 1, statistic))
+    return p_value < OP_MIX_P_VALUE, p_value
+
+
+def _common_sizes(counts: dict[int, int]) -> dict[int, int]:
+    """The :data:`MIX_SIZES` most common positive sizes of a count by size (4 KiB when there is none)."""
+    positive = {size: count for size, count in counts.items() if size > 0}
+    return dict(sorted(positive.items(), key=lambda item: -item[1])[:MIX_SIZES]) or {LINE: 1}
+
+
 def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) -> FittedWorkload:
     """An open-loop synthetic :class:`Workload` reproducing ``trace``'s rate profile, mix and locality (module docstring).
 
@@ -174,9 +213,12 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
     if stats.ios == 0:
         raise ValueError(f"{'device ' + repr(device) if device else 'the trace'} has no reads or writes to fit")
     positive = {size: count for size, count in stats.sizes.items() if size > 0}
-    common = dict(sorted(positive.items(), key=lambda item: -item[1])[:MIX_SIZES]) or {LINE: 1}
+    common = _common_sizes(stats.sizes)
     mix = {s: float(c) for s, c in common.items()}
-    fit = _fit_access(stats, mix)
+    by_op = {op: _common_sizes(stats.sizes_by_op.get(op, {})) for op in ("read", "write")}
+    per_op, p_value = op_mixes_differ(*(stats.sizes_by_op.get(op, {}) for op in ("read", "write")))
+    read_mix = {s: float(c) for s, c in by_op["read"].items()} if per_op else None
+    fit = _fit_access(stats, mix, read_mix)
     law, blocks, lines, target = fit.law, fit.blocks, fit.lines, fit.target
     io_rows = rows[(rows["op"] == READ) | (rows["op"] == WRITE)]
     sequential = sequential_share(io_rows["offset"], io_rows["size"], io_rows["device"])
@@ -184,7 +226,11 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
         "mode": "open",
         "iops": stats.mean_rate,
         "read_fraction": stats.read_fraction,
-        "sizes": {_size_name(s): float(c) for s, c in common.items()},
+        **(
+            {f"{op}_sizes": {_size_name(s): float(c) for s, c in by_op[op].items()} for op in ("read", "write")}
+            if per_op
+            else {"sizes": {_size_name(s): float(c) for s, c in common.items()}}
+        ),
         "working_set": blocks * LINE,
         "access": law.access,
     }
@@ -202,7 +248,7 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
         fields["arrivals"] = "uniform"
         fields["duty_cycle"] = DutyCycle(shape="profile", interval=profile_interval, levels=[float(c) for c in stats.counts])
     workload = Workload.model_validate(fields)
-    predicted = predicted_hit_ratios(law, blocks, stats.ios, mix, lines)
+    predicted = predicted_hit_ratios(law, blocks, stats.ios, mix, lines, read_mix)
     all_hits = stats.hit_ratios(lines)
     all_error = float(np.sqrt(np.mean((np.array(predicted) - np.array(all_hits)) ** 2)))
     facts = [
@@ -211,6 +257,11 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
         ("read fraction", f"{stats.read_fraction:.4f}"),
         ("size mix", _mix_text(stats.sizes)),
         *((f"{op} size mix", _mix_text(mix)) for op, mix in stats.sizes_by_op.items() if mix),
+        (
+            "per-op size mixes",
+            f"{'read_sizes and write_sizes' if per_op else 'one mix (sizes)'}: chi-square test of one mix for reads and "
+            f"writes, p = {p_value:.3g} ({'below' if per_op else 'not below'} {OP_MIX_P_VALUE:g})",
+        ),
         ("busiest second", f"{stats.busiest_second:,} I/Os"),
         ("busiest minute", f"{stats.busiest_minute:,} I/Os"),
         (f"index of dispersion ({profile_interval:g} s counts)", f"{dispersion(stats.counts):.4g}"),
@@ -245,6 +296,11 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
     ]
     if positive != stats.sizes or len(positive) > MIX_SIZES:
         facts.append(("size mix kept", f"the {len(common)} most common of {len(positive)} sizes (zero-size I/Os left out)"))
+    for op in ("read", "write") if per_op else ():
+        sizes = stats.sizes_by_op[op]
+        if len(sizes) > len(by_op[op]) or 0 in sizes:
+            kept = len(by_op[op])
+            facts.append((f"{op} size mix kept", f"the {kept} most common of {len(sizes)} sizes (zero-size I/Os left out)"))
     if profile_interval != interval:
         facts.append(
             ("profile interval", f"{profile_interval:g} s (the trace is longer than {PROFILE_LEVELS:,} intervals of {interval:g} s)")
@@ -286,6 +342,22 @@ def _relative_error(trace: float, synthetic: float) -> float:
     return (synthetic - trace) / abs(trace)
 
 
+def _op_size_rows(measured: TraceStats, generated: TraceStats) -> list[tuple[str, float, float]]:
+    """Per op the trace has: its mean size, and the shares of its five most common sizes among that op's I/Os."""
+    rows: list[tuple[str, float, float]] = []
+    for op in ("read", "write"):
+        trace_sizes, synthetic_sizes = measured.sizes_by_op.get(op, {}), generated.sizes_by_op.get(op, {})
+        trace_ios, synthetic_ios = sum(trace_sizes.values()), sum(synthetic_sizes.values())
+        if not trace_ios:
+            continue
+        synthetic_mean = sum(s * c for s, c in synthetic_sizes.items()) / synthetic_ios if synthetic_ios else 0.0
+        rows.append((f"mean {op} size (bytes)", sum(s * c for s, c in trace_sizes.items()) / trace_ios, synthetic_mean))
+        for size, count in sorted(trace_sizes.items(), key=lambda item: -item[1])[:5]:
+            share = synthetic_sizes.get(size, 0) / synthetic_ios if synthetic_ios else 0.0
+            rows.append((f"share of {_size_name(size)} among {op}s", count / trace_ios, share))
+    return rows
+
+
 def compare(
     trace: Trace, synthetic: Workload | Group, seed: int = 0, device: str | None = None, fractions: Sequence[float] = COMPARE_FRACTIONS
 ) -> pd.DataFrame:
@@ -294,7 +366,8 @@ def compare(
     Rows: busiest second and minute (I/Os, fixed 1 s and 60 s bins from the
     first I/O), index of dispersion of the per-second counts, mean rate,
     read fraction, mean size, the trace's five most common sizes (share of
-    I/Os), read hit ratios at ``fractions`` of the trace's footprint (same
+    I/Os), per op (reads, writes) its mean size and its five most common
+    sizes (share of that op's I/Os), read hit ratios at ``fractions`` of the trace's footprint (same
     cache sizes in lines for both) and footprint. Columns: ``statistic``,
     ``trace``, ``synthetic``, ``relative_error`` ((synthetic - trace) / trace).
     """
@@ -313,6 +386,7 @@ def compare(
     for size, count in sorted(measured.sizes.items(), key=lambda item: -item[1])[:5]:
         share = generated.sizes.get(size, 0) / generated.ios if generated.ios else 0.0
         rows.append((f"share of {_size_name(size)} I/Os", count / measured.ios, share))
+    rows += _op_size_rows(measured, generated)
     trace_hits, synthetic_hits = measured.hit_ratios(lines, reads_only=True), generated.hit_ratios(lines, reads_only=True)
     for fraction, n, t, s in zip(fractions, lines, trace_hits, synthetic_hits, strict=True):
         rows.append((f"read hit ratio, cache {fraction:.0%} of footprint ({n:,} lines)", t, s))

@@ -156,8 +156,13 @@ def _covered(rate: np.ndarray, span: int, cover: float, mean_span: float, charac
     return covered
 
 
-def predicted_hit_ratios(law: Law, blocks: int, ios: int, sizes: dict[int, float], cache_lines: Sequence[int]) -> list[float]:
+def predicted_hit_ratios(
+    law: Law, blocks: int, ios: int, sizes: dict[int, float], cache_lines: Sequence[int], hit_sizes: dict[int, float] | None = None
+) -> list[float]:
     """Hit ratio of ``ios`` I/Os of the synthetic generator (``law`` over ``blocks``, this size mix) at each cache size.
+
+    ``hit_sizes``: the size mix of the I/Os whose hit ratio is wanted (the reads', when reads and writes have
+    their own mixes); ``sizes`` (all I/Os, which refresh the cache) when ``None``.
 
     Che's approximation with a finite horizon, time counted in line
     references (``ios`` times the mean lines per I/O): the characteristic time
@@ -170,16 +175,18 @@ def predicted_hit_ratios(law: Law, blocks: int, ios: int, sizes: dict[int, float
     ``hotspot`` law is two uniform classes of blocks, hot and cold, each with
     its own block probability.
 
-    The generator draws an I/O's op, size and position independently, so its
-    reads are a random sample of its I/Os: their predicted hit ratio (reads
-    that hit, every I/O refreshing the cache) is this all-I/O one.
+    The generator draws an I/O's position independently of its op and size,
+    so its reads hit as its I/Os of the reads' sizes do: their predicted hit
+    ratio (reads that hit, every I/O refreshing the cache) is this one over
+    ``hit_sizes``, the all-I/O one when the ops share one mix.
     """
     block_probability, count, rate, background, span_mix = _line_rates(law, blocks, sizes)
+    hit_spans = span_mix if hit_sizes is None else _line_rates(law, blocks, hit_sizes)[4]
     mean_span = sum(s * p for s, p in span_mix.items())
     horizon = ios * mean_span
     spans = sorted(span_mix)
-    at_least = {s: sum(span_mix[t] for t in spans if t >= s) for s in spans}
-    cover = {s: sum(span_mix[t] * (t - s + 1) for t in spans if t >= s) for s in spans}
+    at_least = {s: sum(span_mix[t] for t in spans if t >= s) for s in {*spans, *hit_spans}}
+    cover = {s: sum(span_mix[t] * (t - s + 1) for t in spans if t >= s) for s in {*spans, *hit_spans}}
     contiguous = law.access != "zipf"
     ratios = []
     for lines in cache_lines:
@@ -189,7 +196,7 @@ def predicted_hit_ratios(law: Law, blocks: int, ios: int, sizes: dict[int, float
 
         characteristic = horizon if cached(horizon) <= 0 else brentq(cached, 0.0, horizon, xtol=1e-9 * horizon)
         hit = 0.0
-        for s, share in span_mix.items():
+        for s, share in hit_spans.items():
             if contiguous:
                 present = _covered(rate, s, cover[s], mean_span, characteristic, horizon)
             else:
@@ -216,7 +223,7 @@ class _Fit:
     """The best rms error of each law considered."""
 
 
-def _fit_access(stats: TraceStats, sizes: dict[int, float]) -> _Fit:
+def _fit_access(stats: TraceStats, sizes: dict[int, float], read_sizes: dict[int, float] | None = None) -> _Fit:
     """The access law whose predicted hit ratios are nearest the trace's READ hit ratios (least squares).
 
     Laws: Zipf (theta on a grid of 0.05 refined by bounded Brent), hotspot
@@ -227,7 +234,8 @@ def _fit_access(stats: TraceStats, sizes: dict[int, float]) -> _Fit:
     of the best of the others. The target is the trace's read hit ratio
     (reads that hit, every read and write refreshing the cache: what
     :func:`compare` reports, and what a read cache serves); a trace without
-    reads is fitted on all its I/Os.
+    reads is fitted on all its I/Os. ``read_sizes``: the reads' own size mix, when reads and writes have their
+    own (:func:`predicted_hit_ratios`' ``hit_sizes``).
     """
     lines = sorted(set(stats.cache_lines(FIT_FRACTIONS)))
     target = np.array(stats.hit_ratios(lines, reads_only=stats.reads > 0))
@@ -235,7 +243,7 @@ def _fit_access(stats: TraceStats, sizes: dict[int, float]) -> _Fit:
 
     def error(law: Law) -> tuple[float, int]:
         blocks = fitted_blocks(law, footprint, stats.ios, sizes)
-        predicted = np.array(predicted_hit_ratios(law, blocks, stats.ios, sizes, lines))
+        predicted = np.array(predicted_hit_ratios(law, blocks, stats.ios, sizes, lines, read_sizes if stats.reads else None))
         return float(np.sqrt(np.mean((predicted - target) ** 2))), blocks
 
     grid = np.arange(0.05, 5.0001, 0.05)

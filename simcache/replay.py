@@ -143,7 +143,9 @@ def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:
 
     The synthetic workload has the replayed window's mean rate (open replay:
     Poisson arrivals; closed replay: the same workers and outstanding I/Os),
-    read fraction and size mix (its 64 most common sizes), and the mean span
+    read fraction and size mix (its 64 most common sizes; one per op, as
+    ``read_sizes`` and ``write_sizes``, when the reads' and writes' differ),
+    and the mean span
     of the VMs' devices as working set. What it leaves out (bursts, the
     trace's own re-references, locality) is returned as notes.
     """
@@ -157,24 +159,22 @@ def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:
             continue
         trace = trace_for(spec)
         devices = vm_devices(spec, trace, scenario.group_vm_count(group))
-        reads = writes = 0
-        sizes: dict[int, int] = {}
+        by_op: tuple[dict[int, int], dict[int, int]] = ({}, {})  # I/Os by size: reads, writes
         spans = []
-        counted: dict[str, tuple[int, int, dict[int, int]]] = {}  # VMs replaying one device: one pass over the trace
+        counted: dict[str, tuple[dict[int, int], dict[int, int]]] = {}  # VMs replaying one device: one pass over the trace
         for device in devices:
             stream = TraceStream(workload, trace, device)
             if device not in counted:
                 counted[device] = _window_counts(trace, stream.device, stream.start, stream.end)
-            r, w, by_size = counted[device]
-            reads, writes = reads + r, writes + w
-            for size, count in by_size.items():
-                sizes[size] = sizes.get(size, 0) + count
+            for total, counts in zip(by_op, counted[device], strict=True):
+                for size, count in counts.items():
+                    total[size] = total.get(size, 0) + count
             spans.append(trace.summary()[device].span)
+        reads, writes = (sum(counts.values()) for counts in by_op)
         ios = reads + writes
-        common = dict(sorted(sizes.items(), key=lambda item: -item[1])[:64])
         synthetic: dict[str, object] = {
             "read_fraction": reads / ios if ios else 0.0,
-            "sizes": {f"{size}B": count for size, count in common.items()} or {"4KiB": 1.0},
+            **_size_fields(*by_op),
             "working_set": max(4096, int(sum(spans) / len(spans))),
             "compressibility": workload.compressibility,
         }
@@ -190,21 +190,40 @@ def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:
         return scenario, []
     note = (
         f"group(s) {', '.join(replaced)} replay a trace: estimated as a steady stream with the trace's mean rate, "
-        "read fraction and size mix; its bursts and its own re-references are left out (simulate for them)"
+        "read fraction and size mix (per op); its bursts and its own re-references are left out (simulate for them)"
     )
     return scenario.model_copy(update={"groups": groups}), [note]
 
 
-def _window_counts(trace: Trace, device: int, start: float, end: float) -> tuple[int, int, dict[int, int]]:
-    """Reads, writes and I/Os by size of one device within [start, end) on the trace's clock."""
-    reads = writes = 0
-    sizes: dict[int, int] = {}
+def _size_fields(reads: dict[int, int], writes: dict[int, int]) -> dict[str, dict[str, float]]:
+    """``sizes`` (the 64 most common sizes of all I/Os), or ``read_sizes`` and ``write_sizes`` when both ops
+    happen and their shares of sizes differ."""
+
+    def mix(counts: dict[int, int]) -> dict[str, float]:
+        common = sorted(((size, count) for size, count in counts.items() if size > 0), key=lambda item: -item[1])[:64]
+        return {f"{size}B": float(count) for size, count in common} or {"4KiB": 1.0}
+
+    def shares(counts: dict[int, int]) -> dict[int, float]:
+        total = sum(counts.values())
+        return {size: count / total for size, count in counts.items()}
+
+    if reads and writes and shares(reads) != shares(writes):
+        return {"read_sizes": mix(reads), "write_sizes": mix(writes)}
+    both = dict(reads)
+    for size, count in writes.items():
+        both[size] = both.get(size, 0) + count
+    return {"sizes": mix(both)}
+
+
+def _window_counts(trace: Trace, device: int, start: float, end: float) -> tuple[dict[int, int], dict[int, int]]:
+    """Reads and writes by size of one device within [start, end) on the trace's clock."""
+    by_op: tuple[dict[int, int], dict[int, int]] = ({}, {})
     for block in trace.blocks():
         keep = (block["device"] == device) & (block["time"] >= start) & (block["time"] < end)
         ops = block["op"][keep]
-        reads += int(np.count_nonzero(ops == READ))
-        writes += int(np.count_nonzero(ops == WRITE))
-        values, counts = np.unique(block["size"][keep][ops <= WRITE], return_counts=True)
-        for size, count in zip(values.tolist(), counts.tolist(), strict=True):
-            sizes[size] = sizes.get(size, 0) + count
-    return reads, writes, sizes
+        sizes = block["size"][keep]
+        for code, counted in zip((READ, WRITE), by_op, strict=True):
+            values, counts = np.unique(sizes[ops == code], return_counts=True)
+            for size, count in zip(values.tolist(), counts.tolist(), strict=True):
+                counted[size] = counted.get(size, 0) + count
+    return by_op

@@ -5,7 +5,10 @@ are vectorised in blocks (numpy) and handed out one by one, so the
 simulation's hot path does no per-I/O numpy calls.
 
 - Operation: write with probability ``1 - read_fraction``.
-- Size: drawn from the weighted size mix.
+- Size: drawn from the weighted size mix of the I/O's op (``read_sizes`` /
+  ``write_sizes`` when the workload gives them, else ``sizes``). With one mix
+  for both ops the draws are those of a single mix; with per-op mixes one
+  uniform per I/O is inverted through the cumulative weights of its op's mix.
 - Offset, 4 KiB aligned, over the VM's working set: ``uniform``; ``zipf``
   (rank r has probability r^-theta / H(n, theta) over the working set's n
   blocks, exactly, with ranks scattered over the disk by a fixed bijection so
@@ -147,15 +150,28 @@ class DutyClock:
         return max(now, position * interval - duty.phase)
 
 
+def _cumulative(probabilities: tuple[float, ...]) -> np.ndarray:
+    """Cumulative probabilities of a mix, the last one exactly 1."""
+    cumulative = np.cumsum(np.array(probabilities, dtype=np.float64))
+    cumulative[-1] = 1.0
+    return cumulative
+
+
 class IOStream:
     """One VM's sequence of I/Os and (open loop) arrival gaps."""
 
     def __init__(self, workload: Workload, seed: np.random.SeedSequence):
         self.workload = workload
         self._rng = np.random.default_rng(seed)
-        sizes, probabilities = workload.size_mix
+        sizes, probabilities = workload.op_size_mix(True)
         self._sizes = np.array(sizes, dtype=np.int64)
         self._probabilities = np.array(probabilities)
+        # Per-op mixes: each op's sizes and cumulative probabilities (the last forced to 1, so that every draw lands).
+        self._per_op = workload.per_op_sizes
+        read_sizes, read_probabilities = workload.op_size_mix(False)
+        self._read_sizes = np.array(read_sizes, dtype=np.int64)
+        self._read_cumulative = _cumulative(read_probabilities)
+        self._write_cumulative = _cumulative(probabilities)
         self._blocks = working_set_blocks(workload.working_set, BLOCK)
         self._cursor = 0  # sequential access and runs: the block after the previous I/O's last (-1: no I/O yet)
         self._zipf = ZipfRanks(self._blocks, workload.zipf_theta) if workload.access == "zipf" else None
@@ -189,11 +205,12 @@ class IOStream:
         count = self._io_batch
         self._io_batch = min(2 * count, _BATCH)
         writes = rng.random(count) >= workload.read_fraction
-        sizes = (
-            self._sizes[rng.choice(len(self._sizes), size=count, p=self._probabilities)]
-            if len(self._sizes) > 1
-            else np.full(count, self._sizes[0])
-        )
+        if self._per_op:
+            sizes = self._op_sizes(rng, writes)
+        elif len(self._sizes) > 1:
+            sizes = self._sizes[rng.choice(len(self._sizes), size=count, p=self._probabilities)]
+        else:
+            sizes = np.full(count, self._sizes[0])
         if workload.access == "sequential":
             spans = (sizes + BLOCK - 1) // BLOCK
             starts = (self._cursor + np.concatenate(([0], np.cumsum(spans)[:-1]))) % self._blocks
@@ -205,6 +222,14 @@ class IOStream:
                 blocks = self._in_runs(blocks, (sizes + BLOCK - 1) // BLOCK, rng)
         self._ios = list(zip(writes.tolist(), sizes.tolist(), (blocks * BLOCK).tolist(), strict=True))
         self._io_next = 0
+
+    def _op_sizes(self, rng: np.random.Generator, writes: np.ndarray) -> np.ndarray:
+        """Each I/O's size from its op's mix: one uniform per I/O (drawn even for a one-size mix, so the stream's
+        later draws do not depend on the mixes' lengths)."""
+        u = rng.random(len(writes))
+        read_index = np.minimum(np.searchsorted(self._read_cumulative, u, side="right"), len(self._read_sizes) - 1)
+        write_index = np.minimum(np.searchsorted(self._write_cumulative, u, side="right"), len(self._sizes) - 1)
+        return np.where(writes, self._sizes[write_index], self._read_sizes[read_index])
 
     def _random_blocks(self, rng: np.random.Generator, count: int) -> np.ndarray:
         """A fresh position (block index) for each I/O of a batch: uniform, zipf or hotspot."""

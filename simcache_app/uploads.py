@@ -157,9 +157,20 @@ def workload_summary(workload: Any) -> str:
         intensity = f"open loop, {workload.iops:g} IOPS"
     else:
         intensity = f"open loop, {workload.throughput / 1e6:g} MB/s"
-    sizes = ", ".join(f"{size}: {weight:g}" for size, weight in workload.sizes.items())
     access = f"zipf {workload.zipf_theta:g}" if workload.access == "zipf" else workload.access
-    return f"{intensity}, {workload.read_fraction:.0%} reads, sizes {sizes}, {access} over {format_size(workload.working_set)}"
+    return f"{intensity}, {workload.read_fraction:.0%} reads, {_sizes_text(workload)}, {access} over {format_size(workload.working_set)}"
+
+
+def _sizes_text(workload: Any) -> str:
+    """``sizes 4KiB: 1``, or per op when reads and writes have their own mixes: ``read sizes 4KiB: 1, write sizes 64KiB: 1``."""
+
+    def mix(sizes: dict[str, float]) -> str:
+        return ", ".join(f"{size}: {weight:g}" for size, weight in sizes.items())
+
+    if not workload.per_op_sizes:
+        return f"sizes {mix(workload.read_sizes or workload.sizes)}"
+    read, write = workload.read_sizes or workload.sizes, workload.write_sizes or workload.sizes
+    return f"read sizes {mix(read)}, write sizes {mix(write)}"
 
 
 def expectations_table(imported: Imported) -> pd.DataFrame:

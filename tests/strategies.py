@@ -73,11 +73,17 @@ def workloads(draw: st.DrawFn) -> dict[str, Any]:
         workload["hot_io_fraction"] = draw(st.sampled_from([0.6, 0.9, 0.99]))
     if workload["access"] != "sequential" and draw(st.booleans()):
         workload["sequential_run"] = draw(st.sampled_from([1.5, 4.0, 32.0]))
+    mixes = [sizes]
+    if draw(st.integers(0, 3)) == 0:  # a mix per op: the writes keep the drawn mix, the reads get their own
+        read_keys = draw(st.lists(st.sampled_from(SIZES), min_size=1, max_size=2, unique=True))
+        workload["read_sizes"] = {key: draw(st.floats(0.1, 1.0)) for key in read_keys}
+        workload["write_sizes"] = workload.pop("sizes")
+        mixes.append(workload["read_sizes"])
     if draw(st.booleans()):
         # Bounded offered load: an open loop above what a link or the array can carry piles up flows
         # without limit, and the flow network's cost per event grows with the number in flight.
         workload["mode"] = "open"
-        mean_size = sum(parse_size(k) * w for k, w in sizes.items()) / sum(sizes.values())
+        mean_size = max(sum(parse_size(k) * w for k, w in mix.items()) / sum(mix.values()) for mix in mixes)
         most_iops = max(20, min(400, int(MAX_VM_BYTES_PER_S / mean_size)))
         if draw(st.booleans()):
             workload["iops"] = draw(st.integers(20, most_iops))
@@ -168,6 +174,8 @@ def _negative(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
         ("negative size", ("groups", "0", "workload", "sizes"), {"-4KiB": 1.0}),
         ("zero size", ("groups", "0", "workload", "sizes"), {"0B": 1.0}),
         ("negative size weight", ("groups", "0", "workload", "sizes"), {"4KiB": -1.0}),
+        ("zero read size", ("groups", "0", "workload", "read_sizes"), {"0B": 1.0}),
+        ("negative write size weight", ("groups", "0", "workload", "write_sizes"), {"4KiB": -1.0}),
         ("negative tier latency", ("cluster", "tier"), {"profile": "nvme-p3700", "write_latency": "-1us"}),
     ]
     label, path, value = draw(st.sampled_from(choices))

@@ -362,7 +362,7 @@ def test_vm_burst_fit_keeps_the_read_hit_ratios() -> None:
     """The example's hot reads among random burst writes: the fit is on read hits, so compare's read-hit rows are close.
 
     Before the fit took read hits and the hotspot law, the fitted Zipf law read-hit 56-89% below the trace
-    (0.076 against 0.683 at 1% of the footprint). Measured now (seed 0): -1.7%, +5.1%, -8.3%, -11.3%; bound 20%.
+    (0.076 against 0.683 at 1% of the footprint). Measured now (seed 0, per-op size mixes): -2.9%, +5.1%, -8.4%, -11.5%; bound 20%.
     The price is the footprint: one law for reads and writes sends 73% of all I/Os, burst writes too, to the hot
     region, so the synthetic touches about a third of the trace's blocks.
     """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,13 +119,15 @@ size=1g
     imported = import_workload(path, format="fio-job")
     workload = imported.groups[0]["workload"]
     assert workload["read_fraction"] == 0.75
-    # reads 2k/4k half and half (x0.75), writes 4k 90% and 8k the 10% left (x0.25)
-    assert workload["sizes"] == {"2KiB": 0.375, "4KiB": 0.6, "8KiB": 0.025}
-    assert imported.warnings == [
-        "[mixed]: reads and writes have different block sizes; the model draws every I/O's size from one mix weighted by the read share"
-    ]
+    # Reads 2k/4k half and half, writes 4k 90% and 8k the 10% left: each op its own mix.
+    assert "sizes" not in workload
+    assert workload["read_sizes"] == {"2KiB": 0.5, "4KiB": 0.5}
+    assert workload["write_sizes"] == {"4KiB": 0.9, "8KiB": 0.1}
+    assert imported.warnings == []
     assert imported.duration is None
-    imported.scenario()
+    scenario = imported.scenario()
+    assert scenario.groups[0].workload.op_mean_size(False) == 3072.0
+    assert scenario.groups[0].workload.op_mean_size(True) == pytest.approx(0.9 * 4096 + 0.1 * 8192)
 
 
 def test_bs_read_write_form_range_and_rwmixwrite(tmp_path: Path) -> None:
@@ -148,8 +151,41 @@ size=100m
     rw = groups["rw"]["workload"]
     assert rw["read_fraction"] == 0.6  # the later of rwmixread and rwmixwrite wins
     assert rw["access"] == "sequential"
-    assert rw["sizes"] == {"4KiB": 0.6, "64KiB": 0.4}
+    assert (rw["read_sizes"], rw["write_sizes"]) == ({"4KiB": 1.0}, {"64KiB": 1.0}) and "sizes" not in rw
     assert groups["ranged"]["workload"]["sizes"] == {"4KiB": 0.25, "8KiB": 0.25, "12KiB": 0.25, "16KiB": 0.25}
+
+
+@pytest.mark.parametrize(
+    ("option", "fields"),
+    [
+        # fio's HOWTO (bs): "bs=8k,32k" is 8k for reads and 32k for writes (and trims); "bs=8k," leaves writes at the
+        # default 4096; "bs=,8k" leaves reads at 4096; one value applies to every direction.
+        ("bs=8k,32k", {"read_sizes": {"8KiB": 1.0}, "write_sizes": {"32KiB": 1.0}}),
+        ("bs=8k,", {"read_sizes": {"8KiB": 1.0}, "write_sizes": {"4KiB": 1.0}}),
+        ("bs=,8k", {"read_sizes": {"4KiB": 1.0}, "write_sizes": {"8KiB": 1.0}}),
+        ("bs=16k", {"sizes": {"16KiB": 1.0}}),
+        ("bssplit=4k/50:64k/50,8k/100", {"read_sizes": {"4KiB": 0.5, "64KiB": 0.5}, "write_sizes": {"8KiB": 1.0}}),
+        ("bssplit=4k/25:8k/75,8k/75:4k/25", {"sizes": {"4KiB": 0.25, "8KiB": 0.75}}),  # the same mix both ways: one
+        (
+            "blocksize_range=4k-8k,16k-32k",
+            {"read_sizes": {"4KiB": 0.5, "8KiB": 0.5}, "write_sizes": {"16KiB": 0.5, "32KiB": 0.5}},
+        ),
+    ],
+)
+def test_per_direction_block_sizes_become_per_op_mixes(tmp_path: Path, option: str, fields: dict[str, Any]) -> None:
+    path = write(tmp_path, f"[j]\nrw=randrw\nrwmixread=70\n{option}\ndirect=1\nsize=1g\n")
+    imported = import_workload(path, format="fio-job")
+    workload = imported.groups[0]["workload"]
+    assert {key: workload[key] for key in ("sizes", "read_sizes", "write_sizes") if key in workload} == fields
+    assert imported.warnings == []
+    imported.scenario()
+
+
+def test_per_op_sizes_of_a_one_direction_job_are_its_directions(tmp_path: Path) -> None:
+    # A write-only job with bs=4k,64k writes 64 KiB: one mix, the writes'.
+    path = write(tmp_path, "[w]\nrw=randwrite\nbs=4k,64k\ndirect=1\nsize=1g\n")
+    workload = import_workload(path, format="fio-job").groups[0]["workload"]
+    assert workload["sizes"] == {"64KiB": 1.0} and "write_sizes" not in workload
 
 
 def test_numjobs_as_vms_or_workers(tmp_path: Path) -> None:

@@ -254,3 +254,15 @@ def test_sniff_and_guess(tmp_path: Path) -> None:
     assert not fio_json.sniff('{"name": "scenario"}')
     path = write_json(tmp_path, result([write_job()], {"direct": "1"}), prefix="fio: warning\n", name="run.txt")
     assert import_workload(path).format == "fio-json"
+
+
+def test_a_job_with_per_direction_block_sizes_gets_per_op_mixes(tmp_path: Path) -> None:
+    # fio's JSON keeps the job's options as given: bs=4k,64k is 4 KiB reads and 64 KiB writes, as in a job file.
+    job = write_job()
+    job["job options"] = {**job["job options"], "rw": "randrw", "rwmixread": "70", "bs": "4k,64k"}
+    job["read"] = direction(28000.0, 114_688_000, 1_680_000, 60_000, latency(400_000, 9_000_000), latency(390_000, 8_000_000))
+    imported = import_workload(write_json(tmp_path, result([job], {"direct": "1"})), format="fio-json")
+    workload = imported.groups[0]["workload"]
+    assert (workload["read_sizes"], workload["write_sizes"]) == ({"4KiB": 1.0}, {"64KiB": 1.0}) and "sizes" not in workload
+    sizes, probabilities = imported.scenario().groups[0].workload.size_mix
+    assert sizes == (4096, 65536) and probabilities == pytest.approx((0.7, 0.3))

@@ -124,19 +124,37 @@ def test_size_mix_from_buckets_and_read_fraction(tmp_path: Path) -> None:
     assert group["name"] == "vm2099979_scsi0_0"
     workload = group["workload"]
     assert workload["read_fraction"] == 0.3
-    # Bucket limits are the sizes; a 4095 bucket (2049..4095 bytes) stays 4095 bytes.
-    assert workload["sizes"] == {"4095B": 0.1, "4KiB": 0.2, "8KiB": 0.6, "64KiB": 0.1}
+    # Bucket limits are the sizes; a 4095 bucket (2049..4095 bytes) stays 4095 bytes. The Read and Write histograms
+    # differ: each op gets its own mix (weights to 6 significant digits).
+    assert workload["read_sizes"] == {"4KiB": 0.666667, "64KiB": 0.333333}
+    assert workload["write_sizes"] == {"4095B": 0.142857, "8KiB": 0.857143}
+    assert "sizes" not in workload
     assert ("VM 2099979 disk scsi0:0 I/Os", "100 (30 reads, 70 writes)") in imported.facts
+    assert dict(imported.facts)["VM 2099979 disk scsi0:0 sizes"] == (
+        "read and write mixes of the Read and Write histograms (bucket limits as sizes); mean read 24,576 B, mean write 7,607 B"
+    )
+    workload_spec = vs.read(path, {}).scenario().groups[0].workload
+    assert workload_spec.op_mean_size(False) == pytest.approx((20 * 4096 + 10 * 65536) / 30, rel=1e-6)
+    assert workload_spec.op_mean_size(True) == pytest.approx((10 * 4095 + 60 * 8192) / 70, rel=1e-6)
+
+
+def test_reads_and_writes_with_one_mix_get_the_all_commands_mix(tmp_path: Path) -> None:
+    imported = vs.read(write(tmp_path, disk_text(reads={4096: 30, 8192: 10}, writes={4096: 45, 8192: 15})), {})
+    workload = imported.groups[0]["workload"]
+    assert workload["sizes"] == {"4KiB": 0.75, "8KiB": 0.25}
+    assert "read_sizes" not in workload and "write_sizes" not in workload
+    assert dict(imported.facts)["VM 2099979 disk scsi0:0 sizes"].startswith("one mix for reads and writes, of the all-commands histogram")
 
 
 def test_overflow_bucket_gets_a_size_above_the_last_limit_and_a_warning(tmp_path: Path) -> None:
     text = disk_text(reads={4096: 10}, writes={4096: 80, OVER: 10})
     # vscsiStats' max line tells the largest I/O; make it 1 MiB, and the mean say the overflow I/Os average 1 MiB.
-    text = set_stats(text, "IO lengths of commands", max=1048576, mean=(90 * 4096 + 10 * 1048576) // 100)
+    text = set_stats(text, "IO lengths of Write commands", max=1048576, mean=(80 * 4096 + 10 * 1048576) // 90)
     imported = vs.read(write(tmp_path, text), {})
-    assert imported.groups[0]["workload"]["sizes"] == {"4KiB": 0.9, "1MiB": 0.1}
+    assert imported.groups[0]["workload"]["write_sizes"] == {"4KiB": 0.888889, "1MiB": 0.111111}
+    assert imported.groups[0]["workload"]["read_sizes"] == {"4KiB": 1.0}
     [warning] = [w for w in imported.warnings if "overflow" in w]
-    assert "10 I/Os are larger than 512KiB (the overflow bucket); modelled as 1MiB" in warning
+    assert "VM 2099979 disk scsi0:0 writes: 10 I/Os are larger than 512KiB (the overflow bucket); modelled as 1MiB" in warning
 
 
 def test_open_loop_iops_from_the_mean_inter_arrival(tmp_path: Path) -> None:
@@ -367,7 +385,7 @@ def test_repeated_prints_reset_between_are_added(tmp_path: Path) -> None:
     imported = vs.read(write(tmp_path, text), {})
     workload = imported.groups[0]["workload"]
     assert workload["read_fraction"] == 0.5
-    assert workload["sizes"] == {"4KiB": 0.9375, "8KiB": 0.0625}
+    assert (workload["read_sizes"], workload["write_sizes"]) == ({"4KiB": 1.0}, {"4KiB": 0.875, "8KiB": 0.125})
     assert any("taken as prints reset with -r between them: added up" in w for w in imported.warnings)
     # Told they are cumulative prints, only the last one counts.
     last = vs.read(write(tmp_path, text), {"snapshots": "last"}).groups[0]["workload"]

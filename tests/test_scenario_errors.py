@@ -145,7 +145,7 @@ def test_unknown_top_level_field_lists_allowed_fields(tmp_path: Path) -> None:
             "iosp",
             "groups.0(db).workload.iosp",
             "access, arrivals, compressibility, duty_cycle, hot_io_fraction, hot_span_fraction, iops, mode, outstanding, read_fraction, "
-            "sequential_run, sizes, think_time, throughput, trace, workers, working_set, zipf_theta",
+            "read_sizes, sequential_run, sizes, think_time, throughput, trace, workers, working_set, write_sizes, zipf_theta",
         ),
     ],
 )

@@ -14,10 +14,11 @@ __all__ = ["Chain", "SizeMix", "chains"]
 class SizeMix:
     """A group's I/O size mix: moments and transfer times (s at line rate) of the framed sizes."""
 
-    def __init__(self, workload: Any, peer: LinkSpec, storage: LinkSpec, storage_rate: float | None = None):
+    def __init__(self, workload: Any, peer: LinkSpec, storage: LinkSpec, storage_rate: float | None = None, write: bool | None = None):
         """``storage_rate``: bytes/s of a storage transfer, the slower of the storage link and the array's port
-        (default: the storage link's line rate)."""
-        sizes, probabilities = workload.size_mix
+        (default: the storage link's line rate). ``write``: the mix of the writes (True) or of the reads (False),
+        which differ when the workload has per-op mixes; of all I/Os when ``None``."""
+        sizes, probabilities = workload.size_mix if write is None else workload.op_size_mix(write)
         pairs = list(zip(sizes, probabilities, strict=True))
         self.pairs = pairs
         self.size = sum(p * s for s, p in pairs)

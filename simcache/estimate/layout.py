@@ -29,7 +29,7 @@ from simcache.estimate.stations import (
     TIER,
 )
 from simcache.physics import PortName, peer_port, ring_peers, vmotion_stream_port
-from simcache.scenario import Scenario, VMotion
+from simcache.scenario import Scenario, VMotion, Workload
 
 __all__ = ["Layout", "VMotionPair"]
 
@@ -79,13 +79,16 @@ class Layout:
         self.destager = cluster.destager
         storage_rate = min(cluster.storage_link.bandwidth, scenario.array.port.bandwidth)  # a transfer runs at the slower port
         self.mixes = [SizeMix(group.workload, cluster.peer_link, cluster.storage_link, storage_rate) for group in scenario.groups]
+        # Per op: the reads' and the writes' own mixes (the same as ``mixes`` unless the workload has per-op mixes).
+        self.read_mixes = [self._op_mix(group.workload, storage_rate, False) for group in scenario.groups]
+        self.write_mixes = [self._op_mix(group.workload, storage_rate, True) for group in scenario.groups]
         self.chains = chains(scenario)
         writers = [ch for ch in self.chains if ch.write_back and ch.read_fraction < 1.0]
         self.destaging_hosts = [any(ch.host == h for ch in writers) for h in range(self.hosts)]
         self.adaptive = cluster.compression.mode == "adaptive"
         self.compression_threshold = cluster.compression.threshold
         self.compress_always = cluster.compression.mode == "always"
-        self.batches = DestageBatches(self.hosts, self.chains, self.mixes, self.destager, self.services)
+        self.batches = DestageBatches(self.hosts, self.chains, self.write_mixes, self.destager, self.services)
         self.vmotions = [e for e in scenario.events if isinstance(e, VMotion)]
         # What the timeline runs and ends: each vMotion's streams on each port pair they use.
         self.vmotion_pairs = [VMotionPair(v, e, k, streams) for v, e in enumerate(self.vmotions) for k, streams in self.vmotion_streams(e)]
@@ -95,6 +98,11 @@ class Layout:
         self.schedule = Schedule(scenario, self.vmotions)
         self.network = Network(self, templates(self))
         self.read_cache = ReadCache(self)
+
+    def _op_mix(self, workload: Workload, storage_rate: float, write: bool) -> SizeMix:
+        """The size mix of one op of a workload (:attr:`mixes`' own when the ops share one mix)."""
+        cluster = self.scenario.cluster
+        return SizeMix(workload, cluster.peer_link, cluster.storage_link, storage_rate, write if workload.per_op_sizes else None)
 
     def _station_names(self) -> list[str]:
         names = [""] * self.station_count

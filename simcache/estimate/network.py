@@ -501,7 +501,7 @@ class Network:
                     flows[h, o] += op.size
                     sending = [k for _, k in replicas]
                     for k in set(sending):
-                        flows[2 * hosts + c.lane(h, k), o] += sending.count(k) * c.mixes[chain.group].peer_seconds
+                        flows[2 * hosts + c.lane(h, k), o] += sending.count(k) * c.write_mixes[chain.group].peer_seconds
                 flows[hosts + h, o] += op.size
                 for target, _ in replicas:
                     flows[hosts + target, o] += op.size

@@ -66,7 +66,7 @@ def templates(c: Layout) -> list[list[Op]]:
 def _chain_ops(c: Layout, index: int, chain: Chain) -> list[Op]:
     """The ops of one chain: its writes, then its read hits and read misses."""
     h = chain.host
-    mix = c.mixes[chain.group]
+    mix = c.read_mixes[chain.group]  # the reads' mix (the writes': _write)
     size, size_sq = mix.size, mix.size_sq
     ops = []
     if chain.read_fraction < 1.0:
@@ -86,7 +86,7 @@ def _chain_ops(c: Layout, index: int, chain: Chain) -> list[Op]:
 def _write(c: Layout, index: int, chain: Chain) -> Op:
     h = chain.host
     base = h * c.per_host
-    mix = c.mixes[chain.group]
+    mix = c.write_mixes[chain.group]
     size, size_sq = mix.size, mix.size_sq
     probability = 1.0 - chain.read_fraction
     legs = [c.services.tier_steps(h, size, size_sq, True)]

@@ -58,6 +58,11 @@ def _popularity_bins(workload: Workload, blocks: int, lines: float) -> list[tupl
     return [(mass, count / per_line, mass / count * per_line) for mass, count in regions]
 
 
+def _spans(pairs: list[tuple[int, float]], line: int) -> float:
+    """Mean lines an I/O of the mix (size, probability) spans at a uniform 4 KiB-aligned position."""
+    return sum(p * (1.0 + max(0.0, s - BLOCK) / line) for s, p in pairs)
+
+
 def _run_gain(workload: Workload, pairs: list[tuple[int, float]], per_line: float) -> float:
     """Share of a VM's misses that sequential runs turn into hits.
 
@@ -91,17 +96,21 @@ class ReadCache:
         self.nominal = np.array([ch.nominal_rate for ch in c.chains], dtype=np.float64)
         self.hosts = c.hosts
         self.chains = len(c.chains)
-        per_group: list[list[tuple[float, float, float, float]]] = []  # (lines, rate per I/O, mass, spans) per bin
+        # (lines, rate per I/O, mass, lines a read spans) per bin: a read hits if all the lines it spans are present,
+        # and every I/O (of the mix of all ops) refreshes the lines it spans.
+        per_group: list[list[tuple[float, float, float, float]]] = []
         gains: list[float] = []
         for g, group in enumerate(scenario.groups):
             w = group.workload
             vms = group.vms_per_host
-            spans = sum(p * (1.0 + max(0.0, s - BLOCK) / line) for s, p in c.mixes[g].pairs)
+            spans = _spans(c.mixes[g].pairs, line)
+            read_spans = _spans(c.read_mixes[g].pairs, line)
             blocks = working_set_blocks(w.working_set, BLOCK)
             lines = max(1.0, blocks / per_line)
-            per_group.append([(vms * count, spans * rate / vms, mass, spans) for mass, count, rate in _popularity_bins(w, blocks, lines)])
-            gains.append(_run_gain(w, list(c.mixes[g].pairs), per_line))
-        bins: list[tuple[int, int, float, float, float, float]] = []  # (host, chain, lines, rate per I/O, mass, spans)
+            bins_of_group = _popularity_bins(w, blocks, lines)
+            per_group.append([(vms * count, spans * rate / vms, mass, read_spans) for mass, count, rate in bins_of_group])
+            gains.append(_run_gain(w, list(c.read_mixes[g].pairs), per_line))
+        bins: list[tuple[int, int, float, float, float, float]] = []  # (host, chain, lines, rate per I/O, mass, read spans)
         for h in range(c.hosts):
             members = [i for i, ch in enumerate(c.chains) if ch.host == h]
             if any(c.chains[i].read_fraction > 0 for i in members):

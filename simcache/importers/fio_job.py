@@ -11,7 +11,7 @@ How options become a :class:`~simcache.scenario.Workload` (per VM):
 |---|---|
 | ``rw``/``readwrite`` | ``read_fraction`` (1, 0, or ``rwmixread``/``rwmixwrite``, default 50%) and ``access`` |
 | | (``rand*``: uniform, else sequential); trims are not modelled |
-| ``bs``, ``bsrange``, ``bssplit`` | ``sizes``; separate read,write values are merged into one mix weighted by the read share |
+| ``bs``, ``bsrange``, ``bssplit`` | ``sizes``; read,write values that differ: ``read_sizes``, ``write_sizes`` |
 | ``iodepth`` | closed loop ``outstanding`` (1 for the synchronous engines sync, psync, vsync, pvsync, pvsync2, mmap) |
 | ``rate_iops`` / ``rate`` | open loop ``iops`` / ``throughput``: the rw mix holds, the first direction at its cap sets the total |
 | ``thinktime`` | ``think_time`` (µs when no unit is given) |
@@ -218,21 +218,13 @@ def job_group(source: Path, spec: JobSpec, numjobs_as: str, notes: Notes, names:
     read_fraction = 1.0 if not writes else 0.0 if not reads else _read_mix(job)
 
     read_sizes, write_sizes = _block_sizes(job)
-    sizes = _merge_sizes(read_sizes, write_sizes, read_fraction)
-    if reads and writes and read_sizes != write_sizes:
-        notes.add(
-            name,
-            "reads and writes have different block sizes; the model draws every I/O's size from one mix weighted by the read share",
-        )
-
     numjobs = int(job.number("numjobs", 1, low=1, high=1024))
-    workload: dict[str, Any] = {"read_fraction": read_fraction, "sizes": {_size_text(s): w for s, w in sizes.items()}}
+    workload: dict[str, Any] = {"read_fraction": read_fraction, **_size_fields(reads, writes, read_sizes, write_sizes)}
     rate = _rate(job, notes, reads, writes, read_fraction, read_sizes, write_sizes)
     clones = numjobs if numjobs_as == "workers" else 1
     if rate is not None:
         kind, per_job, read_fraction = rate
         workload = {"mode": "open", kind: per_job * clones, **workload, "read_fraction": read_fraction}
-        workload["sizes"] = {_size_text(s): w for s, w in _merge_sizes(read_sizes, write_sizes, read_fraction).items()}
         loop = f"open loop {kind} {per_job * clones:.6g}{' B/s' if kind == 'throughput' else ''}"
     else:
         depth = int(job.number("iodepth", 1, low=1, high=1024))
@@ -271,7 +263,7 @@ def job_group(source: Path, spec: JobSpec, numjobs_as: str, notes: Notes, names:
         length += f" after {ramp:g} s ramp"
     mix = f"{read_fraction:.0%} reads" if reads and writes else "reads" if reads else "writes"
     ws = _size_text(working_set) if working_set else "default working set"
-    description = f"{rw} ({mix}), sizes {', '.join(workload['sizes'])}, {loop}, {vms}, {workload['access']} over {ws}, {length}"
+    description = f"{rw} ({mix}), {_sizes_text(workload)}, {loop}, {vms}, {workload['access']} over {ws}, {length}"
     return JobResult(group, description, duration, numjobs)
 
 
@@ -345,14 +337,27 @@ def _one_split(job: _Job, key: str, text: str | None) -> dict[int, float]:
     return weights
 
 
-def _merge_sizes(read: dict[int, float], write: dict[int, float], read_fraction: float) -> dict[int, float]:
-    merged: dict[int, float] = {}
-    for mix, share in ((read, read_fraction), (write, 1 - read_fraction)):
-        total = sum(mix.values())
-        for size, weight in mix.items():
-            if share > 0:
-                merged[size] = merged.get(size, 0.0) + share * weight / total
-    return {size: round(weight, 6) for size, weight in sorted(merged.items())}
+def _size_fields(reads: bool, writes: bool, read: dict[int, float], write: dict[int, float]) -> dict[str, dict[str, float]]:
+    """``sizes`` when the job's I/Os share one mix (or only one direction runs), else ``read_sizes`` and ``write_sizes``."""
+    if reads and writes and _shares(read) != _shares(write):
+        return {"read_sizes": _mix_field(read), "write_sizes": _mix_field(write)}
+    return {"sizes": _mix_field(read if reads else write)}
+
+
+def _shares(mix: dict[int, float]) -> dict[int, float]:
+    total = sum(mix.values())
+    return {size: round(weight / total, 6) for size, weight in sorted(mix.items())}
+
+
+def _mix_field(mix: dict[int, float]) -> dict[str, float]:
+    """A size mix as the scenario writes it: sizes by increasing bytes, weights as shares of 1 (6 decimals)."""
+    return {_size_text(size): share for size, share in _shares(mix).items()}
+
+
+def _sizes_text(workload: Mapping[str, Any]) -> str:
+    if "sizes" in workload:
+        return f"sizes {', '.join(workload['sizes'])}"
+    return f"read sizes {', '.join(workload['read_sizes'])}, write sizes {', '.join(workload['write_sizes'])}"
 
 
 def _mean(mix: dict[int, float]) -> float:

@@ -35,6 +35,7 @@ What each disk becomes (one group of one VM; see ``layout``):
 |---|---|
 | ``read_fraction`` | Read / (Read + Write) I/O length counts |
 | ``sizes`` | the all-commands I/O length buckets: each bucket's limit (its largest size) weighted by its count |
+| ``read_sizes``, ``write_sizes`` | instead of ``sizes`` when the Read and Write I/O length histograms give different mixes |
 | ``iops`` (open loop) | 1 / mean inter-arrival time (without a largest gap longer than all others together) |
 | ``outstanding`` (``mode = "closed"``) | the outstanding-I/O histogram's mean, rounded |
 | ``sequential_run`` | ``1 / (1 - p)``, ``p`` the share of successive seeks within +1..+``sequential_within`` LBN (near-sequential) |
@@ -220,6 +221,26 @@ def _sizes(path: Path, lengths: Histogram, where: str, notes: list[str]) -> dict
     return mix
 
 
+def _size_fields(
+    path: Path, hist: Mapping[tuple[str, str], Histogram], where: str, notes: list[str], both_ops: bool
+) -> tuple[dict[str, dict[str, float]], str]:
+    """(``sizes``, or ``read_sizes`` and ``write_sizes`` when the Read and Write histograms' mixes differ; how, in words)."""
+    if both_ops:
+        op_notes: list[str] = []
+        read = _sizes(path, hist["length", "read"], f"{where} reads", op_notes)
+        write = _sizes(path, hist["length", "write"], f"{where} writes", op_notes)
+        if _shares(read) != _shares(write):
+            notes += op_notes
+            return {"read_sizes": read, "write_sizes": write}, "read and write mixes of the Read and Write histograms"
+    return {"sizes": _sizes(path, hist["length", "any"], where, notes)}, "one mix for reads and writes, of the all-commands histogram"
+
+
+def _shares(mix: Mapping[str, float]) -> dict[int, float]:
+    """A size mix by bytes, weights as shares of 1 (6 significant digits): mixes that differ only in rounding are one."""
+    total = sum(mix.values())
+    return {parse_size(size): float(f"{weight / total:.6g}") for size, weight in mix.items()}
+
+
 def _gap_mean(arrivals: Histogram, where: str, notes: list[str]) -> tuple[float, int]:
     """Mean inter-arrival time (µs) and the number of gaps it is over, without a leading gap from before collection."""
     gaps, total = arrivals.count, arrivals.count * arrivals.mean
@@ -327,18 +348,19 @@ def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], His
     reads, writes = hist["length", "read"].count, hist["length", "write"].count
     if reads + writes == 0:
         raise _error(path, lengths.line, where, "no read or write commands counted: nothing to model (was the VM idle?)")
+    sizes, how = _size_fields(path, hist, where, notes, reads > 0 and writes > 0)
     workload: dict[str, Any] = {
         "mode": opts.mode,
         "read_fraction": float(f"{reads / (reads + writes):.6g}"),
-        "sizes": _sizes(path, lengths, where, notes),
+        **sizes,
         "working_set": _size_key(opts.working_set),
     }
     facts = [
         (f"{where} I/Os", f"{lengths.count:,} ({reads:,} reads, {writes:,} writes{_others(lengths.count - reads - writes)})"),
         (
             f"{where} sizes",
-            f"mix of the all-commands histogram (bucket limits as sizes); mean read {hist['length', 'read'].mean:,.0f} B, "
-            f"mean write {hist['length', 'write'].mean:,.0f} B (per-op size mixes are not modelled)",
+            f"{how} (bucket limits as sizes); mean read {hist['length', 'read'].mean:,.0f} B, "
+            f"mean write {hist['length', 'write'].mean:,.0f} B",
         ),
     ]
     window = None

@@ -284,7 +284,7 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
                     f"with fewer replicas",
                 )
             )
-        largest = max(group.workload.size_mix[0])
+        largest = max(group.workload.op_size_mix(True)[0])
         if group.workload.trace is not None:
             trace_problems = _trace_problems(scenario, group, where)
             problems += trace_problems

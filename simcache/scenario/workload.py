@@ -2,7 +2,9 @@
 
 A :class:`Group` places VMs with one write policy on some hosts; its
 :class:`Workload` is a closed or open loop of I/Os with a size mix, an access
-pattern over a working set and an optional :class:`DutyCycle`.
+pattern over a working set and an optional :class:`DutyCycle`. Reads and writes
+take their sizes from one mix (``sizes``) or each from its own (``read_sizes``,
+``write_sizes``: an op's own mix replaces ``sizes`` for that op).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from simcache.errors import echo
 from simcache.scenario.fields import (
@@ -137,6 +139,7 @@ class TraceSpec(_Spec):
 _SYNTHETIC_FIELDS: tuple[str, ...] = (
     *("iops", "throughput", "read_fraction", "sizes", "working_set", "access", "zipf_theta", "duty_cycle", "arrivals"),
     *("hot_io_fraction", "hot_span_fraction", "sequential_run"),
+    *("read_sizes", "write_sizes"),
 )
 _RUN_ACCESSES = ("uniform", "zipf", "hotspot")
 """Access patterns that ``sequential_run`` applies to."""
@@ -167,7 +170,18 @@ class Workload(_Spec):
         title="I/O size mix", default_factory=lambda: {"4KiB": 1.0}
     )
     """I/O sizes and their relative weights, e.g. 8KiB: 0.7, 64KiB: 0.3 (KiB/MiB are powers of 1024); a size
-    alone weighs 1."""
+    alone weighs 1. The mix of every I/O, unless ``read_sizes`` or ``write_sizes`` gives an op its own."""
+    read_sizes: Annotated[dict[str, Weight], Field(min_length=1, max_length=SIZE_MIX_ENTRIES)] | None = Field(
+        default=None, title="Read size mix"
+    )
+    """The reads' own size mix, written like ``sizes`` (e.g. 4KiB: 1); when given it replaces ``sizes`` for the
+    reads. Unset: reads use ``sizes``."""
+    write_sizes: Annotated[dict[str, Weight], Field(min_length=1, max_length=SIZE_MIX_ENTRIES)] | None = Field(
+        default=None, title="Write size mix"
+    )
+    """The writes' own size mix, written like ``sizes`` (e.g. 64KiB: 1); when given it replaces ``sizes`` for the
+    writes. Unset: writes use ``sizes``. With both ``read_sizes`` and ``write_sizes``, leave ``sizes`` out (no I/O
+    would take it)."""
     working_set: Annotated[PositiveBytes, Field(title="Working set per VM")] = 10 * 1024**3
     """Bytes each VM touches; with the tier capacity it sets the read hit rate."""
     access: Literal["uniform", "zipf", "hotspot", "sequential"] = "uniform"
@@ -192,14 +206,14 @@ class Workload(_Spec):
     """Time-varying intensity: on/off bursts at full intensity with rests in between, or (open loop only) a
     sine wave around the mean rate or a rate profile (``simcache fit``). Unset: steady."""
 
-    @field_validator("sizes", mode="before")
+    @field_validator("sizes", "read_sizes", "write_sizes", mode="before")
     @classmethod
-    def _size_mix(cls, value: Any) -> Any:
+    def _size_mix(cls, value: Any, info: ValidationInfo) -> Any:
         """One size alone weighs 1; each size of a table must be a size an I/O can have, and appear once."""
         if isinstance(value, (bool, list, tuple)):
             raise ValueError(
                 'a size mix is a table of sizes and their relative weights, e.g. { "8KiB" = 0.7, "64KiB" = 0.3 }, '
-                'or one size alone (sizes = "4KiB")'
+                f'or one size alone ({info.field_name} = "4KiB")'
             )
         if isinstance(value, (str, int, float)):
             value = {str(value): 1.0}
@@ -227,6 +241,16 @@ class Workload(_Spec):
                 f'a {self.duty_cycle.shape} duty cycle modulates an arrival rate: use mode = "open", or shape = "onoff" for a closed loop'
             )
         return self._access_fields()
+
+    @model_validator(mode="after")
+    def _op_size_fields(self) -> Workload:
+        """``sizes`` beside both per-op mixes would be unused: say so rather than ignore it."""
+        if self.read_sizes is not None and self.write_sizes is not None and self._differs_from_default("sizes"):
+            raise ValueError(
+                "sizes is unused when read_sizes and write_sizes are both given (each op takes its own mix): remove sizes, "
+                "or remove read_sizes or write_sizes so that op takes sizes"
+            )
+        return self
 
     def _access_fields(self) -> Workload:
         hot = {"hot_io_fraction": self.hot_io_fraction, "hot_span_fraction": self.hot_span_fraction}
@@ -276,12 +300,39 @@ class Workload(_Spec):
 
     @property
     def size_mix(self) -> tuple[tuple[int, ...], tuple[float, ...]]:
-        """Sizes in bytes and their probabilities (summing to 1)."""
-        total = sum(self.sizes.values())
+        """Sizes in bytes and their probabilities (summing to 1) over all I/Os: with per-op mixes that differ,
+        each op's mix weighted by its share of the I/Os (sizes that no I/O has left out), by increasing size."""
+        if not self.per_op_sizes:
+            return self.op_size_mix(True)
+        shares = (self.read_fraction, 1.0 - self.read_fraction)
+        merged: dict[int, float] = {}
+        for write, share in zip((False, True), shares, strict=True):
+            for size, probability in zip(*self.op_size_mix(write), strict=True):
+                if share * probability > 0:
+                    merged[size] = merged.get(size, 0.0) + share * probability
+        ordered = sorted(merged.items())
+        return tuple(s for s, _ in ordered), tuple(p for _, p in ordered)
+
+    def op_size_mix(self, write: bool) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """Sizes in bytes and their probabilities (summing to 1) of the writes (``write``) or of the reads:
+        ``write_sizes`` / ``read_sizes`` when given, else ``sizes``."""
+        own = self.write_sizes if write else self.read_sizes
+        mix = self.sizes if own is None else own
+        total = sum(mix.values())
         return (
-            tuple(parse_size(s) for s in self.sizes),
-            tuple(w / total for w in self.sizes.values()),
+            tuple(parse_size(s) for s in mix),
+            tuple(w / total for w in mix.values()),
         )
+
+    @property
+    def per_op_sizes(self) -> bool:
+        """Reads and writes draw their sizes from different mixes."""
+        return self.op_size_mix(False) != self.op_size_mix(True)
+
+    def op_mean_size(self, write: bool) -> float:
+        """Mean bytes of a write (``write``) or of a read."""
+        sizes, probs = self.op_size_mix(write)
+        return float(sum(s * p for s, p in zip(sizes, probs, strict=True)))
 
     @property
     def mean_size(self) -> float:
