@@ -268,3 +268,22 @@ def test_onoff_clock_always_moves_on(on: float, off: float) -> None:
     clock = DutyClock(DutyCycle(shape="onoff", on=on, off=off))
     stuck = [end for k in range(200) for end in (k * (on + off) + on,) if clock.is_on(end) and clock.on_until(end) <= end]
     assert not stuck, f"on at {stuck[:3]} but the on period ends right there"
+
+
+def test_a_gap_of_many_on_periods_skips_them_at_once() -> None:
+    """A gap measured in on-time that outlasts many on periods lands where walking them one by one lands: gap g from
+    the start of an on period (on 10 ms, off 70 ms) ends after floor(g / on) whole cycles plus the rest, and a rate of
+    4e-9 I/Os per s (a gap of years) answers at once instead of walking billions of periods (a fuzzed file hung)."""
+    from simcache.scenario import Workload
+    from simcache.workload import IOStream
+
+    on, off = 0.010, 0.070
+    workload = Workload(mode="open", iops=4e-9, duty_cycle={"shape": "onoff", "on": on, "off": off})
+    stream = IOStream(workload, np.random.SeedSequence(1))
+    gaps = [stream.next_gap(0.0)]
+    stream = IOStream(workload, np.random.SeedSequence(1))
+    draw = stream._draw_gap()  # the same first gap, in on-time
+    whole = math.floor(draw / on)
+    expected = whole * (on + off) + (draw - whole * on)
+    assert gaps[0] == pytest.approx(expected, rel=1e-9)
+    assert gaps[0] > 1e6  # years of simulated time: the VM issues nothing in any run
