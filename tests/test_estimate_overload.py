@@ -251,16 +251,21 @@ def test_a_faster_array_port_is_busy_for_the_bytes_at_its_own_rate() -> None:
 
 
 def test_a_fixed_point_that_does_not_settle_says_so() -> None:
-    """The solver stops after MAX_ITERATIONS passes; a state it left unsettled is reported with how far its last
-    pass still moved the queues (here set by hand on a converged estimate's pieces: no small scenario needs 500)."""
-    from simcache.estimate.numeric import MAX_ITERATIONS, TOLERANCE
+    """The solver stops after its pass limit; a state it left unsettled is reported with the passes it took and how
+    far its last pass still moved the queues (here set by hand on a converged estimate's pieces: no small scenario
+    needs 500 passes)."""
+    from simcache.estimate.numeric import MAX_ITERATIONS, MIN_PASSES, TOLERANCE, pass_limit
     from simcache.estimate.overload import explain
+
+    # 500 passes up to 3,000 closed rows; 1.5 million row evaluations beyond, and never fewer than 100.
+    assert (pass_limit(7), pass_limit(3_000), pass_limit(14_014), pass_limit(10**6)) == (MAX_ITERATIONS, 500, 107, MIN_PASSES)
 
     estimate = simcache.estimate(write_through(300.0))
     assert [w.kind for w in estimate.warnings] == []  # every state settled
     evidence = estimate._evidence
     for piece in evidence.inside:
         piece.result.residual = 0.0321
+        piece.result.passes = MAX_ITERATIONS
     warnings = explain(evidence)
     assert [(w.kind, w.component, w.offered, w.capacity, w.unit, w.severity) for w in warnings] == [
         ("not_converged", "estimate", 0.0321, TOLERANCE, "relative change", "note")

@@ -21,8 +21,9 @@ Overload and saturation):
   the buffer fills in ``capacity / (accepted - drained)`` seconds (within
   the run, or after it); from then on writes run at the drain rate.
 - ``not_converged``: the mean value analysis of a stretch of the window did
-  not settle within its pass limit (``MAX_ITERATIONS``); its figures are the
-  last pass's, and how far that pass still moved the queues is reported.
+  not settle within its pass limit (``MAX_ITERATIONS``, fewer for thousands
+  of closed chains: ``numeric.pass_limit``); its figures are the last pass's,
+  and how far that pass still moved the queues is reported.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simcache.estimate.numeric import MAX_ITERATIONS, TOLERANCE, Floats
+from simcache.estimate.numeric import TOLERANCE, Floats
 from simcache.estimate.state import FULL
 from simcache.estimate.stations import ADMIT, ARRAY, ARRAY_RX, GC, PIPE_SLOT, STORAGE_TX, TIER
 
@@ -142,7 +143,7 @@ def explain(e: Evidence) -> list[EstimateWarning]:
                 worst.result.residual,
                 TOLERANCE,
                 "relative change",
-                f"the estimate did not settle in {MAX_ITERATIONS} passes for {share:.0%} of the window (its last pass still "
+                f"the estimate did not settle in {worst.result.passes} passes for {share:.0%} of the window (its last pass still "
                 f"moved the queues by {worst.result.residual:.2%} of the longest, against {TOLERANCE:.2%} to stop): the "
                 "figures there are approximate; simulate the scenario to check them",
             )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from simcache.estimate.mva_step import OVERLOAD_FLOOR, StepRates, Sweep, aitken, mva_step, station_sums
-from simcache.estimate.numeric import MAX_ITERATIONS, TOLERANCE, Floats, sums
+from simcache.estimate.numeric import TOLERANCE, Floats, pass_limit, sums
 from simcache.estimate.queueing import mva_closed
 from simcache.estimate.state import FULL, KEEPING_UP, StateKey, StateResult
 from simcache.estimate.stations import ARRAY, ARRAY_RX, STORAGE_TX
@@ -57,6 +57,7 @@ SOLVER_STATE = (
     "open_spread",
     "population",
     "rates",
+    "passes",
     "residual",
     "result",
     "solution",
@@ -76,6 +77,7 @@ class Solver:
         self.c = layout
         self.key = key
         self.residual = 0.0  # set by _fixed_point when it gives up: its last pass's relative queue change
+        self.passes = 0  # and the passes it took
         net = layout.network
         self.net = net
         if hit is None:
@@ -226,7 +228,9 @@ class Solver:
         history: list[list[float]] = []
         checked = False  # the destage load (and hit ratios) were checked since they last changed
         self.residual = 0.0
-        for _ in range(MAX_ITERATIONS):
+        self.passes = 0
+        passes = pass_limit(len(self.net.step.closed_station))
+        for _ in range(passes):
             sweep = self._sweep(throughput, queue, chain_queue)
             change = max([abs(new - old) for new, old in zip(sweep.queue, queue, strict=True)])
             throughput, queue, chain_queue = sweep.throughput, sweep.queue, sweep.chain_queue
@@ -251,6 +255,7 @@ class Solver:
                 chain_queue = aitken(history[0], history[1], history[2])
                 queue = station_sums(chain_queue, len(throughput), len(queue))
                 history = []
+        self.passes = passes
         self.drain = self._drains(sweep)
         return sweep
 
@@ -393,6 +398,7 @@ class Solver:
             tuple(np.flatnonzero(overload > 0).tolist()),
             vmotion_rate,
             self.residual,
+            self.passes,
         )
 
     def copy(self, key: StateKey) -> Solver:

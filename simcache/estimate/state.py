@@ -51,3 +51,4 @@ class StateResult:
     overloaded: tuple[int, ...]  # stations with an overload
     vmotion_rate: dict[int, float]  # running vMotion pair -> framed bytes/s it gets
     residual: float = 0.0  # 0 if the fixed point settled, else its last pass's largest queue change (relative)
+    passes: int = 0  # the passes it took when it gave up (0: it settled)
