@@ -9,6 +9,7 @@ have not reached any peer yet, the data at risk of asynchronous replication).
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import simpy
@@ -68,7 +69,7 @@ class Host:
         self.destager = Destager(env, spec.destager, self)
         self.destager.on_destaged = self._drop_replicas
         self.metadata_log = MetadataLog(env, self.tier)
-        self.replica_lag = ReplicaLag()
+        self.replica_lag = ReplicaLag(env)
 
     def _drop_replicas(self, item: PendingWrite) -> None:
         lag = self.replica_lag
@@ -194,12 +195,49 @@ class ReplicaLag:
     (same bytes, same peers), so each key holds a count.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, env: simpy.Environment) -> None:
+        self.env = env
         self.bytes = 0
         self.tracking = False  # has any asynchronous write been acknowledged here
+        self._sending: dict[Host, int] = {}  # bytes of copies on their way to each peer
+        self._blocked: deque[tuple[simpy.Event, tuple[Host, ...], int, int]] = deque()  # writes waiting for room to send
         self._lagging: dict[PendingWrite, int] = {}
         self._due: dict[tuple[PendingWrite, Host], int] = {}  # copies on their way, by item and peer
         self._renamed: dict[PendingWrite, PendingWrite] = {}  # items rewritten when a peer died
+
+    def room(self, peers: tuple[Host, ...], size: int, buffer: int) -> simpy.Event | None:
+        """Put a write's copies of ``size`` bytes for ``peers`` into the send buffer of ``buffer`` bytes per peer.
+
+        ``None`` if they fit now (or nothing is on its way to those peers), else the event that fires when they
+        have gone in: writes enter in order, as copies already sent arrive.
+        """
+        if not self._blocked and self._fits(peers, size, buffer):
+            self._enter(peers, size)
+            return None
+        event = self.env.event()
+        self._blocked.append((event, peers, size, buffer))
+        return event
+
+    def _fits(self, peers: tuple[Host, ...], size: int, buffer: int) -> bool:
+        sending = self._sending
+        for peer in peers:
+            queued = sending.get(peer, 0)
+            if queued and queued + size > buffer:
+                return False
+        return True
+
+    def _enter(self, peers: tuple[Host, ...], size: int) -> None:
+        sending = self._sending
+        for peer in peers:
+            sending[peer] = sending.get(peer, 0) + size
+
+    def _landed(self, peer: Host, size: int) -> None:
+        self._sending[peer] -= size
+        blocked = self._blocked
+        while blocked and self._fits(blocked[0][1], blocked[0][2], blocked[0][3]):
+            event, peers, size, _ = blocked.popleft()
+            self._enter(peers, size)
+            event.succeed()
 
     def acknowledged(self, write: AsyncWrite, item: PendingWrite) -> None:
         """``write`` was acknowledged to its VM as ``item`` of the destager."""
@@ -219,6 +257,7 @@ class ReplicaLag:
 
     def arrived(self, write: AsyncWrite, peer: Host) -> None:
         """``write``'s copy has reached ``peer``."""
+        self._landed(peer, write.size)
         item = write.item
         if item is None:  # before the acknowledgement: it will not lag on this peer's account
             write.arrived.append(peer)

@@ -85,6 +85,7 @@ class VM:
         self._storage_message = message_seconds(host.storage_tx.spec)  # a read request, the array's acknowledgement
         replication = "sync" if spec is None else spec.replication
         self._async = replication == "async"
+        self._send_buffer = 0 if spec is None else spec.replication_buffer
         self._memory_ack = replication == "memory"
         self._metadata_size = spec.metadata_size if spec is not None and spec.metadata_write else 0
         self._metadata_batched = spec is not None and spec.metadata_batched
@@ -145,12 +146,17 @@ class VM:
         local_done = host.tier.submit(begun, size, True)
         host.cache.insert(self.index, offset, size)
         peers = self.peers
-        legs = [self._replicate(peer, path, size) for peer, path in zip(peers, self._peer_paths, strict=True)] if peers else []
         lag = AsyncWrite(size) if self._async and peers else None
-        if lag is not None:
-            for event, leg in legs:
+        if lag is not None:  # the copies leave once they are in the send buffer; the acknowledgement waits for that only
+            room = host.replica_lag.room(peers, size, self._send_buffer)
+            if room is not None:
+                yield room
+            for peer, path in zip(peers, self._peer_paths, strict=True):
+                event, leg = self._replicate(peer, path, size)
                 event.callbacks.append(self._lag_callback(lag, leg))
-            legs = []  # the acknowledgement waits for none of them
+            legs = []
+        else:
+            legs = [self._replicate(peer, path, size) for peer, path in zip(peers, self._peer_paths, strict=True)] if peers else []
         if self._metadata_size:
             if local_done > env.now:
                 yield env.timeout(local_done - env.now)
@@ -178,7 +184,9 @@ class VM:
         if not host.alive:
             return  # the host died under this I/O: the VM is gone, nothing is recorded
         # Components are taken from the clock so that they add up to the latency exactly.
-        if critical_peer_tier < 0:
+        if lag is not None and acked_at > finish:  # waited for room in the send buffer: network time
+            local, network, peer_tier = finish - issued, acked_at - finish, 0.0
+        elif critical_peer_tier < 0:
             local, network, peer_tier = acked_at - issued, 0.0, 0.0
         else:
             local, network, peer_tier = begun - issued, (acked_at - begun) - critical_peer_tier, critical_peer_tier

@@ -319,6 +319,10 @@ class Group(_Spec):
     replicator's protocol C). ``memory``: once every peer has it in RAM, before its device write (protocol B).
     ``async``: once the local device has it; the replicas follow, and the bytes acknowledged but not yet on any
     peer are data at risk (protocol A). Ignored by WT and WB+0, so a sweep can switch the policy."""
+    replication_buffer: Annotated[PositiveBytes, Field(le=2**30), Why(high="beyond any socket buffer")] = 4 * 1024**2
+    """``replication = "async"``: bytes of replicas a host keeps on their way to one peer (the replication
+    connection's send buffer); past it, acknowledgements wait for copies to arrive. Default 4 MiB, the largest
+    send buffer Linux's TCP grows to by default (net.ipv4.tcp_wmem, Linux ip-sysctl documentation)."""
     metadata_write: bool = False
     """Each write-back write also writes a metadata (activity log) record to the local tier before it is
     acknowledged: one more device write on the critical path."""
