@@ -131,6 +131,30 @@ def test_host_failure_loses_exactly_the_lagging_bytes(replication: str) -> None:
         assert at_risk == 0
 
 
+@pytest.mark.parametrize("policy", ["WB+1", "WB+2"])
+def test_async_bytes_are_conserved_when_a_peer_and_then_a_primary_die(policy: str) -> None:
+    """4 hosts replicating asynchronously over a loaded 1GbE; host1 dies at 0.3 s, host0 at 0.6 s. Accepted =
+    destaged + still buffered + lost, to the byte; at-risk bytes and replica copies never go negative."""
+    group = {
+        "name": "db",
+        "policy": policy,
+        "replication": "async",
+        "workload": {"mode": "open", "throughput": "60MB/s", "sizes": {"64KiB": 1, "1MiB": 1}, "working_set": "64MiB"},
+    }
+    events = [{"kind": "host_failure", "at": 0.3, "host": 1}, {"kind": "host_failure", "at": 0.6, "host": 0}]
+    s = simcache.load_scenario(
+        small_scenario(groups=[group], cluster={"hosts": 4, "peer_link": "1GbE", "tier": "sata-ssd-s3700"}, events=events)
+    )
+    model = engine.build(s, 3)
+    for t in np.arange(0.05, 1.0001, 0.05):
+        run_until(model.env, float(t))
+        assert all(h.replica_lag.bytes >= 0 and h.replica_bytes >= 0 for h in model.hosts), t
+    accepted = sum(h.destager.accepted_bytes for h in model.hosts)
+    kept = sum(h.destager.destaged_bytes + h.destager.backlog_bytes for h in model.hosts)
+    assert accepted == kept + sum(f["lost_bytes"] for f in model.failures)
+    assert model.failures[1]["lost_bytes"] > 0  # host0 died with writes still lagging
+
+
 # -- replication = "memory": the peer's RAM acknowledges ----------------------------------------------------------------
 
 

@@ -148,10 +148,11 @@ class VM:
         peers = self.peers
         lag = AsyncWrite(size) if self._async and peers else None
         if lag is not None:  # the copies leave once they are in the send buffer; the acknowledgement waits for that only
+            paths = self._peer_paths  # as chosen at issue (a failure may re-peer the VM while it waits)
             room = host.replica_lag.room(peers, size, self._send_buffer)
             if room is not None:
                 yield room
-            for peer, path in zip(peers, self._peer_paths, strict=True):
+            for peer, path in zip(peers, paths, strict=True):
                 event, leg = self._replicate(peer, path, size)
                 event.callbacks.append(self._lag_callback(lag, leg))
             legs = []
