@@ -314,6 +314,8 @@ def test_a_message_within_the_window_is_not_capped() -> None:
         ("groups.db.metadata_size", "64MiB", "must be at most 16MiB; a metadata record is a few KiB; 16 MiB is a typo"),
         ("groups.db.metadata_size", 100, "must be at least 512 bytes; one disk sector"),
         ("groups.db.metadata_write", 3, "must be true or false"),
+        ("groups.db.replication_buffer", "2GiB", "must be at most 1GiB; beyond any socket buffer"),
+        ("groups.db.replication_buffer", 0, "must be more than 0"),
         ("groups.db.workload.sync_serialize", "yes please", "must be true or false"),
         ("cluster.peer_link.window", 10, "must be at least 1KiB; below one packet a flow cannot move"),
         ("cluster.peer_link.window", "2GiB", "must be at most 1GiB; TCP windows scale to 1 GiB"),
