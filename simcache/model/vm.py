@@ -152,6 +152,8 @@ class VM:
             room = host.replica_lag.room(peers, size, self._send_buffer)
             if room is not None:
                 yield room
+                if not host.alive:
+                    return  # the host died while the write waited: nothing is sent, nothing is recorded
             for peer, path in zip(peers, paths, strict=True):
                 event, leg = self._replicate(peer, path, size)
                 event.callbacks.append(self._lag_callback(lag, leg))
