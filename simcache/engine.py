@@ -112,6 +112,7 @@ def build(scenario: Scenario, seed: int) -> Model:
                     stream=stream,
                     compression=scenario.cluster.compression,
                     records=records,
+                    spec=group,
                 )
                 vms.append(vm)
     model = Model(env, scenario, network, array, array_rx, array_tx, hosts, vms, records, fabric)
@@ -245,8 +246,9 @@ def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, An
     backlog = host.destager.backlog_bytes
     unacknowledged = host.destager.waiting_bytes  # its VMs never heard back about these: failed I/Os, not lost data
     lost = handed_over = 0
-    for vm_index, offset, size, replicas, _ in host.destager.fail():
-        holders = [peer for peer in replicas if peer.alive]
+    for item in host.destager.fail():
+        vm_index, offset, size = item[0], item[1], item[2]
+        holders = host.surviving_holders(item)  # none for an asynchronous write still lagging: it is lost
         if not holders:
             lost += size
             continue
@@ -257,7 +259,7 @@ def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, An
     host.replica_bytes = 0  # replicas of other hosts' data held here are gone
     for other in model.hosts:
         if other.alive:
-            other.destager.peer_failed(host)
+            other.peer_failed(host)
     for vm in model.vms:
         if vm.host.alive:
             vm.replace_peer(host, model.hosts)
@@ -325,7 +327,9 @@ class _Sampler:
                 array_utilization=array_util,
                 destage_backlog_bytes={host.name: host.destager.backlog_bytes for host in model.hosts},
                 destage_waiting=sum(host.destager.waiting_writers for host in model.hosts),
-                data_at_risk_bytes=sum(h.destager.backlog_bytes if volatile else h.destager.single_copy_bytes for h in model.hosts),
+                data_at_risk_bytes=sum(
+                    h.destager.backlog_bytes if volatile else h.destager.single_copy_bytes + h.replica_lag.bytes for h in model.hosts
+                ),
                 flows_in_flight=model.network.in_flight(),
             )
         )

@@ -117,6 +117,10 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
         }
         if draw(st.booleans()):
             group["hosts"] = sorted(draw(st.sets(st.integers(0, hosts - 1), min_size=1)))
+        if draw(st.integers(0, 3)) == 0:  # issue 16's write-path options
+            group["replication"] = draw(st.sampled_from(["memory", "async"]))
+            group["metadata_write"] = draw(st.booleans())
+            group["workload"]["sync_serialize"] = draw(st.booleans())
         groups.append(group)
     duration = draw(st.sampled_from([0.5, 1.0, 1.5, 2.0]))
     scenario: ScenarioDict = {

@@ -85,6 +85,9 @@ CASES = [
     ("redundancy_multiplier", "wb2", 4.0),
     ("redundancy_multiplier_1gbe", "base", 6.0),
     ("redundancy_multiplier_1gbe", "shared", 2.0),
+    ("replication_protocols", "base", None),
+    ("replication_protocols", "memory", None),
+    ("replication_protocols", "async", None),
 ]
 
 

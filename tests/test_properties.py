@@ -160,8 +160,9 @@ def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[Scenario
     """
     data, policy = case
     name = data["groups"][0]["name"]
-    scenario, replicated = run(data)
-    _, local_only = run(data, **{f"groups.{name}.policy": "WB+0"})
+    sync = {f"groups.{name}.replication": "sync"}  # the floors below are protocol C's: the peer's device write is on the path
+    scenario, replicated = run(data, **sync)
+    _, local_only = run(data, **sync, **{f"groups.{name}.policy": "WB+0"})
 
     def writes(result: Result) -> pd.DataFrame:
         records = result.records

@@ -139,13 +139,18 @@ def test_unknown_top_level_field_lists_allowed_fields(tmp_path: Path) -> None:
     [
         (("run",), "durration", "run.durration", "duration, sample_interval, seed, warmup"),
         (("cluster",), "host", "cluster.host", CLUSTER_FIELDS),
-        (("groups", 0), "polcy", "groups.0(db).polcy", "hosts, name, policy, vms_per_host, workload"),
+        (
+            ("groups", 0),
+            "polcy",
+            "groups.0(db).polcy",
+            "hosts, metadata_batched, metadata_size, metadata_write, name, policy, replication, replication_buffer, vms_per_host, workload",
+        ),
         (
             ("groups", 0, "workload"),
             "iosp",
             "groups.0(db).workload.iosp",
             "access, arrivals, compressibility, duty_cycle, hot_io_fraction, hot_span_fraction, iops, mode, outstanding, read_fraction, "
-            "read_sizes, sequential_run, sizes, think_time, throughput, trace, workers, working_set, write_sizes, zipf_theta",
+            "read_sizes, sequential_run, sizes, sync_serialize, think_time, throughput, trace, workers, working_set, write_sizes, zipf_theta",
         ),
     ],
 )

@@ -358,9 +358,13 @@ class Network:
                 else:
                     rows.append(_unified(_FcfsRows.row(row, c.services.spindles), fcfs))
             for step in op.background:
-                # Off-path work is FCFS (cache fills, spindles behind a controller cache): its rate is the op's.
-                assert step.kind not in (DELAY, FLOW)
-                rows.append(_unified(_FcfsRows.row(_Row(step, o, -1), c.services.spindles), _OPEN_FCFS))
+                # Off-path work (cache fills, spindles behind a controller cache, replicas that follow the
+                # acknowledgement) loads its stations at the op's rate, as the time-averaged queues see it.
+                assert step.kind != DELAY
+                if step.kind == FLOW:
+                    rows.append(_unified(_FlowRows.row(_Row(step, o, -1)), _OPEN_FLOWS))
+                else:
+                    rows.append(_unified(_FcfsRows.row(_Row(step, o, -1), c.services.spindles), _OPEN_FCFS))
         return rows
 
     def _replicate(self, c: Layout, copies: list[_Copy]) -> Floats:

@@ -105,8 +105,13 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
             leg.append(spindles)
         legs.append(leg)
         return Op(index, "write", "write", probability, size, legs, background=background)
+    group = c.scenario.groups[chain.group]
+    if group.metadata_write:  # the metadata record follows the data on the local tier (batching ignored: see estimate.md)
+        m = float(group.metadata_size)
+        legs[0] = legs[0] + c.services.tier_steps(h, m, m * m, True)
     peer = c.peer_link
     compression = c.scenario.cluster.compression
+    off_path: list[Step] = []
     switch = COMPRESSED if chain.compressible else ALWAYS
     delay = peer.latency + c.services.ack_seconds
     compressed_delay = compression_seconds(size, compression.throughput) + peer.latency + c.services.ack_seconds
@@ -129,9 +134,15 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
             switched_service=mix.peer_compressed_seconds,
         )
         leg = [Step(DELAY, service=delay, switch=switch, switch_host=lane, switched_service=compressed_delay), flow]
-        leg += c.services.tier_steps(target, size, size_sq, True)
-        legs.append(leg)
+        peer_write = c.services.tier_steps(target, size, size_sq, True)
+        if group.replication == "sync":
+            legs.append(leg + peer_write)
+        elif group.replication == "memory":  # acknowledged from the peer's RAM: its device write is off the path
+            legs.append(leg)
+            off_path += peer_write
+        else:  # async: the replica follows the acknowledgement
+            off_path += [flow, *peer_write]
     after = []
     if chain.closed:
         after.append(Step(QUEUE, station=base + ADMIT, switch=ADMISSION, switch_host=h, switched_service=size))
-    return Op(index, "write", "write", probability, size, legs, after=after)
+    return Op(index, "write", "write", probability, size, legs, background=off_path, after=after)

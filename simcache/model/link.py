@@ -15,6 +15,11 @@ Assumptions (see docs/architecture.md):
   on any port it crosses (bottleneck fair share). On a single port this is
   exactly processor sharing.
 - Background traffic (vMotion) is just more flows, with a weight.
+- A port with a ``window`` caps every flow longer than the window that
+  crosses it at window / round trip (twice the transfer's one-way latency):
+  one stream reaches a fraction of the link, many saturate it. A flow held
+  below its fair share by its window leaves the rest of its share unused (no
+  max-min redistribution); flows within one window are not capped.
 
 How it is computed (the engine's hottest code): a flow's rate depends only on
 the weight sums of its own ports, so a flow starting or finishing changes the
@@ -77,6 +82,7 @@ class Port:
         "share",
         "spec",
         "weight_sum",
+        "window",
     )
 
     def __init__(self, name: PortName, spec: LinkSpec):
@@ -92,12 +98,13 @@ class Port:
         self.carried_bytes = 0.0  # wire bytes moved so far, finished or not (refreshed by FlowNetwork.sync)
         self.packets = 0
         self.recent_utilization = 0.0  # last sample interval's utilization, for adaptive compression
+        self.window = math.inf if spec.window is None else float(spec.window)  # bytes a flow keeps in flight
 
 
 class _Flow:
     """One transfer in flight: ``remaining`` bytes at time ``stamp``, flowing at ``rate`` until ``finish``."""
 
-    __slots__ = ("event", "finish", "latency", "lone", "ports", "rate", "remaining", "seq", "size", "stamp", "weight")
+    __slots__ = ("cap", "event", "finish", "latency", "lone", "ports", "rate", "remaining", "seq", "size", "stamp", "weight")
     # Set by FlowNetwork._rerate, which every new flow goes through before anything reads them:
     finish: float
     seq: int  # bumped at each rate change: heap entries and lone deliveries of older numbers are void
@@ -112,6 +119,7 @@ class _Flow:
         self.latency = latency
         self.event = event
         self.lone = False  # alone on all its ports, its delivery already scheduled
+        self.cap = math.inf  # bytes/s its window allows (see FlowNetwork._start)
 
 
 class FlowNetwork:
@@ -181,6 +189,10 @@ class FlowNetwork:
         self._in_flight[flow] = None
         neighbours: dict[_Flow, None] | None = None  # flows sharing a port with the new one (None: it is alone)
         for port in ports:
+            if port.window < wire_bytes and latency > 0:
+                cap = port.window / (2.0 * latency)  # a window per round trip
+                if cap < flow.cap:
+                    flow.cap = cap
             active = port.active
             if active:
                 first = active[0]
@@ -219,6 +231,8 @@ class FlowNetwork:
             if len(port.active) > 1:
                 lone = False
         rate *= flow.weight
+        if rate > flow.cap:
+            rate = flow.cap
         if rate == flow.rate and not lone and not flow.lone:
             return
         remaining = flow.remaining - flow.rate * (now - flow.stamp)

@@ -6,7 +6,15 @@ Write paths (the acknowledgement the VM waits for):
 - WB+N: the local tier write and, for each of N peers, a leg: (optional
   compression), transfer of the payload over the peer network, the peer's
   tier write and the acknowledgement back. The write is acknowledged when the
-  slowest leg is done and the destage buffer has accepted it.
+  slowest leg is done and the destage buffer has accepted it. The group's
+  ``replication`` moves the acknowledgement: ``memory`` takes a leg as done
+  when the payload is in the peer's RAM (its tier write goes on off the
+  path), ``async`` waits for no leg at all (the replicas follow; until the
+  first arrives the write is data at risk: :class:`simcache.model.host.ReplicaLag`).
+- ``metadata_write``: after its data, a write-back write waits for a metadata
+  record on the local tier (:class:`simcache.model.host.MetadataLog`).
+- ``sync_serialize``: a VM's writes reach the device one at a time, in issue
+  order; the wait counts as local tier time.
 Read paths: a hit in the host's read cache is served by the tier; a miss goes
 to the array, comes back over the storage network and is inserted into the
 tier (costing tier write bandwidth, off the VM's critical path).
@@ -18,17 +26,18 @@ includes compression CPU time and the acknowledgement.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Generator
 from typing import Any
 
 import simpy
 
 from simcache.collect import PATH_HIT, PATH_MISS, PATH_WRITE, Record
-from simcache.model.host import Host
+from simcache.model.host import AsyncWrite, Host
 from simcache.model.link import Port
 from simcache.physics import ack_seconds, compression_seconds, message_seconds, ring_peers
 from simcache.replay import TraceStream
-from simcache.scenario import CompressionSpec
+from simcache.scenario import CompressionSpec, Group
 from simcache.workload import IOStream
 
 __all__ = ["VM"]
@@ -47,6 +56,7 @@ class VM:
         stream: IOStream | TraceStream,
         compression: CompressionSpec,
         records: list[Record],
+        spec: Group | None = None,
     ):
         self.env = env
         self.index = index
@@ -73,6 +83,15 @@ class VM:
         self._peer_paths = tuple(host.peer_path(peer) for peer in peers)
         self._ack_time = ack_seconds(link)
         self._storage_message = message_seconds(host.storage_tx.spec)  # a read request, the array's acknowledgement
+        replication = "sync" if spec is None else spec.replication
+        self._async = replication == "async"
+        self._send_buffer = 0 if spec is None else spec.replication_buffer
+        self._memory_ack = replication == "memory"
+        self._metadata_size = spec.metadata_size if spec is not None and spec.metadata_write else 0
+        self._metadata_batched = spec is not None and spec.metadata_batched
+        self._serialize = stream.workload.sync_serialize
+        self._writing = False  # sync_serialize: a write of this VM is on its way to the device
+        self._writers: deque[simpy.Event] = deque()  # sync_serialize: writes waiting for it, in issue order
 
     def replace_peer(self, failed: Host, hosts: list[Host]) -> None:
         """Replicate to another live host instead of ``failed`` (the next one around the ring).
@@ -93,29 +112,72 @@ class VM:
         self.issued = number + 1
         if not is_write:
             return self._read(number, size, offset)
+        self.writes_in_flight[number] = self.env.now
+        if self._serialize:
+            return self._serialized(number, size, offset)
         if self.write_through:
-            return self._write_through(number, size, offset)
-        return self._write_back(number, size, offset)
+            return self._write_through(number, size, offset, self.env.now)
+        return self._write_back(number, size, offset, self.env.now)
 
-    def _write_back(self, number: int, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
+    def _serialized(self, number: int, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
+        """``sync_serialize``: wait until this VM's earlier writes are done, then write."""
+        issued = self.env.now
+        if self._writing:
+            turn = self.env.event()
+            self._writers.append(turn)
+            yield turn
+        self._writing = True
+        try:
+            if self.write_through:
+                yield from self._write_through(number, size, offset, issued)
+            else:
+                yield from self._write_back(number, size, offset, issued)
+        finally:
+            if self._writers:
+                self._writers.popleft().succeed()
+            else:
+                self._writing = False
+
+    def _write_back(self, number: int, size: int, offset: int, issued: float) -> Generator[simpy.Event, Any, None]:
+        """A write-back write issued at ``issued`` (earlier than now if it waited for its turn: ``sync_serialize``)."""
         env = self.env
         host = self.host
-        issued = env.now
-        in_flight = self.writes_in_flight
-        in_flight[number] = issued
-        local_done = host.tier.submit(issued, size, True)
+        begun = env.now
+        local_done = host.tier.submit(begun, size, True)
         host.cache.insert(self.index, offset, size)
+        peers = self.peers
+        lag = AsyncWrite(size) if self._async and peers else None
+        if lag is not None:  # the copies leave once they are in the send buffer; the acknowledgement waits for that only
+            paths = self._peer_paths  # as chosen at issue (a failure may re-peer the VM while it waits)
+            room = host.replica_lag.room(peers, size, self._send_buffer)
+            if room is not None:
+                yield room
+                if not host.alive:
+                    return  # the host died while the write waited: nothing is sent, nothing is recorded
+            for peer, path in zip(peers, paths, strict=True):
+                event, leg = self._replicate(peer, path, size)
+                event.callbacks.append(self._lag_callback(lag, leg))
+            legs = []
+        else:
+            legs = [self._replicate(peer, path, size) for peer, path in zip(peers, self._peer_paths, strict=True)] if peers else []
+        if self._metadata_size:
+            if local_done > env.now:
+                yield env.timeout(local_done - env.now)
+            if self._metadata_batched:
+                yield host.metadata_log.join(self._metadata_size)
+                local_done = env.now
+            else:
+                local_done = host.metadata_log.write(self._metadata_size)
         finish = local_done
         critical_peer_tier = -1.0  # the slowest leg's peer-tier time; -1 while the local write is the slowest
-        peers = self.peers
-        if peers:
-            legs = []
-            for peer, path in zip(peers, self._peer_paths, strict=True):
-                legs.append(self._replicate(peer, path, size))
+        if legs:
             for event, _ in legs:
                 yield event
+            ack_time = self._ack_time
             for _, leg in legs:
-                arrived, peer_done, acked = leg
+                arrived, peer_done, acked = leg[0], leg[1], leg[2]
+                if self._memory_ack:  # acknowledged from the peer's RAM: its tier write goes on off the path
+                    acked, peer_done = arrived + ack_time, arrived
                 if acked > finish:
                     finish = acked
                     critical_peer_tier = peer_done - arrived
@@ -125,21 +187,35 @@ class VM:
         if not host.alive:
             return  # the host died under this I/O: the VM is gone, nothing is recorded
         # Components are taken from the clock so that they add up to the latency exactly.
-        if critical_peer_tier < 0:
+        if lag is not None and acked_at > finish:  # waited for room in the send buffer: network time
+            local, network, peer_tier = finish - issued, acked_at - finish, 0.0
+        elif critical_peer_tier < 0:
             local, network, peer_tier = acked_at - issued, 0.0, 0.0
         else:
-            local, network, peer_tier = 0.0, (acked_at - issued) - critical_peer_tier, critical_peer_tier
+            local, network, peer_tier = begun - issued, (acked_at - begun) - critical_peer_tier, critical_peer_tier
         if peers and not all(peer.alive for peer in peers):
             peers = tuple(peer for peer in peers if peer.alive)  # a peer died while this write was in flight
-        wait = host.destager.admit((self.index, offset, size, peers, not peers))
+        item = (self.index, offset, size, peers, not peers)
+        wait = host.destager.admit(item)
         if wait is not None:
             yield wait
         now = env.now
-        del in_flight[number]
+        if lag is not None and host.alive:
+            host.replica_lag.acknowledged(lag, item)
+        del self.writes_in_flight[number]
         self._records.append((self.index, True, size, issued, now, local, network, peer_tier, now - acked_at, 0.0, PATH_WRITE))
 
-    def _replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> tuple[simpy.Event, list[float]]:
-        """Start one replica leg; the list fills with (arrived, peer tier done, ack back) times."""
+    def _lag_callback(self, write: AsyncWrite, leg: list[float]) -> Any:
+        """The callback of an asynchronous replica's transfer: tell the host's lag once the copy is on the peer."""
+        lag = self.host.replica_lag
+
+        def arrived(_: simpy.Event) -> None:
+            lag.arrived(write, _leg_peer(leg))
+
+        return arrived
+
+    def _replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> tuple[simpy.Event, list[Any]]:
+        """Start one replica leg; the list fills with (arrived, peer tier done, ack back) times, then the peer."""
         host = self.host
         payload = float(size)
         cpu = 0.0
@@ -153,14 +229,15 @@ class VM:
         wire, packets = port.framing[payload]
         event = host.network.transfer(path, wire, packets, self._peer_latency, cpu)
         ack_time = self._ack_time
-        leg: list[float] = []
+        leg: list[Any] = []
+        counted_here = not (self._async and self.peers)  # an asynchronous copy is counted by the host's ReplicaLag
 
         def arrived(_: simpy.Event) -> None:
             now = self.env.now
             done = peer.tier.submit(now, size, True)
-            if peer.alive:  # a dead peer's copy is no copy (the leg still completes: see docs/architecture.md)
+            if peer.alive and counted_here:  # a dead peer's copy is no copy (the leg still completes: see docs/architecture.md)
                 peer.replica_bytes += size
-            leg.extend((now, done, done + ack_time))
+            leg.extend((now, done, done + ack_time, peer))
 
         event.callbacks.append(arrived)
         return event, leg
@@ -187,13 +264,12 @@ class VM:
         compressing.discard(port)
         return False
 
-    def _write_through(self, number: int, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
+    def _write_through(self, number: int, size: int, offset: int, issued: float) -> Generator[simpy.Event, Any, None]:
         env = self.env
         host = self.host
-        issued = env.now
+        begun = env.now
         in_flight = self.writes_in_flight
-        in_flight[number] = issued
-        local_done = host.tier.submit(issued, size, True)
+        local_done = host.tier.submit(begun, size, True)
         host.cache.insert(self.index, offset, size)
         link = host.storage_tx.spec
         wire, packets = host.storage_tx.framing[size]
@@ -208,7 +284,7 @@ class VM:
         if not host.alive:
             return
         if acked >= local_done:
-            record = (0.0, (now - issued) - (array_done - arrived), array_done - arrived)
+            record = (begun - issued, (now - begun) - (array_done - arrived), array_done - arrived)
         else:
             record = (now - issued, 0.0, 0.0)
         del in_flight[number]
@@ -242,3 +318,8 @@ class VM:
         array_time = array_done - request_arrives
         del in_flight[number]
         self._records.append((self.index, False, size, issued, now, 0.0, (now - issued) - array_time, 0.0, 0.0, array_time, PATH_MISS))
+
+
+def _leg_peer(leg: list[Any]) -> Host:
+    peer: Host = leg[3]
+    return peer

@@ -74,6 +74,13 @@ class LinkSpec(_Profiled):
     mtu: Annotated[Count, Field(ge=64, le=65536), Why(low="the smallest Ethernet frame", high="the largest IP packet")] = 1500
     header_bytes: Annotated[Count, Field(ge=0, le=65535), Why(high="headers fit in the largest packet")] = 40
     framing_bytes: Annotated[Count, Field(ge=0, le=65536), Why(high="wire framing is tens of bytes a packet")] = 38
+    window: Annotated[Bytes, Field(ge=1024, le=2**30), Why("below one packet a flow cannot move", "TCP windows scale to 1 GiB")] | None = (
+        None
+    )
+    """Most bytes one flow keeps in flight unacknowledged (its TCP window or the application's outstanding
+    request bytes): a flow longer than the window runs at most at window / round trip (twice the link's latency),
+    so one stream reaches a fraction of the link and many streams saturate it. 65,535 bytes is TCP's window
+    without window scaling (RFC 7323). Unset: no limit."""
 
     @model_validator(mode="after")
     def _payload_fits(self) -> LinkSpec:

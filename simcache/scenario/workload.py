@@ -29,6 +29,7 @@ from simcache.scenario.fields import (
     PositiveRate,
     PositiveSeconds,
     Seconds,
+    SectorBytes,
     Weight,
     Why,
     _Spec,
@@ -205,6 +206,9 @@ class Workload(_Spec):
     duty_cycle: Annotated[DutyCycle | None, Field(title="Duty cycle")] = None
     """Time-varying intensity: on/off bursts at full intensity with rests in between, or (open loop only) a
     sine wave around the mean rate or a rate profile (``simcache fit``). Unset: steady."""
+    sync_serialize: bool = False
+    """The VM's filesystem serializes synchronous writers: whatever depth the application keeps, one write per VM
+    reaches the device at a time (the others wait in the VM, counted in local_tier_ms); reads keep their depth."""
 
     @field_validator("sizes", "read_sizes", "write_sizes", mode="before")
     @classmethod
@@ -360,6 +364,25 @@ class Group(_Spec):
     hosts: Annotated[list[HostIndex], Field(min_length=1)] | None = None
     """Host indices the group runs on; all hosts when omitted."""
     workload: Workload = Workload()
+    # -- replication and metadata (issue 16) --
+    replication: Literal["sync", "async", "memory"] = "sync"
+    """When a WB+1 / WB+2 write is acknowledged to the VM. ``sync``: once every peer has it on its device (a block
+    replicator's protocol C). ``memory``: once every peer has it in RAM, before its device write (protocol B).
+    ``async``: once the local device has it; the replicas follow, and the bytes acknowledged but not yet on any
+    peer are data at risk (protocol A). Ignored by WT and WB+0, so a sweep can switch the policy."""
+    replication_buffer: Annotated[PositiveBytes, Field(le=2**30), Why(high="beyond any socket buffer")] = 4 * 1024**2
+    """``replication = "async"``: bytes of replicas a host keeps on their way to one peer (the replication
+    connection's send buffer); past it, acknowledgements wait for copies to arrive. Default 4 MiB, the largest
+    send buffer Linux's TCP grows to by default (net.ipv4.tcp_wmem, Linux ip-sysctl documentation)."""
+    metadata_write: bool = False
+    """Each write-back write also writes a metadata (activity log) record to the local tier before it is
+    acknowledged: one more device write on the critical path."""
+    metadata_size: Annotated[SectorBytes, Field(le=2**24), Why(high="a metadata record is a few KiB; 16 MiB is a typo")] = 4096
+    """Bytes of one metadata write (``metadata_write``), 512 bytes to 16 MiB."""
+    metadata_batched: bool = True
+    """``metadata_write``: the writes of a host that wait for the log at the same time share one metadata write (group
+    commit: one in flight per host, the next one carries every write that finished meanwhile). Off: one metadata
+    write per write."""
 
     @field_validator("name")
     @classmethod
