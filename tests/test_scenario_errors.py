@@ -149,8 +149,9 @@ def test_unknown_top_level_field_lists_allowed_fields(tmp_path: Path) -> None:
             ("groups", 0, "workload"),
             "iosp",
             "groups.0(db).workload.iosp",
-            "access, arrivals, compressibility, duty_cycle, hot_io_fraction, hot_span_fraction, iops, mode, outstanding, read_fraction, "
-            "read_sizes, sequential_run, sizes, sync_serialize, think_time, throughput, trace, workers, working_set, write_sizes, zipf_theta",
+            "access, arrivals, compressibility, duty_cycle, hot_io_fraction, hot_span_fraction, iops, mode, outstanding, "
+            "read_fraction, read_sizes, sequential_run, sizes, sync_serialize, think_time, throughput, trace, workers, "
+            "working_set, write_sizes, zipf_theta",
         ),
     ],
 )
