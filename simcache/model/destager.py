@@ -8,7 +8,10 @@ Assumptions (see docs/architecture.md):
   pending writes up to ``max_batch`` bytes, sorts them by VM and offset,
   merges adjacent ones into contiguous runs (coalescing), reads them from the
   tier, sends them over the storage network and writes them to the array as
-  one sorted batch (shorter seeks: elevator order).
+  one sorted batch (shorter seeks: elevator order). A run longer than
+  ``max_batch`` (a single write larger than it) goes to the array as
+  requests of at most ``max_batch`` bytes: the destager writes back in units
+  of at most ``max_batch``.
 - Data leaves the buffer, and peers drop their replica copies, only when the
   array has acknowledged the batch.
 - When the host fails, the flushers stop; every write not yet destaged is
@@ -66,6 +69,12 @@ PD_START_RATE = 512.0 * 1024
 
 # (vm id, offset, size, hosts holding replicas, single copy?)
 PendingWrite = tuple[int, int, int, tuple["Host", ...], bool]
+
+
+def _pieces(run: int, limit: int) -> list[int]:
+    """A run cut into array requests of at most ``limit`` bytes (a single write larger than ``max_batch``)."""
+    whole, rest = divmod(run, limit)
+    return [limit] * whole + ([rest] if rest else [])
 
 
 class Destager:
@@ -298,7 +307,9 @@ class Destager:
             yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
             if not host.alive:
                 return
-            array_done = host.array.submit(env.now, runs, True, seek_scale=sorted_seek_scale(len(runs)))
+            limit = self.spec.max_batch
+            requests = runs if max(runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
+            array_done = host.array.submit(env.now, requests, True, seek_scale=sorted_seek_scale(len(runs)))
             yield env.timeout(array_done - env.now + message_seconds(link))  # the array's acknowledgement
             if not host.alive:
                 return  # the batch was handed to the replica holders when the host failed
