@@ -54,6 +54,9 @@ PORT_AGREE = 0.10  # relative tolerance of a peer port's utilization (several pe
 # (scenario, variant, duration in s or None for the scenario's own): cheap enough to simulate in a test.
 CASES = [
     ("backing_array", "base", None),
+    ("burst_absorb", "base", None),
+    ("burst_absorb", "fcfs", None),
+    ("full_dirty_cache", "bare", None),
     ("backing_array", "writes", None),
     ("backing_array", "raid5", None),
     ("backing_array", "wt", None),
@@ -135,9 +138,19 @@ GAPS = {
         "wb0",
         "build",
         0.75,
-        0.9,
+        1.0,
         "the tier pipe runs at ~98% (384 KiB writes on the 215 MB/s controller plus destage reads); MVA with deterministic "
-        "residuals is optimistic for the last few per cent before saturation",
+        "residuals is optimistic for the last few per cent before saturation (0.93 since destage reads yield to VM I/O in "
+        "the simulator: the estimate still queues them FCFS, docs/estimate.md Not covered)",
+    ),
+    **one_group_gap(
+        "compile_workload",
+        "base",
+        "writes",
+        1.1,
+        1.3,
+        "destage reads: the estimate queues them FCFS with the VMs' writes on the SATA tier, the simulator's default "
+        "priority scheduling lets the writes go first (docs/estimate.md, Not covered); 1.20 measured",
     ),
 }
 

@@ -94,7 +94,7 @@ class DestageBatches:
                 operations, mean, _ = services.batch_request(batch, runs)
                 array_time = services.cache_ack if services.cache_ack is not None else mean * max(1.0, operations / services.spindles)
                 cycle = (
-                    services.tier_read_latency
+                    services.destage_read_latency(batch)
                     + batch / services.read_rate
                     + services.storage_seconds(batch)
                     + 2.0 * message_seconds(storage)
@@ -134,7 +134,10 @@ class DestageBatches:
                 size=batch,
                 wire=services.storage_seconds(batch),
                 spindle_demand=operations / services.spindles * mean,
-                delays=services.tier_read_latency + batch / services.read_rate + 2.0 * message_seconds(services.storage_link) + imbalance,
+                delays=services.destage_read_latency(batch)
+                + batch / services.read_rate
+                + 2.0 * message_seconds(services.storage_link)
+                + imbalance,
                 array_per_byte=operations * mean / batch / services.spindles,
             )
         return full
