@@ -106,7 +106,9 @@ class DestageBatches:
                     break
                 waiting = waiting_probability(busy, spec.concurrency)
                 writes = min(largest, (1.0 - waiting) + waiting * max(1.0, write_rate * cycle / spec.concurrency))
-        return writes * size, self.runs(writes, random_share, sequential_vms)
+        batch = writes * size
+        # A write larger than max_batch goes to the array in max_batch pieces, each its own request (as the simulator's).
+        return batch, max(self.runs(writes, random_share, sequential_vms), math.ceil(batch / spec.max_batch))
 
     @staticmethod
     def runs(writes: float, random_share: float, sequential_vms: float) -> int:
