@@ -186,7 +186,8 @@ class DestagerSpec(_Spec):
     ``high_watermark``. Default 0.45: dm-writecache's ``low_watermark`` default of 45% (same source)."""
     idle_time: Annotated[Seconds, Field(le=3600.0), Why(high="an hour without I/O is not 'idle' but 'off'")] = 10.0
     """With ``trigger = "idle"``: seconds without VM I/O on the host's tier before destaging starts
-    (0 to 1 h). Default 10 s: Open CAS ALRU's ``activity_threshold`` default of 10,000 ms."""
+    (0 to 1 h). Default 10 s: Open CAS ALRU's ``activity_threshold`` default of 10,000 ms
+    (OCF_ALRU_DEFAULT_ACTIVITY_THRESHOLD, "idle time before flushing thread can start", in OCF's cleaning_alru.h)."""
     pacing: Literal["none", "rate", "pd"] = "none"
     """How fast the flushers may go. ``none`` (default): as fast as the tier, link and array allow.
     ``rate``: at most ``rate`` bytes/s. ``pd``: a rate that a proportional-derivative controller
