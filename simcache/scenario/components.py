@@ -62,8 +62,9 @@ class TierSpec(_Profiled):
     destaging out of the foreground's way (bcache writes back at idle I/O priority when it is not
     rate-limited; field reports: destage reads are throttled or deprioritised so foreground latency
     holds). ``weighted``: the same, and the destager also gets ``background_share`` of the device's
-    transfer time when the VMs keep it busy. ``fcfs``: destage reads queue with the VMs' I/O in
-    arrival order, as a device with no I/O priorities does."""
+    transfer time when the VMs keep it busy (``priority`` starves the destager while the VMs keep
+    the device booked without a gap, e.g. writes stalled on garbage collection). ``fcfs``: destage
+    reads queue with the VMs' I/O in arrival order, as a device with no I/O priorities does."""
     background_share: Annotated[
         Fraction, Field(gt=0.0), Why(low="a background with no share never runs while the VMs are busy: use scheduling = 'priority'")
     ] = 0.2
