@@ -200,20 +200,20 @@ def test_read_misses_go_to_the_array_and_hits_do_not(result: Result) -> None:
     records = result.records
     misses = records[records["path"] == "miss"]
     hits = records[records["path"] == "hit"]
-    assert (len(hits), len(misses)) == (58, 1191)  # deterministic for seed 3
+    assert (len(hits), len(misses)) == (58, 1186)  # deterministic for seed 3
     assert (misses["array_ms"] > 0).all()
     assert (hits["array_ms"] == 0).all()
     assert (hits["latency_ms"] == hits["local_tier_ms"]).all()
     assert result.totals["cache_hits"] == len(hits)
-    # Lookups are counted when issued: 4 of the I/Os unfinished at the end are read misses (deterministic for seed 3).
-    assert result.totals["cache_misses"] == len(misses) + 4
+    # Lookups are counted when issued: 7 of the I/Os unfinished at the end are read misses (deterministic for seed 3).
+    assert result.totals["cache_misses"] == len(misses) + 7
 
 
 def test_measured_is_records_issued_after_warmup(result: Result) -> None:
     measured = result.measured
     assert (measured["issue_s"] >= WARMUP).all()
     assert len(measured) == int((result.records["issue_s"] >= WARMUP).sum())
-    assert len(result.records) - len(measured) == 577  # issued during warm-up; deterministic for seed 3
+    assert len(result.records) - len(measured) == 585  # issued during warm-up; deterministic for seed 3
 
 
 # -- series ---------------------------------------------------------------------------------------
@@ -274,7 +274,7 @@ def test_series_utilizations_are_fractions(result: Result) -> None:
     assert ((utilization >= 0) & (utilization <= 1 + 1e-9)).all().all()
     busiest = utilization.max()
     assert busiest.idxmax() == "util.array"
-    assert busiest["util.array"] == 0.692725565891217  # deterministic for seed 3
+    assert busiest["util.array"] == 0.6924939998304626  # deterministic for seed 3
 
 
 # -- breakdown and totals -------------------------------------------------------------------------
@@ -293,8 +293,8 @@ def test_breakdown_means_add_up(result: Result) -> None:
     writes = result.measured[result.measured["op"] == "write"]
     assert breakdown.loc["db", "write_mean_ms"] == pytest.approx(writes.loc[writes["group"] == "db", "latency_ms"].mean())
     assert breakdown.loc["web", "dominant"] == "array"
-    assert breakdown.loc["db", "network_ms"] == 0.3103545271174526  # deterministic for seed 3
-    assert breakdown.loc["web", "network_ms"] == 0.14079311300751457  # deterministic for seed 3
+    assert breakdown.loc["db", "network_ms"] == 0.3111483904714899  # deterministic for seed 3
+    assert breakdown.loc["web", "network_ms"] == 0.13838781393901617  # deterministic for seed 3
 
 
 def test_totals(result: Result, scenario: Scenario) -> None:
@@ -310,7 +310,7 @@ def test_totals(result: Result, scenario: Scenario) -> None:
         ("db", 8192): 659,
         ("db", 65536): 241,
         ("logs", 262144): 15,
-        ("web", 4096): 149,
+        ("web", 4096): 148,
     }
     assert totals["replica_payload_bytes"] == 659 * 8192 + (241 + 1) * 65536 + 2 * 15 * 262144
     assert totals["peer_packets"] == 659 * 6 + (241 + 1) * 45 + 2 * 15 * 180
@@ -398,7 +398,7 @@ def test_simulate_arguments_override_the_run_table(scenario: Scenario) -> None:
 def test_simulate_accepts_a_dict_or_a_builtin_name() -> None:
     result = simcache.simulate(small(), duration=0.5)  # type: ignore[arg-type]
     assert result.meta["scenario_name"] == "results"
-    assert len(result.records) == 568  # deterministic for seed 3
+    assert len(result.records) == 576  # deterministic for seed 3
     pd.testing.assert_frame_equal(
         result.records, simcache.simulate(simcache.load_scenario(small()), duration=0.5).records, check_exact=True
     )
