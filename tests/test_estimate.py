@@ -168,8 +168,7 @@ GAPS = {
         "stream",
         0.7,
         0.85,
-        "one spindle with 4 outstanding 4 MiB writes (33 ms each): the estimate's queue at the single drive is short; "
-        "0.78 measured",
+        "one spindle with 4 outstanding 4 MiB writes (33 ms each): the estimate's queue at the single drive is short; 0.78 measured",
     ),
     **one_group_gap(
         "compile_workload",
