@@ -54,6 +54,10 @@ PORT_AGREE = 0.10  # relative tolerance of a peer port's utilization (several pe
 # (scenario, variant, duration in s or None for the scenario's own): cheap enough to simulate in a test.
 CASES = [
     ("backing_array", "base", None),
+    ("burst_absorb", "base", None),
+    ("burst_absorb", "fcfs", None),
+    ("full_dirty_cache", "base", None),
+    ("full_dirty_cache", "bare", None),
     ("backing_array", "writes", None),
     ("backing_array", "raid5", None),
     ("backing_array", "wt", None),
@@ -138,9 +142,45 @@ GAPS = {
         "wb0",
         "build",
         0.75,
-        0.9,
+        1.0,
         "the tier pipe runs at ~98% (384 KiB writes on the 215 MB/s controller plus destage reads); MVA with deterministic "
-        "residuals is optimistic for the last few per cent before saturation",
+        "residuals is optimistic for the last few per cent before saturation (0.93 since destage reads yield to VM I/O in "
+        "the simulator: the estimate still queues them FCFS, docs/estimate.md Not covered)",
+    ),
+    **one_group_gap(
+        "burst_absorb",
+        "base",
+        "db",
+        1.25,
+        1.6,
+        "destage reads: the estimate queues them FCFS with the VMs' writes, as the fcfs variant does (there they agree), "
+        "the simulator's default priority scheduling lets the writes go first (docs/estimate.md, Not covered); 1.41 measured",
+    ),
+    **one_group_gap(
+        "full_dirty_cache",
+        "base",
+        "stream",
+        0.65,
+        0.85,
+        "one spindle with 4 outstanding large requests: the estimate's queue at the single drive is short by the same "
+        "factor as written through (variant bare, 0.78), so the gap is the array's, not the destager's; 0.74 measured",
+    ),
+    **one_group_gap(
+        "full_dirty_cache",
+        "bare",
+        "stream",
+        0.7,
+        0.85,
+        "one spindle with 4 outstanding 4 MiB writes (33 ms each): the estimate's queue at the single drive is short; 0.78 measured",
+    ),
+    **one_group_gap(
+        "compile_workload",
+        "base",
+        "writes",
+        1.1,
+        1.3,
+        "destage reads: the estimate queues them FCFS with the VMs' writes on the SATA tier, the simulator's default "
+        "priority scheduling lets the writes go first (docs/estimate.md, Not covered); 1.20 measured",
     ),
 }
 

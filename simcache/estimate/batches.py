@@ -94,7 +94,7 @@ class DestageBatches:
                 operations, mean, _ = services.batch_request(batch, runs)
                 array_time = services.cache_ack if services.cache_ack is not None else mean * max(1.0, operations / services.spindles)
                 cycle = (
-                    services.tier_read_latency
+                    services.destage_read_latency(batch)
                     + batch / services.read_rate
                     + services.storage_seconds(batch)
                     + 2.0 * message_seconds(storage)
@@ -106,7 +106,9 @@ class DestageBatches:
                     break
                 waiting = waiting_probability(busy, spec.concurrency)
                 writes = min(largest, (1.0 - waiting) + waiting * max(1.0, write_rate * cycle / spec.concurrency))
-        return writes * size, self.runs(writes, random_share, sequential_vms)
+        batch = writes * size
+        # A write larger than max_batch goes to the array in max_batch pieces, each its own request (as the simulator's).
+        return batch, max(self.runs(writes, random_share, sequential_vms), math.ceil(batch / spec.max_batch))
 
     @staticmethod
     def runs(writes: float, random_share: float, sequential_vms: float) -> int:
@@ -134,7 +136,10 @@ class DestageBatches:
                 size=batch,
                 wire=services.storage_seconds(batch),
                 spindle_demand=operations / services.spindles * mean,
-                delays=services.tier_read_latency + batch / services.read_rate + 2.0 * message_seconds(services.storage_link) + imbalance,
+                delays=services.destage_read_latency(batch)
+                + batch / services.read_rate
+                + 2.0 * message_seconds(services.storage_link)
+                + imbalance,
                 array_per_byte=operations * mean / batch / services.spindles,
             )
         return full

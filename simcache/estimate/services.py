@@ -8,7 +8,7 @@ Service times), built from the derived quantities the simulator uses too
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -64,6 +64,8 @@ class ServiceTimes:
         self.tier_read_latency = tier.read_latency
         self.tier_write_latency = tier.write_latency
         self.exponential_tier = tier.service == "exponential"
+        # Destage reads: one operation per batch (fcfs), else background requests of at most this many bytes.
+        self.destage_request = math.inf if tier.scheduling == "fcfs" else float(tier.background_request)
         self.read_rate = pipe_rate(tier.read_bandwidth, tier.controller_bandwidth)
         self.write_rate = pipe_rate(tier.write_bandwidth, tier.controller_bandwidth)
         self.gc_rate = gc_refill_rate(tier.gc_rate)
@@ -156,7 +158,11 @@ class ServiceTimes:
         key = (batch, runs)
         steps = self._destage_steps.get(key)
         if steps is None:
-            fcfs = self.tier_steps(0, batch, batch * batch, False) + [self.spindle_step(*self.batch_request(batch, runs))]
+            tier = self.tier_steps(0, batch, batch * batch, False)
+            if not self.exponential_tier:  # each background request holds a channel for the read latency
+                channel = tier[0]
+                tier[0] = replace(channel, service=channel.service + self.destage_read_latency(batch) - self.tier_read_latency)
+            fcfs = tier + [self.spindle_step(*self.batch_request(batch, runs))]
             steps = self._destage_steps[key] = DestageSteps(
                 service=np.array([s.service for s in fcfs]),
                 scv=np.array([s.scv for s in fcfs]),
@@ -165,6 +171,11 @@ class ServiceTimes:
                 wire=self.storage_seconds(batch),
             )
         return steps
+
+    def destage_read_latency(self, batch: float) -> float:
+        """Seconds of read latency a destage batch of ``batch`` bytes pays: one per background request it is read in."""
+        requests = 1.0 if math.isinf(self.destage_request) else max(1.0, math.ceil(batch / self.destage_request))
+        return requests * self.tier_read_latency
 
     def spindle_step(self, operations: float, mean: float, variance: float) -> Step:
         """The array step of a request of ``operations`` spindle operations of ``mean`` and ``variance`` each."""

@@ -8,16 +8,44 @@ Assumptions (see docs/architecture.md):
   pending writes up to ``max_batch`` bytes, sorts them by VM and offset,
   merges adjacent ones into contiguous runs (coalescing), reads them from the
   tier, sends them over the storage network and writes them to the array as
-  one sorted batch (shorter seeks: elevator order).
+  one sorted batch (shorter seeks: elevator order). A run longer than
+  ``max_batch`` (a single write larger than it) goes to the array as
+  requests of at most ``max_batch`` bytes: the destager writes back in units
+  of at most ``max_batch``.
 - Data leaves the buffer, and peers drop their replica copies, only when the
   array has acknowledged the batch.
 - When the host fails, the flushers stop; every write not yet destaged is
   either lost (no replica) or taken over by a surviving replica holder, whose
   destager writes it to the array (see :meth:`fail` and :meth:`adopt`).
+
+Policy (``DestagerSpec``: when to destage, how fast; see docs/architecture.md):
+- ``trigger``: ``always`` takes a batch whenever a write is pending.
+  ``watermarks`` starts once the dirty bytes (``backlog_bytes``: every
+  accepted byte not yet on the array, batches in flight included) reach
+  ``high_watermark x capacity``, and then takes batches only while the bytes
+  not yet taken stay at or above ``low_watermark x capacity``: it stops with
+  exactly the oldest writes down to the low watermark taken (the pending
+  bytes end at the low watermark rounded up to whole writes). ``idle``
+  destages everything while the host's tier has seen no foreground I/O for
+  ``idle_time`` (:attr:`Tier.foreground_until`), and otherwise as
+  ``watermarks`` once the high watermark is reached.
+- ``delay``: a write may be taken only ``delay`` seconds after it entered
+  the buffer (oldest first, so the oldest write's age decides).
+- ``pacing``: ``rate`` spaces batch starts so that the VM bytes taken never
+  exceed ``rate`` per second (a token schedule shared by the flushers: a batch
+  of ``b`` bytes moves the next start ``b / rate`` later). ``pd`` does the
+  same with a rate that a proportional-derivative controller updates every
+  ``pd_update`` seconds (bcache's, see :meth:`Destager._controller`).
+- Each batch is read from the tier under the tier's ``scheduling``: with
+  ``fcfs`` as one operation in the VMs' queue; with ``priority`` or
+  ``weighted`` in requests of at most ``background_request`` bytes, one at a
+  time per flusher, each offered to :meth:`Tier.submit_background` until the
+  tier takes it.
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
@@ -31,10 +59,22 @@ from simcache.scenario import DestagerSpec
 if TYPE_CHECKING:
     from simcache.model.host import Host
 
-__all__ = ["Destager", "PendingWrite"]
+__all__ = ["MIN_PD_RATE", "Destager", "PendingWrite"]
+
+MIN_PD_RATE = 4096.0
+"""Slowest rate (bytes/s) the ``pd`` controller sets: a trickle that always moves (bcache's floor is one
+sector per second; a 4 KiB floor keeps a paced batch from waiting for hours)."""
+PD_START_RATE = 512.0 * 1024
+"""The ``pd`` controller's rate before its first update, bytes/s: bcache starts at 1,024 sectors/s."""
 
 # (vm id, offset, size, hosts holding replicas, single copy?)
 PendingWrite = tuple[int, int, int, tuple["Host", ...], bool]
+
+
+def _pieces(run: int, limit: int) -> list[int]:
+    """A run cut into array requests of at most ``limit`` bytes (a single write larger than ``max_batch``)."""
+    whole, rest = divmod(run, limit)
+    return [limit] * whole + ([rest] if rest else [])
 
 
 class Destager:
@@ -48,6 +88,8 @@ class Destager:
         self.backlog_bytes = 0
         self.single_copy_bytes = 0
         self._pending: deque[PendingWrite] = deque()
+        self._pending_since: deque[float] = deque()  # when each pending write entered the buffer (for ``delay``)
+        self.pending_bytes = 0  # bytes of the writes not yet taken into a batch
         self._waiting: deque[tuple[simpy.Event, PendingWrite]] = deque()
         self._flushing: list[list[PendingWrite]] = []  # batches on their way to the array
         self._work: simpy.Event = env.event()
@@ -56,8 +98,20 @@ class Destager:
         self.batches = 0
         self.runs = 0
         self.on_destaged: Callable[[PendingWrite], None] = lambda item: None
+        capacity = float(spec.capacity)
+        self._trigger = spec.trigger
+        self._high_bytes = spec.high_watermark * capacity
+        self._low_bytes = spec.low_watermark * capacity
+        self._draining = False  # watermarks: between reaching the high watermark and getting down to the low one
+        self._delay = spec.delay
+        self._paced = spec.pacing != "none"
+        self.rate = float(spec.rate) if spec.rate is not None else PD_START_RATE
+        self._next_start = 0.0  # pacing: the earliest time the next batch may be taken
+        self._chunked = host.tier.spec.scheduling != "fcfs"
         for _ in range(spec.concurrency):
             start_detached(env, self._flusher())
+        if spec.pacing == "pd":
+            start_detached(env, self._controller())
 
     def admit(self, item: PendingWrite) -> simpy.Event | None:
         """Accept ``item``; return ``None`` if accepted now, else an event that fires on acceptance."""
@@ -75,9 +129,11 @@ class Destager:
     def _enqueue(self, item: PendingWrite) -> None:
         size = item[2]
         self.backlog_bytes += size
+        self.pending_bytes += size
         if item[4]:
             self.single_copy_bytes += size
         self._pending.append(item)
+        self._pending_since.append(self.env.now)
         if not self._work.triggered:
             self._work.succeed()
 
@@ -119,21 +175,87 @@ class Destager:
         items = [item for batch in self._flushing for item in batch] + list(self._pending)
         self._flushing.clear()
         self._pending.clear()
+        self._pending_since.clear()
         self._waiting.clear()
         self.backlog_bytes = 0
+        self.pending_bytes = 0
         self.single_copy_bytes = 0
         return items
 
-    def _take_batch(self) -> list[PendingWrite]:
+    def _take_batch(self, now: float) -> list[PendingWrite]:
+        """The oldest pending writes up to ``max_batch`` bytes (at least one), all eligible at ``now``,
+        leaving at least the low watermark pending while a watermark drain runs."""
         pending = self._pending
+        since = self._pending_since
+        since.popleft()
         batch = [pending.popleft()]
         total = batch[0][2]
         limit = self.spec.max_batch
-        while pending and total + pending[0][2] <= limit:
+        floor = self._low_bytes if self._draining else 0.0
+        eligible_before = now - self._delay
+        left = self.pending_bytes - total
+        while pending and total + pending[0][2] <= limit and since[0] <= eligible_before and left - pending[0][2] >= floor:
+            since.popleft()
             item = pending.popleft()
             total += item[2]
+            left -= item[2]
             batch.append(item)
+        self.pending_bytes = left
         return batch
+
+    def _ready_at(self, now: float) -> float:
+        """When a flusher may take the next batch: ``now``, a later time to look again, or ``inf`` (wait for new writes).
+
+        Updates the watermark state on the way (see the module docstring).
+        """
+        if not self._pending:
+            return math.inf
+        trigger = self._trigger
+        if trigger != "always":
+            oldest = self._pending[0][2]
+            if self._draining and self.pending_bytes - oldest < self._low_bytes:
+                self._draining = False
+            if not self._draining and self.backlog_bytes >= self._high_bytes and self.pending_bytes - oldest >= self._low_bytes:
+                self._draining = True
+            if not self._draining:
+                if trigger == "watermarks":
+                    return math.inf
+                quiet_from = self.host.tier.foreground_until + self.spec.idle_time
+                if quiet_from > now:
+                    return quiet_from
+        ready = now
+        if self._delay:
+            eligible = self._pending_since[0] + self._delay
+            if eligible > ready:
+                ready = eligible
+        if self._paced and self._next_start > ready:
+            ready = self._next_start
+        return ready
+
+    def _controller(self) -> Generator[simpy.Event, Any, None]:
+        """bcache's writeback-rate PD controller (Linux 3.13 to 4.15, ``__update_writeback_rate``), in bytes.
+
+        Every ``pd_update`` seconds: proportional = (dirty - target) x update / p_inverse; derivative =
+        the change of dirty bytes per second, averaged as bcache's ``ewma_add`` with weight
+        ``d_term / update`` (at least 1), times d_term / p_inverse; the rate moves by their sum, but
+        does not rise while the flushers lag behind the rate they have (their next start more than
+        1 ms past), and never falls below :data:`MIN_PD_RATE`.
+        """
+        spec = self.spec
+        update = spec.pd_update
+        target = spec.target_dirty * spec.capacity
+        weight = max(1, int(spec.pd_d_term / update))
+        last = float(self.backlog_bytes)
+        derivative = 0.0
+        while self.host.alive:
+            yield self.env.timeout(update)
+            dirty = float(self.backlog_bytes)
+            derivative += ((dirty - last) / update - derivative) / weight
+            last = dirty
+            change = ((dirty - target) * update + derivative * spec.pd_d_term) / spec.pd_p_inverse
+            if change > 0 and self._next_start + 0.001 < self.env.now:
+                change = 0.0
+            self.rate = max(MIN_PD_RATE, self.rate + change)
 
     @staticmethod
     def coalesce(batch: list[PendingWrite]) -> list[int]:
@@ -156,19 +278,28 @@ class Destager:
         env = self.env
         host = self.host
         while True:
-            while not self._pending:
+            while True:
+                ready = self._ready_at(env.now)
+                if ready <= env.now:
+                    break
                 if self._work.triggered:
                     self._work = env.event()
-                yield self._work
+                yield self._work if ready == math.inf else env.timeout(ready - env.now) | self._work
                 if not host.alive:
                     return
-            batch = self._take_batch()
+            batch = self._take_batch(env.now)
             self._flushing.append(batch)
             nbytes = sum(item[2] for item in batch)
+            if self._paced:
+                start = self._next_start if self._next_start > env.now else env.now
+                self._next_start = start + nbytes / self.rate
             runs = self.coalesce(batch)
             unique_bytes = sum(runs)  # overwrites within the batch are read and sent once
-            read_done = host.tier.submit(env.now, unique_bytes, False)
-            yield env.timeout(read_done - env.now)
+            if self._chunked:
+                yield from self._read_back(unique_bytes)
+            else:
+                read_done = host.tier.submit(env.now, unique_bytes, False)
+                yield env.timeout(read_done - env.now)
             if not host.alive:
                 return
             link = host.storage_tx.spec
@@ -176,7 +307,9 @@ class Destager:
             yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
             if not host.alive:
                 return
-            array_done = host.array.submit(env.now, runs, True, seek_scale=sorted_seek_scale(len(runs)))
+            limit = self.spec.max_batch
+            requests = runs if max(runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
+            array_done = host.array.submit(env.now, requests, True, seek_scale=sorted_seek_scale(len(runs)))
             yield env.timeout(array_done - env.now + message_seconds(link))  # the array's acknowledgement
             if not host.alive:
                 return  # the batch was handed to the replica holders when the host failed
@@ -184,6 +317,21 @@ class Destager:
             self.batches += 1
             self.runs += len(runs)
             self._release(batch, nbytes)
+
+    def _read_back(self, nbytes: int) -> Generator[simpy.Event, Any, None]:
+        """Read ``nbytes`` of a batch from the tier as background requests, one after another."""
+        env = self.env
+        tier = self.host.tier
+        request = tier.background_request
+        left = nbytes
+        while left > 0:
+            size = request if left > request else left
+            booked, at = tier.submit_background(env.now, size, False)
+            while not booked:
+                yield env.timeout(at - env.now)
+                booked, at = tier.submit_background(env.now, size, False)
+            yield env.timeout(at - env.now)
+            left -= size
 
     def _release(self, batch: list[PendingWrite], nbytes: int) -> None:
         self.backlog_bytes -= nbytes

@@ -23,6 +23,36 @@ Because service is first-come first-served and each operation's service time
 is known when it is submitted, the completion time is computed at submission
 (Lindley's recursion per channel) and the caller waits one timeout: no SimPy
 events are spent inside the tier.
+
+Background I/O (the destager's reads of dirty data) goes through
+:meth:`Tier.submit_background`, one request of at most ``background_request``
+bytes at a time, under the tier's ``scheduling``:
+
+- ``fcfs``: a background request is booked at once, in the same queue as the
+  VMs' I/O (the behaviour of a device with no I/O priorities).
+- ``priority``: non-preemptive priority for foreground I/O. A background
+  request is booked only when it would wait for nothing: a channel is idle now
+  and the transfer pipe is free by the time the request's latency is paid.
+  Otherwise the caller is told when to ask again (the earliest moment both
+  could be true with what is booked so far; foreground I/O booked meanwhile
+  pushes it further). Foreground I/O is still booked at submission, so its
+  speed is untouched; a foreground operation that arrives while background
+  requests are in service waits at most for the ones already started, each
+  at most one request long (with ``c`` channels, at most one per channel,
+  and on the pipe at most one transfer: a request is only booked onto an
+  idle pipe).
+- ``weighted``: as ``priority``, and besides, a background request may join
+  the FCFS queue behind busy foreground I/O while its credit lasts: credit
+  accrues at ``background_share`` seconds of pipe transfer per second (at
+  most one request's worth is saved up), and a request booked into the queue
+  spends its transfer time. Under a saturating foreground load the
+  background so gets about ``background_share`` of the pipe's time (less if
+  its own requests cannot keep it busy); requests booked on an idle device
+  spend nothing (the scheduler is work-conserving).
+
+Background requests are never moved once booked (no preemption), and a
+background request's channel and pipe time count in the utilization as any
+other operation's.
 """
 
 from __future__ import annotations
@@ -68,6 +98,11 @@ class TransferPipe:
         ends.insert(index, start + duration)
         return start
 
+    def free_from(self, now: float) -> float:
+        """When the last booked transfer ends (``now`` or earlier if none runs after ``now``)."""
+        ends = self._ends
+        return ends[-1] if ends and ends[-1] > now else now
+
 
 class Tier:
     """One host's tier. Times in seconds, sizes in bytes."""
@@ -95,6 +130,15 @@ class Tier:
         self.bytes_written = 0
         self.busy = BusyMeter()  # channel busy intervals, for utilization
         self.gc_wait_seconds = 0.0
+        self._scheduling = spec.scheduling
+        self._share = spec.background_share
+        self._credit = 0.0  # seconds of pipe transfer the background may still book into the queue (weighted)
+        self._credit_time = 0.0
+        self._credit_depth = spec.background_request * max(self._read_seconds_per_byte, self._write_seconds_per_byte)
+        self.background_request = spec.background_request
+        self.background_operations = 0
+        self.foreground_until = 0.0
+        """When the last foreground operation booked so far completes (the destager's ``idle`` trigger)."""
 
     def submit(self, now: float, size: int, is_write: bool) -> float:
         """Submit an operation arriving at ``now``; return the time it completes."""
@@ -120,10 +164,46 @@ class Tier:
         transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
         finish = transfer_start + transfer
         heapreplace(channels, finish)
+        if finish > self.foreground_until:
+            self.foreground_until = finish
         self.operations += 1
         self.busy.add((start, finish))
         heappush(self._in_system, finish)
         return finish
+
+    def submit_background(self, now: float, size: int, is_write: bool) -> tuple[bool, float]:
+        """Offer a background request of ``size`` bytes (at most ``background_request``) at ``now``.
+
+        Returns ``(True, completion time)`` if the scheduling books it now, or
+        ``(False, time to offer it again)`` if it must wait (see the module
+        docstring). Background I/O waits in the caller, so the tier itself still
+        schedules no events.
+        """
+        scheduling = self._scheduling
+        if scheduling != "fcfs":
+            channel_free = self._channel_free[0]
+            latency = self._write_latency if is_write else self._read_latency
+            pipe_free = self._pipe.free_from(now) - latency  # the request's transfer may start when the pipe is free
+            idle_at = channel_free if channel_free > pipe_free else pipe_free
+            if idle_at > now:
+                if scheduling == "priority":
+                    return False, idle_at
+                cost = size * (self._write_seconds_per_byte if is_write else self._read_seconds_per_byte)
+                credit = self._credit + (now - self._credit_time) * self._share
+                depth = cost if cost > self._credit_depth else self._credit_depth
+                if credit > depth:
+                    credit = depth
+                self._credit = credit
+                self._credit_time = now
+                if credit < cost * (1.0 - 1e-9):  # (a retry at the exact refill time must pass despite rounding)
+                    ready = now + (cost - credit) / self._share
+                    return False, ready if ready < idle_at else idle_at
+                self._credit = credit - cost if credit > cost else 0.0
+        self.background_operations += 1
+        foreground_until = self.foreground_until
+        finish = self.submit(now, size, is_write)
+        self.foreground_until = foreground_until
+        return True, finish
 
     def _take_clean_bytes(self, now: float, size: int) -> float:
         """Token bucket of clean space: return when a write of ``size`` may start.
