@@ -595,3 +595,16 @@ def test_a_list_of_names_in_a_message_stops_at_twelve(tmp_path: Path) -> None:
     assert problems_of(tmp_path, data) == [
         ("expect.0(x).group", "no group 'nosuch'; use all or one of g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10, g11 and 18 more")
     ]
+
+
+def test_at_most_256_groups(tmp_path: Path) -> None:
+    data = base()
+    first = data["groups"][0]
+    data["groups"] = [{**first, "name": f"g{i}", "vms_per_host": 1} for i in range(257)]
+    assert problems_of(tmp_path, data) == [
+        (
+            "groups",
+            "may have at most 256 entries (got 257): a group is a class of alike VMs; give a group more VMs with "
+            "vms_per_host instead of repeating it",
+        )
+    ]

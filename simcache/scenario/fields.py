@@ -78,6 +78,9 @@ MAX_WEIGHT = 1e12
 sum, and 10^12 to 1 is already beyond what a run can draw; larger ones could add up past a float's range."""
 MAX_HOSTS = 256
 """Most hosts a cluster may have (``cluster.hosts``); host indices are 0 to 255."""
+MAX_GROUPS = 256
+"""Most VM groups a scenario may have. A group is a class of alike VMs (its ``vms_per_host`` says how many); the
+tables print two rows per group, and the estimate's cost grows with groups x hosts."""
 MAX_VMS_PER_HOST = 1024
 """Most VMs one host may run, over all groups: vSphere 8's configuration maximum (1,024 virtual machines per host,
 VMware/Broadcom "Configuration Maximums", vSphere 8.0), also Hyper-V's on Windows Server 2022 (1,024 running VMs per

@@ -188,7 +188,8 @@ def _too_short(leaf: _Leaf, error: Mapping[str, Any]) -> str:
 
 def _too_long(leaf: _Leaf, error: Mapping[str, Any]) -> str:
     ctx = error.get("ctx", {})
-    return f"may have at most {ctx.get('max_length', '?'):,} entries (got {ctx.get('actual_length', '?'):,})"
+    why = f": {leaf.high_why}" if leaf.high_why else ""
+    return f"may have at most {ctx.get('max_length', '?'):,} entries (got {ctx.get('actual_length', '?'):,}){why}"
 
 
 def _tag_invalid(leaf: _Leaf, error: Mapping[str, Any]) -> str:

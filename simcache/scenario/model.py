@@ -27,7 +27,7 @@ from simcache.errors import ScenarioError, echo, listing
 from simcache.scenario.checks import CheckSpec, Expectation, check_problems, repeated_names
 from simcache.scenario.components import ArraySpec, ClusterSpec
 from simcache.scenario.events import Event, HostFailure, VMotion
-from simcache.scenario.fields import BASE, MAX_SEED, MAX_VMS_PER_HOST, Count, PositiveSeconds, Seconds, Why, _Spec
+from simcache.scenario.fields import BASE, MAX_GROUPS, MAX_SEED, MAX_VMS_PER_HOST, Count, PositiveSeconds, Seconds, Why, _Spec
 from simcache.scenario.messages import TOO_DEEP, schema_problems
 from simcache.scenario.workload import Group
 
@@ -74,7 +74,11 @@ class Scenario(_Spec):
     run: RunSpec = RunSpec()
     cluster: ClusterSpec
     array: ArraySpec
-    groups: Annotated[list[Group], Field(min_length=1)]
+    groups: Annotated[
+        list[Group],
+        Field(min_length=1, max_length=MAX_GROUPS),
+        Why(high="a group is a class of alike VMs; give a group more VMs with vms_per_host instead of repeating it"),
+    ]
     events: list[Event] = Field(default_factory=list)
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Named sets of dotted-path overrides (``[variants.ib]`` ``"cluster.peer_link" = "ib-sdr-ipoib"``)."""
