@@ -83,7 +83,8 @@ def _worker(number: int, seed: int, chunk_size: int, seconds: float, wall_factor
         @given(fuzzed_scenario_files())
         def one(case: FuzzCase) -> None:
             nonlocal index
-            (work / "case.json").write_text(json.dumps({"chunk": chunk, "index": index, "mutations": case.mutations}))
+            state = {"chunk": chunk, "index": index, "mutations": case.mutations, "phase": "running"}
+            (work / "case.json").write_text(json.dumps(state))
             try:
                 outcome = run_case(case.text, path, seconds, memory, wall_factor=wall_factor)._asdict()
             except BaseException as exc:  # the harness's own failure must not stop the chunk
@@ -94,6 +95,8 @@ def _worker(number: int, seed: int, chunk_size: int, seconds: float, wall_factor
             conn.send(
                 {"chunk": chunk, "index": index, "outcome": outcome, "mutations": case.mutations, "text": text, "size": len(case.text)}
             )
+            # Until the next case starts, the worker is in hypothesis's generation (not under the case's limits).
+            (work / "case.json").write_text(json.dumps({**state, "index": index + 1, "phase": "generating"}))
             index += 1
 
         one()
@@ -224,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
                     if died
                     else f"no answer within {hard_limit:g} s (the time limit did not stop it)"
                 )
+                if case.get("phase") == "generating":  # the harness's own time, not simcache's: the file is the case before
+                    label = f"harness: {label} while generating the next case"
                 outcome = {"kind": "finding", "label": label, "stage": "?", "detail": label}
                 tally.add(
                     outcome,

@@ -279,6 +279,8 @@ class IOStream:
         cycle = on + (duty.off or 0.0)
         while True:
             gap = self._draw_gap()
+            if not math.isfinite(gap):
+                return math.inf  # a rate so small that the next arrival never comes
             while True:
                 t, end = clock.on_window(t)
                 if t + gap < end:
@@ -288,7 +290,10 @@ class IOStream:
                 t = end
                 # Whole on periods the gap outlasts are skipped at once (all but the last, left to the loop): a gap of
                 # years (a rate of 4e-9/s) over 10 ms on periods took billions of passes.
-                whole = math.floor(gap / on) - 1 if on > 0.0 else 0
+                periods = gap / on if on > 0.0 else 0.0
+                if not math.isfinite(periods):
+                    return math.inf
+                whole = math.floor(periods) - 1
                 if whole > 0:
                     gap -= whole * on
                     t += whole * cycle

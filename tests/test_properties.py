@@ -288,3 +288,13 @@ def test_a_gap_of_many_on_periods_skips_them_at_once() -> None:
     expected = whole * (on + off) + (draw - whole * on)
     assert gaps[0] == pytest.approx(expected, rel=1e-9)
     assert gaps[0] > 1e6  # years of simulated time: the VM issues nothing in any run
+
+
+def test_a_rate_too_small_for_a_float_gap_never_arrives() -> None:
+    """iops = 2e-320 (a denormal a fuzzed file held): the mean gap overflows to infinity; the next arrival is never,
+    not an OverflowError from counting the on periods it outlasts."""
+    from simcache.scenario import Workload
+    from simcache.workload import IOStream
+
+    workload = Workload(mode="open", iops=1.9763e-320, duty_cycle={"shape": "onoff", "on": 0.01, "off": 0.07})
+    assert IOStream(workload, np.random.SeedSequence(1)).next_gap(0.0) == math.inf

@@ -608,3 +608,12 @@ def test_at_most_256_groups(tmp_path: Path) -> None:
             "vms_per_host instead of repeating it",
         )
     ]
+
+
+def test_destage_batches_of_at_least_one_block(tmp_path: Path) -> None:
+    # A fuzzed max_batch of 0.000512 KiB cut every write into one-byte destage pieces (millions of them).
+    data = base()
+    data["cluster"]["destager"] = {"max_batch": "0.000512KiB"}
+    assert problems_of(tmp_path, data) == [
+        ("cluster.destager.max_batch", "must be at least 4KiB; a destage write is at least one 4 KiB block (got '0.000512KiB')")
+    ]

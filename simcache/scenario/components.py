@@ -177,7 +177,7 @@ class DestagerSpec(_Spec):
     """Bytes of written data each host holds until they are copied to the array. When it is full,
     writers wait (destage_wait in the breakdown)."""
     concurrency: Annotated[Count, Field(ge=1, le=1024), Why(high="more flushers than a host runs")] = 4
-    max_batch: PositiveBytes = 1024**2
+    max_batch: Annotated[PositiveBytes, Field(ge=4096), Why(low="a destage write is at least one 4 KiB block")] = 1024**2
     """Largest coalesced write the destager sends to the array in one go."""
     # -- destage policy (issue 16; see model/destager.py) --
     trigger: Literal["always", "watermarks", "idle"] = "always"
