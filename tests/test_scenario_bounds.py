@@ -80,7 +80,6 @@ def file_problems(path: Path) -> list[tuple[str, str]]:
 SIZE_FIELDS = [
     ("cluster", "tier", "capacity"),
     ("cluster", "destager", "capacity"),
-    ("cluster", "destager", "max_batch"),
     ("cluster", "cache", "capacity"),
     ("groups", 0, "workload", "working_set"),
 ]
@@ -610,10 +609,11 @@ def test_at_most_256_groups(tmp_path: Path) -> None:
     ]
 
 
-def test_destage_batches_of_at_least_one_block(tmp_path: Path) -> None:
+@pytest.mark.parametrize("value", ["0.000512KiB", 1, "4095B", "-4KiB", "0B", 0, -1])
+def test_destage_batches_of_at_least_one_block(tmp_path: Path, value: Any) -> None:
     # A fuzzed max_batch of 0.000512 KiB cut every write into one-byte destage pieces (millions of them).
     data = base()
-    data["cluster"]["destager"] = {"max_batch": "0.000512KiB"}
+    data["cluster"]["destager"] = {"max_batch": value}
     assert problems_of(tmp_path, data) == [
-        ("cluster.destager.max_batch", "must be at least 4KiB; a destage write is at least one 4 KiB block (got '0.000512KiB')")
+        ("cluster.destager.max_batch", f"must be at least 4KiB; a destage write is at least one 4 KiB block (got {value!r})")
     ]

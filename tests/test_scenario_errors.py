@@ -208,7 +208,7 @@ def test_negative_or_zero_bandwidth(tmp_path: Path, bandwidth: str | float) -> N
     [
         (("cluster", "destager", "capacity"), 0, "cluster.destager.capacity"),
         (("cluster", "destager", "capacity"), "-1GiB", "cluster.destager.capacity"),
-        (("cluster", "destager", "max_batch"), "0KiB", "cluster.destager.max_batch"),
+        (("cluster", "cache", "capacity"), "0KiB", "cluster.cache.capacity"),
         (("groups", 0, "workload", "working_set"), "-4GiB", "groups.0(db).workload.working_set"),
         (("groups", 0, "workload", "working_set"), 0, "groups.0(db).workload.working_set"),
     ],
