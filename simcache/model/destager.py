@@ -59,7 +59,7 @@ from simcache.scenario import DestagerSpec
 if TYPE_CHECKING:
     from simcache.model.host import Host
 
-__all__ = ["MIN_PD_RATE", "Destager", "PendingWrite"]
+__all__ = ["MIN_PD_RATE", "Destager", "PendingWrite", "without"]
 
 MIN_PD_RATE = 4096.0
 """Slowest rate (bytes/s) the ``pd`` controller sets: a trickle that always moves (bcache's floor is one
@@ -69,6 +69,12 @@ PD_START_RATE = 512.0 * 1024
 
 # (vm id, offset, size, hosts holding replicas, single copy?)
 PendingWrite = tuple[int, int, int, tuple["Host", ...], bool]
+
+
+def without(item: PendingWrite, dead: Host) -> PendingWrite:
+    """``item`` with ``dead`` no longer among the hosts holding its replicas (a single copy if none is left)."""
+    kept = tuple(h for h in item[3] if h is not dead)
+    return (item[0], item[1], item[2], kept, not kept)
 
 
 def _pieces(run: int, limit: int) -> list[int]:
@@ -153,17 +159,15 @@ class Destager:
         """
         for queue in (self._pending, *self._flushing):
             for i, item in enumerate(queue):
-                replicas = item[3]
-                if peer in replicas:
-                    kept = tuple(h for h in replicas if h is not peer)
-                    if not kept and not item[4]:
+                if peer in item[3]:
+                    rewritten = without(item, peer)
+                    if rewritten[4] and not item[4]:
                         self.single_copy_bytes += item[2]
-                    queue[i] = (item[0], item[1], item[2], kept, not kept)
+                    queue[i] = rewritten
         waiting = self._waiting
         for i, (event, item) in enumerate(waiting):
             if peer in item[3]:
-                kept = tuple(h for h in item[3] if h is not peer)
-                waiting[i] = (event, (item[0], item[1], item[2], kept, not kept))
+                waiting[i] = (event, without(item, peer))
 
     def fail(self) -> list[PendingWrite]:
         """The host died: return every write not yet destaged (the flushers stop on seeing ``host.alive`` false).

@@ -16,7 +16,7 @@ import simpy
 
 from simcache.model.array import Array
 from simcache.model.cache import ReadCache
-from simcache.model.destager import Destager, PendingWrite
+from simcache.model.destager import Destager, PendingWrite, without
 from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
@@ -242,9 +242,10 @@ class ReplicaLag:
     def acknowledged(self, write: AsyncWrite, item: PendingWrite) -> None:
         """``write`` was acknowledged to its VM as ``item`` of the destager."""
         self.tracking = True
-        kept = tuple(peer for peer in item[3] if peer.alive)
-        if kept != item[3]:  # a peer died while the write waited for buffer space: as the destager rewrote it
-            item = (item[0], item[1], item[2], kept, not kept)
+        for peer in item[3]:
+            if not peer.alive:  # a peer died while the write waited for buffer space: as the destager rewrote it
+                item = without(item, peer)
+        kept = item[3]
         write.item = item
         missing = [peer for peer in kept if peer not in write.arrived]
         for peer in missing:
@@ -312,8 +313,7 @@ class ReplicaLag:
             return
 
         def renamed(item: PendingWrite) -> PendingWrite:
-            kept = tuple(h for h in item[3] if h is not dead)
-            new = (item[0], item[1], item[2], kept, not kept)
+            new = without(item, dead)
             self._renamed[item] = new
             return new
 

@@ -230,7 +230,7 @@ class VM:
         event = host.network.transfer(path, wire, packets, self._peer_latency, cpu)
         ack_time = self._ack_time
         leg: list[Any] = []
-        counted_here = not (self._async and self.peers)  # an asynchronous copy is counted by the host's ReplicaLag
+        counted_here = not self._async  # an asynchronous copy is counted by the host's ReplicaLag
 
         def arrived(_: simpy.Event) -> None:
             now = self.env.now

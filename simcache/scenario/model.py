@@ -343,7 +343,7 @@ def _crowded_hosts(scenario: Scenario) -> list[tuple[str, str]]:
     if crowded is None:
         return []
     groups = [g for g in scenario.groups if crowded in scenario.group_hosts(g)]
-    names = ", ".join(repr(g.name) for g in groups[:3]) + (f" and {len(groups) - 3:,} more" if len(groups) > 3 else "")
+    names = listing([repr(g.name) for g in groups], most=3)
     return [
         (
             "groups",
