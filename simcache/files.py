@@ -19,10 +19,11 @@ from simcache.units import UnitError, format_size, parse_size
 
 __all__ = ["MAX_SCENARIO_BYTES", "MAX_SCENARIO_BYTES_VARIABLE", "FileRefused", "file_problem", "read_limited", "scenario_limit"]
 
-MAX_SCENARIO_BYTES = 16 * 1024**2
-"""Largest scenario or sweep file read by default, 16 MiB: the biggest library scenario is a few KiB, and one
-with a 100,000-entry rate profile about 1 MiB; more is not a scenario (set ``SIMCACHE_MAX_SCENARIO_BYTES`` to
-read bigger ones)."""
+MAX_SCENARIO_BYTES = 4 * 1024**2
+"""Largest scenario or sweep file read by default, 4 MiB: the biggest library scenario is a few KiB, and one
+with a 100,000-entry rate profile (the most a profile may have) about 1 MiB; more is not a scenario, and parsing
+and validating it would take seconds before it could be refused (set ``SIMCACHE_MAX_SCENARIO_BYTES`` to read
+bigger ones)."""
 MAX_SCENARIO_BYTES_VARIABLE = "SIMCACHE_MAX_SCENARIO_BYTES"
 """Environment variable that sets the scenario file limit in bytes (a plain number or a size like ``64MiB``)."""
 

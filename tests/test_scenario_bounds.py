@@ -391,8 +391,8 @@ def test_reserved_and_odd_group_names(tmp_path: Path, name: str, where: str, mes
     assert problems_of(tmp_path, put(base(), ("groups", 0, "name"), name)) == [(where, message)]
 
 
-def test_a_10_mb_name_is_echoed_by_its_start(tmp_path: Path) -> None:
-    name = "x" * 10_000_000
+def test_a_3_mb_name_is_echoed_by_its_start(tmp_path: Path) -> None:
+    name = "x" * 3_000_000  # under the 4 MiB file limit
     (problem,) = problems_of(tmp_path, put(base(), ("groups", 0, "name"), name))
     start = "x" * 97 + "..."
     assert problem == (f"groups.0({start}).name", f"may be at most 64 characters long (got '{'x' * 95}'...)")
@@ -477,7 +477,7 @@ def test_size_limit_names_size_limit_and_variable(tmp_path: Path, monkeypatch: p
     assert file_problems(path) == [
         ("", 'SIMCACHE_MAX_SCENARIO_BYTES: cannot read \'lots\' as a size; write it like 4096, "4KiB", "256k", "1.5GB"')
     ]
-    assert MAX_SCENARIO_BYTES == 16 * 1024**2
+    assert MAX_SCENARIO_BYTES == 4 * 1024**2
 
 
 def test_cli_refuses_dev_zero_at_once(capsys: pytest.CaptureFixture[str]) -> None:
@@ -607,6 +607,46 @@ def test_at_most_256_groups(tmp_path: Path) -> None:
             "vms_per_host instead of repeating it",
         )
     ]
+
+
+def test_too_many_groups_are_refused_before_any_group_is_read(tmp_path: Path) -> None:
+    # A fuzzed 10 MB file (1,000 more groups, each with a value wrapped 5,000 deep) took over 5 s of CPU to copy
+    # and validate before its length refused it. Now the length is checked first: the members here are all
+    # invalid (an unknown field, a nesting too deep to copy), and only the length is reported.
+    data = base()
+    deep: Any = 1
+    for _ in range(5000):
+        deep = [deep]
+    data["groups"] = [{"name": f"g{i}", "nosuch": deep} for i in range(300)]
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(data)
+    assert caught.value.problems == [
+        (
+            "groups",
+            "may have at most 256 entries (got 300): a group is a class of alike VMs; give a group more VMs with "
+            "vms_per_host instead of repeating it",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("key", "entry", "most", "why"),
+    [
+        (
+            "events",
+            {"kind": "host_failure", "at": 1.0, "host": 0},
+            10_000,
+            "a run schedules a few failures or moves; split a long story into several runs",
+        ),  # noqa: E501
+        ("expect", {"name": "x", "metric": "p99_ms", "at_most": "5ms"}, 1_024, "a scenario carries a few checks per group and variant"),
+        ("variants", {"run.seed": 2}, 256, "simcache check runs every variant; sweep one parameter with simcache sweep instead"),
+    ],
+)
+def test_events_checks_and_variants_have_limits(tmp_path: Path, key: str, entry: dict[str, Any], most: int, why: str) -> None:
+    data = base()
+    count = most + 1
+    data[key] = {f"v{i}": entry for i in range(count)} if key == "variants" else [entry] * count
+    assert problems_of(tmp_path, data) == [(key, f"may have at most {most:,} entries (got {count:,}): {why}")]
 
 
 @pytest.mark.parametrize("value", ["0.000512KiB", 1, "4095B", "-4KiB", "0B", 0, -1])

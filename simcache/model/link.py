@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 
 import simpy
 
@@ -49,6 +49,7 @@ from simcache.scenario import LinkSpec
 __all__ = ["FlowNetwork", "Framing", "Port"]
 
 _STALE_TIMERS_KEPT = 64  # superseded wake-ups left in SimPy's queue before they are taken out
+_HEAP_SLACK = 64  # void heap entries allowed beyond twice the flows in flight before the heap is rebuilt
 
 
 class Framing(dict[float, tuple[float, int]]):
@@ -212,7 +213,23 @@ class FlowNetwork:
         for other in neighbours:
             self._rerate(other, now)
         self._rerate(flow, now)
+        if len(self._heap) > 2 * len(self._in_flight) + _HEAP_SLACK:
+            self._compact()
         self._arm()
+
+    def _compact(self) -> None:
+        """Rebuild the heap from the shared flows' current entries, dropping the void ones.
+
+        Each rate change pushes a new entry and leaves the old one void until it
+        reaches the top. With n flows sharing a port, each start changes n rates,
+        so void entries would pile up as n squared: hundreds of flows in flight
+        left millions of them, and every later run in the process paid for them
+        in garbage collection. Rebuilding costs one pass over the flows in
+        flight, paid for by the more than n pushes since the last rebuild.
+        """
+        heap = [(flow.finish, flow.seq, flow) for flow in self._in_flight if not flow.lone]
+        heapify(heap)
+        self._heap = heap
 
     def _rerate(self, flow: _Flow, now: float) -> None:
         """Give ``flow`` the rate its ports allow now, moving it to now at its old rate, and schedule its end.

@@ -81,6 +81,12 @@ MAX_HOSTS = 256
 MAX_GROUPS = 256
 """Most VM groups a scenario may have. A group is a class of alike VMs (its ``vms_per_host`` says how many); the
 tables print two rows per group, and the estimate's cost grows with groups x hosts."""
+MAX_EVENTS = 10_000
+"""Most events (failures, vMotions) a scenario may schedule: one a second over a run of nearly three hours."""
+MAX_VARIANTS = 256
+"""Most variants a scenario may define: ``simcache check`` runs each of them."""
+MAX_EXPECTATIONS = 1024
+"""Most ``[[expect]]`` checks a scenario may carry: four per group and variant at the group and variant limits."""
 MAX_VMS_PER_HOST = 1024
 """Most VMs one host may run, over all groups: vSphere 8's configuration maximum (1,024 virtual machines per host,
 VMware/Broadcom "Configuration Maximums", vSphere 8.0), also Hyper-V's on Windows Server 2022 (1,024 running VMs per

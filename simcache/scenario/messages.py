@@ -24,7 +24,7 @@ from simcache.errors import ECHO_CHARS, echo
 from simcache.scenario.events import EVENT_KINDS
 from simcache.scenario.fields import NAME_PATTERN, NUMBER, WHOLE, Measure, Why
 
-__all__ = ["ERROR_TYPES", "TOO_DEEP", "schema_problems"]
+__all__ = ["ERROR_TYPES", "TOO_DEEP", "schema_problems", "too_many"]
 
 TOO_DEEP = "tables or arrays nested too deeply; a scenario nests a few levels (groups.0.workload.duty_cycle)"
 
@@ -186,10 +186,15 @@ def _too_short(leaf: _Leaf, error: Mapping[str, Any]) -> str:
     return f"needs at least {least} {'entry' if least == 1 else 'entries'}"
 
 
+def too_many(most: int | str, got: int | str, why: str = "") -> str:
+    """The message for a list or table longer than its field allows, with the reason for the limit if there is one."""
+    shown = [f"{n:,}" if isinstance(n, int) else n for n in (most, got)]
+    return f"may have at most {shown[0]} entries (got {shown[1]})" + (f": {why}" if why else "")
+
+
 def _too_long(leaf: _Leaf, error: Mapping[str, Any]) -> str:
     ctx = error.get("ctx", {})
-    why = f": {leaf.high_why}" if leaf.high_why else ""
-    return f"may have at most {ctx.get('max_length', '?'):,} entries (got {ctx.get('actual_length', '?'):,}){why}"
+    return too_many(ctx.get("max_length", "?"), ctx.get("actual_length", "?"), leaf.high_why)
 
 
 def _tag_invalid(leaf: _Leaf, error: Mapping[str, Any]) -> str:

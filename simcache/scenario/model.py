@@ -27,8 +27,21 @@ from simcache.errors import ScenarioError, echo, listing
 from simcache.scenario.checks import CheckSpec, Expectation, check_problems, repeated_names
 from simcache.scenario.components import ArraySpec, ClusterSpec
 from simcache.scenario.events import Event, HostFailure, VMotion
-from simcache.scenario.fields import BASE, MAX_GROUPS, MAX_SEED, MAX_VMS_PER_HOST, Count, PositiveSeconds, Seconds, Why, _Spec
-from simcache.scenario.messages import TOO_DEEP, schema_problems
+from simcache.scenario.fields import (
+    BASE,
+    MAX_EVENTS,
+    MAX_EXPECTATIONS,
+    MAX_GROUPS,
+    MAX_SEED,
+    MAX_VARIANTS,
+    MAX_VMS_PER_HOST,
+    Count,
+    PositiveSeconds,
+    Seconds,
+    Why,
+    _Spec,
+)
+from simcache.scenario.messages import TOO_DEEP, schema_problems, too_many
 from simcache.scenario.workload import Group
 
 __all__ = ["RunSpec", "Scenario", "validate_scenario"]
@@ -66,6 +79,16 @@ class RunSpec(_Spec):
         return self
 
 
+_WHY_LIMIT = {
+    "groups": "a group is a class of alike VMs; give a group more VMs with vms_per_host instead of repeating it",
+    "events": "a run schedules a few failures or moves; split a long story into several runs",
+    "variants": "simcache check runs every variant; sweep one parameter with simcache sweep instead",
+    "expect": "a scenario carries a few checks per group and variant",
+}
+"""Why each of the scenario's collections has a limit; :func:`validate_scenario` refuses a longer one before it reads any entry."""
+_LIMITS = {"groups": MAX_GROUPS, "events": MAX_EVENTS, "variants": MAX_VARIANTS, "expect": MAX_EXPECTATIONS}
+
+
 class Scenario(_Spec):
     """A whole cluster, its workload and how to run it. Build with :func:`load_scenario`."""
 
@@ -74,15 +97,13 @@ class Scenario(_Spec):
     run: RunSpec = RunSpec()
     cluster: ClusterSpec
     array: ArraySpec
-    groups: Annotated[
-        list[Group],
-        Field(min_length=1, max_length=MAX_GROUPS),
-        Why(high="a group is a class of alike VMs; give a group more VMs with vms_per_host instead of repeating it"),
-    ]
-    events: list[Event] = Field(default_factory=list)
-    variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    groups: Annotated[list[Group], Field(min_length=1, max_length=MAX_GROUPS), Why(high=_WHY_LIMIT["groups"])]
+    events: Annotated[list[Event], Field(max_length=MAX_EVENTS), Why(high=_WHY_LIMIT["events"])] = Field(default_factory=list)
+    variants: Annotated[dict[str, dict[str, Any]], Field(max_length=MAX_VARIANTS), Why(high=_WHY_LIMIT["variants"])] = Field(
+        default_factory=dict
+    )
     """Named sets of dotted-path overrides (``[variants.ib]`` ``"cluster.peer_link" = "ib-sdr-ipoib"``)."""
-    expect: list[Expectation] = Field(default_factory=list)
+    expect: Annotated[list[Expectation], Field(max_length=MAX_EXPECTATIONS), Why(high=_WHY_LIMIT["expect"])] = Field(default_factory=list)
     check: CheckSpec = CheckSpec()
 
     @property
@@ -258,6 +279,7 @@ def validate_scenario(data: Mapping[str, Any], source: str, *, checks: bool = Tr
     refused because of a check's window or a variant; :mod:`simcache.checks`
     validates those (:meth:`Scenario.validate_checks`) before it runs anything.
     """
+    _refuse_long_collections(data, source)
     try:
         raw = copy.deepcopy(dict(data))
         scenario = Scenario.model_validate(raw)
@@ -271,6 +293,22 @@ def validate_scenario(data: Mapping[str, Any], source: str, *, checks: bool = Tr
     if problems:
         raise ScenarioError(source, problems)
     return scenario
+
+
+def _refuse_long_collections(data: Mapping[str, Any], source: str) -> None:
+    """Refuse a groups, events, variants or expect collection past its limit at once, as the schema would.
+
+    A file of thousands of groups, each with a deeply nested value, would
+    otherwise be copied and validated entry by entry (seconds of work) only to
+    be refused for its length.
+    """
+    problems = [
+        (key, too_many(most, len(value), _WHY_LIMIT[key]))
+        for key, most in _LIMITS.items()
+        if isinstance(value := data.get(key), list | dict) and len(value) > most
+    ]
+    if problems:
+        raise ScenarioError(source, problems)
 
 
 def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
