@@ -95,7 +95,7 @@ def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) 
     """The analytic estimate in one line: mean write latency per group and the bottleneck it names.
 
     ``"Instant estimate (queueing model, no simulation): writes 3.1 ms mean (db 2.2 ms, build 6.4 ms);
-    bottleneck the host0 1GbE peer link (sending), at 81%."``
+    bottleneck the host0 1GbE peer link (sending), at 81%."``, then its overloads and what it leaves out (its notes).
     """
     groups = [group.name for group in scenario.groups if group.workload.read_fraction < 1.0]
 
@@ -107,9 +107,10 @@ def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) 
     component, utilization = estimate.bottleneck()
     writes = f"writes {mean('all')} mean ({per_group})" if groups else "no writes"
     overloads = "".join(f" Overload: {warning}." for warning in estimate.warnings if warning.kind == "overload")
+    left_out = "".join(f" Not in the estimate: {note}." for note in estimate.notes)
     return (
         f"Instant estimate (queueing model, no simulation): {writes}; "
-        f"bottleneck {component_name(component, scenario)}, at {utilization:.0%}.{overloads}"
+        f"bottleneck {component_name(component, scenario)}, at {utilization:.0%}.{overloads}{left_out}"
     )
 
 

@@ -637,7 +637,7 @@ def test_too_many_groups_are_refused_before_any_group_is_read(tmp_path: Path) ->
             {"kind": "host_failure", "at": 1.0, "host": 0},
             10_000,
             "a run schedules a few failures or moves; split a long story into several runs",
-        ),  # noqa: E501
+        ),
         ("expect", {"name": "x", "metric": "p99_ms", "at_most": "5ms"}, 1_024, "a scenario carries a few checks per group and variant"),
         ("variants", {"run.seed": 2}, 256, "simcache check runs every variant; sweep one parameter with simcache sweep instead"),
     ],

@@ -30,6 +30,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
+from simcache.estimate.coverage import not_modelled, scheduling_note
 from simcache.estimate.layout import Layout
 from simcache.estimate.overload import EstimateWarning
 from simcache.estimate.queueing import mgc_wait, mva_closed
@@ -89,7 +90,9 @@ def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -
         layout, hits = _prepared(scenario)
         pieces = Timeline(layout, hits).run()
         result = summarize(layout, pieces)
-        result.notes.extend(notes)
+        result.notes.extend(notes + not_modelled(scenario))
+        if any(d.peak_backlog_bytes > 0 for d in result.destager) and (note := scheduling_note(scenario)):
+            result.notes.append(note)
         return result
     finally:
         if collecting:

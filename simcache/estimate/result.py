@@ -18,7 +18,7 @@ from simcache.estimate.state import BACKLOGGED, FULL, StateResult
 from simcache.estimate.timeline import Piece
 from simcache.metrics import ESTIMATED_COLUMNS
 from simcache.results import _strict
-from simcache.scenario import HostFailure, Scenario
+from simcache.scenario import Scenario
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -117,8 +117,6 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
     notes: list[str] = []
     if any(any(piece.key.gc) for piece in pieces if piece.end > start):
         notes.append("a flash tier is past its clean-pool cliff: writes run at gc_rate (GC stalls averaged)")
-    if any(isinstance(e, HostFailure) for e in scenario.events):
-        notes.append("host failures are not modelled by the estimate")
     return Estimate(scenario, rows, reported, fluid, notes, c.window, evidence)
 
 

@@ -1,0 +1,88 @@
+"""What a scenario asks for that the analytic estimate does not follow, in words (:func:`not_modelled`).
+
+The estimate is a steady-state queueing model (``docs/estimate.md``). Some
+behaviours the simulator models it leaves out or approximates; when a scenario
+uses one, the estimate's notes say which, and which way its figures lean, so
+a number shown without a simulation never hides an event or a policy it
+ignored. Each sentence names the field as the scenario file spells it.
+"""
+
+from __future__ import annotations
+
+from simcache.scenario import Group, HostFailure, Scenario
+from simcache.units import format_duration
+
+__all__ = ["not_modelled", "scheduling_note"]
+
+
+def not_modelled(scenario: Scenario) -> list[str]:
+    """One sentence per behaviour of ``scenario`` that the estimate leaves out (empty: it follows them all)."""
+    notes = [
+        f"host_failure of host{event.host} at {format_duration(event.at)} is not modelled: the estimate keeps every host "
+        "running, so the figures are those before the failure"
+        for event in scenario.events
+        if isinstance(event, HostFailure)
+    ]
+    destager = scenario.cluster.destager
+    policy = [
+        setting
+        for setting, used in (
+            (f"trigger = {destager.trigger!r}", destager.trigger != "always"),
+            (f"pacing = {destager.pacing!r}", destager.pacing != "none"),
+            (f"delay = {format_duration(destager.delay)}", destager.delay > 0),
+        )
+        if used
+    ]
+    if policy:
+        notes.append(
+            f"cluster.destager {', '.join(policy)} is not modelled: the estimate destages at once and "
+            "unpaced, so its destage backlog is a lower bound and its array load follows the writes without delay"
+        )
+    if scenario.cluster.peer_selection == "random":
+        notes.append("cluster.peer_selection = 'random' is estimated as 'ring': each host's replicas go to its next hosts")
+    cluster = scenario.cluster
+    links = [name for name, link in (("peer_link", cluster.peer_link), ("storage_link", cluster.storage_link)) if link.window]
+    if links:
+        notes.append(
+            f"cluster.{' and cluster.'.join(links)} window is not modelled: transfers run at their fair share of the "
+            "link, uncapped, so a lone large transfer is estimated faster than the window allows"
+        )
+    for group in scenario.groups:
+        notes += _group_notes(group)
+    return notes
+
+
+def scheduling_note(scenario: Scenario) -> str | None:
+    """The note for a tier that puts VM I/O ahead of destage reads, or None (``fcfs``, which the estimate follows).
+
+    Asked only when the estimate finds a destage backlog at some point of the
+    run: with none the scheduling modes give the same means.
+    """
+    scheduling = scenario.cluster.tier.scheduling
+    if scheduling == "fcfs":
+        return None
+    return (
+        f"cluster.tier.scheduling = {scheduling!r} is estimated as 'fcfs' while the destage backlog drains: the "
+        "estimate's tier wait for VM I/O is an upper bound then"
+    )
+
+
+def _group_notes(group: Group) -> list[str]:
+    where = f"group {group.name!r}"
+    notes = []
+    if group.replication == "async" and group.replicas > 0:
+        notes.append(
+            f"{where}: replication_buffer is not modelled: a closed loop writing faster than its peer link is "
+            "estimated as paced by its local tier, where the buffer fills and the link paces it"
+        )
+    if group.metadata_write and group.metadata_batched:
+        notes.append(
+            f"{where}: metadata_batched is not modelled: every write pays its own metadata write, so under many "
+            "outstanding writes the estimate is an upper bound"
+        )
+    if group.workload.sync_serialize:
+        notes.append(
+            f"{where}: workload.sync_serialize is not modelled: the closed loop keeps its full depth, so the estimate's "
+            "queues are deeper and its throughput higher than one synchronous writer at a time gives"
+        )
+    return notes

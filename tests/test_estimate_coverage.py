@@ -1,0 +1,77 @@
+"""The estimate says what it does not follow (``simcache.estimate.coverage``): events and policies it leaves out.
+
+A number shown without a simulation must say when an event or a policy of the
+scenario is not in it (an honest answer, issue 15; failures, issue 17; the
+write-path policies, issue 16). Each note names the field as the file spells it
+and which way the figures lean; a scenario without any of them gets no note.
+"""
+
+from __future__ import annotations
+
+from builders import small_scenario
+
+import simcache
+from simcache_app.describe import estimate_sentence
+
+
+def test_a_plain_scenario_has_no_notes() -> None:
+    assert simcache.estimate(small_scenario()).notes == []
+
+
+def test_every_left_out_behaviour_is_named() -> None:
+    groups = [
+        {"name": "db", "policy": "WB+1", "replication": "async", "metadata_write": True, "workload": {"mode": "open", "iops": 200}},
+        {"name": "log", "policy": "WB+0", "workload": {"mode": "closed", "outstanding": 4, "sync_serialize": True}},
+    ]
+    cluster = {
+        "hosts": 3,
+        "peer_selection": "random",
+        "peer_link": {"profile": "10GbE", "window": "64KiB"},
+        "destager": {"trigger": "watermarks", "pacing": "rate", "rate": "50MB/s", "delay": "2s"},
+    }
+    events = [{"kind": "host_failure", "at": 0.5, "host": 2}]
+    notes = simcache.estimate(small_scenario(cluster=cluster, groups=groups, events=events)).notes
+    assert notes == [
+        "host_failure of host2 at 500ms is not modelled: the estimate keeps every host running, so the figures are "
+        "those before the failure",
+        "cluster.destager trigger = 'watermarks', pacing = 'rate', delay = 2s is not modelled: the estimate destages "
+        "at once and unpaced, so its destage backlog is a lower bound and its array load follows the writes without delay",
+        "cluster.peer_selection = 'random' is estimated as 'ring': each host's replicas go to its next hosts",
+        "cluster.peer_link window is not modelled: transfers run at their fair share of the link, uncapped, so a lone "
+        "large transfer is estimated faster than the window allows",
+        "group 'db': replication_buffer is not modelled: a closed loop writing faster than its peer link is estimated "
+        "as paced by its local tier, where the buffer fills and the link paces it",
+        "group 'db': metadata_batched is not modelled: every write pays its own metadata write, so under many "
+        "outstanding writes the estimate is an upper bound",
+        "group 'log': workload.sync_serialize is not modelled: the closed loop keeps its full depth, so the estimate's "
+        "queues are deeper and its throughput higher than one synchronous writer at a time gives",
+        # the closed loop of 'log' writes as fast as its tier takes them, faster than the array drains: a backlog
+        "cluster.tier.scheduling = 'priority' is estimated as 'fcfs' while the destage backlog drains: the estimate's "
+        "tier wait for VM I/O is an upper bound then",
+    ]
+
+
+def test_priority_scheduling_is_named_only_with_a_destage_backlog() -> None:
+    """A write rate past the destager's drain builds a backlog: then the estimate's fcfs tier wait is an upper bound.
+
+    Fluid backlog: 3,000 writes/s of 64 KiB = 197 MB/s into a 7200 rpm array behind one 1GbE port (at most
+    125 MB/s), so the buffer grows; at 200 writes/s of 4 KiB (0.8 MB/s) it never does.
+    """
+    busy = small_scenario(workload={"mode": "open", "iops": 3000, "read_fraction": 0.0, "sizes": {"64KiB": 1.0}})
+    note = (
+        "cluster.tier.scheduling = 'priority' is estimated as 'fcfs' while the destage backlog drains: the estimate's "
+        "tier wait for VM I/O is an upper bound then"
+    )
+    assert note in simcache.estimate(busy).notes
+    busy["cluster"]["tier"] = {"profile": "nvme-p3700", "scheduling": "fcfs"}
+    assert simcache.estimate(busy).notes == []
+    assert simcache.estimate(small_scenario()).notes == []
+
+
+def test_the_app_says_what_the_estimate_leaves_out() -> None:
+    scenario = simcache.load_scenario(small_scenario(events=[{"kind": "host_failure", "at": 0.5, "host": 1}]))
+    sentence = estimate_sentence(simcache.estimate(scenario), scenario)
+    assert sentence.endswith(
+        " Not in the estimate: host_failure of host1 at 500ms is not modelled: the estimate keeps every host running, "
+        "so the figures are those before the failure."
+    )
