@@ -30,6 +30,7 @@ traceback tail); ``--out`` also keeps each class's first file in full (``finding
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import multiprocessing
 import multiprocessing.connection
@@ -53,6 +54,8 @@ from machine import load_average, machine_facts  # noqa: E402
 WALL_FACTOR = 4.0  # default of --wall-factor, as tests/scenario_fuzz.py: the wall-time limit over the CPU-time limit
 
 REPORT_EVERY_S = 30.0
+STACK_WAIT_S = 1.0  # time a hung worker gets to write its stack before it is killed
+STACK_LINES = 25  # frames of a hung worker's stack kept in its finding's detail
 TEXT_SENT = 65_536  # bytes of a finding's file sent back to the parent (the full file stays in the worker's folder)
 
 
@@ -74,6 +77,9 @@ def _worker(number: int, seed: int, chunk_size: int, seconds: float, wall_factor
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
     work = Path(folder) / f"worker{number}"
     work.mkdir(parents=True, exist_ok=True)
+    # A worker that stops answering is asked for its Python stack before it is killed (SIGUSR1), so a hang
+    # says where it was, in simcache's code or in the harness's own case generation.
+    faulthandler.register(signal.SIGUSR1, file=(work / "stack.txt").open("w"), all_threads=True)
     path = work / "scenario.toml"
     # One library scenario first, outside the count: the lazy imports a result's first summary and tables make
     # (scipy.stats, pyarrow: seconds on a busy machine) are the worker's, not the first case's to pay.
@@ -139,6 +145,16 @@ class Tally:
                 "case": where,
                 "file": kept.name,
             }
+
+
+def _stack_of(work: Path, died: bool) -> str:
+    """The innermost frames of a hung worker's stack dump (its first thread's), or nothing for a worker that died."""
+    dump = work / "stack.txt"
+    if died or not dump.exists():
+        return ""
+    lines = dump.read_text(errors="replace").splitlines()
+    first = lines[: next((i for i, line in enumerate(lines[1:], 1) if not line.startswith("  ")), len(lines))]
+    return "\n\nits stack when it was stopped (innermost first):\n" + "\n".join(first[:STACK_LINES])
 
 
 def _spawn(context: Any, number: int, args: argparse.Namespace, memory: int, out: Path) -> tuple[Any, Any]:
@@ -216,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             died = not process.is_alive()
             if died or now - heard[number] > hard_limit:
                 if not died:
+                    os.kill(process.pid, signal.SIGUSR1)  # its stack, into its stack.txt
+                    time.sleep(STACK_WAIT_S)
                     process.kill()
                 process.join()
                 work = out / "work" / f"worker{number}"
@@ -232,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 if case.get("phase") == "generating":  # the harness's own time, not simcache's: the file is the case before
                     label = f"harness: {label} while generating the next case"
-                outcome = {"kind": "finding", "label": label, "stage": "?", "detail": label}
+                outcome = {"kind": "finding", "label": label, "stage": "?", "detail": label + _stack_of(work, died)}
                 tally.add(
                     outcome,
                     case["mutations"],

@@ -410,6 +410,7 @@ TYPE_SWAPS: list[Any] = [
     dt.time(7, 32),
 ]
 NEST_DEPTHS = [2, 10, 100, 1000, 5000]
+MANY_GROUPS_BYTES = 8 * 1024**2  # TOML text of the copies the "many groups" mutation adds, at most
 
 Path_ = tuple[str | int, ...]
 
@@ -564,6 +565,9 @@ def _mutate_name(draw: st.DrawFn, data: ScenarioDict) -> str:
         return "name: group 0 twice"
     if kind == "many groups" and first_is_table:
         count = draw(st.sampled_from([50, 1000]))
+        # Copies of a group holding a long list (a rate profile of 100,000 levels) would take the harness minutes to
+        # write as TOML: at most MANY_GROUPS_BYTES of copies, still twice the scenario file limit.
+        count = max(1, min(count, MANY_GROUPS_BYTES // len(_toml_value(data["groups"][0]))))
         data["groups"] += [{**copy.deepcopy(data["groups"][0]), "name": f"n{i}"} for i in range(count)]
         return f"name: {count} more groups"
     name = draw(st.sampled_from(ODD_NAMES))
