@@ -206,12 +206,9 @@ def test_coalescing_ratio_unchanged_by_scheduling() -> None:
         destager = model.hosts[0].destager
         assert (destager.batches, destager.runs, destager.destaged_bytes) == (16, 16, 16 * MIB), scheduling
     batch: list[PendingWrite] = [(0, k * 3 * WRITE, WRITE, (), True) for k in range(16)]  # gaps between all: 16 runs
-    assert Destager.coalesce(batch) == [WRITE] * 16
+    assert Destager.coalesce(batch) == [(0, k * 3 * WRITE, WRITE) for k in range(16)]
     overlapping: list[PendingWrite] = [(0, 0, WRITE, (), True), (0, WRITE // 2, WRITE, (), True), (1, WRITE, WRITE, (), True)]
-    assert Destager.coalesce(overlapping) == [
-        WRITE + WRITE // 2,
-        WRITE,
-    ]
+    assert Destager.coalesce(overlapping) == [(0, 0, WRITE + WRITE // 2), (1, WRITE, WRITE)]
 
 
 # -- tier scheduling -------------------------------------------------------------------------------------------------
@@ -385,3 +382,19 @@ def test_burst_criterion_on_sata_one_seed() -> None:
 
     assert p99("base") / p99("steady") == pytest.approx(1.0, abs=0.2)
     assert p99("fcfs") / p99("fcfs_steady") > 4.0
+
+
+def test_a_write_larger_than_max_batch_reaches_the_array_in_max_batch_pieces() -> None:
+    """One 3 MiB write, 1 MiB batches: one batch, sent to the array as three 1 MiB requests (contiguous runs)."""
+    model = destager_model({})
+    destager = model.hosts[0].destager
+
+    def admit() -> Generator[simpy.Event, Any, None]:
+        yield model.env.timeout(1.0)
+        assert destager.admit((0, 5 * MIB, 3 * MIB, (), True)) is None
+
+    model.env.process(admit())
+    model.env.run(until=10.0)
+    array = model.hosts[0].array
+    assert (destager.batches, destager.runs, destager.destaged_bytes) == (1, 1, 3 * MIB)
+    assert (array.front_end_ios, array.bytes_written) == (3, 3 * MIB)
