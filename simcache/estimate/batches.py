@@ -70,6 +70,8 @@ class DestageBatches:
         return self._unmoved[host]
 
     def _host_unmoved(self, host: int) -> Streaming:
+        if self.destager.order == "hash":
+            return NO_STREAMING  # blocks leave in hash order: no destaged run starts where the head is
         array_rate = sum(ch.nominal_rate for ch in self.chains)  # every I/O may reach the array (errs towards seeking)
         total = unmoved = busy = 0.0
         for ch in self.chains:
