@@ -423,7 +423,9 @@ def array_log(model: Model) -> list[tuple[int, int, int]]:
     return log
 
 
-@pytest.mark.parametrize(("order", "expected"), [("arrival", sorted(range(16))), ("hash", sorted(range(16), key=lambda b: block_hash(0, b)))])
+@pytest.mark.parametrize(
+    ("order", "expected"), [("arrival", sorted(range(16))), ("hash", sorted(range(16), key=lambda b: block_hash(0, b)))]
+)
 def test_order_of_a_sequential_stream_at_the_array(order: str, expected: list[int]) -> None:
     """16 MiB written sequentially in 64 KiB writes, 1 MiB batches: 16 batches of one 1 MiB run each either way.
 
