@@ -28,7 +28,7 @@ from simcache.model.kernel import current_time, events_scheduled, run_until
 from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM
-from simcache.physics import PortName, framed_bytes, ring_peers, span_fraction, vmotion_stream_port
+from simcache.physics import PortName, framed_bytes, ring_peers, vmotion_stream_port
 from simcache.replay import TraceStream, trace_for, vm_devices
 from simcache.results import Result, SeriesSample
 from simcache.scenario import Group, HostFailure, Scenario, VMotion, load_scenario
@@ -79,7 +79,7 @@ def build(scenario: Scenario, seed: int) -> Model:
     env = simpy.Environment()
     network = FlowNetwork(env)
     array_stream = UniformStream(_stream_seed(seed, _ARRAY))
-    array = Array(scenario.array, array_stream, span_fraction(scenario.array, scenario.data_bytes))
+    array = Array(scenario.array, array_stream, _vm_disk_bytes(scenario))
     array_rx = Port(PortName(None, "array", None, "rx"), scenario.array.port)
     array_tx = Port(PortName(None, "array", None, "tx"), scenario.array.port)
     fabric = Port(PortName(None, "fabric"), scenario.cluster.peer_link) if scenario.cluster.peer_fabric == "shared" else None
@@ -121,6 +121,21 @@ def build(scenario: Scenario, seed: int) -> Model:
     for event in scenario.events:
         env.process(_vmotion(model, event) if isinstance(event, VMotion) else _host_failure(model, event))
     return model
+
+
+def _vm_disk_bytes(scenario: Scenario) -> list[int]:
+    """Each VM's disk size on the array, in VM index (build) order: its working set, or the span of the trace
+    device it replays (what :meth:`Scenario.group_data_bytes` adds up)."""
+    sizes: list[int] = []
+    for group in scenario.groups:
+        replayed = _replayed_devices(scenario, group)
+        if replayed is None:
+            sizes += [group.workload.working_set] * (group.vms_per_host * len(scenario.group_hosts(group)))
+        else:
+            trace, devices = replayed
+            summary = trace.summary()
+            sizes += [summary[device].span for device in devices]
+    return sizes
 
 
 def _replayed_devices(scenario: Scenario, group: Group) -> tuple[Trace, list[str]] | None:

@@ -16,28 +16,31 @@ what each field means and docs/architecture.md why the model is so.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal, TypeVar, cast
 
-from simcache.scenario import ArraySpec, ClusterSpec, LinkSpec
+from simcache.scenario import ArraySpec, ClusterSpec, DriveSpec, LinkSpec
 
 __all__ = [
     "ACK_BYTES",
-    "MEAN_SQRT_RANDOM_DISTANCE",
     "RAID_LAYOUT",
-    "VAR_SQRT_RANDOM_DISTANCE",
     "Direction",
     "PortName",
     "Role",
+    "SeekCurve",
     "ack_seconds",
     "cache_ack_seconds",
     "chunk_copies",
     "clean_pool_depth",
     "compression_seconds",
     "data_spindles",
+    "default_full_seek",
+    "drive_seek_curve",
+    "elevator_order",
     "framed_bytes",
     "gc_refill_rate",
-    "mean_seek_seconds",
+    "mean_transfer_seconds",
     "message_seconds",
     "peer_port",
     "pipe_rate",
@@ -45,27 +48,26 @@ __all__ = [
     "read_modify_write",
     "revolution_seconds",
     "ring_peers",
-    "seek_coefficient",
-    "seek_seconds",
+    "seek_curve",
+    "seek_curve_bounds",
     "seek_span",
     "sorted_seek_scale",
     "span_fraction",
     "spindle_op_seconds",
     "spindle_op_variance",
+    "stripe_unit_spindles",
+    "stripe_width",
     "tier_service_seconds",
+    "track_fraction",
     "vmotion_stream_port",
     "wire_seconds",
     "working_set_blocks",
     "write_penalty",
+    "zone_rate",
+    "zone_shrink",
 ]
 
 ACK_BYTES = 64  # payload of a replica's acknowledgement message
-
-# E[sqrt(|U1 - U2|)] for independent uniforms U1, U2 on [0, 1]: |U1 - U2| has density 2 (1 - x), so the mean is
-# the integral of 2 sqrt(x) (1 - x) over [0, 1] = 2 (2/3 - 2/5) = 8/15.
-MEAN_SQRT_RANDOM_DISTANCE = 8.0 / 15.0
-# Var[sqrt(|U1 - U2|)] = E[|U1 - U2|] - (8/15)^2, with E[|U1 - U2|] = 1/3.
-VAR_SQRT_RANDOM_DISTANCE = 1.0 / 3.0 - MEAN_SQRT_RANDOM_DISTANCE**2
 
 # RAID level -> (spindles a chunk write touches, spindles of redundancy per stripe row; None: mirrored)
 RAID_LAYOUT: dict[str, tuple[int, int | None]] = {
@@ -247,22 +249,143 @@ def revolution_seconds(rpm: float) -> float:
     return 60.0 / rpm
 
 
-def seek_coefficient(avg_seek: float, settle: float) -> float:
-    """``k`` (s) of the seek law ``settle + k sqrt(x)`` (x: fraction of the full stroke), set so that a uniformly
-    random seek over the full stroke (mean sqrt(x) = 8/15) takes the datasheet's ``avg_seek`` (s)."""
-    return (avg_seek - settle) / MEAN_SQRT_RANDOM_DISTANCE
+def track_fraction(media_rate: float, rpm: float, capacity: float) -> float:
+    """One track as a fraction of the full stroke: the bytes that pass under the head in one revolution
+    (``media_rate`` bytes/s x :func:`revolution_seconds`) over the drive's ``capacity`` bytes.
+
+    The model's position quantum: a move shorter than this stays on the track (a settle, no arm travel).
+    """
+    return min(1.0, media_rate * revolution_seconds(rpm) / capacity)
 
 
-def seek_seconds(settle: float, seek_k: float, distance: float) -> float:
-    """Time (s) of a seek over ``distance`` (fraction of the full stroke): ``settle + seek_k sqrt(distance)``,
-    0 without movement."""
-    return settle + seek_k * math.sqrt(distance) if distance > 0 else 0.0
+def default_full_seek(avg_seek: float) -> float:
+    """Full-stroke seek (s) of a drive whose datasheet gives none: ``2 x avg_seek`` (assumption; datasheets that
+    give both put the full stroke at 1.7 to 2.4 times the average, see simcache/profiles/arrays.toml)."""
+    return 2.0 * avg_seek
 
 
-def mean_seek_seconds(settle: float, seek_k: float, span: float) -> float:
-    """Mean (s) of :func:`seek_seconds` over ``span x |U1 - U2|``, U1 and U2 uniform:
-    ``settle + seek_k (8/15) sqrt(span)`` (the settle time is paid even by the rare zero-length seek)."""
-    return settle + seek_k * MEAN_SQRT_RANDOM_DISTANCE * math.sqrt(span) if span > 0 else 0.0
+@dataclass(frozen=True)
+class SeekCurve:
+    """Seek time (s) against distance ``x`` (fraction of the full stroke), two regimes (Ruemmler and Wilkes 1994):
+
+    - ``x = 0``: no seek;
+    - ``0 < x <= track``: ``settle`` (the head stays on, or settles onto, the next track);
+    - ``track < x <= knee``: ``a + b sqrt(x)`` (the arm accelerates and decelerates: short seeks);
+    - ``x > knee``: ``c + e x`` (the arm coasts at top speed: long seeks), with the same value and slope
+      as the square-root regime at the knee.
+
+    Built by :func:`seek_curve`, which fits it to a datasheet's three figures.
+    """
+
+    settle: float
+    track: float
+    a: float
+    b: float
+    knee: float
+    c: float
+    e: float
+
+    def __call__(self, x: float) -> float:
+        """Seek time (s) over distance ``x`` (fraction of the full stroke, 0 to 1)."""
+        if x <= 0.0:
+            return 0.0
+        if x <= self.track:
+            return self.settle
+        if x <= self.knee:
+            return self.a + self.b * math.sqrt(x)
+        return self.c + self.e * x
+
+    def moments(self, span: float) -> tuple[float, float]:
+        """Mean (s) and mean square (s^2) of the seek over ``span x |U1 - U2|`` (U1, U2 independent uniforms:
+        two random positions in the first ``span`` of the stroke), in closed form.
+
+        The distance ``span x |U1 - U2|`` has density ``2 (1 - x / span) / span`` on [0, span]; each regime
+        contributes its polynomial in ``sqrt(x)`` integrated against it.
+        """
+        if span <= 0.0:
+            return 0.0, 0.0
+        s = min(span, 1.0)
+
+        def integral(power: float, low: float, high: float) -> float:
+            """Integral of x^power times the distance density over [low, high] clipped to [0, s]."""
+            low, high = min(max(low, 0.0), s), min(max(high, 0.0), s)
+            if high <= low:
+                return 0.0
+
+            def antiderivative(x: float) -> float:
+                return float(x ** (power + 1.0) / (power + 1.0) - x ** (power + 2.0) / (s * (power + 2.0)))
+
+            return 2.0 / s * (antiderivative(high) - antiderivative(low))
+
+        settle, track, a, b, knee, c, e = self.settle, self.track, self.a, self.b, self.knee, self.c, self.e
+        mean = (
+            settle * integral(0.0, 0.0, track)
+            + a * integral(0.0, track, knee)
+            + b * integral(0.5, track, knee)
+            + c * integral(0.0, knee, 1.0)
+            + e * integral(1.0, knee, 1.0)
+        )
+        square = (
+            settle**2 * integral(0.0, 0.0, track)
+            + a * a * integral(0.0, track, knee)
+            + 2.0 * a * b * integral(0.5, track, knee)
+            + b * b * integral(1.0, track, knee)
+            + c * c * integral(0.0, knee, 1.0)
+            + 2.0 * c * e * integral(1.0, knee, 1.0)
+            + e * e * integral(2.0, knee, 1.0)
+        )
+        return mean, square
+
+
+def _curve_with_knee(settle: float, full_seek: float, track: float, knee: float) -> SeekCurve:
+    """The curve through ``settle`` at one track and ``full_seek`` at the full stroke whose regimes meet at ``knee``
+    with equal value and slope (so ``e = b / (2 sqrt(knee))`` and ``c = a + b sqrt(knee) / 2``)."""
+    root_knee = math.sqrt(knee)
+    b = (full_seek - settle) / (root_knee / 2.0 + 1.0 / (2.0 * root_knee) - math.sqrt(track))
+    a = settle - b * math.sqrt(track)
+    return SeekCurve(settle=settle, track=track, a=a, b=b, knee=knee, c=a + b * root_knee / 2.0, e=b / (2.0 * root_knee))
+
+
+def seek_curve_bounds(settle: float, full_seek: float, track: float) -> tuple[float, float]:
+    """The average seeks (s) a curve through ``settle`` and ``full_seek`` can have: from the straight line
+    (knee at one track) to the pure square root (knee at the full stroke), both excluded."""
+    return _curve_with_knee(settle, full_seek, track, track).moments(1.0)[0], _curve_with_knee(settle, full_seek, track, 1.0).moments(1.0)[
+        0
+    ]
+
+
+def seek_curve(settle: float, avg_seek: float, full_seek: float, track: float) -> SeekCurve:
+    """Fit the :class:`SeekCurve` to a datasheet: ``settle`` (s) at one track (``track``: :func:`track_fraction`),
+    ``full_seek`` (s) over the full stroke, and a mean of ``avg_seek`` (s) over random seeks (two uniform
+    positions over the whole stroke: the datasheets' weighted average of all seek lengths).
+
+    The knee is found by bisection: the mean grows with the knee, from the straight line's to the square root's
+    (:func:`seek_curve_bounds`). ``ValueError`` if ``avg_seek`` is outside those bounds.
+    """
+    low_mean, high_mean = seek_curve_bounds(settle, full_seek, track)
+    if not low_mean < avg_seek < high_mean:
+        raise ValueError(
+            f"no seek curve has settle {settle * 1e3:.3g} ms, full stroke {full_seek * 1e3:.3g} ms and average "
+            f"{avg_seek * 1e3:.3g} ms: with that settle and full stroke the average must lie between "
+            f"{low_mean * 1e3:.4g} and {high_mean * 1e3:.4g} ms; check avg_seek, settle and full_seek"
+        )
+    low, high = track, 1.0
+    for _ in range(200):
+        knee = 0.5 * (low + high)
+        if knee in (low, high):
+            break
+        if _curve_with_knee(settle, full_seek, track, knee).moments(1.0)[0] < avg_seek:
+            low = knee
+        else:
+            high = knee
+    return _curve_with_knee(settle, full_seek, track, 0.5 * (low + high))
+
+
+def drive_seek_curve(drive: DriveSpec) -> SeekCurve:
+    """:func:`seek_curve` of a drive spec: its ``settle``, ``avg_seek`` and ``full_seek`` (default
+    :func:`default_full_seek`), one track from its media rate, rpm and capacity."""
+    full = drive.full_seek if drive.full_seek is not None else default_full_seek(drive.avg_seek)
+    return seek_curve(drive.settle, drive.avg_seek, full, track_fraction(drive.media_rate, drive.rpm, drive.capacity))
 
 
 def spindle_op_seconds(seek: float, rotation: float, transfer: float, revolution: float, read_modify_write: bool) -> float:
@@ -275,10 +398,10 @@ def spindle_op_seconds(seek: float, rotation: float, transfer: float, revolution
     return service
 
 
-def spindle_op_variance(seek_k: float, span: float, revolution: float) -> float:
-    """Variance (s^2) of a chunk operation: the seek's, ``seek_k^2 span Var[sqrt(|U1 - U2|)]``, plus the
-    rotational latency's, ``revolution^2 / 12`` (uniform over one revolution)."""
-    return seek_k**2 * span * VAR_SQRT_RANDOM_DISTANCE + revolution**2 / 12.0
+def spindle_op_variance(seek_mean: float, seek_square: float, revolution: float) -> float:
+    """Variance (s^2) of a chunk operation: the seek's, from its mean (s) and mean square (s^2)
+    (:meth:`SeekCurve.moments`), plus the rotational latency's, ``revolution^2 / 12`` (uniform over one revolution)."""
+    return max(0.0, seek_square - seek_mean * seek_mean) + revolution**2 / 12.0
 
 
 def data_spindles(raid: str, spindles: int) -> float:
@@ -298,9 +421,105 @@ def seek_span(fraction: float) -> float:
 
 
 def sorted_seek_scale(runs: int) -> float:
-    """Seek distance factor of a destage batch of ``runs`` runs written in sorted (elevator) order:
-    ``1 / (runs + 1)``, the mean gap between ``runs`` sorted uniform points."""
+    """The estimate's seek span factor for a destage batch of ``runs`` runs written in sorted (elevator) order:
+    ``1 / (runs + 1)``, the mean gap between ``runs`` sorted uniform points (the simulator seeks between the
+    runs' real positions instead)."""
     return 1.0 / (runs + 1)
+
+
+_Request = TypeVar("_Request", bound=tuple[int, ...])
+
+
+def zone_shrink(outer_rate: float, inner_rate: float | None) -> float:
+    """``1 - (inner / outer)^2``: how much of the outer zone's rate squared is lost by the inner diameter
+    (0 without zones). See :func:`zone_rate`."""
+    return 0.0 if inner_rate is None else 1.0 - (inner_rate / outer_rate) ** 2
+
+
+def zone_rate(outer_rate: float, shrink: float, fraction: float) -> float:
+    """Media rate (bytes/s) at ``fraction`` of the drive's capacity from its outer edge (zoned recording).
+
+    Constant linear density: a track holds bytes in proportion to its radius ``r``, so the rate is ``outer x r /
+    r_outer`` and the bytes outside radius ``r`` grow as ``r_outer^2 - r^2``. The byte at ``fraction`` of the
+    capacity is at ``r^2 = r_outer^2 (1 - fraction x shrink)``, whence ``outer x sqrt(1 - fraction x shrink)``,
+    ``shrink`` from :func:`zone_shrink`: the outer rate at 0, the inner rate at 1.
+    """
+    return outer_rate * math.sqrt(1.0 - min(max(fraction, 0.0), 1.0) * shrink)
+
+
+def mean_transfer_seconds(size: float, outer_rate: float, inner_rate: float | None, span: float) -> float:
+    """Mean media transfer time (s) of ``size`` bytes at a uniform position over the first ``span`` of the
+    capacity: ``size x E[1 / zone_rate]``, with ``E[(1 - s u)^(-1/2)] = 2 (1 - sqrt(1 - s span)) / (s span)``."""
+    shrink = zone_shrink(outer_rate, inner_rate)
+    reach = shrink * min(max(span, 0.0), 1.0)
+    if reach <= 0.0:
+        return size / outer_rate
+    return size / outer_rate * 2.0 * (1.0 - math.sqrt(1.0 - reach)) / reach
+
+
+def elevator_order(head: int, requests: Sequence[_Request], depth: int) -> list[_Request]:
+    """The order a drive serves ``requests`` (position, length, ...; bytes) that reach its queue together, its head
+    at ``head`` (-1: unknown, taken as 0): an elevator (LOOK) sweep, at most ``depth`` requests reordered at once
+    (the drive's command queue; later ones wait for a slot in arrival order).
+
+    Each window of ``depth`` requests is served in one sweep: first toward the nearer end of the window's span from
+    the head, then back over the rest. Requests that continue one another (a position where the one before ends)
+    form a segment, always served upward (a drive streams forward; backward it would wait a revolution each), so a
+    downward sweep visits the segments from the top one down, each upward.
+    """
+    order: list[_Request] = []
+    position = max(head, 0)
+    for first in range(0, len(requests), depth):
+        window = sorted(requests[first : first + depth])
+        segments: list[list[_Request]] = []
+        for request in window:
+            if segments and segments[-1][-1][0] + segments[-1][-1][1] == request[0]:
+                segments[-1].append(request)
+            else:
+                segments.append([request])
+        above = [segment for segment in segments if segment[0][0] >= position]
+        below = [segment for segment in segments if segment[0][0] < position]
+        if not below:
+            sweep = above
+        elif not above:
+            sweep = below[::-1]
+        elif above[-1][0][0] - position <= position - below[0][0][0]:
+            sweep = above + below[::-1]  # the top end is nearer: up first, then down
+        else:
+            sweep = below[::-1] + above
+        for segment in sweep:
+            order += segment
+        last = order[-1]
+        position = last[0] + last[1]
+    return order
+
+
+def stripe_width(raid: str, spindles: int) -> int:
+    """Data stripe units in one stripe row: n for RAID 0, n // 2 mirrored pairs (an odd spindle out is a
+    spare), n - 1 for RAID 5, n - 2 for RAID 6."""
+    copies, parity = RAID_LAYOUT[raid]
+    return spindles // copies if parity is None else spindles - parity
+
+
+def stripe_unit_spindles(raid: str, spindles: int, unit: int) -> tuple[int, tuple[int, ...]]:
+    """Where array stripe unit number ``unit`` lives: (its stripe row, the spindles holding it).
+
+    The row is the unit's position on each of those spindles (row x stripe bytes from the start of the
+    stroke). Spindles: the data spindle first, then its mirror or parity spindles. Consecutive units go to
+    consecutive spindles (pairs). RAID 0: spindle ``unit mod n``. Mirrored: pair ``j = unit mod (n // 2)``,
+    spindles ``j`` and ``j + n // 2``. RAID 5 and 6 rotate parity left-symmetrically: row ``r`` has its P
+    parity on spindle ``p = n - 1 - (r mod n)``, Q (RAID 6) on ``p + 1``, and its data from the next spindle on.
+    """
+    width = stripe_width(raid, spindles)
+    row, k = divmod(unit, width)
+    copies, parity = RAID_LAYOUT[raid]
+    if parity is None:
+        return row, (k, k + width) if copies > 1 and spindles > 1 else (k,)
+    if parity == 0:
+        return row, (k,)
+    p = spindles - 1 - row % spindles
+    redundancy = tuple((p + i) % spindles for i in range(parity))
+    return row, ((p + parity + k) % spindles, *redundancy)
 
 
 def chunk_copies(raid: str, spindles: int) -> int:

@@ -23,7 +23,7 @@ from builders import small_scenario
 import simcache
 from simcache import ScenarioError, load_scenario
 from simcache.engine import Model, build
-from simcache.model.destager import Destager, PendingWrite
+from simcache.model.destager import Destager, PendingWrite, block_hash
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
 from simcache.scenario import TierSpec
@@ -206,12 +206,9 @@ def test_coalescing_ratio_unchanged_by_scheduling() -> None:
         destager = model.hosts[0].destager
         assert (destager.batches, destager.runs, destager.destaged_bytes) == (16, 16, 16 * MIB), scheduling
     batch: list[PendingWrite] = [(0, k * 3 * WRITE, WRITE, (), True) for k in range(16)]  # gaps between all: 16 runs
-    assert Destager.coalesce(batch) == [WRITE] * 16
+    assert Destager.coalesce(batch) == [(0, k * 3 * WRITE, WRITE) for k in range(16)]
     overlapping: list[PendingWrite] = [(0, 0, WRITE, (), True), (0, WRITE // 2, WRITE, (), True), (1, WRITE, WRITE, (), True)]
-    assert Destager.coalesce(overlapping) == [
-        WRITE + WRITE // 2,
-        WRITE,
-    ]
+    assert Destager.coalesce(overlapping) == [(0, 0, WRITE + WRITE // 2), (1, WRITE, WRITE)]
 
 
 # -- tier scheduling -------------------------------------------------------------------------------------------------
@@ -316,6 +313,12 @@ def test_weighted_gives_the_background_its_share() -> None:
             'pacing = "rate" and rate go together: set both (a destage rate limit) or neither',
         ),
         (
+            {"destager": {"order": "hash", "delay": "30s"}},
+            "cluster.destager",
+            'order = "hash" takes dirty blocks in hash order, not oldest first, so it cannot hold them for delay (30 s): '
+            'set delay = 0 or order = "arrival"',
+        ),
+        (
             {"destager": {"high_watermark": 0}},
             "cluster.destager.high_watermark",
             "must be more than 0; destaging would start with nothing dirty: use trigger = 'always' (got 0)",
@@ -385,3 +388,107 @@ def test_burst_criterion_on_sata_one_seed() -> None:
 
     assert p99("base") / p99("steady") == pytest.approx(1.0, abs=0.2)
     assert p99("fcfs") / p99("fcfs_steady") > 4.0
+
+
+def test_a_write_larger_than_max_batch_reaches_the_array_in_max_batch_pieces() -> None:
+    """One 3 MiB write, 1 MiB batches: one batch, sent to the array as three 1 MiB requests (contiguous runs)."""
+    model = destager_model({})
+    destager = model.hosts[0].destager
+
+    def admit() -> Generator[simpy.Event, Any, None]:
+        yield model.env.timeout(1.0)
+        assert destager.admit((0, 5 * MIB, 3 * MIB, (), True)) is None
+
+    model.env.process(admit())
+    model.env.run(until=10.0)
+    array = model.hosts[0].array
+    assert (destager.batches, destager.runs, destager.destaged_bytes) == (1, 1, 3 * MIB)
+    assert (array.front_end_ios, array.bytes_written) == (3, 3 * MIB)
+
+
+# -- order = "hash" ----------------------------------------------------------------------------------------------------
+
+
+def array_log(model: Model) -> list[tuple[int, int, int]]:
+    """Every run the host's destager sends to the array, in the order the array receives them."""
+    array = model.hosts[0].array
+    log: list[tuple[int, int, int]] = []
+    submit = array.submit
+
+    def logged(now: float, runs: Any, is_write: bool) -> float:
+        log.extend(runs)
+        return submit(now, runs, is_write)
+
+    array.submit = logged  # type: ignore[method-assign]
+    return log
+
+
+@pytest.mark.parametrize(
+    ("order", "expected"), [("arrival", sorted(range(16))), ("hash", sorted(range(16), key=lambda b: block_hash(0, b)))]
+)
+def test_order_of_a_sequential_stream_at_the_array(order: str, expected: list[int]) -> None:
+    """16 MiB written sequentially in 64 KiB writes, 1 MiB batches: 16 batches of one 1 MiB run each either way.
+
+    ``arrival`` sends the blocks in address order (oldest first); ``hash`` in the order of their block hashes, a fixed
+    order unrelated to the address (here blocks 0-15 as listed by ``block_hash``), each block whole.
+    """
+    model = destager_model({"order": order})
+    log = array_log(model)
+    feed(model, 0.0, 256)
+    model.env.run(until=60.0)
+    destager = model.hosts[0].destager
+    assert (destager.batches, destager.runs, destager.destaged_bytes, destager.backlog_bytes) == (16, 16, 16 * MIB, 0)
+    assert log == [(0, block * MIB, MIB) for block in expected]
+    if order == "hash":
+        assert expected != sorted(expected), "the hash walk is not the address order"
+
+
+def test_hash_order_takes_whole_blocks_up_to_max_batch() -> None:
+    """Small writes in two 1 MiB blocks, all pending at once: one batch holds both blocks (192 KiB <= 1 MiB); the two
+    adjacent writes of block 3 merge into one run, so 2 runs reach the array in one request, sorted by address."""
+    model = destager_model({"order": "hash"})
+    log = array_log(model)
+    destager = model.hosts[0].destager
+
+    def admit() -> Generator[simpy.Event, Any, None]:
+        yield model.env.timeout(1.0)
+        for offset in (3 * MIB, 7 * MIB, 3 * MIB + WRITE):
+            assert destager.admit((0, offset, WRITE, (), True)) is None
+
+    model.env.process(admit())
+    model.env.run(until=10.0)
+    assert (destager.batches, destager.runs, destager.destaged_bytes) == (1, 2, 3 * WRITE)
+    assert log == [(0, 3 * MIB, 2 * WRITE), (0, 7 * MIB, WRITE)]
+
+
+def test_hash_order_a_write_leaves_with_its_last_block() -> None:
+    """One 3 MiB write over three 1 MiB blocks: three batches, and the write is destaged (its peers drop their copy,
+    ``on_destaged``) once, when the last of its blocks is on the array; a host failure before that hands it over whole."""
+    model = destager_model({"order": "hash"})
+    destager = model.hosts[0].destager
+    item: PendingWrite = (0, 5 * MIB, 3 * MIB, (), True)
+    destaged: list[tuple[float, PendingWrite]] = []
+    destager.on_destaged = lambda done: destaged.append((model.env.now, done))
+    arrivals = []
+    submit = model.hosts[0].array.submit
+
+    def logged(now: float, runs: Any, is_write: bool) -> float:
+        done = submit(now, runs, is_write)
+        arrivals.append(done)
+        return done
+
+    model.hosts[0].array.submit = logged  # type: ignore[method-assign]
+
+    def admit() -> Generator[simpy.Event, Any, None]:
+        yield model.env.timeout(1.0)
+        assert destager.admit(item) is None
+
+    model.env.process(admit())
+    model.env.run(until=10.0)
+    assert (destager.batches, destager.runs, destager.destaged_bytes, destager.single_copy_bytes) == (3, 3, 3 * MIB, 0)
+    assert len(destaged) == 1 and destaged[0][1] == item
+    assert destaged[0][0] >= max(arrivals), "not before its last block is on the array"
+
+    failing = destager_model({"order": "hash"}).hosts[0].destager
+    assert failing.admit(item) is None
+    assert (failing.fail(), failing.backlog_bytes, failing.pending_bytes) == ([item], 0, 0)

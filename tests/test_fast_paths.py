@@ -144,17 +144,21 @@ SATA_7200 = DriveSpec(rpm=7200, avg_seek=7.8e-3, settle=0.8e-3, media_rate=150e6
 
 @settings(max_examples=50, deadline=None)
 @given(
-    reads=st.lists(st.tuples(st.floats(0.0, 1e-3), st.sampled_from([512, 4096, 65536, 65537, 300_000])), min_size=1, max_size=60),
+    reads=st.lists(
+        st.tuples(st.floats(0.0, 1e-3), st.sampled_from([512, 4096, 65536, 65537, 300_000]), st.integers(0, 2), st.integers(0, 10**6)),
+        min_size=1,
+        max_size=60,
+    ),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_array_read_is_submit_of_one_read(reads: list[tuple[float, int]], seed: int) -> None:
+def test_array_read_is_submit_of_one_read(reads: list[tuple[float, int, int, int]], seed: int) -> None:
     """Bit-identical completion times and counters, including reads larger than a stripe unit (64 KiB)."""
     spec = ArraySpec(drive=SATA_7200, spindles=6, raid="raid10", port=LINK)
-    fast = Array(spec, UniformStream(np.random.SeedSequence(seed)), span_fraction=0.3)
-    plain = Array(spec, UniformStream(np.random.SeedSequence(seed)), span_fraction=0.3)
+    fast = Array(spec, UniformStream(np.random.SeedSequence(seed)), [10**11] * 3)
+    plain = Array(spec, UniformStream(np.random.SeedSequence(seed)), [10**11] * 3)
     now = 0.0
-    for gap, size in reads:
+    for gap, size, vm, block in reads:
         now += gap
-        assert fast.read(now, size) == plain.submit(now, (size,), False)
+        assert fast.read(now, vm, block * 4096, size) == plain.submit(now, ((vm, block * 4096, size),), False)
     assert (fast.front_end_ios, fast.back_end_ios, fast.bytes_read) == (plain.front_end_ios, plain.back_end_ios, plain.bytes_read)
     assert fast.busy.busy_between(0.0, 1.0) == plain.busy.busy_between(0.0, 1.0)

@@ -8,7 +8,6 @@ produces the physics module's figures: a change to a formula cannot leave the mo
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -175,39 +174,20 @@ def test_port_names_label_the_model_ports_and_the_estimate_stations_alike() -> N
 # -- array --------------------------------------------------------------------------------------
 
 
-def test_the_mean_square_root_of_a_random_distance_is_eight_fifteenths() -> None:
-    """|U1 - U2| has density 2 (1 - x) on [0, 1]: E[sqrt] = 2 (2/3 - 2/5) = 8/15 and E[|U1 - U2|] = 2 (1/2 - 1/3) = 1/3,
-    so Var[sqrt] = 1/3 - (8/15)^2."""
-    mean = Fraction(2) * (Fraction(2, 3) - Fraction(2, 5))
-    assert mean == Fraction(8, 15)
-    assert float(mean) == physics.MEAN_SQRT_RANDOM_DISTANCE
-    second = Fraction(2) * (Fraction(1, 2) - Fraction(1, 3))
-    assert pytest.approx(float(second - mean**2), rel=1e-15) == physics.VAR_SQRT_RANDOM_DISTANCE
-
-
-def test_seek_law_and_its_moments_over_random_distances() -> None:
-    """Seek = settle + k sqrt(x); k = (avg_seek - settle) / (8/15), so a full-stroke random seek averages avg_seek.
-    Over span x |U1 - U2| the mean is settle + k (8/15) sqrt(span) and the variance k^2 span Var[sqrt]; a uniform
+def test_spindle_operation_moments_over_random_distances() -> None:
+    """Over span x |U1 - U2| the seek's mean and mean square are the curve's closed-form moments; a uniform
     rotational latency adds revolution / 2 and revolution^2 / 12 (checked by sampling at 4 standard errors)."""
-    settle, avg_seek, span, revolution = 0.5e-3, 8.5e-3, 0.3, physics.revolution_seconds(7200)
+    curve = physics.seek_curve(0.5e-3, 8.5e-3, 17e-3, 1e-6)
+    span, revolution = 0.3, physics.revolution_seconds(7200)
     assert revolution == 60.0 / 7200
-    k = physics.seek_coefficient(avg_seek, settle)
-    assert k == pytest.approx((avg_seek - settle) * 15.0 / 8.0, rel=1e-15)
-    assert physics.mean_seek_seconds(settle, k, 1.0) == pytest.approx(avg_seek, rel=1e-15)
-    assert physics.seek_seconds(settle, k, 0.0) == physics.mean_seek_seconds(settle, k, 0.0) == 0.0
-    assert physics.seek_seconds(settle, k, 0.25) == settle + k * 0.5
-    u = np.random.default_rng(1).random((3, 400_000))
-    samples = np.array(
-        [
-            physics.spindle_op_seconds(physics.seek_seconds(settle, k, span * abs(a - b)), r * revolution, 0.0, revolution, False)
-            for a, b, r in u.T[:20_000]
-        ]
-    )
-    seeks = np.where(u[0] != u[1], settle + k * np.sqrt(span * np.abs(u[0] - u[1])), 0.0)
+    u = np.random.default_rng(1).random((3, 200_000))
+    seeks = np.array([curve(span * abs(a - b)) for a, b in u[:2].T])
     services = seeks + u[2] * revolution
-    np.testing.assert_array_equal(samples, services[:20_000])
-    mean = physics.spindle_op_seconds(physics.mean_seek_seconds(settle, k, span), revolution / 2.0, 0.0, revolution, False)
-    variance = physics.spindle_op_variance(k, span, revolution)
+    samples = [physics.spindle_op_seconds(curve(span * abs(a - b)), r * revolution, 0.0, revolution, False) for a, b, r in u.T[:1000]]
+    np.testing.assert_array_equal(samples, services[:1000])
+    seek_mean, seek_square = curve.moments(span)
+    mean = physics.spindle_op_seconds(seek_mean, revolution / 2.0, 0.0, revolution, False)
+    variance = physics.spindle_op_variance(seek_mean, seek_square, revolution)
     standard_error = math.sqrt(variance / services.size)
     assert abs(services.mean() - mean) < 4 * standard_error
     assert services.var() == pytest.approx(variance, rel=0.02)
@@ -230,11 +210,11 @@ def test_raid_layout(raid: str, data: float, copies: int, penalty: int) -> None:
     assert physics.write_penalty(raid, 8) == penalty
     spec = array_spec(raid, 8)
     assert physics.span_fraction(spec, 10**9) == 10**9 / (spec.drive.capacity * data)
-    assert Array(spec, UniformStream(np.random.SeedSequence(0)), 0.5).write_penalty == penalty
+    assert Array(spec, UniformStream(np.random.SeedSequence(0)), [10**9]).write_penalty == penalty
 
 
 def test_span_is_clamped_to_the_stroke_and_sorted_batches_seek_shorter() -> None:
-    """The mean gap between k sorted uniform points on [0, 1] is 1 / (k + 1)."""
+    """The mean gap between k sorted uniform points on [0, 1] is 1 / (k + 1) (the estimate's destage batches)."""
     assert [physics.seek_span(x) for x in (-0.1, 0.0, 0.4, 1.0, 2.5)] == [0.0, 0.0, 0.4, 1.0, 1.0]
     assert physics.sorted_seek_scale(3) == 0.25
     points = np.sort(np.random.default_rng(2).random((100_000, 3)), axis=1)
@@ -242,19 +222,26 @@ def test_span_is_clamped_to_the_stroke_and_sorted_batches_seek_shorter() -> None
 
 
 def test_an_idle_array_reads_in_the_physics_service_time() -> None:
-    """A read of one chunk on an idle array: seek over span x |U1 - U2| + U3 x revolution + size / media rate, from
-    the array's own draws (spindle, the seek's two ends, the rotation), bit for bit."""
+    """A read of one chunk on an idle array: the seek curve over the distance from the head (the stroke's start
+    before any I/O) + U x revolution + size / media rate, from the array's own draws (the mirror copy, the
+    rotation), bit for bit; the media rate is the zone's at the chunk's position (:func:`physics.zone_rate`)."""
     spec = array_spec("raid10", 8)
-    span = physics.seek_span(physics.span_fraction(spec, 5 * 10**11))
-    array = Array(spec, UniformStream(np.random.SeedSequence(7)), physics.span_fraction(spec, 5 * 10**11))
-    _, u_from, u_to, u_rotation = UniformStream(np.random.SeedSequence(7)).uniforms(4)
+    array = Array(spec, UniformStream(np.random.SeedSequence(7)), [5 * 10**11])
+    u_copy, u_rotation = UniformStream(np.random.SeedSequence(7)).uniforms(2)
     drive = spec.drive
     revolution = physics.revolution_seconds(drive.rpm)
-    k = physics.seek_coefficient(drive.avg_seek, drive.settle)
-    seek = physics.seek_seconds(drive.settle, k, span * abs(u_from - u_to))
+    offset = 3 * 10**10 + 4096
+    unit, within = divmod(offset, spec.stripe)
+    row, spindles = physics.stripe_unit_spindles("raid10", 8, unit)
+    assert spindles == (unit % 4, unit % 4 + 4) and row == unit // 4
+    seek = physics.drive_seek_curve(drive)((row * spec.stripe + within) / drive.capacity)
     size = 4096
-    expected = physics.spindle_op_seconds(seek, u_rotation * revolution, size * (1.0 / drive.media_rate), revolution, False)
-    assert array.read(0.0, size) == 0.0 + expected
+    shrink = physics.zone_shrink(drive.media_rate, drive.inner_rate)
+    rate = physics.zone_rate(drive.media_rate, shrink, (row * spec.stripe + within) / drive.capacity)
+    expected = physics.spindle_op_seconds(seek, u_rotation * revolution, size / rate, revolution, False)
+    assert array.read(0.0, 0, offset, size) == 0.0 + expected
+    assert array.busy.busy_between(0.0, 1.0) == expected
+    assert u_copy < 1.0  # drawn first: which of the pair serves the read
 
 
 def test_the_controller_cache_acknowledges_in_its_latency() -> None:
@@ -265,8 +252,8 @@ def test_the_controller_cache_acknowledges_in_its_latency() -> None:
     bare = ArraySpec.model_validate(default.model_dump() | {"controller_cache": 0})
     assert physics.cache_ack_seconds(cached) == 2e-4
     assert physics.cache_ack_seconds(bare) is None
-    array = Array(cached, UniformStream(np.random.SeedSequence(3)), 0.5)
-    assert array.submit(1.0, [4096], True) == 1.0 + 2e-4
+    array = Array(cached, UniformStream(np.random.SeedSequence(3)), [10**9])
+    assert array.submit(1.0, [(0, 0, 4096)], True) == 1.0 + 2e-4
 
 
 # -- workload -----------------------------------------------------------------------------------
@@ -313,14 +300,15 @@ def test_the_estimate_service_figures_are_the_physics_values() -> None:
     assert services.gc_rate == physics.gc_refill_rate(tier.gc_rate)
     assert services.clean_pool == physics.clean_pool_depth(tier.clean_pool)
     assert services.revolution == physics.revolution_seconds(drive.rpm)
-    assert services.seek_k == physics.seek_coefficient(drive.avg_seek, drive.settle)
+    assert services.seek == physics.drive_seek_curve(drive)
     assert services.span == physics.seek_span(physics.span_fraction(array, scenario.data_bytes))
     assert services.copies == physics.chunk_copies(array.raid, array.spindles)
     assert services.rmw == physics.read_modify_write(array.raid)
     assert services.cache_ack == physics.cache_ack_seconds(array)
     assert services.storage_seconds(65536.0) == physics.wire_seconds(cluster.storage_link, 65536.0)
     mean, variance = services.spindle_op(4096.0, False, 1.0)
-    seek = physics.mean_seek_seconds(drive.settle, services.seek_k, services.span)
+    seek, seek_square = physics.drive_seek_curve(drive).moments(services.span)
     revolution = services.revolution
-    assert mean == physics.spindle_op_seconds(seek, revolution / 2.0, 4096.0 / drive.media_rate, revolution, False)
-    assert variance == physics.spindle_op_variance(services.seek_k, services.span, revolution)
+    media = 1.0 / physics.mean_transfer_seconds(1.0, drive.media_rate, drive.inner_rate, services.span)
+    assert mean == physics.spindle_op_seconds(seek, revolution / 2.0, 4096.0 / media, revolution, False)
+    assert variance == physics.spindle_op_variance(seek, seek_square, revolution)

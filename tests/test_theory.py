@@ -31,6 +31,7 @@ import numpy.typing as npt
 import pytest
 import simpy
 
+from simcache import physics
 from simcache.model.array import Array
 from simcache.model.host import Host
 from simcache.model.link import FlowNetwork, Port
@@ -384,7 +385,7 @@ def run_destager_little(seed: np.random.SeedSequence, n: int) -> tuple[float, fl
         storage_link=GBE_1,
         destager=DestagerSpec(capacity=2 * 1024**2, concurrency=4, max_batch=1024**2),
     )
-    array = Array(array_spec, UniformStream(array_seed), span_fraction=0.1)
+    array = Array(array_spec, UniformStream(array_seed), [256 * 1024**2] * 4)  # four VMs' disks
     host = Host(
         env,
         0,
@@ -547,35 +548,37 @@ def test_port_is_processor_sharing(sizes: str) -> None:
 def spindle_service_moments(drive: DriveSpec, size: int) -> tuple[float, float]:
     """Mean and variance of one random read's service on a spindle, as documented in array.py.
 
-    S = settle + k sqrt(X) + U rev + size / media_rate, X = |U1 - U2|, k = (avg_seek - settle) / (8/15).
-    E[sqrt X] = 8/15 and E[X] = 1/3, so Var(sqrt X) = 1/3 - 64/225 = 11/225; Var(U rev) = rev^2 / 12.
+    S = seek(X) + U rev + size / media_rate, X = |U1 - U2| the distance between two uniform positions on the
+    stroke, seek the datasheet-fitted curve (its closed-form moments over X); Var(U rev) = rev^2 / 12.
     """
     revolution = 60.0 / drive.rpm
-    k = (drive.avg_seek - drive.settle) / (8 / 15)
-    mean = drive.settle + k * 8 / 15 + revolution / 2 + size / drive.media_rate
-    return mean, k**2 * 11 / 225 + revolution**2 / 12
+    seek_mean, seek_square = physics.drive_seek_curve(drive).moments(1.0)
+    mean = seek_mean + revolution / 2 + size / drive.media_rate
+    return mean, seek_square - seek_mean**2 + revolution**2 / 12
 
 
 def test_random_reads_on_one_spindle_match_documented_service_and_pollaczek_khinchine() -> None:
-    """One spindle under Poisson random reads is M/G/1: E[S] = settle + k E[sqrt x] + rev/2 + size/rate = avg_seek + rev/2 + size/rate,
+    """One spindle under Poisson reads at uniform positions is M/G/1 (up to the weak correlation of consecutive
+    seek distances, which share an endpoint): E[S] = avg_seek + rev/2 + size/rate by the curve's calibration,
     and E[Wq] = lambda E[S^2] / (2 (1 - rho)) (Pollaczek-Khinchine, Kleinrock vol. 1, eq. 5.72).
     """
     size = 4096
     mean, variance = spindle_service_moments(SATA_7200, size)
-    assert mean == pytest.approx(SATA_7200.avg_seek + 30.0 / SATA_7200.rpm + size / SATA_7200.media_rate, rel=1e-12)
+    assert mean == pytest.approx(SATA_7200.avg_seek + 30.0 / SATA_7200.rpm + size / SATA_7200.media_rate, rel=1e-9)
     rho = 0.6
     rate = rho / mean
     array_spec = ArraySpec(drive=SATA_7200, spindles=1, raid="raid0", port=GBE_1)
     services, second_moments, waits = [], [], []
     for seed in replication_seeds(700):
-        arrival_seed, model_seed = seed.spawn(2)
+        arrival_seed, model_seed, offset_seed = seed.spawn(3)
         arrivals = poisson_arrivals(np.random.default_rng(arrival_seed), rate, 36_000)
-        submit = Array(array_spec, UniformStream(model_seed), span_fraction=1.0).submit
-        done = np.fromiter((submit(t, (size,), False) for t in arrivals.tolist()), dtype=float, count=len(arrivals))
+        offsets = (np.random.default_rng(offset_seed).integers(0, SATA_7200.capacity // size, len(arrivals)) * size).tolist()
+        read = Array(array_spec, UniformStream(model_seed), [SATA_7200.capacity]).read
+        done = np.fromiter((read(t, 0, o, size) for t, o in zip(arrivals.tolist(), offsets, strict=True)), dtype=float, count=len(arrivals))
         wq = fcfs_waits(arrivals, done, 1)
         service = done - arrivals - wq
-        services.append(float(service.mean()))
-        second_moments.append(float((service**2).mean()))
+        services.append(float(service[1:].mean()))  # the first read seeks from the stroke's start
+        second_moments.append(float((service[1:] ** 2).mean()))
         waits.append(float(steady(wq).mean()))
     check("spindle E[S]", services, mean, power=0.01)
     check("spindle E[S^2]", second_moments, variance + mean**2, power=0.01)

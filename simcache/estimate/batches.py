@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from simcache.estimate.chains import Chain, SizeMix
 from simcache.estimate.queueing import expected_max_normal, waiting_probability
-from simcache.estimate.services import ServiceTimes
+from simcache.estimate.services import NO_STREAMING, ServiceTimes, Streaming
 from simcache.physics import message_seconds
 from simcache.scenario import DestagerSpec
 
@@ -41,8 +41,9 @@ class DestageBatches:
         self.services = services
         # Per host: (mean write bytes, share of random writes, VMs writing sequentially).
         self.write_mix = [self._host_write_mix(h) for h in range(hosts)]
-        self._shapes: dict[tuple[tuple[float, float, float], float], tuple[float, int]] = {}
-        self._full_batches: dict[tuple[float, float, float], FullBatch] = {}
+        self._unmoved = [self._host_unmoved(h) for h in range(hosts)]
+        self._shapes: dict[tuple[tuple[float, float, float], Streaming, float], tuple[float, int]] = {}
+        self._full_batches: dict[tuple[tuple[float, float, float], Streaming], FullBatch] = {}
 
     def _host_write_mix(self, host: int) -> tuple[float, float, float]:
         """(mean write bytes, share of random writes, VMs writing sequentially) of a host's write-back writes.
@@ -62,6 +63,27 @@ class DestageBatches:
         vms = float(sum(ch.vms for ch, _ in sequential))
         return size, random_share, vms
 
+    def unmoved(self, host: int) -> Streaming:
+        """The shares of a host's destaged runs from sequentially writing VMs whose spindle head nothing else moved
+        since their last run, and of those whose spindle is still busy with it (:meth:`ServiceTimes.head_unmoved`
+        at the VMs' nominal rates), weighted by writes."""
+        return self._unmoved[host]
+
+    def _host_unmoved(self, host: int) -> Streaming:
+        if self.destager.order == "hash":
+            return NO_STREAMING  # blocks leave in hash order: no destaged run starts where the head is
+        array_rate = sum(ch.nominal_rate for ch in self.chains)  # every I/O may reach the array (errs towards seeking)
+        total = unmoved = busy = 0.0
+        for ch in self.chains:
+            if ch.host == host and ch.write_back and ch.read_fraction < 1.0:
+                writes = ch.nominal_rate * (1.0 - ch.read_fraction)
+                total += writes
+                if ch.sequential:
+                    at_head, on_the_fly = self.services.head_unmoved(ch.nominal_rate / ch.vms, array_rate)
+                    unmoved += writes * at_head
+                    busy += writes * on_the_fly
+        return (unmoved / total, busy / total) if total > 0 else NO_STREAMING
+
     def shape(self, host: int, byte_rate: float, backlogged: bool) -> tuple[float, int]:
         """(mean batch bytes, contiguous runs per batch) of a host's destaging at ``byte_rate`` bytes/s.
 
@@ -71,13 +93,13 @@ class DestageBatches:
         """
         if backlogged or not math.isfinite(byte_rate):
             byte_rate = math.inf
-        key = (self.write_mix[host], byte_rate)  # hosts with the same write mix share their shapes
+        key = (self.write_mix[host], self._unmoved[host], byte_rate)  # hosts with the same write mix share their shapes
         shape = self._shapes.get(key)
         if shape is None:
-            shape = self._shapes[key] = self._shape(self.write_mix[host], byte_rate)
+            shape = self._shapes[key] = self._shape(self.write_mix[host], self._unmoved[host], byte_rate)
         return shape
 
-    def _shape(self, mix: tuple[float, float, float], byte_rate: float) -> tuple[float, int]:
+    def _shape(self, mix: tuple[float, float, float], unmoved: Streaming, byte_rate: float) -> tuple[float, int]:
         size, random_share, sequential_vms = mix
         spec = self.destager
         largest = max(1.0, spec.max_batch / size)
@@ -91,7 +113,7 @@ class DestageBatches:
             for _ in range(6):
                 batch = writes * size
                 runs = self.runs(writes, random_share, sequential_vms)
-                operations, mean, _ = services.batch_request(batch, runs)
+                operations, mean, _ = services.batch_request(batch, runs, unmoved)
                 array_time = services.cache_ack if services.cache_ack is not None else mean * max(1.0, operations / services.spindles)
                 cycle = (
                     services.destage_read_latency(batch)
@@ -121,18 +143,18 @@ class DestageBatches:
 
     def full(self, host: int) -> FullBatch:
         """The host's destage batch with a backlog (full batches), for its drain capacity."""
-        full = self._full_batches.get(self.write_mix[host])
+        full = self._full_batches.get((self.write_mix[host], self._unmoved[host]))
         if full is None:
             batch, runs = self.shape(host, math.inf, True)
             services = self.services
-            operations, mean, variance = services.batch_request(batch, runs)
+            operations, mean, variance = services.batch_request(batch, runs, self.unmoved(host))
             if services.cache_ack is not None:
                 imbalance = services.cache_ack
             else:
                 per_spindle = operations / services.spindles
                 spread = math.sqrt(per_spindle * (1.0 - 1.0 / services.spindles))
                 imbalance = (spread * mean + math.sqrt(variance)) * expected_max_normal(min(operations, services.spindles))
-            full = self._full_batches[self.write_mix[host]] = FullBatch(
+            full = self._full_batches[(self.write_mix[host], self._unmoved[host])] = FullBatch(
                 size=batch,
                 wire=services.storage_seconds(batch),
                 spindle_demand=operations / services.spindles * mean,

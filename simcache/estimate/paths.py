@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from simcache.estimate.chains import Chain
+from simcache.estimate.services import NO_STREAMING, Streaming
 from simcache.estimate.stations import (
     ADMISSION,
     ADMIT,
@@ -75,12 +76,23 @@ def _chain_ops(c: Layout, index: int, chain: Chain) -> list[Op]:
         ops.append(Op(index, "read", "hit", chain.read_fraction, size, [c.services.tier_steps(h, size, size_sq, False)]))
         leg = [
             Step(DELAY, service=2.0 * message_seconds(c.services.storage_link)),
-            c.services.spindle_step(*c.services.array_request([size], False, 1.0)),
+            c.services.spindle_step(*c.services.array_request([size], False, 1.0, _streaming(c, chain, size))),
             Step(FLOW, ports=(c.shared + ARRAY_TX, h * c.per_host + STORAGE_RX), service=mix.storage_seconds),
         ]
         fill = c.services.tier_steps(h, size, size_sq, True)
         ops.append(Op(index, "read", "miss", chain.read_fraction, size, [leg], background=fill))
     return ops
+
+
+def _streaming(c: Layout, chain: Chain, size: float) -> Streaming:
+    """Share of a chain's own array I/Os of ``size`` bytes that start where the spindle's head is: for sequential
+    access, those continuing in the stripe unit their predecessor ended in while nothing else moved the head
+    (:meth:`ServiceTimes.streaming_share`, at nominal rates); 0 for random and zipf access (zipf's hot blocks
+    are scattered over the working set)."""
+    if not chain.sequential:
+        return NO_STREAMING
+    array_rate = sum(ch.nominal_rate for ch in c.chains)  # every I/O may reach the array (errs towards seeking)
+    return c.services.streaming_share(size, c.services.head_unmoved(chain.nominal_rate / chain.vms, array_rate))
 
 
 def _write(c: Layout, index: int, chain: Chain) -> Op:
@@ -96,7 +108,7 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
             Step(DELAY, service=2.0 * message_seconds(storage)),
             Step(FLOW, ports=(base + STORAGE_TX, c.shared + ARRAY_RX), service=mix.storage_seconds),
         ]
-        spindles = c.services.spindle_step(*c.services.array_request([size], True, 1.0))
+        spindles = c.services.spindle_step(*c.services.array_request([size], True, 1.0, _streaming(c, chain, size)))
         background = []
         if c.services.cache_ack is not None:  # the controller cache answers; the spindles work off the path
             leg.append(Step(DELAY, service=c.services.cache_ack))

@@ -20,23 +20,28 @@ from simcache.physics import (
     cache_ack_seconds,
     chunk_copies,
     clean_pool_depth,
+    drive_seek_curve,
     framed_bytes,
     gc_refill_rate,
-    mean_seek_seconds,
+    mean_transfer_seconds,
     pipe_rate,
     read_modify_write,
     revolution_seconds,
-    seek_coefficient,
     seek_span,
-    sorted_seek_scale,
     span_fraction,
     spindle_op_seconds,
     spindle_op_variance,
+    stripe_width,
     tier_service_seconds,
 )
 from simcache.scenario import Scenario
 
-__all__ = ["DestageSteps", "ServiceTimes"]
+__all__ = ["NO_STREAMING", "DestageSteps", "ServiceTimes", "Streaming"]
+
+# (share of array operations that start where the spindle's head is, share that also find it still busy with
+# their predecessor): see ServiceTimes.streaming_share
+Streaming = tuple[float, float]
+NO_STREAMING: Streaming = (0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -76,17 +81,18 @@ class ServiceTimes:
         drive = array.drive
         self.spindles = array.spindles
         self.revolution = revolution_seconds(drive.rpm)
-        self.seek_k = seek_coefficient(drive.avg_seek, drive.settle)
-        self.settle = drive.settle
-        self.media = drive.media_rate
+        self.seek = drive_seek_curve(drive)
         self.span = seek_span(span_fraction(array, scenario.data_bytes))
+        # Zoned recording: the mean seconds per byte over the span the data covers (simcache.physics.zone_rate).
+        self.media = 1.0 / mean_transfer_seconds(1.0, drive.media_rate, drive.inner_rate, self.span)
         self.copies = chunk_copies(array.raid, array.spindles)
         self.rmw = read_modify_write(array.raid)
         self.stripe = array.stripe
+        self.width = stripe_width(array.raid, array.spindles)
         self.cache_ack = cache_ack_seconds(array)
         self.ack_seconds = ack_seconds(cluster.peer_link)
-        self._batch_requests: dict[tuple[float, int], tuple[float, float, float]] = {}
-        self._destage_steps: dict[tuple[float, int], DestageSteps] = {}
+        self._batch_requests: dict[tuple[float, int, Streaming], tuple[float, float, float]] = {}
+        self._destage_steps: dict[tuple[float, int, Streaming], DestageSteps] = {}
 
     def tier_steps(self, host: int, size: float, size_sq: float, is_write: bool) -> list[Step]:
         """Steps of one tier operation of mean ``size`` (``size_sq``: mean squared size).
@@ -115,17 +121,35 @@ class ServiceTimes:
             steps.append(Step(PIPE, station=base + PIPE_SLOT, service=transfer, scv=size_scv))
         return steps
 
-    def spindle_op(self, chunk: float, is_write: bool, seek_scale: float) -> tuple[float, float]:
-        """Mean and variance (s, s^2) of one chunk operation on one spindle."""
-        distance = self.span * seek_scale
-        seek = mean_seek_seconds(self.settle, self.seek_k, distance)
-        variance = spindle_op_variance(self.seek_k, distance, self.revolution)
-        # The transfer as a division (the model multiplies by the reciprocal rate it keeps): the estimate's bits.
-        mean = spindle_op_seconds(seek, self.revolution / 2.0, chunk / self.media, self.revolution, is_write and self.rmw)
-        return mean, variance
+    def spindle_op(self, chunk: float, is_write: bool, seek_scale: float, streaming: Streaming = NO_STREAMING) -> tuple[float, float]:
+        """Mean and variance (s, s^2) of one chunk operation on one spindle.
 
-    def array_request(self, runs: list[float], is_write: bool, seek_scale: float) -> tuple[float, float, float]:
-        """(spindle operations, mean and variance of one operation) of a request of contiguous ``runs`` bytes."""
+        The seek is the seek curve's mean over two uniform positions in ``span x seek_scale`` of the stroke
+        (mean distance a third of it) and the rotation is uniform over a revolution, except for the shares in
+        ``streaming`` (:meth:`streaming_share`): operations that start where the head is skip the seek, and
+        those that also find the spindle still busy with their predecessor skip the rotation too. Uniform
+        access is priced exactly; zipf access scatters its hot blocks over the working set, so it is priced as
+        uniform too (its repeated hits on one block seek less in the simulator).
+        """
+        seek, seek_square = self.seek.moments(self.span * seek_scale)
+        revolution = self.revolution
+        rmw = is_write and self.rmw
+        if streaming == NO_STREAMING:
+            variance = spindle_op_variance(seek, seek_square, revolution)
+            # The transfer as a division (the model multiplies by the reciprocal rate it keeps): the estimate's bits.
+            return spindle_op_seconds(seek, revolution / 2.0, chunk / self.media, revolution, rmw), variance
+        at_head, on_the_fly = streaming
+        random, rotating = 1.0 - at_head, at_head - on_the_fly
+        # Positioning (seek + rotation) as a mixture: random ops, ops at the head that wait a rotation, ops on the fly.
+        positioning = random * (seek + revolution / 2.0) + rotating * revolution / 2.0
+        square = random * (seek_square + seek * revolution + revolution**2 / 3.0) + rotating * revolution**2 / 3.0
+        return spindle_op_seconds(positioning, 0.0, chunk / self.media, revolution, rmw), max(0.0, square - positioning**2)
+
+    def array_request(
+        self, runs: list[float], is_write: bool, seek_scale: float, streaming: Streaming = NO_STREAMING
+    ) -> tuple[float, float, float]:
+        """(spindle operations, mean and variance of one operation) of a request of contiguous ``runs`` bytes,
+        a share ``streaming`` of its operations starting where the head is (see :meth:`streaming_share`)."""
         operations = 0.0
         busy = 0.0
         second = 0.0
@@ -135,34 +159,76 @@ class ServiceTimes:
             full, rest = divmod(run, stripe)
             for chunk, count in ((stripe, full), (rest, 1 if rest > 0 else 0)):
                 if count:
-                    mean, variance = self.spindle_op(chunk, is_write, seek_scale)
+                    mean, variance = self.spindle_op(chunk, is_write, seek_scale, streaming)
                     operations += count * copies
                     busy += count * copies * mean
                     second += count * copies * (variance + mean * mean)
         mean = busy / operations
         return operations, mean, max(0.0, second / operations - mean * mean)
 
-    def batch_request(self, batch: float, runs: int) -> tuple[float, float, float]:
-        """:meth:`array_request` of a destage batch of ``runs`` equal runs, sorted: seeks over ``span / (runs + 1)``."""
-        key = (batch, runs)
+    def batch_request(self, batch: float, runs: int, unmoved: Streaming = NO_STREAMING) -> tuple[float, float, float]:
+        """:meth:`array_request` of a destage batch of ``runs`` equal runs, sorted: each spindle's first seek random,
+        its others over ``span / (k + 1)``, ``k`` the runs per spindle group it received.
+
+        ``unmoved``: the shares of the batch's runs from sequentially writing VMs whose spindle head no other I/O
+        moved since their last destage, and of those whose spindle is moreover still busy with it
+        (:meth:`head_unmoved`); of those, a run shorter than a stripe unit continues in the unit its
+        predecessor ended in, on the spindle whose head is there (:meth:`streaming_share`).
+        """
+        key = (batch, runs, unmoved)
         request = self._batch_requests.get(key)
         if request is None:
             # The runs are equal: the request is `runs` times one run's operations, of the same mean and variance.
-            operations, mean, variance = self.array_request([batch / runs], True, sorted_seek_scale(runs))
-            request = self._batch_requests[key] = (operations * runs, mean, variance)
+            # The runs land on `touched` of the stripe width's spindle groups; each group's elevator sweeps its share
+            # in one pass (simcache.physics.elevator_order): the first seek from wherever its head was (random), the
+            # others across the sorted gaps, span / (share + 1) apart.
+            run = batch / runs
+            streaming = self.streaming_share(run, unmoved)
+            touched = self.width * (1.0 - (1.0 - 1.0 / self.width) ** runs)
+            operations, first_mean, first_variance = self.array_request([run], True, 1.0, streaming)
+            _, swept_mean, swept_variance = self.array_request([run], True, touched / (runs + touched), streaming)
+            first = touched / runs
+            mean = first * first_mean + (1.0 - first) * swept_mean
+            second = first * (first_variance + first_mean**2) + (1.0 - first) * (swept_variance + swept_mean**2)
+            request = self._batch_requests[key] = (operations * runs, mean, max(0.0, second - mean * mean))
         return request
 
-    def destage_steps(self, batch: float, runs: int) -> DestageSteps:
+    def head_unmoved(self, rate: float, array_rate: float) -> Streaming:
+        """For a sequentially writing VM issuing ``rate`` array I/Os per s, with ``array_rate`` I/Os per s reaching
+        the array in all: the probability that no other I/O moved a spindle's head between two of its I/Os, and
+        the probability that moreover the spindle is still busy with the first when the second arrives.
+
+        While the VM's stream is in one stripe unit its I/Os all go to that unit's spindle; the others spread over
+        the stripe width's spindles. Taken as Poisson: ``exp(-others / rate)``, others the other I/Os per s per
+        spindle (paced streams interleave more regularly, so this errs towards streaming); still busy:
+        ``1 - exp(-rate x positioning)``, the predecessor's mean positioning standing for its remaining time.
+        """
+        if rate <= 0.0:
+            return NO_STREAMING
+        others = max(0.0, array_rate - rate) / self.width
+        unmoved = math.exp(-others / rate)
+        positioning = self.seek.moments(self.span)[0] + self.revolution / 2.0
+        return unmoved, unmoved * (1.0 - math.exp(-rate * positioning))
+
+    def streaming_share(self, size: float, unmoved: Streaming) -> Streaming:
+        """Shares of a sequential VM's array I/Os of ``size`` bytes that start where the spindle's head is (no seek),
+        and that also find the spindle still busy with their predecessor (no rotation either): those continuing in
+        the stripe unit their predecessor ended in (``1 - size / stripe``) times the probabilities ``unmoved``
+        (:meth:`head_unmoved`)."""
+        continuing = max(0.0, 1.0 - size / self.stripe)
+        return unmoved[0] * continuing, unmoved[1] * continuing
+
+    def destage_steps(self, batch: float, runs: int, unmoved: Streaming = NO_STREAMING) -> DestageSteps:
         """Service times of one destage batch of ``batch`` bytes in ``runs`` runs: the tier read's steps then the
         array write's spindle step (the order of :attr:`simcache.estimate.network.Network.destage_fcfs`), and the storage transfer."""
-        key = (batch, runs)
+        key = (batch, runs, unmoved)
         steps = self._destage_steps.get(key)
         if steps is None:
             tier = self.tier_steps(0, batch, batch * batch, False)
             if not self.exponential_tier:  # each background request holds a channel for the read latency
                 channel = tier[0]
                 tier[0] = replace(channel, service=channel.service + self.destage_read_latency(batch) - self.tier_read_latency)
-            fcfs = tier + [self.spindle_step(*self.batch_request(batch, runs))]
+            fcfs = tier + [self.spindle_step(*self.batch_request(batch, runs, unmoved))]
             steps = self._destage_steps[key] = DestageSteps(
                 service=np.array([s.service for s in fcfs]),
                 scv=np.array([s.scv for s in fcfs]),

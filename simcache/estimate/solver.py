@@ -148,7 +148,7 @@ class Solver:
                 continue
             batch, runs = c.batches.shape(host, byte_rate, self.key.buffer[host] != KEEPING_UP)
             self.batches[host] = byte_rate / batch
-            steps = c.services.destage_steps(batch, runs)
+            steps = c.services.destage_steps(batch, runs, c.batches.unmoved(host))
             rows = net.destage_fcfs[host]
             self.open_service[rows] = steps.service
             self.open_scv[rows] = steps.scv
@@ -493,7 +493,7 @@ class Solver:
             return 0.0
         c = self.c
         batch, runs = c.batches.shape(host, byte_rate, self.key.buffer[host] != KEEPING_UP)
-        operations, mean, _ = c.services.batch_request(batch, runs)
+        operations, mean, _ = c.services.batch_request(batch, runs, c.batches.unmoved(host))
         return operations * mean / batch / c.services.spindles
 
 

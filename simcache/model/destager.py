@@ -8,7 +8,8 @@ Assumptions (see docs/architecture.md):
   pending writes up to ``max_batch`` bytes, sorts them by VM and offset,
   merges adjacent ones into contiguous runs (coalescing), reads them from the
   tier, sends them over the storage network and writes them to the array as
-  one sorted batch (shorter seeks: elevator order). A run longer than
+  one batch in that order, at their real positions (so a sorted batch seeks
+  short distances between its runs on each spindle). A run longer than
   ``max_batch`` (a single write larger than it) goes to the array as
   requests of at most ``max_batch`` bytes: the destager writes back in units
   of at most ``max_batch``.
@@ -36,6 +37,14 @@ Policy (``DestagerSpec``: when to destage, how fast; see docs/architecture.md):
   of ``b`` bytes moves the next start ``b / rate`` later). ``pd`` does the
   same with a rate that a proportional-derivative controller updates every
   ``pd_update`` seconds (bcache's, see :meth:`Destager._controller`).
+- ``order``: ``arrival`` takes the oldest writes, as above. ``hash`` cuts
+  each accepted write into the aligned blocks of ``max_batch`` bytes of its
+  VM's disk it covers and takes them in the order of a hash of the block's
+  address (a cleaner walking a hash-indexed cache: a cursor passes over the
+  hash space, and a block dirtied behind it waits for the next pass), whole
+  blocks up to ``max_batch`` a batch. A write leaves the buffer (its peers
+  drop their copies) when its last block has reached the array; if the host
+  fails, every write with a block not yet on the array is handed over whole.
 - Each batch is read from the tier under the tier's ``scheduling``: with
   ``fcfs`` as one operation in the VMs' queue; with ``priority`` or
   ``weighted`` in requests of at most ``background_request`` bytes, one at a
@@ -45,6 +54,7 @@ Policy (``DestagerSpec``: when to destage, how fast; see docs/architecture.md):
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import deque
 from collections.abc import Callable, Generator
@@ -53,13 +63,14 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simcache.model.detached import start_detached
-from simcache.physics import message_seconds, sorted_seek_scale
+from simcache.physics import message_seconds
 from simcache.scenario import DestagerSpec
 
 if TYPE_CHECKING:
+    from simcache.model.array import Run
     from simcache.model.host import Host
 
-__all__ = ["MIN_PD_RATE", "Destager", "PendingWrite", "without"]
+__all__ = ["MIN_PD_RATE", "Destager", "PendingWrite", "block_hash", "without"]
 
 MIN_PD_RATE = 4096.0
 """Slowest rate (bytes/s) the ``pd`` controller sets: a trickle that always moves (bcache's floor is one
@@ -77,10 +88,26 @@ def without(item: PendingWrite, dead: Host) -> PendingWrite:
     return (item[0], item[1], item[2], kept, not kept)
 
 
-def _pieces(run: int, limit: int) -> list[int]:
-    """A run cut into array requests of at most ``limit`` bytes (a single write larger than ``max_batch``)."""
-    whole, rest = divmod(run, limit)
-    return [limit] * whole + ([rest] if rest else [])
+_MASK64 = (1 << 64) - 1
+
+
+def block_hash(vm: int, block: int) -> int:
+    """Where block ``block`` of VM ``vm``'s disk sits in a hash-indexed cache's walk (``order = "hash"``):
+    splitmix64's finalizer of the pair, a fixed order unrelated to the block's address."""
+    x = ((vm + 1) * 0x9E3779B97F4A7C15 + block) & _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+# A dirty block in the hash walk: (hash, arrival tick, write's number, vm id, offset, size).
+_Block = tuple[int, int, int, int, int, int]
+
+
+def _pieces(run: Run, limit: int) -> list[Run]:
+    """A run cut into array requests of at most ``limit`` bytes (a single write larger than ``max_batch``), in order."""
+    vm, offset, length = run
+    return [(vm, offset + start, min(limit, length - start)) for start in range(0, length, limit)]
 
 
 class Destager:
@@ -114,6 +141,12 @@ class Destager:
         self.rate = float(spec.rate) if spec.rate is not None else PD_START_RATE
         self._next_start = 0.0  # pacing: the earliest time the next batch may be taken
         self._chunked = host.tier.spec.scheduling != "fcfs"
+        self._hashed = spec.order == "hash"
+        self._walk: list[_Block] = []  # order = "hash": dirty blocks ahead of the cursor (a heap)
+        self._behind: list[_Block] = []  # dirty blocks behind the cursor: the next pass
+        self._cursor = 0
+        self._ticks = 0
+        self._writes: dict[int, list[Any]] = {}  # write's number -> [write, bytes not yet on the array]
         for _ in range(spec.concurrency):
             start_detached(env, self._flusher())
         if spec.pacing == "pd":
@@ -138,10 +171,38 @@ class Destager:
         self.pending_bytes += size
         if item[4]:
             self.single_copy_bytes += size
-        self._pending.append(item)
-        self._pending_since.append(self.env.now)
+        if self._hashed:
+            self._enqueue_blocks(item)
+        else:
+            self._pending.append(item)
+            self._pending_since.append(self.env.now)
         if not self._work.triggered:
             self._work.succeed()
+
+    def _enqueue_blocks(self, item: PendingWrite) -> None:
+        """``order = "hash"``: file ``item``'s pieces under the blocks they fall in, ahead of or behind the cursor."""
+        number = self._ticks
+        self._writes[number] = [item, item[2]]
+        vm, offset, size = item[0], item[1], item[2]
+        unit = self.spec.max_batch
+        end = offset + size
+        while offset < end:
+            block = offset // unit
+            piece_end = min(end, (block + 1) * unit)
+            key = block_hash(vm, block)
+            heapq.heappush(self._walk if key >= self._cursor else self._behind, (key, self._ticks, number, vm, offset, piece_end - offset))
+            self._ticks += 1
+            offset = piece_end
+        self._ticks += 1
+
+    def _next_block(self) -> _Block | None:
+        """The dirty block the hash walk takes next (starting a new pass when the current one is done)."""
+        if not self._walk:
+            if not self._behind:
+                return None
+            self._walk, self._behind = self._behind, self._walk
+            self._cursor = 0
+        return self._walk[0]
 
     def adopt(self, item: PendingWrite) -> None:
         """Take over destaging a failed primary's write whose replica this host holds.
@@ -164,6 +225,13 @@ class Destager:
                     if rewritten[4] and not item[4]:
                         self.single_copy_bytes += item[2]
                     queue[i] = rewritten
+        for entry in self._writes.values():
+            item = entry[0]
+            if peer in item[3]:
+                rewritten = without(item, peer)
+                if rewritten[4] and not item[4]:
+                    self.single_copy_bytes += item[2]
+                entry[0] = rewritten
         waiting = self._waiting
         for i, (event, item) in enumerate(waiting):
             if peer in item[3]:
@@ -176,7 +244,10 @@ class Destager:
         counters drop to zero (the caller decides what was lost and what a
         surviving replica holder takes over).
         """
-        items = [item for batch in self._flushing for item in batch] + list(self._pending)
+        items = [item for batch in self._flushing for item in batch] + list(self._pending) + [entry[0] for entry in self._writes.values()]
+        self._writes.clear()
+        self._walk.clear()
+        self._behind.clear()
         self._flushing.clear()
         self._pending.clear()
         self._pending_since.clear()
@@ -207,16 +278,49 @@ class Destager:
         self.pending_bytes = left
         return batch
 
+    def _take_blocks(self) -> tuple[list[PendingWrite], list[tuple[int, int]]]:
+        """``order = "hash"``: the next dirty blocks in the walk, whole, up to ``max_batch`` bytes (at least one), leaving
+        at least the low watermark pending while a watermark drain runs; as pieces (vm, offset, size) and, for each,
+        (write's number, bytes)."""
+        limit = self.spec.max_batch
+        floor = self._low_bytes if self._draining else 0.0
+        pieces: list[PendingWrite] = []
+        owners: list[tuple[int, int]] = []
+        total = 0
+        left = self.pending_bytes
+        block = self._next_block()
+        while block is not None:
+            key = block[0]
+            if pieces and (total + block[5] > limit or left - block[5] < floor):
+                break
+            while block is not None and block[0] == key:  # the block's pieces come together
+                heapq.heappop(self._walk)
+                self._cursor = key
+                pieces.append((block[3], block[4], block[5], (), False))
+                owners.append((block[2], block[5]))
+                total += block[5]
+                left -= block[5]
+                block = self._walk[0] if self._walk else None
+            block = self._next_block()
+        self.pending_bytes = left
+        return pieces, owners
+
     def _ready_at(self, now: float) -> float:
         """When a flusher may take the next batch: ``now``, a later time to look again, or ``inf`` (wait for new writes).
 
         Updates the watermark state on the way (see the module docstring).
         """
-        if not self._pending:
+        if self._hashed:
+            block = self._next_block()
+            if block is None:
+                return math.inf
+            oldest = block[5]
+        elif not self._pending:
             return math.inf
+        else:
+            oldest = self._pending[0][2]
         trigger = self._trigger
         if trigger != "always":
-            oldest = self._pending[0][2]
             if self._draining and self.pending_bytes - oldest < self._low_bytes:
                 self._draining = False
             if not self._draining and self.backlog_bytes >= self._high_bytes and self.pending_bytes - oldest >= self._low_bytes:
@@ -262,19 +366,20 @@ class Destager:
             self.rate = max(MIN_PD_RATE, self.rate + change)
 
     @staticmethod
-    def coalesce(batch: list[PendingWrite]) -> list[int]:
-        """Contiguous run lengths (bytes) of a batch sorted by VM and offset."""
-        runs: list[int] = []
+    def coalesce(batch: list[PendingWrite]) -> list[Run]:
+        """Contiguous runs (VM, offset, length in bytes) of a batch, sorted by VM and offset."""
+        runs: list[Run] = []
         last_vm = -1
         last_end = -1
         for vm, offset, size, _, _ in sorted(batch, key=lambda w: (w[0], w[1])):
             if vm == last_vm and offset <= last_end and runs:
                 extra = offset + size - last_end
                 if extra > 0:
-                    runs[-1] += extra
+                    start = runs[-1]
+                    runs[-1] = (vm, start[1], start[2] + extra)
                     last_end += extra
             else:
-                runs.append(size)
+                runs.append((vm, offset, size))
                 last_vm, last_end = vm, offset + size
         return runs
 
@@ -291,14 +396,17 @@ class Destager:
                 yield self._work if ready == math.inf else env.timeout(ready - env.now) | self._work
                 if not host.alive:
                     return
-            batch = self._take_batch(env.now)
-            self._flushing.append(batch)
+            if self._hashed:
+                batch, owners = self._take_blocks()
+            else:
+                batch, owners = self._take_batch(env.now), []
+                self._flushing.append(batch)
             nbytes = sum(item[2] for item in batch)
             if self._paced:
                 start = self._next_start if self._next_start > env.now else env.now
                 self._next_start = start + nbytes / self.rate
             runs = self.coalesce(batch)
-            unique_bytes = sum(runs)  # overwrites within the batch are read and sent once
+            unique_bytes = sum(run[2] for run in runs)  # overwrites within the batch are read and sent once
             if self._chunked:
                 yield from self._read_back(unique_bytes)
             else:
@@ -312,15 +420,18 @@ class Destager:
             if not host.alive:
                 return
             limit = self.spec.max_batch
-            requests = runs if max(runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
-            array_done = host.array.submit(env.now, requests, True, seek_scale=sorted_seek_scale(len(runs)))
+            requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
+            array_done = host.array.submit(env.now, requests, True)
             yield env.timeout(array_done - env.now + message_seconds(link))  # the array's acknowledgement
             if not host.alive:
                 return  # the batch was handed to the replica holders when the host failed
-            self._flushing.remove(batch)
             self.batches += 1
             self.runs += len(runs)
-            self._release(batch, nbytes)
+            if self._hashed:
+                self._release_blocks(owners, nbytes)
+            else:
+                self._flushing.remove(batch)
+                self._release(batch, nbytes)
 
     def _read_back(self, nbytes: int) -> Generator[simpy.Event, Any, None]:
         """Read ``nbytes`` of a batch from the tier as background requests, one after another."""
@@ -344,6 +455,25 @@ class Destager:
             if item[4]:
                 self.single_copy_bytes -= item[2]
             self.on_destaged(item)
+        self._admit_waiting()
+
+    def _release_blocks(self, owners: list[tuple[int, int]], nbytes: int) -> None:
+        """``order = "hash"``: blocks reached the array; the writes whose last block this was leave the buffer."""
+        self.backlog_bytes -= nbytes
+        self.destaged_bytes += nbytes
+        writes = self._writes
+        for number, size in owners:
+            entry = writes[number]
+            entry[1] -= size
+            if entry[1] == 0:
+                del writes[number]
+                item = entry[0]
+                if item[4]:
+                    self.single_copy_bytes -= item[2]
+                self.on_destaged(item)
+        self._admit_waiting()
+
+    def _admit_waiting(self) -> None:
         waiting = self._waiting
         while waiting and self.backlog_bytes + waiting[0][1][2] <= self.capacity:
             event, item = waiting.popleft()

@@ -275,7 +275,7 @@ class VM:
         wire, packets = host.storage_tx.framing[size]
         yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
         arrived = env.now
-        array_done = host.array.submit(arrived, (size,), True)
+        array_done = host.array.submit(arrived, ((self.index, offset, size),), True)
         acked = array_done + self._storage_message
         finish = max(acked, local_done)
         if finish > env.now:
@@ -306,7 +306,7 @@ class VM:
             return
         link = host.storage_tx.spec
         request_arrives = issued + self._storage_message
-        array_done = host.array.read(request_arrives, size)
+        array_done = host.array.read(request_arrives, self.index, offset, size)
         yield env.timeout(array_done - issued)
         wire, packets = host.storage_tx.framing[size]
         yield host.network.transfer((host.array_tx, host.storage_rx), wire, packets, latency=link.latency)

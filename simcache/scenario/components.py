@@ -22,6 +22,7 @@ from simcache.scenario.fields import (
     Number,
     PositiveBytes,
     PositiveRate,
+    PositiveSeconds,
     Seconds,
     SectorBytes,
     Why,
@@ -125,15 +126,32 @@ class DriveSpec(_Profiled):
     rpm: Annotated[Number, Field(title="Drive RPM", ge=1000, le=30000), Why(_RPM_WHY, _RPM_WHY)]
     """Rotational speed in revolutions per minute: half a revolution is the mean rotational latency of
     every array I/O. 1,000 to 30,000: hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typo."""
-    avg_seek: Seconds
+    avg_seek: PositiveSeconds
+    """Datasheet average seek: the mean over random seeks across the whole stroke."""
     settle: Seconds = 0.0
+    """Track-to-track seek: the shortest seek the array's seek curve makes (one track's distance)."""
+    full_seek: PositiveSeconds | None = None
+    """Full-stroke seek from the datasheet. Unset: twice ``avg_seek`` (an assumption; see
+    simcache.physics.default_full_seek)."""
     media_rate: PositiveRate
+    """Sustained media rate at the outer diameter (the datasheet's maximum sustained transfer rate)."""
+    inner_rate: PositiveRate | None = None
+    """Sustained media rate at the inner diameter (the datasheet's minimum); the rate in between follows the
+    radius (zoned recording, see simcache.physics.zone_rate). Unset: ``media_rate`` over the whole stroke."""
     capacity: PositiveBytes
+    queue_depth: Annotated[Count, Field(ge=1, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")] = 32
+    """Commands the drive accepts at once and reorders (SATA native command queuing: 32; SAS tagged command
+    queuing: up to 256). The array's ``elevator`` scheduling reorders at most this many at a time; 1: none."""
 
     @model_validator(mode="after")
-    def _settle_below_avg(self) -> DriveSpec:
+    def _seek_curve_fits(self) -> DriveSpec:
         if self.settle > self.avg_seek:
             raise ValueError("settle (track-to-track seek) cannot exceed avg_seek")
+        if self.inner_rate is not None and self.inner_rate > self.media_rate:
+            raise ValueError(f"inner_rate ({self.inner_rate:.4g} B/s) cannot exceed media_rate ({self.media_rate:.4g} B/s)")
+        from simcache.physics import drive_seek_curve  # physics reads these specs: imported when a drive is checked
+
+        drive_seek_curve(self)  # a ValueError says which averages the settle and full stroke allow
         return self
 
 
@@ -149,8 +167,21 @@ class ArraySpec(_Profiled):
     raid: Literal["raid0", "raid1", "raid10", "raid5", "raid6"] = "raid10"
     stripe: SectorBytes = 64 * 1024
     """RAID stripe unit: the bytes of one drive before the next; at least a 512-byte sector."""
+    scheduling: Literal["fcfs", "elevator"] = "elevator"
+    """How each spindle orders the chunks that reach it together (a destage batch, a multi-chunk run):
+    ``elevator`` (the controller's and the drive's queue reordering: one sweep over up to the drive's
+    ``queue_depth`` chunks, nearer end first) or ``fcfs`` (in the order they were sent). I/Os that reach the
+    array separately are served in arrival order either way."""
     controller_cache: Bytes = 0
     cache_latency: Seconds = 0.0002
+    cache_flush: Literal["immediate", "watermark"] = "immediate"
+    """When the controller write cache (``controller_cache`` > 0) writes to the spindles: ``immediate`` (each
+    write goes to its spindles at once; the cache only acknowledges early while it has room) or ``watermark``
+    (writes stay in the cache until it is ``cache_high_watermark`` full, then everything held is flushed as one
+    batch, sorted by address and merged, so contiguous writes become whole stripe rows on parity RAID)."""
+    cache_high_watermark: Annotated[Fraction, Field(gt=0.0), Why(low="a flush at 0% is the immediate policy")] = 0.8
+    """Fill level of the controller cache at which ``watermark`` flushing starts (0 < x <= 1). Default 0.8:
+    storage controllers flush at a fill level of around 80% (DOMAIN.md, write-back cache policies)."""
     port: LinkSpec
 
     @model_validator(mode="after")
@@ -226,8 +257,25 @@ class DestagerSpec(_Spec):
     of hot data are absorbed. Default 0: destage at once (bcache waits ``writeback_delay`` = 30 s
     by default, Linux Documentation/admin-guide/bcache.rst; set 30 for that)."""
 
+    order: Literal["arrival", "hash"] = "arrival"
+    """Which dirty data a flusher takes next. ``arrival`` (default): the oldest writes first (a write-back
+    log's order, FIFO/LRU), sorted by address within a batch, so a sequential stream reaches the array in
+    address order. ``hash``: the cache holds dirty data in aligned blocks of ``max_batch`` bytes of a VM's
+    disk, indexed by a hash of the block's address, and a cleaner walks that index in hash order, a block at
+    a time (several small blocks per batch up to ``max_batch``): consecutive blocks of a sequential stream
+    reach the array in an order unrelated to their addresses, scattered over the dirty data's span. Linux
+    dm-cache's smq policy writes back this way: one cache block per writeback work item, taken from its
+    dirty queue (``queue_writeback``: ``q_peek(&mq->dirty, ...)``), whose order is the policy's hotness
+    levels, not the origin address (drivers/md/dm-cache-policy-smq.c); a hash walk stands for any such order.
+    Takes no ``delay`` (a hash walk has no age order)."""
+
     @model_validator(mode="after")
     def _policy_complete(self) -> DestagerSpec:
+        if self.order == "hash" and self.delay > 0:
+            raise ValueError(
+                f'order = "hash" takes dirty blocks in hash order, not oldest first, so it cannot hold them for delay ({self.delay:g} s): '
+                'set delay = 0 or order = "arrival"'
+            )
         if self.low_watermark > self.high_watermark:
             raise ValueError(
                 f"low_watermark ({self.low_watermark:g}) is above high_watermark ({self.high_watermark:g}): "
