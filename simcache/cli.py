@@ -13,10 +13,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from simcache.cells import bounded as _bounded
+from simcache.cells import cell as _cell
 from simcache.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
 from simcache.cli_sweep import run_sweep
 from simcache.collect import COMPONENTS
@@ -333,15 +334,6 @@ def report(result: Result) -> str:
     return "\n".join(lines)
 
 
-def _bounded(summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary with each lower-bound cell (named in its row's ``lower_bounds``) as the text ``>=value``."""
-    shown = summary.astype({c: object for c in summary.columns})
-    for i, names in zip(summary.index, summary["lower_bounds"], strict=True):
-        for name in str(names).split():
-            shown.at[i, name] = ">=" + _cell(summary.at[i, name])
-    return shown
-
-
 def _lower_bound_note(summary: pd.DataFrame) -> list[str]:
     unfinished = int(summary.loc[summary["group"] == "all", "unfinished"].sum())
     if not unfinished:
@@ -362,14 +354,6 @@ def _warning_lines(result: Result) -> list[str]:
         lines.append("UNSTABLE: this run has no steady state; its latency figures grow with the run's length.")
     lines += [f"{'warning' if w.severity == 'unstable' else 'note'}: {w.message}" for w in warnings]
     return lines
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "-"
-        return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
-    return str(value)
 
 
 def _table(frame: pd.DataFrame, columns: list[str]) -> str:
