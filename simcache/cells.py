@@ -10,8 +10,12 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["LOWER_BOUND", "bounded", "cell"]
+from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 
+__all__ = ["LOWER_BOUND", "RUN_COLUMNS", "bounded", "cell"]
+
+RUN_COLUMNS = ["group", "op", "count", "unfinished", *THROUGHPUT_COLUMNS[1:], *PERCENTILES, "mean_ms"]
+"""The summary table as ``simcache run`` prints it (and the report shows it): with the unfinished I/Os, and lower bounds marked."""
 LOWER_BOUND = ">="
 """The mark in front of a figure that is only a lower bound (a percentile raised by unfinished I/Os)."""
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from simcache.cells import RUN_COLUMNS
 from simcache.cells import bounded as _bounded
 from simcache.cells import cell as _cell
 from simcache.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
@@ -50,8 +51,6 @@ __all__ = ["main"]
 
 _SUMMARY_COLUMNS = ["group", "op", *THROUGHPUT_COLUMNS, *PERCENTILES, "mean_ms"]
 """The summary table as `estimate` prints it."""
-_RUN_COLUMNS = ["group", "op", "count", "unfinished", *THROUGHPUT_COLUMNS[1:], *PERCENTILES, "mean_ms"]
-"""The summary table as `run` prints it: with the unfinished I/Os, and lower bounds shown as ">=value"."""
 
 
 def _duration(text: str) -> float:
@@ -305,7 +304,7 @@ def report(result: Result) -> str:
         f"{meta['ios']} I/Os in {meta['wall_time_s']:.2f}s wall  simcache {meta['version']} ({engine} engine)",
         "",
         "Latency per VM group (ms), IOPS and MB/s:",
-        _table(_bounded(result.summary), _RUN_COLUMNS),
+        _table(_bounded(result.summary), RUN_COLUMNS),
         *_lower_bound_note(result.summary),
         "",
         "Where the write latency comes from (mean ms per write, critical path):",
