@@ -95,7 +95,7 @@ def judge(result: Result, target: Target) -> Verdict:
     row = rows.iloc[0]
     value = float(row[target.column])
     lower = target.column in str(row["lower_bounds"]).split()
-    shown = f"{target.op} {target.figure} is {'at least ' if lower else ''}{value:.3g} ms"
+    shown = f"{str(target).partition(' <=')[0]} is {'at least ' if lower else ''}{value:.3g} ms"
     limit = target.limit_ms
     if math.isnan(value):
         return Verdict(target, "unknown", value, lower, f"unknown: no {target.op} I/O of {target.group} in the measured window")

@@ -41,7 +41,7 @@ _HEADINGS = {"count": "I/Os", "iops": "IOPS", "mb_s": "MB/s", "mean_ms": "mean m
 _STYLE = """
 body { font-family: sans-serif; max-width: 1100px; margin: 1em auto; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: right; }
-td:first-child, th:first-child { text-align: left; } .verdicts td { text-align: left; }
+td:first-child, th:first-child { text-align: left; } .verdicts td, .verdicts th { text-align: left; }
 .unstable { background: #fde0e0; border: 2px solid #c00; padding: 0.5em 1em; font-weight: bold; }
 .partial { background: #fff3cd; border: 2px solid #c90; padding: 0.5em 1em; }
 .meets { color: #070; } .misses { color: #b00; } .unknown { color: #a60; }
