@@ -6,8 +6,6 @@ Latency targets (simcache.targets) are parsed and judged here too. The report op
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,11 +13,11 @@ from pathlib import Path
 import pytest
 from builders import small_scenario
 from strategies import to_toml
+from test_cli import call
 from test_validity import mm1_data
 
 import simcache
 from simcache.cells import cell
-from simcache.cli import main
 from simcache.errors import ScenarioError
 from simcache.report import SweepReport, report_html
 from simcache.sweep import sweep, sweep_summary
@@ -27,17 +25,6 @@ from simcache.targets import Target, judge, parse_target
 
 OUTSIDE = re.compile(r"https?:|<script|<link|<img|<iframe|src=|url\(", re.IGNORECASE)
 """Anything that would make the page reach outside its file."""
-
-
-def call(argv: list[str]) -> tuple[int, str, str]:
-    """Run the CLI in-process; return (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exc:  # argparse
-            code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
 
 
 class _Tables(HTMLParser):
