@@ -21,6 +21,7 @@ from simcache.errors import WorkloadFileError
 from simcache.importers import FORMATS, Imported
 from simcache.importers.base import DEFAULT_POLICY
 from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
+from simcache.report import report_html
 from simcache.scenario import REPLICAS
 from simcache.sweep import sweep_summary
 from simcache.units import format_size
@@ -262,6 +263,14 @@ def show_result(result: simcache.Result, scenario: simcache.Scenario) -> None:
 
 def result_downloads(result: simcache.Result) -> None:
     name = f"{result.meta['scenario_name']}-seed{result.meta['seed']}"
+    st.download_button(
+        "Download report (HTML)",
+        lambda: report_html(result),
+        file_name=f"{name}-report.html",
+        mime="text/html",
+        on_click="ignore",
+        help="One self-contained file, as `simcache report` writes it: tables, charts, warnings and the scenario as run.",
+    )
     left, middle, right = st.columns(3)
     left.download_button("Summary (CSV)", lambda: result.summary.to_csv(index=False), file_name=f"{name}-summary.csv", on_click="ignore")
     middle.download_button(

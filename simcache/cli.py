@@ -1,4 +1,4 @@
-"""Command line: ``simcache run|sweep|check|estimate|import|fit|compare-trace|profiles``.
+"""Command line: ``simcache run|sweep|check|estimate|report|import|fit|compare-trace|profiles``.
 
 Every subcommand goes through the public API; bad input prints the
 :class:`~simcache.errors.ScenarioError` message (file, field, fix) and exits 2.
@@ -13,11 +13,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from simcache.cells import RUN_COLUMNS
+from simcache.cells import bounded as _bounded
+from simcache.cells import cell as _cell
 from simcache.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
+from simcache.cli_report import ReportPlan, add_report_options
 from simcache.cli_sweep import run_sweep
 from simcache.collect import COMPONENTS
 from simcache.control import (
@@ -49,8 +52,6 @@ __all__ = ["main"]
 
 _SUMMARY_COLUMNS = ["group", "op", *THROUGHPUT_COLUMNS, *PERCENTILES, "mean_ms"]
 """The summary table as `estimate` prints it."""
-_RUN_COLUMNS = ["group", "op", "count", "unfinished", *THROUGHPUT_COLUMNS[1:], *PERCENTILES, "mean_ms"]
-"""The summary table as `run` prints it: with the unfinished I/Os, and lower bounds shown as ">=value"."""
 
 
 def _duration(text: str) -> float:
@@ -143,6 +144,14 @@ def _parser() -> argparse.ArgumentParser:
     compare_cmd.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE", help="a format option (repeatable)")
     compare_cmd.add_argument("--seed", type=int, default=0, help="seed of the synthetic I/O stream (default 0)")
 
+    report_cmd = sub.add_parser("report", help="run a scenario (and a sweep around it) and write one self-contained HTML report")
+    report_cmd.add_argument("scenario", help="a scenario TOML file, or the name of a built-in scenario (e.g. default)")
+    report_cmd.add_argument("--variant", default=None, help="report one of the scenario's [variants.NAME] instead")
+    report_cmd.add_argument("--seed", type=int, default=None, help="random seed (default: the scenario's run.seed)")
+    report_cmd.add_argument("--duration", type=_duration, default=None, help='simulated time, e.g. "30s" (default: run.duration)')
+    add_report_options(report_cmd)
+    _limit_options(report_cmd)
+
     profiles = sub.add_parser("profiles", help="list built-in tier, link, drive and array profiles with their sources")
     profiles.add_argument("kind", nargs="?", choices=list(KINDS), help="only this kind")
     return parser
@@ -217,6 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _import(args)
         if args.command == "fit":
             return _fit(args)
+        if args.command == "report":
+            return _report(args)
         if args.command == "compare-trace":
             return _compare_trace(args)
         return _profiles(args)
@@ -247,24 +258,36 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     return scenario.variant(args.variant)
 
 
-def _run(args: argparse.Namespace) -> int:
-    """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or 143."""
+def _run_scenario(args: argparse.Namespace) -> Scenario:
+    """The scenario of ``run`` or ``report``: :func:`_scenario` with ``--seed`` and ``--duration`` applied."""
     scenario = _scenario(args)
     if args.seed is not None:
         scenario = scenario.with_seed(args.seed)
     if args.duration is not None:
         scenario = scenario.with_duration(args.duration)
-    work = check_work(scenario, _limits(args))
+    return scenario
+
+
+def _simulate(scenario: Scenario, limits: Limits) -> tuple[Result, Cancel]:
+    """Run ``scenario`` once within ``limits``, with progress on a terminal; Ctrl-C or SIGTERM cancels the token and
+    stops the run early (its partial result is returned)."""
+    work = check_work(scenario, limits)
     expected = f", {work.describe()}" if math.isfinite(work.ios) else ""
     with cancel_on_signals(Cancel()) as token:
         print(
-            f"simulating {scenario.name!r} for {scenario.run.duration:g} s{expected}; Ctrl-C stops it and prints the partial result",
+            f"simulating {scenario.name!r} for {scenario.run.duration:g} s{expected}; Ctrl-C stops it and keeps the partial result",
             file=sys.stderr,
             flush=True,
         )
         result = simulate(scenario, progress=_progress, cancel=token, limits=NO_LIMITS)  # checked above
     if sys.stderr.isatty():
         print(file=sys.stderr)
+    return result, token
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or 143."""
+    result, token = _simulate(_run_scenario(args), _limits(args))
     stopped = _stopped_line(result)
     if stopped:
         print(stopped, file=sys.stderr if args.json else sys.stdout, flush=True)
@@ -279,6 +302,19 @@ def _run(args: argparse.Namespace) -> int:
             print(f"\nresults written to {args.out}/ ({tables})")
         if stopped:
             print(stopped)
+    return exit_status(token) if stopped else 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    """Run the scenario, then the sweep around it (not after a stop), and write the HTML report; a stopped run's
+    report is written too, marked partial, and the exit status is 130 or 143."""
+    scenario = _run_scenario(args)
+    plan = ReportPlan.from_args(args, scenario)
+    result, token = _simulate(scenario, _limits(args))
+    stopped = _stopped_line(result)
+    print(plan.write(result, with_sweep=not stopped))
+    if stopped:
+        print(stopped)
     return exit_status(token) if stopped else 0
 
 
@@ -304,7 +340,7 @@ def report(result: Result) -> str:
         f"{meta['ios']} I/Os in {meta['wall_time_s']:.2f}s wall  simcache {meta['version']} ({engine} engine)",
         "",
         "Latency per VM group (ms), IOPS and MB/s:",
-        _table(_bounded(result.summary), _RUN_COLUMNS),
+        _table(_bounded(result.summary), RUN_COLUMNS),
         *_lower_bound_note(result.summary),
         "",
         "Where the write latency comes from (mean ms per write, critical path):",
@@ -333,15 +369,6 @@ def report(result: Result) -> str:
     return "\n".join(lines)
 
 
-def _bounded(summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary with each lower-bound cell (named in its row's ``lower_bounds``) as the text ``>=value``."""
-    shown = summary.astype({c: object for c in summary.columns})
-    for i, names in zip(summary.index, summary["lower_bounds"], strict=True):
-        for name in str(names).split():
-            shown.at[i, name] = ">=" + _cell(summary.at[i, name])
-    return shown
-
-
 def _lower_bound_note(summary: pd.DataFrame) -> list[str]:
     unfinished = int(summary.loc[summary["group"] == "all", "unfinished"].sum())
     if not unfinished:
@@ -362,14 +389,6 @@ def _warning_lines(result: Result) -> list[str]:
         lines.append("UNSTABLE: this run has no steady state; its latency figures grow with the run's length.")
     lines += [f"{'warning' if w.severity == 'unstable' else 'note'}: {w.message}" for w in warnings]
     return lines
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "-"
-        return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
-    return str(value)
 
 
 def _table(frame: pd.DataFrame, columns: list[str]) -> str:

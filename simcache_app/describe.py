@@ -1,21 +1,20 @@
-"""Results in words and tables: headline latencies, the percentile table, the bottleneck sentence
-and the compare table."""
+"""Results in words and tables: headline latencies, the percentile table and the compare table (the bottleneck
+sentence is :mod:`simcache.bottleneck`'s, shared with the HTML report)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Mapping
 
 import pandas as pd
 
 import simcache
+from simcache.bottleneck import bottleneck_sentence as bottleneck_sentence
+from simcache.bottleneck import component_name as component_name
 from simcache.metrics import HEADLINE_PERCENTILES, PERCENTILES, SUMMARY_COLUMNS
 from simcache.physics import PortName
 
-SATURATED = 0.9
-BUSY = 0.7
 _LABELS = {
     "count": "I/Os",
     "unfinished": "unfinished",
@@ -57,38 +56,6 @@ def percentile_table(result: simcache.Result) -> pd.DataFrame:
     """The summary with readable column names, rounded for display; groups with no I/O of an op dropped."""
     table = result.summary[result.summary["count"] > 0]
     return table[list(PERCENTILE_COLUMNS)].rename(columns=PERCENTILE_COLUMNS).round(3)
-
-
-def component_name(component: str, scenario: simcache.Scenario) -> str:
-    """A utilization column's component (``host0.peer.tx``, ``host0.peer1.tx``, ``array``) in words."""
-    cluster = scenario.cluster
-    port = PortName.parse(component)
-    if port is not None:
-        profile = {"peer": cluster.peer_link.profile, "fabric": cluster.peer_link.profile, "storage": cluster.storage_link.profile}
-        return port.describe(profile.get(port.role))
-    tier = re.match(r"^host(\d+)\.tier$", component)
-    if tier:
-        return f"the host{tier.group(1)} {_profile(cluster.tier.profile)}{cluster.tier.kind} tier"
-    if component == "array":
-        return f"the array's {scenario.array.spindles} spindles"
-    return component
-
-
-def _profile(name: str | None) -> str:
-    return f"{name} " if name else ""
-
-
-def bottleneck_sentence(result: simcache.Result, scenario: simcache.Scenario) -> str:
-    """``"Bottleneck: the host0 1GbE peer link (sending), at 97% mean utilization (saturated; ...)."``."""
-    component, utilization = result.bottleneck()
-    where = component_name(component, scenario)
-    if utilization >= SATURATED:
-        verdict = "saturated; it sets the latency, and more load or a faster part there changes the answer"
-    elif utilization >= BUSY:
-        verdict = "busy; queueing there is already adding latency"
-    else:
-        verdict = "the busiest part, with headroom; nothing is close to its limit"
-    return f"Bottleneck: {where}, at {utilization:.0%} mean utilization ({verdict})."
 
 
 def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) -> str:

@@ -528,3 +528,33 @@ def test_the_imported_scenario_downloads_as_toml_that_loads_again(trace_cache: P
     assert text.startswith("# Imported from vm1.csv (csv) by simcache import.")
     assert "# I/Os: 150 (50 reads, 100 writes)" in text
     assert simcache.load_scenario(tomllib.loads(text)) == upload.scenario()
+
+
+def test_the_report_download_is_the_html_report_of_the_run_shown(default: simcache.Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The "Download report (HTML)" button gives simcache.report's page for the run on screen (its data is made on click,
+    so the callable the page registers is called here); only the wall time in its manifest may differ."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    from simcache.report import report_html
+
+    made: dict[str, object] = {}
+    register = MediaFileManager.add_deferred
+
+    def keep(self: MediaFileManager, data: object, *args: object, **kwargs: object) -> str:
+        made[str(kwargs.get("file_name"))] = data
+        return register(self, data, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
+    at = open_app()
+    at.button(key="Run simulation").click().run()
+    assert not at.exception
+    assert "Download report (HTML)" in [button.label for button in at.get("download_button")]
+    page = made["default-seed1-report.html"]
+    assert callable(page)
+    expected = report_html(simcache.simulate(default, seed=1, duration=SECONDS))
+
+    def without_wall_time(html: str) -> str:
+        return re.sub(r"<td>wall time</td><td>[0-9.]+ s</td>", "", html)
+
+    assert without_wall_time(page()) == without_wall_time(expected)
+    assert "<td>wall time</td>" in expected

@@ -161,3 +161,38 @@ def test_the_stop_button_ends_a_run_and_shows_the_partial_result(app_url: str, t
             page.screenshot(path=str(tmp_path / "stopped-run.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_the_html_report_opens_offline_with_its_verdict_and_every_chart(tmp_path: Path) -> None:
+    """`simcache report` with a target and a sweep, opened from disk in Chromium with the network off: the verdict is
+    on the page, each of the six charts (breakdown, four timelines, sweep) is drawn at a nonzero size, and the page
+    asks for nothing outside its file."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from simcache.cli import main
+
+    out = tmp_path / "report.html"
+    sweep = ["--sweep", "cluster.peer_link = ['1GbE', '10GbE']", "--workers", "1"]
+    assert main(["report", "default", "--duration", "4s", "-o", str(out), "--target", "write p99 <= 5ms", *sweep]) == 0
+    requested: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(offline=True, viewport={"width": 1200, "height": 900})
+            page = context.new_page()
+            page.on("request", lambda request: requested.append(request.url))
+            page.goto(out.as_uri())
+            verdict = page.locator("#verdicts")
+            expect(verdict).to_contain_text("write p99 <= 5 ms")
+            assert any(word in verdict.inner_text() for word in ("meets it:", "misses by", "unknown:"))
+            charts = page.locator("svg.chart")
+            expect(charts).to_have_count(6)
+            for index in range(6):
+                box = charts.nth(index).bounding_box()
+                assert box is not None and box["width"] > 300 and box["height"] > 100
+                assert charts.nth(index).locator("polyline, circle, rect:has(title)").count() >= 1  # data drawn, not only the frame
+            page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        finally:
+            browser.close()
+    assert requested == [out.as_uri()]
+    assert (tmp_path / "report.png").stat().st_size > 10_000

@@ -1,0 +1,200 @@
+"""One run as a self-contained HTML page: verdicts, validity, latency table, bottleneck, breakdown, timelines,
+an optional sweep, the scenario as run and the run manifest.
+
+The page needs no network to open: styles are inline, charts are inline SVG (:mod:`simcache.report.svg`), and
+nothing links outside the file. Figures are formatted as ``simcache run`` prints them (:mod:`simcache.cells`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+import pandas as pd
+
+from simcache.bottleneck import bottleneck_sentence, component_name
+from simcache.cells import RUN_COLUMNS, bounded, cell
+from simcache.collect import COMPONENTS
+from simcache.control import stopped_at
+from simcache.metrics import PERCENTILES
+from simcache.report import svg
+from simcache.report.sweep_section import SweepReport
+from simcache.results import Result
+from simcache.scenario import Scenario, load_scenario
+from simcache.scenario.dump import toml_document
+from simcache.targets import Target, Verdict, judge
+
+__all__ = ["CENSORED", "UNSTABLE", "report_html", "scenario_hash"]
+
+CENSORED = ">= "
+"""How the page marks a figure that is only a lower bound (``>= 283.4``)."""
+UNSTABLE = "UNSTABLE: this run has no steady state; its latency figures grow with the run's length."
+"""The banner above an unstable run's figures."""
+TOP_COMPONENTS = 6
+"""Utilization and queue charts show the busiest this many components."""
+_HEADINGS = {"count": "I/Os", "iops": "IOPS", "mb_s": "MB/s", "mean_ms": "mean ms"} | {
+    name: f"p{q:g} ms" for name, q in PERCENTILES.items()
+}
+_STYLE = """
+body { font-family: sans-serif; max-width: 1100px; margin: 1em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: right; }
+td:first-child, th:first-child { text-align: left; } .verdicts td, .verdicts th { text-align: left; }
+.unstable { background: #fde0e0; border: 2px solid #c00; padding: 0.5em 1em; font-weight: bold; }
+.partial { background: #fff3cd; border: 2px solid #c90; padding: 0.5em 1em; }
+.meets { color: #070; } .misses { color: #b00; } .unknown { color: #a60; }
+svg.chart { display: block; width: 100%; max-width: 720px; height: auto; } pre { background: #f6f6f6; padding: 0.5em; overflow: auto; }
+"""
+
+
+def scenario_hash(result: Result) -> str:
+    """First 16 hex digits of the SHA-256 of the scenario as run (its JSON, keys sorted): equal scenarios, equal hash."""
+    text = json.dumps(result.meta["scenario"], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def report_html(result: Result, *, targets: Sequence[Target] = (), sweep: SweepReport | None = None) -> str:
+    """The report of ``result`` (and of ``sweep``, run around it) as one HTML document; ``targets`` get a verdict each."""
+    meta = result.meta
+    data = meta["scenario"]
+    scenario = result.scenario if result.scenario is not None else load_scenario(data)
+    verdicts = [judge(result, target) for target in targets]
+    body = [
+        f"<h1>simcache report: {escape(meta['scenario_name'])}</h1>",
+        f"<p class='description'>{escape(data.get('description') or '')}</p>",
+        _verdicts(verdicts),
+        _validity(result),
+        "<h2>Latency per VM group (ms), IOPS and MB/s</h2>",
+        _latency_table(result),
+        f"<p id='bottleneck'>{escape(bottleneck_sentence(result, scenario))}</p>",
+        "<h2>Where the write latency comes from</h2>",
+        _breakdown(result),
+        "<h2>Timelines</h2>",
+        *_timelines(result, scenario),
+        sweep.html(targets) if sweep is not None else "",
+        "<h2>Scenario as run</h2>",
+        f"<details><summary>TOML (every field, SI units)</summary><pre>{escape(_toml(result))}</pre></details>",
+        "<h2>Run manifest</h2>",
+        _rows_table(_manifest(result), ["what", "value"]),
+    ]
+    title = escape(f"simcache report: {meta['scenario_name']}")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title><style>{_STYLE}</style></head>\n'
+        f"<body>\n{chr(10).join(part for part in body if part)}\n</body></html>\n"
+    )
+
+
+def _verdicts(verdicts: list[Verdict]) -> str:
+    if not verdicts:
+        return ""
+    rows = [f"<tr><td>{escape(str(v.target))}</td><td class='{v.status}'>{escape(v.text)}</td></tr>" for v in verdicts]
+    return f"<h2>Verdicts</h2><table class='verdicts' id='verdicts'><tr><th>target</th><th>verdict</th></tr>{''.join(rows)}</table>"
+
+
+def _validity(result: Result) -> str:
+    parts = []
+    at = stopped_at(result)
+    if at is not None:
+        planned = result.meta["planned_s"]
+        stopped = f"stopped at simulated time {at:.3f} s of {planned:g} s; every figure covers 0-{at:.3f} s only"
+        parts.append(f"<p class='partial'>Partial result: {stopped}.</p>")
+    if not result.stable:
+        parts.append(f"<p class='unstable' id='unstable'>{UNSTABLE}</p>")
+    items = [f"<li>{'warning' if w.severity == 'unstable' else 'note'}: {escape(w.message)}</li>" for w in result.warnings]
+    if items:
+        parts.append(f"<ul id='warnings'>{''.join(items)}</ul>")
+    return "\n".join(parts)
+
+
+def _latency_table(result: Result) -> str:
+    shown = bounded(result.summary, CENSORED)
+    table = _rows_table(shown.to_dict("records"), RUN_COLUMNS, _HEADINGS)
+    unfinished = int(result.summary.loc[result.summary["group"] == "all", "unfinished"].sum())
+    if not unfinished:
+        return table
+    return table + (
+        f"<p>{escape(CENSORED)}: a lower bound. {unfinished:,} I/Os issued in the window were unfinished at the end; each counts with "
+        "the latency it had so far, which its true latency exceeds.</p>"
+    )
+
+
+def _breakdown(result: Result) -> str:
+    breakdown = result.breakdown
+    parts = {row["group"]: {c.removesuffix("_ms"): float(row[c]) for c in COMPONENTS} for row in breakdown.to_dict("records")}
+    chart = svg.bars("Mean write latency by component", parts, y_label="ms per write") if parts else ""
+    return _rows_table(breakdown.to_dict("records"), ["group", "write_mean_ms", *COMPONENTS, "dominant"]) + chart
+
+
+def _timelines(result: Result, scenario: Scenario) -> list[str]:
+    series = result.series
+    if series.empty:
+        return ["<p>No samples: the run ended before its first sample interval.</p>"]
+    time = series.index.to_numpy(dtype=float)
+    start, _ = result.window
+    axis = "simulated time (s)"
+    bands, markers = [svg.Band(0.0, start, "warm-up")] if start > 0 else [], _events(result)
+    latency = {c.replace("_", " ").replace(" ms", ""): series[c] for c in ("write_p50_ms", "write_p99_ms", "read_p50_ms", "read_p99_ms")}
+    backlog = {"all hosts": series["destage_backlog_bytes"] / 2**20}
+    if scenario.cluster.hosts <= TOP_COMPONENTS:
+        backlog |= {c.removeprefix("backlog."): series[c] / 2**20 for c in series.columns if c.startswith("backlog.")}
+    utilization = _busiest(result, "util.", scenario)
+    queues = _busiest(result, "queue.", scenario) | {"writers waiting for destage space": series["destage_waiting"]}
+    return [
+        svg.lines("VM latency per sample interval", time, latency, x_label=axis, y_label="ms", bands=bands, markers=markers),
+        svg.lines("Destage backlog", time, backlog, x_label=axis, y_label="MiB", bands=bands, markers=markers),
+        svg.lines(
+            "Utilization of the busiest components", time, utilization, x_label=axis, y_label="busy fraction", bands=bands, markers=markers
+        ),
+        svg.lines("Queues", time, queues, x_label=axis, y_label="I/Os", bands=bands, markers=markers),
+    ]
+
+
+def _busiest(result: Result, prefix: str, scenario: Scenario) -> dict[str, pd.Series]:
+    """The series columns starting with ``prefix`` with the highest window means, named in words."""
+    means = result.window_means()
+    columns = means[[c for c in means.index if c.startswith(prefix)]].sort_values(ascending=False).head(TOP_COMPONENTS)
+    return {component_name(c.removeprefix(prefix), scenario): result.series[c] for c in columns.index}
+
+
+def _events(result: Result) -> list[svg.Marker]:
+    """The scenario's scheduled events that fall within the run, as chart markers."""
+    end = result.window[1]
+    markers = []
+    for event in result.meta["scenario"].get("events", []):
+        if event["at"] > end:
+            continue
+        if event["kind"] == "vmotion":
+            label = f"vMotion host{event['source_host']}->host{event['target_host']}"
+        else:
+            label = f"host{event['host']} fails"
+        markers.append(svg.Marker(float(event["at"]), label))
+    return markers
+
+
+def _toml(result: Result) -> str:
+    version = result.meta["version"]
+    return toml_document(result.meta["scenario"], [f"simcache {version} scenario {result.meta['scenario_name']!r}, values in SI units"])
+
+
+def _manifest(result: Result) -> list[dict[str, Any]]:
+    meta = result.meta
+    start, end = result.window
+    facts = {
+        "simcache version": f"{meta['version']} ({meta['engine'].partition(':')[0]} engine)",
+        "seed": meta["seed"],
+        "scenario hash": f"{scenario_hash(result)} (SHA-256 of the scenario as run)",
+        "simulated duration": f"{end:g} s (measured {start:g}-{end:g} s after warm-up)",
+        "wall time": f"{meta['wall_time_s']:.2f} s",
+        "I/Os completed": f"{meta['ios']:,}",
+        "simulation events": f"{meta['events']:,}",
+    }
+    return [{"what": what, "value": value} for what, value in facts.items()]
+
+
+def _rows_table(rows: Sequence[Mapping[Any, Any]], columns: list[str], headings: dict[str, str] | None = None) -> str:
+    names = headings or {}
+    head = "".join(f"<th>{escape(names.get(c, c))}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{escape(cell(row[c]))}</td>" for c in columns) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"

@@ -1,0 +1,316 @@
+"""`simcache report` and simcache.report: the HTML report's figures are the run's, as `simcache run` prints them;
+lower bounds, instability and verdicts are said; sweeps draw categorical values unjoined; nothing links outside the file.
+
+Latency targets (simcache.targets) are parsed and judged here too. The report opened in Chromium is in test_browser.py.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from builders import small_scenario
+from strategies import to_toml
+from test_cli import call
+from test_validity import mm1_data
+
+import simcache
+from simcache.cells import cell
+from simcache.errors import ScenarioError
+from simcache.report import SweepReport, report_html
+from simcache.sweep import sweep, sweep_summary
+from simcache.targets import Target, judge, parse_target
+
+OUTSIDE = re.compile(r"https?:|<script|<link|<img|<iframe|src=|url\(", re.IGNORECASE)
+"""Anything that would make the page reach outside its file."""
+
+
+class _Tables(HTMLParser):
+    """Every <table> of a page as rows of cell texts, and the <h2> heading each one follows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[tuple[str, list[list[str]]]] = []
+        self._heading = ""
+        self._in: str | None = None
+        self._text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append((self._heading, []))
+        elif tag == "tr":
+            self.tables[-1][1].append([])
+        if tag in ("td", "th", "h2"):
+            self._in, self._text = tag, ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "h2" and self._in == "h2":
+            self._heading = self._text
+        elif tag in ("td", "th") and self._in == tag:
+            self.tables[-1][1][-1].append(self._text)
+        if tag == self._in:
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in is not None:
+            self._text += data
+
+
+def tables(html: str) -> dict[str, list[list[str]]]:
+    parser = _Tables()
+    parser.feed(html)
+    return dict(parser.tables)
+
+
+def latency_rows(html: str) -> list[list[str]]:
+    return tables(html)["Latency per VM group (ms), IOPS and MB/s"]
+
+
+# -- the default scenario: figures as `simcache run` prints them ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def default_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
+    """(`simcache run default` output, the report's HTML, `simcache report` output), both for 6 s and seed 1."""
+    out = tmp_path_factory.mktemp("report") / "default.html"
+    code, printed, _ = call(["run", "default", "--duration", "6s", "--seed", "1"])
+    assert code == 0
+    code, said, _ = call(["report", "default", "--duration", "6s", "--seed", "1", "-o", str(out), "--target", "write p99 <= 5ms"])
+    assert code == 0
+    return printed, out.read_text("utf-8"), said
+
+
+def test_the_report_shows_the_latency_table_exactly_as_simcache_run_prints_it(default_report: tuple[str, str, str]) -> None:
+    printed, html, _ = default_report
+    lines = printed.splitlines()
+    start = lines.index("Latency per VM group (ms), IOPS and MB/s:") + 2  # after the header row
+    run_rows = [line.split() for line in lines[start : start + 8]]  # 3 groups and "all", read and write
+    assert lines[start + 8].startswith(("  >= : a lower bound.", ""))  # the table ends there
+    shown = [[value.replace(">= ", ">=") for value in row] for row in latency_rows(html)[1:]]
+    assert shown == run_rows
+    assert any(value.startswith(">=") for row in run_rows for value in row)  # 6 s of the default leaves reads unfinished
+    assert latency_rows(html)[0] == [
+        "group",
+        "op",
+        "I/Os",
+        "unfinished",
+        "IOPS",
+        "MB/s",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "mean ms",
+    ]
+
+
+def test_the_report_names_its_run(default_report: tuple[str, str, str]) -> None:
+    """Manifest: version, seed, scenario hash (the SHA-256 of the scenario as run), duration; the bottleneck sentence."""
+    _, html, said = default_report
+    scenario = simcache.load_scenario("default").with_duration(6.0)
+    result = simcache.simulate(scenario, seed=1)
+    manifest = dict(tables(html)["Run manifest"][1:])
+    assert manifest["seed"] == "1"
+    assert manifest["simcache version"].startswith(f"{simcache.__version__} (")
+    assert manifest["simulated duration"] == "6 s (measured 0.6-6 s after warm-up)"
+    assert manifest["I/Os completed"] == f"{result.meta['ios']:,}"
+    from simcache.report import scenario_hash
+
+    assert manifest["scenario hash"] == f"{scenario_hash(result)} (SHA-256 of the scenario as run)"
+    assert re.fullmatch(r"[0-9a-f]{16}", scenario_hash(result))
+    from simcache.bottleneck import bottleneck_sentence
+
+    assert bottleneck_sentence(result, scenario).replace("'", "&#x27;") in html
+    verdict = judge(result, parse_target("write p99 <= 5ms")).text
+    assert said.startswith(f"write p99 <= 5 ms: {verdict}\nreport written to ") and said.endswith(" bytes)\n")
+
+
+def test_the_report_needs_no_network(default_report: tuple[str, str, str]) -> None:
+    _, html, _ = default_report
+    assert OUTSIDE.search(html) is None
+    assert html.count("<svg") == 5  # the breakdown and four timelines
+
+
+def test_the_report_marks_warmup_and_the_vmotion(tmp_path: Path) -> None:
+    """The default scenario's vMotion at 10 s is marked on every timeline of a 12 s run, and the 1.2 s warm-up shaded."""
+    result = simcache.simulate(simcache.load_scenario("default").with_duration(12.0), seed=1)
+    html = report_html(result)
+    assert html.count(">vMotion host0-&gt;host1</text>") == 4
+    assert html.count(">warm-up</text>") == 4
+
+
+# -- an overloaded run: instability, lower bounds and verdicts ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def overloaded(tmp_path_factory: pytest.TempPathFactory) -> tuple[simcache.Result, str]:
+    """The M/M/1 of test_validity at rho = 1.5 (seed 1): its result, and its report as `simcache report` writes it."""
+    folder = tmp_path_factory.mktemp("overloaded")
+    path = folder / "mm1.toml"
+    path.write_text(to_toml(mm1_data(1500.0)))
+    out = folder / "mm1.html"
+    targets = ["--target", "write p50 <= 10s", "--target", "write p99.9 <= 1ms"]
+    code, _, _ = call(["report", str(path), "--seed", "1", "-o", str(out), *targets])
+    assert code == 0
+    return simcache.simulate(simcache.load_scenario(path), seed=1), out.read_text("utf-8")
+
+
+def test_an_unstable_run_says_so_above_its_figures(overloaded: tuple[simcache.Result, str]) -> None:
+    result, html = overloaded
+    assert not result.stable
+    banner = html.index("<p class='unstable' id='unstable'>UNSTABLE: this run has no steady state")
+    assert banner < html.index("<h2>Latency per VM group")
+    overload = next(w for w in result.warnings if w.kind == "overload")
+    assert f"<li>warning: {overload.message}</li>".replace("'", "&#x27;") in html
+
+
+def test_lower_bounds_show_as_at_least(overloaded: tuple[simcache.Result, str]) -> None:
+    """Every summary cell named in ``lower_bounds`` shows as ">= value", the value formatted as `simcache run` prints it."""
+    result, html = overloaded
+    rows = {(row[0], row[1]): row for row in latency_rows(html)[1:]}
+    header = latency_rows(html)[0]
+    column = {"p50_ms": "p50 ms", "p95_ms": "p95 ms", "p99_ms": "p99 ms", "p999_ms": "p99.9 ms", "mean_ms": "mean ms"}
+    marked = 0
+    for record in result.summary.to_dict("records"):
+        for name in str(record["lower_bounds"]).split():
+            if name in column:
+                shown = rows[(record["group"], record["op"])][header.index(column[name])]
+                assert shown == ">= " + cell(record[name])
+                marked += 1
+    assert marked >= 2  # db write and all write: at least their mean and p99.9
+
+
+def test_verdicts_of_an_unstable_run(overloaded: tuple[simcache.Result, str]) -> None:
+    """A lower bound above the limit is a miss by at least the difference; a figure under it is unknown (unstable)."""
+    result, html = overloaded
+    verdicts = tables(html)["Verdicts"][1:]
+    row = result.summary[(result.summary["group"] == "all") & (result.summary["op"] == "write")].iloc[0]
+    p999 = float(row["p999_ms"])
+    assert "p999_ms" in row["lower_bounds"] and p999 > 1.0
+    over = p999 - 1.0
+    assert verdicts[1] == [
+        "write p99.9 <= 1 ms",
+        f"misses by at least {over:.3g} ms ({over:.0%}): write p99.9 is at least {p999:.3g} ms, unfinished I/Os included",
+    ]
+    assert verdicts[0][0] == "write p50 <= 10000 ms"
+    assert verdicts[0][1].startswith(
+        "unknown: the run is unstable (no steady state): its latency grows with the run's length; write p50 is "
+    )
+    assert html.index("<h2>Verdicts</h2>") < html.index("<h2>Latency per VM group")  # the verdict comes first
+
+
+# -- targets -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("write p99 <= 5ms", Target("all", "write", "p99", 5.0)),
+        ("db read p99.9 <= 500us", Target("db", "read", "p99.9", 0.5)),
+        ("  web write mean<=0.2 s ", Target("web", "write", "mean", 200.0)),
+        ("read p999 <= 20 ms", Target("all", "read", "p999", 20.0)),
+    ],
+)
+def test_targets_parse(text: str, target: Target) -> None:
+    parsed = parse_target(text)
+    assert parsed == target
+    assert parse_target(str(parsed)) == parsed
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("write p97 <= 5ms", "no latency figure 'p97'; use one of p50, p95, p99, p99.9, p999, mean, max"),
+        ("write p99 <= 5", "give the limit as a time with its unit, e.g. 5ms or 500us (got '5')"),
+        ("p99 <= 5ms", 'write a target as "[GROUP] read|write FIGURE <= LIMIT"'),
+        ("write p99 >= 5ms", 'write a target as "[GROUP] read|write FIGURE <= LIMIT"'),
+        ("write p99 <= 0ms", "the limit must be a positive time, e.g. 5ms (got '0ms')"),
+    ],
+)
+def test_bad_targets_say_how_to_write_them(text: str, message: str) -> None:
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        parse_target(text)
+
+
+def test_verdicts_of_a_stable_run() -> None:
+    """M/M/1 at rho = 0.5 (stable, every I/O finished): a limit of twice the p99 is met with p99 to spare; half of it is
+    missed by p99/2, which is 100% of the limit."""
+    result = simcache.simulate(simcache.load_scenario(mm1_data(500.0)), seed=1)
+    assert result.stable
+    p99 = float(result.summary.query("group == 'all' and op == 'write'")["p99_ms"].iloc[0])
+    meets = judge(result, Target("all", "write", "p99", 2 * p99))
+    assert (meets.status, meets.text) == ("meets", f"meets it: write p99 is {p99:.3g} ms, {p99:.3g} ms under the limit")
+    misses = judge(result, Target("all", "write", "p99", p99 / 2))
+    assert (misses.status, misses.text) == ("misses", f"misses by {p99 / 2:.3g} ms (100%): write p99 is {p99:.3g} ms")
+    none = judge(result, Target("db", "read", "p99", 1.0))  # the M/M/1 only writes
+    assert (none.status, none.text) == ("unknown", "unknown: no read I/O of db in the measured window")
+
+
+# -- sweeps ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("small") / "small.toml"
+    path.write_text(to_toml(small_scenario("report-small")))
+    return path
+
+
+def sweep_rows(html: str) -> list[list[str]]:
+    return tables(html)["Sweep"]
+
+
+def test_a_categorical_sweep_is_a_table_of_means_and_unjoined_points(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sweep.html"
+    line = "cluster.peer_link = ['1GbE', '10GbE']"
+    code, _, _ = call(
+        ["report", str(small), "-o", str(out), "--sweep", line, "--sweep-seeds", "1", "2", "--workers", "1", "--target", "write p99 <= 1ms"]
+    )
+    assert code == 0
+    html = out.read_text("utf-8")
+    scenario = simcache.load_scenario(small)
+    points = sweep_summary(sweep(scenario, {"cluster.peer_link": ["1GbE", "10GbE"]}, seeds=[1, 2], workers=1), ["cluster.peer_link"])
+    rows = sweep_rows(html)
+    assert rows[0] == [
+        "point",
+        "seeds",
+        "all.write.p99_ms",
+        "all.write.mean_ms",
+        "all.read.p99_ms",
+        "bottleneck_utilization",
+        "write p99 <= 1 ms",
+    ]
+    for shown, point in zip(rows[1:], points.to_dict("records"), strict=True):
+        p99 = point["all.write.p99_ms"]
+        verdict = "meets" if p99 <= 1.0 else f"misses by {p99 - 1.0:.3g} ms"
+        assert shown[:3] == [point["cluster.peer_link"], "2", f"{cell(p99)} ± {cell(point['all.write.p99_ms.ci95'])}"]
+        assert shown[-1] == verdict
+    chart = html[html.index("<h2>Sweep</h2>") :]
+    assert chart.count("<circle") == 2 and "class='joined'" not in chart and 'class="joined"' not in chart
+    assert OUTSIDE.search(html) is None
+
+
+def test_a_numeric_sweep_is_joined(small: Path) -> None:
+    """One numeric parameter (a quoted dotted key, as sweep files write it) is a scale: its points are joined."""
+    scenario = simcache.load_scenario(small)
+    grid = {"groups.db.workload.iops": [100, 200]}
+    html = report_html(simcache.simulate(scenario), sweep=SweepReport(sweep(scenario, grid, workers=1), grid))
+    chart = html[html.index("<h2>Sweep</h2>") :]
+    assert chart.count('class="joined"') == 1 and chart.count("<circle") == 2
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--target", "dbx write p99 <= 5ms"], "no group 'dbx' in the scenario; groups: all, db"),
+        (["--sweep", "cluster.peer_link = ['2GbE']"], "cluster.peer_link"),
+        (["--sweep", "cluster.peer_link = '1GbE'"], "must be a non-empty list of values"),
+    ],
+)
+def test_bad_options_are_told_before_the_run(small: Path, tmp_path: Path, options: list[str], message: str) -> None:
+    code, _, err = call(["report", str(small), "-o", str(tmp_path / "r.html"), *options])
+    assert code == 2
+    assert message in err and "simulating" not in err
+    assert not (tmp_path / "r.html").exists()
