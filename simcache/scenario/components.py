@@ -52,14 +52,17 @@ class TierSpec(_Profiled):
     gc_rate: PositiveRate | None = None
     """Bytes/s at which garbage collection refills the clean pool, given directly. Unset: derived
     from ``write_amplification`` as ``write_bandwidth / write_amplification``."""
-    write_amplification: Annotated[
-        Number,
-        Field(ge=1.0, le=100.0),
-        Why(
-            "the device cannot program fewer bytes than the host wrote",
-            "garbage collection copying 99 valid bytes per byte it frees is a device full to the brim: a typo",
-        ),
-    ] | None = None
+    write_amplification: (
+        Annotated[
+            Number,
+            Field(ge=1.0, le=100.0),
+            Why(
+                "the device cannot program fewer bytes than the host wrote",
+                "garbage collection copying 99 valid bytes per byte it frees is a device full to the brim: a typo",
+            ),
+        ]
+        | None
+    ) = None
     """Bytes the device programs per byte the host writes once the clean pool is gone (1 to 100):
     the host's byte plus the valid data garbage collection copies to free room for it. The device's
     program bandwidth (``write_bandwidth``) is then shared between host data and GC copies, so the
