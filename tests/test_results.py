@@ -202,15 +202,15 @@ def test_read_misses_go_to_the_array_and_hits_do_not(result: Result) -> None:
     records = result.records
     misses = records[records["path"] == "miss"]
     hits = records[records["path"] == "hit"]
-    assert (len(hits), len(misses)) == (57, 1226)  # deterministic for seed 3
+    assert (len(hits), len(misses)) == (55, 1211)  # deterministic for seed 3
     assert (misses["array_ms"] > 0).all()
     assert (hits["array_ms"] == 0).all()
     assert (hits["latency_ms"] == hits["local_tier_ms"]).all()
     assert result.totals["cache_hits"] == len(hits)
-    # Lookups are counted when issued: the 10 reads unfinished at the end all missed (deterministic for seed 3; a hit
+    # Lookups are counted when issued: the 11 reads unfinished at the end all missed (deterministic for seed 3; a hit
     # completes at the tier's latency).
     unfinished_reads = int((result.unfinished["op"] == "read").sum())
-    assert unfinished_reads == 10
+    assert unfinished_reads == 11
     assert result.totals["cache_misses"] == len(misses) + unfinished_reads
 
 
@@ -218,7 +218,7 @@ def test_measured_is_records_issued_after_warmup(result: Result) -> None:
     measured = result.measured
     assert (measured["issue_s"] >= WARMUP).all()
     assert len(measured) == int((result.records["issue_s"] >= WARMUP).sum())
-    assert len(result.records) - len(measured) == 605  # issued during warm-up; deterministic for seed 3
+    assert len(result.records) - len(measured) == 595  # issued during warm-up; deterministic for seed 3
 
 
 # -- series ---------------------------------------------------------------------------------------
@@ -279,7 +279,7 @@ def test_series_utilizations_are_fractions(result: Result) -> None:
     assert ((utilization >= 0) & (utilization <= 1 + 1e-9)).all().all()
     busiest = utilization.max()
     assert busiest.idxmax() == "util.array"
-    assert busiest["util.array"] == 0.6694877455869509  # deterministic for seed 3
+    assert busiest["util.array"] == 0.6652832012490482  # deterministic for seed 3
 
 
 # -- breakdown and totals -------------------------------------------------------------------------
@@ -299,7 +299,7 @@ def test_breakdown_means_add_up(result: Result) -> None:
     assert breakdown.loc["db", "write_mean_ms"] == pytest.approx(writes.loc[writes["group"] == "db", "latency_ms"].mean())
     assert breakdown.loc["web", "dominant"] == "array"
     assert breakdown.loc["db", "network_ms"] == 0.32249628295063454  # deterministic for seed 3
-    assert breakdown.loc["web", "network_ms"] == 0.1384617237801207  # deterministic for seed 3
+    assert breakdown.loc["web", "network_ms"] == 0.13826683088988043  # deterministic for seed 3
 
 
 def test_totals(result: Result, scenario: Scenario) -> None:
@@ -315,7 +315,7 @@ def test_totals(result: Result, scenario: Scenario) -> None:
         ("db", 8192): 602,
         ("db", 65536): 260,
         ("logs", 262144): 15,
-        ("web", 4096): 148,
+        ("web", 4096): 143,
     }
     assert totals["replica_payload_bytes"] == 602 * 8192 + 260 * 65536 + 2 * 15 * 262144
     assert totals["peer_packets"] == 602 * 6 + 260 * 45 + 2 * 15 * 180
@@ -403,7 +403,7 @@ def test_simulate_arguments_override_the_run_table(scenario: Scenario) -> None:
 def test_simulate_accepts_a_dict_or_a_builtin_name() -> None:
     result = simcache.simulate(small(), duration=0.5)  # type: ignore[arg-type]
     assert result.meta["scenario_name"] == "results"
-    assert len(result.records) == 596  # deterministic for seed 3
+    assert len(result.records) == 585  # deterministic for seed 3
     pd.testing.assert_frame_equal(
         result.records, simcache.simulate(simcache.load_scenario(small()), duration=0.5).records, check_exact=True
     )
