@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar, cast
 
-from simcache.scenario import ArraySpec, ClusterSpec, DriveSpec, LinkSpec
+from simcache.scenario import ArraySpec, ClusterSpec, DriveSpec, LinkSpec, TierSpec
 
 __all__ = [
     "ACK_BYTES",
@@ -98,9 +98,19 @@ def tier_service_seconds(latency: float, size: float, seconds_per_byte: float) -
     return latency + size * seconds_per_byte
 
 
-def gc_refill_rate(gc_rate: float | None) -> float:
-    """Rate (bytes/s) at which garbage collection refills a tier's clean pool: ``gc_rate``, infinite if unset."""
-    return gc_rate or math.inf
+def gc_refill_rate(spec: TierSpec) -> float:
+    """Rate (bytes/s) at which garbage collection refills a tier's clean pool, and sustained writes run past the cliff.
+
+    ``gc_rate`` if set; else ``write_bandwidth / write_amplification``: to free one byte, GC copies
+    ``write_amplification - 1`` valid bytes, so each byte written past the cliff costs the device
+    ``write_amplification`` bytes of program bandwidth (the host's byte and its share of the copies);
+    infinite without a cliff.
+    """
+    if spec.gc_rate:
+        return spec.gc_rate
+    if spec.write_amplification and spec.clean_pool is not None:
+        return spec.write_bandwidth / spec.write_amplification
+    return math.inf
 
 
 def clean_pool_depth(clean_pool: int | None) -> float:

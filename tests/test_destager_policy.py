@@ -219,7 +219,9 @@ PIPE = 215e6  # the SATA profile's controller_bandwidth (below its read and writ
 
 
 def sata_tier(**fields: Any) -> Tier:
-    spec = TierSpec.model_validate({**SATA.model_dump(), "clean_pool": None, "gc_rate": None, "gc_pass": None, **fields})
+    # No cliff, and reads on the earliest-free channel: these tests pin the scheduling alone.
+    no_cliff = {"clean_pool": None, "gc_rate": None, "write_amplification": None, "gc_pass": None, "read_interference": None}
+    spec = TierSpec.model_validate({**SATA.model_dump(), **no_cliff, **fields})
     return Tier(spec, UniformStream(np.random.SeedSequence(1)))
 
 

@@ -58,8 +58,12 @@ def test_tier_service_is_latency_plus_size_over_the_pipe_rate() -> None:
 
 
 def test_unset_gc_rate_and_clean_pool_are_unlimited() -> None:
-    assert physics.gc_refill_rate(None) == math.inf
-    assert physics.gc_refill_rate(5e6) == 5e6
+    """No cliff: no limit. gc_rate is the refill rate itself; otherwise write_bandwidth / write_amplification
+    (1 GB/s / 4 = 250 MB/s: each host byte past the cliff costs 4 programmed bytes), and gc_rate overrides it."""
+    assert physics.gc_refill_rate(tier_spec()) == math.inf
+    assert physics.gc_refill_rate(tier_spec(clean_pool=10_000, gc_rate=5e6)) == 5e6
+    assert physics.gc_refill_rate(tier_spec(clean_pool=10_000, write_amplification=4.0)) == 2.5e8
+    assert physics.gc_refill_rate(tier_spec(clean_pool=10_000, write_amplification=4.0, gc_rate=5e6)) == 5e6
     assert physics.clean_pool_depth(None) == math.inf
     assert physics.clean_pool_depth(10_000) == 10_000.0
 
@@ -297,7 +301,7 @@ def test_the_estimate_service_figures_are_the_physics_values() -> None:
     assert services.ack_seconds == physics.ack_seconds(cluster.peer_link)
     assert services.read_rate == physics.pipe_rate(tier.read_bandwidth, tier.controller_bandwidth)
     assert services.write_rate == physics.pipe_rate(tier.write_bandwidth, tier.controller_bandwidth)
-    assert services.gc_rate == physics.gc_refill_rate(tier.gc_rate)
+    assert services.gc_rate == physics.gc_refill_rate(tier)
     assert services.clean_pool == physics.clean_pool_depth(tier.clean_pool)
     assert services.revolution == physics.revolution_seconds(drive.rpm)
     assert services.seek == physics.drive_seek_curve(drive)

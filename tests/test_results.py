@@ -202,7 +202,7 @@ def test_read_misses_go_to_the_array_and_hits_do_not(result: Result) -> None:
     records = result.records
     misses = records[records["path"] == "miss"]
     hits = records[records["path"] == "hit"]
-    assert (len(hits), len(misses)) == (62, 1255)  # deterministic for seed 3
+    assert (len(hits), len(misses)) == (60, 1258)  # deterministic for seed 3
     assert (misses["array_ms"] > 0).all()
     assert (hits["array_ms"] == 0).all()
     assert (hits["latency_ms"] == hits["local_tier_ms"]).all()
@@ -218,7 +218,7 @@ def test_measured_is_records_issued_after_warmup(result: Result) -> None:
     measured = result.measured
     assert (measured["issue_s"] >= WARMUP).all()
     assert len(measured) == int((result.records["issue_s"] >= WARMUP).sum())
-    assert len(result.records) - len(measured) == 605  # issued during warm-up; deterministic for seed 3
+    assert len(result.records) - len(measured) == 606  # issued during warm-up; deterministic for seed 3
 
 
 # -- series ---------------------------------------------------------------------------------------
@@ -279,7 +279,7 @@ def test_series_utilizations_are_fractions(result: Result) -> None:
     assert ((utilization >= 0) & (utilization <= 1 + 1e-9)).all().all()
     busiest = utilization.max()
     assert busiest.idxmax() == "util.array"
-    assert busiest["util.array"] == 0.6173283211059861  # deterministic for seed 3
+    assert busiest["util.array"] == 0.632000065907599  # deterministic for seed 3
 
 
 # -- breakdown and totals -------------------------------------------------------------------------
@@ -298,8 +298,8 @@ def test_breakdown_means_add_up(result: Result) -> None:
     writes = result.measured[result.measured["op"] == "write"]
     assert breakdown.loc["db", "write_mean_ms"] == pytest.approx(writes.loc[writes["group"] == "db", "latency_ms"].mean())
     assert breakdown.loc["web", "dominant"] == "array"
-    assert breakdown.loc["db", "network_ms"] == 0.32195613715031757  # deterministic for seed 3
-    assert breakdown.loc["web", "network_ms"] == 0.13863057050354094  # deterministic for seed 3
+    assert breakdown.loc["db", "network_ms"] == 0.32168606425015944  # deterministic for seed 3
+    assert breakdown.loc["web", "network_ms"] == 0.13926531191779887  # deterministic for seed 3
 
 
 def test_totals(result: Result, scenario: Scenario) -> None:
@@ -315,7 +315,7 @@ def test_totals(result: Result, scenario: Scenario) -> None:
         ("db", 8192): 602,
         ("db", 65536): 260,
         ("logs", 262144): 15,
-        ("web", 4096): 162,
+        ("web", 4096): 161,
     }
     assert totals["replica_payload_bytes"] == 602 * 8192 + 260 * 65536 + 2 * 15 * 262144
     assert totals["peer_packets"] == 602 * 6 + 260 * 45 + 2 * 15 * 180

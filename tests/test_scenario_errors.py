@@ -172,8 +172,8 @@ def test_unknown_field_inside_profile_table(tmp_path: Path) -> None:
     assert only_problem(error_for(tmp_path, data)) == (
         "cluster.tier.write_latncy",
         "unknown field 'write_latncy'; allowed here: background_request, background_share, capacity, channels, clean_pool, "
-        "controller_bandwidth, description, gc_pass, gc_rate, kind, profile, read_bandwidth, read_latency, scheduling, service, "
-        "source, volatile, write_bandwidth, write_latency",
+        "controller_bandwidth, description, gc_pass, gc_rate, kind, profile, read_bandwidth, read_interference, read_latency, "
+        "scheduling, service, source, volatile, write_amplification, write_bandwidth, write_latency",
     )
 
 

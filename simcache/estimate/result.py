@@ -116,8 +116,22 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
     reported = {c.names[k]: float(utilization[k]) for k in range(c.station_count) if c.names[k]}
     notes: list[str] = []
     if any(any(piece.key.gc) for piece in pieces if piece.end > start):
-        notes.append("a flash tier is past its clean-pool cliff: writes run at gc_rate (GC stalls averaged)")
+        notes.append(
+            "a flash tier is past its clean-pool cliff: writes run at the pool's refill rate (gc_rate, or write_bandwidth / "
+            "write_amplification), GC pass stalls averaged"
+        )
+    if scenario.cluster.tier.read_interference is not None and _reads_among_writes(rows):
+        notes.append(
+            "reads wait for the programs on their die in the simulator (tier read_interference); the estimate "
+            "gives them the earliest-free channel, so next to writes its read latency is low"
+        )
     return Estimate(scenario, rows, reported, fluid, notes, c.window, evidence)
+
+
+def _reads_among_writes(rows: list[tuple[str, str, float, float, float, float]]) -> bool:
+    """Whether the estimate has both reads and writes (rows: group, op, I/Os per s, MB/s, mean, SCV)."""
+    total = {op: iops for name, op, iops, *_ in rows if name == "all"}
+    return total.get("read", 0.0) > 0.0 and total.get("write", 0.0) > 0.0
 
 
 def _extra_waits(c: Layout, piece: Piece, middle: float, shift: float) -> Floats:

@@ -73,7 +73,7 @@ class ServiceTimes:
         self.destage_request = math.inf if tier.scheduling == "fcfs" else float(tier.background_request)
         self.read_rate = pipe_rate(tier.read_bandwidth, tier.controller_bandwidth)
         self.write_rate = pipe_rate(tier.write_bandwidth, tier.controller_bandwidth)
-        self.gc_rate = gc_refill_rate(tier.gc_rate)
+        self.gc_rate = gc_refill_rate(tier)
         self.clean_pool = clean_pool_depth(tier.clean_pool)
         self.storage_link = cluster.storage_link
         self.storage_rate = min(cluster.storage_link.bandwidth, scenario.array.port.bandwidth)  # a transfer runs at the slower port

@@ -9,15 +9,32 @@ Assumptions (see docs/architecture.md):
   after its channel has paid the latency: the pipe never idles while a ready
   transfer fits, and transfers already booked are never moved.
 - Writes consume a pool of clean (pre-erased) bytes that garbage collection
-  refills at ``gc_rate`` (a token bucket of depth ``clean_pool``); once it is
-  empty, writes wait for refill: the sustained-write cliff.
+  refills (a token bucket of depth ``clean_pool``); once it is empty, writes
+  wait for refill: the sustained-write cliff. The refill rate is ``gc_rate``,
+  or ``write_bandwidth / write_amplification`` (:func:`simcache.physics.gc_refill_rate`):
+  freeing a byte costs GC ``write_amplification - 1`` bytes of copying, so
+  the device's program bandwidth, shared by host data and copies, sustains
+  that many host bytes per second.
 - With ``gc_pass`` set, an exhausted pool is refilled in foreground
   garbage-collection passes instead of smoothly: the write that finds the
   pool empty stalls the device's writes until GC has paid back the deficit
-  plus a reclaimed lump drawn from an exponential law with mean ``gc_pass``
-  (the tier's own random stream; at most ``clean_pool``). The long-run write rate is still
-  ``gc_rate``, but the waiting comes in sporadic long stalls rather than as a
-  uniform slowdown of every write.
+  plus ``gc_pass`` bytes (at most ``clean_pool``), the room one pass frees.
+  The long-run write rate is unchanged, but the waiting comes in sporadic
+  long stalls (one pass of ``gc_pass / refill rate`` seconds every
+  ``gc_pass`` bytes written) rather than as a uniform slowdown of every write.
+  Nothing in it is random: the stalls come from the pool, the rate and the
+  pass size alone.
+- With ``read_interference`` set (a share ``s``), a read is addressed to one
+  die, the one holding its data: a uniformly random one of the channels (the
+  tier's random stream). It waits for ``s`` of the work already booked on
+  that die (``max(die free, end of the GC pass under way) - now``): with
+  ``s = 1`` behind the whole program in progress, as on a device without
+  program suspension; with ``s < 1`` the die lets it through earlier, and the
+  work it overtook is not delayed (an optimistic suspension). The die is then
+  busy until the later of its old work and the read. Writes and, with the
+  share unset, reads take the earliest-free channel. Because the channels are
+  identical, a uniformly random entry of the channel heap is a uniformly
+  random die.
 
 Because service is first-come first-served and each operation's service time
 is known when it is submitted, the completion time is computed at submission
@@ -122,8 +139,10 @@ class Tier:
         self._has_clean_pool = self._pool_depth != math.inf
         self._pool = self._pool_depth
         self._pool_time = 0.0
-        self._gc_rate = gc_refill_rate(spec.gc_rate)
-        self._gc_pass = float(spec.gc_pass or 0)
+        self._gc_rate = gc_refill_rate(spec)
+        self._gc_pass = min(float(spec.gc_pass or 0), self._pool_depth)
+        self._gc_until = 0.0  # when the last foreground GC pass ends (reads addressed to a die wait for it)
+        self._read_share = spec.read_interference
         self._in_system: list[float] = []  # completion times of operations not yet sampled as done
         self.operations = 0
         self.bytes_read = 0
@@ -160,10 +179,20 @@ class Tier:
         else:
             transfer = size * per_byte
         channels = self._channel_free
-        start = channels[0] if channels[0] > ready else ready
-        transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
-        finish = transfer_start + transfer
-        heapreplace(channels, finish)
+        if is_write or self._read_share is None:
+            start = channels[0] if channels[0] > ready else ready
+            transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
+            finish = transfer_start + transfer
+            heapreplace(channels, finish)
+        else:
+            die = int(self._stream.uniform() * len(channels))
+            busy = channels[die] if channels[die] > self._gc_until else self._gc_until
+            share = self._read_share
+            start = now if busy <= now else busy if share >= 1.0 else now + share * (busy - now)
+            transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
+            finish = transfer_start + transfer
+            if finish > channels[die]:
+                _raise_key(channels, die, finish)
         if finish > self.foreground_until:
             self.foreground_until = finish
         self.operations += 1
@@ -211,7 +240,7 @@ class Tier:
         The pool is known at ``_pool_time``, which lies in the future while a
         garbage-collection stall is under way: a write arriving then starts
         when the stall ends. A write that overdraws the pool stalls until GC
-        has refilled the deficit plus one reclaimed lump (0 without
+        has refilled the deficit plus one pass's ``gc_pass`` bytes (0 without
         ``gc_pass``, which gives the smooth bucket: each waiting write starts
         as soon as its own bytes are refilled).
         """
@@ -224,9 +253,11 @@ class Tier:
             self._pool = pool
             self._pool_time = start
         else:
-            reclaimed = min(self._stream.exponential(self._gc_pass), self._pool_depth) if self._gc_pass else 0.0
+            reclaimed = self._gc_pass
             self._pool = reclaimed
             self._pool_time = start = start + (reclaimed - pool) / self._gc_rate
+            if reclaimed:
+                self._gc_until = start
         self.gc_wait_seconds += start - now
         return start
 
@@ -242,3 +273,19 @@ class Tier:
         if not self._has_clean_pool:
             return math.inf
         return min(self._pool_depth, self._pool + (now - self._pool_time) * self._gc_rate)
+
+
+def _raise_key(heap: list[float], index: int, value: float) -> None:
+    """Raise ``heap[index]`` to ``value`` (at least its old value) and restore the min-heap below it."""
+    size = len(heap)
+    child = 2 * index + 1
+    while child < size:
+        right = child + 1
+        if right < size and heap[right] < heap[child]:
+            child = right
+        if heap[child] >= value:
+            break
+        heap[index] = heap[child]
+        index = child
+        child = 2 * index + 1
+    heap[index] = value

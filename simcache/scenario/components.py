@@ -48,10 +48,38 @@ class TierSpec(_Profiled):
     capacity: Annotated[PositiveBytes, Field(title="Tier capacity per host")]
     """Bytes of flash/RAM on each host; the read cache lives in it."""
     clean_pool: Bytes | None = None
+    """Clean (pre-erased) bytes sustained writes may take before garbage collection must make room:
+    the free blocks whose exhaustion is the sustained-write cliff. Unset: no cliff."""
     gc_rate: PositiveRate | None = None
+    """Bytes/s at which garbage collection refills the clean pool, given directly. Unset: derived
+    from ``write_amplification`` as ``write_bandwidth / write_amplification``."""
+    write_amplification: (
+        Annotated[
+            Number,
+            Field(ge=1.0, le=100.0),
+            Why(
+                "the device cannot program fewer bytes than the host wrote",
+                "garbage collection copying 99 valid bytes per byte it frees is a device full to the brim: a typo",
+            ),
+        ]
+        | None
+    ) = None
+    """Bytes the device programs per byte the host writes once the clean pool is gone (1 to 100):
+    the host's byte plus the valid data garbage collection copies to free room for it. The device's
+    program bandwidth (``write_bandwidth``) is then shared between host data and GC copies, so the
+    clean pool refills, and sustained writes run, at ``write_bandwidth / write_amplification``
+    (used when ``gc_rate`` is unset; ``gc_rate`` overrides it)."""
     gc_pass: Bytes | None = None
-    """Mean bytes one foreground garbage-collection pass reclaims (exponentially distributed; see
-    model/tier.py). Unset or 0: garbage collection refills the clean pool smoothly."""
+    """Bytes one foreground garbage-collection pass reclaims (see model/tier.py): the write that finds
+    the clean pool empty stalls the device's writes until GC has made this much room. Unset or 0:
+    garbage collection refills the clean pool smoothly."""
+    read_interference: Annotated[Fraction, Why(high="a read cannot wait for more than the whole program")] | None = None
+    """How reads meet programs on the device's dies (0 to 1; see model/tier.py). Unset: a read takes
+    the earliest-free of ``channels``, as any operation. Set: a read goes to the die that holds its
+    data (one of ``channels``, uniformly at random) and waits for this share of the work already
+    queued on that die, including a foreground GC pass under way: 1 is a device without program
+    suspension (the read waits for the program in progress), less is a device that suspends a
+    program to let a read through."""
     volatile: bool = False
     service: Literal["deterministic", "exponential"] = "deterministic"
     """Service-time distribution; ``exponential`` exists to check the model against M/M/c theory."""
@@ -83,8 +111,15 @@ class TierSpec(_Profiled):
 
     @model_validator(mode="after")
     def _cliff_complete(self) -> TierSpec:
-        if (self.clean_pool is None) != (self.gc_rate is None):
-            raise ValueError("clean_pool and gc_rate go together: set both (a sustained-write cliff) or neither")
+        refill = self.gc_rate is not None or self.write_amplification is not None
+        if self.clean_pool is not None and not refill:
+            raise ValueError(
+                "clean_pool needs a refill rate: set write_amplification (garbage collection then refills at "
+                "write_bandwidth / write_amplification) or gc_rate"
+            )
+        if self.clean_pool is None and refill:
+            field = "gc_rate" if self.gc_rate is not None else "write_amplification"
+            raise ValueError(f"{field} needs a sustained-write cliff: set clean_pool too (the clean bytes garbage collection refills)")
         if self.gc_pass and self.clean_pool is None:
             raise ValueError("gc_pass needs a sustained-write cliff: set clean_pool and gc_rate too")
         return self
