@@ -275,3 +275,18 @@ def test_a_fixed_point_that_does_not_settle_says_so() -> None:
         "queues by 3.21% of the longest, against 0.01% to stop): the figures there are approximate; simulate the "
         "scenario to check them"
     )
+
+
+def test_an_oscillating_fixed_point_stops_early() -> None:
+    """A fixed point whose change stops shrinking (no 10% cut of its smallest change in ``STALL_PASSES`` passes)
+    stops there and says so, instead of running out its 500 passes (a fuzzed 53-group scenario: 7 states x 500
+    passes x 1,244 closed rows, 2.2 s compiled, 6 s from source; now 100-210 passes a state)."""
+    from simcache.estimate.numeric import MAX_ITERATIONS
+    from simcache.estimate.solver import STALL_PASSES
+
+    estimate = simcache.estimate(Path(__file__).parent / "data" / "oscillating_fixed_point.toml")
+    unsettled = [piece.result for piece in estimate._evidence.inside if piece.result.residual > 0]
+    assert unsettled
+    assert all(STALL_PASSES < result.passes < MAX_ITERATIONS for result in unsettled), [r.passes for r in unsettled]
+    (warning,) = [w for w in estimate.warnings if w.kind == "not_converged"]
+    assert str(warning).startswith("the estimate did not settle in ")

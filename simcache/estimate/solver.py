@@ -30,6 +30,13 @@ __all__ = ["SOLVER_STATE", "TOLERANCE", "HitRatios", "Solver", "solve_hit_ratios
 _EXACT_MVA_LIMIT = 16
 _MAX_OUTER = 6  # exact MVA: population recursions until the destage load settles
 _LOOSE = 1e-2  # queue change (relative) at which a fixed point checks its destage load and hit ratios
+STALL_PASSES = 100
+"""Passes a fixed point may go on without cutting its smallest change so far by ``STALL_GAIN``: then it oscillates
+and stops, reported as not converged (a fuzzed 53-group scenario's destage load and queues swung between the same
+patterns for all 500 passes of each of its 7 states, 2.2 s compiled). Its smallest change counts across changes of
+the destage load, so a load that keeps moving does not restart the count. A queue creeping towards saturation at
+0.1% a pass still gains 10% in 100 passes."""
+STALL_GAIN = 0.9
 _SETTLED = 0.01  # destage rates within this (relative) of the ones solved with are settled
 _HIT_SETTLED = 1e-3  # hit ratios within this of the ones solved with are settled
 
@@ -230,12 +237,18 @@ class Solver:
         self.residual = 0.0
         self.passes = 0
         passes = pass_limit(len(self.net.step.closed_station))
-        for _ in range(passes):
+        best, best_at = math.inf, 0  # smallest relative change so far, and at which pass
+        for done in range(passes):
             sweep = self._sweep(throughput, queue, chain_queue)
             change = max([abs(new - old) for new, old in zip(sweep.queue, queue, strict=True)])
             throughput, queue, chain_queue = sweep.throughput, sweep.queue, sweep.chain_queue
             limit = 1.0 + max(queue)
             self.residual = change / limit
+            if self.residual < best * STALL_GAIN:
+                best, best_at = self.residual, done
+            elif done - best_at >= STALL_PASSES:
+                passes = done + 1
+                break
             converged = change <= TOLERANCE * limit
             if converged or (not checked and change <= _LOOSE * limit):
                 # Near the fixed point for the current destage load: is that load (and the hit ratios) settled?
