@@ -14,8 +14,11 @@ import simcache
 from simcache_app.describe import estimate_sentence
 
 
+WRITES_ONLY = {"mode": "open", "iops": 200, "read_fraction": 0.0}  # reads next to writes get the tier's interference note
+
+
 def test_a_plain_scenario_has_no_notes() -> None:
-    assert simcache.estimate(small_scenario()).notes == []
+    assert simcache.estimate(small_scenario(workload=WRITES_ONLY)).notes == []
 
 
 def test_every_left_out_behaviour_is_named() -> None:
@@ -65,11 +68,11 @@ def test_priority_scheduling_is_named_only_with_a_destage_backlog() -> None:
     assert note in simcache.estimate(busy).notes
     busy["cluster"]["tier"] = {"profile": "nvme-p3700", "scheduling": "fcfs"}
     assert simcache.estimate(busy).notes == []
-    assert simcache.estimate(small_scenario()).notes == []
+    assert simcache.estimate(small_scenario(workload=WRITES_ONLY)).notes == []
 
 
 def test_the_app_says_what_the_estimate_leaves_out() -> None:
-    scenario = simcache.load_scenario(small_scenario(events=[{"kind": "host_failure", "at": 0.5, "host": 1}]))
+    scenario = simcache.load_scenario(small_scenario(workload=WRITES_ONLY, events=[{"kind": "host_failure", "at": 0.5, "host": 1}]))
     sentence = estimate_sentence(simcache.estimate(scenario), scenario)
     assert sentence.endswith(
         " Not in the estimate: host_failure of host1 at 500ms is not modelled: the estimate keeps every host running, "
