@@ -13,7 +13,6 @@ from builders import small_scenario
 import simcache
 from simcache_app.describe import estimate_sentence
 
-
 WRITES_ONLY = {"mode": "open", "iops": 200, "read_fraction": 0.0}  # reads next to writes get the tier's interference note
 
 
