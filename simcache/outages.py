@@ -21,6 +21,7 @@ is not modelled (the network is the contended part). Under
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
@@ -49,9 +50,9 @@ def outage(model: Model, event: Outage) -> Generator[simpy.Event, Any, None]:
         "host": event.host,
         "link": "storage" if storage else "peer",
         "start_s": env.now,
-        "end_s": float("nan"),
+        "end_s": math.nan,
         "backlog_at_start_bytes": host.destager.backlog_bytes,
-        "backlog_at_end_bytes": float("nan"),
+        "backlog_at_end_bytes": math.nan,
     }
     model.outages.append(record)
     if storage:
@@ -98,7 +99,7 @@ def _resync(model: Model, host: Host) -> Generator[simpy.Event, Any, None]:
             flows = []
             for peer, items in copies.items():
                 nbytes = sum(item[2] * count for item, count in items.items())
-                record: dict[str, Any] = {"host": host.index, "peer": peer.index, "start_s": env.now, "end_s": float("nan"), "bytes": nbytes}
+                record: dict[str, Any] = {"host": host.index, "peer": peer.index, "start_s": env.now, "end_s": math.nan, "bytes": nbytes}
                 model.resyncs.append(record)
                 link = host.peer_txs[0].spec
                 wire, packets = framed_bytes(link, nbytes)
