@@ -427,7 +427,8 @@ def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:
 
 def _degraded_vms(model: Model) -> list[dict[str, Any]]:
     """The write-back VMs that were ever short of the peers their policy promises: for how long (s), the bytes they
-    wrote meanwhile, and the bytes of theirs re-replicated when peers returned."""
+    issued meanwhile, of those the bytes completed write-through (not in a destage buffer), and the bytes of theirs
+    re-replicated when peers returned."""
     end = model.scenario.run.duration
     return [
         {
@@ -436,6 +437,7 @@ def _degraded_vms(model: Model) -> list[dict[str, Any]]:
             "on_peer_loss": vm.on_peer_loss,
             "degraded_s": vm.degraded_seconds(end),
             "degraded_written_bytes": vm.degraded_written,
+            "written_through_bytes": vm.written_through,
             "resync_bytes": vm.resync_bytes,
         }
         for vm in model.vms

@@ -98,6 +98,7 @@ class VM:
         self.degraded_s = 0.0  # seconds spent short of peers, up to degraded_since
         self.degraded_since: float | None = None
         self.degraded_written = 0  # bytes written while short of peers
+        self.written_through = 0  # of those, bytes completed write-through (on_peer_loss = "write_through")
         self.resync_bytes = 0  # bytes of its writes re-replicated when peers returned
         self._peers_back: simpy.Event | None = None  # stall: fires when no peer is missing
         self._degraded_in_flight = 0  # degrade: writes issued short of peers, not yet in the destage buffer
@@ -178,6 +179,8 @@ class VM:
         policy = self.on_peer_loss
         if policy == "write_through":
             yield from self._write_through(number, size, offset, issued)
+            if number not in self.writes_in_flight:  # completed (not cut short by a host failure)
+                self.written_through += size
             return
         if policy == "stall":
             while self.missing_peers:
