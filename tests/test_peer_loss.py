@@ -16,6 +16,7 @@ import pytest
 from builders import small_scenario
 
 import simcache
+from simcache.cli import report
 from simcache.physics import framed_bytes
 
 AT, DURATION, END = 1.0, 1.0, 3.0
@@ -85,6 +86,7 @@ def test_write_through_fallback_takes_the_arrays_latency_until_the_peers_return(
         assert vm["degraded_s"] == pytest.approx(DURATION, abs=1e-12)
         assert vm["degraded_written_bytes"] == SIZE * len(issued_in(w[w["vm"] == vm["vm"]], AT, BACK))
         assert vm["resync_bytes"] == 0
+        assert vm["written_through_bytes"] == vm["degraded_written_bytes"]  # every write of the loss completed
     assert result.meta["resyncs"] == []
     assert (result.series["data_at_risk_bytes"] == 0).all()  # nothing was acknowledged with a single copy
     assert_conserved(result)
@@ -132,6 +134,19 @@ def test_resync_copies_exactly_the_writes_of_the_loss(degraded: simcache.Result)
     for vm in degraded.meta["degraded_vms"]:
         assert vm["resync_bytes"] == vm["degraded_written_bytes"] == RATE * DURATION * SIZE
     assert degraded.totals["replica_bytes_held"] == degraded.totals["destage_backlog_bytes"]  # every buffered write has its copy again
+
+
+def test_run_report_lists_the_outage_and_the_resyncs(degraded: simcache.Result) -> None:
+    """``simcache run`` prints an events table: the outage with the backlog at either end, each resync flow, and
+    the VMs short of peers (2 VMs x 1 s; 2 x 8,192,000 bytes = 15.6 MiB resynced)."""
+    text = report(degraded)
+    table = text[text.index("Events:") :].splitlines()
+    backlog = degraded.meta["outages"][0]
+    start, end = backlog["backlog_at_start_bytes"] / 2**20, backlog["backlog_at_end_bytes"] / 2**20
+    assert table[1] == f"  peer_loss host0 peer link down 1.000 s to 2.000 s: backlog {start:.1f} MiB -> {end:.1f} MiB"
+    assert table[2].startswith("  resync host0 -> host1 from 2.000 s: 7.8 MiB, done in 0.00")
+    assert table[3].startswith("  resync host1 -> host0 from 2.000 s: 7.8 MiB, done in 0.00")
+    assert table[4] == "  2 VM(s) short of peers for 2.000 VM-seconds in all (on_peer_loss degrade); 15.6 MiB of their writes resynced"
 
 
 def test_degraded_writes_take_the_local_latency(degraded: simcache.Result) -> None:
