@@ -226,3 +226,19 @@ def test_outage_fields_are_checked(field: str, value: Any) -> None:
     with pytest.raises(simcache.ScenarioError) as raised:
         scenario(events=[event])
     assert [path for path, _ in raised.value.problems] == [f"events.0.{field}"]
+
+
+def test_stall_after_a_failure_with_no_spare_holds_writes_to_the_end() -> None:
+    """``stall``, host0's peer ports down at 1 s, host0 dies at 1.5 s: its stalled writes vanish with it (nothing
+    reaches its tier or leaves its peer port afterwards), and host1's VM, with no peer left, holds every write from 1 s to the end:
+    2,000 x 2 s = 4,000 writes unfinished, up to one arrival either end."""
+    events = [LOSS, {"kind": "host_failure", "at": 1.5, "host": 0}]
+    result = simcache.simulate(scenario("stall", events=events))
+    series = result.series
+    after = series.index > 1.5
+    assert (series.loc[after, "util.host0.peer.tx"] == 0).all() and (series.loc[after, "util.host0.tier"] == 0).all()
+    assert not (writes(result)["complete_s"] > AT + 0.01).any()
+    unfinished = result.unfinished
+    held = unfinished[(unfinished["host"] == "host1") & (unfinished["op"] == "write")]
+    assert abs(len(held) - RATE * (END - AT)) <= 1
+    assert_conserved(result)

@@ -187,7 +187,8 @@ class VM:
                 if self._peers_back is None:
                     self._peers_back = self.env.event()
                 yield self._peers_back
-            yield from self._write_back(number, size, offset, issued)
+            if self.host.alive:  # a host that died while its writes stalled sends nothing
+                yield from self._write_back(number, size, offset, issued)
             return
         self._degraded_in_flight += 1  # degrade: with the peers it reaches (self.peers)
         try:
