@@ -242,3 +242,27 @@ def test_stall_after_a_failure_with_no_spare_holds_writes_to_the_end() -> None:
     held = unfinished[(unfinished["host"] == "host1") & (unfinished["op"] == "write")]
     assert abs(len(held) - RATE * (END - AT)) <= 1
     assert_conserved(result)
+
+
+def test_storage_link_down_holds_write_through_writes_and_read_misses() -> None:
+    """WT, half reads over a 1 GiB working set (almost every read misses): with host0's storage link down from 1 s
+    to 2 s, its writes and read misses issued meanwhile complete only after 2 s, and at least the time left of
+    the outage after their issue; host1's I/Os do not wait."""
+    down = {"kind": "link_down", "at": AT, "host": 0, "link": "storage", "duration": DURATION}
+    workload = {"mode": "open", "iops": RATE, "read_fraction": 0.5, "arrivals": "uniform", "sizes": "4KiB", "working_set": "1GiB"}
+    spec = small_scenario(
+        groups=[{"name": "db", "policy": "WT", "workload": workload}],
+        run={"duration": END},
+        cluster={"storage_link": "10GbE"},
+        array="array-24x15k",
+        events=[down],
+    )
+    result = simcache.simulate(simcache.load_scenario(spec))
+    during = issued_in(result.records, AT, BACK)
+    held = during[during["host"] == "host0"]
+    assert set(held["op"]) == {"read", "write"} and (held["path"] != "hit").sum() >= 0.9 * len(held)
+    held = held[held["path"] != "hit"]
+    assert (held["complete_s"] >= BACK).all()
+    assert ((held["latency_ms"] / 1e3) >= BACK - held["issue_s"]).all()
+    other = during[during["host"] == "host1"]
+    assert other["latency_ms"].max() < 100  # a disk read takes milliseconds; waiting for the link would take up to 1 s
