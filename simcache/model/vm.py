@@ -15,6 +15,11 @@ Write paths (the acknowledgement the VM waits for):
   record on the local tier (:class:`simcache.model.host.MetadataLog`).
 - ``sync_serialize``: a VM's writes reach the device one at a time, in issue
   order; the wait counts as local tier time.
+- Short of peers (a WB+N VM reaching fewer than N: :mod:`simcache.outages`):
+  the group's ``on_peer_loss`` takes the WT path, writes back with the peers
+  reached, or waits until they return (the wait counts as local tier time).
+- A host's storage link down: WT writes and read misses wait for it before the
+  storage network (the wait counts as network time).
 Read paths: a hit in the host's read cache is served by the tier; a miss goes
 to the array, comes back over the storage network and is inserted into the
 tier (costing tier write bandwidth, off the VM's critical path).
@@ -90,14 +95,14 @@ class VM:
         self._metadata_size = spec.metadata_size if spec is not None and spec.metadata_write else 0
         self._metadata_batched = spec is not None and spec.metadata_batched
         self._serialize = stream.workload.sync_serialize
-        # -- short of peers (peer_loss, link_down, host_failure; see simcache.model.outage) --
+        # -- short of peers (peer_loss, link_down, host_failure; see simcache.outages) --
         self.chosen_peers = peers  # the peers it replicates to when it reaches them all
         self.promised = spec.replicas if spec is not None else len(peers)
         self.on_peer_loss = spec.on_peer_loss if spec is not None else "write_through"
         self.missing_peers = 0  # peers short of the promise: its writes follow on_peer_loss while above 0
         self.degraded_s = 0.0  # seconds spent short of peers, up to degraded_since
         self.degraded_since: float | None = None
-        self.degraded_written = 0  # bytes written while short of peers
+        self.degraded_written = 0  # bytes of the writes issued while short of peers
         self.written_through = 0  # of those, bytes completed write-through (on_peer_loss = "write_through")
         self.resync_bytes = 0  # bytes of its writes re-replicated when peers returned
         self._peers_back: simpy.Event | None = None  # stall: fires when no peer is missing
