@@ -39,6 +39,7 @@ from simcache.control import (
 from simcache.engine import simulate
 from simcache.errors import ScenarioError, listing
 from simcache.estimate import estimate
+from simcache.event_report import event_lines
 from simcache.fit import compare, fit_trace
 from simcache.importers import FORMATS, import_workload, load_trace, parse_option
 from simcache.importers.base import DEFAULT_POLICY, Imported, group_name
@@ -365,6 +366,7 @@ def report(result: Result) -> str:
     ]
     name, utilization = result.bottleneck()
     lines.append(f"bottleneck: {name} at {utilization:.0%} mean utilization")
+    lines += event_lines(result)
     lines += _warning_lines(result)
     return "\n".join(lines)
 

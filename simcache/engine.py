@@ -28,6 +28,7 @@ from simcache.model.kernel import current_time, events_scheduled, run_until
 from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM
+from simcache.outages import outage, update_all_peers
 from simcache.physics import PortName, framed_bytes, ring_peers, vmotion_stream_port
 from simcache.replay import TraceStream, trace_for, vm_devices
 from simcache.results import Result, SeriesSample
@@ -59,6 +60,12 @@ class Model:
     samples: list[SeriesSample] = field(default_factory=list)
     vmotions: list[dict[str, float]] = field(default_factory=list)
     failures: list[dict[str, float]] = field(default_factory=list)
+    outages: list[dict[str, Any]] = field(default_factory=list)
+    """One record per ``peer_loss`` / ``link_down`` event (:func:`simcache.outages.outage`)."""
+    resyncs: list[dict[str, Any]] = field(default_factory=list)
+    """One record per resync flow: host, peer, start, end and bytes."""
+    resyncing: set[int] = field(default_factory=set)
+    """Indices of the hosts whose resync process runs."""
 
     @property
     def ports(self) -> list[Port]:
@@ -119,7 +126,12 @@ def build(scenario: Scenario, seed: int) -> Model:
     for vm in vms:
         _start_workload(env, vm)
     for event in scenario.events:
-        env.process(_vmotion(model, event) if isinstance(event, VMotion) else _host_failure(model, event))
+        if isinstance(event, VMotion):
+            env.process(_vmotion(model, event))
+        elif isinstance(event, HostFailure):
+            env.process(_host_failure(model, event))
+        else:
+            env.process(outage(model, event))
     return model
 
 
@@ -278,6 +290,7 @@ def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, An
     for vm in model.vms:
         if vm.host.alive:
             vm.replace_peer(host, model.hosts)
+    update_all_peers(model)  # the dead host's VMs stop counting; VMs left with no spare peer are short of one
     model.failures.append(
         {
             "host": event.host,

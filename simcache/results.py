@@ -172,6 +172,9 @@ class Result:
             "ios_per_wall_s": len(records) / wall_time_s if wall_time_s > 0 else math.nan,
             "vmotions": model.vmotions,
             "failures": model.failures,
+            "outages": model.outages,
+            "resyncs": model.resyncs,
+            "degraded_vms": _degraded_vms(model),
         }
         result = cls(records, series, totals, meta, unfinished)
         result.scenario = scenario
@@ -420,6 +423,26 @@ def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:
     columns["util.array"] = [s.array_utilization for s in samples]
     frame = pd.DataFrame(columns, index=pd.Index(times, name="time_s"))
     return frame
+
+
+def _degraded_vms(model: Model) -> list[dict[str, Any]]:
+    """The write-back VMs that were ever short of the peers their policy promises: for how long (s), the bytes they
+    issued meanwhile, of those the bytes completed write-through (not in a destage buffer), and the bytes of theirs
+    re-replicated when peers returned."""
+    end = model.scenario.run.duration
+    return [
+        {
+            "vm": vm.name,
+            "host": vm.host.name,
+            "on_peer_loss": vm.on_peer_loss,
+            "degraded_s": vm.degraded_seconds(end),
+            "degraded_written_bytes": vm.degraded_written,
+            "written_through_bytes": vm.written_through,
+            "resync_bytes": vm.resync_bytes,
+        }
+        for vm in model.vms
+        if vm.degraded_since is not None or vm.degraded_s > 0
+    ]
 
 
 def _totals(model: Model, records: pd.DataFrame) -> dict[str, Any]:

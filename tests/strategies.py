@@ -154,6 +154,19 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
             group["workload"]["compressibility"] = 0.5
     if draw(st.integers(0, 3)) == 0:
         scenario["events"] = [{"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "32MiB"}]
+    if draw(st.integers(0, 3)) == 0:  # issue 17: a link down for a while, and what write-back groups do about it
+        link = draw(st.sampled_from(["peer", "storage"]))
+        at = draw(st.sampled_from([0.0, 0.2, duration / 2]))
+        outage = {
+            "kind": "link_down",
+            "at": at,
+            "host": draw(st.integers(0, hosts - 1)),
+            "link": link,
+            "duration": draw(st.sampled_from([0.1, 0.3, 5.0])),
+        }
+        scenario.setdefault("events", []).append(outage)
+        for group in groups:
+            group["on_peer_loss"] = draw(st.sampled_from(["write_through", "degrade", "stall"]))
     return scenario
 
 

@@ -411,18 +411,19 @@ def test_a_write_larger_than_max_batch_reaches_the_array_in_max_batch_pieces() -
 # -- order = "hash" ----------------------------------------------------------------------------------------------------
 
 
-def array_log(model: Model) -> list[tuple[int, int, int]]:
-    """Every run the host's destager sends to the array, in the order the array receives them."""
-    array = model.hosts[0].array
-    log: list[tuple[int, int, int]] = []
-    submit = array.submit
+Request = tuple[float, float, tuple[tuple[int, int, int], ...]]  # (submitted at, done at, runs) as Array.requests logs it
 
-    def logged(now: float, runs: Any, is_write: bool) -> float:
-        log.extend(runs)
-        return submit(now, runs, is_write)
 
-    array.submit = logged  # type: ignore[method-assign]
+def array_log(model: Model) -> list[Request]:
+    """The requests the host's array receives, in the order it receives them (the list fills while the model runs)."""
+    log: list[Request] = []
+    model.hosts[0].array.requests = log
     return log
+
+
+def runs_of(log: list[Request]) -> list[tuple[int, int, int]]:
+    """Every run (VM, offset, length) of the logged requests, in the order the array received them."""
+    return [run for _, _, runs in log for run in runs]
 
 
 @pytest.mark.parametrize(
@@ -440,7 +441,7 @@ def test_order_of_a_sequential_stream_at_the_array(order: str, expected: list[in
     model.env.run(until=60.0)
     destager = model.hosts[0].destager
     assert (destager.batches, destager.runs, destager.destaged_bytes, destager.backlog_bytes) == (16, 16, 16 * MIB, 0)
-    assert log == [(0, block * MIB, MIB) for block in expected]
+    assert runs_of(log) == [(0, block * MIB, MIB) for block in expected]
     if order == "hash":
         assert expected != sorted(expected), "the hash walk is not the address order"
 
@@ -460,7 +461,7 @@ def test_hash_order_takes_whole_blocks_up_to_max_batch() -> None:
     model.env.process(admit())
     model.env.run(until=10.0)
     assert (destager.batches, destager.runs, destager.destaged_bytes) == (1, 2, 3 * WRITE)
-    assert log == [(0, 3 * MIB, 2 * WRITE), (0, 7 * MIB, WRITE)]
+    assert runs_of(log) == [(0, 3 * MIB, 2 * WRITE), (0, 7 * MIB, WRITE)]
 
 
 def test_hash_order_a_write_leaves_with_its_last_block() -> None:
@@ -471,15 +472,7 @@ def test_hash_order_a_write_leaves_with_its_last_block() -> None:
     item: PendingWrite = (0, 5 * MIB, 3 * MIB, (), True)
     destaged: list[tuple[float, PendingWrite]] = []
     destager.on_destaged = lambda done: destaged.append((model.env.now, done))
-    arrivals = []
-    submit = model.hosts[0].array.submit
-
-    def logged(now: float, runs: Any, is_write: bool) -> float:
-        done = submit(now, runs, is_write)
-        arrivals.append(done)
-        return done
-
-    model.hosts[0].array.submit = logged  # type: ignore[method-assign]
+    log = array_log(model)
 
     def admit() -> Generator[simpy.Event, Any, None]:
         yield model.env.timeout(1.0)
@@ -489,7 +482,7 @@ def test_hash_order_a_write_leaves_with_its_last_block() -> None:
     model.env.run(until=10.0)
     assert (destager.batches, destager.runs, destager.destaged_bytes, destager.single_copy_bytes) == (3, 3, 3 * MIB, 0)
     assert len(destaged) == 1 and destaged[0][1] == item
-    assert destaged[0][0] >= max(arrivals), "not before its last block is on the array"
+    assert destaged[0][0] >= max(done for _, done, _ in log), "not before its last block is on the array"
 
     failing = destager_model({"order": "hash"}).hosts[0].destager
     assert failing.admit(item) is None

@@ -77,6 +77,7 @@ CASES = [
     ("destager_fill", "wt", None),
     ("destager_fill", "sustained", None),
     ("interconnect_comparison", "base", None),
+    ("peer_loss", "wt", None),  # under WT a peer outage changes nothing; the estimate does not model outages
     ("interconnect_comparison", "gbe_256k", None),
     ("interconnect_comparison", "wb0_32k", None),
     ("large_writes_flash", "base", None),

@@ -31,11 +31,20 @@ def test_every_left_out_behaviour_is_named() -> None:
         "peer_link": {"profile": "10GbE", "window": "64KiB"},
         "destager": {"trigger": "watermarks", "pacing": "rate", "rate": "50MB/s", "delay": "2s"},
     }
-    events = [{"kind": "host_failure", "at": 0.5, "host": 2}]
+    events = [
+        {"kind": "host_failure", "at": 0.5, "host": 2},
+        {"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "64MiB"},  # its traffic is estimated
+        {"kind": "peer_loss", "at": 0.2, "host": 1, "duration": 0.1},
+        {"kind": "link_down", "at": 0.3, "host": 0, "link": "storage", "duration": "50ms"},
+    ]
     notes = simcache.estimate(small_scenario(cluster=cluster, groups=groups, events=events)).notes
     assert notes == [
         "host_failure of host2 at 500ms is not modelled: the estimate keeps every host running, so the figures are "
         "those before the failure",
+        "peer_loss of host1 at 200ms for 100ms is not modelled: the estimate keeps the link up, so write-back groups keep "
+        "their replicas (no on_peer_loss fallback) and no resync follows",
+        "link_down (storage) of host0 at 300ms for 50ms is not modelled: the estimate keeps the link up, so neither the "
+        "destage backlog built while it is down nor the writes and read misses it holds appear",
         "cluster.destager trigger = 'watermarks', pacing = 'rate', delay = 2s is not modelled: the estimate destages "
         "at once and unpaced, so its destage backlog is a lower bound and its array load follows the writes without delay",
         "cluster.peer_selection = 'random' is estimated as 'ring': each host's replicas go to its next hosts",

@@ -55,7 +55,10 @@ def check_bytes_conserved(scenario: Scenario, result: Result) -> None:
     records = result.records
     writes = records[records["op"] == "write"]
     wb_written = int(writes.loc[writes["group"].isin(wb_groups(scenario)), "size_bytes"].sum())
-    assert wb_written == totals["destage_accepted_bytes"], "write-back bytes acknowledged to VMs != bytes the destagers accepted"
+    written_through = sum(vm["written_through_bytes"] for vm in result.meta["degraded_vms"])  # on_peer_loss fallback
+    assert wb_written == totals["destage_accepted_bytes"] + written_through, (
+        "write-back bytes acknowledged to VMs != bytes the destagers accepted"
+    )
     assert int(writes["size_bytes"].sum()) == totals["vm_written_bytes"]
     assert totals["destage_backlog_bytes"] >= 0
     assert totals["destage_backlog_bytes"] <= scenario.cluster.destager.capacity * scenario.cluster.hosts
@@ -138,6 +141,7 @@ def replicated_scenarios(draw: st.DrawFn) -> tuple[ScenarioDict, str]:
     policy = draw(st.sampled_from([p for p in ("WB+1", "WB+2") if REPLICAS[p] <= hosts - 1]))
     data["groups"][0]["policy"] = policy
     data["groups"][0]["workload"]["read_fraction"] = draw(st.sampled_from([0.0, 0.3]))
+    data["events"] = [e for e in data.get("events", []) if e["kind"] != "link_down"]  # a peer outage stops replication
     return data, policy
 
 
@@ -148,15 +152,19 @@ def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[Scenario
 
     Record level, within the WB+N run: every write took at least its own local-tier time, at least the
     tier's physical service time, and at least one network round trip plus a peer tier write.
-    Mean level, across the runs, for an open loop (the same arrivals in both runs): the WB+N mean write
-    latency is at least the WB+0 mean local-tier time.
+    Mean level, across the runs, for an open loop (the same arrivals in both runs) on a tier without
+    ``read_interference``: the WB+N mean write latency is at least the WB+0 mean local-tier time.
 
     Two stronger forms are not invariants of the model, and hypothesis found counterexamples:
     - matching each I/O across the runs: the destager reads from the tier at other moments in the
       other run, so the same write can queue less behind them under WB+N;
     - the mean comparison for a closed loop: slower acknowledgements lower the offered load, so the
       local tier queues less (2 hosts, SATA tier, 1 MiB destager, a WB+1 closed loop of 4/256 KiB
-      writes: WB+1 mean 0.663 ms against a WB+0 local-tier mean of 0.672 ms).
+      writes: WB+1 mean 0.663 ms against a WB+0 local-tier mean of 0.672 ms);
+    - the mean comparison on a tier with ``read_interference``: each read, a destage read-back included, goes to
+      a die drawn from the tier's stream, so the two runs put them on other dies and other writes queue behind
+      them (3 hosts, SATA tier, 1 MiB destager, a WB+1 open loop of 4 KiB writes beside a WB+0 group: WB+1 mean
+      0.6792 ms against a WB+0 local-tier mean of 0.6807 ms; one write in 81 queued in one run, two in the other).
     """
     data, policy = case
     name = data["groups"][0]["name"]
@@ -179,7 +187,7 @@ def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[Scenario
     # Each replicated write spent network and peer-tier time unless its local write was the slower leg.
     no_peer = wb_n[(wb_n["network_ms"] + wb_n["peer_tier_ms"] <= 0) & (wb_n["local_tier_ms"] <= 0)]
     assert no_peer.empty, f"{policy} writes with neither a local nor a peer leg:\n{no_peer.head()}"
-    if data["groups"][0]["workload"]["mode"] == "open":
+    if data["groups"][0]["workload"]["mode"] == "open" and tier.read_interference is None:
         # Mean level: replication never makes writes cheaper than the local tier alone.
         if len(wb_n) and len(wb_0):
             assert wb_n["latency_ms"].mean() >= wb_0["local_tier_ms"].mean()

@@ -364,8 +364,8 @@ def test_a_wrong_table_says_what_it_takes() -> None:
     with pytest.raises(ScenarioError) as info:
         load_scenario(put(base(), ("events",), [{"kind": "reboot", "at": 1}, {"at": 1}]))
     assert info.value.problems == [
-        ("events.0", "kind must be one of 'vmotion', 'host_failure' (got 'reboot')"),
-        ("events.1", "needs a kind: one of 'vmotion', 'host_failure'"),
+        ("events.0", "kind must be one of 'vmotion', 'host_failure', 'peer_loss', 'link_down' (got 'reboot')"),
+        ("events.1", "needs a kind: one of 'vmotion', 'host_failure', 'peer_loss', 'link_down'"),
     ]
 
 

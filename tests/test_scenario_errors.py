@@ -143,7 +143,8 @@ def test_unknown_top_level_field_lists_allowed_fields(tmp_path: Path) -> None:
             ("groups", 0),
             "polcy",
             "groups.0(db).polcy",
-            "hosts, metadata_batched, metadata_size, metadata_write, name, policy, replication, replication_buffer, vms_per_host, workload",
+            "hosts, metadata_batched, metadata_size, metadata_write, name, on_peer_loss, policy, replication, replication_buffer, "
+            "vms_per_host, workload",
         ),
         (
             ("groups", 0, "workload"),

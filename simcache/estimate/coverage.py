@@ -9,7 +9,7 @@ ignored. Each sentence names the field as the scenario file spells it.
 
 from __future__ import annotations
 
-from simcache.scenario import Group, HostFailure, Scenario
+from simcache.scenario import Event, Group, HostFailure, PeerLoss, Scenario, VMotion
 from simcache.units import format_duration
 
 __all__ = ["not_modelled", "scheduling_note"]
@@ -17,12 +17,7 @@ __all__ = ["not_modelled", "scheduling_note"]
 
 def not_modelled(scenario: Scenario) -> list[str]:
     """One sentence per behaviour of ``scenario`` that the estimate leaves out (empty: it follows them all)."""
-    notes = [
-        f"host_failure of host{event.host} at {format_duration(event.at)} is not modelled: the estimate keeps every host "
-        "running, so the figures are those before the failure"
-        for event in scenario.events
-        if isinstance(event, HostFailure)
-    ]
+    notes = [note for event in scenario.events if (note := _event_note(event))]
     destager = scenario.cluster.destager
     policy = [
         setting
@@ -50,6 +45,21 @@ def not_modelled(scenario: Scenario) -> list[str]:
     for group in scenario.groups:
         notes += _group_notes(group)
     return notes
+
+
+def _event_note(event: Event) -> str | None:
+    """The note for a scheduled event the estimate leaves out, or None (a vMotion: the estimate follows its traffic)."""
+    if isinstance(event, VMotion):
+        return None
+    when = f"host{event.host} at {format_duration(event.at)}"
+    if isinstance(event, HostFailure):
+        return f"host_failure of {when} is not modelled: the estimate keeps every host running, so the figures are those before the failure"
+    link = "peer" if isinstance(event, PeerLoss) else event.link
+    kind = "peer_loss" if isinstance(event, PeerLoss) else f"link_down ({link})"
+    outage = f"{kind} of {when} for {format_duration(event.duration)} is not modelled: the estimate keeps the link up"
+    if link == "peer":
+        return f"{outage}, so write-back groups keep their replicas (no on_peer_loss fallback) and no resync follows"
+    return f"{outage}, so neither the destage backlog built while it is down nor the writes and read misses it holds appear"
 
 
 def scheduling_note(scenario: Scenario) -> str | None:

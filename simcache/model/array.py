@@ -107,6 +107,9 @@ class Array:
         self.bytes_read = 0
         self.bytes_written = 0
         self.busy = BusyMeter()  # spindle busy intervals, for utilization
+        self.requests: list[tuple[float, float, tuple[Run, ...]]] | None = None
+        """Set to a list to log each :meth:`submit` as (submitted at, done at, runs), in the order they arrive
+        (tests read the order a destager's runs reach the array); None, the default, logs nothing."""
 
     @property
     def write_penalty(self) -> int:
@@ -119,7 +122,14 @@ class Array:
 
     def submit(self, now: float, runs: Sequence[Run], is_write: bool) -> float:
         """Submit contiguous runs (VM, offset, length) arriving at ``now``, in order; return when all are done
-        (a write the controller cache holds: when the cache has acknowledged it)."""
+        (a write the controller cache holds: when the cache has acknowledged it). With :attr:`requests` a list,
+        the request is logged there."""
+        done = self._submit(now, runs, is_write)
+        if self.requests is not None:
+            self.requests.append((now, done, tuple(runs)))
+        return done
+
+    def _submit(self, now: float, runs: Sequence[Run], is_write: bool) -> float:
         total = sum(run[2] for run in runs)
         if not is_write:
             self.bytes_read += total

@@ -56,8 +56,8 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
-from collections.abc import Callable, Generator
+from collections import Counter, deque
+from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import simpy
@@ -414,6 +414,10 @@ class Destager:
                 yield env.timeout(read_done - env.now)
             if not host.alive:
                 return
+            if host.storage_down:  # link_down: the batch waits for the storage port (simcache.outages)
+                yield host.storage_back
+                if not host.alive:
+                    return
             link = host.storage_tx.spec
             wire, packets = host.storage_tx.framing[unique_bytes]
             yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
@@ -479,6 +483,31 @@ class Destager:
             event, item = waiting.popleft()
             self._accept(item)
             event.succeed()
+
+    # -- resync after a peer loss (simcache.outages) --
+
+    def buffered(self) -> Iterator[PendingWrite]:
+        """The writes accepted and not yet destaged: the batches on their way to the array, then the pending ones."""
+        for batch in self._flushing:
+            yield from batch
+        yield from self._pending
+
+    def add_holder(self, items: Counter[PendingWrite], holder: Host) -> int:
+        """A resync copied ``items`` (each as many times as counted) to ``holder``: those still accepted and not
+        yet destaged, matched by VM, offset and size among the writes ``holder`` does not hold, name it among their
+        replica holders. Returns the bytes that now have ``holder``'s copy."""
+        left = Counter({item[:3]: count for item, count in items.items()})
+        added = 0
+        for queue in (self._pending, *self._flushing):
+            for i, item in enumerate(queue):
+                key = item[:3]
+                if left[key] and holder not in item[3]:
+                    left[key] -= 1
+                    if item[4]:
+                        self.single_copy_bytes -= item[2]
+                    queue[i] = (item[0], item[1], item[2], (*item[3], holder), False)
+                    added += item[2]
+        return added
 
     @property
     def waiting_writers(self) -> int:

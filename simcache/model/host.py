@@ -64,6 +64,9 @@ class Host:
         self.storage_rx = Port(PortName(index, "storage", None, "rx"), spec.storage_link)
         self.peer_fabric = peer_fabric
         self.alive = True
+        self.peer_down = 0  # peer_loss / link_down outages now holding its peer ports down
+        self.storage_down = 0  # link_down outages now holding its storage port down
+        self.storage_back: simpy.Event = env.event()  # fires when the storage port comes back up
         self.replica_bytes = 0  # peers' data held here until their primary destages it
         self.replica_payload_sent = 0.0  # replica bytes this host sent to peers (after compression)
         self.destager = Destager(env, spec.destager, self)
@@ -93,6 +96,10 @@ class Host:
         """``peer``, holding replicas of this host's writes, died (see :meth:`Destager.peer_failed`)."""
         self.destager.peer_failed(peer)
         self.replica_lag.peer_failed(peer)
+
+    def reaches(self, peer: Host) -> bool:
+        """Can this host replicate to ``peer`` now: alive, and neither's peer ports down."""
+        return peer.alive and not peer.peer_down and not self.peer_down
 
     def peer_port(self, peer: Host) -> int:
         """The number of the peer port a transfer to ``peer`` leaves on here and arrives on there

@@ -15,6 +15,11 @@ Write paths (the acknowledgement the VM waits for):
   record on the local tier (:class:`simcache.model.host.MetadataLog`).
 - ``sync_serialize``: a VM's writes reach the device one at a time, in issue
   order; the wait counts as local tier time.
+- Short of peers (a WB+N VM reaching fewer than N: :mod:`simcache.outages`):
+  the group's ``on_peer_loss`` takes the WT path, writes back with the peers
+  reached, or waits until they return (the wait counts as local tier time).
+- A host's storage link down: WT writes and read misses wait for it before the
+  storage network (the wait counts as network time).
 Read paths: a hit in the host's read cache is served by the tier; a miss goes
 to the array, comes back over the storage network and is inserted into the
 tier (costing tier write bandwidth, off the VM's critical path).
@@ -90,21 +95,69 @@ class VM:
         self._metadata_size = spec.metadata_size if spec is not None and spec.metadata_write else 0
         self._metadata_batched = spec is not None and spec.metadata_batched
         self._serialize = stream.workload.sync_serialize
+        # -- short of peers (peer_loss, link_down, host_failure; see simcache.outages) --
+        self.chosen_peers = peers  # the peers it replicates to when it reaches them all
+        self.promised = spec.replicas if spec is not None else len(peers)
+        self.on_peer_loss = spec.on_peer_loss if spec is not None else "write_through"
+        self.missing_peers = 0  # peers short of the promise: its writes follow on_peer_loss while above 0
+        self.degraded_s = 0.0  # seconds spent short of peers, up to degraded_since
+        self.degraded_since: float | None = None
+        self.degraded_written = 0  # bytes of the writes issued while short of peers
+        self.written_through = 0  # of those, bytes completed write-through (on_peer_loss = "write_through")
+        self.resync_bytes = 0  # bytes of its writes re-replicated when peers returned
+        self._peers_back: simpy.Event | None = None  # stall: fires when no peer is missing
+        self._degraded_in_flight = 0  # degrade: writes issued short of peers, not yet in the destage buffer
+        self._settled: simpy.Event | None = None  # fires when that count reaches 0
         self._writing = False  # sync_serialize: a write of this VM is on its way to the device
         self._writers: deque[simpy.Event] = deque()  # sync_serialize: writes waiting for it, in issue order
 
     def replace_peer(self, failed: Host, hosts: list[Host]) -> None:
         """Replicate to another live host instead of ``failed`` (the next one around the ring).
 
-        With no live host left to take its place, the VM runs with one replica fewer.
+        With no live host left to take its place, the VM is short of a peer (:meth:`update_peers`).
         """
-        if failed not in self.peers:
+        if failed not in self.chosen_peers:
             return
-        kept = [peer for peer in self.peers if peer is not failed]
+        kept = [peer for peer in self.chosen_peers if peer is not failed]
         ring = (hosts[i] for i in ring_peers(self.host.index, len(hosts)))
         spare = next((h for h in ring if h.alive and h not in kept), None)
-        self.peers = tuple(kept + ([spare] if spare is not None else []))
-        self._peer_paths = tuple(self.host.peer_path(peer) for peer in self.peers)
+        self.chosen_peers = tuple(kept + ([spare] if spare is not None else []))
+        self.update_peers()
+
+    def update_peers(self) -> None:
+        """Replicate to the chosen peers this host reaches now (a failure or a link outage changed them).
+
+        Counts the time spent short of the promised peers; wakes the writes that stalled for them.
+        """
+        now = self.env.now
+        host = self.host
+        reachable = tuple(peer for peer in self.chosen_peers if host.reaches(peer))
+        missing = self.promised - len(reachable) if host.alive else 0
+        if missing and self.degraded_since is None:
+            self.degraded_since = now
+        elif not missing and self.degraded_since is not None:
+            self.degraded_s += now - self.degraded_since
+            self.degraded_since = None
+        self.missing_peers = missing
+        if reachable != self.peers:
+            self.peers = reachable
+            self._peer_paths = tuple(host.peer_path(peer) for peer in reachable)
+        if not missing and self._peers_back is not None:
+            self._peers_back.succeed()
+            self._peers_back = None
+
+    def degraded_seconds(self, now: float) -> float:
+        """Seconds spent short of peers up to ``now``."""
+        return self.degraded_s + (now - self.degraded_since if self.degraded_since is not None else 0.0)
+
+    def settled(self) -> simpy.Event | None:
+        """``None`` if no write issued short of peers is still on its way to the destage buffer, else the event of
+        the last one getting there (a resync starts from the buffer as it is then)."""
+        if not self._degraded_in_flight:
+            return None
+        if self._settled is None:
+            self._settled = self.env.event()
+        return self._settled
 
     def io(self, is_write: bool, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
         """Perform one I/O and record it (it is in :attr:`reads_in_flight` or :attr:`writes_in_flight` until then)."""
@@ -115,9 +168,41 @@ class VM:
         self.writes_in_flight[number] = self.env.now
         if self._serialize:
             return self._serialized(number, size, offset)
+        return self._write(number, size, offset, self.env.now)
+
+    def _write(self, number: int, size: int, offset: int, issued: float) -> Generator[simpy.Event, Any, None]:
+        """The write's path: write-through, write-back, or as ``on_peer_loss`` says while short of peers."""
         if self.write_through:
-            return self._write_through(number, size, offset, self.env.now)
-        return self._write_back(number, size, offset, self.env.now)
+            return self._write_through(number, size, offset, issued)
+        if self.missing_peers:
+            return self._short_of_peers(number, size, offset, issued)
+        return self._write_back(number, size, offset, issued)
+
+    def _short_of_peers(self, number: int, size: int, offset: int, issued: float) -> Generator[simpy.Event, Any, None]:
+        """A write-back write issued while this VM reaches fewer peers than its policy promises."""
+        self.degraded_written += size
+        policy = self.on_peer_loss
+        if policy == "write_through":
+            yield from self._write_through(number, size, offset, issued)
+            if number not in self.writes_in_flight:  # completed (not cut short by a host failure)
+                self.written_through += size
+            return
+        if policy == "stall":
+            while self.missing_peers:
+                if self._peers_back is None:
+                    self._peers_back = self.env.event()
+                yield self._peers_back
+            if self.host.alive:  # a host that died while its writes stalled sends nothing
+                yield from self._write_back(number, size, offset, issued)
+            return
+        self._degraded_in_flight += 1  # degrade: with the peers it reaches (self.peers)
+        try:
+            yield from self._write_back(number, size, offset, issued)
+        finally:
+            self._degraded_in_flight -= 1
+            if not self._degraded_in_flight and self._settled is not None:
+                self._settled.succeed()
+                self._settled = None
 
     def _serialized(self, number: int, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
         """``sync_serialize``: wait until this VM's earlier writes are done, then write."""
@@ -128,10 +213,7 @@ class VM:
             yield turn
         self._writing = True
         try:
-            if self.write_through:
-                yield from self._write_through(number, size, offset, issued)
-            else:
-                yield from self._write_back(number, size, offset, issued)
+            yield from self._write(number, size, offset, issued)
         finally:
             if self._writers:
                 self._writers.popleft().succeed()
@@ -271,6 +353,8 @@ class VM:
         in_flight = self.writes_in_flight
         local_done = host.tier.submit(begun, size, True)
         host.cache.insert(self.index, offset, size)
+        if host.storage_down:
+            yield host.storage_back
         link = host.storage_tx.spec
         wire, packets = host.storage_tx.framing[size]
         yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
@@ -304,10 +388,12 @@ class VM:
             del in_flight[number]
             self._records.append((self.index, False, size, issued, env.now, env.now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
             return
+        if host.storage_down:
+            yield host.storage_back
         link = host.storage_tx.spec
-        request_arrives = issued + self._storage_message
+        request_arrives = env.now + self._storage_message  # now: after the storage link came back, if it was down
         array_done = host.array.read(request_arrives, self.index, offset, size)
-        yield env.timeout(array_done - issued)
+        yield env.timeout(array_done - env.now)
         wire, packets = host.storage_tx.framing[size]
         yield host.network.transfer((host.array_tx, host.storage_rx), wire, packets, latency=link.latency)
         now = env.now

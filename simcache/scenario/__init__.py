@@ -11,7 +11,7 @@ The schema in this package is the single place where defaults live, split by con
 - :mod:`~simcache.scenario.fields`: quantity field types, the spec base, profile resolution;
 - :mod:`~simcache.scenario.components`: tiers, links, drives, the array, and the cluster;
 - :mod:`~simcache.scenario.workload`: groups of VMs and their workloads;
-- :mod:`~simcache.scenario.events`: vMotions and host failures;
+- :mod:`~simcache.scenario.events`: vMotions, host failures and link outages;
 - :mod:`~simcache.scenario.checks`: the ``[[expect]]`` and ``[check]`` tables and their validation;
 - :mod:`~simcache.scenario.model`: :class:`Scenario`, its cross-field rules and the runs derived from it;
 - :mod:`~simcache.scenario.messages`: validation errors as field paths and messages;
@@ -29,7 +29,7 @@ from simcache.scenario.components import (
     LinkSpec,
     TierSpec,
 )
-from simcache.scenario.events import EVENT_KINDS, Event, HostFailure, VMotion
+from simcache.scenario.events import EVENT_KINDS, Event, HostFailure, LinkDown, Outage, PeerLoss, VMotion
 from simcache.scenario.fields import BASE, MAX_PEER_LINKS, REPLICAS, Bytes, Fraction, Policy, PositiveBytes, PositiveRate, Rate, Seconds
 from simcache.scenario.load import builtin_scenarios, load_scenario
 from simcache.scenario.model import RunSpec, Scenario
@@ -57,7 +57,10 @@ __all__ = [
     "Fraction",
     "Group",
     "HostFailure",
+    "LinkDown",
     "LinkSpec",
+    "Outage",
+    "PeerLoss",
     "Policy",
     "PositiveBytes",
     "PositiveRate",

@@ -1,4 +1,4 @@
-"""Scenario events: what happens to a running cluster at a given time (a vMotion, a host failure)."""
+"""Scenario events: what happens to a running cluster at a given time (a vMotion, a host failure, a link outage)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from simcache.scenario.fields import Count, HostIndex, Number, PositiveBytes, Seconds, Why, _Spec
+from simcache.scenario.fields import Count, HostIndex, Number, PositiveBytes, PositiveSeconds, Seconds, Why, _Spec
 
-__all__ = ["EVENT_KINDS", "Event", "HostFailure", "VMotion"]
+__all__ = ["EVENT_KINDS", "Event", "HostFailure", "LinkDown", "Outage", "PeerLoss", "VMotion"]
 
 
 _SHARE_WHY = "a thousand times another flow's share already takes the whole port"
@@ -38,5 +38,37 @@ class HostFailure(_Spec):
     host: HostIndex
 
 
-Event = Annotated[VMotion | HostFailure, Field(discriminator="kind")]
-EVENT_KINDS: dict[str, type[_Spec]] = {"vmotion": VMotion, "host_failure": HostFailure}
+class PeerLoss(_Spec):
+    """A host's peer ports go down at ``at`` for ``duration`` seconds; the host stays up.
+
+    Its VMs cannot reach their peers and no other host can replicate to it: the write-back groups short of
+    the peers their policy promises follow their ``on_peer_loss``. Transfers already on the wire finish.
+    """
+
+    kind: Literal["peer_loss"]
+    at: Seconds
+    host: HostIndex
+    duration: PositiveSeconds
+    """Seconds the peer ports stay down (past the run's end: down to the end)."""
+
+
+class LinkDown(_Spec):
+    """One of a host's links goes down at ``at`` for ``duration`` seconds; the host stays up.
+
+    ``link = "peer"``: as :class:`PeerLoss`. ``link = "storage"``: the host's destage batches, write-through
+    writes and read misses wait before the storage network until it returns (the destage backlog grows).
+    Transfers already on the wire finish.
+    """
+
+    kind: Literal["link_down"]
+    at: Seconds
+    host: HostIndex
+    link: Literal["peer", "storage"]
+    duration: PositiveSeconds
+    """Seconds the link stays down (past the run's end: down to the end)."""
+
+
+Outage = PeerLoss | LinkDown
+"""An event that takes a host's link down for a while."""
+Event = Annotated[VMotion | HostFailure | PeerLoss | LinkDown, Field(discriminator="kind")]
+EVENT_KINDS: dict[str, type[_Spec]] = {"vmotion": VMotion, "host_failure": HostFailure, "peer_loss": PeerLoss, "link_down": LinkDown}

@@ -348,12 +348,19 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
                 problems.append((f"{where}.hosts", f"host index {host} does not exist; hosts are 0..{hosts - 1}"))
     problems += _crowded_hosts(scenario)
     for i, event in enumerate(scenario.events):
-        fields = ("host",) if isinstance(event, HostFailure) else ("source_host", "target_host")
+        fields = ("source_host", "target_host") if isinstance(event, VMotion) else ("host",)
         for field in fields:
             if getattr(event, field) >= hosts:
                 problems.append((f"events.{i}.{field}", f"host index {getattr(event, field)} does not exist; hosts are 0..{hosts - 1}"))
         if isinstance(event, VMotion) and event.source_host == event.target_host:
             problems.append((f"events.{i}.target_host", "a vMotion needs two different hosts"))
+        if not isinstance(event, VMotion | HostFailure) and event.at >= scenario.run.duration:
+            problems.append(
+                (
+                    f"events.{i}.at",
+                    f"{event.at:g}s is not inside the run (0 to {scenario.run.duration:g}s); move it earlier or lengthen run.duration",
+                )
+            )
     problems += _run_problems(scenario)
     if any(path.endswith(".workload.trace") or ".workload.trace." in path for path, _ in problems):
         return problems  # a trace that cannot be read has no span to add up

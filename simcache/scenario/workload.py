@@ -383,6 +383,16 @@ class Group(_Spec):
     """``metadata_write``: the writes of a host that wait for the log at the same time share one metadata write (group
     commit: one in flight per host, the next one carries every write that finished meanwhile). Off: one metadata
     write per write."""
+    on_peer_loss: Literal["write_through", "degrade", "stall"] = "write_through"
+    """What a WB+1 / WB+2 VM does while it reaches fewer peers than its policy promises (a ``peer_loss`` or
+    ``link_down`` event, or a ``host_failure`` that leaves no spare peer). ``write_through``: its writes go to the
+    array until the peers return. ``degrade``: it writes back with the peers it reaches (WB+2 to WB+1 to WB+0); the
+    writes with fewer copies are re-replicated (resync) over the peer network when the peers return. ``stall``: its
+    writes wait until the peers return (forever after a host failure that left no spare). The default is what
+    PernixData FVP does: a VM that cannot have its writes protected is switched to write-through automatically,
+    and back to write-back once it can (F. Denneman, "Read acceleration in a non-uniform cluster", 2014,
+    frankdenneman.nl/2014/02/21/read-acceleration-non-uniform-cluster, pointing to "Fault Tolerant Write
+    Acceleration", frankdenneman.nl/2013/11/05/fault-tolerant-write-acceleration). Ignored by WT and WB+0."""
 
     @field_validator("name")
     @classmethod

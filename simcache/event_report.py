@@ -1,0 +1,49 @@
+"""The events table of ``simcache run``: host failures, link outages, resyncs and the VMs short of peers."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from simcache.results import Result
+
+__all__ = ["event_lines"]
+
+MiB = 2**20
+
+
+def event_lines(result: Result) -> list[str]:
+    """One line per host failure, outage and resync flow, and one for the VMs short of peers ([] without any)."""
+    meta = result.meta
+    lines = [_failure(f) for f in meta.get("failures", [])]
+    lines += [_outage(o) for o in meta.get("outages", [])]
+    lines += [_resync(r) for r in meta.get("resyncs", [])]
+    degraded = meta.get("degraded_vms", [])
+    if degraded:
+        seconds = sum(vm["degraded_s"] for vm in degraded)
+        policies = ", ".join(sorted({vm["on_peer_loss"] for vm in degraded}))
+        resynced = sum(vm["resync_bytes"] for vm in degraded)
+        lines.append(
+            f"  {len(degraded)} VM(s) short of peers for {seconds:.3f} VM-seconds in all (on_peer_loss {policies}); "
+            f"{resynced / MiB:.1f} MiB of their writes resynced"
+        )
+    return ["", "Events:", *lines] if lines else []
+
+
+def _failure(f: dict[str, Any]) -> str:
+    return (
+        f"  host_failure host{f['host']} at {f['at_s']:.3f} s: {f['lost_bytes'] / MiB:.1f} MiB lost, "
+        f"{f['handed_over_bytes'] / MiB:.1f} MiB handed over to replica holders"
+    )
+
+
+def _outage(o: dict[str, Any]) -> str:
+    end = "end of run" if math.isnan(o["end_s"]) else f"{o['end_s']:.3f} s"
+    after = "" if math.isnan(o["backlog_at_end_bytes"]) else f" -> {o['backlog_at_end_bytes'] / MiB:.1f} MiB"
+    before = o["backlog_at_start_bytes"] / MiB
+    return f"  {o['kind']} host{o['host']} {o['link']} link down {o['start_s']:.3f} s to {end}: backlog {before:.1f} MiB{after}"
+
+
+def _resync(r: dict[str, Any]) -> str:
+    end = "still running at the end" if math.isnan(r["end_s"]) else f"done in {r['end_s'] - r['start_s']:.4f} s"
+    return f"  resync host{r['host']} -> host{r['peer']} from {r['start_s']:.3f} s: {r['bytes'] / MiB:.1f} MiB, {end}"
