@@ -62,7 +62,11 @@ RECORD_FIELDS = (
     Field("local_tier", "s", "time in the local tier (the latency components add up to completed - issued)"),
     Field("network", "s", "time on the network, compression CPU and acknowledgements included"),
     Field("peer_tier", "s", "time in the slowest replica leg's peer tier"),
-    Field("destage_wait", "s", "wait for destage-buffer space (a write); for the holders' destage of its old host's writes (a read of a VM restarted by HA)"),
+    Field(
+        "destage_wait",
+        "s",
+        "wait for destage-buffer space (a write); for the holders' destage of its old host's writes (a read of a VM restarted by HA)",
+    ),
     Field("array", "s", "time in the backing array"),
     Field("path", "", "PATH_WRITE, PATH_HIT or PATH_MISS"),
 )

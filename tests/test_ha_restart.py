@@ -21,6 +21,7 @@ from builders import small_scenario
 
 import simcache
 from simcache import engine
+from simcache.event_report import event_lines
 
 AT, DELAY, END = 1.0, 0.5, 8.0
 RESTART = AT + DELAY
@@ -194,3 +195,10 @@ def test_restart_delay_is_validated(delay: float, message: str) -> None:
     with pytest.raises(simcache.ScenarioError) as raised:
         scenario(restart_delay=delay)
     assert ("events.0.restart_delay", message) in raised.value.problems
+
+
+def test_the_events_table_names_the_restart(result: simcache.Result) -> None:
+    """``simcache run``'s events table: one line for the restart of host1's two VMs, with the arrivals dropped."""
+    dropped = sum(r["dropped_arrivals"] for r in result.meta["restarts"])
+    line = "  HA restart of 2 VM(s) of host1 at 1.500 s: db-h1-0 on host2, db-h1-1 on host0"
+    assert f"{line}; {dropped} open-loop arrivals dropped while down" in event_lines(result)
