@@ -139,8 +139,18 @@ def test_reads_of_blocks_pending_on_the_holder_wait_for_their_destage(result: si
 
 def test_the_holder_forgets_each_taken_over_write_once_destaged() -> None:
     """At the restart, the registry of taken-over writes holds each restarted VM's bytes written before the
-    failure (all still buffered: the 1 s delay); at the end none is left."""
+    failure (all still buffered: the 1 s delay); at the end none is left. Each waiting read stops waiting at a
+    moment host2 (the holder) destaged a write of that VM, and none before 2 s."""
     model = engine.build(scenario(), 5)
+    holder = model.hosts[2].destager
+    destaged: dict[int, set[float]] = {}
+    report = holder.on_destaged
+
+    def logged(item: Any) -> None:
+        destaged.setdefault(item[0], set()).add(model.env.now)
+        report(item)
+
+    holder.on_destaged = logged
     model.env.run(until=RESTART + 1e-9)
     registry = model.pending_destage
     assert registry is not None
@@ -152,6 +162,11 @@ def test_the_holder_forgets_each_taken_over_write_once_destaged() -> None:
             assert vm.host.name == MOVED[vm.name]
     model.env.run(until=END)
     assert all(registry.pending_bytes(vm.index) == 0 for vm in model.vms)
+    waits = [(r[0], r[3] + r[8]) for r in model.records if not r[1] and r[8] > 0]
+    assert waits
+    for vm, until in waits:
+        assert until >= AT + HOLD
+        assert min(abs(until - t) for t in destaged[vm]) < 1e-9
 
 
 def test_bytes_are_conserved_with_a_restart(result: simcache.Result) -> None:
@@ -202,3 +217,23 @@ def test_the_events_table_names_the_restart(result: simcache.Result) -> None:
     dropped = sum(r["dropped_arrivals"] for r in result.meta["restarts"])
     line = "  HA restart of 2 VM(s) of host1 at 1.500 s: db-h1-0 on host2, db-h1-1 on host0"
     assert f"{line}; {dropped} open-loop arrivals dropped while down" in event_lines(result)
+
+
+def test_a_second_failure_moves_a_restarted_vm_again() -> None:
+    """host2 dies at 3 s with HA too: its VMs (db-h1-0, restarted there at 1.5 s, among them) restart on host0, the
+    only live host, 0.5 s later; bytes stay conserved. host0 held their replicas and took over their buffered
+    writes at 3 s, so their read misses that wait stop waiting at 3 s + 1 s (the destager delay) or later."""
+    spec = scenario()
+    second = spec.events[0].model_copy(update={"at": 3.0, "host": 2})
+    result = simcache.simulate(spec.model_copy(update={"events": [spec.events[0], second]}))
+    moves = [(r["vm"], r["from_host"], r["to_host"], r["restart_s"]) for r in result.meta["restarts"]]
+    assert ("db-h1-0", "host2", "host0", 3.5) in moves
+    records = of(result, "db-h1-0")
+    assert set(records.loc[records["issue_s"] >= 3.5, "host"]) == {"host0"}
+    assert set(records.loc[(records["issue_s"] >= RESTART) & (records["issue_s"] < 3.0), "host"]) == {"host2"}
+    t = result.totals
+    assert t["destage_accepted_bytes"] == t["destaged_bytes"] + t["destage_backlog_bytes"] + t["data_lost_bytes"]
+    waited = result.records.query("op == 'read' and issue_s >= 3.5 and destage_wait_ms > 0")
+    assert len(waited) > 0
+    assert set(waited["vm"]) <= {"db-h1-0", "db-h2-0", "db-h2-1"}
+    assert waited["complete_s"].min() >= 3.0 + HOLD
