@@ -160,6 +160,7 @@ def test_the_holder_forgets_each_taken_over_write_once_destaged() -> None:
             written = int(records.query("vm == @vm.index and is_write and issued < @AT")["size"].sum())
             assert registry.pending_bytes(vm.index) == written > 0
             assert vm.host.name == MOVED[vm.name]
+    lines = {vm.index: len(registry.extents(vm.index)) for vm in model.vms if vm.name in MOVED}
     model.env.run(until=END)
     assert all(registry.pending_bytes(vm.index) == 0 for vm in model.vms)
     waits = [(r[0], r[3] + r[8]) for r in model.records if not r[1] and r[8] > 0]
@@ -167,6 +168,23 @@ def test_the_holder_forgets_each_taken_over_write_once_destaged() -> None:
     for vm, until in waits:
         assert until >= AT + HOLD
         assert min(abs(until - t) for t in destaged[vm]) < 1e-9
+    # How many reads wait. A read the VM issues before 2 s touches one of the N lines, uniformly; it waits if that
+    # line is one of the L_v taken over (distinct 4 KiB extents: one line each) and the VM has not rewritten it
+    # since the restart (the rewrite is in its new cache: a hit). With w writes before it since the restart,
+    # P(wait) = (L_v / N) (1 - 1/N)^w (reads of a waiting line do not fill the cache before 2 s). Independent
+    # draws: mean sum P, variance sum P (1 - P), 4 standard deviations allowed.
+    for index, taken in lines.items():
+        ios = sorted((r[3], r[1], r[8] > 0) for r in model.records if r[0] == index and RESTART <= r[3] < AT + HOLD)
+        chances, waited, writes = [], 0, 0
+        for _, is_write, did_wait in ios:
+            if is_write:
+                writes += 1
+                continue
+            chances.append(taken / LINES * (1 - 1 / LINES) ** writes)
+            waited += did_wait
+        mean = sum(chances)
+        sigma = math.sqrt(sum(p * (1 - p) for p in chances))
+        assert abs(waited - mean) <= 4 * sigma, (index, waited, mean, sigma)
 
 
 def test_bytes_are_conserved_with_a_restart(result: simcache.Result) -> None:

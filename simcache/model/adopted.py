@@ -83,3 +83,7 @@ class PendingDestage:
     def pending_bytes(self, vm: int) -> int:
         """Bytes of VM ``vm``'s taken-over writes not yet destaged."""
         return sum(key[2] * entry[0] for key, entry in self._by_vm.get(vm, {}).items())
+
+    def extents(self, vm: int) -> set[tuple[int, int]]:
+        """The (offset, size) extents of VM ``vm``'s taken-over writes not yet destaged."""
+        return {(key[1], key[2]) for key in self._by_vm.get(vm, {})}

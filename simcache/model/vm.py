@@ -22,7 +22,9 @@ Write paths (the acknowledgement the VM waits for):
   storage network (the wait counts as network time).
 Read paths: a hit in the host's read cache is served by the tier; a miss goes
 to the array, comes back over the storage network and is inserted into the
-tier (costing tier write bandwidth, off the VM's critical path).
+tier (costing tier write bandwidth, off the VM's critical path). A VM restarted by HA
+(:meth:`VM.restart`) first waits, on a miss, for the destage of the writes taken over
+from its old host that the read overlaps (its destage-wait component).
 
 Latency breakdown: the components of one I/O add up to its latency. For
 parallel legs only the critical (slowest) leg is attributed; "network"
