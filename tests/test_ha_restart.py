@@ -12,16 +12,19 @@ writes were taken over by host2 too: its ring peer). Fast 10GbE storage links an
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 from builders import small_scenario
+from test_replay import random_rows, trace_scenario, write_trace
 
 import simcache
 from simcache import engine
 from simcache.event_report import event_lines
+from simcache.scenario import HostFailure
 
 AT, DELAY, END = 1.0, 0.5, 8.0
 RESTART = AT + DELAY
@@ -255,3 +258,22 @@ def test_a_second_failure_moves_a_restarted_vm_again() -> None:
     assert len(waited) > 0
     assert set(waited["vm"]) <= {"db-h1-0", "db-h2-0", "db-h2-1"}
     assert waited["complete_s"].min() >= 3.0 + HOLD
+
+
+def test_an_open_replay_drops_the_traced_ios_of_the_delay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An open trace replay on host0 (3,000 I/Os at about 200 per second, test_replay's random trace), host0 dead at
+    4 s and restarted 1 s later on host1: the traced I/Os stamped in [4 s, 5 s) are dropped, exactly as many as the
+    trace holds there; every one stamped from 5 s on is issued at its own time on host1."""
+    monkeypatch.setenv("SIMCACHE_CACHE", str(tmp_path / "cache"))
+    rows = random_rows(3000, seed=3)
+    times = np.array([row[0] for row in rows]) - rows[0][0]
+    spec = trace_scenario(write_trace(tmp_path / "vm.csv", rows), duration=float(times[-1]) + 1.0)
+    event = {"kind": "host_failure", "at": 4.0, "host": 0, "restart_delay": 1.0}
+    result = simcache.simulate(spec.model_copy(update={"events": [HostFailure.model_validate(event)]}))
+    (restart,) = result.meta["restarts"]
+    assert (restart["to_host"], restart["dropped_arrivals"]) == ("host1", int(((times >= 4.0) & (times < 5.0)).sum()))
+    after = result.records[result.records["issue_s"] >= 5.0].sort_values("issue_s")
+    assert set(after["host"]) == {"host1"}
+    expected = times[times >= 5.0]
+    assert len(after) + len(result.unfinished) == len(expected)
+    assert np.max(np.abs(after["issue_s"].to_numpy() - expected[: len(after)])) <= 1e-9
