@@ -36,6 +36,7 @@ ENGINE_MODULES = (
     "simcache.workload",
     "simcache.locality",
     "simcache.physics",
+    "simcache.model.adopted",
     "simcache.model.array",
     "simcache.model.cache",
     "simcache.model.destager",

@@ -62,7 +62,11 @@ RECORD_FIELDS = (
     Field("local_tier", "s", "time in the local tier (the latency components add up to completed - issued)"),
     Field("network", "s", "time on the network, compression CPU and acknowledgements included"),
     Field("peer_tier", "s", "time in the slowest replica leg's peer tier"),
-    Field("destage_wait", "s", "wait for destage-buffer space"),
+    Field(
+        "destage_wait",
+        "s",
+        "wait for destage-buffer space (a write); for the holders' destage of its old host's writes (a read of a VM restarted by HA)",
+    ),
     Field("array", "s", "time in the backing array"),
     Field("path", "", "PATH_WRITE, PATH_HIT or PATH_MISS"),
 )
@@ -136,17 +140,29 @@ def _categorical(names: Sequence[str], vm_index: np.ndarray) -> Any:
     return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))  # a pandas.Categorical (its stubs mistype it)
 
 
+def _moved_hosts(vm_hosts: Sequence[str], vm_index: np.ndarray, issued: np.ndarray, moves: Sequence[tuple[int, float, str]]) -> Any:
+    """The host column when VMs moved: each row names its VM's host, or the host of its VM's last move issued before it."""
+    ordered = sorted(moves, key=lambda move: move[1])
+    names = [*vm_hosts, *(name for _, _, name in ordered)]
+    row_host = vm_index.copy()
+    for k, (vm, at, _) in enumerate(ordered):
+        row_host[(vm_index == vm) & (issued >= at)] = len(vm_hosts) + k
+    return _categorical(names, row_host)
+
+
 def records_frame(
     records: Sequence[Record],
     vm_names: Sequence[str],
     vm_groups: Sequence[str],
     vm_hosts: Sequence[str],
     blocks: RecordBlocks | None = None,
+    moves: Sequence[tuple[int, float, str]] = (),
 ) -> pd.DataFrame:
     """The records table: one row per record (``blocks`` first, then ``records``), sorted by completion time then VM name.
 
     ``vm_names``, ``vm_groups`` and ``vm_hosts`` give each VM index's name,
-    group name and host name. ``blocks`` (from :func:`drain`) is consumed:
+    group name and host name; ``moves`` (VM index, time, host name) say that a VM ran on another host from
+    that time on (HA restarts): its I/Os issued from then on name that host. ``blocks`` (from :func:`drain`) is consumed:
     each field is let go of as soon as its column is built, and the
     columns are put in their final order as they are built, so the records
     never exist twice. Text columns are categoricals (a one- or two-byte code
@@ -175,7 +191,7 @@ def records_frame(
     columns: dict[str, Any] = {
         "vm": _categorical(vm_names, vm_index),
         "group": _categorical(vm_groups, vm_index),
-        "host": _categorical(vm_hosts, vm_index),
+        "host": _categorical(vm_hosts, vm_index) if not moves else _moved_hosts(vm_hosts, vm_index, issued, moves),
     }
     del vm_index
     columns["op"] = _categorical(("read", "write"), (take(IS_WRITE) > 0).astype(np.int8)[order])

@@ -21,6 +21,7 @@ import simpy
 from simcache import __version__
 from simcache.collect import Record, RecordBlocks, drain
 from simcache.control import POLL_EVENTS, Cancel, Limits, check_work
+from simcache.model.adopted import PendingDestage
 from simcache.model.array import Array
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
@@ -66,6 +67,10 @@ class Model:
     """One record per resync flow: host, peer, start, end and bytes."""
     resyncing: set[int] = field(default_factory=set)
     """Indices of the hosts whose resync process runs."""
+    restarts: list[dict[str, Any]] = field(default_factory=list)
+    """One record per VM restarted by HA (``host_failure`` with ``restart_delay``): VM, hosts, times."""
+    pending_destage: PendingDestage | None = None
+    """The writes surviving holders took over and have not destaged, once a failure with HA happened."""
 
     @property
     def ports(self) -> list[Port]:
@@ -174,17 +179,20 @@ def _peers(scenario: Scenario, group: Group, host_index: int, hosts: list[Host],
     return tuple(others[:count])
 
 
-def _start_workload(env: simpy.Environment, vm: VM) -> None:
+def _start_workload(env: simpy.Environment, vm: VM, restarted: bool = False) -> None:
+    """Start ``vm``'s I/O processes; ``restarted`` (HA): only the closed-loop slots, its open loop never stopped."""
     stream = vm.stream
     workload = stream.workload
     if isinstance(stream, TraceStream):
         if stream.spec.replay == "open":
-            start_detached(env, _trace_open_loop(env, vm, stream))
+            if not restarted:
+                start_detached(env, _trace_open_loop(env, vm, stream))
         else:
             for _ in range(workload.workers * workload.outstanding):
                 start_detached(env, _trace_closed_slot(env, vm, stream))
     elif workload.mode == "open":
-        start_detached(env, _open_loop(env, vm, stream))
+        if not restarted:
+            start_detached(env, _open_loop(env, vm, stream))
     else:
         for _ in range(workload.workers * workload.outstanding):
             start_detached(env, _closed_slot(env, vm, stream))
@@ -194,7 +202,8 @@ def _closed_slot(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[
     clock = stream.clock
     think = stream.workload.think_time
     gated = clock.duty is not None
-    while vm.host.alive:
+    host = vm.host  # a VM restarted elsewhere (HA) runs new slots there
+    while host.alive:
         if gated:
             on = clock.next_on(env.now)
             if on > env.now:
@@ -209,6 +218,9 @@ def _open_loop(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[si
     while True:
         yield env.timeout(stream.next_gap(env.now))
         if not vm.host.alive:
+            if vm.awaiting_restart:  # HA restarts it later: this arrival finds it down and is dropped
+                vm.dropped_arrivals += 1
+                continue
             return
         is_write, size, offset = stream.next_io()
         run_detached(vm.io(is_write, size, offset))
@@ -222,17 +234,21 @@ def _trace_open_loop(env: simpy.Environment, vm: VM, stream: TraceStream) -> Gen
             return
         if at > env.now:
             yield env.timeout(at - env.now)
-        if not vm.host.alive:
-            return
         io = stream.next_io()
         assert io is not None
+        if not vm.host.alive:
+            if vm.awaiting_restart:  # HA restarts it later: this traced I/O finds it down and is dropped
+                vm.dropped_arrivals += 1
+                continue
+            return
         run_detached(vm.io(*io))
 
 
 def _trace_closed_slot(env: simpy.Environment, vm: VM, stream: TraceStream) -> Generator[simpy.Event, Any, None]:
     """One of a closed replay's slots: the next traced I/O as soon as this slot's last one completes."""
     think = stream.workload.think_time
-    while vm.host.alive:
+    host = vm.host  # a VM restarted elsewhere (HA) runs new slots there
+    while host.alive:
         io = stream.next_io()
         if io is None:
             return
@@ -273,6 +289,13 @@ def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, An
     backlog = host.destager.backlog_bytes
     unacknowledged = host.destager.waiting_bytes  # its VMs never heard back about these: failed I/Os, not lost data
     lost = handed_over = 0
+    registry = model.pending_destage
+    if registry is None and event.restart_delay is not None:
+        registry = model.pending_destage = PendingDestage(model.env)
+        for other in model.hosts:
+            other.pending_destage = registry
+    if registry is not None:
+        registry.holder_failed(host.index)  # what it had taken over is handed over again below, or lost
     for item in host.destager.fail():
         vm_index, offset, size = item[0], item[1], item[2]
         holders = host.surviving_holders(item)  # none for an asynchronous write still lagging: it is lost
@@ -282,6 +305,8 @@ def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, An
         adopter, others = holders[0], tuple(holders[1:])
         adopter.replica_bytes -= size  # its replica copy is now the primary copy
         adopter.destager.adopt((vm_index, offset, size, others, not others))
+        if registry is not None:
+            registry.add(adopter.index, vm_index, offset, size)
         handed_over += size
     host.replica_bytes = 0  # replicas of other hosts' data held here are gone
     for other in model.hosts:
@@ -301,6 +326,32 @@ def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, An
             "unacknowledged_bytes": unacknowledged,
         }
     )
+    if event.restart_delay is not None and registry is not None:
+        stopped = [vm for vm in model.vms if vm.host is host]
+        for vm in stopped:
+            vm.awaiting_restart = True
+        yield model.env.timeout(event.restart_delay)
+        _ha_restart(model, host, stopped, registry)
+
+
+def _ha_restart(model: Model, failed: Host, vms: list[VM], registry: PendingDestage) -> None:
+    """HA restarts ``vms`` (stopped with ``failed``) on the live hosts, round-robin in ring order from ``failed``.
+
+    Round-robin spreads them as vSphere HA does over equal hosts (it places each VM on the host with the most
+    unreserved capacity), so no survivor takes a whole host's load; the first goes to the ring's next live host,
+    which under ring peer selection is the holder of its replicas. With no live host left they stay down.
+    """
+    hosts = model.hosts
+    live = [hosts[i] for i in ring_peers(failed.index, len(hosts)) if hosts[i].alive]
+    now = model.env.now
+    for k, vm in enumerate(vms):
+        if not live:
+            vm.awaiting_restart = False  # nowhere to run: its open loop ends at its next arrival
+            continue
+        target = live[k % len(live)]
+        vm.restart(target, hosts, registry)
+        _start_workload(model.env, vm, restarted=True)
+        model.restarts.append({"vm": vm.name, "vm_index": vm.index, "from_host": failed.name, "to_host": target.name, "restart_s": now})
 
 
 def _sampler(

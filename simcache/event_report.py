@@ -1,4 +1,4 @@
-"""The events table of ``simcache run``: host failures, link outages, resyncs and the VMs short of peers."""
+"""The events table of ``simcache run``: host failures, HA restarts, link outages, resyncs and the VMs short of peers."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ MiB = 2**20
 
 
 def event_lines(result: Result) -> list[str]:
-    """One line per host failure, outage and resync flow, and one for the VMs short of peers ([] without any)."""
+    """One line per host failure, HA restart, outage and resync flow, and one for the VMs short of peers ([] without any)."""
     meta = result.meta
     lines = [_failure(f) for f in meta.get("failures", [])]
+    lines += _restarts(meta.get("restarts", []))
     lines += [_outage(o) for o in meta.get("outages", [])]
     lines += [_resync(r) for r in meta.get("resyncs", [])]
     degraded = meta.get("degraded_vms", [])
@@ -35,6 +36,19 @@ def _failure(f: dict[str, Any]) -> str:
         f"  host_failure host{f['host']} at {f['at_s']:.3f} s: {f['lost_bytes'] / MiB:.1f} MiB lost, "
         f"{f['handed_over_bytes'] / MiB:.1f} MiB handed over to replica holders"
     )
+
+
+def _restarts(restarts: list[dict[str, Any]]) -> list[str]:
+    """One line per HA restart (the VMs of one failed host restarted at one time)."""
+    batches: dict[tuple[str, float], list[dict[str, Any]]] = {}
+    for r in restarts:
+        batches.setdefault((r["from_host"], r["restart_s"]), []).append(r)
+    return [
+        f"  HA restart of {len(vms)} VM(s) of {host} at {at:.3f} s: "
+        + ", ".join(f"{vm['vm']} on {vm['to_host']}" for vm in vms)
+        + f"; {sum(vm['dropped_arrivals'] for vm in vms)} open-loop arrivals dropped while down"
+        for (host, at), vms in batches.items()
+    ]
 
 
 def _outage(o: dict[str, Any]) -> str:

@@ -175,6 +175,7 @@ class Result:
             "outages": model.outages,
             "resyncs": model.resyncs,
             "degraded_vms": _degraded_vms(model),
+            "restarts": [{**restart, "dropped_arrivals": model.vms[restart["vm_index"]].dropped_arrivals} for restart in model.restarts],
         }
         result = cls(records, series, totals, meta, unfinished)
         result.scenario = scenario
@@ -370,8 +371,12 @@ def _json_default(value: Any) -> Any:
 def _records_frame(model: Model) -> pd.DataFrame:
     vms = model.vms
     groups = model.scenario.groups
+    first_host = {vm.name: vm.host.name for vm in vms}
+    for restart in reversed(model.restarts):  # a VM restarted by HA started on the host its first restart left
+        first_host[restart["vm"]] = restart["from_host"]
+    moves = [(restart["vm_index"], restart["restart_s"], restart["to_host"]) for restart in model.restarts]
     return records_frame(
-        model.records, [vm.name for vm in vms], [groups[vm.group].name for vm in vms], [vm.host.name for vm in vms], model.record_blocks
+        model.records, [vm.name for vm in vms], [groups[vm.group].name for vm in vms], list(first_host.values()), model.record_blocks, moves
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import simpy
 
+from simcache.model.adopted import PendingDestage
 from simcache.model.array import Array
 from simcache.model.cache import ReadCache
 from simcache.model.destager import Destager, PendingWrite, without
@@ -73,8 +74,11 @@ class Host:
         self.destager.on_destaged = self._drop_replicas
         self.metadata_log = MetadataLog(env, self.tier)
         self.replica_lag = ReplicaLag(env)
+        self.pending_destage: PendingDestage | None = None  # set once a host_failure with restart_delay happened
 
     def _drop_replicas(self, item: PendingWrite) -> None:
+        if self.pending_destage is not None:
+            self.pending_destage.destaged(self.index, item[0], item[1], item[2])
         lag = self.replica_lag
         if lag.tracking:
             lag.destaged(item)

@@ -22,7 +22,9 @@ Write paths (the acknowledgement the VM waits for):
   storage network (the wait counts as network time).
 Read paths: a hit in the host's read cache is served by the tier; a miss goes
 to the array, comes back over the storage network and is inserted into the
-tier (costing tier write bandwidth, off the VM's critical path).
+tier (costing tier write bandwidth, off the VM's critical path). A VM restarted by HA
+(:meth:`VM.restart`) first waits, on a miss, for the destage of the writes taken over
+from its old host that the read overlaps (its destage-wait component).
 
 Latency breakdown: the components of one I/O add up to its latency. For
 parallel legs only the critical (slowest) leg is attributed; "network"
@@ -38,6 +40,7 @@ from typing import Any
 import simpy
 
 from simcache.collect import PATH_HIT, PATH_MISS, PATH_WRITE, Record
+from simcache.model.adopted import PendingDestage
 from simcache.model.host import AsyncWrite, Host
 from simcache.model.link import Port
 from simcache.physics import ack_seconds, compression_seconds, message_seconds, ring_peers
@@ -110,6 +113,10 @@ class VM:
         self._settled: simpy.Event | None = None  # fires when that count reaches 0
         self._writing = False  # sync_serialize: a write of this VM is on its way to the device
         self._writers: deque[simpy.Event] = deque()  # sync_serialize: writes waiting for it, in issue order
+        # -- HA restart after a host failure (host_failure with restart_delay; see restart) --
+        self.awaiting_restart = False  # its host died and HA restarts it elsewhere: open-loop arrivals are dropped
+        self.dropped_arrivals = 0  # open-loop arrivals dropped while it awaited its restart
+        self.pending_destage: PendingDestage | None = None  # set when restarted: its read misses wait for these
 
     def replace_peer(self, failed: Host, hosts: list[Host]) -> None:
         """Replicate to another live host instead of ``failed`` (the next one around the ring).
@@ -122,6 +129,33 @@ class VM:
         ring = (hosts[i] for i in ring_peers(self.host.index, len(hosts)))
         spare = next((h for h in ring if h.alive and h not in kept), None)
         self.chosen_peers = tuple(kept + ([spare] if spare is not None else []))
+        self.update_peers()
+
+    def restart(self, host: Host, hosts: list[Host], pending_destage: PendingDestage) -> None:
+        """HA: run on ``host`` from now on, its host having died (a cold restart: nothing of it is in ``host``'s cache).
+
+        Its peers are re-chosen as :meth:`replace_peer` does for a failed one: the live chosen peers other than
+        ``host`` stay, the others give way to the next live hosts around the ring from ``host``. The I/Os it had
+        in flight failed with its old host. Its read misses first wait for the destage of the writes surviving
+        holders took over from its old host (``pending_destage``, :mod:`simcache.model.adopted`).
+        """
+        self.host = host
+        self.awaiting_restart = False
+        self.pending_destage = pending_destage
+        link = host.peer_txs[0].spec
+        self._peer_latency = link.latency
+        self._ack_time = ack_seconds(link)
+        self._storage_message = message_seconds(host.storage_tx.spec)
+        self._compressing.clear()
+        self.reads_in_flight.clear()
+        self.writes_in_flight.clear()
+        self._writing = False
+        self._writers.clear()
+        for peer in self.chosen_peers:
+            if peer is host or not peer.alive:
+                self.replace_peer(peer, hosts)
+        self.peers = ()  # the paths start from the new host
+        self._peer_paths = ()
         self.update_peers()
 
     def update_peers(self) -> None:
@@ -388,6 +422,11 @@ class VM:
             del in_flight[number]
             self._records.append((self.index, False, size, issued, env.now, env.now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
             return
+        if self.pending_destage is not None:  # restarted: the array is stale until the holders destage
+            pending = self.pending_destage.wait(self.index, offset, size)
+            if pending is not None:
+                yield pending
+        waited = env.now - issued
         if host.storage_down:
             yield host.storage_back
         link = host.storage_tx.spec
@@ -403,7 +442,8 @@ class VM:
         host.cache.insert(self.index, offset, size)
         array_time = array_done - request_arrives
         del in_flight[number]
-        self._records.append((self.index, False, size, issued, now, 0.0, (now - issued) - array_time, 0.0, 0.0, array_time, PATH_MISS))
+        network = (now - issued) - array_time - waited
+        self._records.append((self.index, False, size, issued, now, 0.0, network, 0.0, waited, array_time, PATH_MISS))
 
 
 def _leg_peer(leg: list[Any]) -> Host:

@@ -31,11 +31,22 @@ class VMotion(_Spec):
 
 class HostFailure(_Spec):
     """A host dies at ``at``: its VMs stop, its unreplicated destage backlog is lost,
-    surviving replica holders destage the rest, and VMs that replicated to it pick another peer."""
+    surviving replica holders destage the rest, and VMs that replicated to it pick another peer.
+
+    With ``restart_delay`` (vSphere HA), its VMs restart on the surviving hosts that much later
+    (:mod:`simcache.ha`); without it they stay down to the end of the run.
+    """
 
     kind: Literal["host_failure"]
     at: Seconds
     host: HostIndex
+    restart_delay: Seconds | None = None
+    """Seconds from the failure to the restart of the failed host's VMs on surviving hosts (HA); absent: no HA.
+
+    It is failure detection plus the guest's boot. vSphere HA declares a host failed after 15 s without
+    heartbeats, and then restarts its VMs on other hosts (VMware, vSphere Availability, "Failure Detection
+    and Host Network Isolation"); the boot (tens of seconds to minutes) is the user's figure for their guests.
+    """
 
 
 class PeerLoss(_Spec):

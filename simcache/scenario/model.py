@@ -361,6 +361,16 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
                     f"{event.at:g}s is not inside the run (0 to {scenario.run.duration:g}s); move it earlier or lengthen run.duration",
                 )
             )
+        if isinstance(event, HostFailure) and event.restart_delay is not None:
+            restart = event.at + event.restart_delay
+            if restart >= scenario.run.duration:
+                problems.append(
+                    (
+                        f"events.{i}.restart_delay",
+                        f"the restart at {restart:g}s ({event.at:g}s + {event.restart_delay:g}s) is not inside the run "
+                        f"(0 to {scenario.run.duration:g}s); shorten restart_delay or lengthen run.duration",
+                    )
+                )
     problems += _run_problems(scenario)
     if any(path.endswith(".workload.trace") or ".workload.trace." in path for path, _ in problems):
         return problems  # a trace that cannot be read has no span to add up
