@@ -29,11 +29,12 @@ from simcache.model.kernel import current_time, events_scheduled, run_until
 from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM
+from simcache.degradations import array_event
 from simcache.outages import outage, update_all_peers
 from simcache.physics import PortName, framed_bytes, ring_peers, vmotion_stream_port
 from simcache.replay import TraceStream, trace_for, vm_devices
 from simcache.results import Result, SeriesSample
-from simcache.scenario import Group, HostFailure, Scenario, VMotion, load_scenario
+from simcache.scenario import ArrayDegraded, ArrayRebuild, Group, HostFailure, Scenario, VMotion, load_scenario
 from simcache.trace import Trace
 from simcache.workload import IOStream
 
@@ -63,6 +64,8 @@ class Model:
     failures: list[dict[str, float]] = field(default_factory=list)
     outages: list[dict[str, Any]] = field(default_factory=list)
     """One record per ``peer_loss`` / ``link_down`` event (:func:`simcache.outages.outage`)."""
+    degradations: list[dict[str, Any]] = field(default_factory=list)
+    """One record per ``array_degraded`` / ``array_rebuild`` event (:mod:`simcache.degradations`)."""
     resyncs: list[dict[str, Any]] = field(default_factory=list)
     """One record per resync flow: host, peer, start, end and bytes."""
     resyncing: set[int] = field(default_factory=set)
@@ -135,6 +138,8 @@ def build(scenario: Scenario, seed: int) -> Model:
             env.process(_vmotion(model, event))
         elif isinstance(event, HostFailure):
             env.process(_host_failure(model, event))
+        elif isinstance(event, ArrayDegraded | ArrayRebuild):
+            env.process(array_event(model, event))
         else:
             env.process(outage(model, event))
     return model

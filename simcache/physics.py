@@ -25,6 +25,8 @@ from simcache.scenario import ArraySpec, ClusterSpec, DriveSpec, LinkSpec, TierS
 __all__ = [
     "ACK_BYTES",
     "RAID_LAYOUT",
+    "degraded_factors",
+    "rebuild_share",
     "Direction",
     "PortName",
     "Role",
@@ -540,6 +542,53 @@ def chunk_copies(raid: str, spindles: int) -> int:
 def read_modify_write(raid: str) -> bool:
     """Whether a chunk write reads before it writes (RAID 5 and 6 update parity in place)."""
     return raid in ("raid5", "raid6")
+
+
+def degraded_factors(raid: str, spindles: int) -> tuple[float, float]:
+    """(read, read-modify-write) factors on the service time of each surviving spindle's operations while one
+    spindle of ``n = spindles`` has failed: the back-end operations per front-end chunk, spread over the
+    ``n - 1`` survivors, over those of the healthy array, spread over ``n``. Chunks lie evenly on all spindles
+    (rotating parity, striped pairs), so a front-end chunk's data, parity or copy is on the failed one with
+    probability 1/n each.
+
+    - RAID 5 read: 1 operation, or n - 1 for a chunk on the failed spindle (the other data and the parity):
+      ``((n-1)/n + (n-1)/n) / (n-1)`` over ``1/n``: **2**. Read-modify-write: 4 operations, n - 1 when the data
+      spindle failed (read the other n - 2 data chunks, write parity), 1 when the parity spindle failed (write
+      the data): ``((n-2) 4 + (n-1) + 1) / n / (n-1)`` over ``4/n``: **(5n - 8) / (4 (n - 1))** (1 for n = 4).
+    - RAID 6 read: n - 2 for a lost chunk (the other n - 3 data and P): **(2n - 3) / (n - 1)**. Read-modify-
+      write: 6, n - 1 when the data spindle failed (read n - 3 data, write P and Q), 4 when P or Q did:
+      ``((n-3) 6 + (n-1) + 8) / n / (n-1)`` over ``6/n``: **(7n - 11) / (6 (n - 1))**.
+    - RAID 1/10 (m = 2 (n // 2) mirrored spindles): a read goes to the survivor of its pair, the same
+      operations over m - 1 spindles: **m / (m - 1)** (the mean; the failed spindle's partner takes twice its
+      share, a hot spot the mean does not show). Writes lose the failed copy's operation: ``(2 - 2/m) / (m-1)``
+      over ``2/m``: 1.
+    - Plain writes (mirrored copies, whole parity rows) keep one operation per surviving spindle: 1.
+
+    RAID 0 has no redundancy: a failed spindle loses the array (ValueError).
+    """
+    n = spindles
+    if raid == "raid5":
+        return 2.0, (5 * n - 8) / (4 * (n - 1))
+    if raid == "raid6":
+        return (2 * n - 3) / (n - 1), (7 * n - 11) / (6 * (n - 1))
+    if raid in ("raid1", "raid10"):
+        m = 2 * (n // 2)
+        return m / (m - 1), 1.0
+    raise ValueError(f"{raid} has no redundancy to run degraded on")
+
+
+def rebuild_share(raid: str, spindles: int, rebuild_rate: float, media_rate: float) -> float:
+    """The share of each surviving spindle's time a rebuild writing the spare at ``rebuild_rate`` (B/s) takes.
+
+    RAID 5/6 reconstruct each row from every survivor: each reads ``rebuild_rate``, sequentially (no seek), a
+    share ``rebuild_rate / media_rate``. Mirrored arrays copy from the failed spindle's partner alone; spread
+    over the m - 1 survivors as the mean, ``rebuild_rate / (media_rate (m - 1))``. The spare's writes take the
+    spare's time, not the survivors'. Front-end operations get the rest: their service times scale by
+    ``1 / (1 - share)``.
+    """
+    if raid in ("raid1", "raid10"):
+        return rebuild_rate / (media_rate * (2 * (spindles // 2) - 1))
+    return rebuild_rate / media_rate
 
 
 def cache_ack_seconds(spec: ArraySpec) -> float | None:

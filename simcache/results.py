@@ -173,6 +173,7 @@ class Result:
             "vmotions": model.vmotions,
             "failures": model.failures,
             "outages": model.outages,
+            "degradations": model.degradations,
             "resyncs": model.resyncs,
             "degraded_vms": _degraded_vms(model),
             "restarts": [{**restart, "dropped_arrivals": model.vms[restart["vm_index"]].dropped_arrivals} for restart in model.restarts],

@@ -20,6 +20,10 @@ Assumptions (see docs/architecture.md, Backing array):
   goes to either copy at random (no load balancing between the two).
 - Each spindle serves first-come first-served, so completion times are
   computed at submission (no SimPy events inside the array).
+- A degraded array (``array_degraded`` / ``array_rebuild`` events, :meth:`Array.degrade`) scales each spindle
+  operation's service time by its RAID level's factor (:func:`simcache.physics.degraded_factors`), over
+  ``1 - share`` while a rebuild takes that share of the spindles (:func:`simcache.physics.rebuild_share`):
+  the survivors' mean load, not which spindle failed.
 - An optional controller write cache acknowledges writes after
   ``cache_latency`` while it has room; a write that does not fit waits for its
   spindles like an uncached write.
@@ -100,6 +104,7 @@ class Array:
         self._cache_ack_held = spec.cache_latency
         self._held: list[Run] = []  # writes held in the controller cache, not yet flushed
         self._held_bytes = 0
+        self._read_scale = self._rmw_scale = self._plain_scale = 1.0  # service-time factors (:meth:`degrade`)
         self.cache_flushes = 0
         self.front_end_ios = 0
         self.back_end_ios = 0
@@ -115,6 +120,11 @@ class Array:
     def write_penalty(self) -> int:
         """Back-end I/Os per front-end write of one chunk (2 for RAID 10, 4 for RAID 5, 6 for RAID 6)."""
         return write_penalty(self.spec.raid, self.spec.spindles)
+
+    def degrade(self, read: float, read_modify_write: float, plain_write: float) -> None:
+        """Scale the service time of the spindle operations submitted from now on: reads by ``read``, parity
+        read-modify-writes by ``read_modify_write``, other writes by ``plain_write`` (all 1: healthy)."""
+        self._read_scale, self._rmw_scale, self._plain_scale = read, read_modify_write, plain_write
 
     def logical_address(self, vm: int, offset: int) -> int:
         """The array logical byte address of byte ``offset`` of VM ``vm``'s disk."""
@@ -177,6 +187,8 @@ class Array:
         full_rows = 0
         elevator = self._elevator and (len(runs) > 1 or runs[0][2] > stripe)
         queued: dict[int, list[tuple[int, int, bool]]] = {}
+        plain = self._plain_scale if is_write else self._read_scale
+        scale = self._rmw_scale if read_modify_write else plain
         vm_start = self._vm_start
         logical_bytes = self._logical_bytes
         for vm, offset, length in runs:
@@ -195,7 +207,7 @@ class Array:
                         if elevator:
                             queued.setdefault(target, []).append((row * stripe, stripe, False))
                         else:
-                            finish = self._operate(target, row * stripe, stripe, now, False)
+                            finish = self._operate(target, row * stripe, stripe, now, False, self._plain_scale)
                             if finish > done:
                                 done = finish
                     full_rows += 1
@@ -215,7 +227,7 @@ class Array:
                         queued.setdefault(target, []).append((position, chunk, read_modify_write))
                 else:
                     for target in targets:
-                        finish = self._operate(target, position, chunk, now, read_modify_write)
+                        finish = self._operate(target, position, chunk, now, read_modify_write, scale)
                         if finish > done:
                             done = finish
                 chunks += len(targets)
@@ -225,7 +237,7 @@ class Array:
         if elevator:
             for target in sorted(queued):
                 for position, chunk, rmw in elevator_order(self._head[target], queued[target], self._queue_depth):
-                    finish = self._operate(target, position, chunk, now, rmw)
+                    finish = self._operate(target, position, chunk, now, rmw, scale if rmw else plain)
                     if finish > done:
                         done = finish
         self.front_end_ios += len(runs)
@@ -237,8 +249,9 @@ class Array:
         """``submit(now, ((vm, offset, size),), False)``: one read; return when it is done."""
         return self.submit(now, ((vm, offset, size),), False)
 
-    def _operate(self, spindle: int, position: int, chunk: int, now: float, read_modify_write: bool) -> float:
-        """Queue one chunk operation on ``spindle`` at byte ``position``; return when it finishes."""
+    def _operate(self, spindle: int, position: int, chunk: int, now: float, read_modify_write: bool, scale: float) -> float:
+        """Queue one chunk operation on ``spindle`` at byte ``position``, its service time times ``scale``;
+        return when it finishes."""
         free = self._spindle_free
         busy_until = free[spindle]
         start = busy_until if busy_until > now else now
@@ -254,7 +267,7 @@ class Array:
             transfer = chunk / (self._outer_rate * math.sqrt(1.0 - position / self._stroke * shrink))  # physics.zone_rate
         else:
             transfer = chunk * self._seconds_per_byte
-        finish = start + spindle_op_seconds(seek, rotation, transfer, revolution, read_modify_write)
+        finish = start + spindle_op_seconds(seek, rotation, transfer, revolution, read_modify_write) * scale
         free[spindle] = finish
         self._head[spindle] = position + chunk
         self.busy.add((start, finish))

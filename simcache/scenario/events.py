@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from simcache.scenario.fields import Count, HostIndex, Number, PositiveBytes, PositiveSeconds, Seconds, Why, _Spec
+from simcache.scenario.fields import Count, HostIndex, Number, PositiveBytes, PositiveRate, PositiveSeconds, Seconds, Why, _Spec
 
-__all__ = ["EVENT_KINDS", "Event", "HostFailure", "LinkDown", "Outage", "PeerLoss", "VMotion"]
+__all__ = ["EVENT_KINDS", "ArrayDegraded", "ArrayEvent", "ArrayRebuild", "Event", "HostFailure", "LinkDown", "Outage", "PeerLoss", "VMotion"]
 
 
 _SHARE_WHY = "a thousand times another flow's share already takes the whole port"
@@ -79,7 +79,44 @@ class LinkDown(_Spec):
     """Seconds the link stays down (past the run's end: down to the end)."""
 
 
+class ArrayDegraded(_Spec):
+    """A spindle of the array fails at ``at``; the array runs degraded for ``duration`` seconds, without a rebuild.
+
+    Every array I/O pays the RAID level's reconstruction: reads of the missing spindle's chunks read the
+    others, writes whose data or parity it held compute around it
+    (:func:`simcache.physics.degraded_factors`). RAID 0 has nothing to rebuild from: it is refused.
+    """
+
+    kind: Literal["array_degraded"]
+    at: Seconds
+    duration: PositiveSeconds
+    """Seconds the array stays degraded (past the run's end: degraded to the end)."""
+
+
+class ArrayRebuild(_Spec):
+    """As :class:`ArrayDegraded`, with a rebuild onto a spare running for ``duration`` seconds at ``rebuild_rate``.
+
+    The rebuild's own reads take the surviving spindles' time (:func:`simcache.physics.rebuild_share`).
+    """
+
+    kind: Literal["array_rebuild"]
+    at: Seconds
+    duration: PositiveSeconds
+    """Seconds the rebuild runs (past the run's end: to the end)."""
+    rebuild_rate: PositiveRate
+    """Bytes per second written to the spare (controllers default to a background rate: tens of MB/s)."""
+
+
 Outage = PeerLoss | LinkDown
 """An event that takes a host's link down for a while."""
-Event = Annotated[VMotion | HostFailure | PeerLoss | LinkDown, Field(discriminator="kind")]
-EVENT_KINDS: dict[str, type[_Spec]] = {"vmotion": VMotion, "host_failure": HostFailure, "peer_loss": PeerLoss, "link_down": LinkDown}
+ArrayEvent = ArrayDegraded | ArrayRebuild
+"""An event that degrades the backing array for a while."""
+Event = Annotated[VMotion | HostFailure | PeerLoss | LinkDown | ArrayDegraded | ArrayRebuild, Field(discriminator="kind")]
+EVENT_KINDS: dict[str, type[_Spec]] = {
+    "vmotion": VMotion,
+    "host_failure": HostFailure,
+    "peer_loss": PeerLoss,
+    "link_down": LinkDown,
+    "array_degraded": ArrayDegraded,
+    "array_rebuild": ArrayRebuild,
+}

@@ -26,7 +26,7 @@ from pydantic import Field, ValidationError, model_validator
 from simcache.errors import ScenarioError, echo, listing
 from simcache.scenario.checks import CheckSpec, Expectation, check_problems, repeated_names
 from simcache.scenario.components import ArraySpec, ClusterSpec
-from simcache.scenario.events import Event, HostFailure, VMotion
+from simcache.scenario.events import ArrayDegraded, ArrayRebuild, Event, HostFailure, VMotion
 from simcache.scenario.fields import (
     BASE,
     MAX_EVENTS,
@@ -347,8 +347,9 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
             if host >= hosts:
                 problems.append((f"{where}.hosts", f"host index {host} does not exist; hosts are 0..{hosts - 1}"))
     problems += _crowded_hosts(scenario)
+    problems += _array_event_problems(scenario)
     for i, event in enumerate(scenario.events):
-        fields = ("source_host", "target_host") if isinstance(event, VMotion) else ("host",)
+        fields = ("source_host", "target_host") if isinstance(event, VMotion) else () if isinstance(event, ArrayDegraded | ArrayRebuild) else ("host",)
         for field in fields:
             if getattr(event, field) >= hosts:
                 problems.append((f"events.{i}.{field}", f"host index {getattr(event, field)} does not exist; hosts are 0..{hosts - 1}"))
@@ -384,6 +385,42 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
                 f"{array_bytes / 1e9:.1f} GB raw; shrink workload.working_set or add spindles",
             )
         )
+    return problems
+
+
+def _array_event_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """An array degraded needs redundancy, a rebuild slower than the survivors' media, and one spindle down at a time."""
+    from simcache.physics import rebuild_share  # physics imports the scenario package
+
+    problems: list[tuple[str, str]] = []
+    array = scenario.array
+    windows: list[tuple[float, float, int]] = []
+    for i, event in enumerate(scenario.events):
+        if not isinstance(event, ArrayDegraded | ArrayRebuild):
+            continue
+        if array.raid == "raid0":
+            problems.append((f"events.{i}.kind", f"{event.kind} needs a redundant array; array.raid is raid0, whose failed spindle loses the array"))
+        elif isinstance(event, ArrayRebuild):
+            share = rebuild_share(array.raid, array.spindles, event.rebuild_rate, array.drive.media_rate)
+            if share >= 1.0:
+                problems.append(
+                    (
+                        f"events.{i}.rebuild_rate",
+                        f"{event.rebuild_rate:.4g} B/s takes all of the surviving spindles' time (media rate "
+                        f"{array.drive.media_rate:.4g} B/s); make it lower",
+                    )
+                )
+        for start, end, j in windows:
+            if event.at < end and start < event.at + event.duration:
+                problems.append(
+                    (
+                        f"events.{i}.at",
+                        f"the array is already degraded by events.{j} from {start:g}s to {end:g}s (a second failed spindle "
+                        "is not modelled); move it after that window",
+                    )
+                )
+                break
+        windows.append((event.at, event.at + event.duration, i))
     return problems
 
 
