@@ -21,6 +21,7 @@ import simpy
 from simcache import __version__
 from simcache.collect import Record, RecordBlocks, drain
 from simcache.control import POLL_EVENTS, Cancel, Limits, check_work
+from simcache.degradations import array_event
 from simcache.model.adopted import PendingDestage
 from simcache.model.array import Array
 from simcache.model.detached import run_detached, start_detached
@@ -29,7 +30,6 @@ from simcache.model.kernel import current_time, events_scheduled, run_until
 from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM
-from simcache.degradations import array_event
 from simcache.outages import outage, update_all_peers
 from simcache.physics import PortName, framed_bytes, ring_peers, vmotion_stream_port
 from simcache.replay import TraceStream, trace_for, vm_devices

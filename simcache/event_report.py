@@ -1,4 +1,5 @@
-"""The events table of ``simcache run``: host failures, HA restarts, link outages, resyncs and the VMs short of peers."""
+"""The events table of ``simcache run``: host failures, HA restarts, link outages, slowed components, resyncs and
+the VMs short of peers."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ MiB = 2**20
 
 
 def event_lines(result: Result) -> list[str]:
-    """One line per host failure, HA restart, outage and resync flow, and one for the VMs short of peers ([] without any)."""
+    """One line per host failure, HA restart, outage, slowed component and resync flow, and one for the VMs short of
+    peers ([] without any)."""
     meta = result.meta
     lines = [_failure(f) for f in meta.get("failures", [])]
     lines += _restarts(meta.get("restarts", []))
     lines += [_outage(o) for o in meta.get("outages", [])]
+    lines += [_degradation(d) for d in meta.get("degradations", [])]
     lines += [_resync(r) for r in meta.get("resyncs", [])]
     degraded = meta.get("degraded_vms", [])
     if degraded:
@@ -56,6 +59,16 @@ def _outage(o: dict[str, Any]) -> str:
     after = "" if math.isnan(o["backlog_at_end_bytes"]) else f" -> {o['backlog_at_end_bytes'] / MiB:.1f} MiB"
     before = o["backlog_at_start_bytes"] / MiB
     return f"  {o['kind']} host{o['host']} {o['link']} link down {o['start_s']:.3f} s to {end}: backlog {before:.1f} MiB{after}"
+
+
+def _degradation(d: dict[str, Any]) -> str:
+    end = "end of run" if math.isnan(d["end_s"]) else f"{d['end_s']:.3f} s"
+    after = "" if math.isnan(d["backlog_at_end_bytes"]) else f" -> {d['backlog_at_end_bytes'] / MiB:.1f} MiB"
+    before = d["backlog_at_start_bytes"] / MiB
+    return (
+        f"  {d['kind']} {d['component']} {d['start_s']:.3f} s to {end}: service times x{d['read_factor']:.3g} reads, "
+        f"x{d['write_factor']:.3g} writes; backlog {before:.1f} MiB{after}"
+    )
 
 
 def _resync(r: dict[str, Any]) -> str:

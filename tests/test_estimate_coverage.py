@@ -62,6 +62,22 @@ def test_every_left_out_behaviour_is_named() -> None:
     ]
 
 
+def test_slowed_components_are_named() -> None:
+    """A degraded or rebuilding array (and each slowed link or tier) is left out: the estimate runs everything
+    at full speed, so the latencies and backlog it shows are lower bounds."""
+    events = [
+        {"kind": "array_degraded", "at": 0.1, "duration": 0.2},
+        {"kind": "array_rebuild", "at": 0.4, "duration": "300ms", "rebuild_rate": "50MB/s"},
+    ]
+    notes = simcache.estimate(small_scenario(workload=WRITES_ONLY, events=events)).notes
+    assert notes == [
+        "array_degraded at 100ms for 200ms is not modelled: the estimate keeps the array healthy, so its array latency "
+        "and the destage backlog built while the array drains slower are lower bounds",
+        "array_rebuild at 400ms for 300ms with a rebuild at 50 MB/s is not modelled: the estimate keeps the array "
+        "healthy, so its array latency and the destage backlog built while the array drains slower are lower bounds",
+    ]
+
+
 def test_priority_scheduling_is_named_only_with_a_destage_backlog() -> None:
     """A write rate past the destager's drain builds a backlog: then the estimate's fcfs tier wait is an upper bound.
 

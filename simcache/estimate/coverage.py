@@ -9,7 +9,7 @@ ignored. Each sentence names the field as the scenario file spells it.
 
 from __future__ import annotations
 
-from simcache.scenario import Event, Group, HostFailure, PeerLoss, Scenario, VMotion
+from simcache.scenario import ArrayDegraded, ArrayRebuild, Event, Group, HostFailure, PeerLoss, Scenario, VMotion
 from simcache.units import format_duration
 
 __all__ = ["not_modelled", "scheduling_note"]
@@ -51,6 +51,13 @@ def _event_note(event: Event) -> str | None:
     """The note for a scheduled event the estimate leaves out, or None (a vMotion: the estimate follows its traffic)."""
     if isinstance(event, VMotion):
         return None
+    if isinstance(event, ArrayDegraded | ArrayRebuild):
+        rebuild = f" with a rebuild at {event.rebuild_rate / 1e6:g} MB/s" if isinstance(event, ArrayRebuild) else ""
+        return (
+            f"{event.kind} at {format_duration(event.at)} for {format_duration(event.duration)}{rebuild} is not modelled: "
+            "the estimate keeps the array healthy, so its array latency and the destage backlog built while the array "
+            "drains slower are lower bounds"
+        )
     when = f"host{event.host} at {format_duration(event.at)}"
     if isinstance(event, HostFailure):
         return f"host_failure of {when} is not modelled: the estimate keeps every host running, so the figures are those before the failure"

@@ -29,7 +29,18 @@ from simcache.scenario.components import (
     LinkSpec,
     TierSpec,
 )
-from simcache.scenario.events import EVENT_KINDS, ArrayDegraded, ArrayEvent, ArrayRebuild, Event, HostFailure, LinkDown, Outage, PeerLoss, VMotion
+from simcache.scenario.events import (
+    EVENT_KINDS,
+    ArrayDegraded,
+    ArrayEvent,
+    ArrayRebuild,
+    Event,
+    HostFailure,
+    LinkDown,
+    Outage,
+    PeerLoss,
+    VMotion,
+)
 from simcache.scenario.fields import BASE, MAX_PEER_LINKS, REPLICAS, Bytes, Fraction, Policy, PositiveBytes, PositiveRate, Rate, Seconds
 from simcache.scenario.load import builtin_scenarios, load_scenario
 from simcache.scenario.model import RunSpec, Scenario

@@ -8,7 +8,18 @@ from pydantic import Field
 
 from simcache.scenario.fields import Count, HostIndex, Number, PositiveBytes, PositiveRate, PositiveSeconds, Seconds, Why, _Spec
 
-__all__ = ["EVENT_KINDS", "ArrayDegraded", "ArrayEvent", "ArrayRebuild", "Event", "HostFailure", "LinkDown", "Outage", "PeerLoss", "VMotion"]
+__all__ = [
+    "EVENT_KINDS",
+    "ArrayDegraded",
+    "ArrayEvent",
+    "ArrayRebuild",
+    "Event",
+    "HostFailure",
+    "LinkDown",
+    "Outage",
+    "PeerLoss",
+    "VMotion",
+]
 
 
 _SHARE_WHY = "a thousand times another flow's share already takes the whole port"

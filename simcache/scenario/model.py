@@ -349,7 +349,13 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
     problems += _crowded_hosts(scenario)
     problems += _array_event_problems(scenario)
     for i, event in enumerate(scenario.events):
-        fields = ("source_host", "target_host") if isinstance(event, VMotion) else () if isinstance(event, ArrayDegraded | ArrayRebuild) else ("host",)
+        fields = (
+            ("source_host", "target_host")
+            if isinstance(event, VMotion)
+            else ()
+            if isinstance(event, ArrayDegraded | ArrayRebuild)
+            else ("host",)
+        )
         for field in fields:
             if getattr(event, field) >= hosts:
                 problems.append((f"events.{i}.{field}", f"host index {getattr(event, field)} does not exist; hosts are 0..{hosts - 1}"))
@@ -399,7 +405,9 @@ def _array_event_problems(scenario: Scenario) -> list[tuple[str, str]]:
         if not isinstance(event, ArrayDegraded | ArrayRebuild):
             continue
         if array.raid == "raid0":
-            problems.append((f"events.{i}.kind", f"{event.kind} needs a redundant array; array.raid is raid0, whose failed spindle loses the array"))
+            problems.append(
+                (f"events.{i}.kind", f"{event.kind} needs a redundant array; array.raid is raid0, whose failed spindle loses the array")
+            )
         elif isinstance(event, ArrayRebuild):
             share = rebuild_share(array.raid, array.spindles, event.rebuild_rate, array.drive.media_rate)
             if share >= 1.0:
