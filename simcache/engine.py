@@ -21,7 +21,7 @@ import simpy
 from simcache import __version__
 from simcache.collect import Record, RecordBlocks, drain
 from simcache.control import POLL_EVENTS, Cancel, Limits, check_work
-from simcache.degradations import array_event
+from simcache.degradations import array_event, slowdown
 from simcache.model.adopted import PendingDestage
 from simcache.model.array import Array
 from simcache.model.detached import run_detached, start_detached
@@ -34,7 +34,7 @@ from simcache.outages import outage, update_all_peers
 from simcache.physics import PortName, framed_bytes, ring_peers, vmotion_stream_port
 from simcache.replay import TraceStream, trace_for, vm_devices
 from simcache.results import Result, SeriesSample
-from simcache.scenario import ArrayDegraded, ArrayRebuild, Group, HostFailure, Scenario, VMotion, load_scenario
+from simcache.scenario import ArrayDegraded, ArrayRebuild, DeviceSlow, Group, HostFailure, LinkSlow, Scenario, VMotion, load_scenario
 from simcache.trace import Trace
 from simcache.workload import IOStream
 
@@ -65,7 +65,7 @@ class Model:
     outages: list[dict[str, Any]] = field(default_factory=list)
     """One record per ``peer_loss`` / ``link_down`` event (:func:`simcache.outages.outage`)."""
     degradations: list[dict[str, Any]] = field(default_factory=list)
-    """One record per ``array_degraded`` / ``array_rebuild`` event (:mod:`simcache.degradations`)."""
+    """One record per ``array_degraded`` / ``array_rebuild`` / ``link_slow`` / ``device_slow`` event (:mod:`simcache.degradations`)."""
     resyncs: list[dict[str, Any]] = field(default_factory=list)
     """One record per resync flow: host, peer, start, end and bytes."""
     resyncing: set[int] = field(default_factory=set)
@@ -140,6 +140,8 @@ def build(scenario: Scenario, seed: int) -> Model:
             env.process(_host_failure(model, event))
         elif isinstance(event, ArrayDegraded | ArrayRebuild):
             env.process(array_event(model, event))
+        elif isinstance(event, LinkSlow | DeviceSlow):
+            env.process(slowdown(model, event))
         else:
             env.process(outage(model, event))
     return model

@@ -65,10 +65,11 @@ def _degradation(d: dict[str, Any]) -> str:
     end = "end of run" if math.isnan(d["end_s"]) else f"{d['end_s']:.3f} s"
     after = "" if math.isnan(d["backlog_at_end_bytes"]) else f" -> {d['backlog_at_end_bytes'] / MiB:.1f} MiB"
     before = d["backlog_at_start_bytes"] / MiB
-    return (
-        f"  {d['kind']} {d['component']} {d['start_s']:.3f} s to {end}: service times x{d['read_factor']:.3g} reads, "
-        f"x{d['write_factor']:.3g} writes; backlog {before:.1f} MiB{after}"
-    )
+    if "fraction" in d:
+        what = f"at {d['fraction']:.3g} of its speed"
+    else:
+        what = f"service times x{d['read_factor']:.3g} reads, x{d['write_factor']:.3g} writes"
+    return f"  {d['kind']} {d['component']} {d['start_s']:.3f} s to {end}: {what}; backlog {before:.1f} MiB{after}"
 
 
 def _resync(r: dict[str, Any]) -> str:

@@ -192,7 +192,7 @@ def test_overlapping_array_events_are_refused() -> None:
     assert raised.value.problems == [
         (
             "events.1.at",
-            "the array is already degraded by events.0 from 1s to 3s (a second failed spindle is not modelled); move it after that window",
+            "the array is already degraded by events.0 from 1s to 3s (one event at a time is modelled); move it after that window",
         )
     ]
 

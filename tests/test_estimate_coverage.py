@@ -68,6 +68,8 @@ def test_slowed_components_are_named() -> None:
     events = [
         {"kind": "array_degraded", "at": 0.1, "duration": 0.2},
         {"kind": "array_rebuild", "at": 0.4, "duration": "300ms", "rebuild_rate": "50MB/s"},
+        {"kind": "link_slow", "at": 0.2, "host": 1, "link": "storage", "duration": 0.5, "fraction": 0.25},
+        {"kind": "device_slow", "at": 0.3, "host": 0, "duration": 0.1, "fraction": 0.5},
     ]
     notes = simcache.estimate(small_scenario(workload=WRITES_ONLY, events=events)).notes
     assert notes == [
@@ -75,6 +77,10 @@ def test_slowed_components_are_named() -> None:
         "and the destage backlog built while the array drains slower are lower bounds",
         "array_rebuild at 400ms for 300ms with a rebuild at 50 MB/s is not modelled: the estimate keeps the array "
         "healthy, so its array latency and the destage backlog built while the array drains slower are lower bounds",
+        "link_slow of host1 at 200ms for 500ms at 0.25 of its speed is not modelled: the estimate runs the storage link "
+        "at full speed, so its latencies and destage backlog are lower bounds",
+        "device_slow of host0 at 300ms for 100ms at 0.5 of its speed is not modelled: the estimate runs the tier at "
+        "full speed, so its latencies and destage backlog are lower bounds",
     ]
 
 

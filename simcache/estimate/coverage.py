@@ -9,7 +9,7 @@ ignored. Each sentence names the field as the scenario file spells it.
 
 from __future__ import annotations
 
-from simcache.scenario import ArrayDegraded, ArrayRebuild, Event, Group, HostFailure, PeerLoss, Scenario, VMotion
+from simcache.scenario import ArrayDegraded, ArrayRebuild, DeviceSlow, Event, Group, HostFailure, LinkSlow, PeerLoss, Scenario, VMotion
 from simcache.units import format_duration
 
 __all__ = ["not_modelled", "scheduling_note"]
@@ -59,6 +59,12 @@ def _event_note(event: Event) -> str | None:
             "drains slower are lower bounds"
         )
     when = f"host{event.host} at {format_duration(event.at)}"
+    if isinstance(event, LinkSlow | DeviceSlow):
+        what = f"{event.link} link" if isinstance(event, LinkSlow) else "tier"
+        return (
+            f"{event.kind} of {when} for {format_duration(event.duration)} at {event.fraction:g} of its speed is not "
+            f"modelled: the estimate runs the {what} at full speed, so its latencies and destage backlog are lower bounds"
+        )
     if isinstance(event, HostFailure):
         return f"host_failure of {when} is not modelled: the estimate keeps every host running, so the figures are those before the failure"
     link = "peer" if isinstance(event, PeerLoss) else event.link

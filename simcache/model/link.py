@@ -15,6 +15,9 @@ Assumptions (see docs/architecture.md):
   on any port it crosses (bottleneck fair share). On a single port this is
   exactly processor sharing.
 - Background traffic (vMotion) is just more flows, with a weight.
+- A port's capacity may change while flows cross it (``link_slow``,
+  :meth:`FlowNetwork.set_capacity`): its flows are re-rated at the change as a
+  new flow's arrival re-rates them, each keeping the bytes it has left.
 - A port with a ``window`` caps every flow longer than the window that
   crosses it at window / round trip (twice the transfer's one-way latency):
   one stream reaches a fraction of the link, many saturate it. A flow held
@@ -215,6 +218,24 @@ class FlowNetwork:
         self._rerate(flow, now)
         if len(self._heap) > 2 * len(self._in_flight) + _HEAP_SLACK:
             self._compact()
+        self._arm()
+
+    def set_capacity(self, port: Port, capacity: float) -> None:
+        """Change ``port``'s bandwidth to ``capacity`` bytes/s now; re-rate the flows crossing it.
+
+        Each flow is moved to now at its old rate (its bytes left) and goes on at the share the new capacity
+        gives, exactly as when a flow joins or leaves the port.
+        """
+        now = current_time(self.env)
+        port.capacity = capacity
+        active = port.active
+        if active and active[0].lone and active[0].finish <= now:
+            self._leave(active[0])  # a lone flow that finished since: its delivery is on its way
+        if not active:
+            return
+        port.share = capacity / port.weight_sum
+        for flow in list(active):
+            self._rerate(flow, now)
         self._arm()
 
     def _compact(self) -> None:

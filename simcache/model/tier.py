@@ -135,6 +135,7 @@ class Tier:
         self._write_seconds_per_byte = 1.0 / pipe_rate(spec.write_bandwidth, spec.controller_bandwidth)
         self._read_latency = spec.read_latency
         self._write_latency = spec.write_latency
+        self._full_speed = (self._read_seconds_per_byte, self._write_seconds_per_byte, self._read_latency, self._write_latency)
         self._pool_depth = clean_pool_depth(spec.clean_pool)
         self._has_clean_pool = self._pool_depth != math.inf
         self._pool = self._pool_depth
@@ -158,6 +159,16 @@ class Tier:
         self.background_operations = 0
         self.foreground_until = 0.0
         """When the last foreground operation booked so far completes (the destager's ``idle`` trigger)."""
+
+    def set_speed(self, fraction: float) -> None:
+        """Run at ``fraction`` of the device's speed from now on (``device_slow``; 1: full speed): each operation's
+        latency and transfer time are divided by ``fraction``. Operations already booked keep their times; the
+        clean pool's refill rate and the background credit are left at full speed."""
+        read_per_byte, write_per_byte, read_latency, write_latency = self._full_speed
+        self._read_seconds_per_byte = read_per_byte / fraction
+        self._write_seconds_per_byte = write_per_byte / fraction
+        self._read_latency = read_latency / fraction
+        self._write_latency = write_latency / fraction
 
     def submit(self, now: float, size: int, is_write: bool) -> float:
         """Submit an operation arriving at ``now``; return the time it completes."""

@@ -13,11 +13,14 @@ __all__ = [
     "ArrayDegraded",
     "ArrayEvent",
     "ArrayRebuild",
+    "DeviceSlow",
     "Event",
     "HostFailure",
     "LinkDown",
+    "LinkSlow",
     "Outage",
     "PeerLoss",
+    "Slowdown",
     "VMotion",
 ]
 
@@ -118,11 +121,48 @@ class ArrayRebuild(_Spec):
     """Bytes per second written to the spare (controllers default to a background rate: tens of MB/s)."""
 
 
+_FRACTION_WHY = "a component at no speed is down: use link_down or host_failure"
+SpeedFraction = Annotated[Number, Field(gt=0.0, le=1.0), Why(low=_FRACTION_WHY)]
+
+
+class LinkSlow(_Spec):
+    """One of a host's links runs at ``fraction`` of its bandwidth from ``at`` for ``duration`` seconds (a
+    flapping NIC renegotiating a lower speed, a congested uplink): both directions of each of the host's ports
+    on that network. Flows on the wire are re-rated at each change, keeping the bytes they have left."""
+
+    kind: Literal["link_slow"]
+    at: Seconds
+    host: HostIndex
+    link: Literal["peer", "storage"]
+    duration: PositiveSeconds
+    """Seconds the link stays slow (past the run's end: slow to the end)."""
+    fraction: SpeedFraction
+    """Share of its bandwidth the link keeps (0 < fraction <= 1)."""
+
+
+class DeviceSlow(_Spec):
+    """A host's tier runs at ``fraction`` of its speed from ``at`` for ``duration`` seconds (a throttled
+    controller, a device in thermal throttling): each operation's latency and transfer time divided by
+    ``fraction``."""
+
+    kind: Literal["device_slow"]
+    at: Seconds
+    host: HostIndex
+    duration: PositiveSeconds
+    """Seconds the tier stays slow (past the run's end: slow to the end)."""
+    fraction: SpeedFraction
+    """Share of its speed the tier keeps (0 < fraction <= 1)."""
+
+
 Outage = PeerLoss | LinkDown
 """An event that takes a host's link down for a while."""
+Slowdown = LinkSlow | DeviceSlow
+"""An event that runs a host's link or tier at a fraction of its speed for a while."""
 ArrayEvent = ArrayDegraded | ArrayRebuild
 """An event that degrades the backing array for a while."""
-Event = Annotated[VMotion | HostFailure | PeerLoss | LinkDown | ArrayDegraded | ArrayRebuild, Field(discriminator="kind")]
+Event = Annotated[
+    VMotion | HostFailure | PeerLoss | LinkDown | ArrayDegraded | ArrayRebuild | LinkSlow | DeviceSlow, Field(discriminator="kind")
+]
 EVENT_KINDS: dict[str, type[_Spec]] = {
     "vmotion": VMotion,
     "host_failure": HostFailure,
@@ -130,4 +170,6 @@ EVENT_KINDS: dict[str, type[_Spec]] = {
     "link_down": LinkDown,
     "array_degraded": ArrayDegraded,
     "array_rebuild": ArrayRebuild,
+    "link_slow": LinkSlow,
+    "device_slow": DeviceSlow,
 }

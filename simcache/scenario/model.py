@@ -26,7 +26,7 @@ from pydantic import Field, ValidationError, model_validator
 from simcache.errors import ScenarioError, echo, listing
 from simcache.scenario.checks import CheckSpec, Expectation, check_problems, repeated_names
 from simcache.scenario.components import ArraySpec, ClusterSpec
-from simcache.scenario.events import ArrayDegraded, ArrayRebuild, Event, HostFailure, VMotion
+from simcache.scenario.events import ArrayDegraded, ArrayRebuild, DeviceSlow, Event, HostFailure, LinkSlow, VMotion
 from simcache.scenario.fields import (
     BASE,
     MAX_EVENTS,
@@ -347,7 +347,7 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
             if host >= hosts:
                 problems.append((f"{where}.hosts", f"host index {host} does not exist; hosts are 0..{hosts - 1}"))
     problems += _crowded_hosts(scenario)
-    problems += _array_event_problems(scenario)
+    problems += _slowdown_problems(scenario)
     for i, event in enumerate(scenario.events):
         fields = (
             ("source_host", "target_host")
@@ -394,42 +394,50 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
     return problems
 
 
-def _array_event_problems(scenario: Scenario) -> list[tuple[str, str]]:
-    """An array degraded needs redundancy, a rebuild slower than the survivors' media, and one spindle down at a time."""
-    from simcache.physics import rebuild_share  # physics imports the scenario package
-
+def _slowdown_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """An array degraded needs redundancy and a rebuild slower than the survivors' media; each array, link or
+    tier is slowed by one event at a time (a second failed spindle, or two slowdowns of one port, are not modelled)."""
     problems: list[tuple[str, str]] = []
     array = scenario.array
-    windows: list[tuple[float, float, int]] = []
+    windows: dict[str, list[tuple[float, float, int]]] = {}
     for i, event in enumerate(scenario.events):
-        if not isinstance(event, ArrayDegraded | ArrayRebuild):
+        if isinstance(event, LinkSlow):
+            component, state = f"host{event.host}'s {event.link} link", "slowed"
+        elif isinstance(event, DeviceSlow):
+            component, state = f"host{event.host}'s tier", "slowed"
+        elif isinstance(event, ArrayDegraded | ArrayRebuild):
+            component, state = "the array", "degraded"
+            problems += _array_event_problems(i, event, array)
+        else:
             continue
-        if array.raid == "raid0":
-            problems.append(
-                (f"events.{i}.kind", f"{event.kind} needs a redundant array; array.raid is raid0, whose failed spindle loses the array")
-            )
-        elif isinstance(event, ArrayRebuild):
-            share = rebuild_share(array.raid, array.spindles, event.rebuild_rate, array.drive.media_rate)
-            if share >= 1.0:
-                problems.append(
-                    (
-                        f"events.{i}.rebuild_rate",
-                        f"{event.rebuild_rate:.4g} B/s takes all of the surviving spindles' time (media rate "
-                        f"{array.drive.media_rate:.4g} B/s); make it lower",
-                    )
-                )
-        for start, end, j in windows:
+        for start, end, j in windows.get(component, []):
             if event.at < end and start < event.at + event.duration:
                 problems.append(
                     (
                         f"events.{i}.at",
-                        f"the array is already degraded by events.{j} from {start:g}s to {end:g}s (a second failed spindle "
-                        "is not modelled); move it after that window",
+                        f"{component} is already {state} by events.{j} from {start:g}s to {end:g}s (one event at a time "
+                        "is modelled); move it after that window",
                     )
                 )
                 break
-        windows.append((event.at, event.at + event.duration, i))
+        windows.setdefault(component, []).append((event.at, event.at + event.duration, i))
     return problems
+
+
+def _array_event_problems(i: int, event: ArrayDegraded | ArrayRebuild, array: ArraySpec) -> list[tuple[str, str]]:
+    from simcache.physics import rebuild_share  # physics imports the scenario package
+
+    if array.raid == "raid0":
+        return [(f"events.{i}.kind", f"{event.kind} needs a redundant array; array.raid is raid0, whose failed spindle loses the array")]
+    if isinstance(event, ArrayRebuild) and rebuild_share(array.raid, array.spindles, event.rebuild_rate, array.drive.media_rate) >= 1.0:
+        return [
+            (
+                f"events.{i}.rebuild_rate",
+                f"{event.rebuild_rate:.4g} B/s takes all of the surviving spindles' time (media rate "
+                f"{array.drive.media_rate:.4g} B/s); make it lower",
+            )
+        ]
+    return []
 
 
 def _crowded_hosts(scenario: Scenario) -> list[tuple[str, str]]:
