@@ -122,7 +122,9 @@ class ArrayRebuild(_Spec):
 
 
 _FRACTION_WHY = "a component at no speed is down: use link_down or host_failure"
-SpeedFraction = Annotated[Number, Field(gt=0.0, le=1.0), Why(low=_FRACTION_WHY)]
+SpeedFraction = Annotated[
+    Number, Field(gt=0.0, le=1.0), Why(low=_FRACTION_WHY, high="1 is full speed; a faster component is another profile")
+]
 
 
 class LinkSlow(_Spec):
