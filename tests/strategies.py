@@ -167,6 +167,16 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
         scenario.setdefault("events", []).append(outage)
         for group in groups:
             group["on_peer_loss"] = draw(st.sampled_from(["write_through", "degrade", "stall"]))
+    if draw(st.integers(0, 3)) == 0:  # issue 17: a component at a fraction of its speed for a while
+        slow: dict[str, Any] = {"at": draw(st.sampled_from([0.0, 0.2, duration / 2])), "duration": draw(st.sampled_from([0.1, 5.0]))}
+        kind = draw(st.sampled_from(["array_degraded", "array_rebuild", "link_slow", "device_slow"]))
+        if kind == "array_rebuild":
+            slow["rebuild_rate"] = draw(st.sampled_from(["20MB/s", "100MB/s"]))
+        elif kind in ("link_slow", "device_slow"):
+            slow |= {"host": draw(st.integers(0, hosts - 1)), "fraction": draw(st.sampled_from([0.01, 0.5, 1.0]))}
+            if kind == "link_slow":
+                slow["link"] = draw(st.sampled_from(["peer", "storage"]))
+        scenario.setdefault("events", []).append({"kind": kind, **slow})
     return scenario
 
 
