@@ -54,22 +54,25 @@ def _restarts(restarts: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def _span(record: dict[str, Any]) -> tuple[str, str]:
+    """An outage's or slowdown's end (or "end of run") and its destage backlog at start and end, in words."""
+    end = "end of run" if math.isnan(record["end_s"]) else f"{record['end_s']:.3f} s"
+    after = "" if math.isnan(record["backlog_at_end_bytes"]) else f" -> {record['backlog_at_end_bytes'] / MiB:.1f} MiB"
+    return end, f"backlog {record['backlog_at_start_bytes'] / MiB:.1f} MiB{after}"
+
+
 def _outage(o: dict[str, Any]) -> str:
-    end = "end of run" if math.isnan(o["end_s"]) else f"{o['end_s']:.3f} s"
-    after = "" if math.isnan(o["backlog_at_end_bytes"]) else f" -> {o['backlog_at_end_bytes'] / MiB:.1f} MiB"
-    before = o["backlog_at_start_bytes"] / MiB
-    return f"  {o['kind']} host{o['host']} {o['link']} link down {o['start_s']:.3f} s to {end}: backlog {before:.1f} MiB{after}"
+    end, backlog = _span(o)
+    return f"  {o['kind']} host{o['host']} {o['link']} link down {o['start_s']:.3f} s to {end}: {backlog}"
 
 
 def _degradation(d: dict[str, Any]) -> str:
-    end = "end of run" if math.isnan(d["end_s"]) else f"{d['end_s']:.3f} s"
-    after = "" if math.isnan(d["backlog_at_end_bytes"]) else f" -> {d['backlog_at_end_bytes'] / MiB:.1f} MiB"
-    before = d["backlog_at_start_bytes"] / MiB
+    end, backlog = _span(d)
     if "fraction" in d:
         what = f"at {d['fraction']:.3g} of its speed"
     else:
         what = f"service times x{d['read_factor']:.3g} reads, x{d['write_factor']:.3g} writes"
-    return f"  {d['kind']} {d['component']} {d['start_s']:.3f} s to {end}: {what}; backlog {before:.1f} MiB{after}"
+    return f"  {d['kind']} {d['component']} {d['start_s']:.3f} s to {end}: {what}; {backlog}"
 
 
 def _resync(r: dict[str, Any]) -> str:

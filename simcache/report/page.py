@@ -165,12 +165,25 @@ def _events(result: Result) -> list[svg.Marker]:
     for event in result.meta["scenario"].get("events", []):
         if event["at"] > end:
             continue
-        if event["kind"] == "vmotion":
-            label = f"vMotion host{event['source_host']}->host{event['target_host']}"
-        else:
-            label = f"host{event['host']} fails"
-        markers.append(svg.Marker(float(event["at"]), label))
+        markers.append(svg.Marker(float(event["at"]), _event_label(event)))
     return markers
+
+
+def _event_label(event: dict[str, Any]) -> str:
+    """A chart marker's words for one scheduled event (``events`` of the scenario as run)."""
+    kind = str(event["kind"])
+    if kind == "vmotion":
+        return f"vMotion host{event['source_host']}->host{event['target_host']}"
+    if kind in ("array_degraded", "array_rebuild"):
+        return kind.replace("_", " ")
+    what = {
+        "host_failure": "fails",
+        "peer_loss": "peers lost",
+        "link_down": f"{event.get('link')} link down",
+        "link_slow": f"{event.get('link')} link slow",
+        "device_slow": "tier slow",
+    }.get(kind, str(kind))
+    return f"host{event['host']} {what}"
 
 
 def _toml(result: Result) -> str:
