@@ -115,7 +115,7 @@ class SweepStore:
             self._db = sqlite3.connect(path, timeout=STORE_TIMEOUT_S, isolation_level=None)
         try:
             with self._errors():
-                self._db.execute("PRAGMA journal_mode=WAL")
+                _use_wal(self._db)
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 with self._transaction():
                     self._open_format()
@@ -394,6 +394,24 @@ class SweepStoreErrors:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if isinstance(exc, sqlite3.Error):
             raise _store_error(self._path, exc) from None
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Switch the store to write-ahead logging, retrying while another process does the same.
+
+    SQLite answers a journal-mode change that races another connection's with SQLITE_BUSY at once, without
+    waiting for the lock (two sweeps opening a new store together: 80 of 300 openings failed in 0.000 s), so the
+    wait up to ``STORE_TIMEOUT_S`` is done here.
+    """
+    deadline = time.monotonic() + STORE_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY") or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _store_error(path: Path, exc: sqlite3.Error) -> SweepStoreError:
