@@ -27,7 +27,7 @@ from simcache.sweep import sweep_summary
 from simcache.units import format_size
 from simcache_app import charts, controls, describe, runs
 from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters
-from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
+from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip
 from simcache_app.uploads import (
     UPLOAD_LIMIT_BYTES,
     ImportedUpload,
@@ -60,7 +60,7 @@ def main() -> None:
             base, source, imported = choose_scenario()
             st.header("Run")
             duration, seed = controls.run_controls(base, source)
-            scenario = edit_scenario(base, source)
+            scenario = edit_scenario(base, source, duration, seed)
         except simcache.ScenarioError as exc:
             problem = exc
     if problem is not None:
@@ -152,8 +152,8 @@ def load_library_scenario(path: str) -> simcache.Scenario:
     return simcache.load_scenario(path)
 
 
-def edit_scenario(base: simcache.Scenario, source: str) -> simcache.Scenario:
-    """Sidebar sections -> overrides -> the edited scenario, with a download of it.
+def edit_scenario(base: simcache.Scenario, source: str, duration: float, seed: int) -> simcache.Scenario:
+    """Sidebar sections -> overrides -> the edited scenario, with a download of it (with the run's duration and seed).
 
     Raises ScenarioError when the settings do not make a valid scenario (e.g. WB+2 on 2 hosts).
     """
@@ -170,8 +170,13 @@ def edit_scenario(base: simcache.Scenario, source: str) -> simcache.Scenario:
             overrides |= controls.group_controls(base, group, source)
     scenario = base.with_overrides(overrides, source="the sidebar settings") if overrides else base
     st.caption(f"{len(overrides)} setting(s) changed from the file" + (": " + ", ".join(overrides) if overrides else ""))
+    file_name, text = exported_scenario(scenario, overrides, duration, seed)
     st.download_button(
-        "Download this scenario (TOML)", scenario_toml(scenario), file_name=f"{scenario.name}-edited.toml", on_click="ignore"
+        "Download this scenario (TOML)",
+        text,
+        file_name=file_name,
+        on_click="ignore",
+        help="Only what differs from the built-in profiles and defaults, with this page's duration and seed.",
     )
     return scenario
 

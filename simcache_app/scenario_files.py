@@ -1,6 +1,7 @@
 """Files for the page: the library in scenarios/, uploads, the edited scenario as TOML, results as a ZIP.
 
-The edited scenario is written back as TOML by :func:`simcache.scenario.dump.scenario_toml`.
+The edited scenario is downloaded as :func:`exported_scenario` writes it: only what differs from the profiles
+and defaults (:func:`simcache.scenario.dump.minimal_scenario_toml`), with the page's duration and seed.
 """
 
 from __future__ import annotations
@@ -8,13 +9,15 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import simcache
 from simcache.scenario import builtin_scenarios
-from simcache.scenario.dump import scenario_toml
+from simcache.scenario.dump import minimal_scenario_toml, scenario_slug, scenario_toml
 
-__all__ = ["DEFAULT_SCENARIO", "library_scenarios", "read_upload", "result_zip", "scenario_toml"]
+__all__ = ["DEFAULT_SCENARIO", "exported_scenario", "library_scenarios", "read_upload", "result_zip", "scenario_toml"]
 
 DEFAULT_SCENARIO = "default"
 
@@ -48,3 +51,14 @@ def result_zip(result: simcache.Result) -> bytes:
         for path in sorted(result.save(folder).iterdir()):
             archive.write(path, path.name)
     return buffer.getvalue()
+
+
+def exported_scenario(scenario: simcache.Scenario, changed: Mapping[str, Any], duration: float, seed: int) -> tuple[str, str]:
+    """The file name (from the scenario's name) and the minimal TOML of the scenario as the page runs it: its
+    ``changed`` settings applied, the page's duration and seed, and a description that names those changes."""
+    current = scenario.with_duration(duration).with_seed(seed)
+    if changed:
+        edits = "; ".join(f"{path} = {value}" for path, value in changed.items())
+        description = f"{scenario.description} (changed in the what-if page: {edits})" if scenario.description else f"changed: {edits}"
+        current = current.model_copy(update={"description": description})
+    return f"{scenario_slug(scenario.name)}.toml", minimal_scenario_toml(current)

@@ -13,6 +13,7 @@ import re
 import tomllib
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -24,7 +25,8 @@ from simcache_app import uploads
 from simcache_app.controls import DEFAULT_DURATION_S, parse_size_mix
 from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, metric_label, peer_port_table
 from simcache_app.parameters import compare_presets, parse_values, sweep_parameters
-from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
+from simcache.scenario.dump import minimal_scenario_toml, scenario_slug
+from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip, scenario_toml
 from simcache_app.uploads import ImportedUpload, expectations_table, import_upload, store_upload
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
@@ -262,6 +264,71 @@ def test_scenario_toml_reads_back_to_the_same_scenario(name: str) -> None:
 def test_scenario_toml_escapes_strings(default: simcache.Scenario) -> None:
     odd = default.with_overrides({"description": 'quote " backslash \\ tab \t del \x7f é 🙂'})
     assert simcache.load_scenario(tomllib.loads(scenario_toml(odd))).description == odd.description
+
+
+def _leaves(tables: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Paths of every value of a TOML document's tables (a dict's key, a list's index), tables not included."""
+    if isinstance(tables, dict):
+        return [leaf for key, value in tables.items() for leaf in _leaves(value, (*path, key))] or [path]
+    if isinstance(tables, list) and tables and all(isinstance(item, dict) for item in tables):
+        return [leaf for index, item in enumerate(tables) for leaf in _leaves(item, (*path, index))]
+    return [path]
+
+
+def _without(tables: Any, path: tuple[Any, ...]) -> Any:
+    copy = json.loads(json.dumps(tables))
+    node = copy
+    for part in path[:-1]:
+        node = node[part]
+    del node[path[-1]]
+    return copy
+
+
+@pytest.mark.parametrize("name", list(library_scenarios()))
+def test_minimal_scenario_toml_reads_back_to_the_same_scenario(name: str) -> None:
+    scenario = simcache.load_scenario(library_scenarios()[name])
+    text = minimal_scenario_toml(scenario)
+    assert simcache.load_scenario(tomllib.loads(text)) == scenario
+    assert len(text) < len(scenario_toml(scenario))  # the expanded profiles and defaults are left out
+
+
+def test_minimal_scenario_toml_holds_no_default_and_writes_human_units(default: simcache.Scenario) -> None:
+    """Minimal: leaving out any one value the file holds changes the scenario it loads to (or makes it invalid), so no
+    value merely repeats a default or a profile's figure. Quantities are written in units ("2GiB", "500ms")."""
+    text = minimal_scenario_toml(default)
+    tables = tomllib.loads(text)
+    for leaf in _leaves(tables):
+        if leaf[-1] in ("profile",) or leaf[:1] in (("variants",), ("expect",), ("check",)):
+            continue  # a profile's name stands for its values; checks and variants are kept as written
+        try:
+            assert simcache.load_scenario(_without(tables, leaf)) != default, f"{leaf} repeats a default"
+        except simcache.ScenarioError:
+            pass  # a field without a default: it must be written
+    assert tables["cluster"]["destager"] == {"capacity": "2GiB"}
+    assert tables["run"] == {"duration": "20s", "warmup": "4s", "sample_interval": "500ms"}
+    assert tables["cluster"]["tier"] == "sata-ssd-s3700"  # only the profile's name: the scenario changes none of its fields
+    assert 'throughput = "4MB/s"' in text
+
+
+def test_human_units_read_back_exactly() -> None:
+    edited = simcache.load_scenario("default").with_overrides({"cluster.tier.capacity": 3 * 2**30 + 1, "cluster.peer_link.latency": 0.0123})
+    tables = tomllib.loads(minimal_scenario_toml(edited))
+    assert tables["cluster"]["tier"]["capacity"] == 3 * 2**30 + 1  # no exact unit: plain bytes
+    assert tables["cluster"]["peer_link"]["latency"] == "12.3ms"
+    assert simcache.load_scenario(tables) == edited
+
+
+def test_exported_scenario_is_what_the_page_runs_named_from_the_scenario(default: simcache.Scenario) -> None:
+    changed = {"cluster.peer_link": "10GbE", "groups.db.policy": "WB+1"}
+    edited = default.with_overrides(changed).model_copy(update={"name": "Db on 10GbE!"})
+    file_name, text = exported_scenario(edited, changed, duration=8.0, seed=3)
+    assert file_name == "db-on-10gbe.toml"
+    back = simcache.load_scenario(tomllib.loads(text))
+    assert back.run.duration == 8.0 and back.run.seed == 3
+    assert back.description == f"{default.description} (changed in the what-if page: cluster.peer_link = 10GbE; groups.db.policy = WB+1)"
+    assert back.model_copy(update={"description": default.description}) == edited.with_duration(8.0).with_seed(3)
+    assert 'duration = "8s"' in text and "seed = 3" in text
+    assert scenario_slug("---") == "scenario"
 
 
 def test_read_upload_names_the_uploaded_file() -> None:
