@@ -16,7 +16,11 @@ already there, so an interrupted sweep completes without recomputation.
 A killed sweep (even ``kill -9``) keeps every row it finished, and its
 worker processes exit with it; Ctrl-C raises :class:`SweepInterrupted`
 (a ``KeyboardInterrupt`` saying how many rows finished) after terminating
-the workers. The store has a format version (:data:`STORE_FORMAT`) and a
+the workers. ``cancel=`` a :class:`~simcache.control.Cancel` token stops a sweep
+from another thread: within a poll (:data:`~simcache.sweep_store.POLL_S`) it
+starts no more tasks, abandons the running ones (a serial run stops at once,
+pool workers are terminated) and returns the rows finished so far, the table's
+``attrs["stopped"]`` saying why. The store has a format version (:data:`STORE_FORMAT`) and a
 checksum per row: a row that fails its checks is reported
 (:class:`SweepStoreWarning`) and recomputed, never used. Sweeps running at
 once on one store share its tasks (see :class:`SweepStore`). A store that
@@ -49,6 +53,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simcache.control import Cancel, stopped_at
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.metrics import ESTIMATED_COLUMNS, ci95_half_width
@@ -160,6 +165,7 @@ def sweep(
     until: tuple[str, float] | None = None,
     max_seeds: int = 30,
     progress: Callable[[SweepProgress], None] | None = None,
+    cancel: Cancel | None = None,
 ) -> pd.DataFrame:
     """Simulate every grid point with every seed; one row per point and seed, in grid order.
 
@@ -173,6 +179,8 @@ def sweep(
     ``until=(metric, relative_half_width)``: after ``seeds``, add seeds to each
     point (up to ``max_seeds``) until the 95% interval of ``metric`` (a row
     column such as ``"all.write.mean_ms"``) is within that fraction of its mean.
+    ``cancel``: a token that stops the sweep early; the table then holds the rows finished before the stop, and
+    ``table.attrs`` has ``"stopped"`` (the token's reason) and ``"planned"`` (the tasks the sweep meant to run).
     """
     base = load_scenario(scenario)
     points = grid_points(grid)
@@ -191,21 +199,33 @@ def sweep(
     try:
         with ExitStack() as stack:
             runner = _Runner.open(stack, workers=workers, client=client, scheduler=scheduler)
+            runner.cancel = cancel
             cache = SweepStore(Path(store), variants, duration, labels) if store is not None else None
             if cache is not None:
                 stack.enter_context(closing(cache))
             tasks = [(i, seed) for i in range(len(points)) for seed in seed_list]
             rows = _run(tasks, runs, runner, cache, progress, tally)
-            while until is not None:
+            while until is not None and not tally.stopped:
                 extra = _seeds_wanted(points, rows, seed_list, until, max_seeds)
                 if not extra:
                     break
                 more = [(i, seed) for i, seeds_for_point in extra.items() for seed in seeds_for_point]
                 rows.update(_run(more, runs, runner, cache, progress, tally))
+            if tally.stopped:
+                raise _Abandon  # leave the pool as on Ctrl-C: its running tasks are not waited for
+    except _Abandon:
+        pass
     except KeyboardInterrupt as exc:
         raise SweepInterrupted(tally.finished, tally.total, tally.computed, None if store is None else Path(store)) from exc
     ordered = sorted(rows, key=lambda key: (key[0], key[1]))
-    return pd.DataFrame([{**points[i], "seed": seed, **rows[(i, seed)]} for i, seed in ordered])
+    table = pd.DataFrame([{**points[i], "seed": seed, **rows[(i, seed)]} for i, seed in ordered])
+    if tally.stopped:
+        table.attrs.update(stopped=tally.stopped, planned=tally.total)
+    return table
+
+
+class _Abandon(Exception):
+    """Raised inside a sweep stopped by its cancel token, to leave the runner without waiting for its running tasks."""
 
 
 def sweep_summary(table: pd.DataFrame, grid_columns: Sequence[str]) -> pd.DataFrame:
@@ -275,6 +295,8 @@ class _Tally:
     finished: int = 0
     computed: int = 0
     total: int = 0
+    stopped: str = ""
+    """Why the cancel token stopped the sweep (empty while it runs)."""
 
 
 def _run(
@@ -320,7 +342,11 @@ def _run(
         return True
 
     report()
+    cancel = runner.cancel
     while queue or waiting or runner.busy:
+        if cancel is not None and cancel.cancelled:
+            tally.stopped = cancel.reason
+            break
         while queue and runner.free:
             task = queue.popleft()
             if not take(task):
@@ -328,7 +354,7 @@ def _run(
         if not queue and waiting and runner.free:
             waiting = [task for task in waiting if not take(task)]
         if runner.busy:
-            for task, row in runner.collect(POLL_S if waiting else None):
+            for task, row in runner.collect(POLL_S if waiting or cancel is not None else None):
                 rows[task] = row
                 tally.computed += 1
                 if cache is not None:
@@ -342,6 +368,12 @@ def _run(
 def _one(run: Scenario, seed: int) -> dict[str, Any]:
     """A task: runs in a worker process (or this one) and returns a plain, picklable row."""
     return result_row(simulate(run, seed=seed))
+
+
+def _one_here(run: Scenario, seed: int, cancel: Cancel | None) -> dict[str, Any] | None:
+    """A task run in this process, stoppable by ``cancel``: its row, or ``None`` if it was stopped part way."""
+    result = simulate(run, seed=seed, cancel=cancel)
+    return None if stopped_at(result) is not None else result_row(result)
 
 
 class _Runner:
@@ -360,6 +392,8 @@ class _Runner:
         self._futures: dict[Any, tuple[int, int]] = {}
         self._dask_done: Any = None
         self._dask_futures: dict[Any, Any] = {}  # key -> Dask future, to cancel on a stop
+        self.cancel: Cancel | None = None
+        """The sweep's cancel token: a task run in this process polls it (a pool's are terminated instead)."""
 
     @classmethod
     def open(cls, stack: ExitStack, *, workers: int | None, client: Any, scheduler: str | None) -> _Runner:
@@ -408,7 +442,8 @@ class _Runner:
         """Rows finished by now; waits up to ``timeout`` seconds (``None``: until one is) for the first."""
         if self._serial:
             task, run, seed = self._serial.pop(0)
-            return [(task, _one(run, seed))]
+            row = _one_here(run, seed, self.cancel)
+            return [] if row is None else [(task, row)]
         if self._pool is not None:
             # at most `capacity` futures pending, so waiting on all of them per result stays cheap
             done, _ = wait(self._futures, timeout=timeout, return_when=FIRST_COMPLETED)

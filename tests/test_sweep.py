@@ -274,3 +274,33 @@ def test_log_axis_error_bars_stay_above_zero() -> None:
     below, above = log_axis_yerr([10.0, 1.0, 5.0], [2.0, 3.0, float("nan")])
     assert below.tolist() == [2.0, 0.9, 0.0]
     assert above.tolist() == [2.0, 3.0, 0.0]
+
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_cancelled_sweep_stops_within_a_second_and_keeps_its_finished_points(scenario: simcache.Scenario, workers: int) -> None:
+    """Two short points, then two of 600 simulated seconds (minutes of wall time each): the token is cancelled from
+    another thread 0.3 s after the short points are done; within a second the sweep returns their rows (none of a
+    run stopped part way), marked stopped, with the number of tasks it meant to run."""
+    import threading
+
+    from simcache.control import Cancel
+
+    token = Cancel()
+    cancelled_at: list[float] = []
+
+    def cancel() -> None:
+        cancelled_at.append(time.monotonic())
+        token.cancel("stopped by the test")
+
+    def progress(state: SweepProgress) -> None:
+        if state.done == 2:
+            threading.Timer(0.3, cancel).start()
+
+    grid = {"run.duration": ["0.5s", "1s", "600s", "601s"]}
+    table = sweep(scenario, grid, seeds=[1], workers=workers, progress=progress, cancel=token)
+    assert time.monotonic() - cancelled_at[0] < 1.0
+    assert table.attrs == {"stopped": "stopped by the test", "planned": 4}
+    assert list(table["run.duration"]) == ["0.5s", "1s"]
+    expected = sweep(scenario, {"run.duration": ["0.5s", "1s"]}, seeds=[1], workers=1)
+    pd.testing.assert_frame_equal(table, expected)
