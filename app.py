@@ -225,8 +225,10 @@ def run_requested(button: str, keys: list[str], help: str) -> bool:
 def single_run_view(scenario: simcache.Scenario, seed: int, duration: float) -> None:
     st.caption(describe.estimate_sentence(simcache.estimate(scenario), scenario))  # milliseconds: shown before any run
     key = runs.run_key(scenario, seed, duration)
-    if not (run_requested("Run simulation", [key], "Simulate the scenario as set in the sidebar.") or runs.has_job(key)):
+    if not (run_requested("Run simulation", [key], "Simulate the scenario as set in the sidebar.") or runs.has_job(key) or runs.asked(key)):
         st.info("Press **Run simulation** to simulate the scenario as set in the sidebar.")
+        return
+    if not runs.confirmed(key, runs.expected_ios([scenario.with_duration(duration)]), "run"):
         return
     try:
         result = runs.simulate(scenario, seed, duration)
@@ -309,15 +311,23 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
     grid = {parameter.path: [parameter.to_override(v) for v in values]}
     seeds = list(range(seed, seed + int(count)))
     st.caption(f"{len(values) * len(seeds)} simulations of {duration:g} s each.")
-    key = json.dumps([runs.run_key(scenario, seed, duration), grid, seeds])
-    if not run_requested("Run sweep", [key], "Simulate every value with every seed."):
+    key = runs.sweep_key(scenario, grid, seeds, duration)
+    if not (run_requested("Run sweep", [key], "Simulate every value with every seed.") or runs.has_job(key) or runs.asked(key)):
         return
     try:
+        points = [scenario.with_overrides({parameter.path: value}).with_duration(duration) for value in grid[parameter.path]]
+        if not runs.confirmed(key, runs.expected_ios(points) * len(seeds), "sweep"):
+            return
         table = runs.sweep(scenario, grid, seeds, duration)
     except simcache.ScenarioError as exc:
         show_scenario_error("A swept value does not make a valid scenario", exc)
         return
-    done_runs().add(key)
+    if "stopped" in table.attrs:
+        st.warning(runs.sweep_stop_text(table))
+        if table.empty:
+            return
+    else:
+        done_runs().add(key)
     table.insert(0, label, table[parameter.path].map(dict(zip(grid[parameter.path], values, strict=True))))
     summary = sweep_summary(table, [label, parameter.path])
     st.plotly_chart(charts.sweep_figure(summary, label, metric, describe.metric_label(metric)), key="sweep")
@@ -348,7 +358,10 @@ def compare_view(scenario: simcache.Scenario, seed: int, duration: float, source
         show_scenario_error("A variant does not make a valid scenario", exc)
         return
     keys = [runs.run_key(v, seed, duration) for v in variants.values()]
-    if not (run_requested("Run comparison", keys, "Simulate every chosen variant.") or any(runs.has_job(k) for k in keys)):
+    asked = runs.asked(json.dumps(keys))
+    if not (run_requested("Run comparison", keys, "Simulate every chosen variant.") or any(runs.has_job(k) for k in keys) or asked):
+        return
+    if not runs.confirmed(json.dumps(keys), runs.expected_ios([v.with_duration(duration) for v in variants.values()]), "comparison"):
         return
     try:
         results = {name: runs.simulate(v, seed, duration, label=f"Simulating {name}") for name, v in variants.items()}

@@ -16,7 +16,12 @@ again and shows the partial result with a warning ("Stopped at simulated time
 t of T s"). A partial result is never cached. The token is a lease
 (:class:`_Lease`): a run that no script run has polled for :data:`LEASE_S`
 seconds (the page was closed, or it moved on to other settings) cancels
-itself, so nothing stays busy after the session ends.
+itself, so nothing stays busy after the session ends. A sweep runs the same
+way (**Stop sweep**): stopped, it keeps the points whose runs finished.
+
+A run, sweep or comparison expected to simulate more than :data:`CONFIRM_IOS`
+I/Os (IOPS x duration x VMs, summed over its runs: :func:`expected_ios`) asks
+first (:func:`confirmed`) instead of starting.
 """
 
 from __future__ import annotations
@@ -37,10 +42,19 @@ from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import simcache
-from simcache.control import Cancel, Stopped, check_work, stopped_at
+from simcache.control import Cancel, Stopped, check_work, expected_work, stopped_at
 from simcache.sweep import SweepProgress
 
 CACHE_ENTRIES = 64
+"""Most results each cached function keeps (runs, sweeps); the oldest goes first."""
+CACHE_TTL_S = 3600.0
+"""A cached result not asked for during this many seconds is dropped."""
+CONFIRM_IOS = 1_000_000
+"""Expected I/Os past which the page asks before it starts: at the 45,000 to 80,000 I/Os per second a run takes on a
+2-core VM (:class:`simcache.control.Limits`), 12 to 25 s of computing and about 600 MB of records
+(:data:`simcache.control.BYTES_PER_IO`)."""
+IOS_PER_S = 45_000
+"""I/Os simulated per wall second on a 2-core VM, the slow end (for the time a confirmation quotes)."""
 IN_PROCESS_SECONDS = 30.0
 """Sweeps of at most this many simulated seconds in all run in this process: starting worker
 processes (each imports simcache, pandas and scipy) would take longer than the runs."""
@@ -79,26 +93,53 @@ class _Lease(Cancel):
 
 @dataclass
 class _Job:
-    """One simulation running in a background thread for this session."""
+    """One simulation or sweep running in a background thread for this session."""
 
     token: _Lease
     fraction: float = 0.0
-    result: simcache.Result | None = None
+    text: str = ""
+    """What the progress bar says (empty: the bar's own text)."""
+    result: Any = None
     error: BaseException | None = None
     thread: threading.Thread = field(init=False)
 
-    def start(self, scenario: simcache.Scenario, seed: int, duration: float) -> None:
-        self.thread = threading.Thread(target=self._run, args=(scenario, seed, duration), name="simcache-run", daemon=True)
+    def start(self, work: Callable[[_Job], Any]) -> None:
+        """Run ``work(self)`` in a thread; it reads ``self.token`` and moves ``self.fraction``."""
+        self.thread = threading.Thread(target=self._run, args=(work,), name="simcache-run", daemon=True)
         self.thread.start()
 
-    def _run(self, scenario: simcache.Scenario, seed: int, duration: float) -> None:
-        def advance(fraction: float) -> None:
-            self.fraction = fraction
-
+    def _run(self, work: Callable[[_Job], Any]) -> None:
         try:
-            self.result = simcache.simulate(scenario, seed=seed, duration=duration, progress=advance, cancel=self.token)
+            self.result = work(self)
         except BaseException as exc:  # handed to the script thread, which raises it
             self.error = exc
+
+    def advance(self, fraction: float) -> None:
+        self.fraction = fraction
+
+
+def _follow(key: str, work: Callable[[_Job], Any], text: str) -> Any:
+    """Start ``work`` as this session's job ``key`` (unless it runs already) and poll it to its end under a progress
+    bar: the job's result, or its error raised here."""
+    jobs = _jobs()
+    job = jobs.get(key)
+    if job is None:
+        job = jobs[key] = _Job(_Lease(LEASE_S, WALL_LIMIT_S))
+        job.start(work)
+    bar = st.progress(0.0, text=text)
+    while job.thread.is_alive():
+        if not _page_open():
+            job.token.cancel("the page was closed")
+        job.token.renew()
+        job.thread.join(POLL_S)
+        # Every poll sends an update: that is where Streamlit interrupts the script on a click (the job stays for
+        # the rerun to pick up), so it must come often, not only when the bar moves.
+        bar.progress(min(max(job.fraction, 0.0), 1.0), text=job.text or text)
+    del jobs[key]
+    bar.empty()
+    if job.error is not None:
+        raise job.error
+    return job.result
 
 
 def _jobs() -> dict[str, _Job]:
@@ -140,6 +181,41 @@ def _stop(key: str) -> None:
         job.token.cancel("stopped from the page")
 
 
+def _stop_button(slot: Any, key: str, label: str, help: str) -> None:
+    slot.button(label, key=f"stop-{hashlib.sha256(key.encode()).hexdigest()[:16]}", on_click=_stop, args=(key,), help=help)
+
+
+def expected_ios(runs: Sequence[simcache.Scenario]) -> float:
+    """I/Os the runs are expected to issue in all (:func:`simcache.control.expected_work`: rate x duration x VMs for
+    an open loop, the analytic estimate's rate for a closed one), each scenario with its run's duration."""
+    return sum(expected_work(run).ios for run in runs)
+
+
+def confirmed(key: str, ios: float, what: str) -> bool:
+    """Whether the work ``key`` may start: expected to simulate at most :data:`CONFIRM_IOS` I/Os, or confirmed
+    (now or earlier in this session). Else the page says how large it is and offers a button to start it anyway."""
+    accepted: set[str] = st.session_state.setdefault("runs.confirmed", set())
+    if ios <= CONFIRM_IOS or key in accepted:
+        return True
+    st.session_state.setdefault("runs.asked", set()).add(key)
+    minutes = ios / IOS_PER_S / 60
+    st.warning(
+        f"**This {what} is large:** about {ios:,.0f} I/Os to simulate (the page asks past {CONFIRM_IOS:,}), up to "
+        f"{minutes:,.1f} minutes of computing. Shorten the simulated seconds or lower the load, or start it anyway; "
+        "**Stop** ends it at any time and keeps what was computed."
+    )
+    if st.button(f"Start this {what} anyway", key=f"confirm-{hashlib.sha256(key.encode()).hexdigest()[:16]}"):
+        accepted.add(key)
+        return True
+    return False
+
+
+def asked(key: str) -> bool:
+    """Whether the page has asked (:func:`confirmed`) whether to start the work ``key``: the view shows the question
+    again (and its button's click) on the reruns that follow, without its run button being pressed again."""
+    return key in st.session_state.get("runs.asked", set())
+
+
 def simulate(scenario: simcache.Scenario, seed: int, duration: float, label: str = "Simulating") -> simcache.Result:
     """:func:`simcache.simulate` with a progress bar and a Stop button, cached on the scenario's JSON, seed and duration.
 
@@ -151,13 +227,7 @@ def simulate(scenario: simcache.Scenario, seed: int, duration: float, label: str
     if key not in _jobs():
         check_work(scenario.with_duration(duration).with_seed(seed))
     slot = st.empty()
-    slot.button(
-        "Stop simulation",
-        key=f"stop-{hashlib.sha256(key.encode()).hexdigest()[:16]}",
-        on_click=_stop,
-        args=(key,),
-        help="Stop this simulation: the page shows what was simulated so far, marked partial.",
-    )
+    _stop_button(slot, key, "Stop simulation", "Stop this simulation: the page shows what was simulated so far, marked partial.")
     try:
         result = _simulate(scenario.model_dump_json(), seed, duration, _scenario=scenario, _label=label)
     except Stopped as stopped:
@@ -177,56 +247,77 @@ def stop_text(result: simcache.Result) -> str:
     )
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@st.cache_data(max_entries=CACHE_ENTRIES, ttl=CACHE_TTL_S, show_spinner=False)
 def _simulate(scenario_json: str, seed: int, duration: float, _scenario: simcache.Scenario, _label: str) -> simcache.Result:
     key = json.dumps([scenario_json, seed, duration])  # run_key()
-    jobs = _jobs()
-    job = jobs.get(key)
-    if job is None:
-        job = jobs[key] = _Job(_Lease(LEASE_S, WALL_LIMIT_S))
-        job.start(_scenario, seed, duration)
-    text = f"{_label}: {duration:g} simulated seconds"
-    bar = st.progress(0.0, text=text)
-    while job.thread.is_alive():
-        if not _page_open():
-            job.token.cancel("the page was closed")
-        job.token.renew()
-        job.thread.join(POLL_S)
-        # Every poll sends an update: that is where Streamlit interrupts the script on a click (the job stays for
-        # the rerun to pick up), so it must come often, not only when the bar moves.
-        bar.progress(min(max(job.fraction, 0.0), 1.0), text=text)
-    del jobs[key]
-    bar.empty()
-    if job.error is not None:
-        raise job.error
-    assert job.result is not None
-    if not finished(job.result):
-        raise Stopped(job.result.meta["stop_reason"], job.result)  # not cached
-    return job.result
+
+    def work(job: _Job) -> simcache.Result:
+        return simcache.simulate(_scenario, seed=seed, duration=duration, progress=job.advance, cancel=job.token)
+
+    result: simcache.Result = _follow(key, work, f"{_label}: {duration:g} simulated seconds")
+    if not finished(result):
+        raise Stopped(result.meta["stop_reason"], result)  # not cached
+    return result
+
+
+def sweep_key(scenario: simcache.Scenario, grid: dict[str, list[Any]], seeds: Sequence[int], duration: float) -> str:
+    """What identifies one sweep: the scenario's JSON, the grid, the seeds and the duration."""
+    return json.dumps([scenario.model_dump_json(), grid, list(seeds), duration])
 
 
 def sweep(scenario: simcache.Scenario, grid: dict[str, list[Any]], seeds: Sequence[int], duration: float) -> pd.DataFrame:
-    """:func:`simcache.sweep` with a progress bar, cached on the scenario's JSON, grid, seeds and duration.
+    """:func:`simcache.sweep` with a progress bar and a **Stop sweep** button, cached on the scenario's JSON, grid,
+    seeds and duration.
 
-    Large sweeps use one process per core; small ones run here (see :data:`IN_PROCESS_SECONDS`).
+    Large sweeps use one process per core; small ones run here (see :data:`IN_PROCESS_SECONDS`). A stopped sweep
+    returns the rows of the runs that finished (not cached), ``table.attrs["stopped"]`` saying why.
     """
-    return _sweep(scenario.model_dump_json(), json.dumps(grid), tuple(seeds), duration, _scenario=scenario)
+    key = sweep_key(scenario, grid, seeds, duration)
+    _forget_abandoned()
+    slot = st.empty()
+    _stop_button(slot, key, "Stop sweep", "Stop this sweep: the page shows the points whose runs finished, marked partial.")
+    try:
+        table = _sweep(scenario.model_dump_json(), json.dumps(grid), tuple(seeds), duration, _scenario=scenario)
+    except _SweepStopped as stopped:
+        return stopped.table
+    finally:
+        slot.empty()
+    return table
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+class _SweepStopped(Exception):
+    """A stopped sweep's partial table, raised out of the cached function so that it is not cached."""
+
+    def __init__(self, table: pd.DataFrame):
+        super().__init__(table.attrs["stopped"])
+        self.table = table
+
+
+@st.cache_data(max_entries=CACHE_ENTRIES, ttl=CACHE_TTL_S, show_spinner=False)
 def _sweep(scenario_json: str, grid_json: str, seeds: tuple[int, ...], duration: float, _scenario: simcache.Scenario) -> pd.DataFrame:
     grid = json.loads(grid_json)
     tasks = len(seeds) * math.prod(len(values) for values in grid.values())
-    bar = st.progress(0.0, text=f"Sweeping: {tasks} simulations")
 
-    def advance(state: SweepProgress) -> None:
-        eta = f", about {state.eta_s:.0f} s left" if math.isfinite(state.eta_s) else ""
-        bar.progress(state.done / state.total, text=f"Sweeping: {state.done} of {state.total} simulations done{eta}")
+    def work(job: _Job) -> pd.DataFrame:
+        def advance(state: SweepProgress) -> None:
+            eta = f", about {state.eta_s:.0f} s left" if math.isfinite(state.eta_s) else ""
+            job.fraction, job.text = state.done / state.total, f"Sweeping: {state.done} of {state.total} simulations done{eta}"
 
-    workers = 1 if tasks * duration <= IN_PROCESS_SECONDS else max(1, min(os.cpu_count() or 1, tasks))
-    table = simcache.sweep(_scenario, grid, seeds=seeds, duration=duration, workers=workers, progress=advance)
-    bar.empty()
+        workers = 1 if tasks * duration <= IN_PROCESS_SECONDS else max(1, min(os.cpu_count() or 1, tasks))
+        return simcache.sweep(_scenario, grid, seeds=seeds, duration=duration, workers=workers, progress=advance, cancel=job.token)
+
+    table: pd.DataFrame = _follow(json.dumps([scenario_json, grid, list(seeds), duration]), work, f"Sweeping: {tasks} simulations")
+    if "stopped" in table.attrs:
+        raise _SweepStopped(table)
     return table
+
+
+def sweep_stop_text(table: pd.DataFrame) -> str:
+    """The warning over a stopped sweep's table and chart."""
+    return (
+        f"**Partial sweep.** Stopped ({table.attrs['stopped']}) after {len(table)} of {table.attrs['planned']} simulations: "
+        "the points below are those whose runs finished; a point with fewer seeds than asked has a wider interval."
+    )
 
 
 def _throttled(update: Callable[[float], Any], step: float = 0.05) -> Callable[[float], None]:

@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import re
+import time
 import tomllib
 import zipfile
 from pathlib import Path
@@ -100,6 +101,7 @@ def test_a_stopped_run_shows_its_partial_result_marked_as_such(monkeypatch: pyte
     from simcache_app import runs
 
     monkeypatch.setattr(runs, "WALL_LIMIT_S", 0.3)
+    monkeypatch.setattr(runs, "CONFIRM_IOS", float("inf"))  # no question first
     at = open_app(seconds=600.0)  # minutes of simulation: only the limit ends it
     at.button(key="Run simulation").click().run()
     assert not at.exception
@@ -117,6 +119,68 @@ def test_a_stopped_run_shows_its_partial_result_marked_as_such(monkeypatch: pyte
     at.run()  # the next rerun does not show the partial result again, nor start the run by itself
     assert not at.warning
     assert "Press **Run simulation**" in at.info[0].value
+
+
+def test_a_run_expected_to_be_large_asks_first(default: simcache.Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past runs.CONFIRM_IOS expected I/Os (rate x duration x VMs) the page asks instead of starting; confirmed, it
+    runs the same simulation as the API."""
+    from simcache.control import expected_work
+    from simcache_app import runs
+
+    ios = expected_work(default.with_duration(SECONDS)).ios
+    monkeypatch.setattr(runs, "CONFIRM_IOS", ios / 2)
+    at = open_app()
+    at.button(key="Run simulation").click().run()
+    assert not at.exception and not at.metric
+    assert f"about {ios:,.0f} I/Os to simulate" in at.warning[0].value
+    start = next(b for b in at.button if b.label == "Start this run anyway")
+    start.click().run()
+    assert not at.exception
+    assert shown_metrics(at) == expected_metrics(default)
+    monkeypatch.setattr(runs, "CONFIRM_IOS", ios * 2)  # under the threshold: no question
+    at.sidebar.number_input(key="default.run.seed").set_value(2).run()
+    at.button(key="Run simulation").click().run()
+    assert not any("is large" in w.value for w in at.warning) and shown_metrics(at) == expected_metrics(default, seed=2)
+
+
+def test_a_stopped_sweep_keeps_its_finished_points_marked_partial(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep of 30 short runs (in this process: 30 simulated seconds in all) stopped by the page's wall-clock limit (the token its Stop button cancels): the
+    warning counts the runs that finished, and the table and chart hold exactly those, seed for seed."""
+    from simcache_app import runs
+
+    monkeypatch.setattr(runs, "WALL_LIMIT_S", 4.0)
+    simcache.simulate(simcache.load_scenario("default"), duration=1.0)  # the first run of a process pays its imports
+    at = open_app(seconds=1.0)
+    at.selectbox(key="default.sweep.parameter").select("Peer network link").run()
+    at.text_input(key="default.sweep.values.Peer network link").input("1GbE, 10GbE")
+    at.number_input(key="sweep.seeds").set_value(15).run()
+    at.button(key="Run sweep").click().run()
+    assert not at.exception
+    match = re.match(
+        r"\*\*Partial sweep\.\*\* Stopped \(deadline of 4 s wall time passed\) after (\d+) of 30 simulations", at.warning[0].value
+    )
+    assert match is not None, at.warning[0].value
+    finished = int(match[1])
+    assert 0 < finished < 30
+    table = at.dataframe[-1].value
+    assert table["seeds"].sum() == finished
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_a_run_no_page_polls_cancels_itself_and_its_thread_ends() -> None:
+    """The lease: a job whose page stopped polling (closed, or moved on) is cancelled LEASE_S after the last poll,
+    and its worker thread ends within a second of that with the partial result."""
+    from simcache_app import runs
+
+    job = runs._Job(runs._Lease(0.5))
+    scenario = simcache.load_scenario("default")
+    started = time.monotonic()
+    job.start(lambda job: simcache.simulate(scenario, duration=600.0, progress=job.advance, cancel=job.token))
+    job.thread.join(0.5 + 1.0)
+    assert not job.thread.is_alive(), "the run went on with no page polling it"
+    assert time.monotonic() - started < 1.5
+    assert job.result.meta["stop_reason"] == "no page polled it for 0.5 s"
+    assert 0 < job.result.meta["stopped_at_s"] < 600
 
 
 def test_changing_a_control_runs_the_changed_scenario(default: simcache.Scenario) -> None:

@@ -135,7 +135,7 @@ def test_an_uploaded_trace_shows_what_was_imported(app_url: str, tmp_path: Path)
 
 
 def test_the_stop_button_ends_a_run_and_shows_the_partial_result(app_url: str, tmp_path: Path) -> None:
-    """A 600 s run (minutes of wall time) stopped from the page: the partial figures show under a warning."""
+    """A 600 s run (minutes of wall time), confirmed, then stopped from the page: the partial figures show under a warning."""
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
@@ -149,6 +149,9 @@ def test_the_stop_button_ends_a_run_and_shows_the_partial_result(app_url: str, t
             seconds.fill("600")
             seconds.press("Enter")
             page.get_by_role("button", name="Run simulation").click()
+            # 600 s of the default scenario is about 1.6 million I/Os: past runs.CONFIRM_IOS, the page asks first
+            expect(page.get_by_text("This run is large:")).to_be_visible(timeout=30_000)
+            page.get_by_role("button", name="Start this run anyway").click()
             stop = page.get_by_test_id("stTabs").get_by_role("button", name="Stop simulation")
             expect(stop).to_be_visible(timeout=30_000)
             expect(page.get_by_text("Simulating: 600 simulated seconds")).to_be_visible()

@@ -276,7 +276,6 @@ def test_log_axis_error_bars_stay_above_zero() -> None:
     assert above.tolist() == [2.0, 3.0, 0.0]
 
 
-
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_cancelled_sweep_stops_within_a_second_and_keeps_its_finished_points(scenario: simcache.Scenario, workers: int) -> None:
     """Two short points, then two of 600 simulated seconds (minutes of wall time each): the token is cancelled from
