@@ -144,7 +144,8 @@ def test_a_run_expected_to_be_large_asks_first(default: simcache.Scenario, monke
 
 
 def test_a_stopped_sweep_keeps_its_finished_points_marked_partial(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A sweep of 30 short runs (in this process: 30 simulated seconds in all) stopped by the page's wall-clock limit (the token its Stop button cancels): the
+    """A sweep of 30 short runs (in this process: 30 simulated seconds in all) stopped by the page's wall-clock
+    limit (the token its Stop button cancels): the
     warning counts the runs that finished, and the table and chart hold exactly those, seed for seed."""
     from simcache_app import runs
 
