@@ -2,6 +2,9 @@
 
 Every subcommand goes through the public API; bad input prints the
 :class:`~simcache.errors.ScenarioError` message (file, field, fix) and exits 2.
+``run``, ``report``, ``sweep`` and ``check`` draw a progress bar on a terminal
+(:mod:`simcache.cli_progress`); ``run``, ``estimate``, ``sweep`` and ``check``
+print JSON for scripts with ``--json`` (and then no progress).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from simcache.cells import RUN_COLUMNS
 from simcache.cells import bounded as _bounded
 from simcache.cells import cell as _cell
 from simcache.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
+from simcache.cli_progress import progress_bar, shows_progress
 from simcache.cli_report import ReportPlan, add_report_options
 from simcache.cli_sweep import run_sweep
 from simcache.collect import COMPONENTS
@@ -97,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sweep_cmd.add_argument("--max-seeds", type=int, default=30, help="most seeds per point with --until (default 30)")
     sweep_cmd.add_argument("--summary", action="store_true", help="one row per point: mean and 95%% interval over seeds")
+    sweep_cmd.add_argument("--json", action="store_true", help="print the table as JSON (scenario, grid, seeds, rows; no progress)")
 
     check = sub.add_parser("check", help="run the [[expect]] checks of scenario files and print expected vs simulated")
     check.add_argument("paths", nargs="+", type=Path, help="scenario TOML files or folders of them (e.g. scenarios/)")
@@ -104,6 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--duration", type=_duration, default=None, help="replace every run's duration (windows must still fit)")
     check.add_argument("--report", type=Path, default=None, help="also write a Markdown validation report to this file")
     check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    check.add_argument("--json", action="store_true", help="print the checks' outcomes as JSON instead of lines (no progress)")
     _limit_options(check)
 
     estimate_cmd = sub.add_parser("estimate", help="analytic estimate of a scenario in milliseconds (no simulation)")
@@ -243,11 +249,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-def _progress(fraction: float) -> None:
-    if sys.stderr.isatty():
-        print(f"\r  simulating... {fraction:5.1%}", end="", file=sys.stderr, flush=True)
-
-
 def _scenario(args: argparse.Namespace) -> Scenario:
     """The scenario of ``run`` or ``estimate``: the file or built-in, or its ``--variant``."""
     scenario = load_scenario(args.scenario)
@@ -269,9 +270,9 @@ def _run_scenario(args: argparse.Namespace) -> Scenario:
     return scenario
 
 
-def _simulate(scenario: Scenario, limits: Limits) -> tuple[Result, Cancel]:
-    """Run ``scenario`` once within ``limits``, with progress on a terminal; Ctrl-C or SIGTERM cancels the token and
-    stops the run early (its partial result is returned)."""
+def _simulate(scenario: Scenario, limits: Limits, json_output: bool = False) -> tuple[Result, Cancel]:
+    """Run ``scenario`` once within ``limits``, with a progress bar on a terminal (not for ``--json``); Ctrl-C or
+    SIGTERM cancels the token and stops the run early (its partial result is returned)."""
     work = check_work(scenario, limits)
     expected = f", {work.describe()}" if math.isfinite(work.ios) else ""
     with cancel_on_signals(Cancel()) as token:
@@ -280,15 +281,14 @@ def _simulate(scenario: Scenario, limits: Limits) -> tuple[Result, Cancel]:
             file=sys.stderr,
             flush=True,
         )
-        result = simulate(scenario, progress=_progress, cancel=token, limits=NO_LIMITS)  # checked above
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
+        with progress_bar(f"simulating {scenario.run.duration:g} s", enabled=shows_progress(json_output)) as bar:
+            result = simulate(scenario, progress=bar.update, cancel=token, limits=NO_LIMITS)  # checked above
     return result, token
 
 
 def _run(args: argparse.Namespace) -> int:
     """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or 143."""
-    result, token = _simulate(_run_scenario(args), _limits(args))
+    result, token = _simulate(_run_scenario(args), _limits(args), args.json)
     stopped = _stopped_line(result)
     if stopped:
         print(stopped, file=sys.stderr if args.json else sys.stdout, flush=True)
@@ -311,7 +311,7 @@ def _report(args: argparse.Namespace) -> int:
     report is written too, marked partial, and the exit status is 130 or 143."""
     scenario = _run_scenario(args)
     plan = ReportPlan.from_args(args, scenario)
-    result, token = _simulate(scenario, _limits(args))
+    result, token = _simulate(scenario, _limits(args))  # report writes a file: progress on a terminal
     stopped = _stopped_line(result)
     print(plan.write(result, with_sweep=not stopped))
     if stopped:
@@ -412,54 +412,99 @@ def _check(args: argparse.Namespace) -> int:
         for run in plan.runs.values():
             check_work(run, limits)
     outcomes: list[CheckOutcome] = []
+    not_run: list[str] = []
+    total = sum(len(plan.scenario.expect) for plan in plans)
 
-    def progress(text: str) -> None:
-        if not args.quiet:
-            print(f"  running {text}", file=sys.stderr, flush=True)
+    def say(line: str = "", flush: bool = False) -> None:
+        if not args.json:
+            print(line, flush=flush)
 
     stopped: Stopped | None = None
-    with cancel_on_signals(Cancel()) as token:
+    with cancel_on_signals(Cancel()) as token, progress_bar("checking", total=total, enabled=shows_progress(args.json)) as bar:
+
+        def progress(text: str) -> None:
+            if bar.enabled:
+                bar.update(len(outcomes), total, text)
+            elif not args.quiet and not args.json:
+                print(f"  running {text}", file=sys.stderr, flush=True)
+
         for number, plan in enumerate(plans):
             scenario = plan.scenario
             if not scenario.expect:
-                print(f"-     {plan.label}: no [[expect]] checks")
+                say(f"-     {plan.label}: no [[expect]] checks")
                 continue
-            print(f"== {scenario.check.observation or scenario.name}  ({plan.label})")
+            say(f"== {scenario.check.observation or scenario.name}  ({plan.label})")
             judged = 0
             shown: set[str] = set()
             try:
                 for outcome in plan.outcomes(seeds=args.seeds, progress=progress, cancel=token, limits=limits):
                     outcomes.append(outcome)
                     judged += 1
-                    print(outcome.line(), flush=True)
+                    say(outcome.line(), flush=True)
                     for warning in outcome.warnings:
                         if warning not in shown:
                             shown.add(warning)
-                            print(f"      {warning}")
+                            say(f"      {warning}")
             except Stopped as exc:
                 stopped = exc
-                _print_not_run(plans[number:], skip=judged)
+                not_run = _not_run(plans[number:], skip=judged, say=say)
                 break
     failed = [o for o in outcomes if not o.passed]
-    print(f"\n{len(outcomes) - len(failed)} of {len(outcomes)} checks passed" + (f"; {len(failed)} failed" if failed else ""))
+    say(f"\n{len(outcomes) - len(failed)} of {len(outcomes)} checks passed" + (f"; {len(failed)} failed" if failed else ""))
     if stopped is not None:
-        print(f"{str(stopped).replace('stopped', 'STOPPED', 1)}: the checks after it were not run")
+        say(f"{str(stopped).replace('stopped', 'STOPPED', 1)}: the checks after it were not run")
     if args.report is not None:
         command = "simcache check " + " ".join(str(p) for p in args.paths) + f" --report {args.report}"
         args.report.write_text(validation_report(outcomes, command), "utf-8")
-        print(f"report written to {args.report}")
+        say(f"report written to {args.report}")
+    if args.json:
+        print(json.dumps(check_json(outcomes, not_run, None if stopped is None else str(stopped)), indent=2))
     if stopped is not None:
         return exit_status(token)
     return 1 if failed else 0
 
 
-def _print_not_run(plans: Sequence[CheckPlan], skip: int) -> None:
-    """Mark the checks of ``plans`` not run (the first ``skip`` of the first plan were judged)."""
+def check_json(outcomes: Sequence[CheckOutcome], not_run: Sequence[str], stopped: str | None) -> dict[str, object]:
+    """``simcache check --json``: counts, one object per check judged (bounds ``null`` on an open side, per-seed
+    values), the checks not run and why the run stopped (``null`` if it did not)."""
+
+    def number(value: float) -> float | None:
+        return value if math.isfinite(value) else None
+
+    checks = [
+        {
+            "scenario": o.scenario,
+            "source": o.source,
+            "name": o.name,
+            "passed": o.passed,
+            "metric": o.metric,
+            "selection": o.selection,
+            "expected": o.expected,
+            "unit": o.unit,
+            "low": number(o.low),
+            "high": number(o.high),
+            "seeds": list(o.seeds),
+            "values": [number(v) for v in o.values],
+            "mean": number(o.mean),
+            "ci95": number(o.ci95),
+            "warnings": list(o.warnings),
+        }
+        for o in outcomes
+    ]
+    passed = sum(1 for o in outcomes if o.passed)
+    return {"passed": passed, "failed": len(outcomes) - passed, "checks": checks, "not_run": list(not_run), "stopped": stopped}
+
+
+def _not_run(plans: Sequence[CheckPlan], skip: int, say: Callable[[str], None]) -> list[str]:
+    """Mark the checks of ``plans`` not run (the first ``skip`` of the first plan were judged); their names."""
+    names = []
     for number, plan in enumerate(plans):
         if number:
-            print(f"== {plan.scenario.check.observation or plan.scenario.name}  ({plan.label})")
+            say(f"== {plan.scenario.check.observation or plan.scenario.name}  ({plan.label})")
         for expectation in plan.scenario.expect[skip if number == 0 else 0 :]:
-            print(f"NOT RUN  {plan.scenario.name}:{expectation.name}  (stopped before it was simulated)")
+            names.append(f"{plan.scenario.name}:{expectation.name}")
+            say(f"NOT RUN  {names[-1]}  (stopped before it was simulated)")
+    return names
 
 
 _NOT_STABLE = "NOT STABLE: an open-loop load exceeds a component's capacity; latency there is unbounded (see warnings)"

@@ -1,8 +1,11 @@
-"""`simcache sweep`: read the sweep file, run the grid (stoppable, resumable with --store) and print or write its table."""
+"""`simcache sweep`: read the sweep file, run the grid (stoppable, resumable with --store) and print or write its table
+(or, with --json, print it as JSON: :func:`sweep_json`). Progress: a bar on a terminal, plain lines when stderr is piped,
+nothing with --json."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import shlex
 import signal
@@ -10,13 +13,17 @@ import sys
 import threading
 import warnings
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
+
+from simcache.cli_progress import Bar, progress_bar, shows_progress
 from simcache.errors import ScenarioError, echo
 from simcache.scenario import load_scenario
 from simcache.scenario.load import parse_toml, read_scenario_text
 from simcache.sweep import SweepInterrupted, SweepProgress, SweepStoreWarning, sweep, sweep_summary
 
-__all__ = ["run_sweep"]
+__all__ = ["run_sweep", "sweep_json"]
 
 
 def run_sweep(args: argparse.Namespace) -> int:
@@ -53,14 +60,16 @@ def run_sweep(args: argparse.Namespace) -> int:
             until = (metric, float(width))
         except ValueError:
             raise ScenarioError("--until", [("--until", f"write METRIC=WIDTH, e.g. all.write.mean_ms=0.05 (got {args.until!r})")]) from None
+    seeds = spec.get("seeds", [1])
     try:
-        with _stop_on_sigterm(), warnings.catch_warnings():
+        with _stop_on_sigterm(), warnings.catch_warnings(), progress_bar("sweeping", None, shows_progress(args.json)) as bar:
+            _shown.bar, _shown.quiet = bar, args.json
             warnings.simplefilter("always", SweepStoreWarning)
             warnings.showwarning = _store_warning
             table = sweep(
                 load_scenario(scenario_path),
                 spec["grid"],
-                seeds=spec.get("seeds", [1]),
+                seeds=seeds,
                 duration=args.duration,
                 workers=args.workers,
                 scheduler=args.scheduler,
@@ -71,14 +80,49 @@ def run_sweep(args: argparse.Namespace) -> int:
             )
     except SweepInterrupted as stop:
         return _sweep_stopped(args, stop)
+    finally:
+        _shown.bar = None
     if args.summary:
         table = sweep_summary(table, list(spec["grid"]))
     if args.out is not None:
         table.to_csv(args.out, index=False)
-        print(f"{len(table)} rows written to {args.out}")
-    else:
+        print(f"{len(table)} rows written to {args.out}", file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        print(json.dumps(sweep_json(table, spec["scenario"], spec["grid"], seeds, args.duration, args.summary), indent=2))
+    elif args.out is None:
         print(table.to_string())
     return 0
+
+
+def sweep_json(
+    table: pd.DataFrame, scenario: str, grid: dict[str, Any], seeds: list[int], duration: float | None, summary: bool
+) -> dict[str, Any]:
+    """``simcache sweep --json``: what was swept (scenario, grid, seeds, duration in seconds or ``null`` for each
+    scenario's own), whether the rows are per point (``summary``) or per point and seed, the columns in order and one
+    object per row (NaN as ``null``)."""
+    rows = [{column: _plain(value) for column, value in row.items()} for row in table.to_dict(orient="records")]
+    return {
+        "scenario": scenario,
+        "grid": grid,
+        "seeds": seeds,
+        "duration_s": duration,
+        "summary": summary,
+        "columns": list(table.columns),
+        "rows": rows,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """A table cell as JSON: numpy scalars as Python numbers (every digit kept), NaN and infinities as ``None``."""
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+class _shown:
+    """Where sweep progress goes while a sweep runs: its bar on a terminal, else plain lines unless ``quiet`` (--json)."""
+
+    bar: Bar | None = None
+    quiet = False
 
 
 class _stop_on_sigterm:
@@ -145,5 +189,10 @@ def _sweep_command(args: argparse.Namespace) -> str:
 def _sweep_progress(state: SweepProgress) -> None:
     eta = "" if math.isnan(state.eta_s) else f", about {state.eta_s:.0f}s left"
     resumed = f" ({state.skipped} from the store)" if state.skipped else ""
+    if _shown.bar is not None and _shown.bar.enabled:
+        _shown.bar.update(state.done, state.total, f"{state.done}/{state.total} runs done{resumed}{eta}")
+        return
+    if _shown.quiet:
+        return
     end = "\n" if state.done == state.total or not sys.stderr.isatty() else ""
     print(f"\r  {state.done}/{state.total} runs done{resumed}{eta}   ", end=end, file=sys.stderr, flush=True)

@@ -394,3 +394,62 @@ def test_estimate_variant_and_an_unknown_variant() -> None:
     code, _, stderr = call(["run", str(BACKING), "--variant", "nope"])
     assert code == 2
     assert "backing_array.toml" in stderr and "--variant: no variant named 'nope'; defined: " in stderr and "wt-overload" in stderr
+
+
+# -- JSON for scripts and progress on a terminal -------------------------------------------------
+
+
+def test_sweep_json_holds_the_grid_and_one_object_per_row(tmp_path: Path) -> None:
+    grid = write_grid(tmp_path, 'seeds = [1, 2]\n[grid]\n"groups.db.policy" = ["WB+0", "WB+1"]\n')
+    code, stdout, stderr = call(["sweep", str(grid), "--duration", "0.5s", "--workers", "1", "--json"])
+    assert code == 0, stderr
+    assert "runs done" not in stderr  # no progress with --json
+    data = json.loads(stdout)
+    assert set(data) == {"scenario", "grid", "seeds", "duration_s", "summary", "columns", "rows"}
+    assert data["scenario"] == "small.toml" and data["grid"] == {"groups.db.policy": ["WB+0", "WB+1"]}
+    assert data["seeds"] == [1, 2] and data["duration_s"] == 0.5 and data["summary"] is False
+    assert [(row["groups.db.policy"], row["seed"]) for row in data["rows"]] == [("WB+0", 1), ("WB+0", 2), ("WB+1", 1), ("WB+1", 2)]
+    assert list(data["rows"][0]) == data["columns"] and isinstance(data["rows"][0]["db.write.p99_ms"], float)
+    code, stdout, _ = call(["sweep", str(grid), "--duration", "0.5s", "--workers", "1", "--json", "--summary"])
+    summary = json.loads(stdout)
+    assert summary["summary"] is True and [row["seeds"] for row in summary["rows"]] == [2, 2]
+    assert "db.write.p99_ms.ci95" in summary["columns"]
+
+
+def test_check_json_holds_each_check_with_its_bounds_and_values(tmp_path: Path) -> None:
+    scenario = ROOT / "scenarios" / "default.toml"
+    code, stdout, stderr = call(["check", str(scenario), "--seeds", "1", "--duration", "6s", "--json"])
+    data = json.loads(stdout)
+    assert "running" not in stderr and "==" not in stdout
+    assert set(data) == {"passed", "failed", "checks", "not_run", "stopped"}
+    assert data["passed"] + data["failed"] == len(data["checks"]) == 4 and data["stopped"] is None and data["not_run"] == []
+    assert code == (1 if data["failed"] else 0)
+    first = data["checks"][0]
+    assert first["name"] == "db-write-p99" and first["metric"] == "p99_ms" and first["unit"] == "ms"
+    assert first["low"] is None and first["high"] == 6.0  # at_most = "6ms": open below
+    assert first["seeds"] == [1] and len(first["values"]) == 1 and first["mean"] == first["values"][0]
+    assert first["passed"] == (first["values"][0] <= 6.0)
+
+
+def test_progress_is_a_bar_on_a_terminal_and_absent_from_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """On a terminal `run` draws its progress (rich's bar when rich is installed, else one line rewritten in place)
+    on stderr; with --json the same terminal gets none, and stdout holds only the JSON."""
+    from simcache import cli_progress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    drawn: list[tuple[float, float | None]] = []
+    original = cli_progress.Bar.update
+
+    def spy(self: cli_progress.Bar, completed: float, total: float | None = None, text: str | None = None) -> None:
+        if self.enabled:
+            drawn.append((completed, total))
+        original(self, completed, total, text)
+
+    monkeypatch.setattr(cli_progress.Bar, "update", spy)
+    assert main(["run", "default", "--duration", "2s"]) == 0
+    assert drawn and drawn[-1][0] == pytest.approx(1.0)
+    drawn.clear()
+    capsys.readouterr()
+    assert main(["run", "default", "--duration", "2s", "--json"]) == 0
+    assert not drawn
+    json.loads(capsys.readouterr().out)
