@@ -25,7 +25,7 @@ from simcache.report import report_html
 from simcache.scenario import REPLICAS
 from simcache.sweep import sweep_summary
 from simcache.units import format_size
-from simcache_app import charts, controls, describe, runs
+from simcache_app import charts, controls, describe, layout, runs
 from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters
 from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip
 from simcache_app.uploads import (
@@ -52,6 +52,7 @@ INTRO = (
 
 def main() -> None:
     st.set_page_config(page_title="simcache what-if", layout="wide")
+    st.html(layout.NARROW_CSS)  # titles, labels and units stay whole at 800 px wide
     st.title("simcache: what latency will my VMs see?")
     st.markdown(INTRO)
     problem: simcache.ScenarioError | None = None

@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import io
 import json
+import math
 import re
 import time
 import tomllib
@@ -27,6 +28,7 @@ from simcache.scenario.dump import minimal_scenario_toml, scenario_slug
 from simcache_app import uploads
 from simcache_app.controls import DEFAULT_DURATION_S, parse_size_mix
 from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, metric_label, peer_port_table
+from simcache_app.knobs import knob
 from simcache_app.parameters import compare_presets, parse_values, sweep_parameters
 from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip, scenario_toml
 from simcache_app.uploads import ImportedUpload, expectations_table, import_upload, store_upload
@@ -182,6 +184,21 @@ def test_a_run_no_page_polls_cancels_itself_and_its_thread_ends() -> None:
     assert time.monotonic() - started < 1.5
     assert job.result.meta["stop_reason"] == "no page polled it for 0.5 s"
     assert 0 < job.result.meta["stopped_at_s"] < 600
+
+
+def test_every_number_input_is_bounded_by_the_scenario_model() -> None:
+    """Each number input and slider of the page has a finite lower and upper bound; a sidebar input's bounds are its
+    scenario field's (``ge``/``gt``/``le``/``lt`` in the schema, in the shown unit; the duration the page's own range)."""
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    for widget in [*at.number_input, *at.slider]:
+        assert widget.min is not None and widget.max is not None, widget.key
+        assert math.isfinite(widget.min) and math.isfinite(widget.max), widget.key
+        if widget.key.startswith("default."):
+            path = re.sub(r"^groups\.[^.]+\.", "groups.{group}.", widget.key.removeprefix("default."))
+            lower, upper = knob(path).shown_range()
+            assert (widget.min, widget.max) == pytest.approx((lower if lower is not None else 0, upper if upper is not None else 100)), path
+    hosts = at.number_input(key="default.cluster.hosts")
+    assert (hosts.min, hosts.max) == (1, 256)  # ClusterSpec.hosts: ge=1, le=MAX_HOSTS
 
 
 def test_changing_a_control_runs_the_changed_scenario(default: simcache.Scenario) -> None:

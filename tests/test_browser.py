@@ -199,3 +199,82 @@ def test_the_html_report_opens_offline_with_its_verdict_and_every_chart(tmp_path
             browser.close()
     assert requested == [out.as_uri()]
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+CUT_TEXT_JS = """
+selectors => {
+    const cut = [];
+    for (const selector of selectors) {
+        for (const element of document.querySelectorAll(selector)) {
+            if (element.offsetParent === null) continue;  // hidden (a closed expander, another tab)
+            if (element.scrollWidth > element.clientWidth + 1) {
+                cut.push(`${selector}: ${element.innerText.trim().slice(0, 60)} (${element.scrollWidth} > ${element.clientWidth} px)`);
+            }
+        }
+    }
+    return cut;
+}
+"""
+TEXT_THAT_MUST_NOT_BE_CUT = [
+    "h1",
+    "h2",
+    "h3",
+    "[data-testid=stMetricLabel]",
+    "[data-testid=stMetricLabel] p",
+    "[data-testid=stMetricValue]",
+    "[data-testid=stMetricValue] div",
+    "[data-testid=stMetricDelta]",
+    "[data-testid=stMetricDelta] div",
+    "[data-testid=stMetricDelta] p",
+    "[role=tab]",
+    "[role=tab] p",
+    "[data-testid=stWidgetLabel] p",
+    "[data-testid=stExpander] summary p",
+]
+"""Headings, metric labels, values and deltas, tab titles, input labels and expander titles: an element narrower than its
+text (``scrollWidth > clientWidth``) shows it cut or ellipsized."""
+
+
+def test_at_800_px_wide_no_title_label_or_unit_is_cut(app_url: str, tmp_path: Path) -> None:
+    """A laptop's half screen (800 x 900): after a run, no heading, metric label or value, tab title, input label or
+    section title is narrower than its text; a screenshot of the page is kept in tmp_path."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=str(CHROMIUM),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 800, "height": 900},
+        )
+        try:
+            page = browser.pages[0] if browser.pages else browser.new_page()
+            page.goto(app_url)
+            seconds = page.get_by_role("spinbutton", name="Simulated seconds")
+            seconds.fill("3")
+            seconds.press("Enter")
+            page.get_by_role("button", name="Run simulation").click()
+            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=90_000)
+            expect(page.get_by_test_id("stMetric")).to_have_count(4)
+            page.wait_for_timeout(500)  # the last charts' layout
+            page.screenshot(path=str(tmp_path / "800px.png"), full_page=True)
+            assert page.evaluate("() => window.innerWidth") == 800
+            cut = page.evaluate(CUT_TEXT_JS, TEXT_THAT_MUST_NOT_BE_CUT)
+            assert cut == [], "\n".join(cut)
+            checked = page.evaluate("selectors => selectors.map(s => document.querySelectorAll(s).length)", TEXT_THAT_MUST_NOT_BE_CUT)
+            counts = dict(zip(TEXT_THAT_MUST_NOT_BE_CUT, checked, strict=True))
+            must_match = ("h1", "[data-testid=stMetricLabel]", "[data-testid=stMetricValue]", "[role=tab]", "[data-testid=stWidgetLabel] p")
+            assert all(counts[selector] > 0 for selector in must_match), str(counts)  # the selectors still find what they check
+            # the comparison: long variant names as metric labels, deltas under the values
+            page.get_by_role("tab", name="Compare variants").click()
+            page.get_by_role("button", name="Run comparison").click()
+            expect(page.get_by_text("VM write p99 over all groups")).to_be_visible(timeout=90_000)
+            expect(page.locator("[data-testid=stMetricDelta]").first).to_be_visible(timeout=90_000)
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(tmp_path / "800px-compare.png"))
+            cut = page.evaluate(CUT_TEXT_JS, TEXT_THAT_MUST_NOT_BE_CUT)
+            assert cut == [], "\n".join(cut)
+        finally:
+            browser.close()
+    assert (tmp_path / "800px.png").stat().st_size > 10_000
