@@ -45,8 +45,11 @@ import simcache
 from simcache.control import Cancel, Stopped, check_work, expected_work, stopped_at
 from simcache.sweep import SweepProgress
 
-CACHE_ENTRIES = 64
-"""Most results each cached function keeps (runs, sweeps); the oldest goes first."""
+CACHE_ENTRIES = 16
+"""Most results each cached function keeps (runs, sweeps); the oldest goes first. A cached run holds about 75 bytes
+per simulated I/O (its records, pickled: 1 MiB for the page's default 8 s run, 8.4 MiB for 60 s), so the run cache
+holds at most 16 x 75 bytes x the largest runs' I/Os: 16 MiB of default runs, 1.2 GiB if every entry were a run at
+:data:`CONFIRM_IOS`. ``bench/bench_ui_memory.py`` measures the page's memory over 50 runs."""
 CACHE_TTL_S = 3600.0
 """A cached result not asked for during this many seconds is dropped."""
 CONFIRM_IOS = 1_000_000
