@@ -316,8 +316,7 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
     if not (run_requested("Run sweep", [key], "Simulate every value with every seed.") or runs.has_job(key) or runs.asked(key)):
         return
     try:
-        points = [scenario.with_overrides({parameter.path: value}).with_duration(duration) for value in grid[parameter.path]]
-        if not runs.confirmed(key, runs.expected_ios(points) * len(seeds), "sweep"):
+        if not runs.confirmed(key, runs.sweep_ios(scenario, grid, seeds, duration), "sweep"):
             return
         table = runs.sweep(scenario, grid, seeds, duration)
     except simcache.ScenarioError as exc:

@@ -43,7 +43,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import simcache
 from simcache.control import Cancel, Stopped, check_work, expected_work, stopped_at
-from simcache.sweep import SweepProgress
+from simcache.sweep import SweepProgress, grid_points
 
 CACHE_ENTRIES = 16
 """Most results each cached function keeps (runs, sweeps); the oldest goes first. A cached run holds about 75 bytes
@@ -192,6 +192,18 @@ def expected_ios(runs: Sequence[simcache.Scenario]) -> float:
     """I/Os the runs are expected to issue in all (:func:`simcache.control.expected_work`: rate x duration x VMs for
     an open loop, the analytic estimate's rate for a closed one), each scenario with its run's duration."""
     return sum(expected_work(run).ios for run in runs)
+
+
+def sweep_ios(scenario: simcache.Scenario, grid: dict[str, list[Any]], seeds: Sequence[int], duration: float) -> float:
+    """:func:`expected_ios` of a sweep: every grid point with every seed (a point that is no valid scenario counts
+    nothing here; the sweep reports it)."""
+    runs = []
+    for point in grid_points(grid):
+        try:
+            runs.append(scenario.with_overrides(point).with_duration(duration))
+        except simcache.ScenarioError:
+            continue
+    return expected_ios(runs) * len(seeds)
 
 
 def confirmed(key: str, ios: float, what: str) -> bool:
