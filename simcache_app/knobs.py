@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Any, Literal, get_args
 
 import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from simcache.scenario import Scenario
+from simcache.scenario.fields import field_metadata
 from simcache.units import parse_bandwidth, parse_size
 
 Widget = Literal["count", "number", "quantity", "slider", "choice", "profile", "text", "duty"]
@@ -252,9 +253,4 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
 
 def _constraints(field: FieldInfo) -> list[Any]:
     """The field's metadata and, for an optional field, that of its value's type."""
-    found = list(field.metadata)
-    for arm in get_args(field.annotation):
-        if get_origin(arm) is Annotated:
-            for extra in arm.__metadata__:
-                found += getattr(extra, "metadata", [extra])
-    return found
+    return field_metadata(field)

@@ -16,6 +16,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,6 +75,24 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.terminate()
         server.wait(timeout=20)
         log.close()
+
+
+def open_page(playwright: Any, tmp_path: Path, app_url: str, viewport: dict[str, int] | None = None) -> tuple[Any, Any]:
+    """Chromium with a new, empty profile in tmp_path, showing the app: the browser context (to close) and its page."""
+    size = {"viewport": viewport} if viewport else {}
+    browser = playwright.chromium.launch_persistent_context(
+        str(tmp_path / "profile"), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, **size
+    )
+    page = browser.pages[0] if browser.pages else browser.new_page()
+    page.goto(app_url)
+    return browser, page
+
+
+def set_seconds(page: Any, seconds: str) -> None:
+    """Type the simulated seconds of the next run into the sidebar."""
+    box = page.get_by_role("spinbutton", name="Simulated seconds")
+    box.fill(seconds)
+    box.press("Enter")
 
 
 def test_run_in_a_real_browser_shows_the_charts(app_url: str, tmp_path: Path) -> None:
@@ -139,15 +158,9 @@ def test_the_stop_button_ends_a_run_and_shows_the_partial_result(app_url: str, t
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
+        browser, page = open_page(playwright, tmp_path, app_url)
         try:
-            page = browser.pages[0] if browser.pages else browser.new_page()
-            page.goto(app_url)
-            seconds = page.get_by_role("spinbutton", name="Simulated seconds")
-            seconds.fill("600")
-            seconds.press("Enter")
+            set_seconds(page, "600")
             page.get_by_role("button", name="Run simulation").click()
             # 600 s of the default scenario is about 1.6 million I/Os: past runs.CONFIRM_IOS, the page asks first
             expect(page.get_by_text("This run is large:")).to_be_visible(timeout=30_000)
@@ -241,19 +254,9 @@ def test_at_800_px_wide_no_title_label_or_unit_is_cut(app_url: str, tmp_path: Pa
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=str(CHROMIUM),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 800, "height": 900},
-        )
+        browser, page = open_page(playwright, tmp_path, app_url, viewport={"width": 800, "height": 900})
         try:
-            page = browser.pages[0] if browser.pages else browser.new_page()
-            page.goto(app_url)
-            seconds = page.get_by_role("spinbutton", name="Simulated seconds")
-            seconds.fill("3")
-            seconds.press("Enter")
+            set_seconds(page, "3")
             page.get_by_role("button", name="Run simulation").click()
             expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=90_000)
             expect(page.get_by_test_id("stMetric")).to_have_count(4)

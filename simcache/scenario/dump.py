@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from simcache.scenario.fields import RATE, SIZE, TIME, _Profiled
+from simcache.scenario.fields import RATE, SIZE, TIME, _Profiled, field_metadata
 from simcache.units import parse_bandwidth, parse_duration, parse_size
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def _human(value: Any, field: FieldInfo) -> Any:
     """A quantity field's value in the largest unit that reads back exactly (``10737418240`` -> ``"10GiB"``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0:
         return value
-    found = next((_UNITS[id(item)] for item in _metadata(field) if id(item) in _UNITS), None)
+    found = next((_UNITS[id(item)] for item in field_metadata(field) if id(item) in _UNITS), None)
     if found is None:
         return value
     parse, units = found
@@ -109,17 +109,6 @@ def _human(value: Any, field: FieldInfo) -> Any:
         if parse(text) == value:
             return text
     return value
-
-
-def _metadata(field: FieldInfo) -> list[Any]:
-    """The field's metadata and, for an optional field (``Bytes | None``), that of its value's type."""
-    from typing import Annotated, get_args, get_origin
-
-    found = list(field.metadata)
-    for arm in get_args(field.annotation):
-        if get_origin(arm) is Annotated:
-            found += list(arm.__metadata__)
-    return found
 
 
 def toml_document(tables: Mapping[str, Any], header: Sequence[str] = ()) -> str:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic.fields import FieldInfo
 
 from simcache.errors import echo
 from simcache.profiles import get_profile, list_profiles
@@ -202,6 +203,17 @@ Policy = Literal["WT", "WB+0", "WB+1", "WB+2"]
 REPLICAS: dict[str, int] = {"WT": 0, "WB+0": 0, "WB+1": 1, "WB+2": 2}
 BASE = "base"
 """The variant name of a scenario as written (checks select it by default)."""
+
+
+def field_metadata(field: FieldInfo) -> list[Any]:
+    """A field's metadata (constraints, :class:`Measure`, :class:`Why`) and, for an optional field (``Bytes | None``),
+    that of its value's type."""
+    found = list(field.metadata)
+    for arm in get_args(field.annotation):
+        if get_origin(arm) is Annotated:
+            for extra in arm.__metadata__:
+                found += getattr(extra, "metadata", [extra])
+    return found
 
 
 def group_name_problem(name: str) -> str | None:
