@@ -442,7 +442,7 @@ class _Runner:
         """Rows finished by now; waits up to ``timeout`` seconds (``None``: until one is) for the first."""
         if self._serial:
             task, run, seed = self._serial.pop(0)
-            row = _one_here(run, seed, self.cancel)
+            row = _one(run, seed) if self.cancel is None else _one_here(run, seed, self.cancel)
             return [] if row is None else [(task, row)]
         if self._pool is not None:
             # at most `capacity` futures pending, so waiting on all of them per result stays cheap
