@@ -59,6 +59,23 @@ def wait_until_healthy(url: str, server: subprocess.Popen[bytes], timeout_s: flo
     raise TimeoutError(f"streamlit did not answer at {url} within {timeout_s:g} s")
 
 
+SERVER_PIDS: dict[str, int] = {}
+"""The streamlit server's process id behind each app URL (to read its CPU time)."""
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process and its threads so far (/proc/PID/stat), seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_used(pid: int, seconds: float) -> float:
+    """CPU seconds the process uses over the next ``seconds`` of wall time."""
+    start = cpu_seconds(pid)
+    time.sleep(seconds)
+    return cpu_seconds(pid) - start
+
+
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
@@ -67,6 +84,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     command += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     cache = {"SIMCACHE_CACHE": str(tmp_path_factory.mktemp("cache"))}  # uploaded traces are kept there
     server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **cache})
+    SERVER_PIDS[f"http://127.0.0.1:{port}"] = server.pid
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_healthy(url, server)
@@ -281,3 +299,25 @@ def test_at_800_px_wide_no_title_label_or_unit_is_cut(app_url: str, tmp_path: Pa
         finally:
             browser.close()
     assert (tmp_path / "800px.png").stat().st_size > 10_000
+
+
+def test_closing_the_page_ends_its_run_and_the_server_goes_idle(app_url: str, tmp_path: Path) -> None:
+    """A 600 s run (minutes of computing) whose tab is closed: the page no longer polls it, so its lease ends it
+    (runs.LEASE_S = 3 s) and the server stops computing. Measured on the server's CPU time: while the run goes it
+    uses CPU (however shared the machine is), and from LEASE_S + 2 s after the close, over 3 s, almost none (an idle
+    Streamlit server with no file watcher: a few ticks)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    pid = SERVER_PIDS[app_url]
+    with sync_playwright() as playwright:
+        browser, page = open_page(playwright, tmp_path, app_url)
+        set_seconds(page, "600")
+        page.get_by_role("button", name="Run simulation").click()
+        page.get_by_role("button", name="Start this run anyway").click()
+        expect(page.get_by_test_id("stTabs").get_by_role("button", name="Stop simulation")).to_be_visible(timeout=30_000)
+        busy = cpu_used(pid, 2.0)
+        browser.close()
+    time.sleep(3.0 + 2.0)
+    idle = cpu_used(pid, 3.0)
+    assert busy > 0.2, f"the run used {busy:.2f} s of CPU in 2 s: it was not running"
+    assert idle < 0.15, f"the server used {idle:.2f} s of CPU in 3 s after the page was closed"
