@@ -706,3 +706,11 @@ def test_the_report_download_is_the_html_report_of_the_run_shown(default: simcac
 
     assert without_wall_time(page()) == without_wall_time(expected)
     assert "<td>wall time</td>" in expected
+
+
+def test_the_apps_own_streamlit_config_turns_off_the_file_watcher_and_usage_stats() -> None:
+    """`streamlit run app.py` from the repository top reads .streamlit/config.toml: no file watcher (the default
+    watches the virtual environment's modules and burns a core on inotify overflow), no usage statistics."""
+    config = tomllib.loads((APP.parent / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["fileWatcherType"] == "none"
+    assert config["browser"]["gatherUsageStats"] is False
