@@ -57,7 +57,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter, deque
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, MutableSequence
 from typing import TYPE_CHECKING, Any
 
 import simpy
@@ -218,20 +218,12 @@ class Destager:
         writes and for the writers still waiting for buffer space (their data is in the tier and on the
         peers already; they enter the buffer with the copies that are left).
         """
-        for queue in (self._pending, *self._flushing):
-            for i, item in enumerate(queue):
-                if peer in item[3]:
-                    rewritten = without(item, peer)
-                    if rewritten[4] and not item[4]:
-                        self.single_copy_bytes += item[2]
-                    queue[i] = rewritten
-        for entry in self._writes.values():
-            item = entry[0]
+        for slot, i, item in self._slots():
             if peer in item[3]:
                 rewritten = without(item, peer)
                 if rewritten[4] and not item[4]:
                     self.single_copy_bytes += item[2]
-                entry[0] = rewritten
+                slot[i] = rewritten
         waiting = self._waiting
         for i, (event, item) in enumerate(waiting):
             if peer in item[3]:
@@ -487,10 +479,19 @@ class Destager:
     # -- resync after a peer loss (simcache.outages) --
 
     def buffered(self) -> Iterator[PendingWrite]:
-        """The writes accepted and not yet destaged: the batches on their way to the array, then the pending ones."""
-        for batch in self._flushing:
-            yield from batch
-        yield from self._pending
+        """The writes accepted and not yet destaged: the pending ones, then the batches on their way to the array
+        (``order = "hash"``: the writes with blocks still in the walk or on their way, in arrival order)."""
+        for _, _, item in self._slots():
+            yield item
+
+    def _slots(self) -> Iterator[tuple[MutableSequence[Any], int, PendingWrite]]:
+        """Each write accepted and not yet destaged, with where it is stored (``slot[i]`` is the write; assigning it
+        rewrites the write in place): the pending queue, a batch being flushed, or a hash-walk write's entry."""
+        for queue in (self._pending, *self._flushing):
+            for i, item in enumerate(queue):
+                yield queue, i, item
+        for entry in self._writes.values():
+            yield entry, 0, entry[0]
 
     def add_holder(self, items: Counter[PendingWrite], holder: Host) -> int:
         """A resync copied ``items`` (each as many times as counted) to ``holder``: those still accepted and not
@@ -498,15 +499,14 @@ class Destager:
         replica holders. Returns the bytes that now have ``holder``'s copy."""
         left = Counter({item[:3]: count for item, count in items.items()})
         added = 0
-        for queue in (self._pending, *self._flushing):
-            for i, item in enumerate(queue):
-                key = item[:3]
-                if left[key] and holder not in item[3]:
-                    left[key] -= 1
-                    if item[4]:
-                        self.single_copy_bytes -= item[2]
-                    queue[i] = (item[0], item[1], item[2], (*item[3], holder), False)
-                    added += item[2]
+        for slot, i, item in self._slots():
+            key = item[:3]
+            if left[key] and holder not in item[3]:
+                left[key] -= 1
+                if item[4]:
+                    self.single_copy_bytes -= item[2]
+                slot[i] = (item[0], item[1], item[2], (*item[3], holder), False)
+                added += item[2]
         return added
 
     @property
