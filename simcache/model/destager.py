@@ -88,6 +88,21 @@ def without(item: PendingWrite, dead: Host) -> PendingWrite:
     return (item[0], item[1], item[2], kept, not kept)
 
 
+def _undestaged(entry: list[Any]) -> PendingWrite:
+    """A hash-walk write's entry ``[write, bytes not yet on the array]`` as the write of those bytes alone.
+
+    Its blocks are destaged one by one, so a write spanning several can be partly on the array when its host dies:
+    the part already there is neither lost nor handed over, and the replica holders drop their copy of it. The bytes
+    left are counted exactly; they are placed at the write's tail (which blocks they are is not kept)."""
+    item, left = entry[0], entry[1]
+    done = item[2] - left
+    if not done:
+        return item
+    for holder in item[3]:
+        holder.replica_bytes -= done
+    return (item[0], item[1] + done, left, item[3], item[4])
+
+
 _MASK64 = (1 << 64) - 1
 
 
@@ -232,11 +247,13 @@ class Destager:
     def fail(self) -> list[PendingWrite]:
         """The host died: return every write not yet destaged (the flushers stop on seeing ``host.alive`` false).
 
-        Writers waiting for space are dropped with their VMs; the backlog
+        A hash-ordered write some of whose blocks already reached the array comes back as its bytes not yet there
+        (see :func:`_undestaged`). Writers waiting for space are dropped with their VMs; the backlog
         counters drop to zero (the caller decides what was lost and what a
         surviving replica holder takes over).
         """
-        items = [item for batch in self._flushing for item in batch] + list(self._pending) + [entry[0] for entry in self._writes.values()]
+        items = [item for batch in self._flushing for item in batch] + list(self._pending)
+        items += [_undestaged(entry) for entry in self._writes.values()]
         self._writes.clear()
         self._walk.clear()
         self._behind.clear()
