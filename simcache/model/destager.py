@@ -94,7 +94,8 @@ def _undestaged(entry: list[Any]) -> PendingWrite:
     Its blocks are destaged one by one, so a write spanning several can be partly on the array when its host dies:
     the part already there is neither lost nor handed over, and the replica holders drop their copy of it. The bytes
     left are counted exactly; they are placed at the write's tail (which blocks they are is not kept)."""
-    item, left = entry[0], entry[1]
+    item: PendingWrite = entry[0]
+    left: int = entry[1]
     done = item[2] - left
     if not done:
         return item
