@@ -4,7 +4,8 @@ Time charts carry what happened when (:func:`time_marks`): the warm-up and the s
 instant events as dashed lines, and the on periods of on/off duty cycles shaded. Legends name components in
 words (:func:`legend_name`); a cluster with many components shows the :data:`TOP_SHOWN` busiest and one "others"
 line. A sweep over categories (link kinds, policies, profiles) is drawn as points with error bars, not a line;
-a numeric axis whose values span :data:`LOG_RATIO` or more is logarithmic.
+a numeric swept axis spanning :data:`X_LOG_RATIO` or more is logarithmic, as is a value axis spanning
+:data:`LOG_RATIO`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ from simcache.workload import DutyClock
 TOP_SHOWN = 8
 """Components a time chart shows one by one; the rest are one "others" line."""
 LOG_RATIO = 100.0
-"""Largest over smallest value from which a sweep axis is logarithmic (two orders of magnitude)."""
+"""Largest over smallest mean from which a sweep's value axis is logarithmic (two orders of magnitude)."""
+X_LOG_RATIO = 10.0
+"""Largest over smallest swept value from which the swept axis is logarithmic: the page's buffer and size sweeps
+(64 to 4,096 MiB, 1 to 64 GiB) step by a factor, while host, spindle and RPM sweeps (3 to 8, 4 to 24, 5,400 to
+15,000) stay within one order of magnitude and linear."""
 MOST_PHASES = 40
 """On periods of one duty cycle shaded at most; a faster cycle is said in the caption, not drawn as a comb."""
 _COMPONENT_LABELS = {
@@ -256,8 +261,8 @@ def sweep_figure(summary: pd.DataFrame, x: str, metric: str, metric_title: str, 
     ``summary`` is :func:`simcache.sweep.sweep_summary`'s table: ``metric`` holds the mean and ``metric.ci95``
     the half-width of the interval (NaN with one seed). ``categorical`` values (link kinds, policies, profiles)
     are points with error bars on a category axis: their order is no scale, so no line joins them. Numeric
-    values are a line inside a confidence band, on a logarithmic x axis when they span :data:`LOG_RATIO` or more
-    (buffer and size sweeps such as 64, 256, 1024, 4096 MiB); the y axis is logarithmic when the means do.
+    values are a line inside a confidence band, on a logarithmic x axis when they span :data:`X_LOG_RATIO` or more
+    (buffer and size sweeps such as 64, 256, 1024, 4096 MiB); the y axis is when the means span :data:`LOG_RATIO`.
     """
     xs = list(summary[x])
     mean, half = summary[metric], summary[f"{metric}.ci95"]
@@ -273,7 +278,7 @@ def sweep_figure(summary: pd.DataFrame, x: str, metric: str, metric_title: str, 
                 go.Scatter(x=xs + xs[::-1], y=band, fill="toself", line={"width": 0}, opacity=0.25, name="95% confidence")
             )
         figure.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name="mean over seeds"))
-        if spans_orders(xs):
+        if spans_orders(xs, X_LOG_RATIO):
             figure.update_xaxes(type="log")
     if spans_orders(mean):
         figure.update_yaxes(type="log")

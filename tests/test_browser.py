@@ -196,3 +196,42 @@ def test_the_html_report_opens_offline_with_its_verdict_and_every_chart(tmp_path
             browser.close()
     assert requested == [out.as_uri()]
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_a_categorical_sweep_renders_as_points_without_a_line(app_url: str, tmp_path: Path) -> None:
+    """A sweep over link kinds (categories, not a scale) is drawn by Plotly as markers with error bars: two points,
+    no line path between them."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, viewport={"width": 1400, "height": 1100}
+        )
+        try:
+            page = browser.pages[0] if browser.pages else browser.new_page()
+            page.goto(app_url)
+            seconds = page.get_by_role("spinbutton", name="Simulated seconds")
+            seconds.fill("1")
+            seconds.press("Enter")
+            page.get_by_role("tab", name="Sweep one parameter").click()
+            page.get_by_test_id("stSelectbox").filter(has_text="Parameter").click()
+            page.get_by_role("option", name="Peer network link", exact=True).click()
+            values = page.get_by_role("textbox", name="Values")
+            values.fill("1GbE, 10GbE")
+            values.press("Enter")
+            seeds = page.get_by_role("spinbutton", name="Seeds")
+            seeds.fill("2")
+            seeds.press("Enter")
+            page.get_by_role("button", name="Run sweep").click()
+            plot = page.get_by_role("tabpanel", name="Sweep one parameter").locator(".js-plotly-plot")
+            expect(plot).to_be_visible(timeout=120_000)
+            modes = plot.evaluate("graph => graph.data.map(trace => trace.mode)")
+            assert modes == ["markers"]
+            expect(plot.locator(".scatterlayer .trace .points path")).to_have_count(2)
+            drawn_lines = plot.locator(".scatterlayer path.js-line").evaluate_all("paths => paths.filter(p => p.getAttribute('d')).length")
+            assert drawn_lines == 0
+            assert plot.locator(".errorbars .errorbar").count() == 2
+            page.screenshot(path=str(tmp_path / "categorical-sweep.png"), full_page=True)
+            assert page.get_by_test_id("stException").count() == 0
+        finally:
+            browser.close()
