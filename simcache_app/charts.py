@@ -143,8 +143,8 @@ def _marked(figure: go.Figure, marks: TimeMarks) -> go.Figure:
             label = {"annotation_text": span.label, "annotation_position": place, "annotation_font_size": 10}
         labelled.add(span.label)
         figure.add_vrect(x0=span.start, x1=span.end, fillcolor=_SHADES[span.kind], opacity=0.12, layer="below", line_width=0, **label)
-    for at, label in marks.lines:
-        figure.add_vline(x=at, line_dash="dash", line_color="black", annotation_text=label, annotation_font_size=10)
+    for at, text in marks.lines:
+        figure.add_vline(x=at, line_dash="dash", line_color="black", annotation_text=text, annotation_font_size=10)
     return figure
 
 
@@ -252,7 +252,8 @@ def spans_orders(values: Iterable[Any], ratio: float = LOG_RATIO) -> bool:
     given = list(values)
     if not given or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in given):
         return False
-    return min(given) > 0 and max(given) >= ratio * min(given)
+    low, high = float(min(given)), float(max(given))
+    return low > 0 and high >= ratio * low
 
 
 def sweep_figure(summary: pd.DataFrame, x: str, metric: str, metric_title: str, categorical: bool = False) -> go.Figure:
@@ -269,14 +270,16 @@ def sweep_figure(summary: pd.DataFrame, x: str, metric: str, metric_title: str, 
     figure = go.Figure()
     if categorical:
         error = {"type": "data", "array": half.fillna(0.0).tolist(), "visible": bool(half.notna().any())}
-        figure.add_trace(go.Scatter(x=[str(v) for v in xs], y=mean, mode="markers", marker={"size": 10}, error_y=error, name="mean over seeds, 95% interval"))
+        figure.add_trace(
+            go.Scatter(
+                x=[str(v) for v in xs], y=mean, mode="markers", marker={"size": 10}, error_y=error, name="mean over seeds, 95% interval"
+            )
+        )
         figure.update_xaxes(type="category")
     else:
         if half.notna().any():
             band = list(mean + half) + list(mean - half)[::-1]
-            figure.add_trace(
-                go.Scatter(x=xs + xs[::-1], y=band, fill="toself", line={"width": 0}, opacity=0.25, name="95% confidence")
-            )
+            figure.add_trace(go.Scatter(x=xs + xs[::-1], y=band, fill="toself", line={"width": 0}, opacity=0.25, name="95% confidence"))
         figure.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name="mean over seeds"))
         if spans_orders(xs, X_LOG_RATIO):
             figure.update_xaxes(type="log")

@@ -185,8 +185,20 @@ def sweep_table(summary: pd.DataFrame, label: str, metric: str) -> pd.DataFrame:
     mean of ``metric`` and its 95% half-width, both headed with the metric's unit."""
     unit = metric_unit(metric)
     suffix = f" ({unit})" if unit else ""
-    shown = summary[[label, "seeds", metric, f"{metric}.ci95"]]
-    return figures(shown.rename(columns={metric: f"mean{suffix}", f"{metric}.ci95": f"± 95%{suffix}"}))
+    shown = summary[[label, "seeds", metric, f"{metric}.ci95"]].rename(
+        columns={metric: f"mean{suffix}", f"{metric}.ci95": f"± 95%{suffix}"}
+    )
+    table = figures(shown)
+    # An interval is as precise as its mean, no more: 3.241 ± 0.0000000000003 (two seeds equal but for rounding) is ± 0.
+    table[f"± 95%{suffix}"] = [_like(half, mean) for half, mean in zip(table[f"± 95%{suffix}"], table[f"mean{suffix}"], strict=True)]
+    return table
+
+
+def _like(value: float, reference: float) -> float:
+    """``value`` rounded to the decimals :func:`round_figure` gives ``reference`` (at least its significant digits)."""
+    if not (math.isfinite(value) and math.isfinite(reference)) or reference == 0:
+        return value
+    return round(value, max(0, TABLE_DIGITS - 1 - math.floor(math.log10(abs(reference)))))
 
 
 def group_vms(scenario: simcache.Scenario, group_name: str, hosts: int | None = None) -> int:

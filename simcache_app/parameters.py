@@ -72,7 +72,9 @@ def valid_values(scenario: simcache.Scenario, parameter: Parameter, values: list
     invalid: dict[Any, str] = {}
     for value in values:
         try:
-            scenario.with_overrides({parameter.path: parameter.to_override(value)}, source=f"{parameter.label} = {value}").with_duration(duration)
+            scenario.with_overrides({parameter.path: parameter.to_override(value)}, source=f"{parameter.label} = {value}").with_duration(
+                duration
+            )
         except simcache.ScenarioError as exc:
             invalid[value] = str(exc)
         else:

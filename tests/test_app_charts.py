@@ -257,3 +257,29 @@ def test_the_page_shows_figures_for_people_and_labels_that_follow_the_inputs() -
             assert all(v == round_figure(v, 4) for v in table[column].dropna()), column
     config = json.loads(at.dataframe[0].proto.columns)
     assert config["I/Os"]["type_config"]["format"] == "localized"  # 1,010 I/Os, with the separator
+
+
+def test_a_sweep_tables_interval_is_as_precise_as_its_mean() -> None:
+    from simcache_app.describe import sweep_table
+
+    summary = pd.DataFrame({"link": ["1GbE", "10GbE"], "seeds": [2, 2], "m_ms": [7.7712, 3.24123], "m_ms.ci95": [4.48912, 3e-13]})
+    table = sweep_table(summary, "link", "m_ms")
+    assert table.to_dict("list") == {"link": ["1GbE", "10GbE"], "seeds": [2, 2], "mean (ms)": [7.771, 3.241], "± 95% (ms)": [4.489, 0.0]}
+
+
+@pytest.mark.parametrize(
+    ("metric", "unit"),
+    [
+        ("all.write.p99_ms", "ms"),
+        ("db.read.p999_ms", "ms"),
+        ("web.write.mb_s", "MB/s"),
+        ("all.read.iops", "IOPS"),
+        ("destage_backlog_bytes", "bytes"),
+        ("peer_wire_mb_s", "MB/s"),
+        ("bottleneck_utilization", "fraction"),
+    ],
+)
+def test_sweep_metrics_name_their_unit(metric: str, unit: str) -> None:
+    from simcache_app.describe import metric_unit
+
+    assert metric_unit(metric) == unit

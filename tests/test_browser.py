@@ -205,7 +205,11 @@ def test_a_categorical_sweep_renders_as_points_without_a_line(app_url: str, tmp_
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, viewport={"width": 1400, "height": 1100}
+            str(tmp_path / "profile"),
+            executable_path=str(CHROMIUM),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 1400, "height": 1100},
         )
         try:
             page = browser.pages[0] if browser.pages else browser.new_page()
