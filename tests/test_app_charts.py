@@ -245,6 +245,9 @@ def test_the_page_shows_figures_for_people_and_labels_that_follow_the_inputs() -
     summary = next(c.value for c in at.sidebar.caption if c.value.startswith("As set: "))
     assert summary == f"As set: {scenario_summary(default)}"
     assert "372.5 GiB per host" in summary and "14 x 7,200 RPM spindles" in summary and "24 VMs" in summary
+    capacity = at.sidebar.number_input(key="default.cluster.tier.capacity")
+    assert capacity.value == 372.5  # the 400 GB tier, not 372.529
+    assert not any(c.value.startswith("1 setting(s) changed") for c in at.sidebar.caption)  # shown rounded, not changed
     at.sidebar.number_input(key="default.cluster.hosts").set_value(6).run()
     labels = [e.label for e in at.sidebar.expander]
     assert "VM group db (12 VMs)" in labels and not any("(8 VMs)" in label for label in labels)

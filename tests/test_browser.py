@@ -214,17 +214,15 @@ def test_the_html_report_opens_offline_with_its_verdict_and_every_chart(tmp_path
 
 
 def test_a_categorical_sweep_renders_as_points_without_a_line(app_url: str, tmp_path: Path) -> None:
-    """A sweep over link kinds (categories, not a scale) is drawn by Plotly as markers with error bars: two points,
-    no line path between them."""
+    """A sweep over link kinds (categories, not a scale) is drawn by Plotly as markers with error bars: one point
+    per link kind, no line path between them."""
     from playwright.sync_api import expect
 
     with app_page(app_url, tmp_path, seconds=1) as page:
         page.get_by_role("tab", name="Sweep one parameter").click()
         page.get_by_test_id("stSelectbox").filter(has_text="Parameter").click()
         page.get_by_role("option", name="Peer network link", exact=True).click()
-        values = page.get_by_role("textbox", name="Values")
-        values.fill("1GbE, 10GbE")
-        values.press("Enter")
+        expect(page.get_by_role("textbox", name="Values")).to_have_value("1GbE, 10GbE, 25GbE")  # the link kinds offered
         seeds = page.get_by_role("spinbutton", name="Seeds")
         seeds.fill("2")
         seeds.press("Enter")
@@ -232,9 +230,10 @@ def test_a_categorical_sweep_renders_as_points_without_a_line(app_url: str, tmp_
         plot = page.get_by_role("tabpanel", name="Sweep one parameter").locator(".js-plotly-plot")
         expect(plot).to_be_visible(timeout=120_000)
         assert plot.evaluate("graph => graph.data.map(trace => trace.mode)") == ["markers"]
-        expect(plot.locator(".scatterlayer .trace .points path")).to_have_count(2)
+        expect(plot.locator(".scatterlayer .trace .points path")).to_have_count(3)
+        assert plot.locator(".xtick text").all_text_contents() == ["1GbE", "10GbE", "25GbE"]
         drawn_lines = plot.locator(".scatterlayer path.js-line").evaluate_all("paths => paths.filter(p => p.getAttribute('d')).length")
         assert drawn_lines == 0
-        assert plot.locator(".errorbars .errorbar").count() == 2
+        assert plot.locator(".errorbars .errorbar").count() == 3
         page.screenshot(path=str(tmp_path / "categorical-sweep.png"), full_page=True)
         assert page.get_by_test_id("stException").count() == 0
