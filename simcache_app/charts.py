@@ -40,7 +40,8 @@ _COMPONENT_LABELS = {
     "destage_wait_ms": "waiting for destager buffer",
     "array_ms": "array",
 }
-_LAYOUT = {"height": 320, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "legend": {"orientation": "h", "y": -0.25}}
+_HEIGHT = 320
+_LAYOUT = {"height": _HEIGHT, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "legend": {"orientation": "h", "y": -0.25}}
 _SHADES = {"warm-up": "#999999", "event": "#d62728", "duty": "#2ca02c"}
 
 
@@ -219,12 +220,6 @@ def backlog_figure(series: pd.DataFrame, marks: TimeMarks = TimeMarks(), count: 
     return _lines(lines, title, "MiB", marks, scale=1 / 2**20)
 
 
-def busiest_components(series: pd.DataFrame, count: int = TOP_SHOWN) -> list[str]:
-    """The ``util.*`` columns with the highest mean utilization, busiest first."""
-    utilization = series[[c for c in series.columns if c.startswith("util.")]].mean()
-    return list(utilization.sort_values(ascending=False, kind="stable").index[:count])
-
-
 def utilization_figure(series: pd.DataFrame, marks: TimeMarks = TimeMarks(), count: int = TOP_SHOWN) -> go.Figure:
     """Utilization over time (0-100%) of the ``count`` busiest links, tiers and the array, and the highest of the others."""
     columns = [c for c in series.columns if c.startswith("util.")]
@@ -232,6 +227,7 @@ def utilization_figure(series: pd.DataFrame, marks: TimeMarks = TimeMarks(), cou
     shown = min(count, len(columns))
     figure = _lines(lines, f"Utilization: the {shown} busiest of {len(columns)} components", "%", marks, scale=100)
     figure.update_yaxes(range=[0, 105])
+    figure.update_layout(height=_HEIGHT + 20 * math.ceil(len(lines) / 2))  # room for the legend's rows
     return figure
 
 
