@@ -288,7 +288,10 @@ def result_downloads(result: simcache.Result) -> None:
 
 
 def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: str) -> None:
-    st.markdown("Vary one setting over a list of values, several seeds each, and plot a metric with its 95% confidence band.")
+    st.markdown(
+        "Vary one setting over a list of values, several seeds each, and plot a metric with its 95% confidence interval "
+        "(a band along numbers, error bars on categories such as link kinds)."
+    )
     parameters = {p.label: p for p in sweep_parameters(scenario)}
     left, middle, right = st.columns([2, 3, 1])
     label = left.selectbox("Parameter", list(parameters), key=f"{source}.sweep.parameter")
