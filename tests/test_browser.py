@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -95,22 +96,30 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-def open_page(playwright: Any, tmp_path: Path, app_url: str, viewport: dict[str, int] | None = None) -> tuple[Any, Any]:
-    """Chromium with a new, empty profile in tmp_path, showing the app: the browser context (to close) and its page."""
-    size = {"viewport": viewport} if viewport else {}
-    browser = playwright.chromium.launch_persistent_context(
-        str(tmp_path / "profile"), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, **size
-    )
-    page = browser.pages[0] if browser.pages else browser.new_page()
-    page.goto(app_url)
-    return browser, page
+@contextmanager
+def app_page(app_url: str, tmp_path: Path, seconds: float | None = None, viewport: dict[str, int] | None = None) -> Iterator[Any]:
+    """The page in a new Chromium profile (``viewport``, default 1400 x 1100), its run shortened to ``seconds``
+    simulated seconds if given."""
+    from playwright.sync_api import sync_playwright
 
-
-def set_seconds(page: Any, seconds: str) -> None:
-    """Type the simulated seconds of the next run into the sidebar."""
-    box = page.get_by_role("spinbutton", name="Simulated seconds")
-    box.fill(seconds)
-    box.press("Enter")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=str(CHROMIUM),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport=viewport or {"width": 1400, "height": 1100},
+        )
+        try:
+            page = browser.pages[0] if browser.pages else browser.new_page()
+            page.goto(app_url)
+            if seconds is not None:
+                box = page.get_by_role("spinbutton", name="Simulated seconds")
+                box.fill(f"{seconds:g}")
+                box.press("Enter")
+            yield page
+        finally:
+            browser.close()
 
 
 def test_run_in_a_real_browser_shows_the_charts(app_url: str, tmp_path: Path) -> None:
@@ -143,58 +152,41 @@ def test_run_in_a_real_browser_shows_the_charts(app_url: str, tmp_path: Path) ->
 
 
 def test_an_uploaded_trace_shows_what_was_imported(app_url: str, tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     rows = ["time,op,offset,size"] + [f"{i * 0.01:.2f},{'R' if i % 3 == 0 else 'W'},{(i % 50) * 4096},4096" for i in range(30)]
     trace = tmp_path / "vm1.csv"
     trace.write_text("\n".join(rows) + "\n")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=str(CHROMIUM),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1400, "height": 1100},
-        )
-        try:
-            page = browser.pages[0] if browser.pages else browser.new_page()
-            page.goto(app_url)
-            page.locator("input[type=file]").set_input_files(str(trace))
-            expect(page.get_by_text("Imported from vm1.csv (csv)", exact=True)).to_be_visible(timeout=60_000)
-            facts = page.get_by_test_id("stTable").first
-            expect(facts).to_contain_text("30 (10 reads, 20 writes)")
-            expect(page.get_by_test_id("stTable").nth(1)).to_contain_text("csv trace, device disk, open replay")
-            page.screenshot(path=str(tmp_path / "imported.png"), full_page=True)
-            assert page.get_by_test_id("stException").count() == 0
-            assert page.get_by_test_id("stAlertContentError").count() == 0
-        finally:
-            browser.close()
+    with app_page(app_url, tmp_path) as page:
+        page.locator("input[type=file]").set_input_files(str(trace))
+        expect(page.get_by_text("Imported from vm1.csv (csv)", exact=True)).to_be_visible(timeout=60_000)
+        facts = page.get_by_test_id("stTable").first
+        expect(facts).to_contain_text("30 (10 reads, 20 writes)")
+        expect(page.get_by_test_id("stTable").nth(1)).to_contain_text("csv trace, device disk, open replay")
+        page.screenshot(path=str(tmp_path / "imported.png"), full_page=True)
+        assert page.get_by_test_id("stException").count() == 0
+        assert page.get_by_test_id("stAlertContentError").count() == 0
 
 
 def test_the_stop_button_ends_a_run_and_shows_the_partial_result(app_url: str, tmp_path: Path) -> None:
     """A 600 s run (minutes of wall time), confirmed, then stopped from the page: the partial figures show under a warning."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as playwright:
-        browser, page = open_page(playwright, tmp_path, app_url)
-        try:
-            set_seconds(page, "600")
-            page.get_by_role("button", name="Run simulation").click()
-            # 600 s of the default scenario is about 1.6 million I/Os: past runs.CONFIRM_IOS, the page asks first
-            expect(page.get_by_text("This run is large:")).to_be_visible(timeout=30_000)
-            page.get_by_role("button", name="Start this run anyway").click()
-            stop = page.get_by_test_id("stTabs").get_by_role("button", name="Stop simulation")
-            expect(stop).to_be_visible(timeout=30_000)
-            expect(page.get_by_text("Simulating: 600 simulated seconds")).to_be_visible()
-            stop.click()
-            warning = page.get_by_test_id("stAlert").filter(has_text="Partial result.")
-            expect(warning).to_be_visible(timeout=30_000)
-            assert " s of 600 s (stopped from the page): every figure below covers 0 to " in warning.inner_text()
-            expect(page.get_by_test_id("stMetric")).to_have_count(4)
-            assert page.get_by_test_id("stException").count() == 0
-            page.screenshot(path=str(tmp_path / "stopped-run.png"), full_page=True)
-        finally:
-            browser.close()
+    with app_page(app_url, tmp_path, seconds=600) as page:
+        page.get_by_role("button", name="Run simulation").click()
+        # 600 s of the default scenario is about 1.6 million I/Os: past runs.CONFIRM_IOS, the page asks first
+        expect(page.get_by_text("This run is large:")).to_be_visible(timeout=30_000)
+        page.get_by_role("button", name="Start this run anyway").click()
+        stop = page.get_by_test_id("stTabs").get_by_role("button", name="Stop simulation")
+        expect(stop).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("Simulating: 600 simulated seconds")).to_be_visible()
+        stop.click()
+        warning = page.get_by_test_id("stAlert").filter(has_text="Partial result.")
+        expect(warning).to_be_visible(timeout=30_000)
+        assert " s of 600 s (stopped from the page): every figure below covers 0 to " in warning.inner_text()
+        expect(page.get_by_test_id("stMetric")).to_have_count(4)
+        assert page.get_by_test_id("stException").count() == 0
+        page.screenshot(path=str(tmp_path / "stopped-run.png"), full_page=True)
 
 
 def test_the_html_report_opens_offline_with_its_verdict_and_every_chart(tmp_path: Path) -> None:
@@ -230,6 +222,32 @@ def test_the_html_report_opens_offline_with_its_verdict_and_every_chart(tmp_path
             browser.close()
     assert requested == [out.as_uri()]
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_a_categorical_sweep_renders_as_points_without_a_line(app_url: str, tmp_path: Path) -> None:
+    """A sweep over link kinds (categories, not a scale) is drawn by Plotly as markers with error bars: one point
+    per link kind, no line path between them."""
+    from playwright.sync_api import expect
+
+    with app_page(app_url, tmp_path, seconds=1) as page:
+        page.get_by_role("tab", name="Sweep one parameter").click()
+        page.get_by_test_id("stSelectbox").filter(has_text="Parameter").click()
+        page.get_by_role("option", name="Peer network link", exact=True).click()
+        expect(page.get_by_role("textbox", name="Values")).to_have_value("1GbE, 10GbE, 25GbE")  # the link kinds offered
+        seeds = page.get_by_role("spinbutton", name="Seeds")
+        seeds.fill("2")
+        seeds.press("Enter")
+        page.get_by_role("button", name="Run sweep").click()
+        plot = page.get_by_role("tabpanel", name="Sweep one parameter").locator(".js-plotly-plot")
+        expect(plot).to_be_visible(timeout=120_000)
+        assert plot.evaluate("graph => graph.data.map(trace => trace.mode)") == ["markers"]
+        expect(plot.locator(".scatterlayer .trace .points path")).to_have_count(3)
+        assert plot.locator(".xtick text").all_text_contents() == ["1GbE", "10GbE", "25GbE"]
+        drawn_lines = plot.locator(".scatterlayer path.js-line").evaluate_all("paths => paths.filter(p => p.getAttribute('d')).length")
+        assert drawn_lines == 0
+        assert plot.locator(".errorbars .errorbar").count() == 3
+        page.screenshot(path=str(tmp_path / "categorical-sweep.png"), full_page=True)
+        assert page.get_by_test_id("stException").count() == 0
 
 
 CUT_TEXT_JS = """
@@ -269,35 +287,30 @@ text (``scrollWidth > clientWidth``) shows it cut or ellipsized."""
 def test_at_800_px_wide_no_title_label_or_unit_is_cut(app_url: str, tmp_path: Path) -> None:
     """A laptop's half screen (800 x 900): after a run, no heading, metric label or value, tab title, input label or
     section title is narrower than its text; a screenshot of the page is kept in tmp_path."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as playwright:
-        browser, page = open_page(playwright, tmp_path, app_url, viewport={"width": 800, "height": 900})
-        try:
-            set_seconds(page, "3")
-            page.get_by_role("button", name="Run simulation").click()
-            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=90_000)
-            expect(page.get_by_test_id("stMetric")).to_have_count(4)
-            page.wait_for_timeout(500)  # the last charts' layout
-            page.screenshot(path=str(tmp_path / "800px.png"), full_page=True)
-            assert page.evaluate("() => window.innerWidth") == 800
-            cut = page.evaluate(CUT_TEXT_JS, TEXT_THAT_MUST_NOT_BE_CUT)
-            assert cut == [], "\n".join(cut)
-            checked = page.evaluate("selectors => selectors.map(s => document.querySelectorAll(s).length)", TEXT_THAT_MUST_NOT_BE_CUT)
-            counts = dict(zip(TEXT_THAT_MUST_NOT_BE_CUT, checked, strict=True))
-            must_match = ("h1", "[data-testid=stMetricLabel]", "[data-testid=stMetricValue]", "[role=tab]", "[data-testid=stWidgetLabel] p")
-            assert all(counts[selector] > 0 for selector in must_match), str(counts)  # the selectors still find what they check
-            # the comparison: long variant names as metric labels, deltas under the values
-            page.get_by_role("tab", name="Compare variants").click()
-            page.get_by_role("button", name="Run comparison").click()
-            expect(page.get_by_text("VM write p99 over all groups")).to_be_visible(timeout=90_000)
-            expect(page.locator("[data-testid=stMetricDelta]").first).to_be_visible(timeout=90_000)
-            page.wait_for_timeout(500)
-            page.screenshot(path=str(tmp_path / "800px-compare.png"))
-            cut = page.evaluate(CUT_TEXT_JS, TEXT_THAT_MUST_NOT_BE_CUT)
-            assert cut == [], "\n".join(cut)
-        finally:
-            browser.close()
+    with app_page(app_url, tmp_path, seconds=3, viewport={"width": 800, "height": 900}) as page:
+        page.get_by_role("button", name="Run simulation").click()
+        expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=90_000)
+        expect(page.get_by_test_id("stMetric")).to_have_count(4)
+        page.wait_for_timeout(500)  # the last charts' layout
+        page.screenshot(path=str(tmp_path / "800px.png"), full_page=True)
+        assert page.evaluate("() => window.innerWidth") == 800
+        cut = page.evaluate(CUT_TEXT_JS, TEXT_THAT_MUST_NOT_BE_CUT)
+        assert cut == [], "\n".join(cut)
+        checked = page.evaluate("selectors => selectors.map(s => document.querySelectorAll(s).length)", TEXT_THAT_MUST_NOT_BE_CUT)
+        counts = dict(zip(TEXT_THAT_MUST_NOT_BE_CUT, checked, strict=True))
+        must_match = ("h1", "[data-testid=stMetricLabel]", "[data-testid=stMetricValue]", "[role=tab]", "[data-testid=stWidgetLabel] p")
+        assert all(counts[selector] > 0 for selector in must_match), str(counts)  # the selectors still find what they check
+        # the comparison: long variant names as metric labels, deltas under the values
+        page.get_by_role("tab", name="Compare variants").click()
+        page.get_by_role("button", name="Run comparison").click()
+        expect(page.get_by_text("VM write p99 over all groups")).to_be_visible(timeout=90_000)
+        expect(page.locator("[data-testid=stMetricDelta]").first).to_be_visible(timeout=90_000)
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(tmp_path / "800px-compare.png"))
+        cut = page.evaluate(CUT_TEXT_JS, TEXT_THAT_MUST_NOT_BE_CUT)
+        assert cut == [], "\n".join(cut)
     assert (tmp_path / "800px.png").stat().st_size > 10_000
 
 
@@ -306,17 +319,14 @@ def test_closing_the_page_ends_its_run_and_the_server_goes_idle(app_url: str, tm
     (runs.LEASE_S = 3 s) and the server stops computing. Measured on the server's CPU time: while the run goes it
     uses CPU (however shared the machine is), and from LEASE_S + 2 s after the close, over 3 s, almost none (an idle
     Streamlit server with no file watcher: a few ticks)."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     pid = SERVER_PIDS[app_url]
-    with sync_playwright() as playwright:
-        browser, page = open_page(playwright, tmp_path, app_url)
-        set_seconds(page, "600")
+    with app_page(app_url, tmp_path, seconds=600) as page:
         page.get_by_role("button", name="Run simulation").click()
         page.get_by_role("button", name="Start this run anyway").click()
         expect(page.get_by_test_id("stTabs").get_by_role("button", name="Stop simulation")).to_be_visible(timeout=30_000)
-        busy = cpu_used(pid, 2.0)
-        browser.close()
+        busy = cpu_used(pid, 2.0)  # the tab closes as the block ends
     time.sleep(3.0 + 2.0)
     idle = cpu_used(pid, 3.0)
     assert busy > 0.2, f"the run used {busy:.2f} s of CPU in 2 s: it was not running"
