@@ -11,6 +11,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 from builders import small_scenario
 from strategies import to_toml
@@ -18,6 +19,8 @@ from test_cli import call
 from test_validity import mm1_data
 
 import simcache
+from simcache.bottleneck import bottleneck_sentence, time_shares
+from simcache.collect import COMPONENTS
 from simcache.cells import cell
 from simcache.errors import ScenarioError
 from simcache.report import SweepReport, report_html
@@ -121,7 +124,6 @@ def test_the_report_names_its_run(default_report: tuple[str, str, str]) -> None:
 
     assert manifest["scenario hash"] == f"{scenario_hash(result)} (SHA-256 of the scenario as run)"
     assert re.fullmatch(r"[0-9a-f]{16}", scenario_hash(result))
-    from simcache.bottleneck import bottleneck_sentence
 
     assert bottleneck_sentence(result, scenario).replace("'", "&#x27;") in html
     verdict = judge(result, parse_target("write p99 <= 5ms")).text
@@ -200,6 +202,35 @@ def test_verdicts_of_an_unstable_run(overloaded: tuple[simcache.Result, str]) ->
         "unknown: the run is unstable (no steady state): its latency grows with the run's length; write p50 is "
     )
     assert html.index("<h2>Verdicts</h2>") < html.index("<h2>Latency per VM group")  # the verdict comes first
+
+
+def test_time_shares_of_the_tail() -> None:
+    """99 writes of 1 ms all in the local tier and one of 10 ms, 9 of them on the network: on average the tier has
+    100/109 = 92% of the write time, but past 10 ms (the tail) the network has 9/10."""
+    latency = np.array([1.0] * 99 + [10.0])
+    parts = {"local_tier_ms": np.array([1.0] * 100), "network_ms": np.array([0.0] * 99 + [9.0])}
+    assert time_shares(latency, parts) == pytest.approx({"local_tier_ms": 100 / 109, "network_ms": 9 / 109})
+    assert time_shares(latency, parts, 10.0) == pytest.approx({"local_tier_ms": 0.1, "network_ms": 0.9})
+
+
+def test_the_bottleneck_sentence_says_when_the_answer_depends_on_the_percentile() -> None:
+    """compression_1gbe (seed 1, 6 s): on average the peer tier has the largest share of write time, but past the p99
+    the 1GbE replica send has; the sentence says so with the shares computed from the records."""
+    scenario = simcache.load_scenario("compression_1gbe").with_duration(6.0)
+    result = simcache.simulate(scenario, seed=1)
+    writes = result.measured[result.measured["op"] == "write"]
+    assert len(writes) >= 1000  # 10 writes past the p99
+    p99 = float(np.percentile(writes["latency_ms"], 99))
+    mean = writes[list(COMPONENTS)].sum() / writes[list(COMPONENTS)].sum().sum()
+    tail = writes.loc[writes["latency_ms"] >= p99, list(COMPONENTS)].sum()
+    tail /= tail.sum()
+    assert mean.idxmax() == "peer_tier_ms" and tail.idxmax() == "network_ms"
+    said = bottleneck_sentence(result, scenario)
+    assert said.endswith(
+        f"Where write time goes depends on the percentile: on average the peer tier takes the largest share ({mean.max():.0%}), "
+        f"but in the slowest 1% of writes (at or past the p99, {p99:.3g} ms) sending replicas over the network does "
+        f"({tail.max():.0%}); to cut the p99, look there."
+    )
 
 
 # -- targets -------------------------------------------------------------------------------------------------
