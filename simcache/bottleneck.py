@@ -12,11 +12,20 @@ import numpy as np
 
 from simcache.collect import COMPONENTS
 from simcache.physics import PortName
-from simcache.validity import samples_needed
 from simcache.results import Result
 from simcache.scenario import Scenario
+from simcache.validity import samples_needed
 
-__all__ = ["BUSY", "COMPONENT_WORDS", "SATURATED", "TAIL_PERCENTILE", "bottleneck_sentence", "component_name", "tail_sentence", "time_shares"]
+__all__ = [
+    "BUSY",
+    "COMPONENT_WORDS",
+    "SATURATED",
+    "TAIL_PERCENTILE",
+    "bottleneck_sentence",
+    "component_name",
+    "tail_sentence",
+    "time_shares",
+]
 
 SATURATED = 0.9
 """Mean utilization from which the bottleneck is called saturated."""

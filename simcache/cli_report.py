@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simcache.errors import ScenarioError
 from simcache.report import SweepReport, report_html
 from simcache.results import Result
 from simcache.scenario import Scenario

@@ -235,7 +235,7 @@ def evidence(result: Result, target: Target) -> Evidence:
     return Evidence(float(row[target.column]), lower, tuple(doubts), caveats, float(row["count"] + row["unfinished"]))
 
 
-def evidence_of_row(row: Mapping[str, Any], target: Target) -> Evidence:
+def evidence_of_row(row: Mapping[Any, Any], target: Target) -> Evidence:
     """What one sweep row (:func:`simcache.sweep.result_row`) says about ``target``."""
     value = float(row.get(target.metric, math.nan))
     doubts: list[str] = []
@@ -306,7 +306,8 @@ def judge_seeds(target: Target, seeds: Sequence[Evidence]) -> Verdict:
         return verdict("unknown", f"unknown: {shown}, under the limit, but {why}")
     if n > 1 and abs(over) <= half:
         side = "short of" if target.throughput and over > 0 else "over" if over > 0 else "under"
-        return verdict("unknown", f"unknown: {shown}, {target.amount(abs(over))} {side} the limit, within its interval; run more seeds{unsure}")
+        within = f"{target.amount(abs(over))} {side} the limit, within its interval; run more seeds"
+        return verdict("unknown", f"unknown: {shown}, {within}{unsure}")
     if over > 0:
         return verdict("misses", f"misses by {by}: {shown}{unsure}")
     if caveats:

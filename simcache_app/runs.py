@@ -153,7 +153,7 @@ def simulate(scenario: simcache.Scenario, seed: int, duration: float, label: str
     slot = st.empty()
     slot.button(
         "Stop simulation",
-        key=f"stop-{hashlib.sha256(key.encode()).hexdigest()[:16]}",
+        key=f"stop-{hashlib.sha256((key + label).encode()).hexdigest()[:16]}",  # the same run may show in two views
         on_click=_stop,
         args=(key,),
         help="Stop this simulation: the page shows what was simulated so far, marked partial.",

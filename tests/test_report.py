@@ -20,8 +20,8 @@ from test_validity import mm1_data
 
 import simcache
 from simcache.bottleneck import bottleneck_sentence, time_shares
-from simcache.collect import COMPONENTS
 from simcache.cells import cell
+from simcache.collect import COMPONENTS
 from simcache.errors import ScenarioError
 from simcache.report import SweepReport, report_html
 from simcache.sweep import sweep, sweep_summary
