@@ -17,6 +17,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,6 +78,16 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
+def open_page(playwright: Any, tmp_path: Path, url: str) -> tuple[Any, Any]:
+    """Chromium with a new, empty profile (1400 x 1100) on ``url``: the browser (to close) and its page."""
+    viewport = {"width": 1400, "height": 1100}
+    profile = str(tmp_path / "profile")
+    browser = playwright.chromium.launch_persistent_context(profile, executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, viewport=viewport)
+    page = browser.pages[0] if browser.pages else browser.new_page()
+    page.goto(url)
+    return browser, page
+
+
 def test_run_in_a_real_browser_shows_the_charts(app_url: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -112,16 +123,8 @@ def test_a_target_set_in_the_sidebar_gives_the_run_a_verdict(app_url: str, tmp_p
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=str(CHROMIUM),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1400, "height": 1100},
-        )
+        browser, page = open_page(playwright, tmp_path, app_url)
         try:
-            page = browser.pages[0] if browser.pages else browser.new_page()
-            page.goto(app_url)
             seconds = page.get_by_role("spinbutton", name="Simulated seconds")
             seconds.fill("3")
             seconds.press("Enter")
@@ -148,16 +151,8 @@ def test_an_uploaded_trace_shows_what_was_imported(app_url: str, tmp_path: Path)
     trace = tmp_path / "vm1.csv"
     trace.write_text("\n".join(rows) + "\n")
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=str(CHROMIUM),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1400, "height": 1100},
-        )
+        browser, page = open_page(playwright, tmp_path, app_url)
         try:
-            page = browser.pages[0] if browser.pages else browser.new_page()
-            page.goto(app_url)
             page.locator("input[type=file]").set_input_files(str(trace))
             expect(page.get_by_text("Imported from vm1.csv (csv)", exact=True)).to_be_visible(timeout=60_000)
             facts = page.get_by_test_id("stTable").first
