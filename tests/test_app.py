@@ -282,7 +282,9 @@ def test_a_run_meets_one_target_and_misses_another() -> None:
     assert result.stable and row["count"] >= 1000
     assert verdict_lines(at) == {
         "write p99 <= 5 ms": f"green: meets it: write p99 is {p99:.3g} ms, {5 - p99:.3g} ms under the limit",
-        "write iops >= 100000": f"red: misses by {100_000 - iops:,.0f} IOPS ({(100_000 - iops) / 100_000:.0%}): write iops is {iops:,.0f} IOPS",
+        "write iops >= 100000": (
+            f"red: misses by {100_000 - iops:,.0f} IOPS ({(100_000 - iops) / 100_000:.0%}): write iops is {iops:,.0f} IOPS"
+        ),
     }
 
 
@@ -351,9 +353,9 @@ def test_difference_sentences() -> None:
     none = difference_sentence("B", "A", [0.9, 1.2, 0.9], [1.0, 1.0, 1.0])
     assert none.startswith("B vs A: write p99 +0 ± ") and none.endswith("no clear difference, the difference is smaller than its interval.")
     few = difference_sentence("B", "A", [2.0, 2.1], [1.0, 1.0])
-    assert (
-        few
-        == "B vs A: write p99 +1.05 ± 0.64 ms (95% interval over 2 seeds, paired by seed): B is clearly slower; 2 seeds are too few for a stable interval."
+    assert few == (
+        "B vs A: write p99 +1.05 ± 0.64 ms (95% interval over 2 seeds, paired by seed): B is clearly slower; "
+        "2 seeds are too few for a stable interval."
     )
 
 

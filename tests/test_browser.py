@@ -82,7 +82,8 @@ def open_page(playwright: Any, tmp_path: Path, url: str) -> tuple[Any, Any]:
     """Chromium with a new, empty profile (1400 x 1100) on ``url``: the browser (to close) and its page."""
     viewport = {"width": 1400, "height": 1100}
     profile = str(tmp_path / "profile")
-    browser = playwright.chromium.launch_persistent_context(profile, executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, viewport=viewport)
+    options = {"executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS, "headless": True, "viewport": viewport}
+    browser = playwright.chromium.launch_persistent_context(profile, **options)
     page = browser.pages[0] if browser.pages else browser.new_page()
     page.goto(url)
     return browser, page
