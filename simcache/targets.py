@@ -245,9 +245,14 @@ def evidence_of_row(row: Mapping[Any, Any], target: Target) -> Evidence:
     elif not stable:
         doubts.append(_UNSTABLE)
     count = float(row.get(f"{target.group}.{target.op}.count", math.nan))  # finished I/Os only: a little cautious
-    lower = target.column in str(row.get(f"{target.group}.{target.op}.lower_bounds") or "").split()
-    caveats = _caveats(str(row.get("validity") or "").split())
+    lower = target.column in _listed(row.get(f"{target.group}.{target.op}.lower_bounds"))
+    caveats = _caveats(_listed(row.get("validity")))
     return Evidence(value, lower, tuple(doubts), caveats, count if math.isfinite(count) else 0.0)
+
+
+def _listed(cell: Any) -> list[str]:
+    """A row's comma-separated cell as its words; a missing cell (absent, or NaN in a table) as none."""
+    return cell.split(",") if isinstance(cell, str) and cell else []
 
 
 def judge(result: Result, target: Target) -> Verdict:

@@ -25,7 +25,7 @@ from simcache.collect import COMPONENTS
 from simcache.errors import ScenarioError
 from simcache.report import SweepReport, report_html
 from simcache.sweep import sweep, sweep_summary
-from simcache.targets import Evidence, Target, judge, judge_seeds, parse_target
+from simcache.targets import Evidence, Target, evidence_of_row, judge, judge_seeds, parse_target
 
 OUTSIDE = re.compile(r"https?:|<script|<link|<img|<iframe|src=|url\(", re.IGNORECASE)
 """Anything that would make the page reach outside its file."""
@@ -324,6 +324,25 @@ def test_verdicts_over_seeds_use_the_t_interval() -> None:
     assert two.status == "unknown" and two.text.endswith("within its interval; run more seeds; 2 seeds are too few for a stable interval")
     unstable = judge_seeds(Target("all", "write", "mean", 6.0), [Evidence(5.0), Evidence(5.1, doubts=("the run is unstable",))])
     assert unstable.status == "unknown" and unstable.text.startswith("unknown: in 1 of 2 seeds, the run is unstable")
+
+
+def test_sweep_rows_carry_what_a_verdict_needs() -> None:
+    """A sweep row's ``stable``, ``validity`` and ``lower_bounds`` cells (comma-separated, absent or NaN when empty) are
+    read as a run's: a lower bound under the limit is unknown, a pass while the buffer was filling is unknown, an
+    unstable row is unknown, and a row without them (older stores) is unknown for want of its validity."""
+    target = parse_target("write p99 <= 5ms")
+    clean = {"all.write.p99_ms": 3.0, "all.write.count": 5000, "stable": 1, "validity": math.nan}
+    assert judge_seeds(target, [evidence_of_row(clean, target)]).status == "meets"
+    bounded = judge_seeds(target, [evidence_of_row(clean | {"all.write.lower_bounds": "p99_ms,mean_ms,max_ms"}, target)])
+    assert bounded.text == "unknown: write p99 is at least 3 ms, under the limit, but unfinished I/Os could raise the figure past the limit"
+    filling = judge_seeds(target, [evidence_of_row(clean | {"validity": "few_samples,filling"}, target)])
+    assert filling.text == (
+        "unknown: write p99 is 3 ms, 2 ms inside the limit, but the destage buffer was still filling at the end: "
+        "once full, writes wait for destage"
+    )
+    assert judge_seeds(target, [evidence_of_row(clean | {"stable": 0}, target)]).text.startswith("unknown: the run is unstable")
+    old = {"all.write.p99_ms": 3.0, "all.write.count": 5000}
+    assert "was not recorded" in judge_seeds(target, [evidence_of_row(old, target)]).text
 
 
 # -- sweeps ------------------------------------------------------------------------------------------------
