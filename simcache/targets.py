@@ -49,6 +49,7 @@ __all__ = [
     "judge",
     "judge_seeds",
     "parse_target",
+    "plus_minus",
 ]
 
 FIGURES: dict[str, str] = {f"p{q:g}": name for name, q in PERCENTILES.items()} | {"p999": "p999_ms", "mean": "mean_ms", "max": "max_ms"}
@@ -321,9 +322,19 @@ def judge_seeds(target: Target, seeds: Sequence[Evidence]) -> Verdict:
     return verdict("meets", f"meets it: {shown}, {target.amount(-over)} {spare}{unsure}")
 
 
+def plus_minus(mean: float, half: float, unit: str, *, signed: bool = False, places: int | None = None) -> str:
+    """``"4.21 ± 0.35 ms"``: the interval's half-width with as many decimals as the mean's 3 significant digits
+    (default), so a tiny half-width reads 0.00 rather than 3.2e-13."""
+    if places is None:
+        size = max(abs(mean), half if math.isfinite(half) else 0.0)
+        places = max(0, 2 - math.floor(math.log10(size))) if size > 0 else 3
+    sign = "+" if signed else ""
+    mean = mean if round(mean, places) else 0.0  # no "-0.000"
+    return f"{mean:{sign},.{places}f} ± {half:,.{places}f} {unit}"
+
+
 def _figure(target: Target, mean: float, half: float, n: int) -> str:
     if n == 1:
         return target.amount(mean)
-    places = 0 if target.figure == "iops" else max(0, 2 - math.floor(math.log10(abs(mean)))) if mean else 3
-    pair = f"{mean:,.{places}f} ± {half:,.{places}f} {target.unit}"
+    pair = plus_minus(mean, half, target.unit, places=0 if target.figure == "iops" else None)
     return f"{pair} (mean of {n} seeds, 95% interval)"

@@ -23,7 +23,7 @@ import streamlit as st
 import simcache
 from simcache.feasible import Cheapest, cheapest_passing, sweep_verdicts
 from simcache.metrics import ci95_half_width
-from simcache.targets import STABLE_SEEDS, Target, Verdict, check_groups, evidence, judge, judge_seeds, parse_target
+from simcache.targets import STABLE_SEEDS, Target, Verdict, check_groups, evidence, judge, judge_seeds, parse_target, plus_minus
 
 __all__ = [
     "COLORS",
@@ -108,7 +108,7 @@ def difference_sentence(name: str, base: str, values: Sequence[float], base_valu
     if n == 1:
         return f"{name} vs {base}: {what} {mean:+.3g} ms with one seed: no interval, so no way to tell it from noise; run more seeds."
     half = ci95_half_width(differences)
-    shown = f"{what} {mean:+.3g} ± {half:.2g} ms (95% interval over {n} seeds, paired by seed)"
+    shown = f"{what} {plus_minus(mean, half, 'ms', signed=True)} (95% interval over {n} seeds, paired by seed)"
     few = f"; {n} seeds are too few for a stable interval" if n < STABLE_SEEDS else ""
     if abs(mean) <= half:
         return f"{name} vs {base}: {shown}: no clear difference, the difference is smaller than its interval{few}."

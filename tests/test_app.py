@@ -21,6 +21,7 @@ from streamlit.testing.v1 import AppTest
 import simcache
 from simcache.importers import Imported
 from simcache.sweep import sweep_summary
+from simcache.targets import plus_minus
 from simcache_app import uploads
 from simcache_app.controls import DEFAULT_DURATION_S, parse_size_mix
 from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, metric_label, peer_port_table
@@ -337,21 +338,24 @@ def test_compare_over_seeds_shows_means_intervals_and_verdicts() -> None:
     half = t2 * differences.std(ddof=1) / 3**0.5
     assert differences.mean() > half > 0
     said = [m.value for m in at.markdown if m.value.startswith(f"{chosen[1]} vs {chosen[0]}: ")]
-    assert said == [
-        f"{chosen[1]} vs {chosen[0]}: write p99 {differences.mean():+.3g} ± {half:.2g} ms (95% interval over 3 seeds, paired by seed): "
-        f"{chosen[1]} is clearly slower."
-    ]
+    shown = plus_minus(differences.mean(), half, "ms", signed=True)
+    interval = f"write p99 {shown} (95% interval over 3 seeds, paired by seed)"
+    assert said == [f"{chosen[1]} vs {chosen[0]}: {interval}: {chosen[1]} is clearly slower."]
     table = at.dataframe[0].value
     assert list(table["seeds"]) == [3, 3] and list(table["write p99 ms"]) == [round(sum(p99s[n]) / 3, 3) for n in chosen]
 
 
 def test_difference_sentences() -> None:
-    """Paired differences -0.1, +0.2, -0.1 ms: mean 0, inside any interval: no clear difference. Two seeds are said to
-    be too few (t(0.975, 1) = 12.7)."""
+    """Paired differences -0.1, +0.2, -0.1 ms: mean 0, s = 0.173, half-width t(0.975, 2) s / sqrt(3) = 4.303 x 0.173 /
+    1.732 = 0.430 ms: no clear difference. Two seeds (differences 1.0, 1.1: 12.706 x 0.0707 / 1.414 = 0.64 ms) are said
+    to be too few."""
     from simcache_app.verdicts import difference_sentence
 
     none = difference_sentence("B", "A", [0.9, 1.2, 0.9], [1.0, 1.0, 1.0])
-    assert none.startswith("B vs A: write p99 +0 ± ") and none.endswith("no clear difference, the difference is smaller than its interval.")
+    assert none == (
+        "B vs A: write p99 +0.000 ± 0.430 ms (95% interval over 3 seeds, paired by seed): "
+        "no clear difference, the difference is smaller than its interval."
+    )
     few = difference_sentence("B", "A", [2.0, 2.1], [1.0, 1.0])
     assert few == (
         "B vs A: write p99 +1.05 ± 0.64 ms (95% interval over 2 seeds, paired by seed): B is clearly slower; "
