@@ -325,7 +325,8 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
     st.plotly_chart(verdicts.mark_feasible(figure, summary, label, metric, decided[0] if decided else []), key="sweep")
     shown = summary[[label, "seeds", metric, f"{metric}.ci95"]].rename(columns={metric: "mean", f"{metric}.ci95": "± 95%"}).round(4)
     for target, per_point in zip(targets, decided, strict=True):
-        shown[str(target)] = [verdict.text for verdict in per_point]
+        shown[str(target)] = [verdict.short for verdict in per_point]
+        shown[f"{target}: why"] = [verdict.text for verdict in per_point]
     st.dataframe(shown, hide_index=True)
     st.download_button("Sweep table (CSV)", table.to_csv(index=False), file_name=f"{scenario.name}-sweep.csv", on_click="ignore")
 

@@ -194,6 +194,14 @@ class Verdict:
     def passes(self) -> bool:
         return self.status == "meets"
 
+    @property
+    def short(self) -> str:
+        """``"meets"``, ``"misses by 2.1 ms"`` or ``"unknown"``: the verdict for a table cell (``text`` says why)."""
+        if self.status != "misses":
+            return self.status
+        over = (self.target.limit - self.value) if self.target.throughput else (self.value - self.target.limit)
+        return f"misses by {'at least ' if self.lower_bound else ''}{self.target.amount(over)}"
+
 
 def _few(target: Target, seeds: Sequence[Evidence]) -> tuple[str, ...]:
     """Why the figure is too thin to read, when a seed has fewer I/Os than its percentile needs (the fewest named)."""
