@@ -26,9 +26,9 @@ from simcache.report import report_html
 from simcache.scenario import REPLICAS
 from simcache.sweep import sweep_summary
 from simcache.targets import Target
-from simcache.units import format_size
+from simcache.units import format_figure, format_size
 from simcache_app import charts, controls, describe, runs, verdicts
-from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters
+from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters, valid_values
 from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
 from simcache_app.uploads import (
     UPLOAD_LIMIT_BYTES,
@@ -72,7 +72,7 @@ def main() -> None:
         show_scenario_error("This file cannot be imported" if imported_file else "This scenario cannot be simulated as it stands", problem)
         return
     if imported is not None:
-        show_import(imported, base)
+        show_import(imported, scenario)
     single, sweep, compare = st.tabs(["Single run", "Sweep one parameter", "Compare variants"])
     with single:
         single_run_view(scenario, seed, duration, targets)
@@ -107,7 +107,7 @@ def choose_scenario() -> tuple[simcache.Scenario, str, ImportedUpload | None]:
         imported = None
     else:
         scenario, source, imported = import_workload_upload(upload.name, upload.getvalue(), name, str(library[name]))
-    st.caption(scenario.description or scenario.name)
+    st.caption(f"From the file: {scenario.description or scenario.name}")
     return scenario, source, imported
 
 
@@ -169,11 +169,12 @@ def edit_scenario(base: simcache.Scenario, source: str) -> simcache.Scenario:
     with st.expander("Backing array"):
         overrides |= controls.array_controls(base, source)
     for group in base.groups:
-        vms = group.vms_per_host * len(base.group_hosts(group))
-        with st.expander(f"VM group {group.name} ({vms} VMs)", expanded=len(base.groups) == 1):
+        vms = describe.group_vms(base, group.name, overrides.get("cluster.hosts"))  # the host count as set above, not the file's
+        with st.expander(f"VM group {group.name} ({format_figure(vms)} VMs)", expanded=len(base.groups) == 1):
             overrides |= controls.group_controls(base, group, source)
     scenario = base.with_overrides(overrides, source="the sidebar settings") if overrides else base
     st.caption(f"{len(overrides)} setting(s) changed from the file" + (": " + ", ".join(overrides) if overrides else ""))
+    st.caption(f"As set: {describe.scenario_summary(scenario)}")
     st.download_button(
         "Download this scenario (TOML)", scenario_toml(scenario), file_name=f"{scenario.name}-edited.toml", on_click="ignore"
     )
@@ -252,17 +253,20 @@ def show_result(result: simcache.Result, scenario: simcache.Scenario, targets: l
         else "No group replicates over the peer network."
     )
     st.caption(f"{result.meta['ios']:,} I/Os simulated over {result.meta['simulated_s']:g} s (seed {result.meta['seed']}).")
+    marks = charts.time_marks(result, scenario)
+    shaded = "Time charts: grey is the warm-up (not measured), red the scheduled events, green a group's on/off bursts."
+    st.caption(" ".join([shaded, *(f"Not drawn: {note}." for note in marks.notes)]))
     left, right = st.columns(2)
-    left.plotly_chart(charts.latency_figure(result.series), key="latency")
+    left.plotly_chart(charts.latency_figure(result.series, marks), key="latency")
     right.plotly_chart(charts.breakdown_figure(result.breakdown), key="breakdown")
-    left.plotly_chart(charts.utilization_figure(result.series), key="utilization")
-    right.plotly_chart(charts.backlog_figure(result.series), key="backlog")
+    left.plotly_chart(charts.utilization_figure(result.series, marks), key="utilization")
+    right.plotly_chart(charts.backlog_figure(result.series, marks), key="backlog")
     st.subheader("Latency percentiles per VM group")
-    st.dataframe(describe.percentile_table(result), hide_index=True)
+    show_table(describe.percentile_table(result))
     if peer:
         links = scenario.cluster.peer_links
         with st.expander(f"Mean utilization of each peer port ({links} per host)", expanded=links > 1):
-            st.dataframe(describe.peer_port_table(result), hide_index=True)
+            show_table(describe.peer_port_table(result))
     result_downloads(result, targets)
 
 
@@ -288,7 +292,10 @@ def result_downloads(result: simcache.Result, targets: list[Target]) -> None:
 
 
 def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: str, targets: list[Target]) -> None:
-    st.markdown("Vary one setting over a list of values, several seeds each, and plot a metric with its 95% confidence band.")
+    st.markdown(
+        "Vary one setting over a list of values, several seeds each, and plot a metric with its 95% confidence interval "
+        "(a band along numbers, error bars on categories such as link kinds)."
+    )
     parameters = {p.label: p for p in sweep_parameters(scenario)}
     left, middle, right = st.columns([2, 3, 1])
     label = left.selectbox("Parameter", list(parameters), key=f"{source}.sweep.parameter")
@@ -306,6 +313,11 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
     except ValueError as exc:
         st.error(str(exc))
         return
+    values, invalid = valid_values(scenario, parameter, values, duration)
+    for value, problem in invalid.items():  # that point is said; the others run
+        st.warning(f"**{label} = {value}** is left out of the sweep: it does not make a valid scenario.\n\n```\n{problem}\n```")
+    if not values:
+        return
     grid = {parameter.path: [parameter.to_override(v) for v in values]}
     seeds = list(range(seed, seed + int(count)))
     st.caption(f"{len(values) * len(seeds)} simulations of {duration:g} s each.")
@@ -321,14 +333,20 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
     table.insert(0, label, table[parameter.path].map(dict(zip(grid[parameter.path], values, strict=True))))
     summary = sweep_summary(table, [label, parameter.path])
     decided, _ = verdicts.show_sweep_decision(table, summary, label, parameter.path, targets)
-    figure = charts.sweep_figure(summary, label, metric, describe.metric_label(metric))
+    figure = charts.sweep_figure(summary, label, metric, describe.metric_label(metric), categorical=not parameter.numeric)
     st.plotly_chart(verdicts.mark_feasible(figure, summary, label, metric, decided[0] if decided else []), key="sweep")
-    shown = summary[[label, "seeds", metric, f"{metric}.ci95"]].rename(columns={metric: "mean", f"{metric}.ci95": "± 95%"}).round(4)
+    shown = describe.sweep_table(summary, label, metric)
     for target, per_point in zip(targets, decided, strict=True):
         shown[str(target)] = [verdict.short for verdict in per_point]
         shown[f"{target}: why"] = [verdict.text for verdict in per_point]
-    st.dataframe(shown, hide_index=True)
+    show_table(shown)
     st.download_button("Sweep table (CSV)", table.to_csv(index=False), file_name=f"{scenario.name}-sweep.csv", on_click="ignore")
+
+
+def show_table(table: pd.DataFrame) -> None:
+    """A table of figures: whole numbers (I/O counts) with thousands separators; floats come rounded (describe.figures)."""
+    whole = {c: st.column_config.NumberColumn(format="localized") for c in table.columns if pd.api.types.is_integer_dtype(table[c])}
+    st.dataframe(table, hide_index=True, column_config=whole)
 
 
 def sweep_metrics(scenario: simcache.Scenario) -> list[str]:
@@ -392,7 +410,7 @@ def compare_view(scenario: simcache.Scenario, seed: int, duration: float, source
     for name in chosen[1:]:
         st.markdown(verdicts.difference_sentence(name, first, p99s[name], p99s[first]))
     st.plotly_chart(charts.compare_figure(table), key="compare")
-    st.dataframe(table, hide_index=True)
+    show_table(table)
     st.download_button("Comparison (CSV)", table.to_csv(index=False), file_name=f"{scenario.name}-compare.csv", on_click="ignore")
 
 

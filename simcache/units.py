@@ -24,7 +24,9 @@ __all__ = [
     "UnitError",
     "format_bandwidth",
     "format_duration",
+    "format_figure",
     "format_size",
+    "human_size",
     "parse_bandwidth",
     "parse_duration",
     "parse_size",
@@ -212,6 +214,35 @@ def _short(number: float) -> str:
     if abs(number) >= 100:
         return f"{number:.0f}"
     return f"{number:.3g}"
+
+
+def format_figure(value: float, digits: int = 4) -> str:
+    """A figure for people: ``digits`` significant digits, thousands separators, no scientific notation and no
+    trailing zeros: ``7200.0`` -> ``"7,200"``, ``372.529`` -> ``"372.5"``, ``0.0012345`` -> ``"0.001234"``,
+    ``1234567.8`` -> ``"1,234,568"`` (a whole part is never cut), ``nan`` -> ``"n/a"``."""
+    if not math.isfinite(value):
+        return "n/a" if math.isnan(value) else ("-" if value < 0 else "") + "unbounded"
+    rounded = round_figure(value, digits)
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(rounded)))) if rounded else 0
+    text = f"{rounded:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def round_figure(value: float, digits: int = 4) -> float:
+    """``value`` to ``digits`` significant digits (whole parts kept: 12,345.6 -> 12,346); NaN and infinities unchanged."""
+    if not math.isfinite(value) or value == 0:
+        return value
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    return round(value, decimals)
+
+
+def human_size(nbytes: float, digits: int = 4) -> str:
+    """A size for people, binary units with a space: ``400e9`` -> ``"372.5 GiB"``, ``2**31`` -> ``"2 GiB"``,
+    ``1536`` -> ``"1.5 KiB"``, ``512`` -> ``"512 B"``."""
+    for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if abs(nbytes) >= factor:
+            return f"{format_figure(nbytes / factor, digits)} {unit}"
+    return f"{format_figure(nbytes, digits)} B"
 
 
 def format_duration(seconds: float) -> str:

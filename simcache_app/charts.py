@@ -1,13 +1,38 @@
-"""Plotly figures of a result, a sweep and a comparison (pure functions of the tables)."""
+"""Plotly figures of a result, a sweep and a comparison (pure functions of the tables).
+
+Time charts carry what happened when (:func:`time_marks`): the warm-up and the scheduled events' spans shaded,
+instant events as dashed lines, and the on periods of on/off duty cycles shaded. Legends name components in
+words (:func:`legend_name`); a cluster with many components shows the :data:`TOP_SHOWN` busiest and one "others"
+line. A sweep over categories (link kinds, policies, profiles) is drawn as points with error bars, not a line;
+a numeric swept axis spanning :data:`X_LOG_RATIO` or more is logarithmic, as is a value axis spanning
+:data:`LOG_RATIO`.
+"""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import pandas as pd
 import plotly.graph_objects as go
 
+import simcache
 from simcache.collect import COMPONENTS
+from simcache.physics import PortName
+from simcache.workload import DutyClock
 
-BUSIEST_SHOWN = 6
+TOP_SHOWN = 8
+"""Components a time chart shows one by one; the rest are one "others" line."""
+LOG_RATIO = 100.0
+"""Largest over smallest mean from which a sweep's value axis is logarithmic (two orders of magnitude)."""
+X_LOG_RATIO = 10.0
+"""Largest over smallest swept value from which the swept axis is logarithmic: the page's buffer and size sweeps
+(64 to 4,096 MiB, 1 to 64 GiB) step by a factor, while host, spindle and RPM sweeps (3 to 8, 4 to 24, 5,400 to
+15,000) stay within one order of magnitude and linear."""
+MOST_PHASES = 40
+"""On periods of one duty cycle shaded at most; a faster cycle is said in the caption, not drawn as a comb."""
 _COMPONENT_LABELS = {
     "local_tier_ms": "local tier",
     "network_ms": "network (replica send)",
@@ -15,44 +40,194 @@ _COMPONENT_LABELS = {
     "destage_wait_ms": "waiting for destager buffer",
     "array_ms": "array",
 }
-_LAYOUT = {"height": 320, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "legend": {"orientation": "h", "y": -0.25}}
+_HEIGHT = 320
+_LAYOUT = {"height": _HEIGHT, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "legend": {"orientation": "h", "y": -0.25}}
+_SHADES = {"warm-up": "#999999", "event": "#d62728", "duty": "#2ca02c"}
 
 
-def _lines(series: pd.DataFrame, columns: dict[str, str], title: str, y_title: str, scale: float = 1.0) -> go.Figure:
-    figure = go.Figure()
-    for column, label in columns.items():
-        if column in series:
-            figure.add_trace(go.Scatter(x=series.index, y=series[column] * scale, mode="lines", name=label))
-    figure.update_layout(title=title, xaxis_title="simulated time (s)", yaxis_title=y_title, **_LAYOUT)
+# -- what happened when -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Span:
+    """A shaded stretch of simulated time: the warm-up, an event that lasts, or a duty cycle's on period."""
+
+    start: float
+    end: float
+    label: str
+    kind: Literal["warm-up", "event", "duty"]
+
+
+@dataclass(frozen=True)
+class TimeMarks:
+    """What a time chart marks: shaded ``spans``, instant events as ``lines`` (time, label), and ``notes`` on what
+    is not drawn."""
+
+    spans: tuple[Span, ...] = ()
+    lines: tuple[tuple[float, str], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def event_label(event: Mapping[str, Any]) -> str:
+    """A scheduled event (a scenario ``events`` entry as a dict) in words: ``"vMotion host 0 → host 1"``,
+    ``"host 2 fails"``, ``"host 1 storage link slow (50% speed)"``; a kind this page does not know is named by its
+    kind and host (``"device failure, host 3"``)."""
+    kind = str(event.get("kind", "event"))
+    host = f"host {event['host']}" if event.get("host") is not None else ""
+    fraction = event.get("fraction")
+    slow = f" ({fraction:.0%} speed)" if isinstance(fraction, (int, float)) else ""
+    if kind == "vmotion":
+        return f"vMotion host {event.get('source_host')} → host {event.get('target_host')}"
+    if kind == "array_degraded":
+        return "array degraded (a spindle failed)"
+    if kind == "array_rebuild":
+        return "array rebuild"
+    named = {
+        "host_failure": "fails",
+        "peer_loss": "peer links down",
+        "link_down": f"{event.get('link')} link down",
+        "link_slow": f"{event.get('link')} link slow{slow}",
+        "device_slow": f"tier slow{slow}",
+        "device_failure": "tier fails",
+    }
+    if host and kind in named:
+        return f"{host} {named[kind]}"
+    return kind.replace("_", " ") + (f", {host}" if host else "")
+
+
+def time_marks(result: simcache.Result, scenario: simcache.Scenario) -> TimeMarks:
+    """The warm-up, the scheduled events that fall within the run and the on/off duty cycles' on periods."""
+    end = float(result.meta["simulated_s"])
+    warmup = result.window[0]
+    spans = [Span(0.0, warmup, "warm-up", "warm-up")] if warmup > 0 else []
+    lines: list[tuple[float, str]] = []
+    for event in scenario.events:
+        fields = event.model_dump()
+        at = float(fields["at"])
+        if at >= end:
+            continue
+        duration = fields.get("duration")
+        if isinstance(duration, (int, float)) and duration > 0:
+            spans.append(Span(at, min(at + duration, end), event_label(fields), "event"))
+        else:
+            lines.append((at, event_label(fields)))
+    notes = []
+    for group in scenario.groups:
+        phases = list(on_periods(group.workload.duty_cycle, end))
+        if len(phases) > MOST_PHASES:
+            notes.append(f"group {group.name}'s {len(phases)} on/off bursts are not shaded (more than {MOST_PHASES})")
+            continue
+        spans += [Span(start, stop, f"{group.name} on", "duty") for start, stop in phases]
+    return TimeMarks(tuple(spans), tuple(lines), tuple(notes))
+
+
+def on_periods(duty: Any, end: float) -> Iterable[tuple[float, float]]:
+    """The (start, end) of each on period of an on/off duty cycle within [0, ``end``); none for another shape."""
+    if duty is None or duty.shape != "onoff":
+        return
+    clock = DutyClock(duty)
+    now = 0.0
+    while now < end:
+        start, stop = clock.on_window(now)
+        if start >= end:
+            return
+        yield start, min(stop, end)
+        now = stop
+
+
+def _marked(figure: go.Figure, marks: TimeMarks) -> go.Figure:
+    labelled: set[str] = set()
+    for span in marks.spans:
+        label: dict[str, Any] = {}
+        if span.label not in labelled:  # a duty cycle's label once, on its first burst, below the warm-up's
+            place = "bottom left" if span.kind == "duty" else "top left"
+            label = {"annotation_text": span.label, "annotation_position": place, "annotation_font_size": 10}
+        labelled.add(span.label)
+        figure.add_vrect(x0=span.start, x1=span.end, fillcolor=_SHADES[span.kind], opacity=0.12, layer="below", line_width=0, **label)
+    for at, text in marks.lines:
+        figure.add_vline(x=at, line_dash="dash", line_color="black", annotation_text=text, annotation_font_size=10)
     return figure
 
 
-def latency_figure(series: pd.DataFrame) -> go.Figure:
+# -- names --------------------------------------------------------------------------------------------
+
+
+def legend_name(column: str) -> str:
+    """A series column in people's words: ``util.host3.peer.tx`` -> ``"host 3 peer link, send"``,
+    ``util.host0.peer1.rx`` -> ``"host 0 peer link 1, receive"``, ``util.host2.tier`` -> ``"host 2 tier"``,
+    ``util.array`` -> ``"array spindles"``, ``backlog.host1`` -> ``"host 1"``."""
+    name = column.split(".", 1)[1] if column.startswith(("util.", "queue.", "backlog.")) else column
+    port = PortName.parse(name)
+    if port is not None:
+        way = "send" if port.direction == "tx" else "receive"
+        if port.role == "fabric":
+            return "shared peer segment"
+        if port.role == "array":
+            return f"array port, {way}"
+        number = "" if port.index is None else f" {port.index}"
+        return f"host {port.host} {port.role} link{number}, {way}"
+    if name == "array":
+        return "array spindles"
+    host, _, rest = name.partition(".")
+    if host.startswith("host") and host[4:].isdigit():
+        return f"host {host[4:]}" + (f" {rest}" if rest else "")
+    return name
+
+
+def top_and_others(
+    series: pd.DataFrame, columns: Sequence[str], count: int, combine: Literal["sum", "max"], noun: str
+) -> dict[str, pd.Series]:
+    """The ``count`` columns with the highest mean, by :func:`legend_name`, and the rest as one line: their sum
+    (quantities that add, such as backlog bytes) or their highest value at each time (utilizations, which do not
+    add), named ``"other 28 hosts (sum)"``."""
+    ranked = list(series[list(columns)].mean().sort_values(ascending=False, kind="stable").index)
+    lines = {legend_name(str(c)): series[c] for c in ranked[:count]}
+    rest = ranked[count:]
+    if rest:
+        part = series[rest]
+        what = "sum" if combine == "sum" else "highest of them"
+        lines[f"other {len(rest)} {noun} ({what})"] = part.sum(axis=1) if combine == "sum" else part.max(axis=1)
+    return lines
+
+
+# -- time charts --------------------------------------------------------------------------------------
+
+
+def _lines(lines: Mapping[str, pd.Series], title: str, y_title: str, marks: TimeMarks, scale: float = 1.0) -> go.Figure:
+    figure = go.Figure()
+    for label, values in lines.items():
+        figure.add_trace(go.Scatter(x=values.index, y=values * scale, mode="lines", name=label))
+    figure.update_layout(title=title, xaxis_title="simulated time (s)", yaxis_title=y_title, **_LAYOUT)
+    return _marked(figure, marks)
+
+
+def latency_figure(series: pd.DataFrame, marks: TimeMarks = TimeMarks()) -> go.Figure:
     """VM-observed p50/p99 latency of the I/Os completed in each sample interval."""
     columns = {"write_p50_ms": "write p50", "write_p99_ms": "write p99", "read_p50_ms": "read p50", "read_p99_ms": "read p99"}
-    figure = _lines(series, columns, "VM latency per interval", "ms")
+    figure = _lines({label: series[c] for c, label in columns.items() if c in series}, "VM latency per interval", "ms", marks)
     figure.update_yaxes(type="log")
     return figure
 
 
-def backlog_figure(series: pd.DataFrame) -> go.Figure:
-    """Destage backlog (all hosts and per host) and data held in one copy only, in MiB."""
-    hosts = {c: c.removeprefix("backlog.") for c in series.columns if c.startswith("backlog.")}
-    columns = {"destage_backlog_bytes": "all hosts", **hosts, "data_at_risk_bytes": "data at risk (single copy)"}
-    return _lines(series, columns, "Destage backlog", "MiB", scale=1 / 2**20)
+def backlog_figure(series: pd.DataFrame, marks: TimeMarks = TimeMarks(), count: int = TOP_SHOWN) -> go.Figure:
+    """Destage backlog (all hosts, the ``count`` fullest hosts and the others' sum) and data held in one copy only, in MiB."""
+    hosts = [c for c in series.columns if c.startswith("backlog.")]
+    lines = {"all hosts": series["destage_backlog_bytes"]} if "destage_backlog_bytes" in series else {}
+    lines |= top_and_others(series, hosts, count, "sum", "hosts")
+    if "data_at_risk_bytes" in series:
+        lines["data at risk (single copy)"] = series["data_at_risk_bytes"]
+    title = "Destage backlog" + (f": the {count} fullest of {len(hosts)} hosts" if len(hosts) > count else "")
+    return _lines(lines, title, "MiB", marks, scale=1 / 2**20)
 
 
-def busiest_components(series: pd.DataFrame, count: int = BUSIEST_SHOWN) -> list[str]:
-    """The ``util.*`` columns with the highest mean utilization, busiest first."""
-    utilization = series[[c for c in series.columns if c.startswith("util.")]].mean()
-    return list(utilization.sort_values(ascending=False).index[:count])
-
-
-def utilization_figure(series: pd.DataFrame, count: int = BUSIEST_SHOWN) -> go.Figure:
-    """Utilization over time of the busiest links, tiers and the array (0-100%)."""
-    columns = {c: c.removeprefix("util.") for c in busiest_components(series, count)}
-    figure = _lines(series, columns, f"Utilization of the {len(columns)} busiest components", "%", scale=100)
+def utilization_figure(series: pd.DataFrame, marks: TimeMarks = TimeMarks(), count: int = TOP_SHOWN) -> go.Figure:
+    """Utilization over time (0-100%) of the ``count`` busiest links, tiers and the array, and the highest of the others."""
+    columns = [c for c in series.columns if c.startswith("util.")]
+    lines = top_and_others(series, columns, count, "max", "components")
+    shown = min(count, len(columns))
+    figure = _lines(lines, f"Utilization: the {shown} busiest of {len(columns)} components", "%", marks, scale=100)
     figure.update_yaxes(range=[0, 105])
+    figure.update_layout(height=_HEIGHT + 20 * math.ceil(len(lines) / 2))  # room for the legend's rows
     return figure
 
 
@@ -65,19 +240,47 @@ def breakdown_figure(breakdown: pd.DataFrame) -> go.Figure:
     return figure
 
 
-def sweep_figure(summary: pd.DataFrame, x: str, metric: str, metric_title: str) -> go.Figure:
-    """Mean of ``metric`` over the seeds against the swept values, with its 95% confidence band.
+# -- sweeps and comparisons ---------------------------------------------------------------------------
 
-    ``summary`` is :func:`simcache.sweep.sweep_summary`'s table: ``metric`` holds the mean and
-    ``metric.ci95`` the half-width of the interval (NaN with one seed).
+
+def spans_orders(values: Iterable[Any], ratio: float = LOG_RATIO) -> bool:
+    """Whether ``values`` are all positive numbers whose largest is at least ``ratio`` times their smallest."""
+    given = list(values)
+    if not given or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in given):
+        return False
+    low, high = float(min(given)), float(max(given))
+    return low > 0 and high >= ratio * low
+
+
+def sweep_figure(summary: pd.DataFrame, x: str, metric: str, metric_title: str, categorical: bool = False) -> go.Figure:
+    """Mean of ``metric`` over the seeds against the swept values, with its 95% confidence interval.
+
+    ``summary`` is :func:`simcache.sweep.sweep_summary`'s table: ``metric`` holds the mean and ``metric.ci95``
+    the half-width of the interval (NaN with one seed). ``categorical`` values (link kinds, policies, profiles)
+    are points with error bars on a category axis: their order is no scale, so no line joins them. Numeric
+    values are a line inside a confidence band, on a logarithmic x axis when they span :data:`X_LOG_RATIO` or more
+    (buffer and size sweeps such as 64, 256, 1024, 4096 MiB); the y axis is when the means span :data:`LOG_RATIO`.
     """
     xs = list(summary[x])
     mean, half = summary[metric], summary[f"{metric}.ci95"]
     figure = go.Figure()
-    if half.notna().any():
-        band = list(mean + half) + list(mean - half)[::-1]
-        figure.add_trace(go.Scatter(x=xs + xs[::-1], y=band, fill="toself", line={"width": 0}, opacity=0.25, name="95% confidence"))
-    figure.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name="mean over seeds"))
+    if categorical:
+        error = {"type": "data", "array": half.fillna(0.0).tolist(), "visible": bool(half.notna().any())}
+        figure.add_trace(
+            go.Scatter(
+                x=[str(v) for v in xs], y=mean, mode="markers", marker={"size": 10}, error_y=error, name="mean over seeds, 95% interval"
+            )
+        )
+        figure.update_xaxes(type="category")
+    else:
+        if half.notna().any():
+            band = list(mean + half) + list(mean - half)[::-1]
+            figure.add_trace(go.Scatter(x=xs + xs[::-1], y=band, fill="toself", line={"width": 0}, opacity=0.25, name="95% confidence"))
+        figure.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name="mean over seeds"))
+        if spans_orders(xs, X_LOG_RATIO):
+            figure.update_xaxes(type="log")
+    if spans_orders(mean):
+        figure.update_yaxes(type="log")
     figure.update_layout(title=f"{metric_title} against {x}", xaxis_title=x, yaxis_title=metric_title, **_LAYOUT)
     return figure
 

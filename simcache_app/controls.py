@@ -8,6 +8,7 @@ from that file's values.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import streamlit as st
@@ -17,7 +18,10 @@ from simcache.profiles import list_profiles
 from simcache_app.knobs import GROUP, Knob, current, intensity_knob, knob
 
 DEFAULT_DURATION_S = 8.0
-"""Simulated seconds of the first run: short, so that the first result shows in a couple of seconds."""
+"""Simulated seconds of the first run: short, so that the first result shows in a couple of seconds; a scenario
+whose scheduled events start later runs longer (:func:`first_duration`)."""
+EVENT_TAIL_S = 4.0
+"""Simulated seconds the first run goes on after the last scheduled event starts, to show what it does."""
 CLUSTER = ("cluster.hosts", "cluster.peer_link", "cluster.peer_links", "cluster.destager.capacity")
 TIER = ("cluster.tier", "cluster.tier.capacity")
 ARRAY = ("array.spindles", "array.drive", "array.drive.rpm")
@@ -35,11 +39,19 @@ def run_controls(scenario: simcache.Scenario, key: str) -> tuple[float, int]:
     duration_knob = knob("run.duration")
     file_note = f" The file says {scenario.run.duration:g} s; a short run shows a first answer fast."
     lower, upper = duration_knob.shown_range()
-    # A trace shorter than the page's shortest run starts at that shortest run.
-    start = min(max(scenario.run.duration, lower or 0.0), DEFAULT_DURATION_S, upper or DEFAULT_DURATION_S)
+    start = first_duration(scenario, lower or 0.0, upper or math.inf)
     duration = _number(duration_knob, start, f"{key}.run.duration", duration_knob.help + file_note)
     seed = _number(knob("run.seed"), scenario.run.seed, f"{key}.run.seed")
     return float(duration), int(seed)
+
+
+def first_duration(scenario: simcache.Scenario, lower: float = 0.0, upper: float = math.inf) -> float:
+    """The simulated seconds the page starts from: :data:`DEFAULT_DURATION_S`, or up to :data:`EVENT_TAIL_S` past
+    the last scheduled event that starts within the file's run (the default scenario's vMotion at 10 s of 20 s: 14 s),
+    never longer than the file's run; a trace shorter than the page's shortest run (``lower``) starts at ``lower``."""
+    file = scenario.run.duration
+    events = [event.at + EVENT_TAIL_S for event in scenario.events if event.at < file]
+    return min(max(min(file, max([DEFAULT_DURATION_S, *events])), lower), upper)
 
 
 def cluster_controls(scenario: simcache.Scenario, key: str) -> Overrides:

@@ -1,5 +1,10 @@
 """Results in words and tables: headline latencies, the percentile table and the compare table (the bottleneck
-sentence is :mod:`simcache.bottleneck`'s, shared with the HTML report)."""
+sentence is :mod:`simcache.bottleneck`'s, shared with the HTML report), and the scenario as set in words.
+
+Figures are for people (:func:`simcache.units.format_figure`): four significant digits in tables, three in
+sentences, thousands separators, sizes in binary units with a space ("372.5 GiB"); every table column that
+holds a quantity names its unit.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,10 @@ from simcache.bottleneck import bottleneck_sentence as bottleneck_sentence
 from simcache.bottleneck import component_name as component_name
 from simcache.metrics import HEADLINE_PERCENTILES, PERCENTILES, SUMMARY_COLUMNS
 from simcache.physics import PortName
+from simcache.units import format_bandwidth, format_figure, human_size, round_figure
+
+TABLE_DIGITS = 4
+"""Significant digits of a figure in a table (3 in a sentence): a simulated percentile carries no more."""
 
 _LABELS = {
     "count": "I/Os",
@@ -47,15 +56,27 @@ def validity_warnings(result: simcache.Result) -> list[str]:
 
 
 def format_ms(value: float) -> str:
+    """A latency in a sentence or a metric: three significant digits (``0.0123 ms``, ``7.74 ms``, ``161 ms``,
+    ``1,234 ms``); ``"no I/O"`` for NaN."""
     if not math.isfinite(value):
         return "no I/O"
-    return f"{value:.2f} ms" if value < 100 else f"{value:.0f} ms"
+    return f"{format_figure(value, 3)} ms"
+
+
+def figures(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with every float column rounded to :data:`TABLE_DIGITS` significant digits (values stay numbers,
+    so the page's table still sorts them)."""
+    rounded = table.copy()
+    for column in rounded.columns:
+        if pd.api.types.is_float_dtype(rounded[column]):
+            rounded[column] = rounded[column].map(lambda v: round_figure(float(v), TABLE_DIGITS))
+    return rounded
 
 
 def percentile_table(result: simcache.Result) -> pd.DataFrame:
     """The summary with readable column names, rounded for display; groups with no I/O of an op dropped."""
     table = result.summary[result.summary["count"] > 0]
-    return table[list(PERCENTILE_COLUMNS)].rename(columns=PERCENTILE_COLUMNS).round(3)
+    return figures(table[list(PERCENTILE_COLUMNS)].rename(columns=PERCENTILE_COLUMNS))
 
 
 def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) -> str:
@@ -118,9 +139,9 @@ def compare_table(results: Mapping[str, simcache.Result], scenarios: Mapping[str
     rows = []
     for name, result in results.items():
         row: dict[str, object] = {"variant": name}
-        row |= {f"{key} ms": round(value, 3) for key, value in headline(result).items()}
+        row |= {f"{key} ms": round_figure(value, TABLE_DIGITS) for key, value in headline(result).items()}
         writes = result.summary[(result.summary["op"] == "write") & (result.summary["group"] != "all")]
-        row |= {f"{g} write p99 ms": round(float(p), 3) for g, p in zip(writes["group"], writes["p99_ms"], strict=True)}
+        row |= {f"{g} write p99 ms": round_figure(float(p), TABLE_DIGITS) for g, p in zip(writes["group"], writes["p99_ms"], strict=True)}
         component, utilization = result.bottleneck()
         row["bottleneck"] = f"{component_name(component, scenarios[name])}, at {utilization:.0%}"
         row["busiest peer link"] = busiest_peer_link(result, scenarios[name]) or "no replicas"
@@ -147,3 +168,64 @@ def _words(name: str) -> str:
     if unit in ("ms", "bytes") and value:
         return f"{value.replace('_', ' ')} ({unit})"
     return name.replace("_", " ")
+
+
+def metric_unit(metric: str) -> str:
+    """The unit of a sweep metric's values: ``"ms"``, ``"MB/s"``, ``"IOPS"``, ``"bytes"``, ``"I/Os"`` or
+    ``"fraction"`` (a utilization, 0 to 1)."""
+    name = metric.rsplit(".", 1)[-1]
+    for suffix, unit in (("_ms", "ms"), ("mb_s", "MB/s"), ("iops", "IOPS"), ("_bytes", "bytes"), ("utilization", "fraction")):
+        if name.endswith(suffix):
+            return unit
+    return "I/Os" if name in ("count", "unfinished") else ""
+
+
+def sweep_table(summary: pd.DataFrame, label: str, metric: str) -> pd.DataFrame:
+    """The sweep's points as the page shows them: the swept value (its label carries its unit), the seeds, the
+    mean of ``metric`` and its 95% half-width, both headed with the metric's unit."""
+    unit = metric_unit(metric)
+    suffix = f" ({unit})" if unit else ""
+    shown = summary[[label, "seeds", metric, f"{metric}.ci95"]].rename(
+        columns={metric: f"mean{suffix}", f"{metric}.ci95": f"± 95%{suffix}"}
+    )
+    table = figures(shown)
+    # An interval is as precise as its mean, no more: 3.241 ± 0.0000000000003 (two seeds equal but for rounding) is ± 0.
+    table[f"± 95%{suffix}"] = [_like(half, mean) for half, mean in zip(table[f"± 95%{suffix}"], table[f"mean{suffix}"], strict=True)]
+    return table
+
+
+def _like(value: float, reference: float) -> float:
+    """``value`` rounded to the decimals :func:`round_figure` gives ``reference`` (at least its significant digits)."""
+    if not (math.isfinite(value) and math.isfinite(reference)) or reference == 0:
+        return value
+    return round(value, max(0, TABLE_DIGITS - 1 - math.floor(math.log10(abs(reference)))))
+
+
+def group_vms(scenario: simcache.Scenario, group_name: str, hosts: int | None = None) -> int:
+    """VMs of group ``group_name``: its VMs per host times its hosts (all ``hosts`` of the cluster as set now,
+    when the group names none)."""
+    group = next(g for g in scenario.groups if g.name == group_name)
+    count = (hosts if hosts is not None else scenario.cluster.hosts) if group.hosts is None else len(group.hosts)
+    return group.vms_per_host * count
+
+
+def scenario_summary(scenario: simcache.Scenario) -> str:
+    """The scenario as set, in one line with figures for people: ``"4 hosts, 24 VMs in 3 groups (db 8, build 8,
+    web 8); sata-ssd-s3700 flash tier, 372.5 GiB per host; destager buffer 2 GiB per host; 1 x 1GbE peer link
+    per host; array of 14 x 7,200 RPM spindles (raid10)"``."""
+    cluster, array = scenario.cluster, scenario.array
+    vms = {group.name: group_vms(scenario, group.name) for group in scenario.groups}
+    groups = ", ".join(f"{name} {format_figure(count)}" for name, count in vms.items())
+    tier = cluster.tier
+    links = f"{cluster.peer_links} x {cluster.peer_link.profile or format_bandwidth(cluster.peer_link.bandwidth)}"
+    return (
+        f"{_count(cluster.hosts, 'host')}, {_count(sum(vms.values()), 'VM')} in {_count(len(vms), 'group')} ({groups}); "
+        f"{tier.profile + ' ' if tier.profile else ''}{tier.kind} tier, {human_size(tier.capacity)} per host; "
+        f"destager buffer {human_size(cluster.destager.capacity)} per host; {links} peer link per host; "
+        f"array of {format_figure(array.spindles)} x {format_figure(array.drive.rpm)} RPM spindles ({array.raid})"
+    )
+
+
+def _count(number: int, noun: str) -> str:
+    """``"1 host"``, ``"1,024 hosts"``."""
+    return f"{format_figure(number)} {noun}{'' if number == 1 else 's'}"

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from simcache.scenario import Scenario
-from simcache.units import parse_bandwidth, parse_size
+from simcache.units import parse_bandwidth, parse_size, round_figure
 
 Widget = Literal["count", "number", "quantity", "slider", "choice", "profile", "text", "duty"]
 """count: whole numbers; number: a float in the field's own unit; quantity: bytes or bytes/s shown in
@@ -140,8 +140,8 @@ class Knob:
         return parse_bandwidth(f"1{self.unit}") if self.unit.endswith("/s") else float(parse_size(f"1{self.unit}"))
 
     def shown(self, value: float) -> float:
-        """A field value in the shown unit (3 decimals, as a number input shows it)."""
-        return round(((1 - value) if self.complement else value) / self.per_unit, 3)
+        """A field value in the shown unit, to 4 significant digits (a 400 GB tier shows as 372.5 GiB, not 372.529)."""
+        return round_figure(((1 - value) if self.complement else value) / self.per_unit, 4)
 
     def to_override(self, shown: Any) -> Any:
         """A value typed in the shown unit as the scenario override (``"4GiB"``, a fraction, a count)."""

@@ -64,6 +64,24 @@ def _start_values(scenario: simcache.Scenario, shown: Knob, path: str) -> str:
     return ", ".join(option for option in options if _accepted(scenario, path, option))
 
 
+def valid_values(scenario: simcache.Scenario, parameter: Parameter, values: list[Any], duration: float) -> tuple[list[Any], dict[Any, str]]:
+    """The ``values`` that make a valid scenario for a run of ``duration`` s, and each other one with the loader's
+    message: one invalid point of a sweep is reported for itself while the rest of the sweep runs
+    (:func:`simcache.sweep` refuses a grid with any invalid point)."""
+    valid: list[Any] = []
+    invalid: dict[Any, str] = {}
+    for value in values:
+        try:
+            scenario.with_overrides({parameter.path: parameter.to_override(value)}, source=f"{parameter.label} = {value}").with_duration(
+                duration
+            )
+        except simcache.ScenarioError as exc:
+            invalid[value] = str(exc)
+        else:
+            valid.append(value)
+    return valid, invalid
+
+
 def _accepted(scenario: simcache.Scenario, path: str, value: Any) -> bool:
     try:
         scenario.with_overrides({path: value})

@@ -122,7 +122,8 @@ def mark_feasible(figure: go.Figure, summary: pd.DataFrame, x: str, metric: str,
     passing = [i for i, verdict in enumerate(verdicts) if verdict.passes]
     target = verdicts[0].target if verdicts else None
     if passing and target is not None:
-        xs = [summary[x].iloc[i] for i in passing]
+        category = figure.layout.xaxis.type == "category"  # categorical sweeps are drawn on a category axis
+        xs = [str(summary[x].iloc[i]) if category else summary[x].iloc[i] for i in passing]
         ys = [summary[metric].iloc[i] for i in passing]
         marker = {"color": "rgba(0,0,0,0)", "size": 16, "line": {"color": "green", "width": 3}}
         figure.add_trace(go.Scatter(x=xs, y=ys, mode="markers", marker=marker, name=f"meets {target}"))

@@ -22,8 +22,9 @@ import simcache
 from simcache.importers import Imported
 from simcache.sweep import sweep_summary
 from simcache.targets import plus_minus
+from simcache.units import round_figure
 from simcache_app import uploads
-from simcache_app.controls import DEFAULT_DURATION_S, parse_size_mix
+from simcache_app.controls import EVENT_TAIL_S, first_duration, parse_size_mix
 from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, metric_label, peer_port_table
 from simcache_app.parameters import compare_presets, parse_values, sweep_parameters
 from simcache_app.scenario_files import library_scenarios, read_upload, result_zip, scenario_toml
@@ -62,7 +63,8 @@ def test_first_page_offers_the_default_scenario_and_waits_for_run(default: simca
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     assert not at.exception
     assert at.sidebar.selectbox(key="scenario").value == "default"
-    assert at.sidebar.number_input(key="default.run.duration").value == min(default.run.duration, DEFAULT_DURATION_S)
+    # long enough for the file's own vMotion at 10 s and 4 s of what it does (of the file's 20 s)
+    assert at.sidebar.number_input(key="default.run.duration").value == first_duration(default) == 10 + EVENT_TAIL_S
     assert "Press **Run simulation**" in at.info[0].value
     assert not at.metric
 
@@ -193,7 +195,7 @@ def test_a_valid_upload_replaces_the_scenario(default: simcache.Scenario) -> Non
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     at.sidebar.file_uploader(key="upload").set_value(("mine.toml", scenario_toml(mine).encode(), "application/toml")).run()
     assert not at.exception and not at.error
-    assert "my three hosts" in [c.value for c in at.sidebar.caption]
+    assert "From the file: my three hosts" in [c.value for c in at.sidebar.caption]
     assert [n.value for n in at.sidebar.number_input if n.label == "Hosts"] == [3]
 
 
@@ -216,8 +218,8 @@ def test_sweep_view_plots_the_mean_and_interval_over_seeds(default: simcache.Sce
     assert list(table["seeds"]) == [2, 2]
     direct = simcache.sweep(default, {"cluster.peer_link": ["1GbE", "10GbE"]}, seeds=[1, 2], duration=1.0, workers=1)
     expected = direct.groupby("cluster.peer_link", sort=False)["all.write.mean_ms"].mean()
-    assert table["mean"].tolist() == expected.round(4).tolist()  # the page shows 4 decimals
-    assert (table["± 95%"] > 0).all()
+    assert table["mean (ms)"].tolist() == [round_figure(v, 4) for v in expected]  # the page shows 4 significant digits
+    assert (table["± 95% (ms)"] > 0).all()
     assert len(at.get("plotly_chart")) == 1
 
 
@@ -619,8 +621,8 @@ def test_a_sweep_over_the_peer_link_replays_the_uploaded_trace(trace_cache: Path
     assert list(table["Peer network link"]) == ["1GbE", "10GbE"]
     scenario = imported_scenario(trace_cache, "vm1.csv", data, "csv", policy="WB+1")
     direct = simcache.sweep(scenario, {"cluster.peer_link": ["1GbE", "10GbE"]}, seeds=[1], duration=2.0, workers=1)
-    assert table["mean"].tolist() == direct["all.write.mean_ms"].round(4).tolist()
-    assert table["mean"][0] > table["mean"][1]  # the replica's send is faster over 10GbE
+    assert table["mean (ms)"].tolist() == [round_figure(v, 4) for v in direct["all.write.mean_ms"]]
+    assert table["mean (ms)"][0] > table["mean (ms)"][1]  # the replica's send is faster over 10GbE
 
 
 def test_a_measurement_shows_what_it_measured(trace_cache: Path) -> None:

@@ -16,6 +16,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +79,29 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-def open_page(playwright: Any, tmp_path: Path, url: str) -> tuple[Any, Any]:
-    """Chromium with a new, empty profile (1400 x 1100) on ``url``: the browser (to close) and its page."""
-    viewport = {"width": 1400, "height": 1100}
-    profile = str(tmp_path / "profile")
-    options = {"executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS, "headless": True, "viewport": viewport}
-    browser = playwright.chromium.launch_persistent_context(profile, **options)
-    page = browser.pages[0] if browser.pages else browser.new_page()
-    page.goto(url)
-    return browser, page
+@contextmanager
+def app_page(app_url: str, tmp_path: Path, seconds: float | None = None) -> Iterator[Any]:
+    """The page in a new Chromium profile (1400 x 1100), its run shortened to ``seconds`` simulated seconds if given."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=str(CHROMIUM),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 1400, "height": 1100},
+        )
+        try:
+            page = browser.pages[0] if browser.pages else browser.new_page()
+            page.goto(app_url)
+            if seconds is not None:
+                box = page.get_by_role("spinbutton", name="Simulated seconds")
+                box.fill(f"{seconds:g}")
+                box.press("Enter")
+            yield page
+        finally:
+            browser.close()
 
 
 def test_run_in_a_real_browser_shows_the_charts(app_url: str, tmp_path: Path) -> None:
@@ -120,50 +135,39 @@ def test_run_in_a_real_browser_shows_the_charts(app_url: str, tmp_path: Path) ->
 
 def test_a_target_set_in_the_sidebar_gives_the_run_a_verdict(app_url: str, tmp_path: Path) -> None:
     """Typing a latency target into the sidebar and running: the verdict line names the target and says meets, misses
-    or unknown (the default scenario's 3 s run is shorter than its duty cycle, so a pass there is said unknown)."""
-    from playwright.sync_api import expect, sync_playwright
+    or unknown (with a figure: "write p99 is ...")."""
+    from playwright.sync_api import expect
 
-    with sync_playwright() as playwright:
-        browser, page = open_page(playwright, tmp_path, app_url)
-        try:
-            seconds = page.get_by_role("spinbutton", name="Simulated seconds")
-            seconds.fill("3")
-            seconds.press("Enter")
-            target = page.get_by_role("textbox", name="Latency target")
-            target.fill("write p99 <= 50ms")
-            target.press("Enter")
-            page.get_by_role("button", name="Run simulation").click()
-            named = re.compile(r"Target write p99 (<=|≤) 50 ms:")  # the page's markdown typesets <= as ≤
-            verdict = page.get_by_test_id("stTabs").get_by_text(named)
-            expect(verdict).to_be_visible(timeout=90_000)
-            line = page.get_by_test_id("stMarkdownContainer").filter(has_text=named).first.inner_text()
-            assert any(word in line for word in ("meets it:", "misses by", "unknown:")), line
-            assert "write p99 is " in line
-            assert page.get_by_test_id("stException").count() == 0
-            page.screenshot(path=str(tmp_path / "verdict.png"), full_page=True)
-        finally:
-            browser.close()
+    with app_page(app_url, tmp_path, seconds=3) as page:
+        target = page.get_by_role("textbox", name="Latency target")
+        target.fill("write p99 <= 50ms")
+        target.press("Enter")
+        page.get_by_role("button", name="Run simulation").click()
+        named = re.compile(r"Target write p99 (<=|≤) 50 ms:")  # the page's markdown typesets <= as ≤
+        verdict = page.get_by_test_id("stTabs").get_by_text(named)
+        expect(verdict).to_be_visible(timeout=90_000)
+        line = page.get_by_test_id("stMarkdownContainer").filter(has_text=named).first.inner_text()
+        assert any(word in line for word in ("meets it:", "misses by", "unknown:")), line
+        assert "write p99 is " in line
+        assert page.get_by_test_id("stException").count() == 0
+        page.screenshot(path=str(tmp_path / "verdict.png"), full_page=True)
 
 
 def test_an_uploaded_trace_shows_what_was_imported(app_url: str, tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     rows = ["time,op,offset,size"] + [f"{i * 0.01:.2f},{'R' if i % 3 == 0 else 'W'},{(i % 50) * 4096},4096" for i in range(30)]
     trace = tmp_path / "vm1.csv"
     trace.write_text("\n".join(rows) + "\n")
-    with sync_playwright() as playwright:
-        browser, page = open_page(playwright, tmp_path, app_url)
-        try:
-            page.locator("input[type=file]").set_input_files(str(trace))
-            expect(page.get_by_text("Imported from vm1.csv (csv)", exact=True)).to_be_visible(timeout=60_000)
-            facts = page.get_by_test_id("stTable").first
-            expect(facts).to_contain_text("30 (10 reads, 20 writes)")
-            expect(page.get_by_test_id("stTable").nth(1)).to_contain_text("csv trace, device disk, open replay")
-            page.screenshot(path=str(tmp_path / "imported.png"), full_page=True)
-            assert page.get_by_test_id("stException").count() == 0
-            assert page.get_by_test_id("stAlertContentError").count() == 0
-        finally:
-            browser.close()
+    with app_page(app_url, tmp_path) as page:
+        page.locator("input[type=file]").set_input_files(str(trace))
+        expect(page.get_by_text("Imported from vm1.csv (csv)", exact=True)).to_be_visible(timeout=60_000)
+        facts = page.get_by_test_id("stTable").first
+        expect(facts).to_contain_text("30 (10 reads, 20 writes)")
+        expect(page.get_by_test_id("stTable").nth(1)).to_contain_text("csv trace, device disk, open replay")
+        page.screenshot(path=str(tmp_path / "imported.png"), full_page=True)
+        assert page.get_by_test_id("stException").count() == 0
+        assert page.get_by_test_id("stAlertContentError").count() == 0
 
 
 def test_the_stop_button_ends_a_run_and_shows_the_partial_result(app_url: str, tmp_path: Path) -> None:
@@ -228,3 +232,29 @@ def test_the_html_report_opens_offline_with_its_verdict_and_every_chart(tmp_path
             browser.close()
     assert requested == [out.as_uri()]
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_a_categorical_sweep_renders_as_points_without_a_line(app_url: str, tmp_path: Path) -> None:
+    """A sweep over link kinds (categories, not a scale) is drawn by Plotly as markers with error bars: one point
+    per link kind, no line path between them."""
+    from playwright.sync_api import expect
+
+    with app_page(app_url, tmp_path, seconds=1) as page:
+        page.get_by_role("tab", name="Sweep one parameter").click()
+        page.get_by_test_id("stSelectbox").filter(has_text="Parameter").click()
+        page.get_by_role("option", name="Peer network link", exact=True).click()
+        expect(page.get_by_role("textbox", name="Values")).to_have_value("1GbE, 10GbE, 25GbE")  # the link kinds offered
+        seeds = page.get_by_role("spinbutton", name="Seeds")
+        seeds.fill("2")
+        seeds.press("Enter")
+        page.get_by_role("button", name="Run sweep").click()
+        plot = page.get_by_role("tabpanel", name="Sweep one parameter").locator(".js-plotly-plot")
+        expect(plot).to_be_visible(timeout=120_000)
+        assert plot.evaluate("graph => graph.data.map(trace => trace.mode)") == ["markers"]
+        expect(plot.locator(".scatterlayer .trace .points path")).to_have_count(3)
+        assert plot.locator(".xtick text").all_text_contents() == ["1GbE", "10GbE", "25GbE"]
+        drawn_lines = plot.locator(".scatterlayer path.js-line").evaluate_all("paths => paths.filter(p => p.getAttribute('d')).length")
+        assert drawn_lines == 0
+        assert plot.locator(".errorbars .errorbar").count() == 3
+        page.screenshot(path=str(tmp_path / "categorical-sweep.png"), full_page=True)
+        assert page.get_by_test_id("stException").count() == 0

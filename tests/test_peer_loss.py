@@ -136,6 +136,18 @@ def test_resync_copies_exactly_the_writes_of_the_loss(degraded: simcache.Result)
     assert degraded.totals["replica_bytes_held"] == degraded.totals["destage_backlog_bytes"]  # every buffered write has its copy again
 
 
+def test_a_hash_ordered_destager_resyncs_the_same_writes(degraded: simcache.Result) -> None:
+    """``order = "hash"`` keeps its buffered writes in the hash walk, not in the arrival queue: the resync must find
+    them there too. Same loss, same writes: the same two 8,192,000-byte flows, the at-risk bytes back to 0 once they
+    land, and every buffered write holding its copy again (before the fix the walk's writes were invisible to the
+    resync: no flow ran and 16,384,000 bytes stayed at risk to the end)."""
+    hashed = simcache.simulate(scenario("degrade", destager={"capacity": "1GiB", "trigger": "watermarks", "order": "hash"}))
+    assert hashed.meta["resyncs"] == degraded.meta["resyncs"]
+    assert hashed.series["data_at_risk_bytes"].iloc[-1] == 0
+    assert hashed.totals["replica_bytes_held"] == hashed.totals["destage_backlog_bytes"] == degraded.totals["destage_backlog_bytes"]
+    assert_conserved(hashed)
+
+
 def test_run_report_lists_the_outage_and_the_resyncs(degraded: simcache.Result) -> None:
     """``simcache run`` prints an events table: the outage with the backlog at either end, each resync flow, and
     the VMs short of peers (2 VMs x 1 s; 2 x 8,192,000 bytes = 15.6 MiB resynced)."""

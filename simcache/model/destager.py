@@ -57,7 +57,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter, deque
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, MutableSequence
 from typing import TYPE_CHECKING, Any
 
 import simpy
@@ -86,6 +86,22 @@ def without(item: PendingWrite, dead: Host) -> PendingWrite:
     """``item`` with ``dead`` no longer among the hosts holding its replicas (a single copy if none is left)."""
     kept = tuple(h for h in item[3] if h is not dead)
     return (item[0], item[1], item[2], kept, not kept)
+
+
+def _undestaged(entry: list[Any]) -> PendingWrite:
+    """A hash-walk write's entry ``[write, bytes not yet on the array]`` as the write of those bytes alone.
+
+    Its blocks are destaged one by one, so a write spanning several can be partly on the array when its host dies:
+    the part already there is neither lost nor handed over, and the replica holders drop their copy of it. The bytes
+    left are counted exactly; they are placed at the write's tail (which blocks they are is not kept)."""
+    item: PendingWrite = entry[0]
+    left: int = entry[1]
+    done = item[2] - left
+    if not done:
+        return item
+    for holder in item[3]:
+        holder.replica_bytes -= done
+    return (item[0], item[1] + done, left, item[3], item[4])
 
 
 _MASK64 = (1 << 64) - 1
@@ -218,20 +234,12 @@ class Destager:
         writes and for the writers still waiting for buffer space (their data is in the tier and on the
         peers already; they enter the buffer with the copies that are left).
         """
-        for queue in (self._pending, *self._flushing):
-            for i, item in enumerate(queue):
-                if peer in item[3]:
-                    rewritten = without(item, peer)
-                    if rewritten[4] and not item[4]:
-                        self.single_copy_bytes += item[2]
-                    queue[i] = rewritten
-        for entry in self._writes.values():
-            item = entry[0]
+        for slot, i, item in self._slots():
             if peer in item[3]:
                 rewritten = without(item, peer)
                 if rewritten[4] and not item[4]:
                     self.single_copy_bytes += item[2]
-                entry[0] = rewritten
+                slot[i] = rewritten
         waiting = self._waiting
         for i, (event, item) in enumerate(waiting):
             if peer in item[3]:
@@ -240,11 +248,13 @@ class Destager:
     def fail(self) -> list[PendingWrite]:
         """The host died: return every write not yet destaged (the flushers stop on seeing ``host.alive`` false).
 
-        Writers waiting for space are dropped with their VMs; the backlog
+        A hash-ordered write some of whose blocks already reached the array comes back as its bytes not yet there
+        (see :func:`_undestaged`). Writers waiting for space are dropped with their VMs; the backlog
         counters drop to zero (the caller decides what was lost and what a
         surviving replica holder takes over).
         """
-        items = [item for batch in self._flushing for item in batch] + list(self._pending) + [entry[0] for entry in self._writes.values()]
+        items = [item for batch in self._flushing for item in batch] + list(self._pending)
+        items += [_undestaged(entry) for entry in self._writes.values()]
         self._writes.clear()
         self._walk.clear()
         self._behind.clear()
@@ -487,10 +497,19 @@ class Destager:
     # -- resync after a peer loss (simcache.outages) --
 
     def buffered(self) -> Iterator[PendingWrite]:
-        """The writes accepted and not yet destaged: the batches on their way to the array, then the pending ones."""
-        for batch in self._flushing:
-            yield from batch
-        yield from self._pending
+        """The writes accepted and not yet destaged: the pending ones, then the batches on their way to the array
+        (``order = "hash"``: the writes with blocks still in the walk or on their way, in arrival order)."""
+        for _, _, item in self._slots():
+            yield item
+
+    def _slots(self) -> Iterator[tuple[MutableSequence[Any], int, PendingWrite]]:
+        """Each write accepted and not yet destaged, with where it is stored (``slot[i]`` is the write; assigning it
+        rewrites the write in place): the pending queue, a batch being flushed, or a hash-walk write's entry."""
+        for queue in (self._pending, *self._flushing):
+            for i, item in enumerate(queue):
+                yield queue, i, item
+        for entry in self._writes.values():
+            yield entry, 0, entry[0]
 
     def add_holder(self, items: Counter[PendingWrite], holder: Host) -> int:
         """A resync copied ``items`` (each as many times as counted) to ``holder``: those still accepted and not
@@ -498,15 +517,14 @@ class Destager:
         replica holders. Returns the bytes that now have ``holder``'s copy."""
         left = Counter({item[:3]: count for item, count in items.items()})
         added = 0
-        for queue in (self._pending, *self._flushing):
-            for i, item in enumerate(queue):
-                key = item[:3]
-                if left[key] and holder not in item[3]:
-                    left[key] -= 1
-                    if item[4]:
-                        self.single_copy_bytes -= item[2]
-                    queue[i] = (item[0], item[1], item[2], (*item[3], holder), False)
-                    added += item[2]
+        for slot, i, item in self._slots():
+            key = item[:3]
+            if left[key] and holder not in item[3]:
+                left[key] -= 1
+                if item[4]:
+                    self.single_copy_bytes -= item[2]
+                slot[i] = (item[0], item[1], item[2], (*item[3], holder), False)
+                added += item[2]
         return added
 
     @property
