@@ -21,12 +21,13 @@ import simcache
 from simcache.errors import WorkloadFileError
 from simcache.importers import FORMATS, Imported
 from simcache.importers.base import DEFAULT_POLICY
-from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
+from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS, ci95_half_width
 from simcache.report import report_html
 from simcache.scenario import REPLICAS
 from simcache.sweep import sweep_summary
+from simcache.targets import Target
 from simcache.units import format_figure, format_size
-from simcache_app import charts, controls, describe, layout, runs
+from simcache_app import charts, controls, describe, layout, runs, verdicts
 from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters, valid_values
 from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip
 from simcache_app.uploads import (
@@ -44,6 +45,7 @@ from simcache_app.uploads import (
 _FIRST_METRICS = ("p99_ms", "p50_ms", "mean_ms")  # the most asked-for, offered first
 SWEEP_METRICS = (*_FIRST_METRICS, *(p for p in PERCENTILES if p not in _FIRST_METRICS), *(m for m in THROUGHPUT_COLUMNS if m != "count"))
 SWEEP_TOTALS = ("bottleneck_utilization", "peer_wire_mb_s", "array_write_mb_s", "destage_backlog_bytes")
+P99_HELP = "VM write p99 over every group: mean over the seeds ± the 95% interval (Student t)."
 INTRO = (
     "Predict the latency your VMs see when each host caches their writes in flash or RAM (write-through, "
     "or write-back with 0, 1 or 2 copies on peer hosts). Pick a scenario, change it in the sidebar, press **Run**. "
@@ -63,6 +65,7 @@ def main() -> None:
             st.header("Run")
             duration, seed = controls.run_controls(base, source)
             scenario = edit_scenario(base, source, duration, seed)
+            targets = verdicts.target_controls(scenario)
         except simcache.ScenarioError as exc:
             problem = exc
     if problem is not None:
@@ -73,11 +76,11 @@ def main() -> None:
         show_import(imported, scenario)
     single, sweep, compare = st.tabs(["Single run", "Sweep one parameter", "Compare variants"])
     with single:
-        single_run_view(scenario, seed, duration)
+        single_run_view(scenario, seed, duration, targets)
     with sweep:
-        sweep_view(scenario, seed, duration, source)
+        sweep_view(scenario, seed, duration, source, targets)
     with compare:
-        compare_view(scenario, seed, duration, source)
+        compare_view(scenario, seed, duration, source, targets)
 
 
 def choose_scenario() -> tuple[simcache.Scenario, str, ImportedUpload | None]:
@@ -225,7 +228,7 @@ def run_requested(button: str, keys: list[str], help: str) -> bool:
 # -- single run -------------------------------------------------------------------------------------
 
 
-def single_run_view(scenario: simcache.Scenario, seed: int, duration: float) -> None:
+def single_run_view(scenario: simcache.Scenario, seed: int, duration: float, targets: list[Target]) -> None:
     st.caption(describe.estimate_sentence(simcache.estimate(scenario), scenario))  # milliseconds: shown before any run
     key = runs.run_key(scenario, seed, duration)
     if not (run_requested("Run simulation", [key], "Simulate the scenario as set in the sidebar.") or runs.has_job(key) or runs.asked(key)):
@@ -240,12 +243,13 @@ def single_run_view(scenario: simcache.Scenario, seed: int, duration: float) -> 
         return
     if runs.finished(result):
         done_runs().add(key)
-    show_result(result, scenario)
+    show_result(result, scenario, targets)
 
 
-def show_result(result: simcache.Result, scenario: simcache.Scenario) -> None:
+def show_result(result: simcache.Result, scenario: simcache.Scenario, targets: list[Target]) -> None:
     for warning in describe.validity_warnings(result):
         st.warning(warning)
+    verdicts.show_run_verdicts(result, targets)
     columns = st.columns(4)
     for column, (label, value) in zip(columns, describe.headline(result).items(), strict=True):
         column.metric(f"VM {label}", describe.format_ms(value), help=f"{label} latency over every VM group, after warm-up.")
@@ -271,14 +275,14 @@ def show_result(result: simcache.Result, scenario: simcache.Scenario) -> None:
         links = scenario.cluster.peer_links
         with st.expander(f"Mean utilization of each peer port ({links} per host)", expanded=links > 1):
             show_table(describe.peer_port_table(result))
-    result_downloads(result)
+    result_downloads(result, targets)
 
 
-def result_downloads(result: simcache.Result) -> None:
+def result_downloads(result: simcache.Result, targets: list[Target]) -> None:
     name = f"{result.meta['scenario_name']}-seed{result.meta['seed']}"
     st.download_button(
         "Download report (HTML)",
-        lambda: report_html(result),
+        lambda: report_html(result, targets=targets),
         file_name=f"{name}-report.html",
         mime="text/html",
         on_click="ignore",
@@ -295,7 +299,7 @@ def result_downloads(result: simcache.Result) -> None:
 # -- sweep ------------------------------------------------------------------------------------------
 
 
-def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: str) -> None:
+def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: str, targets: list[Target]) -> None:
     st.markdown(
         "Vary one setting over a list of values, several seeds each, and plot a metric with its 95% confidence interval "
         "(a band along numbers, error bars on categories such as link kinds)."
@@ -343,9 +347,14 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
         done_runs().add(key)
     table.insert(0, label, table[parameter.path].map(dict(zip(grid[parameter.path], values, strict=True))))
     summary = sweep_summary(table, [label, parameter.path])
+    decided, _ = verdicts.show_sweep_decision(table, summary, label, parameter.path, targets)
     figure = charts.sweep_figure(summary, label, metric, describe.metric_label(metric), categorical=not parameter.numeric)
-    st.plotly_chart(figure, key="sweep")
-    show_table(describe.sweep_table(summary, label, metric))
+    st.plotly_chart(verdicts.mark_feasible(figure, summary, label, metric, decided[0] if decided else []), key="sweep")
+    shown = describe.sweep_table(summary, label, metric)
+    for target, per_point in zip(targets, decided, strict=True):
+        shown[str(target)] = [verdict.short for verdict in per_point]
+        shown[f"{target}: why"] = [verdict.text for verdict in per_point]
+    show_table(shown)
     st.download_button("Sweep table (CSV)", table.to_csv(index=False), file_name=f"{scenario.name}-sweep.csv", on_click="ignore")
 
 
@@ -363,11 +372,17 @@ def sweep_metrics(scenario: simcache.Scenario) -> list[str]:
 # -- compare ----------------------------------------------------------------------------------------
 
 
-def compare_view(scenario: simcache.Scenario, seed: int, duration: float, source: str) -> None:
-    st.markdown("Run 2 to 4 variants of the sidebar's scenario with the same seed and compare them side by side.")
+def compare_view(scenario: simcache.Scenario, seed: int, duration: float, source: str, targets: list[Target]) -> None:
+    st.markdown(
+        "Run 2 to 4 variants of the sidebar's scenario with the same seeds and compare them side by side: means over the "
+        "seeds with 95% intervals, and each difference from the first variant taken seed by seed."
+    )
     presets = compare_presets(scenario)
     default = [name for name in DEFAULT_COMPARE if name in presets] or list(presets)[:2]
-    chosen = st.multiselect("Variants", list(presets), default=default, max_selections=4, key=f"{source}.compare.variants")
+    left, right = st.columns([5, 1])
+    chosen = left.multiselect("Variants", list(presets), default=default, max_selections=4, key=f"{source}.compare.variants")
+    about = f"Runs per variant, seeds {seed}, {seed + 1}, ...: the same for every variant, so differences are paired by seed."
+    count = right.number_input("Seeds", 1, 30, 3, key="compare.seeds", help=about)
     if len(chosen) < 2:
         st.warning("Pick at least two variants.")
         return
@@ -376,29 +391,61 @@ def compare_view(scenario: simcache.Scenario, seed: int, duration: float, source
     except simcache.ScenarioError as exc:
         show_scenario_error("A variant does not make a valid scenario", exc)
         return
-    keys = [runs.run_key(v, seed, duration) for v in variants.values()]
+    seeds = list(range(seed, seed + int(count)))
+    keys = [runs.run_key(v, s, duration) for v in variants.values() for s in seeds]
     asked = runs.asked(json.dumps(keys))
-    if not (run_requested("Run comparison", keys, "Simulate every chosen variant.") or any(runs.has_job(k) for k in keys) or asked):
+    requested = run_requested("Run comparison", keys, "Simulate every chosen variant with every seed.")
+    if not (requested or any(runs.has_job(k) for k in keys) or asked):
         return
-    if not runs.confirmed(json.dumps(keys), runs.expected_ios([v.with_duration(duration) for v in variants.values()]), "comparison"):
+    work = runs.expected_ios([v.with_duration(duration) for v in variants.values() for _ in seeds])
+    if not runs.confirmed(json.dumps(keys), work, "comparison"):
         return
+    ran: dict[str, simcache.Result] = {}  # two variants may be the same scenario (a preset equal to the sidebar's): run it once
+
+    def run(name: str, variant: simcache.Scenario, seed: int) -> simcache.Result:
+        key = runs.run_key(variant, seed, duration)
+        if key not in ran:
+            ran[key] = runs.simulate(variant, seed, duration, label=f"Simulating {name}, seed {seed}")
+        return ran[key]
+
     try:
-        results = {name: runs.simulate(v, seed, duration, label=f"Simulating {name}") for name, v in variants.items()}
+        results = {name: [run(name, v, s) for s in seeds] for name, v in variants.items()}
     except simcache.ScenarioError as exc:  # too large to run (simcache.control)
         show_scenario_error("A variant is too large to run", exc)
         return
-    done_runs().update(key for key, result in zip(keys, results.values(), strict=True) if runs.finished(result))
-    table = describe.compare_table(results, variants)
-    st.markdown("**VM write p99 over all groups**, with each variant's bottleneck and busiest peer link:")
-    first = table.iloc[0]
-    for index, (column, row) in enumerate(zip(st.columns(len(table)), table.to_dict("records"), strict=True)):
-        p99 = row["write p99 ms"]
-        delta = f"{p99 - first['write p99 ms']:+.2f} ms vs {first['variant']}" if index else None
-        column.metric(row["variant"], describe.format_ms(p99), delta, delta_color="inverse", help="VM write p99 over every group.")
-        column.caption(f"Bottleneck: {row['bottleneck']}. Busiest peer link: {row['busiest peer link']}.")
+    done_runs().update(key for key, result in zip(keys, (r for rs in results.values() for r in rs), strict=True) if runs.finished(result))
+    tables = [describe.compare_table({name: rs[i] for name, rs in results.items()}, variants) for i in range(len(seeds))]
+    table = _mean_table(tables)
+    judged = verdicts.variant_verdicts(results, targets)
+    p99s = {name: [describe.headline(r)["write p99"] for r in rs] for name, rs in results.items()}
+    st.markdown(f"**VM write p99 over all groups**, mean over {len(seeds)} seed(s) ± 95% interval, with each variant's bottleneck:")
+    first = chosen[0]
+    for column, row in zip(st.columns(len(table)), table.to_dict("records"), strict=True):
+        name = row["variant"]
+        half = row["write p99 ms ± 95%"]
+        column.metric(name, verdicts.mean_ms_text(row["write p99 ms"], half), help=P99_HELP)
+        column.caption(f"Bottleneck (seed {seed}): {row['bottleneck']}. Busiest peer link: {row['busiest peer link']}.")
+        for verdict in judged[name]:
+            column.markdown(verdicts.verdict_line(verdict))
+    for name in chosen[1:]:
+        st.markdown(verdicts.difference_sentence(name, first, p99s[name], p99s[first]))
     st.plotly_chart(charts.compare_figure(table), key="compare")
     show_table(table)
     st.download_button("Comparison (CSV)", table.to_csv(index=False), file_name=f"{scenario.name}-compare.csv", on_click="ignore")
+
+
+def _mean_table(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per-seed compare tables -> one: numeric columns averaged over the seeds (write p99 with its 95% half-width),
+    text columns (bottleneck, busiest peer link) from the first seed."""
+    first = tables[0].set_index("variant")
+    numeric = [c for c in first.columns if pd.api.types.is_numeric_dtype(first[c])]
+    stacked = pd.concat([t.set_index("variant")[numeric] for t in tables])
+    means = stacked.groupby(level=0, sort=False).mean().round(3)
+    half = stacked.groupby(level=0, sort=False)["write p99 ms"].agg(lambda v: ci95_half_width(v.to_numpy(dtype=float)))
+    table = first[[]].join(means).join(first[[c for c in first.columns if c not in numeric]])
+    table.insert(list(table.columns).index("write p99 ms") + 1, "write p99 ms ± 95%", half.round(3))
+    table.insert(0, "seeds", len(tables))
+    return table.reset_index()
 
 
 if __name__ == "__main__":

@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simcache.errors import ScenarioError
 from simcache.report import SweepReport, report_html
 from simcache.results import Result
 from simcache.scenario import Scenario
 from simcache.scenario.load import parse_toml
 from simcache.sweep import grid_points, sweep
-from simcache.targets import Target, judge, parse_target
+from simcache.targets import Target, check_groups, judge, parse_target
 
 __all__ = ["ReportPlan", "add_report_options"]
 
@@ -34,7 +33,7 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="TARGET",
-        help='a latency target, e.g. "write p99 <= 5ms" or "db read p99.9 <= 20ms"',
+        help='a latency target, e.g. "write p99 <= 5ms" or "db read p99.9 <= 20ms", or a throughput floor, e.g. "write iops >= 4000"',
     )
     parser.add_argument("--sweep", action="append", default=[], metavar="PATH = [VALUES]", help=_SWEEP_HELP)
     parser.add_argument(
@@ -60,11 +59,7 @@ class ReportPlan:
     def from_args(cls, args: argparse.Namespace, scenario: Scenario) -> ReportPlan:
         """Every option parsed and every sweep point checked, so that a mistake is told before anything runs."""
         targets = [parse_target(text) for text in args.target]
-        groups = {"all", *(group.name for group in scenario.groups)}
-        for target in targets:
-            if target.group not in groups:
-                why = f"no group {target.group!r} in the scenario; groups: {', '.join(sorted(groups))} (in {target})"
-                raise ScenarioError("--target", [("--target", why)])
+        check_groups(targets, (group.name for group in scenario.groups))
         grid: dict[str, list[Any]] = {}
         for line in args.sweep:
             grid |= _dotted(parse_toml(line, "--sweep"))

@@ -125,7 +125,9 @@ def grid_points(grid: Mapping[str, Sequence[Any]], source: str = "<grid>") -> li
 
 
 def result_row(result: Result) -> dict[str, Any]:
-    """One flat row of a result: ``<group>.<op>.<metric>`` for every summary cell, plus totals.
+    """One flat row of a result: ``<group>.<op>.<metric>`` for every summary cell, totals, and what targets read
+    (:func:`simcache.targets.evidence_of_row`): ``stable`` (1 or 0), ``validity`` (the kinds of its validity warnings,
+    comma-separated; absent when none) and ``<group>.<op>.lower_bounds`` (comma-separated; absent when none).
 
     No wall-clock figures: the same scenario and seed always give the same row.
     """
@@ -133,6 +135,12 @@ def result_row(result: Result) -> dict[str, Any]:
     for record in result.summary.to_dict(orient="records"):
         for metric in ESTIMATED_COLUMNS:  # the columns an estimate's summary has too
             row[f"{record['group']}.{record['op']}.{metric}"] = record[metric]
+        if record["lower_bounds"]:  # only where there are some: printed tables stay one word per cell
+            row[f"{record['group']}.{record['op']}.lower_bounds"] = str(record["lower_bounds"]).replace(" ", ",")
+    row["stable"] = int(result.stable)  # its mean over seeds is the fraction of stable runs
+    kinds = ",".join(dict.fromkeys(w.kind for w in result.warnings))
+    if kinds:
+        row["validity"] = kinds
     for record in result.breakdown.to_dict(orient="records"):
         row[f"{record['group']}.write.dominant"] = record["dominant"]
     bottleneck, utilization = result.bottleneck()

@@ -184,8 +184,11 @@ def _stop(key: str) -> None:
         job.token.cancel("stopped from the page")
 
 
-def _stop_button(slot: Any, key: str, label: str, help: str) -> None:
-    slot.button(label, key=f"stop-{hashlib.sha256(key.encode()).hexdigest()[:16]}", on_click=_stop, args=(key,), help=help)
+def _stop_button(slot: Any, key: str, label: str, help: str, view: str = "") -> None:
+    """A button that stops the job ``key``; ``view`` tells apart two views showing the same run (a compared variant
+    equal to the single run), whose buttons would otherwise share a widget key."""
+    widget = f"stop-{hashlib.sha256((key + view).encode()).hexdigest()[:16]}"
+    slot.button(label, key=widget, on_click=_stop, args=(key,), help=help)
 
 
 def expected_ios(runs: Sequence[simcache.Scenario]) -> float:
@@ -242,7 +245,8 @@ def simulate(scenario: simcache.Scenario, seed: int, duration: float, label: str
     if key not in _jobs():
         check_work(scenario.with_duration(duration).with_seed(seed))
     slot = st.empty()
-    _stop_button(slot, key, "Stop simulation", "Stop this simulation: the page shows what was simulated so far, marked partial.")
+    about = "Stop this simulation: the page shows what was simulated so far, marked partial."
+    _stop_button(slot, key, "Stop simulation", about, view=label)
     try:
         result = _simulate(scenario.model_dump_json(), seed, duration, _scenario=scenario, _label=label)
     except Stopped as stopped:

@@ -25,6 +25,8 @@ from streamlit.testing.v1 import AppTest
 import simcache
 from simcache.importers import Imported
 from simcache.scenario.dump import minimal_scenario_toml, scenario_slug
+from simcache.sweep import sweep_summary
+from simcache.targets import plus_minus
 from simcache.units import round_figure
 from simcache_app import uploads
 from simcache_app.controls import EVENT_TAIL_S, first_duration, parse_size_mix
@@ -318,6 +320,7 @@ def test_compare_view_runs_each_variant(default: simcache.Scenario) -> None:
     at = open_app()
     chosen = ["Every group WB+0", "Every group WB+1 over 10GbE"]
     at.multiselect(key="default.compare.variants").set_value(chosen).run()
+    at.number_input(key="compare.seeds").set_value(1).run()  # one seed: each figure is that run's
     at.button(key="Run comparison").click().run()
     assert not at.exception
     presets = compare_presets(default)
@@ -329,6 +332,156 @@ def test_compare_view_runs_each_variant(default: simcache.Scenario) -> None:
     assert {"db write p99 ms", "bottleneck"} <= set(table.columns)
     assert table["busiest peer link"][0] == "no replicas"
     assert " 10GbE peer link " in table["busiest peer link"][1]
+    said = [m.value for m in at.markdown if m.value.startswith(f"{chosen[1]} vs {chosen[0]}: ")]
+    assert len(said) == 1 and "with one seed: no interval, so no way to tell it from noise; run more seeds." in said[0]
+
+
+# -- targets and decisions ----------------------------------------------------------------------------
+
+STEADY = "redundancy_multiplier_1gbe"
+"""A library scenario whose 2 s runs are stable with enough writes for a p99 (3,293 > 1,000) and no caveat."""
+
+
+def open_with_targets(scenario: str, *targets: str, seconds: float = SECONDS) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    at.sidebar.selectbox(key="scenario").select(scenario).run()
+    at.sidebar.number_input(key=f"{scenario}.run.duration").set_value(seconds).run()
+    for key, text in zip(("target.latency", "target.throughput"), targets, strict=False):
+        at.sidebar.text_input(key=key).input(text).run()
+    assert not at.exception
+    return at
+
+
+def verdict_lines(at: AppTest) -> dict[str, str]:
+    """The page's verdict lines, ``{target: text}`` (``**Target T:** :colour[text]``)."""
+    found = [re.fullmatch(r"\*\*Target (.+?):\*\* :(\w+)\[(.*)\]", m.value, re.DOTALL) for m in at.markdown]
+    return {m[1]: f"{m[2]}: {m[3]}" for m in found if m}
+
+
+def test_a_run_meets_one_target_and_misses_another() -> None:
+    """The sidebar's latency target (write p99 <= 5 ms) is met with 5 - p99 to spare, its throughput floor (write
+    IOPS >= 100,000) missed by 100,000 - IOPS; the figures are those of the same run through the public API."""
+    at = open_with_targets(STEADY, "write p99 <= 5ms", "write iops >= 100000")
+    at.button(key="Run simulation").click().run()
+    assert not at.exception
+    result = simcache.simulate(simcache.load_scenario(library_scenarios()[STEADY]), seed=1, duration=SECONDS)
+    row = result.summary.query("group == 'all' and op == 'write'").iloc[0]
+    p99, iops = float(row["p99_ms"]), float(row["iops"])
+    assert result.stable and row["count"] >= 1000
+    assert verdict_lines(at) == {
+        "write p99 <= 5 ms": f"green: meets it: write p99 is {p99:.3g} ms, {5 - p99:.3g} ms under the limit",
+        "write iops >= 100000": (
+            f"red: misses by {100_000 - iops:,.0f} IOPS ({(100_000 - iops) / 100_000:.0%}): write iops is {iops:,.0f} IOPS"
+        ),
+    }
+
+
+def test_an_overloaded_run_has_no_verdict() -> None:
+    """destager_fill fills its destage buffer within 2 s (backlog_full: no steady state): even a generous limit is
+    unknown, and the page says why."""
+    at = open_with_targets("destager_fill", "write p99 <= 1s")
+    at.button(key="Run simulation").click().run()
+    assert not at.exception
+    assert any(w.value.startswith("**Unstable:**") for w in at.warning)
+    (said,) = verdict_lines(at).values()
+    assert said.startswith("orange: unknown: the run is unstable (no steady state): its latency grows with the run's length;")
+
+
+def test_a_target_that_does_not_parse_is_said_in_the_sidebar() -> None:
+    at = open_with_targets(STEADY, "write p97 <= 5ms", "db write iops >= 10")
+    errors = [e.value for e in at.sidebar.error]
+    assert errors[0].startswith("Target 'write p97 <= 5ms' is not used: no latency figure 'p97'; use one of p50, p95, p99")
+    assert errors[1].startswith("Target 'db write iops >= 10' is not used: no group 'db' in the scenario; groups: all, writers")
+    at.button(key="Run simulation").click().run()
+    assert not at.exception and not verdict_lines(at)
+
+
+def test_compare_over_seeds_shows_means_intervals_and_verdicts() -> None:
+    """Three seeds per variant: each variant's write p99 is the seeds' mean ± t(0.975, 2) s / sqrt(3) (Student t), its
+    verdict is over the three runs, and the difference from the first variant is taken seed by seed with its own
+    interval; WB+1 over 1GbE is clearly slower than WB+0 (the replica's 1GbE send dominates its write time)."""
+    at = open_with_targets(STEADY, "write p99 <= 5ms")
+    chosen = ["Every group WB+0", "Every group WB+1 over 1GbE"]
+    at.multiselect(key=f"{STEADY}.compare.variants").set_value(chosen).run()
+    assert at.number_input(key="compare.seeds").value == 3  # several seeds by default
+    at.button(key="Run comparison").click().run()
+    assert not at.exception
+    base = simcache.load_scenario(library_scenarios()[STEADY])
+    presets = compare_presets(base)
+    p99s = {
+        name: [headline(simcache.simulate(base.with_overrides(presets[name]), seed=s, duration=SECONDS))["write p99"] for s in (1, 2, 3)]
+        for name in chosen
+    }
+    t2 = 4.302653  # t(0.975, 2)
+    shown = {m.label: m.value for m in at.metric if m.label in chosen}
+    for name in chosen:
+        values = pd.Series(p99s[name])
+        half = t2 * values.std(ddof=1) / 3**0.5
+        assert shown[name] == f"{values.mean():.2f} ± {half:.2f} ms"
+    lines = verdict_lines(at)
+    assert lines["write p99 <= 5 ms"].startswith("green: meets it: write p99 is ")
+    assert "(mean of 3 seeds, 95% interval)" in lines["write p99 <= 5 ms"]
+    differences = pd.Series(p99s[chosen[1]]) - pd.Series(p99s[chosen[0]])
+    half = t2 * differences.std(ddof=1) / 3**0.5
+    assert differences.mean() > half > 0
+    said = [m.value for m in at.markdown if m.value.startswith(f"{chosen[1]} vs {chosen[0]}: ")]
+    shown = plus_minus(differences.mean(), half, "ms", signed=True)
+    interval = f"write p99 {shown} (95% interval over 3 seeds, paired by seed)"
+    assert said == [f"{chosen[1]} vs {chosen[0]}: {interval}: {chosen[1]} is clearly slower."]
+    table = at.dataframe[0].value
+    assert list(table["seeds"]) == [3, 3] and list(table["write p99 ms"]) == [round(sum(p99s[n]) / 3, 3) for n in chosen]
+
+
+def test_difference_sentences() -> None:
+    """Paired differences -0.1, +0.2, -0.1 ms: mean 0, s = 0.173, half-width t(0.975, 2) s / sqrt(3) = 4.303 x 0.173 /
+    1.732 = 0.430 ms: no clear difference. Two seeds (differences 1.0, 1.1: 12.706 x 0.0707 / 1.414 = 0.64 ms) are said
+    to be too few."""
+    from simcache_app.verdicts import difference_sentence
+
+    none = difference_sentence("B", "A", [0.9, 1.2, 0.9], [1.0, 1.0, 1.0])
+    assert none == (
+        "B vs A: write p99 +0.000 ± 0.430 ms (95% interval over 3 seeds, paired by seed): "
+        "no clear difference, the difference is smaller than its interval."
+    )
+    few = difference_sentence("B", "A", [2.0, 2.1], [1.0, 1.0])
+    assert few == (
+        "B vs A: write p99 +1.05 ± 0.64 ms (95% interval over 2 seeds, paired by seed): B is clearly slower; "
+        "2 seeds are too few for a stable interval."
+    )
+
+
+def test_a_sweep_marks_the_feasible_points_and_names_the_cheapest() -> None:
+    """Peer link 1GbE, 10GbE, 25GbE over 3 seeds against write p99 <= 1 ms: a point passes when its whole interval
+    is under 1 ms; the first passing link in the listed order is named, and the passing points are ringed on the chart."""
+    at = open_with_targets(STEADY, "write p99 <= 1ms")
+    links = ["1GbE", "10GbE", "25GbE"]
+    at.selectbox(key=f"{STEADY}.sweep.parameter").select("Peer network link").run()
+    at.text_input(key=f"{STEADY}.sweep.values.Peer network link").input(", ".join(links))
+    at.selectbox(key=f"{STEADY}.sweep.metric").select("all.write.p99_ms").run()
+    at.button(key="Run sweep").click().run()
+    assert not at.exception
+    base = simcache.load_scenario(library_scenarios()[STEADY])
+    rows = simcache.sweep(base, {"cluster.peer_link": links}, seeds=[1, 2, 3], duration=SECONDS, workers=1)
+    points = sweep_summary(rows, ["cluster.peer_link"])
+    upper = points["all.write.p99_ms"] + points["all.write.p99_ms.ci95"]
+    lower = points["all.write.p99_ms"] - points["all.write.p99_ms.ci95"]
+    passing = [link for link, high in zip(links, upper, strict=True) if high < 1.0]
+    assert passing and passing != links  # the sweep crosses the limit
+    table = at.dataframe[-1].value
+    means = points["all.write.p99_ms"]
+    expected = [
+        "meets" if high < 1.0 else f"misses by {mean - 1:.3g} ms" if low > 1.0 else "unknown"
+        for high, low, mean in zip(upper, lower, means, strict=True)
+    ]
+    assert list(table["write p99 <= 1 ms"]) == expected
+    for why, short in zip(table["write p99 <= 1 ms: why"], expected, strict=True):
+        assert why.startswith({"meets": "meets it:", "unknown": "unknown:"}.get(short, short))
+    (cheapest,) = [s.value for s in at.success]
+    assert cheapest.startswith(f"Cheapest passing configuration: {passing[0]} ({len(passing)} of 3 points meet write p99 <= 1 ms; ")
+    assert "cheapest means the first passing point in the order the values were listed" in cheapest
+    spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    ringed = [trace for trace in spec["data"] if trace.get("name") == "meets write p99 <= 1 ms"]
+    assert len(ringed) == 1 and ringed[0]["x"] == passing
 
 
 def test_compare_view_needs_two_variants() -> None:

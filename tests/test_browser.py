@@ -9,6 +9,7 @@ Skipped when /usr/bin/chromium is missing (``.ci/run`` installs it).
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -149,6 +150,26 @@ def test_run_in_a_real_browser_shows_the_charts(app_url: str, tmp_path: Path) ->
         finally:
             browser.close()
     assert (tmp_path / "single-run.png").stat().st_size > 10_000
+
+
+def test_a_target_set_in_the_sidebar_gives_the_run_a_verdict(app_url: str, tmp_path: Path) -> None:
+    """Typing a latency target into the sidebar and running: the verdict line names the target and says meets, misses
+    or unknown (with a figure: "write p99 is ...")."""
+    from playwright.sync_api import expect
+
+    with app_page(app_url, tmp_path, seconds=3) as page:
+        target = page.get_by_role("textbox", name="Latency target")
+        target.fill("write p99 <= 50ms")
+        target.press("Enter")
+        page.get_by_role("button", name="Run simulation").click()
+        named = re.compile(r"Target write p99 (<=|≤) 50 ms:")  # the page's markdown typesets <= as ≤
+        verdict = page.get_by_test_id("stTabs").get_by_text(named)
+        expect(verdict).to_be_visible(timeout=90_000)
+        line = page.get_by_test_id("stMarkdownContainer").filter(has_text=named).first.inner_text()
+        assert any(word in line for word in ("meets it:", "misses by", "unknown:")), line
+        assert "write p99 is " in line
+        assert page.get_by_test_id("stException").count() == 0
+        page.screenshot(path=str(tmp_path / "verdict.png"), full_page=True)
 
 
 def test_an_uploaded_trace_shows_what_was_imported(app_url: str, tmp_path: Path) -> None:

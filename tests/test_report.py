@@ -6,10 +6,12 @@ Latency targets (simcache.targets) are parsed and judged here too. The report op
 
 from __future__ import annotations
 
+import math
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 from builders import small_scenario
 from strategies import to_toml
@@ -17,11 +19,13 @@ from test_cli import call
 from test_validity import mm1_data
 
 import simcache
+from simcache.bottleneck import bottleneck_sentence, time_shares
 from simcache.cells import cell
+from simcache.collect import COMPONENTS
 from simcache.errors import ScenarioError
 from simcache.report import SweepReport, report_html
 from simcache.sweep import sweep, sweep_summary
-from simcache.targets import Target, judge, parse_target
+from simcache.targets import Evidence, Target, evidence_of_row, judge, judge_seeds, parse_target
 
 OUTSIDE = re.compile(r"https?:|<script|<link|<img|<iframe|src=|url\(", re.IGNORECASE)
 """Anything that would make the page reach outside its file."""
@@ -120,7 +124,6 @@ def test_the_report_names_its_run(default_report: tuple[str, str, str]) -> None:
 
     assert manifest["scenario hash"] == f"{scenario_hash(result)} (SHA-256 of the scenario as run)"
     assert re.fullmatch(r"[0-9a-f]{16}", scenario_hash(result))
-    from simcache.bottleneck import bottleneck_sentence
 
     assert bottleneck_sentence(result, scenario).replace("'", "&#x27;") in html
     verdict = judge(result, parse_target("write p99 <= 5ms")).text
@@ -201,6 +204,35 @@ def test_verdicts_of_an_unstable_run(overloaded: tuple[simcache.Result, str]) ->
     assert html.index("<h2>Verdicts</h2>") < html.index("<h2>Latency per VM group")  # the verdict comes first
 
 
+def test_time_shares_of_the_tail() -> None:
+    """99 writes of 1 ms all in the local tier and one of 10 ms, 9 of them on the network: on average the tier has
+    100/109 = 92% of the write time, but past 10 ms (the tail) the network has 9/10."""
+    latency = np.array([1.0] * 99 + [10.0])
+    parts = {"local_tier_ms": np.array([1.0] * 100), "network_ms": np.array([0.0] * 99 + [9.0])}
+    assert time_shares(latency, parts) == pytest.approx({"local_tier_ms": 100 / 109, "network_ms": 9 / 109})
+    assert time_shares(latency, parts, 10.0) == pytest.approx({"local_tier_ms": 0.1, "network_ms": 0.9})
+
+
+def test_the_bottleneck_sentence_says_when_the_answer_depends_on_the_percentile() -> None:
+    """compression_1gbe (seed 1, 6 s): on average the peer tier has the largest share of write time, but past the p99
+    the 1GbE replica send has; the sentence says so with the shares computed from the records."""
+    scenario = simcache.load_scenario("compression_1gbe").with_duration(6.0)
+    result = simcache.simulate(scenario, seed=1)
+    writes = result.measured[result.measured["op"] == "write"]
+    assert len(writes) >= 1000  # 10 writes past the p99
+    p99 = float(np.percentile(writes["latency_ms"], 99))
+    mean = writes[list(COMPONENTS)].sum() / writes[list(COMPONENTS)].sum().sum()
+    tail = writes.loc[writes["latency_ms"] >= p99, list(COMPONENTS)].sum()
+    tail /= tail.sum()
+    assert mean.idxmax() == "peer_tier_ms" and tail.idxmax() == "network_ms"
+    said = bottleneck_sentence(result, scenario)
+    assert said.endswith(
+        f"Where write time goes depends on the percentile: on average the peer tier takes the largest share ({mean.max():.0%}), "
+        f"but in the slowest 1% of writes (at or past the p99, {p99:.3g} ms) sending replicas over the network does "
+        f"({tail.max():.0%}); to cut the p99, look there."
+    )
+
+
 # -- targets -------------------------------------------------------------------------------------------------
 
 
@@ -248,6 +280,71 @@ def test_verdicts_of_a_stable_run() -> None:
     assert (none.status, none.text) == ("unknown", "unknown: no read I/O of db in the measured window")
 
 
+def test_throughput_targets_parse() -> None:
+    assert parse_target("write iops >= 4000") == Target("all", "write", "iops", 4000.0)
+    assert parse_target("db read MB/s >= 1,200") == Target("db", "read", "MB/s", 1200.0)
+    for text in ("write iops >= 4000", "db read MB/s >= 200.5"):
+        assert parse_target(str(parse_target(text))) == parse_target(text)
+    with pytest.raises(ScenarioError, match=re.escape("a throughput target is a floor: write iops >= FLOOR")):
+        parse_target("write iops <= 4000")
+    with pytest.raises(ScenarioError, match=re.escape("give the floor as a plain number of iops, e.g. 4000 (got '4k')")):
+        parse_target("write iops >= 4k")
+
+
+def test_throughput_and_thin_percentile_verdicts() -> None:
+    """M/M/1 at 500 writes/s over a 5 s window: its IOPS meets a floor of half of it and misses twice it by 50%. Its
+    ~2,500 writes are enough for a p99 (1,000 = 10 / (1 - 0.99)) but not for a p99.9 (10,000): that verdict is unknown."""
+    result = simcache.simulate(simcache.load_scenario(mm1_data(500.0)), seed=1)
+    row = result.summary.query("group == 'all' and op == 'write'").iloc[0]
+    iops, count = float(row["iops"]), int(row["count"] + row["unfinished"])
+    assert 1000 <= count < 10_000
+    meets = judge(result, Target("all", "write", "iops", iops / 2))
+    assert (meets.status, meets.text) == ("meets", f"meets it: write iops is {iops:,.0f} IOPS, {iops / 2:,.0f} IOPS above the floor")
+    misses = judge(result, Target("all", "write", "iops", 2 * iops))
+    assert (misses.status, misses.text) == ("misses", f"misses by {iops:,.0f} IOPS (50%): write iops is {iops:,.0f} IOPS")
+    thin = judge(result, parse_target("write p99.9 <= 1s"))
+    assert thin.status == "unknown"
+    assert thin.text.startswith(f"unknown: only {count:,} writes behind p99.9, which needs 10,000 (10 beyond it); run longer")
+    assert judge(result, parse_target("write p99 <= 1s")).status == "meets"
+
+
+def test_verdicts_over_seeds_use_the_t_interval() -> None:
+    """Five seeds 4.9, 5.0, 5.1, 4.95, 5.05 ms: mean 5.0, s = 0.0791, half-width t(0.975, 4) s / sqrt(5) = 2.776 x
+    0.0791 / 2.236 = 0.098 ms. A 6 ms limit is met (5.098 < 6); a 5.05 ms limit lies inside the interval: unknown, not a
+    pass. Two seeds 4 and 6 ms (half-width 12.706 x 1.414 / 1.414 = 12.7 ms) are said to be too few, and a 3 ms limit
+    they are 2 ms over is still within that interval."""
+    five = [Evidence(v) for v in (4.9, 5.0, 5.1, 4.95, 5.05)]
+    met = judge_seeds(Target("all", "write", "mean", 6.0), five)
+    assert met.status == "meets" and met.ci95 == pytest.approx(0.0982, abs=5e-4) and met.seeds == 5
+    assert met.text == "meets it: write mean is 5.00 ± 0.10 ms (mean of 5 seeds, 95% interval), 1 ms under the limit"
+    close = judge_seeds(Target("all", "write", "mean", 5.05), five)
+    assert close.status == "unknown" and "within its interval; run more seeds" in close.text
+    two = judge_seeds(Target("all", "write", "p99", 3.0), [Evidence(4.0, samples=5000), Evidence(6.0, samples=5000)])
+    assert two.ci95 == pytest.approx(12.706, abs=1e-3)
+    assert two.status == "unknown" and two.text.endswith("within its interval; run more seeds; 2 seeds are too few for a stable interval")
+    unstable = judge_seeds(Target("all", "write", "mean", 6.0), [Evidence(5.0), Evidence(5.1, doubts=("the run is unstable",))])
+    assert unstable.status == "unknown" and unstable.text.startswith("unknown: in 1 of 2 seeds, the run is unstable")
+
+
+def test_sweep_rows_carry_what_a_verdict_needs() -> None:
+    """A sweep row's ``stable``, ``validity`` and ``lower_bounds`` cells (comma-separated, absent or NaN when empty) are
+    read as a run's: a lower bound under the limit is unknown, a pass while the buffer was filling is unknown, an
+    unstable row is unknown, and a row without them (older stores) is unknown for want of its validity."""
+    target = parse_target("write p99 <= 5ms")
+    clean = {"all.write.p99_ms": 3.0, "all.write.count": 5000, "stable": 1, "validity": math.nan}
+    assert judge_seeds(target, [evidence_of_row(clean, target)]).status == "meets"
+    bounded = judge_seeds(target, [evidence_of_row(clean | {"all.write.lower_bounds": "p99_ms,mean_ms,max_ms"}, target)])
+    assert bounded.text == "unknown: write p99 is at least 3 ms, under the limit, but unfinished I/Os could raise the figure past the limit"
+    filling = judge_seeds(target, [evidence_of_row(clean | {"validity": "few_samples,filling"}, target)])
+    assert filling.text == (
+        "unknown: write p99 is 3 ms, 2 ms inside the limit, but the destage buffer was still filling at the end: "
+        "once full, writes wait for destage"
+    )
+    assert judge_seeds(target, [evidence_of_row(clean | {"stable": 0}, target)]).text.startswith("unknown: the run is unstable")
+    old = {"all.write.p99_ms": 3.0, "all.write.count": 5000}
+    assert "was not recorded" in judge_seeds(target, [evidence_of_row(old, target)]).text
+
+
 # -- sweeps ------------------------------------------------------------------------------------------------
 
 
@@ -263,15 +360,19 @@ def sweep_rows(html: str) -> list[list[str]]:
 
 
 def test_a_categorical_sweep_is_a_table_of_means_and_unjoined_points(small: Path, tmp_path: Path) -> None:
+    """Each point gets a verdict over its 2 seeds per target. The mean target is met by both points, each with its
+    interval (Student t over 2 seeds) said to be too few seeds to be stable; the p99 target is unknown for both, as
+    ~255 writes per seed are fewer than the 1,000 a p99 needs (10 beyond it). Both pass, so the cheapest is the first
+    in the listed order (categorical values), and both points are drawn green (the feasible region)."""
     out = tmp_path / "sweep.html"
     line = "cluster.peer_link = ['1GbE', '10GbE']"
-    code, _, _ = call(
-        ["report", str(small), "-o", str(out), "--sweep", line, "--sweep-seeds", "1", "2", "--workers", "1", "--target", "write p99 <= 1ms"]
-    )
+    targets = ["--target", "write mean <= 1ms", "--target", "write p99 <= 1ms"]
+    code, _, _ = call(["report", str(small), "-o", str(out), "--sweep", line, "--sweep-seeds", "1", "2", "--workers", "1", *targets])
     assert code == 0
     html = out.read_text("utf-8")
     scenario = simcache.load_scenario(small)
-    points = sweep_summary(sweep(scenario, {"cluster.peer_link": ["1GbE", "10GbE"]}, seeds=[1, 2], workers=1), ["cluster.peer_link"])
+    table = sweep(scenario, {"cluster.peer_link": ["1GbE", "10GbE"]}, seeds=[1, 2], workers=1)
+    points = sweep_summary(table, ["cluster.peer_link"])
     rows = sweep_rows(html)
     assert rows[0] == [
         "point",
@@ -280,15 +381,25 @@ def test_a_categorical_sweep_is_a_table_of_means_and_unjoined_points(small: Path
         "all.write.mean_ms",
         "all.read.p99_ms",
         "bottleneck_utilization",
+        "write mean <= 1 ms",
         "write p99 <= 1 ms",
     ]
     for shown, point in zip(rows[1:], points.to_dict("records"), strict=True):
-        p99 = point["all.write.p99_ms"]
-        verdict = "meets" if p99 <= 1.0 else f"misses by {p99 - 1.0:.3g} ms"
+        p99, mean, half = point["all.write.p99_ms"], point["all.write.mean_ms"], point["all.write.mean_ms.ci95"]
         assert shown[:3] == [point["cluster.peer_link"], "2", f"{cell(p99)} ± {cell(point['all.write.p99_ms.ci95'])}"]
-        assert shown[-1] == verdict
+        assert mean + half < 1.0
+        interval = f"{mean:.{2 - math.floor(math.log10(mean))}f} ± {half:.{2 - math.floor(math.log10(mean))}f} ms"
+        assert shown[-2] == (
+            f"meets it: write mean is {interval} (mean of 2 seeds, 95% interval), {1 - mean:.3g} ms under the limit; "
+            "2 seeds are too few for a stable interval"
+        )
+        fewest = int(table.loc[table["cluster.peer_link"] == point["cluster.peer_link"], "all.write.count"].min())
+        assert fewest < 1000
+        assert shown[-1].startswith(f"unknown: only {fewest} writes behind p99, which needs 1,000 (10 beyond it); run longer")
+    assert "Cheapest passing configuration: 1GbE (2 of 2 points meet write mean &lt;= 1 ms; cheapest means the first passing" in html
     chart = html[html.index("<h2>Sweep</h2>") :]
     assert chart.count("<circle") == 2 and "class='joined'" not in chart and 'class="joined"' not in chart
+    assert chart.count('<circle class="passing"') == 2
     assert OUTSIDE.search(html) is None
 
 

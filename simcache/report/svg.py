@@ -21,6 +21,8 @@ _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 16, 30, 84
 _ROW = 14  # px per legend row
 _PLOT_HEIGHT = HEIGHT - _TOP - _BOTTOM
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+PASS_COLOR = "#2ca02c"
+"""Sweep points that meet the target (the feasible region)."""
 
 
 @dataclass(frozen=True)
@@ -174,9 +176,11 @@ def points(
     joined: bool,
     limit: float | None = None,
     log: bool = False,
+    passing: Sequence[bool] | None = None,
 ) -> str:
     """One point per category with its 95% interval as a whisker; ``joined`` draws a line between them (numeric
-    values only: categories such as link kinds are not a scale). ``limit`` draws a target as a dashed line."""
+    values only: categories such as link kinds are not a scale). ``limit`` draws a target as a dashed line;
+    ``passing`` (one per category) draws the points that meet it green, with class ``passing`` (the feasible region)."""
     mids, halves = np.asarray(means, dtype=float).tolist(), np.asarray(half_widths, dtype=float).tolist()
     span = [m + h for m, h in zip(mids, halves, strict=True) if math.isfinite(h)] + mids + ([limit] if limit else [])
     canvas = _Canvas(title, x_label, y_label, _value_axis(span, log))
@@ -193,12 +197,15 @@ def points(
     if joined and len(shown) > 1:
         path = " ".join(f"{cx:.1f},{canvas.py(m):.1f}" for cx, m, _ in shown)
         canvas.parts.append(f'<polyline class="joined" points="{path}" fill="none" stroke="{COLORS[0]}"/>')
+    meets = dict(zip(centres, passing, strict=True)) if passing is not None else {}
     for cx, mean, half in shown:
         if math.isfinite(half) and half > 0:
             low = max(mean - half, canvas.y.low)
             bottom, top = canvas.py(low), canvas.py(mean + half)
             canvas.parts.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{bottom:.1f}" y2="{top:.1f}" stroke="#333"/>')
-        canvas.parts.append(f'<circle cx="{cx:.1f}" cy="{canvas.py(mean):.1f}" r="4" fill="{COLORS[0]}"><title>{mean:.4g}</title></circle>')
+        fill, tag, note = (PASS_COLOR, ' class="passing"', ", meets the target") if meets.get(cx) else (COLORS[0], "", "")
+        circle = f'<circle{tag} cx="{cx:.1f}" cy="{canvas.py(mean):.1f}" r="4" fill="{fill}"><title>{mean:.4g}{note}</title></circle>'
+        canvas.parts.append(circle)
     for cx, category in zip(centres, categories, strict=True):
         canvas.parts.append(f'<text x="{cx:.1f}" y="{HEIGHT - _BOTTOM + 14}" text-anchor="middle">{escape(category)}</text>')
     return canvas.svg(title)

@@ -2,6 +2,8 @@
 
 Categorical values (link kinds, policies, profiles) are drawn as points, not joined: their order is no scale.
 Numeric values of a one-parameter sweep are joined; a metric spanning two orders of magnitude gets a log axis.
+With targets, each point gets a verdict over its seeds, the points meeting the first target are drawn green (the
+feasible region) and the cheapest passing point is named, by :mod:`simcache.feasible`'s rules, as the app does.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from typing import Any
 import pandas as pd
 
 from simcache.cells import cell
+from simcache.feasible import cheapest_passing, sweep_verdicts
 from simcache.report import svg
 from simcache.sweep import sweep_summary
-from simcache.targets import Target
+from simcache.targets import Target, Verdict
 
 __all__ = ["SweepReport"]
 
@@ -38,11 +41,13 @@ class SweepReport:
         return sweep_summary(self.rows, list(self.grid))
 
     def html(self, targets: Sequence[Target] = ()) -> str:
-        """The section: a chart of the first target's metric (else write p99 over all groups) and the table."""
+        """The section: a chart of the first target's metric (else write p99 over all groups), the cheapest passing
+        point of the first target, and the table with a verdict per point and target."""
         points = self.points
         labels = [", ".join(f"{v}" for v in row) for row in points[list(self.grid)].itertuples(index=False)]
+        verdicts = [sweep_verdicts(self.rows, list(self.grid), target) for target in targets]
         target = targets[0] if targets else None
-        metric = f"{target.group}.{target.op}.{target.column}" if target is not None else DEFAULT_METRIC
+        metric = target.metric if target is not None else DEFAULT_METRIC
         seeds = sorted(set(self.rows["seed"]))
         parts = [
             "<h2>Sweep</h2>",
@@ -50,38 +55,44 @@ class SweepReport:
             "&plusmn; the 95% interval (none with one seed).</p>",
         ]
         if metric in points.columns:
-            parts.append(self._chart(points, labels, metric, target))
-        parts.append(self._table(points, labels, targets))
+            parts.append(self._chart(points, labels, metric, target, verdicts[0] if verdicts else None))
+        if verdicts:
+            path = next(iter(self.grid)) if len(self.grid) == 1 else None
+            values = list(points[path]) if path is not None else []
+            parts.append(f"<p id='cheapest'>{escape(cheapest_passing(labels, values, verdicts[0], path).sentence)}</p>")
+        parts.append(self._table(points, labels, targets, verdicts))
         return "\n".join(parts)
 
-    def _chart(self, points: pd.DataFrame, labels: list[str], metric: str, target: Target | None) -> str:
+    def _chart(self, points: pd.DataFrame, labels: list[str], metric: str, target: Target | None, verdicts: list[Verdict] | None) -> str:
         values = [v for values in self.grid.values() for v in values]
         numeric = len(self.grid) == 1 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
         means = points[metric].to_numpy(dtype=float)
         positive = means[means > 0]
         log = len(positive) == len(means) and positive.max() >= 100 * positive.min()
         return svg.points(
-            f"{metric} per sweep point",
+            f"{metric} per sweep point" + (" (green: meets the target)" if verdicts else ""),
             labels,
             means,
             points[f"{metric}.ci95"].to_numpy(dtype=float),
             x_label=" x ".join(self.grid),
-            y_label="ms" if metric.endswith("_ms") else metric,
+            y_label=target.unit if target is not None else "ms" if metric.endswith("_ms") else metric,
             joined=numeric,
-            limit=target.limit_ms if target is not None else None,
+            limit=target.limit if target is not None else None,
             log=log,
+            passing=[v.passes for v in verdicts] if verdicts else None,
         )
 
-    def _table(self, points: pd.DataFrame, labels: list[str], targets: Sequence[Target]) -> str:
+    def _table(self, points: pd.DataFrame, labels: list[str], targets: Sequence[Target], verdicts: list[list[Verdict]]) -> str:
         columns = [c for c in _SHOWN if c in points.columns]
         head = "".join(f"<th>{escape(c)}</th>" for c in ["point", "seeds", *columns, *(str(t) for t in targets)])
         body = []
-        for label, row in zip(labels, points.to_dict("records"), strict=True):
-            cells = [label, str(row["seeds"]), *(_mean(row, c) for c in columns), *(_verdict(row, t) for t in targets)]
-            body.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
+        for i, (label, row) in enumerate(zip(labels, points.to_dict("records"), strict=True)):
+            said = [_verdict(per_target[i]) for per_target in verdicts]
+            cells = [label, str(row["seeds"]), *(_mean(row, c) for c in columns)]
+            body.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "".join(said) + "</tr>")
         note = (
-            "<p>A point meets a target when its mean over the seeds does; the sweep's runs are not checked for stability "
-            "(the single run above is).</p>"
+            "<p>A point meets a target when its seeds' mean does with the whole 95% interval inside the limit, and no seed "
+            "is unstable or too short to tell; otherwise it is unknown, or a miss when the interval is past the limit.</p>"
             if targets
             else ""
         )
@@ -93,9 +104,5 @@ def _mean(row: Mapping[Hashable, Any], column: str) -> str:
     return cell(row[column]) + ("" if not math.isfinite(half) else f" ± {cell(half)}")
 
 
-def _verdict(row: Mapping[Hashable, Any], target: Target) -> str:
-    value = row.get(f"{target.group}.{target.op}.{target.column}", math.nan)
-    if not math.isfinite(value):
-        return "unknown"
-    over = value - target.limit_ms
-    return f"misses by {over:.3g} ms" if over > 0 else "meets"
+def _verdict(verdict: Verdict) -> str:
+    return f"<td class='{verdict.status}' title='{escape(verdict.text)}'>{escape(verdict.text)}</td>"
