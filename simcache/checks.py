@@ -322,6 +322,9 @@ def _record_metric(records: pd.DataFrame, bounds: np.ndarray, span: float, metri
         return float(_censored_percentiles(latency, bounds)[0][metric])  # as the summary computes them
     if not len(records):
         return math.nan
+    if metric == "hit_ratio":
+        reads = records["path"][records["op"] == "read"]
+        return float((reads == "hit").mean()) if len(reads) else math.nan
     if metric == "mean_outstanding":
         return float(latency.sum()) / 1e3 / span
     if metric == "max_outstanding":

@@ -85,6 +85,17 @@ def test_window_selects_by_issue_time(result: simcache.Result) -> None:
     assert measure(result, selection, "local_tier_ms") == pytest.approx(inside["local_tier_ms"].mean())
 
 
+def test_hit_ratio_is_the_share_of_reads_served_by_a_tier(result: simcache.Result) -> None:
+    """hit_ratio = reads with path "hit" / reads of the selection; writes are not counted (op = any takes the reads
+    only); a selection without reads has none (NaN)."""
+    reads = result.records[(result.records["issue_s"] >= 0.2) & (result.records["issue_s"] < 0.6) & (result.records["op"] == "read")]
+    hits = int((reads["path"] == "hit").sum())
+    assert 0 < hits < len(reads)  # 1 GiB working set, the cache warming from cold: some of each
+    for op in ("read", "any"):
+        assert measure(result, Selection(op=op, window=[0.2, 0.6]), "hit_ratio") == hits / len(reads)
+    assert math.isnan(measure(result, Selection(op="write"), "hit_ratio"))
+
+
 def test_totals_and_series_metrics(result: simcache.Result) -> None:
     assert measure(result, Selection(), "totals.vm_written_bytes") == result.totals["vm_written_bytes"]
     series = result.series["destage_backlog_bytes"]
