@@ -16,7 +16,8 @@ One computation for the three places that show it: the events table of ``simcach
   back (or the end of the run).
 - **Lost**: the ``lost_bytes`` the run's meta records for the event (host failures; 0 for the others).
 - **Recovery**, each from the samples (so at the sample interval's resolution), as the first sample at or after
-  the span's end whose value is at or below the last sample before ``at`` (a sample at ``at`` may already show
+  the span's end (for a ``host_failure``, the first after the failure: its data starts to recover at once, whether
+  or not its VMs are still down) whose value is at or below the last sample before ``at`` (a sample at ``at`` may already show
   the event): the destage backlog back to its pre-event level, and the data at risk back to its pre-event level
   (0 when the cluster kept its policies before: every replica back). ``None``: not recovered by the end of the run.
 """
@@ -55,6 +56,8 @@ class EventImpact:
     """Per window, :data:`LATENCY_FIGURES` in ms (NaN: no such I/O in the window)."""
     peak_at_risk_bytes: float
     lost_bytes: float
+    recovery_from_s: float
+    """Where recovery is counted from: the span's end, or a host failure's time."""
     backlog_before_bytes: float
     """The destage backlog at the last sample before ``at`` (the level it must come back to)."""
     backlog_recovered_s: float | None
@@ -98,7 +101,9 @@ def event_impacts(result: Result) -> list[EventImpact]:
         risk = series["data_at_risk_bytes"] if "data_at_risk_bytes" in series else pd.Series(0.0, index=series.index)
         backlog = series["destage_backlog_bytes"]
         risk_before = _before(risk, at)
-        risk_back = _recovered(risk, risk_before, span_end)
+        failure = event["kind"] == "host_failure"
+        recover_from = at if failure else span_end
+        risk_back = _recovered(risk, risk_before, recover_from, strict=failure)
         peak_until = end if risk_back is None else risk_back
         peak = risk[(risk.index > at) & (risk.index <= peak_until)]
         backlog_before = _before(backlog, at)
@@ -113,7 +118,8 @@ def event_impacts(result: Result) -> list[EventImpact]:
                 peak_at_risk_bytes=float(peak.max()) if len(peak) else risk_before,
                 lost_bytes=_lost(event, meta),
                 backlog_before_bytes=backlog_before,
-                backlog_recovered_s=_recovered(backlog, backlog_before, span_end),
+                recovery_from_s=recover_from,
+                backlog_recovered_s=_recovered(backlog, backlog_before, recover_from, strict=failure),
                 at_risk_before_bytes=risk_before,
                 at_risk_recovered_s=risk_back,
             )
@@ -176,9 +182,10 @@ def _before(column: pd.Series, at: float) -> float:
     return float(earlier.iloc[-1]) if len(earlier) else 0.0
 
 
-def _recovered(column: pd.Series, level: float, after: float) -> float | None:
-    """The first sample time at or after ``after`` whose value is at most ``level`` (None: none)."""
-    later = column[(column.index >= after) & (column.to_numpy() <= level)]
+def _recovered(column: pd.Series, level: float, after: float, *, strict: bool) -> float | None:
+    """The first sample time at or after ``after`` (``strict``: after it) whose value is at most ``level`` (None: none)."""
+    times = column.index
+    later = column[((times > after) if strict else (times >= after)) & (column.to_numpy() <= level)]
     return float(later.index[0]) if len(later) else None
 
 

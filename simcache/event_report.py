@@ -52,16 +52,17 @@ def impact_lines(impact: EventImpact) -> list[str]:
     return [
         f"    {impact.what} {impact.start_s:.3f}-{impact.end_s:.3f} s (windows of {impact.window_s:.3f} s): {latency or 'no I/O'}",
         f"      peak at risk {mib(impact.peak_at_risk_bytes)}, lost {mib(impact.lost_bytes)}; "
-        f"backlog back to {mib(impact.backlog_before_bytes)}: {recovery_words(impact.backlog_recovered_s, impact.end_s)}; "
-        f"at risk back to {mib(impact.at_risk_before_bytes)}: {recovery_words(impact.at_risk_recovered_s, impact.end_s)}",
+        f"backlog back to {mib(impact.backlog_before_bytes)}: {recovery_words(impact.backlog_recovered_s, impact)}; "
+        f"at risk back to {mib(impact.at_risk_before_bytes)}: {recovery_words(impact.at_risk_recovered_s, impact)}",
     ]
 
 
-def recovery_words(at: float | None, end: float) -> str:
-    """When a figure was back to its pre-event level, in words, from the event span's ``end``."""
+def recovery_words(at: float | None, impact: EventImpact) -> str:
+    """When a figure was back to its pre-event level (``at``), in words, from where ``impact`` counts recovery."""
     if at is None:
         return "not recovered by the end of the run"
-    return f"at {at:.3f} s ({at - end:.3f} s after the event)"
+    since = "the failure" if impact.kind == "host_failure" else "the event's end"
+    return f"at {at:.3f} s ({at - impact.recovery_from_s:.3f} s after {since})"
 
 
 def mib(size: float) -> str:

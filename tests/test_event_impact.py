@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from html import escape
 
 import pytest
 from test_peer_loss import AT, BACK, END, RATE, SIZE, scenario
@@ -74,14 +75,18 @@ def test_write_through_puts_nothing_at_risk() -> None:
 def test_host_failure_loses_the_unreplicated_backlog() -> None:
     """WB+0, host1 dies at 1 s with its VM's write buffered (the destager has not taken it yet): lost = the meta
     record's lost bytes, 4,096. Without HA the event lasts to the end of the run: no after window (its latency NaN).
-    The at-risk bytes (WB+0: each buffered write is a single copy) are back to their level before the failure."""
+    The at-risk bytes (WB+0: each buffered write is a single copy) fall at the failure (host1's lost write with it):
+    back to their level before it at the first sample after it, 1.25 s; recovery counts from the failure, not
+    from the span's end (the run's end)."""
     result = simcache.simulate(scenario(policy="WB+0", events=[{"kind": "host_failure", "at": AT, "host": 1}]))
     impact = only(result)
     assert impact.lost_bytes == result.meta["failures"][0]["lost_bytes"] == result.totals["data_lost_bytes"] == SIZE
     assert impact.end_s == END and impact.windows["after"] == (END, END)
     assert math.isnan(impact.latency["after"]["write_p50_ms"])
     assert impact.at_risk_before_bytes == 2 * SIZE
-    assert impact.at_risk_recovered_s is not None
+    assert impact.recovery_from_s == AT
+    assert impact.at_risk_recovered_s == impact.backlog_recovered_s == AT + INTERVAL
+    assert "at risk back to 0.0 MiB: at 1.250 s (0.250 s after the failure)" in report(result)
 
 
 def test_storage_link_down_backlog_grows_then_drains() -> None:
@@ -105,14 +110,14 @@ def test_cli_json_and_html_show_the_same_figures(degraded: simcache.Result, tmp_
     text = report(degraded)
     assert "    host0 peers lost 1.000-2.000 s (windows of 1.000 s): write p50/p99 0.066/0.066 -> 0.022/0.022 -> 0.066/0.066 ms" in text
     assert "      peak at risk 15.6 MiB, lost 0.0 MiB; backlog back to 11.7 MiB: not recovered by the end of the run; " in text
-    assert "at risk back to 0.0 MiB: at 2.250 s (0.250 s after the event)" in text
+    assert "at risk back to 0.0 MiB: at 2.250 s (0.250 s after the event's end)" in text
     data = json.loads(json.dumps(impacts_json(degraded)))
     assert data[0]["peak_at_risk_bytes"] == impact.peak_at_risk_bytes
     assert data[0]["latency"]["during"]["read_p50_ms"] is None  # NaN: strict JSON
     assert data[0]["windows"]["after"] == [BACK, END]
     page = report_html(degraded)
     assert "<h2 id='events'>Events</h2>" in page
-    assert "<td>15.6 MiB</td>" in page and "at 2.250 s (0.250 s after the event)" in page
+    assert "<td>15.6 MiB</td>" in page and escape("at 2.250 s (0.250 s after the event's end)") in page
     assert "<td>during 1.000-2.000</td>" in page and "<td>0.022</td>" in page
 
 

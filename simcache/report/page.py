@@ -198,8 +198,8 @@ def _event_impact(result: Result) -> str:
             "event": impact.what,
             "peak at risk": mib(impact.peak_at_risk_bytes),
             "lost": mib(impact.lost_bytes),
-            "backlog back": f"to {mib(impact.backlog_before_bytes)} {recovery_words(impact.backlog_recovered_s, impact.end_s)}",
-            "at risk back": f"to {mib(impact.at_risk_before_bytes)} {recovery_words(impact.at_risk_recovered_s, impact.end_s)}",
+            "backlog back": f"to {mib(impact.backlog_before_bytes)} {recovery_words(impact.backlog_recovered_s, impact)}",
+            "at risk back": f"to {mib(impact.at_risk_before_bytes)} {recovery_words(impact.at_risk_recovered_s, impact)}",
         }
         for impact in impacts
     ]
