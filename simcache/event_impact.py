@@ -176,16 +176,20 @@ def _lost(event: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
     return lost
 
 
+_SAME_TIME = 1e-9
+"""Seconds within which a sample time and an event time are the same instant (sample times are sums of floats)."""
+
+
 def _before(column: pd.Series, at: float) -> float:
     """The last sample before ``at`` (0 before the first sample): one at ``at`` itself may already show the event."""
-    earlier = column[column.index < at]
+    earlier = column[column.index < at - _SAME_TIME]
     return float(earlier.iloc[-1]) if len(earlier) else 0.0
 
 
 def _recovered(column: pd.Series, level: float, after: float, *, strict: bool) -> float | None:
     """The first sample time at or after ``after`` (``strict``: after it) whose value is at most ``level`` (None: none)."""
     times = column.index
-    later = column[((times > after) if strict else (times >= after)) & (column.to_numpy() <= level)]
+    later = column[((times > after + _SAME_TIME) if strict else (times >= after - _SAME_TIME)) & (column.to_numpy() <= level)]
     return float(later.index[0]) if len(later) else None
 
 
