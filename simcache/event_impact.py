@@ -194,7 +194,7 @@ def _recovered(column: pd.Series, level: float, after: float, *, strict: bool) -
 
 
 def _latency(result: Result, start: float, end: float) -> dict[str, float]:
-    figures = {}
+    figures: dict[str, float] = {}
     records, unfinished = result.records, result.unfinished
     for op in ("write", "read"):
         done = records[(records["op"] == op) & (records["issue_s"] >= start) & (records["issue_s"] < end)]
