@@ -248,7 +248,16 @@ def test_report_has_a_summary_row_and_a_section_per_observation() -> None:
     text = validation_report([outcome((1.5,)), outcome((3.0,))], "simcache check x.toml")
     assert "| 9. Test | `x.toml` | 2 | 1 | FAIL |" in text
     assert "## 9. Test" in text and text.count("| **c**: d") == 2
+    assert "- `x.toml`" not in text  # no description: no line for it
     assert "- **c**: t" in text
+
+
+def test_report_says_what_each_scenario_shows_once() -> None:
+    """A section lists each scenario file's one-line description once, above its checks' table."""
+    described = dataclasses.replace(outcome((1.5,)), scenario_description="what x shows")
+    other = dataclasses.replace(described, source="y.toml", scenario_description="what y shows")
+    section = validation_report([described, described, other], "simcache check x.toml").split("## 9. Test\n", 1)[1]
+    assert section.startswith("\n- `x.toml`: what x shows\n- `y.toml`: what y shows\n\n| Check |")
 
 
 def test_checks_are_yielded_as_soon_as_their_runs_are_done() -> None:
