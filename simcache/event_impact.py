@@ -157,8 +157,9 @@ def _span_end(event: Mapping[str, Any], meta: Mapping[str, Any], end: float) -> 
         return end if event.get("restart_delay") is None else at + float(event["restart_delay"])
     if event["kind"] == "vmotion":
         for record in meta.get("vmotions", []):
-            if record["start_s"] == at and record["source_host"] == event["source_host"]:
-                return end if math.isnan(record["end_s"]) else float(record["end_s"])
+            if record.get("start_s") == at and record.get("source_host") == event["source_host"]:
+                finished = float(record.get("end_s", math.nan))
+                return end if math.isnan(finished) else finished
     return at
 
 

@@ -135,3 +135,13 @@ def _toml(spec: simcache.Scenario) -> str:
     from simcache.scenario.dump import toml_document
 
     return toml_document(spec.model_dump(mode="json", exclude_none=True), [])
+
+
+def test_a_vmotion_lasts_its_memory_transfer() -> None:
+    """A vMotion's span is its transfer, from ``at`` to the end the run's meta records for it."""
+    result = simcache.simulate(scenario(events=[{"kind": "vmotion", "at": AT, "size": "1GiB"}]))
+    (record,) = result.meta["vmotions"]
+    impact = only(result)
+    assert (impact.start_s, impact.end_s) == (AT, record["end_s"]) and AT < record["end_s"] < END
+    assert impact.windows["after"] == (record["end_s"], min(END, 2 * record["end_s"] - AT))
+    assert impact.what == "vMotion host0->host1"
