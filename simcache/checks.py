@@ -71,6 +71,8 @@ class CheckOutcome:
     values: tuple[float, ...]
     target: float | None = None
     """The figure an ``approx`` check expects (a measurement it reproduces), in the metric's unit; else ``None``."""
+    scenario_description: str = ""
+    """The scenario's one-line ``description``: what it shows (the validation report says it once per file)."""
     warnings: tuple[str, ...] = ()
     """The validity warnings of the runs this check used (:attr:`simcache.Result.warnings`, few-samples notes left
     out), each once, as ``"warning (variant <name>): <message>"`` (``note`` for a short-run one): the first seed's
@@ -322,6 +324,9 @@ def _record_metric(records: pd.DataFrame, bounds: np.ndarray, span: float, metri
         return float(_censored_percentiles(latency, bounds)[0][metric])  # as the summary computes them
     if not len(records):
         return math.nan
+    if metric == "hit_ratio":
+        reads = records["path"][records["op"] == "read"]
+        return float((reads == "hit").mean()) if len(reads) else math.nan
     if metric == "mean_outstanding":
         return float(latency.sum()) / 1e3 / span
     if metric == "max_outstanding":
@@ -370,6 +375,7 @@ def _outcome(
     return CheckOutcome(
         source=label,
         scenario=scenario.name,
+        scenario_description=scenario.description,
         observation=scenario.check.observation,
         name=expectation.name,
         description=expectation.observation,
@@ -489,6 +495,9 @@ def report_section(group: Sequence[CheckOutcome]) -> str:
         "| Check | Field | Simulated | Expected | Verdict |",
         "|---|---|---|---|---|",
     ]
+    described = {Path(o.source).name: o.scenario_description for o in group if o.scenario_description}
+    if described:
+        lines[1:1] = ["", *(f"- `{name}`: {text}" for name, text in described.items())]
     for o in group:
         what = f"**{o.name}**: {o.description}<br>`{o.selection}`" if o.description else f"**{o.name}**<br>`{o.selection}`"
         lines.append(f"| {what} | {o.field_figure or '-'} | {o.simulated} | {o.expected} | {'pass' if o.passed else 'FAIL'} |")

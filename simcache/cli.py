@@ -43,6 +43,7 @@ from simcache.control import (
 from simcache.engine import simulate
 from simcache.errors import ScenarioError, listing
 from simcache.estimate import estimate
+from simcache.event_impact import impacts_json
 from simcache.event_report import event_lines
 from simcache.fit import compare, fit_trace
 from simcache.importers import FORMATS, import_workload, load_trace, parse_option
@@ -295,7 +296,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.out is not None:
         result.save(args.out)
     if args.json:
-        print(json.dumps(result.to_json(), indent=2))
+        print(json.dumps({**result.to_json(), "event_impact": impacts_json(result)}, indent=2))
     else:
         print(report(result))
         if args.out is not None:

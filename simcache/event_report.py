@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from simcache.event_impact import PHASES, EventImpact, event_impacts
 from simcache.results import Result
 
-__all__ = ["event_lines"]
+__all__ = ["event_lines", "impact_lines", "mib", "recovery_words"]
 
 MiB = 2**20
 
@@ -31,7 +32,46 @@ def event_lines(result: Result) -> list[str]:
             f"  {len(degraded)} VM(s) short of peers for {seconds:.3f} VM-seconds in all (on_peer_loss {policies}); "
             f"{resynced / MiB:.1f} MiB of their writes resynced"
         )
+    impacts = event_impacts(result)
+    if impacts:
+        interval = float(meta["scenario"]["run"]["sample_interval"])
+        lines.append(f"  Impact (latency of the I/Os issued before / during / after; recovery to the {interval:g} s samples):")
+        lines += [line for impact in impacts for line in impact_lines(impact)]
     return ["", "Events:", *lines] if lines else []
+
+
+def impact_lines(impact: EventImpact) -> list[str]:
+    """Two lines for one event's impact: its latency before, during and after, then data at risk, lost and recovery."""
+    latency = "; ".join(
+        f"{op} p50/p99 "
+        + " -> ".join(f"{_ms(impact.latency[p][f'{op}_p50_ms'])}/{_ms(impact.latency[p][f'{op}_p99_ms'])}" for p in PHASES)
+        + " ms"
+        for op in ("write", "read")
+        if any(not math.isnan(impact.latency[p][f"{op}_p50_ms"]) for p in PHASES)
+    )
+    return [
+        f"    {impact.what} {impact.start_s:.3f}-{impact.end_s:.3f} s (windows of {impact.window_s:.3f} s): {latency or 'no I/O'}",
+        f"      peak at risk {mib(impact.peak_at_risk_bytes)}, lost {mib(impact.lost_bytes)}; "
+        f"backlog back to {mib(impact.backlog_before_bytes)}: {recovery_words(impact.backlog_recovered_s, impact)}; "
+        f"at risk back to {mib(impact.at_risk_before_bytes)}: {recovery_words(impact.at_risk_recovered_s, impact)}",
+    ]
+
+
+def recovery_words(at: float | None, impact: EventImpact) -> str:
+    """When a figure was back to its pre-event level (``at``), in words, from where ``impact`` counts recovery."""
+    if at is None:
+        return "not recovered by the end of the run"
+    since = "the failure" if impact.kind == "host_failure" else "the event's end"
+    return f"at {at:.3f} s ({at - impact.recovery_from_s:.3f} s after {since})"
+
+
+def mib(size: float) -> str:
+    """Bytes in MiB as the events table shows them (``15.6 MiB``)."""
+    return f"{size / MiB:.1f} MiB"
+
+
+def _ms(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.3f}"
 
 
 def _failure(f: dict[str, Any]) -> str:

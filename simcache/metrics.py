@@ -61,6 +61,7 @@ RECORD_METRICS: dict[str, str] = {
     "peer_tier_ms": "mean time in the peers' tiers beyond the network",
     "destage_wait_ms": "mean wait for destage-buffer space",
     "array_ms": "mean time in the backing array",
+    "hit_ratio": "share of the selection's reads served by a tier (path hit; select op = read or any)",
 }
 """Computed from the I/O records selected by group, op, host and window."""
 

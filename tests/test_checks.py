@@ -85,6 +85,17 @@ def test_window_selects_by_issue_time(result: simcache.Result) -> None:
     assert measure(result, selection, "local_tier_ms") == pytest.approx(inside["local_tier_ms"].mean())
 
 
+def test_hit_ratio_is_the_share_of_reads_served_by_a_tier(result: simcache.Result) -> None:
+    """hit_ratio = reads with path "hit" / reads of the selection; writes are not counted (op = any takes the reads
+    only); a selection without reads has none (NaN)."""
+    reads = result.records[(result.records["issue_s"] >= 0.2) & (result.records["issue_s"] < 0.6) & (result.records["op"] == "read")]
+    hits = int((reads["path"] == "hit").sum())
+    assert 0 < hits < len(reads)  # 1 GiB working set, the cache warming from cold: some of each
+    for op in ("read", "any"):
+        assert measure(result, Selection(op=op, window=[0.2, 0.6]), "hit_ratio") == hits / len(reads)
+    assert math.isnan(measure(result, Selection(op="write"), "hit_ratio"))
+
+
 def test_totals_and_series_metrics(result: simcache.Result) -> None:
     assert measure(result, Selection(), "totals.vm_written_bytes") == result.totals["vm_written_bytes"]
     series = result.series["destage_backlog_bytes"]
@@ -237,7 +248,16 @@ def test_report_has_a_summary_row_and_a_section_per_observation() -> None:
     text = validation_report([outcome((1.5,)), outcome((3.0,))], "simcache check x.toml")
     assert "| 9. Test | `x.toml` | 2 | 1 | FAIL |" in text
     assert "## 9. Test" in text and text.count("| **c**: d") == 2
+    assert "- `x.toml`" not in text  # no description: no line for it
     assert "- **c**: t" in text
+
+
+def test_report_says_what_each_scenario_shows_once() -> None:
+    """A section lists each scenario file's one-line description once, above its checks' table."""
+    described = dataclasses.replace(outcome((1.5,)), scenario_description="what x shows")
+    other = dataclasses.replace(described, source="y.toml", scenario_description="what y shows")
+    section = validation_report([described, described, other], "simcache check x.toml").split("## 9. Test\n", 1)[1]
+    assert section.startswith("\n- `x.toml`: what x shows\n- `y.toml`: what y shows\n\n| Check |")
 
 
 def test_checks_are_yielded_as_soon_as_their_runs_are_done() -> None:

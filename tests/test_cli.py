@@ -123,7 +123,8 @@ def test_run_json_parses(tmp_path: Path) -> None:
     code, stdout, stderr = call(["run", str(path), "--json", "--seed", "9"])
     assert code == 0, stderr
     data = json.loads(stdout)
-    assert set(data) == {"summary", "breakdown", "totals", "meta", "stable", "warnings"}
+    assert set(data) == {"summary", "breakdown", "totals", "meta", "stable", "warnings", "event_impact"}
+    assert data["event_impact"] == []  # no events (tests/test_event_impact.py has some)
     assert data["stable"] is True
     assert data["meta"]["seed"] == 9
     assert data["meta"]["simulated_s"] == 1.0

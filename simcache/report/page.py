@@ -19,6 +19,8 @@ from simcache.bottleneck import bottleneck_sentence, component_name
 from simcache.cells import RUN_COLUMNS, bounded, cell
 from simcache.collect import COMPONENTS
 from simcache.control import stopped_at
+from simcache.event_impact import LATENCY_FIGURES, PHASES, event_impacts, event_words
+from simcache.event_report import mib, recovery_words
 from simcache.metrics import PERCENTILES
 from simcache.report import svg
 from simcache.report.sweep_section import SweepReport
@@ -73,6 +75,7 @@ def report_html(result: Result, *, targets: Sequence[Target] = (), sweep: SweepR
         _breakdown(result),
         "<h2>Timelines</h2>",
         *_timelines(result, scenario),
+        *(["<h2 id='events'>Events</h2>", impact] if (impact := _event_impact(result)) else []),
         sweep.html(targets) if sweep is not None else "",
         "<h2>Scenario as run</h2>",
         f"<details><summary>TOML (every field, SI units)</summary><pre>{escape(_toml(result))}</pre></details>",
@@ -171,19 +174,40 @@ def _events(result: Result) -> list[svg.Marker]:
 
 def _event_label(event: dict[str, Any]) -> str:
     """A chart marker's words for one scheduled event (``events`` of the scenario as run)."""
-    kind = str(event["kind"])
-    if kind == "vmotion":
-        return f"vMotion host{event['source_host']}->host{event['target_host']}"
-    if kind in ("array_degraded", "array_rebuild"):
-        return kind.replace("_", " ")
-    what = {
-        "host_failure": "fails",
-        "peer_loss": "peers lost",
-        "link_down": f"{event.get('link')} link down",
-        "link_slow": f"{event.get('link')} link slow",
-        "device_slow": "tier slow",
-    }.get(kind, str(kind))
-    return f"host{event['host']} {what}"
+    return event_words(event)
+
+
+def _event_impact(result: Result) -> str:
+    """The events table: per event, latency before / during / after, peak data at risk, bytes lost, recovery
+    (:mod:`simcache.event_impact`, as ``simcache run`` prints it)."""
+    impacts = event_impacts(result)
+    if not impacts:
+        return ""
+    interval = float(result.meta["scenario"]["run"]["sample_interval"])
+    head = ["event", "span (s)", "window (s)", "window", *(f.replace("_", " ").replace(" ms", "") for f in LATENCY_FIGURES)]
+    rows = []
+    for impact in impacts:
+        for k, phase in enumerate(PHASES):
+            start, end = impact.windows[phase]
+            first = [escape(impact.what), f"{impact.start_s:.3f}-{impact.end_s:.3f}", f"{impact.window_s:.3f}"] if k == 0 else ["", "", ""]
+            figures = [cell(impact.latency[phase][f]) for f in LATENCY_FIGURES]
+            rows.append("<tr>" + "".join(f"<td>{v}</td>" for v in [*first, f"{phase} {start:.3f}-{end:.3f}", *figures]) + "</tr>")
+    latency = f"<table id='event-latency'><tr>{''.join(f'<th>{escape(h)}</th>' for h in head)}</tr>{''.join(rows)}</table>"
+    data = [
+        {
+            "event": impact.what,
+            "peak at risk": mib(impact.peak_at_risk_bytes),
+            "lost": mib(impact.lost_bytes),
+            "backlog back": f"to {mib(impact.backlog_before_bytes)} {recovery_words(impact.backlog_recovered_s, impact)}",
+            "at risk back": f"to {mib(impact.at_risk_before_bytes)} {recovery_words(impact.at_risk_recovered_s, impact)}",
+        }
+        for impact in impacts
+    ]
+    note = (
+        f"<p>Latency (ms) of the I/Os issued in a window of the event's length before it, during it and after it; "
+        f"recovery is read from the {interval:g} s samples: the first sample after the event at or below the level before it.</p>"
+    )
+    return latency + _rows_table(data, list(data[0])) + note
 
 
 def _toml(result: Result) -> str:
