@@ -173,7 +173,8 @@ def _event_label(event: dict[str, Any]) -> str:
     """A chart marker's words for one scheduled event (``events`` of the scenario as run)."""
     kind = str(event["kind"])
     if kind == "vmotion":
-        return f"vMotion host{event['source_host']}->host{event['target_host']}"
+        vm = f" {event['vm']}" if event.get("vm") else ""
+        return f"vMotion{vm} host{event['source_host']}->host{event['target_host']}"
     if kind in ("array_degraded", "array_rebuild"):
         return kind.replace("_", " ")
     what = {
