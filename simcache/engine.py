@@ -300,7 +300,8 @@ def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
         return
     vm = next(vm for vm in model.vms if vm.name == event.vm)
     if not (vm.host is source and source.alive and target.alive):
-        record["not_moved"] = "the source host failed" if not source.alive else "the target host failed" if not target.alive else "the VM was not on the source"
+        why = [(not source.alive, "the source host failed"), (not target.alive, "the target host failed"), (True, "the VM was elsewhere")]
+        record["not_moved"] = next(words for failed, words in why if failed)
         return
     vm.migrate(target, model.hosts, record)
     record["moved_s"] = env.now
@@ -311,7 +312,9 @@ def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
         yield from _handover(model, vm.index, source, target, pending, record)
 
 
-def _handover(model: Model, vm: int, source: Host, target: Host, items: list[PendingWrite], record: dict[str, Any]) -> Generator[simpy.Event, Any, None]:
+def _handover(
+    model: Model, vm: int, source: Host, target: Host, items: list[PendingWrite], record: dict[str, Any]
+) -> Generator[simpy.Event, Any, None]:
     """Send VM ``vm``'s writes ``items`` (untaken in ``source``'s destager at its move) to ``target`` over the peer network
     as one flow; on arrival, those still untaken leave ``source``'s destager and join ``target``'s, and are written
     to ``target``'s tier, off any VM's path. Their copies stay as many: where ``target`` held a replica (its

@@ -374,13 +374,17 @@ def _records_frame(model: Model) -> pd.DataFrame:
     groups = model.scenario.groups
     # HA restarts and vMotions, in time order: (time, VM index, from host, to host)
     changes = [(r["restart_s"], r["vm_index"], r["from_host"], r["to_host"]) for r in model.restarts]
-    changes += [(m["moved_s"], m["vm_index"], f"host{m['source_host']}", f"host{m['target_host']}") for m in model.vmotions if "vm_index" in m]
+    changes += [
+        (m["moved_s"], m["vm_index"], f"host{m['source_host']}", f"host{m['target_host']}") for m in model.vmotions if "vm_index" in m
+    ]
     changes.sort(key=lambda change: change[0])
     first_host = [vm.host.name for vm in vms]
     for _, index, from_host, _ in reversed(changes):  # a VM that moved started on the host its first move left
         first_host[index] = from_host
     moves = [(index, at, to_host) for at, index, _, to_host in changes]
-    return records_frame(model.records, [vm.name for vm in vms], [groups[vm.group].name for vm in vms], first_host, model.record_blocks, moves)
+    return records_frame(
+        model.records, [vm.name for vm in vms], [groups[vm.group].name for vm in vms], first_host, model.record_blocks, moves
+    )
 
 
 def _unfinished_frame(model: Model) -> pd.DataFrame:

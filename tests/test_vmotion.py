@@ -13,6 +13,7 @@ write stays buffered to the end. A 64 MiB vMotion to host1 at 1 s; ``handover`` 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -100,10 +101,10 @@ def test_remote_hits_cross_the_peer_network_and_read_the_old_tier(moved: simcach
 
 def test_remote_hits_fade_as_the_target_cache_warms(moved: simcache.Result) -> None:
     """Uniform access: a read k I/Os after the move is a remote hit if its line is not on host1 yet (q^k) and was on
-    host0 at the move (1 - q^n0, n0 = the I/Os before it): expected share q^k (1 - q^n0), averaged over each 0.5 s
-    window's reads. Measured within 4 binomial standard deviations of that (about 900 reads a window) plus 4 of the
-    old cache's coverage (sqrt(c (1 - c) / N)): 0.077 to 0.087. Expected 0.77, 0.61, 0.48, 0.37, 0.29 (n0 = 8,450,
-c = 0.873); seed 5 measures 0.78, 0.62, 0.49, 0.35, 0.28, falling window after window."""
+        host0 at the move (1 - q^n0, n0 = the I/Os before it): expected share q^k (1 - q^n0), averaged over each 0.5 s
+        window's reads. Measured within 4 binomial standard deviations of that (about 900 reads a window) plus 4 of the
+        old cache's coverage (sqrt(c (1 - c) / N)): 0.077 to 0.087. Expected 0.77, 0.61, 0.48, 0.37, 0.29 (n0 = 8,450,
+    c = 0.873); seed 5 measures 0.78, 0.62, 0.49, 0.35, 0.28, falling window after window."""
     records = moved.records.sort_values("issue_s")
     when = moved.meta["vmotions"][0]["moved_s"]
     q = 1 - 1 / N
@@ -119,7 +120,7 @@ c = 0.873); seed 5 measures 0.78, 0.62, 0.49, 0.35, 0.28, falling window after w
         slack = 4 * np.sqrt(p * (1 - p) / window.sum()) + 4 * np.sqrt(old * (1 - old) / N)
         assert abs(share - p) < slack, (start, share, p, slack)
         shares.append(share)
-    assert all(later < earlier for earlier, later in zip(shares, shares[1:], strict=False))
+    assert all(later < earlier for earlier, later in itertools.pairwise(shares))
     assert shares[0] > 0.7 and shares[-1] < 0.4
 
 
@@ -211,8 +212,6 @@ def test_writes_after_the_move_land_on_the_target(handover: bool) -> None:
     assert accepted == before + after == sum(h.destager.backlog_bytes for h in model.hosts)
 
 
-
-
 def test_handover_crosses_the_peer_network() -> None:
     """The handed-over bytes are one flow on host0's idle peer port (the VM now sends its replicas from host1, and it
     does not read): they arrive at moved + wire(bytes) / 1.25 GB/s + 20 us."""
@@ -286,3 +285,22 @@ def test_handover_of_an_asynchronous_group_is_refused() -> None:
     spec["events"][0]["handover"] = True
     with pytest.raises(ScenarioError, match="replicates asynchronously"):
         simcache.load_scenario(spec)
+
+
+def test_no_move_when_the_target_dies_first() -> None:
+    """The target fails during the transfer (2 GiB takes 1.8 s on 10GbE): the VM stays on host0, the record and the
+    events table say why."""
+    spec = small_scenario(
+        groups=[{"name": "db", "policy": "WB+1", "hosts": [0], "workload": {"mode": "open", "iops": 200, "read_fraction": 0.5}}],
+        run={"duration": 3.0},
+        cluster={"hosts": 3},
+        events=[
+            {"kind": "vmotion", "at": 0.5, "source_host": 0, "target_host": 1, "size": "2GiB", "vm": "db-h0-0"},
+            {"kind": "host_failure", "at": 1.0, "host": 1},
+        ],
+    )
+    result = simcache.simulate(simcache.load_scenario(spec))
+    record = result.meta["vmotions"][0]
+    assert record["not_moved"] == "the target host failed" and math.isnan(record["moved_s"])
+    assert set(result.records["host"]) == {"host0"}
+    assert any("not moved (the target host failed)" in line for line in event_lines(result))
