@@ -279,6 +279,40 @@ def test_a_second_move_starts_where_the_first_ended() -> None:
         simcache.load_scenario(spec | {"events": [*spec["events"], back | {"source_host": 0, "target_host": 1}]})
 
 
+def test_a_vm_moved_back_reads_from_where_it_was_last() -> None:
+    """Moved back to host0 at 6 s (the 256 MiB cross in 0.226 s again): its I/Os name host0, host1, host0 in turn, and
+    the reads host0 misses are served by host1's cache; a write on host1 dropped host0's copy of its line, so host0
+    holds none of the lines the VM wrote while away."""
+    back = {"kind": "vmotion", "at": 6.0, "source_host": 1, "target_host": 0, "size": SIZE_A, "streams": STREAMS, "vm": "db-h0-0"}
+    spec = reads_scenario().model_dump(mode="json")
+    scenario = simcache.load_scenario(spec | {"events": [*spec["events"], back]})
+    model = engine.build(scenario, scenario.run.seed)
+    vm = model.vms[0]
+    written: list[tuple[float, int]] = []  # (time, offset) of each write the VM issues
+    issue = vm.io
+
+    def logged(is_write: bool, size: int, offset: int) -> Any:
+        if is_write:
+            written.append((model.env.now, offset))
+        return issue(is_write, size, offset)
+
+    vm.io = logged  # type: ignore[method-assign]
+    model.env.run(until=6.2)  # before the second move: the VM is on host1
+    away = [offset for at, offset in written if at >= model.vmotions[0]["moved_s"]]
+    assert len(away) > 300
+    assert not any(model.hosts[0].cache.holds(0, offset, 4096) for offset in away)
+    assert all(model.hosts[1].cache.holds(0, offset, 4096) for offset in away[-10:])  # the newest are still on host1
+    model.env.run(until=scenario.run.duration)
+    second = model.vmotions[1]
+    assert second["moved_s"] == pytest.approx(6.0 + move_time(scenario) - AT, rel=1e-12)
+    assert second["remote_hits"] > 100 and second["last_remote_hit_s"] > second["moved_s"]
+    result = simcache.Result.from_model(model, seed=scenario.run.seed, wall_time_s=1.0, events=1, version="test")
+    records = result.records.sort_values("issue_s")
+    hosts = records["host"].astype(str).to_numpy()
+    changes = [hosts[0], *(b for a, b in itertools.pairwise(hosts) if a != b)]
+    assert changes == ["host0", "host1", "host0"]
+
+
 def test_handover_of_an_asynchronous_group_is_refused() -> None:
     spec = writes_scenario().model_dump(mode="json")
     spec["groups"][0]["replication"] = "async"

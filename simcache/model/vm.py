@@ -26,8 +26,8 @@ tier (costing tier write bandwidth, off the VM's critical path). A VM moved by a
 vMotion (:meth:`VM.migrate`) first looks, on a miss, in its old host's cache: a
 remote hit sends the request over the peer network, reads the old host's tier and
 brings the data back over the peer network, then fills the new host's cache as a
-miss does. Its writes on the new host drop the old host's copy of their lines
-(stale). A VM restarted by HA
+miss does. Its writes drop the copies of their lines that the hosts it left still
+cache (stale). A VM restarted by HA
 (:meth:`VM.restart`) first waits, on a miss, for the destage of the writes taken over
 from its old host that the read overlaps (its destage-wait component).
 
@@ -124,7 +124,8 @@ class VM:
         self.pending_destage: PendingDestage | None = None  # set when restarted: its read misses wait for these
         self.restarts = 0  # HA restarts so far: a closed-loop slot started before one ends (the restart starts new ones)
         # -- moved by a vMotion (see migrate) --
-        self.remote: Host | None = None  # the host it left: its cache may still hold this VM's blocks
+        self.remote: Host | None = None  # the host it left last: its cache may serve this VM's reads (remote hits)
+        self._left: tuple[Host, ...] = ()  # every host it left: its writes drop their (stale) lines there
         self.move: dict[str, Any] | None = None  # the record of its last move (simcache.engine), remote hits counted in it
 
     def replace_peer(self, failed: Host, hosts: list[Host]) -> None:
@@ -153,6 +154,7 @@ class VM:
         self.restarts += 1
         self.pending_destage = pending_destage
         self.remote = None  # a cold restart: no cache of it anywhere is reached for
+        self._left = tuple(h for h in self._left if h is not host)
         self._on_host(host)
         self.reads_in_flight.clear()
         self.writes_in_flight.clear()
@@ -176,6 +178,7 @@ class VM:
         counted in ``move`` (``remote_hits``, ``remote_hit_bytes``, ``last_remote_hit_s``).
         """
         self.remote = self.host
+        self._left = (*(h for h in self._left if h is not target and h is not self.host), self.host)
         self.host = target
         self.move = move
         self._on_host(target)
@@ -296,8 +299,8 @@ class VM:
         begun = env.now
         local_done = host.tier.submit(begun, size, True)
         host.cache.insert(self.index, offset, size)
-        if self.remote is not None:
-            self.remote.cache.discard(self.index, offset, size)
+        for left in self._left:
+            left.cache.discard(self.index, offset, size)
         peers = self.peers
         lag = AsyncWrite(size) if self._async and peers else None
         if lag is not None:  # the copies leave once they are in the send buffer; the acknowledgement waits for that only
@@ -424,8 +427,8 @@ class VM:
         in_flight = self.writes_in_flight
         local_done = host.tier.submit(begun, size, True)
         host.cache.insert(self.index, offset, size)
-        if self.remote is not None:
-            self.remote.cache.discard(self.index, offset, size)
+        for left in self._left:
+            left.cache.discard(self.index, offset, size)
         if host.storage_down:
             yield host.storage_back
         link = host.storage_tx.spec
