@@ -32,6 +32,7 @@ __all__ = [
     "PATHS",
     "PATH_HIT",
     "PATH_MISS",
+    "PATH_REMOTE_HIT",
     "PATH_WRITE",
     "PEER_TIER",
     "RECORD_COLUMNS",
@@ -68,7 +69,7 @@ RECORD_FIELDS = (
         "wait for destage-buffer space (a write); for the holders' destage of its old host's writes (a read of a VM restarted by HA)",
     ),
     Field("array", "s", "time in the backing array"),
-    Field("path", "", "PATH_WRITE, PATH_HIT or PATH_MISS"),
+    Field("path", "", "PATH_WRITE, PATH_HIT, PATH_MISS or PATH_REMOTE_HIT"),
 )
 """The fields of a :data:`Record`, in order."""
 
@@ -76,9 +77,10 @@ VM, IS_WRITE, SIZE, ISSUED, COMPLETED, LOCAL_TIER, NETWORK, PEER_TIER, DESTAGE_W
 Record = tuple[int, bool, int, float, float, float, float, float, float, float, int]
 """One completed I/O, fields as in :data:`RECORD_FIELDS`."""
 
-PATHS = ("write", "hit", "miss")
-"""The ``path`` column's value for each path number."""
-PATH_WRITE, PATH_HIT, PATH_MISS = range(len(PATHS))
+PATHS = ("write", "hit", "miss", "remote_hit")
+"""The ``path`` column's value for each path number: a ``remote_hit`` is a read of a VM moved by a vMotion served from
+its old host's cache over the peer network (peer_tier: the old host's tier; network: the request and the data back)."""
+PATH_WRITE, PATH_HIT, PATH_MISS, PATH_REMOTE_HIT = range(len(PATHS))
 
 _COMPONENT_FIELDS = range(LOCAL_TIER, ARRAY + 1)
 COMPONENTS = tuple(f"{RECORD_FIELDS[i].name}_ms" for i in _COMPONENT_FIELDS)

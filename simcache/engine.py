@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import time
+from collections import Counter
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from simcache.control import POLL_EVENTS, Cancel, Limits, check_work
 from simcache.degradations import array_event, slowdown
 from simcache.model.adopted import PendingDestage
 from simcache.model.array import Array
+from simcache.model.destager import PendingWrite
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
 from simcache.model.kernel import current_time, events_scheduled, run_until
@@ -60,7 +62,8 @@ class Model:
     record_blocks: RecordBlocks = field(default_factory=RecordBlocks)
     """Records moved out of :attr:`records` at each sample (:func:`simcache.collect.drain`)."""
     samples: list[SeriesSample] = field(default_factory=list)
-    vmotions: list[dict[str, float]] = field(default_factory=list)
+    vmotions: list[dict[str, Any]] = field(default_factory=list)
+    """One record per ``vmotion`` event (:func:`_vmotion`): hosts, transfer times and, for a VM that moves, the move."""
     failures: list[dict[str, float]] = field(default_factory=list)
     outages: list[dict[str, Any]] = field(default_factory=list)
     """One record per ``peer_loss`` / ``link_down`` event (:func:`simcache.outages.outage`)."""
@@ -209,8 +212,8 @@ def _closed_slot(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[
     clock = stream.clock
     think = stream.workload.think_time
     gated = clock.duty is not None
-    host = vm.host  # a VM restarted elsewhere (HA) runs new slots there
-    while host.alive:
+    life = vm.restarts  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
+    while vm.host.alive and vm.restarts == life:
         if gated:
             on = clock.next_on(env.now)
             if on > env.now:
@@ -254,8 +257,8 @@ def _trace_open_loop(env: simpy.Environment, vm: VM, stream: TraceStream) -> Gen
 def _trace_closed_slot(env: simpy.Environment, vm: VM, stream: TraceStream) -> Generator[simpy.Event, Any, None]:
     """One of a closed replay's slots: the next traced I/O as soon as this slot's last one completes."""
     think = stream.workload.think_time
-    host = vm.host  # a VM restarted elsewhere (HA) runs new slots there
-    while host.alive:
+    life = vm.restarts  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
+    while vm.host.alive and vm.restarts == life:
         io = stream.next_io()
         if io is None:
             return
@@ -265,6 +268,11 @@ def _trace_closed_slot(env: simpy.Environment, vm: VM, stream: TraceStream) -> G
 
 
 def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
+    """The memory transfer of a vMotion; then, once its last stream has arrived, the move of its VM (if it names one).
+
+    The move happens only if the VM still runs on the live source and the target is alive (an HA restart or a
+    host failure may have come first); else the record's ``not_moved`` says why.
+    """
     env = model.env
     yield env.timeout(event.at)
     source = model.hosts[event.source_host]
@@ -272,7 +280,11 @@ def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
     link = source.peer_txs[0].spec
     per_stream = event.size / event.streams
     wire, packets = framed_bytes(link, per_stream)
-    record = {"source_host": event.source_host, "target_host": event.target_host, "start_s": env.now, "end_s": float("nan")}
+    nan = float("nan")
+    record: dict[str, Any] = {"source_host": event.source_host, "target_host": event.target_host, "start_s": env.now, "end_s": nan}
+    if event.vm is not None:
+        record |= {"vm": event.vm, "moved_s": nan, "remote_hits": 0, "remote_hit_bytes": 0, "last_remote_hit_s": nan}
+        record |= {"handover": event.handover, "pending_bytes": 0, "handed_over_bytes": 0, "handover_end_s": nan}
     model.vmotions.append(record)
     links = len(source.peer_txs)
     transfers = [
@@ -284,6 +296,49 @@ def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
     for transfer in transfers:  # noqa: UP028 (SimPy sends values in; a list iterator cannot take them)
         yield transfer
     record["end_s"] = env.now
+    if event.vm is None:
+        return
+    vm = next(vm for vm in model.vms if vm.name == event.vm)
+    if not (vm.host is source and source.alive and target.alive):
+        why = [(not source.alive, "the source host failed"), (not target.alive, "the target host failed"), (True, "the VM was elsewhere")]
+        record["not_moved"] = next(words for failed, words in why if failed)
+        return
+    vm.migrate(target, model.hosts, record)
+    record["moved_s"] = env.now
+    record["vm_index"] = vm.index
+    pending = source.destager.untaken(vm.index)
+    record["pending_bytes"] = sum(item[2] for item in pending)
+    if event.handover and pending:
+        yield from _handover(model, vm.index, source, target, pending, record)
+
+
+def _handover(
+    model: Model, vm: int, source: Host, target: Host, items: list[PendingWrite], record: dict[str, Any]
+) -> Generator[simpy.Event, Any, None]:
+    """Send VM ``vm``'s writes ``items`` (untaken in ``source``'s destager at its move) to ``target`` over the peer network
+    as one flow; on arrival, those still untaken leave ``source``'s destager and join ``target``'s, and are written
+    to ``target``'s tier, off any VM's path. Their copies stay as many: where ``target`` held a replica (its
+    copy is now the primary), ``source`` keeps its copy as the replica in its place, until ``target`` destages it."""
+    env = model.env
+    link = source.peer_txs[0].spec
+    wire, packets = framed_bytes(link, sum(item[2] for item in items))
+    yield model.network.transfer(source.peer_path(target), wire, packets, latency=link.latency)
+    if not (source.alive and target.alive):
+        return  # the source's failure handled them (lost or taken over); a dead target takes nothing
+    moved = 0
+    for item in source.destager.hand_over(Counter(item[:3] for item in items), vm):
+        if target in item[3]:
+            target.replica_bytes -= item[2]
+            source.replica_bytes += item[2]
+            item = (item[0], item[1], item[2], tuple(source if peer is target else peer for peer in item[3]), item[4])
+        target.destager.adopt(item)
+        if model.pending_destage is not None:
+            model.pending_destage.handed_over(source.index, target.index, vm, item[1], item[2])
+        moved += item[2]
+    if moved:
+        target.tier.submit(env.now, moved, True)
+    record["handed_over_bytes"] = moved
+    record["handover_end_s"] = env.now
 
 
 def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, Any, None]:

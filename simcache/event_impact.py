@@ -136,7 +136,8 @@ def event_words(event: Mapping[str, Any]) -> str:
     """A scheduled event (``events`` of the scenario as run) in a few words."""
     kind = str(event["kind"])
     if kind == "vmotion":
-        return f"vMotion host{event['source_host']}->host{event['target_host']}"
+        vm = f" {event['vm']}" if event.get("vm") else ""  # a VM that moves; none: background traffic only
+        return f"vMotion{vm} host{event['source_host']}->host{event['target_host']}"
     if kind in ("array_degraded", "array_rebuild"):
         return kind.replace("_", " ")
     what = {

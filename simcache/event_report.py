@@ -1,5 +1,5 @@
-"""The events table of ``simcache run``: host failures, HA restarts, link outages, slowed components, resyncs and
-the VMs short of peers."""
+"""The events table of ``simcache run``: VM moves (vMotions), host failures, HA restarts, link outages, slowed
+components, resyncs and the VMs short of peers."""
 
 from __future__ import annotations
 
@@ -15,10 +15,11 @@ MiB = 2**20
 
 
 def event_lines(result: Result) -> list[str]:
-    """One line per host failure, HA restart, outage, slowed component and resync flow, and one for the VMs short of
-    peers ([] without any)."""
+    """One line per vMotion that moves a VM, host failure, HA restart, outage, slowed component and resync flow, and
+    one for the VMs short of peers ([] without any). A vMotion without a VM is traffic only: no line."""
     meta = result.meta
-    lines = [_failure(f) for f in meta.get("failures", [])]
+    lines = [_vmotion(m, result) for m in meta.get("vmotions", []) if "vm" in m]
+    lines += [_failure(f) for f in meta.get("failures", [])]
     lines += _restarts(meta.get("restarts", []))
     lines += [_outage(o) for o in meta.get("outages", [])]
     lines += [_degradation(d) for d in meta.get("degradations", [])]
@@ -72,6 +73,32 @@ def mib(size: float) -> str:
 
 def _ms(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.3f}"
+
+
+def _vmotion(m: dict[str, Any], result: Result) -> str:
+    """When the VM moved, the remote hits its old host's cache served and how they faded (half of them issued by
+    when, the last when), and what became of its writes the old host had not destaged."""
+    head = f"  vmotion {m['vm']} host{m['source_host']} -> host{m['target_host']} from {m['start_s']:.3f} s"
+    if "not_moved" in m:
+        return f"{head}: transfer done at {m['end_s']:.3f} s, not moved ({m['not_moved']})"
+    if math.isnan(m["moved_s"]):
+        return f"{head}: transfer still running at the end, not moved"
+    hits = f"{m['remote_hits']:,} remote hits ({m['remote_hit_bytes'] / MiB:.1f} MiB) from host{m['source_host']}"
+    if m["remote_hits"]:
+        records = result.records
+        mine = records[(records["vm"] == m["vm"]) & (records["path"] == "remote_hit") & (records["issue_s"] >= m["moved_s"])]
+        mine = mine[mine["host"] == f"host{m['target_host']}"]
+        if len(mine):
+            hits += f", half of them issued by {float(mine['issue_s'].median()):.3f} s"
+        hits += f", the last at {m['last_remote_hit_s']:.3f} s"
+    writes = f"its writes host{m['source_host']} had not destaged ({m['pending_bytes'] / MiB:.1f} MiB)"
+    if m["handover"] and not math.isnan(m["handover_end_s"]):
+        writes += f" handed over to host{m['target_host']} by {m['handover_end_s']:.3f} s ({m['handed_over_bytes'] / MiB:.1f} MiB)"
+    elif m["handover"] and m["pending_bytes"]:
+        writes += " on their way to the target at the end"
+    else:
+        writes += " destaged from there"
+    return f"{head}: moved at {m['moved_s']:.3f} s; {hits}; {writes}"
 
 
 def _failure(f: dict[str, Any]) -> str:

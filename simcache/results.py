@@ -4,7 +4,7 @@ Column reference (units are in the names: ``_s`` seconds, ``_ms``
 milliseconds, ``_bytes`` bytes, ``mb_s`` 10^6 bytes per second):
 
 records (one row per completed I/O)
-    vm, group, host, op (read|write), path (write|hit|miss), size_bytes,
+    vm, group, host, op (read|write), path (write|hit|miss|remote_hit), size_bytes,
     issue_s, complete_s, latency_ms, and the breakdown local_tier_ms,
     network_ms, peer_tier_ms, destage_wait_ms, array_ms (they add up to
     latency_ms; for parallel legs only the slowest is attributed).
@@ -372,12 +372,18 @@ def _json_default(value: Any) -> Any:
 def _records_frame(model: Model) -> pd.DataFrame:
     vms = model.vms
     groups = model.scenario.groups
-    first_host = {vm.name: vm.host.name for vm in vms}
-    for restart in reversed(model.restarts):  # a VM restarted by HA started on the host its first restart left
-        first_host[restart["vm"]] = restart["from_host"]
-    moves = [(restart["vm_index"], restart["restart_s"], restart["to_host"]) for restart in model.restarts]
+    # HA restarts and vMotions, in time order: (time, VM index, from host, to host)
+    changes = [(r["restart_s"], r["vm_index"], r["from_host"], r["to_host"]) for r in model.restarts]
+    changes += [
+        (m["moved_s"], m["vm_index"], f"host{m['source_host']}", f"host{m['target_host']}") for m in model.vmotions if "vm_index" in m
+    ]
+    changes.sort(key=lambda change: change[0])
+    first_host = [vm.host.name for vm in vms]
+    for _, index, from_host, _ in reversed(changes):  # a VM that moved started on the host its first move left
+        first_host[index] = from_host
+    moves = [(index, at, to_host) for at, index, _, to_host in changes]
     return records_frame(
-        model.records, [vm.name for vm in vms], [groups[vm.group].name for vm in vms], list(first_host.values()), model.record_blocks, moves
+        model.records, [vm.name for vm in vms], [groups[vm.group].name for vm in vms], first_host, model.record_blocks, moves
     )
 
 

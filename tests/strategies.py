@@ -153,7 +153,12 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
         for group in groups:
             group["workload"]["compressibility"] = 0.5
     if draw(st.integers(0, 3)) == 0:
-        scenario["events"] = [{"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "32MiB"}]
+        vmotion: dict[str, Any] = {"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "32MiB"}
+        movable = [g for g in groups if 0 in g.get("hosts", [0])]
+        if movable and draw(st.booleans()):  # issue 17: the vMotion moves a VM, its buffered writes handed over or not
+            vmotion["vm"] = f"{movable[0]['name']}-h0-0"
+            vmotion["handover"] = movable[0].get("replication") != "async" and draw(st.booleans())
+        scenario["events"] = [vmotion]
     if draw(st.integers(0, 3)) == 0:  # issue 17: a link down for a while, and what write-back groups do about it
         link = draw(st.sampled_from(["peer", "storage"]))
         at = draw(st.sampled_from([0.0, 0.2, duration / 2]))

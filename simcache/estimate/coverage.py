@@ -48,9 +48,18 @@ def not_modelled(scenario: Scenario) -> list[str]:
 
 
 def _event_note(event: Event) -> str | None:
-    """The note for a scheduled event the estimate leaves out, or None (a vMotion: the estimate follows its traffic)."""
+    """The note for a scheduled event the estimate leaves out, or None (a vMotion without a VM: the estimate follows
+    its traffic)."""
     if isinstance(event, VMotion):
-        return None
+        if event.vm is None:
+            return None
+        handover = ", nor the handover of its buffered writes," if event.handover else ""
+        return (
+            f"vmotion of {event.vm} at {format_duration(event.at)} is followed as traffic only: the estimate keeps the VM "
+            f"on host{event.source_host}, so its reads after the move are estimated as local hits and misses (no remote "
+            f"hits over the peer network{handover} no cold cache on host{event.target_host}) and its writes load "
+            f"host{event.source_host}'s tier and destager"
+        )
     if isinstance(event, ArrayDegraded | ArrayRebuild):
         rebuild = f" with a rebuild at {event.rebuild_rate / 1e6:g} MB/s" if isinstance(event, ArrayRebuild) else ""
         return (

@@ -49,6 +49,25 @@ class PendingDestage:
         if not entry[0]:
             self._drop(vm, entries, key)
 
+    def handed_over(self, holder: int, new_holder: int, vm: int, offset: int, size: int) -> None:
+        """``holder`` handed one of VM ``vm``'s writes to ``new_holder`` (a vMotion with handover): if it was a
+        taken-over write, it is now ``new_holder``'s to destage, and the reads waiting for its last copy wait for that."""
+        entries = self._by_vm.get(vm)
+        entry = None if entries is None else entries.get((holder, offset, size))
+        if entries is None or entry is None:
+            return
+        entry[0] -= 1
+        event = None
+        if not entry[0]:
+            event = entries.pop((holder, offset, size))[1]
+        self.add(new_holder, vm, offset, size)
+        if event is not None:
+            moved = entries[(new_holder, offset, size)]
+            if moved[1] is None:
+                moved[1] = event
+            else:
+                moved[1].callbacks.append(lambda _: event.succeed())
+
     def holder_failed(self, holder: int) -> None:
         """``holder`` died: its taken-over writes are handed over again (and added again) or lost; reads stop waiting
         for its copies."""

@@ -55,6 +55,18 @@ class ReadCache:
         self.hits += 1
         return True
 
+    def holds(self, vm: int, offset: int, size: int) -> bool:
+        """True if every line of the I/O is cached; neither counted nor refreshed (a moved VM's old host asked
+        for a remote hit: its own reads no longer run here)."""
+        lines = self._lines
+        return all(key in lines for key in self._keys(vm, offset, size))
+
+    def discard(self, vm: int, offset: int, size: int) -> None:
+        """Drop the I/O's lines (a moved VM wrote them on its new host: this copy is stale)."""
+        lines = self._lines
+        for key in self._keys(vm, offset, size):
+            lines.pop(key, None)
+
     def insert(self, vm: int, offset: int, size: int) -> None:
         lines = self._lines
         inserted = 0

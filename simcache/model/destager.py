@@ -494,6 +494,59 @@ class Destager:
             self._accept(item)
             event.succeed()
 
+    # -- handover of a moved VM's writes (vMotion with handover; simcache.engine) --
+
+    def untaken(self, vm: int) -> list[PendingWrite]:
+        """VM ``vm``'s writes accepted and not yet taken into a batch (not a piece of one, in ``hash`` order)."""
+        if self._hashed:
+            return [self._writes[number][0] for number in self._untaken_numbers(vm)]
+        return [item for item in self._pending if item[0] == vm]
+
+    def _untaken_numbers(self, vm: int) -> list[int]:
+        """``order = "hash"``: the numbers of VM ``vm``'s writes whose blocks are all still in the walk."""
+        queued: Counter[int] = Counter()
+        for block in (*self._walk, *self._behind):
+            if block[3] == vm:
+                queued[block[2]] += block[5]
+        return [number for number, size in queued.items() if size == self._writes[number][0][2]]
+
+    def hand_over(self, items: Counter[tuple[int, int, int]], vm: int) -> list[PendingWrite]:
+        """Remove VM ``vm``'s writes that are still untaken and match ``items`` (VM, offset, size, each as many times as
+        counted) from the buffer, and return them: another host destages them from now on. Writers waiting for the
+        room they leave are admitted."""
+        left = Counter(items)
+        taken: list[PendingWrite] = []
+        if self._hashed:
+            numbers = set()
+            for number in self._untaken_numbers(vm):
+                item = self._writes[number][0]
+                if left[item[:3]]:
+                    left[item[:3]] -= 1
+                    taken.append(item)
+                    numbers.add(number)
+                    del self._writes[number]
+            self._walk = [block for block in self._walk if block[2] not in numbers]
+            self._behind = [block for block in self._behind if block[2] not in numbers]
+            heapq.heapify(self._walk)
+            heapq.heapify(self._behind)
+        else:
+            kept: deque[PendingWrite] = deque()
+            kept_since: deque[float] = deque()
+            for item, since in zip(self._pending, self._pending_since, strict=True):
+                if item[0] == vm and left[item[:3]]:
+                    left[item[:3]] -= 1
+                    taken.append(item)
+                else:
+                    kept.append(item)
+                    kept_since.append(since)
+            self._pending, self._pending_since = kept, kept_since
+        moved = sum(item[2] for item in taken)
+        self.backlog_bytes -= moved
+        self.pending_bytes -= moved
+        self.single_copy_bytes -= sum(item[2] for item in taken if item[4])
+        self._admit_waiting()
+        return taken
+
     # -- resync after a peer loss (simcache.outages) --
 
     def buffered(self) -> Iterator[PendingWrite]:

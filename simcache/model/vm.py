@@ -22,7 +22,12 @@ Write paths (the acknowledgement the VM waits for):
   storage network (the wait counts as network time).
 Read paths: a hit in the host's read cache is served by the tier; a miss goes
 to the array, comes back over the storage network and is inserted into the
-tier (costing tier write bandwidth, off the VM's critical path). A VM restarted by HA
+tier (costing tier write bandwidth, off the VM's critical path). A VM moved by a
+vMotion (:meth:`VM.migrate`) first looks, on a miss, in its old host's cache: a
+remote hit sends the request over the peer network, reads the old host's tier and
+brings the data back over the peer network, then fills the new host's cache as a
+miss does. Its writes drop the copies of their lines that the hosts it left still
+cache (stale). A VM restarted by HA
 (:meth:`VM.restart`) first waits, on a miss, for the destage of the writes taken over
 from its old host that the read overlaps (its destage-wait component).
 
@@ -39,7 +44,7 @@ from typing import Any
 
 import simpy
 
-from simcache.collect import PATH_HIT, PATH_MISS, PATH_WRITE, Record
+from simcache.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, Record
 from simcache.model.adopted import PendingDestage
 from simcache.model.host import AsyncWrite, Host
 from simcache.model.link import Port
@@ -117,6 +122,11 @@ class VM:
         self.awaiting_restart = False  # its host died and HA restarts it elsewhere: open-loop arrivals are dropped
         self.dropped_arrivals = 0  # open-loop arrivals dropped while it awaited its restart
         self.pending_destage: PendingDestage | None = None  # set when restarted: its read misses wait for these
+        self.restarts = 0  # HA restarts so far: a closed-loop slot started before one ends (the restart starts new ones)
+        # -- moved by a vMotion (see migrate) --
+        self.remote: Host | None = None  # the host it left last: its cache may serve this VM's reads (remote hits)
+        self._left: tuple[Host, ...] = ()  # every host it left: its writes drop their (stale) lines there
+        self.move: dict[str, Any] | None = None  # the record of its last move (simcache.engine), remote hits counted in it
 
     def replace_peer(self, failed: Host, hosts: list[Host]) -> None:
         """Replicate to another live host instead of ``failed`` (the next one around the ring).
@@ -141,12 +151,11 @@ class VM:
         """
         self.host = host
         self.awaiting_restart = False
+        self.restarts += 1
         self.pending_destage = pending_destage
-        link = host.peer_txs[0].spec
-        self._peer_latency = link.latency
-        self._ack_time = ack_seconds(link)
-        self._storage_message = message_seconds(host.storage_tx.spec)
-        self._compressing.clear()
+        self.remote = None  # a cold restart: no cache of it anywhere is reached for
+        self._left = tuple(h for h in self._left if h is not host)
+        self._on_host(host)
         self.reads_in_flight.clear()
         self.writes_in_flight.clear()
         self._writing = False
@@ -157,6 +166,35 @@ class VM:
         self.peers = ()  # the paths start from the new host
         self._peer_paths = ()
         self.update_peers()
+
+    def migrate(self, target: Host, hosts: list[Host], move: dict[str, Any]) -> None:
+        """vMotion: run on ``target`` from now on (its memory image has arrived there).
+
+        Its I/Os in flight finish on the old host, and the old host destages its buffered writes (unless the engine
+        hands them over: :func:`simcache.engine._handover`). New writes take ``target``'s tier, destager and peers:
+        the next ``promised`` live hosts around the ring from ``target``, as a VM placed there under ring peer
+        selection has (under random selection too: the draw is made at placement only). Reads that miss
+        ``target``'s cache look in the old host's (:attr:`remote`) while it is alive and reachable: remote hits,
+        counted in ``move`` (``remote_hits``, ``remote_hit_bytes``, ``last_remote_hit_s``).
+        """
+        self.remote = self.host
+        self._left = (*(h for h in self._left if h is not target and h is not self.host), self.host)
+        self.host = target
+        self.move = move
+        self._on_host(target)
+        ring = [hosts[i] for i in ring_peers(target.index, len(hosts)) if hosts[i].alive]
+        self.chosen_peers = tuple(ring[: self.promised])
+        self.peers = ()  # the paths start from the new host
+        self._peer_paths = ()
+        self.update_peers()
+
+    def _on_host(self, host: Host) -> None:
+        """The per-host constants of its paths, for a VM that now runs on ``host``."""
+        link = host.peer_txs[0].spec
+        self._peer_latency = link.latency
+        self._ack_time = ack_seconds(link)
+        self._storage_message = message_seconds(host.storage_tx.spec)
+        self._compressing.clear()
 
     def update_peers(self) -> None:
         """Replicate to the chosen peers this host reaches now (a failure or a link outage changed them).
@@ -261,6 +299,8 @@ class VM:
         begun = env.now
         local_done = host.tier.submit(begun, size, True)
         host.cache.insert(self.index, offset, size)
+        for left in self._left:
+            left.cache.discard(self.index, offset, size)
         peers = self.peers
         lag = AsyncWrite(size) if self._async and peers else None
         if lag is not None:  # the copies leave once they are in the send buffer; the acknowledgement waits for that only
@@ -387,6 +427,8 @@ class VM:
         in_flight = self.writes_in_flight
         local_done = host.tier.submit(begun, size, True)
         host.cache.insert(self.index, offset, size)
+        for left in self._left:
+            left.cache.discard(self.index, offset, size)
         if host.storage_down:
             yield host.storage_back
         link = host.storage_tx.spec
@@ -422,6 +464,10 @@ class VM:
             del in_flight[number]
             self._records.append((self.index, False, size, issued, env.now, env.now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
             return
+        remote = self.remote
+        if remote is not None and host.reaches(remote) and remote.cache.holds(self.index, offset, size):
+            yield from self._remote_hit(number, size, offset, remote)
+            return
         if self.pending_destage is not None:  # restarted: the array is stale until the holders destage
             pending = self.pending_destage.wait(self.index, offset, size)
             if pending is not None:
@@ -444,6 +490,35 @@ class VM:
         del in_flight[number]
         network = (now - issued) - array_time - waited
         self._records.append((self.index, False, size, issued, now, 0.0, network, 0.0, waited, array_time, PATH_MISS))
+
+    def _remote_hit(self, number: int, size: int, offset: int, remote: Host) -> Generator[simpy.Event, Any, None]:
+        """A read served by the old host's cache: the request crosses the peer network (one link latency), the old host
+        reads its tier and sends the data back; the data fills this host's cache as a miss's does (off the path)."""
+        env = self.env
+        host = self.host
+        issued = env.now
+        host.cache.misses -= 1  # counted as a hit, of the cache that served it
+        remote.cache.hits += 1
+        yield env.timeout(self._peer_latency)
+        begun = env.now
+        done = remote.tier.submit(begun, size, False)
+        yield env.timeout(done - begun)
+        path = remote.peer_path(host)
+        wire, packets = path[0].framing[size]
+        yield host.network.transfer(path, wire, packets, latency=self._peer_latency)
+        now = env.now
+        if not host.alive:
+            return
+        host.tier.submit(now, size, True)
+        host.cache.insert(self.index, offset, size)
+        del self.reads_in_flight[number]
+        peer_tier = done - begun
+        self._records.append((self.index, False, size, issued, now, 0.0, (now - issued) - peer_tier, peer_tier, 0.0, 0.0, PATH_REMOTE_HIT))
+        move = self.move
+        if move is not None:
+            move["remote_hits"] += 1
+            move["remote_hit_bytes"] += size
+            move["last_remote_hit_s"] = issued
 
 
 def _leg_peer(leg: list[Any]) -> Host:

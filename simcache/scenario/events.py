@@ -29,7 +29,13 @@ _SHARE_WHY = "a thousand times another flow's share already takes the whole port
 
 
 class VMotion(_Spec):
-    """A live migration at ``at``: a background transfer between two hosts' peer ports."""
+    """A live migration at ``at``: the VM ``vm``'s memory image crosses from ``source_host``'s peer ports to
+    ``target_host``'s, and once the last byte has arrived the VM runs on the target (:meth:`simcache.model.vm.VM.migrate`).
+
+    Without ``vm`` it is background traffic only (the scenarios written before VMs moved): the same transfer,
+    and no VM moves. ``vm`` stays optional so that those files, and the estimate's treatment of a vMotion as
+    traffic, keep their meaning.
+    """
 
     kind: Literal["vmotion"]
     at: Seconds
@@ -41,6 +47,12 @@ class VMotion(_Spec):
     """Share weight against other flows on the same port (1 = one flow's fair share)."""
     streams: Annotated[Count, Field(ge=1, le=64), Why(high="vMotion opens a few streams per NIC")] = 4
     """Parallel streams the migration opens; each takes a fair share."""
+    vm: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    """The VM that moves, by its name in the records' ``vm`` column (``<group>-h<host>-<k>``, e.g. ``db-h0-1``: the
+    ``k``-th VM of group ``db`` placed on host 0); it must run on ``source_host``. Absent: background traffic only."""
+    handover: bool = False
+    """Hand the VM's writes that ``source_host`` has not destaged to ``target_host`` at the move: they cross the peer
+    network (one flow) and join the target's destager. False: the source destages them (its replicas stay)."""
 
 
 class HostFailure(_Spec):

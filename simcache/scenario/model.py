@@ -348,6 +348,7 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
                 problems.append((f"{where}.hosts", f"host index {host} does not exist; hosts are 0..{hosts - 1}"))
     problems += _crowded_hosts(scenario)
     problems += _slowdown_problems(scenario)
+    problems += _vmotion_problems(scenario)
     for i, event in enumerate(scenario.events):
         fields = (
             ("source_host", "target_host")
@@ -391,6 +392,53 @@ def _semantic_problems(scenario: Scenario) -> list[tuple[str, str]]:
                 f"{array_bytes / 1e9:.1f} GB raw; shrink workload.working_set or add spindles",
             )
         )
+    return problems
+
+
+_VM_NAME = re.compile(r"(?P<group>.+)-h(?P<host>[0-9]+)-(?P<k>[0-9]+)")
+
+
+def _vmotion_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """A vMotion's ``vm`` names a VM of the scenario that runs on its ``source_host`` then (after the vMotions of
+    it that start earlier); ``handover`` needs a VM, and one whose replicas are not asynchronous."""
+    problems: list[tuple[str, str]] = []
+    groups = {group.name: group for group in scenario.groups}
+    where_now: dict[str, int] = {}  # VM name -> the host it runs on after the vMotions checked so far
+    moves = sorted((event.at, i, event) for i, event in enumerate(scenario.events) if isinstance(event, VMotion))
+    for _, i, event in moves:
+        if event.vm is None:
+            if event.handover:
+                problems.append((f"events.{i}.handover", "a handover needs a VM that moves: set vm, or drop handover"))
+            continue
+        match = _VM_NAME.fullmatch(event.vm)
+        group = groups.get(match["group"]) if match else None
+        if match is None or group is None:
+            known = ", ".join(f"{name}-h<host>-<k>" for name in groups)
+            problems.append((f"events.{i}.vm", f"{event.vm!r} names no VM; VMs are named as in the records' vm column: {known}"))
+            continue
+        host, k = int(match["host"]), int(match["k"])
+        if host not in scenario.group_hosts(group) or k >= group.vms_per_host:
+            problems.append(
+                (
+                    f"events.{i}.vm",
+                    f"group {group.name!r} has no VM {event.vm!r}: it places VMs {group.name}-h<host>-0 to "
+                    f"-{group.vms_per_host - 1} on hosts {scenario.group_hosts(group)}",
+                )
+            )
+            continue
+        runs_on = where_now.get(event.vm, host)
+        if event.source_host != runs_on:
+            earlier = " after the vMotions of it before this one" if event.vm in where_now else ""
+            problems.append((f"events.{i}.source_host", f"{event.vm} runs on host{runs_on}{earlier}; set source_host = {runs_on}"))
+        where_now[event.vm] = event.target_host
+        if event.handover and group.replication == "async" and group.replicas:
+            problems.append(
+                (
+                    f"events.{i}.handover",
+                    f"group {group.name!r} replicates asynchronously: the source tracks its lagging replicas, so its "
+                    "writes cannot be handed over; drop handover (the source destages them)",
+                )
+            )
     return problems
 
 
