@@ -420,15 +420,21 @@ class VM:
             return
         number = self.issued
         self.issued = number + 1
-        env = self.env
         host = self.host
-        issued = current_time(env)
-        self.reads_in_flight[number] = issued
-        if host.cache.lookup(self.index, offset, size):
-            done = host.tier.submit(issued, size, False)
-            schedule_at(env, issued + (done - issued), Signal((number, size, issued, host), self._hit_served))  # = sleep()'s time
+        issued, done = self._begin_read(number, size, offset)
+        if done >= 0.0:
+            schedule_at(self.env, issued + (done - issued), Signal((number, size, issued, host), self._hit_served))  # = sleep()'s time
             return
         run_detached(self._read_miss(number, size, offset, issued, host))
+
+    def _begin_read(self, number: int, size: int, offset: int) -> tuple[float, float]:
+        """A read issued now: (now, when the tier serves it if it hits the host's cache, else -1)."""
+        issued = current_time(self.env)
+        self.reads_in_flight[number] = issued
+        host = self.host
+        if host.cache.lookup(self.index, offset, size):
+            return issued, host.tier.submit(issued, size, False)
+        return issued, -1.0
 
     def _hit_served(self, signal: Signal) -> None:
         """A read hit started by :meth:`start` is done: record it (as :meth:`_read` does after its wait)."""
@@ -443,13 +449,10 @@ class VM:
         self._records.append((self.index, False, size, issued, now, now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
 
     def _read(self, number: int, size: int, offset: int) -> Generator[Wait, Any, None]:
-        env = self.env
         host = self.host
-        issued = current_time(env)
-        self.reads_in_flight[number] = issued
-        if host.cache.lookup(self.index, offset, size):
-            done = host.tier.submit(issued, size, False)
-            yield sleep(env, done - issued)
+        issued, done = self._begin_read(number, size, offset)
+        if done >= 0.0:
+            yield sleep(self.env, done - issued)
             self._hit_done(number, size, issued, host)
             return
         yield from self._read_miss(number, size, offset, issued, host)
