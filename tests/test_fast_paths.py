@@ -8,6 +8,9 @@
   ports; delivery is one latency after its last byte).
 - ``Array.read`` is ``Array.submit`` for one read of at most a stripe unit,
   written out: the same draws give the same completion times.
+- ``FlowNetwork.send`` (a ``kernel.Signal``) delivers as ``FlowNetwork.transfer``
+  (a SimPy event) does, and open-loop arrivals and read hits as callbacks
+  (``engine._OpenLoop``, ``VM.start``) give the generators' results bit for bit.
 """
 
 from __future__ import annotations
