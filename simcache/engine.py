@@ -28,7 +28,7 @@ from simcache.model.array import Array
 from simcache.model.destager import PendingWrite
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
-from simcache.model.kernel import current_time, events_scheduled, run_until
+from simcache.model.kernel import URGENT, Signal, Wait, current_time, events_scheduled, run_until, schedule_at, sleep
 from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM
@@ -83,6 +83,10 @@ class Model:
         fabric = [self.peer_fabric] if self.peer_fabric is not None else []
         return [port for host in self.hosts for port in host.ports] + fabric + [self.array_rx, self.array_tx]
 
+
+callback_open_loops = True
+"""Run open-loop VMs' arrivals and read hits as callbacks (:class:`_OpenLoop`, :meth:`VM.start`); ``False`` runs the
+generators they shortcut (:func:`_open_loop`, :meth:`VM.io`), which give the same results bit for bit (tests set it)."""
 
 _ARRAY, _HOST, _WORKLOAD, _PLACEMENT = range(4)  # first element of each component's spawn key
 
@@ -202,31 +206,35 @@ def _start_workload(env: simpy.Environment, vm: VM, restarted: bool = False) -> 
                 start_detached(env, _trace_closed_slot(env, vm, stream))
     elif workload.mode == "open":
         if not restarted:
-            start_detached(env, _open_loop(env, vm, stream))
+            if callback_open_loops:
+                _OpenLoop(env, vm, stream)
+            else:
+                start_detached(env, _open_loop(env, vm, stream))
     else:
         for _ in range(workload.workers * workload.outstanding):
             start_detached(env, _closed_slot(env, vm, stream))
 
 
-def _closed_slot(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[simpy.Event, Any, None]:
+def _closed_slot(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:
     clock = stream.clock
     think = stream.workload.think_time
     gated = clock.duty is not None
     life = vm.restarts  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
     while vm.host.alive and vm.restarts == life:
         if gated:
-            on = clock.next_on(env.now)
-            if on > env.now:
-                yield env.timeout(on - env.now)
+            on = clock.next_on(current_time(env))
+            if on > current_time(env):
+                yield sleep(env, on - current_time(env))
         is_write, size, offset = stream.next_io()
         yield from vm.io(is_write, size, offset)
         if think:
-            yield env.timeout(think)
+            yield sleep(env, think)
 
 
-def _open_loop(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[simpy.Event, Any, None]:
+def _open_loop(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:
+    """An open-loop VM's arrivals as a generator: the reference :class:`_OpenLoop` is checked against (tests)."""
     while True:
-        yield env.timeout(stream.next_gap(env.now))
+        yield sleep(env, stream.next_gap(current_time(env)))
         if not vm.host.alive:
             if vm.awaiting_restart:  # HA restarts it later: this arrival finds it down and is dropped
                 vm.dropped_arrivals += 1
@@ -236,14 +244,50 @@ def _open_loop(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[si
         run_detached(vm.io(is_write, size, offset))
 
 
-def _trace_open_loop(env: simpy.Environment, vm: VM, stream: TraceStream) -> Generator[simpy.Event, Any, None]:
+class _OpenLoop:
+    """An open-loop VM's arrivals as callbacks: each arrival starts its I/O (:meth:`VM.start`) and schedules the next.
+
+    What :func:`_open_loop` does, without a generator to resume per arrival: the same events (a start event, then one
+    per arrival), at the same times, in the same order (``tests/test_fast_paths.py``).
+    """
+
+    __slots__ = ("env", "stream", "vm")
+
+    def __init__(self, env: simpy.Environment, vm: VM, stream: IOStream):
+        self.env = env
+        self.vm = vm
+        self.stream = stream
+        start = Signal(None, self._begin)
+        schedule_at(env, current_time(env), start, URGENT)  # when start_detached would run the generator's first step
+
+    def _begin(self, _: Signal) -> None:
+        self._next()
+
+    def _next(self) -> None:
+        env = self.env
+        now = current_time(env)
+        schedule_at(env, now + self.stream.next_gap(now), Signal(None, self._arrive))  # = sleep()'s time
+
+    def _arrive(self, _: Signal) -> None:
+        vm = self.vm
+        if not vm.host.alive:
+            if vm.awaiting_restart:  # HA restarts it later: this arrival finds it down and is dropped
+                vm.dropped_arrivals += 1
+                self._next()
+            return
+        is_write, size, offset = self.stream.next_io()
+        vm.start(is_write, size, offset)
+        self._next()
+
+
+def _trace_open_loop(env: simpy.Environment, vm: VM, stream: TraceStream) -> Generator[Wait, Any, None]:
     """Issue each traced I/O at its own (replay) time, whatever the latency of the ones before it."""
     while True:
         at = stream.next_time()
         if at is None:
             return
-        if at > env.now:
-            yield env.timeout(at - env.now)
+        if at > current_time(env):
+            yield sleep(env, at - current_time(env))
         io = stream.next_io()
         assert io is not None
         if not vm.host.alive:
@@ -254,7 +298,7 @@ def _trace_open_loop(env: simpy.Environment, vm: VM, stream: TraceStream) -> Gen
         run_detached(vm.io(*io))
 
 
-def _trace_closed_slot(env: simpy.Environment, vm: VM, stream: TraceStream) -> Generator[simpy.Event, Any, None]:
+def _trace_closed_slot(env: simpy.Environment, vm: VM, stream: TraceStream) -> Generator[Wait, Any, None]:
     """One of a closed replay's slots: the next traced I/O as soon as this slot's last one completes."""
     think = stream.workload.think_time
     life = vm.restarts  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
@@ -264,7 +308,7 @@ def _trace_closed_slot(env: simpy.Environment, vm: VM, stream: TraceStream) -> G
             return
         yield from vm.io(*io)
         if think:
-            yield env.timeout(think)
+            yield sleep(env, think)
 
 
 def _vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:

@@ -8,25 +8,37 @@
   ports; delivery is one latency after its last byte).
 - ``Array.read`` is ``Array.submit`` for one read of at most a stripe unit,
   written out: the same draws give the same completion times.
+- ``FlowNetwork.send`` (a ``kernel.Signal``) delivers as ``FlowNetwork.transfer``
+  (a SimPy event) does, and open-loop arrivals and read hits as callbacks
+  (``engine._OpenLoop``, ``VM.start``) give the generators' results bit for bit.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
+import pytest
 import simpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_ha_restart import scenario as ha_scenario
 
+import simcache
+from simcache import engine
+from simcache.model import kernel
 from simcache.model.array import Array
+from simcache.model.detached import start_detached
 from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.physics import PortName
 from simcache.scenario import ArraySpec, DriveSpec, LinkSpec
 
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 LINK = LinkSpec(bandwidth=125e6, latency=50e-6)
 FAST = LinkSpec(bandwidth=1250e6, latency=5e-6)
 PORTS = 5  # ports a0..a4: a few, so that flows often share one
@@ -108,6 +120,40 @@ def test_flow_network_matches_recomputing_every_rate(transfers: list[tuple[float
         assert math.isclose(port.delivered_bytes, sum(t[2] for t in transfers if i in t[1]), rel_tol=1e-12)
 
 
+def _deliveries(transfers: list[tuple[float, tuple[int, ...], float, float]], signals: bool) -> list[tuple[float, int, float]]:
+    """Each transfer's (delivery time, index, value) in the order they fire: sent with ``FlowNetwork.send`` (Signals,
+    waited for by detached generators) if ``signals``, else with ``transfer`` (SimPy events, waited for by processes)."""
+    env = simpy.Environment()
+    network = FlowNetwork(env)
+    ports = [Port(PortName(i, "peer", None, "tx"), LINK) for i in range(PORTS)]
+    fired: list[tuple[float, int, float]] = []
+
+    def start(i: int) -> Generator[Any, Any, None]:
+        at, path, wire, _ = transfers[i]
+        yield (kernel.sleep(env, at) if signals else env.timeout(at))
+        route = tuple(ports[p] for p in path)
+        done = network.send(route, wire, latency=LINK.latency) if signals else network.transfer(route, wire, latency=LINK.latency)
+        value = yield done
+        fired.append((env.now, i, value))
+
+    for i in range(len(transfers)):
+        if signals:
+            start_detached(env, start(i))
+        else:
+            env.process(start(i))
+    kernel.run_until(env, 1e9)
+    return fired
+
+
+@settings(max_examples=100, deadline=None)
+@given(transfers=transfer_lists)
+def test_send_delivers_as_transfer_does(transfers: list[tuple[float, tuple[int, ...], float, float]]) -> None:
+    """``send`` (a Signal) is ``transfer`` at weight 1 (a SimPy event): the same delivery times, values and order,
+    bit for bit (the same flows and event ids; only the object that carries the delivery differs)."""
+    transfers = [(at, path, wire, 1.0) for at, path, wire, _ in transfers]
+    assert _deliveries(transfers, signals=True) == _deliveries(transfers, signals=False)
+
+
 def test_many_flows_on_one_port_keep_a_bounded_heap() -> None:
     """400 flows join one port, a new one every 10 us while each needs 0.5 ms alone: 50 times the port's rate,
     so nearly all 400 are in flight by the last start.
@@ -162,3 +208,34 @@ def test_array_read_is_submit_of_one_read(reads: list[tuple[float, int, int, int
         assert fast.read(now, vm, block * 4096, size) == plain.submit(now, ((vm, block * 4096, size),), False)
     assert (fast.front_end_ios, fast.back_end_ios, fast.bytes_read) == (plain.front_end_ios, plain.back_end_ios, plain.bytes_read)
     assert fast.busy.busy_between(0.0, 1.0) == plain.busy.busy_between(0.0, 1.0)
+
+
+def _run(scenario: simcache.Scenario, callbacks: bool, duration: float) -> tuple[pd.DataFrame, pd.DataFrame, Any, Any]:
+    engine.callback_open_loops = callbacks
+    try:
+        result = simcache.simulate(scenario, seed=3, duration=duration)
+    finally:
+        engine.callback_open_loops = True
+    return result.records, result.series, result.totals, result.meta["events"]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "duration"),
+    [
+        (simcache.load_scenario(SCENARIOS / "default.toml"), 12.0),  # past its vMotion at 10 s
+        (ha_scenario(), 3.0),  # a host failure with HA restart: arrivals dropped while its VMs are down
+        (ha_scenario(restart_delay=None), 3.0),  # a host failure without restart: the dead host's open loops end
+    ],
+    ids=["default", "ha-restart", "host-failure"],
+)
+def test_open_loop_callbacks_give_the_generators_results_bit_for_bit(scenario: simcache.Scenario, duration: float) -> None:
+    """Open-loop arrivals and read hits as callbacks (``_OpenLoop``, ``VM.start``) schedule the same events at the same
+    times, in the same order, as the generators they replace (``_open_loop``, ``VM.io``): records, series, totals and
+    the event count are identical."""
+    fast = _run(scenario, True, duration)
+    slow = _run(scenario, False, duration)
+    pd.testing.assert_frame_equal(fast[0], slow[0], check_exact=True)
+    pd.testing.assert_frame_equal(fast[1], slow[1], check_exact=True)
+    assert fast[2] == slow[2]
+    assert fast[3] == slow[3]
+    assert len(fast[0]) > 1000

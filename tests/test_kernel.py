@@ -129,3 +129,30 @@ def test_an_unsupported_simpy_is_refused_at_import() -> None:
     unsupported = types.SimpleNamespace(Environment=Bare, __version__="9.0")
     with pytest.raises(ImportError, match=r"simpy>=4\.1,<4\.2 .*_queue, _eid, _now.*simpy 9\.0"):
         kernel.check_simpy(unsupported)
+
+
+def _sleepers(sleep: Callable[[simpy.Environment, float], Any]) -> tuple[list[tuple[float, int]], int]:
+    """Three detached generators waiting with ``sleep`` at awkward delays (sums that round); their log and event count."""
+    env = simpy.Environment()
+    log: list[tuple[float, int]] = []
+
+    def steps(name: int) -> Generator[Any, Any, None]:
+        for delay in (0.1, 0.2, 0.3, 0.0, 1e-17 * name):
+            value = yield sleep(env, delay)
+            assert value is None
+            log.append((kernel.current_time(env), name))
+
+    for name in range(3):
+        kernel.Resumer(steps(name)).resume(None)
+    kernel.run_until(env, 10.0)
+    return log, kernel.events_scheduled(env)
+
+
+def test_sleep_is_a_timeout_to_the_last_bit_and_in_the_same_order() -> None:
+    """``kernel.sleep(env, d)`` wakes a detached generator exactly when ``env.timeout(d)`` would: at ``now + d`` as
+    SimPy computes it (0.1 + 0.2 is not 0.3), in the same order among equal times, with the same event count."""
+    plain = _sleepers(lambda env, delay: env.timeout(delay))
+    assert _sleepers(kernel.sleep) == plain
+    assert plain[0][3] == (0.1 + 0.2, 0) and 0.1 + 0.2 != 0.3  # the sum as the clock adds it
+    with pytest.raises(ValueError, match="Negative delay"):
+        kernel.sleep(simpy.Environment(), -1.0)

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simcache.model.detached import start_detached
+from simcache.model.kernel import Wait, current_time, sleep
 from simcache.physics import message_seconds
 from simcache.scenario import DestagerSpec
 
@@ -191,7 +192,7 @@ class Destager:
             self._enqueue_blocks(item)
         else:
             self._pending.append(item)
-            self._pending_since.append(self.env.now)
+            self._pending_since.append(current_time(self.env))
         if not self._work.triggered:
             self._work.succeed()
 
@@ -350,7 +351,7 @@ class Destager:
             ready = self._next_start
         return ready
 
-    def _controller(self) -> Generator[simpy.Event, Any, None]:
+    def _controller(self) -> Generator[Wait, Any, None]:
         """bcache's writeback-rate PD controller (Linux 3.13 to 4.15, ``__update_writeback_rate``), in bytes.
 
         Every ``pd_update`` seconds: proportional = (dirty - target) x update / p_inverse; derivative =
@@ -366,12 +367,12 @@ class Destager:
         last = float(self.backlog_bytes)
         derivative = 0.0
         while self.host.alive:
-            yield self.env.timeout(update)
+            yield sleep(self.env, update)
             dirty = float(self.backlog_bytes)
             derivative += ((dirty - last) / update - derivative) / weight
             last = dirty
             change = ((dirty - target) * update + derivative * spec.pd_d_term) / spec.pd_p_inverse
-            if change > 0 and self._next_start + 0.001 < self.env.now:
+            if change > 0 and self._next_start + 0.001 < current_time(self.env):
                 change = 0.0
             self.rate = max(MIN_PD_RATE, self.rate + change)
 
@@ -393,35 +394,35 @@ class Destager:
                 last_vm, last_end = vm, offset + size
         return runs
 
-    def _flusher(self) -> Generator[simpy.Event, Any, None]:
+    def _flusher(self) -> Generator[Wait, Any, None]:
         env = self.env
         host = self.host
         while True:
             while True:
-                ready = self._ready_at(env.now)
-                if ready <= env.now:
+                ready = self._ready_at(current_time(env))
+                if ready <= current_time(env):
                     break
                 if self._work.triggered:
                     self._work = env.event()
-                yield self._work if ready == math.inf else env.timeout(ready - env.now) | self._work
+                yield self._work if ready == math.inf else env.timeout(ready - current_time(env)) | self._work
                 if not host.alive:
                     return
             if self._hashed:
                 batch, owners = self._take_blocks()
             else:
-                batch, owners = self._take_batch(env.now), []
+                batch, owners = self._take_batch(current_time(env)), []
                 self._flushing.append(batch)
             nbytes = sum(item[2] for item in batch)
             if self._paced:
-                start = self._next_start if self._next_start > env.now else env.now
+                start = self._next_start if self._next_start > current_time(env) else current_time(env)
                 self._next_start = start + nbytes / self.rate
             runs = self.coalesce(batch)
             unique_bytes = sum(run[2] for run in runs)  # overwrites within the batch are read and sent once
             if self._chunked:
                 yield from self._read_back(unique_bytes)
             else:
-                read_done = host.tier.submit(env.now, unique_bytes, False)
-                yield env.timeout(read_done - env.now)
+                read_done = host.tier.submit(current_time(env), unique_bytes, False)
+                yield sleep(env, read_done - current_time(env))
             if not host.alive:
                 return
             if host.storage_down:  # link_down: the batch waits for the storage port (simcache.outages)
@@ -430,13 +431,13 @@ class Destager:
                     return
             link = host.storage_tx.spec
             wire, packets = host.storage_tx.framing[unique_bytes]
-            yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
+            yield host.network.send((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
             if not host.alive:
                 return
             limit = self.spec.max_batch
             requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
-            array_done = host.array.submit(env.now, requests, True)
-            yield env.timeout(array_done - env.now + message_seconds(link))  # the array's acknowledgement
+            array_done = host.array.submit(current_time(env), requests, True)
+            yield sleep(env, array_done - current_time(env) + message_seconds(link))  # the array's acknowledgement
             if not host.alive:
                 return  # the batch was handed to the replica holders when the host failed
             self.batches += 1
@@ -447,7 +448,7 @@ class Destager:
                 self._flushing.remove(batch)
                 self._release(batch, nbytes)
 
-    def _read_back(self, nbytes: int) -> Generator[simpy.Event, Any, None]:
+    def _read_back(self, nbytes: int) -> Generator[Wait, Any, None]:
         """Read ``nbytes`` of a batch from the tier as background requests, one after another."""
         env = self.env
         tier = self.host.tier
@@ -455,11 +456,11 @@ class Destager:
         left = nbytes
         while left > 0:
             size = request if left > request else left
-            booked, at = tier.submit_background(env.now, size, False)
+            booked, at = tier.submit_background(current_time(env), size, False)
             while not booked:
-                yield env.timeout(at - env.now)
-                booked, at = tier.submit_background(env.now, size, False)
-            yield env.timeout(at - env.now)
+                yield sleep(env, at - current_time(env))
+                booked, at = tier.submit_background(current_time(env), size, False)
+            yield sleep(env, at - current_time(env))
             left -= size
 
     def _release(self, batch: list[PendingWrite], nbytes: int) -> None:

@@ -14,12 +14,12 @@ from typing import Any
 
 import simpy
 
-from simcache.model.kernel import URGENT, Resumer, trigger
+from simcache.model.kernel import URGENT, Resumer, Wait, trigger
 
 __all__ = ["run_detached", "start_detached"]
 
 
-def run_detached(steps: Generator[simpy.Event, Any, None]) -> None:
+def run_detached(steps: Generator[Wait, Any, None]) -> None:
     """Run ``steps`` now, up to its first wait; it resumes from the callbacks of the events it yields.
 
     Nothing waits for an open-loop I/O, so it needs neither the process's
@@ -28,7 +28,7 @@ def run_detached(steps: Generator[simpy.Event, Any, None]) -> None:
     Resumer(steps).resume(None)
 
 
-def start_detached(env: simpy.Environment, steps: Generator[simpy.Event, Any, None]) -> None:
+def start_detached(env: simpy.Environment, steps: Generator[Wait, Any, None]) -> None:
     """Start ``steps`` when ``env.process(steps)`` would have: at the current time, ahead of normal events."""
     start = env.event()
     trigger(start, None)

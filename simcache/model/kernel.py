@@ -40,12 +40,14 @@ __all__ = [
     "URGENT",
     "Resumer",
     "Signal",
+    "Wait",
     "check_simpy",
     "current_time",
     "events_scheduled",
     "process_now",
     "run_until",
     "schedule_at",
+    "sleep",
     "trigger",
     "unschedule",
 ]
@@ -81,10 +83,11 @@ class Signal:
 
     __slots__ = ("_ok", "_value", "callbacks")
 
-    def __init__(self, value: Any, callback: Callable[[Signal], None]):
+    def __init__(self, value: Any, callback: Callable[[Signal], None] | None = None):
         self._ok = True
         self._value: Any = value
-        self.callbacks: list[Callable[[Signal], None]] | None = [callback]  # None once processed (SimPy's marker)
+        # None once processed (SimPy's marker); without a callback, whoever waits for it adds theirs (see sleep).
+        self.callbacks: list[Callable[[Signal], None]] | None = [] if callback is None else [callback]
 
     @property
     def value(self) -> Any:
@@ -92,10 +95,30 @@ class Signal:
         return self._value
 
 
+Wait = simpy.Event | Signal
+"""What the engine's detached generators yield: a SimPy event or a :class:`Signal` (:func:`sleep`)."""
+
+
 def schedule_at(env: simpy.Environment, at: float, event: object, priority: int = NORMAL) -> None:
     """Put ``event`` (a ``simpy.Event`` or a :class:`Signal`) in SimPy's queue for time ``at`` (seconds) exactly."""
     queue: list[Any] = env._queue
     heappush(queue, (at, priority, next(env._eid), event))
+
+
+def sleep(env: simpy.Environment, delay: float) -> Signal:
+    """What ``env.timeout(delay)`` is to a generator driven by :class:`Resumer`: a :class:`Signal` scheduled for
+    ``now + delay``, computed as SimPy computes it (so the same time to the last bit, and the same event id).
+
+    No ``simpy.Timeout`` is made (its ``__init__`` and ``env.schedule`` are two interpreted calls; this is one
+    native one in the compiled engine). Only for waits nothing else combines (``|``, ``&``) or fails into: a
+    :class:`Signal` is no ``simpy.Event``. Its value is ``None``, as a timeout's.
+    """
+    if delay < 0:
+        raise ValueError(f"Negative delay {delay}")
+    signal = Signal(None)
+    queue: list[Any] = env._queue
+    heappush(queue, (env._now + delay, NORMAL, next(env._eid), signal))
+    return signal
 
 
 def unschedule(env: simpy.Environment, events: set[object]) -> None:
@@ -109,7 +132,7 @@ def unschedule(env: simpy.Environment, events: set[object]) -> None:
     heapify(queue)
 
 
-def trigger(event: simpy.Event, value: Any) -> None:
+def trigger(event: Any, value: Any) -> None:
     """Mark ``event`` succeeded with ``value``, without scheduling it (the caller schedules or processes it)."""
     event._ok = True
     event._value = value
@@ -185,10 +208,10 @@ class Resumer:
 
     __slots__ = ("steps",)
 
-    def __init__(self, steps: Generator[simpy.Event, Any, None]):
+    def __init__(self, steps: Generator[Wait, Any, None]):
         self.steps = steps
 
-    def resume(self, event: simpy.Event | None) -> None:
+    def resume(self, event: Wait | None) -> None:
         """Send ``event``'s value (``None`` to start) into the generator and run it to its next wait."""
         value = None if event is None else event._value
         while True:

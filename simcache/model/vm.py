@@ -46,7 +46,9 @@ import simpy
 
 from simcache.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, Record
 from simcache.model.adopted import PendingDestage
+from simcache.model.detached import run_detached
 from simcache.model.host import AsyncWrite, Host
+from simcache.model.kernel import Signal, Wait, current_time, schedule_at, sleep
 from simcache.model.link import Port
 from simcache.physics import ack_seconds, compression_seconds, message_seconds, ring_peers
 from simcache.replay import TraceStream
@@ -201,7 +203,7 @@ class VM:
 
         Counts the time spent short of the promised peers; wakes the writes that stalled for them.
         """
-        now = self.env.now
+        now = current_time(self.env)
         host = self.host
         reachable = tuple(peer for peer in self.chosen_peers if host.reaches(peer))
         missing = self.promised - len(reachable) if host.alive else 0
@@ -231,18 +233,18 @@ class VM:
             self._settled = self.env.event()
         return self._settled
 
-    def io(self, is_write: bool, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
+    def io(self, is_write: bool, size: int, offset: int) -> Generator[Wait, Any, None]:
         """Perform one I/O and record it (it is in :attr:`reads_in_flight` or :attr:`writes_in_flight` until then)."""
         number = self.issued
         self.issued = number + 1
         if not is_write:
             return self._read(number, size, offset)
-        self.writes_in_flight[number] = self.env.now
+        self.writes_in_flight[number] = current_time(self.env)
         if self._serialize:
             return self._serialized(number, size, offset)
-        return self._write(number, size, offset, self.env.now)
+        return self._write(number, size, offset, current_time(self.env))
 
-    def _write(self, number: int, size: int, offset: int, issued: float) -> Generator[simpy.Event, Any, None]:
+    def _write(self, number: int, size: int, offset: int, issued: float) -> Generator[Wait, Any, None]:
         """The write's path: write-through, write-back, or as ``on_peer_loss`` says while short of peers."""
         if self.write_through:
             return self._write_through(number, size, offset, issued)
@@ -250,7 +252,7 @@ class VM:
             return self._short_of_peers(number, size, offset, issued)
         return self._write_back(number, size, offset, issued)
 
-    def _short_of_peers(self, number: int, size: int, offset: int, issued: float) -> Generator[simpy.Event, Any, None]:
+    def _short_of_peers(self, number: int, size: int, offset: int, issued: float) -> Generator[Wait, Any, None]:
         """A write-back write issued while this VM reaches fewer peers than its policy promises."""
         self.degraded_written += size
         policy = self.on_peer_loss
@@ -276,9 +278,9 @@ class VM:
                 self._settled.succeed()
                 self._settled = None
 
-    def _serialized(self, number: int, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
+    def _serialized(self, number: int, size: int, offset: int) -> Generator[Wait, Any, None]:
         """``sync_serialize``: wait until this VM's earlier writes are done, then write."""
-        issued = self.env.now
+        issued = current_time(self.env)
         if self._writing:
             turn = self.env.event()
             self._writers.append(turn)
@@ -292,11 +294,11 @@ class VM:
             else:
                 self._writing = False
 
-    def _write_back(self, number: int, size: int, offset: int, issued: float) -> Generator[simpy.Event, Any, None]:
+    def _write_back(self, number: int, size: int, offset: int, issued: float) -> Generator[Wait, Any, None]:
         """A write-back write issued at ``issued`` (earlier than now if it waited for its turn: ``sync_serialize``)."""
         env = self.env
         host = self.host
-        begun = env.now
+        begun = current_time(env)
         local_done = host.tier.submit(begun, size, True)
         host.cache.insert(self.index, offset, size)
         for left in self._left:
@@ -312,16 +314,17 @@ class VM:
                     return  # the host died while the write waited: nothing is sent, nothing is recorded
             for peer, path in zip(peers, paths, strict=True):
                 event, leg = self._replicate(peer, path, size)
+                assert event.callbacks is not None  # just sent: not delivered yet
                 event.callbacks.append(self._lag_callback(lag, leg))
             legs = []
         else:
             legs = [self._replicate(peer, path, size) for peer, path in zip(peers, self._peer_paths, strict=True)] if peers else []
         if self._metadata_size:
-            if local_done > env.now:
-                yield env.timeout(local_done - env.now)
+            if local_done > current_time(env):
+                yield sleep(env, local_done - current_time(env))
             if self._metadata_batched:
                 yield host.metadata_log.join(self._metadata_size)
-                local_done = env.now
+                local_done = current_time(env)
             else:
                 local_done = host.metadata_log.write(self._metadata_size)
         finish = local_done
@@ -337,9 +340,9 @@ class VM:
                 if acked > finish:
                     finish = acked
                     critical_peer_tier = peer_done - arrived
-        if finish > env.now:
-            yield env.timeout(finish - env.now)
-        acked_at = env.now
+        if finish > current_time(env):
+            yield sleep(env, finish - current_time(env))
+        acked_at = current_time(env)
         if not host.alive:
             return  # the host died under this I/O: the VM is gone, nothing is recorded
         # Components are taken from the clock so that they add up to the latency exactly.
@@ -355,7 +358,7 @@ class VM:
         wait = host.destager.admit(item)
         if wait is not None:
             yield wait
-        now = env.now
+        now = current_time(env)
         if lag is not None and host.alive:
             host.replica_lag.acknowledged(lag, item)
         del self.writes_in_flight[number]
@@ -365,12 +368,12 @@ class VM:
         """The callback of an asynchronous replica's transfer: tell the host's lag once the copy is on the peer."""
         lag = self.host.replica_lag
 
-        def arrived(_: simpy.Event) -> None:
+        def arrived(_: Signal) -> None:
             lag.arrived(write, _leg_peer(leg))
 
         return arrived
 
-    def _replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> tuple[simpy.Event, list[Any]]:
+    def _replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> tuple[Signal, list[Any]]:
         """Start one replica leg; the list fills with (arrived, peer tier done, ack back) times, then the peer."""
         host = self.host
         payload = float(size)
@@ -383,20 +386,18 @@ class VM:
             self.compressed_bytes_saved += saved
         host.replica_payload_sent += payload
         wire, packets = port.framing[payload]
-        event = host.network.transfer(path, wire, packets, self._peer_latency, cpu)
         ack_time = self._ack_time
         leg: list[Any] = []
         counted_here = not self._async  # an asynchronous copy is counted by the host's ReplicaLag
 
-        def arrived(_: simpy.Event) -> None:
-            now = self.env.now
+        def arrived(_: Signal) -> None:
+            now = current_time(self.env)
             done = peer.tier.submit(now, size, True)
             if peer.alive and counted_here:  # a dead peer's copy is no copy (the leg still completes: see docs/architecture.md)
                 peer.replica_bytes += size
             leg.extend((now, done, done + ack_time, peer))
 
-        event.callbacks.append(arrived)
-        return event, leg
+        return host.network.send(path, wire, packets, self._peer_latency, cpu, arrived), leg
 
     def _link_busy(self, port: Port) -> bool:
         """Adaptive mode: is ``port`` busy enough to compress a replica that leaves on it?
@@ -420,10 +421,10 @@ class VM:
         compressing.discard(port)
         return False
 
-    def _write_through(self, number: int, size: int, offset: int, issued: float) -> Generator[simpy.Event, Any, None]:
+    def _write_through(self, number: int, size: int, offset: int, issued: float) -> Generator[Wait, Any, None]:
         env = self.env
         host = self.host
-        begun = env.now
+        begun = current_time(env)
         in_flight = self.writes_in_flight
         local_done = host.tier.submit(begun, size, True)
         host.cache.insert(self.index, offset, size)
@@ -433,14 +434,14 @@ class VM:
             yield host.storage_back
         link = host.storage_tx.spec
         wire, packets = host.storage_tx.framing[size]
-        yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
-        arrived = env.now
+        yield host.network.send((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
+        arrived = current_time(env)
         array_done = host.array.submit(arrived, ((self.index, offset, size),), True)
         acked = array_done + self._storage_message
         finish = max(acked, local_done)
-        if finish > env.now:
-            yield env.timeout(finish - env.now)
-        now = env.now
+        if finish > current_time(env):
+            yield sleep(env, finish - current_time(env))
+        now = current_time(env)
         if not host.alive:
             return
         if acked >= local_done:
@@ -450,44 +451,82 @@ class VM:
         del in_flight[number]
         self._records.append((self.index, True, size, issued, now, record[0], record[1], 0.0, 0.0, record[2], PATH_WRITE))
 
-    def _read(self, number: int, size: int, offset: int) -> Generator[simpy.Event, Any, None]:
-        env = self.env
-        host = self.host
-        issued = env.now
-        in_flight = self.reads_in_flight
-        in_flight[number] = issued
-        if host.cache.lookup(self.index, offset, size):
-            done = host.tier.submit(issued, size, False)
-            yield env.timeout(done - issued)
-            if not host.alive:
-                return
-            del in_flight[number]
-            self._records.append((self.index, False, size, issued, env.now, env.now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
+    def start(self, is_write: bool, size: int, offset: int) -> None:
+        """Begin one I/O that nothing waits for (an open loop's): ``run_detached(self.io(...))``, except that a read
+        hit, whose completion time is known at once, is one scheduled callback instead of a generator.
+
+        The same events at the same times and in the same order as :meth:`io` (``tests/test_fast_paths.py``).
+        """
+        if is_write:
+            run_detached(self.io(True, size, offset))
             return
+        number = self.issued
+        self.issued = number + 1
+        host = self.host
+        issued, done = self._begin_read(number, size, offset)
+        if done >= 0.0:
+            schedule_at(self.env, issued + (done - issued), Signal((number, size, issued, host), self._hit_served))  # = sleep()'s time
+            return
+        run_detached(self._read_miss(number, size, offset, issued, host))
+
+    def _begin_read(self, number: int, size: int, offset: int) -> tuple[float, float]:
+        """A read issued now: (now, when the tier serves it if it hits the host's cache, else -1)."""
+        issued = current_time(self.env)
+        self.reads_in_flight[number] = issued
+        host = self.host
+        if host.cache.lookup(self.index, offset, size):
+            return issued, host.tier.submit(issued, size, False)
+        return issued, -1.0
+
+    def _hit_served(self, signal: Signal) -> None:
+        """A read hit started by :meth:`start` is done: record it (as :meth:`_read` does after its wait)."""
+        number, size, issued, host = signal._value
+        self._hit_done(number, size, issued, host)
+
+    def _hit_done(self, number: int, size: int, issued: float, host: Host) -> None:
+        if not host.alive:
+            return
+        del self.reads_in_flight[number]
+        now = current_time(self.env)
+        self._records.append((self.index, False, size, issued, now, now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
+
+    def _read(self, number: int, size: int, offset: int) -> Generator[Wait, Any, None]:
+        host = self.host
+        issued, done = self._begin_read(number, size, offset)
+        if done >= 0.0:
+            yield sleep(self.env, done - issued)
+            self._hit_done(number, size, issued, host)
+            return
+        yield from self._read_miss(number, size, offset, issued, host)
+
+    def _read_miss(self, number: int, size: int, offset: int, issued: float, host: Host) -> Generator[Wait, Any, None]:
+        """A read that missed the host's cache, issued at ``issued`` on ``host``: from the old host's cache after a vMotion
+        (a remote hit), else from the array, over the storage network."""
         remote = self.remote
         if remote is not None and host.reaches(remote) and remote.cache.holds(self.index, offset, size):
             yield from self._remote_hit(number, size, offset, remote)
             return
+        env = self.env
         if self.pending_destage is not None:  # restarted: the array is stale until the holders destage
             pending = self.pending_destage.wait(self.index, offset, size)
             if pending is not None:
                 yield pending
-        waited = env.now - issued
+        waited = current_time(env) - issued
         if host.storage_down:
             yield host.storage_back
         link = host.storage_tx.spec
-        request_arrives = env.now + self._storage_message  # now: after the storage link came back, if it was down
+        request_arrives = current_time(env) + self._storage_message  # now: after the storage link came back, if it was down
         array_done = host.array.read(request_arrives, self.index, offset, size)
-        yield env.timeout(array_done - env.now)
+        yield sleep(env, array_done - current_time(env))
         wire, packets = host.storage_tx.framing[size]
-        yield host.network.transfer((host.array_tx, host.storage_rx), wire, packets, latency=link.latency)
-        now = env.now
+        yield host.network.send((host.array_tx, host.storage_rx), wire, packets, latency=link.latency)
+        now = current_time(env)
         if not host.alive:
             return
         host.tier.submit(now, size, True)  # fill the cache: costs tier write bandwidth, off the critical path
         host.cache.insert(self.index, offset, size)
         array_time = array_done - request_arrives
-        del in_flight[number]
+        del self.reads_in_flight[number]
         network = (now - issued) - array_time - waited
         self._records.append((self.index, False, size, issued, now, 0.0, network, 0.0, waited, array_time, PATH_MISS))
 
