@@ -120,6 +120,12 @@ class Destager:
         self.capacity = spec.capacity
         self.backlog_bytes = 0
         self.single_copy_bytes = 0
+        self.short_bytes = 0
+        """Bytes of the buffered writes with fewer copies than their VM's policy promises (data at risk):
+        fewer replica holders than ``promised[vm]``."""
+        self.promised: list[int] = []
+        """The replicas each VM's policy promises, by VM index (set by :func:`simcache.engine.build`)."""
+        self.stopped = False  # its tier is gone (fail): the flushers stop
         self._pending: deque[PendingWrite] = deque()
         self._pending_since: deque[float] = deque()  # when each pending write entered the buffer (for ``delay``)
         self.pending_bytes = 0  # bytes of the writes not yet taken into a batch
@@ -171,6 +177,8 @@ class Destager:
         self.pending_bytes += size
         if item[4]:
             self.single_copy_bytes += size
+        if len(item[3]) < self.promised[item[0]]:
+            self.short_bytes += size
         if self._hashed:
             self._enqueue_blocks(item)
         else:
@@ -221,29 +229,37 @@ class Destager:
         for queue in (self._pending, *self._flushing):
             for i, item in enumerate(queue):
                 if peer in item[3]:
-                    rewritten = without(item, peer)
-                    if rewritten[4] and not item[4]:
-                        self.single_copy_bytes += item[2]
-                    queue[i] = rewritten
+                    queue[i] = self._lose_copy(item, peer)
         for entry in self._writes.values():
             item = entry[0]
             if peer in item[3]:
-                rewritten = without(item, peer)
-                if rewritten[4] and not item[4]:
-                    self.single_copy_bytes += item[2]
-                entry[0] = rewritten
+                entry[0] = self._lose_copy(item, peer)
         waiting = self._waiting
         for i, (event, item) in enumerate(waiting):
             if peer in item[3]:
                 waiting[i] = (event, without(item, peer))
 
-    def fail(self) -> list[PendingWrite]:
-        """The host died: return every write not yet destaged (the flushers stop on seeing ``host.alive`` false).
+    def _lose_copy(self, item: PendingWrite, peer: Host) -> PendingWrite:
+        """``item`` without ``peer``'s copy, the copy counters updated."""
+        rewritten = without(item, peer)
+        size = item[2]
+        if rewritten[4] and not item[4]:
+            self.single_copy_bytes += size
+        promised = self.promised[item[0]]
+        if len(rewritten[3]) < promised <= len(item[3]):
+            self.short_bytes += size
+        return rewritten
 
-        Writers waiting for space are dropped with their VMs; the backlog
-        counters drop to zero (the caller decides what was lost and what a
-        surviving replica holder takes over).
+    def fail(self) -> list[PendingWrite]:
+        """The tier died (with its host, or alone): return every write not yet destaged; the flushers stop.
+
+        Writers waiting for space are dropped (their writes failed: a host still up sees them fail); the backlog
+        counters drop to zero (the caller decides what was lost and what a surviving replica holder takes over).
         """
+        self.stopped = True
+        if self.host.alive:
+            for event, _ in self._waiting:
+                event.succeed()
         items = [item for batch in self._flushing for item in batch] + list(self._pending) + [entry[0] for entry in self._writes.values()]
         self._writes.clear()
         self._walk.clear()
@@ -255,6 +271,7 @@ class Destager:
         self.backlog_bytes = 0
         self.pending_bytes = 0
         self.single_copy_bytes = 0
+        self.short_bytes = 0
         return items
 
     def _take_batch(self, now: float) -> list[PendingWrite]:
@@ -355,7 +372,7 @@ class Destager:
         weight = max(1, int(spec.pd_d_term / update))
         last = float(self.backlog_bytes)
         derivative = 0.0
-        while self.host.alive:
+        while not self.stopped:
             yield self.env.timeout(update)
             dirty = float(self.backlog_bytes)
             derivative += ((dirty - last) / update - derivative) / weight
@@ -394,7 +411,7 @@ class Destager:
                 if self._work.triggered:
                     self._work = env.event()
                 yield self._work if ready == math.inf else env.timeout(ready - env.now) | self._work
-                if not host.alive:
+                if self.stopped:
                     return
             if self._hashed:
                 batch, owners = self._take_blocks()
@@ -412,22 +429,22 @@ class Destager:
             else:
                 read_done = host.tier.submit(env.now, unique_bytes, False)
                 yield env.timeout(read_done - env.now)
-            if not host.alive:
+            if self.stopped:
                 return
             if host.storage_down:  # link_down: the batch waits for the storage port (simcache.outages)
                 yield host.storage_back
-                if not host.alive:
+                if self.stopped:
                     return
             link = host.storage_tx.spec
             wire, packets = host.storage_tx.framing[unique_bytes]
             yield host.network.transfer((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
-            if not host.alive:
+            if self.stopped:
                 return
             limit = self.spec.max_batch
             requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
             array_done = host.array.submit(env.now, requests, True)
             yield env.timeout(array_done - env.now + message_seconds(link))  # the array's acknowledgement
-            if not host.alive:
+            if self.stopped:
                 return  # the batch was handed to the replica holders when the host failed
             self.batches += 1
             self.runs += len(runs)
@@ -455,9 +472,12 @@ class Destager:
     def _release(self, batch: list[PendingWrite], nbytes: int) -> None:
         self.backlog_bytes -= nbytes
         self.destaged_bytes += nbytes
+        promised = self.promised
         for item in batch:
             if item[4]:
                 self.single_copy_bytes -= item[2]
+            if len(item[3]) < promised[item[0]]:
+                self.short_bytes -= item[2]
             self.on_destaged(item)
         self._admit_waiting()
 
@@ -474,6 +494,8 @@ class Destager:
                 item = entry[0]
                 if item[4]:
                     self.single_copy_bytes -= item[2]
+                if len(item[3]) < self.promised[item[0]]:
+                    self.short_bytes -= item[2]
                 self.on_destaged(item)
         self._admit_waiting()
 
@@ -505,6 +527,8 @@ class Destager:
                     left[key] -= 1
                     if item[4]:
                         self.single_copy_bytes -= item[2]
+                    if len(item[3]) + 1 == self.promised[item[0]]:
+                        self.short_bytes -= item[2]
                     queue[i] = (item[0], item[1], item[2], (*item[3], holder), False)
                     added += item[2]
         return added
