@@ -1,4 +1,4 @@
-"""The events table of ``simcache run``: host failures, HA restarts, link outages, slowed components, resyncs and
+"""The events table of ``simcache run``: host and device failures, HA restarts, link outages, slowed components, resyncs and
 the VMs short of peers."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ MiB = 2**20
 
 
 def event_lines(result: Result) -> list[str]:
-    """One line per host failure, HA restart, outage, slowed component and resync flow, and one for the VMs short of
+    """One line per host or device failure, HA restart, outage, slowed component and resync flow, and one for the VMs short of
     peers ([] without any)."""
     meta = result.meta
     lines = [_failure(f) for f in meta.get("failures", [])]
@@ -35,9 +35,11 @@ def event_lines(result: Result) -> list[str]:
 
 
 def _failure(f: dict[str, Any]) -> str:
+    kind = f.get("kind", "host_failure")
+    after = "; its VMs write through from then on" if kind == "device_failure" else ""
     return (
-        f"  host_failure host{f['host']} at {f['at_s']:.3f} s: {f['lost_bytes'] / MiB:.1f} MiB lost, "
-        f"{f['handed_over_bytes'] / MiB:.1f} MiB handed over to replica holders"
+        f"  {kind} host{f['host']} at {f['at_s']:.3f} s: {f['lost_bytes'] / MiB:.1f} MiB lost, "
+        f"{f['handed_over_bytes'] / MiB:.1f} MiB handed over to replica holders{after}"
     )
 
 

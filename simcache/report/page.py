@@ -178,6 +178,7 @@ def _event_label(event: dict[str, Any]) -> str:
         return kind.replace("_", " ")
     what = {
         "host_failure": "fails",
+        "device_failure": "tier fails",
         "peer_loss": "peers lost",
         "link_down": f"{event.get('link')} link down",
         "link_slow": f"{event.get('link')} link slow",
