@@ -176,7 +176,11 @@ def test_wb2_data_at_risk_is_what_was_written_with_a_peer_missing() -> None:
 SECOND_FAILURES = {  # hosts, events, seconds of host0's writes left with no other copy at 1.5 s
     "degrade, then host0 dies": (2, [LOSS, {"kind": "host_failure", "at": 1.5, "host": 0}], 0.5),
     "degrade, then host0's tier fails": (2, [LOSS, {"kind": "device_failure", "at": 1.5, "host": 0}], 0.5),
-    "two host failures under WB+1": (3, [{"kind": "host_failure", "at": 1.0, "host": 1}, {"kind": "host_failure", "at": 1.5, "host": 0}], 1.0),
+    "two host failures under WB+1": (
+        3,
+        [{"kind": "host_failure", "at": 1.0, "host": 1}, {"kind": "host_failure", "at": 1.5, "host": 0}],
+        1.0,
+    ),
 }
 
 

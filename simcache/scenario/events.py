@@ -194,7 +194,8 @@ Slowdown = LinkSlow | DeviceSlow
 ArrayEvent = ArrayDegraded | ArrayRebuild
 """An event that degrades the backing array for a while."""
 Event = Annotated[
-    VMotion | HostFailure | DeviceFailure | PeerLoss | LinkDown | ArrayDegraded | ArrayRebuild | LinkSlow | DeviceSlow, Field(discriminator="kind")
+    VMotion | HostFailure | DeviceFailure | PeerLoss | LinkDown | ArrayDegraded | ArrayRebuild | LinkSlow | DeviceSlow,
+    Field(discriminator="kind"),
 ]
 EVENT_KINDS: dict[str, type[_Spec]] = {
     "vmotion": VMotion,
