@@ -425,6 +425,7 @@ class _Sampler:
         self.ports = model.ports
         self.last_time = 0.0
         self.last_carried = [0.0] * len(self.ports)
+        self.last_available = [0.0] * len(self.ports)  # each port's capacity over time up to the last sample (bytes)
 
     def take(self, now: float) -> None:
         model = self.model
@@ -434,8 +435,14 @@ class _Sampler:
             return
         model.network.sync()  # bring byte counters up to now
         port_util = {}
+        last = self.last_time
         for i, port in enumerate(self.ports):
-            utilization = (port.carried_bytes - self.last_carried[i]) / (port.capacity * step)
+            if port.capacity_changed_at <= last:
+                available = port.capacity * step
+            else:  # link_slow changed it during the interval: what it could carry over the interval
+                available = port.capacity_seconds + port.capacity * (now - port.capacity_changed_at) - self.last_available[i]
+            self.last_available[i] = port.capacity_seconds + port.capacity * (now - port.capacity_changed_at)
+            utilization = (port.carried_bytes - self.last_carried[i]) / available
             port.recent_utilization = utilization
             port_util[port.label] = utilization
             self.last_carried[i] = port.carried_bytes
