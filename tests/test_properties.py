@@ -147,7 +147,8 @@ def replicated_scenarios(draw: st.DrawFn) -> tuple[ScenarioDict, str]:
     policy = draw(st.sampled_from([p for p in ("WB+1", "WB+2") if REPLICAS[p] <= hosts - 1]))
     data["groups"][0]["policy"] = policy
     data["groups"][0]["workload"]["read_fraction"] = draw(st.sampled_from([0.0, 0.3]))
-    data["events"] = [e for e in data.get("events", []) if e["kind"] != "link_down"]  # a peer outage stops replication
+    # A peer outage stops replication; a failed device turns its host's VMs write-through.
+    data["events"] = [e for e in data.get("events", []) if e["kind"] not in ("link_down", "device_failure")]
     return data, policy
 
 
