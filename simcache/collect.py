@@ -66,7 +66,8 @@ RECORD_FIELDS = (
     Field(
         "destage_wait",
         "s",
-        "wait for destage-buffer space (a write); for the holders' destage of its old host's writes (a read of a VM restarted by HA)",
+        "wait for destage-buffer space (a write); for the holders' destage of its old host's writes (a read of a VM "
+        "restarted by HA, or of one whose host's tier failed)",
     ),
     Field("array", "s", "time in the backing array"),
     Field("path", "", "PATH_WRITE, PATH_HIT, PATH_MISS or PATH_REMOTE_HIT"),

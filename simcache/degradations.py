@@ -24,7 +24,7 @@ import simpy
 from simcache.model.link import Port
 from simcache.model.tier import Tier
 from simcache.physics import degraded_factors, rebuild_share
-from simcache.scenario import ArrayEvent, ArrayRebuild, LinkSlow, Slowdown
+from simcache.scenario import ArrayEvent, ArrayRebuild, LinkSlow, Slowdown, array_event_seconds
 
 if TYPE_CHECKING:
     from simcache.engine import Model
@@ -37,12 +37,14 @@ def _backlog(model: Model) -> int:
 
 
 def array_event(model: Model, event: ArrayEvent) -> Generator[simpy.Event, Any, None]:
-    """Degrade the array at ``event.at`` for ``event.duration`` seconds; record it in ``model.degradations``."""
+    """Degrade the array at ``event.at`` for ``event.duration`` seconds (a rebuild without one: the time to rewrite
+    a whole drive, :func:`simcache.scenario.array_event_seconds`); record it in ``model.degradations``."""
     env = model.env
     yield env.timeout(event.at)
     spec = model.array.spec
     read, rmw = degraded_factors(spec.raid, spec.spindles)
     share = rebuild_share(spec.raid, spec.spindles, event.rebuild_rate, spec.drive.media_rate) if isinstance(event, ArrayRebuild) else 0.0
+    seconds = array_event_seconds(event, spec.drive.capacity)
     slow = 1.0 / (1.0 - share)
     record: dict[str, Any] = {
         "kind": event.kind,
@@ -57,7 +59,7 @@ def array_event(model: Model, event: ArrayEvent) -> Generator[simpy.Event, Any, 
     }
     model.degradations.append(record)
     model.array.degrade(read * slow, rmw * slow, slow)
-    yield env.timeout(event.duration)
+    yield env.timeout(seconds)
     model.array.degrade(1.0, 1.0, 1.0)
     _close(model, record)
 

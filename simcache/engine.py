@@ -37,6 +37,7 @@ from simcache.physics import PortName, framed_bytes, ring_peers, vmotion_stream_
 from simcache.replay import TraceStream, trace_for, vm_devices
 from simcache.results import Result, SeriesSample
 from simcache.scenario import ArrayDegraded, ArrayRebuild, DeviceSlow, Group, HostFailure, LinkSlow, Scenario, VMotion, load_scenario
+from simcache.scenario.events import DeviceFailure
 from simcache.trace import Trace
 from simcache.workload import IOStream
 
@@ -64,7 +65,8 @@ class Model:
     samples: list[SeriesSample] = field(default_factory=list)
     vmotions: list[dict[str, Any]] = field(default_factory=list)
     """One record per ``vmotion`` event (:func:`_vmotion`): hosts, transfer times and, for a VM that moves, the move."""
-    failures: list[dict[str, float]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    """One record per ``host_failure`` / ``device_failure``: kind, host, time, backlog, bytes lost and handed over."""
     outages: list[dict[str, Any]] = field(default_factory=list)
     """One record per ``peer_loss`` / ``link_down`` event (:func:`simcache.outages.outage`)."""
     degradations: list[dict[str, Any]] = field(default_factory=list)
@@ -137,6 +139,9 @@ def build(scenario: Scenario, seed: int) -> Model:
                     spec=group,
                 )
                 vms.append(vm)
+    promised = [vm.promised for vm in vms]
+    for host in hosts:
+        host.destager.promised = promised
     model = Model(env, scenario, network, array, array_rx, array_tx, hosts, vms, records, fabric)
     for vm in vms:
         _start_workload(env, vm)
@@ -145,6 +150,8 @@ def build(scenario: Scenario, seed: int) -> Model:
             env.process(_vmotion(model, event))
         elif isinstance(event, HostFailure):
             env.process(_host_failure(model, event))
+        elif isinstance(event, DeviceFailure):
+            env.process(_device_failure(model, event))
         elif isinstance(event, ArrayDegraded | ArrayRebuild):
             env.process(array_event(model, event))
         elif isinstance(event, LinkSlow | DeviceSlow):
@@ -367,8 +374,8 @@ def _handover(
     link = source.peer_txs[0].spec
     wire, packets = framed_bytes(link, sum(item[2] for item in items))
     yield model.network.transfer(source.peer_path(target), wire, packets, latency=link.latency)
-    if not (source.alive and target.alive):
-        return  # the source's failure handled them (lost or taken over); a dead target takes nothing
+    if not (source.tier_up and target.tier_up):
+        return  # the source's (tier) failure handled them (lost or taken over); a target without a tier takes nothing
     moved = 0
     for item in source.destager.hand_over(Counter(item[:3] for item in items), vm):
         if target in item[3]:
@@ -392,14 +399,61 @@ def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, An
     if not host.alive:
         return
     host.alive = False
+    registry = model.pending_destage
+    if registry is None and event.restart_delay is not None:
+        registry = _pending_destage(model)
+    record = _lose_copies(model, host, event, registry)
+    for vm in model.vms:
+        if vm.host.alive:
+            vm.replace_peer(host, model.hosts)
+    update_all_peers(model)  # the dead host's VMs stop counting; VMs left with no spare peer are short of one
+    model.failures.append(record)
+    if event.restart_delay is not None and registry is not None:
+        stopped = [vm for vm in model.vms if vm.host is host]
+        for vm in stopped:
+            vm.awaiting_restart = True
+        yield model.env.timeout(event.restart_delay)
+        _ha_restart(model, host, stopped, registry)
+
+
+def _device_failure(model: Model, event: DeviceFailure) -> Generator[simpy.Event, Any, None]:
+    """A host's tier fails for good: its data goes as in a host failure, its VMs go on write-through, reading the array.
+
+    Their reads of blocks whose newest write a surviving holder took over wait for its destage (the array is stale
+    until then: :class:`PendingDestage`, as for VMs restarted by HA).
+    """
+    yield model.env.timeout(event.at)
+    host = model.hosts[event.host]
+    if not host.tier_up:
+        return
+    registry = model.pending_destage or _pending_destage(model)
+    record = _lose_copies(model, host, event, registry)
+    host.cache.clear()
+    for vm in model.vms:
+        if vm.host is host:
+            vm.write_through = True
+            vm.pending_destage = registry
+        else:
+            vm.replace_peer(host, model.hosts)
+    update_all_peers(model)
+    model.failures.append(record)
+
+
+def _pending_destage(model: Model) -> PendingDestage:
+    """Start keeping the writes surviving holders take over (:class:`PendingDestage`), for every host."""
+    registry = model.pending_destage = PendingDestage(model.env)
+    for host in model.hosts:
+        host.pending_destage = registry
+    return registry
+
+
+def _lose_copies(model: Model, host: Host, event: HostFailure | DeviceFailure, registry: PendingDestage | None) -> dict[str, Any]:
+    """``host``'s tier is gone (the host died, or its device failed): each write it had not destaged is lost or handed
+    over to its first surviving replica holder, and the replicas it held stop counting. Returns the failure's record."""
+    host.tier_up = False
     backlog = host.destager.backlog_bytes
     unacknowledged = host.destager.waiting_bytes  # its VMs never heard back about these: failed I/Os, not lost data
     lost = handed_over = 0
-    registry = model.pending_destage
-    if registry is None and event.restart_delay is not None:
-        registry = model.pending_destage = PendingDestage(model.env)
-        for other in model.hosts:
-            other.pending_destage = registry
     if registry is not None:
         registry.holder_failed(host.index)  # what it had taken over is handed over again below, or lost
     for item in host.destager.fail():
@@ -416,28 +470,17 @@ def _host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, An
         handed_over += size
     host.replica_bytes = 0  # replicas of other hosts' data held here are gone
     for other in model.hosts:
-        if other.alive:
+        if other.tier_up:
             other.peer_failed(host)
-    for vm in model.vms:
-        if vm.host.alive:
-            vm.replace_peer(host, model.hosts)
-    update_all_peers(model)  # the dead host's VMs stop counting; VMs left with no spare peer are short of one
-    model.failures.append(
-        {
-            "host": event.host,
-            "at_s": model.env.now,
-            "backlog_bytes": backlog,
-            "lost_bytes": lost,
-            "handed_over_bytes": handed_over,
-            "unacknowledged_bytes": unacknowledged,
-        }
-    )
-    if event.restart_delay is not None and registry is not None:
-        stopped = [vm for vm in model.vms if vm.host is host]
-        for vm in stopped:
-            vm.awaiting_restart = True
-        yield model.env.timeout(event.restart_delay)
-        _ha_restart(model, host, stopped, registry)
+    return {
+        "kind": event.kind,
+        "host": event.host,
+        "at_s": model.env.now,
+        "backlog_bytes": backlog,
+        "lost_bytes": lost,
+        "handed_over_bytes": handed_over,
+        "unacknowledged_bytes": unacknowledged,
+    }
 
 
 def _ha_restart(model: Model, failed: Host, vms: list[VM], registry: PendingDestage) -> None:
@@ -448,7 +491,7 @@ def _ha_restart(model: Model, failed: Host, vms: list[VM], registry: PendingDest
     which under ring peer selection is the holder of its replicas. With no live host left they stay down.
     """
     hosts = model.hosts
-    live = [hosts[i] for i in ring_peers(failed.index, len(hosts)) if hosts[i].alive]
+    live = [hosts[i] for i in ring_peers(failed.index, len(hosts)) if hosts[i].tier_up]  # a host without its tier runs no write-back VM
     now = model.env.now
     for k, vm in enumerate(vms):
         if not live:
@@ -481,6 +524,7 @@ class _Sampler:
         self.ports = model.ports
         self.last_time = 0.0
         self.last_carried = [0.0] * len(self.ports)
+        self.last_available = [0.0] * len(self.ports)  # each port's capacity over time up to the last sample (bytes)
 
     def take(self, now: float) -> None:
         model = self.model
@@ -490,8 +534,14 @@ class _Sampler:
             return
         model.network.sync()  # bring byte counters up to now
         port_util = {}
+        last = self.last_time
         for i, port in enumerate(self.ports):
-            utilization = (port.carried_bytes - self.last_carried[i]) / (port.capacity * step)
+            if port.capacity_changed_at <= last:
+                available = port.capacity * step
+            else:  # link_slow changed it during the interval: what it could carry over the interval
+                available = port.capacity_seconds + port.capacity * (now - port.capacity_changed_at) - self.last_available[i]
+            self.last_available[i] = port.capacity_seconds + port.capacity * (now - port.capacity_changed_at)
+            utilization = (port.carried_bytes - self.last_carried[i]) / available
             port.recent_utilization = utilization
             port_util[port.label] = utilization
             self.last_carried[i] = port.carried_bytes
@@ -513,8 +563,9 @@ class _Sampler:
                 destage_backlog_bytes={host.name: host.destager.backlog_bytes for host in model.hosts},
                 destage_waiting=sum(host.destager.waiting_writers for host in model.hosts),
                 data_at_risk_bytes=sum(
-                    h.destager.backlog_bytes if volatile else h.destager.single_copy_bytes + h.replica_lag.bytes for h in model.hosts
+                    h.destager.backlog_bytes if volatile else h.destager.short_bytes + h.replica_lag.bytes for h in model.hosts
                 ),
+                single_copy_bytes=sum(h.destager.single_copy_bytes + h.replica_lag.bytes for h in model.hosts),
                 flows_in_flight=model.network.in_flight(),
             )
         )

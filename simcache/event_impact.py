@@ -142,6 +142,7 @@ def event_words(event: Mapping[str, Any]) -> str:
         return kind.replace("_", " ")
     what = {
         "host_failure": "fails",
+        "device_failure": "tier fails",
         "peer_loss": "peers lost",
         "link_down": f"{event.get('link')} link down",
         "link_slow": f"{event.get('link')} link slow",

@@ -1,5 +1,5 @@
-"""The events table of ``simcache run``: VM moves (vMotions), host failures, HA restarts, link outages, slowed
-components, resyncs and the VMs short of peers."""
+"""The events table of ``simcache run``: VM moves (vMotions), host and device failures, HA restarts, link outages,
+slowed components, resyncs and the VMs short of peers."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ MiB = 2**20
 
 
 def event_lines(result: Result) -> list[str]:
-    """One line per vMotion that moves a VM, host failure, HA restart, outage, slowed component and resync flow, and
-    one for the VMs short of peers ([] without any). A vMotion without a VM is traffic only: no line."""
+    """One line per vMotion that moves a VM, host or device failure, HA restart, outage, slowed component and resync
+    flow, and one for the VMs short of peers ([] without any). A vMotion without a VM is traffic only: no line."""
     meta = result.meta
     lines = [_vmotion(m, result) for m in meta.get("vmotions", []) if "vm" in m]
     lines += [_failure(f) for f in meta.get("failures", [])]
@@ -102,9 +102,11 @@ def _vmotion(m: dict[str, Any], result: Result) -> str:
 
 
 def _failure(f: dict[str, Any]) -> str:
+    kind = f.get("kind", "host_failure")
+    after = "; its VMs write through from then on" if kind == "device_failure" else ""
     return (
-        f"  host_failure host{f['host']} at {f['at_s']:.3f} s: {f['lost_bytes'] / MiB:.1f} MiB lost, "
-        f"{f['handed_over_bytes'] / MiB:.1f} MiB handed over to replica holders"
+        f"  {kind} host{f['host']} at {f['at_s']:.3f} s: {f['lost_bytes'] / MiB:.1f} MiB lost, "
+        f"{f['handed_over_bytes'] / MiB:.1f} MiB handed over to replica holders{after}"
     )
 
 

@@ -72,7 +72,7 @@ def outage(model: Model, event: Outage) -> Generator[simpy.Event, Any, None]:
     host.peer_down -= 1
     update_all_peers(model)
     for other in model.hosts:
-        if other.alive and other.index not in model.resyncing:
+        if other.tier_up and other.index not in model.resyncing:
             model.resyncing.add(other.index)
             env.process(_resync(model, other))
 
@@ -87,7 +87,7 @@ def _resync(model: Model, host: Host) -> Generator[simpy.Event, Any, None]:
     """Copy ``host``'s buffered writes short of replicas to the peers they lack, until none is left to copy."""
     env = model.env
     try:
-        while host.alive:
+        while host.tier_up:
             for vm in model.vms:
                 if vm.host is host:
                     settled = vm.settled()
@@ -132,7 +132,7 @@ def _landed(model: Model, host: Host, peer: Host, items: Counter[PendingWrite], 
 
     def landed(_: simpy.Event) -> None:
         record["end_s"] = model.env.now
-        if host.alive and peer.alive:
+        if host.tier_up and peer.tier_up:
             peer.replica_bytes += host.destager.add_holder(items, peer)
 
     return landed

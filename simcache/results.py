@@ -29,7 +29,9 @@ breakdown (one row per group, writes only)
 series (one row per sample interval, indexed by its end time_s)
     read_iops, write_iops, read_mb_s, write_mb_s, write_p50_ms, write_p99_ms,
     read_p50_ms, read_p99_ms (I/Os completed in the interval),
-    destage_backlog_bytes (all hosts) and backlog.<host>, data_at_risk_bytes,
+    destage_backlog_bytes (all hosts) and backlog.<host>, data_at_risk_bytes (acknowledged bytes with fewer
+    copies than their group's policy promises; on a volatile tier the whole backlog), single_copy_bytes
+    (acknowledged bytes on one host only, whatever the policy: WB+0's whole backlog),
     destage_waiting (writers blocked on a full buffer), flows_in_flight,
     util.<port>, util.<host>.tier, queue.<host>.tier, util.array.
 totals
@@ -81,6 +83,7 @@ class SeriesSample:
     destage_backlog_bytes: dict[str, int]
     destage_waiting: int
     data_at_risk_bytes: int
+    single_copy_bytes: int
     flows_in_flight: int
 
 
@@ -425,6 +428,7 @@ def _series_frame(model: Model, records: pd.DataFrame) -> pd.DataFrame:
     for host in model.hosts:
         columns[f"backlog.{host.name}"] = [s.destage_backlog_bytes[host.name] for s in samples]
     columns["data_at_risk_bytes"] = [s.data_at_risk_bytes for s in samples]
+    columns["single_copy_bytes"] = [s.single_copy_bytes for s in samples]
     columns["destage_waiting"] = [s.destage_waiting for s in samples]
     columns["flows_in_flight"] = [s.flows_in_flight for s in samples]
     for port in model.ports:

@@ -177,11 +177,16 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
         kind = draw(st.sampled_from(["array_degraded", "array_rebuild", "link_slow", "device_slow"]))
         if kind == "array_rebuild":
             slow["rebuild_rate"] = draw(st.sampled_from(["20MB/s", "100MB/s"]))
+            if draw(st.booleans()):
+                del slow["duration"]  # the rebuild of the whole drive: capacity / rate, past the run's end
         elif kind in ("link_slow", "device_slow"):
             slow |= {"host": draw(st.integers(0, hosts - 1)), "fraction": draw(st.sampled_from([0.01, 0.5, 1.0]))}
             if kind == "link_slow":
                 slow["link"] = draw(st.sampled_from(["peer", "storage"]))
         scenario.setdefault("events", []).append({"kind": kind, **slow})
+    if draw(st.integers(0, 3)) == 0:  # issue 17: a host's tier fails for good
+        failure = {"kind": "device_failure", "at": draw(st.sampled_from([0.0, 0.2, duration / 2])), "host": draw(st.integers(0, hosts - 1))}
+        scenario.setdefault("events", []).append(failure)
     return scenario
 
 

@@ -33,6 +33,7 @@ def test_every_left_out_behaviour_is_named() -> None:
     }
     events = [
         {"kind": "host_failure", "at": 0.5, "host": 2},
+        {"kind": "device_failure", "at": 0.6, "host": 1},
         {"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "64MiB"},  # its traffic is estimated
         {"kind": "peer_loss", "at": 0.2, "host": 1, "duration": 0.1},
         {"kind": "link_down", "at": 0.3, "host": 0, "link": "storage", "duration": "50ms"},
@@ -41,6 +42,8 @@ def test_every_left_out_behaviour_is_named() -> None:
     assert notes == [
         "host_failure of host2 at 500ms is not modelled: the estimate keeps every host running, so the figures are "
         "those before the failure",
+        "device_failure of host1 at 600ms is not modelled: the estimate keeps the host's tier, so its VMs' figures are "
+        "those before the failure (write-back latencies, read hits), not write-through to the array",
         "peer_loss of host1 at 200ms for 100ms is not modelled: the estimate keeps the link up, so write-back groups keep "
         "their replicas (no on_peer_loss fallback) and no resync follows",
         "link_down (storage) of host0 at 300ms for 50ms is not modelled: the estimate keeps the link up, so neither the "

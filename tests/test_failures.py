@@ -75,15 +75,21 @@ def test_replicated_policies_lose_nothing_and_hand_the_backlog_over(runs: dict[s
     assert runs[policy].totals["data_lost_bytes"] == 0
 
 
-def test_wb1_data_is_at_risk_until_the_survivor_destages_it(runs: dict[str, simcache.Result]) -> None:
-    """WB+1: nothing is single-copy before the failure; right after it the handed-over and the
-    re-peered writes have one copy left; the survivors drain that to zero again.
-    WB+2 never has single-copy data: one failure leaves two copies."""
-    at_risk = runs["WB+1"].series["data_at_risk_bytes"]
+@pytest.mark.parametrize("policy", ["WB+1", "WB+2"])
+def test_data_is_at_risk_until_the_survivor_destages_it(runs: dict[str, simcache.Result], policy: str) -> None:
+    """Nothing is short of copies before the failure; right after it the handed-over and the re-peered writes
+    have one copy fewer than the policy promises (WB+1: one left, WB+2: two left), which is data at risk; the
+    survivors drain that to zero again. WB+2 never has single-copy data: one failure leaves two copies;
+    under WB+1 the two figures are the same."""
+    series = runs[policy].series
+    at_risk = series["data_at_risk_bytes"]
     assert (at_risk[at_risk.index < FAIL_AT] == 0).all()
     assert at_risk[at_risk.index >= FAIL_AT].iloc[0] > 0  # the sample at 6 s is taken just after the failure
     assert at_risk.iloc[-1] == 0
-    assert (runs["WB+2"].series["data_at_risk_bytes"] == 0).all()
+    if policy == "WB+2":
+        assert (series["single_copy_bytes"] == 0).all()
+    else:
+        assert (series["single_copy_bytes"] == at_risk).all()
 
 
 @pytest.mark.parametrize("policy", ["WB+0", "WB+1", "WB+2"])
@@ -143,23 +149,27 @@ def test_adding_vms_or_hosts_leaves_other_streams_alone() -> None:
 
 def _copies_invariants(model: engine.Model) -> list[str]:
     """What the data-at-risk accounting promises, checked against the buffered writes themselves:
-    no buffered or waiting write counts a dead host as a copy, a host's single-copy bytes are exactly its
-    buffered writes with no live replica, and a dead host holds no replica bytes."""
+    no buffered or waiting write counts a dead host (or a failed tier) as a copy, a host's single-copy bytes
+    are exactly its buffered writes with no live replica, its short bytes those with fewer replicas than their
+    VM's policy promises, and a dead host (or failed tier) holds no replica bytes."""
     problems = []
     for host in model.hosts:
         destager = host.destager
-        if not host.alive:
+        if not host.tier_up:
             if host.replica_bytes:
                 problems.append(f"dead {host.name} still holds {host.replica_bytes} replica bytes")
             continue
         buffered = [item for batch in destager._flushing for item in batch] + list(destager._pending)
         waiting = [item for _, item in destager._waiting]
-        dead = [item for item in buffered + waiting if any(not peer.alive for peer in item[3])]
+        dead = [item for item in buffered + waiting if any(not peer.tier_up for peer in item[3])]
         if dead:
             problems.append(f"{host.name}: {len(dead)} writes count a dead host as a copy")
         single = sum(item[2] for item in buffered if not item[3])
         if single != destager.single_copy_bytes:
             problems.append(f"{host.name}: single-copy bytes {destager.single_copy_bytes}, buffered writes say {single}")
+        short = sum(item[2] for item in buffered if len(item[3]) < model.vms[item[0]].promised)
+        if short != destager.short_bytes:
+            problems.append(f"{host.name}: short bytes {destager.short_bytes}, buffered writes say {short}")
     return problems
 
 

@@ -51,11 +51,17 @@ def run(data: ScenarioDict, **overrides: Any) -> tuple[Scenario, Result]:
 
 def check_bytes_conserved(scenario: Scenario, result: Result) -> None:
     totals = result.totals
-    assert totals["destage_accepted_bytes"] == totals["destaged_bytes"] + totals["destage_backlog_bytes"], totals
+    lost = totals["data_lost_bytes"]
+    assert totals["destage_accepted_bytes"] == totals["destaged_bytes"] + totals["destage_backlog_bytes"] + lost, totals
     records = result.records
     writes = records[records["op"] == "write"]
-    wb_written = int(writes.loc[writes["group"].isin(wb_groups(scenario)), "size_bytes"].sum())
+    wb_writes = writes[writes["group"].isin(wb_groups(scenario))]
+    wb_written = int(wb_writes["size_bytes"].sum())
     written_through = sum(vm["written_through_bytes"] for vm in result.meta["degraded_vms"])  # on_peer_loss fallback
+    for failure in result.meta["failures"]:  # a device failure: the host's VMs write through from then on
+        if failure["kind"] == "device_failure":  # (its write-back writes in flight then failed: none completes later)
+            after = wb_writes[(wb_writes["host"] == f"host{failure['host']}") & (wb_writes["complete_s"] > failure["at_s"])]
+            written_through += int(after["size_bytes"].sum())
     assert wb_written == totals["destage_accepted_bytes"] + written_through, (
         "write-back bytes acknowledged to VMs != bytes the destagers accepted"
     )
@@ -141,7 +147,8 @@ def replicated_scenarios(draw: st.DrawFn) -> tuple[ScenarioDict, str]:
     policy = draw(st.sampled_from([p for p in ("WB+1", "WB+2") if REPLICAS[p] <= hosts - 1]))
     data["groups"][0]["policy"] = policy
     data["groups"][0]["workload"]["read_fraction"] = draw(st.sampled_from([0.0, 0.3]))
-    data["events"] = [e for e in data.get("events", []) if e["kind"] != "link_down"]  # a peer outage stops replication
+    # A peer outage stops replication; a failed device turns its host's VMs write-through.
+    data["events"] = [e for e in data.get("events", []) if e["kind"] not in ("link_down", "device_failure")]
     return data, policy
 
 

@@ -437,6 +437,7 @@ def test_event_markers_name_every_event_kind() -> None:
         for event in (
             {"kind": "vmotion", "at": 1.0, "source_host": 0, "target_host": 1},
             {"kind": "host_failure", "at": 1.0, "host": 2},
+            {"kind": "device_failure", "at": 1.0, "host": 1},
             {"kind": "peer_loss", "at": 1.0, "host": 0, "duration": 1.0},
             {"kind": "link_down", "at": 1.0, "host": 1, "link": "storage", "duration": 1.0},
             {"kind": "link_slow", "at": 1.0, "host": 1, "link": "peer", "duration": 1.0, "fraction": 0.5},
@@ -447,6 +448,7 @@ def test_event_markers_name_every_event_kind() -> None:
     assert labels == [
         "vMotion host0->host1",
         "host2 fails",
+        "host1 tier fails",
         "host0 peers lost",
         "host1 storage link down",
         "host1 peer link slow",

@@ -363,7 +363,10 @@ def test_a_wrong_table_says_what_it_takes() -> None:
     ]
     with pytest.raises(ScenarioError) as info:
         load_scenario(put(base(), ("events",), [{"kind": "reboot", "at": 1}, {"at": 1}]))
-    kinds = "'vmotion', 'host_failure', 'peer_loss', 'link_down', 'array_degraded', 'array_rebuild', 'link_slow', 'device_slow'"
+    kinds = (
+        "'vmotion', 'host_failure', 'device_failure', 'peer_loss', 'link_down', 'array_degraded', 'array_rebuild', "
+        "'link_slow', 'device_slow'"
+    )
     assert info.value.problems == [
         ("events.0", f"kind must be one of {kinds} (got 'reboot')"),
         ("events.1", f"needs a kind: one of {kinds}"),

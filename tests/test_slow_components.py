@@ -161,3 +161,17 @@ def test_slow_event_fields_are_checked(field: str, value: Any) -> None:
     with pytest.raises(simcache.ScenarioError) as raised:
         scenario(events=[{**STORAGE_SLOW, field: value}])
     assert [path for path, _ in raised.value.problems] == [f"events.0.{field}"]
+
+
+def test_utilization_is_measured_against_the_capacity_the_port_had() -> None:
+    """host0's peer link at 0.001 of its speed (10GbE: 1.25 MB/s) from 1.1 s to 1.5 s, mid sample interval, under
+    2,000 replicated 4 KiB writes a second (8.2 MB/s): the samples inside the window read 1 (saturated), and the
+    interval 1-1.25 s, 0.1 s at full speed and 0.15 s slowed, reads its bytes over what the port could carry then
+    (0.1 x 1.25 GB/s + 0.15 x 1.25 MB/s), well below 1; divided by the slowed capacity alone it read 3 and more."""
+    result = simcache.simulate(
+        scenario(events=[{"kind": "link_slow", "at": 1.1, "host": 0, "link": "peer", "duration": 0.4, "fraction": 0.001}])
+    )
+    util = result.series["util.host0.peer.tx"]
+    assert (util <= 1 + 1e-9).all()
+    assert util[1.25] < 0.05
+    assert util[1.5] == pytest.approx(1.0, rel=1e-6)

@@ -9,7 +9,20 @@ ignored. Each sentence names the field as the scenario file spells it.
 
 from __future__ import annotations
 
-from simcache.scenario import ArrayDegraded, ArrayRebuild, DeviceSlow, Event, Group, HostFailure, LinkSlow, PeerLoss, Scenario, VMotion
+from simcache.scenario import (
+    ArrayDegraded,
+    ArrayRebuild,
+    DeviceFailure,
+    DeviceSlow,
+    Event,
+    Group,
+    HostFailure,
+    LinkSlow,
+    PeerLoss,
+    Scenario,
+    VMotion,
+    array_event_seconds,
+)
 from simcache.units import format_duration
 
 __all__ = ["not_modelled", "scheduling_note"]
@@ -17,7 +30,7 @@ __all__ = ["not_modelled", "scheduling_note"]
 
 def not_modelled(scenario: Scenario) -> list[str]:
     """One sentence per behaviour of ``scenario`` that the estimate leaves out (empty: it follows them all)."""
-    notes = [note for event in scenario.events if (note := _event_note(event))]
+    notes = [note for event in scenario.events if (note := _event_note(event, scenario))]
     destager = scenario.cluster.destager
     policy = [
         setting
@@ -47,7 +60,7 @@ def not_modelled(scenario: Scenario) -> list[str]:
     return notes
 
 
-def _event_note(event: Event) -> str | None:
+def _event_note(event: Event, scenario: Scenario) -> str | None:
     """The note for a scheduled event the estimate leaves out, or None (a vMotion without a VM: the estimate follows
     its traffic)."""
     if isinstance(event, VMotion):
@@ -62,8 +75,9 @@ def _event_note(event: Event) -> str | None:
         )
     if isinstance(event, ArrayDegraded | ArrayRebuild):
         rebuild = f" with a rebuild at {event.rebuild_rate / 1e6:g} MB/s" if isinstance(event, ArrayRebuild) else ""
+        seconds = array_event_seconds(event, scenario.array.drive.capacity)
         return (
-            f"{event.kind} at {format_duration(event.at)} for {format_duration(event.duration)}{rebuild} is not modelled: "
+            f"{event.kind} at {format_duration(event.at)} for {format_duration(seconds)}{rebuild} is not modelled: "
             "the estimate keeps the array healthy, so its array latency and the destage backlog built while the array "
             "drains slower are lower bounds"
         )
@@ -76,6 +90,11 @@ def _event_note(event: Event) -> str | None:
         )
     if isinstance(event, HostFailure):
         return f"host_failure of {when} is not modelled: the estimate keeps every host running, so the figures are those before the failure"
+    if isinstance(event, DeviceFailure):
+        return (
+            f"device_failure of {when} is not modelled: the estimate keeps the host's tier, so its VMs' figures are "
+            "those before the failure (write-back latencies, read hits), not write-through to the array"
+        )
     link = "peer" if isinstance(event, PeerLoss) else event.link
     kind = "peer_loss" if isinstance(event, PeerLoss) else f"link_down ({link})"
     outage = f"{kind} of {when} for {format_duration(event.duration)} is not modelled: the estimate keeps the link up"

@@ -82,6 +82,10 @@ class ReadCache:
                 lines.popitem(last=False)
                 self.evicted_lines += 1
 
+    def clear(self) -> None:
+        """Forget every line: the device holding them failed (``device_failure``); not counted as evictions."""
+        self._lines.clear()
+
     @property
     def occupied_bytes(self) -> int:
         return len(self._lines) * self.line

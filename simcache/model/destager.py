@@ -137,6 +137,12 @@ class Destager:
         self.capacity = spec.capacity
         self.backlog_bytes = 0
         self.single_copy_bytes = 0
+        self.short_bytes = 0
+        """Bytes of the buffered writes with fewer copies than their VM's policy promises (data at risk):
+        fewer replica holders than ``promised[vm]``."""
+        self.promised: list[int] = []
+        """The replicas each VM's policy promises, by VM index (set by :func:`simcache.engine.build`)."""
+        self.stopped = False  # its tier is gone (fail): the flushers stop
         self._pending: deque[PendingWrite] = deque()
         self._pending_since: deque[float] = deque()  # when each pending write entered the buffer (for ``delay``)
         self.pending_bytes = 0  # bytes of the writes not yet taken into a batch
@@ -188,6 +194,8 @@ class Destager:
         self.pending_bytes += size
         if item[4]:
             self.single_copy_bytes += size
+        if len(item[3]) < self.promised[item[0]]:
+            self.short_bytes += size
         if self._hashed:
             self._enqueue_blocks(item)
         else:
@@ -237,23 +245,35 @@ class Destager:
         """
         for slot, i, item in self._slots():
             if peer in item[3]:
-                rewritten = without(item, peer)
-                if rewritten[4] and not item[4]:
-                    self.single_copy_bytes += item[2]
-                slot[i] = rewritten
+                slot[i] = self._lose_copy(item, peer)
         waiting = self._waiting
         for i, (event, item) in enumerate(waiting):
             if peer in item[3]:
                 waiting[i] = (event, without(item, peer))
 
+    def _lose_copy(self, item: PendingWrite, peer: Host) -> PendingWrite:
+        """``item`` without ``peer``'s copy, the copy counters updated."""
+        rewritten = without(item, peer)
+        size = item[2]
+        if rewritten[4] and not item[4]:
+            self.single_copy_bytes += size
+        promised = self.promised[item[0]]
+        if len(rewritten[3]) < promised <= len(item[3]):
+            self.short_bytes += size
+        return rewritten
+
     def fail(self) -> list[PendingWrite]:
-        """The host died: return every write not yet destaged (the flushers stop on seeing ``host.alive`` false).
+        """The tier died (with its host, or alone): return every write not yet destaged; the flushers stop.
 
         A hash-ordered write some of whose blocks already reached the array comes back as its bytes not yet there
-        (see :func:`_undestaged`). Writers waiting for space are dropped with their VMs; the backlog
-        counters drop to zero (the caller decides what was lost and what a
-        surviving replica holder takes over).
+        (see :func:`_undestaged`). Writers waiting for space are dropped (their writes failed: a host still up sees
+        them fail); the backlog counters drop to zero (the caller decides what was lost and what a surviving replica
+        holder takes over).
         """
+        self.stopped = True
+        if self.host.alive:
+            for event, _ in self._waiting:
+                event.succeed()
         items = [item for batch in self._flushing for item in batch] + list(self._pending)
         items += [_undestaged(entry) for entry in self._writes.values()]
         self._writes.clear()
@@ -266,6 +286,7 @@ class Destager:
         self.backlog_bytes = 0
         self.pending_bytes = 0
         self.single_copy_bytes = 0
+        self.short_bytes = 0
         return items
 
     def _take_batch(self, now: float) -> list[PendingWrite]:
@@ -366,7 +387,7 @@ class Destager:
         weight = max(1, int(spec.pd_d_term / update))
         last = float(self.backlog_bytes)
         derivative = 0.0
-        while self.host.alive:
+        while not self.stopped:
             yield sleep(self.env, update)
             dirty = float(self.backlog_bytes)
             derivative += ((dirty - last) / update - derivative) / weight
@@ -405,7 +426,7 @@ class Destager:
                 if self._work.triggered:
                     self._work = env.event()
                 yield self._work if ready == math.inf else env.timeout(ready - current_time(env)) | self._work
-                if not host.alive:
+                if self.stopped:
                     return
             if self._hashed:
                 batch, owners = self._take_blocks()
@@ -423,22 +444,22 @@ class Destager:
             else:
                 read_done = host.tier.submit(current_time(env), unique_bytes, False)
                 yield sleep(env, read_done - current_time(env))
-            if not host.alive:
+            if self.stopped:
                 return
             if host.storage_down:  # link_down: the batch waits for the storage port (simcache.outages)
                 yield host.storage_back
-                if not host.alive:
+                if self.stopped:
                     return
             link = host.storage_tx.spec
             wire, packets = host.storage_tx.framing[unique_bytes]
             yield host.network.send((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
-            if not host.alive:
+            if self.stopped:
                 return
             limit = self.spec.max_batch
             requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
             array_done = host.array.submit(current_time(env), requests, True)
             yield sleep(env, array_done - current_time(env) + message_seconds(link))  # the array's acknowledgement
-            if not host.alive:
+            if self.stopped:
                 return  # the batch was handed to the replica holders when the host failed
             self.batches += 1
             self.runs += len(runs)
@@ -466,9 +487,12 @@ class Destager:
     def _release(self, batch: list[PendingWrite], nbytes: int) -> None:
         self.backlog_bytes -= nbytes
         self.destaged_bytes += nbytes
+        promised = self.promised
         for item in batch:
             if item[4]:
                 self.single_copy_bytes -= item[2]
+            if len(item[3]) < promised[item[0]]:
+                self.short_bytes -= item[2]
             self.on_destaged(item)
         self._admit_waiting()
 
@@ -485,6 +509,8 @@ class Destager:
                 item = entry[0]
                 if item[4]:
                     self.single_copy_bytes -= item[2]
+                if len(item[3]) < self.promised[item[0]]:
+                    self.short_bytes -= item[2]
                 self.on_destaged(item)
         self._admit_waiting()
 
@@ -545,6 +571,7 @@ class Destager:
         self.backlog_bytes -= moved
         self.pending_bytes -= moved
         self.single_copy_bytes -= sum(item[2] for item in taken if item[4])
+        self.short_bytes -= sum(item[2] for item in taken if len(item[3]) < self.promised[item[0]])
         self._admit_waiting()
         return taken
 
@@ -577,6 +604,8 @@ class Destager:
                 left[key] -= 1
                 if item[4]:
                     self.single_copy_bytes -= item[2]
+                if len(item[3]) + 1 == self.promised[item[0]]:
+                    self.short_bytes -= item[2]
                 slot[i] = (item[0], item[1], item[2], (*item[3], holder), False)
                 added += item[2]
         return added

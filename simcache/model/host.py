@@ -65,6 +65,7 @@ class Host:
         self.storage_rx = Port(PortName(index, "storage", None, "rx"), spec.storage_link)
         self.peer_fabric = peer_fabric
         self.alive = True
+        self.tier_up = True  # False once its tier is gone (host_failure, device_failure): it holds no copy of anything
         self.peer_down = 0  # peer_loss / link_down outages now holding its peer ports down
         self.storage_down = 0  # link_down outages now holding its storage port down
         self.storage_back: simpy.Event = env.event()  # fires when the storage port comes back up
@@ -94,7 +95,7 @@ class Host:
         """
         if self.replica_lag.tracking:
             return self.replica_lag.forget(item)
-        return [peer for peer in item[3] if peer.alive]
+        return [peer for peer in item[3] if peer.tier_up]
 
     def peer_failed(self, peer: Host) -> None:
         """``peer``, holding replicas of this host's writes, died (see :meth:`Destager.peer_failed`)."""
@@ -102,8 +103,8 @@ class Host:
         self.replica_lag.peer_failed(peer)
 
     def reaches(self, peer: Host) -> bool:
-        """Can this host replicate to ``peer`` now: alive, and neither's peer ports down."""
-        return peer.alive and not peer.peer_down and not self.peer_down
+        """Can this host replicate to ``peer`` now: ``peer``'s tier up, and neither's peer ports down."""
+        return peer.tier_up and not peer.peer_down and not self.peer_down
 
     def peer_port(self, peer: Host) -> int:
         """The number of the peer port a transfer to ``peer`` leaves on here and arrives on there
@@ -254,7 +255,7 @@ class ReplicaLag:
         """``write`` was acknowledged to its VM as ``item`` of the destager."""
         self.tracking = True
         for peer in item[3]:
-            if not peer.alive:  # a peer died while the write waited for buffer space: as the destager rewrote it
+            if not peer.tier_up:  # a peer died while the write waited for buffer space: as the destager rewrote it
                 item = without(item, peer)
         kept = item[3]
         write.item = item
@@ -273,7 +274,7 @@ class ReplicaLag:
         item = write.item
         if item is None:  # before the acknowledgement: it will not lag on this peer's account
             write.arrived.append(peer)
-            if peer.alive:
+            if peer.tier_up:
                 peer.replica_bytes += write.size
             return
         while item in self._renamed:
@@ -283,7 +284,7 @@ class ReplicaLag:
         if not due:
             return  # destaged (or its primary died) before the copy arrived: an obsolete copy
         self._take(self._due, key)
-        if peer.alive:
+        if peer.tier_up:
             peer.replica_bytes += item[2]
         if write.lagging:
             write.lagging = False
@@ -314,7 +315,7 @@ class ReplicaLag:
             key = (item, peer)
             if self._due.get(key, 0):
                 self._take(self._due, key)
-            elif peer.alive and not lagging:
+            elif peer.tier_up and not lagging:
                 holders.append(peer)
         return holders
 

@@ -79,6 +79,8 @@ class Port:
     __slots__ = (
         "active",
         "capacity",
+        "capacity_changed_at",
+        "capacity_seconds",
         "carried_bytes",
         "delivered_bytes",
         "framing",
@@ -97,6 +99,8 @@ class Port:
         self.label = name.label
         self.spec = spec
         self.capacity = spec.bandwidth
+        self.capacity_changed_at = 0.0  # when set_capacity last changed it
+        self.capacity_seconds = 0.0  # bytes it could have carried up to then (its capacity over time)
         self.framing = Framing(spec)  # wire bytes and packets of a payload sent from here
         self.active: list[_Flow] = []  # flows crossing this port (a lone flow may have finished: see FlowNetwork)
         self.weight_sum = 0.0
@@ -250,6 +254,8 @@ class FlowNetwork:
         gives, exactly as when a flow joins or leaves the port.
         """
         now = current_time(self.env)
+        port.capacity_seconds += port.capacity * (now - port.capacity_changed_at)
+        port.capacity_changed_at = now
         port.capacity = capacity
         active = port.active
         if active and active[0].lone and active[0].finish <= now:

@@ -139,7 +139,7 @@ class VM:
             return
         kept = [peer for peer in self.chosen_peers if peer is not failed]
         ring = (hosts[i] for i in ring_peers(self.host.index, len(hosts)))
-        spare = next((h for h in ring if h.alive and h not in kept), None)
+        spare = next((h for h in ring if h.tier_up and h not in kept), None)
         self.chosen_peers = tuple(kept + ([spare] if spare is not None else []))
         self.update_peers()
 
@@ -163,7 +163,7 @@ class VM:
         self._writing = False
         self._writers.clear()
         for peer in self.chosen_peers:
-            if peer is host or not peer.alive:
+            if peer is host or not peer.tier_up:
                 self.replace_peer(peer, hosts)
         self.peers = ()  # the paths start from the new host
         self._peer_paths = ()
@@ -184,7 +184,7 @@ class VM:
         self.host = target
         self.move = move
         self._on_host(target)
-        ring = [hosts[i] for i in ring_peers(target.index, len(hosts)) if hosts[i].alive]
+        ring = [hosts[i] for i in ring_peers(target.index, len(hosts)) if hosts[i].tier_up]
         self.chosen_peers = tuple(ring[: self.promised])
         self.peers = ()  # the paths start from the new host
         self._peer_paths = ()
@@ -206,7 +206,7 @@ class VM:
         now = current_time(self.env)
         host = self.host
         reachable = tuple(peer for peer in self.chosen_peers if host.reaches(peer))
-        missing = self.promised - len(reachable) if host.alive else 0
+        missing = self.promised - len(reachable) if host.tier_up else 0
         if missing and self.degraded_since is None:
             self.degraded_since = now
         elif not missing and self.degraded_since is not None:
@@ -266,8 +266,10 @@ class VM:
                 if self._peers_back is None:
                     self._peers_back = self.env.event()
                 yield self._peers_back
-            if self.host.alive:  # a host that died while its writes stalled sends nothing
+            if self.host.tier_up:
                 yield from self._write_back(number, size, offset, issued)
+            else:  # a host (or its tier) that died while its writes stalled sends nothing: the write failed
+                self.writes_in_flight.pop(number, None)
             return
         self._degraded_in_flight += 1  # degrade: with the peers it reaches (self.peers)
         try:
@@ -310,7 +312,7 @@ class VM:
             room = host.replica_lag.room(peers, size, self._send_buffer)
             if room is not None:
                 yield room
-                if not host.alive:
+                if not host.tier_up:
                     return  # the host died while the write waited: nothing is sent, nothing is recorded
             for peer, path in zip(peers, paths, strict=True):
                 event, leg = self._replicate(peer, path, size)
@@ -343,8 +345,9 @@ class VM:
         if finish > current_time(env):
             yield sleep(env, finish - current_time(env))
         acked_at = current_time(env)
-        if not host.alive:
-            return  # the host died under this I/O: the VM is gone, nothing is recorded
+        if not host.tier_up:  # the host died (or its tier failed) under this I/O: it failed, nothing is recorded
+            self.writes_in_flight.pop(number, None)
+            return
         # Components are taken from the clock so that they add up to the latency exactly.
         if lag is not None and acked_at > finish:  # waited for room in the send buffer: network time
             local, network, peer_tier = finish - issued, acked_at - finish, 0.0
@@ -352,14 +355,17 @@ class VM:
             local, network, peer_tier = acked_at - issued, 0.0, 0.0
         else:
             local, network, peer_tier = begun - issued, (acked_at - begun) - critical_peer_tier, critical_peer_tier
-        if peers and not all(peer.alive for peer in peers):
-            peers = tuple(peer for peer in peers if peer.alive)  # a peer died while this write was in flight
+        if peers and not all(peer.tier_up for peer in peers):
+            peers = tuple(peer for peer in peers if peer.tier_up)  # a peer died while this write was in flight
         item = (self.index, offset, size, peers, not peers)
         wait = host.destager.admit(item)
         if wait is not None:
             yield wait
+            if not host.tier_up:  # its tier failed while the write waited for buffer space: the write failed
+                self.writes_in_flight.pop(number, None)
+                return
         now = current_time(env)
-        if lag is not None and host.alive:
+        if lag is not None and host.tier_up:
             host.replica_lag.acknowledged(lag, item)
         del self.writes_in_flight[number]
         self._records.append((self.index, True, size, issued, now, local, network, peer_tier, now - acked_at, 0.0, PATH_WRITE))
@@ -393,7 +399,7 @@ class VM:
         def arrived(_: Signal) -> None:
             now = current_time(self.env)
             done = peer.tier.submit(now, size, True)
-            if peer.alive and counted_here:  # a dead peer's copy is no copy (the leg still completes: see docs/architecture.md)
+            if peer.tier_up and counted_here:  # a dead peer's copy is no copy (the leg still completes: see docs/architecture.md)
                 peer.replica_bytes += size
             leg.extend((now, done, done + ack_time, peer))
 
@@ -426,8 +432,11 @@ class VM:
         host = self.host
         begun = current_time(env)
         in_flight = self.writes_in_flight
-        local_done = host.tier.submit(begun, size, True)
-        host.cache.insert(self.index, offset, size)
+        if host.tier_up:
+            local_done = host.tier.submit(begun, size, True)
+            host.cache.insert(self.index, offset, size)
+        else:  # device_failure: nothing to cache the write in
+            local_done = begun
         for left in self._left:
             left.cache.discard(self.index, offset, size)
         if host.storage_down:
@@ -484,7 +493,8 @@ class VM:
         self._hit_done(number, size, issued, host)
 
     def _hit_done(self, number: int, size: int, issued: float, host: Host) -> None:
-        if not host.alive:
+        if not host.tier_up:  # a hit on a tier that failed (or a host that died) under it: it failed
+            self.reads_in_flight.pop(number, None)
             return
         del self.reads_in_flight[number]
         now = current_time(self.env)
@@ -523,8 +533,9 @@ class VM:
         now = current_time(env)
         if not host.alive:
             return
-        host.tier.submit(now, size, True)  # fill the cache: costs tier write bandwidth, off the critical path
-        host.cache.insert(self.index, offset, size)
+        if host.tier_up:
+            host.tier.submit(now, size, True)  # fill the cache: costs tier write bandwidth, off the critical path
+            host.cache.insert(self.index, offset, size)
         array_time = array_done - request_arrives
         del self.reads_in_flight[number]
         network = (now - issued) - array_time - waited
@@ -548,8 +559,9 @@ class VM:
         now = env.now
         if not host.alive:
             return
-        host.tier.submit(now, size, True)
-        host.cache.insert(self.index, offset, size)
+        if host.tier_up:  # fill this host's cache (device_failure: there is none)
+            host.tier.submit(now, size, True)
+            host.cache.insert(self.index, offset, size)
         del self.reads_in_flight[number]
         peer_tier = done - begun
         self._records.append((self.index, False, size, issued, now, 0.0, (now - issued) - peer_tier, peer_tier, 0.0, 0.0, PATH_REMOTE_HIT))

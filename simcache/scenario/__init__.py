@@ -34,6 +34,7 @@ from simcache.scenario.events import (
     ArrayDegraded,
     ArrayEvent,
     ArrayRebuild,
+    DeviceFailure,
     DeviceSlow,
     Event,
     HostFailure,
@@ -43,6 +44,7 @@ from simcache.scenario.events import (
     PeerLoss,
     Slowdown,
     VMotion,
+    array_event_seconds,
 )
 from simcache.scenario.fields import BASE, MAX_PEER_LINKS, REPLICAS, Bytes, Fraction, Policy, PositiveBytes, PositiveRate, Rate, Seconds
 from simcache.scenario.load import builtin_scenarios, load_scenario
@@ -67,6 +69,7 @@ __all__ = [
     "CompressionSpec",
     "Denominator",
     "DestagerSpec",
+    "DeviceFailure",
     "DeviceSlow",
     "DriveSpec",
     "DutyCycle",
@@ -93,6 +96,7 @@ __all__ = [
     "TraceSpec",
     "VMotion",
     "Workload",
+    "array_event_seconds",
     "builtin_scenarios",
     "check_problems",
     "load_scenario",

@@ -13,6 +13,7 @@ __all__ = [
     "ArrayDegraded",
     "ArrayEvent",
     "ArrayRebuild",
+    "DeviceFailure",
     "DeviceSlow",
     "Event",
     "HostFailure",
@@ -22,6 +23,7 @@ __all__ = [
     "PeerLoss",
     "Slowdown",
     "VMotion",
+    "array_event_seconds",
 ]
 
 
@@ -75,6 +77,23 @@ class HostFailure(_Spec):
     """
 
 
+class DeviceFailure(_Spec):
+    """A host's cache tier (its flash or RAM device) fails at ``at``, for good; the host stays up.
+
+    Its VMs go write-through from then on: writes go to the array and are acknowledged by it, reads go to the
+    array, and nothing is cached or replicated. What the device held is gone: its buffered writes without a
+    copy on a live peer are lost, those with one are destaged by a surviving holder (as for ``host_failure``),
+    and the replicas it held for other hosts' writes are gone (those VMs replicate to another host). Its VMs'
+    reads of blocks whose newest write a holder took over wait for that holder's destage (the array is stale
+    until then). I/Os on the device when it fails fail. The device is not replaced within the run: a
+    replacement is a maintenance action hours later, and an empty device coming back would first warm up.
+    """
+
+    kind: Literal["device_failure"]
+    at: Seconds
+    host: HostIndex
+
+
 class PeerLoss(_Spec):
     """A host's peer ports go down at ``at`` for ``duration`` seconds; the host stays up.
 
@@ -120,15 +139,18 @@ class ArrayDegraded(_Spec):
 
 
 class ArrayRebuild(_Spec):
-    """As :class:`ArrayDegraded`, with a rebuild onto a spare running for ``duration`` seconds at ``rebuild_rate``.
+    """As :class:`ArrayDegraded`, with a rebuild onto a spare at ``rebuild_rate`` for ``duration`` seconds.
 
-    The rebuild's own reads take the surviving spindles' time (:func:`simcache.physics.rebuild_share`).
+    Without ``duration`` the rebuild lasts as long as rewriting the failed drive whole takes:
+    ``duration = drive capacity / rebuild_rate`` (the array profile's ``drive.capacity``; a RAID controller
+    rebuilds every stripe, used or not). The rebuild's own reads take the surviving spindles' time
+    (:func:`simcache.physics.rebuild_share`).
     """
 
     kind: Literal["array_rebuild"]
     at: Seconds
-    duration: PositiveSeconds
-    """Seconds the rebuild runs (past the run's end: to the end)."""
+    duration: PositiveSeconds | None = None
+    """Seconds the rebuild runs (past the run's end: to the end); absent: drive capacity / ``rebuild_rate``."""
     rebuild_rate: PositiveRate
     """Bytes per second written to the spare (controllers default to a background rate: tens of MB/s)."""
 
@@ -168,6 +190,15 @@ class DeviceSlow(_Spec):
     """Share of its speed the tier keeps (0 < fraction <= 1)."""
 
 
+def array_event_seconds(event: ArrayDegraded | ArrayRebuild, drive_capacity: int) -> float:
+    """How long ``event`` degrades the array: its ``duration``, or for a rebuild without one the time to rewrite a
+    drive of ``drive_capacity`` bytes at its ``rebuild_rate`` (capacity / rate)."""
+    if event.duration is not None:
+        return float(event.duration)
+    assert isinstance(event, ArrayRebuild)
+    return drive_capacity / event.rebuild_rate
+
+
 Outage = PeerLoss | LinkDown
 """An event that takes a host's link down for a while."""
 Slowdown = LinkSlow | DeviceSlow
@@ -175,11 +206,13 @@ Slowdown = LinkSlow | DeviceSlow
 ArrayEvent = ArrayDegraded | ArrayRebuild
 """An event that degrades the backing array for a while."""
 Event = Annotated[
-    VMotion | HostFailure | PeerLoss | LinkDown | ArrayDegraded | ArrayRebuild | LinkSlow | DeviceSlow, Field(discriminator="kind")
+    VMotion | HostFailure | DeviceFailure | PeerLoss | LinkDown | ArrayDegraded | ArrayRebuild | LinkSlow | DeviceSlow,
+    Field(discriminator="kind"),
 ]
 EVENT_KINDS: dict[str, type[_Spec]] = {
     "vmotion": VMotion,
     "host_failure": HostFailure,
+    "device_failure": DeviceFailure,
     "peer_loss": PeerLoss,
     "link_down": LinkDown,
     "array_degraded": ArrayDegraded,

@@ -26,7 +26,7 @@ from pydantic import Field, ValidationError, model_validator
 from simcache.errors import ScenarioError, echo, listing
 from simcache.scenario.checks import CheckSpec, Expectation, check_problems, repeated_names
 from simcache.scenario.components import ArraySpec, ClusterSpec
-from simcache.scenario.events import ArrayDegraded, ArrayRebuild, DeviceSlow, Event, HostFailure, LinkSlow, VMotion
+from simcache.scenario.events import ArrayDegraded, ArrayRebuild, DeviceSlow, Event, HostFailure, LinkSlow, VMotion, array_event_seconds
 from simcache.scenario.fields import (
     BASE,
     MAX_EVENTS,
@@ -458,8 +458,9 @@ def _slowdown_problems(scenario: Scenario) -> list[tuple[str, str]]:
             problems += _array_event_problems(i, event, array)
         else:
             continue
+        seconds = array_event_seconds(event, array.drive.capacity) if isinstance(event, ArrayDegraded | ArrayRebuild) else event.duration
         for start, end, j in windows.get(component, []):
-            if event.at < end and start < event.at + event.duration:
+            if event.at < end and start < event.at + seconds:
                 problems.append(
                     (
                         f"events.{i}.at",
@@ -468,7 +469,7 @@ def _slowdown_problems(scenario: Scenario) -> list[tuple[str, str]]:
                     )
                 )
                 break
-        windows.setdefault(component, []).append((event.at, event.at + event.duration, i))
+        windows.setdefault(component, []).append((event.at, event.at + seconds, i))
     return problems
 
 
@@ -477,12 +478,23 @@ def _array_event_problems(i: int, event: ArrayDegraded | ArrayRebuild, array: Ar
 
     if array.raid == "raid0":
         return [(f"events.{i}.kind", f"{event.kind} needs a redundant array; array.raid is raid0, whose failed spindle loses the array")]
-    if isinstance(event, ArrayRebuild) and rebuild_share(array.raid, array.spindles, event.rebuild_rate, array.drive.media_rate) >= 1.0:
+    if not isinstance(event, ArrayRebuild):
+        return []
+    if rebuild_share(array.raid, array.spindles, event.rebuild_rate, array.drive.media_rate) >= 1.0:
         return [
             (
                 f"events.{i}.rebuild_rate",
                 f"{event.rebuild_rate:.4g} B/s takes all of the surviving spindles' time (media rate "
                 f"{array.drive.media_rate:.4g} B/s); make it lower",
+            )
+        ]
+    whole = array.drive.capacity / event.rebuild_rate
+    if event.duration is not None and event.duration > whole:
+        return [
+            (
+                f"events.{i}.duration",
+                f"{event.duration:g}s is longer than rewriting the whole {array.drive.capacity / 1e9:g} GB drive at "
+                f"{event.rebuild_rate / 1e6:g} MB/s takes ({whole:g}s); shorten it, or leave it out to rebuild the whole drive",
             )
         ]
     return []

@@ -385,7 +385,7 @@ class Group(_Spec):
     write per write."""
     on_peer_loss: Literal["write_through", "degrade", "stall"] = "write_through"
     """What a WB+1 / WB+2 VM does while it reaches fewer peers than its policy promises (a ``peer_loss`` or
-    ``link_down`` event, or a ``host_failure`` that leaves no spare peer). ``write_through``: its writes go to the
+    ``link_down`` event, or a ``host_failure`` / ``device_failure`` that leaves no spare peer). ``write_through``: its writes go to the
     array until the peers return. ``degrade``: it writes back with the peers it reaches (WB+2 to WB+1 to WB+0); the
     writes with fewer copies are re-replicated (resync) over the peer network when the peers return. ``stall``: its
     writes wait until the peers return (forever after a host failure that left no spare). The default is what
