@@ -326,7 +326,7 @@ def _record_metric(records: pd.DataFrame, bounds: np.ndarray, span: float, metri
         return float(latency.sum()) / 1e3 / span
     if metric == "max_outstanding":
         return float(_max_overlap(records["issue_s"].to_numpy(), records["complete_s"].to_numpy()))
-    return float(records[metric].mean())  # a latency component
+    return float(records[metric].to_numpy(dtype=np.float64).mean())  # a latency component (float32), averaged in float64
 
 
 def _max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:

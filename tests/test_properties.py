@@ -33,6 +33,9 @@ LATENCY_COLUMNS = ["latency_ms", *COMPONENTS]
 # Float tolerance for "components add up to latency_ms": both are differences of event times in seconds,
 # scaled to ms; rounding is a few ulps of the absolute time.
 ABS_MS = 1e-9
+# The components are float32 (simcache.collect.COMPONENT_DTYPE): each rounded once, by at most 2**-24 of itself;
+# they are non-negative, so their sum is within 2**-24 of latency_ms, plus the float32 sum's own rounding (4 additions).
+COMPONENT_RTOL = 2.0**-24 * 5
 
 
 def wb_groups(scenario: Scenario) -> list[str]:
@@ -69,8 +72,8 @@ def check_latencies(scenario: Scenario, result: Result) -> None:
     values = records[LATENCY_COLUMNS].to_numpy()
     assert not np.isnan(values).any(), "NaN latency or component"
     assert (values >= 0).all(), records[(records[LATENCY_COLUMNS] < 0).any(axis=1)].head()
-    total = records[list(COMPONENTS)].sum(axis=1)
-    np.testing.assert_allclose(total, records["latency_ms"], rtol=1e-9, atol=ABS_MS, err_msg="components do not add up to latency_ms")
+    total = records[list(COMPONENTS)].to_numpy(dtype=np.float64).sum(axis=1)
+    np.testing.assert_allclose(total, records["latency_ms"], rtol=COMPONENT_RTOL, atol=ABS_MS, err_msg="components do not add up to latency_ms")
     np.testing.assert_allclose(records["latency_ms"], (records["complete_s"] - records["issue_s"]) * 1e3, rtol=1e-12, atol=ABS_MS)
     assert (records["issue_s"] >= 0).all()
     assert (records["complete_s"] <= scenario.run.duration).all()
