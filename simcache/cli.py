@@ -21,6 +21,7 @@ from simcache.cells import bounded as _bounded
 from simcache.cells import cell as _cell
 from simcache.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
 from simcache.cli_report import ReportPlan, add_report_options
+from simcache.stream import REL_ERROR
 from simcache.cli_sweep import run_sweep
 from simcache.collect import COMPONENTS
 from simcache.control import (
@@ -73,6 +74,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--duration", type=_duration, default=None, help='simulated time, e.g. "30s" (default: run.duration)')
     run.add_argument("--out", type=Path, default=None, help="folder for records, series, summary (CSV + Parquet) and meta.json")
     run.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
+    kept = run.add_mutually_exclusive_group()
+    kept.add_argument("--records", type=Path, default=None, metavar="FILE", help="write the per-I/O records table to this Parquet file")
+    kept.add_argument(
+        "--no-records",
+        action="store_true",
+        help="keep latency histograms and counters instead of per-I/O records: memory flat in run length, percentiles within 1%%",
+    )
     _limit_options(run)
 
     sweep_cmd = sub.add_parser("sweep", help="run a grid of overrides x seeds")
@@ -269,10 +277,10 @@ def _run_scenario(args: argparse.Namespace) -> Scenario:
     return scenario
 
 
-def _simulate(scenario: Scenario, limits: Limits) -> tuple[Result, Cancel]:
+def _simulate(scenario: Scenario, limits: Limits, keep_records: bool = True) -> tuple[Result, Cancel]:
     """Run ``scenario`` once within ``limits``, with progress on a terminal; Ctrl-C or SIGTERM cancels the token and
     stops the run early (its partial result is returned)."""
-    work = check_work(scenario, limits)
+    work = check_work(scenario, limits, keep_records=keep_records)
     expected = f", {work.describe()}" if math.isfinite(work.ios) else ""
     with cancel_on_signals(Cancel()) as token:
         print(
@@ -280,7 +288,7 @@ def _simulate(scenario: Scenario, limits: Limits) -> tuple[Result, Cancel]:
             file=sys.stderr,
             flush=True,
         )
-        result = simulate(scenario, progress=_progress, cancel=token, limits=NO_LIMITS)  # checked above
+        result = simulate(scenario, progress=_progress, cancel=token, limits=NO_LIMITS, keep_records=keep_records)  # checked above
     if sys.stderr.isatty():
         print(file=sys.stderr)
     return result, token
@@ -288,19 +296,26 @@ def _simulate(scenario: Scenario, limits: Limits) -> tuple[Result, Cancel]:
 
 def _run(args: argparse.Namespace) -> int:
     """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or 143."""
-    result, token = _simulate(_run_scenario(args), _limits(args))
+    result, token = _simulate(_run_scenario(args), _limits(args), keep_records=not args.no_records)
     stopped = _stopped_line(result)
     if stopped:
         print(stopped, file=sys.stderr if args.json else sys.stdout, flush=True)
     if args.out is not None:
         result.save(args.out)
+    if args.records is not None:
+        args.records.parent.mkdir(parents=True, exist_ok=True)
+        result.records.to_parquet(args.records, index=False)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
         print(report(result))
         if args.out is not None:
             tables = "records, unfinished, series, summary, breakdown as CSV and Parquet; meta.json with the warnings"
+            if args.no_records:
+                tables = tables.removeprefix("records, ")
             print(f"\nresults written to {args.out}/ ({tables})")
+        if args.records is not None:
+            print(f"records written to {args.records} ({len(result.records):,} I/Os)")
         if stopped:
             print(stopped)
     return exit_status(token) if stopped else 0
@@ -343,6 +358,11 @@ def report(result: Result) -> str:
         "Latency per VM group (ms), IOPS and MB/s:",
         _table(_bounded(result.summary), RUN_COLUMNS),
         *_lower_bound_note(result.summary),
+        *(
+            []
+            if result.has_records
+            else [f"  no records kept: percentiles from latency histograms, within {REL_ERROR:.0%} (counts, IOPS, MB/s, means, max exact)"]
+        ),
         "",
         "Where the write latency comes from (mean ms per write, critical path):",
         _table(result.breakdown, ["group", "write_mean_ms", *COMPONENTS, "dominant"]),
