@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -183,11 +184,16 @@ class CheckPlan:
         progress: Progress | None = None,
         cancel: Cancel | None = None,
         limits: Limits | None = None,
+        executor: Executor | None = None,
     ) -> Iterator[CheckOutcome]:
         """Run each variant once per seed and yield each check as soon as the runs it needs are done (see :func:`iter_checks`).
 
         Once ``cancel`` is set, raises :class:`~simcache.control.Stopped` (with the stopped run's partial result,
         which no check is judged on); the checks yielded before stay valid. ``limits`` go to :func:`simulate`.
+
+        ``executor`` (a process pool, or a Dask client's ``get_executor()``) runs a variant's seeds in parallel: each
+        run is the same function of its scenario and seed, so the outcomes are those of the serial loop, value for
+        value. A stop then comes between variants (the runs under way finish; their results are not judged).
         """
         scenario, label = self.scenario, self.label
         if seeds is None:
@@ -201,29 +207,67 @@ class CheckPlan:
             for variant in dict.fromkeys(side.variant for side, _ in sides[index]):
                 if variant in done:
                     continue
-                for k, seed in enumerate(seed_list):
-                    where = f"{label}: variant {variant}, seed {seed}"
+                wanted = [(j, s, side, metric) for j, pair in enumerate(sides) for s, (side, metric) in enumerate(pair) if side.variant == variant]
+                replicate = _Replicate(self.runs[variant], label, tuple(scenario.expect), tuple(wanted), limits)
+                wheres = [f"{label}: variant {variant}, seed {seed}" for seed in seed_list]
+                if executor is not None:
                     if cancel is not None and cancel.cancelled:
-                        raise Stopped(cancel.reason, where=where)
+                        raise Stopped(cancel.reason, where=wheres[0])
                     if progress is not None:
-                        progress(where)
-                    result = simulate(self.runs[variant], seed=seed, cancel=cancel, limits=limits)
-                    if result.meta["stopped_at_s"] is not None:
-                        raise Stopped(result.meta["stop_reason"], result, where)
-                    for warning in result.warnings:
-                        if warning.kind != "few_samples":  # true of nearly every short check run; the checks' tolerances speak to it
-                            said = f"{'warning' if warning.severity == 'unstable' else 'note'}: {warning.message}"
-                            notes.setdefault(variant, {}).setdefault((warning.kind, warning.component), said)
-                    for j, pair in enumerate(sides):
-                        for s, (side, metric) in enumerate(pair):
-                            if side.variant == variant:
-                                measured[(j, s, k)] = _measure_checked(result, side, metric, label, j, scenario.expect[j])
+                        for where in wheres:
+                            progress(where)
+                    replicas = list(executor.map(replicate, seed_list))
+                    if cancel is not None and cancel.cancelled:
+                        raise Stopped(cancel.reason, where=wheres[-1])
+                else:
+                    replicas = []
+                    for seed, where in zip(seed_list, wheres, strict=True):
+                        if cancel is not None and cancel.cancelled:
+                            raise Stopped(cancel.reason, where=where)
+                        if progress is not None:
+                            progress(where)
+                        result = simulate(self.runs[variant], seed=seed, cancel=cancel, limits=limits)
+                        if result.meta["stopped_at_s"] is not None:
+                            raise Stopped(result.meta["stop_reason"], result, where)
+                        replicas.append(replicate.judge(result))
+                for k, (said, values) in enumerate(replicas):
+                    for key, text in said:
+                        notes.setdefault(variant, {}).setdefault(key, text)
+                    for (j, s), value in values.items():
+                        measured[(j, s, k)] = value
                 done.add(variant)
             variants = dict.fromkeys(side.variant for side, _ in sides[index])
             warnings = tuple(
                 f"{said.partition(':')[0]} (variant {v}):{said.partition(':')[2]}" for v in variants for said in notes.get(v, {}).values()
             )
             yield replace(_outcome(label, scenario, index, expectation, sides[index], measured, seed_list), warnings=warnings)
+
+
+Replica = tuple[list[tuple[tuple[str, str], str]], dict[tuple[int, int], float]]
+"""What one run of a variant gives its checks: its warnings ((kind, component), text), and each (check, side)'s value."""
+
+
+@dataclass(frozen=True)
+class _Replicate:
+    """One variant's run for one seed, judged for the checks that select it (picklable: a pool worker runs it)."""
+
+    run: Scenario
+    label: str
+    expect: tuple[Expectation, ...]
+    wanted: tuple[tuple[int, int, Selection, str], ...]
+    limits: Limits | None
+
+    def __call__(self, seed: int) -> Replica:
+        return self.judge(simulate(self.run, seed=seed, limits=self.limits))
+
+    def judge(self, result: Result) -> Replica:
+        said = [
+            ((warning.kind, warning.component), f"{'warning' if warning.severity == 'unstable' else 'note'}: {warning.message}")
+            for warning in result.warnings
+            if warning.kind != "few_samples"  # true of nearly every short check run; the checks' tolerances speak to it
+        ]
+        values = {(j, s): _measure_checked(result, side, metric, self.label, j, self.expect[j]) for j, s, side, metric in self.wanted}
+        return said, values
 
 
 def prepare(source: str | Path | Scenario, *, duration: float | None = None) -> CheckPlan:

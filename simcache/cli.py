@@ -11,6 +11,7 @@ import json
 import math
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -112,6 +113,10 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--duration", type=_duration, default=None, help="replace every run's duration (windows must still fit)")
     check.add_argument("--report", type=Path, default=None, help="also write a Markdown validation report to this file")
     check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    check.add_argument(
+        "--workers", type=int, default=None, help="processes running a check's seeds at once (default: one per core; 1 = in this process)"
+    )
+    check.add_argument("--scheduler", default=None, help='run the seeds on Dask: a scheduler address (tcp://host:8786) or "local"')
     _limit_options(check)
 
     estimate_cmd = sub.add_parser("estimate", help="analytic estimate of a scenario in milliseconds (no simulation)")
@@ -437,8 +442,11 @@ def _check(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"  running {text}", file=sys.stderr, flush=True)
 
+    from simcache.sweep import replication_executor  # the pool and Dask helpers live with the sweep
+
     stopped: Stopped | None = None
-    with cancel_on_signals(Cancel()) as token:
+    with ExitStack() as stack, cancel_on_signals(Cancel()) as token:
+        executor = replication_executor(stack, workers=args.workers, scheduler=args.scheduler)
         for number, plan in enumerate(plans):
             scenario = plan.scenario
             if not scenario.expect:
@@ -448,7 +456,7 @@ def _check(args: argparse.Namespace) -> int:
             judged = 0
             shown: set[str] = set()
             try:
-                for outcome in plan.outcomes(seeds=args.seeds, progress=progress, cancel=token, limits=limits):
+                for outcome in plan.outcomes(seeds=args.seeds, progress=progress, cancel=token, limits=limits, executor=executor):
                     outcomes.append(outcome)
                     judged += 1
                     print(outcome.line(), flush=True)

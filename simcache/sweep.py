@@ -40,7 +40,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +63,7 @@ __all__ = [
     "SweepStoreWarning",
     "grid_points",
     "log_axis_yerr",
+    "replication_executor",
     "result_row",
     "sweep",
     "sweep_summary",
@@ -439,6 +440,25 @@ class _Runner:
             process.terminate()
         for process in processes:
             process.join(5)
+
+
+def replication_executor(stack: ExitStack, *, workers: int | None, scheduler: str | None, what: str = "<check>") -> Executor | None:
+    """An executor for independent runs (a check's seeds), closed with ``stack``: the Dask cluster's when
+    ``scheduler`` is given ("local" or an address), else a pool of ``workers`` processes (default one per core);
+    ``None`` for one worker (run in this process)."""
+    if scheduler is not None:
+        client = stack.enter_context(_dask_client(scheduler, workers))
+        executor: Executor = client.get_executor()
+        return executor
+    count = workers if workers is not None else os.cpu_count() or 1
+    if count < 1:
+        raise ScenarioError(what, [("--workers", f"must be at least 1 (got {count})")])
+    if count == 1:
+        return None
+    context = multiprocessing.get_context("spawn")  # as the sweep's pool: workers start clean
+    pool = ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_exit_with_parent)
+    stack.callback(pool.shutdown, wait=True, cancel_futures=True)
+    return pool
 
 
 def _exit_with_parent() -> None:
