@@ -207,7 +207,9 @@ class CheckPlan:
             for variant in dict.fromkeys(side.variant for side, _ in sides[index]):
                 if variant in done:
                     continue
-                wanted = [(j, s, side, metric) for j, pair in enumerate(sides) for s, (side, metric) in enumerate(pair) if side.variant == variant]
+                wanted = [
+                    (j, s, side, metric) for j, pair in enumerate(sides) for s, (side, metric) in enumerate(pair) if side.variant == variant
+                ]
                 replicate = _Replicate(self.runs[variant], label, tuple(scenario.expect), tuple(wanted), limits)
                 wheres = [f"{label}: variant {variant}, seed {seed}" for seed in seed_list]
                 if executor is not None:

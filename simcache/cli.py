@@ -22,7 +22,6 @@ from simcache.cells import bounded as _bounded
 from simcache.cells import cell as _cell
 from simcache.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
 from simcache.cli_report import ReportPlan, add_report_options
-from simcache.stream import REL_ERROR
 from simcache.cli_sweep import run_sweep
 from simcache.collect import COMPONENTS
 from simcache.control import (
@@ -49,6 +48,7 @@ from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
 from simcache.scenario import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
+from simcache.stream import REL_ERROR
 from simcache.units import UnitError, parse_duration, parse_size
 
 __all__ = ["main"]

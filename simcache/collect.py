@@ -28,8 +28,10 @@ import pandas as pd
 
 __all__ = [
     "ARRAY",
+    "BLOCK_BYTES_PER_IO",
     "COMPLETED",
     "COMPONENTS",
+    "COMPONENT_DTYPE",
     "DESTAGE_WAIT",
     "ISSUED",
     "IS_WRITE",
@@ -45,8 +47,6 @@ __all__ = [
     "RECORD_FIELDS",
     "SIZE",
     "VM",
-    "BLOCK_BYTES_PER_IO",
-    "COMPONENT_DTYPE",
     "Record",
     "RecordBlocks",
     "drain",
@@ -280,7 +280,8 @@ class _Order:
     def apply(self, column: np.ndarray) -> np.ndarray:
         """``column`` in the table's order (in place, unless the records needed a full sort)."""
         if self.order is not None:
-            return column[self.order]
+            ordered: np.ndarray = column[self.order]
+            return ordered
         if len(self.rows):
             column[self.rows] = column[self.sources]
         return column

@@ -34,8 +34,8 @@ from simcache.outages import outage, update_all_peers
 from simcache.physics import PortName, framed_bytes, ring_peers, vmotion_stream_port
 from simcache.replay import TraceStream, trace_for, vm_devices
 from simcache.results import Result, SeriesSample
-from simcache.stream import StreamStats
 from simcache.scenario import ArrayDegraded, ArrayRebuild, DeviceSlow, Group, HostFailure, LinkSlow, Scenario, VMotion, load_scenario
+from simcache.stream import StreamStats
 from simcache.trace import Trace
 from simcache.workload import IOStream
 

@@ -253,6 +253,11 @@ class Result:
         start, _ = self.window
         return self.records[self.records["issue_s"] >= start]
 
+    def _measured_rows(self) -> np.ndarray:
+        """Row positions of the records of I/Os issued inside the measurement window (what :attr:`measured` selects)."""
+        start, _ = self.window
+        return np.flatnonzero(self.records["issue_s"].to_numpy() >= start)
+
     @property
     def measured_unfinished(self) -> pd.DataFrame:
         """Unfinished I/Os issued inside the measurement window."""
@@ -289,26 +294,28 @@ class Result:
             return _summarize_stream(self, self.stream, by)
         start, end = self.window
         span = end - start
-        measured = self.measured
+        records = self.records
+        inside = self._measured_rows()
         unfinished = self.measured_unfinished
         rows = []
         if by == "group":  # every group of the scenario, even one that did no I/O in the window
             keys = [g["name"] for g in self.meta["scenario"]["groups"]] + ["all"]
         else:
-            keys = list(dict.fromkeys([*measured[by], *unfinished[by]]))
-        # One pass over the records per table (a filter per key costs groups x records: 1,000 groups took seconds).
-        rows_of = measured.groupby(by, sort=False, observed=True).indices  # key -> row positions
+            keys = list(dict.fromkeys([*_first_seen(records[by], inside), *unfinished[by]]))
+        # One pass over the records per table (a filter per key costs groups x records: 1,000 groups took seconds), on
+        # plain arrays indexed by row positions (a pandas subset per key and op costs milliseconds each; a copy of the
+        # measured records would double a long run's memory).
+        rows_of = _positions_by_key(records[by], inside)  # key -> row positions, in row order
         pending_of = unfinished.groupby(by, sort=False, observed=True).indices
-        # Plain arrays, indexed by row positions: a pandas subset per key and op costs milliseconds each.
-        latency_all = measured["latency_ms"].to_numpy(dtype=float)
-        issue_all = measured["issue_s"].to_numpy(dtype=float)
-        size_all = measured["size_bytes"].to_numpy()
-        write_all = (measured["op"] == "write").to_numpy(dtype=bool)
+        latency_all = records["latency_ms"].to_numpy()
+        issue_all = records["issue_s"].to_numpy()
+        size_all = records["size_bytes"].to_numpy()
+        write_all = _op_codes(records) == 1
         pending_issue = unfinished["issue_s"].to_numpy(dtype=float)
         pending_write = (unfinished["op"] == "write").to_numpy(dtype=bool)
         none = np.empty(0, dtype=np.intp)
         for key in keys:
-            where = np.arange(len(measured)) if key == "all" else rows_of.get(key, none)
+            where = inside if key == "all" else rows_of.get(key, none)
             waiting = np.arange(len(unfinished)) if key == "all" else pending_of.get(key, none)
             for op in ("read", "write"):
                 want = op == "write"
@@ -341,16 +348,19 @@ class Result:
         if self._breakdown is None and self.stream is not None:
             self._breakdown = _breakdown_stream(self, self.stream)
         if self._breakdown is None:
-            writes = self.measured[self.measured["op"] == "write"]
+            records = self.records
+            inside = self._measured_rows()
+            writes = inside[_op_codes(records)[inside] == 1]
             rows = []
-            for group, part in list(writes.groupby("group", sort=False, observed=True)) + [("all", writes)]:
+            parts = list(_positions_by_key(records["group"], writes).items()) + [("all", writes)]
+            for group, part in parts:
                 # float32 components, averaged in float64
-                means = {c: float(part[c].to_numpy(dtype=np.float64).mean()) if len(part) else math.nan for c in COMPONENTS}
+                means = {c: float(records[c].to_numpy()[part].astype(np.float64).mean()) if len(part) else math.nan for c in COMPONENTS}
                 dominant = "none" if not len(part) else max(means, key=lambda c: means[c])
                 rows.append(
                     {
                         "group": group,
-                        "write_mean_ms": float(part["latency_ms"].mean()) if len(part) else math.nan,
+                        "write_mean_ms": float(pd.Series(records["latency_ms"].to_numpy()[part]).mean()) if len(part) else math.nan,
                         **means,
                         "dominant": dominant.removesuffix("_ms"),
                     }
@@ -411,6 +421,37 @@ class Result:
 
     def _validity_json(self) -> dict[str, Any]:
         return {"stable": self.stable, "warnings": [w.to_json() for w in self.warnings]}
+
+
+def _op_codes(records: pd.DataFrame) -> np.ndarray:
+    """The records' op as codes: 0 read, 1 write (the categories are ("read", "write"); a plain column is compared)."""
+    op = records["op"]
+    if isinstance(op.dtype, pd.CategoricalDtype) and list(op.cat.categories) == ["read", "write"]:
+        codes: np.ndarray = op.cat.codes.to_numpy()
+        return codes
+    return (op == "write").to_numpy().astype(np.int8)
+
+
+def _first_seen(column: pd.Series, rows: np.ndarray) -> list[Any]:
+    """The values of ``column`` at ``rows``, each once, in the order they first appear."""
+    values = column.iloc[rows] if len(rows) < len(column) else column
+    return list(dict.fromkeys(values))
+
+
+def _positions_by_key(column: pd.Series, rows: np.ndarray) -> dict[Any, np.ndarray]:
+    """``rows`` split by the value of ``column`` there: value -> its rows in order, values in order of first appearance
+    (as ``groupby(sort=False).indices`` on the selected rows, without copying the table)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()[rows]
+        categories = column.cat.categories
+    else:
+        categories_index, codes = np.unique(column.to_numpy()[rows], return_inverse=True)
+        categories = pd.Index(categories_index)
+    order = np.argsort(codes, kind="stable")
+    present, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    split = np.split(rows[order], np.cumsum(counts)[:-1]) if len(rows) else []
+    by_code = dict(zip(present.tolist(), split, strict=True))
+    return {categories[code]: by_code[code] for code in present[np.argsort(first, kind="stable")].tolist()}
 
 
 def _stream_keys(result: Result, by: str, with_all: bool) -> list[tuple[str, np.ndarray]]:
@@ -565,7 +606,6 @@ def _series_frame(model: Model, records: pd.DataFrame | None, stream: StreamStat
     return frame
 
 
-
 def _records_series(records: pd.DataFrame, times: np.ndarray, widths: np.ndarray, columns: dict[str, Any]) -> None:
     """The I/O columns of the series (IOPS, MB/s, p50 and p99 per op of the I/Os completed in each interval) from the records.
 
@@ -607,6 +647,7 @@ def _stream_series(stream: StreamStats, intervals: int, widths: np.ndarray, colu
         for name in HEADLINE_PERCENTILES:
             q = PERCENTILES[name]
             columns[f"{op}_{name}"] = [percentile_of_counts(part.histogram(o), q) for part in parts]
+
 
 def _degraded_vms(model: Model) -> list[dict[str, Any]]:
     """The write-back VMs that were ever short of the peers their policy promises: for how long (s), the bytes they

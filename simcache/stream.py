@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simcache.collect import COMPLETED, ISSUED, IS_WRITE, LOCAL_TIER, SIZE, VM, Record
+from simcache.collect import COMPLETED, IS_WRITE, ISSUED, LOCAL_TIER, SIZE, VM, Record
 
 __all__ = ["BUCKETS", "GAMMA", "MIN_MS", "REL_ERROR", "LatencyHistogram", "StreamStats", "bucket_of", "percentile_of_counts"]
 
@@ -62,7 +62,7 @@ def bucket_of(values_ms: np.ndarray) -> np.ndarray:
     """The bucket of each latency (ms)."""
     values = np.asarray(values_ms, dtype=np.float64)
     k = np.ceil(np.log(np.maximum(values, MIN_MS)) / _LOG_GAMMA)
-    buckets = np.clip(k - _K_MIN, 0, BUCKETS - 1).astype(np.intp)
+    buckets: np.ndarray = np.clip(k - _K_MIN, 0, BUCKETS - 1).astype(np.intp)
     buckets[values <= MIN_MS] = 0
     return buckets
 

@@ -210,12 +210,16 @@ def in_flight_series(result: Result, times: np.ndarray) -> dict[tuple[str, str],
         return _stream_in_flight(result, times)
     records, unfinished = result.records, result.unfinished
     out: dict[tuple[str, str], np.ndarray] = {}
+    group_of = records["group"].to_numpy()  # categorical: the codes' names, one reference a row (no copy of the table)
+    write = (records["op"] == "write").to_numpy()
+    issue, complete = records["issue_s"].to_numpy(), records["complete_s"].to_numpy()
     for group in [g["name"] for g in result.meta["scenario"]["groups"]]:
+        in_group = group_of == group
         for op in ("read", "write"):
-            done = records[(records["group"] == group) & (records["op"] == op)]
+            done = in_group & (write == (op == "write"))
             pending = unfinished.loc[(unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"].to_numpy(dtype=float)
-            issued = np.sort(np.concatenate((done["issue_s"].to_numpy(), pending)))
-            completed = np.sort(done["complete_s"].to_numpy())
+            issued = np.sort(np.concatenate((issue[done], pending)))
+            completed = np.sort(complete[done])
             if not len(issued):
                 continue
             out[(group, op)] = np.searchsorted(issued, times, side="right") - np.searchsorted(completed, times, side="right")
@@ -354,8 +358,8 @@ def _overloads(result: Result) -> list[ValidityWarning]:
         issued = int(stream.count.sum()) + len(result.measured_unfinished)
         served = sum(int(part.count.sum()) for t, part in zip(stream.times, stream.intervals, strict=False) if start < t <= end)
     else:
-        issued = len(result.measured) + len(result.measured_unfinished)
         records = result.records
+        issued = int((records["issue_s"].to_numpy() >= start).sum()) + len(result.measured_unfinished)
         served = int(((records["complete_s"] >= start) & (records["complete_s"] <= end)).sum())
     offered = f"the VMs issued {issued / span:,.0f} I/Os/s, {served / span:,.0f}/s completed" + (
         f" (offered {issued / served:.3g}x what was served)" if served else ""

@@ -73,7 +73,9 @@ def check_latencies(scenario: Scenario, result: Result) -> None:
     assert not np.isnan(values).any(), "NaN latency or component"
     assert (values >= 0).all(), records[(records[LATENCY_COLUMNS] < 0).any(axis=1)].head()
     total = records[list(COMPONENTS)].to_numpy(dtype=np.float64).sum(axis=1)
-    np.testing.assert_allclose(total, records["latency_ms"], rtol=COMPONENT_RTOL, atol=ABS_MS, err_msg="components do not add up to latency_ms")
+    np.testing.assert_allclose(
+        total, records["latency_ms"], rtol=COMPONENT_RTOL, atol=ABS_MS, err_msg="components do not add up to latency_ms"
+    )
     np.testing.assert_allclose(records["latency_ms"], (records["complete_s"] - records["issue_s"]) * 1e3, rtol=1e-12, atol=ABS_MS)
     assert (records["issue_s"] >= 0).all()
     assert (records["complete_s"] <= scenario.run.duration).all()

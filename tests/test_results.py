@@ -301,7 +301,9 @@ def test_breakdown_means_add_up(result: Result) -> None:
     assert breakdown.loc["db", "write_mean_ms"] == pytest.approx(writes.loc[writes["group"] == "db", "latency_ms"].mean())
     assert breakdown.loc["web", "dominant"] == "array"
     assert breakdown.loc["db", "network_ms"] == 0.3216860662266116  # deterministic for seed 3 (float32 components: was 0.32168606425015944)
-    assert breakdown.loc["web", "network_ms"] == 0.13926531191779887  # deterministic for seed 3
+    assert (
+        breakdown.loc["web", "network_ms"] == 0.13926530570264847
+    )  # deterministic for seed 3 (float32 components: was 0.13926531191779887)
 
 
 def test_totals(result: Result, scenario: Scenario) -> None:
