@@ -51,6 +51,7 @@ __all__ = [
     "RecordBlocks",
     "drain",
     "records_frame",
+    "take_rows",
 ]
 
 
@@ -139,11 +140,9 @@ class RecordBlocks:
 
     def drain(self, records: list[Record]) -> None:
         """Move the tuples of ``records`` (rows in :data:`RECORD_FIELDS` order) to the end of the fields."""
-        if not records:
-            return
-        data = np.array(records, dtype=np.float64)
-        records.clear()
-        self.append(data)
+        data = take_rows(records)
+        if len(data):
+            self.append(data)
 
     def append(self, data: np.ndarray) -> None:
         """Append ``data`` (one row per record, columns in :data:`RECORD_FIELDS` order, float64)."""
@@ -174,6 +173,13 @@ class RecordBlocks:
         """
         column, self._fields[i] = self._fields[i], np.empty(0, dtype=_BLOCK_DTYPES[i])
         return column[: self.count]
+
+
+def take_rows(records: list[Record]) -> np.ndarray:
+    """The tuples of ``records`` as one float64 array (a row each, columns in :data:`RECORD_FIELDS` order); clears the list."""
+    data = np.array(records, dtype=np.float64).reshape(len(records), len(RECORD_FIELDS))
+    records.clear()
+    return data
 
 
 def drain(records: list[Record], blocks: RecordBlocks) -> None:

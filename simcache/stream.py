@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simcache.collect import COMPLETED, IS_WRITE, ISSUED, LOCAL_TIER, SIZE, VM, Record
+from simcache.collect import COMPLETED, IS_WRITE, ISSUED, LOCAL_TIER, SIZE, VM, Record, take_rows
 
 __all__ = ["BUCKETS", "GAMMA", "MIN_MS", "REL_ERROR", "LatencyHistogram", "StreamStats", "bucket_of", "percentile_of_counts"]
 
@@ -198,11 +198,9 @@ class StreamStats:
 
     def drain(self, records: list[Record]) -> None:
         """Count the tuples of ``records`` (completed I/Os, in :data:`simcache.collect.RECORD_FIELDS` order) and clear it."""
-        if not records:
-            return
-        data = np.array(records, dtype=np.float64)
-        records.clear()
-        self.add(data)
+        data = take_rows(records)
+        if len(data):
+            self.add(data)
 
     def add(self, data: np.ndarray) -> None:
         """Count completed I/Os ``data`` (rows in :data:`simcache.collect.RECORD_FIELDS` order, float64)."""
