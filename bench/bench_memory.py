@@ -78,7 +78,9 @@ def child(duration: float, keep_records: bool) -> dict[str, Any]:
 
 def run_case(duration: float, keep_records: bool) -> dict[str, Any]:
     args = [sys.executable, __file__, "--child", str(duration), "--records" if keep_records else "--no-records"]
-    out = subprocess.run(args, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = subprocess.run(args, capture_output=True, text=True, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if out.returncode:
+        raise SystemExit(f"case {duration:g} s, records {keep_records} failed:\n{out.stderr}")
     case: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     case["bytes_per_io"] = round((case["peak_mib"] - case["base_mib"]) * 2**20 / case["ios"], 1)
     print(json.dumps(case), file=sys.stderr, flush=True)
