@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import FIRST_COMPLETED, Executor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -212,15 +212,11 @@ class CheckPlan:
                 ]
                 replicate = _Replicate(self.runs[variant], label, tuple(scenario.expect), tuple(wanted), limits)
                 wheres = [f"{label}: variant {variant}, seed {seed}" for seed in seed_list]
-                if executor is not None:
-                    if cancel is not None and cancel.cancelled:
-                        raise Stopped(cancel.reason, where=wheres[0])
+                if executor is not None and len(seed_list) > 1:
                     if progress is not None:
                         for where in wheres:
                             progress(where)
-                    replicas = list(executor.map(replicate, seed_list))
-                    if cancel is not None and cancel.cancelled:
-                        raise Stopped(cancel.reason, where=wheres[-1])
+                    replicas = _in_parallel(executor, replicate, seed_list, cancel, wheres)
                 else:
                     replicas = []
                     for seed, where in zip(seed_list, wheres, strict=True):
@@ -243,6 +239,21 @@ class CheckPlan:
                 f"{said.partition(':')[0]} (variant {v}):{said.partition(':')[2]}" for v in variants for said in notes.get(v, {}).values()
             )
             yield replace(_outcome(label, scenario, index, expectation, sides[index], measured, seed_list), warnings=warnings)
+
+
+def _in_parallel(executor: Executor, replicate: _Replicate, seeds: list[int], cancel: Cancel | None, wheres: list[str]) -> list[Replica]:
+    """``replicate`` of each seed on ``executor``, in seed order; once ``cancel`` is set, the pool is stopped (its
+    running runs end with their processes: :func:`simcache.sweep.stop_pool`) and :class:`Stopped` raised."""
+    from simcache.sweep import stop_pool
+
+    futures = [executor.submit(replicate, seed) for seed in seeds]
+    pending = set(futures)
+    while pending:
+        if cancel is not None and cancel.cancelled:
+            stop_pool(executor)
+            raise Stopped(cancel.reason, where=next((where for where, f in zip(wheres, futures, strict=True) if not f.done()), wheres[-1]))
+        _, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
+    return [future.result() for future in futures]
 
 
 Replica = tuple[list[tuple[tuple[str, str], str]], dict[tuple[int, int], float]]

@@ -65,6 +65,7 @@ __all__ = [
     "log_axis_yerr",
     "replication_executor",
     "result_row",
+    "stop_pool",
     "sweep",
     "sweep_summary",
 ]
@@ -432,14 +433,22 @@ class _Runner:
         if kind is None:
             self._pool.shutdown(wait=True)
             return
-        # Stopped (Ctrl-C, SIGTERM, an error): do not wait for running tasks. The executor has no public way to
-        # stop a running task, so its worker processes are terminated (their rows are lost; finished ones are stored).
-        processes = list((self._pool._processes or {}).values())
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.join(5)
+        # Stopped (Ctrl-C, SIGTERM, an error): do not wait for running tasks (their rows are lost; finished ones are stored).
+        stop_pool(self._pool)
+
+
+def stop_pool(pool: Executor) -> None:
+    """Stop a process pool without waiting for its running tasks: the executor has no public way to stop a running
+    task, so its worker processes are terminated. Other executors (Dask's) get their queued tasks cancelled."""
+    if not isinstance(pool, ProcessPoolExecutor):
+        pool.shutdown(wait=False, cancel_futures=True)
+        return
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(5)
 
 
 def replication_executor(stack: ExitStack, *, workers: int | None, scheduler: str | None, what: str = "<check>") -> Executor | None:
@@ -457,7 +466,14 @@ def replication_executor(stack: ExitStack, *, workers: int | None, scheduler: st
         return None
     context = multiprocessing.get_context("spawn")  # as the sweep's pool: workers start clean
     pool = ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_exit_with_parent)
-    stack.callback(pool.shutdown, wait=True, cancel_futures=True)
+
+    def close(kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if kind is None:
+            pool.shutdown(wait=True)
+        else:  # an error or a second Ctrl-C: do not wait for the runs under way
+            stop_pool(pool)
+
+    stack.push(close)
     return pool
 
 

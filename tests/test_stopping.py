@@ -300,6 +300,20 @@ def test_check_stops_on_ctrl_c_and_marks_the_rest_not_run() -> None:
     assert seconds < 5
 
 
+def test_check_with_a_pool_stops_its_runs_on_ctrl_c() -> None:
+    """Seeds run in a pool: Ctrl-C ends the worker processes (a run there cannot be stopped at a time step), so the
+    command exits at once, without a partial result, the runs under way named."""
+    path = "scenarios/ram_tier.toml"
+    argv = ["check", path, "--duration", "3000s", "--seeds", "2", "--workers", "2"]
+    code, out, err, seconds = _interrupt(argv, signal.SIGINT, "  running ")
+    assert code == 130, err
+    lines = out.splitlines()
+    assert lines[1] == "NOT RUN  ram_tier:ram-device-latency  (stopped before it was simulated)"
+    assert lines[-1] == f"STOPPED in {path}: variant base, seed 1 (SIGINT): the checks after it were not run"
+    assert "Traceback" not in err
+    assert seconds < 10
+
+
 # -- the app's lease --------------------------------------------------------------------------------
 
 
