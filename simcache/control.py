@@ -53,14 +53,18 @@ __all__ = [
     "stopped_at",
 ]
 
-BYTES_PER_IO = 600
-"""Peak resident memory per simulated I/O, bytes: the record blocks, the records table built from them and the
-allocator's slack. Measured 2026-11-25 on the project VM (AMD EPYC, 2 vCPUs, 24 GiB, Python 3.11.7, Python
-sources): ``ru_maxrss`` of the default scenario for 10 s (16,424 I/Os, 199 MiB) and 160 s (311,638 I/Os, 360 MiB)
-gives 573 bytes per I/O at the margin; tracemalloc's peak gives 232 (Python objects only)."""
+BYTES_PER_IO = 170
+"""Peak resident memory per simulated I/O, bytes, of a run with records and its summary: the records table (56 bytes a
+row, :mod:`simcache.collect`), the model's state that grows with the I/Os (the hosts' cache-line maps, until the caches
+or working sets are full) and the summary's temporaries. Measured 2026-11-27 on the project VM (AMD EPYC, 2 vCPUs, 24
+GiB, Python 3.11.7, Python sources) by ``bench/bench_memory.py``: the default scenario for 60 s (114,070 I/Os) and
+600 s (1,548,999 I/Os) peak at 158 and 312 MiB through the run (112 bytes per I/O at the margin), 211 and 436 MiB
+with the summary (164). It was 600 (573 measured) with float64 records blocks and a copied records table."""
 STREAM_BYTES_PER_VM = 2 * (8 * 1613 + 8 * 30)
 """Memory per VM of a run without records (:class:`simcache.stream.StreamStats`): per op a histogram of 1,613 int64
-counts, and about 30 counters and batch sums."""
+counts, and about 30 counters and batch sums. (The model's own state is not counted: its cache-line maps grow with
+the blocks the VMs touch until the caches or working sets are full, about 60 bytes per I/O of the default scenario
+while they fill.)"""
 BYTES_PER_TUPLE = 300
 """Memory of one completed I/O's record while it waits for the next sample (a tuple; see :mod:`simcache.collect`)."""
 BYTES_PER_SAMPLE_VALUE = 120
