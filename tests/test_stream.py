@@ -166,5 +166,9 @@ def test_cli_no_records_and_records_file(tmp_path: pytest.TempPathFactory, pair:
     code, out = call(["run", "default", "--duration", f"{DURATION}s", "--seed", str(SEED), "--records", str(path)])
     assert code == 0 and f"records written to {path}" in out
     pd.testing.assert_frame_equal(pd.read_parquet(path), pair[0].records, check_exact=True)
-    code, out = call(["run", "default", "--duration", f"{DURATION}s", "--seed", str(SEED), "--no-records"])
+    folder = tmp_path / "streamed"  # type: ignore[operator]
+    code, out = call(["run", "default", "--duration", f"{DURATION}s", "--seed", str(SEED), "--no-records", "--out", str(folder)])
     assert code == 0 and "no records kept: percentiles from latency histograms, within 1%" in out
+    assert f"results written to {folder}/ (unfinished, series, summary, breakdown as CSV and Parquet" in out
+    assert not (folder / "records.csv").exists() and (folder / "summary.parquet").exists()
+    assert pd.read_csv(folder / "summary.csv")["count"].tolist() == pair[0].summary["count"].tolist()
