@@ -250,8 +250,9 @@ def _in_parallel(executor: Executor, replicate: _Replicate, seeds: list[int], ca
     pending = set(futures)
     while pending:
         if cancel is not None and cancel.cancelled:
+            where = next((where for where, f in zip(wheres, futures, strict=True) if not f.done()), wheres[-1])  # before the stop
             stop_pool(executor)
-            raise Stopped(cancel.reason, where=next((where for where, f in zip(wheres, futures, strict=True) if not f.done()), wheres[-1]))
+            raise Stopped(cancel.reason, where=where)
         _, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
     return [future.result() for future in futures]
 
