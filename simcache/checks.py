@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -185,11 +186,16 @@ class CheckPlan:
         progress: Progress | None = None,
         cancel: Cancel | None = None,
         limits: Limits | None = None,
+        executor: Executor | None = None,
     ) -> Iterator[CheckOutcome]:
         """Run each variant once per seed and yield each check as soon as the runs it needs are done (see :func:`iter_checks`).
 
         Once ``cancel`` is set, raises :class:`~simcache.control.Stopped` (with the stopped run's partial result,
         which no check is judged on); the checks yielded before stay valid. ``limits`` go to :func:`simulate`.
+
+        ``executor`` (a process pool, or a Dask client's ``get_executor()``) runs a variant's seeds in parallel: each
+        run is the same function of its scenario and seed, so the outcomes are those of the serial loop, value for
+        value. A stop then comes between variants (the runs under way finish; their results are not judged).
         """
         scenario, label = self.scenario, self.label
         if seeds is None:
@@ -203,29 +209,81 @@ class CheckPlan:
             for variant in dict.fromkeys(side.variant for side, _ in sides[index]):
                 if variant in done:
                     continue
-                for k, seed in enumerate(seed_list):
-                    where = f"{label}: variant {variant}, seed {seed}"
-                    if cancel is not None and cancel.cancelled:
-                        raise Stopped(cancel.reason, where=where)
+                wanted = [
+                    (j, s, side, metric) for j, pair in enumerate(sides) for s, (side, metric) in enumerate(pair) if side.variant == variant
+                ]
+                replicate = _Replicate(self.runs[variant], label, tuple(scenario.expect), tuple(wanted), limits)
+                wheres = [f"{label}: variant {variant}, seed {seed}" for seed in seed_list]
+                if executor is not None and len(seed_list) > 1:
                     if progress is not None:
-                        progress(where)
-                    result = simulate(self.runs[variant], seed=seed, cancel=cancel, limits=limits)
-                    if result.meta["stopped_at_s"] is not None:
-                        raise Stopped(result.meta["stop_reason"], result, where)
-                    for warning in result.warnings:
-                        if warning.kind != "few_samples":  # true of nearly every short check run; the checks' tolerances speak to it
-                            said = f"{'warning' if warning.severity == 'unstable' else 'note'}: {warning.message}"
-                            notes.setdefault(variant, {}).setdefault((warning.kind, warning.component), said)
-                    for j, pair in enumerate(sides):
-                        for s, (side, metric) in enumerate(pair):
-                            if side.variant == variant:
-                                measured[(j, s, k)] = _measure_checked(result, side, metric, label, j, scenario.expect[j])
+                        for where in wheres:
+                            progress(where)
+                    replicas = _in_parallel(executor, replicate, seed_list, cancel, wheres)
+                else:
+                    replicas = []
+                    for seed, where in zip(seed_list, wheres, strict=True):
+                        if cancel is not None and cancel.cancelled:
+                            raise Stopped(cancel.reason, where=where)
+                        if progress is not None:
+                            progress(where)
+                        result = simulate(self.runs[variant], seed=seed, cancel=cancel, limits=limits)
+                        if result.meta["stopped_at_s"] is not None:
+                            raise Stopped(result.meta["stop_reason"], result, where)
+                        replicas.append(replicate.judge(result))
+                for k, (said, values) in enumerate(replicas):
+                    for key, text in said:
+                        notes.setdefault(variant, {}).setdefault(key, text)
+                    for (j, s), value in values.items():
+                        measured[(j, s, k)] = value
                 done.add(variant)
             variants = dict.fromkeys(side.variant for side, _ in sides[index])
             warnings = tuple(
                 f"{said.partition(':')[0]} (variant {v}):{said.partition(':')[2]}" for v in variants for said in notes.get(v, {}).values()
             )
             yield replace(_outcome(label, scenario, index, expectation, sides[index], measured, seed_list), warnings=warnings)
+
+
+def _in_parallel(executor: Executor, replicate: _Replicate, seeds: list[int], cancel: Cancel | None, wheres: list[str]) -> list[Replica]:
+    """``replicate`` of each seed on ``executor``, in seed order; once ``cancel`` is set, the pool is stopped (its
+    running runs end with their processes: :func:`simcache.sweep.stop_pool`) and :class:`Stopped` raised."""
+    from simcache.sweep import stop_pool
+
+    futures = [executor.submit(replicate, seed) for seed in seeds]
+    pending = set(futures)
+    while pending:
+        if cancel is not None and cancel.cancelled:
+            where = next((where for where, f in zip(wheres, futures, strict=True) if not f.done()), wheres[-1])  # before the stop
+            stop_pool(executor)
+            raise Stopped(cancel.reason, where=where)
+        _, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
+    return [future.result() for future in futures]
+
+
+Replica = tuple[list[tuple[tuple[str, str], str]], dict[tuple[int, int], float]]
+"""What one run of a variant gives its checks: its warnings ((kind, component), text), and each (check, side)'s value."""
+
+
+@dataclass(frozen=True)
+class _Replicate:
+    """One variant's run for one seed, judged for the checks that select it (picklable: a pool worker runs it)."""
+
+    run: Scenario
+    label: str
+    expect: tuple[Expectation, ...]
+    wanted: tuple[tuple[int, int, Selection, str], ...]
+    limits: Limits | None
+
+    def __call__(self, seed: int) -> Replica:
+        return self.judge(simulate(self.run, seed=seed, limits=self.limits))
+
+    def judge(self, result: Result) -> Replica:
+        said = [
+            ((warning.kind, warning.component), f"{'warning' if warning.severity == 'unstable' else 'note'}: {warning.message}")
+            for warning in result.warnings
+            if warning.kind != "few_samples"  # true of nearly every short check run; the checks' tolerances speak to it
+        ]
+        values = {(j, s): _measure_checked(result, side, metric, self.label, j, self.expect[j]) for j, s, side, metric in self.wanted}
+        return said, values
 
 
 def prepare(source: str | Path | Scenario, *, duration: float | None = None) -> CheckPlan:
@@ -331,7 +389,7 @@ def _record_metric(records: pd.DataFrame, bounds: np.ndarray, span: float, metri
         return float(latency.sum()) / 1e3 / span
     if metric == "max_outstanding":
         return float(_max_overlap(records["issue_s"].to_numpy(), records["complete_s"].to_numpy()))
-    return float(records[metric].mean())  # a latency component
+    return float(records[metric].to_numpy(dtype=np.float64).mean())  # a latency component (float32), averaged in float64
 
 
 def _max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:

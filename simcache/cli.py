@@ -14,6 +14,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -52,6 +53,7 @@ from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
 from simcache.scenario import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
+from simcache.stream import REL_ERROR
 from simcache.units import UnitError, parse_duration, parse_size
 
 __all__ = ["main"]
@@ -78,6 +80,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--duration", type=_duration, default=None, help='simulated time, e.g. "30s" (default: run.duration)')
     run.add_argument("--out", type=Path, default=None, help="folder for records, series, summary (CSV + Parquet) and meta.json")
     run.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
+    kept = run.add_mutually_exclusive_group()
+    kept.add_argument("--records", type=Path, default=None, metavar="FILE", help="write the per-I/O records table to this Parquet file")
+    kept.add_argument(
+        "--no-records",
+        action="store_true",
+        help="keep latency histograms and counters instead of per-I/O records: memory flat in run length, percentiles within 1%%",
+    )
     _limit_options(run)
 
     sweep_cmd = sub.add_parser("sweep", help="run a grid of overrides x seeds")
@@ -111,6 +120,10 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--report", type=Path, default=None, help="also write a Markdown validation report to this file")
     check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     check.add_argument("--json", action="store_true", help="print the checks' outcomes as JSON instead of lines (no progress)")
+    check.add_argument(
+        "--workers", type=int, default=None, help="processes running a check's seeds at once (default: one per core; 1 = in this process)"
+    )
+    check.add_argument("--scheduler", default=None, help='run the seeds on Dask: a scheduler address (tcp://host:8786) or "local"')
     _limit_options(check)
 
     estimate_cmd = sub.add_parser("estimate", help="analytic estimate of a scenario in milliseconds (no simulation)")
@@ -271,10 +284,11 @@ def _run_scenario(args: argparse.Namespace) -> Scenario:
     return scenario
 
 
-def _simulate(scenario: Scenario, limits: Limits, json_output: bool = False) -> tuple[Result, Cancel]:
+def _simulate(scenario: Scenario, limits: Limits, json_output: bool = False, keep_records: bool = True) -> tuple[Result, Cancel]:
     """Run ``scenario`` once within ``limits``, with a progress bar on a terminal (not for ``--json``); Ctrl-C or
-    SIGTERM cancels the token and stops the run early (its partial result is returned)."""
-    work = check_work(scenario, limits)
+    SIGTERM cancels the token and stops the run early (its partial result is returned). ``keep_records=False``:
+    a streaming run (histograms and counters, no per-I/O records)."""
+    work = check_work(scenario, limits, keep_records=keep_records)
     expected = f", {work.describe()}" if math.isfinite(work.ios) else ""
     with cancel_on_signals(Cancel()) as token:
         print(
@@ -283,25 +297,32 @@ def _simulate(scenario: Scenario, limits: Limits, json_output: bool = False) -> 
             flush=True,
         )
         with progress_bar(f"simulating {scenario.run.duration:g} s", enabled=shows_progress(json_output)) as bar:
-            result = simulate(scenario, progress=bar.update, cancel=token, limits=NO_LIMITS)  # checked above
+            result = simulate(scenario, progress=bar.update, cancel=token, limits=NO_LIMITS, keep_records=keep_records)  # checked above
     return result, token
 
 
 def _run(args: argparse.Namespace) -> int:
     """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or 143."""
-    result, token = _simulate(_run_scenario(args), _limits(args), args.json)
+    result, token = _simulate(_run_scenario(args), _limits(args), args.json, keep_records=not args.no_records)
     stopped = _stopped_line(result)
     if stopped:
         print(stopped, file=sys.stderr if args.json else sys.stdout, flush=True)
     if args.out is not None:
         result.save(args.out)
+    if args.records is not None:
+        args.records.parent.mkdir(parents=True, exist_ok=True)
+        result.records.to_parquet(args.records, index=False)
     if args.json:
         print(json.dumps({**result.to_json(), "event_impact": impacts_json(result)}, indent=2))
     else:
         print(report(result))
         if args.out is not None:
             tables = "records, unfinished, series, summary, breakdown as CSV and Parquet; meta.json with the warnings"
+            if args.no_records:
+                tables = tables.removeprefix("records, ")
             print(f"\nresults written to {args.out}/ ({tables})")
+        if args.records is not None:
+            print(f"records written to {args.records} ({len(result.records):,} I/Os)")
         if stopped:
             print(stopped)
     return exit_status(token) if stopped else 0
@@ -344,6 +365,11 @@ def report(result: Result) -> str:
         "Latency per VM group (ms), IOPS and MB/s:",
         _table(_bounded(result.summary), RUN_COLUMNS),
         *_lower_bound_note(result.summary),
+        *(
+            []
+            if result.has_records
+            else [f"  no records kept: percentiles from latency histograms, within {REL_ERROR:.0%} (counts, IOPS, MB/s, means, max exact)"]
+        ),
         "",
         "Where the write latency comes from (mean ms per write, critical path):",
         _table(result.breakdown, ["group", "write_mean_ms", *COMPONENTS, "dominant"]),
@@ -420,8 +446,15 @@ def _check(args: argparse.Namespace) -> int:
         if not args.json:
             print(line, flush=flush)
 
+    from simcache.sweep import replication_executor  # the pool and Dask helpers live with the sweep
+
     stopped: Stopped | None = None
-    with cancel_on_signals(Cancel()) as token, progress_bar("checking", total=total, enabled=shows_progress(args.json)) as bar:
+    with (
+        ExitStack() as stack,
+        cancel_on_signals(Cancel()) as token,
+        progress_bar("checking", total=total, enabled=shows_progress(args.json)) as bar,
+    ):
+        executor = replication_executor(stack, workers=args.workers, scheduler=args.scheduler)
 
         def progress(text: str) -> None:
             if bar.enabled:
@@ -438,7 +471,7 @@ def _check(args: argparse.Namespace) -> int:
             judged = 0
             shown: set[str] = set()
             try:
-                for outcome in plan.outcomes(seeds=args.seeds, progress=progress, cancel=token, limits=limits):
+                for outcome in plan.outcomes(seeds=args.seeds, progress=progress, cancel=token, limits=limits, executor=executor):
                     outcomes.append(outcome)
                     judged += 1
                     say(outcome.line(), flush=True)

@@ -4,11 +4,18 @@ Each VM appends one plain tuple per completed I/O to the run's record list
 (a tuple literal is the cheapest thing to build on the engine's hot path).
 Its fields are :data:`RECORD_FIELDS`, in that order; code reads them by the
 index constants below (``record[ISSUED]``), never by bare position. At every
-sample the engine moves the list's tuples into a float64 block
-(:func:`drain`: 88 bytes per I/O instead of about 300 as tuples), so a long
-run holds few tuples. :func:`records_frame` turns the blocks and what is left
-in the list into the ``records`` table of :class:`simcache.results.Result`
-(columns in :data:`RECORD_COLUMNS`), one column at a time.
+sample the engine moves the list's tuples into typed column blocks
+(:func:`drain`, :class:`RecordBlocks`: 45 bytes per I/O instead of about 300
+as tuples), so a long run holds few tuples. :func:`records_frame` turns the
+blocks and what is left in the list into the ``records`` table of
+:class:`simcache.results.Result` (columns in :data:`RECORD_COLUMNS`), most
+columns the blocks' own arrays: 53 to 56 bytes per I/O (one- or two-byte
+categorical codes for the text columns, ``size_bytes`` uint32, times and
+``latency_ms`` float64, the latency components float32, see
+:data:`COMPONENT_DTYPE`).
+
+A run without records (``simulate(..., keep_records=False)``) gives the records
+to :class:`simcache.stream.StreamStats` at each sample instead.
 """
 
 from __future__ import annotations
@@ -21,8 +28,10 @@ import pandas as pd
 
 __all__ = [
     "ARRAY",
+    "BLOCK_BYTES_PER_IO",
     "COMPLETED",
     "COMPONENTS",
+    "COMPONENT_DTYPE",
     "DESTAGE_WAIT",
     "ISSUED",
     "IS_WRITE",
@@ -43,6 +52,7 @@ __all__ = [
     "RecordBlocks",
     "drain",
     "records_frame",
+    "take_rows",
 ]
 
 
@@ -91,39 +101,88 @@ RECORD_COLUMNS = ("vm", "group", "host", "op", "path", "size_bytes", "issue_s", 
 """The records table's columns (units in the names; see :mod:`simcache.results`)."""
 
 
-class RecordBlocks:
-    """Completed records a field apart, each field one float64 array that grows by half when full.
+COMPONENT_DTYPE = np.float32
+"""The latency components' type in the blocks and the table (ms).
 
-    Large arrays are mapped from the system and given back when freed, so the
-    records table, built from them field by field (:meth:`take`), does not sit
-    on top of their memory; many small blocks would stay in the allocator's heap.
+float32 keeps 24 significant bits: converting a component (a float64 in
+seconds, times 1e3) rounds it by a relative error of at most 2**-24 = 6.0e-8,
+under 0.06 us for any component under a second, and the five components add up
+to ``latency_ms`` within 6.0e-8 of it (they are non-negative). The latency
+itself, ``complete_s - issue_s``, stays exact: issue and completion times are
+float64, and ``latency_ms`` is computed from them in float64.
+"""
+
+_BLOCK_DTYPES: dict[int, Any] = {
+    VM: np.int32,  # VM indices (a run has far fewer than 2**31 VMs)
+    IS_WRITE: np.uint8,  # is_write (bit 0) and path (bits 1-2) share one byte: see _FLAGS
+    SIZE: np.uint32,  # an I/O's payload; a larger one turns the column into int64 (_fit)
+    ISSUED: np.float64,
+    COMPLETED: np.float64,
+    **{i: COMPONENT_DTYPE for i in _COMPONENT_FIELDS},
+}
+_FLAGS = IS_WRITE
+BLOCK_BYTES_PER_IO = sum(np.dtype(t).itemsize for t in _BLOCK_DTYPES.values())
+"""Bytes one record takes in :class:`RecordBlocks` (45: 4 + 1 + 4 + 8 + 8 + 5 x 4)."""
+
+
+class RecordBlocks:
+    """Completed records a field apart, each field one typed array (:data:`BLOCK_BYTES_PER_IO` bytes a record) that
+    grows by half when full.
+
+    Large arrays are mapped from the system: the pages past the records' end are
+    not resident until written, and a field is given back when freed, so the
+    records table, built from them field by field (:meth:`take`, most fields
+    without a copy), does not sit on top of their memory.
     """
 
     GROWTH = 1.5
 
     def __init__(self) -> None:
         self.count = 0
-        self._fields: list[np.ndarray] = [np.empty(0) for _ in RECORD_FIELDS]
+        self._fields: dict[int, np.ndarray] = {i: np.empty(0, dtype=t) for i, t in _BLOCK_DTYPES.items()}
 
     def drain(self, records: list[Record]) -> None:
         """Move the tuples of ``records`` (rows in :data:`RECORD_FIELDS` order) to the end of the fields."""
-        if not records:
-            return
-        data = np.array(records, dtype=np.float64)
-        records.clear()
+        data = take_rows(records)
+        if len(data):
+            self.append(data)
+
+    def append(self, data: np.ndarray) -> None:
+        """Append ``data`` (one row per record, columns in :data:`RECORD_FIELDS` order, float64)."""
         end = self.count + len(data)
-        for i, column in enumerate(self._fields):
+        values = {
+            VM: data[:, VM],
+            _FLAGS: data[:, IS_WRITE] + 2 * data[:, PATH],
+            SIZE: data[:, SIZE],
+            ISSUED: data[:, ISSUED],
+            COMPLETED: data[:, COMPLETED],
+            **{i: data[:, i] * 1e3 for i in _COMPONENT_FIELDS},  # ms, rounded once to float32
+        }
+        if SIZE in values and len(data) and values[SIZE].max() >= 2**32:
+            self._fields[SIZE] = self._fields[SIZE].astype(np.int64)
+        for i, value in values.items():
+            column = self._fields[i]
             if len(column) < end:
-                grown = np.empty(max(end, int(len(column) * self.GROWTH), 4096))
+                grown = np.empty(max(end, int(len(column) * self.GROWTH), 4096), dtype=column.dtype)
                 grown[: self.count] = column[: self.count]
                 self._fields[i] = column = grown
-            column[self.count : end] = data[:, i]
+            column[self.count : end] = value
         self.count = end
 
     def take(self, i: int) -> np.ndarray:
-        """Field ``i`` of every record so far; the store lets go of it (take each field once)."""
-        column, self._fields[i] = self._fields[i], np.empty(0)
+        """Field ``i`` of every record so far (a view: no copy); the store lets go of it (take each field once).
+
+        ``IS_WRITE`` gives the flags byte: ``flags & 1`` is_write, ``flags >> 1`` the path.
+        """
+        column, self._fields[i] = self._fields[i], np.empty(0, dtype=_BLOCK_DTYPES[i])
         return column[: self.count]
+
+
+def take_rows(records: list[Record]) -> np.ndarray:
+    """The tuples of ``records`` as one float64 array (a row each, columns in :data:`RECORD_FIELDS` order); clears the list."""
+    data = np.array(records, dtype=np.float64).reshape(len(records), len(RECORD_FIELDS))
+    records.clear()
+    return data
 
 
 def drain(records: list[Record], blocks: RecordBlocks) -> None:
@@ -173,22 +232,16 @@ def records_frame(
     """
     store = blocks if blocks is not None else RecordBlocks()
     store.drain(list(records))
-
-    def take(i: int) -> np.ndarray:
-        """Field ``i`` of every record (the store lets go of it)."""
-        return store.take(i)
-
-    vm_index = take(VM).astype(np.int64)
-    completed = take(COMPLETED)
-    # sort_values(["complete_s", "vm"], kind="stable"): by completion time, then VM name, then record order.
+    vm_index = store.take(VM)
+    completed = store.take(COMPLETED)
     names = np.array(vm_names, dtype=object)
     name_rank = np.argsort(np.argsort(names, kind="stable"), kind="stable") if len(names) else np.empty(0, dtype=np.int64)
-    order = np.lexsort((name_rank[vm_index], completed)) if len(completed) else np.empty(0, dtype=np.int64)
-    # Each column is put in order as it is built, with as few full-length temporaries as possible (a 10-million-I/O
-    # replay's table is about 1.4 GB).
-    vm_index = vm_index[order]
-    completed = completed[order]
-    issued = take(ISSUED)[order]
+    order = _Order(completed, vm_index, name_rank)
+    # Each column is put in order as it is built, in place where the records came in completion order (the engine
+    # appends them as they complete): the table's columns are the blocks' own arrays, and the records never exist twice.
+    vm_index = order.apply(vm_index)
+    completed = order.apply(completed)
+    issued = order.apply(store.take(ISSUED))
     latency = completed - issued
     latency *= 1e3
     columns: dict[str, Any] = {
@@ -197,15 +250,47 @@ def records_frame(
         "host": _categorical(vm_hosts, vm_index) if not moves else _moved_hosts(vm_hosts, vm_index, issued, moves),
     }
     del vm_index
-    columns["op"] = _categorical(("read", "write"), (take(IS_WRITE) > 0).astype(np.int8)[order])
-    columns["path"] = _categorical(PATHS, take(PATH).astype(np.int8)[order])
-    columns["size_bytes"] = take(SIZE).astype(np.int64)[order]
+    flags = order.apply(store.take(_FLAGS))
+    columns["op"] = _categorical(("read", "write"), (flags & 1).astype(np.int8))
+    columns["path"] = _categorical(PATHS, (flags >> 1).astype(np.int8))
+    del flags
+    columns["size_bytes"] = order.apply(store.take(SIZE))
     columns["issue_s"] = issued
     columns["complete_s"] = completed
     columns["latency_ms"] = latency
     for name, i in zip(COMPONENTS, _COMPONENT_FIELDS, strict=True):
-        component = take(i)[order]
-        component *= 1e3
-        columns[name] = component
+        columns[name] = order.apply(store.take(i))
     # copy=False: each column stays its own array; pandas would otherwise copy them all into one 2D block.
     return pd.DataFrame(columns, copy=False)
+
+
+class _Order:
+    """The table's row order (by completion time, then VM name, then record order) and how to put a column in it.
+
+    Records come in completion order, so usually only runs of equal completion times (I/Os completed by one event)
+    need reordering: those rows are rearranged in place. Records out of completion order (none from the engine)
+    take a full sort, and each column a sorted copy.
+    """
+
+    def __init__(self, completed: np.ndarray, vm_index: np.ndarray, name_rank: np.ndarray):
+        self.order: np.ndarray | None = None
+        self.rows = self.sources = np.empty(0, dtype=np.intp)
+        if len(completed) < 2:
+            return
+        if not bool(np.all(completed[1:] >= completed[:-1])):
+            self.order = np.lexsort((name_rank[vm_index], completed))
+            return
+        tied = np.flatnonzero(completed[1:] == completed[:-1])
+        rows = np.union1d(tied, tied + 1)
+        sources = rows[np.lexsort((name_rank[vm_index[rows]], completed[rows]))]  # stable: record order among equals
+        moved = rows != sources
+        self.rows, self.sources = rows[moved], sources[moved]
+
+    def apply(self, column: np.ndarray) -> np.ndarray:
+        """``column`` in the table's order (in place, unless the records needed a full sort)."""
+        if self.order is not None:
+            ordered: np.ndarray = column[self.order]
+            return ordered
+        if len(self.rows):
+            column[self.rows] = column[self.sources]
+        return column

@@ -53,11 +53,18 @@ __all__ = [
     "stopped_at",
 ]
 
-BYTES_PER_IO = 600
-"""Peak resident memory per simulated I/O, bytes: the record blocks, the records table built from them and the
-allocator's slack. Measured 2026-11-25 on the project VM (AMD EPYC, 2 vCPUs, 24 GiB, Python 3.11.7, Python
-sources): ``ru_maxrss`` of the default scenario for 10 s (16,424 I/Os, 199 MiB) and 160 s (311,638 I/Os, 360 MiB)
-gives 573 bytes per I/O at the margin; tracemalloc's peak gives 232 (Python objects only)."""
+BYTES_PER_IO = 170
+"""Peak resident memory per simulated I/O, bytes, of a run with records and its summary: the records table (56 bytes a
+row, :mod:`simcache.collect`), the model's state that grows with the I/Os (the hosts' cache-line maps, until the caches
+or working sets are full) and the summary's temporaries. Measured 2026-11-27 on the project VM (AMD EPYC, 2 vCPUs, 24
+GiB, Python 3.11.7, Python sources) by ``bench/bench_memory.py``: the default scenario for 60 s (114,070 I/Os) and
+600 s (1,548,999 I/Os) peak at 158 and 312 MiB through the run (112 bytes per I/O at the margin), 211 and 436 MiB
+with the summary (164). It was 600 (573 measured) with float64 records blocks and a copied records table."""
+STREAM_BYTES_PER_VM = 2 * (8 * 1613 + 8 * 30)
+"""Memory per VM of a run without records (:class:`simcache.stream.StreamStats`): per op a histogram of 1,613 int64
+counts, and about 30 counters and batch sums. (The model's own state is not counted: its cache-line maps grow with
+the blocks the VMs touch until the caches or working sets are full, about 60 bytes per I/O of the default scenario
+while they fill.)"""
 BYTES_PER_TUPLE = 300
 """Memory of one completed I/O's record while it waits for the next sample (a tuple; see :mod:`simcache.collect`)."""
 BYTES_PER_SAMPLE_VALUE = 120
@@ -160,7 +167,7 @@ def _size(value: float) -> str:
     return f"{value / 2**10:,.0f} KiB"
 
 
-def expected_work(scenario: Scenario) -> Work:
+def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
     """Estimate the work of running ``scenario`` as it stands (its ``run.duration``), in milliseconds.
 
     Open loops issue their rate times the duration (times the on fraction of
@@ -169,8 +176,8 @@ def expected_work(scenario: Scenario) -> Work:
     closed chains), or at most ``outstanding`` per think time plus the tier's
     latency (at least :data:`CLOSED_LATENCY_FLOOR_S`) otherwise; trace replays issue at
     most the device's reads and writes times ``repeat``. Memory is
-    :data:`BYTES_PER_IO` per I/O, the records of one sample interval as tuples,
-    and the series.
+    :data:`BYTES_PER_IO` per I/O (``keep_records=False``: :data:`STREAM_BYTES_PER_VM` per VM instead), the records
+    of one sample interval as tuples, and the series.
     """
     run = scenario.run
     closed_chains = sum(len(scenario.group_hosts(g)) for g in scenario.groups if g.workload.mode == "closed")
@@ -183,7 +190,8 @@ def expected_work(scenario: Scenario) -> Work:
     samples = max(1, math.ceil(run.duration / run.sample_interval))
     columns = 12 + 10 * scenario.cluster.hosts  # ports, tier utilization and queue, backlog per host; cluster figures
     per_interval = ios / samples  # records held as tuples until the next sample
-    memory = ios * BYTES_PER_IO + per_interval * BYTES_PER_TUPLE + samples * columns * BYTES_PER_SAMPLE_VALUE
+    held = ios * BYTES_PER_IO if keep_records else sum(scenario.group_vm_count(g) for g in scenario.groups) * STREAM_BYTES_PER_VM
+    memory = held + per_interval * BYTES_PER_TUPLE + samples * columns * BYTES_PER_SAMPLE_VALUE
     return Work(ios=ios, samples=samples, series_columns=columns, memory_bytes=memory, ios_by_group=by_group)
 
 
@@ -231,13 +239,13 @@ def _closed_rates(scenario: Scenario) -> dict[str, float]:
     return rates
 
 
-def check_work(scenario: Scenario, limits: Limits | None = None) -> Work:
+def check_work(scenario: Scenario, limits: Limits | None = None, *, keep_records: bool = True) -> Work:
     """The expected work of ``scenario``; raises :class:`~simcache.errors.RunTooLargeError` past ``limits``
     (default :meth:`Limits.from_env`)."""
     limits = Limits.from_env() if limits is None else limits
     if limits == NO_LIMITS:
         return Work(ios=math.nan, samples=0, series_columns=0, memory_bytes=math.nan)
-    work = expected_work(scenario)
+    work = expected_work(scenario, keep_records=keep_records)
     over = []
     if work.ios > limits.max_ios:
         over.append(f"{work.ios:,.0f} I/Os (limit {limits.max_ios:,.0f})")

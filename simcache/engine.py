@@ -38,6 +38,7 @@ from simcache.replay import TraceStream, trace_for, vm_devices
 from simcache.results import Result, SeriesSample
 from simcache.scenario import ArrayDegraded, ArrayRebuild, DeviceSlow, Group, HostFailure, LinkSlow, Scenario, VMotion, load_scenario
 from simcache.scenario.events import DeviceFailure
+from simcache.stream import StreamStats
 from simcache.trace import Trace
 from simcache.workload import IOStream
 
@@ -62,6 +63,8 @@ class Model:
     peer_fabric: Port | None = None
     record_blocks: RecordBlocks = field(default_factory=RecordBlocks)
     """Records moved out of :attr:`records` at each sample (:func:`simcache.collect.drain`)."""
+    stream: StreamStats | None = None
+    """A run without records: the histograms and counters the records go to at each sample instead of the blocks."""
     samples: list[SeriesSample] = field(default_factory=list)
     vmotions: list[dict[str, Any]] = field(default_factory=list)
     """One record per ``vmotion`` event (:func:`_vmotion`): hosts, transfer times and, for a VM that moves, the move."""
@@ -511,7 +514,11 @@ def _sampler(
     while env.now + interval < until - 1e-12:
         yield env.timeout(interval)
         sampler.take(env.now)
-        drain(model.records, model.record_blocks)
+        if model.stream is not None:
+            model.stream.close_interval(model.samples[-1].time_s)
+            model.stream.drain(model.records)
+        else:
+            drain(model.records, model.record_blocks)
         if progress is not None:
             progress(env.now / until)
 
@@ -581,6 +588,7 @@ def simulate(
     cancel: Cancel | None = None,
     deadline: float | None = None,
     limits: Limits | None = None,
+    keep_records: bool = True,
 ) -> Result:
     """Run ``scenario`` once and return its :class:`~simcache.results.Result`.
 
@@ -601,19 +609,27 @@ def simulate(
     ``t`` (the warm-up cut to ``t / 10`` if it had not ended), totals per ``t``.
     Its ``meta["stopped_at_s"]`` is ``t`` and ``meta["stop_reason"]`` says why;
     both are ``None`` for a run that reached its end. No exception is raised.
+
+    ``keep_records=False`` keeps no per-I/O records: latency histograms and counters instead
+    (:mod:`simcache.stream`), in memory that does not grow with the I/Os; the summary, breakdown and series come
+    from them (percentiles within :data:`simcache.stream.REL_ERROR`), and ``Result.records`` raises
+    :class:`~simcache.results.RecordsNotKept`.
     """
     scenario = load_scenario(scenario)
     if seed is not None:
         scenario = scenario.with_seed(seed)
     if duration is not None:
         scenario = scenario.with_duration(duration)
-    check_work(scenario, limits)
+    check_work(scenario, limits, keep_records=keep_records)
     run = scenario.run
     seed = run.seed
     started = time.perf_counter()
     # The deadline counts from here: building thousands of VMs is part of the time it bounds.
     tokens = [token for token in (cancel, None if deadline is None else Cancel(deadline=deadline)) if token is not None]
     model = build(scenario, seed)
+    if not keep_records:
+        names = [group.name for group in scenario.groups]
+        model.stream = StreamStats([vm.name for vm in model.vms], [vm.group for vm in model.vms], names, run.warmup, run.duration)
     sampler = _Sampler(model)
     model.env.process(_sampler(model, sampler, run.sample_interval, run.duration, progress))
     stop_requested = (lambda: any(token.cancelled for token in tokens)) if tokens else None

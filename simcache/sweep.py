@@ -44,7 +44,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,7 +68,9 @@ __all__ = [
     "SweepStoreWarning",
     "grid_points",
     "log_axis_yerr",
+    "replication_executor",
     "result_row",
+    "stop_pool",
     "sweep",
     "sweep_summary",
 ]
@@ -474,14 +476,48 @@ class _Runner:
         if kind is None:
             self._pool.shutdown(wait=True)
             return
-        # Stopped (Ctrl-C, SIGTERM, an error): do not wait for running tasks. The executor has no public way to
-        # stop a running task, so its worker processes are terminated (their rows are lost; finished ones are stored).
-        processes = list((self._pool._processes or {}).values())
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.join(5)
+        # Stopped (Ctrl-C, SIGTERM, an error): do not wait for running tasks (their rows are lost; finished ones are stored).
+        stop_pool(self._pool)
+
+
+def stop_pool(pool: Executor) -> None:
+    """Stop a process pool without waiting for its running tasks: the executor has no public way to stop a running
+    task, so its worker processes are terminated. Other executors (Dask's) get their queued tasks cancelled."""
+    if not isinstance(pool, ProcessPoolExecutor):
+        pool.shutdown(wait=False, cancel_futures=True)
+        return
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(5)
+
+
+def replication_executor(stack: ExitStack, *, workers: int | None, scheduler: str | None, what: str = "<check>") -> Executor | None:
+    """An executor for independent runs (a check's seeds), closed with ``stack``: the Dask cluster's when
+    ``scheduler`` is given ("local" or an address), else a pool of ``workers`` processes (default one per core);
+    ``None`` for one worker (run in this process)."""
+    if scheduler is not None:
+        client = stack.enter_context(_dask_client(scheduler, workers))
+        executor: Executor = client.get_executor()
+        return executor
+    count = workers if workers is not None else os.cpu_count() or 1
+    if count < 1:
+        raise ScenarioError(what, [("--workers", f"must be at least 1 (got {count})")])
+    if count == 1:
+        return None
+    context = multiprocessing.get_context("spawn")  # as the sweep's pool: workers start clean
+    pool = ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_exit_with_parent)
+
+    def close(kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if kind is None:
+            pool.shutdown(wait=True)
+        else:  # an error or a second Ctrl-C: do not wait for the runs under way
+            stop_pool(pool)
+
+    stack.push(close)
+    return pool
 
 
 def _exit_with_parent() -> None:

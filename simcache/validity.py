@@ -201,18 +201,50 @@ def samples_needed(q: float) -> int:
 
 
 def in_flight_series(result: Result, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
-    """The VMs' I/Os in flight at each of ``times`` (issued at or before, not completed by), per (group, op)."""
+    """The VMs' I/Os in flight at each of ``times`` (issued at or before, not completed by), per (group, op).
+
+    A run without records counts them per sample interval (:class:`simcache.stream.StreamStats`): ``times`` must be
+    sample times then.
+    """
+    if result.stream is not None:
+        return _stream_in_flight(result, times)
     records, unfinished = result.records, result.unfinished
     out: dict[tuple[str, str], np.ndarray] = {}
+    group_of = records["group"].to_numpy()  # categorical: the codes' names, one reference a row (no copy of the table)
+    write = (records["op"] == "write").to_numpy()
+    issue, complete = records["issue_s"].to_numpy(), records["complete_s"].to_numpy()
     for group in [g["name"] for g in result.meta["scenario"]["groups"]]:
+        in_group = group_of == group
         for op in ("read", "write"):
-            done = records[(records["group"] == group) & (records["op"] == op)]
+            done = in_group & (write == (op == "write"))
             pending = unfinished.loc[(unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"].to_numpy(dtype=float)
-            issued = np.sort(np.concatenate((done["issue_s"].to_numpy(), pending)))
-            completed = np.sort(done["complete_s"].to_numpy())
+            issued = np.sort(np.concatenate((issue[done], pending)))
+            completed = np.sort(complete[done])
             if not len(issued):
                 continue
             out[(group, op)] = np.searchsorted(issued, times, side="right") - np.searchsorted(completed, times, side="right")
+    return out
+
+
+def _stream_in_flight(result: Result, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+    """:func:`in_flight_series` from a run's counts per sample interval of the completed I/Os' issue and completion."""
+    stream = result.stream
+    assert stream is not None
+    sample_times = np.asarray(stream.times)
+    index = np.searchsorted(sample_times, times)
+    if len(times) and (index.max() >= len(sample_times) or not np.array_equal(sample_times[index], times)):
+        raise ValueError("a run without records counts I/Os in flight at its sample times only")
+    issued = np.cumsum(stream.issued_by_interval[: len(sample_times)], axis=0)[index]
+    completed = np.cumsum(stream.completed_by_interval[: len(sample_times)], axis=0)[index]
+    unfinished = result.unfinished
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for g, group in enumerate(stream.group_names):
+        for o, op in enumerate(("read", "write")):
+            pending = unfinished.loc[(unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"].to_numpy(dtype=float)
+            if not len(pending) and not any(part[2 * g + o] for part in stream.issued_by_interval):
+                continue
+            waiting = np.searchsorted(np.sort(pending), times, side="right")
+            out[(group, op)] = issued[:, 2 * g + o] + waiting - completed[:, 2 * g + o]
     return out
 
 
@@ -321,9 +353,14 @@ def _overloads(result: Result) -> list[ValidityWarning]:
         return []
     start, end = result.window
     span = end - start
-    issued = len(result.measured) + len(result.measured_unfinished)
-    records = result.records
-    served = int(((records["complete_s"] >= start) & (records["complete_s"] <= end)).sum())
+    if result.stream is not None:  # counted per sample interval: those ending after the window's start
+        stream = result.stream
+        issued = int(stream.count.sum()) + len(result.measured_unfinished)
+        served = sum(int(part.count.sum()) for t, part in zip(stream.times, stream.intervals, strict=False) if start < t <= end)
+    else:
+        records = result.records
+        issued = int((records["issue_s"].to_numpy() >= start).sum()) + len(result.measured_unfinished)
+        served = int(((records["complete_s"] >= start) & (records["complete_s"] <= end)).sum())
     offered = f"the VMs issued {issued / span:,.0f} I/Os/s, {served / span:,.0f}/s completed" + (
         f" (offered {issued / served:.3g}x what was served)" if served else ""
     )

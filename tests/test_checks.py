@@ -14,7 +14,7 @@ from builders import small_scenario
 
 import simcache
 from simcache import ScenarioError
-from simcache.checks import CheckOutcome, iter_checks, measure, run_checks, validation_report
+from simcache.checks import CheckOutcome, iter_checks, measure, prepare, run_checks, validation_report
 from simcache.cli import main
 from simcache.metrics import bound_value, metric_unit
 from simcache.scenario import Selection
@@ -331,3 +331,16 @@ def test_check_command_rejects_bad_files_before_running(capsys: pytest.CaptureFi
     captured = capsys.readouterr()
     assert "expect.0(writes-complete).metric: unknown metric 'iopz'" in captured.err
     assert "running" not in captured.err
+
+
+def test_seeds_run_in_a_pool_give_the_serial_outcomes() -> None:
+    """Each seed's run is the same function of its scenario and seed in a worker process: the outcomes of a pool of
+    two (warnings, values per seed, verdicts) are the serial ones exactly."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    serial = run_checks(WRONG, seeds=[7, 8])
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        pooled = list(prepare(WRONG).outcomes(seeds=[7, 8], executor=pool))
+    assert pooled == serial
+    assert len(serial[1].values) == 2 and not serial[1].passed  # two seeds, and a verdict that could differ

@@ -70,19 +70,20 @@ def _frame_as_before(records: list[collect.Record], names: list[str], groups: li
             "host": np.array(hosts, dtype=object)[vm],
             "op": np.where(data[:, collect.IS_WRITE] > 0, "write", "read"),
             "path": np.array(collect.PATHS)[data[:, collect.PATH].astype(np.int64)],
-            "size_bytes": data[:, collect.SIZE].astype(np.int64),
+            "size_bytes": data[:, collect.SIZE].astype(np.uint32),
             "issue_s": data[:, collect.ISSUED],
             "complete_s": data[:, collect.COMPLETED],
             "latency_ms": (data[:, collect.COMPLETED] - data[:, collect.ISSUED]) * 1e3,
         }
     )
     for name, i in zip(collect.COMPONENTS, range(collect.LOCAL_TIER, collect.ARRAY + 1), strict=True):
-        frame[name] = data[:, i] * 1e3
+        frame[name] = (data[:, i] * 1e3).astype(collect.COMPONENT_DTYPE)
     return frame.sort_values(["complete_s", "vm"], kind="stable").reset_index(drop=True)
 
 
 def test_records_drained_into_blocks_give_the_same_table_as_one_list() -> None:
-    """The engine moves records into float64 blocks at every sample; the table is the one a single list gave, value for value."""
+    """The engine moves records into typed blocks at every sample; the table is the one a single list gave (sorted by
+    pandas), value for value: size uint32, components float32 ms rounded once from float64."""
     scenario = simcache.load_scenario("default").with_duration(3.0)
     model = build(scenario, seed=5)
     run_until(model.env, 3.0)
@@ -103,3 +104,31 @@ def test_records_drained_into_blocks_give_the_same_table_as_one_list() -> None:
     for column in text:
         assert list(frame[column].cat.categories) == sorted(frame[column].cat.categories)  # sorts and groups like the strings
     pd.testing.assert_frame_equal(frame.astype(dict.fromkeys(text, expected["vm"].dtype)), expected, check_exact=True)
+
+
+def test_records_out_of_completion_order_are_sorted_like_pandas() -> None:
+    """The engine appends in completion order (ties only among equal times); records in any order still give the
+    table pandas' stable sort by (complete_s, vm) gives, ties in record order."""
+    rng = np.random.default_rng(7)
+    n = 500
+    records: list[collect.Record] = [
+        (int(rng.integers(4)), bool(w), 4096, 0.0, float(rng.integers(50)) / 10, 0.0, 0.0, 0.0, 0.0, 0.0, int(w) * 0)
+        for w in rng.integers(2, size=n)
+    ]
+    names, groups, hosts = ["d", "c", "b", "a"], ["g"] * 4, ["h0", "h1", "h0", "h1"]
+    frame = collect.records_frame(records, names, groups, hosts)
+    expected = _frame_as_before(records, names, groups, hosts)
+    text = ["vm", "group", "host", "op", "path"]
+    pd.testing.assert_frame_equal(frame.astype(dict.fromkeys(text, expected["vm"].dtype)), expected, check_exact=True)
+    in_order = sorted(records, key=lambda r: r[collect.COMPLETED])  # completion order, ties as they come
+    frame = collect.records_frame(in_order, names, groups, hosts)
+    expected = _frame_as_before(in_order, names, groups, hosts)
+    pd.testing.assert_frame_equal(frame.astype(dict.fromkeys(text, expected["vm"].dtype)), expected, check_exact=True)
+
+
+def test_a_record_block_holds_45_bytes_an_io() -> None:
+    """vm int32 4 + flags 1 + size uint32 4 + issued, completed float64 16 + five float32 components 20 = 45 bytes."""
+    assert collect.BLOCK_BYTES_PER_IO == 45
+    blocks = collect.RecordBlocks()
+    blocks.drain([(0, True, 2**33, 0.0, 1.0, 0.5, 0.5, 0.0, 0.0, 0.0, collect.PATH_WRITE)])
+    assert blocks.take(collect.SIZE).tolist() == [2**33]  # a size past uint32 widens the column instead of wrapping

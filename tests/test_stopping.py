@@ -62,7 +62,7 @@ def test_expected_work_of_an_open_loop_is_rate_times_duration_times_vms() -> Non
     assert work.samples == 20
     assert work.series_columns == 12 + 10 * 2
     assert work.memory_bytes == 4000 * BYTES_PER_IO + 4000 / 20 * BYTES_PER_TUPLE + 20 * 32 * BYTES_PER_SAMPLE_VALUE
-    assert work.describe() == "about 4,000 I/Os, 20 samples x 32 columns, 2.4 MiB of memory"
+    assert work.describe() == "about 4,000 I/Os, 20 samples x 32 columns, 798 KiB of memory"
 
 
 def test_expected_work_of_an_onoff_open_loop_counts_the_on_time() -> None:
@@ -111,13 +111,13 @@ def test_a_run_past_the_limit_is_refused_before_it_starts_with_the_figures_and_t
     assert str(caught.value) == (
         "scenario 'stop-small': run too large (1 problem(s))\n"
         "  run.duration: this run is expected to take 4,000 I/Os (limit 1,000): about 4,000 I/Os, 40 samples x 32 columns, "
-        "2.5 MiB of memory over 10 simulated seconds. Shorten run.duration (or --duration), lower the load, or allow it with "
+        "843 KiB of memory over 10 simulated seconds. Shorten run.duration (or --duration), lower the load, or allow it with "
         "--max-ios N / --max-memory SIZE / --no-limit (simulate(limits=Limits(...)), SIMCACHE_MAX_IOS, SIMCACHE_MAX_MEMORY)"
     )
 
 
 def test_the_memory_limit_names_both_figures() -> None:
-    with pytest.raises(RunTooLargeError, match=r"expected to take 2\.5 MiB of memory \(limit 1 KiB\): about 4,000 I/Os"):
+    with pytest.raises(RunTooLargeError, match=r"expected to take 843 KiB of memory \(limit 1 KiB\): about 4,000 I/Os"):
         check_work(small(run={"duration": "10s"}), Limits(max_memory_bytes=1024))
 
 
@@ -298,6 +298,20 @@ def test_check_stops_on_ctrl_c_and_marks_the_rest_not_run() -> None:
     )
     assert "0 of 0 checks passed" in lines
     assert seconds < 5
+
+
+def test_check_with_a_pool_stops_its_runs_on_ctrl_c() -> None:
+    """Seeds run in a pool: Ctrl-C ends the worker processes (a run there cannot be stopped at a time step), so the
+    command exits at once, without a partial result, the runs under way named."""
+    path = "scenarios/ram_tier.toml"
+    argv = ["check", path, "--duration", "3000s", "--seeds", "2", "--workers", "2"]
+    code, out, err, seconds = _interrupt(argv, signal.SIGINT, "  running ")
+    assert code == 130, err
+    lines = out.splitlines()
+    assert lines[1] == "NOT RUN  ram_tier:ram-device-latency  (stopped before it was simulated)"
+    assert lines[-1] == f"STOPPED in {path}: variant base, seed 1 (SIGINT): the checks after it were not run"
+    assert "Traceback" not in err
+    assert seconds < 10
 
 
 # -- the app's lease --------------------------------------------------------------------------------
