@@ -29,9 +29,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from simcache.results import Result, _censored_percentiles
+from simcache.stream import BUCKETS, StreamStats, percentile_of_counts
 
 __all__ = ["LATENCY_FIGURES", "PHASES", "EventImpact", "event_impacts", "impacts_json"]
 
@@ -197,6 +199,8 @@ def _recovered(column: pd.Series, level: float, after: float, *, strict: bool) -
 
 
 def _latency(result: Result, start: float, end: float) -> dict[str, float]:
+    if result.stream is not None:
+        return _streamed_latency(result.stream, start, end)
     figures: dict[str, float] = {}
     records, unfinished = result.records, result.unfinished
     for op in ("write", "read"):
@@ -209,4 +213,20 @@ def _latency(result: Result, start: float, end: float) -> dict[str, float]:
             figures |= {f"{op}_p50_ms": float(percentiles["p50_ms"]), f"{op}_p99_ms": float(percentiles["p99_ms"])}
         else:
             figures |= {f"{op}_p50_ms": math.nan, f"{op}_p99_ms": math.nan}
+    return figures
+
+
+def _streamed_latency(stream: StreamStats, start: float, end: float) -> dict[str, float]:
+    """A run without records (``--no-records``): the window's figures from the histograms of the sample intervals that
+    lie inside it, by completion time (the per-I/O issue times are not kept), to the histograms' 1% error; unfinished
+    I/Os are not in them. A window shorter than a sample interval takes the interval its middle falls in."""
+    bounds = [0.0, *stream.times, math.inf]
+    inside = [k for k in range(len(stream.intervals)) if start - _SAME_TIME <= bounds[k] and bounds[k + 1] <= end + _SAME_TIME]
+    if not inside and end > start:
+        middle = (start + end) / 2
+        inside = [k for k in range(len(stream.intervals)) if bounds[k] <= middle < bounds[k + 1]]
+    figures: dict[str, float] = {}
+    for o, op in ((1, "write"), (0, "read")):
+        counts = sum((stream.intervals[k].histogram(o) for k in inside), np.zeros(BUCKETS, dtype=np.int64))
+        figures |= {f"{op}_p50_ms": percentile_of_counts(counts, 50), f"{op}_p99_ms": percentile_of_counts(counts, 99)}
     return figures

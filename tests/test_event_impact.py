@@ -13,6 +13,7 @@ import json
 import math
 from html import escape
 
+import numpy as np
 import pytest
 from test_peer_loss import AT, BACK, END, RATE, SIZE, scenario
 
@@ -75,15 +76,16 @@ def test_write_through_puts_nothing_at_risk() -> None:
 def test_host_failure_loses_the_unreplicated_backlog() -> None:
     """WB+0, host1 dies at 1 s with its VM's write buffered (the destager has not taken it yet): lost = the meta
     record's lost bytes, 4,096. Without HA the event lasts to the end of the run: no after window (its latency NaN).
-    The at-risk bytes (WB+0: each buffered write is a single copy) fall at the failure (host1's lost write with it):
-    back to their level before it at the first sample after it, 1.25 s; recovery counts from the failure, not
-    from the span's end (the run's end)."""
+    The backlog falls at the failure (host1's lost write with it): back to its level before it at the first sample
+    after it, 1.25 s; recovery counts from the failure, not from the span's end (the run's end). Nothing is at risk
+    (WB+0 promises one copy and each buffered write has it: the series' ``single_copy_bytes`` shows them)."""
     result = simcache.simulate(scenario(policy="WB+0", events=[{"kind": "host_failure", "at": AT, "host": 1}]))
     impact = only(result)
     assert impact.lost_bytes == result.meta["failures"][0]["lost_bytes"] == result.totals["data_lost_bytes"] == SIZE
     assert impact.end_s == END and impact.windows["after"] == (END, END)
     assert math.isnan(impact.latency["after"]["write_p50_ms"])
-    assert impact.at_risk_before_bytes == 2 * SIZE
+    assert impact.at_risk_before_bytes == 0
+    assert result.series["single_copy_bytes"][result.series.index < AT].iloc[-1] == 2 * SIZE
     assert impact.recovery_from_s == AT
     assert impact.at_risk_recovered_s == impact.backlog_recovered_s == AT + INTERVAL
     assert "at risk back to 0.0 MiB: at 1.250 s (0.250 s after the failure)" in report(result)
@@ -145,3 +147,22 @@ def test_a_vmotion_lasts_its_memory_transfer() -> None:
     assert (impact.start_s, impact.end_s) == (AT, record["end_s"]) and AT < record["end_s"] < END
     assert impact.windows["after"] == (record["end_s"], min(END, 2 * record["end_s"] - AT))
     assert impact.what == "vMotion host0->host1"
+
+
+def test_a_run_without_records_takes_the_windows_from_its_interval_histograms() -> None:
+    """``--no-records`` keeps no issue times: a window's figures come from the histograms of the sample intervals
+    inside it, by completion time. They equal the records' percentiles over the I/Os completed in the same window to
+    the histograms' stated error (|p - p_exact| <= 1% p + 1 ns, :mod:`simcache.stream`); at-risk, lost and recovery
+    come from the series and meta, the same in both."""
+    kept = simcache.simulate(scenario("degrade", destager=HOLD))
+    streamed = simcache.simulate(scenario("degrade", destager=HOLD), keep_records=False)
+    impact, streamed_impact = only(kept), only(streamed)
+    records = kept.records
+    for phase, (start, end) in impact.windows.items():
+        done = records[(records["op"] == "write") & (records["complete_s"] >= start) & (records["complete_s"] < end)]
+        for q in (50, 99):
+            exact = float(np.percentile(done["latency_ms"].to_numpy(dtype=float), q))
+            assert streamed_impact.latency[phase][f"write_p{q}_ms"] == pytest.approx(exact, rel=0.01, abs=1e-6), (phase, q)
+        assert math.isnan(streamed_impact.latency[phase]["read_p50_ms"])
+    assert streamed_impact.peak_at_risk_bytes == impact.peak_at_risk_bytes
+    assert streamed_impact.at_risk_recovered_s == impact.at_risk_recovered_s
