@@ -15,8 +15,8 @@ from simcache_app.knobs import KNOBS, Bounds, current, schema_field
 from simcache_app.scenario_files import library_scenarios
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
-NOT_KNOBS = {"scenario", "upload"}
-"""Sidebar widgets that pick the scenario rather than change it."""
+NOT_KNOBS = {"scenario", "upload", "target.latency", "target.throughput"}
+"""Sidebar widgets that pick the scenario or set the targets runs are judged against, rather than change the scenario."""
 
 
 def widget_path(key: str, source: str, groups: list[str]) -> str:

@@ -397,6 +397,7 @@ def run_destager_little(seed: np.random.SeedSequence, n: int) -> tuple[float, fl
         Port(PortName(None, "array", None, "tx"), GBE_1),
     )
     destager = host.destager
+    destager.promised = [0] * 4  # four WB+0 VMs: no replica promised (the engine sets this from the groups)
     sizes = rng.choice(np.array([4096, 8192, 32768, 65536]), n).tolist()
     offsets = (rng.integers(0, 4096, n) * 65536).tolist()  # 256 MiB per VM, 64 KiB aligned: some writes coalesce
     vms = rng.integers(0, 4, n).tolist()

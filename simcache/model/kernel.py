@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from heapq import heapify, heappop, heappush
-from typing import Any
+from typing import Any, TypeAlias
 
 import simpy
 from simpy.events import NORMAL, URGENT
@@ -95,7 +95,7 @@ class Signal:
         return self._value
 
 
-Wait = simpy.Event | Signal
+Wait: TypeAlias = simpy.Event | Signal  # explicit: without simpy's types (mypyc's build) simpy.Event is Any
 """What the engine's detached generators yield: a SimPy event or a :class:`Signal` (:func:`sleep`)."""
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from heapq import heapify, heappop, heappush
+from typing import TypeAlias
 
 import simpy
 
@@ -51,7 +52,7 @@ from simcache.scenario import LinkSpec
 
 __all__ = ["FlowNetwork", "Framing", "Port"]
 
-Done = simpy.Event | Signal
+Done: TypeAlias = simpy.Event | Signal  # explicit: without simpy's types (mypyc's build) simpy.Event is Any
 """What a transfer's delivery triggers: a ``simpy.Event`` (:meth:`FlowNetwork.transfer`) or a :class:`Signal` (:meth:`FlowNetwork.send`)."""
 
 _STALE_TIMERS_KEPT = 64  # superseded wake-ups left in SimPy's queue before they are taken out
