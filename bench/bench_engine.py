@@ -11,7 +11,7 @@ minimal SimPy M/M/1 model (arrival process -> simpy.Store -> server process),
 both measured in the same process, interleaved (M/M/1, scenario, M/M/1, ...).
 The M/M/1 loop is about the cheapest useful thing SimPy can do per customer,
 so the ratio says how much of the per-event budget the model's own Python work
-and extra events cost. Target: ratio >= 0.20.
+and extra events cost. Target: ratio >= 1.0 (issue 18; the first target was 0.20).
 
 Diagnostics (not part of the timed measurement, each costs one extra run):
     --census    count the SimPy events of one scenario run by kind and origin
@@ -48,7 +48,7 @@ from machine import machine_facts  # noqa: E402
 import simcache  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "default.toml"
-TARGET_RATIO = 0.20
+TARGET_RATIO = 1.0  # issue 18: the engine as fast per I/O as the plain M/M/1 per customer
 
 
 # -- baseline: plain SimPy M/M/1 -------------------------------------------------------------------
