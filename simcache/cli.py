@@ -20,14 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcache.cells import RUN_COLUMNS
-from simcache.cells import bounded as _bounded
-from simcache.cells import cell as _cell
 from simcache.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
 from simcache.cli_progress import progress_bar, shows_progress
 from simcache.cli_report import ReportPlan, add_report_options
 from simcache.cli_sweep import run_sweep
-from simcache.collect import COMPONENTS
 from simcache.control import (
     DEFAULT_LIMITS,
     MAX_IOS_ENV,
@@ -39,21 +35,19 @@ from simcache.control import (
     cancel_on_signals,
     check_work,
     exit_status,
-    stopped_at,
 )
 from simcache.engine import simulate
 from simcache.errors import ScenarioError, listing
 from simcache.estimate import estimate
 from simcache.event_impact import impacts_json
-from simcache.event_report import event_lines
 from simcache.fit import compare, fit_trace
 from simcache.importers import FORMATS, import_workload, load_trace, parse_option
 from simcache.importers.base import DEFAULT_POLICY, Imported, group_name
 from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
+from simcache.run_report import report, stopped_line, text_table
 from simcache.scenario import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
-from simcache.stream import REL_ERROR
 from simcache.units import UnitError, parse_duration, parse_size
 
 __all__ = ["main"]
@@ -304,7 +298,7 @@ def _simulate(scenario: Scenario, limits: Limits, json_output: bool = False, kee
 def _run(args: argparse.Namespace) -> int:
     """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or 143."""
     result, token = _simulate(_run_scenario(args), _limits(args), args.json, keep_records=not args.no_records)
-    stopped = _stopped_line(result)
+    stopped = stopped_line(result)
     if stopped:
         print(stopped, file=sys.stderr if args.json else sys.stdout, flush=True)
     if args.out is not None:
@@ -334,98 +328,11 @@ def _report(args: argparse.Namespace) -> int:
     scenario = _run_scenario(args)
     plan = ReportPlan.from_args(args, scenario)
     result, token = _simulate(scenario, _limits(args))  # report writes a file: progress on a terminal
-    stopped = _stopped_line(result)
+    stopped = stopped_line(result)
     print(plan.write(result, with_sweep=not stopped))
     if stopped:
         print(stopped)
     return exit_status(token) if stopped else 0
-
-
-def _stopped_line(result: Result) -> str:
-    """The line that marks a stopped run's result as partial ("" for a run that reached its end)."""
-    at = stopped_at(result)
-    if at is None:
-        return ""
-    planned = result.meta["planned_s"]
-    return (
-        f"STOPPED at simulated time {at:.3f} s of {planned:g} s ({result.meta['stop_reason']}): "
-        f"partial result, every figure covers 0-{at:.3f} s only"
-    )
-
-
-def report(result: Result) -> str:
-    """The human-readable run report: latency table, write-latency breakdown, utilizations."""
-    meta = result.meta
-    start, end = result.window
-    engine = meta["engine"].partition(":")[0]  # "compiled (mypyc)" or "Python"
-    lines = [
-        f"scenario {meta['scenario_name']!r}  seed {meta['seed']}  simulated {end:g}s (measured {start:g}-{end:g}s)  "
-        f"{meta['ios']} I/Os in {meta['wall_time_s']:.2f}s wall  simcache {meta['version']} ({engine} engine)",
-        "",
-        "Latency per VM group (ms), IOPS and MB/s:",
-        _table(_bounded(result.summary), RUN_COLUMNS),
-        *_lower_bound_note(result.summary),
-        *(
-            []
-            if result.has_records
-            else [f"  no records kept: percentiles from latency histograms, within {REL_ERROR:.0%} (counts, IOPS, MB/s, means, max exact)"]
-        ),
-        "",
-        "Where the write latency comes from (mean ms per write, critical path):",
-        _table(result.breakdown, ["group", "write_mean_ms", *COMPONENTS, "dominant"]),
-        "",
-    ]
-    series = result.series[result.series.index > start]
-    util = series[[c for c in series.columns if c.startswith("util.")]].agg(["mean", "max"]).T
-    util = util.sort_values("mean", ascending=False).head(8)
-    lines.append("Busiest components (utilization over the measured window):")
-    lines.append(
-        _table(
-            util.reset_index(names="component").assign(component=lambda d: d.component.str.removeprefix("util.")),
-            ["component", "mean", "max"],
-        )
-    )
-    totals = result.totals
-    lines += [
-        "",
-        f"array writes {totals['array_write_mb_s']:.1f} MB/s; peer network {totals['peer_wire_mb_s']:.1f} MB/s on the wire; "
-        f"destage backlog at end {totals['destage_backlog_bytes'] / 2**20:.0f} MiB",
-    ]
-    name, utilization = result.bottleneck()
-    lines.append(f"bottleneck: {name} at {utilization:.0%} mean utilization")
-    lines += event_lines(result)
-    lines += _warning_lines(result)
-    return "\n".join(lines)
-
-
-def _lower_bound_note(summary: pd.DataFrame) -> list[str]:
-    unfinished = int(summary.loc[summary["group"] == "all", "unfinished"].sum())
-    if not unfinished:
-        return []
-    return [
-        f"  >= : a lower bound. {unfinished:,} I/Os issued in the window were unfinished at the end; each counts with the latency it "
-        f"had so far, which its true latency exceeds"
-    ]
-
-
-def _warning_lines(result: Result) -> list[str]:
-    """The run's validity warnings in words: instability first, then short-run notes."""
-    warnings = result.warnings
-    if not warnings:
-        return []
-    lines = [""]
-    if not result.stable:
-        lines.append("UNSTABLE: this run has no steady state; its latency figures grow with the run's length.")
-    lines += [f"{'warning' if w.severity == 'unstable' else 'note'}: {w.message}" for w in warnings]
-    return lines
-
-
-def _table(frame: pd.DataFrame, columns: list[str]) -> str:
-    rows = [[_cell(v) for v in row] for row in frame[columns].itertuples(index=False)]
-    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
-    out = ["  " + "  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True))]
-    out += ["  " + "  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
-    return "\n".join(out)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -557,12 +464,12 @@ def _estimate(args: argparse.Namespace) -> int:
         *([] if result.stable else [_NOT_STABLE]),
         "",
         "Latency per VM group (ms), IOPS and MB/s:",
-        _table(summary, _SUMMARY_COLUMNS),
+        text_table(summary, _SUMMARY_COLUMNS),
         "",
         "Busiest components (mean utilization over the window):",
     ]
     busiest = sorted(result.utilization.items(), key=lambda item: -item[1])[:8]
-    lines.append(_table(pd.DataFrame(busiest, columns=["component", "mean"]), ["component", "mean"]))
+    lines.append(text_table(pd.DataFrame(busiest, columns=["component", "mean"]), ["component", "mean"]))
     name, utilization = result.bottleneck()
     lines += ["", f"bottleneck: {name} at {utilization:.0%} mean utilization", "", "Destage buffer (fluid model):"]
     for fluid in result.destager:
@@ -644,7 +551,7 @@ def _compare_trace(args: argparse.Namespace) -> int:
         table = compare(trace, group, seed=args.seed, device=device)
         table["relative_error"] = [f"{e:+.1%}" if math.isfinite(e) else "-" for e in table["relative_error"]]
         print(f"== group {group.name} vs {'device ' + device if device else 'the whole trace'} ({args.path})")
-        print(_table(table, ["statistic", "trace", "synthetic", "relative_error"]))
+        print(text_table(table, ["statistic", "trace", "synthetic", "relative_error"]))
         compared += 1
     if not compared:
         raise ScenarioError(str(args.scenario), [("groups", "no open-loop group to compare; fit one with: simcache fit TRACE -o OUT.toml")])

@@ -173,7 +173,7 @@ class VM:
         """vMotion: run on ``target`` from now on (its memory image has arrived there).
 
         Its I/Os in flight finish on the old host, and the old host destages its buffered writes (unless the engine
-        hands them over: :func:`simcache.engine._handover`). New writes take ``target``'s tier, destager and peers:
+        hands them over: :func:`simcache.host_events._handover`). New writes take ``target``'s tier, destager and peers:
         the next ``promised`` live hosts around the ring from ``target``, as a VM placed there under ring peer
         selection has (under random selection too: the draw is made at placement only). Reads that miss
         ``target``'s cache look in the old host's (:attr:`remote`) while it is alive and reachable: remote hits,
