@@ -27,7 +27,7 @@ from simcache.control import Cancel, Limits, Stopped
 from simcache.engine import simulate
 from simcache.errors import ScenarioError
 from simcache.metrics import PERCENTILES, RECORD_METRICS, VALIDITY, bound_value, ci95_half_width, metric_unit
-from simcache.results import Result, _censored_percentiles
+from simcache.results import Result, censored_percentiles
 from simcache.scenario import Expectation, Scenario, Selection, load_scenario
 from simcache.units import format_size
 
@@ -379,7 +379,7 @@ def _record_metric(records: pd.DataFrame, bounds: np.ndarray, span: float, metri
     if metric == "mean_ms" and len(records) + len(bounds):
         return float(np.concatenate((latency, bounds)).mean())
     if metric in PERCENTILES or metric == "max_ms":
-        return float(_censored_percentiles(latency, bounds)[0][metric])  # as the summary computes them
+        return float(censored_percentiles(latency, bounds)[0][metric])  # as the summary computes them
     if not len(records):
         return math.nan
     if metric == "hit_ratio":

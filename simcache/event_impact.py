@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simcache.results import Result, _censored_percentiles
+from simcache.results import Result, censored_percentiles
 from simcache.stream import BUCKETS, StreamStats, percentile_of_counts
 
 __all__ = ["LATENCY_FIGURES", "PHASES", "EventImpact", "event_impacts", "impacts_json"]
@@ -209,7 +209,7 @@ def _latency(result: Result, start: float, end: float) -> dict[str, float]:
         latency = done["latency_ms"].to_numpy(dtype=float)
         bounds = (result.window[1] - waiting["issue_s"].to_numpy(dtype=float)) * 1e3
         if len(latency) + len(bounds):
-            percentiles, _ = _censored_percentiles(latency, bounds)
+            percentiles, _ = censored_percentiles(latency, bounds)
             figures |= {f"{op}_p50_ms": float(percentiles["p50_ms"]), f"{op}_p99_ms": float(percentiles["p99_ms"])}
         else:
             figures |= {f"{op}_p50_ms": math.nan, f"{op}_p99_ms": math.nan}

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from simcache.engine import Model
     from simcache.validity import ValidityWarning
 
-__all__ = ["UNFINISHED_COLUMNS", "RecordsNotKept", "Result", "SeriesSample"]
+__all__ = ["UNFINISHED_COLUMNS", "RecordsNotKept", "Result", "SeriesSample", "censored_percentiles"]
 
 _CI_BATCHES = 10
 """The columns of :attr:`Result.unfinished`."""
@@ -105,7 +105,7 @@ def _percentiles(values: np.ndarray) -> dict[str, float]:
     return {**dict(zip(PERCENTILES, np.percentile(values, list(PERCENTILES.values())), strict=True)), "max_ms": float(values.max())}
 
 
-def _censored_percentiles(latency: np.ndarray, bounds: np.ndarray) -> tuple[dict[str, float], list[str]]:
+def censored_percentiles(latency: np.ndarray, bounds: np.ndarray) -> tuple[dict[str, float], list[str]]:
     """As :func:`_percentiles`, with unfinished I/Os' lower bounds ``bounds`` (ms) among the values, and which percentiles are lower bounds.
 
     Each unfinished I/O takes part at its lower bound (sorted among the
@@ -326,7 +326,7 @@ class Result:
                 issued = pending_issue[waiting[pending_write[waiting] == want]]
                 latency = latency_all[part]
                 bounds = (end - issued) * 1e3
-                figures, lower = _censored_percentiles(latency, bounds)
+                figures, lower = censored_percentiles(latency, bounds)
                 values = np.concatenate((latency, bounds)) if len(bounds) else latency
                 times = np.concatenate((issue_all[part], issued)) if len(bounds) else issue_all[part]
                 rows.append(

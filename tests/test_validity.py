@@ -17,7 +17,7 @@ from strategies import to_toml
 import simcache
 from simcache.checks import report_section, run_checks
 from simcache.cli import main
-from simcache.results import Result, _censored_percentiles
+from simcache.results import Result, censored_percentiles
 from simcache.validity import T_CRITICAL, ValidityWarning, samples_needed, trend
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
@@ -113,13 +113,13 @@ def test_censored_percentiles_98_completed_and_2_unfinished() -> None:
     p99.9 are lower bounds and p50 and p95 are values.
     """
     completed = np.arange(1.0, 99.0)
-    figures, lower = _censored_percentiles(completed, np.array([700.0, 500.0]))
+    figures, lower = censored_percentiles(completed, np.array([700.0, 500.0]))
     assert lower == ["p99_ms", "p999_ms"]
     assert figures["p50_ms"] == pytest.approx(50.5)
     assert figures["p95_ms"] == pytest.approx(95.05)
     assert figures["p99_ms"] == pytest.approx(500.0 + 0.01 * 200.0)
     assert figures["max_ms"] == 700.0
-    assert _censored_percentiles(completed, np.array([])) == (dict(_censored_percentiles(completed, np.empty(0))[0]), [])
+    assert censored_percentiles(completed, np.array([])) == (dict(censored_percentiles(completed, np.empty(0))[0]), [])
 
 
 def test_summary_of_a_hand_made_result() -> None:
