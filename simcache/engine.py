@@ -26,7 +26,7 @@ from simcache.model.adopted import PendingDestage
 from simcache.model.array import Array
 from simcache.model.detached import run_detached, start_detached
 from simcache.model.host import Host
-from simcache.model.kernel import URGENT, Signal, Wait, current_time, events_scheduled, run_until, schedule_at, sleep
+from simcache.model.kernel import URGENT, Clock, Signal, Wait, clock_of, current_time, events_scheduled, run_until, schedule_at, sleep
 from simcache.model.link import FlowNetwork, Port
 from simcache.model.randomness import UniformStream
 from simcache.model.vm import VM
@@ -50,6 +50,8 @@ class Model:
     """The built components of one run, for the sampler and for inspection in tests."""
 
     env: simpy.Environment
+    clock: Clock
+    """Runs ``env``'s events (:mod:`simcache.model.kernel`); the components read the time from it."""
     scenario: Scenario
     network: FlowNetwork
     array: Array
@@ -102,6 +104,7 @@ def _stream_seed(seed: int, *key: int) -> np.random.SeedSequence:
 def build(scenario: Scenario, seed: int) -> Model:
     """Create every component of ``scenario`` in a fresh SimPy environment."""
     env = simpy.Environment()
+    clock = clock_of(env)
     network = FlowNetwork(env)
     array_stream = UniformStream(_stream_seed(seed, _ARRAY))
     array = Array(scenario.array, array_stream, _vm_disk_bytes(scenario))
@@ -143,7 +146,7 @@ def build(scenario: Scenario, seed: int) -> Model:
     promised = [vm.promised for vm in vms]
     for host in hosts:
         host.destager.promised = promised
-    model = Model(env, scenario, network, array, array_rx, array_tx, hosts, vms, records, fabric)
+    model = Model(env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, records, fabric)
     for vm in vms:
         start_workload(env, vm)
     for event in scenario.events:
@@ -203,46 +206,47 @@ def _peers(scenario: Scenario, group: Group, host_index: int, hosts: list[Host],
 
 def start_workload(env: simpy.Environment, vm: VM, restarted: bool = False) -> None:
     """Start ``vm``'s I/O processes; ``restarted`` (HA): only the closed-loop slots, its open loop never stopped."""
+    clock = vm.clock
     stream = vm.stream
     workload = stream.workload
     if isinstance(stream, TraceStream):
         if stream.spec.replay == "open":
             if not restarted:
-                start_detached(env, _trace_open_loop(env, vm, stream))
+                start_detached(clock, _trace_open_loop(clock, vm, stream))
         else:
             for _ in range(workload.workers * workload.outstanding):
-                start_detached(env, _trace_closed_slot(env, vm, stream))
+                start_detached(clock, _trace_closed_slot(clock, vm, stream))
     elif workload.mode == "open":
         if not restarted:
             if callback_open_loops:
-                _OpenLoop(env, vm, stream)
+                _OpenLoop(clock, vm, stream)
             else:
-                start_detached(env, _open_loop(env, vm, stream))
+                start_detached(clock, _open_loop(clock, vm, stream))
     else:
         for _ in range(workload.workers * workload.outstanding):
-            start_detached(env, _closed_slot(env, vm, stream))
+            start_detached(clock, _closed_slot(clock, vm, stream))
 
 
-def _closed_slot(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:
-    clock = stream.clock
+def _closed_slot(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:
+    duty_clock = stream.clock
     think = stream.workload.think_time
-    gated = clock.duty is not None
+    gated = duty_clock.duty is not None
     life = vm.restarts  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
     while vm.host.alive and vm.restarts == life:
         if gated:
-            on = clock.next_on(current_time(env))
-            if on > current_time(env):
-                yield sleep(env, on - current_time(env))
+            on = duty_clock.next_on(current_time(clock))
+            if on > current_time(clock):
+                yield sleep(clock, on - current_time(clock))
         is_write, size, offset = stream.next_io()
         yield from vm.io(is_write, size, offset)
         if think:
-            yield sleep(env, think)
+            yield sleep(clock, think)
 
 
-def _open_loop(env: simpy.Environment, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:
+def _open_loop(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:
     """An open-loop VM's arrivals as a generator: the reference :class:`_OpenLoop` is checked against (tests)."""
     while True:
-        yield sleep(env, stream.next_gap(current_time(env)))
+        yield sleep(clock, stream.next_gap(current_time(clock)))
         if not vm.host.alive:
             if vm.awaiting_restart:  # HA restarts it later: this arrival finds it down and is dropped
                 vm.dropped_arrivals += 1
@@ -259,22 +263,22 @@ class _OpenLoop:
     per arrival), at the same times, in the same order (``tests/test_fast_paths.py``).
     """
 
-    __slots__ = ("env", "stream", "vm")
+    __slots__ = ("clock", "stream", "vm")
 
-    def __init__(self, env: simpy.Environment, vm: VM, stream: IOStream):
-        self.env = env
+    def __init__(self, clock: Clock, vm: VM, stream: IOStream):
+        self.clock = clock
         self.vm = vm
         self.stream = stream
         start = Signal(None, self._begin)
-        schedule_at(env, current_time(env), start, URGENT)  # when start_detached would run the generator's first step
+        schedule_at(clock, current_time(clock), start, URGENT)  # when start_detached would run the generator's first step
 
     def _begin(self, _: Signal) -> None:
         self._next()
 
     def _next(self) -> None:
-        env = self.env
-        now = current_time(env)
-        schedule_at(env, now + self.stream.next_gap(now), Signal(None, self._arrive))  # = sleep()'s time
+        clock = self.clock
+        now = current_time(clock)
+        schedule_at(clock, now + self.stream.next_gap(now), Signal(None, self._arrive))  # = sleep()'s time
 
     def _arrive(self, _: Signal) -> None:
         vm = self.vm
@@ -288,14 +292,14 @@ class _OpenLoop:
         self._next()
 
 
-def _trace_open_loop(env: simpy.Environment, vm: VM, stream: TraceStream) -> Generator[Wait, Any, None]:
+def _trace_open_loop(clock: Clock, vm: VM, stream: TraceStream) -> Generator[Wait, Any, None]:
     """Issue each traced I/O at its own (replay) time, whatever the latency of the ones before it."""
     while True:
         at = stream.next_time()
         if at is None:
             return
-        if at > current_time(env):
-            yield sleep(env, at - current_time(env))
+        if at > current_time(clock):
+            yield sleep(clock, at - current_time(clock))
         io = stream.next_io()
         assert io is not None
         if not vm.host.alive:
@@ -306,7 +310,7 @@ def _trace_open_loop(env: simpy.Environment, vm: VM, stream: TraceStream) -> Gen
         run_detached(vm.io(*io))
 
 
-def _trace_closed_slot(env: simpy.Environment, vm: VM, stream: TraceStream) -> Generator[Wait, Any, None]:
+def _trace_closed_slot(clock: Clock, vm: VM, stream: TraceStream) -> Generator[Wait, Any, None]:
     """One of a closed replay's slots: the next traced I/O as soon as this slot's last one completes."""
     think = stream.workload.think_time
     life = vm.restarts  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
@@ -316,7 +320,7 @@ def _trace_closed_slot(env: simpy.Environment, vm: VM, stream: TraceStream) -> G
             return
         yield from vm.io(*io)
         if think:
-            yield sleep(env, think)
+            yield sleep(clock, think)
 
 
 def _sampler(
@@ -449,18 +453,18 @@ def simulate(
     collecting = gc.isenabled()
     gc.disable()  # the run allocates many small long-lived tuples; cyclic GC passes over them cost ~10%
     try:
-        finished = run_until(model.env, run.duration, stop_requested, POLL_EVENTS)
+        finished = run_until(model.clock, run.duration, stop_requested, POLL_EVENTS)
     finally:
         if collecting:
             gc.enable()
-    end = run.duration if finished else current_time(model.env)
+    end = run.duration if finished else current_time(model.clock)
     if not finished:
         model.scenario = _cut_at(scenario, end)  # the result's window, totals and rates cover [0, end]
     sampler.take(end)  # the run stops before events at exactly `duration` are processed
     if progress is not None and finished:
         progress(1.0)
     wall = time.perf_counter() - started
-    events = events_scheduled(model.env)
+    events = events_scheduled(model.clock)
     result = Result.from_model(model, seed=seed, wall_time_s=wall, events=events, version=__version__)
     result.meta["stopped_at_s"] = None if finished else end
     result.meta["stop_reason"] = None if finished else next((token.reason for token in tokens if token.reason), "stopped")

@@ -36,7 +36,7 @@ def test_an_empty_run_gives_an_empty_table_with_every_column() -> None:
 def test_the_engine_writes_records_in_the_schema() -> None:
     scenario = simcache.load_scenario("default").with_duration(1.0)
     model = build(scenario, seed=3)
-    run_until(model.env, 0.3)
+    run_until(model.clock, 0.3)
     assert model.records
     for record in model.records:
         assert len(record) == len(collect.RECORD_FIELDS)
@@ -86,7 +86,7 @@ def test_records_drained_into_blocks_give_the_same_table_as_one_list() -> None:
     pandas), value for value: size uint32, components float32 ms rounded once from float64."""
     scenario = simcache.load_scenario("default").with_duration(3.0)
     model = build(scenario, seed=5)
-    run_until(model.env, 3.0)
+    run_until(model.clock, 3.0)
     records = list(model.records)
     names = [vm.name for vm in model.vms]
     groups = [scenario.groups[vm.group].name for vm in model.vms]

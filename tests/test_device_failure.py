@@ -115,9 +115,9 @@ def test_copies_stay_counted_right_through_a_device_failure(policy: str) -> None
     replica bytes. A 1 MiB destage buffer keeps writers waiting at the failure (they fail: the host stays up)."""
     model = engine.build(three_hosts(policy, capacity="1MiB"), seed=2)
     for step in range(1, 80):
-        run_until(model.env, FAIL_AT - 0.1 + step * 0.005)
+        run_until(model.clock, FAIL_AT - 0.1 + step * 0.005)
         assert _copies_invariants(model) == [], model.env.now
-    run_until(model.env, END)
+    run_until(model.clock, END)
     accepted = sum(h.destager.accepted_bytes for h in model.hosts)
     kept = sum(h.destager.destaged_bytes + h.destager.backlog_bytes for h in model.hosts)
     assert accepted == kept + model.failures[0]["lost_bytes"]
@@ -196,10 +196,10 @@ def test_a_second_failure_loses_exactly_the_unreplicated_backlog(case: str) -> N
     hosts, events, seconds = SECOND_FAILURES[case]
     s = scenario("degrade", hosts=hosts, events=events, destager={"capacity": "1GiB", "trigger": "watermarks", "high_watermark": 0.9})
     model = engine.build(s, seed=s.run.seed)
-    run_until(model.env, 1.5)  # the events at 1.5 s are not processed yet
+    run_until(model.clock, 1.5)  # the events at 1.5 s are not processed yet
     host0 = model.hosts[0]
     unreplicated = host0.destager.single_copy_bytes
-    run_until(model.env, END)
+    run_until(model.clock, END)
     second = model.failures[-1]
     assert second["host"] == 0 and second["at_s"] == 1.5
     assert second["lost_bytes"] == unreplicated == pytest.approx(RATE * seconds * SIZE, abs=2 * SIZE)

@@ -130,7 +130,7 @@ def _deliveries(transfers: list[tuple[float, tuple[int, ...], float, float]], si
 
     def start(i: int) -> Generator[Any, Any, None]:
         at, path, wire, _ = transfers[i]
-        yield (kernel.sleep(env, at) if signals else env.timeout(at))
+        yield (kernel.sleep(network.clock, at) if signals else env.timeout(at))
         route = tuple(ports[p] for p in path)
         done = network.send(route, wire, latency=LINK.latency) if signals else network.transfer(route, wire, latency=LINK.latency)
         value = yield done
@@ -138,10 +138,10 @@ def _deliveries(transfers: list[tuple[float, tuple[int, ...], float, float]], si
 
     for i in range(len(transfers)):
         if signals:
-            start_detached(env, start(i))
+            start_detached(network.clock, start(i))
         else:
             env.process(start(i))
-    kernel.run_until(env, 1e9)
+    kernel.run_until(network.clock, 1e9)
     return fired
 
 

@@ -202,10 +202,10 @@ def test_run_until_polls_every_so_many_events_and_stops_where_it_is() -> None:
         polls.append(env.now)
         return len(polls) == 3
 
-    assert kernel.run_until(env, 1e6, stop_requested, every=10) is False
+    assert kernel.run_until(kernel.clock_of(env), 1e6, stop_requested, every=10) is False
     assert polls == [9.0, 19.0, 29.0]  # the process's start, then one timeout per second: 10 events in 9 s
     assert env.now == 29.0
-    assert kernel.run_until(simpy.Environment(), 5.0, stop_requested, every=10) is True  # reaching the end
+    assert kernel.run_until(kernel.clock_of(simpy.Environment()), 5.0, stop_requested, every=10) is True  # reaching the end
 
 
 def test_cancel_keeps_the_first_reason_and_reports_deadlines() -> None:

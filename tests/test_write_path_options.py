@@ -117,10 +117,10 @@ def test_host_failure_loses_exactly_the_lagging_bytes(replication: str) -> None:
         {"groups.db.replication": replication, "events": [{"kind": "host_failure", "at": 0.5, "host": 0}]}
     )
     model = engine.build(s, s.run.seed)
-    run_until(model.env, 0.5)  # everything before the failure, not the events at 0.5
+    run_until(model.clock, 0.5)  # everything before the failure, not the events at 0.5
     host0 = model.hosts[0]
     at_risk = host0.destager.single_copy_bytes + host0.replica_lag.bytes
-    run_until(model.env, 0.5 + 1e-9)
+    run_until(model.clock, 0.5 + 1e-9)
     failure = model.failures[0]
     assert failure["lost_bytes"] == at_risk
     if replication == "async":
@@ -147,7 +147,7 @@ def test_async_bytes_are_conserved_when_a_peer_and_then_a_primary_die(policy: st
     )
     model = engine.build(s, 3)
     for t in np.arange(0.05, 1.0001, 0.05):
-        run_until(model.env, float(t))
+        run_until(model.clock, float(t))
         assert all(h.replica_lag.bytes >= 0 and h.replica_bytes >= 0 for h in model.hosts), t
     accepted = sum(h.destager.accepted_bytes for h in model.hosts)
     kept = sum(h.destager.destaged_bytes + h.destager.backlog_bytes for h in model.hosts)
@@ -197,7 +197,7 @@ def metadata_run(outstanding: int, metadata: bool, batched: bool = True) -> tupl
     s = scenario([group])
     model = engine.build(s, s.run.seed)
     start, end = 0.05, 0.5
-    run_until(model.env, end)
+    run_until(model.clock, end)
     done = [r for r in model.records if r[COMPLETED] > start]  # completed in (start, end]
     latency = float(np.mean([r[COMPLETED] - r[ISSUED] for r in done]))
     return len(done) / (end - start), latency, len(model.records), model.hosts[0].metadata_log.writes

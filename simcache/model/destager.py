@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simcache.model.detached import start_detached
-from simcache.model.kernel import Wait, current_time, sleep
+from simcache.model.kernel import Wait, clock_of, current_time, sleep
 from simcache.physics import message_seconds
 from simcache.scenario import DestagerSpec
 
@@ -132,6 +132,7 @@ class Destager:
 
     def __init__(self, env: simpy.Environment, spec: DestagerSpec, host: Host):
         self.env = env
+        self.clock = clock_of(env)
         self.spec = spec
         self.host = host
         self.capacity = spec.capacity
@@ -171,9 +172,9 @@ class Destager:
         self._ticks = 0
         self._writes: dict[int, list[Any]] = {}  # write's number -> [write, bytes not yet on the array]
         for _ in range(spec.concurrency):
-            start_detached(env, self._flusher())
+            start_detached(self.clock, self._flusher())
         if spec.pacing == "pd":
-            start_detached(env, self._controller())
+            start_detached(self.clock, self._controller())
 
     def admit(self, item: PendingWrite) -> simpy.Event | None:
         """Accept ``item``; return ``None`` if accepted now, else an event that fires on acceptance."""
@@ -200,7 +201,7 @@ class Destager:
             self._enqueue_blocks(item)
         else:
             self._pending.append(item)
-            self._pending_since.append(current_time(self.env))
+            self._pending_since.append(current_time(self.clock))
         if not self._work.triggered:
             self._work.succeed()
 
@@ -388,12 +389,12 @@ class Destager:
         last = float(self.backlog_bytes)
         derivative = 0.0
         while not self.stopped:
-            yield sleep(self.env, update)
+            yield sleep(self.clock, update)
             dirty = float(self.backlog_bytes)
             derivative += ((dirty - last) / update - derivative) / weight
             last = dirty
             change = ((dirty - target) * update + derivative * spec.pd_d_term) / spec.pd_p_inverse
-            if change > 0 and self._next_start + 0.001 < current_time(self.env):
+            if change > 0 and self._next_start + 0.001 < current_time(self.clock):
                 change = 0.0
             self.rate = max(MIN_PD_RATE, self.rate + change)
 
@@ -417,33 +418,34 @@ class Destager:
 
     def _flusher(self) -> Generator[Wait, Any, None]:
         env = self.env
+        clock = self.clock
         host = self.host
         while True:
             while True:
-                ready = self._ready_at(current_time(env))
-                if ready <= current_time(env):
+                ready = self._ready_at(current_time(clock))
+                if ready <= current_time(clock):
                     break
                 if self._work.triggered:
                     self._work = env.event()
-                yield self._work if ready == math.inf else env.timeout(ready - current_time(env)) | self._work
+                yield self._work if ready == math.inf else env.timeout(ready - current_time(clock)) | self._work
                 if self.stopped:
                     return
             if self._hashed:
                 batch, owners = self._take_blocks()
             else:
-                batch, owners = self._take_batch(current_time(env)), []
+                batch, owners = self._take_batch(current_time(clock)), []
                 self._flushing.append(batch)
             nbytes = sum(item[2] for item in batch)
             if self._paced:
-                start = self._next_start if self._next_start > current_time(env) else current_time(env)
+                start = self._next_start if self._next_start > current_time(clock) else current_time(clock)
                 self._next_start = start + nbytes / self.rate
             runs = self.coalesce(batch)
             unique_bytes = sum(run[2] for run in runs)  # overwrites within the batch are read and sent once
             if self._chunked:
                 yield from self._read_back(unique_bytes)
             else:
-                read_done = host.tier.submit(current_time(env), unique_bytes, False)
-                yield sleep(env, read_done - current_time(env))
+                read_done = host.tier.submit(current_time(clock), unique_bytes, False)
+                yield sleep(clock, read_done - current_time(clock))
             if self.stopped:
                 return
             if host.storage_down:  # link_down: the batch waits for the storage port (simcache.outages)
@@ -457,8 +459,8 @@ class Destager:
                 return
             limit = self.spec.max_batch
             requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
-            array_done = host.array.submit(current_time(env), requests, True)
-            yield sleep(env, array_done - current_time(env) + message_seconds(link))  # the array's acknowledgement
+            array_done = host.array.submit(current_time(clock), requests, True)
+            yield sleep(clock, array_done - current_time(clock) + message_seconds(link))  # the array's acknowledgement
             if self.stopped:
                 return  # the batch was handed to the replica holders when the host failed
             self.batches += 1
@@ -471,17 +473,17 @@ class Destager:
 
     def _read_back(self, nbytes: int) -> Generator[Wait, Any, None]:
         """Read ``nbytes`` of a batch from the tier as background requests, one after another."""
-        env = self.env
+        clock = self.clock
         tier = self.host.tier
         request = tier.background_request
         left = nbytes
         while left > 0:
             size = request if left > request else left
-            booked, at = tier.submit_background(current_time(env), size, False)
+            booked, at = tier.submit_background(current_time(clock), size, False)
             while not booked:
-                yield sleep(env, at - current_time(env))
-                booked, at = tier.submit_background(current_time(env), size, False)
-            yield sleep(env, at - current_time(env))
+                yield sleep(clock, at - current_time(clock))
+                booked, at = tier.submit_background(current_time(clock), size, False)
+            yield sleep(clock, at - current_time(clock))
             left -= size
 
     def _release(self, batch: list[PendingWrite], nbytes: int) -> None:

@@ -12,9 +12,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-import simpy
-
-from simcache.model.kernel import URGENT, Resumer, Wait, trigger
+from simcache.model.kernel import URGENT, Clock, Resumer, Signal, Wait, current_time, schedule_at
 
 __all__ = ["run_detached", "start_detached"]
 
@@ -28,9 +26,6 @@ def run_detached(steps: Generator[Wait, Any, None]) -> None:
     Resumer(steps).resume(None)
 
 
-def start_detached(env: simpy.Environment, steps: Generator[Wait, Any, None]) -> None:
+def start_detached(clock: Clock, steps: Generator[Wait, Any, None]) -> None:
     """Start ``steps`` when ``env.process(steps)`` would have: at the current time, ahead of normal events."""
-    start = env.event()
-    trigger(start, None)
-    start.callbacks.append(Resumer(steps).resume)
-    env.schedule(start, URGENT)
+    schedule_at(clock, current_time(clock), Signal(None, Resumer(steps).resume), URGENT)

@@ -1,47 +1,65 @@
-"""The engine's contact with SimPy's internals, in one place.
+"""The engine's event queue and clock, and its contact with SimPy's internals, in one place.
 
 Checked against SimPy 4.1.2 (tests/test_kernel.py compares these operations
 with plain SimPy); ``pyproject.toml`` pins ``simpy>=4.1,<4.2``.
 
-Why it reaches inside: the engine schedules events at exact times (``env.schedule``
-takes a delay, and ``now + (at - now)`` may round), processes events without a
-method call each (``Environment.step`` inlined into :func:`run_until`),
-triggers events without the checks of ``Event.succeed``, and schedules bare
-signals (:class:`Signal`) that are not ``simpy.Event`` objects at all. Each
-of these is a noticeable share of a run's time. What it relies on:
+Why: SimPy keeps its events in a heap of ``(time, priority, event id, event)``
+tuples. Comparing those tuples, allocating them and boxing the ids took about
+a sixth of a compiled run's instructions (callgrind, issue 18). A
+:class:`Clock` keeps the same queue as a heap of native entries (a float time
+and one integer key per entry, compared in C once mypyc compiles this module),
+and every event goes through it, SimPy's own included: :class:`Clock` installs
+its :meth:`~Clock.schedule`, :meth:`~Clock.step` and :meth:`~Clock.peek` on the
+environment, so a ``Timeout``, a process's start, a ``Condition`` or an
+``Event.succeed`` lands in the same heap, with an id from the same counter.
+The ids are handed out in the same order as SimPy's, so events at equal times
+and priorities run in the same order and results stay bit-identical;
+``env.run()`` still works (it calls ``env.step``). The engine's own hot loop
+is :func:`run_until`, and its own wake-ups are :class:`Signal` objects, which
+are their own heap entries (no ``simpy.Event``, no wrapper).
 
-- ``env._queue``: a heap of ``(time, priority, event id, event)``; events run
-  in that order. ``URGENT`` sorts before ``NORMAL`` at the same time.
-- ``env._eid``: an ``itertools.count`` giving the event ids (its next value is
-  the number of events scheduled so far).
-- ``env._now``: the current time, set by the loop.
+What it relies on in SimPy:
+
+- SimPy's events schedule themselves by calling ``env.schedule(event,
+  priority, delay)`` (looked up on the environment, so an instance attribute
+  replaces it), at ``env._now + delay``; ``URGENT`` (0) sorts before
+  ``NORMAL`` (1) at the same time, then the event id.
+- ``Environment.run`` steps with ``self.step()`` and schedules its stop event
+  with ``self.schedule``; the ``now`` property reads ``env._now`` (kept up to
+  date by the clock, so ``env.now`` stays right).
+- ``env._queue`` (a list of ``(time, priority, id, event)``) and ``env._eid``
+  (an ``itertools.count``) hold what was scheduled before the clock was
+  attached: the clock adopts them once, then neither is used.
 - an event's ``callbacks`` (a list, ``None`` once processed), ``_ok`` (success)
   and ``_value`` (its value, or the exception of a failed event); a failed
   event someone handled has a ``_defused`` attribute.
 
-The names are checked when this module is imported; any other SimPy version
-raises ImportError naming the supported range. No other module touches
-SimPy's private names. The calls into this module cost no measurable speed
-(bench/bench_engine.py, sources against the earlier inlined code).
+These are checked when this module is imported (:func:`check_simpy`: the
+names, and that SimPy's events land in a clock's heap in SimPy's order); any
+other SimPy version raises ImportError naming the supported range. No other
+module touches SimPy's private names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from heapq import heapify, heappop, heappush
 from typing import Any, TypeAlias
 
 import simpy
+from simpy.core import EmptySchedule, StopSimulation
 from simpy.events import NORMAL, URGENT
 
 __all__ = [
     "NORMAL",
     "SUPPORTED_SIMPY",
     "URGENT",
+    "Clock",
+    "Entry",
     "Resumer",
     "Signal",
     "Wait",
     "check_simpy",
+    "clock_of",
     "current_time",
     "events_scheduled",
     "process_now",
@@ -55,35 +73,47 @@ __all__ = [
 SUPPORTED_SIMPY = ">=4.1,<4.2"
 """The SimPy versions whose internals this module was checked against (as pinned in pyproject.toml)."""
 
-
-def check_simpy(module: Any = simpy) -> None:
-    """Fail at import, not mid-run, if SimPy's internals (of ``module``, the installed simpy) are not the ones this
-    module uses."""
-    env = module.Environment()
-    event = env.event().succeed()  # _ok is set when an event is triggered
-    missing = [name for name in ("_queue", "_eid", "_now") if not hasattr(env, name)]
-    missing += [f"Event.{name}" for name in ("_ok", "_value", "callbacks") if not hasattr(event, name)]
-    if missing or not isinstance(env._queue, list) or (URGENT, NORMAL) != (0, 1):
-        version = getattr(module, "__version__", "unknown")
-        raise ImportError(
-            f"simcache needs simpy{SUPPORTED_SIMPY} (it uses SimPy internals: {', '.join(missing) or 'the event queue'}); "
-            f"installed: simpy {version}"
-        )
+_PRIORITY_SHIFT = 52  # an entry's key is priority * 2**52 + event id: (priority, id) order while ids stay below 2**52
+_NOT_SCHEDULED = -1  # the key of a Signal not scheduled yet
 
 
-check_simpy()
+class Entry:
+    """A place in a :class:`Clock`'s queue: entries run by ``time`` (seconds), then by ``key``.
+
+    The key folds SimPy's (priority, event id) into one integer, so two
+    entries compare with two native comparisons instead of a tuple's.
+    """
+
+    __slots__ = ("key", "time")
+
+    def __init__(self) -> None:
+        self.time = 0.0
+        self.key = _NOT_SCHEDULED
 
 
-class Signal:
-    """A bare scheduled event: SimPy's queue needs only ``callbacks``, ``_ok`` and ``_value``.
+class Scheduled(Entry):
+    """The queue entry of a SimPy event (a :class:`Signal` is its own entry)."""
 
-    Cheaper than a ``simpy.Event`` (no environment, no checks); the engine's
-    own wake-ups and deliveries use it. ``callback`` is called with the signal.
+    __slots__ = ("event",)
+
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event
+
+
+class Signal(Entry):
+    """A bare scheduled event, cheaper than a ``simpy.Event``: the engine's own wake-ups and deliveries.
+
+    It has what SimPy's loop and a waiting generator use (``callbacks``,
+    ``_ok``, ``_value``), no environment and no checks; it is its own queue
+    entry, so it is scheduled at most once. ``callback`` is called with the
+    signal.
     """
 
     __slots__ = ("_ok", "_value", "callbacks")
 
     def __init__(self, value: Any, callback: Callable[[Signal], None] | None = None):
+        super().__init__()
         self._ok = True
         self._value: Any = value
         # None once processed (SimPy's marker); without a callback, whoever waits for it adds theirs (see sleep).
@@ -99,13 +129,143 @@ Wait: TypeAlias = simpy.Event | Signal  # explicit: without simpy's types (mypyc
 """What the engine's detached generators yield: a SimPy event or a :class:`Signal` (:func:`sleep`)."""
 
 
-def schedule_at(env: simpy.Environment, at: float, event: object, priority: int = NORMAL) -> None:
-    """Put ``event`` (a ``simpy.Event`` or a :class:`Signal`) in SimPy's queue for time ``at`` (seconds) exactly."""
-    queue: list[Any] = env._queue
-    heappush(queue, (at, priority, next(env._eid), event))
+class Clock:
+    """The simulation time and event queue of one ``simpy.Environment``, which it runs from then on.
+
+    ``now`` is the time (seconds); ``eid`` the id the next scheduled event
+    gets (so the number of events scheduled so far); ``heap`` a binary
+    min-heap of :class:`Entry` by (time, key). Made by :func:`clock_of`.
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.now = env._now = float(env._now)  # a float from the start (SimPy's is the int 0 until the first event)
+        self.heap: list[Entry] = []
+        self.eid = 0
+        adopted: list[tuple[float, int, int, Any]] = env._queue
+        for at, priority, eid, event in adopted:  # scheduled before the clock was attached
+            entry = event if isinstance(event, Signal) else Scheduled(event)
+            entry.time = at
+            entry.key = (priority << _PRIORITY_SHIFT) + eid
+            _push(self.heap, entry)
+        self.eid = next(env._eid)
+        adopted.clear()
+        env.schedule = self.schedule
+        env.step = self.step
+        env.peek = self.peek
+        env._simcache_clock = self
+
+    def schedule(self, event: Any, priority: int = NORMAL, delay: float = 0) -> None:
+        """SimPy's ``Environment.schedule``: ``event`` at ``now + delay`` (seconds), as SimPy computes it."""
+        self.push(event if isinstance(event, Signal) else Scheduled(event), self.now + delay, priority)
+
+    def push(self, entry: Entry, at: float, priority: int) -> None:
+        """Queue ``entry`` for time ``at`` with ``priority`` and the next event id."""
+        if entry.key != _NOT_SCHEDULED:
+            raise RuntimeError("a Signal is scheduled once (it is its own queue entry)")
+        entry.time = at
+        entry.key = (priority << _PRIORITY_SHIFT) + self.eid
+        self.eid += 1
+        _push(self.heap, entry)
+
+    def peek(self) -> float:
+        """SimPy's ``Environment.peek``: the time of the next event (``inf`` if none)."""
+        return self.heap[0].time if self.heap else float("inf")
+
+    def step(self) -> None:
+        """SimPy's ``Environment.step``: process the next event (``env.run`` calls it); :func:`run_until` is the fast loop."""
+        if not self.heap:
+            raise EmptySchedule()
+        entry = _pop(self.heap)
+        self.now = self.env._now = entry.time
+        event: Any = entry if isinstance(entry, Signal) else _event_of(entry)
+        callbacks, event.callbacks = event.callbacks, None
+        try:
+            for callback in callbacks:
+                callback(event)
+        except StopSimulation:
+            # As SimPy does: the callbacks after the one that stopped the run are run when it resumes.
+            event.callbacks = callbacks[callbacks.index(callback) + 1 :]
+            self.schedule(event, -1)
+            raise
+        _raise_if_failed(event)
 
 
-def sleep(env: simpy.Environment, delay: float) -> Signal:
+def clock_of(env: Any) -> Clock:
+    """The :class:`Clock` running ``env``'s events (a ``simpy.Environment``): attached at the first call."""
+    clock = getattr(env, "_simcache_clock", None)
+    return Clock(env) if clock is None else clock
+
+
+def _before(a: Entry, b: Entry) -> bool:
+    """Does ``a`` run before ``b``: SimPy's (time, priority, id) order."""
+    return a.time < b.time or (a.time == b.time and a.key < b.key)
+
+
+def _push(heap: list[Entry], entry: Entry) -> None:
+    """Add ``entry`` to ``heap``, moving it up past the entries it runs before."""
+    heap.append(entry)
+    _sift_up(heap, entry, len(heap) - 1, 0)
+
+
+def _sift_up(heap: list[Entry], entry: Entry, pos: int, top: int) -> None:
+    """Put ``entry`` at ``pos`` or above it (not above ``top``), moving down the entries it runs before."""
+    while pos > top:
+        parent_pos = (pos - 1) >> 1
+        parent = heap[parent_pos]
+        if not _before(entry, parent):
+            break
+        heap[pos] = parent
+        pos = parent_pos
+    heap[pos] = entry
+
+
+def _sift_down(heap: list[Entry], entry: Entry, pos: int) -> None:
+    """Put ``entry`` in the hole at ``pos``: as ``heapq`` does, move the earlier child up to the bottom, then
+    ``entry`` up (fewer comparisons than stopping on the way down: a moved entry usually belongs near the bottom)."""
+    top = pos
+    end = len(heap)
+    child = 2 * pos + 1
+    while child < end:
+        right = child + 1
+        if right < end and not _before(heap[child], heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    _sift_up(heap, entry, pos, top)
+
+
+def _pop(heap: list[Entry]) -> Entry:
+    """Take the first entry off ``heap`` (not empty)."""
+    last = heap.pop()
+    if not heap:
+        return last
+    first = heap[0]
+    _sift_down(heap, last, 0)
+    return first
+
+
+def _event_of(entry: Entry) -> Any:
+    """The event an entry runs: a :class:`Signal` is its own."""
+    return entry.event if isinstance(entry, Scheduled) else entry
+
+
+def _raise_if_failed(event: Any) -> None:
+    """Raise the exception of a failed ``event`` nothing handled (a copy, caused by it), as SimPy's loop does."""
+    if not event._ok and not hasattr(event, "_defused"):
+        raise type(event._value)(*event._value.args) from event._value
+
+
+def schedule_at(clock: Clock, at: float, event: object, priority: int = NORMAL) -> None:
+    """Queue ``event`` (a ``simpy.Event`` or a :class:`Signal`) for time ``at`` (seconds) exactly.
+
+    ``env.schedule`` takes a delay, and ``now + (at - now)`` may round.
+    """
+    clock.push(event if isinstance(event, Signal) else Scheduled(event), at, priority)
+
+
+def sleep(clock: Clock, delay: float) -> Signal:
     """What ``env.timeout(delay)`` is to a generator driven by :class:`Resumer`: a :class:`Signal` scheduled for
     ``now + delay``, computed as SimPy computes it (so the same time to the last bit, and the same event id).
 
@@ -116,20 +276,20 @@ def sleep(env: simpy.Environment, delay: float) -> Signal:
     if delay < 0:
         raise ValueError(f"Negative delay {delay}")
     signal = Signal(None)
-    queue: list[Any] = env._queue
-    heappush(queue, (env._now + delay, NORMAL, next(env._eid), signal))
+    clock.push(signal, clock.now + delay, NORMAL)
     return signal
 
 
-def unschedule(env: simpy.Environment, events: set[object]) -> None:
-    """Take ``events`` out of SimPy's queue (SimPy cannot cancel an event).
+def unschedule(clock: Clock, events: set[object]) -> None:
+    """Take ``events`` out of the queue (SimPy cannot cancel an event).
 
-    Events are popped in the order (time, priority, id), so taking some out
+    Entries run in the order of (time, key), all distinct, so taking some out
     and re-heaping the rest does not change the order of the others.
     """
-    queue: list[Any] = env._queue
-    queue[:] = [entry for entry in queue if entry[3] not in events]
-    heapify(queue)
+    heap = clock.heap
+    heap[:] = [entry for entry in heap if _event_of(entry) not in events]  # in place: run_until holds the list
+    for pos in range(len(heap) // 2 - 1, -1, -1):
+        _sift_down(heap, heap[pos], pos)
 
 
 def trigger(event: Any, value: Any) -> None:
@@ -145,28 +305,29 @@ def process_now(event: Any) -> None:
         callback(event)
 
 
-def current_time(env: simpy.Environment) -> float:
-    """The simulation time (seconds), read without the ``env.now`` property."""
-    value: float = env._now
-    return value
+def current_time(clock: Clock) -> float:
+    """The simulation time (seconds)."""
+    return clock.now
 
 
-def events_scheduled(env: simpy.Environment) -> int:
-    """How many events have been scheduled in ``env`` so far (SimPy's running event id); consumes one id."""
-    return next(env._eid)
+def events_scheduled(clock: Clock) -> int:
+    """How many events have been scheduled so far (SimPy's running event id); consumes one id, as ``next(env._eid)``."""
+    count = clock.eid
+    clock.eid += 1
+    return count
 
 
-def run_until(env: simpy.Environment, until: float, stop_requested: Callable[[], bool] | None = None, every: int = 128) -> bool:
-    """``env.run(until=until)`` with SimPy's ``Environment.step()`` inlined into the loop; ``False`` if stopped early.
+def run_until(clock: Clock, until: float, stop_requested: Callable[[], bool] | None = None, every: int = 128) -> bool:
+    """``env.run(until=until)``, with :class:`Signal` events processed through typed fields; ``False`` if stopped early.
 
-    The method call per event is a noticeable share of a run. As in
-    ``env.run``, a stop event is scheduled ahead of the events at ``until``
-    (so those are not processed, and the event count is the same), and a
-    failed event that nothing handled raises its exception here.
+    As in ``env.run``, a stop event is scheduled ahead of the events at
+    ``until`` (so those are not processed, and the event count is the same),
+    and a failed event that nothing handled raises its exception here. The
+    environment's ``_now`` is set when the time moves (``env.now`` reads it).
 
     ``stop_requested`` is called after every ``every`` events; when it returns
-    true the loop returns ``False`` at once, with ``env.now`` the time of the
-    last event processed (events still queued stay queued). Every 128 events:
+    true the loop returns ``False`` at once, with the time that of the last
+    event processed (events still queued stay queued). Every 128 events:
     an overloaded run can spend milliseconds on one event (thousands of flows
     in flight), and a check every 1,024 let a 2.5 s deadline run 5 s (found by
     bench/fuzz.py). A countdown, not
@@ -176,20 +337,30 @@ def run_until(env: simpy.Environment, until: float, stop_requested: Callable[[],
     0.337 and 0.341 compiled; with a token polled, 1.00 and 1.02 times the
     speed without one).
     """
-    stop = env.event()
-    env.schedule(stop, URGENT, until - env.now)
-    queue = env._queue
+    env = clock.env
+    stop = Signal(None)
+    clock.schedule(stop, URGENT, until - clock.now)
+    heap = clock.heap
     countdown = every if stop_requested is not None else -1  # never reaches 0 without a check
     while True:
-        env._now, _, _, event = heappop(queue)
-        if event is stop:
-            next(env._eid)  # env.run() schedules its stop event a second time: count it too, for comparable event counts
+        entry = _pop(heap)
+        if entry.time != clock.now:
+            clock.now = env._now = entry.time
+        if entry is stop:
+            clock.eid += 1  # env.run() schedules its stop event a second time: count it too, for comparable event counts
             return True
-        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # None marks it processed
-        for callback in callbacks:
-            callback(event)
-        if not event._ok and not hasattr(event, "_defused"):
-            raise type(event._value)(*event._value.args) from event._value
+        if isinstance(entry, Signal):  # the engine's own events, most of them: typed fields, never failed
+            signal_callbacks = entry.callbacks
+            assert signal_callbacks is not None, "a Signal processed twice"
+            entry.callbacks = None
+            for signal_callback in signal_callbacks:
+                signal_callback(entry)
+        else:
+            event = _event_of(entry)
+            callbacks, event.callbacks = event.callbacks, None  # None marks it processed
+            for callback in callbacks:
+                callback(event)
+            _raise_if_failed(event)
         countdown -= 1
         if not countdown:
             assert stop_requested is not None
@@ -223,3 +394,41 @@ class Resumer:
                 target.callbacks.append(self.resume)
                 return
             value = target._value  # already processed: carry on at once
+
+
+def check_simpy(module: Any = simpy) -> None:
+    """Fail at import, not mid-run, if SimPy's internals (of ``module``, the installed simpy) are not the ones this
+    module uses: the names, then that SimPy's own events land in a :class:`Clock` in SimPy's order."""
+    env = module.Environment()
+    event = env.event().succeed()  # _ok is set when an event is triggered
+    missing = [name for name in ("_queue", "_eid", "_now") if not hasattr(env, name)]
+    missing += [f"Event.{name}" for name in ("_ok", "_value", "callbacks") if not hasattr(event, name)]
+    if not missing and (not isinstance(env._queue, list) or (URGENT, NORMAL) != (0, 1) or not _runs_through_clock(module)):
+        missing.append("the event queue")
+    if missing:
+        version = getattr(module, "__version__", "unknown")
+        raise ImportError(
+            f"simcache needs simpy{SUPPORTED_SIMPY} (it uses SimPy internals: {', '.join(missing)}); installed: simpy {version}"
+        )
+
+
+def _runs_through_clock(module: Any) -> bool:
+    """Do a timeout, an event, a process and a condition go through a :class:`Clock` in SimPy's order (by ``env.run``)?"""
+    env = module.Environment()
+    log: list[str] = []
+    env.timeout(0).callbacks.append(lambda _: log.append("timeout"))  # id 0, scheduled before the clock: adopted
+    clock = clock_of(env)
+
+    def process() -> Generator[Any, Any, None]:
+        log.append("start")
+        yield env.timeout(1) & env.timeout(1)
+        log.append("condition")
+
+    env.process(process())  # its start: URGENT, so before the timeout at 0
+    env.event().succeed().callbacks.append(lambda _: log.append("event"))
+    scheduled = [_event_of(entry) for entry in clock.heap]
+    env.run()
+    return clock.eid == 7 and len(scheduled) == 3 and log == ["start", "timeout", "event", "condition"] and env.now == 1
+
+
+check_simpy()

@@ -46,7 +46,7 @@ from typing import TypeAlias
 
 import simpy
 
-from simcache.model.kernel import Signal, current_time, process_now, schedule_at, trigger, unschedule
+from simcache.model.kernel import Clock, Signal, clock_of, current_time, process_now, schedule_at, trigger, unschedule
 from simcache.physics import PortName, framed_bytes
 from simcache.scenario import LinkSpec
 
@@ -55,7 +55,7 @@ __all__ = ["FlowNetwork", "Framing", "Port"]
 Done: TypeAlias = simpy.Event | Signal  # explicit: without simpy's types (mypyc's build) simpy.Event is Any
 """What a transfer's delivery triggers: a ``simpy.Event`` (:meth:`FlowNetwork.transfer`) or a :class:`Signal` (:meth:`FlowNetwork.send`)."""
 
-_STALE_TIMERS_KEPT = 64  # superseded wake-ups left in SimPy's queue before they are taken out
+_STALE_TIMERS_KEPT = 64  # superseded wake-ups left in the event queue before they are taken out
 _HEAP_SLACK = 64  # void heap entries allowed beyond twice the flows in flight before the heap is rebuilt
 
 
@@ -139,12 +139,13 @@ class FlowNetwork:
 
     def __init__(self, env: simpy.Environment):
         self.env = env
+        self.clock = clock_of(env)
         self._in_flight: dict[_Flow, None] = {}  # every flow on its ports, in start order
         self._heap: list[tuple[float, int, _Flow]] = []  # (finish, seq, flow) of the flows sharing a port
         self._seq = 0
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
         self._timer: Signal | None = None  # the pending wake-up timer
-        self._stale_timers: set[object] = set()  # superseded wake-ups still in SimPy's queue
+        self._stale_timers: set[object] = set()  # superseded wake-ups still in the event queue
 
     def transfer(
         self,
@@ -196,12 +197,12 @@ class FlowNetwork:
 
     def in_flight(self) -> int:
         """Flows with bytes still to send."""
-        now = self.env.now
+        now = current_time(self.clock)
         return sum(1 for flow in self._in_flight if flow.finish > now)
 
     def sync(self) -> None:
         """Bring every port's ``carried_bytes`` up to the current time."""
-        now = self.env.now
+        now = current_time(self.clock)
         flows = self._in_flight
         for flow in flows:  # ports without flows were brought up to date when their last flow left
             for port in flow.ports:
@@ -213,9 +214,9 @@ class FlowNetwork:
                 port.carried_bytes += moved
 
     def _start(self, ports: tuple[Port, ...], wire_bytes: float, weight: float, latency: float, done: Done) -> None:
-        now = current_time(self.env)
+        now = current_time(self.clock)
         if wire_bytes <= 0:
-            _deliver(self.env, done, now + latency)
+            _deliver(self.clock, done, now + latency)
             return
         flow = _Flow(float(wire_bytes), ports, weight, latency, done, now)
         self._in_flight[flow] = None
@@ -254,7 +255,7 @@ class FlowNetwork:
         Each flow is moved to now at its old rate (its bytes left) and goes on at the share the new capacity
         gives, exactly as when a flow joins or leaves the port.
         """
-        now = current_time(self.env)
+        now = current_time(self.clock)
         port.capacity_seconds += port.capacity * (now - port.capacity_changed_at)
         port.capacity_changed_at = now
         port.capacity = capacity
@@ -314,7 +315,7 @@ class FlowNetwork:
         flow.seq = seq = self._seq
         flow.lone = lone
         if lone:
-            schedule_at(self.env, finish + flow.latency, Signal((flow, seq), self._lone_delivered))
+            schedule_at(self.clock, finish + flow.latency, Signal((flow, seq), self._lone_delivered))
         else:
             heappush(self._heap, (finish, seq, flow))
 
@@ -327,7 +328,7 @@ class FlowNetwork:
         if flow in self._in_flight:
             self._leave(flow)
         event = flow.event
-        trigger(event, current_time(self.env))
+        trigger(event, current_time(self.clock))
         process_now(event)  # its delivery time is now: no need to schedule it
 
     def _leave(self, flow: _Flow) -> None:
@@ -366,17 +367,17 @@ class FlowNetwork:
                 self._drop_stale_timers()
         self._wake_at = wake_at
         self._timer = Signal(None, self._wake)
-        schedule_at(self.env, wake_at, self._timer)
+        schedule_at(self.clock, wake_at, self._timer)
 
     def _drop_stale_timers(self) -> None:
-        """Take the stale wake-ups out of SimPy's event queue (SimPy cannot cancel an event).
+        """Take the stale wake-ups out of the event queue (SimPy cannot cancel an event).
 
         A flow that will take long (a vMotion stream) sets a far-off wake-up
         each time it is the next to finish, and the next short transfer makes
         that wake-up stale. Left in the queue, thousands of them would make
         every push and pop of the queue slower.
         """
-        unschedule(self.env, self._stale_timers)
+        unschedule(self.clock, self._stale_timers)
         self._stale_timers.clear()
 
     def _wake(self, timer: Signal) -> None:
@@ -385,7 +386,7 @@ class FlowNetwork:
             return  # superseded by an earlier wake-up
         self._wake_at = math.inf
         self._timer = None
-        now = current_time(self.env)
+        now = current_time(self.clock)
         heap = self._heap
         finished: list[_Flow] = []
         while heap and heap[0][0] <= now:
@@ -401,13 +402,13 @@ class FlowNetwork:
                         neighbours[other] = None
             for other in neighbours:
                 self._rerate(other, now)
-            env = self.env
+            clock = self.clock
             for flow in finished:
-                _deliver(env, flow.event, now + flow.latency)
+                _deliver(clock, flow.event, now + flow.latency)
         self._arm()
 
 
-def _deliver(env: simpy.Environment, event: Done, at: float) -> None:
+def _deliver(clock: Clock, event: Done, at: float) -> None:
     """Trigger ``event`` with the value ``at`` at time ``at``, as one scheduled event (what a ``simpy.Timeout`` does)."""
     trigger(event, at)
-    schedule_at(env, at, event)
+    schedule_at(clock, at, event)

@@ -48,7 +48,7 @@ from simcache.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, R
 from simcache.model.adopted import PendingDestage
 from simcache.model.detached import run_detached
 from simcache.model.host import AsyncWrite, Host
-from simcache.model.kernel import Signal, Wait, current_time, schedule_at, sleep
+from simcache.model.kernel import Signal, Wait, clock_of, current_time, schedule_at, sleep
 from simcache.model.link import Port
 from simcache.physics import ack_seconds, compression_seconds, message_seconds, ring_peers
 from simcache.replay import TraceStream
@@ -74,6 +74,7 @@ class VM:
         spec: Group | None = None,
     ):
         self.env = env
+        self.clock = clock_of(env)
         self.index = index
         self.name = name
         self.group = group
@@ -203,7 +204,7 @@ class VM:
 
         Counts the time spent short of the promised peers; wakes the writes that stalled for them.
         """
-        now = current_time(self.env)
+        now = current_time(self.clock)
         host = self.host
         reachable = tuple(peer for peer in self.chosen_peers if host.reaches(peer))
         missing = self.promised - len(reachable) if host.tier_up else 0
@@ -239,10 +240,10 @@ class VM:
         self.issued = number + 1
         if not is_write:
             return self._read(number, size, offset)
-        self.writes_in_flight[number] = current_time(self.env)
+        self.writes_in_flight[number] = current_time(self.clock)
         if self._serialize:
             return self._serialized(number, size, offset)
-        return self._write(number, size, offset, current_time(self.env))
+        return self._write(number, size, offset, current_time(self.clock))
 
     def _write(self, number: int, size: int, offset: int, issued: float) -> Generator[Wait, Any, None]:
         """The write's path: write-through, write-back, or as ``on_peer_loss`` says while short of peers."""
@@ -282,7 +283,7 @@ class VM:
 
     def _serialized(self, number: int, size: int, offset: int) -> Generator[Wait, Any, None]:
         """``sync_serialize``: wait until this VM's earlier writes are done, then write."""
-        issued = current_time(self.env)
+        issued = current_time(self.clock)
         if self._writing:
             turn = self.env.event()
             self._writers.append(turn)
@@ -298,9 +299,9 @@ class VM:
 
     def _write_back(self, number: int, size: int, offset: int, issued: float) -> Generator[Wait, Any, None]:
         """A write-back write issued at ``issued`` (earlier than now if it waited for its turn: ``sync_serialize``)."""
-        env = self.env
+        clock = self.clock
         host = self.host
-        begun = current_time(env)
+        begun = current_time(clock)
         local_done = host.tier.submit(begun, size, True)
         host.cache.insert(self.index, offset, size)
         for left in self._left:
@@ -322,11 +323,11 @@ class VM:
         else:
             legs = [self._replicate(peer, path, size) for peer, path in zip(peers, self._peer_paths, strict=True)] if peers else []
         if self._metadata_size:
-            if local_done > current_time(env):
-                yield sleep(env, local_done - current_time(env))
+            if local_done > current_time(clock):
+                yield sleep(clock, local_done - current_time(clock))
             if self._metadata_batched:
                 yield host.metadata_log.join(self._metadata_size)
-                local_done = current_time(env)
+                local_done = current_time(clock)
             else:
                 local_done = host.metadata_log.write(self._metadata_size)
         finish = local_done
@@ -342,9 +343,9 @@ class VM:
                 if acked > finish:
                     finish = acked
                     critical_peer_tier = peer_done - arrived
-        if finish > current_time(env):
-            yield sleep(env, finish - current_time(env))
-        acked_at = current_time(env)
+        if finish > current_time(clock):
+            yield sleep(clock, finish - current_time(clock))
+        acked_at = current_time(clock)
         if not host.tier_up:  # the host died (or its tier failed) under this I/O: it failed, nothing is recorded
             self.writes_in_flight.pop(number, None)
             return
@@ -364,7 +365,7 @@ class VM:
             if not host.tier_up:  # its tier failed while the write waited for buffer space: the write failed
                 self.writes_in_flight.pop(number, None)
                 return
-        now = current_time(env)
+        now = current_time(clock)
         if lag is not None and host.tier_up:
             host.replica_lag.acknowledged(lag, item)
         del self.writes_in_flight[number]
@@ -397,7 +398,7 @@ class VM:
         counted_here = not self._async  # an asynchronous copy is counted by the host's ReplicaLag
 
         def arrived(_: Signal) -> None:
-            now = current_time(self.env)
+            now = current_time(self.clock)
             done = peer.tier.submit(now, size, True)
             if peer.tier_up and counted_here:  # a dead peer's copy is no copy (the leg still completes: see docs/architecture.md)
                 peer.replica_bytes += size
@@ -428,9 +429,9 @@ class VM:
         return False
 
     def _write_through(self, number: int, size: int, offset: int, issued: float) -> Generator[Wait, Any, None]:
-        env = self.env
+        clock = self.clock
         host = self.host
-        begun = current_time(env)
+        begun = current_time(clock)
         in_flight = self.writes_in_flight
         if host.tier_up:
             local_done = host.tier.submit(begun, size, True)
@@ -444,13 +445,13 @@ class VM:
         link = host.storage_tx.spec
         wire, packets = host.storage_tx.framing[size]
         yield host.network.send((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
-        arrived = current_time(env)
+        arrived = current_time(clock)
         array_done = host.array.submit(arrived, ((self.index, offset, size),), True)
         acked = array_done + self._storage_message
         finish = max(acked, local_done)
-        if finish > current_time(env):
-            yield sleep(env, finish - current_time(env))
-        now = current_time(env)
+        if finish > current_time(clock):
+            yield sleep(clock, finish - current_time(clock))
+        now = current_time(clock)
         if not host.alive:
             return
         if acked >= local_done:
@@ -474,13 +475,13 @@ class VM:
         host = self.host
         issued, done = self._begin_read(number, size, offset)
         if done >= 0.0:
-            schedule_at(self.env, issued + (done - issued), Signal((number, size, issued, host), self._hit_served))  # = sleep()'s time
+            schedule_at(self.clock, issued + (done - issued), Signal((number, size, issued, host), self._hit_served))  # = sleep()'s time
             return
         run_detached(self._read_miss(number, size, offset, issued, host))
 
     def _begin_read(self, number: int, size: int, offset: int) -> tuple[float, float]:
         """A read issued now: (now, when the tier serves it if it hits the host's cache, else -1)."""
-        issued = current_time(self.env)
+        issued = current_time(self.clock)
         self.reads_in_flight[number] = issued
         host = self.host
         if host.cache.lookup(self.index, offset, size):
@@ -497,14 +498,14 @@ class VM:
             self.reads_in_flight.pop(number, None)
             return
         del self.reads_in_flight[number]
-        now = current_time(self.env)
+        now = current_time(self.clock)
         self._records.append((self.index, False, size, issued, now, now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
 
     def _read(self, number: int, size: int, offset: int) -> Generator[Wait, Any, None]:
         host = self.host
         issued, done = self._begin_read(number, size, offset)
         if done >= 0.0:
-            yield sleep(self.env, done - issued)
+            yield sleep(self.clock, done - issued)
             self._hit_done(number, size, issued, host)
             return
         yield from self._read_miss(number, size, offset, issued, host)
@@ -516,21 +517,21 @@ class VM:
         if remote is not None and host.reaches(remote) and remote.cache.holds(self.index, offset, size):
             yield from self._remote_hit(number, size, offset, remote)
             return
-        env = self.env
+        clock = self.clock
         if self.pending_destage is not None:  # restarted: the array is stale until the holders destage
             pending = self.pending_destage.wait(self.index, offset, size)
             if pending is not None:
                 yield pending
-        waited = current_time(env) - issued
+        waited = current_time(clock) - issued
         if host.storage_down:
             yield host.storage_back
         link = host.storage_tx.spec
-        request_arrives = current_time(env) + self._storage_message  # now: after the storage link came back, if it was down
+        request_arrives = current_time(clock) + self._storage_message  # now: after the storage link came back, if it was down
         array_done = host.array.read(request_arrives, self.index, offset, size)
-        yield sleep(env, array_done - current_time(env))
+        yield sleep(clock, array_done - current_time(clock))
         wire, packets = host.storage_tx.framing[size]
         yield host.network.send((host.array_tx, host.storage_rx), wire, packets, latency=link.latency)
-        now = current_time(env)
+        now = current_time(clock)
         if not host.alive:
             return
         if host.tier_up:
