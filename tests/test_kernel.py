@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import types
 from collections.abc import Callable, Generator
 from typing import Any
@@ -23,7 +24,7 @@ def _mixed_model(exact: bool) -> list[tuple[float, str]]:
         event.callbacks.append(lambda e, name=f"e{i}": log.append((env.now, name)))
         kernel.trigger(event, i)
         if exact:
-            kernel.schedule_at(env, at, event, priority)
+            kernel.schedule_at(kernel.clock_of(env), at, event, priority)
         else:
             env.schedule(event, priority, at)
     env.run()
@@ -56,10 +57,11 @@ def test_run_until_processes_what_env_run_does_and_counts_the_same_events() -> N
         log: list[tuple[float, int]] = []
         _queueing_model(env, log)
         if inlined:
-            kernel.run_until(env, 3.0)
+            kernel.run_until(kernel.clock_of(env), 3.0)
         else:
             env.run(until=3.0)
-        runs.append((log, kernel.current_time(env), kernel.events_scheduled(env)))
+        clock = kernel.clock_of(env)  # after a plain SimPy run: adopts its time and event count
+        runs.append((log, kernel.current_time(clock), kernel.events_scheduled(clock)))
     assert runs[0] == runs[1]
     assert runs[0][0][-1][0] < 3.0  # events at exactly the stop time are not processed, by either
 
@@ -71,7 +73,14 @@ def _failing(env: simpy.Environment, defuse: bool) -> None:
     event.fail(ValueError("disk on fire"))
 
 
-@pytest.mark.parametrize("run", [lambda env: env.run(until=1.0), lambda env: kernel.run_until(env, 1.0)])
+@pytest.mark.parametrize(
+    "run",
+    [
+        lambda env: env.run(until=1.0),
+        lambda env: kernel.run_until(kernel.clock_of(env), 1.0),
+        lambda env: kernel.clock_of(env).env.run(until=1.0),  # SimPy's run, through the clock's step
+    ],
+)
 def test_an_unhandled_failure_raises_its_exception_and_a_defused_one_does_not(run: Callable[[simpy.Environment], None]) -> None:
     env = simpy.Environment()
     _failing(env, defuse=False)
@@ -84,12 +93,13 @@ def test_an_unhandled_failure_raises_its_exception_and_a_defused_one_does_not(ru
 
 def test_signals_process_now_and_unschedule() -> None:
     env = simpy.Environment()
+    clock = kernel.clock_of(env)
     seen: list[tuple[float, object]] = []
     signals = [kernel.Signal(i, lambda s: seen.append((env.now, s.value))) for i in range(4)]
     for i, signal in enumerate(signals):
-        kernel.schedule_at(env, 1.0 + i % 2, signal)
-    kernel.unschedule(env, {signals[0], signals[3]})
-    kernel.run_until(env, 10.0)
+        kernel.schedule_at(clock, 1.0 + i % 2, signal)
+    kernel.unschedule(clock, {signals[0], signals[3]})
+    kernel.run_until(clock, 10.0)
     assert seen == [(1.0, 2), (2.0, 1)]
     event = env.event()
     event.callbacks.append(lambda e: seen.append((env.now, e.value)))
@@ -131,28 +141,131 @@ def test_an_unsupported_simpy_is_refused_at_import() -> None:
         kernel.check_simpy(unsupported)
 
 
-def _sleepers(sleep: Callable[[simpy.Environment, float], Any]) -> tuple[list[tuple[float, int]], int]:
-    """Three detached generators waiting with ``sleep`` at awkward delays (sums that round); their log and event count."""
+def _sleepers(signals: bool) -> tuple[list[tuple[float, int]], int]:
+    """Three detached generators waiting at awkward delays (sums that round), with ``kernel.sleep`` (``signals``)
+    or with SimPy timeouts in plain SimPy; their log and event count."""
     env = simpy.Environment()
+    clock = kernel.clock_of(env) if signals else None
     log: list[tuple[float, int]] = []
 
     def steps(name: int) -> Generator[Any, Any, None]:
         for delay in (0.1, 0.2, 0.3, 0.0, 1e-17 * name):
-            value = yield sleep(env, delay)
+            value = yield (env.timeout(delay) if clock is None else kernel.sleep(clock, delay))
             assert value is None
-            log.append((kernel.current_time(env), name))
+            log.append((env.now, name))
 
     for name in range(3):
         kernel.Resumer(steps(name)).resume(None)
-    kernel.run_until(env, 10.0)
-    return log, kernel.events_scheduled(env)
+    if clock is None:
+        env.run(until=10.0)
+    else:
+        kernel.run_until(clock, 10.0)
+    return log, kernel.events_scheduled(kernel.clock_of(env))
 
 
 def test_sleep_is_a_timeout_to_the_last_bit_and_in_the_same_order() -> None:
-    """``kernel.sleep(env, d)`` wakes a detached generator exactly when ``env.timeout(d)`` would: at ``now + d`` as
+    """``kernel.sleep(clock, d)`` wakes a detached generator exactly when ``env.timeout(d)`` would: at ``now + d`` as
     SimPy computes it (0.1 + 0.2 is not 0.3), in the same order among equal times, with the same event count."""
-    plain = _sleepers(lambda env, delay: env.timeout(delay))
-    assert _sleepers(kernel.sleep) == plain
+    plain = _sleepers(signals=False)
+    assert _sleepers(signals=True) == plain
     assert plain[0][3] == (0.1 + 0.2, 0) and 0.1 + 0.2 != 0.3  # the sum as the clock adds it
     with pytest.raises(ValueError, match="Negative delay"):
-        kernel.sleep(simpy.Environment(), -1.0)
+        kernel.sleep(kernel.clock_of(simpy.Environment()), -1.0)
+
+
+def _busy_model(env: simpy.Environment, seed: int, attach_after: int | None) -> list[tuple[float, str]]:
+    """Processes drawn at random (``seed``) that wait on timeouts of a few delays (so many at equal times), shared
+    events succeeded by others, ``&`` and ``|`` conditions, a resource and interrupts; their log of what happened when.
+
+    ``attach_after``: attach a clock after starting that many processes (the ones before are adopted from SimPy's
+    queue); ``None``: plain SimPy.
+    """
+    draw = random.Random(seed)
+    log: list[tuple[float, str]] = []
+    server = simpy.Resource(env, capacity=2)
+    shared = [env.event() for _ in range(3)]
+    processes: list[simpy.Process] = []
+
+    def worker(name: int) -> Generator[simpy.Event, Any, None]:
+        for step in range(12):
+            kind = draw.randrange(6)
+            delay = draw.choice((0, 0.5, 1.0))
+            try:
+                if kind == 0:
+                    yield env.timeout(delay, value=step)
+                elif kind == 1:
+                    yield env.timeout(delay) & env.timeout(draw.choice((0, 0.5)))
+                elif kind == 2:
+                    yield env.timeout(delay) | shared[step % 3]
+                elif kind == 3:
+                    with server.request() as request:
+                        yield request
+                        yield env.timeout(delay)
+                elif kind == 4:
+                    event = shared[step % 3]
+                    if not event.triggered:
+                        event.succeed(name)
+                    shared[step % 3] = env.event()
+                    yield env.timeout(0)
+                elif processes[step % len(processes)].is_alive and processes[step % len(processes)] is not env.active_process:
+                    processes[step % len(processes)].interrupt(name)
+                    yield env.timeout(delay)
+            except simpy.Interrupt as interrupt:
+                log.append((env.now, f"{name} interrupted by {interrupt.cause}"))
+            log.append((env.now, f"{name}.{step}.{kind}"))
+
+    for name in range(8):
+        if name == attach_after:
+            kernel.clock_of(env)
+        processes.append(env.process(worker(name)))
+    return log
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_simpy_events_run_through_the_clock_in_plain_simpy_order(seed: int) -> None:
+    """Timeouts, events, processes, conditions, resources and interrupts at equal times and priorities run in the
+    same order, with the same event count, through a clock (by ``run_until`` or by SimPy's ``env.run``, the clock
+    attached before or after some were scheduled) as in plain SimPy."""
+    runs = []
+    for attach_after, inlined in ((None, False), (0, True), (5, True), (3, False)):
+        env = simpy.Environment()
+        log = _busy_model(env, seed, attach_after)
+        if inlined:
+            kernel.run_until(kernel.clock_of(env), 40.0)
+        else:
+            env.run(until=40.0)
+        runs.append((log, env.now, kernel.events_scheduled(kernel.clock_of(env))))
+    assert runs[0][2] > 100 and any("interrupted" in name for _, name in runs[0][0])  # a busy model, interrupts included
+    assert runs[1] == runs[0] and runs[2] == runs[0] and runs[3] == runs[0]
+
+
+def test_the_clock_orders_entries_as_simpys_heap_and_unschedules_without_reordering() -> None:
+    """Thousands of entries at a few times (ties) and both priorities, some taken out: the clock runs the rest in
+    the order of SimPy's (time, priority, id) tuples."""
+    draw = random.Random(7)
+    clock = kernel.clock_of(simpy.Environment())
+    ran: list[int] = []
+    signals = [kernel.Signal(i, lambda s: ran.append(s.value)) for i in range(3000)]
+    expected = []
+    for i, signal in enumerate(signals):
+        at, priority = draw.choice((0.25, 0.5, 1.0, 2.0)), draw.choice((kernel.URGENT, kernel.NORMAL))
+        kernel.schedule_at(clock, at, signal, priority)
+        expected.append((at, priority, i))
+    dropped = {signal for signal in signals if draw.random() < 0.3}
+    kernel.unschedule(clock, set(dropped))
+    kernel.run_until(clock, 5.0)
+    assert ran == [i for _, _, i in sorted(expected) if signals[i] not in dropped]
+    with pytest.raises(RuntimeError, match="scheduled once"):
+        kernel.schedule_at(clock, 6.0, signals[0])
+
+
+def test_a_peek_and_a_step_are_simpys() -> None:
+    env = simpy.Environment()
+    clock = kernel.clock_of(env)
+    assert env.peek() == float("inf") and clock is kernel.clock_of(env)
+    env.timeout(2.5)
+    assert env.peek() == 2.5
+    env.step()
+    assert env.now == 2.5 and kernel.current_time(clock) == 2.5
+    with pytest.raises(simpy.core.EmptySchedule):
+        env.step()
