@@ -186,6 +186,7 @@ class Clock:
         except StopSimulation:
             # As SimPy does: the callbacks after the one that stopped the run are run when it resumes.
             event.callbacks = callbacks[callbacks.index(callback) + 1 :]
+            entry.key = _NOT_SCHEDULED  # popped: a Signal may go back in
             self.schedule(event, -1)
             raise
         _raise_if_failed(event)
