@@ -269,3 +269,39 @@ def test_a_peek_and_a_step_are_simpys() -> None:
     assert env.now == 2.5 and kernel.current_time(clock) == 2.5
     with pytest.raises(simpy.core.EmptySchedule):
         env.step()
+
+
+def test_a_signal_resumes_its_waiters_and_calls_its_callbacks_in_the_order_they_came() -> None:
+    """The first generator to wait for a Signal is resumed by a native call (``Signal.resumer``), ahead of whatever
+    waited after it, as a first callback would be; by ``run_until``, ``process_now`` and ``env.run`` alike."""
+    env = simpy.Environment()
+    clock = kernel.clock_of(env)
+    order: list[tuple[str, Any]] = []
+
+    def waiter(name: str, signal: kernel.Signal) -> Generator[Any, Any, None]:
+        order.append((name, (yield signal)))
+
+    def add_waiters(signal: kernel.Signal, prefix: str) -> None:
+        kernel.Resumer(waiter(f"{prefix} first", signal)).resume(None)
+        assert signal.callbacks is not None
+        signal.callbacks.append(lambda s: order.append((f"{prefix} callback", s.value)))
+        kernel.Resumer(waiter(f"{prefix} second", signal)).resume(None)
+
+    signals = [kernel.Signal(name, lambda s: order.append((f"{s.value} made with", s.value))) for name in "ab"] + [
+        kernel.Signal(name) for name in "cde"
+    ]
+    for signal in signals:
+        add_waiters(signal, signal.value)
+    kernel.schedule_at(clock, 1.0, signals[0])
+    kernel.schedule_at(clock, 1.0, signals[2])
+    kernel.run_until(clock, 2.0)
+    kernel.process_now(signals[3])
+    kernel.schedule_at(clock, 3.0, signals[4])
+    env.run(until=4.0)
+    waits = ["first", "callback", "second"]
+    assert order == [
+        *[(f"a {wait}", "a") for wait in ["made with", *waits]],
+        *[(f"{name} {wait}", name) for name in "cde" for wait in waits],
+    ]
+    kernel.Resumer(waiter("late", signals[0])).resume(None)  # processed already: resumed at once
+    assert order[-1] == ("late", "a") and signals[1].resumer is None and signals[2].resumer is None

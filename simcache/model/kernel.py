@@ -107,10 +107,11 @@ class Signal(Entry):
     It has what SimPy's loop and a waiting generator use (``callbacks``,
     ``_ok``, ``_value``), no environment and no checks; it is its own queue
     entry, so it is scheduled at most once. ``callback`` is called with the
-    signal.
+    signal. ``resumer``: the first to wait for it, if a :class:`Resumer`
+    (resumed by a native call, ahead of the callbacks added after it).
     """
 
-    __slots__ = ("_ok", "_value", "callbacks")
+    __slots__ = ("_ok", "_value", "callbacks", "resumer")
 
     def __init__(self, value: Any, callback: Callable[[Signal], None] | None = None):
         super().__init__()
@@ -118,6 +119,7 @@ class Signal(Entry):
         self._value: Any = value
         # None once processed (SimPy's marker); without a callback, whoever waits for it adds theirs (see sleep).
         self.callbacks: list[Callable[[Signal], None]] | None = [] if callback is None else [callback]
+        self.resumer: Resumer | None = None
 
     @property
     def value(self) -> Any:
@@ -178,8 +180,11 @@ class Clock:
             raise EmptySchedule()
         entry = _pop(self.heap)
         self.now = self.env._now = entry.time
-        event: Any = entry if isinstance(entry, Signal) else _event_of(entry)
+        event: Any = _event_of(entry)
         callbacks, event.callbacks = event.callbacks, None
+        if isinstance(event, Signal) and event.resumer is not None:
+            callbacks.insert(0, event.resumer.resume)
+            event.resumer = None
         try:
             for callback in callbacks:
                 callback(event)
@@ -301,9 +306,25 @@ def trigger(event: Any, value: Any) -> None:
 
 def process_now(event: Any) -> None:
     """Process ``event`` now, as SimPy's loop does when it pops it: call its callbacks once, mark it processed."""
+    if isinstance(event, Signal):
+        _run_signal(event)
+        return
     callbacks, event.callbacks = event.callbacks, None
     for callback in callbacks:
         callback(event)
+
+
+def _run_signal(signal: Signal) -> None:
+    """Process ``signal``: resume the generator waiting for it first, then call its callbacks; mark it processed."""
+    callbacks = signal.callbacks
+    assert callbacks is not None, "a Signal processed twice"
+    resumer = signal.resumer
+    signal.callbacks = None
+    if resumer is not None:
+        signal.resumer = None
+        resumer.resume(signal)
+    for callback in callbacks:
+        callback(signal)
 
 
 def current_time(clock: Clock) -> float:
@@ -351,11 +372,7 @@ def run_until(clock: Clock, until: float, stop_requested: Callable[[], bool] | N
             clock.eid += 1  # env.run() schedules its stop event a second time: count it too, for comparable event counts
             return True
         if isinstance(entry, Signal):  # the engine's own events, most of them: typed fields, never failed
-            signal_callbacks = entry.callbacks
-            assert signal_callbacks is not None, "a Signal processed twice"
-            entry.callbacks = None
-            for signal_callback in signal_callbacks:
-                signal_callback(entry)
+            _run_signal(entry)
         else:
             event = _event_of(entry)
             callbacks, event.callbacks = event.callbacks, None  # None marks it processed
@@ -373,9 +390,10 @@ def run_until(clock: Clock, until: float, stop_requested: Callable[[], bool] | N
 class Resumer:
     """The callback that drives a generator of events without a ``simpy.Process`` (see :mod:`simcache.model.detached`).
 
-    A bound method, so no reference cycle. Each yielded event (or
-    :class:`Signal`) gets :meth:`resume` as a callback; one already
-    processed sends its value in at once.
+    A bound method, so no reference cycle. Each yielded event gets
+    :meth:`resume` as a callback, or a :class:`Signal` nobody waits for yet
+    this resumer as its ``resumer`` (no bound method made, a native call);
+    one already processed sends its value in at once.
     """
 
     __slots__ = ("steps",)
@@ -391,7 +409,15 @@ class Resumer:
                 target: Any = self.steps.send(value)  # an event or a Signal: only its SimPy fields are used
             except StopIteration:
                 return
-            if target.callbacks is not None:
+            if isinstance(target, Signal):
+                callbacks = target.callbacks
+                if callbacks is not None:
+                    if callbacks or target.resumer is not None:
+                        callbacks.append(self.resume)  # runs after those that waited before it
+                    else:
+                        target.resumer = self
+                    return
+            elif target.callbacks is not None:
                 target.callbacks.append(self.resume)
                 return
             value = target._value  # already processed: carry on at once
