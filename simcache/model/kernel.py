@@ -300,6 +300,9 @@ def unschedule(clock: Clock, events: set[object]) -> None:
 
 def trigger(event: Any, value: Any) -> None:
     """Mark ``event`` succeeded with ``value``, without scheduling it (the caller schedules or processes it)."""
+    if isinstance(event, Signal):
+        event._value = value  # a Signal has always succeeded
+        return
     event._ok = True
     event._value = value
 
@@ -403,7 +406,7 @@ class Resumer:
 
     def resume(self, event: Wait | None) -> None:
         """Send ``event``'s value (``None`` to start) into the generator and run it to its next wait."""
-        value = None if event is None else event._value
+        value = None if event is None else event._value  # a union: mypyc reads a Signal's field natively
         while True:
             try:
                 target: Any = self.steps.send(value)  # an event or a Signal: only its SimPy fields are used
