@@ -29,6 +29,7 @@ import pandas as pd
 __all__ = [
     "ARRAY",
     "BLOCK_BYTES_PER_IO",
+    "BUFFER_ROWS",
     "COMPLETED",
     "COMPONENTS",
     "COMPONENT_DTYPE",
@@ -48,7 +49,6 @@ __all__ = [
     "RECORD_FIELDS",
     "SIZE",
     "VM",
-    "BUFFER_ROWS",
     "Record",
     "RecordBlocks",
     "RecordBuffer",
