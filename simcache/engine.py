@@ -19,7 +19,7 @@ import numpy as np
 import simpy
 
 from simcache import __version__, host_events
-from simcache.collect import Record, RecordBlocks, drain
+from simcache.collect import Record, RecordBlocks, RecordBuffer, drain
 from simcache.control import POLL_EVENTS, Cancel, Limits, check_work
 from simcache.degradations import array_event, slowdown
 from simcache.model.adopted import PendingDestage
@@ -62,7 +62,10 @@ class Model:
     records: list[Record]
     peer_fabric: Port | None = None
     record_blocks: RecordBlocks = field(default_factory=RecordBlocks)
-    """Records moved out of :attr:`records` at each sample (:func:`simcache.collect.drain`)."""
+    """Records moved out of :attr:`records` at each sample (:func:`simcache.collect.drain`) and whenever it holds
+    :data:`simcache.collect.BUFFER_ROWS` of them."""
+    record_buffer: RecordBuffer | None = None
+    """What the VMs append their records through (:attr:`records` is its list)."""
     stream: StreamStats | None = None
     """A run without records: the histograms and counters the records go to at each sample instead of the blocks."""
     samples: list[SeriesSample] = field(default_factory=list)
@@ -116,6 +119,7 @@ def build(scenario: Scenario, seed: int) -> Model:
         for i in range(scenario.cluster.hosts)
     ]
     records: list[Record] = []
+    buffer = RecordBuffer(records)  # hands the records on every BUFFER_ROWS (simulate sets where to)
     vms: list[VM] = []
     for g, group in enumerate(scenario.groups):
         replayed = _replayed_devices(scenario, group)
@@ -139,14 +143,14 @@ def build(scenario: Scenario, seed: int) -> Model:
                     write_through=group.policy == "WT",
                     stream=stream,
                     compression=scenario.cluster.compression,
-                    records=records,
+                    records=buffer,
                     spec=group,
                 )
                 vms.append(vm)
     promised = [vm.promised for vm in vms]
     for host in hosts:
         host.destager.promised = promised
-    model = Model(env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, records, fabric)
+    model = Model(env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, records, fabric, record_buffer=buffer)
     for vm in vms:
         start_workload(env, vm)
     for event in scenario.events:
@@ -447,6 +451,8 @@ def simulate(
     if not keep_records:
         names = [group.name for group in scenario.groups]
         model.stream = StreamStats([vm.name for vm in model.vms], [vm.group for vm in model.vms], names, run.warmup, run.duration)
+    if model.record_buffer is not None:
+        model.record_buffer.sink = model.stream.drain if model.stream is not None else model.record_blocks.drain
     sampler = _Sampler(model)
     model.env.process(_sampler(model, sampler, run.sample_interval, run.duration, progress))
     stop_requested = (lambda: any(token.cancelled for token in tokens)) if tokens else None

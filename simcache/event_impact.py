@@ -19,7 +19,8 @@ One computation for the three places that show it: the events table of ``simcach
   the span's end (for a ``host_failure``, the first after the failure: its data starts to recover at once, whether
   or not its VMs are still down) whose value is at or below the last sample before ``at`` (a sample at ``at`` may already show
   the event): the destage backlog back to its pre-event level, and the data at risk back to its pre-event level
-  (0 when the cluster kept its policies before: every replica back). ``None``: not recovered by the end of the run.
+  (0 when the cluster kept its policies before: every replica back). ``None``: not recovered by the end of the run,
+  or the event had not ended by then (``ongoing``: nothing is counted as recovered from an event still under way).
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ class EventImpact:
     start_s: float
     end_s: float
     """The span's end (the run's end when it lasts past it)."""
+    ongoing: bool
+    """The event had not ended when the run did (a vMotion still copying, an outage longer than the run): nothing
+    can have recovered from it, so both recovery times are None. A host failure counts from its time, so a host
+    that stays down is not ``ongoing``."""
     windows: dict[str, tuple[float, float]]
     """``before``, ``during``, ``after``: [start, end) of issue times (an empty window has start == end)."""
     latency: dict[str, dict[str, float]]
@@ -92,7 +97,8 @@ def event_impacts(result: Result) -> list[EventImpact]:
         at = float(event["at"])
         if at >= end:
             continue
-        span_end = min(_span_end(event, meta, end), end)
+        full_end = _span_end(event, meta, end)
+        span_end = min(full_end, end)
         length = span_end - at if span_end > at else interval
         windows = {
             "before": (max(start, at - length), max(start, at)),
@@ -105,7 +111,8 @@ def event_impacts(result: Result) -> list[EventImpact]:
         risk_before = _before(risk, at)
         failure = event["kind"] == "host_failure"
         recover_from = at if failure else span_end
-        risk_back = _recovered(risk, risk_before, recover_from, strict=failure)
+        ongoing = not failure and full_end >= end
+        risk_back = None if ongoing else _recovered(risk, risk_before, recover_from, strict=failure)
         peak_until = end if risk_back is None else risk_back
         peak = risk[(risk.index > at) & (risk.index <= peak_until)]
         backlog_before = _before(backlog, at)
@@ -115,13 +122,14 @@ def event_impacts(result: Result) -> list[EventImpact]:
                 what=event_words(event),
                 start_s=at,
                 end_s=span_end,
+                ongoing=ongoing,
                 windows=windows,
                 latency={phase: _latency(result, *window) for phase, window in windows.items()},
                 peak_at_risk_bytes=float(peak.max()) if len(peak) else risk_before,
                 lost_bytes=_lost(event, meta),
                 backlog_before_bytes=backlog_before,
                 recovery_from_s=recover_from,
-                backlog_recovered_s=_recovered(backlog, backlog_before, recover_from, strict=failure),
+                backlog_recovered_s=None if ongoing else _recovered(backlog, backlog_before, recover_from, strict=failure),
                 at_risk_before_bytes=risk_before,
                 at_risk_recovered_s=risk_back,
             )

@@ -60,6 +60,8 @@ def impact_lines(impact: EventImpact) -> list[str]:
 
 def recovery_words(at: float | None, impact: EventImpact) -> str:
     """When a figure was back to its pre-event level (``at``), in words, from where ``impact`` counts recovery."""
+    if impact.ongoing:
+        return "the event had not ended by the end of the run"
     if at is None:
         return "not recovered by the end of the run"
     since = "the failure" if impact.kind == "host_failure" else "the event's end"

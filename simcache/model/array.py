@@ -270,7 +270,7 @@ class Array:
         finish = start + spindle_op_seconds(seek, rotation, transfer, revolution, read_modify_write) * scale
         free[spindle] = finish
         self._head[spindle] = position + chunk
-        self.busy.add((start, finish))
+        self.busy.add(start, finish, now)
         return finish
 
     def _through_cache(self, now: float, nbytes: int, spindles_done: float) -> float:

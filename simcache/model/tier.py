@@ -207,8 +207,11 @@ class Tier:
         if finish > self.foreground_until:
             self.foreground_until = finish
         self.operations += 1
-        self.busy.add((start, finish))
-        heappush(self._in_system, finish)
+        self.busy.add(start, finish, now)
+        in_system = self._in_system
+        while in_system and in_system[0] <= now:  # finished: popped here, not all at the next sample (memory)
+            heappop(in_system)
+        heappush(in_system, finish)
         return finish
 
     def submit_background(self, now: float, size: int, is_write: bool) -> tuple[bool, float]:

@@ -44,7 +44,7 @@ from typing import Any
 
 import simpy
 
-from simcache.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, Record
+from simcache.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, RecordBuffer
 from simcache.model.adopted import PendingDestage
 from simcache.model.detached import run_detached
 from simcache.model.host import AsyncWrite, Host
@@ -70,7 +70,7 @@ class VM:
         write_through: bool,
         stream: IOStream | TraceStream,
         compression: CompressionSpec,
-        records: list[Record],
+        records: RecordBuffer,
         spec: Group | None = None,
     ):
         self.env = env

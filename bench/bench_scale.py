@@ -1,0 +1,133 @@
+"""Scale benchmark (issue 18): a 10^8-I/O streaming run's peak memory, and its percentiles against a records run.
+
+Run from the repository root (each case in a fresh process, as ``ru_maxrss`` is a process's peak; the long run
+takes about an hour on these 2-core machines):
+
+    nice -n 10 .venv/bin/python bench/bench_scale.py [--duration 100] [--compare-duration 2] [--json PATH]
+
+Scenario: ``bench/scale_64x16.toml``, 64 hosts x 16 VMs x 1,000 I/Os per second (102.4 million I/Os in 100 s).
+
+1. **Same figures**: the scenario for ``--compare-duration`` seconds with records and without (same seed, so the
+   same I/Os): each group's and op's p50 and p99 without records must be within the histograms' stated error of the
+   records' (``|p_stream - p_records| <= REL_ERROR * p_records + MIN_MS``, :mod:`simcache.stream`).
+2. **Memory**: the scenario for ``--duration`` seconds without records. Reported: resident memory before the run
+   (``base_mib``), its peak (``peak_mib``, target below 1 GiB), the resident memory at every sample (its growth
+   after the cold start says whether memory is flat in run length), I/Os, wall time, and I/Os per wall second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from machine import load_average, machine_facts  # noqa: E402
+
+SCENARIO = ROOT / "bench" / "scale_64x16.toml"
+TARGET_PEAK_MIB = 1024.0
+PERCENTILES = ("p50_ms", "p99_ms")
+
+
+def _rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def child(duration: float, keep_records: bool) -> dict[str, Any]:
+    """One run in this process: memory along the way, then the summary's percentiles."""
+    import simcache
+    from simcache import _native
+    from simcache.control import NO_LIMITS
+
+    scenario = simcache.load_scenario(SCENARIO).with_duration(duration)
+    base = _rss_mib()
+    trail: list[tuple[float, float, float]] = []
+    started = time.perf_counter()
+
+    def progress(fraction: float) -> None:
+        trail.append((round(fraction * duration, 3), round(time.perf_counter() - started, 1), round(_rss_mib(), 1)))
+        print(f"  {trail[-1][0]:8.2f} s simulated  {trail[-1][1]:8.1f} s wall  {trail[-1][2]:7.1f} MiB", file=sys.stderr, flush=True)
+
+    result = simcache.simulate(scenario, keep_records=keep_records, limits=NO_LIMITS, progress=progress)
+    wall = time.perf_counter() - started
+    summary = result.summary
+    figures = {f"{row['group']}.{row['op']}.{p}": float(row[p]) for _, row in summary.iterrows() for p in PERCENTILES}
+    return {
+        "duration_s": duration,
+        "records": keep_records,
+        "ios": result.meta["ios"],
+        "wall_s": round(wall, 1),
+        "ios_per_wall_s": round(result.meta["ios"] / wall),
+        "base_mib": round(base, 1),
+        "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "rss_trail": trail,
+        "stable": bool(result.stable),
+        "percentiles": figures,
+        "engine_compiled": _native.COMPILED,
+    }
+
+
+def run_case(duration: float, keep_records: bool) -> dict[str, Any]:
+    args = [sys.executable, __file__, "--child", str(duration), "--records" if keep_records else "--no-records"]
+    out = subprocess.run(args, stdout=subprocess.PIPE, text=True, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if out.returncode:
+        raise SystemExit(f"case {duration:g} s, records {keep_records} failed (exit {out.returncode})")
+    case: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    print(json.dumps({k: v for k, v in case.items() if k != "rss_trail"}), file=sys.stderr, flush=True)
+    return case
+
+
+def compare(kept: dict[str, Any], streamed: dict[str, Any]) -> dict[str, Any]:
+    """Each percentile of the streaming run against the records run's, with the histograms' bound."""
+    from simcache.stream import MIN_MS, REL_ERROR
+
+    rows = {}
+    for name, exact in kept["percentiles"].items():
+        got = streamed["percentiles"][name]
+        bound = REL_ERROR * exact + MIN_MS
+        rows[name] = {"records": exact, "streaming": got, "error": abs(got - exact), "bound": bound, "within": abs(got - exact) <= bound}
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--records", dest="keep", action="store_true", default=True, help=argparse.SUPPRESS)
+    parser.add_argument("--no-records", dest="keep", action="store_false", help=argparse.SUPPRESS)
+    parser.add_argument("--duration", type=float, default=100.0, help="simulated seconds of the streaming run (default 100: 102.4 M I/Os)")
+    parser.add_argument("--compare-duration", type=float, default=2.0, help="simulated seconds of the records/streaming pair (default 2)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
+    args = parser.parse_args()
+    if args.child is not None:
+        print(json.dumps(child(args.child, args.keep)))
+        return
+    facts = {**machine_facts(), "load_average_before": load_average()}
+    kept, streamed = run_case(args.compare_duration, True), run_case(args.compare_duration, False)
+    same = compare(kept, streamed)
+    large = run_case(args.duration, False)
+    report = {
+        "machine": {**facts, "load_average_after": load_average()},
+        "same_figures": {"duration_s": args.compare_duration, "all_within": all(r["within"] for r in same.values()), "rows": same},
+        "pair": [kept, streamed],
+        "large": large,
+        "large_peak_below_target": large["peak_mib"] < TARGET_PEAK_MIB,
+    }
+    text = json.dumps(report, indent=1)
+    print(text)
+    if args.json is not None:
+        args.json.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
