@@ -212,7 +212,8 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
             if isinstance(event, simpy.events.Event):  # a transfer's own event, delivered
                 label = f"{'Event':<11} _deliver (simcache/model/link.py)"
             else:
-                purpose = getattr(event.callbacks[0], "__name__", "?").removeprefix("counting")
+                waiter = event.callbacks[0] if event.callbacks else getattr(event, "resumer", None)  # a Resumer: "resume"
+                purpose = getattr(waiter, "__name__", "resume").removeprefix("counting")
                 label = f"{'Signal':<11} FlowNetwork {purpose} (simcache/model/link.py)"
             counts[label] += 1
             return original_schedule_at(env, at, event, *priority)
