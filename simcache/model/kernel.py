@@ -16,7 +16,9 @@ The ids are handed out in the same order as SimPy's, so events at equal times
 and priorities run in the same order and results stay bit-identical;
 ``env.run()`` still works (it calls ``env.step``). The engine's own hot loop
 is :func:`run_until`, and its own wake-ups are :class:`Signal` objects, which
-are their own heap entries (no ``simpy.Event``, no wrapper).
+are their own heap entries (no ``simpy.Event``, no wrapper). A run of the
+default scenario costs a quarter fewer instructions than on SimPy's queue
+(bench/README.md, "A native event queue and clock").
 
 What it relies on in SimPy:
 
@@ -24,9 +26,11 @@ What it relies on in SimPy:
   priority, delay)`` (looked up on the environment, so an instance attribute
   replaces it), at ``env._now + delay``; ``URGENT`` (0) sorts before
   ``NORMAL`` (1) at the same time, then the event id.
-- ``Environment.run`` steps with ``self.step()`` and schedules its stop event
-  with ``self.schedule``; the ``now`` property reads ``env._now`` (kept up to
-  date by the clock, so ``env.now`` stays right).
+- ``Environment.run`` steps with ``self.step()`` (which raises
+  ``simpy.core.EmptySchedule`` when nothing is left, and passes on the
+  ``StopSimulation`` of its stop event) and schedules its stop event with
+  ``self.schedule``; the ``now`` property reads ``env._now`` (kept up to date
+  by the clock, so ``env.now`` stays right).
 - ``env._queue`` (a list of ``(time, priority, id, event)``) and ``env._eid``
   (an ``itertools.count``) hold what was scheduled before the clock was
   attached: the clock adopts them once, then neither is used.
@@ -136,7 +140,8 @@ class Clock:
 
     ``now`` is the time (seconds); ``eid`` the id the next scheduled event
     gets (so the number of events scheduled so far); ``heap`` a binary
-    min-heap of :class:`Entry` by (time, key). Made by :func:`clock_of`.
+    min-heap of :class:`Entry` by (time, key). Made by :func:`clock_of`, which
+    finds it again as the environment's ``_simcache_clock``.
     """
 
     def __init__(self, env: Any) -> None:
