@@ -7,9 +7,9 @@ read-miss fills insert their lines; the least recently used lines are evicted
 when the capacity (in lines) is exceeded.
 
 A host may cache tens of millions of lines, so the cache keeps no Python object
-per line, only two arrays of machine integers (16 to 35 bytes a line, where an
-``OrderedDict`` of the keys took about 125). A line's key is ``vm << 40`` plus its
-line index.
+per line, only two arrays of machine integers: 16 to 35 bytes a line, where an
+``OrderedDict`` of the keys took about 125. A line's key is ``vm << 40`` plus its
+line index (below 2^40: 4 PiB of disk in 4 KiB lines).
 
 - The recency log (``_log``, 8-byte keys) lists the cached lines from least to
   most recently used: inserting or refreshing a line appends its key and marks
@@ -18,15 +18,15 @@ line index.
 - The index (``_slots``, 4-byte log positions) is a hash table with linear
   probing: a slot holds the log position of one cached line (0 when empty; the
   log's entry 0 is never used), and ``_log[position]`` is the line's key. It is
-  at most half full after each insert (doubled past that), and a removal shifts
-  the entries after it back, so lookups probe about 1.5 slots and no slot is
-  left as a tombstone.
-- When the log's used-up and dead entries outnumber the cached lines, the live
-  entries are moved to its front in order and the index given their new
-  positions: the log stays under about twice the lines cached.
+  at most half full after each insert (doubled past that), so a lookup probes
+  about 1.5 slots, and a removal moves back the entries after it that probed
+  past it, so no slot is left as a tombstone.
+- When the log's consumed and dead entries outnumber the cached lines, the live
+  entries move to its front in order and the index gets their new positions:
+  the log stays under about twice the lines cached.
 
-Every step is amortized O(1) per line, and the order of evictions is exactly
-that of an ``OrderedDict`` kept in recency order (``tests/test_read_cache_lru.py``).
+Every step is amortized O(1) per line, and the lines evicted are exactly those an
+``OrderedDict`` kept in recency order evicts (``tests/test_read_cache_lru.py``).
 """
 
 from __future__ import annotations
@@ -43,18 +43,25 @@ _DEAD: Final = -1  # a log entry whose line was refreshed since, or is no longer
 _EMPTY: Final = 0  # an index slot holding no line (log position 0 is never used)
 _MIN_SLOTS: Final = 16
 _LOG_SLACK: Final = 64  # waste the log may carry beyond one entry per cached line, so small caches compact rarely
-# Hash multipliers, odd so that multiplying permutes the low bits; small enough that no product reaches
-# 2^63 (VM numbers below 2^31, line bits below 2^40), which keeps the compiled build in machine integers.
-_VM_MIX: Final = 0x9E3779B1
-_LINE_MIX: Final = 0x2F1BBD
+# The hash (:func:`_spread`, then :func:`_slot`): each VM's line indexes are offset by its multiple of _VM_MIX
+# (kept below 2^39) and multiplied by the odd _LINE_MIX (below 2^21, so the product stays below 2^62: short
+# machine integers in the compiled build); the product's high bits are folded onto its low ones, so strided lines
+# (I/Os aligned to 64 KiB, say) spread over the table as well as consecutive ones do. Linear probing then takes
+# about 1.5 probes a lookup at half load, the figure of random hashing, for every access pattern tried.
+_VM_MIX: Final = 0x9E3779B9
+_VM_OFFSET_MASK: Final = (1 << 39) - 1
+_LINE_MIX: Final = 0x13C6EF
+_FOLD: Final = 29
 
 
-def _home(key: int, mask: int) -> int:
-    """The first index slot probed for ``key`` in a table of ``mask + 1`` slots: the VM spread over the low
-    bits, the line index's high bits folded onto its low ones, then a multiply so consecutive lines land far apart."""
-    x = (key & _LINE_MASK) ^ ((key >> _VM_SHIFT) * _VM_MIX & _LINE_MASK)
-    x ^= x >> 20
-    return x * _LINE_MIX & mask
+def _spread(key: int) -> int:
+    """``key``'s hash before folding; the next line's is this plus ``_LINE_MIX``, which the loops over an I/O's lines use."""
+    return ((key & _LINE_MASK) + ((key >> _VM_SHIFT) * _VM_MIX & _VM_OFFSET_MASK)) * _LINE_MIX
+
+
+def _slot(spread: int, mask: int) -> int:
+    """The first index slot probed for a key whose :func:`_spread` is ``spread``, in a table of ``mask + 1`` slots."""
+    return (spread ^ spread >> _FOLD) & mask
 
 
 class ReadCache:
@@ -75,7 +82,7 @@ class ReadCache:
         # Log positions stay below about twice the lines cached: 4-byte slots unless the cache may hold 2^30 lines.
         self._position_type = "I" if capacity_lines < 1 << 30 else "q"
         self._slots: array[int] = array(self._position_type)
-        self._mask = 0
+        self._mask = 0  # len(_slots) - 1
         self._log: array[int] = array("q")
         self._head = 1  # the log's first entry not yet consumed by eviction
         self._dead = 0  # dead entries in _log[_head:]
@@ -96,26 +103,18 @@ class ReadCache:
         return range(base + offset // line, base + (offset + size - 1) // line + 1)
 
     def _find(self, key: int) -> int:
-        """The index slot holding ``key``; if it is not cached, ``~slot`` (negative) of the empty slot where it would go."""
+        """The index slot holding ``key``, or -1 if it is not cached."""
         slots = self._slots
         log = self._log
         mask = self._mask
-        slot = _home(key, mask)
-        while True:
-            position = slots[slot]
-            if position == _EMPTY:
-                return ~slot
+        slot = _slot(_spread(key), mask)
+        position = slots[slot]
+        while position != _EMPTY:
             if log[position] == key:
                 return slot
             slot = (slot + 1) & mask
-
-    def _refresh(self, slot: int, key: int) -> None:
-        """Make the cached line in ``slot`` (of ``key``) the most recently used."""
-        log = self._log
-        log[self._slots[slot]] = _DEAD
-        self._slots[slot] = len(log)
-        log.append(key)
-        self._dead += 1
+            position = slots[slot]
+        return -1
 
     def _remove(self, slot: int) -> None:
         """Empty ``slot``, moving back the entries after it that probed past it (so every probe still finds its line)."""
@@ -126,8 +125,10 @@ class ReadCache:
         slot = (slot + 1) & mask
         position = slots[slot]
         while position != _EMPTY:
-            # The entry may fill the hole if the hole lies on its probe path, from its home slot to here.
-            if (slot - _home(log[position], mask)) & mask >= (slot - hole) & mask:
+            key = log[position]
+            spread = ((key & _LINE_MASK) + ((key >> _VM_SHIFT) * _VM_MIX & _VM_OFFSET_MASK)) * _LINE_MIX  # _spread and _slot inlined
+            # The entry may fill the hole if the hole lies on its probe path, from its first slot to here.
+            if (slot - ((spread ^ spread >> _FOLD) & mask)) & mask >= (slot - hole) & mask:
                 slots[hole] = position
                 hole = slot
             slot = (slot + 1) & mask
@@ -135,16 +136,24 @@ class ReadCache:
         slots[hole] = _EMPTY
         self._count -= 1
 
-    def _evict_oldest(self) -> None:
+    def _evict(self, lines: int) -> None:
+        """Remove the ``lines`` least recently used lines."""
         log = self._log
+        slots = self._slots
+        mask = self._mask
         position = self._head
-        key = log[position]
-        while key == _DEAD:
-            position += 1
+        for _ in range(lines):
             key = log[position]
-        self._dead -= position - self._head
-        self._head = position + 1
-        self._remove(self._find(key))
+            while key == _DEAD:
+                self._dead -= 1
+                position += 1
+                key = log[position]
+            slot = _slot(_spread(key), mask)
+            while slots[slot] != position:
+                slot = (slot + 1) & mask
+            self._remove(slot)
+            position += 1
+        self._head = position
 
     def _grow(self) -> None:
         """Double the index and place every cached line again."""
@@ -155,7 +164,7 @@ class ReadCache:
         for position in range(self._head, len(log)):
             key = log[position]
             if key != _DEAD:
-                slot = _home(key, mask)
+                slot = _slot(_spread(key), mask)
                 while slots[slot] != _EMPTY:
                     slot = (slot + 1) & mask
                 slots[slot] = position
@@ -163,44 +172,71 @@ class ReadCache:
         self._mask = mask
 
     def _compact_log(self) -> None:
-        """If the log's consumed and dead entries outnumber the lines cached, move the live entries to its front."""
-        if self._head + self._dead <= self._count + _LOG_SLACK:
-            return
+        """Move the log's live entries to its front (in order) and give the index their new positions: done when its
+        consumed and dead entries outnumber the lines cached (by ``_LOG_SLACK``)."""
         log = self._log
-        slots = self._slots
-        # Writing at or before the entry read keeps the index consistent throughout: each line's slot points either
-        # at its old entry (not yet read, so not overwritten) or at its new one.
+        moved_to = array(self._position_type, [_EMPTY]) * len(log)  # new position by old (for a moment: 4 bytes an entry)
         write = 1
         for read in range(self._head, len(log)):
             key = log[read]
             if key != _DEAD:
-                slot = self._find(key)
                 log[write] = key
-                slots[slot] = write
+                moved_to[read] = write
                 write += 1
         del log[write:]
+        slots = self._slots
+        for slot in range(len(slots)):
+            position = slots[slot]
+            if position != _EMPTY:
+                slots[slot] = moved_to[position]
         self._head = 1
         self._dead = 0
 
     def lookup(self, vm: int, offset: int, size: int) -> bool:
         """True if every line of the I/O is cached; a hit refreshes their recency."""
-        keys = self._keys(vm, offset, size)
-        if len(keys) == 1:  # the common case, without the second loop
-            key = keys[0]
-            slot = self._find(key)
-            if slot < 0:
+        line = self.line
+        first = offset // line
+        lines = (offset + size - 1) // line - first + 1
+        key = (vm << _VM_SHIFT) + first
+        slots = self._slots
+        log = self._log
+        mask = self._mask
+        spread = (first + (vm * _VM_MIX & _VM_OFFSET_MASK)) * _LINE_MIX  # _spread(key) and _slot inlined: the hot path
+        if lines == 1:  # the common case, without the list of slots
+            slot = (spread ^ spread >> _FOLD) & mask
+            position = slots[slot]
+            while position and log[position] != key:  # (position 0: an empty slot)
+                slot = (slot + 1) & mask
+                position = slots[slot]
+            if not position:
                 self.misses += 1
                 return False
-            self._refresh(slot, key)
+            log[position] = _DEAD
+            slots[slot] = len(log)
+            log.append(key)
         else:
-            for key in keys:
-                if self._find(key) < 0:
+            found: list[int] = []
+            for _ in range(lines):
+                slot = (spread ^ spread >> _FOLD) & mask
+                position = slots[slot]
+                while position and log[position] != key:
+                    slot = (slot + 1) & mask
+                    position = slots[slot]
+                if not position:
                     self.misses += 1
                     return False
-            for key in keys:
-                self._refresh(self._find(key), key)
-        self._compact_log()
+                found.append(slot)
+                key += 1
+                spread += _LINE_MIX
+            for slot in found:
+                position = slots[slot]
+                slots[slot] = len(log)
+                log.append(log[position])
+                log[position] = _DEAD
+        self._dead += lines
         self.hits += 1
+        if self._head + self._dead > self._count + _LOG_SLACK:
+            self._compact_log()
         return True
 
     def holds(self, vm: int, offset: int, size: int) -> bool:
@@ -216,33 +252,48 @@ class ReadCache:
                 self._log[self._slots[slot]] = _DEAD
                 self._dead += 1
                 self._remove(slot)
-        self._compact_log()
+        if self._head + self._dead > self._count + _LOG_SLACK:
+            self._compact_log()
 
     def insert(self, vm: int, offset: int, size: int) -> None:
         """Cache the I/O's lines as the most recently used (refreshing those present), then evict the least
         recently used lines past ``capacity_lines``."""
-        keys = self._keys(vm, offset, size)
-        while self._count + len(keys) >= len(self._slots):  # an I/O as large as the index: room for every line
+        line = self.line
+        first = offset // line
+        lines = (offset + size - 1) // line - first + 1
+        while self._count + lines >= len(self._slots):  # an I/O as large as the index: room for every line
             self._grow()
+        key = (vm << _VM_SHIFT) + first
+        slots = self._slots
         log = self._log
-        inserted = 0
-        for key in keys:
-            slot = self._find(key)
-            if slot >= 0:
-                self._refresh(slot, key)
-            else:
-                self._slots[~slot] = len(log)
-                log.append(key)
-                inserted += 1
+        mask = self._mask
+        spread = (first + (vm * _VM_MIX & _VM_OFFSET_MASK)) * _LINE_MIX  # _spread(key) and _slot inlined
+        refreshed = 0
+        for _ in range(lines):
+            slot = (spread ^ spread >> _FOLD) & mask
+            position = slots[slot]
+            while position and log[position] != key:  # (position 0: an empty slot)
+                slot = (slot + 1) & mask
+                position = slots[slot]
+            if position:
+                log[position] = _DEAD
+                refreshed += 1
+            slots[slot] = len(log)
+            log.append(key)
+            key += 1
+            spread += _LINE_MIX
+        self._dead += refreshed
+        inserted = lines - refreshed
         if inserted:
             self._count += inserted
             self.inserted_lines += inserted
-            while self._count > self.capacity_lines:
-                self._evict_oldest()
-                self.evicted_lines += 1
+            if self._count > self.capacity_lines:
+                self.evicted_lines += self._count - self.capacity_lines
+                self._evict(self._count - self.capacity_lines)
             if 2 * self._count > len(self._slots):
                 self._grow()
-        self._compact_log()
+        if self._head + self._dead > self._count + _LOG_SLACK:
+            self._compact_log()
 
     def clear(self) -> None:
         """Forget every line: the device holding them failed (``device_failure``); not counted as evictions."""
