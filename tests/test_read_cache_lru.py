@@ -144,7 +144,8 @@ TestLRUMachine.settings = settings(max_examples=200, stateful_step_count=60, dea
 def test_long_random_runs_grow_the_index_and_compact_the_log() -> None:
     """Longer runs than the stateful test (4,000 operations per capacity, 1 to 64 lines), mostly one-line I/Os
     as in a simulation, still identical to the reference after every step; and they do exercise the rare
-    paths: the index doubles, and the log is compacted (its head returns to 1 after having moved on)."""
+    paths: the index doubles, and the log is compacted (its head returns to 1 after having moved on). A final
+    phase of hits alone (no insert to compact the log) keeps it under its bound too."""
     for capacity in (1, 2, 7, 16, 33, 64):
         rng = random.Random(capacity)
         cache = ReadCache(capacity, LINE)
@@ -157,6 +158,11 @@ def test_long_random_runs_grow_the_index_and_compact_the_log() -> None:
             apply(op, rng.randrange(3), rng.randrange(3 * capacity + 4) * LINE, size, cache, reference)
             grew |= len(cache._slots) > slots
             compacted |= cache._head < head and op != "clear"
+            assert_same(cache, reference)
+        cache.insert(0, 0, capacity * LINE)  # then hits alone: the log grows by refreshes, compacted by lookups
+        reference.insert(0, 0, capacity * LINE)
+        for _ in range(1000):
+            apply("lookup", 0, rng.randrange(capacity) * LINE, LINE, cache, reference)
             assert_same(cache, reference)
         assert compacted
         assert grew or capacity < 8  # 16 slots hold 8 lines
