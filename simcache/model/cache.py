@@ -7,9 +7,10 @@ read-miss fills insert their lines; the least recently used lines are evicted
 when the capacity (in lines) is exceeded.
 
 A host may cache tens of millions of lines, so the cache keeps no Python object
-per line, only two arrays of machine integers: 16 to 35 bytes a line, where an
-``OrderedDict`` of the keys took about 125. A line's key is ``vm << 40`` plus its
-line index (below 2^40: 4 PiB of disk in 4 KiB lines).
+per line, only two arrays of machine integers: at most 35 bytes a line (19 for
+200,000 lines), where an ``OrderedDict`` of the keys took about 125. A line's key
+is ``vm << 40`` plus its line index (below 2^40: 4 PiB of disk in 4 KiB lines;
+VM numbers below 2^30).
 
 - The recency log (``_log``, 8-byte keys) lists the cached lines from least to
   most recently used: inserting or refreshing a line appends its key and marks
