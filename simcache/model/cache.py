@@ -34,9 +34,12 @@ from __future__ import annotations
 
 import sys
 from array import array
+from collections import OrderedDict
 from typing import Final
 
-__all__ = ["ReadCache"]
+__all__ = ["COMPACT_AT", "ReadCache"]
+
+COMPACT_AT: Final = 1 << 20  # lines a host caches in an OrderedDict (about 130 MB) before it moves them to the arrays
 
 _VM_SHIFT: Final = 40  # line index bits per VM in the cache key (2^40 lines is plenty)
 _LINE_MASK: Final = (1 << _VM_SHIFT) - 1
@@ -53,6 +56,7 @@ _VM_MIX: Final = 0x9E3779B9
 _VM_OFFSET_MASK: Final = (1 << 39) - 1
 _LINE_MIX: Final = 0x13C6EF
 _FOLD: Final = 29
+_KEY_OBJECT_BYTES: Final = 32  # sys.getsizeof(1 << _VM_SHIFT): a key above 2^30 is an int object of its own
 
 
 def _spread(key: int) -> int:
@@ -73,13 +77,18 @@ class ReadCache:
     misses to the other's hits); ``inserted_lines`` and ``evicted_lines`` count lines added and pushed out.
     """
 
-    def __init__(self, capacity_lines: int, line_bytes: int) -> None:
+    def __init__(self, capacity_lines: int, line_bytes: int, compact_at: int = COMPACT_AT) -> None:
         self.line = line_bytes
         self.capacity_lines = capacity_lines
+        self.compact_at = compact_at
         self.hits = 0
         self.misses = 0
         self.inserted_lines = 0
         self.evicted_lines = 0
+        # Until more than compact_at lines are cached: the lines in recency order (C-level dict operations, fast in
+        # the compiled build); then, for good, the arrays below (_compact set, _lines emptied).
+        self._compact = False
+        self._lines: OrderedDict[int, None] = OrderedDict()
         # Log positions stay below about twice the lines cached: 4-byte slots unless the cache may hold 2^30 lines.
         self._position_type = "I" if capacity_lines < 1 << 30 else "q"
         self._slots: array[int] = array(self._position_type)
@@ -87,8 +96,7 @@ class ReadCache:
         self._log: array[int] = array("q")
         self._head = 1  # the log's first entry not yet consumed by eviction
         self._dead = 0  # dead entries in _log[_head:]
-        self._count = 0  # lines cached
-        self._reset()
+        self._count = 0  # lines cached (in the arrays)
 
     def _reset(self) -> None:
         self._slots = array(self._position_type, [_EMPTY]) * _MIN_SLOTS
@@ -158,7 +166,10 @@ class ReadCache:
 
     def _grow(self) -> None:
         """Double the index and place every cached line again."""
-        size = 2 * len(self._slots)
+        self._index(2 * len(self._slots))
+
+    def _index(self, size: int) -> None:
+        """A new index of ``size`` slots holding the position of every live log entry."""
         slots = array(self._position_type, [_EMPTY]) * size
         mask = size - 1
         log = self._log
@@ -171,6 +182,23 @@ class ReadCache:
                 slots[slot] = position
         self._slots = slots
         self._mask = mask
+
+    def _to_arrays(self) -> None:
+        """Move the cached lines from the ``OrderedDict`` to the arrays, in the same recency order (once, when more
+        than ``compact_at`` are cached)."""
+        count = len(self._lines)
+        log = array("q", [_DEAD])
+        log.extend(self._lines)
+        self._log = log
+        self._head = 1
+        self._dead = 0
+        self._count = count
+        size = _MIN_SLOTS
+        while 2 * count > size:
+            size *= 2
+        self._index(size)
+        self._lines = OrderedDict()
+        self._compact = True
 
     def _compact_log(self) -> None:
         """Move the log's live entries to its front (in order) and give the index their new positions: done when its
@@ -193,8 +221,8 @@ class ReadCache:
         self._head = 1
         self._dead = 0
 
-    def lookup(self, vm: int, offset: int, size: int) -> bool:
-        """True if every line of the I/O is cached; a hit refreshes their recency."""
+    def _lookup_compact(self, vm: int, offset: int, size: int) -> bool:
+        """:meth:`lookup` on the arrays."""
         line = self.line
         first = offset // line
         lines = (offset + size - 1) // line - first + 1
@@ -240,13 +268,12 @@ class ReadCache:
             self._compact_log()
         return True
 
-    def holds(self, vm: int, offset: int, size: int) -> bool:
-        """True if every line of the I/O is cached; neither counted nor refreshed (a moved VM's old host asked
-        for a remote hit: its own reads no longer run here)."""
+    def _holds_compact(self, vm: int, offset: int, size: int) -> bool:
+        """:meth:`holds` on the arrays."""
         return all(self._find(key) >= 0 for key in self._keys(vm, offset, size))
 
-    def discard(self, vm: int, offset: int, size: int) -> None:
-        """Drop the I/O's lines (a moved VM wrote them on its new host: this copy is stale)."""
+    def _discard_compact(self, vm: int, offset: int, size: int) -> None:
+        """:meth:`discard` on the arrays."""
         for key in self._keys(vm, offset, size):
             slot = self._find(key)
             if slot >= 0:
@@ -256,9 +283,8 @@ class ReadCache:
         if self._head + self._dead > self._count + _LOG_SLACK:
             self._compact_log()
 
-    def insert(self, vm: int, offset: int, size: int) -> None:
-        """Cache the I/O's lines as the most recently used (refreshing those present), then evict the least
-        recently used lines past ``capacity_lines``."""
+    def _insert_compact(self, vm: int, offset: int, size: int) -> None:
+        """:meth:`insert` on the arrays."""
         line = self.line
         first = offset // line
         lines = (offset + size - 1) // line - first + 1
@@ -296,19 +322,90 @@ class ReadCache:
         if self._head + self._dead > self._count + _LOG_SLACK:
             self._compact_log()
 
+    def lookup(self, vm: int, offset: int, size: int) -> bool:
+        """True if every line of the I/O is cached; a hit refreshes their recency."""
+        if self._compact:
+            return self._lookup_compact(vm, offset, size)
+        lines = self._lines
+        keys = self._keys(vm, offset, size)
+        if len(keys) == 1:  # the common case, without the second loop
+            key = keys[0]
+            if key not in lines:
+                self.misses += 1
+                return False
+            lines.move_to_end(key)
+            self.hits += 1
+            return True
+        for key in keys:
+            if key not in lines:
+                self.misses += 1
+                return False
+        for key in keys:
+            lines.move_to_end(key)
+        self.hits += 1
+        return True
+
+    def holds(self, vm: int, offset: int, size: int) -> bool:
+        """True if every line of the I/O is cached; neither counted nor refreshed (a moved VM's old host asked
+        for a remote hit: its own reads no longer run here)."""
+        if self._compact:
+            return self._holds_compact(vm, offset, size)
+        lines = self._lines
+        return all(key in lines for key in self._keys(vm, offset, size))
+
+    def discard(self, vm: int, offset: int, size: int) -> None:
+        """Drop the I/O's lines (a moved VM wrote them on its new host: this copy is stale)."""
+        if self._compact:
+            self._discard_compact(vm, offset, size)
+            return
+        lines = self._lines
+        for key in self._keys(vm, offset, size):
+            lines.pop(key, None)
+
+    def insert(self, vm: int, offset: int, size: int) -> None:
+        """Cache the I/O's lines as the most recently used (refreshing those present), then evict the least
+        recently used lines past ``capacity_lines``; past ``compact_at`` lines, move them to the arrays."""
+        if self._compact:
+            self._insert_compact(vm, offset, size)
+            return
+        lines = self._lines
+        inserted = 0
+        for key in self._keys(vm, offset, size):
+            if key in lines:
+                lines.move_to_end(key)
+            else:
+                lines[key] = None
+                inserted += 1
+        if inserted:
+            self.inserted_lines += inserted
+            while len(lines) > self.capacity_lines:
+                lines.popitem(last=False)
+                self.evicted_lines += 1
+            if len(lines) > self.compact_at:
+                self._to_arrays()
+
     def clear(self) -> None:
-        """Forget every line: the device holding them failed (``device_failure``); not counted as evictions."""
-        self._reset()
+        """Forget every line: the device holding them failed (``device_failure``); not counted as evictions. A
+        cache that moved to the arrays keeps them (at their smallest)."""
+        if self._compact:
+            self._reset()
+        else:
+            self._lines.clear()
 
     def recency(self) -> list[tuple[int, int]]:
         """The cached lines as (vm, line index) pairs, least recently used first."""
-        return [(key >> _VM_SHIFT, key & _LINE_MASK) for key in self._log[self._head :] if key != _DEAD]
+        if self._compact:
+            return [(key >> _VM_SHIFT, key & _LINE_MASK) for key in self._log[self._head :] if key != _DEAD]
+        return [(key >> _VM_SHIFT, key & _LINE_MASK) for key in self._lines]
 
     @property
     def occupied_bytes(self) -> int:
-        return self._count * self.line
+        return (self._count if self._compact else len(self._lines)) * self.line
 
     @property
     def memory_bytes(self) -> int:
-        """Bytes the cache's two arrays hold (allocated, so including the log's spare room)."""
-        return sys.getsizeof(self._slots) + sys.getsizeof(self._log)
+        """Bytes the cache's two arrays hold (allocated, so including the log's spare room); before the move to
+        the arrays, the ``OrderedDict``'s (its hash table and list nodes) plus a 32-byte int object per key."""
+        if self._compact:
+            return sys.getsizeof(self._slots) + sys.getsizeof(self._log)
+        return sys.getsizeof(self._lines) + _KEY_OBJECT_BYTES * len(self._lines)
