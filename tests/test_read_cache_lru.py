@@ -1,10 +1,11 @@
-"""The hosts' read cache (simcache.model.cache.ReadCache): exactly an LRU, in a few bytes a line.
+"""The hosts' read cache (simcache.model.cache.ReadCache): exactly an LRU, in a few bytes a line once large.
 
-The cache stores its lines in two arrays (a recency log and a hash index of log positions) instead of an
-``OrderedDict``. Every simulation result depends on which lines it holds and evicts, so these tests run it side
-by side with the ``OrderedDict`` LRU it replaced (:class:`ReferenceLRU`, that implementation's logic verbatim)
-and require the same answers, counters, cached lines and recency order after every operation, through index
-growth, removals (eviction, ``discard``) and log compaction.
+The cache keeps its lines in an ``OrderedDict`` until more than ``compact_at`` are cached, then moves them (once,
+in recency order) to two arrays (a recency log and a hash index of log positions). Every simulation result depends
+on which lines it holds and evicts, so these tests run it side by side with the ``OrderedDict`` LRU
+(:class:`ReferenceLRU`, the original implementation's logic verbatim), with thresholds that make the move happen
+at every point of a run, and require the same answers, counters, cached lines and recency order after every
+operation, through the move, index growth, removals (eviction, ``discard``) and log compaction.
 """
 
 from __future__ import annotations
@@ -82,12 +83,17 @@ class ReferenceLRU:
 
 
 def assert_same(cache: ReadCache, reference: ReferenceLRU) -> None:
-    """Same counters, lines and recency order; and the arrays consistent: every cached line found in the index
+    """Same counters, lines and recency order; before the move to the arrays, no more than ``compact_at`` lines
+    in the ``OrderedDict``; after it, the ``OrderedDict`` emptied and the arrays consistent: every cached line found in the index
     at a slot holding its live log position, no other slot used, the index at most half full and the log
     under twice the lines cached (plus the compaction slack)."""
     counters = ("hits", "misses", "inserted_lines", "evicted_lines", "occupied_bytes")
     assert [getattr(cache, name) for name in counters] == [getattr(reference, name) for name in counters]
     assert cache.recency() == reference.recency()
+    if not cache._compact:
+        assert len(cache._lines) <= cache.compact_at and len(cache._log) == 0
+        return
+    assert not cache._lines
     log = cache._log
     live = [position for position in range(cache._head, len(log)) if log[position] != cache_module._DEAD]
     for position in live:
@@ -108,14 +114,16 @@ def apply(op: str, vm: int, offset: int, size: int, cache: ReadCache, reference:
 
 class LRUMachine(RuleBasedStateMachine):
     """Random interleavings of every operation, with I/Os of 1 to 24 lines (some larger than the cache), over
-    4 VMs and 96 lines each, so lines are often re-read, evicted and re-inserted."""
+    4 VMs and 96 lines each, so lines are often re-read, evicted and re-inserted; the move to the arrays after
+    the first insert (``compact_at`` 0), after a one-line one (1), after a few lines or a multi-line I/O (5, 40),
+    or never (the default)."""
 
     cache: ReadCache
     reference: ReferenceLRU
 
-    @initialize(capacity=st.integers(1, 64))
-    def start(self, capacity: int) -> None:
-        self.cache = ReadCache(capacity, LINE)
+    @initialize(capacity=st.integers(1, 64), compact_at=st.sampled_from([0, 1, 5, 40, cache_module.COMPACT_AT]))
+    def start(self, capacity: int, compact_at: int) -> None:
+        self.cache = ReadCache(capacity, LINE, compact_at)
         self.reference = ReferenceLRU(capacity, LINE)
 
     @rule(
@@ -143,22 +151,24 @@ TestLRUMachine.settings = settings(max_examples=200, stateful_step_count=60, dea
 
 def test_long_random_runs_grow_the_index_and_compact_the_log() -> None:
     """Longer runs than the stateful test (4,000 operations per capacity, 1 to 64 lines), mostly one-line I/Os
-    as in a simulation, still identical to the reference after every step; and they do exercise the rare
-    paths: the index doubles, and the log is compacted (its head returns to 1 after having moved on). A final
-    phase of hits alone (no insert to compact the log) keeps it under its bound too."""
+    as in a simulation, still identical to the reference after every step, the cache moving to the arrays once
+    it holds more than half its capacity; and they do exercise the rare paths: the index doubles, and the log is
+    compacted (its head returns to 1 after having moved on). A final phase of hits alone (no insert to compact
+    the log) keeps it under its bound too."""
     for capacity in (1, 2, 7, 16, 33, 64):
         rng = random.Random(capacity)
-        cache = ReadCache(capacity, LINE)
+        cache = ReadCache(capacity, LINE, capacity // 2)
         reference = ReferenceLRU(capacity, LINE)
         grew = compacted = False
         for _ in range(4000):
             op = rng.choice(["lookup"] * 4 + ["insert"] * 3 + ["holds", "discard"] + ["clear"] * (rng.random() < 0.01))
             size = LINE if rng.random() < 0.7 else rng.randint(1, 20 * LINE)
-            head, slots = cache._head, len(cache._slots)
+            was_compact, head, slots = cache._compact, cache._head, len(cache._slots)
             apply(op, rng.randrange(3), rng.randrange(3 * capacity + 4) * LINE, size, cache, reference)
-            grew |= len(cache._slots) > slots
-            compacted |= cache._head < head and op != "clear"
+            grew |= was_compact and len(cache._slots) > slots
+            compacted |= was_compact and cache._head < head and op != "clear"
             assert_same(cache, reference)
+        assert cache._compact
         cache.insert(0, 0, capacity * LINE)  # then hits alone: the log grows by refreshes, compacted by lookups
         reference.insert(0, 0, capacity * LINE)
         for _ in range(1000):
@@ -166,6 +176,25 @@ def test_long_random_runs_grow_the_index_and_compact_the_log() -> None:
             assert_same(cache, reference)
         assert compacted
         assert grew or capacity < 8  # 16 slots hold 8 lines
+
+
+def test_moves_to_the_arrays_once_past_compact_at() -> None:
+    """The cache moves to the arrays at the end of the insert that first leaves more than ``compact_at`` lines
+    cached (after its evictions: a cache whose capacity is at most ``compact_at`` never moves), with the same
+    recency order, and stays there (``clear`` included)."""
+    cache = ReadCache(100, LINE, compact_at=10)
+    cache.insert(0, 0, 10 * LINE)
+    assert not cache._compact
+    assert cache.lookup(0, 3 * LINE, LINE)
+    cache.insert(1, 0, 2 * LINE)
+    assert cache._compact and not cache._lines and cache._count == 12
+    order = [(0, line) for line in (0, 1, 2, 4, 5, 6, 7, 8, 9, 3)] + [(1, 0), (1, 1)]
+    assert cache.recency() == order
+    cache.clear()
+    assert cache._compact and cache.recency() == []
+    small = ReadCache(10, LINE, compact_at=10)
+    small.insert(0, 0, 50 * LINE)
+    assert not small._compact and small.recency() == [(0, line) for line in range(40, 50)]
 
 
 def test_memory_per_line() -> None:
@@ -179,7 +208,7 @@ def test_memory_per_line() -> None:
     line): 19 bytes a line. A churned cache (every line refreshed, then as many new ones inserted, evicting
     the first) stays under the bound throughout."""
     lines = 200_000
-    cache = ReadCache(lines, LINE)
+    cache = ReadCache(lines, LINE, compact_at=0)
     for line in range(lines):
         cache.insert(line % 16, line * LINE, LINE)
     assert 18.5 <= cache.memory_bytes / lines <= 19.5
@@ -194,9 +223,25 @@ def test_memory_per_line() -> None:
     assert worst <= 35
 
 
+def test_memory_per_line_before_the_move() -> None:
+    """Below ``compact_at`` the lines are in an ``OrderedDict``: 200,000 lines take about 137 bytes each, the
+    figure ``memory_bytes`` reports. The dict's table has 2^19 slots (4-byte indices, 2 MB) and 2/3 as many
+    24-byte entries (8.4 MB): 52 bytes a line; the ``OrderedDict`` adds a 32-byte list node per line and an 8-byte
+    node pointer per hash slot (4.2 MB): 53 bytes a line; each 40-bit key is a 32-byte int object. The default
+    threshold, 2^20 lines, caps this at about 130 MB a host before the move to the arrays (at most 35 bytes a
+    line, :func:`test_memory_per_line`)."""
+    lines = 200_000
+    cache = ReadCache(lines, LINE)
+    for line in range(lines):
+        cache.insert(line % 16, line * LINE, LINE)
+    assert not cache._compact
+    assert 135 <= cache.memory_bytes / lines <= 140
+    assert cache_module.COMPACT_AT == 1 << 20
+
+
 def test_clear_frees_the_arrays() -> None:
     """A failed device's cache (``clear``) goes back to the smallest index and an empty log; counters stay."""
-    cache = ReadCache(10_000, LINE)
+    cache = ReadCache(10_000, LINE, compact_at=0)
     cache.insert(0, 0, 5000 * LINE)
     assert cache.lookup(0, 0, LINE)
     cache.clear()
