@@ -6,11 +6,17 @@ over-counts array reads slightly for I/Os larger than a line). Writes and
 read-miss fills insert their lines; the least recently used lines are evicted
 when the capacity (in lines) is exceeded.
 
-A host may cache tens of millions of lines, so the cache keeps no Python object
-per line, only two arrays of machine integers: at most 35 bytes a line (19 for
-200,000 lines), where an ``OrderedDict`` of the keys took about 125. A line's key
-is ``vm << 40`` plus its line index (below 2^40: 4 PiB of disk in 4 KiB lines;
-VM numbers below 2^30).
+A line's key is ``vm << 40`` plus its line index (below 2^40: 4 PiB of disk in
+4 KiB lines; VM numbers below 2^30). While a host caches at most ``compact_at``
+lines (``COMPACT_AT``, 2^20, by default) they are the keys of an ``OrderedDict``
+in recency order: its operations run in C, the fastest choice in the compiled
+engine (``array`` indexing is not compiled to C: the arrays below cost the default
+scenario 8% more instructions), at about 137 bytes a line (130 MB at 2^20 lines).
+The first insert that leaves more cached moves them, once and in the same order,
+to two arrays of machine integers with no Python object per line: at most 35
+bytes a line (19 for 200,000 lines), for hosts caching tens of millions of lines.
+Every method branches on ``_compact`` first; the array versions are the
+``_*_compact`` methods.
 
 - The recency log (``_log``, 8-byte keys) lists the cached lines from least to
   most recently used: inserting or refreshing a line appends its key and marks
