@@ -21,11 +21,7 @@ Per I/O: ``(peak - base) / ios``, and at the margin between the 60 s and 600 s r
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,20 +30,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import cases  # noqa: E402
+from cases import case_parser, peak_mib, rss_mib  # noqa: E402
 from machine import load_average, machine_facts  # noqa: E402
 
 DEFAULT_IOS_PER_S = 2330  # the default scenario's I/Os per simulated second (1.4 million in 600 s)
-
-
-def _rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 def child(duration: float, keep_records: bool) -> dict[str, Any]:
@@ -56,12 +43,12 @@ def child(duration: float, keep_records: bool) -> dict[str, Any]:
     from simcache.control import NO_LIMITS
 
     scenario = simcache.load_scenario("default").with_duration(duration)
-    base = _rss_mib()
+    base = rss_mib()
     started = time.perf_counter()
     result = simcache.simulate(scenario, keep_records=keep_records, limits=NO_LIMITS)
     wall = time.perf_counter() - started
-    peak = _peak_mib()
-    held = _rss_mib()
+    peak = peak_mib()
+    held = rss_mib()
     _ = (result.summary, result.breakdown, result.warnings)
     return {
         "duration_s": duration,
@@ -71,17 +58,13 @@ def child(duration: float, keep_records: bool) -> dict[str, Any]:
         "base_mib": round(base, 1),
         "peak_mib": round(peak, 1),
         "held_mib": round(held, 1),
-        "summary_peak_mib": round(_peak_mib(), 1),
+        "summary_peak_mib": round(peak_mib(), 1),
         "stream_bytes": result.stream.nbytes() if result.stream is not None else None,
     }
 
 
 def run_case(duration: float, keep_records: bool) -> dict[str, Any]:
-    args = [sys.executable, __file__, "--child", str(duration), "--records" if keep_records else "--no-records"]
-    out = subprocess.run(args, capture_output=True, text=True, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    if out.returncode:
-        raise SystemExit(f"case {duration:g} s, records {keep_records} failed:\n{out.stderr}")
-    case: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    case = cases.run_case(__file__, duration, keep_records)
     case["bytes_per_io"] = round((case["peak_mib"] - case["base_mib"]) * 2**20 / case["ios"], 1)
     print(json.dumps(case), file=sys.stderr, flush=True)
     return case
@@ -93,32 +76,25 @@ def margin(short: dict[str, Any], long: dict[str, Any], key: str = "peak_mib") -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--records", dest="keep", action="store_true", default=True, help=argparse.SUPPRESS)
-    parser.add_argument("--no-records", dest="keep", action="store_false", help=argparse.SUPPRESS)
+    parser = case_parser(__doc__.splitlines()[0])
     parser.add_argument("--large-ios", type=float, default=1e7, help="I/Os of the long run without records (default 1e7)")
-    parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = parser.parse_args()
     if args.child is not None:
         print(json.dumps(child(args.child, args.keep)))
         return
     facts = {**machine_facts(), "load_average_before": load_average()}
-    cases = [run_case(duration, keep) for duration in (60.0, 600.0) for keep in (True, False)]
+    runs = [run_case(duration, keep) for duration in (60.0, 600.0) for keep in (True, False)]
     large = run_case(round(args.large_ios / DEFAULT_IOS_PER_S), False)
-    by = {(c["duration_s"], c["records"]): c for c in cases}
+    by = {(c["duration_s"], c["records"]): c for c in runs}
     report = {
         "machine": {**facts, "load_average_after": load_average()},
-        "cases": [*cases, large],
+        "cases": [*runs, large],
         "margin_bytes_per_io_records": margin(by[(60.0, True)], by[(600.0, True)]),
         "margin_bytes_per_io_records_with_summary": margin(by[(60.0, True)], by[(600.0, True)], "summary_peak_mib"),
         "margin_bytes_per_io_no_records": margin(by[(60.0, False)], by[(600.0, False)]),
         "margin_bytes_per_io_no_records_large": margin(by[(600.0, False)], large),
     }
-    text = json.dumps(report, indent=1)
-    print(text)
-    if args.json is not None:
-        args.json.write_text(text + "\n")
+    cases.print_report(report, args.json)
 
 
 if __name__ == "__main__":

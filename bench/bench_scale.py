@@ -17,11 +17,7 @@ Scenario: ``bench/scale_64x16.toml``, 64 hosts x 16 VMs x 1,000 I/Os per second 
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,18 +26,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import cases  # noqa: E402
+from cases import case_parser, peak_mib, rss_mib  # noqa: E402
 from machine import load_average, machine_facts  # noqa: E402
 
 SCENARIO = ROOT / "bench" / "scale_64x16.toml"
 TARGET_PEAK_MIB = 1024.0
 PERCENTILES = ("p50_ms", "p99_ms")
-
-
-def _rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def child(duration: float, keep_records: bool) -> dict[str, Any]:
@@ -51,12 +42,12 @@ def child(duration: float, keep_records: bool) -> dict[str, Any]:
     from simcache.control import NO_LIMITS
 
     scenario = simcache.load_scenario(SCENARIO).with_duration(duration)
-    base = _rss_mib()
+    base = rss_mib()
     trail: list[tuple[float, float, float]] = []
     started = time.perf_counter()
 
     def progress(fraction: float) -> None:
-        trail.append((round(fraction * duration, 3), round(time.perf_counter() - started, 1), round(_rss_mib(), 1)))
+        trail.append((round(fraction * duration, 3), round(time.perf_counter() - started, 1), round(rss_mib(), 1)))
         print(f"  {trail[-1][0]:8.2f} s simulated  {trail[-1][1]:8.1f} s wall  {trail[-1][2]:7.1f} MiB", file=sys.stderr, flush=True)
 
     result = simcache.simulate(scenario, keep_records=keep_records, limits=NO_LIMITS, progress=progress)
@@ -70,7 +61,7 @@ def child(duration: float, keep_records: bool) -> dict[str, Any]:
         "wall_s": round(wall, 1),
         "ios_per_wall_s": round(result.meta["ios"] / wall),
         "base_mib": round(base, 1),
-        "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_mib": round(peak_mib(), 1),
         "rss_trail": trail,
         "stable": bool(result.stable),
         "percentiles": figures,
@@ -79,11 +70,7 @@ def child(duration: float, keep_records: bool) -> dict[str, Any]:
 
 
 def run_case(duration: float, keep_records: bool) -> dict[str, Any]:
-    args = [sys.executable, __file__, "--child", str(duration), "--records" if keep_records else "--no-records"]
-    out = subprocess.run(args, stdout=subprocess.PIPE, text=True, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    if out.returncode:
-        raise SystemExit(f"case {duration:g} s, records {keep_records} failed (exit {out.returncode})")
-    case: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    case = cases.run_case(__file__, duration, keep_records, show_progress=True)
     print(json.dumps({k: v for k, v in case.items() if k != "rss_trail"}), file=sys.stderr, flush=True)
     return case
 
@@ -101,13 +88,9 @@ def compare(kept: dict[str, Any], streamed: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--records", dest="keep", action="store_true", default=True, help=argparse.SUPPRESS)
-    parser.add_argument("--no-records", dest="keep", action="store_false", help=argparse.SUPPRESS)
+    parser = case_parser(__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=100.0, help="simulated seconds of the streaming run (default 100: 102.4 M I/Os)")
     parser.add_argument("--compare-duration", type=float, default=2.0, help="simulated seconds of the records/streaming pair (default 2)")
-    parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = parser.parse_args()
     if args.child is not None:
         print(json.dumps(child(args.child, args.keep)))
@@ -123,10 +106,7 @@ def main() -> None:
         "large": large,
         "large_peak_below_target": large["peak_mib"] < TARGET_PEAK_MIB,
     }
-    text = json.dumps(report, indent=1)
-    print(text)
-    if args.json is not None:
-        args.json.write_text(text + "\n")
+    cases.print_report(report, args.json)
 
 
 if __name__ == "__main__":
