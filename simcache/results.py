@@ -488,7 +488,7 @@ def _summarize_stream(result: Result, stream: StreamStats, by: str) -> pd.DataFr
             lines = stream.rows_of(vms, o)
             count = int(stream.count[lines].sum())
             total = count + len(bounds)
-            counts = stream.hist[lines].sum(axis=0) + counts_of(bounds)
+            counts = stream.histogram_counts(lines) + counts_of(bounds)
             maximum = max(float(stream.max_ms[lines].max()) if len(lines) else -math.inf, float(bounds.max()) if len(bounds) else -math.inf)
             figures = {name: percentile_of_counts(counts, q, maximum) for name, q in PERCENTILES.items()}
             figures["max_ms"] = maximum if total else math.nan

@@ -268,4 +268,13 @@ class StreamStats:
     def histogram(self, rows: np.ndarray) -> LatencyHistogram:
         """The window's latency histogram of ``rows`` together."""
         maximum = float(self.max_ms[rows].max()) if len(rows) else -math.inf
-        return LatencyHistogram(self.hist[rows].sum(axis=0), maximum)
+        return LatencyHistogram(self.histogram_counts(rows), maximum)
+
+    def histogram_counts(self, rows: np.ndarray) -> np.ndarray:
+        """The bucket counts of ``rows`` together, summed 256 rows at a time (a 1,024-VM model's rows copied at once
+        are 13 MB)."""
+        rows = np.asarray(rows, dtype=np.intp)
+        counts = np.zeros(BUCKETS, dtype=np.int64)
+        for start in range(0, len(rows), 256):
+            counts += self.hist[rows[start : start + 256]].sum(axis=0)
+        return counts

@@ -242,3 +242,33 @@ def test_a_rebuild_longer_than_rewriting_the_drive_is_refused() -> None:
             "rebuild the whole drive",
         )
     ]
+
+
+def test_a_vm_moved_off_a_failed_tier_writes_back_again() -> None:
+    """host0's tier fails at 0 s, so its WB+0 VM writes through; a vMotion moves the VM to host1 (a working tier),
+    and from the move on its writes are acknowledged by host1's tier and destaged from there, as host1's own VM's
+    are (found by the property test: the moved VM kept writing through). Every write-back byte acknowledged is
+    either accepted by a destager or written through on host0 before the move."""
+    workload = {"mode": "closed", "workers": 1, "outstanding": 1, "think_time": "3ms", "read_fraction": 0.0, "sizes": {"4KiB": 1.0}}
+    spec = {
+        "name": "moved-off-failed-tier",
+        "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
+        "cluster": {"hosts": 2, "tier": "nvme-p3700", "peer_link": "10GbE", "storage_link": "1GbE"},
+        "array": "array-14x7200",
+        "groups": [{"name": "g0", "policy": "WB+0", "vms_per_host": 1, "workload": {**workload, "working_set": "64MiB"}}],
+        "events": [
+            {"kind": "device_failure", "at": 0.0, "host": 0},
+            {"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "32MiB", "vm": "g0-h0-0"},
+        ],
+    }
+    result = simcache.simulate(simcache.Scenario.model_validate(spec))
+    (move,) = result.meta["vmotions"]
+    records = result.records
+    writes = records[(records["op"] == "write") & (records["vm"] == "g0-h0-0")]
+    before, after = writes[writes["complete_s"] <= move["moved_s"]], writes[writes["issue_s"] > move["moved_s"]]
+    assert len(before) > 0 and len(after) > 0
+    assert (before["array_ms"] > 0).all()  # written through to the array on host0
+    assert (after["array_ms"] == 0).all() and (after["local_tier_ms"] > 0).all()  # written back on host1
+    all_writes = records[records["op"] == "write"]
+    on_failed = int(all_writes[all_writes["host"] == "host0"]["size_bytes"].sum())
+    assert int(all_writes["size_bytes"].sum()) == result.totals["destage_accepted_bytes"] + on_failed

@@ -177,23 +177,26 @@ def test_cli_no_records_and_records_file(tmp_path: pytest.TempPathFactory, pair:
 def test_the_record_buffer_hands_rows_on_in_order_at_its_limit() -> None:
     """:class:`simcache.collect.RecordBuffer`: the VMs' tuples go to the sink (which empties the list) whenever ``limit``
     of them are held, in the order they came; without a sink they wait for the sample."""
-    from simcache.collect import RecordBuffer
+    from simcache.collect import Record, RecordBuffer
 
-    rows: list = []
-    taken: list = []
+    rows: list[Record] = []
+    taken: list[Record] = []
 
-    def sink(held: list) -> None:
+    def sink(held: list[Record]) -> None:
         taken.extend(held)
         held.clear()
 
+    def record(k: int) -> Record:  # a record of the shape the VMs make (the compiled buffer checks it)
+        return (k, False, 4096, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0)
+
     buffer = RecordBuffer(rows, limit=3)
     for k in range(4):
-        buffer.append((k,))  # type: ignore[arg-type]
-    assert rows == [(k,) for k in range(4)] and taken == []  # no sink yet: all wait
+        buffer.append(record(k))
+    assert rows == [record(k) for k in range(4)] and taken == []  # no sink yet: all wait
     buffer.sink = sink
     for k in range(4, 9):
-        buffer.append((k,))  # type: ignore[arg-type]
-    assert taken == [(k,) for k in range(8)] and rows == [(8,)]  # handed on at 5 rows, then at 3
+        buffer.append(record(k))
+    assert taken == [record(k) for k in range(8)] and rows == [record(8)]  # handed on at 5 rows, then at 3
 
 
 def test_a_sample_interval_of_more_ios_than_the_buffer_holds() -> None:

@@ -81,6 +81,9 @@ class VM:
         self.host = host
         self.peers = peers
         self.write_through = write_through
+        """Writes go to the array before they are acknowledged: the group's policy is WT, or the host's tier failed."""
+        self.policy_write_through = write_through
+        """The group's policy is WT (a VM that moves to a host with a working tier writes back again unless so)."""
         self.stream = stream
         self.compression = compression
         self._compressibility = stream.workload.compressibility
@@ -174,7 +177,8 @@ class VM:
         """vMotion: run on ``target`` from now on (its memory image has arrived there).
 
         Its I/Os in flight finish on the old host, and the old host destages its buffered writes (unless the engine
-        hands them over: :func:`simcache.host_events._handover`). New writes take ``target``'s tier, destager and peers:
+        hands them over: :func:`simcache.host_events._handover`). New writes take ``target``'s tier, destager and peers
+        (write-back again, under a write-back policy, if it wrote through because the old host's tier had failed):
         the next ``promised`` live hosts around the ring from ``target``, as a VM placed there under ring peer
         selection has (under random selection too: the draw is made at placement only). Reads that miss
         ``target``'s cache look in the old host's (:attr:`remote`) while it is alive and reachable: remote hits,
@@ -184,6 +188,7 @@ class VM:
         self._left = (*(h for h in self._left if h is not target and h is not self.host), self.host)
         self.host = target
         self.move = move
+        self.write_through = self.policy_write_through or not target.tier_up  # a failed tier stays behind on the old host
         self._on_host(target)
         ring = [hosts[i] for i in ring_peers(target.index, len(hosts)) if hosts[i].tier_up]
         self.chosen_peers = tuple(ring[: self.promised])
