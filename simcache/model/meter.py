@@ -17,19 +17,18 @@ class BusyMeter:
     work that has not happened yet.
 
     Memory stays bounded by the work in flight, not by the operations of a window: once the intervals held pass
-    a limit, :meth:`add` folds those that have finished by ``now`` into the window's running sum (the window ends
-    after ``now``, so all of a finished interval after the window's start counts), and the limit doubles past what
-    is still open. A 64-host model held about a million intervals per second of sample interval without this.
+    a limit, :meth:`add` counts the window so far, up to ``now`` (the window ends at or after it), keeps only the
+    intervals that go on after ``now``, and the limit doubles past what is still open. A 64-host model held about a million intervals per second of sample interval without this.
     The sum may add the same figures in another order than one pass at the window's end: the utilization can
     differ in its last bits.
     """
 
-    __slots__ = ("_folded", "_limit", "_open", "_window_start")
+    __slots__ = ("_carried", "_limit", "_open", "_swept_to")
 
     def __init__(self) -> None:
         self._open: list[tuple[float, float]] = []
-        self._folded = 0.0  # busy seconds of the current window from intervals already folded
-        self._window_start = 0.0  # the end of the last window asked for
+        self._carried = 0.0  # busy seconds from _swept_to's window start up to _swept_to, counted by a fold
+        self._swept_to = 0.0  # the time up to which the intervals held have been counted
         self._limit = _FOLD_AT
 
     def add(self, start: float, finish: float, now: float) -> None:
@@ -37,28 +36,22 @@ class BusyMeter:
         held = self._open
         held.append((start, finish))
         if len(held) >= self._limit:
-            self._fold(now)
-
-    def _fold(self, now: float) -> None:
-        window_start = self._window_start
-        busy = self._folded
-        still_open: list[tuple[float, float]] = []
-        for interval in self._open:
-            start, finish = interval
-            if finish > now:
-                still_open.append(interval)
-            elif start >= window_start:
-                busy += finish - start
-            elif finish > window_start:
-                busy += finish - window_start  # the part before the window was counted in the windows before
-        self._open[:] = still_open
-        self._folded = busy
-        self._limit = max(_FOLD_AT, 2 * len(still_open))
+            # Count [_swept_to, now) now (the window ends at or after now), dropping the intervals finished by then.
+            self._carried += self._sweep(self._swept_to, now)
+            self._swept_to = now
+            self._limit = max(_FOLD_AT, 2 * len(held))
 
     def busy_between(self, window_start: float, window_end: float) -> float:
         """Busy seconds inside [window_start, window_end); windows must be asked for in order, each starting where
         the one before ended, and ``window_end`` must not be before the time of the last :meth:`add`."""
-        busy = self._folded
+        busy = self._carried + self._sweep(max(window_start, self._swept_to), window_end)
+        self._carried = 0.0
+        self._swept_to = window_end
+        return busy
+
+    def _sweep(self, window_start: float, window_end: float) -> float:
+        """Busy seconds of the intervals held inside [window_start, window_end); keeps only those that go on after it."""
+        busy = 0.0
         still_open: list[tuple[float, float]] = []
         for interval in self._open:
             start, finish = interval
@@ -72,6 +65,4 @@ class BusyMeter:
             if finish > window_end:
                 still_open.append(interval)
         self._open[:] = still_open
-        self._folded = 0.0
-        self._window_start = window_end
         return busy
