@@ -18,9 +18,9 @@ class BusyMeter:
 
     Memory stays bounded by the work in flight, not by the operations of a window: once the intervals held pass
     a limit, :meth:`add` counts the window so far, up to ``now`` (the window ends at or after it), keeps only the
-    intervals that go on after ``now``, and the limit doubles past what is still open. A 64-host model held about a million intervals per second of sample interval without this.
-    The sum may add the same figures in another order than one pass at the window's end: the utilization can
-    differ in its last bits.
+    intervals that go on after ``now``, and the limit doubles past what is still open. A 64-host model held about
+    a million intervals per second of sample interval without this. The sum may add the same figures in another
+    order than one pass at the window's end: the utilization can differ in its last bits.
     """
 
     __slots__ = ("_carried", "_limit", "_open", "_swept_to")
