@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import chain
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -87,16 +87,32 @@ RECORD_FIELDS = (
 )
 """The fields of a :data:`Record`, in order."""
 
-VM, IS_WRITE, SIZE, ISSUED, COMPLETED, LOCAL_TIER, NETWORK, PEER_TIER, DESTAGE_WAIT, ARRAY, PATH = range(len(RECORD_FIELDS))
+# The record fields' positions (Final: the compiled engine reads them as constants, not module attributes).
+VM: Final = 0
+IS_WRITE: Final = 1
+SIZE: Final = 2
+ISSUED: Final = 3
+COMPLETED: Final = 4
+LOCAL_TIER: Final = 5
+NETWORK: Final = 6
+PEER_TIER: Final = 7
+DESTAGE_WAIT: Final = 8
+ARRAY: Final = 9
+PATH: Final = 10
+assert len(RECORD_FIELDS) == PATH + 1 and RECORD_FIELDS[PATH].name == "path"
 Record = tuple[int, bool, int, float, float, float, float, float, float, float, int]
 """One completed I/O, fields as in :data:`RECORD_FIELDS`."""
 
 PATHS = ("write", "hit", "miss", "remote_hit")
 """The ``path`` column's value for each path number: a ``remote_hit`` is a read of a VM moved by a vMotion served from
 its old host's cache over the peer network (peer_tier: the old host's tier; network: the request and the data back)."""
-PATH_WRITE, PATH_HIT, PATH_MISS, PATH_REMOTE_HIT = range(len(PATHS))
+PATH_WRITE: Final = 0
+PATH_HIT: Final = 1
+PATH_MISS: Final = 2
+PATH_REMOTE_HIT: Final = 3
+assert len(PATHS) == PATH_REMOTE_HIT + 1
 
-_COMPONENT_FIELDS = range(LOCAL_TIER, ARRAY + 1)
+_COMPONENT_FIELDS: Final = range(LOCAL_TIER, ARRAY + 1)
 COMPONENTS = tuple(f"{RECORD_FIELDS[i].name}_ms" for i in _COMPONENT_FIELDS)
 """The latency breakdown's columns (ms): they add up to ``latency_ms``."""
 
@@ -115,7 +131,7 @@ itself, ``complete_s - issue_s``, stays exact: issue and completion times are
 float64, and ``latency_ms`` is computed from them in float64.
 """
 
-_BLOCK_DTYPES: dict[int, Any] = {
+_BLOCK_DTYPES: Final[dict[int, Any]] = {
     VM: np.int32,  # VM indices (a run has far fewer than 2**31 VMs)
     IS_WRITE: np.uint8,  # is_write (bit 0) and path (bits 1-2) share one byte: see _FLAGS
     SIZE: np.uint32,  # an I/O's payload; a larger one turns the column into int64 (_fit)
@@ -123,7 +139,7 @@ _BLOCK_DTYPES: dict[int, Any] = {
     COMPLETED: np.float64,
     **{i: COMPONENT_DTYPE for i in _COMPONENT_FIELDS},
 }
-_FLAGS = IS_WRITE
+_FLAGS: Final = IS_WRITE
 BLOCK_BYTES_PER_IO = sum(np.dtype(t).itemsize for t in _BLOCK_DTYPES.values())
 """Bytes one record takes in :class:`RecordBlocks` (45: 4 + 1 + 4 + 8 + 8 + 5 x 4)."""
 
@@ -181,7 +197,7 @@ class RecordBlocks:
         return column[: self.count]
 
 
-BUFFER_ROWS = 65536
+BUFFER_ROWS: Final = 65536
 """Completed I/Os' tuples held before they go to the blocks or the histograms, whatever the sample interval (a
 1,000,000-I/O-per-second model held a whole second of them, about 300 MB, with 1 s samples)."""
 

@@ -20,15 +20,16 @@ per I/O, and no table grows with the working set.
 from __future__ import annotations
 
 import math
+from typing import Final
 
 import numpy as np
 
 __all__ = ["ZipfRanks", "harmonic", "hot_blocks", "multiplier", "run_starts", "scatter"]
 
-_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
-_EXACT_TERMS = 4096  # H(n, theta) sums this many terms one by one, the rest by Euler-Maclaurin
-_LIMB = 16  # bits per limb of the modular multiplication (keeps every product below 2^64)
-MAX_BLOCKS = 1 << 47
+_GOLDEN: Final = (math.sqrt(5.0) - 1.0) / 2.0
+_EXACT_TERMS: Final = 4096  # H(n, theta) sums this many terms one by one, the rest by Euler-Maclaurin
+_LIMB: Final = 16  # bits per limb of the modular multiplication (keeps every product below 2^64)
+MAX_BLOCKS: Final = 1 << 47
 """Largest block count :func:`scatter` handles (2^47 blocks of 4 KiB: 512 PiB)."""
 
 
@@ -163,8 +164,8 @@ def harmonic(n: float, theta: float) -> float:
     return value
 
 
-_HARMONIC: dict[tuple[float, float], float] = {}
-_HARMONIC_LIMIT = 1 << 16
+_HARMONIC: Final[dict[tuple[float, float], float]] = {}
+_HARMONIC_LIMIT: Final = 1 << 16
 
 
 def _harmonic(n: float, theta: float) -> float:

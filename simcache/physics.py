@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar, cast
+from typing import Final, Literal, TypeVar, cast
 
 from simcache.scenario import ArraySpec, ClusterSpec, DriveSpec, LinkSpec, TierSpec
 
@@ -69,10 +69,10 @@ __all__ = [
     "zone_shrink",
 ]
 
-ACK_BYTES = 64  # payload of a replica's acknowledgement message
+ACK_BYTES: Final = 64  # payload of a replica's acknowledgement message
 
 # RAID level -> (spindles a chunk write touches, spindles of redundancy per stripe row; None: mirrored)
-RAID_LAYOUT: dict[str, tuple[int, int | None]] = {
+RAID_LAYOUT: Final[dict[str, tuple[int, int | None]]] = {
     "raid0": (1, 0),
     "raid1": (2, None),
     "raid10": (2, None),
@@ -299,6 +299,10 @@ class SeekCurve:
 
     def __call__(self, x: float) -> float:
         """Seek time (s) over distance ``x`` (fraction of the full stroke, 0 to 1)."""
+        return self.seconds(x)
+
+    def seconds(self, x: float) -> float:
+        """``self(x)``: compiled, a method call is a native call, a call of the instance a generic one."""
         if x <= 0.0:
             return 0.0
         if x <= self.track:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import bisect
 import math
 from array import array
+from typing import Final
 
 import numpy as np
 
@@ -42,10 +43,10 @@ from simcache.scenario import DutyCycle, Workload
 
 __all__ = ["BLOCK", "DutyClock", "IOStream"]
 
-BLOCK = 4096  # offsets are aligned to this many bytes
-_BATCH = 2048
+BLOCK: Final = 4096  # offsets are aligned to this many bytes
+_BATCH: Final = 2048
 """Most I/Os (and gaps) a stream draws at once."""
-_FIRST_BATCH = 32
+_FIRST_BATCH: Final = 32
 """I/Os a stream draws first; each refill draws twice as many, up to ``_BATCH``. A run of thousands of VMs that
 each issue a few I/Os then draws (and holds) a few per VM, not 2,048: drawing them cost seconds and hundreds of MB."""
 

@@ -260,7 +260,7 @@ class Array:
         if head == position and busy_until >= now:
             seek = rotation = 0.0  # streams on from the chunk before, which the spindle is still busy with
         else:
-            seek = self._seek(abs(position - max(head, 0)) / self._stroke)
+            seek = self._seek.seconds(abs(position - max(head, 0)) / self._stroke)
             rotation = self._stream.uniform() * revolution
         shrink = self._zone_shrink
         if shrink:

@@ -112,10 +112,12 @@ class ReadCache:
         self._dead = 0
         self._count = 0
 
-    def _keys(self, vm: int, offset: int, size: int) -> range:
+    def _keys(self, vm: int, offset: int, size: int) -> tuple[int, int]:
+        """The keys of the I/O's lines: ``range(*self._keys(...))`` (written out at each loop, so that compiled it is a
+        native loop over unboxed integers, not a ``range`` object)."""
         base = vm << _VM_SHIFT
         line = self.line
-        return range(base + offset // line, base + (offset + size - 1) // line + 1)
+        return base + offset // line, base + (offset + size - 1) // line + 1
 
     def _find(self, key: int) -> int:
         """The index slot holding ``key``, or -1 if it is not cached."""
@@ -276,11 +278,13 @@ class ReadCache:
 
     def _holds_compact(self, vm: int, offset: int, size: int) -> bool:
         """:meth:`holds` on the arrays."""
-        return all(self._find(key) >= 0 for key in self._keys(vm, offset, size))
+        first, end = self._keys(vm, offset, size)
+        return all(self._find(key) >= 0 for key in range(first, end))
 
     def _discard_compact(self, vm: int, offset: int, size: int) -> None:
         """:meth:`discard` on the arrays."""
-        for key in self._keys(vm, offset, size):
+        first, end = self._keys(vm, offset, size)
+        for key in range(first, end):
             slot = self._find(key)
             if slot >= 0:
                 self._log[self._slots[slot]] = _DEAD
@@ -333,20 +337,19 @@ class ReadCache:
         if self._compact:
             return self._lookup_compact(vm, offset, size)
         lines = self._lines
-        keys = self._keys(vm, offset, size)
-        if len(keys) == 1:  # the common case, without the second loop
-            key = keys[0]
-            if key not in lines:
+        first, end = self._keys(vm, offset, size)
+        if end - first == 1:  # the common case, without the second loop
+            if first not in lines:
                 self.misses += 1
                 return False
-            lines.move_to_end(key)
+            lines.move_to_end(first)
             self.hits += 1
             return True
-        for key in keys:
+        for key in range(first, end):
             if key not in lines:
                 self.misses += 1
                 return False
-        for key in keys:
+        for key in range(first, end):
             lines.move_to_end(key)
         self.hits += 1
         return True
@@ -357,7 +360,8 @@ class ReadCache:
         if self._compact:
             return self._holds_compact(vm, offset, size)
         lines = self._lines
-        return all(key in lines for key in self._keys(vm, offset, size))
+        first, end = self._keys(vm, offset, size)
+        return all(key in lines for key in range(first, end))
 
     def discard(self, vm: int, offset: int, size: int) -> None:
         """Drop the I/O's lines (a moved VM wrote them on its new host: this copy is stale)."""
@@ -365,7 +369,8 @@ class ReadCache:
             self._discard_compact(vm, offset, size)
             return
         lines = self._lines
-        for key in self._keys(vm, offset, size):
+        first, end = self._keys(vm, offset, size)
+        for key in range(first, end):
             lines.pop(key, None)
 
     def insert(self, vm: int, offset: int, size: int) -> None:
@@ -376,7 +381,8 @@ class ReadCache:
             return
         lines = self._lines
         inserted = 0
-        for key in self._keys(vm, offset, size):
+        first, end = self._keys(vm, offset, size)
+        for key in range(first, end):
             if key in lines:
                 lines.move_to_end(key)
             else:

@@ -58,7 +58,7 @@ import heapq
 import math
 from collections import Counter, deque
 from collections.abc import Callable, Generator, Iterator, MutableSequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import simpy
 
@@ -73,10 +73,10 @@ if TYPE_CHECKING:
 
 __all__ = ["MIN_PD_RATE", "Destager", "PendingWrite", "block_hash", "without"]
 
-MIN_PD_RATE = 4096.0
+MIN_PD_RATE: Final = 4096.0
 """Slowest rate (bytes/s) the ``pd`` controller sets: a trickle that always moves (bcache's floor is one
 sector per second; a 4 KiB floor keeps a paced batch from waiting for hours)."""
-PD_START_RATE = 512.0 * 1024
+PD_START_RATE: Final = 512.0 * 1024
 """The ``pd`` controller's rate before its first update, bytes/s: bcache starts at 1,024 sectors/s."""
 
 # (vm id, offset, size, hosts holding replicas, single copy?)
@@ -105,7 +105,7 @@ def _undestaged(entry: list[Any]) -> PendingWrite:
     return (item[0], item[1] + done, left, item[3], item[4])
 
 
-_MASK64 = (1 << 64) - 1
+_MASK64: Final = (1 << 64) - 1
 
 
 def block_hash(vm: int, block: int) -> int:

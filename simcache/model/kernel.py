@@ -47,11 +47,10 @@ module touches SimPy's private names.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
-from simpy.events import NORMAL, URGENT
 
 __all__ = [
     "NORMAL",
@@ -77,8 +76,10 @@ __all__ = [
 SUPPORTED_SIMPY = ">=4.1,<4.2"
 """The SimPy versions whose internals this module was checked against (as pinned in pyproject.toml)."""
 
-_PRIORITY_SHIFT = 52  # an entry's key is priority * 2**52 + event id: (priority, id) order while ids stay below 2**52
-_NOT_SCHEDULED = -1  # the key of a Signal not scheduled yet
+URGENT: Final = 0  # SimPy's event priorities (simpy.events.URGENT, NORMAL: check_simpy compares them)
+NORMAL: Final = 1
+_PRIORITY_SHIFT: Final = 52  # an entry's key is priority * 2**52 + event id: (priority, id) order while ids stay below 2**52
+_NOT_SCHEDULED: Final = -1  # the key of a Signal not scheduled yet
 
 
 class Entry:
@@ -443,7 +444,9 @@ def check_simpy(module: Any = simpy) -> None:
     event = env.event().succeed()  # _ok is set when an event is triggered
     missing = [name for name in ("_queue", "_eid", "_now") if not hasattr(env, name)]
     missing += [f"Event.{name}" for name in ("_ok", "_value", "callbacks") if not hasattr(event, name)]
-    if not missing and (not isinstance(env._queue, list) or (URGENT, NORMAL) != (0, 1) or not _runs_through_clock(module)):
+    events = getattr(module, "events", None)
+    priorities = (getattr(events, "URGENT", None), getattr(events, "NORMAL", None))
+    if not missing and (not isinstance(env._queue, list) or priorities != (URGENT, NORMAL) or not _runs_through_clock(module)):
         missing.append("the event queue")
     if missing:
         version = getattr(module, "__version__", "unknown")

@@ -39,10 +39,10 @@ before it finishes, it is handed to the wake-up timer like any shared flow.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Sequence
-from heapq import heapify, heappop, heappush
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 import simpy
 
@@ -55,8 +55,12 @@ __all__ = ["FlowNetwork", "Framing", "Port"]
 Done: TypeAlias = simpy.Event | Signal  # explicit: without simpy's types (mypyc's build) simpy.Event is Any
 """What a transfer's delivery triggers: a ``simpy.Event`` (:meth:`FlowNetwork.transfer`) or a :class:`Signal` (:meth:`FlowNetwork.send`)."""
 
-_STALE_TIMERS_KEPT = 64  # superseded wake-ups left in the event queue before they are taken out
-_HEAP_SLACK = 64  # void heap entries allowed beyond twice the flows in flight before the heap is rebuilt
+# heapq's C functions as Final names: compiled, a call is a generic call of a C static, without a lookup first.
+heapify: Final = heapq.heapify
+heappop: Final = heapq.heappop
+heappush: Final = heapq.heappush
+_STALE_TIMERS_KEPT: Final = 64  # superseded wake-ups left in the event queue before they are taken out
+_HEAP_SLACK: Final = 64  # void heap entries allowed beyond twice the flows in flight before the heap is rebuilt
 
 
 class Framing(dict[float, tuple[float, int]]):

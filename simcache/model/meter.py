@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 __all__ = ["BusyMeter"]
 
-_FOLD_AT = 4096
+_FOLD_AT: Final = 4096
 """Open intervals the meter holds before it first folds the finished ones into its running sum."""
 
 

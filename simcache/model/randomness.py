@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from typing import Final
 
 import numpy as np
 
 __all__ = ["UniformStream"]
 
-_BLOCK = 4096
+_BLOCK: Final = 4096
 
 
 class UniformStream:
