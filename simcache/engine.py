@@ -267,12 +267,13 @@ class _OpenLoop:
     per arrival), at the same times, in the same order (``tests/test_fast_paths.py``).
     """
 
-    __slots__ = ("clock", "stream", "vm")
+    __slots__ = ("_arrive_callback", "clock", "stream", "vm")
 
     def __init__(self, clock: Clock, vm: VM, stream: IOStream):
         self.clock = clock
         self.vm = vm
         self.stream = stream
+        self._arrive_callback: Callable[[Signal], None] = self._arrive  # bound once, not per arrival
         start = Signal(None, self._begin)
         schedule_at(clock, current_time(clock), start, URGENT)  # when start_detached would run the generator's first step
 
@@ -282,7 +283,7 @@ class _OpenLoop:
     def _next(self) -> None:
         clock = self.clock
         now = current_time(clock)
-        schedule_at(clock, now + self.stream.next_gap(now), Signal(None, self._arrive))  # = sleep()'s time
+        schedule_at(clock, now + self.stream.next_gap(now), Signal(None, self._arrive_callback))  # = sleep()'s time
 
     def _arrive(self, _: Signal) -> None:
         vm = self.vm

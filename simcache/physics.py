@@ -483,6 +483,8 @@ def elevator_order(head: int, requests: Sequence[_Request], depth: int) -> list[
     form a segment, always served upward (a drive streams forward; backward it would wait a revolution each), so a
     downward sweep visits the segments from the top one down, each upward.
     """
+    if len(requests) == 1:
+        return [requests[0]]  # what the sweep below gives, without it (the most common case)
     order: list[_Request] = []
     position = max(head, 0)
     for first in range(0, len(requests), depth):
@@ -527,7 +529,8 @@ def stripe_unit_spindles(raid: str, spindles: int, unit: int) -> tuple[int, tupl
     parity on spindle ``p = n - 1 - (r mod n)``, Q (RAID 6) on ``p + 1``, and its data from the next spindle on.
     """
     width = stripe_width(raid, spindles)
-    row, k = divmod(unit, width)
+    row = unit // width
+    k = unit % width
     copies, parity = RAID_LAYOUT[raid]
     if parity is None:
         return row, (k, k + width) if copies > 1 and spindles > 1 else (k,)

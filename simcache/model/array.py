@@ -81,6 +81,10 @@ class Array:
         self._stream = stream
         drive = spec.drive
         self._revolution = revolution_seconds(drive.rpm)
+        # The spec's fields as typed attributes: compiled, a read of the spec's (an interpreted class) is a generic lookup.
+        self._stripe = spec.stripe
+        self._raid = spec.raid
+        self._spindles = spec.spindles
         self._seek = drive_seek_curve(drive)
         self._stroke = float(drive.capacity)
         self._seconds_per_byte = 1.0 / drive.media_rate
@@ -176,10 +180,9 @@ class Array:
 
     def _dispatch(self, now: float, runs: Sequence[Run], is_write: bool) -> float:
         """Send runs to their spindles at ``now``; return when the last chunk is done."""
-        spec = self.spec
-        stripe = spec.stripe
-        raid = spec.raid
-        spindles = spec.spindles
+        stripe = self._stripe
+        raid = self._raid
+        spindles = self._spindles
         read_modify_write = is_write and self._read_modify_write
         row_bytes = self._row_bytes
         done = now
@@ -217,7 +220,8 @@ class Array:
                         lead = left
                     continue
                 chunk = stripe if lead > stripe else lead
-                unit, within = divmod(address, stripe)
+                unit = address // stripe
+                within = address % stripe
                 row, targets = stripe_unit_spindles(raid, spindles, unit)
                 position = row * stripe + within
                 if not is_write and len(targets) > 1:
@@ -260,7 +264,8 @@ class Array:
         if head == position and busy_until >= now:
             seek = rotation = 0.0  # streams on from the chunk before, which the spindle is still busy with
         else:
-            seek = self._seek.seconds(abs(position - max(head, 0)) / self._stroke)
+            distance = position - head if head > 0 else position
+            seek = self._seek.seconds((distance if distance >= 0 else -distance) / self._stroke)
             rotation = self._stream.uniform() * revolution
         shrink = self._zone_shrink
         if shrink:

@@ -149,6 +149,9 @@ class FlowNetwork:
         self._seq = 0
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
         self._timer: Signal | None = None  # the pending wake-up timer
+        # Bound once: a bound method made per scheduled event is an allocation and a generic attribute lookup.
+        self._lone_delivered_callback: Callable[[Signal], None] = self._lone_delivered
+        self._wake_callback: Callable[[Signal], None] = self._wake
         self._stale_timers: set[object] = set()  # superseded wake-ups still in the event queue
 
     def transfer(
@@ -319,7 +322,7 @@ class FlowNetwork:
         flow.seq = seq = self._seq
         flow.lone = lone
         if lone:
-            schedule_at(self.clock, finish + flow.latency, Signal((flow, seq), self._lone_delivered))
+            schedule_at(self.clock, finish + flow.latency, Signal((flow, seq), self._lone_delivered_callback))
         else:
             heappush(self._heap, (finish, seq, flow))
 
@@ -370,7 +373,7 @@ class FlowNetwork:
             if len(self._stale_timers) > _STALE_TIMERS_KEPT:
                 self._drop_stale_timers()
         self._wake_at = wake_at
-        self._timer = Signal(None, self._wake)
+        self._timer = Signal(None, self._wake_callback)
         schedule_at(self.clock, wake_at, self._timer)
 
     def _drop_stale_timers(self) -> None:

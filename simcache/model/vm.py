@@ -39,7 +39,7 @@ includes compression CPU time and the acknowledgement.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
@@ -133,6 +133,7 @@ class VM:
         self.remote: Host | None = None  # the host it left last: its cache may serve this VM's reads (remote hits)
         self._left: tuple[Host, ...] = ()  # every host it left: its writes drop their (stale) lines there
         self.move: dict[str, Any] | None = None  # the record of its last move (simcache.engine), remote hits counted in it
+        self._hit_served_callback: Callable[[Signal], None] = self._hit_served  # bound once, not per read hit
 
     def replace_peer(self, failed: Host, hosts: list[Host]) -> None:
         """Replicate to another live host instead of ``failed`` (the next one around the ring).
@@ -480,7 +481,8 @@ class VM:
         host = self.host
         issued, done = self._begin_read(number, size, offset)
         if done >= 0.0:
-            schedule_at(self.clock, issued + (done - issued), Signal((number, size, issued, host), self._hit_served))  # = sleep()'s time
+            served = Signal((number, size, issued, host), self._hit_served_callback)
+            schedule_at(self.clock, issued + (done - issued), served)  # = sleep()'s time
             return
         run_detached(self._read_miss(number, size, offset, issued, host))
 
