@@ -144,7 +144,9 @@ class Array:
         return done
 
     def _submit(self, now: float, runs: Sequence[Run], is_write: bool) -> float:
-        total = sum(run[2] for run in runs)
+        total = 0
+        for run in runs:  # a loop, not sum() over a generator: compiled, no generator object per request
+            total += run[2]
         if not is_write:
             self.bytes_read += total
             return self._dispatch(now, runs, False)

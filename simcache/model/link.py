@@ -90,6 +90,7 @@ class Port:
         "delivered_bytes",
         "framing",
         "label",
+        "latency",
         "name",
         "packets",
         "recent_utilization",
@@ -103,6 +104,7 @@ class Port:
         self.name = name
         self.label = name.label
         self.spec = spec
+        self.latency = spec.latency  # seconds one way (the spec's, as a typed field: read per transfer)
         self.capacity = spec.bandwidth
         self.capacity_changed_at = 0.0  # when set_capacity last changed it
         self.capacity_seconds = 0.0  # bytes it could have carried up to then (its capacity over time)

@@ -448,9 +448,8 @@ class VM:
             left.cache.discard(self.index, offset, size)
         if host.storage_down:
             yield host.storage_back
-        link = host.storage_tx.spec
         wire, packets = host.storage_tx.framing[size]
-        yield host.network.send((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
+        yield host.network.send((host.storage_tx, host.array_rx), wire, packets, latency=host.storage_tx.latency)
         arrived = current_time(clock)
         array_done = host.array.submit(arrived, ((self.index, offset, size),), True)
         acked = array_done + self._storage_message
@@ -532,12 +531,11 @@ class VM:
         waited = current_time(clock) - issued
         if host.storage_down:
             yield host.storage_back
-        link = host.storage_tx.spec
         request_arrives = current_time(clock) + self._storage_message  # now: after the storage link came back, if it was down
         array_done = host.array.read(request_arrives, self.index, offset, size)
         yield sleep(clock, array_done - current_time(clock))
         wire, packets = host.storage_tx.framing[size]
-        yield host.network.send((host.array_tx, host.storage_rx), wire, packets, latency=link.latency)
+        yield host.network.send((host.array_tx, host.storage_rx), wire, packets, latency=host.storage_tx.latency)
         now = current_time(clock)
         if not host.alive:
             return
