@@ -114,22 +114,74 @@ class Signal(Entry):
     entry, so it is scheduled at most once. ``callback`` is called with the
     signal. ``resumer``: the first to wait for it, if a :class:`Resumer`
     (resumed by a native call, ahead of the callbacks added after it).
+
+    Most signals have one callback or one waiter, so neither needs a list:
+    ``callback`` (the first) and ``resumer`` are fields, and ``_callbacks``
+    (the ones added after them) is the shared empty :data:`_NONE_ADDED` until
+    one is added (None once processed). The ``callbacks`` property is SimPy's
+    list of them all, in order, made when asked for.
     """
 
-    __slots__ = ("_ok", "_value", "callbacks", "resumer")
+    __slots__ = ("_callbacks", "_ok", "_value", "callback", "resumer")
 
     def __init__(self, value: Any, callback: Callable[[Signal], None] | None = None):
         super().__init__()
         self._ok = True
         self._value: Any = value
-        # None once processed (SimPy's marker); without a callback, whoever waits for it adds theirs (see sleep).
-        self.callbacks: list[Callable[[Signal], None]] | None = [] if callback is None else [callback]
+        self.callback = callback
+        self._callbacks: list[Callable[[Signal], None]] | None = _NONE_ADDED
         self.resumer: Resumer | None = None
+
+    @property
+    def callbacks(self) -> list[Callable[[Signal], None]] | None:
+        """SimPy's ``callbacks``: what to call when it is processed, in order (a list that may be added to); None once
+        processed. A waiting :class:`Resumer` comes first, as its ``resume``."""
+        callbacks = self._callbacks
+        if callbacks is None:
+            return None
+        if callbacks is _NONE_ADDED or self.callback is not None or self.resumer is not None:
+            callbacks = _in_order(self)
+            self.callback = None
+            self.resumer = None
+            self._callbacks = callbacks
+        return callbacks
+
+    @callbacks.setter
+    def callbacks(self, callbacks: list[Callable[[Signal], None]] | None) -> None:
+        self.callback = None
+        self.resumer = None
+        self._callbacks = callbacks
+
+    def add_callback(self, callback: Callable[[Signal], None]) -> None:
+        """Call ``callback`` with the signal when it is processed, after those added before (not processed yet)."""
+        callbacks = self._callbacks
+        assert callbacks is not None, "a processed Signal takes no callback"
+        if callbacks is _NONE_ADDED:
+            self._callbacks = [callback]
+        else:
+            callbacks.append(callback)
 
     @property
     def value(self) -> Any:
         """What the signal carries (given when it was made)."""
         return self._value
+
+
+_NONE_ADDED: Final[list[Callable[[Signal], None]]] = []
+"""A :class:`Signal`'s ``_callbacks`` while none was added after its first callback or waiter (shared: never added to)."""
+
+
+def _in_order(signal: Signal) -> list[Callable[[Signal], None]]:
+    """Everything ``signal`` calls when processed, in order: its resumer's ``resume``, its callback, those added after."""
+    callbacks: list[Callable[[Signal], None]] = []
+    if signal.resumer is not None:
+        callbacks.append(signal.resumer.resume)
+    if signal.callback is not None:
+        callbacks.append(signal.callback)
+    added = signal._callbacks
+    if added is not None and added is not _NONE_ADDED:
+        callbacks.extend(added)
+    return callbacks
 
 
 Wait: TypeAlias = simpy.Event | Signal  # explicit: without simpy's types (mypyc's build) simpy.Event is Any
@@ -187,10 +239,7 @@ class Clock:
         entry = _pop(self.heap)
         self.now = self.env._now = entry.time
         event: Any = _event_of(entry)
-        callbacks, event.callbacks = event.callbacks, None
-        if isinstance(event, Signal) and event.resumer is not None:
-            callbacks.insert(0, event.resumer.resume)
-            event.resumer = None
+        callbacks, event.callbacks = event.callbacks, None  # a Signal's in order, its resumer first
         try:
             for callback in callbacks:
                 callback(event)
@@ -329,16 +378,22 @@ def process_now(event: Any) -> None:
 
 
 def _run_signal(signal: Signal) -> None:
-    """Process ``signal``: resume the generator waiting for it first, then call its callbacks; mark it processed."""
-    callbacks = signal.callbacks
-    assert callbacks is not None, "a Signal processed twice"
+    """Process ``signal``: resume the generator waiting for it first, then call its callback and those added after;
+    mark it processed."""
+    added = signal._callbacks
+    assert added is not None, "a Signal processed twice"
+    signal._callbacks = None
     resumer = signal.resumer
-    signal.callbacks = None
     if resumer is not None:
         signal.resumer = None
         resumer.resume(signal)
-    for callback in callbacks:
+    callback = signal.callback
+    if callback is not None:
+        signal.callback = None
         callback(signal)
+    if added is not _NONE_ADDED:
+        for callback in added:
+            callback(signal)
 
 
 def current_time(clock: Clock) -> float:
@@ -401,6 +456,17 @@ def run_until(clock: Clock, until: float, stop_requested: Callable[[], bool] | N
             countdown = every
 
 
+_FINISHED: Final = object()
+"""What :func:`_then_finished` yields once its generator is done."""
+
+
+def _then_finished(steps: Generator[Wait, Any, None]) -> Generator[Any, Any, None]:
+    """``steps``, then :data:`_FINISHED` instead of an end: compiled, a ``send`` that ends a generator raises
+    ``StopIteration`` (and the catch costs a traceback), while ``yield from`` sees it end natively."""
+    yield from steps
+    yield _FINISHED
+
+
 class Resumer:
     """The callback that drives a generator of events without a ``simpy.Process`` (see :mod:`simcache.model.detached`).
 
@@ -410,26 +476,26 @@ class Resumer:
     one already processed sends its value in at once.
     """
 
-    __slots__ = ("steps",)
+    __slots__ = ("send",)
 
     def __init__(self, steps: Generator[Wait, Any, None]):
-        self.steps = steps
+        # The wrapper's bound send, looked up once (not at every step); the wrapper ends with _FINISHED.
+        self.send: Callable[[Any], Any] = _then_finished(steps).send
 
     def resume(self, event: Wait | None) -> None:
         """Send ``event``'s value (``None`` to start) into the generator and run it to its next wait."""
         value = None if event is None else event._value  # a union: mypyc reads a Signal's field natively
+        send = self.send
         while True:
-            try:
-                target: Any = self.steps.send(value)  # an event or a Signal: only its SimPy fields are used
-            except StopIteration:
-                return
+            target: Any = send(value)  # an event or a Signal: only its SimPy fields are used
+            if target is _FINISHED:
+                return  # the generator is done (its wrapper, suspended at its last yield, goes with this resumer)
             if isinstance(target, Signal):
-                callbacks = target.callbacks
-                if callbacks is not None:
-                    if callbacks or target.resumer is not None:
-                        callbacks.append(self.resume)  # runs after those that waited before it
-                    else:
+                if target._callbacks is not None:
+                    if target.resumer is None and target.callback is None and target._callbacks is _NONE_ADDED:
                         target.resumer = self
+                    else:
+                        target.add_callback(self.resume)  # runs after those that waited before it
                     return
             elif target.callbacks is not None:
                 target.callbacks.append(self.resume)
