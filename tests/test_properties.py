@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from strategies import REPLICAS, ScenarioDict, invalid_scenarios, valid_scenarios
 
@@ -62,8 +62,11 @@ def check_bytes_conserved(scenario: Scenario, result: Result) -> None:
     wb_written = int(wb_writes["size_bytes"].sum())
     written_through = sum(vm["written_through_bytes"] for vm in result.meta["degraded_vms"])  # on_peer_loss fallback
     for failure in result.meta["failures"]:  # a device failure: the host's VMs write through from then on
-        if failure["kind"] == "device_failure":  # (its write-back writes in flight then failed: none completes later)
-            after = wb_writes[(wb_writes["host"] == f"host{failure['host']}") & (wb_writes["complete_s"] > failure["at_s"])]
+        if failure["kind"] == "device_failure":
+            # Issued after it, not completed after it: its write-back writes in flight then failed (none completes
+            # later), but a write issued earlier through the array because the VM was short of peers (on_peer_loss)
+            # may complete later, and it is in written_through_bytes already (found by this test on CI).
+            after = wb_writes[(wb_writes["host"] == f"host{failure['host']}") & (wb_writes["issue_s"] >= failure["at_s"])]
             written_through += int(after["size_bytes"].sum())
     assert wb_written == totals["destage_accepted_bytes"] + written_through, (
         "write-back bytes acknowledged to VMs != bytes the destagers accepted"
@@ -133,8 +136,50 @@ def check_series(scenario: Scenario, result: Result) -> None:
     assert (series["data_at_risk_bytes"] <= series["destage_backlog_bytes"]).all()
 
 
+# Found on CI: a write-through write of a VM short of peers (its peer link down) still in flight when its host's tier
+# failed, completing after the failure (the degraded array made it slow).
+_SHORT_OF_PEERS_ACROSS_A_DEVICE_FAILURE: ScenarioDict = {
+    "name": "generated",
+    "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
+    "cluster": {
+        "hosts": 3,
+        "tier": "nvme-p3700",
+        "peer_link": "10GbE",
+        "storage_link": "1GbE",
+        "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},
+    },
+    "array": "nas-4bay",
+    "groups": [
+        {
+            "name": name,
+            "policy": policy,
+            "vms_per_host": 1,
+            "workload": {
+                "read_fraction": 0.0,
+                "sizes": {"4KiB": 1.0},
+                "working_set": "64MiB",
+                "access": "uniform",
+                "mode": "closed",
+                "workers": 1,
+                "outstanding": 1,
+                "think_time": "3ms",
+            },
+            "replication": "memory",
+            "on_peer_loss": "write_through",
+        }
+        for name, policy in (("g0", "WT"), ("g1", "WB+1"))
+    ],
+    "events": [
+        {"kind": "link_down", "at": 0.0, "host": 0, "link": "peer", "duration": 0.1},
+        {"kind": "array_degraded", "at": 0.0, "duration": 0.1},
+        {"kind": "device_failure", "at": 0.2, "host": 0},
+    ],
+}
+
+
 @sim_settings(200)
 @given(valid_scenarios())
+@example(_SHORT_OF_PEERS_ACROSS_A_DEVICE_FAILURE)
 def test_every_run_conserves_bytes_and_reports_sane_latencies(data: ScenarioDict) -> None:
     scenario, result = run(data)
     check_bytes_conserved(scenario, result)
