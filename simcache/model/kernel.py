@@ -47,10 +47,13 @@ module touches SimPy's private names.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
+
+if TYPE_CHECKING:  # mypyc compiles i64 as a C int64 (no tagged-int checks); to Python it is int
+    from mypy_extensions import i64
 
 __all__ = [
     "NORMAL",
@@ -65,7 +68,10 @@ __all__ = [
     "clock_of",
     "current_time",
     "events_scheduled",
+    "heapify_entries",
+    "pop_entry",
     "process_now",
+    "push_entry",
     "run_until",
     "schedule_at",
     "sleep",
@@ -93,7 +99,7 @@ class Entry:
 
     def __init__(self) -> None:
         self.time = 0.0
-        self.key = _NOT_SCHEDULED
+        self.key: i64 = _NOT_SCHEDULED
 
 
 class Scheduled(Entry):
@@ -207,7 +213,7 @@ class Clock:
             entry = event if isinstance(event, Signal) else Scheduled(event)
             entry.time = at
             entry.key = (priority << _PRIORITY_SHIFT) + eid
-            _push(self.heap, entry)
+            push_entry(self.heap, entry)
         self.eid = next(env._eid)
         adopted.clear()
         env.schedule = self.schedule
@@ -226,7 +232,7 @@ class Clock:
         entry.time = at
         entry.key = (priority << _PRIORITY_SHIFT) + self.eid
         self.eid += 1
-        _push(self.heap, entry)
+        push_entry(self.heap, entry)
 
     def peek(self) -> float:
         """SimPy's ``Environment.peek``: the time of the next event (``inf`` if none)."""
@@ -236,7 +242,7 @@ class Clock:
         """SimPy's ``Environment.step``: process the next event (``env.run`` calls it); :func:`run_until` is the fast loop."""
         if not self.heap:
             raise EmptySchedule()
-        entry = _pop(self.heap)
+        entry = pop_entry(self.heap)
         self.now = self.env._now = entry.time
         event: Any = _event_of(entry)
         callbacks, event.callbacks = event.callbacks, None  # a Signal's in order, its resumer first
@@ -258,18 +264,19 @@ def clock_of(env: Any) -> Clock:
     return Clock(env) if clock is None else clock
 
 
-def _push(heap: list[Entry], entry: Entry) -> None:
+def push_entry(heap: list[Entry], entry: Entry) -> None:
     """Add ``entry`` to ``heap``, moving it up past the entries it runs before."""
     heap.append(entry)
-    _sift_up(heap, entry, len(heap) - 1, 0)
+    last: i64 = len(heap) - 1
+    _sift_up(heap, entry, last, 0)
 
 
-def _sift_up(heap: list[Entry], entry: Entry, pos: int, top: int) -> None:
+def _sift_up(heap: list[Entry], entry: Entry, pos: i64, top: i64) -> None:
     """Put ``entry`` at ``pos`` or above it (not above ``top``), moving down the entries it runs before."""
     time = entry.time
     key = entry.key
     while pos > top:
-        parent_pos = (pos - 1) >> 1
+        parent_pos: i64 = (pos - 1) >> 1
         parent = heap[parent_pos]
         parent_time = parent.time
         # Does entry run before parent: SimPy's (time, priority, id) order, written out here and below (a function
@@ -281,14 +288,14 @@ def _sift_up(heap: list[Entry], entry: Entry, pos: int, top: int) -> None:
     heap[pos] = entry
 
 
-def _sift_down(heap: list[Entry], entry: Entry, pos: int) -> None:
+def _sift_down(heap: list[Entry], entry: Entry, pos: i64) -> None:
     """Put ``entry`` in the hole at ``pos``: as ``heapq`` does, move the earlier child up to the bottom, then
     ``entry`` up (fewer comparisons than stopping on the way down: a moved entry usually belongs near the bottom)."""
     top = pos
-    end = len(heap)
-    child = 2 * pos + 1
+    end: i64 = len(heap)
+    child: i64 = 2 * pos + 1
     while child < end:
-        right = child + 1
+        right: i64 = child + 1
         if right < end:
             left_entry = heap[child]
             right_entry = heap[right]
@@ -302,7 +309,7 @@ def _sift_down(heap: list[Entry], entry: Entry, pos: int) -> None:
     _sift_up(heap, entry, pos, top)
 
 
-def _pop(heap: list[Entry]) -> Entry:
+def pop_entry(heap: list[Entry]) -> Entry:
     """Take the first entry off ``heap`` (not empty)."""
     last = heap.pop()
     if not heap:
@@ -354,6 +361,11 @@ def unschedule(clock: Clock, events: set[object]) -> None:
     """
     heap = clock.heap
     heap[:] = [entry for entry in heap if _event_of(entry) not in events]  # in place: run_until holds the list
+    heapify_entries(heap)
+
+
+def heapify_entries(heap: list[Entry]) -> None:
+    """Make ``heap`` a heap of its entries by (time, key) (``heapq.heapify``)."""
     for pos in range(len(heap) // 2 - 1, -1, -1):
         _sift_down(heap, heap[pos], pos)
 
@@ -434,7 +446,7 @@ def run_until(clock: Clock, until: float, stop_requested: Callable[[], bool] | N
     heap = clock.heap
     countdown = every if stop_requested is not None else -1  # never reaches 0 without a check
     while True:
-        entry = _pop(heap)
+        entry = pop_entry(heap)
         if entry.time != clock.now:
             clock.now = env._now = entry.time
         if entry is stop:

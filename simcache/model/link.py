@@ -39,14 +39,26 @@ before it finishes, it is handed to the wake-up timer like any shared flow.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Callable, Sequence
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, cast
 
 import simpy
 
-from simcache.model.kernel import Clock, Signal, clock_of, current_time, process_now, schedule_at, trigger, unschedule
+from simcache.model.kernel import (
+    Clock,
+    Entry,
+    Signal,
+    clock_of,
+    current_time,
+    heapify_entries,
+    pop_entry,
+    process_now,
+    push_entry,
+    schedule_at,
+    trigger,
+    unschedule,
+)
 from simcache.physics import PortName, framed_bytes
 from simcache.scenario import LinkSpec
 
@@ -55,10 +67,6 @@ __all__ = ["FlowNetwork", "Framing", "Port"]
 Done: TypeAlias = simpy.Event | Signal  # explicit: without simpy's types (mypyc's build) simpy.Event is Any
 """What a transfer's delivery triggers: a ``simpy.Event`` (:meth:`FlowNetwork.transfer`) or a :class:`Signal` (:meth:`FlowNetwork.send`)."""
 
-# heapq's C functions as Final names: compiled, a call is a generic call of a C static, without a lookup first.
-heapify: Final = heapq.heapify
-heappop: Final = heapq.heappop
-heappush: Final = heapq.heappush
 _STALE_TIMERS_KEPT: Final = 64  # superseded wake-ups left in the event queue before they are taken out
 _HEAP_SLACK: Final = 64  # void heap entries allowed beyond twice the flows in flight before the heap is rebuilt
 
@@ -140,6 +148,20 @@ class _Flow:
         self.cap = math.inf  # bytes/s its window allows (see FlowNetwork._start)
 
 
+class _Mark(Entry):
+    """A shared flow's finish time in the network's heap: ``time`` the finish, ``key`` the flow's ``seq`` when it was
+    pushed (void once the flow's ``seq`` moved on). Ordered by (finish, seq) as the ``(finish, seq, flow)`` tuples it
+    replaces (seq is unique), with the kernel's native heap instead of ``heapq``'s tuple comparisons."""
+
+    __slots__ = ("flow",)
+
+    def __init__(self, flow: _Flow) -> None:
+        super().__init__()
+        self.time = flow.finish
+        self.key = flow.seq
+        self.flow = flow
+
+
 class FlowNetwork:
     """All flows of a simulation: the rates, a heap of finish times, and one wake-up timer."""
 
@@ -147,7 +169,7 @@ class FlowNetwork:
         self.env = env
         self.clock = clock_of(env)
         self._in_flight: dict[_Flow, None] = {}  # every flow on its ports, in start order
-        self._heap: list[tuple[float, int, _Flow]] = []  # (finish, seq, flow) of the flows sharing a port
+        self._heap: list[Entry] = []  # a _Mark per finish of a flow sharing a port (void once the flow's seq moved on)
         self._seq = 0
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
         self._timer: Signal | None = None  # the pending wake-up timer
@@ -288,8 +310,8 @@ class FlowNetwork:
         in garbage collection. Rebuilding costs one pass over the flows in
         flight, paid for by the more than n pushes since the last rebuild.
         """
-        heap = [(flow.finish, flow.seq, flow) for flow in self._in_flight if not flow.lone]
-        heapify(heap)
+        heap: list[Entry] = [_Mark(flow) for flow in self._in_flight if not flow.lone]
+        heapify_entries(heap)
         self._heap = heap
 
     def _rerate(self, flow: _Flow, now: float) -> None:
@@ -326,7 +348,7 @@ class FlowNetwork:
         if lone:
             schedule_at(self.clock, finish + flow.latency, Signal((flow, seq), self._lone_delivered_callback))
         else:
-            heappush(self._heap, (finish, seq, flow))
+            push_entry(self._heap, _Mark(flow))
 
     def _lone_delivered(self, signal: Signal) -> None:
         flow: _Flow
@@ -358,10 +380,10 @@ class FlowNetwork:
     def _arm(self) -> None:
         """Make sure a wake-up is due by the earliest finish on the heap."""
         heap = self._heap
-        while heap and heap[0][2].seq != heap[0][1]:
-            heappop(heap)  # void: that flow's rate changed or it is alone now
-        if heap and heap[0][0] < self._wake_at:
-            self._set_wake(heap[0][0])
+        while heap and cast(_Mark, heap[0]).flow.seq != heap[0].key:
+            pop_entry(heap)  # void: that flow's rate changed or it is alone now
+        if heap and heap[0].time < self._wake_at:
+            self._set_wake(heap[0].time)
 
     def _set_wake(self, wake_at: float) -> None:
         """Set a wake-up for ``wake_at``, earlier than the pending one.
@@ -398,9 +420,10 @@ class FlowNetwork:
         now = current_time(self.clock)
         heap = self._heap
         finished: list[_Flow] = []
-        while heap and heap[0][0] <= now:
-            _, seq, flow = heappop(heap)
-            if flow.seq == seq:
+        while heap and heap[0].time <= now:
+            mark = cast(_Mark, pop_entry(heap))
+            flow = mark.flow
+            if flow.seq == mark.key:
                 finished.append(flow)
                 self._leave(flow)
         if finished:
