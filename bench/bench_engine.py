@@ -143,10 +143,11 @@ def _fmt(s: dict[str, float], fmt: str) -> str:
 
 
 def _origin(skip: int) -> str:
-    """First frame outside SimPy (and outside this file): ``function (file:line)``."""
+    """First frame outside SimPy, the kernel and this file: ``function (file:line)``."""
     simpy_dir = os.path.dirname(simpy.__file__)
+    kernel_file = getattr(sys.modules.get("simcache.model.kernel"), "__file__", None)
     frame: FrameType | None = sys._getframe(skip)
-    while frame is not None and (frame.f_code.co_filename.startswith(simpy_dir) or frame.f_code.co_filename == __file__):
+    while frame is not None and (frame.f_code.co_filename.startswith(simpy_dir) or frame.f_code.co_filename in (__file__, kernel_file)):
         frame = frame.f_back
     if frame is None:
         return "?"
@@ -171,18 +172,26 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     scheduler: Any = getattr(sys.modules.get("simcache.model.kernel"), "Clock", simpy.Environment)
     original = scheduler.schedule
 
-    def counting_schedule(self, event, priority=1, delay=0):  # type: ignore[no-untyped-def]
+    def label(event: Any) -> str:
         kind = type(event).__name__
         if isinstance(event, simpy.events.Initialize):
-            generator: Any = event.callbacks[0].__self__._generator  # type: ignore[attr-defined]
-            label = f"Initialize  process {generator.__qualname__}"
-        elif isinstance(event, simpy.events.Process):
-            process: Any = event
-            label = f"Process end process {process._generator.__qualname__}"
-        else:
-            label = f"{kind:<11} {_origin(2)}"
-        counts[label] += 1
+            generator: Any = event.callbacks[0].__self__._generator
+            return f"Initialize  process {generator.__qualname__}"
+        if isinstance(event, simpy.events.Process):
+            return f"Process end process {event._generator.__qualname__}"
+        return f"{kind:<11} {_origin(3)}"
+
+    def counting_schedule(self, event, priority=1, delay=0):  # type: ignore[no-untyped-def]
+        counts[label(event)] += 1
         return original(self, event, priority, delay)
+
+    # The kernel's Clock queues every event through push (SimPy's, and the engine's own Signals from sleep() and
+    # schedule_at(), which never pass schedule): counted there, each labelled where it was scheduled.
+    original_push = getattr(scheduler, "push", None)
+
+    def counting_push(self, entry, at, priority):  # type: ignore[no-untyped-def]
+        counts[label(getattr(entry, "event", entry))] += 1
+        return original_push(self, entry, at, priority)
 
     wakes = {"stale": 0, "current": 0}
     network_cls: Any = None
@@ -205,7 +214,7 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
         network_cls._wake = counting_wake
     link_module: Any = sys.modules.get("simcache.model.link")
     schedule_name = "schedule_at" if hasattr(link_module, "schedule_at") else "_schedule_at"  # from simcache.model.kernel since
-    original_schedule_at = getattr(link_module, schedule_name, None)
+    original_schedule_at = None if original_push is not None else getattr(link_module, schedule_name, None)
     if original_schedule_at is not None:
 
         def counting_schedule_at(env, at, event, *priority):  # type: ignore[no-untyped-def]
@@ -219,10 +228,15 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
             return original_schedule_at(env, at, event, *priority)
 
         setattr(link_module, schedule_name, counting_schedule_at)
-    scheduler.schedule = counting_schedule
+    if original_push is not None:
+        scheduler.push = counting_push
+    else:
+        scheduler.schedule = counting_schedule
     try:
         result = simcache.simulate(scenario, seed=1, duration=duration)
     finally:
+        if original_push is not None:
+            scheduler.push = original_push
         scheduler.schedule = original
         if network_cls is not None and original_wake is not None:
             network_cls._wake = original_wake
