@@ -99,7 +99,20 @@ PEER_TIER: Final = 7
 DESTAGE_WAIT: Final = 8
 ARRAY: Final = 9
 PATH: Final = 10
-assert len(RECORD_FIELDS) == PATH + 1 and RECORD_FIELDS[PATH].name == "path"
+# The positions above are written out (Final), not derived from RECORD_FIELDS: each names its field, in order.
+assert [field.name for field in RECORD_FIELDS] == [
+    "vm",
+    "is_write",
+    "size",
+    "issued",
+    "completed",
+    "local_tier",
+    "network",
+    "peer_tier",
+    "destage_wait",
+    "array",
+    "path",
+]
 Record = tuple[int, bool, int, float, float, float, float, float, float, float, int]
 """One completed I/O, fields as in :data:`RECORD_FIELDS`."""
 
@@ -110,7 +123,7 @@ PATH_WRITE: Final = 0
 PATH_HIT: Final = 1
 PATH_MISS: Final = 2
 PATH_REMOTE_HIT: Final = 3
-assert len(PATHS) == PATH_REMOTE_HIT + 1
+assert PATHS == ("write", "hit", "miss", "remote_hit")  # the PATH_ numbers above, in order
 
 _COMPONENT_FIELDS: Final = range(LOCAL_TIER, ARRAY + 1)
 COMPONENTS = tuple(f"{RECORD_FIELDS[i].name}_ms" for i in _COMPONENT_FIELDS)
