@@ -190,7 +190,7 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     original_push = getattr(scheduler, "push", None)
 
     def counting_push(self, entry, at, priority):  # type: ignore[no-untyped-def]
-        counts[label(getattr(entry, "event", entry))] += 1
+        counts[label(getattr(entry, "event", None) or entry)] += 1
         return original_push(self, entry, at, priority)
 
     wakes = {"stale": 0, "current": 0}

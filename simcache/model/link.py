@@ -47,7 +47,6 @@ import simpy
 
 from simcache.model.kernel import (
     Clock,
-    Entry,
     Signal,
     clock_of,
     current_time,
@@ -148,18 +147,15 @@ class _Flow:
         self.cap = math.inf  # bytes/s its window allows (see FlowNetwork._start)
 
 
-class _Mark(Entry):
+def _mark(flow: _Flow) -> Signal:
     """A shared flow's finish time in the network's heap: ``time`` the finish, ``key`` the flow's ``seq`` when it was
-    pushed (void once the flow's ``seq`` moved on). Ordered by (finish, seq) as the ``(finish, seq, flow)`` tuples it
-    replaces (seq is unique), with the kernel's native heap instead of ``heapq``'s tuple comparisons."""
-
-    __slots__ = ("flow",)
-
-    def __init__(self, flow: _Flow) -> None:
-        super().__init__()
-        self.time = flow.finish
-        self.key = flow.seq
-        self.flow = flow
+    pushed (void once the flow's ``seq`` moved on), the flow its value. Ordered by (finish, seq) as the
+    ``(finish, seq, flow)`` tuples it replaces (seq is unique), with the kernel's native heap instead of ``heapq``'s
+    tuple comparisons. Never scheduled: the kernel's :class:`Signal` is its one queue entry class."""
+    mark = Signal(flow)
+    mark.time = flow.finish
+    mark.key = flow.seq
+    return mark
 
 
 class FlowNetwork:
@@ -169,7 +165,7 @@ class FlowNetwork:
         self.env = env
         self.clock = clock_of(env)
         self._in_flight: dict[_Flow, None] = {}  # every flow on its ports, in start order
-        self._heap: list[Entry] = []  # a _Mark per finish of a flow sharing a port (void once the flow's seq moved on)
+        self._heap: list[Signal] = []  # a _mark per finish of a flow sharing a port (void once the flow's seq moved on)
         self._seq = 0
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
         self._timer: Signal | None = None  # the pending wake-up timer
@@ -310,7 +306,7 @@ class FlowNetwork:
         in garbage collection. Rebuilding costs one pass over the flows in
         flight, paid for by the more than n pushes since the last rebuild.
         """
-        heap: list[Entry] = [_Mark(flow) for flow in self._in_flight if not flow.lone]
+        heap: list[Signal] = [_mark(flow) for flow in self._in_flight if not flow.lone]
         heapify_entries(heap)
         self._heap = heap
 
@@ -348,7 +344,7 @@ class FlowNetwork:
         if lone:
             schedule_at(self.clock, finish + flow.latency, Signal((flow, seq), self._lone_delivered_callback))
         else:
-            push_entry(self._heap, _Mark(flow))
+            push_entry(self._heap, _mark(flow))
 
     def _lone_delivered(self, signal: Signal) -> None:
         flow: _Flow
@@ -380,7 +376,7 @@ class FlowNetwork:
     def _arm(self) -> None:
         """Make sure a wake-up is due by the earliest finish on the heap."""
         heap = self._heap
-        while heap and cast(_Mark, heap[0]).flow.seq != heap[0].key:
+        while heap and cast(_Flow, heap[0].value).seq != heap[0].key:
             pop_entry(heap)  # void: that flow's rate changed or it is alone now
         if heap and heap[0].time < self._wake_at:
             self._set_wake(heap[0].time)
@@ -421,8 +417,8 @@ class FlowNetwork:
         heap = self._heap
         finished: list[_Flow] = []
         while heap and heap[0].time <= now:
-            mark = cast(_Mark, pop_entry(heap))
-            flow = mark.flow
+            mark = pop_entry(heap)
+            flow = cast(_Flow, mark.value)
             if flow.seq == mark.key:
                 finished.append(flow)
                 self._leave(flow)
