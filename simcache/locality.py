@@ -29,20 +29,26 @@ __all__ = ["ZipfRanks", "harmonic", "hot_blocks", "multiplier", "run_starts", "s
 _GOLDEN: Final = (math.sqrt(5.0) - 1.0) / 2.0
 _EXACT_TERMS: Final = 4096  # H(n, theta) sums this many terms one by one, the rest by Euler-Maclaurin
 _LIMB: Final = 16  # bits per limb of the modular multiplication (keeps every product below 2^64)
+_SERIES_BELOW: Final = 1e-8  # |t| below which log1p(t) / t and expm1(t) / t are taken from their series
+_ONE_PRODUCT: Final = 1 << 32  # below this many blocks, a r < n^2 < 2^64: the scatter multiplies once
 MAX_BLOCKS: Final = 1 << 47
 """Largest block count :func:`scatter` handles (2^47 blocks of 4 KiB: 512 PiB)."""
 
 
 def _log1p_over(t: np.ndarray) -> np.ndarray:
     """``log1p(t) / t``, 1 at ``t = 0`` (its series where the quotient would lose digits)."""
-    small = np.abs(t) < 1e-8
+    small = np.abs(t) < _SERIES_BELOW
+    if not small.any():  # the usual case (theta not near 1): the quotient alone, the same values, half the passes
+        return np.asarray(np.log1p(t) / t)
     safe = np.where(small, 1.0, t)
     return np.where(small, 1.0 - t / 2.0 + t * t / 3.0, np.log1p(safe) / safe)
 
 
 def _expm1_over(t: np.ndarray) -> np.ndarray:
     """``expm1(t) / t``, 1 at ``t = 0``."""
-    small = np.abs(t) < 1e-8
+    small = np.abs(t) < _SERIES_BELOW
+    if not small.any():
+        return np.asarray(np.expm1(t) / t)
     safe = np.where(small, 1.0, t)
     return np.where(small, 1.0 + t / 2.0 + t * t / 6.0, np.expm1(safe) / safe)
 
@@ -84,17 +90,27 @@ class ZipfRanks:
 
     def draw(self, rng: np.random.Generator, count: int) -> np.ndarray:
         """``count`` ranks (int64, 1-based)."""
+        n, theta = float(self.n), self.theta
+        k, kept = self._candidates(rng, count, n, theta)
+        if kept.all():  # most batches: no draw rejected (at least 98% are kept)
+            return k.astype(np.int64)
         ranks = np.empty(count, dtype=np.int64)
         pending = np.arange(count)
-        n, theta = float(self.n), self.theta
-        while pending.size:
-            u = self._low + rng.random(pending.size) * (self._high - self._low)
-            x = np.nan_to_num(_integral_inverse(u, theta), nan=n, posinf=n)
-            k = np.clip(np.floor(x + 0.5), 1.0, n)
-            kept = (k == 1.0) | (u >= _integral(k + 0.5, theta) - k**-theta)
+        while True:
             ranks[pending[kept]] = k[kept].astype(np.int64)
             pending = pending[~kept]
-        return ranks
+            if not pending.size:
+                return ranks
+            k, kept = self._candidates(rng, pending.size, n, theta)
+
+    def _candidates(self, rng: np.random.Generator, count: int, n: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
+        """``count`` candidate ranks (as floats) and whether each is kept."""
+        u = self._low + rng.random(count) * (self._high - self._low)
+        x = _integral_inverse(u, theta)
+        x = np.where(x < np.inf, x, n)  # NaN and infinity (from overflow) to n; x = exp(...) is never -inf
+        k = np.clip(np.floor(x + 0.5), 1.0, n)
+        kept = (k == 1.0) | (u >= _integral(k + 0.5, theta) - k**-theta)
+        return k, kept
 
 
 def multiplier(n: int) -> int:
@@ -119,6 +135,8 @@ def scatter(ranks: np.ndarray, n: int, a: int) -> np.ndarray:
         raise ValueError(f"{n} blocks is more than the {MAX_BLOCKS} the scatter handles")
     r = ranks.astype(np.uint64)
     modulus, factor = np.uint64(n), np.uint64(a)
+    if n <= _ONE_PRODUCT:  # a, r < n <= 2^32: the product is below 2^64, so exact at once (the same blocks)
+        return np.asarray((factor * r) % modulus).astype(np.int64)
     acc = np.zeros_like(r)
     mask = np.uint64((1 << _LIMB) - 1)
     for shift in (32, 16, 0):

@@ -167,7 +167,8 @@ class IOStream:
         self._rng = np.random.default_rng(seed)
         sizes, probabilities = workload.op_size_mix(True)
         self._sizes = np.array(sizes, dtype=np.int64)
-        self._probabilities = np.array(probabilities)
+        self._choice_cdf = np.cumsum(np.array(probabilities))
+        self._choice_cdf /= self._choice_cdf[-1]
         # Per-op mixes: each op's sizes and cumulative probabilities (the last forced to 1, so that every draw lands).
         self._per_op = workload.per_op_sizes
         read_sizes, read_probabilities = workload.op_size_mix(False)
@@ -220,7 +221,9 @@ class IOStream:
         if self._per_op:
             sizes = self._op_sizes(rng, writes)
         elif len(self._sizes) > 1:
-            sizes = self._sizes[rng.choice(len(self._sizes), size=count, p=self._probabilities)]
+            # Generator.choice(len(sizes), count, p=probabilities) written out (the same draws, without its checks of
+            # p at every call): one uniform per I/O, placed in the normalised cumulative probabilities.
+            sizes = self._sizes[np.searchsorted(self._choice_cdf, rng.random(count), side="right")]
         else:
             sizes = np.full(count, self._sizes[0])
         if workload.access == "sequential":

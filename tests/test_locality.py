@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 import simcache
+from simcache import locality
 from simcache.errors import ScenarioError
 from simcache.locality import ZipfRanks, harmonic, hot_blocks, multiplier, scatter
 from simcache.scenario import Workload
@@ -72,6 +73,39 @@ def test_scatter_is_exact_beyond_64_bit_products() -> None:
     a = multiplier(n)
     ranks = np.array([0, 1, 2, 2**20 + 7, n - 1], dtype=np.int64)
     assert scatter(ranks, n, a).tolist() == [(a * int(r)) % n for r in ranks]
+
+
+@pytest.mark.parametrize("n", [2**32 - 5, 2**32, 2**32 + 15])
+def test_scatter_is_exact_on_both_sides_of_the_one_product_limit(n: int) -> None:
+    # Up to 2^32 blocks the scatter multiplies once (a r < n^2 <= 2^64), above it limb by limb: a r mod n either way.
+    a = multiplier(n)
+    ranks = np.array([0, 1, 2, 2**31 + 3, n - 2, n - 1], dtype=np.int64)
+    assert scatter(ranks, n, a).tolist() == [(a * int(r)) % n for r in ranks]
+
+
+@pytest.mark.parametrize("theta", [0.5, 0.9, 0.99, 1.0, 1.0 + 1e-9, 2.0])
+def test_zipf_quotients_take_the_same_values_with_and_without_small_arguments(theta: float) -> None:
+    # log1p(t)/t and expm1(t)/t skip their series when no |t| is below 1e-8; an array that has one takes the
+    # series there and the same quotients elsewhere (bit for bit: the draws must not depend on their batch).
+    t = (1.0 - theta) * np.random.default_rng(3).uniform(0.0, 20.0, 1000)
+    with_small = np.concatenate((t, [0.0, 1e-12]))
+    for quotient, exact in ((locality._log1p_over, np.log1p), (locality._expm1_over, np.expm1)):
+        alone, mixed = quotient(t), quotient(with_small)
+        assert np.array_equal(alone, mixed[:-2], equal_nan=True)
+        assert mixed[-2] == 1.0 and abs(mixed[-1] - 1.0) < 1e-11
+        large = np.abs(t) >= 1e-8
+        assert np.array_equal(alone[large], exact(t[large]) / t[large], equal_nan=True)
+
+
+def test_size_mix_draws_are_the_inverse_of_the_cumulative_mix() -> None:
+    # Each I/O's size: one uniform u placed in the normalised cumulative probabilities (the first size whose
+    # cumulative probability exceeds u), so the sizes follow the mix: Pearson's chi-square over the three sizes.
+    workload = Workload(sizes={"4KiB": 0.5, "32KiB": 0.3, "256KiB": 0.2}, read_fraction=1.0)
+    stream = IOStream(workload, np.random.SeedSequence(11))
+    sizes = np.array([stream.next_io()[1] for _ in range(30_000)])
+    observed = [int((sizes == s).sum()) for s in (4096, 32768, 262144)]
+    assert sum(observed) == 30_000
+    assert stats.chisquare(observed, np.array([0.5, 0.3, 0.2]) * 30_000).pvalue > P_VALUE
 
 
 def test_zipf_stream_uses_the_scatter_of_the_exact_ranks() -> None:
