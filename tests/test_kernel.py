@@ -259,6 +259,26 @@ def test_the_clock_orders_entries_as_simpys_heap_and_unschedules_without_reorder
         kernel.schedule_at(clock, 6.0, signals[0])
 
 
+@pytest.mark.parametrize("size", [0, 1, 2, 4, 5, 6, 16, 21, 22, 85, 86, 300])
+def test_the_heap_pops_in_time_and_key_order_after_pushes_and_after_heapify(size: int) -> None:
+    """The 4-ary heap, at sizes around its level boundaries (1, 5, 21, 85 entries fill whole levels): pushed one by
+    one, or heapified from any order, then popped, its entries come out sorted by (time, key)."""
+    draw = random.Random(size)
+    entries = []
+    for key in draw.sample(range(10 * size + 1), size):
+        entry = kernel.Signal(None)
+        entry.time, entry.key = float(draw.choice((0.5, 1.0, 1.5))), key  # ties on time, decided by key
+        entries.append(entry)
+    expected = sorted(entries, key=lambda e: (e.time, e.key))
+    pushed: list[kernel.Signal] = []
+    for entry in entries:
+        kernel.push_entry(pushed, entry)
+    heapified = list(entries)
+    kernel.heapify_entries(heapified)
+    for heap in (pushed, heapified):
+        assert [kernel.pop_entry(heap) for _ in range(size)] == expected and heap == []
+
+
 def test_a_peek_and_a_step_are_simpys() -> None:
     env = simpy.Environment()
     clock = kernel.clock_of(env)
