@@ -389,6 +389,7 @@ class _Sampler:
                 tier_utilization=tier_util,
                 tier_in_system=tier_queue,
                 array_utilization=array_util,
+                array_in_system=model.array.busy.open_count(),  # after busy_between: those going on past now
                 destage_backlog_bytes={host.name: host.destager.backlog_bytes for host in model.hosts},
                 destage_waiting=sum(host.destager.waiting_writers for host in model.hosts),
                 data_at_risk_bytes=sum(

@@ -80,6 +80,7 @@ def series_table(model: Model, records: pd.DataFrame | None, stream: StreamStats
         columns[f"util.{host.name}.tier"] = [s.tier_utilization[host.name] for s in samples]
         columns[f"queue.{host.name}.tier"] = [s.tier_in_system[host.name] for s in samples]
     columns["util.array"] = [s.array_utilization for s in samples]
+    columns["queue.array"] = [s.array_in_system for s in samples]
     frame = pd.DataFrame(columns, index=pd.Index(times, name="time_s"))
     return frame
 

@@ -33,7 +33,8 @@ series (one row per sample interval, indexed by its end time_s)
     copies than their group's policy promises; on a volatile tier the whole backlog), single_copy_bytes
     (acknowledged bytes on one host only, whatever the policy: WB+0's whole backlog),
     destage_waiting (writers blocked on a full buffer), flows_in_flight,
-    util.<port>, util.<host>.tier, queue.<host>.tier, util.array.
+    util.<port>, util.<host>.tier, queue.<host>.tier, util.array, queue.array (the array's spindle operations
+    running or queued at the sample time).
 totals
     cluster-level figures over the whole run: bytes and MB/s written by VMs,
     accepted by destagers, destaged, lost, left in backlog, carried by each
@@ -91,6 +92,8 @@ class SeriesSample:
     tier_utilization: dict[str, float]
     tier_in_system: dict[str, int]
     array_utilization: float
+    array_in_system: int
+    """The array's back-end (spindle) operations running or queued at ``time_s``."""
     destage_backlog_bytes: dict[str, int]
     destage_waiting: int
     data_at_risk_bytes: int

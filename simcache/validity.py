@@ -11,7 +11,9 @@ percentiles measure the run's length):
 
 - ``growing``: a queue or backlog that grows through the measured window.
   Series tested, after the warm-up: each host's destage backlog
-  (``backlog.<host>``), each host's tier queue (``queue.<host>.tier``),
+  (``backlog.<host>``), each host's tier queue (``queue.<host>.tier``), the
+  array's spindle queues (``queue.array``: a controller cache that
+  acknowledges writes hides them from the VMs' latencies until it is full),
   ``destage_waiting``, ``flows_in_flight``, and the VMs' I/Os in flight per
   group and op (issued minus completed at each sample time, unfinished I/Os
   included). The test (:func:`trend`) is a least-squares slope against time
@@ -106,6 +108,11 @@ FULL_FRACTION = 0.95
 PINNED = 0.97
 """A utilization at or above this over the window is pinned at capacity."""
 _MEANING = "latency grows without bound; the percentiles shown are set by the run's length, not by the system"
+_ARRAY_MEANING = (
+    "work reaches the spindles faster than they finish it (some of them at least); reads that miss wait behind it, and "
+    "once the controller cache is full, destaging slows to the spindles' pace and the writes behind it wait too: the "
+    "figures shown hold only until then, not for the system's steady state"
+)
 _LISTED = 4  # rows named in a few-samples warning
 
 
@@ -299,7 +306,8 @@ def _growth(result: Result) -> list[ValidityWarning]:
             )
             continue
         start = fit.mean - fit.rise / 2
-        what = f"{_series_words(column)} grow through the run ({fit.slope:+.3g}/s, from about {start:.3g} to {fit.end:.0f}): {_MEANING}"
+        meaning = _ARRAY_MEANING if column == "queue.array" else _MEANING
+        what = f"{_series_words(column)} grow through the run ({fit.slope:+.3g}/s, from about {start:.3g} to {fit.end:.0f}): {meaning}"
         warnings.append(ValidityWarning("growing", column, "unstable", what))
     for (group, op), counts in in_flight_series(result, times).items():
         growing, fit = grows_through(times, counts.astype(float), FLOORS["count"])
@@ -318,6 +326,8 @@ def _growth(result: Result) -> list[ValidityWarning]:
 
 
 def _series_words(column: str) -> str:
+    if column == "queue.array":
+        return "the array's spindle operations running or queued"
     if column.startswith("queue."):
         return f"{column.split('.')[1]}'s tier queue: I/Os"
     return {"destage_waiting": "writers waiting for destage-buffer space", "flows_in_flight": "network transfers in flight"}[column]

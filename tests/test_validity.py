@@ -95,6 +95,40 @@ def test_stable_mm1_gives_no_instability_warning(seed: int) -> None:
     assert [w.kind for w in result.warnings if w.severity == "unstable"] == []
 
 
+def hidden_array_data(spindles: int) -> dict[str, Any]:
+    """One host, one VM writing 4 KiB at 1,000/s (WB+0: the tier acknowledges) to an array of ``spindles`` 15K drives
+    in RAID 10 behind a 4 GiB controller cache. Each write is two drive writes (the mirror), about 2.6 ms each: 2
+    spindles serve about 760 a second of the 2,000 arriving, while the cache acknowledges each write in 0.2 ms and is
+    far from full after 6 s (about 25 MB in it); 24 spindles keep up (20% busy)."""
+    return small_scenario(
+        "hidden_array",
+        run={"duration": "6s", "warmup": "1s", "sample_interval": "0.25s"},
+        cluster={"hosts": 1, "storage_link": "10GbE"},
+        array={"profile": "array-24x15k", "spindles": spindles},
+        groups=[{"name": "db", "policy": "WB+0", "workload": {"mode": "open", "iops": 1000, "read_fraction": 0.0}}],
+    )
+
+
+def test_spindle_queues_behind_a_controller_cache_are_found_growing() -> None:
+    # The VMs see nothing (every write acknowledged by the tier, every destage by the array's cache): only the array's
+    # own queue tells that its spindles fall behind, by about 2,000 - 760 = 1,240 operations a second (0.1% test).
+    result = simcache.simulate(simcache.load_scenario(hidden_array_data(2)), seed=1)
+    queue = result.series["queue.array"]
+    assert queue.iloc[-1] > 1000 and queue.is_monotonic_increasing
+    growing = [w for w in result.warnings if w.component == "queue.array"]
+    assert [w.kind for w in growing] == ["growing"] and growing[0].severity == "unstable"
+    assert growing[0].message.startswith("the array's spindle operations running or queued grow through the run (+1.2")
+    assert "once the controller cache is full, destaging slows to the spindles' pace" in growing[0].message
+    assert result.stable is False
+    assert _row(result, "db", "write")["p99_ms"] < 1.0  # the calm figure the warning qualifies
+
+
+def test_an_array_that_keeps_up_behind_its_cache_is_left_quiet() -> None:
+    result = simcache.simulate(simcache.load_scenario(hidden_array_data(24)), seed=1)
+    assert result.series["queue.array"].max() < 50
+    assert [w for w in result.warnings if w.component == "queue.array"] == []
+
+
 def test_trend_of_a_line_and_of_noise() -> None:
     times = np.arange(1.0, 21.0)
     line = trend(times, 3.0 * times)

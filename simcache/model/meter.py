@@ -51,6 +51,11 @@ class BusyMeter:
         self._swept_to = window_end
         return busy
 
+    def open_count(self) -> int:
+        """Intervals held that go on past the end of the last window counted by :meth:`busy_between` (asked right
+        after it: the operations running or waiting at that time)."""
+        return len(self._open)
+
     def _sweep(self, window_start: float, window_end: float) -> float:
         """Busy seconds of the intervals held inside [window_start, window_end); keeps only those that go on after it."""
         busy = 0.0
