@@ -29,6 +29,7 @@ __all__ = [
     "PortName",
     "Role",
     "SeekCurve",
+    "StripeLayout",
     "ack_seconds",
     "cache_ack_seconds",
     "chunk_copies",
@@ -528,17 +529,36 @@ def stripe_unit_spindles(raid: str, spindles: int, unit: int) -> tuple[int, tupl
     spindles ``j`` and ``j + n // 2``. RAID 5 and 6 rotate parity left-symmetrically: row ``r`` has its P
     parity on spindle ``p = n - 1 - (r mod n)``, Q (RAID 6) on ``p + 1``, and its data from the next spindle on.
     """
-    width = stripe_width(raid, spindles)
-    row = unit // width
-    k = unit % width
-    copies, parity = RAID_LAYOUT[raid]
-    if parity is None:
-        return row, (k, k + width) if copies > 1 and spindles > 1 else (k,)
-    if parity == 0:
-        return row, (k,)
-    p = spindles - 1 - row % spindles
-    redundancy = tuple((p + i) % spindles for i in range(parity))
-    return row, ((p + parity + k) % spindles, *redundancy)
+    return StripeLayout(raid, spindles).unit_spindles(unit)
+
+
+class StripeLayout:
+    """:func:`stripe_unit_spindles` for one array, its RAID level's figures looked up once (the array asks for every
+    chunk it serves: a lookup of the level by name per chunk cost 1% of a run's instructions)."""
+
+    __slots__ = ("_copies", "_parity", "_spindles", "_width")
+
+    def __init__(self, raid: str, spindles: int):
+        copies, parity = RAID_LAYOUT[raid]
+        self._spindles = spindles
+        self._width = stripe_width(raid, spindles)
+        self._copies = copies
+        self._parity = -1 if parity is None else parity  # -1: mirrored (no parity)
+
+    def unit_spindles(self, unit: int) -> tuple[int, tuple[int, ...]]:
+        """(row, spindles) of stripe unit ``unit``: see :func:`stripe_unit_spindles`."""
+        width = self._width
+        spindles = self._spindles
+        row = unit // width
+        k = unit % width
+        parity = self._parity
+        if parity < 0:
+            return row, (k, k + width) if self._copies > 1 and spindles > 1 else (k,)
+        if parity == 0:
+            return row, (k,)
+        p = spindles - 1 - row % spindles
+        redundancy = tuple((p + i) % spindles for i in range(parity))
+        return row, ((p + parity + k) % spindles, *redundancy)
 
 
 def chunk_copies(raid: str, spindles: int) -> int:

@@ -65,6 +65,13 @@ class DutyClock:
             # Work (intervals at the mean rate) done by the start of each interval of one cycle.
             self._cumulative = np.concatenate(([0.0], np.cumsum(self._factors)))
         self._cumulative_list: list[float] = self._cumulative.tolist()  # bisect on a list: faster than numpy per call
+        # An on/off cycle's figures as typed fields: compiled, each read of the spec's (an interpreted class) is a
+        # generic attribute lookup, and on_window runs at every arrival.
+        self._onoff = duty is not None and duty.shape == "onoff"
+        self._on = self._off = self._phase = 0.0
+        if duty is not None and self._onoff:
+            assert duty.on is not None and duty.off is not None
+            self._on, self._off, self._phase = duty.on, duty.off, duty.phase
 
     def on_window(self, now: float) -> tuple[float, float]:
         """(start, end) of the on period that contains ``now`` or, if off, of the next one.
@@ -74,16 +81,16 @@ class DutyClock:
         (an on period ending within rounding distance of ``now`` is skipped).
         Without an on/off cycle the window is ``(now, inf)``.
         """
-        duty = self.duty
-        if duty is None or duty.shape != "onoff":
+        if not self._onoff:
             return now, math.inf
-        assert duty.on is not None and duty.off is not None
-        cycle = duty.on + duty.off
-        index = math.floor((now + duty.phase) / cycle)
+        on = self._on
+        phase = self._phase
+        cycle = on + self._off
+        index = math.floor((now + phase) / cycle)
         while True:
-            start = index * cycle - duty.phase
-            end = start + duty.on
-            if end - now > 1e-9 * duty.on:
+            start = index * cycle - phase
+            end = start + on
+            if end - now > 1e-9 * on:
                 return max(start, now), end
             index += 1
 

@@ -6,7 +6,7 @@ Assumptions (see docs/architecture.md, Backing array):
   run at (VM, offset, length) is cut into stripe-sized chunks from its start
   (as if runs were stripe-aligned: a run costs ceil(length / stripe) chunks
   wherever it starts); each chunk goes to the spindles of the stripe unit its
-  first byte is in (:func:`simcache.physics.stripe_unit_spindles`), at
+  first byte is in (:func:`simcache.physics.stripe_unit_spindles`, through a :class:`~simcache.physics.StripeLayout`), at
   ``row x stripe`` plus its offset in the unit on each of them.
 - Each spindle remembers where its head is (the end of its last chunk). A
   chunk's seek follows the distance from there, as a fraction of the stroke,
@@ -39,13 +39,13 @@ from itertools import accumulate
 from simcache.model.meter import BusyMeter
 from simcache.model.randomness import UniformStream
 from simcache.physics import (
+    StripeLayout,
     cache_ack_seconds,
     drive_seek_curve,
     elevator_order,
     read_modify_write,
     revolution_seconds,
     spindle_op_seconds,
-    stripe_unit_spindles,
     stripe_width,
     write_penalty,
     zone_shrink,
@@ -83,8 +83,8 @@ class Array:
         self._revolution = revolution_seconds(drive.rpm)
         # The spec's fields as typed attributes: compiled, a read of the spec's (an interpreted class) is a generic lookup.
         self._stripe = spec.stripe
-        self._raid = spec.raid
         self._spindles = spec.spindles
+        self._layout = StripeLayout(spec.raid, spec.spindles)
         self._seek = drive_seek_curve(drive)
         self._stroke = float(drive.capacity)
         self._seconds_per_byte = 1.0 / drive.media_rate
@@ -183,7 +183,6 @@ class Array:
     def _dispatch(self, now: float, runs: Sequence[Run], is_write: bool) -> float:
         """Send runs to their spindles at ``now``; return when the last chunk is done."""
         stripe = self._stripe
-        raid = self._raid
         spindles = self._spindles
         read_modify_write = is_write and self._read_modify_write
         row_bytes = self._row_bytes
@@ -196,6 +195,7 @@ class Array:
         scale = self._rmw_scale if read_modify_write else plain
         vm_start = self._vm_start
         logical_bytes = self._logical_bytes
+        layout = self._layout
         for vm, offset, length in runs:
             address = (vm_start[vm] + offset) % logical_bytes
             left = length
@@ -224,7 +224,7 @@ class Array:
                 chunk = stripe if lead > stripe else lead
                 unit = address // stripe
                 within = address % stripe
-                row, targets = stripe_unit_spindles(raid, spindles, unit)
+                row, targets = layout.unit_spindles(unit)
                 position = row * stripe + within
                 if not is_write and len(targets) > 1:
                     targets = (targets[int(self._stream.uniform() * len(targets))],)  # a mirrored read: either copy
