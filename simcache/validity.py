@@ -379,15 +379,20 @@ def _overloads(result: Result) -> list[ValidityWarning]:
         mean = float(series[column].mean())
         if mean >= PINNED:
             component = column.removeprefix("util.")
-            warnings.append(
-                ValidityWarning(
-                    "overload",
-                    component,
-                    "unstable",
-                    f"{component} is busy {mean:.0%} of the window while work piles up: its offered load is above its capacity; {offered}",
-                )
-            )
+            what = f"{component} is busy {mean:.0%} of the window while work piles up: its offered load is above its capacity; {offered}"
+            warnings.append(ValidityWarning("overload", component, "unstable", what + _array_queue_words(component, series)))
     return warnings
+
+
+def _array_queue_words(component: str, series: pd.DataFrame) -> str:
+    """For the array: how fast its spindle queue grows, if it does (significantly). Behind a write-back cache the VMs'
+    I/Os can all complete while the array falls behind, so the VMs' figures alone do not show its excess."""
+    if component != "array" or "queue.array" not in series.columns or len(series) < MIN_SAMPLES:
+        return ""
+    fit = trend(series.index.to_numpy(dtype=float), series["queue.array"].to_numpy(dtype=float))
+    if fit.slope <= 0 or fit.t < T_CRITICAL:
+        return ""
+    return f"; its spindle operations queued grow by {fit.slope:,.0f} a second (work reaching the spindles, less work they finish)"
 
 
 def _short_warmup(result: Result, scenario: Scenario | dict[str, Any], filling: set[str]) -> list[ValidityWarning]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,12 @@ def test_spindle_queues_behind_a_controller_cache_are_found_growing() -> None:
     assert "once the controller cache is full, destaging slows to the spindles' pace" in growing[0].message
     assert result.stable is False
     assert _row(result, "db", "write")["p99_ms"] < 1.0  # the calm figure the warning qualifies
+    # The array is pinned too: its overload says by how much its queue grows, which the VMs' figures (every write
+    # issued completed) cannot.
+    overload = next(w for w in result.warnings if w.kind == "overload")
+    assert overload.component == "array" and "(offered 1x what was served)" in overload.message
+    grows = re.search(r"; its spindle operations queued grow by ([\d,]+) a second \(work reaching the spindles, less", overload.message)
+    assert grows is not None and 1000 < int(grows.group(1).replace(",", "")) < 1500  # about 1,240, as above
 
 
 def test_an_array_that_keeps_up_behind_its_cache_is_left_quiet() -> None:
