@@ -163,6 +163,53 @@ def _sleepers(signals: bool) -> tuple[list[tuple[float, int]], int]:
     return log, kernel.events_scheduled(kernel.clock_of(env))
 
 
+def _work_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
+    """The destager's flushers in small: three detached generators wait for shared work or a timeout, whichever comes
+    first (``env.timeout(d) | work`` in plain SimPy, ``kernel.timeout_or`` with ``signals``), or for the work alone; a
+    producer triggers the work now and then, at times that tie with the timeouts. Their log and event count."""
+    env = simpy.Environment()
+    clock = kernel.clock_of(env) if signals else None
+    log: list[tuple[float, str]] = []
+    work: list[Any] = [env.event() if clock is None else kernel.Signal(None)]
+
+    def waiter(name: int) -> Generator[Any, Any, None]:
+        for step, delay in enumerate((0.5, 1.0, None, 0.25, 2.0, 0.5, None, 1.5)):
+            if work[0].triggered:  # as the flushers do: a fresh event once the last one fired
+                work[0] = env.event() if clock is None else kernel.Signal(None)
+            if delay is None:
+                yield work[0]
+            elif clock is None:
+                yield env.timeout(delay + 0.25 * name) | work[0]
+            else:
+                yield kernel.timeout_or(clock, delay + 0.25 * name, work[0])
+            log.append((env.now, f"{name}.{step}"))
+
+    def producer() -> Generator[Any, Any, None]:
+        for delay in (0.75, 0.5, 1.0, 0.25, 3.0, 0.5, 2.0):
+            yield env.timeout(delay) if clock is None else kernel.sleep(clock, delay)
+            if not work[0].triggered:
+                if clock is None:
+                    work[0].succeed()
+                else:
+                    kernel.schedule_at(clock, clock.now, work[0])
+            log.append((env.now, "work"))
+
+    for name in range(3):
+        kernel.Resumer(waiter(name)).resume(None)
+    kernel.Resumer(producer()).resume(None)
+    if clock is None:
+        env.run(until=30.0)
+    else:
+        kernel.run_until(clock, 30.0)
+    return log, kernel.events_scheduled(kernel.clock_of(env))
+
+
+def test_timeout_or_is_simpys_condition_in_the_same_order_with_the_same_event_count() -> None:
+    plain = _work_waiters(signals=False)
+    assert _work_waiters(signals=True) == plain
+    assert len(plain[0]) == 3 * 8 + 7 and plain[1] > 40  # every wait ended; the run has the conditions' events
+
+
 def test_sleep_is_a_timeout_to_the_last_bit_and_in_the_same_order() -> None:
     """``kernel.sleep(clock, d)`` wakes a detached generator exactly when ``env.timeout(d)`` would: at ``now + d`` as
     SimPy computes it (0.1 + 0.2 is not 0.3), in the same order among equal times, with the same event count."""

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any, Final
 import simpy
 
 from simcache.model.detached import start_detached
-from simcache.model.kernel import Wait, clock_of, current_time, sleep
+from simcache.model.kernel import Signal, Wait, clock_of, current_time, schedule_at, sleep, timeout_or
 from simcache.physics import message_seconds
 from simcache.scenario import DestagerSpec
 
@@ -149,7 +149,7 @@ class Destager:
         self.pending_bytes = 0  # bytes of the writes not yet taken into a batch
         self._waiting: deque[tuple[simpy.Event, PendingWrite]] = deque()
         self._flushing: list[list[PendingWrite]] = []  # batches on their way to the array
-        self._work: simpy.Event = env.event()
+        self._work = Signal(None)  # fires when a write enters the buffer (every flusher waiting for work wakes)
         self.accepted_bytes = 0
         self.destaged_bytes = 0
         self.batches = 0
@@ -203,7 +203,7 @@ class Destager:
             self._pending.append(item)
             self._pending_since.append(current_time(self.clock))
         if not self._work.triggered:
-            self._work.succeed()
+            schedule_at(self.clock, current_time(self.clock), self._work)  # as Event.succeed(): queued now
 
     def _enqueue_blocks(self, item: PendingWrite) -> None:
         """``order = "hash"``: file ``item``'s pieces under the blocks they fall in, ahead of or behind the cursor."""
@@ -417,7 +417,6 @@ class Destager:
         return runs
 
     def _flusher(self) -> Generator[Wait, Any, None]:
-        env = self.env
         clock = self.clock
         host = self.host
         while True:
@@ -426,8 +425,8 @@ class Destager:
                 if ready <= current_time(clock):
                     break
                 if self._work.triggered:
-                    self._work = env.event()
-                yield self._work if ready == math.inf else env.timeout(ready - current_time(clock)) | self._work
+                    self._work = Signal(None)
+                yield self._work if ready == math.inf else timeout_or(clock, ready - current_time(clock), self._work)
                 if self.stopped:
                     return
             if self._hashed:

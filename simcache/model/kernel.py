@@ -74,6 +74,7 @@ __all__ = [
     "run_until",
     "schedule_at",
     "sleep",
+    "timeout_or",
     "trigger",
     "unschedule",
 ]
@@ -158,6 +159,11 @@ class Signal:
     def value(self) -> Any:
         """What the signal carries (given when it was made)."""
         return self._value
+
+    @property
+    def triggered(self) -> bool:
+        """SimPy's ``triggered``: queued to be processed, or processed already."""
+        return self.key != _NOT_SCHEDULED or self._callbacks is None
 
 
 _NONE_ADDED: Final[list[Callable[[Signal], None]]] = []
@@ -361,6 +367,26 @@ def sleep(clock: Clock, delay: float) -> Signal:
     signal = Signal(None)
     clock.push(signal, clock.now + delay, NORMAL)
     return signal
+
+
+def timeout_or(clock: Clock, delay: float, signal: Signal) -> Signal:
+    """What ``env.timeout(delay) | signal`` is to a generator driven by :class:`Resumer`, without SimPy's interpreted
+    ``Timeout`` and ``Condition``: a :class:`Signal` queued when the first of the two is processed.
+
+    The same events with the same ids and times as SimPy's: the timeout is queued at once (:func:`sleep`); the
+    condition is queued at the time the first of them is processed, as ``Condition.succeed()`` queues it; the other
+    one, processed later, does nothing more. ``signal`` must not have been processed.
+    """
+    timer = sleep(clock, delay)
+    first = Signal(None)
+
+    def check(_: Signal) -> None:
+        if not first.triggered:
+            schedule_at(clock, clock.now, first)
+
+    timer.add_callback(check)
+    signal.add_callback(check)
+    return first
 
 
 def unschedule(clock: Clock, events: set[object]) -> None:
