@@ -65,13 +65,15 @@ class DutyClock:
             # Work (intervals at the mean rate) done by the start of each interval of one cycle.
             self._cumulative = np.concatenate(([0.0], np.cumsum(self._factors)))
         self._cumulative_list: list[float] = self._cumulative.tolist()  # bisect on a list: faster than numpy per call
-        # An on/off cycle's figures as typed fields: compiled, each read of the spec's (an interpreted class) is a
-        # generic attribute lookup, and on_window runs at every arrival.
-        self._onoff = duty is not None and duty.shape == "onoff"
-        self._on = self._off = self._phase = 0.0
-        if duty is not None and self._onoff:
+        # The cycle's shape ("none" without one) and an on/off cycle's figures (0 otherwise) as typed fields: compiled,
+        # each read of the spec's (an interpreted class) is a generic attribute lookup, and they are read at every
+        # arrival (on_window, IOStream.next_gap).
+        self.shape = "none" if duty is None else duty.shape
+        self.onoff = self.shape == "onoff"
+        self.on = self.off = self.phase = 0.0
+        if duty is not None and self.onoff:
             assert duty.on is not None and duty.off is not None
-            self._on, self._off, self._phase = duty.on, duty.off, duty.phase
+            self.on, self.off, self.phase = duty.on, duty.off, duty.phase
 
     def on_window(self, now: float) -> tuple[float, float]:
         """(start, end) of the on period that contains ``now`` or, if off, of the next one.
@@ -81,11 +83,11 @@ class DutyClock:
         (an on period ending within rounding distance of ``now`` is skipped).
         Without an on/off cycle the window is ``(now, inf)``.
         """
-        if not self._onoff:
+        if not self.onoff:
             return now, math.inf
-        on = self._on
-        phase = self._phase
-        cycle = on + self._off
+        on = self.on
+        phase = self.phase
+        cycle = on + self.off
         index = math.floor((now + phase) / cycle)
         while True:
             start = index * cycle - phase
@@ -109,9 +111,9 @@ class DutyClock:
     def rate_factor(self, now: float) -> float:
         """The arrival rate at ``now`` over the mean rate."""
         duty = self.duty
-        if duty is None or duty.shape == "onoff":
+        if duty is None or self.onoff:
             return 1.0
-        if duty.shape == "profile":
+        if self.shape == "profile":
             assert duty.interval is not None
             index = math.floor((now + duty.phase) / duty.interval) % len(self._factors)
             return float(self._factors[index])
@@ -122,9 +124,9 @@ class DutyClock:
     def peak_factor(self) -> float:
         """The highest :meth:`rate_factor`."""
         duty = self.duty
-        if duty is None or duty.shape == "onoff":
+        if duty is None or self.onoff:
             return 1.0
-        if duty.shape == "profile":
+        if self.shape == "profile":
             return float(self._factors.max())
         return 1.0 + duty.amplitude
 
@@ -295,13 +297,13 @@ class IOStream:
         clock = self.clock
         if clock.duty is None:
             return (now + self._draw_gap()) - now  # what the loop below returns without a duty cycle, bit for bit
-        if clock.duty.shape == "profile":
+        shape = clock.shape
+        if shape == "profile":
             # Gaps are drawn at the peak rate (the mean gap is set for thinning); at the mean rate they are peak times longer.
             return clock.advance(now, self._draw_gap() * clock.peak_factor) - now
         t = now
-        duty = clock.duty
-        on = duty.on or 0.0
-        cycle = on + (duty.off or 0.0)
+        on = clock.on  # 0 for a sine cycle, whose one window never ends (the loop below never skips periods)
+        cycle = on + clock.off
         while True:
             gap = self._draw_gap()
             if not math.isfinite(gap):
@@ -322,7 +324,7 @@ class IOStream:
                 if whole > 0:
                     gap -= whole * on
                     t += whole * cycle
-            if clock.duty.shape != "sine":
+            if shape != "sine":
                 return t - now
             if self._draw_uniform() * clock.peak_factor <= clock.rate_factor(t):
                 return t - now  # kept by thinning

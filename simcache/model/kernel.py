@@ -200,8 +200,8 @@ class Clock:
     """The simulation time and event queue of one ``simpy.Environment``, which it runs from then on.
 
     ``now`` is the time (seconds); ``eid`` the id the next scheduled event
-    gets (so the number of events scheduled so far); ``heap`` a binary
-    min-heap of :class:`Signal` by (time, key). Made by :func:`clock_of`, which
+    gets (so the number of events scheduled so far); ``heap`` a 4-ary
+    min-heap of :class:`Signal` by (time, key) (:func:`push_entry`). Made by :func:`clock_of`, which
     finds it again as the environment's ``_simcache_clock``.
     """
 
@@ -270,9 +270,9 @@ def push_entry(heap: list[Signal], entry: Signal) -> None:
     """Add ``entry`` to ``heap``, moving it up past the entries it runs before.
 
     The heap is 4-ary (entry ``i``'s children are ``4 i + 1`` to ``4 i + 4``): half the levels of a binary heap, so
-    half the entries moved per push and pop, for three comparisons per level going down instead of one; the queue
-    of a default run (about 70 entries) costs a fifth fewer instructions. Entries are totally ordered by (time, key),
-    so any heap pops them in the same order.
+    half the entries moved per push and pop, for three comparisons per level going down instead of one: on the
+    default run's queue (about 70 entries) 439 M -> 431 M instructions for 5 simulated seconds. Entries are totally
+    ordered by (time, key), so any heap pops them in the same order.
     """
     heap.append(entry)
     last: i64 = len(heap) - 1
@@ -384,7 +384,7 @@ def timeout_or(clock: Clock, delay: float, signal: Signal) -> Signal:
         if not first.triggered:
             schedule_at(clock, clock.now, first)
 
-    timer.add_callback(check)
+    timer.callback = check  # a new timer's one callback: a field, no list
     signal.add_callback(check)
     return first
 
