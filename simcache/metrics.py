@@ -71,6 +71,8 @@ TOTALS: dict[str, str] = {
     "destage_accepted_bytes": "bytes accepted into destage buffers",
     "destaged_bytes": "bytes written to the array by destagers",
     "data_lost_bytes": "unreplicated buffered bytes lost to host failures",
+    "wb_written_through_bytes": "bytes of write-back groups' writes completed write-through instead (their host's tier "
+    "had failed, or they were short of peers under on_peer_loss = write_through)",
     "ios_unfinished_at_end": "I/Os issued but not complete when the run stopped, a failed host's lost ones included "
     "(Result.unfinished lists those of live hosts, with their issue times)",
     "destage_backlog_bytes": "bytes still buffered for destaging at the end",

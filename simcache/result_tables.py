@@ -166,6 +166,7 @@ def run_totals(model: Model, records: pd.DataFrame | None, stream: StreamStats |
         "destage_accepted_bytes": sum(h.destager.accepted_bytes for h in model.hosts),
         "destaged_bytes": sum(h.destager.destaged_bytes for h in model.hosts),
         "data_lost_bytes": sum(f["lost_bytes"] for f in model.failures),
+        "wb_written_through_bytes": sum(vm.fell_through for vm in model.vms),
         "ios_unfinished_at_end": sum(vm.issued for vm in model.vms) - completed,
         "destage_backlog_bytes": sum(h.destager.backlog_bytes for h in model.hosts),
         "destage_batches": sum(h.destager.batches for h in model.hosts),

@@ -272,3 +272,50 @@ def test_a_vm_moved_off_a_failed_tier_writes_back_again() -> None:
     all_writes = records[records["op"] == "write"]
     on_failed = int(all_writes[all_writes["host"] == "host0"]["size_bytes"].sum())
     assert int(all_writes["size_bytes"].sum()) == result.totals["destage_accepted_bytes"] + on_failed
+    assert result.totals["wb_written_through_bytes"] == on_failed  # the model's own count of the write-back group's fallback
+
+
+def test_a_serialized_write_queued_across_the_move_takes_the_new_hosts_path() -> None:
+    """``sync_serialize``: a write waits for the VM's earlier write before it starts, and its path is the one of the
+    host it starts on. A write issued on host0 (tier failed: write-through) whose turn comes after the move to host1
+    goes write-back there; its record keeps the host it was issued on. ``wb_written_through_bytes`` counts by path
+    taken, so every write-back byte acknowledged is in a destage buffer or in that count (found by the property test,
+    whose rule "issued on the failed host after the failure = written through" missed this write)."""
+    workload = {
+        "mode": "closed",
+        "workers": 1,
+        "outstanding": 2,
+        "think_time": "3ms",
+        "read_fraction": 0.0,
+        "sizes": {"4KiB": 1.0},
+        "working_set": "64MiB",
+        "sync_serialize": True,
+    }
+    spec = {
+        "name": "queued-across-the-move",
+        "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
+        "cluster": {
+            "hosts": 2,
+            "tier": "nvme-p3700",
+            "peer_link": "10GbE",
+            "storage_link": "1GbE",
+            "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},  # host1's batches slow the array
+        },
+        "array": "array-14x7200",
+        "groups": [{"name": "g0", "policy": "WB+0", "vms_per_host": 1, "workload": workload}],
+        "events": [
+            {"kind": "device_failure", "at": 0.0, "host": 0},
+            {"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "32MiB", "vm": "g0-h0-0", "handover": False},
+        ],
+    }
+    result = simcache.simulate(simcache.Scenario.model_validate(spec))
+    (move,) = result.meta["vmotions"]
+    records = result.records
+    writes = records[(records["op"] == "write") & (records["vm"] == "g0-h0-0")]
+    # Issued on host0 before the move, completed after it without array time: written back on host1.
+    crossed = writes[(writes["host"] == "host0") & (writes["complete_s"] > move["moved_s"]) & (writes["array_ms"] == 0)]
+    assert len(crossed) >= 1
+    through = writes[writes["array_ms"] > 0]
+    assert result.totals["wb_written_through_bytes"] == int(through["size_bytes"].sum())
+    all_writes = records[records["op"] == "write"]
+    assert int(all_writes["size_bytes"].sum()) == result.totals["destage_accepted_bytes"] + result.totals["wb_written_through_bytes"]

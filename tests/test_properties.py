@@ -60,14 +60,12 @@ def check_bytes_conserved(scenario: Scenario, result: Result) -> None:
     writes = records[records["op"] == "write"]
     wb_writes = writes[writes["group"].isin(wb_groups(scenario))]
     wb_written = int(wb_writes["size_bytes"].sum())
-    written_through = sum(vm["written_through_bytes"] for vm in result.meta["degraded_vms"])  # on_peer_loss fallback
-    for failure in result.meta["failures"]:  # a device failure: the host's VMs write through from then on
-        if failure["kind"] == "device_failure":
-            # Issued after it, not completed after it: its write-back writes in flight then failed (none completes
-            # later), but a write issued earlier through the array because the VM was short of peers (on_peer_loss)
-            # may complete later, and it is in written_through_bytes already (found by this test on CI).
-            after = wb_writes[(wb_writes["host"] == f"host{failure['host']}") & (wb_writes["issue_s"] >= failure["at_s"])]
-            written_through += int(after["size_bytes"].sum())
+    # A write-back write either reaches a destage buffer or, after its host's tier failed or while its VM was short
+    # of peers (on_peer_loss = write_through), completes write-through. The model counts the second kind as it takes
+    # that path: the path is chosen when the write starts, which under sync_serialize can be after the VM moved
+    # (found by this test on CI: a write issued on a host with a failed tier, started on a healthy one after a vMotion).
+    written_through = totals["wb_written_through_bytes"]
+    assert written_through >= sum(vm["written_through_bytes"] for vm in result.meta["degraded_vms"])
     assert wb_written == totals["destage_accepted_bytes"] + written_through, (
         "write-back bytes acknowledged to VMs != bytes the destagers accepted"
     )
@@ -100,8 +98,16 @@ def check_physical_lower_bounds(scenario: Scenario, result: Result) -> None:
     records = result.records
     writes = records[records["op"] == "write"]
     for failure in result.meta["failures"]:
-        if failure["kind"] == "device_failure":  # its host's VMs write through from then on: no tier write to wait for
-            writes = writes[~((writes["host"] == f"host{failure['host']}") & (writes["issue_s"] >= failure["at_s"]))]
+        if failure["kind"] == "device_failure":
+            # Its host's VMs write through from then on, with no tier write to wait for. The records do not say which
+            # writes did: under sync_serialize a write takes the path of the host it starts on, which can differ from
+            # the host it was issued on (a write queued across the failure, or across a vMotion to or from that host).
+            # So every write of those VMs completed after the failure is left out.
+            host = f"host{failure['host']}"
+            moved_in = {m["vm"] for m in result.meta["vmotions"] if "vm_index" in m and m["target_host"] == failure["host"]}
+            restarted_in = {r["vm"] for r in result.meta["restarts"] if r["to_host"] == host}
+            vms = set(records.loc[records["host"] == host, "vm"]) | moved_in | restarted_in
+            writes = writes[~(writes["vm"].isin(vms) & (writes["complete_s"] >= failure["at_s"]))]
     floor = (tier.write_latency + writes["size_bytes"] / min(tier.write_bandwidth, cap)) * 1e3
     short = writes[writes["latency_ms"] < floor * (1 - 1e-9)]
     assert short.empty, f"writes faster than the local tier can take them:\n{short.head()}"
@@ -176,10 +182,54 @@ _SHORT_OF_PEERS_ACROSS_A_DEVICE_FAILURE: ScenarioDict = {
     ],
 }
 
+# Found on CI: under sync_serialize, a write issued on host0 after its tier failed waited for its turn until the VM had
+# moved to host1, and went write-back there (its record keeps the host it was issued on).
+_QUEUED_ACROSS_A_VMOTION_OFF_A_FAILED_TIER: ScenarioDict = {
+    "name": "generated",
+    "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
+    "cluster": {
+        "hosts": 2,
+        "tier": "nvme-p3700",
+        "peer_link": "10GbE",
+        "storage_link": "1GbE",
+        "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},
+        "compression": {"mode": "always"},
+    },
+    "array": "array-14x7200",
+    "groups": [
+        {
+            "name": "g0",
+            "policy": "WB+0",
+            "vms_per_host": 1,
+            "workload": {
+                "read_fraction": 0.0,
+                "sizes": {"4KiB": 1.0},
+                "working_set": "64MiB",
+                "access": "uniform",
+                "mode": "closed",
+                "workers": 1,
+                "outstanding": 2,
+                "think_time": "3ms",
+                "sync_serialize": True,
+                "compressibility": 0.5,
+            },
+            "replication": "async",
+            "on_peer_loss": "write_through",
+        }
+    ],
+    "events": [
+        {"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "32MiB", "vm": "g0-h0-0", "handover": False},
+        {"kind": "link_down", "at": 0.0, "host": 0, "link": "peer", "duration": 0.1},
+        {"kind": "array_degraded", "at": 0.0, "duration": 0.1},
+        {"kind": "device_failure", "at": 0.0, "host": 0},
+    ],
+}
+
 
 @sim_settings(200)
 @given(valid_scenarios())
 @example(_SHORT_OF_PEERS_ACROSS_A_DEVICE_FAILURE)
+@example(_QUEUED_ACROSS_A_VMOTION_OFF_A_FAILED_TIER)
 def test_every_run_conserves_bytes_and_reports_sane_latencies(data: ScenarioDict) -> None:
     scenario, result = run(data)
     check_bytes_conserved(scenario, result)

@@ -118,6 +118,7 @@ class VM:
         self.degraded_since: float | None = None
         self.degraded_written = 0  # bytes of the writes issued while short of peers
         self.written_through = 0  # of those, bytes completed write-through (on_peer_loss = "write_through")
+        self.fell_through = 0  # bytes of a write-back VM's writes completed write-through: short of peers, or tier failed
         self.resync_bytes = 0  # bytes of its writes re-replicated when peers returned
         self._peers_back: simpy.Event | None = None  # stall: fires when no peer is missing
         self._degraded_in_flight = 0  # degrade: writes issued short of peers, not yet in the destage buffer
@@ -464,6 +465,8 @@ class VM:
         else:
             record = (now - issued, 0.0, 0.0)
         del in_flight[number]
+        if not self.policy_write_through:
+            self.fell_through += size
         self._records.append((self.index, True, size, issued, now, record[0], record[1], 0.0, 0.0, record[2], PATH_WRITE))
 
     def start(self, is_write: bool, size: int, offset: int) -> None:
