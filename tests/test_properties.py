@@ -142,88 +142,70 @@ def check_series(scenario: Scenario, result: Result) -> None:
     assert (series["data_at_risk_bytes"] <= series["destage_backlog_bytes"]).all()
 
 
+def _found_on_ci(hosts: int, array: str, groups: list[dict[str, Any]], events: list[dict[str, Any]], **cluster: Any) -> ScenarioDict:
+    """A generated scenario as hypothesis drew it: small hosts, a small destager, one VM per host per group."""
+    return {
+        "name": "generated",
+        "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
+        "cluster": {
+            "hosts": hosts,
+            "tier": "nvme-p3700",
+            "peer_link": "10GbE",
+            "storage_link": "1GbE",
+            "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},
+            **cluster,
+        },
+        "array": array,
+        "groups": [{**group, "vms_per_host": 1, "on_peer_loss": "write_through"} for group in groups],
+        "events": events,
+    }
+
+
+_ONE_WRITER = {
+    "read_fraction": 0.0,
+    "sizes": {"4KiB": 1.0},
+    "working_set": "64MiB",
+    "access": "uniform",
+    "mode": "closed",
+    "workers": 1,
+    "outstanding": 1,
+    "think_time": "3ms",
+}
+
 # Found on CI: a write-through write of a VM short of peers (its peer link down) still in flight when its host's tier
 # failed, completing after the failure (the degraded array made it slow).
-_SHORT_OF_PEERS_ACROSS_A_DEVICE_FAILURE: ScenarioDict = {
-    "name": "generated",
-    "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
-    "cluster": {
-        "hosts": 3,
-        "tier": "nvme-p3700",
-        "peer_link": "10GbE",
-        "storage_link": "1GbE",
-        "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},
-    },
-    "array": "nas-4bay",
-    "groups": [
-        {
-            "name": name,
-            "policy": policy,
-            "vms_per_host": 1,
-            "workload": {
-                "read_fraction": 0.0,
-                "sizes": {"4KiB": 1.0},
-                "working_set": "64MiB",
-                "access": "uniform",
-                "mode": "closed",
-                "workers": 1,
-                "outstanding": 1,
-                "think_time": "3ms",
-            },
-            "replication": "memory",
-            "on_peer_loss": "write_through",
-        }
-        for name, policy in (("g0", "WT"), ("g1", "WB+1"))
-    ],
-    "events": [
+_SHORT_OF_PEERS_ACROSS_A_DEVICE_FAILURE = _found_on_ci(
+    3,
+    "nas-4bay",
+    [{"name": name, "policy": policy, "workload": _ONE_WRITER, "replication": "memory"} for name, policy in (("g0", "WT"), ("g1", "WB+1"))],
+    [
         {"kind": "link_down", "at": 0.0, "host": 0, "link": "peer", "duration": 0.1},
         {"kind": "array_degraded", "at": 0.0, "duration": 0.1},
         {"kind": "device_failure", "at": 0.2, "host": 0},
     ],
-}
+)
 
 # Found on CI: under sync_serialize, a write issued on host0 after its tier failed waited for its turn until the VM had
 # moved to host1, and went write-back there (its record keeps the host it was issued on).
-_QUEUED_ACROSS_A_VMOTION_OFF_A_FAILED_TIER: ScenarioDict = {
-    "name": "generated",
-    "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
-    "cluster": {
-        "hosts": 2,
-        "tier": "nvme-p3700",
-        "peer_link": "10GbE",
-        "storage_link": "1GbE",
-        "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},
-        "compression": {"mode": "always"},
-    },
-    "array": "array-14x7200",
-    "groups": [
+_QUEUED_ACROSS_A_VMOTION_OFF_A_FAILED_TIER = _found_on_ci(
+    2,
+    "array-14x7200",
+    [
         {
             "name": "g0",
             "policy": "WB+0",
-            "vms_per_host": 1,
-            "workload": {
-                "read_fraction": 0.0,
-                "sizes": {"4KiB": 1.0},
-                "working_set": "64MiB",
-                "access": "uniform",
-                "mode": "closed",
-                "workers": 1,
-                "outstanding": 2,
-                "think_time": "3ms",
-                "sync_serialize": True,
-                "compressibility": 0.5,
-            },
+            "workload": {**_ONE_WRITER, "outstanding": 2, "sync_serialize": True, "compressibility": 0.5},
             "replication": "async",
-            "on_peer_loss": "write_through",
         }
     ],
-    "events": [
+    [
         {"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "32MiB", "vm": "g0-h0-0", "handover": False},
         {"kind": "link_down", "at": 0.0, "host": 0, "link": "peer", "duration": 0.1},
         {"kind": "array_degraded", "at": 0.0, "duration": 0.1},
         {"kind": "device_failure", "at": 0.0, "host": 0},
     ],
-}
+    compression={"mode": "always"},
+)
 
 
 @sim_settings(200)
