@@ -32,7 +32,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import subprocess
+import sys
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -638,3 +641,33 @@ def test_two_peer_links_agree_with_the_simulator(case: str, seed: int) -> None:
     for group, simulated_ms in write_means(simulated).items():
         ratio = estimated.mean_ms(group, "write") / simulated_ms
         assert abs(ratio - 1.0) <= AGREE, f"{case} seed {seed} {group}: estimate/simulated mean write latency {ratio:.3f}"
+
+
+def test_an_estimate_a_run_and_a_confidence_interval_leave_scipy_stats_unimported() -> None:
+    """Importing ``scipy.stats`` took 0.66 s, paid by the first estimate and the first run of every process (the
+    run's work check estimates first): the gamma percentiles and Student's t use ``scipy.special``, with the same
+    floats (``gammaincinv``, ``stdtrit``)."""
+    code = (
+        "import sys, simcache\n"
+        "from simcache.metrics import ci95_half_width\n"
+        "scenario = simcache.load_scenario('scenarios/default.toml')\n"
+        "simcache.estimate(scenario)\n"
+        "simcache.simulate(scenario, duration=1.0)\n"
+        "assert ci95_half_width([1.0, 2.0, 4.0]) > 0\n"
+        "print(sorted(name for name in sys.modules if name.startswith('scipy.stats')))\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_gamma_percentiles_are_scipy_stats_gamma_ppf() -> None:
+    """gamma_quantiles(mean, scv) against scipy.stats.gamma.ppf at shape 1/scv, scale mean * scv: the same floats."""
+    from scipy import stats
+
+    from simcache.estimate.queueing import gamma_quantiles
+
+    for mean, scv in ((1e-3, 0.5), (2.5e-4, 1.0), (7e-2, 3.7), (1e-5, 1e-5), (4e-3, 120.0)):
+        expected = stats.gamma.ppf([0.5, 0.95, 0.99, 0.999], 1.0 / scv, scale=mean * scv)
+        assert gamma_quantiles(mean, scv) == tuple(float(x) for x in expected)

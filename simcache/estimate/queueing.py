@@ -76,8 +76,11 @@ def gamma_quantiles(mean: float, scv: float) -> tuple[float, float, float, float
     variation; the mean for all four when there is no spread."""
     if not math.isfinite(mean) or mean <= 0 or scv < 1e-6:
         return (mean, mean, mean, mean)
-    from scipy import stats
+    # scipy.special, not scipy.stats: importing scipy.stats took 0.66 s, paid by the first estimate and the first
+    # simulate (its work check) of every process. stats.gamma.ppf(q, shape, scale=s) is gammaincinv(shape, q) * s + 0,
+    # the same floats (checked on 20,000 random shapes and scales).
+    from scipy import special
 
     shape = 1.0 / scv
-    values = stats.gamma.ppf([0.5, 0.95, 0.99, 0.999], shape, scale=mean * scv)
+    values = special.gammaincinv(shape, [0.5, 0.95, 0.99, 0.999]) * (mean * scv)
     return (float(values[0]), float(values[1]), float(values[2]), float(values[3]))
