@@ -23,7 +23,7 @@ import pandas as pd
 from simcache.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
 from simcache.cli_progress import progress_bar, shows_progress
 from simcache.cli_report import ReportPlan, add_report_options
-from simcache.cli_sweep import run_sweep
+from simcache.cli_sweep import run_sweep, sweep_progress
 from simcache.control import (
     DEFAULT_LIMITS,
     MAX_IOS_ENV,
@@ -48,6 +48,7 @@ from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
 from simcache.run_report import report, stopped_line, text_table
 from simcache.scenario import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
+from simcache.sweep import grid_points
 from simcache.units import UnitError, parse_duration, parse_size
 
 __all__ = ["main"]
@@ -329,10 +330,16 @@ def _report(args: argparse.Namespace) -> int:
     plan = ReportPlan.from_args(args, scenario)
     result, token = _simulate(scenario, _limits(args))  # report writes a file: progress on a terminal
     stopped = stopped_line(result)
-    print(plan.write(result, with_sweep=not stopped))
-    if stopped:
-        print(stopped)
-    return exit_status(token) if stopped else 0
+    if stopped or not plan.grid:
+        print(plan.write(result, with_sweep=False))
+        if stopped:
+            print(stopped)
+        return exit_status(token) if stopped else 0
+    runs = len(grid_points(plan.grid)) * len(plan.seeds)
+    print(f"sweeping {runs} runs around it; Ctrl-C stops the sweep and writes the report with the runs that finished", file=sys.stderr)
+    with cancel_on_signals(Cancel()) as sweep_token, sweep_progress() as progress:
+        print(plan.write(result, progress=progress, cancel=sweep_token))
+    return exit_status(sweep_token) if sweep_token.cancelled else 0
 
 
 def _check(args: argparse.Namespace) -> int:

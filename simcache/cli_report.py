@@ -7,15 +7,17 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simcache.control import Cancel
 from simcache.report import SweepReport, report_html
 from simcache.results import Result
 from simcache.scenario import Scenario
 from simcache.scenario.load import parse_toml
-from simcache.sweep import grid_points, sweep
+from simcache.sweep import SweepProgress, grid_points, sweep
 from simcache.targets import Target, check_groups, judge, parse_target
 
 __all__ = ["ReportPlan", "add_report_options"]
@@ -69,16 +71,29 @@ class ReportPlan:
         out = args.out if args.out is not None else Path(f"{scenario.name}-report.html")
         return cls(scenario, targets, grid, seeds, out, args.workers)
 
-    def write(self, result: Result, *, with_sweep: bool = True) -> str:
-        """Run the sweep (if any, and ``with_sweep``), write the report of ``result`` to :attr:`out`; the verdicts in words."""
+    def write(
+        self,
+        result: Result,
+        *,
+        with_sweep: bool = True,
+        progress: Callable[[SweepProgress], None] | None = None,
+        cancel: Cancel | None = None,
+    ) -> str:
+        """Run the sweep (if any, and ``with_sweep``), write the report of ``result`` to :attr:`out`; the verdicts in words.
+
+        ``progress`` follows the sweep; ``cancel`` stops it, and the report then holds the runs that finished, marked
+        partial (:attr:`SweepReport.stopped`), as does the last line returned."""
         swept = None
         if self.grid and with_sweep:
-            rows = sweep(self.scenario, self.grid, seeds=self.seeds, workers=self.workers)
-            swept = SweepReport(rows, self.grid)
+            rows = sweep(self.scenario, self.grid, seeds=self.seeds, workers=self.workers, progress=progress, cancel=cancel)
+            swept = SweepReport(rows, self.grid, stopped=rows.attrs.get("stopped"), planned=rows.attrs.get("planned"))
         html = report_html(result, targets=self.targets, sweep=swept)
         self.out.write_text(html, "utf-8")
         lines = [f"{target}: {judge(result, target).text}" for target in self.targets]
-        return "\n".join([*lines, f"report written to {self.out} ({len(html.encode()):,} bytes)"])
+        lines.append(f"report written to {self.out} ({len(html.encode()):,} bytes)")
+        if swept is not None and swept.stopped:
+            lines.append(f"PARTIAL SWEEP: {swept.partial_sentence()}")
+        return "\n".join(lines)
 
 
 def _dotted(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:

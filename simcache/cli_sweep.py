@@ -5,6 +5,7 @@ nothing with --json."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import shlex
@@ -12,6 +13,7 @@ import signal
 import sys
 import threading
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from simcache.scenario import load_scenario
 from simcache.scenario.load import parse_toml, read_scenario_text
 from simcache.sweep import SweepInterrupted, SweepProgress, SweepStoreWarning, sweep, sweep_summary
 
-__all__ = ["run_sweep", "sweep_json"]
+__all__ = ["run_sweep", "sweep_json", "sweep_progress"]
 
 
 def run_sweep(args: argparse.Namespace) -> int:
@@ -62,8 +64,7 @@ def run_sweep(args: argparse.Namespace) -> int:
             raise ScenarioError("--until", [("--until", f"write METRIC=WIDTH, e.g. all.write.mean_ms=0.05 (got {args.until!r})")]) from None
     seeds = spec.get("seeds", [1])
     try:
-        with _stop_on_sigterm(), warnings.catch_warnings(), progress_bar("sweeping", None, shows_progress(args.json)) as bar:
-            _shown.bar, _shown.quiet = bar, args.json
+        with _stop_on_sigterm(), warnings.catch_warnings(), sweep_progress(quiet=args.json) as progress:
             warnings.simplefilter("always", SweepStoreWarning)
             warnings.showwarning = _store_warning
             table = sweep(
@@ -76,12 +77,10 @@ def run_sweep(args: argparse.Namespace) -> int:
                 store=args.store,
                 until=until,
                 max_seeds=args.max_seeds,
-                progress=_sweep_progress,
+                progress=progress,
             )
     except SweepInterrupted as stop:
         return _sweep_stopped(args, stop)
-    finally:
-        _shown.bar = None
     if args.summary:
         table = sweep_summary(table, list(spec["grid"]))
     if args.out is not None:
@@ -116,6 +115,18 @@ def _plain(value: Any) -> Any:
     """A table cell as JSON: numpy scalars as Python numbers (every digit kept), NaN and infinities as ``None``."""
     value = value.item() if hasattr(value, "item") else value
     return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+@contextlib.contextmanager
+def sweep_progress(quiet: bool = False) -> Iterator[Callable[[SweepProgress], None]]:
+    """The progress callback of a command's sweep, for the block inside: a bar on a terminal, else plain lines on
+    stderr, or nothing if ``quiet`` (``--json``)."""
+    with progress_bar("sweeping", None, shows_progress(quiet)) as bar:
+        _shown.bar, _shown.quiet = bar, quiet
+        try:
+            yield _sweep_progress
+        finally:
+            _shown.bar = None
 
 
 class _shown:

@@ -7,11 +7,14 @@ Latency targets (simcache.targets) are parsed and judged here too. The report op
 from __future__ import annotations
 
 import math
+import os
 import re
+import signal
 from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from builders import small_scenario
 from strategies import to_toml
@@ -24,7 +27,7 @@ from simcache.cells import cell
 from simcache.collect import COMPONENTS
 from simcache.errors import ScenarioError
 from simcache.report import SweepReport, report_html
-from simcache.sweep import sweep, sweep_summary
+from simcache.sweep import SweepProgress, sweep, sweep_summary
 from simcache.targets import Evidence, Target, evidence_of_row, judge, judge_seeds, parse_target
 
 OUTSIDE = re.compile(r"https?:|<script|<link|<img|<iframe|src=|url\(", re.IGNORECASE)
@@ -357,6 +360,47 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def sweep_rows(html: str) -> list[list[str]]:
     return tables(html)["Sweep"]
+
+
+def test_ctrl_c_in_a_reports_sweep_writes_the_report_with_the_runs_that_finished(
+    small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``simcache report --sweep``: the sweep shows its progress (plain lines when stderr is no terminal), and Ctrl-C
+    during it (a SIGINT sent once the second run has finished) stops it, writes the report with the run and the
+    finished sweep runs, marked partial in the page and in the output, and exits 130. Before, the sweep had no
+    progress and Ctrl-C lost the report."""
+    from simcache import cli_sweep
+
+    shown = cli_sweep._sweep_progress
+
+    def interrupt_after_two(state: SweepProgress) -> None:
+        shown(state)
+        if state.done == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(cli_sweep, "_sweep_progress", interrupt_after_two)
+    out = tmp_path / "stopped.html"
+    line = "cluster.peer_link = ['1GbE', '10GbE']"
+    code, stdout, stderr = call(["report", str(small), "-o", str(out), "--sweep", line, "--sweep-seeds", "1", "2", "3", "--workers", "1"])
+    assert code == 130, stderr
+    assert "sweeping 6 runs around it; Ctrl-C stops the sweep" in stderr
+    assert "1/6 runs done" in stderr and "2/6 runs done" in stderr
+    finished = int(re.search(r"after (\d+) of 6 runs", stdout)[1])  # type: ignore[index]
+    assert 2 <= finished < 6  # the run going on when the signal came may still finish
+    assert "PARTIAL SWEEP: the sweep stopped (SIGINT)" in stdout
+    html = out.read_text("utf-8")
+    assert f"Partial sweep: the sweep stopped (SIGINT) after {finished} of 6 runs" in html
+    rows = sweep_rows(html)[1:]
+    assert sum(int(row[1]) for row in rows) == finished  # the seeds column counts the finished runs of each point
+
+
+def test_a_sweep_stopped_before_any_run_finished_is_said_so(small: Path) -> None:
+    """A report whose sweep was stopped before its first run finished: the section says so, with no table."""
+    result = simcache.simulate(simcache.load_scenario(small))
+    swept = SweepReport(pd.DataFrame(), {"cluster.peer_link": ["1GbE", "10GbE"]}, stopped="SIGINT", planned=4)
+    html = report_html(result, sweep=swept)
+    assert "Partial sweep: the sweep stopped (SIGINT) after 0 of 4 runs" in html
+    assert "Sweep" not in tables(html)
 
 
 def test_a_categorical_sweep_is_a_table_of_means_and_unjoined_points(small: Path, tmp_path: Path) -> None:

@@ -34,6 +34,20 @@ class SweepReport:
 
     rows: pd.DataFrame
     grid: dict[str, list[Any]]
+    stopped: str | None = None
+    """Why the sweep stopped before its end (its cancel token's reason); ``None`` for a sweep that finished."""
+    planned: int | None = None
+    """The runs a stopped sweep meant to do (``rows`` holds those that finished)."""
+
+    def partial_sentence(self) -> str:
+        """What a stopped sweep's figures cover, in words ("" for a finished sweep)."""
+        if not self.stopped:
+            return ""
+        planned = f" of {self.planned}" if self.planned is not None else ""
+        return (
+            f"the sweep stopped ({self.stopped}) after {len(self.rows)}{planned} runs; its points hold only the runs "
+            "that finished, so some have fewer seeds than asked and a point with none is missing"
+        )
 
     @property
     def points(self) -> pd.DataFrame:
@@ -43,6 +57,8 @@ class SweepReport:
     def html(self, targets: Sequence[Target] = ()) -> str:
         """The section: a chart of the first target's metric (else write p99 over all groups), the cheapest passing
         point of the first target, and the table with a verdict per point and target."""
+        if self.rows.empty:
+            return f"<h2>Sweep</h2>\n<p class='partial'>Partial sweep: {escape(self.partial_sentence())}.</p>"
         points = self.points
         labels = [", ".join(f"{v}" for v in row) for row in points[list(self.grid)].itertuples(index=False)]
         verdicts = [sweep_verdicts(self.rows, list(self.grid), target) for target in targets]
@@ -54,6 +70,8 @@ class SweepReport:
             f"<p>{len(points)} points x {len(seeds)} seed(s) ({', '.join(map(str, seeds))}); means over the seeds, "
             "&plusmn; the 95% interval (none with one seed).</p>",
         ]
+        if self.stopped:
+            parts.append(f"<p class='partial'>Partial sweep: {escape(self.partial_sentence())}.</p>")
         if metric in points.columns:
             parts.append(self._chart(points, labels, metric, target, verdicts[0] if verdicts else None))
         if verdicts:
