@@ -19,7 +19,7 @@ import numpy as np
 import simpy
 
 from simcache import __version__, host_events
-from simcache.collect import Record, RecordBlocks, RecordBuffer, drain
+from simcache.collect import Record, RecordBlocks, RecordBuffer
 from simcache.control import POLL_EVENTS, Cancel, Limits, check_work
 from simcache.degradations import array_event, slowdown
 from simcache.model.adopted import PendingDestage
@@ -59,13 +59,12 @@ class Model:
     array_tx: Port
     hosts: list[Host]
     vms: list[VM]
-    records: list[Record]
+    record_buffer: RecordBuffer
+    """Where the VMs put their completed I/Os' records until :meth:`hand_on_records` moves them on (at each sample,
+    and whenever it holds :data:`simcache.collect.BUFFER_ROWS` of them)."""
     peer_fabric: Port | None = None
     record_blocks: RecordBlocks = field(default_factory=RecordBlocks)
-    """Records moved out of :attr:`records` at each sample (:func:`simcache.collect.drain`) and whenever it holds
-    :data:`simcache.collect.BUFFER_ROWS` of them."""
-    record_buffer: RecordBuffer | None = None
-    """What the VMs append their records through (:attr:`records` is its list)."""
+    """The records of a run with records, moved out of :attr:`record_buffer`."""
     stream: StreamStats | None = None
     """A run without records: the histograms and counters the records go to at each sample instead of the blocks."""
     samples: list[SeriesSample] = field(default_factory=list)
@@ -85,6 +84,20 @@ class Model:
     """One record per VM restarted by HA (``host_failure`` with ``restart_delay``): VM, hosts, times."""
     pending_destage: PendingDestage | None = None
     """The writes surviving holders took over and have not destaged, once a failure with HA happened."""
+
+    @property
+    def records(self) -> list[Record]:
+        """The records :attr:`record_buffer` holds, as tuples (a model run without the sampler keeps them all there)."""
+        return self.record_buffer.rows()
+
+    def hand_on_records(self) -> None:
+        """Move the records :attr:`record_buffer` holds to the run's counters (:attr:`stream`) or to :attr:`record_blocks`."""
+        if self.record_buffer.count:
+            data = self.record_buffer.take()
+            if self.stream is not None:
+                self.stream.add(data)
+            else:
+                self.record_blocks.append(data)
 
     @property
     def ports(self) -> list[Port]:
@@ -118,8 +131,7 @@ def build(scenario: Scenario, seed: int) -> Model:
         Host(env, i, scenario.cluster, UniformStream(_stream_seed(seed, _HOST, i)), network, array, array_rx, array_tx, fabric)
         for i in range(scenario.cluster.hosts)
     ]
-    records: list[Record] = []
-    buffer = RecordBuffer(records)  # hands the records on every BUFFER_ROWS (simulate sets where to)
+    buffer = RecordBuffer()  # hands the records on every BUFFER_ROWS (simulate sets where to)
     vms: list[VM] = []
     for g, group in enumerate(scenario.groups):
         replayed = _replayed_devices(scenario, group)
@@ -150,7 +162,7 @@ def build(scenario: Scenario, seed: int) -> Model:
     promised = [vm.promised for vm in vms]
     for host in hosts:
         host.destager.promised = promised
-    model = Model(env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, records, fabric, record_buffer=buffer)
+    model = Model(env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, buffer, fabric)
     for vm in vms:
         start_workload(env, vm)
     for event in scenario.events:
@@ -338,9 +350,7 @@ def _sampler(
         sampler.take(env.now)
         if model.stream is not None:
             model.stream.close_interval(model.samples[-1].time_s)
-            model.stream.drain(model.records)
-        else:
-            drain(model.records, model.record_blocks)
+        model.hand_on_records()
         if progress is not None:
             progress(env.now / until)
 
@@ -453,8 +463,7 @@ def simulate(
     if not keep_records:
         names = [group.name for group in scenario.groups]
         model.stream = StreamStats([vm.name for vm in model.vms], [vm.group for vm in model.vms], names, run.warmup, run.duration)
-    if model.record_buffer is not None:
-        model.record_buffer.sink = model.stream.drain if model.stream is not None else model.record_blocks.drain
+    model.record_buffer.sink = model.stream.add if model.stream is not None else model.record_blocks.append
     sampler = _Sampler(model)
     model.env.process(_sampler(model, sampler, run.sample_interval, run.duration, progress))
     stop_requested = (lambda: any(token.cancelled for token in tokens)) if tokens else None

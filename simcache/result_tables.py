@@ -36,9 +36,8 @@ def records_table(model: Model) -> pd.DataFrame:
     for _, index, from_host, _ in reversed(changes):  # a VM that moved started on the host its first move left
         first_host[index] = from_host
     moves = [(index, at, to_host) for at, index, _, to_host in changes]
-    return records_frame(
-        model.records, [vm.name for vm in vms], [groups[vm.group].name for vm in vms], first_host, model.record_blocks, moves
-    )
+    model.hand_on_records()
+    return records_frame((), [vm.name for vm in vms], [groups[vm.group].name for vm in vms], first_host, model.record_blocks, moves)
 
 
 def unfinished_table(model: Model) -> pd.DataFrame:

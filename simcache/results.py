@@ -181,7 +181,7 @@ class Result:
         else:
             if model.samples:
                 stream.close_interval(model.samples[-1].time_s)
-            stream.drain(model.records)
+            model.hand_on_records()
             completed = stream.completed
         unfinished = unfinished_table(model)
         series = series_table(model, records, stream)

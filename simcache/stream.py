@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simcache.collect import COMPLETED, IS_WRITE, ISSUED, LOCAL_TIER, SIZE, VM, Record, take_rows
+from simcache.collect import COMPLETED, IS_WRITE, ISSUED, LOCAL_TIER, SIZE, VM
 
 __all__ = ["BUCKETS", "GAMMA", "MIN_MS", "REL_ERROR", "LatencyHistogram", "StreamStats", "bucket_of", "percentile_of_counts"]
 
@@ -137,7 +137,7 @@ class _Interval:
     bytes: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=np.int64))
     hist: np.ndarray | None = field(default_factory=lambda: np.zeros((2, BUCKETS), dtype=np.int64))
     sparse: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
-    """The histograms once the interval can take no more I/Os (:meth:`StreamStats.drain` makes them sparse)."""
+    """The histograms once the interval can take no more I/Os (:meth:`StreamStats.add` makes them sparse)."""
 
     def histogram(self, op: int) -> np.ndarray:
         return self.hist[op] if self.hist is not None else _dense(self.sparse[op])
@@ -195,12 +195,6 @@ class StreamStats:
         self.intervals.append(_Interval())
         self.issued_by_interval.append(np.zeros(2 * self.groups, dtype=np.int64))
         self.completed_by_interval.append(np.zeros(2 * self.groups, dtype=np.int64))
-
-    def drain(self, records: list[Record]) -> None:
-        """Count the tuples of ``records`` (completed I/Os, in :data:`simcache.collect.RECORD_FIELDS` order) and clear it."""
-        data = take_rows(records)
-        if len(data):
-            self.add(data)
 
     def add(self, data: np.ndarray) -> None:
         """Count completed I/Os ``data`` (rows in :data:`simcache.collect.RECORD_FIELDS` order, float64)."""

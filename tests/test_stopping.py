@@ -28,10 +28,11 @@ import simcache
 from simcache import control
 from simcache.cli import main
 from simcache.control import (
+    BYTES_PER_HELD_RECORD,
     BYTES_PER_IO,
     BYTES_PER_SAMPLE_VALUE,
-    BYTES_PER_TUPLE,
     DEFAULT_LIMITS,
+    HELD_RECORDS_MAX,
     NO_LIMITS,
     Cancel,
     Limits,
@@ -61,8 +62,15 @@ def test_expected_work_of_an_open_loop_is_rate_times_duration_times_vms() -> Non
     assert work.ios == 4000
     assert work.samples == 20
     assert work.series_columns == 12 + 10 * 2
-    assert work.memory_bytes == 4000 * BYTES_PER_IO + 4000 / 20 * BYTES_PER_TUPLE + 20 * 32 * BYTES_PER_SAMPLE_VALUE
-    assert work.describe() == "about 4,000 I/Os, 20 samples x 32 columns, 798 KiB of memory"
+    assert work.memory_bytes == 4000 * BYTES_PER_IO + 4000 / 20 * BYTES_PER_HELD_RECORD + 20 * 32 * BYTES_PER_SAMPLE_VALUE
+    assert work.describe() == "about 4,000 I/Os, 20 samples x 32 columns, 756 KiB of memory"
+
+
+def test_the_work_estimate_counts_held_records_as_the_buffer_holds_them() -> None:
+    """The estimate's figures for records waiting for a sample are the buffer's own: packed bytes and its limit."""
+    from simcache.collect import BUFFER_ROWS, RECORD_BYTES
+
+    assert (BYTES_PER_HELD_RECORD, HELD_RECORDS_MAX) == (RECORD_BYTES, BUFFER_ROWS)
 
 
 def test_expected_work_of_an_onoff_open_loop_counts_the_on_time() -> None:
@@ -111,13 +119,13 @@ def test_a_run_past_the_limit_is_refused_before_it_starts_with_the_figures_and_t
     assert str(caught.value) == (
         "scenario 'stop-small': run too large (1 problem(s))\n"
         "  run.duration: this run is expected to take 4,000 I/Os (limit 1,000): about 4,000 I/Os, 40 samples x 32 columns, "
-        "843 KiB of memory over 10 simulated seconds. Shorten run.duration (or --duration), lower the load, or allow it with "
+        "823 KiB of memory over 10 simulated seconds. Shorten run.duration (or --duration), lower the load, or allow it with "
         "--max-ios N / --max-memory SIZE / --no-limit (simulate(limits=Limits(...)), SIMCACHE_MAX_IOS, SIMCACHE_MAX_MEMORY)"
     )
 
 
 def test_the_memory_limit_names_both_figures() -> None:
-    with pytest.raises(RunTooLargeError, match=r"expected to take 843 KiB of memory \(limit 1 KiB\): about 4,000 I/Os"):
+    with pytest.raises(RunTooLargeError, match=r"expected to take 823 KiB of memory \(limit 1 KiB\): about 4,000 I/Os"):
         check_work(small(run={"duration": "10s"}), Limits(max_memory_bytes=1024))
 
 

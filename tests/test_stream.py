@@ -175,28 +175,34 @@ def test_cli_no_records_and_records_file(tmp_path: pytest.TempPathFactory, pair:
 
 
 def test_the_record_buffer_hands_rows_on_in_order_at_its_limit() -> None:
-    """:class:`simcache.collect.RecordBuffer`: the VMs' tuples go to the sink (which empties the list) whenever ``limit``
-    of them are held, in the order they came; without a sink they wait for the sample."""
-    from simcache.collect import Record, RecordBuffer
+    """:class:`simcache.collect.RecordBuffer`: the VMs' records go to the sink, as one float64 array a row a record,
+    whenever ``limit`` of them are held, in the order they came; without a sink they wait for the sample (and grow
+    the buffer past its first room). The fields come back as given: integers exact, floats bit for bit."""
+    from simcache.collect import RECORD_FIELDS, Record, RecordBuffer
 
-    rows: list[Record] = []
-    taken: list[Record] = []
+    taken: list[np.ndarray] = []
 
-    def sink(held: list[Record]) -> None:
-        taken.extend(held)
-        held.clear()
+    def record(k: int) -> Record:
+        return (k, k % 2 == 1, 4096 * (k + 1), k / 3, k / 3 + 1e-4, 1e-4 / 7, 0.0, 0.0, 0.0, 0.0, k % 4)
 
-    def record(k: int) -> Record:  # a record of the shape the VMs make (the compiled buffer checks it)
-        return (k, False, 4096, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0)
+    def as_rows(data: np.ndarray) -> list[tuple[float, ...]]:
+        return [tuple(row) for row in data.tolist()]
 
-    buffer = RecordBuffer(rows, limit=3)
+    buffer = RecordBuffer(limit=3)
     for k in range(4):
-        buffer.append(record(k))
-    assert rows == [record(k) for k in range(4)] and taken == []  # no sink yet: all wait
-    buffer.sink = sink
+        buffer.add(*record(k))
+    assert buffer.rows() == [record(k) for k in range(4)] and buffer.count == 4  # no sink yet: all wait
+    buffer.sink = taken.append
     for k in range(4, 9):
-        buffer.append(record(k))
-    assert taken == [record(k) for k in range(8)] and rows == [record(8)]  # handed on at 5 rows, then at 3
+        buffer.add(*record(k))
+    assert [len(data) for data in taken] == [5, 3] and buffer.rows() == [record(8)]  # handed on at 5 rows, then at 3
+    assert as_rows(np.vstack(taken)) == [tuple(map(float, record(k))) for k in range(8)]
+    assert all(data.shape[1] == len(RECORD_FIELDS) and data.dtype == np.float64 for data in taken)
+    big = RecordBuffer()
+    for k in range(3000):  # past the first room (1,024 records) twice
+        big.add(*record(k))
+    data = big.take()
+    assert as_rows(data) == [tuple(map(float, record(k))) for k in range(3000)] and big.count == 0 and big.rows() == []
 
 
 def test_a_sample_interval_of_more_ios_than_the_buffer_holds() -> None:

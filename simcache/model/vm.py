@@ -376,7 +376,7 @@ class VM:
         if lag is not None and host.tier_up:
             host.replica_lag.acknowledged(lag, item)
         del self.writes_in_flight[number]
-        self._records.append((self.index, True, size, issued, now, local, network, peer_tier, now - acked_at, 0.0, PATH_WRITE))
+        self._records.add(self.index, True, size, issued, now, local, network, peer_tier, now - acked_at, 0.0, PATH_WRITE)
 
     def _lag_callback(self, write: AsyncWrite, leg: list[float]) -> Any:
         """The callback of an asynchronous replica's transfer: tell the host's lag once the copy is on the peer."""
@@ -467,7 +467,7 @@ class VM:
         del in_flight[number]
         if not self.policy_write_through:
             self.fell_through += size
-        self._records.append((self.index, True, size, issued, now, record[0], record[1], 0.0, 0.0, record[2], PATH_WRITE))
+        self._records.add(self.index, True, size, issued, now, record[0], record[1], 0.0, 0.0, record[2], PATH_WRITE)
 
     def start(self, is_write: bool, size: int, offset: int) -> None:
         """Begin one I/O that nothing waits for (an open loop's): ``run_detached(self.io(...))``, except that a read
@@ -508,7 +508,7 @@ class VM:
             return
         del self.reads_in_flight[number]
         now = current_time(self.clock)
-        self._records.append((self.index, False, size, issued, now, now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT))
+        self._records.add(self.index, False, size, issued, now, now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT)
 
     def _read(self, number: int, size: int, offset: int) -> Generator[Wait, Any, None]:
         host = self.host
@@ -548,7 +548,7 @@ class VM:
         array_time = array_done - request_arrives
         del self.reads_in_flight[number]
         network = (now - issued) - array_time - waited
-        self._records.append((self.index, False, size, issued, now, 0.0, network, 0.0, waited, array_time, PATH_MISS))
+        self._records.add(self.index, False, size, issued, now, 0.0, network, 0.0, waited, array_time, PATH_MISS)
 
     def _remote_hit(self, number: int, size: int, offset: int, remote: Host) -> Generator[simpy.Event, Any, None]:
         """A read served by the old host's cache: the request crosses the peer network (one link latency), the old host
@@ -573,7 +573,7 @@ class VM:
             host.cache.insert(self.index, offset, size)
         del self.reads_in_flight[number]
         peer_tier = done - begun
-        self._records.append((self.index, False, size, issued, now, 0.0, (now - issued) - peer_tier, peer_tier, 0.0, 0.0, PATH_REMOTE_HIT))
+        self._records.add(self.index, False, size, issued, now, 0.0, (now - issued) - peer_tier, peer_tier, 0.0, 0.0, PATH_REMOTE_HIT)
         move = self.move
         if move is not None:
             move["remote_hits"] += 1
