@@ -389,7 +389,7 @@ class _Sampler:
         channels = scenario.cluster.tier.channels
         for host in model.hosts:
             tier_util[host.name] = host.tier.busy.busy_between(self.last_time, now) / (channels * step)
-            tier_queue[host.name] = host.tier.in_system(now)
+            tier_queue[host.name] = host.tier.busy.open_count()  # after busy_between: the operations going on past now
         array_util = model.array.busy.busy_between(self.last_time, now) / (scenario.array.spindles * step)
         volatile = scenario.cluster.tier.volatile
         model.samples.append(

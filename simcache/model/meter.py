@@ -51,6 +51,14 @@ class BusyMeter:
         self._swept_to = window_end
         return busy
 
+    def open_at(self, now: float) -> int:
+        """Intervals that go on past ``now``: the operations running or waiting then. Counts the busy time up to
+        ``now`` first, as a fold does: ``now`` must not be before the last :meth:`add`, and the next window asked
+        for must end at or after it (the times asked for, here and of :meth:`busy_between`, go forward)."""
+        self._carried += self._sweep(self._swept_to, now)
+        self._swept_to = now
+        return len(self._open)
+
     def open_count(self) -> int:
         """Intervals held that go on past the end of the last window counted by :meth:`busy_between` (asked right
         after it: the operations running or waiting at that time)."""

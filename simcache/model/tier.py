@@ -87,8 +87,6 @@ __all__ = ["Tier", "TransferPipe"]
 
 # heapq's C functions as Final names: compiled, a call is then a generic call of a C static, without a lookup of the
 # module attribute first (heapq on a list of floats is faster than a native loop: mypyc boxes each float it stores).
-_heappush: Final = heapq.heappush
-_heappop: Final = heapq.heappop
 _heapreplace: Final = heapq.heapreplace
 
 
@@ -168,7 +166,6 @@ class Tier:
         self._gc_pass = min(float(spec.gc_pass or 0), self._pool_depth)
         self._gc_until = 0.0  # when the last foreground GC pass ends (reads addressed to a die wait for it)
         self._read_share = spec.read_interference
-        self._in_system: list[float] = []  # completion times of operations not yet sampled as done
         self.operations = 0
         self.bytes_read = 0
         self.bytes_written = 0
@@ -231,11 +228,7 @@ class Tier:
         if finish > self.foreground_until:
             self.foreground_until = finish
         self.operations += 1
-        self.busy.add(start, finish, now)
-        in_system = self._in_system
-        while in_system and in_system[0] <= now:  # finished: popped here, not all at the next sample (memory)
-            _heappop(in_system)
-        _heappush(in_system, finish)
+        self.busy.add(start, finish, now)  # also what in_system counts: no heap of completion times of its own
         return finish
 
     def submit_background(self, now: float, size: int, is_write: bool) -> tuple[bool, float]:
@@ -300,11 +293,10 @@ class Tier:
         return start
 
     def in_system(self, now: float) -> int:
-        """Operations submitted and not complete at ``now`` (for sampling queue length)."""
-        heap = self._in_system
-        while heap and heap[0] <= now:
-            _heappop(heap)
-        return len(heap)
+        """Operations submitted and not complete at ``now`` (for sampling queue length): the busy meter's intervals
+        that go on past ``now`` (:meth:`BusyMeter.open_at`; ``now`` at or after the last submission, and times asked
+        for in order). The sampler reads :meth:`BusyMeter.open_count` right after the window's utilization instead."""
+        return self.busy.open_at(now)
 
     def clean_pool_bytes(self, now: float) -> float:
         """Clean space left at ``now`` (negative: writes are waiting for garbage collection)."""
