@@ -90,6 +90,6 @@ def test_memory_is_bounded_by_the_work_in_flight() -> None:
     for k in range(1_000_000):
         now = k * 1e-6
         meter.add(now, now + 1e-6, now)
-        held = max(held, len(meter._open))
+        held = max(held, meter.open_count())
     assert held <= 2 * _FOLD_AT
     assert meter.busy_between(0.0, 2.0) == pytest.approx(1.0, rel=1e-9)

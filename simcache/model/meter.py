@@ -25,23 +25,26 @@ class BusyMeter:
     order than one pass at the window's end: the utilization can differ in its last bits.
     """
 
-    __slots__ = ("_carried", "_limit", "_open", "_swept_to")
+    __slots__ = ("_carried", "_finishes", "_limit", "_starts", "_swept_to")
 
     def __init__(self) -> None:
-        self._open: list[tuple[float, float]] = []
+        # The intervals held, one list per end (a (start, finish) tuple per operation cost an allocation and a free).
+        self._starts: list[float] = []
+        self._finishes: list[float] = []
         self._carried = 0.0  # busy seconds from _swept_to's window start up to _swept_to, counted by a fold
         self._swept_to = 0.0  # the time up to which the intervals held have been counted
         self._limit = _FOLD_AT
 
     def add(self, start: float, finish: float, now: float) -> None:
         """Record an operation busy from ``start`` to ``finish`` (seconds), submitted at ``now``."""
-        held = self._open
-        held.append((start, finish))
-        if len(held) >= self._limit:
+        self._starts.append(start)
+        finishes = self._finishes
+        finishes.append(finish)
+        if len(finishes) >= self._limit:
             # Count [_swept_to, now) now (the window ends at or after now), dropping the intervals finished by then.
             self._carried += self._sweep(self._swept_to, now)
             self._swept_to = now
-            self._limit = max(_FOLD_AT, 2 * len(held))
+            self._limit = max(_FOLD_AT, 2 * len(self._finishes))
 
     def busy_between(self, window_start: float, window_end: float) -> float:
         """Busy seconds inside [window_start, window_end); windows must be asked for in order, each starting where
@@ -57,19 +60,22 @@ class BusyMeter:
         for must end at or after it (the times asked for, here and of :meth:`busy_between`, go forward)."""
         self._carried += self._sweep(self._swept_to, now)
         self._swept_to = now
-        return len(self._open)
+        return len(self._finishes)
 
     def open_count(self) -> int:
         """Intervals held that go on past the end of the last window counted by :meth:`busy_between` (asked right
         after it: the operations running or waiting at that time)."""
-        return len(self._open)
+        return len(self._finishes)
 
     def _sweep(self, window_start: float, window_end: float) -> float:
         """Busy seconds of the intervals held inside [window_start, window_end); keeps only those that go on after it."""
         busy = 0.0
-        still_open: list[tuple[float, float]] = []
-        for interval in self._open:
-            start, finish = interval
+        starts, finishes = self._starts, self._finishes
+        open_starts: list[float] = []
+        open_finishes: list[float] = []
+        for k in range(len(finishes)):
+            start = starts[k]
+            finish = finishes[k]
             if window_start <= start and finish <= window_end:
                 busy += finish - start  # most intervals lie inside the window (adding a zero length changes nothing)
                 continue
@@ -78,6 +84,7 @@ class BusyMeter:
             if high > low:
                 busy += high - low
             if finish > window_end:
-                still_open.append(interval)
-        self._open[:] = still_open
+                open_starts.append(start)
+                open_finishes.append(finish)
+        self._starts, self._finishes = open_starts, open_finishes
         return busy
