@@ -73,6 +73,12 @@ def report(result: Result) -> str:
         f"array writes {totals['array_write_mb_s']:.1f} MB/s; peer network {totals['peer_wire_mb_s']:.1f} MB/s on the wire; "
         f"destage backlog at end {totals['destage_backlog_bytes'] / 2**20:.0f} MiB",
     ]
+    through = totals.get("wb_written_through_bytes", 0)  # absent from results saved before the total existed
+    if through:
+        lines.append(
+            f"write-back groups wrote {through / 2**20:.1f} MiB through to the array instead "
+            "(a failed tier, or short of peers under on_peer_loss = write_through)"
+        )
     name, utilization = result.bottleneck()
     lines.append(f"bottleneck: {name} at {utilization:.0%} mean utilization")
     lines += event_lines(result)

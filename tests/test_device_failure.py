@@ -20,6 +20,7 @@ import simcache
 from simcache import engine
 from simcache.event_report import event_lines
 from simcache.model.kernel import run_until
+from simcache.run_report import report
 
 FAIL_AT = 1.0
 END = 3.0
@@ -92,6 +93,10 @@ def test_the_failed_hosts_vm_writes_through_and_reads_the_array(failed: simcache
     later = failed.series.index > FAIL_AT + 2 * 0.25
     assert (failed.series.loc[later, "util.host1.peer.rx"] == 0).all()
     assert (failed.series.loc[later, "util.host1.peer.tx"] == 0).all()
+    # The write-back group's fallback, counted by the model and said in the run report.
+    through = failed.totals["wb_written_through_bytes"]
+    assert through == int(writes_after["size_bytes"].sum())
+    assert f"write-back groups wrote {through / 2**20:.1f} MiB through to the array instead" in report(failed)
 
 
 def test_reads_of_handed_over_writes_wait_for_the_holders_destage(failed: simcache.Result) -> None:
