@@ -325,7 +325,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     """Run the scenario, then the sweep around it (not after a stop), and write the HTML report; a stopped run's
-    report is written too, marked partial, and the exit status is 130 or 143."""
+    report is written too, marked partial, and the exit status is 130 or 143. Ctrl-C or SIGTERM during the sweep stops
+    the sweep only: the report holds the run and the sweep's finished runs, its sweep marked partial (130 or 143)."""
     scenario = _run_scenario(args)
     plan = ReportPlan.from_args(args, scenario)
     result, token = _simulate(scenario, _limits(args))  # report writes a file: progress on a terminal
