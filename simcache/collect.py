@@ -219,10 +219,11 @@ BUFFER_ROWS: Final = 65536
 """Completed I/Os' records held before they go to the blocks or the histograms, whatever the sample interval (a
 1,000,000-I/O-per-second model held a whole second of them, about 300 MB as tuples, with 1 s samples)."""
 
-RECORD_BYTES: Final = 8 * 11
-"""Bytes of one packed record in a :class:`RecordBuffer`: its :data:`RECORD_FIELDS` as float64."""
-_PACK_INTO: Final = struct.Struct("@11d").pack_into  # native order and size: each field copied, not re-encoded
-_UNPACK: Final = struct.Struct("@11d").iter_unpack
+_RECORD_STRUCT: Final = struct.Struct(f"@{len(RECORD_FIELDS)}d")  # native order and size: each field copied, not re-encoded
+RECORD_BYTES: Final = _RECORD_STRUCT.size
+"""Bytes of one packed record in a :class:`RecordBuffer`: its :data:`RECORD_FIELDS` as float64 (88)."""
+_PACK_INTO: Final = _RECORD_STRUCT.pack_into
+_UNPACK: Final = _RECORD_STRUCT.iter_unpack
 _FIRST_ROWS: Final = 1024  # a fresh buffer's room, in records; it doubles when full
 
 

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from simcache.collect import BUFFER_ROWS, RECORD_BYTES
 from simcache.errors import RunTooLargeError, ScenarioError
 from simcache.units import UnitError, parse_size
 
@@ -33,12 +34,10 @@ if TYPE_CHECKING:
     from simcache.scenario import Group, Scenario
 
 __all__ = [
-    "BYTES_PER_HELD_RECORD",
     "BYTES_PER_IO",
     "BYTES_PER_SAMPLE_VALUE",
     "DEFAULT_LIMITS",
     "EVENTS_PER_IO",
-    "HELD_RECORDS_MAX",
     "LIMIT_OPTIONS",
     "MAX_IOS_ENV",
     "MAX_MEMORY_ENV",
@@ -67,11 +66,7 @@ STREAM_BYTES_PER_VM = 2 * (8 * 1613 + 8 * 30)
 counts, and about 30 counters and batch sums. (The model's own state is not counted: its cache-line maps grow with
 the blocks the VMs touch until the caches or working sets are full, about 60 bytes per I/O of the default scenario
 while they fill.)"""
-BYTES_PER_HELD_RECORD = 88
-"""Memory of one completed I/O's record while it waits for the next sample: packed as 11 float64
-(:data:`simcache.collect.RECORD_BYTES`; at most :data:`HELD_RECORDS_MAX` of them are held)."""
-HELD_RECORDS_MAX = 65536
-"""Records held at most before they move on (:data:`simcache.collect.BUFFER_ROWS`)."""
+
 BYTES_PER_SAMPLE_VALUE = 120
 """Memory per value of the sampled series (one column at one sample time): a float in a dict, then in the table."""
 EVENTS_PER_IO = 4.4
@@ -182,7 +177,8 @@ def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
     latency (at least :data:`CLOSED_LATENCY_FLOOR_S`) otherwise; trace replays issue at
     most the device's reads and writes times ``repeat``. Memory is
     :data:`BYTES_PER_IO` per I/O (``keep_records=False``: :data:`STREAM_BYTES_PER_VM` per VM instead), the records
-    of one sample interval as they wait (packed, at most :data:`HELD_RECORDS_MAX`), and the series.
+    of one sample interval as they wait (:data:`simcache.collect.RECORD_BYTES` each, at most
+    :data:`simcache.collect.BUFFER_ROWS`), and the series.
     """
     run = scenario.run
     closed_chains = sum(len(scenario.group_hosts(g)) for g in scenario.groups if g.workload.mode == "closed")
@@ -194,9 +190,9 @@ def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
     ios = sum(by_group.values())
     samples = max(1, math.ceil(run.duration / run.sample_interval))
     columns = 12 + 10 * scenario.cluster.hosts  # ports, tier utilization and queue, backlog per host; cluster figures
-    waiting = min(ios / samples, HELD_RECORDS_MAX)  # records held packed until the next sample
+    waiting = min(ios / samples, BUFFER_ROWS)  # records held packed until the next sample (or until BUFFER_ROWS of them)
     held = ios * BYTES_PER_IO if keep_records else sum(scenario.group_vm_count(g) for g in scenario.groups) * STREAM_BYTES_PER_VM
-    memory = held + waiting * BYTES_PER_HELD_RECORD + samples * columns * BYTES_PER_SAMPLE_VALUE
+    memory = held + waiting * RECORD_BYTES + samples * columns * BYTES_PER_SAMPLE_VALUE
     return Work(ios=ios, samples=samples, series_columns=columns, memory_bytes=memory, ios_by_group=by_group)
 
 

@@ -90,14 +90,14 @@ class Model:
         """The records :attr:`record_buffer` holds, as tuples (a model run without the sampler keeps them all there)."""
         return self.record_buffer.rows()
 
+    def records_sink(self) -> Callable[[np.ndarray], None]:
+        """Where completed records go: the run's counters (:attr:`stream`), or :attr:`record_blocks` for a run with records."""
+        return self.stream.add if self.stream is not None else self.record_blocks.append
+
     def hand_on_records(self) -> None:
-        """Move the records :attr:`record_buffer` holds to the run's counters (:attr:`stream`) or to :attr:`record_blocks`."""
+        """Move the records :attr:`record_buffer` holds to :meth:`records_sink`."""
         if self.record_buffer.count:
-            data = self.record_buffer.take()
-            if self.stream is not None:
-                self.stream.add(data)
-            else:
-                self.record_blocks.append(data)
+            self.records_sink()(self.record_buffer.take())
 
     @property
     def ports(self) -> list[Port]:
@@ -463,7 +463,7 @@ def simulate(
     if not keep_records:
         names = [group.name for group in scenario.groups]
         model.stream = StreamStats([vm.name for vm in model.vms], [vm.group for vm in model.vms], names, run.warmup, run.duration)
-    model.record_buffer.sink = model.stream.add if model.stream is not None else model.record_blocks.append
+    model.record_buffer.sink = model.records_sink()
     sampler = _Sampler(model)
     model.env.process(_sampler(model, sampler, run.sample_interval, run.duration, progress))
     stop_requested = (lambda: any(token.cancelled for token in tokens)) if tokens else None

@@ -27,12 +27,11 @@ from builders import small_scenario
 import simcache
 from simcache import control
 from simcache.cli import main
+from simcache.collect import RECORD_BYTES
 from simcache.control import (
-    BYTES_PER_HELD_RECORD,
     BYTES_PER_IO,
     BYTES_PER_SAMPLE_VALUE,
     DEFAULT_LIMITS,
-    HELD_RECORDS_MAX,
     NO_LIMITS,
     Cancel,
     Limits,
@@ -62,15 +61,8 @@ def test_expected_work_of_an_open_loop_is_rate_times_duration_times_vms() -> Non
     assert work.ios == 4000
     assert work.samples == 20
     assert work.series_columns == 12 + 10 * 2
-    assert work.memory_bytes == 4000 * BYTES_PER_IO + 4000 / 20 * BYTES_PER_HELD_RECORD + 20 * 32 * BYTES_PER_SAMPLE_VALUE
+    assert work.memory_bytes == 4000 * BYTES_PER_IO + 4000 / 20 * RECORD_BYTES + 20 * 32 * BYTES_PER_SAMPLE_VALUE
     assert work.describe() == "about 4,000 I/Os, 20 samples x 32 columns, 756 KiB of memory"
-
-
-def test_the_work_estimate_counts_held_records_as_the_buffer_holds_them() -> None:
-    """The estimate's figures for records waiting for a sample are the buffer's own: packed bytes and its limit."""
-    from simcache.collect import BUFFER_ROWS, RECORD_BYTES
-
-    assert (BYTES_PER_HELD_RECORD, HELD_RECORDS_MAX) == (RECORD_BYTES, BUFFER_ROWS)
 
 
 def test_expected_work_of_an_onoff_open_loop_counts_the_on_time() -> None:

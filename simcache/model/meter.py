@@ -41,9 +41,7 @@ class BusyMeter:
         finishes = self._finishes
         finishes.append(finish)
         if len(finishes) >= self._limit:
-            # Count [_swept_to, now) now (the window ends at or after now), dropping the intervals finished by then.
-            self._carried += self._sweep(self._swept_to, now)
-            self._swept_to = now
+            self._fold(now)
             self._limit = max(_FOLD_AT, 2 * len(self._finishes))
 
     def busy_between(self, window_start: float, window_end: float) -> float:
@@ -58,9 +56,13 @@ class BusyMeter:
         """Intervals that go on past ``now``: the operations running or waiting then. Counts the busy time up to
         ``now`` first, as a fold does: ``now`` must not be before the last :meth:`add`, and the next window asked
         for must end at or after it (the times asked for, here and of :meth:`busy_between`, go forward)."""
+        self._fold(now)
+        return len(self._finishes)
+
+    def _fold(self, now: float) -> None:
+        """Count [_swept_to, now) now (the window ends at or after now), dropping the intervals finished by then."""
         self._carried += self._sweep(self._swept_to, now)
         self._swept_to = now
-        return len(self._finishes)
 
     def open_count(self) -> int:
         """Intervals held that go on past the end of the last window counted by :meth:`busy_between` (asked right

@@ -57,8 +57,9 @@ class SweepReport:
     def html(self, targets: Sequence[Target] = ()) -> str:
         """The section: a chart of the first target's metric (else write p99 over all groups), the cheapest passing
         point of the first target, and the table with a verdict per point and target."""
+        partial = f"<p class='partial'>Partial sweep: {escape(self.partial_sentence())}.</p>" if self.stopped else ""
         if self.rows.empty:
-            return f"<h2>Sweep</h2>\n<p class='partial'>Partial sweep: {escape(self.partial_sentence())}.</p>"
+            return f"<h2>Sweep</h2>\n{partial}"
         points = self.points
         labels = [", ".join(f"{v}" for v in row) for row in points[list(self.grid)].itertuples(index=False)]
         verdicts = [sweep_verdicts(self.rows, list(self.grid), target) for target in targets]
@@ -70,8 +71,8 @@ class SweepReport:
             f"<p>{len(points)} points x {len(seeds)} seed(s) ({', '.join(map(str, seeds))}); means over the seeds, "
             "&plusmn; the 95% interval (none with one seed).</p>",
         ]
-        if self.stopped:
-            parts.append(f"<p class='partial'>Partial sweep: {escape(self.partial_sentence())}.</p>")
+        if partial:
+            parts.append(partial)
         if metric in points.columns:
             parts.append(self._chart(points, labels, metric, target, verdicts[0] if verdicts else None))
         if verdicts:
