@@ -45,7 +45,7 @@ from simcache._engine_sources import COMPILE_GROUPS, ROOT, CompileGroup, compile
 
 __all__ = ["COMPILED", "ENGINE", "GROUPS", "EngineChoice", "choose"]
 
-_REINSTALL = "reinstall to recompile them (`.venv/bin/pip install -e .`, about a minute and a half)"
+_REINSTALL = "reinstall to recompile them (`.venv/bin/pip install -e .`, about four and a half minutes)"
 
 
 def compiled_files(group: CompileGroup, root: Path = ROOT) -> list[Path]:

@@ -207,3 +207,20 @@ def test_a_group_without_its_shared_library_runs_from_its_sources(tmp_path: Path
     result, warnings = probe(tmp_path, site, ("simcache.engine", "quick"))
     assert result["groups"] == {"engine": True, "estimate": False}, result["engine"]
     assert "simcache_estimate__mypyc" in warnings and "the engine modules" not in warnings
+
+
+def test_profile_training_runs_each_scenario_and_refuses_a_directory_without_the_default(tmp_path: Path) -> None:
+    """``setup.py``'s profile-guided build trains on the scenario directory with ``python -m simcache._pgo_training``:
+    exit 0 after running every scenario (the default twice), 1 for a directory without ``default.toml`` (setup.py
+    then compiles without a profile), 2 for a wrong command line."""
+    from simcache import _pgo_training
+
+    source = (Path(__file__).resolve().parents[1] / "scenarios" / "default.toml").read_text()
+    short = source.replace('duration = "20s"', 'duration = "1s"').replace('warmup = "4s"', 'warmup = "0.2s"')
+    assert short.count('"1s"') == 1 and '"0.2s"' in short, "scenarios/default.toml's run table changed: update this test"
+    (tmp_path / "default.toml").write_text(short)
+    (tmp_path / "other.toml").write_text(short)
+    assert _pgo_training.train(tmp_path) == 3
+    assert _pgo_training.main([str(tmp_path)]) == 0
+    assert _pgo_training.main([str(tmp_path / "nowhere")]) == 1
+    assert _pgo_training.main([]) == 2

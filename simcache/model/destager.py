@@ -64,7 +64,6 @@ import simpy
 
 from simcache.model.detached import start_detached
 from simcache.model.kernel import Signal, Wait, clock_of, current_time, schedule_at, sleep, timeout_or
-from simcache.physics import message_seconds
 from simcache.scenario import DestagerSpec
 
 if TYPE_CHECKING:
@@ -161,6 +160,7 @@ class Destager:
         self._low_bytes = spec.low_watermark * capacity
         self._draining = False  # watermarks: between reaching the high watermark and getting down to the low one
         self._delay = spec.delay
+        self._max_batch = spec.max_batch  # a typed field: compiled, a read of the spec's (pydantic) is a generic lookup
         self._paced = spec.pacing != "none"
         self.rate = float(spec.rate) if spec.rate is not None else PD_START_RATE
         self._next_start = 0.0  # pacing: the earliest time the next batch may be taken
@@ -210,7 +210,7 @@ class Destager:
         number = self._ticks
         self._writes[number] = [item, item[2]]
         vm, offset, size = item[0], item[1], item[2]
-        unit = self.spec.max_batch
+        unit = self._max_batch
         end = offset + size
         while offset < end:
             block = offset // unit
@@ -298,7 +298,7 @@ class Destager:
         since.popleft()
         batch = [pending.popleft()]
         total = batch[0][2]
-        limit = self.spec.max_batch
+        limit = self._max_batch
         floor = self._low_bytes if self._draining else 0.0
         eligible_before = now - self._delay
         left = self.pending_bytes - total
@@ -315,7 +315,7 @@ class Destager:
         """``order = "hash"``: the next dirty blocks in the walk, whole, up to ``max_batch`` bytes (at least one), leaving
         at least the low watermark pending while a watermark drain runs; as pieces (vm, offset, size) and, for each,
         (write's number, bytes)."""
-        limit = self.spec.max_batch
+        limit = self._max_batch
         floor = self._low_bytes if self._draining else 0.0
         pieces: list[PendingWrite] = []
         owners: list[tuple[int, int]] = []
@@ -451,15 +451,15 @@ class Destager:
                 yield host.storage_back
                 if self.stopped:
                     return
-            link = host.storage_tx.spec
-            wire, packets = host.storage_tx.framing[unique_bytes]
-            yield host.network.send((host.storage_tx, host.array_rx), wire, packets, latency=link.latency)
+            port = host.storage_tx
+            wire, packets = port.framing[unique_bytes]
+            yield host.network.send((port, host.array_rx), wire, packets, latency=port.latency)  # the link spec's latency
             if self.stopped:
                 return
-            limit = self.spec.max_batch
+            limit = self._max_batch
             requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
             array_done = host.array.submit(current_time(clock), requests, True)
-            yield sleep(clock, array_done - current_time(clock) + message_seconds(link))  # the array's acknowledgement
+            yield sleep(clock, array_done - current_time(clock) + port.acknowledgement)  # the array's acknowledgement
             if self.stopped:
                 return  # the batch was handed to the replica holders when the host failed
             self.batches += 1

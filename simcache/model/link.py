@@ -58,7 +58,7 @@ from simcache.model.kernel import (
     trigger,
     unschedule,
 )
-from simcache.physics import PortName, framed_bytes
+from simcache.physics import PortName, framed_bytes, message_seconds
 from simcache.scenario import LinkSpec
 
 __all__ = ["FlowNetwork", "Framing", "Port"]
@@ -89,6 +89,7 @@ class Port:
     """
 
     __slots__ = (
+        "acknowledgement",
         "active",
         "capacity",
         "capacity_changed_at",
@@ -112,6 +113,7 @@ class Port:
         self.label = name.label
         self.spec = spec
         self.latency = spec.latency  # seconds one way (the spec's, as a typed field: read per transfer)
+        self.acknowledgement = message_seconds(spec)  # a status message's time on this link (the array's write ack)
         self.capacity = spec.bandwidth
         self.capacity_changed_at = 0.0  # when set_capacity last changed it
         self.capacity_seconds = 0.0  # bytes it could have carried up to then (its capacity over time)
