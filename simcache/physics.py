@@ -490,26 +490,35 @@ def elevator_order(head: int, requests: Sequence[_Request], depth: int) -> list[
     position = max(head, 0)
     for first in range(0, len(requests), depth):
         window = sorted(requests[first : first + depth])
-        segments: list[list[_Request]] = []
-        for request in window:
-            if segments and segments[-1][-1][0] + segments[-1][-1][1] == request[0]:
-                segments[-1].append(request)
-            else:
-                segments.append([request])
-        above = [segment for segment in segments if segment[0][0] >= position]
-        below = [segment for segment in segments if segment[0][0] < position]
-        if not below:
-            sweep = above
-        elif not above:
-            sweep = below[::-1]
-        elif above[-1][0][0] - position <= position - below[0][0][0]:
-            sweep = above + below[::-1]  # the top end is nearer: up first, then down
+        # Segments as index ranges of the sorted window: segment k is window[starts[k]:starts[k + 1]]. Their first
+        # positions rise with k, so those below the head come first.
+        starts = [0]
+        below = 1 if window[0][0] < position else 0  # segments starting below the head
+        for i in range(1, len(window)):
+            before = window[i - 1]
+            request = window[i]
+            if before[0] + before[1] != request[0]:
+                starts.append(i)
+                if request[0] < position:
+                    below += 1
+        starts.append(len(window))
+        if below == 0:
+            order += window  # all above: one upward pass
+            end = window[-1]
         else:
-            sweep = below[::-1] + above
-        for segment in sweep:
-            order += segment
-        last = order[-1]
-        position = last[0] + last[1]
+            down: list[_Request] = []  # the segments below the head, from the top one down, each upward
+            for k in range(below - 1, -1, -1):
+                down += window[starts[k] : starts[k + 1]]
+            if below == len(starts) - 1:
+                order += down
+            elif window[starts[-2]][0] - position <= position - window[0][0]:
+                order += window[starts[below] :]  # the top end is nearer: up first, then down
+                order += down
+            else:
+                order += down
+                order += window[starts[below] :]
+            end = order[-1]
+        position = end[0] + end[1]
     return order
 
 
