@@ -402,9 +402,7 @@ class _Sampler:
                 array_in_system=model.array.busy.open_count(),  # after busy_between: those going on past now
                 destage_backlog_bytes={host.name: host.destager.backlog_bytes for host in model.hosts},
                 destage_waiting=sum(host.destager.waiting_writers for host in model.hosts),
-                data_at_risk_bytes=sum(
-                    h.destager.backlog_bytes if volatile else h.destager.short_bytes + h.replica_lag.bytes for h in model.hosts
-                ),
+                data_at_risk_bytes=sum(h.destager.backlog_bytes if volatile else h.at_risk_bytes() for h in model.hosts),
                 single_copy_bytes=sum(h.destager.single_copy_bytes + h.replica_lag.bytes for h in model.hosts),
                 flows_in_flight=model.network.in_flight(),
             )

@@ -102,6 +102,13 @@ class Host:
         self.destager.peer_failed(peer)
         self.replica_lag.peer_failed(peer)
 
+    def at_risk_bytes(self) -> int:
+        """Acknowledged bytes held in fewer copies than their VM's policy promises (a durable tier): the destager's
+        short writes and the asynchronous writes no copy of which has reached a peer yet, each write counted once
+        (a lagging write that also lost a peer is both)."""
+        lag = self.replica_lag
+        return self.destager.short_bytes + lag.bytes - lag.short_bytes(self.destager.promised)
+
     def reaches(self, peer: Host) -> bool:
         """Can this host replicate to ``peer`` now: ``peer``'s tier up, and neither's peer ports down."""
         return peer.tier_up and not peer.peer_down and not self.peer_down
@@ -341,6 +348,11 @@ class ReplicaLag:
                 self._lagging[new] = self._lagging.get(new, 0) + count
             else:
                 self.bytes -= count * item[2]  # no peer left: a single copy, counted by the destager
+
+    def short_bytes(self, promised: list[int]) -> int:
+        """Bytes of the lagging writes that are also short of peers (fewer than ``promised[vm]``, by VM index): the
+        destager counts those as short too."""
+        return sum(item[2] * count for item, count in self._lagging.items() if len(item[3]) < promised[item[0]])
 
     @staticmethod
     def _take(counts: dict[Any, int], key: Any) -> None:
