@@ -6,7 +6,7 @@ extension modules in two groups, each its own mypyc call and shared library:
 about twice as fast) and ``estimate`` (the analytic estimate; about 1.4 times
 as fast), with bit-identical results. The C compile is profile-guided
 (:class:`ProfileGuidedBuildExt`: about 1.1 times as fast again). Building takes
-about four and a half minutes on two cores (about two with ``SIMCACHE_PGO=0``)
+about four and a half minutes on two cores (about three with ``SIMCACHE_PGO=0``)
 and needs a C compiler (gcc and the Python headers).
 
 - ``SIMCACHE_COMPILE=0 pip install -e .`` installs without compiling (and
@@ -113,7 +113,7 @@ class ProfileGuidedBuildExt(build_ext):
     ``-fprofile-use``. Bit-identical results, about a tenth faster (bench/README.md, "A profile-guided build").
 
     ``SIMCACHE_PGO=0`` builds without a profile, as does any failure of the instrumented build or of the training
-    (said on stderr). The profile costs a second compile and the training run, about two and a half minutes.
+    (said on stderr). The profile costs a second compile and the training run, about a minute and a half more.
     """
 
     def run(self) -> None:
