@@ -36,6 +36,7 @@ ENGINE_MODULES = (
     "simcache.workload",
     "simcache.locality",
     "simcache.physics",
+    "simcache.array_physics",
     "simcache.model.adopted",
     "simcache.model.array",
     "simcache.model.cache",
@@ -51,7 +52,7 @@ ENGINE_MODULES = (
 )
 
 # The analytic estimate: compiled, its per-state Python work (state set-up, fixed point, timeline) runs about
-# 1.4 times as fast. It imports the engine group's physics (simcache.physics) as ordinary Python imports (below).
+# 1.4 times as fast. It imports the engine group's physics (simcache.physics, simcache.array_physics) as ordinary Python imports (below).
 ESTIMATE_MODULES = (
     "simcache.estimate.queueing",
     "simcache.estimate.numeric",

@@ -1,9 +1,9 @@
 """Components that run slower for a while (issue 17): a degraded or rebuilding array, a slow link or tier.
 
 ``array_degraded``: from ``at`` for ``duration`` seconds every spindle operation's service time is scaled by
-its RAID level's factor (:func:`simcache.physics.degraded_factors`); ``array_rebuild`` divides those by
+its RAID level's factor (:func:`simcache.array_physics.degraded_factors`); ``array_rebuild`` divides those by
 ``1 - share``, the share of the survivors' time the rebuild's reads take
-(:func:`simcache.physics.rebuild_share`). Operations already queued keep the times they were given at
+(:func:`simcache.array_physics.rebuild_share`). Operations already queued keep the times they were given at
 submission (the array computes completion times then). The destage backlog grows while the writes arrive
 faster than the slowed array drains them; each event's record holds the cluster's backlog at its start and end.
 
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
+from simcache.array_physics import degraded_factors, rebuild_share
 from simcache.model.link import Port
 from simcache.model.tier import Tier
-from simcache.physics import degraded_factors, rebuild_share
 from simcache.scenario import ArrayEvent, ArrayRebuild, LinkSlow, Slowdown, array_event_seconds
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 Set-up of the runs: one host, one WB+0 VM writing 4 KiB blocks at uniform arrivals over an 8 GiB working set, RAM
 tier, 10GbE storage link, an array of six 7,200 rpm SATA drives (150 MB/s media rate) in RAID 5: the array is the
 only limit of the destage drain. Degraded RAID 5 on n = 6 spindles: reads x 2, read-modify-writes x
-(5n - 8) / (4 (n - 1)) = 22 / 20 = 1.1 (:func:`simcache.physics.degraded_factors`); a rebuild at 50 MB/s takes
+(5n - 8) / (4 (n - 1)) = 22 / 20 = 1.1 (:func:`simcache.array_physics.degraded_factors`); a rebuild at 50 MB/s takes
 50 / 150 = 1/3 of each survivor's time, so front-end operations run x 1.5 slower on top: writes x 1.65, reads x 3.
 """
 
@@ -18,7 +18,7 @@ from test_array_scheduling import KIB, array_of
 from test_peer_loss import assert_conserved
 
 import simcache
-from simcache import physics
+from simcache import array_physics
 from simcache.cli import report
 
 BLOCK = 4096
@@ -68,15 +68,15 @@ def rebuild(at: float, duration: float) -> dict[str, Any]:
 def test_degraded_factors_follow_the_raid_level(raid: str, spindles: int, read: float, write: float) -> None:
     """RAID 5: (2, (5n-8)/(4(n-1))); RAID 6: ((2n-3)/(n-1), (7n-11)/(6(n-1))); RAID 10 over m = 2 (n // 2)
     mirrored spindles (an odd one out is a spare): (m/(m-1), 1)."""
-    assert physics.degraded_factors(raid, spindles) == pytest.approx((read, write), rel=1e-12)
+    assert array_physics.degraded_factors(raid, spindles) == pytest.approx((read, write), rel=1e-12)
 
 
 def test_rebuild_share_is_the_rebuild_rate_over_each_survivors_media_rate() -> None:
     """RAID 5: every survivor reads 50 MB/s of its 150 MB/s; RAID 10 on 14: the partner alone, spread over 13."""
-    assert physics.rebuild_share("raid5", 6, REBUILD_RATE, 150e6) == pytest.approx(1 / 3, rel=1e-12)
-    assert physics.rebuild_share("raid10", 14, REBUILD_RATE, 150e6) == pytest.approx(1 / 39, rel=1e-12)
+    assert array_physics.rebuild_share("raid5", 6, REBUILD_RATE, 150e6) == pytest.approx(1 / 3, rel=1e-12)
+    assert array_physics.rebuild_share("raid10", 14, REBUILD_RATE, 150e6) == pytest.approx(1 / 39, rel=1e-12)
     with pytest.raises(ValueError, match="raid0 has no redundancy"):
-        physics.degraded_factors("raid0", 4)
+        array_physics.degraded_factors("raid0", 4)
 
 
 @pytest.mark.parametrize(("write", "factor"), [(False, 3.0), (True, WRITE_FACTOR)])
@@ -85,7 +85,7 @@ def test_a_lone_io_on_a_rebuilding_array_takes_the_factor_times_its_service(writ
     (reads 2 x 1.5 = 3, read-modify-writes 1.1 x 1.5 = 1.65), to rounding."""
     healthy = array_of("raid5", 6).submit(1.0, ((0, 10**9, 4 * KIB),), write) - 1.0
     array = array_of("raid5", 6)
-    read, rmw = physics.degraded_factors("raid5", 6)
+    read, rmw = array_physics.degraded_factors("raid5", 6)
     array.degrade(read * 1.5, rmw * 1.5, 1.5)
     assert array.submit(1.0, ((0, 10**9, 4 * KIB),), write) - 1.0 == pytest.approx(factor * healthy, rel=1e-12)
     array.degrade(1.0, 1.0, 1.0)

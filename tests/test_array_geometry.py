@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from simcache import physics
+from simcache import array_physics
 from simcache.model.array import Array
 from simcache.model.randomness import UniformStream
 from simcache.profiles import list_profiles
@@ -40,7 +40,7 @@ def one_spindle(drive: DriveSpec = SATA_7200, seed: int = 1) -> Array:
 @pytest.mark.parametrize(("settle", "avg_seek", "full_seek", "track"), DATASHEETS)
 def test_seek_curve_holds_its_three_calibration_points(settle: float, avg_seek: float, full_seek: float, track: float) -> None:
     """One track takes ``settle``, the full stroke ``full_seek``, and the mean over random seeks is ``avg_seek``."""
-    curve = physics.seek_curve(settle, avg_seek, full_seek, track)
+    curve = array_physics.seek_curve(settle, avg_seek, full_seek, track)
     assert curve(track) == pytest.approx(settle, rel=1e-9)
     assert curve(1.0) == pytest.approx(full_seek, rel=1e-9)
     assert curve.moments(1.0)[0] == pytest.approx(avg_seek, rel=1e-9)
@@ -49,7 +49,7 @@ def test_seek_curve_holds_its_three_calibration_points(settle: float, avg_seek: 
 
 @pytest.mark.parametrize(("settle", "avg_seek", "full_seek", "track"), DATASHEETS)
 def test_seek_curve_is_monotone_and_continuous(settle: float, avg_seek: float, full_seek: float, track: float) -> None:
-    curve = physics.seek_curve(settle, avg_seek, full_seek, track)
+    curve = array_physics.seek_curve(settle, avg_seek, full_seek, track)
     x = np.concatenate((np.geomspace(track, 1.0, 20001), [curve.knee]))
     x.sort()
     t = np.array([curve(v) for v in x])
@@ -65,7 +65,7 @@ def test_seek_curve_is_monotone_and_continuous(settle: float, avg_seek: float, f
 
 def test_seek_curve_moments_match_quadrature() -> None:
     """The closed-form mean and mean square over ``span x |U1 - U2|`` against a fine midpoint rule."""
-    curve = physics.seek_curve(*DATASHEETS[0])
+    curve = array_physics.seek_curve(*DATASHEETS[0])
     for span in (1e-4, 0.01, 0.2, curve.knee, 0.7, 1.0):
         n = 400_000
         x = (np.arange(n) + 0.5) / n * span
@@ -79,11 +79,11 @@ def test_seek_curve_moments_match_quadrature() -> None:
 def test_every_drive_profile_fits_a_curve_and_a_misfit_is_refused() -> None:
     for name in list_profiles("drive"):
         drive = DriveSpec.model_validate({"profile": name})
-        curve = physics.drive_seek_curve(drive)
+        curve = array_physics.drive_seek_curve(drive)
         assert curve.moments(1.0)[0] == pytest.approx(drive.avg_seek, rel=1e-9)
     default = DriveSpec(rpm=7200, avg_seek=7.8e-3, settle=0.8e-3, media_rate=150e6, capacity=2 * 10**12)
-    assert physics.drive_seek_curve(default)(1.0) == pytest.approx(2 * 7.8e-3, rel=1e-12)  # full stroke unset: 2 x average
-    low, high = physics.seek_curve_bounds(0.8e-3, 10e-3, physics.track_fraction(150e6, 7200, 2 * 10**12))
+    assert array_physics.drive_seek_curve(default)(1.0) == pytest.approx(2 * 7.8e-3, rel=1e-12)  # full stroke unset: 2 x average
+    low, high = array_physics.seek_curve_bounds(0.8e-3, 10e-3, array_physics.track_fraction(150e6, 7200, 2 * 10**12))
     assert low == pytest.approx(0.8e-3 + 9.2e-3 / 3, rel=1e-5) and high == pytest.approx(0.8e-3 + 9.2e-3 * 8 / 15, rel=1e-3)
     with pytest.raises(ValidationError, match="the average must lie between"):
         DriveSpec(rpm=7200, avg_seek=7.8e-3, settle=0.8e-3, full_seek=10e-3, media_rate=150e6, capacity=2 * 10**12)
@@ -92,16 +92,16 @@ def test_every_drive_profile_fits_a_curve_and_a_misfit_is_refused() -> None:
 def test_sequential_chunks_on_one_spindle_pay_no_seek_and_no_rotation() -> None:
     """64 KiB writes queued back to back, each where the last ended: one positioning (the first), then media time."""
     array = one_spindle(seed=5)
-    first_rotation = UniformStream(np.random.SeedSequence(5)).uniform() * physics.revolution_seconds(7200)
+    first_rotation = UniformStream(np.random.SeedSequence(5)).uniform() * array_physics.revolution_seconds(7200)
     start = 10**12  # the middle of the stroke; the head starts at the outer edge
     chunk = 64 * 1024
     done = [array.submit(0.0, ((0, start + i * chunk, chunk),), True) for i in range(100)]
-    seek = physics.drive_seek_curve(SATA_7200)(start / SATA_7200.capacity)
+    seek = array_physics.drive_seek_curve(SATA_7200)(start / SATA_7200.capacity)
     assert done[-1] == pytest.approx(seek + first_rotation + 100 * chunk / 150e6, rel=1e-12)
     assert np.allclose(np.diff(done), chunk / 150e6, rtol=1e-9)
     # After an idle gap the data has rotated away: the next block costs a rotation but no seek.
     later = array.submit(1.0, ((0, start + 100 * chunk, chunk),), True) - 1.0
-    assert chunk / 150e6 <= later < chunk / 150e6 + physics.revolution_seconds(7200)
+    assert chunk / 150e6 <= later < chunk / 150e6 + array_physics.revolution_seconds(7200)
 
 
 def _positioning(array: Array, offsets: np.ndarray, size: int) -> np.ndarray:
@@ -116,7 +116,7 @@ def test_uniform_random_reads_over_the_stroke_average_avg_seek_plus_half_a_revol
     n = 40_000
     offsets = rng.integers(0, SATA_7200.capacity // 512, n) * 512
     positioning = _positioning(one_spindle(seed=3), offsets, 512)[1:]  # the first read seeks from the edge
-    expected = SATA_7200.avg_seek + physics.revolution_seconds(7200) / 2.0
+    expected = SATA_7200.avg_seek + array_physics.revolution_seconds(7200) / 2.0
     error = positioning.std(ddof=1) / math.sqrt(len(positioning))
     assert abs(positioning.mean() - expected) < 5 * error, (positioning.mean(), expected, error)
 
@@ -130,8 +130,8 @@ def test_a_stream_confined_to_a_small_region_seeks_less_than_uniform_over_the_sp
     ranks = np.minimum(np.floor((rng.random(n) * (blocks ** (1 - 0.9) - 1) + 1) ** (1 / (1 - 0.9))).astype(np.int64), blocks) - 1
     confined = _positioning(one_spindle(seed=4), ranks * 4096, 4096)[1:]
     uniform = _positioning(one_spindle(seed=4), rng.integers(0, SATA_7200.capacity // 4096, n) * 4096, 4096)[1:]
-    half_revolution = physics.revolution_seconds(7200) / 2.0
-    curve = physics.drive_seek_curve(SATA_7200)
+    half_revolution = array_physics.revolution_seconds(7200) / 2.0
+    curve = array_physics.drive_seek_curve(SATA_7200)
     assert confined.mean() - half_revolution < 0.5 * (uniform.mean() - half_revolution)
     assert confined.mean() - half_revolution < curve.moments(0.01)[0] * 1.1
 
@@ -141,9 +141,9 @@ def test_single_spindle_wait_matches_pollaczek_khinchine() -> None:
     against W = lambda E[S^2] / (2 (1 - rho)), E[S] and E[S^2] from the seek curve's moments, a uniform rotation
     and the media time. Tolerance: 4 standard errors of the mean over 10 independent replications (seeds)."""
     size = 4096
-    revolution = physics.revolution_seconds(7200)
+    revolution = array_physics.revolution_seconds(7200)
     transfer = size / 150e6
-    seek_mean, seek_square = physics.drive_seek_curve(SATA_7200).moments(1.0)
+    seek_mean, seek_square = array_physics.drive_seek_curve(SATA_7200).moments(1.0)
     rest_mean = revolution / 2.0 + transfer  # rotation (uniform) plus media time
     rest_square = revolution**2 / 3.0 + revolution * transfer + transfer**2
     mean_service = seek_mean + rest_mean
@@ -166,10 +166,10 @@ def test_single_spindle_wait_matches_pollaczek_khinchine() -> None:
 
 
 def test_raid_layouts_place_consecutive_units_on_consecutive_spindles() -> None:
-    assert [physics.stripe_unit_spindles("raid0", 4, u) for u in range(5)] == [(0, (0,)), (0, (1,)), (0, (2,)), (0, (3,)), (1, (0,))]
-    assert [physics.stripe_unit_spindles("raid10", 6, u) for u in range(4)] == [(0, (0, 3)), (0, (1, 4)), (0, (2, 5)), (1, (0, 3))]
+    assert [array_physics.stripe_unit_spindles("raid0", 4, u) for u in range(5)] == [(0, (0,)), (0, (1,)), (0, (2,)), (0, (3,)), (1, (0,))]
+    assert [array_physics.stripe_unit_spindles("raid10", 6, u) for u in range(4)] == [(0, (0, 3)), (0, (1, 4)), (0, (2, 5)), (1, (0, 3))]
     # RAID 5, 4 spindles: row 0 has parity on spindle 3 and data on 0, 1, 2; row 1 parity on 2, data on 3, 0, 1.
-    assert [physics.stripe_unit_spindles("raid5", 4, u) for u in range(6)] == [
+    assert [array_physics.stripe_unit_spindles("raid5", 4, u) for u in range(6)] == [
         (0, (0, 3)),
         (0, (1, 3)),
         (0, (2, 3)),
@@ -177,11 +177,11 @@ def test_raid_layouts_place_consecutive_units_on_consecutive_spindles() -> None:
         (1, (0, 2)),
         (1, (1, 2)),
     ]
-    assert physics.stripe_unit_spindles("raid6", 5, 0) == (0, (1, 4, 0))
+    assert array_physics.stripe_unit_spindles("raid6", 5, 0) == (0, (1, 4, 0))
     for raid, n in (("raid0", 5), ("raid10", 8), ("raid5", 5), ("raid6", 6)):
-        width = physics.stripe_width(raid, n)
+        width = array_physics.stripe_width(raid, n)
         for row in range(n):  # every spindle holds one data unit or redundancy per row, and no two things
-            used = [s for u in range(row * width, (row + 1) * width) for s in physics.stripe_unit_spindles(raid, n, u)[1]]
+            used = [s for u in range(row * width, (row + 1) * width) for s in array_physics.stripe_unit_spindles(raid, n, u)[1]]
             assert len(set(used)) == len(used) if raid in ("raid0", "raid10") else len(set(used)) == n
 
 

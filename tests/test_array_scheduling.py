@@ -7,7 +7,7 @@ first-served moves ``1 / 3`` (the mean of ``|U1 - U2|``). RAID 5 and 6 small wri
 parity: 4 and 6 back-end I/Os (Patterson, Gibson and Katz 1988; REFERENCE.md); a write of a whole stripe row
 computes parity from the new data alone: no reads, every spindle of the row written once. Zoned recording: a
 track's bytes grow with its radius, so the rate at a fraction ``f`` of the capacity from the outer edge is
-``outer x sqrt(1 - f (1 - (inner / outer)^2))`` (see :func:`simcache.physics.zone_rate`).
+``outer x sqrt(1 - f (1 - (inner / outer)^2))`` (see :func:`simcache.array_physics.zone_rate`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from builders import small_scenario
 from strategies import to_toml
 
-from simcache import ScenarioError, load_scenario, physics
+from simcache import ScenarioError, array_physics, load_scenario
 from simcache.model.array import Array, Run, merge_runs
 from simcache.model.destager import Destager
 from simcache.model.randomness import UniformStream
@@ -43,21 +43,21 @@ def array_of(raid: str, spindles: int, seed: int = 1, drive: DriveSpec = DRIVE, 
 def test_elevator_sweeps_toward_the_nearer_end_first() -> None:
     requests = [(900, 1), (100, 1), (600, 1), (400, 1)]
     # Head at 500: the top end (900) is 400 away, the bottom (100) 400 away too: up first on a tie.
-    assert physics.elevator_order(500, requests, 32) == [(600, 1), (900, 1), (400, 1), (100, 1)]
+    assert array_physics.elevator_order(500, requests, 32) == [(600, 1), (900, 1), (400, 1), (100, 1)]
     # Head at 700: the top (900) is nearer than the bottom (100): up, then down.
-    assert physics.elevator_order(700, requests, 32) == [(900, 1), (600, 1), (400, 1), (100, 1)]
+    assert array_physics.elevator_order(700, requests, 32) == [(900, 1), (600, 1), (400, 1), (100, 1)]
     # Head at 300: the bottom is nearer: down, then up.
-    assert physics.elevator_order(300, requests, 32) == [(100, 1), (400, 1), (600, 1), (900, 1)]
+    assert array_physics.elevator_order(300, requests, 32) == [(100, 1), (400, 1), (600, 1), (900, 1)]
     # No head yet (-1): from the stroke's start, ascending.
-    assert physics.elevator_order(-1, requests, 32) == [(100, 1), (400, 1), (600, 1), (900, 1)]
+    assert array_physics.elevator_order(-1, requests, 32) == [(100, 1), (400, 1), (600, 1), (900, 1)]
 
 
 def test_elevator_reorders_at_most_the_queue_depth_at_once() -> None:
     requests = [(900, 1), (100, 1), (600, 1), (400, 1)]
     # Depth 2: (900, 100) swept from 0, ending at 900 + 1; then (600, 400) swept downward from there.
-    assert physics.elevator_order(0, requests, 2) == [(100, 1), (900, 1), (600, 1), (400, 1)]
+    assert array_physics.elevator_order(0, requests, 2) == [(100, 1), (900, 1), (600, 1), (400, 1)]
     # Depth 1: arrival order.
-    assert physics.elevator_order(0, requests, 1) == requests
+    assert array_physics.elevator_order(0, requests, 1) == requests
 
 
 @pytest.mark.parametrize("k", [2, 4, 8, 16])
@@ -71,7 +71,7 @@ def test_a_sweep_over_k_uniform_requests_moves_a_span_over_k_plus_one_per_reques
     arrival = np.empty(trials)
     for t in range(trials):
         positions = [(int(p), 0) for p in rng.random(k) * span]
-        for out, order in ((swept, physics.elevator_order(0, positions, 32)), (arrival, positions)):
+        for out, order in ((swept, array_physics.elevator_order(0, positions, 32)), (arrival, positions)):
             head = 0
             moved = 0
             for position, _ in order:
@@ -91,8 +91,8 @@ def test_the_array_serves_a_batch_in_elevator_order_at_the_seek_curve_of_each_ga
     positions = [1_500_000_000_000, 200_000_000_000, 900_000_000_000, 400_000_000_000]
     runs: list[Run] = [(0, p, 8 * KIB) for p in positions]
     drive = DRIVE
-    curve = physics.drive_seek_curve(drive)
-    revolution = physics.revolution_seconds(drive.rpm)
+    curve = array_physics.drive_seek_curve(drive)
+    revolution = array_physics.revolution_seconds(drive.rpm)
     spent = {}
     for scheduling in ("elevator", "fcfs"):
         array = array_of("raid0", 1, scheduling=scheduling)
@@ -102,7 +102,8 @@ def test_the_array_serves_a_batch_in_elevator_order_at_the_seek_curve_of_each_ga
         expected = 0.0
         for position, u in zip(order, rotations, strict=True):
             seek = curve(abs(position - head) / drive.capacity)
-            expected = expected + physics.spindle_op_seconds(seek, u * revolution, 8 * KIB * (1.0 / drive.media_rate), revolution, False)
+            transfer = 8 * KIB * (1.0 / drive.media_rate)
+            expected = expected + array_physics.spindle_op_seconds(seek, u * revolution, transfer, revolution, False)
             head = position + 8 * KIB
         assert array.submit(0.0, runs, True) == expected
         spent[scheduling] = expected
@@ -128,13 +129,13 @@ def test_a_small_write_costs_the_raid_write_penalty_in_back_end_ios(raid: str, s
 @pytest.mark.parametrize(("raid", "spindles"), [("raid5", 5), ("raid6", 6)])
 def test_a_whole_stripe_row_is_written_once_without_reads(raid: str, spindles: int) -> None:
     """An aligned write of one stripe row: one write per spindle (data and parity), no read, no extra revolution."""
-    row = physics.stripe_width(raid, spindles) * 64 * KIB
+    row = array_physics.stripe_width(raid, spindles) * 64 * KIB
     array = array_of(raid, spindles)
     done = array.submit(0.0, [(0, 7 * row, row)], True)
     assert (array.back_end_ios, array.full_stripe_writes) == (spindles, 1)
-    revolution = physics.revolution_seconds(DRIVE.rpm)
+    revolution = array_physics.revolution_seconds(DRIVE.rpm)
     # Each spindle's one operation: its seek from the start to row 7 + rotation + one unit's transfer, no re-write.
-    seek = physics.drive_seek_curve(DRIVE)(7 * 64 * KIB / DRIVE.capacity)
+    seek = array_physics.drive_seek_curve(DRIVE)(7 * 64 * KIB / DRIVE.capacity)
     assert done <= seek + revolution + 64 * KIB / DRIVE.media_rate + 1e-12
     assert array.busy.busy_between(0.0, 1.0) < spindles * (seek + revolution + 64 * KIB / DRIVE.media_rate)
 
@@ -169,22 +170,22 @@ def test_the_destager_coalesces_small_writes_into_a_full_stripe_write() -> None:
 
 
 def test_zone_rate_runs_from_the_outer_to_the_inner_rate() -> None:
-    shrink = physics.zone_shrink(150e6, 80e6)
-    assert physics.zone_rate(150e6, shrink, 0.0) == pytest.approx(150e6, rel=1e-12)
-    assert physics.zone_rate(150e6, shrink, 1.0) == pytest.approx(80e6, rel=1e-12)
+    shrink = array_physics.zone_shrink(150e6, 80e6)
+    assert array_physics.zone_rate(150e6, shrink, 0.0) == pytest.approx(150e6, rel=1e-12)
+    assert array_physics.zone_rate(150e6, shrink, 1.0) == pytest.approx(80e6, rel=1e-12)
     # Half the capacity from the edge: the radius whose disc outside holds half the bytes, rms of the two radii.
-    assert physics.zone_rate(150e6, shrink, 0.5) == pytest.approx(math.sqrt((150e6**2 + 80e6**2) / 2.0), rel=1e-12)
-    assert physics.zone_shrink(150e6, None) == 0.0
+    assert array_physics.zone_rate(150e6, shrink, 0.5) == pytest.approx(math.sqrt((150e6**2 + 80e6**2) / 2.0), rel=1e-12)
+    assert array_physics.zone_shrink(150e6, None) == 0.0
 
 
 @pytest.mark.parametrize("span", [0.05, 0.5, 0.98, 1.0])
 def test_mean_transfer_time_matches_quadrature(span: float) -> None:
     n = 200_000
     f = (np.arange(n) + 0.5) / n * span
-    shrink = physics.zone_shrink(150e6, 80e6)
+    shrink = array_physics.zone_shrink(150e6, 80e6)
     rates = 150e6 * np.sqrt(1.0 - f * shrink)
-    assert physics.mean_transfer_seconds(1e6, 150e6, 80e6, span) == pytest.approx(float(np.mean(1e6 / rates)), rel=1e-8)
-    assert physics.mean_transfer_seconds(1e6, 150e6, None, span) == 1e6 / 150e6
+    assert array_physics.mean_transfer_seconds(1e6, 150e6, 80e6, span) == pytest.approx(float(np.mean(1e6 / rates)), rel=1e-8)
+    assert array_physics.mean_transfer_seconds(1e6, 150e6, None, span) == 1e6 / 150e6
 
 
 def test_an_inner_zone_transfer_takes_the_inner_rate() -> None:
@@ -194,9 +195,9 @@ def test_an_inner_zone_transfer_takes_the_inner_rate() -> None:
     size = 1024 * KIB
     t_outer = outer.submit(0.0, [(0, 0, size)], False)
     t_inner = inner.submit(0.0, [(0, DRIVE.capacity - size, size)], False)
-    revolution = physics.revolution_seconds(DRIVE.rpm)
+    revolution = array_physics.revolution_seconds(DRIVE.rpm)
     u = UniformStream(np.random.SeedSequence(3)).uniforms(1)[0]
-    full = physics.drive_seek_curve(drive)((DRIVE.capacity - size) / DRIVE.capacity)
+    full = array_physics.drive_seek_curve(drive)((DRIVE.capacity - size) / DRIVE.capacity)
     # 16 chunks of 64 KiB streaming on: one rotation; the first from the start of the stroke (no seek), the other far.
     assert t_outer == pytest.approx(u * revolution + size / 150e6, rel=1e-3)
     assert t_inner == pytest.approx(full + u * revolution + size / 80e6, rel=2e-3)
@@ -207,7 +208,7 @@ def test_a_span_larger_than_one_drive_spreads_over_the_raid_set() -> None:
     chosen by its stripe unit, and the array's logical space is 7 x 2 TB."""
     array = array_of("raid10", 14)
     assert array.logical_address(0, 10 * 10**12) == 10 * 10**12
-    row, spindles = physics.stripe_unit_spindles("raid10", 14, 10 * 10**12 // (64 * KIB))
+    row, spindles = array_physics.stripe_unit_spindles("raid10", 14, 10 * 10**12 // (64 * KIB))
     assert row * 64 * KIB < DRIVE.capacity and len(spindles) == 2
     assert array._logical_bytes == DRIVE.capacity // (64 * KIB) * 7 * 64 * KIB
 
@@ -270,15 +271,15 @@ def test_every_drive_profile_is_calibrated_on_its_datasheet_figures() -> None:
 
     for name in list_profiles("drive"):
         drive = DriveSpec.model_validate({"profile": name})
-        curve = physics.drive_seek_curve(drive)
-        track = physics.track_fraction(drive.media_rate, drive.rpm, drive.capacity)
+        curve = array_physics.drive_seek_curve(drive)
+        track = array_physics.track_fraction(drive.media_rate, drive.rpm, drive.capacity)
         full = drive.full_seek if drive.full_seek is not None else 2.0 * drive.avg_seek
         assert curve(track) == pytest.approx(drive.settle, rel=1e-9), name
         assert curve(1.0) == pytest.approx(full, rel=1e-9), name
         assert curve.moments(1.0)[0] == pytest.approx(drive.avg_seek, rel=1e-9), name
-        assert physics.revolution_seconds(drive.rpm) == 60.0 / drive.rpm
-        shrink = physics.zone_shrink(drive.media_rate, drive.inner_rate)
-        assert physics.zone_rate(drive.media_rate, shrink, 1.0) == pytest.approx(drive.inner_rate or drive.media_rate, rel=1e-12)
+        assert array_physics.revolution_seconds(drive.rpm) == 60.0 / drive.rpm
+        shrink = array_physics.zone_shrink(drive.media_rate, drive.inner_rate)
+        assert array_physics.zone_rate(drive.media_rate, shrink, 1.0) == pytest.approx(drive.inner_rate or drive.media_rate, rel=1e-12)
     sata = DriveSpec.model_validate({"profile": "sata-7200"})
     assert (sata.settle, sata.avg_seek, sata.rpm, sata.queue_depth) == (0.275e-3, 7.8e-3, 7200, 32)  # HC310 spec; SATA NCQ
 
@@ -287,4 +288,4 @@ def test_a_contiguous_stretch_is_served_upward_even_on_a_downward_sweep() -> Non
     """Head at 10,000: the stretch 100-400 (three requests that continue one another) lies below it, as does 5,000;
     the sweep goes down, visiting 5,000 and then the stretch, the stretch upward (a drive streams forward only)."""
     requests = [(300, 100), (5000, 10), (100, 100), (200, 100)]
-    assert physics.elevator_order(10_000, requests, 32) == [(5000, 10), (100, 100), (200, 100), (300, 100)]
+    assert array_physics.elevator_order(10_000, requests, 32) == [(5000, 10), (100, 100), (200, 100), (300, 100)]

@@ -14,7 +14,7 @@ import pytest
 import simpy
 
 import simcache
-from simcache import physics
+from simcache import array_physics, physics
 from simcache.engine import build
 from simcache.estimate.layout import Layout
 from simcache.model.array import Array
@@ -111,7 +111,8 @@ def test_vms_wait_for_the_physics_acknowledgement() -> None:
     scenario = model.scenario
     for vm in model.vms:
         assert vm._ack_time == physics.ack_seconds(scenario.cluster.peer_link)
-        assert vm._storage_message == physics.message_seconds(scenario.cluster.storage_link)
+    for host in model.hosts:
+        assert host.storage_tx.acknowledgement == physics.message_seconds(scenario.cluster.storage_link)
 
 
 # -- peers --------------------------------------------------------------------------------------
@@ -181,25 +182,25 @@ def test_port_names_label_the_model_ports_and_the_estimate_stations_alike() -> N
 def test_spindle_operation_moments_over_random_distances() -> None:
     """Over span x |U1 - U2| the seek's mean and mean square are the curve's closed-form moments; a uniform
     rotational latency adds revolution / 2 and revolution^2 / 12 (checked by sampling at 4 standard errors)."""
-    curve = physics.seek_curve(0.5e-3, 8.5e-3, 17e-3, 1e-6)
-    span, revolution = 0.3, physics.revolution_seconds(7200)
+    curve = array_physics.seek_curve(0.5e-3, 8.5e-3, 17e-3, 1e-6)
+    span, revolution = 0.3, array_physics.revolution_seconds(7200)
     assert revolution == 60.0 / 7200
     u = np.random.default_rng(1).random((3, 200_000))
     seeks = np.array([curve(span * abs(a - b)) for a, b in u[:2].T])
     services = seeks + u[2] * revolution
-    samples = [physics.spindle_op_seconds(curve(span * abs(a - b)), r * revolution, 0.0, revolution, False) for a, b, r in u.T[:1000]]
+    samples = [array_physics.spindle_op_seconds(curve(span * abs(a - b)), r * revolution, 0.0, revolution, False) for a, b, r in u.T[:1000]]
     np.testing.assert_array_equal(samples, services[:1000])
     seek_mean, seek_square = curve.moments(span)
-    mean = physics.spindle_op_seconds(seek_mean, revolution / 2.0, 0.0, revolution, False)
-    variance = physics.spindle_op_variance(seek_mean, seek_square, revolution)
+    mean = array_physics.spindle_op_seconds(seek_mean, revolution / 2.0, 0.0, revolution, False)
+    variance = array_physics.spindle_op_variance(seek_mean, seek_square, revolution)
     standard_error = math.sqrt(variance / services.size)
     assert abs(services.mean() - mean) < 4 * standard_error
     assert services.var() == pytest.approx(variance, rel=0.02)
 
 
 def test_read_modify_write_adds_a_revolution_and_a_second_transfer() -> None:
-    assert physics.spindle_op_seconds(1e-3, 2e-3, 3e-4, 8e-3, False) == 1e-3 + 2e-3 + 3e-4
-    assert physics.spindle_op_seconds(1e-3, 2e-3, 3e-4, 8e-3, True) == 1e-3 + 2e-3 + 3e-4 + (8e-3 + 3e-4)
+    assert array_physics.spindle_op_seconds(1e-3, 2e-3, 3e-4, 8e-3, False) == 1e-3 + 2e-3 + 3e-4
+    assert array_physics.spindle_op_seconds(1e-3, 2e-3, 3e-4, 8e-3, True) == 1e-3 + 2e-3 + 3e-4 + (8e-3 + 3e-4)
 
 
 @pytest.mark.parametrize(
@@ -208,41 +209,41 @@ def test_read_modify_write_adds_a_revolution_and_a_second_transfer() -> None:
 )
 def test_raid_layout(raid: str, data: float, copies: int, penalty: int) -> None:
     """8 spindles: usable capacity n, n/2, n - 1, n - 2; write penalty (REFERENCE) 1, 2, 4, 6."""
-    assert physics.data_spindles(raid, 8) == data
-    assert physics.chunk_copies(raid, 8) == copies
-    assert physics.read_modify_write(raid) == (raid in ("raid5", "raid6"))
-    assert physics.write_penalty(raid, 8) == penalty
+    assert array_physics.data_spindles(raid, 8) == data
+    assert array_physics.chunk_copies(raid, 8) == copies
+    assert array_physics.read_modify_write(raid) == (raid in ("raid5", "raid6"))
+    assert array_physics.write_penalty(raid, 8) == penalty
     spec = array_spec(raid, 8)
-    assert physics.span_fraction(spec, 10**9) == 10**9 / (spec.drive.capacity * data)
+    assert array_physics.span_fraction(spec, 10**9) == 10**9 / (spec.drive.capacity * data)
     assert Array(spec, UniformStream(np.random.SeedSequence(0)), [10**9]).write_penalty == penalty
 
 
 def test_span_is_clamped_to_the_stroke_and_sorted_batches_seek_shorter() -> None:
     """The mean gap between k sorted uniform points on [0, 1] is 1 / (k + 1) (the estimate's destage batches)."""
-    assert [physics.seek_span(x) for x in (-0.1, 0.0, 0.4, 1.0, 2.5)] == [0.0, 0.0, 0.4, 1.0, 1.0]
-    assert physics.sorted_seek_scale(3) == 0.25
+    assert [array_physics.seek_span(x) for x in (-0.1, 0.0, 0.4, 1.0, 2.5)] == [0.0, 0.0, 0.4, 1.0, 1.0]
+    assert array_physics.sorted_seek_scale(3) == 0.25
     points = np.sort(np.random.default_rng(2).random((100_000, 3)), axis=1)
-    assert np.diff(points, axis=1).mean() == pytest.approx(physics.sorted_seek_scale(3), rel=0.01)
+    assert np.diff(points, axis=1).mean() == pytest.approx(array_physics.sorted_seek_scale(3), rel=0.01)
 
 
 def test_an_idle_array_reads_in_the_physics_service_time() -> None:
     """A read of one chunk on an idle array: the seek curve over the distance from the head (the stroke's start
     before any I/O) + U x revolution + size / media rate, from the array's own draws (the mirror copy, the
-    rotation), bit for bit; the media rate is the zone's at the chunk's position (:func:`physics.zone_rate`)."""
+    rotation), bit for bit; the media rate is the zone's at the chunk's position (:func:`array_physics.zone_rate`)."""
     spec = array_spec("raid10", 8)
     array = Array(spec, UniformStream(np.random.SeedSequence(7)), [5 * 10**11])
     _copy, u_rotation = UniformStream(np.random.SeedSequence(7)).uniforms(2)  # the first draw picks the mirror copy
     drive = spec.drive
-    revolution = physics.revolution_seconds(drive.rpm)
+    revolution = array_physics.revolution_seconds(drive.rpm)
     offset = 3 * 10**10 + 4096
     unit, within = divmod(offset, spec.stripe)
-    row, spindles = physics.stripe_unit_spindles("raid10", 8, unit)
+    row, spindles = array_physics.stripe_unit_spindles("raid10", 8, unit)
     assert spindles == (unit % 4, unit % 4 + 4) and row == unit // 4
-    seek = physics.drive_seek_curve(drive)((row * spec.stripe + within) / drive.capacity)
+    seek = array_physics.drive_seek_curve(drive)((row * spec.stripe + within) / drive.capacity)
     size = 4096
-    shrink = physics.zone_shrink(drive.media_rate, drive.inner_rate)
-    rate = physics.zone_rate(drive.media_rate, shrink, (row * spec.stripe + within) / drive.capacity)
-    expected = physics.spindle_op_seconds(seek, u_rotation * revolution, size / rate, revolution, False)
+    shrink = array_physics.zone_shrink(drive.media_rate, drive.inner_rate)
+    rate = array_physics.zone_rate(drive.media_rate, shrink, (row * spec.stripe + within) / drive.capacity)
+    expected = array_physics.spindle_op_seconds(seek, u_rotation * revolution, size / rate, revolution, False)
     assert array.read(0.0, 0, offset, size) == 0.0 + expected
     assert array.busy.busy_between(0.0, 1.0) == expected
 
@@ -253,8 +254,8 @@ def test_the_controller_cache_acknowledges_in_its_latency() -> None:
     default = simcache.load_scenario("default").array
     cached = ArraySpec.model_validate(default.model_dump() | {"controller_cache": 2**30, "cache_latency": 2e-4})
     bare = ArraySpec.model_validate(default.model_dump() | {"controller_cache": 0})
-    assert physics.cache_ack_seconds(cached) == 2e-4
-    assert physics.cache_ack_seconds(bare) is None
+    assert array_physics.cache_ack_seconds(cached) == 2e-4
+    assert array_physics.cache_ack_seconds(bare) is None
     array = Array(cached, UniformStream(np.random.SeedSequence(3)), [10**9])
     assert array.submit(1.0, [(0, 0, 4096)], True) == 1.0 + 2e-4
 
@@ -302,16 +303,16 @@ def test_the_estimate_service_figures_are_the_physics_values() -> None:
     assert services.write_rate == physics.pipe_rate(tier.write_bandwidth, tier.controller_bandwidth)
     assert services.gc_rate == physics.gc_refill_rate(tier)
     assert services.clean_pool == physics.clean_pool_depth(tier.clean_pool)
-    assert services.revolution == physics.revolution_seconds(drive.rpm)
-    assert services.seek == physics.drive_seek_curve(drive)
-    assert services.span == physics.seek_span(physics.span_fraction(array, scenario.data_bytes))
-    assert services.copies == physics.chunk_copies(array.raid, array.spindles)
-    assert services.rmw == physics.read_modify_write(array.raid)
-    assert services.cache_ack == physics.cache_ack_seconds(array)
+    assert services.revolution == array_physics.revolution_seconds(drive.rpm)
+    assert services.seek == array_physics.drive_seek_curve(drive)
+    assert services.span == array_physics.seek_span(array_physics.span_fraction(array, scenario.data_bytes))
+    assert services.copies == array_physics.chunk_copies(array.raid, array.spindles)
+    assert services.rmw == array_physics.read_modify_write(array.raid)
+    assert services.cache_ack == array_physics.cache_ack_seconds(array)
     assert services.storage_seconds(65536.0) == physics.wire_seconds(cluster.storage_link, 65536.0)
     mean, variance = services.spindle_op(4096.0, False, 1.0)
-    seek, seek_square = physics.drive_seek_curve(drive).moments(services.span)
+    seek, seek_square = array_physics.drive_seek_curve(drive).moments(services.span)
     revolution = services.revolution
-    media = 1.0 / physics.mean_transfer_seconds(1.0, drive.media_rate, drive.inner_rate, services.span)
-    assert mean == physics.spindle_op_seconds(seek, revolution / 2.0, 4096.0 / media, revolution, False)
-    assert variance == physics.spindle_op_variance(seek, seek_square, revolution)
+    media = 1.0 / array_physics.mean_transfer_seconds(1.0, drive.media_rate, drive.inner_rate, services.span)
+    assert mean == array_physics.spindle_op_seconds(seek, revolution / 2.0, 4096.0 / media, revolution, False)
+    assert variance == array_physics.spindle_op_variance(seek, seek_square, revolution)

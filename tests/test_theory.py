@@ -31,7 +31,7 @@ import numpy.typing as npt
 import pytest
 import simpy
 
-from simcache import physics
+from simcache import array_physics
 from simcache.model.array import Array
 from simcache.model.host import Host
 from simcache.model.link import FlowNetwork, Port
@@ -553,7 +553,7 @@ def spindle_service_moments(drive: DriveSpec, size: int) -> tuple[float, float]:
     stroke, seek the datasheet-fitted curve (its closed-form moments over X); Var(U rev) = rev^2 / 12.
     """
     revolution = 60.0 / drive.rpm
-    seek_mean, seek_square = physics.drive_seek_curve(drive).moments(1.0)
+    seek_mean, seek_square = array_physics.drive_seek_curve(drive).moments(1.0)
     mean = seek_mean + revolution / 2 + size / drive.media_rate
     return mean, seek_square - seek_mean**2 + revolution**2 / 12
 

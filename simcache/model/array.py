@@ -6,11 +6,11 @@ Assumptions (see docs/architecture.md, Backing array):
   run at (VM, offset, length) is cut into stripe-sized chunks from its start
   (as if runs were stripe-aligned: a run costs ceil(length / stripe) chunks
   wherever it starts); each chunk goes to the spindles of the stripe unit its
-  first byte is in (:func:`simcache.physics.stripe_unit_spindles`, through a :class:`~simcache.physics.StripeLayout`), at
+  first byte is in (:func:`simcache.array_physics.stripe_unit_spindles`, through a :class:`~simcache.array_physics.StripeLayout`), at
   ``row x stripe`` plus its offset in the unit on each of them.
 - Each spindle remembers where its head is (the end of its last chunk). A
   chunk's seek follows the distance from there, as a fraction of the stroke,
-  on the datasheet-fitted seek curve (:class:`simcache.physics.SeekCurve`).
+  on the datasheet-fitted seek curve (:class:`simcache.array_physics.SeekCurve`).
 - Rotational latency is uniform over one revolution, except that a chunk that
   starts exactly where the head is, on a spindle still busy with the chunk
   before it, streams on: no seek and no rotation.
@@ -21,8 +21,8 @@ Assumptions (see docs/architecture.md, Backing array):
 - Each spindle serves first-come first-served, so completion times are
   computed at submission (no SimPy events inside the array).
 - A degraded array (``array_degraded`` / ``array_rebuild`` events, :meth:`Array.degrade`) scales each spindle
-  operation's service time by its RAID level's factor (:func:`simcache.physics.degraded_factors`), over
-  ``1 - share`` while a rebuild takes that share of the spindles (:func:`simcache.physics.rebuild_share`):
+  operation's service time by its RAID level's factor (:func:`simcache.array_physics.degraded_factors`), over
+  ``1 - share`` while a rebuild takes that share of the spindles (:func:`simcache.array_physics.rebuild_share`):
   the survivors' mean load, not which spindle failed.
 - An optional controller write cache acknowledges writes after
   ``cache_latency`` while it has room; a write that does not fit waits for its
@@ -36,9 +36,7 @@ import math
 from collections.abc import Callable, Sequence
 from itertools import accumulate
 
-from simcache.model.meter import BusyMeter
-from simcache.model.randomness import UniformStream
-from simcache.physics import (
+from simcache.array_physics import (
     StripeLayout,
     cache_ack_seconds,
     drive_seek_curve,
@@ -50,6 +48,8 @@ from simcache.physics import (
     write_penalty,
     zone_shrink,
 )
+from simcache.model.meter import BusyMeter
+from simcache.model.randomness import UniformStream
 from simcache.scenario import ArraySpec
 
 __all__ = ["Array", "Run", "merge_runs"]
@@ -271,7 +271,7 @@ class Array:
             rotation = self._stream.uniform() * revolution
         shrink = self._zone_shrink
         if shrink:
-            transfer = chunk / (self._outer_rate * math.sqrt(1.0 - position / self._stroke * shrink))  # physics.zone_rate
+            transfer = chunk / (self._outer_rate * math.sqrt(1.0 - position / self._stroke * shrink))  # array_physics.zone_rate
         else:
             transfer = chunk * self._seconds_per_byte
         finish = start + spindle_op_seconds(seek, rotation, transfer, revolution, read_modify_write) * scale

@@ -50,7 +50,7 @@ from simcache.model.detached import run_detached
 from simcache.model.host import AsyncWrite, Host
 from simcache.model.kernel import Signal, Wait, clock_of, current_time, process_now, schedule_at, sleep
 from simcache.model.link import Port
-from simcache.physics import ack_seconds, compression_seconds, message_seconds, ring_peers
+from simcache.physics import ack_seconds, compression_seconds, ring_peers
 from simcache.replay import TraceStream
 from simcache.scenario import CompressionSpec, Group
 from simcache.workload import IOStream
@@ -101,7 +101,6 @@ class VM:
         self._peer_latency = link.latency
         self._peer_paths = tuple(host.peer_path(peer) for peer in peers)
         self._ack_time = ack_seconds(link)
-        self._storage_message = message_seconds(host.storage_tx.spec)  # a read request, the array's acknowledgement
         replication = "sync" if spec is None else spec.replication
         self._async = replication == "async"
         self._send_buffer = 0 if spec is None else spec.replication_buffer
@@ -203,7 +202,6 @@ class VM:
         link = host.peer_txs[0].spec
         self._peer_latency = link.latency
         self._ack_time = ack_seconds(link)
-        self._storage_message = message_seconds(host.storage_tx.spec)
         self._compressing.clear()
 
     def update_peers(self) -> None:
@@ -453,7 +451,7 @@ class VM:
         yield host.network.send((host.storage_tx, host.array_rx), wire, packets, latency=host.storage_tx.latency)
         arrived = current_time(clock)
         array_done = host.array.submit(arrived, ((self.index, offset, size),), True)
-        acked = array_done + self._storage_message
+        acked = array_done + host.storage_tx.acknowledgement
         finish = max(acked, local_done)
         if finish > current_time(clock):
             yield sleep(clock, finish - current_time(clock))
@@ -575,8 +573,8 @@ class VM:
 class _ArrayRead:
     """A read miss from the array, from its request on: the request reaches the array one storage message after now,
     the array serves it (its completion time known at once), the data crosses the storage network back, the read is
-    recorded and fills the host's cache. Two callbacks instead of a generator resumed twice (an open loop's misses
-    have nothing before this, and nothing waits for them).
+    recorded and fills the host's cache. One callback called twice (:meth:`_step`) instead of a generator resumed
+    twice (an open loop's misses have nothing before this, and nothing waits for them).
 
     The same events at the same times and in the same order as the generator it replaces (``tests/test_fast_paths.py``):
     the wait for the array is scheduled as :func:`sleep` schedules it, the transfer is the same :meth:`FlowNetwork.send`.
@@ -585,7 +583,20 @@ class _ArrayRead:
     that waits for it resumes then, as it would have after ``yield from``).
     """
 
-    __slots__ = ("array_done", "finished", "host", "issued", "number", "offset", "request_arrives", "size", "vm", "waited")
+    __slots__ = (
+        "array_done",
+        "callback",
+        "delivering",
+        "finished",
+        "host",
+        "issued",
+        "number",
+        "offset",
+        "request_arrives",
+        "size",
+        "vm",
+        "waited",
+    )
 
     def __init__(self, vm: VM, number: int, size: int, offset: int, issued: float, host: Host, waited: float, finished: Signal | None):
         self.vm = vm
@@ -596,20 +607,29 @@ class _ArrayRead:
         self.host = host
         self.waited = waited
         self.finished = finished
+        self.delivering = False  # False: waiting for the array; True: for the data's transfer back
+        # One bound method for both waits (a signal's callback is cleared as it runs); a cycle until delivered.
+        self.callback: Callable[[Signal], None] | None = self._step
         clock = vm.clock
         now = current_time(clock)
-        self.request_arrives = now + vm._storage_message  # now: after the storage link came back, if it was down
+        self.request_arrives = now + host.storage_tx.acknowledgement  # now: after the storage link came back, if it was down
         self.array_done = host.array.read(self.request_arrives, vm.index, offset, size)
-        schedule_at(clock, now + (self.array_done - now), Signal(None, self._served))  # = sleep()'s time
+        schedule_at(clock, now + (self.array_done - now), Signal(None, self.callback))  # = sleep()'s time
 
-    def _served(self, _: Signal) -> None:
-        """The array has the data: send it back over the storage network."""
+    def _step(self, _: Signal) -> None:
+        """The array has the data: send it back over the storage network, this callback the transfer's. Then, the
+        data has arrived: :meth:`_deliver`."""
+        if self.delivering:
+            self._deliver()
+            return
+        self.delivering = True
         host = self.host
         wire, packets = host.storage_tx.framing[self.size]
-        host.network.send((host.array_tx, host.storage_rx), wire, packets, latency=host.storage_tx.latency, then=self._delivered)
+        host.network.send((host.array_tx, host.storage_rx), wire, packets, latency=host.storage_tx.latency, then=self.callback)
 
-    def _delivered(self, _: Signal) -> None:
-        """The data has arrived: fill the cache, record the read (unless its host died meanwhile)."""
+    def _deliver(self) -> None:
+        """Fill the cache, record the read (unless its host died meanwhile)."""
+        self.callback = None  # frees this read by reference count, not by the cyclic collector
         vm = self.vm
         host = self.host
         size = self.size

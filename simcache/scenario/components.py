@@ -167,12 +167,12 @@ class DriveSpec(_Profiled):
     """Track-to-track seek: the shortest seek the array's seek curve makes (one track's distance)."""
     full_seek: PositiveSeconds | None = None
     """Full-stroke seek from the datasheet. Unset: twice ``avg_seek`` (an assumption; see
-    simcache.physics.default_full_seek)."""
+    simcache.array_physics.default_full_seek)."""
     media_rate: PositiveRate
     """Sustained media rate at the outer diameter (the datasheet's maximum sustained transfer rate)."""
     inner_rate: PositiveRate | None = None
     """Sustained media rate at the inner diameter (the datasheet's minimum); the rate in between follows the
-    radius (zoned recording, see simcache.physics.zone_rate). Unset: ``media_rate`` over the whole stroke."""
+    radius (zoned recording, see simcache.array_physics.zone_rate). Unset: ``media_rate`` over the whole stroke."""
     capacity: PositiveBytes
     queue_depth: Annotated[Count, Field(ge=1, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")] = 32
     """Commands the drive accepts at once and reorders (SATA native command queuing: 32; SAS tagged command
@@ -184,7 +184,7 @@ class DriveSpec(_Profiled):
             raise ValueError("settle (track-to-track seek) cannot exceed avg_seek")
         if self.inner_rate is not None and self.inner_rate > self.media_rate:
             raise ValueError(f"inner_rate ({self.inner_rate:.4g} B/s) cannot exceed media_rate ({self.media_rate:.4g} B/s)")
-        from simcache.physics import drive_seek_curve  # physics reads these specs: imported when a drive is checked
+        from simcache.array_physics import drive_seek_curve  # array_physics reads these specs: imported when a drive is checked
 
         drive_seek_curve(self)  # a ValueError says which averages the settle and full stroke allow
         return self

@@ -129,7 +129,7 @@ class ArrayDegraded(_Spec):
 
     Every array I/O pays the RAID level's reconstruction: reads of the missing spindle's chunks read the
     others, writes whose data or parity it held compute around it
-    (:func:`simcache.physics.degraded_factors`). RAID 0 has nothing to rebuild from: it is refused.
+    (:func:`simcache.array_physics.degraded_factors`). RAID 0 has nothing to rebuild from: it is refused.
     """
 
     kind: Literal["array_degraded"]
@@ -144,7 +144,7 @@ class ArrayRebuild(_Spec):
     Without ``duration`` the rebuild lasts as long as rewriting the failed drive whole takes:
     ``duration = drive capacity / rebuild_rate`` (the array profile's ``drive.capacity``; a RAID controller
     rebuilds every stripe, used or not). The rebuild's own reads take the surviving spindles' time
-    (:func:`simcache.physics.rebuild_share`).
+    (:func:`simcache.array_physics.rebuild_share`).
     """
 
     kind: Literal["array_rebuild"]

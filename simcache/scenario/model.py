@@ -474,7 +474,7 @@ def _slowdown_problems(scenario: Scenario) -> list[tuple[str, str]]:
 
 
 def _array_event_problems(i: int, event: ArrayDegraded | ArrayRebuild, array: ArraySpec) -> list[tuple[str, str]]:
-    from simcache.physics import rebuild_share  # physics imports the scenario package
+    from simcache.array_physics import rebuild_share  # array_physics imports the scenario package
 
     if array.raid == "raid0":
         return [(f"events.{i}.kind", f"{event.kind} needs a redundant array; array.raid is raid0, whose failed spindle loses the array")]
