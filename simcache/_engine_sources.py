@@ -43,6 +43,7 @@ ENGINE_MODULES = (
     "simcache.model.destager",
     "simcache.model.detached",
     "simcache.model.host",
+    "simcache.model.io_steps",
     "simcache.model.kernel",
     "simcache.model.link",
     "simcache.model.meter",

@@ -105,9 +105,10 @@ class Model:
         return [port for host in self.hosts for port in host.ports] + fabric + [self.array_rx, self.array_tx]
 
 
-callback_open_loops = True
-"""Run open-loop VMs' arrivals and read hits as callbacks (:class:`_OpenLoop`, :meth:`VM.start`); ``False`` runs the
-generators they shortcut (:func:`_open_loop`, :meth:`VM.io`), which give the same results bit for bit (tests set it)."""
+callback_paths = True
+"""Run open-loop arrivals, closed-loop slots and the common I/O paths as callbacks (:class:`_OpenLoop`,
+:class:`_ClosedSlot`, :meth:`VM.start` and :mod:`simcache.model.io_steps`); ``False`` runs the generators they shortcut
+(:func:`_open_loop`, :func:`_closed_slot`, :meth:`VM.io`), which give the same results bit for bit (tests set it)."""
 
 _ARRAY, _HOST, _WORKLOAD, _PLACEMENT = range(4)  # first element of each component's spawn key
 
@@ -234,16 +235,20 @@ def start_workload(env: simpy.Environment, vm: VM, restarted: bool = False) -> N
                 start_detached(clock, _trace_closed_slot(clock, vm, stream))
     elif workload.mode == "open":
         if not restarted:
-            if callback_open_loops:
+            if callback_paths:
                 _OpenLoop(clock, vm, stream)
             else:
                 start_detached(clock, _open_loop(clock, vm, stream))
     else:
         for _ in range(workload.workers * workload.outstanding):
-            start_detached(clock, _closed_slot(clock, vm, stream))
+            if callback_paths:
+                _ClosedSlot(clock, vm, stream)
+            else:
+                start_detached(clock, _closed_slot(clock, vm, stream))
 
 
 def _closed_slot(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:
+    """One of a closed-loop VM's slots as a generator: the reference :class:`_ClosedSlot` is checked against (tests)."""
     duty_clock = stream.clock
     think = stream.workload.think_time
     gated = duty_clock.duty is not None
@@ -257,6 +262,63 @@ def _closed_slot(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any,
         yield from vm.io(is_write, size, offset)
         if think:
             yield sleep(clock, think)
+
+
+class _ClosedSlot:
+    """One of a closed-loop VM's slots as callbacks: wait for the duty cycle to be on, start an I/O (:meth:`VM.start`),
+    wait until it is done, think, and again, while the VM's host is alive and the VM has not been restarted elsewhere.
+
+    What :func:`_closed_slot` does, without a generator to resume at each wait: the same events at the same times, in
+    the same order (``tests/test_fast_paths.py``). Its callbacks are bound once (the slot lives as long as the run).
+    """
+
+    __slots__ = ("_done_callback", "_issue_callback", "_next_callback", "clock", "life", "stream", "think", "vm")
+
+    def __init__(self, clock: Clock, vm: VM, stream: IOStream):
+        self.clock = clock
+        self.vm = vm
+        self.stream = stream
+        self.think = stream.workload.think_time
+        self.life = -1  # the VM's restarts when the slot starts (a restart elsewhere, HA, runs new slots there)
+        self._next_callback: Callable[[Signal], None] = self._next
+        self._issue_callback: Callable[[Signal], None] = self._issue
+        self._done_callback: Callable[[Signal], None] = self._done
+        start = Signal(None, self._begin)
+        schedule_at(clock, current_time(clock), start, URGENT)  # when start_detached would run the generator's first step
+
+    def _begin(self, _: Signal) -> None:
+        self.life = self.vm.restarts
+        self._next(None)
+
+    def _next(self, _: Signal | None) -> None:
+        """The top of the slot's loop: stop if the VM's host died or the VM restarted elsewhere, else (once the duty
+        cycle is on) issue the next I/O."""
+        vm = self.vm
+        if not vm.host.alive or vm.restarts != self.life:
+            return
+        duty_clock = self.stream.clock
+        if duty_clock.duty is not None:
+            clock = self.clock
+            now = current_time(clock)
+            on = duty_clock.next_on(now)
+            if on > now:
+                schedule_at(clock, now + (on - now), Signal(None, self._issue_callback))  # = sleep()'s time
+                return
+        self._issue(None)
+
+    def _issue(self, _: Signal | None) -> None:
+        is_write, size, offset = self.stream.next_io()
+        self.vm.start(is_write, size, offset, Signal(None, self._done_callback))
+
+    def _done(self, _: Signal) -> None:
+        """The slot's I/O is done (or failed): think, then go round."""
+        think = self.think
+        if think:
+            clock = self.clock
+            now = current_time(clock)
+            schedule_at(clock, now + think, Signal(None, self._next_callback))  # = sleep()'s time
+            return
+        self._next(None)
 
 
 def _open_loop(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:

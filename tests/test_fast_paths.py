@@ -211,11 +211,11 @@ def test_array_read_is_submit_of_one_read(reads: list[tuple[float, int, int, int
 
 
 def _run(scenario: simcache.Scenario, callbacks: bool, duration: float) -> tuple[pd.DataFrame, pd.DataFrame, Any, Any]:
-    engine.callback_open_loops = callbacks
+    engine.callback_paths = callbacks
     try:
         result = simcache.simulate(scenario, seed=3, duration=duration)
     finally:
-        engine.callback_open_loops = True
+        engine.callback_paths = True
     return result.records, result.series, result.totals, result.meta["events"]
 
 
@@ -225,17 +225,32 @@ def _run(scenario: simcache.Scenario, callbacks: bool, duration: float) -> tuple
         (simcache.load_scenario(SCENARIOS / "default.toml"), 12.0),  # past its vMotion at 10 s
         (ha_scenario(), 3.0),  # a host failure with HA restart: arrivals dropped while its VMs are down
         (ha_scenario(restart_delay=None), 3.0),  # a host failure without restart: the dead host's open loops end
+        (ha_scenario("closed"), 3.0),  # closed-loop slots that end with their host and start again elsewhere
+        (ha_scenario("closed", restart_delay=None), 3.0),
     ],
-    ids=["default", "ha-restart", "host-failure"],
+    ids=["default", "ha-restart", "host-failure", "closed-ha-restart", "closed-host-failure"],
 )
-def test_open_loop_callbacks_give_the_generators_results_bit_for_bit(scenario: simcache.Scenario, duration: float) -> None:
-    """Open-loop arrivals and read hits as callbacks (``_OpenLoop``, ``VM.start``) schedule the same events at the same
-    times, in the same order, as the generators they replace (``_open_loop``, ``VM.io``): records, series, totals and
-    the event count are identical."""
+def test_callbacks_give_the_generators_results_bit_for_bit(scenario: simcache.Scenario, duration: float) -> None:
+    """Open-loop arrivals, closed-loop slots and I/Os as callbacks (``_OpenLoop``, ``_ClosedSlot``, ``VM.start``,
+    ``model/io_steps.py``) schedule the same events at the same times, in the same order, as the generators they
+    replace (``_open_loop``, ``_closed_slot``, ``VM.io``): records, series, totals and the event count are identical."""
+    _assert_same_both_ways(scenario, duration)
+    assert len(_run(scenario, True, duration)[0]) > 1000
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.toml")), ids=lambda path: path.stem)
+def test_every_library_scenario_runs_the_same_with_callbacks(path: Path) -> None:
+    """The same, for the whole of each library scenario: between them they take every write path (write-through,
+    asynchronous and memory replication, metadata records, serialized writes, short of peers) and the failures that cut
+    I/Os short, which the callbacks hand back to the generators or must fail as they do."""
+    scenario = simcache.load_scenario(path)
+    _assert_same_both_ways(scenario, scenario.run.duration)
+
+
+def _assert_same_both_ways(scenario: simcache.Scenario, duration: float) -> None:
     fast = _run(scenario, True, duration)
     slow = _run(scenario, False, duration)
     pd.testing.assert_frame_equal(fast[0], slow[0], check_exact=True)
     pd.testing.assert_frame_equal(fast[1], slow[1], check_exact=True)
     assert fast[2] == slow[2]
     assert fast[3] == slow[3]
-    assert len(fast[0]) > 1000

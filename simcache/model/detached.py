@@ -12,18 +12,26 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from simcache.model.kernel import URGENT, Clock, Resumer, Signal, Wait, current_time, schedule_at
+from simcache.model.kernel import URGENT, Clock, Resumer, Signal, Wait, current_time, process_now, schedule_at
 
 __all__ = ["run_detached", "start_detached"]
 
 
-def run_detached(steps: Generator[Wait, Any, None]) -> None:
+def run_detached(steps: Generator[Wait, Any, None], finished: Signal | None = None) -> None:
     """Run ``steps`` now, up to its first wait; it resumes from the callbacks of the events it yields.
 
     Nothing waits for an open-loop I/O, so it needs neither the process's
     start event nor its end event: this saves two scheduled events per I/O.
+    ``finished``, if given, is processed (not scheduled) the moment ``steps``
+    ends: what waits for it goes on then, as a generator that had run ``steps``
+    with ``yield from`` would (a closed-loop slot waiting for its I/O).
     """
-    Resumer(steps).resume(None)
+    Resumer(steps if finished is None else _then_process(steps, finished)).resume(None)
+
+
+def _then_process(steps: Generator[Wait, Any, None], finished: Signal) -> Generator[Wait, Any, None]:
+    yield from steps
+    process_now(finished)
 
 
 def start_detached(clock: Clock, steps: Generator[Wait, Any, None]) -> None:

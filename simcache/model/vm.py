@@ -46,8 +46,10 @@ import simpy
 
 from simcache.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, RecordBuffer
 from simcache.model.adopted import PendingDestage
+from simcache.model.destager import PendingWrite
 from simcache.model.detached import run_detached
 from simcache.model.host import AsyncWrite, Host
+from simcache.model.io_steps import ArrayRead, WriteBack, write_components
 from simcache.model.kernel import Signal, Wait, clock_of, current_time, process_now, schedule_at, sleep
 from simcache.model.link import Port
 from simcache.physics import ack_seconds, compression_seconds, ring_peers
@@ -307,10 +309,7 @@ class VM:
         clock = self.clock
         host = self.host
         begun = current_time(clock)
-        local_done = host.tier.submit(begun, size, True)
-        host.cache.insert(self.index, offset, size)
-        for left in self._left:
-            left.cache.discard(self.index, offset, size)
+        local_done = self.begin_write(host, size, offset)
         peers = self.peers
         lag = AsyncWrite(size) if self._async and peers else None
         if lag is not None:  # the copies leave once they are in the send buffer; the acknowledgement waits for that only
@@ -321,12 +320,12 @@ class VM:
                 if not host.tier_up:
                     return  # the host died while the write waited: nothing is sent, nothing is recorded
             for peer, path in zip(peers, paths, strict=True):
-                event, leg = self._replicate(peer, path, size)
+                event, leg = self.replicate(peer, path, size)
                 assert event.callbacks is not None  # just sent: not delivered yet
                 event.callbacks.append(self._lag_callback(lag, leg))
             legs = []
         else:
-            legs = [self._replicate(peer, path, size) for peer, path in zip(peers, self._peer_paths, strict=True)] if peers else []
+            legs = self.replicate_all(peers, size)
         if self._metadata_size:
             if local_done > current_time(clock):
                 yield sleep(clock, local_done - current_time(clock))
@@ -335,44 +334,68 @@ class VM:
                 local_done = current_time(clock)
             else:
                 local_done = host.metadata_log.write(self._metadata_size)
-        finish = local_done
-        critical_peer_tier = -1.0  # the slowest leg's peer-tier time; -1 while the local write is the slowest
+        finish, critical_peer_tier = local_done, -1.0
         if legs:
             for event, _ in legs:
                 yield event
-            ack_time = self._ack_time
-            for _, leg in legs:
-                arrived, peer_done, acked = leg[0], leg[1], leg[2]
-                if self._memory_ack:  # acknowledged from the peer's RAM: its tier write goes on off the path
-                    acked, peer_done = arrived + ack_time, arrived
-                if acked > finish:
-                    finish = acked
-                    critical_peer_tier = peer_done - arrived
+            finish, critical_peer_tier = self.legs_finish(legs, local_done)
         if finish > current_time(clock):
             yield sleep(clock, finish - current_time(clock))
         acked_at = current_time(clock)
         if not host.tier_up:  # the host died (or its tier failed) under this I/O: it failed, nothing is recorded
             self.writes_in_flight.pop(number, None)
             return
-        # Components are taken from the clock so that they add up to the latency exactly.
         if lag is not None and acked_at > finish:  # waited for room in the send buffer: network time
             local, network, peer_tier = finish - issued, acked_at - finish, 0.0
-        elif critical_peer_tier < 0:
-            local, network, peer_tier = acked_at - issued, 0.0, 0.0
         else:
-            local, network, peer_tier = begun - issued, (acked_at - begun) - critical_peer_tier, critical_peer_tier
-        if peers and not all(peer.tier_up for peer in peers):
-            peers = tuple(peer for peer in peers if peer.tier_up)  # a peer died while this write was in flight
-        item = (self.index, offset, size, peers, not peers)
+            local, network, peer_tier = write_components(issued, begun, acked_at, critical_peer_tier)
+        item = self.destage_item(peers, offset, size)
         wait = host.destager.admit(item)
         if wait is not None:
             yield wait
             if not host.tier_up:  # its tier failed while the write waited for buffer space: the write failed
                 self.writes_in_flight.pop(number, None)
                 return
-        now = current_time(clock)
         if lag is not None and host.tier_up:
             host.replica_lag.acknowledged(lag, item)
+        self.record_write(number, size, issued, local, network, peer_tier, acked_at)
+
+    def begin_write(self, host: Host, size: int, offset: int) -> float:
+        """A write-back write's local part, started now on ``host``: its tier write (when it completes is returned), its
+        cache fill, and the stale copies of its lines on hosts the VM left dropped."""
+        local_done = host.tier.submit(current_time(self.clock), size, True)
+        host.cache.insert(self.index, offset, size)
+        for left in self._left:
+            left.cache.discard(self.index, offset, size)
+        return local_done
+
+    def replicate_all(self, peers: tuple[Host, ...], size: int) -> list[tuple[Signal, list[Any]]]:
+        """A synchronous write-back write's replica legs to ``peers`` (:attr:`peers` now), one per peer."""
+        return [self.replicate(peer, path, size) for peer, path in zip(peers, self._peer_paths, strict=True)] if peers else []
+
+    def legs_finish(self, legs: list[tuple[Signal, list[Any]]], local_done: float) -> tuple[float, float]:
+        """When a write whose tier write ends at ``local_done`` and whose replica ``legs`` have all arrived is
+        acknowledged, and its slowest leg's peer-tier time (-1 if the local write is the slowest)."""
+        finish, critical_peer_tier = local_done, -1.0
+        ack_time = self._ack_time
+        for _, leg in legs:
+            arrived, peer_done, acked = leg[0], leg[1], leg[2]
+            if self._memory_ack:  # acknowledged from the peer's RAM: its tier write goes on off the path
+                acked, peer_done = arrived + ack_time, arrived
+            if acked > finish:
+                finish = acked
+                critical_peer_tier = peer_done - arrived
+        return finish, critical_peer_tier
+
+    def destage_item(self, peers: tuple[Host, ...], offset: int, size: int) -> PendingWrite:
+        """The destage buffer's entry of an acknowledged write replicated to ``peers`` (those whose tier still works)."""
+        if peers and not all(peer.tier_up for peer in peers):
+            peers = tuple(peer for peer in peers if peer.tier_up)  # a peer died while this write was in flight
+        return (self.index, offset, size, peers, not peers)
+
+    def record_write(self, number: int, size: int, issued: float, local: float, network: float, peer_tier: float, acked_at: float) -> None:
+        """Record write ``number``, acknowledged at ``acked_at`` and accepted by the destage buffer now."""
+        now = current_time(self.clock)
         del self.writes_in_flight[number]
         self._records.add(self.index, True, size, issued, now, local, network, peer_tier, now - acked_at, 0.0, PATH_WRITE)
 
@@ -385,7 +408,7 @@ class VM:
 
         return arrived
 
-    def _replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> tuple[Signal, list[Any]]:
+    def replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> tuple[Signal, list[Any]]:
         """Start one replica leg; the list fills with (arrived, peer tier done, ack back) times, then the peer."""
         host = self.host
         payload = float(size)
@@ -467,27 +490,35 @@ class VM:
             self.fell_through += size
         self._records.add(self.index, True, size, issued, now, record[0], record[1], 0.0, 0.0, record[2], PATH_WRITE)
 
-    def start(self, is_write: bool, size: int, offset: int) -> None:
-        """Begin one I/O that nothing waits for (an open loop's): ``run_detached(self.io(...))``, except that a read
-        hit, whose completion time is known at once, is one scheduled callback instead of a generator.
+    def start(self, is_write: bool, size: int, offset: int, finished: Signal | None = None) -> None:
+        """Begin one I/O: ``run_detached(self.io(...), finished)``, except that the common paths run as callbacks
+        instead of a generator: a read hit (its completion time is known at once) is one scheduled callback, a read
+        miss with nothing to wait for first an :class:`ArrayRead`, a synchronous write-back write a :class:`WriteBack`.
+        ``finished``, if given, is processed the moment the I/O is done or failed (a closed-loop slot waits for it).
 
         The same events at the same times and in the same order as :meth:`io` (``tests/test_fast_paths.py``).
         """
         if is_write:
-            run_detached(self.io(True, size, offset))
+            if self.write_through or self.missing_peers or self._serialize or self._metadata_size or (self._async and self.peers):
+                run_detached(self.io(True, size, offset), finished)
+                return
+            number = self.issued
+            self.issued = number + 1
+            self.writes_in_flight[number] = current_time(self.clock)
+            WriteBack(self, number, size, offset, finished)
             return
         number = self.issued
         self.issued = number + 1
         host = self.host
         issued, done = self._begin_read(number, size, offset)
         if done >= 0.0:
-            served = Signal((number, size, issued, host), self._hit_served_callback)
+            served = Signal((number, size, issued, host, finished), self._hit_served_callback)
             schedule_at(self.clock, issued + (done - issued), served)  # = sleep()'s time
             return
         if self.remote is None and self.pending_destage is None and not host.storage_down:  # nothing to wait for first
-            _ArrayRead(self, number, size, offset, issued, host, current_time(self.clock) - issued, None)
+            ArrayRead(self, number, size, offset, issued, host, current_time(self.clock) - issued, finished)
             return
-        run_detached(self._read_miss(number, size, offset, issued, host))
+        run_detached(self._read_miss(number, size, offset, issued, host), finished)
 
     def _begin_read(self, number: int, size: int, offset: int) -> tuple[float, float]:
         """A read issued now: (now, when the tier serves it if it hits the host's cache, else -1)."""
@@ -500,8 +531,10 @@ class VM:
 
     def _hit_served(self, signal: Signal) -> None:
         """A read hit started by :meth:`start` is done: record it (as :meth:`_read` does after its wait)."""
-        number, size, issued, host = signal._value
+        number, size, issued, host, finished = signal._value
         self._hit_done(number, size, issued, host)
+        if finished is not None:
+            process_now(finished)
 
     def _hit_done(self, number: int, size: int, issued: float, host: Host) -> None:
         if not host.tier_up:  # a hit on a tier that failed (or a host that died) under it: it failed
@@ -536,8 +569,22 @@ class VM:
         if host.storage_down:
             yield host.storage_back
         finished = Signal(None)  # processed (not scheduled) when the read is done or failed
-        _ArrayRead(self, number, size, offset, issued, host, waited, finished)
+        ArrayRead(self, number, size, offset, issued, host, waited, finished)
         yield finished
+
+    def miss_delivered(self, host: Host, number: int, size: int, offset: int, issued: float, waited: float, array_time: float) -> None:
+        """A read miss from the array has its data back on ``host``: fill the cache, record the read (unless the host
+        died meanwhile). ``waited``: seconds spent before its request (its destage-wait component); ``array_time``:
+        from its request's arrival at the array to the array's completion."""
+        if not host.alive:
+            return
+        now = current_time(self.clock)
+        if host.tier_up:
+            host.tier.submit(now, size, True)  # fill the cache: costs tier write bandwidth, off the critical path
+            host.cache.insert(self.index, offset, size)
+        del self.reads_in_flight[number]
+        network = (now - issued) - array_time - waited
+        self._records.add(self.index, False, size, issued, now, 0.0, network, 0.0, waited, array_time, PATH_MISS)
 
     def _remote_hit(self, number: int, size: int, offset: int, remote: Host) -> Generator[simpy.Event, Any, None]:
         """A read served by the old host's cache: the request crosses the peer network (one link latency), the old host
@@ -568,84 +615,6 @@ class VM:
             move["remote_hits"] += 1
             move["remote_hit_bytes"] += size
             move["last_remote_hit_s"] = issued
-
-
-class _ArrayRead:
-    """A read miss from the array, from its request on: the request reaches the array one storage message after now,
-    the array serves it (its completion time known at once), the data crosses the storage network back, the read is
-    recorded and fills the host's cache. One callback called twice (:meth:`_step`) instead of a generator resumed
-    twice (an open loop's misses have nothing before this, and nothing waits for them).
-
-    The same events at the same times and in the same order as the generator it replaces (``tests/test_fast_paths.py``):
-    the wait for the array is scheduled as :func:`sleep` schedules it, the transfer is the same :meth:`FlowNetwork.send`.
-    ``waited``: seconds already spent waiting before the request (a destage the read had to wait for), its record's
-    destage-wait component. ``finished``, if not None, is processed once the read is done or failed (the generator
-    that waits for it resumes then, as it would have after ``yield from``).
-    """
-
-    __slots__ = (
-        "array_done",
-        "callback",
-        "delivering",
-        "finished",
-        "host",
-        "issued",
-        "number",
-        "offset",
-        "request_arrives",
-        "size",
-        "vm",
-        "waited",
-    )
-
-    def __init__(self, vm: VM, number: int, size: int, offset: int, issued: float, host: Host, waited: float, finished: Signal | None):
-        self.vm = vm
-        self.number = number
-        self.size = size
-        self.offset = offset
-        self.issued = issued
-        self.host = host
-        self.waited = waited
-        self.finished = finished
-        self.delivering = False  # False: waiting for the array; True: for the data's transfer back
-        # One bound method for both waits (a signal's callback is cleared as it runs); a cycle until delivered.
-        self.callback: Callable[[Signal], None] | None = self._step
-        clock = vm.clock
-        now = current_time(clock)
-        self.request_arrives = now + host.storage_tx.acknowledgement  # now: after the storage link came back, if it was down
-        self.array_done = host.array.read(self.request_arrives, vm.index, offset, size)
-        schedule_at(clock, now + (self.array_done - now), Signal(None, self.callback))  # = sleep()'s time
-
-    def _step(self, _: Signal) -> None:
-        """The array has the data: send it back over the storage network, this callback the transfer's. Then, the
-        data has arrived: :meth:`_deliver`."""
-        if self.delivering:
-            self._deliver()
-            return
-        self.delivering = True
-        host = self.host
-        wire, packets = host.storage_tx.framing[self.size]
-        host.network.send((host.array_tx, host.storage_rx), wire, packets, latency=host.storage_tx.latency, then=self.callback)
-
-    def _deliver(self) -> None:
-        """Fill the cache, record the read (unless its host died meanwhile)."""
-        self.callback = None  # frees this read by reference count, not by the cyclic collector
-        vm = self.vm
-        host = self.host
-        size = self.size
-        if host.alive:
-            now = current_time(vm.clock)
-            if host.tier_up:
-                host.tier.submit(now, size, True)  # fill the cache: costs tier write bandwidth, off the critical path
-                host.cache.insert(vm.index, self.offset, size)
-            array_time = self.array_done - self.request_arrives
-            del vm.reads_in_flight[self.number]
-            issued = self.issued
-            waited = self.waited
-            network = (now - issued) - array_time - waited
-            vm._records.add(vm.index, False, size, issued, now, 0.0, network, 0.0, waited, array_time, PATH_MISS)
-        if self.finished is not None:
-            process_now(self.finished)
 
 
 def _leg_peer(leg: list[Any]) -> Host:
