@@ -8,7 +8,9 @@ object whose single callback is called once per wait, in phases:
 
 - :class:`ArrayRead`: a read miss from the array, from its request on;
 - :class:`WriteBack`: a synchronous write-back write (its replica legs, its
-  acknowledgement, its place in the destage buffer).
+  acknowledgement, its place in the destage buffer);
+- :class:`ReplicaLeg`: one of a write-back write's replicas (the generators'
+  too), its arrival a bound method instead of a closure and a list.
 
 What each computes is the VM's (its methods, shared with the generators); what
 is here is only the order of the waits. Each schedules the same events at the
@@ -25,17 +27,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from simcache.model.kernel import Signal, current_time, process_now, schedule_at
+from simcache.model.kernel import Clock, Signal, current_time, process_now, schedule_at
 
 if TYPE_CHECKING:
     from simcache.model.host import Host
     from simcache.model.vm import VM
 
-__all__ = ["ArrayRead", "WriteBack", "write_components"]
+__all__ = ["ArrayRead", "ReplicaLeg", "WriteBack", "write_components"]
 
 _LEGS: Final = 0  # waiting for the replica legs, in order
 _ACKNOWLEDGED: Final = 1  # waiting until the slowest leg's (or the local write's) acknowledgement
 _ADMITTED: Final = 2  # waiting for room in the destage buffer
+_NOT_SENT: Final = Signal(None)  # a ReplicaLeg's transfer until it is sent
 
 
 class ArrayRead:
@@ -96,6 +99,40 @@ class ArrayRead:
             process_now(self.finished)
 
 
+class ReplicaLeg:
+    """One replica of a write-back write to ``peer``: its payload's transfer (``delivered``, processed when the copy
+    arrives), then the peer's tier write and the acknowledgement back, ``ack_time`` later.
+
+    :meth:`arrived`, the transfer's callback, writes the copy to the peer's tier and fills in the times: when the copy
+    arrived (``arrived_at``), when the peer's tier had it (``peer_done``) and when the acknowledgement is back
+    (``acked``). A dead peer's copy is no copy: the leg still completes, but only a live peer's tier counts its bytes
+    (``counted``: False for an asynchronous copy, which the host's ``ReplicaLag`` counts).
+    """
+
+    __slots__ = ("ack_time", "acked", "arrived_at", "clock", "counted", "delivered", "peer", "peer_done", "size")
+
+    def __init__(self, clock: Clock, peer: Host, size: int, ack_time: float, counted: bool):
+        self.clock = clock
+        self.peer = peer
+        self.size = size
+        self.ack_time = ack_time
+        self.counted = counted
+        self.arrived_at = 0.0
+        self.peer_done = 0.0
+        self.acked = 0.0
+        self.delivered: Signal = _NOT_SENT  # the transfer's Signal, set once it is sent
+
+    def arrived(self, _: Signal) -> None:
+        now = current_time(self.clock)
+        peer = self.peer
+        done = peer.tier.submit(now, self.size, True)
+        if peer.tier_up and self.counted:  # a dead peer's copy is no copy (the leg still completes)
+            peer.replica_bytes += self.size
+        self.arrived_at = now
+        self.peer_done = done
+        self.acked = done + self.ack_time
+
+
 class WriteBack:
     """A synchronous write-back write (no ``async`` replication, no metadata record, not serialized, with the peers
     its policy promises), issued now: :meth:`VM._write_back`'s waits as phases of one callback (:meth:`_step`).
@@ -152,7 +189,7 @@ class WriteBack:
         if phase == _LEGS:
             legs = self.legs
             while self.next_leg < len(legs):
-                event = legs[self.next_leg][0]
+                event = legs[self.next_leg].delivered
                 self.next_leg += 1
                 if event._callbacks is not None:  # not delivered yet: wait for it (after its own callback)
                     event.add_callback(self.callback)

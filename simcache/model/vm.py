@@ -49,7 +49,7 @@ from simcache.model.adopted import PendingDestage
 from simcache.model.destager import PendingWrite
 from simcache.model.detached import run_detached
 from simcache.model.host import AsyncWrite, Host
-from simcache.model.io_steps import ArrayRead, WriteBack, write_components
+from simcache.model.io_steps import ArrayRead, ReplicaLeg, WriteBack, write_components
 from simcache.model.kernel import Signal, Wait, clock_of, current_time, process_now, schedule_at, sleep
 from simcache.model.link import Port
 from simcache.physics import ack_seconds, compression_seconds, ring_peers
@@ -320,9 +320,9 @@ class VM:
                 if not host.tier_up:
                     return  # the host died while the write waited: nothing is sent, nothing is recorded
             for peer, path in zip(peers, paths, strict=True):
-                event, leg = self.replicate(peer, path, size)
+                event = self.replicate(peer, path, size).delivered
                 assert event.callbacks is not None  # just sent: not delivered yet
-                event.callbacks.append(self._lag_callback(lag, leg))
+                event.callbacks.append(self._lag_callback(lag, peer))
             legs = []
         else:
             legs = self.replicate_all(peers, size)
@@ -336,8 +336,8 @@ class VM:
                 local_done = host.metadata_log.write(self._metadata_size)
         finish, critical_peer_tier = local_done, -1.0
         if legs:
-            for event, _ in legs:
-                yield event
+            for leg in legs:
+                yield leg.delivered
             finish, critical_peer_tier = self.legs_finish(legs, local_done)
         if finish > current_time(clock):
             yield sleep(clock, finish - current_time(clock))
@@ -369,17 +369,17 @@ class VM:
             left.cache.discard(self.index, offset, size)
         return local_done
 
-    def replicate_all(self, peers: tuple[Host, ...], size: int) -> list[tuple[Signal, list[Any]]]:
+    def replicate_all(self, peers: tuple[Host, ...], size: int) -> list[ReplicaLeg]:
         """A synchronous write-back write's replica legs to ``peers`` (:attr:`peers` now), one per peer."""
         return [self.replicate(peer, path, size) for peer, path in zip(peers, self._peer_paths, strict=True)] if peers else []
 
-    def legs_finish(self, legs: list[tuple[Signal, list[Any]]], local_done: float) -> tuple[float, float]:
+    def legs_finish(self, legs: list[ReplicaLeg], local_done: float) -> tuple[float, float]:
         """When a write whose tier write ends at ``local_done`` and whose replica ``legs`` have all arrived is
         acknowledged, and its slowest leg's peer-tier time (-1 if the local write is the slowest)."""
         finish, critical_peer_tier = local_done, -1.0
         ack_time = self._ack_time
-        for _, leg in legs:
-            arrived, peer_done, acked = leg[0], leg[1], leg[2]
+        for leg in legs:
+            arrived, peer_done, acked = leg.arrived_at, leg.peer_done, leg.acked
             if self._memory_ack:  # acknowledged from the peer's RAM: its tier write goes on off the path
                 acked, peer_done = arrived + ack_time, arrived
             if acked > finish:
@@ -399,17 +399,17 @@ class VM:
         del self.writes_in_flight[number]
         self._records.add(self.index, True, size, issued, now, local, network, peer_tier, now - acked_at, 0.0, PATH_WRITE)
 
-    def _lag_callback(self, write: AsyncWrite, leg: list[float]) -> Any:
-        """The callback of an asynchronous replica's transfer: tell the host's lag once the copy is on the peer."""
+    def _lag_callback(self, write: AsyncWrite, peer: Host) -> Any:
+        """The callback of an asynchronous replica's transfer: tell the host's lag once the copy is on ``peer``."""
         lag = self.host.replica_lag
 
         def arrived(_: Signal) -> None:
-            lag.arrived(write, _leg_peer(leg))
+            lag.arrived(write, peer)
 
         return arrived
 
-    def replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> tuple[Signal, list[Any]]:
-        """Start one replica leg; the list fills with (arrived, peer tier done, ack back) times, then the peer."""
+    def replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> ReplicaLeg:
+        """Start one replica leg to ``peer`` over ``path``: its times are filled in when its copy arrives."""
         host = self.host
         payload = float(size)
         cpu = 0.0
@@ -421,18 +421,9 @@ class VM:
             self.compressed_bytes_saved += saved
         host.replica_payload_sent += payload
         wire, packets = port.framing[payload]
-        ack_time = self._ack_time
-        leg: list[Any] = []
-        counted_here = not self._async  # an asynchronous copy is counted by the host's ReplicaLag
-
-        def arrived(_: Signal) -> None:
-            now = current_time(self.clock)
-            done = peer.tier.submit(now, size, True)
-            if peer.tier_up and counted_here:  # a dead peer's copy is no copy (the leg still completes: see docs/architecture.md)
-                peer.replica_bytes += size
-            leg.extend((now, done, done + ack_time, peer))
-
-        return host.network.send(path, wire, packets, self._peer_latency, cpu, arrived), leg
+        leg = ReplicaLeg(self.clock, peer, size, self._ack_time, not self._async)  # async copies: counted by ReplicaLag
+        leg.delivered = host.network.send(path, wire, packets, self._peer_latency, cpu, leg.arrived)
+        return leg
 
     def _link_busy(self, port: Port) -> bool:
         """Adaptive mode: is ``port`` busy enough to compress a replica that leaves on it?
@@ -615,8 +606,3 @@ class VM:
             move["remote_hits"] += 1
             move["remote_hit_bytes"] += size
             move["last_remote_hit_s"] = issued
-
-
-def _leg_peer(leg: list[Any]) -> Host:
-    peer: Host = leg[3]
-    return peer
