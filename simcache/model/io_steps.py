@@ -10,7 +10,9 @@ object whose single callback is called once per wait, in phases:
 - :class:`WriteBack`: a synchronous write-back write (its replica legs, its
   acknowledgement, its place in the destage buffer);
 - :class:`ReplicaLeg`: one of a write-back write's replicas (the generators'
-  too), its arrival a bound method instead of a closure and a list.
+  too), its arrival a bound method instead of a closure and a list;
+- :class:`ReadHit`: what a read hit's one scheduled callback needs, in typed
+  fields (not a tuple of boxed numbers).
 
 What each computes is the VM's (its methods, shared with the generators); what
 is here is only the order of the waits. Each schedules the same events at the
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from simcache.model.host import Host
     from simcache.model.vm import VM
 
-__all__ = ["ArrayRead", "ReplicaLeg", "WriteBack", "write_components"]
+__all__ = ["ArrayRead", "ReadHit", "ReplicaLeg", "WriteBack", "write_components"]
 
 _LEGS: Final = 0  # waiting for the replica legs, in order
 _ACKNOWLEDGED: Final = 1  # waiting until the slowest leg's (or the local write's) acknowledgement
@@ -97,6 +99,21 @@ class ArrayRead:
         self.vm.miss_delivered(host, self.number, self.size, self.offset, self.issued, self.waited, self.array_done - self.request_arrives)
         if self.finished is not None:
             process_now(self.finished)
+
+
+class ReadHit:
+    """A read hit in flight: its issue ``number``, ``size`` (bytes), when it was ``issued``, the ``host`` whose tier serves
+    it, and ``finished`` (None, or a Signal to process once it is done). The value of the one Signal scheduled for when
+    the tier is done (:meth:`VM.start`)."""
+
+    __slots__ = ("finished", "host", "issued", "number", "size")
+
+    def __init__(self, number: int, size: int, issued: float, host: Host, finished: Signal | None):
+        self.number = number
+        self.size = size
+        self.issued = issued
+        self.host = host
+        self.finished = finished
 
 
 class ReplicaLeg:

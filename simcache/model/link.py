@@ -131,10 +131,10 @@ class Port:
 class _Flow:
     """One transfer in flight: ``remaining`` bytes at time ``stamp``, flowing at ``rate`` until ``finish``."""
 
-    __slots__ = ("cap", "event", "finish", "latency", "lone", "ports", "rate", "remaining", "seq", "size", "stamp", "weight")
+    __slots__ = ("cap", "delivery", "event", "finish", "latency", "lone", "ports", "rate", "remaining", "seq", "size", "stamp", "weight")
     # Set by FlowNetwork._rerate, which every new flow goes through before anything reads them:
     finish: float
-    seq: int  # bumped at each rate change: heap entries and lone deliveries of older numbers are void
+    seq: int  # bumped at each rate change: heap entries of older numbers are void
 
     def __init__(self, size: float, ports: tuple[Port, ...], weight: float, latency: float, event: Done, now: float):
         self.size = size
@@ -146,6 +146,7 @@ class _Flow:
         self.latency = latency
         self.event = event
         self.lone = False  # alone on all its ports, its delivery already scheduled
+        self.delivery: Signal | None = None  # that scheduled delivery (None while shared: any older one is void)
         self.cap = math.inf  # bytes/s its window allows (see FlowNetwork._start)
 
 
@@ -341,19 +342,21 @@ class FlowNetwork:
         flow.rate = rate
         flow.finish = finish = now + remaining / rate
         self._seq += 1
-        flow.seq = seq = self._seq
+        flow.seq = self._seq
         flow.lone = lone
         if lone:
-            schedule_at(self.clock, finish + flow.latency, Signal((flow, seq), self._lone_delivered_callback))
+            delivery = Signal(flow, self._lone_delivered_callback)
+            flow.delivery = delivery
+            schedule_at(self.clock, finish + flow.latency, delivery)
         else:
+            flow.delivery = None
             push_entry(self._heap, _mark(flow))
 
     def _lone_delivered(self, signal: Signal) -> None:
-        flow: _Flow
-        seq: int
-        flow, seq = signal.value
-        if flow.seq != seq:
-            return  # another flow joined it: the wake-up timer finishes it instead
+        flow: _Flow = signal.value
+        if flow.delivery is not signal:
+            return  # void: another flow joined it (the wake-up timer finishes it instead), or its rate changed
+        flow.delivery = None
         if flow in self._in_flight:
             self._leave(flow)
         event = flow.event

@@ -49,7 +49,7 @@ from simcache.model.adopted import PendingDestage
 from simcache.model.destager import PendingWrite
 from simcache.model.detached import run_detached
 from simcache.model.host import AsyncWrite, Host
-from simcache.model.io_steps import ArrayRead, ReplicaLeg, WriteBack, write_components
+from simcache.model.io_steps import ArrayRead, ReadHit, ReplicaLeg, WriteBack, write_components
 from simcache.model.kernel import Signal, Wait, clock_of, current_time, process_now, schedule_at, sleep
 from simcache.model.link import Port
 from simcache.physics import ack_seconds, compression_seconds, ring_peers
@@ -503,7 +503,7 @@ class VM:
         host = self.host
         issued, done = self._begin_read(number, size, offset)
         if done >= 0.0:
-            served = Signal((number, size, issued, host, finished), self._hit_served_callback)
+            served = Signal(ReadHit(number, size, issued, host, finished), self._hit_served_callback)
             schedule_at(self.clock, issued + (done - issued), served)  # = sleep()'s time
             return
         if self.remote is None and self.pending_destage is None and not host.storage_down:  # nothing to wait for first
@@ -522,10 +522,10 @@ class VM:
 
     def _hit_served(self, signal: Signal) -> None:
         """A read hit started by :meth:`start` is done: record it (as :meth:`_read` does after its wait)."""
-        number, size, issued, host, finished = signal._value
-        self._hit_done(number, size, issued, host)
-        if finished is not None:
-            process_now(finished)
+        hit: ReadHit = signal._value
+        self._hit_done(hit.number, hit.size, hit.issued, hit.host)
+        if hit.finished is not None:
+            process_now(hit.finished)
 
     def _hit_done(self, number: int, size: int, issued: float, host: Host) -> None:
         if not host.tier_up:  # a hit on a tier that failed (or a host that died) under it: it failed
