@@ -41,6 +41,7 @@ ENGINE_MODULES = (
     "simcache.model.array",
     "simcache.model.cache",
     "simcache.model.destager",
+    "simcache.model.flusher",
     "simcache.model.detached",
     "simcache.model.host",
     "simcache.model.io_steps",

@@ -22,6 +22,7 @@ from simcache import __version__, host_events
 from simcache.collect import Record, RecordBlocks, RecordBuffer
 from simcache.control import POLL_EVENTS, Cancel, Limits, check_work
 from simcache.degradations import array_event, slowdown
+from simcache.model import io_steps
 from simcache.model.adopted import PendingDestage
 from simcache.model.array import Array
 from simcache.model.detached import run_detached, start_detached
@@ -104,11 +105,6 @@ class Model:
         fabric = [self.peer_fabric] if self.peer_fabric is not None else []
         return [port for host in self.hosts for port in host.ports] + fabric + [self.array_rx, self.array_tx]
 
-
-callback_paths = True
-"""Run open-loop arrivals, closed-loop slots and the common I/O paths as callbacks (:class:`_OpenLoop`,
-:class:`_ClosedSlot`, :meth:`VM.start` and :mod:`simcache.model.io_steps`); ``False`` runs the generators they shortcut
-(:func:`_open_loop`, :func:`_closed_slot`, :meth:`VM.io`), which give the same results bit for bit (tests set it)."""
 
 _ARRAY, _HOST, _WORKLOAD, _PLACEMENT = range(4)  # first element of each component's spawn key
 
@@ -235,13 +231,13 @@ def start_workload(env: simpy.Environment, vm: VM, restarted: bool = False) -> N
                 start_detached(clock, _trace_closed_slot(clock, vm, stream))
     elif workload.mode == "open":
         if not restarted:
-            if callback_paths:
+            if io_steps.callback_paths:
                 _OpenLoop(clock, vm, stream)
             else:
                 start_detached(clock, _open_loop(clock, vm, stream))
     else:
         for _ in range(workload.workers * workload.outstanding):
-            if callback_paths:
+            if io_steps.callback_paths:
                 _ClosedSlot(clock, vm, stream)
             else:
                 start_detached(clock, _closed_slot(clock, vm, stream))

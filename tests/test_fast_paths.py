@@ -29,8 +29,7 @@ from hypothesis import strategies as st
 from test_ha_restart import scenario as ha_scenario
 
 import simcache
-from simcache import engine
-from simcache.model import kernel
+from simcache.model import io_steps, kernel
 from simcache.model.array import Array
 from simcache.model.detached import start_detached
 from simcache.model.link import FlowNetwork, Port
@@ -211,11 +210,11 @@ def test_array_read_is_submit_of_one_read(reads: list[tuple[float, int, int, int
 
 
 def _run(scenario: simcache.Scenario, callbacks: bool, duration: float) -> tuple[pd.DataFrame, pd.DataFrame, Any, Any]:
-    engine.callback_paths = callbacks
+    io_steps.callback_paths = callbacks
     try:
         result = simcache.simulate(scenario, seed=3, duration=duration)
     finally:
-        engine.callback_paths = True
+        io_steps.callback_paths = True
     return result.records, result.series, result.totals, result.meta["events"]
 
 

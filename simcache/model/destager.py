@@ -62,7 +62,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import simpy
 
+from simcache.model import io_steps
 from simcache.model.detached import start_detached
+from simcache.model.flusher import Flusher
 from simcache.model.kernel import Signal, Wait, clock_of, current_time, schedule_at, sleep, timeout_or
 from simcache.scenario import DestagerSpec
 
@@ -126,6 +128,23 @@ def _pieces(run: Run, limit: int) -> list[Run]:
     return [(vm, offset + start, min(limit, length - start)) for start in range(0, length, limit)]
 
 
+class FlushBatch:
+    """A batch a flusher took: its writes (``items``), their hash-walk owners (``order = "hash"``), their bytes, and the
+    runs they coalesce to, of ``unique_bytes`` (overwrites within the batch are read and sent once)."""
+
+    __slots__ = ("items", "nbytes", "owners", "runs", "unique_bytes")
+
+    def __init__(self, items: list[PendingWrite], owners: list[tuple[int, int]], nbytes: int, runs: list[Run]):
+        self.items = items
+        self.owners = owners
+        self.nbytes = nbytes
+        self.runs = runs
+        unique_bytes = 0
+        for run in runs:
+            unique_bytes += run[2]
+        self.unique_bytes = unique_bytes
+
+
 class Destager:
     """The buffer, its waiting writers and its flusher processes."""
 
@@ -164,7 +183,7 @@ class Destager:
         self._paced = spec.pacing != "none"
         self.rate = float(spec.rate) if spec.rate is not None else PD_START_RATE
         self._next_start = 0.0  # pacing: the earliest time the next batch may be taken
-        self._chunked = host.tier.spec.scheduling != "fcfs"
+        self.reads_in_chunks = host.tier.spec.scheduling != "fcfs"  # batches read back as background requests
         self._hashed = spec.order == "hash"
         self._walk: list[_Block] = []  # order = "hash": dirty blocks ahead of the cursor (a heap)
         self._behind: list[_Block] = []  # dirty blocks behind the cursor: the next pass
@@ -172,7 +191,10 @@ class Destager:
         self._ticks = 0
         self._writes: dict[int, list[Any]] = {}  # write's number -> [write, bytes not yet on the array]
         for _ in range(spec.concurrency):
-            start_detached(self.clock, self._flusher())
+            if io_steps.callback_paths:
+                Flusher(self)
+            else:
+                start_detached(self.clock, self._flusher())
         if spec.pacing == "pd":
             start_detached(self.clock, self._controller())
 
@@ -417,33 +439,22 @@ class Destager:
         return runs
 
     def _flusher(self) -> Generator[Wait, Any, None]:
+        """A flusher as a generator: the reference :class:`simcache.model.flusher.Flusher` is checked against (tests)."""
         clock = self.clock
         host = self.host
         while True:
             while True:
-                ready = self._ready_at(current_time(clock))
-                if ready <= current_time(clock):
+                work = self.work_wait(current_time(clock))
+                if work is None:
                     break
-                if self._work.triggered:
-                    self._work = Signal(None)
-                yield self._work if ready == math.inf else timeout_or(clock, ready - current_time(clock), self._work)
+                yield work
                 if self.stopped:
                     return
-            if self._hashed:
-                batch, owners = self._take_blocks()
+            batch = self.take(current_time(clock))
+            if self.reads_in_chunks:
+                yield from self._read_back(batch.unique_bytes)
             else:
-                batch, owners = self._take_batch(current_time(clock)), []
-                self._flushing.append(batch)
-            nbytes = sum(item[2] for item in batch)
-            if self._paced:
-                start = self._next_start if self._next_start > current_time(clock) else current_time(clock)
-                self._next_start = start + nbytes / self.rate
-            runs = self.coalesce(batch)
-            unique_bytes = sum(run[2] for run in runs)  # overwrites within the batch are read and sent once
-            if self._chunked:
-                yield from self._read_back(unique_bytes)
-            else:
-                read_done = host.tier.submit(current_time(clock), unique_bytes, False)
+                read_done = host.tier.submit(current_time(clock), batch.unique_bytes, False)
                 yield sleep(clock, read_done - current_time(clock))
             if self.stopped:
                 return
@@ -451,24 +462,63 @@ class Destager:
                 yield host.storage_back
                 if self.stopped:
                     return
-            port = host.storage_tx
-            wire, packets = port.framing[unique_bytes]
-            yield host.network.send((port, host.array_rx), wire, packets, latency=port.latency)  # the link spec's latency
+            yield self.send(batch, None)
             if self.stopped:
                 return
-            limit = self._max_batch
-            requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
-            array_done = host.array.submit(current_time(clock), requests, True)
-            yield sleep(clock, array_done - current_time(clock) + port.acknowledgement)  # the array's acknowledgement
+            yield sleep(clock, self.write(batch, current_time(clock)))
             if self.stopped:
                 return  # the batch was handed to the replica holders when the host failed
-            self.batches += 1
-            self.runs += len(runs)
-            if self._hashed:
-                self._release_blocks(owners, nbytes)
-            else:
-                self._flushing.remove(batch)
-                self._release(batch, nbytes)
+            self.destaged(batch)
+
+    def work_wait(self, now: float) -> Signal | None:
+        """None if a flusher may take a batch ``now``; else what to wait for before looking again: new writes
+        (:attr:`_work`), or the first of them and the time :meth:`_ready_at` names."""
+        ready = self._ready_at(now)
+        if ready <= now:
+            return None
+        if self._work.triggered:
+            self._work = Signal(None)
+        return self._work if ready == math.inf else timeout_or(self.clock, ready - now, self._work)
+
+    def take(self, now: float) -> FlushBatch:
+        """Take the next batch to destage (paced: push the next one's earliest start back by its bytes)."""
+        if self._hashed:
+            items, owners = self._take_blocks()
+        else:
+            items, owners = self._take_batch(now), []
+            self._flushing.append(items)
+        nbytes = sum(item[2] for item in items)
+        if self._paced:
+            start = self._next_start if self._next_start > now else now
+            self._next_start = start + nbytes / self.rate
+        return FlushBatch(items, owners, nbytes, self.coalesce(items))
+
+    def send(self, batch: FlushBatch, then: Callable[[Signal], None] | None) -> Signal:
+        """Send ``batch``'s bytes over the storage network to the array (``then``: the transfer's callback, if any)."""
+        host = self.host
+        port = host.storage_tx
+        wire, packets = port.framing[batch.unique_bytes]
+        return host.network.send((port, host.array_rx), wire, packets, latency=port.latency, then=then)  # the link spec's
+
+    def write(self, batch: FlushBatch, now: float) -> float:
+        """Write ``batch`` on the array at ``now`` (its bytes have arrived), in requests of at most ``max_batch``; return
+        how long from ``now`` until the array's acknowledgement is back."""
+        host = self.host
+        runs = batch.runs
+        limit = self._max_batch
+        requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
+        array_done = host.array.submit(now, requests, True)
+        return array_done - now + host.storage_tx.acknowledgement
+
+    def destaged(self, batch: FlushBatch) -> None:
+        """``batch`` is on the array: count it, free its bytes in the buffer."""
+        self.batches += 1
+        self.runs += len(batch.runs)
+        if self._hashed:
+            self._release_blocks(batch.owners, batch.nbytes)
+        else:
+            self._flushing.remove(batch.items)
+            self._release(batch.items, batch.nbytes)
 
     def _read_back(self, nbytes: int) -> Generator[Wait, Any, None]:
         """Read ``nbytes`` of a batch from the tier as background requests, one after another."""

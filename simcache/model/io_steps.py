@@ -35,7 +35,13 @@ if TYPE_CHECKING:
     from simcache.model.host import Host
     from simcache.model.vm import VM
 
-__all__ = ["ArrayRead", "ReadHit", "ReplicaLeg", "WriteBack", "write_components"]
+__all__ = ["ArrayRead", "ReadHit", "ReplicaLeg", "WriteBack", "callback_paths", "write_components"]
+
+callback_paths = True
+"""Run open-loop arrivals, closed-loop slots, the common I/O paths and the destagers' flushers as callbacks
+(:class:`simcache.engine._OpenLoop`, :class:`simcache.engine._ClosedSlot`, :meth:`VM.start` and the classes here,
+:class:`simcache.model.flusher.Flusher`); ``False`` runs the generators they shortcut, which give the same results bit
+for bit (``tests/test_fast_paths.py`` sets it). Read when a run is built."""
 
 _LEGS: Final = 0  # waiting for the replica legs, in order
 _ACKNOWLEDGED: Final = 1  # waiting until the slowest leg's (or the local write's) acknowledgement

@@ -68,6 +68,7 @@ __all__ = [
     "current_time",
     "events_scheduled",
     "heapify_entries",
+    "on_processed",
     "pop_entry",
     "process_now",
     "push_entry",
@@ -442,6 +443,16 @@ def _run_signal(signal: Signal) -> None:
     if added is not _NONE_ADDED:
         for callback in added:
             callback(signal)
+
+
+def on_processed(signal: Signal, callback: Callable[[Signal], None]) -> None:
+    """Call ``callback`` when ``signal`` (not processed yet) is processed, where a :class:`Resumer` waiting for it would
+    be resumed: first if nothing waits for it yet, else after those that do."""
+    assert signal._callbacks is not None, "a Signal processed already"
+    if signal.resumer is None and signal.callback is None and signal._callbacks is _NONE_ADDED:
+        signal.callback = callback
+    else:
+        signal.add_callback(callback)
 
 
 def current_time(clock: Clock) -> float:
