@@ -19,9 +19,12 @@ is here is only the order of the waits. Each schedules the same events at the
 same times and in the same order as the generator it stands in for, so results
 are the same bit for bit: ``tests/test_fast_paths.py`` runs scenarios both ways.
 
-Each object holds its callback (one bound method for all its waits: a signal's
-callback is cleared as it runs), a reference cycle that its last step breaks, so
-that it is freed by reference count and not left to the cyclic collector.
+An :class:`ArrayRead` or a :class:`WriteBack` holds its callback (one bound
+method for all its waits: a signal's callback is cleared as it runs), a
+reference cycle that its last step breaks, so that it is freed by reference
+count, not left to the cyclic collector (which is off during a run). A
+:class:`ReplicaLeg` and its transfer's Signal refer to each other until the
+Signal is processed, which clears its callback.
 """
 
 from __future__ import annotations
