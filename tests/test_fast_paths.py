@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import simpy
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import ScenarioDict, valid_scenarios
 from test_ha_restart import scenario as ha_scenario
 
 import simcache
@@ -243,6 +244,15 @@ def test_every_library_scenario_runs_the_same_with_callbacks(path: Path) -> None
     asynchronous and memory replication, metadata records, serialized writes, short of peers) and the failures that cut
     I/Os short, which the callbacks hand back to the generators or must fail as they do."""
     scenario = simcache.load_scenario(path)
+    _assert_same_both_ways(scenario, scenario.run.duration)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(valid_scenarios())
+def test_random_scenarios_run_the_same_with_callbacks(data: ScenarioDict) -> None:
+    """The same on small random scenarios (every policy, workload mode, replication option and event the strategy
+    draws), for their whole run."""
+    scenario = simcache.load_scenario(data)
     _assert_same_both_ways(scenario, scenario.run.duration)
 
 
