@@ -42,6 +42,7 @@ ENGINE_MODULES = (
     "simcache.model.cache",
     "simcache.model.destager",
     "simcache.model.flusher",
+    "simcache.model.pending",
     "simcache.model.detached",
     "simcache.model.host",
     "simcache.model.io_steps",

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simcache.model.adopted import PendingDestage
-from simcache.model.destager import PendingWrite
 from simcache.model.host import Host
+from simcache.model.pending import PendingWrite
 from simcache.model.vm import VM
 from simcache.outages import update_all_peers
 from simcache.physics import framed_bytes, ring_peers, vmotion_stream_port

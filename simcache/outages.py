@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
-from simcache.model.destager import PendingWrite
 from simcache.model.host import Host
+from simcache.model.pending import PendingWrite
 from simcache.physics import framed_bytes
 from simcache.scenario import LinkDown, Outage
 

@@ -23,7 +23,8 @@ from builders import small_scenario
 import simcache
 from simcache import ScenarioError, load_scenario
 from simcache.engine import Model, build
-from simcache.model.destager import Destager, PendingWrite, block_hash
+from simcache.model.destager import Destager
+from simcache.model.pending import PendingWrite, block_hash
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
 from simcache.scenario import TierSpec

@@ -234,8 +234,7 @@ def test_callbacks_give_the_generators_results_bit_for_bit(scenario: simcache.Sc
     """Open-loop arrivals, closed-loop slots and I/Os as callbacks (``_OpenLoop``, ``_ClosedSlot``, ``VM.start``,
     ``model/io_steps.py``) schedule the same events at the same times, in the same order, as the generators they
     replace (``_open_loop``, ``_closed_slot``, ``VM.io``): records, series, totals and the event count are identical."""
-    _assert_same_both_ways(scenario, duration)
-    assert len(_run(scenario, True, duration)[0]) > 1000
+    assert len(_assert_same_both_ways(scenario, duration)) > 1000
 
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.toml")), ids=lambda path: path.stem)
@@ -256,10 +255,12 @@ def test_random_scenarios_run_the_same_with_callbacks(data: ScenarioDict) -> Non
     _assert_same_both_ways(scenario, scenario.run.duration)
 
 
-def _assert_same_both_ways(scenario: simcache.Scenario, duration: float) -> None:
+def _assert_same_both_ways(scenario: simcache.Scenario, duration: float) -> pd.DataFrame:
+    """Run ``scenario`` with the callbacks and with the generators, require the same results; return the records."""
     fast = _run(scenario, True, duration)
     slow = _run(scenario, False, duration)
     pd.testing.assert_frame_equal(fast[0], slow[0], check_exact=True)
     pd.testing.assert_frame_equal(fast[1], slow[1], check_exact=True)
     assert fast[2] == slow[2]
     assert fast[3] == slow[3]
+    return fast[0]

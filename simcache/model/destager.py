@@ -66,83 +66,20 @@ from simcache.model import io_steps
 from simcache.model.detached import start_detached
 from simcache.model.flusher import Flusher
 from simcache.model.kernel import Signal, Wait, clock_of, current_time, schedule_at, sleep, timeout_or
+from simcache.model.pending import Block, FlushBatch, PendingWrite, block_hash, pieces, undestaged, without
 from simcache.scenario import DestagerSpec
 
 if TYPE_CHECKING:
     from simcache.model.array import Run
     from simcache.model.host import Host
 
-__all__ = ["MIN_PD_RATE", "Destager", "PendingWrite", "block_hash", "without"]
+__all__ = ["MIN_PD_RATE", "Destager"]
 
 MIN_PD_RATE: Final = 4096.0
 """Slowest rate (bytes/s) the ``pd`` controller sets: a trickle that always moves (bcache's floor is one
 sector per second; a 4 KiB floor keeps a paced batch from waiting for hours)."""
 PD_START_RATE: Final = 512.0 * 1024
 """The ``pd`` controller's rate before its first update, bytes/s: bcache starts at 1,024 sectors/s."""
-
-# (vm id, offset, size, hosts holding replicas, single copy?)
-PendingWrite = tuple[int, int, int, tuple["Host", ...], bool]
-
-
-def without(item: PendingWrite, dead: Host) -> PendingWrite:
-    """``item`` with ``dead`` no longer among the hosts holding its replicas (a single copy if none is left)."""
-    kept = tuple(h for h in item[3] if h is not dead)
-    return (item[0], item[1], item[2], kept, not kept)
-
-
-def _undestaged(entry: list[Any]) -> PendingWrite:
-    """A hash-walk write's entry ``[write, bytes not yet on the array]`` as the write of those bytes alone.
-
-    Its blocks are destaged one by one, so a write spanning several can be partly on the array when its host dies:
-    the part already there is neither lost nor handed over, and the replica holders drop their copy of it. The bytes
-    left are counted exactly; they are placed at the write's tail (which blocks they are is not kept)."""
-    item: PendingWrite = entry[0]
-    left: int = entry[1]
-    done = item[2] - left
-    if not done:
-        return item
-    for holder in item[3]:
-        holder.replica_bytes -= done
-    return (item[0], item[1] + done, left, item[3], item[4])
-
-
-_MASK64: Final = (1 << 64) - 1
-
-
-def block_hash(vm: int, block: int) -> int:
-    """Where block ``block`` of VM ``vm``'s disk sits in a hash-indexed cache's walk (``order = "hash"``):
-    splitmix64's finalizer of the pair, a fixed order unrelated to the block's address."""
-    x = ((vm + 1) * 0x9E3779B97F4A7C15 + block) & _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
-
-
-# A dirty block in the hash walk: (hash, arrival tick, write's number, vm id, offset, size).
-_Block = tuple[int, int, int, int, int, int]
-
-
-def _pieces(run: Run, limit: int) -> list[Run]:
-    """A run cut into array requests of at most ``limit`` bytes (a single write larger than ``max_batch``), in order."""
-    vm, offset, length = run
-    return [(vm, offset + start, min(limit, length - start)) for start in range(0, length, limit)]
-
-
-class FlushBatch:
-    """A batch a flusher took: its writes (``items``), their hash-walk owners (``order = "hash"``), their bytes, and the
-    runs they coalesce to, of ``unique_bytes`` (overwrites within the batch are read and sent once)."""
-
-    __slots__ = ("items", "nbytes", "owners", "runs", "unique_bytes")
-
-    def __init__(self, items: list[PendingWrite], owners: list[tuple[int, int]], nbytes: int, runs: list[Run]):
-        self.items = items
-        self.owners = owners
-        self.nbytes = nbytes
-        self.runs = runs
-        unique_bytes = 0
-        for run in runs:
-            unique_bytes += run[2]
-        self.unique_bytes = unique_bytes
 
 
 class Destager:
@@ -185,8 +122,8 @@ class Destager:
         self._next_start = 0.0  # pacing: the earliest time the next batch may be taken
         self.reads_in_chunks = host.tier.spec.scheduling != "fcfs"  # batches read back as background requests
         self._hashed = spec.order == "hash"
-        self._walk: list[_Block] = []  # order = "hash": dirty blocks ahead of the cursor (a heap)
-        self._behind: list[_Block] = []  # dirty blocks behind the cursor: the next pass
+        self._walk: list[Block] = []  # order = "hash": dirty blocks ahead of the cursor (a heap)
+        self._behind: list[Block] = []  # dirty blocks behind the cursor: the next pass
         self._cursor = 0
         self._ticks = 0
         self._writes: dict[int, list[Any]] = {}  # write's number -> [write, bytes not yet on the array]
@@ -243,7 +180,7 @@ class Destager:
             offset = piece_end
         self._ticks += 1
 
-    def _next_block(self) -> _Block | None:
+    def _next_block(self) -> Block | None:
         """The dirty block the hash walk takes next (starting a new pass when the current one is done)."""
         if not self._walk:
             if not self._behind:
@@ -298,7 +235,7 @@ class Destager:
             for event, _ in self._waiting:
                 event.succeed()
         items = [item for batch in self._flushing for item in batch] + list(self._pending)
-        items += [_undestaged(entry) for entry in self._writes.values()]
+        items += [undestaged(entry) for entry in self._writes.values()]
         self._writes.clear()
         self._walk.clear()
         self._behind.clear()
@@ -506,7 +443,7 @@ class Destager:
         host = self.host
         runs = batch.runs
         limit = self._max_batch
-        requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in _pieces(run, limit)]
+        requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in pieces(run, limit)]
         array_done = host.array.submit(now, requests, True)
         return array_done - now + host.storage_tx.acknowledgement
 

@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any, Final
 from simcache.model.kernel import URGENT, Signal, current_time, on_processed, schedule_at
 
 if TYPE_CHECKING:
-    from simcache.model.destager import Destager, FlushBatch
+    from simcache.model.destager import Destager
+    from simcache.model.pending import FlushBatch
 
 __all__ = ["Flusher"]
 
+_START: Final = -1  # not started: its first step looks for work without a stop check
 _WORK: Final = 0  # waiting for the destager to have a batch
 _READ: Final = 1  # reading the batch back from the tier in one request
 _CHUNK: Final = 2  # reading it back in background requests, one after another
@@ -34,12 +36,11 @@ class Flusher:
     """One of a destager's flushers (``concurrency`` of them), started when ``start_detached`` would start the
     generator: now, ahead of normal events. ``phase`` says what it waits for; ``batch`` is the batch it carries."""
 
-    __slots__ = ("batch", "booked", "callback", "destager", "left", "phase", "request", "started")
+    __slots__ = ("batch", "booked", "callback", "destager", "left", "phase", "request")
 
     def __init__(self, destager: Destager):
         self.destager = destager
-        self.phase = _WORK
-        self.started = False
+        self.phase = _START
         self.batch: FlushBatch | None = None
         self.left = 0  # bytes of the batch still to read back (background requests)
         self.request = 0  # the background request in hand (bytes)
@@ -61,11 +62,9 @@ class Flusher:
                 return
             self._read_done()
             return
-        if not self.started:  # the generator's first step: no stop check before it
-            self.started = True
-        elif destager.stopped:
+        if phase != _START and destager.stopped:  # the generator's first step has no stop check before it
             return
-        if phase == _WORK:
+        if phase <= _WORK:  # _START or _WORK
             self._look_for_work()
         elif phase == _READ:
             self._read_done()

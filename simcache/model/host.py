@@ -17,8 +17,9 @@ import simpy
 from simcache.model.adopted import PendingDestage
 from simcache.model.array import Array
 from simcache.model.cache import ReadCache
-from simcache.model.destager import Destager, PendingWrite, without
+from simcache.model.destager import Destager
 from simcache.model.link import FlowNetwork, Port
+from simcache.model.pending import PendingWrite, without
 from simcache.model.randomness import UniformStream
 from simcache.model.tier import Tier
 from simcache.physics import PortName, peer_port, read_cache_lines

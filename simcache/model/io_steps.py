@@ -65,7 +65,7 @@ class ArrayRead:
     """
 
     __slots__ = (
-        "array_done",
+        "array_time",
         "callback",
         "delivering",
         "finished",
@@ -73,7 +73,6 @@ class ArrayRead:
         "issued",
         "number",
         "offset",
-        "request_arrives",
         "size",
         "vm",
         "waited",
@@ -92,9 +91,10 @@ class ArrayRead:
         self.callback: Callable[[Any], None] = self._step
         clock = vm.clock
         now = current_time(clock)
-        self.request_arrives = now + host.storage_tx.acknowledgement  # now: after the storage link came back, if it was down
-        self.array_done = host.array.read(self.request_arrives, vm.index, offset, size)
-        schedule_at(clock, now + (self.array_done - now), Signal(None, self.callback))  # = sleep()'s time
+        request_arrives = now + host.storage_tx.acknowledgement  # now: after the storage link came back, if it was down
+        array_done = host.array.read(request_arrives, vm.index, offset, size)
+        self.array_time = array_done - request_arrives
+        schedule_at(clock, now + (array_done - now), Signal(None, self.callback))  # = sleep()'s time
 
     def _step(self, _: Any) -> None:
         """The array has the data: send it back over the storage network. Then, it has arrived: record it."""
@@ -105,7 +105,7 @@ class ArrayRead:
             host.network.send((host.array_tx, host.storage_rx), wire, packets, latency=host.storage_tx.latency, then=self.callback)
             return
         self.callback = _finished
-        self.vm.miss_delivered(host, self.number, self.size, self.offset, self.issued, self.waited, self.array_done - self.request_arrives)
+        self.vm.miss_delivered(host, self.number, self.size, self.offset, self.issued, self.waited, self.array_time)
         if self.finished is not None:
             process_now(self.finished)
 
@@ -255,9 +255,9 @@ class WriteBack:
     def _record(self) -> None:
         self.callback = _finished
         vm = self.vm
-        issued = self.begun  # an open loop's write begins when it is issued
-        local, network, peer_tier = write_components(issued, self.begun, self.acked_at, self.critical_peer_tier)
-        vm.record_write(self.number, self.size, issued, local, network, peer_tier, self.acked_at)
+        begun = self.begun  # issued then too: nothing holds a callback path's write back
+        local, network, peer_tier = write_components(begun, begun, self.acked_at, self.critical_peer_tier)
+        vm.record_write(self.number, self.size, begun, local, network, peer_tier, self.acked_at)
         if self.finished is not None:
             process_now(self.finished)
 

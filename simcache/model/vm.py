@@ -46,12 +46,12 @@ import simpy
 
 from simcache.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, RecordBuffer
 from simcache.model.adopted import PendingDestage
-from simcache.model.destager import PendingWrite
 from simcache.model.detached import run_detached
 from simcache.model.host import AsyncWrite, Host
 from simcache.model.io_steps import ArrayRead, ReadHit, ReplicaLeg, WriteBack, write_components
 from simcache.model.kernel import Signal, Wait, clock_of, current_time, process_now, schedule_at, sleep
 from simcache.model.link import Port
+from simcache.model.pending import PendingWrite
 from simcache.physics import ack_seconds, compression_seconds, ring_peers
 from simcache.replay import TraceStream
 from simcache.scenario import CompressionSpec, Group
