@@ -32,17 +32,22 @@ from __future__ import annotations
 
 import bisect
 import math
-from array import array
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
+from librt.strings import read_f64_le, read_i64_le
 
 from simcache.locality import ZipfRanks, hot_blocks, multiplier, run_starts, scatter
 from simcache.physics import working_set_blocks
 from simcache.scenario import DutyCycle, Workload
 
+if TYPE_CHECKING:  # compiled, a C int64; to Python, int
+    from mypy_extensions import i64
+
 __all__ = ["BLOCK", "DutyClock", "IOStream"]
 
+_I64: Final = np.dtype("<i8")
+_F64: Final = np.dtype("<f8")
 BLOCK = 4096  # offsets are aligned to this many bytes (not Final: the estimate group imports it; see tests/test_engine_build.py)
 _BATCH: Final = 2048
 """Most I/Os (and gaps) a stream draws at once."""
@@ -191,18 +196,19 @@ class IOStream:
         self._hot = hot_blocks(self._blocks, workload.hot_span_fraction or 0.0) if workload.access == "hotspot" else 0
         if workload.sequential_run > 1.0:
             self._cursor = -1
-        # The drawn batch, one typed column each (17 bytes an I/O, 8 a gap; as Python lists of tuples, about 130 and
-        # 32: a 1,024-VM model held 340 MB of them), read one I/O at a time.
-        self._writes = array("b")
-        self._io_sizes = array("q")
-        self._offsets = array("q")
-        self._io_count = 0
-        self._io_next = 0
+        # The drawn batch, one little-endian column of bytes each (17 bytes an I/O, 8 a gap; as Python lists of tuples,
+        # about 130 and 32: a 1,024-VM model held 340 MB of them), read one I/O at a time in place (compiled, a native
+        # read each: no int or float object).
+        self._writes = b""
+        self._io_sizes = b""
+        self._offsets = b""
+        self._io_count: i64 = 0
+        self._io_next: i64 = 0
         self._io_batch = _FIRST_BATCH
         self._gap_batch = _FIRST_BATCH
-        self._gaps = array("d")
-        self._gap_count = 0
-        self._gap_next = 0
+        self._gaps = b""
+        self._gap_count: i64 = 0
+        self._gap_next: i64 = 0
         self.clock = DutyClock(workload.duty_cycle)
         self._mean_gap = 1.0 / (workload.mean_rate * self.clock.peak_factor) if workload.mode == "open" else 0.0
         # Evenly spaced arrivals start at a random phase, so that VMs are not in lock-step.
@@ -216,10 +222,7 @@ class IOStream:
             self._refill_ios()
             i = 0
         self._io_next = i + 1
-        write: int = self._writes[i]
-        size: int = self._io_sizes[i]
-        offset: int = self._offsets[i]
-        return (write != 0, size, offset)
+        return (self._writes[i] != 0, read_i64_le(self._io_sizes, 8 * i), read_i64_le(self._offsets, 8 * i))
 
     def _refill_ios(self) -> None:
         rng = self._rng
@@ -244,9 +247,9 @@ class IOStream:
             blocks = self._random_blocks(rng, count)
             if workload.sequential_run > 1.0:
                 blocks = self._in_runs(blocks, (sizes + BLOCK - 1) // BLOCK, rng)
-        self._writes = array("b", writes.astype(np.int8).tobytes())
-        self._io_sizes = array("q", sizes.astype(np.int64).tobytes())
-        self._offsets = array("q", (blocks * BLOCK).astype(np.int64).tobytes())
+        self._writes = writes.astype(np.int8).tobytes()
+        self._io_sizes = sizes.astype(_I64).tobytes()
+        self._offsets = (blocks * BLOCK).astype(_I64).tobytes()
         self._io_count = count
         self._io_next = 0
 
@@ -339,12 +342,11 @@ class IOStream:
         if i >= self._gap_count:
             count = self._gap_batch
             self._gap_batch = min(2 * count, _BATCH)
-            self._gaps = array("d", self._rng.exponential(self._mean_gap, count).tobytes())
+            self._gaps = np.asarray(self._rng.exponential(self._mean_gap, count), dtype=_F64).tobytes()
             self._gap_count = count
             i = 0
         self._gap_next = i + 1
-        gap: float = self._gaps[i]
-        return gap
+        return read_f64_le(self._gaps, 8 * i)
 
     def _draw_uniform(self) -> float:
         return float(self._rng.random())

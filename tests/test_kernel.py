@@ -66,6 +66,32 @@ def test_run_until_processes_what_env_run_does_and_counts_the_same_events() -> N
     assert runs[0][0][-1][0] < 3.0  # events at exactly the stop time are not processed, by either
 
 
+class _OwnEnvironment(simpy.Environment):
+    """A user's environment class: the clock leaves its class alone and keeps its ``_now`` up to date instead."""
+
+
+@pytest.mark.parametrize("make", [simpy.Environment, _OwnEnvironment])
+def test_env_now_is_the_clocks_time_during_and_after_a_run(make: Callable[[], simpy.Environment]) -> None:
+    """``env.now`` read by a process (SimPy's and the model's code read it) is the time of the event being
+    processed, whether the clock makes a plain environment read its own time or keeps ``_now`` of another class."""
+    env = make()
+    clock = kernel.clock_of(env)
+    assert isinstance(env, make) and clock.mirror_now == (make is _OwnEnvironment)
+    seen: list[tuple[float, float]] = []
+
+    def ticking() -> Generator[simpy.Event, Any, None]:
+        for gap in (0.25, 0.5, 1.0):
+            yield env.timeout(gap)
+            seen.append((env.now, kernel.current_time(clock)))
+
+    env.process(ticking())
+    kernel.run_until(clock, 1.5)
+    assert seen == [(0.25, 0.25), (0.75, 0.75)]
+    assert env.now == 1.5  # the stop time, as env.run leaves it
+    env.run(until=2.0)  # SimPy's own loop, through the clock's step
+    assert seen[-1] == (1.75, 1.75) and env.now == 2.0
+
+
 def _failing(env: simpy.Environment, defuse: bool) -> None:
     event = env.event()
     if defuse:

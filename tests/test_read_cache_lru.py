@@ -1,7 +1,7 @@
 """The hosts' read cache (simcache.model.cache.ReadCache): exactly an LRU, in a few bytes a line once large.
 
-The cache keeps its lines in an ``OrderedDict`` until more than ``compact_at`` are cached, then moves them (once,
-in recency order) to two arrays (a recency log and a hash index of log positions). Every simulation result depends
+The cache keeps its lines in a dict until more than ``compact_at`` are cached (a plain dict until its first eviction,
+an ``OrderedDict`` from then on), then moves them (once, in recency order) to two arrays (a recency log and a hash index of log positions). Every simulation result depends
 on which lines it holds and evicts, so these tests run it side by side with the ``OrderedDict`` LRU
 (:class:`ReferenceLRU`, the original implementation's logic verbatim), with thresholds that make the move happen
 at every point of a run, and require the same answers, counters, cached lines and recency order after every
@@ -84,7 +84,7 @@ class ReferenceLRU:
 
 def assert_same(cache: ReadCache, reference: ReferenceLRU) -> None:
     """Same counters, lines and recency order; before the move to the arrays, no more than ``compact_at`` lines
-    in the ``OrderedDict``; after it, the ``OrderedDict`` emptied and the arrays consistent: every cached line found in the index
+    in the dict, an ``OrderedDict`` exactly when the cache is flagged ordered; after it, the dict emptied and the arrays consistent: every cached line found in the index
     at a slot holding its live log position, no other slot used, the index at most half full and the log
     under twice the lines cached (plus the compaction slack)."""
     counters = ("hits", "misses", "inserted_lines", "evicted_lines", "occupied_bytes")
@@ -92,6 +92,7 @@ def assert_same(cache: ReadCache, reference: ReferenceLRU) -> None:
     assert cache.recency() == reference.recency()
     if not cache._compact:
         assert len(cache._lines) <= cache.compact_at and len(cache._log) == 0
+        assert isinstance(cache._lines, OrderedDict) == cache._ordered
         return
     assert not cache._lines
     log = cache._log
@@ -224,17 +225,20 @@ def test_memory_per_line() -> None:
 
 
 def test_memory_per_line_before_the_move() -> None:
-    """Below ``compact_at`` the lines are in an ``OrderedDict``: 200,000 lines take about 137 bytes each, the
-    figure ``memory_bytes`` reports. The dict's table has 2^19 slots (4-byte indices, 2 MB) and 2/3 as many
-    24-byte entries (8.4 MB): 52 bytes a line; the ``OrderedDict`` adds a 32-byte list node per line and an 8-byte
-    node pointer per hash slot (4.2 MB): 53 bytes a line; each 40-bit key is a 32-byte int object. The default
-    threshold, 2^20 lines, caps this at about 130 MB a host before the move to the arrays (at most 35 bytes a
-    line, :func:`test_memory_per_line`)."""
+    """Below ``compact_at`` the lines are the keys of a dict, the figure ``memory_bytes`` reports. 200,000 lines in a
+    plain dict (no eviction yet) take about 84 bytes each: the table has 2^19 slots (4-byte indices, 2 MB) and 2/3 as
+    many 24-byte entries (8.4 MB), 52 bytes a line, and each 40-bit key is a 32-byte int object. From the first
+    eviction on they are in an ``OrderedDict``, which adds a 32-byte list node per line and an 8-byte node pointer
+    per hash slot (4.2 MB): 53 bytes a line more, about 137. The default threshold, 2^20 lines, caps this at about
+    130 MB a host before the move to the arrays (at most 35 bytes a line, :func:`test_memory_per_line`)."""
     lines = 200_000
     cache = ReadCache(lines, LINE)
     for line in range(lines):
         cache.insert(line % 16, line * LINE, LINE)
-    assert not cache._compact
+    assert not cache._compact and not cache._ordered
+    assert 82 <= cache.memory_bytes / lines <= 86
+    cache.insert(16, 0, LINE)  # one line more than the capacity: the first eviction
+    assert cache._ordered and cache.evicted_lines == 1
     assert 135 <= cache.memory_bytes / lines <= 140
     assert cache_module.COMPACT_AT == 1 << 20
 

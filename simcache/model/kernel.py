@@ -29,8 +29,11 @@ What it relies on in SimPy:
 - ``Environment.run`` steps with ``self.step()`` (which raises
   ``simpy.core.EmptySchedule`` when nothing is left, and passes on the
   ``StopSimulation`` of its stop event) and schedules its stop event with
-  ``self.schedule``; the ``now`` property reads ``env._now`` (kept up to date
-  by the clock, so ``env.now`` stays right).
+  ``self.schedule``; the ``now`` property reads ``env._now``. The clock keeps
+  ``_now`` up to date, except for a plain ``simpy.Environment``: that one's class
+  becomes a subclass whose ``now`` reads the clock's time (:func:`_now_from_clock`;
+  storing the time on the environment at each step cost about 2% of the
+  default run).
 - ``env._queue`` (a list of ``(time, priority, id, event)``) and ``env._eid``
   (an ``itertools.count``) hold what was scheduled before the clock was
   attached: the clock adopts them once, then neither is used.
@@ -219,6 +222,7 @@ class Clock:
             push_entry(self.heap, entry)
         self.eid = next(env._eid)
         adopted.clear()
+        self.mirror_now = not _now_from_clock(env)  # whether env._now must be kept up to date (env.now reads it)
         env.schedule = self.schedule
         env.step = self.step
         env.peek = self.peek
@@ -259,6 +263,28 @@ class Clock:
             self.schedule(event, -1)
             raise
         _raise_if_failed(event)
+
+
+def _clock_now(env: Any) -> float:
+    """``env.now`` of an environment whose class :func:`_now_from_clock` replaced: its clock's time."""
+    clock: Clock = env._simcache_clock
+    return clock.now
+
+
+_CLOCKED_ENVIRONMENT: list[type] = []  # the subclass of simpy.Environment made by _now_from_clock, once made
+
+
+def _now_from_clock(env: Any) -> bool:
+    """Make ``env.now`` read its clock's time, if ``env`` is a plain ``simpy.Environment`` (its class becomes a
+    subclass whose ``now`` does so; others are left alone, their ``now`` may be their own); True if done."""
+    if type(env) is not simpy.Environment:
+        return False
+    if not _CLOCKED_ENVIRONMENT:
+        _CLOCKED_ENVIRONMENT.append(
+            type("Environment", (simpy.Environment,), {"now": property(_clock_now), "__module__": simpy.Environment.__module__})
+        )
+    env.__class__ = _CLOCKED_ENVIRONMENT[0]
+    return True
 
 
 def clock_of(env: Any) -> Clock:
@@ -491,11 +517,14 @@ def run_until(clock: Clock, until: float, stop_requested: Callable[[], bool] | N
     stop = Signal(None)
     clock.schedule(stop, URGENT, until - clock.now)
     heap = clock.heap
+    mirror_now = clock.mirror_now
     countdown = every if stop_requested is not None else -1  # never reaches 0 without a check
     while True:
         entry = pop_entry(heap)
         if entry.time != clock.now:
-            clock.now = env._now = entry.time
+            clock.now = entry.time
+            if mirror_now:
+                env._now = clock.now
         if entry is stop:
             clock.eid += 1  # env.run() schedules its stop event a second time: count it too, for comparable event counts
             return True

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+from librt.strings import BytesWriter, read_f64_le, write_f64_le
+
+if TYPE_CHECKING:  # compiled, a C int64; to Python, int
+    from mypy_extensions import i64
 
 __all__ = ["BusyMeter"]
 
@@ -25,24 +30,27 @@ class BusyMeter:
     order than one pass at the window's end: the utilization can differ in its last bits.
     """
 
-    __slots__ = ("_carried", "_finishes", "_limit", "_starts", "_swept_to")
+    __slots__ = ("_carried", "_held", "_intervals", "_limit", "_swept_to")
 
     def __init__(self) -> None:
-        # The intervals held, one list per end (a (start, finish) tuple per operation cost an allocation and a free).
-        self._starts: list[float] = []
-        self._finishes: list[float] = []
+        # The intervals held, as (start, finish) float64 pairs in a byte buffer: compiled, written and read by native
+        # calls, with no float object (as two lists of floats, 2% more of the default run's time; as (start, finish)
+        # tuples, an allocation and a free more an operation).
+        self._intervals = BytesWriter()
+        self._held: i64 = 0  # intervals in _intervals
         self._carried = 0.0  # busy seconds from _swept_to's window start up to _swept_to, counted by a fold
         self._swept_to = 0.0  # the time up to which the intervals held have been counted
-        self._limit = _FOLD_AT
+        self._limit: i64 = _FOLD_AT
 
     def add(self, start: float, finish: float, now: float) -> None:
         """Record an operation busy from ``start`` to ``finish`` (seconds), submitted at ``now``."""
-        self._starts.append(start)
-        finishes = self._finishes
-        finishes.append(finish)
-        if len(finishes) >= self._limit:
+        intervals = self._intervals
+        write_f64_le(intervals, start)
+        write_f64_le(intervals, finish)
+        self._held += 1
+        if self._held >= self._limit:
             self._fold(now)
-            self._limit = max(_FOLD_AT, 2 * len(self._finishes))
+            self._limit = max(_FOLD_AT, 2 * self._held)
 
     def busy_between(self, window_start: float, window_end: float) -> float:
         """Busy seconds inside [window_start, window_end); windows must be asked for in order, each starting where
@@ -57,7 +65,7 @@ class BusyMeter:
         ``now`` first, as a fold does: ``now`` must not be before the last :meth:`add`, and the next window asked
         for must end at or after it (the times asked for, here and of :meth:`busy_between`, go forward)."""
         self._fold(now)
-        return len(self._finishes)
+        return self._held
 
     def _fold(self, now: float) -> None:
         """Count [_swept_to, now) now (the window ends at or after now), dropping the intervals finished by then."""
@@ -67,17 +75,20 @@ class BusyMeter:
     def open_count(self) -> int:
         """Intervals held that go on past the end of the last window counted by :meth:`busy_between` (asked right
         after it: the operations running or waiting at that time)."""
-        return len(self._finishes)
+        return self._held
 
     def _sweep(self, window_start: float, window_end: float) -> float:
         """Busy seconds of the intervals held inside [window_start, window_end); keeps only those that go on after it."""
         busy = 0.0
-        starts, finishes = self._starts, self._finishes
-        open_starts: list[float] = []
-        open_finishes: list[float] = []
-        for k in range(len(finishes)):
-            start = starts[k]
-            finish = finishes[k]
+        held = self._intervals.getvalue()
+        still_open = BytesWriter()
+        still_held: i64 = 0
+        end: i64 = 16 * self._held
+        at: i64 = 0
+        while at < end:
+            start = read_f64_le(held, at)
+            finish = read_f64_le(held, at + 8)
+            at += 16
             if window_start <= start and finish <= window_end:
                 busy += finish - start  # most intervals lie inside the window (adding a zero length changes nothing)
                 continue
@@ -86,7 +97,9 @@ class BusyMeter:
             if high > low:
                 busy += high - low
             if finish > window_end:
-                open_starts.append(start)
-                open_finishes.append(finish)
-        self._starts, self._finishes = open_starts, open_finishes
+                write_f64_le(still_open, start)
+                write_f64_le(still_open, finish)
+                still_held += 1
+        self._intervals = still_open
+        self._held = still_held
         return busy

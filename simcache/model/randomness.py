@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import math
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
+from librt.strings import read_f64_le
+
+if TYPE_CHECKING:  # compiled, a C int64; to Python, int
+    from mypy_extensions import i64
 
 __all__ = ["UniformStream"]
 
 _BLOCK: Final = 4096
+_F64: Final = np.dtype("<f8")
 
 
 class UniformStream:
@@ -19,12 +24,14 @@ class UniformStream:
     a VM or a host never changes another component's draws.
     """
 
-    __slots__ = ("_generator", "_next", "_values")
+    __slots__ = ("_end", "_generator", "_next", "_values")
 
     def __init__(self, seed: np.random.SeedSequence):
         self._generator = np.random.default_rng(seed)
-        self._values: list[float] = []
-        self._next = 0
+        # The block as float64 bytes (little-endian), read in place: compiled, one native read a draw, no float object.
+        self._values = b""
+        self._next: i64 = 0  # byte offset of the next draw
+        self._end: i64 = 0
 
     @property
     def generator(self) -> np.random.Generator:
@@ -32,20 +39,16 @@ class UniformStream:
         return self._generator
 
     def uniform(self) -> float:
-        if self._next >= len(self._values):
-            self._values = self._generator.random(_BLOCK).tolist()
+        if self._next >= self._end:
+            self._values = np.asarray(self._generator.random(_BLOCK), dtype=_F64).tobytes()
             self._next = 0
-        value = self._values[self._next]
-        self._next += 1
+            self._end = 8 * _BLOCK
+        value = read_f64_le(self._values, self._next)
+        self._next += 8
         return value
 
     def uniforms(self, count: int) -> list[float]:
         """The next ``count`` uniforms (the same numbers, in the same order, as ``count`` calls of :meth:`uniform`)."""
-        start = self._next
-        end = start + count
-        if end <= len(self._values):
-            self._next = end
-            return self._values[start:end]
         return [self.uniform() for _ in range(count)]
 
     def exponential(self, mean: float) -> float:
