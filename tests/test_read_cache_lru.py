@@ -1,11 +1,12 @@
 """The hosts' read cache (simcache.model.cache.ReadCache): exactly an LRU, in a few bytes a line once large.
 
-The cache keeps its lines in a dict until more than ``compact_at`` are cached (a plain dict until its first eviction,
-an ``OrderedDict`` from then on), then moves them (once, in recency order) to two arrays (a recency log and a hash index of log positions). Every simulation result depends
-on which lines it holds and evicts, so these tests run it side by side with the ``OrderedDict`` LRU
-(:class:`ReferenceLRU`, the original implementation's logic verbatim), with thresholds that make the move happen
-at every point of a run, and require the same answers, counters, cached lines and recency order after every
-operation, through the move, index growth, removals (eviction, ``discard``) and log compaction.
+The cache keeps its lines in a dict until more than ``compact_at`` are cached (a plain dict until its first
+eviction, an ``OrderedDict`` from then on), then moves them (once, in recency order) to two arrays (a recency log
+and a hash index of log positions). Every simulation result depends on which lines it holds and evicts, so these
+tests run it side by side with the ``OrderedDict`` LRU (:class:`ReferenceLRU`, the original implementation's logic
+verbatim), with thresholds that make the move happen at every point of a run, and require the same answers,
+counters, cached lines and recency order after every operation, through the move, index growth, removals
+(eviction, ``discard``) and log compaction.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ class ReferenceLRU:
 
 def assert_same(cache: ReadCache, reference: ReferenceLRU) -> None:
     """Same counters, lines and recency order; before the move to the arrays, no more than ``compact_at`` lines
-    in the dict, an ``OrderedDict`` exactly when the cache is flagged ordered; after it, the dict emptied and the arrays consistent: every cached line found in the index
+    in the dict, an ``OrderedDict`` exactly when the cache is flagged ordered; after it, the dict emptied and the
+    arrays consistent: every cached line found in the index
     at a slot holding its live log position, no other slot used, the index at most half full and the log
     under twice the lines cached (plus the compaction slack)."""
     counters = ("hits", "misses", "inserted_lines", "evicted_lines", "occupied_bytes")
