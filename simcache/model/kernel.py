@@ -271,19 +271,18 @@ def _clock_now(env: Any) -> float:
     return clock.now
 
 
-_CLOCKED_ENVIRONMENT: list[type] = []  # the subclass of simpy.Environment made by _now_from_clock, once made
+_CLOCKED_ENVIRONMENT: Final = type(
+    "Environment", (simpy.Environment,), {"now": property(_clock_now), "__module__": simpy.Environment.__module__}
+)
+"""What :func:`_now_from_clock` makes a plain ``simpy.Environment``: the same, its ``now`` read from its clock."""
 
 
 def _now_from_clock(env: Any) -> bool:
-    """Make ``env.now`` read its clock's time, if ``env`` is a plain ``simpy.Environment`` (its class becomes a
-    subclass whose ``now`` does so; others are left alone, their ``now`` may be their own); True if done."""
+    """Make ``env.now`` read its clock's time, if ``env`` is a plain ``simpy.Environment`` (its class becomes
+    :data:`_CLOCKED_ENVIRONMENT`; others are left alone, their ``now`` may be their own); True if done."""
     if type(env) is not simpy.Environment:
         return False
-    if not _CLOCKED_ENVIRONMENT:
-        _CLOCKED_ENVIRONMENT.append(
-            type("Environment", (simpy.Environment,), {"now": property(_clock_now), "__module__": simpy.Environment.__module__})
-        )
-    env.__class__ = _CLOCKED_ENVIRONMENT[0]
+    env.__class__ = _CLOCKED_ENVIRONMENT
     return True
 
 
