@@ -18,15 +18,15 @@ import pandas as pd
 import streamlit as st
 
 import simcache
-from simcache.errors import WorkloadFileError
-from simcache.importers import FORMATS, Imported
-from simcache.importers.base import DEFAULT_POLICY
-from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS, ci95_half_width
+from simcache.base.errors import WorkloadFileError
+from simcache.base.metrics import PERCENTILES, THROUGHPUT_COLUMNS, ci95_half_width
+from simcache.base.units import format_figure, format_size
 from simcache.report import report_html
-from simcache.scenario import REPLICAS
-from simcache.sweep import sweep_summary
-from simcache.targets import Target
-from simcache.units import format_figure, format_size
+from simcache.runs.sweep import sweep_summary
+from simcache.runs.targets import Target
+from simcache.spec import REPLICAS
+from simcache.traces.importers import FORMATS, Imported
+from simcache.traces.importers.base import DEFAULT_POLICY
 from simcache_app import charts, controls, describe, layout, runs, verdicts
 from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters, valid_values
 from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip
@@ -238,7 +238,7 @@ def single_run_view(scenario: simcache.Scenario, seed: int, duration: float, tar
         return
     try:
         result = runs.simulate(scenario, seed, duration)
-    except simcache.ScenarioError as exc:  # too large to run (simcache.control)
+    except simcache.ScenarioError as exc:  # too large to run (simcache.sim.control)
         show_scenario_error("This run is too large", exc)
         return
     if runs.finished(result):
@@ -410,7 +410,7 @@ def compare_view(scenario: simcache.Scenario, seed: int, duration: float, source
 
     try:
         results = {name: [run(name, v, s) for s in seeds] for name, v in variants.items()}
-    except simcache.ScenarioError as exc:  # too large to run (simcache.control)
+    except simcache.ScenarioError as exc:  # too large to run (simcache.sim.control)
         show_scenario_error("A variant is too large to run", exc)
         return
     done_runs().update(key for key, result in zip(keys, (r for rs in results.values() for r in rs), strict=True) if runs.finished(result))

@@ -1,6 +1,6 @@
 """Build script: everything is in pyproject.toml except compiling with mypyc.
 
-The modules listed in ``simcache/_engine_sources.py`` are compiled to C
+The modules listed in ``simcache/native/sources.py`` are compiled to C
 extension modules in two groups, each its own mypyc call and shared library:
 ``engine`` (the event loop, workloads and model components; a simulation runs
 about twice as fast) and ``estimate`` (the analytic estimate; about 1.4 times
@@ -16,9 +16,9 @@ and needs a C compiler (gcc and the Python headers).
   other group stays compiled, since the groups import each other as ordinary
   Python modules.
 
-Next to the compiled modules this writes ``simcache/_compiled_digest.py``:
+Next to the compiled modules this writes ``simcache/native/compiled_digest.py``:
 for each group mypyc compiled, the digest of the sources it was compiled from
-and its shared library; ``simcache/_native.py`` uses a group's compiled
+and its shared library; ``simcache/native/choice.py`` uses a group's compiled
 modules only while its sources still match.
 """
 
@@ -36,14 +36,14 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
-DIGEST_FILE = ROOT / "simcache" / "_compiled_digest.py"
+DIGEST_FILE = ROOT / "simcache" / "native" / "compiled_digest.py"
 # Commands that build extension modules; metadata-only runs of this script (egg_info, ...) skip mypyc.
 BUILD_COMMANDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install"}
 
 
 def load_engine_sources() -> ModuleType:
-    """``simcache/_engine_sources.py`` read on its own (importing the package would need its dependencies)."""
-    spec = importlib.util.spec_from_file_location("simcache_engine_sources", ROOT / "simcache" / "_engine_sources.py")
+    """``simcache/native/sources.py`` read on its own (importing the package would need its dependencies)."""
+    spec = importlib.util.spec_from_file_location("simcache_engine_sources", ROOT / "simcache" / "native" / "sources.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -61,7 +61,7 @@ def remove_compiled(native: ModuleType) -> None:
 
 
 def group_extensions(native: ModuleType, group: Any) -> list[Any]:
-    """mypyc's extension modules for one compile group (``_engine_sources.CompileGroup``), or none when mypyc fails."""
+    """mypyc's extension modules for one compile group (``native/sources.CompileGroup``), or none when mypyc fails."""
     sources = [str(native.source_path(module, ROOT).relative_to(ROOT)) for module in group.modules]
     # Type information for mypyc only: third-party packages are not installed while this builds, so their
     # imports are taken as Any, and errors in modules outside the group are not reported. Those modules (the
@@ -109,7 +109,7 @@ def compiled_extensions() -> list[Any]:
 
 class ProfileGuidedBuildExt(build_ext):
     """``build_ext``, profile-guided when it can be: compile with gcc's ``-fprofile-generate``, run the training
-    (``simcache/_pgo_training.py``: the scenario library through the instrumented modules), compile again with
+    (``simcache/cli/training.py``: the scenario library through the instrumented modules), compile again with
     ``-fprofile-use``. Bit-identical results, about a tenth faster (bench/README.md, "A profile-guided build").
 
     ``SIMCACHE_PGO=0`` builds without a profile, as does any failure of the instrumented build or of the training
@@ -151,7 +151,7 @@ class ProfileGuidedBuildExt(build_ext):
         """Run the training against the instrumented modules; False (said on stderr) if it could not run."""
         root = ROOT if self.inplace else Path(self.build_lib).resolve()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
-        command = [sys.executable, "-m", "simcache._pgo_training", str(ROOT / "scenarios")]
+        command = [sys.executable, "-m", "simcache.cli.training", str(ROOT / "scenarios")]
         try:
             done = subprocess.run(command, cwd=root, env=env, timeout=900, check=False)
         except (OSError, subprocess.TimeoutExpired) as error:

@@ -145,7 +145,7 @@ def _fmt(s: dict[str, float], fmt: str) -> str:
 def _origin(skip: int) -> str:
     """First frame outside SimPy, the kernel and this file: ``function (file:line)``."""
     simpy_dir = os.path.dirname(simpy.__file__)
-    kernel_file = getattr(sys.modules.get("simcache.model.kernel"), "__file__", None)
+    kernel_file = getattr(sys.modules.get("simcache.sim.components.kernel"), "__file__", None)
     frame: FrameType | None = sys._getframe(skip)
     while frame is not None and (frame.f_code.co_filename.startswith(simpy_dir) or frame.f_code.co_filename in (__file__, kernel_file)):
         frame = frame.f_back
@@ -169,7 +169,7 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     counts: collections.Counter[str] = collections.Counter()
     # SimPy's events call env.schedule: the kernel's Clock's since it runs every event (its class is patchable
     # only from the sources, not compiled), SimPy's own in older engines.
-    scheduler: Any = getattr(sys.modules.get("simcache.model.kernel"), "Clock", simpy.Environment)
+    scheduler: Any = getattr(sys.modules.get("simcache.sim.components.kernel"), "Clock", simpy.Environment)
     original = scheduler.schedule
 
     def label(event: Any) -> str:
@@ -196,7 +196,7 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     wakes = {"stale": 0, "current": 0}
     network_cls: Any = None
     with contextlib.suppress(ImportError):
-        from simcache.model.link import FlowNetwork as network_cls
+        from simcache.sim.components.link import FlowNetwork as network_cls
     original_wake = getattr(network_cls, "_wake", None)
     if network_cls is not None and original_wake is not None:
 
@@ -212,18 +212,18 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
             return original_wake(self, *args)
 
         network_cls._wake = counting_wake
-    link_module: Any = sys.modules.get("simcache.model.link")
-    schedule_name = "schedule_at" if hasattr(link_module, "schedule_at") else "_schedule_at"  # from simcache.model.kernel since
+    link_module: Any = sys.modules.get("simcache.sim.components.link")
+    schedule_name = "schedule_at" if hasattr(link_module, "schedule_at") else "_schedule_at"  # from simcache.sim.components.kernel since
     original_schedule_at = None if original_push is not None else getattr(link_module, schedule_name, None)
     if original_schedule_at is not None:
 
         def counting_schedule_at(env, at, event, *priority):  # type: ignore[no-untyped-def]
             if isinstance(event, simpy.events.Event):  # a transfer's own event, delivered
-                label = f"{'Event':<11} _deliver (simcache/model/link.py)"
+                label = f"{'Event':<11} _deliver (simcache/sim/components/link.py)"
             else:
                 waiter = event.callbacks[0] if event.callbacks else getattr(event, "resumer", None)  # a Resumer: "resume"
                 purpose = getattr(waiter, "__name__", "resume").removeprefix("counting")
-                label = f"{'Signal':<11} FlowNetwork {purpose} (simcache/model/link.py)"
+                label = f"{'Signal':<11} FlowNetwork {purpose} (simcache/sim/components/link.py)"
             counts[label] += 1
             return original_schedule_at(env, at, event, *priority)
 

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))  # run from a source tree even without `pip instal
 
 
 import simcache  # noqa: E402
-from simcache.scenario import Scenario, builtin_scenarios  # noqa: E402
+from simcache.spec import Scenario, builtin_scenarios  # noqa: E402
 
 # isort: split
 from machine import load_average, machine_facts  # noqa: E402

@@ -40,7 +40,7 @@ DEFAULT_IOS_PER_S = 2330  # the default scenario's I/Os per simulated second (1.
 def child(duration: float, keep_records: bool) -> dict[str, Any]:
     """One case, in this process: the run, then its summary."""
     import simcache
-    from simcache.control import NO_LIMITS
+    from simcache.sim.control import NO_LIMITS
 
     scenario = simcache.load_scenario("default").with_duration(duration)
     base = rss_mib()

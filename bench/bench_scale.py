@@ -9,7 +9,7 @@ Scenario: ``bench/scale_64x16.toml``, 64 hosts x 16 VMs x 1,000 I/Os per second 
 
 1. **Same figures**: the scenario for ``--compare-duration`` seconds with records and without (same seed, so the
    same I/Os): each group's and op's p50 and p99 without records must be within the histograms' stated error of the
-   records' (``|p_stream - p_records| <= REL_ERROR * p_records + MIN_MS``, :mod:`simcache.stream`).
+   records' (``|p_stream - p_records| <= REL_ERROR * p_records + MIN_MS``, :mod:`simcache.sim.stream`).
 2. **Memory**: the scenario for ``--duration`` seconds without records. Reported: resident memory before the run
    (``base_mib``), its peak (``peak_mib``, target below 1 GiB), the resident memory at every sample (its growth
    after the cold start says whether memory is flat in run length), I/Os, wall time, and I/Os per wall second.
@@ -38,8 +38,8 @@ PERCENTILES = ("p50_ms", "p99_ms")
 def child(duration: float, keep_records: bool) -> dict[str, Any]:
     """One run in this process: memory along the way, then the summary's percentiles."""
     import simcache
-    from simcache import _native
-    from simcache.control import NO_LIMITS
+    from simcache.native import choice as _native
+    from simcache.sim.control import NO_LIMITS
 
     scenario = simcache.load_scenario(SCENARIO).with_duration(duration)
     base = rss_mib()
@@ -77,7 +77,7 @@ def run_case(duration: float, keep_records: bool) -> dict[str, Any]:
 
 def compare(kept: dict[str, Any], streamed: dict[str, Any]) -> dict[str, Any]:
     """Each percentile of the streaming run against the records run's, with the histograms' bound."""
-    from simcache.stream import MIN_MS, REL_ERROR
+    from simcache.sim.stream import MIN_MS, REL_ERROR
 
     rows = {}
     for name, exact in kept["percentiles"].items():

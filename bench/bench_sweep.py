@@ -82,9 +82,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # run imports simcache afresh: all of them use one copy of simcache/ (and the scenario) taken at the start.
 if "BENCH_SWEEP_SOURCE" not in os.environ:
     _snapshot = Path(tempfile.mkdtemp(prefix="bench_sweep_source_"))
-    # simcache._engine_sources.copy_package (the compiled engine included), read from its file: importing
+    # simcache.native.sources.copy_package (the compiled engine included), read from its file: importing
     # simcache from the checkout here would put that copy in sys.modules instead of the snapshot.
-    _spec = importlib.util.spec_from_file_location("bench_engine_sources", ROOT / "simcache" / "_engine_sources.py")
+    _spec = importlib.util.spec_from_file_location("bench_engine_sources", ROOT / "simcache" / "native" / "sources.py")
     assert _spec is not None and _spec.loader is not None
     _sources = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_sources)
@@ -96,7 +96,7 @@ SOURCE = Path(os.environ["BENCH_SWEEP_SOURCE"])
 sys.path.insert(0, str(SOURCE))
 
 import simcache  # noqa: E402
-from simcache.sweep import SweepProgress, grid_points, result_row, sweep  # noqa: E402
+from simcache.runs.sweep import SweepProgress, grid_points, result_row, sweep  # noqa: E402
 
 # isort: split
 from bench_engine import spread  # noqa: E402  (after simcache: it imports the checkout's otherwise)
@@ -373,7 +373,7 @@ class CliSweep:
         self.command = [
             sys.executable,
             "-m",
-            "simcache.cli",
+            "simcache.cli.main",
             "sweep",
             str(grid),
             "--duration",
@@ -508,7 +508,7 @@ def kill_and_resume(scenario_path: Path, duration: float, reference: pd.DataFram
 
 def store_cost(duration: float, rounds: int = 3) -> dict[str, Any]:
     """Milliseconds per task of each store step (see the module docstring, step 3), next to one simulation."""
-    from simcache.sweep_store import SweepStore as _Store
+    from simcache.runs.sweep_store import SweepStore as _Store
 
     base = simcache.load_scenario(SCENARIO)
     points = grid_points(GRID)

@@ -14,20 +14,15 @@ Public API (what the CLI, the app, notebooks and tests run scenarios with):
 How the package is put together: ``docs/architecture.md``.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from simcache.native import choice as _native  # noqa: F401, I001  (first: it decides whether the compiled modules load)
 
-from simcache import _native  # noqa: F401  (first: it decides whether the compiled engine modules are loaded)
+from simcache.base.version import __version__
 
-try:
-    __version__ = version("simcache")
-except PackageNotFoundError:  # running from a source tree without installing
-    __version__ = "0.0.0+source"
-
-from simcache.engine import simulate
-from simcache.errors import ScenarioError
+from simcache.sim.engine import simulate
+from simcache.base.errors import ScenarioError
 from simcache.estimate import Estimate, estimate
-from simcache.results import Result
-from simcache.scenario import Scenario, load_scenario
-from simcache.sweep import sweep
+from simcache.results.result import Result
+from simcache.spec import Scenario, load_scenario
+from simcache.runs.sweep import sweep
 
 __all__ = ["Estimate", "Result", "Scenario", "ScenarioError", "__version__", "estimate", "load_scenario", "simulate", "sweep"]

@@ -1,7 +1,7 @@
-"""``python -m simcache``: the same command line as ``simcache`` (:func:`simcache.cli.main`)."""
+"""``python -m simcache``: the same command line as ``simcache`` (:func:`simcache.cli.main.main`)."""
 
 import sys
 
-from simcache.cli import main
+from simcache.cli.main import main
 
 sys.exit(main())

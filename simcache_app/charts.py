@@ -19,9 +19,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import simcache
-from simcache.collect import COMPONENTS
-from simcache.physics import PortName
-from simcache.workload import DutyClock
+from simcache.physics.cluster import PortName
+from simcache.physics.workload import DutyClock
+from simcache.sim.collect import COMPONENTS
 
 TOP_SHOWN = 8
 """Components a time chart shows one by one; the rest are one "others" line."""
@@ -255,7 +255,7 @@ def spans_orders(values: Iterable[Any], ratio: float = LOG_RATIO) -> bool:
 def sweep_figure(summary: pd.DataFrame, x: str, metric: str, metric_title: str, categorical: bool = False) -> go.Figure:
     """Mean of ``metric`` over the seeds against the swept values, with its 95% confidence interval.
 
-    ``summary`` is :func:`simcache.sweep.sweep_summary`'s table: ``metric`` holds the mean and ``metric.ci95``
+    ``summary`` is :func:`simcache.runs.sweep.sweep_summary`'s table: ``metric`` holds the mean and ``metric.ci95``
     the half-width of the interval (NaN with one seed). ``categorical`` values (link kinds, policies, profiles)
     are points with error bars on a category axis: their order is no scale, so no line joins them. Numeric
     values are a line inside a confidence band, on a logarithmic x axis when they span :data:`X_LOG_RATIO` or more

@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 import simcache
-from simcache.profiles import list_profiles
+from simcache.spec.profiles import list_profiles
 from simcache_app.knobs import GROUP, Knob, current, intensity_knob, knob
 
 DEFAULT_DURATION_S = 8.0

@@ -1,7 +1,7 @@
 """Results in words and tables: headline latencies, the percentile table and the compare table (the bottleneck
-sentence is :mod:`simcache.bottleneck`'s, shared with the HTML report), and the scenario as set in words.
+sentence is :mod:`simcache.results.bottleneck`'s, shared with the HTML report), and the scenario as set in words.
 
-Figures are for people (:func:`simcache.units.format_figure`): four significant digits in tables, three in
+Figures are for people (:func:`simcache.base.units.format_figure`): four significant digits in tables, three in
 sentences, thousands separators, sizes in binary units with a space ("372.5 GiB"); every table column that
 holds a quantity names its unit.
 """
@@ -15,11 +15,11 @@ from collections.abc import Mapping
 import pandas as pd
 
 import simcache
-from simcache.bottleneck import bottleneck_sentence as bottleneck_sentence
-from simcache.bottleneck import component_name as component_name
-from simcache.metrics import HEADLINE_PERCENTILES, PERCENTILES, SUMMARY_COLUMNS
-from simcache.physics import PortName
-from simcache.units import format_bandwidth, format_figure, human_size, round_figure
+from simcache.base.metrics import HEADLINE_PERCENTILES, PERCENTILES, SUMMARY_COLUMNS
+from simcache.base.units import format_bandwidth, format_figure, human_size, round_figure
+from simcache.physics.cluster import PortName
+from simcache.results.bottleneck import bottleneck_sentence as bottleneck_sentence
+from simcache.results.bottleneck import component_name as component_name
 
 TABLE_DIGITS = 4
 """Significant digits of a figure in a table (3 in a sentence): a simulated percentile carries no more."""

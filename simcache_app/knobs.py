@@ -18,9 +18,9 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from simcache.scenario import Scenario
-from simcache.scenario.fields import field_metadata
-from simcache.units import parse_bandwidth, parse_size, round_figure
+from simcache.base.units import parse_bandwidth, parse_size, round_figure
+from simcache.spec import Scenario
+from simcache.spec.fields import field_metadata
 
 Widget = Literal["count", "number", "quantity", "slider", "choice", "profile", "text", "duty"]
 """count: whole numbers; number: a float in the field's own unit; quantity: bytes or bytes/s shown in

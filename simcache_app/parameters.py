@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import simcache
-from simcache.profiles import list_profiles
-from simcache.scenario import REPLICAS
+from simcache.spec import REPLICAS
+from simcache.spec.profiles import list_profiles
 from simcache_app.knobs import GROUP, KNOBS, Knob, SweepFrom, current, intensity_knob
 
 

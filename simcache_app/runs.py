@@ -42,8 +42,8 @@ from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import simcache
-from simcache.control import Cancel, Stopped, check_work, expected_work, stopped_at
-from simcache.sweep import SweepProgress, grid_points
+from simcache.runs.sweep import SweepProgress, grid_points
+from simcache.sim.control import Cancel, Stopped, check_work, expected_work, stopped_at
 
 CACHE_ENTRIES = 16
 """Most results each cached function keeps (runs, sweeps); the oldest goes first. A cached run holds about 75 bytes
@@ -54,8 +54,8 @@ CACHE_TTL_S = 3600.0
 """A cached result not asked for during this many seconds is dropped."""
 CONFIRM_IOS = 1_000_000
 """Expected I/Os past which the page asks before it starts: at the 45,000 to 80,000 I/Os per second a run takes on a
-2-core VM (:class:`simcache.control.Limits`), 12 to 25 s of computing and about 600 MB of records
-(:data:`simcache.control.BYTES_PER_IO`)."""
+2-core VM (:class:`simcache.sim.control.Limits`), 12 to 25 s of computing and about 600 MB of records
+(:data:`simcache.sim.control.BYTES_PER_IO`)."""
 IOS_PER_S = 45_000
 """I/Os simulated per wall second on a 2-core VM, the slow end (for the time a confirmation quotes)."""
 IN_PROCESS_SECONDS = 30.0
@@ -192,7 +192,7 @@ def _stop_button(slot: Any, key: str, label: str, help: str, view: str = "") -> 
 
 
 def expected_ios(runs: Sequence[simcache.Scenario]) -> float:
-    """I/Os the runs are expected to issue in all (:func:`simcache.control.expected_work`: rate x duration x VMs for
+    """I/Os the runs are expected to issue in all (:func:`simcache.sim.control.expected_work`: rate x duration x VMs for
     an open loop, the analytic estimate's rate for a closed one), each scenario with its run's duration."""
     return sum(expected_work(run).ios for run in runs)
 
@@ -238,7 +238,7 @@ def simulate(scenario: simcache.Scenario, seed: int, duration: float, label: str
     """:func:`simcache.simulate` with a progress bar and a Stop button, cached on the scenario's JSON, seed and duration.
 
     A stopped run returns its partial result (not cached) under a warning that says so. Raises
-    :class:`~simcache.errors.RunTooLargeError` before anything runs if the run is past the limits.
+    :class:`~simcache.base.errors.RunTooLargeError` before anything runs if the run is past the limits.
     """
     key = run_key(scenario, seed, duration)
     _forget_abandoned()

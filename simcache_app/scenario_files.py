@@ -1,7 +1,7 @@
 """Files for the page: the library in scenarios/, uploads, the edited scenario as TOML, results as a ZIP.
 
 The edited scenario is downloaded as :func:`exported_scenario` writes it: only what differs from the profiles
-and defaults (:func:`simcache.scenario.dump.minimal_scenario_toml`), with the page's duration and seed.
+and defaults (:func:`simcache.spec.dump.minimal_scenario_toml`), with the page's duration and seed.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import simcache
-from simcache.scenario import builtin_scenarios
-from simcache.scenario.dump import minimal_scenario_toml, scenario_slug, scenario_toml
+from simcache.spec import builtin_scenarios
+from simcache.spec.dump import minimal_scenario_toml, scenario_slug, scenario_toml
 
 __all__ = ["DEFAULT_SCENARIO", "exported_scenario", "library_scenarios", "read_upload", "result_zip", "scenario_toml"]
 
@@ -23,7 +23,7 @@ DEFAULT_SCENARIO = "default"
 
 
 def library_scenarios() -> dict[str, Path]:
-    """The scenario files shipped in ``scenarios/`` (:func:`simcache.scenario.builtin_scenarios`), by stem, the default one first."""
+    """The scenario files shipped in ``scenarios/`` (:func:`simcache.spec.builtin_scenarios`), by stem, the default one first."""
     files = builtin_scenarios()
     first = {DEFAULT_SCENARIO: files.pop(DEFAULT_SCENARIO)} if DEFAULT_SCENARIO in files else {}
     return {**first, **files}

@@ -2,7 +2,7 @@
 
 A non-TOML upload (fio job or JSON result, vscsiStats CSV, fio iolog,
 blkparse text, MSR or plain CSV trace) is imported by
-:func:`simcache.importers.import_workload`. A trace is replayed from its file
+:func:`simcache.traces.importers.import_workload`. A trace is replayed from its file
 every time the scenario runs, long after the upload's request is gone, so the
 uploaded bytes are kept in :func:`upload_folder`, named by their SHA-256
 (:func:`store_upload`): the same file uploaded twice is stored once, and the
@@ -22,10 +22,10 @@ from typing import Any
 import pandas as pd
 
 import simcache
-from simcache.errors import WorkloadFileError
-from simcache.importers import FORMATS, Imported, guess_format, import_workload, parse_options
-from simcache.trace import cache_folder
-from simcache.units import format_size
+from simcache.base.errors import WorkloadFileError
+from simcache.base.units import format_size
+from simcache.traces.importers import FORMATS, Imported, guess_format, import_workload, parse_options
+from simcache.traces.trace import cache_folder
 
 __all__ = [
     "UPLOAD_LIMIT_BYTES",

@@ -1,14 +1,14 @@
 """Decisions on the page: the targets set in the sidebar, a verdict for every run, comparison and sweep point,
 the feasible region and cheapest passing point of a sweep, and comparisons over several seeds with intervals.
 
-The rules are the library's, shared with ``simcache report``: targets and verdicts are :mod:`simcache.targets`
-(one run: :func:`~simcache.targets.judge`; several seeds: :func:`~simcache.targets.judge_seeds`), a sweep's points
-and cheapest passing point :mod:`simcache.feasible`. This module only puts them on the page.
+The rules are the library's, shared with ``simcache report``: targets and verdicts are :mod:`simcache.runs.targets`
+(one run: :func:`~simcache.runs.targets.judge`; several seeds: :func:`~simcache.runs.targets.judge_seeds`), a sweep's points
+and cheapest passing point :mod:`simcache.runs.feasible`. This module only puts them on the page.
 
 A comparison runs every variant with the same seeds, so two variants' difference is taken seed by seed (paired: the
 seeds' common randomness cancels) and its 95% interval is mean ± t(0.975, n - 1) s / sqrt(n) over the n paired
-differences (:func:`simcache.metrics.ci95_half_width`). A difference no larger than its interval is said to be none
-that the seeds can tell; fewer than :data:`~simcache.targets.STABLE_SEEDS` seeds are said to be too few.
+differences (:func:`simcache.base.metrics.ci95_half_width`). A difference no larger than its interval is said to be none
+that the seeds can tell; fewer than :data:`~simcache.runs.targets.STABLE_SEEDS` seeds are said to be too few.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import simcache
-from simcache.feasible import Cheapest, cheapest_passing, sweep_verdicts
-from simcache.metrics import ci95_half_width
-from simcache.targets import STABLE_SEEDS, Target, Verdict, check_groups, evidence, judge, judge_seeds, parse_target, plus_minus
+from simcache.base.metrics import ci95_half_width
+from simcache.runs.feasible import Cheapest, cheapest_passing, sweep_verdicts
+from simcache.runs.targets import STABLE_SEEDS, Target, Verdict, check_groups, evidence, judge, judge_seeds, parse_target, plus_minus
 
 __all__ = [
     "COLORS",

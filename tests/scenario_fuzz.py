@@ -7,7 +7,7 @@ result and the estimate are turned into their JSON answers, as the CLI and the a
 
 The outcome is one of
 - ``valid``: every step answered;
-- ``project error``: a step raised :class:`~simcache.errors.ScenarioError` (or a subclass), with a message of
+- ``project error``: a step raised :class:`~simcache.base.errors.ScenarioError` (or a subclass), with a message of
   reasonable length in the user's words;
 - ``finding``: anything else: another exception, no answer within the time limit, a memory error under the
   memory limit, a warning, or a project error whose message echoes a huge value or speaks pydantic.

@@ -18,8 +18,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from simcache.profiles import list_profiles
-from simcache.units import parse_size
+from simcache.base.units import parse_size
+from simcache.spec.profiles import list_profiles
 
 TIERS = sorted(list_profiles("tier"))
 LINKS = sorted(list_profiles("link"))

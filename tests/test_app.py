@@ -23,11 +23,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import simcache
-from simcache.importers import Imported
-from simcache.scenario.dump import minimal_scenario_toml, scenario_slug
-from simcache.sweep import sweep_summary
-from simcache.targets import plus_minus
-from simcache.units import round_figure
+from simcache.base.units import round_figure
+from simcache.runs.sweep import sweep_summary
+from simcache.runs.targets import plus_minus
+from simcache.spec.dump import minimal_scenario_toml, scenario_slug
+from simcache.traces.importers import Imported
 from simcache_app import uploads
 from simcache_app.controls import EVENT_TAIL_S, first_duration, parse_size_mix
 from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, metric_label, peer_port_table
@@ -130,7 +130,7 @@ def test_a_stopped_run_shows_its_partial_result_marked_as_such(monkeypatch: pyte
 def test_a_run_expected_to_be_large_asks_first(default: simcache.Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past runs.CONFIRM_IOS expected I/Os (rate x duration x VMs) the page asks instead of starting; confirmed, it
     runs the same simulation as the API."""
-    from simcache.control import expected_work
+    from simcache.sim.control import expected_work
     from simcache_app import runs
 
     ios = expected_work(default.with_duration(SECONDS)).ios

@@ -15,8 +15,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import simcache
-from simcache.scenario.events import EVENT_KINDS
-from simcache.units import format_figure, human_size, round_figure
+from simcache.base.units import format_figure, human_size, round_figure
+from simcache.spec.events import EVENT_KINDS
 from simcache_app import charts
 from simcache_app.charts import TOP_SHOWN, X_LOG_RATIO, event_label, legend_name, on_periods, spans_orders, time_marks, top_and_others
 from simcache_app.controls import EVENT_TAIL_S

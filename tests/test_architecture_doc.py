@@ -1,6 +1,6 @@
 """docs/architecture.md against the code: every module it names exists, and it names every module.
 
-The page names modules in backticks, rooted at the repository (``simcache/physics.py``,
+The page names modules in backticks, rooted at the repository (``simcache/physics/cluster.py``,
 ``tests/test_estimate.py``, ``setup.py``) or relative to the package (``model/tier.py``,
 ``engine.py``, ``estimate/``). A module that is renamed, moved or added without the page
 following fails here, so the page cannot go stale silently.
@@ -26,7 +26,7 @@ NOT_DOCUMENTED = {"__init__.py", GENERATED}
 
 _CODE = re.compile(r"`([^`\n]+)`")
 _PATH = re.compile(r"[\w.]+(?:/[\w.]+)*(?:\.py|/)")
-# A dotted name such as `physics.peer_port` or `simcache._native.ENGINE`: a module, then one attribute.
+# A dotted name such as `physics.peer_port` or `simcache.native.choice.ENGINE`: a module, then one attribute.
 _DOTTED = re.compile(r"(?:simcache\.)?((?:_?[a-z]\w*\.)*_?[a-z]\w*)\.(\w+)")
 
 
@@ -60,7 +60,7 @@ def _package_modules() -> list[str]:
 def test_the_page_names_paths() -> None:
     """The parser finds the page's module names (so the checks below are not vacuous)."""
     named = _named_paths()
-    assert {"simcache/physics.py", "model/tier.py", "engine.py", "estimate/solver.py"} <= named | {
+    assert {"simcache/physics/cluster.py", "model/tier.py", "engine.py", "estimate/solver.py"} <= named | {
         path.removeprefix("simcache/") for path in named
     }
 
@@ -128,5 +128,5 @@ OFF_THE_SIMULATOR = [m for m in _package_modules() if m.startswith(("scenario/",
 @pytest.mark.parametrize("module", OFF_THE_SIMULATOR)
 def test_description_physics_and_estimate_stay_off_the_simulator(module: str) -> None:
     """What the page says these must not do: import SimPy or the simulated components."""
-    forbidden = {name for name in _imports(PACKAGE / module) if name == "simpy" or name.startswith(("simpy.", "simcache.model"))}
+    forbidden = {name for name in _imports(PACKAGE / module) if name == "simpy" or name.startswith(("simpy.", "simcache.sim.components"))}
     assert not forbidden, f"simcache/{module} imports {sorted(forbidden)}"

@@ -3,7 +3,7 @@
 Set-up of the runs: one host, one WB+0 VM writing 4 KiB blocks at uniform arrivals over an 8 GiB working set, RAM
 tier, 10GbE storage link, an array of six 7,200 rpm SATA drives (150 MB/s media rate) in RAID 5: the array is the
 only limit of the destage drain. Degraded RAID 5 on n = 6 spindles: reads x 2, read-modify-writes x
-(5n - 8) / (4 (n - 1)) = 22 / 20 = 1.1 (:func:`simcache.array_physics.degraded_factors`); a rebuild at 50 MB/s takes
+(5n - 8) / (4 (n - 1)) = 22 / 20 = 1.1 (:func:`simcache.physics.array.degraded_factors`); a rebuild at 50 MB/s takes
 50 / 150 = 1/3 of each survivor's time, so front-end operations run x 1.5 slower on top: writes x 1.65, reads x 3.
 """
 
@@ -18,8 +18,8 @@ from test_array_scheduling import KIB, array_of
 from test_peer_loss import assert_conserved
 
 import simcache
-from simcache import array_physics
-from simcache.cli import report
+from simcache.cli.main import report
+from simcache.physics import array as array_physics
 
 BLOCK = 4096
 REBUILD_RATE = 50e6

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from simcache import array_physics
-from simcache.model.array import Array
-from simcache.model.randomness import UniformStream
-from simcache.profiles import list_profiles
-from simcache.scenario import ArraySpec, DriveSpec, LinkSpec
+from simcache.physics import array as array_physics
+from simcache.sim.components.array import Array
+from simcache.sim.components.randomness import UniformStream
+from simcache.spec import ArraySpec, DriveSpec, LinkSpec
+from simcache.spec.profiles import list_profiles
 
 LINK = LinkSpec(bandwidth=125e6, latency=50e-6)
 SATA_7200 = DriveSpec(rpm=7200, avg_seek=7.8e-3, settle=0.8e-3, full_seek=15.6e-3, media_rate=150e6, capacity=2 * 10**12)

@@ -7,7 +7,7 @@ first-served moves ``1 / 3`` (the mean of ``|U1 - U2|``). RAID 5 and 6 small wri
 parity: 4 and 6 back-end I/Os (Patterson, Gibson and Katz 1988; REFERENCE.md); a write of a whole stripe row
 computes parity from the new data alone: no reads, every spindle of the row written once. Zoned recording: a
 track's bytes grow with its radius, so the rate at a fraction ``f`` of the capacity from the outer edge is
-``outer x sqrt(1 - f (1 - (inner / outer)^2))`` (see :func:`simcache.array_physics.zone_rate`).
+``outer x sqrt(1 - f (1 - (inner / outer)^2))`` (see :func:`simcache.physics.array.zone_rate`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ import pytest
 from builders import small_scenario
 from strategies import to_toml
 
-from simcache import ScenarioError, array_physics, load_scenario
-from simcache.model.array import Array, Run, merge_runs
-from simcache.model.destager import Destager
-from simcache.model.randomness import UniformStream
-from simcache.scenario import ArraySpec, DriveSpec, LinkSpec
+from simcache import ScenarioError, load_scenario
+from simcache.physics import array as array_physics
+from simcache.sim.components.array import Array, Run, merge_runs
+from simcache.sim.components.destager import Destager
+from simcache.sim.components.randomness import UniformStream
+from simcache.spec import ArraySpec, DriveSpec, LinkSpec
 
 LINK = LinkSpec(bandwidth=125e6, latency=50e-6)
 DRIVE = DriveSpec(rpm=7200, avg_seek=7.8e-3, settle=0.8e-3, full_seek=15.6e-3, media_rate=150e6, capacity=2 * 10**12)
@@ -267,7 +268,7 @@ def test_every_drive_profile_is_calibrated_on_its_datasheet_figures() -> None:
     """Each profile's seek curve takes its track-to-track seek over one track, its full-stroke seek over the stroke
     (2 x average where the profile gives none) and its average seek on average over random seeks, to 1e-9; the
     rotation is 60 / rpm; the zone rates run from media_rate to inner_rate."""
-    from simcache.profiles import list_profiles
+    from simcache.spec.profiles import list_profiles
 
     for name in list_profiles("drive"):
         drive = DriveSpec.model_validate({"profile": name})

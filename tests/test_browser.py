@@ -216,7 +216,7 @@ def test_the_html_report_opens_offline_with_its_verdict_and_every_chart(tmp_path
     asks for nothing outside its file."""
     from playwright.sync_api import expect, sync_playwright
 
-    from simcache.cli import main
+    from simcache.cli.main import main
 
     out = tmp_path / "report.html"
     sweep = ["--sweep", "cluster.peer_link = ['1GbE', '10GbE']", "--workers", "1"]

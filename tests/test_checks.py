@@ -14,10 +14,10 @@ from builders import small_scenario
 
 import simcache
 from simcache import ScenarioError
-from simcache.checks import CheckOutcome, iter_checks, measure, prepare, run_checks, validation_report
-from simcache.cli import main
-from simcache.metrics import bound_value, metric_unit
-from simcache.scenario import Selection
+from simcache.base.metrics import bound_value, metric_unit
+from simcache.cli.main import main
+from simcache.runs.checks import CheckOutcome, iter_checks, measure, prepare, run_checks, validation_report
+from simcache.spec import Selection
 
 WRONG = Path(__file__).resolve().parent / "data" / "wrong_expectation.toml"
 

@@ -16,10 +16,10 @@ from builders import small_scenario
 from strategies import to_toml
 
 import simcache
-from simcache.cli import main
-from simcache.collect import COMPONENTS
-from simcache.metrics import TOTALS
-from simcache.profiles import KINDS, list_profiles
+from simcache.base.metrics import TOTALS
+from simcache.cli.main import main
+from simcache.sim.collect import COMPONENTS
+from simcache.spec.profiles import KINDS, list_profiles
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "scenarios" / "default.toml"
@@ -154,7 +154,7 @@ def test_run_as_a_subprocess(tmp_path: Path) -> None:
     path = tmp_path / "small.toml"
     path.write_text(to_toml(small_scenario("cli-small")))
     completed = subprocess.run(
-        [sys.executable, "-m", "simcache.cli", "run", str(path), "--duration", "0.5s", "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "simcache.cli.main", "run", str(path), "--duration", "0.5s", "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -191,7 +191,7 @@ def test_run_with_an_onoff_open_loop_finishes(tmp_path: Path) -> None:
     path = tmp_path / "duty.toml"
     path.write_text(to_toml(data))
     completed = subprocess.run(
-        [sys.executable, "-m", "simcache.cli", "run", str(path), "--json"], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "simcache.cli.main", "run", str(path), "--json"], capture_output=True, text=True, timeout=60, check=False
     )
     assert completed.returncode == 0, completed.stderr
     # Uniform arrivals at 200 IOPS while on, on 0.3 s of every 0.5 s: 6 x 0.3 = 1.8 s on in 3 s, so 360
@@ -435,7 +435,7 @@ def test_check_json_holds_each_check_with_its_bounds_and_values(tmp_path: Path) 
 def test_progress_is_a_bar_on_a_terminal_and_absent_from_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """On a terminal `run` draws its progress (rich's bar when rich is installed, else one line rewritten in place)
     on stderr; with --json the same terminal gets none, and stdout holds only the JSON."""
-    from simcache import cli_progress
+    from simcache.cli import progress as cli_progress
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     drawn: list[tuple[float, float | None]] = []

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 import simcache
-from simcache import collect
-from simcache.engine import build
-from simcache.metrics import ESTIMATED_COLUMNS, PERCENTILES, RECORD_METRICS, SUMMARY_COLUMNS
-from simcache.model.kernel import run_until
+from simcache.base.metrics import ESTIMATED_COLUMNS, PERCENTILES, RECORD_METRICS, SUMMARY_COLUMNS
+from simcache.sim import collect
+from simcache.sim.components.kernel import run_until
+from simcache.sim.engine import build
 
 
 def test_records_frame_reads_every_field_by_name() -> None:

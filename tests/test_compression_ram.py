@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import simcache
-from simcache.engine import build
-from simcache.physics import ACK_BYTES, framed_bytes
+from simcache.physics.cluster import ACK_BYTES, framed_bytes
+from simcache.sim.engine import build
 
 
 def _scenario(**workload: Any) -> dict[str, Any]:

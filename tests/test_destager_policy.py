@@ -3,7 +3,7 @@
 The destager tests build a real one-host model and feed its destager writes directly
 (``Destager.admit``) at chosen times, so every byte level is known; the VMs of the
 scenario are kept out of the way (one read in 1,000 s). The scheduling
-tests drive a :class:`~simcache.model.tier.Tier` by hand: its completions are computed at
+tests drive a :class:`~simcache.sim.components.tier.Tier` by hand: its completions are computed at
 submission, so they are exact numbers of the profile's latency and transfer times.
 """
 
@@ -22,12 +22,12 @@ from builders import small_scenario
 
 import simcache
 from simcache import ScenarioError, load_scenario
-from simcache.engine import Model, build
-from simcache.model.destager import Destager
-from simcache.model.pending import PendingWrite, block_hash
-from simcache.model.randomness import UniformStream
-from simcache.model.tier import Tier
-from simcache.scenario import TierSpec
+from simcache.sim.components.destager import Destager
+from simcache.sim.components.pending import PendingWrite, block_hash
+from simcache.sim.components.randomness import UniformStream
+from simcache.sim.components.tier import Tier
+from simcache.sim.engine import Model, build
+from simcache.spec import TierSpec
 
 KIB = 1024
 MIB = 1024 * KIB

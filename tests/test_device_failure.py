@@ -17,10 +17,10 @@ from test_failures import _copies_invariants
 from test_peer_loss import AT, BACK, DURATION, LOSS, RATE, SIZE, assert_conserved, issued_in, scenario
 
 import simcache
-from simcache import engine
-from simcache.event_report import event_lines
-from simcache.model.kernel import run_until
-from simcache.run_report import report
+from simcache.report.event_report import event_lines
+from simcache.report.run_report import report
+from simcache.sim import engine
+from simcache.sim.components.kernel import run_until
 
 FAIL_AT = 1.0
 END = 3.0

@@ -1,7 +1,7 @@
 """The compiled groups: when each is used, and that they compute exactly what the Python sources compute.
 
-``setup.py`` compiles the groups of ``simcache._engine_sources.COMPILE_GROUPS``
-(``engine`` and ``estimate``) with mypyc, each on its own; ``simcache._native``
+``setup.py`` compiles the groups of ``simcache.native.sources.COMPILE_GROUPS``
+(``engine`` and ``estimate``) with mypyc, each on its own; ``simcache.native.choice``
 uses a group's compiled modules only while its sources match the digest
 recorded at compile time, whatever the other group does. The comparison tests
 run the Python sources in a subprocess (``SIMCACHE_PURE_PYTHON=1``, or a copy
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from simcache import _native
-from simcache._engine_sources import (
+from simcache.native import choice as _native
+from simcache.native.sources import (
     COMPILE_GROUPS,
     COMPILED_MODULES,
     RESULT_MODULES,
@@ -40,8 +40,8 @@ GROUP_IDS = [group.name for group in COMPILE_GROUPS]
 # simulated, the default past its vMotion, every scenario and variant estimated) unless argv[2] is "quick".
 PROBE = """
 import importlib, json, sys
-from simcache import _native
-from simcache._engine_sources import COMPILED_MODULES
+from simcache.native import choice as _native
+from simcache.native.sources import COMPILED_MODULES
 edited = importlib.import_module(sys.argv[1]) if len(sys.argv) > 1 else None
 out = {
     "engine": _native.ENGINE,
@@ -204,16 +204,16 @@ def test_a_group_without_its_shared_library_runs_from_its_sources(tmp_path: Path
     copy_package(site)
     record = site / "simcache" / "_compiled_digest.py"
     record.write_text(record.read_text().replace("simcache_estimate__mypyc", "simcache_estimate_lost__mypyc"))
-    result, warnings = probe(tmp_path, site, ("simcache.engine", "quick"))
+    result, warnings = probe(tmp_path, site, ("simcache.sim.engine", "quick"))
     assert result["groups"] == {"engine": True, "estimate": False}, result["engine"]
     assert "simcache_estimate__mypyc" in warnings and "the engine modules" not in warnings
 
 
 def test_profile_training_runs_each_scenario_and_refuses_a_directory_without_the_default(tmp_path: Path) -> None:
-    """``setup.py``'s profile-guided build trains on the scenario directory with ``python -m simcache._pgo_training``:
+    """``setup.py``'s profile-guided build trains on the scenario directory with ``python -m simcache.cli.training``:
     exit 0 after running every scenario (the default twice), 1 for a directory without ``default.toml`` (setup.py
     then compiles without a profile), 2 for a wrong command line."""
-    from simcache import _pgo_training
+    from simcache.native import training as _pgo_training
 
     source = (Path(__file__).resolve().parents[1] / "scenarios" / "default.toml").read_text()
     short = source.replace('duration = "20s"', 'duration = "1s"').replace('warmup = "4s"', 'warmup = "0.2s"')

@@ -42,14 +42,14 @@ import pytest
 from builders import PEER_BOUND_ARRAY, peer_bound_cluster
 
 import simcache
-from simcache.cli import main
+from simcache.cli.main import main
 from simcache.estimate import Estimate, estimate, mgc_wait, mva_closed
 from simcache.estimate.coverage import not_modelled
-from simcache.estimate.queueing import waiting_probability
 from simcache.estimate.solver import TOLERANCE
-from simcache.physics import framed_bytes
-from simcache.results import Result
-from simcache.scenario import Scenario, VMotion, builtin_scenarios
+from simcache.estimate.theory.queueing import waiting_probability
+from simcache.physics.cluster import framed_bytes
+from simcache.results.result import Result
+from simcache.spec import Scenario, VMotion, builtin_scenarios
 
 TIE = 0.02  # utilizations this close to the simulator's highest count as tied for bottleneck
 AGREE = 0.15  # relative tolerance of mean write latency where the model's assumptions hold
@@ -649,7 +649,7 @@ def test_an_estimate_a_run_and_a_confidence_interval_leave_scipy_stats_unimporte
     floats (``gammaincinv``, ``stdtrit``)."""
     code = (
         "import sys, simcache\n"
-        "from simcache.metrics import ci95_half_width\n"
+        "from simcache.base.metrics import ci95_half_width\n"
         "scenario = simcache.load_scenario('scenarios/default.toml')\n"
         "simcache.estimate(scenario)\n"
         "simcache.simulate(scenario, duration=1.0)\n"
@@ -666,7 +666,7 @@ def test_the_gamma_percentiles_are_scipy_stats_gamma_ppf() -> None:
     """gamma_quantiles(mean, scv) against scipy.stats.gamma.ppf at shape 1/scv, scale mean * scv: the same floats."""
     from scipy import stats
 
-    from simcache.estimate.queueing import gamma_quantiles
+    from simcache.estimate.theory.queueing import gamma_quantiles
 
     for mean, scv in ((1e-3, 0.5), (2.5e-4, 1.0), (7e-2, 3.7), (1e-5, 1e-5), (4e-3, 120.0)):
         expected = stats.gamma.ppf([0.5, 0.95, 0.99, 0.999], 1.0 / scv, scale=mean * scv)

@@ -17,9 +17,9 @@ import pytest
 from builders import small_scenario
 
 import simcache
-from simcache.cli import main
+from simcache.cli.main import main
 from simcache.estimate import EstimateWarning
-from simcache.scenario import builtin_scenarios
+from simcache.spec import builtin_scenarios
 from simcache_app.describe import estimate_sentence
 
 OVERLOADED_ON_PURPOSE = {
@@ -254,8 +254,8 @@ def test_a_fixed_point_that_does_not_settle_says_so() -> None:
     """The solver stops after its pass limit; a state it left unsettled is reported with the passes it took and how
     far its last pass still moved the queues (here set by hand on a converged estimate's pieces: no small scenario
     needs 500 passes)."""
-    from simcache.estimate.numeric import MAX_ITERATIONS, MIN_PASSES, TOLERANCE, pass_limit
     from simcache.estimate.overload import explain
+    from simcache.estimate.theory.numeric import MAX_ITERATIONS, MIN_PASSES, TOLERANCE, pass_limit
 
     # 500 passes up to 3,000 closed rows; 1.5 million row evaluations beyond, and never fewer than 100.
     assert (pass_limit(7), pass_limit(3_000), pass_limit(14_014), pass_limit(10**6)) == (MAX_ITERATIONS, 500, 107, MIN_PASSES)
@@ -281,8 +281,8 @@ def test_an_oscillating_fixed_point_stops_early() -> None:
     """A fixed point whose change stops shrinking (no 10% cut of its smallest change in ``STALL_PASSES`` passes)
     stops there and says so, instead of running out its 500 passes (a fuzzed 53-group scenario: 7 states x 500
     passes x 1,244 closed rows, 2.2 s compiled, 6 s from source; now 100-210 passes a state)."""
-    from simcache.estimate.numeric import MAX_ITERATIONS
     from simcache.estimate.solver import STALL_PASSES
+    from simcache.estimate.theory.numeric import MAX_ITERATIONS
 
     estimate = simcache.estimate(Path(__file__).parent / "data" / "oscillating_fixed_point.toml")
     unsettled = [piece.result for piece in estimate._evidence.inside if piece.result.residual > 0]

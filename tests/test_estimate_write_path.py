@@ -17,7 +17,7 @@ import pytest
 from builders import small_scenario
 
 import simcache
-from simcache.physics import ack_seconds, framed_bytes
+from simcache.physics.cluster import ack_seconds, framed_bytes
 
 AGREE = 0.15
 

@@ -1,4 +1,4 @@
-"""The events table's figures (:mod:`simcache.event_impact`): latency before / during / after each event, peak data at
+"""The events table's figures (:mod:`simcache.results.event_impact`): latency before / during / after each event, peak data at
 risk, bytes lost, time to recover; the same figures in ``simcache run``, ``simcache run --json`` and the HTML report.
 
 Set-up (``test_peer_loss.scenario``): two hosts, one WB+1 VM on each writing 4 KiB at a steady 2,000 per second
@@ -18,9 +18,9 @@ import pytest
 from test_peer_loss import AT, BACK, END, RATE, SIZE, scenario
 
 import simcache
-from simcache.cli import main, report
-from simcache.event_impact import EventImpact, event_impacts, impacts_json
+from simcache.cli.main import main, report
 from simcache.report.page import report_html
+from simcache.results.event_impact import EventImpact, event_impacts, impacts_json
 
 HOLD = {"delay": 10.0}  # the destager takes nothing before 10 s: every write stays buffered to the end
 INTERVAL = 0.25
@@ -134,7 +134,7 @@ def test_run_json_carries_the_event_impact(tmp_path, capsys: pytest.CaptureFixtu
 
 
 def _toml(spec: simcache.Scenario) -> str:
-    from simcache.scenario.dump import toml_document
+    from simcache.spec.dump import toml_document
 
     return toml_document(spec.model_dump(mode="json", exclude_none=True), [])
 
@@ -152,7 +152,7 @@ def test_a_vmotion_lasts_its_memory_transfer() -> None:
 def test_a_run_without_records_takes_the_windows_from_its_interval_histograms() -> None:
     """``--no-records`` keeps no issue times: a window's figures come from the histograms of the sample intervals
     inside it, by completion time. They equal the records' percentiles over the I/Os completed in the same window to
-    the histograms' stated error (|p - p_exact| <= 1% p + 1 ns, :mod:`simcache.stream`); at-risk, lost and recovery
+    the histograms' stated error (|p - p_exact| <= 1% p + 1 ns, :mod:`simcache.sim.stream`); at-risk, lost and recovery
     come from the series and meta, the same in both."""
     kept = simcache.simulate(scenario("degrade", destager=HOLD))
     streamed = simcache.simulate(scenario("degrade", destager=HOLD), keep_records=False)
@@ -172,7 +172,7 @@ def test_an_event_still_under_way_at_the_end_of_the_run_has_not_recovered() -> N
     """A vMotion of 64 GiB over 10GbE (about 55 s of wire time) cannot land in a 3 s run: its span is cut at the run's
     end, it is ``ongoing``, and neither figure is counted as recovered (a sample at the run's end is no recovery from
     an event still copying). The words say so instead of "0.000 s after the event's end"."""
-    from simcache.event_report import impact_lines
+    from simcache.report.event_report import impact_lines
 
     result = simcache.simulate(scenario(events=[{"kind": "vmotion", "at": AT, "size": "64GiB"}]))
     impact = only(result)

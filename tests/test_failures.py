@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import simcache
-from simcache import engine
+from simcache.sim import engine
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 SCENARIO = simcache.load_scenario(SCENARIOS / "redundancy_multiplier.toml")

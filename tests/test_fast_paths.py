@@ -30,13 +30,13 @@ from strategies import ScenarioDict, valid_scenarios
 from test_ha_restart import scenario as ha_scenario
 
 import simcache
-from simcache.model import io_steps, kernel
-from simcache.model.array import Array
-from simcache.model.detached import start_detached
-from simcache.model.link import FlowNetwork, Port
-from simcache.model.randomness import UniformStream
-from simcache.physics import PortName
-from simcache.scenario import ArraySpec, DriveSpec, LinkSpec
+from simcache.physics.cluster import PortName
+from simcache.sim.components import io_steps, kernel
+from simcache.sim.components.array import Array
+from simcache.sim.components.detached import start_detached
+from simcache.sim.components.link import FlowNetwork, Port
+from simcache.sim.components.randomness import UniformStream
+from simcache.spec import ArraySpec, DriveSpec, LinkSpec
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 LINK = LinkSpec(bandwidth=125e6, latency=50e-6)

@@ -18,10 +18,10 @@ import pytest
 
 import simcache
 from simcache import ScenarioError, load_scenario
-from simcache.model.randomness import UniformStream
-from simcache.model.tier import Tier
-from simcache.physics import gc_refill_rate
-from simcache.scenario import TierSpec
+from simcache.physics.cluster import gc_refill_rate
+from simcache.sim.components.randomness import UniformStream
+from simcache.sim.components.tier import Tier
+from simcache.spec import TierSpec
 
 # -- write amplification and the cliff -------------------------------------------------------------
 

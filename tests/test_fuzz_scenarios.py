@@ -5,7 +5,7 @@ magnitudes, NaN and infinity, nesting, names, deleted and unknown fields, and th
 (``fuzzed_scenario_files`` in ``strategies.py``). Each file is written to disk, loaded by its path,
 estimated and simulated for 0.3 simulated seconds under a time and a memory limit, and its answers are
 read (``run_case`` in ``scenario_fuzz.py``). Anything but a valid result or a
-:class:`~simcache.errors.ScenarioError` in the user's words fails. ``bench/fuzz.py`` runs the same cases
+:class:`~simcache.base.errors.ScenarioError` in the user's words fails. ``bench/fuzz.py`` runs the same cases
 by the 100,000 (its report: bench/README.md, "Fuzzing scenario files").
 
 The examples are a fixed sequence (``derandomize``), so a red run replays exactly.

@@ -22,9 +22,9 @@ from builders import small_scenario
 from test_replay import random_rows, trace_scenario, write_trace
 
 import simcache
-from simcache import engine
-from simcache.event_report import event_lines
-from simcache.scenario import HostFailure
+from simcache.report.event_report import event_lines
+from simcache.sim import engine
+from simcache.spec import HostFailure
 
 AT, DELAY, END = 1.0, 0.5, 8.0
 RESTART = AT + DELAY

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcache.errors import WorkloadFileError
-from simcache.importers import blkparse, import_workload
-from simcache.trace import READ, SYNC, TRIM, WRITE
+from simcache.base.errors import WorkloadFileError
+from simcache.traces.importers import blkparse, import_workload
+from simcache.traces.trace import READ, SYNC, TRIM, WRITE
 
 
 @pytest.fixture(autouse=True)

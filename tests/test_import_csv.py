@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from simcache.errors import WorkloadFileError
-from simcache.importers import csv_trace
-from simcache.trace import READ, SYNC, TRIM, WRITE
+from simcache.base.errors import WorkloadFileError
+from simcache.traces.importers import csv_trace
+from simcache.traces.trace import READ, SYNC, TRIM, WRITE
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from simcache.errors import WorkloadFileError
-from simcache.importers import fio_iolog, import_workload
-from simcache.trace import READ, SYNC, TRIM, WRITE
+from simcache.base.errors import WorkloadFileError
+from simcache.traces.importers import fio_iolog, import_workload
+from simcache.traces.trace import READ, SYNC, TRIM, WRITE
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ Each format starts from a small valid file written here; hypothesis mutates it
 (bytes flipped, lines cut, repeated, swapped or truncated, fields replaced
 with numbers and words that do not belong) and the file is imported with its
 format given and with the format guessed. Anything but success or
-:class:`~simcache.errors.ScenarioError` (of which ``WorkloadFileError`` is
+:class:`~simcache.base.errors.ScenarioError` (of which ``WorkloadFileError`` is
 one) fails, as does an import whose scenario then does not validate.
 """
 
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simcache.errors import ScenarioError
-from simcache.importers import import_workload
+from simcache.base.errors import ScenarioError
+from simcache.traces.importers import import_workload
 
 SAMPLES: dict[str, str] = {
     "fio-job": "[global]\nioengine=libaio\ndirect=1\nsize=1g\nruntime=10\n\n[a]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=4\n\n"

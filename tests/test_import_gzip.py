@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simcache.errors import ScenarioError, WorkloadFileError
-from simcache.importers import FORMATS, import_workload
+from simcache.base.errors import ScenarioError, WorkloadFileError
+from simcache.traces.importers import FORMATS, import_workload
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcache.errors import WorkloadFileError
-from simcache.importers import msr
-from simcache.scenario.workload import Workload
-from simcache.trace import READ, WRITE
+from simcache.base.errors import WorkloadFileError
+from simcache.spec.workload import Workload
+from simcache.traces.importers import msr
+from simcache.traces.trace import READ, WRITE
 
 # 2007-02-22T17:00:00Z as a FILETIME: seconds from 1601-01-01 to 1970-01-01 (11644473600) plus the Unix time.
 T0 = (11_644_473_600 + 1_172_163_600) * 10_000_000

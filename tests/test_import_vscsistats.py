@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from simcache.errors import WorkloadFileError
-from simcache.importers import FORMATS, guess_format, import_workload
-from simcache.importers import vscsistats as vs
-from simcache.units import parse_size
+from simcache.base.errors import WorkloadFileError
+from simcache.base.units import parse_size
+from simcache.traces.importers import FORMATS, guess_format, import_workload
+from simcache.traces.importers import vscsistats as vs
 
 # The bucket limits vscsiStats prints; each list ends with the overflow row (the previous limit repeated).
 LENGTHS = [512, 1024, 2048, 4095, 4096, 8191, 8192, 16383, 16384, 32768, 49152, 65535, 65536, 81920, 131072, 262144, 524288, 524288]
@@ -463,8 +463,8 @@ def test_sniff_takes_a_vscsistats_print(tmp_path: Path) -> None:
 
 def test_guess_format_finds_vscsistats(tmp_path: Path) -> None:
     for module in FORMATS.values():
-        if importlib.util.find_spec(f"simcache.importers.{module}") is None:
-            pytest.skip(f"simcache.importers.{module} is not there yet: guessing tries every format")
+        if importlib.util.find_spec(f"simcache.traces.importers.{module}") is None:
+            pytest.skip(f"simcache.traces.importers.{module} is not there yet: guessing tries every format")
     assert guess_format(write(tmp_path, disk_text())) == "vscsistats"
 
 

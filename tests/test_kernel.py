@@ -1,4 +1,4 @@
-"""simcache.model.kernel does what plain SimPy does: the same order, the same event count, the same failures."""
+"""simcache.sim.components.kernel does what plain SimPy does: the same order, the same event count, the same failures."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import simpy
 
-from simcache.model import kernel
+from simcache.sim.components import kernel
 
 _TIMES = [(2.0, kernel.NORMAL), (1.0, kernel.NORMAL), (1.0, kernel.URGENT), (2.0, kernel.URGENT), (1.0, kernel.NORMAL)]
 

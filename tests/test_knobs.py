@@ -10,7 +10,7 @@ from pydantic import Field
 from streamlit.testing.v1 import AppTest
 
 import simcache
-from simcache.scenario.fields import _Spec
+from simcache.spec.fields import _Spec
 from simcache_app.knobs import KNOBS, Bounds, current, schema_field
 from simcache_app.scenario_files import library_scenarios
 

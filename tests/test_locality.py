@@ -10,11 +10,11 @@ import pytest
 from scipy import stats
 
 import simcache
-from simcache import locality
-from simcache.errors import ScenarioError
-from simcache.locality import ZipfRanks, harmonic, hot_blocks, multiplier, scatter
-from simcache.scenario import Workload
-from simcache.workload import BLOCK, IOStream
+from simcache.base.errors import ScenarioError
+from simcache.physics import locality
+from simcache.physics.locality import ZipfRanks, harmonic, hot_blocks, multiplier, scatter
+from simcache.physics.workload import BLOCK, IOStream
+from simcache.spec import Workload
 
 P_VALUE = 0.001
 """A goodness-of-fit test fails below this p-value: a correct sampler fails one seed in a thousand (seeds are fixed)."""

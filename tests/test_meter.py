@@ -1,4 +1,4 @@
-"""The busy meter (:class:`simcache.model.meter.BusyMeter`): a window's busy seconds are the overlap of every recorded
+"""The busy meter (:class:`simcache.sim.components.meter.BusyMeter`): a window's busy seconds are the overlap of every recorded
 interval with it, whether or not the meter folded finished intervals early to bound its memory.
 
 Exact figure: busy(w0, w1) = sum over intervals of max(0, min(finish, w1) - max(start, w0)).
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcache.model.meter import _FOLD_AT, BusyMeter
+from simcache.sim.components.meter import _FOLD_AT, BusyMeter
 
 
 def overlap(intervals: list[tuple[float, float]], w0: float, w1: float) -> float:

@@ -1,4 +1,4 @@
-"""One MVA step of the analytic estimate (simcache.estimate.mva_step) on hand-built networks, against exact theory.
+"""One MVA step of the analytic estimate (simcache.estimate.theory.mva_step) on hand-built networks, against exact theory.
 
 The estimate builds its step networks from scenarios (simcache.estimate); here they are built by hand so
 that the step itself is checked against formulas with nothing else in between.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from simcache.estimate.mva_step import StepNetwork, StepRates, aitken, mva_step, station_sums
+from simcache.estimate.theory.mva_step import StepNetwork, StepRates, aitken, mva_step, station_sums
 
 
 def closed_pair(services: tuple[float, float], think: float, customers: int) -> tuple[StepNetwork, StepRates]:

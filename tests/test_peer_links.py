@@ -27,8 +27,8 @@ import pytest
 from builders import PEER_BOUND_ARRAY, peer_bound_cluster
 
 import simcache
-from simcache.engine import build
-from simcache.physics import ACK_BYTES, framed_bytes
+from simcache.physics.cluster import ACK_BYTES, framed_bytes
+from simcache.sim.engine import build
 
 SIZE = 1024**2  # bytes of every write in these tests
 SIZE_TEXT = "1MiB"

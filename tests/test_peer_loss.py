@@ -16,8 +16,8 @@ import pytest
 from builders import small_scenario
 
 import simcache
-from simcache.cli import report
-from simcache.physics import framed_bytes
+from simcache.cli.main import report
+from simcache.physics.cluster import framed_bytes
 
 AT, DURATION, END = 1.0, 1.0, 3.0
 BACK = AT + DURATION

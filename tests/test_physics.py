@@ -1,4 +1,4 @@
-"""simcache.physics: each derived quantity against its formula, and the simulator's components using them.
+"""simcache.physics.cluster: each derived quantity against its formula, and the simulator's components using them.
 
 The expected values are exact arithmetic or theory written out in each test (the formula in its
 docstring), not numbers read off a run. The last tests check that a component built by the engine
@@ -14,15 +14,16 @@ import pytest
 import simpy
 
 import simcache
-from simcache import array_physics, physics
-from simcache.engine import build
 from simcache.estimate.layout import Layout
-from simcache.model.array import Array
-from simcache.model.link import FlowNetwork, Port
-from simcache.model.randomness import UniformStream
-from simcache.model.tier import Tier
-from simcache.physics import PortName
-from simcache.scenario import ArraySpec, LinkSpec, TierSpec, VMotion
+from simcache.physics.cluster import PortName
+from simcache.physics import array as array_physics
+from simcache.physics import cluster as physics
+from simcache.sim.components.array import Array
+from simcache.sim.components.link import FlowNetwork, Port
+from simcache.sim.components.randomness import UniformStream
+from simcache.sim.components.tier import Tier
+from simcache.sim.engine import build
+from simcache.spec import ArraySpec, LinkSpec, TierSpec, VMotion
 
 GBE = LinkSpec(bandwidth=125e6, latency=50e-6)  # mtu 1500, 40 header bytes, 38 framing bytes (the defaults)
 
@@ -158,7 +159,7 @@ def test_vmotion_streams_take_the_port_pairs_in_turn() -> None:
 
 def test_port_names_label_the_model_ports_and_the_estimate_stations_alike() -> None:
     """Every port the simulator builds (two peer ports per host, a shared fabric) is named as the estimate's
-    station for it, both through :class:`simcache.physics.PortName`."""
+    station for it, both through :class:`simcache.physics.cluster.PortName`."""
     assert PortName(0, "peer", None, "tx").label == "host0.peer.tx"
     assert PortName(2, "peer", 1, "rx").label == "host2.peer1.rx"
     assert PortName(None, "array", None, "rx").label == "array.rx"

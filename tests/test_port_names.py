@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import simcache
-from simcache.engine import build
-from simcache.physics import PortName
+from simcache.physics.cluster import PortName
+from simcache.sim.engine import build
 
 
 @pytest.mark.parametrize("links", [1, 2])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from simcache.cli import main
-from simcache.profiles import KINDS, field_notes, get_profile, list_profiles
-from simcache.scenario import ArraySpec, DriveSpec, LinkSpec, TierSpec
+from simcache.cli.main import main
+from simcache.spec import ArraySpec, DriveSpec, LinkSpec, TierSpec
+from simcache.spec.profiles import KINDS, field_notes, get_profile, list_profiles
 
 SPECS = {"tier": TierSpec, "link": LinkSpec, "drive": DriveSpec, "array": ArraySpec}
 WORDS = ("description", "source", "kind", "volatile", "raid", "drive", "profile")

@@ -1,4 +1,4 @@
-"""The components' random streams (:class:`simcache.model.randomness.UniformStream`): the numbers of numpy's generator,
+"""The components' random streams (:class:`simcache.sim.components.randomness.UniformStream`): the numbers of numpy's generator,
 in its order, whatever the block they were drawn in (a block is kept as float64 bytes and read in place)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from simcache.model.randomness import _BLOCK, UniformStream
+from simcache.sim.components.randomness import _BLOCK, UniformStream
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345])

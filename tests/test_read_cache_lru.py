@@ -1,4 +1,4 @@
-"""The hosts' read cache (simcache.model.cache.ReadCache): exactly an LRU, in a few bytes a line once large.
+"""The hosts' read cache (simcache.sim.components.cache.ReadCache): exactly an LRU, in a few bytes a line once large.
 
 The cache keeps its lines in a dict until more than ``compact_at`` are cached (a plain dict until its first
 eviction, an ``OrderedDict`` from then on), then moves them (once, in recency order) to two arrays (a recency log
@@ -18,8 +18,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from simcache.model import cache as cache_module
-from simcache.model.cache import ReadCache
+from simcache.sim.components import cache as cache_module
+from simcache.sim.components.cache import ReadCache
 
 LINE = 4096
 VM_SHIFT = 40

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import simcache
-from simcache.cli import main
-from simcache.importers import import_workload
-from simcache.physics import read_cache_lines
-from simcache.replay import TraceStream, trace_for
+from simcache.cli.main import main
+from simcache.physics.cluster import read_cache_lines
+from simcache.traces.importers import import_workload
+from simcache.traces.replay import TraceStream, trace_for
 
 LINE = 4096
 

@@ -1,7 +1,7 @@
 """`simcache report` and simcache.report: the HTML report's figures are the run's, as `simcache run` prints them;
 lower bounds, instability and verdicts are said; sweeps draw categorical values unjoined; nothing links outside the file.
 
-Latency targets (simcache.targets) are parsed and judged here too. The report opened in Chromium is in test_browser.py.
+Latency targets (simcache.runs.targets) are parsed and judged here too. The report opened in Chromium is in test_browser.py.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from test_cli import call
 from test_validity import mm1_data
 
 import simcache
-from simcache.bottleneck import bottleneck_sentence, time_shares
-from simcache.cells import cell
-from simcache.collect import COMPONENTS
-from simcache.errors import ScenarioError
+from simcache.base.errors import ScenarioError
 from simcache.report import SweepReport, report_html
-from simcache.sweep import SweepProgress, sweep, sweep_summary
-from simcache.targets import Evidence, Target, evidence_of_row, judge, judge_seeds, parse_target
+from simcache.report.cells import cell
+from simcache.results.bottleneck import bottleneck_sentence, time_shares
+from simcache.runs.sweep import SweepProgress, sweep, sweep_summary
+from simcache.runs.targets import Evidence, Target, evidence_of_row, judge, judge_seeds, parse_target
+from simcache.sim.collect import COMPONENTS
 
 OUTSIDE = re.compile(r"https?:|<script|<link|<img|<iframe|src=|url\(", re.IGNORECASE)
 """Anything that would make the page reach outside its file."""
@@ -369,7 +369,7 @@ def test_ctrl_c_in_a_reports_sweep_writes_the_report_with_the_runs_that_finished
     during it (a SIGINT sent once the second run has finished) stops it, writes the report with the run and the
     finished sweep runs, marked partial in the page and in the output, and exits 130. Before, the sweep had no
     progress and Ctrl-C lost the report."""
-    from simcache import cli_sweep
+    from simcache.cli import sweep as cli_sweep
 
     shown = cli_sweep._sweep_progress
 

@@ -15,8 +15,8 @@ from builders import small_scenario
 
 import simcache
 from simcache import Result, Scenario, ScenarioError
-from simcache.collect import COMPONENTS
-from simcache.metrics import TOTALS
+from simcache.base.metrics import TOTALS
+from simcache.sim.collect import COMPONENTS
 
 SUMMARY_COLUMNS = [
     "group",
@@ -205,7 +205,7 @@ def test_read_misses_go_to_the_array_and_hits_do_not(result: Result) -> None:
     assert (len(hits), len(misses)) == (60, 1258)  # deterministic for seed 3
     assert (misses["array_ms"] > 0).all()
     assert (hits["array_ms"] == 0).all()
-    # a hit's latency is all local tier: the float32 component is the latency rounded once (simcache.collect.COMPONENT_DTYPE)
+    # a hit's latency is all local tier: the float32 component is the latency rounded once (simcache.sim.collect.COMPONENT_DTYPE)
     assert (hits["latency_ms"].astype(np.float32) == hits["local_tier_ms"]).all()
     assert result.totals["cache_hits"] == len(hits)
     # Lookups are counted when issued: the 8 reads unfinished at the end all missed (deterministic for seed 3; a hit
@@ -295,7 +295,7 @@ def test_breakdown_shape(result: Result) -> None:
 
 def test_breakdown_means_add_up(result: Result) -> None:
     breakdown = result.breakdown.set_index("group")
-    # float32 components (simcache.collect.COMPONENT_DTYPE): each mean within 2**-24 of the float64 one
+    # float32 components (simcache.sim.collect.COMPONENT_DTYPE): each mean within 2**-24 of the float64 one
     np.testing.assert_allclose(breakdown[list(COMPONENTS)].sum(axis=1), breakdown["write_mean_ms"], rtol=2.0**-24 * 5)
     writes = result.measured[result.measured["op"] == "write"]
     assert breakdown.loc["db", "write_mean_ms"] == pytest.approx(writes.loc[writes["group"] == "db", "latency_ms"].mean())
@@ -333,7 +333,7 @@ def test_totals(result: Result, scenario: Scenario) -> None:
 
 
 def test_every_numeric_total_is_in_the_metric_table(result: Result) -> None:
-    """Checks validate ``totals.<name>`` against simcache.metrics.TOTALS at load time, so the table must be complete."""
+    """Checks validate ``totals.<name>`` against simcache.base.metrics.TOTALS at load time, so the table must be complete."""
     numeric = {name for name, value in result.totals.items() if not isinstance(value, dict)}
     assert numeric == set(TOTALS)
 
@@ -354,7 +354,7 @@ def test_meta(result: Result, scenario: Scenario) -> None:
     meta = result.meta
     assert meta["seed"] == 3
     assert meta["version"] == simcache.__version__
-    assert meta["engine"] == simcache._native.ENGINE and meta["engine"].startswith(("compiled (mypyc): ", "Python: "))
+    assert meta["engine"] == simcache.native.choice.ENGINE and meta["engine"].startswith(("compiled (mypyc): ", "Python: "))
     assert meta["wall_time_s"] > 0
     assert meta["simulated_s"] == DURATION
     assert meta["warmup_s"] == WARMUP

@@ -17,9 +17,9 @@ from strategies import to_toml
 
 import simcache
 from simcache import Scenario, ScenarioError, load_scenario
-from simcache.checks import prepare
-from simcache.cli import main
-from simcache.scenario import builtin_scenarios
+from simcache.cli.main import main
+from simcache.runs.checks import prepare
+from simcache.spec import builtin_scenarios
 
 
 def small(**extra: Any) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from strategies import to_toml
 
 import simcache
 from simcache import ScenarioError, load_scenario
-from simcache.cli import main
-from simcache.profiles import list_profiles
+from simcache.cli.main import main
+from simcache.spec.profiles import list_profiles
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"  # the built-in scenarios
 # Leaks of library internals that must never reach a user.

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import simcache
-from simcache.checks import CheckOutcome, run_checks, validation_report
+from simcache.runs.checks import CheckOutcome, run_checks, validation_report
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))

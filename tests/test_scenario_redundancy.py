@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import simcache
-from simcache.physics import framed_bytes
+from simcache.physics.cluster import framed_bytes
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 SCENARIO = simcache.load_scenario(SCENARIOS / "redundancy_multiplier.toml")

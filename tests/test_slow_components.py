@@ -16,10 +16,10 @@ import simpy
 from test_peer_loss import AT, BACK, DURATION, END, assert_conserved, issued_in, scenario, writes
 
 import simcache
-from simcache.cli import report
-from simcache.model.link import FlowNetwork, Port
-from simcache.physics import PortName, framed_bytes, pipe_rate, tier_service_seconds
-from simcache.scenario import LinkSpec
+from simcache.cli.main import report
+from simcache.physics.cluster import PortName, framed_bytes, pipe_rate, tier_service_seconds
+from simcache.sim.components.link import FlowNetwork, Port
+from simcache.spec import LinkSpec
 
 BANDWIDTH = 125e6
 LATENCY = 50e-6

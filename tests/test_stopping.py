@@ -1,4 +1,4 @@
-"""Bounded and stoppable runs (simcache.control): expected work and its limit, the cancel token and deadline of
+"""Bounded and stoppable runs (simcache.sim.control): expected work and its limit, the cancel token and deadline of
 simulate(), Ctrl-C and SIGTERM in `simcache run` and `simcache check`, and the app's lease on its runs.
 
 The signal tests start the command line in a subprocess, wait for its first line, send the signal and check the
@@ -25,10 +25,12 @@ import simpy
 from builders import small_scenario
 
 import simcache
-from simcache import control
-from simcache.cli import main
-from simcache.collect import RECORD_BYTES
-from simcache.control import (
+from simcache.base.errors import RunTooLargeError, ScenarioError
+from simcache.cli.main import main
+from simcache.sim import control
+from simcache.sim.collect import RECORD_BYTES
+from simcache.sim.components import kernel
+from simcache.sim.control import (
     BYTES_PER_IO,
     BYTES_PER_SAMPLE_VALUE,
     DEFAULT_LIMITS,
@@ -41,8 +43,6 @@ from simcache.control import (
     expected_work,
     stopped_at,
 )
-from simcache.errors import RunTooLargeError, ScenarioError
-from simcache.model import kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -219,7 +219,7 @@ def test_cancel_keeps_the_first_reason_and_reports_deadlines() -> None:
 
 
 def test_checks_raise_stopped_and_keep_the_checks_before() -> None:
-    plan = simcache.checks.prepare(ROOT / "scenarios" / "ram_tier.toml")
+    plan = simcache.runs.checks.prepare(ROOT / "scenarios" / "ram_tier.toml")
     token = Cancel()
     token.cancel("enough")
     with pytest.raises(Stopped) as caught:
@@ -257,7 +257,7 @@ def _interrupt(argv: list[str], sig: int, after: str) -> tuple[int, str, str, fl
     exit status, stdout, stderr and the seconds from the signal to the exit."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     process = subprocess.Popen(
-        [sys.executable, "-m", "simcache.cli", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env
+        [sys.executable, "-m", "simcache.cli.main", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env
     )
     assert process.stderr is not None
     lines: list[str] = []

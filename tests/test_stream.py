@@ -1,7 +1,7 @@
-"""A run without records (simcache.stream): histogram percentiles within the stated error, merging, the same figures
+"""A run without records (simcache.sim.stream): histogram percentiles within the stated error, merging, the same figures
 as a records run, and memory that does not grow with the I/Os.
 
-The bound (simcache.stream's docstring): bucket k holds (GAMMA**(k-1), GAMMA**k] ms and stands for
+The bound (simcache.sim.stream's docstring): bucket k holds (GAMMA**(k-1), GAMMA**k] ms and stands for
 2 GAMMA**k / (GAMMA + 1), within a = REL_ERROR of every value in it; np.percentile interpolates between two order
 statistics with weights adding to 1, so |p_hat - p| <= a p + MIN_MS (MIN_MS for latencies counted as 0). Bucket edges
 come from a float64 logarithm: a value within an ulp of an edge may land in the next bucket, which is still within
@@ -19,12 +19,12 @@ import pandas as pd
 import pytest
 
 import simcache
-from simcache.cli import main
-from simcache.collect import COMPONENTS
-from simcache.metrics import HEADLINE_PERCENTILES, PERCENTILES
-from simcache.results import RecordsNotKept, Result
-from simcache.stream import BUCKETS, MIN_MS, REL_ERROR, LatencyHistogram, counts_of, percentile_of_counts
-from simcache.validity import in_flight_series
+from simcache.base.metrics import HEADLINE_PERCENTILES, PERCENTILES
+from simcache.cli.main import main
+from simcache.results.result import RecordsNotKept, Result
+from simcache.results.validity import in_flight_series
+from simcache.sim.collect import COMPONENTS
+from simcache.sim.stream import BUCKETS, MIN_MS, REL_ERROR, LatencyHistogram, counts_of, percentile_of_counts
 
 TOLERANCE = REL_ERROR * (1 + 1e-12)
 DURATION = 6.0
@@ -113,7 +113,7 @@ def test_a_run_without_records_gives_the_breakdown_and_series(pair: tuple[Result
     kept, streamed = pair
     a, b = kept.breakdown.set_index("group"), streamed.breakdown.set_index("group").loc[kept.breakdown["group"]]
     assert list(a["dominant"]) == list(b["dominant"])
-    # records' components are float32 (simcache.collect.COMPONENT_DTYPE: within 2**-24), the stream's sums float64
+    # records' components are float32 (simcache.sim.collect.COMPONENT_DTYPE: within 2**-24), the stream's sums float64
     pd.testing.assert_frame_equal(a[["write_mean_ms", *COMPONENTS]], b[["write_mean_ms", *COMPONENTS]], rtol=2.0**-24 * 2, atol=1e-12)
     series_a, series_b = kept.series, streamed.series
     assert list(series_a.columns) == list(series_b.columns)
@@ -136,7 +136,7 @@ def test_a_run_without_records_says_so_when_asked_for_them(pair: tuple[Result, R
 def test_memory_of_a_run_without_records_does_not_grow_with_its_ios() -> None:
     """Four times the run: the held arrays grow by the per-interval counters only (a sparse histogram per op: 10 bytes
     per occupied bucket, about a hundred of the 1,613 occupied in a 0.5 s interval), not by the I/Os; a records run
-    holds 53 or more bytes per I/O (simcache.collect)."""
+    holds 53 or more bytes per I/O (simcache.sim.collect)."""
     short = simcache.simulate("default", duration=2.0, seed=SEED, keep_records=False)
     long = simcache.simulate("default", duration=8.0, seed=SEED, keep_records=False)
     assert short.stream is not None and long.stream is not None
@@ -175,10 +175,10 @@ def test_cli_no_records_and_records_file(tmp_path: pytest.TempPathFactory, pair:
 
 
 def test_the_record_buffer_hands_rows_on_in_order_at_its_limit() -> None:
-    """:class:`simcache.collect.RecordBuffer`: the VMs' records go to the sink, as one float64 array a row a record,
+    """:class:`simcache.sim.collect.RecordBuffer`: the VMs' records go to the sink, as one float64 array a row a record,
     whenever ``limit`` of them are held, in the order they came; without a sink they wait for the sample (and grow
     the buffer past its first room). The fields come back as given: integers exact, floats bit for bit."""
-    from simcache.collect import RECORD_FIELDS, Record, RecordBuffer
+    from simcache.sim.collect import RECORD_FIELDS, Record, RecordBuffer
 
     taken: list[np.ndarray] = []
 
@@ -210,7 +210,7 @@ def test_a_sample_interval_of_more_ios_than_the_buffer_holds() -> None:
     (BUFFER_ROWS = 65,536), handed on before the sample. The records run keeps every I/O once (the table's rows are
     the completed I/Os in completion order, as without the buffer) and the run without records counts them all,
     with the same counts and bytes per op, and percentiles within the histograms' error."""
-    from simcache.collect import BUFFER_ROWS
+    from simcache.sim.collect import BUFFER_ROWS
 
     scenario = simcache.load_scenario("default").model_copy(deep=True)
     spec = scenario.model_dump(mode="json", exclude_none=True)

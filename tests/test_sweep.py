@@ -18,7 +18,7 @@ import pytest
 
 import simcache
 from simcache import ScenarioError
-from simcache.sweep import SweepProgress, grid_points, log_axis_yerr, sweep, sweep_summary
+from simcache.runs.sweep import SweepProgress, grid_points, log_axis_yerr, sweep, sweep_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID = {"groups.db.policy": ["WB+0", "WB+1"], "cluster.peer_link": ["1GbE", "10GbE"]}
@@ -88,7 +88,7 @@ def test_a_killed_command_line_sweep_resumes(tmp_path: Path) -> None:
         f'scenario = "{ROOT / "scenarios" / "default.toml"}"\nseeds = [1, 2, 3]\n[grid]\n"groups.db.vms_per_host" = [1, 2, 3, 4]\n'
     )
     store = tmp_path / "rows.sqlite"
-    command = [sys.executable, "-m", "simcache.cli", "sweep", str(grid), "--duration", "0.5s", "--workers", "1", "--store", str(store)]
+    command = [sys.executable, "-m", "simcache.cli.main", "sweep", str(grid), "--duration", "0.5s", "--workers", "1", "--store", str(store)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
@@ -114,7 +114,7 @@ def test_a_killed_sweeps_pool_workers_exit_with_it(tmp_path: Path) -> None:
     seeds, vms = [1, 2, 3, 4], [1, 2]
     grid.write_text(f'scenario = "{scenario_path}"\nseeds = {seeds}\n[grid]\n"groups.db.vms_per_host" = {vms}\n')
     store = tmp_path / "rows.sqlite"
-    command = [sys.executable, "-m", "simcache.cli", "sweep", str(grid), "--duration", "0.5s", "--workers", "2", "--store", str(store)]
+    command = [sys.executable, "-m", "simcache.cli.main", "sweep", str(grid), "--duration", "0.5s", "--workers", "2", "--store", str(store)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     children: list[int] = []
     try:
@@ -240,7 +240,7 @@ def test_scenario_errors_cross_process_boundaries() -> None:
 
 def test_a_duration_too_short_for_the_scenario_is_rejected_before_any_worker_starts(monkeypatch: pytest.MonkeyPatch) -> None:
     """0.1 s is shorter than the default scenario's 0.5 s sample interval: the loader's error, no pool."""
-    monkeypatch.setattr(sys.modules["simcache.sweep"], "ProcessPoolExecutor", lambda *args, **kwargs: pytest.fail("a pool started"))
+    monkeypatch.setattr(sys.modules["simcache.runs.sweep"], "ProcessPoolExecutor", lambda *args, **kwargs: pytest.fail("a pool started"))
     with pytest.raises(ScenarioError, match="sample_interval"):
         simcache.sweep("default", {"cluster.peer_link": ["1GbE", "10GbE"]}, duration=0.1, workers=2)
 
@@ -262,7 +262,7 @@ def test_rows_computed_by_other_code_are_not_reused(tmp_path: Path, monkeypatch:
     grid = {"cluster.peer_link": ["10GbE"]}
     states: list[SweepProgress] = []
     sweep("default", grid, seeds=[1], duration=1.0, workers=1, store=store)
-    monkeypatch.setattr(sys.modules["simcache.sweep_store"], "code_digest", lambda: "edited")
+    monkeypatch.setattr(sys.modules["simcache.runs.sweep_store"], "code_digest", lambda: "edited")
     sweep("default", grid, seeds=[1], duration=1.0, workers=1, store=store, progress=states.append)
     assert states[-1].skipped == 0, "a row from other code was reused"
     with closing(sqlite3.connect(store)) as db:
@@ -283,7 +283,7 @@ def test_a_cancelled_sweep_stops_within_a_second_and_keeps_its_finished_points(s
     run stopped part way), marked stopped, with the number of tasks it meant to run."""
     import threading
 
-    from simcache.control import Cancel
+    from simcache.sim.control import Cancel
 
     token = Cancel()
     cancelled_at: list[float] = []

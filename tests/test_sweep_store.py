@@ -22,9 +22,9 @@ import pandas as pd
 import pytest
 
 import simcache
-from simcache.cli import main
-from simcache.errors import SweepStoreError
-from simcache.sweep import STORE_FORMAT, SweepInterrupted, SweepProgress, SweepStoreWarning, sweep
+from simcache.base.errors import SweepStoreError
+from simcache.cli.main import main
+from simcache.runs.sweep import STORE_FORMAT, SweepInterrupted, SweepProgress, SweepStoreWarning, sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID = {"cluster.peer_link": ["1GbE", "10GbE"]}
@@ -125,7 +125,7 @@ def test_a_store_locked_beyond_the_timeout_is_a_store_error(
     stored: tuple[Path, pd.DataFrame], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = _copy(stored, tmp_path)
-    monkeypatch.setattr(sys.modules["simcache.sweep_store"], "STORE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(sys.modules["simcache.runs.sweep_store"], "STORE_TIMEOUT_S", 0.2)
     with closing(sqlite3.connect(store, isolation_level=None)) as holder:
         holder.execute("BEGIN EXCLUSIVE")
         with pytest.raises(SweepStoreError) as caught:
@@ -335,7 +335,7 @@ def test_a_sweep_waits_for_the_row_of_a_task_a_live_sweep_holds(
         db.execute("DELETE FROM rows")
         db.execute("INSERT INTO owners VALUES ('other', ?, ?, ?)", (os.getpid(), socket.gethostname(), time.time()))
         db.execute("INSERT INTO claims VALUES (?, 'other', ?)", (key, time.time()))
-    module = sys.modules["simcache.sweep"]
+    module = sys.modules["simcache.runs.sweep"]
     computed: list[int] = []
     one: Callable[[simcache.Scenario, int], dict[str, Any]] = module._one
 
@@ -365,7 +365,7 @@ CHILD = textwrap.dedent(
     """
     import json, pathlib, sys, time
     import simcache
-    module = sys.modules["simcache.sweep"]
+    module = sys.modules["simcache.runs.sweep"]
     computed = []
     one = module._one
     module._one = lambda run, seed: computed.append(seed) or one(run, seed)
@@ -435,7 +435,7 @@ def _cli_sweep(tmp_path: Path, workers: int) -> tuple[list[str], Path, Path]:
     command = [
         sys.executable,
         "-m",
-        "simcache.cli",
+        "simcache.cli.main",
         "sweep",
         str(grid),
         "--duration",
@@ -515,7 +515,7 @@ def test_ctrl_c_without_a_store_says_nothing_was_kept(
         if state.done == 1:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(sys.modules["simcache.cli_sweep"], "_sweep_progress", interrupt)
+    monkeypatch.setattr(sys.modules["simcache.cli.sweep"], "_sweep_progress", interrupt)
     assert main(["sweep", str(grid), "--duration", "0.5s", "--workers", "1"]) == 130
     assert capsys.readouterr().err == (
         "interrupted (SIGINT): 1 of 2 runs finished; none were kept (no --store). "

@@ -31,14 +31,14 @@ import numpy.typing as npt
 import pytest
 import simpy
 
-from simcache import array_physics
-from simcache.model.array import Array
-from simcache.model.host import Host
-from simcache.model.link import FlowNetwork, Port
-from simcache.model.randomness import UniformStream
-from simcache.model.tier import Tier
-from simcache.physics import PortName, framed_bytes
-from simcache.scenario import ArraySpec, ClusterSpec, DestagerSpec, DriveSpec, LinkSpec, TierSpec
+from simcache.physics.cluster import PortName, framed_bytes
+from simcache.physics import array as array_physics
+from simcache.sim.components.array import Array
+from simcache.sim.components.host import Host
+from simcache.sim.components.link import FlowNetwork, Port
+from simcache.sim.components.randomness import UniformStream
+from simcache.sim.components.tier import Tier
+from simcache.spec import ArraySpec, ClusterSpec, DestagerSpec, DriveSpec, LinkSpec, TierSpec
 
 FloatArray = npt.NDArray[np.float64]
 

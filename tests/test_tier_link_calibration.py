@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcache.errors import ScenarioError
-from simcache.model.randomness import UniformStream
-from simcache.model.tier import Tier
-from simcache.physics import framed_bytes
-from simcache.scenario import LinkSpec, TierSpec, load_scenario
+from simcache.base.errors import ScenarioError
+from simcache.physics.cluster import framed_bytes
+from simcache.sim.components.randomness import UniformStream
+from simcache.sim.components.tier import Tier
+from simcache.spec import LinkSpec, TierSpec, load_scenario
 
 POOL = 10_000  # bytes of clean reserve
 RATE = 1e6  # bytes/s of garbage collection

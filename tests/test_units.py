@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcache.units import (
+from simcache.base.units import (
     UnitError,
     format_bandwidth,
     format_duration,

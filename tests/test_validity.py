@@ -1,4 +1,4 @@
-"""Validity of a run's answer (simcache/validity.py): overload and instability found and named, stable runs left quiet,
+"""Validity of a run's answer (simcache/results/validity.py): overload and instability found and named, stable runs left quiet,
 short runs told so, censored percentiles of unfinished I/Os, and the warnings where the numbers are (CLI, JSON, meta.json)."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from builders import small_scenario
 from strategies import to_toml
 
 import simcache
-from simcache.checks import report_section, run_checks
-from simcache.cli import main
-from simcache.results import Result, censored_percentiles
-from simcache.validity import T_CRITICAL, ValidityWarning, samples_needed, trend
+from simcache.cli.main import main
+from simcache.results.result import Result, censored_percentiles
+from simcache.results.validity import T_CRITICAL, ValidityWarning, samples_needed, trend
+from simcache.runs.checks import report_section, run_checks
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 TIER_S = 1e-3  # mean service time of the one-channel tier below (exponential): mu = 1,000 writes/s

@@ -24,11 +24,11 @@ import pytest
 from builders import small_scenario
 
 import simcache
-from simcache import engine
-from simcache.errors import ScenarioError
+from simcache.base.errors import ScenarioError
 from simcache.estimate.coverage import not_modelled
-from simcache.event_report import event_lines
-from simcache.physics import framed_bytes
+from simcache.physics.cluster import framed_bytes
+from simcache.report.event_report import event_lines
+from simcache.sim import engine
 
 MiB = 2**20
 AT = 4.0  # set-up A's vMotion start, s

@@ -1,7 +1,7 @@
 """Issue 16, "Replication and metadata": replication modes, metadata writes, serialized writers, flow windows.
 
 Each behaviour is pinned with figures from the service model (tier: latency + size / bandwidth; link: latency +
-framed bytes / line rate; acknowledgement: :func:`simcache.physics.ack_seconds`), not with "it ran".
+framed bytes / line rate; acknowledgement: :func:`simcache.physics.cluster.ack_seconds`), not with "it ran".
 
 - ``replication = "async"`` acknowledges after the local write; until the replica reaches a peer the write is
   data at risk (DOMAIN.md: a block replicator's protocol A), and a host failure loses exactly those bytes.
@@ -25,13 +25,13 @@ import simpy
 from builders import small_scenario
 
 import simcache
-from simcache import engine
-from simcache.collect import COMPLETED, ISSUED
-from simcache.errors import ScenarioError
-from simcache.model.kernel import run_until
-from simcache.model.link import FlowNetwork, Port
-from simcache.physics import PortName, ack_seconds, framed_bytes
-from simcache.scenario import LinkSpec
+from simcache.base.errors import ScenarioError
+from simcache.physics.cluster import PortName, ack_seconds, framed_bytes
+from simcache.sim import engine
+from simcache.sim.collect import COMPLETED, ISSUED
+from simcache.sim.components.kernel import run_until
+from simcache.sim.components.link import FlowNetwork, Port
+from simcache.spec import LinkSpec
 
 MiB = 1024**2
 

@@ -9,20 +9,20 @@ approximation it makes, is ``docs/estimate.md``.
 The modules, in the order an estimate uses them:
 
 - :mod:`~simcache.estimate.layout`: the scenario's stations, chains, peer ports and
-  vMotions (:mod:`~simcache.estimate.stations`, :mod:`~simcache.estimate.chains`,
+  vMotions (:mod:`~simcache.estimate.theory.stations`, :mod:`~simcache.estimate.chains`,
   :mod:`~simcache.estimate.schedule`), the service times of the hardware
   (:mod:`~simcache.estimate.services`), destage batches (:mod:`~simcache.estimate.batches`),
   every I/O's path (:mod:`~simcache.estimate.paths`) as arrays
   (:mod:`~simcache.estimate.network`) and the read caches (:mod:`~simcache.estimate.readcache`);
 - :mod:`~simcache.estimate.solver`: one state's mean value analysis
-  (:mod:`~simcache.estimate.mva_step`, :mod:`~simcache.estimate.queueing`);
+  (:mod:`~simcache.estimate.theory.mva_step`, :mod:`~simcache.estimate.theory.queueing`);
 - :mod:`~simcache.estimate.timeline`: the run as pieces of constant state;
 - :mod:`~simcache.estimate.overload`: overloads, saturated components and filling destage buffers
   (:class:`EstimateWarning`);
 - :mod:`~simcache.estimate.result`: window averages and :class:`Estimate`.
 
 Every module but this one is compiled by mypyc as the ``estimate`` group, apart from the engine's group
-(``simcache/_engine_sources.py``).
+(``simcache/native/sources.py``).
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ from typing import Any
 from simcache.estimate.coverage import not_modelled, scheduling_note
 from simcache.estimate.layout import Layout
 from simcache.estimate.overload import EstimateWarning
-from simcache.estimate.queueing import mgc_wait, mva_closed
 from simcache.estimate.result import DestageFluid, Estimate, summarize
 from simcache.estimate.solver import HitRatios, solve_hit_ratios
+from simcache.estimate.theory.queueing import mgc_wait, mva_closed
 from simcache.estimate.timeline import Timeline
-from simcache.scenario import Scenario, load_scenario
+from simcache.spec import Scenario, load_scenario
 
 __all__ = ["DestageFluid", "Estimate", "EstimateWarning", "estimate", "mgc_wait", "mva_closed"]
 
@@ -73,7 +73,7 @@ def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -
         scenario = scenario.with_duration(duration, source="the duration argument (estimate(duration=...))")
     notes: list[str] = []
     if any(group.workload.trace is not None for group in scenario.groups):
-        from simcache.replay import mean_equivalent  # reads trace files: only for trace workloads
+        from simcache.traces.replay import mean_equivalent  # reads trace files: only for trace workloads
 
         scenario, notes = mean_equivalent(scenario)
     profiled = [

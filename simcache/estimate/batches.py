@@ -9,10 +9,10 @@ import math
 from dataclasses import dataclass
 
 from simcache.estimate.chains import Chain, SizeMix
-from simcache.estimate.queueing import expected_max_normal, waiting_probability
 from simcache.estimate.services import NO_STREAMING, ServiceTimes, Streaming
-from simcache.physics import message_seconds
-from simcache.scenario import DestagerSpec
+from simcache.estimate.theory.queueing import expected_max_normal, waiting_probability
+from simcache.physics.cluster import message_seconds
+from simcache.spec import DestagerSpec
 
 __all__ = ["DestageBatches", "FullBatch"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from simcache.physics import framed_bytes
-from simcache.scenario import LinkSpec, Scenario
+from simcache.physics.cluster import framed_bytes
+from simcache.spec import LinkSpec, Scenario
 
 __all__ = ["Chain", "SizeMix", "chains"]
 

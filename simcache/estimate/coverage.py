@@ -9,7 +9,8 @@ ignored. Each sentence names the field as the scenario file spells it.
 
 from __future__ import annotations
 
-from simcache.scenario import (
+from simcache.base.units import format_duration
+from simcache.spec import (
     ArrayDegraded,
     ArrayRebuild,
     DeviceFailure,
@@ -23,7 +24,6 @@ from simcache.scenario import (
     VMotion,
     array_event_seconds,
 )
-from simcache.units import format_duration
 
 __all__ = ["not_modelled", "scheduling_note"]
 

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from simcache.estimate.batches import DestageBatches
 from simcache.estimate.chains import SizeMix, chains
 from simcache.estimate.network import Network
-from simcache.estimate.numeric import Floats
 from simcache.estimate.paths import templates
 from simcache.estimate.readcache import ReadCache
 from simcache.estimate.schedule import Schedule
 from simcache.estimate.services import ServiceTimes
-from simcache.estimate.stations import (
+from simcache.estimate.theory.numeric import Floats
+from simcache.estimate.theory.stations import (
     ARRAY,
     ARRAY_RX,
     ARRAY_TX,
@@ -28,8 +28,8 @@ from simcache.estimate.stations import (
     STORAGE_TX,
     TIER,
 )
-from simcache.physics import PortName, peer_port, ring_peers, vmotion_stream_port
-from simcache.scenario import Scenario, VMotion, Workload
+from simcache.physics.cluster import PortName, peer_port, ring_peers, vmotion_stream_port
+from simcache.spec import Scenario, VMotion, Workload
 
 __all__ = ["Layout", "VMotionPair"]
 
@@ -130,7 +130,7 @@ class Layout:
         return host * self.per_host + slot
 
     def peer_port(self, source: int, target: int) -> int:
-        """The peer port pair a transfer from ``source`` to ``target`` uses (:func:`simcache.physics.peer_port`,
+        """The peer port pair a transfer from ``source`` to ``target`` uses (:func:`simcache.physics.cluster.peer_port`,
         as the simulator's ``Host.peer_port``), the same number at both ends."""
         return peer_port(source, target, self.hosts, self.peer_links)
 
@@ -156,7 +156,7 @@ class Layout:
 
     def vmotion_streams(self, event: VMotion) -> list[tuple[int, int]]:
         """(port pair, streams on it) of a vMotion, pairs that carry none left out: stream ``i`` uses the pair
-        :func:`simcache.physics.vmotion_stream_port` gives it, as in the simulator's ``_vmotion``."""
+        :func:`simcache.physics.cluster.vmotion_stream_port` gives it, as in the simulator's ``_vmotion``."""
         counts = [0] * self.peer_links
         for i in range(event.streams):
             counts[vmotion_stream_port(i, self.peer_links)] += 1

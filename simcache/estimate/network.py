@@ -3,7 +3,7 @@
 :class:`Network` moves each group's template paths (:mod:`simcache.estimate.paths`)
 to each of its chains, splits the steps into row tables by how a station treats
 them, and lays out the index lists an MVA step reads
-(:class:`simcache.estimate.mva_step.StepNetwork`).
+(:class:`simcache.estimate.theory.mva_step.StepNetwork`).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from simcache.estimate.mva_step import StepNetwork
-from simcache.estimate.numeric import Floats, Indices, sums
 from simcache.estimate.paths import Op
-from simcache.estimate.queueing import expected_max_normal, sakasegawa_exponent
-from simcache.estimate.state import FULL, StateKey
-from simcache.estimate.stations import (
+from simcache.estimate.theory.mva_step import StepNetwork
+from simcache.estimate.theory.numeric import Floats, Indices, sums
+from simcache.estimate.theory.queueing import expected_max_normal, sakasegawa_exponent
+from simcache.estimate.theory.state import FULL, StateKey
+from simcache.estimate.theory.stations import (
     ADMISSION,
     ALWAYS,
     ARRAY_RX,

@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simcache.estimate.numeric import TOLERANCE, Floats
-from simcache.estimate.state import FULL
-from simcache.estimate.stations import ADMIT, ARRAY, ARRAY_RX, GC, PIPE_SLOT, STORAGE_TX, TIER
+from simcache.estimate.theory.numeric import TOLERANCE, Floats
+from simcache.estimate.theory.state import FULL
+from simcache.estimate.theory.stations import ADMIT, ARRAY, ARRAY_RX, GC, PIPE_SLOT, STORAGE_TX, TIER
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
@@ -73,7 +73,7 @@ class EstimateWarning:
     @property
     def severity(self) -> str:
         """``unstable`` for an overload (the estimate's ``stable`` is then False), else ``note``: the same field a
-        simulation's :class:`~simcache.validity.ValidityWarning` has, so one display serves both."""
+        simulation's :class:`~simcache.results.validity.ValidityWarning` has, so one display serves both."""
         return "unstable" if self.kind == "overload" else "note"
 
     def __str__(self) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from simcache.estimate.chains import Chain
 from simcache.estimate.services import NO_STREAMING, Streaming
-from simcache.estimate.stations import (
+from simcache.estimate.theory.stations import (
     ADMISSION,
     ADMIT,
     ALWAYS,
@@ -29,7 +29,7 @@ from simcache.estimate.stations import (
     STORAGE_TX,
     Step,
 )
-from simcache.physics import compression_seconds, message_seconds
+from simcache.physics.cluster import compression_seconds, message_seconds
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout

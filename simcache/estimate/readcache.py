@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simcache.estimate.numeric import MAX_ITERATIONS, Floats, sums
-from simcache.locality import harmonic, hot_blocks
-from simcache.physics import read_cache_lines, working_set_blocks
-from simcache.workload import BLOCK
+from simcache.estimate.theory.numeric import MAX_ITERATIONS, Floats, sums
+from simcache.physics.cluster import read_cache_lines, working_set_blocks
+from simcache.physics.locality import harmonic, hot_blocks
+from simcache.physics.workload import BLOCK
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
-    from simcache.scenario import Workload
+    from simcache.spec import Workload
 
 __all__ = ["ReadCache"]
 

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simcache.base.json_values import strict
+from simcache.base.metrics import ESTIMATED_COLUMNS
 from simcache.estimate.layout import Layout
-from simcache.estimate.numeric import Floats, sums
 from simcache.estimate.overload import EstimateWarning, Evidence, detect, explain
-from simcache.estimate.queueing import gamma_quantiles
-from simcache.estimate.state import BACKLOGGED, FULL, StateResult
+from simcache.estimate.theory.numeric import Floats, sums
+from simcache.estimate.theory.queueing import gamma_quantiles
+from simcache.estimate.theory.state import BACKLOGGED, FULL, StateResult
 from simcache.estimate.timeline import Piece
-from simcache.metrics import ESTIMATED_COLUMNS
-from simcache.results import _strict
-from simcache.scenario import Scenario
+from simcache.spec import Scenario
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -277,11 +277,11 @@ class Estimate:
         name, value = self.bottleneck()
         return {
             "scenario": self.scenario.name,
-            "summary": _strict(self.summary.to_dict("records")),
+            "summary": strict(self.summary.to_dict("records")),
             "utilization": self.utilization,
             "bottleneck": {"station": name, "utilization": value},
-            "destager": [_strict(dataclasses.asdict(d)) for d in self.destager],
+            "destager": [strict(dataclasses.asdict(d)) for d in self.destager],
             "notes": self.notes,
             "stable": self.stable,
-            "warnings": [_strict(dataclasses.asdict(w)) for w in self.warnings],
+            "warnings": [strict(dataclasses.asdict(w)) for w in self.warnings],
         }

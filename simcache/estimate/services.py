@@ -2,7 +2,7 @@
 
 What one operation costs at a station, before any queueing (``docs/estimate.md``,
 Service times), built from the derived quantities the simulator uses too
-(:mod:`simcache.physics`: pipe rates, seek law, RAID layout, framing, acks).
+(:mod:`simcache.physics.cluster`: pipe rates, seek law, RAID layout, framing, acks).
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from simcache.array_physics import (
+from simcache.estimate.theory.numeric import Floats
+from simcache.estimate.theory.queueing import expected_max_normal
+from simcache.estimate.theory.stations import ARRAY, GC, PAST_CLIFF, PIPE, PIPE_SLOT, QUEUE, SPINDLE, TIER, Step
+from simcache.physics.array import (
     cache_ack_seconds,
     chunk_copies,
     drive_seek_curve,
@@ -25,11 +28,8 @@ from simcache.array_physics import (
     spindle_op_variance,
     stripe_width,
 )
-from simcache.estimate.numeric import Floats
-from simcache.estimate.queueing import expected_max_normal
-from simcache.estimate.stations import ARRAY, GC, PAST_CLIFF, PIPE, PIPE_SLOT, QUEUE, SPINDLE, TIER, Step
-from simcache.physics import ack_seconds, clean_pool_depth, framed_bytes, gc_refill_rate, pipe_rate, tier_service_seconds
-from simcache.scenario import Scenario
+from simcache.physics.cluster import ack_seconds, clean_pool_depth, framed_bytes, gc_refill_rate, pipe_rate, tier_service_seconds
+from simcache.spec import Scenario
 
 __all__ = ["NO_STREAMING", "DestageSteps", "ServiceTimes", "Streaming"]
 
@@ -78,7 +78,7 @@ class ServiceTimes:
         self.revolution = revolution_seconds(drive.rpm)
         self.seek = drive_seek_curve(drive)
         self.span = seek_span(span_fraction(array, scenario.data_bytes))
-        # Zoned recording: the mean seconds per byte over the span the data covers (simcache.array_physics.zone_rate).
+        # Zoned recording: the mean seconds per byte over the span the data covers (simcache.physics.array.zone_rate).
         self.media = 1.0 / mean_transfer_seconds(1.0, drive.media_rate, drive.inner_rate, self.span)
         self.copies = chunk_copies(array.raid, array.spindles)
         self.rmw = read_modify_write(array.raid)
@@ -175,7 +175,7 @@ class ServiceTimes:
         if request is None:
             # The runs are equal: the request is `runs` times one run's operations, of the same mean and variance.
             # The runs land on `touched` of the stripe width's spindle groups; each group's elevator sweeps its share
-            # in one pass (simcache.array_physics.elevator_order): the first seek from wherever its head was (random), the
+            # in one pass (simcache.physics.array.elevator_order): the first seek from wherever its head was (random), the
             # others across the sorted gaps, span / (share + 1) apart.
             run = batch / runs
             streaming = self.streaming_share(run, unmoved)

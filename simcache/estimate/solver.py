@@ -1,6 +1,6 @@
 """The solution of one state: mean value analysis with the destage load and read hit ratios it implies.
 
-:class:`Solver` repeats :func:`simcache.estimate.mva_step.mva_step` until the
+:class:`Solver` repeats :func:`simcache.estimate.theory.mva_step.mva_step` until the
 queues settle (Schweitzer's fixed point, or the population recursion of one
 closed chain); the procedure is in ``docs/estimate.md`` (Queueing, Destager).
 :func:`solve_hit_ratios` is the step before the timeline: the read hit ratios
@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from simcache.estimate.mva_step import OVERLOAD_FLOOR, StepRates, Sweep, aitken, mva_step, station_sums
-from simcache.estimate.numeric import TOLERANCE, Floats, pass_limit, sums
-from simcache.estimate.queueing import mva_closed
-from simcache.estimate.state import FULL, KEEPING_UP, StateKey, StateResult
-from simcache.estimate.stations import ARRAY, ARRAY_RX, STORAGE_TX
+from simcache.estimate.theory.mva_step import OVERLOAD_FLOOR, StepRates, Sweep, aitken, mva_step, station_sums
+from simcache.estimate.theory.numeric import TOLERANCE, Floats, pass_limit, sums
+from simcache.estimate.theory.queueing import mva_closed
+from simcache.estimate.theory.state import FULL, KEEPING_UP, StateKey, StateResult
+from simcache.estimate.theory.stations import ARRAY, ARRAY_RX, STORAGE_TX
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout

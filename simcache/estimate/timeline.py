@@ -14,8 +14,8 @@ from typing import Any
 
 from simcache.estimate.layout import Layout
 from simcache.estimate.solver import HitRatios, Solver
-from simcache.estimate.state import BACKLOGGED, FULL, KEEPING_UP, StateKey, StateResult, same_but_vmotions
-from simcache.physics import framed_bytes
+from simcache.estimate.theory.state import BACKLOGGED, FULL, KEEPING_UP, StateKey, StateResult, same_but_vmotions
+from simcache.physics.cluster import framed_bytes
 
 __all__ = ["Piece", "Timeline"]
 

@@ -2,7 +2,7 @@
 an optional sweep, the scenario as run and the run manifest.
 
 The page needs no network to open: styles are inline, charts are inline SVG (:mod:`simcache.report.svg`), and
-nothing links outside the file. Figures are formatted as ``simcache run`` prints them (:mod:`simcache.cells`).
+nothing links outside the file. Figures are formatted as ``simcache run`` prints them (:mod:`simcache.report.cells`).
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ from typing import Any
 
 import pandas as pd
 
-from simcache.bottleneck import bottleneck_sentence, component_name
-from simcache.cells import RUN_COLUMNS, bounded, cell
-from simcache.collect import COMPONENTS
-from simcache.control import stopped_at
-from simcache.event_impact import LATENCY_FIGURES, PHASES, event_impacts, event_words
-from simcache.event_report import mib, recovery_words
-from simcache.metrics import PERCENTILES
+from simcache.base.metrics import PERCENTILES
 from simcache.report import svg
+from simcache.report.cells import RUN_COLUMNS, bounded, cell
+from simcache.report.event_report import mib, recovery_words
 from simcache.report.sweep_section import SweepReport
-from simcache.results import Result
-from simcache.scenario import Scenario, load_scenario
-from simcache.scenario.dump import toml_document
-from simcache.targets import Target, Verdict, judge
+from simcache.results.bottleneck import bottleneck_sentence, component_name
+from simcache.results.event_impact import LATENCY_FIGURES, PHASES, event_impacts, event_words
+from simcache.results.result import Result
+from simcache.runs.targets import Target, Verdict, judge
+from simcache.sim.collect import COMPONENTS
+from simcache.sim.control import stopped_at
+from simcache.spec import Scenario, load_scenario
+from simcache.spec.dump import toml_document
 
 __all__ = ["CENSORED", "UNSTABLE", "report_html", "scenario_hash"]
 
@@ -179,7 +179,7 @@ def _event_label(event: dict[str, Any]) -> str:
 
 def _event_impact(result: Result) -> str:
     """The events table: per event, latency before / during / after, peak data at risk, bytes lost, recovery
-    (:mod:`simcache.event_impact`, as ``simcache run`` prints it)."""
+    (:mod:`simcache.results.event_impact`, as ``simcache run`` prints it)."""
     impacts = event_impacts(result)
     if not impacts:
         return ""

@@ -3,7 +3,7 @@
 Categorical values (link kinds, policies, profiles) are drawn as points, not joined: their order is no scale.
 Numeric values of a one-parameter sweep are joined; a metric spanning two orders of magnitude gets a log axis.
 With targets, each point gets a verdict over its seeds, the points meeting the first target are drawn green (the
-feasible region) and the cheapest passing point is named, by :mod:`simcache.feasible`'s rules, as the app does.
+feasible region) and the cheapest passing point is named, by :mod:`simcache.runs.feasible`'s rules, as the app does.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 
 import pandas as pd
 
-from simcache.cells import cell
-from simcache.feasible import cheapest_passing, sweep_verdicts
 from simcache.report import svg
-from simcache.sweep import sweep_summary
-from simcache.targets import Target, Verdict
+from simcache.report.cells import cell
+from simcache.runs.feasible import cheapest_passing, sweep_verdicts
+from simcache.runs.sweep import sweep_summary
+from simcache.runs.targets import Target, Verdict
 
 __all__ = ["SweepReport"]
 

@@ -1,0 +1,209 @@
+"""`simcache sweep`: read the sweep file, run the grid (stoppable, resumable with --store) and print or write its table
+(or, with --json, print it as JSON: :func:`sweep_json`). Progress: a bar on a terminal, plain lines when stderr is piped,
+nothing with --json."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import shlex
+import signal
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simcache.base.errors import ScenarioError, echo
+from simcache.cli.progress import Bar, progress_bar, shows_progress
+from simcache.runs.sweep import SweepInterrupted, SweepProgress, SweepStoreWarning, sweep, sweep_summary
+from simcache.spec import load_scenario
+from simcache.spec.load import parse_toml, read_scenario_text
+
+__all__ = ["run_sweep", "sweep_json", "sweep_progress"]
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    spec = parse_toml(read_scenario_text(args.grid), str(args.grid))  # a regular file within the scenario size limit
+    unknown = set(spec) - {"scenario", "seeds", "grid"}
+    if unknown or "scenario" not in spec or not isinstance(spec.get("grid"), dict):
+        raise ScenarioError(
+            str(args.grid),
+            [
+                (
+                    "",
+                    'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] table of dotted.path = [values]'
+                    + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else ""),
+                )
+            ],
+        )
+    if not isinstance(spec["scenario"], str) or not spec["scenario"]:
+        raise ScenarioError(
+            str(args.grid),
+            [("scenario", f'give a scenario file or built-in name, e.g. scenario = "default" (got {echo(spec["scenario"])})')],
+        )
+    scenario_path = Path(spec["scenario"])
+    beside = args.grid.parent / scenario_path
+    if (
+        not scenario_path.is_absolute()
+        and not scenario_path.exists()
+        and (beside.exists() or scenario_path.suffix or len(scenario_path.parts) > 1)
+    ):
+        scenario_path = beside  # a file, relative to the sweep file; a bare name that is no file here is a built-in scenario
+    until = None
+    if args.until is not None:
+        metric, _, width = args.until.partition("=")
+        try:
+            until = (metric, float(width))
+        except ValueError:
+            raise ScenarioError("--until", [("--until", f"write METRIC=WIDTH, e.g. all.write.mean_ms=0.05 (got {args.until!r})")]) from None
+    seeds = spec.get("seeds", [1])
+    try:
+        with _stop_on_sigterm(), warnings.catch_warnings(), sweep_progress(quiet=args.json) as progress:
+            warnings.simplefilter("always", SweepStoreWarning)
+            warnings.showwarning = _store_warning
+            table = sweep(
+                load_scenario(scenario_path),
+                spec["grid"],
+                seeds=seeds,
+                duration=args.duration,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                store=args.store,
+                until=until,
+                max_seeds=args.max_seeds,
+                progress=progress,
+            )
+    except SweepInterrupted as stop:
+        return _sweep_stopped(args, stop)
+    if args.summary:
+        table = sweep_summary(table, list(spec["grid"]))
+    if args.out is not None:
+        table.to_csv(args.out, index=False)
+        print(f"{len(table)} rows written to {args.out}", file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        print(json.dumps(sweep_json(table, spec["scenario"], spec["grid"], seeds, args.duration, args.summary), indent=2))
+    elif args.out is None:
+        print(table.to_string())
+    return 0
+
+
+def sweep_json(
+    table: pd.DataFrame, scenario: str, grid: dict[str, Any], seeds: list[int], duration: float | None, summary: bool
+) -> dict[str, Any]:
+    """``simcache sweep --json``: what was swept (scenario, grid, seeds, duration in seconds or ``null`` for each
+    scenario's own), whether the rows are per point (``summary``) or per point and seed, the columns in order and one
+    object per row (NaN as ``null``)."""
+    rows = [{column: _plain(value) for column, value in row.items()} for row in table.to_dict(orient="records")]
+    return {
+        "scenario": scenario,
+        "grid": grid,
+        "seeds": seeds,
+        "duration_s": duration,
+        "summary": summary,
+        "columns": list(table.columns),
+        "rows": rows,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """A table cell as JSON: numpy scalars as Python numbers (every digit kept), NaN and infinities as ``None``."""
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+@contextlib.contextmanager
+def sweep_progress(quiet: bool = False) -> Iterator[Callable[[SweepProgress], None]]:
+    """The progress callback of a command's sweep, for the block inside: a bar on a terminal, else plain lines on
+    stderr, or nothing if ``quiet`` (``--json``)."""
+    with progress_bar("sweeping", None, shows_progress(quiet)) as bar:
+        _shown.bar, _shown.quiet = bar, quiet
+        try:
+            yield _sweep_progress
+        finally:
+            _shown.bar = None
+
+
+class _shown:
+    """Where sweep progress goes while a sweep runs: its bar on a terminal, else plain lines unless ``quiet`` (--json)."""
+
+    bar: Bar | None = None
+    quiet = False
+
+
+class _stop_on_sigterm:
+    """SIGTERM stops a sweep as Ctrl-C does (KeyboardInterrupt in the main thread), remembered for the exit status."""
+
+    received: int | None = None
+
+    def __enter__(self) -> None:
+        type(self).received = None
+        self._before = signal.signal(signal.SIGTERM, self._handler) if threading.current_thread() is threading.main_thread() else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._before is not None:
+            signal.signal(signal.SIGTERM, self._before)
+
+    @classmethod
+    def _handler(cls, signum: int, frame: object) -> None:
+        cls.received = signum
+        raise KeyboardInterrupt
+
+
+def _store_warning(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+    print(f"{_line_break()}warning: {message}", file=sys.stderr, flush=True)
+
+
+def _line_break() -> str:
+    """Ends the progress line that a terminal shows without a newline."""
+    return "\n" if sys.stderr.isatty() else ""
+
+
+def _sweep_stopped(args: argparse.Namespace, stop: SweepInterrupted) -> int:
+    """How far the sweep got, what was kept and how to resume; exit 130 (Ctrl-C) or 143 (SIGTERM)."""
+    signum = _stop_on_sigterm.received or signal.SIGINT
+    name = signal.Signals(signum).name
+    head = f"{_line_break()}interrupted ({name}): {stop.finished} of {stop.total} runs finished"
+    if stop.store is None:
+        print(f"{head}; none were kept (no --store). Give --store PATH to keep finished runs and resume after a stop.", file=sys.stderr)
+    else:
+        print(
+            f"{head} and are kept in {stop.store} ({stop.computed} computed now, {stop.finished - stop.computed} from the store).\n"
+            f"Run the same command again to resume:\n  {_sweep_command(args)}",
+            file=sys.stderr,
+        )
+    return 128 + signum
+
+
+def _sweep_command(args: argparse.Namespace) -> str:
+    """The `simcache sweep` command line that ``args`` came from (its options that differ from the defaults)."""
+    words = ["simcache", "sweep", str(args.grid)]
+    if args.duration is not None:
+        words += ["--duration", f"{args.duration:g}s"]
+    for option, value in (("--workers", args.workers), ("--scheduler", args.scheduler), ("--store", args.store), ("--until", args.until)):
+        if value is not None:
+            words += [option, str(value)]
+    if args.max_seeds != 30:
+        words += ["--max-seeds", str(args.max_seeds)]
+    if args.summary:
+        words.append("--summary")
+    if args.out is not None:
+        words += ["--out", str(args.out)]
+    return shlex.join(words)
+
+
+def _sweep_progress(state: SweepProgress) -> None:
+    eta = "" if math.isnan(state.eta_s) else f", about {state.eta_s:.0f}s left"
+    resumed = f" ({state.skipped} from the store)" if state.skipped else ""
+    if _shown.bar is not None and _shown.bar.enabled:
+        _shown.bar.update(state.done, state.total, f"{state.done}/{state.total} runs done{resumed}{eta}")
+        return
+    if _shown.quiet:
+        return
+    end = "\n" if state.done == state.total or not sys.stderr.isatty() else ""
+    print(f"\r  {state.done}/{state.total} runs done{resumed}{eta}   ", end=end, file=sys.stderr, flush=True)

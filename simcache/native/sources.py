@@ -1,0 +1,151 @@
+"""The modules that ``setup.py`` compiles with mypyc, in two groups (engine, estimate), and digests of sources.
+
+Standard library only, and no side effects: ``setup.py`` loads this file on
+its own, before any of the package's dependencies are installed. How the
+compiled modules are chosen at import time is in :mod:`simcache.native.choice`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+from typing import NamedTuple
+
+__all__ = [
+    "COMPILED_MODULES",
+    "COMPILE_GROUPS",
+    "ENGINE_MODULES",
+    "ESTIMATE_MODULES",
+    "RESULT_MODULES",
+    "ROOT",
+    "SHARED_LIBRARY_GLOB",
+    "CompileGroup",
+    "compiled_candidates",
+    "copy_package",
+    "source_digest",
+    "source_path",
+]
+
+# The simulation engine: the event loop, the workload streams and every model component, which carry nearly all
+# of a simulation's CPU time. A new module that runs per simulated event (such as shared physics) joins here.
+ENGINE_MODULES = (
+    "simcache.sim.collect",
+    "simcache.sim.engine",
+    "simcache.physics.workload",
+    "simcache.physics.locality",
+    "simcache.physics.cluster",
+    "simcache.physics.array",
+    "simcache.sim.components.adopted",
+    "simcache.sim.components.array",
+    "simcache.sim.components.cache",
+    "simcache.sim.components.destager",
+    "simcache.sim.components.flusher",
+    "simcache.sim.components.pending",
+    "simcache.sim.components.detached",
+    "simcache.sim.components.host",
+    "simcache.sim.components.io_steps",
+    "simcache.sim.components.kernel",
+    "simcache.sim.components.link",
+    "simcache.sim.components.meter",
+    "simcache.sim.components.randomness",
+    "simcache.sim.components.tier",
+    "simcache.sim.components.vm",
+)
+
+# The analytic estimate: compiled, its per-state Python work (state set-up, fixed point, timeline) runs about
+# 1.4 times as fast. It imports the engine group's physics (simcache.physics.cluster, simcache.physics.array) as ordinary Python imports (below).
+ESTIMATE_MODULES = (
+    "simcache.estimate.theory.queueing",
+    "simcache.estimate.theory.numeric",
+    "simcache.estimate.theory.stations",
+    "simcache.estimate.chains",
+    "simcache.estimate.services",
+    "simcache.estimate.batches",
+    "simcache.estimate.schedule",
+    "simcache.estimate.paths",
+    "simcache.estimate.theory.state",
+    "simcache.estimate.theory.mva_step",
+    "simcache.estimate.network",
+    "simcache.estimate.readcache",
+    "simcache.estimate.layout",
+    "simcache.estimate.solver",
+    "simcache.estimate.timeline",
+    "simcache.estimate.overload",
+    "simcache.estimate.result",
+)
+
+
+class CompileGroup(NamedTuple):
+    """Modules that ``setup.py`` compiles in one mypyc call, and that load all compiled or all from source.
+
+    Within a group the compiled modules call each other directly, so they
+    cannot be mixed with interpreted ones. Across groups they import each
+    other as ordinary Python modules, so either group runs compiled whether
+    the other one is compiled or not: a group whose compile failed, or whose
+    sources were edited, falls back to Python alone. A group must not import
+    another group's ``Final`` constants: mypyc inlines those values, which
+    would outlive an edit to the other group. (A named tuple rather than a
+    dataclass: ``setup.py`` loads this file outside ``sys.modules``, where
+    dataclasses cannot resolve their postponed annotations.)
+    """
+
+    name: str
+    modules: tuple[str, ...]
+
+    @property
+    def mypyc_name(self) -> str:
+        """mypyc's name for the group: its shared library is the module ``<mypyc_name>__mypyc`` beside the package."""
+        return f"simcache_{self.name}"
+
+
+COMPILE_GROUPS = (CompileGroup("engine", ENGINE_MODULES), CompileGroup("estimate", ESTIMATE_MODULES))
+
+# Every compiled module, of every group.
+COMPILED_MODULES = tuple(module for group in COMPILE_GROUPS for module in group.modules)
+
+ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `simcache` package
+
+# Everything a sweep row depends on besides its inputs: the engine, and the code that resolves scenarios and
+# turns a run into a row. A results store keys rows by their digest, so a resumed sweep never reuses rows
+# computed by other code (simcache.runs.sweep).
+SCENARIO_MODULES = tuple(
+    f"simcache.spec.{name}"
+    for name in ("__init__", "fields", "components", "workload", "events", "checks", "messages", "model", "load")
+)
+RESULT_MODULES = (*COMPILED_MODULES, *SCENARIO_MODULES, "simcache.base.units", "simcache.results.result", "simcache.base.metrics", "simcache.runs.sweep")
+
+
+def source_path(module: str, root: Path = ROOT) -> Path:
+    """The ``.py`` file of a module of the package under ``root``."""
+    return root.joinpath(*module.split(".")).with_suffix(".py")
+
+
+# mypyc's shared libraries of the compiled groups (and of any earlier build): modules beside the package, not inside it.
+SHARED_LIBRARY_GLOB = "*__mypyc*"
+
+
+def compiled_candidates(module: str, root: Path = ROOT) -> list[Path]:
+    """Where a module's compiled extension would sit next to its ``.py`` file, one path per suffix."""
+    source = source_path(module, root)
+    return [source.with_name(source.stem + suffix) for suffix in EXTENSION_SUFFIXES]
+
+
+def source_digest(modules: tuple[str, ...], root: Path = ROOT) -> str:
+    """SHA-256 over the modules' names and sources, in order."""
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(module.encode() + b"\0" + source_path(module, root).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def copy_package(destination: Path, root: Path = ROOT) -> None:
+    """Copy the ``simcache`` package into ``destination``, compiled modules included, so it can run from there.
+
+    The compiled modules need mypyc's shared library of their group, a module
+    that sits beside the package rather than inside it; these are copied along.
+    """
+    shutil.copytree(root / "simcache", destination / "simcache", ignore=shutil.ignore_patterns("__pycache__"))
+    for shared in root.glob(SHARED_LIBRARY_GLOB):
+        shutil.copy2(shared, destination / shared.name)

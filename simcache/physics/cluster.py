@@ -1,0 +1,232 @@
+"""The physics of a scenario's devices and links: each derived quantity computed in one place.
+
+Pure functions of the scenario's specs and of plain numbers (no SimPy, no
+random draws): the simulator's components call them when they are built (and
+the array per chunk, with the draws it made), and the analytic estimate calls
+the same functions for its mean service times. Both then agree by
+construction, to the last bit where they compute the same thing. The names of
+the link ports (:class:`PortName`), which both give their utilization series
+under, are here for the same reason.
+
+Times are in seconds, sizes in bytes, rates in bytes per second. Where a
+function reads a spec, the spec's docstring in :mod:`simcache.spec` says
+what each field means and docs/architecture.md why the model is so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final, Literal, cast
+
+from simcache.spec import ClusterSpec, LinkSpec, TierSpec
+
+__all__ = [
+    "ACK_BYTES",
+    "Direction",
+    "PortName",
+    "Role",
+    "ack_seconds",
+    "clean_pool_depth",
+    "compression_seconds",
+    "framed_bytes",
+    "gc_refill_rate",
+    "message_seconds",
+    "peer_port",
+    "pipe_rate",
+    "read_cache_lines",
+    "ring_peers",
+    "tier_service_seconds",
+    "vmotion_stream_port",
+    "wire_seconds",
+    "working_set_blocks",
+]
+
+ACK_BYTES: Final = 64  # payload of a replica's acknowledgement message
+
+
+# --------------------------------------------------------------------------- tier
+
+
+def pipe_rate(bandwidth: float, controller_bandwidth: float | None) -> float:
+    """Rate (bytes/s) of a tier's shared transfer pipe: the device's read or write ``bandwidth`` (bytes/s),
+    capped by the host's ``controller_bandwidth`` (bytes/s; ``None``: no cap)."""
+    return min(bandwidth, controller_bandwidth or math.inf)
+
+
+def tier_service_seconds(latency: float, size: float, seconds_per_byte: float) -> float:
+    """Time (s) one tier operation holds its channel when nothing else runs: ``latency + size x seconds_per_byte``.
+
+    ``latency`` (s) is the device's read or write latency, ``size`` in bytes and ``seconds_per_byte`` the
+    reciprocal of :func:`pipe_rate` (the transfer is ``size x seconds_per_byte``, not ``size / rate``:
+    the simulator's tier multiplies by the reciprocal it keeps).
+    """
+    return latency + size * seconds_per_byte
+
+
+def gc_refill_rate(spec: TierSpec) -> float:
+    """Rate (bytes/s) at which garbage collection refills a tier's clean pool, and sustained writes run past the cliff.
+
+    ``gc_rate`` if set; else ``write_bandwidth / write_amplification``: to free one byte, GC copies
+    ``write_amplification - 1`` valid bytes, so each byte written past the cliff costs the device
+    ``write_amplification`` bytes of program bandwidth (the host's byte and its share of the copies);
+    infinite without a cliff.
+    """
+    if spec.gc_rate:
+        return spec.gc_rate
+    if spec.write_amplification and spec.clean_pool is not None:
+        return spec.write_bandwidth / spec.write_amplification
+    return math.inf
+
+
+def clean_pool_depth(clean_pool: int | None) -> float:
+    """Depth (bytes) of a tier's pool of clean (pre-erased) space: ``clean_pool``, infinite if unset (no cliff)."""
+    return float(clean_pool) if clean_pool is not None else math.inf
+
+
+# --------------------------------------------------------------------------- links
+
+
+def framed_bytes(spec: LinkSpec, payload: float) -> tuple[float, int]:
+    """Bytes on the wire and packet count for ``payload`` bytes sent on a link.
+
+    The payload is cut into ``ceil(payload / (mtu - header_bytes))`` packets (at least one), each carrying
+    ``header_bytes`` of headers and ``framing_bytes`` of wire framing (Ethernet preamble, FCS, gap).
+    """
+    per_packet = spec.mtu - spec.header_bytes
+    packets = max(1, math.ceil(payload / per_packet))
+    return payload + packets * (spec.header_bytes + spec.framing_bytes), packets
+
+
+def wire_seconds(spec: LinkSpec, payload: float) -> float:
+    """Time (s) ``payload`` bytes, framed (:func:`framed_bytes`), take at the link's line rate (bytes/s), alone."""
+    return framed_bytes(spec, payload)[0] / spec.bandwidth
+
+
+def ack_seconds(spec: LinkSpec) -> float:
+    """Time (s) from a peer's tier write to its acknowledgement reaching the writer: one link latency plus an
+    :data:`ACK_BYTES` message, framed, at the line rate (the acknowledgement's port is taken to be idle)."""
+    return spec.latency + framed_bytes(spec, ACK_BYTES)[0] / spec.bandwidth
+
+
+def message_seconds(spec: LinkSpec) -> float:
+    """Time (s) of a command or status message on the storage network (a read request, the array's
+    acknowledgement of a write): one link latency, its few bytes neglected."""
+    return spec.latency
+
+
+def compression_seconds(size: float, throughput: float) -> float:
+    """CPU time (s) to compress ``size`` bytes at ``throughput`` bytes/s before they are sent."""
+    return size / throughput
+
+
+# --------------------------------------------------------------------------- peers
+
+
+def ring_peers(host: int, hosts: int) -> list[int]:
+    """The other hosts in ring order from ``host``: ``host + 1, host + 2, ...`` modulo ``hosts``.
+
+    A VM with N replicas sends them to the first N (ring peer selection); random selection draws from
+    this list; a VM whose peer fails takes the next live host in it.
+    """
+    return [(host + i) % hosts for i in range(1, hosts)]
+
+
+def peer_port(source: int, target: int, hosts: int, peer_links: int) -> int:
+    """The number of the peer port a transfer from host ``source`` to host ``target`` leaves on (and arrives on).
+
+    Per-destination hashing (an LACP layer-3 hash, or multipath per target) keeps every transfer between
+    two hosts on one port: ``(d - 1) mod peer_links``, with ``d = (target - source) mod hosts`` the steps
+    ``target`` is ahead of ``source`` around the ring.
+    """
+    return ((target - source) % hosts - 1) % peer_links
+
+
+def vmotion_stream_port(stream: int, peer_links: int) -> int:
+    """The peer port pair vMotion stream number ``stream`` uses: ``stream mod peer_links`` (multi-NIC vMotion
+    spreads its streams over the port pairs, whatever pair :func:`peer_port` hashes the hosts to)."""
+    return stream % peer_links
+
+
+# --------------------------------------------------------------------------- port names
+
+Role = Literal["peer", "storage", "array", "fabric"]
+Direction = Literal["tx", "rx"]
+
+
+@dataclass(frozen=True)
+class PortName:
+    """Which port direction a :class:`simcache.sim.components.link.Port` (or an estimate's port station) is: its host,
+    network role, number and direction.
+
+    ``host``: the host's index (None for the array's port and the shared peer
+    fabric); ``index``: the peer port's number when a host has several (None
+    when it has one); ``direction``: ``tx`` (sending) or ``rx`` (receiving),
+    None for the fabric, which carries both.
+    """
+
+    host: int | None
+    role: Role
+    index: int | None = None
+    direction: Direction | None = None
+
+    @property
+    def port(self) -> str:
+        """The port's name on its host: ``peer``, ``peer1``, ``storage`` (``array`` and ``peer`` for the fabric)."""
+        if self.role == "fabric":
+            return "peer"
+        return self.role if self.index is None else f"{self.role}{self.index}"
+
+    @property
+    def label(self) -> str:
+        """The name in series columns (``util.<label>``): ``host0.peer.tx``, ``host0.peer1.rx``, ``array.rx``, ``peer.fabric``."""
+        if self.role == "fabric":
+            return "peer.fabric"
+        if self.host is None:
+            return f"{self.port}.{self.direction}"
+        return f"host{self.host}.{self.port}.{self.direction}"
+
+    def describe(self, profile: str | None = None) -> str:
+        """In words, naming the link's ``profile`` if given: ``"the host0 1GbE peer link 1 (sending)"``."""
+        kind = f"{profile} " if profile else ""
+        verb = "sending" if self.direction == "tx" else "receiving"
+        if self.role == "fabric":
+            return f"the shared {kind}peer segment"
+        if self.role == "array":
+            return f"the array's storage port ({verb})"
+        which = "" if self.index is None else f" {self.index}"
+        return f"the host{self.host} {kind}{self.role} link{which} ({verb})"
+
+    @classmethod
+    def parse(cls, label: str) -> PortName | None:
+        """The port direction a :attr:`label` names; None if ``label`` names no port (``host0.tier``, ``array``)."""
+        parts = label.split(".")
+        if label == "peer.fabric":
+            return cls(None, "fabric")
+        if parts[-1] not in ("tx", "rx") or len(parts) not in (2, 3):
+            return None
+        direction = cast(Direction, parts[-1])
+        if len(parts) == 2:
+            return cls(None, "array", None, direction) if parts[0] == "array" else None
+        host, port = parts[0].removeprefix("host"), parts[1]
+        role = port.rstrip("0123456789")
+        number = port[len(role) :]
+        if not host.isdigit() or role not in ("peer", "storage"):
+            return None
+        name = cls(int(host), cast(Role, role), int(number) if number else None, direction)
+        return name if name.label == label else None  # e.g. "host01.peer.tx" names no port
+
+
+# --------------------------------------------------------------------------- workload and read cache
+
+
+def working_set_blocks(working_set: int, block: int) -> int:
+    """Aligned blocks of ``block`` bytes in a VM's ``working_set`` bytes (at least one)."""
+    return max(1, working_set // block)
+
+
+def read_cache_lines(spec: ClusterSpec) -> int:
+    """Lines a host's read cache holds (at least one): its ``cache.capacity`` bytes, by default the tier's
+    ``capacity``, in lines of ``cache.line`` bytes."""
+    capacity = spec.cache.capacity if spec.cache.capacity is not None else spec.tier.capacity
+    return max(1, capacity // spec.cache.line)

@@ -1,0 +1,516 @@
+"""Is a run's answer valid? Instability and short-run warnings, in words, from a result's own figures.
+
+:func:`assess` looks at one :class:`~simcache.results.result.Result` (its series,
+summary, unfinished I/Os and scenario) and returns a list of
+:class:`ValidityWarning`: what is wrong, which component, offered against
+capacity where the run shows it, and what the numbers mean then. Every
+function here is pure: it reads the result and changes nothing.
+
+Instability (``severity == "unstable"``: the run has no steady state, its
+percentiles measure the run's length):
+
+- ``growing``: a queue or backlog that grows through the measured window.
+  Series tested, after the warm-up: each host's destage backlog
+  (``backlog.<host>``), each host's tier queue (``queue.<host>.tier``), the
+  array's spindle queues (``queue.array``: a controller cache that
+  acknowledges writes hides them from the VMs' latencies until it is full),
+  ``destage_waiting``, ``flows_in_flight``, and the VMs' I/Os in flight per
+  group and op (issued minus completed at each sample time, unfinished I/Os
+  included). The test (:func:`trend`) is a least-squares slope against time
+  with its standard error from the residuals, the residuals' lag-1
+  autocorrelation r shrinking the sample count to n (1 - r) / (1 + r)
+  (sampled queues are autocorrelated; without this a stable queue's slow
+  wander looks significant). A series grows when the slope is significant
+  at the one-sided 0.1% level (t >= :data:`T_CRITICAL`, 3.09) *and* large:
+  the fitted rise over the window is at least :data:`MIN_RISE` (half) of the
+  window's mean level and above a floor (:data:`FLOORS`: five I/Os or
+  transfers, 1 MiB), *and* it still rises in the window's second half (its
+  own slope at the one-sided 5% level, :data:`T_HALF`), so that a step (a
+  vMotion starting mid-run) is not growth (:func:`grows_through`). The
+  guards keep the library's stable runs quiet over 5 seeds each; at least
+  :data:`MIN_SAMPLES` samples after the warm-up are needed to test at all.
+- ``backlog_full``: a host's destage backlog ends within
+  :data:`FULL_FRACTION` (95%) of the destager's capacity: writes wait for
+  destage, and the buffer no longer absorbs bursts.
+- ``overload``: with something growing, a link, tier or the array busy
+  :data:`PINNED` (97%) or more of the window on average: offered load is
+  above its capacity. The offered figure is the VMs' I/Os issued in the
+  window per second against those completed.
+
+Short runs (``severity == "short"``: the figures may be right for the run but
+not for the system's steady state):
+
+- ``filling``: a host's destage backlog grows through the window (the test
+  above) but ends below capacity: the figures are those of a buffer still
+  filling, good for bursts shorter than the time left to fill it.
+- ``fill_time``: the run ends before a destage buffer could fill, by the
+  analytic estimate's fluid model (capacity / (write rate - drain rate) at
+  the groups' peak rates), when the run does not show it filling itself.
+- ``short_warmup``: the warm-up is shorter than the slowest time constant:
+  that fill time (when it falls inside the run) or a duty cycle's period.
+- ``few_samples`` (one warning for all summary rows): a percentile rests on
+  fewer than :func:`samples_needed` I/Os, 10 / (1 - q) for percentile q
+  (200 for p95, 1,000 for p99, 10,000 for p99.9): with k I/Os beyond a
+  percentile its relative sampling error is about 1 / sqrt(k), so with fewer
+  than 10 beyond it (over 30%) it is the worst few I/Os, not a figure.
+- ``event_after_end``: a scheduled vMotion or host failure at or after the
+  run's end never happens in it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from simcache.base.metrics import PERCENTILES
+from simcache.base.units import format_size
+
+if TYPE_CHECKING:
+    from simcache.results.result import Result
+    from simcache.spec import Scenario
+
+__all__ = [
+    "FLOORS",
+    "FULL_FRACTION",
+    "MIN_RISE",
+    "MIN_SAMPLES",
+    "PINNED",
+    "T_CRITICAL",
+    "T_HALF",
+    "Severity",
+    "Trend",
+    "ValidityWarning",
+    "assess",
+    "grows_through",
+    "in_flight_series",
+    "samples_needed",
+    "trend",
+]
+
+Severity = Literal["unstable", "short"]
+
+T_CRITICAL = 3.09
+"""One-sided 0.1% point of the normal distribution: a slope this many standard errors above zero is significant."""
+T_HALF = 1.64
+"""One-sided 5% point: the second half of the window must still rise this many standard errors."""
+MIN_RISE = 0.5
+"""A growing series' fitted rise over the window, as a fraction of its mean level over the window."""
+MIN_SAMPLES = 8
+"""Fewest samples after the warm-up for a trend test."""
+FLOORS = {"bytes": float(2**20), "count": 5.0}
+"""Smallest fitted rise over the window that counts as growth, by the series' unit."""
+FULL_FRACTION = 0.95
+"""A destage backlog at or above this fraction of the buffer's capacity at the end is full."""
+PINNED = 0.97
+"""A utilization at or above this over the window is pinned at capacity."""
+_MEANING = "latency grows without bound; the percentiles shown are set by the run's length, not by the system"
+_ARRAY_MEANING = (
+    "work reaches the spindles faster than they finish it (some of them at least); reads that miss wait behind it, and "
+    "once the controller cache is full, destaging slows to the spindles' pace and the writes behind it wait too: the "
+    "figures shown hold only until then, not for the system's steady state"
+)
+_LISTED = 4  # rows named in a few-samples warning
+
+
+@dataclass(frozen=True)
+class ValidityWarning:
+    """One reason to doubt a run's figures; ``str()`` gives :attr:`message`."""
+
+    kind: str
+    """Unstable: growing, backlog_full, overload. Short: filling, fill_time, short_warmup, few_samples, event_after_end."""
+    component: str
+    """What it is about, e.g. ``backlog.host0``, ``array``, ``in_flight.db.write``, ``p999_ms``, ``vmotion@10s``."""
+    severity: Severity
+    """``unstable``: no steady state (``Result.stable`` is False); ``short``: the run is too short to tell."""
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "component": self.component, "severity": self.severity, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Trend:
+    """A least-squares line through a sampled series (see :func:`trend`)."""
+
+    slope: float
+    """Units per second."""
+    stderr: float
+    """Standard error of the slope, widened for the residuals' lag-1 autocorrelation."""
+    rise: float
+    """slope x the window's span: the fitted change over the window."""
+    mean: float
+    """The series' mean over the window."""
+    end: float
+    """The last sample."""
+
+    @property
+    def t(self) -> float:
+        """slope / stderr (infinite for an exact line that rises)."""
+        if self.stderr > 0:
+            return self.slope / self.stderr
+        return math.inf if self.slope > 0 else 0.0
+
+    def grows(self, floor: float) -> bool:
+        """Significant (t >= T_CRITICAL) and large (rise >= MIN_RISE x mean and >= ``floor``)."""
+        return self.t >= T_CRITICAL and self.rise >= max(MIN_RISE * self.mean, floor)
+
+
+def grows_through(times: np.ndarray, values: np.ndarray, floor: float) -> tuple[bool, Trend]:
+    """Does the series grow through the window: over all of it (:meth:`Trend.grows`) and still in its second half?
+
+    The second half's own slope must be positive at t >= :data:`T_HALF`: a step (a vMotion's streams starting
+    mid-run, a buffer that filled and stays full) rises over the window but not through it.
+    """
+    fit = trend(times, values)
+    if not fit.grows(floor):
+        return False, fit
+    half = len(times) // 2
+    late = trend(times[half:], values[half:])
+    return late.slope > 0 and late.t >= T_HALF, fit
+
+
+def trend(times: np.ndarray, values: np.ndarray) -> Trend:
+    """Least-squares slope of ``values`` against ``times`` (s), its standard error and the fitted rise.
+
+    The standard error is the ordinary one, sqrt(sum(residual^2) / (n - 2) /
+    sum((t - mean t)^2)), widened by sqrt(n / n_eff) with the effective count
+    n_eff = n (1 - r) / (1 + r) for the residuals' lag-1 autocorrelation r
+    (taken as at least 0; n_eff at least 3): t = slope / stderr is then
+    compared with :data:`T_CRITICAL`.
+    """
+    t = np.asarray(times, dtype=float)
+    y = np.asarray(values, dtype=float)
+    n = len(t)
+    centred = t - t.mean()
+    sxx = float((centred**2).sum())
+    slope = float((centred * (y - y.mean())).sum() / sxx) if sxx > 0 else 0.0
+    residuals = y - y.mean() - slope * centred
+    r = 0.0
+    ss = float((residuals**2).sum())
+    if ss > 0 and n > 2:
+        r = max(0.0, float((residuals[1:] * residuals[:-1]).sum() / ss))
+    effective = max(3.0, n * (1 - r) / (1 + r))
+    stderr = math.sqrt(ss / (n - 2) / sxx * n / effective) if sxx > 0 and ss > 0 and n > 2 else 0.0
+    span = float(t[-1] - t[0]) if n else 0.0
+    return Trend(slope, stderr, slope * span, float(y.mean()) if n else math.nan, float(y[-1]) if n else math.nan)
+
+
+def samples_needed(q: float) -> int:
+    """Fewest I/Os behind percentile ``q`` (0-100): 10 beyond it, 10 / (1 - q / 100)."""
+    return round(10 / (1 - q / 100))
+
+
+def in_flight_series(result: Result, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+    """The VMs' I/Os in flight at each of ``times`` (issued at or before, not completed by), per (group, op).
+
+    A run without records counts them per sample interval (:class:`simcache.sim.stream.StreamStats`): ``times`` must be
+    sample times then.
+    """
+    if result.stream is not None:
+        return _stream_in_flight(result, times)
+    records, unfinished = result.records, result.unfinished
+    out: dict[tuple[str, str], np.ndarray] = {}
+    group_of = records["group"].to_numpy()  # categorical: the codes' names, one reference a row (no copy of the table)
+    write = (records["op"] == "write").to_numpy()
+    issue, complete = records["issue_s"].to_numpy(), records["complete_s"].to_numpy()
+    for group in [g["name"] for g in result.meta["scenario"]["groups"]]:
+        in_group = group_of == group
+        for op in ("read", "write"):
+            done = in_group & (write == (op == "write"))
+            pending = unfinished.loc[(unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"].to_numpy(dtype=float)
+            issued = np.sort(np.concatenate((issue[done], pending)))
+            completed = np.sort(complete[done])
+            if not len(issued):
+                continue
+            out[(group, op)] = np.searchsorted(issued, times, side="right") - np.searchsorted(completed, times, side="right")
+    return out
+
+
+def _stream_in_flight(result: Result, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+    """:func:`in_flight_series` from a run's counts per sample interval of the completed I/Os' issue and completion."""
+    stream = result.stream
+    assert stream is not None
+    sample_times = np.asarray(stream.times)
+    index = np.searchsorted(sample_times, times)
+    if len(times) and (index.max() >= len(sample_times) or not np.array_equal(sample_times[index], times)):
+        raise ValueError("a run without records counts I/Os in flight at its sample times only")
+    issued = np.cumsum(stream.issued_by_interval[: len(sample_times)], axis=0)[index]
+    completed = np.cumsum(stream.completed_by_interval[: len(sample_times)], axis=0)[index]
+    unfinished = result.unfinished
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for g, group in enumerate(stream.group_names):
+        for o, op in enumerate(("read", "write")):
+            pending = unfinished.loc[(unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"].to_numpy(dtype=float)
+            if not len(pending) and not any(part[2 * g + o] for part in stream.issued_by_interval):
+                continue
+            waiting = np.searchsorted(np.sort(pending), times, side="right")
+            out[(group, op)] = issued[:, 2 * g + o] + waiting - completed[:, 2 * g + o]
+    return out
+
+
+def assess(result: Result) -> list[ValidityWarning]:
+    """Every warning for ``result``: instability first (overload, growing, backlog_full), then short-run ones."""
+    scenario = result.scenario if result.scenario is not None else result.meta["scenario"]
+    growth = _growth(result)
+    unstable = [w for w in growth if w.severity == "unstable"]
+    if unstable:  # a saturated component is the cause only when I/Os pile up (a closed loop at 100% is bounded)
+        unstable = _overloads(result) + unstable
+    unstable += _full_backlogs(result)
+    filling = [w for w in growth if w.severity == "short"]
+    late = _short_warmup(result, scenario, {w.component for w in filling})
+    return unstable + filling + late + _few_samples(result) + _late_events(result)
+
+
+def _window_series(result: Result) -> pd.DataFrame:
+    start, _ = result.window
+    series = result.series
+    return series[series.index > start] if len(series) else series
+
+
+def _growth(result: Result) -> list[ValidityWarning]:
+    series = _window_series(result)
+    if len(series) < MIN_SAMPLES:
+        return []
+    times = series.index.to_numpy(dtype=float)
+    capacity = float(result.meta["scenario"]["cluster"]["destager"]["capacity"])
+    warnings = []
+    for column in series.columns:
+        if not (column.startswith(("backlog.", "queue.")) or column in ("destage_waiting", "flows_in_flight")):
+            continue
+        in_bytes = column.startswith("backlog.")
+        growing, fit = grows_through(times, series[column].to_numpy(dtype=float), FLOORS["bytes" if in_bytes else "count"])
+        if not growing:
+            continue
+        if in_bytes:
+            host = column.removeprefix("backlog.")
+            if fit.end >= FULL_FRACTION * capacity:
+                continue  # reported as a full buffer
+            full_in = (capacity - fit.end) / fit.slope
+            warnings.append(
+                ValidityWarning(
+                    "filling",
+                    column,
+                    "short",
+                    f"{host} destage backlog grows through the run ({fit.slope / 2**20:+.1f} MiB/s, ends at {fit.end / capacity:.0%} "
+                    f"of {format_size(capacity)}): writes arrive faster than they are destaged, and at this rate the buffer is full "
+                    f"in about {full_in:.3g} s more; the figures hold for write bursts shorter than that, not for sustained load "
+                    f"(then writes wait for the array)",
+                )
+            )
+            continue
+        start = fit.mean - fit.rise / 2
+        meaning = _ARRAY_MEANING if column == "queue.array" else _MEANING
+        what = f"{_series_words(column)} grow through the run ({fit.slope:+.3g}/s, from about {start:.3g} to {fit.end:.0f}): {meaning}"
+        warnings.append(ValidityWarning("growing", column, "unstable", what))
+    for (group, op), counts in in_flight_series(result, times).items():
+        growing, fit = grows_through(times, counts.astype(float), FLOORS["count"])
+        if growing:
+            pending = int(((result.unfinished["group"] == group) & (result.unfinished["op"] == op)).sum())
+            warnings.append(
+                ValidityWarning(
+                    "growing",
+                    f"in_flight.{group}.{op}",
+                    "unstable",
+                    f"group {group}'s {op}s in flight grow through the run ({fit.slope:+.3g} I/Os/s; {pending:,} unfinished at the end): "
+                    f"{_MEANING}",
+                )
+            )
+    return warnings
+
+
+def _series_words(column: str) -> str:
+    if column == "queue.array":
+        return "the array's spindle operations running or queued"
+    if column.startswith("queue."):
+        return f"{column.split('.')[1]}'s tier queue: I/Os"
+    return {"destage_waiting": "writers waiting for destage-buffer space", "flows_in_flight": "network transfers in flight"}[column]
+
+
+def _full_backlogs(result: Result) -> list[ValidityWarning]:
+    series = _window_series(result)
+    if not len(series):
+        return []
+    capacity = float(result.meta["scenario"]["cluster"]["destager"]["capacity"])
+    warnings = []
+    for column in [c for c in series.columns if c.startswith("backlog.")]:
+        end = float(series[column].iloc[-1])
+        if capacity > 0 and end >= FULL_FRACTION * capacity:
+            host = column.removeprefix("backlog.")
+            waiting = int(series["destage_waiting"].iloc[-1])
+            warnings.append(
+                ValidityWarning(
+                    "backlog_full",
+                    column,
+                    "unstable",
+                    f"{host} destage backlog ends at {end / capacity:.0%} of its {format_size(capacity)} buffer "
+                    f"({waiting} writers waiting for space at the end): writes are admitted only as fast as the array takes them; "
+                    f"if they keep arriving faster, {_MEANING}",
+                )
+            )
+    return warnings
+
+
+def _overloads(result: Result) -> list[ValidityWarning]:
+    series = _window_series(result)
+    if not len(series):
+        return []
+    start, end = result.window
+    span = end - start
+    if result.stream is not None:  # counted per sample interval: those ending after the window's start
+        stream = result.stream
+        issued = int(stream.count.sum()) + len(result.measured_unfinished)
+        served = sum(int(part.count.sum()) for t, part in zip(stream.times, stream.intervals, strict=False) if start < t <= end)
+    else:
+        records = result.records
+        issued = int((records["issue_s"].to_numpy() >= start).sum()) + len(result.measured_unfinished)
+        served = int(((records["complete_s"] >= start) & (records["complete_s"] <= end)).sum())
+    offered = f"the VMs issued {issued / span:,.0f} I/Os/s, {served / span:,.0f}/s completed" + (
+        f" (offered {issued / served:.3g}x what was served)" if served else ""
+    )
+    warnings = []
+    for column in [c for c in series.columns if c.startswith("util.")]:
+        mean = float(series[column].mean())
+        if mean >= PINNED:
+            component = column.removeprefix("util.")
+            what = f"{component} is busy {mean:.0%} of the window while work piles up: its offered load is above its capacity; {offered}"
+            warnings.append(ValidityWarning("overload", component, "unstable", what + _array_queue_words(component, series)))
+    return warnings
+
+
+def _array_queue_words(component: str, series: pd.DataFrame) -> str:
+    """For the array: how fast its spindle queue grows, if it does (significantly). Behind a write-back cache the VMs'
+    I/Os can all complete while the array falls behind, so the VMs' figures alone do not show its excess."""
+    if component != "array" or "queue.array" not in series.columns or len(series) < MIN_SAMPLES:
+        return ""
+    fit = trend(series.index.to_numpy(dtype=float), series["queue.array"].to_numpy(dtype=float))
+    if fit.slope <= 0 or fit.t < T_CRITICAL:
+        return ""
+    return f"; its spindle operations queued grow by {fit.slope:,.0f} a second (work reaching the spindles, less work they finish)"
+
+
+def _short_warmup(result: Result, scenario: Scenario | dict[str, Any], filling: set[str]) -> list[ValidityWarning]:
+    """Warm-up shorter than a duty-cycle period or a destage buffer's fill time (hosts in ``filling`` are reported already)."""
+    warmup, end = result.window
+    constants: list[tuple[float, str, str]] = []  # (seconds, component, words)
+    data = scenario if isinstance(scenario, dict) else scenario.model_dump(mode="json")
+    for group in data["groups"]:
+        duty = group["workload"].get("duty_cycle")
+        if duty is not None:
+            period = _duty_period(duty)
+            constants.append((period, f"duty_cycle.{group['name']}", f"group {group['name']}'s duty cycle ({period:g} s period)"))
+    warnings = []
+    for host, fill, rate_in, rate_out in _fill_times(scenario):
+        component = f"backlog.{host}"
+        if component in filling or warmup >= fill:
+            continue
+        rates = f"{rate_in / 1e6:.0f} MB/s written, {rate_out / 1e6:.0f} MB/s destaged"
+        if fill >= end:
+            warnings.append(
+                ValidityWarning(
+                    "fill_time",
+                    component,
+                    "short",
+                    f"the run ({end:g} s) ends before {host}'s destage buffer could fill ({fill:.3g} s from empty at {rates}, "
+                    f"by the estimate's fluid model): its figures hold for write bursts shorter than that, not for sustained load "
+                    f"(then writes wait for the array)",
+                )
+            )
+        else:
+            constants.append((fill, component, f"the time {host}'s destage buffer takes to fill ({fill:.3g} s from empty at {rates})"))
+    for seconds, component, words in constants:
+        if warmup < seconds:
+            warnings.append(
+                ValidityWarning(
+                    "short_warmup",
+                    component,
+                    "short",
+                    f"the warm-up ({warmup:g} s) is shorter than {words}: the measured window still holds the start-up transient; "
+                    f"warm up for at least {seconds:.3g} s (the run is {end:g} s)",
+                )
+            )
+    return warnings
+
+
+def _duty_period(duty: dict[str, Any]) -> float:
+    if duty["shape"] == "onoff":
+        return float(duty["on"]) + float(duty["off"])
+    if duty["shape"] == "sine":
+        return float(duty["period"])
+    return float(duty["interval"]) * len(duty["levels"])
+
+
+def _fill_times(scenario: Scenario | dict[str, Any]) -> list[tuple[str, float, float, float]]:
+    """(host, fill time s, write rate, drain rate in bytes/s) of each destage buffer that fills, by the estimate's fluid model.
+
+    Empty when the scenario cannot be estimated (the estimate's own errors are its business, not the run's).
+    """
+    from simcache.base.errors import ScenarioError
+    from simcache.estimate import estimate
+    from simcache.sim.control import ESTIMATED_CHAINS_MAX
+
+    if isinstance(scenario, dict):
+        chains = len(scenario.get("groups", [])) * int(scenario.get("cluster", {}).get("hosts", 1))  # at most
+    else:
+        chains = sum(len(scenario.group_hosts(g)) for g in scenario.groups)
+    if chains > ESTIMATED_CHAINS_MAX:
+        return []  # past that many chains the estimate can take seconds: the run's own backlog series speaks instead
+    try:
+        fluids = estimate(scenario).destager
+    except (ScenarioError, ValueError, ArithmeticError):
+        return []
+    return [
+        (f.host, f.fill_time_s, f.accept_rate_bytes_s, f.drain_rate_bytes_s)
+        for f in fluids
+        if math.isfinite(f.fill_time_s) and f.fill_time_s > 0
+    ]
+
+
+def _few_samples(result: Result) -> list[ValidityWarning]:
+    summary = result.summary
+    total = summary["count"] + summary["unfinished"]
+    parts = []
+    for column, q in PERCENTILES.items():
+        needed = samples_needed(q)
+        thin = summary[(total > 0) & (total < needed)]
+        if not len(thin):
+            continue
+        named = [f"{g} {op}s ({n:,})" for g, op, n in zip(thin["group"], thin["op"], total[thin.index], strict=True)]
+        more = f" and {len(named) - _LISTED} more" if len(named) > _LISTED else ""
+        parts.append(f"{column} needs {needed:,}: {', '.join(named[:_LISTED])}{more}")
+    if not parts:
+        return []
+    return [
+        ValidityWarning(
+            "few_samples",
+            "percentiles",
+            "short",
+            f"few I/Os behind some percentiles ({'; '.join(parts)}): with fewer than 10 I/Os beyond it a percentile is "
+            f"the worst few I/Os, not a stable figure; run longer",
+        )
+    ]
+
+
+def _late_events(result: Result) -> list[ValidityWarning]:
+    end = float(result.meta["simulated_s"])
+    warnings = []
+    for event in result.meta["scenario"]["events"]:
+        at = float(event["at"])
+        if at >= end:
+            what = "vMotion" if event["kind"] == "vmotion" else "host failure"
+            warnings.append(
+                ValidityWarning(
+                    "event_after_end",
+                    f"{event['kind']}@{at:g}s",
+                    "short",
+                    f"the {what} scheduled at {at:g} s is at or after the run's end ({end:g} s): it never happens in this run; "
+                    f"run for longer than {at:g} s to see it",
+                )
+            )
+    return warnings

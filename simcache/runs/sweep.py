@@ -1,0 +1,569 @@
+"""Sweeps: run a scenario over a grid of overrides and seeds, in parallel, resumably.
+
+A sweep is a list of tasks (grid point x seed). Each task is one
+:func:`~simcache.sim.engine.simulate` call reduced to a flat row
+(:func:`result_row`). Tasks run
+
+- in this process (``workers=1``),
+- on a local process pool (``workers=N``, the default uses every core), or
+- on Dask (``client=`` a ``dask.distributed.Client``, or ``scheduler=`` an
+  address such as ``"tcp://10.0.0.5:8786"``; ``scheduler="local"`` starts a
+  local Dask cluster for the sweep and shuts it down after).
+
+With ``store=`` a SQLite file, each row is written as soon as its task
+finishes. Rerunning the same sweep with the same store skips the tasks
+already there, so an interrupted sweep completes without recomputation.
+A killed sweep (even ``kill -9``) keeps every row it finished, and its
+worker processes exit with it; Ctrl-C raises :class:`SweepInterrupted`
+(a ``KeyboardInterrupt`` saying how many rows finished) after terminating
+the workers. ``cancel=`` a :class:`~simcache.sim.control.Cancel` token stops a sweep
+from another thread: within a poll (:data:`~simcache.runs.sweep_store.POLL_S`) it
+starts no more tasks, abandons the running ones (a serial run stops at once,
+pool workers are terminated) and returns the rows finished so far, the table's
+``attrs["stopped"]`` saying why. The store has a format version (:data:`STORE_FORMAT`) and a
+checksum per row: a row that fails its checks is reported
+(:class:`SweepStoreWarning`) and recomputed, never used. Sweeps running at
+once on one store share its tasks (see :class:`SweepStore`). A store that
+cannot be used raises :class:`~simcache.base.errors.SweepStoreError`.
+Rows carry no wall-clock figures, and the table is assembled in grid order,
+so a resumed sweep returns exactly the table of an uninterrupted one.
+
+:func:`sweep_summary` turns the rows into per-point means and 95% confidence
+intervals over the seeds; ``until=`` adds seeds to a point until the
+interval of a chosen metric is narrow enough.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
+from contextlib import ExitStack, closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simcache.base.errors import ScenarioError
+from simcache.base.metrics import ESTIMATED_COLUMNS, ci95_half_width
+from simcache.results.result import Result
+from simcache.runs.sweep_store import POLL_S, STORE_FORMAT, SweepStore, SweepStoreWarning
+from simcache.sim.control import Cancel, stopped_at
+from simcache.sim.engine import simulate
+from simcache.spec import Scenario, load_scenario
+
+__all__ = [
+    "STORE_FORMAT",
+    "SweepInterrupted",
+    "SweepProgress",
+    "SweepStoreWarning",
+    "grid_points",
+    "log_axis_yerr",
+    "replication_executor",
+    "result_row",
+    "stop_pool",
+    "sweep",
+    "sweep_summary",
+]
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by Ctrl-C (or anything raising :class:`KeyboardInterrupt` in it, such as a SIGTERM handler).
+
+    ``finished`` of ``total`` tasks had their rows (``computed`` of them by this sweep, the rest from the store);
+    with a ``store``, every finished row is in it and rerunning the same sweep resumes from there.
+    """
+
+    def __init__(self, finished: int, total: int, computed: int, store: Path | None):
+        self.finished = finished
+        self.total = total
+        self.computed = computed
+        self.store = store
+        kept = f"kept in {store}" if store is not None else "not kept (no store)"
+        super().__init__(f"sweep interrupted: {finished} of {total} runs finished, {kept}")
+
+    def __reduce__(self) -> tuple[type[SweepInterrupted], tuple[int, int, int, Path | None]]:
+        return (type(self), (self.finished, self.total, self.computed, self.store))
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """Where a sweep stands: tasks done (skipped ones included) of the total, and an ETA.
+
+    ``skipped``: rows taken from the store instead of computed, whether stored before the sweep started or by
+    another sweep on the same store meanwhile.
+    """
+
+    done: int
+    total: int
+    skipped: int
+    elapsed_s: float
+
+    @property
+    def eta_s(self) -> float:
+        """Seconds left at the rate of the tasks computed so far (NaN before the first one)."""
+        computed = self.done - self.skipped
+        if computed <= 0:
+            return math.nan
+        return self.elapsed_s / computed * (self.total - self.done)
+
+
+def grid_points(grid: Mapping[str, Sequence[Any]], source: str = "<grid>") -> list[dict[str, Any]]:
+    """The Cartesian product of ``{dotted.path: [values]}`` as a list of override dicts."""
+    for path, values in grid.items():
+        if not isinstance(values, (list, tuple)) or not values:
+            raise ScenarioError(source, [(f"grid.{path}", f"must be a non-empty list of values, e.g. [{values!r}] (got {values!r})")])
+    keys = list(grid)
+    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
+
+
+def result_row(result: Result) -> dict[str, Any]:
+    """One flat row of a result: ``<group>.<op>.<metric>`` for every summary cell, totals, and what targets read
+    (:func:`simcache.runs.targets.evidence_of_row`): ``stable`` (1 or 0), ``validity`` (the kinds of its validity warnings,
+    comma-separated; absent when none) and ``<group>.<op>.lower_bounds`` (comma-separated; absent when none).
+
+    No wall-clock figures: the same scenario and seed always give the same row.
+    """
+    row: dict[str, Any] = {}
+    for record in result.summary.to_dict(orient="records"):
+        for metric in ESTIMATED_COLUMNS:  # the columns an estimate's summary has too
+            row[f"{record['group']}.{record['op']}.{metric}"] = record[metric]
+        if record["lower_bounds"]:  # only where there are some: printed tables stay one word per cell
+            row[f"{record['group']}.{record['op']}.lower_bounds"] = str(record["lower_bounds"]).replace(" ", ",")
+    row["stable"] = int(result.stable)  # its mean over seeds is the fraction of stable runs
+    kinds = ",".join(dict.fromkeys(w.kind for w in result.warnings))
+    if kinds:
+        row["validity"] = kinds
+    for record in result.breakdown.to_dict(orient="records"):
+        row[f"{record['group']}.write.dominant"] = record["dominant"]
+    bottleneck, utilization = result.bottleneck()
+    row["bottleneck"] = bottleneck
+    row["bottleneck_utilization"] = utilization
+    for key in ("array_write_mb_s", "peer_wire_mb_s", "destage_backlog_bytes"):
+        row[key] = result.totals[key]
+    return {key: _plain(value) for key, value in row.items()}
+
+
+def _plain(value: Any) -> Any:
+    """Python int/float/str (numpy scalars converted): rows survive a JSON round trip unchanged."""
+    if isinstance(value, (np.integer, int)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return float(value)
+    return value
+
+
+def sweep(
+    scenario: Scenario | str | Path | Mapping[str, Any],
+    grid: Mapping[str, Sequence[Any]],
+    *,
+    seeds: Iterable[int] = (1,),
+    duration: float | None = None,
+    workers: int | None = None,
+    client: Any = None,
+    scheduler: str | None = None,
+    store: str | Path | None = None,
+    until: tuple[str, float] | None = None,
+    max_seeds: int = 30,
+    progress: Callable[[SweepProgress], None] | None = None,
+    cancel: Cancel | None = None,
+) -> pd.DataFrame:
+    """Simulate every grid point with every seed; one row per point and seed, in grid order.
+
+    ``grid`` maps dotted scenario paths to lists of values, e.g.
+    ``{"cluster.peer_link": ["1GbE", "10GbE"], "groups.db.policy": ["WB+1", "WB+2"]}``.
+    Each row holds the point's values, ``seed`` and :func:`result_row`'s columns.
+
+    ``workers``: local processes (default: one per core; 1 runs in this
+    process). ``client`` / ``scheduler``: run on Dask instead. ``store``: a
+    SQLite file that rows stream into and that a rerun resumes from.
+    ``until=(metric, relative_half_width)``: after ``seeds``, add seeds to each
+    point (up to ``max_seeds``) until the 95% interval of ``metric`` (a row
+    column such as ``"all.write.mean_ms"``) is within that fraction of its mean.
+    ``cancel``: a token that stops the sweep early; the table then holds the rows finished before the stop, and
+    ``table.attrs`` has ``"stopped"`` (the token's reason) and ``"planned"`` (the tasks the sweep meant to run).
+    """
+    base = load_scenario(scenario)
+    points = grid_points(grid)
+    variants = [base.with_overrides(point, source=f"<sweep point {point}>") for point in points]  # every point valid first
+    # and valid for the duration, before any worker starts; workers run these as they are
+    runs = variants if duration is None else [variant.with_duration(duration) for variant in variants]
+    seed_list = list(seeds)
+    bad = [seed for seed in seed_list if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0]
+    if not seed_list or bad:
+        raise ScenarioError("<sweep>", [("seeds", f"give a list of seeds, whole numbers >= 0 (got {seed_list!r})")])
+    seed_list = [int(seed) for seed in seed_list]  # numpy integers as plain ints: store keys and rows are JSON
+    if until is not None and until[0] in points[0]:
+        raise ScenarioError("<sweep>", [("until", f"{until[0]!r} is a grid column; name a result column such as 'all.write.mean_ms'")])
+    tally = _Tally()
+    labels = [", ".join(f"{column}={value}" for column, value in point.items()) for point in points]
+    try:
+        with ExitStack() as stack:
+            runner = _Runner.open(stack, workers=workers, client=client, scheduler=scheduler)
+            runner.cancel = cancel
+            cache = SweepStore(Path(store), variants, duration, labels) if store is not None else None
+            if cache is not None:
+                stack.enter_context(closing(cache))
+            tasks = [(i, seed) for i in range(len(points)) for seed in seed_list]
+            rows = _run(tasks, runs, runner, cache, progress, tally)
+            while until is not None and not tally.stopped:
+                extra = _seeds_wanted(points, rows, seed_list, until, max_seeds)
+                if not extra:
+                    break
+                more = [(i, seed) for i, seeds_for_point in extra.items() for seed in seeds_for_point]
+                rows.update(_run(more, runs, runner, cache, progress, tally))
+            if tally.stopped:
+                raise _Abandon  # leave the pool as on Ctrl-C: its running tasks are not waited for
+    except _Abandon:
+        pass
+    except KeyboardInterrupt as exc:
+        raise SweepInterrupted(tally.finished, tally.total, tally.computed, None if store is None else Path(store)) from exc
+    ordered = sorted(rows, key=lambda key: (key[0], key[1]))
+    table = pd.DataFrame([{**points[i], "seed": seed, **rows[(i, seed)]} for i, seed in ordered])
+    if tally.stopped:
+        table.attrs.update(stopped=tally.stopped, planned=tally.total)
+    return table
+
+
+class _Abandon(Exception):
+    """Raised inside a sweep stopped by its cancel token, to leave the runner without waiting for its running tasks."""
+
+
+def sweep_summary(table: pd.DataFrame, grid_columns: Sequence[str]) -> pd.DataFrame:
+    """Per grid point: number of seeds and, for every numeric column, the mean and 95% interval half-width.
+
+    The half-width is Student's t(0.975, n - 1) x s / sqrt(n) over the seeds
+    (NaN with one seed). Columns: ``<metric>`` (mean) and ``<metric>.ci95``.
+    """
+    numeric = [c for c in table.columns if c not in (*grid_columns, "seed") and pd.api.types.is_numeric_dtype(table[c])]
+    rows = []
+    for key, part in table.groupby(list(grid_columns), sort=False, dropna=False):
+        values = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = dict(zip(grid_columns, values, strict=True))
+        row["seeds"] = len(part)
+        for column in numeric:
+            row[column] = float(part[column].mean())
+            row[f"{column}.ci95"] = _half_width(part[column].to_numpy(dtype=float))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def log_axis_yerr(values: Any, ci95: Any) -> list[np.ndarray]:
+    """Error bars of :func:`sweep_summary` means for a log-scale axis, as matplotlib's ``yerr``: [below, above].
+
+    Above: the 95% half-width. Below: the same, but at most 90% of the value, so the bar stays above zero
+    on the log scale. A missing half-width (a point with one seed) draws no bar.
+    """
+    means = np.asarray(values, dtype=float)
+    half = np.nan_to_num(np.asarray(ci95, dtype=float))
+    return [np.minimum(half, 0.9 * means), half]
+
+
+def _half_width(values: np.ndarray) -> float:
+    return ci95_half_width(values[np.isfinite(values)])
+
+
+def _seeds_wanted(
+    points: list[dict[str, Any]], rows: Mapping[tuple[int, int], dict[str, Any]], seeds: list[int], until: tuple[str, float], max_seeds: int
+) -> dict[int, list[int]]:
+    """Points whose interval is still too wide, each with the next batch of seeds to run."""
+    metric, width = until
+    seeds_of: dict[int, list[int]] = {}
+    for i, seed in rows:
+        seeds_of.setdefault(i, []).append(seed)
+    wanted: dict[int, list[int]] = {}
+    for i in range(len(points)):
+        have = sorted(seeds_of[i])
+        if len(have) >= max_seeds:
+            continue
+        values = np.array([rows[(i, seed)].get(metric, math.nan) for seed in have], dtype=float)
+        if metric not in rows[(i, have[0])]:
+            raise ScenarioError("<sweep>", [("until", f"no result column {metric!r}; e.g. all.write.mean_ms, db.write.p99_ms")])
+        mean = float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
+        half = _half_width(values)
+        if math.isfinite(half) and math.isfinite(mean) and half <= width * abs(mean):
+            continue
+        batch = min(len(seeds), max_seeds - len(have))
+        start = max(have) + 1
+        wanted[i] = list(range(start, start + batch))
+    return wanted
+
+
+@dataclass
+class _Tally:
+    """Rows in hand, rows computed by this sweep and tasks known so far, over every round (``until``)."""
+
+    finished: int = 0
+    computed: int = 0
+    total: int = 0
+    stopped: str = ""
+    """Why the cancel token stopped the sweep (empty while it runs)."""
+
+
+def _run(
+    tasks: list[tuple[int, int]],
+    runs: list[Scenario],
+    runner: _Runner,
+    cache: SweepStore | None,
+    progress: Callable[[SweepProgress], None] | None,
+    tally: _Tally,
+) -> dict[tuple[int, int], dict[str, Any]]:
+    """Rows of ``tasks``: from the store, computed here, or from another sweep computing them into the same store."""
+    started = time.perf_counter()
+    rows: dict[tuple[int, int], dict[str, Any]] = {}
+    base = tally.finished
+    tally.total += len(tasks)
+    if cache is not None:
+        for task in tasks:
+            found = cache.get(task)
+            if found is not None:
+                rows[task] = found
+    skipped = len(rows)
+    queue = deque(task for task in tasks if task not in rows)
+    waiting: list[tuple[int, int]] = []  # claimed by another sweep that is alive: its row will come
+
+    def report() -> None:
+        tally.finished = base + len(rows)
+        if progress is not None:
+            progress(SweepProgress(len(rows), len(tasks), skipped, time.perf_counter() - started))
+
+    def take(task: tuple[int, int]) -> bool:
+        """Claim ``task`` and start it, or take the row another sweep stored; False if another sweep still holds it."""
+        nonlocal skipped
+        got = cache.claim(task) if cache is not None else True
+        if got is False:
+            return False
+        if got is True:
+            point, seed = task
+            runner.submit(task, runs[point], seed)
+        else:
+            rows[task] = got
+            skipped += 1
+            report()
+        return True
+
+    report()
+    cancel = runner.cancel
+    while queue or waiting or runner.busy:
+        if cancel is not None and cancel.cancelled:
+            tally.stopped = cancel.reason
+            break
+        while queue and runner.free:
+            task = queue.popleft()
+            if not take(task):
+                waiting.append(task)
+        if not queue and waiting and runner.free:
+            waiting = [task for task in waiting if not take(task)]
+        if runner.busy:
+            for task, row in runner.collect(POLL_S if waiting or cancel is not None else None):
+                rows[task] = row
+                tally.computed += 1
+                if cache is not None:
+                    cache.put(task, row)
+                report()
+        elif waiting:
+            time.sleep(POLL_S)
+    return rows
+
+
+def _one(run: Scenario, seed: int) -> dict[str, Any]:
+    """A task: runs in a worker process (or this one) and returns a plain, picklable row."""
+    return result_row(simulate(run, seed=seed))
+
+
+def _one_here(run: Scenario, seed: int, cancel: Cancel | None) -> dict[str, Any] | None:
+    """A task run in this process, stoppable by ``cancel``: its row, or ``None`` if it was stopped part way."""
+    result = simulate(run, seed=seed, cancel=cancel)
+    return None if stopped_at(result) is not None else result_row(result)
+
+
+class _Runner:
+    """Runs tasks in this process, a local process pool or on Dask: ``submit`` while ``free``, ``collect`` finished rows.
+
+    At most ``capacity`` tasks are submitted at a time (twice the workers, so none idles between tasks), so a
+    sweep claims in a shared store only what it is about to compute. On an exception (Ctrl-C included) the pool's
+    workers are terminated and Dask's futures cancelled: running tasks are abandoned, finished rows are kept.
+    """
+
+    def __init__(self, pool: ProcessPoolExecutor | None, client: Any, capacity: int):
+        self._pool = pool
+        self._client = client
+        self._capacity = capacity
+        self._serial: list[tuple[tuple[int, int], Scenario, int]] = []
+        self._futures: dict[Any, tuple[int, int]] = {}
+        self._dask_done: Any = None
+        self._dask_futures: dict[Any, Any] = {}  # key -> Dask future, to cancel on a stop
+        self.cancel: Cancel | None = None
+        """The sweep's cancel token: a task run in this process polls it (a pool's are terminated instead)."""
+
+    @classmethod
+    def open(cls, stack: ExitStack, *, workers: int | None, client: Any, scheduler: str | None) -> _Runner:
+        if client is not None or scheduler is not None:
+            if client is None:
+                client = stack.enter_context(_dask_client(scheduler or "local", workers))
+            threads = sum(client.nthreads().values()) or 1
+            runner = cls(None, client, 2 * threads)
+            stack.push(runner._exit)
+            return runner
+        count = workers if workers is not None else os.cpu_count() or 1
+        if count < 1:
+            raise ScenarioError("<sweep>", [("workers", f"must be at least 1 (got {count})")])
+        if count == 1:
+            return cls(None, None, 1)
+        # spawn: workers start clean (no forked threads from a host application such as Streamlit)
+        context = multiprocessing.get_context("spawn")
+        runner = cls(ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_exit_with_parent), None, 2 * count)
+        stack.push(runner._exit)
+        return runner
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._serial or self._futures)
+
+    @property
+    def free(self) -> bool:
+        return len(self._serial) + len(self._futures) < self._capacity
+
+    def submit(self, task: tuple[int, int], run: Scenario, seed: int) -> None:
+        if self._client is not None:
+            future = self._client.submit(_one, run, seed, pure=False)
+            if self._dask_done is None:
+                from dask.distributed import as_completed
+
+                self._dask_done = as_completed()  # type: ignore[no-untyped-call]
+            self._dask_done.add(future)
+            self._futures[future.key] = task
+            self._dask_futures[future.key] = future
+        elif self._pool is not None:
+            self._futures[self._pool.submit(_one, run, seed)] = task
+        else:
+            self._serial.append((task, run, seed))
+
+    def collect(self, timeout: float | None) -> list[tuple[tuple[int, int], dict[str, Any]]]:
+        """Rows finished by now; waits up to ``timeout`` seconds (``None``: until one is) for the first."""
+        if self._serial:
+            task, run, seed = self._serial.pop(0)
+            row = _one(run, seed) if self.cancel is None else _one_here(run, seed, self.cancel)
+            return [] if row is None else [(task, row)]
+        if self._pool is not None:
+            # at most `capacity` futures pending, so waiting on all of them per result stays cheap
+            done, _ = wait(self._futures, timeout=timeout, return_when=FIRST_COMPLETED)
+            return [(self._futures.pop(future), future.result()) for future in done]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:  # a Dask as_completed has no timeout of its own
+            batch = self._dask_done.next_batch(block=False)
+            if batch or (deadline is not None and time.monotonic() >= deadline):
+                for future in batch:
+                    self._dask_futures.pop(future.key, None)
+                return [(self._futures.pop(future.key), future.result()) for future in batch]
+            time.sleep(0.02)
+
+    def _exit(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if self._client is not None:
+            if self._dask_futures:
+                self._client.cancel(list(self._dask_futures.values()))
+            return
+        assert self._pool is not None
+        if kind is None:
+            self._pool.shutdown(wait=True)
+            return
+        # Stopped (Ctrl-C, SIGTERM, an error): do not wait for running tasks (their rows are lost; finished ones are stored).
+        stop_pool(self._pool)
+
+
+def stop_pool(pool: Executor) -> None:
+    """Stop a process pool without waiting for its running tasks: the executor has no public way to stop a running
+    task, so its worker processes are terminated. Other executors (Dask's) get their queued tasks cancelled."""
+    if not isinstance(pool, ProcessPoolExecutor):
+        pool.shutdown(wait=False, cancel_futures=True)
+        return
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(5)
+
+
+def replication_executor(stack: ExitStack, *, workers: int | None, scheduler: str | None, what: str = "<check>") -> Executor | None:
+    """An executor for independent runs (a check's seeds), closed with ``stack``: the Dask cluster's when
+    ``scheduler`` is given ("local" or an address), else a pool of ``workers`` processes (default one per core);
+    ``None`` for one worker (run in this process)."""
+    if scheduler is not None:
+        client = stack.enter_context(_dask_client(scheduler, workers))
+        executor: Executor = client.get_executor()
+        return executor
+    count = workers if workers is not None else os.cpu_count() or 1
+    if count < 1:
+        raise ScenarioError(what, [("--workers", f"must be at least 1 (got {count})")])
+    if count == 1:
+        return None
+    context = multiprocessing.get_context("spawn")  # as the sweep's pool: workers start clean
+    pool = ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_exit_with_parent)
+
+    def close(kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if kind is None:
+            pool.shutdown(wait=True)
+        else:  # an error or a second Ctrl-C: do not wait for the runs under way
+            stop_pool(pool)
+
+    stack.push(close)
+    return pool
+
+
+def _exit_with_parent() -> None:
+    """Pool worker initializer: end this worker when the sweep's process dies; leave Ctrl-C to the sweep.
+
+    A pool worker otherwise outlives a ``kill -9`` of its parent, blocked for
+    good on the task queue (spawned workers hold that queue's write end too).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal reaches the whole group: the sweep stops its workers
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_when_ended, args=(parent,), name="exit-with-parent", daemon=True).start()
+
+
+def _exit_when_ended(parent: multiprocessing.process.BaseProcess) -> None:
+    parent.join()  # returns when the parent's sentinel pipe closes, i.e. when it has exited
+    os._exit(1)
+
+
+class _dask_client:
+    """A Dask client for ``address``; ``"local"`` starts a local cluster of ``workers`` processes and stops it after."""
+
+    def __init__(self, address: str, workers: int | None):
+        self._address = address
+        self._workers = workers
+        self._cluster: Any = None
+        self._client: Any = None
+
+    def __enter__(self) -> Any:
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise ScenarioError("<sweep>", [("scheduler", "Dask is not installed; pip install 'simcache[dask]'")]) from None
+        if self._address == "local":
+            workers = self._workers or os.cpu_count() or 1
+            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)  # type: ignore[no-untyped-call]
+            self._client = Client(self._cluster)  # type: ignore[no-untyped-call]
+        else:
+            try:
+                self._client = Client(self._address, timeout="10s")  # type: ignore[no-untyped-call]
+            except OSError as exc:
+                raise ScenarioError("<sweep>", [("scheduler", f"cannot reach the Dask scheduler at {self._address}: {exc}")]) from None
+        return self._client
+
+    def __exit__(self, *exc: object) -> None:
+        if self._client is not None:
+            self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()

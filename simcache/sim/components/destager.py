@@ -1,0 +1,608 @@
+"""Per-host destage buffer: accepted write-back data waiting to reach the array.
+
+Assumptions (see docs/architecture.md):
+- The buffer holds at most ``capacity`` bytes. A write-back write enters it
+  after its acknowledgement legs complete; if it does not fit, the write waits
+  (and so does the VM's acknowledgement) in first-come first-served order.
+- ``concurrency`` flushers drain it continuously. Each takes the oldest
+  pending writes up to ``max_batch`` bytes, sorts them by VM and offset,
+  merges adjacent ones into contiguous runs (coalescing), reads them from the
+  tier, sends them over the storage network and writes them to the array as
+  one batch in that order, at their real positions (so a sorted batch seeks
+  short distances between its runs on each spindle). A run longer than
+  ``max_batch`` (a single write larger than it) goes to the array as
+  requests of at most ``max_batch`` bytes: the destager writes back in units
+  of at most ``max_batch``.
+- Data leaves the buffer, and peers drop their replica copies, only when the
+  array has acknowledged the batch.
+- When the host fails, the flushers stop; every write not yet destaged is
+  either lost (no replica) or taken over by a surviving replica holder, whose
+  destager writes it to the array (see :meth:`fail` and :meth:`adopt`).
+
+Policy (``DestagerSpec``: when to destage, how fast; see docs/architecture.md):
+- ``trigger``: ``always`` takes a batch whenever a write is pending.
+  ``watermarks`` starts once the dirty bytes (``backlog_bytes``: every
+  accepted byte not yet on the array, batches in flight included) reach
+  ``high_watermark x capacity``, and then takes batches only while the bytes
+  not yet taken stay at or above ``low_watermark x capacity``: it stops with
+  exactly the oldest writes down to the low watermark taken (the pending
+  bytes end at the low watermark rounded up to whole writes). ``idle``
+  destages everything while the host's tier has seen no foreground I/O for
+  ``idle_time`` (:attr:`Tier.foreground_until`), and otherwise as
+  ``watermarks`` once the high watermark is reached.
+- ``delay``: a write may be taken only ``delay`` seconds after it entered
+  the buffer (oldest first, so the oldest write's age decides).
+- ``pacing``: ``rate`` spaces batch starts so that the VM bytes taken never
+  exceed ``rate`` per second (a token schedule shared by the flushers: a batch
+  of ``b`` bytes moves the next start ``b / rate`` later). ``pd`` does the
+  same with a rate that a proportional-derivative controller updates every
+  ``pd_update`` seconds (bcache's, see :meth:`Destager._controller`).
+- ``order``: ``arrival`` takes the oldest writes, as above. ``hash`` cuts
+  each accepted write into the aligned blocks of ``max_batch`` bytes of its
+  VM's disk it covers and takes them in the order of a hash of the block's
+  address (a cleaner walking a hash-indexed cache: a cursor passes over the
+  hash space, and a block dirtied behind it waits for the next pass), whole
+  blocks up to ``max_batch`` a batch. A write leaves the buffer (its peers
+  drop their copies) when its last block has reached the array; if the host
+  fails, every write with a block not yet on the array is handed over whole.
+- Each batch is read from the tier under the tier's ``scheduling``: with
+  ``fcfs`` as one operation in the VMs' queue; with ``priority`` or
+  ``weighted`` in requests of at most ``background_request`` bytes, one at a
+  time per flusher, each offered to :meth:`Tier.submit_background` until the
+  tier takes it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter, deque
+from collections.abc import Callable, Generator, Iterator, MutableSequence
+from typing import TYPE_CHECKING, Any, Final
+
+import simpy
+
+from simcache.sim.components import io_steps
+from simcache.sim.components.detached import start_detached
+from simcache.sim.components.flusher import Flusher
+from simcache.sim.components.kernel import Signal, Wait, clock_of, current_time, schedule_at, sleep, timeout_or
+from simcache.sim.components.pending import Block, FlushBatch, PendingWrite, block_hash, pieces, undestaged, without
+from simcache.spec import DestagerSpec
+
+if TYPE_CHECKING:
+    from simcache.sim.components.array import Run
+    from simcache.sim.components.host import Host
+
+__all__ = ["MIN_PD_RATE", "Destager"]
+
+MIN_PD_RATE: Final = 4096.0
+"""Slowest rate (bytes/s) the ``pd`` controller sets: a trickle that always moves (bcache's floor is one
+sector per second; a 4 KiB floor keeps a paced batch from waiting for hours)."""
+PD_START_RATE: Final = 512.0 * 1024
+"""The ``pd`` controller's rate before its first update, bytes/s: bcache starts at 1,024 sectors/s."""
+
+
+class Destager:
+    """The buffer, its waiting writers and its flusher processes."""
+
+    def __init__(self, env: simpy.Environment, spec: DestagerSpec, host: Host):
+        self.env = env
+        self.clock = clock_of(env)
+        self.spec = spec
+        self.host = host
+        self.capacity = spec.capacity
+        self.backlog_bytes = 0
+        self.single_copy_bytes = 0
+        self.short_bytes = 0
+        """Bytes of the buffered writes with fewer copies than their VM's policy promises (data at risk):
+        fewer replica holders than ``promised[vm]``."""
+        self.promised: list[int] = []
+        """The replicas each VM's policy promises, by VM index (set by :func:`simcache.sim.engine.build`)."""
+        self.stopped = False  # its tier is gone (fail): the flushers stop
+        self._pending: deque[PendingWrite] = deque()
+        self._pending_since: deque[float] = deque()  # when each pending write entered the buffer (for ``delay``)
+        self.pending_bytes = 0  # bytes of the writes not yet taken into a batch
+        self._waiting: deque[tuple[simpy.Event, PendingWrite]] = deque()
+        self._flushing: list[list[PendingWrite]] = []  # batches on their way to the array
+        self._work = Signal(None)  # fires when a write enters the buffer (every flusher waiting for work wakes)
+        self.accepted_bytes = 0
+        self.destaged_bytes = 0
+        self.batches = 0
+        self.runs = 0
+        self.on_destaged: Callable[[PendingWrite], None] = lambda item: None
+        capacity = float(spec.capacity)
+        self._trigger = spec.trigger
+        self._high_bytes = spec.high_watermark * capacity
+        self._low_bytes = spec.low_watermark * capacity
+        self._draining = False  # watermarks: between reaching the high watermark and getting down to the low one
+        self._delay = spec.delay
+        self._max_batch = spec.max_batch  # a typed field: compiled, a read of the spec's (pydantic) is a generic lookup
+        self._paced = spec.pacing != "none"
+        self.rate = float(spec.rate) if spec.rate is not None else PD_START_RATE
+        self._next_start = 0.0  # pacing: the earliest time the next batch may be taken
+        self.reads_in_chunks = host.tier.spec.scheduling != "fcfs"  # batches read back as background requests
+        self._hashed = spec.order == "hash"
+        self._walk: list[Block] = []  # order = "hash": dirty blocks ahead of the cursor (a heap)
+        self._behind: list[Block] = []  # dirty blocks behind the cursor: the next pass
+        self._cursor = 0
+        self._ticks = 0
+        self._writes: dict[int, list[Any]] = {}  # write's number -> [write, bytes not yet on the array]
+        for _ in range(spec.concurrency):
+            if io_steps.callback_paths:
+                Flusher(self)
+            else:
+                start_detached(self.clock, self._flusher())
+        if spec.pacing == "pd":
+            start_detached(self.clock, self._controller())
+
+    def admit(self, item: PendingWrite) -> simpy.Event | None:
+        """Accept ``item``; return ``None`` if accepted now, else an event that fires on acceptance."""
+        if not self._waiting and self.backlog_bytes + item[2] <= self.capacity:
+            self._accept(item)
+            return None
+        event = self.env.event()
+        self._waiting.append((event, item))
+        return event
+
+    def _accept(self, item: PendingWrite) -> None:
+        self.accepted_bytes += item[2]
+        self._enqueue(item)
+
+    def _enqueue(self, item: PendingWrite) -> None:
+        size = item[2]
+        self.backlog_bytes += size
+        self.pending_bytes += size
+        if item[4]:
+            self.single_copy_bytes += size
+        if len(item[3]) < self.promised[item[0]]:
+            self.short_bytes += size
+        if self._hashed:
+            self._enqueue_blocks(item)
+        else:
+            self._pending.append(item)
+            self._pending_since.append(current_time(self.clock))
+        if not self._work.triggered:
+            schedule_at(self.clock, current_time(self.clock), self._work)  # as Event.succeed(): queued now
+
+    def _enqueue_blocks(self, item: PendingWrite) -> None:
+        """``order = "hash"``: file ``item``'s pieces under the blocks they fall in, ahead of or behind the cursor."""
+        number = self._ticks
+        self._writes[number] = [item, item[2]]
+        vm, offset, size = item[0], item[1], item[2]
+        unit = self._max_batch
+        end = offset + size
+        while offset < end:
+            block = offset // unit
+            piece_end = min(end, (block + 1) * unit)
+            key = block_hash(vm, block)
+            heapq.heappush(self._walk if key >= self._cursor else self._behind, (key, self._ticks, number, vm, offset, piece_end - offset))
+            self._ticks += 1
+            offset = piece_end
+        self._ticks += 1
+
+    def _next_block(self) -> Block | None:
+        """The dirty block the hash walk takes next (starting a new pass when the current one is done)."""
+        if not self._walk:
+            if not self._behind:
+                return None
+            self._walk, self._behind = self._behind, self._walk
+            self._cursor = 0
+        return self._walk[0]
+
+    def adopt(self, item: PendingWrite) -> None:
+        """Take over destaging a failed primary's write whose replica this host holds.
+
+        The bytes are already stored here, so the buffer's capacity is not checked.
+        """
+        self._enqueue(item)
+
+    def peer_failed(self, peer: Host) -> None:
+        """A host holding replicas of this buffer's writes died: those writes lose that copy.
+
+        Writes left with no replica become single copies (data at risk). That holds for the buffered
+        writes and for the writers still waiting for buffer space (their data is in the tier and on the
+        peers already; they enter the buffer with the copies that are left).
+        """
+        for slot, i, item in self._slots():
+            if peer in item[3]:
+                slot[i] = self._lose_copy(item, peer)
+        waiting = self._waiting
+        for i, (event, item) in enumerate(waiting):
+            if peer in item[3]:
+                waiting[i] = (event, without(item, peer))
+
+    def _lose_copy(self, item: PendingWrite, peer: Host) -> PendingWrite:
+        """``item`` without ``peer``'s copy, the copy counters updated."""
+        rewritten = without(item, peer)
+        size = item[2]
+        if rewritten[4] and not item[4]:
+            self.single_copy_bytes += size
+        promised = self.promised[item[0]]
+        if len(rewritten[3]) < promised <= len(item[3]):
+            self.short_bytes += size
+        return rewritten
+
+    def fail(self) -> list[PendingWrite]:
+        """The tier died (with its host, or alone): return every write not yet destaged; the flushers stop.
+
+        A hash-ordered write some of whose blocks already reached the array comes back as its bytes not yet there
+        (see :func:`_undestaged`). Writers waiting for space are dropped (their writes failed: a host still up sees
+        them fail); the backlog counters drop to zero (the caller decides what was lost and what a surviving replica
+        holder takes over).
+        """
+        self.stopped = True
+        if self.host.alive:
+            for event, _ in self._waiting:
+                event.succeed()
+        items = [item for batch in self._flushing for item in batch] + list(self._pending)
+        items += [undestaged(entry) for entry in self._writes.values()]
+        self._writes.clear()
+        self._walk.clear()
+        self._behind.clear()
+        self._flushing.clear()
+        self._pending.clear()
+        self._pending_since.clear()
+        self._waiting.clear()
+        self.backlog_bytes = 0
+        self.pending_bytes = 0
+        self.single_copy_bytes = 0
+        self.short_bytes = 0
+        return items
+
+    def _take_batch(self, now: float) -> list[PendingWrite]:
+        """The oldest pending writes up to ``max_batch`` bytes (at least one), all eligible at ``now``,
+        leaving at least the low watermark pending while a watermark drain runs."""
+        pending = self._pending
+        since = self._pending_since
+        since.popleft()
+        batch = [pending.popleft()]
+        total = batch[0][2]
+        limit = self._max_batch
+        floor = self._low_bytes if self._draining else 0.0
+        eligible_before = now - self._delay
+        left = self.pending_bytes - total
+        while pending and total + pending[0][2] <= limit and since[0] <= eligible_before and left - pending[0][2] >= floor:
+            since.popleft()
+            item = pending.popleft()
+            total += item[2]
+            left -= item[2]
+            batch.append(item)
+        self.pending_bytes = left
+        return batch
+
+    def _take_blocks(self) -> tuple[list[PendingWrite], list[tuple[int, int]]]:
+        """``order = "hash"``: the next dirty blocks in the walk, whole, up to ``max_batch`` bytes (at least one), leaving
+        at least the low watermark pending while a watermark drain runs; as pieces (vm, offset, size) and, for each,
+        (write's number, bytes)."""
+        limit = self._max_batch
+        floor = self._low_bytes if self._draining else 0.0
+        pieces: list[PendingWrite] = []
+        owners: list[tuple[int, int]] = []
+        total = 0
+        left = self.pending_bytes
+        block = self._next_block()
+        while block is not None:
+            key = block[0]
+            if pieces and (total + block[5] > limit or left - block[5] < floor):
+                break
+            while block is not None and block[0] == key:  # the block's pieces come together
+                heapq.heappop(self._walk)
+                self._cursor = key
+                pieces.append((block[3], block[4], block[5], (), False))
+                owners.append((block[2], block[5]))
+                total += block[5]
+                left -= block[5]
+                block = self._walk[0] if self._walk else None
+            block = self._next_block()
+        self.pending_bytes = left
+        return pieces, owners
+
+    def _ready_at(self, now: float) -> float:
+        """When a flusher may take the next batch: ``now``, a later time to look again, or ``inf`` (wait for new writes).
+
+        Updates the watermark state on the way (see the module docstring).
+        """
+        if self._hashed:
+            block = self._next_block()
+            if block is None:
+                return math.inf
+            oldest = block[5]
+        elif not self._pending:
+            return math.inf
+        else:
+            oldest = self._pending[0][2]
+        trigger = self._trigger
+        if trigger != "always":
+            if self._draining and self.pending_bytes - oldest < self._low_bytes:
+                self._draining = False
+            if not self._draining and self.backlog_bytes >= self._high_bytes and self.pending_bytes - oldest >= self._low_bytes:
+                self._draining = True
+            if not self._draining:
+                if trigger == "watermarks":
+                    return math.inf
+                quiet_from = self.host.tier.foreground_until + self.spec.idle_time
+                if quiet_from > now:
+                    return quiet_from
+        ready = now
+        if self._delay:
+            eligible = self._pending_since[0] + self._delay
+            if eligible > ready:
+                ready = eligible
+        if self._paced and self._next_start > ready:
+            ready = self._next_start
+        return ready
+
+    def _controller(self) -> Generator[Wait, Any, None]:
+        """bcache's writeback-rate PD controller (Linux 3.13 to 4.15, ``__update_writeback_rate``), in bytes.
+
+        Every ``pd_update`` seconds: proportional = (dirty - target) x update / p_inverse; derivative =
+        the change of dirty bytes per second, averaged as bcache's ``ewma_add`` with weight
+        ``d_term / update`` (at least 1), times d_term / p_inverse; the rate moves by their sum, but
+        does not rise while the flushers lag behind the rate they have (their next start more than
+        1 ms past), and never falls below :data:`MIN_PD_RATE`.
+        """
+        spec = self.spec
+        update = spec.pd_update
+        target = spec.target_dirty * spec.capacity
+        weight = max(1, int(spec.pd_d_term / update))
+        last = float(self.backlog_bytes)
+        derivative = 0.0
+        while not self.stopped:
+            yield sleep(self.clock, update)
+            dirty = float(self.backlog_bytes)
+            derivative += ((dirty - last) / update - derivative) / weight
+            last = dirty
+            change = ((dirty - target) * update + derivative * spec.pd_d_term) / spec.pd_p_inverse
+            if change > 0 and self._next_start + 0.001 < current_time(self.clock):
+                change = 0.0
+            self.rate = max(MIN_PD_RATE, self.rate + change)
+
+    @staticmethod
+    def coalesce(batch: list[PendingWrite]) -> list[Run]:
+        """Contiguous runs (VM, offset, length in bytes) of a batch, sorted by VM and offset."""
+        runs: list[Run] = []
+        last_vm = -1
+        last_end = -1
+        for vm, offset, size, _, _ in sorted(batch, key=lambda w: (w[0], w[1])):
+            if vm == last_vm and offset <= last_end and runs:
+                extra = offset + size - last_end
+                if extra > 0:
+                    start = runs[-1]
+                    runs[-1] = (vm, start[1], start[2] + extra)
+                    last_end += extra
+            else:
+                runs.append((vm, offset, size))
+                last_vm, last_end = vm, offset + size
+        return runs
+
+    def _flusher(self) -> Generator[Wait, Any, None]:
+        """A flusher as a generator: the reference :class:`simcache.sim.components.flusher.Flusher` is checked against (tests)."""
+        clock = self.clock
+        host = self.host
+        while True:
+            while True:
+                work = self.work_wait(current_time(clock))
+                if work is None:
+                    break
+                yield work
+                if self.stopped:
+                    return
+            batch = self.take(current_time(clock))
+            if self.reads_in_chunks:
+                yield from self._read_back(batch.unique_bytes)
+            else:
+                read_done = host.tier.submit(current_time(clock), batch.unique_bytes, False)
+                yield sleep(clock, read_done - current_time(clock))
+            if self.stopped:
+                return
+            if host.storage_down:  # link_down: the batch waits for the storage port (simcache.sim.outages)
+                yield host.storage_back
+                if self.stopped:
+                    return
+            yield self.send(batch, None)
+            if self.stopped:
+                return
+            yield sleep(clock, self.write(batch, current_time(clock)))
+            if self.stopped:
+                return  # the batch was handed to the replica holders when the host failed
+            self.destaged(batch)
+
+    def work_wait(self, now: float) -> Signal | None:
+        """None if a flusher may take a batch ``now``; else what to wait for before looking again: new writes
+        (:attr:`_work`), or the first of them and the time :meth:`_ready_at` names."""
+        ready = self._ready_at(now)
+        if ready <= now:
+            return None
+        if self._work.triggered:
+            self._work = Signal(None)
+        return self._work if ready == math.inf else timeout_or(self.clock, ready - now, self._work)
+
+    def take(self, now: float) -> FlushBatch:
+        """Take the next batch to destage (paced: push the next one's earliest start back by its bytes)."""
+        if self._hashed:
+            items, owners = self._take_blocks()
+        else:
+            items, owners = self._take_batch(now), []
+            self._flushing.append(items)
+        nbytes = sum(item[2] for item in items)
+        if self._paced:
+            start = self._next_start if self._next_start > now else now
+            self._next_start = start + nbytes / self.rate
+        return FlushBatch(items, owners, nbytes, self.coalesce(items))
+
+    def send(self, batch: FlushBatch, then: Callable[[Signal], None] | None) -> Signal:
+        """Send ``batch``'s bytes over the storage network to the array (``then``: the transfer's callback, if any)."""
+        host = self.host
+        port = host.storage_tx
+        wire, packets = port.framing[batch.unique_bytes]
+        return host.network.send((port, host.array_rx), wire, packets, latency=port.latency, then=then)  # the link spec's
+
+    def write(self, batch: FlushBatch, now: float) -> float:
+        """Write ``batch`` on the array at ``now`` (its bytes have arrived), in requests of at most ``max_batch``; return
+        how long from ``now`` until the array's acknowledgement is back."""
+        host = self.host
+        runs = batch.runs
+        limit = self._max_batch
+        requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in pieces(run, limit)]
+        array_done = host.array.submit(now, requests, True)
+        return array_done - now + host.storage_tx.acknowledgement
+
+    def destaged(self, batch: FlushBatch) -> None:
+        """``batch`` is on the array: count it, free its bytes in the buffer."""
+        self.batches += 1
+        self.runs += len(batch.runs)
+        if self._hashed:
+            self._release_blocks(batch.owners, batch.nbytes)
+        else:
+            self._flushing.remove(batch.items)
+            self._release(batch.items, batch.nbytes)
+
+    def _read_back(self, nbytes: int) -> Generator[Wait, Any, None]:
+        """Read ``nbytes`` of a batch from the tier as background requests, one after another."""
+        clock = self.clock
+        tier = self.host.tier
+        request = tier.background_request
+        left = nbytes
+        while left > 0:
+            size = request if left > request else left
+            booked, at = tier.submit_background(current_time(clock), size, False)
+            while not booked:
+                yield sleep(clock, at - current_time(clock))
+                booked, at = tier.submit_background(current_time(clock), size, False)
+            yield sleep(clock, at - current_time(clock))
+            left -= size
+
+    def _release(self, batch: list[PendingWrite], nbytes: int) -> None:
+        self.backlog_bytes -= nbytes
+        self.destaged_bytes += nbytes
+        promised = self.promised
+        for item in batch:
+            if item[4]:
+                self.single_copy_bytes -= item[2]
+            if len(item[3]) < promised[item[0]]:
+                self.short_bytes -= item[2]
+            self.on_destaged(item)
+        self._admit_waiting()
+
+    def _release_blocks(self, owners: list[tuple[int, int]], nbytes: int) -> None:
+        """``order = "hash"``: blocks reached the array; the writes whose last block this was leave the buffer."""
+        self.backlog_bytes -= nbytes
+        self.destaged_bytes += nbytes
+        writes = self._writes
+        for number, size in owners:
+            entry = writes[number]
+            entry[1] -= size
+            if entry[1] == 0:
+                del writes[number]
+                item = entry[0]
+                if item[4]:
+                    self.single_copy_bytes -= item[2]
+                if len(item[3]) < self.promised[item[0]]:
+                    self.short_bytes -= item[2]
+                self.on_destaged(item)
+        self._admit_waiting()
+
+    def _admit_waiting(self) -> None:
+        waiting = self._waiting
+        while waiting and self.backlog_bytes + waiting[0][1][2] <= self.capacity:
+            event, item = waiting.popleft()
+            self._accept(item)
+            event.succeed()
+
+    # -- handover of a moved VM's writes (vMotion with handover; simcache.sim.engine) --
+
+    def untaken(self, vm: int) -> list[PendingWrite]:
+        """VM ``vm``'s writes accepted and not yet taken into a batch (not a piece of one, in ``hash`` order)."""
+        if self._hashed:
+            return [self._writes[number][0] for number in self._untaken_numbers(vm)]
+        return [item for item in self._pending if item[0] == vm]
+
+    def _untaken_numbers(self, vm: int) -> list[int]:
+        """``order = "hash"``: the numbers of VM ``vm``'s writes whose blocks are all still in the walk."""
+        queued: Counter[int] = Counter()
+        for block in (*self._walk, *self._behind):
+            if block[3] == vm:
+                queued[block[2]] += block[5]
+        return [number for number, size in queued.items() if size == self._writes[number][0][2]]
+
+    def hand_over(self, items: Counter[tuple[int, int, int]], vm: int) -> list[PendingWrite]:
+        """Remove VM ``vm``'s writes that are still untaken and match ``items`` (VM, offset, size, each as many times as
+        counted) from the buffer, and return them: another host destages them from now on. Writers waiting for the
+        room they leave are admitted."""
+        left = Counter(items)
+        taken: list[PendingWrite] = []
+        if self._hashed:
+            numbers = set()
+            for number in self._untaken_numbers(vm):
+                item = self._writes[number][0]
+                if left[item[:3]]:
+                    left[item[:3]] -= 1
+                    taken.append(item)
+                    numbers.add(number)
+                    del self._writes[number]
+            self._walk = [block for block in self._walk if block[2] not in numbers]
+            self._behind = [block for block in self._behind if block[2] not in numbers]
+            heapq.heapify(self._walk)
+            heapq.heapify(self._behind)
+        else:
+            kept: deque[PendingWrite] = deque()
+            kept_since: deque[float] = deque()
+            for item, since in zip(self._pending, self._pending_since, strict=True):
+                if item[0] == vm and left[item[:3]]:
+                    left[item[:3]] -= 1
+                    taken.append(item)
+                else:
+                    kept.append(item)
+                    kept_since.append(since)
+            self._pending, self._pending_since = kept, kept_since
+        moved = sum(item[2] for item in taken)
+        self.backlog_bytes -= moved
+        self.pending_bytes -= moved
+        self.single_copy_bytes -= sum(item[2] for item in taken if item[4])
+        self.short_bytes -= sum(item[2] for item in taken if len(item[3]) < self.promised[item[0]])
+        self._admit_waiting()
+        return taken
+
+    # -- resync after a peer loss (simcache.sim.outages) --
+
+    def buffered(self) -> Iterator[PendingWrite]:
+        """The writes accepted and not yet destaged: the pending ones, then the batches on their way to the array
+        (``order = "hash"``: the writes with blocks still in the walk or on their way, in arrival order)."""
+        for _, _, item in self._slots():
+            yield item
+
+    def _slots(self) -> Iterator[tuple[MutableSequence[Any], int, PendingWrite]]:
+        """Each write accepted and not yet destaged, with where it is stored (``slot[i]`` is the write; assigning it
+        rewrites the write in place): the pending queue, a batch being flushed, or a hash-walk write's entry."""
+        for queue in (self._pending, *self._flushing):
+            for i, item in enumerate(queue):
+                yield queue, i, item
+        for entry in self._writes.values():
+            yield entry, 0, entry[0]
+
+    def add_holder(self, items: Counter[PendingWrite], holder: Host) -> int:
+        """A resync copied ``items`` (each as many times as counted) to ``holder``: those still accepted and not
+        yet destaged, matched by VM, offset and size among the writes ``holder`` does not hold, name it among their
+        replica holders. Returns the bytes that now have ``holder``'s copy."""
+        left = Counter({item[:3]: count for item, count in items.items()})
+        added = 0
+        for slot, i, item in self._slots():
+            key = item[:3]
+            if left[key] and holder not in item[3]:
+                left[key] -= 1
+                if item[4]:
+                    self.single_copy_bytes -= item[2]
+                if len(item[3]) + 1 == self.promised[item[0]]:
+                    self.short_bytes -= item[2]
+                slot[i] = (item[0], item[1], item[2], (*item[3], holder), False)
+                added += item[2]
+        return added
+
+    @property
+    def waiting_writers(self) -> int:
+        return len(self._waiting)
+
+    @property
+    def waiting_bytes(self) -> int:
+        """Bytes of the writes waiting for buffer space (stored, not yet acknowledged to their VMs)."""
+        return sum(item[2] for _, item in self._waiting)

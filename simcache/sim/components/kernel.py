@@ -1,0 +1,630 @@
+"""The engine's event queue and clock, and its contact with SimPy's internals, in one place.
+
+Checked against SimPy 4.1.2 (tests/test_kernel.py compares these operations
+with plain SimPy); ``pyproject.toml`` pins ``simpy>=4.1,<4.2``.
+
+Why: SimPy keeps its events in a heap of ``(time, priority, event id, event)``
+tuples. Comparing those tuples, allocating them and boxing the ids took about
+a sixth of a compiled run's instructions (callgrind, issue 18). A
+:class:`Clock` keeps the same queue as a heap of native entries (a float time
+and one integer key per entry, compared in C once mypyc compiles this module),
+and every event goes through it, SimPy's own included: :class:`Clock` installs
+its :meth:`~Clock.schedule`, :meth:`~Clock.step` and :meth:`~Clock.peek` on the
+environment, so a ``Timeout``, a process's start, a ``Condition`` or an
+``Event.succeed`` lands in the same heap, with an id from the same counter.
+The ids are handed out in the same order as SimPy's, so events at equal times
+and priorities run in the same order and results stay bit-identical;
+``env.run()`` still works (it calls ``env.step``). The engine's own hot loop
+is :func:`run_until`, and its own wake-ups are :class:`Signal` objects, which
+are their own heap entries (no ``simpy.Event``, no wrapper). A run of the
+default scenario costs a quarter fewer instructions than on SimPy's queue
+(bench/README.md, "A native event queue and clock").
+
+What it relies on in SimPy:
+
+- SimPy's events schedule themselves by calling ``env.schedule(event,
+  priority, delay)`` (looked up on the environment, so an instance attribute
+  replaces it), at ``env._now + delay``; ``URGENT`` (0) sorts before
+  ``NORMAL`` (1) at the same time, then the event id.
+- ``Environment.run`` steps with ``self.step()`` (which raises
+  ``simpy.core.EmptySchedule`` when nothing is left, and passes on the
+  ``StopSimulation`` of its stop event) and schedules its stop event with
+  ``self.schedule``; the ``now`` property reads ``env._now``. The clock keeps
+  ``_now`` up to date, except for a plain ``simpy.Environment``: that one's class
+  becomes a subclass whose ``now`` reads the clock's time (:func:`_now_from_clock`;
+  storing the time on the environment at each step, a Python attribute and a
+  new float, took about 4% of the default run's time: perf samples, compiled).
+- ``env._queue`` (a list of ``(time, priority, id, event)``) and ``env._eid``
+  (an ``itertools.count``) hold what was scheduled before the clock was
+  attached: the clock adopts them once, then neither is used.
+- an event's ``callbacks`` (a list, ``None`` once processed), ``_ok`` (success)
+  and ``_value`` (its value, or the exception of a failed event); a failed
+  event someone handled has a ``_defused`` attribute.
+
+These are checked when this module is imported (:func:`check_simpy`: the
+names, and that SimPy's events land in a clock's heap in SimPy's order); any
+other SimPy version raises ImportError naming the supported range. No other
+module touches SimPy's private names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+import simpy
+from simpy.core import EmptySchedule, StopSimulation
+
+if TYPE_CHECKING:  # mypyc compiles i64 as a C int64 (no tagged-int checks); to Python it is int
+    from mypy_extensions import i64
+
+__all__ = [
+    "NORMAL",
+    "SUPPORTED_SIMPY",
+    "URGENT",
+    "Clock",
+    "Resumer",
+    "Signal",
+    "Wait",
+    "check_simpy",
+    "clock_of",
+    "current_time",
+    "events_scheduled",
+    "heapify_entries",
+    "on_processed",
+    "pop_entry",
+    "process_now",
+    "push_entry",
+    "run_until",
+    "schedule_at",
+    "sleep",
+    "timeout_or",
+    "trigger",
+    "unschedule",
+]
+
+SUPPORTED_SIMPY = ">=4.1,<4.2"
+"""The SimPy versions whose internals this module was checked against (as pinned in pyproject.toml)."""
+
+URGENT: Final = 0  # SimPy's event priorities (simpy.events.URGENT, NORMAL: check_simpy compares them)
+NORMAL: Final = 1
+_PRIORITY_SHIFT: Final = 52  # an entry's key is priority * 2**52 + event id: (priority, id) order while ids stay below 2**52
+_NOT_SCHEDULED: Final = -1  # the key of a Signal not scheduled yet
+
+
+class Signal:
+    """An entry of a :class:`Clock`'s queue: the engine's own wake-ups and deliveries, cheaper than a ``simpy.Event``,
+    and the stand-in of each SimPy event queued.
+
+    Entries run by ``time`` (seconds), then by ``key``, which folds SimPy's
+    (priority, event id) into one integer: two entries compare with two native
+    comparisons instead of a tuple's. One class for every entry (no
+    subclasses), so that compiled, reading one from the heap checks its type
+    with one comparison (with subclasses, each read called ``PyType_IsSubtype``:
+    3.7% of a run's instructions).
+
+    ``event``: the SimPy event the entry stands for (:func:`_scheduled`), or
+    None for the engine's own signal. An engine signal has what SimPy's loop and
+    a waiting generator use (``callbacks``, ``_ok``, ``_value``), no environment
+    and no checks; it is its own queue entry, so it is scheduled at most once.
+    ``callback`` is called with the signal. ``resumer``: the first to wait for
+    it, if a :class:`Resumer` (resumed by a native call, ahead of the callbacks
+    added after it).
+
+    Most signals have one callback or one waiter, so neither needs a list:
+    ``callback`` (the first) and ``resumer`` are fields, and ``_callbacks``
+    (the ones added after them) is the shared empty :data:`_NONE_ADDED` until
+    one is added (None once processed). The ``callbacks`` property is SimPy's
+    list of them all, in order, made when asked for.
+    """
+
+    __slots__ = ("_callbacks", "_ok", "_value", "callback", "event", "key", "resumer", "time")
+
+    def __init__(self, value: Any, callback: Callable[[Signal], None] | None = None):
+        self.time = 0.0
+        self.key: i64 = _NOT_SCHEDULED
+        self._ok = True
+        self._value: Any = value
+        self.callback = callback
+        self._callbacks: list[Callable[[Signal], None]] | None = _NONE_ADDED
+        self.resumer: Resumer | None = None
+        self.event: Any = None
+
+    @property
+    def callbacks(self) -> list[Callable[[Signal], None]] | None:
+        """SimPy's ``callbacks``: what to call when it is processed, in order (a list that may be added to); None once
+        processed. A waiting :class:`Resumer` comes first, as its ``resume``."""
+        callbacks = self._callbacks
+        if callbacks is None:
+            return None
+        if callbacks is _NONE_ADDED or self.callback is not None or self.resumer is not None:
+            callbacks = _in_order(self)
+            self.callback = None
+            self.resumer = None
+            self._callbacks = callbacks
+        return callbacks
+
+    @callbacks.setter
+    def callbacks(self, callbacks: list[Callable[[Signal], None]] | None) -> None:
+        self.callback = None
+        self.resumer = None
+        self._callbacks = callbacks
+
+    def add_callback(self, callback: Callable[[Signal], None]) -> None:
+        """Call ``callback`` with the signal when it is processed, after those added before (not processed yet)."""
+        callbacks = self._callbacks
+        assert callbacks is not None, "a processed Signal takes no callback"
+        if callbacks is _NONE_ADDED:
+            self._callbacks = [callback]
+        else:
+            callbacks.append(callback)
+
+    @property
+    def value(self) -> Any:
+        """What the signal carries (given when it was made)."""
+        return self._value
+
+    @property
+    def triggered(self) -> bool:
+        """SimPy's ``triggered``: queued to be processed, or processed already."""
+        return self.key != _NOT_SCHEDULED or self._callbacks is None
+
+
+_NONE_ADDED: Final[list[Callable[[Signal], None]]] = []
+"""A :class:`Signal`'s ``_callbacks`` while none was added after its first callback or waiter (shared: never added to)."""
+
+
+def _scheduled(event: Any) -> Signal:
+    """The queue entry of a SimPy event, or ``event`` itself if it is a :class:`Signal`."""
+    if isinstance(event, Signal):
+        return event
+    entry = Signal(None)
+    entry.event = event
+    return entry
+
+
+def _in_order(signal: Signal) -> list[Callable[[Signal], None]]:
+    """Everything ``signal`` calls when processed, in order: its resumer's ``resume``, its callback, those added after."""
+    callbacks: list[Callable[[Signal], None]] = []
+    if signal.resumer is not None:
+        callbacks.append(signal.resumer.resume)
+    if signal.callback is not None:
+        callbacks.append(signal.callback)
+    added = signal._callbacks
+    if added is not None and added is not _NONE_ADDED:
+        callbacks.extend(added)
+    return callbacks
+
+
+Wait: TypeAlias = simpy.Event | Signal  # explicit: without simpy's types (mypyc's build) simpy.Event is Any
+"""What the engine's detached generators yield: a SimPy event or a :class:`Signal` (:func:`sleep`)."""
+
+
+class Clock:
+    """The simulation time and event queue of one ``simpy.Environment``, which it runs from then on.
+
+    ``now`` is the time (seconds); ``eid`` the id the next scheduled event
+    gets (so the number of events scheduled so far); ``heap`` a 4-ary
+    min-heap of :class:`Signal` by (time, key) (:func:`push_entry`). Made by :func:`clock_of`, which
+    finds it again as the environment's ``_simcache_clock``.
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.now = env._now = float(env._now)  # a float from the start (SimPy's is the int 0 until the first event)
+        self.heap: list[Signal] = []
+        self.eid = 0
+        adopted: list[tuple[float, int, int, Any]] = env._queue
+        for at, priority, eid, event in adopted:  # scheduled before the clock was attached
+            entry = _scheduled(event)
+            entry.time = at
+            entry.key = (priority << _PRIORITY_SHIFT) + eid
+            push_entry(self.heap, entry)
+        self.eid = next(env._eid)
+        adopted.clear()
+        self.mirror_now = not _now_from_clock(env)  # whether env._now must be kept up to date (env.now reads it)
+        env.schedule = self.schedule
+        env.step = self.step
+        env.peek = self.peek
+        env._simcache_clock = self
+
+    def schedule(self, event: Any, priority: int = NORMAL, delay: float = 0) -> None:
+        """SimPy's ``Environment.schedule``: ``event`` at ``now + delay`` (seconds), as SimPy computes it."""
+        self.push(_scheduled(event), self.now + delay, priority)
+
+    def push(self, entry: Signal, at: float, priority: int) -> None:
+        """Queue ``entry`` for time ``at`` with ``priority`` and the next event id."""
+        if entry.key != _NOT_SCHEDULED:
+            raise RuntimeError("a Signal is scheduled once (it is its own queue entry)")
+        entry.time = at
+        entry.key = (priority << _PRIORITY_SHIFT) + self.eid
+        self.eid += 1
+        push_entry(self.heap, entry)
+
+    def peek(self) -> float:
+        """SimPy's ``Environment.peek``: the time of the next event (``inf`` if none)."""
+        return self.heap[0].time if self.heap else float("inf")
+
+    def step(self) -> None:
+        """SimPy's ``Environment.step``: process the next event (``env.run`` calls it); :func:`run_until` is the fast loop."""
+        if not self.heap:
+            raise EmptySchedule()
+        entry = pop_entry(self.heap)
+        self.now = self.env._now = entry.time
+        event: Any = _event_of(entry)
+        callbacks, event.callbacks = event.callbacks, None  # a Signal's in order, its resumer first
+        try:
+            for callback in callbacks:
+                callback(event)
+        except StopSimulation:
+            # As SimPy does: the callbacks after the one that stopped the run are run when it resumes.
+            event.callbacks = callbacks[callbacks.index(callback) + 1 :]
+            entry.key = _NOT_SCHEDULED  # popped: a Signal may go back in
+            self.schedule(event, -1)
+            raise
+        _raise_if_failed(event)
+
+
+def _clock_now(env: Any) -> float:
+    """``env.now`` of an environment whose class :func:`_now_from_clock` replaced: its clock's time."""
+    clock: Clock = env._simcache_clock
+    return clock.now
+
+
+_CLOCKED_ENVIRONMENT: Final = type(
+    "Environment", (simpy.Environment,), {"now": property(_clock_now), "__module__": simpy.Environment.__module__}
+)
+"""What :func:`_now_from_clock` makes a plain ``simpy.Environment``: the same, its ``now`` read from its clock."""
+
+
+def _now_from_clock(env: Any) -> bool:
+    """Make ``env.now`` read its clock's time, if ``env`` is a plain ``simpy.Environment`` (its class becomes
+    :data:`_CLOCKED_ENVIRONMENT`; others are left alone, their ``now`` may be their own); True if done."""
+    if type(env) is not simpy.Environment:
+        return False
+    env.__class__ = _CLOCKED_ENVIRONMENT
+    return True
+
+
+def clock_of(env: Any) -> Clock:
+    """The :class:`Clock` running ``env``'s events (a ``simpy.Environment``): attached at the first call."""
+    clock = getattr(env, "_simcache_clock", None)
+    return Clock(env) if clock is None else clock
+
+
+def push_entry(heap: list[Signal], entry: Signal) -> None:
+    """Add ``entry`` to ``heap``, moving it up past the entries it runs before.
+
+    The heap is 4-ary (entry ``i``'s children are ``4 i + 1`` to ``4 i + 4``): half the levels of a binary heap, so
+    half the entries moved per push and pop, for three comparisons per level going down instead of one: on the
+    default run's queue (about 70 entries) 439 M -> 431 M instructions for 5 simulated seconds. Entries are totally
+    ordered by (time, key), so any heap pops them in the same order.
+    """
+    heap.append(entry)
+    last: i64 = len(heap) - 1
+    _sift_up(heap, entry, last, 0)
+
+
+def _sift_up(heap: list[Signal], entry: Signal, pos: i64, top: i64) -> None:
+    """Put ``entry`` at ``pos`` or above it (not above ``top``), moving down the entries it runs before."""
+    time = entry.time
+    key = entry.key
+    while pos > top:
+        parent_pos: i64 = (pos - 1) >> 2
+        parent = heap[parent_pos]
+        parent_time = parent.time
+        # Does entry run before parent: SimPy's (time, priority, id) order, written out here and below (a function
+        # call per comparison cost a fifth of the Python sources' run).
+        if not (time < parent_time or (time == parent_time and key < parent.key)):
+            break
+        heap[pos] = parent
+        pos = parent_pos
+    heap[pos] = entry
+
+
+def _sift_down(heap: list[Signal], entry: Signal, pos: i64) -> None:
+    """Put ``entry`` in the hole at ``pos``: as ``heapq`` does, move the earliest child up to the bottom, then
+    ``entry`` up (fewer comparisons than stopping on the way down: a moved entry usually belongs near the bottom)."""
+    top = pos
+    end: i64 = len(heap)
+    child: i64 = 4 * pos + 1
+    while child < end:
+        best = heap[child]
+        best_pos = child
+        best_time = best.time
+        last: i64 = child + 4
+        if last > end:
+            last = end
+        other_pos: i64 = child + 1
+        while other_pos < last:
+            other = heap[other_pos]
+            other_time = other.time
+            if other_time < best_time or (other_time == best_time and other.key < best.key):
+                best = other
+                best_pos = other_pos
+                best_time = other_time
+            other_pos += 1
+        heap[pos] = best
+        pos = best_pos
+        child = 4 * pos + 1
+    _sift_up(heap, entry, pos, top)
+
+
+def pop_entry(heap: list[Signal]) -> Signal:
+    """Take the first entry off ``heap`` (not empty)."""
+    last = heap.pop()
+    if not heap:
+        return last
+    first = heap[0]
+    _sift_down(heap, last, 0)
+    return first
+
+
+def _event_of(entry: Signal) -> Any:
+    """The event an entry runs: its SimPy event, or itself."""
+    event = entry.event
+    return entry if event is None else event
+
+
+def _raise_if_failed(event: Any) -> None:
+    """Raise the exception of a failed ``event`` nothing handled (a copy, caused by it), as SimPy's loop does."""
+    if not event._ok and not hasattr(event, "_defused"):
+        raise type(event._value)(*event._value.args) from event._value
+
+
+def schedule_at(clock: Clock, at: float, event: object, priority: int = NORMAL) -> None:
+    """Queue ``event`` (a ``simpy.Event`` or a :class:`Signal`) for time ``at`` (seconds) exactly.
+
+    ``env.schedule`` takes a delay, and ``now + (at - now)`` may round.
+    """
+    clock.push(_scheduled(event), at, priority)
+
+
+def sleep(clock: Clock, delay: float) -> Signal:
+    """What ``env.timeout(delay)`` is to a generator driven by :class:`Resumer`: a :class:`Signal` scheduled for
+    ``now + delay``, computed as SimPy computes it (so the same time to the last bit, and the same event id).
+
+    No ``simpy.Timeout`` is made (its ``__init__`` and ``env.schedule`` are two interpreted calls; this is one
+    native one in the compiled engine). Only for waits nothing else combines (``|``, ``&``) or fails into: a
+    :class:`Signal` is no ``simpy.Event``. Its value is ``None``, as a timeout's.
+    """
+    if delay < 0:
+        raise ValueError(f"Negative delay {delay}")
+    signal = Signal(None)
+    clock.push(signal, clock.now + delay, NORMAL)
+    return signal
+
+
+def timeout_or(clock: Clock, delay: float, signal: Signal) -> Signal:
+    """What ``env.timeout(delay) | signal`` is to a generator driven by :class:`Resumer`, without SimPy's interpreted
+    ``Timeout`` and ``Condition``: a :class:`Signal` queued when the first of the two is processed.
+
+    The same events with the same ids and times as SimPy's: the timeout is queued at once (:func:`sleep`); the
+    condition is queued at the time the first of them is processed, as ``Condition.succeed()`` queues it; the other
+    one, processed later, does nothing more. ``signal`` must not have been processed.
+    """
+    timer = sleep(clock, delay)
+    first = Signal(None)
+
+    def check(_: Signal) -> None:
+        if not first.triggered:
+            schedule_at(clock, clock.now, first)
+
+    timer.callback = check  # a new timer's one callback: a field, no list
+    signal.add_callback(check)
+    return first
+
+
+def unschedule(clock: Clock, events: set[object]) -> None:
+    """Take ``events`` out of the queue (SimPy cannot cancel an event).
+
+    Entries run in the order of (time, key), all distinct, so taking some out
+    and re-heaping the rest does not change the order of the others.
+    """
+    heap = clock.heap
+    heap[:] = [entry for entry in heap if _event_of(entry) not in events]  # in place: run_until holds the list
+    heapify_entries(heap)
+
+
+def heapify_entries(heap: list[Signal]) -> None:
+    """Make ``heap`` a (4-ary) heap of its entries by (time, key) (as ``heapq.heapify``)."""
+    for pos in range((len(heap) - 2) // 4, -1, -1):  # the last entry's parent first
+        _sift_down(heap, heap[pos], pos)
+
+
+def trigger(event: Any, value: Any) -> None:
+    """Mark ``event`` succeeded with ``value``, without scheduling it (the caller schedules or processes it)."""
+    if isinstance(event, Signal):
+        event._value = value  # a Signal has always succeeded
+        return
+    event._ok = True
+    event._value = value
+
+
+def process_now(event: Any) -> None:
+    """Process ``event`` now, as SimPy's loop does when it pops it: call its callbacks once, mark it processed."""
+    if isinstance(event, Signal):
+        _run_signal(event)
+        return
+    callbacks, event.callbacks = event.callbacks, None
+    for callback in callbacks:
+        callback(event)
+
+
+def _run_signal(signal: Signal) -> None:
+    """Process ``signal``: resume the generator waiting for it first, then call its callback and those added after;
+    mark it processed."""
+    added = signal._callbacks
+    assert added is not None, "a Signal processed twice"
+    signal._callbacks = None
+    resumer = signal.resumer
+    if resumer is not None:
+        signal.resumer = None
+        resumer.resume(signal)
+    callback = signal.callback
+    if callback is not None:
+        signal.callback = None
+        callback(signal)
+    if added is not _NONE_ADDED:
+        for callback in added:
+            callback(signal)
+
+
+def on_processed(signal: Signal, callback: Callable[[Signal], None]) -> None:
+    """Call ``callback`` when ``signal`` (not processed yet) is processed, where a :class:`Resumer` waiting for it would
+    be resumed: first if nothing waits for it yet, else after those that do."""
+    assert signal._callbacks is not None, "a Signal processed already"
+    if signal.resumer is None and signal.callback is None and signal._callbacks is _NONE_ADDED:
+        signal.callback = callback
+    else:
+        signal.add_callback(callback)
+
+
+def current_time(clock: Clock) -> float:
+    """The simulation time (seconds)."""
+    return clock.now
+
+
+def events_scheduled(clock: Clock) -> int:
+    """How many events have been scheduled so far (SimPy's running event id); consumes one id, as ``next(env._eid)``."""
+    count = clock.eid
+    clock.eid += 1
+    return count
+
+
+def run_until(clock: Clock, until: float, stop_requested: Callable[[], bool] | None = None, every: int = 128) -> bool:
+    """``env.run(until=until)``, with :class:`Signal` events processed through typed fields; ``False`` if stopped early.
+
+    As in ``env.run``, a stop event is scheduled ahead of the events at
+    ``until`` (so those are not processed, and the event count is the same),
+    and a failed event that nothing handled raises its exception here. The
+    environment's ``_now`` is set when the time moves (``env.now`` reads it).
+
+    ``stop_requested`` is called after every ``every`` events; when it returns
+    true the loop returns ``False`` at once, with the time that of the last
+    event processed (events still queued stay queued). Every 128 events:
+    an overloaded run can spend milliseconds on one event (thousands of flows
+    in flight), and a check every 1,024 let a 2.5 s deadline run 5 s (found by
+    bench/fuzz.py). A countdown, not
+    a clock read, so the check costs one subtraction per event: no measurable
+    speed (bench/bench_engine.py, 2026-11-25, 2 vCPUs under load: ratio 0.207
+    against 0.199 before it with the Python sources, 0.378 and 0.324 against
+    0.337 and 0.341 compiled; with a token polled, 1.00 and 1.02 times the
+    speed without one).
+    """
+    env = clock.env
+    stop = Signal(None)
+    clock.schedule(stop, URGENT, until - clock.now)
+    heap = clock.heap
+    mirror_now = clock.mirror_now
+    countdown = every if stop_requested is not None else -1  # never reaches 0 without a check
+    while True:
+        entry = pop_entry(heap)
+        if entry.time != clock.now:
+            clock.now = entry.time
+            if mirror_now:
+                env._now = clock.now
+        if entry is stop:
+            clock.eid += 1  # env.run() schedules its stop event a second time: count it too, for comparable event counts
+            return True
+        event = entry.event
+        if event is None:  # the engine's own events, most of them: typed fields, never failed
+            _run_signal(entry)
+        else:
+            callbacks, event.callbacks = event.callbacks, None  # None marks it processed
+            for callback in callbacks:
+                callback(event)
+            _raise_if_failed(event)
+        countdown -= 1
+        if not countdown:
+            assert stop_requested is not None
+            if stop_requested():
+                return False
+            countdown = every
+
+
+_FINISHED: Final = object()
+"""What :func:`_then_finished` yields once its generator is done."""
+
+
+def _then_finished(steps: Generator[Wait, Any, None]) -> Generator[Any, Any, None]:
+    """``steps``, then :data:`_FINISHED` instead of an end: compiled, a ``send`` that ends a generator raises
+    ``StopIteration`` (and the catch costs a traceback), while ``yield from`` sees it end natively."""
+    yield from steps
+    yield _FINISHED
+
+
+class Resumer:
+    """The callback that drives a generator of events without a ``simpy.Process`` (see :mod:`simcache.sim.components.detached`).
+
+    A bound method, so no reference cycle. Each yielded event gets
+    :meth:`resume` as a callback, or a :class:`Signal` nobody waits for yet
+    this resumer as its ``resumer`` (no bound method made, a native call);
+    one already processed sends its value in at once.
+    """
+
+    __slots__ = ("send",)
+
+    def __init__(self, steps: Generator[Wait, Any, None]):
+        # The wrapper's bound send, looked up once (not at every step); the wrapper ends with _FINISHED.
+        self.send: Callable[[Any], Any] = _then_finished(steps).send
+
+    def resume(self, event: Wait | None) -> None:
+        """Send ``event``'s value (``None`` to start) into the generator and run it to its next wait."""
+        value = None if event is None else event._value  # a union: mypyc reads a Signal's field natively
+        send = self.send
+        while True:
+            target: Any = send(value)  # an event or a Signal: only its SimPy fields are used
+            if target is _FINISHED:
+                return  # the generator is done (its wrapper, suspended at its last yield, goes with this resumer)
+            if isinstance(target, Signal):
+                if target._callbacks is not None:
+                    if target.resumer is None and target.callback is None and target._callbacks is _NONE_ADDED:
+                        target.resumer = self
+                    else:
+                        target.add_callback(self.resume)  # runs after those that waited before it
+                    return
+            elif target.callbacks is not None:
+                target.callbacks.append(self.resume)
+                return
+            value = target._value  # already processed: carry on at once
+
+
+def check_simpy(module: Any = simpy) -> None:
+    """Fail at import, not mid-run, if SimPy's internals (of ``module``, the installed simpy) are not the ones this
+    module uses: the names, then that SimPy's own events land in a :class:`Clock` in SimPy's order."""
+    env = module.Environment()
+    event = env.event().succeed()  # _ok is set when an event is triggered
+    missing = [name for name in ("_queue", "_eid", "_now") if not hasattr(env, name)]
+    missing += [f"Event.{name}" for name in ("_ok", "_value", "callbacks") if not hasattr(event, name)]
+    events = getattr(module, "events", None)
+    priorities = (getattr(events, "URGENT", None), getattr(events, "NORMAL", None))
+    if not missing and (not isinstance(env._queue, list) or priorities != (URGENT, NORMAL) or not _runs_through_clock(module)):
+        missing.append("the event queue")
+    if missing:
+        version = getattr(module, "__version__", "unknown")
+        raise ImportError(
+            f"simcache needs simpy{SUPPORTED_SIMPY} (it uses SimPy internals: {', '.join(missing)}); installed: simpy {version}"
+        )
+
+
+def _runs_through_clock(module: Any) -> bool:
+    """Do a timeout, an event, a process and a condition go through a :class:`Clock` in SimPy's order (by ``env.run``)?"""
+    env = module.Environment()
+    log: list[str] = []
+    env.timeout(0).callbacks.append(lambda _: log.append("timeout"))  # id 0, scheduled before the clock: adopted
+    clock = clock_of(env)
+
+    def process() -> Generator[Any, Any, None]:
+        log.append("start")
+        yield env.timeout(1) & env.timeout(1)
+        log.append("condition")
+
+    env.process(process())  # its start: URGENT, so before the timeout at 0
+    env.event().succeed().callbacks.append(lambda _: log.append("event"))
+    scheduled = [_event_of(entry) for entry in clock.heap]
+    env.run()
+    return clock.eid == 7 and len(scheduled) == 3 and log == ["start", "timeout", "event", "condition"] and env.now == 1
+
+
+check_simpy()

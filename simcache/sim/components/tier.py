@@ -1,0 +1,321 @@
+"""Flash or RAM acceleration tier of one host.
+
+Assumptions (see docs/architecture.md):
+- ``channels`` identical internal servers, first-come first-served. An
+  operation holds a channel for its fixed latency and then its data transfer.
+- Data transfers of all channels share one pipe whose rate is the device's
+  read or write bandwidth, capped by the host's controller/bus bandwidth. A
+  transfer takes the earliest idle stretch of the pipe, long enough for it,
+  after its channel has paid the latency: the pipe never idles while a ready
+  transfer fits, and transfers already booked are never moved.
+- Writes consume a pool of clean (pre-erased) bytes that garbage collection
+  refills (a token bucket of depth ``clean_pool``); once it is empty, writes
+  wait for refill: the sustained-write cliff. The refill rate is ``gc_rate``,
+  or ``write_bandwidth / write_amplification`` (:func:`simcache.physics.cluster.gc_refill_rate`):
+  freeing a byte costs GC ``write_amplification - 1`` bytes of copying, so
+  the device's program bandwidth, shared by host data and copies, sustains
+  that many host bytes per second.
+- With ``gc_pass`` set, an exhausted pool is refilled in foreground
+  garbage-collection passes instead of smoothly: the write that finds the
+  pool empty stalls the device's writes until GC has paid back the deficit
+  plus ``gc_pass`` bytes (at most ``clean_pool``), the room one pass frees.
+  The long-run write rate is unchanged, but the waiting comes in sporadic
+  long stalls (one pass of ``gc_pass / refill rate`` seconds every
+  ``gc_pass`` bytes written) rather than as a uniform slowdown of every write.
+  Nothing in it is random: the stalls come from the pool, the rate and the
+  pass size alone.
+- With ``read_interference`` set (a share ``s``), a read is addressed to one
+  die, the one holding its data: a uniformly random one of the channels (the
+  tier's random stream). It waits for ``s`` of the work already booked on
+  that die (``max(die free, end of the GC pass under way) - now``): with
+  ``s = 1`` behind the whole program in progress, as on a device without
+  program suspension; with ``s < 1`` the die lets it through earlier, and the
+  work it overtook is not delayed (an optimistic suspension). The die is then
+  busy until the later of its old work and the read. Writes and, with the
+  share unset, reads take the earliest-free channel. Because the channels are
+  identical, a uniformly random entry of the channel heap is a uniformly
+  random die.
+
+Because service is first-come first-served and each operation's service time
+is known when it is submitted, the completion time is computed at submission
+(Lindley's recursion per channel) and the caller waits one timeout: no SimPy
+events are spent inside the tier.
+
+Background I/O (the destager's reads of dirty data) goes through
+:meth:`Tier.submit_background`, one request of at most ``background_request``
+bytes at a time, under the tier's ``scheduling``:
+
+- ``fcfs``: a background request is booked at once, in the same queue as the
+  VMs' I/O (the behaviour of a device with no I/O priorities).
+- ``priority``: non-preemptive priority for foreground I/O. A background
+  request is booked only when it would wait for nothing: a channel is idle now
+  and the transfer pipe is free by the time the request's latency is paid.
+  Otherwise the caller is told when to ask again (the earliest moment both
+  could be true with what is booked so far; foreground I/O booked meanwhile
+  pushes it further). Foreground I/O is still booked at submission, so its
+  speed is untouched; a foreground operation that arrives while background
+  requests are in service waits at most for the ones already started, each
+  at most one request long (with ``c`` channels, at most one per channel,
+  and on the pipe at most one transfer: a request is only booked onto an
+  idle pipe).
+- ``weighted``: as ``priority``, and besides, a background request may join
+  the FCFS queue behind busy foreground I/O while its credit lasts: credit
+  accrues at ``background_share`` seconds of pipe transfer per second (at
+  most one request's worth is saved up), and a request booked into the queue
+  spends its transfer time. Under a saturating foreground load the
+  background so gets about ``background_share`` of the pipe's time (less if
+  its own requests cannot keep it busy); requests booked on an idle device
+  spend nothing (the scheduler is work-conserving).
+
+Background requests are never moved once booked (no preemption), and a
+background request's channel and pipe time count in the utilization as any
+other operation's.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Final
+
+from simcache.physics.cluster import clean_pool_depth, gc_refill_rate, pipe_rate, tier_service_seconds
+from simcache.sim.components.meter import BusyMeter
+from simcache.sim.components.randomness import UniformStream
+from simcache.spec import TierSpec
+
+__all__ = ["Tier", "TransferPipe"]
+
+# heapq's C functions as Final names: compiled, a call is then a generic call of a C static, without a lookup of the
+# module attribute first (heapq on a list of floats is faster than a native loop: mypyc boxes each float it stores).
+_heapreplace: Final = heapq.heapreplace
+
+
+def _bisect_right(values: list[float], x: float) -> int:
+    """``bisect.bisect_right``: the index after the last element of the sorted ``values`` at most ``x`` (compiled, a
+    native call instead of a generic one, faster on the few bookings a pipe holds)."""
+    low = 0
+    high = len(values)
+    while low < high:
+        middle = (low + high) >> 1
+        if x < values[middle]:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+class TransferPipe:
+    """Booked, non-overlapping transfer intervals of a shared pipe, earliest first."""
+
+    __slots__ = ("_ends", "_starts")
+
+    def __init__(self) -> None:
+        self._starts: list[float] = []
+        self._ends: list[float] = []
+
+    def book(self, now: float, ready: float, duration: float) -> float:
+        """Book ``duration`` seconds in the first idle stretch at or after ``ready``; return its start."""
+        starts, ends = self._starts, self._ends
+        done = _bisect_right(ends, now)  # bookings finished by now (ends are in order: bookings never overlap)
+        if done:
+            if done == 1 and len(ends) == 1:  # the usual case, one booking and done: reused in place (a slice
+                starts[0] = ready  # deletion costs a slice object and a generic call, 2% of a run's instructions)
+                ends[0] = ready + duration
+                return ready
+            del starts[:done], ends[:done]
+        if not ends or ready >= ends[-1]:
+            starts.append(ready)
+            ends.append(ready + duration)
+            return ready
+        index = _bisect_right(ends, ready)  # the first booking still running at `ready`
+        start = ready
+        while index < len(starts) and starts[index] - start < duration:
+            if ends[index] > start:
+                start = ends[index]
+            index += 1
+        starts.insert(index, start)
+        ends.insert(index, start + duration)
+        return start
+
+    def free_from(self, now: float) -> float:
+        """When the last booked transfer ends (``now`` or earlier if none runs after ``now``)."""
+        ends = self._ends
+        return ends[-1] if ends and ends[-1] > now else now
+
+
+class Tier:
+    """One host's tier. Times in seconds, sizes in bytes."""
+
+    def __init__(self, spec: TierSpec, stream: UniformStream, name: str = "tier"):
+        self.spec = spec
+        self.name = name
+        self._stream = stream
+        self._exponential = spec.service == "exponential"
+        self._channel_free = [0.0] * spec.channels  # a heap of the times each channel is next free
+        self._pipe = TransferPipe()
+        self._read_seconds_per_byte = 1.0 / pipe_rate(spec.read_bandwidth, spec.controller_bandwidth)
+        self._write_seconds_per_byte = 1.0 / pipe_rate(spec.write_bandwidth, spec.controller_bandwidth)
+        self._read_latency = spec.read_latency
+        self._write_latency = spec.write_latency
+        self._full_speed = (self._read_seconds_per_byte, self._write_seconds_per_byte, self._read_latency, self._write_latency)
+        self._pool_depth = clean_pool_depth(spec.clean_pool)
+        self._has_clean_pool = self._pool_depth != math.inf
+        self._pool = self._pool_depth
+        self._pool_time = 0.0
+        self._gc_rate = gc_refill_rate(spec)
+        self._gc_pass = min(float(spec.gc_pass or 0), self._pool_depth)
+        self._gc_until = 0.0  # when the last foreground GC pass ends (reads addressed to a die wait for it)
+        self._read_share = spec.read_interference
+        self.operations = 0
+        self.bytes_read = 0
+        self.bytes_written = 0
+        self.busy = BusyMeter()  # channel busy intervals, for utilization
+        self.gc_wait_seconds = 0.0
+        self._scheduling = spec.scheduling
+        self._share = spec.background_share
+        self._credit = 0.0  # seconds of pipe transfer the background may still book into the queue (weighted)
+        self._credit_time = 0.0
+        self._credit_depth = spec.background_request * max(self._read_seconds_per_byte, self._write_seconds_per_byte)
+        self.background_request = spec.background_request
+        self.background_operations = 0
+        self.foreground_until = 0.0
+        """When the last foreground operation booked so far completes (the destager's ``idle`` trigger)."""
+
+    def set_speed(self, fraction: float) -> None:
+        """Run at ``fraction`` of the device's speed from now on (``device_slow``; 1: full speed): each operation's
+        latency and transfer time are divided by ``fraction``. Operations already booked keep their times; the
+        clean pool's refill rate and the background credit are left at full speed."""
+        read_per_byte, write_per_byte, read_latency, write_latency = self._full_speed
+        self._read_seconds_per_byte = read_per_byte / fraction
+        self._write_seconds_per_byte = write_per_byte / fraction
+        self._read_latency = read_latency / fraction
+        self._write_latency = write_latency / fraction
+
+    def submit(self, now: float, size: int, is_write: bool) -> float:
+        """Submit an operation arriving at ``now``; return the time it completes."""
+        ready = now
+        if is_write:
+            self.bytes_written += size
+            per_byte = self._write_seconds_per_byte
+            latency = self._write_latency
+            if self._has_clean_pool:
+                ready = self._take_clean_bytes(now, size)
+        else:
+            self.bytes_read += size
+            per_byte = self._read_seconds_per_byte
+            latency = self._read_latency
+        if self._exponential:
+            # Test-only: exponential service with the same mean, spent on the channel.
+            latency = self._stream.exponential(tier_service_seconds(latency, size, per_byte))
+            transfer = 0.0
+        else:
+            transfer = size * per_byte
+        channels = self._channel_free
+        if is_write or self._read_share is None:
+            start = channels[0] if channels[0] > ready else ready
+            transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
+            finish = transfer_start + transfer
+            _heapreplace(channels, finish)
+        else:
+            die = int(self._stream.uniform() * len(channels))
+            busy = channels[die] if channels[die] > self._gc_until else self._gc_until
+            share = self._read_share
+            start = now if busy <= now else busy if share >= 1.0 else now + share * (busy - now)
+            transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
+            finish = transfer_start + transfer
+            if finish > channels[die]:
+                _raise_key(channels, die, finish)
+        if finish > self.foreground_until:
+            self.foreground_until = finish
+        self.operations += 1
+        self.busy.add(start, finish, now)  # also what in_system counts: no heap of completion times of its own
+        return finish
+
+    def submit_background(self, now: float, size: int, is_write: bool) -> tuple[bool, float]:
+        """Offer a background request of ``size`` bytes (at most ``background_request``) at ``now``.
+
+        Returns ``(True, completion time)`` if the scheduling books it now, or
+        ``(False, time to offer it again)`` if it must wait (see the module
+        docstring). Background I/O waits in the caller, so the tier itself still
+        schedules no events.
+        """
+        scheduling = self._scheduling
+        if scheduling != "fcfs":
+            channel_free = self._channel_free[0]
+            latency = self._write_latency if is_write else self._read_latency
+            pipe_free = self._pipe.free_from(now) - latency  # the request's transfer may start when the pipe is free
+            idle_at = channel_free if channel_free > pipe_free else pipe_free
+            if idle_at > now:
+                if scheduling == "priority":
+                    return False, idle_at
+                cost = size * (self._write_seconds_per_byte if is_write else self._read_seconds_per_byte)
+                credit = self._credit + (now - self._credit_time) * self._share
+                depth = cost if cost > self._credit_depth else self._credit_depth
+                if credit > depth:
+                    credit = depth
+                self._credit = credit
+                self._credit_time = now
+                if credit < cost * (1.0 - 1e-9):  # (a retry at the exact refill time must pass despite rounding)
+                    ready = now + (cost - credit) / self._share
+                    return False, ready if ready < idle_at else idle_at
+                self._credit = credit - cost if credit > cost else 0.0
+        self.background_operations += 1
+        foreground_until = self.foreground_until
+        finish = self.submit(now, size, is_write)
+        self.foreground_until = foreground_until
+        return True, finish
+
+    def _take_clean_bytes(self, now: float, size: int) -> float:
+        """Token bucket of clean space: return when a write of ``size`` may start.
+
+        The pool is known at ``_pool_time``, which lies in the future while a
+        garbage-collection stall is under way: a write arriving then starts
+        when the stall ends. A write that overdraws the pool stalls until GC
+        has refilled the deficit plus one pass's ``gc_pass`` bytes (0 without
+        ``gc_pass``, which gives the smooth bucket: each waiting write starts
+        as soon as its own bytes are refilled).
+        """
+        start = now if now > self._pool_time else self._pool_time
+        pool = self._pool + (start - self._pool_time) * self._gc_rate
+        if pool > self._pool_depth:
+            pool = self._pool_depth
+        pool -= size
+        if pool >= 0:
+            self._pool = pool
+            self._pool_time = start
+        else:
+            reclaimed = self._gc_pass
+            self._pool = reclaimed
+            self._pool_time = start = start + (reclaimed - pool) / self._gc_rate
+            if reclaimed:
+                self._gc_until = start
+        self.gc_wait_seconds += start - now
+        return start
+
+    def in_system(self, now: float) -> int:
+        """Operations submitted and not complete at ``now`` (for sampling queue length): the busy meter's intervals
+        that go on past ``now`` (:meth:`BusyMeter.open_at`; ``now`` at or after the last submission, and times asked
+        for in order). The sampler reads :meth:`BusyMeter.open_count` right after the window's utilization instead."""
+        return self.busy.open_at(now)
+
+    def clean_pool_bytes(self, now: float) -> float:
+        """Clean space left at ``now`` (negative: writes are waiting for garbage collection)."""
+        if not self._has_clean_pool:
+            return math.inf
+        return min(self._pool_depth, self._pool + (now - self._pool_time) * self._gc_rate)
+
+
+def _raise_key(heap: list[float], index: int, value: float) -> None:
+    """Raise ``heap[index]`` to ``value`` (at least its old value) and restore the min-heap below it."""
+    size = len(heap)
+    child = 2 * index + 1
+    while child < size:
+        right = child + 1
+        if right < size and heap[right] < heap[child]:
+            child = right
+        if heap[child] >= value:
+            break
+        heap[index] = heap[child]
+        index = child
+        child = 2 * index + 1
+    heap[index] = value

@@ -1,0 +1,357 @@
+"""Bounds and stopping of a run: the work a scenario will take, the limit past which it is refused, and the cancel token.
+
+- :func:`expected_work` estimates, before a run, how many I/Os it will issue,
+  how many samples it will take, how many SimPy events it will process and how
+  much memory it will hold (:class:`Work`).
+- :class:`Limits` is the most work one run may take (:data:`DEFAULT_LIMITS`,
+  sized for a 2-core, 24 GiB machine; the ``SIMCACHE_MAX_IOS`` and
+  ``SIMCACHE_MAX_MEMORY`` environment variables or ``simulate(limits=...)``
+  change it); :func:`check_work` raises :class:`~simcache.base.errors.RunTooLargeError`
+  past it, with the figures and the option that allows the run.
+- :class:`Cancel` is a thread-safe stop flag with an optional wall-clock
+  deadline. ``simulate(cancel=token)`` polls it every :data:`POLL_EVENTS`
+  events and, once set, ends the run at the current simulated time and returns
+  the partial result (``result.meta["stopped_at_s"]``, see :func:`stopped_at`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from simcache.base.errors import RunTooLargeError, ScenarioError
+from simcache.base.units import UnitError, parse_size
+from simcache.sim.collect import BUFFER_ROWS, RECORD_BYTES
+
+if TYPE_CHECKING:
+    from simcache.spec import Group, Scenario
+
+__all__ = [
+    "BYTES_PER_IO",
+    "BYTES_PER_SAMPLE_VALUE",
+    "DEFAULT_LIMITS",
+    "EVENTS_PER_IO",
+    "LIMIT_OPTIONS",
+    "MAX_IOS_ENV",
+    "MAX_MEMORY_ENV",
+    "NO_LIMITS",
+    "POLL_EVENTS",
+    "Cancel",
+    "Limits",
+    "Stopped",
+    "Work",
+    "cancel_on_signals",
+    "check_work",
+    "exit_status",
+    "expected_work",
+    "stopped_at",
+]
+
+BYTES_PER_IO = 170
+"""Peak resident memory per simulated I/O, bytes, of a run with records and its summary: the records table (56 bytes a
+row, :mod:`simcache.sim.collect`), the model's state that grows with the I/Os (the hosts' cache-line maps, until the caches
+or working sets are full) and the summary's temporaries. Measured 2026-11-27 on the project VM (AMD EPYC, 2 vCPUs, 24
+GiB, Python 3.11.7, Python sources) by ``bench/bench_memory.py``: the default scenario for 60 s (114,070 I/Os) and
+600 s (1,548,999 I/Os) peak at 158 and 312 MiB through the run (112 bytes per I/O at the margin), 211 and 436 MiB
+with the summary (164). It was 600 (573 measured) with float64 records blocks and a copied records table."""
+STREAM_BYTES_PER_VM = 2 * (8 * 1613 + 8 * 30)
+"""Memory per VM of a run without records (:class:`simcache.sim.stream.StreamStats`): per op a histogram of 1,613 int64
+counts, and about 30 counters and batch sums. (The model's own state is not counted: its cache-line maps grow with
+the blocks the VMs touch until the caches or working sets are full, about 60 bytes per I/O of the default scenario
+while they fill.)"""
+
+BYTES_PER_SAMPLE_VALUE = 120
+"""Memory per value of the sampled series (one column at one sample time): a float in a dict, then in the table."""
+EVENTS_PER_IO = 4.4
+"""SimPy events per I/O of the default scenario (``bench/bench_engine.py``: 4.37); for the event estimate only."""
+ESTIMATED_CHAINS_MAX = 24
+"""Most closed-loop chains (a group's VMs on one host) for which the analytic estimate sizes a closed loop's I/Os
+before a run; beyond it the estimate's fixed point can take seconds (51 groups: 14 s, found by bench/fuzz.py), so
+the bound below is used instead."""
+CLOSED_LATENCY_FLOOR_S = 20e-6
+"""Shortest I/O assumed for a closed loop when the analytic estimate cannot say (a RAM tier's write)."""
+
+MAX_IOS_ENV = "SIMCACHE_MAX_IOS"
+"""Environment variable: the most I/Os one run may be expected to issue (a number, or ``none``)."""
+MAX_MEMORY_ENV = "SIMCACHE_MAX_MEMORY"
+"""Environment variable: the most memory one run may be expected to hold (a size such as ``16GiB``, or ``none``)."""
+LIMIT_OPTIONS = f"--max-ios N / --max-memory SIZE / --no-limit (simulate(limits=Limits(...)), {MAX_IOS_ENV}, {MAX_MEMORY_ENV})"
+"""What a refusal names as the way to allow a larger run."""
+
+POLL_EVENTS = 128
+"""Events processed between two polls of the cancel token: an overloaded run can spend milliseconds on one event
+(hundreds of flows in flight on a port), and a poll every 1,024 let a 1 s deadline run 2 s (bench/fuzz.py, a
+52-group compile workload); the poll is a countdown, so 128 costs nothing measurable (see ``run_until``)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The most work one run may take; ``math.inf`` for no limit. Build from the environment with :meth:`from_env`."""
+
+    max_ios: float = 20_000_000
+    """I/Os issued: about 4 to 8 minutes of wall time on a 2-core VM (45,000 to 80,000 I/Os per second)."""
+    max_memory_bytes: float = 8 * 2**30
+    """Memory held by the run (a third of a 24 GiB machine, so two runs and the rest of the system fit)."""
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        """:data:`DEFAULT_LIMITS` with ``SIMCACHE_MAX_IOS`` / ``SIMCACHE_MAX_MEMORY`` applied (``none``: no limit)."""
+        env = os.environ if environ is None else environ
+        limits = DEFAULT_LIMITS
+        ios = env.get(MAX_IOS_ENV, "").strip()
+        memory = env.get(MAX_MEMORY_ENV, "").strip()
+        if ios:
+            limits = Limits(_limit_value(MAX_IOS_ENV, ios, _count), limits.max_memory_bytes)
+        if memory:
+            limits = Limits(limits.max_ios, _limit_value(MAX_MEMORY_ENV, memory, parse_size))
+        return limits
+
+
+DEFAULT_LIMITS = Limits()
+NO_LIMITS = Limits(math.inf, math.inf)
+
+
+def _count(text: str) -> float:
+    return float(text.replace("_", "").replace(",", ""))
+
+
+def _limit_value(name: str, text: str, parse: Any) -> float:
+    if text.lower() in ("none", "inf", "off"):
+        return math.inf
+    try:
+        value = float(parse(text))
+    except (ValueError, UnitError):
+        value = math.nan
+    if not value > 0:
+        raise ScenarioError(f"environment variable {name}", [(name, f"must be a positive number or 'none' (got {text!r})")])
+    return value
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one run is expected to take, estimated before it starts (:func:`expected_work`)."""
+
+    ios: float
+    """I/Os issued over the run."""
+    samples: int
+    """Sample times of the series."""
+    series_columns: int
+    """Columns of the series (utilizations, queues and backlogs of every component)."""
+    memory_bytes: float
+    """Memory held at the end: records, series, and the records waiting for the next sample."""
+    ios_by_group: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def events(self) -> float:
+        """SimPy events processed (:data:`EVENTS_PER_IO` per I/O)."""
+        return self.ios * EVENTS_PER_IO
+
+    def describe(self) -> str:
+        """One line: I/Os, samples and memory, e.g. ``"about 46,440 I/Os, 40 samples x 43 columns, 27 MiB"``."""
+        return f"about {self.ios:,.0f} I/Os, {self.samples:,} samples x {self.series_columns} columns, {_size(self.memory_bytes)} of memory"
+
+
+def _size(value: float) -> str:
+    if not math.isfinite(value):
+        return "unlimited"
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if value >= scale:
+            return f"{value / scale:,.1f} {unit}"
+    return f"{value / 2**10:,.0f} KiB"
+
+
+def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
+    """Estimate the work of running ``scenario`` as it stands (its ``run.duration``), in milliseconds.
+
+    Open loops issue their rate times the duration (times the on fraction of
+    an on/off duty cycle); closed loops issue what the analytic estimate
+    (:func:`simcache.estimate`) gives them (up to :data:`ESTIMATED_CHAINS_MAX`
+    closed chains), or at most ``outstanding`` per think time plus the tier's
+    latency (at least :data:`CLOSED_LATENCY_FLOOR_S`) otherwise; trace replays issue at
+    most the device's reads and writes times ``repeat``. Memory is
+    :data:`BYTES_PER_IO` per I/O (``keep_records=False``: :data:`STREAM_BYTES_PER_VM` per VM instead), the records
+    of one sample interval as they wait (:data:`simcache.sim.collect.RECORD_BYTES` each, at most
+    :data:`simcache.sim.collect.BUFFER_ROWS`), and the series.
+    """
+    run = scenario.run
+    closed_chains = sum(len(scenario.group_hosts(g)) for g in scenario.groups if g.workload.mode == "closed")
+    closed_rates = _closed_rates(scenario) if 0 < closed_chains <= ESTIMATED_CHAINS_MAX else {}
+    by_group: dict[str, float] = {}
+    for group in scenario.groups:
+        vms = scenario.group_vm_count(group)
+        by_group[group.name] = vms * _ios_per_vm(scenario, group, closed_rates.get(group.name))
+    ios = sum(by_group.values())
+    samples = max(1, math.ceil(run.duration / run.sample_interval))
+    columns = 12 + 10 * scenario.cluster.hosts  # ports, tier utilization and queue, backlog per host; cluster figures
+    waiting = min(ios / samples, BUFFER_ROWS)  # records held packed until the next sample (or until BUFFER_ROWS of them)
+    held = ios * BYTES_PER_IO if keep_records else sum(scenario.group_vm_count(g) for g in scenario.groups) * STREAM_BYTES_PER_VM
+    memory = held + waiting * RECORD_BYTES + samples * columns * BYTES_PER_SAMPLE_VALUE
+    return Work(ios=ios, samples=samples, series_columns=columns, memory_bytes=memory, ios_by_group=by_group)
+
+
+def _ios_per_vm(scenario: Scenario, group: Group, closed_rate: float | None) -> float:
+    workload = group.workload
+    duration = scenario.run.duration
+    if workload.trace is not None:
+        return _trace_ios_per_vm(scenario, group)
+    if workload.mode == "open":
+        duty = workload.duty_cycle
+        on_fraction = 1.0
+        if duty is not None and duty.shape == "onoff" and duty.on is not None and duty.off is not None:
+            on_fraction = min(1.0, (duty.on / (duty.on + duty.off)) + duty.on / duration)  # a burst more at most
+        return workload.mean_rate * on_fraction * duration
+    if closed_rate is not None and math.isfinite(closed_rate):
+        return closed_rate * duration
+    slots = workload.workers * workload.outstanding
+    tier = scenario.cluster.tier
+    fastest = min(tier.read_latency, tier.write_latency)  # no I/O completes faster than the tier's own latency
+    return slots * duration / max(workload.think_time + fastest, CLOSED_LATENCY_FLOOR_S)
+
+
+def _trace_ios_per_vm(scenario: Scenario, group: Group) -> float:
+    from simcache.traces.replay import vm_device_summaries  # reads the trace (cached): only for trace workloads
+
+    assert group.workload.trace is not None
+    devices = vm_device_summaries(scenario, group)
+    return sum(device.ios for device in devices) / len(devices) * group.workload.trace.repeat
+
+
+def _closed_rates(scenario: Scenario) -> dict[str, float]:
+    """IOPS per VM of each closed-loop group by the analytic estimate ({} when it cannot estimate the scenario)."""
+    from simcache.estimate import estimate  # the estimate imports the engine's physics: late, as the engine imports this
+
+    try:
+        summary = estimate(scenario).summary
+    except Exception:  # advisory only: the bound below takes over, and the run reports the error itself
+        return {}
+    rates = {}
+    for group in scenario.groups:
+        iops = float(summary.loc[summary["group"] == group.name, "iops"].sum())
+        vms = scenario.group_vm_count(group)
+        if math.isfinite(iops) and iops > 0:
+            rates[group.name] = iops / vms
+    return rates
+
+
+def check_work(scenario: Scenario, limits: Limits | None = None, *, keep_records: bool = True) -> Work:
+    """The expected work of ``scenario``; raises :class:`~simcache.base.errors.RunTooLargeError` past ``limits``
+    (default :meth:`Limits.from_env`)."""
+    limits = Limits.from_env() if limits is None else limits
+    if limits == NO_LIMITS:
+        return Work(ios=math.nan, samples=0, series_columns=0, memory_bytes=math.nan)
+    work = expected_work(scenario, keep_records=keep_records)
+    over = []
+    if work.ios > limits.max_ios:
+        over.append(f"{work.ios:,.0f} I/Os (limit {limits.max_ios:,.0f})")
+    if work.memory_bytes > limits.max_memory_bytes:
+        over.append(f"{_size(work.memory_bytes)} of memory (limit {_size(limits.max_memory_bytes)})")
+    if over:
+        raise RunTooLargeError(
+            f"scenario {scenario.name!r}",
+            [
+                (
+                    "run.duration",
+                    f"this run is expected to take {' and '.join(over)}: {work.describe()} over {scenario.run.duration:g} simulated "
+                    f"seconds. Shorten run.duration (or --duration), lower the load, or allow it with {LIMIT_OPTIONS}",
+                )
+            ],
+        )
+    return work
+
+
+class Cancel:
+    """A stop request for a run, safe to set from any thread or signal handler.
+
+    ``Cancel(deadline=60)`` also cancels itself 60 wall seconds after it was
+    made. Pass it to :func:`simcache.simulate` (``cancel=``), which then
+    returns a partial result; one token may stop many runs (a sweep, a check).
+    """
+
+    def __init__(self, deadline: float | None = None):
+        self._flag = threading.Event()
+        self._deadline = None if deadline is None else time.monotonic() + deadline
+        self._deadline_s = deadline
+        self.reason = ""
+        """Why it was cancelled (empty until then): the ``reason`` given to :meth:`cancel`, or the deadline."""
+        self.signal: int | None = None
+        """The signal that cancelled it (:func:`cancel_on_signals`), else ``None``."""
+
+    def cancel(self, reason: str = "cancelled", signal_number: int | None = None) -> None:
+        """Ask every run holding this token to stop; the first reason given is kept."""
+        if not self._flag.is_set():
+            self.reason = reason
+            self.signal = signal_number
+            self._flag.set()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called or the deadline has passed."""
+        if self._flag.is_set():
+            return True
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            self.cancel(f"deadline of {self._deadline_s:g} s wall time passed")
+            return True
+        return False
+
+    def __repr__(self) -> str:
+        return f"Cancel(cancelled={self.cancelled}, reason={self.reason!r})"
+
+
+def stopped_at(result: Any) -> float | None:
+    """The simulated time (s) at which a run was stopped early, or ``None`` for a run that reached its end."""
+    value = result.meta.get("stopped_at_s")
+    return None if value is None else float(value)
+
+
+class Stopped(Exception):  # a stop the user asked for, not an error: not named ...Error
+    """Raised by loops over many runs (``simcache.runs.checks``) when their :class:`Cancel` token stops them.
+
+    ``result`` is the partial result of the run that was stopped (``None`` if
+    the stop came between runs); ``where`` names that run.
+    """
+
+    def __init__(self, reason: str, result: Any = None, where: str = ""):
+        self.reason = reason
+        self.result = result
+        self.where = where
+        at = "" if result is None else f" at simulated time {result.meta['stopped_at_s']:.3f} s of {result.meta['planned_s']:g} s"
+        super().__init__(f"stopped{at}{' in ' + where if where else ''} ({reason})")
+
+
+@contextmanager
+def cancel_on_signals(token: Cancel, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[Cancel]:
+    """While inside, SIGINT (Ctrl-C) and SIGTERM cancel ``token`` instead of interrupting the run where it stands.
+
+    A second signal of the same kind acts as it did before (Ctrl-C twice:
+    ``KeyboardInterrupt``). Outside the main thread, where Python cannot
+    install signal handlers, nothing is installed.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield token
+        return
+    previous: dict[int, Any] = {}
+
+    def handler(signum: int, frame: object) -> None:
+        token.cancel(signal.Signals(signum).name, signum)
+        signal.signal(signum, previous[signum])
+
+    for number in signals:
+        previous[number] = signal.signal(number, handler)
+    try:
+        yield token
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+def exit_status(token: Cancel) -> int:
+    """The exit status of a command stopped by ``token``: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM),
+    else 1."""
+    return 128 + token.signal if token.signal is not None else 1

@@ -1,0 +1,374 @@
+"""Scenario components: the hardware of a cluster and its shared array.
+
+A host's acceleration tier (:class:`TierSpec`), its network ports
+(:class:`LinkSpec`), the spinning drives and RAID array behind a storage port
+(:class:`DriveSpec`, :class:`ArraySpec`), and the per-host destager, read
+cache and replica compression, gathered in :class:`ClusterSpec`. Tiers,
+links, drives and arrays may name a built-in profile and override its fields.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from simcache.spec.fields import (
+    MAX_HOSTS,
+    MAX_PEER_LINKS,
+    Bytes,
+    Count,
+    Fraction,
+    Number,
+    PositiveBytes,
+    PositiveRate,
+    PositiveSeconds,
+    Seconds,
+    SectorBytes,
+    Why,
+    _Profiled,
+    _Spec,
+)
+
+__all__ = ["ArraySpec", "CacheSpec", "ClusterSpec", "CompressionSpec", "DestagerSpec", "DriveSpec", "LinkSpec", "TierSpec"]
+
+
+class TierSpec(_Profiled):
+    """A flash or RAM acceleration tier on one host."""
+
+    _profile_kind: ClassVar[str] = "tier"
+
+    kind: Literal["flash", "ram"] = "flash"
+    read_latency: Seconds
+    write_latency: Seconds
+    read_bandwidth: PositiveRate
+    write_bandwidth: PositiveRate
+    channels: Annotated[Count, Field(ge=1, le=4096), Why(high="more parallel units than any device has")] = 1
+    controller_bandwidth: PositiveRate | None = None
+    capacity: Annotated[PositiveBytes, Field(title="Tier capacity per host")]
+    """Bytes of flash/RAM on each host; the read cache lives in it."""
+    clean_pool: Bytes | None = None
+    """Clean (pre-erased) bytes sustained writes may take before garbage collection must make room:
+    the free blocks whose exhaustion is the sustained-write cliff. Unset: no cliff."""
+    gc_rate: PositiveRate | None = None
+    """Bytes/s at which garbage collection refills the clean pool, given directly. Unset: derived
+    from ``write_amplification`` as ``write_bandwidth / write_amplification``."""
+    write_amplification: (
+        Annotated[
+            Number,
+            Field(ge=1.0, le=100.0),
+            Why(
+                "the device cannot program fewer bytes than the host wrote",
+                "garbage collection copying 99 valid bytes per byte it frees is a device full to the brim: a typo",
+            ),
+        ]
+        | None
+    ) = None
+    """Bytes the device programs per byte the host writes once the clean pool is gone (1 to 100):
+    the host's byte plus the valid data garbage collection copies to free room for it. The device's
+    program bandwidth (``write_bandwidth``) is then shared between host data and GC copies, so the
+    clean pool refills, and sustained writes run, at ``write_bandwidth / write_amplification``
+    (used when ``gc_rate`` is unset; ``gc_rate`` overrides it)."""
+    gc_pass: Bytes | None = None
+    """Bytes one foreground garbage-collection pass reclaims (see model/tier.py): the write that finds
+    the clean pool empty stalls the device's writes until GC has made this much room. Unset or 0:
+    garbage collection refills the clean pool smoothly."""
+    read_interference: Annotated[Fraction, Why(high="a read cannot wait for more than the whole program")] | None = None
+    """How reads meet programs on the device's dies (0 to 1; see model/tier.py). Unset: a read takes
+    the earliest-free of ``channels``, as any operation. Set: a read goes to the die that holds its
+    data (one of ``channels``, uniformly at random) and waits for this share of the work already
+    queued on that die, including a foreground GC pass under way: 1 is a device without program
+    suspension (the read waits for the program in progress), less is a device that suspends a
+    program to let a read through."""
+    volatile: bool = False
+    service: Literal["deterministic", "exponential"] = "deterministic"
+    """Service-time distribution; ``exponential`` exists to check the model against M/M/c theory."""
+    # -- foreground/background scheduling (issue 16; see model/tier.py) --
+    scheduling: Literal["fcfs", "priority", "weighted"] = "priority"
+    """How the device orders the destager's reads against the VMs' I/O. ``priority`` (default): a
+    destage read request starts only when the device is idle, so a VM's I/O waits at most for the
+    requests already started (one ``background_request`` each); the way real write-back caches keep
+    destaging out of the foreground's way (bcache writes back at idle I/O priority when it is not
+    rate-limited; field reports: destage reads are throttled or deprioritised so foreground latency
+    holds). ``weighted``: the same, and the destager also gets ``background_share`` of the device's
+    transfer time when the VMs keep it busy (``priority`` starves the destager while the VMs keep
+    the device booked without a gap, e.g. writes stalled on garbage collection). ``fcfs``: destage
+    reads queue with the VMs' I/O in arrival order, as a device with no I/O priorities does."""
+    background_share: Annotated[
+        Fraction, Field(gt=0.0), Why(low="a background with no share never runs while the VMs are busy: use scheduling = 'priority'")
+    ] = 0.2
+    """With ``scheduling = "weighted"``: the share of the device's transfer time the destager gets
+    while the VMs keep it busy (0 < share <= 1; default 0.2, an assumption: a fifth, enough to keep
+    a backlog moving without doubling foreground latency)."""
+    background_request: Annotated[SectorBytes, Field(le=64 * 1024**2), Why(high="larger than any device's largest transfer")] = 64 * 1024
+    """Largest request a destage read is split into (bytes, 512 B to 64 MiB). Under ``priority`` and
+    ``weighted`` a VM's I/O waits at most about one such request; under ``fcfs`` a destage batch is
+    read as one operation, as before. Default 64 KiB, the largest cache line of Open CAS, which
+    cleans line by line (assumption: the unit a caching layer reads dirty data back in). On the
+    SATA profile a 64 KiB request holds the controller's pipe about 0.3 ms, about two 32 KiB VM
+    writes' worth; 128 KiB requests raised the burst scenario's p99 write latency by 30% over a
+    steady load where 64 KiB raise it by 8% (scenarios/burst_absorb.toml)."""
+
+    @model_validator(mode="after")
+    def _cliff_complete(self) -> TierSpec:
+        refill = self.gc_rate is not None or self.write_amplification is not None
+        if self.clean_pool is not None and not refill:
+            raise ValueError(
+                "clean_pool needs a refill rate: set write_amplification (garbage collection then refills at "
+                "write_bandwidth / write_amplification) or gc_rate"
+            )
+        if self.clean_pool is None and refill:
+            field = "gc_rate" if self.gc_rate is not None else "write_amplification"
+            raise ValueError(f"{field} needs a sustained-write cliff: set clean_pool too (the clean bytes garbage collection refills)")
+        if self.gc_pass and self.clean_pool is None:
+            raise ValueError("gc_pass needs a sustained-write cliff: set clean_pool and gc_rate too")
+        return self
+
+
+class LinkSpec(_Profiled):
+    """One full-duplex network port type (each host has one per network)."""
+
+    _profile_kind: ClassVar[str] = "link"
+
+    bandwidth: PositiveRate
+    latency: Seconds
+    mtu: Annotated[Count, Field(ge=64, le=65536), Why(low="the smallest Ethernet frame", high="the largest IP packet")] = 1500
+    header_bytes: Annotated[Count, Field(ge=0, le=65535), Why(high="headers fit in the largest packet")] = 40
+    framing_bytes: Annotated[Count, Field(ge=0, le=65536), Why(high="wire framing is tens of bytes a packet")] = 38
+    window: Annotated[Bytes, Field(ge=1024, le=2**30), Why("below one packet a flow cannot move", "TCP windows scale to 1 GiB")] | None = (
+        None
+    )
+    """Most bytes one flow keeps in flight unacknowledged (its TCP window or the application's outstanding
+    request bytes): a flow longer than the window runs at most at window / round trip (twice the link's latency),
+    so one stream reaches a fraction of the link and many streams saturate it. 65,535 bytes is TCP's window
+    without window scaling (RFC 7323). Unset: no limit."""
+
+    @model_validator(mode="after")
+    def _payload_fits(self) -> LinkSpec:
+        if self.header_bytes >= self.mtu:
+            raise ValueError(f"header_bytes ({self.header_bytes}) must be smaller than mtu ({self.mtu})")
+        return self
+
+
+_RPM_WHY = "hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typo"
+
+
+class DriveSpec(_Profiled):
+    """One spinning drive."""
+
+    _profile_kind: ClassVar[str] = "drive"
+
+    rpm: Annotated[Number, Field(title="Drive RPM", ge=1000, le=30000), Why(_RPM_WHY, _RPM_WHY)]
+    """Rotational speed in revolutions per minute: half a revolution is the mean rotational latency of
+    every array I/O. 1,000 to 30,000: hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typo."""
+    avg_seek: PositiveSeconds
+    """Datasheet average seek: the mean over random seeks across the whole stroke."""
+    settle: Seconds = 0.0
+    """Track-to-track seek: the shortest seek the array's seek curve makes (one track's distance)."""
+    full_seek: PositiveSeconds | None = None
+    """Full-stroke seek from the datasheet. Unset: twice ``avg_seek`` (an assumption; see
+    simcache.physics.array.default_full_seek)."""
+    media_rate: PositiveRate
+    """Sustained media rate at the outer diameter (the datasheet's maximum sustained transfer rate)."""
+    inner_rate: PositiveRate | None = None
+    """Sustained media rate at the inner diameter (the datasheet's minimum); the rate in between follows the
+    radius (zoned recording, see simcache.physics.array.zone_rate). Unset: ``media_rate`` over the whole stroke."""
+    capacity: PositiveBytes
+    queue_depth: Annotated[Count, Field(ge=1, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")] = 32
+    """Commands the drive accepts at once and reorders (SATA native command queuing: 32; SAS tagged command
+    queuing: up to 256). The array's ``elevator`` scheduling reorders at most this many at a time; 1: none."""
+
+    @model_validator(mode="after")
+    def _seek_curve_fits(self) -> DriveSpec:
+        if self.settle > self.avg_seek:
+            raise ValueError("settle (track-to-track seek) cannot exceed avg_seek")
+        if self.inner_rate is not None and self.inner_rate > self.media_rate:
+            raise ValueError(f"inner_rate ({self.inner_rate:.4g} B/s) cannot exceed media_rate ({self.media_rate:.4g} B/s)")
+        from simcache.physics.array import drive_seek_curve  # array_physics reads these specs: imported when a drive is checked
+
+        drive_seek_curve(self)  # a ValueError says which averages the settle and full stroke allow
+        return self
+
+
+class ArraySpec(_Profiled):
+    """The shared backing array: spindles behind a controller, reached over a storage port."""
+
+    _profile_kind: ClassVar[str] = "array"
+
+    drive: Annotated[DriveSpec, Field(title="Array drive")]
+    """The drive type of every spindle."""
+    spindles: Annotated[Count, Field(title="Array spindles", ge=1, le=4096), Why(high="more drives than one controller drives")]
+    """Drives in the array. More spindles: more random I/Os per second for destaging and read misses."""
+    raid: Literal["raid0", "raid1", "raid10", "raid5", "raid6"] = "raid10"
+    stripe: SectorBytes = 64 * 1024
+    """RAID stripe unit: the bytes of one drive before the next; at least a 512-byte sector."""
+    scheduling: Literal["fcfs", "elevator"] = "elevator"
+    """How each spindle orders the chunks that reach it together (a destage batch, a multi-chunk run):
+    ``elevator`` (the controller's and the drive's queue reordering: one sweep over up to the drive's
+    ``queue_depth`` chunks, nearer end first) or ``fcfs`` (in the order they were sent). I/Os that reach the
+    array separately are served in arrival order either way."""
+    controller_cache: Bytes = 0
+    cache_latency: Seconds = 0.0002
+    cache_flush: Literal["immediate", "watermark"] = "immediate"
+    """When the controller write cache (``controller_cache`` > 0) writes to the spindles: ``immediate`` (each
+    write goes to its spindles at once; the cache only acknowledges early while it has room) or ``watermark``
+    (writes stay in the cache until it is ``cache_high_watermark`` full, then everything held is flushed as one
+    batch, sorted by address and merged, so contiguous writes become whole stripe rows on parity RAID)."""
+    cache_high_watermark: Annotated[Fraction, Field(gt=0.0), Why(low="a flush at 0% is the immediate policy")] = 0.8
+    """Fill level of the controller cache at which ``watermark`` flushing starts (0 < x <= 1). Default 0.8:
+    storage controllers flush at a fill level of around 80% (DOMAIN.md, write-back cache policies)."""
+    port: LinkSpec
+
+    @model_validator(mode="after")
+    def _enough_spindles(self) -> ArraySpec:
+        minimum = {"raid0": 1, "raid1": 2, "raid10": 2, "raid5": 3, "raid6": 4}[self.raid]
+        if self.spindles < minimum:
+            raise ValueError(f"{self.raid} needs at least {minimum} spindles, got {self.spindles}")
+        return self
+
+
+class DestagerSpec(_Spec):
+    """Per-host destage buffer, its flushers and their policy (when to destage and how fast).
+
+    The defaults destage whenever data is dirty, as fast as the array takes it, with the tier
+    giving the VMs' I/O priority over destage reads (``cluster.tier.scheduling``): what a demanding
+    user expects of a write-back cache whose buffer exists to absorb bursts. Draining at once leaves
+    the most room for the next burst and the least data at risk, and with priority scheduling it
+    costs a VM's I/O at most one destage request of waiting. Watermarks, pacing, idle-only
+    destaging and an eligibility delay are the policies of Linux dm-writecache, bcache and Open
+    CAS, each with its own defaults cited below.
+    """
+
+    capacity: Annotated[PositiveBytes, Field(title="Destager buffer per host")] = 4 * 1024**3
+    """Bytes of written data each host holds until they are copied to the array. When it is full,
+    writers wait (destage_wait in the breakdown)."""
+    concurrency: Annotated[Count, Field(ge=1, le=1024), Why(high="more flushers than a host runs")] = 4
+    max_batch: Annotated[PositiveBytes, Field(ge=4096), Why(low="a destage write is at least one 4 KiB block")] = 1024**2
+    """Largest coalesced write the destager sends to the array in one go."""
+    # -- destage policy (issue 16; see model/destager.py) --
+    trigger: Literal["always", "watermarks", "idle"] = "always"
+    """When the flushers run. ``always`` (default): whenever data is dirty. ``watermarks``: start
+    when the dirty bytes reach ``high_watermark`` of the capacity, stop once they are down to
+    ``low_watermark`` (Linux dm-writecache). ``idle``: only once the host's tier has seen no VM I/O
+    for ``idle_time``, or above ``high_watermark`` (Open CAS's ALRU cleaning policy)."""
+    high_watermark: Annotated[Fraction, Field(gt=0.0), Why(low="destaging would start with nothing dirty: use trigger = 'always'")] = 0.5
+    """Dirty share of the capacity at which ``watermarks`` (and ``idle``, whatever the VMs do)
+    start destaging (0 < x <= 1). Default 0.5: dm-writecache's ``high_watermark`` default of 50%
+    (Linux Documentation/admin-guide/device-mapper/writecache.rst)."""
+    low_watermark: Fraction = 0.45
+    """Dirty share of the capacity down to which ``watermarks`` destage before stopping, at most
+    ``high_watermark``. Default 0.45: dm-writecache's ``low_watermark`` default of 45% (same source)."""
+    idle_time: Annotated[Seconds, Field(le=3600.0), Why(high="an hour without I/O is not 'idle' but 'off'")] = 10.0
+    """With ``trigger = "idle"``: seconds without VM I/O on the host's tier before destaging starts
+    (0 to 1 h). Default 10 s: Open CAS ALRU's ``activity_threshold`` default of 10,000 ms
+    (OCF_ALRU_DEFAULT_ACTIVITY_THRESHOLD, "idle time before flushing thread can start", in OCF's cleaning_alru.h)."""
+    pacing: Literal["none", "rate", "pd"] = "none"
+    """How fast the flushers may go. ``none`` (default): as fast as the tier, link and array allow.
+    ``rate``: at most ``rate`` bytes/s. ``pd``: a rate that a proportional-derivative controller
+    moves toward keeping ``target_dirty`` of the capacity dirty (bcache's writeback rate, Linux
+    3.13 to 4.15: every ``pd_update`` seconds the rate changes by ``(dirty - target) x pd_update /
+    pd_p_inverse + pd_d_term x d(dirty)/dt / pd_p_inverse``; the derivative is averaged over
+    ``pd_d_term / pd_update`` updates; never below 4 KiB/s)."""
+    rate: PositiveRate | None = None
+    """With ``pacing = "rate"``: the destage rate limit, bytes/s of VM data destaged."""
+    target_dirty: Fraction = 0.1
+    """With ``pacing = "pd"``: the dirty share of the capacity the controller aims for. Default 0.1:
+    bcache's ``writeback_percent`` default of 10 (Linux Documentation/admin-guide/bcache.rst)."""
+    pd_p_inverse: Annotated[Number, Field(gt=0.0, le=1e9), Why("a controller with an infinite gain", "a controller that never moves")] = (
+        6000.0
+    )
+    """With ``pacing = "pd"``: the inverse proportional gain, in s^2 (the rate changes by the dirty
+    excess / pd_p_inverse per second). Default 6000: bcache's ``writeback_rate_p_term_inverse``
+    (drivers/md/bcache/writeback.c, Linux 3.13); with it the controller's natural period is about
+    ``2 pi sqrt(6000)`` = 490 s, so a run of seconds sees the rate barely move."""
+    pd_d_term: Annotated[Seconds, Field(le=3600.0), Why(high="a derivative averaged over more than an hour")] = 30.0
+    """With ``pacing = "pd"``: the derivative gain, seconds (0 to 1 h). Default 30: bcache's
+    ``writeback_rate_d_term`` (same source)."""
+    pd_update: Annotated[Seconds, Field(ge=0.001, le=3600.0), Why("updates faster than a millisecond", "an hour between updates")] = 5.0
+    """With ``pacing = "pd"``: seconds between rate updates (1 ms to 1 h). Default 5 s: bcache's
+    ``writeback_rate_update_seconds`` (same source)."""
+    delay: Annotated[Seconds, Field(le=3600.0), Why(high="data held dirty for over an hour on purpose")] = 0.0
+    """Seconds a write stays in the buffer before it may be destaged (0 to 1 h), so that rewrites
+    of hot data are absorbed. Default 0: destage at once (bcache waits ``writeback_delay`` = 30 s
+    by default, Linux Documentation/admin-guide/bcache.rst; set 30 for that)."""
+
+    order: Literal["arrival", "hash"] = "arrival"
+    """Which dirty data a flusher takes next. ``arrival`` (default): the oldest writes first (a write-back
+    log's order, FIFO/LRU), sorted by address within a batch, so a sequential stream reaches the array in
+    address order. ``hash``: the cache holds dirty data in aligned blocks of ``max_batch`` bytes of a VM's
+    disk, indexed by a hash of the block's address, and a cleaner walks that index in hash order, a block at
+    a time (several small blocks per batch up to ``max_batch``): consecutive blocks of a sequential stream
+    reach the array in an order unrelated to their addresses, scattered over the dirty data's span. Linux
+    dm-cache's smq policy writes back this way: one cache block per writeback work item, taken from its
+    dirty queue (``queue_writeback``: ``q_peek(&mq->dirty, ...)``), whose order is the policy's hotness
+    levels, not the origin address (drivers/md/dm-cache-policy-smq.c); a hash walk stands for any such order.
+    Takes no ``delay`` (a hash walk has no age order)."""
+
+    @model_validator(mode="after")
+    def _policy_complete(self) -> DestagerSpec:
+        if self.order == "hash" and self.delay > 0:
+            raise ValueError(
+                f'order = "hash" takes dirty blocks in hash order, not oldest first, so it cannot hold them for delay ({self.delay:g} s): '
+                'set delay = 0 or order = "arrival"'
+            )
+        if self.low_watermark > self.high_watermark:
+            raise ValueError(
+                f"low_watermark ({self.low_watermark:g}) is above high_watermark ({self.high_watermark:g}): "
+                "destaging stops at the low one, so it must be at most the high one"
+            )
+        if (self.pacing == "rate") != (self.rate is not None):
+            raise ValueError('pacing = "rate" and rate go together: set both (a destage rate limit) or neither')
+        return self
+
+
+class CacheSpec(_Spec):
+    """Per-host LRU read cache kept in the tier."""
+
+    line: SectorBytes = 64 * 1024
+    """Bytes one cached block holds: at least a 512-byte sector."""
+    capacity: PositiveBytes | None = None
+    """Bytes of the tier used for cached blocks; defaults to the tier's capacity."""
+
+
+class CompressionSpec(_Spec):
+    """Compression of replica traffic on the peer network."""
+
+    mode: Literal["off", "always", "adaptive"] = "off"
+    throughput: PositiveRate = 500e6
+    """CPU compression rate on the sending host, bytes/s of input."""
+    threshold: Fraction = 0.7
+    """Adaptive mode compresses only while the sending port's recent utilization is above this."""
+
+
+class ClusterSpec(_Spec):
+    """Hosts (all alike), their tier, networks, destager and cache."""
+
+    hosts: Annotated[
+        Count, Field(title="Hosts", ge=1, le=MAX_HOSTS), Why(high="a bigger cluster is beyond what one run simulates in reasonable time")
+    ] = 4
+    """Hosts in the cluster, all alike. WB+1 needs at least 2 hosts, WB+2 at least 3."""
+    tier: Annotated[TierSpec, Field(title="Tier (flash or RAM)")]
+    """The acceleration tier on each host: flash or RAM that completes write-back writes and holds the read cache."""
+    peer_link: Annotated[LinkSpec, Field(title="Peer network link")]
+    """The port type between hosts: carries the WB+1/WB+2 replicas and vMotions."""
+    peer_links: Annotated[
+        Count,
+        Field(title="Peer links per host", ge=1, le=MAX_PEER_LINKS),
+        Why("a host needs one peer_link port", f"a host has at most {MAX_PEER_LINKS} peer ports; the default, 1, is a single port"),
+    ] = 1
+    """Peer-network ports of the ``peer_link`` profile on every host, 1 to 16 (e.g. 2 for 2 x 10GbE
+    dedicated to replication). Transfers to one peer always use the same port, as per-destination
+    hashing (LACP layer-3 hash, multipath per target) does: a host sends to the peer ``d`` steps
+    ahead of it around the ring on its port ``(d - 1) mod peer_links``, and the peer receives on
+    its port of the same number, so WB+2 with 2 ports sends the two replicas of a write on
+    different ports, and one flow never runs faster than one port's line rate. A vMotion spreads
+    its streams over the source's ports round-robin (multi-NIC vMotion)."""
+    storage_link: LinkSpec
+    peer_selection: Literal["ring", "random"] = "ring"
+    peer_fabric: Literal["switched", "shared"] = "switched"
+    """``switched``: each host's ports into a non-blocking switch. ``shared``: all peer traffic
+    also crosses one segment of the peer link's bandwidth (a single uplink or inter-switch link),
+    however many ports each host has."""
+    destager: DestagerSpec = DestagerSpec()
+    cache: CacheSpec = CacheSpec()
+    compression: CompressionSpec = CompressionSpec()

@@ -1,0 +1,98 @@
+"""Loading a scenario: from a TOML file, a built-in scenario's name, or a dict.
+
+A file is read and parsed once, and validated once with its variants and
+checks (:func:`~simcache.spec.scenario.validate_scenario`); runs derived from
+the loaded :class:`Scenario` validate only what they change.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from simcache.base.errors import ScenarioError, echo
+from simcache.base.files import MAX_SCENARIO_BYTES_VARIABLE, FileRefused, read_limited, scenario_limit
+from simcache.spec.messages import TOO_DEEP
+from simcache.spec.scenario import Scenario, validate_scenario
+
+__all__ = ["builtin_scenarios", "load_scenario", "parse_toml", "read_scenario_text"]
+
+
+def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario:
+    """Read and validate a scenario from a TOML path, a built-in name, or a dict.
+
+    Raises :class:`ScenarioError` (file, field path, what is allowed) for any
+    bad input: unreadable or malformed TOML, unknown fields, impossible values.
+    """
+    if isinstance(source, Scenario):
+        return source
+    if isinstance(source, Mapping):
+        return validate_scenario(source, "<dict>")
+    path = _find(Path(source))
+    data = parse_toml(read_scenario_text(path), str(path))
+    _resolve_trace_paths(data, path.parent)
+    return validate_scenario(data, str(path))
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """``text`` parsed as TOML; :class:`ScenarioError` naming ``source`` for malformed, too deeply nested or too long numbers."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(source, [("", f"malformed TOML: {exc}")]) from None
+    except RecursionError:
+        raise ScenarioError(source, [("", TOO_DEEP)]) from None
+    except ValueError:  # Python converts whole numbers of at most 4,300 digits
+        raise ScenarioError(source, [("", "malformed TOML: a whole number of thousands of digits; no field takes one")]) from None
+
+
+def read_scenario_text(path: Path) -> str:
+    """The text of a scenario (or sweep) file: a regular file, at most :func:`~simcache.base.files.scenario_limit` bytes, UTF-8.
+
+    Raises :class:`ScenarioError` naming the file otherwise.
+    """
+    try:
+        limit = scenario_limit()
+        data = read_limited(path, limit, f"a scenario is a few KiB; set {MAX_SCENARIO_BYTES_VARIABLE} to read a bigger one")
+    except FileRefused as exc:
+        raise ScenarioError(str(path), [("", exc.reason)]) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ScenarioError(str(path), [("", f"not UTF-8 text (line {line}, byte {exc.start}); save the scenario as UTF-8 TOML")]) from None
+
+
+def _resolve_trace_paths(data: dict[str, Any], folder: Path) -> None:
+    """Make each group's relative ``workload.trace.path`` relative to the scenario file's folder, not the working directory."""
+    groups = data.get("groups")
+    for group in groups if isinstance(groups, list) else []:
+        workload = group.get("workload") if isinstance(group, dict) else None
+        trace = workload.get("trace") if isinstance(workload, dict) else None
+        if isinstance(trace, dict) and isinstance(trace.get("path"), str) and trace["path"]:
+            trace_path = Path(trace["path"]).expanduser()
+            if not trace_path.is_absolute():
+                trace["path"] = str(folder / trace_path)
+
+
+def builtin_scenarios() -> dict[str, Path]:
+    """Scenario files shipped in the repository's scenarios/ folder, by stem."""
+    folder = Path(__file__).resolve().parents[2] / "scenarios"
+    return {p.stem: p for p in sorted(folder.glob("*.toml"))} if folder.is_dir() else {}
+
+
+def _find(path: Path) -> Path:
+    try:
+        if os.path.lexists(path) or path.suffix:
+            return path
+    except ValueError:  # a NUL byte: no file has such a name
+        return path
+    builtin = builtin_scenarios()
+    if str(path) in builtin:
+        return builtin[str(path)]
+    raise ScenarioError(
+        echo(str(path)), [("", f"no such file and no built-in scenario of that name; built-in: {', '.join(builtin) or 'none'}")]
+    )

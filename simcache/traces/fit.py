@@ -1,0 +1,397 @@
+"""A synthetic workload fitted to a block trace, and the two compared side by side.
+
+:func:`fit_trace` measures a trace (one device or all of them) and derives an
+open-loop :class:`~simcache.spec.Workload` that reproduces it in the
+statistics the simulator is sensitive to:
+
+- rate: the mean I/O rate as ``iops`` and the I/O count of every ``interval``
+  as a ``profile`` duty cycle (so bursts recur where the trace had them);
+- mix: the read fraction and the size mix, the 64 most common sizes: one
+  ``sizes`` for all ops, or ``read_sizes`` and ``write_sizes`` when the
+  reads' and writes' sizes differ beyond chance (a chi-square test of
+  homogeneity of their size counts at p < :data:`OP_MIX_P_VALUE`,
+  :func:`op_mixes_differ`); the generator takes nothing else per op (one
+  arrival law and one access law for both), so the rest is fitted on all
+  I/Os;
+- locality: the access pattern is the law (uniform, Zipf with ``theta``, or
+  ``hotspot`` with ``hot_io_fraction`` and ``hot_span_fraction``) whose
+  predicted LRU hit ratios best match the trace's READ hit ratios (reads
+  that hit, every read and write refreshing the cache: what
+  :func:`compare` reports and what a read cache serves) at cache sizes of
+  1% to 100% of the footprint (distinct 4 KiB blocks touched; least
+  squares), and ``working_set`` is the one over which that law touches as
+  many blocks as the trace did in as many I/Os (the footprint, or more:
+  :func:`fitted_blocks`). The generator's law is one for reads and writes,
+  so a trace whose reads and writes go to different places (hot reads,
+  scattered writes) is fitted for its reads: the synthetic's writes then
+  re-reference as its reads do, and its footprint is smaller (the fit's
+  facts give the all-I/O hit ratios beside the read ones);
+- runs: ``sequential_run`` = ``1 / (1 - p)`` when the share ``p`` of I/Os that
+  start exactly where their device's previous I/O ended is above
+  :data:`SEQUENTIAL_MATERIAL` (:func:`sequential_share`);
+- arrivals: ``uniform`` (evenly spaced) through the profile, so each interval
+  gets its count; Poisson arrivals would add their variance to the trace's.
+
+The trace's hit ratios are exact: one stack-distance pass
+(:func:`stack_distances`) gives every access's LRU distance, from which the
+hit ratio at any cache size follows. The cache model is the simulator's
+read cache (:class:`simcache.sim.components.cache.ReadCache`): 4 KiB lines, every
+read and write refreshes its lines, and an I/O hits only if all its lines
+are cached (a partial hit is a miss).
+
+The synthetic's hit ratios are predicted analytically with Che's
+approximation (Che, Tung and Wang, IEEE JSAC 20(7), 2002) over the
+generator's own block probabilities (the exact discrete Zipf law of
+:class:`simcache.physics.locality.ZipfRanks`; for ``hotspot`` two uniform classes,
+the hot blocks and the cold ones, with the generator's rounding of the hot
+region), with a finite horizon: a line referenced at rate ``q`` is cached
+at reference ``t`` with probability ``1 - exp(-q min(t, T_C))``, averaged
+over the trace's length, so cold misses count as they do in the trace.
+Every I/O (of the mix of all ops) refreshes lines; the reads that may hit
+are of the reads' mix when the ops have their own mixes. An
+I/O of several lines over scattered Zipf ranks is taken to hit when its
+start block was the start of an I/O at least as long within the
+characteristic time; over a contiguous region (uniform, hotspot) when its
+lines were all covered by the region's I/Os (:func:`_covered`: a Boolean
+model, within 0.03 of the generator on the example's size mix)
+(:func:`predicted_hit_ratios`). The generator draws position independently
+of op and size, so its predicted read hit ratio is that of an I/O of the
+reads' size mix: that is what is matched to the trace's read hit ratio.
+
+Measured on ``examples/vm-burst.csv`` (hot 4-8 KiB reads in ~20,000 blocks,
+random 64-128 KiB burst writes over 1 GiB), ``compare-trace`` read hit
+ratios at 1/10/50/100% of the footprint, trace 0.683/0.690/0.792/0.819:
+fitted on all I/Os with Zipf, 0.076/0.218/0.343/0.364 (-89% to -56%);
+fitted on read hits with hotspot (73% of the I/Os to 357 blocks),
+0.672/0.725/0.727/0.727 (-1.7%, +5.1%, -8.3%, -11.3%), but the footprint
+is 35% of the trace's (was 75%), and all-I/O hit ratios are about 0.73
+against the trace's 0.20-0.28. With per-op size mixes (its reads and
+writes differ at p = 0) and read hits predicted over the reads' sizes:
+hotspot with 73% of the I/Os to 473 blocks, 0.663/0.725/0.725/0.725
+(-2.9%, +5.1%, -8.4%, -11.5%); mean read and write sizes within 0.5% of
+the trace's, each op's size shares within 7% (seed 0).
+
+:func:`compare` puts a trace's statistics next to a synthetic workload's
+(generated with :class:`~simcache.physics.workload.IOStream` for the trace's length;
+no simulation) with the relative error of each.
+
+The module is split by concern: the trace's statistics and stack distances
+are in :mod:`simcache.traces.tracestats`, the access laws' predicted hit ratios and
+the law fit in :mod:`simcache.traces.fitlaw`; this module holds the fit and the
+comparison, and re-exports their public names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.special import chdtrc
+
+from simcache.physics.workload import IOStream
+from simcache.spec import DutyCycle, Group, Workload
+from simcache.spec.workload import PROFILE_LEVELS
+from simcache.traces.fitlaw import FIT_FRACTIONS, Law, _fit_access, expected_footprint, fitted_blocks, predicted_hit_ratios
+from simcache.traces.trace import READ, ROW, WRITE, Trace
+from simcache.traces.tracestats import (
+    LINE,
+    TraceStats,
+    _selected_rows,
+    dispersion,
+    hit_ratios,
+    interval_counts,
+    io_distances,
+    sequential_share,
+    stack_distances,
+    trace_stats,
+)
+
+__all__ = [
+    "FIT_FRACTIONS",
+    "LINE",
+    "FittedWorkload",
+    "Law",
+    "TraceStats",
+    "compare",
+    "dispersion",
+    "expected_footprint",
+    "fit_trace",
+    "fitted_blocks",
+    "hit_ratios",
+    "interval_counts",
+    "io_distances",
+    "op_mixes_differ",
+    "predicted_hit_ratios",
+    "sequential_share",
+    "stack_distances",
+    "synthetic_rows",
+    "trace_stats",
+]
+
+COMPARE_FRACTIONS = (0.01, 0.1, 0.5, 1.0)
+"""Cache sizes, as fractions of the trace's footprint, at which :func:`compare` reports read hit ratios."""
+SEQUENTIAL_MATERIAL = 0.05
+"""A fitted workload gets ``sequential_run`` when more than this share of the trace's I/Os continue the previous one."""
+MIX_SIZES = 64
+"""Most sizes a fitted size mix keeps (the most common ones)."""
+OP_MIX_P_VALUE = 1e-3
+"""Reads and writes get their own size mixes when a chi-square test of homogeneity of their size counts rejects one
+mix for both at this level (a trace generated with one mix gets one mix back, but for one fit in a thousand)."""
+
+
+# ---- the fit ------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FittedWorkload:
+    """A synthetic workload fitted to a trace, with what was measured."""
+
+    workload: Workload
+    stats: TraceStats
+    fit_error: float
+    """Root-mean-square difference between the trace's hit ratios and the synthetic's predicted ones."""
+    cache_lines: list[int]
+    trace_hit_ratios: list[float]
+    predicted_hit_ratios: list[float]
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    """(what, value) pairs for people."""
+
+
+def _size_name(size: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size % scale == 0:
+            return f"{size // scale}{unit}"
+    return f"{size}B"
+
+
+def _mix_text(sizes: dict[int, int], top: int = 5) -> str:
+    total = sum(sizes.values())
+    common = sorted(sizes.items(), key=lambda item: -item[1])[:top]
+    return ", ".join(f"{_size_name(s)} {c / total:.1%}" for s, c in common) or "none"
+
+
+def op_mixes_differ(reads: dict[int, int], writes: dict[int, int]) -> tuple[bool, float]:
+    """(the reads' and writes' size counts differ beyond chance, the p-value of a chi-square test of homogeneity).
+
+    The 2 x k table of counts by op and size (k sizes in either) against the counts one mix would give: statistic
+    sum (observed - expected)^2 / expected, k - 1 degrees of freedom. One size, or an op without I/Os: one mix (p = 1).
+    """
+    sizes = sorted(set(reads) | set(writes))
+    read_total, write_total = sum(reads.values()), sum(writes.values())
+    if len(sizes) < 2 or read_total == 0 or write_total == 0:
+        return False, 1.0
+    observed = np.array([[reads.get(s, 0) for s in sizes], [writes.get(s, 0) for s in sizes]], dtype=np.float64)
+    expected = np.outer([read_total, write_total], observed.sum(axis=0)) / (read_total + write_total)
+    statistic = float(np.sum((observed - expected) ** 2 / expected))
+    p_value = float(chdtrc(len(sizes) - 1, statistic))
+    return p_value < OP_MIX_P_VALUE, p_value
+
+
+def _common_sizes(counts: dict[int, int]) -> dict[int, int]:
+    """The :data:`MIX_SIZES` most common positive sizes of a count by size (4 KiB when there is none)."""
+    positive = {size: count for size, count in counts.items() if size > 0}
+    return dict(sorted(positive.items(), key=lambda item: -item[1])[:MIX_SIZES]) or {LINE: 1}
+
+
+def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) -> FittedWorkload:
+    """An open-loop synthetic :class:`Workload` reproducing ``trace``'s rate profile, mix and locality (module docstring).
+
+    ``device``: one of the trace's devices, or all of them as one stream when
+    ``None``. ``interval``: seconds per entry of the rate profile; a trace
+    longer than 100,000 intervals gets a coarser one (whole multiples).
+    Raises ``ValueError`` when the trace (device) has no reads or writes.
+    """
+    if not interval > 0:
+        raise ValueError(f"interval must be positive seconds (got {interval})")
+    rows = _selected_rows(trace, device)
+    span = float(rows["time"][-1] - rows["time"][0]) if len(rows) else 0.0
+    profile_interval = interval * max(1, math.ceil((span / interval + 1) / PROFILE_LEVELS))
+    stats = trace_stats(rows, profile_interval)
+    if stats.ios == 0:
+        raise ValueError(f"{'device ' + repr(device) if device else 'the trace'} has no reads or writes to fit")
+    positive = {size: count for size, count in stats.sizes.items() if size > 0}
+    common = _common_sizes(stats.sizes)
+    mix = {s: float(c) for s, c in common.items()}
+    by_op = {op: _common_sizes(stats.sizes_by_op.get(op, {})) for op in ("read", "write")}
+    per_op, p_value = op_mixes_differ(*(stats.sizes_by_op.get(op, {}) for op in ("read", "write")))
+    read_mix = {s: float(c) for s, c in by_op["read"].items()} if per_op else None
+    fit = _fit_access(stats, mix, read_mix)
+    law, blocks, lines, target = fit.law, fit.blocks, fit.lines, fit.target
+    io_rows = rows[(rows["op"] == READ) | (rows["op"] == WRITE)]
+    sequential = sequential_share(io_rows["offset"], io_rows["size"], io_rows["device"])
+    fields: dict[str, object] = {
+        "mode": "open",
+        "iops": stats.mean_rate,
+        "read_fraction": stats.read_fraction,
+        **(
+            {f"{op}_sizes": {_size_name(s): float(c) for s, c in by_op[op].items()} for op in ("read", "write")}
+            if per_op
+            else {"sizes": {_size_name(s): float(c) for s, c in common.items()}}
+        ),
+        "working_set": blocks * LINE,
+        "access": law.access,
+    }
+    if law.access == "zipf":
+        fields["zipf_theta"] = law.theta
+    if law.access == "hotspot":
+        fields["hot_io_fraction"] = law.hot_io
+        fields["hot_span_fraction"] = law.hot_span
+    if sequential > SEQUENTIAL_MATERIAL:
+        # Geometric runs continue with probability p: mean run 1 / (1 - p), the whole trace when every I/O continues.
+        fields["sequential_run"] = round(min(1.0 / (1.0 - sequential) if sequential < 1.0 else float(stats.ios), 1e9), 4)
+    if len(stats.counts) > 1 and len(set(stats.counts.tolist())) > 1:
+        # Evenly spaced arrivals through the profile give each interval its count (to within one): Poisson arrivals
+        # would add their own variance on top of the trace's, which the counts already hold.
+        fields["arrivals"] = "uniform"
+        fields["duty_cycle"] = DutyCycle(shape="profile", interval=profile_interval, levels=[float(c) for c in stats.counts])
+    workload = Workload.model_validate(fields)
+    predicted = predicted_hit_ratios(law, blocks, stats.ios, mix, lines, read_mix)
+    all_hits = stats.hit_ratios(lines)
+    all_error = float(np.sqrt(np.mean((np.array(predicted) - np.array(all_hits)) ** 2)))
+    facts = [
+        ("I/Os", f"{stats.ios:,} ({stats.reads:,} reads) over {stats.duration:g} s"),
+        ("mean rate", f"{stats.mean_rate:.6g} I/O/s"),
+        ("read fraction", f"{stats.read_fraction:.4f}"),
+        ("size mix", _mix_text(stats.sizes)),
+        *((f"{op} size mix", _mix_text(mix)) for op, mix in stats.sizes_by_op.items() if mix),
+        (
+            "per-op size mixes",
+            f"{'read_sizes and write_sizes' if per_op else 'one mix (sizes)'}: chi-square test of one mix for reads and "
+            f"writes, p = {p_value:.3g} ({'below' if per_op else 'not below'} {OP_MIX_P_VALUE:g})",
+        ),
+        ("busiest second", f"{stats.busiest_second:,} I/Os"),
+        ("busiest minute", f"{stats.busiest_minute:,} I/Os"),
+        (f"index of dispersion ({profile_interval:g} s counts)", f"{dispersion(stats.counts):.4g}"),
+        (
+            "mean outstanding",
+            "unknown (the trace has no latencies)"
+            if math.isnan(stats.mean_latency)
+            else f"{stats.outstanding:.4g} (Little's law: rate x mean latency {stats.mean_latency * 1e3:.4g} ms)",
+        ),
+        ("footprint", f"{stats.footprint:,} bytes ({stats.footprint_lines:,} blocks of 4 KiB)"),
+        ("working set", f"{blocks * LINE:,} bytes: the fitted law touches the footprint in as many I/Os"),
+        (
+            f"LRU {'read ' if stats.reads else ''}hit ratio (trace / fitted)",
+            ", ".join(f"{n:,} lines {t:.3f}/{p:.3f}" for n, t, p in zip(lines, target, predicted, strict=True)),
+        ),
+        (
+            "LRU hit ratio of all I/Os (trace / fitted)",
+            ", ".join(f"{n:,} lines {t:.3f}/{p:.3f}" for n, t, p in zip(lines, all_hits, predicted, strict=True))
+            + f" (rms {all_error:.4f}: the fit is on read hits, and the fitted law is one for reads and writes)",
+        ),
+        (
+            "access",
+            f"{law.describe()} (rms hit-ratio error {fit.error:.4f}; best "
+            + ", ".join(f"{name} {value:.4f}" for name, value in fit.errors.items())
+            + ")",
+        ),
+        (
+            "sequential",
+            f"{sequential:.1%} of the I/Os start where the previous one ended"
+            + (f": sequential_run {workload.sequential_run:g}" if workload.sequential_run > 1 else " (not material: no sequential_run)"),
+        ),
+    ]
+    if positive != stats.sizes or len(positive) > MIX_SIZES:
+        facts.append(("size mix kept", f"the {len(common)} most common of {len(positive)} sizes (zero-size I/Os left out)"))
+    for op in ("read", "write") if per_op else ():
+        sizes = stats.sizes_by_op[op]
+        if len(sizes) > len(by_op[op]) or 0 in sizes:
+            kept = len(by_op[op])
+            facts.append((f"{op} size mix kept", f"the {kept} most common of {len(sizes)} sizes (zero-size I/Os left out)"))
+    if profile_interval != interval:
+        facts.append(
+            ("profile interval", f"{profile_interval:g} s (the trace is longer than {PROFILE_LEVELS:,} intervals of {interval:g} s)")
+        )
+    return FittedWorkload(workload, stats, fit.error, lines, target, predicted, facts)
+
+
+# ---- the comparison -----------------------------------------------------------------------------------------------
+
+
+def synthetic_rows(workload: Workload, duration: float, seed: int | np.random.SeedSequence = 0) -> np.ndarray:
+    """The I/Os an open-loop ``workload`` issues in ``[0, duration)`` as :data:`simcache.traces.trace.ROW` rows (one VM, no simulation)."""
+    if workload.mode != "open":
+        raise ValueError(f'compare needs an open-loop synthetic workload (this one is mode = "{workload.mode}")')
+    stream = IOStream(workload, seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed))
+    times: list[float] = []
+    ios: list[tuple[bool, int, int]] = []
+    now = 0.0
+    while True:
+        now += stream.next_gap(now)
+        if now >= duration:
+            break
+        times.append(now)
+        ios.append(stream.next_io())
+    rows = np.zeros(len(times), dtype=ROW)
+    rows["time"] = times
+    if ios:
+        writes, sizes, offsets = zip(*ios, strict=True)
+        rows["op"] = np.where(np.array(writes), WRITE, READ)
+        rows["size"] = sizes
+        rows["offset"] = offsets
+    rows["latency"] = np.nan
+    return rows
+
+
+def _relative_error(trace: float, synthetic: float) -> float:
+    if trace == 0:
+        return 0.0 if synthetic == 0 else math.inf
+    return (synthetic - trace) / abs(trace)
+
+
+def _op_size_rows(measured: TraceStats, generated: TraceStats) -> list[tuple[str, float, float]]:
+    """Per op the trace has: its mean size, and the shares of its five most common sizes among that op's I/Os."""
+    rows: list[tuple[str, float, float]] = []
+    for op in ("read", "write"):
+        trace_sizes, synthetic_sizes = measured.sizes_by_op.get(op, {}), generated.sizes_by_op.get(op, {})
+        trace_ios, synthetic_ios = sum(trace_sizes.values()), sum(synthetic_sizes.values())
+        if not trace_ios:
+            continue
+        synthetic_mean = sum(s * c for s, c in synthetic_sizes.items()) / synthetic_ios if synthetic_ios else 0.0
+        rows.append((f"mean {op} size (bytes)", sum(s * c for s, c in trace_sizes.items()) / trace_ios, synthetic_mean))
+        for size, count in sorted(trace_sizes.items(), key=lambda item: -item[1])[:5]:
+            share = synthetic_sizes.get(size, 0) / synthetic_ios if synthetic_ios else 0.0
+            rows.append((f"share of {_size_name(size)} among {op}s", count / trace_ios, share))
+    return rows
+
+
+def compare(
+    trace: Trace, synthetic: Workload | Group, seed: int = 0, device: str | None = None, fractions: Sequence[float] = COMPARE_FRACTIONS
+) -> pd.DataFrame:
+    """The trace's statistics next to one VM of ``synthetic`` generated for as long, with the relative error of each.
+
+    Rows: busiest second and minute (I/Os, fixed 1 s and 60 s bins from the
+    first I/O), index of dispersion of the per-second counts, mean rate,
+    read fraction, mean size, the trace's five most common sizes (share of
+    I/Os), per op (reads, writes) its mean size and its five most common
+    sizes (share of that op's I/Os), read hit ratios at ``fractions`` of the trace's footprint (same
+    cache sizes in lines for both) and footprint. Columns: ``statistic``,
+    ``trace``, ``synthetic``, ``relative_error`` ((synthetic - trace) / trace).
+    """
+    workload = synthetic.workload if isinstance(synthetic, Group) else synthetic
+    measured = trace_stats(_selected_rows(trace, device))
+    generated = trace_stats(synthetic_rows(workload, measured.duration, seed))
+    lines = measured.cache_lines(fractions)
+    rows: list[tuple[str, float, float]] = [
+        ("I/Os in busiest second", measured.busiest_second, generated.busiest_second),
+        ("I/Os in busiest minute", measured.busiest_minute, generated.busiest_minute),
+        ("index of dispersion (1 s counts)", measured.dispersion_second, generated.dispersion_second),
+        ("mean rate (I/O/s)", measured.mean_rate, generated.ios / measured.duration),
+        ("read fraction", measured.read_fraction, generated.read_fraction),
+        ("mean size (bytes)", measured.mean_size, generated.mean_size),
+    ]
+    for size, count in sorted(measured.sizes.items(), key=lambda item: -item[1])[:5]:
+        share = generated.sizes.get(size, 0) / generated.ios if generated.ios else 0.0
+        rows.append((f"share of {_size_name(size)} I/Os", count / measured.ios, share))
+    rows += _op_size_rows(measured, generated)
+    trace_hits, synthetic_hits = measured.hit_ratios(lines, reads_only=True), generated.hit_ratios(lines, reads_only=True)
+    for fraction, n, t, s in zip(fractions, lines, trace_hits, synthetic_hits, strict=True):
+        rows.append((f"read hit ratio, cache {fraction:.0%} of footprint ({n:,} lines)", t, s))
+    rows.append(("footprint (bytes)", measured.footprint, generated.footprint))
+    return pd.DataFrame(
+        [(name, float(t), float(s), _relative_error(float(t), float(s))) for name, t, s in rows],
+        columns=["statistic", "trace", "synthetic", "relative_error"],
+    )

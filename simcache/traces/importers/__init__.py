@@ -1,0 +1,118 @@
+"""Importers: workload, measurement and trace files users already hold, turned into scenario workloads.
+
+``simcache import PATH [--format F] -o OUT.toml`` and
+:func:`import_workload` read one file; the format is guessed from its first
+few KiB when not given. Each format has its own module with the same four
+names: ``NAME`` (the format's name on the command line), ``KIND``
+(``"workload"``, ``"measurement"`` or ``"trace"``), ``sniff(head) -> bool``
+and ``read(path, options) -> Imported``. Trace formats also have
+``load(path, options) -> Trace``, which replay uses (:mod:`simcache.traces.replay`):
+the trace is parsed once into the cache of :mod:`simcache.traces.trace`.
+
+| format | module | what it gives |
+|---|---|---|
+| ``fio-job`` | :mod:`.fio_job` | one group per job (synthetic workload) |
+| ``fio-json`` | :mod:`.fio_json` | the jobs' workloads and their measured IOPS, bandwidth, latency as checks |
+| ``fio-iolog`` | :mod:`.fio_iolog` | a trace (v2: order only; v3: timestamps) |
+| ``vscsistats`` | :mod:`.vscsistats` | one VM per virtual disk from its histograms, measured latency as checks |
+| ``blkparse`` | :mod:`.blkparse` | a trace (issue, queue or completion events) |
+| ``msr`` | :mod:`.msr` | a trace (SNIA MSR-Cambridge CSV) |
+| ``csv`` | :mod:`.csv_trace` | a trace from any CSV with named columns |
+"""
+
+from __future__ import annotations
+
+import importlib
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from simcache.base.errors import WorkloadFileError
+from simcache.spec import TRACE_FORMATS
+from simcache.traces.importers.base import Imported, read_head
+from simcache.traces.trace import Trace
+
+__all__ = ["FORMATS", "Imported", "guess_format", "import_workload", "load_trace", "parse_option", "parse_options"]
+
+FORMATS: dict[str, str] = {
+    "fio-job": "fio_job",
+    "fio-json": "fio_json",
+    "fio-iolog": "fio_iolog",
+    "vscsistats": "vscsistats",
+    "blkparse": "blkparse",
+    "msr": "msr",
+    "csv": "csv_trace",
+}
+"""Format name -> module under simcache.traces.importers. Guessing tries them in this order (most specific first)."""
+_GUESS_ORDER = ("fio-json", "fio-iolog", "vscsistats", "blkparse", "msr", "fio-job", "csv")
+
+
+def _module(format_name: str) -> ModuleType:
+    return importlib.import_module(f"simcache.traces.importers.{FORMATS[format_name]}")
+
+
+def _known(path: Path, format_name: str) -> str:
+    if format_name not in FORMATS:
+        raise WorkloadFileError.at(path, None, "format", f"unknown format {format_name!r}; use one of {', '.join(FORMATS)}")
+    return format_name
+
+
+def guess_format(path: str | Path) -> str:
+    """The format of ``path`` judged from its first few KiB; raises :class:`WorkloadFileError` when none fits."""
+    path = Path(path)
+    head = read_head(path)
+    for name in _GUESS_ORDER:
+        if _module(name).sniff(head):
+            return name
+    raise WorkloadFileError.at(
+        path, None, "format", f"cannot tell the format from the file's start; give it with --format (one of {', '.join(FORMATS)})"
+    )
+
+
+def import_workload(path: str | Path, format: str | None = None, **options: Any) -> Imported:
+    """Read a workload, measurement or trace file: groups, expectations, warnings and facts.
+
+    ``options`` are the format's own (a CSV trace's column names and units,
+    blkparse's event, vscsiStats' disk layout, ...). Turn the result into a
+    scenario with :meth:`Imported.scenario` or a TOML file with :meth:`Imported.toml`.
+    """
+    path = Path(path)
+    name = guess_format(path) if format is None else _known(path, format)
+    imported: Imported = _module(name).read(path, options)
+    return imported
+
+
+def load_trace(path: str | Path, format: str | None = None, options: Mapping[str, Any] | None = None) -> Trace:
+    """The cached columnar trace of ``path`` (parsed now if it is not cached yet)."""
+    path = Path(path)
+    name = guess_format(path) if format is None else _known(path, format)
+    module = _module(name)
+    if module.KIND != "trace":
+        replayable = ", ".join(TRACE_FORMATS)
+        raise WorkloadFileError.at(path, None, "format", f"{name} is a {module.KIND} file, not a trace; replay takes {replayable}")
+    trace: Trace = module.load(path, dict(options or {}))
+    return trace
+
+
+def parse_option(text: str, source: str = "--option") -> tuple[str, Any]:
+    """One format option written ``KEY=VALUE``: VALUE read as a TOML value when it is one (numbers, booleans),
+    else as text. Raises :class:`WorkloadFileError` naming ``source`` for text without a key."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise WorkloadFileError(source, [(text, "give an import option as KEY=VALUE, e.g. time_unit=ms")])
+    try:
+        parsed = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    if isinstance(parsed, (list, dict)):  # options are scalars (a CSV's columns are one comma-separated text)
+        parsed = value.strip()
+    return key.strip(), parsed
+
+
+def parse_options(text: str, source: str = "import options") -> dict[str, Any]:
+    """Format options written ``KEY=VALUE``, one per line or separated by ``;`` (commas belong to values such as
+    ``columns=time,op,offset,size``)."""
+    pairs = [part.strip() for line in text.splitlines() for part in line.split(";")]
+    return dict(parse_option(pair, source) for pair in pairs if pair)

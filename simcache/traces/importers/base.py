@@ -1,0 +1,323 @@
+"""What every importer shares: the :class:`Imported` result, safe file reading, and the trace cache step.
+
+An importer reads one file and returns an :class:`Imported`: scenario
+``[[groups]]`` tables (the workload), ``[[expect]]`` tables (what the file
+measured, for formats that are measurements), warnings about what it could not
+use, and facts about what it read. :meth:`Imported.scenario` places the groups
+on a base scenario's cluster (the built-in ``default`` unless told otherwise).
+
+Every problem is a :class:`~simcache.base.errors.WorkloadFileError` naming the
+file, the line and the field; an importer stops at the first one.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import os
+import zlib
+from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, cast
+
+from simcache.base.errors import ScenarioError, WorkloadFileError
+from simcache.base.files import file_problem
+from simcache.base.metrics import PERCENTILES
+from simcache.spec import Scenario, load_scenario
+from simcache.spec.dump import toml_document
+from simcache.spec.fields import MAX_NAME_CHARS, group_name_problem
+from simcache.spec.load import builtin_scenarios, parse_toml, read_scenario_text
+from simcache.spec.scenario import MAX_SCENARIO_NAME_CHARS, validate_scenario
+from simcache.traces.trace import Trace, TraceBuilder, cache_folder, cache_key, file_digest
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "Imported",
+    "cached_trace",
+    "check_option_names",
+    "check_regular_file",
+    "group_name",
+    "is_gzip",
+    "numbered_lines",
+    "open_bytes",
+    "option_choice",
+    "read_head",
+    "read_text",
+    "trace_imported",
+]
+
+DEFAULT_POLICY = "WB+0"
+"""The write policy imported groups get unless told otherwise (a file says what a VM does, not how it is cached)."""
+HEAD_BYTES = 8192
+"""How much of a file format guessing looks at."""
+
+
+@dataclass
+class Imported:
+    """What one file gave: groups (workloads), expectations (measurements), warnings and facts."""
+
+    source: Path
+    format: str
+    groups: list[dict[str, Any]]
+    expect: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    """(what, value) pairs for people: ``("jobs", "2")``, ``("I/Os", "1,204,331")``."""
+    duration: float | None = None
+    """Seconds the workload runs as the file describes it (fio runtime, a trace's length), if it says."""
+    trace: Trace | None = None
+
+    def scenario_data(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY) -> dict[str, Any]:
+        """A scenario as plain tables: ``base``'s run, cluster and array (no events, variants or checks) with these groups.
+
+        Groups without ``hosts`` are placed one per host, round robin; groups
+        with the same ``colocate`` key (the disks of one VM) go on the same host. The
+        run lasts :attr:`duration` when the file gives one, with a tenth of
+        it as warm-up.
+        """
+        data = _base_tables(base)
+        hosts = int(data["cluster"].get("hosts", 1))
+        groups = []
+        slots: dict[str, int] = {}
+        for i, group in enumerate(self.groups):
+            group = copy.deepcopy(group)
+            key = group.pop("colocate", None)  # groups with the same key (one VM's disks) share a host
+            slot = i if key is None else slots.setdefault(str(key), len(slots))
+            group.setdefault("policy", policy)
+            group.setdefault("hosts", [slot % hosts])
+            groups.append(group)
+        run = dict(data.get("run", {}))
+        if self.duration:
+            run["duration"] = self.duration
+            run["warmup"] = self.duration / 10
+            run["sample_interval"] = min(float(_seconds(run.get("sample_interval", 1.0))), self.duration / 10)
+        name = "".join(c if c.isalnum() or c in "_.-" else "_" for c in self.source.stem)[:MAX_SCENARIO_NAME_CHARS] or "imported"
+        return {
+            "name": name,
+            "description": f"imported from {self.source.name} ({self.format})",
+            "run": run,
+            "cluster": data["cluster"],
+            "array": data["array"],
+            "groups": groups,
+            "expect": copy.deepcopy(self.expect),
+        }
+
+    def scenario(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY) -> Scenario:
+        """:meth:`scenario_data` validated: raises :class:`~simcache.base.errors.ScenarioError` naming the source file."""
+        return validate_scenario(self.scenario_data(base, policy), str(self.source))
+
+    def toml(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY, folder: Path | None = None) -> str:
+        """The scenario as a TOML file, headed by what was imported and every warning.
+
+        With ``folder`` (where the file will be written), trace paths are
+        written relative to it, so the scenario and its trace can move together.
+        """
+        header = [f"Imported from {self.source} ({self.format}) by simcache import."]
+        header += [f"{what}: {value}" for what, value in self.facts]
+        header += [f"warning: {warning}" for warning in self.warnings]
+        data = self.scenario_data(base, policy)
+        if folder is not None:
+            for group in data["groups"]:
+                trace = group.get("workload", {}).get("trace")
+                if trace is not None:
+                    trace["path"] = os.path.relpath(trace["path"], folder.resolve())
+        return toml_document(data, header)
+
+
+def _seconds(value: Any) -> float:
+    from simcache.base.units import parse_duration
+
+    return parse_duration(value) if isinstance(value, str) else float(value)
+
+
+def _base_tables(base: Scenario | str | Path | None) -> dict[str, Any]:
+    """The base scenario's tables as written (profile names kept), or a dump of a :class:`Scenario` object."""
+    if isinstance(base, Scenario):
+        return base.model_dump(mode="json", exclude_none=True)
+    source = Path(base) if base is not None else builtin_scenarios()["default"]
+    scenario = load_scenario(source)  # validates it, and finds a built-in by name
+    path = source if source.exists() else builtin_scenarios()[str(source)]
+    try:
+        return parse_toml(read_scenario_text(path), str(path))
+    except ScenarioError:  # changed since it was loaded: the loaded scenario's values
+        return scenario.model_dump(mode="json", exclude_none=True)
+
+
+def check_option_names(path: Path, options: Mapping[str, Any], allowed: Collection[str] | Mapping[str, str], format_name: str) -> None:
+    """Refuse the first option the format does not take, naming it and listing the ones it does (with what each
+    does when ``allowed`` maps names to descriptions)."""
+    for name in options:
+        if name not in allowed:
+            if not allowed:
+                listing = "it takes none"
+            elif isinstance(allowed, Mapping):
+                listing = "use " + "; ".join(f"{key}: {what}" for key, what in allowed.items())
+            else:
+                listing = "use " + ", ".join(allowed)
+            raise WorkloadFileError.at(path, None, f"options.{name}", f"unknown option for the {format_name} format; {listing}")
+
+
+def option_choice(path: Path, options: Mapping[str, Any], name: str, choices: Collection[str], default: str) -> str:
+    """The option ``name`` (a string, one of ``choices``), or ``default`` when it is not given."""
+    value = options.get(name, default)
+    if not isinstance(value, str) or value not in choices:
+        raise WorkloadFileError.at(path, None, f"options.{name}", f"{value!r} is not allowed; use one of {', '.join(choices)}")
+    return value
+
+
+def check_regular_file(path: Path) -> None:
+    """Refuse anything that is not a readable regular file (a FIFO or device would block or never end)."""
+    problem = file_problem(path)
+    if problem is not None:
+        raise WorkloadFileError.at(path, None, "", problem)
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: Path) -> bool:
+    """Whether the file is gzip-compressed (by its first two bytes, whatever its name): the MSR traces ship so."""
+    with path.open("rb") as handle:
+        return handle.read(2) == GZIP_MAGIC
+
+
+def open_bytes(path: Path) -> BinaryIO:
+    """The file's bytes, decompressed on the fly when it is gzip; a damaged gzip stream raises
+    :class:`WorkloadFileError` when read through :func:`numbered_lines` or :func:`read_text`."""
+    check_regular_file(path)
+    if is_gzip(path):
+        return cast(BinaryIO, gzip.open(path, "rb"))
+    return path.open("rb")
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> str:
+    """The file's first ``size`` bytes (decompressed) as text (undecodable bytes replaced), for guessing its format."""
+    with open_bytes(path) as handle:
+        try:
+            data = handle.read(size)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise WorkloadFileError.at(path, None, "", f"a damaged gzip file: {exc}") from None
+    return data.decode("utf-8", errors="replace")
+
+
+def read_text(path: Path, encoding: str = "utf-8") -> str:
+    """The whole file as text (decompressed); bytes that are not ``encoding`` raise naming their line."""
+    with open_bytes(path) as handle:
+        try:
+            data = handle.read()
+        except (OSError, EOFError, zlib.error) as exc:
+            raise WorkloadFileError.at(path, None, "", f"a damaged gzip file: {exc}") from None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise WorkloadFileError.at(path, line, "", f"not {encoding} text (byte {exc.start}); is this the right file?") from None
+
+
+def numbered_lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """(line number from 1, line without its end) for each line, read lazily.
+
+    A line that is not valid text raises :class:`WorkloadFileError` naming it.
+    """
+    with open_bytes(path) as handle:
+        number = 0
+        while True:
+            try:
+                raw = handle.readline()
+            except (OSError, EOFError, zlib.error) as exc:
+                raise WorkloadFileError.at(path, number + 1, "", f"a damaged gzip file: {exc}") from None
+            if not raw:
+                return
+            number += 1
+            try:
+                yield number, raw.decode(encoding).rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                raise WorkloadFileError.at(path, number, "", f"not {encoding} text (byte {exc.start}); is this the right file?") from None
+
+
+def cached_trace(
+    path: Path,
+    format_name: str,
+    options: Mapping[str, Any],
+    fill: Callable[[TraceBuilder], Mapping[str, Any]],
+    folder: Path | None = None,
+) -> Trace:
+    """The trace of ``path`` from the cache, or parsed now by ``fill`` and cached.
+
+    ``fill`` adds the file's chunks to the builder and returns what it wants
+    kept in the description (counts of skipped lines, the clock's origin, ...).
+    A failed parse leaves nothing in the cache.
+    """
+    check_regular_file(path)
+    folder = cache_folder() if folder is None else folder
+    key = cache_key(file_digest(path), format_name, options)
+    trace = Trace.cached(key, folder)
+    if trace is not None:
+        return trace
+    builder = TraceBuilder(folder, key)
+    try:
+        extra = fill(builder)
+    except BaseException:
+        builder.abandon()
+        raise
+    return builder.finish({"source": str(path), "format": format_name, "options": dict(options), **extra})
+
+
+def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[str, Any], warnings: list[str]) -> Imported:
+    """A trace as groups: one group of one VM per trace device, replaying that device's I/Os at their timestamps."""
+    summary = trace.summary()
+    groups = []
+    used: set[str] = set()
+    for device, stats in summary.items():
+        if stats.ios == 0:
+            continue
+        name = group_name(device, used)
+        trace_table: dict[str, Any] = {"path": str(path.resolve()), "format": format_name, "devices": [device]}
+        if options:
+            trace_table["options"] = dict(options)
+        groups.append({"name": name, "vms_per_host": 1, "workload": {"mode": "trace", "trace": trace_table}})
+    if not groups:
+        raise WorkloadFileError.at(path, None, "", "the trace holds no reads or writes to replay")
+    reads = sum(s.counts["read"] for s in summary.values())
+    writes = sum(s.counts["write"] for s in summary.values())
+    skipped = {op: sum(s.counts[op] for s in summary.values()) for op in ("sync", "trim")}
+    facts = [
+        ("I/Os", f"{reads + writes:,} ({reads:,} reads, {writes:,} writes)"),
+        ("bytes", f"{sum(s.bytes['read'] for s in summary.values()):,} read, {sum(s.bytes['write'] for s in summary.values()):,} written"),
+        ("devices", ", ".join(summary) or "none"),
+        ("length", f"{trace.duration:.6g} s"),
+    ]
+    for op, (count, mean, values) in trace.measured_latency(list(PERCENTILES.values())).items():
+        # A percentile is shown only when at least one I/O lies above it (p99.9 needs 1,000 I/Os).
+        shown = [
+            f", {name.removesuffix('_ms')} {value * 1e3:.4g} ms"
+            for (name, q), value in zip(PERCENTILES.items(), values, strict=True)
+            if count * (1.0 - q / 100.0) >= 1.0 - 1e-9  # 1,000 x (1 - 0.999) is 0.99999... in floats
+        ]
+        facts.append((f"{op} latency in the trace", f"mean {mean * 1e3:.4g} ms{''.join(shown)} over {count:,} I/Os (the traced system's)"))
+    notes = list(warnings)
+    if any(skipped.values()):
+        notes.append(
+            f"{skipped['sync']:,} sync/flush and {skipped['trim']:,} trim commands are counted but not replayed "
+            "(the model acknowledges a write when it is cached or replicated, so a flush adds no wait)"
+        )
+    # The run lasts a second past the last I/O, so that it is issued and, unless the cluster is overloaded, completes;
+    # a trace without timestamps (replayed closed loop) runs for the base scenario's duration.
+    duration = trace.duration + 1.0 if trace.meta.get("has_times", True) else None
+    return Imported(path, format_name, groups, warnings=notes, facts=facts, duration=duration, trace=trace)
+
+
+def group_name(label: str, used: set[str], fallback: str = "device") -> str:
+    """``label`` as a group name: characters other than ASCII letters, digits, ``_`` and ``-`` become ``_``, a
+    reserved name or digits alone get ``fallback`` in front, at most 56 characters; made unique among ``used``
+    (which it joins)."""
+    base = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in label)[: MAX_NAME_CHARS - 8] or fallback
+    if group_name_problem(base):
+        base = f"{fallback}_{base}"
+    name, n = base, 1
+    while name in used:
+        n += 1
+        name = f"{base}_{n}"
+    used.add(name)
+    return name

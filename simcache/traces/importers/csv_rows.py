@@ -1,0 +1,278 @@
+"""Delimited text read in chunks of rows, with errors that name the file's line and field.
+
+The CSV trace importers (:mod:`.msr`, :mod:`.csv_trace`) parse with pandas' C
+reader :data:`CHUNK_ROWS` rows at a time and check each chunk's columns with
+numpy. A bad value is found by its row's position, so the error names the
+file's line without a second pass, and nothing after the chunk holding it is
+read. Blank lines are kept as empty rows (then dropped and counted) so that
+row numbers and line numbers agree; a quoted field spanning lines would shift
+them, and neither format has one.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simcache.base.errors import WorkloadFileError
+from simcache.traces.importers.base import check_regular_file, is_gzip, numbered_lines
+
+__all__ = ["CHUNK_ROWS", "INT64_MAX", "RowChunks", "Rows", "option_text", "split_line"]
+
+CHUNK_ROWS = 1 << 16
+"""Rows parsed and checked at a time (the trace builder's block size)."""
+INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+class RowChunks:
+    """The data rows of a delimited text file, :data:`CHUNK_ROWS` at a time, as :class:`Rows`.
+
+    ``fields`` name the columns in order (for messages); a line with more
+    fields is an error naming it, a line with fewer leaves the rest missing
+    (an error when the importer needs them). After iterating,
+    :attr:`empty_lines` counts the blank lines skipped.
+    """
+
+    def __init__(self, path: Path, fields: Sequence[str], delimiter: str = ",", skip_lines: int = 0):
+        self.path = path
+        self.fields = tuple(fields)
+        self.delimiter = delimiter
+        self.skip_lines = skip_lines
+        self.empty_lines = 0
+
+    def __iter__(self) -> Iterator[Rows]:
+        check_regular_file(self.path)
+        rows_read = 0
+        try:  # the C reader reads the first rows when it is made: a bad first row raises here
+            reader = pd.read_csv(
+                self.path,
+                sep=self.delimiter,
+                header=None,
+                names=list(range(len(self.fields))),
+                skiprows=self.skip_lines,
+                index_col=False,
+                skip_blank_lines=False,
+                skipinitialspace=True,
+                keep_default_na=False,
+                na_values=[""],
+                chunksize=CHUNK_ROWS,
+                encoding="utf-8",
+                engine="c",
+                compression="gzip" if is_gzip(self.path) else None,
+            )
+        except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError, EOFError) as exc:
+            raise self._locate(self.skip_lines + 1, exc) from None
+        with reader:
+            while True:
+                try:
+                    # pandas drops the extra fields of a chunk's first rows with only a warning: here it is an error.
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("error", pd.errors.ParserWarning)
+                        frame = next(reader)
+                except StopIteration:
+                    return
+                except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError, ValueError, OSError, EOFError) as exc:
+                    raise self._locate(self.skip_lines + rows_read + 1, exc) from None
+                rows_read += len(frame)
+                empty = frame.isna().all(axis=1).to_numpy()
+                if empty.any():
+                    self.empty_lines += int(empty.sum())
+                    frame = frame[~empty]
+                if len(frame):
+                    yield Rows(self, frame)
+
+    def line(self, row: int) -> int:
+        """The file line (from 1) of data row ``row`` (from 0)."""
+        return self.skip_lines + row + 1
+
+    def _locate(self, start: int, exc: Exception) -> WorkloadFileError:
+        """The first line from ``start`` on that the reader could not take (an unclosed quote, too many fields, or not UTF-8)."""
+        expected = len(self.fields)
+        for number, text in numbered_lines(self.path):  # raises at a line that is not UTF-8
+            if number < start:
+                continue
+            if text.count('"') % 2:
+                return WorkloadFileError.at(
+                    self.path, number, "", 'a quote (") that is never closed: the rest of the file would be one field; remove it'
+                )
+            fields = split_line(self.path, number, text, self.delimiter)
+            if len(fields) > expected:
+                return WorkloadFileError.at(
+                    self.path,
+                    number,
+                    "",
+                    f"{len(fields)} fields; expected {expected} ({', '.join(self.fields)}) separated by {self.delimiter!r}",
+                )
+        found = re.search(r"line (\d+)", str(exc))
+        message = re.sub(r"^Error tokenizing data\. C error: ", "", str(exc)).strip()
+        return WorkloadFileError.at(self.path, int(found.group(1)) if found else None, "", f"cannot read the row: {message}")
+
+
+def split_line(path: Path, number: int, text: str, delimiter: str) -> list[str]:
+    """The fields of line ``number`` (its text without the line end); a line the csv module cannot split is an
+    error naming it (a carriage return inside the line, say)."""
+    try:
+        return next(csv.reader([text], delimiter=delimiter, skipinitialspace=True), [])
+    except csv.Error as exc:
+        raise WorkloadFileError.at(path, number, "", f"cannot split the line into fields: {exc}") from None
+
+
+class Rows:
+    """One chunk of rows; each accessor checks a column and returns it as a numpy array, or raises naming the line."""
+
+    def __init__(self, chunks: RowChunks, frame: pd.DataFrame):
+        self.chunks = chunks
+        self.frame = frame
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def error(self, position: int, column: int, message: str) -> WorkloadFileError:
+        """An error at the ``position``-th row of this chunk, in ``column``."""
+        row = int(self.frame.index[position])
+        return WorkloadFileError.at(self.chunks.path, self.chunks.line(row), self.chunks.fields[column], message)
+
+    def _missing(self, position: int, column: int) -> WorkloadFileError:
+        return self.error(
+            position, column, f"missing value (each line has {len(self.chunks.fields)} fields: {', '.join(self.chunks.fields)})"
+        )
+
+    def integers(self, column: int, what: str, minimum: int = 0, maximum: int = INT64_MAX, limit: str = "") -> np.ndarray:
+        """The column as int64, each value a whole number from ``minimum`` to ``maximum``.
+
+        ``what`` says what a value is ("a whole number of bytes"); ``limit`` says why ``maximum`` is the limit.
+        """
+        series = self.frame[column]
+        values: np.ndarray
+        if series.dtype.kind == "i":
+            values = series.to_numpy(np.int64)
+        elif series.dtype.kind == "f" and _whole(series.to_numpy(np.float64)):
+            values = series.to_numpy(np.float64).astype(np.int64)
+        else:
+            values = self._parse(column, what, _whole_number)
+        if len(values) and (values.min() < minimum or values.max() > maximum):
+            position = int(np.flatnonzero((values < minimum) | (values > maximum))[0])
+            value = int(values[position])
+            if value < minimum:
+                bound = "must not be negative" if minimum == 0 else f"must be at least {minimum:,}"
+            else:
+                bound = f"must be at most {maximum:,}" + (f" ({limit})" if limit else "")
+            raise self.error(position, column, f"{value:,} {bound}")
+        return values
+
+    def numbers(self, column: int, what: str, minimum: float | None = None, allow_missing: bool = False) -> np.ndarray:
+        """The column as int64 (when every value is whole and written so) or float64; missing values are NaN if allowed."""
+        series = self.frame[column]
+        values: np.ndarray
+        if series.dtype.kind in "if":
+            values = series.to_numpy()
+        else:
+            values = self._parse(column, what, _number, allow_missing)
+        if values.dtype.kind == "f":
+            bad = ~np.isfinite(values) if not allow_missing else np.isinf(values)
+            if bad.any():
+                position = int(np.flatnonzero(bad)[0])
+                if np.isnan(values[position]):
+                    raise self._missing(position, column)
+                raise self.error(position, column, f"expected {what}, found {values[position]}")
+        if minimum is not None and len(values):
+            low = values < minimum
+            if low.any():
+                position = int(np.flatnonzero(low)[0])
+                bound = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
+                raise self.error(position, column, f"{values[position]} {bound}")
+        return values
+
+    def _parse(self, column: int, what: str, parse: Callable[[str], Any], allow_missing: bool = False) -> np.ndarray:
+        """The column's values parsed one by one (text in a numeric column: find the first bad one)."""
+        parsed: list[Any] = []
+        for position, value in enumerate(self.frame[column].to_numpy(object)):
+            if _is_missing(value):
+                if not allow_missing:
+                    raise self._missing(position, column)
+                parsed.append(float("nan"))
+                continue
+            try:
+                parsed.append(parse(str(value).strip()))
+            except (ValueError, OverflowError):
+                raise self.error(position, column, f"expected {what}, found {str(value).strip()!r}") from None
+        if any(isinstance(v, float) for v in parsed):
+            return np.array(parsed, dtype=np.float64)
+        try:
+            return np.array(parsed, dtype=np.int64)
+        except OverflowError:
+            position = next(i for i, v in enumerate(parsed) if not -INT64_MAX - 1 <= v <= INT64_MAX)
+            raise self.error(position, column, f"{parsed[position]:,} is too large (at most {INT64_MAX:,})") from None
+
+    def categories(self, column: int) -> tuple[np.ndarray, list[str]]:
+        """Each row's index into the column's distinct values, and those values as text (in order of first appearance).
+
+        Text is stripped; whole numbers read as numbers are written without ``.0``.
+        """
+        codes, uniques = pd.factorize(self.frame[column])
+        if len(codes) and codes.min() < 0:
+            raise self._missing(int(np.flatnonzero(codes < 0)[0]), column)
+        return codes.astype(np.int64), [_text(value) for value in uniques]
+
+    def codes(self, column: int, lookup: Callable[[str], int | None], allowed: str) -> np.ndarray:
+        """Each row's ``lookup(text)`` (see :meth:`categories`); ``None`` is an error saying what is ``allowed``."""
+        codes, texts = self.categories(column)
+        table = np.empty(len(texts), dtype=np.int64)
+        for i, text in enumerate(texts):
+            code = lookup(text)
+            if code is None:
+                raise self.error(int(np.flatnonzero(codes == i)[0]), column, f"{text!r} is not allowed; use {allowed}")
+            table[i] = code
+        result: np.ndarray = table[codes]
+        return result
+
+
+def _whole(values: np.ndarray) -> bool:
+    """Every value finite, whole and within int64 (a float column of whole numbers, e.g. ``4096.0``)."""
+    return bool(np.all(np.isfinite(values) & (values == np.floor(values)) & (np.abs(values) < 2.0**63)))
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        number = float(text)
+        if not number.is_integer():
+            raise
+        return int(number)
+
+
+def _number(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        number = float(text)
+        if number != number or number in (float("inf"), float("-inf")):
+            raise
+        return number
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
+
+
+def _text(value: Any) -> str:
+    """A cell as text: whole numbers the way they were most likely written (``1``, not ``1.0``)."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def option_text(path: Path, options: Any, name: str, default: str) -> str:
+    """A text option (``default`` when absent); anything but text is an error naming it."""
+    value = options.get(name, default)
+    if not isinstance(value, str):
+        raise WorkloadFileError.at(path, None, f"options.{name}", f"expected text, found {value!r}")
+    return value
