@@ -25,8 +25,8 @@ from simcache.report import report_html
 from simcache.runs.sweep import sweep_summary
 from simcache.runs.targets import Target
 from simcache.spec import REPLICAS
-from simcache.traces.importers import FORMATS, Imported
-from simcache.traces.importers.base import DEFAULT_POLICY
+from simcache.traces.formats import FORMATS
+from simcache.workloads.ingest.imported import DEFAULT_POLICY, Imported
 from simcache_app import charts, controls, describe, layout, runs, verdicts
 from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters, valid_values
 from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip

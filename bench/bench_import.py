@@ -38,7 +38,7 @@ from bench_engine import mm1  # noqa: E402
 from machine import machine_facts  # noqa: E402
 
 import simcache  # noqa: E402
-from simcache.traces.importers import import_workload  # noqa: E402
+from simcache.workloads.ingest.imported import import_workload  # noqa: E402
 
 FILETIME_2007 = 128_166_372_000_000_000  # 100 ns ticks from 1601-01-01 to 2007-02-22 (the MSR traces' week)
 

@@ -9,6 +9,7 @@ Public API (what the CLI, the app, notebooks and tests run scenarios with):
 - :func:`sweep` - run a grid of overrides and seeds, one row per point and seed
 - :func:`estimate` - analytic estimate of a scenario (queueing approximations), in milliseconds,
   as an :class:`Estimate`
+- :func:`import_workload` - read a fio job or result, vscsiStats histograms or a block trace as workloads
 - :class:`ScenarioError` - raised for every bad input, naming file, field and fix
 
 How the package is put together: ``docs/architecture.md``.
@@ -24,5 +25,6 @@ from simcache.estimate import Estimate, estimate
 from simcache.results.result import Result
 from simcache.spec import Scenario, load_scenario
 from simcache.runs.sweep import sweep
+from simcache.workloads.ingest.imported import import_workload
 
-__all__ = ["Estimate", "Result", "Scenario", "ScenarioError", "__version__", "estimate", "load_scenario", "simulate", "sweep"]
+__all__ = ["Estimate", "Result", "Scenario", "ScenarioError", "__version__", "estimate", "import_workload", "load_scenario", "simulate", "sweep"]

@@ -20,8 +20,8 @@ import plotly.graph_objects as go
 
 import simcache
 from simcache.physics.cluster import PortName
-from simcache.physics.workload import DutyClock
 from simcache.sim.collect import COMPONENTS
+from simcache.workloads.generators import DutyClock
 
 TOP_SHOWN = 8
 """Components a time chart shows one by one; the rest are one "others" line."""

@@ -2,7 +2,7 @@
 
 A non-TOML upload (fio job or JSON result, vscsiStats CSV, fio iolog,
 blkparse text, MSR or plain CSV trace) is imported by
-:func:`simcache.traces.importers.import_workload`. A trace is replayed from its file
+:func:`simcache.workloads.ingest.imported.import_workload`. A trace is replayed from its file
 every time the scenario runs, long after the upload's request is gone, so the
 uploaded bytes are kept in :func:`upload_folder`, named by their SHA-256
 (:func:`store_upload`): the same file uploaded twice is stored once, and the
@@ -24,8 +24,9 @@ import pandas as pd
 import simcache
 from simcache.base.errors import WorkloadFileError
 from simcache.base.units import format_size
-from simcache.traces.importers import FORMATS, Imported, guess_format, import_workload, parse_options
+from simcache.traces.formats import FORMATS, guess_format, parse_options
 from simcache.traces.trace import cache_folder
+from simcache.workloads.ingest.imported import Imported, import_workload
 
 __all__ = [
     "UPLOAD_LIMIT_BYTES",

@@ -27,7 +27,7 @@ from simcache.base.units import round_figure
 from simcache.runs.sweep import sweep_summary
 from simcache.runs.targets import plus_minus
 from simcache.spec.dump import minimal_scenario_toml, scenario_slug
-from simcache.traces.importers import Imported
+from simcache.workloads.ingest.imported import Imported
 from simcache_app import uploads
 from simcache_app.controls import EVENT_TAIL_S, first_duration, parse_size_mix
 from simcache_app.describe import bottleneck_sentence, component_name, estimate_sentence, format_ms, headline, metric_label, peer_port_table

@@ -1,4 +1,4 @@
-"""Fitting a synthetic workload to a trace (simcache.traces.fit), the profile duty cycle, and the fit/compare-trace commands.
+"""Fitting a synthetic workload to a trace (simcache.workloads.ingest.fit), the profile duty cycle, and the fit/compare-trace commands.
 
 Traces are built directly with TraceBuilder in tmp_path (the importers are
 tested elsewhere); the CLI tests write CSV traces and run once the CSV
@@ -15,11 +15,20 @@ import pytest
 
 import simcache
 from simcache.estimate import estimate
-from simcache.physics.workload import IOStream
 from simcache.sim.components.cache import ReadCache
 from simcache.spec import Workload
-from simcache.traces.fit import compare, fit_trace, hit_ratios, io_distances, sequential_share, stack_distances, synthetic_rows, trace_stats
 from simcache.traces.trace import READ, SYNC, WRITE, Trace, TraceBuilder, TraceChunk
+from simcache.workloads.generators import IOStream
+from simcache.workloads.ingest.fit import (
+    compare,
+    fit_trace,
+    hit_ratios,
+    io_distances,
+    sequential_share,
+    stack_distances,
+    synthetic_rows,
+    trace_stats,
+)
 
 KIB = 1024
 
@@ -337,7 +346,7 @@ def write_csv(path: Path, rows: np.ndarray) -> Path:
 
 
 def test_fit_and_compare_trace_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("simcache.traces.importers.csv_trace")
+    pytest.importorskip("simcache.traces.formats.csv_trace")
     from simcache.cli.main import main
 
     truth = Workload(mode="open", iops=300.0, read_fraction=0.6, working_set=3000 * 4096, access="zipf", zipf_theta=0.9)
@@ -366,8 +375,8 @@ def test_vm_burst_fit_keeps_the_read_hit_ratios() -> None:
     The price is the footprint: one law for reads and writes sends 73% of all I/Os, burst writes too, to the hot
     region, so the synthetic touches about a third of the trace's blocks.
     """
-    pytest.importorskip("simcache.traces.importers.csv_trace")
-    from simcache.traces.importers import load_trace
+    pytest.importorskip("simcache.traces.formats.csv_trace")
+    from simcache.traces.formats import load_trace
 
     trace = load_trace(EXAMPLES / "vm-burst.csv", "csv")
     fitted = fit_trace(trace)

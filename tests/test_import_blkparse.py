@@ -7,10 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.imports import imported_by
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.importers import blkparse, import_workload
+from simcache.traces.formats import blkparse
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE
+from simcache.workloads.ingest.imported import import_workload
 
 
 @pytest.fixture(autouse=True)
@@ -61,7 +63,7 @@ BASIC = [
 
 
 def test_issue_events_get_the_device_latency(tmp_path: Path) -> None:
-    imported = blkparse.read(write(tmp_path, *BASIC, SUMMARY), {})
+    imported = imported_by(blkparse, write(tmp_path, *BASIC, SUMMARY), {})
     trace = imported.trace
     assert trace is not None
     rows = trace.rows
@@ -107,7 +109,7 @@ def test_a_requeue_cancels_the_issue_and_the_next_issue_counts(tmp_path: Path) -
         line("8,16", 0, 3, "1.000300000", 7, "D", "W", "100 + 8 [kworker/0:1]"),
         line("8,16", 0, 4, "1.000700000", 0, "C", "W", "100 + 8 [0]"),
     ]
-    imported = blkparse.read(write(tmp_path, *lines), {})
+    imported = imported_by(blkparse, write(tmp_path, *lines), {})
     assert imported.trace is not None
     rows = imported.trace.rows
     assert rows["time"].tolist() == [0.0]
@@ -129,8 +131,8 @@ BACK_MERGE = [
 
 def test_merged_bios_count_as_queued_ios_but_once_as_issued(tmp_path: Path) -> None:
     path = write(tmp_path, *BACK_MERGE)
-    queued = blkparse.read(path, {"event": "Q"})
-    issued = blkparse.read(path, {"event": "D"})
+    queued = imported_by(blkparse, path, {"event": "Q"})
+    issued = imported_by(blkparse, path, {"event": "D"})
     assert queued.trace is not None and issued.trace is not None
     q_rows, d_rows = queued.trace.rows, issued.trace.rows
     assert q_rows["offset"].tolist() == [100 * 512, 108 * 512]
@@ -191,7 +193,7 @@ def test_discards_are_trims_and_devices_are_groups(tmp_path: Path) -> None:
         line("8,0", 0, 2, "0.000010000", 0, "C", "D", "0 + 2048 [0]"),
         line("259,1", 2, 2, "0.000011000", 0, "C", "RA", "64 + 8 [0]"),
     ]
-    imported = blkparse.read(write(tmp_path, *lines), {})
+    imported = imported_by(blkparse, write(tmp_path, *lines), {})
     assert imported.trace is not None
     assert imported.trace.rows["op"].tolist() == [TRIM, READ]
     assert imported.trace.devices == ("8,0", "259,1")
@@ -203,7 +205,7 @@ def test_discards_are_trims_and_devices_are_groups(tmp_path: Path) -> None:
 
 def test_requests_that_never_complete_keep_no_latency(tmp_path: Path) -> None:
     lines = [line("8,0", 0, 1, "0.000000000", 5, "D", "W", "0 + 8 [a]"), line("8,0", 0, 2, "0.000001000", 5, "D", "W", "8 + 8 [a]")]
-    imported = blkparse.read(write(tmp_path, *lines), {})
+    imported = imported_by(blkparse, write(tmp_path, *lines), {})
     assert imported.trace is not None
     assert latencies(imported.trace.rows) == [None, None]
     assert imported.warnings == ["not turned into I/Os: 2 requests never completed (kept, no latency)"]
@@ -281,7 +283,7 @@ def test_other_actions_are_listed_not_failed(tmp_path: Path) -> None:
         line("8,0", 0, 2, "0.000001000", 5, "A", "W", "0 + 8 <- (8,1) 2048"),
         line("8,0", 0, 3, "0.000002000", 5, "UT", "N", "[swapper/0] 1"),
     ]
-    imported = blkparse.read(write(tmp_path, *lines), {})
+    imported = imported_by(blkparse, write(tmp_path, *lines), {})
     assert imported.warnings == ["not turned into I/Os: 1 m events; 1 A events; 1 UT events; 1 requests never completed (kept, no latency)"]
 
 

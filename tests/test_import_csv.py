@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.imports import imported_by
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.importers import csv_trace
+from simcache.traces.formats import csv_trace
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE
 
 
@@ -51,7 +52,7 @@ def test_default_columns_and_relative_times(tmp_path: Path) -> None:
 def test_renamed_columns_devices_latency_and_unused_columns(tmp_path: Path) -> None:
     path = write(tmp_path, "ts , Type,LBA,len,vol,lat_us,pid\n100,r,8,8,a,250,7\n250,w,16,16,b,,7\n400,R,0,1,a,1000,7\n")
     options = {"time_column": "ts", "op_column": "type", "size_column": "len", "device_column": "vol", "latency_column": "lat_us"}
-    imported = csv_trace.read(path, {**options, "time_unit": "us", "size_unit": "sector"})
+    imported = imported_by(csv_trace, path, {**options, "time_unit": "us", "size_unit": "sector"})
     trace = imported.trace
     assert trace is not None
     rows = trace.rows
@@ -113,7 +114,7 @@ def test_bad_op_value_names_line_and_value(tmp_path: Path) -> None:
 
 
 def test_offset_column_is_preferred_to_lba_and_lba_is_listed_unused(tmp_path: Path) -> None:
-    imported = csv_trace.read(write(tmp_path, "time,op,offset,lba,size\n0,R,4096,8,512\n"), {})
+    imported = imported_by(csv_trace, write(tmp_path, "time,op,offset,lba,size\n0,R,4096,8,512\n"), {})
     assert imported.trace is not None and imported.trace.rows["offset"].tolist() == [4096]
     assert imported.warnings == ["columns not used: lba"]
 

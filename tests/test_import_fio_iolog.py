@@ -6,10 +6,12 @@ import math
 from pathlib import Path
 
 import pytest
+from support.imports import imported_by
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.importers import fio_iolog, import_workload
+from simcache.traces.formats import fio_iolog
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE
+from simcache.workloads.ingest.imported import import_workload
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +47,7 @@ V3 = """fio version 3 iolog
 
 
 def test_version_2_keeps_file_order_with_no_clock(tmp_path: Path) -> None:
-    imported = fio_iolog.read(write(tmp_path, V2), {})
+    imported = imported_by(fio_iolog, write(tmp_path, V2), {})
     trace = imported.trace
     assert trace is not None
     rows = trace.rows
@@ -66,7 +68,7 @@ def test_version_2_keeps_file_order_with_no_clock(tmp_path: Path) -> None:
 
 
 def test_version_3_times_are_microseconds_from_the_first_io(tmp_path: Path) -> None:
-    imported = fio_iolog.read(write(tmp_path, V3), {})
+    imported = imported_by(fio_iolog, write(tmp_path, V3), {})
     trace = imported.trace
     assert trace is not None
     rows = trace.rows
@@ -105,7 +107,7 @@ def test_datasync_and_sync_file_range_are_syncs(tmp_path: Path) -> None:
 
 def test_each_file_is_a_device_and_a_group(tmp_path: Path) -> None:
     text = "fio version 2 iolog\n/a add\n/b add\n/a open\n/b open\n/b read 0 4096\n/a write 512 512\n/b read 4096 4096\n"
-    imported = fio_iolog.read(write(tmp_path, text), {})
+    imported = imported_by(fio_iolog, write(tmp_path, text), {})
     assert imported.trace is not None
     assert imported.trace.devices == ("/b", "/a")
     assert imported.trace.rows["device"].tolist() == [0, 1, 0]
@@ -115,7 +117,7 @@ def test_each_file_is_a_device_and_a_group(tmp_path: Path) -> None:
 
 def test_waits_and_ios_on_unopened_files_are_warned_about(tmp_path: Path) -> None:
     text = "fio version 2 iolog\nf add\nf write 0 4096\nf wait 500 0\nf open\nf read 0 4096\nf close\nf read 0 4096\n"
-    imported = fio_iolog.read(write(tmp_path, text), {})
+    imported = imported_by(fio_iolog, write(tmp_path, text), {})
     assert imported.trace is not None
     assert imported.trace.count == 3
     assert imported.trace.meta["skipped"] == {"wait": 1}
@@ -131,7 +133,7 @@ def test_blank_lines_are_skipped_and_counted(tmp_path: Path) -> None:
 
 def test_scenario_from_a_small_trace_validates(tmp_path: Path) -> None:
     for text in (V2, V3):
-        scenario = fio_iolog.read(write(tmp_path, text), {}).scenario()
+        scenario = imported_by(fio_iolog, write(tmp_path, text), {}).scenario()
         (group,) = scenario.groups
         assert group.workload.mode == "trace"
         assert group.workload.trace is not None
@@ -192,7 +194,7 @@ def test_a_failed_import_leaves_nothing_in_the_cache(tmp_path: Path) -> None:
 def test_a_trace_of_only_syncs_has_nothing_to_replay(tmp_path: Path) -> None:
     path = write(tmp_path, "fio version 2 iolog\nf add\nf sync 0 0\n")
     with pytest.raises(WorkloadFileError, match="the trace holds no reads or writes to replay"):
-        fio_iolog.read(path, {})
+        imported_by(fio_iolog, path, {})
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""fio job files: INI sections to scenario groups (simcache.traces.importers.fio_job)."""
+"""fio job files: INI sections to scenario groups (simcache.traces.formats.fio_job)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,17 @@ from typing import Any
 
 import pytest
 
-import simcache.traces.importers as importers
+import simcache.traces.formats as importers
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.importers import fio_job, import_workload
-from simcache.traces.importers.fio_job import fio_size, fio_time
+from simcache.traces.formats import fio_job
+from simcache.traces.formats.fio_job import fio_size, fio_time
+from simcache.workloads.ingest.imported import import_workload
 
 
 @pytest.fixture(autouse=True)
 def _existing_formats(monkeypatch: pytest.MonkeyPatch) -> None:
     """Guess among the importer modules present (other formats live on other branches until merged)."""
-    present = tuple(n for n in importers._GUESS_ORDER if importlib.util.find_spec(f"simcache.traces.importers.{importers.FORMATS[n]}"))
+    present = tuple(n for n in importers._GUESS_ORDER if importlib.util.find_spec(f"simcache.traces.formats.{importers.FORMATS[n]}"))
     monkeypatch.setattr(importers, "_GUESS_ORDER", present)
 
 

@@ -1,4 +1,4 @@
-"""fio JSON results: workloads and measured figures as checks (simcache.traces.importers.fio_json)."""
+"""fio JSON results: workloads and measured figures as checks (simcache.traces.formats.fio_json)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,17 @@ from typing import Any
 
 import pytest
 
-import simcache.traces.importers as importers
+import simcache.traces.formats as importers
 from simcache.base.errors import WorkloadFileError
 from simcache.base.metrics import RECORD_METRICS
-from simcache.traces.importers import fio_json, import_workload
+from simcache.traces.formats import fio_json
+from simcache.workloads.ingest.imported import import_workload
 
 
 @pytest.fixture(autouse=True)
 def _existing_formats(monkeypatch: pytest.MonkeyPatch) -> None:
     """Guess among the importer modules present (other formats live on other branches until merged)."""
-    present = tuple(n for n in importers._GUESS_ORDER if importlib.util.find_spec(f"simcache.traces.importers.{importers.FORMATS[n]}"))
+    present = tuple(n for n in importers._GUESS_ORDER if importlib.util.find_spec(f"simcache.traces.formats.{importers.FORMATS[n]}"))
     monkeypatch.setattr(importers, "_GUESS_ORDER", present)
 
 

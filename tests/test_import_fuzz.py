@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simcache.base.errors import ScenarioError
-from simcache.traces.importers import import_workload
+from simcache.workloads.ingest.imported import import_workload
 
 SAMPLES: dict[str, str] = {
     "fio-job": "[global]\nioengine=libaio\ndirect=1\nsize=1g\nruntime=10\n\n[a]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=4\n\n"

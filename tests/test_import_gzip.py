@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simcache.base.errors import ScenarioError, WorkloadFileError
-from simcache.traces.importers import FORMATS, import_workload
+from simcache.traces.formats import FORMATS
+from simcache.workloads.ingest.imported import import_workload
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

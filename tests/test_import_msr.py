@@ -6,10 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.imports import imported_by
 
 from simcache.base.errors import WorkloadFileError
 from simcache.spec.workload import Workload
-from simcache.traces.importers import msr
+from simcache.traces.formats import msr
 from simcache.traces.trace import READ, WRITE
 
 # 2007-02-22T17:00:00Z as a FILETIME: seconds from 1601-01-01 to 1970-01-01 (11644473600) plus the Unix time.
@@ -75,7 +76,7 @@ def test_read_and_write_map_to_ops_in_any_case(tmp_path: Path) -> None:
 
 def test_read_gives_one_trace_group_per_device_that_validates(tmp_path: Path) -> None:
     path = write(tmp_path, SMALL)
-    imported = msr.read(path, {})
+    imported = imported_by(msr, path, {})
     assert [g["name"] for g in imported.groups] == ["usr_0", "src1_2", "usr_1"]
     assert imported.groups[0]["workload"] == {"mode": "trace", "trace": {"path": str(path), "format": "msr", "devices": ["usr:0"]}}
     Workload.model_validate(imported.groups[0]["workload"])
@@ -89,7 +90,7 @@ def test_read_gives_one_trace_group_per_device_that_validates(tmp_path: Path) ->
 
 
 def test_empty_lines_are_skipped_and_reported(tmp_path: Path) -> None:
-    imported = msr.read(write(tmp_path, [SMALL[0], "", SMALL[1]]), {})
+    imported = imported_by(msr, write(tmp_path, [SMALL[0], "", SMALL[1]]), {})
     assert imported.trace is not None and imported.trace.count == 2
     assert imported.warnings == ["1 empty lines skipped"]
 
@@ -173,7 +174,7 @@ def test_the_traced_systems_latency_is_reported_per_op_with_only_resolved_percen
     # 1,000 reads with response times 1..1000 x 10 us (100 ticks each), and 10 writes of 5 ms.
     lines = [f"{T0 + i * 1000},usr,0,Read,{4096 * i},4096,{100 * (i + 1)}" for i in range(1000)]
     lines += [f"{T0 + i * 1000 + 500},usr,0,Write,0,4096,50000" for i in range(10)]
-    facts = dict(msr.read(write(tmp_path, lines), {}).facts)
+    facts = dict(imported_by(msr, write(tmp_path, lines), {}).facts)
     expected = np.arange(1, 1001) * 0.01  # ms
     p50, p95, p99, p999 = np.percentile(expected, [50.0, 95.0, 99.0, 99.9])
     assert facts["read latency in the trace"] == (

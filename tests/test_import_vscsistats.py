@@ -9,11 +9,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.imports import imported_by
 
 from simcache.base.errors import WorkloadFileError
 from simcache.base.units import parse_size
-from simcache.traces.importers import FORMATS, guess_format, import_workload
-from simcache.traces.importers import vscsistats as vs
+from simcache.traces.formats import FORMATS, guess_format
+from simcache.traces.formats import vscsistats as vs
+from simcache.workloads.ingest.imported import import_workload
 
 # The bucket limits vscsiStats prints; each list ends with the overflow row (the previous limit repeated).
 LENGTHS = [512, 1024, 2048, 4095, 4096, 8191, 8192, 16383, 16384, 32768, 49152, 65535, 65536, 81920, 131072, 262144, 524288, 524288]
@@ -118,7 +120,7 @@ def problem(exc: pytest.ExceptionInfo[WorkloadFileError]) -> tuple[str, str]:
 
 def test_size_mix_from_buckets_and_read_fraction(tmp_path: Path) -> None:
     path = write(tmp_path, disk_text(reads={4096: 20, 65536: 10}, writes={4095: 10, 8192: 60}))
-    imported = vs.read(path, {})
+    imported = imported_by(vs, path, {})
     assert imported.format == "vscsistats"
     [group] = imported.groups
     assert group["name"] == "vm2099979_scsi0_0"
@@ -133,13 +135,13 @@ def test_size_mix_from_buckets_and_read_fraction(tmp_path: Path) -> None:
     assert dict(imported.facts)["VM 2099979 disk scsi0:0 sizes"] == (
         "read and write mixes of the Read and Write histograms (bucket limits as sizes); mean read 24,576 B, mean write 7,607 B"
     )
-    workload_spec = vs.read(path, {}).scenario().groups[0].workload
+    workload_spec = imported_by(vs, path, {}).scenario().groups[0].workload
     assert workload_spec.op_mean_size(False) == pytest.approx((20 * 4096 + 10 * 65536) / 30, rel=1e-6)
     assert workload_spec.op_mean_size(True) == pytest.approx((10 * 4095 + 60 * 8192) / 70, rel=1e-6)
 
 
 def test_reads_and_writes_with_one_mix_get_the_all_commands_mix(tmp_path: Path) -> None:
-    imported = vs.read(write(tmp_path, disk_text(reads={4096: 30, 8192: 10}, writes={4096: 45, 8192: 15})), {})
+    imported = imported_by(vs, write(tmp_path, disk_text(reads={4096: 30, 8192: 10}, writes={4096: 45, 8192: 15})), {})
     workload = imported.groups[0]["workload"]
     assert workload["sizes"] == {"4KiB": 0.75, "8KiB": 0.25}
     assert "read_sizes" not in workload and "write_sizes" not in workload
@@ -150,7 +152,7 @@ def test_overflow_bucket_gets_a_size_above_the_last_limit_and_a_warning(tmp_path
     text = disk_text(reads={4096: 10}, writes={4096: 80, OVER: 10})
     # vscsiStats' max line tells the largest I/O; make it 1 MiB, and the mean say the overflow I/Os average 1 MiB.
     text = set_stats(text, "IO lengths of Write commands", max=1048576, mean=(80 * 4096 + 10 * 1048576) // 90)
-    imported = vs.read(write(tmp_path, text), {})
+    imported = imported_by(vs, write(tmp_path, text), {})
     assert imported.groups[0]["workload"]["write_sizes"] == {"4KiB": 0.888889, "1MiB": 0.111111}
     assert imported.groups[0]["workload"]["read_sizes"] == {"4KiB": 1.0}
     [warning] = [w for w in imported.warnings if "overflow" in w]
@@ -158,7 +160,7 @@ def test_overflow_bucket_gets_a_size_above_the_last_limit_and_a_warning(tmp_path
 
 
 def test_open_loop_iops_from_the_mean_inter_arrival(tmp_path: Path) -> None:
-    imported = vs.read(write(tmp_path, disk_text(interarrival_mean=2500)), {})
+    imported = imported_by(vs, write(tmp_path, disk_text(interarrival_mean=2500)), {})
     workload = imported.groups[0]["workload"]
     assert (workload["mode"], workload["iops"], workload["arrivals"]) == ("open", 400.0, "poisson")
     # 100 gaps of 2.5 ms: the collection window.
@@ -170,14 +172,14 @@ def test_a_leading_gap_from_before_collection_is_left_out_of_the_rate(tmp_path: 
     text = disk_text(interarrival_mean=1000)
     # 99 gaps of 1 ms and one of 900 s: mean line (99 * 1000 + 9e8) / 100.
     text = set_stats(text, "latency of IO interarrival time in Microseconds (us)", max=900_000_000, mean=(99 * 1000 + 900_000_000) / 100)
-    imported = vs.read(write(tmp_path, text), {})
+    imported = imported_by(vs, write(tmp_path, text), {})
     assert imported.groups[0]["workload"]["iops"] == 1000.0
     assert imported.duration == pytest.approx(0.099)
     assert any("largest inter-arrival time (900 s)" in w for w in imported.warnings)
 
 
 def test_closed_mode_uses_the_mean_outstanding_ios(tmp_path: Path) -> None:
-    imported = vs.read(write(tmp_path, disk_text(outstanding_mean=5.6)), {"mode": "closed"})
+    imported = imported_by(vs, write(tmp_path, disk_text(outstanding_mean=5.6)), {"mode": "closed"})
     workload = imported.groups[0]["workload"]
     assert (workload["mode"], workload["workers"], workload["outstanding"]) == ("closed", 1, 6)
     assert "iops" not in workload
@@ -186,7 +188,7 @@ def test_closed_mode_uses_the_mean_outstanding_ios(tmp_path: Path) -> None:
 
 def test_two_disks_become_two_groups(tmp_path: Path) -> None:
     text = disk_text() + disk_text(vm="2100001", disk="8200 (scsi0:1)", writes={8192: 50}, interarrival_mean=500)
-    imported = vs.read(write(tmp_path, text), {})
+    imported = imported_by(vs, write(tmp_path, text), {})
     assert [g["name"] for g in imported.groups] == ["vm2099979_scsi0_0", "vm2100001_scsi0_1"]
     assert [g["workload"]["iops"] for g in imported.groups] == [1000.0, 2000.0]
     assert imported.groups[1]["workload"]["read_fraction"] == 0.375
@@ -197,7 +199,7 @@ def test_two_disks_become_two_groups(tmp_path: Path) -> None:
 
 def test_layout_vm_keeps_a_vms_disks_on_one_host(tmp_path: Path) -> None:
     text = disk_text() + disk_text(disk="8195 (scsi0:1)") + disk_text(vm="77", disk="9000 (scsi1:0)")
-    imported = vs.read(write(tmp_path, text), {"layout": "vm"})
+    imported = imported_by(vs, write(tmp_path, text), {"layout": "vm"})
     assert [(g["name"], g["colocate"]) for g in imported.groups] == [
         ("vm2099979_scsi0_0", "vm2099979"),
         ("vm2099979_scsi0_1", "vm2099979"),
@@ -211,7 +213,7 @@ def test_layout_vm_keeps_a_vms_disks_on_one_host(tmp_path: Path) -> None:
 def test_latency_expectations_mean_and_percentile_buckets(tmp_path: Path) -> None:
     # 200 reads: 150 in (100, 500] µs, 46 in (500, 1000], 4 in (5000, 15000]: p50 in the first, p95 in the second, p99 in the last.
     text = disk_text(reads={4096: 200}, read_latency={500: 150, 1000: 46, 15000: 4}, read_latency_mean=412.5)
-    imported = vs.read(write(tmp_path, text), {"rel": 0.1})
+    imported = imported_by(vs, write(tmp_path, text), {"rel": 0.1})
     checks = {e["name"]: e for e in imported.expect if e["op"] == "read"}
     mean = checks["vm2099979_scsi0_0.read.mean_ms"]
     assert (mean["metric"], mean["group"], mean["approx"], mean["rel"]) == ("mean_ms", "vm2099979_scsi0_0", 0.4125, 0.1)
@@ -231,7 +233,7 @@ def test_latency_expectations_mean_and_percentile_buckets(tmp_path: Path) -> Non
 def test_percentile_in_the_overflow_bucket_is_bounded_by_the_max_line(tmp_path: Path) -> None:
     text = disk_text(reads={4096: 100}, read_latency={500: 90, OVER: 10})
     text = set_stats(text, "latency of Read IOs in Microseconds (us)", max=250000)
-    checks = {e["metric"]: e for e in vs.read(write(tmp_path, text), {}).expect if e["op"] == "read"}
+    checks = {e["metric"]: e for e in imported_by(vs, write(tmp_path, text), {}).expect if e["op"] == "read"}
     assert (checks["p95_ms"]["at_least"], checks["p95_ms"]["at_most"]) == (100.0, 250.0)
 
 
@@ -248,7 +250,7 @@ def test_percentile_in_the_overflow_bucket_is_bounded_by_the_max_line(tmp_path: 
 def test_near_sequential_seeks_set_the_mean_run(
     tmp_path: Path, seeks: dict[int | str, int], access: str, run: float | None, share: str
 ) -> None:
-    imported = vs.read(write(tmp_path, disk_text(seeks=seeks)), {})
+    imported = imported_by(vs, write(tmp_path, disk_text(seeks=seeks)), {})
     workload = imported.groups[0]["workload"]
     assert workload["access"] == access
     assert workload.get("sequential_run") == run
@@ -262,7 +264,7 @@ def test_near_sequential_seeks_set_the_mean_run(
 
 def test_sequential_within_option_widens_near_sequential(tmp_path: Path) -> None:
     path = write(tmp_path, disk_text(seeks={500: 90, OVER: 10}))
-    assert vs.read(path, {"sequential_within": 500}).groups[0]["workload"]["sequential_run"] == 10.0
+    assert imported_by(vs, path, {"sequential_within": 500}).groups[0]["workload"]["sequential_run"] == 10.0
 
 
 def seek_buckets(distances: np.ndarray) -> dict[int | str, int]:
@@ -300,7 +302,7 @@ def test_other_seeks_are_fitted_with_a_hot_spot(
 ) -> None:
     distances = hotspot_distances(parse_size(working_set), hot_io, hot_span)
     text = disk_text(reads={4096: 6000}, writes={4096: 13999}, seeks=seek_buckets(distances))
-    imported = vs.read(write(tmp_path, text), {"working_set": working_set})
+    imported = imported_by(vs, write(tmp_path, text), {"working_set": working_set})
     workload = imported.groups[0]["workload"]
     assert {key: workload[key] for key in expected} == expected
     if expected["access"] == "uniform":
@@ -313,7 +315,7 @@ def test_other_seeks_are_fitted_with_a_hot_spot(
 def test_missing_histogram_is_named_with_how_to_collect(tmp_path: Path) -> None:
     path = write(tmp_path, disk_text(skip=("IO lengths of commands", "latency of IO interarrival time in Microseconds (us)")))
     with pytest.raises(WorkloadFileError) as exc:
-        vs.read(path, {})
+        imported_by(vs, path, {})
     where, message = problem(exc)
     assert where == "VM 2099979 disk scsi0:0"
     assert "no 'IO lengths of commands'; 'latency of IO interarrival time in Microseconds (us)' histogram(s)" in message
@@ -326,7 +328,7 @@ def test_malformed_frequency_row_names_its_line(tmp_path: Path) -> None:
     lines[8] = "3;4096"
     path = write(tmp_path, "\n".join(lines) + "\n")
     with pytest.raises(WorkloadFileError) as exc:
-        vs.read(path, {})
+        imported_by(vs, path, {})
     assert problem(exc) == ("line 9, Frequency row", "expected '<count>,<limit>', got '3;4096'")
 
 
@@ -345,7 +347,7 @@ def test_malformed_lines(tmp_path: Path, line: int, text: str, where: str, fragm
     lines = disk_text().splitlines()
     lines[line - 1] = text
     with pytest.raises(WorkloadFileError) as exc:
-        vs.read(write(tmp_path, "\n".join(lines) + "\n"), {})
+        imported_by(vs, write(tmp_path, "\n".join(lines) + "\n"), {})
     got_where, message = problem(exc)
     assert got_where == where
     assert fragment in message
@@ -355,10 +357,10 @@ def test_missing_frequency_header_or_stat_lines(tmp_path: Path) -> None:
     lines = disk_text().splitlines()
     del lines[3]  # the first section's mean line
     with pytest.raises(WorkloadFileError) as exc:
-        vs.read(write(tmp_path, "\n".join(lines) + "\n"), {})
+        imported_by(vs, write(tmp_path, "\n".join(lines) + "\n"), {})
     assert problem(exc) == ("line 5, Frequency header", "mean line(s) missing before it (a section gives min, max, mean, count)")
     with pytest.raises(WorkloadFileError) as exc:
-        vs.read(
+        imported_by(vs, 
             write(tmp_path, disk_text() + "Histogram: IO lengths of commands,virtual machine worldGroupID,1,virtual disk handleID,2\n"), {}
         )
     assert problem(exc)[1] == "ends before any 'Frequency,Histogram Bucket Limit' rows"
@@ -366,7 +368,7 @@ def test_missing_frequency_header_or_stat_lines(tmp_path: Path) -> None:
 
 def test_bucket_counts_not_matching_the_count_line_warn(tmp_path: Path) -> None:
     text = disk_text().replace("count,100\n", "count,104\n", 1)
-    imported = vs.read(write(tmp_path, text), {})
+    imported = imported_by(vs, write(tmp_path, text), {})
     [warning] = [w for w in imported.warnings if "do not add up" in w]
     assert "line 1 (IO lengths of commands): buckets hold 100, count line 104" in warning
 
@@ -374,7 +376,7 @@ def test_bucket_counts_not_matching_the_count_line_warn(tmp_path: Path) -> None:
 def test_unknown_histograms_are_listed_in_one_warning(tmp_path: Path) -> None:
     text = disk_text() + section("IO lengths of Unmap commands", {512: 3}, LENGTHS, mean=512)
     text += section("queue wait in Microseconds (us)", {10: 3}, MICROSECONDS, mean=10)
-    imported = vs.read(write(tmp_path, text), {})
+    imported = imported_by(vs, write(tmp_path, text), {})
     [warning] = [w for w in imported.warnings if "unknown titles" in w]
     assert f"'IO lengths of Unmap commands' (line {len(disk_text().splitlines()) + 1})" in warning
     assert "'queue wait in Microseconds (us)'" in warning
@@ -382,29 +384,29 @@ def test_unknown_histograms_are_listed_in_one_warning(tmp_path: Path) -> None:
 
 def test_repeated_prints_reset_between_are_added(tmp_path: Path) -> None:
     text = disk_text(reads={4096: 30}, writes={4096: 70}) + disk_text(reads={4096: 50}, writes={8192: 10})
-    imported = vs.read(write(tmp_path, text), {})
+    imported = imported_by(vs, write(tmp_path, text), {})
     workload = imported.groups[0]["workload"]
     assert workload["read_fraction"] == 0.5
     assert (workload["read_sizes"], workload["write_sizes"]) == ({"4KiB": 1.0}, {"4KiB": 0.875, "8KiB": 0.125})
     assert any("taken as prints reset with -r between them: added up" in w for w in imported.warnings)
     # Told they are cumulative prints, only the last one counts.
-    last = vs.read(write(tmp_path, text), {"snapshots": "last"}).groups[0]["workload"]
+    last = imported_by(vs, write(tmp_path, text), {"snapshots": "last"}).groups[0]["workload"]
     assert last["read_fraction"] == pytest.approx(50 / 60)
 
 
 def test_cumulative_prints_are_detected(tmp_path: Path) -> None:
     text = disk_text(reads={4096: 30}, writes={4096: 70}) + disk_text(reads={4096: 40}, writes={4096: 80})
-    imported = vs.read(write(tmp_path, text), {})
+    imported = imported_by(vs, write(tmp_path, text), {})
     assert imported.groups[0]["workload"]["read_fraction"] == pytest.approx(1 / 3, abs=1e-6)
     assert any("cumulative prints: the last one used" in w for w in imported.warnings)
 
 
 def test_working_set_default_is_said_and_option_used(tmp_path: Path) -> None:
     path = write(tmp_path, disk_text())
-    imported = vs.read(path, {})
+    imported = imported_by(vs, path, {})
     assert imported.groups[0]["workload"]["working_set"] == "10GiB"
     assert "working_set is not in vscsiStats' histograms: each VM touches 10GiB (the default; give option working_set)" in imported.warnings
-    given = vs.read(path, {"working_set": "2GiB"})
+    given = imported_by(vs, path, {"working_set": "2GiB"})
     assert given.groups[0]["workload"]["working_set"] == "2GiB"
 
 
@@ -422,7 +424,7 @@ def test_working_set_default_is_said_and_option_used(tmp_path: Path) -> None:
 )
 def test_bad_options(tmp_path: Path, options: dict[str, object], field: str, fragment: str) -> None:
     with pytest.raises(WorkloadFileError) as exc:
-        vs.read(write(tmp_path, disk_text()), options)
+        imported_by(vs, write(tmp_path, disk_text()), options)
     where, message = problem(exc)
     assert where == field
     assert fragment in message
@@ -430,11 +432,11 @@ def test_bad_options(tmp_path: Path, options: dict[str, object], field: str, fra
 
 def test_idle_disks_are_left_out_and_all_idle_is_an_error(tmp_path: Path) -> None:
     idle = disk_text(vm="5", disk="1 (scsi0:0)", reads={}, writes={}, seeks={}, read_latency={}, write_latency={})
-    imported = vs.read(write(tmp_path, disk_text() + idle), {})
+    imported = imported_by(vs, write(tmp_path, disk_text() + idle), {})
     assert [g["name"] for g in imported.groups] == ["vm2099979_scsi0_0"]
     assert "disks with no I/Os are left out: VM 5 disk scsi0:0" in imported.warnings
     with pytest.raises(WorkloadFileError) as exc:
-        vs.read(write(tmp_path, idle), {})
+        imported_by(vs, write(tmp_path, idle), {})
     assert "nothing to model" in problem(exc)[1]
 
 
@@ -458,19 +460,19 @@ def test_sniff_takes_a_vscsistats_print(tmp_path: Path) -> None:
     assert vs.sniff(text[:8192])
     assert vs.sniff(text.replace("\n", "\r\n")[:8192])
     crlf = import_workload(write(tmp_path, text.replace("\n", "\r\n")), format="vscsistats")
-    assert crlf.groups == vs.read(write(tmp_path, text, "lf.csv"), {}).groups
+    assert crlf.groups == imported_by(vs, write(tmp_path, text, "lf.csv"), {}).groups
 
 
 def test_guess_format_finds_vscsistats(tmp_path: Path) -> None:
     for module in FORMATS.values():
-        if importlib.util.find_spec(f"simcache.traces.importers.{module}") is None:
-            pytest.skip(f"simcache.traces.importers.{module} is not there yet: guessing tries every format")
+        if importlib.util.find_spec(f"simcache.traces.formats.{module}") is None:
+            pytest.skip(f"simcache.traces.formats.{module} is not there yet: guessing tries every format")
     assert guess_format(write(tmp_path, disk_text())) == "vscsistats"
 
 
 def test_imported_scenario_validates_on_the_default_cluster(tmp_path: Path) -> None:
     text = disk_text(reads={4096: 30, OVER: 2}, writes={4095: 60}) + disk_text(vm="9", disk="3 (scsi0:0)", seeks={1: 100})
-    imported = vs.read(write(tmp_path, text), {})
+    imported = imported_by(vs, write(tmp_path, text), {})
     scenario = imported.scenario()
     assert [g.name for g in scenario.groups] == ["vm2099979_scsi0_0", "vm9_scsi0_0"]
     assert scenario.groups[1].workload.access == "sequential"
@@ -482,7 +484,7 @@ def test_imported_scenario_validates_on_the_default_cluster(tmp_path: Path) -> N
 
 def test_lines_before_the_first_histogram_are_listed(tmp_path: Path) -> None:
     text = "Printed by vscsiStats\nsecond note\n\n" + disk_text()
-    imported = vs.read(write(tmp_path, text), {})
+    imported = imported_by(vs, write(tmp_path, text), {})
     assert "2 line(s) before the first histogram are not used (lines 1, 2)" in imported.warnings
     assert imported.groups[0]["workload"]["read_fraction"] == 0.3
 
@@ -491,7 +493,7 @@ def test_a_stray_line_inside_the_stats_is_an_error(tmp_path: Path) -> None:
     lines = disk_text().splitlines()
     lines.insert(2, "average,7")
     with pytest.raises(WorkloadFileError) as exc:
-        vs.read(write(tmp_path, "\n".join(lines)), {})
+        imported_by(vs, write(tmp_path, "\n".join(lines)), {})
     assert problem(exc) == (
         "line 3, section",
         "expected min, max, mean, count or 'Frequency,Histogram Bucket Limit' after a title, got 'average,7'",
@@ -501,7 +503,7 @@ def test_a_stray_line_inside_the_stats_is_an_error(tmp_path: Path) -> None:
 def test_other_commands_are_counted_in_the_facts(tmp_path: Path) -> None:
     text = set_stats(disk_text(), "IO lengths of commands", count=103)
     text = text.replace("100,4096\n", "103,4096\n", 1)
-    imported = vs.read(write(tmp_path, text), {})
+    imported = imported_by(vs, write(tmp_path, text), {})
     assert dict(imported.facts)["VM 2099979 disk scsi0:0 I/Os"] == "103 (30 reads, 70 writes, 3 other commands, not modelled)"
 
 
@@ -509,5 +511,5 @@ def test_lengths_without_any_bucket_count_are_an_error(tmp_path: Path) -> None:
     # The count line says 100 I/Os but every bucket is empty.
     text = disk_text().replace("100,4096\n", "0,4096\n", 1)
     with pytest.raises(WorkloadFileError) as exc:
-        vs.read(write(tmp_path, text), {})
+        imported_by(vs, write(tmp_path, text), {})
     assert problem(exc) == ("line 1, IO lengths of commands", "no bucket counts an I/O with data: no size mix to model")

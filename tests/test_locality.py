@@ -13,8 +13,8 @@ import simcache
 from simcache.base.errors import ScenarioError
 from simcache.physics import locality
 from simcache.physics.locality import ZipfRanks, harmonic, hot_blocks, multiplier, scatter
-from simcache.physics.workload import BLOCK, IOStream
 from simcache.spec import Workload
+from simcache.workloads.generators import BLOCK, IOStream
 
 P_VALUE = 0.001
 """A goodness-of-fit test fails below this p-value: a correct sampler fails one seed in a thousand (seeds are fixed)."""

@@ -19,11 +19,11 @@ from builders import small_scenario
 import simcache
 from simcache import ScenarioError
 from simcache.estimate import estimate
-from simcache.physics.workload import IOStream
 from simcache.spec import Workload
-from simcache.traces.fit import compare, fit_trace, op_mixes_differ, synthetic_rows, trace_stats
-from simcache.traces.replay import mean_equivalent
 from simcache.traces.trace import Trace, TraceBuilder, TraceChunk
+from simcache.workloads.generators import IOStream
+from simcache.workloads.ingest.fit import compare, fit_trace, op_mixes_differ, synthetic_rows, trace_stats
+from simcache.workloads.replay import mean_equivalent
 
 KiB = 1024
 

@@ -15,9 +15,9 @@ import simpy
 
 import simcache
 from simcache.estimate.layout import Layout
-from simcache.physics.cluster import PortName
 from simcache.physics import array as array_physics
 from simcache.physics import cluster as physics
+from simcache.physics.cluster import PortName
 from simcache.sim.components.array import Array
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream

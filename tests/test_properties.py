@@ -20,9 +20,9 @@ from strategies import REPLICAS, ScenarioDict, invalid_scenarios, valid_scenario
 
 import simcache
 from simcache import Result, Scenario, ScenarioError
-from simcache.physics.workload import DutyClock
 from simcache.sim.collect import COMPONENTS
 from simcache.spec import DutyCycle
+from simcache.workloads.generators import DutyClock
 
 
 def sim_settings(examples: int) -> settings:
@@ -408,8 +408,8 @@ def test_a_gap_of_many_on_periods_skips_them_at_once() -> None:
     """A gap measured in on-time that outlasts many on periods lands where walking them one by one lands: gap g from
     the start of an on period (on 10 ms, off 70 ms) ends after floor(g / on) whole cycles plus the rest, and a rate of
     4e-9 I/Os per s (a gap of years) answers at once instead of walking billions of periods (a fuzzed file hung)."""
-    from simcache.physics.workload import IOStream
     from simcache.spec import Workload
+    from simcache.workloads.generators import IOStream
 
     on, off = 0.010, 0.070
     workload = Workload(mode="open", iops=4e-9, duty_cycle={"shape": "onoff", "on": on, "off": off})
@@ -426,8 +426,8 @@ def test_a_gap_of_many_on_periods_skips_them_at_once() -> None:
 def test_a_rate_too_small_for_a_float_gap_never_arrives() -> None:
     """iops = 2e-320 (a denormal a fuzzed file held): the mean gap overflows to infinity; the next arrival is never,
     not an OverflowError from counting the on periods it outlasts."""
-    from simcache.physics.workload import IOStream
     from simcache.spec import Workload
+    from simcache.workloads.generators import IOStream
 
     workload = Workload(mode="open", iops=1.9763e-320, duty_cycle={"shape": "onoff", "on": 0.01, "off": 0.07})
     assert IOStream(workload, np.random.SeedSequence(1)).next_gap(0.0) == math.inf

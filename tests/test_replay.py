@@ -15,8 +15,8 @@ import pytest
 import simcache
 from simcache.cli.main import main
 from simcache.physics.cluster import read_cache_lines
-from simcache.traces.importers import import_workload
-from simcache.traces.replay import TraceStream, trace_for
+from simcache.workloads.ingest.imported import import_workload
+from simcache.workloads.replay import TraceStream
 
 LINE = 4096
 
@@ -161,7 +161,7 @@ def test_the_trace_sets_the_working_set_and_the_estimate_says_what_it_leaves_out
     assert scenario.data_bytes == max(off + size for _, _, off, size in rows)
     estimate = simcache.estimate(scenario)
     assert any("replay a trace" in note and "bursts" in note for note in estimate.notes)
-    stream = TraceStream(scenario.groups[0].workload, trace_for(scenario.groups[0].workload.trace), "disk")  # type: ignore[arg-type]
+    stream = TraceStream(scenario.groups[0].workload, scenario.groups[0].workload.trace.open(), "disk")  # type: ignore[arg-type]
     assert stream.next_time() == 0.0
 
 
@@ -215,7 +215,7 @@ def test_the_readme_examples_import_and_run(tmp_path: Path) -> None:
     out = tmp_path / "vm-burst.toml"
     assert main(["import", str(EXAMPLES / "vm-burst.csv"), "--policy", "WB+1", "-o", str(out)]) == 0
     scenario = simcache.load_scenario(out)
-    trace = trace_for(scenario.groups[0].workload.trace)  # type: ignore[arg-type]
+    trace = scenario.groups[0].workload.trace.open()  # type: ignore[union-attr]
     assert trace.count == 6780
     # The run lasts a second past the last I/O: every traced I/O is issued.
     assert scenario.run.duration == pytest.approx(trace.duration + 1.0)

@@ -16,9 +16,9 @@ from strategies import to_toml
 
 from simcache import ScenarioError, load_scenario
 from simcache.base.files import MAX_SCENARIO_BYTES, MAX_SCENARIO_BYTES_VARIABLE
+from simcache.base.names import group_name
 from simcache.cli.main import main
 from simcache.spec.fields import MAX_BYTES
-from simcache.traces.importers.base import group_name
 
 FINITE = "must be a finite number, not nan or inf; a number, e.g. 0.5 or 100"
 NOT_A_PATH = (

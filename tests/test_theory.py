@@ -31,8 +31,8 @@ import numpy.typing as npt
 import pytest
 import simpy
 
-from simcache.physics.cluster import PortName, framed_bytes
 from simcache.physics import array as array_physics
+from simcache.physics.cluster import PortName, framed_bytes
 from simcache.sim.components.array import Array
 from simcache.sim.components.host import Host
 from simcache.sim.components.link import FlowNetwork, Port

@@ -22,6 +22,7 @@ import pandas as pd
 
 from simcache.base.errors import ScenarioError, listing
 from simcache.base.metrics import PERCENTILES, THROUGHPUT_COLUMNS
+from simcache.base.names import group_name
 from simcache.base.units import UnitError, parse_duration, parse_size
 from simcache.cli.progress import progress_bar, shows_progress
 from simcache.cli.report import ReportPlan, add_report_options
@@ -47,9 +48,9 @@ from simcache.sim.control import (
 from simcache.sim.engine import simulate
 from simcache.spec import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
 from simcache.spec.profiles import KINDS, field_notes, list_profiles
-from simcache.traces.fit import compare, fit_trace
-from simcache.traces.importers import FORMATS, import_workload, load_trace, parse_option
-from simcache.traces.importers.base import DEFAULT_POLICY, Imported, group_name
+from simcache.traces.formats import FORMATS, load_trace, parse_option
+from simcache.workloads.ingest.fit import compare, fit_trace
+from simcache.workloads.ingest.imported import DEFAULT_POLICY, Imported, import_workload
 
 __all__ = ["main"]
 

@@ -73,7 +73,7 @@ def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -
         scenario = scenario.with_duration(duration, source="the duration argument (estimate(duration=...))")
     notes: list[str] = []
     if any(group.workload.trace is not None for group in scenario.groups):
-        from simcache.traces.replay import mean_equivalent  # reads trace files: only for trace workloads
+        from simcache.workloads.replay import mean_equivalent  # reads trace files: only for trace workloads
 
         scenario, notes = mean_equivalent(scenario)
     profiled = [

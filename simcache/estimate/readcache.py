@@ -14,7 +14,7 @@ import numpy as np
 from simcache.estimate.theory.numeric import MAX_ITERATIONS, Floats, sums
 from simcache.physics.cluster import read_cache_lines, working_set_blocks
 from simcache.physics.locality import harmonic, hot_blocks
-from simcache.physics.workload import BLOCK
+from simcache.workloads.generators import BLOCK
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from simcache.physics.workload import DutyClock
 from simcache.spec import DutyCycle, Scenario, VMotion
+from simcache.workloads.generators import DutyClock
 
 __all__ = ["Interval", "Schedule"]
 

@@ -25,56 +25,33 @@ __all__ = [
     "compiled_candidates",
     "copy_package",
     "source_digest",
+    "package_modules",
     "source_path",
 ]
 
-# The simulation engine: the event loop, the workload streams and every model component, which carry nearly all
-# of a simulation's CPU time. A new module that runs per simulated event (such as shared physics) joins here.
-ENGINE_MODULES = (
-    "simcache.sim.collect",
-    "simcache.sim.engine",
-    "simcache.physics.workload",
-    "simcache.physics.locality",
-    "simcache.physics.cluster",
-    "simcache.physics.array",
-    "simcache.sim.components.adopted",
-    "simcache.sim.components.array",
-    "simcache.sim.components.cache",
-    "simcache.sim.components.destager",
-    "simcache.sim.components.flusher",
-    "simcache.sim.components.pending",
-    "simcache.sim.components.detached",
-    "simcache.sim.components.host",
-    "simcache.sim.components.io_steps",
-    "simcache.sim.components.kernel",
-    "simcache.sim.components.link",
-    "simcache.sim.components.meter",
-    "simcache.sim.components.randomness",
-    "simcache.sim.components.tier",
-    "simcache.sim.components.vm",
-)
+ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `simcache` package
 
-# The analytic estimate: compiled, its per-state Python work (state set-up, fixed point, timeline) runs about
-# 1.4 times as fast. It imports the engine group's physics (simcache.physics.cluster, simcache.physics.array) as ordinary Python imports (below).
-ESTIMATE_MODULES = (
-    "simcache.estimate.theory.queueing",
-    "simcache.estimate.theory.numeric",
-    "simcache.estimate.theory.stations",
-    "simcache.estimate.chains",
-    "simcache.estimate.services",
-    "simcache.estimate.batches",
-    "simcache.estimate.schedule",
-    "simcache.estimate.paths",
-    "simcache.estimate.theory.state",
-    "simcache.estimate.theory.mva_step",
-    "simcache.estimate.network",
-    "simcache.estimate.readcache",
-    "simcache.estimate.layout",
-    "simcache.estimate.solver",
-    "simcache.estimate.timeline",
-    "simcache.estimate.overload",
-    "simcache.estimate.result",
-)
+# The simulation engine: the event loop, the workload streams, every model component and the physics they call,
+# which carry nearly all of a simulation's CPU time. Every module of these folders is compiled: a module that runs
+# per simulated event belongs in one of them, and one that does not belongs elsewhere.
+ENGINE_PACKAGES = ("simcache.physics", "simcache.workloads", "simcache.sim", "simcache.sim.components")
+
+# The analytic estimate: compiled, its per-state Python work (state set-up, fixed point, timeline) runs faster
+# (bench/README.md). It imports the engine group's physics as ordinary Python imports (below).
+ESTIMATE_PACKAGES = ("simcache.estimate", "simcache.estimate.theory")
+
+
+def package_modules(packages: tuple[str, ...], root: Path = ROOT) -> tuple[str, ...]:
+    """Every module directly in each of ``packages`` (not their sub-packages, nor ``__init__``), sorted by name."""
+    found = []
+    for package in packages:
+        folder = root.joinpath(*package.split("."))
+        found += [f"{package}.{path.stem}" for path in sorted(folder.glob("*.py")) if path.stem != "__init__"]
+    return tuple(found)
+
+
+ENGINE_MODULES = package_modules(ENGINE_PACKAGES)
+ESTIMATE_MODULES = package_modules(ESTIMATE_PACKAGES)
 
 
 class CompileGroup(NamedTuple):
@@ -105,15 +82,10 @@ COMPILE_GROUPS = (CompileGroup("engine", ENGINE_MODULES), CompileGroup("estimate
 # Every compiled module, of every group.
 COMPILED_MODULES = tuple(module for group in COMPILE_GROUPS for module in group.modules)
 
-ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `simcache` package
-
 # Everything a sweep row depends on besides its inputs: the engine, and the code that resolves scenarios and
 # turns a run into a row. A results store keys rows by their digest, so a resumed sweep never reuses rows
 # computed by other code (simcache.runs.sweep).
-SCENARIO_MODULES = tuple(
-    f"simcache.spec.{name}"
-    for name in ("__init__", "fields", "components", "workload", "events", "checks", "messages", "model", "load")
-)
+SCENARIO_MODULES = ("simcache.spec.__init__", *package_modules(("simcache.spec",)))
 RESULT_MODULES = (*COMPILED_MODULES, *SCENARIO_MODULES, "simcache.base.units", "simcache.results.result", "simcache.base.metrics", "simcache.runs.sweep")
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
-from simcache.spec import ArraySpec, DriveSpec
+from simcache.physics.shapes import ArrayShape, DriveShape
 
 __all__ = [
     "RAID_LAYOUT",
@@ -197,7 +197,7 @@ def seek_curve(settle: float, avg_seek: float, full_seek: float, track: float) -
     return _curve_with_knee(settle, full_seek, track, 0.5 * (low + high))
 
 
-def drive_seek_curve(drive: DriveSpec) -> SeekCurve:
+def drive_seek_curve(drive: DriveShape) -> SeekCurve:
     """:func:`seek_curve` of a drive spec: its ``settle``, ``avg_seek`` and ``full_seek`` (default
     :func:`default_full_seek`), one track from its media rate, rpm and capacity."""
     full = drive.full_seek if drive.full_seek is not None else default_full_seek(drive.avg_seek)
@@ -226,7 +226,7 @@ def data_spindles(raid: str, spindles: int) -> float:
     return spindles / copies if parity is None else float(spindles - parity)
 
 
-def span_fraction(spec: ArraySpec, data_bytes: int) -> float:
+def span_fraction(spec: ArrayShape, data_bytes: int) -> float:
     """Fraction of each drive's stroke that ``data_bytes`` spans on the array's usable capacity (unclamped)."""
     return data_bytes / (spec.drive.capacity * data_spindles(spec.raid, spec.spindles))
 
@@ -426,7 +426,7 @@ def rebuild_share(raid: str, spindles: int, rebuild_rate: float, media_rate: flo
     return rebuild_rate / media_rate
 
 
-def cache_ack_seconds(spec: ArraySpec) -> float | None:
+def cache_ack_seconds(spec: ArrayShape) -> float | None:
     """Time (s) the array's controller write cache takes to acknowledge a write it has room for
     (``cache_latency``); ``None`` without a controller cache (the write waits for its spindles)."""
     return spec.cache_latency if spec.controller_cache > 0 else None

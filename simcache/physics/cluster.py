@@ -1,6 +1,6 @@
 """The physics of a scenario's devices and links: each derived quantity computed in one place.
 
-Pure functions of the scenario's specs and of plain numbers (no SimPy, no
+Pure functions of the scenario's specs (the fields :mod:`simcache.physics.shapes` names) and of plain numbers (no SimPy, no
 random draws): the simulator's components call them when they are built (and
 the array per chunk, with the draws it made), and the analytic estimate calls
 the same functions for its mean service times. Both then agree by
@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Final, Literal, cast
 
-from simcache.spec import ClusterSpec, LinkSpec, TierSpec
+from simcache.physics.shapes import ClusterShape, LinkShape, TierShape
 
 __all__ = [
     "ACK_BYTES",
@@ -64,7 +64,7 @@ def tier_service_seconds(latency: float, size: float, seconds_per_byte: float) -
     return latency + size * seconds_per_byte
 
 
-def gc_refill_rate(spec: TierSpec) -> float:
+def gc_refill_rate(spec: TierShape) -> float:
     """Rate (bytes/s) at which garbage collection refills a tier's clean pool, and sustained writes run past the cliff.
 
     ``gc_rate`` if set; else ``write_bandwidth / write_amplification``: to free one byte, GC copies
@@ -87,7 +87,7 @@ def clean_pool_depth(clean_pool: int | None) -> float:
 # --------------------------------------------------------------------------- links
 
 
-def framed_bytes(spec: LinkSpec, payload: float) -> tuple[float, int]:
+def framed_bytes(spec: LinkShape, payload: float) -> tuple[float, int]:
     """Bytes on the wire and packet count for ``payload`` bytes sent on a link.
 
     The payload is cut into ``ceil(payload / (mtu - header_bytes))`` packets (at least one), each carrying
@@ -98,18 +98,18 @@ def framed_bytes(spec: LinkSpec, payload: float) -> tuple[float, int]:
     return payload + packets * (spec.header_bytes + spec.framing_bytes), packets
 
 
-def wire_seconds(spec: LinkSpec, payload: float) -> float:
+def wire_seconds(spec: LinkShape, payload: float) -> float:
     """Time (s) ``payload`` bytes, framed (:func:`framed_bytes`), take at the link's line rate (bytes/s), alone."""
     return framed_bytes(spec, payload)[0] / spec.bandwidth
 
 
-def ack_seconds(spec: LinkSpec) -> float:
+def ack_seconds(spec: LinkShape) -> float:
     """Time (s) from a peer's tier write to its acknowledgement reaching the writer: one link latency plus an
     :data:`ACK_BYTES` message, framed, at the line rate (the acknowledgement's port is taken to be idle)."""
     return spec.latency + framed_bytes(spec, ACK_BYTES)[0] / spec.bandwidth
 
 
-def message_seconds(spec: LinkSpec) -> float:
+def message_seconds(spec: LinkShape) -> float:
     """Time (s) of a command or status message on the storage network (a read request, the array's
     acknowledgement of a write): one link latency, its few bytes neglected."""
     return spec.latency
@@ -225,7 +225,7 @@ def working_set_blocks(working_set: int, block: int) -> int:
     return max(1, working_set // block)
 
 
-def read_cache_lines(spec: ClusterSpec) -> int:
+def read_cache_lines(spec: ClusterShape) -> int:
     """Lines a host's read cache holds (at least one): its ``cache.capacity`` bytes, by default the tier's
     ``capacity``, in lines of ``cache.line`` bytes."""
     capacity = spec.cache.capacity if spec.cache.capacity is not None else spec.tier.capacity

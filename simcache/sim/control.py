@@ -216,10 +216,8 @@ def _ios_per_vm(scenario: Scenario, group: Group, closed_rate: float | None) -> 
 
 
 def _trace_ios_per_vm(scenario: Scenario, group: Group) -> float:
-    from simcache.traces.replay import vm_device_summaries  # reads the trace (cached): only for trace workloads
-
     assert group.workload.trace is not None
-    devices = vm_device_summaries(scenario, group)
+    devices = scenario.trace_device_summaries(group)
     return sum(device.ios for device in devices) / len(devices) * group.workload.trace.repeat
 
 

@@ -20,7 +20,6 @@ import simpy
 
 from simcache.base.version import __version__
 from simcache.physics.cluster import PortName, ring_peers
-from simcache.physics.workload import IOStream
 from simcache.results.result import Result, SeriesSample
 from simcache.sim import host_events
 from simcache.sim.collect import Record, RecordBlocks, RecordBuffer
@@ -50,8 +49,9 @@ from simcache.sim.outages import outage
 from simcache.sim.stream import StreamStats
 from simcache.spec import ArrayDegraded, ArrayRebuild, DeviceSlow, Group, HostFailure, LinkSlow, Scenario, VMotion, load_scenario
 from simcache.spec.events import DeviceFailure
-from simcache.traces.replay import TraceStream, trace_for, vm_devices
 from simcache.traces.trace import Trace
+from simcache.workloads.generators import IOStream
+from simcache.workloads.replay import TraceStream
 
 __all__ = ["Model", "build", "simulate"]
 
@@ -210,8 +210,8 @@ def _replayed_devices(scenario: Scenario, group: Group) -> tuple[Trace, list[str
     spec = group.workload.trace
     if spec is None:
         return None
-    trace = trace_for(spec)
-    return trace, vm_devices(spec, trace, scenario.group_vm_count(group))
+    trace = spec.open()
+    return trace, spec.vm_devices(trace, scenario.group_vm_count(group))
 
 
 def _peers(scenario: Scenario, group: Group, host_index: int, hosts: list[Host], stream: UniformStream) -> tuple[Host, ...]:

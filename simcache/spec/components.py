@@ -13,6 +13,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
+from simcache.physics.array import drive_seek_curve
 from simcache.spec.fields import (
     MAX_HOSTS,
     MAX_PEER_LINKS,
@@ -184,8 +185,6 @@ class DriveSpec(_Profiled):
             raise ValueError("settle (track-to-track seek) cannot exceed avg_seek")
         if self.inner_rate is not None and self.inner_rate > self.media_rate:
             raise ValueError(f"inner_rate ({self.inner_rate:.4g} B/s) cannot exceed media_rate ({self.media_rate:.4g} B/s)")
-        from simcache.physics.array import drive_seek_curve  # array_physics reads these specs: imported when a drive is checked
-
         drive_seek_curve(self)  # a ValueError says which averages the settle and full stroke allow
         return self
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from pydantic.fields import FieldInfo
 
 from simcache.base.errors import echo
+from simcache.base.names import MAX_NAME_CHARS, NAME_PATTERN, RESERVED_GROUP_NAMES, group_name_problem
 from simcache.base.units import UnitError, format_bandwidth, format_duration, format_size, parse_bandwidth, parse_duration, parse_size
 from simcache.spec.profiles import get_profile, list_profiles
 
@@ -96,15 +97,6 @@ MAX_PEER_LINKS = 16
 """Most peer-network ports a host may have (``cluster.peer_links``)."""
 MAX_SEED = 2**53 - 1
 """Largest seed: the largest whole number JSON (results' meta.json, the page's inputs) holds exactly."""
-MAX_NAME_CHARS = 64
-"""Longest name (a group, a check, a variant): names become table rows and sweep columns."""
-NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
-"""Characters a group or variant name may use: a dot would split it in dotted paths (``groups.NAME.policy``) and
-sweep columns (``NAME.write.mean_ms``)."""
-RESERVED_GROUP_NAMES = {"all": "the summary's row of all groups together, and what checks select by default"}
-"""Names no group may take, and what each already means (a variant may not be called ``base``: see ``BASE``)."""
-
-
 def _show_number(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
@@ -214,15 +206,6 @@ def field_metadata(field: FieldInfo) -> list[Any]:
             for extra in arm.__metadata__:
                 found += getattr(extra, "metadata", [extra])
     return found
-
-
-def group_name_problem(name: str) -> str | None:
-    """Why ``name`` cannot name a group beyond its characters (a reserved word, digits alone), or None."""
-    if name in RESERVED_GROUP_NAMES:
-        return f"{name!r} is reserved ({RESERVED_GROUP_NAMES[name]}); give the group another name"
-    if name.isdigit():
-        return f"a group name of digits alone reads as a list index in dotted paths (groups.{name}.policy); add a letter"
-    return None
 
 
 class _Spec(BaseModel):

@@ -24,6 +24,7 @@ from typing import Annotated, Any, Self
 from pydantic import Field, ValidationError, model_validator
 
 from simcache.base.errors import ScenarioError, echo, listing
+from simcache.physics.array import rebuild_share
 from simcache.spec.checks import CheckSpec, Expectation, check_problems, repeated_names
 from simcache.spec.components import ArraySpec, ClusterSpec
 from simcache.spec.events import ArrayDegraded, ArrayRebuild, DeviceSlow, Event, HostFailure, LinkSlow, VMotion, array_event_seconds
@@ -43,6 +44,7 @@ from simcache.spec.fields import (
 )
 from simcache.spec.messages import TOO_DEEP, schema_problems, too_many
 from simcache.spec.workload import Group
+from simcache.traces.trace import DeviceSummary
 
 __all__ = ["RunSpec", "Scenario", "validate_scenario"]
 
@@ -121,11 +123,17 @@ class Scenario(_Spec):
         spec = group.workload.trace
         if spec is None:
             return group.workload.working_set * vms
-        from simcache.traces.replay import trace_for, vm_devices  # reads the trace file: only for trace workloads
-
-        trace = trace_for(spec)
+        trace = spec.open()
         summary = trace.summary()
-        return sum(summary[device].span for device in vm_devices(spec, trace, vms))
+        return sum(summary[device].span for device in spec.vm_devices(trace, vms))
+
+    def trace_device_summaries(self, group: Group) -> list[DeviceSummary]:
+        """The trace summary of the device each of a trace group's VMs replays, in the order the engine builds them."""
+        spec = group.workload.trace
+        assert spec is not None
+        trace = spec.open()
+        summary = trace.summary()
+        return [summary[name] for name in spec.vm_devices(trace, self.group_vm_count(group))]
 
     def group_vm_count(self, group: Group) -> int:
         """VMs of ``group``: ``vms_per_host`` on each of its hosts."""
@@ -474,8 +482,6 @@ def _slowdown_problems(scenario: Scenario) -> list[tuple[str, str]]:
 
 
 def _array_event_problems(i: int, event: ArrayDegraded | ArrayRebuild, array: ArraySpec) -> list[tuple[str, str]]:
-    from simcache.physics.array import rebuild_share  # array_physics imports the scenario package
-
     if array.raid == "raid0":
         return [(f"events.{i}.kind", f"{event.kind} needs a redundant array; array.raid is raid0, whose failed spindle loses the array")]
     if not isinstance(event, ArrayRebuild):
@@ -524,13 +530,11 @@ def _crowded_hosts(scenario: Scenario) -> list[tuple[str, str]]:
 
 def _trace_problems(scenario: Scenario, group: Group, where: str) -> list[tuple[str, str]]:
     """The trace must be readable, name the devices the group replays, and have timestamps for an open replay."""
-    from simcache.traces.replay import trace_for  # reads the trace file: only for trace workloads
-
     spec = group.workload.trace
     assert spec is not None
     field = f"{where}.workload.trace"
     try:
-        trace = trace_for(spec)
+        trace = spec.open()
     except ScenarioError as exc:
         return [(f"{field}.path", f"{exc.source}: {place + ': ' if place else ''}{message}") for place, message in exc.problems]
     problems = []
@@ -546,9 +550,7 @@ def _trace_problems(scenario: Scenario, group: Group, where: str) -> list[tuple[
 
 
 def _largest_traced_write(scenario: Scenario, group: Group) -> int:
-    from simcache.traces.replay import vm_device_summaries
-
-    return max(device.largest["write"] for device in vm_device_summaries(scenario, group))
+    return max(device.largest["write"] for device in scenario.trace_device_summaries(group))
 
 
 def _run_problems(scenario: Scenario) -> list[tuple[str, str]]:

@@ -36,11 +36,10 @@ from simcache.spec.fields import (
     _Spec,
     group_name_problem,
 )
+from simcache.traces.formats import TRACE_FORMATS, open_trace
+from simcache.traces.trace import Trace
 
 __all__ = ["TRACE_FORMATS", "DutyCycle", "Group", "TraceSpec", "Workload"]
-
-TRACE_FORMATS = ("fio-iolog", "blkparse", "msr", "csv")
-"""Trace formats replay reads (simcache.traces.importers names every format)."""
 
 
 PROFILE_LEVELS = 100_000
@@ -129,6 +128,15 @@ class TraceSpec(_Spec):
     """Time compression: 2 replays the trace twice as fast (open loop)."""
     repeat: Annotated[Count, Field(ge=1, le=1_000_000), Why(high="a million passes over one window")] = 1
     """How many times the window is replayed back to back."""
+
+    def open(self) -> Trace:
+        """The trace this names, parsed once and cached (:func:`simcache.traces.formats.open_trace`)."""
+        return open_trace(self.path, self.format, self.options)
+
+    def vm_devices(self, trace: Trace, vms: int) -> list[str]:
+        """The trace device each of a group's ``vms`` VMs replays, in the order the engine builds them."""
+        devices = self.devices if self.devices is not None else sorted(trace.devices)
+        return [devices[k % len(devices)] for k in range(vms)]
 
     @model_validator(mode="after")
     def _window_order(self) -> TraceSpec:

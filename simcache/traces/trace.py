@@ -1,11 +1,11 @@
 """Block traces in a compact columnar form: built in chunks, cached on disk, read back in blocks.
 
-A trace importer (:mod:`simcache.traces.importers`) turns a text trace into
+A trace importer (:mod:`simcache.traces.formats`) turns a text trace into
 :class:`TraceChunk` objects; a :class:`TraceBuilder` appends them to one
 binary file of :data:`ROW` records and writes a small JSON description beside
 it. A :class:`Trace` opens that file as a read-only numpy memmap, so a trace
 of tens of millions of I/Os is never held in Python objects: replay
-(:mod:`simcache.traces.replay`) and statistics read it a block at a time.
+(:mod:`simcache.workloads.replay`) and statistics read it a block at a time.
 
 The cache is keyed by the trace file's content hash, the format and the
 import options (:func:`cache_key`), so a trace is parsed once however many

@@ -45,7 +45,6 @@ from typing import Any
 import simpy
 
 from simcache.physics.cluster import ack_seconds, compression_seconds, ring_peers
-from simcache.physics.workload import IOStream
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, RecordBuffer
 from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.detached import run_detached
@@ -55,7 +54,8 @@ from simcache.sim.components.kernel import Signal, Wait, clock_of, current_time,
 from simcache.sim.components.link import Port
 from simcache.sim.components.pending import PendingWrite
 from simcache.spec import CompressionSpec, Group
-from simcache.traces.replay import TraceStream
+from simcache.workloads.generators import IOStream
+from simcache.workloads.replay import TraceStream
 
 __all__ = ["VM"]
 

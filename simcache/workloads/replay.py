@@ -1,8 +1,8 @@
 """Trace replay: a ``mode = "trace"`` workload's I/Os, read from the cached trace a block at a time.
 
-:func:`trace_for` loads (and caches, per process) the trace a
-:class:`~simcache.spec.TraceSpec` names; :func:`vm_devices` says which
-trace device each VM of a group replays (the k-th VM replays
+:meth:`simcache.spec.TraceSpec.open` loads (and caches, per process) the trace a
+:class:`~simcache.spec.TraceSpec` names; :meth:`~simcache.spec.TraceSpec.vm_devices`
+says which trace device each VM of a group replays (the k-th VM replays
 ``devices[k mod n]``). A :class:`TraceStream` is one VM's replay: its reads
 and writes in trace order, optionally inside a time window, sped up and
 repeated. It holds one block of rows at a time, so memory does not grow with
@@ -18,59 +18,19 @@ the last I/O).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 
-from simcache.spec import Group, Scenario, TraceSpec, Workload
-from simcache.traces.trace import READ, WRITE, DeviceSummary, Trace
+from simcache.spec import Scenario, Workload
+from simcache.traces.trace import READ, WRITE, Trace
 
-__all__ = ["TraceStream", "mean_equivalent", "trace_for", "vm_device_summaries", "vm_devices"]
+__all__ = ["TraceStream", "mean_equivalent"]
 
 _BLOCK = 1 << 14  # trace rows read per refill
-_LOADED: dict[tuple[str, int, int, str | None, str], Trace] = {}
-
-
-def trace_for(spec: TraceSpec) -> Trace:
-    """The trace ``spec`` names, parsed once and cached on disk; within a process, opened once per file version.
-
-    Raises :class:`~simcache.base.errors.WorkloadFileError` for a file that cannot be read or parsed.
-    """
-    from simcache.traces.importers import load_trace  # the importers build scenarios, so they are imported late
-
-    path = Path(spec.path)
-    try:
-        status = path.stat()
-        key = (str(path.resolve()), status.st_mtime_ns, status.st_size, spec.format, repr(sorted(spec.options.items())))
-    except OSError:
-        key = None
-    if key is not None and key in _LOADED:
-        return _LOADED[key]
-    trace = load_trace(path, spec.format, spec.options)
-    if key is not None:
-        if len(_LOADED) > 64:
-            _LOADED.clear()
-        _LOADED[key] = trace
-    return trace
-
-
-def vm_devices(spec: TraceSpec, trace: Trace, vms: int) -> list[str]:
-    """The trace device each of a group's ``vms`` VMs replays, in the order the engine builds them."""
-    devices = spec.devices if spec.devices is not None else sorted(trace.devices)
-    return [devices[k % len(devices)] for k in range(vms)]
-
-
-def vm_device_summaries(scenario: Scenario, group: Group) -> list[DeviceSummary]:
-    """The trace summary of the device each of a trace group's VMs replays, in the order the engine builds them."""
-    spec = group.workload.trace
-    assert spec is not None
-    trace = trace_for(spec)
-    summary = trace.summary()
-    return [summary[name] for name in vm_devices(spec, trace, scenario.group_vm_count(group))]
 
 
 class TraceStream:
-    """One VM's replay of one trace device (the engine's counterpart of :class:`~simcache.physics.workload.IOStream`)."""
+    """One VM's replay of one trace device (the engine's counterpart of :class:`~simcache.workloads.generators.IOStream`)."""
 
     def __init__(self, workload: Workload, trace: Trace, device: str):
         assert workload.trace is not None
@@ -157,8 +117,8 @@ def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:
         if spec is None:
             groups.append(group)
             continue
-        trace = trace_for(spec)
-        devices = vm_devices(spec, trace, scenario.group_vm_count(group))
+        trace = spec.open()
+        devices = spec.vm_devices(trace, scenario.group_vm_count(group))
         by_op: tuple[dict[int, int], dict[int, int]] = ({}, {})  # I/Os by size: reads, writes
         spans = []
         counted: dict[str, tuple[dict[int, int], dict[int, int]]] = {}  # VMs replaying one device: one pass over the trace

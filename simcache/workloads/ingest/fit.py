@@ -72,12 +72,12 @@ hotspot with 73% of the I/Os to 473 blocks, 0.663/0.725/0.725/0.725
 the trace's, each op's size shares within 7% (seed 0).
 
 :func:`compare` puts a trace's statistics next to a synthetic workload's
-(generated with :class:`~simcache.physics.workload.IOStream` for the trace's length;
+(generated with :class:`~simcache.workloads.generators.IOStream` for the trace's length;
 no simulation) with the relative error of each.
 
 The module is split by concern: the trace's statistics and stack distances
-are in :mod:`simcache.traces.tracestats`, the access laws' predicted hit ratios and
-the law fit in :mod:`simcache.traces.fitlaw`; this module holds the fit and the
+are in :mod:`simcache.workloads.ingest.tracestats`, the access laws' predicted hit ratios and
+the law fit in :mod:`simcache.workloads.ingest.fitlaw`; this module holds the fit and the
 comparison, and re-exports their public names.
 """
 
@@ -91,12 +91,12 @@ import numpy as np
 import pandas as pd
 from scipy.special import chdtrc
 
-from simcache.physics.workload import IOStream
 from simcache.spec import DutyCycle, Group, Workload
 from simcache.spec.workload import PROFILE_LEVELS
-from simcache.traces.fitlaw import FIT_FRACTIONS, Law, _fit_access, expected_footprint, fitted_blocks, predicted_hit_ratios
 from simcache.traces.trace import READ, ROW, WRITE, Trace
-from simcache.traces.tracestats import (
+from simcache.workloads.generators import IOStream
+from simcache.workloads.ingest.fitlaw import FIT_FRACTIONS, Law, _fit_access, expected_footprint, fitted_blocks, predicted_hit_ratios
+from simcache.workloads.ingest.tracestats import (
     LINE,
     TraceStats,
     _selected_rows,

@@ -58,8 +58,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.importers.base import Imported, cached_trace, check_option_names, numbered_lines, option_choice, trace_imported
-from simcache.traces.importers.rows import RowBuffer
+from simcache.traces.formats.base import FileReading, cached_trace, check_option_names, numbered_lines, option_choice, trace_imported
+from simcache.traces.formats.rows import RowBuffer
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder
 
 __all__ = ["EVENTS", "KIND", "MAX_PENDING", "NAME", "SECTOR_BYTES", "load", "read", "sniff"]
@@ -108,7 +108,7 @@ def load(path: Path, options: Mapping[str, Any]) -> Trace:
     return cached_trace(path, NAME, options, lambda builder: _Parser(path, builder, event).run())
 
 
-def read(path: Path, options: Mapping[str, Any]) -> Imported:
+def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     """The trace as one group per device, with one warning listing what was not used."""
     trace = load(path, options)
     meta = trace.meta

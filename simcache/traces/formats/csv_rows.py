@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.importers.base import check_regular_file, is_gzip, numbered_lines
+from simcache.traces.formats.base import check_regular_file, is_gzip, numbered_lines
 
 __all__ = ["CHUNK_ROWS", "INT64_MAX", "RowChunks", "Rows", "option_text", "split_line"]
 

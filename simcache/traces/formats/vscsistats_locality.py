@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simcache.traces.importers.vscsistats_csv import Histogram
+from simcache.traces.formats.vscsistats_csv import Histogram
 
 
 def _near_fraction(seeks: Histogram, within: int) -> float:

@@ -105,10 +105,11 @@ from pathlib import Path
 from typing import Any
 
 from simcache.base.metrics import PERCENTILES
+from simcache.base.names import group_name
 from simcache.base.units import UnitError, format_size, parse_size
-from simcache.traces.importers.base import Imported, check_option_names, group_name
-from simcache.traces.importers.vscsistats_csv import COLLECT, FREQUENCY_HEADER, TITLE_OF, Disk, Histogram, _error, _histograms, _parse
-from simcache.traces.importers.vscsistats_locality import SHORT_SEEK, _locality, _near_fraction
+from simcache.traces.formats.base import FileReading, check_option_names
+from simcache.traces.formats.vscsistats_csv import COLLECT, FREQUENCY_HEADER, TITLE_OF, Disk, Histogram, _error, _histograms, _parse
+from simcache.traces.formats.vscsistats_locality import SHORT_SEEK, _locality, _near_fraction
 
 __all__ = ["KIND", "NAME", "read", "sniff"]
 
@@ -418,7 +419,7 @@ def _bucket_mismatches(disks: Mapping[Disk, Mapping[tuple[str, str], Histogram]]
     ]
 
 
-def read(path: Path, options: Mapping[str, Any]) -> Imported:
+def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     """The file's virtual disks as groups, their measured latency as checks."""
     path = Path(path)
     opts = _options(path, options)
@@ -472,4 +473,4 @@ def read(path: Path, options: Mapping[str, Any]) -> Imported:
         vms = len({d.vm for d, h in disks.items() if not (("length", "any") in h and h["length", "any"].count == 0)})
         notes.append(f"layout 'vm' puts each VM's disks on one host ({vms} VM(s), round robin over the base cluster's hosts)")
     summary = [("virtual disks", f"{len(groups)} with I/O, of {len({d.vm for d in disks})} VM(s)")]
-    return Imported(path, NAME, groups, expect=expect, warnings=notes, facts=summary + facts, duration=max(windows) if windows else None)
+    return FileReading(path, NAME, groups, expect=expect, warnings=notes, facts=summary + facts, duration=max(windows) if windows else None)

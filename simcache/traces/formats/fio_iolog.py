@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.importers.base import Imported, cached_trace, check_option_names, numbered_lines, option_choice, trace_imported
-from simcache.traces.importers.rows import RowBuffer
+from simcache.traces.formats.base import FileReading, cached_trace, check_option_names, numbered_lines, option_choice, trace_imported
+from simcache.traces.formats.rows import RowBuffer
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder
 
 __all__ = ["KIND", "NAME", "TIME_UNITS", "load", "read", "sniff"]
@@ -80,7 +80,7 @@ def load(path: Path, options: Mapping[str, Any]) -> Trace:
     return cached_trace(path, NAME, options, lambda builder: _fill(path, builder, unit, "time_unit" in options))
 
 
-def read(path: Path, options: Mapping[str, Any]) -> Imported:
+def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     """The iolog as one group per file; a version 2 log (no timestamps) is replayed closed-loop in file order."""
     trace = load(path, options)
     meta = trace.meta

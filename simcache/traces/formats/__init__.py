@@ -1,12 +1,12 @@
-"""Importers: workload, measurement and trace files users already hold, turned into scenario workloads.
+"""Formats: workload, measurement and trace files users already hold, read into plain tables and traces.
 
 ``simcache import PATH [--format F] -o OUT.toml`` and
-:func:`import_workload` read one file; the format is guessed from its first
+:func:`read_file` read one file; the format is guessed from its first
 few KiB when not given. Each format has its own module with the same four
 names: ``NAME`` (the format's name on the command line), ``KIND``
 (``"workload"``, ``"measurement"`` or ``"trace"``), ``sniff(head) -> bool``
-and ``read(path, options) -> Imported``. Trace formats also have
-``load(path, options) -> Trace``, which replay uses (:mod:`simcache.traces.replay`):
+and ``read(path, options) -> FileReading``. Trace formats also have
+``load(path, options) -> Trace``, which replay uses (:mod:`simcache.workloads.replay`):
 the trace is parsed once into the cache of :mod:`simcache.traces.trace`.
 
 | format | module | what it gives |
@@ -30,11 +30,10 @@ from types import ModuleType
 from typing import Any
 
 from simcache.base.errors import WorkloadFileError
-from simcache.spec import TRACE_FORMATS
-from simcache.traces.importers.base import Imported, read_head
+from simcache.traces.formats.base import FileReading, read_head
 from simcache.traces.trace import Trace
 
-__all__ = ["FORMATS", "Imported", "guess_format", "import_workload", "load_trace", "parse_option", "parse_options"]
+__all__ = ["FORMATS", "TRACE_FORMATS", "FileReading", "guess_format", "read_file", "load_trace", "open_trace", "parse_option", "parse_options"]
 
 FORMATS: dict[str, str] = {
     "fio-job": "fio_job",
@@ -45,12 +44,14 @@ FORMATS: dict[str, str] = {
     "msr": "msr",
     "csv": "csv_trace",
 }
-"""Format name -> module under simcache.traces.importers. Guessing tries them in this order (most specific first)."""
+"""Format name -> module under simcache.traces.formats. Guessing tries them in this order (most specific first)."""
+TRACE_FORMATS = ("fio-iolog", "blkparse", "msr", "csv")
+"""The formats that hold a trace (replayed I/O by I/O); the others describe a workload or a measurement."""
 _GUESS_ORDER = ("fio-json", "fio-iolog", "vscsistats", "blkparse", "msr", "fio-job", "csv")
 
 
 def _module(format_name: str) -> ModuleType:
-    return importlib.import_module(f"simcache.traces.importers.{FORMATS[format_name]}")
+    return importlib.import_module(f"simcache.traces.formats.{FORMATS[format_name]}")
 
 
 def _known(path: Path, format_name: str) -> str:
@@ -71,17 +72,16 @@ def guess_format(path: str | Path) -> str:
     )
 
 
-def import_workload(path: str | Path, format: str | None = None, **options: Any) -> Imported:
-    """Read a workload, measurement or trace file: groups, expectations, warnings and facts.
+def read_file(path: str | Path, format: str | None = None, **options: Any) -> FileReading:
+    """Read a workload, measurement or trace file: groups, expectations, warnings and facts, as plain tables.
 
-    ``options`` are the format's own (a CSV trace's column names and units,
-    blkparse's event, vscsiStats' disk layout, ...). Turn the result into a
-    scenario with :meth:`Imported.scenario` or a TOML file with :meth:`Imported.toml`.
+    ``options`` are the format's own (a CSV trace's column names and units, blkparse's event, vscsiStats' disk
+    layout, ...). :func:`simcache.workloads.ingest.imported.import_workload` makes the reading a scenario.
     """
     path = Path(path)
     name = guess_format(path) if format is None else _known(path, format)
-    imported: Imported = _module(name).read(path, options)
-    return imported
+    reading: FileReading = _module(name).read(path, options)
+    return reading
 
 
 def load_trace(path: str | Path, format: str | None = None, options: Mapping[str, Any] | None = None) -> Trace:
@@ -93,6 +93,32 @@ def load_trace(path: str | Path, format: str | None = None, options: Mapping[str
         replayable = ", ".join(TRACE_FORMATS)
         raise WorkloadFileError.at(path, None, "format", f"{name} is a {module.KIND} file, not a trace; replay takes {replayable}")
     trace: Trace = module.load(path, dict(options or {}))
+    return trace
+
+
+_OPENED: dict[tuple[str, int, int, str | None, str], Trace] = {}
+
+
+def open_trace(path: str | Path, format: str | None = None, options: Mapping[str, Any] | None = None) -> Trace:
+    """The trace of ``path``, parsed once and cached on disk (:func:`load_trace`); within a process, opened
+    once per file version (its path, modification time and size, with the format and options).
+
+    Raises :class:`~simcache.base.errors.WorkloadFileError` for a file that cannot be read or parsed.
+    """
+    options = dict(options or {})
+    path = Path(path)
+    try:
+        status = path.stat()
+        key = (str(path.resolve()), status.st_mtime_ns, status.st_size, format, repr(sorted(options.items())))
+    except OSError:
+        key = None
+    if key is not None and key in _OPENED:
+        return _OPENED[key]
+    trace = load_trace(path, format, options)
+    if key is not None:
+        if len(_OPENED) > 64:
+            _OPENED.clear()
+        _OPENED[key] = trace
     return trace
 
 

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simcache.traces.importers.base import Imported, cached_trace, check_option_names, trace_imported
-from simcache.traces.importers.csv_rows import RowChunks
+from simcache.traces.formats.base import FileReading, cached_trace, check_option_names, trace_imported
+from simcache.traces.formats.csv_rows import RowChunks
 from simcache.traces.trace import READ, WRITE, Trace, TraceBuilder, TraceChunk
 
 __all__ = ["KIND", "NAME", "load", "read", "sniff"]
@@ -66,7 +66,7 @@ def load(path: Path, options: Mapping[str, Any]) -> Trace:
     return cached_trace(path, NAME, options, lambda builder: _fill(path, builder))
 
 
-def read(path: Path, options: Mapping[str, Any]) -> Imported:
+def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     """One group per (host, disk) device, replaying its I/Os at their timestamps."""
     trace = load(path, options)
     warnings = []

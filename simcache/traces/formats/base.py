@@ -1,10 +1,11 @@
-"""What every importer shares: the :class:`Imported` result, safe file reading, and the trace cache step.
+"""What every format shares: the :class:`FileReading` result, safe file reading, and the trace cache step.
 
-An importer reads one file and returns an :class:`Imported`: scenario
+A format reads one file and returns a :class:`FileReading`: scenario
 ``[[groups]]`` tables (the workload), ``[[expect]]`` tables (what the file
 measured, for formats that are measurements), warnings about what it could not
-use, and facts about what it read. :meth:`Imported.scenario` places the groups
-on a base scenario's cluster (the built-in ``default`` unless told otherwise).
+use, and facts about what it read, as plain data.
+:class:`simcache.workloads.ingest.imported.Imported` places the groups on a base
+scenario's cluster (the built-in ``default`` unless told otherwise).
 
 Every problem is a :class:`~simcache.base.errors.WorkloadFileError` naming the
 file, the line and the field; an importer stops at the first one.
@@ -12,32 +13,24 @@ file, the line and the field; an importer stops at the first one.
 
 from __future__ import annotations
 
-import copy
 import gzip
-import os
 import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from simcache.base.errors import ScenarioError, WorkloadFileError
+from simcache.base.errors import WorkloadFileError
 from simcache.base.files import file_problem
+from simcache.base.names import group_name
 from simcache.base.metrics import PERCENTILES
-from simcache.spec import Scenario, load_scenario
-from simcache.spec.dump import toml_document
-from simcache.spec.fields import MAX_NAME_CHARS, group_name_problem
-from simcache.spec.load import builtin_scenarios, parse_toml, read_scenario_text
-from simcache.spec.scenario import MAX_SCENARIO_NAME_CHARS, validate_scenario
 from simcache.traces.trace import Trace, TraceBuilder, cache_folder, cache_key, file_digest
 
 __all__ = [
-    "DEFAULT_POLICY",
-    "Imported",
+    "FileReading",
     "cached_trace",
     "check_option_names",
     "check_regular_file",
-    "group_name",
     "is_gzip",
     "numbered_lines",
     "open_bytes",
@@ -47,15 +40,15 @@ __all__ = [
     "trace_imported",
 ]
 
-DEFAULT_POLICY = "WB+0"
-"""The write policy imported groups get unless told otherwise (a file says what a VM does, not how it is cached)."""
 HEAD_BYTES = 8192
 """How much of a file format guessing looks at."""
 
 
 @dataclass
-class Imported:
-    """What one file gave: groups (workloads), expectations (measurements), warnings and facts."""
+class FileReading:
+    """What one file gave: groups (workloads), expectations (measurements), warnings and facts.
+
+    Plain tables; :class:`simcache.workloads.ingest.imported.Imported` places them on a scenario."""
 
     source: Path
     format: str
@@ -67,81 +60,6 @@ class Imported:
     duration: float | None = None
     """Seconds the workload runs as the file describes it (fio runtime, a trace's length), if it says."""
     trace: Trace | None = None
-
-    def scenario_data(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY) -> dict[str, Any]:
-        """A scenario as plain tables: ``base``'s run, cluster and array (no events, variants or checks) with these groups.
-
-        Groups without ``hosts`` are placed one per host, round robin; groups
-        with the same ``colocate`` key (the disks of one VM) go on the same host. The
-        run lasts :attr:`duration` when the file gives one, with a tenth of
-        it as warm-up.
-        """
-        data = _base_tables(base)
-        hosts = int(data["cluster"].get("hosts", 1))
-        groups = []
-        slots: dict[str, int] = {}
-        for i, group in enumerate(self.groups):
-            group = copy.deepcopy(group)
-            key = group.pop("colocate", None)  # groups with the same key (one VM's disks) share a host
-            slot = i if key is None else slots.setdefault(str(key), len(slots))
-            group.setdefault("policy", policy)
-            group.setdefault("hosts", [slot % hosts])
-            groups.append(group)
-        run = dict(data.get("run", {}))
-        if self.duration:
-            run["duration"] = self.duration
-            run["warmup"] = self.duration / 10
-            run["sample_interval"] = min(float(_seconds(run.get("sample_interval", 1.0))), self.duration / 10)
-        name = "".join(c if c.isalnum() or c in "_.-" else "_" for c in self.source.stem)[:MAX_SCENARIO_NAME_CHARS] or "imported"
-        return {
-            "name": name,
-            "description": f"imported from {self.source.name} ({self.format})",
-            "run": run,
-            "cluster": data["cluster"],
-            "array": data["array"],
-            "groups": groups,
-            "expect": copy.deepcopy(self.expect),
-        }
-
-    def scenario(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY) -> Scenario:
-        """:meth:`scenario_data` validated: raises :class:`~simcache.base.errors.ScenarioError` naming the source file."""
-        return validate_scenario(self.scenario_data(base, policy), str(self.source))
-
-    def toml(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY, folder: Path | None = None) -> str:
-        """The scenario as a TOML file, headed by what was imported and every warning.
-
-        With ``folder`` (where the file will be written), trace paths are
-        written relative to it, so the scenario and its trace can move together.
-        """
-        header = [f"Imported from {self.source} ({self.format}) by simcache import."]
-        header += [f"{what}: {value}" for what, value in self.facts]
-        header += [f"warning: {warning}" for warning in self.warnings]
-        data = self.scenario_data(base, policy)
-        if folder is not None:
-            for group in data["groups"]:
-                trace = group.get("workload", {}).get("trace")
-                if trace is not None:
-                    trace["path"] = os.path.relpath(trace["path"], folder.resolve())
-        return toml_document(data, header)
-
-
-def _seconds(value: Any) -> float:
-    from simcache.base.units import parse_duration
-
-    return parse_duration(value) if isinstance(value, str) else float(value)
-
-
-def _base_tables(base: Scenario | str | Path | None) -> dict[str, Any]:
-    """The base scenario's tables as written (profile names kept), or a dump of a :class:`Scenario` object."""
-    if isinstance(base, Scenario):
-        return base.model_dump(mode="json", exclude_none=True)
-    source = Path(base) if base is not None else builtin_scenarios()["default"]
-    scenario = load_scenario(source)  # validates it, and finds a built-in by name
-    path = source if source.exists() else builtin_scenarios()[str(source)]
-    try:
-        return parse_toml(read_scenario_text(path), str(path))
-    except ScenarioError:  # changed since it was loaded: the loaded scenario's values
-        return scenario.model_dump(mode="json", exclude_none=True)
 
 
 def check_option_names(path: Path, options: Mapping[str, Any], allowed: Collection[str] | Mapping[str, str], format_name: str) -> None:
@@ -264,7 +182,7 @@ def cached_trace(
     return builder.finish({"source": str(path), "format": format_name, "options": dict(options), **extra})
 
 
-def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[str, Any], warnings: list[str]) -> Imported:
+def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[str, Any], warnings: list[str]) -> FileReading:
     """A trace as groups: one group of one VM per trace device, replaying that device's I/Os at their timestamps."""
     summary = trace.summary()
     groups = []
@@ -305,19 +223,4 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
     # The run lasts a second past the last I/O, so that it is issued and, unless the cluster is overloaded, completes;
     # a trace without timestamps (replayed closed loop) runs for the base scenario's duration.
     duration = trace.duration + 1.0 if trace.meta.get("has_times", True) else None
-    return Imported(path, format_name, groups, warnings=notes, facts=facts, duration=duration, trace=trace)
-
-
-def group_name(label: str, used: set[str], fallback: str = "device") -> str:
-    """``label`` as a group name: characters other than ASCII letters, digits, ``_`` and ``-`` become ``_``, a
-    reserved name or digits alone get ``fallback`` in front, at most 56 characters; made unique among ``used``
-    (which it joins)."""
-    base = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in label)[: MAX_NAME_CHARS - 8] or fallback
-    if group_name_problem(base):
-        base = f"{fallback}_{base}"
-    name, n = base, 1
-    while name in used:
-        n += 1
-        name = f"{base}_{n}"
-    used.add(name)
-    return name
+    return FileReading(path, format_name, groups, warnings=notes, facts=facts, duration=duration, trace=trace)

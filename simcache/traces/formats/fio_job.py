@@ -20,12 +20,12 @@ How options become a :class:`~simcache.spec.Workload` (per VM):
 | ``random_distribution`` | ``zipf:θ`` -> ``access = "zipf"``, ``zipf_theta = θ``; pareto, normal, zoned: uniform |
 | ``percentage_random`` | random when 50 or more, else sequential (the model has no mix of the two) |
 | ``buffer_compress_percentage`` / ``zero_buffers`` | ``compressibility`` (zero-filled buffers: 0.99) |
-| ``runtime``, ``ramp_time``, ``time_based`` | the job's length; :attr:`Imported.duration` is the longest job's ``ramp_time + runtime`` |
+| ``runtime``, ``ramp_time``, ``time_based`` | the job's length; :attr:`FileReading.duration` is the longest job's ``ramp_time + runtime`` |
 
 The INI reading (sections, ``[global]`` inheritance, comments), the parsing of
 values (sizes with ``kb_base``, times, ranges, read,write directions; how sizes
 and times are read is told there) and the catalogue of options are in
-:mod:`simcache.traces.importers.fio_options`; :class:`Setting`, :class:`JobSpec`,
+:mod:`simcache.traces.formats.fio_options`; :class:`Setting`, :class:`JobSpec`,
 :class:`Notes`, :func:`parse_job_file`, :func:`fio_size` and :func:`fio_time`
 stay importable from here. This module maps a job's options to a workload
 (:func:`job_group`).
@@ -49,8 +49,9 @@ from pathlib import Path
 from typing import Any
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.importers.base import Imported, check_option_names, group_name
-from simcache.traces.importers.fio_options import (
+from simcache.base.names import group_name
+from simcache.traces.formats.base import FileReading, check_option_names
+from simcache.traces.formats.fio_options import (
     _NO_EFFECT,
     _NOT_MODELLED,
     _USED,
@@ -158,7 +159,7 @@ def check_options(path: Path, options: Mapping[str, Any], allowed: Mapping[str, 
     return checked
 
 
-def read(path: Path, options: Mapping[str, Any]) -> Imported:
+def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     """One group per job of the job file at ``path``; see the module docstring for the mapping."""
     checked = check_options(path, options, OPTIONS)
     jobs = parse_job_file(path)
@@ -177,7 +178,7 @@ def read(path: Path, options: Mapping[str, Any]) -> Imported:
         what = "no job section" if not jobs else "no job that reads or writes"
         raise WorkloadFileError.at(path, None, "", f"{what} to import; a job is a [name] section after [global] with rw=read, write, ...")
     facts.insert(0, ("jobs", str(len(groups))))
-    return Imported(path, NAME, groups, warnings=notes.warnings(), facts=facts, duration=max(durations) if durations else None)
+    return FileReading(path, NAME, groups, warnings=notes.warnings(), facts=facts, duration=max(durations) if durations else None)
 
 
 def _size_text(nbytes: int) -> str:

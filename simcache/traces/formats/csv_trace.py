@@ -47,8 +47,8 @@ import numpy as np
 
 from simcache.base.errors import WorkloadFileError
 from simcache.base.units import UnitError, parse_size
-from simcache.traces.importers.base import Imported, cached_trace, check_option_names, numbered_lines, trace_imported
-from simcache.traces.importers.csv_rows import INT64_MAX, RowChunks, option_text, split_line
+from simcache.traces.formats.base import FileReading, cached_trace, check_option_names, numbered_lines, trace_imported
+from simcache.traces.formats.csv_rows import INT64_MAX, RowChunks, option_text, split_line
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder, TraceChunk
 
 __all__ = ["KIND", "NAME", "load", "read", "sniff"]
@@ -126,7 +126,7 @@ def load(path: Path, options: Mapping[str, Any]) -> Trace:
     return cached_trace(path, NAME, options, lambda builder: _fill(path, settings, builder))
 
 
-def read(path: Path, options: Mapping[str, Any]) -> Imported:
+def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     """One group per device, replaying its I/Os at their timestamps."""
     trace = load(path, options)
     warnings = []

@@ -1,6 +1,6 @@
 """Statistics of a block trace's reads and writes, and their exact LRU stack distances.
 
-Split out of :mod:`simcache.traces.fit` (which re-exports the public names): the
+Split out of :mod:`simcache.workloads.ingest.fit` (which re-exports the public names): the
 I/O counts per interval and their dispersion, the stack-distance pass
 (:func:`stack_distances`, :func:`io_distances`) and the hit ratios it gives,
 :class:`TraceStats` / :func:`trace_stats`, and :func:`sequential_share`.
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simcache.physics.workload import BLOCK
 from simcache.traces.trace import OP_NAMES, READ, ROW, WRITE, Trace
+from simcache.workloads.generators import BLOCK
 
 __all__ = [
     "COLD",

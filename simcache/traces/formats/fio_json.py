@@ -15,7 +15,7 @@ lines before the object; reading starts at the first ``{``. With
 is used.
 
 The workloads come from ``"global options"`` + ``"job options"`` through
-:func:`simcache.traces.importers.fio_job.job_group`, so every option is read exactly as
+:func:`simcache.traces.formats.fio_job.job_group`, so every option is read exactly as
 in a job file. Each job direction gives ``[[expect]]`` checks on the job's group
 and op (``mixed`` -> ``any``): ``iops``, ``mb_s`` (10^6 bytes/s), ``mean_ms``
 (fio's ``lat``: submission + completion) and the percentiles that have a
@@ -52,9 +52,9 @@ from typing import Any
 
 from simcache.base.errors import WorkloadFileError
 from simcache.base.metrics import PERCENTILES
-from simcache.traces.importers.base import Imported, read_text
-from simcache.traces.importers.fio_job import OPTIONS as JOB_OPTIONS
-from simcache.traces.importers.fio_job import JobSpec, Notes, Setting, check_options, job_group
+from simcache.traces.formats.base import FileReading, read_text
+from simcache.traces.formats.fio_job import OPTIONS as JOB_OPTIONS
+from simcache.traces.formats.fio_job import JobSpec, Notes, Setting, check_options, job_group
 
 __all__ = ["DEFAULT_REL", "KIND", "NAME", "read", "sniff"]
 
@@ -88,7 +88,7 @@ class _Direction:
     percentile_source: str = "clat"
 
 
-def read(path: Path, options: Mapping[str, Any]) -> Imported:
+def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     """The jobs of an fio JSON result as groups, and their measured figures as checks; see the module docstring."""
     checked = check_options(path, options, OPTIONS, NAME)
     rel = _rel(path, checked.get("rel", DEFAULT_REL))
@@ -150,7 +150,7 @@ def read(path: Path, options: Mapping[str, Any]) -> Imported:
         raise WorkloadFileError.at(path, None, "jobs", "no job that reads or writes to import")
     facts.insert(1, ("jobs", str(len(groups))))
     duration = max(runtimes) if runtimes and max(runtimes) > 0 else max(durations) if durations else None
-    return Imported(path, NAME, groups, expect=expect, warnings=job_notes.warnings() + notes, facts=facts, duration=duration)
+    return FileReading(path, NAME, groups, expect=expect, warnings=job_notes.warnings() + notes, facts=facts, duration=duration)
 
 
 def _rel(path: Path, value: Any) -> float:

@@ -1,6 +1,6 @@
 """The synthetic generator's predicted LRU hit ratios under an access law, and the law fitted to a trace.
 
-Split out of :mod:`simcache.traces.fit` (which re-exports the public names): :class:`Law`,
+Split out of :mod:`simcache.workloads.ingest.fit` (which re-exports the public names): :class:`Law`,
 the generator's block probabilities and Che's approximation with a finite
 horizon (:func:`predicted_hit_ratios`), the working set that touches a footprint
 (:func:`expected_footprint`, :func:`fitted_blocks`), and the least-squares fit of
@@ -17,7 +17,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize, minimize_scalar
 
 from simcache.physics.locality import harmonic, hot_blocks
-from simcache.traces.tracestats import LINE, TraceStats
+from simcache.workloads.ingest.tracestats import LINE, TraceStats
 
 __all__ = [
     "FIT_FRACTIONS",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.importers.base import numbered_lines
+from simcache.traces.formats.base import numbered_lines
 
 COLLECT = "collect them all with `vscsiStats -s -w <worldGroupID>`, then `vscsiStats -p all -c -w <worldGroupID>`"
 

@@ -7,7 +7,7 @@ or ``#`` are comments, and fio cuts a line at a ``;`` or ``#`` anywhere.
 :func:`parse_job_file` gives each job's :class:`Setting` values, and ``_Job``
 reads them as fio does; the catalogue of which options shape the workload,
 have no effect, or are not modelled is here too. The mapping of a job's
-options to a workload is in :mod:`simcache.traces.importers.fio_job`.
+options to a workload is in :mod:`simcache.traces.formats.fio_job`.
 
 Sizes follow fio's rules (HOWTO "Parameter types", parse.c ``__get_mult_bytes``):
 with ``kb_base=1024`` (fio's default) ``k``/``kb``/``m``/``g``... are powers of
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.importers.base import numbered_lines
+from simcache.traces.formats.base import numbered_lines
 
 __all__ = ["JobSpec", "Notes", "Setting", "fio_size", "fio_time", "parse_job_file"]
 

@@ -1,0 +1,113 @@
+"""The package is a stack of layers (docs/architecture.md): each imports only its own layer and those below.
+
+Checked from the sources (tests/support/import_graph.py), so an import placed inside a function counts as
+much as one at the top of a module:
+
+- no import cycle between modules at run time (at module level or inside functions);
+- every import, run time or ``if TYPE_CHECKING:``, goes to the importer's own layer or one below it, and a
+  type-checking import that points back (a component naming its owner's class) stays in its own folder;
+- no module of the package imports the package root (``import simcache``, ``from simcache import ...``):
+  the root is the public API, the top of the stack;
+- no folder is crowded: at most 16 modules in a folder, at most 15 entries in ``simcache/``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from support.import_graph import ROOT, Edge, cycles, edges, modules
+
+# Bottom to top. A module belongs to the first layer whose package prefix it has.
+LAYERS = (
+    ("native", "simcache.native"),  # build infrastructure: which modules run compiled (standard library only)
+    ("base", "simcache.base"),  # errors, units, files, metrics, names, JSON values, version
+    ("physics", "simcache.physics"),  # the devices' and array's laws, in numbers and the fields they read
+    ("traces", "simcache.traces"),  # files users bring, parsed: the trace store and one module per format
+    ("spec", "simcache.spec"),  # the scenario schema and the built-in profiles
+    ("workloads", "simcache.workloads"),  # I/O generators, replay, trace statistics and fits, imports
+    ("estimate", "simcache.estimate"),  # the analytic estimate
+    ("sim", "simcache.sim"),  # the engine: kernel, components, drivers, records
+    ("results", "simcache.results"),  # a run's tables, validity, event impact
+    ("runs", "simcache.runs"),  # sweeps, stores, checks, targets
+    ("report", "simcache.report"),  # the HTML report and the run's printed tables
+    ("cli", "simcache.cli"),  # the command line
+    ("api", "simcache"),  # the package root (the public API) and ``python -m simcache``
+    ("app", "simcache_app"),  # the Streamlit page's modules
+)
+MAX_MODULES_PER_FOLDER = 16
+MAX_ROOT_ENTRIES = 15
+
+
+def layer_of(module: str) -> int:
+    for index, (_, prefix) in enumerate(LAYERS):
+        if module == prefix or module.startswith(prefix + "."):
+            return index
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS in {__file__}")
+
+
+def folder_of(module: str, is_package: bool) -> str:
+    return module if is_package else module.rpartition(".")[0]
+
+
+def _describe(edge: Edge) -> str:
+    return f"{edge.importer} (line {edge.line}) -> {edge.imported} [{edge.kind}]"
+
+
+GRAPH = edges()
+MODULES = modules()
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for module in MODULES:
+        layer_of(module)
+
+
+def test_no_import_cycle_at_run_time() -> None:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for edge in GRAPH:
+        if edge.kind == "runtime":
+            graph[edge.importer].add(edge.imported)
+    assert cycles(graph) == [], "modules that import each other at run time (move the shared part down)"
+
+
+def test_imports_go_down_the_stack() -> None:
+    upward = [
+        _describe(edge)
+        for edge in GRAPH
+        if layer_of(edge.imported) > layer_of(edge.importer) and edge.importer not in ("simcache", "simcache.__main__")
+    ]
+    assert upward == [], "imports of a higher layer (see LAYERS)"
+
+
+def test_type_checking_cycles_stay_in_their_folder() -> None:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for edge in GRAPH:
+        graph[edge.importer].add(edge.imported)
+    crossing = [
+        component
+        for component in cycles(graph)
+        if len({folder_of(m, MODULES[m].name == "__init__.py") for m in component}) > 1
+    ]
+    assert crossing == [], "modules of different folders that name each other"
+
+
+def test_no_module_imports_the_package_root() -> None:
+    rooted = [
+        _describe(edge)
+        for edge in GRAPH
+        if edge.names_root and edge.importer.startswith("simcache.") and edge.importer != "simcache.__main__"
+    ]
+    assert rooted == [], "the package root is the public API: import from the module that defines the name"
+
+
+@pytest.mark.parametrize("package", ["simcache", "simcache_app"])
+def test_no_folder_is_crowded(package: str) -> None:
+    counts: dict[str, int] = defaultdict(int)
+    for module, path in MODULES.items():
+        if module.startswith(package) and path.name != "__init__.py":
+            counts[module.rpartition(".")[0]] += 1
+    crowded = {folder: count for folder, count in counts.items() if count > MAX_MODULES_PER_FOLDER}
+    assert crowded == {}, f"folders of more than {MAX_MODULES_PER_FOLDER} modules: split them by what they hold"
+    entries = [p.name for p in (ROOT / "simcache").iterdir() if p.name != "__pycache__" and not p.name.endswith(".so")]
+    assert len(entries) <= MAX_ROOT_ENTRIES, sorted(entries)
