@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import importlib.util
+import math
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from support.imports import imported_by
 
 from simcache.base.errors import WorkloadFileError
@@ -25,6 +29,11 @@ MICROSECONDS = [1, 10, 100, 500, 1000, 5000, 15000, 30000, 50000, 100000, 100000
 OUTSTANDING = [1, 2, 4, 6, 8, 12, 16, 20, 24, 28, 32, 64, 64]
 OVER = "over"
 """Key of the overflow bucket in a bucket mapping."""
+MEAN_BOUND = 0.5
+"""Bytes: a size mix's mean is its mean line's within this (each size rounded to a whole byte)."""
+EDGE_BOUND = 1e-5
+"""At the very edge of what the buckets allow, the weights' 6 significant digits can also move the
+mean, by this share of it."""
 
 
 def section(
@@ -126,15 +135,21 @@ def test_size_mix_from_buckets_and_read_fraction(tmp_path: Path) -> None:
     assert group["name"] == "vm2099979_scsi0_0"
     workload = group["workload"]
     assert workload["read_fraction"] == 0.3
-    # Bucket limits are the sizes; a 4095 bucket (2049..4095 bytes) stays 4095 bytes. The Read and Write histograms
-    # differ: each op gets its own mix (weights to 6 significant digits).
+    # The mean lines here are the limits' means: each size sits at its bucket's limit (t = 1), a
+    # 4095 bucket (2049..4095 bytes) at 4095 bytes. The Read and Write histograms differ: each op
+    # gets its own mix (weights to 6 significant digits).
     assert workload["read_sizes"] == {"4KiB": 0.666667, "64KiB": 0.333333}
     assert workload["write_sizes"] == {"4095B": 0.142857, "8KiB": 0.857143}
     assert "sizes" not in workload
     assert ("VM 2099979 disk scsi0:0 I/Os", "100 (30 reads, 70 writes)") in imported.facts
-    assert dict(imported.facts)["VM 2099979 disk scsi0:0 sizes"] == (
-        "read and write mixes of the Read and Write histograms (bucket limits as sizes); mean read 24,576 B, mean write 7,607 B"
-    )
+    # The write mean line, 7,607, is the limits' 7,606.7 printed whole: the closest the buckets
+    # allow, no warning.
+    up = "(sizes t = 1 of the way up their buckets; at their tops"
+    reads = f"mean read 24,576.0 B, mean line 24,576 B {up} 24,576.0 B)"
+    writes = f"mean write 7,606.7 B, mean line 7,607 B {up} 7,606.7 B)"
+    how = "read and write mixes of the Read and Write histograms"
+    assert dict(imported.facts)["VM 2099979 disk scsi0:0 sizes"] == f"{how}: {reads}; {writes}"
+    assert not [w for w in imported.warnings if "the mean line says" in w]
     workload_spec = imported_by(vs, path, {}).scenario().groups[0].workload
     assert workload_spec.op_mean_size(False) == pytest.approx((20 * 4096 + 10 * 65536) / 30, rel=1e-6)
     assert workload_spec.op_mean_size(True) == pytest.approx((10 * 4095 + 60 * 8192) / 70, rel=1e-6)
@@ -150,13 +165,165 @@ def test_reads_and_writes_with_one_mix_get_the_all_commands_mix(tmp_path: Path) 
 
 def test_overflow_bucket_gets_a_size_above_the_last_limit_and_a_warning(tmp_path: Path) -> None:
     text = disk_text(reads={4096: 10}, writes={4096: 80, OVER: 10})
-    # vscsiStats' max line tells the largest I/O; make it 1 MiB, and the mean say the overflow I/Os average 1 MiB.
-    text = set_stats(text, "IO lengths of Write commands", max=1048576, mean=(80 * 4096 + 10 * 1048576) // 90)
+    # vscsiStats' max line tells the largest I/O; make it 1 MiB, and the mean say the overflow I/Os
+    # average 1 MiB, printed as a whole number (120,149.33 cut to 120,149): the overflow size is the
+    # one that gives that mean, 2 B under 1 MiB (it was rounded up to 4 KiB before, 0.3 B off).
+    mean = (80 * 4096 + 10 * 1048576) // 90
+    text = set_stats(text, "IO lengths of Write commands", max=1048576, mean=mean)
     imported = imported_by(vs, write(tmp_path, text), {})
-    assert imported.groups[0]["workload"]["write_sizes"] == {"4KiB": 0.888889, "1MiB": 0.111111}
+    assert imported.groups[0]["workload"]["write_sizes"] == {"4KiB": 0.888889, "1048574B": 0.111111}
     assert imported.groups[0]["workload"]["read_sizes"] == {"4KiB": 1.0}
     [warning] = [w for w in imported.warnings if "overflow" in w]
-    assert "VM 2099979 disk scsi0:0 writes: 10 I/Os are larger than 512KiB (the overflow bucket); modelled as 1MiB" in warning
+    writes = "VM 2099979 disk scsi0:0 writes"
+    overflow = "10 I/Os are larger than 512KiB (the overflow bucket); modelled as 1048574B"
+    assert f"{writes}: {overflow}" in warning
+    spec = imported.scenario().groups[0].workload
+    assert spec.op_mean_size(True) == pytest.approx(mean, abs=MEAN_BOUND)
+
+
+Bounds = Mapping[int, tuple[int, int]]
+"""A bucket's limit (-1: the overflow bucket) -> the lowest and highest bytes it holds."""
+
+
+def sizes_in_buckets(mix: Mapping[str, float], bounds: Bounds) -> dict[int, float]:
+    """Each size's weight in ``mix`` by the bucket of ``bounds`` holding it; fails if none does."""
+    placed: dict[int, float] = {}
+    for key, weight in mix.items():
+        size = parse_size(key)
+        [limit] = [limit for limit, (low, high) in bounds.items() if low <= size <= high]
+        placed[limit] = weight
+    return placed
+
+
+def test_size_mix_has_the_mean_line_where_limits_and_midpoints_miss_it(tmp_path: Path) -> None:
+    # Writes of 4 KiB, 12 KiB (in 8193..16383) and 20 KiB (in 16385..32768): mean 10,649.6 B,
+    # printed 10,650. The limits give 15,154.9 B (+42%) and the midpoints 11,878.2 B (+11.5%).
+    writes = {4096: 50, 16383: 20, 32768: 30}
+    text = set_stats(disk_text(reads={}, writes=writes), "IO lengths of commands", mean=10650)
+    imported = imported_by(vs, write(tmp_path, text), {})
+    workload = imported.groups[0]["workload"]
+    mean = imported.scenario().groups[0].workload.op_mean_size(True)
+    assert mean == pytest.approx(10650, abs=MEAN_BOUND)
+    bounds = {4096: (4096, 4096), 16383: (8193, 16383), 32768: (16385, 32768)}
+    assert sizes_in_buckets(workload["sizes"], bounds) == {4096: 0.5, 16383: 0.2, 32768: 0.3}
+    # One fraction t of the way up each bucket: the buckets' lowest sizes give 8,602.1 B, their
+    # tops 15,154.9 B, so t = (10,650 - 8,602.1) / (15,154.9 - 8,602.1) = 0.3125:
+    # 8,193 + 0.3125 x 8,190 and 16,385 + 0.3125 x 16,383.
+    assert workload["sizes"] == {"4KiB": 0.5, "10753B": 0.2, "21505B": 0.3}
+    fact = dict(imported.facts)["VM 2099979 disk scsi0:0 sizes"]
+    how = "one mix for reads and writes, of the all-commands histogram"
+    assert fact.startswith(f"{how}: mean 10,650.1 B, mean line 10,650 B")
+    assert "(sizes t = 0.313 of the way up their buckets; at their tops 15,155.0 B)" in fact
+    note = "size mixes: each I/O length bucket becomes one whole-byte size inside it"
+    assert any(w.startswith(note) for w in imported.warnings)
+    assert not [w for w in imported.warnings if "the mean line says" in w]
+
+
+def test_each_op_mix_has_its_own_mean_line(tmp_path: Path) -> None:
+    # Reads: 8 KiB and 40 KiB (in 32769..49152), mean 20,889.6 B; writes 4 KiB and 6 KiB (in
+    # 4097..8191), 4,505.6 B.
+    text = disk_text(reads={8192: 60, 49152: 40}, writes={4096: 80, 8191: 20})
+    text = set_stats(text, "IO lengths of Read commands", mean=20890)
+    text = set_stats(text, "IO lengths of Write commands", mean=4506)
+    imported = imported_by(vs, write(tmp_path, text), {})
+    workload = imported.groups[0]["workload"]
+    spec = imported.scenario().groups[0].workload
+    assert spec.op_mean_size(False) == pytest.approx(20890, abs=MEAN_BOUND)
+    assert spec.op_mean_size(True) == pytest.approx(4506, abs=MEAN_BOUND)
+    read_bounds = {8192: (8192, 8192), 49152: (32769, 49152)}
+    write_bounds = {4096: (4096, 4096), 8191: (4097, 8191)}
+    assert sizes_in_buckets(workload["read_sizes"], read_bounds) == {8192: 0.6, 49152: 0.4}
+    assert sizes_in_buckets(workload["write_sizes"], write_bounds) == {4096: 0.8, 8191: 0.2}
+    assert workload["read_sizes"] == {"8KiB": 0.6, "39937B": 0.4}
+    assert workload["write_sizes"] == {"4KiB": 0.8, "6146B": 0.2}
+    fact = dict(imported.facts)["VM 2099979 disk scsi0:0 sizes"]
+    assert "mean read 20,890.0 B, mean line 20,890 B" in fact
+    assert "mean write 4,506.0 B, mean line 4,506 B" in fact
+
+
+@pytest.mark.parametrize(
+    ("mean", "closest", "sizes"),
+    [
+        # Every size at its limit gives at most 10,239.5 B; every one at the first byte above the
+        # previous limit at least 6,144.5 B.
+        (20000, "10,239.5", {"4KiB": 0.5, "16383B": 0.5}),
+        (3000, "6,144.5", {"4KiB": 0.5, "8193B": 0.5}),
+    ],
+)
+def test_a_mean_line_the_buckets_cannot_reach_gets_the_closest_and_a_warning(
+    tmp_path: Path, mean: int, closest: str, sizes: dict[str, float]
+) -> None:
+    text = disk_text(reads={4096: 10}, writes={4096: 50, 16383: 50})
+    text = set_stats(text, "IO lengths of Write commands", mean=mean)
+    imported = imported_by(vs, write(tmp_path, text, "inconsistent.csv"), {})
+    assert imported.groups[0]["workload"]["write_sizes"] == sizes
+    [warning] = [w for w in imported.warnings if "the mean line says" in w]
+    where = "inconsistent.csv: 'IO lengths of Write commands' of VM 2099979 disk scsi0:0 writes"
+    allowed = "its buckets (with the min and max lines) allow 6,144.5 to 10,239.5 B"
+    said = f"the mean line says {mean:,} B"
+    takes = f"the size mix takes the closest mean, {closest} B"
+    assert warning == f"{where} (line 49): {said}, but {allowed}; {takes}"
+
+
+def test_inter_arrival_cv_places_its_buckets_at_the_mean_line(tmp_path: Path) -> None:
+    # 50 gaps of 100 µs (the min line narrows 10..100 to 100) and 50 in 500..1000 µs, mean 400: the
+    # second bucket at 700 µs (t = 0.4), CV 300 / 400. The bucket midpoints (55 and 750 µs) gave a
+    # mean of 402.5 µs and a CV of 0.86.
+    title = "latency of IO interarrival time in Microseconds (us)"
+    text = disk_text(skip=(title,)) + section(title, {100: 50, 1000: 50}, MICROSECONDS, mean=400)
+    imported = imported_by(vs, write(tmp_path, text), {})
+    fact = dict(imported.facts)["VM 2099979 disk scsi0:0 inter-arrival"]
+    cv = "CV ≈ 0.75 (buckets, placed to the mean line; Poisson: 1)"
+    assert fact == f"mean 400 µs -> 2,500 IOPS; {cv}"
+    assert not [w for w in imported.warnings if "the mean line says" in w]
+
+
+Drawn = tuple[dict[int | str, int], dict[str, float], Bounds]
+"""Bucket counts (by limit, or OVER), the min, max and mean lines, each used bucket's bounds."""
+
+
+@st.composite
+def length_histograms(draw: st.DrawFn) -> Drawn:
+    """I/O length bucket counts with consistent min and max lines and a whole-number mean line
+    inside what the buckets allow, and each used bucket's lowest and highest bytes."""
+    counts = draw(st.lists(st.integers(0, 1000), min_size=len(LENGTHS), max_size=len(LENGTHS)))
+    used = [i for i, count in enumerate(counts) if count]
+    assume(used)
+    overflow = len(LENGTHS) - 1
+    # The overflow bucket up to the max line, drawn up to 2 MiB.
+    limits = [*LENGTHS[:-1], 4 * LENGTHS[-1]]
+    first, last = used[0], used[-1]
+    low_of = [1, *(limit + 1 for limit in LENGTHS[:-1])]
+    smallest = draw(st.integers(low_of[first], limits[first]))
+    largest = draw(st.integers(max(smallest, low_of[last]), limits[last]))
+    bounds = {i: (max(low_of[i], smallest), min(limits[i], largest)) for i in used}
+    total = sum(counts)
+    least = sum(counts[i] * bounds[i][0] for i in used) / total
+    most = sum(counts[i] * bounds[i][1] for i in used) / total
+    assume(math.ceil(least) <= math.floor(most))
+    mean = draw(st.integers(math.ceil(least), math.floor(most)))
+    buckets: dict[int | str, int] = {OVER if i == overflow else LENGTHS[i]: counts[i] for i in used}
+    keyed = {(-1 if i == overflow else LENGTHS[i]): bound for i, bound in bounds.items()}
+    return buckets, {"min": smallest, "max": largest, "mean": mean}, keyed
+
+
+@settings(max_examples=150, deadline=None)
+@given(length_histograms())
+def test_property_the_size_mix_has_the_mean_line_and_each_size_is_in_its_bucket(
+    histogram: Drawn,
+) -> None:
+    buckets, stats, bounds = histogram
+    text = set_stats(disk_text(reads={}, writes=buckets), "IO lengths of commands", **stats)
+    with tempfile.TemporaryDirectory(prefix="simcache-vscsi-") as folder:
+        imported = imported_by(vs, write(Path(folder), text), {})
+        spec = imported.scenario().groups[0].workload
+    mix = imported.groups[0]["workload"]["sizes"]
+    total = sum(buckets.values())
+    shares = {-1 if k == OVER else int(k): float(f"{c / total:.6g}") for k, c in buckets.items()}
+    assert sizes_in_buckets(mix, bounds) == shares
+    bound = MEAN_BOUND + EDGE_BOUND * stats["mean"]
+    assert abs(spec.op_mean_size(True) - stats["mean"]) <= bound
+    assert not [w for w in imported.warnings if "the mean line says" in w]
 
 
 def test_open_loop_iops_from_the_mean_inter_arrival(tmp_path: Path) -> None:

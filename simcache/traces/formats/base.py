@@ -22,8 +22,8 @@ from typing import Any, BinaryIO, cast
 
 from simcache.base.errors import WorkloadFileError
 from simcache.base.files import file_problem
-from simcache.base.names import group_name
 from simcache.base.metrics import PERCENTILES
+from simcache.base.names import group_name
 from simcache.traces.trace import Trace, TraceBuilder, cache_folder, cache_key, file_digest
 
 __all__ = [

@@ -34,7 +34,7 @@ What each disk becomes (one group of one VM; see ``layout``):
 | workload field | from |
 |---|---|
 | ``read_fraction`` | Read / (Read + Write) I/O length counts |
-| ``sizes`` | the all-commands I/O length buckets: each bucket's limit (its largest size) weighted by its count |
+| ``sizes`` | the all-commands I/O length buckets: a size inside each, for the mean line (below) |
 | ``read_sizes``, ``write_sizes`` | instead of ``sizes`` when the Read and Write I/O length histograms give different mixes |
 | ``iops`` (open loop) | 1 / mean inter-arrival time (without a largest gap longer than all others together) |
 | ``outstanding`` (``mode = "closed"``) | the outstanding-I/O histogram's mean, rounded |
@@ -59,6 +59,22 @@ stop at ±500000 LBN (256 MB): a hot region much larger than that shows only
 as an excess of short seeks, whose size the histogram cannot tell, so it is
 left uniform (the facts give the excess). The fit depends on the
 ``working_set`` option, the span the distances are measured against.
+
+Sizes. A bucket holds the lengths above the previous limit up to its own, the
+first one from the min line, the overflow one up to the max line. Each bucket
+becomes one whole-byte size inside it, every size the same fraction ``t`` of
+the way from its bucket's lowest to its highest length; the mix's mean rises
+with ``t`` (linearly), so one ``t`` gives the histogram's mean line. The mix
+(weights as written, 6 significant digits) then has the mean line's mean to
+within half a byte (the rounding of each size to whole bytes; at the very
+edge of what the buckets allow, also the weights' rounding, 1e-5 of the mean).
+``t = 1`` would be every bucket's limit, which overstates the mean of a bucket
+such as 16385..32768 bytes. A mean line the buckets cannot reach (an
+inconsistent file) gets the closest mean they allow, and a warning names the
+file, the histogram, the mean line and the mean used. The facts give each
+mix's mean, its mean line, ``t`` and the mean at the limits. The inter-arrival
+CV in the facts places its buckets the same way (the rate itself is the mean
+line's); the outstanding-I/O histogram gives only its mean line.
 
 A largest inter-arrival gap longer than all the others together is most
 likely the first command's, counted from before collection began: it is left
@@ -91,7 +107,8 @@ Options:
 Where things are: reading the CSV sections into histograms (titles, parsing,
 merging repeated prints) is in :mod:`.vscsistats_csv`; the locality fit of the
 seek-distance histogram (near-sequential share, hot-spot maximum likelihood)
-in :mod:`.vscsistats_locality`. What a disk becomes (workload, checks,
+in :mod:`.vscsistats_locality`; the values placed in buckets to give the mean
+line in :mod:`.vscsistats_mean`. What a disk becomes (workload, checks,
 :func:`read`) stays here.
 """
 
@@ -110,6 +127,7 @@ from simcache.base.units import UnitError, format_size, parse_size
 from simcache.traces.formats.base import FileReading, check_option_names
 from simcache.traces.formats.vscsistats_csv import COLLECT, FREQUENCY_HEADER, TITLE_OF, Disk, Histogram, _error, _histograms, _parse
 from simcache.traces.formats.vscsistats_locality import SHORT_SEEK, _locality, _near_fraction
+from simcache.traces.formats.vscsistats_mean import MEAN_SLACK, Placement, bucket_bounds, place, reach
 
 __all__ = ["KIND", "NAME", "read", "sniff"]
 
@@ -128,8 +146,6 @@ DEFAULT_WORKING_SET = "10GiB"
 DEFAULT_REL = 0.25
 """The mean-latency checks' tolerance: the file measured one host's hardware, the scenario models another."""
 DEFAULT_SEQUENTIAL_WITHIN = 128
-OVERFLOW_ROUNDING = 4096
-"""The overflow bucket's modelled size is rounded up to this many bytes."""
 
 _TITLE = re.compile(r"^Histogram: [^,\n]+,virtual machine worldGroupID,[^,\n]*,virtual disk handleID,", re.MULTILINE)
 
@@ -197,43 +213,114 @@ def _weight(count: int, total: int) -> float:
     return float(f"{count / total:.6g}")
 
 
-def _sizes(path: Path, lengths: Histogram, where: str, notes: list[str]) -> dict[str, float]:
-    """The size mix from the all-commands I/O length buckets (limits as sizes)."""
-    total = sum(c for lower, limit, c in lengths.buckets() if limit is None or limit > 0)
-    mix: dict[str, float] = {}
-    for _lower, limit, count in lengths.buckets():
-        if count == 0:
-            continue
-        if limit is None:
-            size = int(math.ceil(lengths.overflow_value() / OVERFLOW_ROUNDING) * OVERFLOW_ROUNDING)
-            notes.append(
-                f"{where}: {count:,} I/Os are larger than {_size_key(int(lengths.limits[-2]))} (the overflow bucket); "
-                f"modelled as {_size_key(size)} (the size the mean line implies, at most the max line, rounded up to 4KiB)"
-            )
-        elif limit <= 0:
-            notes.append(f"{where}: {count:,} commands of length 0 (not reads or writes of data) are left out of the size mix")
-            continue
-        else:
-            size = int(limit)
-        key = _size_key(size)
-        mix[key] = mix.get(key, 0.0) + _weight(count, total)
-    if not mix:
+def _matched(
+    path: Path,
+    histogram: Histogram,
+    where: str,
+    buckets: list[tuple[tuple[float, float], int]],
+    target: float,
+    notes: list[str],
+    unit: str,
+    use: str,
+    *,
+    weights: list[float] | None = None,
+) -> Placement:
+    """``buckets`` ((lowest, highest), count) placed so their mean is ``target`` (see
+    :mod:`.vscsistats_mean`): whole numbers for bytes, ``weights`` in place of the counts (as the
+    mix writes them). A target the buckets cannot reach (by the counts, beyond the mean line's
+    rounding) is warned about, ``use`` saying what takes the closest mean instead."""
+    bounds = [bound for bound, _ in buckets]
+    counts = [float(count) for _, count in buckets]
+    placement = place(bounds, counts if weights is None else weights, target, whole=unit == "B")
+    least, most = reach(bounds, counts)
+    if not least - MEAN_SLACK <= target <= most + MEAN_SLACK:
+        notes.append(
+            f"{path.name}: '{histogram.title}' of {where} (line {histogram.line}): the mean line "
+            f"says {target:,.6g} {unit}, but its buckets (with the min and max lines) allow "
+            f"{least:,.6g} to {most:,.6g} {unit}; {use} takes the closest mean, "
+            f"{placement.mean:,.6g} {unit}"
+        )
+    return placement
+
+
+@dataclass(frozen=True)
+class _Mix:
+    """A size mix and how its sizes were placed in their buckets."""
+
+    sizes: dict[str, float]
+    mean: float
+    """Bytes: the mix's mean (its weights as written)."""
+    target: float
+    """Bytes: the mean it was placed to reach (the mean line, over the I/Os with data)."""
+    fraction: float
+    """How far up its bucket each size is (0 its lowest, 1 its limit)."""
+    at_limits: float
+    """Bytes: the mean with each size at the top of its bucket (limit; the last: the max line)."""
+
+    def text(self, label: str) -> str:
+        return (
+            f"{label} {self.mean:,.1f} B, mean line {self.target:,.6g} B (sizes t = "
+            f"{self.fraction:.3g} of the way up their buckets; "
+            f"at their tops {self.at_limits:,.1f} B)"
+        )
+
+
+def _sizes(path: Path, lengths: Histogram, where: str, notes: list[str]) -> _Mix:
+    """The size mix of an I/O length histogram: a whole-byte size inside each bucket, placed so the
+    mix's mean is the mean line (within half a byte; see :mod:`.vscsistats_mean`)."""
+    bounds = bucket_bounds(lengths, whole=True, smallest=1)
+    data = [
+        (bound, count)
+        for (_lower, limit, count), bound in zip(lengths.buckets(), bounds, strict=True)
+        if count > 0 and (limit is None or limit > 0)
+    ]
+    total = sum(count for _, count in data)
+    zero = sum(lengths.counts) - total
+    if zero:
+        notes.append(
+            f"{where}: {zero:,} commands of length 0 (not reads or writes of data) are left out "
+            "of the size mix (its mean: the mean line's bytes over the other commands)"
+        )
+    if not data:
         raise _error(path, lengths.line, lengths.title, "no bucket counts an I/O with data: no size mix to model")
-    return mix
+    weights = [_weight(count, total) for _, count in data]
+    target = lengths.mean * (total + zero) / total  # commands of length 0 count in the mean line
+    use = "the size mix"
+    placement = _matched(path, lengths, where, data, target, notes, "B", use, weights=weights)
+    mix: dict[str, float] = {}
+    for weight, size in zip(weights, placement.values, strict=True):
+        key = _size_key(int(size))
+        mix[key] = mix.get(key, 0.0) + weight
+    over = lengths.counts[-1] if lengths.overflow else 0
+    if over:
+        above, largest = _size_key(int(lengths.limits[-2])), _size_key(int(placement.values[-1]))
+        notes.append(
+            f"{where}: {over:,} I/Os are larger than {above} (the overflow bucket); modelled as "
+            f"{largest} (placed up to the max line, {lengths.stats['max']:,.0f} B, with the other "
+            "buckets)"
+        )
+    at_limits = reach([bound for bound, _ in data], weights)[1]
+    return _Mix(mix, placement.mean, target, placement.fraction, at_limits)
 
 
 def _size_fields(
     path: Path, hist: Mapping[tuple[str, str], Histogram], where: str, notes: list[str], both_ops: bool
 ) -> tuple[dict[str, dict[str, float]], str]:
-    """(``sizes``, or ``read_sizes`` and ``write_sizes`` when the Read and Write histograms' mixes differ; how, in words)."""
+    """(``sizes``, or ``read_sizes`` and ``write_sizes`` when the Read and Write histograms' mixes
+    differ; how, with each mix's mean against its mean line, in words)."""
     if both_ops:
         op_notes: list[str] = []
         read = _sizes(path, hist["length", "read"], f"{where} reads", op_notes)
         write = _sizes(path, hist["length", "write"], f"{where} writes", op_notes)
-        if _shares(read) != _shares(write):
+        if _shares(read.sizes) != _shares(write.sizes):
             notes += op_notes
-            return {"read_sizes": read, "write_sizes": write}, "read and write mixes of the Read and Write histograms"
-    return {"sizes": _sizes(path, hist["length", "any"], where, notes)}, "one mix for reads and writes, of the all-commands histogram"
+            means = read.text("mean read") + "; " + write.text("mean write")
+            how = f"read and write mixes of the Read and Write histograms: {means}"
+            return {"read_sizes": read.sizes, "write_sizes": write.sizes}, how
+    mix = _sizes(path, hist["length", "any"], where, notes)
+    how = "one mix for reads and writes, of the all-commands histogram: " + mix.text("mean")
+    lines = f"{hist['length', 'read'].mean:,.0f} B and {hist['length', 'write'].mean:,.0f} B"
+    return {"sizes": mix.sizes}, f"{how}; the Read and Write histograms' mean lines {lines}"
 
 
 def _shares(mix: Mapping[str, float]) -> dict[int, float]:
@@ -256,20 +343,20 @@ def _gap_mean(arrivals: Histogram, where: str, notes: list[str]) -> tuple[float,
     return arrivals.mean, gaps
 
 
-def _cv(histogram: Histogram) -> float | None:
-    """Coefficient of variation from bucket midpoints (the first bucket from the min line, the overflow one at its implied mean)."""
-    points = []
-    for lower, limit, count in histogram.buckets():
-        if limit is None:
-            points.append((histogram.overflow_value(), count))
-        else:
-            low = min(histogram.stats["min"], limit) if lower is None else lower
-            points.append(((low + limit) / 2, count))
-    n = sum(c for _, c in points)
+def _cv(path: Path, histogram: Histogram, where: str, notes: list[str]) -> float | None:
+    """Coefficient of variation of the buckets, each at one value inside it, placed so their mean is
+    the mean line (see :mod:`.vscsistats_mean`)."""
+    bounds = bucket_bounds(histogram, whole=False)
+    counted = zip(bounds, histogram.counts, strict=True)
+    buckets = [(bound, count) for bound, count in counted if count > 0]
+    n = sum(count for _, count in buckets)
     if n < 2:
         return None
-    mean = sum(v * c for v, c in points) / n
-    var = sum(c * (v - mean) ** 2 for v, c in points) / n
+    use = "the inter-arrival CV in the facts"
+    placement = _matched(path, histogram, where, buckets, histogram.mean, notes, "µs", use)
+    mean = placement.mean
+    spread = zip(buckets, placement.values, strict=True)
+    var = sum(count * (v - mean) ** 2 for (_, count), v in spread) / n
     return math.sqrt(var) / mean if mean > 0 else None
 
 
@@ -358,11 +445,7 @@ def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], His
     }
     facts = [
         (f"{where} I/Os", f"{lengths.count:,} ({reads:,} reads, {writes:,} writes{_others(lengths.count - reads - writes)})"),
-        (
-            f"{where} sizes",
-            f"{how} (bucket limits as sizes); mean read {hist['length', 'read'].mean:,.0f} B, "
-            f"mean write {hist['length', 'write'].mean:,.0f} B",
-        ),
+        (f"{where} sizes", how),
     ]
     window = None
     if ("interarrival", "any") in hist:
@@ -371,9 +454,11 @@ def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], His
         if gap_us <= 0:
             raise _error(path, arrivals.line, "mean", f"{where}: a mean inter-arrival time of {gap_us:g} µs gives no rate")
         window = gaps * gap_us / 1e6
-        cv = _cv(arrivals)
+        cv = _cv(path, arrivals, where, notes)
         cv_text = f"{cv:.2f}" if cv is not None else "unknown"
-        facts.append((f"{where} inter-arrival", f"mean {gap_us:,.6g} µs -> {1e6 / gap_us:,.6g} IOPS; CV ≈ {cv_text} (buckets; Poisson: 1)"))
+        rate = f"mean {gap_us:,.6g} µs -> {1e6 / gap_us:,.6g} IOPS"
+        spread = f"CV ≈ {cv_text} (buckets, placed to the mean line; Poisson: 1)"
+        facts.append((f"{where} inter-arrival", f"{rate}; {spread}"))
         facts.append((f"{where} collection window", f"{window:,.6g} s (gaps x mean inter-arrival)"))
         if opts.mode == "open":
             workload.update(iops=float(f"{1e6 / gap_us:.6g}"), arrivals="poisson")
@@ -461,6 +546,13 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     notes.append(
         f"working_set is not in vscsiStats' histograms: each VM touches {format_size(opts.working_set)}"
         + ("" if opts.working_set_given else " (the default; give option working_set)")
+    )
+    notes.append(
+        "size mixes: each I/O length bucket becomes one whole-byte size inside it (above the "
+        "previous limit, up to its own; the first bucket from the min line, the last up to the "
+        "max line), every size the same fraction of the way up its bucket, that fraction chosen "
+        "so the mix's mean is the histogram's mean line to within half a byte (each disk's means "
+        "are in the facts)"
     )
     notes.append(
         "seek distances: the near-sequential share sets sequential_run (mean run 1 / (1 - share)); the other seeks are "

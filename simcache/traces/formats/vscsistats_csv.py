@@ -93,15 +93,6 @@ class Histogram:
             else:
                 yield lower, limit, count
 
-    def overflow_value(self) -> float:
-        """A representative value for the overflow bucket: what the mean line implies, kept above the last limit and at most the max."""
-        last = self.limits[-2]
-        over = self.counts[-1]
-        inner = sum(c * limit for c, limit in zip(self.counts[:-1], self.limits[:-1], strict=True))
-        implied = (self.count * self.mean - inner) / over if over else last
-        top = max(self.stats["max"], last)
-        return min(max(implied, last + 1), top) if top > last else last + 1
-
 
 # ---------------------------------------------------------------- parsing
 
