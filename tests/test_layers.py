@@ -1,5 +1,7 @@
 """The package is a stack of layers (docs/architecture.md): each imports only its own layer and those below.
 
+The layers, bottom to top, are ``LAYERS`` in tests/support/layers.py.
+
 Checked from the sources (tests/support/import_graph.py), so an import placed inside a function counts as
 much as one at the top of a module:
 
@@ -8,42 +10,21 @@ much as one at the top of a module:
   type-checking import that points back (a component naming its owner's class) stays in its own folder;
 - no module of the package imports the package root (``import simcache``, ``from simcache import ...``):
   the root is the public API, the top of the stack;
+- only the sim layer imports SimPy;
 - no folder is crowded: at most 16 modules in a folder, at most 15 entries in ``simcache/``.
 """
 
 from __future__ import annotations
 
+import ast
 from collections import defaultdict
 
 import pytest
 from support.import_graph import ROOT, Edge, cycles, edges, modules
+from support.layers import LAYERS, layer_of
 
-# Bottom to top. A module belongs to the first layer whose package prefix it has.
-LAYERS = (
-    ("native", "simcache.native"),  # build infrastructure: which modules run compiled (standard library only)
-    ("base", "simcache.base"),  # errors, units, files, metrics, names, JSON values, version
-    ("physics", "simcache.physics"),  # the devices' and array's laws, in numbers and the fields they read
-    ("traces", "simcache.traces"),  # files users bring, parsed: the trace store and one module per format
-    ("spec", "simcache.spec"),  # the scenario schema and the built-in profiles
-    ("workloads", "simcache.workloads"),  # I/O generators, replay, trace statistics and fits, imports
-    ("estimate", "simcache.estimate"),  # the analytic estimate
-    ("sim", "simcache.sim"),  # the engine: kernel, components, drivers, records
-    ("results", "simcache.results"),  # a run's tables, validity, event impact
-    ("runs", "simcache.runs"),  # sweeps, stores, checks, targets
-    ("report", "simcache.report"),  # the HTML report and the run's printed tables
-    ("cli", "simcache.cli"),  # the command line
-    ("api", "simcache"),  # the package root (the public API) and ``python -m simcache``
-    ("app", "simcache_app"),  # the Streamlit page's modules
-)
 MAX_MODULES_PER_FOLDER = 16
 MAX_ROOT_ENTRIES = 15
-
-
-def layer_of(module: str) -> int:
-    for index, (_, prefix) in enumerate(LAYERS):
-        if module == prefix or module.startswith(prefix + "."):
-            return index
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS in {__file__}")
 
 
 def folder_of(module: str, is_package: bool) -> str:
@@ -77,18 +58,14 @@ def test_imports_go_down_the_stack() -> None:
         for edge in GRAPH
         if layer_of(edge.imported) > layer_of(edge.importer) and edge.importer not in ("simcache", "simcache.__main__")
     ]
-    assert upward == [], "imports of a higher layer (see LAYERS)"
+    assert upward == [], "imports of a higher layer (see LAYERS in tests/support/layers.py)"
 
 
 def test_type_checking_cycles_stay_in_their_folder() -> None:
     graph: dict[str, set[str]] = defaultdict(set)
     for edge in GRAPH:
         graph[edge.importer].add(edge.imported)
-    crossing = [
-        component
-        for component in cycles(graph)
-        if len({folder_of(m, MODULES[m].name == "__init__.py") for m in component}) > 1
-    ]
+    crossing = [component for component in cycles(graph) if len({folder_of(m, MODULES[m].name == "__init__.py") for m in component}) > 1]
     assert crossing == [], "modules of different folders that name each other"
 
 
@@ -111,3 +88,19 @@ def test_no_folder_is_crowded(package: str) -> None:
     assert crowded == {}, f"folders of more than {MAX_MODULES_PER_FOLDER} modules: split them by what they hold"
     entries = [p.name for p in (ROOT / "simcache").iterdir() if p.name != "__pycache__" and not p.name.endswith(".so")]
     assert len(entries) <= MAX_ROOT_ENTRIES, sorted(entries)
+
+
+def test_only_the_sim_layer_imports_simpy() -> None:
+    """The engine's framework stays in the engine: the description, the physics and the estimate know nothing of it."""
+    importers = []
+    for module, path in MODULES.items():
+        source = path.read_text(encoding="utf-8")
+        if "simpy" not in source:
+            continue
+        for node in ast.walk(ast.parse(source)):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            if any(name == "simpy" or name.startswith("simpy.") for name in names) and LAYERS[layer_of(module)][0] != "sim":
+                importers.append(f"{module} (line {node.lineno})")
+    assert importers == [], "SimPy imported outside simcache.sim"

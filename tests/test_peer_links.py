@@ -1,6 +1,6 @@
 """Several peer-network ports per host (``cluster.peer_links``).
 
-The model (docs/architecture.md, "Link and flow network"): each host has
+The model (docs/model.md, "Link and flow network"): each host has
 ``peer_links`` ports of the ``peer_link`` profile. Every transfer between two
 hosts uses one port pair, chosen per (sender, receiver) as per-destination
 hashing would: host A sends to the host ``d`` steps ahead of it around the

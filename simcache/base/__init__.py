@@ -1,0 +1,1 @@
+"""What every layer shares: errors for bad input, units, safe file reading, metric and scenario names, JSON values, version."""

@@ -1,0 +1,1 @@
+"""The command line: ``simcache`` and its subcommands."""

@@ -3,7 +3,7 @@ queue in, where a RAID level puts each stripe unit, and what a failed spindle or
 
 Pure functions of the array's specs and of plain numbers, as in :mod:`simcache.physics.cluster` (tiers, links, peers):
 the array (:mod:`simcache.sim.components.array`) calls them when it is built and per chunk with the draws it made, and the
-analytic estimate for its mean service times, so both agree by construction. docs/architecture.md says why the
+analytic estimate for its mean service times, so both agree by construction. docs/model.md says why the
 array is modelled so.
 """
 

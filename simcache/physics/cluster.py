@@ -10,7 +10,7 @@ under, are here for the same reason.
 
 Times are in seconds, sizes in bytes, rates in bytes per second. Where a
 function reads a spec, the spec's docstring in :mod:`simcache.spec` says
-what each field means and docs/architecture.md why the model is so.
+what each field means and docs/model.md why the model is so.
 """
 
 from __future__ import annotations

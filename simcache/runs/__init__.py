@@ -1,0 +1,1 @@
+"""Many runs of a scenario and what is decided from them: sweeps and their store, scenario checks, targets."""

@@ -1,0 +1,1 @@
+"""Files users bring, parsed: the columnar trace store and one reader per file format, returning plain readings."""

@@ -1,0 +1,1 @@
+"""The queueing theory the estimate solves with: stations, states, formulas and one step of mean value analysis."""

@@ -1,6 +1,6 @@
 """Backing array: spindles behind a RAID controller with an optional write cache.
 
-Assumptions (see docs/architecture.md, Backing array):
+Assumptions (see docs/model.md, Backing array):
 - Each VM's disk is a region of the array's logical space, VM after VM in
   index order (each as large as its working set or trace span). A front-end
   run at (VM, offset, length) is cut into stripe-sized chunks from its start

@@ -1,6 +1,6 @@
 """Per-host destage buffer: accepted write-back data waiting to reach the array.
 
-Assumptions (see docs/architecture.md):
+Assumptions (see docs/model.md):
 - The buffer holds at most ``capacity`` bytes. A write-back write enters it
   after its acknowledgement legs complete; if it does not fit, the write waits
   (and so does the VM's acknowledgement) in first-come first-served order.
@@ -19,7 +19,7 @@ Assumptions (see docs/architecture.md):
   either lost (no replica) or taken over by a surviving replica holder, whose
   destager writes it to the array (see :meth:`fail` and :meth:`adopt`).
 
-Policy (``DestagerSpec``: when to destage, how fast; see docs/architecture.md):
+Policy (``DestagerSpec``: when to destage, how fast; see docs/model.md):
 - ``trigger``: ``always`` takes a batch whenever a write is pending.
   ``watermarks`` starts once the dirty bytes (``backlog_bytes``: every
   accepted byte not yet on the array, batches in flight included) reach

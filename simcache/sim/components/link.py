@@ -1,6 +1,6 @@
 """Network: full-duplex ports and flows that share them.
 
-Assumptions (see docs/architecture.md):
+Assumptions (see docs/model.md):
 - Each host has ``cluster.peer_links`` full-duplex ports on the peer network
   and one on the storage network (each a transmit and a receive direction,
   named by :class:`PortName`) into a non-blocking switch; the array has one

@@ -1,6 +1,6 @@
 """Flash or RAM acceleration tier of one host.
 
-Assumptions (see docs/architecture.md):
+Assumptions (see docs/model.md):
 - ``channels`` identical internal servers, first-come first-served. An
   operation holds a channel for its fixed latency and then its data transfer.
 - Data transfers of all channels share one pipe whose rate is the device's
