@@ -310,7 +310,8 @@ def test_a_vm_moved_back_reads_from_where_it_was_last() -> None:
     second = model.vmotions[1]
     assert second["moved_s"] == pytest.approx(6.0 + move_time(scenario) - AT, rel=1e-12)
     assert second["remote_hits"] > 100 and second["last_remote_hit_s"] > second["moved_s"]
-    result = simcache.Result.from_model(model, seed=scenario.run.seed, wall_time_s=1.0, events=1, version="test")
+    record = engine.record_run(model, seed=scenario.run.seed, wall_time_s=1.0, events=1)
+    result = simcache.Result.from_record(record)
     records = result.records.sort_values("issue_s")
     hosts = records["host"].astype(str).to_numpy()
     changes = [hosts[0], *(b for a, b in itertools.pairwise(hosts) if a != b)]

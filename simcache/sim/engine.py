@@ -1,4 +1,8 @@
-"""Build the SimPy model of a scenario, run it, and hand the raw figures to :mod:`simcache.results.result`.
+"""Build the SimPy model of a scenario, run it, and hand its figures on as a plain record.
+
+:func:`run_scenario` builds (:func:`build`), samples and runs a scenario and returns a
+:class:`~simcache.sim.record.RunRecord` (:func:`record_run`): the results layer reads that, never
+the model.
 
 Randomness: every component's stream is a ``numpy.random.SeedSequence`` of the
 run's seed with a spawn key that names the component (see :func:`_stream_seed`):
@@ -21,7 +25,6 @@ import simpy
 from simcache.base.version import __version__
 from simcache.physics.cluster import PortName, ring_peers
 from simcache.physics.workload import IOStream
-from simcache.results.result import Result, SeriesSample
 from simcache.sim import host_events
 from simcache.sim.collect import Record, RecordBlocks, RecordBuffer
 from simcache.sim.components import io_steps
@@ -47,15 +50,17 @@ from simcache.sim.components.vm import VM
 from simcache.sim.control import POLL_EVENTS, Cancel, Limits, check_work
 from simcache.sim.degradations import array_event, slowdown
 from simcache.sim.outages import outage
+from simcache.sim.record import RunCounters, RunRecord, SeriesSample, UnfinishedIO
 from simcache.sim.stream import StreamStats
 from simcache.spec import ArrayDegraded, ArrayRebuild, DeviceSlow, Group, HostFailure, LinkSlow, Scenario, VMotion, load_scenario
 from simcache.spec.events import DeviceFailure
 from simcache.traces.replay import TraceStream, trace_for, vm_devices
 from simcache.traces.trace import Trace
 
-__all__ = ["Model", "build", "simulate"]
+__all__ = ["Model", "Progress", "build", "record_run", "run_scenario"]
 
 Progress = Callable[[float], None]
+"""Called with the fraction of the run done (0 to 1) at each sample."""
 
 
 @dataclass
@@ -140,7 +145,7 @@ def build(scenario: Scenario, seed: int) -> Model:
         Host(env, i, scenario.cluster, UniformStream(_stream_seed(seed, _HOST, i)), network, array, array_rx, array_tx, fabric)
         for i in range(scenario.cluster.hosts)
     ]
-    buffer = RecordBuffer()  # hands the records on every BUFFER_ROWS (simulate sets where to)
+    buffer = RecordBuffer()  # hands the records on every BUFFER_ROWS (run_scenario sets where to)
     vms: list[VM] = []
     for g, group in enumerate(scenario.groups):
         replayed = _replayed_devices(scenario, group)
@@ -413,7 +418,7 @@ def _trace_closed_slot(clock: Clock, vm: VM, stream: TraceStream) -> Generator[W
 def _sampler(
     model: Model, sampler: _Sampler, interval: float, until: float, progress: Progress | None
 ) -> Generator[simpy.Event, Any, None]:
-    """Take a sample every ``interval`` seconds (the last one at ``until`` is taken by :func:`simulate`)."""
+    """Take a sample every ``interval`` seconds (:func:`run_scenario` takes the last one)."""
     env = model.env
     while env.now + interval < until - 1e-12:
         yield env.timeout(interval)
@@ -480,7 +485,7 @@ class _Sampler:
         self.last_time = now
 
 
-def simulate(
+def run_scenario(
     scenario: Scenario,
     *,
     seed: int | None = None,
@@ -490,31 +495,15 @@ def simulate(
     deadline: float | None = None,
     limits: Limits | None = None,
     keep_records: bool = True,
-) -> Result:
-    """Run ``scenario`` once and return its :class:`~simcache.results.result.Result`.
+) -> RunRecord:
+    """Build ``scenario``, run it once and return what it produced as a plain record.
 
-    ``seed`` and ``duration`` (seconds) override the scenario's ``[run]``
-    table (:meth:`~simcache.spec.Scenario.with_seed`,
-    :meth:`~simcache.spec.Scenario.with_duration`: only the run is validated
-    again); ``progress`` is called with the fraction done at each sample.
-
-    Before the run, its expected work (:func:`simcache.sim.control.expected_work`)
-    is checked against ``limits`` (default: :meth:`simcache.sim.control.Limits.from_env`;
-    :data:`simcache.sim.control.NO_LIMITS` for none): past them it raises
-    :class:`~simcache.base.errors.RunTooLargeError` and nothing runs.
-
-    Stopping: once ``cancel`` (a :class:`simcache.sim.control.Cancel`) is set, or
-    ``deadline`` wall seconds have passed, the run ends at the simulated time
-    ``t`` it has reached (within a few milliseconds of wall time) and the result
-    covers ``[0, t]``: a last sample at ``t``, the summary over the window up to
-    ``t`` (the warm-up cut to ``t / 10`` if it had not ended), totals per ``t``.
-    Its ``meta["stopped_at_s"]`` is ``t`` and ``meta["stop_reason"]`` says why;
-    both are ``None`` for a run that reached its end. No exception is raised.
-
-    ``keep_records=False`` keeps no per-I/O records: latency histograms and counters instead
-    (:mod:`simcache.sim.stream`), in memory that does not grow with the I/Os; the summary, breakdown and series come
-    from them (percentiles within :data:`simcache.sim.stream.REL_ERROR`), and ``Result.records`` raises
-    :class:`~simcache.results.result.RecordsNotKept`.
+    The arguments are :func:`simcache.simulate`'s, which documents them: ``seed`` and
+    ``duration`` (seconds) override the ``[run]`` table, ``limits`` bound the expected work before
+    anything runs (else :class:`~simcache.base.errors.RunTooLargeError`), ``cancel`` or
+    ``deadline`` (wall seconds) stop the run at the simulated time it has reached, and
+    ``keep_records=False`` keeps histograms (:class:`simcache.sim.stream.StreamStats`) in place of
+    per-I/O records.
     """
     scenario = load_scenario(scenario)
     if seed is not None:
@@ -550,13 +539,137 @@ def simulate(
         progress(1.0)
     wall = time.perf_counter() - started
     events = events_scheduled(model.clock)
-    result = Result.from_model(model, seed=seed, wall_time_s=wall, events=events, version=__version__)
-    result.meta["stopped_at_s"] = None if finished else end
-    result.meta["stop_reason"] = None if finished else next((token.reason for token in tokens if token.reason), "stopped")
-    if not finished:
-        result.meta["scenario"] = scenario.model_dump(mode="json")  # as asked for: rerunning it runs to the end
-        result.meta["planned_s"] = run.duration
-    return result
+    if finished:
+        return record_run(model, seed=seed, wall_time_s=wall, events=events)
+    reason = next((token.reason for token in tokens if token.reason), "stopped")
+    return record_run(
+        model,
+        seed=seed,
+        wall_time_s=wall,
+        events=events,
+        planned=scenario,
+        stopped_at_s=end,
+        stop_reason=reason,
+    )
+
+
+def record_run(
+    model: Model,
+    *,
+    seed: int,
+    wall_time_s: float,
+    events: int,
+    planned: Scenario | None = None,
+    stopped_at_s: float | None = None,
+    stop_reason: str | None = None,
+) -> RunRecord:
+    """The figures of the run of ``model`` (run up to ``model.scenario``'s duration) as plain data.
+
+    Hands the records still buffered on to the blocks or the histograms (closing the histograms'
+    last interval at the last sample): call it once, after the last sample. ``wall_time_s``
+    (seconds) and ``events`` are the run's cost; ``planned`` is the scenario as asked for when the
+    run stopped at ``stopped_at_s`` (seconds) for ``stop_reason`` (default ``model.scenario``: a
+    run that reached its end).
+    """
+    scenario = model.scenario
+    stream = model.stream
+    if stream is not None and model.samples:
+        stream.close_interval(model.samples[-1].time_s)
+    model.hand_on_records()
+    vms = model.vms
+    hosts = model.hosts
+    return RunRecord(
+        scenario=scenario,
+        planned=planned if planned is not None else scenario,
+        seed=seed,
+        version=__version__,
+        wall_time_s=wall_time_s,
+        events=events,
+        stopped_at_s=stopped_at_s,
+        stop_reason=stop_reason,
+        record_blocks=model.record_blocks if stream is None else None,
+        stream=stream,
+        vm_names=[vm.name for vm in vms],
+        vm_groups=[vm.group for vm in vms],
+        vm_hosts=[vm.host.name for vm in vms],
+        unfinished=_unfinished(vms),
+        host_names=[host.name for host in hosts],
+        port_labels=[port.label for port in model.ports],
+        samples=model.samples,
+        counters=_counters(model),
+        degraded_vms=_degraded_vms(vms, scenario.run.duration),
+        vmotions=model.vmotions,
+        failures=model.failures,
+        outages=model.outages,
+        degradations=model.degradations,
+        resyncs=model.resyncs,
+        restarts=[_with_dropped(restart, vms) for restart in model.restarts],
+    )
+
+
+def _unfinished(vms: list[VM]) -> list[UnfinishedIO]:
+    """Every I/O in flight at the end, in issue order per VM; VMs of failed hosts are left out."""
+    return [
+        UnfinishedIO(vm.index, op, issued)
+        for vm in vms
+        if vm.host.alive
+        for op, in_flight in (("read", vm.reads_in_flight), ("write", vm.writes_in_flight))
+        for issued in in_flight.values()
+    ]
+
+
+def _counters(model: Model) -> RunCounters:
+    """The cluster's counters at the end of the run, summed over hosts and VMs in build order."""
+    hosts = model.hosts
+    vms = model.vms
+    array = model.array
+    storage_bytes = sum(h.storage_tx.carried_bytes + h.storage_rx.carried_bytes for h in hosts)
+    return RunCounters(
+        issued_ios=sum(vm.issued for vm in vms),
+        destage_accepted_bytes=sum(h.destager.accepted_bytes for h in hosts),
+        destaged_bytes=sum(h.destager.destaged_bytes for h in hosts),
+        destage_backlog_bytes=sum(h.destager.backlog_bytes for h in hosts),
+        destage_batches=sum(h.destager.batches for h in hosts),
+        destage_runs=sum(h.destager.runs for h in hosts),
+        replica_bytes_held=sum(h.replica_bytes for h in hosts),
+        wb_written_through_bytes=sum(vm.fell_through for vm in vms),
+        array_written_bytes=array.bytes_written,
+        array_read_bytes=array.bytes_read,
+        array_front_end_ios=array.front_end_ios,
+        array_back_end_ios=array.back_end_ios,
+        replica_payload_bytes=sum(h.replica_payload_sent for h in hosts),
+        peer_wire_bytes=sum(sum(port.carried_bytes for port in h.peer_txs) for h in hosts),
+        peer_packets=sum(sum(port.packets for port in h.peer_txs) for h in hosts),
+        storage_wire_bytes=storage_bytes,
+        compression_saved_bytes=sum(vm.compressed_bytes_saved for vm in vms),
+        tier_gc_wait_s_by_host={h.name: h.tier.gc_wait_seconds for h in hosts},
+        cache_hits=sum(h.cache.hits for h in hosts),
+        cache_misses=sum(h.cache.misses for h in hosts),
+    )
+
+
+def _with_dropped(restart: dict[str, Any], vms: list[VM]) -> dict[str, Any]:
+    """An HA restart's record with the open-loop arrivals its VM dropped while down."""
+    return {**restart, "dropped_arrivals": vms[restart["vm_index"]].dropped_arrivals}
+
+
+def _degraded_vms(vms: list[VM], end: float) -> list[dict[str, Any]]:
+    """The write-back VMs that were ever short of the peers their policy promises: for how long up
+    to ``end`` (s), the bytes they issued meanwhile, of those the bytes completed write-through
+    (not in a destage buffer), and the bytes of theirs re-replicated when peers returned."""
+    return [
+        {
+            "vm": vm.name,
+            "host": vm.host.name,
+            "on_peer_loss": vm.on_peer_loss,
+            "degraded_s": vm.degraded_seconds(end),
+            "degraded_written_bytes": vm.degraded_written,
+            "written_through_bytes": vm.written_through,
+            "resync_bytes": vm.resync_bytes,
+        }
+        for vm in vms
+        if vm.degraded_since is not None or vm.degraded_s > 0
+    ]
 
 
 def _cut_at(scenario: Scenario, end: float) -> Scenario:
