@@ -50,7 +50,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -65,13 +65,11 @@ from simcache.results.tables import (
     series_table,
     unfinished_table,
 )
+from simcache.results.validity import ValidityWarning, assess
 from simcache.sim.collect import COMPONENTS
 from simcache.sim.record import RunRecord
 from simcache.sim.stream import BATCHES, LatencyHistogram, StreamStats, counts_of, percentile_of_counts
 from simcache.spec import Scenario
-
-if TYPE_CHECKING:
-    from simcache.results.validity import ValidityWarning
 
 __all__ = ["UNFINISHED_COLUMNS", "RecordsNotKept", "Result", "censored_percentiles"]
 
@@ -268,10 +266,9 @@ class Result:
 
     @property
     def warnings(self) -> list[ValidityWarning]:
-        """What makes this run's figures doubtful, in words (:func:`simcache.results.validity.assess`): instability, then short-run notes."""
+        """What makes this run's figures doubtful, in words: instability, then short-run notes
+        (:func:`simcache.results.validity.assess`)."""
         if self._warnings is None:
-            from simcache.results.validity import assess  # validity reads results; imported here to keep the modules acyclic
-
             self._warnings = assess(self)
         return self._warnings
 
