@@ -29,12 +29,7 @@ from simcache.sim.built import Model
 from simcache.sim.collect import RecordBuffer
 from simcache.sim.components.array import Array
 from simcache.sim.components.host import Host
-from simcache.sim.components.kernel import (
-    clock_of,
-    current_time,
-    events_scheduled,
-    run_until,
-)
+from simcache.sim.components.kernel import clock_of, current_time, events_scheduled, run_until
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.vm import VM
@@ -289,16 +284,14 @@ def run_scenario(
         progress(1.0)
     wall = time.perf_counter() - started
     events = events_scheduled(model.clock)
-    if finished:
-        return record_run(model, seed=seed, wall_time_s=wall, events=events)
-    reason = next((token.reason for token in tokens if token.reason), "stopped")
+    reason = None if finished else next((token.reason for token in tokens if token.reason), "stopped")
     return record_run(
         model,
         seed=seed,
         wall_time_s=wall,
         events=events,
         planned=scenario,
-        stopped_at_s=end,
+        stopped_at_s=None if finished else end,
         stop_reason=reason,
     )
 
