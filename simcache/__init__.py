@@ -19,7 +19,7 @@ from simcache.native import choice as _native  # noqa: F401, I001  (first: it de
 
 from simcache.base.version import __version__
 
-from simcache.sim.engine import simulate
+from simcache.runs.simulate import simulate
 from simcache.base.errors import ScenarioError
 from simcache.estimate import Estimate, estimate
 from simcache.results.result import Result

@@ -22,11 +22,12 @@ from builders import small_scenario
 
 import simcache
 from simcache import ScenarioError, load_scenario
+from simcache.sim.built import Model
 from simcache.sim.components.destager import Destager
 from simcache.sim.components.pending import PendingWrite, block_hash
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.tier import Tier
-from simcache.sim.engine import Model, build
+from simcache.sim.engine import build
 from simcache.spec import TierSpec
 
 KIB = 1024

@@ -213,7 +213,7 @@ def test_profile_training_runs_each_scenario_and_refuses_a_directory_without_the
     """``setup.py``'s profile-guided build trains on the scenario directory with ``python -m simcache.cli.training``:
     exit 0 after running every scenario (the default twice), 1 for a directory without ``default.toml`` (setup.py
     then compiles without a profile), 2 for a wrong command line."""
-    from simcache.native import training as _pgo_training
+    from simcache.cli import training as _pgo_training
 
     source = (Path(__file__).resolve().parents[1] / "scenarios" / "default.toml").read_text()
     short = source.replace('duration = "20s"', 'duration = "1s"').replace('warmup = "4s"', 'warmup = "0.2s"')

@@ -18,6 +18,7 @@ import pytest
 
 import simcache
 from simcache.sim import engine
+from simcache.sim.built import Model
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 SCENARIO = simcache.load_scenario(SCENARIOS / "redundancy_multiplier.toml")
@@ -147,7 +148,7 @@ def test_adding_vms_or_hosts_leaves_other_streams_alone() -> None:
     assert (both["size_bytes"] == both["size_bytes_bigger"]).all()
 
 
-def _copies_invariants(model: engine.Model) -> list[str]:
+def _copies_invariants(model: Model) -> list[str]:
     """What the data-at-risk accounting promises, checked against the buffered writes themselves:
     no buffered or waiting write counts a dead host (or a failed tier) as a copy, a host's single-copy bytes
     are exactly its buffered writes with no live replica, its short bytes those with fewer replicas than their

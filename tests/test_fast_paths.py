@@ -10,7 +10,7 @@
   written out: the same draws give the same completion times.
 - ``FlowNetwork.send`` (a ``kernel.Signal``) delivers as ``FlowNetwork.transfer``
   (a SimPy event) does, and open-loop arrivals and read hits as callbacks
-  (``engine._OpenLoop``, ``VM.start``) give the generators' results bit for bit.
+  (``drivers._OpenLoop``, ``VM.start``) give the generators' results bit for bit.
 """
 
 from __future__ import annotations

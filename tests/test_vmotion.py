@@ -29,6 +29,7 @@ from simcache.estimate.coverage import not_modelled
 from simcache.physics.cluster import framed_bytes
 from simcache.report.event_report import event_lines
 from simcache.sim import engine
+from simcache.sim.built import Model
 
 MiB = 2**20
 AT = 4.0  # set-up A's vMotion start, s
@@ -171,13 +172,13 @@ def writes_scenario(**event: Any) -> simcache.Scenario:
     return simcache.load_scenario(spec)
 
 
-def run_model(scenario: simcache.Scenario) -> engine.Model:
+def run_model(scenario: simcache.Scenario) -> Model:
     model = engine.build(scenario, scenario.run.seed)
     model.env.run(until=scenario.run.duration)
     return model
 
 
-def written(model: engine.Model, keep: Callable[[float, float], bool]) -> int:
+def written(model: Model, keep: Callable[[float, float], bool]) -> int:
     """Bytes of the recorded writes whose (issue, completion) times ``keep`` accepts."""
     return sum(r[2] for r in model.records if r[1] and keep(r[3], r[4]))
 
@@ -310,7 +311,8 @@ def test_a_vm_moved_back_reads_from_where_it_was_last() -> None:
     second = model.vmotions[1]
     assert second["moved_s"] == pytest.approx(6.0 + move_time(scenario) - AT, rel=1e-12)
     assert second["remote_hits"] > 100 and second["last_remote_hit_s"] > second["moved_s"]
-    result = simcache.Result.from_model(model, seed=scenario.run.seed, wall_time_s=1.0, events=1, version="test")
+    record = engine.record_run(model, seed=scenario.run.seed, wall_time_s=1.0, events=1)
+    result = simcache.Result.from_record(record)
     records = result.records.sort_values("issue_s")
     hosts = records["host"].astype(str).to_numpy()
     changes = [hosts[0], *(b for a, b in itertools.pairwise(hosts) if a != b)]

@@ -32,6 +32,7 @@ from simcache.report.run_report import report, stopped_line, text_table
 from simcache.results.event_impact import impacts_json
 from simcache.results.result import Result
 from simcache.runs.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
+from simcache.runs.simulate import simulate
 from simcache.runs.sweep import grid_points
 from simcache.sim.control import (
     DEFAULT_LIMITS,
@@ -45,7 +46,6 @@ from simcache.sim.control import (
     check_work,
     exit_status,
 )
-from simcache.sim.engine import simulate
 from simcache.spec import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
 from simcache.spec.profiles import KINDS, field_notes, list_profiles
 from simcache.traces.formats import FORMATS, load_trace, parse_option

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from simcache.estimate import estimate
-from simcache.sim.engine import simulate
+from simcache.runs.simulate import simulate
 from simcache.spec import load_scenario
 
 SHORT_RUN_S = 3.0  # simulated seconds of each scenario other than the default: enough to reach every path it has

@@ -86,7 +86,16 @@ COMPILED_MODULES = tuple(module for group in COMPILE_GROUPS for module in group.
 # turns a run into a row. A results store keys rows by their digest, so a resumed sweep never reuses rows
 # computed by other code (simcache.runs.sweep).
 SCENARIO_MODULES = ("simcache.spec.__init__", *package_modules(("simcache.spec",)))
-RESULT_MODULES = (*COMPILED_MODULES, *SCENARIO_MODULES, "simcache.base.units", "simcache.results.result", "simcache.base.metrics", "simcache.runs.sweep")
+RESULT_MODULES = (
+    *COMPILED_MODULES,
+    *SCENARIO_MODULES,
+    "simcache.base.units",
+    "simcache.base.metrics",
+    "simcache.results.result",
+    "simcache.results.tables",
+    "simcache.runs.simulate",
+    "simcache.runs.sweep",
+)
 
 
 def source_path(module: str, root: Path = ROOT) -> Path:

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+import simcache.report.svg as svg
 from simcache.base.metrics import PERCENTILES
-from simcache.report import svg
 from simcache.report.cells import RUN_COLUMNS, bounded, cell
 from simcache.report.event_report import mib, recovery_words
 from simcache.report.sweep_section import SweepReport

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from simcache.report import svg
+import simcache.report.svg as svg
 from simcache.report.cells import cell
 from simcache.runs.feasible import cheapest_passing, sweep_verdicts
 from simcache.runs.sweep import sweep_summary

@@ -49,9 +49,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,16 +58,20 @@ import pandas as pd
 from simcache.base.json_values import json_default, strict
 from simcache.base.metrics import PERCENTILES, SUMMARY_COLUMNS, ci95_half_width
 from simcache.native import choice as _native
-from simcache.results.tables import UNFINISHED_COLUMNS, degraded_vms, records_table, run_totals, series_table, unfinished_table
+from simcache.results.tables import (
+    UNFINISHED_COLUMNS,
+    records_table,
+    run_totals,
+    series_table,
+    unfinished_table,
+)
+from simcache.results.validity import ValidityWarning, assess
 from simcache.sim.collect import COMPONENTS
+from simcache.sim.record import RunRecord
 from simcache.sim.stream import BATCHES, LatencyHistogram, StreamStats, counts_of, percentile_of_counts
 from simcache.spec import Scenario
 
-if TYPE_CHECKING:
-    from simcache.results.validity import ValidityWarning
-    from simcache.sim.engine import Model
-
-__all__ = ["UNFINISHED_COLUMNS", "RecordsNotKept", "Result", "SeriesSample", "censored_percentiles"]
+__all__ = ["UNFINISHED_COLUMNS", "RecordsNotKept", "Result", "censored_percentiles"]
 
 _CI_BATCHES = 10
 """The columns of :attr:`Result.unfinished`."""
@@ -82,24 +85,6 @@ class RecordsNotKept(RuntimeError):
             "this run kept no per-I/O records (simulate(..., keep_records=False) or simcache run --no-records): its summary, "
             "breakdown, series and latency histograms come from counters (Result.stream); run with records for per-I/O figures"
         )
-
-
-@dataclass(frozen=True)
-class SeriesSample:
-    """Component state at the end of one sample interval (taken by the engine's sampler)."""
-
-    time_s: float
-    port_utilization: dict[str, float]
-    tier_utilization: dict[str, float]
-    tier_in_system: dict[str, int]
-    array_utilization: float
-    array_in_system: int
-    """The array's back-end (spindle) operations running or queued at ``time_s``."""
-    destage_backlog_bytes: dict[str, int]
-    destage_waiting: int
-    data_at_risk_bytes: int
-    single_copy_bytes: int
-    flows_in_flight: int
 
 
 def _percentiles(values: np.ndarray) -> dict[str, float]:
@@ -172,26 +157,28 @@ class Result:
     # -- construction ---------------------------------------------------------------------------
 
     @classmethod
-    def from_model(cls, model: Model, *, seed: int, wall_time_s: float, events: int, version: str) -> Result:
-        scenario = model.scenario
-        stream = model.stream
+    def from_record(cls, record: RunRecord) -> Result:
+        """The result of the run ``record`` describes (:func:`simcache.sim.engine.run_scenario`).
+
+        Building the records table consumes the record's blocks: build one result per record."""
+        scenario = record.scenario
+        stream = record.stream
         records: pd.DataFrame | None = None
         if stream is None:
-            records = records_table(model)
+            records = records_table(record)
             completed = len(records)
         else:
-            if model.samples:
-                stream.close_interval(model.samples[-1].time_s)
-            model.hand_on_records()
             completed = stream.completed
-        unfinished = unfinished_table(model)
-        series = series_table(model, records, stream)
-        totals = run_totals(model, records, stream)
+        unfinished = unfinished_table(record)
+        series = series_table(record, records)
+        totals = run_totals(record, records)
+        wall_time_s = record.wall_time_s
+        events = record.events
         meta = {
             "scenario": scenario.model_dump(mode="json"),
             "scenario_name": scenario.name,
-            "seed": seed,
-            "version": version,
+            "seed": record.seed,
+            "version": record.version,
             "engine": _native.ENGINE,  # compiled or Python sources, and why (wall times depend on it, results do not)
             "wall_time_s": wall_time_s,
             "simulated_s": scenario.run.duration,
@@ -201,14 +188,20 @@ class Result:
             "events_per_io": events / completed if completed else math.nan,
             "ios_per_wall_s": completed / wall_time_s if wall_time_s > 0 else math.nan,
             "records": stream is None,
-            "vmotions": model.vmotions,
-            "failures": model.failures,
-            "outages": model.outages,
-            "degradations": model.degradations,
-            "resyncs": model.resyncs,
-            "degraded_vms": degraded_vms(model),
-            "restarts": [{**restart, "dropped_arrivals": model.vms[restart["vm_index"]].dropped_arrivals} for restart in model.restarts],
+            "vmotions": record.vmotions,
+            "failures": record.failures,
+            "outages": record.outages,
+            "degradations": record.degradations,
+            "resyncs": record.resyncs,
+            "degraded_vms": record.degraded_vms,
+            "restarts": record.restarts,
+            "stopped_at_s": record.stopped_at_s,
+            "stop_reason": record.stop_reason,
         }
+        if record.stopped_at_s is not None:
+            # as asked for: rerunning it runs to the end
+            meta["scenario"] = record.planned.model_dump(mode="json")
+            meta["planned_s"] = record.planned.run.duration
         result = cls(records, series, totals, meta, unfinished, stream)
         result.scenario = scenario
         return result
@@ -273,10 +266,9 @@ class Result:
 
     @property
     def warnings(self) -> list[ValidityWarning]:
-        """What makes this run's figures doubtful, in words (:func:`simcache.results.validity.assess`): instability, then short-run notes."""
+        """What makes this run's figures doubtful, in words: instability, then short-run notes
+        (:func:`simcache.results.validity.assess`)."""
         if self._warnings is None:
-            from simcache.results.validity import assess  # validity reads results; imported here to keep the modules acyclic
-
             self._warnings = assess(self)
         return self._warnings
 

@@ -1,60 +1,62 @@
-"""The tables a run's :class:`~simcache.results.result.Result` is built from, read off the finished model: records,
-unfinished I/Os, the series sampled during the run, the degraded VMs and the totals."""
+"""The tables of a run's :class:`~simcache.results.result.Result`, read off the run's plain record
+(:class:`simcache.sim.record.RunRecord`): records, unfinished I/Os, the series sampled during the
+run and the totals."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from simcache.base.metrics import HEADLINE_PERCENTILES, PERCENTILES
 from simcache.sim.collect import records_frame
+from simcache.sim.record import RunRecord
 from simcache.sim.stream import StreamStats, percentile_of_counts
 from simcache.spec import VMotion
 
-if TYPE_CHECKING:
-    from simcache.sim.engine import Model
-
-__all__ = ["UNFINISHED_COLUMNS", "degraded_vms", "records_table", "run_totals", "series_table", "unfinished_table"]
+__all__ = ["UNFINISHED_COLUMNS", "records_table", "run_totals", "series_table", "unfinished_table"]
 
 UNFINISHED_COLUMNS = ("vm", "group", "host", "op", "issue_s")
 """The columns of :attr:`simcache.results.result.Result.unfinished`."""
 
 
-def records_table(model: Model) -> pd.DataFrame:
-    vms = model.vms
-    groups = model.scenario.groups
-    # HA restarts and vMotions, in time order: (time, VM index, from host, to host)
-    changes = [(r["restart_s"], r["vm_index"], r["from_host"], r["to_host"]) for r in model.restarts]
-    changes += [
-        (m["moved_s"], m["vm_index"], f"host{m['source_host']}", f"host{m['target_host']}") for m in model.vmotions if "vm_index" in m
-    ]
+def records_table(record: RunRecord) -> pd.DataFrame:
+    """One row per completed I/O (see :mod:`simcache.results.result`) from ``record``'s blocks,
+    which it consumes."""
+    assert record.record_blocks is not None, "a run without records has no records table"
+    groups = record.scenario.groups
+    # HA restarts and vMotions that moved a VM: (time, VM index, from host, to host), in time order
+    changes: list[tuple[float, int, str, str]] = []
+    for r in record.restarts:
+        changes.append((r["restart_s"], r["vm_index"], r["from_host"], r["to_host"]))
+    for m in record.vmotions:
+        if "vm_index" in m:  # the VM moved (else the record says why not)
+            source, target = f"host{m['source_host']}", f"host{m['target_host']}"
+            changes.append((m["moved_s"], m["vm_index"], source, target))
     changes.sort(key=lambda change: change[0])
-    first_host = [vm.host.name for vm in vms]
+    first_host = list(record.vm_hosts)
     for _, index, from_host, _ in reversed(changes):  # a VM that moved started on the host its first move left
         first_host[index] = from_host
     moves = [(index, at, to_host) for at, index, _, to_host in changes]
-    model.hand_on_records()
-    return records_frame((), [vm.name for vm in vms], [groups[vm.group].name for vm in vms], first_host, model.record_blocks, moves)
+    group_names = [groups[g].name for g in record.vm_groups]
+    return records_frame((), record.vm_names, group_names, first_host, record.record_blocks, moves)
 
 
-def unfinished_table(model: Model) -> pd.DataFrame:
+def unfinished_table(record: RunRecord) -> pd.DataFrame:
     """One row per I/O still in flight at the end, in issue order per VM; VMs of failed hosts are gone and left out."""
-    groups = model.scenario.groups
-    rows = [
-        (vm.name, groups[vm.group].name, vm.host.name, op, issued)
-        for vm in model.vms
-        if vm.host.alive
-        for op, in_flight in (("read", vm.reads_in_flight), ("write", vm.writes_in_flight))
-        for issued in in_flight.values()
-    ]
+    groups = record.scenario.groups
+    names, hosts, unfinished = record.vm_names, record.vm_hosts, record.unfinished
+    group_of = [groups[g].name for g in record.vm_groups]
+    rows = [(names[io.vm], group_of[io.vm], hosts[io.vm], io.op, io.issue_s) for io in unfinished]
     return pd.DataFrame(rows, columns=list(UNFINISHED_COLUMNS)).astype({"issue_s": float})
 
 
-def series_table(model: Model, records: pd.DataFrame | None, stream: StreamStats | None = None) -> pd.DataFrame:
-    samples = model.samples
+def series_table(record: RunRecord, records: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per sample (see :mod:`simcache.results.result`): the I/O columns from ``records``,
+    or from ``record.stream`` for a run without records."""
+    samples = record.samples
     times = np.array([s.time_s for s in samples])
     if len(times) == 0:
         return pd.DataFrame()
@@ -62,22 +64,22 @@ def series_table(model: Model, records: pd.DataFrame | None, stream: StreamStats
     widths = times - starts
     columns: dict[str, Any] = {}
     if records is None:
-        assert stream is not None
-        _stream_series(stream, len(times), widths, columns)
+        assert record.stream is not None
+        _stream_series(record.stream, len(times), widths, columns)
     else:
         _records_series(records, times, widths, columns)
     columns["destage_backlog_bytes"] = [sum(s.destage_backlog_bytes.values()) for s in samples]
-    for host in model.hosts:
-        columns[f"backlog.{host.name}"] = [s.destage_backlog_bytes[host.name] for s in samples]
+    for host in record.host_names:
+        columns[f"backlog.{host}"] = [s.destage_backlog_bytes[host] for s in samples]
     columns["data_at_risk_bytes"] = [s.data_at_risk_bytes for s in samples]
     columns["single_copy_bytes"] = [s.single_copy_bytes for s in samples]
     columns["destage_waiting"] = [s.destage_waiting for s in samples]
     columns["flows_in_flight"] = [s.flows_in_flight for s in samples]
-    for port in model.ports:
-        columns[f"util.{port.label}"] = [s.port_utilization[port.label] for s in samples]
-    for host in model.hosts:
-        columns[f"util.{host.name}.tier"] = [s.tier_utilization[host.name] for s in samples]
-        columns[f"queue.{host.name}.tier"] = [s.tier_in_system[host.name] for s in samples]
+    for label in record.port_labels:
+        columns[f"util.{label}"] = [s.port_utilization[label] for s in samples]
+    for host in record.host_names:
+        columns[f"util.{host}.tier"] = [s.tier_utilization[host] for s in samples]
+        columns[f"queue.{host}.tier"] = [s.tier_in_system[host] for s in samples]
     columns["util.array"] = [s.array_utilization for s in samples]
     columns["queue.array"] = [s.array_in_system for s in samples]
     frame = pd.DataFrame(columns, index=pd.Index(times, name="time_s"))
@@ -117,7 +119,8 @@ def _records_series(records: pd.DataFrame, times: np.ndarray, widths: np.ndarray
 
 
 def _stream_series(stream: StreamStats, intervals: int, widths: np.ndarray, columns: dict[str, Any]) -> None:
-    """As :func:`_records_series`, from a run's interval counters and histograms (percentiles within :data:`~simcache.sim.stream.REL_ERROR`)."""
+    """As :func:`_records_series`, from a run's interval counters and histograms (percentiles within
+    :data:`~simcache.sim.stream.REL_ERROR`)."""
     parts = stream.intervals[:intervals]
     for o, op in enumerate(("read", "write")):
         columns[f"{op}_iops"] = np.array([part.count[o] for part in parts]) / widths
@@ -127,66 +130,47 @@ def _stream_series(stream: StreamStats, intervals: int, widths: np.ndarray, colu
             columns[f"{op}_{name}"] = [percentile_of_counts(part.histogram(o), q) for part in parts]
 
 
-def degraded_vms(model: Model) -> list[dict[str, Any]]:
-    """The write-back VMs that were ever short of the peers their policy promises: for how long (s), the bytes they
-    issued meanwhile, of those the bytes completed write-through (not in a destage buffer), and the bytes of theirs
-    re-replicated when peers returned."""
-    end = model.scenario.run.duration
-    return [
-        {
-            "vm": vm.name,
-            "host": vm.host.name,
-            "on_peer_loss": vm.on_peer_loss,
-            "degraded_s": vm.degraded_seconds(end),
-            "degraded_written_bytes": vm.degraded_written,
-            "written_through_bytes": vm.written_through,
-            "resync_bytes": vm.resync_bytes,
-        }
-        for vm in model.vms
-        if vm.degraded_since is not None or vm.degraded_s > 0
-    ]
-
-
-def run_totals(model: Model, records: pd.DataFrame | None, stream: StreamStats | None = None) -> dict[str, Any]:
-    duration = model.scenario.run.duration
+def run_totals(record: RunRecord, records: pd.DataFrame | None) -> dict[str, Any]:
+    """Cluster-level figures over the whole run (see :mod:`simcache.results.result`): bytes, rates
+    (MB/s over the run's duration), packets, I/Os and seconds."""
+    duration = record.scenario.run.duration
     if records is not None:
         written, completed = int(records["size_bytes"].to_numpy()[records["op"].cat.codes.to_numpy() == 1].sum()), len(records)
     else:
-        assert stream is not None
-        written, completed = stream.written_bytes, stream.completed
-    peer_bytes = sum(sum(port.carried_bytes for port in host.peer_txs) for host in model.hosts)
-    vmotion_bytes = sum(e.size for e in model.scenario.events if isinstance(e, VMotion))
-    payload = sum(h.replica_payload_sent for h in model.hosts)
-    packets = sum(sum(port.packets for port in h.peer_txs) for h in model.hosts)
-    storage_bytes = sum(host.storage_tx.carried_bytes + host.storage_rx.carried_bytes for host in model.hosts)
+        assert record.stream is not None
+        written, completed = record.stream.written_bytes, record.stream.completed
+    counters = record.counters
+    vmotion_bytes = sum(e.size for e in record.scenario.events if isinstance(e, VMotion))
+    payload = counters.replica_payload_bytes
+    packets = counters.peer_packets
     return {
         "duration_s": duration,
         "vm_written_bytes": written,
-        "destage_accepted_bytes": sum(h.destager.accepted_bytes for h in model.hosts),
-        "destaged_bytes": sum(h.destager.destaged_bytes for h in model.hosts),
-        "data_lost_bytes": sum(f["lost_bytes"] for f in model.failures),
-        "wb_written_through_bytes": sum(vm.fell_through for vm in model.vms),
-        "ios_unfinished_at_end": sum(vm.issued for vm in model.vms) - completed,
-        "destage_backlog_bytes": sum(h.destager.backlog_bytes for h in model.hosts),
-        "destage_batches": sum(h.destager.batches for h in model.hosts),
-        "destage_runs": sum(h.destager.runs for h in model.hosts),
-        "replica_bytes_held": sum(h.replica_bytes for h in model.hosts),
-        "array_written_bytes": model.array.bytes_written,
-        "array_read_bytes": model.array.bytes_read,
-        "array_write_mb_s": model.array.bytes_written / duration / 1e6,
-        "array_front_end_ios": model.array.front_end_ios,
-        "array_back_end_ios": model.array.back_end_ios,
+        "destage_accepted_bytes": counters.destage_accepted_bytes,
+        "destaged_bytes": counters.destaged_bytes,
+        "data_lost_bytes": sum(f["lost_bytes"] for f in record.failures),
+        "wb_written_through_bytes": counters.wb_written_through_bytes,
+        "ios_unfinished_at_end": counters.issued_ios - completed,
+        "destage_backlog_bytes": counters.destage_backlog_bytes,
+        "destage_batches": counters.destage_batches,
+        "destage_runs": counters.destage_runs,
+        "replica_bytes_held": counters.replica_bytes_held,
+        "array_written_bytes": counters.array_written_bytes,
+        "array_read_bytes": counters.array_read_bytes,
+        "array_write_mb_s": counters.array_written_bytes / duration / 1e6,
+        "array_front_end_ios": counters.array_front_end_ios,
+        "array_back_end_ios": counters.array_back_end_ios,
         "replica_payload_bytes": payload,
         "replica_payload_mb_s": payload / duration / 1e6,
-        "peer_wire_bytes": peer_bytes,
-        "peer_wire_mb_s": peer_bytes / duration / 1e6,
+        "peer_wire_bytes": counters.peer_wire_bytes,
+        "peer_wire_mb_s": counters.peer_wire_bytes / duration / 1e6,
         "peer_packets": packets,
         "peer_packets_per_payload_mb": packets / (payload / 1e6) if payload else math.nan,
-        "storage_wire_bytes": storage_bytes,
+        "storage_wire_bytes": counters.storage_wire_bytes,
         "vmotion_bytes_scheduled": vmotion_bytes,
-        "compression_saved_bytes": sum(vm.compressed_bytes_saved for vm in model.vms),
-        "tier_gc_wait_s": sum(h.tier.gc_wait_seconds for h in model.hosts),
-        "tier_gc_wait_s_by_host": {h.name: h.tier.gc_wait_seconds for h in model.hosts},
-        "cache_hits": sum(h.cache.hits for h in model.hosts),
-        "cache_misses": sum(h.cache.misses for h in model.hosts),
+        "compression_saved_bytes": counters.compression_saved_bytes,
+        "tier_gc_wait_s": sum(counters.tier_gc_wait_s_by_host.values()),
+        "tier_gc_wait_s_by_host": dict(counters.tier_gc_wait_s_by_host),
+        "cache_hits": counters.cache_hits,
+        "cache_misses": counters.cache_misses,
     }

@@ -1,8 +1,8 @@
 """Is a run's answer valid? Instability and short-run warnings, in words, from a result's own figures.
 
-:func:`assess` looks at one :class:`~simcache.results.result.Result` (its series,
-summary, unfinished I/Os and scenario) and returns a list of
-:class:`ValidityWarning`: what is wrong, which component, offered against
+:func:`assess` looks at one run's figures (:class:`AssessedRun`: the series, summary,
+unfinished I/Os and scenario a :class:`~simcache.results.result.Result` holds) and
+returns a list of :class:`ValidityWarning`: what is wrong, which component, offered against
 capacity where the run shows it, and what the numbers mean then. Every
 function here is pure: it reads the result and changes nothing.
 
@@ -61,17 +61,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import pandas as pd
 
 from simcache.base.metrics import PERCENTILES
 from simcache.base.units import format_size
-
-if TYPE_CHECKING:
-    from simcache.results.result import Result
-    from simcache.spec import Scenario
+from simcache.sim.stream import StreamStats
+from simcache.spec import Scenario
 
 __all__ = [
     "FLOORS",
@@ -81,6 +79,7 @@ __all__ = [
     "PINNED",
     "T_CRITICAL",
     "T_HALF",
+    "AssessedRun",
     "Severity",
     "Trend",
     "ValidityWarning",
@@ -114,6 +113,47 @@ _ARRAY_MEANING = (
     "figures shown hold only until then, not for the system's steady state"
 )
 _LISTED = 4  # rows named in a few-samples warning
+
+
+class AssessedRun(Protocol):
+    """What :func:`assess` reads of a run (a :class:`~simcache.results.result.Result` has it all),
+    so that this module needs nothing of the result's own: the result asks it for its warnings."""
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The run's facts: ``scenario`` (as JSON), ``simulated_s`` and the rest."""
+
+    @property
+    def scenario(self) -> Scenario | None:
+        """The scenario as run, when known (else only ``meta["scenario"]``)."""
+
+    @property
+    def window(self) -> tuple[float, float]:
+        """(start, end) of the measurement window, seconds."""
+
+    @property
+    def series(self) -> pd.DataFrame:
+        """One row per sample, indexed by its time (s)."""
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """Per group and op: counts and latency figures."""
+
+    @property
+    def stream(self) -> StreamStats | None:
+        """A run without records: its histograms and counters."""
+
+    @property
+    def records(self) -> pd.DataFrame:
+        """One row per completed I/O (a run with records)."""
+
+    @property
+    def unfinished(self) -> pd.DataFrame:
+        """One row per I/O not completed at the end."""
+
+    @property
+    def measured_unfinished(self) -> pd.DataFrame:
+        """The unfinished I/Os issued inside the window."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +247,7 @@ def samples_needed(q: float) -> int:
     return round(10 / (1 - q / 100))
 
 
-def in_flight_series(result: Result, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+def in_flight_series(result: AssessedRun, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
     """The VMs' I/Os in flight at each of ``times`` (issued at or before, not completed by), per (group, op).
 
     A run without records counts them per sample interval (:class:`simcache.sim.stream.StreamStats`): ``times`` must be
@@ -233,7 +273,7 @@ def in_flight_series(result: Result, times: np.ndarray) -> dict[tuple[str, str],
     return out
 
 
-def _stream_in_flight(result: Result, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+def _stream_in_flight(result: AssessedRun, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
     """:func:`in_flight_series` from a run's counts per sample interval of the completed I/Os' issue and completion."""
     stream = result.stream
     assert stream is not None
@@ -255,7 +295,7 @@ def _stream_in_flight(result: Result, times: np.ndarray) -> dict[tuple[str, str]
     return out
 
 
-def assess(result: Result) -> list[ValidityWarning]:
+def assess(result: AssessedRun) -> list[ValidityWarning]:
     """Every warning for ``result``: instability first (overload, growing, backlog_full), then short-run ones."""
     scenario = result.scenario if result.scenario is not None else result.meta["scenario"]
     growth = _growth(result)
@@ -268,13 +308,13 @@ def assess(result: Result) -> list[ValidityWarning]:
     return unstable + filling + late + _few_samples(result) + _late_events(result)
 
 
-def _window_series(result: Result) -> pd.DataFrame:
+def _window_series(result: AssessedRun) -> pd.DataFrame:
     start, _ = result.window
     series = result.series
     return series[series.index > start] if len(series) else series
 
 
-def _growth(result: Result) -> list[ValidityWarning]:
+def _growth(result: AssessedRun) -> list[ValidityWarning]:
     series = _window_series(result)
     if len(series) < MIN_SAMPLES:
         return []
@@ -333,7 +373,7 @@ def _series_words(column: str) -> str:
     return {"destage_waiting": "writers waiting for destage-buffer space", "flows_in_flight": "network transfers in flight"}[column]
 
 
-def _full_backlogs(result: Result) -> list[ValidityWarning]:
+def _full_backlogs(result: AssessedRun) -> list[ValidityWarning]:
     series = _window_series(result)
     if not len(series):
         return []
@@ -357,7 +397,7 @@ def _full_backlogs(result: Result) -> list[ValidityWarning]:
     return warnings
 
 
-def _overloads(result: Result) -> list[ValidityWarning]:
+def _overloads(result: AssessedRun) -> list[ValidityWarning]:
     series = _window_series(result)
     if not len(series):
         return []
@@ -395,7 +435,11 @@ def _array_queue_words(component: str, series: pd.DataFrame) -> str:
     return f"; its spindle operations queued grow by {fit.slope:,.0f} a second (work reaching the spindles, less work they finish)"
 
 
-def _short_warmup(result: Result, scenario: Scenario | dict[str, Any], filling: set[str]) -> list[ValidityWarning]:
+def _short_warmup(
+    result: AssessedRun,
+    scenario: Scenario | dict[str, Any],
+    filling: set[str],
+) -> list[ValidityWarning]:
     """Warm-up shorter than a duty-cycle period or a destage buffer's fill time (hosts in ``filling`` are reported already)."""
     warmup, end = result.window
     constants: list[tuple[float, str, str]] = []  # (seconds, component, words)
@@ -472,7 +516,7 @@ def _fill_times(scenario: Scenario | dict[str, Any]) -> list[tuple[str, float, f
     ]
 
 
-def _few_samples(result: Result) -> list[ValidityWarning]:
+def _few_samples(result: AssessedRun) -> list[ValidityWarning]:
     summary = result.summary
     total = summary["count"] + summary["unfinished"]
     parts = []
@@ -497,7 +541,7 @@ def _few_samples(result: Result) -> list[ValidityWarning]:
     ]
 
 
-def _late_events(result: Result) -> list[ValidityWarning]:
+def _late_events(result: AssessedRun) -> list[ValidityWarning]:
     end = float(result.meta["simulated_s"])
     warnings = []
     for event in result.meta["scenario"]["events"]:

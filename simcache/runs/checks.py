@@ -27,8 +27,8 @@ from simcache.base.errors import ScenarioError
 from simcache.base.metrics import PERCENTILES, RECORD_METRICS, VALIDITY, bound_value, ci95_half_width, metric_unit
 from simcache.base.units import format_size
 from simcache.results.result import Result, censored_percentiles
+from simcache.runs.simulate import simulate
 from simcache.sim.control import Cancel, Limits, Stopped
-from simcache.sim.engine import simulate
 from simcache.spec import Expectation, Scenario, Selection, load_scenario
 
 __all__ = [

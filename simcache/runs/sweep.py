@@ -1,7 +1,7 @@
 """Sweeps: run a scenario over a grid of overrides and seeds, in parallel, resumably.
 
 A sweep is a list of tasks (grid point x seed). Each task is one
-:func:`~simcache.sim.engine.simulate` call reduced to a flat row
+:func:`~simcache.runs.simulate.simulate` call reduced to a flat row
 (:func:`result_row`). Tasks run
 
 - in this process (``workers=1``),
@@ -56,9 +56,9 @@ import pandas as pd
 from simcache.base.errors import ScenarioError
 from simcache.base.metrics import ESTIMATED_COLUMNS, ci95_half_width
 from simcache.results.result import Result
+from simcache.runs.simulate import simulate
 from simcache.runs.sweep_store import POLL_S, STORE_FORMAT, SweepStore, SweepStoreWarning
 from simcache.sim.control import Cancel, stopped_at
-from simcache.sim.engine import simulate
 from simcache.spec import Scenario, load_scenario
 
 __all__ = [

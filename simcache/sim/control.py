@@ -24,14 +24,12 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from simcache.base.errors import RunTooLargeError, ScenarioError
 from simcache.base.units import UnitError, parse_size
 from simcache.sim.collect import BUFFER_ROWS, RECORD_BYTES
-
-if TYPE_CHECKING:
-    from simcache.spec import Group, Scenario
+from simcache.spec import Group, Scenario
 
 __all__ = [
     "BYTES_PER_IO",

@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import simpy
 
 from simcache.physics.array import degraded_factors, rebuild_share
+from simcache.sim.built import Model
 from simcache.sim.components.link import Port
 from simcache.sim.components.tier import Tier
 from simcache.spec import ArrayEvent, ArrayRebuild, LinkSlow, Slowdown, array_event_seconds
-
-if TYPE_CHECKING:
-    from simcache.sim.engine import Model
 
 __all__ = ["array_event", "slowdown"]
 

@@ -1,4 +1,8 @@
-"""Build the SimPy model of a scenario, run it, and hand the raw figures to :mod:`simcache.results.result`.
+"""Build the SimPy model of a scenario, run it, and hand its figures on as a plain record.
+
+:func:`run_scenario` builds (:func:`build`), samples and runs a scenario and returns a
+:class:`~simcache.sim.record.RunRecord` (:func:`record_run`): the results layer reads that, never
+the model.
 
 Randomness: every component's stream is a ``numpy.random.SeedSequence`` of the
 run's seed with a spawn key that names the component (see :func:`_stream_seed`):
@@ -12,7 +16,6 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,32 +23,20 @@ import simpy
 
 from simcache.base.version import __version__
 from simcache.physics.cluster import PortName, ring_peers
-from simcache.results.result import Result, SeriesSample
 from simcache.sim import host_events
-from simcache.sim.collect import Record, RecordBlocks, RecordBuffer
-from simcache.sim.components import io_steps
-from simcache.sim.components.adopted import PendingDestage
+from simcache.sim.built import Model
+from simcache.sim.collect import RecordBuffer
 from simcache.sim.components.array import Array
-from simcache.sim.components.detached import run_detached, start_detached
 from simcache.sim.components.host import Host
-from simcache.sim.components.kernel import (
-    URGENT,
-    Clock,
-    Signal,
-    Wait,
-    clock_of,
-    current_time,
-    events_scheduled,
-    run_until,
-    schedule_at,
-    sleep,
-)
+from simcache.sim.components.kernel import clock_of, current_time, events_scheduled, run_until
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.vm import VM
 from simcache.sim.control import POLL_EVENTS, Cancel, Limits, check_work
 from simcache.sim.degradations import array_event, slowdown
+from simcache.sim.drivers import start_workload
 from simcache.sim.outages import outage
+from simcache.sim.record import RunCounters, RunRecord, SeriesSample, UnfinishedIO
 from simcache.sim.stream import StreamStats
 from simcache.spec import ArrayDegraded, ArrayRebuild, DeviceSlow, Group, HostFailure, LinkSlow, Scenario, VMotion, load_scenario
 from simcache.spec.events import DeviceFailure
@@ -53,70 +44,10 @@ from simcache.traces.trace import Trace
 from simcache.workloads.generators import IOStream
 from simcache.workloads.replay import TraceStream
 
-__all__ = ["Model", "build", "simulate"]
+__all__ = ["Progress", "build", "record_run", "run_scenario"]
 
 Progress = Callable[[float], None]
-
-
-@dataclass
-class Model:
-    """The built components of one run, for the sampler and for inspection in tests."""
-
-    env: simpy.Environment
-    clock: Clock
-    """Runs ``env``'s events (:mod:`simcache.sim.components.kernel`); the components read the time from it."""
-    scenario: Scenario
-    network: FlowNetwork
-    array: Array
-    array_rx: Port
-    array_tx: Port
-    hosts: list[Host]
-    vms: list[VM]
-    record_buffer: RecordBuffer
-    """Where the VMs put their completed I/Os' records until :meth:`hand_on_records` moves them on (at each sample,
-    and whenever it holds :data:`simcache.sim.collect.BUFFER_ROWS` of them)."""
-    peer_fabric: Port | None = None
-    record_blocks: RecordBlocks = field(default_factory=RecordBlocks)
-    """The records of a run with records, moved out of :attr:`record_buffer`."""
-    stream: StreamStats | None = None
-    """A run without records: the histograms and counters the records go to at each sample instead of the blocks."""
-    samples: list[SeriesSample] = field(default_factory=list)
-    vmotions: list[dict[str, Any]] = field(default_factory=list)
-    """One record per ``vmotion`` event (:func:`_vmotion`): hosts, transfer times and, for a VM that moves, the move."""
-    failures: list[dict[str, Any]] = field(default_factory=list)
-    """One record per ``host_failure`` / ``device_failure``: kind, host, time, backlog, bytes lost and handed over."""
-    outages: list[dict[str, Any]] = field(default_factory=list)
-    """One record per ``peer_loss`` / ``link_down`` event (:func:`simcache.sim.outages.outage`)."""
-    degradations: list[dict[str, Any]] = field(default_factory=list)
-    """One record per ``array_degraded`` / ``array_rebuild`` / ``link_slow`` / ``device_slow`` event (:mod:`simcache.sim.degradations`)."""
-    resyncs: list[dict[str, Any]] = field(default_factory=list)
-    """One record per resync flow: host, peer, start, end and bytes."""
-    resyncing: set[int] = field(default_factory=set)
-    """Indices of the hosts whose resync process runs."""
-    restarts: list[dict[str, Any]] = field(default_factory=list)
-    """One record per VM restarted by HA (``host_failure`` with ``restart_delay``): VM, hosts, times."""
-    pending_destage: PendingDestage | None = None
-    """The writes surviving holders took over and have not destaged, once a failure with HA happened."""
-
-    @property
-    def records(self) -> list[Record]:
-        """The records :attr:`record_buffer` holds, as tuples (a model run without the sampler keeps them all there)."""
-        return self.record_buffer.rows()
-
-    def records_sink(self) -> Callable[[np.ndarray], None]:
-        """Where completed records go: the run's counters (:attr:`stream`), or :attr:`record_blocks` for a run with records."""
-        return self.stream.add if self.stream is not None else self.record_blocks.append
-
-    def hand_on_records(self) -> None:
-        """Move the records :attr:`record_buffer` holds to :meth:`records_sink`."""
-        if self.record_buffer.count:
-            self.records_sink()(self.record_buffer.take())
-
-    @property
-    def ports(self) -> list[Port]:
-        fabric = [self.peer_fabric] if self.peer_fabric is not None else []
-        return [port for host in self.hosts for port in host.ports] + fabric + [self.array_rx, self.array_tx]
-
+"""Called with the fraction of the run done (0 to 1) at each sample."""
 
 _ARRAY, _HOST, _WORKLOAD, _PLACEMENT = range(4)  # first element of each component's spawn key
 
@@ -140,7 +71,7 @@ def build(scenario: Scenario, seed: int) -> Model:
         Host(env, i, scenario.cluster, UniformStream(_stream_seed(seed, _HOST, i)), network, array, array_rx, array_tx, fabric)
         for i in range(scenario.cluster.hosts)
     ]
-    buffer = RecordBuffer()  # hands the records on every BUFFER_ROWS (simulate sets where to)
+    buffer = RecordBuffer()  # hands the records on every BUFFER_ROWS (run_scenario sets where to)
     vms: list[VM] = []
     for g, group in enumerate(scenario.groups):
         replayed = _replayed_devices(scenario, group)
@@ -229,191 +160,10 @@ def _peers(scenario: Scenario, group: Group, host_index: int, hosts: list[Host],
     return tuple(others[:count])
 
 
-def start_workload(env: simpy.Environment, vm: VM, restarted: bool = False) -> None:
-    """Start ``vm``'s I/O processes; ``restarted`` (HA): only the closed-loop slots, its open loop never stopped."""
-    clock = vm.clock
-    stream = vm.stream
-    workload = stream.workload
-    if isinstance(stream, TraceStream):
-        if stream.spec.replay == "open":
-            if not restarted:
-                start_detached(clock, _trace_open_loop(clock, vm, stream))
-        else:
-            for _ in range(workload.workers * workload.outstanding):
-                start_detached(clock, _trace_closed_slot(clock, vm, stream))
-    elif workload.mode == "open":
-        if not restarted:
-            if io_steps.callback_paths:
-                _OpenLoop(clock, vm, stream)
-            else:
-                start_detached(clock, _open_loop(clock, vm, stream))
-    else:
-        for _ in range(workload.workers * workload.outstanding):
-            if io_steps.callback_paths:
-                _ClosedSlot(clock, vm, stream)
-            else:
-                start_detached(clock, _closed_slot(clock, vm, stream))
-
-
-def _closed_slot(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:
-    """One of a closed-loop VM's slots as a generator: the reference :class:`_ClosedSlot` is checked against (tests)."""
-    duty_clock = stream.clock
-    think = stream.workload.think_time
-    gated = duty_clock.duty is not None
-    life = vm.restarts  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
-    while vm.host.alive and vm.restarts == life:
-        if gated:
-            on = duty_clock.next_on(current_time(clock))
-            if on > current_time(clock):
-                yield sleep(clock, on - current_time(clock))
-        is_write, size, offset = stream.next_io()
-        yield from vm.io(is_write, size, offset)
-        if think:
-            yield sleep(clock, think)
-
-
-class _ClosedSlot:
-    """One of a closed-loop VM's slots as callbacks: wait for the duty cycle to be on, start an I/O (:meth:`VM.start`),
-    wait until it is done, think, and again, while the VM's host is alive and the VM has not been restarted elsewhere.
-
-    What :func:`_closed_slot` does, without a generator to resume at each wait: the same events at the same times, in
-    the same order (``tests/test_fast_paths.py``). Its callbacks are bound once (the slot lives as long as the run).
-    """
-
-    __slots__ = ("_done_callback", "_issue_callback", "_next_callback", "clock", "life", "stream", "think", "vm")
-
-    def __init__(self, clock: Clock, vm: VM, stream: IOStream):
-        self.clock = clock
-        self.vm = vm
-        self.stream = stream
-        self.think = stream.workload.think_time
-        self.life = -1  # the VM's restarts when the slot starts (a restart elsewhere, HA, runs new slots there)
-        self._next_callback: Callable[[Signal], None] = self._next
-        self._issue_callback: Callable[[Signal], None] = self._issue
-        self._done_callback: Callable[[Signal], None] = self._done
-        start = Signal(None, self._begin)
-        schedule_at(clock, current_time(clock), start, URGENT)  # when start_detached would run the generator's first step
-
-    def _begin(self, _: Signal) -> None:
-        self.life = self.vm.restarts
-        self._next(None)
-
-    def _next(self, _: Signal | None) -> None:
-        """The top of the slot's loop: stop if the VM's host died or the VM restarted elsewhere, else (once the duty
-        cycle is on) issue the next I/O."""
-        vm = self.vm
-        if not vm.host.alive or vm.restarts != self.life:
-            return
-        duty_clock = self.stream.clock
-        if duty_clock.duty is not None:
-            clock = self.clock
-            now = current_time(clock)
-            on = duty_clock.next_on(now)
-            if on > now:
-                schedule_at(clock, now + (on - now), Signal(None, self._issue_callback))  # = sleep()'s time
-                return
-        self._issue(None)
-
-    def _issue(self, _: Signal | None) -> None:
-        is_write, size, offset = self.stream.next_io()
-        self.vm.start(is_write, size, offset, Signal(None, self._done_callback))
-
-    def _done(self, _: Signal) -> None:
-        """The slot's I/O is done (or failed): think, then go round."""
-        think = self.think
-        if think:
-            clock = self.clock
-            now = current_time(clock)
-            schedule_at(clock, now + think, Signal(None, self._next_callback))  # = sleep()'s time
-            return
-        self._next(None)
-
-
-def _open_loop(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:
-    """An open-loop VM's arrivals as a generator: the reference :class:`_OpenLoop` is checked against (tests)."""
-    while True:
-        yield sleep(clock, stream.next_gap(current_time(clock)))
-        if not vm.host.alive:
-            if vm.awaiting_restart:  # HA restarts it later: this arrival finds it down and is dropped
-                vm.dropped_arrivals += 1
-                continue
-            return
-        is_write, size, offset = stream.next_io()
-        run_detached(vm.io(is_write, size, offset))
-
-
-class _OpenLoop:
-    """An open-loop VM's arrivals as callbacks: each arrival starts its I/O (:meth:`VM.start`) and schedules the next.
-
-    What :func:`_open_loop` does, without a generator to resume per arrival: the same events (a start event, then one
-    per arrival), at the same times, in the same order (``tests/test_fast_paths.py``).
-    """
-
-    __slots__ = ("_arrive_callback", "clock", "stream", "vm")
-
-    def __init__(self, clock: Clock, vm: VM, stream: IOStream):
-        self.clock = clock
-        self.vm = vm
-        self.stream = stream
-        self._arrive_callback: Callable[[Signal], None] = self._arrive  # bound once, not per arrival
-        start = Signal(None, self._begin)
-        schedule_at(clock, current_time(clock), start, URGENT)  # when start_detached would run the generator's first step
-
-    def _begin(self, _: Signal) -> None:
-        self._next()
-
-    def _next(self) -> None:
-        clock = self.clock
-        now = current_time(clock)
-        schedule_at(clock, now + self.stream.next_gap(now), Signal(None, self._arrive_callback))  # = sleep()'s time
-
-    def _arrive(self, _: Signal) -> None:
-        vm = self.vm
-        if not vm.host.alive:
-            if vm.awaiting_restart:  # HA restarts it later: this arrival finds it down and is dropped
-                vm.dropped_arrivals += 1
-                self._next()
-            return
-        is_write, size, offset = self.stream.next_io()
-        vm.start(is_write, size, offset)
-        self._next()
-
-
-def _trace_open_loop(clock: Clock, vm: VM, stream: TraceStream) -> Generator[Wait, Any, None]:
-    """Issue each traced I/O at its own (replay) time, whatever the latency of the ones before it."""
-    while True:
-        at = stream.next_time()
-        if at is None:
-            return
-        if at > current_time(clock):
-            yield sleep(clock, at - current_time(clock))
-        io = stream.next_io()
-        assert io is not None
-        if not vm.host.alive:
-            if vm.awaiting_restart:  # HA restarts it later: this traced I/O finds it down and is dropped
-                vm.dropped_arrivals += 1
-                continue
-            return
-        run_detached(vm.io(*io))
-
-
-def _trace_closed_slot(clock: Clock, vm: VM, stream: TraceStream) -> Generator[Wait, Any, None]:
-    """One of a closed replay's slots: the next traced I/O as soon as this slot's last one completes."""
-    think = stream.workload.think_time
-    life = vm.restarts  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
-    while vm.host.alive and vm.restarts == life:
-        io = stream.next_io()
-        if io is None:
-            return
-        yield from vm.io(*io)
-        if think:
-            yield sleep(clock, think)
-
-
 def _sampler(
     model: Model, sampler: _Sampler, interval: float, until: float, progress: Progress | None
 ) -> Generator[simpy.Event, Any, None]:
-    """Take a sample every ``interval`` seconds (the last one at ``until`` is taken by :func:`simulate`)."""
+    """Take a sample every ``interval`` seconds (:func:`run_scenario` takes the last one)."""
     env = model.env
     while env.now + interval < until - 1e-12:
         yield env.timeout(interval)
@@ -480,7 +230,7 @@ class _Sampler:
         self.last_time = now
 
 
-def simulate(
+def run_scenario(
     scenario: Scenario,
     *,
     seed: int | None = None,
@@ -490,31 +240,15 @@ def simulate(
     deadline: float | None = None,
     limits: Limits | None = None,
     keep_records: bool = True,
-) -> Result:
-    """Run ``scenario`` once and return its :class:`~simcache.results.result.Result`.
+) -> RunRecord:
+    """Build ``scenario``, run it once and return what it produced as a plain record.
 
-    ``seed`` and ``duration`` (seconds) override the scenario's ``[run]``
-    table (:meth:`~simcache.spec.Scenario.with_seed`,
-    :meth:`~simcache.spec.Scenario.with_duration`: only the run is validated
-    again); ``progress`` is called with the fraction done at each sample.
-
-    Before the run, its expected work (:func:`simcache.sim.control.expected_work`)
-    is checked against ``limits`` (default: :meth:`simcache.sim.control.Limits.from_env`;
-    :data:`simcache.sim.control.NO_LIMITS` for none): past them it raises
-    :class:`~simcache.base.errors.RunTooLargeError` and nothing runs.
-
-    Stopping: once ``cancel`` (a :class:`simcache.sim.control.Cancel`) is set, or
-    ``deadline`` wall seconds have passed, the run ends at the simulated time
-    ``t`` it has reached (within a few milliseconds of wall time) and the result
-    covers ``[0, t]``: a last sample at ``t``, the summary over the window up to
-    ``t`` (the warm-up cut to ``t / 10`` if it had not ended), totals per ``t``.
-    Its ``meta["stopped_at_s"]`` is ``t`` and ``meta["stop_reason"]`` says why;
-    both are ``None`` for a run that reached its end. No exception is raised.
-
-    ``keep_records=False`` keeps no per-I/O records: latency histograms and counters instead
-    (:mod:`simcache.sim.stream`), in memory that does not grow with the I/Os; the summary, breakdown and series come
-    from them (percentiles within :data:`simcache.sim.stream.REL_ERROR`), and ``Result.records`` raises
-    :class:`~simcache.results.result.RecordsNotKept`.
+    The arguments are :func:`simcache.simulate`'s, which documents them: ``seed`` and
+    ``duration`` (seconds) override the ``[run]`` table, ``limits`` bound the expected work before
+    anything runs (else :class:`~simcache.base.errors.RunTooLargeError`), ``cancel`` or
+    ``deadline`` (wall seconds) stop the run at the simulated time it has reached, and
+    ``keep_records=False`` keeps histograms (:class:`simcache.sim.stream.StreamStats`) in place of
+    per-I/O records.
     """
     scenario = load_scenario(scenario)
     if seed is not None:
@@ -550,13 +284,135 @@ def simulate(
         progress(1.0)
     wall = time.perf_counter() - started
     events = events_scheduled(model.clock)
-    result = Result.from_model(model, seed=seed, wall_time_s=wall, events=events, version=__version__)
-    result.meta["stopped_at_s"] = None if finished else end
-    result.meta["stop_reason"] = None if finished else next((token.reason for token in tokens if token.reason), "stopped")
-    if not finished:
-        result.meta["scenario"] = scenario.model_dump(mode="json")  # as asked for: rerunning it runs to the end
-        result.meta["planned_s"] = run.duration
-    return result
+    reason = None if finished else next((token.reason for token in tokens if token.reason), "stopped")
+    return record_run(
+        model,
+        seed=seed,
+        wall_time_s=wall,
+        events=events,
+        planned=scenario,
+        stopped_at_s=None if finished else end,
+        stop_reason=reason,
+    )
+
+
+def record_run(
+    model: Model,
+    *,
+    seed: int,
+    wall_time_s: float,
+    events: int,
+    planned: Scenario | None = None,
+    stopped_at_s: float | None = None,
+    stop_reason: str | None = None,
+) -> RunRecord:
+    """The figures of the run of ``model`` (run up to ``model.scenario``'s duration) as plain data.
+
+    Hands the records still buffered on to the blocks or the histograms (closing the histograms'
+    last interval at the last sample): call it once, after the last sample. ``wall_time_s``
+    (seconds) and ``events`` are the run's cost; ``planned`` is the scenario as asked for when the
+    run stopped at ``stopped_at_s`` (seconds) for ``stop_reason`` (default ``model.scenario``: a
+    run that reached its end).
+    """
+    scenario = model.scenario
+    stream = model.stream
+    if stream is not None and model.samples:
+        stream.close_interval(model.samples[-1].time_s)
+    model.hand_on_records()
+    vms = model.vms
+    hosts = model.hosts
+    return RunRecord(
+        scenario=scenario,
+        planned=planned if planned is not None else scenario,
+        seed=seed,
+        version=__version__,
+        wall_time_s=wall_time_s,
+        events=events,
+        stopped_at_s=stopped_at_s,
+        stop_reason=stop_reason,
+        record_blocks=model.record_blocks if stream is None else None,
+        stream=stream,
+        vm_names=[vm.name for vm in vms],
+        vm_groups=[vm.group for vm in vms],
+        vm_hosts=[vm.host.name for vm in vms],
+        unfinished=_unfinished(vms),
+        host_names=[host.name for host in hosts],
+        port_labels=[port.label for port in model.ports],
+        samples=model.samples,
+        counters=_counters(model),
+        degraded_vms=_degraded_vms(vms, scenario.run.duration),
+        vmotions=model.vmotions,
+        failures=model.failures,
+        outages=model.outages,
+        degradations=model.degradations,
+        resyncs=model.resyncs,
+        restarts=[_with_dropped(restart, vms) for restart in model.restarts],
+    )
+
+
+def _unfinished(vms: list[VM]) -> list[UnfinishedIO]:
+    """Every I/O in flight at the end, in issue order per VM; VMs of failed hosts are left out."""
+    return [
+        UnfinishedIO(vm.index, op, issued)
+        for vm in vms
+        if vm.host.alive
+        for op, in_flight in (("read", vm.reads_in_flight), ("write", vm.writes_in_flight))
+        for issued in in_flight.values()
+    ]
+
+
+def _counters(model: Model) -> RunCounters:
+    """The cluster's counters at the end of the run, summed over hosts and VMs in build order."""
+    hosts = model.hosts
+    vms = model.vms
+    array = model.array
+    storage_bytes = sum(h.storage_tx.carried_bytes + h.storage_rx.carried_bytes for h in hosts)
+    return RunCounters(
+        issued_ios=sum(vm.issued for vm in vms),
+        destage_accepted_bytes=sum(h.destager.accepted_bytes for h in hosts),
+        destaged_bytes=sum(h.destager.destaged_bytes for h in hosts),
+        destage_backlog_bytes=sum(h.destager.backlog_bytes for h in hosts),
+        destage_batches=sum(h.destager.batches for h in hosts),
+        destage_runs=sum(h.destager.runs for h in hosts),
+        replica_bytes_held=sum(h.replica_bytes for h in hosts),
+        wb_written_through_bytes=sum(vm.fell_through for vm in vms),
+        array_written_bytes=array.bytes_written,
+        array_read_bytes=array.bytes_read,
+        array_front_end_ios=array.front_end_ios,
+        array_back_end_ios=array.back_end_ios,
+        replica_payload_bytes=sum(h.replica_payload_sent for h in hosts),
+        peer_wire_bytes=sum(sum(port.carried_bytes for port in h.peer_txs) for h in hosts),
+        peer_packets=sum(sum(port.packets for port in h.peer_txs) for h in hosts),
+        storage_wire_bytes=storage_bytes,
+        compression_saved_bytes=sum(vm.compressed_bytes_saved for vm in vms),
+        tier_gc_wait_s_by_host={h.name: h.tier.gc_wait_seconds for h in hosts},
+        cache_hits=sum(h.cache.hits for h in hosts),
+        cache_misses=sum(h.cache.misses for h in hosts),
+    )
+
+
+def _with_dropped(restart: dict[str, Any], vms: list[VM]) -> dict[str, Any]:
+    """An HA restart's record with the open-loop arrivals its VM dropped while down."""
+    return {**restart, "dropped_arrivals": vms[restart["vm_index"]].dropped_arrivals}
+
+
+def _degraded_vms(vms: list[VM], end: float) -> list[dict[str, Any]]:
+    """The write-back VMs that were ever short of the peers their policy promises: for how long up
+    to ``end`` (s), the bytes they issued meanwhile, of those the bytes completed write-through
+    (not in a destage buffer), and the bytes of theirs re-replicated when peers returned."""
+    return [
+        {
+            "vm": vm.name,
+            "host": vm.host.name,
+            "on_peer_loss": vm.on_peer_loss,
+            "degraded_s": vm.degraded_seconds(end),
+            "degraded_written_bytes": vm.degraded_written,
+            "written_through_bytes": vm.written_through,
+            "resync_bytes": vm.resync_bytes,
+        }
+        for vm in vms
+        if vm.degraded_since is not None or vm.degraded_s > 0
+    ]
 
 
 def _cut_at(scenario: Scenario, end: float) -> Scenario:

@@ -5,21 +5,20 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import simpy
 
 from simcache.physics.cluster import framed_bytes, ring_peers, vmotion_stream_port
+from simcache.sim.built import Model
 from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.host import Host
 from simcache.sim.components.pending import PendingWrite
 from simcache.sim.components.vm import VM
+from simcache.sim.drivers import start_workload
 from simcache.sim.outages import update_all_peers
 from simcache.spec import HostFailure, VMotion
 from simcache.spec.events import DeviceFailure
-
-if TYPE_CHECKING:
-    from simcache.sim.engine import Model
 
 __all__ = ["device_failure", "host_failure", "vmotion"]
 
@@ -196,8 +195,6 @@ def _ha_restart(model: Model, failed: Host, vms: list[VM], registry: PendingDest
     unreserved capacity), so no survivor takes a whole host's load; the first goes to the ring's next live host,
     which under ring peer selection is the holder of its replicas. With no live host left they stay down.
     """
-    from simcache.sim.engine import start_workload  # the engine imports this module: its workload starter is imported here
-
     hosts = model.hosts
     live = [hosts[i] for i in ring_peers(failed.index, len(hosts)) if hosts[i].tier_up]  # a host without its tier runs no write-back VM
     now = model.env.now

@@ -24,17 +24,15 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import simpy
 
 from simcache.physics.cluster import framed_bytes
+from simcache.sim.built import Model
 from simcache.sim.components.host import Host
 from simcache.sim.components.pending import PendingWrite
 from simcache.spec import LinkDown, Outage
-
-if TYPE_CHECKING:
-    from simcache.sim.engine import Model
 
 __all__ = ["outage", "update_all_peers"]
 

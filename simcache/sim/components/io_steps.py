@@ -42,7 +42,7 @@ __all__ = ["ArrayRead", "ReadHit", "ReplicaLeg", "WriteBack", "callback_paths", 
 
 callback_paths = True
 """Run open-loop arrivals, closed-loop slots, the common I/O paths and the destagers' flushers as callbacks
-(:class:`simcache.sim.engine._OpenLoop`, :class:`simcache.sim.engine._ClosedSlot`, :meth:`VM.start` and the classes here,
+(:class:`simcache.sim.drivers._OpenLoop`, :class:`simcache.sim.drivers._ClosedSlot`, :meth:`VM.start` and the classes here,
 :class:`simcache.sim.components.flusher.Flusher`); ``False`` runs the generators they shortcut, which give the same results bit
 for bit (``tests/test_fast_paths.py`` sets it). Read when a run is built."""
 
