@@ -77,7 +77,7 @@ def _resolve(name: str) -> bool:
 
 def test_dotted_names_resolve() -> None:
     names = _spans(_DOTTED)
-    assert "simcache.sim.components.io_steps.callback_paths" in names
+    assert "simcache.sim.components.flusher.flusher_steps" in names
     unresolved = {name: pages for name, pages in names.items() if not _resolve(name)}
     assert unresolved == {}, "names the pages give that are neither a module nor an attribute of one"
 

@@ -31,11 +31,13 @@ from test_ha_restart import scenario as ha_scenario
 
 import simcache
 from simcache.physics.cluster import PortName
-from simcache.sim.components import io_steps, kernel
+from simcache.results.result import Result
+from simcache.sim.components import kernel
 from simcache.sim.components.array import Array
 from simcache.sim.components.detached import start_detached
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
+from simcache.sim.engine import Paths, build, run_scenario
 from simcache.spec import ArraySpec, DriveSpec, LinkSpec
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
@@ -211,11 +213,8 @@ def test_array_read_is_submit_of_one_read(reads: list[tuple[float, int, int, int
 
 
 def _run(scenario: simcache.Scenario, callbacks: bool, duration: float) -> tuple[pd.DataFrame, pd.DataFrame, Any, Any]:
-    io_steps.callback_paths = callbacks
-    try:
-        result = simcache.simulate(scenario, seed=3, duration=duration)
-    finally:
-        io_steps.callback_paths = True
+    paths: Paths = "callbacks" if callbacks else "generators"
+    result = Result.from_record(run_scenario(scenario, seed=3, duration=duration, paths=paths))
     return result.records, result.series, result.totals, result.meta["events"]
 
 
@@ -232,7 +231,7 @@ def _run(scenario: simcache.Scenario, callbacks: bool, duration: float) -> tuple
 )
 def test_callbacks_give_the_generators_results_bit_for_bit(scenario: simcache.Scenario, duration: float) -> None:
     """Open-loop arrivals, closed-loop slots and I/Os as callbacks (``_OpenLoop``, ``_ClosedSlot``, ``VM.start``,
-    ``model/io_steps.py``) schedule the same events at the same times, in the same order, as the generators they
+    ``simcache/sim/components/io_steps.py``) schedule the same events at the same times, in the same order, as the generators they
     replace (``_open_loop``, ``_closed_slot``, ``VM.io``): records, series, totals and the event count are identical."""
     assert len(_assert_same_both_ways(scenario, duration)) > 1000
 
@@ -264,3 +263,23 @@ def _assert_same_both_ways(scenario: simcache.Scenario, duration: float) -> pd.D
     assert fast[2] == slow[2]
     assert fast[3] == slow[3]
     return fast[0]
+
+
+def test_paths_chooses_the_form_the_run_is_built_in() -> None:
+    """``paths`` reaches the components: built with callbacks, the queue's first wake-ups are the state
+    machines' bound callbacks (flushers, open loops, closed-loop slots); built with generators, none is."""
+    scenario = simcache.load_scenario(SCENARIOS / "default.toml")
+
+    def owners(paths: Paths) -> set[str]:
+        model = build(scenario, 1, paths=paths)
+        assert model.clock.callbacks is (paths == "callbacks")
+        found = set()
+        for entry in model.clock.heap:
+            bound = getattr(entry.callback, "__self__", None)
+            if bound is not None:
+                found.add(type(bound).__name__)
+        return found
+
+    machines = {"Flusher", "_OpenLoop", "_ClosedSlot"}
+    assert owners("callbacks") & machines
+    assert not owners("generators") & machines

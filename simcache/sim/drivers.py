@@ -3,9 +3,9 @@
 A closed loop runs ``workers x outstanding`` slots, each issuing its next I/O when the last one
 completes (after the think time); an open loop issues arrivals at the workload's rate whatever the
 latencies; a trace replays its I/Os at their times (open) or back to back per slot (closed).
-Generated workloads run as callbacks (:class:`_ClosedSlot`, :class:`_OpenLoop`) unless
-:data:`simcache.sim.components.io_steps.callback_paths` is off; the generators they stand in for
-are kept as the reference (``tests/test_fast_paths.py``).
+Generated workloads run as callbacks (:class:`_ClosedSlot`, :class:`_OpenLoop`) unless the run was
+built with ``paths="generators"`` (:func:`simcache.sim.engine.build`); the generators they stand in
+for, beside them here, are kept as the reference (``tests/test_fast_paths.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Any
 
 import simpy
 
-from simcache.sim.components import io_steps
 from simcache.sim.components.detached import run_detached, start_detached
 from simcache.sim.components.kernel import (
     URGENT,
@@ -47,13 +46,13 @@ def start_workload(env: simpy.Environment, vm: VM, restarted: bool = False) -> N
                 start_detached(clock, _trace_closed_slot(clock, vm, stream))
     elif workload.mode == "open":
         if not restarted:
-            if io_steps.callback_paths:
+            if clock.callbacks:
                 _OpenLoop(clock, vm, stream)
             else:
                 start_detached(clock, _open_loop(clock, vm, stream))
     else:
         for _ in range(workload.workers * workload.outstanding):
-            if io_steps.callback_paths:
+            if clock.callbacks:
                 _ClosedSlot(clock, vm, stream)
             else:
                 start_detached(clock, _closed_slot(clock, vm, stream))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import simpy
@@ -44,10 +44,12 @@ from simcache.traces.trace import Trace
 from simcache.workloads.generators import IOStream
 from simcache.workloads.replay import TraceStream
 
-__all__ = ["Progress", "build", "record_run", "run_scenario"]
+__all__ = ["Paths", "Progress", "build", "record_run", "run_scenario"]
 
 Progress = Callable[[float], None]
 """Called with the fraction of the run done (0 to 1) at each sample."""
+Paths = Literal["callbacks", "generators"]
+"""How a run's hot paths run: :func:`build`."""
 
 _ARRAY, _HOST, _WORKLOAD, _PLACEMENT = range(4)  # first element of each component's spawn key
 
@@ -57,10 +59,16 @@ def _stream_seed(seed: int, *key: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed, spawn_key=key)
 
 
-def build(scenario: Scenario, seed: int) -> Model:
-    """Create every component of ``scenario`` in a fresh SimPy environment."""
+def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model:
+    """Create every component of ``scenario`` in a fresh SimPy environment.
+
+    ``paths``: the hot paths (arrivals, closed-loop slots, common I/O paths, flushers) as callback
+    state machines, or as the generators those mirror event for event (``"generators"``: the
+    reference the callbacks are checked against, ``tests/test_fast_paths.py``).
+    """
     env = simpy.Environment()
     clock = clock_of(env)
+    clock.callbacks = paths == "callbacks"
     network = FlowNetwork(env)
     array_stream = UniformStream(_stream_seed(seed, _ARRAY))
     array = Array(scenario.array, array_stream, _vm_disk_bytes(scenario))
@@ -240,6 +248,7 @@ def run_scenario(
     deadline: float | None = None,
     limits: Limits | None = None,
     keep_records: bool = True,
+    paths: Paths = "callbacks",
 ) -> RunRecord:
     """Build ``scenario``, run it once and return what it produced as a plain record.
 
@@ -248,7 +257,7 @@ def run_scenario(
     anything runs (else :class:`~simcache.base.errors.RunTooLargeError`), ``cancel`` or
     ``deadline`` (wall seconds) stop the run at the simulated time it has reached, and
     ``keep_records=False`` keeps histograms (:class:`simcache.sim.stream.StreamStats`) in place of
-    per-I/O records.
+    per-I/O records; ``paths`` is :func:`build`'s.
     """
     scenario = load_scenario(scenario)
     if seed is not None:
@@ -261,7 +270,7 @@ def run_scenario(
     started = time.perf_counter()
     # The deadline counts from here: building thousands of VMs is part of the time it bounds.
     tokens = [token for token in (cancel, None if deadline is None else Cancel(deadline=deadline)) if token is not None]
-    model = build(scenario, seed)
+    model = build(scenario, seed, paths=paths)
     if not keep_records:
         names = [group.name for group in scenario.groups]
         model.stream = StreamStats([vm.name for vm in model.vms], [vm.group for vm in model.vms], names, run.warmup, run.duration)

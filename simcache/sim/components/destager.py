@@ -62,9 +62,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import simpy
 
-from simcache.sim.components import io_steps
 from simcache.sim.components.detached import start_detached
-from simcache.sim.components.flusher import Flusher
+from simcache.sim.components.flusher import Flusher, flusher_steps
 from simcache.sim.components.kernel import Signal, Wait, clock_of, current_time, schedule_at, sleep, timeout_or
 from simcache.sim.components.pending import Block, FlushBatch, PendingWrite, block_hash, pieces, undestaged, without
 from simcache.spec import DestagerSpec
@@ -128,10 +127,10 @@ class Destager:
         self._ticks = 0
         self._writes: dict[int, list[Any]] = {}  # write's number -> [write, bytes not yet on the array]
         for _ in range(spec.concurrency):
-            if io_steps.callback_paths:
+            if self.clock.callbacks:
                 Flusher(self)
             else:
-                start_detached(self.clock, self._flusher())
+                start_detached(self.clock, flusher_steps(self))
         if spec.pacing == "pd":
             start_detached(self.clock, self._controller())
 
@@ -374,38 +373,6 @@ class Destager:
                 runs.append((vm, offset, size))
                 last_vm, last_end = vm, offset + size
         return runs
-
-    def _flusher(self) -> Generator[Wait, Any, None]:
-        """A flusher as a generator: the reference :class:`simcache.sim.components.flusher.Flusher` is checked against (tests)."""
-        clock = self.clock
-        host = self.host
-        while True:
-            while True:
-                work = self.work_wait(current_time(clock))
-                if work is None:
-                    break
-                yield work
-                if self.stopped:
-                    return
-            batch = self.take(current_time(clock))
-            if self.reads_in_chunks:
-                yield from self._read_back(batch.unique_bytes)
-            else:
-                read_done = host.tier.submit(current_time(clock), batch.unique_bytes, False)
-                yield sleep(clock, read_done - current_time(clock))
-            if self.stopped:
-                return
-            if host.storage_down:  # link_down: the batch waits for the storage port (simcache.sim.outages)
-                yield host.storage_back
-                if self.stopped:
-                    return
-            yield self.send(batch, None)
-            if self.stopped:
-                return
-            yield sleep(clock, self.write(batch, current_time(clock)))
-            if self.stopped:
-                return  # the batch was handed to the replica holders when the host failed
-            self.destaged(batch)
 
     def work_wait(self, now: float) -> Signal | None:
         """None if a flusher may take a batch ``now``; else what to wait for before looking again: new writes

@@ -1,4 +1,4 @@
-"""A destager's flusher as callbacks: :meth:`simcache.sim.components.destager.Destager._flusher` without a generator.
+"""A destager's flusher as callbacks (:class:`Flusher`), beside the generator it mirrors (:func:`flusher_steps`).
 
 A flusher loops: wait until the destager has a batch for it (:meth:`Destager.work_wait`), take it
 (:meth:`Destager.take`), read it back from the tier (one request, or background requests one after another when
@@ -12,16 +12,16 @@ same order as the generator (``tests/test_fast_paths.py`` runs every library sce
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Final
 
-from simcache.sim.components.kernel import URGENT, Signal, current_time, on_processed, schedule_at
+from simcache.sim.components.kernel import URGENT, Signal, Wait, current_time, on_processed, schedule_at, sleep
 
 if TYPE_CHECKING:
     from simcache.sim.components.destager import Destager
     from simcache.sim.components.pending import FlushBatch
 
-__all__ = ["Flusher"]
+__all__ = ["Flusher", "flusher_steps"]
 
 _START: Final = -1  # not started: its first step looks for work without a stop check
 _WORK: Final = 0  # waiting for the destager to have a batch
@@ -140,3 +140,37 @@ class Flusher:
         assert batch is not None
         self.phase = _SEND
         self.destager.send(batch, self.callback)
+
+
+def flusher_steps(destager: Destager) -> Generator[Wait, Any, None]:
+    """A flusher of ``destager`` as a generator: the reference :class:`Flusher` mirrors, wait for wait
+    (``build(..., paths="generators")`` runs it; ``tests/test_fast_paths.py``)."""
+    clock = destager.clock
+    host = destager.host
+    while True:
+        while True:
+            work = destager.work_wait(current_time(clock))
+            if work is None:
+                break
+            yield work
+            if destager.stopped:
+                return
+        batch = destager.take(current_time(clock))
+        if destager.reads_in_chunks:
+            yield from destager._read_back(batch.unique_bytes)
+        else:
+            read_done = host.tier.submit(current_time(clock), batch.unique_bytes, False)
+            yield sleep(clock, read_done - current_time(clock))
+        if destager.stopped:
+            return
+        if host.storage_down:  # link_down: the batch waits for the storage port (simcache.sim.outages)
+            yield host.storage_back
+            if destager.stopped:
+                return
+        yield destager.send(batch, None)
+        if destager.stopped:
+            return
+        yield sleep(clock, destager.write(batch, current_time(clock)))
+        if destager.stopped:
+            return  # the batch was handed to the replica holders when the host failed
+        destager.destaged(batch)

@@ -38,13 +38,7 @@ if TYPE_CHECKING:
     from simcache.sim.components.host import Host
     from simcache.sim.components.vm import VM
 
-__all__ = ["ArrayRead", "ReadHit", "ReplicaLeg", "WriteBack", "callback_paths", "write_components"]
-
-callback_paths = True
-"""Run open-loop arrivals, closed-loop slots, the common I/O paths and the destagers' flushers as callbacks
-(:class:`simcache.sim.drivers._OpenLoop`, :class:`simcache.sim.drivers._ClosedSlot`, :meth:`VM.start` and the classes here,
-:class:`simcache.sim.components.flusher.Flusher`); ``False`` runs the generators they shortcut, which give the same results bit
-for bit (``tests/test_fast_paths.py`` sets it). Read when a run is built."""
+__all__ = ["ArrayRead", "ReadHit", "ReplicaLeg", "WriteBack", "write_components"]
 
 _LEGS: Final = 0  # waiting for the replica legs, in order
 _ACKNOWLEDGED: Final = 1  # waiting until the slowest leg's (or the local write's) acknowledgement

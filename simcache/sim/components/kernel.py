@@ -223,6 +223,9 @@ class Clock:
         self.eid = next(env._eid)
         adopted.clear()
         self.mirror_now = not _now_from_clock(env)  # whether env._now must be kept up to date (env.now reads it)
+        self.callbacks = True
+        """Whether the hot paths run as callback state machines (the default) or as the reference generators
+        they mirror, bit for bit (``simcache.sim.engine.build``'s ``paths``; ``tests/test_fast_paths.py``)."""
         env.schedule = self.schedule
         env.step = self.step
         env.peek = self.peek
