@@ -13,7 +13,7 @@ from simcache.physics.cluster import framed_bytes, ring_peers, vmotion_stream_po
 from simcache.sim.built import Model
 from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.host import Host
-from simcache.sim.components.pending import PendingWrite
+from simcache.sim.components.pending import WRITE_HOLDERS, WRITE_OFFSET, WRITE_SINGLE, WRITE_SIZE, WRITE_VM, PendingWrite
 from simcache.sim.components.vm import VM
 from simcache.sim.drivers import start_workload
 from simcache.sim.outages import update_all_peers
@@ -63,7 +63,7 @@ def vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
     record["moved_s"] = env.now
     record["vm_index"] = vm.index
     pending = source.destager.untaken(vm.index)
-    record["pending_bytes"] = sum(item[2] for item in pending)
+    record["pending_bytes"] = sum(item[WRITE_SIZE] for item in pending)
     if event.handover and pending:
         yield from _handover(model, vm.index, source, target, pending, record)
 
@@ -77,20 +77,26 @@ def _handover(
     copy is now the primary), ``source`` keeps its copy as the replica in its place, until ``target`` destages it."""
     env = model.env
     link = source.peer_txs[0].spec
-    wire, packets = framed_bytes(link, sum(item[2] for item in items))
+    wire, packets = framed_bytes(link, sum(item[WRITE_SIZE] for item in items))
     yield model.network.transfer(source.peer_path(target), wire, packets, latency=link.latency)
     if not (source.tier_up and target.tier_up):
         return  # the source's (tier) failure handled them (lost or taken over); a target without a tier takes nothing
     moved = 0
     for item in source.destager.hand_over(Counter(item[:3] for item in items), vm):
-        if target in item[3]:
-            target.replica_bytes -= item[2]
-            source.replica_bytes += item[2]
-            item = (item[0], item[1], item[2], tuple(source if peer is target else peer for peer in item[3]), item[4])
+        if target in item[WRITE_HOLDERS]:
+            target.replica_bytes -= item[WRITE_SIZE]
+            source.replica_bytes += item[WRITE_SIZE]
+            item = (
+                item[WRITE_VM],
+                item[WRITE_OFFSET],
+                item[WRITE_SIZE],
+                tuple(source if peer is target else peer for peer in item[WRITE_HOLDERS]),
+                item[WRITE_SINGLE],
+            )
         target.destager.adopt(item)
         if model.pending_destage is not None:
-            model.pending_destage.handed_over(source.index, target.index, vm, item[1], item[2])
-        moved += item[2]
+            model.pending_destage.handed_over(source.index, target.index, vm, item[WRITE_OFFSET], item[WRITE_SIZE])
+        moved += item[WRITE_SIZE]
     if moved:
         target.tier.submit(env.now, moved, True)
     record["handed_over_bytes"] = moved
@@ -162,7 +168,7 @@ def _lose_copies(model: Model, host: Host, event: HostFailure | DeviceFailure, r
     if registry is not None:
         registry.holder_failed(host.index)  # what it had taken over is handed over again below, or lost
     for item in host.destager.fail():
-        vm_index, offset, size = item[0], item[1], item[2]
+        vm_index, offset, size = item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE]
         holders = host.surviving_holders(item)  # none for an asynchronous write still lagging: it is lost
         if not holders:
             lost += size

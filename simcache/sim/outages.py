@@ -31,7 +31,7 @@ import simpy
 from simcache.physics.cluster import framed_bytes
 from simcache.sim.built import Model
 from simcache.sim.components.host import Host
-from simcache.sim.components.pending import PendingWrite
+from simcache.sim.components.pending import WRITE_HOLDERS, WRITE_SIZE, WRITE_VM, PendingWrite
 from simcache.spec import LinkDown, Outage
 
 __all__ = ["outage", "update_all_peers"]
@@ -96,7 +96,7 @@ def _resync(model: Model, host: Host) -> Generator[simpy.Event, Any, None]:
                 return
             flows = []
             for peer, items in copies.items():
-                nbytes = sum(item[2] * count for item, count in items.items())
+                nbytes = sum(item[WRITE_SIZE] * count for item, count in items.items())
                 record: dict[str, Any] = {"host": host.index, "peer": peer.index, "start_s": env.now, "end_s": math.nan, "bytes": nbytes}
                 model.resyncs.append(record)
                 link = host.peer_txs[0].spec
@@ -114,14 +114,14 @@ def _copies_due(model: Model, host: Host) -> dict[Host, Counter[PendingWrite]]:
     due: dict[Host, Counter[PendingWrite]] = defaultdict(Counter)
     tracked = host.replica_lag.tracking
     for item in host.destager.buffered():
-        vm = model.vms[item[0]]
-        held = item[3]
+        vm = model.vms[item[WRITE_VM]]
+        held = item[WRITE_HOLDERS]
         if vm.host is not host or vm.on_peer_loss != "degrade" or len(held) >= vm.promised or (tracked and held):
             continue
         lacking = [peer for peer in vm.peers if peer not in held][: vm.promised - len(held)]
         for peer in lacking:
             due[peer][item] += 1
-            vm.resync_bytes += item[2]
+            vm.resync_bytes += item[WRITE_SIZE]
     return due
 
 

@@ -65,7 +65,25 @@ import simpy
 from simcache.sim.components.detached import start_detached
 from simcache.sim.components.flusher import Flusher, flusher_steps
 from simcache.sim.components.kernel import Signal, Wait, clock_of, current_time, schedule_at, sleep, timeout_or
-from simcache.sim.components.pending import Block, FlushBatch, PendingWrite, block_hash, pieces, undestaged, without
+from simcache.sim.components.pending import (
+    BLOCK_HASH,
+    BLOCK_NUMBER,
+    BLOCK_OFFSET,
+    BLOCK_SIZE,
+    BLOCK_VM,
+    WRITE_HOLDERS,
+    WRITE_OFFSET,
+    WRITE_SINGLE,
+    WRITE_SIZE,
+    WRITE_VM,
+    Block,
+    FlushBatch,
+    PendingWrite,
+    block_hash,
+    pieces,
+    undestaged,
+    without,
+)
 from simcache.spec import DestagerSpec
 
 if TYPE_CHECKING:
@@ -136,7 +154,7 @@ class Destager:
 
     def admit(self, item: PendingWrite) -> simpy.Event | None:
         """Accept ``item``; return ``None`` if accepted now, else an event that fires on acceptance."""
-        if not self._waiting and self.backlog_bytes + item[2] <= self.capacity:
+        if not self._waiting and self.backlog_bytes + item[WRITE_SIZE] <= self.capacity:
             self._accept(item)
             return None
         event = self.env.event()
@@ -144,16 +162,16 @@ class Destager:
         return event
 
     def _accept(self, item: PendingWrite) -> None:
-        self.accepted_bytes += item[2]
+        self.accepted_bytes += item[WRITE_SIZE]
         self._enqueue(item)
 
     def _enqueue(self, item: PendingWrite) -> None:
-        size = item[2]
+        size = item[WRITE_SIZE]
         self.backlog_bytes += size
         self.pending_bytes += size
-        if item[4]:
+        if item[WRITE_SINGLE]:
             self.single_copy_bytes += size
-        if len(item[3]) < self.promised[item[0]]:
+        if len(item[WRITE_HOLDERS]) < self.promised[item[WRITE_VM]]:
             self.short_bytes += size
         if self._hashed:
             self._enqueue_blocks(item)
@@ -166,8 +184,8 @@ class Destager:
     def _enqueue_blocks(self, item: PendingWrite) -> None:
         """``order = "hash"``: file ``item``'s pieces under the blocks they fall in, ahead of or behind the cursor."""
         number = self._ticks
-        self._writes[number] = [item, item[2]]
-        vm, offset, size = item[0], item[1], item[2]
+        self._writes[number] = [item, item[WRITE_SIZE]]
+        vm, offset, size = item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE]
         unit = self._max_batch
         end = offset + size
         while offset < end:
@@ -203,21 +221,21 @@ class Destager:
         peers already; they enter the buffer with the copies that are left).
         """
         for slot, i, item in self._slots():
-            if peer in item[3]:
+            if peer in item[WRITE_HOLDERS]:
                 slot[i] = self._lose_copy(item, peer)
         waiting = self._waiting
         for i, (event, item) in enumerate(waiting):
-            if peer in item[3]:
+            if peer in item[WRITE_HOLDERS]:
                 waiting[i] = (event, without(item, peer))
 
     def _lose_copy(self, item: PendingWrite, peer: Host) -> PendingWrite:
         """``item`` without ``peer``'s copy, the copy counters updated."""
         rewritten = without(item, peer)
-        size = item[2]
-        if rewritten[4] and not item[4]:
+        size = item[WRITE_SIZE]
+        if rewritten[WRITE_SINGLE] and not item[WRITE_SINGLE]:
             self.single_copy_bytes += size
-        promised = self.promised[item[0]]
-        if len(rewritten[3]) < promised <= len(item[3]):
+        promised = self.promised[item[WRITE_VM]]
+        if len(rewritten[WRITE_HOLDERS]) < promised <= len(item[WRITE_HOLDERS]):
             self.short_bytes += size
         return rewritten
 
@@ -255,16 +273,18 @@ class Destager:
         since = self._pending_since
         since.popleft()
         batch = [pending.popleft()]
-        total = batch[0][2]
+        total = batch[0][WRITE_SIZE]
         limit = self._max_batch
         floor = self._low_bytes if self._draining else 0.0
         eligible_before = now - self._delay
         left = self.pending_bytes - total
-        while pending and total + pending[0][2] <= limit and since[0] <= eligible_before and left - pending[0][2] >= floor:
+        while (
+            pending and total + pending[0][WRITE_SIZE] <= limit and since[0] <= eligible_before and left - pending[0][WRITE_SIZE] >= floor
+        ):
             since.popleft()
             item = pending.popleft()
-            total += item[2]
-            left -= item[2]
+            total += item[WRITE_SIZE]
+            left -= item[WRITE_SIZE]
             batch.append(item)
         self.pending_bytes = left
         return batch
@@ -281,16 +301,16 @@ class Destager:
         left = self.pending_bytes
         block = self._next_block()
         while block is not None:
-            key = block[0]
-            if pieces and (total + block[5] > limit or left - block[5] < floor):
+            key = block[BLOCK_HASH]
+            if pieces and (total + block[BLOCK_SIZE] > limit or left - block[BLOCK_SIZE] < floor):
                 break
-            while block is not None and block[0] == key:  # the block's pieces come together
+            while block is not None and block[BLOCK_HASH] == key:  # the block's pieces come together
                 heapq.heappop(self._walk)
                 self._cursor = key
-                pieces.append((block[3], block[4], block[5], (), False))
-                owners.append((block[2], block[5]))
-                total += block[5]
-                left -= block[5]
+                pieces.append((block[BLOCK_VM], block[BLOCK_OFFSET], block[BLOCK_SIZE], (), False))
+                owners.append((block[BLOCK_NUMBER], block[BLOCK_SIZE]))
+                total += block[BLOCK_SIZE]
+                left -= block[BLOCK_SIZE]
                 block = self._walk[0] if self._walk else None
             block = self._next_block()
         self.pending_bytes = left
@@ -305,7 +325,7 @@ class Destager:
             block = self._next_block()
             if block is None:
                 return math.inf
-            oldest = block[5]
+            oldest = block[BLOCK_SIZE]
         elif not self._pending:
             return math.inf
         else:
@@ -362,7 +382,7 @@ class Destager:
         runs: list[Run] = []
         last_vm = -1
         last_end = -1
-        for vm, offset, size, _, _ in sorted(batch, key=lambda w: (w[0], w[1])):
+        for vm, offset, size, _, _ in sorted(batch, key=lambda w: (w[WRITE_VM], w[WRITE_OFFSET])):
             if vm == last_vm and offset <= last_end and runs:
                 extra = offset + size - last_end
                 if extra > 0:
@@ -391,7 +411,7 @@ class Destager:
         else:
             items, owners = self._take_batch(now), []
             self._flushing.append(items)
-        nbytes = sum(item[2] for item in items)
+        nbytes = sum(item[WRITE_SIZE] for item in items)
         if self._paced:
             start = self._next_start if self._next_start > now else now
             self._next_start = start + nbytes / self.rate
@@ -444,10 +464,10 @@ class Destager:
         self.destaged_bytes += nbytes
         promised = self.promised
         for item in batch:
-            if item[4]:
-                self.single_copy_bytes -= item[2]
-            if len(item[3]) < promised[item[0]]:
-                self.short_bytes -= item[2]
+            if item[WRITE_SINGLE]:
+                self.single_copy_bytes -= item[WRITE_SIZE]
+            if len(item[WRITE_HOLDERS]) < promised[item[WRITE_VM]]:
+                self.short_bytes -= item[WRITE_SIZE]
             self.on_destaged(item)
         self._admit_waiting()
 
@@ -462,10 +482,10 @@ class Destager:
             if entry[1] == 0:
                 del writes[number]
                 item = entry[0]
-                if item[4]:
-                    self.single_copy_bytes -= item[2]
-                if len(item[3]) < self.promised[item[0]]:
-                    self.short_bytes -= item[2]
+                if item[WRITE_SINGLE]:
+                    self.single_copy_bytes -= item[WRITE_SIZE]
+                if len(item[WRITE_HOLDERS]) < self.promised[item[WRITE_VM]]:
+                    self.short_bytes -= item[WRITE_SIZE]
                 self.on_destaged(item)
         self._admit_waiting()
 
@@ -482,14 +502,14 @@ class Destager:
         """VM ``vm``'s writes accepted and not yet taken into a batch (not a piece of one, in ``hash`` order)."""
         if self._hashed:
             return [self._writes[number][0] for number in self._untaken_numbers(vm)]
-        return [item for item in self._pending if item[0] == vm]
+        return [item for item in self._pending if item[WRITE_VM] == vm]
 
     def _untaken_numbers(self, vm: int) -> list[int]:
         """``order = "hash"``: the numbers of VM ``vm``'s writes whose blocks are all still in the walk."""
         queued: Counter[int] = Counter()
         for block in (*self._walk, *self._behind):
-            if block[3] == vm:
-                queued[block[2]] += block[5]
+            if block[BLOCK_VM] == vm:
+                queued[block[BLOCK_NUMBER]] += block[BLOCK_SIZE]
         return [number for number, size in queued.items() if size == self._writes[number][0][2]]
 
     def hand_over(self, items: Counter[tuple[int, int, int]], vm: int) -> list[PendingWrite]:
@@ -507,26 +527,26 @@ class Destager:
                     taken.append(item)
                     numbers.add(number)
                     del self._writes[number]
-            self._walk = [block for block in self._walk if block[2] not in numbers]
-            self._behind = [block for block in self._behind if block[2] not in numbers]
+            self._walk = [block for block in self._walk if block[BLOCK_NUMBER] not in numbers]
+            self._behind = [block for block in self._behind if block[BLOCK_NUMBER] not in numbers]
             heapq.heapify(self._walk)
             heapq.heapify(self._behind)
         else:
             kept: deque[PendingWrite] = deque()
             kept_since: deque[float] = deque()
             for item, since in zip(self._pending, self._pending_since, strict=True):
-                if item[0] == vm and left[item[:3]]:
+                if item[WRITE_VM] == vm and left[item[:3]]:
                     left[item[:3]] -= 1
                     taken.append(item)
                 else:
                     kept.append(item)
                     kept_since.append(since)
             self._pending, self._pending_since = kept, kept_since
-        moved = sum(item[2] for item in taken)
+        moved = sum(item[WRITE_SIZE] for item in taken)
         self.backlog_bytes -= moved
         self.pending_bytes -= moved
-        self.single_copy_bytes -= sum(item[2] for item in taken if item[4])
-        self.short_bytes -= sum(item[2] for item in taken if len(item[3]) < self.promised[item[0]])
+        self.single_copy_bytes -= sum(item[WRITE_SIZE] for item in taken if item[WRITE_SINGLE])
+        self.short_bytes -= sum(item[WRITE_SIZE] for item in taken if len(item[WRITE_HOLDERS]) < self.promised[item[WRITE_VM]])
         self._admit_waiting()
         return taken
 
@@ -555,14 +575,14 @@ class Destager:
         added = 0
         for slot, i, item in self._slots():
             key = item[:3]
-            if left[key] and holder not in item[3]:
+            if left[key] and holder not in item[WRITE_HOLDERS]:
                 left[key] -= 1
-                if item[4]:
-                    self.single_copy_bytes -= item[2]
-                if len(item[3]) + 1 == self.promised[item[0]]:
-                    self.short_bytes -= item[2]
-                slot[i] = (item[0], item[1], item[2], (*item[3], holder), False)
-                added += item[2]
+                if item[WRITE_SINGLE]:
+                    self.single_copy_bytes -= item[WRITE_SIZE]
+                if len(item[WRITE_HOLDERS]) + 1 == self.promised[item[WRITE_VM]]:
+                    self.short_bytes -= item[WRITE_SIZE]
+                slot[i] = (item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE], (*item[WRITE_HOLDERS], holder), False)
+                added += item[WRITE_SIZE]
         return added
 
     @property
@@ -572,4 +592,4 @@ class Destager:
     @property
     def waiting_bytes(self) -> int:
         """Bytes of the writes waiting for buffer space (stored, not yet acknowledged to their VMs)."""
-        return sum(item[2] for _, item in self._waiting)
+        return sum(item[WRITE_SIZE] for _, item in self._waiting)

@@ -20,7 +20,7 @@ from simcache.sim.components.array import Array
 from simcache.sim.components.cache import ReadCache
 from simcache.sim.components.destager import Destager
 from simcache.sim.components.link import FlowNetwork, Port
-from simcache.sim.components.pending import PendingWrite, without
+from simcache.sim.components.pending import WRITE_HOLDERS, WRITE_OFFSET, WRITE_SIZE, WRITE_VM, PendingWrite, without
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.tier import Tier
 from simcache.spec import ClusterSpec
@@ -80,13 +80,13 @@ class Host:
 
     def _drop_replicas(self, item: PendingWrite) -> None:
         if self.pending_destage is not None:
-            self.pending_destage.destaged(self.index, item[0], item[1], item[2])
+            self.pending_destage.destaged(self.index, item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE])
         lag = self.replica_lag
         if lag.tracking:
             lag.destaged(item)
             return
-        for peer in item[3]:
-            peer.replica_bytes -= item[2]
+        for peer in item[WRITE_HOLDERS]:
+            peer.replica_bytes -= item[WRITE_SIZE]
 
     def surviving_holders(self, item: PendingWrite) -> list[Host]:
         """This host died holding ``item``, not yet destaged: the live peers holding a copy of it.
@@ -96,7 +96,7 @@ class Host:
         """
         if self.replica_lag.tracking:
             return self.replica_lag.forget(item)
-        return [peer for peer in item[3] if peer.tier_up]
+        return [peer for peer in item[WRITE_HOLDERS] if peer.tier_up]
 
     def peer_failed(self, peer: Host) -> None:
         """``peer``, holding replicas of this host's writes, died (see :meth:`Destager.peer_failed`)."""
@@ -262,10 +262,10 @@ class ReplicaLag:
     def acknowledged(self, write: AsyncWrite, item: PendingWrite) -> None:
         """``write`` was acknowledged to its VM as ``item`` of the destager."""
         self.tracking = True
-        for peer in item[3]:
+        for peer in item[WRITE_HOLDERS]:
             if not peer.tier_up:  # a peer died while the write waited for buffer space: as the destager rewrote it
                 item = without(item, peer)
-        kept = item[3]
+        kept = item[WRITE_HOLDERS]
         write.item = item
         missing = [peer for peer in kept if peer not in write.arrived]
         for peer in missing:
@@ -273,7 +273,7 @@ class ReplicaLag:
             self._due[key] = self._due.get(key, 0) + 1
         if missing and len(missing) == len(kept):
             self._lagging[item] = self._lagging.get(item, 0) + 1
-            self.bytes += item[2]
+            self.bytes += item[WRITE_SIZE]
             write.lagging = True
 
     def arrived(self, write: AsyncWrite, peer: Host) -> None:
@@ -293,33 +293,33 @@ class ReplicaLag:
             return  # destaged (or its primary died) before the copy arrived: an obsolete copy
         self._take(self._due, key)
         if peer.tier_up:
-            peer.replica_bytes += item[2]
+            peer.replica_bytes += item[WRITE_SIZE]
         if write.lagging:
             write.lagging = False
             if self._lagging.get(item, 0):
                 self._take(self._lagging, item)
-                self.bytes -= item[2]
+                self.bytes -= item[WRITE_SIZE]
 
     def destaged(self, item: PendingWrite) -> None:
         """``item`` reached the array: it no longer lags, and the peers holding its copy drop it."""
-        for peer in item[3]:
+        for peer in item[WRITE_HOLDERS]:
             key = (item, peer)
             if self._due.get(key, 0):
                 self._take(self._due, key)  # its copy has not arrived: nothing to drop there
             else:
-                peer.replica_bytes -= item[2]
+                peer.replica_bytes -= item[WRITE_SIZE]
         if self._lagging.get(item, 0):
             self._take(self._lagging, item)
-            self.bytes -= item[2]
+            self.bytes -= item[WRITE_SIZE]
 
     def forget(self, item: PendingWrite) -> list[Host]:
         """This host died holding ``item``: the live peers holding its copy (none if it lagged)."""
         lagging = bool(self._lagging.get(item, 0))
         if lagging:
             self._take(self._lagging, item)
-            self.bytes -= item[2]
+            self.bytes -= item[WRITE_SIZE]
         holders = []
-        for peer in item[3]:
+        for peer in item[WRITE_HOLDERS]:
             key = (item, peer)
             if self._due.get(key, 0):
                 self._take(self._due, key)
@@ -342,18 +342,18 @@ class ReplicaLag:
             if key[1] is not dead:
                 new_key = (renamed(key[0]), key[1])
                 self._due[new_key] = self._due.get(new_key, 0) + count
-        for item in [item for item in self._lagging if dead in item[3]]:
+        for item in [item for item in self._lagging if dead in item[WRITE_HOLDERS]]:
             count = self._lagging.pop(item)
             new = renamed(item)
             if new[3]:
                 self._lagging[new] = self._lagging.get(new, 0) + count
             else:
-                self.bytes -= count * item[2]  # no peer left: a single copy, counted by the destager
+                self.bytes -= count * item[WRITE_SIZE]  # no peer left: a single copy, counted by the destager
 
     def short_bytes(self, promised: list[int]) -> int:
         """Bytes of the lagging writes that are also short of peers (fewer than ``promised[vm]``, by VM index): the
         destager counts those as short too."""
-        return sum(item[2] * count for item, count in self._lagging.items() if len(item[3]) < promised[item[0]])
+        return sum(item[WRITE_SIZE] * count for item, count in self._lagging.items() if len(item[WRITE_HOLDERS]) < promised[item[WRITE_VM]])
 
     @staticmethod
     def _take(counts: dict[Any, int], key: Any) -> None:

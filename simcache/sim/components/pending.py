@@ -15,16 +15,41 @@ if TYPE_CHECKING:
     from simcache.sim.components.array import Run
     from simcache.sim.components.host import Host
 
-__all__ = ["Block", "FlushBatch", "PendingWrite", "block_hash", "pieces", "undestaged", "without"]
+__all__ = [
+    "BLOCK_HASH",
+    "BLOCK_NUMBER",
+    "BLOCK_OFFSET",
+    "BLOCK_SIZE",
+    "BLOCK_TICK",
+    "BLOCK_VM",
+    "WRITE_HOLDERS",
+    "WRITE_OFFSET",
+    "WRITE_SINGLE",
+    "WRITE_SIZE",
+    "WRITE_VM",
+    "Block",
+    "FlushBatch",
+    "PendingWrite",
+    "block_hash",
+    "pieces",
+    "undestaged",
+    "without",
+]
 
 # (vm id, offset, size, hosts holding replicas, single copy?)
 PendingWrite = tuple[int, int, int, tuple["Host", ...], bool]
+# Where each field of a PendingWrite sits (a tuple: the destager holds millions; named fields would cost an object each).
+WRITE_VM: Final = 0
+WRITE_OFFSET: Final = 1
+WRITE_SIZE: Final = 2
+WRITE_HOLDERS: Final = 3
+WRITE_SINGLE: Final = 4
 
 
 def without(item: PendingWrite, dead: Host) -> PendingWrite:
     """``item`` with ``dead`` no longer among the hosts holding its replicas (a single copy if none is left)."""
-    kept = tuple(h for h in item[3] if h is not dead)
-    return (item[0], item[1], item[2], kept, not kept)
+    kept = tuple(h for h in item[WRITE_HOLDERS] if h is not dead)
+    return (item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE], kept, not kept)
 
 
 def undestaged(entry: list[Any]) -> PendingWrite:
@@ -35,12 +60,12 @@ def undestaged(entry: list[Any]) -> PendingWrite:
     left are counted exactly; they are placed at the write's tail (which blocks they are is not kept)."""
     item: PendingWrite = entry[0]
     left: int = entry[1]
-    done = item[2] - left
+    done = item[WRITE_SIZE] - left
     if not done:
         return item
-    for holder in item[3]:
+    for holder in item[WRITE_HOLDERS]:
         holder.replica_bytes -= done
-    return (item[0], item[1] + done, left, item[3], item[4])
+    return (item[WRITE_VM], item[WRITE_OFFSET] + done, left, item[WRITE_HOLDERS], item[WRITE_SINGLE])
 
 
 _MASK64: Final = (1 << 64) - 1
@@ -57,6 +82,12 @@ def block_hash(vm: int, block: int) -> int:
 
 # A dirty block in the hash walk: (hash, arrival tick, write's number, vm id, offset, size).
 Block = tuple[int, int, int, int, int, int]
+BLOCK_HASH: Final = 0
+BLOCK_TICK: Final = 1
+BLOCK_NUMBER: Final = 2
+BLOCK_VM: Final = 3
+BLOCK_OFFSET: Final = 4
+BLOCK_SIZE: Final = 5
 
 
 def pieces(run: Run, limit: int) -> list[Run]:
