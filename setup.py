@@ -39,6 +39,10 @@ ROOT = Path(__file__).resolve().parent
 DIGEST_FILE = ROOT / "simcache" / "_compiled_digest.py"
 # Commands that build extension modules; metadata-only runs of this script (egg_info, ...) skip mypyc.
 BUILD_COMMANDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install"}
+# What to compile and how, from the environment at install time (the module docstring says what each costs).
+COMPILE = os.environ.get("SIMCACHE_COMPILE", "1")  # 0: nothing; 1: every group; or group names, e.g. "engine"
+PGO = os.environ.get("SIMCACHE_PGO", "1") != "0"  # profile-guided C compile
+OPT_LEVEL = os.environ.get("SIMCACHE_OPT_LEVEL", "3")  # gcc's -O level (0-3)
 
 
 def load_engine_sources() -> ModuleType:
@@ -71,7 +75,7 @@ def group_extensions(native: ModuleType, group: Any) -> list[Any]:
         from mypyc.build import mypycify
 
         extensions: list[Any] = mypycify(
-            options + sources, opt_level="3", debug_level="0", group_name=group.mypyc_name, target_dir=f"build/mypyc-{group.name}"
+            options + sources, opt_level=OPT_LEVEL, debug_level="0", group_name=group.mypyc_name, target_dir=f"build/mypyc-{group.name}"
         )
     except (Exception, SystemExit) as error:  # mypyc reports type errors by exiting: a newer mypy may be stricter
         print(f"simcache: not compiling the {group.name} group ({error!r}); its Python sources will run", file=sys.stderr)
@@ -89,11 +93,9 @@ def compiled_extensions() -> list[Any]:
     # Every build compiles each group afresh or leaves it to its sources: an earlier build's modules must not
     # outlive a C compile that fails (optional extensions), or they would pass for these sources' and run stale code.
     remove_compiled(native)
-    if os.environ.get("SIMCACHE_COMPILE", "1") == "0":
-        return []
     extensions: list[Any] = []
     recorded: dict[str, tuple[str, str]] = {}
-    for group in native.COMPILE_GROUPS:
+    for group in chosen_groups(native):
         built = group_extensions(native, group)
         if built:
             (shared,) = [extension.name for extension in built if extension.name.endswith("__mypyc")]
@@ -105,6 +107,18 @@ def compiled_extensions() -> list[Any]:
             f"GROUPS = {recorded!r}\n"
         )
     return extensions
+
+
+def chosen_groups(native: ModuleType) -> list[Any]:
+    """The compile groups ``SIMCACHE_COMPILE`` names: none for 0, all for 1, else a comma-separated list of names."""
+    if COMPILE in ("0", "1"):
+        return list(native.COMPILE_GROUPS) if COMPILE == "1" else []
+    names = {name.strip() for name in COMPILE.split(",")}
+    known = {group.name for group in native.COMPILE_GROUPS}
+    if not names <= known:
+        groups = ", ".join(sorted(known))
+        raise SystemExit(f"simcache: SIMCACHE_COMPILE={COMPILE!r}: give 0, 1 or group names ({groups})")
+    return [group for group in native.COMPILE_GROUPS if group.name in names]
 
 
 class ProfileGuidedBuildExt(build_ext):
@@ -119,7 +133,7 @@ class ProfileGuidedBuildExt(build_ext):
     def run(self) -> None:
         self.parallel = self.parallel or os.cpu_count() or 1  # the two groups' C files at once, one per core
         compiler = self.compiler  # the option (a name or None): run() replaces it with the compiler object it makes
-        if not self.extensions or os.environ.get("SIMCACHE_PGO", "1") == "0":
+        if not self.extensions or not PGO:
             self._compile(compiler, [], [])
             return
         for stale in Path(self.build_temp).rglob("*.gcda"):  # an earlier build's profile: its counts would add up
