@@ -34,6 +34,7 @@ from typing import Any
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 DIGEST_FILE = ROOT / "simcache" / "_compiled_digest.py"
@@ -178,4 +179,25 @@ class ProfileGuidedBuildExt(build_ext):
         return False
 
 
-setup(ext_modules=compiled_extensions(), cmdclass={"build_ext": ProfileGuidedBuildExt})
+# The top-level files a wheel carries in simcache/library/ (MANIFEST.in puts them in the sdist too).
+LIBRARY_FILES = ("scenarios/*", "examples/*", "app.py")
+
+
+class BuildPyWithLibrary(build_py):
+    """``build_py``, and the scenario library, example files and what-if page copied into
+    ``simcache/library/`` (``simcache/library/__init__.py`` finds them there, or in a checkout)."""
+
+    def run(self) -> None:
+        super().run()
+        target = Path(self.build_lib, "simcache", "library")
+        for pattern in LIBRARY_FILES:
+            for source in sorted(path for path in ROOT.glob(pattern) if path.is_file()):
+                copy = target / source.relative_to(ROOT)
+                self.mkpath(str(copy.parent))
+                self.copy_file(str(source), str(copy))
+
+
+setup(
+    ext_modules=compiled_extensions(),
+    cmdclass={"build_ext": ProfileGuidedBuildExt, "build_py": BuildPyWithLibrary},
+)

@@ -1,4 +1,4 @@
-"""Command line: ``simcache run|sweep|check|estimate|report|import|fit|compare-trace|profiles``.
+"""Command line: ``simcache run|sweep|check|estimate|report|import|fit|compare-trace|profiles|app``.
 
 Every subcommand goes through the public API; bad input prints the
 :class:`~simcache.errors.ScenarioError` message (file, field, fix) and exits 2.
@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from simcache.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
+from simcache.cli_app import run_app
 from simcache.cli_progress import progress_bar, shows_progress
 from simcache.cli_report import ReportPlan, add_report_options
 from simcache.cli_sweep import run_sweep, sweep_progress
@@ -43,6 +44,7 @@ from simcache.event_impact import impacts_json
 from simcache.fit import compare, fit_trace
 from simcache.importers import FORMATS, import_workload, load_trace, parse_option
 from simcache.importers.base import DEFAULT_POLICY, Imported, group_name
+from simcache.library import local_or_example
 from simcache.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.profiles import KINDS, field_notes, list_profiles
 from simcache.results import Result
@@ -128,7 +130,8 @@ def _parser() -> argparse.ArgumentParser:
     estimate_cmd.add_argument("--json", action="store_true", help="print the estimate as JSON instead of tables")
 
     imp = sub.add_parser("import", help="turn a fio job or result, vscsiStats file or block trace into a scenario")
-    imp.add_argument("path", type=Path, help="the file to import")
+    shipped = "or an example's name"
+    imp.add_argument("path", type=local_or_example, help=f"the file ({shipped}, oltp.fio)")
     imp.add_argument("--format", choices=list(FORMATS), default=None, help="the file's format (default: guessed from its start)")
     imp.add_argument("-o", "--out", type=Path, default=None, help="scenario TOML to write (default: print it)")
     imp.add_argument("--base", default=None, help="scenario whose run, cluster and array the workload goes on (default: default)")
@@ -140,7 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     fit_cmd = sub.add_parser("fit", help="derive a synthetic workload from a block trace: rate profile, size mix, read share, locality")
-    fit_cmd.add_argument("path", type=Path, help="the trace file")
+    fit_cmd.add_argument("path", type=local_or_example, help=f"the trace ({shipped}, vm-burst.csv)")
     fit_cmd.add_argument("--format", choices=list(TRACE_FORMATS), default=None, help="the trace's format (default: guessed from its start)")
     fit_cmd.add_argument(
         "-O", "--option", action="append", default=[], metavar="KEY=VALUE", help="a format option, e.g. -O time_unit=ms (repeatable)"
@@ -170,6 +173,9 @@ def _parser() -> argparse.ArgumentParser:
 
     profiles = sub.add_parser("profiles", help="list built-in tier, link, drive and array profiles with their sources")
     profiles.add_argument("kind", nargs="?", choices=list(KINDS), help="only this kind")
+
+    about = "start the what-if page in Streamlit (the app extra); Streamlit's options may follow"
+    sub.add_parser("app", help=about)
     return parser
 
 
@@ -228,8 +234,13 @@ def _limits(args: argparse.Namespace) -> Limits:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, streamlit_options = parser.parse_known_args(argv)
+    if streamlit_options and args.command != "app":
+        parser.error(f"unrecognized arguments: {' '.join(streamlit_options)}")
     try:
+        if args.command == "app":
+            return run_app(streamlit_options)
         if args.command == "run":
             return _run(args)
         if args.command == "sweep":
