@@ -40,19 +40,26 @@ ROOT = Path(__file__).resolve().parent
 DIGEST_FILE = ROOT / "simcache" / "_compiled_digest.py"
 # Commands that build extension modules; metadata-only runs of this script (egg_info, ...) skip mypyc.
 BUILD_COMMANDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install"}
-# What to compile and how, from the environment at install time (the module docstring says what each costs).
-COMPILE = os.environ.get("SIMCACHE_COMPILE", "1")  # 0: nothing; 1: every group; or group names, e.g. "engine"
-PGO = os.environ.get("SIMCACHE_PGO", "1") != "0"  # profile-guided C compile
+
+
+def load_file(name: str, path: Path) -> ModuleType:
+    """A module of this checkout, read on its own (the package would need its dependencies)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# What to compile and how (the docstring says what each costs), as the build backend reads it.
+BACKEND = load_file("simcache_build_backend", ROOT / "_build_backend" / "backend.py")
+COMPILE, PGO = BACKEND.build_options()
 OPT_LEVEL = os.environ.get("SIMCACHE_OPT_LEVEL", "3")  # gcc's -O level (0-3)
 
 
 def load_engine_sources() -> ModuleType:
     """``simcache/_engine_sources.py`` read on its own (importing the package would need its dependencies)."""
-    spec = importlib.util.spec_from_file_location("simcache_engine_sources", ROOT / "simcache" / "_engine_sources.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file("simcache_engine_sources", ROOT / "simcache" / "_engine_sources.py")
 
 
 def remove_compiled(native: ModuleType) -> None:
