@@ -160,7 +160,8 @@ class ProfileGuidedBuildExt(build_ext):
         for extension in self.extensions:
             # The extension's own functions are not interposed by other libraries: gcc may inline them (with a profile,
             # into the call sites the training found hot); without this flag it may not inline an exported function.
-            extension.extra_compile_args = ["-fno-semantic-interposition", *compile_args]
+            # These replace mypyc's own flags: -O again, after Python's CFLAGS (-O3), so that SIMCACHE_OPT_LEVEL holds.
+            extension.extra_compile_args = [f"-O{OPT_LEVEL}", "-fno-semantic-interposition", *compile_args]
             extension.extra_link_args = list(link_args)
         self.compiler = compiler
         self.force = True  # the same sources each time: every object is rebuilt with the new flags
