@@ -54,7 +54,7 @@ def load_file(name: str, path: Path) -> ModuleType:
 # What to compile and how (the docstring says what each costs), as the build backend reads it.
 BACKEND = load_file("simcache_build_backend", ROOT / "_build_backend" / "backend.py")
 COMPILE, PGO = BACKEND.build_options()
-OPT_LEVEL = os.environ.get("SIMCACHE_OPT_LEVEL", "3")  # gcc's -O level (0-3)
+OPT_LEVEL = os.environ.get("SIMCACHE_OPT_LEVEL", "1")  # gcc's -O level (0-3)
 
 
 def load_engine_sources() -> ModuleType:
@@ -160,8 +160,9 @@ class ProfileGuidedBuildExt(build_ext):
         for extension in self.extensions:
             # The extension's own functions are not interposed by other libraries: gcc may inline them (with a profile,
             # into the call sites the training found hot); without this flag it may not inline an exported function.
-            # These replace mypyc's own flags: -O again, after Python's CFLAGS (-O3), so that SIMCACHE_OPT_LEVEL holds.
-            extension.extra_compile_args = [f"-O{OPT_LEVEL}", "-fno-semantic-interposition", *compile_args]
+            # These replace mypyc's flags, so -O (after Python's CFLAGS: -O3 -g) and no debug information
+            # (-g0: half the compile time) are said again.
+            extension.extra_compile_args = [f"-O{OPT_LEVEL}", "-g0", "-fno-semantic-interposition", *compile_args]
             extension.extra_link_args = list(link_args)
         self.compiler = compiler
         self.force = True  # the same sources each time: every object is rebuilt with the new flags

@@ -17,9 +17,9 @@ from typing import Any
 from setuptools import build_meta as _setuptools
 from setuptools.build_meta import *  # noqa: F403  # every hook, two of them replaced below
 
-COMPILE_DEFAULT = "1"
+COMPILE_DEFAULT = "engine"
 """``SIMCACHE_COMPILE`` when unset: 0 compiles nothing, 1 every group, else group names."""
-PGO_DEFAULT = "1"
+PGO_DEFAULT = "0"
 """``SIMCACHE_PGO`` when unset: 1 for a profile-guided C compile."""
 COMPILER = ["mypy>=1.20", "numpy>=1.26", "librt>=0.8"]
 """What mypyc needs besides setuptools (mypy 1.20: the first to compile librt's native reads)."""
