@@ -1,16 +1,20 @@
-"""Build script: everything is in pyproject.toml except compiling with mypyc.
+"""Build script: everything is in pyproject.toml but compiling with mypyc and shipping the library.
 
 The modules listed in ``simcache/_engine_sources.py`` are compiled to C
-extension modules in two groups, each its own mypyc call and shared library:
-``engine`` (the event loop, workloads and model components; a simulation runs
-about twice as fast) and ``estimate`` (the analytic estimate; about 1.4 times
-as fast), with bit-identical results. The C compile is profile-guided
-(:class:`ProfileGuidedBuildExt`: about 1.1 times as fast again). Building takes
-about four and a half minutes on two cores (about three with ``SIMCACHE_PGO=0``)
-and needs a C compiler (gcc and the Python headers).
+extension modules in groups, each its own mypyc call and shared library:
+``engine`` (the event loop, workloads and model components) and ``estimate``
+(the analytic estimate), with bit-identical results. Compiling needs a C
+compiler (gcc and the Python headers). What each choice below costs at install
+and at run time, as measured, is in README.md ("What an install compiles");
+how much faster compiled code runs, in bench/README.md.
 
-- ``SIMCACHE_COMPILE=0 pip install -e .`` installs without compiling (and
-  removes an earlier build's compiled modules).
+- ``SIMCACHE_COMPILE``: ``engine`` (the default) compiles the engine group
+  alone, ``1`` both groups, ``0`` nothing (and removes an earlier build's
+  compiled modules).
+- ``SIMCACHE_OPT_LEVEL``: gcc's ``-O`` level, ``1`` by default (``3``: a
+  longer compile).
+- ``SIMCACHE_PGO=1``: a profile-guided C compile
+  (:class:`ProfileGuidedBuildExt`); off by default.
 - If mypyc or the C compiler fails for a group, the install still succeeds
   and that group's Python sources run (the extensions are optional); the
   other group stays compiled, since the groups import each other as ordinary
@@ -130,12 +134,14 @@ def chosen_groups(native: ModuleType) -> list[Any]:
 
 
 class ProfileGuidedBuildExt(build_ext):
-    """``build_ext``, profile-guided when it can be: compile with gcc's ``-fprofile-generate``, run the training
-    (``simcache/_pgo_training.py``: the scenario library through the instrumented modules), compile again with
-    ``-fprofile-use``. Bit-identical results, about a tenth faster (bench/README.md, "A profile-guided build").
+    """``build_ext``, profile-guided with ``SIMCACHE_PGO=1``: compile with gcc's
+    ``-fprofile-generate``, run the training (``simcache/_pgo_training.py``: the scenario
+    library through the instrumented modules), compile again with ``-fprofile-use``.
+    Bit-identical results, a little faster (bench/README.md, "A profile-guided build"), for
+    a second compile and the training run.
 
-    ``SIMCACHE_PGO=0`` builds without a profile, as does any failure of the instrumented build or of the training
-    (said on stderr). The profile costs a second compile and the training run, about a minute and a half more.
+    Without ``SIMCACHE_PGO=1`` (the default) it builds once without a profile, as it does
+    after any failure of the instrumented build or of the training (said on stderr).
     """
 
     def run(self) -> None:
@@ -160,8 +166,8 @@ class ProfileGuidedBuildExt(build_ext):
         for extension in self.extensions:
             # The extension's own functions are not interposed by other libraries: gcc may inline them (with a profile,
             # into the call sites the training found hot); without this flag it may not inline an exported function.
-            # These replace mypyc's flags, so -O (after Python's CFLAGS: -O3 -g) and no debug information
-            # (-g0: half the compile time) are said again.
+            # These replace mypyc's flags: -O (after Python's CFLAGS, -O3 -g) and no debug
+            # information (-g0: half the compile time) are said again.
             extension.extra_compile_args = [f"-O{OPT_LEVEL}", "-g0", "-fno-semantic-interposition", *compile_args]
             extension.extra_link_args = list(link_args)
         self.compiler = compiler
