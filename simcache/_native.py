@@ -83,7 +83,7 @@ def choose(
     group imports) can be imported.
     """
     if compiled == 0:
-        why = "installed without compiling it (SIMCACHE_COMPILE, or mypyc or gcc failed: pip -v says)"
+        why = "installed without compiling it (SIMCACHE_COMPILE, or mypyc or gcc failed; pip -v)"
         return EngineChoice(False, why)
     if pure_python_requested:
         return EngineChoice(False, "SIMCACHE_PURE_PYTHON=1")
