@@ -8,9 +8,9 @@ compiler (gcc and the Python headers). What each choice below costs at install
 and at run time, as measured, is in README.md ("What an install compiles");
 how much faster compiled code runs, in bench/README.md.
 
-- ``SIMCACHE_COMPILE``: ``engine`` (the default) compiles the engine group
-  alone, ``1`` both groups, ``0`` nothing (and removes an earlier build's
-  compiled modules).
+- ``SIMCACHE_COMPILE``: ``0`` (the default) compiles nothing (and removes an
+  earlier build's compiled modules), ``engine`` the engine group alone, ``1``
+  both groups.
 - ``SIMCACHE_OPT_LEVEL``: gcc's ``-O`` level, ``1`` by default (``3``: a
   longer compile).
 - ``SIMCACHE_PGO=1``: a profile-guided C compile

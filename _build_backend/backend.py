@@ -17,7 +17,7 @@ from typing import Any
 from setuptools import build_meta as _setuptools
 from setuptools.build_meta import *  # noqa: F403  # every hook, two of them replaced below
 
-COMPILE_DEFAULT = "engine"
+COMPILE_DEFAULT = "0"
 """``SIMCACHE_COMPILE`` when unset: 0 compiles nothing, 1 every group, else group names."""
 PGO_DEFAULT = "0"
 """``SIMCACHE_PGO`` when unset: 1 for a profile-guided C compile."""

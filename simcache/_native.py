@@ -2,8 +2,9 @@
 
 ``setup.py`` compiles groups of modules (:data:`~simcache._engine_sources.COMPILE_GROUPS`) to C
 extension modules with mypyc when the package is installed: ``engine`` (the event loop, the workload
-streams and every model component, which carry nearly all of a simulation's CPU time) by default,
-and ``estimate`` (the analytic estimate) too with ``SIMCACHE_COMPILE=1``. Compiled, both run
+streams and every model component, which carry nearly all of a simulation's CPU time) with
+``SIMCACHE_COMPILE=engine``, and ``estimate`` (the analytic estimate) too with
+``SIMCACHE_COMPILE=1``; a plain install compiles nothing. Compiled, both run
 faster (bench/README.md has by how much), with bit-identical results
 (``tests/test_engine_build.py`` checks that). The ``.py`` files stay the source of truth: they
 are what you read, edit and profile.
@@ -24,7 +25,7 @@ Environment variables:
 - ``SIMCACHE_PURE_PYTHON=1`` at run time: use the Python sources of every group
   even when the compiled modules are up to date (for profilers and debuggers,
   which cannot see inside compiled code).
-- ``SIMCACHE_COMPILE`` at install time: 0 compiles nothing, ``engine`` (the default) the engine
+- ``SIMCACHE_COMPILE`` at install time: 0 (the default) compiles nothing, ``engine`` the engine
   group, 1 both (see ``setup.py``).
 
 ``simcache/__init__.py`` imports this module before anything else, so the
