@@ -70,7 +70,10 @@ def local_or_example(name: str | Path) -> Path:
     """``name`` as a path when a file is there; else the shipped example of that file name, if
     ``name`` is one (bare, or under ``examples/`` as the README writes it); else ``name``."""
     path = Path(name)
-    if path.exists() or path.parent not in (Path(), Path("examples")):
+    try:
+        if path.exists() or path.parent not in (Path(), Path("examples")):
+            return path
+    except (OSError, ValueError):  # a NUL byte, a name too long: the importer says what is wrong
         return path
     return example_files().get(path.name, path)
 
