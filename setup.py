@@ -1,16 +1,20 @@
-"""Build script: everything is in pyproject.toml except compiling with mypyc.
+"""Build script: everything is in pyproject.toml but compiling with mypyc and shipping the library.
 
 The modules listed in ``simcache/native/sources.py`` are compiled to C
-extension modules in two groups, each its own mypyc call and shared library:
-``engine`` (the event loop, workloads and model components; a simulation runs
-about twice as fast) and ``estimate`` (the analytic estimate; about 1.4 times
-as fast), with bit-identical results. The C compile is profile-guided
-(:class:`ProfileGuidedBuildExt`: about 1.1 times as fast again). Building takes
-about four and a half minutes on two cores (about three with ``SIMCACHE_PGO=0``)
-and needs a C compiler (gcc and the Python headers).
+extension modules in groups, each its own mypyc call and shared library:
+``engine`` (the event loop, workloads and model components) and ``estimate``
+(the analytic estimate), with bit-identical results. Compiling needs a C
+compiler (gcc and the Python headers). What each choice below costs at install
+and at run time, as measured, is in README.md ("What an install compiles");
+how much faster compiled code runs, in bench/README.md.
 
-- ``SIMCACHE_COMPILE=0 pip install -e .`` installs without compiling (and
-  removes an earlier build's compiled modules).
+- ``SIMCACHE_COMPILE``: ``0`` (the default) compiles nothing (and removes an
+  earlier build's compiled modules), ``engine`` the engine group alone, ``1``
+  both groups.
+- ``SIMCACHE_OPT_LEVEL``: gcc's ``-O`` level, ``1`` by default (``3``: a
+  longer compile).
+- ``SIMCACHE_PGO=1``: a profile-guided C compile
+  (:class:`ProfileGuidedBuildExt`); off by default.
 - If mypyc or the C compiler fails for a group, the install still succeeds
   and that group's Python sources run (the extensions are optional); the
   other group stays compiled, since the groups import each other as ordinary
@@ -34,6 +38,7 @@ from typing import Any
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 DIGEST_FILE = ROOT / "simcache" / "native" / "compiled_digest.py"
@@ -41,13 +46,24 @@ DIGEST_FILE = ROOT / "simcache" / "native" / "compiled_digest.py"
 BUILD_COMMANDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install"}
 
 
-def load_engine_sources() -> ModuleType:
-    """``simcache/native/sources.py`` read on its own (importing the package would need its dependencies)."""
-    spec = importlib.util.spec_from_file_location("simcache_engine_sources", ROOT / "simcache" / "native" / "sources.py")
+def load_file(name: str, path: Path) -> ModuleType:
+    """A module of this checkout, read on its own (the package would need its dependencies)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# What to compile and how (the docstring says what each costs), as the build backend reads it.
+BACKEND = load_file("simcache_build_backend", ROOT / "_build_backend" / "backend.py")
+COMPILE, PGO = BACKEND.build_options()
+OPT_LEVEL = os.environ.get("SIMCACHE_OPT_LEVEL", "1")  # gcc's -O level (0-3)
+
+
+def load_engine_sources() -> ModuleType:
+    """``simcache/native/sources.py`` read on its own (importing the package would need its dependencies)."""
+    return load_file("simcache_engine_sources", ROOT / "simcache" / "native" / "sources.py")
 
 
 def remove_compiled(native: ModuleType) -> None:
@@ -71,7 +87,7 @@ def group_extensions(native: ModuleType, group: Any) -> list[Any]:
         from mypyc.build import mypycify
 
         extensions: list[Any] = mypycify(
-            options + sources, opt_level="3", debug_level="0", group_name=group.mypyc_name, target_dir=f"build/mypyc-{group.name}"
+            options + sources, opt_level=OPT_LEVEL, debug_level="0", group_name=group.mypyc_name, target_dir=f"build/mypyc-{group.name}"
         )
     except (Exception, SystemExit) as error:  # mypyc reports type errors by exiting: a newer mypy may be stricter
         print(f"simcache: not compiling the {group.name} group ({error!r}); its Python sources will run", file=sys.stderr)
@@ -89,11 +105,9 @@ def compiled_extensions() -> list[Any]:
     # Every build compiles each group afresh or leaves it to its sources: an earlier build's modules must not
     # outlive a C compile that fails (optional extensions), or they would pass for these sources' and run stale code.
     remove_compiled(native)
-    if os.environ.get("SIMCACHE_COMPILE", "1") == "0":
-        return []
     extensions: list[Any] = []
     recorded: dict[str, tuple[str, str]] = {}
-    for group in native.COMPILE_GROUPS:
+    for group in chosen_groups(native):
         built = group_extensions(native, group)
         if built:
             (shared,) = [extension.name for extension in built if extension.name.endswith("__mypyc")]
@@ -107,19 +121,33 @@ def compiled_extensions() -> list[Any]:
     return extensions
 
 
-class ProfileGuidedBuildExt(build_ext):
-    """``build_ext``, profile-guided when it can be: compile with gcc's ``-fprofile-generate``, run the training
-    (``simcache/cli/training.py``: the scenario library through the instrumented modules), compile again with
-    ``-fprofile-use``. Bit-identical results, about a tenth faster (bench/README.md, "A profile-guided build").
+def chosen_groups(native: ModuleType) -> list[Any]:
+    """The compile groups ``SIMCACHE_COMPILE`` names: none for 0, all for 1, else a comma-separated list of names."""
+    if COMPILE in ("0", "1"):
+        return list(native.COMPILE_GROUPS) if COMPILE == "1" else []
+    names = {name.strip() for name in COMPILE.split(",")}
+    known = {group.name for group in native.COMPILE_GROUPS}
+    if not names <= known:
+        groups = ", ".join(sorted(known))
+        raise SystemExit(f"simcache: SIMCACHE_COMPILE={COMPILE!r}: give 0, 1 or group names ({groups})")
+    return [group for group in native.COMPILE_GROUPS if group.name in names]
 
-    ``SIMCACHE_PGO=0`` builds without a profile, as does any failure of the instrumented build or of the training
-    (said on stderr). The profile costs a second compile and the training run, about a minute and a half more.
+
+class ProfileGuidedBuildExt(build_ext):
+    """``build_ext``, profile-guided with ``SIMCACHE_PGO=1``: compile with gcc's
+    ``-fprofile-generate``, run the training (``simcache/cli/training.py``: the scenario
+    library through the instrumented modules), compile again with ``-fprofile-use``.
+    Bit-identical results, a little faster (bench/README.md, "A profile-guided build"), for
+    a second compile and the training run.
+
+    Without ``SIMCACHE_PGO=1`` (the default) it builds once without a profile, as it does
+    after any failure of the instrumented build or of the training (said on stderr).
     """
 
     def run(self) -> None:
         self.parallel = self.parallel or os.cpu_count() or 1  # the two groups' C files at once, one per core
         compiler = self.compiler  # the option (a name or None): run() replaces it with the compiler object it makes
-        if not self.extensions or os.environ.get("SIMCACHE_PGO", "1") == "0":
+        if not self.extensions or not PGO:
             self._compile(compiler, [], [])
             return
         for stale in Path(self.build_temp).rglob("*.gcda"):  # an earlier build's profile: its counts would add up
@@ -138,7 +166,9 @@ class ProfileGuidedBuildExt(build_ext):
         for extension in self.extensions:
             # The extension's own functions are not interposed by other libraries: gcc may inline them (with a profile,
             # into the call sites the training found hot); without this flag it may not inline an exported function.
-            extension.extra_compile_args = ["-fno-semantic-interposition", *compile_args]
+            # These replace mypyc's flags: -O (after Python's CFLAGS, -O3 -g) and no debug
+            # information (-g0: half the compile time) are said again.
+            extension.extra_compile_args = [f"-O{OPT_LEVEL}", "-g0", "-fno-semantic-interposition", *compile_args]
             extension.extra_link_args = list(link_args)
         self.compiler = compiler
         self.force = True  # the same sources each time: every object is rebuilt with the new flags
@@ -164,4 +194,25 @@ class ProfileGuidedBuildExt(build_ext):
         return False
 
 
-setup(ext_modules=compiled_extensions(), cmdclass={"build_ext": ProfileGuidedBuildExt})
+# The top-level files a wheel carries in simcache/spec/library/ (MANIFEST.in puts them in the sdist too).
+LIBRARY_FILES = ("scenarios/*", "examples/*", "app.py")
+
+
+class BuildPyWithLibrary(build_py):
+    """``build_py``, and the scenario library, example files and what-if page copied into
+    ``simcache/spec/library/`` (``simcache/spec/library/__init__.py`` finds them there, or in a checkout)."""
+
+    def run(self) -> None:
+        super().run()
+        target = Path(self.build_lib, "simcache", "spec", "library")
+        for pattern in LIBRARY_FILES:
+            for source in sorted(path for path in ROOT.glob(pattern) if path.is_file()):
+                copy = target / source.relative_to(ROOT)
+                self.mkpath(str(copy.parent))
+                self.copy_file(str(source), str(copy))
+
+
+setup(
+    ext_modules=compiled_extensions(),
+    cmdclass={"build_ext": ProfileGuidedBuildExt, "build_py": BuildPyWithLibrary},
+)

@@ -6,8 +6,8 @@ uses a group's compiled modules only while its sources match the digest
 recorded at compile time, whatever the other group does. The comparison tests
 run the Python sources in a subprocess (``SIMCACHE_PURE_PYTHON=1``, or a copy
 of the package with one group's source edited) and need an install that
-compiled (the README's commands do, given gcc); without one they skip and say
-why.
+compiled (``SIMCACHE_COMPILE=1``, as .ci/run sets, given gcc); without one they skip
+and say why.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Command line: ``simcache run|sweep|check|estimate|report|import|fit|compare-trace|profiles``.
+"""Command line: ``simcache run|sweep|check|estimate|report|import|fit|compare-trace|profiles|app``.
 
 Every subcommand goes through the public API; bad input prints the
 :class:`~simcache.base.errors.ScenarioError` message (file, field, fix) and exits 2.
@@ -24,6 +24,7 @@ from simcache.base.errors import ScenarioError, listing
 from simcache.base.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.base.names import group_name
 from simcache.base.units import UnitError, parse_duration, parse_size
+from simcache.cli.app import run_app
 from simcache.cli.progress import progress_bar, shows_progress
 from simcache.cli.report import ReportPlan, add_report_options
 from simcache.cli.sweep import run_sweep, sweep_progress
@@ -47,6 +48,7 @@ from simcache.sim.control import (
     exit_status,
 )
 from simcache.spec import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
+from simcache.spec.library import local_or_example
 from simcache.spec.profiles import KINDS, field_notes, list_profiles
 from simcache.traces.formats import FORMATS, load_trace, parse_option
 from simcache.workloads.ingest.fit import compare, fit_trace
@@ -129,7 +131,8 @@ def _parser() -> argparse.ArgumentParser:
     estimate_cmd.add_argument("--json", action="store_true", help="print the estimate as JSON instead of tables")
 
     imp = sub.add_parser("import", help="turn a fio job or result, vscsiStats file or block trace into a scenario")
-    imp.add_argument("path", type=Path, help="the file to import")
+    shipped = "or an example's name"
+    imp.add_argument("path", type=local_or_example, help=f"the file ({shipped}, oltp.fio)")
     imp.add_argument("--format", choices=list(FORMATS), default=None, help="the file's format (default: guessed from its start)")
     imp.add_argument("-o", "--out", type=Path, default=None, help="scenario TOML to write (default: print it)")
     imp.add_argument("--base", default=None, help="scenario whose run, cluster and array the workload goes on (default: default)")
@@ -141,7 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     fit_cmd = sub.add_parser("fit", help="derive a synthetic workload from a block trace: rate profile, size mix, read share, locality")
-    fit_cmd.add_argument("path", type=Path, help="the trace file")
+    fit_cmd.add_argument("path", type=local_or_example, help=f"the trace ({shipped}, vm-burst.csv)")
     fit_cmd.add_argument("--format", choices=list(TRACE_FORMATS), default=None, help="the trace's format (default: guessed from its start)")
     fit_cmd.add_argument(
         "-O", "--option", action="append", default=[], metavar="KEY=VALUE", help="a format option, e.g. -O time_unit=ms (repeatable)"
@@ -171,6 +174,9 @@ def _parser() -> argparse.ArgumentParser:
 
     profiles = sub.add_parser("profiles", help="list built-in tier, link, drive and array profiles with their sources")
     profiles.add_argument("kind", nargs="?", choices=list(KINDS), help="only this kind")
+
+    about = "start the what-if page in Streamlit (the app extra); Streamlit's options may follow"
+    sub.add_parser("app", help=about)
     return parser
 
 
@@ -229,8 +235,13 @@ def _limits(args: argparse.Namespace) -> Limits:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, streamlit_options = parser.parse_known_args(argv)
+    if streamlit_options and args.command != "app":
+        parser.error(f"unrecognized arguments: {' '.join(streamlit_options)}")
     try:
+        if args.command == "app":
+            return run_app(streamlit_options)
         if args.command == "run":
             return _run(args)
         if args.command == "sweep":

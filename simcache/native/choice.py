@@ -1,11 +1,13 @@
 """Which code runs: the mypyc-compiled modules, or their Python sources, decided per compile group.
 
-``setup.py`` compiles two groups of modules (:data:`~simcache.native.sources.COMPILE_GROUPS`) to C
+``setup.py`` compiles groups of modules (:data:`~simcache.native.sources.COMPILE_GROUPS`) to C
 extension modules with mypyc when the package is installed: ``engine`` (the event loop, the workload
-streams and every model component, which carry nearly all of a simulation's CPU time) and ``estimate``
-(the analytic estimate). Compiled, a simulation runs about twice as fast and an estimate about 1.4 times,
-with bit-identical results (``tests/test_engine_build.py`` checks that). The ``.py`` files stay the
-source of truth: they are what you read, edit and profile.
+streams and every model component, which carry nearly all of a simulation's CPU time) with
+``SIMCACHE_COMPILE=engine``, and ``estimate`` (the analytic estimate) too with
+``SIMCACHE_COMPILE=1``; a plain install compiles nothing. Compiled, both run
+faster (bench/README.md has by how much), with bit-identical results
+(``tests/test_engine_build.py`` checks that). The ``.py`` files stay the source of truth: they
+are what you read, edit and profile.
 
 A compiled module sits next to its ``.py`` file, and Python would import it
 first even after the ``.py`` file has been edited. So at import time this
@@ -23,7 +25,8 @@ Environment variables:
 - ``SIMCACHE_PURE_PYTHON=1`` at run time: use the Python sources of every group
   even when the compiled modules are up to date (for profilers and debuggers,
   which cannot see inside compiled code).
-- ``SIMCACHE_COMPILE=0`` at install time: do not compile (see ``setup.py``).
+- ``SIMCACHE_COMPILE`` at install time: 0 (the default) compiles nothing, ``engine`` the engine
+  group, 1 both (see ``setup.py``).
 
 ``simcache/__init__.py`` imports this module before anything else, so the
 choice is made before any compiled module is imported.
@@ -45,7 +48,7 @@ from simcache.native.sources import COMPILE_GROUPS, ROOT, CompileGroup, compiled
 
 __all__ = ["COMPILED", "ENGINE", "GROUPS", "EngineChoice", "choose"]
 
-_REINSTALL = "reinstall to recompile them (`.venv/bin/pip install -e .`, about four and a half minutes)"
+_REINSTALL = "reinstall to recompile them (`.venv/bin/pip install -e .`, same SIMCACHE_COMPILE)"
 
 
 def compiled_files(group: CompileGroup, root: Path = ROOT) -> list[Path]:
@@ -81,7 +84,8 @@ def choose(
     group imports) can be imported.
     """
     if compiled == 0:
-        return EngineChoice(False, "installed without compiling (SIMCACHE_COMPILE=0, or mypyc or gcc failed: pip install -v shows why)")
+        why = "installed without compiling it (SIMCACHE_COMPILE, or mypyc or gcc failed; pip -v)"
+        return EngineChoice(False, why)
     if pure_python_requested:
         return EngineChoice(False, "SIMCACHE_PURE_PYTHON=1")
     modules = len(group.modules)

@@ -15,6 +15,7 @@ from typing import Any
 
 from simcache.base.errors import ScenarioError, echo
 from simcache.base.files import MAX_SCENARIO_BYTES_VARIABLE, FileRefused, read_limited, scenario_limit
+from simcache.spec.library import scenario_files
 from simcache.spec.messages import TOO_DEEP
 from simcache.spec.scenario import Scenario, validate_scenario
 
@@ -79,9 +80,8 @@ def _resolve_trace_paths(data: dict[str, Any], folder: Path) -> None:
 
 
 def builtin_scenarios() -> dict[str, Path]:
-    """Scenario files shipped in the repository's scenarios/ folder, by stem."""
-    folder = Path(__file__).resolve().parents[2] / "scenarios"
-    return {p.stem: p for p in sorted(folder.glob("*.toml"))} if folder.is_dir() else {}
+    """The scenario library shipped in the package (the repository's scenarios/ folder), by stem."""
+    return scenario_files()
 
 
 def _find(path: Path) -> Path:
