@@ -76,29 +76,16 @@ WALL_LIMIT_S: float | None = None
 """Most wall-clock seconds one run of the page may take before it stops with a partial result (``None``: no limit)."""
 
 
-class _Lease(Cancel):
+def _Lease(seconds: float, deadline: float | None = None) -> Cancel:
     """A cancel token that also cancels itself when not renewed for ``seconds`` (see :data:`LEASE_S`)."""
-
-    def __init__(self, seconds: float, deadline: float | None = None):
-        super().__init__(deadline)
-        self.seconds = seconds
-        self.expires = time.monotonic() + seconds
-
-    def renew(self) -> None:
-        self.expires = time.monotonic() + self.seconds
-
-    @property
-    def cancelled(self) -> bool:
-        if not super().cancelled and time.monotonic() > self.expires:
-            self.cancel(f"no page polled it for {self.seconds:g} s")
-        return super().cancelled
+    return Cancel(deadline, lease=seconds)
 
 
 @dataclass
 class _Job:
     """One simulation or sweep running in a background thread for this session."""
 
-    token: _Lease
+    token: Cancel
     fraction: float = 0.0
     text: str = ""
     """What the progress bar says (empty: the bar's own text)."""

@@ -266,14 +266,21 @@ class Cancel:
     """A stop request for a run, safe to set from any thread or signal handler.
 
     ``Cancel(deadline=60)`` also cancels itself 60 wall seconds after it was
-    made. Pass it to :func:`simcache.simulate` (``cancel=``), which then
-    returns a partial result; one token may stop many runs (a sweep, a check).
+    made; ``Cancel(lease=10)`` cancels itself once 10 wall seconds pass without
+    a :meth:`renew` (the what-if page stops a run no page polls any more). Pass
+    it to :func:`simcache.simulate` (``cancel=``), which then returns a partial
+    result; one token may stop many runs (a sweep, a check). Compiled with the
+    engine, so not to be subclassed: the lease is the extension point.
     """
 
-    def __init__(self, deadline: float | None = None):
+    def __init__(self, deadline: float | None = None, *, lease: float | None = None):
         self._flag = threading.Event()
         self._deadline = None if deadline is None else time.monotonic() + deadline
         self._deadline_s = deadline
+        self.lease = lease
+        """Wall seconds the token lives without a :meth:`renew` (``None``: no lease)."""
+        self.expires = math.inf if lease is None else time.monotonic() + lease
+        """The monotonic time the lease runs out at (infinite without one)."""
         self.reason = ""
         """Why it was cancelled (empty until then): the ``reason`` given to :meth:`cancel`, or the deadline."""
         self.signal: int | None = None
@@ -286,13 +293,22 @@ class Cancel:
             self.signal = signal_number
             self._flag.set()
 
+    def renew(self) -> None:
+        """Start the lease over (nothing without one)."""
+        if self.lease is not None:
+            self.expires = time.monotonic() + self.lease
+
     @property
     def cancelled(self) -> bool:
-        """Whether :meth:`cancel` was called or the deadline has passed."""
+        """Whether :meth:`cancel` was called, the deadline has passed or the lease ran out."""
         if self._flag.is_set():
             return True
-        if self._deadline is not None and time.monotonic() >= self._deadline:
+        now = time.monotonic()
+        if self._deadline is not None and now >= self._deadline:
             self.cancel(f"deadline of {self._deadline_s:g} s wall time passed")
+            return True
+        if self.lease is not None and now > self.expires:
+            self.cancel(f"no page polled it for {self.lease:g} s")
             return True
         return False
 
