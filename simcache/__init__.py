@@ -27,4 +27,15 @@ from simcache.spec import Scenario, load_scenario
 from simcache.runs.sweep import sweep
 from simcache.workloads.ingest.imported import import_workload
 
-__all__ = ["Estimate", "Result", "Scenario", "ScenarioError", "__version__", "estimate", "import_workload", "load_scenario", "simulate", "sweep"]
+__all__ = [
+    "Estimate",
+    "Result",
+    "Scenario",
+    "ScenarioError",
+    "__version__",
+    "estimate",
+    "import_workload",
+    "load_scenario",
+    "simulate",
+    "sweep",
+]

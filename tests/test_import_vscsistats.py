@@ -527,8 +527,10 @@ def test_missing_frequency_header_or_stat_lines(tmp_path: Path) -> None:
         imported_by(vs, write(tmp_path, "\n".join(lines) + "\n"), {})
     assert problem(exc) == ("line 5, Frequency header", "mean line(s) missing before it (a section gives min, max, mean, count)")
     with pytest.raises(WorkloadFileError) as exc:
-        imported_by(vs, 
-            write(tmp_path, disk_text() + "Histogram: IO lengths of commands,virtual machine worldGroupID,1,virtual disk handleID,2\n"), {}
+        imported_by(
+            vs,
+            write(tmp_path, disk_text() + "Histogram: IO lengths of commands,virtual machine worldGroupID,1,virtual disk handleID,2\n"),
+            {},
         )
     assert problem(exc)[1] == "ends before any 'Frequency,Histogram Bucket Limit' rows"
 

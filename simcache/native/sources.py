@@ -24,8 +24,8 @@ __all__ = [
     "CompileGroup",
     "compiled_candidates",
     "copy_package",
-    "source_digest",
     "package_modules",
+    "source_digest",
     "source_path",
 ]
 

@@ -97,6 +97,8 @@ MAX_PEER_LINKS = 16
 """Most peer-network ports a host may have (``cluster.peer_links``)."""
 MAX_SEED = 2**53 - 1
 """Largest seed: the largest whole number JSON (results' meta.json, the page's inputs) holds exactly."""
+
+
 def _show_number(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 

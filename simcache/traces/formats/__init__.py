@@ -33,7 +33,17 @@ from simcache.base.errors import WorkloadFileError
 from simcache.traces.formats.base import FileReading, read_head
 from simcache.traces.trace import Trace
 
-__all__ = ["FORMATS", "TRACE_FORMATS", "FileReading", "guess_format", "read_file", "load_trace", "open_trace", "parse_option", "parse_options"]
+__all__ = [
+    "FORMATS",
+    "TRACE_FORMATS",
+    "FileReading",
+    "guess_format",
+    "load_trace",
+    "open_trace",
+    "parse_option",
+    "parse_options",
+    "read_file",
+]
 
 FORMATS: dict[str, str] = {
     "fio-job": "fio_job",
