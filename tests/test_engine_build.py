@@ -202,7 +202,7 @@ def test_a_group_without_its_shared_library_runs_from_its_sources(tmp_path: Path
     editable install keeps the checkout, which holds the original, on ``sys.path``)."""
     site = tmp_path / "site"
     copy_package(site)
-    record = site / "simcache" / "_compiled_digest.py"
+    record = site / "simcache" / "native" / "compiled_digest.py"
     record.write_text(record.read_text().replace("simcache_estimate__mypyc", "simcache_estimate_lost__mypyc"))
     result, warnings = probe(tmp_path, site, ("simcache.sim.engine", "quick"))
     assert result["groups"] == {"engine": True, "estimate": False}, result["engine"]

@@ -18,6 +18,7 @@ __all__ = [
     "COMPILE_GROUPS",
     "ENGINE_MODULES",
     "ESTIMATE_MODULES",
+    "NOT_COMPILED",
     "RESULT_MODULES",
     "ROOT",
     "SHARED_LIBRARY_GLOB",
@@ -35,6 +36,13 @@ ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `simcach
 # which carry nearly all of a simulation's CPU time. Every module of these folders is compiled: a module that runs
 # per simulated event belongs in one of them, and one that does not belongs elsewhere.
 ENGINE_PACKAGES = ("simcache.physics", "simcache.workloads", "simcache.sim", "simcache.sim.components")
+# Modules of those folders that stay Python, each with its reason: their objects cross process boundaries
+# (a check's or a sweep's workers), and instances of mypyc's native classes do not unpickle (a frozen
+# dataclass refuses the attributes pickle sets; the others want their constructor's arguments).
+NOT_COMPILED = {
+    "simcache.sim.control": "Limits travel to a check's or a sweep's worker processes",
+    "simcache.sim.stream": "a run's StreamStats travel back from the workers in its Result",
+}
 
 # The analytic estimate: compiled, its per-state Python work (state set-up, fixed point, timeline) runs faster
 # (bench/README.md). It imports the engine group's physics as ordinary Python imports (below).
@@ -42,11 +50,13 @@ ESTIMATE_PACKAGES = ("simcache.estimate", "simcache.estimate.theory")
 
 
 def package_modules(packages: tuple[str, ...], root: Path = ROOT) -> tuple[str, ...]:
-    """Every module directly in each of ``packages`` (not their sub-packages, nor ``__init__``), sorted by name."""
+    """Every module directly in each of ``packages`` (not their sub-packages, nor ``__init__``), sorted
+    by name, but those of :data:`NOT_COMPILED`."""
     found = []
     for package in packages:
         folder = root.joinpath(*package.split("."))
-        found += [f"{package}.{path.stem}" for path in sorted(folder.glob("*.py")) if path.stem != "__init__"]
+        names = [f"{package}.{path.stem}" for path in sorted(folder.glob("*.py")) if path.stem != "__init__"]
+        found += [name for name in names if name not in NOT_COMPILED]
     return tuple(found)
 
 
@@ -86,9 +96,11 @@ COMPILED_MODULES = tuple(module for group in COMPILE_GROUPS for module in group.
 # turns a run into a row. A results store keys rows by their digest, so a resumed sweep never reuses rows
 # computed by other code (simcache.runs.sweep).
 SCENARIO_MODULES = ("simcache.spec.__init__", *package_modules(("simcache.spec",)))
+RUN_CONTROL_MODULES = tuple(NOT_COMPILED)
 RESULT_MODULES = (
     *COMPILED_MODULES,
     *SCENARIO_MODULES,
+    *RUN_CONTROL_MODULES,
     "simcache.base.units",
     "simcache.base.metrics",
     "simcache.results.result",
