@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import pickle
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from simcache.cli.main import main
 from simcache.results.result import RecordsNotKept, Result
 from simcache.results.validity import in_flight_series
 from simcache.sim.collect import COMPONENTS
+from simcache.sim.control import Limits
 from simcache.sim.stream import BUCKETS, MIN_MS, REL_ERROR, LatencyHistogram, counts_of, percentile_of_counts
 
 TOLERANCE = REL_ERROR * (1 + 1e-12)
@@ -241,3 +243,15 @@ def test_a_sample_interval_of_more_ios_than_the_buffer_holds() -> None:
         assert row_streamed["count"] == row_kept["count"] and row_streamed["mb_s"] == pytest.approx(row_kept["mb_s"], rel=1e-12)
         for q in ("p50_ms", "p99_ms"):
             assert within_error(row_streamed[q], row_kept[q]), (op, q)
+
+
+def test_what_crosses_to_worker_processes_pickles() -> None:
+    """A check's and a sweep's workers get ``Limits`` and send back Results holding ``StreamStats``: both
+    must survive pickling, compiled or not (mypyc's native classes would not: see
+    ``simcache.native.sources.NOT_COMPILED``)."""
+    limits = Limits(1e6, 2e9)
+    assert pickle.loads(pickle.dumps(limits)) == limits
+    result = simcache.simulate(simcache.load_scenario("default"), duration=1.0, keep_records=False)
+    again = pickle.loads(pickle.dumps(result))
+    assert again.stream is not None and again.stream.completed == result.stream.completed
+    pd.testing.assert_frame_equal(again.summary, result.summary)
