@@ -14,7 +14,7 @@ element update), the button's callback cancels the run, the run ends within
 milliseconds at the simulated time it reached, and the rerun picks the job up
 again and shows the partial result with a warning ("Stopped at simulated time
 t of T s"). A partial result is never cached. The token is a lease
-(:class:`_Lease`): a run that no script run has polled for :data:`LEASE_S`
+(:func:`_lease`): a run that no script run has polled for :data:`LEASE_S`
 seconds (the page was closed, or it moved on to other settings) cancels
 itself, so nothing stays busy after the session ends. A sweep runs the same
 way (**Stop sweep**): stopped, it keeps the points whose runs finished.
@@ -76,7 +76,7 @@ WALL_LIMIT_S: float | None = None
 """Most wall-clock seconds one run of the page may take before it stops with a partial result (``None``: no limit)."""
 
 
-def _Lease(seconds: float, deadline: float | None = None) -> Cancel:
+def _lease(seconds: float, deadline: float | None = None) -> Cancel:
     """A cancel token that also cancels itself when not renewed for ``seconds`` (see :data:`LEASE_S`)."""
     return Cancel(deadline, lease=seconds)
 
@@ -114,7 +114,7 @@ def _follow(key: str, work: Callable[[_Job], Any], text: str) -> Any:
     jobs = _jobs()
     job = jobs.get(key)
     if job is None:
-        job = jobs[key] = _Job(_Lease(LEASE_S, WALL_LIMIT_S))
+        job = jobs[key] = _Job(_lease(LEASE_S, WALL_LIMIT_S))
         job.start(work)
     bar = st.progress(0.0, text=text)
     while job.thread.is_alive():

@@ -191,7 +191,7 @@ def test_a_run_no_page_polls_cancels_itself_and_its_thread_ends() -> None:
     and its worker thread ends within a second of that with the partial result."""
     from simcache_app import runs
 
-    job = runs._Job(runs._Lease(0.5))
+    job = runs._Job(runs._lease(0.5))
     scenario = simcache.load_scenario("default")
     started = time.monotonic()
     job.start(lambda job: simcache.simulate(scenario, duration=600.0, progress=job.advance, cancel=job.token))

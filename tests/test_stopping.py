@@ -318,9 +318,9 @@ def test_check_with_a_pool_stops_its_runs_on_ctrl_c() -> None:
 
 
 def test_an_app_run_nobody_polls_cancels_itself() -> None:
-    from simcache_app.runs import _Lease
+    from simcache_app.runs import _lease
 
-    lease = _Lease(0.05)
+    lease = _lease(0.05)
     assert not lease.cancelled
     lease.renew()
     time.sleep(0.1)

@@ -96,11 +96,10 @@ COMPILED_MODULES = tuple(module for group in COMPILE_GROUPS for module in group.
 # turns a run into a row. A results store keys rows by their digest, so a resumed sweep never reuses rows
 # computed by other code (simcache.runs.sweep).
 SCENARIO_MODULES = ("simcache.spec.__init__", *package_modules(("simcache.spec",)))
-RUN_CONTROL_MODULES = tuple(NOT_COMPILED)
 RESULT_MODULES = (
     *COMPILED_MODULES,
     *SCENARIO_MODULES,
-    *RUN_CONTROL_MODULES,
+    *NOT_COMPILED,
     "simcache.base.units",
     "simcache.base.metrics",
     "simcache.results.result",

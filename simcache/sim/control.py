@@ -221,7 +221,7 @@ def _trace_ios_per_vm(scenario: Scenario, group: Group) -> float:
 
 def _closed_rates(scenario: Scenario) -> dict[str, float]:
     """IOPS per VM of each closed-loop group by the analytic estimate ({} when it cannot estimate the scenario)."""
-    from simcache.estimate import estimate  # the estimate imports the engine's physics: late, as the engine imports this
+    from simcache.estimate import estimate  # looked up per call: tests replace simcache.estimate.estimate
 
     try:
         summary = estimate(scenario).summary
@@ -303,6 +303,8 @@ class Cancel:
         """Whether :meth:`cancel` was called, the deadline has passed or the lease ran out."""
         if self._flag.is_set():
             return True
+        if self._deadline is None and self.lease is None:
+            return False
         now = time.monotonic()
         if self._deadline is not None and now >= self._deadline:
             self.cancel(f"deadline of {self._deadline_s:g} s wall time passed")
