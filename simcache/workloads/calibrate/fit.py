@@ -46,6 +46,17 @@ _P99_WEIGHT = 0.5
 _ROBUST = 0.1
 """Residuals beyond about 10 % count less than squared (scipy's soft_l1 loss): one run the host disturbed (a p99
 of a queue deeper than the device's) does not drag the fit."""
+_LOOSE = {
+    "command_overhead": "it and the unit latencies are told apart by points between QD1 and the knee (where IOPS stop "
+    "growing with queue depth): add runs at queue depths 2, 4 and 8",
+    "latency": "the time on a unit is told from command_overhead and the command rate ceiling by points between QD1 and "
+    "the knee: add runs at queue depths 2, 4 and 8 of that operation",
+    "units": "the highest IOPS with the knee's depth pin it: add runs past the knee (queue depth 32 or 64) and at it",
+    "iops_limit": "the ceiling is told from the units' by the knee's sharpness: add runs at 2, 4 and 8 outstanding",
+    "bandwidth": "add runs of two block sizes far apart (4k and 128k) at queue depth 8 or more",
+    "service_cv": "the spread of latency at low queue depth pins it: add a QD1 run with percentiles",
+}
+"""What pins each kind of parameter, for the warning when the points leave it loose."""
 _UNSEEN_CEILING = 2.0
 """A command rate ceiling above this many times the highest IOPS measured was never met: it is left unset."""
 
@@ -158,8 +169,7 @@ def _start(points: Sequence[Point], ops: tuple[Op, ...], fixed: Fixed) -> dict[s
 
 
 def _bounds(name: str) -> tuple[float, float]:
-    key = name.split("_", 1)[1] if name.startswith(("read_", "write_")) else name
-    low, high, _ = BOUNDS[key]
+    low, high, _ = BOUNDS[_family(name)]
     return low, high
 
 
@@ -357,15 +367,15 @@ def _judge(fit: Fit, points: Sequence[Point], fixed: Fixed, ops: tuple[Op, ...],
             "service_cv not measured: no usable p99 (fio prints clat percentiles unless clat_percentiles=0; clones reported "
             "apart cannot be merged: run numjobs > 1 with group_reporting); the tier is deterministic"
         )
-    loose = {
-        "command_overhead": "command_overhead and the unit latencies are told apart by the points between QD1 and the knee "
-        "(where IOPS stop growing with queue depth): add runs at queue depths 2, 4 and 8",
-        "units": "channels x dies is pinned by the highest IOPS together with the knee's depth: add runs past the knee (queue "
-        "depth 32 or 64) and at it",
-        "service_cv": "service_cv is pinned by the spread of latency at low queue depth: add a QD1 run with percentiles",
-    }
     for name, spread in errors.items():
-        if name in loose and spread > _PINNED:
-            shown = "±∞" if not math.isfinite(spread) else f"±{spread:.0%}" if name != "service_cv" else f"±{spread:.2f}"
-            warnings.append(f"{name} not pinned ({shown}): {loose[name]}")
+        kept = name in ("units", "service_cv", "command_overhead") or name in fields
+        if kept and spread > _PINNED:
+            shown = "±∞" if not math.isfinite(spread) else f"±{spread:.2f}" if name == "service_cv" else f"±{spread:.0%}"
+            label = "channels x dies" if name == "units" else name
+            warnings.append(f"{label} not pinned ({shown}): {_LOOSE[_family(name)]}")
     return replace(fit, warnings=tuple(warnings), fitted_fields=tuple(fields), relative_errors=errors)
+
+
+def _family(name: str) -> str:
+    """``read_latency`` -> ``latency``: the key of :data:`_LOOSE` and :data:`BOUNDS`."""
+    return name.split("_", 1)[1] if name.startswith(("read_", "write_")) else name
