@@ -17,6 +17,7 @@ from typing import Any
 
 from simcache.base.errors import ScenarioError
 from simcache.base.units import parse_bandwidth, parse_duration
+from simcache.physics.cluster import pipe_rate
 from simcache.spec.components import TierSpec
 from simcache.spec.profiles import field_notes, get_profile, list_profiles
 from simcache.workloads.calibrate.fit import Fit, Fixed, fit_tier
@@ -72,9 +73,10 @@ def calibrate(paths: Sequence[Path], kind: str = "tier", base: str | None = None
     if base_name not in known:
         raise ScenarioError("calibrate", [("--base", f"unknown tier profile {base_name!r}; built-in: {', '.join(known)}")])
     profile = get_profile("tier", base_name)
-    fixed = Fixed(
-        read_bandwidth=parse_bandwidth(profile["read_bandwidth"]),
-        write_bandwidth=parse_bandwidth(profile["write_bandwidth"]),
+    interface = profile.get("interface")
+    fixed = Fixed(  # the pipe as the base's interface caps it; the host's controller cap is the user's, in the runs
+        read_bandwidth=pipe_rate(parse_bandwidth(profile["read_bandwidth"]), None, interface),
+        write_bandwidth=pipe_rate(parse_bandwidth(profile["write_bandwidth"]), None, interface),
         read_latency=parse_duration(profile["read_latency"]),
         write_latency=parse_duration(profile["write_latency"]),
     )

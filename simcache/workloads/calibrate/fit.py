@@ -40,6 +40,8 @@ BOUNDS: dict[str, tuple[float, float, str]] = {
 }
 """Each fitted quantity's range, SI units, and why."""
 
+_SCOUT = 40
+"""Model evaluations per first guess before the best one is followed to the end."""
 _PINNED = 0.3
 """Relative standard error below which a parameter counts as pinned by the points."""
 _P99_WEIGHT = 0.5
@@ -134,12 +136,15 @@ def fit_tier(points: Sequence[Point], fixed: Fixed) -> Fit:
     has_p99 = any(p.p99 is not None for p in points)
     if not has_p99:
         names.remove("service_cv")
-    start = _start(points, ops, fixed)
-    free_fits = [
-        _solve(points, fixed, _Layout(tuple(names), ops, True, start["units"], routing), start)
-        for routing in (("earliest", "die") if "read" in ops else ("earliest",))
+    routings: tuple[Literal["earliest", "die"], ...] = ("earliest", "die") if "read" in ops else ("earliest",)
+    tries = [
+        _solve(points, fixed, _Layout(tuple(names), ops, True, start["units"], routing), start, _SCOUT)
+        for start in _starts(points, ops, fixed)
+        for routing in routings
     ]
-    free = min(free_fits, key=lambda f: _cost(f, points))
+    scout = min(tries, key=lambda f: _cost(f, points))
+    layout = _Layout(tuple(names), ops, True, scout.units, scout.routing)
+    free = _solve(points, fixed, layout, _values(scout))
     best: tuple[float, Fit] | None = None
     for units in sorted({max(1, math.floor(free.units)), max(1, math.ceil(free.units))}):
         layout = _Layout(tuple(names), ops, False, float(units), free.routing)
@@ -152,20 +157,26 @@ def fit_tier(points: Sequence[Point], fixed: Fixed) -> Fit:
     return _judge(best[1], points, fixed, ops, sizes, has_p99)
 
 
-def _start(points: Sequence[Point], ops: tuple[Op, ...], fixed: Fixed) -> dict[str, float]:
-    """A first guess from the points: a third of the shortest latency outside the device, the rest on a unit."""
+def _starts(points: Sequence[Point], ops: tuple[Op, ...], fixed: Fixed) -> list[dict[str, float]]:
+    """First guesses from the points: a tenth or half of the shortest latency outside the device and the rest on a
+    unit, with each operation's highest IOPS set by the units (the ceiling loose) or by the command processor."""
     shortest = min(p.mean for p in points)
-    start = {"command_overhead": shortest / 3.0, "service_cv": 0.2, "units": 1.0}
-    for op in ops:
-        mine = [p for p in points if p.op == op]
-        lowest = min(mine, key=lambda p: p.outstanding)
-        ceiling = max(p.iops for p in mine)
-        latency = max(lowest.mean - start["command_overhead"] - lowest.size / getattr(fixed, f"{op}_bandwidth"), 1e-6)
-        start[f"{op}_latency"] = latency
-        start[f"{op}_iops_limit"] = 3.0 * ceiling
-        start[f"{op}_bandwidth"] = getattr(fixed, f"{op}_bandwidth")
-        start["units"] = max(start["units"], ceiling * latency)
-    return start
+    starts = []
+    for share in (0.1, 0.5):
+        for bound_by in ("units", "command"):
+            start = {"command_overhead": shortest * share, "service_cv": 0.2, "units": 1.0}
+            for op in ops:
+                mine = [p for p in points if p.op == op]
+                lowest = min(mine, key=lambda p: p.outstanding)
+                ceiling = max(p.iops for p in mine)
+                bandwidth = getattr(fixed, f"{op}_bandwidth")
+                latency = max(lowest.mean - start["command_overhead"] - lowest.size / bandwidth, 1e-6)
+                start[f"{op}_latency"] = latency
+                start[f"{op}_iops_limit"] = (3.0 if bound_by == "units" else 1.02) * ceiling
+                start[f"{op}_bandwidth"] = bandwidth
+                start["units"] = max(start["units"], ceiling * latency * (1.0 if bound_by == "units" else 2.0))
+            starts.append(start)
+    return starts
 
 
 def _bounds(name: str) -> tuple[float, float]:
@@ -274,7 +285,7 @@ def _values(fit: Fit) -> dict[str, float]:
     return values
 
 
-def _solve(points: Sequence[Point], fixed: Fixed, layout: _Layout, start: Mapping[str, float]) -> Fit:
+def _solve(points: Sequence[Point], fixed: Fixed, layout: _Layout, start: Mapping[str, float], evaluations: int = 200) -> Fit:
     chosen = tuple(points)
 
     def residuals(vector: Floats) -> Floats:
@@ -289,7 +300,7 @@ def _solve(points: Sequence[Point], fixed: Fixed, layout: _Layout, start: Mappin
         f_scale=_ROBUST,
         ftol=1e-6,
         xtol=1e-6,
-        max_nfev=200,
+        max_nfev=evaluations,
     )
     fit = _fit_from(result.x, layout, fixed, chosen)
     errors = _relative_errors(result.jac, result.fun, layout)

@@ -25,6 +25,7 @@ Vectorised over points: one call answers every point of a fit.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -91,7 +92,11 @@ def predict(device: Device, sizes: Floats, outstanding: Floats) -> Prediction:
     capacity = np.where(np.isfinite(capacity), capacity, np.inf)
     queue = [np.zeros_like(n) for _ in service]
     busy = [np.zeros_like(n) for _ in service]
-    seen = (n - 1.0) / n
+    # Of the loop's other I/Os, the share an arrival finds queued: Schweitzer's (n - 1) / n when arrivals are random
+    # (a random die, or service times spread like an exponential's), less as they grow alike: a closed loop of
+    # identical operations falls into step and never waits below the busiest station's capacity.
+    randomness = 1.0 if device.routing == "die" else min(1.0, math.sqrt(device.service_cv))
+    seen = (n - 1.0) / n * randomness
     throughput = np.zeros_like(n)
     residence = [np.zeros_like(n) for _ in service]
     for _ in range(_ITERATIONS):
@@ -112,7 +117,6 @@ def predict(device: Device, sizes: Floats, outstanding: Floats) -> Prediction:
     fixed = device.command_overhead + command + pipe
     variable = np.maximum(mean - fixed, 1e-12)
     variance = (device.latency * device.service_cv) ** 2 * np.ones_like(n)
-    randomness = 1.0 if device.routing == "die" else min(1.0, cv2)  # a random die is a random arrival; else service spread is
     for s, c, q, u, m in zip(service, scv, queue, busy, copies, strict=True):
         ahead = np.maximum(q * seen - u * seen, 0.0)  # I/Os waiting ahead of an arrival, besides the one in service
         share = np.minimum(1.0, q * m / np.maximum(n - 1.0, 1.0))  # of the other I/Os, those at stations like this one

@@ -2,8 +2,9 @@
 table of measured against fitted figures, and the TOML file with both and the inputs' SHA-256.
 
 The fields the points set are the fit's; every other field is the base profile's, with the base's own source
-note. The base's ``controller_bandwidth`` is left out: a host's controller is a scenario's choice, and the fio
-runs measured the user's own host path anyway. ``read_interference`` follows the read routing the fit chose
+note. Left out: the base's ``controller_bandwidth`` (a host's controller is a scenario's choice, and the fio runs
+measured the user's own host path anyway) and its stalls (``stall_probability``, ``stall_time``: rare tails beyond
+the p99 the fit sees, whose mean time the fit has already given to the other fields). ``read_interference`` follows the read routing the fit chose
 (1.0, reads queue at the die holding their data, when random dies fitted better; unset otherwise), so that the
 simulator routes reads as the fit did.
 """
@@ -20,9 +21,12 @@ from simcache.base.units import format_figure
 from simcache.workloads.calibrate.fit import Fit
 from simcache.workloads.calibrate.points import Points
 
+_MAX_DIES = 64
+"""TierSpec's most dies per channel."""
+
 __all__ = ["FitRow", "fit_rows", "fit_table", "tier_table", "tier_toml"]
 
-_LEFT_OUT = ("profile", "description", "source", "controller_bandwidth")
+_LEFT_OUT = ("profile", "description", "source", "controller_bandwidth", "stall_probability", "stall_time")
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,8 @@ def tier_table(fit: Fit, points: Points, base_name: str, base: Mapping[str, Any]
     ]
     base_channels = int(base.get("channels", 1))
     units = round(fit.units)
-    channels, dies = (base_channels, units // base_channels) if units % base_channels == 0 and units >= base_channels else (units, 1)
+    split = units % base_channels == 0 and 1 <= units // base_channels <= _MAX_DIES
+    channels, dies = (base_channels, units // base_channels) if split else (units, 1)
     pinned = _spread(fit, "units")
     rows.append(("channels", channels, f"fitted: channels x dies = {units} parallel units{pinned} (only the product is measured)"))
     rows.append(("dies", dies, "fitted, with channels"))
@@ -140,7 +145,8 @@ def tier_table(fit: Fit, points: Points, base_name: str, base: Mapping[str, Any]
         rows.append(("service_cv", round(fit.service_cv, 3), f"fitted{_spread(fit, 'service_cv')}"))
     if fit.routing == "die":
         rows.append(("read_interference", 1.0, "fitted: reads queue at a random die (fitted better than the earliest-free unit)"))
-    taken = {name for name, _, _ in rows} | set(_LEFT_OUT) | {"read_interference", "service", "service_cv", "dies"}
+    measured = {f"{p.op}_iops_limit" for p in fit.points}  # fitted, or left unset because the points never met one
+    taken = {name for name, _, _ in rows} | set(_LEFT_OUT) | measured | {"read_interference", "service", "service_cv", "dies"}
     for name, value in base.items():
         if name not in taken:
             rows.append((name, value, f"base profile {base_name}: {base_notes.get(name, 'no note')}"))
