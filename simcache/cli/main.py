@@ -171,7 +171,9 @@ def _parser() -> argparse.ArgumentParser:
     calibrate_cmd.add_argument("files", nargs="+", type=Path, help="fio --output-format=json results of one raw device (direct=1)")
     calibrate_cmd.add_argument("--kind", choices=list(CALIBRATE_KINDS), default="tier", help="the device kind to fit (default tier)")
     calibrate_cmd.add_argument(
-        "--base", default=None, help="tier profile giving the fields fio cannot measure (default: nvme-p3700 for /dev/nvme*, else sata-ssd-s3700)"
+        "--base",
+        default=None,
+        help="tier profile giving the fields fio cannot measure (default: nvme-p3700 for /dev/nvme*, else sata-ssd-s3700)",
     )
     calibrate_cmd.add_argument("-o", "--out", type=Path, default=None, help="device TOML to write (default: print it)")
 

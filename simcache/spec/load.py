@@ -99,7 +99,7 @@ def resolve_device_files(data: dict[str, Any], folder: Path, source: str) -> Non
 def _device_file(value: dict[str, Any], table: str, folder: Path, source: str, where: str) -> dict[str, Any]:
     name = value["file"]
     if not isinstance(name, str) or not name:
-        raise ScenarioError(source, [(f"{where}.file", f"give the device file's path as a string, e.g. file = \"my-{table}.toml\"")])
+        raise ScenarioError(source, [(f"{where}.file", f'give the device file\'s path as a string, e.g. file = "my-{table}.toml"')])
     path = Path(name).expanduser()
     path = path if path.is_absolute() else folder / path
     if not path.is_file():

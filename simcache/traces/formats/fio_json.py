@@ -146,7 +146,9 @@ def measured_jobs(path: Path, numjobs_as: str = "workers") -> Measurements:
                 notes.append(f"job {jobname} (jobs[{index}]) ended with error {clone['error']}: its figures may cover part of the run")
         job = MeasuredJob(jobname, groupid, first_index, settings, result, len(clones))
         for key in _DIRECTIONS:
-            per_clone = [_direction(path, entry[key], f"jobs[{index}].{key}") for index, entry in clones if isinstance(entry.get(key), dict)]
+            per_clone = [
+                _direction(path, entry[key], f"jobs[{index}].{key}") for index, entry in clones if isinstance(entry.get(key), dict)
+            ]
             per_clone = [d for d in per_clone if d.ios > 0 or d.iops > 0]
             if per_clone:
                 job.figures[key] = _combine(per_clone)
@@ -197,7 +199,9 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
         raise WorkloadFileError.at(path, None, "jobs", "no job that reads or writes to import")
     facts.insert(1, ("jobs", str(len(groups))))
     duration = max(runtimes) if runtimes and max(runtimes) > 0 else max(durations) if durations else None
-    return FileReading(path, NAME, groups, expect=expect, warnings=measurements.job_notes.warnings() + notes, facts=facts, duration=duration)
+    return FileReading(
+        path, NAME, groups, expect=expect, warnings=measurements.job_notes.warnings() + notes, facts=facts, duration=duration
+    )
 
 
 def _rel(path: Path, value: Any) -> float:

@@ -49,13 +49,14 @@ _ROBUST = 0.1
 """Residuals beyond about 10 % count less than squared (scipy's soft_l1 loss): one run the host disturbed (a p99
 of a queue deeper than the device's) does not drag the fit."""
 _LOOSE = {
-    "command_overhead": "it and the unit latencies are told apart by points between QD1 and the knee (where IOPS stop "
-    "growing with queue depth): add runs at queue depths 2, 4 and 8",
-    "latency": "the time on a unit is told from command_overhead and the command rate ceiling by points between QD1 and "
-    "the knee: add runs at queue depths 2, 4 and 8 of that operation",
-    "units": "the highest IOPS with the knee's depth pin it: add runs past the knee (queue depth 32 or 64) and at it",
-    "iops_limit": "the ceiling is told from the units' by the knee's sharpness: add runs at 2, 4 and 8 outstanding",
-    "bandwidth": "add runs of two block sizes far apart (4k and 128k) at queue depth 8 or more",
+    "command_overhead": "runs between QD1 and the knee (where IOPS stop growing with queue depth, e.g. 2, 4 and 8 "
+    "outstanding) tell it from the unit latencies; if they are in, other splits of the QD1 latency fit as well",
+    "latency": "runs between QD1 and the knee of that operation (e.g. 2, 4 and 8 outstanding) tell it from "
+    "command_overhead and the command rate ceiling; if they are in, other splits fit as well",
+    "units": "runs past the knee (32 or 64 outstanding) and at it pin it, with the unit latency",
+    "iops_limit": "the knee's sharpness tells the ceiling from the units' (runs at 2, 4 and 8 outstanding); if they are "
+    "in, the units' ceiling fits as well",
+    "bandwidth": "runs of two block sizes far apart (4k and 128k) at queue depth 8 or more pin it",
     "service_cv": "the spread of latency at low queue depth pins it: add a QD1 run with percentiles",
 }
 """What pins each kind of parameter, for the warning when the points leave it loose."""
@@ -346,7 +347,9 @@ def _judge(fit: Fit, points: Sequence[Point], fixed: Fixed, ops: tuple[Op, ...],
             continue
         limits[name] = limit
         fields.append(name)
-    fit = replace(fit, units=float(round(fit.units)), read_iops_limit=limits["read_iops_limit"], write_iops_limit=limits["write_iops_limit"])
+    fit = replace(
+        fit, units=float(round(fit.units)), read_iops_limit=limits["read_iops_limit"], write_iops_limit=limits["write_iops_limit"]
+    )
     fit = replace(fit, fitted=_predict_points(fit, points))
     for op in ops:
         fields.append(f"{op}_latency")

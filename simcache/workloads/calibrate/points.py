@@ -138,7 +138,10 @@ def _device(path: Path, job: MeasuredJob) -> str:
     where = f"jobs[{job.index}] ({job.jobname}) filename"
     if not target:
         raise WorkloadFileError.at(
-            path, None, where, "no filename: fio wrote to a file it made in a file system; calibrate needs the raw device (filename=/dev/...)"
+            path,
+            None,
+            where,
+            "no filename: fio wrote to a file it made in a file system; calibrate needs the raw device (filename=/dev/...)",
         )
     if ":" in target:
         raise WorkloadFileError.at(path, None, where, f"{target!r} names several files or devices; calibrate fits one device")

@@ -4,9 +4,9 @@ table of measured against fitted figures, and the TOML file with both and the in
 The fields the points set are the fit's; every other field is the base profile's, with the base's own source
 note. Left out: the base's ``controller_bandwidth`` (a host's controller is a scenario's choice, and the fio runs
 measured the user's own host path anyway) and its stalls (``stall_probability``, ``stall_time``: rare tails beyond
-the p99 the fit sees, whose mean time the fit has already given to the other fields). ``read_interference`` follows the read routing the fit chose
-(1.0, reads queue at the die holding their data, when random dies fitted better; unset otherwise), so that the
-simulator routes reads as the fit did.
+the p99 the fit sees, whose mean time the fit has already given to the other fields). ``read_interference``
+follows the read routing the fit chose (1.0, reads queue at the die holding their data, when random dies fitted
+better; unset otherwise), so that the simulator routes reads as the fit did.
 """
 
 from __future__ import annotations
@@ -91,7 +91,12 @@ def fit_table(fit: Fit) -> list[str]:
             )
         )
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    return ["  ".join(cell.ljust(w) if i in (0, len(head) - 1) else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths, strict=True))).rstrip() for line in lines]
+    return [
+        "  ".join(
+            cell.ljust(w) if i in (0, len(head) - 1) else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths, strict=True))
+        ).rstrip()
+        for line in lines
+    ]
 
 
 def _us(seconds: float) -> str:
@@ -111,7 +116,9 @@ def _spread(fit: Fit, name: str) -> str:
     return f", ±{spread:.2f}" if name == "service_cv" else f", ±{spread:.0%}"
 
 
-def tier_table(fit: Fit, points: Points, base_name: str, base: Mapping[str, Any], base_notes: Mapping[str, str]) -> list[tuple[str, Any, str]]:
+def tier_table(
+    fit: Fit, points: Points, base_name: str, base: Mapping[str, Any], base_notes: Mapping[str, str]
+) -> list[tuple[str, Any, str]]:
     """The ``[tier]`` table as (field, value, note) rows: the fitted fields, then the base profile's others."""
     runs = f"{len(points.points)} fio runs of {points.device}"
     rows: list[tuple[str, Any, str]] = [
