@@ -126,7 +126,7 @@ def test_a_run_without_filename_is_refused(tmp_path: Path) -> None:
     document = json.loads((INTEL / "randread-1-8.json").read_text())
     del document["jobs"][0]["job options"]["filename"]
     bad = _write(tmp_path, "nofile.json", document)
-    with pytest.raises(WorkloadFileError, match="(?s)nofile.json.*no filename"):
+    with pytest.raises(WorkloadFileError, match=r"(?s)nofile\.json.*no filename"):
         read_points([bad, INTEL / "randread-1-1.json"])
 
 
