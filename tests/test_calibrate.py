@@ -283,3 +283,13 @@ def test_cli_prints_the_fit_and_refuses_bad_sets(capsys: pytest.CaptureFixture[s
     assert main(["calibrate", str(INTEL / "randread-1-1.json"), str(INTEL / "randread-1-8.json")]) == 0
     captured = capsys.readouterr()
     assert "rand-read 4KiB" in captured.err and "[tier]" in captured.out
+
+
+def test_an_array_takes_its_drive_from_a_file(tmp_path: Path) -> None:
+    """``[array] drive = { file = ... }`` reads the file's ``[drive]`` table as ``tier`` reads ``[tier]``."""
+    drive = get_profile("drive", "sata-7200") | {"rpm": 5400}
+    (tmp_path / "disk.toml").write_text("[drive]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in drive.items()))
+    path = _scenario(tmp_path, '"sata-ssd-s3700"')
+    text = path.read_text().replace('profile = "array-24x15k"', 'profile = "array-24x15k"\ndrive = { file = "disk.toml" }')
+    path.write_text(text)
+    assert load_scenario(path).array.drive.rpm == 5400
