@@ -25,6 +25,7 @@ from scipy import stats
 from strategies import to_toml
 
 from simcache import ScenarioError, load_scenario, simulate
+from simcache.estimate import estimate
 from simcache.estimate.layout import Layout
 from simcache.estimate.solver import solve_hit_ratios
 from simcache.physics.cluster import INTERFACE_RATES, gc_refill_rate, pipe_rate, tier_units, write_gc_factor
@@ -392,6 +393,33 @@ def device_test(
             groups=[{"name": "fio", "policy": "WB+0", "vms_per_host": vms, "workload": {"sizes": {"4KiB": 1}, **workload}}],
         )
     )
+
+
+@pytest.mark.parametrize("profile", ["sata-ssd-s3700", "nvme-p3700"])
+def test_qd1_reads_of_a_profile_in_a_run_and_in_the_estimate(profile: str) -> None:
+    scenario = device_test(
+        {"mode": "closed", "workers": 1, "read_fraction": 1.0, "working_set": "64MiB"},
+        tier=profile,
+        cache={"warm": True, "line": "64KiB"},
+        duration="1s",
+        warmup="0.1s",
+    )
+    spec = scenario.cluster.tier
+    assert spec.read_iops_limit is not None
+    # A warm cache's hit at QD1: overhead + command + latency (lognormal, mean 1) + mean stall p T + the transfer.
+    stall = (spec.stall_probability or 0.0) * (spec.stall_time or 0.0)
+    rate = pipe_rate(spec.read_bandwidth, spec.controller_bandwidth, spec.interface)
+    expected_ms = (spec.command_overhead + 1 / spec.read_iops_limit + spec.read_latency + stall + 4 * KiB / rate) * 1e3
+    # The estimate adds the same steps with nothing queued: equal to rounding.
+    assert estimate(scenario).summary["mean_ms"].iloc[0] == pytest.approx(expected_ms, rel=1e-12)
+    # The run's mean within the CI of 20 batch means (by issue time) over its window.
+    result = simulate(scenario)
+    reads = result.measured
+    assert set(reads["path"]) == {"hit"}
+    start, end = result.window
+    batch = np.minimum(((reads["issue_s"].to_numpy() - start) / (end - start) * 20).astype(int), 19)
+    means = pd.Series(reads["latency_ms"].to_numpy()).groupby(batch).mean().to_numpy()
+    assert abs(means.mean() - expected_ms) <= batch_means_half_width(means), (means.mean(), expected_ms)
 
 
 @pytest.mark.parametrize(
