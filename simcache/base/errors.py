@@ -5,7 +5,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Iterable, Sequence
 
-__all__ = ["ECHO_CHARS", "RunTooLargeError", "ScenarioError", "SweepStoreError", "WorkloadFileError", "echo", "listing"]
+__all__ = ["ECHO_CHARS", "CalibrationError", "RunTooLargeError", "ScenarioError", "SweepStoreError", "WorkloadFileError", "echo", "listing"]
 
 ECHO_CHARS = 100
 """Most characters of a user's value a message quotes: a 10 MB string or a 10,000-deep table is shown by its start."""
@@ -96,6 +96,13 @@ class WorkloadFileError(ScenarioError):
         """One problem at ``line`` (1-based; ``None`` for the whole file) in ``field`` (a column, key or section)."""
         where = ", ".join(part for part in (f"line {line}" if line is not None else "", field) if part)
         return cls(str(source), [(where, message)])
+
+
+class CalibrationError(WorkloadFileError):
+    """Measurement files that cannot describe one device for ``simcache calibrate`` (mixed devices, buffered I/O, a
+    file system in the way, too few queue depths), or that cannot be read: each problem names the file and the reason."""
+
+    HEADING = "cannot calibrate"
 
 
 class SweepStoreError(ScenarioError):

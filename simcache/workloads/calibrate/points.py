@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from simcache.base.errors import WorkloadFileError
+from simcache.base.errors import CalibrationError, WorkloadFileError
 from simcache.base.units import parse_size
 from simcache.traces.formats.fio_json import Figures, MeasuredJob, measured_jobs
 
@@ -81,13 +81,18 @@ def sha256(path: Path) -> str:
 def read_points(paths: Sequence[Path]) -> Points:
     """The points of fio JSON results of one device; see the module docstring for what is refused."""
     if not paths:
-        raise WorkloadFileError.at("calibrate", None, "FILE", "give at least one fio JSON result (fio --output-format=json)")
+        raise CalibrationError.at("calibrate", None, "FILE", "give at least one fio JSON result (fio --output-format=json)")
     points: list[Point] = []
     notes: list[str] = []
     device: tuple[str, Path] | None = None
     versions: list[str] = []
     for path in paths:
-        measurements = measured_jobs(path)
+        try:
+            measurements = measured_jobs(path)
+        except CalibrationError:
+            raise
+        except WorkloadFileError as error:  # a file that cannot be read: said under calibrate's heading
+            raise CalibrationError(error.source, error.problems) from error
         version = str(measurements.document.get("fio version", "not given"))
         if version not in versions:
             versions.append(version)
@@ -98,7 +103,7 @@ def read_points(paths: Sequence[Path]) -> Points:
             if device is None:
                 device = (target, path)
             elif target != device[0]:
-                raise WorkloadFileError.at(
+                raise CalibrationError.at(
                     path,
                     None,
                     f"jobs[{job.index}].filename",
@@ -106,7 +111,7 @@ def read_points(paths: Sequence[Path]) -> Points:
                     "of one device at a time",
                 )
             if job.groupid in groups:
-                raise WorkloadFileError.at(
+                raise CalibrationError.at(
                     path,
                     None,
                     f"jobs[{job.index}]",
@@ -119,10 +124,10 @@ def read_points(paths: Sequence[Path]) -> Points:
                 points.append(point)
     assert device is not None
     if not points:
-        raise WorkloadFileError.at(paths[0], None, "jobs", "no job that reads or writes one way at full speed; nothing to fit")
+        raise CalibrationError.at(paths[0], None, "jobs", "no job that reads or writes one way at full speed; nothing to fit")
     depths = sorted({p.outstanding for p in points})
     if len(depths) < 2:
-        raise WorkloadFileError.at(
+        raise CalibrationError.at(
             paths[0],
             None,
             "iodepth x numjobs",
@@ -137,16 +142,16 @@ def _device(path: Path, job: MeasuredJob) -> str:
     target = setting.value.strip() if setting is not None and setting.value else ""
     where = f"jobs[{job.index}] ({job.jobname}) filename"
     if not target:
-        raise WorkloadFileError.at(
+        raise CalibrationError.at(
             path,
             None,
             where,
             "no filename: fio wrote to a file it made in a file system; calibrate needs the raw device (filename=/dev/...)",
         )
     if ":" in target:
-        raise WorkloadFileError.at(path, None, where, f"{target!r} names several files or devices; calibrate fits one device")
+        raise CalibrationError.at(path, None, where, f"{target!r} names several files or devices; calibrate fits one device")
     if not target.startswith("/dev/"):
-        raise WorkloadFileError.at(
+        raise CalibrationError.at(
             path,
             None,
             where,
@@ -154,7 +159,7 @@ def _device(path: Path, job: MeasuredJob) -> str:
             "device (filename=/dev/...)",
         )
     if not _direct(job):
-        raise WorkloadFileError.at(
+        raise CalibrationError.at(
             path,
             None,
             f"jobs[{job.index}] ({job.jobname}) direct",
