@@ -211,7 +211,7 @@ def group_vms(scenario: simcache.Scenario, group_name: str, hosts: int | None = 
 
 def scenario_summary(scenario: simcache.Scenario) -> str:
     """The scenario as set, in one line with figures for people: ``"4 hosts, 24 VMs in 3 groups (db 8, build 8,
-    web 8); sata-ssd-s3700 flash tier, 372.5 GiB per host; destager buffer 2 GiB per host; 1 x 1GbE peer link
+    web 8); sata-ssd-s3700-field flash tier, 372.5 GiB per host; destager buffer 2 GiB per host; 1 x 1GbE peer link
     per host; array of 14 x 7,200 RPM spindles (raid10)"``."""
     cluster, array = scenario.cluster, scenario.array
     vms = {group.name: group_vms(scenario, group.name) for group in scenario.groups}

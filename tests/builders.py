@@ -34,7 +34,7 @@ def small_scenario(
         {
             "name": name,
             "run": {"duration": "1s", "warmup": "0.1s", "sample_interval": "0.25s", "seed": 5, **(run or {})},
-            "cluster": {"hosts": 2, "tier": "nvme-p3700", "peer_link": "10GbE", "storage_link": "1GbE", **(cluster or {})},
+            "cluster": {"hosts": 2, "tier": "nvme-p3700-field", "peer_link": "10GbE", "storage_link": "1GbE", **(cluster or {})},
             "array": array,
             "groups": groups,
             **extra,

@@ -213,7 +213,7 @@ def _negative(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
         ("negative size weight", ("groups", "0", "workload", "sizes"), {"4KiB": -1.0}),
         ("zero read size", ("groups", "0", "workload", "read_sizes"), {"0B": 1.0}),
         ("negative write size weight", ("groups", "0", "workload", "write_sizes"), {"4KiB": -1.0}),
-        ("negative tier latency", ("cluster", "tier"), {"profile": "nvme-p3700", "write_latency": "-1us"}),
+        ("negative tier latency", ("cluster", "tier"), {"profile": "nvme-p3700-field", "write_latency": "-1us"}),
     ]
     label, path, value = draw(st.sampled_from(choices))
     _set(data, path, value)

@@ -554,7 +554,7 @@ def test_minimal_scenario_toml_holds_no_default_and_writes_human_units(default: 
             assert simcache.load_scenario(_without(tables, leaf)) != default, f"{leaf} repeats a default"
     assert tables["cluster"]["destager"] == {"capacity": "2GiB"}
     assert tables["run"] == {"duration": "20s", "warmup": "4s", "sample_interval": "500ms"}
-    assert tables["cluster"]["tier"] == "sata-ssd-s3700"  # only the profile's name: the scenario changes none of its fields
+    assert tables["cluster"]["tier"] == "sata-ssd-s3700-field"  # only the profile's name: the scenario changes none of its fields
     assert 'throughput = "4MB/s"' in text
 
 
@@ -620,7 +620,7 @@ def test_component_names_in_words(default: simcache.Scenario) -> None:
     assert component_name("host0.peer.tx", default) == f"the host0 {link} peer link (sending)"
     assert component_name("host2.peer1.rx", default) == f"the host2 {link} peer link 1 (receiving)"
     assert component_name("host3.tier", default) == f"the host3 {tier.profile} {tier.kind} tier"
-    assert component_name("host3.tier", default) == "the host3 sata-ssd-s3700 flash tier"  # as a reader sees it
+    assert component_name("host3.tier", default) == "the host3 sata-ssd-s3700-field flash tier"  # as a reader sees it
     assert component_name("array", default) == f"the array's {default.array.spindles} spindles"
     fast = simcache.simulate(default.with_overrides({"groups.db.workload.iops": 1}), duration=1.0)
     assert bottleneck_sentence(fast, default).startswith("Bottleneck: the ")

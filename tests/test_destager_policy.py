@@ -35,7 +35,7 @@ MIB = 1024 * KIB
 WRITE = 64 * KIB
 
 
-def destager_model(destager: dict[str, Any], tier: Any = "nvme-p3700") -> Model:
+def destager_model(destager: dict[str, Any], tier: Any = "nvme-p3700-field") -> Model:
     """One host with a 64 MiB destage buffer (1 MiB batches) and the given policy; its VM reads once in 1,000 s."""
     data = small_scenario(
         "policy",
@@ -202,7 +202,7 @@ def test_pd_defaults_are_bcaches() -> None:
 def test_coalescing_ratio_unchanged_by_scheduling() -> None:
     """Sequential writes merge into one run per batch and random ones do not, whatever the tier's scheduling."""
     for scheduling in ("fcfs", "priority", "weighted"):
-        model = destager_model({}, tier={"profile": "sata-ssd-s3700", "scheduling": scheduling})
+        model = destager_model({}, tier={"profile": "sata-ssd-s3700-field", "scheduling": scheduling})
         feed(model, 0.0, 256)  # 16 MiB of sequential writes: 16 batches of one 1 MiB run
         model.env.run(until=60.0)
         destager = model.hosts[0].destager
@@ -215,7 +215,7 @@ def test_coalescing_ratio_unchanged_by_scheduling() -> None:
 
 # -- tier scheduling -------------------------------------------------------------------------------------------------
 
-SATA = load_scenario(small_scenario(cluster={"tier": "sata-ssd-s3700"})).cluster.tier
+SATA = load_scenario(small_scenario(cluster={"tier": "sata-ssd-s3700-field"})).cluster.tier
 CHUNK = 64 * KIB
 PIPE = 215e6  # the SATA profile's controller_bandwidth (below its read and write bandwidths)
 
@@ -343,17 +343,17 @@ def test_weighted_gives_the_background_its_share() -> None:
             "must be at most 3600s; data held dirty for over an hour on purpose (got '2h')",
         ),
         (
-            {"tier": {"profile": "sata-ssd-s3700", "background_share": 0}},
+            {"tier": {"profile": "sata-ssd-s3700-field", "background_share": 0}},
             "cluster.tier.background_share",
             "must be more than 0; a background with no share never runs while the VMs are busy: use scheduling = 'priority' (got 0)",
         ),
         (
-            {"tier": {"profile": "sata-ssd-s3700", "background_request": "256B"}},
+            {"tier": {"profile": "sata-ssd-s3700-field", "background_request": "256B"}},
             "cluster.tier.background_request",
             "must be at least 512 bytes; one disk sector, the smallest block a disk addresses (got '256B')",
         ),
         (
-            {"tier": {"profile": "sata-ssd-s3700", "scheduling": "lifo"}},
+            {"tier": {"profile": "sata-ssd-s3700-field", "scheduling": "lifo"}},
             "cluster.tier.scheduling",
             "must be 'fcfs', 'priority' or 'weighted' (got 'lifo')",
         ),
@@ -369,7 +369,7 @@ def test_policy_fields_round_trip(tmp_path: Path) -> None:
     """Every policy field reaches the spec from a scenario file."""
     data = small_scenario(
         cluster={
-            "tier": {"profile": "sata-ssd-s3700", "scheduling": "weighted", "background_share": 0.3, "background_request": "32KiB"},
+            "tier": {"profile": "sata-ssd-s3700-field", "scheduling": "weighted", "background_share": 0.3, "background_request": "32KiB"},
             "destager": {"trigger": "idle", "idle_time": "3s", "pacing": "rate", "rate": "20MB/s", "delay": "30s"},
         }
     )

@@ -258,7 +258,7 @@ def test_a_vm_moved_off_a_failed_tier_writes_back_again() -> None:
     spec = {
         "name": "moved-off-failed-tier",
         "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
-        "cluster": {"hosts": 2, "tier": "nvme-p3700", "peer_link": "10GbE", "storage_link": "1GbE"},
+        "cluster": {"hosts": 2, "tier": "nvme-p3700-field", "peer_link": "10GbE", "storage_link": "1GbE"},
         "array": "array-14x7200",
         "groups": [{"name": "g0", "policy": "WB+0", "vms_per_host": 1, "workload": {**workload, "working_set": "64MiB"}}],
         "events": [
@@ -301,7 +301,7 @@ def test_a_serialized_write_queued_across_the_move_takes_the_new_hosts_path() ->
         "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
         "cluster": {
             "hosts": 2,
-            "tier": "nvme-p3700",
+            "tier": "nvme-p3700-field",
             "peer_link": "10GbE",
             "storage_link": "1GbE",
             "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},  # host1's batches slow the array

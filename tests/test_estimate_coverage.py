@@ -99,7 +99,7 @@ def test_priority_scheduling_is_named_only_with_a_destage_backlog() -> None:
         "tier wait for VM I/O is an upper bound then"
     )
     assert note in simcache.estimate(busy).notes
-    busy["cluster"]["tier"] = {"profile": "nvme-p3700", "scheduling": "fcfs"}
+    busy["cluster"]["tier"] = {"profile": "nvme-p3700-field", "scheduling": "fcfs"}
     assert simcache.estimate(busy).notes == []
     assert simcache.estimate(small_scenario(workload=WRITES_ONLY)).notes == []
 

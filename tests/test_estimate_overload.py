@@ -205,7 +205,7 @@ def test_cli_estimate_prints_unbounded_cells_and_the_warning(tmp_path: Path, cap
     lines = [
         'name = "wt_overload"',
         '[run]\nduration = "60s"\nwarmup = "1s"',
-        '[cluster]\nhosts = 2\ntier = "nvme-p3700"\npeer_link = "10GbE"\nstorage_link = "1GbE"',
+        '[cluster]\nhosts = 2\ntier = "nvme-p3700-field"\npeer_link = "10GbE"\nstorage_link = "1GbE"',
         '[array]\nprofile = "array-14x7200"',
         '[[groups]]\nname = "db"\npolicy = "WT"\nvms_per_host = 1',
         f'[groups.workload]\nmode = "open"\niops = {capacity!r}\nread_fraction = 0.0',

@@ -23,10 +23,10 @@ AGREE = 0.15
 
 CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # SATA flash at 300 IOPS of 32 KiB per host over 1GbE: the tier and the link each matter.
-    "sata-1gbe": ({"peer_link": "1GbE", "tier": "sata-ssd-s3700"}, {"mode": "open", "iops": 300, "sizes": "32KiB"}),
+    "sata-1gbe": ({"peer_link": "1GbE", "tier": "sata-ssd-s3700-field"}, {"mode": "open", "iops": 300, "sizes": "32KiB"}),
     # NVMe, mixed sizes with reads: the link dominates the synchronous modes.
     "nvme-1gbe": (
-        {"peer_link": "1GbE", "tier": "nvme-p3700"},
+        {"peer_link": "1GbE", "tier": "nvme-p3700-field"},
         {"mode": "open", "iops": 800, "sizes": {"16KiB": 1, "128KiB": 1}, "read_fraction": 0.2},
     ),
 }

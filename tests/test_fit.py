@@ -212,7 +212,7 @@ def test_estimate_takes_a_profile_at_its_mean_rate() -> None:
             {
                 "name": "profiled",
                 "run": {"duration": 10.0, "warmup": 1.0},
-                "cluster": {"hosts": 2, "tier": "sata-ssd-s3700", "peer_link": "10GbE", "storage_link": "10GbE"},
+                "cluster": {"hosts": 2, "tier": "sata-ssd-s3700-field", "peer_link": "10GbE", "storage_link": "10GbE"},
                 "array": {"profile": "array-14x7200"},
                 "groups": [{"name": "g", "policy": "WB+1", "workload": workload}],
             }

@@ -295,11 +295,11 @@ def test_a_clean_pool_needs_a_refill_rate_and_a_refill_rate_a_pool() -> None:
 def test_profiles_derive_the_refill_from_their_datasheets() -> None:
     """SATA S3700: 460 MB/s / (36K x 4,096 B) = 3.12, so GC refills at 147.4 MB/s and a 16 MiB pass stalls 114 ms;
     NVMe P3700: 1,900 MB/s / (90K x 4,096 B) = 5.15, 369 MB/s. Both read behind programs (share 1)."""
-    sata = TierSpec.model_validate({"profile": "sata-ssd-s3700"})
+    sata = TierSpec.model_validate({"profile": "sata-ssd-s3700-field"})
     assert sata.write_amplification == pytest.approx(460e6 / (36_000 * 4096), abs=0.005)
     assert gc_refill_rate(sata) == pytest.approx(147.4e6, rel=1e-3)
     assert sata.gc_pass is not None and sata.gc_pass / gc_refill_rate(sata) == pytest.approx(0.114, abs=1e-3)
-    nvme = TierSpec.model_validate({"profile": "nvme-p3700"})
+    nvme = TierSpec.model_validate({"profile": "nvme-p3700-field"})
     assert nvme.write_amplification == pytest.approx(1900e6 / (90_000 * 4096), abs=0.005)
     assert gc_refill_rate(nvme) == pytest.approx(369e6, rel=1e-3)
     assert sata.read_interference == nvme.read_interference == 1.0

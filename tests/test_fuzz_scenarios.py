@@ -117,7 +117,7 @@ def test_a_destager_that_drains_faster_once_backlogged_is_estimated() -> None:
         "run": {"duration": 0.3, "sample_interval": 0.25},
         "cluster": {
             "hosts": 4,
-            "tier": "nvme-p3700",
+            "tier": "nvme-p3700-field",
             "peer_link": "10GbE",
             "storage_link": "1GbE",
             "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},

@@ -188,7 +188,7 @@ def read_cache_scenario(workload: dict[str, Any], capacity_share: float) -> simc
             "run": {"duration": 8.0, "warmup": 3.0},
             "cluster": {
                 "hosts": 1,
-                "tier": "sata-ssd-s3700",
+                "tier": "sata-ssd-s3700-field",
                 "peer_link": "10GbE",
                 "storage_link": "1GbE",
                 "cache": {"line": "64KiB", "capacity": int(capacity_share * 2 * 16 * 2**20)},

@@ -31,6 +31,6 @@ def test_every_number_has_its_source_beside_it(kind: str, name: str) -> None:
 def test_profiles_command_shows_each_number_with_its_source(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["profiles", "tier"]) == 0
     out = capsys.readouterr().out
-    notes = field_notes("tier")["sata-ssd-s3700"]
+    notes = field_notes("tier")["sata-ssd-s3700-field"]
     assert notes["write_bandwidth"] in out
     assert "source:" in out

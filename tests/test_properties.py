@@ -149,7 +149,7 @@ def _found_on_ci(hosts: int, array: str, groups: list[dict[str, Any]], events: l
         "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
         "cluster": {
             "hosts": hosts,
-            "tier": "nvme-p3700",
+            "tier": "nvme-p3700-field",
             "peer_link": "10GbE",
             "storage_link": "1GbE",
             "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},
@@ -215,7 +215,7 @@ _LAGGING_AND_SHORT_ACROSS_A_PEER_FAILURE: ScenarioDict = {
     "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
     "cluster": {
         "hosts": 3,
-        "tier": "nvme-p3700",
+        "tier": "nvme-p3700-field",
         "peer_link": "1GbE",
         "storage_link": "1GbE",
         "peer_fabric": "shared",

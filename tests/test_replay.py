@@ -48,7 +48,7 @@ def trace_scenario(
     data = {
         "name": "replay",
         "run": {"duration": duration, "warmup": 0.0, "sample_interval": min(1.0, duration)},
-        "cluster": {"hosts": 3, "tier": "sata-ssd-s3700", "peer_link": "10GbE", "storage_link": "10GbE"},
+        "cluster": {"hosts": 3, "tier": "sata-ssd-s3700-field", "peer_link": "10GbE", "storage_link": "10GbE"},
         "array": {"profile": "array-14x7200"},
         "groups": [
             {

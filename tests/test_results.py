@@ -43,7 +43,7 @@ small = partial(
     small_scenario,
     "results",
     run={"duration": DURATION, "warmup": WARMUP, "sample_interval": INTERVAL, "seed": 3},
-    cluster={"hosts": 3, "tier": "sata-ssd-s3700", "peer_link": "1GbE", "destager": {"capacity": "64MiB"}},
+    cluster={"hosts": 3, "tier": "sata-ssd-s3700-field", "peer_link": "1GbE", "destager": {"capacity": "64MiB"}},
     groups=[
         {
             "name": "db",

@@ -27,7 +27,7 @@ def small(**extra: Any) -> dict[str, Any]:
     return {
         "name": "derived",
         "run": {"duration": "1s", "warmup": "0.1s", "sample_interval": "0.25s", "seed": 3},
-        "cluster": {"hosts": 2, "tier": "sata-ssd-s3700", "peer_link": "1GbE", "storage_link": "1GbE"},
+        "cluster": {"hosts": 2, "tier": "sata-ssd-s3700-field", "peer_link": "1GbE", "storage_link": "1GbE"},
         "array": "array-14x7200",
         "groups": [{"name": "db", "policy": "WB+1", "workload": {"mode": "open", "iops": 100}}],
         **extra,

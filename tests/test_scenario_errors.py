@@ -27,7 +27,7 @@ base = partial(
     small_scenario,
     "errors",
     run={"seed": 1},  # the schema's default seed
-    cluster={"tier": "sata-ssd-s3700", "peer_link": "1GbE"},
+    cluster={"tier": "sata-ssd-s3700-field", "peer_link": "1GbE"},
     workload={"mode": "open", "iops": 100, "sizes": {"4KiB": 1.0}},
 )
 
@@ -169,7 +169,7 @@ def test_unknown_nested_field_names_path_and_allowed_fields(
 
 def test_unknown_field_inside_profile_table(tmp_path: Path) -> None:
     data = base()
-    data["cluster"]["tier"] = {"profile": "nvme-p3700", "write_latncy": "10us"}
+    data["cluster"]["tier"] = {"profile": "nvme-p3700-field", "write_latncy": "10us"}
     assert only_problem(error_for(tmp_path, data)) == (
         "cluster.tier.write_latncy",
         "unknown field 'write_latncy'; allowed here: background_request, background_share, capacity, channels, clean_pool, "
@@ -544,11 +544,11 @@ def test_override_a_single_profile_field() -> None:
 
 def test_override_profile_name_switches_its_values() -> None:
     scenario = load_scenario(base())
-    variant = scenario.with_overrides({"cluster.tier.profile": "nvme-p3700"})
-    assert variant.cluster.tier.profile == "nvme-p3700"
+    variant = scenario.with_overrides({"cluster.tier.profile": "nvme-p3700-field"})
+    assert variant.cluster.tier.profile == "nvme-p3700-field"
     assert (
         variant.cluster.tier.write_bandwidth
-        == load_scenario({**base(), "cluster": {**base()["cluster"], "tier": "nvme-p3700"}}).cluster.tier.write_bandwidth
+        == load_scenario({**base(), "cluster": {**base()["cluster"], "tier": "nvme-p3700-field"}}).cluster.tier.write_bandwidth
     )
 
 

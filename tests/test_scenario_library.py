@@ -82,7 +82,7 @@ def test_every_field_observation_is_reproduced() -> None:
 def test_scenario_checks_hold_for_every_seed(path: Path) -> None:
     outcomes = outcomes_of(path)
     assert all(len(o.seeds) >= 5 for o in outcomes), f"{path.name}: run checks over at least 5 seeds ([check] seeds)"
-    failures = [o.line() for o in outcomes if not o.passed]
+    failures = [o.line() for o in outcomes if not o.ok]
     assert not failures, "\n".join(failures)
 
 

@@ -113,9 +113,9 @@ def test_gc_pass_needs_a_cliff() -> None:
 
 
 def test_sata_profile_carries_the_pass_size_and_a_scenario_can_turn_it_off() -> None:
-    spec = TierSpec.model_validate({"profile": "sata-ssd-s3700"})
+    spec = TierSpec.model_validate({"profile": "sata-ssd-s3700-field"})
     assert spec.gc_pass == 16 * 1024**2
-    assert TierSpec.model_validate({"profile": "sata-ssd-s3700", "gc_pass": 0}).gc_pass == 0
+    assert TierSpec.model_validate({"profile": "sata-ssd-s3700-field", "gc_pass": 0}).gc_pass == 0
     with pytest.raises(ScenarioError):
         load_scenario("large_writes_flash").with_overrides({"cluster.tier.gc_pass": -1})
 
@@ -124,7 +124,7 @@ def test_sata_profile_arithmetic_behind_observation_2() -> None:
     """4 KiB writes are channel bound: 8 / (320 us + 4096 B / 215 MB/s) = ~23.5K IOPS, so 46 outstanding wait ~2 ms;
     large writes are bound by the 215 MB/s controller, 1.8x the 1GbE payload rate (1460/1538 of 125 MB/s);
     a 4 KiB read at QD1 takes ~160 us (AnandTech: ~6,600 IOPS, ~150 us)."""
-    spec = TierSpec.model_validate({"profile": "sata-ssd-s3700"})
+    spec = TierSpec.model_validate({"profile": "sata-ssd-s3700-field"})
     assert spec.controller_bandwidth is not None
     iops_4k = spec.channels / (spec.write_latency + 4096 / spec.controller_bandwidth)
     assert 46 / iops_4k == pytest.approx(2e-3, rel=0.05)

@@ -143,7 +143,7 @@ def test_async_bytes_are_conserved_when_a_peer_and_then_a_primary_die(policy: st
     }
     events = [{"kind": "host_failure", "at": 0.3, "host": 1}, {"kind": "host_failure", "at": 0.6, "host": 0}]
     s = simcache.load_scenario(
-        small_scenario(groups=[group], cluster={"hosts": 4, "peer_link": "1GbE", "tier": "sata-ssd-s3700"}, events=events)
+        small_scenario(groups=[group], cluster={"hosts": 4, "peer_link": "1GbE", "tier": "sata-ssd-s3700-field"}, events=events)
     )
     model = engine.build(s, 3)
     for t in np.arange(0.05, 1.0001, 0.05):

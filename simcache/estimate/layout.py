@@ -28,7 +28,7 @@ from simcache.estimate.theory.stations import (
     STORAGE_TX,
     TIER,
 )
-from simcache.physics.cluster import PortName, peer_port, ring_peers, vmotion_stream_port
+from simcache.physics.cluster import PortName, peer_port, ring_peers, tier_units, vmotion_stream_port
 from simcache.spec import Scenario, VMotion, Workload
 
 __all__ = ["Layout", "VMotionPair"]
@@ -61,7 +61,7 @@ class Layout:
         self.shared_fabric = cluster.peer_fabric == "shared"
         self.servers = [1] * self.station_count
         for h in range(self.hosts):
-            self.servers[h * self.per_host + TIER] = 1 if self.services.exponential_tier else cluster.tier.channels
+            self.servers[h * self.per_host + TIER] = 1 if self.services.exponential_tier else tier_units(cluster.tier)
         self.is_port = [False] * self.station_count
         self.capacity = [1.0] * self.station_count
         for h in range(self.hosts):

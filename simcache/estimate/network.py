@@ -254,7 +254,7 @@ class Network:
             if closed:
                 first_closed += len(ops) * len(chains)
         # The destagers' rows come last, with placeholder services: each solution sets them (Solver._set_destage).
-        destage_steps = c.services.tier_steps(0, 1.0, 1.0, False) + [c.services.spindle_step(1.0, 1.0, 0.0)]
+        destage_steps = c.services.tier_steps(0, 1.0, 1.0, False, front=False) + [c.services.spindle_step(1.0, 1.0, 0.0)]
         destage_flow = Step(FLOW, ports=(STORAGE_TX, c.shared + ARRAY_RX), service=1.0)
         destage = [_unified(_FcfsRows.row(_Row(step, count, -1), c.services.spindles), _OPEN_FCFS) for step in destage_steps]
         destage.append(_unified(_FlowRows.row(_Row(destage_flow, count, -1)), _OPEN_FLOWS))
@@ -360,7 +360,8 @@ class Network:
             for step in op.background:
                 # Off-path work (cache fills, spindles behind a controller cache, replicas that follow the
                 # acknowledgement) loads its stations at the op's rate, as the time-averaged queues see it.
-                assert step.kind != DELAY
+                if step.kind == DELAY:
+                    continue  # a delay off the path loads no station (a cache fill's command overhead)
                 if step.kind == FLOW:
                     rows.append(_unified(_FlowRows.row(_Row(step, o, -1)), _OPEN_FLOWS))
                 else:

@@ -36,7 +36,7 @@ import numpy as np
 
 from simcache.estimate.theory.numeric import TOLERANCE, Floats
 from simcache.estimate.theory.state import FULL
-from simcache.estimate.theory.stations import ADMIT, ARRAY, ARRAY_RX, GC, PIPE_SLOT, STORAGE_TX, TIER
+from simcache.estimate.theory.stations import ADMIT, ARRAY, ARRAY_RX, CONTROLLER, GC, PIPE_SLOT, STORAGE_TX, TIER
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
@@ -188,7 +188,7 @@ def explain(e: Evidence) -> list[EstimateWarning]:
         )
     for k in np.flatnonzero((utilization >= SATURATED) & (open_mean < 1.0)).tolist():
         if not c.names[k]:
-            continue  # internal stations (pipe, GC, admission) show in their tier's or the buffer's figures
+            continue  # internal stations (pipe, GC, admission, controller) show in their tier's or the buffer's figures
         closed = [op for op in net.station_users(k) if op_rates[op] > 0 and not net.op_open[op]]
         flushers = _destage_crosses(c, k, e.fluid)
         what = _component(c, k)
@@ -321,6 +321,8 @@ def _component(c: Layout, k: int) -> tuple[str, str]:
             return f"host{h}.tier", f"host{h}.tier (its transfer pipe)"
         if slot == GC:
             return f"host{h}.tier", f"host{h}.tier (garbage collection past its clean-pool cliff)"
+        if slot == CONTROLLER:
+            return f"host{h}.tier", f"host{h}.tier (its controller's command rate)"
         if slot == ADMIT:
             return f"host{h}.destager", f"host{h}.destager (writers waiting for space in the full buffer)"
     return c.names[k], c.names[k]

@@ -10,6 +10,7 @@ layout's peer port choice.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,7 @@ from simcache.estimate.theory.stations import (
     STORAGE_TX,
     Step,
 )
-from simcache.physics.cluster import compression_seconds, message_seconds
+from simcache.physics.cluster import compression_seconds, message_seconds, write_gc_factor
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
@@ -101,7 +102,11 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
     mix = c.write_mixes[chain.group]
     size, size_sq = mix.size, mix.size_sq
     probability = 1.0 - chain.read_fraction
-    legs = [c.services.tier_steps(h, size, size_sq, True)]
+    group = c.scenario.groups[chain.group]
+    workload = group.workload
+    run_bytes = math.inf if workload.access == "sequential" else workload.sequential_run * size
+    gc_factor = write_gc_factor(c.scenario.cluster.tier, run_bytes)
+    legs = [c.services.tier_steps(h, size, size_sq, True, gc_factor)]
     if not chain.write_back:
         storage = c.services.storage_link
         leg = [
@@ -117,7 +122,6 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
             leg.append(spindles)
         legs.append(leg)
         return Op(index, "write", "write", probability, size, legs, background=background)
-    group = c.scenario.groups[chain.group]
     if group.metadata_write:  # the metadata record follows the data on the local tier (batching ignored: see estimate.md)
         m = float(group.metadata_size)
         legs[0] = legs[0] + c.services.tier_steps(h, m, m * m, True)
@@ -146,7 +150,7 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
             switched_service=mix.peer_compressed_seconds,
         )
         leg = [Step(DELAY, service=delay, switch=switch, switch_host=lane, switched_service=compressed_delay), flow]
-        peer_write = c.services.tier_steps(target, size, size_sq, True)
+        peer_write = c.services.tier_steps(target, size, size_sq, True, gc_factor)
         if group.replication == "sync":
             legs.append(leg + peer_write)
         elif group.replication == "memory":  # acknowledged from the peer's RAM: its device write is off the path

@@ -92,6 +92,8 @@ class ReadCache:
         self.capacity = float(read_cache_lines(scenario.cluster))
         start, end = c.window
         self.times = np.array([[start + (end - start) * x] for x in (0.1127, 0.5, 0.8873)])  # 3-point Gauss-Legendre
+        if cache.warm:  # a warm cache starts in its steady state: every line as present as Che's time makes it
+            self.times = np.full_like(self.times, 1e30)
         self.weights = np.array([[5.0 / 18.0], [8.0 / 18.0], [5.0 / 18.0]])
         self.nominal = np.array([ch.nominal_rate for ch in c.chains], dtype=np.float64)
         self.hosts = c.hosts

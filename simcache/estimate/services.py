@@ -14,7 +14,7 @@ import numpy as np
 
 from simcache.estimate.theory.numeric import Floats
 from simcache.estimate.theory.queueing import expected_max_normal
-from simcache.estimate.theory.stations import ARRAY, GC, PAST_CLIFF, PIPE, PIPE_SLOT, QUEUE, SPINDLE, TIER, Step
+from simcache.estimate.theory.stations import ARRAY, CONTROLLER, DELAY, GC, PAST_CLIFF, PIPE, PIPE_SLOT, QUEUE, SPINDLE, TIER, Step
 from simcache.physics.array import (
     cache_ack_seconds,
     chunk_copies,
@@ -66,8 +66,16 @@ class ServiceTimes:
         self.exponential_tier = tier.service == "exponential"
         # Destage reads: one operation per batch (fcfs), else background requests of at most this many bytes.
         self.destage_request = math.inf if tier.scheduling == "fcfs" else float(tier.background_request)
-        self.read_rate = pipe_rate(tier.read_bandwidth, tier.controller_bandwidth)
-        self.write_rate = pipe_rate(tier.write_bandwidth, tier.controller_bandwidth)
+        self.read_rate = pipe_rate(tier.read_bandwidth, tier.controller_bandwidth, tier.interface)
+        self.write_rate = pipe_rate(tier.write_bandwidth, tier.controller_bandwidth, tier.interface)
+        self.command_overhead = tier.command_overhead
+        self.read_command = 1.0 / tier.read_iops_limit if tier.read_iops_limit else 0.0
+        self.write_command = 1.0 / tier.write_iops_limit if tier.write_iops_limit else 0.0
+        # A unit's time: the latency times a lognormal factor of mean 1 and CV service_cv, plus with probability p
+        # an exponential stall of mean T (mean p T, second moment 2 p T^2).
+        self.unit_cv = tier.service_cv or 0.0
+        self.stall_mean = (tier.stall_probability or 0.0) * (tier.stall_time or 0.0)
+        self.stall_variance = 2.0 * (tier.stall_probability or 0.0) * (tier.stall_time or 0.0) ** 2 - self.stall_mean**2
         self.gc_rate = gc_refill_rate(tier)
         self.clean_pool = clean_pool_depth(tier.clean_pool)
         self.storage_link = cluster.storage_link
@@ -89,27 +97,42 @@ class ServiceTimes:
         self._batch_requests: dict[tuple[float, int, Streaming], tuple[float, float, float]] = {}
         self._destage_steps: dict[tuple[float, int, Streaming], DestageSteps] = {}
 
-    def tier_steps(self, host: int, size: float, size_sq: float, is_write: bool) -> list[Step]:
+    def tier_steps(self, host: int, size: float, size_sq: float, is_write: bool, gc_factor: float = 1.0, front: bool = True) -> list[Step]:
         """Steps of one tier operation of mean ``size`` (``size_sq``: mean squared size).
 
-        A write's first step is the GC server, present only while the host's tier is past its cliff.
+        With ``front`` (a VM's I/O; not the destager's reads, whose steps the solver sets apart), the command
+        overhead (a delay) and the controller's command processor (a FCFS station) come first. A write's next
+        step is the GC server, present only while the host's tier is past its cliff, charged ``gc_factor`` of
+        the write's bytes (:func:`simcache.physics.cluster.write_gc_factor`).
         """
         base = host * self.per_host
         latency = self.tier_write_latency if is_write else self.tier_read_latency
         per_byte = 1.0 / (self.write_rate if is_write else self.read_rate)
         size_scv = max(0.0, size_sq / size**2 - 1.0)
         steps = []
+        if front and self.command_overhead > 0:
+            steps.append(Step(DELAY, service=self.command_overhead))
+        command = self.write_command if is_write else self.read_command
+        if front and command > 0:
+            steps.append(Step(QUEUE, station=base + CONTROLLER, service=command, scv=0.0))
         if is_write and self.gc_rate < math.inf:
             # Past the cliff the pool refills at gc_rate: a server of that rate. Foreground passes (gc_pass)
             # bunch the waiting into stalls but leave the rate, hence a saturated closed loop's mean, alone.
             steps.append(
-                Step(QUEUE, station=base + GC, scv=size_scv, switch=PAST_CLIFF, switch_host=host, switched_service=size / self.gc_rate)
+                Step(
+                    QUEUE,
+                    station=base + GC,
+                    scv=size_scv,
+                    switch=PAST_CLIFF,
+                    switch_host=host,
+                    switched_service=size * gc_factor / self.gc_rate,
+                )
             )
-        mean = tier_service_seconds(latency, size, per_byte)
+        mean = tier_service_seconds(latency + self.stall_mean, size, per_byte)
         if self.exponential_tier:
             steps.append(Step(QUEUE, station=base + TIER, service=mean, scv=1.0))
             return steps
-        variance = per_byte**2 * max(0.0, size_sq - size * size)
+        variance = per_byte**2 * max(0.0, size_sq - size * size) + (self.unit_cv * latency) ** 2 + self.stall_variance
         steps.append(Step(QUEUE, station=base + TIER, service=mean, scv=variance / mean**2 if mean > 0 else 0.0))
         transfer = size * per_byte
         if transfer > 0:
@@ -219,7 +242,7 @@ class ServiceTimes:
         key = (batch, runs, unmoved)
         steps = self._destage_steps.get(key)
         if steps is None:
-            tier = self.tier_steps(0, batch, batch * batch, False)
+            tier = self.tier_steps(0, batch, batch * batch, False, front=False)
             if not self.exponential_tier:  # each background request holds a channel for the read latency
                 channel = tier[0]
                 tier[0] = replace(channel, service=channel.service + self.destage_read_latency(batch) - self.tier_read_latency)

@@ -23,6 +23,7 @@ from simcache.physics.shapes import ClusterShape, LinkShape, TierShape
 
 __all__ = [
     "ACK_BYTES",
+    "INTERFACE_RATES",
     "Direction",
     "PortName",
     "Role",
@@ -37,9 +38,11 @@ __all__ = [
     "read_cache_lines",
     "ring_peers",
     "tier_service_seconds",
+    "tier_units",
     "vmotion_stream_port",
     "wire_seconds",
     "working_set_blocks",
+    "write_gc_factor",
 ]
 
 ACK_BYTES: Final = 64  # payload of a replica's acknowledgement message
@@ -48,10 +51,53 @@ ACK_BYTES: Final = 64  # payload of a replica's acknowledgement message
 # --------------------------------------------------------------------------- tier
 
 
-def pipe_rate(bandwidth: float, controller_bandwidth: float | None) -> float:
+# Payload rate (bytes/s) of each host interface a tier can sit behind: the signalling rate after line coding.
+# SATA: 8b/10b; SAS-3 12G: 8b/10b; SAS-4 "24G": 22.5 Gb/s with 128b/150b; PCIe 3.0 and later: 128b/130b
+# per lane, at 8, 16 and 32 GT/s. Protocol framing (FIS, TLP headers) is left to the device's bandwidth.
+INTERFACE_RATES: Final[dict[str, float]] = {
+    "sata-3g": 3e9 * 8 / 10 / 8,  # SATA 2.x, 3 Gb/s, 8b/10b: 300 MB/s
+    "sata-6g": 6e9 * 8 / 10 / 8,  # SATA 3.x, 6 Gb/s, 8b/10b: 600 MB/s
+    "sas-12g": 12e9 * 8 / 10 / 8,  # SAS-3, 12 Gb/s, 8b/10b: 1,200 MB/s
+    "sas-24g": 22.5e9 * 128 / 150 / 8,  # SAS-4, 22.5 Gb/s, 128b/150b: 2,400 MB/s
+    **{
+        f"pcie{generation}-x{lanes}": transfers * lanes * 128 / 130 / 8
+        for generation, transfers in ((3, 8e9), (4, 16e9), (5, 32e9))
+        for lanes in (1, 2, 4, 8, 16)
+    },  # PCI-SIG base specifications 3.0/4.0/5.0: 8/16/32 GT/s per lane, 128b/130b (PCIe 3.0 x4: 3.94 GB/s)
+    "memory": math.inf,  # a RAM tier: no interface between the copy and the memory
+}
+
+
+def pipe_rate(bandwidth: float, controller_bandwidth: float | None, interface: str | None = None) -> float:
     """Rate (bytes/s) of a tier's shared transfer pipe: the device's read or write ``bandwidth`` (bytes/s),
-    capped by the host's ``controller_bandwidth`` (bytes/s; ``None``: no cap)."""
-    return min(bandwidth, controller_bandwidth or math.inf)
+    capped by its host ``interface`` (:data:`INTERFACE_RATES`; ``None``: no cap) and by the host's HBA or
+    controller, ``controller_bandwidth`` (bytes/s; ``None``: no cap)."""
+    port = INTERFACE_RATES[interface] if interface is not None else math.inf
+    return min(bandwidth, controller_bandwidth or math.inf, port)
+
+
+def tier_units(spec: TierShape) -> int:
+    """Parallel units of a tier: ``channels x dies`` (dies or independent planes on each channel)."""
+    return spec.channels * spec.dies
+
+
+def write_gc_factor(spec: TierShape, run_bytes: float) -> float:
+    """Share of a write's bytes that a tier's clean pool is charged, for writes arriving in runs of ``run_bytes``.
+
+    Garbage collection copies valid data out of the blocks it erases; a stream written in runs at least one
+    ``erase_block`` long invalidates whole blocks, so they are erased without copies (amplification 1), while
+    scattered small writes leave every block partly valid (the full ``write_amplification``). In between the
+    amplification is taken linear in the share ``s = min(1, run_bytes / erase_block)``:
+    ``a = 1 + (WA - 1)(1 - s)``. The pool refills at ``write_bandwidth / WA`` (:func:`gc_refill_rate`), so a
+    write is charged ``a / WA`` of its bytes, which gives ``1 - s (1 - r / write_bandwidth)`` with the refill
+    rate ``r``: sequential streams then sustain ``write_bandwidth``, random ones ``r``. Without an
+    ``erase_block`` (or a cliff), every write pays the full amplification: 1.
+    """
+    refill = gc_refill_rate(spec)
+    if spec.erase_block is None or refill == math.inf or refill >= spec.write_bandwidth:
+        return 1.0
+    share = min(1.0, run_bytes / spec.erase_block)
+    return 1.0 - share * (1.0 - refill / spec.write_bandwidth)
 
 
 def tier_service_seconds(latency: float, size: float, seconds_per_byte: float) -> float:

@@ -22,7 +22,7 @@ import numpy as np
 import simpy
 
 from simcache.base.version import __version__
-from simcache.physics.cluster import PortName, ring_peers
+from simcache.physics.cluster import PortName, ring_peers, tier_units
 from simcache.sim import host_events
 from simcache.sim.built import Model
 from simcache.sim.collect import RecordBuffer
@@ -110,6 +110,8 @@ def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model
     promised = [vm.promised for vm in vms]
     for host in hosts:
         host.destager.promised = promised
+    if scenario.cluster.cache.warm:
+        _warm_caches(hosts, vms, _vm_disk_bytes(scenario))
     model = Model(env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, buffer, fabric)
     for vm in vms:
         start_workload(env, vm)
@@ -127,6 +129,24 @@ def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model
         else:
             env.process(outage(model, event))
     return model
+
+
+def _warm_caches(hosts: list[Host], vms: list[VM], disk_bytes: list[int]) -> None:
+    """Start each host's read cache holding its VMs' disks from their start (``cache.warm``): each VM gets an equal
+    share of the cache's lines, as much of its disk (working set or trace span) as that share holds."""
+    for host in hosts:
+        residents = [vm for vm in vms if vm.host is host]
+        if not residents:
+            continue
+        cache = host.cache
+        share = cache.capacity_lines // len(residents)
+        for vm in residents:
+            lines = min(share, -(-disk_bytes[vm.index] // cache.line))
+            chunk = 4096  # lines per insert: one call covers many lines without one huge range
+            for first in range(0, lines, chunk):
+                count = min(chunk, lines - first)
+                cache.insert(vm.index, first * cache.line, count * cache.line)
+        cache.inserted_lines = 0  # the lines of the warm start are not fills of the run
 
 
 def _vm_disk_bytes(scenario: Scenario) -> list[int]:
@@ -214,7 +234,7 @@ class _Sampler:
             self.last_carried[i] = port.carried_bytes
         tier_util = {}
         tier_queue = {}
-        channels = scenario.cluster.tier.channels
+        channels = tier_units(scenario.cluster.tier)
         for host in model.hosts:
             tier_util[host.name] = host.tier.busy.busy_between(self.last_time, now) / (channels * step)
             tier_queue[host.name] = host.tier.busy.open_count()  # after busy_between: the operations going on past now

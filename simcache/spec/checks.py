@@ -92,6 +92,9 @@ class Expectation(Selection):
     """The field's number, as reported ("about 70 ms")."""
     tolerance: str = ""
     """Why the bound is where it is."""
+    known_gap: Annotated[str, Field(max_length=2000)] = ""
+    """Set when the model does not reproduce this figure yet: why. The check is then reported as a known
+    gap rather than a failure, with its error, and it fails if it starts to pass (remove the note then)."""
 
     @model_validator(mode="after")
     def _one_bound(self) -> Expectation:

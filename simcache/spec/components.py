@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from simcache.physics.array import drive_seek_curve
+from simcache.physics.cluster import INTERFACE_RATES
 from simcache.spec.fields import (
     MAX_HOSTS,
     MAX_PEER_LINKS,
@@ -45,7 +46,26 @@ class TierSpec(_Profiled):
     read_bandwidth: PositiveRate
     write_bandwidth: PositiveRate
     channels: Annotated[Count, Field(ge=1, le=4096), Why(high="more parallel units than any device has")] = 1
+    """Independent channels of the device (flash: NAND channels; RAM: copy threads)."""
+    dies: Annotated[Count, Field(ge=1, le=64), Why(high="no flash channel carries more than 64 dies")] = 1
+    """Dies (or planes that work independently) on each channel: the device has ``channels x dies``
+    parallel units, each holding an operation for its ``read_latency`` or ``write_latency``."""
+    interface: str | None = None
+    """The device's host port, capping every transfer at its payload rate: ``sata-3g``, ``sata-6g``,
+    ``sas-12g``, ``sas-24g``, ``pcie3-x4``, ``pcie4-x4``, ``pcie5-x4`` (and x1/x2/x8/x16 of each PCIe
+    generation) or ``memory`` (see simcache.physics.cluster.INTERFACE_RATES). Unset: no cap."""
     controller_bandwidth: PositiveRate | None = None
+    """A host bus adapter or RAID controller between the device and the host, capping every transfer
+    (bytes/s): a property of the host, so set it in the scenario, not in a drive's profile. Unset: none."""
+    command_overhead: Annotated[Seconds, Field(le=0.1), Why(high="a command costing 100 ms outside the media is a hung device")] = 0.0
+    """Time every command spends outside the media, not queued (host driver, interface protocol,
+    firmware): added to each operation's latency. Default 0."""
+    read_iops_limit: Annotated[Number, Field(gt=0.0, le=1e9), Why(high="a billion commands a second is beyond any device")] | None = None
+    """The controller's command rate for reads (commands/s): one command processor, first come first
+    served, in which a read takes ``1 / read_iops_limit`` seconds; the datasheet's "up to N random
+    read IOPS". Unset: reads cost the processor nothing."""
+    write_iops_limit: Annotated[Number, Field(gt=0.0, le=1e9), Why(high="a billion commands a second is beyond any device")] | None = None
+    """As ``read_iops_limit``, for writes (the fresh-drive random-write ceiling)."""
     capacity: Annotated[PositiveBytes, Field(title="Tier capacity per host")]
     """Bytes of flash/RAM on each host; the read cache lives in it."""
     clean_pool: Bytes | None = None
@@ -81,9 +101,35 @@ class TierSpec(_Profiled):
     queued on that die, including a foreground GC pass under way: 1 is a device without program
     suspension (the read waits for the program in progress), less is a device that suspends a
     program to let a read through."""
+    erase_block: Bytes | None = None
+    """Bytes garbage collection erases at once (a flash block, or a superblock striped over dies).
+    Writes that arrive in runs at least this long invalidate whole blocks and cost no copies
+    (amplification 1: sequential writes keep their rate past the cliff); scattered writes pay the
+    full ``write_amplification``, linearly in between (simcache.physics.cluster.write_gc_factor).
+    Unset: every write pays the full amplification."""
+    condition: Literal["preconditioned", "fresh"] = "preconditioned"
+    """The device's state when the run starts. ``preconditioned`` (default): in steady state, only the
+    ``clean_pool`` reserve is clean. ``fresh``: fresh out of the box, every block erased, so writes
+    take ``capacity`` bytes of clean space before garbage collection starts (SNIA PTS-E's FOB state)."""
     volatile: bool = False
-    service: Literal["deterministic", "exponential"] = "deterministic"
-    """Service-time distribution; ``exponential`` exists to check the model against M/M/c theory."""
+    service: Literal["deterministic", "exponential", "lognormal"] = "deterministic"
+    """Service-time distribution of a unit's ``read_latency`` / ``write_latency``: ``deterministic``;
+    ``lognormal``, the latency times a lognormal factor of mean 1 and coefficient of variation
+    ``service_cv`` (per-operation spread of NAND read and program times); ``exponential`` exists to
+    check the model against M/M/c theory (latency and transfer together, on the unit)."""
+    service_cv: Annotated[Number, Field(gt=0.0, le=10.0), Why(high="a spread ten times the mean is no longer a device")] | None = None
+    """With ``service = "lognormal"``: the coefficient of variation (standard deviation / mean) of a
+    unit's service time."""
+    stall_probability: (
+        Annotated[Fraction, Field(le=0.5), Why(high="a stall every other operation is the normal speed, not a stall")] | None
+    ) = None
+    """Probability that an operation meets a stall on its unit (a media read retry, a background
+    program or erase it cannot pass): it then holds the unit an extra exponentially distributed time
+    of mean ``stall_time``. The rare millisecond tails (p99.9, p99.99) of real drives."""
+    stall_time: (
+        Annotated[Seconds, Field(gt=0.0, le=10.0), Why(high="a stall of over 10 s is a failure: use a device_slow event")] | None
+    ) = None
+    """Mean extra time (s) of a stall (see ``stall_probability``)."""
     # -- foreground/background scheduling (issue 16; see model/tier.py) --
     scheduling: Literal["fcfs", "priority", "weighted"] = "priority"
     """How the device orders the destager's reads against the VMs' I/O. ``priority`` (default): a
@@ -123,7 +169,31 @@ class TierSpec(_Profiled):
             raise ValueError(f"{field} needs a sustained-write cliff: set clean_pool too (the clean bytes garbage collection refills)")
         if self.gc_pass and self.clean_pool is None:
             raise ValueError("gc_pass needs a sustained-write cliff: set clean_pool and gc_rate too")
+        if self.erase_block is not None and self.clean_pool is None:
+            raise ValueError("erase_block sets what garbage collection costs sequential writes: set clean_pool and write_amplification too")
+        if self.condition == "fresh" and self.clean_pool is None:
+            raise ValueError(
+                'condition = "fresh" starts the clean pool at the capacity: '
+                "set clean_pool (the steady-state reserve) and write_amplification"
+            )
         return self
+
+    @model_validator(mode="after")
+    def _spread_complete(self) -> TierSpec:
+        if (self.service == "lognormal") != (self.service_cv is not None):
+            raise ValueError('service = "lognormal" and service_cv go together: set both (the spread of unit times) or neither')
+        if (self.stall_probability is None) != (self.stall_time is None):
+            raise ValueError(
+                "stall_probability and stall_time go together: set both (how often a stall comes, and its mean length) or neither"
+            )
+        return self
+
+    @field_validator("interface")
+    @classmethod
+    def _known_interface(cls, interface: str | None) -> str | None:
+        if interface is not None and interface not in INTERFACE_RATES:
+            raise ValueError(f"unknown interface {interface!r}: use one of {', '.join(INTERFACE_RATES)}")
+        return interface
 
 
 class LinkSpec(_Profiled):
@@ -327,6 +397,10 @@ class CacheSpec(_Spec):
     """Bytes one cached block holds: at least a 512-byte sector."""
     capacity: PositiveBytes | None = None
     """Bytes of the tier used for cached blocks; defaults to the tier's capacity."""
+    warm: bool = False
+    """Start with each VM's disk (its working set, or its trace's span) in its host's cache, from the
+    first byte, each VM on a host taking an equal share of the cache: reads hit from the first second,
+    as on a cache that has run for a while, or a device read directly (a device test). Default: empty."""
 
 
 class CompressionSpec(_Spec):

@@ -19,6 +19,7 @@ __all__ = [
     "ARRAY_RX",
     "ARRAY_TX",
     "COMPRESSED",
+    "CONTROLLER",
     "DELAY",
     "FABRIC",
     "FLOW",
@@ -42,8 +43,8 @@ __all__ = [
 DELAY, QUEUE, PIPE, FLOW, SPINDLE = range(5)
 # Station slots per host; shared stations follow the hosts'. PEER_TX and PEER_RX are peer port 0's; with
 # several peer ports, port k >= 1 has its tx and rx at PER_HOST + 2 (k - 1) and the slot after it.
-TIER, PIPE_SLOT, GC, ADMIT, PEER_TX, PEER_RX, STORAGE_TX, STORAGE_RX = range(8)
-PER_HOST = 8  # slots of a host with one peer port (see Layout.per_host)
+TIER, PIPE_SLOT, GC, ADMIT, PEER_TX, PEER_RX, STORAGE_TX, STORAGE_RX, CONTROLLER = range(9)
+PER_HOST = 9  # slots of a host with one peer port (see Layout.per_host)
 ARRAY, ARRAY_RX, ARRAY_TX, FABRIC = range(4)
 # What part of a state's key switches a step's service (see Step): nothing; the host's tier past its GC
 # cliff; the host's destage buffer full (the service is bytes over the drain rate); the host compressing the

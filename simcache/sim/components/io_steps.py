@@ -129,10 +129,11 @@ class ReplicaLeg:
     (``counted``: False for an asynchronous copy, which the host's ``ReplicaLag`` counts).
     """
 
-    __slots__ = ("ack_time", "acked", "arrived_at", "clock", "counted", "delivered", "peer", "peer_done", "size")
+    __slots__ = ("ack_time", "acked", "arrived_at", "clock", "counted", "delivered", "gc_factor", "peer", "peer_done", "size")
 
-    def __init__(self, clock: Clock, peer: Host, size: int, ack_time: float, counted: bool):
+    def __init__(self, clock: Clock, peer: Host, size: int, ack_time: float, counted: bool, gc_factor: float = 1.0):
         self.clock = clock
+        self.gc_factor = gc_factor  # the writer's share of clean-pool charge (simcache.physics.cluster.write_gc_factor)
         self.peer = peer
         self.size = size
         self.ack_time = ack_time
@@ -145,7 +146,7 @@ class ReplicaLeg:
     def arrived(self, _: Signal) -> None:
         now = current_time(self.clock)
         peer = self.peer
-        done = peer.tier.submit(now, self.size, True)
+        done = peer.tier.submit(now, self.size, True, self.gc_factor)
         if peer.tier_up and self.counted:  # a dead peer's copy is no copy (the leg still completes)
             peer.replica_bytes += self.size
         self.arrived_at = now

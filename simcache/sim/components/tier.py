@@ -78,7 +78,7 @@ import heapq
 import math
 from typing import Final
 
-from simcache.physics.cluster import clean_pool_depth, gc_refill_rate, pipe_rate, tier_service_seconds
+from simcache.physics.cluster import clean_pool_depth, gc_refill_rate, pipe_rate, tier_service_seconds, tier_units
 from simcache.sim.components.meter import BusyMeter
 from simcache.sim.components.randomness import UniformStream
 from simcache.spec import TierSpec
@@ -151,16 +151,37 @@ class Tier:
         self.name = name
         self._stream = stream
         self._exponential = spec.service == "exponential"
-        self._channel_free = [0.0] * spec.channels  # a heap of the times each channel is next free
+        self._channel_free = [0.0] * tier_units(spec)  # a heap of the times each parallel unit is next free
         self._pipe = TransferPipe()
-        self._read_seconds_per_byte = 1.0 / pipe_rate(spec.read_bandwidth, spec.controller_bandwidth)
-        self._write_seconds_per_byte = 1.0 / pipe_rate(spec.write_bandwidth, spec.controller_bandwidth)
+        self._read_seconds_per_byte = 1.0 / pipe_rate(spec.read_bandwidth, spec.controller_bandwidth, spec.interface)
+        self._write_seconds_per_byte = 1.0 / pipe_rate(spec.write_bandwidth, spec.controller_bandwidth, spec.interface)
         self._read_latency = spec.read_latency
         self._write_latency = spec.write_latency
-        self._full_speed = (self._read_seconds_per_byte, self._write_seconds_per_byte, self._read_latency, self._write_latency)
+        self._overhead = spec.command_overhead
+        self._read_command = 1.0 / spec.read_iops_limit if spec.read_iops_limit else 0.0
+        self._write_command = 1.0 / spec.write_iops_limit if spec.write_iops_limit else 0.0
+        self._has_processor = self._read_command > 0.0 or self._write_command > 0.0
+        self._processor_free = 0.0  # when the controller's command processor is next free
+        self._full_speed = (
+            self._read_seconds_per_byte,
+            self._write_seconds_per_byte,
+            self._read_latency,
+            self._write_latency,
+            self._overhead,
+            self._read_command,
+            self._write_command,
+        )
+        # Lognormal unit times of mean 1 and CV c: sigma^2 = ln(1 + c^2), mu = -sigma^2 / 2.
+        self._lognormal = spec.service == "lognormal"
+        cv = spec.service_cv or 0.0
+        self._log_sigma = math.sqrt(math.log1p(cv * cv))
+        self._log_mu = -0.5 * self._log_sigma * self._log_sigma
+        self._stall_probability = spec.stall_probability or 0.0
+        self._stall_time = spec.stall_time or 0.0
         self._pool_depth = clean_pool_depth(spec.clean_pool)
         self._has_clean_pool = self._pool_depth != math.inf
-        self._pool = self._pool_depth
+        # Fresh out of the box, every block is erased: the pool starts at the capacity (it refills to its depth only).
+        self._pool = max(self._pool_depth, float(spec.capacity)) if spec.condition == "fresh" else self._pool_depth
         self._pool_time = 0.0
         self._gc_rate = gc_refill_rate(spec)
         self._gc_pass = min(float(spec.gc_pass or 0), self._pool_depth)
@@ -185,25 +206,42 @@ class Tier:
         """Run at ``fraction`` of the device's speed from now on (``device_slow``; 1: full speed): each operation's
         latency and transfer time are divided by ``fraction``. Operations already booked keep their times; the
         clean pool's refill rate and the background credit are left at full speed."""
-        read_per_byte, write_per_byte, read_latency, write_latency = self._full_speed
+        read_per_byte, write_per_byte, read_latency, write_latency, overhead, read_command, write_command = self._full_speed
         self._read_seconds_per_byte = read_per_byte / fraction
         self._write_seconds_per_byte = write_per_byte / fraction
         self._read_latency = read_latency / fraction
         self._write_latency = write_latency / fraction
+        self._overhead = overhead / fraction
+        self._read_command = read_command / fraction
+        self._write_command = write_command / fraction
 
-    def submit(self, now: float, size: int, is_write: bool) -> float:
-        """Submit an operation arriving at ``now``; return the time it completes."""
-        ready = now
+    def submit(self, now: float, size: int, is_write: bool, gc_factor: float = 1.0) -> float:
+        """Submit an operation arriving at ``now``; return the time it completes.
+
+        ``gc_factor``: the share of a write's bytes its clean pool is charged
+        (:func:`simcache.physics.cluster.write_gc_factor`; 1 for scattered writes).
+        """
+        ready = now + self._overhead
+        if self._has_processor:
+            command = self._write_command if is_write else self._read_command
+            if command > 0.0:
+                free = self._processor_free
+                ready = (ready if ready > free else free) + command
+                self._processor_free = ready
         if is_write:
             self.bytes_written += size
             per_byte = self._write_seconds_per_byte
             latency = self._write_latency
             if self._has_clean_pool:
-                ready = self._take_clean_bytes(now, size)
+                ready = self._take_clean_bytes(ready, size * gc_factor)
         else:
             self.bytes_read += size
             per_byte = self._read_seconds_per_byte
             latency = self._read_latency
+        if self._lognormal:
+            latency *= self._lognormal_factor()
+        if self._stall_probability > 0.0 and self._stream.uniform() < self._stall_probability:
+            latency += self._stream.exponential(self._stall_time)
         if self._exponential:
             # Test-only: exponential service with the same mean, spent on the channel.
             latency = self._stream.exponential(tier_service_seconds(latency, size, per_byte))
@@ -220,7 +258,7 @@ class Tier:
             die = int(self._stream.uniform() * len(channels))
             busy = channels[die] if channels[die] > self._gc_until else self._gc_until
             share = self._read_share
-            start = now if busy <= now else busy if share >= 1.0 else now + share * (busy - now)
+            start = ready if busy <= ready else busy if share >= 1.0 else ready + share * (busy - ready)
             transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
             finish = transfer_start + transfer
             if finish > channels[die]:
@@ -265,7 +303,14 @@ class Tier:
         self.foreground_until = foreground_until
         return True, finish
 
-    def _take_clean_bytes(self, now: float, size: int) -> float:
+    def _lognormal_factor(self) -> float:
+        """A lognormal factor of mean 1 (``service_cv``), from two uniforms of the tier's stream (Box-Muller)."""
+        stream = self._stream
+        radius = math.sqrt(-2.0 * math.log1p(-stream.uniform()))
+        normal = radius * math.cos(2.0 * math.pi * stream.uniform())
+        return math.exp(self._log_mu + self._log_sigma * normal)
+
+    def _take_clean_bytes(self, now: float, size: float) -> float:
         """Token bucket of clean space: return when a write of ``size`` may start.
 
         The pool is known at ``_pool_time``, which lies in the future while a
@@ -277,8 +322,8 @@ class Tier:
         """
         start = now if now > self._pool_time else self._pool_time
         pool = self._pool + (start - self._pool_time) * self._gc_rate
-        if pool > self._pool_depth:
-            pool = self._pool_depth
+        if pool > self._pool_depth:  # GC refills to the depth; a fresh device's surplus above it only drains
+            pool = self._pool_depth if self._pool < self._pool_depth else self._pool
         pool -= size
         if pool >= 0:
             self._pool = pool
@@ -302,7 +347,8 @@ class Tier:
         """Clean space left at ``now`` (negative: writes are waiting for garbage collection)."""
         if not self._has_clean_pool:
             return math.inf
-        return min(self._pool_depth, self._pool + (now - self._pool_time) * self._gc_rate)
+        pool = self._pool + (now - self._pool_time) * self._gc_rate
+        return pool if pool <= self._pool_depth else max(self._pool_depth, self._pool)
 
 
 def _raise_key(heap: list[float], index: int, value: float) -> None:

@@ -38,13 +38,14 @@ includes compression CPU time and the acknowledgement.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
 
-from simcache.physics.cluster import ack_seconds, compression_seconds, ring_peers
+from simcache.physics.cluster import ack_seconds, compression_seconds, ring_peers, write_gc_factor
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, RecordBuffer
 from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.detached import run_detached
@@ -110,6 +111,10 @@ class VM:
         self._metadata_size = spec.metadata_size if spec is not None and spec.metadata_write else 0
         self._metadata_batched = spec is not None and spec.metadata_batched
         self._serialize = stream.workload.sync_serialize
+        workload = stream.workload
+        run_bytes = math.inf if workload.access == "sequential" else workload.sequential_run * workload.op_mean_size(True)
+        self.gc_factor = write_gc_factor(host.tier.spec, run_bytes)
+        """Share of its writes' bytes a tier's clean pool is charged (sequential runs cost garbage collection less)."""
         # -- short of peers (peer_loss, link_down, host_failure; see simcache.sim.outages) --
         self.chosen_peers = peers  # the peers it replicates to when it reaches them all
         self.promised = spec.replicas if spec is not None else len(peers)
@@ -363,7 +368,7 @@ class VM:
     def begin_write(self, host: Host, size: int, offset: int) -> float:
         """A write-back write's local part, started now on ``host``: its tier write (when it completes is returned), its
         cache fill, and the stale copies of its lines on hosts the VM left dropped."""
-        local_done = host.tier.submit(current_time(self.clock), size, True)
+        local_done = host.tier.submit(current_time(self.clock), size, True, self.gc_factor)
         host.cache.insert(self.index, offset, size)
         for left in self._left:
             left.cache.discard(self.index, offset, size)
@@ -421,7 +426,7 @@ class VM:
             self.compressed_bytes_saved += saved
         host.replica_payload_sent += payload
         wire, packets = port.framing[payload]
-        leg = ReplicaLeg(self.clock, peer, size, self._ack_time, not self._async)  # async copies: counted by ReplicaLag
+        leg = ReplicaLeg(self.clock, peer, size, self._ack_time, not self._async, self.gc_factor)  # async copies: counted by ReplicaLag
         leg.delivered = host.network.send(path, wire, packets, self._peer_latency, cpu, leg.arrived)
         return leg
 
@@ -453,7 +458,7 @@ class VM:
         begun = current_time(clock)
         in_flight = self.writes_in_flight
         if host.tier_up:
-            local_done = host.tier.submit(begun, size, True)
+            local_done = host.tier.submit(begun, size, True, self.gc_factor)
             host.cache.insert(self.index, offset, size)
         else:  # device_failure: nothing to cache the write in
             local_done = begun
