@@ -26,8 +26,10 @@ from simcache.runs.sweep import sweep_summary
 from simcache.runs.targets import Target
 from simcache.spec import REPLICAS
 from simcache.traces.formats import FORMATS
+from simcache.workloads.calibrate.device import Calibration
 from simcache.workloads.ingest.imported import DEFAULT_POLICY, Imported
 from simcache_app import charts, controls, describe, layout, runs, verdicts
+from simcache_app.device_upload import calibrate_uploads, device_overrides, fit_frame
 from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters, valid_values
 from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip
 from simcache_app.uploads import (
@@ -167,6 +169,7 @@ def edit_scenario(base: simcache.Scenario, source: str, duration: float, seed: i
         overrides |= controls.cluster_controls(base, source)
     with st.expander("Flash / RAM tier"):
         overrides |= controls.tier_controls(base, source)
+        overrides |= measured_device(source)
     with st.expander("Backing array"):
         overrides |= controls.array_controls(base, source)
     for group in base.groups:
@@ -185,6 +188,39 @@ def edit_scenario(base: simcache.Scenario, source: str, duration: float, seed: i
         help="Only what differs from the built-in profiles and defaults, with this page's duration and seed.",
     )
     return scenario
+
+
+def measured_device(source: str) -> controls.Overrides:
+    """Upload fio JSON results of your own device, see the fit, use the device (``simcache calibrate``)."""
+    files = st.file_uploader(
+        "Your device: upload fio JSON results (one raw device, direct=1, two queue depths or more)",
+        type=["json"],
+        accept_multiple_files=True,
+        key="calibrate-upload",
+        help="fio --output-format=json of one device at several queue depths: the tier is fitted to them "
+        "(the same as `simcache calibrate FILE... -o DEVICE.toml`).",
+    )
+    if not files:
+        return {}
+    try:
+        calibration = calibrate_cached(tuple((f.name, f.getvalue()) for f in files))
+    except simcache.ScenarioError as exc:
+        st.error(f"**These results cannot be fitted.**\n\n```\n{exc}\n```")
+        return {}
+    st.caption(f"{len(calibration.fit.points)} points of {calibration.points.device}; fields fio cannot measure from {calibration.base}")
+    st.dataframe(fit_frame(calibration), hide_index=True)
+    for warning in (*calibration.fit.warnings, *calibration.points.notes):
+        st.warning(warning)
+    st.download_button("Download the device (TOML)", calibration.toml, file_name="device.toml", on_click="ignore")
+    if st.checkbox("Use this device as every host's tier", value=True, key=f"{source}.calibrate-use"):
+        return device_overrides(calibration)
+    return {}
+
+
+@st.cache_resource(show_spinner="Fitting the device to the fio results", max_entries=8)
+def calibrate_cached(files: tuple[tuple[str, bytes], ...]) -> Calibration:
+    """:func:`calibrate_uploads`, once per set of uploaded files."""
+    return calibrate_uploads(files)
 
 
 def show_scenario_error(title: str, exc: simcache.ScenarioError) -> None:

@@ -173,8 +173,9 @@ def test_unknown_field_inside_profile_table(tmp_path: Path) -> None:
     assert only_problem(error_for(tmp_path, data)) == (
         "cluster.tier.write_latncy",
         "unknown field 'write_latncy'; allowed here: background_request, background_share, capacity, channels, clean_pool, "
-        "controller_bandwidth, description, gc_pass, gc_rate, kind, profile, read_bandwidth, read_interference, read_latency, "
-        "scheduling, service, source, volatile, write_amplification, write_bandwidth, write_latency",
+        "command_overhead, condition, controller_bandwidth, description, dies, erase_block, gc_pass, gc_rate, interface, kind, "
+        "profile, read_bandwidth, read_interference, read_iops_limit, read_latency, scheduling, service, service_cv, source, "
+        "stall_probability, stall_time, volatile, write_amplification, write_bandwidth, write_iops_limit, write_latency",
     )
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``simcache run|sweep|check|estimate|report|import|fit|compare-trace|profiles|app``.
+"""Command line: ``simcache run|sweep|check|estimate|report|import|fit|compare-trace|calibrate|profiles|app``.
 
 Every subcommand goes through the public API; bad input prints the
 :class:`~simcache.base.errors.ScenarioError` message (file, field, fix) and exits 2.
@@ -51,6 +51,9 @@ from simcache.spec import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
 from simcache.spec.library import local_or_example
 from simcache.spec.profiles import KINDS, field_notes, list_profiles
 from simcache.traces.formats import FORMATS, load_trace, parse_option
+from simcache.workloads.calibrate.device import KINDS as CALIBRATE_KINDS
+from simcache.workloads.calibrate.device import calibrate
+from simcache.workloads.calibrate.profile import fit_table
 from simcache.workloads.ingest.fit import compare, fit_trace
 from simcache.workloads.ingest.imported import DEFAULT_POLICY, Imported, import_workload
 
@@ -164,6 +167,16 @@ def _parser() -> argparse.ArgumentParser:
     compare_cmd.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE", help="a format option (repeatable)")
     compare_cmd.add_argument("--seed", type=int, default=0, help="seed of the synthetic I/O stream (default 0)")
 
+    calibrate_cmd = sub.add_parser("calibrate", help="fit a device profile to fio JSON results of one device at several queue depths")
+    calibrate_cmd.add_argument("files", nargs="+", type=Path, help="fio --output-format=json results of one raw device (direct=1)")
+    calibrate_cmd.add_argument("--kind", choices=list(CALIBRATE_KINDS), default="tier", help="the device kind to fit (default tier)")
+    calibrate_cmd.add_argument(
+        "--base",
+        default=None,
+        help="tier profile giving the fields fio cannot measure (default: nvme-p3700 for /dev/nvme*, else sata-ssd-s3700)",
+    )
+    calibrate_cmd.add_argument("-o", "--out", type=Path, default=None, help="device TOML to write (default: print it)")
+
     report_cmd = sub.add_parser("report", help="run a scenario (and a sweep around it) and write one self-contained HTML report")
     report_cmd.add_argument("scenario", help="a scenario TOML file, or the name of a built-in scenario (e.g. default)")
     report_cmd.add_argument("--variant", default=None, help="report one of the scenario's [variants.NAME] instead")
@@ -258,6 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(args)
         if args.command == "compare-trace":
             return _compare_trace(args)
+        if args.command == "calibrate":
+            return _calibrate(args)
         return _profiles(args)
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -584,6 +599,23 @@ def _compare_trace(args: argparse.Namespace) -> int:
         compared += 1
     if not compared:
         raise ScenarioError(str(args.scenario), [("groups", "no open-loop group to compare; fit one with: simcache fit TRACE -o OUT.toml")])
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    """Fit the device, print measured against fitted per point and the warnings, write (or print) its TOML."""
+    calibration = calibrate(args.files, args.kind, args.base)
+    fit, out = calibration.fit, sys.stderr if args.out is None else sys.stdout
+    print(f"{len(fit.points)} points of {calibration.points.device}; fields fio cannot measure from {calibration.base}", file=out)
+    for line in fit_table(fit):
+        print(f"  {line}", file=out)
+    for warning in (*fit.warnings, *calibration.points.notes):
+        print(f"warning: {warning}", file=out)
+    if args.out is None:
+        print(calibration.toml, end="")
+        return 0
+    args.out.write_text(calibration.toml, encoding="utf-8")
+    print(f'wrote {args.out}; use it in a scenario: [cluster] tier = {{ file = "{args.out.name}" }}')
     return 0
 
 

@@ -6,10 +6,11 @@ the queueing solution; :mod:`simcache.estimate.solver` solves its states.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from simcache.estimate.batches import DestageBatches
-from simcache.estimate.chains import SizeMix, chains
+from simcache.estimate.chains import Chain, SizeMix, chains
 from simcache.estimate.network import Network
 from simcache.estimate.paths import templates
 from simcache.estimate.readcache import ReadCache
@@ -28,7 +29,7 @@ from simcache.estimate.theory.stations import (
     STORAGE_TX,
     TIER,
 )
-from simcache.physics.cluster import PortName, peer_port, ring_peers, tier_units, vmotion_stream_port
+from simcache.physics.cluster import PortName, peer_port, ring_peers, tier_units, vmotion_stream_port, write_gc_factor
 from simcache.spec import Scenario, VMotion, Workload
 
 __all__ = ["Layout", "VMotionPair"]
@@ -98,6 +99,14 @@ class Layout:
         self.schedule = Schedule(scenario, self.vmotions)
         self.network = Network(self, templates(self))
         self.read_cache = ReadCache(self)
+
+    def gc_factor(self, chain: Chain) -> float:
+        """Share of a chain's write bytes its tier's clean pool is charged (:func:`write_gc_factor`: runs of
+        ``sequential_run`` writes of the mean write size, endless for sequential access)."""
+        workload = self.scenario.groups[chain.group].workload
+        size = self.write_mixes[chain.group].size
+        run_bytes = math.inf if workload.access == "sequential" else workload.sequential_run * size
+        return write_gc_factor(self.scenario.cluster.tier, run_bytes)
 
     def _op_mix(self, workload: Workload, storage_rate: float, write: bool) -> SizeMix:
         """The size mix of one op of a workload (:attr:`mixes`' own when the ops share one mix)."""

@@ -494,8 +494,10 @@ class Network:
             missing[o, : len(op.legs)] = 0.0
         self.missing_legs = missing
         self.op_first_slot = np.arange(count, dtype=np.intp) * self.width
-        # Per host, each times the op rates: write-back bytes accepted, bytes written into its tier; then per
-        # compression lane (host and sending peer port), the port's utilization without compression.
+        # Per host, each times the op rates: write-back bytes accepted, bytes charged to its tier's clean pool
+        # (written bytes times the writer's Layout.gc_factor: sequential runs cost garbage collection less; a
+        # cache fill counts whole); then per compression lane (host and sending peer port), the port's
+        # utilization without compression.
         hosts = c.hosts
         flows = np.zeros((2 * hosts + c.lanes, count))
         for o, (op, chain) in enumerate(zip(ops, chains, strict=True)):
@@ -507,9 +509,10 @@ class Network:
                     sending = [k for _, k in replicas]
                     for k in set(sending):
                         flows[2 * hosts + c.lane(h, k), o] += sending.count(k) * c.write_mixes[chain.group].peer_seconds
-                flows[hosts + h, o] += op.size
+                charged = op.size * c.gc_factor(chain)
+                flows[hosts + h, o] += charged
                 for target, _ in replicas:
-                    flows[hosts + target, o] += op.size
+                    flows[hosts + target, o] += charged
             elif op.path == "miss":
                 flows[hosts + h, o] += op.size
         self.host_flows = flows

@@ -10,7 +10,6 @@ layout's peer port choice.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -30,7 +29,7 @@ from simcache.estimate.theory.stations import (
     STORAGE_TX,
     Step,
 )
-from simcache.physics.cluster import compression_seconds, message_seconds, write_gc_factor
+from simcache.physics.cluster import compression_seconds, message_seconds
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
@@ -103,9 +102,7 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
     size, size_sq = mix.size, mix.size_sq
     probability = 1.0 - chain.read_fraction
     group = c.scenario.groups[chain.group]
-    workload = group.workload
-    run_bytes = math.inf if workload.access == "sequential" else workload.sequential_run * size
-    gc_factor = write_gc_factor(c.scenario.cluster.tier, run_bytes)
+    gc_factor = c.gc_factor(chain)
     legs = [c.services.tier_steps(h, size, size_sq, True, gc_factor)]
     if not chain.write_back:
         storage = c.services.storage_link

@@ -78,6 +78,8 @@ class ServiceTimes:
         self.stall_variance = 2.0 * (tier.stall_probability or 0.0) * (tier.stall_time or 0.0) ** 2 - self.stall_mean**2
         self.gc_rate = gc_refill_rate(tier)
         self.clean_pool = clean_pool_depth(tier.clean_pool)
+        # Fresh out of the box the whole capacity is clean (as simcache.sim.components.tier.Tier starts it).
+        self.initial_pool = max(self.clean_pool, float(tier.capacity)) if tier.condition == "fresh" else self.clean_pool
         self.storage_link = cluster.storage_link
         self.storage_rate = min(cluster.storage_link.bandwidth, scenario.array.port.bandwidth)  # a transfer runs at the slower port
         array = scenario.array

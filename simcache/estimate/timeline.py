@@ -83,7 +83,7 @@ class Timeline:
         end = c.duration
         capacity = float(c.destager.capacity)
         buffer_level = [0.0] * hosts
-        pool = [clean_pool] * hosts
+        pool = [c.services.initial_pool] * hosts
         remaining = {v: framed_bytes(c.peer_link, p.event.size / p.event.streams)[0] * p.streams for v, p in enumerate(c.vmotion_pairs)}
         modes = [KEEPING_UP] * hosts
         gc = [False] * hosts
@@ -175,7 +175,8 @@ class Timeline:
                     drain_of_full[h] = 0.0
                     full_since[h] = math.nan
                 if clean_pool < math.inf and not gc[h]:
-                    pool[h] = min(clean_pool, pool[h] + (gc_rate - result.tier_write_bytes[h]) * step)
+                    # GC refills up to the pool's depth; a fresh device's surplus above it only drains
+                    pool[h] = min(max(clean_pool, pool[h]), pool[h] + (gc_rate - result.tier_write_bytes[h]) * step)
                     if pool[h] <= 1e-6 * clean_pool:
                         pool[h] = 0.0
             for v, rate in result.vmotion_rate.items():

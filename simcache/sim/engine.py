@@ -41,7 +41,7 @@ from simcache.sim.stream import StreamStats
 from simcache.spec import ArrayDegraded, ArrayRebuild, DeviceSlow, Group, HostFailure, LinkSlow, Scenario, VMotion, load_scenario
 from simcache.spec.events import DeviceFailure
 from simcache.traces.trace import Trace
-from simcache.workloads.generators import IOStream
+from simcache.workloads.generators import BLOCK, IOStream
 from simcache.workloads.replay import TraceStream
 
 __all__ = ["Paths", "Progress", "build", "record_run", "run_scenario"]
@@ -111,7 +111,7 @@ def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model
     for host in hosts:
         host.destager.promised = promised
     if scenario.cluster.cache.warm:
-        _warm_caches(hosts, vms, _vm_disk_bytes(scenario))
+        _warm_caches(hosts, vms, _vm_reach_bytes(scenario))
     model = Model(env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, buffer, fabric)
     for vm in vms:
         start_workload(env, vm)
@@ -133,7 +133,8 @@ def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model
 
 def _warm_caches(hosts: list[Host], vms: list[VM], disk_bytes: list[int]) -> None:
     """Start each host's read cache holding its VMs' disks from their start (``cache.warm``): each VM gets an equal
-    share of the cache's lines, as much of its disk (working set or trace span) as that share holds."""
+    share of the cache's lines, as much of its disk (the bytes its I/Os reach, :func:`_vm_reach_bytes`) as that share
+    holds."""
     for host in hosts:
         residents = [vm for vm in vms if vm.host is host]
         if not residents:
@@ -147,6 +148,18 @@ def _warm_caches(hosts: list[Host], vms: list[VM], disk_bytes: list[int]) -> Non
                 count = min(chunk, lines - first)
                 cache.insert(vm.index, first * cache.line, count * cache.line)
         cache.inserted_lines = 0  # the lines of the warm start are not fills of the run
+
+
+def _vm_reach_bytes(scenario: Scenario) -> list[int]:
+    """Bytes from the start of each VM's disk that its I/Os touch, in VM index order: its disk (:func:`_vm_disk_bytes`)
+    and, for a generated workload, what its largest I/O runs past the working set's last block (an I/O starts at any
+    ``BLOCK`` of the working set: one of 64 KiB that starts in its last 4 KiB ends 60 KiB past it)."""
+    past: list[int] = []
+    for group in scenario.groups:
+        workload = group.workload
+        reach = 0 if workload.trace is not None else max(0, max(workload.size_mix[0]) - BLOCK)
+        past += [reach] * scenario.group_vm_count(group)
+    return [disk + reach for disk, reach in zip(_vm_disk_bytes(scenario), past, strict=True)]
 
 
 def _vm_disk_bytes(scenario: Scenario) -> list[int]:

@@ -19,7 +19,7 @@ from simcache.spec.library import scenario_files
 from simcache.spec.messages import TOO_DEEP
 from simcache.spec.scenario import Scenario, validate_scenario
 
-__all__ = ["builtin_scenarios", "load_scenario", "parse_toml", "read_scenario_text"]
+__all__ = ["DEVICE_FILE_TABLES", "builtin_scenarios", "load_scenario", "parse_toml", "read_scenario_text", "resolve_device_files"]
 
 
 def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario:
@@ -35,6 +35,7 @@ def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario
     path = _find(Path(source))
     data = parse_toml(read_scenario_text(path), str(path))
     _resolve_trace_paths(data, path.parent)
+    resolve_device_files(data, path.parent, str(path))
     return validate_scenario(data, str(path))
 
 
@@ -77,6 +78,39 @@ def _resolve_trace_paths(data: dict[str, Any], folder: Path) -> None:
             trace_path = Path(trace["path"]).expanduser()
             if not trace_path.is_absolute():
                 trace["path"] = str(folder / trace_path)
+
+
+DEVICE_FILE_TABLES = {("cluster", "tier"): "tier", ("array", "drive"): "drive"}
+"""Where a scenario may take a device from a file (``tier = { file = "DEVICE.toml" }``), and the file's table."""
+
+
+def resolve_device_files(data: dict[str, Any], folder: Path, source: str) -> None:
+    """Replace each ``{ file = "DEVICE.toml", ... }`` at :data:`DEVICE_FILE_TABLES` by the file's table (``[tier]`` or
+    ``[drive]``, as ``simcache calibrate`` writes it) with the fields written beside ``file`` over it. A relative path
+    is relative to ``folder`` (the scenario file's). Raises :class:`ScenarioError` naming the field and the file."""
+    for (outer, key), table in DEVICE_FILE_TABLES.items():
+        node = data.get(outer)
+        value = node.get(key) if isinstance(node, dict) else None
+        if isinstance(value, dict) and "file" in value:
+            assert isinstance(node, dict)
+            node[key] = _device_file(value, table, folder, source, f"{outer}.{key}")
+
+
+def _device_file(value: dict[str, Any], table: str, folder: Path, source: str, where: str) -> dict[str, Any]:
+    name = value["file"]
+    if not isinstance(name, str) or not name:
+        raise ScenarioError(source, [(f"{where}.file", f'give the device file\'s path as a string, e.g. file = "my-{table}.toml"')])
+    path = Path(name).expanduser()
+    path = path if path.is_absolute() else folder / path
+    if not path.is_file():
+        raise ScenarioError(source, [(f"{where}.file", f"no such file: {path} (a path relative to the scenario's folder)")])
+    device = parse_toml(read_scenario_text(path), str(path)).get(table)
+    if not isinstance(device, dict):
+        raise ScenarioError(
+            source, [(f"{where}.file", f"{path} has no [{table}] table; simcache calibrate writes one (or paste the fields here)")]
+        )
+    overrides = {k: v for k, v in value.items() if k != "file"}
+    return {**device, **overrides}
 
 
 def builtin_scenarios() -> dict[str, Path]:

@@ -43,7 +43,7 @@ class StateResult:
     variance: Floats  # per op: variance of the response (s^2)
     utilization: Floats  # per station, as the simulator reports it
     write_back_bytes: list[float]  # per host: write-back bytes/s accepted (VM writes)
-    tier_write_bytes: list[float]  # per host: bytes/s written into the tier
+    tier_write_bytes: list[float]  # per host: bytes/s charged to the tier's clean pool (written x gc factor)
     peer_tx_uncompressed: list[float]  # per compression lane: its peer tx port's utilization if replicas were not compressed
     drain: list[float]  # per host: destage capacity with a backlog (bytes/s)
     open_utilization: Floats  # per station: the open traffic's offered utilization (above 1 when it overloads the station)

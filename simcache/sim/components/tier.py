@@ -1,12 +1,18 @@
 """Flash or RAM acceleration tier of one host.
 
-Assumptions (see docs/model.md):
-- ``channels`` identical internal servers, first-come first-served. An
-  operation holds a channel for its fixed latency and then its data transfer.
-- Data transfers of all channels share one pipe whose rate is the device's
-  read or write bandwidth, capped by the host's controller/bus bandwidth. A
-  transfer takes the earliest idle stretch of the pipe, long enough for it,
-  after its channel has paid the latency: the pipe never idles while a ready
+Assumptions (see docs/model.md, Tier):
+- Every operation first spends ``command_overhead`` outside the media (not
+  queued), then, with ``read_iops_limit`` / ``write_iops_limit`` set, its turn
+  in the controller's one first-come first-served command processor
+  (``1 / limit`` seconds each).
+- ``channels x dies`` identical internal units, first-come first-served. An
+  operation holds a unit for its latency (times a lognormal factor of mean 1
+  with ``service = "lognormal"``, plus an exponential stall with probability
+  ``stall_probability``) and then its data transfer.
+- Data transfers of all units share one pipe whose rate is the device's read
+  or write bandwidth, capped by its ``interface`` and the host's
+  ``controller_bandwidth``. A transfer takes the earliest idle stretch of the
+  pipe, long enough for it, after its unit has paid the latency: the pipe never idles while a ready
   transfer fits, and transfers already booked are never moved.
 - Writes consume a pool of clean (pre-erased) bytes that garbage collection
   refills (a token bucket of depth ``clean_pool``); once it is empty, writes
@@ -14,7 +20,9 @@ Assumptions (see docs/model.md):
   or ``write_bandwidth / write_amplification`` (:func:`simcache.physics.cluster.gc_refill_rate`):
   freeing a byte costs GC ``write_amplification - 1`` bytes of copying, so
   the device's program bandwidth, shared by host data and copies, sustains
-  that many host bytes per second.
+  that many host bytes per second. A write is charged ``gc_factor`` of its
+  bytes (:func:`simcache.physics.cluster.write_gc_factor`: sequential runs
+  cost GC less); ``condition = "fresh"`` starts the pool at the capacity.
 - With ``gc_pass`` set, an exhausted pool is refilled in foreground
   garbage-collection passes instead of smoothly: the write that finds the
   pool empty stalls the device's writes until GC has paid back the deficit

@@ -54,9 +54,9 @@ from simcache.base.errors import WorkloadFileError
 from simcache.base.metrics import PERCENTILES
 from simcache.traces.formats.base import FileReading, read_text
 from simcache.traces.formats.fio_job import OPTIONS as JOB_OPTIONS
-from simcache.traces.formats.fio_job import JobSpec, Notes, Setting, check_options, job_group
+from simcache.traces.formats.fio_job import JobResult, JobSpec, Notes, Setting, check_options, job_group
 
-__all__ = ["DEFAULT_REL", "KIND", "NAME", "read", "sniff"]
+__all__ = ["DEFAULT_REL", "KIND", "NAME", "Figures", "MeasuredJob", "Measurements", "measured_jobs", "read", "sniff"]
 
 NAME = "fio-json"
 KIND = "measurement"
@@ -75,8 +75,8 @@ def sniff(head: str) -> bool:
 
 
 @dataclass
-class _Direction:
-    """One direction's figures of one fio job entry: latencies in ms."""
+class Figures:
+    """One direction's figures of one fio job (its clones combined): latencies in ms."""
 
     ios: int
     iops: float
@@ -88,10 +88,41 @@ class _Direction:
     percentile_source: str = "clat"
 
 
-def read(path: Path, options: Mapping[str, Any]) -> FileReading:
-    """The jobs of an fio JSON result as groups, and their measured figures as checks; see the module docstring."""
-    checked = check_options(path, options, OPTIONS, NAME)
-    rel = _rel(path, checked.get("rel", DEFAULT_REL))
+@dataclass
+class MeasuredJob:
+    """One fio job of a result file: its options as written, the job as a group, and what fio measured."""
+
+    jobname: str
+    groupid: Any
+    """fio's group: jobs of one group ran at the same time (``stonewall`` or ``new_group`` starts the next)."""
+    index: int
+    """Position of the job's first entry in ``jobs``."""
+    settings: dict[str, Setting]
+    """``"global options"`` with the job's ``"job options"`` over them."""
+    result: JobResult | None
+    """The job as a scenario group; ``None`` for a job that only trims."""
+    entries: int
+    """fio's entries for the job: 1 with ``group_reporting`` (or ``numjobs`` = 1), else one per clone."""
+    figures: dict[str, Figures] = field(default_factory=dict)
+    """``read``, ``write`` or ``mixed`` -> the clones' figures combined (directions without I/O left out)."""
+    trimmed: bool = False
+
+
+@dataclass
+class Measurements:
+    """The jobs of one fio JSON result, with the notes of reading it."""
+
+    document: dict[str, Any]
+    jobs: list[MeasuredJob]
+    notes: list[str]
+    """What reading the file skipped (fio's messages, earlier status objects, jobs that ended in error)."""
+    job_notes: Notes
+    """What the jobs' options could not become in the model."""
+
+
+def measured_jobs(path: Path, numjobs_as: str = "workers") -> Measurements:
+    """Every job of an fio JSON result, its entries merged (clones without ``group_reporting``: IOPS and
+    bandwidth summed, mean latency weighted by I/Os). ``numjobs_as``: ``workers`` or ``vms``, as the import's option."""
     document, notes = _document(path)
     jobs = document.get("jobs")
     if not isinstance(jobs, list) or not jobs:
@@ -102,22 +133,45 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
         if not isinstance(job, dict) or not isinstance(job.get("jobname"), str):
             raise WorkloadFileError.at(path, None, f"jobs[{i}].jobname", "each job is an object with a jobname")
         entries.setdefault((job["jobname"], job.get("groupid")), []).append((i, job))
-
     job_notes = Notes()
     names: set[str] = set()
-    groups: list[dict[str, Any]] = []
-    expect: list[dict[str, Any]] = []
-    facts: list[tuple[str, str]] = [("fio version", str(document.get("fio version", "not given")))]
-    runtimes: list[float] = []
-    durations: list[float] = []
-    for (jobname, _), clones in entries.items():
+    measured = []
+    for (jobname, groupid), clones in entries.items():
         first_index, first = clones[0]
         settings = dict(globals_)
         settings.update(_options(path, first.get("job options", {}), f'jobs[{first_index}]."job options"', len(settings)))
-        result = job_group(path, JobSpec(jobname, settings), checked["numjobs"], job_notes, names)
+        result = job_group(path, JobSpec(jobname, settings), numjobs_as, job_notes, names)
         for index, clone in clones:
             if clone.get("error"):
                 notes.append(f"job {jobname} (jobs[{index}]) ended with error {clone['error']}: its figures may cover part of the run")
+        job = MeasuredJob(jobname, groupid, first_index, settings, result, len(clones))
+        for key in _DIRECTIONS:
+            per_clone = [
+                _direction(path, entry[key], f"jobs[{index}].{key}") for index, entry in clones if isinstance(entry.get(key), dict)
+            ]
+            per_clone = [d for d in per_clone if d.ios > 0 or d.iops > 0]
+            if per_clone:
+                job.figures[key] = _combine(per_clone)
+        job.trimmed = isinstance(first.get("trim"), dict) and bool(
+            _number(path, first["trim"].get("total_ios", 0), f"jobs[{first_index}].trim.total_ios")
+        )
+        measured.append(job)
+    return Measurements(document, measured, notes, job_notes)
+
+
+def read(path: Path, options: Mapping[str, Any]) -> FileReading:
+    """The jobs of an fio JSON result as groups, and their measured figures as checks; see the module docstring."""
+    checked = check_options(path, options, OPTIONS, NAME)
+    rel = _rel(path, checked.get("rel", DEFAULT_REL))
+    measurements = measured_jobs(path, checked["numjobs"])
+    notes = measurements.notes
+    groups: list[dict[str, Any]] = []
+    expect: list[dict[str, Any]] = []
+    facts: list[tuple[str, str]] = [("fio version", str(measurements.document.get("fio version", "not given")))]
+    runtimes: list[float] = []
+    durations: list[float] = []
+    for job in measurements.jobs:
+        result, jobname = job.result, job.jobname
         if result is None:
             continue
         group = result.group["name"]
@@ -128,29 +182,26 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
         if result.numjobs > 1:
             how = (
                 "one entry (group_reporting): its figures are the sum over the clones"
-                if len(clones) == 1
-                else f"{len(clones)} entries, one per clone: IOPS and bandwidth summed, mean latency weighted by I/Os"
+                if job.entries == 1
+                else f"{job.entries} entries, one per clone: IOPS and bandwidth summed, mean latency weighted by I/Os"
             )
             facts.append((f"job {jobname} clones", f"numjobs={result.numjobs}, {how}"))
-        if len(clones) not in (1, result.numjobs):
-            notes.append(f"job {jobname}: numjobs={result.numjobs} but {len(clones)} entries; the figures are summed over the entries")
-        for key, op in _DIRECTIONS.items():
-            per_clone = [_direction(path, job[key], f"jobs[{index}].{key}") for index, job in clones if isinstance(job.get(key), dict)]
-            per_clone = [d for d in per_clone if d.ios > 0 or d.iops > 0]
-            if not per_clone:
-                continue
-            figures = _combine(per_clone)
+        if job.entries not in (1, result.numjobs):
+            notes.append(f"job {jobname}: numjobs={result.numjobs} but {job.entries} entries; the figures are summed over the entries")
+        for key, figures in job.figures.items():
             runtimes.append(figures.runtime_s)
-            checks, unchecked = _checks(group, jobname, op, figures, rel, merged=len(per_clone) > 1)
+            checks, unchecked = _checks(group, jobname, _DIRECTIONS[key], figures, rel, merged=job.entries > 1)
             expect += checks
             facts.append((f"job {jobname} {key} not checked", ", ".join(unchecked)))
-        if isinstance(first.get("trim"), dict) and _number(path, first["trim"].get("total_ios", 0), f"jobs[{first_index}].trim.total_ios"):
+        if job.trimmed:
             facts.append((f"job {jobname} trim", "trims were measured but are not modelled"))
     if not groups:
         raise WorkloadFileError.at(path, None, "jobs", "no job that reads or writes to import")
     facts.insert(1, ("jobs", str(len(groups))))
     duration = max(runtimes) if runtimes and max(runtimes) > 0 else max(durations) if durations else None
-    return FileReading(path, NAME, groups, expect=expect, warnings=job_notes.warnings() + notes, facts=facts, duration=duration)
+    return FileReading(
+        path, NAME, groups, expect=expect, warnings=measurements.job_notes.warnings() + notes, facts=facts, duration=duration
+    )
 
 
 def _rel(path: Path, value: Any) -> float:
@@ -212,7 +263,7 @@ def _number(path: Path, value: Any, where: str) -> float:
     return float(value)
 
 
-def _direction(path: Path, data: dict[str, Any], where: str) -> _Direction:
+def _direction(path: Path, data: dict[str, Any], where: str) -> Figures:
     def number(key: str, default: float = 0.0) -> float:
         return _number(path, data.get(key, default), f"{where}.{key}")
 
@@ -229,7 +280,7 @@ def _direction(path: Path, data: dict[str, Any], where: str) -> _Direction:
     lat = _latency(path, data, "lat" + suffix, where)
     clat = _latency(path, data, "clat" + suffix, where)
     summary = lat if lat.get("mean") else clat
-    figures = _Direction(
+    figures = Figures(
         ios=int(number("total_ios")),
         iops=number("iops"),
         bytes_per_s=bytes_per_s,
@@ -265,14 +316,14 @@ def _latency(path: Path, data: dict[str, Any], key: str, where: str) -> dict[str
     return table
 
 
-def _combine(clones: list[_Direction]) -> _Direction:
+def _combine(clones: list[Figures]) -> Figures:
     if len(clones) == 1:
         return clones[0]
     ios = sum(c.ios for c in clones)
     means = [(c.mean_ms, c.ios) for c in clones if c.mean_ms is not None]
     weight = sum(n for _, n in means)
     maxima = [c.max_ms for c in clones if c.max_ms is not None]
-    return _Direction(
+    return Figures(
         ios=ios,
         iops=sum(c.iops for c in clones),
         bytes_per_s=sum(c.bytes_per_s for c in clones),
@@ -283,7 +334,7 @@ def _combine(clones: list[_Direction]) -> _Direction:
     )
 
 
-def _checks(group: str, jobname: str, op: str, figures: _Direction, rel: float, *, merged: bool) -> tuple[list[dict[str, Any]], list[str]]:
+def _checks(group: str, jobname: str, op: str, figures: Figures, rel: float, *, merged: bool) -> tuple[list[dict[str, Any]], list[str]]:
     """The checks of one job direction, and the figures left unchecked (as text)."""
     what = "reads and writes" if op == "any" else f"{op}s"
     measured: list[tuple[str, float, str, str]] = [
