@@ -268,7 +268,7 @@ def test_policies_without_replicas_run_on_one_host(policy: str) -> None:
     ("path", "value", "field", "kind", "name", "got"),
     [
         (("cluster", "tier"), "optane-9000", "cluster.tier", "tier", "optane-9000", " (got 'optane-9000')"),
-        (("cluster", "peer_link"), "100GbE", "cluster.peer_link", "link", "100GbE", " (got '100GbE')"),
+        (("cluster", "peer_link"), "800GbE", "cluster.peer_link", "link", "800GbE", " (got '800GbE')"),
         (("cluster", "storage_link"), {"profile": "fibre"}, "cluster.storage_link", "link", "fibre", ""),  # a table is not echoed
         (("array",), "array-1x5400", "array", "array", "array-1x5400", " (got 'array-1x5400')"),
         (("array",), {"profile": "array-14x7200", "drive": "sata-5400"}, "array.drive", "drive", "sata-5400", " (got 'sata-5400')"),

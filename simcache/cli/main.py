@@ -619,16 +619,25 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_figure(value: object) -> bool:
+    """A profile value that is a number needing a source: a number, or a string that starts with one ("20us")."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int | float) or (isinstance(value, str) and value[:1].isdigit())
+
+
 def _profiles(args: argparse.Namespace) -> int:
+    """Each built-in profile with every field, the source comment beside it in the TOML file, and its source line;
+    a number without a comment says so (tests/test_catalogue.py keeps the built-in profiles free of that)."""
     for kind in [args.kind] if args.kind else list(KINDS):
         print(f"{kind} profiles:")
         notes = field_notes(kind)
         for name, fields in list_profiles(kind).items():
             print(f"  {name}: {fields.get('description', '')}")
-            values = {k: str(v) for k, v in fields.items() if k not in ("description", "source")}
+            values = {k: v for k, v in fields.items() if k not in ("description", "source")}
             width = max((len(f"{k} = {v}") for k, v in values.items()), default=0)
             for field, value in values.items():
-                note = notes.get(name, {}).get(field, "")
+                note = notes.get(name, {}).get(field, "") or ("(no source given)" if _is_figure(value) else "")
                 print(f"      {f'{field} = {value}':<{width}}  {note}".rstrip())
             print(f"      source: {fields.get('source', 'not given')}")
         print()
