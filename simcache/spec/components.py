@@ -178,6 +178,27 @@ class DriveSpec(_Profiled):
     queue_depth: Annotated[Count, Field(ge=1, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")] = 32
     """Commands the drive accepts at once and reorders (SATA native command queuing: 32; SAS tagged command
     queuing: up to 256). The array's ``elevator`` scheduling reorders at most this many at a time; 1: none."""
+    overhead: Annotated[Seconds, Field(le=0.01), Why(high="a drive's command overhead is a fraction of a millisecond")] = 0.0
+    """Command (controller) overhead of each operation the drive serves from its media, on top of seek, rotation
+    and transfer (0 to 10 ms): the time from the command's receipt to the start of the seek. Datasheets that give
+    access times with and without it put it at 0.2 ms (Seagate Savvio 10K.4 SAS product manual: average read
+    access 4.0 ms with controller overhead, 3.8 ms without). Default 0: none (the model before issue 34). An
+    operation that streams on from the one before (no seek, no rotation) pays none: the drive prepared it while
+    the one before was transferring."""
+    cache: Bytes = 0
+    """Bytes of the drive's buffer that keep data for later reads (its read cache; the Seagate Exos X18 SAS product
+    manual, section 4.4: with read caching enabled, data read or written is kept in the buffer's segments for
+    later read hits). 0 (default): no read cache, every read goes to the media. Each of ``cache_segments``
+    segments holds the data of one read or write (at most ``cache / cache_segments`` bytes), replaced least
+    recently used first; a read of a chunk a segment holds is served from the buffer in ``cache_hit_time``
+    without moving the head (the drive's command queue serves it while the arm works on others)."""
+    cache_segments: Annotated[Count, Field(ge=1, le=65536), Why(high="more segments than any drive's buffer is cut into")] = 16
+    """Segments the read cache is cut into (1 to 65,536): the most reads it remembers at once. Drives set it in
+    their caching mode page (SCSI mode page 08h, "number of cache segments"); default 16, an assumption."""
+    cache_hit_time: Annotated[Seconds, Field(le=0.01), Why(high="a buffer hit slower than 10 ms is slower than the media")] = 0.0002
+    """Time (s) to serve a read from the drive's buffer: the command overhead plus the transfer over the
+    interface (default 0.2 ms, an assumption: the Savvio 10K.4's 0.2 ms controller overhead; a 4 KiB transfer
+    at SATA's 600 MB/s adds 7 us)."""
 
     @model_validator(mode="after")
     def _seek_curve_fits(self) -> DriveSpec:
@@ -186,6 +207,11 @@ class DriveSpec(_Profiled):
         if self.inner_rate is not None and self.inner_rate > self.media_rate:
             raise ValueError(f"inner_rate ({self.inner_rate:.4g} B/s) cannot exceed media_rate ({self.media_rate:.4g} B/s)")
         drive_seek_curve(self)  # a ValueError says which averages the settle and full stroke allow
+        if self.cache and self.cache // self.cache_segments < 512:
+            raise ValueError(
+                f"cache ({self.cache} B) over cache_segments ({self.cache_segments}) leaves segments smaller than one "
+                "512-byte sector: give the cache more bytes or fewer segments"
+            )
         return self
 
 
@@ -216,6 +242,18 @@ class ArraySpec(_Profiled):
     cache_high_watermark: Annotated[Fraction, Field(gt=0.0), Why(low="a flush at 0% is the immediate policy")] = 0.8
     """Fill level of the controller cache at which ``watermark`` flushing starts (0 < x <= 1). Default 0.8:
     storage controllers flush at a fill level of around 80% (DOMAIN.md, write-back cache policies)."""
+    read_cache: Bytes = 0
+    """Bytes of the controller's memory that keep data for later reads (its read cache): an LRU over the array's
+    logical address space in lines of ``read_cache_line`` bytes. A read whose lines are all there is answered from
+    it in ``read_cache_latency`` without reaching the spindles; a read that misses goes to the spindles and leaves
+    the lines it covered whole in the cache, as does every write (the written data passes through the controller's
+    memory). 0 (default): no controller read cache."""
+    read_cache_line: Annotated[SectorBytes, Field(le=64 * 1024**2), Why(high="a cache line larger than any stripe")] = 4096
+    """Bytes of one line of the controller read cache (512 B to 64 MiB; default 4 KiB, an assumption: the page
+    size controllers manage their cache in). Only whole lines a read or write covers are kept."""
+    read_cache_latency: Annotated[Seconds, Field(le=0.1), Why(high="a cache hit slower than a disk seek")] = 0.0002
+    """Time (s) the controller takes to answer a read from its read cache (default 0.2 ms, an assumption: the same
+    as ``cache_latency``, a copy out of the controller's memory)."""
     port: LinkSpec
 
     @model_validator(mode="after")
@@ -223,6 +261,11 @@ class ArraySpec(_Profiled):
         minimum = {"raid0": 1, "raid1": 2, "raid10": 2, "raid5": 3, "raid6": 4}[self.raid]
         if self.spindles < minimum:
             raise ValueError(f"{self.raid} needs at least {minimum} spindles, got {self.spindles}")
+        if 0 < self.read_cache < self.read_cache_line:
+            raise ValueError(
+                f"read_cache ({self.read_cache} B) is smaller than one read_cache_line ({self.read_cache_line} B): "
+                "give it at least one line, or 0 for none"
+            )
         return self
 
 

@@ -27,12 +27,22 @@ Assumptions (see docs/model.md, Backing array):
 - An optional controller write cache acknowledges writes after
   ``cache_latency`` while it has room; a write that does not fit waits for its
   spindles like an uncached write.
+- Read caches (both off by default): the controller's (``read_cache``), an LRU of
+  ``read_cache_line`` lines of the logical address space that answers a read all
+  of whose lines it holds in ``read_cache_latency``; and each drive's buffer
+  (``drive.cache``), an LRU of ``cache_segments`` segments, each the data of one
+  chunk operation on that drive (its position and length), that answers a chunk
+  read it holds in ``cache_hit_time`` without moving the arm. Both keep what was
+  read and what was written. Deterministic: no draws (a hit skips the rotation's).
+- ``drive.overhead`` (command overhead) is added to every chunk operation that
+  positions the head (not to one that streams on).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from itertools import accumulate
 
@@ -109,6 +119,19 @@ class Array:
         self._held: list[Run] = []  # writes held in the controller cache, not yet flushed
         self._held_bytes = 0
         self._read_scale = self._rmw_scale = self._plain_scale = 1.0  # service-time factors (:meth:`degrade`)
+        self._overhead = drive.overhead
+        # Read caches (both off by default). The controller's: LRU of line numbers of the logical address space.
+        self._line = spec.read_cache_line
+        self._read_lines = spec.read_cache // spec.read_cache_line
+        self._lines: OrderedDict[int, None] = OrderedDict()
+        self._read_hit = spec.read_cache_latency
+        # Each drive's buffer: LRU of segments, position -> bytes held from there, per spindle.
+        self._segments = drive.cache_segments if drive.cache > 0 else 0
+        self._segment_bytes = drive.cache // drive.cache_segments
+        self._segment_caches: list[OrderedDict[int, int]] = [OrderedDict() for _ in range(spec.spindles)] if self._segments else []
+        self._drive_hit = drive.cache_hit_time
+        self.read_cache_hits = 0  # front-end reads answered by the controller's read cache
+        self.drive_cache_hits = 0  # chunk reads answered by a drive's buffer
         self.cache_flushes = 0
         self.front_end_ios = 0
         self.back_end_ios = 0
@@ -149,8 +172,13 @@ class Array:
             total += run[2]
         if not is_write:
             self.bytes_read += total
+            if self._read_lines:
+                return self._read_through_cache(now, runs)
             return self._dispatch(now, runs, False)
         self.bytes_written += total
+        if self._read_lines:
+            for run in runs:
+                self._keep_lines(run)
         if self._hold:
             held = self._hold_in_cache(now, runs, total)
             if held is not None:
@@ -175,6 +203,47 @@ class Array:
             self._held_bytes = 0
         return now + self._cache_ack_held
 
+    def _read_through_cache(self, now: float, runs: Sequence[Run]) -> float:
+        """A read with the controller read cache on: the runs whose lines it all holds are answered from it after
+        ``read_cache_latency``, the others go to their spindles and leave their whole lines in it."""
+        missed = [run for run in runs if not self._lines_held(run)]
+        hits = len(runs) - len(missed)
+        self.read_cache_hits += hits
+        if not missed:
+            self.front_end_ios += hits
+            return now + self._read_hit
+        done = self._dispatch(now, missed, False)
+        self.front_end_ios += hits
+        for run in missed:
+            self._keep_lines(run)
+        return max(done, now + self._read_hit) if hits else done
+
+    def _lines_held(self, run: Run) -> bool:
+        """Whether the controller read cache holds every line ``run`` touches (each then becomes most recent)."""
+        address = self.logical_address(run[0], run[1])
+        line = self._line
+        lines = self._lines
+        first = address // line
+        last = (address + run[2] - 1) // line
+        for number in range(first, last + 1):
+            if number not in lines:
+                return False
+        for number in range(first, last + 1):
+            lines.move_to_end(number)
+        return True
+
+    def _keep_lines(self, run: Run) -> None:
+        """Put the lines ``run`` covers whole into the controller read cache as the most recent, evicting the least
+        recent beyond its capacity."""
+        address = self.logical_address(run[0], run[1])
+        line = self._line
+        lines = self._lines
+        for number in range(-(-address // line), (address + run[2]) // line):
+            lines[number] = None
+            lines.move_to_end(number)
+        while len(lines) > self._read_lines:
+            lines.popitem(last=False)
+
     def _drain(self, now: float) -> None:
         drains = self._cache_drains
         while drains and drains[0][0] <= now:
@@ -196,6 +265,7 @@ class Array:
         vm_start = self._vm_start
         logical_bytes = self._logical_bytes
         layout = self._layout
+        segments = self._segments
         for vm, offset, length in runs:
             address = (vm_start[vm] + offset) % logical_bytes
             left = length
@@ -212,7 +282,11 @@ class Array:
                         if elevator:
                             queued.setdefault(target, []).append((row * stripe, stripe, False))
                         else:
-                            finish = self._operate(target, row * stripe, stripe, now, False, self._plain_scale)
+                            finish = (
+                                self._buffered(target, row * stripe, stripe, now, False, self._plain_scale, False)
+                                if segments
+                                else self._operate(target, row * stripe, stripe, now, False, self._plain_scale)
+                            )
                             if finish > done:
                                 done = finish
                     full_rows += 1
@@ -233,7 +307,11 @@ class Array:
                         queued.setdefault(target, []).append((position, chunk, read_modify_write))
                 else:
                     for target in targets:
-                        finish = self._operate(target, position, chunk, now, read_modify_write, scale)
+                        finish = (
+                            self._buffered(target, position, chunk, now, read_modify_write, scale, not is_write)
+                            if segments
+                            else self._operate(target, position, chunk, now, read_modify_write, scale)
+                        )
                         if finish > done:
                             done = finish
                 chunks += len(targets)
@@ -243,7 +321,11 @@ class Array:
         if elevator:
             for target in sorted(queued):
                 for position, chunk, rmw in elevator_order(self._head[target], queued[target], self._queue_depth):
-                    finish = self._operate(target, position, chunk, now, rmw, scale if rmw else plain)
+                    finish = (
+                        self._buffered(target, position, chunk, now, rmw, scale if rmw else plain, not is_write)
+                        if segments
+                        else self._operate(target, position, chunk, now, rmw, scale if rmw else plain)
+                    )
                     if finish > done:
                         done = finish
         self.front_end_ios += len(runs)
@@ -254,6 +336,25 @@ class Array:
     def read(self, now: float, vm: int, offset: int, size: int) -> float:
         """``submit(now, ((vm, offset, size),), False)``: one read; return when it is done."""
         return self.submit(now, ((vm, offset, size),), False)
+
+    def _buffered(self, spindle: int, position: int, chunk: int, now: float, read_modify_write: bool, scale: float, is_read: bool) -> float:
+        """:meth:`_operate` with the drive's read cache on: a read of a chunk a segment of ``spindle``'s buffer holds
+        is done ``cache_hit_time`` after ``now`` (the arm stays where it is); any other operation goes to the media
+        and its data takes the most recent segment (if it fits one), evicting the least recent."""
+        cache = self._segment_caches[spindle]
+        if is_read:
+            held = cache.get(position)
+            if held is not None and held >= chunk:
+                cache.move_to_end(position)
+                self.drive_cache_hits += 1
+                return now + self._drive_hit
+        finish = self._operate(spindle, position, chunk, now, read_modify_write, scale)
+        if chunk <= self._segment_bytes:
+            cache[position] = chunk
+            cache.move_to_end(position)
+            if len(cache) > self._segments:
+                cache.popitem(last=False)
+        return finish
 
     def _operate(self, spindle: int, position: int, chunk: int, now: float, read_modify_write: bool, scale: float) -> float:
         """Queue one chunk operation on ``spindle`` at byte ``position``, its service time times ``scale``;
@@ -268,6 +369,8 @@ class Array:
         else:
             distance = position - head if head > 0 else position
             seek = self._seek.seconds((distance if distance >= 0 else -distance) / self._stroke)
+            if self._overhead:
+                seek += self._overhead  # the command overhead, counted with the positioning
             rotation = self._stream.uniform() * revolution
         shrink = self._zone_shrink
         if shrink:
