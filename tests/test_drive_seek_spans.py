@@ -10,10 +10,13 @@ full stroke its full-stroke seek.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import simcache
+from simcache.estimate import estimate
 from simcache.physics import array as array_physics
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
@@ -21,6 +24,7 @@ from simcache.spec import ArraySpec, DriveSpec, LinkSpec
 from simcache.spec.profiles import list_profiles
 
 LINK = LinkSpec(bandwidth=125e6, latency=50e-6)
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def drive_profile(name: str) -> DriveSpec:
@@ -79,3 +83,21 @@ def test_a_span_of_half_the_drive_seeks_shorter_than_the_datasheet_average() -> 
     # The same reads over a whole 1 TB drive of the same figures seek the datasheet average.
     whole = array_physics.drive_seek_curve(drive.model_copy(update={"capacity": 10**12}))
     assert whole.moments(1.0)[0] == pytest.approx(drive.avg_seek, rel=1e-9)
+
+
+def test_the_estimate_adds_the_command_overhead_to_each_random_read() -> None:
+    """The QD1 validation scenario (one drive read whole, one read outstanding): the estimate's mean read latency
+    grows by exactly the overhead it is given (every read positions the head), and with the scenario's 0.2 ms it
+    is the theory's avg_seek + overhead + half a revolution + transfer + the network, within 1 %."""
+    scenario = simcache.load_scenario(ROOT / "scenarios" / "validate_hdd_7200_qd.toml")
+    with_overhead = estimate(scenario).mean_ms("all", "read")
+    without = estimate(scenario.with_overrides({"array.drive.overhead": 0})).mean_ms("all", "read")
+    assert with_overhead - without == pytest.approx(0.2, rel=1e-4)  # the closed loop is solved iteratively: 1e-4 of slack
+    drive = scenario.array.drive
+    theory_ms = 1e3 * (
+        drive.avg_seek
+        + drive.overhead
+        + array_physics.revolution_seconds(drive.rpm) / 2.0
+        + array_physics.mean_transfer_seconds(4096, drive.media_rate, drive.inner_rate, 1.0)
+    )
+    assert theory_ms < with_overhead < theory_ms * 1.01
