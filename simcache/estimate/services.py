@@ -16,9 +16,11 @@ from simcache.estimate.theory.numeric import Floats
 from simcache.estimate.theory.queueing import expected_max_normal
 from simcache.estimate.theory.stations import ARRAY, GC, PAST_CLIFF, PIPE, PIPE_SLOT, QUEUE, SPINDLE, TIER, Step
 from simcache.physics.array import (
+    SeekCurve,
     cache_ack_seconds,
     chunk_copies,
     drive_seek_curve,
+    flash_op_seconds,
     mean_transfer_seconds,
     read_modify_write,
     revolution_seconds,
@@ -74,9 +76,14 @@ class ServiceTimes:
         self.storage_rate = min(cluster.storage_link.bandwidth, scenario.array.port.bandwidth)  # a transfer runs at the slower port
         array = scenario.array
         drive = array.drive
-        self.spindles = array.spindles
-        self.revolution = revolution_seconds(drive.rpm)
-        self.seek = drive_seek_curve(drive)
+        # A flash drive: each of its `parallelism` units is a server of its own (the simulator gives an operation
+        # the drive's earliest free unit; the estimate spreads operations over all units of all drives alike).
+        self.flash = drive.media == "flash"
+        self.spindles = array.spindles * drive.parallelism
+        self.revolution = revolution_seconds(drive.rpm) if drive.rpm is not None else 0.0
+        self.seek = drive_seek_curve(drive) if not self.flash else SeekCurve(0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+        self.read_time = drive.read_time if drive.read_time is not None else 0.0
+        self.write_time = drive.write_time if drive.write_time is not None else 0.0
         self.overhead = drive.overhead  # command overhead of every operation that positions the head
         self.span = seek_span(span_fraction(array, scenario.data_bytes))
         # Zoned recording: the mean seconds per byte over the span the data covers (simcache.physics.array.zone_rate).
@@ -130,9 +137,12 @@ class ServiceTimes:
         The drive's and the controller's read caches are not priced: every read is costed as a miss (an upper
         bound on the array's read cost; the simulator's caches start empty and warm up during a run).
         """
+        rmw = is_write and self.rmw
+        if self.flash:  # no seek, no rotation: deterministic (flash_op_seconds)
+            access = self.write_time if is_write and not rmw else self.read_time
+            return flash_op_seconds(access, chunk / self.media, self.write_time, rmw), 0.0
         seek, seek_square = self.seek.moments(self.span * seek_scale)
         revolution = self.revolution
-        rmw = is_write and self.rmw
         overhead = self.overhead
         if overhead:
             seek_square += 2.0 * overhead * seek + overhead * overhead

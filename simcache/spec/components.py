@@ -155,15 +155,30 @@ _RPM_WHY = "hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typ
 
 
 class DriveSpec(_Profiled):
-    """One spinning drive."""
+    """One drive of the array: a spinning drive (``media = "disk"``) or a solid-state one (``"flash"``)."""
 
     _profile_kind: ClassVar[str] = "drive"
 
-    rpm: Annotated[Number, Field(title="Drive RPM", ge=1000, le=30000), Why(_RPM_WHY, _RPM_WHY)]
-    """Rotational speed in revolutions per minute: half a revolution is the mean rotational latency of
-    every array I/O. 1,000 to 30,000: hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typo."""
-    avg_seek: PositiveSeconds
-    """Datasheet average seek: the mean over random seeks across the whole stroke."""
+    media: Literal["disk", "flash"] = "disk"
+    """``disk`` (default): a spinning drive, each operation a seek, a rotation and a transfer (``rpm``,
+    ``avg_seek`` required). ``flash``: a solid-state drive of an all-flash array: each operation takes
+    ``read_time`` or ``write_time`` plus its transfer at ``media_rate``, and the drive serves ``parallelism``
+    operations at once (its independent flash units as the host sees them); no seek, rotation or zones."""
+    rpm: Annotated[Number, Field(title="Drive RPM", ge=1000, le=30000), Why(_RPM_WHY, _RPM_WHY)] | None = None
+    """Rotational speed in revolutions per minute (disk drives; required for them): half a revolution is the
+    mean rotational latency of every array I/O. 1,000 to 30,000: hard drives spin at 3,600 to 15,000 RPM, so a
+    value outside is a typo."""
+    avg_seek: PositiveSeconds | None = None
+    """Datasheet average seek (disk drives; required for them): the mean over random seeks across the whole stroke."""
+    read_time: Annotated[PositiveSeconds, Field(le=0.1), Why(high="a flash read slower than a disk seek")] | None = None
+    """Flash drives (required for them): the time (s) one read takes inside the drive before its transfer, as a
+    host sees it at queue depth 1 (the drive's 4 KiB QD1 read latency less the 4 KiB transfer)."""
+    write_time: Annotated[PositiveSeconds, Field(le=0.1), Why(high="a flash write slower than a disk seek")] | None = None
+    """Flash drives (required for them): the time (s) one write takes inside the drive before its transfer (its
+    QD1 write latency less the transfer; a drive with a power-protected write buffer acknowledges from it)."""
+    parallelism: Annotated[Count, Field(ge=1, le=4096), Why(high="more parallel units than any drive has")] = 1
+    """Flash drives: operations the drive serves at once (1 to 4,096): its QD-saturated random-read IOPS times
+    ``read_time`` (Little's law), about its channels x dies as the host sees them. Disk drives: 1 (one arm)."""
     settle: Seconds = 0.0
     """Track-to-track seek: the shortest seek the array's seek curve makes (one track's distance)."""
     full_seek: PositiveSeconds | None = None
@@ -202,11 +217,36 @@ class DriveSpec(_Profiled):
 
     @model_validator(mode="after")
     def _seek_curve_fits(self) -> DriveSpec:
+        if self.media == "flash":
+            return self._flash_complete()
+        missing = [name for name in ("rpm", "avg_seek") if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"a disk drive needs {' and '.join(missing)}; for a solid-state drive set media = 'flash'")
+        stray = [name for name in ("read_time", "write_time") if getattr(self, name) is not None]
+        if stray or self.parallelism != 1:
+            names = " and ".join([*stray, *(["parallelism"] if self.parallelism != 1 else [])])
+            raise ValueError(f"{names} describe a flash drive: set media = 'flash', or remove them for a disk drive")
+        assert self.avg_seek is not None
         if self.settle > self.avg_seek:
             raise ValueError("settle (track-to-track seek) cannot exceed avg_seek")
         if self.inner_rate is not None and self.inner_rate > self.media_rate:
             raise ValueError(f"inner_rate ({self.inner_rate:.4g} B/s) cannot exceed media_rate ({self.media_rate:.4g} B/s)")
         drive_seek_curve(self)  # a ValueError says which averages the settle and full stroke allow
+        if self.cache and self.cache // self.cache_segments < 512:
+            raise ValueError(
+                f"cache ({self.cache} B) over cache_segments ({self.cache_segments}) leaves segments smaller than one "
+                "512-byte sector: give the cache more bytes or fewer segments"
+            )
+        return self
+
+    def _flash_complete(self) -> DriveSpec:
+        missing = [name for name in ("read_time", "write_time") if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"a flash drive needs {' and '.join(missing)} (its QD1 latencies less the transfer)")
+        spinning = [name for name in ("rpm", "avg_seek", "full_seek", "inner_rate") if getattr(self, name) is not None]
+        if spinning or self.settle:
+            names = " and ".join([*spinning, *(["settle"] if self.settle else [])])
+            raise ValueError(f"{names} describe a spinning drive: remove them from a media = 'flash' drive")
         if self.cache and self.cache // self.cache_segments < 512:
             raise ValueError(
                 f"cache ({self.cache} B) over cache_segments ({self.cache_segments}) leaves segments smaller than one "

@@ -47,10 +47,12 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 from simcache.physics.array import (
+    SeekCurve,
     StripeLayout,
     cache_ack_seconds,
     drive_seek_curve,
     elevator_order,
+    flash_op_seconds,
     read_modify_write,
     revolution_seconds,
     spindle_op_seconds,
@@ -90,12 +92,20 @@ class Array:
         self.spec = spec
         self._stream = stream
         drive = spec.drive
-        self._revolution = revolution_seconds(drive.rpm)
+        # A flash drive (media = "flash"): no revolution, no seek; each of its `parallelism` units serves an operation
+        # in its read or write time plus the transfer (:meth:`_flash_operate`).
+        self._flash = drive.media == "flash"
+        self._revolution = revolution_seconds(drive.rpm) if drive.rpm is not None else 0.0
+        self._read_time = drive.read_time if drive.read_time is not None else 0.0
+        self._write_time = drive.write_time if drive.write_time is not None else 0.0
+        self._parallelism = drive.parallelism
+        self._units = [[0.0] * drive.parallelism for _ in range(spec.spindles)] if self._flash else []
+        self._writing = False  # whether the request being dispatched writes (read by the flash drives' operations)
         # The spec's fields as typed attributes: compiled, a read of the spec's (an interpreted class) is a generic lookup.
         self._stripe = spec.stripe
         self._spindles = spec.spindles
         self._layout = StripeLayout(spec.raid, spec.spindles)
-        self._seek = drive_seek_curve(drive)
+        self._seek = drive_seek_curve(drive) if not self._flash else SeekCurve(0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
         self._stroke = float(drive.capacity)
         self._seconds_per_byte = 1.0 / drive.media_rate
         self._vm_start = [0, *accumulate(vm_bytes)]
@@ -266,6 +276,7 @@ class Array:
         logical_bytes = self._logical_bytes
         layout = self._layout
         segments = self._segments
+        self._writing = is_write
         for vm, offset, length in runs:
             address = (vm_start[vm] + offset) % logical_bytes
             left = length
@@ -359,6 +370,8 @@ class Array:
     def _operate(self, spindle: int, position: int, chunk: int, now: float, read_modify_write: bool, scale: float) -> float:
         """Queue one chunk operation on ``spindle`` at byte ``position``, its service time times ``scale``;
         return when it finishes."""
+        if self._flash:
+            return self._flash_operate(spindle, chunk, now, read_modify_write, scale)
         free = self._spindle_free
         busy_until = free[spindle]
         start = busy_until if busy_until > now else now
@@ -381,6 +394,25 @@ class Array:
         free[spindle] = finish
         self._head[spindle] = position + chunk
         self.busy.add(start, finish, now)
+        return finish
+
+    def _flash_operate(self, drive: int, chunk: int, now: float, read_modify_write: bool, scale: float) -> float:
+        """One chunk operation on flash drive ``drive``: on its earliest free unit, first come first served, for the
+        read or write time plus the transfer (:func:`simcache.physics.array.flash_op_seconds`) times ``scale``.
+        The busy meter counts a unit's interval over ``parallelism``: the share of the drive it takes."""
+        units = self._units[drive]
+        unit = 0
+        free = units[0]
+        for k in range(1, len(units)):
+            if units[k] < free:
+                unit = k
+                free = units[k]
+        start = free if free > now else now
+        access = self._write_time if self._writing and not read_modify_write else self._read_time
+        service = flash_op_seconds(access, chunk * self._seconds_per_byte, self._write_time, read_modify_write) * scale
+        finish = start + service
+        units[unit] = finish
+        self.busy.add(start, start + service / self._parallelism, now)
         return finish
 
     def _through_cache(self, now: float, nbytes: int, spindles_done: float) -> float:
