@@ -172,3 +172,17 @@ def test_bad_cache_fields_are_refused_with_the_fix() -> None:
         DRIVE.model_validate({**DRIVE.model_dump(), "cache": 4096, "cache_segments": 16})
     with pytest.raises(ValidationError, match="smaller than one read_cache_line"):
         ArraySpec(drive=DRIVE, spindles=1, raid="raid0", port=LINK, read_cache=1024)
+
+
+def test_the_estimate_says_it_prices_reads_as_misses_when_a_read_cache_is_on() -> None:
+    from pathlib import Path
+
+    import simcache
+    from simcache.estimate.coverage import not_modelled
+
+    scenario = simcache.load_scenario(Path(__file__).resolve().parent.parent / "scenarios" / "validate_hdd_7200_qd.toml")
+    assert not any("read_cache" in note for note in not_modelled(scenario))
+    cached = scenario.with_overrides({"array.read_cache": "1GiB"})
+    assert any(note.startswith("array.read_cache is not modelled") for note in not_modelled(cached))
+    both = scenario.with_overrides({"array.read_cache": "1GiB", "array.drive.cache": "64MiB"})
+    assert any(note.startswith("array.read_cache and array.drive.cache are not modelled") for note in not_modelled(both))
