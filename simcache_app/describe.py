@@ -218,11 +218,13 @@ def scenario_summary(scenario: simcache.Scenario) -> str:
     groups = ", ".join(f"{name} {format_figure(count)}" for name, count in vms.items())
     tier = cluster.tier
     links = f"{cluster.peer_links} x {cluster.peer_link.profile or format_bandwidth(cluster.peer_link.bandwidth)}"
+    rpm = array.drive.rpm
+    drives = f"{format_figure(rpm)} RPM spindles" if rpm is not None else "flash drives"
     return (
         f"{_count(cluster.hosts, 'host')}, {_count(sum(vms.values()), 'VM')} in {_count(len(vms), 'group')} ({groups}); "
         f"{tier.profile + ' ' if tier.profile else ''}{tier.kind} tier, {human_size(tier.capacity)} per host; "
         f"destager buffer {human_size(cluster.destager.capacity)} per host; {links} peer link per host; "
-        f"array of {format_figure(array.spindles)} x {format_figure(array.drive.rpm)} RPM spindles ({array.raid})"
+        f"array of {format_figure(array.spindles)} x {drives} ({array.raid})"
     )
 
 

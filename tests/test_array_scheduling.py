@@ -272,6 +272,11 @@ def test_every_drive_profile_is_calibrated_on_its_datasheet_figures() -> None:
 
     for name in list_profiles("drive"):
         drive = DriveSpec.model_validate({"profile": name})
+        if drive.media == "flash":  # no seek curve: a flash drive's operations have no positioning
+            with pytest.raises(ValueError, match="has no seek curve"):
+                array_physics.drive_seek_curve(drive)
+            continue
+        assert drive.rpm is not None and drive.avg_seek is not None
         curve = array_physics.drive_seek_curve(drive)
         track = array_physics.track_fraction(drive.media_rate, drive.rpm, drive.capacity)
         full = drive.full_seek if drive.full_seek is not None else 2.0 * drive.avg_seek

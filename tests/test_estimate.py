@@ -106,6 +106,8 @@ CASES = [
     ("replication_protocols", "base", None),
     ("replication_protocols", "memory", None),
     ("replication_protocols", "async", None),
+    ("validate_hdd_7200_qd", "qd2", 10.0),  # reads only: the bottleneck (the one drive) is what is compared (qd2: at one
+    # outstanding I/O the estimate reports every utilization as 0, on main too: a closed loop of one customer)
 ]
 
 

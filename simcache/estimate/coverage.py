@@ -55,6 +55,14 @@ def not_modelled(scenario: Scenario) -> list[str]:
             f"cluster.{' and cluster.'.join(links)} window is not modelled: transfers run at their fair share of the "
             "link, uncapped, so a lone large transfer is estimated faster than the window allows"
         )
+    array = scenario.array
+    caches = [field for field, used in (("array.read_cache", array.read_cache > 0), ("array.drive.cache", array.drive.cache > 0)) if used]
+    if caches:
+        verb = "are" if len(caches) > 1 else "is"
+        notes.append(
+            f"{' and '.join(caches)} {verb} not modelled: the estimate sends every array read to the drives' media, "
+            "so its array read latency and load lean high for skewed (zipf, hotspot) reads that the caches would answer"
+        )
     for group in scenario.groups:
         notes += _group_notes(group)
     return notes

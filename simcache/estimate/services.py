@@ -16,9 +16,11 @@ from simcache.estimate.theory.numeric import Floats
 from simcache.estimate.theory.queueing import expected_max_normal
 from simcache.estimate.theory.stations import ARRAY, CONTROLLER, DELAY, GC, PAST_CLIFF, PIPE, PIPE_SLOT, QUEUE, SPINDLE, TIER, Step
 from simcache.physics.array import (
+    SeekCurve,
     cache_ack_seconds,
     chunk_copies,
     drive_seek_curve,
+    flash_op_seconds,
     mean_transfer_seconds,
     read_modify_write,
     revolution_seconds,
@@ -84,9 +86,15 @@ class ServiceTimes:
         self.storage_rate = min(cluster.storage_link.bandwidth, scenario.array.port.bandwidth)  # a transfer runs at the slower port
         array = scenario.array
         drive = array.drive
-        self.spindles = array.spindles
-        self.revolution = revolution_seconds(drive.rpm)
-        self.seek = drive_seek_curve(drive)
+        # A flash drive: each of its `parallelism` units is a server of its own (the simulator gives an operation
+        # the drive's earliest free unit; the estimate spreads operations over all units of all drives alike).
+        self.flash = drive.media == "flash"
+        self.spindles = array.spindles * drive.parallelism
+        self.revolution = revolution_seconds(drive.rpm) if drive.rpm is not None else 0.0
+        self.seek = drive_seek_curve(drive) if not self.flash else SeekCurve(0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+        self.read_time = drive.read_time if drive.read_time is not None else 0.0
+        self.write_time = drive.write_time if drive.write_time is not None else 0.0
+        self.overhead = drive.overhead  # command overhead of every operation that positions the head
         self.span = seek_span(span_fraction(array, scenario.data_bytes))
         # Zoned recording: the mean seconds per byte over the span the data covers (simcache.physics.array.zone_rate).
         self.media = 1.0 / mean_transfer_seconds(1.0, drive.media_rate, drive.inner_rate, self.span)
@@ -149,11 +157,21 @@ class ServiceTimes:
         ``streaming`` (:meth:`streaming_share`): operations that start where the head is skip the seek, and
         those that also find the spindle still busy with their predecessor skip the rotation too. Uniform
         access is priced exactly; zipf access scatters its hot blocks over the working set, so it is priced as
-        uniform too (its repeated hits on one block seek less in the simulator).
+        uniform too (its repeated hits on one block seek less in the simulator). The drive's command overhead is
+        added to every operation that positions the head (all but those on the fly), as the simulator adds it.
+        The drive's and the controller's read caches are not priced: every read is costed as a miss (an upper
+        bound on the array's read cost; the simulator's caches start empty and warm up during a run).
         """
+        rmw = is_write and self.rmw
+        if self.flash:  # no seek, no rotation: deterministic (flash_op_seconds)
+            access = self.write_time if is_write and not rmw else self.read_time
+            return flash_op_seconds(access, chunk / self.media, self.write_time, rmw), 0.0
         seek, seek_square = self.seek.moments(self.span * seek_scale)
         revolution = self.revolution
-        rmw = is_write and self.rmw
+        overhead = self.overhead
+        if overhead:
+            seek_square += 2.0 * overhead * seek + overhead * overhead
+            seek += overhead
         if streaming == NO_STREAMING:
             variance = spindle_op_variance(seek, seek_square, revolution)
             # The transfer as a division (the model multiplies by the reciprocal rate it keeps): the estimate's bits.
@@ -161,8 +179,10 @@ class ServiceTimes:
         at_head, on_the_fly = streaming
         random, rotating = 1.0 - at_head, at_head - on_the_fly
         # Positioning (seek + rotation) as a mixture: random ops, ops at the head that wait a rotation, ops on the fly.
-        positioning = random * (seek + revolution / 2.0) + rotating * revolution / 2.0
-        square = random * (seek_square + seek * revolution + revolution**2 / 3.0) + rotating * revolution**2 / 3.0
+        positioning = random * (seek + revolution / 2.0) + rotating * (overhead + revolution / 2.0)
+        square = random * (seek_square + seek * revolution + revolution**2 / 3.0) + rotating * (
+            overhead * overhead + overhead * revolution + revolution**2 / 3.0
+        )
         return spindle_op_seconds(positioning, 0.0, chunk / self.media, revolution, rmw), max(0.0, square - positioning**2)
 
     def array_request(

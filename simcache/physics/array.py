@@ -27,6 +27,7 @@ __all__ = [
     "degraded_factors",
     "drive_seek_curve",
     "elevator_order",
+    "flash_op_seconds",
     "mean_transfer_seconds",
     "read_modify_write",
     "rebuild_share",
@@ -199,9 +200,20 @@ def seek_curve(settle: float, avg_seek: float, full_seek: float, track: float) -
 
 def drive_seek_curve(drive: DriveShape) -> SeekCurve:
     """:func:`seek_curve` of a drive spec: its ``settle``, ``avg_seek`` and ``full_seek`` (default
-    :func:`default_full_seek`), one track from its media rate, rpm and capacity."""
+    :func:`default_full_seek`), one track from its media rate, rpm and capacity. ``ValueError`` for a drive without
+    ``rpm`` or ``avg_seek`` (a flash drive has no seek curve)."""
+    if drive.rpm is None or drive.avg_seek is None:
+        raise ValueError("a drive without rpm and avg_seek (a flash drive) has no seek curve")
     full = drive.full_seek if drive.full_seek is not None else default_full_seek(drive.avg_seek)
     return seek_curve(drive.settle, drive.avg_seek, full, track_fraction(drive.media_rate, drive.rpm, drive.capacity))
+
+
+def flash_op_seconds(access: float, transfer: float, write_access: float, read_modify_write: bool) -> float:
+    """Time (s) a flash drive's unit spends on one chunk: its ``access`` time (read or write) plus the ``transfer``;
+    a parity read-modify-write reads then writes: ``access`` (the read's) + ``write_access`` + two transfers."""
+    if read_modify_write:
+        return access + write_access + 2.0 * transfer
+    return access + transfer
 
 
 def spindle_op_seconds(seek: float, rotation: float, transfer: float, revolution: float, read_modify_write: bool) -> float:

@@ -27,20 +27,32 @@ Assumptions (see docs/model.md, Backing array):
 - An optional controller write cache acknowledges writes after
   ``cache_latency`` while it has room; a write that does not fit waits for its
   spindles like an uncached write.
+- Read caches (both off by default): the controller's (``read_cache``), an LRU of
+  ``read_cache_line`` lines of the logical address space that answers a read all
+  of whose lines it holds in ``read_cache_latency``; and each drive's buffer
+  (``drive.cache``), an LRU of ``cache_segments`` segments, each the data of one
+  chunk operation on that drive (its position and length), that answers a chunk
+  read it holds in ``cache_hit_time`` without moving the arm. Both keep what was
+  read and what was written. Deterministic: no draws (a hit skips the rotation's).
+- ``drive.overhead`` (command overhead) is added to every chunk operation that
+  positions the head (not to one that streams on).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 from simcache.physics.array import (
+    SeekCurve,
     StripeLayout,
     cache_ack_seconds,
     drive_seek_curve,
     elevator_order,
+    flash_op_seconds,
     read_modify_write,
     revolution_seconds,
     spindle_op_seconds,
@@ -80,12 +92,20 @@ class Array:
         self.spec = spec
         self._stream = stream
         drive = spec.drive
-        self._revolution = revolution_seconds(drive.rpm)
+        # A flash drive (media = "flash"): no revolution, no seek; each of its `parallelism` units serves an operation
+        # in its read or write time plus the transfer (:meth:`_flash_operate`).
+        self._flash = drive.media == "flash"
+        self._revolution = revolution_seconds(drive.rpm) if drive.rpm is not None else 0.0
+        self._read_time = drive.read_time if drive.read_time is not None else 0.0
+        self._write_time = drive.write_time if drive.write_time is not None else 0.0
+        self._parallelism = drive.parallelism
+        self._units = [[0.0] * drive.parallelism for _ in range(spec.spindles)] if self._flash else []
+        self._writing = False  # whether the request being dispatched writes (read by the flash drives' operations)
         # The spec's fields as typed attributes: compiled, a read of the spec's (an interpreted class) is a generic lookup.
         self._stripe = spec.stripe
         self._spindles = spec.spindles
         self._layout = StripeLayout(spec.raid, spec.spindles)
-        self._seek = drive_seek_curve(drive)
+        self._seek = drive_seek_curve(drive) if not self._flash else SeekCurve(0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
         self._stroke = float(drive.capacity)
         self._seconds_per_byte = 1.0 / drive.media_rate
         self._vm_start = [0, *accumulate(vm_bytes)]
@@ -109,6 +129,19 @@ class Array:
         self._held: list[Run] = []  # writes held in the controller cache, not yet flushed
         self._held_bytes = 0
         self._read_scale = self._rmw_scale = self._plain_scale = 1.0  # service-time factors (:meth:`degrade`)
+        self._overhead = drive.overhead
+        # Read caches (both off by default). The controller's: LRU of line numbers of the logical address space.
+        self._line = spec.read_cache_line
+        self._read_lines = spec.read_cache // spec.read_cache_line
+        self._lines: OrderedDict[int, None] = OrderedDict()
+        self._read_hit = spec.read_cache_latency
+        # Each drive's buffer: LRU of segments, position -> bytes held from there, per spindle.
+        self._segments = drive.cache_segments if drive.cache > 0 else 0
+        self._segment_bytes = drive.cache // drive.cache_segments
+        self._segment_caches: list[OrderedDict[int, int]] = [OrderedDict() for _ in range(spec.spindles)] if self._segments else []
+        self._drive_hit = drive.cache_hit_time
+        self.read_cache_hits = 0  # front-end reads answered by the controller's read cache
+        self.drive_cache_hits = 0  # chunk reads answered by a drive's buffer
         self.cache_flushes = 0
         self.front_end_ios = 0
         self.back_end_ios = 0
@@ -149,8 +182,13 @@ class Array:
             total += run[2]
         if not is_write:
             self.bytes_read += total
+            if self._read_lines:
+                return self._read_through_cache(now, runs)
             return self._dispatch(now, runs, False)
         self.bytes_written += total
+        if self._read_lines:
+            for run in runs:
+                self._keep_lines(run)
         if self._hold:
             held = self._hold_in_cache(now, runs, total)
             if held is not None:
@@ -175,6 +213,47 @@ class Array:
             self._held_bytes = 0
         return now + self._cache_ack_held
 
+    def _read_through_cache(self, now: float, runs: Sequence[Run]) -> float:
+        """A read with the controller read cache on: the runs whose lines it all holds are answered from it after
+        ``read_cache_latency``, the others go to their spindles and leave their whole lines in it."""
+        missed = [run for run in runs if not self._lines_held(run)]
+        hits = len(runs) - len(missed)
+        self.read_cache_hits += hits
+        if not missed:
+            self.front_end_ios += hits
+            return now + self._read_hit
+        done = self._dispatch(now, missed, False)
+        self.front_end_ios += hits
+        for run in missed:
+            self._keep_lines(run)
+        return max(done, now + self._read_hit) if hits else done
+
+    def _lines_held(self, run: Run) -> bool:
+        """Whether the controller read cache holds every line ``run`` touches (each then becomes most recent)."""
+        address = self.logical_address(run[0], run[1])
+        line = self._line
+        lines = self._lines
+        first = address // line
+        last = (address + run[2] - 1) // line
+        for number in range(first, last + 1):
+            if number not in lines:
+                return False
+        for number in range(first, last + 1):
+            lines.move_to_end(number)
+        return True
+
+    def _keep_lines(self, run: Run) -> None:
+        """Put the lines ``run`` covers whole into the controller read cache as the most recent, evicting the least
+        recent beyond its capacity."""
+        address = self.logical_address(run[0], run[1])
+        line = self._line
+        lines = self._lines
+        for number in range(-(-address // line), (address + run[2]) // line):
+            lines[number] = None
+            lines.move_to_end(number)
+        while len(lines) > self._read_lines:
+            lines.popitem(last=False)
+
     def _drain(self, now: float) -> None:
         drains = self._cache_drains
         while drains and drains[0][0] <= now:
@@ -196,6 +275,8 @@ class Array:
         vm_start = self._vm_start
         logical_bytes = self._logical_bytes
         layout = self._layout
+        segments = self._segments
+        self._writing = is_write
         for vm, offset, length in runs:
             address = (vm_start[vm] + offset) % logical_bytes
             left = length
@@ -212,7 +293,11 @@ class Array:
                         if elevator:
                             queued.setdefault(target, []).append((row * stripe, stripe, False))
                         else:
-                            finish = self._operate(target, row * stripe, stripe, now, False, self._plain_scale)
+                            finish = (
+                                self._buffered(target, row * stripe, stripe, now, False, self._plain_scale, False)
+                                if segments
+                                else self._operate(target, row * stripe, stripe, now, False, self._plain_scale)
+                            )
                             if finish > done:
                                 done = finish
                     full_rows += 1
@@ -233,7 +318,11 @@ class Array:
                         queued.setdefault(target, []).append((position, chunk, read_modify_write))
                 else:
                     for target in targets:
-                        finish = self._operate(target, position, chunk, now, read_modify_write, scale)
+                        finish = (
+                            self._buffered(target, position, chunk, now, read_modify_write, scale, not is_write)
+                            if segments
+                            else self._operate(target, position, chunk, now, read_modify_write, scale)
+                        )
                         if finish > done:
                             done = finish
                 chunks += len(targets)
@@ -243,7 +332,11 @@ class Array:
         if elevator:
             for target in sorted(queued):
                 for position, chunk, rmw in elevator_order(self._head[target], queued[target], self._queue_depth):
-                    finish = self._operate(target, position, chunk, now, rmw, scale if rmw else plain)
+                    finish = (
+                        self._buffered(target, position, chunk, now, rmw, scale if rmw else plain, not is_write)
+                        if segments
+                        else self._operate(target, position, chunk, now, rmw, scale if rmw else plain)
+                    )
                     if finish > done:
                         done = finish
         self.front_end_ios += len(runs)
@@ -255,9 +348,30 @@ class Array:
         """``submit(now, ((vm, offset, size),), False)``: one read; return when it is done."""
         return self.submit(now, ((vm, offset, size),), False)
 
+    def _buffered(self, spindle: int, position: int, chunk: int, now: float, read_modify_write: bool, scale: float, is_read: bool) -> float:
+        """:meth:`_operate` with the drive's read cache on: a read of a chunk a segment of ``spindle``'s buffer holds
+        is done ``cache_hit_time`` after ``now`` (the arm stays where it is); any other operation goes to the media
+        and its data takes the most recent segment (if it fits one), evicting the least recent."""
+        cache = self._segment_caches[spindle]
+        if is_read:
+            held = cache.get(position)
+            if held is not None and held >= chunk:
+                cache.move_to_end(position)
+                self.drive_cache_hits += 1
+                return now + self._drive_hit
+        finish = self._operate(spindle, position, chunk, now, read_modify_write, scale)
+        if chunk <= self._segment_bytes:
+            cache[position] = chunk
+            cache.move_to_end(position)
+            if len(cache) > self._segments:
+                cache.popitem(last=False)
+        return finish
+
     def _operate(self, spindle: int, position: int, chunk: int, now: float, read_modify_write: bool, scale: float) -> float:
         """Queue one chunk operation on ``spindle`` at byte ``position``, its service time times ``scale``;
         return when it finishes."""
+        if self._flash:
+            return self._flash_operate(spindle, chunk, now, read_modify_write, scale)
         free = self._spindle_free
         busy_until = free[spindle]
         start = busy_until if busy_until > now else now
@@ -268,6 +382,8 @@ class Array:
         else:
             distance = position - head if head > 0 else position
             seek = self._seek.seconds((distance if distance >= 0 else -distance) / self._stroke)
+            if self._overhead:
+                seek += self._overhead  # the command overhead, counted with the positioning
             rotation = self._stream.uniform() * revolution
         shrink = self._zone_shrink
         if shrink:
@@ -278,6 +394,25 @@ class Array:
         free[spindle] = finish
         self._head[spindle] = position + chunk
         self.busy.add(start, finish, now)
+        return finish
+
+    def _flash_operate(self, drive: int, chunk: int, now: float, read_modify_write: bool, scale: float) -> float:
+        """One chunk operation on flash drive ``drive``: on its earliest free unit, first come first served, for the
+        read or write time plus the transfer (:func:`simcache.physics.array.flash_op_seconds`) times ``scale``.
+        The busy meter counts a unit's interval over ``parallelism``: the share of the drive it takes."""
+        units = self._units[drive]
+        unit = 0
+        free = units[0]
+        for k in range(1, len(units)):
+            if units[k] < free:
+                unit = k
+                free = units[k]
+        start = free if free > now else now
+        access = self._write_time if self._writing and not read_modify_write else self._read_time
+        service = flash_op_seconds(access, chunk * self._seconds_per_byte, self._write_time, read_modify_write) * scale
+        finish = start + service
+        units[unit] = finish
+        self.busy.add(start, start + service / self._parallelism, now)
         return finish
 
     def _through_cache(self, now: float, nbytes: int, spindles_done: float) -> float:
