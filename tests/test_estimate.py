@@ -682,3 +682,16 @@ def test_the_gamma_percentiles_are_scipy_stats_gamma_ppf() -> None:
     for mean, scv in ((1e-3, 0.5), (2.5e-4, 1.0), (7e-2, 3.7), (1e-5, 1e-5), (4e-3, 120.0)):
         expected = stats.gamma.ppf([0.5, 0.95, 0.99, 0.999], 1.0 / scv, scale=mean * scv)
         assert gamma_quantiles(mean, scv) == tuple(float(x) for x in expected)
+
+
+def test_an_exact_closed_loops_utilization_is_its_own() -> None:
+    """A single closed chain solved by exact MVA reports the utilization of its final throughput (Utilization law:
+    U = X S / c), not of one customer fewer: a loop of one outstanding read once showed every station idle."""
+    scenario = simcache.load_scenario("validate_nvme_p3700").variant("qd1-read")
+    estimated = simcache.estimate(scenario)
+    row = estimated.summary.query("group == 'fio' and op == 'read'").iloc[0]
+    tier = scenario.cluster.tier
+    unit_seconds = tier.read_latency + tier.stall_probability * tier.stall_time + 4096 / tier.read_bandwidth
+    # the tier's channels count busy from the unit's start to its transfer's end, over channels x dies units
+    expected = row.iops * unit_seconds / (tier.channels * tier.dies)
+    assert estimated.utilization["host0.tier"] == pytest.approx(expected, rel=1e-6)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from simcache.estimate.theory.mva_step import OVERLOAD_FLOOR, StepRates, Sweep, aitken, mva_step, station_sums
+from simcache.estimate.theory.mva_step import OVERLOAD_FLOOR, StepRates, Sweep, aitken, mva_step, station_sums, with_own_loads
 from simcache.estimate.theory.numeric import TOLERANCE, Floats, pass_limit, sums
 from simcache.estimate.theory.queueing import mva_closed
 from simcache.estimate.theory.state import FULL, KEEPING_UP, StateKey, StateResult
@@ -290,7 +290,7 @@ class Solver:
             if not self._destage_moved(sweep) and not (refine_hits and self._hits_moved(sweep)):
                 break
         self.solution = sweep
-        self.result = self._collect(sweep)
+        self.result = self._collect(with_own_loads(self.net.step, self.rates, sweep))
         return self.result
 
     def _op_rates(self, throughput: list[float]) -> Floats:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import sqrt
 
-__all__ = ["OVERLOAD_FLOOR", "StepNetwork", "StepRates", "Sweep", "aitken", "mva_step", "station_sums"]
+__all__ = ["OVERLOAD_FLOOR", "StepNetwork", "StepRates", "Sweep", "aitken", "mva_step", "station_sums", "with_own_loads"]
 
 _TINY = 1e-300  # divides by it stand for "0 if the numerator is 0"
 OVERLOAD_FLOOR = 0.02  # 1 - utilization used for the steady-state part of an overloaded station
@@ -183,6 +183,31 @@ def mva_step(
         closed_wait,
         closed_time,
         closed_flow_time,
+    )
+
+
+def with_own_loads(net: StepNetwork, rates: StepRates, sweep: Sweep) -> Sweep:
+    """``sweep`` with its station loads (utilization, open share, busy) computed at its own throughputs.
+
+    A step computes the loads from the throughputs it was given, which a converged fixed point
+    returns unchanged, but the last step of the exact population recursion is given the
+    throughputs of one customer fewer (none at all for a population of one)."""
+    n = net.stations
+    loads = _loads(rates, sweep.throughput)
+    per_server = net.per_server
+    return Sweep(
+        sweep.throughput,
+        sweep.queue,
+        sweep.chain_queue,
+        [loads[i] * per_server[i] for i in range(n)],
+        [loads[3 * n + i] * per_server[i] for i in range(n)],
+        loads[:n],
+        sweep.open_queue,
+        sweep.open_wait,
+        sweep.open_flow_time,
+        sweep.closed_wait,
+        sweep.closed_time,
+        sweep.closed_flow_time,
     )
 
 
