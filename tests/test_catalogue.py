@@ -97,7 +97,6 @@ def _cites(kind: str, name: str, field: str, seen: frozenset[tuple[str, str]] = 
 
 
 PRE_EXISTING = {
-    ("drive", "sas-15k", "rpm"),  # the class's nominal speed; arrays.toml's owner to cite the C15K600 spec
 }
 """Comments written before this check that defer without naming a source; not in this helper's files."""
 
