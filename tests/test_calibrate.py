@@ -152,11 +152,6 @@ def test_one_queue_depth_is_refused() -> None:
         read_points([INTEL / "randread-1-8.json", INTEL / "randwrite-1-8.json"])
 
 
-def test_drive_kind_is_refused_with_a_reason() -> None:
-    with pytest.raises(ScenarioError, match="drive is not supported yet"):
-        calibrate([INTEL / "randread-1-1.json", INTEL / "randread-1-32.json"], kind="drive")
-
-
 # -- the fit -----------------------------------------------------------------------------------------------------
 
 

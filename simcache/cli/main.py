@@ -173,8 +173,9 @@ def _parser() -> argparse.ArgumentParser:
     calibrate_cmd.add_argument(
         "--base",
         default=None,
-        help="tier profile giving the fields fio cannot measure (default: nvme-p3700 for /dev/nvme*, else sata-ssd-s3700)",
+        help="profile giving the fields fio cannot measure (tier: nvme-p3700 for /dev/nvme*, else sata-ssd-s3700; drive: sata-7200)",
     )
+    calibrate_cmd.add_argument("--rpm", type=float, default=None, help="--kind drive: the drive's rotational speed (default: the base's)")
     calibrate_cmd.add_argument("-o", "--out", type=Path, default=None, help="device TOML to write (default: print it)")
 
     report_cmd = sub.add_parser("report", help="run a scenario (and a sweep around it) and write one self-contained HTML report")
@@ -604,7 +605,7 @@ def _compare_trace(args: argparse.Namespace) -> int:
 
 def _calibrate(args: argparse.Namespace) -> int:
     """Fit the device, print measured against fitted per point and the warnings, write (or print) its TOML."""
-    calibration = calibrate(args.files, args.kind, args.base)
+    calibration = calibrate(args.files, args.kind, args.base, args.rpm)
     fit, out = calibration.fit, sys.stderr if args.out is None else sys.stdout
     print(f"{len(fit.points)} points of {calibration.points.device}; fields fio cannot measure from {calibration.base}", file=out)
     for line in fit_table(fit):
@@ -615,7 +616,8 @@ def _calibrate(args: argparse.Namespace) -> int:
         print(calibration.toml, end="")
         return 0
     args.out.write_text(calibration.toml, encoding="utf-8")
-    print(f'wrote {args.out}; use it in a scenario: [cluster] tier = {{ file = "{args.out.name}" }}')
+    where = "[array] drive" if calibration.kind == "drive" else "[cluster] tier"
+    print(f'wrote {args.out}; use it in a scenario: {where} = {{ file = "{args.out.name}" }}')
     return 0
 
 

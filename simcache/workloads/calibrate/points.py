@@ -48,6 +48,11 @@ class Point:
     """Mean latency, submission + completion (s)."""
     p99: float | None
     """99th percentile latency (s); ``None`` when fio did not report one that can be used."""
+    percentiles: tuple[tuple[float, float], ...] = ()
+    """Every percentile fio reported (percent, seconds), rising; empty when the p99 is ``None``. A drive's fit reads
+    the shape of its QD1 latencies from them."""
+    region: str | None = None
+    """fio's ``size`` option (``"100g"``, ``"10%"``): the part of the device the job ran over; ``None``: the whole device."""
 
     @property
     def pattern(self) -> str:
@@ -205,6 +210,8 @@ def _point(path: Path, job: MeasuredJob, notes: list[str]) -> Point | None:
     p99 = figures.percentiles.get(_P99)
     if job.entries > 1:
         p99 = None  # clones reported apart: their percentiles cannot be merged
+    percentiles = () if p99 is None else tuple(sorted((pct, ms / 1e3) for pct, ms in figures.percentiles.items() if 0.0 < pct < 100.0))
+    region = job.settings.get("size")
     return Point(
         source=source,
         op=op,
@@ -214,6 +221,8 @@ def _point(path: Path, job: MeasuredJob, notes: list[str]) -> Point | None:
         iops=figures.iops,
         mean=figures.mean_ms / 1e3,
         p99=None if p99 is None else p99 / 1e3,
+        percentiles=percentiles,
+        region=region.value.strip() if region is not None and region.value else None,
     )
 
 

@@ -15,16 +15,28 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from simcache.base.units import format_figure
 from simcache.workloads.calibrate.fit import Fit
-from simcache.workloads.calibrate.points import Points
+from simcache.workloads.calibrate.model import Prediction
+from simcache.workloads.calibrate.points import Point, Points
 
 _MAX_DIES = 64
 """TierSpec's most dies per channel."""
 
-__all__ = ["FitRow", "fit_rows", "fit_table", "tier_table", "tier_toml"]
+__all__ = ["FitRow", "Fitted", "fit_rows", "fit_table", "tier_table", "tier_toml", "toml_value"]
+
+
+class Fitted(Protocol):
+    """A fit of either kind as its table reads it: the points and their fitted IOPS, mean and p99."""
+
+    @property
+    def points(self) -> tuple[Point, ...]: ...
+
+    @property
+    def fitted(self) -> Prediction: ...
+
 
 _LEFT_OUT = ("profile", "description", "source", "controller_bandwidth", "stall_probability", "stall_time")
 
@@ -49,7 +61,7 @@ class FitRow:
         return self.fitted_iops / self.iops - 1.0, self.fitted_mean_ms / self.mean_ms - 1.0, p99
 
 
-def fit_rows(fit: Fit) -> list[FitRow]:
+def fit_rows(fit: Fitted) -> list[FitRow]:
     """The fit's points, ordered by pattern then outstanding I/Os."""
     rows = [
         FitRow(
@@ -68,7 +80,7 @@ def fit_rows(fit: Fit) -> list[FitRow]:
     return sorted(rows, key=lambda r: (r.pattern, r.outstanding, r.source))
 
 
-def fit_table(fit: Fit) -> list[str]:
+def fit_table(fit: Fitted) -> list[str]:
     """Measured against fitted IOPS, mean and p99 per point, with the errors, as aligned text lines."""
     head = ("pattern", "QD", "IOPS", "fitted", "err", "mean ms", "fitted", "err", "p99 ms", "fitted", "err", "file")
     lines = [head]
@@ -186,12 +198,13 @@ def tier_toml(fit: Fit, points: Points, base_name: str, base: Mapping[str, Any],
         lines += ["#", "# Notes:"] + [f"#   - {text}" for text in (*fit.warnings, *points.notes)]
     lines += ["", "[tier]"]
     for name, value, note in tier_table(fit, points, base_name, base, base_notes):
-        text = f"{name} = {_toml(value)}"
+        text = f"{name} = {toml_value(value)}"
         lines.append(f"{text}  # {note}" if note else text)
     return "\n".join(lines) + "\n"
 
 
-def _toml(value: Any) -> str:
+def toml_value(value: Any) -> str:
+    """``value`` as TOML writes it (a bool, number or string)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
