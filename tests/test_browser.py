@@ -179,7 +179,9 @@ def test_an_uploaded_trace_shows_what_was_imported(app_url: str, tmp_path: Path)
     trace = tmp_path / "vm1.csv"
     trace.write_text("\n".join(rows) + "\n")
     with app_page(app_url, tmp_path) as page:
-        page.locator("input[type=file]").set_input_files(str(trace))
+        # the scenario's uploader (the tier section has its own, for fio results of a device)
+        uploader = page.locator('[data-testid="stFileUploader"]').filter(has_text="upload a scenario")
+        uploader.locator("input[type=file]").set_input_files(str(trace))
         expect(page.get_by_text("Imported from vm1.csv (csv)", exact=True)).to_be_visible(timeout=60_000)
         facts = page.get_by_test_id("stTable").first
         expect(facts).to_contain_text("30 (10 reads, 20 writes)")
