@@ -138,7 +138,10 @@ def size(
     :class:`~simcache.runs.sizing.costs.SizeError` of one line. Ctrl-C raises :class:`SizeInterrupted` with the answer so far.
     """
     base = load_scenario(scenario)
-    goals = [t if isinstance(t, Target) else parse_target(t) for t in targets]
+    try:
+        goals = [t if isinstance(t, Target) else parse_target(t) for t in targets]
+    except ScenarioError as exc:
+        raise SizeError("--target", exc.problems) from None
     if not goals:
         raise SizeError("--target", [("--target", 'give at least one target, e.g. --target "write p99 <= 5ms"')])
     try:
