@@ -28,9 +28,9 @@ from simcache.spec import REPLICAS
 from simcache.traces.formats import FORMATS
 from simcache.workloads.ingest.imported import DEFAULT_POLICY, Imported
 from simcache_app import charts, controls, describe, layout, runs, verdicts
-from simcache_app.sizing import size_view
 from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters, valid_values
 from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip
+from simcache_app.sizing import size_view
 from simcache_app.uploads import (
     UPLOAD_LIMIT_BYTES,
     ImportedUpload,

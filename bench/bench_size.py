@@ -65,11 +65,12 @@ def grid(duration: float | None, seeds: int, workers: int) -> dict[str, object]:
 
 def margin() -> dict[str, object]:
     sys.path.insert(0, str(ROOT / "tests"))
+    from test_estimate import CASES  # type: ignore[import-not-found]
+
     import simcache
     from simcache.base.metrics import PERCENTILES
     from simcache.estimate import estimate
     from simcache.results.validity import samples_needed
-    from test_estimate import CASES  # type: ignore[import-not-found]
 
     worst: dict[str, tuple[float, str]] = {}
     for name, variant, duration in CASES:

@@ -29,7 +29,10 @@ def answer_tables(answer: SizeAnswer) -> tuple[pd.DataFrame, pd.DataFrame]:
     target = answer.frontier_target
     at = answer.targets.index(target)
     frontier = pd.DataFrame(
-        [{"cost": c.cost.total, str(target): c.verdicts[at].value, "verdict": c.verdict, "configuration": c.label} for c in answer.frontier()]
+        [
+            {"cost": c.cost.total, str(target): c.verdicts[at].value, "verdict": c.verdict, "configuration": c.label}
+            for c in answer.frontier()
+        ]
     )
     every = pd.DataFrame(
         [
@@ -48,8 +51,12 @@ def size_view(scenario: simcache.Scenario, duration: float, seed: int, targets: 
     )
     shown = "\n".join(str(t) for t in targets) or "write p99 <= 5ms"
     target_text = st.text_area("Targets (one per line)", value=shown, key="size.targets")
-    dimension_text = st.text_area("Dimensions (one per line: PATH = [VALUES] or PATH = LOW:HIGH)", value=DEFAULT_DIMENSIONS, key="size.dims")
-    prices = st.text_area("Prices over the built-in table (TOML, optional)", value="", key="size.prices", placeholder="[host]\nprice = 9000")
+    dimension_text = st.text_area(
+        "Dimensions (one per line: PATH = [VALUES] or PATH = LOW:HIGH)", value=DEFAULT_DIMENSIONS, key="size.dims"
+    )
+    prices = st.text_area(
+        "Prices over the built-in table (TOML, optional)", value="", key="size.prices", placeholder="[host]\nprice = 9000"
+    )
     seeds = int(st.number_input("Seeds per configuration", min_value=1, max_value=10, value=3, key="size.seeds"))
     if not st.button("Size", key="size.run", type="primary"):
         return
@@ -66,7 +73,16 @@ def size_view(scenario: simcache.Scenario, duration: float, seed: int, targets: 
             if prices.strip():
                 price_file = Path(folder) / "prices.toml"
                 price_file.write_text(prices, "utf-8")
-            answer = size(scenario.with_seed(seed), lines, dims, prices=price_file, seeds=list(range(1, seeds + 1)), duration=duration, workers=1, progress=progress)
+            answer = size(
+                scenario.with_seed(seed),
+                lines,
+                dims,
+                prices=price_file,
+                seeds=list(range(1, seeds + 1)),
+                duration=duration,
+                workers=1,
+                progress=progress,
+            )
     except simcache.ScenarioError as exc:
         st.error(str(exc))
         return
@@ -85,7 +101,10 @@ def show_answer(scenario: simcache.Scenario, answer: SizeAnswer, duration: float
         run = scenario.with_overrides(winner.overrides, source="the answer")
         name, text = exported_scenario(run, winner.overrides, duration, seed)
         st.download_button(
-            "Download the answer as a scenario (upload it in the sidebar to make it the current scenario)", text, file_name=name, on_click="ignore"
+            "Download the answer as a scenario (upload it in the sidebar to make it the current scenario)",
+            text,
+            file_name=name,
+            on_click="ignore",
         )
     frontier, every = answer_tables(answer)
     if not frontier.empty:

@@ -19,7 +19,9 @@ QUICK = {"run": {"duration": "1.5s", "warmup": "0.3s"}}
 
 
 def quick_scenario(tmp_path: Path) -> Path:
-    data = small_scenario(workload={"mode": "open", "iops": 1500, "read_fraction": 0.0, "sizes": {"64KiB": 1.0}}, array="array-24x15k", **QUICK)
+    data = small_scenario(
+        workload={"mode": "open", "iops": 1500, "read_fraction": 0.0, "sizes": {"64KiB": 1.0}}, array="array-24x15k", **QUICK
+    )
     from simcache.spec.dump import toml_document
 
     path = tmp_path / "quick.toml"
@@ -102,7 +104,9 @@ def test_bad_input_is_one_line_naming_it_and_nothing_runs(
         prices = tmp_path / "prices.toml"
         prices.write_text("[tiers.sata-ssd-s3700]\nprice = 1\ncapacity = '1GB'\n", "utf-8")
         # the built-in table prices the field tier: replace the table wholesale for this case
-        monkeypatch.setattr("simcache.runs.sizing.costs._builtin", lambda: {"currency": "USD", "host": {"price": 1}, "tiers": {}, "links": {}, "arrays": {}})
+        monkeypatch.setattr(
+            "simcache.runs.sizing.costs._builtin", lambda: {"currency": "USD", "host": {"price": 1}, "tiers": {}, "links": {}, "arrays": {}}
+        )
     with pytest.raises(SizeError) as caught:
         size("default", targets, vary, prices=prices, workers=1)
     text = str(caught.value)
@@ -119,7 +123,17 @@ def test_cli_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str])
 def test_cli_json_has_best_candidates_frontier_and_the_html(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenario = quick_scenario(tmp_path)
     out = tmp_path / "size.html"
-    args = ["size", str(scenario), "--target", "write p99 <= 1ms", "--vary", "cluster.peer_link = ['1GbE', '10GbE']", "--workers", "1", "--json"]
+    args = [
+        "size",
+        str(scenario),
+        "--target",
+        "write p99 <= 1ms",
+        "--vary",
+        "cluster.peer_link = ['1GbE', '10GbE']",
+        "--workers",
+        "1",
+        "--json",
+    ]
     assert main([*args, "-o", str(out)]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert list(answer) == ["best", "candidates", "frontier"]

@@ -47,7 +47,8 @@ def add_size_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="append",
         default=[],
         metavar="PATH = VALUES",
-        help="a dimension: \"cluster.peer_link = ['1GbE', '10GbE']\", \"cluster.hosts = 3:8\" or \"cluster.destager.capacity = 1GiB:16GiB\" (repeatable)",
+        help="a dimension: \"cluster.peer_link = ['1GbE', '10GbE']\", \"cluster.hosts = 3:8\" or "
+        '"cluster.destager.capacity = 1GiB:16GiB" (repeatable)',
     )
     cmd.add_argument("--costs", type=Path, default=None, help="a price TOML over the built-in table (docs/sizing.md)")
     cmd.add_argument("--seeds", type=int, default=3, help="seeds per configuration (default 3); seeds 1..N")

@@ -8,6 +8,7 @@ timelines, the scenario as run and the run manifest). With no winner, the page h
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from html import escape
 
 import simcache.report.svg as svg
@@ -51,13 +52,15 @@ def size_section(answer: SizeAnswer, command: str = "") -> str:
     else:
         parts.append(f"<p id='best'><b>Answer:</b> {escape(winner.label)}, {winner.cost.total:,.0f} {escape(currency)}</p>")
         parts.append(f"<p>Cost: {escape(winner.cost.words())}</p>")
-        rows = [(str(v.target), v.status, v.text) for v in winner.verdicts]
+        rows: list[tuple[str, ...]] = [(str(v.target), v.status, v.text) for v in winner.verdicts]
         rows += [(f"{v.target} (fresh seeds {', '.join(map(str, winner.confirmed_seeds))})", v.status, v.text) for v in winner.confirmed]
         parts.append(_table(["target", "verdict", "why"], rows, status_column=1))
     parts += _frontier(answer)
-    rows = [(f"{c.cost.total:,.0f}", c.verdict, c.label, c.why) for c in sorted(answer.candidates, key=lambda c: (c.cost.total, c.index))]
+    every: list[tuple[str, ...]] = [
+        (f"{c.cost.total:,.0f}", c.verdict, c.label, c.why) for c in sorted(answer.candidates, key=lambda c: (c.cost.total, c.index))
+    ]
     parts.append("<h3>Every configuration, by cost</h3>")
-    parts.append(_table(["cost", "verdict", "configuration", "why"], rows, status_column=1))
+    parts.append(_table(["cost", "verdict", "configuration", "why"], every, status_column=1))
     margins = ", ".join(f"{name} {factor:g}" for name, factor in answer.margins.items())
     parts.append(
         "<p>"
@@ -91,7 +94,8 @@ def _frontier(answer: SizeAnswer) -> list[str]:
     rows = [(f"{c.cost.total:,.0f}", _figure(c, at), c.verdict, c.label) for c in front]
     return [
         f"<h3>Frontier: cost vs {escape(str(target))}</h3>",
-        "<p>The simulated configurations that no other simulated one beats on both cost and figure (mean &plusmn; 95% interval over seeds).</p>",
+        "<p>The simulated configurations that no other simulated one beats on both cost and figure "
+        "(mean &plusmn; 95% interval over seeds).</p>",
         chart,
         _table(["cost", target.unit, "verdict", "configuration"], rows, status_column=2),
     ]
@@ -103,12 +107,13 @@ def _figure(candidate: Candidate, at: int) -> str:
     return f"{verdict.value:.4g}{half}"
 
 
-def _table(head: list[str], rows: list[tuple[str, ...]], status_column: int) -> str:
+def _table(head: list[str], rows: Sequence[Sequence[str]], status_column: int) -> str:
     header = "".join(f"<th>{escape(h)}</th>" for h in head)
     body = []
     for row in rows:
         cells = [
-            f"<td class='{escape(cell)}'>{escape(cell)}</td>" if i == status_column else f"<td>{escape(cell)}</td>" for i, cell in enumerate(row)
+            f"<td class='{escape(cell)}'>{escape(cell)}</td>" if i == status_column else f"<td>{escape(cell)}</td>"
+            for i, cell in enumerate(row)
         ]
         body.append(f"<tr>{''.join(cells)}</tr>")
     return f"<table><tr>{header}</tr>{''.join(body)}</table>"
@@ -127,5 +132,7 @@ def size_html(answer: SizeAnswer, winner_run: Result | None, *, command: str = "
     mark = "<p class='description'>"
     start = page.find(mark)
     end = page.find("</p>", start) + len("</p>") if start >= 0 else page.find("</h1>") + len("</h1>")
-    winner = "<h2>The answer's run</h2><p>One run of the answer (its first confirmation seed), as <code>simcache report</code> shows it.</p>"
+    winner = (
+        "<h2>The answer's run</h2><p>One run of the answer (its first confirmation seed), as <code>simcache report</code> shows it.</p>"
+    )
     return page[:end] + "\n" + section + "\n" + winner + page[end:]

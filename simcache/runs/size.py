@@ -87,7 +87,9 @@ def estimated_figure(result: Any, target: Target) -> float:
     return float(rows.iloc[0][target.column])
 
 
-def prune_reason(value: float, target: Target, factors: Mapping[str, float] = PRUNE_FACTORS, floor_factor: float = THROUGHPUT_FACTOR) -> str:
+def prune_reason(
+    value: float, target: Target, factors: Mapping[str, float] = PRUNE_FACTORS, floor_factor: float = THROUGHPUT_FACTOR
+) -> str:
     """Why the estimated ``value`` rules ``target`` out ("" when it does not): the stated margins of this module."""
     if math.isnan(value):
         return ""

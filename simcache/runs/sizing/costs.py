@@ -101,7 +101,9 @@ class PriceTable:
         parts = [
             CostPart("host", hosts, float(self._entry("host", None, "cluster.hosts")["price"])),
             CostPart(f"{tier.profile} {format_size(tier.capacity)}", hosts, per_device),
-            CostPart(f"{cluster.peer_link.profile} port", hosts * cluster.peer_links, self._port(cluster.peer_link.profile, "cluster.peer_link")),
+            CostPart(
+                f"{cluster.peer_link.profile} port", hosts * cluster.peer_links, self._port(cluster.peer_link.profile, "cluster.peer_link")
+            ),
             CostPart(f"{cluster.storage_link.profile} port", hosts, self._port(cluster.storage_link.profile, "cluster.storage_link")),
         ]
         array = scenario.array
@@ -121,14 +123,26 @@ class PriceTable:
         if profile is None:
             raise SizeError(
                 "--costs",
-                [(where, f"names no built-in profile, so it has no price: give it a profile, or price it in a --costs file ([{section}.NAME])")],
+                [
+                    (
+                        where,
+                        "names no built-in profile, so it has no price: "
+                        f"give it a profile, or price it in a --costs file ([{section}.NAME])",
+                    )
+                ],
             )
         table = self.data.get(section, {})
         if profile not in table:
             keys = " and ".join(f"{key} = ..." for key in _SECTIONS[section])
             raise SizeError(
                 "--costs",
-                [(where, f"no price for {section[:-1]} profile {profile!r} in {self.source}: add [{section}.{profile}] with {keys} in a --costs file")],
+                [
+                    (
+                        where,
+                        f"no price for {section[:-1]} profile {profile!r} in {self.source}: "
+                        f"add [{section}.{profile}] with {keys} in a --costs file",
+                    )
+                ],
             )
         return table[profile]  # type: ignore[no-any-return]
 
@@ -153,7 +167,9 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
         source = f"{path} over the built-in price table"
         unknown = sorted(set(own) - {"currency", *_SECTIONS})
         if unknown:
-            raise SizeError(str(path), [(unknown[0], f"unknown table; a price file has currency, [host], [tiers.NAME], [links.NAME], [arrays.NAME]")])
+            raise SizeError(
+                str(path), [(unknown[0], "unknown table; a price file has currency, [host], [tiers.NAME], [links.NAME], [arrays.NAME]")]
+            )
         for key, value in own.items():
             if key in ("currency", "host"):
                 data[key] = value if key == "currency" else {**data.get("host", {}), **value}
@@ -167,7 +183,7 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
 def _check(data: Mapping[str, Any], source: str) -> None:
     """Every price a non-negative number, every tier capacity a size, every entry complete."""
     if not isinstance(data.get("currency", ""), str):
-        raise SizeError(source, [("currency", "write the currency as a word, e.g. currency = \"USD\"")])
+        raise SizeError(source, [("currency", 'write the currency as a word, e.g. currency = "USD"')])
     host = data.get("host")
     entries: list[tuple[str, str, Any]] = [("host", "", host)]
     for section in ("tiers", "links", "arrays"):
@@ -188,7 +204,9 @@ def _check(data: Mapping[str, Any], source: str) -> None:
                     if parse_size(value) <= 0:
                         raise UnitError("not positive")
                 except (UnitError, TypeError, ValueError):
-                    raise SizeError(source, [(f"{where}.capacity", f"give the capacity priced as a size, e.g. \"800GB\" (got {value!r})")]) from None
+                    raise SizeError(
+                        source, [(f"{where}.capacity", f'give the capacity priced as a size, e.g. "800GB" (got {value!r})')]
+                    ) from None
             elif isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise SizeError(source, [(f"{where}.{key}", f"must be a price, a number >= 0 (got {value!r})")])
 

@@ -54,7 +54,16 @@ def parse_vary(text: str) -> Dimension:
         parsed = {}
     flat = _dotted(parsed)
     if len(flat) != 1:
-        raise SizeError("--vary", [("--vary", f"write a dimension as \"PATH = [VALUES]\" or \"PATH = LOW:HIGH\", e.g. \"cluster.peer_link = ['1GbE', '10GbE']\" or \"cluster.hosts = 3:8\" (got {text!r})")])
+        raise SizeError(
+            "--vary",
+            [
+                (
+                    "--vary",
+                    'write a dimension as "PATH = [VALUES]" or "PATH = LOW:HIGH", '
+                    f"e.g. \"cluster.peer_link = ['1GbE', '10GbE']\" or \"cluster.hosts = 3:8\" (got {text!r})",
+                )
+            ],
+        )
     path, values = next(iter(flat.items()))
     if not isinstance(values, list):
         values = [values]
@@ -77,9 +86,13 @@ def _range(path: str, low_text: str, high_text: str, step_text: str | None, text
     try:
         low_bytes, high_bytes = parse_size(low_text), parse_size(high_text)
     except UnitError:
-        raise SizeError("--vary", [(path, f"a range is whole numbers (3:8) or sizes (1GiB:16GiB), not {low_text!r}:{high_text!r} (in {text!r})")]) from None
+        raise SizeError(
+            "--vary", [(path, f"a range is whole numbers (3:8) or sizes (1GiB:16GiB), not {low_text!r}:{high_text!r} (in {text!r})")]
+        ) from None
     if step_text is not None:
-        raise SizeError("--vary", [(path, f"a size range doubles from LOW to HIGH and takes no step (got {step_text!r}); list the sizes instead")])
+        raise SizeError(
+            "--vary", [(path, f"a size range doubles from LOW to HIGH and takes no step (got {step_text!r}); list the sizes instead")]
+        )
     if low_bytes <= 0 or low_bytes > high_bytes:
         raise SizeError("--vary", [(path, f"the range {low_text}:{high_text} is empty (LOW must be positive and at most HIGH)")])
     values = []
