@@ -14,6 +14,8 @@ from simcache.runs import size as size_module
 from simcache.runs.size import size
 from simcache.runs.sizing.costs import SizeError, load_prices
 from simcache.runs.sizing.space import dominated, parse_vary
+from simcache.runs.sweep import SweepProgress
+from simcache.sim.control import Cancel
 
 QUICK = {"run": {"duration": "1.5s", "warmup": "0.3s"}}
 
@@ -146,3 +148,26 @@ def test_cli_json_has_best_candidates_frontier_and_the_html(tmp_path: Path, caps
     html = out.read_text("utf-8")
     assert "<h1>simcache size: " in html and "id='best'" in html and "Frontier" in html and "Run manifest" in html
     assert "http" not in html.replace("http-equiv", "")
+
+
+def test_a_stopped_search_keeps_its_runs_and_a_rerun_resumes_from_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario = quick_scenario(tmp_path)
+    store = tmp_path / "size.sqlite"
+    vary = ["cluster.peer_link = ['1GbE', '10GbE']", "cluster.tier = ['sata-ssd-s3700-field', 'nvme-p3700-field']"]
+    token = Cancel()
+    seen: list[int] = []
+
+    def stop_after_two(state: SweepProgress) -> None:
+        seen.append(state.done)
+        if state.done >= 2:
+            token.cancel("enough")
+
+    partial = size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store, cancel=token, progress=stop_after_two)
+    assert partial.stopped == "enough" and partial.best is None
+    assert any(c.verdict == "skipped" and "stopped" in c.why for c in partial.candidates)
+    full = size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store)
+    ran: list[object] = []
+    monkeypatch.setattr(size_module, "simulate", lambda *a, **k: ran.append(a))
+    again = size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store)  # every run from the store
+    assert ran == []
+    assert again.to_json() == full.to_json()

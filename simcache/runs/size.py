@@ -70,6 +70,10 @@ OVERLOADS = (
 )
 
 
+class _Stopped(Exception):
+    """Raised inside a search whose cancel token is set: the search returns what it judged so far."""
+
+
 class SizeInterrupted(KeyboardInterrupt):
     """A search stopped by Ctrl-C: ``answer`` holds what was judged by then (``answer.stopped`` says so)."""
 
@@ -137,7 +141,9 @@ def size(
     seeds (more, up to ``max_seeds``, default three times as many, where an interval straddles a limit);
     ``confirm_seeds``: how many fresh seeds confirm the answer (default as many as ``seeds``). ``prune=False``
     simulates what the estimate would prune. Every input is checked before anything runs: bad input raises a
-    :class:`~simcache.runs.sizing.costs.SizeError` of one line. Ctrl-C raises :class:`SizeInterrupted` with the answer so far.
+    :class:`~simcache.runs.sizing.costs.SizeError` of one line. Ctrl-C raises :class:`SizeInterrupted` with the answer so far;
+    ``cancel`` (a :class:`~simcache.sim.control.Cancel` token) stops the search, which returns the answer so far with
+    ``stopped`` saying why. With a ``store``, every finished run is kept and a rerun resumes from them.
     """
     base = load_scenario(scenario)
     try:
@@ -170,6 +176,8 @@ def size(
         with ExitStack() as stack:
             search.open(stack, workers=workers, scheduler=scheduler, store=store)
             search.walk(score, simulate_all, confirm_seeds if confirm_seeds is not None else len(seed_list))
+    except _Stopped:
+        answer.stopped = cancel.reason if cancel is not None and cancel.reason else "cancelled"
     except KeyboardInterrupt:
         answer.stopped = "interrupted (Ctrl-C)"
         search.finish()
@@ -259,8 +267,7 @@ class _Search:
         failed_confirm: set[int] = set()
         while True:
             if self.cancel is not None and self.cancel.cancelled:
-                self.answer.stopped = self.cancel.reason or "cancelled"
-                return
+                raise _Stopped
             best = self.answer.best
             key = None if best is None else (cands[best].cost.total, best)
             open_ = [i for i in order if i in self.pending and (simulate_all or key is None or (cands[i].cost.total, i) < key)]
@@ -358,13 +365,13 @@ class _Search:
             for i, seed in todo:
                 result = simulate(self.runs[i], seed=seed, cancel=self.cancel)
                 if stopped_at(result) is not None:
-                    raise KeyboardInterrupt
+                    raise _Stopped
                 self._keep((i, seed), result_row(result), computed=True)
             return
         futures: dict[Future[dict[str, Any]], tuple[int, int]] = {self.executor.submit(_row, self.runs[i], s): (i, s) for i, s in todo}
         while futures:
             if self.cancel is not None and self.cancel.cancelled:
-                raise KeyboardInterrupt
+                raise _Stopped
             done, _ = wait(list(futures), timeout=POLL_S, return_when=FIRST_COMPLETED)
             for future in done:
                 self._keep(futures.pop(future), future.result(), computed=True)
