@@ -5,8 +5,10 @@ Run from the repository root:
     .venv/bin/python bench/bench_size.py [--duration T] [--seeds N] [--json PATH]
     .venv/bin/python bench/bench_size.py --margin
 
-1. **The grid** (the default): ``scenarios/default.toml`` over peer link (5) x tier (5) x destage buffer (4) = 100
-   configurations, against the default scenario's own service levels (``db write p99 <= 6ms``, ``web write p99 <= 2ms``),
+1. **The grid** (the default): ``scenarios/default.toml`` with a 10 s warm-up (its build group's duty cycle has a 10 s
+   period; with the file's 4 s every verdict is unknown: the warm-up is shorter than the slowest time constant) over
+   peer link (5) x tier (5) x destage buffer (4) = 100 configurations, against ``db write p99 <= 1ms`` (the file's
+   own service level is 6 ms, which the default cluster already meets) and ``web write p99 <= 2ms``,
    searched with 1 worker (no pool) and with 2 local workers, each in a fresh store. Reported: configurations simulated,
    pruned (by the estimate, by a monotone miss) and skipped (dearer than the answer), runs, wall time of the ``size`` call
    (imports excluded), and whether both found the same answer. Target: under 300 s.
@@ -33,16 +35,30 @@ GRID = [
     "cluster.tier = ['sata-ssd-s3700-field', 'sata-ssd-s3700', 'nvme-p3700-field', 'nvme-p3700', 'ram-ddr4']",
     "cluster.destager.capacity = 1GiB:8GiB",
 ]
-TARGETS = ["db write p99 <= 6ms", "web write p99 <= 2ms"]
+TARGETS = ["db write p99 <= 1ms", "web write p99 <= 2ms"]
+WARMUP = "10s"  # the build group's on/off duty cycle has a 10 s period: a shorter warm-up leaves every verdict unknown
 
 
 def grid(duration: float | None, seeds: int, workers: int) -> dict[str, object]:
+    import simcache
     from simcache.runs.size import size
+    from simcache.runs.sweep import SweepProgress
+
+    def progress(state: SweepProgress) -> None:
+        print(f"\r  {workers} worker(s): {state.done} runs", end="", file=sys.stderr, flush=True)
 
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
+        base = simcache.load_scenario("default").with_overrides({"run.warmup": WARMUP})
         answer = size(
-            "default", TARGETS, GRID, seeds=list(range(1, seeds + 1)), duration=duration, workers=workers, store=Path(folder) / "s.sqlite"
+            base,
+            TARGETS,
+            GRID,
+            progress=progress,
+            seeds=list(range(1, seeds + 1)),
+            duration=duration,
+            workers=workers,
+            store=Path(folder) / "s.sqlite",
         )
         wall = time.perf_counter() - started
     counts = answer.counts()

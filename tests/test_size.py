@@ -171,3 +171,14 @@ def test_a_stopped_search_keeps_its_runs_and_a_rerun_resumes_from_the_store(tmp_
     again = size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store)  # every run from the store
     assert ran == []
     assert again.to_json() == full.to_json()
+
+
+def test_a_warm_up_shorter_than_a_duty_cycle_is_said_before_anything_runs() -> None:
+    token = Cancel()
+    token.cancel("stopped at once")
+    answer = size("default", ["db write p99 <= 6ms"], ["cluster.peer_link = ['1GbE', '10GbE']"], workers=1, cancel=token)
+    assert answer.stopped == "stopped at once"
+    assert all(c.verdict in ("skipped", "pruned") for c in answer.candidates)
+    assert any("group build's duty cycle has a 10 s period and the warm-up is 4 s" in note for note in answer.notes)
+    longer = simcache.load_scenario("default").with_overrides({"run.warmup": "10s"})
+    assert size(longer, ["db write p99 <= 6ms"], ["cluster.peer_link = ['1GbE']"], workers=1, cancel=token).notes == []

@@ -169,7 +169,7 @@ def size(
     except ScenarioError as exc:
         raise SizeError("--duration", exc.problems) from None
     candidates = [Candidate(i, dict(point), cost) for i, ((point, _), cost) in enumerate(zip(pairs, costs, strict=True))]
-    answer = SizeAnswer(candidates, goals, margins={**PRUNE_FACTORS, "throughput": THROUGHPUT_FACTOR})
+    answer = SizeAnswer(candidates, goals, margins={**PRUNE_FACTORS, "throughput": THROUGHPUT_FACTOR}, notes=_warmup_notes(runs[0]))
     score = _estimate_all(candidates, runs, goals, prune)
     search = _Search(answer, runs, [variant for _, variant in pairs], seed_list, most, duration, progress, cancel)
     try:
@@ -184,6 +184,23 @@ def size(
         raise SizeInterrupted(answer) from None
     search.finish()
     return answer
+
+
+def _warmup_notes(run: Scenario) -> list[str]:
+    """Why every verdict may come out unknown before anything runs: a warm-up shorter than a group's duty-cycle period."""
+    warmup = run.run.warmup  # as run: with_duration has cut it already
+    notes = []
+    for group in run.groups:
+        cycle = group.workload.duty_cycle
+        if cycle is None:
+            continue
+        period = (cycle.on or 0.0) + (cycle.off or 0.0) if cycle.shape == "onoff" else cycle.period
+        if period and warmup < period:
+            notes.append(
+                f"group {group.name}'s duty cycle has a {period:g} s period and the warm-up is {warmup:g} s: every pass will be "
+                f"unknown (the warm-up is shorter than the slowest time constant); set run.warmup to at least {period:g} s"
+            )
+    return notes
 
 
 def _seeds(seeds: Sequence[int]) -> list[int]:

@@ -85,6 +85,8 @@ class SizeAnswer:
     best: int | None = None
     stopped: str = ""
     margins: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What the search found about the scenario before running it (a warm-up too short for any pass, ...)."""
 
     @property
     def winner(self) -> Candidate | None:
@@ -158,6 +160,7 @@ class SizeAnswer:
             f"{len(self.candidates)} configurations: {counts['meets']} meet, {counts['misses']} miss, {counts['unknown']} unknown, "
             f"{counts['pruned']} pruned, {counts['skipped']} skipped (cost more than the answer)"
         ]
+        out += [f"note: {note}" for note in self.notes]
         if self.stopped:
             out.append(f"STOPPED: {self.stopped}; the answer covers the candidates judged so far")
         winner = self.winner
