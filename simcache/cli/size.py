@@ -40,7 +40,7 @@ def add_size_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="append",
         default=[],
         metavar="TARGET",
-        help='a target as in report --target, e.g. "write p99 <= 5ms", "db write mean <= 2ms", "write iops >= 4000" (repeatable)',
+        help='a target as in report --target, e.g. "write p99 <= 5ms", "db write p99.9 <= 20ms", "write iops >= 4000" (repeatable)',
     )
     cmd.add_argument(
         "--vary",
