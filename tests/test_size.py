@@ -182,3 +182,26 @@ def test_a_warm_up_shorter_than_a_duty_cycle_is_said_before_anything_runs() -> N
     assert any("group build's duty cycle has a 10 s period and the warm-up is 4 s" in note for note in answer.notes)
     longer = simcache.load_scenario("default").with_overrides({"run.warmup": "10s"})
     assert size(longer, ["db write p99 <= 6ms"], ["cluster.peer_link = ['1GbE']"], workers=1, cancel=token).notes == []
+
+
+def test_ctrl_c_keeps_the_finished_runs_in_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario = quick_scenario(tmp_path)
+    store = tmp_path / "size.sqlite"
+    vary = ["cluster.peer_link = ['1GbE', '10GbE']"]
+    real = size_module.simulate
+    calls: list[int] = []
+
+    def interrupted_third(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(size_module, "simulate", interrupted_third)
+    with pytest.raises(size_module.SizeInterrupted) as caught:
+        size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store, prune=False)
+    assert caught.value.answer.stopped == "interrupted (Ctrl-C)"
+    monkeypatch.setattr(size_module, "simulate", real)
+    progress: list[SweepProgress] = []
+    size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store, prune=False, progress=progress.append)
+    assert progress[1].skipped == 2  # the two runs finished before Ctrl-C come from the store

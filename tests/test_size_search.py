@@ -96,7 +96,15 @@ def test_the_search_simulates_fewer_runs_than_brute_force() -> None:
 
 
 # Pruning margin on the library: a configuration whose simulated figure sits exactly at the limit is not pruned.
-LIBRARY = [("default", "base", 8.0), ("burst_absorb", "base", None), ("interconnect_comparison", "base", None), ("ram_tier", "wb1", 4.0)]
+LIBRARY = [
+    ("default", "base", 8.0),
+    ("burst_absorb", "base", None),
+    ("interconnect_comparison", "base", None),
+    ("ram_tier", "wb1", 4.0),
+    ("backing_array", "wb", None),
+    ("compile_workload", "base", None),
+    ("replication_protocols", "base", None),
+]
 
 
 @pytest.mark.parametrize(("name", "variant", "duration"), LIBRARY)
