@@ -32,6 +32,7 @@ from simcache_app import charts, controls, describe, layout, runs, verdicts
 from simcache_app.device_upload import calibrate_uploads, device_overrides, fit_frame
 from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters, valid_values
 from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip
+from simcache_app.sizing import size_view
 from simcache_app.uploads import (
     UPLOAD_LIMIT_BYTES,
     ImportedUpload,
@@ -76,13 +77,15 @@ def main() -> None:
         return
     if imported is not None:
         show_import(imported, scenario)
-    single, sweep, compare = st.tabs(["Single run", "Sweep one parameter", "Compare variants"])
+    single, sweep, compare, sizing = st.tabs(["Single run", "Sweep one parameter", "Compare variants", "Size my cluster"])
     with single:
         single_run_view(scenario, seed, duration, targets)
     with sweep:
         sweep_view(scenario, seed, duration, source, targets)
     with compare:
         compare_view(scenario, seed, duration, source, targets)
+    with sizing:
+        size_view(scenario, duration, seed, targets)
 
 
 def choose_scenario() -> tuple[simcache.Scenario, str, ImportedUpload | None]:

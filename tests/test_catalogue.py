@@ -96,8 +96,7 @@ def _cites(kind: str, name: str, field: str, seen: frozenset[tuple[str, str]] = 
     return any((name, sibling) not in seen and _cites(kind, name, sibling, seen) for sibling in siblings)
 
 
-PRE_EXISTING = {
-}
+PRE_EXISTING = {}
 """Comments written before this check that defer without naming a source; not in this helper's files."""
 
 FIGURES = [

@@ -368,7 +368,7 @@ def test_no_subcommand_exits_2() -> None:
     assert code == 2
     assert stderr.splitlines() == [
         "usage: simcache [-h]",
-        "                {run,sweep,check,estimate,import,fit,compare-trace,calibrate,report,profiles,app}",
+        "                {run,sweep,size,check,estimate,import,fit,compare-trace,calibrate,report,profiles,app}",
         "                ...",
         "simcache: error: the following arguments are required: command",
     ]

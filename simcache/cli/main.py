@@ -1,4 +1,4 @@
-"""Command line: ``simcache run|sweep|check|estimate|report|import|fit|compare-trace|calibrate|profiles|app``.
+"""Command line: ``simcache run|sweep|size|check|estimate|report|import|fit|compare-trace|calibrate|profiles|app``.
 
 Every subcommand goes through the public API; bad input prints the
 :class:`~simcache.base.errors.ScenarioError` message (file, field, fix) and exits 2.
@@ -27,6 +27,7 @@ from simcache.base.units import UnitError, parse_duration, parse_size
 from simcache.cli.app import run_app
 from simcache.cli.progress import progress_bar, shows_progress
 from simcache.cli.report import ReportPlan, add_report_options
+from simcache.cli.size import add_size_parser, run_size
 from simcache.cli.sweep import run_sweep, sweep_progress
 from simcache.estimate import estimate
 from simcache.report.run_report import report, stopped_line, text_table
@@ -113,6 +114,8 @@ def _parser() -> argparse.ArgumentParser:
     sweep_cmd.add_argument("--max-seeds", type=int, default=30, help="most seeds per point with --until (default 30)")
     sweep_cmd.add_argument("--summary", action="store_true", help="one row per point: mean and 95%% interval over seeds")
     sweep_cmd.add_argument("--json", action="store_true", help="print the table as JSON (scenario, grid, seeds, rows; no progress)")
+
+    add_size_parser(sub)
 
     check = sub.add_parser("check", help="run the [[expect]] checks of scenario files and print expected vs simulated")
     check.add_argument("paths", nargs="+", type=Path, help="scenario TOML files or folders of them (e.g. scenarios/)")
@@ -260,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "sweep":
             return run_sweep(args)
+        if args.command == "size":
+            return run_size(args)
         if args.command == "check":
             return _check(args)
         if args.command == "estimate":

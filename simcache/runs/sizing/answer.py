@@ -1,0 +1,214 @@
+"""The answer of ``simcache size``: every candidate with its verdict, the cheapest that meets every target, the frontier.
+
+A candidate's ``verdict`` is one of
+
+- ``meets``: simulated over its seeds, it meets every target (each verdict of :func:`simcache.runs.targets.judge_seeds`);
+- ``misses``: simulated, it misses at least one target (its interval wholly on the wrong side);
+- ``unknown``: simulated, no target missed but at least one undecided (``why`` says which and why);
+- ``pruned``: not simulated, because it cannot meet a target: the estimate misses one by more than the stated margin, or
+  a configuration that is no slower along every monotone dimension already misses it (``why`` says which);
+- ``skipped``: not simulated, because it costs more than the answer (``simcache size --all`` simulates these too).
+
+The frontier is the cost/latency Pareto frontier of the simulated candidates on the first latency target (the first
+target when none is a latency): those that no other simulated candidate beats on both cost and figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from simcache.runs.sizing.costs import Cost
+from simcache.runs.targets import Target, Verdict
+
+__all__ = ["Candidate", "SizeAnswer"]
+
+Status = Literal["meets", "misses", "unknown", "pruned", "skipped"]
+
+
+@dataclass
+class Candidate:
+    """One configuration: its overrides of the scenario, its cost, what the estimate said and, once simulated, its
+    verdicts (one per target) over its seeds."""
+
+    index: int
+    overrides: dict[str, Any]
+    cost: Cost
+    estimated: dict[str, float] = field(default_factory=dict)
+    """The estimate's figure per target (``str(target)``); infinite where the estimate finds an overload."""
+    verdict: Status = "skipped"
+    why: str = ""
+    verdicts: list[Verdict] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=list)
+    confirmed: list[Verdict] = field(default_factory=list)
+    """The winner's verdicts over fresh seeds (empty for any other candidate)."""
+    confirmed_seeds: list[int] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{path}={_shown(value)}" for path, value in self.overrides.items())
+
+    def judge(self, verdicts: list[Verdict], seeds: list[int]) -> None:
+        """Take the verdicts of its seeds: meets if every target is met, misses if one is missed, else unknown."""
+        self.verdicts, self.seeds = verdicts, seeds
+        missed = [v for v in verdicts if v.status == "misses"]
+        open_ = [v for v in verdicts if v.status == "unknown"]
+        if missed:
+            self.verdict, self.why = "misses", "; ".join(f"{v.target}: {v.text}" for v in missed)
+        elif open_:
+            self.verdict, self.why = "unknown", "; ".join(f"{v.target}: {v.text}" for v in open_)
+        else:
+            self.verdict, self.why = "meets", f"meets every target over seeds {_seeds(seeds)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "overrides": self.overrides,
+            "cost": self.cost.total,
+            "verdict": self.verdict,
+            "why": self.why,
+            "cost_parts": [part.to_json() for part in self.cost.parts],
+            "estimate": {name: _number(value) for name, value in self.estimated.items()},
+            "seeds": self.seeds,
+            "verdicts": [_verdict_json(v) for v in self.verdicts],
+        }
+
+
+@dataclass
+class SizeAnswer:
+    """What a search found: ``candidates`` in grid order, ``best`` (index into them, or ``None``), the targets,
+    the margin the estimate pruned with, and why the search stopped early (``stopped``, empty if it did not)."""
+
+    candidates: list[Candidate]
+    targets: list[Target]
+    best: int | None = None
+    stopped: str = ""
+    margins: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What the search found about the scenario before running it (a warm-up too short for any pass, ...)."""
+
+    @property
+    def winner(self) -> Candidate | None:
+        return None if self.best is None else self.candidates[self.best]
+
+    @property
+    def frontier_target(self) -> Target:
+        return next((t for t in self.targets if not t.throughput), self.targets[0])
+
+    def frontier(self) -> list[Candidate]:
+        """The simulated candidates no other simulated one beats on both cost and the frontier target's figure, by cost."""
+        target = self.frontier_target
+        at = self.targets.index(target)
+        simulated = [c for c in self.candidates if c.verdicts and math.isfinite(c.verdicts[at].value)]
+        sign = -1.0 if target.throughput else 1.0  # lower is better for latency, higher for throughput
+        ordered = sorted(simulated, key=lambda c: (c.cost.total, sign * c.verdicts[at].value, c.index))
+        front: list[Candidate] = []
+        best = math.inf
+        for candidate in ordered:
+            value = sign * candidate.verdicts[at].value
+            if value < best:
+                front.append(candidate)
+                best = value
+        return front
+
+    def unmet(self) -> list[Target]:
+        """The targets no simulated candidate met (why there is no answer, when there is none)."""
+        return [t for i, t in enumerate(self.targets) if not any(c.verdicts and c.verdicts[i].passes for c in self.candidates)]
+
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(("meets", "misses", "unknown", "pruned", "skipped"), 0)
+        for candidate in self.candidates:
+            counts[candidate.verdict] += 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"best": null | {"overrides", "cost", "verdicts", ...}, "candidates": [{"overrides", "cost", "verdict", ...}],
+        "frontier": [...]}``."""
+        winner = self.winner
+        best = None
+        if winner is not None:
+            best = {
+                "overrides": winner.overrides,
+                "cost": winner.cost.total,
+                "verdicts": [_verdict_json(v) for v in winner.verdicts],
+                "confirmed": [_verdict_json(v) for v in winner.confirmed],
+                "confirmed_seeds": winner.confirmed_seeds,
+                "cost_parts": [part.to_json() for part in winner.cost.parts],
+                "seeds": winner.seeds,
+            }
+        target = self.frontier_target
+        at = self.targets.index(target)
+        frontier = [
+            {
+                "overrides": c.overrides,
+                "cost": c.cost.total,
+                "target": str(target),
+                "value": _number(c.verdicts[at].value),
+                "ci95": _number(c.verdicts[at].ci95),
+                "verdict": c.verdict,
+            }
+            for c in self.frontier()
+        ]
+        return {"best": best, "candidates": [c.to_json() for c in self.candidates], "frontier": frontier}
+
+    def lines(self) -> list[str]:
+        """The answer in words: the best (or why none), the frontier, then every candidate by cost."""
+        counts = self.counts()
+        currency = self.candidates[0].cost.currency if self.candidates else ""
+        out = [
+            f"{len(self.candidates)} configurations: {counts['meets']} meet, {counts['misses']} miss, {counts['unknown']} unknown, "
+            f"{counts['pruned']} pruned, {counts['skipped']} skipped (cost more than the answer)"
+        ]
+        out += [f"note: {note}" for note in self.notes]
+        if self.stopped:
+            out.append(f"STOPPED: {self.stopped}; the answer covers the candidates judged so far")
+        winner = self.winner
+        if winner is None:
+            unmet = self.unmet()
+            names = ", ".join(str(t) for t in unmet) if unmet else "none on its own; no configuration met all of them together"
+            out.append(f"best: none meets every target. Targets no configuration met: {names}")
+        else:
+            out.append(f"best: {winner.label} at {winner.cost.total:,.0f} {currency}")
+            out.append(f"  cost: {winner.cost.words()}")
+            for verdict in winner.verdicts:
+                out.append(f"  {verdict.target}: {verdict.text}")
+            for verdict in winner.confirmed:
+                out.append(f"  confirmed over fresh seeds {_seeds(winner.confirmed_seeds)}: {verdict.target}: {verdict.text}")
+        front = self.frontier()
+        if front:
+            target = self.frontier_target
+            at = self.targets.index(target)
+            out.append(f"frontier (cost vs {target}):")
+            for c in front:
+                v = c.verdicts[at]
+                ci = f" ± {v.ci95:.3g}" if math.isfinite(v.ci95) else ""
+                out.append(f"  {c.cost.total:>12,.0f}  {v.value:.4g}{ci} {target.unit}  {c.verdict:<8} {c.label}")
+        out.append("candidates by cost:")
+        for c in sorted(self.candidates, key=lambda c: (c.cost.total, c.index)):
+            out.append(f"  {c.cost.total:>12,.0f}  {c.verdict:<8} {c.label}: {c.why}")
+        return out
+
+
+def _verdict_json(v: Verdict) -> dict[str, Any]:
+    return {
+        "target": str(v.target),
+        "status": v.status,
+        "value": _number(v.value),
+        "ci95": _number(v.ci95),
+        "lower_bound": v.lower_bound,
+        "seeds": v.seeds,
+        "text": v.text,
+    }
+
+
+def _number(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+def _seeds(seeds: Sequence[int]) -> str:
+    return ", ".join(map(str, seeds))

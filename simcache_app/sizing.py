@@ -1,0 +1,115 @@
+"""The "Size my cluster" view: targets, dimensions and prices in; the answer, the frontier and every candidate out.
+
+It runs :func:`simcache.runs.size.size` on the current scenario (as the sidebar sets it) in this process, with a
+progress bar; the answer downloads as a scenario file, which the sidebar's upload loads as the current scenario.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+import simcache
+from simcache.runs.size import size
+from simcache.runs.sizing.answer import SizeAnswer
+from simcache.runs.sweep import SweepProgress
+from simcache.runs.targets import Target
+from simcache_app.scenario_files import exported_scenario
+
+__all__ = ["answer_tables", "size_view"]
+
+DEFAULT_DIMENSIONS = "cluster.peer_link = ['1GbE', '10GbE']\ncluster.tier = ['sata-ssd-s3700-field', 'nvme-p3700-field']"
+
+
+def answer_tables(answer: SizeAnswer) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(frontier, candidates) as tables: cost, figure and verdict; cost, verdict, configuration and why."""
+    target = answer.frontier_target
+    at = answer.targets.index(target)
+    frontier = pd.DataFrame(
+        [
+            {"cost": c.cost.total, str(target): c.verdicts[at].value, "verdict": c.verdict, "configuration": c.label}
+            for c in answer.frontier()
+        ]
+    )
+    every = pd.DataFrame(
+        [
+            {"cost": c.cost.total, "verdict": c.verdict, "configuration": c.label, "why": c.why}
+            for c in sorted(answer.candidates, key=lambda c: (c.cost.total, c.index))
+        ]
+    )
+    return frontier, every
+
+
+def size_view(scenario: simcache.Scenario, duration: float, seed: int, targets: list[Target]) -> None:
+    st.markdown(
+        "The cheapest configuration of this scenario that meets every target: the analytic estimate rules out what misses "
+        "by a clear margin, the rest is simulated cheapest first over several seeds, and the answer is confirmed with fresh "
+        "seeds (docs/sizing.md)."
+    )
+    shown = "\n".join(str(t) for t in targets) or "write p99 <= 5ms"
+    target_text = st.text_area("Targets (one per line)", value=shown, key="size.targets")
+    dimension_text = st.text_area(
+        "Dimensions (one per line: PATH = [VALUES] or PATH = LOW:HIGH)", value=DEFAULT_DIMENSIONS, key="size.dims"
+    )
+    prices = st.text_area(
+        "Prices over the built-in table (TOML, optional)", value="", key="size.prices", placeholder="[host]\nprice = 9000"
+    )
+    seeds = int(st.number_input("Seeds per configuration", min_value=1, max_value=10, value=3, key="size.seeds"))
+    if not st.button("Size", key="size.run", type="primary"):
+        return
+    lines = [line.strip() for line in target_text.splitlines() if line.strip()]
+    dims = [line.strip() for line in dimension_text.splitlines() if line.strip()]
+    bar = st.progress(0.0, text="sizing")
+
+    def progress(state: SweepProgress) -> None:
+        bar.progress(min(1.0, state.done / max(state.total, 1)), text=f"{state.done} of about {state.total} runs")
+
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            price_file = None
+            if prices.strip():
+                price_file = Path(folder) / "prices.toml"
+                price_file.write_text(prices, "utf-8")
+            answer = size(
+                scenario.with_seed(seed),
+                lines,
+                dims,
+                prices=price_file,
+                seeds=list(range(1, seeds + 1)),
+                duration=duration,
+                workers=1,
+                progress=progress,
+            )
+    except simcache.ScenarioError as exc:
+        st.error(str(exc))
+        return
+    bar.empty()
+    show_answer(scenario, answer, duration, seed)
+
+
+def show_answer(scenario: simcache.Scenario, answer: SizeAnswer, duration: float, seed: int) -> None:
+    st.text("\n".join(answer.lines()[:2]))
+    winner = answer.winner
+    if winner is not None:
+        st.success(f"Answer: {winner.label}, {winner.cost.total:,.0f} {winner.cost.currency}")
+        st.caption(winner.cost.words())
+        for verdict in [*winner.verdicts, *winner.confirmed]:
+            st.markdown(f"- {verdict.target}: {verdict.text}")
+        run = scenario.with_overrides(winner.overrides, source="the answer")
+        name, text = exported_scenario(run, winner.overrides, duration, seed)
+        st.download_button(
+            "Download the answer as a scenario (upload it in the sidebar to make it the current scenario)",
+            text,
+            file_name=name,
+            on_click="ignore",
+        )
+    frontier, every = answer_tables(answer)
+    if not frontier.empty:
+        st.subheader(f"Frontier: cost vs {answer.frontier_target}")
+        st.line_chart(frontier.set_index("cost")[[str(answer.frontier_target)]])
+        st.dataframe(frontier, hide_index=True)
+    st.subheader("Every configuration, by cost")
+    st.dataframe(every, hide_index=True)
