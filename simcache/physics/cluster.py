@@ -15,15 +15,20 @@ what each field means and docs/model.md why the model is so.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Final, Literal, cast
+
+import numpy as np
+from scipy.special import ndtri
 
 from simcache.physics.shapes import ClusterShape, LinkShape, TierShape
 
 __all__ = [
     "ACK_BYTES",
     "INTERFACE_RATES",
+    "LOGNORMAL_POINTS",
     "Direction",
     "PortName",
     "Role",
@@ -32,6 +37,7 @@ __all__ = [
     "compression_seconds",
     "framed_bytes",
     "gc_refill_rate",
+    "lognormal_quantiles",
     "message_seconds",
     "peer_port",
     "pipe_rate",
@@ -79,6 +85,27 @@ def pipe_rate(bandwidth: float, controller_bandwidth: float | None, interface: s
 def tier_units(spec: TierShape) -> int:
     """Parallel units of a tier: ``channels x dies`` (dies or independent planes on each channel)."""
     return spec.channels * spec.dies
+
+
+LOGNORMAL_POINTS: Final = 16384
+"""Intervals of the quantile table a lognormal unit-time factor is drawn from (:func:`lognormal_quantiles`)."""
+
+
+@functools.lru_cache(maxsize=32)
+def lognormal_quantiles(cv: float) -> tuple[float, ...]:
+    """Quantiles of a lognormal factor of mean 1 and coefficient of variation ``cv``, at ``i / LOGNORMAL_POINTS``.
+
+    sigma^2 = ln(1 + cv^2), mu = -sigma^2 / 2, the p quantile exp(mu + sigma z_p). The two ends, whose quantiles are
+    0 and infinite, are taken at half a step in (p = 1 / 2N and 1 - 1 / 2N): a factor drawn by inverse transform with
+    linear interpolation between the points (the tier's :meth:`~simcache.sim.components.tier.Tier.submit`) is the
+    lognormal with the outer 1 / 2N of each tail folded onto its edge (z = +-4.17 for N = 16,384).
+    """
+    sigma = math.sqrt(math.log1p(cv * cv))
+    mu = -0.5 * sigma * sigma
+    points = np.arange(LOGNORMAL_POINTS + 1, dtype=np.float64) / LOGNORMAL_POINTS
+    half = 0.5 / LOGNORMAL_POINTS
+    points[0], points[-1] = half, 1.0 - half
+    return tuple(np.exp(mu + sigma * ndtri(points)).tolist())
 
 
 def write_gc_factor(spec: TierShape, run_bytes: float) -> float:
