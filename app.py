@@ -32,7 +32,7 @@ from simcache_app import charts, controls, describe, layout, runs, verdicts
 from simcache_app.device_upload import calibrate_uploads, device_overrides, fit_frame
 from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters, valid_values
 from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip
-from simcache_app.sizing import size_view
+from simcache_app.sizing import SIZED, forget_answer, size_view
 from simcache_app.uploads import (
     UPLOAD_LIMIT_BYTES,
     ImportedUpload,
@@ -96,14 +96,21 @@ def choose_scenario() -> tuple[simcache.Scenario, str, ImportedUpload | None]:
     """
     library = library_scenarios()
     about = "The scenarios/ folder; default is the demo cluster. An uploaded workload file runs on this scenario's cluster."
-    name = st.selectbox("Scenario", list(library), key="scenario", help=about)
+    name = st.selectbox("Scenario", list(library), key="scenario", help=about, on_change=forget_answer)
     upload = st.file_uploader(
         "...or upload a scenario (TOML), a fio job or JSON result, a vscsiStats CSV or a block trace",
         key="upload",
         help=f"Workload files up to {format_size(UPLOAD_LIMIT_BYTES)} are imported onto the scenario chosen above (its cluster and array); "
         "traces: fio iolog, blkparse text, MSR-Cambridge CSV, or a CSV with a header such as time,op,offset,size.",
     )
-    if upload is None:
+    sized = st.session_state.get(SIZED)
+    if upload is None and sized is not None:  # the "Size my cluster" answer, made the current scenario
+        answer_name, text = sized
+        scenario = read_upload(answer_name, text.encode())
+        source = f"sized-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        imported = None
+        st.button("Back to the library scenario", key="size.forget", on_click=forget_answer)
+    elif upload is None:
         scenario, source = load_library_scenario(str(library[name])), name
         imported = None
     elif is_scenario_upload(upload.name):

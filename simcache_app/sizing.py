@@ -1,7 +1,7 @@
 """The "Size my cluster" view: targets, dimensions and prices in; the answer, the frontier and every candidate out.
 
 It runs :func:`simcache.runs.size.size` on the current scenario (as the sidebar sets it) in this process, with a
-progress bar; the answer downloads as a scenario file, which the sidebar's upload loads as the current scenario.
+progress bar; the answer becomes the current scenario at a click (or downloads as a scenario file).
 """
 
 from __future__ import annotations
@@ -90,6 +90,20 @@ def size_view(scenario: simcache.Scenario, duration: float, seed: int, targets: 
     show_answer(scenario, answer, duration, seed)
 
 
+SIZED = "size.answer"
+"""Session key of the answer made the current scenario: (file name, TOML text)."""
+
+
+def use_answer(name: str, text: str) -> None:
+    """Make the sized answer the page's current scenario (the sidebar loads it until another scenario is chosen)."""
+    st.session_state[SIZED] = (name, text)
+
+
+def forget_answer() -> None:
+    """Back to the scenario chosen in the sidebar."""
+    st.session_state.pop(SIZED, None)
+
+
 def show_answer(scenario: simcache.Scenario, answer: SizeAnswer, duration: float, seed: int) -> None:
     st.text("\n".join(answer.lines()[:2]))
     winner = answer.winner
@@ -100,12 +114,14 @@ def show_answer(scenario: simcache.Scenario, answer: SizeAnswer, duration: float
             st.markdown(f"- {verdict.target}: {verdict.text}")
         run = scenario.with_overrides(winner.overrides, source="the answer")
         name, text = exported_scenario(run, winner.overrides, duration, seed)
-        st.download_button(
-            "Download the answer as a scenario (upload it in the sidebar to make it the current scenario)",
-            text,
-            file_name=name,
-            on_click="ignore",
+        st.button(
+            "Use the answer as the current scenario",
+            key="size.use",
+            on_click=use_answer,
+            args=(name, text),
+            help="The sidebar then runs this configuration; choosing a scenario there goes back to the library.",
         )
+        st.download_button("Download the answer as a scenario file", text, file_name=name, on_click="ignore")
     frontier, every = answer_tables(answer)
     if not frontier.empty:
         st.subheader(f"Frontier: cost vs {answer.frontier_target}")

@@ -165,7 +165,7 @@ def size(
     if most < len(seed_list):
         raise SizeError("--max-seeds", [("--max-seeds", f"must be at least the {len(seed_list)} seeds given (got {most})")])
     try:
-        runs = [variant if duration is None else variant.with_duration(duration, source="--duration") for _, variant in pairs]
+        runs = [variant if duration is None else _with_duration(point, variant, duration) for point, variant in pairs]
     except ScenarioError as exc:
         raise SizeError("--duration", exc.problems) from None
     candidates = [Candidate(i, dict(point), cost) for i, ((point, _), cost) in enumerate(zip(pairs, costs, strict=True))]
@@ -184,6 +184,15 @@ def size(
         raise SizeInterrupted(answer) from None
     search.finish()
     return answer
+
+
+def _with_duration(point: Mapping[str, Any], variant: Scenario, duration: float) -> Scenario:
+    """``variant`` run for ``duration`` s; a warm-up the grid sets (a ``run.warmup`` dimension) is kept as set, where
+    :meth:`Scenario.with_duration` would cut one longer than a tenth of the run (a scenario's own warm-up is cut)."""
+    run = variant.with_duration(duration, source="--duration")
+    if "run.warmup" in point:
+        run = run.with_overrides({"run.warmup": point["run.warmup"]}, source="--vary run.warmup")
+    return run
 
 
 def _warmup_notes(run: Scenario) -> list[str]:
