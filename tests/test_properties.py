@@ -20,9 +20,22 @@ from strategies import REPLICAS, ScenarioDict, invalid_scenarios, valid_scenario
 
 import simcache
 from simcache import Result, Scenario, ScenarioError
+from simcache.physics.cluster import lognormal_quantiles, pipe_rate
 from simcache.sim.collect import COMPONENTS
-from simcache.spec import DutyCycle
+from simcache.spec import DutyCycle, TierSpec
 from simcache.workloads.generators import DutyClock
+
+
+def tier_floor_ms(tier: TierSpec, size: Any, is_write: bool) -> Any:
+    """The least time (ms) a tier operation of ``size`` bytes can take: its command overhead and command processing,
+    its unit latency at the smallest lognormal factor the tier draws (the quantile table's first point; 1 for
+    deterministic service), and its transfer at the pipe's rate (bandwidth capped by interface and controller)."""
+    latency = tier.write_latency if is_write else tier.read_latency
+    limit = tier.write_iops_limit if is_write else tier.read_iops_limit
+    factor = lognormal_quantiles(tier.service_cv or 0.0)[0] if tier.service == "lognormal" else 1.0
+    rate = pipe_rate(tier.write_bandwidth if is_write else tier.read_bandwidth, tier.controller_bandwidth, tier.interface)
+    command = 1.0 / limit if limit else 0.0
+    return (tier.command_overhead + command + latency * factor + size / rate) * 1e3
 
 
 def sim_settings(examples: int) -> settings:
@@ -92,9 +105,8 @@ def check_latencies(scenario: Scenario, result: Result) -> None:
 
 
 def check_physical_lower_bounds(scenario: Scenario, result: Result) -> None:
-    """No I/O is faster than the device it must touch (all built-in tiers have deterministic service)."""
+    """No I/O is faster than the device it must touch (tier_floor_ms: the fastest a tier operation can be)."""
     tier = scenario.cluster.tier
-    cap = tier.controller_bandwidth or math.inf
     records = result.records
     writes = records[records["op"] == "write"]
     for failure in result.meta["failures"]:
@@ -108,11 +120,11 @@ def check_physical_lower_bounds(scenario: Scenario, result: Result) -> None:
             restarted_in = {r["vm"] for r in result.meta["restarts"] if r["to_host"] == host}
             vms = set(records.loc[records["host"] == host, "vm"]) | moved_in | restarted_in
             writes = writes[~(writes["vm"].isin(vms) & (writes["complete_s"] >= failure["at_s"]))]
-    floor = (tier.write_latency + writes["size_bytes"] / min(tier.write_bandwidth, cap)) * 1e3
+    floor = tier_floor_ms(tier, writes["size_bytes"], is_write=True)
     short = writes[writes["latency_ms"] < floor * (1 - 1e-9)]
     assert short.empty, f"writes faster than the local tier can take them:\n{short.head()}"
     hits = records[records["path"].isin(["hit", "remote_hit"])]  # a remote hit reads the old host's tier (same profile)
-    floor = (tier.read_latency + hits["size_bytes"] / min(tier.read_bandwidth, cap)) * 1e3
+    floor = tier_floor_ms(tier, hits["size_bytes"], is_write=False)
     assert (hits["latency_ms"] >= floor * (1 - 1e-9)).all(), "read hits faster than the tier"
     wb = writes[writes["group"].isin(wb_groups(scenario))]
     assert (wb["latency_ms"] >= wb["local_tier_ms"] * (1 - COMPONENT_RTOL)).all()
@@ -419,7 +431,7 @@ def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[Scenario
     # (one-way latency out, the peer's tier write, one-way latency back).
     tier, link = scenario.cluster.tier, scenario.cluster.peer_link
     assert (wb_n["latency_ms"] >= wb_n["local_tier_ms"] * (1 - COMPONENT_RTOL)).all()  # float32 components
-    peer_floor_ms = (2 * link.latency + tier.write_latency) * 1e3
+    peer_floor_ms = 2 * link.latency * 1e3 + tier_floor_ms(tier, 0.0, is_write=True)
     fast = wb_n[wb_n["latency_ms"] < peer_floor_ms * (1 - 1e-9)]
     assert fast.empty, f"{policy} writes faster than one network round trip plus a peer write:\n{fast.head()}"
     # Each replicated write spent network and peer-tier time unless its local write was the slower leg.

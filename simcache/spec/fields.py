@@ -16,7 +16,7 @@ from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic.fields import FieldInfo
 
-from simcache.base.errors import echo
+from simcache.base.errors import ECHO_CHARS, echo
 from simcache.base.names import MAX_NAME_CHARS, NAME_PATTERN, RESERVED_GROUP_NAMES, group_name_problem
 from simcache.base.units import UnitError, format_bandwidth, format_duration, format_size, parse_bandwidth, parse_duration, parse_size
 from simcache.spec.profiles import get_profile, list_profiles
@@ -223,6 +223,8 @@ def _resolve_profile(kind: str, value: Any) -> Any:
         name = value["profile"]
         known = list_profiles(kind)
         if not isinstance(name, str) or name not in known:
+            if isinstance(name, str) and len(name) > ECHO_CHARS:  # no typo of a name: point to the list, keep it short
+                raise ValueError(f"unknown {kind} profile {echo(name)}; `simcache profiles {kind}` lists the built-in ones")
             raise ValueError(f"unknown {kind} profile {echo(name)}; built-in {kind} profiles: {', '.join(known)}")
         merged = get_profile(kind, name)
         merged.update(value)

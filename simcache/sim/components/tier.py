@@ -319,8 +319,8 @@ class Tier:
 
     def _lognormal_factor(self) -> float:
         """A lognormal factor of mean 1 (``service_cv``): one uniform of the tier's stream, by inverse transform with
-        linear interpolation in :func:`~simcache.physics.cluster.lognormal_quantiles` (a table lookup costs a run a
-        few percent where Box-Muller's logarithm, root, cosine and exponential cost it 11 %: bench/README.md)."""
+        linear interpolation in :func:`~simcache.physics.cluster.lognormal_quantiles` (one draw and a lookup where
+        Box-Muller takes two draws and four transcendental functions; bench/README.md, "The device model")."""
         position = self._stream.uniform() * LOGNORMAL_POINTS
         index = int(position)
         table = self._log_table
