@@ -159,3 +159,16 @@ def test_a_larger_monotone_value_is_never_slower(path: str, low: object, high: o
 
     slack = ci95_half_width(means[low]) + ci95_half_width(means[high])
     assert high_mean <= low_mean + slack, (path, means)
+
+
+def test_a_local_dask_cluster_gives_the_serial_answer_and_shuts_down() -> None:
+    """The search on a local Dask cluster (``scheduler="local"``, two workers) reaches the serial search's answer,
+    with the same verdicts, and closes the client it made."""
+    distributed = pytest.importorskip("dask.distributed")
+    targets = ["write p99 <= 40ms"]
+    serial = size(grid_scenario(), targets, DIMENSIONS, seeds=SEEDS, workers=1)
+    on_dask = size(grid_scenario(), targets, DIMENSIONS, seeds=SEEDS, workers=2, scheduler="local")
+    assert (on_dask.winner.overrides if on_dask.winner else None) == (serial.winner.overrides if serial.winner else None)
+    assert serial.winner is not None and on_dask.winner is not None
+    assert [v.value for v in on_dask.winner.verdicts] == [v.value for v in serial.winner.verdicts]
+    assert distributed.client._get_global_client() is None, "the search's client was closed"
