@@ -14,6 +14,7 @@ from typing import Any
 
 from simcache.report import SweepReport, report_html
 from simcache.results.result import Result
+from simcache.runs.sizing.space import dotted_paths
 from simcache.runs.sweep import SweepProgress, grid_points, sweep
 from simcache.runs.targets import Target, check_groups, judge, parse_target
 from simcache.sim.control import Cancel
@@ -64,7 +65,7 @@ class ReportPlan:
         check_groups(targets, (group.name for group in scenario.groups))
         grid: dict[str, list[Any]] = {}
         for line in args.sweep:
-            grid |= _dotted(parse_toml(line, "--sweep"))
+            grid |= dotted_paths(parse_toml(line, "--sweep"))
         for point in grid_points(grid, "--sweep"):
             scenario.with_overrides(point, source=f"<sweep point {point}>")
         seeds = args.sweep_seeds if args.sweep_seeds is not None else [scenario.run.seed]
@@ -94,15 +95,3 @@ class ReportPlan:
         if swept is not None and swept.stopped:
             lines.append(f"PARTIAL SWEEP: {swept.partial_sentence()}")
         return "\n".join(lines)
-
-
-def _dotted(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A parsed grid line as ``{dotted.path: values}``: a bare dotted key (``cluster.peer_link = [..]``) parses as nested
-    tables in TOML, a quoted one (``"cluster.peer_link" = [..]``, as sweep files write it) as one key; both are accepted."""
-    flat: dict[str, Any] = {}
-    for key, value in table.items():
-        if isinstance(value, dict):
-            flat |= _dotted(value, f"{prefix}{key}.")
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat

@@ -27,7 +27,7 @@ from simcache.spec import Scenario
 from simcache.spec.load import parse_toml
 from simcache.spec.profiles import get_profile
 
-__all__ = ["MONOTONE", "Dimension", "candidate_scenarios", "dominated", "parse_vary"]
+__all__ = ["MONOTONE", "Dimension", "candidate_scenarios", "dominated", "dotted_paths", "parse_vary"]
 
 MAX_CANDIDATES = 10_000
 """Most configurations one search takes (the product of the dimensions)."""
@@ -52,7 +52,7 @@ def parse_vary(text: str) -> Dimension:
         parsed = parse_toml(text, "--vary")
     except ScenarioError:
         parsed = {}
-    flat = _dotted(parsed)
+    flat = dotted_paths(parsed)
     if len(flat) != 1:
         raise SizeError(
             "--vary",
@@ -103,12 +103,13 @@ def _range(path: str, low_text: str, high_text: str, step_text: str | None, text
     return Dimension(path, tuple(values))
 
 
-def _dotted(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A parsed line as ``{dotted.path: value}`` (a bare dotted key parses as nested tables in TOML)."""
+def dotted_paths(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A parsed line as ``{dotted.path: value}``: a bare dotted key (``cluster.peer_link = [..]``) parses as nested
+    tables in TOML, a quoted one (``"cluster.peer_link" = [..]``) as one key; both give the same paths."""
     flat: dict[str, Any] = {}
     for key, value in table.items():
         if isinstance(value, dict):
-            flat |= _dotted(value, f"{prefix}{key}.")
+            flat |= dotted_paths(value, f"{prefix}{key}.")
         else:
             flat[f"{prefix}{key}"] = value
     return flat

@@ -15,7 +15,7 @@ from typing import Any
 from simcache.base.units import format_figure
 from simcache.workloads.calibrate.drive_fit import DriveFit
 from simcache.workloads.calibrate.points import Points
-from simcache.workloads.calibrate.profile import fit_table, toml_value
+from simcache.workloads.calibrate.profile import fit_table, mb_s_text, spread_text, toml_value
 
 __all__ = ["drive_table", "drive_toml"]
 
@@ -26,21 +26,11 @@ def _ms(seconds: float) -> str:
     return f"{format_figure(seconds * 1e3, 4).replace(',', '')}ms"
 
 
-def _mb_s(rate: float) -> str:
-    return f"{format_figure(rate / 1e6, 4).replace(',', '')}MB/s"
-
-
-def _spread(fit: DriveFit, name: str) -> str:
-    spread = fit.relative_errors.get(name)
-    if spread is None:
-        return ""
-    return ", not pinned" if spread == float("inf") else f", ±{spread:.0%}"
-
-
 def drive_table(
     fit: DriveFit, points: Points, base_name: str, base: Mapping[str, Any], base_notes: Mapping[str, str], rpm_given: bool
 ) -> list[tuple[str, Any, str]]:
     """The ``[drive]`` table as (field, value, note) rows: the fitted fields, then the base profile's others."""
+    errors = fit.relative_errors
     drive = fit.drive
     depths = sorted({p.outstanding for p in fit.points if not p.sequential and p.outstanding <= 2})
     runs = f"{len(fit.points)} fio runs of {points.device}"
@@ -57,17 +47,21 @@ def drive_table(
         (
             "overhead",
             _ms(drive.overhead),
-            f"{fitted_on}{_spread(fit, 'overhead')}: the time outside seek, rotation and transfer, including the host's I/O "
+            f"{fitted_on}{spread_text(errors, 'overhead')}: the time outside seek, rotation and transfer, including the host's I/O "
             "stack as fio saw it (a scenario adds its own link on top)",
         ),
-        ("avg_seek", _ms(drive.avg_seek), f"{fitted_on}{_spread(fit, 'avg_seek')}: the seek curve's mean over the whole stroke"),
+        (
+            "avg_seek",
+            _ms(drive.avg_seek),
+            f"{fitted_on}{spread_text(errors, 'avg_seek')}: the seek curve's mean over the whole stroke",
+        ),
     ]
     if "full_seek" in fit.fitted_fields:
-        rows.append(("full_seek", _ms(drive.full_seek), f"fitted to the QD1 latencies' percentiles{_spread(fit, 'full_seek')}"))
+        rows.append(("full_seek", _ms(drive.full_seek), f"fitted to the QD1 latencies' percentiles{spread_text(errors, 'full_seek')}"))
     else:
         rows.append(("full_seek", _ms(drive.full_seek), f"base profile {base_name}'s ratio to avg_seek (not measured: no QD1 percentiles)"))
     if "media_rate" in fit.fitted_fields:
-        rows.append(("media_rate", _mb_s(drive.media_rate), "the largest rate a sequential run reached (the outer zone)"))
+        rows.append(("media_rate", mb_s_text(drive.media_rate), "the largest rate a sequential run reached (the outer zone)"))
     else:
         rows.append(
             ("media_rate", base["media_rate"], f"base profile {base_name} (not measured): {base_notes.get('media_rate', 'no note')}")
@@ -77,7 +71,7 @@ def drive_table(
         rows.append(
             (
                 "inner_rate",
-                _mb_s(drive.inner_rate),
+                mb_s_text(drive.inner_rate),
                 f"base profile {base_name}'s inner/outer ratio ({ratio:.2f}) x media_rate (fio runs from the start of a "
                 "device never reach the inner zone)",
             )

@@ -25,7 +25,17 @@ from simcache.workloads.calibrate.points import Point, Points
 _MAX_DIES = 64
 """TierSpec's most dies per channel."""
 
-__all__ = ["FitRow", "Fitted", "fit_rows", "fit_table", "tier_table", "tier_toml", "toml_value"]
+__all__ = [
+    "FitRow",
+    "Fitted",
+    "fit_rows",
+    "fit_table",
+    "mb_s_text",
+    "spread_text",
+    "tier_table",
+    "tier_toml",
+    "toml_value",
+]
 
 
 class Fitted(Protocol):
@@ -115,12 +125,14 @@ def _us(seconds: float) -> str:
     return f"{format_figure(seconds * 1e6, 4).replace(',', '')}us"
 
 
-def _mb_s(rate: float) -> str:
+def mb_s_text(rate: float) -> str:
+    """A rate as a profile writes it: ``"1234MB/s"`` (4 significant figures)."""
     return f"{format_figure(rate / 1e6, 4).replace(',', '')}MB/s"
 
 
-def _spread(fit: Fit, name: str) -> str:
-    spread = fit.relative_errors.get(name)
+def spread_text(relative_errors: Mapping[str, float], name: str) -> str:
+    """How well the fit pinned ``name``, for its comment: ``", ±12%"``, ``", not pinned"`` or nothing."""
+    spread = relative_errors.get(name)
     if spread is None:
         return ""
     if not math.isfinite(spread):
@@ -132,36 +144,49 @@ def tier_table(
     fit: Fit, points: Points, base_name: str, base: Mapping[str, Any], base_notes: Mapping[str, str]
 ) -> list[tuple[str, Any, str]]:
     """The ``[tier]`` table as (field, value, note) rows: the fitted fields, then the base profile's others."""
+    errors = fit.relative_errors
     runs = f"{len(points.points)} fio runs of {points.device}"
     rows: list[tuple[str, Any, str]] = [
         ("description", f"{points.device} as measured by fio, fitted by simcache calibrate", ""),
         ("kind", base.get("kind", "flash"), f"base profile {base_name}"),
-        ("command_overhead", _us(fit.command_overhead), f"fitted to {runs}{_spread(fit, 'command_overhead')}"),
+        ("command_overhead", _us(fit.command_overhead), f"fitted to {runs}{spread_text(errors, 'command_overhead')}"),
     ]
     base_channels = int(base.get("channels", 1))
     units = round(fit.units)
     split = units % base_channels == 0 and 1 <= units // base_channels <= _MAX_DIES
     channels, dies = (base_channels, units // base_channels) if split else (units, 1)
-    pinned = _spread(fit, "units")
+    pinned = spread_text(errors, "units")
     rows.append(("channels", channels, f"fitted: channels x dies = {units} parallel units{pinned} (only the product is measured)"))
     rows.append(("dies", dies, "fitted, with channels"))
     for op in ("read", "write"):
         latency = getattr(fit, f"{op}_latency")
         if f"{op}_latency" in fit.fitted_fields:
-            rows.append((f"{op}_latency", _us(latency), f"fitted to {runs}{_spread(fit, f'{op}_latency')}"))
+            rows.append((f"{op}_latency", _us(latency), f"fitted to {runs}{spread_text(errors, f'{op}_latency')}"))
         else:
             rows.append((f"{op}_latency", base[f"{op}_latency"], f"base profile {base_name}: {base_notes.get(f'{op}_latency', 'no note')}"))
         if f"{op}_bandwidth" in fit.fitted_fields:
-            rows.append((f"{op}_bandwidth", _mb_s(getattr(fit, f"{op}_bandwidth")), f"fitted{_spread(fit, f'{op}_bandwidth')}"))
+            rows.append(
+                (
+                    f"{op}_bandwidth",
+                    mb_s_text(getattr(fit, f"{op}_bandwidth")),
+                    f"fitted{spread_text(errors, f'{op}_bandwidth')}",
+                )
+            )
         else:
             note = base_notes.get(f"{op}_bandwidth", "no note")
             rows.append((f"{op}_bandwidth", base[f"{op}_bandwidth"], f"base profile {base_name} (not measured): {note}"))
         limit = getattr(fit, f"{op}_iops_limit")
         if limit is not None:
-            rows.append((f"{op}_iops_limit", round(limit), f"fitted: the command rate ceiling{_spread(fit, f'{op}_iops_limit')}"))
+            rows.append(
+                (
+                    f"{op}_iops_limit",
+                    round(limit),
+                    f"fitted: the command rate ceiling{spread_text(errors, f'{op}_iops_limit')}",
+                )
+            )
     if "service_cv" in fit.fitted_fields and fit.service_cv > 1e-3:
         rows.append(("service", "lognormal", "fitted: the spread of latency at low queue depth"))
-        rows.append(("service_cv", round(fit.service_cv, 3), f"fitted{_spread(fit, 'service_cv')}"))
+        rows.append(("service_cv", round(fit.service_cv, 3), f"fitted{spread_text(errors, 'service_cv')}"))
     if fit.routing == "die":
         rows.append(("read_interference", 1.0, "fitted: reads queue at a random die (fitted better than the earliest-free unit)"))
     measured = {f"{p.op}_iops_limit" for p in fit.points}  # fitted, or left unset because the points never met one
