@@ -143,7 +143,7 @@ def test_profiles_command_shows_every_comment(kind: str, capsys: pytest.CaptureF
 
 def test_profiles_command_flags_a_number_without_a_source(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A profile number with no comment is shown as unsourced rather than silently."""
-    import simcache.cli.main as cli
+    import simcache.cli.devices as cli  # where the profiles command reads them
 
     tier = get_profile("tier", "ram-ddr5")
     monkeypatch.setattr(cli, "list_profiles", lambda kind: {"bare": tier})

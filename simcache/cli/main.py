@@ -13,8 +13,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,6 +24,8 @@ from simcache.base.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.base.names import group_name
 from simcache.base.units import UnitError, parse_duration, parse_size
 from simcache.cli.app import run_app
+from simcache.cli.check import run_check
+from simcache.cli.devices import run_calibrate, run_profiles
 from simcache.cli.progress import progress_bar, shows_progress
 from simcache.cli.report import ReportPlan, add_report_options
 from simcache.cli.size import add_size_parser, run_size
@@ -33,7 +34,6 @@ from simcache.estimate import estimate
 from simcache.report.run_report import report, stopped_line, text_table
 from simcache.results.event_impact import impacts_json
 from simcache.results.result import Result
-from simcache.runs.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
 from simcache.runs.simulate import simulate
 from simcache.runs.sweep import grid_points
 from simcache.sim.control import (
@@ -43,18 +43,15 @@ from simcache.sim.control import (
     NO_LIMITS,
     Cancel,
     Limits,
-    Stopped,
     cancel_on_signals,
     check_work,
     exit_status,
 )
 from simcache.spec import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
 from simcache.spec.library import local_or_example
-from simcache.spec.profiles import KINDS, field_notes, list_profiles
+from simcache.spec.profiles import KINDS
 from simcache.traces.formats import FORMATS, load_trace, parse_option
 from simcache.workloads.calibrate.device import KINDS as CALIBRATE_KINDS
-from simcache.workloads.calibrate.device import calibrate
-from simcache.workloads.calibrate.profile import fit_table
 from simcache.workloads.ingest.fit import compare, fit_trace
 from simcache.workloads.ingest.imported import DEFAULT_POLICY, Imported, import_workload
 
@@ -266,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "size":
             return run_size(args)
         if args.command == "check":
-            return _check(args)
+            return run_check(args, _limits(args))
         if args.command == "estimate":
             return _estimate(args)
         if args.command == "import":
@@ -278,8 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "compare-trace":
             return _compare_trace(args)
         if args.command == "calibrate":
-            return _calibrate(args)
-        return _profiles(args)
+            return run_calibrate(args)
+        return run_profiles(args)
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -374,128 +371,6 @@ def _report(args: argparse.Namespace) -> int:
     with cancel_on_signals(Cancel()) as sweep_token, sweep_progress() as progress:
         print(plan.write(result, progress=progress, cancel=sweep_token))
     return exit_status(sweep_token) if sweep_token.cancelled else 0
-
-
-def _check(args: argparse.Namespace) -> int:
-    """Print one line per check as it is judged; exit 1 if any check fails, 130 if interrupted (finished lines stay)."""
-    files = scenario_files(args.paths)
-    if args.seeds is not None and args.seeds < 1:
-        raise ScenarioError("--seeds", [("--seeds", f"must be at least 1 (got {args.seeds})")])
-    plans = [prepare(path, duration=args.duration) for path in files]  # every file and its checks are valid before anything runs
-    limits = _limits(args)
-    for plan in plans:  # and no run is too large
-        for run in plan.runs.values():
-            check_work(run, limits)
-    outcomes: list[CheckOutcome] = []
-    not_run: list[str] = []
-    total = sum(len(plan.scenario.expect) for plan in plans)
-
-    def say(line: str = "", flush: bool = False) -> None:
-        if not args.json:
-            print(line, flush=flush)
-
-    from simcache.runs.sweep import replication_executor  # the pool and Dask helpers live with the sweep
-
-    stopped: Stopped | None = None
-    with (
-        ExitStack() as stack,
-        cancel_on_signals(Cancel()) as token,
-        progress_bar("checking", total=total, enabled=shows_progress(args.json)) as bar,
-    ):
-        executor = replication_executor(stack, workers=args.workers, scheduler=args.scheduler)
-
-        def progress(text: str) -> None:
-            if bar.enabled:
-                bar.update(len(outcomes), total, text)
-            elif not args.quiet and not args.json:
-                print(f"  running {text}", file=sys.stderr, flush=True)
-
-        for number, plan in enumerate(plans):
-            scenario = plan.scenario
-            if not scenario.expect:
-                say(f"-     {plan.label}: no [[expect]] checks")
-                continue
-            say(f"== {scenario.check.observation or scenario.name}  ({plan.label})")
-            judged = 0
-            shown: set[str] = set()
-            try:
-                for outcome in plan.outcomes(seeds=args.seeds, progress=progress, cancel=token, limits=limits, executor=executor):
-                    outcomes.append(outcome)
-                    judged += 1
-                    say(outcome.line(), flush=True)
-                    for warning in outcome.warnings:
-                        if warning not in shown:
-                            shown.add(warning)
-                            say(f"      {warning}")
-            except Stopped as exc:
-                stopped = exc
-                not_run = _not_run(plans[number:], skip=judged, say=say)
-                break
-    failed = [o for o in outcomes if not o.ok]
-    gaps = sum(bool(o.known_gap) and not o.passed for o in outcomes)
-    say(
-        f"\n{sum(o.passed for o in outcomes)} of {len(outcomes)} checks passed"
-        + (f"; {gaps} known gap{'s' if gaps > 1 else ''}" if gaps else "")
-        + (f"; {len(failed)} failed" if failed else "")
-    )
-    if stopped is not None:
-        say(f"{str(stopped).replace('stopped', 'STOPPED', 1)}: the checks after it were not run")
-    if args.report is not None:
-        command = "simcache check " + " ".join(str(p) for p in args.paths) + f" --report {args.report}"
-        args.report.write_text(validation_report(outcomes, command), "utf-8")
-        say(f"report written to {args.report}")
-    if args.json:
-        print(json.dumps(check_json(outcomes, not_run, None if stopped is None else str(stopped)), indent=2))
-    if stopped is not None:
-        return exit_status(token)
-    return 1 if failed else 0
-
-
-def check_json(outcomes: Sequence[CheckOutcome], not_run: Sequence[str], stopped: str | None) -> dict[str, object]:
-    """``simcache check --json``: counts, one object per check judged (bounds ``null`` on an open side, per-seed
-    values), the checks not run and why the run stopped (``null`` if it did not)."""
-
-    def number(value: float) -> float | None:
-        return value if math.isfinite(value) else None
-
-    checks = [
-        {
-            "scenario": o.scenario,
-            "source": o.source,
-            "name": o.name,
-            "passed": o.passed,
-            "verdict": o.verdict,
-            "known_gap": o.known_gap or None,
-            "metric": o.metric,
-            "selection": o.selection,
-            "expected": o.expected,
-            "unit": o.unit,
-            "low": number(o.low),
-            "high": number(o.high),
-            "seeds": list(o.seeds),
-            "values": [number(v) for v in o.values],
-            "mean": number(o.mean),
-            "ci95": number(o.ci95),
-            "warnings": list(o.warnings),
-        }
-        for o in outcomes
-    ]
-    passed = sum(1 for o in outcomes if o.passed)
-    gaps = sum(1 for o in outcomes if o.known_gap and not o.passed)
-    failed = sum(1 for o in outcomes if not o.ok)
-    return {"passed": passed, "known_gaps": gaps, "failed": failed, "checks": checks, "not_run": list(not_run), "stopped": stopped}
-
-
-def _not_run(plans: Sequence[CheckPlan], skip: int, say: Callable[[str], None]) -> list[str]:
-    """Mark the checks of ``plans`` not run (the first ``skip`` of the first plan were judged); their names."""
-    names = []
-    for number, plan in enumerate(plans):
-        if number:
-            say(f"== {plan.scenario.check.observation or plan.scenario.name}  ({plan.label})")
-        for expectation in plan.scenario.expect[skip if number == 0 else 0 :]:
-            names.append(f"{plan.scenario.name}:{expectation.name}")
-            say(f"NOT RUN  {names[-1]}  (stopped before it was simulated)")
-    return names
 
 
 _NOT_STABLE = "NOT STABLE: an open-loop load exceeds a component's capacity; latency there is unbounded (see warnings)"
@@ -605,49 +480,6 @@ def _compare_trace(args: argparse.Namespace) -> int:
         compared += 1
     if not compared:
         raise ScenarioError(str(args.scenario), [("groups", "no open-loop group to compare; fit one with: simcache fit TRACE -o OUT.toml")])
-    return 0
-
-
-def _calibrate(args: argparse.Namespace) -> int:
-    """Fit the device, print measured against fitted per point and the warnings, write (or print) its TOML."""
-    calibration = calibrate(args.files, args.kind, args.base, args.rpm)
-    fit, out = calibration.fit, sys.stderr if args.out is None else sys.stdout
-    print(f"{len(fit.points)} points of {calibration.points.device}; fields fio cannot measure from {calibration.base}", file=out)
-    for line in fit_table(fit):
-        print(f"  {line}", file=out)
-    for warning in (*fit.warnings, *calibration.points.notes):
-        print(f"warning: {warning}", file=out)
-    if args.out is None:
-        print(calibration.toml, end="")
-        return 0
-    args.out.write_text(calibration.toml, encoding="utf-8")
-    where = "[array] drive" if calibration.kind == "drive" else "[cluster] tier"
-    print(f'wrote {args.out}; use it in a scenario: {where} = {{ file = "{args.out.name}" }}')
-    return 0
-
-
-def _is_figure(value: object) -> bool:
-    """A profile value that is a number needing a source: a number, or a string that starts with one ("20us")."""
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int | float) or (isinstance(value, str) and value[:1].isdigit())
-
-
-def _profiles(args: argparse.Namespace) -> int:
-    """Each built-in profile with every field, the source comment beside it in the TOML file, and its source line;
-    a number without a comment says so (tests/test_catalogue.py keeps the built-in profiles free of that)."""
-    for kind in [args.kind] if args.kind else list(KINDS):
-        print(f"{kind} profiles:")
-        notes = field_notes(kind)
-        for name, fields in list_profiles(kind).items():
-            print(f"  {name}: {fields.get('description', '')}")
-            values = {k: v for k, v in fields.items() if k not in ("description", "source")}
-            width = max((len(f"{k} = {v}") for k, v in values.items()), default=0)
-            for field, value in values.items():
-                note = notes.get(name, {}).get(field, "") or ("(no source given)" if _is_figure(value) else "")
-                print(f"      {f'{field} = {value}':<{width}}  {note}".rstrip())
-            print(f"      source: {fields.get('source', 'not given')}")
-        print()
     return 0
 
 
