@@ -6,7 +6,6 @@ the queueing solution; :mod:`simcache.estimate.solver` solves its states.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from simcache.estimate.batches import DestageBatches
@@ -29,7 +28,7 @@ from simcache.estimate.theory.stations import (
     STORAGE_TX,
     TIER,
 )
-from simcache.physics.cluster import PortName, peer_port, ring_peers, tier_units, vmotion_stream_port, write_gc_factor
+from simcache.physics.cluster import PortName, peer_port, ring_peers, tier_units, vmotion_stream_port, write_gc_factor, write_run_bytes
 from simcache.spec import Scenario, VMotion, Workload
 
 __all__ = ["Layout", "VMotionPair"]
@@ -104,8 +103,7 @@ class Layout:
         """Share of a chain's write bytes its tier's clean pool is charged (:func:`write_gc_factor`: runs of
         ``sequential_run`` writes of the mean write size, endless for sequential access)."""
         workload = self.scenario.groups[chain.group].workload
-        size = self.write_mixes[chain.group].size
-        run_bytes = math.inf if workload.access == "sequential" else workload.sequential_run * size
+        run_bytes = write_run_bytes(workload.access, workload.sequential_run, self.write_mixes[chain.group].size)
         return write_gc_factor(self.scenario.cluster.tier, run_bytes)
 
     def _op_mix(self, workload: Workload, storage_rate: float, write: bool) -> SizeMix:

@@ -49,6 +49,7 @@ __all__ = [
     "wire_seconds",
     "working_set_blocks",
     "write_gc_factor",
+    "write_run_bytes",
 ]
 
 ACK_BYTES: Final = 64  # payload of a replica's acknowledgement message
@@ -106,6 +107,12 @@ def lognormal_quantiles(cv: float) -> tuple[float, ...]:
     half = 0.5 / LOGNORMAL_POINTS
     points[0], points[-1] = half, 1.0 - half
     return tuple(np.exp(mu + sigma * ndtri(points)).tolist())
+
+
+def write_run_bytes(access: str, sequential_run: float, mean_write: float) -> float:
+    """Bytes a workload's writes arrive in, run by run (what :func:`write_gc_factor` charges by): endless for
+    ``sequential`` access, else ``sequential_run`` writes of the mean write size ``mean_write``."""
+    return math.inf if access == "sequential" else sequential_run * mean_write
 
 
 def write_gc_factor(spec: TierShape, run_bytes: float) -> float:

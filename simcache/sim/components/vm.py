@@ -38,14 +38,13 @@ includes compression CPU time and the acknowledgement.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
 
-from simcache.physics.cluster import ack_seconds, compression_seconds, ring_peers, write_gc_factor
+from simcache.physics.cluster import ack_seconds, compression_seconds, ring_peers, write_gc_factor, write_run_bytes
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, RecordBuffer
 from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.detached import run_detached
@@ -112,7 +111,7 @@ class VM:
         self._metadata_batched = spec is not None and spec.metadata_batched
         self._serialize = stream.workload.sync_serialize
         workload = stream.workload
-        run_bytes = math.inf if workload.access == "sequential" else workload.sequential_run * workload.op_mean_size(True)
+        run_bytes = write_run_bytes(workload.access, workload.sequential_run, workload.op_mean_size(True))
         self.gc_factor = write_gc_factor(host.tier.spec, run_bytes)
         """Share of its writes' bytes a tier's clean pool is charged (sequential runs cost garbage collection less)."""
         # -- short of peers (peer_loss, link_down, host_failure; see simcache.sim.outages) --
