@@ -168,7 +168,7 @@ def _copies_invariants(model: Model) -> list[str]:
         single = sum(item[2] for item in buffered if not item[3])
         if single != destager.single_copy_bytes:
             problems.append(f"{host.name}: single-copy bytes {destager.single_copy_bytes}, buffered writes say {single}")
-        short = sum(item[2] for item in buffered if len(item[3]) < model.vms[item[0]].promised)
+        short = sum(item[2] for item in buffered if len(item[3]) < model.vms[item[0]].peer_loss.promised)
         if short != destager.short_bytes:
             problems.append(f"{host.name}: short bytes {destager.short_bytes}, buffered writes say {short}")
     return problems

@@ -63,8 +63,8 @@ def _closed_slot(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any,
     duty_clock = stream.clock
     think = stream.workload.think_time
     gated = duty_clock.duty is not None
-    life = vm.restarts  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
-    while vm.host.alive and vm.restarts == life:
+    life = vm.life  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
+    while vm.host.alive and vm.life == life:
         if gated:
             on = duty_clock.next_on(current_time(clock))
             if on > current_time(clock):
@@ -98,14 +98,14 @@ class _ClosedSlot:
         schedule_at(clock, current_time(clock), start, URGENT)  # when start_detached would run the generator's first step
 
     def _begin(self, _: Signal) -> None:
-        self.life = self.vm.restarts
+        self.life = self.vm.life
         self._next(None)
 
     def _next(self, _: Signal | None) -> None:
         """The top of the slot's loop: stop if the VM's host died or the VM restarted elsewhere, else (once the duty
         cycle is on) issue the next I/O."""
         vm = self.vm
-        if not vm.host.alive or vm.restarts != self.life:
+        if not vm.host.alive or vm.life != self.life:
             return
         duty_clock = self.stream.clock
         if duty_clock.duty is not None:
@@ -137,8 +137,8 @@ def _open_loop(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any, N
     while True:
         yield sleep(clock, stream.next_gap(current_time(clock)))
         if not vm.host.alive:
-            if vm.awaiting_restart:  # HA restarts it later: this arrival finds it down and is dropped
-                vm.dropped_arrivals += 1
+            if vm.ha.awaiting:  # HA restarts it later: this arrival finds it down and is dropped
+                vm.ha.dropped_arrivals += 1
                 continue
             return
         is_write, size, offset = stream.next_io()
@@ -173,8 +173,8 @@ class _OpenLoop:
     def _arrive(self, _: Signal) -> None:
         vm = self.vm
         if not vm.host.alive:
-            if vm.awaiting_restart:  # HA restarts it later: this arrival finds it down and is dropped
-                vm.dropped_arrivals += 1
+            if vm.ha.awaiting:  # HA restarts it later: this arrival finds it down and is dropped
+                vm.ha.dropped_arrivals += 1
                 self._next()
             return
         is_write, size, offset = self.stream.next_io()
@@ -193,8 +193,8 @@ def _trace_open_loop(clock: Clock, vm: VM, stream: TraceStream) -> Generator[Wai
         io = stream.next_io()
         assert io is not None
         if not vm.host.alive:
-            if vm.awaiting_restart:  # HA restarts it later: this traced I/O finds it down and is dropped
-                vm.dropped_arrivals += 1
+            if vm.ha.awaiting:  # HA restarts it later: this traced I/O finds it down and is dropped
+                vm.ha.dropped_arrivals += 1
                 continue
             return
         run_detached(vm.io(*io))
@@ -203,8 +203,8 @@ def _trace_open_loop(clock: Clock, vm: VM, stream: TraceStream) -> Generator[Wai
 def _trace_closed_slot(clock: Clock, vm: VM, stream: TraceStream) -> Generator[Wait, Any, None]:
     """One of a closed replay's slots: the next traced I/O as soon as this slot's last one completes."""
     think = stream.workload.think_time
-    life = vm.restarts  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
-    while vm.host.alive and vm.restarts == life:
+    life = vm.life  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
+    while vm.host.alive and vm.life == life:
         io = stream.next_io()
         if io is None:
             return

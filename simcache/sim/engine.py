@@ -107,7 +107,7 @@ def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model
                     spec=group,
                 )
                 vms.append(vm)
-    promised = [vm.promised for vm in vms]
+    promised = [vm.peer_loss.promised for vm in vms]
     for host in hosts:
         host.destager.promised = promised
     if scenario.cluster.cache.warm:
@@ -417,7 +417,7 @@ def _counters(model: Model) -> RunCounters:
         destage_batches=sum(h.destager.batches for h in hosts),
         destage_runs=sum(h.destager.runs for h in hosts),
         replica_bytes_held=sum(h.replica_bytes for h in hosts),
-        wb_written_through_bytes=sum(vm.fell_through for vm in vms),
+        wb_written_through_bytes=sum(vm.peer_loss.fell_through for vm in vms),
         array_written_bytes=array.bytes_written,
         array_read_bytes=array.bytes_read,
         array_front_end_ios=array.front_end_ios,
@@ -435,7 +435,7 @@ def _counters(model: Model) -> RunCounters:
 
 def _with_dropped(restart: dict[str, Any], vms: list[VM]) -> dict[str, Any]:
     """An HA restart's record with the open-loop arrivals its VM dropped while down."""
-    return {**restart, "dropped_arrivals": vms[restart["vm_index"]].dropped_arrivals}
+    return {**restart, "dropped_arrivals": vms[restart["vm_index"]].ha.dropped_arrivals}
 
 
 def _degraded_vms(vms: list[VM], end: float) -> list[dict[str, Any]]:
@@ -446,14 +446,14 @@ def _degraded_vms(vms: list[VM], end: float) -> list[dict[str, Any]]:
         {
             "vm": vm.name,
             "host": vm.host.name,
-            "on_peer_loss": vm.on_peer_loss,
-            "degraded_s": vm.degraded_seconds(end),
-            "degraded_written_bytes": vm.degraded_written,
-            "written_through_bytes": vm.written_through,
-            "resync_bytes": vm.resync_bytes,
+            "on_peer_loss": vm.peer_loss.policy,
+            "degraded_s": vm.peer_loss.seconds(end),
+            "degraded_written_bytes": vm.peer_loss.written,
+            "written_through_bytes": vm.peer_loss.written_through,
+            "resync_bytes": vm.peer_loss.resync_bytes,
         }
         for vm in vms
-        if vm.degraded_since is not None or vm.degraded_s > 0
+        if vm.peer_loss.ever_short()
     ]
 
 

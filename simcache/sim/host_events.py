@@ -122,7 +122,7 @@ def host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, Any
     if event.restart_delay is not None and registry is not None:
         stopped = [vm for vm in model.vms if vm.host is host]
         for vm in stopped:
-            vm.awaiting_restart = True
+            vm.ha.awaiting = True
         yield model.env.timeout(event.restart_delay)
         _ha_restart(model, host, stopped, registry)
 
@@ -142,8 +142,7 @@ def device_failure(model: Model, event: DeviceFailure) -> Generator[simpy.Event,
     host.cache.clear()
     for vm in model.vms:
         if vm.host is host:
-            vm.write_through = True
-            vm.pending_destage = registry
+            vm.tier_failed(registry)
         else:
             vm.replace_peer(host, model.hosts)
     update_all_peers(model)
@@ -206,7 +205,7 @@ def _ha_restart(model: Model, failed: Host, vms: list[VM], registry: PendingDest
     now = model.env.now
     for k, vm in enumerate(vms):
         if not live:
-            vm.awaiting_restart = False  # nowhere to run: its open loop ends at its next arrival
+            vm.ha.awaiting = False  # nowhere to run: its open loop ends at its next arrival
             continue
         target = live[k % len(live)]
         vm.restart(target, hosts, registry)

@@ -31,6 +31,7 @@ import simpy
 from simcache.physics.cluster import framed_bytes
 from simcache.sim.built import Model
 from simcache.sim.components.host import Host
+from simcache.sim.components.kernel import Signal, succeed
 from simcache.sim.components.pending import WRITE_HOLDERS, WRITE_SIZE, WRITE_VM, PendingWrite
 from simcache.spec import LinkDown, Outage
 
@@ -64,8 +65,8 @@ def outage(model: Model, event: Outage) -> Generator[simpy.Event, Any, None]:
     if storage:
         host.storage_down -= 1
         if not host.storage_down:
-            host.storage_back.succeed()
-            host.storage_back = env.event()
+            succeed(model.clock, host.storage_back)
+            host.storage_back = Signal(None)
         return
     host.peer_down -= 1
     update_all_peers(model)
@@ -81,14 +82,17 @@ def update_all_peers(model: Model) -> None:
         vm.update_peers()
 
 
-def _resync(model: Model, host: Host) -> Generator[simpy.Event, Any, None]:
-    """Copy ``host``'s buffered writes short of replicas to the peers they lack, until none is left to copy."""
+def _resync(model: Model, host: Host) -> Generator[Any, Any, None]:
+    """Copy ``host``'s buffered writes short of replicas to the peers they lack, until none is left to copy.
+
+    A SimPy process that waits for SimPy events (the flows, ``simpy.AllOf``) and for a VM's kernel :class:`Signal`
+    (``peer_loss.settled()``): a process waits for anything with SimPy's ``callbacks`` list, which a Signal has."""
     env = model.env
     try:
         while host.tier_up:
             for vm in model.vms:
                 if vm.host is host:
-                    settled = vm.settled()
+                    settled = vm.peer_loss.settled()
                     if settled is not None:
                         yield settled  # its writes issued short of peers are in the buffer now
             copies = _copies_due(model, host)
@@ -115,13 +119,14 @@ def _copies_due(model: Model, host: Host) -> dict[Host, Counter[PendingWrite]]:
     tracked = host.replica_lag.tracking
     for item in host.destager.buffered():
         vm = model.vms[item[WRITE_VM]]
+        loss = vm.peer_loss
         held = item[WRITE_HOLDERS]
-        if vm.host is not host or vm.on_peer_loss != "degrade" or len(held) >= vm.promised or (tracked and held):
+        if vm.host is not host or loss.policy != "degrade" or len(held) >= loss.promised or (tracked and held):
             continue
-        lacking = [peer for peer in vm.peers if peer not in held][: vm.promised - len(held)]
+        lacking = [peer for peer in vm.peers if peer not in held][: loss.promised - len(held)]
         for peer in lacking:
             due[peer][item] += 1
-            vm.resync_bytes += item[WRITE_SIZE]
+            loss.resync_bytes += item[WRITE_SIZE]
     return due
 
 

@@ -16,14 +16,17 @@ from typing import Any
 
 import simpy
 
+from simcache.sim.components.kernel import AllOf, Signal, clock_of, on_processed, succeed
+
 __all__ = ["PendingDestage"]
 
 
 class PendingDestage:
-    """The cluster's taken-over writes not yet destaged, by VM: (holder index, offset, size) -> [count, event or None]."""
+    """The cluster's taken-over writes not yet destaged, by VM: (holder index, offset, size) -> [count, Signal or None]
+    (the :class:`Signal` the reads waiting for that write's last copy wait for, processed when it is destaged)."""
 
     def __init__(self, env: simpy.Environment) -> None:
-        self.env = env
+        self.clock = clock_of(env)
         self._by_vm: dict[int, dict[tuple[int, int, int], list[Any]]] = {}
 
     def add(self, holder: int, vm: int, offset: int, size: int) -> None:
@@ -57,16 +60,18 @@ class PendingDestage:
         if entries is None or entry is None:
             return
         entry[0] -= 1
-        event = None
+        signal: Signal | None = None
         if not entry[0]:
-            event = entries.pop((holder, offset, size))[1]
+            signal = entries.pop((holder, offset, size))[1]
         self.add(new_holder, vm, offset, size)
-        if event is not None:
+        if signal is not None:
             moved = entries[(new_holder, offset, size)]
             if moved[1] is None:
-                moved[1] = event
+                moved[1] = signal
             else:
-                moved[1].callbacks.append(lambda _: event.succeed())
+                clock = self.clock
+                waiting = signal
+                on_processed(moved[1], lambda _: succeed(clock, waiting))
 
     def holder_failed(self, holder: int) -> None:
         """``holder`` died: its taken-over writes are handed over again (and added again) or lost; reads stop waiting
@@ -76,28 +81,28 @@ class PendingDestage:
                 self._drop(vm, entries, key)
 
     def _drop(self, vm: int, entries: dict[tuple[int, int, int], list[Any]], key: tuple[int, int, int]) -> None:
-        event = entries.pop(key)[1]
-        if event is not None:
-            event.succeed()
+        signal = entries.pop(key)[1]
+        if signal is not None:
+            succeed(self.clock, signal)
         if not entries:
             del self._by_vm[vm]
 
-    def wait(self, vm: int, offset: int, size: int) -> simpy.Event | None:
+    def wait(self, vm: int, offset: int, size: int) -> Signal | None:
         """``None`` if no taken-over write of VM ``vm`` overlapping ``[offset, offset + size)`` is still to be destaged,
-        else the event that fires when all of them have been."""
+        else the :class:`Signal` processed when all of them have been."""
         entries = self._by_vm.get(vm)
         if entries is None:
             return None
         end = offset + size
-        events: list[simpy.Event] = []
+        signals: list[Signal] = []
         for key, entry in entries.items():
             if key[1] < end and offset < key[1] + key[2]:
                 if entry[1] is None:
-                    entry[1] = self.env.event()
-                events.append(entry[1])
-        if not events:
+                    entry[1] = Signal(None)
+                signals.append(entry[1])
+        if not signals:
             return None
-        return events[0] if len(events) == 1 else simpy.AllOf(self.env, events)
+        return signals[0] if len(signals) == 1 else AllOf(self.clock, signals).done
 
     def pending_bytes(self, vm: int) -> int:
         """Bytes of VM ``vm``'s taken-over writes not yet destaged."""

@@ -64,7 +64,7 @@ import simpy
 
 from simcache.sim.components.detached import start_detached
 from simcache.sim.components.flusher import Flusher, flusher_steps
-from simcache.sim.components.kernel import Signal, Wait, clock_of, current_time, schedule_at, sleep, timeout_or
+from simcache.sim.components.kernel import Signal, Wait, clock_of, current_time, schedule_at, sleep, succeed, timeout_or
 from simcache.sim.components.pending import (
     BLOCK_HASH,
     BLOCK_NUMBER,
@@ -119,7 +119,7 @@ class Destager:
         self._pending: deque[PendingWrite] = deque()
         self._pending_since: deque[float] = deque()  # when each pending write entered the buffer (for ``delay``)
         self.pending_bytes = 0  # bytes of the writes not yet taken into a batch
-        self._waiting: deque[tuple[simpy.Event, PendingWrite]] = deque()
+        self._waiting: deque[tuple[Signal, PendingWrite]] = deque()  # writers waiting for room, in arrival order
         self._flushing: list[list[PendingWrite]] = []  # batches on their way to the array
         self._work = Signal(None)  # fires when a write enters the buffer (every flusher waiting for work wakes)
         self.accepted_bytes = 0
@@ -152,14 +152,15 @@ class Destager:
         if spec.pacing == "pd":
             start_detached(self.clock, self._controller())
 
-    def admit(self, item: PendingWrite) -> simpy.Event | None:
-        """Accept ``item``; return ``None`` if accepted now, else an event that fires on acceptance."""
+    def admit(self, item: PendingWrite) -> Signal | None:
+        """Accept ``item``; return ``None`` if accepted now, else a :class:`Signal` processed on acceptance (or when the
+        tier fails: the writer checks ``host.tier_up``)."""
         if not self._waiting and self.backlog_bytes + item[WRITE_SIZE] <= self.capacity:
             self._accept(item)
             return None
-        event = self.env.event()
-        self._waiting.append((event, item))
-        return event
+        signal = Signal(None)
+        self._waiting.append((signal, item))
+        return signal
 
     def _accept(self, item: PendingWrite) -> None:
         self.accepted_bytes += item[WRITE_SIZE]
@@ -224,9 +225,9 @@ class Destager:
             if peer in item[WRITE_HOLDERS]:
                 slot[i] = self._lose_copy(item, peer)
         waiting = self._waiting
-        for i, (event, item) in enumerate(waiting):
+        for i, (signal, item) in enumerate(waiting):
             if peer in item[WRITE_HOLDERS]:
-                waiting[i] = (event, without(item, peer))
+                waiting[i] = (signal, without(item, peer))
 
     def _lose_copy(self, item: PendingWrite, peer: Host) -> PendingWrite:
         """``item`` without ``peer``'s copy, the copy counters updated."""
@@ -249,8 +250,8 @@ class Destager:
         """
         self.stopped = True
         if self.host.alive:
-            for event, _ in self._waiting:
-                event.succeed()
+            for signal, _ in self._waiting:
+                succeed(self.clock, signal)
         items = [item for batch in self._flushing for item in batch] + list(self._pending)
         items += [undestaged(entry) for entry in self._writes.values()]
         self._writes.clear()
@@ -492,9 +493,9 @@ class Destager:
     def _admit_waiting(self) -> None:
         waiting = self._waiting
         while waiting and self.backlog_bytes + waiting[0][1][2] <= self.capacity:
-            event, item = waiting.popleft()
+            signal, item = waiting.popleft()
             self._accept(item)
-            event.succeed()
+            succeed(self.clock, signal)
 
     # -- handover of a moved VM's writes (vMotion with handover; simcache.sim.engine) --
 

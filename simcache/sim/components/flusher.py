@@ -131,7 +131,7 @@ class Flusher:
         host = destager.host
         if host.storage_down:  # link_down: the batch waits for the storage port (simcache.sim.outages)
             self.phase = _LINK
-            host.storage_back.callbacks.append(self.callback)
+            on_processed(host.storage_back, self.callback)
             return
         self._send()
 

@@ -19,6 +19,7 @@ from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.array import Array
 from simcache.sim.components.cache import ReadCache
 from simcache.sim.components.destager import Destager
+from simcache.sim.components.kernel import Clock, Signal, clock_of, on_processed, sleep, succeed
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.pending import WRITE_HOLDERS, WRITE_OFFSET, WRITE_SIZE, WRITE_VM, PendingWrite, without
 from simcache.sim.components.randomness import UniformStream
@@ -69,7 +70,7 @@ class Host:
         self.tier_up = True  # False once its tier is gone (host_failure, device_failure): it holds no copy of anything
         self.peer_down = 0  # peer_loss / link_down outages now holding its peer ports down
         self.storage_down = 0  # link_down outages now holding its storage port down
-        self.storage_back: simpy.Event = env.event()  # fires when the storage port comes back up
+        self.storage_back = Signal(None)  # processed when the storage port comes back up (then replaced: simcache.sim.outages)
         self.replica_bytes = 0  # peers' data held here until their primary destages it
         self.replica_payload_sent = 0.0  # replica bytes this host sent to peers (after compression)
         self.destager = Destager(env, spec.destager, self)
@@ -150,45 +151,41 @@ class MetadataLog:
     """
 
     def __init__(self, env: simpy.Environment, tier: Tier):
-        self.env = env
+        self.clock = clock_of(env)
         self.tier = tier
         self.writes = 0  # metadata writes sent to the tier
         self._busy_until = 0.0  # end of the metadata write in flight (or of the last one)
-        self._next: simpy.Event | None = None  # the metadata write waiting for the one in flight, if any
+        self._next: Signal | None = None  # the metadata write waiting for the one in flight, if any
         self._next_size = 0
 
     def write(self, size: int) -> float:
         """An unbatched metadata write of ``size`` bytes submitted now; returns when it is done."""
         self.writes += 1
-        return self.tier.submit(self.env.now, size, True)
+        return self.tier.submit(self.clock.now, size, True)
 
-    def join(self, size: int) -> simpy.Event:
-        """The event of the batched metadata write that records a write whose data is done now."""
-        env = self.env
+    def join(self, size: int) -> Signal:
+        """The :class:`Signal` of the batched metadata write that records a write whose data is done now."""
+        clock = self.clock
         if self._next is not None:
             return self._next
-        now = env.now
+        now = clock.now
         if self._busy_until <= now:
             self.writes += 1
             done = self._busy_until = self.tier.submit(now, size, True)
-            return env.timeout(done - now)
-        self._next = event = env.event()
+            return sleep(clock, done - now)
+        self._next = signal = Signal(None)
         self._next_size = size
-        env.timeout(self._busy_until - now).callbacks.append(self._start_next)
-        return event
+        on_processed(sleep(clock, self._busy_until - now), self._start_next)
+        return signal
 
-    def _start_next(self, _: simpy.Event) -> None:
-        env = self.env
-        event = self._next
-        assert event is not None
+    def _start_next(self, _: Signal) -> None:
+        clock = self.clock
+        signal = self._next
+        assert signal is not None
         self._next = None
         self.writes += 1
-        done = self._busy_until = self.tier.submit(env.now, self._next_size, True)
-        env.timeout(done - env.now).callbacks.append(lambda _: _succeed(event))
-
-
-def _succeed(event: simpy.Event) -> None:
-    event.succeed()
+        done = self._busy_until = self.tier.submit(clock.now, self._next_size, True)
+        on_processed(sleep(clock, done - clock.now), lambda _: succeed(clock, signal))
 
 
 class AsyncWrite:
@@ -216,27 +213,27 @@ class ReplicaLag:
     """
 
     def __init__(self, env: simpy.Environment) -> None:
-        self.env = env
+        self.clock: Clock = clock_of(env)
         self.bytes = 0
         self.tracking = False  # has any asynchronous write been acknowledged here
         self._sending: dict[Host, int] = {}  # bytes of copies on their way to each peer
-        self._blocked: deque[tuple[simpy.Event, tuple[Host, ...], int, int]] = deque()  # writes waiting for room to send
+        self._blocked: deque[tuple[Signal, tuple[Host, ...], int, int]] = deque()  # writes waiting for room to send
         self._lagging: dict[PendingWrite, int] = {}
         self._due: dict[tuple[PendingWrite, Host], int] = {}  # copies on their way, by item and peer
         self._renamed: dict[PendingWrite, PendingWrite] = {}  # items rewritten when a peer died
 
-    def room(self, peers: tuple[Host, ...], size: int, buffer: int) -> simpy.Event | None:
+    def room(self, peers: tuple[Host, ...], size: int, buffer: int) -> Signal | None:
         """Put a write's copies of ``size`` bytes for ``peers`` into the send buffer of ``buffer`` bytes per peer.
 
-        ``None`` if they fit now (or nothing is on its way to those peers), else the event that fires when they
+        ``None`` if they fit now (or nothing is on its way to those peers), else the :class:`Signal` processed when they
         have gone in: writes enter in order, as copies already sent arrive.
         """
         if not self._blocked and self._fits(peers, size, buffer):
             self._enter(peers, size)
             return None
-        event = self.env.event()
-        self._blocked.append((event, peers, size, buffer))
-        return event
+        signal = Signal(None)
+        self._blocked.append((signal, peers, size, buffer))
+        return signal
 
     def _fits(self, peers: tuple[Host, ...], size: int, buffer: int) -> bool:
         sending = self._sending
@@ -255,9 +252,9 @@ class ReplicaLag:
         self._sending[peer] -= size
         blocked = self._blocked
         while blocked and self._fits(blocked[0][1], blocked[0][2], blocked[0][3]):
-            event, peers, size, _ = blocked.popleft()
+            signal, peers, size, _ = blocked.popleft()
             self._enter(peers, size)
-            event.succeed()
+            succeed(self.clock, signal)
 
     def acknowledged(self, write: AsyncWrite, item: PendingWrite) -> None:
         """``write`` was acknowledged to its VM as ``item`` of the destager."""

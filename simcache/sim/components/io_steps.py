@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from simcache.sim.components.kernel import Clock, Signal, current_time, process_now, schedule_at
+from simcache.sim.components.kernel import Clock, Signal, current_time, on_processed, process_now, schedule_at
 
 if TYPE_CHECKING:
     from simcache.sim.components.host import Host
@@ -243,7 +243,7 @@ class WriteBack:
         wait = host.destager.admit(vm.destage_item(self.peers, self.offset, self.size))
         if wait is not None:
             self.phase = _ADMITTED
-            wait.callbacks.append(self.callback)
+            on_processed(wait, self.callback)
             return
         self._record()
 

@@ -62,6 +62,7 @@ __all__ = [
     "NORMAL",
     "SUPPORTED_SIMPY",
     "URGENT",
+    "AllOf",
     "Clock",
     "Resumer",
     "Signal",
@@ -78,6 +79,7 @@ __all__ = [
     "run_until",
     "schedule_at",
     "sleep",
+    "succeed",
     "timeout_or",
     "trigger",
     "unschedule",
@@ -396,6 +398,43 @@ def sleep(clock: Clock, delay: float) -> Signal:
     signal = Signal(None)
     clock.push(signal, clock.now + delay, NORMAL)
     return signal
+
+
+def succeed(clock: Clock, signal: Signal) -> None:
+    """What ``event.succeed()`` is to a :class:`Signal`: queue it now (normal priority, the next event id), so what
+    waits for it goes on when it is processed. A signal is queued once: a second call raises RuntimeError."""
+    clock.push(signal, clock.now, NORMAL)
+
+
+class AllOf:
+    """What ``simpy.AllOf(env, events)`` is to :class:`Signal` waits: :attr:`done`, queued now (:func:`succeed`) when
+    the last of ``signals`` is processed, at once if all were processed already (or there are none).
+
+    The same events with the same ids and times as SimPy's ``Condition``: it counts each signal as it is processed,
+    from a callback placed after the waits on it made so far (:func:`on_processed`, as ``callbacks.append``), and
+    queues itself when the count is full. Its value is ``None`` (nothing reads a condition's value here).
+    """
+
+    __slots__ = ("clock", "done", "left")
+
+    def __init__(self, clock: Clock, signals: list[Signal]) -> None:
+        self.clock = clock
+        self.done = Signal(None)
+        self.left: i64 = len(signals)
+        if not signals:
+            succeed(clock, self.done)
+            return
+        for signal in signals:
+            if signal._callbacks is None:  # processed already: counted at once, as Condition does
+                self.count(signal)
+            else:
+                on_processed(signal, self.count)
+
+    def count(self, _: Signal) -> None:
+        """One of the signals was processed: queue :attr:`done` if it was the last."""
+        self.left -= 1
+        if self.left == 0:
+            succeed(self.clock, self.done)
 
 
 def timeout_or(clock: Clock, delay: float, signal: Signal) -> Signal:

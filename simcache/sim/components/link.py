@@ -52,10 +52,12 @@ from simcache.sim.components.kernel import (
     clock_of,
     current_time,
     heapify_entries,
+    on_processed,
     pop_entry,
     process_now,
     push_entry,
     schedule_at,
+    sleep,
     trigger,
     unschedule,
 )
@@ -188,6 +190,10 @@ class FlowNetwork:
     ) -> simpy.Event:
         """Send ``wire_bytes`` across ``ports``; the event fires when the last byte has arrived.
 
+        The one ``simpy.Event`` the components hand out: for SimPy processes (the scheduled events of
+        :mod:`simcache.sim.host_events` and :mod:`simcache.sim.outages`, which combine them with ``simpy.AllOf``) and
+        tests; the components wait for :meth:`send`'s :class:`Signal` instead.
+
         The bytes start flowing after ``start_delay`` (e.g. compression CPU
         time) and are delivered ``latency`` seconds after the last one left
         (stack + switch + propagation), so a lone transfer takes
@@ -221,7 +227,7 @@ class FlowNetwork:
         for port in ports:
             port.packets += packets
         if start_delay > 0:
-            self.env.timeout(start_delay).callbacks.append(lambda _: self._start(ports, wire_bytes, weight, latency, done))
+            on_processed(sleep(self.clock, start_delay), lambda _: self._start(ports, wire_bytes, weight, latency, done))
         else:
             self._start(ports, wire_bytes, weight, latency, done)
 

@@ -50,9 +50,10 @@ from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.detached import run_detached
 from simcache.sim.components.host import AsyncWrite, Host
 from simcache.sim.components.io_steps import ArrayRead, ReadHit, ReplicaLeg, WriteBack, write_components
-from simcache.sim.components.kernel import Signal, Wait, clock_of, current_time, process_now, schedule_at, sleep
+from simcache.sim.components.kernel import Signal, Wait, clock_of, current_time, process_now, schedule_at, sleep, succeed
 from simcache.sim.components.link import Port
 from simcache.sim.components.pending import PendingWrite
+from simcache.sim.components.vm_state import HaRestart, Migration, PeerLoss
 from simcache.spec import CompressionSpec, Group
 from simcache.workloads.generators import IOStream
 from simcache.workloads.replay import TraceStream
@@ -114,31 +115,25 @@ class VM:
         run_bytes = write_run_bytes(workload.access, workload.sequential_run, workload.op_mean_size(True))
         self.gc_factor = write_gc_factor(host.tier.spec, run_bytes)
         """Share of its writes' bytes a tier's clean pool is charged (sequential runs cost garbage collection less)."""
-        # -- short of peers (peer_loss, link_down, host_failure; see simcache.sim.outages) --
-        self.chosen_peers = peers  # the peers it replicates to when it reaches them all
-        self.promised = spec.replicas if spec is not None else len(peers)
-        self.on_peer_loss = spec.on_peer_loss if spec is not None else "write_through"
-        self.missing_peers = 0  # peers short of the promise: its writes follow on_peer_loss while above 0
-        self.degraded_s = 0.0  # seconds spent short of peers, up to degraded_since
-        self.degraded_since: float | None = None
-        self.degraded_written = 0  # bytes of the writes issued while short of peers
-        self.written_through = 0  # of those, bytes completed write-through (on_peer_loss = "write_through")
-        self.fell_through = 0  # bytes of a write-back VM's writes completed write-through: short of peers, or tier failed
-        self.resync_bytes = 0  # bytes of its writes re-replicated when peers returned
-        self._peers_back: simpy.Event | None = None  # stall: fires when no peer is missing
-        self._degraded_in_flight = 0  # degrade: writes issued short of peers, not yet in the destage buffer
-        self._settled: simpy.Event | None = None  # fires when that count reaches 0
         self._writing = False  # sync_serialize: a write of this VM is on its way to the device
-        self._writers: deque[simpy.Event] = deque()  # sync_serialize: writes waiting for it, in issue order
-        # -- HA restart after a host failure (host_failure with restart_delay; see restart) --
-        self.awaiting_restart = False  # its host died and HA restarts it elsewhere: open-loop arrivals are dropped
-        self.dropped_arrivals = 0  # open-loop arrivals dropped while it awaited its restart
-        self.pending_destage: PendingDestage | None = None  # set when restarted: its read misses wait for these
-        self.restarts = 0  # HA restarts so far: a closed-loop slot started before one ends (the restart starts new ones)
-        # -- moved by a vMotion (see migrate) --
-        self.remote: Host | None = None  # the host it left last: its cache may serve this VM's reads (remote hits)
-        self._left: tuple[Host, ...] = ()  # every host it left: its writes drop their (stale) lines there
-        self.move: dict[str, Any] | None = None  # the record of its last move (simcache.sim.engine), remote hits counted in it
+        self._writers: deque[Signal] = deque()  # sync_serialize: writes waiting for it, in issue order
+        promised, on_peer_loss = (spec.replicas, spec.on_peer_loss) if spec is not None else (len(peers), "write_through")
+        self.peer_loss = PeerLoss(peers, promised, on_peer_loss)
+        """Its promised peers and its time short of them (peer_loss, link_down, host_failure: simcache.sim.outages)."""
+        self.migration = Migration()
+        """Where it moved by vMotion (:meth:`migrate`): the old host's cache, the hosts holding stale lines of it."""
+        self.ha = HaRestart()
+        """Its HA restarts (:meth:`restart`) and the taken-over writes its read misses wait for."""
+        # What the I/O path tests on every I/O, kept here as plain fields (one attribute read, not two, on the
+        # common path: simcache.sim.components.vm_state), set only by the methods that change the objects above.
+        self.short_of_peers = False
+        """``peer_loss.missing > 0``: its write-back writes follow ``on_peer_loss`` (:meth:`update_peers`)."""
+        self.moved = False
+        """``migration.left`` is not empty: its writes drop stale lines on the hosts it left (:meth:`migrate`)."""
+        self.read_detour = False
+        """A read miss may not go straight to the array: ``migration.remote`` or ``ha.pending_destage`` is set."""
+        self.life = 0
+        """``ha.count``: a closed-loop slot runs while it is unchanged (:mod:`simcache.sim.drivers`)."""
         self._hit_served_callback: Callable[[Signal], None] = self._hit_served  # bound once, not per read hit
 
     def replace_peer(self, failed: Host, hosts: list[Host]) -> None:
@@ -146,12 +141,13 @@ class VM:
 
         With no live host left to take its place, the VM is short of a peer (:meth:`update_peers`).
         """
-        if failed not in self.chosen_peers:
+        loss = self.peer_loss
+        if failed not in loss.chosen:
             return
-        kept = [peer for peer in self.chosen_peers if peer is not failed]
+        kept = [peer for peer in loss.chosen if peer is not failed]
         ring = (hosts[i] for i in ring_peers(self.host.index, len(hosts)))
         spare = next((h for h in ring if h.tier_up and h not in kept), None)
-        self.chosen_peers = tuple(kept + ([spare] if spare is not None else []))
+        loss.chosen = tuple(kept + ([spare] if spare is not None else []))
         self.update_peers()
 
     def restart(self, host: Host, hosts: list[Host], pending_destage: PendingDestage) -> None:
@@ -163,17 +159,19 @@ class VM:
         holders took over from its old host (``pending_destage``, :mod:`simcache.sim.components.adopted`).
         """
         self.host = host
-        self.awaiting_restart = False
-        self.restarts += 1
-        self.pending_destage = pending_destage
-        self.remote = None  # a cold restart: no cache of it anywhere is reached for
-        self._left = tuple(h for h in self._left if h is not host)
+        ha = self.ha
+        ha.awaiting = False
+        ha.count += 1
+        self.life = ha.count
+        ha.pending_destage = pending_destage
+        self.migration.restarted(host)  # a cold restart: no cache of it anywhere is reached for
+        self._moved_or_waiting()
         self._on_host(host)
         self.reads_in_flight.clear()
         self.writes_in_flight.clear()
         self._writing = False
         self._writers.clear()
-        for peer in self.chosen_peers:
+        for peer in self.peer_loss.chosen:
             if peer is host or not peer.tier_up:
                 self.replace_peer(peer, hosts)
         self.peers = ()  # the paths start from the new host
@@ -188,20 +186,32 @@ class VM:
         (write-back again, under a write-back policy, if it wrote through because the old host's tier had failed):
         the next ``promised`` live hosts around the ring from ``target``, as a VM placed there under ring peer
         selection has (under random selection too: the draw is made at placement only). Reads that miss
-        ``target``'s cache look in the old host's (:attr:`remote`) while it is alive and reachable: remote hits,
+        ``target``'s cache look in the old host's (``migration.remote``) while it is alive and reachable: remote hits,
         counted in ``move`` (``remote_hits``, ``remote_hit_bytes``, ``last_remote_hit_s``).
         """
-        self.remote = self.host
-        self._left = (*(h for h in self._left if h is not target and h is not self.host), self.host)
+        self.migration.moved(self.host, target, move)
+        self._moved_or_waiting()
         self.host = target
-        self.move = move
         self.write_through = self.policy_write_through or not target.tier_up  # a failed tier stays behind on the old host
         self._on_host(target)
         ring = [hosts[i] for i in ring_peers(target.index, len(hosts)) if hosts[i].tier_up]
-        self.chosen_peers = tuple(ring[: self.promised])
+        self.peer_loss.chosen = tuple(ring[: self.peer_loss.promised])
         self.peers = ()  # the paths start from the new host
         self._peer_paths = ()
         self.update_peers()
+
+    def tier_failed(self, pending_destage: PendingDestage) -> None:
+        """Its host's tier failed for good (``device_failure``): it writes through from now on, and its read misses
+        wait for the destage of the writes surviving holders took over (``pending_destage``)."""
+        self.write_through = True
+        self.ha.pending_destage = pending_destage
+        self._moved_or_waiting()
+
+    def _moved_or_waiting(self) -> None:
+        """Set the I/O path's plain fields ``moved`` and ``read_detour`` from :attr:`migration` and :attr:`ha`."""
+        migration = self.migration
+        self.moved = bool(migration.left)
+        self.read_detour = migration.remote is not None or self.ha.pending_destage is not None
 
     def _on_host(self, host: Host) -> None:
         """The per-host constants of its paths, for a VM that now runs on ``host``."""
@@ -215,35 +225,15 @@ class VM:
 
         Counts the time spent short of the promised peers; wakes the writes that stalled for them.
         """
-        now = current_time(self.clock)
         host = self.host
-        reachable = tuple(peer for peer in self.chosen_peers if host.reaches(peer))
-        missing = self.promised - len(reachable) if host.tier_up else 0
-        if missing and self.degraded_since is None:
-            self.degraded_since = now
-        elif not missing and self.degraded_since is not None:
-            self.degraded_s += now - self.degraded_since
-            self.degraded_since = None
-        self.missing_peers = missing
+        loss = self.peer_loss
+        reachable = tuple(peer for peer in loss.chosen if host.reaches(peer))
+        missing = loss.promised - len(reachable) if host.tier_up else 0
         if reachable != self.peers:
             self.peers = reachable
             self._peer_paths = tuple(host.peer_path(peer) for peer in reachable)
-        if not missing and self._peers_back is not None:
-            self._peers_back.succeed()
-            self._peers_back = None
-
-    def degraded_seconds(self, now: float) -> float:
-        """Seconds spent short of peers up to ``now``."""
-        return self.degraded_s + (now - self.degraded_since if self.degraded_since is not None else 0.0)
-
-    def settled(self) -> simpy.Event | None:
-        """``None`` if no write issued short of peers is still on its way to the destage buffer, else the event of
-        the last one getting there (a resync starts from the buffer as it is then)."""
-        if not self._degraded_in_flight:
-            return None
-        if self._settled is None:
-            self._settled = self.env.event()
-        return self._settled
+        loss.update(self.clock, missing)
+        self.short_of_peers = missing > 0
 
     def io(self, is_write: bool, size: int, offset: int) -> Generator[Wait, Any, None]:
         """Perform one I/O and record it (it is in :attr:`reads_in_flight` or :attr:`writes_in_flight` until then)."""
@@ -260,43 +250,39 @@ class VM:
         """The write's path: write-through, write-back, or as ``on_peer_loss`` says while short of peers."""
         if self.write_through:
             return self._write_through(number, size, offset, issued)
-        if self.missing_peers:
+        if self.short_of_peers:
             return self._short_of_peers(number, size, offset, issued)
         return self._write_back(number, size, offset, issued)
 
     def _short_of_peers(self, number: int, size: int, offset: int, issued: float) -> Generator[Wait, Any, None]:
         """A write-back write issued while this VM reaches fewer peers than its policy promises."""
-        self.degraded_written += size
-        policy = self.on_peer_loss
+        loss = self.peer_loss
+        loss.written += size
+        policy = loss.policy
         if policy == "write_through":
             yield from self._write_through(number, size, offset, issued)
             if number not in self.writes_in_flight:  # completed (not cut short by a host failure)
-                self.written_through += size
+                loss.written_through += size
             return
         if policy == "stall":
-            while self.missing_peers:
-                if self._peers_back is None:
-                    self._peers_back = self.env.event()
-                yield self._peers_back
+            while loss.missing:
+                yield loss.back()
             if self.host.tier_up:
                 yield from self._write_back(number, size, offset, issued)
             else:  # a host (or its tier) that died while its writes stalled sends nothing: the write failed
                 self.writes_in_flight.pop(number, None)
             return
-        self._degraded_in_flight += 1  # degrade: with the peers it reaches (self.peers)
+        loss.degrading()  # degrade: with the peers it reaches (self.peers)
         try:
             yield from self._write_back(number, size, offset, issued)
         finally:
-            self._degraded_in_flight -= 1
-            if not self._degraded_in_flight and self._settled is not None:
-                self._settled.succeed()
-                self._settled = None
+            loss.degraded(self.clock)
 
     def _serialized(self, number: int, size: int, offset: int) -> Generator[Wait, Any, None]:
         """``sync_serialize``: wait until this VM's earlier writes are done, then write."""
         issued = current_time(self.clock)
         if self._writing:
-            turn = self.env.event()
+            turn = Signal(None)
             self._writers.append(turn)
             yield turn
         self._writing = True
@@ -304,7 +290,7 @@ class VM:
             yield from self._write(number, size, offset, issued)
         finally:
             if self._writers:
-                self._writers.popleft().succeed()
+                succeed(self.clock, self._writers.popleft())
             else:
                 self._writing = False
 
@@ -369,8 +355,9 @@ class VM:
         cache fill, and the stale copies of its lines on hosts the VM left dropped."""
         local_done = host.tier.submit(current_time(self.clock), size, True, self.gc_factor)
         host.cache.insert(self.index, offset, size)
-        for left in self._left:
-            left.cache.discard(self.index, offset, size)
+        if self.moved:
+            for left in self.migration.left:
+                left.cache.discard(self.index, offset, size)
         return local_done
 
     def replicate_all(self, peers: tuple[Host, ...], size: int) -> list[ReplicaLeg]:
@@ -461,8 +448,9 @@ class VM:
             host.cache.insert(self.index, offset, size)
         else:  # device_failure: nothing to cache the write in
             local_done = begun
-        for left in self._left:
-            left.cache.discard(self.index, offset, size)
+        if self.moved:
+            for left in self.migration.left:
+                left.cache.discard(self.index, offset, size)
         if host.storage_down:
             yield host.storage_back
         wire, packets = host.storage_tx.framing[size]
@@ -482,7 +470,7 @@ class VM:
             record = (now - issued, 0.0, 0.0)
         del in_flight[number]
         if not self.policy_write_through:
-            self.fell_through += size
+            self.peer_loss.fell_through += size
         self._records.add(self.index, True, size, issued, now, record[0], record[1], 0.0, 0.0, record[2], PATH_WRITE)
 
     def start(self, is_write: bool, size: int, offset: int, finished: Signal | None = None) -> None:
@@ -494,7 +482,7 @@ class VM:
         The same events at the same times and in the same order as :meth:`io` (``tests/test_fast_paths.py``).
         """
         if is_write:
-            if self.write_through or self.missing_peers or self._serialize or self._metadata_size or (self._async and self.peers):
+            if self.write_through or self.short_of_peers or self._serialize or self._metadata_size or (self._async and self.peers):
                 run_detached(self.io(True, size, offset), finished)
                 return
             number = self.issued
@@ -510,7 +498,7 @@ class VM:
             served = Signal(ReadHit(number, size, issued, host, finished), self._hit_served_callback)
             schedule_at(self.clock, issued + (done - issued), served)  # = sleep()'s time
             return
-        if self.remote is None and self.pending_destage is None and not host.storage_down:  # nothing to wait for first
+        if not self.read_detour and not host.storage_down:  # nothing to wait for first
             ArrayRead(self, number, size, offset, issued, host, current_time(self.clock) - issued, finished)
             return
         run_detached(self._read_miss(number, size, offset, issued, host), finished)
@@ -551,13 +539,14 @@ class VM:
     def _read_miss(self, number: int, size: int, offset: int, issued: float, host: Host) -> Generator[Wait, Any, None]:
         """A read that missed the host's cache, issued at ``issued`` on ``host``: from the old host's cache after a vMotion
         (a remote hit), else from the array, over the storage network."""
-        remote = self.remote
+        remote = self.migration.remote
         if remote is not None and host.reaches(remote) and remote.cache.holds(self.index, offset, size):
             yield from self._remote_hit(number, size, offset, remote)
             return
         clock = self.clock
-        if self.pending_destage is not None:  # restarted: the array is stale until the holders destage
-            pending = self.pending_destage.wait(self.index, offset, size)
+        pending_destage = self.ha.pending_destage
+        if pending_destage is not None:  # restarted: the array is stale until the holders destage
+            pending = pending_destage.wait(self.index, offset, size)
             if pending is not None:
                 yield pending
         waited = current_time(clock) - issued
@@ -581,22 +570,22 @@ class VM:
         network = (now - issued) - array_time - waited
         self._records.add(self.index, False, size, issued, now, 0.0, network, 0.0, waited, array_time, PATH_MISS)
 
-    def _remote_hit(self, number: int, size: int, offset: int, remote: Host) -> Generator[simpy.Event, Any, None]:
+    def _remote_hit(self, number: int, size: int, offset: int, remote: Host) -> Generator[Wait, Any, None]:
         """A read served by the old host's cache: the request crosses the peer network (one link latency), the old host
         reads its tier and sends the data back; the data fills this host's cache as a miss's does (off the path)."""
-        env = self.env
+        clock = self.clock
         host = self.host
-        issued = env.now
+        issued = current_time(clock)
         host.cache.misses -= 1  # counted as a hit, of the cache that served it
         remote.cache.hits += 1
-        yield env.timeout(self._peer_latency)
-        begun = env.now
+        yield sleep(clock, self._peer_latency)
+        begun = current_time(clock)
         done = remote.tier.submit(begun, size, False)
-        yield env.timeout(done - begun)
+        yield sleep(clock, done - begun)
         path = remote.peer_path(host)
         wire, packets = path[0].framing[size]
-        yield host.network.transfer(path, wire, packets, latency=self._peer_latency)
-        now = env.now
+        yield host.network.send(path, wire, packets, latency=self._peer_latency)
+        now = current_time(clock)
         if not host.alive:
             return
         if host.tier_up:  # fill this host's cache (device_failure: there is none)
@@ -605,8 +594,4 @@ class VM:
         del self.reads_in_flight[number]
         peer_tier = done - begun
         self._records.add(self.index, False, size, issued, now, 0.0, (now - issued) - peer_tier, peer_tier, 0.0, 0.0, PATH_REMOTE_HIT)
-        move = self.move
-        if move is not None:
-            move["remote_hits"] += 1
-            move["remote_hit_bytes"] += size
-            move["last_remote_hit_s"] = issued
+        self.migration.remote_hit(size, issued)
