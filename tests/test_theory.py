@@ -35,6 +35,7 @@ from simcache.physics import array as array_physics
 from simcache.physics.cluster import PortName, framed_bytes
 from simcache.sim.components.array import Array
 from simcache.sim.components.host import Host
+from simcache.sim.components.kernel import Signal, on_processed
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.tier import Tier
@@ -148,11 +149,11 @@ def run_tier(spec: TierSpec, rate: float, n: int, seed: np.random.SeedSequence, 
     return arrivals, done
 
 
-def record_time(times: list[float], i: int) -> Callable[[simpy.Event], None]:
-    """An event callback that stores the simulation time it runs at in ``times[i]``."""
+def record_time(env: simpy.Environment, times: list[float], i: int) -> Callable[[Signal], None]:
+    """A callback that stores the simulation time of ``env`` it runs at in ``times[i]``."""
 
-    def callback(event: simpy.Event) -> None:
-        times[i] = event.env.now
+    def callback(_: Signal) -> None:
+        times[i] = env.now
 
     return callback
 
@@ -418,7 +419,7 @@ def run_destager_little(seed: np.random.SeedSequence, n: int) -> tuple[float, fl
                 accepted[i] = env.now
             else:
                 blocked += 1
-                waiting.callbacks.append(record_time(accepted, i))
+                on_processed(waiting, record_time(env, accepted, i))
 
     horizon = float(np.sum(gaps))
     interval = 2e-4
