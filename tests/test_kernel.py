@@ -398,3 +398,61 @@ def test_a_signal_resumes_its_waiters_and_calls_its_callbacks_in_the_order_they_
     ]
     kernel.Resumer(waiter("late", signals[0])).resume(None)  # processed already: resumed at once
     assert order[-1] == ("late", "a") and signals[1].resumer is None and signals[2].resumer is None
+
+
+def _gate_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
+    """Detached generators waiting for all of some gates (``simpy.AllOf`` in plain SimPy, ``kernel.AllOf`` with
+    ``signals``): gates opened by a producer (``Event.succeed()``, ``kernel.succeed``) at times that tie with the
+    waiters' own timeouts, some opened (and processed) before a waiter asks, a gate listed twice, no gate at all, and
+    callbacks added to a gate after a condition waits on it. Their log and event count."""
+    env = simpy.Environment()
+    clock = kernel.clock_of(env) if signals else None
+    log: list[tuple[float, str]] = []
+    gates: list[Any] = [env.event() if clock is None else kernel.Signal(None) for _ in range(5)]
+
+    def all_of(chosen: list[Any]) -> Any:
+        return simpy.AllOf(env, chosen) if clock is None else kernel.AllOf(clock, chosen).done
+
+    def wait(delay: float) -> Any:
+        return env.timeout(delay) if clock is None else kernel.sleep(clock, delay)
+
+    def waiter(name: int, chosen: list[int], delay: float) -> Generator[Any, Any, None]:
+        yield wait(delay)
+        condition = all_of([gates[i] for i in chosen])
+        for i in chosen[:1]:  # a callback on a member, added after the condition's
+            if gates[i].callbacks is not None:
+                gates[i].callbacks.append(lambda _, i=i: log.append((env.now, f"gate {i} seen by {name}")))
+        yield condition
+        log.append((env.now, f"waiter {name}"))
+
+    def producer() -> Generator[Any, Any, None]:
+        for i, delay in enumerate((0.5, 0.5, 0.0, 1.0, 0.25)):
+            yield wait(delay)
+            if clock is None:
+                gates[i].succeed()
+            else:
+                kernel.succeed(clock, gates[i])
+            log.append((env.now, f"open {i}"))
+
+    plan = [([0, 1], 0.0), ([1, 3, 3], 0.5), ([4], 1.0), ([], 0.75), ([0, 2], 1.0), ([2, 4, 0], 2.5), ([0], 1.0)]
+    for name, (chosen, delay) in enumerate(plan):
+        kernel.Resumer(waiter(name, chosen, delay)).resume(None)
+    kernel.Resumer(producer()).resume(None)
+    if clock is None:
+        env.run(until=10.0)
+    else:
+        kernel.run_until(clock, 10.0)
+    return log, kernel.events_scheduled(kernel.clock_of(env))
+
+
+def test_all_of_and_succeed_are_simpys_condition_and_succeed_in_the_same_order_with_the_same_event_count() -> None:
+    """``kernel.AllOf`` and ``kernel.succeed`` (the components' waits for several signals and their wake-ups) are
+    ``simpy.AllOf`` and ``Event.succeed()``: the same log, in the same order at equal times, and the same event count."""
+    plain = _gate_waiters(signals=False)
+    assert _gate_waiters(signals=True) == plain
+    assert sum(entry[1].startswith("waiter") for entry in plain[0]) == 7  # every condition was met
+    signal = kernel.Signal(None)
+    clock = kernel.clock_of(simpy.Environment())
+    kernel.succeed(clock, signal)
+    with pytest.raises(RuntimeError, match="scheduled once"):  # as a second Event.succeed() raises
+        kernel.succeed(clock, signal)
