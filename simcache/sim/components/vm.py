@@ -62,6 +62,14 @@ __all__ = ["VM"]
 
 
 class VM:
+    """One VM: starts its I/Os (:meth:`start`, :meth:`io`) on its host and records them when done.
+
+    Besides its paths' constants it holds one object per concern outside the plain I/O path (their fields and
+    contracts: :mod:`simcache.sim.components.vm_state`): :attr:`peer_loss`, :attr:`migration` and :attr:`ha`, changed
+    through its methods (:meth:`update_peers`, :meth:`replace_peer`, :meth:`migrate`, :meth:`restart`,
+    :meth:`tier_failed`), which also keep the plain fields its I/O path tests on every I/O.
+    """
+
     def __init__(
         self,
         env: simpy.Environment,
