@@ -12,7 +12,7 @@ Run from the repository root:
    searched with 1 worker (no pool) and with 2 local workers, each in a fresh store. Reported: configurations simulated,
    pruned (by the estimate, by a monotone miss) and skipped (dearer than the answer), runs, wall time of the ``size`` call
    (imports excluded), and whether both found the same answer. Target: under 300 s.
-2. **The margin** (``--margin``): the library's cases of ``tests/test_estimate.py`` simulated once (seed 1) and
+2. **The margin** (``--margin``): the library's cases of ``tests/estimate/test_estimate.py`` simulated once (seed 1) and
    estimated; for each figure the largest estimate/simulation ratio over the groups and ops with enough I/Os behind
    it (stable runs), the smallest for IOPS: the numbers behind ``simcache.runs.size.MEASURED``.
 """

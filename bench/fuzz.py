@@ -5,10 +5,10 @@ Run from the repository root:
     .venv/bin/python bench/fuzz.py [--cases 100000] [--seed 1] [--workers 2] [--time-limit 5] [--wall-factor 4] [--memory 3GiB]
                                    [--out DIR] [--minutes M]
 
-The cases are the suite's (``tests/test_fuzz_scenarios.py``): ``fuzzed_scenario_files`` in
-``tests/strategies.py`` mutates valid scenarios (generated ones and the library's) at random: types,
+The cases are the suite's (``tests/scenarios/test_fuzz_scenarios.py``): ``fuzzed_scenario_files`` in
+``tests/support/strategies.py`` mutates valid scenarios (generated ones and the library's) at random: types,
 units, signs, magnitudes, NaN and infinity, nesting, names, deleted and unknown fields, and the file's
-bytes; ``run_case`` in ``tests/scenario_fuzz.py`` writes each to a file, loads it by its path, estimates
+bytes; ``run_case`` in ``tests/support/scenario_fuzz.py`` writes each to a file, loads it by its path, estimates
 it and simulates it for 0.3 simulated seconds. Hypothesis draws them in chunks of ``--chunk`` cases, chunk
 ``k`` from seed ``(seed, k)``: the same seed and hypothesis version give the same cases.
 
@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))  # run from a source tree even without `pip instal
 # isort: split
 from machine import load_average, machine_facts  # noqa: E402
 
-WALL_FACTOR = 4.0  # default of --wall-factor, as tests/scenario_fuzz.py: the wall-time limit over the CPU-time limit
+WALL_FACTOR = 4.0  # default of --wall-factor, as tests/support/scenario_fuzz.py: the wall-time limit over the CPU-time limit
 
 REPORT_EVERY_S = 30.0
 STACK_WAIT_S = 1.0  # time a hung worker gets to write its stack before it is killed
@@ -71,8 +71,8 @@ def _worker(number: int, seed: int, chunk_size: int, seconds: float, wall_factor
     sys.path.insert(0, str(ROOT))
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
-    from scenario_fuzz import run_case
-    from strategies import FuzzCase, fuzzed_scenario_files
+    from support.scenario_fuzz import run_case
+    from support.strategies import FuzzCase, fuzzed_scenario_files
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
     work = Path(folder) / f"worker{number}"

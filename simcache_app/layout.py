@@ -3,7 +3,7 @@
 At 800 px the sidebar leaves the main column about 470 px: four metrics side by side get about 105 px each, where
 Streamlit's fixed 2.25 rem metric value ("45.69 ms", 133 px) and a long variant name as a metric label (or a comparison's delta) are cut
 with an ellipsis. :data:`NARROW_CSS` scales the metric value with the window and lets labels wrap instead of being cut.
-``tests/test_browser.py`` checks at 800 x 900 that no heading, metric label or value, tab title or input label is
+``tests/app/test_browser.py`` checks at 800 x 900 that no heading, metric label or value, tab title or input label is
 narrower than its text.
 """
 

@@ -3,7 +3,7 @@
 A fingerprint is a SHA-256 of a run's records, series and totals (as CSV and
 sorted JSON), or of an estimate's JSON. ``tests/data/golden_outputs.json``
 holds the fingerprints of the code as it was when they were stored;
-``tests/test_golden_outputs.py`` recomputes them, so a change that was meant
+``tests/scenarios/test_golden_outputs.py`` recomputes them, so a change that was meant
 to move code around, not to change a figure, is shown to change none.
 
 When a change is *meant* to change results, store the new fingerprints and
@@ -11,7 +11,7 @@ say why in the commit::
 
     .venv/bin/python tests/golden.py > tests/data/golden_outputs.json
 
-``tests/test_engine_build.py`` runs :func:`fingerprints` in a subprocess to
+``tests/sim/test_engine_build.py`` runs :func:`fingerprints` in a subprocess to
 compare the compiled engine with the Python sources.
 """
 

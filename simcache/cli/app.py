@@ -28,7 +28,7 @@ SETTINGS = (
     "--browser.gatherUsageStats=false",
     "--client.toolbarMode=minimal",
 )
-"""``.streamlit/config.toml``'s settings as options of ``streamlit run`` (tests/test_install.py)."""
+"""``.streamlit/config.toml``'s settings as options of ``streamlit run`` (tests/project/test_install.py)."""
 
 
 def missing_extra() -> str | None:

@@ -40,7 +40,7 @@ def _is_figure(value: object) -> bool:
 
 def run_profiles(args: argparse.Namespace) -> int:
     """Each built-in profile with every field, the source comment beside it in the TOML file, and its source line;
-    a number without a comment says so (tests/test_catalogue.py keeps the built-in profiles free of that)."""
+    a number without a comment says so (tests/spec/test_catalogue.py keeps the built-in profiles free of that)."""
     for kind in [args.kind] if args.kind else list(KINDS):
         print(f"{kind} profiles:")
         notes = field_notes(kind)

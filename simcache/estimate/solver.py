@@ -42,7 +42,7 @@ _HIT_SETTLED = 1e-3  # hit ratios within this of the ones solved with are settle
 
 
 # What Solver.copy() carries over besides the layout, the state key and the network: every other
-# attribute (tests/test_estimate.py checks the list against a solved solver's).
+# attribute (tests/estimate/test_estimate.py checks the list against a solved solver's).
 SOLVER_STATE = (
     "active",
     "batches",

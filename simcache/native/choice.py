@@ -6,7 +6,7 @@ streams and every model component, which carry nearly all of a simulation's CPU 
 ``SIMCACHE_COMPILE=engine``, and ``estimate`` (the analytic estimate) too with
 ``SIMCACHE_COMPILE=1``; a plain install compiles nothing. Compiled, both run
 faster (bench/README.md has by how much), with bit-identical results
-(``tests/test_engine_build.py`` checks that). The ``.py`` files stay the source of truth: they
+(``tests/sim/test_engine_build.py`` checks that). The ``.py`` files stay the source of truth: they
 are what you read, edit and profile.
 
 A compiled module sits next to its ``.py`` file, and Python would import it

@@ -8,7 +8,7 @@ The search, over the configurations of :func:`simcache.runs.sizing.space.candida
    ``factor x limit``, a throughput figure estimated below
    ``floor x`` :data:`THROUGHPUT_FACTOR`. Each factor sits above the largest estimate/simulation ratio of that figure
    over the library's scenarios (:data:`MEASURED`, ``bench/bench_size.py --margin``), so a configuration whose simulated
-   figure meets a limit is not pruned; ``tests/test_size_search.py`` checks it. An estimated overload prunes nothing
+   figure meets a limit is not pruned; ``tests/runs/test_size_search.py`` checks it. An estimated overload prunes nothing
    (:data:`OVERLOADS` says why).
 3. **Simulate** the rest cheapest first (equal costs: the estimate's best first, then the one
    no faster than which the most others are) over the seeds, judging each target

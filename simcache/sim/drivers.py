@@ -5,7 +5,7 @@ completes (after the think time); an open loop issues arrivals at the workload's
 latencies; a trace replays its I/Os at their times (open) or back to back per slot (closed).
 Generated workloads run as callbacks (:class:`_ClosedSlot`, :class:`_OpenLoop`) unless the run was
 built with ``paths="generators"`` (:func:`simcache.sim.engine.build`); the generators they stand in
-for, beside them here, are kept as the reference (``tests/test_fast_paths.py``).
+for, beside them here, are kept as the reference (``tests/sim/test_fast_paths.py``).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class _ClosedSlot:
     wait until it is done, think, and again, while the VM's host is alive and the VM has not been restarted elsewhere.
 
     What :func:`_closed_slot` does, without a generator to resume at each wait: the same events at the same times, in
-    the same order (``tests/test_fast_paths.py``). Its callbacks are bound once (the slot lives as long as the run).
+    the same order (``tests/sim/test_fast_paths.py``). Its callbacks are bound once (the slot lives as long as the run).
     """
 
     __slots__ = ("_done_callback", "_issue_callback", "_next_callback", "clock", "life", "stream", "think", "vm")
@@ -149,7 +149,7 @@ class _OpenLoop:
     """An open-loop VM's arrivals as callbacks: each arrival starts its I/O (:meth:`VM.start`) and schedules the next.
 
     What :func:`_open_loop` does, without a generator to resume per arrival: the same events (a start event, then one
-    per arrival), at the same times, in the same order (``tests/test_fast_paths.py``).
+    per arrival), at the same times, in the same order (``tests/sim/test_fast_paths.py``).
     """
 
     __slots__ = ("_arrive_callback", "clock", "stream", "vm")

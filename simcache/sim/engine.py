@@ -64,7 +64,7 @@ def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model
 
     ``paths``: the hot paths (arrivals, closed-loop slots, common I/O paths, flushers) as callback
     state machines, or as the generators those mirror event for event (``"generators"``: the
-    reference the callbacks are checked against, ``tests/test_fast_paths.py``).
+    reference the callbacks are checked against, ``tests/sim/test_fast_paths.py``).
     """
     env = simpy.Environment()
     clock = clock_of(env)

@@ -48,7 +48,7 @@ __all__ = ["BLOCK", "DutyClock", "IOStream"]
 
 _I64: Final = np.dtype("<i8")
 _F64: Final = np.dtype("<f8")
-BLOCK = 4096  # offsets are aligned to this many bytes (not Final: the estimate group imports it; see tests/test_engine_build.py)
+BLOCK = 4096  # offsets are aligned to this many bytes (not Final: the estimate group imports it; see tests/sim/test_engine_build.py)
 _BATCH: Final = 2048
 """Most I/Os (and gaps) a stream draws at once."""
 _FIRST_BATCH: Final = 32

@@ -1,4 +1,4 @@
-"""The package's layers, bottom to top (docs/architecture.md): checked by tests/test_layers.py, listed by docs/modules.md.
+"""The package's layers, bottom to top (docs/architecture.md): checked by tests/project/test_layers.py, listed by docs/modules.md.
 
 Standard library only: ``tests/support/module_index.py`` reads it when run as a script.
 """

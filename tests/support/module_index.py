@@ -5,7 +5,7 @@ Run it from anywhere (standard library only; nothing of the package is imported,
 
     python tests/support/module_index.py > docs/modules.md
 
-tests/test_docs.py fails when the committed page differs from what this prints.
+tests/project/test_docs.py fails when the committed page differs from what this prints.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ Every method branches on ``_compact`` first; the array versions are the
   the log stays under about twice the lines cached.
 
 Every step is amortized O(1) per line, and the lines evicted are exactly those an
-``OrderedDict`` kept in recency order evicts (``tests/test_read_cache_lru.py``).
+``OrderedDict`` kept in recency order evicts (``tests/sim/test_read_cache_lru.py``).
 """
 
 from __future__ import annotations

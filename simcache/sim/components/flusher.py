@@ -7,7 +7,7 @@ the tier schedules background I/O), wait for the storage link if it is down, sen
 it destaged (:meth:`Destager.destaged`). After each wait but a background request's it stops if the destager was
 stopped (its host failed). :class:`Flusher` runs that loop as one callback called once per wait, in phases; the
 destager's methods compute everything, this module only orders the waits. The same events at the same times in the
-same order as the generator (``tests/test_fast_paths.py`` runs every library scenario both ways).
+same order as the generator (``tests/sim/test_fast_paths.py`` runs every library scenario both ways).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class Flusher:
 
 def flusher_steps(destager: Destager) -> Generator[Wait, Any, None]:
     """A flusher of ``destager`` as a generator: the reference :class:`Flusher` mirrors, wait for wait
-    (``build(..., paths="generators")`` runs it; ``tests/test_fast_paths.py``)."""
+    (``build(..., paths="generators")`` runs it; ``tests/sim/test_fast_paths.py``)."""
     clock = destager.clock
     host = destager.host
     while True:

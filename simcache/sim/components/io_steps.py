@@ -17,8 +17,8 @@ object whose single callback is called once per wait, in phases:
 What each computes is the VM's (its methods, shared with the generators); what
 is here is only the order of the waits. Each schedules the same events at the
 same times and in the same order as the generator it stands in for, so results
-are the same bit for bit: ``tests/test_io_steps.py`` steps each against its generator alone,
-``tests/test_fast_paths.py`` runs whole scenarios both ways.
+are the same bit for bit: ``tests/sim/test_io_steps.py`` steps each against its generator alone,
+``tests/sim/test_fast_paths.py`` runs whole scenarios both ways.
 
 An :class:`ArrayRead` or a :class:`WriteBack` holds its callback (one bound
 method for all its waits: a signal's callback is cleared as it runs), a

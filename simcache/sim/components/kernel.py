@@ -1,6 +1,6 @@
 """The engine's event queue and clock, and its contact with SimPy's internals, in one place.
 
-Checked against SimPy 4.1.2 (tests/test_kernel.py compares these operations
+Checked against SimPy 4.1.2 (tests/sim/test_kernel.py compares these operations
 with plain SimPy); ``pyproject.toml`` pins ``simpy>=4.1,<4.2``.
 
 Why: SimPy keeps its events in a heap of ``(time, priority, event id, event)``
@@ -227,7 +227,7 @@ class Clock:
         self.mirror_now = not _now_from_clock(env)  # whether env._now must be kept up to date (env.now reads it)
         self.callbacks = True
         """Whether the hot paths run as callback state machines (the default) or as the reference generators
-        they mirror, bit for bit (``simcache.sim.engine.build``'s ``paths``; ``tests/test_fast_paths.py``)."""
+        they mirror, bit for bit (``simcache.sim.engine.build``'s ``paths``; ``tests/sim/test_fast_paths.py``)."""
         env.schedule = self.schedule
         env.step = self.step
         env.peek = self.peek

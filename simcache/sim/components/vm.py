@@ -487,7 +487,7 @@ class VM:
         miss with nothing to wait for first an :class:`ArrayRead`, a synchronous write-back write a :class:`WriteBack`.
         ``finished``, if given, is processed the moment the I/O is done or failed (a closed-loop slot waits for it).
 
-        The same events at the same times and in the same order as :meth:`io` (``tests/test_fast_paths.py``).
+        The same events at the same times and in the same order as :meth:`io` (``tests/sim/test_fast_paths.py``).
         """
         if is_write:
             if self.write_through or self.short_of_peers or self._serialize or self._metadata_size or (self._async and self.peers):
