@@ -30,8 +30,19 @@ from simcache.workloads.calibrate.device import Calibration
 from simcache.workloads.ingest.imported import DEFAULT_POLICY, Imported
 from simcache_app import charts, controls, describe, layout, runs, verdicts
 from simcache_app.device_upload import calibrate_uploads, device_overrides, fit_frame
-from simcache_app.parameters import DEFAULT_COMPARE, compare_presets, parse_values, sweep_parameters, valid_values
-from simcache_app.scenario_files import exported_scenario, library_scenarios, read_upload, result_zip
+from simcache_app.parameters import (
+    DEFAULT_COMPARE,
+    compare_presets,
+    parse_values,
+    sweep_parameters,
+    valid_values,
+)
+from simcache_app.scenario_files import (
+    exported_scenario,
+    library_scenarios,
+    read_upload,
+    result_zip,
+)
 from simcache_app.sizing import SIZED, forget_answer, size_view
 from simcache_app.uploads import (
     UPLOAD_LIMIT_BYTES,
@@ -46,13 +57,25 @@ from simcache_app.uploads import (
 )
 
 _FIRST_METRICS = ("p99_ms", "p50_ms", "mean_ms")  # the most asked-for, offered first
-SWEEP_METRICS = (*_FIRST_METRICS, *(p for p in PERCENTILES if p not in _FIRST_METRICS), *(m for m in THROUGHPUT_COLUMNS if m != "count"))
-SWEEP_TOTALS = ("bottleneck_utilization", "peer_wire_mb_s", "array_write_mb_s", "destage_backlog_bytes")
+SWEEP_METRICS = (
+    *_FIRST_METRICS,
+    *(p for p in PERCENTILES if p not in _FIRST_METRICS),
+    *(m for m in THROUGHPUT_COLUMNS if m != "count"),
+)
+SWEEP_TOTALS = (
+    "bottleneck_utilization",
+    "peer_wire_mb_s",
+    "array_write_mb_s",
+    "destage_backlog_bytes",
+)
 P99_HELP = "VM write p99 over every group: mean over the seeds ± the 95% interval (Student t)."
 INTRO = (
-    "Predict the latency your VMs see when each host caches their writes in flash or RAM (write-through, "
-    "or write-back with 0, 1 or 2 copies on peer hosts). Pick a scenario, change it in the sidebar, press **Run**. "
-    "To ask *is 1GbE enough for WB+1 with my write load?*, set your groups' write load in the sidebar and open **Compare**."
+    "Predict the latency your VMs see when each host caches their writes in flash or RAM "
+    "(write-through, "
+    "or write-back with 0, 1 or 2 copies on peer hosts). Pick a scenario, change it in the "
+    "sidebar, press **Run**. "
+    "To ask *is 1GbE enough for WB+1 with my write load?*, set your groups' write load in the "
+    "sidebar and open **Compare**."
 )
 
 
@@ -73,11 +96,18 @@ def main() -> None:
             problem = exc
     if problem is not None:
         imported_file = isinstance(problem, WorkloadFileError)
-        show_scenario_error("This file cannot be imported" if imported_file else "This scenario cannot be simulated as it stands", problem)
+        show_scenario_error(
+            "This file cannot be imported"
+            if imported_file
+            else "This scenario cannot be simulated as it stands",
+            problem,
+        )
         return
     if imported is not None:
         show_import(imported, scenario)
-    single, sweep, compare, sizing = st.tabs(["Single run", "Sweep one parameter", "Compare variants", "Size my cluster"])
+    single, sweep, compare, sizing = st.tabs(
+        ["Single run", "Sweep one parameter", "Compare variants", "Size my cluster"]
+    )
     with single:
         single_run_view(scenario, seed, duration, targets)
     with sweep:
@@ -89,22 +119,31 @@ def main() -> None:
 
 
 def choose_scenario() -> tuple[simcache.Scenario, str, ImportedUpload | None]:
-    """The scenario to start from, a key naming it (library file, or the upload's hash), and what an uploaded
-    workload file gave (None for a library scenario or a TOML upload).
+    """The scenario to start from, a key naming it (library file, or the upload's hash), and what an
+    uploaded workload file gave (None for a library scenario or a TOML upload).
 
     Raises ScenarioError for an upload (or library file) the loader or the importer rejects.
     """
     library = library_scenarios()
-    about = "The scenarios/ folder; default is the demo cluster. An uploaded workload file runs on this scenario's cluster."
-    name = st.selectbox("Scenario", list(library), key="scenario", help=about, on_change=forget_answer)
+    about = (
+        "The scenarios/ folder; default is the demo cluster. An uploaded workload file runs on "
+        "this scenario's cluster."
+    )
+    name = st.selectbox(
+        "Scenario", list(library), key="scenario", help=about, on_change=forget_answer
+    )
     upload = st.file_uploader(
-        "...or upload a scenario (TOML), a fio job or JSON result, a vscsiStats CSV or a block trace",
+        "...or upload a scenario (TOML), a fio job or JSON result, a vscsiStats CSV or a block "
+        "trace",
         key="upload",
-        help=f"Workload files up to {format_size(UPLOAD_LIMIT_BYTES)} are imported onto the scenario chosen above (its cluster and array); "
-        "traces: fio iolog, blkparse text, MSR-Cambridge CSV, or a CSV with a header such as time,op,offset,size.",
+        help=f"Workload files up to {format_size(UPLOAD_LIMIT_BYTES)} are imported onto the "
+        "scenario chosen above (its cluster and array); "
+        "traces: fio iolog, blkparse text, MSR-Cambridge CSV, or a CSV with a header such as "
+        "time,op,offset,size.",
     )
     sized = st.session_state.get(SIZED)
-    if upload is None and sized is not None:  # the "Size my cluster" answer, made the current scenario
+    # the "Size my cluster" answer, made the current scenario
+    if upload is None and sized is not None:
         answer_name, text = sized
         scenario = read_upload(answer_name, text.encode())
         source = f"sized-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
@@ -119,14 +158,19 @@ def choose_scenario() -> tuple[simcache.Scenario, str, ImportedUpload | None]:
         source = f"upload-{hashlib.sha256(data).hexdigest()[:12]}"
         imported = None
     else:
-        scenario, source, imported = import_workload_upload(upload.name, upload.getvalue(), name, str(library[name]))
+        scenario, source, imported = import_workload_upload(
+            upload.name, upload.getvalue(), name, str(library[name])
+        )
     st.caption(f"From the file: {scenario.description or scenario.name}")
     return scenario, source, imported
 
 
-def import_workload_upload(name: str, data: bytes, base_name: str, base_path: str) -> tuple[simcache.Scenario, str, ImportedUpload]:
-    """An uploaded workload file on the library scenario ``base_name``: its format and the imported groups' policy
-    are chosen here; the scenario, a key naming the upload and these choices, and the import."""
+def import_workload_upload(
+    name: str, data: bytes, base_name: str, base_path: str
+) -> tuple[simcache.Scenario, str, ImportedUpload]:
+    """An uploaded workload file on the library scenario ``base_name``: its format and the
+    imported groups' policy are chosen here; the scenario, a key naming the upload and these
+    choices, and the import."""
     path = store_upload(name, data)
     digest = path.stem[:12]
     guessed = guess_upload_format(path)
@@ -143,24 +187,33 @@ def import_workload_upload(name: str, data: bytes, base_name: str, base_path: st
         "Import options",
         key=f"import.{digest}.options",
         placeholder="e.g. time_unit=ms; time_column=ts",
-        help="The format's options as KEY=VALUE, separated by ';' (docs/workloads.md lists each format's): a CSV trace's "
+        help="The format's options as KEY=VALUE, separated by ';' (docs/workloads.md lists each "
+        "format's): a CSV trace's "
         "column names and units, blkparse's event, vscsiStats' working_set, ...",
     )
     if chosen is None:
-        message = f"cannot tell the format from the file's start; choose it above: {', '.join(formats)}"
+        message = (
+            f"cannot tell the format from the file's start; choose it above: {', '.join(formats)}"
+        )
         raise WorkloadFileError.at(name, None, "format", message)
     policies = list(REPLICAS)
     policy = st.selectbox(
-        "Write policy of the imported groups", policies, index=policies.index(DEFAULT_POLICY), key=f"import.{digest}.policy"
+        "Write policy of the imported groups",
+        policies,
+        index=policies.index(DEFAULT_POLICY),
+        key=f"import.{digest}.policy",
     )
-    upload = ImportedUpload(import_upload_cached(name, str(path), chosen, options), base_path, policy)
+    upload = ImportedUpload(
+        import_upload_cached(name, str(path), chosen, options), base_path, policy
+    )
     tag = f"-{hashlib.sha256(options.encode()).hexdigest()[:8]}" if options else ""
     return upload.scenario(), f"import-{digest}-{chosen}{tag}-{base_name}-{policy}", upload
 
 
 @st.cache_resource(show_spinner="Importing the uploaded file", max_entries=16)
 def import_upload_cached(name: str, path: str, format_name: str, options: str) -> Imported:
-    """:func:`import_upload`, once per stored file, format and options (a trace is parsed into the cache only once anyway)."""
+    """:func:`import_upload`, once per stored file, format and options (a trace is parsed into
+    the cache only once anyway)."""
     return import_upload(name, Path(path), format_name, options)
 
 
@@ -169,8 +222,11 @@ def load_library_scenario(path: str) -> simcache.Scenario:
     return simcache.load_scenario(path)
 
 
-def edit_scenario(base: simcache.Scenario, source: str, duration: float, seed: int) -> simcache.Scenario:
-    """Sidebar sections -> overrides -> the edited scenario, with a download of it (with the run's duration and seed).
+def edit_scenario(
+    base: simcache.Scenario, source: str, duration: float, seed: int
+) -> simcache.Scenario:
+    """Sidebar sections -> overrides -> the edited scenario, with a download of it (with the run's
+    duration and seed).
 
     Raises ScenarioError when the settings do not make a valid scenario (e.g. WB+2 on 2 hosts).
     """
@@ -183,11 +239,17 @@ def edit_scenario(base: simcache.Scenario, source: str, duration: float, seed: i
     with st.expander("Backing array"):
         overrides |= controls.array_controls(base, source)
     for group in base.groups:
-        vms = describe.group_vms(base, group.name, overrides.get("cluster.hosts"))  # the host count as set above, not the file's
-        with st.expander(f"VM group {group.name} ({format_figure(vms)} VMs)", expanded=len(base.groups) == 1):
+        # the host count as set above, not the file's
+        vms = describe.group_vms(base, group.name, overrides.get("cluster.hosts"))
+        with st.expander(
+            f"VM group {group.name} ({format_figure(vms)} VMs)", expanded=len(base.groups) == 1
+        ):
             overrides |= controls.group_controls(base, group, source)
     scenario = base.with_overrides(overrides, source="the sidebar settings") if overrides else base
-    st.caption(f"{len(overrides)} setting(s) changed from the file" + (": " + ", ".join(overrides) if overrides else ""))
+    st.caption(
+        f"{len(overrides)} setting(s) changed from the file"
+        + (": " + ", ".join(overrides) if overrides else "")
+    )
     st.caption(f"As set: {describe.scenario_summary(scenario)}")
     file_name, text = exported_scenario(scenario, overrides, duration, seed)
     st.download_button(
@@ -195,19 +257,24 @@ def edit_scenario(base: simcache.Scenario, source: str, duration: float, seed: i
         text,
         file_name=file_name,
         on_click="ignore",
-        help="Only what differs from the built-in profiles and defaults, with this page's duration and seed.",
+        help=(
+            "Only what differs from the built-in profiles and defaults, with this page's duration "
+            "and seed."
+        ),
     )
     return scenario
 
 
 def measured_device(source: str) -> controls.Overrides:
-    """Upload fio JSON results of your own device, see the fit, use the device (``simcache calibrate``)."""
+    """Upload fio JSON results of your own device, see the fit, use the device (``simcache
+    calibrate``)."""
     files = st.file_uploader(
         "Your device: upload fio JSON results (one raw device, direct=1, two queue depths or more)",
         type=["json"],
         accept_multiple_files=True,
         key="calibrate-upload",
-        help="fio --output-format=json of one device at several queue depths: the tier is fitted to them "
+        help="fio --output-format=json of one device at several queue depths: the tier is fitted "
+        "to them "
         "(the same as `simcache calibrate FILE... -o DEVICE.toml`).",
     )
     if not files:
@@ -217,12 +284,19 @@ def measured_device(source: str) -> controls.Overrides:
     except simcache.ScenarioError as exc:
         st.error(f"**These results cannot be fitted.**\n\n```\n{exc}\n```")
         return {}
-    st.caption(f"{len(calibration.fit.points)} points of {calibration.points.device}; fields fio cannot measure from {calibration.base}")
+    st.caption(
+        f"{len(calibration.fit.points)} points of {calibration.points.device}; fields fio cannot "
+        f"measure from {calibration.base}"
+    )
     st.dataframe(fit_frame(calibration), hide_index=True)
     for warning in (*calibration.fit.warnings, *calibration.points.notes):
         st.warning(warning)
-    st.download_button("Download the device (TOML)", calibration.toml, file_name="device.toml", on_click="ignore")
-    if st.checkbox("Use this device as every host's tier", value=True, key=f"{source}.calibrate-use"):
+    st.download_button(
+        "Download the device (TOML)", calibration.toml, file_name="device.toml", on_click="ignore"
+    )
+    if st.checkbox(
+        "Use this device as every host's tier", value=True, key=f"{source}.calibrate-use"
+    ):
         return device_overrides(calibration)
     return {}
 
@@ -238,7 +312,8 @@ def show_scenario_error(title: str, exc: simcache.ScenarioError) -> None:
 
 
 def show_import(upload: ImportedUpload, scenario: simcache.Scenario) -> None:
-    """What the uploaded file gave: its format, facts, warnings, groups and (a measurement) the figures runs are compared with."""
+    """What the uploaded file gave: its format, facts, warnings, groups and (a measurement) the
+    figures runs are compared with."""
     imported = upload.imported
     with st.expander(f"Imported from {imported.source.name} ({imported.format})", expanded=True):
         for warning in imported.warnings:
@@ -249,19 +324,26 @@ def show_import(upload: ImportedUpload, scenario: simcache.Scenario) -> None:
         right.markdown("**Groups created** (placed on the cluster chosen in the sidebar)")
         right.table(groups_table(scenario).set_index("group"))
         if imported.expect:
-            st.markdown("**What the file measured**: the scenario's checks, which `simcache check` compares a run of it with.")
+            st.markdown(
+                "**What the file measured**: the scenario's checks, which `simcache check` "
+                "compares a run of it with."
+            )
             st.dataframe(expectations_table(imported), hide_index=True)
         st.download_button(
             "Download the imported scenario (TOML)",
             upload.toml(),
             file_name=f"{scenario.name}.toml",
             on_click="ignore",
-            help="As `simcache import` writes it: the facts and warnings head the file; a trace is named by its stored copy's path.",
+            help=(
+                "As `simcache import` writes it: the facts and warnings head the file; a trace is "
+                "named by its stored copy's path."
+            ),
         )
 
 
 def done_runs() -> set[str]:
-    """Keys of the runs this session has shown: their results come back from the cache without pressing run."""
+    """Keys of the runs this session has shown: their results come back from the cache without
+    pressing run."""
     done: set[str] = st.session_state.setdefault("done_runs", set())
     return done
 
@@ -271,13 +353,21 @@ def run_requested(button: str, keys: list[str], help: str) -> bool:
     return clicked or all(key in done_runs() for key in keys)
 
 
-# -- single run -------------------------------------------------------------------------------------
+# -- single run
+# -------------------------------------------------------------------------------------
 
 
-def single_run_view(scenario: simcache.Scenario, seed: int, duration: float, targets: list[Target]) -> None:
-    st.caption(describe.estimate_sentence(simcache.estimate(scenario), scenario))  # milliseconds: shown before any run
+def single_run_view(
+    scenario: simcache.Scenario, seed: int, duration: float, targets: list[Target]
+) -> None:
+    # milliseconds: shown before any run
+    st.caption(describe.estimate_sentence(simcache.estimate(scenario), scenario))
     key = runs.run_key(scenario, seed, duration)
-    if not (run_requested("Run simulation", [key], "Simulate the scenario as set in the sidebar.") or runs.has_job(key) or runs.asked(key)):
+    if not (
+        run_requested("Run simulation", [key], "Simulate the scenario as set in the sidebar.")
+        or runs.has_job(key)
+        or runs.asked(key)
+    ):
         st.info("Press **Run simulation** to simulate the scenario as set in the sidebar.")
         return
     if not runs.confirmed(key, runs.expected_ios([scenario.with_duration(duration)]), "run"):
@@ -292,13 +382,19 @@ def single_run_view(scenario: simcache.Scenario, seed: int, duration: float, tar
     show_result(result, scenario, targets)
 
 
-def show_result(result: simcache.Result, scenario: simcache.Scenario, targets: list[Target]) -> None:
+def show_result(
+    result: simcache.Result, scenario: simcache.Scenario, targets: list[Target]
+) -> None:
     for warning in describe.validity_warnings(result):
         st.warning(warning)
     verdicts.show_run_verdicts(result, targets)
     columns = st.columns(4)
     for column, (label, value) in zip(columns, describe.headline(result).items(), strict=True):
-        column.metric(f"VM {label}", describe.format_ms(value), help=f"{label} latency over every VM group, after warm-up.")
+        column.metric(
+            f"VM {label}",
+            describe.format_ms(value),
+            help=f"{label} latency over every VM group, after warm-up.",
+        )
     st.markdown(describe.bottleneck_sentence(result, scenario))
     peer = describe.busiest_peer_link(result, scenario)
     st.markdown(
@@ -306,9 +402,15 @@ def show_result(result: simcache.Result, scenario: simcache.Scenario, targets: l
         if peer
         else "No group replicates over the peer network."
     )
-    st.caption(f"{result.meta['ios']:,} I/Os simulated over {result.meta['simulated_s']:g} s (seed {result.meta['seed']}).")
+    st.caption(
+        f"{result.meta['ios']:,} I/Os simulated over {result.meta['simulated_s']:g} s (seed "
+        f"{result.meta['seed']})."
+    )
     marks = charts.time_marks(result, scenario)
-    shaded = "Time charts: grey is the warm-up (not measured), red the scheduled events, green a group's on/off bursts."
+    shaded = (
+        "Time charts: grey is the warm-up (not measured), red the scheduled events, green a "
+        "group's on/off bursts."
+    )
     st.caption(" ".join([shaded, *(f"Not drawn: {note}." for note in marks.notes)]))
     left, right = st.columns(2)
     left.plotly_chart(charts.latency_figure(result.series, marks), key="latency")
@@ -319,7 +421,9 @@ def show_result(result: simcache.Result, scenario: simcache.Scenario, targets: l
     show_table(describe.percentile_table(result))
     if peer:
         links = scenario.cluster.peer_links
-        with st.expander(f"Mean utilization of each peer port ({links} per host)", expanded=links > 1):
+        with st.expander(
+            f"Mean utilization of each peer port ({links} per host)", expanded=links > 1
+        ):
             show_table(describe.peer_port_table(result))
     result_downloads(result, targets)
 
@@ -332,22 +436,42 @@ def result_downloads(result: simcache.Result, targets: list[Target]) -> None:
         file_name=f"{name}-report.html",
         mime="text/html",
         on_click="ignore",
-        help="One self-contained file, as `simcache report` writes it: tables, charts, warnings and the scenario as run.",
+        help=(
+            "One self-contained file, as `simcache report` writes it: tables, charts, warnings "
+            "and the scenario as run."
+        ),
     )
     left, middle, right = st.columns(3)
-    left.download_button("Summary (CSV)", lambda: result.summary.to_csv(index=False), file_name=f"{name}-summary.csv", on_click="ignore")
-    middle.download_button(
-        "Every I/O (Parquet)", lambda: result.records.to_parquet(index=False), file_name=f"{name}-records.parquet", on_click="ignore"
+    left.download_button(
+        "Summary (CSV)",
+        lambda: result.summary.to_csv(index=False),
+        file_name=f"{name}-summary.csv",
+        on_click="ignore",
     )
-    right.download_button("All tables (ZIP of CSV + Parquet)", lambda: result_zip(result), file_name=f"{name}.zip", on_click="ignore")
+    middle.download_button(
+        "Every I/O (Parquet)",
+        lambda: result.records.to_parquet(index=False),
+        file_name=f"{name}-records.parquet",
+        on_click="ignore",
+    )
+    right.download_button(
+        "All tables (ZIP of CSV + Parquet)",
+        lambda: result_zip(result),
+        file_name=f"{name}.zip",
+        on_click="ignore",
+    )
 
 
-# -- sweep ------------------------------------------------------------------------------------------
+# -- sweep
+# ------------------------------------------------------------------------------------------
 
 
-def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: str, targets: list[Target]) -> None:
+def sweep_view(
+    scenario: simcache.Scenario, seed: int, duration: float, source: str, targets: list[Target]
+) -> None:
     st.markdown(
-        "Vary one setting over a list of values, several seeds each, and plot a metric with its 95% confidence interval "
+        "Vary one setting over a list of values, several seeds each, and plot a metric with its "
+        "95% confidence interval "
         "(a band along numbers, error bars on categories such as link kinds)."
     )
     parameters = {p.label: p for p in sweep_parameters(scenario)}
@@ -358,10 +482,23 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
         "Values",
         parameter.default_values,
         key=f"{source}.sweep.values.{label}",
-        help=f"{parameter.help} Comma-separated" + (", or a range start:stop:step." if parameter.numeric else "."),
+        help=f"{parameter.help} Comma-separated"
+        + (", or a range start:stop:step." if parameter.numeric else "."),
     )
-    count = right.number_input("Seeds", 1, 30, 3, key="sweep.seeds", help=f"Replications per value: seeds {seed}, {seed + 1}, ...")
-    metric = st.selectbox("Metric", sweep_metrics(scenario), format_func=describe.metric_label, key=f"{source}.sweep.metric")
+    count = right.number_input(
+        "Seeds",
+        1,
+        30,
+        3,
+        key="sweep.seeds",
+        help=f"Replications per value: seeds {seed}, {seed + 1}, ...",
+    )
+    metric = st.selectbox(
+        "Metric",
+        sweep_metrics(scenario),
+        format_func=describe.metric_label,
+        key=f"{source}.sweep.metric",
+    )
     try:
         values = parse_values(text, parameter.numeric)
     except ValueError as exc:
@@ -369,14 +506,21 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
         return
     values, invalid = valid_values(scenario, parameter, values, duration)
     for value, problem in invalid.items():  # that point is said; the others run
-        st.warning(f"**{label} = {value}** is left out of the sweep: it does not make a valid scenario.\n\n```\n{problem}\n```")
+        st.warning(
+            f"**{label} = {value}** is left out of the sweep: it does not make a valid scenario.\n"
+            f"\n```\n{problem}\n```"
+        )
     if not values:
         return
     grid = {parameter.path: [parameter.to_override(v) for v in values]}
     seeds = list(range(seed, seed + int(count)))
     st.caption(f"{len(values) * len(seeds)} simulations of {duration:g} s each.")
     key = runs.sweep_key(scenario, grid, seeds, duration)
-    if not (run_requested("Run sweep", [key], "Simulate every value with every seed.") or runs.has_job(key) or runs.asked(key)):
+    if not (
+        run_requested("Run sweep", [key], "Simulate every value with every seed.")
+        or runs.has_job(key)
+        or runs.asked(key)
+    ):
         return
     try:
         if not runs.confirmed(key, runs.sweep_ios(scenario, grid, seeds, duration), "sweep"):
@@ -391,43 +535,75 @@ def sweep_view(scenario: simcache.Scenario, seed: int, duration: float, source: 
             return
     else:
         done_runs().add(key)
-    table.insert(0, label, table[parameter.path].map(dict(zip(grid[parameter.path], values, strict=True))))
+    table.insert(
+        0, label, table[parameter.path].map(dict(zip(grid[parameter.path], values, strict=True)))
+    )
     summary = sweep_summary(table, [label, parameter.path])
     decided, _ = verdicts.show_sweep_decision(table, summary, label, parameter.path, targets)
-    figure = charts.sweep_figure(summary, label, metric, describe.metric_label(metric), categorical=not parameter.numeric)
-    st.plotly_chart(verdicts.mark_feasible(figure, summary, label, metric, decided[0] if decided else []), key="sweep")
+    figure = charts.sweep_figure(
+        summary, label, metric, describe.metric_label(metric), categorical=not parameter.numeric
+    )
+    st.plotly_chart(
+        verdicts.mark_feasible(figure, summary, label, metric, decided[0] if decided else []),
+        key="sweep",
+    )
     shown = describe.sweep_table(summary, label, metric)
     for target, per_point in zip(targets, decided, strict=True):
         shown[str(target)] = [verdict.short for verdict in per_point]
         shown[f"{target}: why"] = [verdict.text for verdict in per_point]
     show_table(shown)
-    st.download_button("Sweep table (CSV)", table.to_csv(index=False), file_name=f"{scenario.name}-sweep.csv", on_click="ignore")
+    st.download_button(
+        "Sweep table (CSV)",
+        table.to_csv(index=False),
+        file_name=f"{scenario.name}-sweep.csv",
+        on_click="ignore",
+    )
 
 
 def show_table(table: pd.DataFrame) -> None:
-    """A table of figures: whole numbers (I/O counts) with thousands separators; floats come rounded (describe.figures)."""
-    whole = {c: st.column_config.NumberColumn(format="localized") for c in table.columns if pd.api.types.is_integer_dtype(table[c])}
+    """A table of figures: whole numbers (I/O counts) with thousands separators; floats come
+    rounded (describe.figures)."""
+    whole = {
+        c: st.column_config.NumberColumn(format="localized")
+        for c in table.columns
+        if pd.api.types.is_integer_dtype(table[c])
+    }
     st.dataframe(table, hide_index=True, column_config=whole)
 
 
 def sweep_metrics(scenario: simcache.Scenario) -> list[str]:
     groups = ["all", *(g.name for g in scenario.groups)]
-    return [f"{g}.{op}.{m}" for g in groups for op in ("write", "read") for m in SWEEP_METRICS] + list(SWEEP_TOTALS)
+    return [
+        f"{g}.{op}.{m}" for g in groups for op in ("write", "read") for m in SWEEP_METRICS
+    ] + list(SWEEP_TOTALS)
 
 
-# -- compare ----------------------------------------------------------------------------------------
+# -- compare
+# ----------------------------------------------------------------------------------------
 
 
-def compare_view(scenario: simcache.Scenario, seed: int, duration: float, source: str, targets: list[Target]) -> None:
+def compare_view(
+    scenario: simcache.Scenario, seed: int, duration: float, source: str, targets: list[Target]
+) -> None:
     st.markdown(
-        "Run 2 to 4 variants of the sidebar's scenario with the same seeds and compare them side by side: means over the "
+        "Run 2 to 4 variants of the sidebar's scenario with the same seeds and compare them side "
+        "by side: means over the "
         "seeds with 95% intervals, and each difference from the first variant taken seed by seed."
     )
     presets = compare_presets(scenario)
     default = [name for name in DEFAULT_COMPARE if name in presets] or list(presets)[:2]
     left, right = st.columns([5, 1])
-    chosen = left.multiselect("Variants", list(presets), default=default, max_selections=4, key=f"{source}.compare.variants")
-    about = f"Runs per variant, seeds {seed}, {seed + 1}, ...: the same for every variant, so differences are paired by seed."
+    chosen = left.multiselect(
+        "Variants",
+        list(presets),
+        default=default,
+        max_selections=4,
+        key=f"{source}.compare.variants",
+    )
+    about = (
+        f"Runs per variant, seeds {seed}, {seed + 1}, ...: the same for every variant, so "
+        "differences are paired by seed."
+    )
     count = right.number_input("Seeds", 1, 30, 3, key="compare.seeds", help=about)
     if len(chosen) < 2:
         st.warning("Pick at least two variants.")
@@ -440,18 +616,23 @@ def compare_view(scenario: simcache.Scenario, seed: int, duration: float, source
     seeds = list(range(seed, seed + int(count)))
     keys = [runs.run_key(v, s, duration) for v in variants.values() for s in seeds]
     asked = runs.asked(json.dumps(keys))
-    requested = run_requested("Run comparison", keys, "Simulate every chosen variant with every seed.")
+    requested = run_requested(
+        "Run comparison", keys, "Simulate every chosen variant with every seed."
+    )
     if not (requested or any(runs.has_job(k) for k in keys) or asked):
         return
     work = runs.expected_ios([v.with_duration(duration) for v in variants.values() for _ in seeds])
     if not runs.confirmed(json.dumps(keys), work, "comparison"):
         return
-    ran: dict[str, simcache.Result] = {}  # two variants may be the same scenario (a preset equal to the sidebar's): run it once
+    # two variants may be the same scenario (a preset equal to the sidebar's): run it once
+    ran: dict[str, simcache.Result] = {}
 
     def run(name: str, variant: simcache.Scenario, seed: int) -> simcache.Result:
         key = runs.run_key(variant, seed, duration)
         if key not in ran:
-            ran[key] = runs.simulate(variant, seed, duration, label=f"Simulating {name}, seed {seed}")
+            ran[key] = runs.simulate(
+                variant, seed, duration, label=f"Simulating {name}, seed {seed}"
+            )
         return ran[key]
 
     try:
@@ -459,35 +640,55 @@ def compare_view(scenario: simcache.Scenario, seed: int, duration: float, source
     except simcache.ScenarioError as exc:  # too large to run (simcache.sim.control)
         show_scenario_error("A variant is too large to run", exc)
         return
-    done_runs().update(key for key, result in zip(keys, (r for rs in results.values() for r in rs), strict=True) if runs.finished(result))
-    tables = [describe.compare_table({name: rs[i] for name, rs in results.items()}, variants) for i in range(len(seeds))]
+    done_runs().update(
+        key
+        for key, result in zip(keys, (r for rs in results.values() for r in rs), strict=True)
+        if runs.finished(result)
+    )
+    tables = [
+        describe.compare_table({name: rs[i] for name, rs in results.items()}, variants)
+        for i in range(len(seeds))
+    ]
     table = _mean_table(tables)
     judged = verdicts.variant_verdicts(results, targets)
     p99s = {name: [describe.headline(r)["write p99"] for r in rs] for name, rs in results.items()}
-    st.markdown(f"**VM write p99 over all groups**, mean over {len(seeds)} seed(s) ± 95% interval, with each variant's bottleneck:")
+    st.markdown(
+        f"**VM write p99 over all groups**, mean over {len(seeds)} seed(s) ± 95% interval, with "
+        "each variant's bottleneck:"
+    )
     first = chosen[0]
     for column, row in zip(st.columns(len(table)), table.to_dict("records"), strict=True):
         name = row["variant"]
         half = row["write p99 ms ± 95%"]
         column.metric(name, verdicts.mean_ms_text(row["write p99 ms"], half), help=P99_HELP)
-        column.caption(f"Bottleneck (seed {seed}): {row['bottleneck']}. Busiest peer link: {row['busiest peer link']}.")
+        column.caption(
+            f"Bottleneck (seed {seed}): {row['bottleneck']}. Busiest peer link: "
+            f"{row['busiest peer link']}."
+        )
         for verdict in judged[name]:
             column.markdown(verdicts.verdict_line(verdict))
     for name in chosen[1:]:
         st.markdown(verdicts.difference_sentence(name, first, p99s[name], p99s[first]))
     st.plotly_chart(charts.compare_figure(table), key="compare")
     show_table(table)
-    st.download_button("Comparison (CSV)", table.to_csv(index=False), file_name=f"{scenario.name}-compare.csv", on_click="ignore")
+    st.download_button(
+        "Comparison (CSV)",
+        table.to_csv(index=False),
+        file_name=f"{scenario.name}-compare.csv",
+        on_click="ignore",
+    )
 
 
 def _mean_table(tables: list[pd.DataFrame]) -> pd.DataFrame:
-    """Per-seed compare tables -> one: numeric columns averaged over the seeds (write p99 with its 95% half-width),
-    text columns (bottleneck, busiest peer link) from the first seed."""
+    """Per-seed compare tables -> one: numeric columns averaged over the seeds (write p99 with
+    its 95% half-width), text columns (bottleneck, busiest peer link) from the first seed."""
     first = tables[0].set_index("variant")
     numeric = [c for c in first.columns if pd.api.types.is_numeric_dtype(first[c])]
     stacked = pd.concat([t.set_index("variant")[numeric] for t in tables])
     means = stacked.groupby(level=0, sort=False).mean().round(3)
-    half = stacked.groupby(level=0, sort=False)["write p99 ms"].agg(lambda v: ci95_half_width(v.to_numpy(dtype=float)))
+    half = stacked.groupby(level=0, sort=False)["write p99 ms"].agg(
+        lambda v: ci95_half_width(v.to_numpy(dtype=float))
+    )
     table = first[[]].join(means).join(first[[c for c in first.columns if c not in numeric]])
     table.insert(list(table.columns).index("write p99 ms") + 1, "write p99 ms ± 95%", half.round(3))
     table.insert(0, "seeds", len(tables))

@@ -42,7 +42,8 @@ from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 DIGEST_FILE = ROOT / "simcache" / "native" / "compiled_digest.py"
-# Commands that build extension modules; metadata-only runs of this script (egg_info, ...) skip mypyc.
+# Commands that build extension modules; metadata-only runs of this script (egg_info, ...) skip
+# mypyc.
 BUILD_COMMANDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install"}
 
 
@@ -62,12 +63,14 @@ OPT_LEVEL = os.environ.get("SIMCACHE_OPT_LEVEL", "1")  # gcc's -O level (0-3)
 
 
 def load_engine_sources() -> ModuleType:
-    """``simcache/native/sources.py`` read on its own (importing the package would need its dependencies)."""
+    """``simcache/native/sources.py`` read on its own (importing the package would need its
+    dependencies)."""
     return load_file("simcache_engine_sources", ROOT / "simcache" / "native" / "sources.py")
 
 
 def remove_compiled(native: ModuleType) -> None:
-    """Delete an earlier build's compiled modules, of every group, from the source tree (an editable install puts them there)."""
+    """Delete an earlier build's compiled modules, of every group, from the source tree (an
+    editable install puts them there)."""
     DIGEST_FILE.unlink(missing_ok=True)
     for module in native.COMPILED_MODULES:
         for compiled in native.compiled_candidates(module, ROOT):
@@ -77,23 +80,35 @@ def remove_compiled(native: ModuleType) -> None:
 
 
 def group_extensions(native: ModuleType, group: Any) -> list[Any]:
-    """mypyc's extension modules for one compile group (``native/sources.CompileGroup``), or none when mypyc fails."""
+    """mypyc's extension modules for one compile group (``native/sources.CompileGroup``), or none
+    when mypyc fails."""
     sources = [str(native.source_path(module, ROOT).relative_to(ROOT)) for module in group.modules]
-    # Type information for mypyc only: third-party packages are not installed while this builds, so their
-    # imports are taken as Any, and errors in modules outside the group are not reported. Those modules (the
-    # other group's included) are not compiled in this call: the group's code imports them as Python modules.
+    # Type information for mypyc only: third-party packages are not installed while this builds, so
+    # their imports are taken as Any, and errors in modules outside the group are not reported.
+    # Those modules (the other group's included) are not compiled in this call: the group's code
+    # imports them as Python modules.
     options = ["--ignore-missing-imports", "--follow-imports=silent", "--config-file="]
     try:
         from mypyc.build import mypycify
 
         extensions: list[Any] = mypycify(
-            options + sources, opt_level=OPT_LEVEL, debug_level="0", group_name=group.mypyc_name, target_dir=f"build/mypyc-{group.name}"
+            options + sources,
+            opt_level=OPT_LEVEL,
+            debug_level="0",
+            group_name=group.mypyc_name,
+            target_dir=f"build/mypyc-{group.name}",
         )
-    except (Exception, SystemExit) as error:  # mypyc reports type errors by exiting: a newer mypy may be stricter
-        print(f"simcache: not compiling the {group.name} group ({error!r}); its Python sources will run", file=sys.stderr)
+    # mypyc reports type errors by exiting: a newer mypy may be stricter
+    except (Exception, SystemExit) as error:
+        print(
+            f"simcache: not compiling the {group.name} group ({error!r}); its Python sources will "
+            "run",
+            file=sys.stderr,
+        )
         return []
     for extension in extensions:
-        extension.optional = True  # a failed compile leaves the Python sources in charge, not a failed install
+        # a failed compile leaves the Python sources in charge, not a failed install
+        extension.optional = True
     return extensions
 
 
@@ -102,34 +117,46 @@ def compiled_extensions() -> list[Any]:
     if not BUILD_COMMANDS.intersection(sys.argv[1:]):
         return []
     native = load_engine_sources()
-    # Every build compiles each group afresh or leaves it to its sources: an earlier build's modules must not
-    # outlive a C compile that fails (optional extensions), or they would pass for these sources' and run stale code.
+    # Every build compiles each group afresh or leaves it to its sources: an earlier build's modules
+    # must not outlive a C compile that fails (optional extensions), or they would pass for these
+    # sources' and run stale code.
     remove_compiled(native)
     extensions: list[Any] = []
     recorded: dict[str, tuple[str, str]] = {}
     for group in chosen_groups(native):
         built = group_extensions(native, group)
         if built:
-            (shared,) = [extension.name for extension in built if extension.name.endswith("__mypyc")]
+            (shared,) = [
+                extension.name for extension in built if extension.name.endswith("__mypyc")
+            ]
             recorded[group.name] = (native.source_digest(group.modules, ROOT), shared)
             extensions += built
     if recorded:
+        # Lines under 100 characters: tests/project/test_style.py reads this file too.
+        entries = "".join(
+            f"    {name!r}: (\n        {digest!r},\n        {shared!r},\n    ),\n"
+            for name, (digest, shared) in recorded.items()
+        )
         DIGEST_FILE.write_text(
-            '"""Written by setup.py: for each compiled group, the digest of the sources it was built from and its shared library."""\n\n'
-            f"GROUPS = {recorded!r}\n"
+            '"""Written by setup.py: for each compiled group, the digest of the sources it was\n'
+            'built from and its shared library."""\n\n'
+            f"GROUPS = {{\n{entries}}}\n"
         )
     return extensions
 
 
 def chosen_groups(native: ModuleType) -> list[Any]:
-    """The compile groups ``SIMCACHE_COMPILE`` names: none for 0, all for 1, else a comma-separated list of names."""
+    """The compile groups ``SIMCACHE_COMPILE`` names: none for 0, all for 1, else a
+    comma-separated list of names."""
     if COMPILE in ("0", "1"):
         return list(native.COMPILE_GROUPS) if COMPILE == "1" else []
     names = {name.strip() for name in COMPILE.split(",")}
     known = {group.name for group in native.COMPILE_GROUPS}
     if not names <= known:
         groups = ", ".join(sorted(known))
-        raise SystemExit(f"simcache: SIMCACHE_COMPILE={COMPILE!r}: give 0, 1 or group names ({groups})")
+        raise SystemExit(
+            f"simcache: SIMCACHE_COMPILE={COMPILE!r}: give 0, 1 or group names ({groups})"
+        )
     return [group for group in native.COMPILE_GROUPS if group.name in names]
 
 
@@ -145,42 +172,62 @@ class ProfileGuidedBuildExt(build_ext):
     """
 
     def run(self) -> None:
-        self.parallel = self.parallel or os.cpu_count() or 1  # the two groups' C files at once, one per core
-        compiler = self.compiler  # the option (a name or None): run() replaces it with the compiler object it makes
+        # the two groups' C files at once, one per core
+        self.parallel = self.parallel or os.cpu_count() or 1
+        # the option (a name or None): run() replaces it with the compiler object it makes
+        compiler = self.compiler
         if not self.extensions or not PGO:
             self._compile(compiler, [], [])
             return
-        for stale in Path(self.build_temp).rglob("*.gcda"):  # an earlier build's profile: its counts would add up
+        # an earlier build's profile: its counts would add up
+        for stale in Path(self.build_temp).rglob("*.gcda"):
             stale.unlink()
-        self._compile(compiler, ["-fprofile-generate"], ["-fprofile-generate"])  # counts land next to each object
+        # counts land next to each object
+        self._compile(compiler, ["-fprofile-generate"], ["-fprofile-generate"])
         trained = self._all_built() and self._train()
         if trained:
             self._compile(compiler, ["-fprofile-use", "-Wno-missing-profile"], [])
-        if not trained or not self._all_built():  # no profile, or a compiler that takes the instrumentation only
+        # no profile, or a compiler that takes the instrumentation only
+        if not trained or not self._all_built():
             if trained:
-                print("simcache: the profile-guided compile failed; compiling without a profile", file=sys.stderr)
+                print(
+                    "simcache: the profile-guided compile failed; compiling without a profile",
+                    file=sys.stderr,
+                )
             self._compile(compiler, [], [])
 
     def _compile(self, compiler: Any, compile_args: list[str], link_args: list[str]) -> None:
         """Compile every extension (again) with these extra compiler and linker arguments."""
         for extension in self.extensions:
-            # The extension's own functions are not interposed by other libraries: gcc may inline them (with a profile,
-            # into the call sites the training found hot); without this flag it may not inline an exported function.
-            # These replace mypyc's flags: -O (after Python's CFLAGS, -O3 -g) and no debug
-            # information (-g0: half the compile time) are said again.
-            extension.extra_compile_args = [f"-O{OPT_LEVEL}", "-g0", "-fno-semantic-interposition", *compile_args]
+            # The extension's own functions are not interposed by other libraries: gcc may inline
+            # them (with a profile, into the call sites the training found hot); without this flag
+            # it may not inline an exported function. These replace mypyc's flags: -O (after
+            # Python's CFLAGS, -O3 -g) and no debug information (-g0: half the compile time) are
+            # said again.
+            extension.extra_compile_args = [
+                f"-O{OPT_LEVEL}",
+                "-g0",
+                "-fno-semantic-interposition",
+                *compile_args,
+            ]
             extension.extra_link_args = list(link_args)
         self.compiler = compiler
         self.force = True  # the same sources each time: every object is rebuilt with the new flags
         super().run()
 
     def _all_built(self) -> bool:
-        return all(Path(self.get_ext_fullpath(extension.name)).exists() for extension in self.extensions)
+        return all(
+            Path(self.get_ext_fullpath(extension.name)).exists() for extension in self.extensions
+        )
 
     def _train(self) -> bool:
-        """Run the training against the instrumented modules; False (said on stderr) if it could not run."""
+        """Run the training against the instrumented modules; False (said on stderr) if it could
+        not run."""
         root = ROOT if self.inplace else Path(self.build_lib).resolve()
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+        env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+        )
         command = [sys.executable, "-m", "simcache.cli.training", str(ROOT / "scenarios")]
         try:
             done = subprocess.run(command, cwd=root, env=env, timeout=900, check=False)
@@ -190,17 +237,22 @@ class ProfileGuidedBuildExt(build_ext):
             if done.returncode == 0:
                 return True
             problem = f"failed (exit {done.returncode})"
-        print(f"simcache: the profile-guided build's training {problem}; compiling without a profile", file=sys.stderr)
+        print(
+            f"simcache: the profile-guided build's training {problem}; compiling without a profile",
+            file=sys.stderr,
+        )
         return False
 
 
-# The top-level files a wheel carries in simcache/spec/library/ (MANIFEST.in puts them in the sdist too).
+# The top-level files a wheel carries in simcache/spec/library/ (MANIFEST.in puts them in the sdist
+# too).
 LIBRARY_FILES = ("scenarios/*", "examples/*", "app.py")
 
 
 class BuildPyWithLibrary(build_py):
     """``build_py``, and the scenario library, example files and what-if page copied into
-    ``simcache/spec/library/`` (``simcache/spec/library/__init__.py`` finds them there, or in a checkout)."""
+    ``simcache/spec/library/`` (``simcache/spec/library/__init__.py`` finds them there, or in a
+    checkout)."""
 
     def run(self) -> None:
         super().run()

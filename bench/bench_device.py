@@ -1,10 +1,12 @@
-"""What the device model's spread of unit times costs the engine: simulated I/Os per wall second of one device run.
+"""What the device model's spread of unit times costs the engine: simulated I/Os per wall second of
+one device run.
 
-The run is ``scenarios/validate_nvme_p3700.toml`` as written (one host, 16 closed-loop 4 KiB random readers on a
-warm cache, the nvme-p3700 tier), with three tiers: the field profile (``nvme-p3700-field``, the single-stage
-model), the measured profile with its unit times made deterministic, and the measured profile as it is
-(lognormal unit times and stalls). Rounds alternate the three, so drift hits them alike; the figure of merit is
-the median over rounds of each tier's I/Os per wall second, and their ratios.
+The run is ``scenarios/validate_nvme_p3700.toml`` as written (one host, 16 closed-loop 4 KiB random
+readers on a warm cache, the nvme-p3700 tier), with three tiers: the field profile
+(``nvme-p3700-field``, the single-stage model), the measured profile with its unit times made
+deterministic, and the measured profile as it is (lognormal unit times and stalls). Rounds alternate
+the three, so drift hits them alike; the figure of merit is the median over rounds of each tier's
+I/Os per wall second, and their ratios.
 
     python bench/bench_device.py [--rounds 5] [--duration 1.0]
 
@@ -27,8 +29,12 @@ def tiers(scenario: Scenario) -> dict[str, Scenario]:
     field_tier = TierSpec.model_validate({"profile": "nvme-p3700-field"})
     deterministic = cluster.tier.model_copy(update={"service": "deterministic", "service_cv": None})
     return {
-        "nvme-p3700-field": scenario.model_copy(update={"cluster": cluster.model_copy(update={"tier": field_tier})}),
-        "nvme-p3700, deterministic units": scenario.model_copy(update={"cluster": cluster.model_copy(update={"tier": deterministic})}),
+        "nvme-p3700-field": scenario.model_copy(
+            update={"cluster": cluster.model_copy(update={"tier": field_tier})}
+        ),
+        "nvme-p3700, deterministic units": scenario.model_copy(
+            update={"cluster": cluster.model_copy(update={"tier": deterministic})}
+        ),
         "nvme-p3700": scenario,
     }
 
@@ -49,9 +55,18 @@ def main() -> None:
             rates[name].append(float(result.summary.query("group == 'all'")["count"].sum()) / wall)
     medians = {name: statistics.median(values) for name, values in rates.items()}
     for name, median in medians.items():
-        print(f"{name:34} {median:12,.0f} I/Os per wall s  [{min(rates[name]):,.0f} .. {max(rates[name]):,.0f}]")
-    print(f"spread of unit times: measured / deterministic = {medians['nvme-p3700'] / medians['nvme-p3700, deterministic units']:.3f}")
-    print(f"measured profile / field profile = {medians['nvme-p3700'] / medians['nvme-p3700-field']:.3f}")
+        print(
+            f"{name:34} {median:12,.0f} I/Os per wall s  [{min(rates[name]):,.0f} .. "
+            f"{max(rates[name]):,.0f}]"
+        )
+    print(
+        "spread of unit times: measured / deterministic = "
+        f"{medians['nvme-p3700'] / medians['nvme-p3700, deterministic units']:.3f}"
+    )
+    print(
+        "measured profile / field profile = "
+        f"{medians['nvme-p3700'] / medians['nvme-p3700-field']:.3f}"
+    )
 
 
 if __name__ == "__main__":

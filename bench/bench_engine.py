@@ -105,7 +105,8 @@ def mm1(customers: int, rho: float = 0.9, seed: int = 20240601) -> dict[str, flo
     }
 
 
-# -- the default scenario ---------------------------------------------------------------------------
+# -- the default scenario
+# ---------------------------------------------------------------------------
 
 
 def scenario_run(scenario: simcache.Scenario, duration: float | None) -> dict[str, float]:
@@ -128,7 +129,8 @@ def scenario_run(scenario: simcache.Scenario, duration: float | None) -> dict[st
     }
 
 
-# -- statistics and printing -------------------------------------------------------------------------
+# -- statistics and printing
+# -------------------------------------------------------------------------
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -139,7 +141,8 @@ def _fmt(s: dict[str, float], fmt: str) -> str:
     return f"{format(s['median'], fmt):>10}  [{format(s['min'], fmt)} .. {format(s['max'], fmt)}]"
 
 
-# -- diagnostics ---------------------------------------------------------------------------------------
+# -- diagnostics
+# ---------------------------------------------------------------------------------------
 
 
 def _origin(skip: int) -> str:
@@ -147,11 +150,17 @@ def _origin(skip: int) -> str:
     simpy_dir = os.path.dirname(simpy.__file__)
     kernel_file = getattr(sys.modules.get("simcache.sim.components.kernel"), "__file__", None)
     frame: FrameType | None = sys._getframe(skip)
-    while frame is not None and (frame.f_code.co_filename.startswith(simpy_dir) or frame.f_code.co_filename in (__file__, kernel_file)):
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(simpy_dir)
+        or frame.f_code.co_filename in (__file__, kernel_file)
+    ):
         frame = frame.f_back
     if frame is None:
         return "?"
-    return f"{frame.f_code.co_qualname} ({os.path.relpath(frame.f_code.co_filename, ROOT)}:{frame.f_lineno})"
+    return (
+        f"{frame.f_code.co_qualname} "
+        f"({os.path.relpath(frame.f_code.co_filename, ROOT)}:{frame.f_lineno})"
+    )
 
 
 def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any]:
@@ -167,9 +176,11 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     delivery of a flow that was alone on its ports.
     """
     counts: collections.Counter[str] = collections.Counter()
-    # SimPy's events call env.schedule: the kernel's Clock's since it runs every event (its class is patchable
-    # only from the sources, not compiled), SimPy's own in older engines.
-    scheduler: Any = getattr(sys.modules.get("simcache.sim.components.kernel"), "Clock", simpy.Environment)
+    # SimPy's events call env.schedule: the kernel's Clock's since it runs every event (its class is
+    # patchable only from the sources, not compiled), SimPy's own in older engines.
+    scheduler: Any = getattr(
+        sys.modules.get("simcache.sim.components.kernel"), "Clock", simpy.Environment
+    )
     original = scheduler.schedule
 
     def label(event: Any) -> str:
@@ -185,8 +196,9 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
         counts[label(event)] += 1
         return original(self, event, priority, delay)
 
-    # The kernel's Clock queues every event through push (SimPy's, and the engine's own Signals from sleep() and
-    # schedule_at(), which never pass schedule): counted there, each labelled where it was scheduled.
+    # The kernel's Clock queues every event through push (SimPy's, and the engine's own Signals from
+    # sleep() and schedule_at(), which never pass schedule): counted there, each labelled where it
+    # was scheduled.
     original_push = getattr(scheduler, "push", None)
 
     def counting_push(self, entry, at, priority):  # type: ignore[no-untyped-def]
@@ -201,8 +213,9 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     if network_cls is not None and original_wake is not None:
 
         def counting_wake(self, *args):  # type: ignore[no-untyped-def]
-            # _wake(version) or _wake(version, timer) in older engines; _wake(timer) since, the version as the
-            # timer's value at first, then the pending timer itself (`_timer`) as the current one.
+            # _wake(version) or _wake(version, timer) in older engines; _wake(timer) since, the
+            # version as the timer's value at first, then the pending timer itself (`_timer`) as the
+            # current one.
             if hasattr(self, "_version"):
                 version = args[0] if isinstance(args[0], int) else args[0]._value
                 stale = version != self._version
@@ -213,15 +226,19 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
 
         network_cls._wake = counting_wake
     link_module: Any = sys.modules.get("simcache.sim.components.link")
-    schedule_name = "schedule_at" if hasattr(link_module, "schedule_at") else "_schedule_at"  # from simcache.sim.components.kernel since
-    original_schedule_at = None if original_push is not None else getattr(link_module, schedule_name, None)
+    # from simcache.sim.components.kernel since
+    schedule_name = "schedule_at" if hasattr(link_module, "schedule_at") else "_schedule_at"
+    original_schedule_at = (
+        None if original_push is not None else getattr(link_module, schedule_name, None)
+    )
     if original_schedule_at is not None:
 
         def counting_schedule_at(env, at, event, *priority):  # type: ignore[no-untyped-def]
             if isinstance(event, simpy.events.Event):  # a transfer's own event, delivered
                 label = f"{'Event':<11} _deliver (simcache/sim/components/link.py)"
             else:
-                waiter = event.callbacks[0] if event.callbacks else getattr(event, "resumer", None)  # a Resumer: "resume"
+                # a Resumer: "resume"
+                waiter = event.callbacks[0] if event.callbacks else getattr(event, "resumer", None)
                 purpose = getattr(waiter, "__name__", "resume").removeprefix("counting")
                 label = f"{'Signal':<11} FlowNetwork {purpose} (simcache/sim/components/link.py)"
             counts[label] += 1
@@ -256,7 +273,10 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
 
 def print_census(c: dict[str, Any]) -> None:
     ios = c["ios"]
-    print(f"\nEvent census of one run: {c['events']} events ({c['events_meta']} by the engine's counter), {ios} I/Os")
+    print(
+        f"\nEvent census of one run: {c['events']} events ({c['events_meta']} by the engine's "
+        f"counter), {ios} I/Os"
+    )
     print(f"  {c['events'] / ios:.2f} events per I/O")
     print("  I/Os by path: " + ", ".join(f"{k} {v}" for k, v in c["ios_by_path"].items()))
     print(f"  {'events':>8} {'per I/O':>8}  kind / origin")
@@ -264,7 +284,10 @@ def print_census(c: dict[str, Any]) -> None:
         print(f"  {n:>8} {n / ios:>8.3f}  {label}")
     if c["flow_wakes"] is not None:
         w = c["flow_wakes"]
-        print(f"  flow-network wake-ups: {w['current']} current, {w['stale']} stale (superseded by a later reshare)")
+        print(
+            f"  flow-network wake-ups: {w['current']} current, {w['stale']} stale (superseded by a "
+            "later reshare)"
+        )
 
 
 def profile(scenario: simcache.Scenario, duration: float | None, top: int = 30) -> str:
@@ -277,25 +300,53 @@ def profile(scenario: simcache.Scenario, duration: float | None, top: int = 30) 
     return out.getvalue()
 
 
-# -- main ------------------------------------------------------------------------------------------------
+# -- main
+# ------------------------------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=7, help="interleaved measurement rounds (default 7)")
-    parser.add_argument("--duration", type=float, default=None, help="simulated seconds of the scenario (default: the file's run.duration)")
-    parser.add_argument("--customers", type=int, default=200_000, help="M/M/1 customers per measurement (default 200000)")
-    parser.add_argument("--scenario", type=Path, default=SCENARIO, help="scenario file (default scenarios/default.toml)")
-    parser.add_argument("--json", type=Path, default=None, help="also write every number to this JSON file")
-    parser.add_argument("--census", action="store_true", help="count one run's SimPy events by kind and origin")
-    parser.add_argument("--profile", action="store_true", help="cProfile one run and print the top functions")
+    parser.add_argument(
+        "--repeats", type=int, default=7, help="interleaved measurement rounds (default 7)"
+    )
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="simulated seconds of the scenario (default: the file's run.duration)",
+    )
+    parser.add_argument(
+        "--customers",
+        type=int,
+        default=200_000,
+        help="M/M/1 customers per measurement (default 200000)",
+    )
+    parser.add_argument(
+        "--scenario",
+        type=Path,
+        default=SCENARIO,
+        help="scenario file (default scenarios/default.toml)",
+    )
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write every number to this JSON file"
+    )
+    parser.add_argument(
+        "--census", action="store_true", help="count one run's SimPy events by kind and origin"
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="cProfile one run and print the top functions"
+    )
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    if (args.census or args.profile) and getattr(getattr(simcache, "_native", None), "COMPILED", False):
+    if (args.census or args.profile) and getattr(
+        getattr(simcache, "_native", None), "COMPILED", False
+    ):
         parser.error(
-            "--census and --profile patch and trace Python functions, which the compiled engine does not run: "
-            "add SIMCACHE_PURE_PYTHON=1 to run the engine's Python sources (same events, same results)"
+            "--census and --profile patch and trace Python functions, which the compiled engine "
+            "does not run: "
+            "add SIMCACHE_PURE_PYTHON=1 to run the engine's Python sources (same events, same "
+            "results)"
         )
 
     facts = machine_facts()
@@ -303,12 +354,18 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in facts.items():
         print(f"  {key:<22} {value}")
     scenario = simcache.load_scenario(args.scenario)
+    shown = args.scenario
+    if shown.is_relative_to(ROOT):
+        shown = shown.relative_to(ROOT)
     print(
-        f"  {'scenario':<22} {args.scenario.relative_to(ROOT) if args.scenario.is_relative_to(ROOT) else args.scenario}"
-        f" (duration {args.duration if args.duration is not None else scenario.run.duration} s, seed 1)"
+        f"  {'scenario':<22} {shown}"
+        f" (duration {args.duration if args.duration is not None else scenario.run.duration} s, "
+        "seed 1)"
     )
     print(f"  {'M/M/1':<22} {args.customers} customers, rho 0.9")
-    print(f"  {'rounds':<22} {args.repeats} (+1 warm-up), interleaved M/M/1, scenario, M/M/1, ...\n")
+    print(
+        f"  {'rounds':<22} {args.repeats} (+1 warm-up), interleaved M/M/1, scenario, M/M/1, ...\n"
+    )
 
     # Warm-up: imports, lazy pydantic/pandas paths, CPU frequency; not recorded.
     mm1(min(args.customers, 20_000))
@@ -322,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
         b, s = baseline[-1], runs[-1]
         print(
             f"  round {r + 1}: M/M/1 {b['customers_per_s']:>9,.0f} cust/s ({b['wall_s']:.2f} s)   "
-            f"scenario {s['ios_per_s']:>8,.0f} I/O/s ({s['wall_s']:.2f} s run, {s['call_s']:.2f} s call)   "
+            f"scenario {s['ios_per_s']:>8,.0f} I/O/s ({s['wall_s']:.2f} s run, {s['call_s']:.2f} s "
+            "call)   "
             f"ratio {s['ios_per_s'] / b['customers_per_s']:.3f}"
         )
 
@@ -338,23 +396,40 @@ def main(argv: list[str] | None = None) -> int:
         "scenario_events_per_io": spread([s["events_per_io"] for s in runs]),
         "ratio_per_round": spread(ratios),
     }
-    summary["ratio_of_medians"] = summary["scenario_ios_per_s"]["median"] / summary["mm1_customers_per_s"]["median"]
+    summary["ratio_of_medians"] = (
+        summary["scenario_ios_per_s"]["median"] / summary["mm1_customers_per_s"]["median"]
+    )
     ratio = summary["ratio_per_round"]["median"]
 
     print("\n                                   median  [min .. max]")
     print(f"  M/M/1 customers / wall s   {_fmt(summary['mm1_customers_per_s'], ',.0f')}")
     print(f"  M/M/1 events / customer    {_fmt(summary['mm1_events_per_customer'], '.2f')}")
-    print(f"  M/M/1 mean sojourn         {_fmt(summary['mm1_mean_sojourn'], '.2f')}   (theory {baseline[0]['theory_sojourn']:.2f})")
-    print(f"  scenario I/Os              {runs[0]['ios']:>10,}   ({runs[0]['simulated_s']:g} simulated s)")
-    print(f"  scenario I/Os / wall s     {_fmt(summary['scenario_ios_per_s'], ',.0f')}   (build + run)")
-    print(f"  scenario I/Os / call s     {_fmt(summary['scenario_ios_per_call_s'], ',.0f')}   (whole simulate() call)")
+    print(
+        f"  M/M/1 mean sojourn         {_fmt(summary['mm1_mean_sojourn'], '.2f')}   (theory "
+        f"{baseline[0]['theory_sojourn']:.2f})"
+    )
+    print(
+        f"  scenario I/Os              {runs[0]['ios']:>10,}   ({runs[0]['simulated_s']:g} "
+        "simulated s)"
+    )
+    print(
+        f"  scenario I/Os / wall s     {_fmt(summary['scenario_ios_per_s'], ',.0f')}   (build + "
+        "run)"
+    )
+    print(
+        f"  scenario I/Os / call s     {_fmt(summary['scenario_ios_per_call_s'], ',.0f')}   (whole "
+        "simulate() call)"
+    )
     print(f"  scenario run wall s        {_fmt(summary['scenario_wall_s'], '.3f')}")
     print(f"  scenario call wall s       {_fmt(summary['scenario_call_s'], '.3f')}")
     print(f"  scenario events / I/O      {_fmt(summary['scenario_events_per_io'], '.2f')}")
     print(f"  ratio (per round)          {_fmt(summary['ratio_per_round'], '.3f')}")
     print(f"  ratio of medians           {summary['ratio_of_medians']:>10.3f}")
     verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
-    print(f"\n  scenario I/O rate / M/M/1 customer rate = {ratio:.3f} (median of rounds): {verdict} the target >= {TARGET_RATIO:.2f}")
+    print(
+        f"\n  scenario I/O rate / M/M/1 customer rate = {ratio:.3f} (median of rounds): {verdict} "
+        f"the target >= {TARGET_RATIO:.2f}"
+    )
 
     report: dict[str, Any] = {
         "machine": facts,
@@ -369,7 +444,10 @@ def main(argv: list[str] | None = None) -> int:
         "summary": summary,
         "target_ratio": TARGET_RATIO,
         "meets_target": ratio >= TARGET_RATIO,
-        "rounds": [{"mm1": b, "scenario": s, "ratio": q} for b, s, q in zip(baseline, runs, ratios, strict=True)],
+        "rounds": [
+            {"mm1": b, "scenario": s, "ratio": q}
+            for b, s, q in zip(baseline, runs, ratios, strict=True)
+        ],
     }
     if args.census:
         c = census(scenario, args.duration)

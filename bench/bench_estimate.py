@@ -69,8 +69,12 @@ def library() -> list[Scenario]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=1.0, help="length of one timed round (default 1 s)")
-    parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
+    parser.add_argument(
+        "--seconds", type=float, default=1.0, help="length of one timed round (default 1 s)"
+    )
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write the figures to this file"
+    )
     args = parser.parse_args()
     default = [simcache.load_scenario("default")]
     scenarios = library()
@@ -90,15 +94,26 @@ def main() -> int:
     slowest.sort(reverse=True)
     load = (before, load_average()[0])
     versions = f"Python {facts['python']}, numpy {facts['numpy']}"
-    print(f"{facts['cpu_model']}, {facts['cpus']} vCPUs, {versions}; load average {load[0]} -> {load[1]}")
+    print(
+        f"{facts['cpu_model']}, {facts['cpus']} vCPUs, {versions}; load average {load[0]} -> "
+        f"{load[1]}"
+    )
     print(f"engine: {facts['simcache_engine']}")
-    print(f"estimate() calls per second (target {TARGET:,.0f}); library: {len(scenarios)} scenarios and variants")
+    print(
+        f"estimate() calls per second (target {TARGET:,.0f}); library: {len(scenarios)} scenarios "
+        "and variants"
+    )
     for name, value in figures.items():
         print(f"  {name:22s} {value:10,.0f}")
-    print("slowest cold calls: " + ", ".join(f"{name} {seconds * 1e3:.1f} ms" for seconds, name in slowest[:5]))
+    print(
+        "slowest cold calls: "
+        + ", ".join(f"{name} {seconds * 1e3:.1f} ms" for seconds, name in slowest[:5])
+    )
     if args.json is not None:
         facts = {**facts, "load_average_1min": load}
-        args.json.write_text(json.dumps({**figures, "scenarios": len(scenarios), "machine": facts}, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps({**figures, "scenarios": len(scenarios), "machine": facts}, indent=2) + "\n"
+        )
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Import and replay benchmark: trace files parsed per second, and a replayed trace's I/Os per second.
+"""Import and replay benchmark: trace files parsed per second, and a replayed trace's I/Os per
+second.
 
 Run from the repository root:
 
@@ -40,7 +41,8 @@ from machine import machine_facts  # noqa: E402
 import simcache  # noqa: E402
 from simcache.workloads.ingest.imported import import_workload  # noqa: E402
 
-FILETIME_2007 = 128_166_372_000_000_000  # 100 ns ticks from 1601-01-01 to 2007-02-22 (the MSR traces' week)
+# 100 ns ticks from 1601-01-01 to 2007-02-22 (the MSR traces' week)
+FILETIME_2007 = 128_166_372_000_000_000
 
 
 def _columns(lines: int, seed: int = 7) -> dict[str, np.ndarray]:
@@ -59,7 +61,14 @@ def write_msr(path: Path, c: dict[str, np.ndarray]) -> None:
     kind = np.where(c["write"], "Write", "Read")
     response = np.round(c["latency"] * 1e7).astype(np.int64)
     with path.open("w") as out:
-        for t, k, o, s, r in zip(ticks.tolist(), kind.tolist(), c["offset"].tolist(), c["size"].tolist(), response.tolist(), strict=True):
+        for t, k, o, s, r in zip(
+            ticks.tolist(),
+            kind.tolist(),
+            c["offset"].tolist(),
+            c["size"].tolist(),
+            response.tolist(),
+            strict=True,
+        ):
             out.write(f"{t},usr,0,{k},{o},{s},{r}\n")
 
 
@@ -67,7 +76,9 @@ def write_csv(path: Path, c: dict[str, np.ndarray]) -> None:
     kind = np.where(c["write"], "write", "read")
     with path.open("w") as out:
         out.write("time,op,offset,size\n")
-        for t, k, o, s in zip(c["time"].tolist(), kind.tolist(), c["offset"].tolist(), c["size"].tolist(), strict=True):
+        for t, k, o, s in zip(
+            c["time"].tolist(), kind.tolist(), c["offset"].tolist(), c["size"].tolist(), strict=True
+        ):
             out.write(f"{t:.9f},{k},{o},{s}\n")
 
 
@@ -77,7 +88,14 @@ def write_blkparse(path: Path, c: dict[str, np.ndarray]) -> None:
     count = c["size"] // 512
     with path.open("w") as out:
         for i, (t, k, sec, n, lat) in enumerate(
-            zip(c["time"].tolist(), rwbs.tolist(), sectors.tolist(), count.tolist(), c["latency"].tolist(), strict=True)
+            zip(
+                c["time"].tolist(),
+                rwbs.tolist(),
+                sectors.tolist(),
+                count.tolist(),
+                c["latency"].tolist(),
+                strict=True,
+            )
         ):
             out.write(f"  8,0    0 {2 * i + 1:8d} {t:14.9f}  4162  D  {k} {sec} + {n} [fio]\n")
             out.write(f"  8,0    0 {2 * i + 2:8d} {t + lat:14.9f}     0  C  {k} {sec} + {n} [0]\n")
@@ -88,7 +106,11 @@ def write_iolog(path: Path, c: dict[str, np.ndarray]) -> None:
     with path.open("w") as out:
         out.write("fio version 3 iolog\n0 /dev/sdb add\n0 /dev/sdb open\n")
         for t, k, o, s in zip(
-            np.round(c["time"] * 1000).astype(np.int64).tolist(), kind.tolist(), c["offset"].tolist(), c["size"].tolist(), strict=True
+            np.round(c["time"] * 1000).astype(np.int64).tolist(),
+            kind.tolist(),
+            c["offset"].tolist(),
+            c["size"].tolist(),
+            strict=True,
         ):
             out.write(f"{t} /dev/sdb {k} {o} {s}\n")
         out.write(f"{int(c['time'][-1] * 1000)} /dev/sdb close\n")
@@ -102,7 +124,9 @@ WRITERS: dict[str, tuple[str, Callable[[Path, dict[str, np.ndarray]], None]]] = 
 }
 
 
-def bench_import(folder: Path, lines: int, formats: list[str]) -> tuple[dict[str, dict[str, float]], Path]:
+def bench_import(
+    folder: Path, lines: int, formats: list[str]
+) -> tuple[dict[str, dict[str, float]], Path]:
     columns = _columns(lines)
     rows: dict[str, dict[str, float]] = {}
     msr_path = folder / "msr.csv"
@@ -124,7 +148,13 @@ def bench_import(folder: Path, lines: int, formats: list[str]) -> tuple[dict[str
             print(f"{name:10s} skipped: {exc}")
             continue
         assert imported.trace is not None and imported.trace.count >= lines, (name, imported.trace)
-        rows[name] = {"MB": megabytes, "cold_s": cold, "MB_per_s": megabytes / cold, "ios_per_s": lines / cold, "warm_s": warm}
+        rows[name] = {
+            "MB": megabytes,
+            "cold_s": cold,
+            "MB_per_s": megabytes / cold,
+            "ios_per_s": lines / cold,
+            "warm_s": warm,
+        }
         speed = f"{megabytes / cold:6.1f} MB/s, {lines / cold:9,.0f} I/Os/s"
         print(f"{name:10s} {megabytes:8.1f} MB  cold {cold:6.2f} s = {speed}   warm {warm:5.2f} s")
         if name == "msr":
@@ -134,21 +164,26 @@ def bench_import(folder: Path, lines: int, formats: list[str]) -> tuple[dict[str
 
 
 def bench_replay(trace: Path, ios: int) -> dict[str, float]:
-    """Replay in a fresh process (``--replay-only``), so its peak memory is the replay's, not the trace writer's."""
+    """Replay in a fresh process (``--replay-only``), so its peak memory is the replay's, not the
+    trace writer's."""
     command = [sys.executable, __file__, "--replay-only", str(trace), "--replay-ios", str(ios)]
-    finished = subprocess.run(command, check=True, capture_output=True, text=True, env=os.environ.copy())
+    finished = subprocess.run(
+        command, check=True, capture_output=True, text=True, env=os.environ.copy()
+    )
     numbers: dict[str, float] = json.loads(finished.stdout.strip().splitlines()[-1])
     print(
-        f"replay     {numbers['ios']:,.0f} I/Os in {numbers['wall_s']:.2f} s = {numbers['ios_per_s']:,.0f} I/Os/s; "
-        f"M/M/1 {numbers['mm1_per_s']:,.0f}/s; ratio {numbers['ratio']:.3f}; peak RSS {numbers['peak_rss_mib']:,.0f} MiB "
+        f"replay     {numbers['ios']:,.0f} I/Os in {numbers['wall_s']:.2f} s = "
+        f"{numbers['ios_per_s']:,.0f} I/Os/s; "
+        f"M/M/1 {numbers['mm1_per_s']:,.0f}/s; ratio {numbers['ratio']:.3f}; peak RSS "
+        f"{numbers['peak_rss_mib']:,.0f} MiB "
         f"(of which before the run {numbers['rss_before_mib']:,.0f} MiB)"
     )
     return numbers
 
 
 def peak_rss_mib() -> float:
-    """This process's peak resident memory: ``VmHWM`` (reset by exec, unlike ``ru_maxrss``, which a child started from
-    a large parent inherits)."""
+    """This process's peak resident memory: ``VmHWM`` (reset by exec, unlike ``ru_maxrss``, which
+    a child started from a large parent inherits)."""
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
@@ -156,12 +191,17 @@ def peak_rss_mib() -> float:
 
 
 def replay_only(trace: Path, ios: int) -> dict[str, float]:
-    """The replay measurement itself (run by :func:`bench_replay` in its own process; the trace is cached already)."""
+    """The replay measurement itself (run by :func:`bench_replay` in its own process; the trace
+    is cached already)."""
     imported = import_workload(trace, "msr")
     assert imported.trace is not None
     duration = float(imported.trace.rows["time"][min(ios, imported.trace.count) - 1])
     data = imported.scenario_data(policy="WB+1")
-    data["run"] = {"duration": duration, "warmup": duration / 10, "sample_interval": max(duration / 100, 0.01)}
+    data["run"] = {
+        "duration": duration,
+        "warmup": duration / 10,
+        "sample_interval": max(duration / 100, 0.01),
+    }
     scenario = simcache.load_scenario(data)
     baseline = mm1(200_000)
     rss_before = peak_rss_mib()
@@ -185,9 +225,17 @@ def replay_only(trace: Path, ios: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=1_000_000, help="I/Os per generated trace (default 1,000,000)")
-    parser.add_argument("--replay-ios", type=int, default=200_000, help="I/Os replayed (default 200,000)")
-    parser.add_argument("--formats", default=",".join(WRITERS), help=f"formats to import (default {','.join(WRITERS)}; msr is replayed)")
+    parser.add_argument(
+        "--lines", type=int, default=1_000_000, help="I/Os per generated trace (default 1,000,000)"
+    )
+    parser.add_argument(
+        "--replay-ios", type=int, default=200_000, help="I/Os replayed (default 200,000)"
+    )
+    parser.add_argument(
+        "--formats",
+        default=",".join(WRITERS),
+        help=f"formats to import (default {','.join(WRITERS)}; msr is replayed)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--replay-only", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -1,22 +1,24 @@
-"""Memory benchmark: peak resident memory per I/O of the default scenario, with records and without (issue 18).
+"""Memory benchmark: peak resident memory per I/O of the default scenario, with records and without
+(issue 18).
 
-Run from the repository root (one run at a time; each case runs in a fresh process, as ``ru_maxrss`` is a
-process's peak):
+Run from the repository root (one run at a time; each case runs in a fresh process, as ``ru_maxrss``
+is a process's peak):
 
     nice -n 10 .venv/bin/python bench/bench_memory.py [--large-ios N] [--json PATH]
 
 Cases: the default scenario for 60 s and 600 s, with records (``simulate``) and without
-(``simulate(..., keep_records=False)``), and one long run without records of about ``--large-ios`` I/Os
-(default 10^7; the issue's target is 10^8 under 1 GB). Each child reports:
+(``simulate(..., keep_records=False)``), and one long run without records of about ``--large-ios``
+I/Os (default 10^7; the issue's target is 10^8 under 1 GB). Each child reports:
 
 - ``base_mib``: resident memory after importing simcache and loading the scenario, before the run;
-- ``peak_mib``: peak resident memory (``ru_maxrss``) through ``simulate`` (the run and its result: records table,
-  series, totals);
+- ``peak_mib``: peak resident memory (``ru_maxrss``) through ``simulate`` (the run and its result:
+  records table, series, totals);
 - ``summary_peak_mib``: the peak once the summary, breakdown and warnings have been computed too;
 - ``held_mib``: resident memory after the run, with the result alive.
 
-Per I/O: ``(peak - base) / ios``, and at the margin between the 60 s and 600 s runs,
-``(peak_600 - peak_60) / (ios_600 - ios_60)``: the bytes per I/O beyond a fixed base (the target is 64 with records).
+Per I/O: ``(peak - base) / ios``, and at the margin between the 60 s and 600 s runs, ``(peak_600 -
+peak_60) / (ios_600 - ios_60)``: the bytes per I/O beyond a fixed base (the target is 64 with
+records).
 """
 
 from __future__ import annotations
@@ -77,7 +79,12 @@ def margin(short: dict[str, Any], long: dict[str, Any], key: str = "peak_mib") -
 
 def main() -> None:
     parser = case_parser(__doc__.splitlines()[0])
-    parser.add_argument("--large-ios", type=float, default=1e7, help="I/Os of the long run without records (default 1e7)")
+    parser.add_argument(
+        "--large-ios",
+        type=float,
+        default=1e7,
+        help="I/Os of the long run without records (default 1e7)",
+    )
     args = parser.parse_args()
     if args.child is not None:
         print(json.dumps(child(args.child, args.keep)))
@@ -90,7 +97,9 @@ def main() -> None:
         "machine": {**facts, "load_average_after": load_average()},
         "cases": [*runs, large],
         "margin_bytes_per_io_records": margin(by[(60.0, True)], by[(600.0, True)]),
-        "margin_bytes_per_io_records_with_summary": margin(by[(60.0, True)], by[(600.0, True)], "summary_peak_mib"),
+        "margin_bytes_per_io_records_with_summary": margin(
+            by[(60.0, True)], by[(600.0, True)], "summary_peak_mib"
+        ),
         "margin_bytes_per_io_no_records": margin(by[(60.0, False)], by[(600.0, False)]),
         "margin_bytes_per_io_no_records_large": margin(by[(600.0, False)], large),
     }

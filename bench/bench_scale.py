@@ -1,18 +1,23 @@
-"""Scale benchmark (issue 18): a 10^8-I/O streaming run's peak memory, and its percentiles against a records run.
+"""Scale benchmark (issue 18): a 10^8-I/O streaming run's peak memory, and its percentiles against a
+records run.
 
-Run from the repository root (each case in a fresh process, as ``ru_maxrss`` is a process's peak; the long run
-takes about an hour on these 2-core machines):
+Run from the repository root (each case in a fresh process, as ``ru_maxrss`` is a process's peak;
+the long run takes about an hour on these 2-core machines):
 
-    nice -n 10 .venv/bin/python bench/bench_scale.py [--duration 100] [--compare-duration 2] [--json PATH]
+    nice -n 10 .venv/bin/python bench/bench_scale.py [--duration 100] [--compare-duration 2] [--json
+    PATH]
 
-Scenario: ``bench/scale_64x16.toml``, 64 hosts x 16 VMs x 1,000 I/Os per second (102.4 million I/Os in 100 s).
+Scenario: ``bench/scale_64x16.toml``, 64 hosts x 16 VMs x 1,000 I/Os per second (102.4 million I/Os
+in 100 s).
 
-1. **Same figures**: the scenario for ``--compare-duration`` seconds with records and without (same seed, so the
-   same I/Os): each group's and op's p50 and p99 without records must be within the histograms' stated error of the
-   records' (``|p_stream - p_records| <= REL_ERROR * p_records + MIN_MS``, :mod:`simcache.sim.stream`).
-2. **Memory**: the scenario for ``--duration`` seconds without records. Reported: resident memory before the run
-   (``base_mib``), its peak (``peak_mib``, target below 1 GiB), the resident memory at every sample (its growth
-   after the cold start says whether memory is flat in run length), I/Os, wall time, and I/Os per wall second.
+1. **Same figures**: the scenario for ``--compare-duration`` seconds with records and without (same
+   seed, so the same I/Os): each group's and op's p50 and p99 without records must be within the
+   histograms' stated error of the records' (``|p_stream - p_records| <= REL_ERROR * p_records +
+   MIN_MS``, :mod:`simcache.sim.stream`).
+2. **Memory**: the scenario for ``--duration`` seconds without records. Reported: resident memory
+   before the run (``base_mib``), its peak (``peak_mib``, target below 1 GiB), the resident memory
+   at every sample (its growth after the cold start says whether memory is flat in run length),
+   I/Os, wall time, and I/Os per wall second.
 """
 
 from __future__ import annotations
@@ -47,13 +52,30 @@ def child(duration: float, keep_records: bool) -> dict[str, Any]:
     started = time.perf_counter()
 
     def progress(fraction: float) -> None:
-        trail.append((round(fraction * duration, 3), round(time.perf_counter() - started, 1), round(rss_mib(), 1)))
-        print(f"  {trail[-1][0]:8.2f} s simulated  {trail[-1][1]:8.1f} s wall  {trail[-1][2]:7.1f} MiB", file=sys.stderr, flush=True)
+        trail.append(
+            (
+                round(fraction * duration, 3),
+                round(time.perf_counter() - started, 1),
+                round(rss_mib(), 1),
+            )
+        )
+        print(
+            f"  {trail[-1][0]:8.2f} s simulated  {trail[-1][1]:8.1f} s wall  {trail[-1][2]:7.1f} "
+            "MiB",
+            file=sys.stderr,
+            flush=True,
+        )
 
-    result = simcache.simulate(scenario, keep_records=keep_records, limits=NO_LIMITS, progress=progress)
+    result = simcache.simulate(
+        scenario, keep_records=keep_records, limits=NO_LIMITS, progress=progress
+    )
     wall = time.perf_counter() - started
     summary = result.summary
-    figures = {f"{row['group']}.{row['op']}.{p}": float(row[p]) for _, row in summary.iterrows() for p in PERCENTILES}
+    figures = {
+        f"{row['group']}.{row['op']}.{p}": float(row[p])
+        for _, row in summary.iterrows()
+        for p in PERCENTILES
+    }
     return {
         "duration_s": duration,
         "records": keep_records,
@@ -71,26 +93,45 @@ def child(duration: float, keep_records: bool) -> dict[str, Any]:
 
 def run_case(duration: float, keep_records: bool) -> dict[str, Any]:
     case = cases.run_case(__file__, duration, keep_records, show_progress=True)
-    print(json.dumps({k: v for k, v in case.items() if k != "rss_trail"}), file=sys.stderr, flush=True)
+    print(
+        json.dumps({k: v for k, v in case.items() if k != "rss_trail"}), file=sys.stderr, flush=True
+    )
     return case
 
 
 def compare(kept: dict[str, Any], streamed: dict[str, Any]) -> dict[str, Any]:
-    """Each percentile of the streaming run against the records run's, with the histograms' bound."""
+    """Each percentile of the streaming run against the records run's, with the histograms'
+    bound."""
     from simcache.sim.stream import MIN_MS, REL_ERROR
 
     rows = {}
     for name, exact in kept["percentiles"].items():
         got = streamed["percentiles"][name]
         bound = REL_ERROR * exact + MIN_MS
-        rows[name] = {"records": exact, "streaming": got, "error": abs(got - exact), "bound": bound, "within": abs(got - exact) <= bound}
+        rows[name] = {
+            "records": exact,
+            "streaming": got,
+            "error": abs(got - exact),
+            "bound": bound,
+            "within": abs(got - exact) <= bound,
+        }
     return rows
 
 
 def main() -> None:
     parser = case_parser(__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=100.0, help="simulated seconds of the streaming run (default 100: 102.4 M I/Os)")
-    parser.add_argument("--compare-duration", type=float, default=2.0, help="simulated seconds of the records/streaming pair (default 2)")
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=100.0,
+        help="simulated seconds of the streaming run (default 100: 102.4 M I/Os)",
+    )
+    parser.add_argument(
+        "--compare-duration",
+        type=float,
+        default=2.0,
+        help="simulated seconds of the records/streaming pair (default 2)",
+    )
     args = parser.parse_args()
     if args.child is not None:
         print(json.dumps(child(args.child, args.keep)))
@@ -101,7 +142,11 @@ def main() -> None:
     large = run_case(args.duration, False)
     report = {
         "machine": {**facts, "load_average_after": load_average()},
-        "same_figures": {"duration_s": args.compare_duration, "all_within": all(r["within"] for r in same.values()), "rows": same},
+        "same_figures": {
+            "duration_s": args.compare_duration,
+            "all_within": all(r["within"] for r in same.values()),
+            "rows": same,
+        },
         "pair": [kept, streamed],
         "large": large,
         "large_peak_below_target": large["peak_mib"] < TARGET_PEAK_MIB,

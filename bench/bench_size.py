@@ -1,20 +1,23 @@
-"""``simcache size`` benchmark: a 100-point grid on the default scenario, serial and on 2 workers; and the pruning margin.
+"""``simcache size`` benchmark: a 100-point grid on the default scenario, serial and on 2 workers;
+and the pruning margin.
 
 Run from the repository root:
 
     .venv/bin/python bench/bench_size.py [--duration T] [--seeds N] [--json PATH]
     .venv/bin/python bench/bench_size.py --margin
 
-1. **The grid** (the default): ``scenarios/default.toml`` with a 10 s warm-up (its build group's duty cycle has a 10 s
-   period; with the file's 4 s every verdict is unknown: the warm-up is shorter than the slowest time constant) over
-   peer link (5) x tier (5) x destage buffer (4) = 100 configurations, against ``db write p99 <= 1ms`` (the file's
-   own service level is 6 ms, which the default cluster already meets) and ``web write p99 <= 2ms``,
-   searched with 1 worker (no pool) and with 2 local workers, each in a fresh store. Reported: configurations simulated,
-   pruned (by the estimate, by a monotone miss) and skipped (dearer than the answer), runs, wall time of the ``size`` call
-   (imports excluded), and whether both found the same answer. Target: under 300 s.
-2. **The margin** (``--margin``): the library's cases of ``tests/estimate/test_estimate.py`` simulated once (seed 1) and
-   estimated; for each figure the largest estimate/simulation ratio over the groups and ops with enough I/Os behind
-   it (stable runs), the smallest for IOPS: the numbers behind ``simcache.runs.size.MEASURED``.
+1. **The grid** (the default): ``scenarios/default.toml`` with a 10 s warm-up (its build group's
+   duty cycle has a 10 s period; with the file's 4 s every verdict is unknown: the warm-up is
+   shorter than the slowest time constant) over peer link (5) x tier (5) x destage buffer (4) = 100
+   configurations, against ``db write p99 <= 1ms`` (the file's own service level is 6 ms, which the
+   default cluster already meets) and ``web write p99 <= 2ms``, searched with 1 worker (no pool) and
+   with 2 local workers, each in a fresh store. Reported: configurations simulated, pruned (by the
+   estimate, by a monotone miss) and skipped (dearer than the answer), runs, wall time of the
+   ``size`` call (imports excluded), and whether both found the same answer. Target: under 300 s.
+2. **The margin** (``--margin``): the library's cases of ``tests/estimate/test_estimate.py``
+   simulated once (seed 1) and estimated; for each figure the largest estimate/simulation ratio over
+   the groups and ops with enough I/Os behind it (stable runs), the smallest for IOPS: the numbers
+   behind ``simcache.runs.size.MEASURED``.
 """
 
 from __future__ import annotations
@@ -32,11 +35,14 @@ sys.path.insert(0, str(ROOT))
 
 GRID = [
     "cluster.peer_link = ['1GbE', '1GbE-jumbo', '10GbE', '25GbE', 'ib-qdr-verbs']",
-    "cluster.tier = ['sata-ssd-s3700-field', 'sata-ssd-s3700', 'nvme-p3700-field', 'nvme-p3700', 'ram-ddr4']",
+    "cluster.tier = ['sata-ssd-s3700-field', 'sata-ssd-s3700', 'nvme-p3700-field', 'nvme-p3700', "
+    "'ram-ddr4']",
     "cluster.destager.capacity = 1GiB:8GiB",
 ]
 TARGETS = ["db write p99 <= 1ms", "web write p99 <= 2ms"]
-WARMUP = "10s"  # the build group's on/off duty cycle has a 10 s period: a shorter warm-up leaves every verdict unknown
+# the build group's on/off duty cycle has a 10 s period: a shorter warm-up leaves every verdict
+# unknown
+WARMUP = "10s"
 
 
 def grid(duration: float | None, seeds: int, workers: int) -> dict[str, object]:
@@ -75,7 +81,9 @@ def grid(duration: float | None, seeds: int, workers: int) -> dict[str, object]:
         "skipped": counts["skipped"],
         "runs": runs,
         "counts": counts,
-        "best": None if winner is None else {"overrides": winner.overrides, "cost": winner.cost.total},
+        "best": None
+        if winner is None
+        else {"overrides": winner.overrides, "cost": winner.cost.total},
     }
 
 
@@ -102,7 +110,12 @@ def margin() -> dict[str, object]:
             for column in ("mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "iops"):
                 needed = samples_needed(PERCENTILES[column]) if column in PERCENTILES else 1
                 simulated, estimated = float(row[column]), float(table.loc[key][column])
-                if row["count"] < needed or not math.isfinite(simulated) or simulated <= 0 or not math.isfinite(estimated):
+                if (
+                    row["count"] < needed
+                    or not math.isfinite(simulated)
+                    or simulated <= 0
+                    or not math.isfinite(estimated)
+                ):
                     continue
                 ratio = estimated / simulated
                 where = f"{name}:{variant} {row['group']} {row['op']}"
@@ -117,15 +130,28 @@ def margin() -> dict[str, object]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=None, help="simulated seconds per run (default: the scenario's 20 s)")
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="simulated seconds per run (default: the scenario's 20 s)",
+    )
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--margin", action="store_true", help="measure the estimate/simulation ratios on the library instead")
+    parser.add_argument(
+        "--margin",
+        action="store_true",
+        help="measure the estimate/simulation ratios on the library instead",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if args.margin:
         out: dict[str, object] = {"margin": margin()}
     else:
-        out = {"grid": GRID, "targets": TARGETS, "runs": [grid(args.duration, args.seeds, workers) for workers in (1, 2)]}
+        out = {
+            "grid": GRID,
+            "targets": TARGETS,
+            "runs": [grid(args.duration, args.seeds, workers) for workers in (1, 2)],
+        }
     text = json.dumps(out, indent=2)
     print(text)
     if args.json is not None:

@@ -1,4 +1,5 @@
-"""Sweep benchmark: parallel speed-up on 2 local workers, and a killed sweep resumed without recomputation.
+"""Sweep benchmark: parallel speed-up on 2 local workers, and a killed sweep resumed without
+recomputation.
 
 Run from the repository root:
 
@@ -79,12 +80,16 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 # Others may edit the checkout while this runs for minutes, and every pool worker and command-line
-# run imports simcache afresh: all of them use one copy of simcache/ (and the scenario) taken at the start.
+# run imports simcache afresh: all of them use one copy of simcache/ (and the scenario) taken at the
+# start.
 if "BENCH_SWEEP_SOURCE" not in os.environ:
     _snapshot = Path(tempfile.mkdtemp(prefix="bench_sweep_source_"))
-    # simcache.native.sources.copy_package (the compiled engine included), read from its file: importing
-    # simcache from the checkout here would put that copy in sys.modules instead of the snapshot.
-    _spec = importlib.util.spec_from_file_location("bench_engine_sources", ROOT / "simcache" / "native" / "sources.py")
+    # simcache.native.sources.copy_package (the compiled engine included), read from its file:
+    # importing simcache from the checkout here would put that copy in sys.modules instead of the
+    # snapshot.
+    _spec = importlib.util.spec_from_file_location(
+        "bench_engine_sources", ROOT / "simcache" / "native" / "sources.py"
+    )
     assert _spec is not None and _spec.loader is not None
     _sources = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_sources)
@@ -122,7 +127,8 @@ PROGRESS = re.compile(r"(\d+)/(\d+) runs done(?: \((\d+) from the store\))?")
 
 
 def busy_and_steal_s() -> tuple[float, float]:
-    """Seconds of CPU the whole machine has been busy (steal included) and stolen by the hypervisor since boot."""
+    """Seconds of CPU the whole machine has been busy (steal included) and stolen by the
+    hypervisor since boot."""
     fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
     user, nice, system, _idle, _iowait, irq, softirq, steal = fields
     tick = os.sysconf("SC_CLK_TCK")
@@ -130,12 +136,16 @@ def busy_and_steal_s() -> tuple[float, float]:
 
 
 def cpu_of_this_process_and_children() -> tuple[float, float]:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 class Meter:
-    """Wall time, CPU of this process and of its finished children, and what the rest of the machine used meanwhile.
+    """Wall time, CPU of this process and of its finished children, and what the rest of the machine
+    used meanwhile.
 
     ``other_cores`` is machine busy time minus ours, over the wall time: the number of cores
     other jobs took on average (0 on a quiet machine, up to 2 on a 2-core one).
@@ -174,7 +184,8 @@ def _count(n: int) -> float:
 
 
 def machine_scaling(n: int = 10_000_000, repeats: int = 3) -> dict[str, float]:
-    """A counting loop alone, then twice at once in two processes (median of ``repeats``): what 2 cores give right now."""
+    """A counting loop alone, then twice at once in two processes (median of ``repeats``): what 2
+    cores give right now."""
     alone, both = [], []
     with get_context("spawn").Pool(2) as pool:
         pool.map(_count, [1000, 1000])  # workers started before timing
@@ -183,7 +194,11 @@ def machine_scaling(n: int = 10_000_000, repeats: int = 3) -> dict[str, float]:
             started = time.perf_counter()
             pool.map(_count, [n, n], chunksize=1)
             both.append(time.perf_counter() - started)
-    return {"alone_s": statistics.median(alone), "two_at_once_s": statistics.median(both), "scaling": 2 * sum(alone) / sum(both)}
+    return {
+        "alone_s": statistics.median(alone),
+        "two_at_once_s": statistics.median(both),
+        "scaling": 2 * sum(alone) / sum(both),
+    }
 
 
 def source_digest(tree: Path) -> str:
@@ -194,25 +209,38 @@ def source_digest(tree: Path) -> str:
     return digest.hexdigest()[:12]
 
 
-# -- speed-up ----------------------------------------------------------------------------------------
+# -- speed-up
+# ----------------------------------------------------------------------------------------
 
 
 def timed_sweep(workers: int, duration: float, store: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """One whole sweep into a fresh store, in a fresh process (like ``simcache sweep``), timed from the call.
+    """One whole sweep into a fresh store, in a fresh process (like ``simcache sweep``), timed from
+    the call.
 
     Both worker counts start from the same state, as a user's command does, not from
     this process after minutes of other work.
     """
     table_file = store.with_suffix(".pickle")
-    command = [sys.executable, str(Path(__file__).resolve()), "--duration", str(duration), "--child-sweep", str(workers), str(store)]
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--duration",
+        str(duration),
+        "--child-sweep",
+        str(workers),
+        str(store),
+    ]
     with Meter() as meter:
-        child = json.loads(subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True).stdout)
+        child = json.loads(
+            subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True).stdout
+        )
     table = pd.read_pickle(table_file)
     return table, {**meter.figures, **child, "wall_with_imports_s": meter.wall_s}
 
 
 def run_sweep(workers: int, duration: float, store: Path) -> None:
-    """Child of :func:`timed_sweep`: time one ``sweep`` call, save its table next to the store, print the figures."""
+    """Child of :func:`timed_sweep`: time one ``sweep`` call, save its table next to the store,
+    print the figures."""
     scenario = simcache.load_scenario(SCENARIO)
     first: list[float] = []
 
@@ -222,21 +250,37 @@ def run_sweep(workers: int, duration: float, store: Path) -> None:
 
     gc.collect()
     started, cpu = time.perf_counter(), cpu_of_this_process_and_children()
-    table = sweep(scenario, GRID, seeds=SEEDS, duration=duration, workers=workers, store=store, progress=note_first)
+    table = sweep(
+        scenario,
+        GRID,
+        seeds=SEEDS,
+        duration=duration,
+        workers=workers,
+        store=store,
+        progress=note_first,
+    )
     wall, (own, children) = time.perf_counter() - started, cpu_of_this_process_and_children()
     table.to_pickle(store.with_suffix(".pickle"))
-    figures = {"wall_s": wall, "first_row_s": first[0], "this_process_cpu_s": own - cpu[0], "worker_cpu_s": children - cpu[1]}
+    figures = {
+        "wall_s": wall,
+        "first_row_s": first[0],
+        "this_process_cpu_s": own - cpu[0],
+        "worker_cpu_s": children - cpu[1],
+    }
     print(json.dumps(figures))
 
 
 def halves_at_once(duration: float) -> dict[str, Any]:
-    """Two plain processes, each simulating every other run of the sweep (no pool, no store): what 2 cores give this workload.
+    """Two plain processes, each simulating every other run of the sweep (no pool, no store): what 2
+    cores give this workload.
 
     Each child times its runs after its imports; the figure is the slower child's time.
     """
     command = [sys.executable, str(Path(__file__).resolve()), "--duration", str(duration), "--half"]
     with Meter() as meter:
-        children = [subprocess.Popen([*command, str(k)], stdout=subprocess.PIPE, text=True) for k in (0, 1)]
+        children = [
+            subprocess.Popen([*command, str(k)], stdout=subprocess.PIPE, text=True) for k in (0, 1)
+        ]
         halves = [json.loads(child.communicate(timeout=1800)[0]) for child in children]
     return {
         **meter.figures,
@@ -248,7 +292,8 @@ def halves_at_once(duration: float) -> dict[str, Any]:
 
 
 def run_half(half: int, duration: float) -> None:
-    """Child of :func:`halves_at_once`: runs (point, seed) pairs ``half``, ``half + 2``, ... as a pool worker would."""
+    """Child of :func:`halves_at_once`: runs (point, seed) pairs ``half``, ``half + 2``, ... as a
+    pool worker would."""
     scenario = simcache.load_scenario(SCENARIO)
     variants = [scenario.with_overrides(point) for point in grid_points(GRID)]
     tasks = [(variant, seed) for variant in variants for seed in SEEDS][half::2]
@@ -256,14 +301,25 @@ def run_half(half: int, duration: float) -> None:
     started, cpu = time.perf_counter(), time.process_time()
     for variant, seed in tasks:
         result_row(simcache.simulate(variant, seed=seed, duration=duration))
-    print(json.dumps({"wall_s": time.perf_counter() - started, "cpu_s": time.process_time() - cpu, "runs": len(tasks)}))
+    print(
+        json.dumps(
+            {
+                "wall_s": time.perf_counter() - started,
+                "cpu_s": time.process_time() - cpu,
+                "runs": len(tasks),
+            }
+        )
+    )
 
 
 MODES = ("1 worker", "2 workers", "2 halves")
 
 
-def speedup(rounds: int, duration: float, workdir: Path, bound: bool) -> tuple[dict[str, Any], pd.DataFrame, bool]:
-    """Interleaved rounds (1 worker, 2 workers[, 2 halves]; the next round in reverse order); speed-ups per round."""
+def speedup(
+    rounds: int, duration: float, workdir: Path, bound: bool
+) -> tuple[dict[str, Any], pd.DataFrame, bool]:
+    """Interleaved rounds (1 worker, 2 workers[, 2 halves]; the next round in reverse order);
+    speed-ups per round."""
     runs: list[dict[str, Any]] = []
     tables: dict[str, pd.DataFrame] = {}
     identical = True
@@ -277,14 +333,21 @@ def speedup(rounds: int, duration: float, workdir: Path, bound: bool) -> tuple[d
                 detail = f"the slower of two halves of compute ({first:.1f} s, {second:.1f} s)"
             else:
                 workers = int(mode[0])
-                table, figures = timed_sweep(workers, duration, workdir / f"speed-{round_}-{workers}w.sqlite")
+                table, figures = timed_sweep(
+                    workers, duration, workdir / f"speed-{round_}-{workers}w.sqlite"
+                )
                 identical &= _same(table, tables.setdefault(mode, table))
-                detail = f"first row at {figures['first_row_s']:.2f} s, CPU {figures['this_process_cpu_s']:.1f} s here"
+                detail = (
+                    f"first row at {figures['first_row_s']:.2f} s, CPU "
+                    f"{figures['this_process_cpu_s']:.1f} s here"
+                )
             walls[mode] = figures["wall_s"]
             runs.append({"round": round_, "mode": mode, **figures})
             print(
-                f"  round {round_ + 1}, {mode:9}: {figures['wall_s']:6.1f} s, {detail} + {figures['worker_cpu_s']:.1f} s in workers,"
-                f" other jobs {figures['other_cores']:.2f} cores, load {figures['load_before']:.2f} -> {figures['load_after']:.2f}",
+                f"  round {round_ + 1}, {mode:9}: {figures['wall_s']:6.1f} s, {detail} + "
+                f"{figures['worker_cpu_s']:.1f} s in workers,"
+                f" other jobs {figures['other_cores']:.2f} cores, load "
+                f"{figures['load_before']:.2f} -> {figures['load_after']:.2f}",
                 flush=True,
             )
         for run in runs[-len(modes) :]:
@@ -300,8 +363,11 @@ def speedup(rounds: int, duration: float, workdir: Path, bound: bool) -> tuple[d
             "wall_s": spread([r["wall_s"] for r in runs if r["mode"] == mode]),
             "speedup": spread([r["speedup"] for r in runs if r["mode"] == mode]),
         }
-    summary["speedup_of_medians"] = summary["1 worker"]["wall_s"]["median"] / summary["2 workers"]["wall_s"]["median"]
-    if bound:  # per round: what the pool costs over two plain processes (start-up, imports, task traffic)
+    summary["speedup_of_medians"] = (
+        summary["1 worker"]["wall_s"]["median"] / summary["2 workers"]["wall_s"]["median"]
+    )
+    # per round: what the pool costs over two plain processes (start-up, imports, task traffic)
+    if bound:
         pool = [r["wall_s"] for r in runs if r["mode"] == "2 workers"]
         plain = [r["wall_s"] for r in runs if r["mode"] == "2 halves"]
         summary["pool_overhead_s"] = spread([a - b for a, b in zip(pool, plain, strict=True)])
@@ -309,7 +375,10 @@ def speedup(rounds: int, duration: float, workdir: Path, bound: bool) -> tuple[d
 
 
 def span(figures: dict[str, float], fmt: str) -> str:
-    return f"{format(figures['median'], fmt)} [{format(figures['min'], fmt)} .. {format(figures['max'], fmt)}]"
+    return (
+        f"{format(figures['median'], fmt)} [{format(figures['min'], fmt)} .. "
+        f"{format(figures['max'], fmt)}]"
+    )
 
 
 def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
@@ -320,11 +389,13 @@ def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     return True
 
 
-# -- kill and resume ----------------------------------------------------------------------------------
+# -- kill and resume
+# ----------------------------------------------------------------------------------
 
 
 def store_rowids(store: Path) -> dict[str, int]:
-    """key -> SQLite rowid of every row in the store (empty if the store or its table does not exist yet)."""
+    """key -> SQLite rowid of every row in the store (empty if the store or its table does not
+    exist yet)."""
     if not store.exists():
         return {}
     try:
@@ -367,7 +438,8 @@ def alive(pid: int) -> bool:
 
 
 class CliSweep:
-    """``simcache sweep`` as a subprocess in its own session, so nothing it starts outlives the bench."""
+    """``simcache sweep`` as a subprocess in its own session, so nothing it starts outlives the
+    bench."""
 
     def __init__(self, grid: Path, duration: float, store: Path, out: Path):
         self.command = [
@@ -387,13 +459,21 @@ class CliSweep:
         ]
         self.store = store
         self.env = {**os.environ, "PYTHONPATH": str(SOURCE)}
-        self.cwd = store.parent  # not the checkout: `python -m` puts the working directory first on the path
+        # not the checkout: `python -m` puts the working directory first on the path
+        self.cwd = store.parent
 
     def run(self, stop_at: int | None = None, sig: signal.Signals | None = None) -> dict[str, Any]:
-        """Run; with ``stop_at``, send ``sig`` to the command (not its workers) once the store holds that many rows."""
+        """Run; with ``stop_at``, send ``sig`` to the command (not its workers) once the store
+        holds that many rows."""
         started = time.perf_counter()
         process = subprocess.Popen(
-            self.command, cwd=self.cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+            self.command,
+            cwd=self.cwd,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
         workers: list[int] = []
         signalled_at = None
@@ -417,7 +497,10 @@ class CliSweep:
         left = [pid for pid in workers if alive(pid)]
         for pid in left:  # the bench started them: do not leave them running
             os.kill(pid, signal.SIGKILL)
-        states = [(int(done), int(total), int(skipped or 0)) for done, total, skipped in PROGRESS.findall(stderr)]
+        states = [
+            (int(done), int(total), int(skipped or 0))
+            for done, total, skipped in PROGRESS.findall(stderr)
+        ]
         return {
             "returncode": process.returncode,
             "wall_s": wall,
@@ -431,7 +514,9 @@ class CliSweep:
         }
 
 
-def kill_and_resume(scenario_path: Path, duration: float, reference: pd.DataFrame, workdir: Path) -> dict[str, Any]:
+def kill_and_resume(
+    scenario_path: Path, duration: float, reference: pd.DataFrame, workdir: Path
+) -> dict[str, Any]:
     total = len(reference)
     grid = workdir / "grid.toml"
     lines = [f'scenario = "{scenario_path}"', f"seeds = {SEEDS}", "[grid]"]
@@ -453,12 +538,14 @@ def kill_and_resume(scenario_path: Path, duration: float, reference: pd.DataFram
     check(
         "kill -9 stops the sweep midway",
         killed["returncode"] == -signal.SIGKILL and 0 < len(kept1) < total,
-        f"exit {killed['returncode']}, {len(kept1)} of {total} rows kept (store held {killed['rows_when_signalled']} at the signal)",
+        f"exit {killed['returncode']}, {len(kept1)} of {total} rows kept (store held "
+        f"{killed['rows_when_signalled']} at the signal)",
     )
     check(
         "its workers exit with it",
         bool(killed["worker_pids"]) and not killed["workers_left_running"],
-        f"workers {killed['worker_pids']}, still running 30 s later: {killed['workers_left_running']}",
+        f"workers {killed['worker_pids']}, still running 30 s later: "
+        f"{killed['workers_left_running']}",
     )
     # 2. rerun, SIGINT at about three quarters
     interrupted = cli.run(stop_at=len(kept1) + (total - len(kept1)) // 2, sig=signal.SIGINT)
@@ -471,31 +558,52 @@ def kill_and_resume(scenario_path: Path, duration: float, reference: pd.DataFram
         and "interrupted" in interrupted["stderr_tail"]
         and len(kept2) >= (interrupted["rows_when_signalled"] or 0)
         and len(kept2) < total,
-        f"exit {interrupted['returncode']}, {len(kept2)} rows kept (store held {interrupted['rows_when_signalled']} at the signal)",
+        f"exit {interrupted['returncode']}, {len(kept2)} rows kept (store held "
+        f"{interrupted['rows_when_signalled']} at the signal)",
     )
-    check("its workers exit with it", not interrupted["workers_left_running"], f"still running: {interrupted['workers_left_running']}")
+    check(
+        "its workers exit with it",
+        not interrupted["workers_left_running"],
+        f"still running: {interrupted['workers_left_running']}",
+    )
     # 3. rerun to the end
     finished = cli.run()
     kept3 = store_rowids(store)
     steps["final"] = {**finished, "rows_kept": len(kept3)}
-    check("the final rerun completes", finished["returncode"] == 0, f"exit {finished['returncode']}")
+    check(
+        "the final rerun completes", finished["returncode"] == 0, f"exit {finished['returncode']}"
+    )
     _resumed_checks(check, "final rerun", finished, kept2, kept3, total)
-    check("every run computed once over the three starts", len(kept3) == total, f"{len(kept3)} rows in the store for {total} runs")
+    check(
+        "every run computed once over the three starts",
+        len(kept3) == total,
+        f"{len(kept3)} rows in the store for {total} runs",
+    )
     # 4. the same table as the uninterrupted sweep
     reference_csv = workdir / "reference.csv"
     reference.to_csv(reference_csv, index=False)  # exactly what the command line writes
     check(
         "its CSV equals the uninterrupted sweep's, byte for byte",
         out.exists() and out.read_bytes() == reference_csv.read_bytes(),
-        f"{out.stat().st_size if out.exists() else 0} bytes vs {reference_csv.stat().st_size} bytes",
+        f"{out.stat().st_size if out.exists() else 0} bytes "
+        f"vs {reference_csv.stat().st_size} bytes",
     )
     seen: list[SweepProgress] = []
-    from_store = sweep(scenario_path, GRID, seeds=SEEDS, duration=duration, workers=1, store=store, progress=seen.append)
+    from_store = sweep(
+        scenario_path,
+        GRID,
+        seeds=SEEDS,
+        duration=duration,
+        workers=1,
+        store=store,
+        progress=seen.append,
+    )
     equal = _same(from_store, reference)
     check(
         "the store read back equals the uninterrupted table exactly",
         seen[-1].skipped == total and equal,
-        f"{seen[-1].skipped} of {total} rows from the store, exact DataFrame comparison: {'equal' if equal else 'DIFFERENT'}",
+        f"{seen[-1].skipped} of {total} rows from the store, exact DataFrame comparison: "
+        f"{'equal' if equal else 'DIFFERENT'}",
     )
     computed = [len(kept1), len(kept2) - len(kept1), len(kept3) - len(kept2)]
     return {
@@ -507,7 +615,8 @@ def kill_and_resume(scenario_path: Path, duration: float, reference: pd.DataFram
 
 
 def store_cost(duration: float, rounds: int = 3) -> dict[str, Any]:
-    """Milliseconds per task of each store step (see the module docstring, step 3), next to one simulation."""
+    """Milliseconds per task of each store step (see the module docstring, step 3), next to one
+    simulation."""
     from simcache.runs.sweep_store import SweepStore as _Store
 
     base = simcache.load_scenario(SCENARIO)
@@ -518,12 +627,19 @@ def store_cost(duration: float, rounds: int = 3) -> dict[str, Any]:
     row = result_row(simcache.simulate(variants[0].with_duration(duration), seed=1))
     simulation_ms = (time.perf_counter() - started) * 1e3
     tasks = [(i, seed) for i in range(len(points)) for seed in SEEDS]
-    steps: dict[str, list[float]] = {"lookup (not stored)": [], "claim": [], "write row": [], "read and check a stored row": []}
+    steps: dict[str, list[float]] = {
+        "lookup (not stored)": [],
+        "claim": [],
+        "write row": [],
+        "read and check a stored row": [],
+    }
     for _ in range(rounds):
         with tempfile.TemporaryDirectory(prefix="bench_sweep_store_") as tmp:
             store = _Store(Path(tmp) / "store.sqlite", variants, duration, labels)
             try:
-                for task in tasks:  # each task's key (its scenario's JSON, hashed) was computed before stores had checks too
+                # each task's key (its scenario's JSON, hashed) was computed before stores had
+                # checks too
+                for task in tasks:
                     store._key(task)
                 actions: list[Callable[[tuple[int, int]], object]] = [
                     store.get,
@@ -552,7 +668,12 @@ def store_cost(duration: float, rounds: int = 3) -> dict[str, Any]:
 
 
 def _resumed_checks(
-    check: Callable[[str, bool, str], None], name: str, run: dict[str, Any], before: dict[str, int], after: dict[str, int], total: int
+    check: Callable[[str, bool, str], None],
+    name: str,
+    run: dict[str, Any],
+    before: dict[str, int],
+    after: dict[str, int],
+    total: int,
 ) -> None:
     """A rerun took every kept row from the store and wrote only the missing ones."""
     done, of, skipped = run["progress_first"] or ("?", "?", "?")
@@ -566,22 +687,42 @@ def _resumed_checks(
     check(
         f"{name} computes only missing runs",
         untouched,
-        f"kept rows {'untouched' if untouched else 'REWRITTEN'} (same rowids), {new} new rows written",
+        f"kept rows {'untouched' if untouched else 'REWRITTEN'} (same rowids), {new} new rows "
+        "written",
     )
 
 
-# -- main ---------------------------------------------------------------------------------------------
+# -- main
+# ---------------------------------------------------------------------------------------------
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=2, help="interleaved 1-worker / 2-worker rounds (default 2)")
-    parser.add_argument("--duration", type=float, default=2.0, help="simulated seconds per run (default 2)")
-    parser.add_argument("--skip-speedup", action="store_true", help="only the kill-and-resume check (one untimed 2-worker reference)")
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="interleaved 1-worker / 2-worker rounds (default 2)"
+    )
+    parser.add_argument(
+        "--duration", type=float, default=2.0, help="simulated seconds per run (default 2)"
+    )
+    parser.add_argument(
+        "--skip-speedup",
+        action="store_true",
+        help="only the kill-and-resume check (one untimed 2-worker reference)",
+    )
     parser.add_argument("--skip-resume", action="store_true", help="only the speed-up")
-    parser.add_argument("--store-cost", action="store_true", help="only the store's cost per task (checksums, claims)")
-    parser.add_argument("--keep", type=Path, default=None, help="keep stores, grid and CSVs in this directory")
-    parser.add_argument("--no-bound", action="store_true", help="skip the 2-halves-without-a-pool reference in each round")
+    parser.add_argument(
+        "--store-cost",
+        action="store_true",
+        help="only the store's cost per task (checksums, claims)",
+    )
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="keep stores, grid and CSVs in this directory"
+    )
+    parser.add_argument(
+        "--no-bound",
+        action="store_true",
+        help="skip the 2-halves-without-a-pool reference in each round",
+    )
     parser.add_argument("--json", type=Path, default=None, help="save every figure to this file")
     parser.add_argument("--half", type=int, choices=(0, 1), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--child-sweep", nargs=2, default=None, help=argparse.SUPPRESS)
@@ -596,7 +737,11 @@ def main() -> int:
     scenario = simcache.load_scenario(SCENARIO)
     points = len(grid_points(GRID))
     report: dict[str, Any] = {
-        "machine": {**machine_facts(), "load_average_before": load_average(), "simcache_source_digest": source_digest(SOURCE)},
+        "machine": {
+            **machine_facts(),
+            "load_average_before": load_average(),
+            "simcache_source_digest": source_digest(SOURCE),
+        },
         "settings": {
             "scenario": "scenarios/default.toml",
             "grid": GRID,
@@ -608,13 +753,23 @@ def main() -> int:
         },
     }
     facts = report["machine"]
+    modified = " (simcache/ modified)" if facts["simcache_tree_modified"] else ""
     print(
-        f"{facts['date']}  commit {facts['git_commit']}{' (simcache/ modified)' if facts['simcache_tree_modified'] else ''}  "
-        f"{facts['cpu_model']}, {facts['cpus']} CPUs ({facts['cpus_usable']} usable), Python {facts['python']}, load {load_average()}"
+        f"{facts['date']}  commit {facts['git_commit']}{modified}  "
+        f"{facts['cpu_model']}, {facts['cpus']} CPUs ({facts['cpus_usable']} usable), Python "
+        f"{facts['python']}, load {load_average()}"
     )
-    print(f"sweep: {points} points x {len(SEEDS)} seeds = {points * len(SEEDS)} runs of {args.duration:g} simulated s", flush=True)
+    print(
+        f"sweep: {points} points x {len(SEEDS)} seeds = {points * len(SEEDS)} runs of "
+        f"{args.duration:g} simulated s",
+        flush=True,
+    )
     report["machine_scaling_before"] = machine_scaling()
-    print(f"machine: two processes at once run {report['machine_scaling_before']['scaling']:.2f}x one", flush=True)
+    print(
+        "machine: two processes at once run "
+        f"{report['machine_scaling_before']['scaling']:.2f}x one",
+        flush=True,
+    )
     failed = False
     print("\n== store cost per task (fresh store, this process)", flush=True)
     report["store_cost"] = store_cost(args.duration)
@@ -626,7 +781,9 @@ def main() -> int:
                 reference = sweep(scenario, GRID, seeds=SEEDS, duration=args.duration, workers=2)
             else:
                 print("\n== speed-up: 1 worker vs 2 workers, interleaved", flush=True)
-                report["speedup"], reference, identical = speedup(args.rounds, args.duration, workdir, not args.no_bound)
+                report["speedup"], reference, identical = speedup(
+                    args.rounds, args.duration, workdir, not args.no_bound
+                )
                 failed |= not identical
             if not args.skip_resume:
                 print("\n== kill and resume (simcache sweep, 2 workers, one store)", flush=True)
@@ -638,8 +795,10 @@ def main() -> int:
 
     print("\n== summary")
     print(
-        f"machine scaling (2 counting processes / 1): {report['machine_scaling_before']['scaling']:.2f}x before, "
-        f"{report['machine_scaling_after']['scaling']:.2f}x after; load {report['machine']['load_average_before']} -> {load_average()}"
+        "machine scaling (2 counting processes / 1): "
+        f"{report['machine_scaling_before']['scaling']:.2f}x before, "
+        f"{report['machine_scaling_after']['scaling']:.2f}x after; load "
+        f"{report['machine']['load_average_before']} -> {load_average()}"
     )
     if "speedup" in report:
         s = report["speedup"]
@@ -648,31 +807,50 @@ def main() -> int:
         print(f"2 workers:  {span(s['2 workers']['wall_s'], '.1f')} s")
         print(
             f"speed-up:   {span(s['2 workers']['speedup'], '.2f')}x over {args.rounds} round(s)"
-            f" (ratio of medians {s['speedup_of_medians']:.2f}x); target {TARGET_SPEEDUP}x {'met' if met else 'missed'}"
+            f" (ratio of medians {s['speedup_of_medians']:.2f}x); target {TARGET_SPEEDUP}x "
+            f"{'met' if met else 'missed'}"
         )
         if "2 halves" in s:
-            print(f"bound:      {span(s['2 halves']['speedup'], '.2f')}x for two plain processes on half the runs each (no pool)")
-            print(f"pool cost:  {span(s['pool_overhead_s'], '.1f')} s per sweep (2-worker wall minus 2 halves' wall, per round)")
+            print(
+                f"bound:      {span(s['2 halves']['speedup'], '.2f')}x for two plain processes on "
+                "half the runs each (no pool)"
+            )
+            print(
+                f"pool cost:  {span(s['pool_overhead_s'], '.1f')} s per sweep (2-worker wall minus "
+                "2 halves' wall, per round)"
+            )
         others = [r["other_cores"] for r in s["runs"]]
-        print(f"other jobs: {statistics.mean(others):.2f} cores on average during the timed runs (max {max(others):.2f})")
-        print(f"1- and 2-worker tables identical: {'yes' if s['tables_identical_1_vs_2_workers'] else 'NO'}")
+        print(
+            f"other jobs: {statistics.mean(others):.2f} cores on average during the timed runs "
+            f"(max {max(others):.2f})"
+        )
+        print(
+            "1- and 2-worker tables identical: "
+            f"{'yes' if s['tables_identical_1_vs_2_workers'] else 'NO'}"
+        )
     cost = report["store_cost"]
     print(
-        f"store cost:  {cost['computed_task_ms']:.3f} ms per computed task (lookup, claim, checksummed write) = "
+        f"store cost:  {cost['computed_task_ms']:.3f} ms per computed task (lookup, claim, "
+        "checksummed write) = "
         f"{cost['share_of_a_simulation']:.3%} of a {cost['simulation_ms']:.0f} ms simulation; "
-        f"reading and checking a stored row {cost['ms_per_task']['read and check a stored row']:.3f} ms"
+        "reading and checking a stored row "
+        f"{cost['ms_per_task']['read and check a stored row']:.3f} ms"
     )
     if "resume" in report:
         r = report["resume"]
         written = r["rows_written_per_start"]
         failures = [c["name"] for c in r["checks"] if not c["ok"]]
         print(
-            f"kill and resume: rows written per start {written} (sum {sum(written)} for {report['settings']['runs']} runs); "
+            f"kill and resume: rows written per start {written} (sum {sum(written)} for "
+            f"{report['settings']['runs']} runs); "
             f"{len(r['checks']) - len(failures)}/{len(r['checks'])} checks passed"
             + (f"; FAILED: {', '.join(failures)}" if failures else "")
         )
     if report["machine"]["checkout_digest_after"] != report["machine"]["simcache_source_digest"]:
-        print("note: simcache/ in the checkout changed while the bench ran; the bench measured the copy it took at the start")
+        print(
+            "note: simcache/ in the checkout changed while the bench ran; the bench measured the "
+            "copy it took at the start"
+        )
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
         print(f"saved {args.json}")

@@ -61,7 +61,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 TARGET_S = 3.0
 SCENARIO = "default"
 PAGE_DURATION_S = first_duration(simcache.load_scenario(SCENARIO))
-"""Simulated seconds of the page's first run of the default scenario (long enough for its vMotion at 10 s)."""
+"""Simulated seconds of the page's first run of the default scenario (long enough for its vMotion
+at 10 s)."""
 
 
 def machine() -> dict[str, Any]:
@@ -72,7 +73,8 @@ def machine() -> dict[str, Any]:
 
     return {
         "date_utc": utc_now(),
-        "commit": git("rev-parse", "--short", "HEAD") + (" (uncommitted changes)" if dirty not in ("", "unknown") else ""),
+        "commit": git("rev-parse", "--short", "HEAD")
+        + (" (uncommitted changes)" if dirty not in ("", "unknown") else ""),
         "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "load_average_1m_5m": load_average()[:2],
@@ -117,9 +119,21 @@ def streamlit_server() -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true", "--server.port", str(port)]
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+    ]
     command += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-    server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -141,8 +155,14 @@ def browser_rounds(repeats: int) -> dict[str, list[float]]:
     args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
     args += ["--disable-background-networking", "--disable-component-update", "--disable-sync"]
     rounds: dict[str, list[float]] = {"simulate_s": [], "browser_s": [], "browser_charts_s": []}
-    with streamlit_server() as url, sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
-        browser = playwright.chromium.launch_persistent_context(profile, executable_path=str(CHROMIUM), args=args, headless=True)
+    with (
+        streamlit_server() as url,
+        sync_playwright() as playwright,
+        tempfile.TemporaryDirectory() as profile,
+    ):
+        browser = playwright.chromium.launch_persistent_context(
+            profile, executable_path=str(CHROMIUM), args=args, headless=True
+        )
         page = browser.pages[0] if browser.pages else browser.new_page()
         page.goto(url)
         seed_box = page.get_by_role("spinbutton", name="Seed")
@@ -165,28 +185,50 @@ def browser_rounds(repeats: int) -> dict[str, list[float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=7, help="timed rounds per measurement (default 7)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=7, help="timed rounds per measurement (default 7)"
+    )
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium measurement")
     parser.add_argument("--json", type=Path, help="save every number here")
     options = parser.parse_args()
-    logging.getLogger("streamlit").setLevel(logging.ERROR)  # AppTest outside a server warns on every rerun
-    report: dict[str, Any] = {"machine": machine(), "settings": {"scenario": SCENARIO, "duration_s": PAGE_DURATION_S}}
+    # AppTest outside a server warns on every rerun
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    report: dict[str, Any] = {
+        "machine": machine(),
+        "settings": {"scenario": SCENARIO, "duration_s": PAGE_DURATION_S},
+    }
     measurements = {"headless": headless_rounds(options.repeats)}
     if not options.no_browser and CHROMIUM.exists():
         measurements["browser"] = browser_rounds(options.repeats)
-    for kind, rounds in measurements.items():  # the page's own cost, round by round (the same load hits both)
-        rounds[f"{kind}_over_simulate_s"] = [ui - sim for ui, sim in zip(rounds[f"{kind}_s"], rounds["simulate_s"], strict=True)]
+    # the page's own cost, round by round (the same load hits both)
+    for kind, rounds in measurements.items():
+        rounds[f"{kind}_over_simulate_s"] = [
+            ui - sim for ui, sim in zip(rounds[f"{kind}_s"], rounds["simulate_s"], strict=True)
+        ]
     report["rounds"] = measurements
-    report["summary"] = {f"{kind}.{name}": spread(values) for kind, rounds in measurements.items() for name, values in rounds.items()}
+    report["summary"] = {
+        f"{kind}.{name}": spread(values)
+        for kind, rounds in measurements.items()
+        for name, values in rounds.items()
+    }
     report["machine"]["load_average_1m_5m_after"] = load_average()[:2]
     print(json.dumps(report["machine"], indent=2))
-    print(f"default scenario, {PAGE_DURATION_S:g} simulated s, {options.repeats} rounds: median [min .. max] seconds")
+    print(
+        f"default scenario, {PAGE_DURATION_S:g} simulated s, {options.repeats} rounds: median [min "
+        ".. max] seconds"
+    )
     for name, figures in report["summary"].items():
-        print(f"  {name:32s} {figures['median']:6.2f} [{figures['min']:.2f} .. {figures['max']:.2f}]")
+        print(
+            f"  {name:32s} {figures['median']:6.2f} [{figures['min']:.2f} .. {figures['max']:.2f}]"
+        )
     for kind in ("headless", "browser"):
         if kind in measurements:
-            verdict = "met" if report["summary"][f"{kind}.{kind}_s"]["median"] < TARGET_S else "MISSED"
+            verdict = (
+                "met" if report["summary"][f"{kind}.{kind}_s"]["median"] < TARGET_S else "MISSED"
+            )
             print(f"  target: {kind} run-to-result median < {TARGET_S:g} s: {verdict}")
     if options.json:
         options.json.write_text(json.dumps(report, indent=2) + "\n")

@@ -1,17 +1,20 @@
-"""UI memory benchmark: the page's resident memory over a long session of successive runs with different settings.
+"""UI memory benchmark: the page's resident memory over a long session of successive runs with
+different settings.
 
 Run from the repository root:
 
     .venv/bin/python bench/bench_ui_memory.py [--runs 50] [--seconds 8] [--json PATH]
 
-One Streamlit AppTest session (the page as the server runs it, in this process) makes ``--runs`` single runs, each
-with other settings than the last (the seed, the host count and the peer link change in turn), pressing **Run
-simulation** for each, so every run simulates and its result enters the page's cache. After each run the process's
-resident set (``VmRSS``) is read after a garbage collection.
+One Streamlit AppTest session (the page as the server runs it, in this process) makes ``--runs``
+single runs, each with other settings than the last (the seed, the host count and the peer link
+change in turn), pressing **Run simulation** for each, so every run simulates and its result enters
+the page's cache. After each run the process's resident set (``VmRSS``) is read after a garbage
+collection.
 
-The page's result cache keeps at most :data:`simcache_app.runs.CACHE_ENTRIES` results, so memory may grow for the
-first that many runs and must then stay flat: the figure of merit is the growth from the run that fills the cache to
-the last run, against :data:`GROWTH_BOUND_MIB`. The exit status is 1 if the bound is broken.
+The page's result cache keeps at most :data:`simcache_app.runs.CACHE_ENTRIES` results, so memory may
+grow for the first that many runs and must then stay flat: the figure of merit is the growth from
+the run that fills the cache to the last run, against :data:`GROWTH_BOUND_MIB`. The exit status is 1
+if the bound is broken.
 """
 
 from __future__ import annotations
@@ -37,9 +40,9 @@ from bench_ui import machine  # noqa: E402
 
 APP = ROOT / "app.py"
 GROWTH_BOUND_MIB = 40.0
-"""Most the resident set may grow from the run that fills the result cache to the last run: a sixth of the 16
-cached 8 s results' own size would already show as a steady climb; allocator slack and Streamlit's message buffers
-account for the rest."""
+"""Most the resident set may grow from the run that fills the result cache to the last run: a
+sixth of the 16 cached 8 s results' own size would already show as a steady climb; allocator
+slack and Streamlit's message buffers account for the rest."""
 SETTINGS = (("cluster.peer_link", ["1GbE", "10GbE", "25GbE"]), ("cluster.hosts", [3, 4, 5, 6]))
 
 
@@ -52,7 +55,8 @@ def rss_mib() -> float:
 
 
 def session(count: int, seconds: float) -> list[dict[str, Any]]:
-    """``count`` runs in one page session, each with new settings; per run: settings, wall seconds, RSS after it."""
+    """``count`` runs in one page session, each with new settings; per run: settings, wall
+    seconds, RSS after it."""
     at = AppTest.from_file(str(APP), default_timeout=600).run()
     at.sidebar.number_input(key="default.run.duration").set_value(seconds).run()
     rows = []
@@ -70,10 +74,19 @@ def session(count: int, seconds: float) -> list[dict[str, Any]]:
             raise RuntimeError(f"run {number + 1} did not show its result: {at.exception}")
         gc.collect()
         rows.append(
-            {"run": number + 1, "seed": seed, "hosts": hosts, "peer_link": link, "wall_s": round(wall, 2), "rss_mib": round(rss_mib(), 1)}
+            {
+                "run": number + 1,
+                "seed": seed,
+                "hosts": hosts,
+                "peer_link": link,
+                "wall_s": round(wall, 2),
+                "rss_mib": round(rss_mib(), 1),
+            }
         )
         print(
-            f"run {number + 1:3d}: seed {seed:3d}, {hosts} hosts, {link:5s}  {wall:5.2f} s  RSS {rows[-1]['rss_mib']:7.1f} MiB", flush=True
+            f"run {number + 1:3d}: seed {seed:3d}, {hosts} hosts, {link:5s}  {wall:5.2f} s  RSS "
+            f"{rows[-1]['rss_mib']:7.1f} MiB",
+            flush=True,
         )
     return rows
 
@@ -81,7 +94,12 @@ def session(count: int, seconds: float) -> list[dict[str, Any]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=8.0, help="simulated seconds of each run (the page's default: 8)")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=8.0,
+        help="simulated seconds of each run (the page's default: 8)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     logging.getLogger("streamlit").setLevel(logging.ERROR)

@@ -1,7 +1,9 @@
-"""Memory cases of the bench scripts: each run in a fresh process (``ru_maxrss`` is a process's peak).
+"""Memory cases of the bench scripts: each run in a fresh process (``ru_maxrss`` is a process's
+peak).
 
-``bench_memory.py`` and ``bench_scale.py`` call themselves with ``--child DURATION --records|--no-records``
-(:func:`case_parser`); the child prints its figures as one JSON line, which :func:`run_case` reads.
+``bench_memory.py`` and ``bench_scale.py`` call themselves with ``--child DURATION
+--records|--no-records`` (:func:`case_parser`); the child prints its figures as one JSON line, which
+:func:`run_case` reads.
 """
 
 from __future__ import annotations
@@ -35,20 +37,42 @@ def case_parser(description: str) -> argparse.ArgumentParser:
     """A parser with the hidden child options and ``--json`` (the script adds its own)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--records", dest="keep", action="store_true", default=True, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--records", dest="keep", action="store_true", default=True, help=argparse.SUPPRESS
+    )
     parser.add_argument("--no-records", dest="keep", action="store_false", help=argparse.SUPPRESS)
-    parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write the figures to this file"
+    )
     return parser
 
 
-def run_case(script: str, duration: float, keep_records: bool, *, show_progress: bool = False) -> dict[str, Any]:
-    """Run ``script``'s child for ``duration`` simulated seconds in a fresh process and return its figures
-    (``show_progress``: the child's stderr goes to this one's as it runs)."""
-    args = [sys.executable, script, "--child", str(duration), "--records" if keep_records else "--no-records"]
+def run_case(
+    script: str, duration: float, keep_records: bool, *, show_progress: bool = False
+) -> dict[str, Any]:
+    """Run ``script``'s child for ``duration`` simulated seconds in a fresh process and return
+    its figures (``show_progress``: the child's stderr goes to this one's as it runs)."""
+    args = [
+        sys.executable,
+        script,
+        "--child",
+        str(duration),
+        "--records" if keep_records else "--no-records",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run(args, stdout=subprocess.PIPE, stderr=None if show_progress else subprocess.PIPE, text=True, check=False, env=env)
+    out = subprocess.run(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=None if show_progress else subprocess.PIPE,
+        text=True,
+        check=False,
+        env=env,
+    )
     if out.returncode:
-        raise SystemExit(f"case {duration:g} s, records {keep_records} failed (exit {out.returncode}):\n{out.stderr or ''}")
+        raise SystemExit(
+            f"case {duration:g} s, records {keep_records} failed (exit {out.returncode}):\n"
+            f"{out.stderr or ''}"
+        )
     case: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return case
 

@@ -1,30 +1,33 @@
-"""Fuzzing scenario files: N mutated scenarios through load, estimate and a short simulate, and what came of each.
+"""Fuzzing scenario files: N mutated scenarios through load, estimate and a short simulate, and what
+came of each.
 
 Run from the repository root:
 
-    .venv/bin/python bench/fuzz.py [--cases 100000] [--seed 1] [--workers 2] [--time-limit 5] [--wall-factor 4] [--memory 3GiB]
+    .venv/bin/python bench/fuzz.py [--cases 100000] [--seed 1] [--workers 2] [--time-limit 5]
+    [--wall-factor 4] [--memory 3GiB]
                                    [--out DIR] [--minutes M]
 
 The cases are the suite's (``tests/scenarios/test_fuzz_scenarios.py``): ``fuzzed_scenario_files`` in
-``tests/support/strategies.py`` mutates valid scenarios (generated ones and the library's) at random: types,
-units, signs, magnitudes, NaN and infinity, nesting, names, deleted and unknown fields, and the file's
-bytes; ``run_case`` in ``tests/support/scenario_fuzz.py`` writes each to a file, loads it by its path, estimates
-it and simulates it for 0.3 simulated seconds. Hypothesis draws them in chunks of ``--chunk`` cases, chunk
-``k`` from seed ``(seed, k)``: the same seed and hypothesis version give the same cases.
+``tests/support/strategies.py`` mutates valid scenarios (generated ones and the library's) at
+random: types, units, signs, magnitudes, NaN and infinity, nesting, names, deleted and unknown
+fields, and the file's bytes; ``run_case`` in ``tests/support/scenario_fuzz.py`` writes each to a
+file, loads it by its path, estimates it and simulates it for 0.3 simulated seconds. Hypothesis
+draws them in chunks of ``--chunk`` cases, chunk ``k`` from seed ``(seed, k)``: the same seed and
+hypothesis version give the same cases.
 
-Isolation: each of ``--workers`` processes runs one case at a time under a time limit (``--time-limit``
-seconds of CPU time, SIGPROF, and four times that of wall time, SIGALRM) and a memory limit
-(``RLIMIT_AS`` lowered to what the worker holds plus ``--memory`` for the case). A worker that does not
-answer within its wall-time limit plus 30 s (a hang in C code, where no signal handler runs) is killed,
-as is one that dies (a segfault, the kernel's OOM killer); either is a finding with the file the worker
-was on, and a new worker takes its place.
+Isolation: each of ``--workers`` processes runs one case at a time under a time limit
+(``--time-limit`` seconds of CPU time, SIGPROF, and four times that of wall time, SIGALRM) and a
+memory limit (``RLIMIT_AS`` lowered to what the worker holds plus ``--memory`` for the case). A
+worker that does not answer within its wall-time limit plus 30 s (a hang in C code, where no signal
+handler runs) is killed, as is one that dies (a segfault, the kernel's OOM killer); either is a
+finding with the file the worker was on, and a new worker takes its place.
 
-Outcomes: ``valid`` (every step answered), ``project error`` (``ScenarioError``, message in the user's
-words) or ``finding`` (anything else), counted by class. The report (``report.md`` and ``report.json``
-in ``--out``, rewritten every 30 s and at the end, also on Ctrl-C / SIGTERM) has the machine facts,
-the rate, the counts, and one reproducer per finding class (its mutations, the file's head, the
-traceback tail); ``--out`` also keeps each class's first file in full (``finding-NN.toml``).
-``--minutes`` stops early (the report says how many cases ran).
+Outcomes: ``valid`` (every step answered), ``project error`` (``ScenarioError``, message in the
+user's words) or ``finding`` (anything else), counted by class. The report (``report.md`` and
+``report.json`` in ``--out``, rewritten every 30 s and at the end, also on Ctrl-C / SIGTERM) has the
+machine facts, the rate, the counts, and one reproducer per finding class (its mutations, the file's
+head, the traceback tail); ``--out`` also keeps each class's first file in full
+(``finding-NN.toml``). ``--minutes`` stops early (the report says how many cases ran).
 """
 
 from __future__ import annotations
@@ -51,22 +54,36 @@ sys.path.insert(0, str(ROOT))  # run from a source tree even without `pip instal
 # isort: split
 from machine import load_average, machine_facts  # noqa: E402
 
-WALL_FACTOR = 4.0  # default of --wall-factor, as tests/support/scenario_fuzz.py: the wall-time limit over the CPU-time limit
+# default of --wall-factor, as tests/support/scenario_fuzz.py: the wall-time limit over the CPU-time
+# limit
+WALL_FACTOR = 4.0
 
 REPORT_EVERY_S = 30.0
 STACK_WAIT_S = 1.0  # time a hung worker gets to write its stack before it is killed
 STACK_LINES = 25  # frames of a hung worker's stack kept in its finding's detail
-TEXT_SENT = 65_536  # bytes of a finding's file sent back to the parent (the full file stays in the worker's folder)
+# bytes of a finding's file sent back to the parent (the full file stays in the worker's folder)
+TEXT_SENT = 65_536
 
 
 # -- the worker -----------------------------------------------------------------------------------
 
 
-def _worker(number: int, seed: int, chunk_size: int, seconds: float, wall_factor: float, memory: int, folder: str, conn: Any) -> None:
-    """Run the chunks the parent sends (one id at a time, ``None`` to stop); send one message per case."""
+def _worker(
+    number: int,
+    seed: int,
+    chunk_size: int,
+    seconds: float,
+    wall_factor: float,
+    memory: int,
+    folder: str,
+    conn: Any,
+) -> None:
+    """Run the chunks the parent sends (one id at a time, ``None`` to stop); send one message per
+    case."""
     import warnings
 
-    warnings.simplefilter("ignore")  # hypothesis's own notes; run_case records the code's warnings itself
+    # hypothesis's own notes; run_case records the code's warnings itself
+    warnings.simplefilter("ignore")
     sys.path.insert(0, str(TESTS))
     sys.path.insert(0, str(ROOT))
     from hypothesis import HealthCheck, Phase, given, settings
@@ -77,35 +94,65 @@ def _worker(number: int, seed: int, chunk_size: int, seconds: float, wall_factor
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
     work = Path(folder) / f"worker{number}"
     work.mkdir(parents=True, exist_ok=True)
-    # A worker that stops answering is asked for its Python stack before it is killed (SIGUSR1), so a hang
-    # says where it was, in simcache's code or in the harness's own case generation.
+    # A worker that stops answering is asked for its Python stack before it is killed (SIGUSR1), so
+    # a hang says where it was, in simcache's code or in the harness's own case generation.
     faulthandler.register(signal.SIGUSR1, file=(work / "stack.txt").open("w"), all_threads=True)
     path = work / "scenario.toml"
-    # One library scenario first, outside the count: the lazy imports a result's first summary and tables make
-    # (scipy.stats, pyarrow: seconds on a busy machine) are the worker's, not the first case's to pay.
+    # One library scenario first, outside the count: the lazy imports a result's first summary and
+    # tables make (scipy.stats, pyarrow: seconds on a busy machine) are the worker's, not the first
+    # case's to pay.
     run_case((ROOT / "scenarios" / "default.toml").read_bytes(), path, 120.0, None)
     while (chunk := conn.recv()) is not None:
         index = 0
 
-        @settings(max_examples=chunk_size, database=None, phases=[Phase.generate], deadline=None, suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=chunk_size,
+            database=None,
+            phases=[Phase.generate],
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
         @hypothesis_seed(seed * 1_000_003 + chunk)
         @given(fuzzed_scenario_files())
         def one(case: FuzzCase) -> None:
             nonlocal index
-            state = {"chunk": chunk, "index": index, "mutations": case.mutations, "phase": "running"}
+            state = {
+                "chunk": chunk,
+                "index": index,
+                "mutations": case.mutations,
+                "phase": "running",
+            }
             (work / "case.json").write_text(json.dumps(state))
             try:
-                outcome = run_case(case.text, path, seconds, memory, wall_factor=wall_factor)._asdict()
+                outcome = run_case(
+                    case.text, path, seconds, memory, wall_factor=wall_factor
+                )._asdict()
             except BaseException as exc:  # the harness's own failure must not stop the chunk
-                outcome = {"kind": "finding", "label": f"harness: {type(exc).__name__}", "stage": "harness", "detail": repr(exc)[:2000]}
+                outcome = {
+                    "kind": "finding",
+                    "label": f"harness: {type(exc).__name__}",
+                    "stage": "harness",
+                    "detail": repr(exc)[:2000],
+                }
             text = case.text[:TEXT_SENT] if outcome["kind"] == "finding" else b""
-            if outcome["kind"] == "finding":  # before the message: the parent keeps this file as the class's reproducer
+            # before the message: the parent keeps this file as the class's reproducer
+            if outcome["kind"] == "finding":
                 (work / "last-finding.toml").write_bytes(case.text)
             conn.send(
-                {"chunk": chunk, "index": index, "outcome": outcome, "mutations": case.mutations, "text": text, "size": len(case.text)}
+                {
+                    "chunk": chunk,
+                    "index": index,
+                    "outcome": outcome,
+                    "mutations": case.mutations,
+                    "text": text,
+                    "size": len(case.text),
+                }
             )
-            # Until the next case starts, the worker is in hypothesis's generation (not under the case's limits).
-            (work / "case.json").write_text(json.dumps({**state, "index": index + 1, "phase": "generating"}))
+            # Until the next case starts, the worker is in hypothesis's generation (not under the
+            # case's limits).
+            (work / "case.json").write_text(
+                json.dumps({**state, "index": index + 1, "phase": "generating"})
+            )
             index += 1
 
         one()
@@ -126,7 +173,16 @@ class Tally:
     first: dict[str, dict[str, Any]] = field(default_factory=dict)
     chunks_cut: int = 0
 
-    def add(self, outcome: dict[str, Any], mutations: list[str], text: bytes, size: int, where: str, out: Path, full: Path | None) -> None:
+    def add(
+        self,
+        outcome: dict[str, Any],
+        mutations: list[str],
+        text: bytes,
+        size: int,
+        where: str,
+        out: Path,
+        full: Path | None,
+    ) -> None:
         self.cases += 1
         self.kinds[outcome["kind"]] += 1
         self.labels[outcome["label"]] += 1
@@ -148,16 +204,21 @@ class Tally:
 
 
 def _stack_of(work: Path, died: bool) -> str:
-    """The innermost frames of a hung worker's stack dump (its first thread's), or nothing for a worker that died."""
+    """The innermost frames of a hung worker's stack dump (its first thread's), or nothing for a
+    worker that died."""
     dump = work / "stack.txt"
     if died or not dump.exists():
         return ""
     lines = dump.read_text(errors="replace").splitlines()
-    first = lines[: next((i for i, line in enumerate(lines[1:], 1) if not line.startswith("  ")), len(lines))]
+    first = lines[
+        : next((i for i, line in enumerate(lines[1:], 1) if not line.startswith("  ")), len(lines))
+    ]
     return "\n\nits stack when it was stopped (innermost first):\n" + "\n".join(first[:STACK_LINES])
 
 
-def _spawn(context: Any, number: int, args: argparse.Namespace, memory: int, out: Path) -> tuple[Any, Any]:
+def _spawn(
+    context: Any, number: int, args: argparse.Namespace, memory: int, out: Path
+) -> tuple[Any, Any]:
     parent, child = context.Pipe()
     settings = (args.seed, args.chunk, args.time_limit, args.wall_factor, memory, str(out / "work"))
     process = context.Process(target=_worker, args=(number, *settings, child), daemon=True)
@@ -174,21 +235,50 @@ def parse_bytes(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--cases", type=int, default=100_000, help="cases to run (default 100,000)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the case sequence (default 1)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: the CPUs)")
-    parser.add_argument("--chunk", type=int, default=500, help="cases per hypothesis run in a worker (default 500)")
-    parser.add_argument("--time-limit", type=float, default=5.0, help="CPU seconds per case (default 5)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes (default: the CPUs)",
+    )
+    parser.add_argument(
+        "--chunk", type=int, default=500, help="cases per hypothesis run in a worker (default 500)"
+    )
+    parser.add_argument(
+        "--time-limit", type=float, default=5.0, help="CPU seconds per case (default 5)"
+    )
     parser.add_argument(
         "--wall-factor",
         type=float,
         default=WALL_FACTOR,
-        help="wall-time limit as a multiple of the CPU-time limit (default 4; raise it on a machine shared with other work)",
+        help=(
+            "wall-time limit as a multiple of the CPU-time limit (default 4; raise it on a "
+            "machine shared with other work)"
+        ),
     )
-    parser.add_argument("--memory", type=parse_bytes, default=parse_bytes("3GiB"), help="address space a case may add (default 3GiB)")
-    parser.add_argument("--minutes", type=float, default=None, help="stop after this many minutes even if fewer cases ran")
-    parser.add_argument("--out", type=Path, default=Path("/tmp/simcache-fuzz"), help="folder for report.md, report.json and reproducers")
+    parser.add_argument(
+        "--memory",
+        type=parse_bytes,
+        default=parse_bytes("3GiB"),
+        help="address space a case may add (default 3GiB)",
+    )
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="stop after this many minutes even if fewer cases ran",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("/tmp/simcache-fuzz"),
+        help="folder for report.md, report.json and reproducers",
+    )
     args = parser.parse_args(argv)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -212,7 +302,11 @@ def main(argv: list[str] | None = None) -> int:
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
     hard_limit = args.time_limit * args.wall_factor + 30
     last_report = time.monotonic()
-    while tally.cases < args.cases and not stopping and (deadline is None or time.monotonic() < deadline):
+    while (
+        tally.cases < args.cases
+        and not stopping
+        and (deadline is None or time.monotonic() < deadline)
+    ):
         ready = multiprocessing.connection.wait([conn for _, conn in workers], timeout=1.0)
         now = time.monotonic()
         for number, (process, conn) in enumerate(workers):
@@ -227,8 +321,17 @@ def main(argv: list[str] | None = None) -> int:
                     next_chunk += 1
                 else:
                     where = f"seed {args.seed} chunk {message['chunk']} case {message['index']}"
-                    full = out / "work" / f"worker{number}" / "last-finding.toml"  # written before the message
-                    tally.add(message["outcome"], message["mutations"], message["text"], message["size"], where, out, full)
+                    # written before the message
+                    full = out / "work" / f"worker{number}" / "last-finding.toml"
+                    tally.add(
+                        message["outcome"],
+                        message["mutations"],
+                        message["text"],
+                        message["size"],
+                        where,
+                        out,
+                        full,
+                    )
             died = not process.is_alive()
             if died or now - heard[number] > hard_limit:
                 if not died:
@@ -242,15 +345,25 @@ def main(argv: list[str] | None = None) -> int:
                     if (work / "case.json").exists()
                     else {"mutations": [], "chunk": "?", "index": "?"}
                 )
-                text = (work / "scenario.toml").read_bytes() if (work / "scenario.toml").exists() else b""
+                text = (
+                    (work / "scenario.toml").read_bytes()
+                    if (work / "scenario.toml").exists()
+                    else b""
+                )
                 label = (
                     f"worker died (exit code {process.exitcode})"
                     if died
                     else f"no answer within {hard_limit:g} s (the time limit did not stop it)"
                 )
-                if case.get("phase") == "generating":  # the harness's own time, not simcache's: the file is the case before
+                # the harness's own time, not simcache's: the file is the case before
+                if case.get("phase") == "generating":
                     label = f"harness: {label} while generating the next case"
-                outcome = {"kind": "finding", "label": label, "stage": "?", "detail": label + _stack_of(work, died)}
+                outcome = {
+                    "kind": "finding",
+                    "label": label,
+                    "stage": "?",
+                    "detail": label + _stack_of(work, died),
+                }
                 tally.add(
                     outcome,
                     case["mutations"],
@@ -269,7 +382,11 @@ def main(argv: list[str] | None = None) -> int:
             last_report = now
             write_report(out, tally, args, facts, finished=False)
             elapsed = time.perf_counter() - tally.started
-            print(f"{tally.cases:,} cases in {elapsed:,.0f} s ({tally.cases / elapsed:.1f}/s): {dict(tally.kinds)}", flush=True)
+            print(
+                f"{tally.cases:,} cases in {elapsed:,.0f} s ({tally.cases / elapsed:.1f}/s): "
+                f"{dict(tally.kinds)}",
+                flush=True,
+            )
     for process, _ in workers:
         process.kill()
         process.join()
@@ -279,8 +396,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def write_report(out: Path, tally: Tally, args: argparse.Namespace, facts: dict[str, Any], finished: bool) -> None:
-    """``report.json`` (every number) and ``report.md`` (the table for bench/README.md and one reproducer per finding class)."""
+def write_report(
+    out: Path, tally: Tally, args: argparse.Namespace, facts: dict[str, Any], finished: bool
+) -> None:
+    """``report.json`` (every number) and ``report.md`` (the table for bench/README.md and one
+    reproducer per finding class)."""
     elapsed = time.perf_counter() - tally.started
     rate = tally.cases / elapsed if elapsed > 0 else 0.0
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
@@ -298,27 +418,39 @@ def write_report(out: Path, tally: Tally, args: argparse.Namespace, facts: dict[
     }
     (out / "report.json").write_text(json.dumps(data, indent=2) + "\n")
     lines = [
-        f"Fuzzing scenario files: {tally.cases:,} of {args.cases:,} cases{'' if finished else ' so far'}, seed {args.seed}, "
-        f"{args.workers} workers, {elapsed:,.0f} s wall, {rate:.1f} cases/s; time limit {args.time_limit:g} s of CPU time "
+        f"Fuzzing scenario files: {tally.cases:,} of {args.cases:,} "
+        f"cases{'' if finished else ' so far'}, seed {args.seed}, "
+        f"{args.workers} workers, {elapsed:,.0f} s wall, {rate:.1f} cases/s; time limit "
+        f"{args.time_limit:g} s of CPU time "
         f"({args.time_limit * args.wall_factor:g} s wall) and "
-        f"{args.memory / 2**30:g} GiB per case; commit {facts['git_commit']}, {facts['cpu_model']}, {facts['cpus']} vCPUs, "
-        f"Python {facts['python']}, engine {facts['simcache_engine']}, load average {facts['load_average_before']}.",
+        f"{args.memory / 2**30:g} GiB per case; commit {facts['git_commit']}, "
+        f"{facts['cpu_model']}, {facts['cpus']} vCPUs, "
+        f"Python {facts['python']}, engine {facts['simcache_engine']}, load average "
+        f"{facts['load_average_before']}.",
         "",
         "| outcome | class | cases | share |",
         "|---|---|---:|---:|",
     ]
     order = {"valid": 0, "project error": 1, "finding": 2}
-    kind_of = {label: (case["kind"] if label in tally.first else None) for label, case in tally.first.items()}
-    for label, count in sorted(tally.labels.items(), key=lambda item: (order.get(_kind(item[0], kind_of), 3), -item[1])):
+    kind_of = {
+        label: (case["kind"] if label in tally.first else None)
+        for label, case in tally.first.items()
+    }
+    for label, count in sorted(
+        tally.labels.items(), key=lambda item: (order.get(_kind(item[0], kind_of), 3), -item[1])
+    ):
         cell = label.replace("|", "\\|")
-        lines.append(f"| {_kind(label, kind_of)} | {cell} | {count:,} | {count / max(tally.cases, 1):.2%} |")
+        lines.append(
+            f"| {_kind(label, kind_of)} | {cell} | {count:,} | {count / max(tally.cases, 1):.2%} |"
+        )
     lines += ["", "## One reproducer per finding class", ""]
     for label, case in tally.first.items():
         steps = "\n".join(f"- {m}" for m in case["mutations"])
         lines += [
             f"### {label}",
             "",
-            f"{tally.labels[label]:,} cases; first: {case['case']} ({case['size']:,} bytes, kept as `{case['file']}`)",
+            f"{tally.labels[label]:,} cases; first: {case['case']} ({case['size']:,} bytes, kept "
+            f"as `{case['file']}`)",
             "",
             steps,
             "",
@@ -335,7 +467,8 @@ def write_report(out: Path, tally: Tally, args: argparse.Namespace, facts: dict[
 
 
 def _kind(label: str, kind_of: dict[str, str | None]) -> str:
-    if label == "valid" or label.startswith("valid:"):  # "valid: stopped at its deadline" is a partial result, marked
+    # "valid: stopped at its deadline" is a partial result, marked
+    if label == "valid" or label.startswith("valid:"):
         return "valid"
     return kind_of.get(label) or "project error"
 

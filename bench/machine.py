@@ -1,4 +1,5 @@
-"""What a benchmark's numbers depend on: CPU model, cores, load average, versions and the checkout's commit.
+"""What a benchmark's numbers depend on: CPU model, cores, load average, versions and the checkout's
+commit.
 
 The one place the bench scripts read these facts from; each script prints the
 ones it needs under its own names. It does not touch ``sys.path`` and imports
@@ -30,15 +31,19 @@ def cpu_model() -> str:
 
 
 def git(*args: str) -> str:
-    """Output of ``git <args>`` in the checkout, ``"unknown"`` without git or outside a repository."""
+    """Output of ``git <args>`` in the checkout, ``"unknown"`` without git or outside a
+    repository."""
     try:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
 
 def load_average() -> list[float]:
-    """The 1-, 5- and 15-minute load averages, rounded to 0.01: on a 2-core machine, 2 means another job halves the figures."""
+    """The 1-, 5- and 15-minute load averages, rounded to 0.01: on a 2-core machine, 2 means
+    another job halves the figures."""
     return [round(x, 2) for x in os.getloadavg()]
 
 
@@ -48,7 +53,8 @@ def utc_now() -> str:
 
 
 def machine_facts() -> dict[str, Any]:
-    """Date, commit (and whether ``simcache/`` has uncommitted changes), CPU, cores, Python, SimPy, numpy and simcache versions."""
+    """Date, commit (and whether ``simcache/`` has uncommitted changes), CPU, cores, Python,
+    SimPy, numpy and simcache versions."""
     import numpy as np
     import simpy
 
@@ -71,7 +77,12 @@ def machine_facts() -> dict[str, Any]:
         "simpy": simpy.__version__,
         "numpy": np.__version__,
         "simcache": simcache.__version__,
-        # compiled (mypyc) or the Python sources; checkouts from before the compiled engine have no _native
-        "simcache_engine": getattr(getattr(simcache, "_native", None), "ENGINE", "Python (no compiled engine in this checkout)"),
+        # compiled (mypyc) or the Python sources; checkouts from before the compiled engine have no
+        # _native
+        "simcache_engine": getattr(
+            getattr(simcache, "_native", None),
+            "ENGINE",
+            "Python (no compiled engine in this checkout)",
+        ),
         "platform": platform.platform(),
     }

@@ -9,13 +9,15 @@ Public API (what the CLI, the app, notebooks and tests run scenarios with):
 - :func:`sweep` - run a grid of overrides and seeds, one row per point and seed
 - :func:`estimate` - analytic estimate of a scenario (queueing approximations), in milliseconds,
   as an :class:`Estimate`
-- :func:`import_workload` - read a fio job or result, vscsiStats histograms or a block trace as workloads
+- :func:`import_workload` - read a fio job or result, vscsiStats histograms or a block trace as
+  workloads
 - :class:`ScenarioError` - raised for every bad input, naming file, field and fix
 
 How the package is put together: ``docs/architecture.md``.
 """
 
-from simcache.native import choice as _native  # noqa: F401, I001  (first: it decides whether the compiled modules load)
+# First: it decides whether the compiled modules load.
+from simcache.native import choice as _native  # noqa: F401, I001
 
 from simcache.base.version import __version__
 

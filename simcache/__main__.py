@@ -1,4 +1,5 @@
-"""``python -m simcache``: the same command line as ``simcache`` (:func:`simcache.cli.main.main`)."""
+"""``python -m simcache``: the same command line as ``simcache``
+(:func:`simcache.cli.main.main`)."""
 
 import sys
 

@@ -1,11 +1,11 @@
 """Plotly figures of a result, a sweep and a comparison (pure functions of the tables).
 
-Time charts carry what happened when (:func:`time_marks`): the warm-up and the scheduled events' spans shaded,
-instant events as dashed lines, and the on periods of on/off duty cycles shaded. Legends name components in
-words (:func:`legend_name`); a cluster with many components shows the :data:`TOP_SHOWN` busiest and one "others"
-line. A sweep over categories (link kinds, policies, profiles) is drawn as points with error bars, not a line;
-a numeric swept axis spanning :data:`X_LOG_RATIO` or more is logarithmic, as is a value axis spanning
-:data:`LOG_RATIO`.
+Time charts carry what happened when (:func:`time_marks`): the warm-up and the scheduled events'
+spans shaded, instant events as dashed lines, and the on periods of on/off duty cycles shaded.
+Legends name components in words (:func:`legend_name`); a cluster with many components shows the
+:data:`TOP_SHOWN` busiest and one "others" line. A sweep over categories (link kinds, policies,
+profiles) is drawn as points with error bars, not a line; a numeric swept axis spanning
+:data:`X_LOG_RATIO` or more is logarithmic, as is a value axis spanning :data:`LOG_RATIO`.
 """
 
 from __future__ import annotations
@@ -26,13 +26,15 @@ from simcache.workloads.generators import DutyClock
 TOP_SHOWN = 8
 """Components a time chart shows one by one; the rest are one "others" line."""
 LOG_RATIO = 100.0
-"""Largest over smallest mean from which a sweep's value axis is logarithmic (two orders of magnitude)."""
+"""Largest over smallest mean from which a sweep's value axis is logarithmic (two orders of
+magnitude)."""
 X_LOG_RATIO = 10.0
-"""Largest over smallest swept value from which the swept axis is logarithmic: the page's buffer and size sweeps
-(64 to 4,096 MiB, 1 to 64 GiB) step by a factor, while host, spindle and RPM sweeps (3 to 8, 4 to 24, 5,400 to
-15,000) stay within one order of magnitude and linear."""
+"""Largest over smallest swept value from which the swept axis is logarithmic: the page's buffer
+and size sweeps (64 to 4,096 MiB, 1 to 64 GiB) step by a factor, while host, spindle and RPM
+sweeps (3 to 8, 4 to 24, 5,400 to 15,000) stay within one order of magnitude and linear."""
 MOST_PHASES = 40
-"""On periods of one duty cycle shaded at most; a faster cycle is said in the caption, not drawn as a comb."""
+"""On periods of one duty cycle shaded at most; a faster cycle is said in the caption, not drawn
+as a comb."""
 _COMPONENT_LABELS = {
     "local_tier_ms": "local tier",
     "network_ms": "network (replica send)",
@@ -41,16 +43,22 @@ _COMPONENT_LABELS = {
     "array_ms": "array",
 }
 _HEIGHT = 320
-_LAYOUT = {"height": _HEIGHT, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "legend": {"orientation": "h", "y": -0.25}}
+_LAYOUT = {
+    "height": _HEIGHT,
+    "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+    "legend": {"orientation": "h", "y": -0.25},
+}
 _SHADES = {"warm-up": "#999999", "event": "#d62728", "duty": "#2ca02c"}
 
 
-# -- what happened when -------------------------------------------------------------------------------
+# -- what happened when
+# -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Span:
-    """A shaded stretch of simulated time: the warm-up, an event that lasts, or a duty cycle's on period."""
+    """A shaded stretch of simulated time: the warm-up, an event that lasts, or a duty cycle's on
+    period."""
 
     start: float
     end: float
@@ -60,8 +68,8 @@ class Span:
 
 @dataclass(frozen=True)
 class TimeMarks:
-    """What a time chart marks: shaded ``spans``, instant events as ``lines`` (time, label), and ``notes`` on what
-    is not drawn."""
+    """What a time chart marks: shaded ``spans``, instant events as ``lines`` (time, label), and
+    ``notes`` on what is not drawn."""
 
     spans: tuple[Span, ...] = ()
     lines: tuple[tuple[float, str], ...] = ()
@@ -69,9 +77,9 @@ class TimeMarks:
 
 
 def event_label(event: Mapping[str, Any]) -> str:
-    """A scheduled event (a scenario ``events`` entry as a dict) in words: ``"vMotion host 0 → host 1"``,
-    ``"host 2 fails"``, ``"host 1 storage link slow (50% speed)"``; a kind this page does not know is named by its
-    kind and host (``"device failure, host 3"``)."""
+    """A scheduled event (a scenario ``events`` entry as a dict) in words: ``"vMotion host 0 →
+    host 1"``, ``"host 2 fails"``, ``"host 1 storage link slow (50% speed)"``; a kind this page
+    does not know is named by its kind and host (``"device failure, host 3"``)."""
     kind = str(event.get("kind", "event"))
     host = f"host {event['host']}" if event.get("host") is not None else ""
     fraction = event.get("fraction")
@@ -96,7 +104,8 @@ def event_label(event: Mapping[str, Any]) -> str:
 
 
 def time_marks(result: simcache.Result, scenario: simcache.Scenario) -> TimeMarks:
-    """The warm-up, the scheduled events that fall within the run and the on/off duty cycles' on periods."""
+    """The warm-up, the scheduled events that fall within the run and the on/off duty cycles' on
+    periods."""
     end = float(result.meta["simulated_s"])
     warmup = result.window[0]
     spans = [Span(0.0, warmup, "warm-up", "warm-up")] if warmup > 0 else []
@@ -115,14 +124,18 @@ def time_marks(result: simcache.Result, scenario: simcache.Scenario) -> TimeMark
     for group in scenario.groups:
         phases = list(on_periods(group.workload.duty_cycle, end))
         if len(phases) > MOST_PHASES:
-            notes.append(f"group {group.name}'s {len(phases)} on/off bursts are not shaded (more than {MOST_PHASES})")
+            notes.append(
+                f"group {group.name}'s {len(phases)} on/off bursts are not shaded (more than "
+                f"{MOST_PHASES})"
+            )
             continue
         spans += [Span(start, stop, f"{group.name} on", "duty") for start, stop in phases]
     return TimeMarks(tuple(spans), tuple(lines), tuple(notes))
 
 
 def on_periods(duty: Any, end: float) -> Iterable[tuple[float, float]]:
-    """The (start, end) of each on period of an on/off duty cycle within [0, ``end``); none for another shape."""
+    """The (start, end) of each on period of an on/off duty cycle within [0, ``end``); none for
+    another shape."""
     if duty is None or duty.shape != "onoff":
         return
     clock = DutyClock(duty)
@@ -139,23 +152,43 @@ def _marked(figure: go.Figure, marks: TimeMarks) -> go.Figure:
     labelled: set[str] = set()
     for span in marks.spans:
         label: dict[str, Any] = {}
-        if span.label not in labelled:  # a duty cycle's label once, on its first burst, below the warm-up's
+        # a duty cycle's label once, on its first burst, below the warm-up's
+        if span.label not in labelled:
             place = "bottom left" if span.kind == "duty" else "top left"
-            label = {"annotation_text": span.label, "annotation_position": place, "annotation_font_size": 10}
+            label = {
+                "annotation_text": span.label,
+                "annotation_position": place,
+                "annotation_font_size": 10,
+            }
         labelled.add(span.label)
-        figure.add_vrect(x0=span.start, x1=span.end, fillcolor=_SHADES[span.kind], opacity=0.12, layer="below", line_width=0, **label)
+        figure.add_vrect(
+            x0=span.start,
+            x1=span.end,
+            fillcolor=_SHADES[span.kind],
+            opacity=0.12,
+            layer="below",
+            line_width=0,
+            **label,
+        )
     for at, text in marks.lines:
-        figure.add_vline(x=at, line_dash="dash", line_color="black", annotation_text=text, annotation_font_size=10)
+        figure.add_vline(
+            x=at,
+            line_dash="dash",
+            line_color="black",
+            annotation_text=text,
+            annotation_font_size=10,
+        )
     return figure
 
 
-# -- names --------------------------------------------------------------------------------------------
+# -- names
+# --------------------------------------------------------------------------------------------
 
 
 def legend_name(column: str) -> str:
     """A series column in people's words: ``util.host3.peer.tx`` -> ``"host 3 peer link, send"``,
-    ``util.host0.peer1.rx`` -> ``"host 0 peer link 1, receive"``, ``util.host2.tier`` -> ``"host 2 tier"``,
-    ``util.array`` -> ``"array spindles"``, ``backlog.host1`` -> ``"host 1"``."""
+    ``util.host0.peer1.rx`` -> ``"host 0 peer link 1, receive"``, ``util.host2.tier`` -> ``"host
+    2 tier"``, ``util.array`` -> ``"array spindles"``, ``backlog.host1`` -> ``"host 1"``."""
     name = column.split(".", 1)[1] if column.startswith(("util.", "queue.", "backlog.")) else column
     port = PortName.parse(name)
     if port is not None:
@@ -175,59 +208,97 @@ def legend_name(column: str) -> str:
 
 
 def top_and_others(
-    series: pd.DataFrame, columns: Sequence[str], count: int, combine: Literal["sum", "max"], noun: str
+    series: pd.DataFrame,
+    columns: Sequence[str],
+    count: int,
+    combine: Literal["sum", "max"],
+    noun: str,
 ) -> dict[str, pd.Series]:
-    """The ``count`` columns with the highest mean, by :func:`legend_name`, and the rest as one line: their sum
-    (quantities that add, such as backlog bytes) or their highest value at each time (utilizations, which do not
-    add), named ``"other 28 hosts (sum)"``."""
+    """The ``count`` columns with the highest mean, by :func:`legend_name`, and the rest as one
+    line: their sum (quantities that add, such as backlog bytes) or their highest value at each
+    time (utilizations, which do not add), named ``"other 28 hosts (sum)"``."""
     ranked = list(series[list(columns)].mean().sort_values(ascending=False, kind="stable").index)
     lines = {legend_name(str(c)): series[c] for c in ranked[:count]}
     rest = ranked[count:]
     if rest:
         part = series[rest]
         what = "sum" if combine == "sum" else "highest of them"
-        lines[f"other {len(rest)} {noun} ({what})"] = part.sum(axis=1) if combine == "sum" else part.max(axis=1)
+        lines[f"other {len(rest)} {noun} ({what})"] = (
+            part.sum(axis=1) if combine == "sum" else part.max(axis=1)
+        )
     return lines
 
 
-# -- time charts --------------------------------------------------------------------------------------
+# -- time charts
+# --------------------------------------------------------------------------------------
 
 
-def _lines(lines: Mapping[str, pd.Series], title: str, y_title: str, marks: TimeMarks, scale: float = 1.0) -> go.Figure:
+def _lines(
+    lines: Mapping[str, pd.Series], title: str, y_title: str, marks: TimeMarks, scale: float = 1.0
+) -> go.Figure:
     figure = go.Figure()
     for label, values in lines.items():
         figure.add_trace(go.Scatter(x=values.index, y=values * scale, mode="lines", name=label))
-    figure.update_layout(title=title, xaxis_title="simulated time (s)", yaxis_title=y_title, **_LAYOUT)
+    figure.update_layout(
+        title=title, xaxis_title="simulated time (s)", yaxis_title=y_title, **_LAYOUT
+    )
     return _marked(figure, marks)
 
 
 def latency_figure(series: pd.DataFrame, marks: TimeMarks = TimeMarks()) -> go.Figure:
     """VM-observed p50/p99 latency of the I/Os completed in each sample interval."""
-    columns = {"write_p50_ms": "write p50", "write_p99_ms": "write p99", "read_p50_ms": "read p50", "read_p99_ms": "read p99"}
-    figure = _lines({label: series[c] for c, label in columns.items() if c in series}, "VM latency per interval", "ms", marks)
+    columns = {
+        "write_p50_ms": "write p50",
+        "write_p99_ms": "write p99",
+        "read_p50_ms": "read p50",
+        "read_p99_ms": "read p99",
+    }
+    figure = _lines(
+        {label: series[c] for c, label in columns.items() if c in series},
+        "VM latency per interval",
+        "ms",
+        marks,
+    )
     figure.update_yaxes(type="log")
     return figure
 
 
-def backlog_figure(series: pd.DataFrame, marks: TimeMarks = TimeMarks(), count: int = TOP_SHOWN) -> go.Figure:
-    """Destage backlog (all hosts, the ``count`` fullest hosts and the others' sum) and data held in one copy only, in MiB."""
+def backlog_figure(
+    series: pd.DataFrame, marks: TimeMarks = TimeMarks(), count: int = TOP_SHOWN
+) -> go.Figure:
+    """Destage backlog (all hosts, the ``count`` fullest hosts and the others' sum) and data held
+    in one copy only, in MiB."""
     hosts = [c for c in series.columns if c.startswith("backlog.")]
-    lines = {"all hosts": series["destage_backlog_bytes"]} if "destage_backlog_bytes" in series else {}
+    lines = (
+        {"all hosts": series["destage_backlog_bytes"]} if "destage_backlog_bytes" in series else {}
+    )
     lines |= top_and_others(series, hosts, count, "sum", "hosts")
     if "data_at_risk_bytes" in series:
         lines["data at risk (single copy)"] = series["data_at_risk_bytes"]
-    title = "Destage backlog" + (f": the {count} fullest of {len(hosts)} hosts" if len(hosts) > count else "")
+    title = "Destage backlog" + (
+        f": the {count} fullest of {len(hosts)} hosts" if len(hosts) > count else ""
+    )
     return _lines(lines, title, "MiB", marks, scale=1 / 2**20)
 
 
-def utilization_figure(series: pd.DataFrame, marks: TimeMarks = TimeMarks(), count: int = TOP_SHOWN) -> go.Figure:
-    """Utilization over time (0-100%) of the ``count`` busiest links, tiers and the array, and the highest of the others."""
+def utilization_figure(
+    series: pd.DataFrame, marks: TimeMarks = TimeMarks(), count: int = TOP_SHOWN
+) -> go.Figure:
+    """Utilization over time (0-100%) of the ``count`` busiest links, tiers and the array, and
+    the highest of the others."""
     columns = [c for c in series.columns if c.startswith("util.")]
     lines = top_and_others(series, columns, count, "max", "components")
     shown = min(count, len(columns))
-    figure = _lines(lines, f"Utilization: the {shown} busiest of {len(columns)} components", "%", marks, scale=100)
+    figure = _lines(
+        lines,
+        f"Utilization: the {shown} busiest of {len(columns)} components",
+        "%",
+        marks,
+        scale=100,
+    )
     figure.update_yaxes(range=[0, 105])
-    figure.update_layout(height=_HEIGHT + 20 * math.ceil(len(lines) / 2))  # room for the legend's rows
+    # room for the legend's rows
+    figure.update_layout(height=_HEIGHT + 20 * math.ceil(len(lines) / 2))
     return figure
 
 
@@ -235,53 +306,89 @@ def breakdown_figure(breakdown: pd.DataFrame) -> go.Figure:
     """Where the write time goes: mean ms per latency component, stacked, one bar per group."""
     figure = go.Figure()
     for component in COMPONENTS:
-        figure.add_trace(go.Bar(y=breakdown["group"], x=breakdown[component], name=_COMPONENT_LABELS[component], orientation="h"))
-    figure.update_layout(title="Where the write time goes (mean ms)", barmode="stack", xaxis_title="ms", **_LAYOUT)
+        figure.add_trace(
+            go.Bar(
+                y=breakdown["group"],
+                x=breakdown[component],
+                name=_COMPONENT_LABELS[component],
+                orientation="h",
+            )
+        )
+    figure.update_layout(
+        title="Where the write time goes (mean ms)", barmode="stack", xaxis_title="ms", **_LAYOUT
+    )
     return figure
 
 
-# -- sweeps and comparisons ---------------------------------------------------------------------------
+# -- sweeps and comparisons
+# ---------------------------------------------------------------------------
 
 
 def spans_orders(values: Iterable[Any], ratio: float = LOG_RATIO) -> bool:
-    """Whether ``values`` are all positive numbers whose largest is at least ``ratio`` times their smallest."""
+    """Whether ``values`` are all positive numbers whose largest is at least ``ratio`` times
+    their smallest."""
     given = list(values)
-    if not given or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in given):
+    if not given or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in given
+    ):
         return False
     low, high = float(min(given)), float(max(given))
     return low > 0 and high >= ratio * low
 
 
-def sweep_figure(summary: pd.DataFrame, x: str, metric: str, metric_title: str, categorical: bool = False) -> go.Figure:
+def sweep_figure(
+    summary: pd.DataFrame, x: str, metric: str, metric_title: str, categorical: bool = False
+) -> go.Figure:
     """Mean of ``metric`` over the seeds against the swept values, with its 95% confidence interval.
 
-    ``summary`` is :func:`simcache.runs.sweep.sweep_summary`'s table: ``metric`` holds the mean and ``metric.ci95``
-    the half-width of the interval (NaN with one seed). ``categorical`` values (link kinds, policies, profiles)
-    are points with error bars on a category axis: their order is no scale, so no line joins them. Numeric
-    values are a line inside a confidence band, on a logarithmic x axis when they span :data:`X_LOG_RATIO` or more
-    (buffer and size sweeps such as 64, 256, 1024, 4096 MiB); the y axis is when the means span :data:`LOG_RATIO`.
+    ``summary`` is :func:`simcache.runs.sweep.sweep_summary`'s table: ``metric`` holds the mean and
+    ``metric.ci95`` the half-width of the interval (NaN with one seed). ``categorical`` values (link
+    kinds, policies, profiles) are points with error bars on a category axis: their order is no
+    scale, so no line joins them. Numeric values are a line inside a confidence band, on a
+    logarithmic x axis when they span :data:`X_LOG_RATIO` or more (buffer and size sweeps such as
+    64, 256, 1024, 4096 MiB); the y axis is when the means span :data:`LOG_RATIO`.
     """
     xs = list(summary[x])
     mean, half = summary[metric], summary[f"{metric}.ci95"]
     figure = go.Figure()
     if categorical:
-        error = {"type": "data", "array": half.fillna(0.0).tolist(), "visible": bool(half.notna().any())}
+        error = {
+            "type": "data",
+            "array": half.fillna(0.0).tolist(),
+            "visible": bool(half.notna().any()),
+        }
         figure.add_trace(
             go.Scatter(
-                x=[str(v) for v in xs], y=mean, mode="markers", marker={"size": 10}, error_y=error, name="mean over seeds, 95% interval"
+                x=[str(v) for v in xs],
+                y=mean,
+                mode="markers",
+                marker={"size": 10},
+                error_y=error,
+                name="mean over seeds, 95% interval",
             )
         )
         figure.update_xaxes(type="category")
     else:
         if half.notna().any():
             band = list(mean + half) + list(mean - half)[::-1]
-            figure.add_trace(go.Scatter(x=xs + xs[::-1], y=band, fill="toself", line={"width": 0}, opacity=0.25, name="95% confidence"))
+            figure.add_trace(
+                go.Scatter(
+                    x=xs + xs[::-1],
+                    y=band,
+                    fill="toself",
+                    line={"width": 0},
+                    opacity=0.25,
+                    name="95% confidence",
+                )
+            )
         figure.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name="mean over seeds"))
         if spans_orders(xs, X_LOG_RATIO):
             figure.update_xaxes(type="log")
     if spans_orders(mean):
         figure.update_yaxes(type="log")
-    figure.update_layout(title=f"{metric_title} against {x}", xaxis_title=x, yaxis_title=metric_title, **_LAYOUT)
+    figure.update_layout(
+        title=f"{metric_title} against {x}", xaxis_title=x, yaxis_title=metric_title, **_LAYOUT
+    )
     return figure
 
 
@@ -292,5 +399,7 @@ def compare_figure(table: pd.DataFrame) -> go.Figure:
     for column in columns:
         name = "all groups" if column == "write p99 ms" else column.removesuffix(" write p99 ms")
         figure.add_trace(go.Bar(x=table["variant"], y=table[column], name=name))
-    figure.update_layout(title="Write p99 by variant (ms)", barmode="group", yaxis_title="ms", **_LAYOUT)
+    figure.update_layout(
+        title="Write p99 by variant (ms)", barmode="group", yaxis_title="ms", **_LAYOUT
+    )
     return figure

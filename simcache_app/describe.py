@@ -1,9 +1,10 @@
-"""Results in words and tables: headline latencies, the percentile table and the compare table (the bottleneck
-sentence is :mod:`simcache.results.bottleneck`'s, shared with the HTML report), and the scenario as set in words.
+"""Results in words and tables: headline latencies, the percentile table and the compare table (the
+bottleneck sentence is :mod:`simcache.results.bottleneck`'s, shared with the HTML report), and the
+scenario as set in words.
 
-Figures are for people (:func:`simcache.base.units.format_figure`): four significant digits in tables, three in
-sentences, thousands separators, sizes in binary units with a space ("372.5 GiB"); every table column that
-holds a quantity names its unit.
+Figures are for people (:func:`simcache.base.units.format_figure`): four significant digits in
+tables, three in sentences, thousands separators, sizes in binary units with a space ("372.5 GiB");
+every table column that holds a quantity names its unit.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from simcache.results.bottleneck import bottleneck_sentence as bottleneck_senten
 from simcache.results.bottleneck import component_name as component_name
 
 TABLE_DIGITS = 4
-"""Significant digits of a figure in a table (3 in a sentence): a simulated percentile carries no more."""
+"""Significant digits of a figure in a table (3 in a sentence): a simulated percentile carries no
+more."""
 
 _LABELS = {
     "count": "I/Os",
@@ -34,38 +36,54 @@ _LABELS = {
     "mean_ci95_ms": "± 95% ms",
     "max_ms": "max ms",
 } | {name: f"p{q:g} ms" for name, q in PERCENTILES.items()}
-PERCENTILE_COLUMNS = {"group": "group", "op": "op"} | {column: _LABELS[column] for column in SUMMARY_COLUMNS}
-"""The summary's columns as the percentile table shows them (a summary column without a label fails here, at import)."""
+PERCENTILE_COLUMNS = {"group": "group", "op": "op"} | {
+    column: _LABELS[column] for column in SUMMARY_COLUMNS
+}
+"""The summary's columns as the percentile table shows them (a summary column without a label
+fails here, at import)."""
 
 
 def _port(column: object) -> PortName | None:
     """The port direction a series column's ``util.<port>`` names, None for other columns."""
-    return PortName.parse(str(column).removeprefix("util.")) if str(column).startswith("util.") else None
+    return (
+        PortName.parse(str(column).removeprefix("util."))
+        if str(column).startswith("util.")
+        else None
+    )
 
 
 def headline(result: simcache.Result) -> dict[str, float]:
-    """VM-observed latency over all groups: ``{"write p50": ms, "write p99": ms, "read p50": ..., "read p99": ...}``."""
+    """VM-observed latency over all groups: ``{"write p50": ms, "write p99": ms, "read p50": ...,
+    "read p99": ...}``."""
     summary = result.summary
     everyone = summary[summary["group"] == "all"].set_index("op")
-    return {f"{op} {p.removesuffix('_ms')}": float(everyone[p][op]) for op in ("write", "read") for p in HEADLINE_PERCENTILES}
+    return {
+        f"{op} {p.removesuffix('_ms')}": float(everyone[p][op])
+        for op in ("write", "read")
+        for p in HEADLINE_PERCENTILES
+    }
 
 
 def validity_warnings(result: simcache.Result) -> list[str]:
-    """The run's validity warnings (``Result.warnings``) as the app shows them, instability first."""
-    return [f"**{'Unstable' if w.severity == 'unstable' else 'Short run'}:** {w.message}" for w in result.warnings]
+    """The run's validity warnings (``Result.warnings``) as the app shows them, instability
+    first."""
+    return [
+        f"**{'Unstable' if w.severity == 'unstable' else 'Short run'}:** {w.message}"
+        for w in result.warnings
+    ]
 
 
 def format_ms(value: float) -> str:
-    """A latency in a sentence or a metric: three significant digits (``0.0123 ms``, ``7.74 ms``, ``161 ms``,
-    ``1,234 ms``); ``"no I/O"`` for NaN."""
+    """A latency in a sentence or a metric: three significant digits (``0.0123 ms``, ``7.74 ms``,
+    ``161 ms``, ``1,234 ms``); ``"no I/O"`` for NaN."""
     if not math.isfinite(value):
         return "no I/O"
     return f"{format_figure(value, 3)} ms"
 
 
 def figures(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with every float column rounded to :data:`TABLE_DIGITS` significant digits (values stay numbers,
-    so the page's table still sorts them)."""
+    """``table`` with every float column rounded to :data:`TABLE_DIGITS` significant digits
+    (values stay numbers, so the page's table still sorts them)."""
     rounded = table.copy()
     for column in rounded.columns:
         if pd.api.types.is_float_dtype(rounded[column]):
@@ -74,7 +92,8 @@ def figures(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def percentile_table(result: simcache.Result) -> pd.DataFrame:
-    """The summary with readable column names, rounded for display; groups with no I/O of an op dropped."""
+    """The summary with readable column names, rounded for display; groups with no I/O of an op
+    dropped."""
     table = result.summary[result.summary["count"] > 0]
     return figures(table[list(PERCENTILE_COLUMNS)].rename(columns=PERCENTILE_COLUMNS))
 
@@ -82,8 +101,9 @@ def percentile_table(result: simcache.Result) -> pd.DataFrame:
 def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) -> str:
     """The analytic estimate in one line: mean write latency per group and the bottleneck it names.
 
-    ``"Instant estimate (queueing model, no simulation): writes 3.1 ms mean (db 2.2 ms, build 6.4 ms);
-    bottleneck the host0 1GbE peer link (sending), at 81%."``, then its overloads and what it leaves out (its notes).
+    ``"Instant estimate (queueing model, no simulation): writes 3.1 ms mean (db 2.2 ms, build 6.4
+    ms); bottleneck the host0 1GbE peer link (sending), at 81%."``, then its overloads and what it
+    leaves out (its notes).
     """
     groups = [group.name for group in scenario.groups if group.workload.read_fraction < 1.0]
 
@@ -94,11 +114,14 @@ def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) 
     per_group = ", ".join(f"{name} {mean(name)}" for name in groups)
     component, utilization = estimate.bottleneck()
     writes = f"writes {mean('all')} mean ({per_group})" if groups else "no writes"
-    overloads = "".join(f" Overload: {warning}." for warning in estimate.warnings if warning.kind == "overload")
+    overloads = "".join(
+        f" Overload: {warning}." for warning in estimate.warnings if warning.kind == "overload"
+    )
     left_out = "".join(f" Not in the estimate: {note}." for note in estimate.notes)
     return (
         f"Instant estimate (queueing model, no simulation): {writes}; "
-        f"bottleneck {component_name(component, scenario)}, at {utilization:.0%}.{overloads}{left_out}"
+        f"bottleneck {component_name(component, scenario)}, at "
+        f"{utilization:.0%}.{overloads}{left_out}"
     )
 
 
@@ -106,7 +129,9 @@ def busiest_peer_link(result: simcache.Result, scenario: simcache.Scenario) -> s
     """``"the host0 1GbE peer link (sending), at 45%"``: the peer port with the highest mean
     utilization over the measurement window; None when no group replicates over the peer network."""
     means = result.window_means()
-    columns = [c for c in means.index if (port := _port(c)) is not None and port.role in ("peer", "fabric")]
+    columns = [
+        c for c in means.index if (port := _port(c)) is not None and port.role in ("peer", "fabric")
+    ]
     if not columns or all(group.replicas == 0 for group in scenario.groups):
         return None
     means = means[columns]
@@ -116,7 +141,8 @@ def busiest_peer_link(result: simcache.Result, scenario: simcache.Scenario) -> s
 
 def peer_port_table(result: simcache.Result) -> pd.DataFrame:
     """Mean utilization (%) of every host's peer ports over the measurement window: one row per
-    host and port (``peer``, or ``peer0``, ``peer1``, ... when hosts have several), sending and receiving."""
+    host and port (``peer``, or ``peer0``, ``peer1``, ... when hosts have several), sending and
+    receiving."""
     means = result.window_means()
     rows = []
     for column in means.index:
@@ -134,14 +160,25 @@ def peer_port_table(result: simcache.Result) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["host", "port", "sending %", "receiving %"])
 
 
-def compare_table(results: Mapping[str, simcache.Result], scenarios: Mapping[str, simcache.Scenario]) -> pd.DataFrame:
-    """One row per variant: VM write/read p50/p99 over all groups, write p99 per group, and the bottleneck."""
+def compare_table(
+    results: Mapping[str, simcache.Result], scenarios: Mapping[str, simcache.Scenario]
+) -> pd.DataFrame:
+    """One row per variant: VM write/read p50/p99 over all groups, write p99 per group, and the
+    bottleneck."""
     rows = []
     for name, result in results.items():
         row: dict[str, object] = {"variant": name}
-        row |= {f"{key} ms": round_figure(value, TABLE_DIGITS) for key, value in headline(result).items()}
-        writes = result.summary[(result.summary["op"] == "write") & (result.summary["group"] != "all")]
-        row |= {f"{g} write p99 ms": round_figure(float(p), TABLE_DIGITS) for g, p in zip(writes["group"], writes["p99_ms"], strict=True)}
+        row |= {
+            f"{key} ms": round_figure(value, TABLE_DIGITS)
+            for key, value in headline(result).items()
+        }
+        writes = result.summary[
+            (result.summary["op"] == "write") & (result.summary["group"] != "all")
+        ]
+        row |= {
+            f"{g} write p99 ms": round_figure(float(p), TABLE_DIGITS)
+            for g, p in zip(writes["group"], writes["p99_ms"], strict=True)
+        }
         component, utilization = result.bottleneck()
         row["bottleneck"] = f"{component_name(component, scenarios[name])}, at {utilization:.0%}"
         row["busiest peer link"] = busiest_peer_link(result, scenarios[name]) or "no replicas"
@@ -151,7 +188,8 @@ def compare_table(results: Mapping[str, simcache.Result], scenarios: Mapping[str
 
 def metric_label(metric: str) -> str:
     """Axis label of a sweep metric: ``"all.write.p99_ms"`` -> ``"write p99 (ms), all groups"``,
-    ``"db.read.mb_s"`` -> ``"read MB/s, group db"``, ``"destage_backlog_bytes"`` -> ``"destage backlog (bytes)"``."""
+    ``"db.read.mb_s"`` -> ``"read MB/s, group db"``, ``"destage_backlog_bytes"`` -> ``"destage
+    backlog (bytes)"``."""
     if metric.count(".") != 2:
         return _words(metric)
     group, op, name = metric.split(".")
@@ -160,7 +198,8 @@ def metric_label(metric: str) -> str:
 
 
 def _words(name: str) -> str:
-    """A metric's name in words, its unit last: ``"peer_wire_mb_s"`` -> ``"peer wire MB/s"``, ``"p99_ms"`` -> ``"p99 (ms)"``."""
+    """A metric's name in words, its unit last: ``"peer_wire_mb_s"`` -> ``"peer wire MB/s"``,
+    ``"p99_ms"`` -> ``"p99 (ms)"``."""
     for suffix, unit in (("mb_s", "MB/s"), ("iops", "IOPS")):
         if name == suffix or name.endswith("_" + suffix):
             return (name.removesuffix(suffix).replace("_", " ") + unit).strip()
@@ -171,59 +210,80 @@ def _words(name: str) -> str:
 
 
 def metric_unit(metric: str) -> str:
-    """The unit of a sweep metric's values: ``"ms"``, ``"MB/s"``, ``"IOPS"``, ``"bytes"``, ``"I/Os"`` or
-    ``"fraction"`` (a utilization, 0 to 1)."""
+    """The unit of a sweep metric's values: ``"ms"``, ``"MB/s"``, ``"IOPS"``, ``"bytes"``,
+    ``"I/Os"`` or ``"fraction"`` (a utilization, 0 to 1)."""
     name = metric.rsplit(".", 1)[-1]
-    for suffix, unit in (("_ms", "ms"), ("mb_s", "MB/s"), ("iops", "IOPS"), ("_bytes", "bytes"), ("utilization", "fraction")):
+    for suffix, unit in (
+        ("_ms", "ms"),
+        ("mb_s", "MB/s"),
+        ("iops", "IOPS"),
+        ("_bytes", "bytes"),
+        ("utilization", "fraction"),
+    ):
         if name.endswith(suffix):
             return unit
     return "I/Os" if name in ("count", "unfinished") else ""
 
 
 def sweep_table(summary: pd.DataFrame, label: str, metric: str) -> pd.DataFrame:
-    """The sweep's points as the page shows them: the swept value (its label carries its unit), the seeds, the
-    mean of ``metric`` and its 95% half-width, both headed with the metric's unit."""
+    """The sweep's points as the page shows them: the swept value (its label carries its unit),
+    the seeds, the mean of ``metric`` and its 95% half-width, both headed with the metric's unit."""
     unit = metric_unit(metric)
     suffix = f" ({unit})" if unit else ""
     shown = summary[[label, "seeds", metric, f"{metric}.ci95"]].rename(
         columns={metric: f"mean{suffix}", f"{metric}.ci95": f"± 95%{suffix}"}
     )
     table = figures(shown)
-    # An interval is as precise as its mean, no more: 3.241 ± 0.0000000000003 (two seeds equal but for rounding) is ± 0.
-    table[f"± 95%{suffix}"] = [_like(half, mean) for half, mean in zip(table[f"± 95%{suffix}"], table[f"mean{suffix}"], strict=True)]
+    # An interval is as precise as its mean, no more: 3.241 ± 0.0000000000003 (two seeds equal but
+    # for rounding) is ± 0.
+    table[f"± 95%{suffix}"] = [
+        _like(half, mean)
+        for half, mean in zip(table[f"± 95%{suffix}"], table[f"mean{suffix}"], strict=True)
+    ]
     return table
 
 
 def _like(value: float, reference: float) -> float:
-    """``value`` rounded to the decimals :func:`round_figure` gives ``reference`` (at least its significant digits)."""
+    """``value`` rounded to the decimals :func:`round_figure` gives ``reference`` (at least its
+    significant digits)."""
     if not (math.isfinite(value) and math.isfinite(reference)) or reference == 0:
         return value
     return round(value, max(0, TABLE_DIGITS - 1 - math.floor(math.log10(abs(reference)))))
 
 
 def group_vms(scenario: simcache.Scenario, group_name: str, hosts: int | None = None) -> int:
-    """VMs of group ``group_name``: its VMs per host times its hosts (all ``hosts`` of the cluster as set now,
-    when the group names none)."""
+    """VMs of group ``group_name``: its VMs per host times its hosts (all ``hosts`` of the
+    cluster as set now, when the group names none)."""
     group = next(g for g in scenario.groups if g.name == group_name)
-    count = (hosts if hosts is not None else scenario.cluster.hosts) if group.hosts is None else len(group.hosts)
+    count = (
+        (hosts if hosts is not None else scenario.cluster.hosts)
+        if group.hosts is None
+        else len(group.hosts)
+    )
     return group.vms_per_host * count
 
 
 def scenario_summary(scenario: simcache.Scenario) -> str:
-    """The scenario as set, in one line with figures for people: ``"4 hosts, 24 VMs in 3 groups (db 8, build 8,
-    web 8); sata-ssd-s3700-field flash tier, 372.5 GiB per host; destager buffer 2 GiB per host; 1 x 1GbE peer link
-    per host; array of 14 x 7,200 RPM spindles (raid10)"``."""
+    """The scenario as set, in one line with figures for people: ``"4 hosts, 24 VMs in 3 groups
+    (db 8, build 8, web 8); sata-ssd-s3700-field flash tier, 372.5 GiB per host; destager buffer
+    2 GiB per host; 1 x 1GbE peer link per host; array of 14 x 7,200 RPM spindles (raid10)"``."""
     cluster, array = scenario.cluster, scenario.array
     vms = {group.name: group_vms(scenario, group.name) for group in scenario.groups}
     groups = ", ".join(f"{name} {format_figure(count)}" for name, count in vms.items())
     tier = cluster.tier
-    links = f"{cluster.peer_links} x {cluster.peer_link.profile or format_bandwidth(cluster.peer_link.bandwidth)}"
+    links = (
+        f"{cluster.peer_links} x "
+        f"{cluster.peer_link.profile or format_bandwidth(cluster.peer_link.bandwidth)}"
+    )
     rpm = array.drive.rpm
     drives = f"{format_figure(rpm)} RPM spindles" if rpm is not None else "flash drives"
     return (
-        f"{_count(cluster.hosts, 'host')}, {_count(sum(vms.values()), 'VM')} in {_count(len(vms), 'group')} ({groups}); "
-        f"{tier.profile + ' ' if tier.profile else ''}{tier.kind} tier, {human_size(tier.capacity)} per host; "
-        f"destager buffer {human_size(cluster.destager.capacity)} per host; {links} peer link per host; "
+        f"{_count(cluster.hosts, 'host')}, {_count(sum(vms.values()), 'VM')} in "
+        f"{_count(len(vms), 'group')} ({groups}); "
+        f"{tier.profile + ' ' if tier.profile else ''}{tier.kind} tier, "
+        f"{human_size(tier.capacity)} per host; "
+        f"destager buffer {human_size(cluster.destager.capacity)} per host; {links} peer link per "
+        "host; "
         f"array of {format_figure(array.spindles)} x {drives} ({array.raid})"
     )
 

@@ -1,9 +1,10 @@
-"""Uploaded fio results of the user's own device, fitted into a tier (``simcache calibrate`` on the page).
+"""Uploaded fio results of the user's own device, fitted into a tier (``simcache calibrate`` on the
+page).
 
-The uploads are written under their own names into a folder named by the SHA-256 of them all (beside the
-workload uploads), so the fit's messages and the device file's comment block name the files as the user
-knows them; the fit is then :func:`simcache.workloads.calibrate.device.calibrate`. Using the device is one
-override, ``cluster.tier`` = the fitted table.
+The uploads are written under their own names into a folder named by the SHA-256 of them all (beside
+the workload uploads), so the fit's messages and the device file's comment block name the files as
+the user knows them; the fit is then :func:`simcache.workloads.calibrate.device.calibrate`. Using
+the device is one override, ``cluster.tier`` = the fitted table.
 """
 
 from __future__ import annotations
@@ -34,12 +35,15 @@ def _safe_name(name: str) -> str:
 def calibrate_uploads(files: Sequence[tuple[str, bytes]], base: str | None = None) -> Calibration:
     """The tier fitted to uploaded fio JSON results ``(name, bytes)``; ``base`` as ``--base``.
 
-    Raises :class:`~simcache.base.errors.ScenarioError` naming the uploaded file for anything calibrate refuses.
+    Raises :class:`~simcache.base.errors.ScenarioError` naming the uploaded file for anything
+    calibrate refuses.
     """
     digest = hashlib.sha256()
     for name, data in files:
         if len(data) > UPLOAD_LIMIT_BYTES:
-            raise WorkloadFileError.at(name, None, "", f"the file is {len(data):,} bytes; an fio JSON result is a few KiB")
+            raise WorkloadFileError.at(
+                name, None, "", f"the file is {len(data):,} bytes; an fio JSON result is a few KiB"
+            )
         if not data:
             raise WorkloadFileError.at(name, None, "", "the file is empty")
         digest.update(hashlib.sha256(data).digest() + name.encode())
@@ -58,7 +62,8 @@ def calibrate_uploads(files: Sequence[tuple[str, bytes]], base: str | None = Non
 
 
 def fit_frame(calibration: Calibration) -> pd.DataFrame:
-    """Measured against fitted IOPS, mean and p99 per point, with the errors (in %), one row a point."""
+    """Measured against fitted IOPS, mean and p99 per point, with the errors (in %), one row a
+    point."""
     records = []
     for row in fit_rows(calibration.fit):
         iops, mean, p99 = row.errors()

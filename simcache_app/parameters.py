@@ -45,13 +45,30 @@ def sweep_parameters(scenario: simcache.Scenario) -> list[Parameter]:
     cluster = [k for k in KNOBS if k.sweep is not None and GROUP not in k.path]
     params = [Parameter(k, k.path, k.label, _start_values(scenario, k, k.path)) for k in cluster]
     for group in scenario.groups:
-        shown = [k for k in KNOBS if k.sweep is not None and GROUP in k.path and k.path not in _INTENSITY and k.applies_to(group.workload)]
+        shown = [
+            k
+            for k in KNOBS
+            if k.sweep is not None
+            and GROUP in k.path
+            and k.path not in _INTENSITY
+            and k.applies_to(group.workload)
+        ]
         shown.append(intensity_knob(group.workload))
-        params += [Parameter(k, k.at(group.name), f"{group.name}: {k.label}", _start_values(scenario, k, k.at(group.name))) for k in shown]
+        params += [
+            Parameter(
+                k,
+                k.at(group.name),
+                f"{group.name}: {k.label}",
+                _start_values(scenario, k, k.at(group.name)),
+            )
+            for k in shown
+        ]
     return params
 
 
-_INTENSITY = tuple(f"{GROUP}.workload.{name}" for name in ("workers", "iops", "throughput", "trace.speed"))
+_INTENSITY = tuple(
+    f"{GROUP}.workload.{name}" for name in ("workers", "iops", "throughput", "trace.speed")
+)
 """Workload knobs of which a group offers only the one its mode uses (:func:`intensity_knob`)."""
 
 
@@ -64,17 +81,20 @@ def _start_values(scenario: simcache.Scenario, shown: Knob, path: str) -> str:
     return ", ".join(option for option in options if _accepted(scenario, path, option))
 
 
-def valid_values(scenario: simcache.Scenario, parameter: Parameter, values: list[Any], duration: float) -> tuple[list[Any], dict[Any, str]]:
-    """The ``values`` that make a valid scenario for a run of ``duration`` s, and each other one with the loader's
-    message: one invalid point of a sweep is reported for itself while the rest of the sweep runs
-    (:func:`simcache.sweep` refuses a grid with any invalid point)."""
+def valid_values(
+    scenario: simcache.Scenario, parameter: Parameter, values: list[Any], duration: float
+) -> tuple[list[Any], dict[Any, str]]:
+    """The ``values`` that make a valid scenario for a run of ``duration`` s, and each other one
+    with the loader's message: one invalid point of a sweep is reported for itself while the rest
+    of the sweep runs (:func:`simcache.sweep` refuses a grid with any invalid point)."""
     valid: list[Any] = []
     invalid: dict[Any, str] = {}
     for value in values:
         try:
-            scenario.with_overrides({parameter.path: parameter.to_override(value)}, source=f"{parameter.label} = {value}").with_duration(
-                duration
-            )
+            scenario.with_overrides(
+                {parameter.path: parameter.to_override(value)},
+                source=f"{parameter.label} = {value}",
+            ).with_duration(duration)
         except simcache.ScenarioError as exc:
             invalid[value] = str(exc)
         else:
@@ -121,7 +141,10 @@ def _number(text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise ValueError(f"{text!r} is not a number; write numbers separated by commas, or a range start:stop:step") from None
+        raise ValueError(
+            f"{text!r} is not a number; write numbers separated by commas, or a range "
+            "start:stop:step"
+        ) from None
 
 
 def _range(text: str) -> list[float]:
@@ -138,11 +161,21 @@ def _range(text: str) -> list[float]:
 
 
 def compare_presets(scenario: simcache.Scenario) -> dict[str, dict[str, Any]]:
-    """Named override sets for the compare view: the sidebar's settings, the file's variants, policy/network what-ifs."""
+    """Named override sets for the compare view: the sidebar's settings, the file's variants,
+    policy/network what-ifs."""
     presets: dict[str, dict[str, Any]] = {"As set in the sidebar": {}}
-    presets |= {f"Variant from file: {name}": dict(overrides) for name, overrides in scenario.variants.items()}
+    presets |= {
+        f"Variant from file: {name}": dict(overrides)
+        for name, overrides in scenario.variants.items()
+    }
     links = list_profiles("link")
-    for policy, link in (("WB+0", None), ("WB+1", "1GbE"), ("WB+1", "10GbE"), ("WB+2", "10GbE"), ("WT", None)):
+    for policy, link in (
+        ("WB+0", None),
+        ("WB+1", "1GbE"),
+        ("WB+1", "10GbE"),
+        ("WB+2", "10GbE"),
+        ("WT", None),
+    ):
         if REPLICAS[policy] >= scenario.cluster.hosts or (link and link not in links):
             continue
         overrides: dict[str, Any] = {f"groups.{g.name}.policy": policy for g in scenario.groups}

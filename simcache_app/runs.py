@@ -46,18 +46,20 @@ from simcache.runs.sweep import SweepProgress, grid_points
 from simcache.sim.control import Cancel, Stopped, check_work, expected_work, stopped_at
 
 CACHE_ENTRIES = 16
-"""Most results each cached function keeps (runs, sweeps); the oldest goes first. A cached run holds about 75 bytes
-per simulated I/O (its records, pickled: 1 MiB for the page's default 8 s run, 8.4 MiB for 60 s), so the run cache
-holds at most 16 x 75 bytes x the largest runs' I/Os: 16 MiB of default runs, 1.2 GiB if every entry were a run at
-:data:`CONFIRM_IOS`. ``bench/bench_ui_memory.py`` measures the page's memory over 50 runs."""
+"""Most results each cached function keeps (runs, sweeps); the oldest goes first. A cached run
+holds about 75 bytes per simulated I/O (its records, pickled: 1 MiB for the page's default 8 s
+run, 8.4 MiB for 60 s), so the run cache holds at most 16 x 75 bytes x the largest runs' I/Os: 16
+MiB of default runs, 1.2 GiB if every entry were a run at :data:`CONFIRM_IOS`.
+``bench/bench_ui_memory.py`` measures the page's memory over 50 runs."""
 CACHE_TTL_S = 3600.0
 """A cached result not asked for during this many seconds is dropped."""
 CONFIRM_IOS = 1_000_000
-"""Expected I/Os past which the page asks before it starts: at the 45,000 to 80,000 I/Os per second a run takes on a
-2-core VM (:class:`simcache.sim.control.Limits`), 12 to 25 s of computing and about 600 MB of records
-(:data:`simcache.sim.control.BYTES_PER_IO`)."""
+"""Expected I/Os past which the page asks before it starts: at the 45,000 to 80,000 I/Os per
+second a run takes on a 2-core VM (:class:`simcache.sim.control.Limits`), 12 to 25 s of computing
+and about 600 MB of records (:data:`simcache.sim.control.BYTES_PER_IO`)."""
 IOS_PER_S = 45_000
-"""I/Os simulated per wall second on a 2-core VM, the slow end (for the time a confirmation quotes)."""
+"""I/Os simulated per wall second on a 2-core VM, the slow end (for the time a confirmation
+quotes)."""
 IN_PROCESS_SECONDS = 30.0
 """Sweeps of at most this many simulated seconds in all run in this process: starting worker
 processes (each imports simcache, pandas and scipy) would take longer than the runs."""
@@ -71,13 +73,16 @@ def run_key(scenario: simcache.Scenario, seed: int, duration: float) -> str:
 POLL_S = 0.1
 """Seconds between two looks at a running simulation (progress bar, Stop button)."""
 LEASE_S = 3.0
-"""A run nobody has polled for this many seconds cancels itself (the page was closed or moved on)."""
+"""A run nobody has polled for this many seconds cancels itself (the page was closed or moved
+on)."""
 WALL_LIMIT_S: float | None = None
-"""Most wall-clock seconds one run of the page may take before it stops with a partial result (``None``: no limit)."""
+"""Most wall-clock seconds one run of the page may take before it stops with a partial result
+(``None``: no limit)."""
 
 
 def _lease(seconds: float, deadline: float | None = None) -> Cancel:
-    """A cancel token that also cancels itself when not renewed for ``seconds`` (see :data:`LEASE_S`)."""
+    """A cancel token that also cancels itself when not renewed for ``seconds`` (see
+    :data:`LEASE_S`)."""
     return Cancel(deadline, lease=seconds)
 
 
@@ -95,7 +100,9 @@ class _Job:
 
     def start(self, work: Callable[[_Job], Any]) -> None:
         """Run ``work(self)`` in a thread; it reads ``self.token`` and moves ``self.fraction``."""
-        self.thread = threading.Thread(target=self._run, args=(work,), name="simcache-run", daemon=True)
+        self.thread = threading.Thread(
+            target=self._run, args=(work,), name="simcache-run", daemon=True
+        )
         self.thread.start()
 
     def _run(self, work: Callable[[_Job], Any]) -> None:
@@ -109,8 +116,8 @@ class _Job:
 
 
 def _follow(key: str, work: Callable[[_Job], Any], text: str) -> Any:
-    """Start ``work`` as this session's job ``key`` (unless it runs already) and poll it to its end under a progress
-    bar: the job's result, or its error raised here."""
+    """Start ``work`` as this session's job ``key`` (unless it runs already) and poll it to its
+    end under a progress bar: the job's result, or its error raised here."""
     jobs = _jobs()
     job = jobs.get(key)
     if job is None:
@@ -122,8 +129,8 @@ def _follow(key: str, work: Callable[[_Job], Any], text: str) -> Any:
             job.token.cancel("the page was closed")
         job.token.renew()
         job.thread.join(POLL_S)
-        # Every poll sends an update: that is where Streamlit interrupts the script on a click (the job stays for
-        # the rerun to pick up), so it must come often, not only when the bar moves.
+        # Every poll sends an update: that is where Streamlit interrupts the script on a click (the
+        # job stays for the rerun to pick up), so it must come often, not only when the bar moves.
         bar.progress(min(max(job.fraction, 0.0), 1.0), text=job.text or text)
     del jobs[key]
     bar.empty()
@@ -138,7 +145,8 @@ def _jobs() -> dict[str, _Job]:
 
 
 def has_job(key: str) -> bool:
-    """Whether a simulation with this :func:`run_key` is running (or stopped, not yet shown) in this session."""
+    """Whether a simulation with this :func:`run_key` is running (or stopped, not yet shown) in
+    this session."""
     return key in _jobs()
 
 
@@ -148,7 +156,8 @@ def finished(result: simcache.Result) -> bool:
 
 
 def _forget_abandoned() -> None:
-    """Drop jobs that ended and that no script run has looked at for a lease and more (their settings were left)."""
+    """Drop jobs that ended and that no script run has looked at for a lease and more (their
+    settings were left)."""
     jobs = _jobs()
     now = time.monotonic()
     for key, job in list(jobs.items()):
@@ -157,8 +166,9 @@ def _forget_abandoned() -> None:
 
 
 def _page_open() -> bool:
-    """Whether this script run's browser session is still connected (always true without a Streamlit server, as
-    under AppTest). Streamlit may keep running a script whose tab was closed: its run must not go on."""
+    """Whether this script run's browser session is still connected (always true without a
+    Streamlit server, as under AppTest). Streamlit may keep running a script whose tab was
+    closed: its run must not go on."""
     if not runtime.exists():
         return True
     context = get_script_run_ctx()
@@ -172,21 +182,25 @@ def _stop(key: str) -> None:
 
 
 def _stop_button(slot: Any, key: str, label: str, help: str, view: str = "") -> None:
-    """A button that stops the job ``key``; ``view`` tells apart two views showing the same run (a compared variant
-    equal to the single run), whose buttons would otherwise share a widget key."""
+    """A button that stops the job ``key``; ``view`` tells apart two views showing the same run
+    (a compared variant equal to the single run), whose buttons would otherwise share a widget
+    key."""
     widget = f"stop-{hashlib.sha256((key + view).encode()).hexdigest()[:16]}"
     slot.button(label, key=widget, on_click=_stop, args=(key,), help=help)
 
 
 def expected_ios(runs: Sequence[simcache.Scenario]) -> float:
-    """I/Os the runs are expected to issue in all (:func:`simcache.sim.control.expected_work`: rate x duration x VMs for
-    an open loop, the analytic estimate's rate for a closed one), each scenario with its run's duration."""
+    """I/Os the runs are expected to issue in all (:func:`simcache.sim.control.expected_work`:
+    rate x duration x VMs for an open loop, the analytic estimate's rate for a closed one), each
+    scenario with its run's duration."""
     return sum(expected_work(run).ios for run in runs)
 
 
-def sweep_ios(scenario: simcache.Scenario, grid: dict[str, list[Any]], seeds: Sequence[int], duration: float) -> float:
-    """:func:`expected_ios` of a sweep: every grid point with every seed (a point that is no valid scenario counts
-    nothing here; the sweep reports it)."""
+def sweep_ios(
+    scenario: simcache.Scenario, grid: dict[str, list[Any]], seeds: Sequence[int], duration: float
+) -> float:
+    """:func:`expected_ios` of a sweep: every grid point with every seed (a point that is no
+    valid scenario counts nothing here; the sweep reports it)."""
     runs = []
     for point in grid_points(grid):
         try:
@@ -197,35 +211,45 @@ def sweep_ios(scenario: simcache.Scenario, grid: dict[str, list[Any]], seeds: Se
 
 
 def confirmed(key: str, ios: float, what: str) -> bool:
-    """Whether the work ``key`` may start: expected to simulate at most :data:`CONFIRM_IOS` I/Os, or confirmed
-    (now or earlier in this session). Else the page says how large it is and offers a button to start it anyway."""
+    """Whether the work ``key`` may start: expected to simulate at most :data:`CONFIRM_IOS` I/Os,
+    or confirmed (now or earlier in this session). Else the page says how large it is and offers
+    a button to start it anyway."""
     accepted: set[str] = st.session_state.setdefault("runs.confirmed", set())
     if ios <= CONFIRM_IOS or key in accepted:
         return True
     st.session_state.setdefault("runs.asked", set()).add(key)
     minutes = ios / IOS_PER_S / 60
     st.warning(
-        f"**This {what} is large:** about {ios:,.0f} I/Os to simulate (the page asks past {CONFIRM_IOS:,}), up to "
-        f"{minutes:,.1f} minutes of computing. Shorten the simulated seconds or lower the load, or start it anyway; "
+        f"**This {what} is large:** about {ios:,.0f} I/Os to simulate (the page asks past "
+        f"{CONFIRM_IOS:,}), up to "
+        f"{minutes:,.1f} minutes of computing. Shorten the simulated seconds or lower the load, or "
+        "start it anyway; "
         "**Stop** ends it at any time and keeps what was computed."
     )
-    if st.button(f"Start this {what} anyway", key=f"confirm-{hashlib.sha256(key.encode()).hexdigest()[:16]}"):
+    if st.button(
+        f"Start this {what} anyway", key=f"confirm-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    ):
         accepted.add(key)
         return True
     return False
 
 
 def asked(key: str) -> bool:
-    """Whether the page has asked (:func:`confirmed`) whether to start the work ``key``: the view shows the question
-    again (and its button's click) on the reruns that follow, without its run button being pressed again."""
+    """Whether the page has asked (:func:`confirmed`) whether to start the work ``key``: the view
+    shows the question again (and its button's click) on the reruns that follow, without its run
+    button being pressed again."""
     return key in st.session_state.get("runs.asked", set())
 
 
-def simulate(scenario: simcache.Scenario, seed: int, duration: float, label: str = "Simulating") -> simcache.Result:
-    """:func:`simcache.simulate` with a progress bar and a Stop button, cached on the scenario's JSON, seed and duration.
+def simulate(
+    scenario: simcache.Scenario, seed: int, duration: float, label: str = "Simulating"
+) -> simcache.Result:
+    """:func:`simcache.simulate` with a progress bar and a Stop button, cached on the scenario's
+    JSON, seed and duration.
 
     A stopped run returns its partial result (not cached) under a warning that says so. Raises
-    :class:`~simcache.base.errors.RunTooLargeError` before anything runs if the run is past the limits.
+    :class:`~simcache.base.errors.RunTooLargeError` before anything runs if the run is past the
+    limits.
     """
     key = run_key(scenario, seed, duration)
     _forget_abandoned()
@@ -235,7 +259,9 @@ def simulate(scenario: simcache.Scenario, seed: int, duration: float, label: str
     about = "Stop this simulation: the page shows what was simulated so far, marked partial."
     _stop_button(slot, key, "Stop simulation", about, view=label)
     try:
-        result = _simulate(scenario.model_dump_json(), seed, duration, _scenario=scenario, _label=label)
+        result = _simulate(
+            scenario.model_dump_json(), seed, duration, _scenario=scenario, _label=label
+        )
     except Stopped as stopped:
         partial: simcache.Result = stopped.result
         slot.warning(stop_text(partial))
@@ -248,17 +274,22 @@ def stop_text(result: simcache.Result) -> str:
     """The warning over a stopped run's figures."""
     at = stopped_at(result)
     return (
-        f"**Partial result.** Stopped at simulated time {at:.2f} s of {result.meta['planned_s']:g} s "
+        f"**Partial result.** Stopped at simulated time {at:.2f} s of {result.meta['planned_s']:g} "
+        "s "
         f"({result.meta['stop_reason']}): every figure below covers 0 to {at:.2f} s only."
     )
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, ttl=CACHE_TTL_S, show_spinner=False)
-def _simulate(scenario_json: str, seed: int, duration: float, _scenario: simcache.Scenario, _label: str) -> simcache.Result:
+def _simulate(
+    scenario_json: str, seed: int, duration: float, _scenario: simcache.Scenario, _label: str
+) -> simcache.Result:
     key = json.dumps([scenario_json, seed, duration])  # run_key()
 
     def work(job: _Job) -> simcache.Result:
-        return simcache.simulate(_scenario, seed=seed, duration=duration, progress=job.advance, cancel=job.token)
+        return simcache.simulate(
+            _scenario, seed=seed, duration=duration, progress=job.advance, cancel=job.token
+        )
 
     result: simcache.Result = _follow(key, work, f"{_label}: {duration:g} simulated seconds")
     if not finished(result):
@@ -266,24 +297,36 @@ def _simulate(scenario_json: str, seed: int, duration: float, _scenario: simcach
     return result
 
 
-def sweep_key(scenario: simcache.Scenario, grid: dict[str, list[Any]], seeds: Sequence[int], duration: float) -> str:
+def sweep_key(
+    scenario: simcache.Scenario, grid: dict[str, list[Any]], seeds: Sequence[int], duration: float
+) -> str:
     """What identifies one sweep: the scenario's JSON, the grid, the seeds and the duration."""
     return json.dumps([scenario.model_dump_json(), grid, list(seeds), duration])
 
 
-def sweep(scenario: simcache.Scenario, grid: dict[str, list[Any]], seeds: Sequence[int], duration: float) -> pd.DataFrame:
-    """:func:`simcache.sweep` with a progress bar and a **Stop sweep** button, cached on the scenario's JSON, grid,
-    seeds and duration.
+def sweep(
+    scenario: simcache.Scenario, grid: dict[str, list[Any]], seeds: Sequence[int], duration: float
+) -> pd.DataFrame:
+    """:func:`simcache.sweep` with a progress bar and a **Stop sweep** button, cached on the
+    scenario's JSON, grid, seeds and duration.
 
-    Large sweeps use one process per core; small ones run here (see :data:`IN_PROCESS_SECONDS`). A stopped sweep
-    returns the rows of the runs that finished (not cached), ``table.attrs["stopped"]`` saying why.
+    Large sweeps use one process per core; small ones run here (see :data:`IN_PROCESS_SECONDS`). A
+    stopped sweep returns the rows of the runs that finished (not cached),
+    ``table.attrs["stopped"]`` saying why.
     """
     key = sweep_key(scenario, grid, seeds, duration)
     _forget_abandoned()
     slot = st.empty()
-    _stop_button(slot, key, "Stop sweep", "Stop this sweep: the page shows the points whose runs finished, marked partial.")
+    _stop_button(
+        slot,
+        key,
+        "Stop sweep",
+        "Stop this sweep: the page shows the points whose runs finished, marked partial.",
+    )
     try:
-        table = _sweep(scenario.model_dump_json(), json.dumps(grid), tuple(seeds), duration, _scenario=scenario)
+        table = _sweep(
+            scenario.model_dump_json(), json.dumps(grid), tuple(seeds), duration, _scenario=scenario
+        )
     except _SweepStopped as stopped:
         return stopped.table
     finally:
@@ -292,7 +335,8 @@ def sweep(scenario: simcache.Scenario, grid: dict[str, list[Any]], seeds: Sequen
 
 
 class _SweepStopped(Exception):
-    """A stopped sweep's partial table, raised out of the cached function so that it is not cached."""
+    """A stopped sweep's partial table, raised out of the cached function so that it is not
+    cached."""
 
     def __init__(self, table: pd.DataFrame):
         super().__init__(table.attrs["stopped"])
@@ -300,19 +344,42 @@ class _SweepStopped(Exception):
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, ttl=CACHE_TTL_S, show_spinner=False)
-def _sweep(scenario_json: str, grid_json: str, seeds: tuple[int, ...], duration: float, _scenario: simcache.Scenario) -> pd.DataFrame:
+def _sweep(
+    scenario_json: str,
+    grid_json: str,
+    seeds: tuple[int, ...],
+    duration: float,
+    _scenario: simcache.Scenario,
+) -> pd.DataFrame:
     grid = json.loads(grid_json)
     tasks = len(seeds) * math.prod(len(values) for values in grid.values())
 
     def work(job: _Job) -> pd.DataFrame:
         def advance(state: SweepProgress) -> None:
             eta = f", about {state.eta_s:.0f} s left" if math.isfinite(state.eta_s) else ""
-            job.fraction, job.text = state.done / state.total, f"Sweeping: {state.done} of {state.total} simulations done{eta}"
+            job.fraction, job.text = (
+                state.done / state.total,
+                f"Sweeping: {state.done} of {state.total} simulations done{eta}",
+            )
 
-        workers = 1 if tasks * duration <= IN_PROCESS_SECONDS else max(1, min(os.cpu_count() or 1, tasks))
-        return simcache.sweep(_scenario, grid, seeds=seeds, duration=duration, workers=workers, progress=advance, cancel=job.token)
+        workers = (
+            1 if tasks * duration <= IN_PROCESS_SECONDS else max(1, min(os.cpu_count() or 1, tasks))
+        )
+        return simcache.sweep(
+            _scenario,
+            grid,
+            seeds=seeds,
+            duration=duration,
+            workers=workers,
+            progress=advance,
+            cancel=job.token,
+        )
 
-    table: pd.DataFrame = _follow(json.dumps([scenario_json, grid, list(seeds), duration]), work, f"Sweeping: {tasks} simulations")
+    table: pd.DataFrame = _follow(
+        json.dumps([scenario_json, grid, list(seeds), duration]),
+        work,
+        f"Sweeping: {tasks} simulations",
+    )
     if "stopped" in table.attrs:
         raise _SweepStopped(table)
     return table
@@ -321,8 +388,10 @@ def _sweep(scenario_json: str, grid_json: str, seeds: tuple[int, ...], duration:
 def sweep_stop_text(table: pd.DataFrame) -> str:
     """The warning over a stopped sweep's table and chart."""
     return (
-        f"**Partial sweep.** Stopped ({table.attrs['stopped']}) after {len(table)} of {table.attrs['planned']} simulations: "
-        "the points below are those whose runs finished; a point with fewer seeds than asked has a wider interval."
+        f"**Partial sweep.** Stopped ({table.attrs['stopped']}) after {len(table)} of "
+        f"{table.attrs['planned']} simulations: "
+        "the points below are those whose runs finished; a point with fewer seeds than asked has a "
+        "wider interval."
     )
 
 

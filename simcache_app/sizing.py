@@ -1,7 +1,9 @@
-"""The "Size my cluster" view: targets, dimensions and prices in; the answer, the frontier and every candidate out.
+"""The "Size my cluster" view: targets, dimensions and prices in; the answer, the frontier and every
+candidate out.
 
-It runs :func:`simcache.runs.size.size` on the current scenario (as the sidebar sets it) in this process, with a
-progress bar; the answer becomes the current scenario at a click (or downloads as a scenario file).
+It runs :func:`simcache.runs.size.size` on the current scenario (as the sidebar sets it) in this
+process, with a progress bar; the answer becomes the current scenario at a click (or downloads as a
+scenario file).
 """
 
 from __future__ import annotations
@@ -21,16 +23,25 @@ from simcache_app.scenario_files import exported_scenario
 
 __all__ = ["answer_tables", "size_view"]
 
-DEFAULT_DIMENSIONS = "cluster.peer_link = ['1GbE', '10GbE']\ncluster.tier = ['sata-ssd-s3700-field', 'nvme-p3700-field']"
+DEFAULT_DIMENSIONS = (
+    "cluster.peer_link = ['1GbE', '10GbE']\ncluster.tier = ['sata-ssd-s3700-field', "
+    "'nvme-p3700-field']"
+)
 
 
 def answer_tables(answer: SizeAnswer) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(frontier, candidates) as tables: cost, figure and verdict; cost, verdict, configuration and why."""
+    """(frontier, candidates) as tables: cost, figure and verdict; cost, verdict, configuration
+    and why."""
     target = answer.frontier_target
     at = answer.targets.index(target)
     frontier = pd.DataFrame(
         [
-            {"cost": c.cost.total, str(target): c.verdicts[at].value, "verdict": c.verdict, "configuration": c.label}
+            {
+                "cost": c.cost.total,
+                str(target): c.verdicts[at].value,
+                "verdict": c.verdict,
+                "configuration": c.label,
+            }
             for c in answer.frontier()
         ]
     )
@@ -43,21 +54,34 @@ def answer_tables(answer: SizeAnswer) -> tuple[pd.DataFrame, pd.DataFrame]:
     return frontier, every
 
 
-def size_view(scenario: simcache.Scenario, duration: float, seed: int, targets: list[Target]) -> None:
+def size_view(
+    scenario: simcache.Scenario, duration: float, seed: int, targets: list[Target]
+) -> None:
     st.markdown(
-        "The cheapest configuration of this scenario that meets every target: the analytic estimate rules out what misses "
-        "by a clear margin, the rest is simulated cheapest first over several seeds, and the answer is confirmed with fresh "
+        "The cheapest configuration of this scenario that meets every target: the analytic "
+        "estimate rules out what misses "
+        "by a clear margin, the rest is simulated cheapest first over several seeds, and the "
+        "answer is confirmed with fresh "
         "seeds (docs/sizing.md)."
     )
     shown = "\n".join(str(t) for t in targets) or "write p99 <= 5ms"
     target_text = st.text_area("Targets (one per line)", value=shown, key="size.targets")
     dimension_text = st.text_area(
-        "Dimensions (one per line: PATH = [VALUES] or PATH = LOW:HIGH)", value=DEFAULT_DIMENSIONS, key="size.dims"
+        "Dimensions (one per line: PATH = [VALUES] or PATH = LOW:HIGH)",
+        value=DEFAULT_DIMENSIONS,
+        key="size.dims",
     )
     prices = st.text_area(
-        "Prices over the built-in table (TOML, optional)", value="", key="size.prices", placeholder="[host]\nprice = 9000"
+        "Prices over the built-in table (TOML, optional)",
+        value="",
+        key="size.prices",
+        placeholder="[host]\nprice = 9000",
     )
-    seeds = int(st.number_input("Seeds per configuration", min_value=1, max_value=10, value=3, key="size.seeds"))
+    seeds = int(
+        st.number_input(
+            "Seeds per configuration", min_value=1, max_value=10, value=3, key="size.seeds"
+        )
+    )
     if not st.button("Size", key="size.run", type="primary"):
         return
     lines = [line.strip() for line in target_text.splitlines() if line.strip()]
@@ -65,7 +89,10 @@ def size_view(scenario: simcache.Scenario, duration: float, seed: int, targets: 
     bar = st.progress(0.0, text="sizing")
 
     def progress(state: SweepProgress) -> None:
-        bar.progress(min(1.0, state.done / max(state.total, 1)), text=f"{state.done} of about {state.total} runs")
+        bar.progress(
+            min(1.0, state.done / max(state.total, 1)),
+            text=f"{state.done} of about {state.total} runs",
+        )
 
     try:
         with tempfile.TemporaryDirectory() as folder:
@@ -95,7 +122,8 @@ SIZED = "size.answer"
 
 
 def use_answer(name: str, text: str) -> None:
-    """Make the sized answer the page's current scenario (the sidebar loads it until another scenario is chosen)."""
+    """Make the sized answer the page's current scenario (the sidebar loads it until another
+    scenario is chosen)."""
     st.session_state[SIZED] = (name, text)
 
 
@@ -104,7 +132,9 @@ def forget_answer() -> None:
     st.session_state.pop(SIZED, None)
 
 
-def show_answer(scenario: simcache.Scenario, answer: SizeAnswer, duration: float, seed: int) -> None:
+def show_answer(
+    scenario: simcache.Scenario, answer: SizeAnswer, duration: float, seed: int
+) -> None:
     st.text("\n".join(answer.lines()[:2]))
     winner = answer.winner
     if winner is not None:
@@ -119,9 +149,14 @@ def show_answer(scenario: simcache.Scenario, answer: SizeAnswer, duration: float
             key="size.use",
             on_click=use_answer,
             args=(name, text),
-            help="The sidebar then runs this configuration; choosing a scenario there goes back to the library.",
+            help=(
+                "The sidebar then runs this configuration; choosing a scenario there goes back to "
+                "the library."
+            ),
         )
-        st.download_button("Download the answer as a scenario file", text, file_name=name, on_click="ignore")
+        st.download_button(
+            "Download the answer as a scenario file", text, file_name=name, on_click="ignore"
+        )
     frontier, every = answer_tables(answer)
     if not frontier.empty:
         st.subheader(f"Frontier: cost vs {answer.frontier_target}")

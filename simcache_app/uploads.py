@@ -43,8 +43,9 @@ __all__ = [
 ]
 
 UPLOAD_LIMIT_BYTES = 100 * 1024**2
-"""Largest workload file the page accepts (100 MiB, about a million trace lines). Import a bigger trace with
-``simcache import TRACE -o scenario.toml`` and upload the scenario, which names the trace by its path."""
+"""Largest workload file the page accepts (100 MiB, about a million trace lines). Import a bigger
+trace with ``simcache import TRACE -o scenario.toml`` and upload the scenario, which names the
+trace by its path."""
 
 
 def is_scenario_upload(name: str) -> bool:
@@ -53,27 +54,34 @@ def is_scenario_upload(name: str) -> bool:
 
 
 def upload_folder() -> Path:
-    """Where uploaded workload files are kept: ``uploads/`` beside the trace cache (``$SIMCACHE_CACHE/uploads``)."""
+    """Where uploaded workload files are kept: ``uploads/`` beside the trace cache
+    (``$SIMCACHE_CACHE/uploads``)."""
     return cache_folder().parent / "uploads"
 
 
 def store_upload(name: str, data: bytes) -> Path:
-    """The uploaded bytes as ``<sha256>.<extension>`` in :func:`upload_folder` (written once, atomically).
+    """The uploaded bytes as ``<sha256>.<extension>`` in :func:`upload_folder` (written once,
+    atomically).
 
-    Raises :class:`WorkloadFileError` naming the upload when it is empty or over :data:`UPLOAD_LIMIT_BYTES`.
+    Raises :class:`WorkloadFileError` naming the upload when it is empty or over
+    :data:`UPLOAD_LIMIT_BYTES`.
     """
     if len(data) > UPLOAD_LIMIT_BYTES:
         raise WorkloadFileError.at(
             name,
             None,
             "",
-            f"the file is {len(data):,} bytes; the page takes workload files up to {format_size(UPLOAD_LIMIT_BYTES)} "
+            f"the file is {len(data):,} bytes; the page takes workload files up to "
+            f"{format_size(UPLOAD_LIMIT_BYTES)} "
             f"({UPLOAD_LIMIT_BYTES:,} bytes). "
-            "Import a bigger trace with `simcache import FILE -o scenario.toml` and upload that scenario instead",
+            "Import a bigger trace with `simcache import FILE -o scenario.toml` and upload that "
+            "scenario instead",
         )
     if not data:
         raise WorkloadFileError.at(name, None, "", "the file is empty")
-    suffix = "".join(c for c in Path(name).suffix.lower() if c.isascii() and (c.isalnum() or c == "."))[:12]
+    suffix = "".join(
+        c for c in Path(name).suffix.lower() if c.isascii() and (c.isalnum() or c == ".")
+    )[:12]
     folder = upload_folder()
     path = folder / f"{hashlib.sha256(data).hexdigest()}{suffix}"
     if not path.exists():
@@ -94,18 +102,21 @@ def guess_upload_format(path: Path) -> str | None:
 
 
 def import_upload(name: str, path: Path, format_name: str, options: str = "") -> Imported:
-    """The stored upload ``path`` imported as ``format_name`` with the format's ``options`` (``KEY=VALUE`` per line
-    or separated by ``;``), named after the uploaded file ``name``.
+    """The stored upload ``path`` imported as ``format_name`` with the format's ``options``
+    (``KEY=VALUE`` per line or separated by ``;``), named after the uploaded file ``name``.
 
     Errors name the uploaded file (not the stored copy) with the line and field the importer gave.
     """
     if format_name not in FORMATS:
-        raise WorkloadFileError.at(name, None, "format", f"unknown format {format_name!r}; use one of {', '.join(FORMATS)}")
+        raise WorkloadFileError.at(
+            name, None, "format", f"unknown format {format_name!r}; use one of {', '.join(FORMATS)}"
+        )
     try:
         imported = import_workload(path, format_name, **parse_options(options))
     except WorkloadFileError as exc:
         raise WorkloadFileError(name, exc.problems) from None
-    # The scenario's name, description and TOML header name the uploaded file; trace paths stay on the stored copy.
+    # The scenario's name, description and TOML header name the uploaded file; trace paths stay on
+    # the stored copy.
     return dataclasses.replace(imported, source=Path(Path(name).name))
 
 
@@ -122,7 +133,8 @@ class ImportedUpload:
         return self.imported.scenario(self.base, self.policy)
 
     def toml(self) -> str:
-        """The scenario as :meth:`Imported.toml` writes it: headed by the facts and warnings; a trace named by its stored path."""
+        """The scenario as :meth:`Imported.toml` writes it: headed by the facts and warnings; a
+        trace named by its stored path."""
         return self.imported.toml(self.base, self.policy)
 
 
@@ -146,24 +158,35 @@ def groups_table(scenario: simcache.Scenario) -> pd.DataFrame:
 
 
 def workload_summary(workload: Any) -> str:
-    """One VM's workload in a line: ``closed loop, 4 workers x 8 outstanding, 70% reads, 4KiB: 1, uniform over 10 GiB``."""
+    """One VM's workload in a line: ``closed loop, 4 workers x 8 outstanding, 70% reads, 4KiB: 1,
+    uniform over 10 GiB``."""
     if workload.mode == "trace":
         trace = workload.trace
         devices = ", ".join(trace.devices) if trace.devices else "every device"
         how = f"{trace.replay} replay" + (f" at {trace.speed:g}x" if trace.speed != 1 else "")
-        return f"{trace.format or 'block'} trace, {'devices' if not trace.devices or len(trace.devices) > 1 else 'device'} {devices}, {how}"
+        return (
+            f"{trace.format or 'block'} trace, "
+            f"{'devices' if not trace.devices or len(trace.devices) > 1 else 'device'} {devices}, "
+            f"{how}"
+        )
     if workload.mode == "closed":
-        intensity = f"closed loop, {workload.workers} worker(s) x {workload.outstanding} outstanding"
+        intensity = (
+            f"closed loop, {workload.workers} worker(s) x {workload.outstanding} outstanding"
+        )
     elif workload.iops is not None:
         intensity = f"open loop, {workload.iops:g} IOPS"
     else:
         intensity = f"open loop, {workload.throughput / 1e6:g} MB/s"
     access = f"zipf {workload.zipf_theta:g}" if workload.access == "zipf" else workload.access
-    return f"{intensity}, {workload.read_fraction:.0%} reads, {_sizes_text(workload)}, {access} over {format_size(workload.working_set)}"
+    return (
+        f"{intensity}, {workload.read_fraction:.0%} reads, {_sizes_text(workload)}, {access} over "
+        f"{format_size(workload.working_set)}"
+    )
 
 
 def _sizes_text(workload: Any) -> str:
-    """``sizes 4KiB: 1``, or per op when reads and writes have their own mixes: ``read sizes 4KiB: 1, write sizes 64KiB: 1``."""
+    """``sizes 4KiB: 1``, or per op when reads and writes have their own mixes: ``read sizes
+    4KiB: 1, write sizes 64KiB: 1``."""
 
     def mix(sizes: dict[str, float]) -> str:
         return ", ".join(f"{size}: {weight:g}" for size, weight in sizes.items())
@@ -175,7 +198,8 @@ def _sizes_text(workload: Any) -> str:
 
 
 def expectations_table(imported: Imported) -> pd.DataFrame:
-    """What a measurement file measured, as the checks a run is compared with: group, op, metric, bound."""
+    """What a measurement file measured, as the checks a run is compared with: group, op, metric,
+    bound."""
     rows = []
     for check in imported.expect:
         if "approx" in check:

@@ -37,7 +37,8 @@ def _digest(text: str) -> str:
 
 
 def run_fingerprint(scenario: simcache.Scenario, duration: float) -> dict[str, Any]:
-    """Digests of one simulated run's records, series and totals, and its I/O count (to read a failure by)."""
+    """Digests of one simulated run's records, series and totals, and its I/O count (to read a
+    failure by)."""
     result = simcache.simulate(scenario, seed=SEED, duration=duration)
     return {
         "ios": len(result.records),
@@ -48,12 +49,15 @@ def run_fingerprint(scenario: simcache.Scenario, duration: float) -> dict[str, A
 
 
 def fingerprints(root: Path = SCENARIOS) -> dict[str, Any]:
-    """Every scenario file simulated for 2 s, the default for 12 s, and every scenario and variant estimated."""
+    """Every scenario file simulated for 2 s, the default for 12 s, and every scenario and
+    variant estimated."""
     out: dict[str, Any] = {}
     files = sorted(root.glob("*.toml"))
     for path in files:
         out[f"{path.stem} simulated"] = run_fingerprint(simcache.load_scenario(path), DURATION_S)
-    out["default@12s simulated"] = run_fingerprint(simcache.load_scenario(root / "default.toml"), LONG_DEFAULT_S)
+    out["default@12s simulated"] = run_fingerprint(
+        simcache.load_scenario(root / "default.toml"), LONG_DEFAULT_S
+    )
     for path in files:
         base = simcache.load_scenario(path)
         for name in ["base", *base.variants]:

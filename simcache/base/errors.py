@@ -5,14 +5,25 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Iterable, Sequence
 
-__all__ = ["ECHO_CHARS", "CalibrationError", "RunTooLargeError", "ScenarioError", "SweepStoreError", "WorkloadFileError", "echo", "listing"]
+__all__ = [
+    "ECHO_CHARS",
+    "CalibrationError",
+    "RunTooLargeError",
+    "ScenarioError",
+    "SweepStoreError",
+    "WorkloadFileError",
+    "echo",
+    "listing",
+]
 
 ECHO_CHARS = 100
-"""Most characters of a user's value a message quotes: a 10 MB string or a 10,000-deep table is shown by its start."""
+"""Most characters of a user's value a message quotes: a 10 MB string or a 10,000-deep table is
+shown by its start."""
 
 
 class _Echo(reprlib.Repr):
-    """``reprlib`` with tables in the order written and strings cut at the end (the start is what a user recognizes)."""
+    """``reprlib`` with tables in the order written and strings cut at the end (the start is what
+    a user recognizes)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -27,7 +38,10 @@ class _Echo(reprlib.Repr):
             return "{}"
         if level <= 0:
             return "{...}"
-        items = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in list(x.items())[: self.maxdict]]
+        items = [
+            f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}"
+            for k, v in list(x.items())[: self.maxdict]
+        ]
         return "{" + ", ".join(items) + (", ...}" if len(x) > self.maxdict else "}")
 
 
@@ -53,8 +67,8 @@ def echo(value: object, limit: int = ECHO_CHARS) -> str:
 
 
 def listing(names: Iterable[str], most: int = 12) -> str:
-    """Names joined by commas for a message: at most ``most`` of them, then how many more (a scenario of a
-    thousand groups must not make a message of thousands of characters)."""
+    """Names joined by commas for a message: at most ``most`` of them, then how many more (a
+    scenario of a thousand groups must not make a message of thousands of characters)."""
     names = list(names)
     shown = ", ".join(names[:most])
     return shown if len(names) <= most else f"{shown} and {len(names) - most:,} more"
@@ -82,7 +96,8 @@ class ScenarioError(ValueError):
 
 
 class WorkloadFileError(ScenarioError):
-    """A workload or measurement file (fio job, trace, vscsiStats, ...) cannot be imported as written.
+    """A workload or measurement file (fio job, trace, vscsiStats, ...) cannot be imported as
+    written.
 
     ``problems`` name the place in the file (``"line 12, offset"``) and say what
     is allowed. A subclass of :class:`ScenarioError`, so whatever reports bad
@@ -92,25 +107,32 @@ class WorkloadFileError(ScenarioError):
     HEADING = "cannot import"
 
     @classmethod
-    def at(cls, source: str | object, line: int | None, field: str, message: str) -> WorkloadFileError:
-        """One problem at ``line`` (1-based; ``None`` for the whole file) in ``field`` (a column, key or section)."""
-        where = ", ".join(part for part in (f"line {line}" if line is not None else "", field) if part)
+    def at(
+        cls, source: str | object, line: int | None, field: str, message: str
+    ) -> WorkloadFileError:
+        """One problem at ``line`` (1-based; ``None`` for the whole file) in ``field`` (a column,
+        key or section)."""
+        where = ", ".join(
+            part for part in (f"line {line}" if line is not None else "", field) if part
+        )
         return cls(str(source), [(where, message)])
 
 
 class CalibrationError(WorkloadFileError):
-    """Measurement files that cannot describe one device for ``simcache calibrate`` (mixed devices, buffered I/O, a
-    file system in the way, too few queue depths), or that cannot be read: each problem names the file and the reason."""
+    """Measurement files that cannot describe one device for ``simcache calibrate`` (mixed
+    devices, buffered I/O, a file system in the way, too few queue depths), or that cannot be
+    read: each problem names the file and the reason."""
 
     HEADING = "cannot calibrate"
 
 
 class SweepStoreError(ScenarioError):
-    """A sweep's results store (``store=``, ``--store``) cannot be used: not a file, not writable, not SQLite, locked, full,
-    of another store format or edited out of shape.
+    """A sweep's results store (``store=``, ``--store``) cannot be used: not a file, not writable,
+    not SQLite, locked, full, of another store format or edited out of shape.
 
-    ``source`` is the store's path; the one problem (field ``store``) says what is wrong and what to do. A subclass of
-    :class:`ScenarioError`, so whatever reports bad input reports these too, under their own heading.
+    ``source`` is the store's path; the one problem (field ``store``) says what is wrong and what to
+    do. A subclass of :class:`ScenarioError`, so whatever reports bad input reports these too, under
+    their own heading.
     """
 
     HEADING = "unusable sweep store"
@@ -122,7 +144,8 @@ class SweepStoreError(ScenarioError):
 
 
 class RunTooLargeError(ScenarioError):
-    """A run refused before it starts: its expected work (I/Os, memory) is past the limit (:mod:`simcache.sim.control`).
+    """A run refused before it starts: its expected work (I/Os, memory) is past the limit
+    (:mod:`simcache.sim.control`).
 
     The problem names the field to change (``run.duration``), the expected
     figures, the limit and the options that allow the run. A subclass of

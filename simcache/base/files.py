@@ -17,15 +17,23 @@ from pathlib import Path
 
 from simcache.base.units import UnitError, format_size, parse_size
 
-__all__ = ["MAX_SCENARIO_BYTES", "MAX_SCENARIO_BYTES_VARIABLE", "FileRefused", "file_problem", "read_limited", "scenario_limit"]
+__all__ = [
+    "MAX_SCENARIO_BYTES",
+    "MAX_SCENARIO_BYTES_VARIABLE",
+    "FileRefused",
+    "file_problem",
+    "read_limited",
+    "scenario_limit",
+]
 
 MAX_SCENARIO_BYTES = 4 * 1024**2
-"""Largest scenario or sweep file read by default, 4 MiB: the biggest library scenario is a few KiB, and one
-with a 100,000-entry rate profile (the most a profile may have) about 1 MiB; more is not a scenario, and parsing
-and validating it would take seconds before it could be refused (set ``SIMCACHE_MAX_SCENARIO_BYTES`` to read
-bigger ones)."""
+"""Largest scenario or sweep file read by default, 4 MiB: the biggest library scenario is a few
+KiB, and one with a 100,000-entry rate profile (the most a profile may have) about 1 MiB; more is
+not a scenario, and parsing and validating it would take seconds before it could be refused (set
+``SIMCACHE_MAX_SCENARIO_BYTES`` to read bigger ones)."""
 MAX_SCENARIO_BYTES_VARIABLE = "SIMCACHE_MAX_SCENARIO_BYTES"
-"""Environment variable that sets the scenario file limit in bytes (a plain number or a size like ``64MiB``)."""
+"""Environment variable that sets the scenario file limit in bytes (a plain number or a size like
+``64MiB``)."""
 
 _KINDS = (
     (stat.S_ISDIR, "a folder"),
@@ -37,7 +45,8 @@ _KINDS = (
 
 
 class FileRefused(OSError):
-    """A user's file that is not read: ``reason`` says why in words (missing, not a regular file, too big)."""
+    """A user's file that is not read: ``reason`` says why in words (missing, not a regular file,
+    too big)."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
@@ -61,7 +70,10 @@ def file_problem(path: Path, max_bytes: int | None = None) -> str | None:
         return f"not a regular file but {kind}; give the path of a file"
     if max_bytes is not None and status.st_size > max_bytes:
         size, limit = status.st_size, max_bytes
-        return f"the file is {size:,} bytes ({format_size(size)}); the limit is {limit:,} bytes ({format_size(limit)})"
+        return (
+            f"the file is {size:,} bytes ({format_size(size)}); the limit is {limit:,} bytes "
+            f"({format_size(limit)})"
+        )
     return None
 
 
@@ -74,9 +86,12 @@ def read_limited(path: Path, max_bytes: int, advice: str = "") -> bytes:
     """
     problem = file_problem(path, max_bytes)
     if problem is not None:
-        raise FileRefused(problem + (f"; {advice}" if advice and problem.startswith("the file is") else ""))
+        raise FileRefused(
+            problem + (f"; {advice}" if advice and problem.startswith("the file is") else "")
+        )
     try:
-        # Non-blocking: were the path swapped for a FIFO since the check, opening it must not wait for a writer.
+        # Non-blocking: were the path swapped for a FIFO since the check, opening it must not wait
+        # for a writer.
         handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise FileRefused(f"cannot read the file: {exc.strerror or exc}") from None
@@ -86,13 +101,15 @@ def read_limited(path: Path, max_bytes: int, advice: str = "") -> bytes:
         data = file.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise FileRefused(
-            f"the file is more than {max_bytes:,} bytes ({format_size(max_bytes)}), the limit" + (f"; {advice}" if advice else "")
+            f"the file is more than {max_bytes:,} bytes ({format_size(max_bytes)}), the limit"
+            + (f"; {advice}" if advice else "")
         )
     return data
 
 
 def scenario_limit() -> int:
-    """The scenario file limit in bytes: ``SIMCACHE_MAX_SCENARIO_BYTES`` if set, else :data:`MAX_SCENARIO_BYTES`.
+    """The scenario file limit in bytes: ``SIMCACHE_MAX_SCENARIO_BYTES`` if set, else
+    :data:`MAX_SCENARIO_BYTES`.
 
     Raises :class:`FileRefused` naming the variable when it is not a size.
     """
@@ -104,5 +121,8 @@ def scenario_limit() -> int:
     except UnitError as exc:
         raise FileRefused(f"{MAX_SCENARIO_BYTES_VARIABLE}: {exc}") from None
     if limit <= 0:
-        raise FileRefused(f"{MAX_SCENARIO_BYTES_VARIABLE} must be a size above 0 bytes, e.g. 64MiB (got {text[:100]!r})")
+        raise FileRefused(
+            f"{MAX_SCENARIO_BYTES_VARIABLE} must be a size above 0 bytes, e.g. 64MiB (got "
+            f"{text[:100]!r})"
+        )
     return limit

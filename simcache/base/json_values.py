@@ -11,7 +11,8 @@ __all__ = ["json_default", "strict"]
 
 
 def strict(value: Any) -> Any:
-    """``value`` with NaN and infinities replaced by ``None`` (in dicts and lists too): strict JSON has neither."""
+    """``value`` with NaN and infinities replaced by ``None`` (in dicts and lists too): strict
+    JSON has neither."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
@@ -22,7 +23,8 @@ def strict(value: Any) -> Any:
 
 
 def json_default(value: Any) -> Any:
-    """``json.dumps``' ``default``: numpy integers and floats as Python numbers (NaN as ``None``)."""
+    """``json.dumps``' ``default``: numpy integers and floats as Python numbers (NaN as
+    ``None``)."""
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (np.floating,)):

@@ -38,8 +38,19 @@ HEADLINE_PERCENTILES = ("p50_ms", "p99_ms")
 """The percentiles given per sample interval in the series (``write_p99_ms``) and in headlines."""
 THROUGHPUT_COLUMNS = ("count", "iops", "mb_s")
 """A summary's I/O count, I/Os per second and MB/s (10^6 bytes) over the measurement window."""
-SUMMARY_COLUMNS = ("count", "unfinished", "iops", "mb_s", "mean_ms", "mean_ci95_ms", *PERCENTILES, "max_ms", "lower_bounds")
-"""A simulation's summary columns per group and op (after ``group`` and ``op``), in order (see :mod:`simcache.results.result`)."""
+SUMMARY_COLUMNS = (
+    "count",
+    "unfinished",
+    "iops",
+    "mb_s",
+    "mean_ms",
+    "mean_ci95_ms",
+    *PERCENTILES,
+    "max_ms",
+    "lower_bounds",
+)
+"""A simulation's summary columns per group and op (after ``group`` and ``op``), in order (see
+:mod:`simcache.results.result`)."""
 ESTIMATED_COLUMNS = (*THROUGHPUT_COLUMNS, "mean_ms", *PERCENTILES)
 """The summary columns an analytic estimate gives too, in order (sweeps report these for both)."""
 
@@ -61,7 +72,9 @@ RECORD_METRICS: dict[str, str] = {
     "peer_tier_ms": "mean time in the peers' tiers beyond the network",
     "destage_wait_ms": "mean wait for destage-buffer space",
     "array_ms": "mean time in the backing array",
-    "hit_ratio": "share of the selection's reads served by a tier (path hit; select op = read or any)",
+    "hit_ratio": (
+        "share of the selection's reads served by a tier (path hit; select op = read or any)"
+    ),
 }
 """Computed from the I/O records selected by group, op, host and window."""
 
@@ -71,9 +84,11 @@ TOTALS: dict[str, str] = {
     "destage_accepted_bytes": "bytes accepted into destage buffers",
     "destaged_bytes": "bytes written to the array by destagers",
     "data_lost_bytes": "unreplicated buffered bytes lost to host failures",
-    "wb_written_through_bytes": "bytes of write-back groups' writes completed write-through instead (their host's tier "
+    "wb_written_through_bytes": "bytes of write-back groups' writes completed write-through "
+    "instead (their host's tier "
     "had failed, or they were short of peers under on_peer_loss = write_through)",
-    "ios_unfinished_at_end": "I/Os issued but not complete when the run stopped, a failed host's lost ones included "
+    "ios_unfinished_at_end": "I/Os issued but not complete when the run stopped, a failed host's "
+    "lost ones included "
     "(Result.unfinished lists those of live hosts, with their issue times)",
     "destage_backlog_bytes": "bytes still buffered for destaging at the end",
     "destage_batches": "destage writes issued to the array",
@@ -101,9 +116,13 @@ TOTALS: dict[str, str] = {
 
 VALIDITY: dict[str, str] = {
     "stable": "1 when the run shows no instability warning (Result.stable), else 0",
-    "unstable_warnings": "how many instability warnings the run gives (growing queues, a full destage buffer, overload)",
+    "unstable_warnings": (
+        "how many instability warnings the run gives (growing queues, a full destage buffer, "
+        "overload)"
+    ),
 }
-"""The run's validity (:mod:`simcache.results.validity`), usable in checks as ``validity.<name>``."""
+"""The run's validity (:mod:`simcache.results.validity`), usable in checks as
+``validity.<name>``."""
 
 _UNITS = (("_ms", "ms"), ("_bytes", "bytes"), ("_mb_s", "MB/s"), ("_s", "s"))
 
@@ -137,13 +156,17 @@ def bound_value(metric: str, bound: float | str, *, ratio: bool = False) -> floa
         return float(bound)
     except (UnitError, ValueError):
         kind = "a ratio" if ratio else f"{metric} (unit {unit or 'none'})"
-        raise ValueError(f"cannot read bound {bound!r} for {kind}; give a number or a quantity such as '5ms', '120MB/s', '1GiB'") from None
+        raise ValueError(
+            f"cannot read bound {bound!r} for {kind}; give a number or a quantity such as '5ms', "
+            "'120MB/s', '1GiB'"
+        ) from None
 
 
 def ci95_half_width(values: Sequence[float] | np.ndarray) -> float:
-    """Half-width of the 95% confidence interval of the mean: t(0.975, n - 1) x s / sqrt(n) (NaN below two values)."""
-    # Here, not at the top (each sweep worker pays an import), and scipy.special, not scipy.stats (0.66 s to import):
-    # stats.t.ppf(q, df) is stdtrit(df, q), the same float.
+    """Half-width of the 95% confidence interval of the mean: t(0.975, n - 1) x s / sqrt(n) (NaN
+    below two values)."""
+    # Here, not at the top (each sweep worker pays an import), and scipy.special, not scipy.stats
+    # (0.66 s to import): stats.t.ppf(q, df) is stdtrit(df, q), the same float.
     from scipy.special import stdtrit
 
     n = len(values)

@@ -38,7 +38,8 @@ class UnitError(ValueError):
 
 
 _LONGEST = 100
-"""Most characters of a quantity's text: "1.5GB" is five; a longer one is not a quantity (and is not cached)."""
+"""Most characters of a quantity's text: "1.5GB" is five; a longer one is not a quantity (and is
+not cached)."""
 _NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 
 _SIZE_FACTORS: dict[str, int] = {
@@ -100,7 +101,10 @@ _BIT_RATE_FACTORS: dict[str, float] = {
 
 def _split(text: str, what: str, examples: str) -> tuple[float, str]:
     if len(text) > _LONGEST:
-        raise UnitError(f"cannot read {echo(text)} as a {what}: {len(text):,} characters; write it like {examples}")
+        raise UnitError(
+            f"cannot read {echo(text)} as a {what}: {len(text):,} characters; write it like "
+            f"{examples}"
+        )
     match = re.fullmatch(_NUMBER + r"\s*(?P<unit>[^\d\s].*)?", text.strip())
     if not match:
         raise UnitError(f"cannot read {echo(text)} as a {what}; write it like {examples}")
@@ -127,7 +131,8 @@ _SIZE_EXAMPLES = '4096, "4KiB", "256k", "1.5GB"'
 
 @functools.lru_cache(maxsize=4096)
 def _parse_size_text(value: str) -> int:
-    """:func:`parse_size` of a string, parsed once per process: workloads and estimates meet the same few labels."""
+    """:func:`parse_size` of a string, parsed once per process: workloads and estimates meet the
+    same few labels."""
     return _bytes(*_split(value, "size", _SIZE_EXAMPLES), value)
 
 
@@ -174,20 +179,26 @@ def parse_bandwidth(value: str | int | float) -> float:
     # "B" is bytes and "b" is bits: decide which before the case is folded away.
     if key.endswith("Bps"):  # "MBps": capital B is bytes
         key, lower = key[:-3] + "B/s", lower[:-3] + "b/s"
-    is_bits = "bit" in lower or lower.endswith(("bps", "gbe")) or (key.endswith("b/s") and not lower.endswith("ib/s"))
+    is_bits = (
+        "bit" in lower
+        or lower.endswith(("bps", "gbe"))
+        or (key.endswith("b/s") and not lower.endswith("ib/s"))
+    )
     if is_bits:
         factor = _BIT_RATE_FACTORS.get(lower.replace("b/s", "bit/s").replace("bitit", "bit"))
     else:
         factor = _BYTE_RATE_FACTORS.get(lower or "b/s")
     if factor is None:
         raise UnitError(
-            f"unknown rate unit {unit!r} in {echo(value)}; use B/s, kB/s, MB/s, GB/s, MiB/s, bit/s, Mbit/s, Gbit/s (or Mbps, Gbps) or NGbE"
+            f"unknown rate unit {unit!r} in {echo(value)}; use B/s, kB/s, MB/s, GB/s, MiB/s, "
+            "bit/s, Mbit/s, Gbit/s (or Mbps, Gbps) or NGbE"
         )
     return _finite(number * factor, value, "rate")
 
 
 def _float(value: int | float, what: str) -> float:
-    """``value`` as a float; a whole number beyond a float's range is out of range, not an OverflowError."""
+    """``value`` as a float; a whole number beyond a float's range is out of range, not an
+    OverflowError."""
     try:
         return float(value)
     except OverflowError:
@@ -217,9 +228,10 @@ def _short(number: float) -> str:
 
 
 def format_figure(value: float, digits: int = 4) -> str:
-    """A figure for people: ``digits`` significant digits, thousands separators, no scientific notation and no
-    trailing zeros: ``7200.0`` -> ``"7,200"``, ``372.529`` -> ``"372.5"``, ``0.0012345`` -> ``"0.001234"``,
-    ``1234567.8`` -> ``"1,234,568"`` (a whole part is never cut), ``nan`` -> ``"n/a"``."""
+    """A figure for people: ``digits`` significant digits, thousands separators, no scientific
+    notation and no trailing zeros: ``7200.0`` -> ``"7,200"``, ``372.529`` -> ``"372.5"``,
+    ``0.0012345`` -> ``"0.001234"``, ``1234567.8`` -> ``"1,234,568"`` (a whole part is never
+    cut), ``nan`` -> ``"n/a"``."""
     if not math.isfinite(value):
         return "n/a" if math.isnan(value) else ("-" if value < 0 else "") + "unbounded"
     rounded = round_figure(value, digits)
@@ -229,7 +241,8 @@ def format_figure(value: float, digits: int = 4) -> str:
 
 
 def round_figure(value: float, digits: int = 4) -> float:
-    """``value`` to ``digits`` significant digits (whole parts kept: 12,345.6 -> 12,346); NaN and infinities unchanged."""
+    """``value`` to ``digits`` significant digits (whole parts kept: 12,345.6 -> 12,346); NaN and
+    infinities unchanged."""
     if not math.isfinite(value) or value == 0:
         return value
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
@@ -237,8 +250,8 @@ def round_figure(value: float, digits: int = 4) -> float:
 
 
 def human_size(nbytes: float, digits: int = 4) -> str:
-    """A size for people, binary units with a space: ``400e9`` -> ``"372.5 GiB"``, ``2**31`` -> ``"2 GiB"``,
-    ``1536`` -> ``"1.5 KiB"``, ``512`` -> ``"512 B"``."""
+    """A size for people, binary units with a space: ``400e9`` -> ``"372.5 GiB"``, ``2**31`` ->
+    ``"2 GiB"``, ``1536`` -> ``"1.5 KiB"``, ``512`` -> ``"512 B"``."""
     for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if abs(nbytes) >= factor:
             return f"{format_figure(nbytes / factor, digits)} {unit}"

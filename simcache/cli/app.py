@@ -1,4 +1,5 @@
-"""``simcache app``: the what-if page (``app.py``, shipped in :mod:`simcache.spec.library`) in Streamlit.
+"""``simcache app``: the what-if page (``app.py``, shipped in :mod:`simcache.spec.library`) in
+Streamlit.
 
 It runs ``python -m streamlit run`` on the page's file wherever the package is installed,
 with the settings of the repository's ``.streamlit/config.toml`` given on the command line
@@ -28,7 +29,8 @@ SETTINGS = (
     "--browser.gatherUsageStats=false",
     "--client.toolbarMode=minimal",
 )
-"""``.streamlit/config.toml``'s settings as options of ``streamlit run`` (tests/project/test_install.py)."""
+"""``.streamlit/config.toml``'s settings as options of ``streamlit run``
+(tests/project/test_install.py)."""
 
 
 def missing_extra() -> str | None:
@@ -37,7 +39,10 @@ def missing_extra() -> str | None:
     if missing:
         return f"simcache app needs {' and '.join(missing)}: {APP_EXTRA}"
     if app_file() is None:
-        return f"this install has no what-if page (simcache/spec/library/app.py); reinstall: {APP_EXTRA}"
+        return (
+            "this install has no what-if page (simcache/spec/library/app.py); reinstall: "
+            f"{APP_EXTRA}"
+        )
     return None
 
 

@@ -1,4 +1,5 @@
-"""``simcache check``: run the ``[[expect]]`` checks of scenario files and print expected against simulated."""
+"""``simcache check``: run the ``[[expect]]`` checks of scenario files and print expected against
+simulated."""
 
 from __future__ import annotations
 
@@ -18,12 +19,13 @@ __all__ = ["check_json", "run_check"]
 
 
 def run_check(args: argparse.Namespace, limits: Limits) -> int:
-    """``simcache check``: print one line per check as it is judged; exit 1 if any check fails (a known gap that still
-    misses is not a failure), 130 if interrupted (finished lines stay)."""
+    """``simcache check``: print one line per check as it is judged; exit 1 if any check fails (a
+    known gap that still misses is not a failure), 130 if interrupted (finished lines stay)."""
     files = scenario_files(args.paths)
     if args.seeds is not None and args.seeds < 1:
         raise ScenarioError("--seeds", [("--seeds", f"must be at least 1 (got {args.seeds})")])
-    plans = [prepare(path, duration=args.duration) for path in files]  # every file and its checks are valid before anything runs
+    # every file and its checks are valid before anything runs
+    plans = [prepare(path, duration=args.duration) for path in files]
     for plan in plans:  # and no run is too large
         for run in plan.runs.values():
             check_work(run, limits)
@@ -35,7 +37,8 @@ def run_check(args: argparse.Namespace, limits: Limits) -> int:
         if not args.json:
             print(line, flush=flush)
 
-    from simcache.runs.sweep import replication_executor  # the pool and Dask helpers live with the sweep
+    # the pool and Dask helpers live with the sweep
+    from simcache.runs.sweep import replication_executor
 
     stopped: Stopped | None = None
     with (
@@ -60,7 +63,13 @@ def run_check(args: argparse.Namespace, limits: Limits) -> int:
             judged = 0
             shown: set[str] = set()
             try:
-                for outcome in plan.outcomes(seeds=args.seeds, progress=progress, cancel=token, limits=limits, executor=executor):
+                for outcome in plan.outcomes(
+                    seeds=args.seeds,
+                    progress=progress,
+                    cancel=token,
+                    limits=limits,
+                    executor=executor,
+                ):
                     outcomes.append(outcome)
                     judged += 1
                     say(outcome.line(), flush=True)
@@ -82,19 +91,27 @@ def run_check(args: argparse.Namespace, limits: Limits) -> int:
     if stopped is not None:
         say(f"{str(stopped).replace('stopped', 'STOPPED', 1)}: the checks after it were not run")
     if args.report is not None:
-        command = "simcache check " + " ".join(str(p) for p in args.paths) + f" --report {args.report}"
+        command = (
+            "simcache check " + " ".join(str(p) for p in args.paths) + f" --report {args.report}"
+        )
         args.report.write_text(validation_report(outcomes, command), "utf-8")
         say(f"report written to {args.report}")
     if args.json:
-        print(json.dumps(check_json(outcomes, not_run, None if stopped is None else str(stopped)), indent=2))
+        print(
+            json.dumps(
+                check_json(outcomes, not_run, None if stopped is None else str(stopped)), indent=2
+            )
+        )
     if stopped is not None:
         return exit_status(token)
     return 1 if failed else 0
 
 
-def check_json(outcomes: Sequence[CheckOutcome], not_run: Sequence[str], stopped: str | None) -> dict[str, object]:
-    """``simcache check --json``: counts, one object per check judged (bounds ``null`` on an open side, per-seed
-    values), the checks not run and why the run stopped (``null`` if it did not)."""
+def check_json(
+    outcomes: Sequence[CheckOutcome], not_run: Sequence[str], stopped: str | None
+) -> dict[str, object]:
+    """``simcache check --json``: counts, one object per check judged (bounds ``null`` on an open
+    side, per-seed values), the checks not run and why the run stopped (``null`` if it did not)."""
 
     def number(value: float) -> float | None:
         return value if math.isfinite(value) else None
@@ -124,11 +141,19 @@ def check_json(outcomes: Sequence[CheckOutcome], not_run: Sequence[str], stopped
     passed = sum(1 for o in outcomes if o.passed)
     gaps = sum(1 for o in outcomes if o.known_gap and not o.passed)
     failed = sum(1 for o in outcomes if not o.ok)
-    return {"passed": passed, "known_gaps": gaps, "failed": failed, "checks": checks, "not_run": list(not_run), "stopped": stopped}
+    return {
+        "passed": passed,
+        "known_gaps": gaps,
+        "failed": failed,
+        "checks": checks,
+        "not_run": list(not_run),
+        "stopped": stopped,
+    }
 
 
 def _not_run(plans: Sequence[CheckPlan], skip: int, say: Callable[[str], None]) -> list[str]:
-    """Mark the checks of ``plans`` not run (the first ``skip`` of the first plan were judged); their names."""
+    """Mark the checks of ``plans`` not run (the first ``skip`` of the first plan were judged);
+    their names."""
     names = []
     for number, plan in enumerate(plans):
         if number:

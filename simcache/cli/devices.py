@@ -1,5 +1,5 @@
-"""``simcache calibrate`` (a device fitted to fio results) and ``simcache profiles`` (the built-in profiles and their
-sources)."""
+"""``simcache calibrate`` (a device fitted to fio results) and ``simcache profiles`` (the
+built-in profiles and their sources)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,15 @@ __all__ = ["run_calibrate", "run_profiles"]
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    """Fit the device, print measured against fitted per point and the warnings, write (or print) its TOML."""
+    """Fit the device, print measured against fitted per point and the warnings, write (or print)
+    its TOML."""
     calibration = calibrate(args.files, args.kind, args.base, args.rpm)
     fit, out = calibration.fit, sys.stderr if args.out is None else sys.stdout
-    print(f"{len(fit.points)} points of {calibration.points.device}; fields fio cannot measure from {calibration.base}", file=out)
+    print(
+        f"{len(fit.points)} points of {calibration.points.device}; fields fio cannot measure from "
+        f"{calibration.base}",
+        file=out,
+    )
     for line in fit_table(fit):
         print(f"  {line}", file=out)
     for warning in (*fit.warnings, *calibration.points.notes):
@@ -32,15 +37,17 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def _is_figure(value: object) -> bool:
-    """A profile value that is a number needing a source: a number, or a string that starts with one ("20us")."""
+    """A profile value that is a number needing a source: a number, or a string that starts with
+    one ("20us")."""
     if isinstance(value, bool):
         return False
     return isinstance(value, int | float) or (isinstance(value, str) and value[:1].isdigit())
 
 
 def run_profiles(args: argparse.Namespace) -> int:
-    """Each built-in profile with every field, the source comment beside it in the TOML file, and its source line;
-    a number without a comment says so (tests/spec/test_catalogue.py keeps the built-in profiles free of that)."""
+    """Each built-in profile with every field, the source comment beside it in the TOML file, and
+    its source line; a number without a comment says so (tests/spec/test_catalogue.py keeps the
+    built-in profiles free of that)."""
     for kind in [args.kind] if args.kind else list(KINDS):
         print(f"{kind} profiles:")
         notes = field_notes(kind)
@@ -49,7 +56,9 @@ def run_profiles(args: argparse.Namespace) -> int:
             values = {k: v for k, v in fields.items() if k not in ("description", "source")}
             width = max((len(f"{k} = {v}") for k, v in values.items()), default=0)
             for field, value in values.items():
-                note = notes.get(name, {}).get(field, "") or ("(no source given)" if _is_figure(value) else "")
+                note = notes.get(name, {}).get(field, "") or (
+                    "(no source given)" if _is_figure(value) else ""
+                )
                 print(f"      {f'{field} = {value}':<{width}}  {note}".rstrip())
             print(f"      source: {fields.get('source', 'not given')}")
         print()

@@ -1,7 +1,9 @@
-"""`simcache report`: its options, and the plan that checks them before the run and writes the HTML after it.
+"""`simcache report`: its options, and the plan that checks them before the run and writes the HTML
+after it.
 
 ``--sweep`` takes one line of a sweep file's ``[grid]`` table (``dotted.path = [values]``, TOML, as
-``simcache sweep`` reads it), repeatable; ``--target`` one latency target (:mod:`simcache.runs.targets`), repeatable.
+``simcache sweep`` reads it), repeatable; ``--target`` one latency target
+(:mod:`simcache.runs.targets`), repeatable.
 """
 
 from __future__ import annotations
@@ -24,32 +26,54 @@ from simcache.spec.load import parse_toml
 __all__ = ["ReportPlan", "add_report_options"]
 
 _SWEEP_HELP = (
-    "a parameter to sweep around the run, as a line of a sweep file's [grid]: \"cluster.peer_link = ['1GbE', '10GbE']\" (repeatable)"
+    "a parameter to sweep around the run, as a line of a sweep file's [grid]: \"cluster.peer_link "
+    "= ['1GbE', '10GbE']\" (repeatable)"
 )
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
-    """The options of ``simcache report`` after the scenario, ``--variant``, ``--seed`` and ``--duration``."""
-    parser.add_argument("-o", "--out", type=Path, default=None, help="the HTML file to write (default: SCENARIO-NAME-report.html)")
+    """The options of ``simcache report`` after the scenario, ``--variant``, ``--seed`` and
+    ``--duration``."""
+    parser.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        default=None,
+        help="the HTML file to write (default: SCENARIO-NAME-report.html)",
+    )
     parser.add_argument(
         "--target",
         action="append",
         default=[],
         metavar="TARGET",
-        help='a latency target, e.g. "write p99 <= 5ms" or "db read p99.9 <= 20ms", or a throughput floor, e.g. "write iops >= 4000"',
+        help=(
+            'a latency target, e.g. "write p99 <= 5ms" or "db read p99.9 <= 20ms", or a '
+            'throughput floor, e.g. "write iops >= 4000"'
+        ),
     )
-    parser.add_argument("--sweep", action="append", default=[], metavar="PATH = [VALUES]", help=_SWEEP_HELP)
     parser.add_argument(
-        "--sweep-seeds", type=int, nargs="+", default=None, metavar="SEED", help="seeds of each sweep point (default: the run's)"
+        "--sweep", action="append", default=[], metavar="PATH = [VALUES]", help=_SWEEP_HELP
     )
     parser.add_argument(
-        "--workers", type=int, default=None, help="local worker processes of the sweep (default: one per core; 1 = no pool)"
+        "--sweep-seeds",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="SEED",
+        help="seeds of each sweep point (default: the run's)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="local worker processes of the sweep (default: one per core; 1 = no pool)",
     )
 
 
 @dataclass(frozen=True)
 class ReportPlan:
-    """What one ``simcache report`` does around its run: the targets, the sweep grid and seeds, the output file."""
+    """What one ``simcache report`` does around its run: the targets, the sweep grid and seeds,
+    the output file."""
 
     scenario: Scenario
     targets: list[Target]
@@ -60,7 +84,8 @@ class ReportPlan:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, scenario: Scenario) -> ReportPlan:
-        """Every option parsed and every sweep point checked, so that a mistake is told before anything runs."""
+        """Every option parsed and every sweep point checked, so that a mistake is told before
+        anything runs."""
         targets = [parse_target(text) for text in args.target]
         check_groups(targets, (group.name for group in scenario.groups))
         grid: dict[str, list[Any]] = {}
@@ -80,14 +105,27 @@ class ReportPlan:
         progress: Callable[[SweepProgress], None] | None = None,
         cancel: Cancel | None = None,
     ) -> str:
-        """Run the sweep (if any, and ``with_sweep``), write the report of ``result`` to :attr:`out`; the verdicts in words.
+        """Run the sweep (if any, and ``with_sweep``), write the report of ``result`` to
+        :attr:`out`; the verdicts in words.
 
-        ``progress`` follows the sweep; ``cancel`` stops it, and the report then holds the runs that finished, marked
-        partial (:attr:`SweepReport.stopped`), as does the last line returned."""
+        ``progress`` follows the sweep; ``cancel`` stops it, and the report then holds the runs that
+        finished, marked partial (:attr:`SweepReport.stopped`), as does the last line returned."""
         swept = None
         if self.grid and with_sweep:
-            rows = sweep(self.scenario, self.grid, seeds=self.seeds, workers=self.workers, progress=progress, cancel=cancel)
-            swept = SweepReport(rows, self.grid, stopped=rows.attrs.get("stopped"), planned=rows.attrs.get("planned"))
+            rows = sweep(
+                self.scenario,
+                self.grid,
+                seeds=self.seeds,
+                workers=self.workers,
+                progress=progress,
+                cancel=cancel,
+            )
+            swept = SweepReport(
+                rows,
+                self.grid,
+                stopped=rows.attrs.get("stopped"),
+                planned=rows.attrs.get("planned"),
+            )
         html = report_html(result, targets=self.targets, sweep=swept)
         self.out.write_text(html, "utf-8")
         lines = [f"{target}: {judge(result, target).text}" for target in self.targets]

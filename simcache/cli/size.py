@@ -1,8 +1,9 @@
-"""`simcache size`: the cheapest configuration that meets the targets (:mod:`simcache.runs.size`), printed, as JSON,
-or as an HTML report (``-o``) with the frontier and the winner's full run.
+"""`simcache size`: the cheapest configuration that meets the targets (:mod:`simcache.runs.size`),
+printed, as JSON, or as an HTML report (``-o``) with the frontier and the winner's full run.
 
-Progress: a bar on a terminal, plain lines when stderr is piped, nothing with ``--json``. Ctrl-C (or SIGTERM) stops the
-search: what was judged so far is printed, and with ``--store`` a rerun resumes from the runs that finished.
+Progress: a bar on a terminal, plain lines when stderr is piped, nothing with ``--json``. Ctrl-C (or
+SIGTERM) stops the search: what was judged so far is printed, and with ``--store`` a rerun resumes
+from the runs that finished.
 """
 
 from __future__ import annotations
@@ -33,14 +34,26 @@ def _duration(text: str) -> float:
 
 def add_size_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``size`` subcommand and its options."""
-    cmd = sub.add_parser("size", help="find the cheapest configuration that meets latency and throughput targets (estimate + simulation)")
-    cmd.add_argument("scenario", help="a scenario TOML file (e.g. from simcache import), or a built-in scenario's name")
+    cmd = sub.add_parser(
+        "size",
+        help=(
+            "find the cheapest configuration that meets latency and throughput targets (estimate "
+            "+ simulation)"
+        ),
+    )
+    cmd.add_argument(
+        "scenario",
+        help="a scenario TOML file (e.g. from simcache import), or a built-in scenario's name",
+    )
     cmd.add_argument(
         "--target",
         action="append",
         default=[],
         metavar="TARGET",
-        help='a target as in report --target, e.g. "write p99 <= 5ms", "db write p99.9 <= 20ms", "write iops >= 4000" (repeatable)',
+        help=(
+            'a target as in report --target, e.g. "write p99 <= 5ms", "db write p99.9 <= 20ms", '
+            '"write iops >= 4000" (repeatable)'
+        ),
     )
     cmd.add_argument(
         "--vary",
@@ -50,22 +63,75 @@ def add_size_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a dimension: \"cluster.peer_link = ['1GbE', '10GbE']\", \"cluster.hosts = 3:8\" or "
         '"cluster.destager.capacity = 1GiB:16GiB" (repeatable)',
     )
-    cmd.add_argument("--costs", type=Path, default=None, help="a price TOML over the built-in table (docs/sizing.md)")
-    cmd.add_argument("--seeds", type=int, default=3, help="seeds per configuration (default 3); seeds 1..N")
-    cmd.add_argument("--max-seeds", type=int, default=None, help="most seeds where an interval straddles a limit (default 3 x --seeds)")
-    cmd.add_argument("--confirm-seeds", type=int, default=None, help="fresh seeds confirming the answer (default as --seeds)")
-    cmd.add_argument("--duration", type=_duration, default=None, help='simulated time of each run, e.g. "10s" (default: run.duration)')
-    cmd.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core; 1 = no pool)")
-    cmd.add_argument("--scheduler", default=None, help='run on Dask: a scheduler address (tcp://host:8786) or "local"')
-    cmd.add_argument("--store", type=Path, default=None, help="SQLite sweep store that runs stream into; rerun with it to resume")
-    cmd.add_argument("--all", action="store_true", help="simulate the configurations dearer than the answer too (a full frontier)")
-    cmd.add_argument("--no-prune", action="store_true", help="simulate what the estimate would prune")
-    cmd.add_argument("--json", action="store_true", help='print {"best", "candidates", "frontier"} as JSON (no progress)')
-    cmd.add_argument("-o", "--out", type=Path, default=None, help="also write an HTML report: frontier, candidates, the winner's full run")
+    cmd.add_argument(
+        "--costs",
+        type=Path,
+        default=None,
+        help="a price TOML over the built-in table (docs/sizing.md)",
+    )
+    cmd.add_argument(
+        "--seeds", type=int, default=3, help="seeds per configuration (default 3); seeds 1..N"
+    )
+    cmd.add_argument(
+        "--max-seeds",
+        type=int,
+        default=None,
+        help="most seeds where an interval straddles a limit (default 3 x --seeds)",
+    )
+    cmd.add_argument(
+        "--confirm-seeds",
+        type=int,
+        default=None,
+        help="fresh seeds confirming the answer (default as --seeds)",
+    )
+    cmd.add_argument(
+        "--duration",
+        type=_duration,
+        default=None,
+        help='simulated time of each run, e.g. "10s" (default: run.duration)',
+    )
+    cmd.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="local worker processes (default: one per core; 1 = no pool)",
+    )
+    cmd.add_argument(
+        "--scheduler",
+        default=None,
+        help='run on Dask: a scheduler address (tcp://host:8786) or "local"',
+    )
+    cmd.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="SQLite sweep store that runs stream into; rerun with it to resume",
+    )
+    cmd.add_argument(
+        "--all",
+        action="store_true",
+        help="simulate the configurations dearer than the answer too (a full frontier)",
+    )
+    cmd.add_argument(
+        "--no-prune", action="store_true", help="simulate what the estimate would prune"
+    )
+    cmd.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"best", "candidates", "frontier"} as JSON (no progress)',
+    )
+    cmd.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        default=None,
+        help="also write an HTML report: frontier, candidates, the winner's full run",
+    )
 
 
 def run_size(args: argparse.Namespace) -> int:
-    """Run the search and print its answer; exit 0 with an answer, 1 with none, 130 when interrupted."""
+    """Run the search and print its answer; exit 0 with an answer, 1 with none, 130 when
+    interrupted."""
     if args.seeds < 1:
         raise SizeError("--seeds", [("--seeds", f"must be at least 1 (got {args.seeds})")])
     scenario = load_scenario(args.scenario)
@@ -90,8 +156,15 @@ def run_size(args: argparse.Namespace) -> int:
             )
     except SizeInterrupted as stop:
         answer, interrupted = stop.answer, True
-        kept = f"; runs kept in {args.store}: rerun the same command to resume" if args.store else "; give --store PATH to keep runs"
-        print(f"\ninterrupted: the answer below covers the configurations judged so far{kept}", file=sys.stderr)
+        kept = (
+            f"; runs kept in {args.store}: rerun the same command to resume"
+            if args.store
+            else "; give --store PATH to keep runs"
+        )
+        print(
+            f"\ninterrupted: the answer below covers the configurations judged so far{kept}",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps(answer.to_json(), indent=2))
     else:
@@ -113,4 +186,7 @@ def _write_html(args: argparse.Namespace, answer: SizeAnswer) -> None:
     command = "simcache size " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "simcache size"
     html = size_html(answer, result, command=command)
     args.out.write_text(html, "utf-8")
-    print(f"report written to {args.out} ({len(html.encode()):,} bytes)", file=sys.stderr if args.json else sys.stdout)
+    print(
+        f"report written to {args.out} ({len(html.encode()):,} bytes)",
+        file=sys.stderr if args.json else sys.stdout,
+    )

@@ -1,6 +1,6 @@
-"""`simcache sweep`: read the sweep file, run the grid (stoppable, resumable with --store) and print or write its table
-(or, with --json, print it as JSON: :func:`sweep_json`). Progress: a bar on a terminal, plain lines when stderr is piped,
-nothing with --json."""
+"""`simcache sweep`: read the sweep file, run the grid (stoppable, resumable with --store) and
+print or write its table (or, with --json, print it as JSON: :func:`sweep_json`). Progress: a bar
+on a terminal, plain lines when stderr is piped, nothing with --json."""
 
 from __future__ import annotations
 
@@ -21,7 +21,13 @@ import pandas as pd
 
 from simcache.base.errors import ScenarioError, echo
 from simcache.cli.progress import Bar, progress_bar, shows_progress
-from simcache.runs.sweep import SweepInterrupted, SweepProgress, SweepStoreWarning, sweep, sweep_summary
+from simcache.runs.sweep import (
+    SweepInterrupted,
+    SweepProgress,
+    SweepStoreWarning,
+    sweep,
+    sweep_summary,
+)
 from simcache.spec import load_scenario
 from simcache.spec.load import parse_toml, read_scenario_text
 
@@ -29,7 +35,8 @@ __all__ = ["run_sweep", "sweep_json", "sweep_progress"]
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    spec = parse_toml(read_scenario_text(args.grid), str(args.grid))  # a regular file within the scenario size limit
+    # a regular file within the scenario size limit
+    spec = parse_toml(read_scenario_text(args.grid), str(args.grid))
     unknown = set(spec) - {"scenario", "seeds", "grid"}
     if unknown or "scenario" not in spec or not isinstance(spec.get("grid"), dict):
         raise ScenarioError(
@@ -37,7 +44,8 @@ def run_sweep(args: argparse.Namespace) -> int:
             [
                 (
                     "",
-                    'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] table of dotted.path = [values]'
+                    'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] '
+                    "table of dotted.path = [values]"
                     + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else ""),
                 )
             ],
@@ -45,7 +53,13 @@ def run_sweep(args: argparse.Namespace) -> int:
     if not isinstance(spec["scenario"], str) or not spec["scenario"]:
         raise ScenarioError(
             str(args.grid),
-            [("scenario", f'give a scenario file or built-in name, e.g. scenario = "default" (got {echo(spec["scenario"])})')],
+            [
+                (
+                    "scenario",
+                    'give a scenario file or built-in name, e.g. scenario = "default" (got '
+                    f"{echo(spec['scenario'])})",
+                )
+            ],
         )
     scenario_path = Path(spec["scenario"])
     beside = args.grid.parent / scenario_path
@@ -54,17 +68,31 @@ def run_sweep(args: argparse.Namespace) -> int:
         and not scenario_path.exists()
         and (beside.exists() or scenario_path.suffix or len(scenario_path.parts) > 1)
     ):
-        scenario_path = beside  # a file, relative to the sweep file; a bare name that is no file here is a built-in scenario
+        # a file, relative to the sweep file; a bare name that is no file here is a built-in
+        # scenario
+        scenario_path = beside
     until = None
     if args.until is not None:
         metric, _, width = args.until.partition("=")
         try:
             until = (metric, float(width))
         except ValueError:
-            raise ScenarioError("--until", [("--until", f"write METRIC=WIDTH, e.g. all.write.mean_ms=0.05 (got {args.until!r})")]) from None
+            raise ScenarioError(
+                "--until",
+                [
+                    (
+                        "--until",
+                        f"write METRIC=WIDTH, e.g. all.write.mean_ms=0.05 (got {args.until!r})",
+                    )
+                ],
+            ) from None
     seeds = spec.get("seeds", [1])
     try:
-        with _stop_on_sigterm(), warnings.catch_warnings(), sweep_progress(quiet=args.json) as progress:
+        with (
+            _stop_on_sigterm(),
+            warnings.catch_warnings(),
+            sweep_progress(quiet=args.json) as progress,
+        ):
             warnings.simplefilter("always", SweepStoreWarning)
             warnings.showwarning = _store_warning
             table = sweep(
@@ -85,21 +113,38 @@ def run_sweep(args: argparse.Namespace) -> int:
         table = sweep_summary(table, list(spec["grid"]))
     if args.out is not None:
         table.to_csv(args.out, index=False)
-        print(f"{len(table)} rows written to {args.out}", file=sys.stderr if args.json else sys.stdout)
+        print(
+            f"{len(table)} rows written to {args.out}", file=sys.stderr if args.json else sys.stdout
+        )
     if args.json:
-        print(json.dumps(sweep_json(table, spec["scenario"], spec["grid"], seeds, args.duration, args.summary), indent=2))
+        print(
+            json.dumps(
+                sweep_json(
+                    table, spec["scenario"], spec["grid"], seeds, args.duration, args.summary
+                ),
+                indent=2,
+            )
+        )
     elif args.out is None:
         print(table.to_string())
     return 0
 
 
 def sweep_json(
-    table: pd.DataFrame, scenario: str, grid: dict[str, Any], seeds: list[int], duration: float | None, summary: bool
+    table: pd.DataFrame,
+    scenario: str,
+    grid: dict[str, Any],
+    seeds: list[int],
+    duration: float | None,
+    summary: bool,
 ) -> dict[str, Any]:
-    """``simcache sweep --json``: what was swept (scenario, grid, seeds, duration in seconds or ``null`` for each
-    scenario's own), whether the rows are per point (``summary``) or per point and seed, the columns in order and one
-    object per row (NaN as ``null``)."""
-    rows = [{column: _plain(value) for column, value in row.items()} for row in table.to_dict(orient="records")]
+    """``simcache sweep --json``: what was swept (scenario, grid, seeds, duration in seconds or
+    ``null`` for each scenario's own), whether the rows are per point (``summary``) or per point
+    and seed, the columns in order and one object per row (NaN as ``null``)."""
+    rows = [
+        {column: _plain(value) for column, value in row.items()}
+        for row in table.to_dict(orient="records")
+    ]
     return {
         "scenario": scenario,
         "grid": grid,
@@ -112,15 +157,16 @@ def sweep_json(
 
 
 def _plain(value: Any) -> Any:
-    """A table cell as JSON: numpy scalars as Python numbers (every digit kept), NaN and infinities as ``None``."""
+    """A table cell as JSON: numpy scalars as Python numbers (every digit kept), NaN and
+    infinities as ``None``."""
     value = value.item() if hasattr(value, "item") else value
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 @contextlib.contextmanager
 def sweep_progress(quiet: bool = False) -> Iterator[Callable[[SweepProgress], None]]:
-    """The progress callback of a command's sweep, for the block inside: a bar on a terminal, else plain lines on
-    stderr, or nothing if ``quiet`` (``--json``)."""
+    """The progress callback of a command's sweep, for the block inside: a bar on a terminal,
+    else plain lines on stderr, or nothing if ``quiet`` (``--json``)."""
     with progress_bar("sweeping", None, shows_progress(quiet)) as bar:
         _shown.bar, _shown.quiet = bar, quiet
         try:
@@ -130,20 +176,26 @@ def sweep_progress(quiet: bool = False) -> Iterator[Callable[[SweepProgress], No
 
 
 class _shown:
-    """Where sweep progress goes while a sweep runs: its bar on a terminal, else plain lines unless ``quiet`` (--json)."""
+    """Where sweep progress goes while a sweep runs: its bar on a terminal, else plain lines
+    unless ``quiet`` (--json)."""
 
     bar: Bar | None = None
     quiet = False
 
 
 class _stop_on_sigterm:
-    """SIGTERM stops a sweep as Ctrl-C does (KeyboardInterrupt in the main thread), remembered for the exit status."""
+    """SIGTERM stops a sweep as Ctrl-C does (KeyboardInterrupt in the main thread), remembered
+    for the exit status."""
 
     received: int | None = None
 
     def __enter__(self) -> None:
         type(self).received = None
-        self._before = signal.signal(signal.SIGTERM, self._handler) if threading.current_thread() is threading.main_thread() else None
+        self._before = (
+            signal.signal(signal.SIGTERM, self._handler)
+            if threading.current_thread() is threading.main_thread()
+            else None
+        )
 
     def __exit__(self, *exc: object) -> None:
         if self._before is not None:
@@ -155,7 +207,9 @@ class _stop_on_sigterm:
         raise KeyboardInterrupt
 
 
-def _store_warning(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+def _store_warning(
+    message: Warning | str, category: type[Warning], *args: object, **kwargs: object
+) -> None:
     print(f"{_line_break()}warning: {message}", file=sys.stderr, flush=True)
 
 
@@ -165,15 +219,21 @@ def _line_break() -> str:
 
 
 def _sweep_stopped(args: argparse.Namespace, stop: SweepInterrupted) -> int:
-    """How far the sweep got, what was kept and how to resume; exit 130 (Ctrl-C) or 143 (SIGTERM)."""
+    """How far the sweep got, what was kept and how to resume; exit 130 (Ctrl-C) or 143
+    (SIGTERM)."""
     signum = _stop_on_sigterm.received or signal.SIGINT
     name = signal.Signals(signum).name
     head = f"{_line_break()}interrupted ({name}): {stop.finished} of {stop.total} runs finished"
     if stop.store is None:
-        print(f"{head}; none were kept (no --store). Give --store PATH to keep finished runs and resume after a stop.", file=sys.stderr)
+        print(
+            f"{head}; none were kept (no --store). Give --store PATH to keep finished runs and "
+            "resume after a stop.",
+            file=sys.stderr,
+        )
     else:
         print(
-            f"{head} and are kept in {stop.store} ({stop.computed} computed now, {stop.finished - stop.computed} from the store).\n"
+            f"{head} and are kept in {stop.store} ({stop.computed} computed now, "
+            f"{stop.finished - stop.computed} from the store).\n"
             f"Run the same command again to resume:\n  {_sweep_command(args)}",
             file=sys.stderr,
         )
@@ -181,11 +241,17 @@ def _sweep_stopped(args: argparse.Namespace, stop: SweepInterrupted) -> int:
 
 
 def _sweep_command(args: argparse.Namespace) -> str:
-    """The `simcache sweep` command line that ``args`` came from (its options that differ from the defaults)."""
+    """The `simcache sweep` command line that ``args`` came from (its options that differ from
+    the defaults)."""
     words = ["simcache", "sweep", str(args.grid)]
     if args.duration is not None:
         words += ["--duration", f"{args.duration:g}s"]
-    for option, value in (("--workers", args.workers), ("--scheduler", args.scheduler), ("--store", args.store), ("--until", args.until)):
+    for option, value in (
+        ("--workers", args.workers),
+        ("--scheduler", args.scheduler),
+        ("--store", args.store),
+        ("--until", args.until),
+    ):
         if value is not None:
             words += [option, str(value)]
     if args.max_seeds != 30:
@@ -201,9 +267,16 @@ def _sweep_progress(state: SweepProgress) -> None:
     eta = "" if math.isnan(state.eta_s) else f", about {state.eta_s:.0f}s left"
     resumed = f" ({state.skipped} from the store)" if state.skipped else ""
     if _shown.bar is not None and _shown.bar.enabled:
-        _shown.bar.update(state.done, state.total, f"{state.done}/{state.total} runs done{resumed}{eta}")
+        _shown.bar.update(
+            state.done, state.total, f"{state.done}/{state.total} runs done{resumed}{eta}"
+        )
         return
     if _shown.quiet:
         return
     end = "\n" if state.done == state.total or not sys.stderr.isatty() else ""
-    print(f"\r  {state.done}/{state.total} runs done{resumed}{eta}   ", end=end, file=sys.stderr, flush=True)
+    print(
+        f"\r  {state.done}/{state.total} runs done{resumed}{eta}   ",
+        end=end,
+        file=sys.stderr,
+        flush=True,
+    )

@@ -1,16 +1,20 @@
-"""The training run of a profile-guided build (``setup.py``): what the compiled engine and estimate do most.
+"""The training run of a profile-guided build (``setup.py``): what the compiled engine and estimate
+do most.
 
-``setup.py`` compiles the two groups once with gcc's ``-fprofile-generate``, runs this module against the
-instrumented modules (``python -m simcache.cli.training SCENARIO_DIR``), then compiles them again with
-``-fprofile-use``: gcc lays out and inlines the code along the branches the training took. The results are
-bit-identical (the profile changes no floating-point operation, only code placement and inlining); a compiled
-simulation of the default scenario runs about a tenth faster (bench/README.md, "A profile-guided build").
+``setup.py`` compiles the two groups once with gcc's ``-fprofile-generate``, runs this module
+against the instrumented modules (``python -m simcache.cli.training SCENARIO_DIR``), then compiles
+them again with ``-fprofile-use``: gcc lays out and inlines the code along the branches the training
+took. The results are bit-identical (the profile changes no floating-point operation, only code
+placement and inlining); a compiled simulation of the default scenario runs about a tenth faster
+(bench/README.md, "A profile-guided build").
 
-What it runs: the default scenario for its full length (the benchmark's scenario), every other scenario of the
-library for a few simulated seconds, and the analytic estimate of each. Code the training never reaches is
-compiled as without a profile (``-fprofile-partial-training``), not as cold code.
+What it runs: the default scenario for its full length (the benchmark's scenario), every other
+scenario of the library for a few simulated seconds, and the analytic estimate of each. Code the
+training never reaches is compiled as without a profile (``-fprofile-partial-training``), not as
+cold code.
 
-Exit status 0 when every run finished; any exception fails the training and ``setup.py`` builds without a profile.
+Exit status 0 when every run finished; any exception fails the training and ``setup.py`` builds
+without a profile.
 """
 
 from __future__ import annotations
@@ -23,11 +27,13 @@ from simcache.estimate import estimate
 from simcache.runs.simulate import simulate
 from simcache.spec import load_scenario
 
-SHORT_RUN_S = 3.0  # simulated seconds of each scenario other than the default: enough to reach every path it has
+# simulated seconds of each scenario other than the default: enough to reach every path it has
+SHORT_RUN_S = 3.0
 
 
 def train(scenarios: Path) -> int:
-    """Run the training workload on the scenario files in ``scenarios``; return the number of runs."""
+    """Run the training workload on the scenario files in ``scenarios``; return the number of
+    runs."""
     default = scenarios / "default.toml"
     others = sorted(path for path in scenarios.glob("*.toml") if path != default)
     runs = 0
@@ -46,11 +52,18 @@ def main(argv: list[str]) -> int:
         return 2
     scenarios = Path(argv[0])
     if not (scenarios / "default.toml").is_file():
-        print(f"simcache: no {scenarios / 'default.toml'} to train the profile-guided build on", file=sys.stderr)
+        print(
+            f"simcache: no {scenarios / 'default.toml'} to train the profile-guided build on",
+            file=sys.stderr,
+        )
         return 1
     started = time.perf_counter()
     runs = train(scenarios)
-    print(f"simcache: profile-guided build trained on {runs} scenarios in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    print(
+        f"simcache: profile-guided build trained on {runs} scenarios in "
+        f"{time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
     return 0
 
 

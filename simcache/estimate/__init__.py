@@ -1,4 +1,5 @@
-"""Analytic estimate of a scenario: queueing approximations and a fluid destage model, in milliseconds.
+"""Analytic estimate of a scenario: queueing approximations and a fluid destage model, in
+milliseconds.
 
 :func:`estimate` answers with the figures :func:`simcache.simulate` reports
 (the summary table, the utilization of every station under the simulator's
@@ -21,8 +22,8 @@ The modules, in the order an estimate uses them:
   (:class:`EstimateWarning`);
 - :mod:`~simcache.estimate.result`: window averages and :class:`Estimate`.
 
-Every module but this one is compiled by mypyc as the ``estimate`` group, apart from the engine's group
-(``simcache/native/sources.py``).
+Every module but this one is compiled by mypyc as the ``estimate`` group, apart from the engine's
+group (``simcache/native/sources.py``).
 """
 
 from __future__ import annotations
@@ -42,12 +43,13 @@ from simcache.spec import Scenario, load_scenario
 __all__ = ["DestageFluid", "Estimate", "EstimateWarning", "estimate", "mgc_wait", "mva_closed"]
 
 _PREPARED: dict[int, tuple[Scenario, Layout, HitRatios]] = {}
-_PREPARED_LIMIT = 64  # the library's 48 scenarios and variants; more only gives the cyclic collector more to walk
+# the library's 48 scenarios and variants; more only gives the cyclic collector more to walk
+_PREPARED_LIMIT = 64
 
 
 def _prepared(scenario: Scenario) -> tuple[Layout, HitRatios]:
-    """The layout of ``scenario`` and its read hit ratios, kept for the last few scenarios (by identity:
-    scenarios are frozen)."""
+    """The layout of ``scenario`` and its read hit ratios, kept for the last few scenarios (by
+    identity: scenarios are frozen)."""
     entry = _PREPARED.get(id(scenario))
     if entry is not None and entry[0] is scenario:
         return entry[1], entry[2]
@@ -60,7 +62,8 @@ def _prepared(scenario: Scenario) -> tuple[Layout, HitRatios]:
 
 
 def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -> Estimate:
-    """Analytic estimate of ``scenario`` (a Scenario, path, built-in name or dict), in a few milliseconds.
+    """Analytic estimate of ``scenario`` (a Scenario, path, built-in name or dict), in a few
+    milliseconds.
 
     ``duration`` (s) overrides ``run.duration`` and caps the warm-up at a tenth
     of it, as :func:`simcache.simulate` does. See ``docs/estimate.md`` for the
@@ -70,28 +73,37 @@ def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -
     """
     scenario = load_scenario(scenario)
     if duration is not None:
-        scenario = scenario.with_duration(duration, source="the duration argument (estimate(duration=...))")
+        scenario = scenario.with_duration(
+            duration, source="the duration argument (estimate(duration=...))"
+        )
     notes: list[str] = []
     if any(group.workload.trace is not None for group in scenario.groups):
-        from simcache.workloads.replay import mean_equivalent  # reads trace files: only for trace workloads
+        # reads trace files: only for trace workloads
+        from simcache.workloads.replay import mean_equivalent
 
         scenario, notes = mean_equivalent(scenario)
     profiled = [
-        group.name for group in scenario.groups if group.workload.duty_cycle is not None and group.workload.duty_cycle.shape == "profile"
+        group.name
+        for group in scenario.groups
+        if group.workload.duty_cycle is not None and group.workload.duty_cycle.shape == "profile"
     ]
     if profiled:
         notes.append(
-            f"{', '.join(profiled)}: a profile duty cycle is estimated at its mean rate (iops); its bursts are not modelled, "
+            f"{', '.join(profiled)}: a profile duty cycle is estimated at its mean rate (iops); "
+            "its bursts are not modelled, "
             "so queueing in the busy intervals is underestimated"
         )
     collecting = gc.isenabled()
-    gc.disable()  # an estimate allocates many small arrays and objects; cyclic GC passes over them cost ~20%
+    # an estimate allocates many small arrays and objects; cyclic GC passes over them cost ~20%
+    gc.disable()
     try:
         layout, hits = _prepared(scenario)
         pieces = Timeline(layout, hits).run()
         result = summarize(layout, pieces)
         result.notes.extend(notes + not_modelled(scenario))
-        if any(d.peak_backlog_bytes > 0 for d in result.destager) and (note := scheduling_note(scenario)):
+        if any(d.peak_backlog_bytes > 0 for d in result.destager) and (
+            note := scheduling_note(scenario)
+        ):
             result.notes.append(note)
         return result
     finally:

@@ -1,4 +1,5 @@
-"""Destage batches: how many bytes and contiguous runs a host's flushers take per batch, and a full batch's cost.
+"""Destage batches: how many bytes and contiguous runs a host's flushers take per batch, and a full
+batch's cost.
 
 The batching rules are in ``docs/estimate.md`` (Destager).
 """
@@ -19,7 +20,8 @@ __all__ = ["DestageBatches", "FullBatch"]
 
 @dataclass(frozen=True)
 class FullBatch:
-    """A host's destage batch with a backlog, and what it costs (see :meth:`simcache.estimate.solver.Solver._drains`)."""
+    """A host's destage batch with a backlog, and what it costs (see
+    :meth:`simcache.estimate.solver.Solver._drains`)."""
 
     size: float  # bytes
     wire: float  # s on the storage link at line rate
@@ -29,12 +31,20 @@ class FullBatch:
 
 
 class DestageBatches:
-    """Each host's destage batches, remembered per host write mix (hosts with the same mix share them).
+    """Each host's destage batches, remembered per host write mix (hosts with the same mix share
+    them).
 
     ``destager``: the cluster's destager; ``services``: the scenario's service times.
     """
 
-    def __init__(self, hosts: int, chains: list[Chain], mixes: list[SizeMix], destager: DestagerSpec, services: ServiceTimes):
+    def __init__(
+        self,
+        hosts: int,
+        chains: list[Chain],
+        mixes: list[SizeMix],
+        destager: DestagerSpec,
+        services: ServiceTimes,
+    ):
         self.chains = chains
         self.mixes = mixes
         self.destager = destager
@@ -42,13 +52,17 @@ class DestageBatches:
         # Per host: (mean write bytes, share of random writes, VMs writing sequentially).
         self.write_mix = [self._host_write_mix(h) for h in range(hosts)]
         self._unmoved = [self._host_unmoved(h) for h in range(hosts)]
-        self._shapes: dict[tuple[tuple[float, float, float], Streaming, float], tuple[float, int]] = {}
+        self._shapes: dict[
+            tuple[tuple[float, float, float], Streaming, float], tuple[float, int]
+        ] = {}
         self._full_batches: dict[tuple[tuple[float, float, float], Streaming], FullBatch] = {}
 
     def _host_write_mix(self, host: int) -> tuple[float, float, float]:
-        """(mean write bytes, share of random writes, VMs writing sequentially) of a host's write-back writes.
+        """(mean write bytes, share of random writes, VMs writing sequentially) of a host's
+        write-back writes.
 
-        Chains are weighted by their nominal write rate (closed chains by customers / (think + 1 ms)).
+        Chains are weighted by their nominal write rate (closed chains by customers / (think + 1
+        ms)).
         """
         weights = []
         for ch in self.chains:
@@ -64,42 +78,53 @@ class DestageBatches:
         return size, random_share, vms
 
     def unmoved(self, host: int) -> Streaming:
-        """The shares of a host's destaged runs from sequentially writing VMs whose spindle head nothing else moved
-        since their last run, and of those whose spindle is still busy with it (:meth:`ServiceTimes.head_unmoved`
-        at the VMs' nominal rates), weighted by writes."""
+        """The shares of a host's destaged runs from sequentially writing VMs whose spindle head
+        nothing else moved since their last run, and of those whose spindle is still busy with it
+        (:meth:`ServiceTimes.head_unmoved` at the VMs' nominal rates), weighted by writes."""
         return self._unmoved[host]
 
     def _host_unmoved(self, host: int) -> Streaming:
         if self.destager.order == "hash":
-            return NO_STREAMING  # blocks leave in hash order: no destaged run starts where the head is
-        array_rate = sum(ch.nominal_rate for ch in self.chains)  # every I/O may reach the array (errs towards seeking)
+            # blocks leave in hash order: no destaged run starts where the head is
+            return NO_STREAMING
+        # every I/O may reach the array (errs towards seeking)
+        array_rate = sum(ch.nominal_rate for ch in self.chains)
         total = unmoved = busy = 0.0
         for ch in self.chains:
             if ch.host == host and ch.write_back and ch.read_fraction < 1.0:
                 writes = ch.nominal_rate * (1.0 - ch.read_fraction)
                 total += writes
                 if ch.sequential:
-                    at_head, on_the_fly = self.services.head_unmoved(ch.nominal_rate / ch.vms, array_rate)
+                    at_head, on_the_fly = self.services.head_unmoved(
+                        ch.nominal_rate / ch.vms, array_rate
+                    )
                     unmoved += writes * at_head
                     busy += writes * on_the_fly
         return (unmoved / total, busy / total) if total > 0 else NO_STREAMING
 
     def shape(self, host: int, byte_rate: float, backlogged: bool) -> tuple[float, int]:
-        """(mean batch bytes, contiguous runs per batch) of a host's destaging at ``byte_rate`` bytes/s.
+        """(mean batch bytes, contiguous runs per batch) of a host's destaging at ``byte_rate``
+        bytes/s.
 
-        With a backlog every batch is full. Otherwise a write gets a batch of its own unless all flushers
-        are busy; then a freed flusher takes what arrived in ``cycle / concurrency``. Remembered per
-        (write mix, rate): a solution asks for the same shape several times, and alike hosts share them.
+        With a backlog every batch is full. Otherwise a write gets a batch of its own unless all
+        flushers are busy; then a freed flusher takes what arrived in ``cycle / concurrency``.
+        Remembered per (write mix, rate): a solution asks for the same shape several times, and
+        alike hosts share them.
         """
         if backlogged or not math.isfinite(byte_rate):
             byte_rate = math.inf
-        key = (self.write_mix[host], self._unmoved[host], byte_rate)  # hosts with the same write mix share their shapes
+        # hosts with the same write mix share their shapes
+        key = (self.write_mix[host], self._unmoved[host], byte_rate)
         shape = self._shapes.get(key)
         if shape is None:
-            shape = self._shapes[key] = self._shape(self.write_mix[host], self._unmoved[host], byte_rate)
+            shape = self._shapes[key] = self._shape(
+                self.write_mix[host], self._unmoved[host], byte_rate
+            )
         return shape
 
-    def _shape(self, mix: tuple[float, float, float], unmoved: Streaming, byte_rate: float) -> tuple[float, int]:
+    def _shape(
+        self, mix: tuple[float, float, float], unmoved: Streaming, byte_rate: float
+    ) -> tuple[float, int]:
         size, random_share, sequential_vms = mix
         spec = self.destager
         largest = max(1.0, spec.max_batch / size)
@@ -114,7 +139,11 @@ class DestageBatches:
                 batch = writes * size
                 runs = self.runs(writes, random_share, sequential_vms)
                 operations, mean, _ = services.batch_request(batch, runs, unmoved)
-                array_time = services.cache_ack if services.cache_ack is not None else mean * max(1.0, operations / services.spindles)
+                array_time = (
+                    services.cache_ack
+                    if services.cache_ack is not None
+                    else mean * max(1.0, operations / services.spindles)
+                )
                 cycle = (
                     services.destage_read_latency(batch)
                     + batch / services.read_rate
@@ -127,14 +156,21 @@ class DestageBatches:
                     writes = largest
                     break
                 waiting = waiting_probability(busy, spec.concurrency)
-                writes = min(largest, (1.0 - waiting) + waiting * max(1.0, write_rate * cycle / spec.concurrency))
+                writes = min(
+                    largest,
+                    (1.0 - waiting) + waiting * max(1.0, write_rate * cycle / spec.concurrency),
+                )
         batch = writes * size
-        # A write larger than max_batch goes to the array in max_batch pieces, each its own request (as the simulator's).
-        return batch, max(self.runs(writes, random_share, sequential_vms), math.ceil(batch / spec.max_batch))
+        # A write larger than max_batch goes to the array in max_batch pieces, each its own request
+        # (as the simulator's).
+        return batch, max(
+            self.runs(writes, random_share, sequential_vms), math.ceil(batch / spec.max_batch)
+        )
 
     @staticmethod
     def runs(writes: float, random_share: float, sequential_vms: float) -> int:
-        """Contiguous runs in a batch of ``writes``: random writes stay apart, each sequential VM's merge into one."""
+        """Contiguous runs in a batch of ``writes``: random writes stay apart, each sequential
+        VM's merge into one."""
         runs = writes * random_share
         sequential = writes * (1.0 - random_share)
         if sequential > 0 and sequential_vms >= 1:
@@ -153,7 +189,9 @@ class DestageBatches:
             else:
                 per_spindle = operations / services.spindles
                 spread = math.sqrt(per_spindle * (1.0 - 1.0 / services.spindles))
-                imbalance = (spread * mean + math.sqrt(variance)) * expected_max_normal(min(operations, services.spindles))
+                imbalance = (spread * mean + math.sqrt(variance)) * expected_max_normal(
+                    min(operations, services.spindles)
+                )
             full = self._full_batches[(self.write_mix[host], self._unmoved[host])] = FullBatch(
                 size=batch,
                 wire=services.storage_seconds(batch),

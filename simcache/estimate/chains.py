@@ -14,10 +14,18 @@ __all__ = ["Chain", "SizeMix", "chains"]
 class SizeMix:
     """A group's I/O size mix: moments and transfer times (s at line rate) of the framed sizes."""
 
-    def __init__(self, workload: Any, peer: LinkSpec, storage: LinkSpec, storage_rate: float | None = None, write: bool | None = None):
-        """``storage_rate``: bytes/s of a storage transfer, the slower of the storage link and the array's port
-        (default: the storage link's line rate). ``write``: the mix of the writes (True) or of the reads (False),
-        which differ when the workload has per-op mixes; of all I/Os when ``None``."""
+    def __init__(
+        self,
+        workload: Any,
+        peer: LinkSpec,
+        storage: LinkSpec,
+        storage_rate: float | None = None,
+        write: bool | None = None,
+    ):
+        """``storage_rate``: bytes/s of a storage transfer, the slower of the storage link and
+        the array's port (default: the storage link's line rate). ``write``: the mix of the
+        writes (True) or of the reads (False), which differ when the workload has per-op mixes;
+        of all I/Os when ``None``."""
         sizes, probabilities = workload.size_mix if write is None else workload.op_size_mix(write)
         pairs = list(zip(sizes, probabilities, strict=True))
         self.pairs = pairs
@@ -25,7 +33,8 @@ class SizeMix:
         self.size_sq = sum(p * s * s for s, p in pairs)
 
         def seconds(link: LinkSpec, shrink: float = 1.0, rate: float | None = None) -> float:
-            """Mean time (s) of the mix's sizes, times ``shrink``, framed, at ``rate`` (default the link's line rate)."""
+            """Mean time (s) of the mix's sizes, times ``shrink``, framed, at ``rate`` (default
+            the link's line rate)."""
             framed: float = sum(p * framed_bytes(link, s * shrink)[0] for s, p in pairs)
             return framed / (rate if rate is not None else link.bandwidth)
 
@@ -53,7 +62,8 @@ class Chain:
 
     @property
     def nominal_rate(self) -> float:
-        """I/Os per s before any solution: open chains' rate, closed ones' customers / (think time + 1 ms)."""
+        """I/Os per s before any solution: open chains' rate, closed ones' customers / (think
+        time + 1 ms)."""
         return self.customers / (self.think + 1e-3) if self.closed else self.rate * self.customers
 
 

@@ -1,4 +1,5 @@
-"""Every chain's I/O paths as arrays, built once per scenario: a state only changes rates and services.
+"""Every chain's I/O paths as arrays, built once per scenario: a state only changes rates and
+services.
 
 :class:`Network` moves each group's template paths (:mod:`simcache.estimate.paths`)
 to each of its chains, splits the steps into row tables by how a station treats
@@ -48,9 +49,10 @@ _MAX_PORTS = 3  # a flow crosses a source port, a target port and at most one sh
 class _Rows:
     """Steps of one kind as arrays, one row per step (see :class:`Network`).
 
-    ``rate`` indexes the rates (an op, or ``ops + h`` for host h's destage batches), ``slot`` the leg slot the
-    step's time adds to, ``chain`` the closed chain of the op and ``local`` the leg slot among the closed
-    ops only (closed rows). A state's key can switch a row's service: see :func:`_switched`.
+    ``rate`` indexes the rates (an op, or ``ops + h`` for host h's destage batches), ``slot`` the
+    leg slot the step's time adds to, ``chain`` the closed chain of the op and ``local`` the leg
+    slot among the closed ops only (closed rows). A state's key can switch a row's service: see
+    :func:`_switched`.
     """
 
     _COMMON: ClassVar[int] = 8  # columns of _columns() shared by every kind of step
@@ -100,20 +102,28 @@ class _FcfsRows(_Rows):
 
     @staticmethod
     def _fcfs(step: Step, spindles: int) -> tuple[float, ...]:
-        """(station, scv, share, spread, timed): the arrivals per request at the station (a request's spindle
-        operations spread uniformly over the spindles); E[max of that many normals] for a spindle step (a
-        request waits for its slowest operation: mean + sd x that); 0 for a pipe step, whose service is
-        already in its channel step (only its wait is on the path), else 1."""
+        """(station, scv, share, spread, timed): the arrivals per request at the station (a
+        request's spindle operations spread uniformly over the spindles); E[max of that many
+        normals] for a spindle step (a request waits for its slowest operation: mean + sd x
+        that); 0 for a pipe step, whose service is already in its channel step (only its wait is
+        on the path), else 1."""
         if step.kind == SPINDLE:
-            return (step.station, step.scv, step.visits / spindles, expected_max_normal(step.visits), 1.0)
+            return (
+                step.station,
+                step.scv,
+                step.visits / spindles,
+                expected_max_normal(step.visits),
+                1.0,
+            )
         return (step.station, step.scv, 1.0, 0.0, 0.0 if step.kind == PIPE else 1.0)
 
 
 class _FlowRows(_Rows):
     """Transfers (processor sharing on each port they cross).
 
-    ``ports`` is padded to three columns by repeating the first port, which leaves the slowest port alone;
-    ``port_row`` and ``port_station`` list the real (row, port) pairs, for loads and queue lengths.
+    ``ports`` is padded to three columns by repeating the first port, which leaves the slowest port
+    alone; ``port_row`` and ``port_station`` list the real (row, port) pairs, for loads and queue
+    lengths.
     """
 
     WIDTH: ClassVar[int] = _Rows._COMMON + 2 * _MAX_PORTS + 1
@@ -143,20 +153,23 @@ class _FlowRows(_Rows):
 
 
 def _port_scales(rows: _FlowRows, capacity: Floats) -> Floats:
-    """Per real (row, port) pair of ``rows``: the port's busy seconds per second of the transfer's service.
+    """Per real (row, port) pair of ``rows``: the port's busy seconds per second of the transfer's
+    service.
 
-    A transfer's service runs at the slowest port of its path (a host's 1GbE storage link in front of a 10GbE
-    array port); a faster port on the path carries the same bytes in less of its own time, capacity(slowest) /
-    capacity(port) of it, as the simulator's port counters measure it.
+    A transfer's service runs at the slowest port of its path (a host's 1GbE storage link in front
+    of a 10GbE array port); a faster port on the path carries the same bytes in less of its own
+    time, capacity(slowest) / capacity(port) of it, as the simulator's port counters measure it.
     """
-    slowest = capacity[rows.ports].min(axis=1)  # padded columns repeat the first port: the minimum is the real ports'
+    # padded columns repeat the first port: the minimum is the real ports'
+    slowest = capacity[rows.ports].min(axis=1)
     scales: Floats = slowest[rows.port_row] / capacity[rows.port_station]
     return scales
 
 
 @dataclass
 class _Row:
-    """A step of a template op (see :meth:`Network._template`): the op's index and the step's leg slot."""
+    """A step of a template op (see :meth:`Network._template`): the op's index and the step's leg
+    slot."""
 
     step: Step
     rate: int
@@ -165,7 +178,8 @@ class _Row:
 
 @dataclass(frozen=True)
 class _Copy:
-    """A template table moved to one chain (or a host's destager): see :meth:`Network._replicate`."""
+    """A template table moved to one chain (or a host's destager): see
+    :meth:`Network._replicate`."""
 
     table: Floats
     host: int
@@ -177,7 +191,8 @@ class _Copy:
 
 @dataclass(frozen=True)
 class StateServices:
-    """Service times (s) of the network's rows in one state, and what follows from them (see :meth:`Network.services`)."""
+    """Service times (s) of the network's rows in one state, and what follows from them (see
+    :meth:`Network.services`)."""
 
     open_fcfs: Floats  # per open FCFS row
     open_flows: Floats  # per open flow row
@@ -200,24 +215,27 @@ def _unified(row: tuple[float, ...], kind: int) -> tuple[float, ...]:
 
 
 def _switched(rows: _Rows, on: npt.NDArray[np.bool_], scale: Floats) -> Floats:
-    """Service times (s) of ``rows`` in a state: ``on[switch, host]`` picks the switched service, scaled by ``scale[switch, host]``."""
+    """Service times (s) of ``rows`` in a state: ``on[switch, host]`` picks the switched service,
+    scaled by ``scale[switch, host]``."""
     flip = on[rows.switch, rows.host]
     return np.where(flip, rows.switched * scale[rows.switch, rows.host], rows.plain)
 
 
 class Network:
-    """Every chain's ops as arrays, built once per scenario; a state only changes rates and services.
+    """Every chain's ops as arrays, built once per scenario; a state only changes rates and
+    services.
 
-    Rows are split by how the station treats them. *Open* rows are evaluated as an open customer sees the
-    station (time-averaged queues): open chains' paths, every op's off-path background (cache fills, a
-    write-through's spindle work behind a controller cache) and the destagers. *Closed* rows are closed
-    chains' paths, which see the other customers' queues less their own chain's share. Delays only add to
-    their leg.
+    Rows are split by how the station treats them. *Open* rows are evaluated as an open customer
+    sees the station (time-averaged queues): open chains' paths, every op's off-path background
+    (cache fills, a write-through's spindle work behind a controller cache) and the destagers.
+    *Closed* rows are closed chains' paths, which see the other customers' queues less their own
+    chain's share. Delays only add to their leg.
 
-    Op ``o`` owns leg slots ``o * width`` to ``o * width + width - 1``: one per leg, the last for the steps
-    after the join. Off-path rows add their time to the dump slot (``dump``), which nothing reads. Closed
-    rows also have a ``local`` slot among the closed ops, which the fixed point iterates over. Rate indices
-    ``0 .. len(ops) - 1`` are the ops, ``len(ops) + h`` host h's destage batches.
+    Op ``o`` owns leg slots ``o * width`` to ``o * width + width - 1``: one per leg, the last for
+    the steps after the join. Off-path rows add their time to the dump slot (``dump``), which
+    nothing reads. Closed rows also have a ``local`` slot among the closed ops, which the fixed
+    point iterates over. Rate indices ``0 .. len(ops) - 1`` are the ops, ``len(ops) + h`` host h's
+    destage batches.
     """
 
     def __init__(self, c: Layout, templates: list[list[Op]]):
@@ -225,10 +243,13 @@ class Network:
         k = c.station_count
         self.stations = k
         self.hosts = hosts
-        members: list[list[int]] = [[] for _ in templates]  # each group's chains (one pass: 1,000 groups x 4,000 chains took 0.4 s)
+        # each group's chains (one pass: 1,000 groups x 4,000 chains took 0.4 s)
+        members: list[list[int]] = [[] for _ in templates]
         for i, ch in enumerate(c.chains):
             members[ch.group].append(i)
-        self.count = count = sum(len(ops) * len(chains) for ops, chains in zip(templates, members, strict=True))
+        self.count = count = sum(
+            len(ops) * len(chains) for ops, chains in zip(templates, members, strict=True)
+        )
         self.width = max((len(op.legs) for ops in templates for op in ops), default=1) + 1
         self.dump = count * self.width
         closed_chains = [i for i, ch in enumerate(c.chains) if ch.closed]
@@ -247,16 +268,29 @@ class Network:
                 shift = n * len(ops)
                 closed_base = first_closed + shift if closed else -1
                 copies.append(
-                    _Copy(table, c.chains[chain].host, first_op + shift, first_op + shift, closed_base, closed_slot.get(chain, 0))
+                    _Copy(
+                        table,
+                        c.chains[chain].host,
+                        first_op + shift,
+                        first_op + shift,
+                        closed_base,
+                        closed_slot.get(chain, 0),
+                    )
                 )
             op_info += [(chain, op) for chain in chains for op in ops]
             first_op += len(ops) * len(chains)
             if closed:
                 first_closed += len(ops) * len(chains)
-        # The destagers' rows come last, with placeholder services: each solution sets them (Solver._set_destage).
-        destage_steps = c.services.tier_steps(0, 1.0, 1.0, False, front=False) + [c.services.spindle_step(1.0, 1.0, 0.0)]
+        # The destagers' rows come last, with placeholder services: each solution sets them
+        # (Solver._set_destage).
+        destage_steps = c.services.tier_steps(0, 1.0, 1.0, False, front=False) + [
+            c.services.spindle_step(1.0, 1.0, 0.0)
+        ]
         destage_flow = Step(FLOW, ports=(STORAGE_TX, c.shared + ARRAY_RX), service=1.0)
-        destage = [_unified(_FcfsRows.row(_Row(step, count, -1), c.services.spindles), _OPEN_FCFS) for step in destage_steps]
+        destage = [
+            _unified(_FcfsRows.row(_Row(step, count, -1), c.services.spindles), _OPEN_FCFS)
+            for step in destage_steps
+        ]
         destage.append(_unified(_FlowRows.row(_Row(destage_flow, count, -1)), _OPEN_FLOWS))
         destage_table = _Rows.table(destage, _UNIFIED)
         copies += [_Copy(destage_table, h, h, count, -1, 0) for h in range(hosts)]
@@ -265,15 +299,22 @@ class Network:
         parts = [merged[kind == code] for code in range(_DELAYS + 1)]
         # The destagers' rows are the last of the open FCFS rows and flows, host by host.
         per_host = len(destage_steps)
-        open_rows, open_flows = len(parts[_OPEN_FCFS]) - hosts * per_host, len(parts[_OPEN_FLOWS]) - hosts
-        self.destage_fcfs = [slice(open_rows + h * per_host, open_rows + (h + 1) * per_host) for h in range(hosts)]
+        open_rows, open_flows = (
+            len(parts[_OPEN_FCFS]) - hosts * per_host,
+            len(parts[_OPEN_FLOWS]) - hosts,
+        )
+        self.destage_fcfs = [
+            slice(open_rows + h * per_host, open_rows + (h + 1) * per_host) for h in range(hosts)
+        ]
         self.destage_flow = [open_flows + h for h in range(hosts)]
         self.open_fcfs = _FcfsRows(parts[_OPEN_FCFS][:, : _FcfsRows.WIDTH])
         self.closed_fcfs = _FcfsRows(parts[_CLOSED_FCFS][:, : _FcfsRows.WIDTH])
         self.open_flows = _FlowRows(parts[_OPEN_FLOWS][:, : _FlowRows.WIDTH])
         self.closed_flows = _FlowRows(parts[_CLOSED_FLOWS][:, : _FlowRows.WIDTH])
         self.delays = _Rows(parts[_DELAYS][:, : _Rows._COMMON])
-        self.op_chain_slot = np.array([closed_slot.get(chain, len(closed_chains)) for chain, _ in op_info], dtype=np.intp)
+        self.op_chain_slot = np.array(
+            [closed_slot.get(chain, len(closed_chains)) for chain, _ in op_info], dtype=np.intp
+        )
         self.op_closed = np.array([c.chains[chain].closed for chain, _ in op_info], dtype=bool)
         self.closed_ops = np.flatnonzero(self.op_closed)
         self.op_open = (~self.op_closed).astype(np.float64)  # 1 for an open op
@@ -289,8 +330,8 @@ class Network:
         self._plain: StateServices | None = None
 
     def _step_network(self, c: Layout) -> StepNetwork:
-        """The lists an MVA step reads (see :mod:`simcache.mva_step`). Cells index flattened closed chain x
-        station lists; a closed row's op is its index among the closed ops."""
+        """The lists an MVA step reads (see :mod:`simcache.mva_step`). Cells index flattened
+        closed chain x station lists; a closed row's op is its index among the closed ops."""
         rows, flows, flows_c = self.closed_fcfs, self.open_flows, self.closed_flows
         k = self.stations
         row_cells = rows.chain * k + rows.station
@@ -300,7 +341,8 @@ class Network:
             stations=k,
             chains=len(self.closed_chains),
             per_server=self.per_server.tolist(),
-            fcfs_per_server=(np.where(c.is_port, 0.0, 1.0) / servers).tolist(),  # 0 at ports: they have no FCFS wait
+            # 0 at ports: they have no FCFS wait
+            fcfs_per_server=(np.where(c.is_port, 0.0, 1.0) / servers).tolist(),
             half_per_server=(0.5 / servers).tolist(),
             exponent=[sakasegawa_exponent(n) for n in c.servers],
             open_ports=flows.ports_t.tolist(),
@@ -321,7 +363,9 @@ class Network:
             width=self.width,
             closed_missing=self.missing_legs[closed].ravel().tolist(),
             closed_op_chain=self.op_chain_slot[closed].tolist(),
-            closed_cells=np.concatenate((row_cells, flows_c.chain[flows_c.port_row] * k + flows_c.port_station)).tolist(),
+            closed_cells=np.concatenate(
+                (row_cells, flows_c.chain[flows_c.port_row] * k + flows_c.port_station)
+            ).tolist(),
             think=[float(c.chains[chain].think) for chain in self.closed_chains],
         )
 
@@ -330,25 +374,31 @@ class Network:
         if self._users is None:
             users: dict[int, set[int]] = {}
             for rows in (self.open_fcfs, self.closed_fcfs):
-                for op, slot, k in zip(rows.rate.tolist(), rows.slot.tolist(), rows.station.tolist(), strict=True):
+                for op, slot, k in zip(
+                    rows.rate.tolist(), rows.slot.tolist(), rows.station.tolist(), strict=True
+                ):
                     if slot != self.dump:
                         users.setdefault(k, set()).add(op)
             for flows in (self.open_flows, self.closed_flows):
-                for row, k in zip(flows.port_row.tolist(), flows.port_station.tolist(), strict=True):
+                for row, k in zip(
+                    flows.port_row.tolist(), flows.port_station.tolist(), strict=True
+                ):
                     if flows.slot[row] != self.dump:
                         users.setdefault(k, set()).add(int(flows.rate[row]))
             self._users = {k: sorted(ops) for k, ops in users.items()}
         return self._users.get(station, [])
 
     def _template(self, c: Layout, ops: list[Op], closed: bool) -> list[tuple[float, ...]]:
-        """A group's rows for its chain on host 0, each padded by :func:`_unified` and ending with its kind.
-        Rates are the template's op indices and leg slots ``o * width + j`` (-1 off the path): :meth:`_replicate`
-        moves them to each chain's ops."""
+        """A group's rows for its chain on host 0, each padded by :func:`_unified` and ending
+        with its kind. Rates are the template's op indices and leg slots ``o * width + j`` (-1
+        off the path): :meth:`_replicate` moves them to each chain's ops."""
         width = self.width
         rows: list[tuple[float, ...]] = []
         fcfs, flows = (_CLOSED_FCFS, _CLOSED_FLOWS) if closed else (_OPEN_FCFS, _OPEN_FLOWS)
         for o, op in enumerate(ops):
-            steps = [(step, j) for j, leg in enumerate(op.legs) for step in leg] + [(step, width - 1) for step in op.after]
+            steps = [(step, j) for j, leg in enumerate(op.legs) for step in leg] + [
+                (step, width - 1) for step in op.after
+            ]
             for step, j in steps:
                 row = _Row(step, o, o * width + j)
                 if step.kind == DELAY:
@@ -358,33 +408,46 @@ class Network:
                 else:
                     rows.append(_unified(_FcfsRows.row(row, c.services.spindles), fcfs))
             for step in op.background:
-                # Off-path work (cache fills, spindles behind a controller cache, replicas that follow the
-                # acknowledgement) loads its stations at the op's rate, as the time-averaged queues see it.
+                # Off-path work (cache fills, spindles behind a controller cache, replicas that
+                # follow the acknowledgement) loads its stations at the op's rate, as the
+                # time-averaged queues see it.
                 if step.kind == DELAY:
-                    continue  # a delay off the path loads no station (a cache fill's command overhead)
+                    # a delay off the path loads no station (a cache fill's command overhead)
+                    continue
                 if step.kind == FLOW:
                     rows.append(_unified(_FlowRows.row(_Row(step, o, -1)), _OPEN_FLOWS))
                 else:
-                    rows.append(_unified(_FcfsRows.row(_Row(step, o, -1), c.services.spindles), _OPEN_FCFS))
+                    rows.append(
+                        _unified(_FcfsRows.row(_Row(step, o, -1), c.services.spindles), _OPEN_FCFS)
+                    )
         return rows
 
     def _replicate(self, c: Layout, copies: list[_Copy]) -> Floats:
-        """The template tables (:meth:`_template`) of ``copies`` one after the other, each moved to its copy:
-        rates renumbered by ``rate_shift``, leg slots by ``first_op``, stations and switch hosts moved to the
-        copy's host, and for a closed group (``first_closed`` >= 0) the chain's slot and its ops' leg slots
-        among the closed ops (numbered from ``first_closed``)."""
+        """The template tables (:meth:`_template`) of ``copies`` one after the other, each moved
+        to its copy: rates renumbered by ``rate_shift``, leg slots by ``first_op``, stations and
+        switch hosts moved to the copy's host, and for a closed group (``first_closed`` >= 0) the
+        chain's slot and its ops' leg slots among the closed ops (numbered from
+        ``first_closed``)."""
         hosts = c.hosts
         out = np.concatenate([copy.table for copy in copies])
         sizes = [len(copy.table) for copy in copies]
         per_copy = np.array(
-            [(copy.host, copy.rate_shift, copy.first_op, copy.first_closed, copy.chain_slot) for copy in copies], dtype=np.float64
+            [
+                (copy.host, copy.rate_shift, copy.first_op, copy.first_closed, copy.chain_slot)
+                for copy in copies
+            ],
+            dtype=np.float64,
         ).reshape(len(copies), 5)
         per_row = np.repeat(per_copy, sizes, axis=0)
         host, rate_shift, first_op, first_closed, chain_slot = per_row.T
         template_slot = out[:, 1].copy()
         on_path = template_slot >= 0
         closed = first_closed >= 0
-        out[:, 3] = np.where(on_path & closed, template_slot + first_closed * self.width, np.where(closed, 0.0, out[:, 3]))
+        out[:, 3] = np.where(
+            on_path & closed,
+            template_slot + first_closed * self.width,
+            np.where(closed, 0.0, out[:, 3]),
+        )
         out[:, 2] = np.where(closed, chain_slot, out[:, 2])
         out[:, 1] = np.where(on_path, template_slot + first_op * self.width, self.dump)
         out[:, 0] += rate_shift
@@ -400,15 +463,16 @@ class Network:
         return out
 
     def services(self, key: StateKey) -> StateServices:
-        """Service times in the state ``key``: switched by its GC cliffs, full buffers and compression.
-        The services with no switch on (most states) are computed once."""
+        """Service times in the state ``key``: switched by its GC cliffs, full buffers and
+        compression. The services with no switch on (most states) are computed once."""
         switched = any(key.gc) or FULL in key.buffer or any(key.compress)
         if not switched and self._plain is not None:
             return self._plain
         closed = self.closed_fcfs
         if switched:
             hosts = self.hosts
-            flags = np.zeros((SWITCHES, len(key.compress)), dtype=bool)  # switch x lane (a host's lane is the host)
+            # switch x lane (a host's lane is the host)
+            flags = np.zeros((SWITCHES, len(key.compress)), dtype=bool)
             flags[PAST_CLIFF, :hosts] = key.gc
             flags[ADMISSION, :hosts] = [mode == FULL for mode in key.buffer]
             flags[COMPRESSED] = key.compress
@@ -420,7 +484,11 @@ class Network:
             closed_flows = _switched(self.closed_flows, flags, scale)
             delays = _switched(self.delays, flags, scale)
         else:
-            closed_service, open_fcfs, open_flows = closed.plain, self.open_fcfs.plain, self.open_flows.plain
+            closed_service, open_fcfs, open_flows = (
+                closed.plain,
+                self.open_fcfs.plain,
+                self.open_flows.plain,
+            )
             closed_flows, delays = self.closed_flows.plain, self.delays.plain
         delay_sums = sums(self.delays.slot, delays, self.dump + 1)
         services = StateServices(
@@ -437,9 +505,11 @@ class Network:
             self._plain = services
         return services
 
-    def op_loads(self, open_fcfs: Floats, closed_fcfs: Floats, open_flows: Floats, closed_flows: Floats) -> Floats:
-        """Station loads per I/O per s of each op (5 x stations rows: busy, arrivals, second moment of service,
-        then the open rows' busy and arrivals), with these services."""
+    def op_loads(
+        self, open_fcfs: Floats, closed_fcfs: Floats, open_flows: Floats, closed_flows: Floats
+    ) -> Floats:
+        """Station loads per I/O per s of each op (5 x stations rows: busy, arrivals, second
+        moment of service, then the open rows' busy and arrivals), with these services."""
         rows = self.op_fcfs_rows
         open_rows = self.open_fcfs
         closed = self.closed_fcfs
@@ -447,7 +517,10 @@ class Network:
         service = open_fcfs[rows]
         open_busy = share * service
         closed_busy = closed.share * closed_fcfs
-        ports = open_flows[self.open_flows.port_row[self.op_flow_ports]] * self.open_port_scale[self.op_flow_ports]
+        ports = (
+            open_flows[self.open_flows.port_row[self.op_flow_ports]]
+            * self.open_port_scale[self.op_flow_ports]
+        )
         weights = (
             open_busy,
             share,
@@ -471,15 +544,18 @@ class Network:
         chains = [c.chains[chain] for chain, _ in op_info]
         self.op_chain = np.array([chain for chain, _ in op_info], dtype=np.intp)
         self.op_group = np.array([ch.group for ch in chains], dtype=np.intp)
-        # I/Os per s of an open op's chain; 1 for a closed op, whose chain's throughput multiplies it.
-        self.op_unit_rate = np.array([1.0 if ch.closed else ch.rate * ch.customers for ch in chains], dtype=np.float64)
+        # I/Os per s of an open op's chain; 1 for a closed op, whose chain's throughput multiplies
+        # it.
+        self.op_unit_rate = np.array(
+            [1.0 if ch.closed else ch.rate * ch.customers for ch in chains], dtype=np.float64
+        )
         self.op_probability = np.array([op.probability for op in ops], dtype=np.float64)
         self.op_hit = np.array([op.path == "hit" for op in ops], dtype=bool)
         self.op_miss = np.array([op.path == "miss" for op in ops], dtype=bool)
         self.op_is_write = np.array([op.name == "write" for op in ops], dtype=np.intp)
         self.op_size = np.array([op.size for op in ops], dtype=np.float64)
-        # Per host, the write ops of its open write-back chains (they queue for a full buffer); per station,
-        # the ops whose paths cross it (they queue behind an overload there).
+        # Per host, the write ops of its open write-back chains (they queue for a full buffer); per
+        # station, the ops whose paths cross it (they queue behind an overload there).
         self.open_write_back_writes = [
             [
                 o
@@ -494,10 +570,10 @@ class Network:
             missing[o, : len(op.legs)] = 0.0
         self.missing_legs = missing
         self.op_first_slot = np.arange(count, dtype=np.intp) * self.width
-        # Per host, each times the op rates: write-back bytes accepted, bytes charged to its tier's clean pool
-        # (written bytes times the writer's Layout.gc_factor: sequential runs cost garbage collection less; a
-        # cache fill counts whole); then per compression lane (host and sending peer port), the port's
-        # utilization without compression.
+        # Per host, each times the op rates: write-back bytes accepted, bytes charged to its tier's
+        # clean pool (written bytes times the writer's Layout.gc_factor: sequential runs cost
+        # garbage collection less; a cache fill counts whole); then per compression lane (host and
+        # sending peer port), the port's utilization without compression.
         hosts = c.hosts
         flows = np.zeros((2 * hosts + c.lanes, count))
         for o, (op, chain) in enumerate(zip(ops, chains, strict=True)):
@@ -508,7 +584,9 @@ class Network:
                     flows[h, o] += op.size
                     sending = [k for _, k in replicas]
                     for k in set(sending):
-                        flows[2 * hosts + c.lane(h, k), o] += sending.count(k) * c.write_mixes[chain.group].peer_seconds
+                        flows[2 * hosts + c.lane(h, k), o] += (
+                            sending.count(k) * c.write_mixes[chain.group].peer_seconds
+                        )
                 charged = op.size * c.gc_factor(chain)
                 flows[hosts + h, o] += charged
                 for target, _ in replicas:
@@ -519,16 +597,29 @@ class Network:
 
     def _closed_arrays(self, c: Layout) -> None:
         closed = self.closed_ops
-        self.closed_op_slots = closed[:, None] * self.width + np.arange(self.width)  # global slots of each closed op
-        self.closed_readers = [slot for slot, chain in enumerate(self.closed_chains) if c.chains[chain].read_fraction > 0]
-        self.all_slots = np.concatenate((self.open_fcfs.slot, self.closed_fcfs.slot, self.open_flows.slot, self.closed_flows.slot))
+        # global slots of each closed op
+        self.closed_op_slots = closed[:, None] * self.width + np.arange(self.width)
+        self.closed_readers = [
+            slot
+            for slot, chain in enumerate(self.closed_chains)
+            if c.chains[chain].read_fraction > 0
+        ]
+        self.all_slots = np.concatenate(
+            (
+                self.open_fcfs.slot,
+                self.closed_fcfs.slot,
+                self.open_flows.slot,
+                self.closed_flows.slot,
+            )
+        )
 
     def _station_arrays(self, c: Layout) -> None:
         servers = np.array(c.servers, dtype=np.float64)
         self.per_server = 1.0 / servers
         self.tier_stations = np.arange(c.hosts, dtype=np.intp) * c.per_host + TIER
         self.pipe_stations = np.arange(c.hosts, dtype=np.intp) * c.per_host + PIPE_SLOT
-        # Load matrix cells (see op_loads): blocks busy, arrivals, second moment, open busy, open arrivals.
+        # Load matrix cells (see op_loads): blocks busy, arrivals, second moment, open busy, open
+        # arrivals.
         k = self.stations
         count = self.count
         block = k * count
@@ -564,7 +655,9 @@ class Network:
         destage_cell = rows.station[destage_rows] * hosts + (rows.rate[destage_rows] - count)
         destage_ports = np.flatnonzero(flows.rate[flows.port_row] >= count)
         self.destage_flow_ports = destage_ports
-        destage_flow_cell = flows.port_station[destage_ports] * hosts + (flows.rate[flows.port_row[destage_ports]] - count)
+        destage_flow_cell = flows.port_station[destage_ports] * hosts + (
+            flows.rate[flows.port_row[destage_ports]] - count
+        )
         self.destage_load_cells = np.concatenate(
             (
                 destage_cell,

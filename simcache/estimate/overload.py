@@ -1,4 +1,5 @@
-"""Where an estimate has no steady state, or one set by a saturated component: :class:`EstimateWarning`.
+"""Where an estimate has no steady state, or one set by a saturated component:
+:class:`EstimateWarning`.
 
 An open-loop stream that offers a station more than it serves (utilization
 rho = offered / capacity >= 1 over the window) has no steady state: its
@@ -36,7 +37,16 @@ import numpy as np
 
 from simcache.estimate.theory.numeric import TOLERANCE, Floats
 from simcache.estimate.theory.state import FULL
-from simcache.estimate.theory.stations import ADMIT, ARRAY, ARRAY_RX, CONTROLLER, GC, PIPE_SLOT, STORAGE_TX, TIER
+from simcache.estimate.theory.stations import (
+    ADMIT,
+    ARRAY,
+    ARRAY_RX,
+    CONTROLLER,
+    GC,
+    PIPE_SLOT,
+    STORAGE_TX,
+    TIER,
+)
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
@@ -45,17 +55,18 @@ if TYPE_CHECKING:
 
 __all__ = ["SATURATED", "EstimateWarning", "Evidence", "detect", "explain"]
 
-SATURATED = 0.95  # mean utilization from which a station is reported as saturated (bottleneck, near overload)
+# mean utilization from which a station is reported as saturated (bottleneck, near overload)
+SATURATED = 0.95
 
 
 @dataclass(frozen=True)
 class EstimateWarning:
     """One thing an estimate's figures cannot be trusted for, in words and figures.
 
-    ``kind``: see the module's docstring; ``component``: the station as the simulator's ``util.*`` names it
-    (``array``, ``host0.storage.tx``, ``host0.destager`` ...); ``offered`` and ``capacity`` in ``unit``
-    (``IOPS``: front-end I/Os per s crossing the component; ``bytes/s``; ``busy``: a fraction of its time);
-    ``message``: the sentence to show (also ``str()``).
+    ``kind``: see the module's docstring; ``component``: the station as the simulator's ``util.*``
+    names it (``array``, ``host0.storage.tx``, ``host0.destager`` ...); ``offered`` and ``capacity``
+    in ``unit`` (``IOPS``: front-end I/Os per s crossing the component; ``bytes/s``; ``busy``: a
+    fraction of its time); ``message``: the sentence to show (also ``str()``).
     """
 
     kind: str
@@ -72,8 +83,9 @@ class EstimateWarning:
 
     @property
     def severity(self) -> str:
-        """``unstable`` for an overload (the estimate's ``stable`` is then False), else ``note``: the same field a
-        simulation's :class:`~simcache.results.validity.ValidityWarning` has, so one display serves both."""
+        """``unstable`` for an overload (the estimate's ``stable`` is then False), else ``note``:
+        the same field a simulation's :class:`~simcache.results.validity.ValidityWarning` has, so
+        one display serves both."""
         return "unstable" if self.kind == "overload" else "note"
 
     def __str__(self) -> str:
@@ -82,18 +94,21 @@ class EstimateWarning:
 
 @dataclass
 class Evidence:
-    """What an estimate's warnings are worked out from (:func:`explain`, when they are asked for), and what
-    :func:`detect` works out at once: the stations and destage buffers an open-loop load overloads (the estimate
-    is then not stable) and the ops whose latency is therefore unbounded."""
+    """What an estimate's warnings are worked out from (:func:`explain`, when they are asked
+    for), and what :func:`detect` works out at once: the stations and destage buffers an
+    open-loop load overloads (the estimate is then not stable) and the ops whose latency is
+    therefore unbounded."""
 
     layout: Layout
     inside: list[Piece]  # the pieces that overlap the window
-    open_mean: Floats  # per station: the open traffic's offered utilization, averaged over the window
+    # per station: the open traffic's offered utilization, averaged over the window
+    open_mean: Floats
     utilization: Floats  # per station: as reported, averaged over the window
     op_rates: Floats  # per op: mean I/Os per s over the window
     fluid: list[DestageFluid]
     overloaded: list[int]  # stations whose open offered utilization averages 1 or more
-    full: dict[int, tuple[float, float]]  # host -> (accepted, drained) bytes/s of a buffer open writers overload
+    # host -> (accepted, drained) bytes/s of a buffer open writers overload
+    full: dict[int, tuple[float, float]]
     unbounded: list[int]  # ops that cross an overloaded station or write into an overloaded buffer
 
     @property
@@ -101,12 +116,20 @@ class Evidence:
         return not self.overloaded and not self.full
 
 
-def detect(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Floats, op_rates: Floats, fluid: list[DestageFluid]) -> Evidence:
-    """The overloads of an estimate (cheap: the messages wait for :func:`explain`): stations where ``open_mean`` (per
-    station, the open traffic's offered utilization averaged over the window) is at least 1, and destage buffers
-    full at the end of the run with open-loop writers writing faster, on average over the window, than they drain.
-    ``utilization``: per station, as reported, averaged over the window; ``op_rates``: per op, its mean I/Os per s
-    over the window; ``fluid``: the destage buffers' figures."""
+def detect(
+    c: Layout,
+    pieces: list[Piece],
+    open_mean: Floats,
+    utilization: Floats,
+    op_rates: Floats,
+    fluid: list[DestageFluid],
+) -> Evidence:
+    """The overloads of an estimate (cheap: the messages wait for :func:`explain`): stations
+    where ``open_mean`` (per station, the open traffic's offered utilization averaged over the
+    window) is at least 1, and destage buffers full at the end of the run with open-loop writers
+    writing faster, on average over the window, than they drain. ``utilization``: per station, as
+    reported, averaged over the window; ``op_rates``: per op, its mean I/Os per s over the
+    window; ``fluid``: the destage buffers' figures."""
     net = c.network
     start, end = c.window
     inside = [p for p in pieces if p.end > start and p.start < end]
@@ -122,12 +145,21 @@ def detect(c: Layout, pieces: list[Piece], open_mean: Floats, utilization: Float
             if writers and accepted > drained:
                 full[h] = (accepted, drained)
                 unbounded.update(writers)
-    return Evidence(c, inside, open_mean, utilization, op_rates, fluid, overloaded, full, sorted(unbounded))
+    return Evidence(
+        c, inside, open_mean, utilization, op_rates, fluid, overloaded, full, sorted(unbounded)
+    )
 
 
 def explain(e: Evidence) -> list[EstimateWarning]:
-    """The warnings of an estimate, in the order: overloads, bursts, saturated stations, destage buffers."""
-    c, inside, open_mean, utilization, op_rates = e.layout, e.inside, e.open_mean, e.utilization, e.op_rates
+    """The warnings of an estimate, in the order: overloads, bursts, saturated stations, destage
+    buffers."""
+    c, inside, open_mean, utilization, op_rates = (
+        e.layout,
+        e.inside,
+        e.open_mean,
+        e.utilization,
+        e.op_rates,
+    )
     warnings: list[EstimateWarning] = []
     net = c.network
     start, end = c.window
@@ -143,8 +175,10 @@ def explain(e: Evidence) -> list[EstimateWarning]:
                 worst.result.residual,
                 TOLERANCE,
                 "relative change",
-                f"the estimate did not settle in {worst.result.passes} passes for {share:.0%} of the window (its last pass still "
-                f"moved the queues by {worst.result.residual:.2%} of the longest, against {TOLERANCE:.2%} to stop): the "
+                f"the estimate did not settle in {worst.result.passes} passes for {share:.0%} of "
+                "the window (its last pass still "
+                f"moved the queues by {worst.result.residual:.2%} of the longest, against "
+                f"{TOLERANCE:.2%} to stop): the "
                 "figures there are approximate; simulate the scenario to check them",
             )
         )
@@ -159,8 +193,10 @@ def explain(e: Evidence) -> list[EstimateWarning]:
                 offered,
                 capacity,
                 unit,
-                f"{_latency_of(c, users) if users else 'the queue at ' + what[1]} grows without bound: "
-                f"{_load(what[1], offered, capacity, unit, float(open_mean[k]))}; an open-loop load above capacity has no "
+                f"{_latency_of(c, users) if users else 'the queue at ' + what[1]} grows without "
+                "bound: "
+                f"{_load(what[1], offered, capacity, unit, float(open_mean[k]))}; an open-loop "
+                "load above capacity has no "
                 "steady state, so the estimate shows those cells as unbounded",
             )
         )
@@ -173,7 +209,9 @@ def explain(e: Evidence) -> list[EstimateWarning]:
         users = [op for op in net.station_users(k) if rates[op] > 0]
         rho = float(busiest.result.open_utilization[k])
         offered, capacity, unit = _offered(c, k, rho, rates, users)
-        over = sum(_width(p, start, end) for p in inside if p.result.open_utilization[k] >= 1.0) / span
+        over = (
+            sum(_width(p, start, end) for p in inside if p.result.open_utilization[k] >= 1.0) / span
+        )
         what = _component(c, k)
         warnings.append(
             EstimateWarning(
@@ -182,18 +220,25 @@ def explain(e: Evidence) -> list[EstimateWarning]:
                 offered,
                 capacity,
                 unit,
-                f"overloaded in bursts: {_load(what[1], offered, capacity, unit, rho)} for {over:.0%} of the window, "
-                f"{open_mean[k]:.0%} on average; queues build in the bursts and drain between them (a fluid estimate: rough)",
+                f"overloaded in bursts: {_load(what[1], offered, capacity, unit, rho)} for "
+                f"{over:.0%} of the window, "
+                f"{open_mean[k]:.0%} on average; queues build in the bursts and drain between them "
+                "(a fluid estimate: rough)",
             )
         )
     for k in np.flatnonzero((utilization >= SATURATED) & (open_mean < 1.0)).tolist():
         if not c.names[k]:
-            continue  # internal stations (pipe, GC, admission, controller) show in their tier's or the buffer's figures
+            # internal stations (pipe, GC, admission, controller) show in their tier's or the
+            # buffer's figures
+            continue
         closed = [op for op in net.station_users(k) if op_rates[op] > 0 and not net.op_open[op]]
         flushers = _destage_crosses(c, k, e.fluid)
         what = _component(c, k)
         if closed or flushers:
-            loops = ", ".join(([_groups(c, closed)] if closed else []) + (["the destager's flushers"] if flushers else []))
+            loops = ", ".join(
+                ([_groups(c, closed)] if closed else [])
+                + (["the destager's flushers"] if flushers else [])
+            )
             warnings.append(
                 EstimateWarning(
                     "bottleneck",
@@ -201,8 +246,10 @@ def explain(e: Evidence) -> list[EstimateWarning]:
                     float(utilization[k]),
                     1.0,
                     "busy",
-                    f"{what[1]} is saturated ({utilization[k]:.0%} busy): the closed loops through it ({loops}) are held "
-                    "to its capacity; this is a bottleneck, not an overload: their latency stays finite",
+                    f"{what[1]} is saturated ({utilization[k]:.0%} busy): the closed loops through "
+                    f"it ({loops}) are held "
+                    "to its capacity; this is a bottleneck, not an overload: their latency stays "
+                    "finite",
                 )
             )
         elif open_mean[k] >= SATURATED:
@@ -215,7 +262,9 @@ def explain(e: Evidence) -> list[EstimateWarning]:
                     offered,
                     capacity,
                     unit,
-                    f"nearly overloaded: {_load(what[1], offered, capacity, unit, float(open_mean[k]))}; its waiting grows "
+                    "nearly overloaded: "
+                    f"{_load(what[1], offered, capacity, unit, float(open_mean[k]))}; its waiting "
+                    "grows "
                     "steeply with load, so the latency there is rough",
                 )
             )
@@ -228,26 +277,39 @@ def explain(e: Evidence) -> list[EstimateWarning]:
 
 
 def _averages(c: Layout, inside: list[Piece], h: int, d: DestageFluid) -> tuple[float, float]:
-    """Host ``h``'s write-back bytes/s accepted, averaged over the window, and its drain capacity (bytes/s), averaged
-    over the time it has one (the peak state's without)."""
+    """Host ``h``'s write-back bytes/s accepted, averaged over the window, and its drain capacity
+    (bytes/s), averaged over the time it has one (the peak state's without)."""
     start, end = c.window
     widths = [_width(p, start, end) for p in inside]
-    accepted = sum(w * p.result.write_back_bytes[h] for p, w in zip(inside, widths, strict=True)) / max(end - start, 1e-12)
-    draining = [(w, p.result.drain[h]) for p, w in zip(inside, widths, strict=True) if math.isfinite(p.result.drain[h])]
+    accepted = sum(
+        w * p.result.write_back_bytes[h] for p, w in zip(inside, widths, strict=True)
+    ) / max(end - start, 1e-12)
+    draining = [
+        (w, p.result.drain[h])
+        for p, w in zip(inside, widths, strict=True)
+        if math.isfinite(p.result.drain[h])
+    ]
     drained_for = sum(width for width, _ in draining)
-    drained = sum(width * rate for width, rate in draining) / drained_for if drained_for > 0 else d.drain_rate_bytes_s
+    drained = (
+        sum(width * rate for width, rate in draining) / drained_for
+        if drained_for > 0
+        else d.drain_rate_bytes_s
+    )
     return accepted, drained
 
 
 def _destager(e: Evidence, h: int, d: DestageFluid) -> EstimateWarning | None:
-    """The warning of host ``h``'s destage buffer, whose writes outpace its drain in the peak state (None: a
-    backlog that does not grow on average over the window)."""
+    """The warning of host ``h``'s destage buffer, whose writes outpace its drain in the peak
+    state (None: a backlog that does not grow on average over the window)."""
     c = e.layout
     capacity = d.capacity_bytes
     fill = (
         f"writes arrive at {_amount(d.accept_rate_bytes_s, 'bytes/s')} and the destager drains "
-        f"{_amount(d.drain_rate_bytes_s, 'bytes/s')}, so its {_size(capacity)} buffer ({capacity / 1e6:,.1f} MB) fills in "
-        f"{capacity / 1e6:,.1f} MB / {_amount(d.accept_rate_bytes_s - d.drain_rate_bytes_s, 'bytes/s')} = {d.fill_time_s:.3g} s"
+        f"{_amount(d.drain_rate_bytes_s, 'bytes/s')}, so its {_size(capacity)} buffer "
+        f"({capacity / 1e6:,.1f} MB) fills in "
+        f"{capacity / 1e6:,.1f} MB / "
+        f"{_amount(d.accept_rate_bytes_s - d.drain_rate_bytes_s, 'bytes/s')} = {d.fill_time_s:.3g} "
+        "s"
     )
     writers = [op for op in c.network.open_write_back_writes[h] if e.op_rates[op] > 0]
     if h in e.full:
@@ -258,9 +320,12 @@ def _destager(e: Evidence, h: int, d: DestageFluid) -> EstimateWarning | None:
             accepted,
             drained,
             "bytes/s",
-            f"{_latency_of(c, writers)} grows without bound: {d.host}'s destage buffer is full from "
-            f"{d.first_full_s:.3g} s to the end of the run with open-loop writers offering {_amount(accepted, 'bytes/s')} "
-            f"vs {_amount(drained, 'bytes/s')} drained on average ({accepted / drained:.0%}); {fill}",
+            f"{_latency_of(c, writers)} grows without bound: {d.host}'s destage buffer is full "
+            "from "
+            f"{d.first_full_s:.3g} s to the end of the run with open-loop writers offering "
+            f"{_amount(accepted, 'bytes/s')} "
+            f"vs {_amount(drained, 'bytes/s')} drained on average ({accepted / drained:.0%}); "
+            f"{fill}",
         )
     if math.isfinite(d.first_full_s):
         return EstimateWarning(
@@ -269,14 +334,20 @@ def _destager(e: Evidence, h: int, d: DestageFluid) -> EstimateWarning | None:
             d.accept_rate_bytes_s,
             d.drain_rate_bytes_s,
             "bytes/s",
-            f"{d.host}'s destage buffer fills at {d.first_full_s:.3g} s into the {c.duration:g} s run: {fill}; while full, "
-            f"writes run at the drain rate, {_amount(d.drain_rate_bytes_s, 'bytes/s')} (full for {d.full_fraction:.0%} "
+            f"{d.host}'s destage buffer fills at {d.first_full_s:.3g} s into the {c.duration:g} s "
+            f"run: {fill}; while full, "
+            f"writes run at the drain rate, {_amount(d.drain_rate_bytes_s, 'bytes/s')} (full for "
+            f"{d.full_fraction:.0%} "
             "of the window)",
         )
     accepted, drained = _averages(c, e.inside, h, d)
     if accepted <= drained * 1.001 or d.peak_backlog_bytes <= 0:
         return None
-    longer = "open-loop writers' latency then grows without bound" if writers else "closed-loop writers then slow to it"
+    longer = (
+        "open-loop writers' latency then grows without bound"
+        if writers
+        else "closed-loop writers then slow to it"
+    )
     fill_s = capacity / (accepted - drained)
     return EstimateWarning(
         "destage_backlog",
@@ -284,10 +355,14 @@ def _destager(e: Evidence, h: int, d: DestageFluid) -> EstimateWarning | None:
         accepted,
         drained,
         "bytes/s",
-        f"{d.host}'s destage backlog grows through the run: writes arrive at {_amount(accepted, 'bytes/s')} on average "
-        f"and the destager drains {_amount(drained, 'bytes/s')}, so its {_size(capacity)} buffer ({capacity / 1e6:,.1f} MB) "
-        f"would fill in {capacity / 1e6:,.1f} MB / {_amount(accepted - drained, 'bytes/s')} = {fill_s:.3g} s from empty; "
-        f"the {c.duration:g} s run ends first (peak backlog {_size(d.peak_backlog_bytes)}); in a longer run writes "
+        f"{d.host}'s destage backlog grows through the run: writes arrive at "
+        f"{_amount(accepted, 'bytes/s')} on average "
+        f"and the destager drains {_amount(drained, 'bytes/s')}, so its {_size(capacity)} buffer "
+        f"({capacity / 1e6:,.1f} MB) "
+        f"would fill in {capacity / 1e6:,.1f} MB / {_amount(accepted - drained, 'bytes/s')} = "
+        f"{fill_s:.3g} s from empty; "
+        f"the {c.duration:g} s run ends first (peak backlog {_size(d.peak_backlog_bytes)}); in a "
+        "longer run writes "
         f"then run at the drain rate ({longer})",
     )
 
@@ -296,14 +371,19 @@ def _filled_in(piece: Piece, host: int, capacity: float) -> bool:
     """Whether the host's buffer reaches ``capacity`` by the end of ``piece``."""
     if piece.modes[host] == FULL:
         return True
-    rise = (piece.result.write_back_bytes[host] - piece.result.drain[host]) * (piece.end - piece.start)
+    rise = (piece.result.write_back_bytes[host] - piece.result.drain[host]) * (
+        piece.end - piece.start
+    )
     return piece.buffer_level[host] + rise >= capacity * (1 - 1e-9)
 
 
-def _offered(c: Layout, k: int, rho: float, rates: Floats, users: list[int]) -> tuple[float, float, str]:
-    """Open load offered to station ``k`` at utilization ``rho`` and its capacity: bytes/s at a port (framed bytes
-    over the line rate), else the front-end I/Os per s of open ops that cross it, or with none (the array behind a
-    controller write cache, whose spindles see the cache's destaging) the fraction of its time (``busy``)."""
+def _offered(
+    c: Layout, k: int, rho: float, rates: Floats, users: list[int]
+) -> tuple[float, float, str]:
+    """Open load offered to station ``k`` at utilization ``rho`` and its capacity: bytes/s at a
+    port (framed bytes over the line rate), else the front-end I/Os per s of open ops that cross
+    it, or with none (the array behind a controller write cache, whose spindles see the cache's
+    destaging) the fraction of its time (``busy``)."""
     if c.is_port[k]:
         return rho * c.capacity[k], c.capacity[k], "bytes/s"
     net = c.network
@@ -324,15 +404,21 @@ def _component(c: Layout, k: int) -> tuple[str, str]:
         if slot == CONTROLLER:
             return f"host{h}.tier", f"host{h}.tier (its controller's command rate)"
         if slot == ADMIT:
-            return f"host{h}.destager", f"host{h}.destager (writers waiting for space in the full buffer)"
+            return (
+                f"host{h}.destager",
+                f"host{h}.destager (writers waiting for space in the full buffer)",
+            )
     return c.names[k], c.names[k]
 
 
 def _destage_crosses(c: Layout, k: int, fluid: list[DestageFluid]) -> bool:
-    """Whether a destaging host's flushers cross station ``k`` (its tier, its storage port, the array and its port)."""
+    """Whether a destaging host's flushers cross station ``k`` (its tier, its storage port, the
+    array and its port)."""
     shared = {c.shared + ARRAY, c.shared + ARRAY_RX}
     for h, d in enumerate(fluid):
-        if d.accept_rate_bytes_s > 0 and (k in shared or k in (h * c.per_host + TIER, h * c.per_host + STORAGE_TX)):
+        if d.accept_rate_bytes_s > 0 and (
+            k in shared or k in (h * c.per_host + TIER, h * c.per_host + STORAGE_TX)
+        ):
             return True
     return False
 
@@ -360,7 +446,9 @@ def _load(name: str, offered: float, capacity: float, unit: str, rho: float) -> 
     """``"array offered 2,400 IOPS vs 1,200 IOPS capacity (200%)"``."""
     if unit == "busy":
         return f"{name} offered {rho:.0%} of its capacity"
-    return f"{name} offered {_amount(offered, unit)} vs {_amount(capacity, unit)} capacity ({rho:.0%})"
+    return (
+        f"{name} offered {_amount(offered, unit)} vs {_amount(capacity, unit)} capacity ({rho:.0%})"
+    )
 
 
 def _amount(value: float, unit: str) -> str:

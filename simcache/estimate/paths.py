@@ -48,19 +48,24 @@ class Op:
     size: float  # mean bytes
     legs: list[list[Step]]
     background: list[Step] = field(default_factory=list)
-    after: list[Step] = field(default_factory=list)  # sequential steps after the join (buffer admission)
+    # sequential steps after the join (buffer admission)
+    after: list[Step] = field(default_factory=list)
 
 
 def templates(c: Layout) -> list[list[Op]]:
-    """Per group, the ops of a chain of it on host 0 (a template: its chains differ only by host), with the
-    steps a state can switch (GC server, buffer admission, compression)."""
+    """Per group, the ops of a chain of it on host 0 (a template: its chains differ only by
+    host), with the steps a state can switch (GC server, buffer admission, compression)."""
     templates = []
     firsts: dict[int, int] = {}  # each group's first chain (one pass over the chains)
     for i, ch in enumerate(c.chains):
         firsts.setdefault(ch.group, i)
     for g in range(len(c.scenario.groups)):
         first = firsts.get(g)
-        templates.append(_chain_ops(c, first, dataclasses.replace(c.chains[first], host=0)) if first is not None else [])
+        templates.append(
+            _chain_ops(c, first, dataclasses.replace(c.chains[first], host=0))
+            if first is not None
+            else []
+        )
     return templates
 
 
@@ -73,11 +78,26 @@ def _chain_ops(c: Layout, index: int, chain: Chain) -> list[Op]:
     if chain.read_fraction < 1.0:
         ops.append(_write(c, index, chain))
     if chain.read_fraction > 0.0:
-        ops.append(Op(index, "read", "hit", chain.read_fraction, size, [c.services.tier_steps(h, size, size_sq, False)]))
+        ops.append(
+            Op(
+                index,
+                "read",
+                "hit",
+                chain.read_fraction,
+                size,
+                [c.services.tier_steps(h, size, size_sq, False)],
+            )
+        )
         leg = [
             Step(DELAY, service=2.0 * message_seconds(c.services.storage_link)),
-            c.services.spindle_step(*c.services.array_request([size], False, 1.0, _streaming(c, chain, size))),
-            Step(FLOW, ports=(c.shared + ARRAY_TX, h * c.per_host + STORAGE_RX), service=mix.storage_seconds),
+            c.services.spindle_step(
+                *c.services.array_request([size], False, 1.0, _streaming(c, chain, size))
+            ),
+            Step(
+                FLOW,
+                ports=(c.shared + ARRAY_TX, h * c.per_host + STORAGE_RX),
+                service=mix.storage_seconds,
+            ),
         ]
         fill = c.services.tier_steps(h, size, size_sq, True)
         ops.append(Op(index, "read", "miss", chain.read_fraction, size, [leg], background=fill))
@@ -85,14 +105,17 @@ def _chain_ops(c: Layout, index: int, chain: Chain) -> list[Op]:
 
 
 def _streaming(c: Layout, chain: Chain, size: float) -> Streaming:
-    """Share of a chain's own array I/Os of ``size`` bytes that start where the spindle's head is: for sequential
-    access, those continuing in the stripe unit their predecessor ended in while nothing else moved the head
-    (:meth:`ServiceTimes.streaming_share`, at nominal rates); 0 for random and zipf access (zipf's hot blocks
-    are scattered over the working set)."""
+    """Share of a chain's own array I/Os of ``size`` bytes that start where the spindle's head
+    is: for sequential access, those continuing in the stripe unit their predecessor ended in
+    while nothing else moved the head (:meth:`ServiceTimes.streaming_share`, at nominal rates); 0
+    for random and zipf access (zipf's hot blocks are scattered over the working set)."""
     if not chain.sequential:
         return NO_STREAMING
-    array_rate = sum(ch.nominal_rate for ch in c.chains)  # every I/O may reach the array (errs towards seeking)
-    return c.services.streaming_share(size, c.services.head_unmoved(chain.nominal_rate / chain.vms, array_rate))
+    # every I/O may reach the array (errs towards seeking)
+    array_rate = sum(ch.nominal_rate for ch in c.chains)
+    return c.services.streaming_share(
+        size, c.services.head_unmoved(chain.nominal_rate / chain.vms, array_rate)
+    )
 
 
 def _write(c: Layout, index: int, chain: Chain) -> Op:
@@ -110,16 +133,20 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
             Step(DELAY, service=2.0 * message_seconds(storage)),
             Step(FLOW, ports=(base + STORAGE_TX, c.shared + ARRAY_RX), service=mix.storage_seconds),
         ]
-        spindles = c.services.spindle_step(*c.services.array_request([size], True, 1.0, _streaming(c, chain, size)))
+        spindles = c.services.spindle_step(
+            *c.services.array_request([size], True, 1.0, _streaming(c, chain, size))
+        )
         background = []
-        if c.services.cache_ack is not None:  # the controller cache answers; the spindles work off the path
+        # the controller cache answers; the spindles work off the path
+        if c.services.cache_ack is not None:
             leg.append(Step(DELAY, service=c.services.cache_ack))
             background.append(spindles)
         else:
             leg.append(spindles)
         legs.append(leg)
         return Op(index, "write", "write", probability, size, legs, background=background)
-    if group.metadata_write:  # the metadata record follows the data on the local tier (batching ignored: see estimate.md)
+    # the metadata record follows the data on the local tier (batching ignored: see estimate.md)
+    if group.metadata_write:
         m = float(group.metadata_size)
         legs[0] = legs[0] + c.services.tier_steps(h, m, m * m, True)
     peer = c.peer_link
@@ -127,14 +154,16 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
     off_path: list[Step] = []
     switch = COMPRESSED if chain.compressible else ALWAYS
     delay = peer.latency + c.services.ack_seconds
-    compressed_delay = compression_seconds(size, compression.throughput) + peer.latency + c.services.ack_seconds
+    compressed_delay = (
+        compression_seconds(size, compression.throughput) + peer.latency + c.services.ack_seconds
+    )
     replicas = c.replica_targets(h, chain.replicas)
     sending = [k for _, k in replicas]
     for target, k in replicas:
         ports = c.peer_ports(h, target)
-        # The replicas of one write leave together: each shares its sending port with the siblings that
-        # leave on the same port (all of them with one port), and a shared fabric with all of them, for its
-        # whole transfer. Their targets, hence receiving ports, differ.
+        # The replicas of one write leave together: each shares its sending port with the siblings
+        # that leave on the same port (all of them with one port), and a shared fabric with all of
+        # them, for its whole transfer. Their targets, hence receiving ports, differ.
         siblings = (sending.count(k) - 1.0, 0.0, *(chain.replicas - 1.0 for _ in ports[2:]))
         lane = c.lane(h, k)  # compression is judged per sending port
         flow = Step(
@@ -146,16 +175,30 @@ def _write(c: Layout, index: int, chain: Chain) -> Op:
             switch_host=lane,
             switched_service=mix.peer_compressed_seconds,
         )
-        leg = [Step(DELAY, service=delay, switch=switch, switch_host=lane, switched_service=compressed_delay), flow]
+        leg = [
+            Step(
+                DELAY,
+                service=delay,
+                switch=switch,
+                switch_host=lane,
+                switched_service=compressed_delay,
+            ),
+            flow,
+        ]
         peer_write = c.services.tier_steps(target, size, size_sq, True, gc_factor)
         if group.replication == "sync":
             legs.append(leg + peer_write)
-        elif group.replication == "memory":  # acknowledged from the peer's RAM: its device write is off the path
+        # acknowledged from the peer's RAM: its device write is off the path
+        elif group.replication == "memory":
             legs.append(leg)
             off_path += peer_write
         else:  # async: the replica follows the acknowledgement
             off_path += [flow, *peer_write]
     after = []
     if chain.closed:
-        after.append(Step(QUEUE, station=base + ADMIT, switch=ADMISSION, switch_host=h, switched_service=size))
+        after.append(
+            Step(
+                QUEUE, station=base + ADMIT, switch=ADMISSION, switch_host=h, switched_service=size
+            )
+        )
     return Op(index, "write", "write", probability, size, legs, background=off_path, after=after)

@@ -23,16 +23,19 @@ if TYPE_CHECKING:
 __all__ = ["ReadCache"]
 
 
-def _popularity_bins(workload: Workload, blocks: int, lines: float) -> list[tuple[float, float, float]]:
-    """(probability mass, lines, each line's probability per I/O) bins of a VM's ``blocks`` blocks in ``lines`` lines.
+def _popularity_bins(
+    workload: Workload, blocks: int, lines: float
+) -> list[tuple[float, float, float]]:
+    """(probability mass, lines, each line's probability per I/O) bins of a VM's ``blocks`` blocks
+    in ``lines`` lines.
 
     Uniform and ``hotspot`` regions are contiguous: a region of ``k`` blocks with mass ``m`` fills
-    ``k lines / blocks`` lines, each referenced with probability ``m blocks / (k lines)`` per I/O. ``zipf``:
-    ranks 1 to 8 one by one, then bins doubling in width (and one edge at rank ``lines``), each with its exact
-    mass ``(H(b) - H(a)) / H(n)``. The scatter spreads the ``lines`` hottest ranks one to a line (a golden-ratio
-    rotation), so each heads a line whose other blocks are colder ranks of mean probability
-    ``(1 - M) / (n - lines)`` (``M`` the heads' mass). A colder rank heads no line (0 lines): its I/Os hit as often
-    as an average line of the VM is present.
+    ``k lines / blocks`` lines, each referenced with probability ``m blocks / (k lines)`` per I/O.
+    ``zipf``: ranks 1 to 8 one by one, then bins doubling in width (and one edge at rank ``lines``),
+    each with its exact mass ``(H(b) - H(a)) / H(n)``. The scatter spreads the ``lines`` hottest
+    ranks one to a line (a golden-ratio rotation), so each heads a line whose other blocks are
+    colder ranks of mean probability ``(1 - M) / (n - lines)`` (``M`` the heads' mass). A colder
+    rank heads no line (0 lines): its I/Os hit as often as an average line of the VM is present.
     """
     per_line = blocks / lines
     if workload.access == "zipf" and blocks >= 2:
@@ -48,28 +51,37 @@ def _popularity_bins(workload: Workload, blocks: int, lines: float) -> list[tupl
         bins: list[tuple[float, float, float]] = []
         for (a, ha), (b, hb) in itertools.pairwise(zip(edges, cumulative, strict=True)):
             mass = (hb - ha) / total
-            bins.append((mass, float(b - a), mass / (b - a) + (per_line - 1.0) * cold) if b <= heads else (mass, 0.0, 0.0))
+            bins.append(
+                (mass, float(b - a), mass / (b - a) + (per_line - 1.0) * cold)
+                if b <= heads
+                else (mass, 0.0, 0.0)
+            )
         return bins
     regions = [(1.0, float(blocks))]
     if workload.access == "hotspot" and blocks >= 2:
         assert workload.hot_io_fraction is not None and workload.hot_span_fraction is not None
         hot = hot_blocks(blocks, workload.hot_span_fraction)
-        regions = [(workload.hot_io_fraction, float(hot)), (1.0 - workload.hot_io_fraction, float(blocks - hot))]
+        regions = [
+            (workload.hot_io_fraction, float(hot)),
+            (1.0 - workload.hot_io_fraction, float(blocks - hot)),
+        ]
     return [(mass, count / per_line, mass / count * per_line) for mass, count in regions]
 
 
 def _spans(pairs: list[tuple[int, float]], line: int) -> float:
-    """Mean lines an I/O of the mix (size, probability) spans at a uniform 4 KiB-aligned position."""
+    """Mean lines an I/O of the mix (size, probability) spans at a uniform 4 KiB-aligned
+    position."""
     return sum(p * (1.0 + max(0.0, s - BLOCK) / line) for s, p in pairs)
 
 
 def _run_gain(workload: Workload, pairs: list[tuple[int, float]], per_line: float) -> float:
     """Share of a VM's misses that sequential runs turn into hits.
 
-    An I/O that continues a run (probability ``1 - 1 / sequential_run``) starts in the line the previous I/O ended
-    in, which is present; it is a hit for sure when it stays in that line, which for ``s`` blocks at a uniform
-    position in a line of ``m`` blocks happens with probability ``max(0, 1 - s / m)``. Any line it enters is taken
-    to be present as often as a random I/O's; Che's time is left as without runs.
+    An I/O that continues a run (probability ``1 - 1 / sequential_run``) starts in the line the
+    previous I/O ended in, which is present; it is a hit for sure when it stays in that line, which
+    for ``s`` blocks at a uniform position in a line of ``m`` blocks happens with probability
+    ``max(0, 1 - s / m)``. Any line it enters is taken to be present as often as a random I/O's;
+    Che's time is left as without runs.
     """
     if workload.sequential_run <= 1.0 or workload.access == "sequential":
         return 0.0
@@ -80,8 +92,9 @@ def _run_gain(workload: Workload, pairs: list[tuple[int, float]], per_line: floa
 class ReadCache:
     """The hosts' read caches under Che's approximation, every chain's popularity bins as arrays.
 
-    A line of a bin is referenced at ``rate_per_io`` times its chain's I/O rate (:func:`_popularity_bins`);
-    sequential runs add hits (:func:`_run_gain`). Hosts without reads have no bins.
+    A line of a bin is referenced at ``rate_per_io`` times its chain's I/O rate
+    (:func:`_popularity_bins`); sequential runs add hits (:func:`_run_gain`). Hosts without reads
+    have no bins.
     """
 
     def __init__(self, c: Layout):
@@ -91,15 +104,17 @@ class ReadCache:
         per_line = line / BLOCK
         self.capacity = float(read_cache_lines(scenario.cluster))
         start, end = c.window
-        self.times = np.array([[start + (end - start) * x] for x in (0.1127, 0.5, 0.8873)])  # 3-point Gauss-Legendre
-        if cache.warm:  # a warm cache starts in its steady state: every line as present as Che's time makes it
+        # 3-point Gauss-Legendre
+        self.times = np.array([[start + (end - start) * x] for x in (0.1127, 0.5, 0.8873)])
+        # a warm cache starts in its steady state: every line as present as Che's time makes it
+        if cache.warm:
             self.times = np.full_like(self.times, 1e30)
         self.weights = np.array([[5.0 / 18.0], [8.0 / 18.0], [5.0 / 18.0]])
         self.nominal = np.array([ch.nominal_rate for ch in c.chains], dtype=np.float64)
         self.hosts = c.hosts
         self.chains = len(c.chains)
-        # (lines, rate per I/O, mass, lines a read spans) per bin: a read hits if all the lines it spans are present,
-        # and every I/O (of the mix of all ops) refreshes the lines it spans.
+        # (lines, rate per I/O, mass, lines a read spans) per bin: a read hits if all the lines it
+        # spans are present, and every I/O (of the mix of all ops) refreshes the lines it spans.
         per_group: list[list[tuple[float, float, float, float]]] = []
         gains: list[float] = []
         for g, group in enumerate(scenario.groups):
@@ -110,9 +125,15 @@ class ReadCache:
             blocks = working_set_blocks(w.working_set, BLOCK)
             lines = max(1.0, blocks / per_line)
             bins_of_group = _popularity_bins(w, blocks, lines)
-            per_group.append([(vms * count, spans * rate / vms, mass, read_spans) for mass, count, rate in bins_of_group])
+            per_group.append(
+                [
+                    (vms * count, spans * rate / vms, mass, read_spans)
+                    for mass, count, rate in bins_of_group
+                ]
+            )
             gains.append(_run_gain(w, list(c.read_mixes[g].pairs), per_line))
-        bins: list[tuple[int, int, float, float, float, float]] = []  # (host, chain, lines, rate per I/O, mass, read spans)
+        # (host, chain, lines, rate per I/O, mass, read spans)
+        bins: list[tuple[int, int, float, float, float, float]] = []
         for h in range(c.hosts):
             members = [i for i, ch in enumerate(c.chains) if ch.host == h]
             if any(c.chains[i].read_fraction > 0 for i in members):
@@ -123,11 +144,14 @@ class ReadCache:
         self.rate_per_io = np.array([b[3] for b in bins], dtype=np.float64)
         self.mass = np.array([b[4] for b in bins], dtype=np.float64)
         self.spans = np.array([b[5] for b in bins], dtype=np.float64)
-        self.headless = self.lines == 0.0  # zipf ranks that head no line: they hit as often as the chain's average line
+        # zipf ranks that head no line: they hit as often as the chain's average line
+        self.headless = self.lines == 0.0
         self.any_headless = bool(self.headless.any())
         self.chain_lines = sums(self.chain, self.lines, self.chains)
         self.reads = np.array([c.chains[b[1]].read_fraction > 0 for b in bins], dtype=bool)
-        self.run_gain = np.array([gains[ch.group] if ch.read_fraction > 0 else 0.0 for ch in c.chains], dtype=np.float64)
+        self.run_gain = np.array(
+            [gains[ch.group] if ch.read_fraction > 0 else 0.0 for ch in c.chains], dtype=np.float64
+        )
         self.any_runs = bool(self.run_gain.any())
         self.weighted_mass = self.weights * self.mass  # Gauss-Legendre weight x bin mass
         # A host evicts only if its chains' lines do not all fit.
@@ -135,11 +159,13 @@ class ReadCache:
         self.any_evicting = bool(self.evicting.any())
 
     def hit_ratios(self, rates: dict[int, float]) -> list[float]:
-        """Hit probability of each chain's reads, averaged over the window (Gauss-Legendre, 3 points).
+        """Hit probability of each chain's reads, averaged over the window (Gauss-Legendre, 3
+        points).
 
-        ``rates``: chain -> I/Os per s; open chains default to their rate, closed ones to
-        customers / (think time + 1 ms) until a solution refines them. A line is present at ``t`` with
-        probability ``1 - exp(-rate min(t, T_C))``; an I/O hits if all the lines it spans are present.
+        ``rates``: chain -> I/Os per s; open chains default to their rate, closed ones to customers
+        / (think time + 1 ms) until a solution refines them. A line is present at ``t`` with
+        probability ``1 - exp(-rate min(t, T_C))``; an I/O hits if all the lines it spans are
+        present.
         """
         if not self.host.size:
             return [0.0] * self.chains
@@ -151,7 +177,9 @@ class ReadCache:
         present = 1.0 - np.exp(-line_rates * horizon)
         if self.any_headless:
             lined = np.maximum(self.chain_lines, 1e-300)
-            average = np.array([sums(self.chain, self.lines * row, self.chains) / lined for row in present])
+            average = np.array(
+                [sums(self.chain, self.lines * row, self.chains) / lined for row in present]
+            )
             present[:, self.headless] = average[:, self.chain[self.headless]]
         weight = np.add.reduce(self.weighted_mass * present**self.spans, axis=0)
         hits = sums(self.chain[self.reads], weight[self.reads], self.chains)
@@ -160,11 +188,11 @@ class ReadCache:
         return hits.tolist()  # type: ignore[no-any-return]
 
     def _che_times(self, line_rates: Floats) -> Floats:
-        """Per host, Che's characteristic time (s): the expected number of lines referenced within it equals
-        the capacity (infinite for a host that never fills).
+        """Per host, Che's characteristic time (s): the expected number of lines referenced within
+        it equals the capacity (infinite for a host that never fills).
 
-        Newton's method from t = 0: the expected number referenced, ``sum lines (1 - exp(-rate t))``, is
-        increasing and concave, so the iterates rise monotonically to the root.
+        Newton's method from t = 0: the expected number referenced, ``sum lines (1 - exp(-rate
+        t))``, is increasing and concave, so the iterates rise monotonically to the root.
         """
         hosts = self.hosts
         times = np.full(hosts, math.inf)
@@ -180,7 +208,9 @@ class ReadCache:
             decay = np.exp(-line_rates * t[self.host])
             referenced = sums(self.host, self.lines * (1.0 - decay), hosts)
             slope = sums(self.host, weighted * decay, hosts)
-            step = np.divide(self.capacity - referenced, slope, out=np.zeros(hosts), where=filling & (slope > 0))
+            step = np.divide(
+                self.capacity - referenced, slope, out=np.zeros(hosts), where=filling & (slope > 0)
+            )
             t = t + step
             if (step <= 1e-13 * t).all() or (t > 1e12).any():
                 break

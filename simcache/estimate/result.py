@@ -1,5 +1,5 @@
-"""What an estimate answers: window averages over the timeline's pieces, the destage buffer's fluid figures,
-and :class:`Estimate`, the result object."""
+"""What an estimate answers: window averages over the timeline's pieces, the destage buffer's
+fluid figures, and :class:`Estimate`, the result object."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ class DestageFluid:
 
     host: str
     capacity_bytes: float
-    accept_rate_bytes_s: float  # write-back bytes/s the VMs write while their groups are on (peak state)
+    # write-back bytes/s the VMs write while their groups are on (peak state)
+    accept_rate_bytes_s: float
     drain_rate_bytes_s: float  # what the flushers can destage with a backlog, in that state
     fill_time_s: float  # from empty to full at accept - drain (inf: never fills)
     drain_time_s: float  # from full to empty with no new writes (inf: cannot drain)
@@ -48,8 +49,8 @@ class DestageFluid:
 def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
     """Window averages over the pieces: rates and utilizations by time, latencies by I/O count.
 
-    Pieces without extra waits (a full buffer's open writers, an overloaded station's fluid queue) add up
-    per state, so a state met many times (a short duty cycle) is summed once.
+    Pieces without extra waits (a full buffer's open writers, an overloaded station's fluid queue)
+    add up per state, so a state met many times (a short duty cycle) is summed once.
     """
     scenario = c.scenario
     net = c.network
@@ -60,8 +61,10 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
     latency = np.zeros(ops)  # sum over I/Os of the latency (s)
     square = np.zeros(ops)  # sum over I/Os of the second moment (s^2)
     utilization = np.zeros(c.station_count)
-    open_mean = np.zeros(c.station_count)  # the open traffic's offered utilization, averaged over the window
-    plain: dict[int, tuple[StateResult, float]] = {}  # result id -> (result, time in the window without extra waits)
+    # the open traffic's offered utilization, averaged over the window
+    open_mean = np.zeros(c.station_count)
+    # result id -> (result, time in the window without extra waits)
+    plain: dict[int, tuple[StateResult, float]] = {}
 
     def add(result: StateResult, width: float, extra: Floats | float) -> None:
         count = result.rates * width
@@ -70,7 +73,8 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
         latency[:] += count * mean
         square[:] += count * (mean * mean + result.variance)
 
-    waiting: dict[tuple[Any, ...], tuple[StateResult, float, Floats]] = {}  # the same extra waits, summed once
+    # the same extra waits, summed once
+    waiting: dict[tuple[Any, ...], tuple[StateResult, float, Floats]] = {}
     for piece in pieces:
         result = piece.result
         quiet = not piece.overload_since and FULL not in piece.modes
@@ -81,7 +85,12 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
                 plain[id(result)] = (result, (seen[1] if seen else 0.0) + width)
                 continue
             middle = (a + b) / 2.0
-            signature = (id(result), round(middle - piece.start - shift, 9), round(b - a, 9), piece.start == piece.end)
+            signature = (
+                id(result),
+                round(middle - piece.start - shift, 9),
+                round(b - a, 9),
+                piece.start == piece.end,
+            )
             known = waiting.get(signature)
             if known is None:
                 waiting[signature] = (result, width, _extra_waits(c, piece, middle, shift))
@@ -97,7 +106,8 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
         add(result, width, extra)
     fluid = _destage_fluid(c, pieces)
     evidence = detect(c, pieces, open_mean, utilization, ios / span, fluid)
-    for op in evidence.unbounded:  # no steady state: the fluid figure would only measure the run's length
+    # no steady state: the fluid figure would only measure the run's length
+    for op in evidence.unbounded:
         latency[op] = math.inf
         square[op] = math.inf
     groups = [g.name for g in scenario.groups]
@@ -112,30 +122,41 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
             else:
                 count, nbytes, total, second = (float(v[2 * g + kind]) for v in per_cell)
             mean = total / count if count > 0 else math.nan
-            scv = max(0.0, second / count / mean**2 - 1.0) if count > 0 and 0 < mean < math.inf else 0.0
-            rows.append((name, ("read", "write")[kind], count / span, nbytes / span / 1e6, mean, scv))
+            scv = (
+                max(0.0, second / count / mean**2 - 1.0)
+                if count > 0 and 0 < mean < math.inf
+                else 0.0
+            )
+            rows.append(
+                (name, ("read", "write")[kind], count / span, nbytes / span / 1e6, mean, scv)
+            )
     reported = {c.names[k]: float(utilization[k]) for k in range(c.station_count) if c.names[k]}
     notes: list[str] = []
     if any(any(piece.key.gc) for piece in pieces if piece.end > start):
         notes.append(
-            "a flash tier is past its clean-pool cliff: writes run at the pool's refill rate (gc_rate, or write_bandwidth / "
+            "a flash tier is past its clean-pool cliff: writes run at the pool's refill rate "
+            "(gc_rate, or write_bandwidth / "
             "write_amplification), GC pass stalls averaged"
         )
     tier = scenario.cluster.tier
     if tier.read_interference is not None and _reads_among_writes(rows):
         notes.append(
-            "reads wait for the programs on their die in the simulator (tier read_interference); the estimate "
+            "reads wait for the programs on their die in the simulator (tier read_interference); "
+            "the estimate "
             "gives them the earliest-free channel, so next to writes its read latency is low"
         )
     elif tier.read_interference is not None and tier_units(tier) > 1 and _reads_at_depth(rows):
         notes.append(
-            "reads go to the die holding their data in the simulator (tier read_interference), where they can meet "
-            "each other; the estimate gives them the earliest-free of the tier's units, so with several reads in "
+            "reads go to the die holding their data in the simulator (tier read_interference), "
+            "where they can meet "
+            "each other; the estimate gives them the earliest-free of the tier's units, so with "
+            "several reads in "
             "flight its read latency is low (about 15% on nvme-p3700 at 16 outstanding)"
         )
     if tier.service == "lognormal" or tier.stall_probability:
         notes.append(
-            "the tier's unit-time spread (service_cv) and stalls enter the estimate as the mean and variance of a "
+            "the tier's unit-time spread (service_cv) and stalls enter the estimate as the mean "
+            "and variance of a "
             "unit's service (M/G/c); its percentiles of rare stalls are rough"
         )
     return Estimate(scenario, rows, reported, fluid, notes, c.window, evidence)
@@ -147,16 +168,19 @@ def _reads_at_depth(rows: list[tuple[str, str, float, float, float, float]]) -> 
 
 
 def _reads_among_writes(rows: list[tuple[str, str, float, float, float, float]]) -> bool:
-    """Whether the estimate has both reads and writes (rows: group, op, I/Os per s, MB/s, mean, SCV)."""
+    """Whether the estimate has both reads and writes (rows: group, op, I/Os per s, MB/s, mean,
+    SCV)."""
     total = {op: iops for name, op, iops, *_ in rows if name == "all"}
     return total.get("read", 0.0) > 0.0 and total.get("write", 0.0) > 0.0
 
 
 def _extra_waits(c: Layout, piece: Piece, middle: float, shift: float) -> Floats:
-    """Per op, the fluid wait (s) added in ``piece`` (its copy ``shift`` s later) at time ``middle``.
+    """Per op, the fluid wait (s) added in ``piece`` (its copy ``shift`` s later) at time
+    ``middle``.
 
-    An open group's writers queue for a full buffer's space: the queue grows at (accepted - drain) from
-    the moment it filled. An open stream overloading a station queues there from the overload's start.
+    An open group's writers queue for a full buffer's space: the queue grows at (accepted - drain)
+    from the moment it filled. An open stream overloading a station queues there from the overload's
+    start.
     """
     net = c.network
     result = piece.result
@@ -165,17 +189,23 @@ def _extra_waits(c: Layout, piece: Piece, middle: float, shift: float) -> Floats
         if piece.modes[h] == FULL:
             drain = result.drain[h]
             offered = result.write_back_bytes[h]
-            since = (piece.full_since[h] if math.isfinite(piece.full_since[h]) else piece.start) + shift
-            extra[net.open_write_back_writes[h]] = max(0.0, offered - drain) / drain * (middle - since)
+            since = (
+                piece.full_since[h] if math.isfinite(piece.full_since[h]) else piece.start
+            ) + shift
+            extra[net.open_write_back_writes[h]] = (
+                max(0.0, offered - drain) / drain * (middle - since)
+            )
     for k, since in piece.overload_since.items():
         users = net.station_users(k)
-        extra[users] = np.maximum(extra[users], float(result.overload[k]) * (middle - since - shift))
+        extra[users] = np.maximum(
+            extra[users], float(result.overload[k]) * (middle - since - shift)
+        )
     return extra
 
 
 def _end_level(piece: Piece, host: int, capacity: float) -> float:
-    """The host's highest destage buffer level (bytes) over ``piece`` (its last copy's, if the level drifts up):
-    the level moves only while backlogged."""
+    """The host's highest destage buffer level (bytes) over ``piece`` (its last copy's, if the
+    level drifts up): the level moves only while backlogged."""
     level = piece.buffer_level[host]
     if piece.copies > 1:
         level += max(0.0, (piece.copies - 1) * piece.drift[host])
@@ -196,8 +226,19 @@ def _destage_fluid(c: Layout, pieces: list[Piece]) -> list[DestageFluid]:
         drain = peak.result.drain[h]
         fill = capacity / (accepted - drain) if accepted > drain else math.inf
         first_full = next((p.start for p in pieces if p.modes[h] == FULL), math.nan)
-        full = sum((b - a) * copies for p in pieces if p.modes[h] == FULL for _, a, b, copies in p.windowed(start, end)) / span
-        peak_level = max([_end_level(p, h, capacity) for p in pieces] + [capacity if math.isfinite(first_full) else 0.0])
+        full = (
+            sum(
+                (b - a) * copies
+                for p in pieces
+                if p.modes[h] == FULL
+                for _, a, b, copies in p.windowed(start, end)
+            )
+            / span
+        )
+        peak_level = max(
+            [_end_level(p, h, capacity) for p in pieces]
+            + [capacity if math.isfinite(first_full) else 0.0]
+        )
         out.append(
             DestageFluid(
                 host=f"host{h}",
@@ -219,7 +260,8 @@ def _destage_fluid(c: Layout, pieces: list[Piece]) -> list[DestageFluid]:
 
 
 class Estimate:
-    """The analytic answer for one scenario. Times in ms in the summary; utilizations as fractions."""
+    """The analytic answer for one scenario. Times in ms in the summary; utilizations as
+    fractions."""
 
     def __init__(
         self,
@@ -240,19 +282,22 @@ class Estimate:
         self._evidence = evidence
         self._warnings: list[EstimateWarning] | None = None
         self.stable = evidence.stable
-        """Whether the estimate has a steady state: no open-loop load above a component's capacity (see :attr:`warnings`)."""
+        """Whether the estimate has a steady state: no open-loop load above a component's
+        capacity (see :attr:`warnings`)."""
         self._summary: pd.DataFrame | None = None
 
     @property
     def warnings(self) -> list[EstimateWarning]:
-        """Overloads (``stable`` is then False), bursts above capacity, saturated components and destage buffers that
-        fill, in words and figures (see :mod:`simcache.estimate.overload`); worked out when first asked for."""
+        """Overloads (``stable`` is then False), bursts above capacity, saturated components and
+        destage buffers that fill, in words and figures (see :mod:`simcache.estimate.overload`);
+        worked out when first asked for."""
         if self._warnings is None:
             self._warnings = explain(self._evidence)
         return self._warnings
 
     def bottleneck(self) -> tuple[str, float]:
-        """The station with the highest mean utilization over the window, and that utilization (as Result.bottleneck)."""
+        """The station with the highest mean utilization over the window, and that utilization
+        (as Result.bottleneck)."""
         name = max(self.utilization, key=lambda n: self.utilization[n])
         return name, self.utilization[name]
 
@@ -265,7 +310,8 @@ class Estimate:
 
     @property
     def summary(self) -> pd.DataFrame:
-        """The same columns as :attr:`simcache.Result.summary` (without the interval and max columns)."""
+        """The same columns as :attr:`simcache.Result.summary` (without the interval and max
+        columns)."""
         if self._summary is None:
             import pandas as pd
 

@@ -1,4 +1,5 @@
-"""When each group is on: the run cut at duty-cycle edges and vMotion starts, and the duty cycles' period."""
+"""When each group is on: the run cut at duty-cycle edges and vMotion starts, and the duty
+cycles' period."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ class Interval:
 
 
 class Schedule:
-    """The run's intervals of constant on-groups, and how they repeat (``vmotions``: the scenario's vMotions)."""
+    """The run's intervals of constant on-groups, and how they repeat (``vmotions``: the
+    scenario's vMotions)."""
 
     def __init__(self, scenario: Scenario, vmotions: list[VMotion]):
         self.scenario = scenario
@@ -47,14 +49,23 @@ class Schedule:
         return sorted(cuts)
 
     def _pausing_duties(self) -> list[DutyCycle]:
-        """The groups' on/off duty cycles that pause (without pauses, off = 0, a group is always on)."""
-        return [d for g in self.scenario.groups if (d := g.workload.duty_cycle) is not None and d.shape == "onoff" and d.off]
+        """The groups' on/off duty cycles that pause (without pauses, off = 0, a group is always
+        on)."""
+        return [
+            d
+            for g in self.scenario.groups
+            if (d := g.workload.duty_cycle) is not None and d.shape == "onoff" and d.off
+        ]
 
     def _intervals(self) -> list[Interval]:
-        """The run cut into intervals over which the same groups are on: cuts where no group switches are
-        dropped; a vMotion start always begins an interval."""
+        """The run cut into intervals over which the same groups are on: cuts where no group
+        switches are dropped; a vMotion start always begins an interval."""
         starts = {e.at for e in self.vmotions}
-        cycled = [(g, clock) for g, clock in enumerate(self.clocks) if clock.duty is not None and clock.duty.shape == "onoff"]
+        cycled = [
+            (g, clock)
+            for g, clock in enumerate(self.clocks)
+            if clock.duty is not None and clock.duty.shape == "onoff"
+        ]
         always = frozenset(range(len(self.clocks))) - {g for g, _ in cycled}
         bounds: list[tuple[float, float, frozenset[int]]] = []
         for start, end in itertools.pairwise(self.cuts):
@@ -67,9 +78,9 @@ class Schedule:
         return [Interval(*bound) for bound in bounds]
 
     def _period(self) -> tuple[float, int, list[int]]:
-        """The duty cycles' common period (s, 0 if they have none), the intervals in one period, and per
-        interval how many intervals from it on repeat the one a period earlier (same groups, same times
-        shifted by the period)."""
+        """The duty cycles' common period (s, 0 if they have none), the intervals in one period,
+        and per interval how many intervals from it on repeat the one a period earlier (same
+        groups, same times shifted by the period)."""
         intervals = self.intervals
         cycles = {(duty.on or 0.0) + (duty.off or 0.0) for duty in self._pausing_duties()}
         if len(cycles) != 1 or len(intervals) < 6:
@@ -78,7 +89,12 @@ class Schedule:
         middle = len(intervals) // 3
         start = intervals[middle].start
         count = next(
-            (m for m in range(1, len(intervals) - middle) if abs(intervals[middle + m].start - start - period) <= 1e-9 * period), 0
+            (
+                m
+                for m in range(1, len(intervals) - middle)
+                if abs(intervals[middle + m].start - start - period) <= 1e-9 * period
+            ),
+            0,
         )
         if count == 0:
             return 0.0, 0, [0] * len(intervals)

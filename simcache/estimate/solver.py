@@ -1,4 +1,5 @@
-"""The solution of one state: mean value analysis with the destage load and read hit ratios it implies.
+"""The solution of one state: mean value analysis with the destage load and read hit ratios it
+implies.
 
 :class:`Solver` repeats :func:`simcache.estimate.theory.mva_step.mva_step` until the
 queues settle (Schweitzer's fixed point, or the population recursion of one
@@ -16,7 +17,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from simcache.estimate.theory.mva_step import OVERLOAD_FLOOR, StepRates, Sweep, aitken, mva_step, station_sums, with_own_loads
+from simcache.estimate.theory.mva_step import (
+    OVERLOAD_FLOOR,
+    StepRates,
+    Sweep,
+    aitken,
+    mva_step,
+    station_sums,
+    with_own_loads,
+)
 from simcache.estimate.theory.numeric import TOLERANCE, Floats, pass_limit, sums
 from simcache.estimate.theory.queueing import mva_closed
 from simcache.estimate.theory.state import FULL, KEEPING_UP, StateKey, StateResult
@@ -29,13 +38,15 @@ __all__ = ["SOLVER_STATE", "TOLERANCE", "HitRatios", "Solver", "solve_hit_ratios
 
 _EXACT_MVA_LIMIT = 16
 _MAX_OUTER = 6  # exact MVA: population recursions until the destage load settles
-_LOOSE = 1e-2  # queue change (relative) at which a fixed point checks its destage load and hit ratios
+# queue change (relative) at which a fixed point checks its destage load and hit ratios
+_LOOSE = 1e-2
 STALL_PASSES = 100
-"""Passes a fixed point may go on without cutting its smallest change so far by ``STALL_GAIN``: then it oscillates
-and stops, reported as not converged (a fuzzed 53-group scenario's destage load and queues swung between the same
-patterns for all 500 passes of each of its 7 states, 2.2 s compiled). Its smallest change counts across changes of
-the destage load, so a load that keeps moving does not restart the count. A queue creeping towards saturation at
-0.1% a pass still gains 10% in 100 passes."""
+"""Passes a fixed point may go on without cutting its smallest change so far by ``STALL_GAIN``:
+then it oscillates and stops, reported as not converged (a fuzzed 53-group scenario's destage
+load and queues swung between the same patterns for all 500 passes of each of its 7 states, 2.2 s
+compiled). Its smallest change counts across changes of the destage load, so a load that keeps
+moving does not restart the count. A queue creeping towards saturation at 0.1% a pass still gains
+10% in 100 passes."""
 STALL_GAIN = 0.9
 _SETTLED = 0.01  # destage rates within this (relative) of the ones solved with are settled
 _HIT_SETTLED = 1e-3  # hit ratios within this of the ones solved with are settled
@@ -75,15 +86,17 @@ class Solver:
     """One state: its op rates and service times, and the mean value analysis that solves it.
 
     Station loads are linear in the rates: ``rates.open_loads`` (open ops and destagers) plus
-    ``rates.closed_loads`` times the closed chains' throughputs; both are kept up to date when the hit
-    ratios or the destage load change (:meth:`_rates_changed`).
+    ``rates.closed_loads`` times the closed chains' throughputs; both are kept up to date when the
+    hit ratios or the destage load change (:meth:`_rates_changed`).
     """
 
     def __init__(self, layout: Layout, key: StateKey, hit: list[float] | None):
-        """The state ``key`` with these read hit ratios; with ``hit`` None an empty shell for :meth:`copy`."""
+        """The state ``key`` with these read hit ratios; with ``hit`` None an empty shell for
+        :meth:`copy`."""
         self.c = layout
         self.key = key
-        self.residual = 0.0  # set by _fixed_point when it gives up: its last pass's relative queue change
+        # set by _fixed_point when it gives up: its last pass's relative queue change
+        self.residual = 0.0
         self.passes = 0  # and the passes it took
         net = layout.network
         self.net = net
@@ -94,13 +107,18 @@ class Solver:
         on_groups[list(key.groups)] = 1.0
         self.on = on_groups[net.op_group]
         chains = [layout.chains[chain] for chain in net.closed_chains]
-        self.population = [float(chain.customers) if chain.group in key.groups else 0.0 for chain in chains]  # 0: off
+        # 0: off
+        self.population = [
+            float(chain.customers) if chain.group in key.groups else 0.0 for chain in chains
+        ]
         self.active = [slot for slot, customers in enumerate(self.population) if customers > 0]
         self.exact = len(self.active) == 1 and self.population[self.active[0]] <= _EXACT_MVA_LIMIT
-        own_share = [1.0 / customers if customers > 0 else 0.0 for customers in self.population]  # Schweitzer: 1 / N
+        # Schweitzer: 1 / N
+        own_share = [1.0 / customers if customers > 0 else 0.0 for customers in self.population]
         services = net.services(key)
         rows = net.open_fcfs
-        self.open_service = services.open_fcfs.copy()  # copies: the destage rows change with the destage load
+        # copies: the destage rows change with the destage load
+        self.open_service = services.open_fcfs.copy()
         self.open_scv = rows.scv.copy()
         self.open_share = rows.share.copy()
         self.open_spread = rows.spread.copy()
@@ -141,12 +159,14 @@ class Solver:
         chain_hit = np.array(hit)[net.op_chain]
         split = np.where(net.op_hit, chain_hit, np.where(net.op_miss, 1.0 - chain_hit, 1.0))
         probability = net.op_probability * split * self.on
-        self.op_scale = probability * net.op_unit_rate  # I/Os per s of an open op; per unit throughput of a closed one
+        # I/Os per s of an open op; per unit throughput of a closed one
+        self.op_scale = probability * net.op_unit_rate
         self.rates.closed_probability = probability[net.closed_ops].tolist()
         self._rates_changed()
 
     def _set_destage(self, byte_rates: list[float]) -> None:
-        """Open load of destaging ``byte_rates`` bytes/s per host: tier reads, storage transfers, array writes."""
+        """Open load of destaging ``byte_rates`` bytes/s per host: tier reads, storage transfers,
+        array writes."""
         c = self.c
         net = self.net
         for host, byte_rate in enumerate(byte_rates):
@@ -168,8 +188,19 @@ class Solver:
         share = self.open_share[every]
         service = self.open_service[every]
         busy = share * service
-        ports = self.open_flow_service[net.open_flows.port_row[net.destage_flow_ports]] * net.open_port_scale[net.destage_flow_ports]
-        weights = (busy, share, busy * service * (1.0 + self.open_scv[every]), busy, share, ports, ports)
+        ports = (
+            self.open_flow_service[net.open_flows.port_row[net.destage_flow_ports]]
+            * net.open_port_scale[net.destage_flow_ports]
+        )
+        weights = (
+            busy,
+            share,
+            busy * service * (1.0 + self.open_scv[every]),
+            busy,
+            share,
+            ports,
+            ports,
+        )
         hosts = c.hosts
         flat = sums(net.destage_load_cells, np.concatenate(weights), 5 * net.stations * hosts)
         self.destage_loads = flat.reshape(5 * net.stations, hosts)
@@ -179,20 +210,25 @@ class Solver:
         """Station loads and open flow rates after the op probabilities changed."""
         net = self.net
         self.open_rates = self.op_scale * net.op_open
-        # Closed chain x load cell: each closed op's loads added to its chain's row (an op x chain matrix of
-        # ones was 380 MB with 4,000 chains).
+        # Closed chain x load cell: each closed op's loads added to its chain's row (an op x chain
+        # matrix of ones was 380 MB with 4,000 chains).
         ops = net.closed_ops
         per_chain = np.zeros((len(net.closed_chains), self.op_loads.shape[0]))
         np.add.at(per_chain, net.op_chain_slot[ops], (self.op_loads[:, ops] * self.op_scale[ops]).T)
         cells = [np.flatnonzero(loads) for loads in per_chain]
         self.rates.closed_load_cells = [nonzero.tolist() for nonzero in cells]
-        self.rates.closed_loads = [loads[nonzero].tolist() for loads, nonzero in zip(per_chain, cells, strict=True)]
+        self.rates.closed_loads = [
+            loads[nonzero].tolist() for loads, nonzero in zip(per_chain, cells, strict=True)
+        ]
         self._open_rates_changed()
 
     def _open_rates_changed(self) -> None:
-        """The open station loads and open flow rates after the open op rates or the destage load changed."""
+        """The open station loads and open flow rates after the open op rates or the destage load
+        changed."""
         net = self.net
-        self.rates.open_loads = (self.op_loads.dot(self.open_rates) + self.destage_loads.dot(self.batches)).tolist()
+        self.rates.open_loads = (
+            self.op_loads.dot(self.open_rates) + self.destage_loads.dot(self.batches)
+        ).tolist()
         rates = np.concatenate((self.open_rates, self.batches))
         flows = net.open_flows
         self.rates.open_port_rates = rates[flows.rate[flows.port_row]].tolist()
@@ -200,9 +236,9 @@ class Solver:
     # -- mean value analysis ---------------------------------------------------------------------
 
     def solve(self, warm: Solver | None = None, refine_hits: bool = False) -> StateResult:
-        """Mean value analysis of the state, with the destage load it implies (and, with ``refine_hits``, the
-        read hit ratios its closed chains' rates imply): the flushers move what the VMs write while the
-        buffer keeps up, and their drain capacity when there is a backlog.
+        """Mean value analysis of the state, with the destage load it implies (and, with
+        ``refine_hits``, the read hit ratios its closed chains' rates imply): the flushers move what
+        the VMs write while the buffer keeps up, and their drain capacity when there is a backlog.
 
         ``warm``: a solved neighbouring state, whose queues and destage load start the iteration.
         """
@@ -229,9 +265,16 @@ class Solver:
         self.result = self._collect(self.solution)
         return self.result
 
-    def _fixed_point(self, throughput: list[float], queue: list[float], chain_queue: list[float], refine_hits: bool) -> Sweep:
-        """Schweitzer's fixed point from this start, with the destage load (and hit ratios) it implies: until no
-        queue moves by more than ``TOLERANCE`` times 1 + the longest queue. One pass if all traffic is open."""
+    def _fixed_point(
+        self,
+        throughput: list[float],
+        queue: list[float],
+        chain_queue: list[float],
+        refine_hits: bool,
+    ) -> Sweep:
+        """Schweitzer's fixed point from this start, with the destage load (and hit ratios) it
+        implies: until no queue moves by more than ``TOLERANCE`` times 1 + the longest queue. One
+        pass if all traffic is open."""
         history: list[list[float]] = []
         checked = False  # the destage load (and hit ratios) were checked since they last changed
         self.residual = 0.0
@@ -251,7 +294,8 @@ class Solver:
                 break
             converged = change <= TOLERANCE * limit
             if converged or (not checked and change <= _LOOSE * limit):
-                # Near the fixed point for the current destage load: is that load (and the hit ratios) settled?
+                # Near the fixed point for the current destage load: is that load (and the hit
+                # ratios) settled?
                 self.drain = self._drains(sweep)
                 if self._destage_moved(sweep) | (refine_hits and self._hits_moved(sweep)):
                     checked = False
@@ -273,7 +317,8 @@ class Solver:
         return sweep
 
     def _solve_exact(self, refine_hits: bool) -> StateResult:
-        """Exact MVA of one closed chain (the population recursion), repeated until the destage load settles."""
+        """Exact MVA of one closed chain (the population recursion), repeated until the destage
+        load settles."""
         chains = len(self.population)
         stations = self.net.stations
         only = self.active[0]
@@ -294,38 +339,51 @@ class Solver:
         return self.result
 
     def _op_rates(self, throughput: list[float]) -> Floats:
-        """I/Os per s of every op at these closed chains' throughputs (an open op's rate is its own)."""
+        """I/Os per s of every op at these closed chains' throughputs (an open op's rate is its
+        own)."""
         return cast(Floats, self.op_scale * np.array([*throughput, 1.0])[self.net.op_chain_slot])
 
     def _implied_destage(self, throughput: list[float], drain: list[float]) -> list[float]:
-        """Bytes/s each host's flushers move at these closed throughputs: their drain capacity with a backlog,
-        else what the VMs write (at most that capacity)."""
+        """Bytes/s each host's flushers move at these closed throughputs: their drain capacity
+        with a backlog, else what the VMs write (at most that capacity)."""
         c = self.c
         write_back = self.net.host_flows[: c.hosts].dot(self._op_rates(throughput)).tolist()
-        return [_flusher_rate(self.key.buffer[h], write_back[h], drain[h]) if c.destaging_hosts[h] else 0.0 for h in range(c.hosts)]
+        return [
+            _flusher_rate(self.key.buffer[h], write_back[h], drain[h])
+            if c.destaging_hosts[h]
+            else 0.0
+            for h in range(c.hosts)
+        ]
 
     def _destage_moved(self, sweep: Sweep) -> bool:
-        """Whether the destage load this solution implies moved (by more than 1%) from the one it was solved
-        with; if so it is set to the new one."""
+        """Whether the destage load this solution implies moved (by more than 1%) from the one it
+        was solved with; if so it is set to the new one."""
         rates = self._implied_destage(sweep.throughput, self.drain)
-        if all(abs(r - old) <= _SETTLED * max(r, 1.0) for r, old in zip(rates, self.destage_rates, strict=True)):
+        if all(
+            abs(r - old) <= _SETTLED * max(r, 1.0)
+            for r, old in zip(rates, self.destage_rates, strict=True)
+        ):
             return False
         self._set_destage(rates)
         return True
 
     def _hits_moved(self, sweep: Sweep) -> bool:
         """Whether the read hit ratios the closed chains' throughputs imply moved (by more than
-        ``_HIT_SETTLED``) from the ones the solution was solved with; if so they are set to the new ones."""
+        ``_HIT_SETTLED``) from the ones the solution was solved with; if so they are set to the
+        new ones."""
         net = self.net
-        hit = self.c.read_cache.hit_ratios({net.closed_chains[slot]: float(sweep.throughput[slot]) for slot in net.closed_readers})
+        hit = self.c.read_cache.hit_ratios(
+            {net.closed_chains[slot]: float(sweep.throughput[slot]) for slot in net.closed_readers}
+        )
         if all(abs(a - b) <= _HIT_SETTLED for a, b in zip(hit, self.hit, strict=True)):
             return False
         self._set_hits(hit)
         return True
 
     def _guess_destage(self) -> None:
-        """A first destage load for a population recursion, which otherwise runs once without any: the one
-        that two Schweitzer steps from empty queues imply (cheaper than a recursion of many customers)."""
+        """A first destage load for a population recursion, which otherwise runs once without
+        any: the one that two Schweitzer steps from empty queues imply (cheaper than a recursion
+        of many customers)."""
         chains = len(self.population)
         stations = self.net.stations
         first = self._sweep([0.0] * chains, [0.0] * stations, [0.0] * (chains * stations))
@@ -336,8 +394,9 @@ class Solver:
     def _bound_start(
         self, throughput: list[float], queue: list[float], chain_queue: list[float]
     ) -> tuple[list[float], list[float], list[float]]:
-        """A starting point near the solution in saturation: throughputs cut to the busiest station's
-        capacity (asymptotic bound) and the customers that leaves over waiting at that station."""
+        """A starting point near the solution in saturation: throughputs cut to the busiest
+        station's capacity (asymptotic bound) and the customers that leaves over waiting at that
+        station."""
         first = self._sweep(throughput, queue, chain_queue)
         second = self._sweep(first.throughput, first.queue, first.chain_queue)
         utilization = second.utilization
@@ -352,20 +411,35 @@ class Solver:
             chain_queue[k * stations + busiest] += max(0.0, customers - present)
         return throughput, station_sums(chain_queue, len(throughput), stations), chain_queue
 
-    def _sweep(self, throughput: list[float], queue: list[float], chain_queue: list[float], exact: list[float] | None = None) -> Sweep:
-        """One MVA step from these closed throughputs and queues (see :func:`simcache.mva_step.mva_step`)."""
+    def _sweep(
+        self,
+        throughput: list[float],
+        queue: list[float],
+        chain_queue: list[float],
+        exact: list[float] | None = None,
+    ) -> Sweep:
+        """One MVA step from these closed throughputs and queues (see
+        :func:`simcache.mva_step.mva_step`)."""
         return mva_step(self.net.step, self.rates, throughput, queue, chain_queue, exact)
 
     def _responses(self, sweep: Sweep) -> tuple[Floats, Floats]:
-        """Per op: mean response (s) and its variance (s^2): the critical (slowest) leg's and the after-join
-        steps' service variances plus their squared waits."""
+        """Per op: mean response (s) and its variance (s^2): the critical (slowest) leg's and the
+        after-join steps' service variances plus their squared waits."""
         net = self.net
         rows = net.open_fcfs
         wait = np.array(sweep.open_wait)[rows.station]
         open_svar = self.open_service**2 * self.open_scv * rows.timed
-        open_time = self.open_service * rows.timed + wait + self.open_spread * np.sqrt(open_svar + wait * wait)
-        times = np.concatenate((open_time, sweep.closed_time, sweep.open_flow_time, sweep.closed_flow_time))
-        waits = np.concatenate((wait, sweep.closed_wait, sweep.open_flow_time, sweep.closed_flow_time))
+        open_time = (
+            self.open_service * rows.timed
+            + wait
+            + self.open_spread * np.sqrt(open_svar + wait * wait)
+        )
+        times = np.concatenate(
+            (open_time, sweep.closed_time, sweep.open_flow_time, sweep.closed_flow_time)
+        )
+        waits = np.concatenate(
+            (wait, sweep.closed_wait, sweep.open_flow_time, sweep.closed_flow_time)
+        )
         slots = net.dump + 1
         slot_times = sums(net.all_slots, times, slots) + self.delay_sums
         legs = slot_times[:-1].reshape(net.count, net.width)
@@ -388,10 +462,13 @@ class Solver:
         # The simulator counts a channel busy while its transfer waits for the pipe.
         pipes = net.pipe_stations
         pipe_waiting = np.array(sweep.queue)[pipes] + np.array(sweep.open_queue)[pipes]
-        reported[net.tier_stations] = (np.array(sweep.busy)[net.tier_stations] + pipe_waiting) * net.per_server[net.tier_stations]
+        reported[net.tier_stations] = (
+            np.array(sweep.busy)[net.tier_stations] + pipe_waiting
+        ) * net.per_server[net.tier_stations]
         vmotion_rate = c.vmotion_rates(self.key.vmotions, utilization)
         for v in self.key.vmotions:
-            reported[c.vmotion_ports(v)] = 1.0  # the ports carrying its streams run at 100% while they last
+            # the ports carrying its streams run at 100% while they last
+            reported[c.vmotion_ports(v)] = 1.0
         rates = self._op_rates(sweep.throughput)
         response, variance = self._responses(sweep)
         per_host = net.host_flows.dot(rates).tolist()
@@ -415,19 +492,25 @@ class Solver:
         )
 
     def copy(self, key: StateKey) -> Solver:
-        """This solver, as the state ``key``: a shallow copy (its arrays shared), as ``copy.copy`` would make,
-        which the compiled module's classes do not support."""
+        """This solver, as the state ``key``: a shallow copy (its arrays shared), as
+        ``copy.copy`` would make, which the compiled module's classes do not support."""
         other = Solver(self.c, key, None)
         for name in SOLVER_STATE:
             setattr(other, name, getattr(self, name))
         return other
 
     def same_destage(self, key: StateKey) -> bool:
-        """Whether the state ``key`` has this solved state's solution: the same but for buffers keeping up
-        rather than backlogged (or the reverse), where that leaves the destage rates and batch shapes as
-        they are (a drain-limited buffer destages at its drain capacity either way)."""
+        """Whether the state ``key`` has this solved state's solution: the same but for buffers
+        keeping up rather than backlogged (or the reverse), where that leaves the destage rates
+        and batch shapes as they are (a drain-limited buffer destages at its drain capacity
+        either way)."""
         own = self.key
-        if (own.groups, own.gc, own.compress, own.drain) != (key.groups, key.gc, key.compress, key.drain) or own == key:
+        if (own.groups, own.gc, own.compress, own.drain) != (
+            key.groups,
+            key.gc,
+            key.compress,
+            key.drain,
+        ) or own == key:
             return False
         c = self.c
         result = self.result
@@ -438,41 +521,50 @@ class Solver:
             if mode == before or not c.destaging_hosts[h]:
                 continue
             rate = _flusher_rate(mode, result.write_back_bytes[h], result.drain[h])
-            if rate != self.destage_rates[h] or c.batches.shape(h, rate, mode != KEEPING_UP) != c.batches.shape(
-                h, rate, before != KEEPING_UP
-            ):
+            if rate != self.destage_rates[h] or c.batches.shape(
+                h, rate, mode != KEEPING_UP
+            ) != c.batches.shape(h, rate, before != KEEPING_UP):
                 return False
         return True
 
     def with_vmotions(self, key: StateKey) -> tuple[Solver, StateResult]:
-        """This solved state with other vMotions running, when no closed path or destager crosses their ports.
+        """This solved state with other vMotions running, when no closed path or destager crosses
+        their ports.
 
-        The vMotions' flows then only slow open transfers: the closed chains' fixed point, the destage load
-        and the drain rates stay as they are, and one MVA step from the solution re-evaluates the rest.
+        The vMotions' flows then only slow open transfers: the closed chains' fixed point, the
+        destage load and the drain rates stay as they are, and one MVA step from the solution
+        re-evaluates the rest.
         """
         other = self.copy(key)
-        other.rates = dataclasses.replace(self.rates, permanent=self.c.permanent_flows(key.vmotions))
+        other.rates = dataclasses.replace(
+            self.rates, permanent=self.c.permanent_flows(key.vmotions)
+        )
         solution = self.solution
         other.solution = other._sweep(
-            solution.throughput, solution.queue, solution.chain_queue, None if not self.exact else self.rates.population
+            solution.throughput,
+            solution.queue,
+            solution.chain_queue,
+            None if not self.exact else self.rates.population,
         )
         other.result = other._collect(other.solution)
         return other, other.result
 
     def _drains(self, sweep: Sweep) -> list[float]:
-        """Per host, the bytes/s its flushers destage with a backlog (infinite for a host that never destages):
-        full batches, at most what the shared stations leave.
+        """Per host, the bytes/s its flushers destage with a backlog (infinite for a host that never
+        destages): full batches, at most what the shared stations leave.
 
-        The flushers are a closed loop of ``concurrency`` customers: the storage transfer and the array's
-        spindle work are queues (slowed by the other traffic there, as in mixed MVA); the tier read, the
-        latencies and the wait for the batch's most loaded spindle (binomial operation counts) are delays.
+        The flushers are a closed loop of ``concurrency`` customers: the storage transfer and the
+        array's spindle work are queues (slowed by the other traffic there, as in mixed MVA); the
+        tier read, the latencies and the wait for the batch's most loaded spindle (binomial
+        operation counts) are delays.
         """
         c = self.c
         utilization = sweep.utilization
         array_util = utilization[c.shared + ARRAY]
         array_rx = utilization[c.shared + ARRAY_RX]
         drains = []
-        known: dict[tuple[Any, ...], float] = {}  # alike hosts (same write mix, load and port) drain alike
+        # alike hosts (same write mix, load and port) drain alike
+        known: dict[tuple[Any, ...], float] = {}
         for host in range(c.hosts):
             if not c.destaging_hosts[host]:
                 drains.append(math.inf)
@@ -486,22 +578,34 @@ class Solver:
             drains.append(drain)
         return drains
 
-    def _drain(self, host: int, own: float, array_util: float, array_rx: float, port: float) -> float:
-        """One host's drain capacity (bytes/s, see :meth:`_drains`) with its flushers moving ``own`` bytes/s, at
-        these utilizations of the array, the array's receiving port and the host's storage sending port."""
+    def _drain(
+        self, host: int, own: float, array_util: float, array_rx: float, port: float
+    ) -> float:
+        """One host's drain capacity (bytes/s, see :meth:`_drains`) with its flushers moving
+        ``own`` bytes/s, at these utilizations of the array, the array's receiving port and the
+        host's storage sending port."""
         c = self.c
         full = c.batches.full(host)
         array_left = 1.0 - max(0.0, array_util - own * self._array_per_byte(host, own))
         own_wire = own * full.wire / full.size
         port_left = min(1.0 - port + own_wire, 1.0 - array_rx + own_wire)
-        array_demand = 0.0 if c.services.cache_ack is not None else full.spindle_demand / max(array_left, OVERLOAD_FLOOR)
+        array_demand = (
+            0.0
+            if c.services.cache_ack is not None
+            else full.spindle_demand / max(array_left, OVERLOAD_FLOOR)
+        )
         wire = full.wire / max(port_left, OVERLOAD_FLOOR)
         batches, _, _ = mva_closed([wire, array_demand], full.delays, c.destager.concurrency)
-        limit = max(array_left, 0.0) / full.array_per_byte if c.services.cache_ack is not None else math.inf
+        limit = (
+            max(array_left, 0.0) / full.array_per_byte
+            if c.services.cache_ack is not None
+            else math.inf
+        )
         return max(min(batches * full.size, limit), 1.0)
 
     def _array_per_byte(self, host: int, byte_rate: float) -> float:
-        """Spindle-seconds per byte, per spindle, of the host's destage batches at ``byte_rate`` bytes/s."""
+        """Spindle-seconds per byte, per spindle, of the host's destage batches at ``byte_rate``
+        bytes/s."""
         if byte_rate <= 0:
             return 0.0
         c = self.c
@@ -511,17 +615,19 @@ class Solver:
 
 
 def _flusher_rate(mode: int, write_back: float, drain: float) -> float:
-    """Bytes/s a destaging host's flushers move with its buffer in ``mode``: their drain capacity with a
-    backlog, else what the VMs write (``write_back`` bytes/s), at most that capacity (``drain`` bytes/s)."""
+    """Bytes/s a destaging host's flushers move with its buffer in ``mode``: their drain capacity
+    with a backlog, else what the VMs write (``write_back`` bytes/s), at most that capacity
+    (``drain`` bytes/s)."""
     return drain if mode != KEEPING_UP else min(write_back, drain)
 
 
 @dataclass(frozen=True)
 class HitRatios:
-    """The read hit ratios (per chain) every state of a run is solved with, and the state solved with them.
+    """The read hit ratios (per chain) every state of a run is solved with, and the state solved
+    with them.
 
-    ``solved`` is the state with every group on, its solver and its solution, when closed groups read
-    (see :func:`solve_hit_ratios`); else None.
+    ``solved`` is the state with every group on, its solver and its solution, when closed groups
+    read (see :func:`solve_hit_ratios`); else None.
     """
 
     hit: list[float]
@@ -529,17 +635,25 @@ class HitRatios:
 
 
 def solve_hit_ratios(c: Layout) -> HitRatios:
-    """The read hit ratios of the layout's chains: at the groups' nominal rates, unless closed groups read.
+    """The read hit ratios of the layout's chains: at the groups' nominal rates, unless closed
+    groups read.
 
-    A closed group's access rate, hence its hit ratio, depends on its latency: then the ratios are solved
-    together with the state in which every group is on, whose solution the timeline keeps.
+    A closed group's access rate, hence its hit ratio, depends on its latency: then the ratios are
+    solved together with the state in which every group is on, whose solution the timeline keeps.
     """
     hit = c.read_cache.hit_ratios({})
     if not c.network.closed_readers:
         return HitRatios(hit, None)
     everyone = frozenset(range(len(c.scenario.groups)))
     hosts = c.hosts
-    key = StateKey(everyone, frozenset(), (False,) * hosts, (KEEPING_UP,) * hosts, (False,) * c.lanes, (0.0,) * hosts)
+    key = StateKey(
+        everyone,
+        frozenset(),
+        (False,) * hosts,
+        (KEEPING_UP,) * hosts,
+        (False,) * c.lanes,
+        (0.0,) * hosts,
+    )
     solver = Solver(c, key, hit)
     result = solver.solve(refine_hits=True)
     return HitRatios(solver.hit, (key, solver, result))

@@ -1,1 +1,2 @@
-"""Build infrastructure: which modules are compiled with mypyc, and whether their compiled or source versions run."""
+"""Build infrastructure: which modules are compiled with mypyc, and whether their compiled or
+source versions run."""

@@ -44,7 +44,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType, ModuleType
 
-from simcache.native.sources import COMPILE_GROUPS, ROOT, CompileGroup, compiled_candidates, source_digest, source_path
+from simcache.native.sources import (
+    COMPILE_GROUPS,
+    ROOT,
+    CompileGroup,
+    compiled_candidates,
+    source_digest,
+    source_path,
+)
 
 __all__ = ["COMPILED", "ENGINE", "GROUPS", "EngineChoice", "choose"]
 
@@ -53,13 +60,17 @@ _REINSTALL = "reinstall to recompile them (`.venv/bin/pip install -e .`, same SI
 
 def compiled_files(group: CompileGroup, root: Path = ROOT) -> list[Path]:
     """The compiled extension modules found next to a group's sources (any subset of them)."""
-    found = (next((path for path in compiled_candidates(module, root) if path.exists()), None) for module in group.modules)
+    found = (
+        next((path for path in compiled_candidates(module, root) if path.exists()), None)
+        for module in group.modules
+    )
     return [path for path in found if path is not None]
 
 
 @dataclass(frozen=True)
 class EngineChoice:
-    """The decision of :func:`choose` for one group: compiled or not, and why (``warning`` is ``None`` when all is as built)."""
+    """The decision of :func:`choose` for one group: compiled or not, and why (``warning`` is
+    ``None`` when all is as built)."""
 
     compiled: bool
     reason: str
@@ -91,13 +102,21 @@ def choose(
     modules = len(group.modules)
     slower = f"simcache: the {group.name} modules run from their Python sources (slower)"
     if compiled < modules:
-        return EngineChoice(False, "compiled modules incomplete", f"{slower}: only {compiled} of the {modules} are compiled; {_REINSTALL}")
+        return EngineChoice(
+            False,
+            "compiled modules incomplete",
+            f"{slower}: only {compiled} of the {modules} are compiled; {_REINSTALL}",
+        )
     if recorded_digest != current_digest:
-        warning = f"{slower}: their sources changed since they were compiled; {_REINSTALL}, or set SIMCACHE_PURE_PYTHON=1 to silence this"
+        warning = (
+            f"{slower}: their sources changed since they were compiled; {_REINSTALL}, or set "
+            "SIMCACHE_PURE_PYTHON=1 to silence this"
+        )
         return EngineChoice(False, "sources changed since compiling", warning)
     if not shared_library:
         warning = (
-            f"{slower}: their compiled group's shared library ({group.mypyc_name}__mypyc, next to the simcache package) cannot be "
+            f"{slower}: their compiled group's shared library ({group.mypyc_name}__mypyc, next to "
+            "the simcache package) cannot be "
             f"imported; copy it along with the package, or {_REINSTALL}"
         )
         return EngineChoice(False, "compiled modules without their shared library", warning)
@@ -105,7 +124,8 @@ def choose(
 
 
 class _SourcesFirst:
-    """A meta-path finder that loads the given modules from their ``.py`` files, never from compiled ones."""
+    """A meta-path finder that loads the given modules from their ``.py`` files, never from
+    compiled ones."""
 
     def __init__(self, modules: frozenset[str], root: Path):
         self.modules = modules
@@ -120,12 +140,17 @@ class _SourcesFirst:
 
 
 def _recorded_build(group: CompileGroup) -> tuple[str | None, bool]:
-    """The source digest ``setup.py`` recorded when it compiled a group, and whether the group's shared library can be imported."""
+    """The source digest ``setup.py`` recorded when it compiled a group, and whether the group's
+    shared library can be imported."""
     try:
-        from simcache.native import compiled_digest as _compiled_digest  # type: ignore[attr-defined,unused-ignore]  # written by setup.py
+        # written by setup.py
+        from simcache.native import (  # type: ignore[attr-defined,unused-ignore]
+            compiled_digest as _compiled_digest,
+        )
     except ImportError:
         return None, False
-    # getattr: a digest file written by an older setup.py records no groups, which then count as not recorded.
+    # getattr: a digest file written by an older setup.py records no groups, which then count as not
+    # recorded.
     recorded: dict[str, tuple[str, str]] = getattr(_compiled_digest, "GROUPS", {})
     if group.name not in recorded:
         return None, False
@@ -144,9 +169,15 @@ def _choose_group(group: CompileGroup) -> EngineChoice:
 
 
 def _load() -> dict[str, EngineChoice]:
-    """Make the decision for every group and route the imports of the groups not compiled to their sources."""
+    """Make the decision for every group and route the imports of the groups not compiled to
+    their sources."""
     choices = {group.name: _choose_group(group) for group in COMPILE_GROUPS}
-    from_sources = frozenset(module for group in COMPILE_GROUPS if not choices[group.name].compiled for module in group.modules)
+    from_sources = frozenset(
+        module
+        for group in COMPILE_GROUPS
+        if not choices[group.name].compiled
+        for module in group.modules
+    )
     if from_sources:
         sys.meta_path.insert(0, _SourcesFirst(from_sources, ROOT))
     for choice in choices.values():
@@ -156,21 +187,28 @@ def _load() -> dict[str, EngineChoice]:
 
 
 def _describe(choices: Mapping[str, EngineChoice]) -> str:
-    """One line for results and reports: "compiled (mypyc)" only when every group is, and why each group runs as it does."""
+    """One line for results and reports: "compiled (mypyc)" only when every group is, and why
+    each group runs as it does."""
     kind = "compiled (mypyc)" if all(choice.compiled for choice in choices.values()) else "Python"
     reasons = {choice.reason for choice in choices.values()}
-    if len(reasons) == 1:  # every group alike (as built, all pure Python, or installed without compiling)
+    # every group alike (as built, all pure Python, or installed without compiling)
+    if len(reasons) == 1:
         return f"{kind}: {reasons.pop()}"
     # Mixed: the groups running from their sources first, since the line starts with "Python".
     ordered = sorted(choices.items(), key=lambda item: item[1].compiled)
     return f"{kind}: " + "; ".join(
-        f"{name} compiled (mypyc)" if choice.compiled else f"{name} from its sources ({choice.reason})" for name, choice in ordered
+        f"{name} compiled (mypyc)"
+        if choice.compiled
+        else f"{name} from its sources ({choice.reason})"
+        for name, choice in ordered
     )
 
 
 GROUPS: Mapping[str, EngineChoice] = MappingProxyType(_load())
-"""Each compile group's choice by name (``"engine"``, ``"estimate"``): whether it runs compiled, and why."""
+"""Each compile group's choice by name (``"engine"``, ``"estimate"``): whether it runs compiled,
+and why."""
 COMPILED = all(choice.compiled for choice in GROUPS.values())
 """True when every group runs compiled (a group running from its sources makes this False)."""
 ENGINE = _describe(GROUPS)
-"""Which code runs and why, in one line starting "compiled (mypyc): " or "Python: " (results carry it as ``meta["engine"]``)."""
+"""Which code runs and why, in one line starting "compiled (mypyc): " or "Python: " (results
+carry it as ``meta["engine"]``)."""

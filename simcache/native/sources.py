@@ -1,4 +1,5 @@
-"""The modules that ``setup.py`` compiles with mypyc, in two groups (engine, estimate), and digests of sources.
+"""The modules that ``setup.py`` compiles with mypyc, in two groups (engine, estimate), and digests
+of sources.
 
 Standard library only, and no side effects: ``setup.py`` loads this file on
 its own, before any of the package's dependencies are installed. How the
@@ -32,30 +33,42 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `simcache` package
 
-# The simulation engine: the event loop, the workload streams, every model component and the physics they call,
-# which carry nearly all of a simulation's CPU time. Every module of these folders is compiled: a module that runs
-# per simulated event belongs in one of them, and one that does not belongs elsewhere.
-ENGINE_PACKAGES = ("simcache.physics", "simcache.workloads", "simcache.sim", "simcache.sim.components")
-# Modules of those folders that stay Python, each with its reason: their objects cross process boundaries
-# (a check's or a sweep's workers), and instances of mypyc's native classes do not unpickle (a frozen
-# dataclass refuses the attributes pickle sets; the others want their constructor's arguments).
+# The simulation engine: the event loop, the workload streams, every model component and the physics
+# they call, which carry nearly all of a simulation's CPU time. Every module of these folders is
+# compiled: a module that runs per simulated event belongs in one of them, and one that does not
+# belongs elsewhere.
+ENGINE_PACKAGES = (
+    "simcache.physics",
+    "simcache.workloads",
+    "simcache.sim",
+    "simcache.sim.components",
+)
+# Modules of those folders that stay Python, each with its reason: their objects cross process
+# boundaries (a check's or a sweep's workers), and instances of mypyc's native classes do not
+# unpickle (a frozen dataclass refuses the attributes pickle sets; the others want their
+# constructor's arguments).
 NOT_COMPILED = {
     "simcache.sim.control": "Limits travel to a check's or a sweep's worker processes",
     "simcache.sim.stream": "a run's StreamStats travel back from the workers in its Result",
 }
 
-# The analytic estimate: compiled, its per-state Python work (state set-up, fixed point, timeline) runs faster
-# (bench/README.md). It imports the engine group's physics as ordinary Python imports (below).
+# The analytic estimate: compiled, its per-state Python work (state set-up, fixed point, timeline)
+# runs faster (bench/README.md). It imports the engine group's physics as ordinary Python imports
+# (below).
 ESTIMATE_PACKAGES = ("simcache.estimate", "simcache.estimate.theory")
 
 
 def package_modules(packages: tuple[str, ...], root: Path = ROOT) -> tuple[str, ...]:
-    """Every module directly in each of ``packages`` (not their sub-packages, nor ``__init__``), sorted
-    by name, but those of :data:`NOT_COMPILED`."""
+    """Every module directly in each of ``packages`` (not their sub-packages, nor ``__init__``),
+    sorted by name, but those of :data:`NOT_COMPILED`."""
     found = []
     for package in packages:
         folder = root.joinpath(*package.split("."))
-        names = [f"{package}.{path.stem}" for path in sorted(folder.glob("*.py")) if path.stem != "__init__"]
+        names = [
+            f"{package}.{path.stem}"
+            for path in sorted(folder.glob("*.py"))
+            if path.stem != "__init__"
+        ]
         found += [name for name in names if name not in NOT_COMPILED]
     return tuple(found)
 
@@ -65,7 +78,8 @@ ESTIMATE_MODULES = package_modules(ESTIMATE_PACKAGES)
 
 
 class CompileGroup(NamedTuple):
-    """Modules that ``setup.py`` compiles in one mypyc call, and that load all compiled or all from source.
+    """Modules that ``setup.py`` compiles in one mypyc call, and that load all compiled or all from
+    source.
 
     Within a group the compiled modules call each other directly, so they
     cannot be mixed with interpreted ones. Across groups they import each
@@ -83,18 +97,22 @@ class CompileGroup(NamedTuple):
 
     @property
     def mypyc_name(self) -> str:
-        """mypyc's name for the group: its shared library is the module ``<mypyc_name>__mypyc`` beside the package."""
+        """mypyc's name for the group: its shared library is the module ``<mypyc_name>__mypyc``
+        beside the package."""
         return f"simcache_{self.name}"
 
 
-COMPILE_GROUPS = (CompileGroup("engine", ENGINE_MODULES), CompileGroup("estimate", ESTIMATE_MODULES))
+COMPILE_GROUPS = (
+    CompileGroup("engine", ENGINE_MODULES),
+    CompileGroup("estimate", ESTIMATE_MODULES),
+)
 
 # Every compiled module, of every group.
 COMPILED_MODULES = tuple(module for group in COMPILE_GROUPS for module in group.modules)
 
-# Everything a sweep row depends on besides its inputs: the engine, and the code that resolves scenarios and
-# turns a run into a row. A results store keys rows by their digest, so a resumed sweep never reuses rows
-# computed by other code (simcache.runs.sweep).
+# Everything a sweep row depends on besides its inputs: the engine, and the code that resolves
+# scenarios and turns a run into a row. A results store keys rows by their digest, so a resumed
+# sweep never reuses rows computed by other code (simcache.runs.sweep).
 SCENARIO_MODULES = ("simcache.spec.__init__", *package_modules(("simcache.spec",)))
 RESULT_MODULES = (
     *COMPILED_MODULES,
@@ -114,12 +132,14 @@ def source_path(module: str, root: Path = ROOT) -> Path:
     return root.joinpath(*module.split(".")).with_suffix(".py")
 
 
-# mypyc's shared libraries of the compiled groups (and of any earlier build): modules beside the package, not inside it.
+# mypyc's shared libraries of the compiled groups (and of any earlier build): modules beside the
+# package, not inside it.
 SHARED_LIBRARY_GLOB = "*__mypyc*"
 
 
 def compiled_candidates(module: str, root: Path = ROOT) -> list[Path]:
-    """Where a module's compiled extension would sit next to its ``.py`` file, one path per suffix."""
+    """Where a module's compiled extension would sit next to its ``.py`` file, one path per
+    suffix."""
     source = source_path(module, root)
     return [source.with_name(source.stem + suffix) for suffix in EXTENSION_SUFFIXES]
 
@@ -133,11 +153,14 @@ def source_digest(modules: tuple[str, ...], root: Path = ROOT) -> str:
 
 
 def copy_package(destination: Path, root: Path = ROOT) -> None:
-    """Copy the ``simcache`` package into ``destination``, compiled modules included, so it can run from there.
+    """Copy the ``simcache`` package into ``destination``, compiled modules included, so it can run
+    from there.
 
     The compiled modules need mypyc's shared library of their group, a module
     that sits beside the package rather than inside it; these are copied along.
     """
-    shutil.copytree(root / "simcache", destination / "simcache", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        root / "simcache", destination / "simcache", ignore=shutil.ignore_patterns("__pycache__")
+    )
     for shared in root.glob(SHARED_LIBRARY_GLOB):
         shutil.copy2(shared, destination / shared.name)

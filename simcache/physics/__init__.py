@@ -1,1 +1,2 @@
-"""The laws of the devices, links and array in numbers, computed once for both the simulator and the estimate."""
+"""The laws of the devices, links and array in numbers, computed once for both the simulator and
+the estimate."""

@@ -1,10 +1,11 @@
-"""The physics of the backing array: its drives' revolution, seek curve and zones, the order a drive serves its
-queue in, where a RAID level puts each stripe unit, and what a failed spindle or a rebuild costs the survivors.
+"""The physics of the backing array: its drives' revolution, seek curve and zones, the order a drive
+serves its queue in, where a RAID level puts each stripe unit, and what a failed spindle or a
+rebuild costs the survivors.
 
-Pure functions of the array's specs and of plain numbers, as in :mod:`simcache.physics.cluster` (tiers, links, peers):
-the array (:mod:`simcache.sim.components.array`) calls them when it is built and per chunk with the draws it made, and the
-analytic estimate for its mean service times, so both agree by construction. docs/model.md says why the
-array is modelled so.
+Pure functions of the array's specs and of plain numbers, as in :mod:`simcache.physics.cluster`
+(tiers, links, peers): the array (:mod:`simcache.sim.components.array`) calls them when it is built
+and per chunk with the draws it made, and the analytic estimate for its mean service times, so both
+agree by construction. docs/model.md says why the array is modelled so.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ __all__ = [
     "zone_shrink",
 ]
 
-# RAID level -> (spindles a chunk write touches, spindles of redundancy per stripe row; None: mirrored)
+# RAID level -> (spindles a chunk write touches, spindles of redundancy per stripe row; None:
+# mirrored)
 RAID_LAYOUT: Final[dict[str, tuple[int, int | None]]] = {
     "raid0": (1, 0),
     "raid1": (2, None),
@@ -58,34 +60,39 @@ RAID_LAYOUT: Final[dict[str, tuple[int, int | None]]] = {
 
 
 def revolution_seconds(rpm: float) -> float:
-    """Time (s) of one revolution of a drive turning at ``rpm`` revolutions per minute: ``60 / rpm``."""
+    """Time (s) of one revolution of a drive turning at ``rpm`` revolutions per minute: ``60 /
+    rpm``."""
     return 60.0 / rpm
 
 
 def track_fraction(media_rate: float, rpm: float, capacity: float) -> float:
-    """One track as a fraction of the full stroke: the bytes that pass under the head in one revolution
-    (``media_rate`` bytes/s x :func:`revolution_seconds`) over the drive's ``capacity`` bytes.
+    """One track as a fraction of the full stroke: the bytes that pass under the head in one
+    revolution (``media_rate`` bytes/s x :func:`revolution_seconds`) over the drive's ``capacity``
+    bytes.
 
-    The model's position quantum: a move shorter than this stays on the track (a settle, no arm travel).
+    The model's position quantum: a move shorter than this stays on the track (a settle, no arm
+    travel).
     """
     return min(1.0, media_rate * revolution_seconds(rpm) / capacity)
 
 
 def default_full_seek(avg_seek: float) -> float:
-    """Full-stroke seek (s) of a drive whose datasheet gives none: ``2 x avg_seek`` (assumption; datasheets that
-    give both put the full stroke at 1.7 to 2.4 times the average, see simcache/spec/profiles/arrays.toml)."""
+    """Full-stroke seek (s) of a drive whose datasheet gives none: ``2 x avg_seek`` (assumption;
+    datasheets that give both put the full stroke at 1.7 to 2.4 times the average, see
+    simcache/spec/profiles/arrays.toml)."""
     return 2.0 * avg_seek
 
 
 @dataclass(frozen=True)
 class SeekCurve:
-    """Seek time (s) against distance ``x`` (fraction of the full stroke), two regimes (Ruemmler and Wilkes 1994):
+    """Seek time (s) against distance ``x`` (fraction of the full stroke), two regimes (Ruemmler and
+    Wilkes 1994):
 
     - ``x = 0``: no seek;
     - ``0 < x <= track``: ``settle`` (the head stays on, or settles onto, the next track);
     - ``track < x <= knee``: ``a + b sqrt(x)`` (the arm accelerates and decelerates: short seeks);
-    - ``x > knee``: ``c + e x`` (the arm coasts at top speed: long seeks), with the same value and slope
-      as the square-root regime at the knee.
+    - ``x > knee``: ``c + e x`` (the arm coasts at top speed: long seeks), with the same value and
+      slope as the square-root regime at the knee.
 
     Built by :func:`seek_curve`, which fits it to a datasheet's three figures.
     """
@@ -103,7 +110,8 @@ class SeekCurve:
         return self.seconds(x)
 
     def seconds(self, x: float) -> float:
-        """``self(x)``: compiled, a method call is a native call, a call of the instance a generic one."""
+        """``self(x)``: compiled, a method call is a native call, a call of the instance a
+        generic one."""
         if x <= 0.0:
             return 0.0
         if x <= self.track:
@@ -113,11 +121,11 @@ class SeekCurve:
         return self.c + self.e * x
 
     def moments(self, span: float) -> tuple[float, float]:
-        """Mean (s) and mean square (s^2) of the seek over ``span x |U1 - U2|`` (U1, U2 independent uniforms:
-        two random positions in the first ``span`` of the stroke), in closed form.
+        """Mean (s) and mean square (s^2) of the seek over ``span x |U1 - U2|`` (U1, U2 independent
+        uniforms: two random positions in the first ``span`` of the stroke), in closed form.
 
-        The distance ``span x |U1 - U2|`` has density ``2 (1 - x / span) / span`` on [0, span]; each regime
-        contributes its polynomial in ``sqrt(x)`` integrated against it.
+        The distance ``span x |U1 - U2|`` has density ``2 (1 - x / span) / span`` on [0, span]; each
+        regime contributes its polynomial in ``sqrt(x)`` integrated against it.
         """
         if span <= 0.0:
             return 0.0, 0.0
@@ -130,11 +138,21 @@ class SeekCurve:
                 return 0.0
 
             def antiderivative(x: float) -> float:
-                return float(x ** (power + 1.0) / (power + 1.0) - x ** (power + 2.0) / (s * (power + 2.0)))
+                return float(
+                    x ** (power + 1.0) / (power + 1.0) - x ** (power + 2.0) / (s * (power + 2.0))
+                )
 
             return 2.0 / s * (antiderivative(high) - antiderivative(low))
 
-        settle, track, a, b, knee, c, e = self.settle, self.track, self.a, self.b, self.knee, self.c, self.e
+        settle, track, a, b, knee, c, e = (
+            self.settle,
+            self.track,
+            self.a,
+            self.b,
+            self.knee,
+            self.c,
+            self.e,
+        )
         mean = (
             settle * integral(0.0, 0.0, track)
             + a * integral(0.0, track, knee)
@@ -155,36 +173,51 @@ class SeekCurve:
 
 
 def _curve_with_knee(settle: float, full_seek: float, track: float, knee: float) -> SeekCurve:
-    """The curve through ``settle`` at one track and ``full_seek`` at the full stroke whose regimes meet at ``knee``
-    with equal value and slope (so ``e = b / (2 sqrt(knee))`` and ``c = a + b sqrt(knee) / 2``)."""
+    """The curve through ``settle`` at one track and ``full_seek`` at the full stroke whose
+    regimes meet at ``knee`` with equal value and slope (so ``e = b / (2 sqrt(knee))`` and ``c =
+    a + b sqrt(knee) / 2``)."""
     root_knee = math.sqrt(knee)
     b = (full_seek - settle) / (root_knee / 2.0 + 1.0 / (2.0 * root_knee) - math.sqrt(track))
     a = settle - b * math.sqrt(track)
-    return SeekCurve(settle=settle, track=track, a=a, b=b, knee=knee, c=a + b * root_knee / 2.0, e=b / (2.0 * root_knee))
+    return SeekCurve(
+        settle=settle,
+        track=track,
+        a=a,
+        b=b,
+        knee=knee,
+        c=a + b * root_knee / 2.0,
+        e=b / (2.0 * root_knee),
+    )
 
 
 def seek_curve_bounds(settle: float, full_seek: float, track: float) -> tuple[float, float]:
-    """The average seeks (s) a curve through ``settle`` and ``full_seek`` can have: from the straight line
-    (knee at one track) to the pure square root (knee at the full stroke), both excluded."""
-    return _curve_with_knee(settle, full_seek, track, track).moments(1.0)[0], _curve_with_knee(settle, full_seek, track, 1.0).moments(1.0)[
-        0
-    ]
+    """The average seeks (s) a curve through ``settle`` and ``full_seek`` can have: from the
+    straight line (knee at one track) to the pure square root (knee at the full stroke), both
+    excluded."""
+    return _curve_with_knee(settle, full_seek, track, track).moments(1.0)[0], _curve_with_knee(
+        settle, full_seek, track, 1.0
+    ).moments(1.0)[0]
 
 
 def seek_curve(settle: float, avg_seek: float, full_seek: float, track: float) -> SeekCurve:
-    """Fit the :class:`SeekCurve` to a datasheet: ``settle`` (s) at one track (``track``: :func:`track_fraction`),
-    ``full_seek`` (s) over the full stroke, and a mean of ``avg_seek`` (s) over random seeks (two uniform
-    positions over the whole stroke: the datasheets' weighted average of all seek lengths).
+    """Fit the :class:`SeekCurve` to a datasheet: ``settle`` (s) at one track (``track``:
+    :func:`track_fraction`), ``full_seek`` (s) over the full stroke, and a mean of ``avg_seek`` (s)
+    over random seeks (two uniform positions over the whole stroke: the datasheets' weighted average
+    of all seek lengths).
 
-    The knee is found by bisection: the mean grows with the knee, from the straight line's to the square root's
-    (:func:`seek_curve_bounds`). ``ValueError`` if ``avg_seek`` is outside those bounds.
+    The knee is found by bisection: the mean grows with the knee, from the straight line's to the
+    square root's (:func:`seek_curve_bounds`). ``ValueError`` if ``avg_seek`` is outside those
+    bounds.
     """
     low_mean, high_mean = seek_curve_bounds(settle, full_seek, track)
     if not low_mean < avg_seek < high_mean:
         raise ValueError(
-            f"no seek curve has settle {settle * 1e3:.3g} ms, full stroke {full_seek * 1e3:.3g} ms and average "
-            f"{avg_seek * 1e3:.3g} ms: with that settle and full stroke the average must lie between "
-            f"{low_mean * 1e3:.4g} and {high_mean * 1e3:.4g} ms; check avg_seek, settle and full_seek"
+            f"no seek curve has settle {settle * 1e3:.3g} ms, full stroke {full_seek * 1e3:.3g} ms "
+            "and average "
+            f"{avg_seek * 1e3:.3g} ms: with that settle and full stroke the average must lie "
+            "between "
+            f"{low_mean * 1e3:.4g} and {high_mean * 1e3:.4g} ms; check avg_seek, settle and "
+            "full_seek"
         )
     low, high = track, 1.0
     for _ in range(200):
@@ -199,27 +232,38 @@ def seek_curve(settle: float, avg_seek: float, full_seek: float, track: float) -
 
 
 def drive_seek_curve(drive: DriveShape) -> SeekCurve:
-    """:func:`seek_curve` of a drive spec: its ``settle``, ``avg_seek`` and ``full_seek`` (default
-    :func:`default_full_seek`), one track from its media rate, rpm and capacity. ``ValueError`` for a drive without
-    ``rpm`` or ``avg_seek`` (a flash drive has no seek curve)."""
+    """:func:`seek_curve` of a drive spec: its ``settle``, ``avg_seek`` and ``full_seek``
+    (default :func:`default_full_seek`), one track from its media rate, rpm and capacity.
+    ``ValueError`` for a drive without ``rpm`` or ``avg_seek`` (a flash drive has no seek curve)."""
     if drive.rpm is None or drive.avg_seek is None:
         raise ValueError("a drive without rpm and avg_seek (a flash drive) has no seek curve")
     full = drive.full_seek if drive.full_seek is not None else default_full_seek(drive.avg_seek)
-    return seek_curve(drive.settle, drive.avg_seek, full, track_fraction(drive.media_rate, drive.rpm, drive.capacity))
+    return seek_curve(
+        drive.settle,
+        drive.avg_seek,
+        full,
+        track_fraction(drive.media_rate, drive.rpm, drive.capacity),
+    )
 
 
-def flash_op_seconds(access: float, transfer: float, write_access: float, read_modify_write: bool) -> float:
-    """Time (s) a flash drive's unit spends on one chunk: its ``access`` time (read or write) plus the ``transfer``;
-    a parity read-modify-write reads then writes: ``access`` (the read's) + ``write_access`` + two transfers."""
+def flash_op_seconds(
+    access: float, transfer: float, write_access: float, read_modify_write: bool
+) -> float:
+    """Time (s) a flash drive's unit spends on one chunk: its ``access`` time (read or write)
+    plus the ``transfer``; a parity read-modify-write reads then writes: ``access`` (the read's)
+    + ``write_access`` + two transfers."""
     if read_modify_write:
         return access + write_access + 2.0 * transfer
     return access + transfer
 
 
-def spindle_op_seconds(seek: float, rotation: float, transfer: float, revolution: float, read_modify_write: bool) -> float:
-    """Time (s) a spindle spends on one chunk: ``seek + rotation + transfer`` (rotational latency ``rotation``,
-    media ``transfer``), plus a ``revolution`` and a second transfer to write back in place after reading
-    (RAID 5/6 read-modify-write). With the mean seek, half a ``revolution`` and the mean transfer, the mean."""
+def spindle_op_seconds(
+    seek: float, rotation: float, transfer: float, revolution: float, read_modify_write: bool
+) -> float:
+    """Time (s) a spindle spends on one chunk: ``seek + rotation + transfer`` (rotational latency
+    ``rotation``, media ``transfer``), plus a ``revolution`` and a second transfer to write back
+    in place after reading (RAID 5/6 read-modify-write). With the mean seek, half a
+    ``revolution`` and the mean transfer, the mean."""
     service = seek + rotation + transfer
     if read_modify_write:
         service += revolution + transfer
@@ -228,18 +272,21 @@ def spindle_op_seconds(seek: float, rotation: float, transfer: float, revolution
 
 def spindle_op_variance(seek_mean: float, seek_square: float, revolution: float) -> float:
     """Variance (s^2) of a chunk operation: the seek's, from its mean (s) and mean square (s^2)
-    (:meth:`SeekCurve.moments`), plus the rotational latency's, ``revolution^2 / 12`` (uniform over one revolution)."""
+    (:meth:`SeekCurve.moments`), plus the rotational latency's, ``revolution^2 / 12`` (uniform
+    over one revolution)."""
     return max(0.0, seek_square - seek_mean * seek_mean) + revolution**2 / 12.0
 
 
 def data_spindles(raid: str, spindles: int) -> float:
-    """Spindles' worth of usable capacity: n for RAID 0, n/2 mirrored, n - 1 for RAID 5, n - 2 for RAID 6."""
+    """Spindles' worth of usable capacity: n for RAID 0, n/2 mirrored, n - 1 for RAID 5, n - 2
+    for RAID 6."""
     copies, parity = RAID_LAYOUT[raid]
     return spindles / copies if parity is None else float(spindles - parity)
 
 
 def span_fraction(spec: ArrayShape, data_bytes: int) -> float:
-    """Fraction of each drive's stroke that ``data_bytes`` spans on the array's usable capacity (unclamped)."""
+    """Fraction of each drive's stroke that ``data_bytes`` spans on the array's usable capacity
+    (unclamped)."""
     return data_bytes / (spec.drive.capacity * data_spindles(spec.raid, spec.spindles))
 
 
@@ -249,9 +296,9 @@ def seek_span(fraction: float) -> float:
 
 
 def sorted_seek_scale(runs: int) -> float:
-    """The estimate's seek span factor for a destage batch of ``runs`` runs written in sorted (elevator) order:
-    ``1 / (runs + 1)``, the mean gap between ``runs`` sorted uniform points (the simulator seeks between the
-    runs' real positions instead)."""
+    """The estimate's seek span factor for a destage batch of ``runs`` runs written in sorted
+    (elevator) order: ``1 / (runs + 1)``, the mean gap between ``runs`` sorted uniform points
+    (the simulator seeks between the runs' real positions instead)."""
     return 1.0 / (runs + 1)
 
 
@@ -259,25 +306,30 @@ _Request = TypeVar("_Request", bound=tuple[int, ...])
 
 
 def zone_shrink(outer_rate: float, inner_rate: float | None) -> float:
-    """``1 - (inner / outer)^2``: how much of the outer zone's rate squared is lost by the inner diameter
-    (0 without zones). See :func:`zone_rate`."""
+    """``1 - (inner / outer)^2``: how much of the outer zone's rate squared is lost by the inner
+    diameter (0 without zones). See :func:`zone_rate`."""
     return 0.0 if inner_rate is None else 1.0 - (inner_rate / outer_rate) ** 2
 
 
 def zone_rate(outer_rate: float, shrink: float, fraction: float) -> float:
-    """Media rate (bytes/s) at ``fraction`` of the drive's capacity from its outer edge (zoned recording).
+    """Media rate (bytes/s) at ``fraction`` of the drive's capacity from its outer edge (zoned
+    recording).
 
-    Constant linear density: a track holds bytes in proportion to its radius ``r``, so the rate is ``outer x r /
-    r_outer`` and the bytes outside radius ``r`` grow as ``r_outer^2 - r^2``. The byte at ``fraction`` of the
-    capacity is at ``r^2 = r_outer^2 (1 - fraction x shrink)``, whence ``outer x sqrt(1 - fraction x shrink)``,
-    ``shrink`` from :func:`zone_shrink`: the outer rate at 0, the inner rate at 1.
+    Constant linear density: a track holds bytes in proportion to its radius ``r``, so the rate is
+    ``outer x r / r_outer`` and the bytes outside radius ``r`` grow as ``r_outer^2 - r^2``. The byte
+    at ``fraction`` of the capacity is at ``r^2 = r_outer^2 (1 - fraction x shrink)``, whence
+    ``outer x sqrt(1 - fraction x shrink)``, ``shrink`` from :func:`zone_shrink`: the outer rate at
+    0, the inner rate at 1.
     """
     return outer_rate * math.sqrt(1.0 - min(max(fraction, 0.0), 1.0) * shrink)
 
 
-def mean_transfer_seconds(size: float, outer_rate: float, inner_rate: float | None, span: float) -> float:
-    """Mean media transfer time (s) of ``size`` bytes at a uniform position over the first ``span`` of the
-    capacity: ``size x E[1 / zone_rate]``, with ``E[(1 - s u)^(-1/2)] = 2 (1 - sqrt(1 - s span)) / (s span)``."""
+def mean_transfer_seconds(
+    size: float, outer_rate: float, inner_rate: float | None, span: float
+) -> float:
+    """Mean media transfer time (s) of ``size`` bytes at a uniform position over the first
+    ``span`` of the capacity: ``size x E[1 / zone_rate]``, with ``E[(1 - s u)^(-1/2)] = 2 (1 -
+    sqrt(1 - s span)) / (s span)``."""
     shrink = zone_shrink(outer_rate, inner_rate)
     reach = shrink * min(max(span, 0.0), 1.0)
     if reach <= 0.0:
@@ -286,14 +338,16 @@ def mean_transfer_seconds(size: float, outer_rate: float, inner_rate: float | No
 
 
 def elevator_order(head: int, requests: Sequence[_Request], depth: int) -> list[_Request]:
-    """The order a drive serves ``requests`` (position, length, ...; bytes) that reach its queue together, its head
-    at ``head`` (-1: unknown, taken as 0): an elevator (LOOK) sweep, at most ``depth`` requests reordered at once
-    (the drive's command queue; later ones wait for a slot in arrival order).
+    """The order a drive serves ``requests`` (position, length, ...; bytes) that reach its queue
+    together, its head at ``head`` (-1: unknown, taken as 0): an elevator (LOOK) sweep, at most
+    ``depth`` requests reordered at once (the drive's command queue; later ones wait for a slot in
+    arrival order).
 
-    Each window of ``depth`` requests is served in one sweep: first toward the nearer end of the window's span from
-    the head, then back over the rest. Requests that continue one another (a position where the one before ends)
-    form a segment, always served upward (a drive streams forward; backward it would wait a revolution each), so a
-    downward sweep visits the segments from the top one down, each upward.
+    Each window of ``depth`` requests is served in one sweep: first toward the nearer end of the
+    window's span from the head, then back over the rest. Requests that continue one another (a
+    position where the one before ends) form a segment, always served upward (a drive streams
+    forward; backward it would wait a revolution each), so a downward sweep visits the segments from
+    the top one down, each upward.
     """
     if len(requests) == 1:
         return [requests[0]]  # what the sweep below gives, without it (the most common case)
@@ -301,8 +355,8 @@ def elevator_order(head: int, requests: Sequence[_Request], depth: int) -> list[
     position = max(head, 0)
     for first in range(0, len(requests), depth):
         window = sorted(requests[first : first + depth])
-        # Segments as index ranges of the sorted window: segment k is window[starts[k]:starts[k + 1]]. Their first
-        # positions rise with k, so those below the head come first.
+        # Segments as index ranges of the sorted window: segment k is window[starts[k]:starts[k +
+        # 1]]. Their first positions rise with k, so those below the head come first.
         starts = [0]
         below = 1 if window[0][0] < position else 0  # segments starting below the head
         for i in range(1, len(window)):
@@ -317,7 +371,8 @@ def elevator_order(head: int, requests: Sequence[_Request], depth: int) -> list[
             order += window  # all above: one upward pass
             end = window[-1]
         else:
-            down: list[_Request] = []  # the segments below the head, from the top one down, each upward
+            # the segments below the head, from the top one down, each upward
+            down: list[_Request] = []
             for k in range(below - 1, -1, -1):
                 down += window[starts[k] : starts[k + 1]]
             if below == len(starts) - 1:
@@ -334,8 +389,8 @@ def elevator_order(head: int, requests: Sequence[_Request], depth: int) -> list[
 
 
 def stripe_width(raid: str, spindles: int) -> int:
-    """Data stripe units in one stripe row: n for RAID 0, n // 2 mirrored pairs (an odd spindle out is a
-    spare), n - 1 for RAID 5, n - 2 for RAID 6."""
+    """Data stripe units in one stripe row: n for RAID 0, n // 2 mirrored pairs (an odd spindle
+    out is a spare), n - 1 for RAID 5, n - 2 for RAID 6."""
     copies, parity = RAID_LAYOUT[raid]
     return spindles // copies if parity is None else spindles - parity
 
@@ -343,18 +398,20 @@ def stripe_width(raid: str, spindles: int) -> int:
 def stripe_unit_spindles(raid: str, spindles: int, unit: int) -> tuple[int, tuple[int, ...]]:
     """Where array stripe unit number ``unit`` lives: (its stripe row, the spindles holding it).
 
-    The row is the unit's position on each of those spindles (row x stripe bytes from the start of the
-    stroke). Spindles: the data spindle first, then its mirror or parity spindles. Consecutive units go to
-    consecutive spindles (pairs). RAID 0: spindle ``unit mod n``. Mirrored: pair ``j = unit mod (n // 2)``,
-    spindles ``j`` and ``j + n // 2``. RAID 5 and 6 rotate parity left-symmetrically: row ``r`` has its P
-    parity on spindle ``p = n - 1 - (r mod n)``, Q (RAID 6) on ``p + 1``, and its data from the next spindle on.
+    The row is the unit's position on each of those spindles (row x stripe bytes from the start of
+    the stroke). Spindles: the data spindle first, then its mirror or parity spindles. Consecutive
+    units go to consecutive spindles (pairs). RAID 0: spindle ``unit mod n``. Mirrored: pair ``j =
+    unit mod (n // 2)``, spindles ``j`` and ``j + n // 2``. RAID 5 and 6 rotate parity
+    left-symmetrically: row ``r`` has its P parity on spindle ``p = n - 1 - (r mod n)``, Q (RAID 6)
+    on ``p + 1``, and its data from the next spindle on.
     """
     return StripeLayout(raid, spindles).unit_spindles(unit)
 
 
 class StripeLayout:
-    """:func:`stripe_unit_spindles` for one array, its RAID level's figures looked up once (the array asks for every
-    chunk it serves: a lookup of the level by name per chunk cost 1% of a run's instructions)."""
+    """:func:`stripe_unit_spindles` for one array, its RAID level's figures looked up once (the
+    array asks for every chunk it serves: a lookup of the level by name per chunk cost 1% of a
+    run's instructions)."""
 
     __slots__ = ("_copies", "_parity", "_spindles", "_width")
 
@@ -382,7 +439,8 @@ class StripeLayout:
 
 
 def chunk_copies(raid: str, spindles: int) -> int:
-    """Spindles one chunk write touches: 1 for RAID 0, 2 mirrored or RAID 5 (data and parity), 3 for RAID 6."""
+    """Spindles one chunk write touches: 1 for RAID 0, 2 mirrored or RAID 5 (data and parity), 3
+    for RAID 6."""
     return min(RAID_LAYOUT[raid][0], spindles)
 
 
@@ -392,23 +450,25 @@ def read_modify_write(raid: str) -> bool:
 
 
 def degraded_factors(raid: str, spindles: int) -> tuple[float, float]:
-    """(read, read-modify-write) factors on the service time of each surviving spindle's operations while one
-    spindle of ``n = spindles`` has failed: the back-end operations per front-end chunk, spread over the
-    ``n - 1`` survivors, over those of the healthy array, spread over ``n``. Chunks lie evenly on all spindles
-    (rotating parity, striped pairs), so a front-end chunk's data, parity or copy is on the failed one with
-    probability 1/n each.
+    """(read, read-modify-write) factors on the service time of each surviving spindle's operations
+    while one spindle of ``n = spindles`` has failed: the back-end operations per front-end chunk,
+    spread over the ``n - 1`` survivors, over those of the healthy array, spread over ``n``. Chunks
+    lie evenly on all spindles (rotating parity, striped pairs), so a front-end chunk's data, parity
+    or copy is on the failed one with probability 1/n each.
 
-    - RAID 5 read: 1 operation, or n - 1 for a chunk on the failed spindle (the other data and the parity):
-      ``((n-1)/n + (n-1)/n) / (n-1)`` over ``1/n``: **2**. Read-modify-write: 4 operations, n - 1 when the data
-      spindle failed (read the other n - 2 data chunks, write parity), 1 when the parity spindle failed (write
-      the data): ``((n-2) 4 + (n-1) + 1) / n / (n-1)`` over ``4/n``: **(5n - 8) / (4 (n - 1))** (1 for n = 4).
-    - RAID 6 read: n - 2 for a lost chunk (the other n - 3 data and P): **(2n - 3) / (n - 1)**. Read-modify-
-      write: 6, n - 1 when the data spindle failed (read n - 3 data, write P and Q), 4 when P or Q did:
-      ``((n-3) 6 + (n-1) + 8) / n / (n-1)`` over ``6/n``: **(7n - 11) / (6 (n - 1))**.
-    - RAID 1/10 (m = 2 (n // 2) mirrored spindles): a read goes to the survivor of its pair, the same
-      operations over m - 1 spindles: **m / (m - 1)** (the mean; the failed spindle's partner takes twice its
-      share, a hot spot the mean does not show). Writes lose the failed copy's operation: ``(2 - 2/m) / (m-1)``
-      over ``2/m``: 1.
+    - RAID 5 read: 1 operation, or n - 1 for a chunk on the failed spindle (the other data and the
+      parity): ``((n-1)/n + (n-1)/n) / (n-1)`` over ``1/n``: **2**. Read-modify-write: 4 operations,
+      n - 1 when the data spindle failed (read the other n - 2 data chunks, write parity), 1 when
+      the parity spindle failed (write the data): ``((n-2) 4 + (n-1) + 1) / n / (n-1)`` over
+      ``4/n``: **(5n - 8) / (4 (n - 1))** (1 for n = 4).
+    - RAID 6 read: n - 2 for a lost chunk (the other n - 3 data and P): **(2n - 3) / (n - 1)**.
+      Read-modify- write: 6, n - 1 when the data spindle failed (read n - 3 data, write P and Q), 4
+      when P or Q did: ``((n-3) 6 + (n-1) + 8) / n / (n-1)`` over ``6/n``: **(7n - 11) / (6 (n -
+      1))**.
+    - RAID 1/10 (m = 2 (n // 2) mirrored spindles): a read goes to the survivor of its pair, the
+      same operations over m - 1 spindles: **m / (m - 1)** (the mean; the failed spindle's partner
+      takes twice its share, a hot spot the mean does not show). Writes lose the failed copy's
+      operation: ``(2 - 2/m) / (m-1)`` over ``2/m``: 1.
     - Plain writes (mirrored copies, whole parity rows) keep one operation per surviving spindle: 1.
 
     RAID 0 has no redundancy: a failed spindle loses the array (ValueError).
@@ -425,13 +485,14 @@ def degraded_factors(raid: str, spindles: int) -> tuple[float, float]:
 
 
 def rebuild_share(raid: str, spindles: int, rebuild_rate: float, media_rate: float) -> float:
-    """The share of each surviving spindle's time a rebuild writing the spare at ``rebuild_rate`` (B/s) takes.
+    """The share of each surviving spindle's time a rebuild writing the spare at ``rebuild_rate``
+    (B/s) takes.
 
-    RAID 5/6 reconstruct each row from every survivor: each reads ``rebuild_rate``, sequentially (no seek), a
-    share ``rebuild_rate / media_rate``. Mirrored arrays copy from the failed spindle's partner alone; spread
-    over the m - 1 survivors as the mean, ``rebuild_rate / (media_rate (m - 1))``. The spare's writes take the
-    spare's time, not the survivors'. Front-end operations get the rest: their service times scale by
-    ``1 / (1 - share)``.
+    RAID 5/6 reconstruct each row from every survivor: each reads ``rebuild_rate``, sequentially (no
+    seek), a share ``rebuild_rate / media_rate``. Mirrored arrays copy from the failed spindle's
+    partner alone; spread over the m - 1 survivors as the mean, ``rebuild_rate / (media_rate (m -
+    1))``. The spare's writes take the spare's time, not the survivors'. Front-end operations get
+    the rest: their service times scale by ``1 / (1 - share)``.
     """
     if raid in ("raid1", "raid10"):
         return rebuild_rate / (media_rate * (2 * (spindles // 2) - 1))
@@ -445,5 +506,6 @@ def cache_ack_seconds(spec: ArrayShape) -> float | None:
 
 
 def write_penalty(raid: str, spindles: int) -> int:
-    """Back-end I/Os per front-end write of one chunk (1 for RAID 0, 2 for RAID 10, 4 for RAID 5, 6 for RAID 6)."""
+    """Back-end I/Os per front-end write of one chunk (1 for RAID 0, 2 for RAID 10, 4 for RAID 5,
+    6 for RAID 6)."""
     return chunk_copies(raid, spindles) * (2 if read_modify_write(raid) else 1)

@@ -1,12 +1,11 @@
 """The physics of a scenario's devices and links: each derived quantity computed in one place.
 
-Pure functions of the scenario's specs (the fields :mod:`simcache.physics.shapes` names) and of plain numbers (no SimPy, no
-random draws): the simulator's components call them when they are built (and
-the array per chunk, with the draws it made), and the analytic estimate calls
-the same functions for its mean service times. Both then agree by
-construction, to the last bit where they compute the same thing. The names of
-the link ports (:class:`PortName`), which both give their utilization series
-under, are here for the same reason.
+Pure functions of the scenario's specs (the fields :mod:`simcache.physics.shapes` names) and of
+plain numbers (no SimPy, no random draws): the simulator's components call them when they are built
+(and the array per chunk, with the draws it made), and the analytic estimate calls the same
+functions for its mean service times. Both then agree by construction, to the last bit where they
+compute the same thing. The names of the link ports (:class:`PortName`), which both give their
+utilization series under, are here for the same reason.
 
 Times are in seconds, sizes in bytes, rates in bytes per second. Where a
 function reads a spec, the spec's docstring in :mod:`simcache.spec` says
@@ -58,9 +57,10 @@ ACK_BYTES: Final = 64  # payload of a replica's acknowledgement message
 # --------------------------------------------------------------------------- tier
 
 
-# Payload rate (bytes/s) of each host interface a tier can sit behind: the signalling rate after line coding.
-# SATA: 8b/10b; SAS-3 12G: 8b/10b; SAS-4 "24G": 22.5 Gb/s with 128b/150b; PCIe 3.0 and later: 128b/130b
-# per lane, at 8, 16 and 32 GT/s. Protocol framing (FIS, TLP headers) is left to the device's bandwidth.
+# Payload rate (bytes/s) of each host interface a tier can sit behind: the signalling rate after
+# line coding. SATA: 8b/10b; SAS-3 12G: 8b/10b; SAS-4 "24G": 22.5 Gb/s with 128b/150b; PCIe 3.0 and
+# later: 128b/130b per lane, at 8, 16 and 32 GT/s. Protocol framing (FIS, TLP headers) is left to
+# the device's bandwidth.
 INTERFACE_RATES: Final[dict[str, float]] = {
     "sata-3g": 3e9 * 8 / 10 / 8,  # SATA 2.x, 3 Gb/s, 8b/10b: 300 MB/s
     "sata-6g": 6e9 * 8 / 10 / 8,  # SATA 3.x, 6 Gb/s, 8b/10b: 600 MB/s
@@ -70,36 +70,44 @@ INTERFACE_RATES: Final[dict[str, float]] = {
         f"pcie{generation}-x{lanes}": transfers * lanes * 128 / 130 / 8
         for generation, transfers in ((3, 8e9), (4, 16e9), (5, 32e9))
         for lanes in (1, 2, 4, 8, 16)
-    },  # PCI-SIG base specifications 3.0/4.0/5.0: 8/16/32 GT/s per lane, 128b/130b (PCIe 3.0 x4: 3.94 GB/s)
+        # PCI-SIG base specifications 3.0/4.0/5.0: 8/16/32 GT/s per lane, 128b/130b (PCIe 3.0 x4:
+        # 3.94 GB/s)
+    },
     "memory": math.inf,  # a RAM tier: no interface between the copy and the memory
 }
 
 
-def pipe_rate(bandwidth: float, controller_bandwidth: float | None, interface: str | None = None) -> float:
-    """Rate (bytes/s) of a tier's shared transfer pipe: the device's read or write ``bandwidth`` (bytes/s),
-    capped by its host ``interface`` (:data:`INTERFACE_RATES`; ``None``: no cap) and by the host's HBA or
-    controller, ``controller_bandwidth`` (bytes/s; ``None``: no cap)."""
+def pipe_rate(
+    bandwidth: float, controller_bandwidth: float | None, interface: str | None = None
+) -> float:
+    """Rate (bytes/s) of a tier's shared transfer pipe: the device's read or write ``bandwidth``
+    (bytes/s), capped by its host ``interface`` (:data:`INTERFACE_RATES`; ``None``: no cap) and
+    by the host's HBA or controller, ``controller_bandwidth`` (bytes/s; ``None``: no cap)."""
     port = INTERFACE_RATES[interface] if interface is not None else math.inf
     return min(bandwidth, controller_bandwidth or math.inf, port)
 
 
 def tier_units(spec: TierShape) -> int:
-    """Parallel units of a tier: ``channels x dies`` (dies or independent planes on each channel)."""
+    """Parallel units of a tier: ``channels x dies`` (dies or independent planes on each
+    channel)."""
     return spec.channels * spec.dies
 
 
 LOGNORMAL_POINTS: Final = 16384
-"""Intervals of the quantile table a lognormal unit-time factor is drawn from (:func:`lognormal_quantiles`)."""
+"""Intervals of the quantile table a lognormal unit-time factor is drawn from
+(:func:`lognormal_quantiles`)."""
 
 
 @functools.lru_cache(maxsize=32)
 def lognormal_quantiles(cv: float) -> tuple[float, ...]:
-    """Quantiles of a lognormal factor of mean 1 and coefficient of variation ``cv``, at ``i / LOGNORMAL_POINTS``.
+    """Quantiles of a lognormal factor of mean 1 and coefficient of variation ``cv``, at ``i /
+    LOGNORMAL_POINTS``.
 
-    sigma^2 = ln(1 + cv^2), mu = -sigma^2 / 2, the p quantile exp(mu + sigma z_p). The two ends, whose quantiles are
-    0 and infinite, are taken at half a step in (p = 1 / 2N and 1 - 1 / 2N): a factor drawn by inverse transform with
-    linear interpolation between the points (the tier's :meth:`~simcache.sim.components.tier.Tier.submit`) is the
-    lognormal with the outer 1 / 2N of each tail folded onto its edge (z = +-4.17 for N = 16,384).
+    sigma^2 = ln(1 + cv^2), mu = -sigma^2 / 2, the p quantile exp(mu + sigma z_p). The two ends,
+    whose quantiles are 0 and infinite, are taken at half a step in (p = 1 / 2N and 1 - 1 / 2N): a
+    factor drawn by inverse transform with linear interpolation between the points (the tier's
+    :meth:`~simcache.sim.components.tier.Tier.submit`) is the lognormal with the outer 1 / 2N of
+    each tail folded onto its edge (z = +-4.17 for N = 16,384).
     """
     sigma = math.sqrt(math.log1p(cv * cv))
     mu = -0.5 * sigma * sigma
@@ -110,22 +118,25 @@ def lognormal_quantiles(cv: float) -> tuple[float, ...]:
 
 
 def write_run_bytes(access: str, sequential_run: float, mean_write: float) -> float:
-    """Bytes a workload's writes arrive in, run by run (what :func:`write_gc_factor` charges by): endless for
-    ``sequential`` access, else ``sequential_run`` writes of the mean write size ``mean_write``."""
+    """Bytes a workload's writes arrive in, run by run (what :func:`write_gc_factor` charges by):
+    endless for ``sequential`` access, else ``sequential_run`` writes of the mean write size
+    ``mean_write``."""
     return math.inf if access == "sequential" else sequential_run * mean_write
 
 
 def write_gc_factor(spec: TierShape, run_bytes: float) -> float:
-    """Share of a write's bytes that a tier's clean pool is charged, for writes arriving in runs of ``run_bytes``.
+    """Share of a write's bytes that a tier's clean pool is charged, for writes arriving in runs of
+    ``run_bytes``.
 
-    Garbage collection copies valid data out of the blocks it erases; a stream written in runs at least one
-    ``erase_block`` long invalidates whole blocks, so they are erased without copies (amplification 1), while
-    scattered small writes leave every block partly valid (the full ``write_amplification``). In between the
-    amplification is taken linear in the share ``s = min(1, run_bytes / erase_block)``:
-    ``a = 1 + (WA - 1)(1 - s)``. The pool refills at ``write_bandwidth / WA`` (:func:`gc_refill_rate`), so a
-    write is charged ``a / WA`` of its bytes, which gives ``1 - s (1 - r / write_bandwidth)`` with the refill
-    rate ``r``: sequential streams then sustain ``write_bandwidth``, random ones ``r``. Without an
-    ``erase_block`` (or a cliff), every write pays the full amplification: 1.
+    Garbage collection copies valid data out of the blocks it erases; a stream written in runs at
+    least one ``erase_block`` long invalidates whole blocks, so they are erased without copies
+    (amplification 1), while scattered small writes leave every block partly valid (the full
+    ``write_amplification``). In between the amplification is taken linear in the share ``s = min(1,
+    run_bytes / erase_block)``: ``a = 1 + (WA - 1)(1 - s)``. The pool refills at ``write_bandwidth /
+    WA`` (:func:`gc_refill_rate`), so a write is charged ``a / WA`` of its bytes, which gives ``1 -
+    s (1 - r / write_bandwidth)`` with the refill rate ``r``: sequential streams then sustain
+    ``write_bandwidth``, random ones ``r``. Without an ``erase_block`` (or a cliff), every write
+    pays the full amplification: 1.
     """
     refill = gc_refill_rate(spec)
     if spec.erase_block is None or refill == math.inf or refill >= spec.write_bandwidth:
@@ -135,22 +146,25 @@ def write_gc_factor(spec: TierShape, run_bytes: float) -> float:
 
 
 def tier_service_seconds(latency: float, size: float, seconds_per_byte: float) -> float:
-    """Time (s) one tier operation holds its channel when nothing else runs: ``latency + size x seconds_per_byte``.
+    """Time (s) one tier operation holds its channel when nothing else runs: ``latency + size x
+    seconds_per_byte``.
 
-    ``latency`` (s) is the device's read or write latency, ``size`` in bytes and ``seconds_per_byte`` the
-    reciprocal of :func:`pipe_rate` (the transfer is ``size x seconds_per_byte``, not ``size / rate``:
-    the simulator's tier multiplies by the reciprocal it keeps).
+    ``latency`` (s) is the device's read or write latency, ``size`` in bytes and
+    ``seconds_per_byte`` the reciprocal of :func:`pipe_rate` (the transfer is ``size x
+    seconds_per_byte``, not ``size / rate``: the simulator's tier multiplies by the reciprocal it
+    keeps).
     """
     return latency + size * seconds_per_byte
 
 
 def gc_refill_rate(spec: TierShape) -> float:
-    """Rate (bytes/s) at which garbage collection refills a tier's clean pool, and sustained writes run past the cliff.
+    """Rate (bytes/s) at which garbage collection refills a tier's clean pool, and sustained writes
+    run past the cliff.
 
     ``gc_rate`` if set; else ``write_bandwidth / write_amplification``: to free one byte, GC copies
     ``write_amplification - 1`` valid bytes, so each byte written past the cliff costs the device
-    ``write_amplification`` bytes of program bandwidth (the host's byte and its share of the copies);
-    infinite without a cliff.
+    ``write_amplification`` bytes of program bandwidth (the host's byte and its share of the
+    copies); infinite without a cliff.
     """
     if spec.gc_rate:
         return spec.gc_rate
@@ -160,7 +174,8 @@ def gc_refill_rate(spec: TierShape) -> float:
 
 
 def clean_pool_depth(clean_pool: int | None) -> float:
-    """Depth (bytes) of a tier's pool of clean (pre-erased) space: ``clean_pool``, infinite if unset (no cliff)."""
+    """Depth (bytes) of a tier's pool of clean (pre-erased) space: ``clean_pool``, infinite if
+    unset (no cliff)."""
     return float(clean_pool) if clean_pool is not None else math.inf
 
 
@@ -170,8 +185,9 @@ def clean_pool_depth(clean_pool: int | None) -> float:
 def framed_bytes(spec: LinkShape, payload: float) -> tuple[float, int]:
     """Bytes on the wire and packet count for ``payload`` bytes sent on a link.
 
-    The payload is cut into ``ceil(payload / (mtu - header_bytes))`` packets (at least one), each carrying
-    ``header_bytes`` of headers and ``framing_bytes`` of wire framing (Ethernet preamble, FCS, gap).
+    The payload is cut into ``ceil(payload / (mtu - header_bytes))`` packets (at least one), each
+    carrying ``header_bytes`` of headers and ``framing_bytes`` of wire framing (Ethernet preamble,
+    FCS, gap).
     """
     per_packet = spec.mtu - spec.header_bytes
     packets = max(1, math.ceil(payload / per_packet))
@@ -179,13 +195,15 @@ def framed_bytes(spec: LinkShape, payload: float) -> tuple[float, int]:
 
 
 def wire_seconds(spec: LinkShape, payload: float) -> float:
-    """Time (s) ``payload`` bytes, framed (:func:`framed_bytes`), take at the link's line rate (bytes/s), alone."""
+    """Time (s) ``payload`` bytes, framed (:func:`framed_bytes`), take at the link's line rate
+    (bytes/s), alone."""
     return framed_bytes(spec, payload)[0] / spec.bandwidth
 
 
 def ack_seconds(spec: LinkShape) -> float:
-    """Time (s) from a peer's tier write to its acknowledgement reaching the writer: one link latency plus an
-    :data:`ACK_BYTES` message, framed, at the line rate (the acknowledgement's port is taken to be idle)."""
+    """Time (s) from a peer's tier write to its acknowledgement reaching the writer: one link
+    latency plus an :data:`ACK_BYTES` message, framed, at the line rate (the acknowledgement's
+    port is taken to be idle)."""
     return spec.latency + framed_bytes(spec, ACK_BYTES)[0] / spec.bandwidth
 
 
@@ -206,25 +224,27 @@ def compression_seconds(size: float, throughput: float) -> float:
 def ring_peers(host: int, hosts: int) -> list[int]:
     """The other hosts in ring order from ``host``: ``host + 1, host + 2, ...`` modulo ``hosts``.
 
-    A VM with N replicas sends them to the first N (ring peer selection); random selection draws from
-    this list; a VM whose peer fails takes the next live host in it.
+    A VM with N replicas sends them to the first N (ring peer selection); random selection draws
+    from this list; a VM whose peer fails takes the next live host in it.
     """
     return [(host + i) % hosts for i in range(1, hosts)]
 
 
 def peer_port(source: int, target: int, hosts: int, peer_links: int) -> int:
-    """The number of the peer port a transfer from host ``source`` to host ``target`` leaves on (and arrives on).
+    """The number of the peer port a transfer from host ``source`` to host ``target`` leaves on (and
+    arrives on).
 
-    Per-destination hashing (an LACP layer-3 hash, or multipath per target) keeps every transfer between
-    two hosts on one port: ``(d - 1) mod peer_links``, with ``d = (target - source) mod hosts`` the steps
-    ``target`` is ahead of ``source`` around the ring.
+    Per-destination hashing (an LACP layer-3 hash, or multipath per target) keeps every transfer
+    between two hosts on one port: ``(d - 1) mod peer_links``, with ``d = (target - source) mod
+    hosts`` the steps ``target`` is ahead of ``source`` around the ring.
     """
     return ((target - source) % hosts - 1) % peer_links
 
 
 def vmotion_stream_port(stream: int, peer_links: int) -> int:
-    """The peer port pair vMotion stream number ``stream`` uses: ``stream mod peer_links`` (multi-NIC vMotion
-    spreads its streams over the port pairs, whatever pair :func:`peer_port` hashes the hosts to)."""
+    """The peer port pair vMotion stream number ``stream`` uses: ``stream mod peer_links``
+    (multi-NIC vMotion spreads its streams over the port pairs, whatever pair :func:`peer_port`
+    hashes the hosts to)."""
     return stream % peer_links
 
 
@@ -236,8 +256,8 @@ Direction = Literal["tx", "rx"]
 
 @dataclass(frozen=True)
 class PortName:
-    """Which port direction a :class:`simcache.sim.components.link.Port` (or an estimate's port station) is: its host,
-    network role, number and direction.
+    """Which port direction a :class:`simcache.sim.components.link.Port` (or an estimate's port
+    station) is: its host, network role, number and direction.
 
     ``host``: the host's index (None for the array's port and the shared peer
     fabric); ``index``: the peer port's number when a host has several (None
@@ -252,14 +272,16 @@ class PortName:
 
     @property
     def port(self) -> str:
-        """The port's name on its host: ``peer``, ``peer1``, ``storage`` (``array`` and ``peer`` for the fabric)."""
+        """The port's name on its host: ``peer``, ``peer1``, ``storage`` (``array`` and ``peer``
+        for the fabric)."""
         if self.role == "fabric":
             return "peer"
         return self.role if self.index is None else f"{self.role}{self.index}"
 
     @property
     def label(self) -> str:
-        """The name in series columns (``util.<label>``): ``host0.peer.tx``, ``host0.peer1.rx``, ``array.rx``, ``peer.fabric``."""
+        """The name in series columns (``util.<label>``): ``host0.peer.tx``, ``host0.peer1.rx``,
+        ``array.rx``, ``peer.fabric``."""
         if self.role == "fabric":
             return "peer.fabric"
         if self.host is None:
@@ -267,7 +289,8 @@ class PortName:
         return f"host{self.host}.{self.port}.{self.direction}"
 
     def describe(self, profile: str | None = None) -> str:
-        """In words, naming the link's ``profile`` if given: ``"the host0 1GbE peer link 1 (sending)"``."""
+        """In words, naming the link's ``profile`` if given: ``"the host0 1GbE peer link 1
+        (sending)"``."""
         kind = f"{profile} " if profile else ""
         verb = "sending" if self.direction == "tx" else "receiving"
         if self.role == "fabric":
@@ -279,7 +302,8 @@ class PortName:
 
     @classmethod
     def parse(cls, label: str) -> PortName | None:
-        """The port direction a :attr:`label` names; None if ``label`` names no port (``host0.tier``, ``array``)."""
+        """The port direction a :attr:`label` names; None if ``label`` names no port
+        (``host0.tier``, ``array``)."""
         parts = label.split(".")
         if label == "peer.fabric":
             return cls(None, "fabric")
@@ -297,7 +321,8 @@ class PortName:
         return name if name.label == label else None  # e.g. "host01.peer.tx" names no port
 
 
-# --------------------------------------------------------------------------- workload and read cache
+# --------------------------------------------------------------------------- workload and read
+# cache
 
 
 def working_set_blocks(working_set: int, block: int) -> int:
@@ -306,7 +331,7 @@ def working_set_blocks(working_set: int, block: int) -> int:
 
 
 def read_cache_lines(spec: ClusterShape) -> int:
-    """Lines a host's read cache holds (at least one): its ``cache.capacity`` bytes, by default the tier's
-    ``capacity``, in lines of ``cache.line`` bytes."""
+    """Lines a host's read cache holds (at least one): its ``cache.capacity`` bytes, by default
+    the tier's ``capacity``, in lines of ``cache.line`` bytes."""
     capacity = spec.cache.capacity if spec.cache.capacity is not None else spec.tier.capacity
     return max(1, capacity // spec.cache.line)

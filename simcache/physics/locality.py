@@ -1,4 +1,5 @@
-"""Where a VM's I/Os land in its working set: exact Zipf ranks, a bijective scatter of ranks, a hot spot, sequential runs.
+"""Where a VM's I/Os land in its working set: exact Zipf ranks, a bijective scatter of ranks, a hot
+spot, sequential runs.
 
 Every draw is vectorised over a block of I/Os (numpy); nothing here is called
 per I/O, and no table grows with the working set.
@@ -27,10 +28,13 @@ import numpy as np
 __all__ = ["ZipfRanks", "harmonic", "hot_blocks", "multiplier", "run_starts", "scatter"]
 
 _GOLDEN: Final = (math.sqrt(5.0) - 1.0) / 2.0
-_EXACT_TERMS: Final = 4096  # H(n, theta) sums this many terms one by one, the rest by Euler-Maclaurin
+# H(n, theta) sums this many terms one by one, the rest by Euler-Maclaurin
+_EXACT_TERMS: Final = 4096
 _LIMB: Final = 16  # bits per limb of the modular multiplication (keeps every product below 2^64)
-_SERIES_BELOW: Final = 1e-8  # |t| below which log1p(t) / t and expm1(t) / t are taken from their series
-_ONE_PRODUCT: Final = 1 << 32  # below this many blocks, a r < n^2 < 2^64: the scatter multiplies once
+# |t| below which log1p(t) / t and expm1(t) / t are taken from their series
+_SERIES_BELOW: Final = 1e-8
+# below this many blocks, a r < n^2 < 2^64: the scatter multiplies once
+_ONE_PRODUCT: Final = 1 << 32
 MAX_BLOCKS: Final = 1 << 47
 """Largest block count :func:`scatter` handles (2^47 blocks of 4 KiB: 512 PiB)."""
 
@@ -38,7 +42,8 @@ MAX_BLOCKS: Final = 1 << 47
 def _log1p_over(t: np.ndarray) -> np.ndarray:
     """``log1p(t) / t``, 1 at ``t = 0`` (its series where the quotient would lose digits)."""
     small = np.abs(t) < _SERIES_BELOW
-    if not small.any():  # the usual case (theta not near 1): the quotient alone, the same values, half the passes
+    # the usual case (theta not near 1): the quotient alone, the same values, half the passes
+    if not small.any():
         return np.asarray(np.log1p(t) / t)
     safe = np.where(small, 1.0, t)
     return np.where(small, 1.0 - t / 2.0 + t * t / 3.0, np.log1p(safe) / safe)
@@ -54,7 +59,8 @@ def _expm1_over(t: np.ndarray) -> np.ndarray:
 
 
 def _integral(x: np.ndarray, theta: float) -> np.ndarray:
-    """``H(x) = integral from 1 to x of t^-theta dt``, ``(x^(1-theta) - 1) / (1 - theta)`` or ``log x`` at theta 1."""
+    """``H(x) = integral from 1 to x of t^-theta dt``, ``(x^(1-theta) - 1) / (1 - theta)`` or
+    ``log x`` at theta 1."""
     log_x = np.log(x)
     return np.asarray(_expm1_over((1.0 - theta) * log_x) * log_x)
 
@@ -82,7 +88,9 @@ class ZipfRanks:
 
     def __init__(self, n: int, theta: float):
         if n < 1 or not 0 < theta <= 5:
-            raise ValueError(f"a Zipf law needs n >= 1 and 0 < theta <= 5, got n={n}, theta={theta}")
+            raise ValueError(
+                f"a Zipf law needs n >= 1 and 0 < theta <= 5, got n={n}, theta={theta}"
+            )
         self.n = n
         self.theta = theta
         self._low = _scalar_integral(1.5, theta) - 1.0
@@ -103,18 +111,22 @@ class ZipfRanks:
                 return ranks
             k, kept = self._candidates(rng, pending.size, n, theta)
 
-    def _candidates(self, rng: np.random.Generator, count: int, n: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    def _candidates(
+        self, rng: np.random.Generator, count: int, n: float, theta: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``count`` candidate ranks (as floats) and whether each is kept."""
         u = self._low + rng.random(count) * (self._high - self._low)
         x = _integral_inverse(u, theta)
-        x = np.where(x < np.inf, x, n)  # NaN and infinity (from overflow) to n; x = exp(...) is never -inf
+        # NaN and infinity (from overflow) to n; x = exp(...) is never -inf
+        x = np.where(x < np.inf, x, n)
         k = np.clip(np.floor(x + 0.5), 1.0, n)
         kept = (k == 1.0) | (u >= _integral(k + 0.5, theta) - k**-theta)
         return k, kept
 
 
 def multiplier(n: int) -> int:
-    """The ``a`` of :func:`scatter` for ``n`` blocks: coprime to ``n``, nearest ``n (sqrt(5) - 1) / 2`` (1 for n <= 2)."""
+    """The ``a`` of :func:`scatter` for ``n`` blocks: coprime to ``n``, nearest ``n (sqrt(5) - 1)
+    / 2`` (1 for n <= 2)."""
     if n <= 2:
         return 1
     centre = max(1, round(n * _GOLDEN))
@@ -135,7 +147,8 @@ def scatter(ranks: np.ndarray, n: int, a: int) -> np.ndarray:
         raise ValueError(f"{n} blocks is more than the {MAX_BLOCKS} the scatter handles")
     r = ranks.astype(np.uint64)
     modulus, factor = np.uint64(n), np.uint64(a)
-    if n <= _ONE_PRODUCT:  # a, r < n <= 2^32: the product is below 2^64, so exact at once (the same blocks)
+    # a, r < n <= 2^32: the product is below 2^64, so exact at once (the same blocks)
+    if n <= _ONE_PRODUCT:
         return np.asarray((factor * r) % modulus).astype(np.int64)
     acc = np.zeros_like(r)
     mask = np.uint64((1 << _LIMB) - 1)
@@ -146,14 +159,16 @@ def scatter(ranks: np.ndarray, n: int, a: int) -> np.ndarray:
 
 
 def hot_blocks(n: int, hot_span_fraction: float) -> int:
-    """Blocks of the hot region (the first ones of the working set): the fraction rounded, leaving each region a block."""
+    """Blocks of the hot region (the first ones of the working set): the fraction rounded,
+    leaving each region a block."""
     if n < 2:
         return n
     return min(max(1, round(n * hot_span_fraction)), n - 1)
 
 
 def run_starts(rng: np.random.Generator, count: int, mean_run: float) -> np.ndarray:
-    """Which of ``count`` I/Os start a new run (True) rather than continue where the previous one ended.
+    """Which of ``count`` I/Os start a new run (True) rather than continue where the previous one
+    ended.
 
     Each I/O continues with probability ``1 - 1 / mean_run``, so run lengths are
     geometric with mean ``mean_run`` (1: every I/O starts afresh).
@@ -166,10 +181,10 @@ def run_starts(rng: np.random.Generator, count: int, mean_run: float) -> np.ndar
 def harmonic(n: float, theta: float) -> float:
     """``H(n, theta) = sum_{k=1}^{floor(n)} k^-theta``.
 
-    The first 4096 terms are summed; the rest by Euler-Maclaurin
-    (``sum_a^b f = integral + (f(a) + f(b)) / 2 + (f'(b) - f'(a)) / 12 - (f'''(b) - f'''(a)) / 720``),
-    whose remainder is below 1e-20 of the sum from there on. Values are kept (a pure function of ``n`` and
-    ``theta``): the estimate asks for the same few bin edges for every VM of a group and every run of a sweep.
+    The first 4096 terms are summed; the rest by Euler-Maclaurin (``sum_a^b f = integral + (f(a) +
+    f(b)) / 2 + (f'(b) - f'(a)) / 12 - (f'''(b) - f'''(a)) / 720``), whose remainder is below 1e-20
+    of the sum from there on. Values are kept (a pure function of ``n`` and ``theta``): the estimate
+    asks for the same few bin edges for every VM of a group and every run of a sweep.
     """
     key = (n, theta)
     known = _HARMONIC.get(key)
@@ -203,4 +218,10 @@ def _harmonic(n: float, theta: float) -> float:
         return -theta * (theta + 1.0) * (theta + 2.0) * math.pow(x, -theta - 3.0)
 
     integral = _scalar_integral(b, theta) - _scalar_integral(a, theta)
-    return total + integral + (math.pow(a, -theta) + math.pow(b, -theta)) / 2.0 + (d1(b) - d1(a)) / 12.0 - (d3(b) - d3(a)) / 720.0
+    return (
+        total
+        + integral
+        + (math.pow(a, -theta) + math.pow(b, -theta)) / 2.0
+        + (d1(b) - d1(a)) / 12.0
+        - (d3(b) - d3(a)) / 720.0
+    )

@@ -1,6 +1,7 @@
 """``simcache report``: one run (and optionally a sweep around it) as a self-contained HTML file.
 
-- :mod:`~simcache.report.page`: the page (:func:`report_html`): verdicts, validity, tables, timelines, manifest;
+- :mod:`~simcache.report.page`: the page (:func:`report_html`): verdicts, validity, tables,
+  timelines, manifest;
 - :mod:`~simcache.report.sweep_section`: the sweep's table and chart (:class:`SweepReport`);
 - :mod:`~simcache.report.svg`: the inline SVG charts.
 

@@ -14,14 +14,25 @@ from simcache.base.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 
 __all__ = ["LOWER_BOUND", "RUN_COLUMNS", "bounded", "cell"]
 
-RUN_COLUMNS = ["group", "op", "count", "unfinished", *THROUGHPUT_COLUMNS[1:], *PERCENTILES, "mean_ms"]
-"""The summary table as ``simcache run`` prints it (and the report shows it): with the unfinished I/Os, and lower bounds marked."""
+RUN_COLUMNS = [
+    "group",
+    "op",
+    "count",
+    "unfinished",
+    *THROUGHPUT_COLUMNS[1:],
+    *PERCENTILES,
+    "mean_ms",
+]
+"""The summary table as ``simcache run`` prints it (and the report shows it): with the unfinished
+I/Os, and lower bounds marked."""
 LOWER_BOUND = ">="
-"""The mark in front of a figure that is only a lower bound (a percentile raised by unfinished I/Os)."""
+"""The mark in front of a figure that is only a lower bound (a percentile raised by unfinished
+I/Os)."""
 
 
 def cell(value: Any) -> str:
-    """A table cell: 3 decimals below 10, 1 from there, "-" for a missing figure, anything else as text."""
+    """A table cell: 3 decimals below 10, 1 from there, "-" for a missing figure, anything else
+    as text."""
     if isinstance(value, float):
         if math.isnan(value):
             return "-"
@@ -30,7 +41,8 @@ def cell(value: Any) -> str:
 
 
 def bounded(summary: pd.DataFrame, mark: str = LOWER_BOUND) -> pd.DataFrame:
-    """The summary with each lower-bound cell (named in its row's ``lower_bounds``) as the text ``mark + cell(value)``."""
+    """The summary with each lower-bound cell (named in its row's ``lower_bounds``) as the text
+    ``mark + cell(value)``."""
     shown = summary.astype({c: object for c in summary.columns})
     for i, names in zip(summary.index, summary["lower_bounds"], strict=True):
         for name in str(names).split():

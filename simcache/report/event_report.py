@@ -1,5 +1,5 @@
-"""The events table of ``simcache run``: VM moves (vMotions), host and device failures, HA restarts, link outages,
-slowed components, resyncs and the VMs short of peers."""
+"""The events table of ``simcache run``: VM moves (vMotions), host and device failures, HA
+restarts, link outages, slowed components, resyncs and the VMs short of peers."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ MiB = 2**20
 
 
 def event_lines(result: Result) -> list[str]:
-    """One line per vMotion that moves a VM, host or device failure, HA restart, outage, slowed component and resync
-    flow, and one for the VMs short of peers ([] without any). A vMotion without a VM is traffic only: no line."""
+    """One line per vMotion that moves a VM, host or device failure, HA restart, outage, slowed
+    component and resync flow, and one for the VMs short of peers ([] without any). A vMotion
+    without a VM is traffic only: no line."""
     meta = result.meta
     lines = [_vmotion(m, result) for m in meta.get("vmotions", []) if "vm" in m]
     lines += [_failure(f) for f in meta.get("failures", [])]
@@ -30,36 +31,48 @@ def event_lines(result: Result) -> list[str]:
         policies = ", ".join(sorted({vm["on_peer_loss"] for vm in degraded}))
         resynced = sum(vm["resync_bytes"] for vm in degraded)
         lines.append(
-            f"  {len(degraded)} VM(s) short of peers for {seconds:.3f} VM-seconds in all (on_peer_loss {policies}); "
+            f"  {len(degraded)} VM(s) short of peers for {seconds:.3f} VM-seconds in all "
+            f"(on_peer_loss {policies}); "
             f"{resynced / MiB:.1f} MiB of their writes resynced"
         )
     impacts = event_impacts(result)
     if impacts:
         interval = float(meta["scenario"]["run"]["sample_interval"])
-        lines.append(f"  Impact (latency of the I/Os issued before / during / after; recovery to the {interval:g} s samples):")
+        lines.append(
+            "  Impact (latency of the I/Os issued before / during / after; recovery to the "
+            f"{interval:g} s samples):"
+        )
         lines += [line for impact in impacts for line in impact_lines(impact)]
     return ["", "Events:", *lines] if lines else []
 
 
 def impact_lines(impact: EventImpact) -> list[str]:
-    """Two lines for one event's impact: its latency before, during and after, then data at risk, lost and recovery."""
+    """Two lines for one event's impact: its latency before, during and after, then data at risk,
+    lost and recovery."""
     latency = "; ".join(
         f"{op} p50/p99 "
-        + " -> ".join(f"{_ms(impact.latency[p][f'{op}_p50_ms'])}/{_ms(impact.latency[p][f'{op}_p99_ms'])}" for p in PHASES)
+        + " -> ".join(
+            f"{_ms(impact.latency[p][f'{op}_p50_ms'])}/{_ms(impact.latency[p][f'{op}_p99_ms'])}"
+            for p in PHASES
+        )
         + " ms"
         for op in ("write", "read")
         if any(not math.isnan(impact.latency[p][f"{op}_p50_ms"]) for p in PHASES)
     )
     return [
-        f"    {impact.what} {impact.start_s:.3f}-{impact.end_s:.3f} s (windows of {impact.window_s:.3f} s): {latency or 'no I/O'}",
+        f"    {impact.what} {impact.start_s:.3f}-{impact.end_s:.3f} s (windows of "
+        f"{impact.window_s:.3f} s): {latency or 'no I/O'}",
         f"      peak at risk {mib(impact.peak_at_risk_bytes)}, lost {mib(impact.lost_bytes)}; "
-        f"backlog back to {mib(impact.backlog_before_bytes)}: {recovery_words(impact.backlog_recovered_s, impact)}; "
-        f"at risk back to {mib(impact.at_risk_before_bytes)}: {recovery_words(impact.at_risk_recovered_s, impact)}",
+        f"backlog back to {mib(impact.backlog_before_bytes)}: "
+        f"{recovery_words(impact.backlog_recovered_s, impact)}; "
+        f"at risk back to {mib(impact.at_risk_before_bytes)}: "
+        f"{recovery_words(impact.at_risk_recovered_s, impact)}",
     ]
 
 
 def recovery_words(at: float | None, impact: EventImpact) -> str:
-    """When a figure was back to its pre-event level (``at``), in words, from where ``impact`` counts recovery."""
+    """When a figure was back to its pre-event level (``at``), in words, from where ``impact``
+    counts recovery."""
     if impact.ongoing:
         return "the event had not ended by the end of the run"
     if at is None:
@@ -78,24 +91,40 @@ def _ms(value: float) -> str:
 
 
 def _vmotion(m: dict[str, Any], result: Result) -> str:
-    """When the VM moved, the remote hits its old host's cache served and how they faded (half of them issued by
-    when, the last when), and what became of its writes the old host had not destaged."""
-    head = f"  vmotion {m['vm']} host{m['source_host']} -> host{m['target_host']} from {m['start_s']:.3f} s"
+    """When the VM moved, the remote hits its old host's cache served and how they faded (half of
+    them issued by when, the last when), and what became of its writes the old host had not
+    destaged."""
+    head = (
+        f"  vmotion {m['vm']} host{m['source_host']} -> host{m['target_host']} from "
+        f"{m['start_s']:.3f} s"
+    )
     if "not_moved" in m:
         return f"{head}: transfer done at {m['end_s']:.3f} s, not moved ({m['not_moved']})"
     if math.isnan(m["moved_s"]):
         return f"{head}: transfer still running at the end, not moved"
-    hits = f"{m['remote_hits']:,} remote hits ({m['remote_hit_bytes'] / MiB:.1f} MiB) from host{m['source_host']}"
+    hits = (
+        f"{m['remote_hits']:,} remote hits ({m['remote_hit_bytes'] / MiB:.1f} MiB) from "
+        f"host{m['source_host']}"
+    )
     if m["remote_hits"]:
         records = result.records
-        mine = records[(records["vm"] == m["vm"]) & (records["path"] == "remote_hit") & (records["issue_s"] >= m["moved_s"])]
+        mine = records[
+            (records["vm"] == m["vm"])
+            & (records["path"] == "remote_hit")
+            & (records["issue_s"] >= m["moved_s"])
+        ]
         mine = mine[mine["host"] == f"host{m['target_host']}"]
         if len(mine):
             hits += f", half of them issued by {float(mine['issue_s'].median()):.3f} s"
         hits += f", the last at {m['last_remote_hit_s']:.3f} s"
-    writes = f"its writes host{m['source_host']} had not destaged ({m['pending_bytes'] / MiB:.1f} MiB)"
+    writes = (
+        f"its writes host{m['source_host']} had not destaged ({m['pending_bytes'] / MiB:.1f} MiB)"
+    )
     if m["handover"] and not math.isnan(m["handover_end_s"]):
-        writes += f" handed over to host{m['target_host']} by {m['handover_end_s']:.3f} s ({m['handed_over_bytes'] / MiB:.1f} MiB)"
+        writes += (
+            f" handed over to host{m['target_host']} by {m['handover_end_s']:.3f} s "
+            f"({m['handed_over_bytes'] / MiB:.1f} MiB)"
+        )
     elif m["handover"] and m["pending_bytes"]:
         writes += " on their way to the target at the end"
     else:
@@ -126,15 +155,23 @@ def _restarts(restarts: list[dict[str, Any]]) -> list[str]:
 
 
 def _span(record: dict[str, Any]) -> tuple[str, str]:
-    """An outage's or slowdown's end (or "end of run") and its destage backlog at start and end, in words."""
+    """An outage's or slowdown's end (or "end of run") and its destage backlog at start and end,
+    in words."""
     end = "end of run" if math.isnan(record["end_s"]) else f"{record['end_s']:.3f} s"
-    after = "" if math.isnan(record["backlog_at_end_bytes"]) else f" -> {record['backlog_at_end_bytes'] / MiB:.1f} MiB"
+    after = (
+        ""
+        if math.isnan(record["backlog_at_end_bytes"])
+        else f" -> {record['backlog_at_end_bytes'] / MiB:.1f} MiB"
+    )
     return end, f"backlog {record['backlog_at_start_bytes'] / MiB:.1f} MiB{after}"
 
 
 def _outage(o: dict[str, Any]) -> str:
     end, backlog = _span(o)
-    return f"  {o['kind']} host{o['host']} {o['link']} link down {o['start_s']:.3f} s to {end}: {backlog}"
+    return (
+        f"  {o['kind']} host{o['host']} {o['link']} link down {o['start_s']:.3f} s to {end}: "
+        f"{backlog}"
+    )
 
 
 def _degradation(d: dict[str, Any]) -> str:
@@ -147,5 +184,12 @@ def _degradation(d: dict[str, Any]) -> str:
 
 
 def _resync(r: dict[str, Any]) -> str:
-    end = "still running at the end" if math.isnan(r["end_s"]) else f"done in {r['end_s'] - r['start_s']:.4f} s"
-    return f"  resync host{r['host']} -> host{r['peer']} from {r['start_s']:.3f} s: {r['bytes'] / MiB:.1f} MiB, {end}"
+    end = (
+        "still running at the end"
+        if math.isnan(r["end_s"])
+        else f"done in {r['end_s'] - r['start_s']:.4f} s"
+    )
+    return (
+        f"  resync host{r['host']} -> host{r['peer']} from {r['start_s']:.3f} s: "
+        f"{r['bytes'] / MiB:.1f} MiB, {end}"
+    )

@@ -1,5 +1,5 @@
-"""The text ``simcache run`` prints for a result: tables of the summary and breakdown, the bottleneck, the events
-table and the validity warnings."""
+"""The text ``simcache run`` prints for a result: tables of the summary and breakdown, the
+bottleneck, the events table and the validity warnings."""
 
 from __future__ import annotations
 
@@ -41,8 +41,10 @@ def report(result: Result) -> str:
     start, end = result.window
     engine = meta["engine"].partition(":")[0]  # "compiled (mypyc)" or "Python"
     lines = [
-        f"scenario {meta['scenario_name']!r}  seed {meta['seed']}  simulated {end:g}s (measured {start:g}-{end:g}s)  "
-        f"{meta['ios']} I/Os in {meta['wall_time_s']:.2f}s wall  simcache {meta['version']} ({engine} engine)",
+        f"scenario {meta['scenario_name']!r}  seed {meta['seed']}  simulated {end:g}s (measured "
+        f"{start:g}-{end:g}s)  "
+        f"{meta['ios']} I/Os in {meta['wall_time_s']:.2f}s wall  simcache {meta['version']} "
+        f"({engine} engine)",
         "",
         "Latency per VM group (ms), IOPS and MB/s:",
         text_table(_bounded(result.summary), RUN_COLUMNS),
@@ -50,7 +52,10 @@ def report(result: Result) -> str:
         *(
             []
             if result.has_records
-            else [f"  no records kept: percentiles from latency histograms, within {REL_ERROR:.0%} (counts, IOPS, MB/s, means, max exact)"]
+            else [
+                f"  no records kept: percentiles from latency histograms, within {REL_ERROR:.0%} "
+                "(counts, IOPS, MB/s, means, max exact)"
+            ]
         ),
         "",
         "Where the write latency comes from (mean ms per write, critical path):",
@@ -63,17 +68,21 @@ def report(result: Result) -> str:
     lines.append("Busiest components (utilization over the measured window):")
     lines.append(
         text_table(
-            util.reset_index(names="component").assign(component=lambda d: d.component.str.removeprefix("util.")),
+            util.reset_index(names="component").assign(
+                component=lambda d: d.component.str.removeprefix("util.")
+            ),
             ["component", "mean", "max"],
         )
     )
     totals = result.totals
     lines += [
         "",
-        f"array writes {totals['array_write_mb_s']:.1f} MB/s; peer network {totals['peer_wire_mb_s']:.1f} MB/s on the wire; "
+        f"array writes {totals['array_write_mb_s']:.1f} MB/s; peer network "
+        f"{totals['peer_wire_mb_s']:.1f} MB/s on the wire; "
         f"destage backlog at end {totals['destage_backlog_bytes'] / 2**20:.0f} MiB",
     ]
-    through = totals.get("wb_written_through_bytes", 0)  # absent from results saved before the total existed
+    # absent from results saved before the total existed
+    through = totals.get("wb_written_through_bytes", 0)
     if through:
         lines.append(
             f"write-back groups wrote {through / 2**20:.1f} MiB through to the array instead "
@@ -91,7 +100,8 @@ def _lower_bound_note(summary: pd.DataFrame) -> list[str]:
     if not unfinished:
         return []
     return [
-        f"  >= : a lower bound. {unfinished:,} I/Os issued in the window were unfinished at the end; each counts with the latency it "
+        f"  >= : a lower bound. {unfinished:,} I/Os issued in the window were unfinished at the "
+        "end; each counts with the latency it "
         f"had so far, which its true latency exceeds"
     ]
 
@@ -103,14 +113,19 @@ def _warning_lines(result: Result) -> list[str]:
         return []
     lines = [""]
     if not result.stable:
-        lines.append("UNSTABLE: this run has no steady state; its latency figures grow with the run's length.")
+        lines.append(
+            "UNSTABLE: this run has no steady state; its latency figures grow with the run's "
+            "length."
+        )
     lines += [f"{'warning' if w.severity == 'unstable' else 'note'}: {w.message}" for w in warnings]
     return lines
 
 
 def text_table(frame: pd.DataFrame, columns: list[str]) -> str:
     rows = [[_cell(v) for v in row] for row in frame[columns].itertuples(index=False)]
-    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
+    widths = [
+        max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)
+    ]
     out = ["  " + "  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True))]
     out += ["  " + "  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
     return "\n".join(out)

@@ -1,8 +1,9 @@
 """``simcache size -o size.html``: the search's answer as a self-contained page.
 
-The sizing section (the answer and its cost, the cost/latency frontier as a chart, every candidate with its verdict and
-the search's margins) comes first; the winner's full run follows as ``simcache report`` writes it (verdicts, tables,
-timelines, the scenario as run and the run manifest). With no winner, the page holds the sizing section only.
+The sizing section (the answer and its cost, the cost/latency frontier as a chart, every candidate
+with its verdict and the search's margins) comes first; the winner's full run follows as ``simcache
+report`` writes it (verdicts, tables, timelines, the scenario as run and the run manifest). With no
+winner, the page holds the sizing section only.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ __all__ = ["size_html", "size_section"]
 
 _STYLE = """
 body { font-family: sans-serif; max-width: 1100px; margin: 1em auto; padding: 0 1em; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: left; }
-.meets { color: #070; } .misses { color: #b00; } .unknown { color: #a60; } .pruned, .skipped { color: #666; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: left; }
+.meets { color: #070; } .misses { color: #b00; } .unknown { color: #a60; }
+.pruned, .skipped { color: #666; }
 svg.chart { display: block; width: 100%; max-width: 720px; height: auto; }
 """
 
@@ -38,26 +41,48 @@ def size_section(answer: SizeAnswer, command: str = "") -> str:
     parts.append(
         "<p>"
         + escape(
-            f"{len(answer.candidates)} configurations: {counts['meets']} meet every target, {counts['misses']} miss one, "
-            f"{counts['unknown']} unknown, {counts['pruned']} pruned without simulating, {counts['skipped']} skipped "
+            f"{len(answer.candidates)} configurations: {counts['meets']} meet every target, "
+            f"{counts['misses']} miss one, "
+            f"{counts['unknown']} unknown, {counts['pruned']} pruned without simulating, "
+            f"{counts['skipped']} skipped "
             "(they cost more than the answer)."
         )
         + "</p>"
     )
     if answer.stopped:
-        parts.append(f"<p class='unknown'>Stopped: {escape(answer.stopped)}; the answer covers the configurations judged so far.</p>")
+        parts.append(
+            f"<p class='unknown'>Stopped: {escape(answer.stopped)}; the answer covers the "
+            "configurations judged so far.</p>"
+        )
     if winner is None:
-        unmet = ", ".join(str(t) for t in answer.unmet()) or "none alone; no configuration met all of them together"
-        parts.append(f"<p id='best' class='misses'>No configuration meets every target. Targets no configuration met: {escape(unmet)}.</p>")
+        unmet = (
+            ", ".join(str(t) for t in answer.unmet())
+            or "none alone; no configuration met all of them together"
+        )
+        parts.append(
+            "<p id='best' class='misses'>No configuration meets every target. Targets no "
+            f"configuration met: {escape(unmet)}.</p>"
+        )
     else:
-        parts.append(f"<p id='best'><b>Answer:</b> {escape(winner.label)}, {winner.cost.total:,.0f} {escape(currency)}</p>")
+        parts.append(
+            f"<p id='best'><b>Answer:</b> {escape(winner.label)}, {winner.cost.total:,.0f} "
+            f"{escape(currency)}</p>"
+        )
         parts.append(f"<p>Cost: {escape(winner.cost.words())}</p>")
         rows: list[tuple[str, ...]] = [(str(v.target), v.status, v.text) for v in winner.verdicts]
-        rows += [(f"{v.target} (fresh seeds {', '.join(map(str, winner.confirmed_seeds))})", v.status, v.text) for v in winner.confirmed]
+        rows += [
+            (
+                f"{v.target} (fresh seeds {', '.join(map(str, winner.confirmed_seeds))})",
+                v.status,
+                v.text,
+            )
+            for v in winner.confirmed
+        ]
         parts.append(_table(["target", "verdict", "why"], rows, status_column=1))
     parts += _frontier(answer)
     every: list[tuple[str, ...]] = [
-        (f"{c.cost.total:,.0f}", c.verdict, c.label, c.why) for c in sorted(answer.candidates, key=lambda c: (c.cost.total, c.index))
+        (f"{c.cost.total:,.0f}", c.verdict, c.label, c.why)
+        for c in sorted(answer.candidates, key=lambda c: (c.cost.total, c.index))
     ]
     parts.append("<h3>Every configuration, by cost</h3>")
     parts.append(_table(["cost", "verdict", "configuration", "why"], every, status_column=1))
@@ -65,8 +90,10 @@ def size_section(answer: SizeAnswer, command: str = "") -> str:
     parts.append(
         "<p>"
         + escape(
-            f"Pruned by the estimate: a latency figure estimated above factor x limit ({margins}; throughput: below factor x floor), "
-            "factors above the largest estimate/simulation ratio over the library's scenarios (docs/sizing.md)."
+            f"Pruned by the estimate: a latency figure estimated above factor x limit ({margins}; "
+            "throughput: below factor x floor), "
+            "factors above the largest estimate/simulation ratio over the library's scenarios "
+            "(docs/sizing.md)."
         )
         + "</p>"
     )
@@ -112,7 +139,9 @@ def _table(head: list[str], rows: Sequence[Sequence[str]], status_column: int) -
     body = []
     for row in rows:
         cells = [
-            f"<td class='{escape(cell)}'>{escape(cell)}</td>" if i == status_column else f"<td>{escape(cell)}</td>"
+            f"<td class='{escape(cell)}'>{escape(cell)}</td>"
+            if i == status_column
+            else f"<td>{escape(cell)}</td>"
             for i, cell in enumerate(row)
         ]
         body.append(f"<tr>{''.join(cells)}</tr>")
@@ -120,19 +149,27 @@ def _table(head: list[str], rows: Sequence[Sequence[str]], status_column: int) -
 
 
 def size_html(answer: SizeAnswer, winner_run: Result | None, *, command: str = "") -> str:
-    """The page: the sizing section, then the winner's full run (``winner_run``; none when there is no answer)."""
+    """The page: the sizing section, then the winner's full run (``winner_run``; none when there
+    is no answer)."""
     section = size_section(answer, command)
     if winner_run is None:
         return (
-            f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>simcache size</title><style>{_STYLE}</style></head>\n'
-            f"<body>\n<h1>simcache size</h1>\n{section}\n<p>simcache {escape(__version__)}</p>\n</body></html>\n"
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>simcache '
+            f"size</title><style>{_STYLE}</style></head>\n"
+            f"<body>\n<h1>simcache size</h1>\n{section}\n<p>simcache {escape(__version__)}</p>\n"
+            "</body></html>\n"
         )
     page = report_html(winner_run, targets=answer.targets)
-    page = page.replace("<h1>simcache report: ", "<h1>simcache size: ", 1).replace("<title>simcache report: ", "<title>simcache size: ", 1)
+    page = page.replace("<h1>simcache report: ", "<h1>simcache size: ", 1).replace(
+        "<title>simcache report: ", "<title>simcache size: ", 1
+    )
     mark = "<p class='description'>"
     start = page.find(mark)
-    end = page.find("</p>", start) + len("</p>") if start >= 0 else page.find("</h1>") + len("</h1>")
+    end = (
+        page.find("</p>", start) + len("</p>") if start >= 0 else page.find("</h1>") + len("</h1>")
+    )
     winner = (
-        "<h2>The answer's run</h2><p>One run of the answer (its first confirmation seed), as <code>simcache report</code> shows it.</p>"
+        "<h2>The answer's run</h2><p>One run of the answer (its first confirmation seed), as "
+        "<code>simcache report</code> shows it.</p>"
     )
     return page[:end] + "\n" + section + "\n" + winner + page[end:]

@@ -1,7 +1,9 @@
-"""The bottleneck in words: a component's name as people read it, and the sentence that names the busiest one
-and where the write time goes, at the mean and in the tail (the writes at or past the p99).
+"""The bottleneck in words: a component's name as people read it, and the sentence that names the
+busiest one and where the write time goes, at the mean and in the tail (the writes at or past the
+p99).
 
-Shared by the app's single-run view and the HTML report (:mod:`simcache.report`), so both say the same.
+Shared by the app's single-run view and the HTML report (:mod:`simcache.report`), so both say the
+same.
 """
 
 from __future__ import annotations
@@ -44,11 +46,16 @@ COMPONENT_WORDS = {
 
 
 def component_name(component: str, scenario: Scenario) -> str:
-    """A utilization column's component (``host0.peer.tx``, ``host0.peer1.tx``, ``array``) in words."""
+    """A utilization column's component (``host0.peer.tx``, ``host0.peer1.tx``, ``array``) in
+    words."""
     cluster = scenario.cluster
     port = PortName.parse(component)
     if port is not None:
-        profile = {"peer": cluster.peer_link.profile, "fabric": cluster.peer_link.profile, "storage": cluster.storage_link.profile}
+        profile = {
+            "peer": cluster.peer_link.profile,
+            "fabric": cluster.peer_link.profile,
+            "storage": cluster.storage_link.profile,
+        }
         return port.describe(profile.get(port.role))
     tier = re.match(r"^host(\d+)\.tier$", component)
     if tier:
@@ -63,20 +70,30 @@ def _profile(name: str | None) -> str:
 
 
 def bottleneck_sentence(result: Result, scenario: Scenario) -> str:
-    """``"Bottleneck: the host0 1GbE peer link (sending), at 97% mean utilization (saturated; ...)."``."""
+    """``"Bottleneck: the host0 1GbE peer link (sending), at 97% mean utilization (saturated;
+    ...)."``."""
     component, utilization = result.bottleneck()
     where = component_name(component, scenario)
     if utilization >= SATURATED:
-        verdict = "saturated; it sets the latency, and more load or a faster part there changes the answer"
+        verdict = (
+            "saturated; it sets the latency, and more load or a faster part there changes the "
+            "answer"
+        )
     elif utilization >= BUSY:
         verdict = "busy; queueing there is already adding latency"
     else:
         verdict = "the busiest part, with headroom; nothing is close to its limit"
-    return f"Bottleneck: {where}, at {utilization:.0%} mean utilization ({verdict}). {tail_sentence(result)}"
+    return (
+        f"Bottleneck: {where}, at {utilization:.0%} mean utilization ({verdict}). "
+        f"{tail_sentence(result)}"
+    )
 
 
-def time_shares(latency: np.ndarray, parts: dict[str, np.ndarray], tail: float | None = None) -> dict[str, float]:
-    """Each component's share of the total time of the writes (those with latency at or past ``tail`` ms, if given)."""
+def time_shares(
+    latency: np.ndarray, parts: dict[str, np.ndarray], tail: float | None = None
+) -> dict[str, float]:
+    """Each component's share of the total time of the writes (those with latency at or past
+    ``tail`` ms, if given)."""
     chosen = latency >= tail if tail is not None else np.ones(len(latency), dtype=bool)
     sums = {name: float(values[chosen].sum()) for name, values in parts.items()}
     total = sum(sums.values())
@@ -84,9 +101,10 @@ def time_shares(latency: np.ndarray, parts: dict[str, np.ndarray], tail: float |
 
 
 def tail_sentence(result: Result) -> str:
-    """Which component the write time goes to at the mean and in the slowest 1% (writes at or past the p99), and
-    whether the answer depends on the percentile. The tail's shares need 10 writes past the p99
-    (:func:`simcache.results.validity.samples_needed`, 1,000 writes); with fewer it says so."""
+    """Which component the write time goes to at the mean and in the slowest 1% (writes at or
+    past the p99), and whether the answer depends on the percentile. The tail's shares need 10
+    writes past the p99 (:func:`simcache.results.validity.samples_needed`, 1,000 writes); with
+    fewer it says so."""
     writes = result.measured
     writes = writes[writes["op"] == "write"]
     if not len(writes):
@@ -98,7 +116,8 @@ def tail_sentence(result: Result) -> str:
     needed = samples_needed(TAIL_PERCENTILE)
     if len(latency) < needed:
         return (
-            f"Where write time goes: {COMPONENT_WORDS[first]} takes the largest share on average ({mean[first]:.0%}); "
+            f"Where write time goes: {COMPONENT_WORDS[first]} takes the largest share on average "
+            f"({mean[first]:.0%}); "
             f"{len(latency):,} writes are too few to tell the p99's ({needed:,} needed)."
         )
     p99 = float(np.percentile(latency, TAIL_PERCENTILE))
@@ -107,10 +126,13 @@ def tail_sentence(result: Result) -> str:
     slowest = f"the slowest 1% of writes (at or past the p99, {p99:.3g} ms)"
     if first == last:
         return (
-            f"Where write time goes: {COMPONENT_WORDS[first]} takes the largest share, {mean[first]:.0%} on average "
+            f"Where write time goes: {COMPONENT_WORDS[first]} takes the largest share, "
+            f"{mean[first]:.0%} on average "
             f"and {tail[last]:.0%} in {slowest}."
         )
     return (
-        f"Where write time goes depends on the percentile: on average {COMPONENT_WORDS[first]} takes the largest share "
-        f"({mean[first]:.0%}), but in {slowest} {COMPONENT_WORDS[last]} does ({tail[last]:.0%}); to cut the p99, look there."
+        f"Where write time goes depends on the percentile: on average {COMPONENT_WORDS[first]} "
+        "takes the largest share "
+        f"({mean[first]:.0%}), but in {slowest} {COMPONENT_WORDS[last]} does ({tail[last]:.0%}); "
+        "to cut the p99, look there."
     )

@@ -8,7 +8,8 @@ records (one row per completed I/O)
     issue_s, complete_s, latency_ms, and the breakdown local_tier_ms,
     network_ms, peer_tier_ms, destage_wait_ms, array_ms (they add up to
     latency_ms; for parallel legs only the slowest is attributed).
-unfinished (one row per I/O issued but not completed when the run stopped, VMs of failed hosts left out)
+unfinished (one row per I/O issued but not completed when the run stopped, VMs of failed hosts left
+out)
     vm, group, host, op, issue_s. Its latency is censored: at least
     (simulated_s - issue_s).
 summary (one row per group and op, plus group "all"; I/Os issued after warm-up)
@@ -27,14 +28,13 @@ summary (one row per group and op, plus group "all"; I/Os issued after warm-up)
 breakdown (one row per group, writes only)
     mean of each latency component in ms, and the dominant one.
 series (one row per sample interval, indexed by its end time_s)
-    read_iops, write_iops, read_mb_s, write_mb_s, write_p50_ms, write_p99_ms,
-    read_p50_ms, read_p99_ms (I/Os completed in the interval),
-    destage_backlog_bytes (all hosts) and backlog.<host>, data_at_risk_bytes (acknowledged bytes with fewer
-    copies than their group's policy promises; on a volatile tier the whole backlog), single_copy_bytes
-    (acknowledged bytes on one host only, whatever the policy: WB+0's whole backlog),
-    destage_waiting (writers blocked on a full buffer), flows_in_flight,
-    util.<port>, util.<host>.tier, queue.<host>.tier, util.array, queue.array (the array's spindle operations
-    running or queued at the sample time).
+    read_iops, write_iops, read_mb_s, write_mb_s, write_p50_ms, write_p99_ms, read_p50_ms,
+    read_p99_ms (I/Os completed in the interval), destage_backlog_bytes (all hosts) and
+    backlog.<host>, data_at_risk_bytes (acknowledged bytes with fewer copies than their group's
+    policy promises; on a volatile tier the whole backlog), single_copy_bytes (acknowledged bytes on
+    one host only, whatever the policy: WB+0's whole backlog), destage_waiting (writers blocked on a
+    full buffer), flows_in_flight, util.<port>, util.<host>.tier, queue.<host>.tier, util.array,
+    queue.array (the array's spindle operations running or queued at the sample time).
 totals
     cluster-level figures over the whole run: bytes and MB/s written by VMs,
     accepted by destagers, destaged, lost, left in backlog, carried by each
@@ -68,7 +68,13 @@ from simcache.results.tables import (
 from simcache.results.validity import ValidityWarning, assess
 from simcache.sim.collect import COMPONENTS
 from simcache.sim.record import RunRecord
-from simcache.sim.stream import BATCHES, LatencyHistogram, StreamStats, counts_of, percentile_of_counts
+from simcache.sim.stream import (
+    BATCHES,
+    LatencyHistogram,
+    StreamStats,
+    counts_of,
+    percentile_of_counts,
+)
 from simcache.spec import Scenario
 
 __all__ = ["UNFINISHED_COLUMNS", "RecordsNotKept", "Result", "censored_percentiles"]
@@ -78,24 +84,34 @@ _CI_BATCHES = 10
 
 
 class RecordsNotKept(RuntimeError):
-    """A run without records (``simulate(..., keep_records=False)``) was asked for its per-I/O records."""
+    """A run without records (``simulate(..., keep_records=False)``) was asked for its per-I/O
+    records."""
 
     def __init__(self) -> None:
         super().__init__(
-            "this run kept no per-I/O records (simulate(..., keep_records=False) or simcache run --no-records): its summary, "
-            "breakdown, series and latency histograms come from counters (Result.stream); run with records for per-I/O figures"
+            "this run kept no per-I/O records (simulate(..., keep_records=False) or simcache run "
+            "--no-records): its summary, "
+            "breakdown, series and latency histograms come from counters (Result.stream); run with "
+            "records for per-I/O figures"
         )
 
 
 def _percentiles(values: np.ndarray) -> dict[str, float]:
-    """The :data:`~simcache.base.metrics.PERCENTILES` columns and ``max_ms`` of latencies ``values`` (ms)."""
+    """The :data:`~simcache.base.metrics.PERCENTILES` columns and ``max_ms`` of latencies
+    ``values`` (ms)."""
     if len(values) == 0:
         return dict.fromkeys([*PERCENTILES, "max_ms"], math.nan)
-    return {**dict(zip(PERCENTILES, np.percentile(values, list(PERCENTILES.values())), strict=True)), "max_ms": float(values.max())}
+    return {
+        **dict(zip(PERCENTILES, np.percentile(values, list(PERCENTILES.values())), strict=True)),
+        "max_ms": float(values.max()),
+    }
 
 
-def censored_percentiles(latency: np.ndarray, bounds: np.ndarray) -> tuple[dict[str, float], list[str]]:
-    """As :func:`_percentiles`, with unfinished I/Os' lower bounds ``bounds`` (ms) among the values, and which percentiles are lower bounds.
+def censored_percentiles(
+    latency: np.ndarray, bounds: np.ndarray
+) -> tuple[dict[str, float], list[str]]:
+    """As :func:`_percentiles`, with unfinished I/Os' lower bounds ``bounds`` (ms) among the values,
+    and which percentiles are lower bounds.
 
     Each unfinished I/O takes part at its lower bound (sorted among the
     completed latencies; :func:`numpy.percentile` breaks no ties, so the order
@@ -142,17 +158,24 @@ class Result:
     ):
         self._records = records
         self.stream = stream
-        """A run without records: its histograms and counters (:mod:`simcache.sim.stream`); ``None`` for a run with records."""
+        """A run without records: its histograms and counters (:mod:`simcache.sim.stream`);
+        ``None`` for a run with records."""
         self.series = series
         self.totals = totals
         self.meta = meta
-        self.unfinished = unfinished if unfinished is not None else pd.DataFrame({c: [] for c in UNFINISHED_COLUMNS})
-        """I/Os issued but not completed when the run stopped (columns :data:`UNFINISHED_COLUMNS`)."""
+        self.unfinished = (
+            unfinished
+            if unfinished is not None
+            else pd.DataFrame({c: [] for c in UNFINISHED_COLUMNS})
+        )
+        """I/Os issued but not completed when the run stopped (columns
+        :data:`UNFINISHED_COLUMNS`)."""
         self._summary: pd.DataFrame | None = None
         self._breakdown: pd.DataFrame | None = None
         self._warnings: list[ValidityWarning] | None = None
         self.scenario: Scenario | None = None
-        """The scenario as run, when the result comes from :func:`simcache.simulate` (else only ``meta["scenario"]``)."""
+        """The scenario as run, when the result comes from :func:`simcache.simulate` (else only
+        ``meta["scenario"]``)."""
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -179,7 +202,8 @@ class Result:
             "scenario_name": scenario.name,
             "seed": record.seed,
             "version": record.version,
-            "engine": _native.ENGINE,  # compiled or Python sources, and why (wall times depend on it, results do not)
+            # compiled or Python sources, and why (wall times depend on it, results do not)
+            "engine": _native.ENGINE,
             "wall_time_s": wall_time_s,
             "simulated_s": scenario.run.duration,
             "warmup_s": scenario.run.warmup,
@@ -210,7 +234,8 @@ class Result:
 
     @property
     def records(self) -> pd.DataFrame:
-        """One row per completed I/O (see the module); :class:`RecordsNotKept` for a run without records."""
+        """One row per completed I/O (see the module); :class:`RecordsNotKept` for a run without
+        records."""
         if self._records is None:
             raise RecordsNotKept()
         return self._records
@@ -225,9 +250,9 @@ class Result:
         return self._records is not None
 
     def latency_histograms(self, by: str = "group") -> dict[tuple[str, str], LatencyHistogram]:
-        """The window's latency histogram per ``by`` (``group`` or ``vm``) and op, and per op for group ``all``
-        (:class:`simcache.sim.stream.LatencyHistogram`: add them to merge runs or seeds). From the records, or a run's
-        counters without them; unfinished I/Os are left out."""
+        """The window's latency histogram per ``by`` (``group`` or ``vm``) and op, and per op for
+        group ``all`` (:class:`simcache.sim.stream.LatencyHistogram`: add them to merge runs or
+        seeds). From the records, or a run's counters without them; unfinished I/Os are left out."""
         out: dict[tuple[str, str], LatencyHistogram] = {}
         if self.stream is not None:
             for key, vms in _stream_keys(self, by, with_all=by == "group"):
@@ -235,10 +260,16 @@ class Result:
                     out[(key, op)] = self.stream.histogram(self.stream.rows_of(vms, o))
             return out
         measured = self.measured
-        keys = [g["name"] for g in self.meta["scenario"]["groups"]] if by == "group" else list(dict.fromkeys(measured[by]))
+        keys = (
+            [g["name"] for g in self.meta["scenario"]["groups"]]
+            if by == "group"
+            else list(dict.fromkeys(measured[by]))
+        )
         for key in [*keys, *(["all"] if by == "group" else [])]:
             for op in ("read", "write"):
-                part = measured[(measured["op"] == op) & ((measured[by] == key) if key != "all" else True)]
+                part = measured[
+                    (measured["op"] == op) & ((measured[by] == key) if key != "all" else True)
+                ]
                 out[(key, op)] = LatencyHistogram.of(part["latency_ms"].to_numpy(dtype=float))
         return out
 
@@ -254,7 +285,8 @@ class Result:
         return self.records[self.records["issue_s"] >= start]
 
     def _measured_rows(self) -> np.ndarray:
-        """Row positions of the records of I/Os issued inside the measurement window (what :attr:`measured` selects)."""
+        """Row positions of the records of I/Os issued inside the measurement window (what
+        :attr:`measured` selects)."""
         start, _ = self.window
         return np.flatnonzero(self.records["issue_s"].to_numpy() >= start)
 
@@ -274,12 +306,14 @@ class Result:
 
     @property
     def stable(self) -> bool:
-        """No instability warning (short-run warnings do not count): the figures describe a steady state."""
+        """No instability warning (short-run warnings do not count): the figures describe a
+        steady state."""
         return not any(w.severity == "unstable" for w in self.warnings)
 
     @property
     def summary(self) -> pd.DataFrame:
-        """Latency percentiles, IOPS and MB/s per group and op (and group ``all``); unfinished I/Os as censored values."""
+        """Latency percentiles, IOPS and MB/s per group and op (and group ``all``); unfinished
+        I/Os as censored values."""
         if self._summary is None:
             self._summary = self._summarize(by="group")
         return self._summary
@@ -301,9 +335,9 @@ class Result:
             keys = [g["name"] for g in self.meta["scenario"]["groups"]] + ["all"]
         else:
             keys = list(dict.fromkeys([*_first_seen(records[by], inside), *unfinished[by]]))
-        # One pass over the records per table (a filter per key costs groups x records: 1,000 groups took seconds), on
-        # plain arrays indexed by row positions (a pandas subset per key and op costs milliseconds each; a copy of the
-        # measured records would double a long run's memory).
+        # One pass over the records per table (a filter per key costs groups x records: 1,000 groups
+        # took seconds), on plain arrays indexed by row positions (a pandas subset per key and op
+        # costs milliseconds each; a copy of the measured records would double a long run's memory).
         rows_of = _positions_by_key(records[by], inside)  # key -> row positions, in row order
         pending_of = unfinished.groupby(by, sort=False, observed=True).indices
         latency_all = records["latency_ms"].to_numpy()
@@ -324,7 +358,9 @@ class Result:
                 bounds = (end - issued) * 1e3
                 figures, lower = censored_percentiles(latency, bounds)
                 values = np.concatenate((latency, bounds)) if len(bounds) else latency
-                times = np.concatenate((issue_all[part], issued)) if len(bounds) else issue_all[part]
+                times = (
+                    np.concatenate((issue_all[part], issued)) if len(bounds) else issue_all[part]
+                )
                 rows.append(
                     {
                         by: key,
@@ -336,7 +372,9 @@ class Result:
                         "mean_ms": float(values.mean()) if len(values) else math.nan,
                         "mean_ci95_ms": _batch_means_ci(values, times, start, end),
                         **figures,
-                        "lower_bounds": " ".join([*lower, "mean_ms", "max_ms"]) if len(bounds) else "",
+                        "lower_bounds": " ".join([*lower, "mean_ms", "max_ms"])
+                        if len(bounds)
+                        else "",
                     }
                 )
         return pd.DataFrame(rows, columns=[by, "op", *SUMMARY_COLUMNS])
@@ -354,12 +392,21 @@ class Result:
             parts = list(_positions_by_key(records["group"], writes).items()) + [("all", writes)]
             for group, part in parts:
                 # float32 components, averaged in float64
-                means = {c: float(records[c].to_numpy()[part].astype(np.float64).mean()) if len(part) else math.nan for c in COMPONENTS}
+                means = {
+                    c: float(records[c].to_numpy()[part].astype(np.float64).mean())
+                    if len(part)
+                    else math.nan
+                    for c in COMPONENTS
+                }
                 dominant = "none" if not len(part) else max(means, key=lambda c: means[c])
                 rows.append(
                     {
                         "group": group,
-                        "write_mean_ms": float(pd.Series(records["latency_ms"].to_numpy()[part]).mean()) if len(part) else math.nan,
+                        "write_mean_ms": float(
+                            pd.Series(records["latency_ms"].to_numpy()[part]).mean()
+                        )
+                        if len(part)
+                        else math.nan,
                         **means,
                         "dominant": dominant.removesuffix("_ms"),
                     }
@@ -368,7 +415,8 @@ class Result:
         return self._breakdown
 
     def window_means(self) -> pd.Series:
-        """Mean of every series column over the measurement window (its samples after the warm-up)."""
+        """Mean of every series column over the measurement window (its samples after the
+        warm-up)."""
         start, _ = self.window
         return self.series[self.series.index > start].mean()
 
@@ -382,7 +430,8 @@ class Result:
     # -- export ---------------------------------------------------------------------------------
 
     def save(self, folder: str | Path, formats: tuple[str, ...] = ("csv", "parquet")) -> Path:
-        """Write records (a run with records), unfinished, series, summary, breakdown and meta.json (with totals) into ``folder``."""
+        """Write records (a run with records), unfinished, series, summary, breakdown and
+        meta.json (with totals) into ``folder``."""
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
         tables = {
@@ -423,7 +472,8 @@ class Result:
 
 
 def _op_codes(records: pd.DataFrame) -> np.ndarray:
-    """The records' op as codes: 0 read, 1 write (the categories are ("read", "write"); a plain column is compared)."""
+    """The records' op as codes: 0 read, 1 write (the categories are ("read", "write"); a plain
+    column is compared)."""
     op = records["op"]
     if isinstance(op.dtype, pd.CategoricalDtype) and list(op.cat.categories) == ["read", "write"]:
         codes: np.ndarray = op.cat.codes.to_numpy()
@@ -438,8 +488,9 @@ def _first_seen(column: pd.Series, rows: np.ndarray) -> list[Any]:
 
 
 def _positions_by_key(column: pd.Series, rows: np.ndarray) -> dict[Any, np.ndarray]:
-    """``rows`` split by the value of ``column`` there: value -> its rows in order, values in order of first appearance
-    (as ``groupby(sort=False).indices`` on the selected rows, without copying the table)."""
+    """``rows`` split by the value of ``column`` there: value -> its rows in order, values in
+    order of first appearance (as ``groupby(sort=False).indices`` on the selected rows, without
+    copying the table)."""
     if isinstance(column.dtype, pd.CategoricalDtype):
         codes = column.cat.codes.to_numpy()[rows]
         categories = column.cat.categories
@@ -450,25 +501,36 @@ def _positions_by_key(column: pd.Series, rows: np.ndarray) -> dict[Any, np.ndarr
     present, first, counts = np.unique(codes, return_index=True, return_counts=True)
     split = np.split(rows[order], np.cumsum(counts)[:-1]) if len(rows) else []
     by_code = dict(zip(present.tolist(), split, strict=True))
-    return {categories[code]: by_code[code] for code in present[np.argsort(first, kind="stable")].tolist()}
+    return {
+        categories[code]: by_code[code]
+        for code in present[np.argsort(first, kind="stable")].tolist()
+    }
 
 
 def _stream_keys(result: Result, by: str, with_all: bool) -> list[tuple[str, np.ndarray]]:
-    """The summary's keys of a run without records and the VM indices of each: every group (and ``all``), or every VM
-    with an I/O of the window, completed or unfinished."""
+    """The summary's keys of a run without records and the VM indices of each: every group (and
+    ``all``), or every VM with an I/O of the window, completed or unfinished."""
     stream = result.stream
     assert stream is not None
     if by == "group":
-        keys = [(name, np.flatnonzero(stream.vm_group == g)) for g, name in enumerate(stream.group_names)]
+        keys = [
+            (name, np.flatnonzero(stream.vm_group == g))
+            for g, name in enumerate(stream.group_names)
+        ]
         return keys + ([("all", np.arange(len(stream.vm_names)))] if with_all else [])
     pending = set(result.measured_unfinished["vm"])
     done = (stream.count[0::2] + stream.count[1::2]) > 0
-    return [(name, np.array([v])) for v, name in enumerate(stream.vm_names) if done[v] or name in pending]
+    return [
+        (name, np.array([v]))
+        for v, name in enumerate(stream.vm_names)
+        if done[v] or name in pending
+    ]
 
 
 def _summarize_stream(result: Result, stream: StreamStats, by: str) -> pd.DataFrame:
-    """:meth:`Result._summarize` from a run's histograms and counters: counts, bytes, means and maxima exact (sums in
-    another order), percentiles within :data:`simcache.sim.stream.REL_ERROR` (see :mod:`simcache.sim.stream`)."""
+    """:meth:`Result._summarize` from a run's histograms and counters: counts, bytes, means and
+    maxima exact (sums in another order), percentiles within
+    :data:`simcache.sim.stream.REL_ERROR` (see :mod:`simcache.sim.stream`)."""
     start, end = result.window
     span = end - start
     unfinished = result.measured_unfinished
@@ -485,13 +547,30 @@ def _summarize_stream(result: Result, stream: StreamStats, by: str) -> pd.DataFr
             count = int(stream.count[lines].sum())
             total = count + len(bounds)
             counts = stream.histogram_counts(lines) + counts_of(bounds)
-            maximum = max(float(stream.max_ms[lines].max()) if len(lines) else -math.inf, float(bounds.max()) if len(bounds) else -math.inf)
-            figures = {name: percentile_of_counts(counts, q, maximum) for name, q in PERCENTILES.items()}
+            maximum = max(
+                float(stream.max_ms[lines].max()) if len(lines) else -math.inf,
+                float(bounds.max()) if len(bounds) else -math.inf,
+            )
+            figures = {
+                name: percentile_of_counts(counts, q, maximum) for name, q in PERCENTILES.items()
+            }
             figures["max_ms"] = maximum if total else math.nan
-            lower = [name for name, q in PERCENTILES.items() if math.ceil((total - 1) * q / 100.0) >= count] if len(bounds) else []
+            lower = (
+                [
+                    name
+                    for name, q in PERCENTILES.items()
+                    if math.ceil((total - 1) * q / 100.0) >= count
+                ]
+                if len(bounds)
+                else []
+            )
             batch = np.clip(np.searchsorted(stream.edges, issued, side="right") - 1, 0, BATCHES - 1)
-            batch_count = stream.batch_count[lines].sum(axis=0) + np.bincount(batch, minlength=BATCHES)
-            batch_sum = stream.batch_sum[lines].sum(axis=0) + np.bincount(batch, weights=bounds, minlength=BATCHES)
+            batch_count = stream.batch_count[lines].sum(axis=0) + np.bincount(
+                batch, minlength=BATCHES
+            )
+            batch_sum = stream.batch_sum[lines].sum(axis=0) + np.bincount(
+                batch, weights=bounds, minlength=BATCHES
+            )
             filled = batch_count > 0
             rows.append(
                 {
@@ -501,8 +580,12 @@ def _summarize_stream(result: Result, stream: StreamStats, by: str) -> pd.DataFr
                     "unfinished": len(bounds),
                     "iops": count / span,
                     "mb_s": int(stream.bytes[lines].sum()) / span / 1e6,
-                    "mean_ms": (float(stream.sum_ms[lines].sum()) + float(bounds.sum())) / total if total else math.nan,
-                    "mean_ci95_ms": ci95_half_width(batch_sum[filled] / batch_count[filled]) if total >= 2 * _CI_BATCHES else math.nan,
+                    "mean_ms": (float(stream.sum_ms[lines].sum()) + float(bounds.sum())) / total
+                    if total
+                    else math.nan,
+                    "mean_ci95_ms": ci95_half_width(batch_sum[filled] / batch_count[filled])
+                    if total >= 2 * _CI_BATCHES
+                    else math.nan,
                     **figures,
                     "lower_bounds": " ".join([*lower, "mean_ms", "max_ms"]) if len(bounds) else "",
                 }
@@ -511,8 +594,8 @@ def _summarize_stream(result: Result, stream: StreamStats, by: str) -> pd.DataFr
 
 
 def _breakdown_stream(result: Result, stream: StreamStats) -> pd.DataFrame:
-    """:attr:`Result.breakdown` from a run's component sums: each group with a write in the window (in the scenario's
-    order), then ``all``."""
+    """:attr:`Result.breakdown` from a run's component sums: each group with a write in the
+    window (in the scenario's order), then ``all``."""
     rows = []
     for key, vms in _stream_keys(result, "group", with_all=True):
         lines = stream.rows_of(vms, 1)
@@ -526,7 +609,9 @@ def _breakdown_stream(result: Result, stream: StreamStats) -> pd.DataFrame:
                 "group": key,
                 "write_mean_ms": float(stream.sum_ms[lines].sum()) / count if count else math.nan,
                 **means,
-                "dominant": "none" if not count else max(means, key=lambda c: means[c]).removesuffix("_ms"),
+                "dominant": "none"
+                if not count
+                else max(means, key=lambda c: means[c]).removesuffix("_ms"),
             }
         )
     return pd.DataFrame(rows)

@@ -37,7 +37,8 @@ def records_table(record: RunRecord) -> pd.DataFrame:
             changes.append((m["moved_s"], m["vm_index"], source, target))
     changes.sort(key=lambda change: change[0])
     first_host = list(record.vm_hosts)
-    for _, index, from_host, _ in reversed(changes):  # a VM that moved started on the host its first move left
+    # a VM that moved started on the host its first move left
+    for _, index, from_host, _ in reversed(changes):
         first_host[index] = from_host
     moves = [(index, at, to_host) for at, index, _, to_host in changes]
     group_names = [groups[g].name for g in record.vm_groups]
@@ -45,7 +46,8 @@ def records_table(record: RunRecord) -> pd.DataFrame:
 
 
 def unfinished_table(record: RunRecord) -> pd.DataFrame:
-    """One row per I/O still in flight at the end, in issue order per VM; VMs of failed hosts are gone and left out."""
+    """One row per I/O still in flight at the end, in issue order per VM; VMs of failed hosts are
+    gone and left out."""
     groups = record.scenario.groups
     names, hosts, unfinished = record.vm_names, record.vm_hosts, record.unfinished
     group_of = [groups[g].name for g in record.vm_groups]
@@ -86,16 +88,22 @@ def series_table(record: RunRecord, records: pd.DataFrame | None) -> pd.DataFram
     return frame
 
 
-def _records_series(records: pd.DataFrame, times: np.ndarray, widths: np.ndarray, columns: dict[str, Any]) -> None:
-    """The I/O columns of the series (IOPS, MB/s, p50 and p99 per op of the I/Os completed in each interval) from the records.
+def _records_series(
+    records: pd.DataFrame, times: np.ndarray, widths: np.ndarray, columns: dict[str, Any]
+) -> None:
+    """The I/O columns of the series (IOPS, MB/s, p50 and p99 per op of the I/Os completed in each
+    interval) from the records.
 
-    The records are in completion order, so each interval's I/Os are one slice of them: no array as long as the
-    records is built (a 10-million-I/O run's table is 560 MB; a per-record temporary would add 80 MB each).
+    The records are in completion order, so each interval's I/Os are one slice of them: no array as
+    long as the records is built (a 10-million-I/O run's table is 560 MB; a per-record temporary
+    would add 80 MB each).
     """
     complete = records["complete_s"].to_numpy()
-    ends = np.searchsorted(complete, times, side="right")  # interval j: times[j - 1] < complete_s <= times[j]
+    # interval j: times[j - 1] < complete_s <= times[j]
+    ends = np.searchsorted(complete, times, side="right")
     starts = np.concatenate(([0], ends[:-1]))
-    write_code = list(records["op"].cat.categories).index("write")  # categories ("read", "write"): 1
+    # categories ("read", "write"): 1
+    write_code = list(records["op"].cat.categories).index("write")
     codes = records["op"].cat.codes.to_numpy()
     size = records["size_bytes"].to_numpy()
     latency = records["latency_ms"].to_numpy()
@@ -108,9 +116,13 @@ def _records_series(records: pd.DataFrame, times: np.ndarray, widths: np.ndarray
         for op, mine in (("read", ~is_write), ("write", is_write)):
             part = latency[lo:hi][mine]
             figures[f"{op}_count"].append(len(part))
-            figures[f"{op}_bytes"].append(float(size[lo:hi][mine].sum(dtype=np.float64)) if len(part) else 0.0)
+            figures[f"{op}_bytes"].append(
+                float(size[lo:hi][mine].sum(dtype=np.float64)) if len(part) else 0.0
+            )
             for name in HEADLINE_PERCENTILES:
-                figures[f"{op}_{name}"].append(float(np.percentile(part, PERCENTILES[name])) if len(part) else math.nan)
+                figures[f"{op}_{name}"].append(
+                    float(np.percentile(part, PERCENTILES[name])) if len(part) else math.nan
+                )
     for op in ("read", "write"):
         columns[f"{op}_iops"] = np.array(figures[f"{op}_count"], dtype=np.int64) / widths
         columns[f"{op}_mb_s"] = np.array(figures[f"{op}_bytes"]) / widths / 1e6
@@ -118,13 +130,17 @@ def _records_series(records: pd.DataFrame, times: np.ndarray, widths: np.ndarray
             columns[f"{op}_{name}"] = figures[f"{op}_{name}"]
 
 
-def _stream_series(stream: StreamStats, intervals: int, widths: np.ndarray, columns: dict[str, Any]) -> None:
+def _stream_series(
+    stream: StreamStats, intervals: int, widths: np.ndarray, columns: dict[str, Any]
+) -> None:
     """As :func:`_records_series`, from a run's interval counters and histograms (percentiles within
     :data:`~simcache.sim.stream.REL_ERROR`)."""
     parts = stream.intervals[:intervals]
     for o, op in enumerate(("read", "write")):
         columns[f"{op}_iops"] = np.array([part.count[o] for part in parts]) / widths
-        columns[f"{op}_mb_s"] = np.array([part.bytes[o] for part in parts], dtype=float) / widths / 1e6
+        columns[f"{op}_mb_s"] = (
+            np.array([part.bytes[o] for part in parts], dtype=float) / widths / 1e6
+        )
         for name in HEADLINE_PERCENTILES:
             q = PERCENTILES[name]
             columns[f"{op}_{name}"] = [percentile_of_counts(part.histogram(o), q) for part in parts]
@@ -135,7 +151,10 @@ def run_totals(record: RunRecord, records: pd.DataFrame | None) -> dict[str, Any
     (MB/s over the run's duration), packets, I/Os and seconds."""
     duration = record.scenario.run.duration
     if records is not None:
-        written, completed = int(records["size_bytes"].to_numpy()[records["op"].cat.codes.to_numpy() == 1].sum()), len(records)
+        written, completed = (
+            int(records["size_bytes"].to_numpy()[records["op"].cat.codes.to_numpy() == 1].sum()),
+            len(records),
+        )
     else:
         assert record.stream is not None
         written, completed = record.stream.written_bytes, record.stream.completed

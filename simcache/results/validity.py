@@ -1,4 +1,5 @@
-"""Is a run's answer valid? Instability and short-run warnings, in words, from a result's own figures.
+"""Is a run's answer valid? Instability and short-run warnings, in words, from a result's own
+figures.
 
 :func:`assess` looks at one run's figures (:class:`AssessedRun`: the series, summary,
 unfinished I/Os and scenario a :class:`~simcache.results.result.Result` holds) and
@@ -93,11 +94,13 @@ __all__ = [
 Severity = Literal["unstable", "short"]
 
 T_CRITICAL = 3.09
-"""One-sided 0.1% point of the normal distribution: a slope this many standard errors above zero is significant."""
+"""One-sided 0.1% point of the normal distribution: a slope this many standard errors above zero
+is significant."""
 T_HALF = 1.64
 """One-sided 5% point: the second half of the window must still rise this many standard errors."""
 MIN_RISE = 0.5
-"""A growing series' fitted rise over the window, as a fraction of its mean level over the window."""
+"""A growing series' fitted rise over the window, as a fraction of its mean level over the
+window."""
 MIN_SAMPLES = 8
 """Fewest samples after the warm-up for a trend test."""
 FLOORS = {"bytes": float(2**20), "count": 5.0}
@@ -106,10 +109,15 @@ FULL_FRACTION = 0.95
 """A destage backlog at or above this fraction of the buffer's capacity at the end is full."""
 PINNED = 0.97
 """A utilization at or above this over the window is pinned at capacity."""
-_MEANING = "latency grows without bound; the percentiles shown are set by the run's length, not by the system"
+_MEANING = (
+    "latency grows without bound; the percentiles shown are set by the run's length, not by the "
+    "system"
+)
 _ARRAY_MEANING = (
-    "work reaches the spindles faster than they finish it (some of them at least); reads that miss wait behind it, and "
-    "once the controller cache is full, destaging slows to the spindles' pace and the writes behind it wait too: the "
+    "work reaches the spindles faster than they finish it (some of them at least); reads that miss "
+    "wait behind it, and "
+    "once the controller cache is full, destaging slows to the spindles' pace and the writes "
+    "behind it wait too: the "
     "figures shown hold only until then, not for the system's steady state"
 )
 _LISTED = 4  # rows named in a few-samples warning
@@ -161,18 +169,26 @@ class ValidityWarning:
     """One reason to doubt a run's figures; ``str()`` gives :attr:`message`."""
 
     kind: str
-    """Unstable: growing, backlog_full, overload. Short: filling, fill_time, short_warmup, few_samples, event_after_end."""
+    """Unstable: growing, backlog_full, overload. Short: filling, fill_time, short_warmup,
+    few_samples, event_after_end."""
     component: str
-    """What it is about, e.g. ``backlog.host0``, ``array``, ``in_flight.db.write``, ``p999_ms``, ``vmotion@10s``."""
+    """What it is about, e.g. ``backlog.host0``, ``array``, ``in_flight.db.write``, ``p999_ms``,
+    ``vmotion@10s``."""
     severity: Severity
-    """``unstable``: no steady state (``Result.stable`` is False); ``short``: the run is too short to tell."""
+    """``unstable``: no steady state (``Result.stable`` is False); ``short``: the run is too
+    short to tell."""
     message: str
 
     def __str__(self) -> str:
         return self.message
 
     def to_json(self) -> dict[str, str]:
-        return {"kind": self.kind, "component": self.component, "severity": self.severity, "message": self.message}
+        return {
+            "kind": self.kind,
+            "component": self.component,
+            "severity": self.severity,
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True)
@@ -203,10 +219,11 @@ class Trend:
 
 
 def grows_through(times: np.ndarray, values: np.ndarray, floor: float) -> tuple[bool, Trend]:
-    """Does the series grow through the window: over all of it (:meth:`Trend.grows`) and still in its second half?
+    """Does the series grow through the window: over all of it (:meth:`Trend.grows`) and still in
+    its second half?
 
-    The second half's own slope must be positive at t >= :data:`T_HALF`: a step (a vMotion's streams starting
-    mid-run, a buffer that filled and stays full) rises over the window but not through it.
+    The second half's own slope must be positive at t >= :data:`T_HALF`: a step (a vMotion's streams
+    starting mid-run, a buffer that filled and stays full) rises over the window but not through it.
     """
     fit = trend(times, values)
     if not fit.grows(floor):
@@ -217,7 +234,8 @@ def grows_through(times: np.ndarray, values: np.ndarray, floor: float) -> tuple[
 
 
 def trend(times: np.ndarray, values: np.ndarray) -> Trend:
-    """Least-squares slope of ``values`` against ``times`` (s), its standard error and the fitted rise.
+    """Least-squares slope of ``values`` against ``times`` (s), its standard error and the fitted
+    rise.
 
     The standard error is the ordinary one, sqrt(sum(residual^2) / (n - 2) /
     sum((t - mean t)^2)), widened by sqrt(n / n_eff) with the effective count
@@ -239,7 +257,13 @@ def trend(times: np.ndarray, values: np.ndarray) -> Trend:
     effective = max(3.0, n * (1 - r) / (1 + r))
     stderr = math.sqrt(ss / (n - 2) / sxx * n / effective) if sxx > 0 and ss > 0 and n > 2 else 0.0
     span = float(t[-1] - t[0]) if n else 0.0
-    return Trend(slope, stderr, slope * span, float(y.mean()) if n else math.nan, float(y[-1]) if n else math.nan)
+    return Trend(
+        slope,
+        stderr,
+        slope * span,
+        float(y.mean()) if n else math.nan,
+        float(y[-1]) if n else math.nan,
+    )
 
 
 def samples_needed(q: float) -> int:
@@ -248,38 +272,47 @@ def samples_needed(q: float) -> int:
 
 
 def in_flight_series(result: AssessedRun, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
-    """The VMs' I/Os in flight at each of ``times`` (issued at or before, not completed by), per (group, op).
+    """The VMs' I/Os in flight at each of ``times`` (issued at or before, not completed by), per
+    (group, op).
 
-    A run without records counts them per sample interval (:class:`simcache.sim.stream.StreamStats`): ``times`` must be
-    sample times then.
+    A run without records counts them per sample interval
+    (:class:`simcache.sim.stream.StreamStats`): ``times`` must be sample times then.
     """
     if result.stream is not None:
         return _stream_in_flight(result, times)
     records, unfinished = result.records, result.unfinished
     out: dict[tuple[str, str], np.ndarray] = {}
-    group_of = records["group"].to_numpy()  # categorical: the codes' names, one reference a row (no copy of the table)
+    # categorical: the codes' names, one reference a row (no copy of the table)
+    group_of = records["group"].to_numpy()
     write = (records["op"] == "write").to_numpy()
     issue, complete = records["issue_s"].to_numpy(), records["complete_s"].to_numpy()
     for group in [g["name"] for g in result.meta["scenario"]["groups"]]:
         in_group = group_of == group
         for op in ("read", "write"):
             done = in_group & (write == (op == "write"))
-            pending = unfinished.loc[(unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"].to_numpy(dtype=float)
+            pending = unfinished.loc[
+                (unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"
+            ].to_numpy(dtype=float)
             issued = np.sort(np.concatenate((issue[done], pending)))
             completed = np.sort(complete[done])
             if not len(issued):
                 continue
-            out[(group, op)] = np.searchsorted(issued, times, side="right") - np.searchsorted(completed, times, side="right")
+            out[(group, op)] = np.searchsorted(issued, times, side="right") - np.searchsorted(
+                completed, times, side="right"
+            )
     return out
 
 
 def _stream_in_flight(result: AssessedRun, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
-    """:func:`in_flight_series` from a run's counts per sample interval of the completed I/Os' issue and completion."""
+    """:func:`in_flight_series` from a run's counts per sample interval of the completed I/Os'
+    issue and completion."""
     stream = result.stream
     assert stream is not None
     sample_times = np.asarray(stream.times)
     index = np.searchsorted(sample_times, times)
-    if len(times) and (index.max() >= len(sample_times) or not np.array_equal(sample_times[index], times)):
+    if len(times) and (
+        index.max() >= len(sample_times) or not np.array_equal(sample_times[index], times)
+    ):
         raise ValueError("a run without records counts I/Os in flight at its sample times only")
     issued = np.cumsum(stream.issued_by_interval[: len(sample_times)], axis=0)[index]
     completed = np.cumsum(stream.completed_by_interval[: len(sample_times)], axis=0)[index]
@@ -287,7 +320,9 @@ def _stream_in_flight(result: AssessedRun, times: np.ndarray) -> dict[tuple[str,
     out: dict[tuple[str, str], np.ndarray] = {}
     for g, group in enumerate(stream.group_names):
         for o, op in enumerate(("read", "write")):
-            pending = unfinished.loc[(unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"].to_numpy(dtype=float)
+            pending = unfinished.loc[
+                (unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"
+            ].to_numpy(dtype=float)
             if not len(pending) and not any(part[2 * g + o] for part in stream.issued_by_interval):
                 continue
             waiting = np.searchsorted(np.sort(pending), times, side="right")
@@ -296,11 +331,13 @@ def _stream_in_flight(result: AssessedRun, times: np.ndarray) -> dict[tuple[str,
 
 
 def assess(result: AssessedRun) -> list[ValidityWarning]:
-    """Every warning for ``result``: instability first (overload, growing, backlog_full), then short-run ones."""
+    """Every warning for ``result``: instability first (overload, growing, backlog_full), then
+    short-run ones."""
     scenario = result.scenario if result.scenario is not None else result.meta["scenario"]
     growth = _growth(result)
     unstable = [w for w in growth if w.severity == "unstable"]
-    if unstable:  # a saturated component is the cause only when I/Os pile up (a closed loop at 100% is bounded)
+    # a saturated component is the cause only when I/Os pile up (a closed loop at 100% is bounded)
+    if unstable:
         unstable = _overloads(result) + unstable
     unstable += _full_backlogs(result)
     filling = [w for w in growth if w.severity == "short"]
@@ -322,10 +359,15 @@ def _growth(result: AssessedRun) -> list[ValidityWarning]:
     capacity = float(result.meta["scenario"]["cluster"]["destager"]["capacity"])
     warnings = []
     for column in series.columns:
-        if not (column.startswith(("backlog.", "queue.")) or column in ("destage_waiting", "flows_in_flight")):
+        if not (
+            column.startswith(("backlog.", "queue."))
+            or column in ("destage_waiting", "flows_in_flight")
+        ):
             continue
         in_bytes = column.startswith("backlog.")
-        growing, fit = grows_through(times, series[column].to_numpy(dtype=float), FLOORS["bytes" if in_bytes else "count"])
+        growing, fit = grows_through(
+            times, series[column].to_numpy(dtype=float), FLOORS["bytes" if in_bytes else "count"]
+        )
         if not growing:
             continue
         if in_bytes:
@@ -338,27 +380,36 @@ def _growth(result: AssessedRun) -> list[ValidityWarning]:
                     "filling",
                     column,
                     "short",
-                    f"{host} destage backlog grows through the run ({fit.slope / 2**20:+.1f} MiB/s, ends at {fit.end / capacity:.0%} "
-                    f"of {format_size(capacity)}): writes arrive faster than they are destaged, and at this rate the buffer is full "
-                    f"in about {full_in:.3g} s more; the figures hold for write bursts shorter than that, not for sustained load "
+                    f"{host} destage backlog grows through the run ({fit.slope / 2**20:+.1f} "
+                    f"MiB/s, ends at {fit.end / capacity:.0%} "
+                    f"of {format_size(capacity)}): writes arrive faster than they are destaged, "
+                    "and at this rate the buffer is full "
+                    f"in about {full_in:.3g} s more; the figures hold for write bursts shorter "
+                    "than that, not for sustained load "
                     f"(then writes wait for the array)",
                 )
             )
             continue
         start = fit.mean - fit.rise / 2
         meaning = _ARRAY_MEANING if column == "queue.array" else _MEANING
-        what = f"{_series_words(column)} grow through the run ({fit.slope:+.3g}/s, from about {start:.3g} to {fit.end:.0f}): {meaning}"
+        what = (
+            f"{_series_words(column)} grow through the run ({fit.slope:+.3g}/s, from about "
+            f"{start:.3g} to {fit.end:.0f}): {meaning}"
+        )
         warnings.append(ValidityWarning("growing", column, "unstable", what))
     for (group, op), counts in in_flight_series(result, times).items():
         growing, fit = grows_through(times, counts.astype(float), FLOORS["count"])
         if growing:
-            pending = int(((result.unfinished["group"] == group) & (result.unfinished["op"] == op)).sum())
+            pending = int(
+                ((result.unfinished["group"] == group) & (result.unfinished["op"] == op)).sum()
+            )
             warnings.append(
                 ValidityWarning(
                     "growing",
                     f"in_flight.{group}.{op}",
                     "unstable",
-                    f"group {group}'s {op}s in flight grow through the run ({fit.slope:+.3g} I/Os/s; {pending:,} unfinished at the end): "
+                    f"group {group}'s {op}s in flight grow through the run ({fit.slope:+.3g} "
+                    f"I/Os/s; {pending:,} unfinished at the end): "
                     f"{_MEANING}",
                 )
             )
@@ -370,7 +421,10 @@ def _series_words(column: str) -> str:
         return "the array's spindle operations running or queued"
     if column.startswith("queue."):
         return f"{column.split('.')[1]}'s tier queue: I/Os"
-    return {"destage_waiting": "writers waiting for destage-buffer space", "flows_in_flight": "network transfers in flight"}[column]
+    return {
+        "destage_waiting": "writers waiting for destage-buffer space",
+        "flows_in_flight": "network transfers in flight",
+    }[column]
 
 
 def _full_backlogs(result: AssessedRun) -> list[ValidityWarning]:
@@ -389,8 +443,10 @@ def _full_backlogs(result: AssessedRun) -> list[ValidityWarning]:
                     "backlog_full",
                     column,
                     "unstable",
-                    f"{host} destage backlog ends at {end / capacity:.0%} of its {format_size(capacity)} buffer "
-                    f"({waiting} writers waiting for space at the end): writes are admitted only as fast as the array takes them; "
+                    f"{host} destage backlog ends at {end / capacity:.0%} of its "
+                    f"{format_size(capacity)} buffer "
+                    f"({waiting} writers waiting for space at the end): writes are admitted only "
+                    "as fast as the array takes them; "
                     f"if they keep arriving faster, {_MEANING}",
                 )
             )
@@ -403,13 +459,20 @@ def _overloads(result: AssessedRun) -> list[ValidityWarning]:
         return []
     start, end = result.window
     span = end - start
-    if result.stream is not None:  # counted per sample interval: those ending after the window's start
+    # counted per sample interval: those ending after the window's start
+    if result.stream is not None:
         stream = result.stream
         issued = int(stream.count.sum()) + len(result.measured_unfinished)
-        served = sum(int(part.count.sum()) for t, part in zip(stream.times, stream.intervals, strict=False) if start < t <= end)
+        served = sum(
+            int(part.count.sum())
+            for t, part in zip(stream.times, stream.intervals, strict=False)
+            if start < t <= end
+        )
     else:
         records = result.records
-        issued = int((records["issue_s"].to_numpy() >= start).sum()) + len(result.measured_unfinished)
+        issued = int((records["issue_s"].to_numpy() >= start).sum()) + len(
+            result.measured_unfinished
+        )
         served = int(((records["complete_s"] >= start) & (records["complete_s"] <= end)).sum())
     offered = f"the VMs issued {issued / span:,.0f} I/Os/s, {served / span:,.0f}/s completed" + (
         f" (offered {issued / served:.3g}x what was served)" if served else ""
@@ -419,20 +482,31 @@ def _overloads(result: AssessedRun) -> list[ValidityWarning]:
         mean = float(series[column].mean())
         if mean >= PINNED:
             component = column.removeprefix("util.")
-            what = f"{component} is busy {mean:.0%} of the window while work piles up: its offered load is above its capacity; {offered}"
-            warnings.append(ValidityWarning("overload", component, "unstable", what + _array_queue_words(component, series)))
+            what = (
+                f"{component} is busy {mean:.0%} of the window while work piles up: its offered "
+                f"load is above its capacity; {offered}"
+            )
+            warnings.append(
+                ValidityWarning(
+                    "overload", component, "unstable", what + _array_queue_words(component, series)
+                )
+            )
     return warnings
 
 
 def _array_queue_words(component: str, series: pd.DataFrame) -> str:
-    """For the array: how fast its spindle queue grows, if it does (significantly). Behind a write-back cache the VMs'
-    I/Os can all complete while the array falls behind, so the VMs' figures alone do not show its excess."""
+    """For the array: how fast its spindle queue grows, if it does (significantly). Behind a
+    write-back cache the VMs' I/Os can all complete while the array falls behind, so the VMs'
+    figures alone do not show its excess."""
     if component != "array" or "queue.array" not in series.columns or len(series) < MIN_SAMPLES:
         return ""
     fit = trend(series.index.to_numpy(dtype=float), series["queue.array"].to_numpy(dtype=float))
     if fit.slope <= 0 or fit.t < T_CRITICAL:
         return ""
-    return f"; its spindle operations queued grow by {fit.slope:,.0f} a second (work reaching the spindles, less work they finish)"
+    return (
+        f"; its spindle operations queued grow by {fit.slope:,.0f} a second (work reaching the "
+        "spindles, less work they finish)"
+    )
 
 
 def _short_warmup(
@@ -440,7 +514,8 @@ def _short_warmup(
     scenario: Scenario | dict[str, Any],
     filling: set[str],
 ) -> list[ValidityWarning]:
-    """Warm-up shorter than a duty-cycle period or a destage buffer's fill time (hosts in ``filling`` are reported already)."""
+    """Warm-up shorter than a duty-cycle period or a destage buffer's fill time (hosts in
+    ``filling`` are reported already)."""
     warmup, end = result.window
     constants: list[tuple[float, str, str]] = []  # (seconds, component, words)
     data = scenario if isinstance(scenario, dict) else scenario.model_dump(mode="json")
@@ -448,7 +523,13 @@ def _short_warmup(
         duty = group["workload"].get("duty_cycle")
         if duty is not None:
             period = _duty_period(duty)
-            constants.append((period, f"duty_cycle.{group['name']}", f"group {group['name']}'s duty cycle ({period:g} s period)"))
+            constants.append(
+                (
+                    period,
+                    f"duty_cycle.{group['name']}",
+                    f"group {group['name']}'s duty cycle ({period:g} s period)",
+                )
+            )
     warnings = []
     for host, fill, rate_in, rate_out in _fill_times(scenario):
         component = f"backlog.{host}"
@@ -461,13 +542,22 @@ def _short_warmup(
                     "fill_time",
                     component,
                     "short",
-                    f"the run ({end:g} s) ends before {host}'s destage buffer could fill ({fill:.3g} s from empty at {rates}, "
-                    f"by the estimate's fluid model): its figures hold for write bursts shorter than that, not for sustained load "
+                    f"the run ({end:g} s) ends before {host}'s destage buffer could fill "
+                    f"({fill:.3g} s from empty at {rates}, "
+                    "by the estimate's fluid model): its figures hold for write bursts shorter "
+                    "than that, not for sustained load "
                     f"(then writes wait for the array)",
                 )
             )
         else:
-            constants.append((fill, component, f"the time {host}'s destage buffer takes to fill ({fill:.3g} s from empty at {rates})"))
+            constants.append(
+                (
+                    fill,
+                    component,
+                    f"the time {host}'s destage buffer takes to fill ({fill:.3g} s from empty at "
+                    f"{rates})",
+                )
+            )
     for seconds, component, words in constants:
         if warmup < seconds:
             warnings.append(
@@ -475,7 +565,8 @@ def _short_warmup(
                     "short_warmup",
                     component,
                     "short",
-                    f"the warm-up ({warmup:g} s) is shorter than {words}: the measured window still holds the start-up transient; "
+                    f"the warm-up ({warmup:g} s) is shorter than {words}: the measured window "
+                    "still holds the start-up transient; "
                     f"warm up for at least {seconds:.3g} s (the run is {end:g} s)",
                 )
             )
@@ -491,20 +582,25 @@ def _duty_period(duty: dict[str, Any]) -> float:
 
 
 def _fill_times(scenario: Scenario | dict[str, Any]) -> list[tuple[str, float, float, float]]:
-    """(host, fill time s, write rate, drain rate in bytes/s) of each destage buffer that fills, by the estimate's fluid model.
+    """(host, fill time s, write rate, drain rate in bytes/s) of each destage buffer that fills, by
+    the estimate's fluid model.
 
-    Empty when the scenario cannot be estimated (the estimate's own errors are its business, not the run's).
+    Empty when the scenario cannot be estimated (the estimate's own errors are its business, not the
+    run's).
     """
     from simcache.base.errors import ScenarioError
     from simcache.estimate import estimate
     from simcache.sim.control import ESTIMATED_CHAINS_MAX
 
     if isinstance(scenario, dict):
-        chains = len(scenario.get("groups", [])) * int(scenario.get("cluster", {}).get("hosts", 1))  # at most
+        # at most
+        chains = len(scenario.get("groups", [])) * int(scenario.get("cluster", {}).get("hosts", 1))
     else:
         chains = sum(len(scenario.group_hosts(g)) for g in scenario.groups)
     if chains > ESTIMATED_CHAINS_MAX:
-        return []  # past that many chains the estimate can take seconds: the run's own backlog series speaks instead
+        # past that many chains the estimate can take seconds: the run's own backlog series speaks
+        # instead
+        return []
     try:
         fluids = estimate(scenario).destager
     except (ScenarioError, ValueError, ArithmeticError):
@@ -525,7 +621,10 @@ def _few_samples(result: AssessedRun) -> list[ValidityWarning]:
         thin = summary[(total > 0) & (total < needed)]
         if not len(thin):
             continue
-        named = [f"{g} {op}s ({n:,})" for g, op, n in zip(thin["group"], thin["op"], total[thin.index], strict=True)]
+        named = [
+            f"{g} {op}s ({n:,})"
+            for g, op, n in zip(thin["group"], thin["op"], total[thin.index], strict=True)
+        ]
         more = f" and {len(named) - _LISTED} more" if len(named) > _LISTED else ""
         parts.append(f"{column} needs {needed:,}: {', '.join(named[:_LISTED])}{more}")
     if not parts:
@@ -535,7 +634,8 @@ def _few_samples(result: AssessedRun) -> list[ValidityWarning]:
             "few_samples",
             "percentiles",
             "short",
-            f"few I/Os behind some percentiles ({'; '.join(parts)}): with fewer than 10 I/Os beyond it a percentile is "
+            f"few I/Os behind some percentiles ({'; '.join(parts)}): with fewer than 10 I/Os "
+            "beyond it a percentile is "
             f"the worst few I/Os, not a stable figure; run longer",
         )
     ]
@@ -553,7 +653,8 @@ def _late_events(result: AssessedRun) -> list[ValidityWarning]:
                     "event_after_end",
                     f"{event['kind']}@{at:g}s",
                     "short",
-                    f"the {what} scheduled at {at:g} s is at or after the run's end ({end:g} s): it never happens in this run; "
+                    f"the {what} scheduled at {at:g} s is at or after the run's end ({end:g} s): "
+                    "it never happens in this run; "
                     f"run for longer than {at:g} s to see it",
                 )
             )

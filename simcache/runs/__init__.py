@@ -1,1 +1,2 @@
-"""Many runs of a scenario and what is decided from them: sweeps and their store, scenario checks, targets."""
+"""Many runs of a scenario and what is decided from them: sweeps and their store, scenario
+checks, targets."""

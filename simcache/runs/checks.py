@@ -24,7 +24,14 @@ import numpy as np
 import pandas as pd
 
 from simcache.base.errors import ScenarioError
-from simcache.base.metrics import PERCENTILES, RECORD_METRICS, VALIDITY, bound_value, ci95_half_width, metric_unit
+from simcache.base.metrics import (
+    PERCENTILES,
+    RECORD_METRICS,
+    VALIDITY,
+    bound_value,
+    ci95_half_width,
+    metric_unit,
+)
 from simcache.base.units import format_size
 from simcache.results.result import Result, censored_percentiles
 from simcache.runs.simulate import simulate
@@ -71,16 +78,18 @@ class CheckOutcome:
     seeds: tuple[int, ...]
     values: tuple[float, ...]
     target: float | None = None
-    """The figure an ``approx`` check expects (a measurement it reproduces), in the metric's unit; else ``None``."""
+    """The figure an ``approx`` check expects (a measurement it reproduces), in the metric's
+    unit; else ``None``."""
     scenario_description: str = ""
-    """The scenario's one-line ``description``: what it shows (the validation report says it once per file)."""
+    """The scenario's one-line ``description``: what it shows (the validation report says it once
+    per file)."""
     known_gap: str = ""
-    """Why the model does not reproduce this figure yet (the expectation's ``known_gap``); empty for a check
-    expected to pass."""
+    """Why the model does not reproduce this figure yet (the expectation's ``known_gap``); empty
+    for a check expected to pass."""
     warnings: tuple[str, ...] = ()
-    """The validity warnings of the runs this check used (:attr:`simcache.Result.warnings`, few-samples notes left
-    out), each once, as ``"warning (variant <name>): <message>"`` (``note`` for a short-run one): the first seed's
-    message for each (variant, kind, component)."""
+    """The validity warnings of the runs this check used (:attr:`simcache.Result.warnings`,
+    few-samples notes left out), each once, as ``"warning (variant <name>): <message>"``
+    (``note`` for a short-run one): the first seed's message for each (variant, kind, component)."""
 
     @property
     def passed(self) -> bool:
@@ -89,8 +98,8 @@ class CheckOutcome:
 
     @property
     def ok(self) -> bool:
-        """As expected: the check passes, or it is a known gap and still misses (a gap that passes is not ok: its
-        ``known_gap`` note must go)."""
+        """As expected: the check passes, or it is a known gap and still misses (a gap that
+        passes is not ok: its ``known_gap`` note must go)."""
         return self.passed != bool(self.known_gap)
 
     @property
@@ -112,7 +121,11 @@ class CheckOutcome:
 
     @property
     def failing_seeds(self) -> list[int]:
-        return [seed for seed, value in zip(self.seeds, self.values, strict=True) if not self._holds(value)]
+        return [
+            seed
+            for seed, value in zip(self.seeds, self.values, strict=True)
+            if not self._holds(value)
+        ]
 
     @property
     def simulated(self) -> str:
@@ -121,13 +134,20 @@ class CheckOutcome:
         if len(values) == 1:
             return _quantity(values[0], self.unit)
         return (
-            f"{_quantity(self.mean, self.unit)} ({_number(min(values), self.unit)}..{_number(max(values), self.unit)}, {len(values)} seeds)"
+            f"{_quantity(self.mean, self.unit)} "
+            f"({_number(min(values), self.unit)}..{_number(max(values), self.unit)}, {len(values)} "
+            "seeds)"
         )
 
     @property
     def error(self) -> float | None:
-        """(simulated mean - expected) / expected for an ``approx`` check: how far the model is from the measurement."""
-        if self.target is None or self.target == 0 or not all(math.isfinite(v) for v in self.values):
+        """(simulated mean - expected) / expected for an ``approx`` check: how far the model is
+        from the measurement."""
+        if (
+            self.target is None
+            or self.target == 0
+            or not all(math.isfinite(v) for v in self.values)
+        ):
             return None
         return (self.mean - self.target) / abs(self.target)
 
@@ -137,7 +157,10 @@ class CheckOutcome:
     def line(self) -> str:
         """One readable line: verdict, where, what was expected, what was simulated."""
         verdict = self.verdict
-        text = f"{verdict}  {self.scenario}:{self.name}  {self.selection}: expected {self.expected}, simulated {self.simulated}"
+        text = (
+            f"{verdict}  {self.scenario}:{self.name}  {self.selection}: expected {self.expected}, "
+            f"simulated {self.simulated}"
+        )
         error = self.error
         if error is not None:
             text += f" ({error:+.1%})"
@@ -189,13 +212,16 @@ def iter_checks(
 
 @dataclass(frozen=True)
 class CheckPlan:
-    """A scenario's checks made ready to run: validated, with the run of each variant they select."""
+    """A scenario's checks made ready to run: validated, with the run of each variant they
+    select."""
 
     label: str
-    """How errors and outcomes name the scenario: the path (or name) given, else the scenario's name."""
+    """How errors and outcomes name the scenario: the path (or name) given, else the scenario's
+    name."""
     scenario: Scenario
     runs: dict[str, Scenario]
-    """The run of each variant the checks select, by variant name (``base``: the scenario as written)."""
+    """The run of each variant the checks select, by variant name (``base``: the scenario as
+    written)."""
 
     def outcomes(
         self,
@@ -206,31 +232,42 @@ class CheckPlan:
         limits: Limits | None = None,
         executor: Executor | None = None,
     ) -> Iterator[CheckOutcome]:
-        """Run each variant once per seed and yield each check as soon as the runs it needs are done (see :func:`iter_checks`).
+        """Run each variant once per seed and yield each check as soon as the runs it needs are done
+        (see :func:`iter_checks`).
 
-        Once ``cancel`` is set, raises :class:`~simcache.sim.control.Stopped` (with the stopped run's partial result,
-        which no check is judged on); the checks yielded before stay valid. ``limits`` go to :func:`simulate`.
+        Once ``cancel`` is set, raises :class:`~simcache.sim.control.Stopped` (with the stopped
+        run's partial result, which no check is judged on); the checks yielded before stay valid.
+        ``limits`` go to :func:`simulate`.
 
-        ``executor`` (a process pool, or a Dask client's ``get_executor()``) runs a variant's seeds in parallel: each
-        run is the same function of its scenario and seed, so the outcomes are those of the serial loop, value for
-        value. A stop then comes between variants (the runs under way finish; their results are not judged).
+        ``executor`` (a process pool, or a Dask client's ``get_executor()``) runs a variant's seeds
+        in parallel: each run is the same function of its scenario and seed, so the outcomes are
+        those of the serial loop, value for value. A stop then comes between variants (the runs
+        under way finish; their results are not judged).
         """
         scenario, label = self.scenario, self.label
         if seeds is None:
             seeds = scenario.check.seeds
-        seed_list = [scenario.run.seed + k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
+        seed_list = (
+            [scenario.run.seed + k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
+        )
         sides = [expectation.sides() for expectation in scenario.expect]
         measured: dict[tuple[int, int, int], float] = {}  # (check, side, seed index) -> value
-        notes: dict[str, dict[tuple[str, str], str]] = {}  # variant -> (kind, component) -> "warning: ..." or "note: ..."
+        # variant -> (kind, component) -> "warning: ..." or "note: ..."
+        notes: dict[str, dict[tuple[str, str], str]] = {}
         done: set[str] = set()
         for index, expectation in enumerate(scenario.expect):
             for variant in dict.fromkeys(side.variant for side, _ in sides[index]):
                 if variant in done:
                     continue
                 wanted = [
-                    (j, s, side, metric) for j, pair in enumerate(sides) for s, (side, metric) in enumerate(pair) if side.variant == variant
+                    (j, s, side, metric)
+                    for j, pair in enumerate(sides)
+                    for s, (side, metric) in enumerate(pair)
+                    if side.variant == variant
                 ]
-                replicate = _Replicate(self.runs[variant], label, tuple(scenario.expect), tuple(wanted), limits)
+                replicate = _Replicate(
+                    self.runs[variant], label, tuple(scenario.expect), tuple(wanted), limits
+                )
                 wheres = [f"{label}: variant {variant}, seed {seed}" for seed in seed_list]
                 if executor is not None and len(seed_list) > 1:
                     if progress is not None:
@@ -244,7 +281,9 @@ class CheckPlan:
                             raise Stopped(cancel.reason, where=where)
                         if progress is not None:
                             progress(where)
-                        result = simulate(self.runs[variant], seed=seed, cancel=cancel, limits=limits)
+                        result = simulate(
+                            self.runs[variant], seed=seed, cancel=cancel, limits=limits
+                        )
                         if result.meta["stopped_at_s"] is not None:
                             raise Stopped(result.meta["stop_reason"], result, where)
                         replicas.append(replicate.judge(result))
@@ -256,21 +295,37 @@ class CheckPlan:
                 done.add(variant)
             variants = dict.fromkeys(side.variant for side, _ in sides[index])
             warnings = tuple(
-                f"{said.partition(':')[0]} (variant {v}):{said.partition(':')[2]}" for v in variants for said in notes.get(v, {}).values()
+                f"{said.partition(':')[0]} (variant {v}):{said.partition(':')[2]}"
+                for v in variants
+                for said in notes.get(v, {}).values()
             )
-            yield replace(_outcome(label, scenario, index, expectation, sides[index], measured, seed_list), warnings=warnings)
+            yield replace(
+                _outcome(label, scenario, index, expectation, sides[index], measured, seed_list),
+                warnings=warnings,
+            )
 
 
-def _in_parallel(executor: Executor, replicate: _Replicate, seeds: list[int], cancel: Cancel | None, wheres: list[str]) -> list[Replica]:
-    """``replicate`` of each seed on ``executor``, in seed order; once ``cancel`` is set, the pool is stopped (its
-    running runs end with their processes: :func:`simcache.runs.sweep.stop_pool`) and :class:`Stopped` raised."""
+def _in_parallel(
+    executor: Executor,
+    replicate: _Replicate,
+    seeds: list[int],
+    cancel: Cancel | None,
+    wheres: list[str],
+) -> list[Replica]:
+    """``replicate`` of each seed on ``executor``, in seed order; once ``cancel`` is set, the
+    pool is stopped (its running runs end with their processes:
+    :func:`simcache.runs.sweep.stop_pool`) and :class:`Stopped` raised."""
     from simcache.runs.sweep import stop_pool
 
     futures = [executor.submit(replicate, seed) for seed in seeds]
     pending = set(futures)
     while pending:
         if cancel is not None and cancel.cancelled:
-            where = next((where for where, f in zip(wheres, futures, strict=True) if not f.done()), wheres[-1])  # before the stop
+            # before the stop
+            where = next(
+                (where for where, f in zip(wheres, futures, strict=True) if not f.done()),
+                wheres[-1],
+            )
             stop_pool(executor)
             raise Stopped(cancel.reason, where=where)
         _, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
@@ -278,12 +333,14 @@ def _in_parallel(executor: Executor, replicate: _Replicate, seeds: list[int], ca
 
 
 Replica = tuple[list[tuple[tuple[str, str], str]], dict[tuple[int, int], float]]
-"""What one run of a variant gives its checks: its warnings ((kind, component), text), and each (check, side)'s value."""
+"""What one run of a variant gives its checks: its warnings ((kind, component), text), and each
+(check, side)'s value."""
 
 
 @dataclass(frozen=True)
 class _Replicate:
-    """One variant's run for one seed, judged for the checks that select it (picklable: a pool worker runs it)."""
+    """One variant's run for one seed, judged for the checks that select it (picklable: a pool
+    worker runs it)."""
 
     run: Scenario
     label: str
@@ -296,11 +353,18 @@ class _Replicate:
 
     def judge(self, result: Result) -> Replica:
         said = [
-            ((warning.kind, warning.component), f"{'warning' if warning.severity == 'unstable' else 'note'}: {warning.message}")
+            (
+                (warning.kind, warning.component),
+                f"{'warning' if warning.severity == 'unstable' else 'note'}: {warning.message}",
+            )
             for warning in result.warnings
-            if warning.kind != "few_samples"  # true of nearly every short check run; the checks' tolerances speak to it
+            # true of nearly every short check run; the checks' tolerances speak to it
+            if warning.kind != "few_samples"
         ]
-        values = {(j, s): _measure_checked(result, side, metric, self.label, j, self.expect[j]) for j, s, side, metric in self.wanted}
+        values = {
+            (j, s): _measure_checked(result, side, metric, self.label, j, self.expect[j])
+            for j, s, side, metric in self.wanted
+        }
         return said, values
 
 
@@ -316,14 +380,27 @@ def prepare(source: str | Path | Scenario, *, duration: float | None = None) -> 
     label = scenario.name if isinstance(source, Scenario) else str(source)
     scenario.validate_checks(label)
     sides = [expectation.sides() for expectation in scenario.expect]
-    runs = {name: _run_for(scenario, name, duration, label) for name in dict.fromkeys(side.variant for pair in sides for side, _ in pair)}
+    runs = {
+        name: _run_for(scenario, name, duration, label)
+        for name in dict.fromkeys(side.variant for pair in sides for side, _ in pair)
+    }
     for i, (expectation, pair) in enumerate(zip(scenario.expect, sides, strict=True)):
         for side, _ in pair:
             end = runs[side.variant].run.duration
             if side.window is not None and side.window[1] > end:
-                fix = f"--duration {duration:g}s is too short" if duration is not None else "lengthen its run.duration"
+                fix = (
+                    f"--duration {duration:g}s is too short"
+                    if duration is not None
+                    else "lengthen its run.duration"
+                )
                 raise ScenarioError(
-                    label, [(f"expect.{i}({expectation.name}).window", f"ends at {side.window[1]:g}s, after the run ({end:g}s); {fix}")]
+                    label,
+                    [
+                        (
+                            f"expect.{i}({expectation.name}).window",
+                            f"ends at {side.window[1]:g}s, after the run ({end:g}s); {fix}",
+                        )
+                    ],
                 )
     return CheckPlan(label, scenario, runs)
 
@@ -335,32 +412,48 @@ def _run_for(scenario: Scenario, variant: str, duration: float | None, label: st
     try:
         return run.with_duration(duration)
     except ScenarioError as exc:
-        raise ScenarioError(label, [("--duration", message) for _, message in exc.problems]) from None
+        raise ScenarioError(
+            label, [("--duration", message) for _, message in exc.problems]
+        ) from None
 
 
-def _measure_checked(result: Result, side: Selection, metric: str, label: str, index: int, expectation: Expectation) -> float:
+def _measure_checked(
+    result: Result, side: Selection, metric: str, label: str, index: int, expectation: Expectation
+) -> float:
     try:
         return measure(result, side, metric)
     except KeyError as exc:
         columns = ", ".join(c for c in result.series.columns)
         raise ScenarioError(
-            label, [(f"expect.{index}({expectation.name}).metric", f"no series column {exc.args[0]!r}; columns: {columns}")]
+            label,
+            [
+                (
+                    f"expect.{index}({expectation.name}).metric",
+                    f"no series column {exc.args[0]!r}; columns: {columns}",
+                )
+            ],
         ) from None
 
 
 def measure(result: Result, selection: Selection, metric: str) -> float:
-    """The value of ``metric`` for ``selection`` in one run's result (NaN when nothing is selected)."""
+    """The value of ``metric`` for ``selection`` in one run's result (NaN when nothing is
+    selected)."""
     source, _, key = metric.partition(".")
     if source == "totals" and metric not in RECORD_METRICS:
         return float(result.totals[key])
     if source == "series" and metric not in RECORD_METRICS:
         return _series_value(result, selection, key)
     if source == "validity" and key in VALIDITY:
-        return float(result.stable) if key == "stable" else float(sum(w.severity == "unstable" for w in result.warnings))
+        return (
+            float(result.stable)
+            if key == "stable"
+            else float(sum(w.severity == "unstable" for w in result.warnings))
+        )
     span = _span(result, selection)
     records = _select(result.records, result, selection)
     unfinished = _select(result.unfinished, result, selection)
-    bounds = (result.window[1] - unfinished["issue_s"].to_numpy(dtype=float)) * 1e3  # censored latencies (ms), as in the summary
+    # censored latencies (ms), as in the summary
+    bounds = (result.window[1] - unfinished["issue_s"].to_numpy(dtype=float)) * 1e3
     return _record_metric(records, bounds, span, metric)
 
 
@@ -384,7 +477,8 @@ def _select(records: pd.DataFrame, result: Result, selection: Selection) -> pd.D
 
 
 def _record_metric(records: pd.DataFrame, bounds: np.ndarray, span: float, metric: str) -> float:
-    """``metric`` of the completed ``records``, unfinished I/Os at their latencies' lower ``bounds`` (ms) in the latency figures."""
+    """``metric`` of the completed ``records``, unfinished I/Os at their latencies' lower
+    ``bounds`` (ms) in the latency figures."""
     latency = records["latency_ms"].to_numpy()
     if metric == "count":
         return float(len(records))
@@ -397,7 +491,8 @@ def _record_metric(records: pd.DataFrame, bounds: np.ndarray, span: float, metri
     if metric == "mean_ms" and len(records) + len(bounds):
         return float(np.concatenate((latency, bounds)).mean())
     if metric in PERCENTILES or metric == "max_ms":
-        return float(censored_percentiles(latency, bounds)[0][metric])  # as the summary computes them
+        # as the summary computes them
+        return float(censored_percentiles(latency, bounds)[0][metric])
     if not len(records):
         return math.nan
     if metric == "hit_ratio":
@@ -407,13 +502,16 @@ def _record_metric(records: pd.DataFrame, bounds: np.ndarray, span: float, metri
         return float(latency.sum()) / 1e3 / span
     if metric == "max_outstanding":
         return float(_max_overlap(records["issue_s"].to_numpy(), records["complete_s"].to_numpy()))
-    return float(records[metric].to_numpy(dtype=np.float64).mean())  # a latency component (float32), averaged in float64
+    # a latency component (float32), averaged in float64
+    return float(records[metric].to_numpy(dtype=np.float64).mean())
 
 
 def _max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:
     """The most intervals [start, end) open at one instant."""
     times = np.concatenate((starts, ends))
-    steps = np.concatenate((np.ones(len(starts), dtype=np.int64), -np.ones(len(ends), dtype=np.int64)))
+    steps = np.concatenate(
+        (np.ones(len(starts), dtype=np.int64), -np.ones(len(ends), dtype=np.int64))
+    )
     order = np.lexsort((steps, times))  # at equal times an end (-1) comes before a start
     return int(np.cumsum(steps[order]).max()) if len(times) else 0
 
@@ -476,8 +574,16 @@ def _bounds(expectation: Expectation, ratio: bool) -> tuple[float, float]:
         centre = bound_value(metric, expectation.approx, ratio=ratio)
         spread = abs(centre) * (expectation.rel or 0.0)
         return centre - spread, centre + spread
-    low = -math.inf if expectation.at_least is None else bound_value(metric, expectation.at_least, ratio=ratio)
-    high = math.inf if expectation.at_most is None else bound_value(metric, expectation.at_most, ratio=ratio)
+    low = (
+        -math.inf
+        if expectation.at_least is None
+        else bound_value(metric, expectation.at_least, ratio=ratio)
+    )
+    high = (
+        math.inf
+        if expectation.at_most is None
+        else bound_value(metric, expectation.at_most, ratio=ratio)
+    )
     return low, high
 
 
@@ -525,15 +631,18 @@ def _quantity(value: float, unit: str) -> str:
 
 
 def validation_report(outcomes: Sequence[CheckOutcome], command: str) -> str:
-    """Markdown: a summary row per field observation, then a section with each observation's checks."""
+    """Markdown: a summary row per field observation, then a section with each observation's
+    checks."""
     groups = _by_observation(outcomes)
     lines = [
         "# Validation against the field observations and device measurements",
         "",
         f"Generated by `{command}`; do not edit by hand. Each check must hold for every seed;",
         "the simulated figure is the mean over seeds with the range in brackets. The field",
-        "observations are in DOMAIN.md; each scenario file explains its hardware and why its bounds are where they are.",
-        "A known gap is a figure the model does not reproduce yet, reported with its error and why; measurements",
+        "observations are in DOMAIN.md; each scenario file explains its hardware and why its "
+        "bounds are where they are.",
+        "A known gap is a figure the model does not reproduce yet, reported with its error and "
+        "why; measurements",
         "without a check are in docs/validation-devices.md.",
         "",
         "| Observation | Scenario files | Checks | Passed | Verdict |",
@@ -578,19 +687,32 @@ def report_section(group: Sequence[CheckOutcome]) -> str:
         "| Check | Field | Simulated | Expected | Verdict |",
         "|---|---|---|---|---|",
     ]
-    described = {Path(o.source).name: o.scenario_description for o in group if o.scenario_description}
+    described = {
+        Path(o.source).name: o.scenario_description for o in group if o.scenario_description
+    }
     if described:
         lines[1:1] = ["", *(f"- `{name}`: {text}" for name, text in described.items())]
     for o in group:
-        what = f"**{o.name}**: {o.description}<br>`{o.selection}`" if o.description else f"**{o.name}**<br>`{o.selection}`"
+        what = (
+            f"**{o.name}**: {o.description}<br>`{o.selection}`"
+            if o.description
+            else f"**{o.name}**<br>`{o.selection}`"
+        )
         error = o.error
         expected = o.expected if error is None else f"{o.expected} (error {error:+.1%})"
-        lines.append(f"| {what} | {o.field_figure or '-'} | {o.simulated} | {expected} | {o.verdict} |")
+        lines.append(
+            f"| {what} | {o.field_figure or '-'} | {o.simulated} | {expected} | {o.verdict} |"
+        )
     notes = [f"- **{o.name}**: {o.tolerance}" for o in group if o.tolerance]
     notes += [f"- **{o.name}** (known gap): {o.known_gap}" for o in group if o.known_gap]
     if notes:
         lines += ["", "Why these bounds:", "", *notes]
     warnings = list(dict.fromkeys(w for o in group for w in o.warnings))
     if warnings:
-        lines += ["", "What the runs say about their own validity (`Result.warnings`):", "", *(f"- {w}" for w in warnings)]
+        lines += [
+            "",
+            "What the runs say about their own validity (`Result.warnings`):",
+            "",
+            *(f"- {w}" for w in warnings),
+        ]
     return "\n".join(lines)

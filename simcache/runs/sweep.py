@@ -77,10 +77,12 @@ __all__ = [
 
 
 class SweepInterrupted(KeyboardInterrupt):
-    """A sweep stopped by Ctrl-C (or anything raising :class:`KeyboardInterrupt` in it, such as a SIGTERM handler).
+    """A sweep stopped by Ctrl-C (or anything raising :class:`KeyboardInterrupt` in it, such as a
+    SIGTERM handler).
 
-    ``finished`` of ``total`` tasks had their rows (``computed`` of them by this sweep, the rest from the store);
-    with a ``store``, every finished row is in it and rerunning the same sweep resumes from there.
+    ``finished`` of ``total`` tasks had their rows (``computed`` of them by this sweep, the rest
+    from the store); with a ``store``, every finished row is in it and rerunning the same sweep
+    resumes from there.
     """
 
     def __init__(self, finished: int, total: int, computed: int, store: Path | None):
@@ -99,8 +101,8 @@ class SweepInterrupted(KeyboardInterrupt):
 class SweepProgress:
     """Where a sweep stands: tasks done (skipped ones included) of the total, and an ETA.
 
-    ``skipped``: rows taken from the store instead of computed, whether stored before the sweep started or by
-    another sweep on the same store meanwhile.
+    ``skipped``: rows taken from the store instead of computed, whether stored before the sweep
+    started or by another sweep on the same store meanwhile.
     """
 
     done: int
@@ -121,15 +123,27 @@ def grid_points(grid: Mapping[str, Sequence[Any]], source: str = "<grid>") -> li
     """The Cartesian product of ``{dotted.path: [values]}`` as a list of override dicts."""
     for path, values in grid.items():
         if not isinstance(values, (list, tuple)) or not values:
-            raise ScenarioError(source, [(f"grid.{path}", f"must be a non-empty list of values, e.g. [{values!r}] (got {values!r})")])
+            raise ScenarioError(
+                source,
+                [
+                    (
+                        f"grid.{path}",
+                        f"must be a non-empty list of values, e.g. [{values!r}] (got {values!r})",
+                    )
+                ],
+            )
     keys = list(grid)
-    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
+    return [
+        dict(zip(keys, values, strict=True))
+        for values in itertools.product(*(grid[k] for k in keys))
+    ]
 
 
 def result_row(result: Result) -> dict[str, Any]:
-    """One flat row of a result: ``<group>.<op>.<metric>`` for every summary cell, totals, and what targets read
-    (:func:`simcache.runs.targets.evidence_of_row`): ``stable`` (1 or 0), ``validity`` (the kinds of its validity warnings,
-    comma-separated; absent when none) and ``<group>.<op>.lower_bounds`` (comma-separated; absent when none).
+    """One flat row of a result: ``<group>.<op>.<metric>`` for every summary cell, totals, and what
+    targets read (:func:`simcache.runs.targets.evidence_of_row`): ``stable`` (1 or 0), ``validity``
+    (the kinds of its validity warnings, comma-separated; absent when none) and
+    ``<group>.<op>.lower_bounds`` (comma-separated; absent when none).
 
     No wall-clock figures: the same scenario and seed always give the same row.
     """
@@ -137,8 +151,11 @@ def result_row(result: Result) -> dict[str, Any]:
     for record in result.summary.to_dict(orient="records"):
         for metric in ESTIMATED_COLUMNS:  # the columns an estimate's summary has too
             row[f"{record['group']}.{record['op']}.{metric}"] = record[metric]
-        if record["lower_bounds"]:  # only where there are some: printed tables stay one word per cell
-            row[f"{record['group']}.{record['op']}.lower_bounds"] = str(record["lower_bounds"]).replace(" ", ",")
+        # only where there are some: printed tables stay one word per cell
+        if record["lower_bounds"]:
+            row[f"{record['group']}.{record['op']}.lower_bounds"] = str(
+                record["lower_bounds"]
+            ).replace(" ", ",")
     row["stable"] = int(result.stable)  # its mean over seeds is the fraction of stable runs
     kinds = ",".join(dict.fromkeys(w.kind for w in result.warnings))
     if kinds:
@@ -183,34 +200,54 @@ def sweep(
     ``{"cluster.peer_link": ["1GbE", "10GbE"], "groups.db.policy": ["WB+1", "WB+2"]}``.
     Each row holds the point's values, ``seed`` and :func:`result_row`'s columns.
 
-    ``workers``: local processes (default: one per core; 1 runs in this
-    process). ``client`` / ``scheduler``: run on Dask instead. ``store``: a
-    SQLite file that rows stream into and that a rerun resumes from.
-    ``until=(metric, relative_half_width)``: after ``seeds``, add seeds to each
-    point (up to ``max_seeds``) until the 95% interval of ``metric`` (a row
-    column such as ``"all.write.mean_ms"``) is within that fraction of its mean.
-    ``cancel``: a token that stops the sweep early; the table then holds the rows finished before the stop, and
-    ``table.attrs`` has ``"stopped"`` (the token's reason) and ``"planned"`` (the tasks the sweep meant to run).
+    ``workers``: local processes (default: one per core; 1 runs in this process). ``client`` /
+    ``scheduler``: run on Dask instead. ``store``: a SQLite file that rows stream into and that a
+    rerun resumes from. ``until=(metric, relative_half_width)``: after ``seeds``, add seeds to each
+    point (up to ``max_seeds``) until the 95% interval of ``metric`` (a row column such as
+    ``"all.write.mean_ms"``) is within that fraction of its mean. ``cancel``: a token that stops the
+    sweep early; the table then holds the rows finished before the stop, and ``table.attrs`` has
+    ``"stopped"`` (the token's reason) and ``"planned"`` (the tasks the sweep meant to run).
     """
     base = load_scenario(scenario)
     points = grid_points(grid)
-    variants = [base.with_overrides(point, source=f"<sweep point {point}>") for point in points]  # every point valid first
+    # every point valid first
+    variants = [base.with_overrides(point, source=f"<sweep point {point}>") for point in points]
     # and valid for the duration, before any worker starts; workers run these as they are
-    runs = variants if duration is None else [variant.with_duration(duration) for variant in variants]
+    runs = (
+        variants if duration is None else [variant.with_duration(duration) for variant in variants]
+    )
     seed_list = list(seeds)
-    bad = [seed for seed in seed_list if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0]
+    bad = [
+        seed
+        for seed in seed_list
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
+    ]
     if not seed_list or bad:
-        raise ScenarioError("<sweep>", [("seeds", f"give a list of seeds, whole numbers >= 0 (got {seed_list!r})")])
-    seed_list = [int(seed) for seed in seed_list]  # numpy integers as plain ints: store keys and rows are JSON
+        raise ScenarioError(
+            "<sweep>", [("seeds", f"give a list of seeds, whole numbers >= 0 (got {seed_list!r})")]
+        )
+    # numpy integers as plain ints: store keys and rows are JSON
+    seed_list = [int(seed) for seed in seed_list]
     if until is not None and until[0] in points[0]:
-        raise ScenarioError("<sweep>", [("until", f"{until[0]!r} is a grid column; name a result column such as 'all.write.mean_ms'")])
+        raise ScenarioError(
+            "<sweep>",
+            [
+                (
+                    "until",
+                    f"{until[0]!r} is a grid column; name a result column such as "
+                    "'all.write.mean_ms'",
+                )
+            ],
+        )
     tally = _Tally()
     labels = [", ".join(f"{column}={value}" for column, value in point.items()) for point in points]
     try:
         with ExitStack() as stack:
             runner = _Runner.open(stack, workers=workers, client=client, scheduler=scheduler)
             runner.cancel = cancel
-            cache = SweepStore(Path(store), variants, duration, labels) if store is not None else None
+            cache = (
+                SweepStore(Path(store), variants, duration, labels) if store is not None else None
+            )
             if cache is not None:
                 stack.enter_context(closing(cache))
             tasks = [(i, seed) for i in range(len(points)) for seed in seed_list]
@@ -219,14 +256,18 @@ def sweep(
                 extra = _seeds_wanted(points, rows, seed_list, until, max_seeds)
                 if not extra:
                     break
-                more = [(i, seed) for i, seeds_for_point in extra.items() for seed in seeds_for_point]
+                more = [
+                    (i, seed) for i, seeds_for_point in extra.items() for seed in seeds_for_point
+                ]
                 rows.update(_run(more, runs, runner, cache, progress, tally))
             if tally.stopped:
                 raise _Abandon  # leave the pool as on Ctrl-C: its running tasks are not waited for
     except _Abandon:
         pass
     except KeyboardInterrupt as exc:
-        raise SweepInterrupted(tally.finished, tally.total, tally.computed, None if store is None else Path(store)) from exc
+        raise SweepInterrupted(
+            tally.finished, tally.total, tally.computed, None if store is None else Path(store)
+        ) from exc
     ordered = sorted(rows, key=lambda key: (key[0], key[1]))
     table = pd.DataFrame([{**points[i], "seed": seed, **rows[(i, seed)]} for i, seed in ordered])
     if tally.stopped:
@@ -235,16 +276,22 @@ def sweep(
 
 
 class _Abandon(Exception):
-    """Raised inside a sweep stopped by its cancel token, to leave the runner without waiting for its running tasks."""
+    """Raised inside a sweep stopped by its cancel token, to leave the runner without waiting for
+    its running tasks."""
 
 
 def sweep_summary(table: pd.DataFrame, grid_columns: Sequence[str]) -> pd.DataFrame:
-    """Per grid point: number of seeds and, for every numeric column, the mean and 95% interval half-width.
+    """Per grid point: number of seeds and, for every numeric column, the mean and 95% interval
+    half-width.
 
     The half-width is Student's t(0.975, n - 1) x s / sqrt(n) over the seeds
     (NaN with one seed). Columns: ``<metric>`` (mean) and ``<metric>.ci95``.
     """
-    numeric = [c for c in table.columns if c not in (*grid_columns, "seed") and pd.api.types.is_numeric_dtype(table[c])]
+    numeric = [
+        c
+        for c in table.columns
+        if c not in (*grid_columns, "seed") and pd.api.types.is_numeric_dtype(table[c])
+    ]
     rows = []
     for key, part in table.groupby(list(grid_columns), sort=False, dropna=False):
         values = key if isinstance(key, tuple) else (key,)
@@ -258,10 +305,11 @@ def sweep_summary(table: pd.DataFrame, grid_columns: Sequence[str]) -> pd.DataFr
 
 
 def log_axis_yerr(values: Any, ci95: Any) -> list[np.ndarray]:
-    """Error bars of :func:`sweep_summary` means for a log-scale axis, as matplotlib's ``yerr``: [below, above].
+    """Error bars of :func:`sweep_summary` means for a log-scale axis, as matplotlib's ``yerr``:
+    [below, above].
 
-    Above: the 95% half-width. Below: the same, but at most 90% of the value, so the bar stays above zero
-    on the log scale. A missing half-width (a point with one seed) draws no bar.
+    Above: the 95% half-width. Below: the same, but at most 90% of the value, so the bar stays above
+    zero on the log scale. A missing half-width (a point with one seed) draws no bar.
     """
     means = np.asarray(values, dtype=float)
     half = np.nan_to_num(np.asarray(ci95, dtype=float))
@@ -273,7 +321,11 @@ def _half_width(values: np.ndarray) -> float:
 
 
 def _seeds_wanted(
-    points: list[dict[str, Any]], rows: Mapping[tuple[int, int], dict[str, Any]], seeds: list[int], until: tuple[str, float], max_seeds: int
+    points: list[dict[str, Any]],
+    rows: Mapping[tuple[int, int], dict[str, Any]],
+    seeds: list[int],
+    until: tuple[str, float],
+    max_seeds: int,
 ) -> dict[int, list[int]]:
     """Points whose interval is still too wide, each with the next batch of seeds to run."""
     metric, width = until
@@ -287,7 +339,15 @@ def _seeds_wanted(
             continue
         values = np.array([rows[(i, seed)].get(metric, math.nan) for seed in have], dtype=float)
         if metric not in rows[(i, have[0])]:
-            raise ScenarioError("<sweep>", [("until", f"no result column {metric!r}; e.g. all.write.mean_ms, db.write.p99_ms")])
+            raise ScenarioError(
+                "<sweep>",
+                [
+                    (
+                        "until",
+                        f"no result column {metric!r}; e.g. all.write.mean_ms, db.write.p99_ms",
+                    )
+                ],
+            )
         mean = float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
         half = _half_width(values)
         if math.isfinite(half) and math.isfinite(mean) and half <= width * abs(mean):
@@ -300,7 +360,8 @@ def _seeds_wanted(
 
 @dataclass
 class _Tally:
-    """Rows in hand, rows computed by this sweep and tasks known so far, over every round (``until``)."""
+    """Rows in hand, rows computed by this sweep and tasks known so far, over every round
+    (``until``)."""
 
     finished: int = 0
     computed: int = 0
@@ -317,7 +378,8 @@ def _run(
     progress: Callable[[SweepProgress], None] | None,
     tally: _Tally,
 ) -> dict[tuple[int, int], dict[str, Any]]:
-    """Rows of ``tasks``: from the store, computed here, or from another sweep computing them into the same store."""
+    """Rows of ``tasks``: from the store, computed here, or from another sweep computing them
+    into the same store."""
     started = time.perf_counter()
     rows: dict[tuple[int, int], dict[str, Any]] = {}
     base = tally.finished
@@ -337,7 +399,8 @@ def _run(
             progress(SweepProgress(len(rows), len(tasks), skipped, time.perf_counter() - started))
 
     def take(task: tuple[int, int]) -> bool:
-        """Claim ``task`` and start it, or take the row another sweep stored; False if another sweep still holds it."""
+        """Claim ``task`` and start it, or take the row another sweep stored; False if another
+        sweep still holds it."""
         nonlocal skipped
         got = cache.claim(task) if cache is not None else True
         if got is False:
@@ -381,17 +444,20 @@ def _one(run: Scenario, seed: int) -> dict[str, Any]:
 
 
 def _one_here(run: Scenario, seed: int, cancel: Cancel | None) -> dict[str, Any] | None:
-    """A task run in this process, stoppable by ``cancel``: its row, or ``None`` if it was stopped part way."""
+    """A task run in this process, stoppable by ``cancel``: its row, or ``None`` if it was
+    stopped part way."""
     result = simulate(run, seed=seed, cancel=cancel)
     return None if stopped_at(result) is not None else result_row(result)
 
 
 class _Runner:
-    """Runs tasks in this process, a local process pool or on Dask: ``submit`` while ``free``, ``collect`` finished rows.
+    """Runs tasks in this process, a local process pool or on Dask: ``submit`` while ``free``,
+    ``collect`` finished rows.
 
-    At most ``capacity`` tasks are submitted at a time (twice the workers, so none idles between tasks), so a
-    sweep claims in a shared store only what it is about to compute. On an exception (Ctrl-C included) the pool's
-    workers are terminated and Dask's futures cancelled: running tasks are abandoned, finished rows are kept.
+    At most ``capacity`` tasks are submitted at a time (twice the workers, so none idles between
+    tasks), so a sweep claims in a shared store only what it is about to compute. On an exception
+    (Ctrl-C included) the pool's workers are terminated and Dask's futures cancelled: running tasks
+    are abandoned, finished rows are kept.
     """
 
     def __init__(self, pool: ProcessPoolExecutor | None, client: Any, capacity: int):
@@ -403,10 +469,13 @@ class _Runner:
         self._dask_done: Any = None
         self._dask_futures: dict[Any, Any] = {}  # key -> Dask future, to cancel on a stop
         self.cancel: Cancel | None = None
-        """The sweep's cancel token: a task run in this process polls it (a pool's are terminated instead)."""
+        """The sweep's cancel token: a task run in this process polls it (a pool's are terminated
+        instead)."""
 
     @classmethod
-    def open(cls, stack: ExitStack, *, workers: int | None, client: Any, scheduler: str | None) -> _Runner:
+    def open(
+        cls, stack: ExitStack, *, workers: int | None, client: Any, scheduler: str | None
+    ) -> _Runner:
         if client is not None or scheduler is not None:
             if client is None:
                 client = stack.enter_context(_dask_client(scheduler or "local", workers))
@@ -421,7 +490,13 @@ class _Runner:
             return cls(None, None, 1)
         # spawn: workers start clean (no forked threads from a host application such as Streamlit)
         context = multiprocessing.get_context("spawn")
-        runner = cls(ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_exit_with_parent), None, 2 * count)
+        runner = cls(
+            ProcessPoolExecutor(
+                max_workers=count, mp_context=context, initializer=_exit_with_parent
+            ),
+            None,
+            2 * count,
+        )
         stack.push(runner._exit)
         return runner
 
@@ -449,7 +524,8 @@ class _Runner:
             self._serial.append((task, run, seed))
 
     def collect(self, timeout: float | None) -> list[tuple[tuple[int, int], dict[str, Any]]]:
-        """Rows finished by now; waits up to ``timeout`` seconds (``None``: until one is) for the first."""
+        """Rows finished by now; waits up to ``timeout`` seconds (``None``: until one is) for the
+        first."""
         if self._serial:
             task, run, seed = self._serial.pop(0)
             row = _one(run, seed) if self.cancel is None else _one_here(run, seed, self.cancel)
@@ -467,7 +543,9 @@ class _Runner:
                 return [(self._futures.pop(future.key), future.result()) for future in batch]
             time.sleep(0.02)
 
-    def _exit(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+    def _exit(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
         if self._client is not None:
             if self._dask_futures:
                 self._client.cancel(list(self._dask_futures.values()))
@@ -476,13 +554,15 @@ class _Runner:
         if kind is None:
             self._pool.shutdown(wait=True)
             return
-        # Stopped (Ctrl-C, SIGTERM, an error): do not wait for running tasks (their rows are lost; finished ones are stored).
+        # Stopped (Ctrl-C, SIGTERM, an error): do not wait for running tasks (their rows are lost;
+        # finished ones are stored).
         stop_pool(self._pool)
 
 
 def stop_pool(pool: Executor) -> None:
-    """Stop a process pool without waiting for its running tasks: the executor has no public way to stop a running
-    task, so its worker processes are terminated. Other executors (Dask's) get their queued tasks cancelled."""
+    """Stop a process pool without waiting for its running tasks: the executor has no public way
+    to stop a running task, so its worker processes are terminated. Other executors (Dask's) get
+    their queued tasks cancelled."""
     if not isinstance(pool, ProcessPoolExecutor):
         pool.shutdown(wait=False, cancel_futures=True)
         return
@@ -494,10 +574,12 @@ def stop_pool(pool: Executor) -> None:
         process.join(5)
 
 
-def replication_executor(stack: ExitStack, *, workers: int | None, scheduler: str | None, what: str = "<check>") -> Executor | None:
-    """An executor for independent runs (a check's seeds), closed with ``stack``: the Dask cluster's when
-    ``scheduler`` is given ("local" or an address), else a pool of ``workers`` processes (default one per core);
-    ``None`` for one worker (run in this process)."""
+def replication_executor(
+    stack: ExitStack, *, workers: int | None, scheduler: str | None, what: str = "<check>"
+) -> Executor | None:
+    """An executor for independent runs (a check's seeds), closed with ``stack``: the Dask
+    cluster's when ``scheduler`` is given ("local" or an address), else a pool of ``workers``
+    processes (default one per core); ``None`` for one worker (run in this process)."""
     if scheduler is not None:
         client = stack.enter_context(_dask_client(scheduler, workers))
         executor: Executor = client.get_executor()
@@ -521,15 +603,19 @@ def replication_executor(stack: ExitStack, *, workers: int | None, scheduler: st
 
 
 def _exit_with_parent() -> None:
-    """Pool worker initializer: end this worker when the sweep's process dies; leave Ctrl-C to the sweep.
+    """Pool worker initializer: end this worker when the sweep's process dies; leave Ctrl-C to the
+    sweep.
 
     A pool worker otherwise outlives a ``kill -9`` of its parent, blocked for
     good on the task queue (spawned workers hold that queue's write end too).
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal reaches the whole group: the sweep stops its workers
+    # Ctrl-C in a terminal reaches the whole group: the sweep stops its workers
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     if parent is not None:
-        threading.Thread(target=_exit_when_ended, args=(parent,), name="exit-with-parent", daemon=True).start()
+        threading.Thread(
+            target=_exit_when_ended, args=(parent,), name="exit-with-parent", daemon=True
+        ).start()
 
 
 def _exit_when_ended(parent: multiprocessing.process.BaseProcess) -> None:
@@ -538,7 +624,8 @@ def _exit_when_ended(parent: multiprocessing.process.BaseProcess) -> None:
 
 
 class _dask_client:
-    """A Dask client for ``address``; ``"local"`` starts a local cluster of ``workers`` processes and stops it after."""
+    """A Dask client for ``address``; ``"local"`` starts a local cluster of ``workers`` processes
+    and stops it after."""
 
     def __init__(self, address: str, workers: int | None):
         self._address = address
@@ -550,16 +637,23 @@ class _dask_client:
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
-            raise ScenarioError("<sweep>", [("scheduler", "Dask is not installed; pip install 'simcache[dask]'")]) from None
+            raise ScenarioError(
+                "<sweep>", [("scheduler", "Dask is not installed; pip install 'simcache[dask]'")]
+            ) from None
         if self._address == "local":
             workers = self._workers or os.cpu_count() or 1
-            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)  # type: ignore[no-untyped-call]
+            self._cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )  # type: ignore[no-untyped-call]
             self._client = Client(self._cluster)  # type: ignore[no-untyped-call]
         else:
             try:
                 self._client = Client(self._address, timeout="10s")  # type: ignore[no-untyped-call]
             except OSError as exc:
-                raise ScenarioError("<sweep>", [("scheduler", f"cannot reach the Dask scheduler at {self._address}: {exc}")]) from None
+                raise ScenarioError(
+                    "<sweep>",
+                    [("scheduler", f"cannot reach the Dask scheduler at {self._address}: {exc}")],
+                ) from None
         return self._client
 
     def __exit__(self, *exc: object) -> None:

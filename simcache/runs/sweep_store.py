@@ -1,7 +1,8 @@
-"""The sweep store: finished sweep rows in a SQLite file, checked on every read and shared between sweeps.
+"""The sweep store: finished sweep rows in a SQLite file, checked on every read and shared between
+sweeps.
 
-See :class:`SweepStore` (format, checksums, claims) and :func:`task_key` (what a row depends on). The sweep
-itself is :mod:`simcache.runs.sweep`.
+See :class:`SweepStore` (format, checksums, claims) and :func:`task_key` (what a row depends on).
+The sweep itself is :mod:`simcache.runs.sweep`.
 """
 
 from __future__ import annotations
@@ -42,38 +43,43 @@ __all__ = [
 
 @functools.cache
 def code_digest() -> str:
-    """Digest of the code that computes rows (``RESULT_MODULES``), read once per process and only by sweeps with a store."""
+    """Digest of the code that computes rows (``RESULT_MODULES``), read once per process and only
+    by sweeps with a store."""
     return source_digest(modules=RESULT_MODULES)
 
 
 def task_key(variant: dict[str, Any], seed: int, duration: float | None) -> str:
-    """What a row depends on: the resolved scenario (``model_dump(mode="json")``, before the duration is
-    applied), the seed, the duration, the simcache version and the code that computes rows
-    (:func:`code_digest`)."""
+    """What a row depends on: the resolved scenario (``model_dump(mode="json")``, before the
+    duration is applied), the seed, the duration, the simcache version and the code that computes
+    rows (:func:`code_digest`)."""
     text = json.dumps([variant, seed, duration, __version__, code_digest()], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 STORE_FORMAT = 2
-"""The store layout this code writes and reads: tables ``meta`` (``format``, ``created_by``, ``written_by``), ``rows``
-(``key``, ``row`` JSON, ``checksum``, ``label``, ``computed_by``), ``owners`` and ``claims``. Format 1 (a bare ``rows``
-table of ``key`` and ``row``, simcache before format 2) is migrated when opened."""
+"""The store layout this code writes and reads: tables ``meta`` (``format``, ``created_by``,
+``written_by``), ``rows`` (``key``, ``row`` JSON, ``checksum``, ``label``, ``computed_by``),
+``owners`` and ``claims``. Format 1 (a bare ``rows`` table of ``key`` and ``row``, simcache
+before format 2) is migrated when opened."""
 
 STORE_TIMEOUT_S = 10.0
-"""How long a store operation waits for another process's write to the same store before it is a store error."""
+"""How long a store operation waits for another process's write to the same store before it is a
+store error."""
 
 HEARTBEAT_S = 2.0
 """How often a sweep renews its claims (the ``owners.heartbeat`` timestamp, Unix seconds)."""
 
 STALE_S = 30.0
-"""A claim whose owner's heartbeat is older than this is taken over (sooner on the same host: when its pid is gone)."""
+"""A claim whose owner's heartbeat is older than this is taken over (sooner on the same host:
+when its pid is gone)."""
 
 POLL_S = 0.2
 """How often a sweep looks for the rows of tasks another sweep is computing."""
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _TOTALS = ("array_write_mb_s", "peer_wire_mb_s", "destage_backlog_bytes")
-_FINITE = (".count", ".iops", ".mb_s", *_TOTALS)  # columns that are never NaN or infinite in a computed row
+# columns that are never NaN or infinite in a computed row
+_FINITE = (".count", ".iops", ".mb_s", *_TOTALS)
 
 
 class SweepStore:
@@ -89,24 +95,30 @@ class SweepStore:
     busy one, paid in the sweep's own process for every row; this one takes
     0.03 ms. The log lives next to the store (``<store>-wal``, ``-shm``).
 
-    Every row carries a checksum (sha256 of its key and its JSON text), checked with the row's shape on every read:
-    a row that fails is reported (:class:`SweepStoreWarning`, naming the point and seed), deleted and recomputed.
+    Every row carries a checksum (sha256 of its key and its JSON text), checked with the row's shape
+    on every read: a row that fails is reported (:class:`SweepStoreWarning`, naming the point and
+    seed), deleted and recomputed.
 
-    Sweeps sharing a store share tasks: before a task runs, its sweep claims it (``claims``, naming the sweep in
-    ``owners`` with its pid, host and a heartbeat a thread renews every :data:`HEARTBEAT_S`). Another sweep that
-    wants the task waits for its row instead of computing it, unless the claim's owner is gone (its heartbeat is
-    older than :data:`STALE_S`, or its pid has exited on this host), in which case it takes the claim over.
-    Claims are released when the store is closed. Writes are ``BEGIN IMMEDIATE`` transactions that wait up to
+    Sweeps sharing a store share tasks: before a task runs, its sweep claims it (``claims``, naming
+    the sweep in ``owners`` with its pid, host and a heartbeat a thread renews every
+    :data:`HEARTBEAT_S`). Another sweep that wants the task waits for its row instead of computing
+    it, unless the claim's owner is gone (its heartbeat is older than :data:`STALE_S`, or its pid
+    has exited on this host), in which case it takes the claim over. Claims are released when the
+    store is closed. Writes are ``BEGIN IMMEDIATE`` transactions that wait up to
     :data:`STORE_TIMEOUT_S` for one another.
     """
 
-    def __init__(self, path: Path, variants: list[Scenario], duration: float | None, labels: list[str]):
+    def __init__(
+        self, path: Path, variants: list[Scenario], duration: float | None, labels: list[str]
+    ):
         self.path = path
-        self._variants = [variant.model_dump(mode="json") for variant in variants]  # once per point, not per seed
+        # once per point, not per seed
+        self._variants = [variant.model_dump(mode="json") for variant in variants]
         self._duration = duration
         self._labels = labels
         self._required = [_required_columns(variant) for variant in variants]
-        self._keys: dict[tuple[int, int], str] = {}  # a task's key, for its get() and then its put()
+        # a task's key, for its get() and then its put()
+        self._keys: dict[tuple[int, int], str] = {}
         self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
@@ -120,12 +132,15 @@ class SweepStore:
                 with self._transaction():
                     self._open_format()
                     self._db.execute(
-                        "INSERT OR REPLACE INTO owners VALUES (?, ?, ?, ?)", (self._owner, os.getpid(), socket.gethostname(), time.time())
+                        "INSERT OR REPLACE INTO owners VALUES (?, ?, ?, ?)",
+                        (self._owner, os.getpid(), socket.gethostname(), time.time()),
                     )
         except BaseException:
             self._db.close()
             raise
-        self._heartbeat = threading.Thread(target=self._beat, name="sweep-store-heartbeat", daemon=True)
+        self._heartbeat = threading.Thread(
+            target=self._beat, name="sweep-store-heartbeat", daemon=True
+        )
         self._heartbeat.start()
 
     def _errors(self) -> SweepStoreErrors:
@@ -136,7 +151,10 @@ class SweepStore:
 
     def _open_format(self) -> None:
         """Create a fresh store, migrate a format 1 one, or refuse what this code cannot read."""
-        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = {
+            name
+            for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
         if "meta" in tables:
             meta = dict(self._db.execute("SELECT name, value FROM meta").fetchall())
             found = meta.get("format")
@@ -149,9 +167,11 @@ class SweepStore:
             if int(found) > STORE_FORMAT:
                 raise SweepStoreError.at(
                     self.path,
-                    f"is in store format {found} (written by simcache {meta.get('written_by', '?')}); "
+                    f"is in store format {found} (written by simcache "
+                    f"{meta.get('written_by', '?')}); "
                     f"this simcache {__version__} reads formats 1 to {STORE_FORMAT}",
-                    "run the sweep with that simcache or a newer one, give --store another path, or delete the file to start afresh",
+                    "run the sweep with that simcache or a newer one, give --store another path, "
+                    "or delete the file to start afresh",
                 )
             if int(found) < 2:
                 raise SweepStoreError.at(
@@ -168,7 +188,8 @@ class SweepStore:
         else:
             raise SweepStoreError.at(
                 self.path,
-                f"is a SQLite database but not a sweep store (its tables: {', '.join(sorted(tables))})",
+                "is a SQLite database but not a sweep store (its tables: "
+                f"{', '.join(sorted(tables))})",
                 "give --store another path; this file is left untouched",
             )
 
@@ -182,15 +203,31 @@ class SweepStore:
             self._db.execute("ALTER TABLE rows ADD COLUMN label TEXT")
             self._db.execute("ALTER TABLE rows ADD COLUMN computed_by TEXT")
             old = self._db.execute("SELECT key, row FROM rows").fetchall()
-            self._db.executemany("UPDATE rows SET checksum = ? WHERE key = ?", [(_checksum(key, text), key) for key, text in old])
+            self._db.executemany(
+                "UPDATE rows SET checksum = ? WHERE key = ?",
+                [(_checksum(key, text), key) for key, text in old],
+            )
         else:
-            self._db.execute("CREATE TABLE rows (key TEXT PRIMARY KEY, row TEXT NOT NULL, checksum TEXT, label TEXT, computed_by TEXT)")
+            self._db.execute(
+                "CREATE TABLE rows (key TEXT PRIMARY KEY, row TEXT NOT NULL, checksum TEXT, label "
+                "TEXT, computed_by TEXT)"
+            )
         self._db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._db.executemany(
-            "INSERT INTO meta VALUES (?, ?)", [("format", str(STORE_FORMAT)), ("created_by", __version__), ("written_by", __version__)]
+            "INSERT INTO meta VALUES (?, ?)",
+            [
+                ("format", str(STORE_FORMAT)),
+                ("created_by", __version__),
+                ("written_by", __version__),
+            ],
         )
-        self._db.execute("CREATE TABLE owners (owner TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, heartbeat REAL NOT NULL)")
-        self._db.execute("CREATE TABLE claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, since REAL NOT NULL)")
+        self._db.execute(
+            "CREATE TABLE owners (owner TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT "
+            "NULL, heartbeat REAL NOT NULL)"
+        )
+        self._db.execute(
+            "CREATE TABLE claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, since REAL NOT NULL)"
+        )
 
     def _check_columns(self) -> None:
         wanted = {
@@ -203,8 +240,11 @@ class SweepStore:
             if missing:
                 raise SweepStoreError.at(
                     self.path,
-                    f"has no {table} table" if missing == sorted(columns) else f"its {table} table lacks column(s) {', '.join(missing)}",
-                    "the store was edited out of shape: delete the file to start afresh, or give --store another path",
+                    f"has no {table} table"
+                    if missing == sorted(columns)
+                    else f"its {table} table lacks column(s) {', '.join(missing)}",
+                    "the store was edited out of shape: delete the file to start afresh, or give "
+                    "--store another path",
                 )
 
     def _key(self, task: tuple[int, int]) -> str:
@@ -217,24 +257,39 @@ class SweepStore:
     def describe(self, task: tuple[int, int]) -> str:
         """``point <column>=<value>, ..., seed <seed>``: how messages name a task."""
         point, seed = task
-        return f"point {self._labels[point]}, seed {seed}" if self._labels[point] else f"seed {seed}"
+        return (
+            f"point {self._labels[point]}, seed {seed}" if self._labels[point] else f"seed {seed}"
+        )
 
     def get(self, task: tuple[int, int]) -> dict[str, Any] | None:
-        """The task's stored row if it passes its checks; a failing row is reported, deleted and ``None`` returned."""
+        """The task's stored row if it passes its checks; a failing row is reported, deleted and
+        ``None`` returned."""
         key = self._key(task)
         with self._errors():
-            found = self._db.execute("SELECT row, checksum FROM rows WHERE key = ?", (key,)).fetchone()
+            found = self._db.execute(
+                "SELECT row, checksum FROM rows WHERE key = ?", (key,)
+            ).fetchone()
         if found is None:
             return None
         row, problem = self._verify(task, key, found[0], found[1])
         if row is not None:
             return row
-        warnings.warn(SweepStoreWarning(f"{self.describe(task)}: stored row is corrupt ({problem}); recomputing"), stacklevel=2)
+        warnings.warn(
+            SweepStoreWarning(
+                f"{self.describe(task)}: stored row is corrupt ({problem}); recomputing"
+            ),
+            stacklevel=2,
+        )
         with self._errors():  # only that row: another sweep may have replaced it meanwhile
-            self._db.execute("DELETE FROM rows WHERE key = ? AND row IS ? AND checksum IS ?", (key, found[0], found[1]))
+            self._db.execute(
+                "DELETE FROM rows WHERE key = ? AND row IS ? AND checksum IS ?",
+                (key, found[0], found[1]),
+            )
         return None
 
-    def _verify(self, task: tuple[int, int], key: str, text: Any, checksum: Any) -> tuple[dict[str, Any] | None, str]:
+    def _verify(
+        self, task: tuple[int, int], key: str, text: Any, checksum: Any
+    ) -> tuple[dict[str, Any] | None, str]:
         """(row, "") or (None, what is wrong with it)."""
         if not isinstance(text, str):
             return None, f"its row is {type(text).__name__}, not JSON text"
@@ -250,9 +305,15 @@ class SweepStore:
             return None, f"a JSON {type(row).__name__}, not an object"
         missing = [column for column in self._required[task[0]] if column not in row]
         if missing:
-            return None, f"{len(missing)} column(s) missing: {', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}"
+            return (
+                None,
+                f"{len(missing)} column(s) missing: "
+                f"{', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}",
+            )
         for column, value in row.items():
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, str))):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float, str))
+            ):
                 return None, f"{column} is {json.dumps(value)[:40]}, not a number or a name"
             if isinstance(value, float) and not math.isfinite(value):
                 if column.endswith(_FINITE):
@@ -263,23 +324,32 @@ class SweepStore:
         return row, ""
 
     def claim(self, task: tuple[int, int]) -> dict[str, Any] | bool:
-        """The task's row if one is stored by now; True if this sweep now holds its claim (compute it);
-        False if a live sweep holds it (wait for its row)."""
+        """The task's row if one is stored by now; True if this sweep now holds its claim
+        (compute it); False if a live sweep holds it (wait for its row)."""
         key = self._key(task)
         now = time.time()
         with self._errors(), self._transaction():
-            found = self._db.execute("SELECT row, checksum FROM rows WHERE key = ?", (key,)).fetchone()
+            found = self._db.execute(
+                "SELECT row, checksum FROM rows WHERE key = ?", (key,)
+            ).fetchone()
             if found is not None:
                 row, _ = self._verify(task, key, found[0], found[1])
                 if row is not None:
                     return row
             holder = self._db.execute(
-                "SELECT claims.owner, owners.pid, owners.host, owners.heartbeat FROM claims LEFT JOIN owners USING (owner) WHERE key = ?",
+                "SELECT claims.owner, owners.pid, owners.host, owners.heartbeat FROM claims LEFT "
+                "JOIN owners USING (owner) WHERE key = ?",
                 (key,),
             ).fetchone()
-            if holder is not None and holder[0] != self._owner and _alive(holder[1], holder[2], holder[3], now):
+            if (
+                holder is not None
+                and holder[0] != self._owner
+                and _alive(holder[1], holder[2], holder[3], now)
+            ):
                 return False
-            self._db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", (key, self._owner, now))
+            self._db.execute(
+                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", (key, self._owner, now)
+            )
         return True
 
     def put(self, task: tuple[int, int], row: dict[str, Any]) -> None:
@@ -287,13 +357,15 @@ class SweepStore:
         text = json.dumps(row)
         with self._errors(), self._transaction():
             self._db.execute(
-                "INSERT OR REPLACE INTO rows (key, row, checksum, label, computed_by) VALUES (?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO rows (key, row, checksum, label, computed_by) VALUES (?, "
+                "?, ?, ?, ?)",
                 (key, text, _checksum(key, text), self.describe(task), self._owner),
             )
             self._db.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self._owner))
 
     def _beat(self) -> None:
-        """Heartbeat thread: renew this sweep's claims until the store closes (its own connection: one per thread)."""
+        """Heartbeat thread: renew this sweep's claims until the store closes (its own
+        connection: one per thread)."""
         try:
             db = sqlite3.connect(self.path, timeout=STORE_TIMEOUT_S, isolation_level=None)
         except sqlite3.Error:
@@ -301,12 +373,17 @@ class SweepStore:
         with closing(db):
             while not self._stop.wait(HEARTBEAT_S):
                 try:
-                    db.execute("UPDATE owners SET heartbeat = ? WHERE owner = ?", (time.time(), self._owner))
+                    db.execute(
+                        "UPDATE owners SET heartbeat = ? WHERE owner = ?",
+                        (time.time(), self._owner),
+                    )
                 except sqlite3.Error:
-                    continue  # busy for long or full: the next beat tries again, and claims last STALE_S
+                    # busy for long or full: the next beat tries again, and claims last STALE_S
+                    continue
 
     def close(self) -> None:
-        """Stop the heartbeat and release this sweep's claims (tasks it did not finish are free for others)."""
+        """Stop the heartbeat and release this sweep's claims (tasks it did not finish are free
+        for others)."""
         self._stop.set()
         if self._heartbeat is not None:
             self._heartbeat.join()
@@ -315,13 +392,15 @@ class SweepStore:
                 self._db.execute("DELETE FROM claims WHERE owner = ?", (self._owner,))
                 self._db.execute("DELETE FROM owners WHERE owner = ?", (self._owner,))
         except sqlite3.Error:
-            pass  # claims of a sweep that is gone are taken over anyway (stale heartbeat or exited pid)
+            # claims of a sweep that is gone are taken over anyway (stale heartbeat or exited pid)
+            pass
         finally:
             self._db.close()
 
 
 class SweepStoreWarning(UserWarning):
-    """A stored row failed its checks (checksum, JSON, columns, values): it is not used, and its task is recomputed."""
+    """A stored row failed its checks (checksum, JSON, columns, values): it is not used, and its
+    task is recomputed."""
 
 
 def _checksum(key: str, text: str) -> str:
@@ -329,14 +408,21 @@ def _checksum(key: str, text: str) -> str:
 
 
 def _required_columns(variant: Scenario) -> list[str]:
-    """The columns :func:`simcache.runs.sweep.result_row` always writes for this scenario (more may follow)."""
+    """The columns :func:`simcache.runs.sweep.result_row` always writes for this scenario (more
+    may follow)."""
     groups = [*(group.name for group in variant.groups), "all"]
-    cells = [f"{group}.{op}.{metric}" for group in groups for op in ("read", "write") for metric in ESTIMATED_COLUMNS]
+    cells = [
+        f"{group}.{op}.{metric}"
+        for group in groups
+        for op in ("read", "write")
+        for metric in ESTIMATED_COLUMNS
+    ]
     return [*cells, "bottleneck", "bottleneck_utilization", *_TOTALS]
 
 
 def _alive(pid: Any, host: Any, heartbeat: Any, now: float) -> bool:
-    """Whether a claim's owner may still finish it: a recent heartbeat and, on this host, a running pid."""
+    """Whether a claim's owner may still finish it: a recent heartbeat and, on this host, a
+    running pid."""
     if not isinstance(heartbeat, (int, float)) or now - heartbeat > STALE_S:
         return False
     if host != socket.gethostname() or not isinstance(pid, int):
@@ -351,25 +437,39 @@ def _alive(pid: Any, host: Any, heartbeat: Any, now: float) -> bool:
 
 
 def _check_path(path: Path) -> None:
-    """What a path must be before SQLite opens it (SQLite's own errors say less: "unable to open database file")."""
+    """What a path must be before SQLite opens it (SQLite's own errors say less: "unable to open
+    database file")."""
     if path.is_dir():
-        raise SweepStoreError.at(path, "is a directory, not a file", f"give --store a file path, e.g. {path / 'sweep.sqlite'}")
+        raise SweepStoreError.at(
+            path,
+            "is a directory, not a file",
+            f"give --store a file path, e.g. {path / 'sweep.sqlite'}",
+        )
     if not path.parent.is_dir():
         raise SweepStoreError.at(
-            path, f"its folder {path.parent} does not exist", "create the folder, or give --store a path in an existing one"
+            path,
+            f"its folder {path.parent} does not exist",
+            "create the folder, or give --store a path in an existing one",
         )
     if not path.exists():
         if not os.access(path.parent, os.W_OK):
             raise SweepStoreError.at(
-                path, f"cannot be created: its folder {path.parent} is not writable", "give --store a path in a writable folder"
+                path,
+                f"cannot be created: its folder {path.parent} is not writable",
+                "give --store a path in a writable folder",
             )
         return
     if not path.is_file():
-        raise SweepStoreError.at(path, "is not a regular file (a FIFO, device or socket)", "give --store a path to a file")
+        raise SweepStoreError.at(
+            path,
+            "is not a regular file (a FIFO, device or socket)",
+            "give --store a path to a file",
+        )
     if not os.access(path, os.R_OK | os.W_OK) or not os.access(path.parent, os.W_OK):
         raise SweepStoreError.at(
             path,
-            "is not writable (a sweep writes every finished row, and SQLite writes <store>-wal and -shm next to it)",
+            "is not writable (a sweep writes every finished row, and SQLite writes <store>-wal and "
+            "-shm next to it)",
             "make the file and its folder writable (chmod u+w), or give --store another path",
         )
     with path.open("rb") as file:
@@ -378,7 +478,8 @@ def _check_path(path: Path) -> None:
         raise SweepStoreError.at(
             path,
             f"is not a SQLite file (it starts with {head[:8]!r}, not 'SQLite format 3')",
-            "give --store another path (or delete this file if it is a store gone bad); it is left untouched",
+            "give --store another path (or delete this file if it is a store gone bad); it is left "
+            "untouched",
         )
 
 
@@ -391,7 +492,9 @@ class SweepStoreErrors:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
         if isinstance(exc, sqlite3.Error):
             raise _store_error(self._path, exc) from None
 
@@ -399,9 +502,9 @@ class SweepStoreErrors:
 def _use_wal(db: sqlite3.Connection) -> None:
     """Switch the store to write-ahead logging, retrying while another process does the same.
 
-    SQLite answers a journal-mode change that races another connection's with SQLITE_BUSY at once, without
-    waiting for the lock (two sweeps opening a new store together: 80 of 300 openings failed in 0.000 s), so the
-    wait up to ``STORE_TIMEOUT_S`` is done here.
+    SQLite answers a journal-mode change that races another connection's with SQLITE_BUSY at once,
+    without waiting for the lock (two sweeps opening a new store together: 80 of 300 openings failed
+    in 0.000 s), so the wait up to ``STORE_TIMEOUT_S`` is done here.
     """
     deadline = time.monotonic() + STORE_TIMEOUT_S
     while True:
@@ -409,7 +512,10 @@ def _use_wal(db: sqlite3.Connection) -> None:
             db.execute("PRAGMA journal_mode=WAL")
             return
         except sqlite3.OperationalError as exc:
-            if not getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY") or time.monotonic() > deadline:
+            if (
+                not getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY")
+                or time.monotonic() > deadline
+            ):
                 raise
             time.sleep(0.01)
 
@@ -420,30 +526,45 @@ def _store_error(path: Path, exc: sqlite3.Error) -> SweepStoreError:
         return SweepStoreError.at(
             path,
             f"stayed locked by another program for more than {STORE_TIMEOUT_S:g} s (SQLite: {exc})",
-            "close the program holding it (e.g. a sqlite3 shell inside a transaction), or give --store another path",
+            "close the program holding it (e.g. a sqlite3 shell inside a transaction), or give "
+            "--store another path",
         )
     if name == "SQLITE_FULL":
         return SweepStoreError.at(
             path,
             f"cannot grow: the disk is full (SQLite: {exc})",
-            "free space on that disk, or give --store a path on another one; the rows finished so far are kept",
+            "free space on that disk, or give --store a path on another one; the rows finished so "
+            "far are kept",
         )
     if name == "SQLITE_NOTADB":
-        return SweepStoreError.at(path, f"is not a SQLite file (SQLite: {exc})", "give --store another path; this file is left untouched")
+        return SweepStoreError.at(
+            path,
+            f"is not a SQLite file (SQLite: {exc})",
+            "give --store another path; this file is left untouched",
+        )
     if name.startswith("SQLITE_READONLY") or name == "SQLITE_CANTOPEN":
         return SweepStoreError.at(
-            path, f"cannot be written (SQLite: {exc})", "make it and its folder writable, or give --store another path"
+            path,
+            f"cannot be written (SQLite: {exc})",
+            "make it and its folder writable, or give --store another path",
         )
     if name.startswith("SQLITE_CORRUPT"):
-        return SweepStoreError.at(path, f"is damaged (SQLite: {exc})", "delete the file to start afresh, or give --store another path")
+        return SweepStoreError.at(
+            path,
+            f"is damaged (SQLite: {exc})",
+            "delete the file to start afresh, or give --store another path",
+        )
     return SweepStoreError.at(
-        path, f"failed (SQLite {name or 'error'}: {exc})", "give --store another path, or delete the file to start afresh"
+        path,
+        f"failed (SQLite {name or 'error'}: {exc})",
+        "give --store another path, or delete the file to start afresh",
     )
 
 
 class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an exception) on a connection in autocommit mode: the write
-    lock is taken at the start, so two sweeps' read-then-write steps (claims) never interleave."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an exception) on a connection in
+    autocommit mode: the write lock is taken at the start, so two sweeps' read-then-write steps
+    (claims) never interleave."""
 
     def __init__(self, db: sqlite3.Connection):
         self._db = db
@@ -451,7 +572,9 @@ class _Transaction:
     def __enter__(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
         if kind is None:
             self._db.execute("COMMIT")
         elif self._db.in_transaction:

@@ -1,25 +1,30 @@
-"""Targets ("write p99 <= 5ms", "write iops >= 4000") and a verdict against each: meets, misses by how much, or unknown.
+"""Targets ("write p99 <= 5ms", "write iops >= 4000") and a verdict against each: meets, misses by
+how much, or unknown.
 
-A latency target is ``[GROUP] OP FIGURE <= LIMIT``: ``OP`` is ``read`` or ``write``, ``FIGURE`` one of the
-summary's latency figures (``p50``, ``p95``, ``p99``, ``p99.9``, ``mean``, ``max``), ``LIMIT`` a time with its unit
-(``5ms``, ``500us``, ``0.2 s``) and ``GROUP`` a VM group of the scenario (default ``all``, every group). A
-throughput target is ``[GROUP] OP iops >= FLOOR`` or ``[GROUP] OP MB/s >= FLOOR`` (a plain number; MB are 10^6 bytes).
+A latency target is ``[GROUP] OP FIGURE <= LIMIT``: ``OP`` is ``read`` or ``write``, ``FIGURE`` one
+of the summary's latency figures (``p50``, ``p95``, ``p99``, ``p99.9``, ``mean``, ``max``),
+``LIMIT`` a time with its unit (``5ms``, ``500us``, ``0.2 s``) and ``GROUP`` a VM group of the
+scenario (default ``all``, every group). A throughput target is ``[GROUP] OP iops >= FLOOR`` or
+``[GROUP] OP MB/s >= FLOOR`` (a plain number; MB are 10^6 bytes).
 
-One run (:func:`judge`) or a point of several seeds (:func:`judge_seeds`, the same rules over the seeds' mean) is
-*unknown* when its figure cannot decide:
+One run (:func:`judge`) or a point of several seeds (:func:`judge_seeds`, the same rules over the
+seeds' mean) is *unknown* when its figure cannot decide:
 
-- the run is unstable (no steady state, so its latency grows with the run's length), or was stopped early;
-- the figure is a percentile with fewer I/Os behind it than :func:`simcache.results.validity.samples_needed` asks
-  (10 beyond it: 1,000 for p99), so it is the worst few I/Os, not a figure;
-- the figure is a lower bound (unfinished I/Os) at or under the limit (a lower bound already past the limit is a miss);
+- the run is unstable (no steady state, so its latency grows with the run's length), or was stopped
+  early;
+- the figure is a percentile with fewer I/Os behind it than
+  :func:`simcache.results.validity.samples_needed` asks (10 beyond it: 1,000 for p99), so it is the
+  worst few I/Os, not a figure;
+- the figure is a lower bound (unfinished I/Os) at or under the limit (a lower bound already past
+  the limit is a miss);
 - over several seeds, the 95% interval of the mean straddles the limit (more seeds would tell);
-- the figure meets the limit, but the run ended before a destage buffer filled or its warm-up was shorter than its
-  slowest time constant (``filling``, ``fill_time``, ``short_warmup``): its figures may be better than the steady
-  state's, so a pass is not yet one (a miss stands).
+- the figure meets the limit, but the run ended before a destage buffer filled or its warm-up was
+  shorter than its slowest time constant (``filling``, ``fill_time``, ``short_warmup``): its figures
+  may be better than the steady state's, so a pass is not yet one (a miss stands).
 
-The interval of ``n`` seeds is the mean ± t(0.975, n - 1) s / sqrt(n) (Student t, s the seeds' standard
-deviation; :func:`simcache.base.metrics.ci95_half_width`); below :data:`STABLE_SEEDS` seeds the verdict says the
-interval is not stable.
+The interval of ``n`` seeds is the mean ± t(0.975, n - 1) s / sqrt(n) (Student t, s the seeds'
+standard deviation; :func:`simcache.base.metrics.ci95_half_width`); below :data:`STABLE_SEEDS` seeds
+the verdict says the interval is not stable.
 """
 
 from __future__ import annotations
@@ -52,18 +57,28 @@ __all__ = [
     "plus_minus",
 ]
 
-FIGURES: dict[str, str] = {f"p{q:g}": name for name, q in PERCENTILES.items()} | {"p999": "p999_ms", "mean": "mean_ms", "max": "max_ms"}
+FIGURES: dict[str, str] = {f"p{q:g}": name for name, q in PERCENTILES.items()} | {
+    "p999": "p999_ms",
+    "mean": "mean_ms",
+    "max": "max_ms",
+}
 """A latency target's figure as written (``p99.9``) -> the summary column it reads (``p999_ms``)."""
 THROUGHPUT: dict[str, str] = {"iops": "iops", "MB/s": "mb_s"}
 """A throughput target's figure as written -> the summary column it reads."""
 STABLE_SEEDS = 3
-"""Fewest seeds for an interval worth reading: with 2, t(0.975, 1) = 12.7 times a standard deviation that rests on one
-difference, so the interval's width is itself a guess (with 3, t = 4.30 on two degrees of freedom)."""
+"""Fewest seeds for an interval worth reading: with 2, t(0.975, 1) = 12.7 times a standard
+deviation that rests on one difference, so the interval's width is itself a guess (with 3, t =
+4.30 on two degrees of freedom)."""
 SOFT = ("filling", "fill_time", "short_warmup")
-"""Validity warnings under which a run's figures may be better than its steady state's: a pass is not yet one."""
-_GRAMMAR = re.compile(r"^\s*(?:(?P<group>[\w.-]+)\s+)??(?P<op>read|write)\s+(?P<figure>\S+)\s*(?P<rel><=|>=)\s*(?P<limit>.+?)\s*$")
+"""Validity warnings under which a run's figures may be better than its steady state's: a pass is
+not yet one."""
+_GRAMMAR = re.compile(
+    r"^\s*(?:(?P<group>[\w.-]+)\s+)??(?P<op>read|write)\s+(?P<figure>\S+)\s*"
+    r"(?P<rel><=|>=)\s*(?P<limit>.+?)\s*$"
+)
 _EXAMPLE = (
-    'write a target as "[GROUP] read|write FIGURE <= LIMIT", e.g. "write p99 <= 5ms" or "db read p99.9 <= 20ms", '
+    'write a target as "[GROUP] read|write FIGURE <= LIMIT", e.g. "write p99 <= 5ms" or "db read '
+    'p99.9 <= 20ms", '
     'or a throughput floor as "[GROUP] read|write iops|MB/s >= FLOOR", e.g. "write iops >= 4000"'
 )
 
@@ -74,8 +89,8 @@ def _bad(why: str) -> ScenarioError:
 
 @dataclass(frozen=True)
 class Target:
-    """A latency figure of one group and op that must stay at or under ``limit`` (ms), or a throughput figure
-    (``iops``, ``MB/s``) that must reach ``limit``."""
+    """A latency figure of one group and op that must stay at or under ``limit`` (ms), or a
+    throughput figure (``iops``, ``MB/s``) that must reach ``limit``."""
 
     group: str
     op: Literal["read", "write"]
@@ -96,7 +111,8 @@ class Target:
 
     @property
     def metric(self) -> str:
-        """The sweep row column the target reads (``all.write.p99_ms``, see :func:`simcache.runs.sweep.result_row`)."""
+        """The sweep row column the target reads (``all.write.p99_ms``, see
+        :func:`simcache.runs.sweep.result_row`)."""
         return f"{self.group}.{self.op}.{self.column}"
 
     @property
@@ -115,8 +131,8 @@ class Target:
 
 
 def parse_target(text: str) -> Target:
-    """``"write p99 <= 5ms"`` or ``"write iops >= 4000"`` -> :class:`Target`; a :class:`~simcache.base.errors.ScenarioError`
-    says how to write it otherwise."""
+    """``"write p99 <= 5ms"`` or ``"write iops >= 4000"`` -> :class:`Target`; a
+    :class:`~simcache.base.errors.ScenarioError` says how to write it otherwise."""
     match = _GRAMMAR.match(text)
     if match is None:
         raise _bad(f"{_EXAMPLE} (got {text!r})")
@@ -126,42 +142,59 @@ def parse_target(text: str) -> Target:
     if figure.lower() in ("iops", "mb/s"):
         figure = "iops" if figure.lower() == "iops" else "MB/s"
         if match["rel"] != ">=":
-            raise _bad(f"a throughput target is a floor: {op} {figure} >= FLOOR (got {text!r}); {_EXAMPLE}")
+            raise _bad(
+                f"a throughput target is a floor: {op} {figure} >= FLOOR (got {text!r}); {_EXAMPLE}"
+            )
         try:
             floor = float(limit.replace(",", "").replace("_", ""))
         except ValueError:
-            raise _bad(f"give the floor as a plain number of {figure}, e.g. 4000 (got {limit!r})") from None
+            raise _bad(
+                f"give the floor as a plain number of {figure}, e.g. 4000 (got {limit!r})"
+            ) from None
         if not math.isfinite(floor) or floor <= 0:
             raise _bad(f"the floor must be a positive number, e.g. 4000 (got {limit!r})")
         return Target(group=group, op=read_or_write, figure=figure, limit=floor)
     if figure not in FIGURES:
-        raise _bad(f"no latency figure {figure!r}; use one of {', '.join(FIGURES)}, or iops or MB/s (got {text!r})")
+        raise _bad(
+            f"no latency figure {figure!r}; use one of {', '.join(FIGURES)}, or iops or MB/s (got "
+            f"{text!r})"
+        )
     if match["rel"] != "<=":
-        raise _bad(f"a latency target is a ceiling: {op} {figure} <= LIMIT (got {text!r}); {_EXAMPLE}")
+        raise _bad(
+            f"a latency target is a ceiling: {op} {figure} <= LIMIT (got {text!r}); {_EXAMPLE}"
+        )
     try:
         if re.fullmatch(r"[0-9.eE+-]+", limit):
             raise UnitError("a bare number")
         seconds = parse_duration(limit)
     except UnitError:
-        raise _bad(f"give the limit as a time with its unit, e.g. 5ms or 500us (got {limit!r})") from None
+        raise _bad(
+            f"give the limit as a time with its unit, e.g. 5ms or 500us (got {limit!r})"
+        ) from None
     if not math.isfinite(seconds) or seconds <= 0:
         raise _bad(f"the limit must be a positive time, e.g. 5ms (got {limit!r})")
     return Target(group=group, op=read_or_write, figure=figure, limit=seconds * 1e3)
 
 
 def check_groups(targets: Iterable[Target], groups: Iterable[str]) -> None:
-    """Raise the :class:`~simcache.base.errors.ScenarioError` that names the groups when a target names none of them."""
+    """Raise the :class:`~simcache.base.errors.ScenarioError` that names the groups when a target
+    names none of them."""
     known = {"all", *groups}
     for target in targets:
         if target.group not in known:
-            raise _bad(f"no group {target.group!r} in the scenario; groups: {', '.join(sorted(known))} (in {target})")
+            raise _bad(
+                f"no group {target.group!r} in the scenario; groups: {', '.join(sorted(known))} "
+                f"(in {target})"
+            )
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """What one run says about a target: its figure, whether that is a lower bound, and why it may not decide.
+    """What one run says about a target: its figure, whether that is a lower bound, and why it may
+    not decide.
 
-    ``doubts`` make any verdict but a lower-bound miss unknown; ``caveats`` make a pass unknown (see the module).
+    ``doubts`` make any verdict but a lower-bound miss unknown; ``caveats`` make a pass unknown (see
+    the module).
     """
 
     value: float
@@ -169,16 +202,18 @@ class Evidence:
     doubts: tuple[str, ...] = ()
     caveats: tuple[str, ...] = ()
     samples: float = math.inf
-    """I/Os of the target's group and op in the window (finished or not): a percentile needs enough of them."""
+    """I/Os of the target's group and op in the window (finished or not): a percentile needs
+    enough of them."""
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """How a run (or a point's seeds) fares against a target: ``status`` is ``meets``, ``misses`` or ``unknown``;
-    ``text`` says why in words.
+    """How a run (or a point's seeds) fares against a target: ``status`` is ``meets``, ``misses`` or
+    ``unknown``; ``text`` says why in words.
 
-    ``value`` is the figure (the seeds' mean; NaN when there is no I/O there), ``ci95`` its interval's half-width
-    (NaN for one seed); ``lower_bound`` marks it as "at least"; ``seeds`` counts the runs behind it.
+    ``value`` is the figure (the seeds' mean; NaN when there is no I/O there), ``ci95`` its
+    interval's half-width (NaN for one seed); ``lower_bound`` marks it as "at least"; ``seeds``
+    counts the runs behind it.
     """
 
     target: Target
@@ -196,29 +231,45 @@ class Verdict:
 
     @property
     def short(self) -> str:
-        """``"meets"``, ``"misses by 2.1 ms"`` or ``"unknown"``: the verdict for a table cell (``text`` says why)."""
+        """``"meets"``, ``"misses by 2.1 ms"`` or ``"unknown"``: the verdict for a table cell
+        (``text`` says why)."""
         if self.status != "misses":
             return self.status
-        over = (self.target.limit - self.value) if self.target.throughput else (self.value - self.target.limit)
+        over = (
+            (self.target.limit - self.value)
+            if self.target.throughput
+            else (self.value - self.target.limit)
+        )
         return f"misses by {'at least ' if self.lower_bound else ''}{self.target.amount(over)}"
 
 
 def _few(target: Target, seeds: Sequence[Evidence]) -> tuple[str, ...]:
-    """Why the figure is too thin to read, when a seed has fewer I/Os than its percentile needs (the fewest named)."""
+    """Why the figure is too thin to read, when a seed has fewer I/Os than its percentile needs
+    (the fewest named)."""
     if target.column not in PERCENTILES:
         return ()
     needed = samples_needed(PERCENTILES[target.column])
     count = min(e.samples for e in seeds)
     if count >= needed:
         return ()
-    return (f"only {count:,.0f} {target.op}s behind {target.figure}, which needs {needed:,} (10 beyond it); run longer",)
+    return (
+        f"only {count:,.0f} {target.op}s behind {target.figure}, which needs {needed:,} (10 beyond "
+        "it); run longer",
+    )
 
 
 _UNSTABLE = "the run is unstable (no steady state): its latency grows with the run's length"
 _CAVEATS = {
-    "filling": "the destage buffer was still filling at the end: once full, writes wait for destage",
-    "fill_time": "the run ended before a destage buffer could fill: once full, writes wait for destage",
-    "short_warmup": "the warm-up is shorter than the slowest time constant: the figures may not be the steady state's",
+    "filling": (
+        "the destage buffer was still filling at the end: once full, writes wait for destage"
+    ),
+    "fill_time": (
+        "the run ended before a destage buffer could fill: once full, writes wait for destage"
+    ),
+    "short_warmup": (
+        "the warm-up is shorter than the slowest time constant: the figures may not be the steady "
+        "state's"
+    ),
 }
 
 
@@ -227,7 +278,8 @@ def _caveats(kinds: Iterable[str]) -> tuple[str, ...]:
 
 
 def evidence(result: Result, target: Target) -> Evidence:
-    """What ``result`` says about ``target`` (raises a :class:`~simcache.base.errors.ScenarioError` for an unknown group)."""
+    """What ``result`` says about ``target`` (raises a
+    :class:`~simcache.base.errors.ScenarioError` for an unknown group)."""
     summary = result.summary
     rows = summary[(summary["group"] == target.group) & (summary["op"] == target.op)]
     if rows.empty:
@@ -241,7 +293,13 @@ def evidence(result: Result, target: Target) -> Evidence:
         doubts.append(f"the run was stopped at {at:.2f} s of {result.meta['planned_s']:g} s")
     lower = target.column in str(row["lower_bounds"]).split()
     caveats = _caveats(w.kind for w in result.warnings)
-    return Evidence(float(row[target.column]), lower, tuple(doubts), caveats, float(row["count"] + row["unfinished"]))
+    return Evidence(
+        float(row[target.column]),
+        lower,
+        tuple(doubts),
+        caveats,
+        float(row["count"] + row["unfinished"]),
+    )
 
 
 def evidence_of_row(row: Mapping[Any, Any], target: Target) -> Evidence:
@@ -253,24 +311,28 @@ def evidence_of_row(row: Mapping[Any, Any], target: Target) -> Evidence:
         doubts.append("the run's validity was not recorded (a sweep store from an older simcache)")
     elif not stable:
         doubts.append(_UNSTABLE)
-    count = float(row.get(f"{target.group}.{target.op}.count", math.nan))  # finished I/Os only: a little cautious
+    # finished I/Os only: a little cautious
+    count = float(row.get(f"{target.group}.{target.op}.count", math.nan))
     lower = target.column in _listed(row.get(f"{target.group}.{target.op}.lower_bounds"))
     caveats = _caveats(_listed(row.get("validity")))
     return Evidence(value, lower, tuple(doubts), caveats, count if math.isfinite(count) else 0.0)
 
 
 def _listed(cell: Any) -> list[str]:
-    """A row's comma-separated cell as its words; a missing cell (absent, or NaN in a table) as none."""
+    """A row's comma-separated cell as its words; a missing cell (absent, or NaN in a table) as
+    none."""
     return cell.split(",") if isinstance(cell, str) and cell else []
 
 
 def judge(result: Result, target: Target) -> Verdict:
-    """The verdict of ``result`` on ``target`` (see the module's docstring for when it is unknown)."""
+    """The verdict of ``result`` on ``target`` (see the module's docstring for when it is
+    unknown)."""
     return judge_seeds(target, [evidence(result, target)])
 
 
 def interval_words(values: Sequence[float], unit: str = "") -> str:
-    """``"4.21 ± 0.35 ms (95% interval, 5 seeds)"``; with one seed or too few for a stable interval, that too."""
+    """``"4.21 ± 0.35 ms (95% interval, 5 seeds)"``; with one seed or too few for a stable
+    interval, that too."""
     clean = [v for v in values if math.isfinite(v)]
     n = len(clean)
     if not n:
@@ -285,8 +347,8 @@ def interval_words(values: Sequence[float], unit: str = "") -> str:
 
 
 def judge_seeds(target: Target, seeds: Sequence[Evidence]) -> Verdict:
-    """The verdict of one configuration run with several seeds: the rules of one run applied to the seeds' mean,
-    and unknown when the mean's 95% interval straddles the limit."""
+    """The verdict of one configuration run with several seeds: the rules of one run applied to
+    the seeds' mean, and unknown when the mean's 95% interval straddles the limit."""
     if not seeds:
         raise ValueError("judge_seeds needs the evidence of at least one run")
     n = len(seeds)
@@ -294,7 +356,14 @@ def judge_seeds(target: Target, seeds: Sequence[Evidence]) -> Verdict:
     lower = any(e.lower_bound for e in seeds)
     name = str(target).partition(" <=")[0].partition(" >=")[0]
     if any(math.isnan(v) for v in values):
-        return Verdict(target, "unknown", math.nan, lower, f"unknown: no {target.op} I/O of {target.group} in the measured window", seeds=n)
+        return Verdict(
+            target,
+            "unknown",
+            math.nan,
+            lower,
+            f"unknown: no {target.op} I/O of {target.group} in the measured window",
+            seeds=n,
+        )
     mean = sum(values) / n
     half = ci95_half_width(values) if n > 1 else math.nan
     shown = f"{name} is {'at least ' if lower else ''}{_figure(target, mean, half, n)}"
@@ -312,7 +381,9 @@ def judge_seeds(target: Target, seeds: Sequence[Evidence]) -> Verdict:
 
     unsure = "" if n < 2 or n >= STABLE_SEEDS else f"; {n} seeds are too few for a stable interval"
     if lower and over - (half if n > 1 else 0.0) > 0:
-        return verdict("misses", f"misses by at least {by}: {shown}, unfinished I/Os included{unsure}")
+        return verdict(
+            "misses", f"misses by at least {by}: {shown}, unfinished I/Os included{unsure}"
+        )
     if doubts:
         return verdict("unknown", f"unknown: {'; '.join(doubts)}; {shown} so far")
     if lower:
@@ -325,14 +396,19 @@ def judge_seeds(target: Target, seeds: Sequence[Evidence]) -> Verdict:
     if over > 0:
         return verdict("misses", f"misses by {by}: {shown}{unsure}")
     if caveats:
-        return verdict("unknown", f"unknown: {shown}, {target.amount(-over)} inside the limit, but {'; '.join(caveats)}")
+        return verdict(
+            "unknown",
+            f"unknown: {shown}, {target.amount(-over)} inside the limit, but {'; '.join(caveats)}",
+        )
     spare = "above the floor" if target.throughput else "under the limit"
     return verdict("meets", f"meets it: {shown}, {target.amount(-over)} {spare}{unsure}")
 
 
-def plus_minus(mean: float, half: float, unit: str, *, signed: bool = False, places: int | None = None) -> str:
-    """``"4.21 ± 0.35 ms"``: the interval's half-width with as many decimals as the mean's 3 significant digits
-    (default), so a tiny half-width reads 0.00 rather than 3.2e-13."""
+def plus_minus(
+    mean: float, half: float, unit: str, *, signed: bool = False, places: int | None = None
+) -> str:
+    """``"4.21 ± 0.35 ms"``: the interval's half-width with as many decimals as the mean's 3
+    significant digits (default), so a tiny half-width reads 0.00 rather than 3.2e-13."""
     if places is None:
         size = max(abs(mean), half if math.isfinite(half) else 0.0)
         places = max(0, 2 - math.floor(math.log10(size))) if size > 0 else 3

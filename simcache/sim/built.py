@@ -34,7 +34,8 @@ class Model:
 
     env: simpy.Environment
     clock: Clock
-    """Runs ``env``'s events (:mod:`simcache.sim.components.kernel`); the components read the time from it."""
+    """Runs ``env``'s events (:mod:`simcache.sim.components.kernel`); the components read the
+    time from it."""
     scenario: Scenario
     network: FlowNetwork
     array: Array
@@ -43,39 +44,46 @@ class Model:
     hosts: list[Host]
     vms: list[VM]
     record_buffer: RecordBuffer
-    """Where the VMs put their completed I/Os' records until :meth:`hand_on_records` moves them on (at each sample,
-    and whenever it holds :data:`simcache.sim.collect.BUFFER_ROWS` of them)."""
+    """Where the VMs put their completed I/Os' records until :meth:`hand_on_records` moves them
+    on (at each sample, and whenever it holds :data:`simcache.sim.collect.BUFFER_ROWS` of them)."""
     peer_fabric: Port | None = None
     record_blocks: RecordBlocks = field(default_factory=RecordBlocks)
     """The records of a run with records, moved out of :attr:`record_buffer`."""
     stream: StreamStats | None = None
-    """A run without records: the histograms and counters the records go to at each sample instead of the blocks."""
+    """A run without records: the histograms and counters the records go to at each sample
+    instead of the blocks."""
     samples: list[SeriesSample] = field(default_factory=list)
     vmotions: list[dict[str, Any]] = field(default_factory=list)
     """One record per ``vmotion`` event (:func:`simcache.sim.host_events.vmotion`): hosts, transfer
     times and, for a VM that moves, the move."""
     failures: list[dict[str, Any]] = field(default_factory=list)
-    """One record per ``host_failure`` / ``device_failure``: kind, host, time, backlog, bytes lost and handed over."""
+    """One record per ``host_failure`` / ``device_failure``: kind, host, time, backlog, bytes
+    lost and handed over."""
     outages: list[dict[str, Any]] = field(default_factory=list)
     """One record per ``peer_loss`` / ``link_down`` event (:func:`simcache.sim.outages.outage`)."""
     degradations: list[dict[str, Any]] = field(default_factory=list)
-    """One record per ``array_degraded`` / ``array_rebuild`` / ``link_slow`` / ``device_slow`` event (:mod:`simcache.sim.degradations`)."""
+    """One record per ``array_degraded`` / ``array_rebuild`` / ``link_slow`` / ``device_slow``
+    event (:mod:`simcache.sim.degradations`)."""
     resyncs: list[dict[str, Any]] = field(default_factory=list)
     """One record per resync flow: host, peer, start, end and bytes."""
     resyncing: set[int] = field(default_factory=set)
     """Indices of the hosts whose resync process runs."""
     restarts: list[dict[str, Any]] = field(default_factory=list)
-    """One record per VM restarted by HA (``host_failure`` with ``restart_delay``): VM, hosts, times."""
+    """One record per VM restarted by HA (``host_failure`` with ``restart_delay``): VM, hosts,
+    times."""
     pending_destage: PendingDestage | None = None
-    """The writes surviving holders took over and have not destaged, once a failure with HA happened."""
+    """The writes surviving holders took over and have not destaged, once a failure with HA
+    happened."""
 
     @property
     def records(self) -> list[Record]:
-        """The records :attr:`record_buffer` holds, as tuples (a model run without the sampler keeps them all there)."""
+        """The records :attr:`record_buffer` holds, as tuples (a model run without the sampler
+        keeps them all there)."""
         return self.record_buffer.rows()
 
     def records_sink(self) -> Callable[[np.ndarray], None]:
-        """Where completed records go: the run's counters (:attr:`stream`), or :attr:`record_blocks` for a run with records."""
+        """Where completed records go: the run's counters (:attr:`stream`), or
+        :attr:`record_blocks` for a run with records."""
         return self.stream.add if self.stream is not None else self.record_blocks.append
 
     def hand_on_records(self) -> None:
@@ -88,4 +96,8 @@ class Model:
         """Every port, in the order the series' ``util.<port>`` columns take: the hosts', the shared
         peer fabric, the array's."""
         fabric = [self.peer_fabric] if self.peer_fabric is not None else []
-        return [port for host in self.hosts for port in host.ports] + fabric + [self.array_rx, self.array_tx]
+        return (
+            [port for host in self.hosts for port in host.ports]
+            + fabric
+            + [self.array_rx, self.array_tx]
+        )

@@ -1,21 +1,19 @@
-"""The per-I/O records a run collects: their schema, in one place, and the records table built from them.
+"""The per-I/O records a run collects: their schema, in one place, and the records table built from
+them.
 
 Each VM hands one record per completed I/O to the run's :class:`RecordBuffer`
-(:meth:`RecordBuffer.add`, its fields as arguments), which packs it as 11
-float64 into one byte buffer (``librt.strings.BytesWriter``): 88 bytes and no Python object per record (a tuple
-held about 300 bytes, and building, converting and freeing tuples cost 4% more
-of a run's instructions than packing: 494.9 -> 475.8 M in 6 simulated seconds
-of the default, compiled). The fields are :data:`RECORD_FIELDS`, in
-that order; code reads them by the index constants below (``record[ISSUED]``),
-never by bare position. At every sample the engine moves the buffer's records
-into typed column blocks (:meth:`RecordBuffer.take`, :class:`RecordBlocks`: 45
-bytes per I/O), so a long run holds few packed ones. :func:`records_frame` turns the
-blocks (and any tuples given) into the ``records`` table of
-:class:`simcache.results.result.Result` (columns in :data:`RECORD_COLUMNS`), most
-columns the blocks' own arrays: 53 to 56 bytes per I/O (one- or two-byte
-categorical codes for the text columns, ``size_bytes`` uint32, times and
-``latency_ms`` float64, the latency components float32, see
-:data:`COMPONENT_DTYPE`).
+(:meth:`RecordBuffer.add`, its fields as arguments), which packs it as 11 float64 into one byte
+buffer (``librt.strings.BytesWriter``): 88 bytes and no Python object per record (a tuple held about
+300 bytes, and building, converting and freeing tuples cost 4% more of a run's instructions than
+packing: 494.9 -> 475.8 M in 6 simulated seconds of the default, compiled). The fields are
+:data:`RECORD_FIELDS`, in that order; code reads them by the index constants below
+(``record[ISSUED]``), never by bare position. At every sample the engine moves the buffer's records
+into typed column blocks (:meth:`RecordBuffer.take`, :class:`RecordBlocks`: 45 bytes per I/O), so a
+long run holds few packed ones. :func:`records_frame` turns the blocks (and any tuples given) into
+the ``records`` table of :class:`simcache.results.result.Result` (columns in
+:data:`RECORD_COLUMNS`), most columns the blocks' own arrays: 53 to 56 bytes per I/O (one- or
+two-byte categorical codes for the text columns, ``size_bytes`` uint32, times and ``latency_ms``
+float64, the latency components float32, see :data:`COMPONENT_DTYPE`).
 
 A run without records (``simulate(..., keep_records=False)``) gives the records
 to :class:`simcache.sim.stream.StreamStats` at each sample instead.
@@ -74,18 +72,25 @@ class Field(NamedTuple):
 
 
 RECORD_FIELDS = (
-    Field("vm", "", "the VM's index in the run (its name, group and host are looked up for the table)"),
+    Field(
+        "vm", "", "the VM's index in the run (its name, group and host are looked up for the table)"
+    ),
     Field("is_write", "", "true for a write"),
     Field("size", "bytes", "payload size"),
     Field("issued", "s", "simulated time the VM issued the I/O"),
     Field("completed", "s", "simulated time the VM saw it complete"),
-    Field("local_tier", "s", "time in the local tier (the latency components add up to completed - issued)"),
+    Field(
+        "local_tier",
+        "s",
+        "time in the local tier (the latency components add up to completed - issued)",
+    ),
     Field("network", "s", "time on the network, compression CPU and acknowledgements included"),
     Field("peer_tier", "s", "time in the slowest replica leg's peer tier"),
     Field(
         "destage_wait",
         "s",
-        "wait for destage-buffer space (a write); for the holders' destage of its old host's writes (a read of a VM "
+        "wait for destage-buffer space (a write); for the holders' destage of its old host's "
+        "writes (a read of a VM "
         "restarted by HA, or of one whose host's tier failed)",
     ),
     Field("array", "s", "time in the backing array"),
@@ -93,7 +98,8 @@ RECORD_FIELDS = (
 )
 """The fields of a :data:`Record`, in order."""
 
-# The record fields' positions (Final: the compiled engine reads them as constants, not module attributes).
+# The record fields' positions (Final: the compiled engine reads them as constants, not module
+# attributes).
 VM: Final = 0
 IS_WRITE: Final = 1
 SIZE: Final = 2
@@ -105,7 +111,8 @@ PEER_TIER: Final = 7
 DESTAGE_WAIT: Final = 8
 ARRAY: Final = 9
 PATH: Final = 10
-# The positions above are written out (Final), not derived from RECORD_FIELDS: each names its field, in order.
+# The positions above are written out (Final), not derived from RECORD_FIELDS: each names its field,
+# in order.
 assert [field.name for field in RECORD_FIELDS] == [
     "vm",
     "is_write",
@@ -123,8 +130,9 @@ Record = tuple[int, bool, int, float, float, float, float, float, float, float, 
 """One completed I/O, fields as in :data:`RECORD_FIELDS`."""
 
 PATHS = ("write", "hit", "miss", "remote_hit")
-"""The ``path`` column's value for each path number: a ``remote_hit`` is a read of a VM moved by a vMotion served from
-its old host's cache over the peer network (peer_tier: the old host's tier; network: the request and the data back)."""
+"""The ``path`` column's value for each path number: a ``remote_hit`` is a read of a VM moved by
+a vMotion served from its old host's cache over the peer network (peer_tier: the old host's tier;
+network: the request and the data back)."""
 PATH_WRITE: Final = 0
 PATH_HIT: Final = 1
 PATH_MISS: Final = 2
@@ -135,7 +143,18 @@ _COMPONENT_FIELDS: Final = range(LOCAL_TIER, ARRAY + 1)
 COMPONENTS = tuple(f"{RECORD_FIELDS[i].name}_ms" for i in _COMPONENT_FIELDS)
 """The latency breakdown's columns (ms): they add up to ``latency_ms``."""
 
-RECORD_COLUMNS = ("vm", "group", "host", "op", "path", "size_bytes", "issue_s", "complete_s", "latency_ms", *COMPONENTS)
+RECORD_COLUMNS = (
+    "vm",
+    "group",
+    "host",
+    "op",
+    "path",
+    "size_bytes",
+    "issue_s",
+    "complete_s",
+    "latency_ms",
+    *COMPONENTS,
+)
 """The records table's columns (units in the names; see :mod:`simcache.results.result`)."""
 
 
@@ -164,8 +183,8 @@ BLOCK_BYTES_PER_IO = sum(np.dtype(t).itemsize for t in _BLOCK_DTYPES.values())
 
 
 class RecordBlocks:
-    """Completed records a field apart, each field one typed array (:data:`BLOCK_BYTES_PER_IO` bytes a record) that
-    grows by half when full.
+    """Completed records a field apart, each field one typed array (:data:`BLOCK_BYTES_PER_IO` bytes
+    a record) that grows by half when full.
 
     Large arrays are mapped from the system: the pages past the records' end are
     not resident until written, and a field is given back when freed, so the
@@ -177,10 +196,13 @@ class RecordBlocks:
 
     def __init__(self) -> None:
         self.count = 0
-        self._fields: dict[int, np.ndarray] = {i: np.empty(0, dtype=t) for i, t in _BLOCK_DTYPES.items()}
+        self._fields: dict[int, np.ndarray] = {
+            i: np.empty(0, dtype=t) for i, t in _BLOCK_DTYPES.items()
+        }
 
     def drain(self, records: list[Record]) -> None:
-        """Move the tuples of ``records`` (rows in :data:`RECORD_FIELDS` order) to the end of the fields."""
+        """Move the tuples of ``records`` (rows in :data:`RECORD_FIELDS` order) to the end of the
+        fields."""
         data = take_rows(records)
         if len(data):
             self.append(data)
@@ -208,7 +230,8 @@ class RecordBlocks:
         self.count = end
 
     def take(self, i: int) -> np.ndarray:
-        """Field ``i`` of every record so far (a view: no copy); the store lets go of it (take each field once).
+        """Field ``i`` of every record so far (a view: no copy); the store lets go of it (take each
+        field once).
 
         ``IS_WRITE`` gives the flags byte: ``flags & 1`` is_write, ``flags >> 1`` the path.
         """
@@ -217,31 +240,36 @@ class RecordBlocks:
 
 
 BUFFER_ROWS: Final = 65536
-"""Completed I/Os' records held before they go to the blocks or the histograms, whatever the sample interval (a
-1,000,000-I/O-per-second model held a whole second of them, about 300 MB as tuples, with 1 s samples)."""
+"""Completed I/Os' records held before they go to the blocks or the histograms, whatever the
+sample interval (a 1,000,000-I/O-per-second model held a whole second of them, about 300 MB as
+tuples, with 1 s samples)."""
 
-_RECORD_STRUCT: Final = struct.Struct(f"<{len(RECORD_FIELDS)}d")  # as RecordBuffer writes them: float64, little-endian
+# as RecordBuffer writes them: float64, little-endian
+_RECORD_STRUCT: Final = struct.Struct(f"<{len(RECORD_FIELDS)}d")
 RECORD_BYTES: Final = _RECORD_STRUCT.size
-"""Bytes of one packed record in a :class:`RecordBuffer`: its :data:`RECORD_FIELDS` as float64 (88)."""
+"""Bytes of one packed record in a :class:`RecordBuffer`: its :data:`RECORD_FIELDS` as float64
+(88)."""
 _UNPACK: Final = _RECORD_STRUCT.iter_unpack
 _RECORD_DTYPE: Final = np.dtype("<f8")
 
 
 class RecordBuffer:
-    """Where the VMs put their completed I/Os (:meth:`add`): each record packed as :data:`RECORD_FIELDS` float64
-    (:data:`RECORD_BYTES` bytes, no Python object kept), handed to :attr:`sink` as a float64 array (a row a record,
-    :meth:`take`) once it holds ``limit`` of them; the samples take the rest.
+    """Where the VMs put their completed I/Os (:meth:`add`): each record packed as
+    :data:`RECORD_FIELDS` float64 (:data:`RECORD_BYTES` bytes, no Python object kept), handed to
+    :attr:`sink` as a float64 array (a row a record, :meth:`take`) once it holds ``limit`` of them;
+    the samples take the rest.
 
-    When the records move does not change them or their order, so a run's records, histograms and counters are the
-    same whatever the limit (sums may add the same figures in other groupings: equal within float rounding). The
-    integer fields are exact in float64 (sizes below 2^53 bytes), as the tuples' conversion to the blocks made them.
+    When the records move does not change them or their order, so a run's records, histograms and
+    counters are the same whatever the limit (sums may add the same figures in other groupings:
+    equal within float rounding). The integer fields are exact in float64 (sizes below 2^53 bytes),
+    as the tuples' conversion to the blocks made them.
     """
 
     def __init__(self, limit: int = BUFFER_ROWS):
         self.limit = limit
         self.sink: Callable[[np.ndarray], None] | None = None
-        """Takes the records as :meth:`take` gives them (``StreamStats.add``, ``RecordBlocks.append``); None: they
-        wait for the next sample."""
+        """Takes the records as :meth:`take` gives them (``StreamStats.add``,
+        ``RecordBlocks.append``); None: they wait for the next sample."""
         self.count = 0
         self._packed = BytesWriter()
 
@@ -260,8 +288,9 @@ class RecordBuffer:
         path: int,
     ) -> None:
         """Record one completed I/O: its :data:`RECORD_FIELDS`, in order."""
-        # Each field written as a float64 where it is (compiled, a native call: no float object, no argument parsing;
-        # struct.pack_into took 11 new floats a record, 5% of the default run's time).
+        # Each field written as a float64 where it is (compiled, a native call: no float object, no
+        # argument parsing; struct.pack_into took 11 new floats a record, 5% of the default run's
+        # time).
         packed = self._packed
         write_f64_le(packed, float(vm))
         write_f64_le(packed, 1.0 if is_write else 0.0)
@@ -282,17 +311,20 @@ class RecordBuffer:
                 sink(self.take())
 
     def take(self) -> np.ndarray:
-        """The records held, as one float64 array (a row each, columns in :data:`RECORD_FIELDS` order); the buffer is
-        left empty. The array is read-only: a view of one copy of the records' bytes."""
+        """The records held, as one float64 array (a row each, columns in :data:`RECORD_FIELDS`
+        order); the buffer is left empty. The array is read-only: a view of one copy of the
+        records' bytes."""
         packed, count = self._packed, self.count
         self._packed = BytesWriter()
         self.count = 0
         fields = len(RECORD_FIELDS)
-        return np.frombuffer(packed.getvalue(), dtype=_RECORD_DTYPE, count=count * fields).reshape(count, fields)
+        return np.frombuffer(packed.getvalue(), dtype=_RECORD_DTYPE, count=count * fields).reshape(
+            count, fields
+        )
 
     def rows(self) -> list[Record]:
-        """The records held (not taken), as :data:`Record` tuples, for inspection: a model run without a sample keeps
-        all its records here."""
+        """The records held (not taken), as :data:`Record` tuples, for inspection: a model run
+        without a sample keeps all its records here."""
         held = self._packed.getvalue()
         return [
             (
@@ -313,34 +345,45 @@ class RecordBuffer:
 
 
 def take_rows(records: list[Record]) -> np.ndarray:
-    """The tuples of ``records`` as one float64 array (a row each, columns in :data:`RECORD_FIELDS` order); clears the list."""
-    # The tuples' fields in one stream: about 30% faster than np.array(records), which inspects each tuple's shape.
+    """The tuples of ``records`` as one float64 array (a row each, columns in
+    :data:`RECORD_FIELDS` order); clears the list."""
+    # The tuples' fields in one stream: about 30% faster than np.array(records), which inspects each
+    # tuple's shape.
     count = len(records) * len(RECORD_FIELDS)
-    data = np.fromiter(chain.from_iterable(records), dtype=np.float64, count=count).reshape(len(records), len(RECORD_FIELDS))
+    data = np.fromiter(chain.from_iterable(records), dtype=np.float64, count=count).reshape(
+        len(records), len(RECORD_FIELDS)
+    )
     records.clear()
     return data
 
 
 def drain(records: list[Record], blocks: RecordBlocks) -> None:
-    """Move the tuples of ``records`` into ``blocks`` (:meth:`RecordBlocks.drain`; the engine's buffer uses
-    :meth:`RecordBuffer.take` and :meth:`RecordBlocks.append`)."""
+    """Move the tuples of ``records`` into ``blocks`` (:meth:`RecordBlocks.drain`; the engine's
+    buffer uses :meth:`RecordBuffer.take` and :meth:`RecordBlocks.append`)."""
     blocks.drain(records)
 
 
 def _categorical(names: Sequence[str], vm_index: np.ndarray) -> Any:
-    """A text column as a categorical: row ``r``'s value is ``names[vm_index[r]]``; categories in sorted order, so that the
-    column sorts and groups as the plain strings would (a code of one or two bytes a row instead of an 8-byte
-    reference)."""
+    """A text column as a categorical: row ``r``'s value is ``names[vm_index[r]]``; categories in
+    sorted order, so that the column sorts and groups as the plain strings would (a code of one
+    or two bytes a row instead of an 8-byte reference)."""
     categories = sorted(set(names))
     code_of = {name: code for code, name in enumerate(categories)}
     dtype = np.int8 if len(categories) < 128 else np.int16 if len(categories) < 32768 else np.int32
     per_vm = np.array([code_of[name] for name in names], dtype=dtype)
     codes: np.ndarray = per_vm[vm_index]
-    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))  # a pandas.Categorical (its stubs mistype it)
+    # a pandas.Categorical (its stubs mistype it)
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))
 
 
-def _moved_hosts(vm_hosts: Sequence[str], vm_index: np.ndarray, issued: np.ndarray, moves: Sequence[tuple[int, float, str]]) -> Any:
-    """The host column when VMs moved: each row names its VM's host, or the host of its VM's last move issued before it."""
+def _moved_hosts(
+    vm_hosts: Sequence[str],
+    vm_index: np.ndarray,
+    issued: np.ndarray,
+    moves: Sequence[tuple[int, float, str]],
+) -> Any:
+    """The host column when VMs moved: each row names its VM's host, or the host of its VM's last
+    move issued before it."""
     ordered = sorted(moves, key=lambda move: move[1])
     names = [*vm_hosts, *(name for _, _, name in ordered)]
     row_host = vm_index.copy()
@@ -357,25 +400,31 @@ def records_frame(
     blocks: RecordBlocks | None = None,
     moves: Sequence[tuple[int, float, str]] = (),
 ) -> pd.DataFrame:
-    """The records table: one row per record (``blocks`` first, then ``records``), sorted by completion time then VM name.
+    """The records table: one row per record (``blocks`` first, then ``records``), sorted by
+    completion time then VM name.
 
-    ``vm_names``, ``vm_groups`` and ``vm_hosts`` give each VM index's name,
-    group name and host name; ``moves`` (VM index, time, host name) say that a VM ran on another host from
-    that time on (HA restarts): its I/Os issued from then on name that host. ``blocks`` (from :func:`drain`) is consumed:
-    each field is let go of as soon as its column is built, and the
-    columns are put in their final order as they are built, so the records
-    never exist twice. Text columns are categoricals (a one- or two-byte code
-    a row; categories sorted, so they sort and group like the strings).
+    ``vm_names``, ``vm_groups`` and ``vm_hosts`` give each VM index's name, group name and host
+    name; ``moves`` (VM index, time, host name) say that a VM ran on another host from that time on
+    (HA restarts): its I/Os issued from then on name that host. ``blocks`` (from :func:`drain`) is
+    consumed: each field is let go of as soon as its column is built, and the columns are put in
+    their final order as they are built, so the records never exist twice. Text columns are
+    categoricals (a one- or two-byte code a row; categories sorted, so they sort and group like the
+    strings).
     """
     store = blocks if blocks is not None else RecordBlocks()
     store.drain(list(records))
     vm_index = store.take(VM)
     completed = store.take(COMPLETED)
     names = np.array(vm_names, dtype=object)
-    name_rank = np.argsort(np.argsort(names, kind="stable"), kind="stable") if len(names) else np.empty(0, dtype=np.int64)
+    name_rank = (
+        np.argsort(np.argsort(names, kind="stable"), kind="stable")
+        if len(names)
+        else np.empty(0, dtype=np.int64)
+    )
     order = _Order(completed, vm_index, name_rank)
-    # Each column is put in order as it is built, in place where the records came in completion order (the engine
-    # appends them as they complete): the table's columns are the blocks' own arrays, and the records never exist twice.
+    # Each column is put in order as it is built, in place where the records came in completion
+    # order (the engine appends them as they complete): the table's columns are the blocks' own
+    # arrays, and the records never exist twice.
     vm_index = order.apply(vm_index)
     completed = order.apply(completed)
     issued = order.apply(store.take(ISSUED))
@@ -384,7 +433,9 @@ def records_frame(
     columns: dict[str, Any] = {
         "vm": _categorical(vm_names, vm_index),
         "group": _categorical(vm_groups, vm_index),
-        "host": _categorical(vm_hosts, vm_index) if not moves else _moved_hosts(vm_hosts, vm_index, issued, moves),
+        "host": _categorical(vm_hosts, vm_index)
+        if not moves
+        else _moved_hosts(vm_hosts, vm_index, issued, moves),
     }
     del vm_index
     flags = order.apply(store.take(_FLAGS))
@@ -397,16 +448,18 @@ def records_frame(
     columns["latency_ms"] = latency
     for name, i in zip(COMPONENTS, _COMPONENT_FIELDS, strict=True):
         columns[name] = order.apply(store.take(i))
-    # copy=False: each column stays its own array; pandas would otherwise copy them all into one 2D block.
+    # copy=False: each column stays its own array; pandas would otherwise copy them all into one 2D
+    # block.
     return pd.DataFrame(columns, copy=False)
 
 
 class _Order:
-    """The table's row order (by completion time, then VM name, then record order) and how to put a column in it.
+    """The table's row order (by completion time, then VM name, then record order) and how to put a
+    column in it.
 
-    Records come in completion order, so usually only runs of equal completion times (I/Os completed by one event)
-    need reordering: those rows are rearranged in place. Records out of completion order (none from the engine)
-    take a full sort, and each column a sorted copy.
+    Records come in completion order, so usually only runs of equal completion times (I/Os completed
+    by one event) need reordering: those rows are rearranged in place. Records out of completion
+    order (none from the engine) take a full sort, and each column a sorted copy.
     """
 
     def __init__(self, completed: np.ndarray, vm_index: np.ndarray, name_rank: np.ndarray):
@@ -419,7 +472,8 @@ class _Order:
             return
         tied = np.flatnonzero(completed[1:] == completed[:-1])
         rows = np.union1d(tied, tied + 1)
-        sources = rows[np.lexsort((name_rank[vm_index[rows]], completed[rows]))]  # stable: record order among equals
+        # stable: record order among equals
+        sources = rows[np.lexsort((name_rank[vm_index[rows]], completed[rows]))]
         moved = rows != sources
         self.rows, self.sources = rows[moved], sources[moved]
 

@@ -1,4 +1,5 @@
-"""Bounds and stopping of a run: the work a scenario will take, the limit past which it is refused, and the cancel token.
+"""Bounds and stopping of a run: the work a scenario will take, the limit past which it is refused,
+and the cancel token.
 
 - :func:`expected_work` estimates, before a run, how many I/Os it will issue,
   how many samples it will take, how many SimPy events it will process and how
@@ -53,54 +54,68 @@ __all__ = [
 ]
 
 BYTES_PER_IO = 170
-"""Peak resident memory per simulated I/O, bytes, of a run with records and its summary: the records table (56 bytes a
-row, :mod:`simcache.sim.collect`), the model's state that grows with the I/Os (the hosts' cache-line maps, until the caches
-or working sets are full) and the summary's temporaries. Measured 2026-11-27 on the project VM (AMD EPYC, 2 vCPUs, 24
-GiB, Python 3.11.7, Python sources) by ``bench/bench_memory.py``: the default scenario for 60 s (114,070 I/Os) and
-600 s (1,548,999 I/Os) peak at 158 and 312 MiB through the run (112 bytes per I/O at the margin), 211 and 436 MiB
-with the summary (164). It was 600 (573 measured) with float64 records blocks and a copied records table."""
+"""Peak resident memory per simulated I/O, bytes, of a run with records and its summary: the
+records table (56 bytes a row, :mod:`simcache.sim.collect`), the model's state that grows with
+the I/Os (the hosts' cache-line maps, until the caches or working sets are full) and the
+summary's temporaries. Measured 2026-11-27 on the project VM (AMD EPYC, 2 vCPUs, 24 GiB, Python
+3.11.7, Python sources) by ``bench/bench_memory.py``: the default scenario for 60 s (114,070
+I/Os) and 600 s (1,548,999 I/Os) peak at 158 and 312 MiB through the run (112 bytes per I/O at
+the margin), 211 and 436 MiB with the summary (164). It was 600 (573 measured) with float64
+records blocks and a copied records table."""
 STREAM_BYTES_PER_VM = 2 * (8 * 1613 + 8 * 30)
-"""Memory per VM of a run without records (:class:`simcache.sim.stream.StreamStats`): per op a histogram of 1,613 int64
-counts, and about 30 counters and batch sums. (The model's own state is not counted: its cache-line maps grow with
-the blocks the VMs touch until the caches or working sets are full, about 60 bytes per I/O of the default scenario
-while they fill.)"""
+"""Memory per VM of a run without records (:class:`simcache.sim.stream.StreamStats`): per op a
+histogram of 1,613 int64 counts, and about 30 counters and batch sums. (The model's own state is
+not counted: its cache-line maps grow with the blocks the VMs touch until the caches or working
+sets are full, about 60 bytes per I/O of the default scenario while they fill.)"""
 
 BYTES_PER_SAMPLE_VALUE = 120
-"""Memory per value of the sampled series (one column at one sample time): a float in a dict, then in the table."""
+"""Memory per value of the sampled series (one column at one sample time): a float in a dict,
+then in the table."""
 EVENTS_PER_IO = 4.4
-"""SimPy events per I/O of the default scenario (``bench/bench_engine.py``: 4.37); for the event estimate only."""
+"""SimPy events per I/O of the default scenario (``bench/bench_engine.py``: 4.37); for the event
+estimate only."""
 ESTIMATED_CHAINS_MAX = 24
-"""Most closed-loop chains (a group's VMs on one host) for which the analytic estimate sizes a closed loop's I/Os
-before a run; beyond it the estimate's fixed point can take seconds (51 groups: 14 s, found by bench/fuzz.py), so
-the bound below is used instead."""
+"""Most closed-loop chains (a group's VMs on one host) for which the analytic estimate sizes a
+closed loop's I/Os before a run; beyond it the estimate's fixed point can take seconds (51
+groups: 14 s, found by bench/fuzz.py), so the bound below is used instead."""
 CLOSED_LATENCY_FLOOR_S = 20e-6
-"""Shortest I/O assumed for a closed loop when the analytic estimate cannot say (a RAM tier's write)."""
+"""Shortest I/O assumed for a closed loop when the analytic estimate cannot say (a RAM tier's
+write)."""
 
 MAX_IOS_ENV = "SIMCACHE_MAX_IOS"
 """Environment variable: the most I/Os one run may be expected to issue (a number, or ``none``)."""
 MAX_MEMORY_ENV = "SIMCACHE_MAX_MEMORY"
-"""Environment variable: the most memory one run may be expected to hold (a size such as ``16GiB``, or ``none``)."""
-LIMIT_OPTIONS = f"--max-ios N / --max-memory SIZE / --no-limit (simulate(limits=Limits(...)), {MAX_IOS_ENV}, {MAX_MEMORY_ENV})"
+"""Environment variable: the most memory one run may be expected to hold (a size such as
+``16GiB``, or ``none``)."""
+LIMIT_OPTIONS = (
+    f"--max-ios N / --max-memory SIZE / --no-limit (simulate(limits=Limits(...)), {MAX_IOS_ENV}, "
+    f"{MAX_MEMORY_ENV})"
+)
 """What a refusal names as the way to allow a larger run."""
 
 POLL_EVENTS = 128
-"""Events processed between two polls of the cancel token: an overloaded run can spend milliseconds on one event
-(hundreds of flows in flight on a port), and a poll every 1,024 let a 1 s deadline run 2 s (bench/fuzz.py, a
-52-group compile workload); the poll is a countdown, so 128 costs nothing measurable (see ``run_until``)."""
+"""Events processed between two polls of the cancel token: an overloaded run can spend
+milliseconds on one event (hundreds of flows in flight on a port), and a poll every 1,024 let a 1
+s deadline run 2 s (bench/fuzz.py, a 52-group compile workload); the poll is a countdown, so 128
+costs nothing measurable (see ``run_until``)."""
 
 
 @dataclass(frozen=True)
 class Limits:
-    """The most work one run may take; ``math.inf`` for no limit. Build from the environment with :meth:`from_env`."""
+    """The most work one run may take; ``math.inf`` for no limit. Build from the environment with
+    :meth:`from_env`."""
 
     max_ios: float = 20_000_000
-    """I/Os issued: about 4 to 8 minutes of wall time on a 2-core VM (45,000 to 80,000 I/Os per second)."""
+    """I/Os issued: about 4 to 8 minutes of wall time on a 2-core VM (45,000 to 80,000 I/Os per
+    second)."""
     max_memory_bytes: float = 8 * 2**30
-    """Memory held by the run (a third of a 24 GiB machine, so two runs and the rest of the system fit)."""
+    """Memory held by the run (a third of a 24 GiB machine, so two runs and the rest of the
+    system fit)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
-        """:data:`DEFAULT_LIMITS` with ``SIMCACHE_MAX_IOS`` / ``SIMCACHE_MAX_MEMORY`` applied (``none``: no limit)."""
+        """:data:`DEFAULT_LIMITS` with ``SIMCACHE_MAX_IOS`` / ``SIMCACHE_MAX_MEMORY`` applied
+        (``none``: no limit)."""
         env = os.environ if environ is None else environ
         limits = DEFAULT_LIMITS
         ios = env.get(MAX_IOS_ENV, "").strip()
@@ -128,7 +143,10 @@ def _limit_value(name: str, text: str, parse: Any) -> float:
     except (ValueError, UnitError):
         value = math.nan
     if not value > 0:
-        raise ScenarioError(f"environment variable {name}", [(name, f"must be a positive number or 'none' (got {text!r})")])
+        raise ScenarioError(
+            f"environment variable {name}",
+            [(name, f"must be a positive number or 'none' (got {text!r})")],
+        )
     return value
 
 
@@ -152,8 +170,12 @@ class Work:
         return self.ios * EVENTS_PER_IO
 
     def describe(self) -> str:
-        """One line: I/Os, samples and memory, e.g. ``"about 46,440 I/Os, 40 samples x 43 columns, 27 MiB"``."""
-        return f"about {self.ios:,.0f} I/Os, {self.samples:,} samples x {self.series_columns} columns, {_size(self.memory_bytes)} of memory"
+        """One line: I/Os, samples and memory, e.g. ``"about 46,440 I/Os, 40 samples x 43
+        columns, 27 MiB"``."""
+        return (
+            f"about {self.ios:,.0f} I/Os, {self.samples:,} samples x {self.series_columns} "
+            f"columns, {_size(self.memory_bytes)} of memory"
+        )
 
 
 def _size(value: float) -> str:
@@ -166,20 +188,22 @@ def _size(value: float) -> str:
 
 
 def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
-    """Estimate the work of running ``scenario`` as it stands (its ``run.duration``), in milliseconds.
+    """Estimate the work of running ``scenario`` as it stands (its ``run.duration``), in
+    milliseconds.
 
-    Open loops issue their rate times the duration (times the on fraction of
-    an on/off duty cycle); closed loops issue what the analytic estimate
-    (:func:`simcache.estimate`) gives them (up to :data:`ESTIMATED_CHAINS_MAX`
-    closed chains), or at most ``outstanding`` per think time plus the tier's
-    latency (at least :data:`CLOSED_LATENCY_FLOOR_S`) otherwise; trace replays issue at
-    most the device's reads and writes times ``repeat``. Memory is
-    :data:`BYTES_PER_IO` per I/O (``keep_records=False``: :data:`STREAM_BYTES_PER_VM` per VM instead), the records
-    of one sample interval as they wait (:data:`simcache.sim.collect.RECORD_BYTES` each, at most
+    Open loops issue their rate times the duration (times the on fraction of an on/off duty cycle);
+    closed loops issue what the analytic estimate (:func:`simcache.estimate`) gives them (up to
+    :data:`ESTIMATED_CHAINS_MAX` closed chains), or at most ``outstanding`` per think time plus the
+    tier's latency (at least :data:`CLOSED_LATENCY_FLOOR_S`) otherwise; trace replays issue at most
+    the device's reads and writes times ``repeat``. Memory is :data:`BYTES_PER_IO` per I/O
+    (``keep_records=False``: :data:`STREAM_BYTES_PER_VM` per VM instead), the records of one sample
+    interval as they wait (:data:`simcache.sim.collect.RECORD_BYTES` each, at most
     :data:`simcache.sim.collect.BUFFER_ROWS`), and the series.
     """
     run = scenario.run
-    closed_chains = sum(len(scenario.group_hosts(g)) for g in scenario.groups if g.workload.mode == "closed")
+    closed_chains = sum(
+        len(scenario.group_hosts(g)) for g in scenario.groups if g.workload.mode == "closed"
+    )
     closed_rates = _closed_rates(scenario) if 0 < closed_chains <= ESTIMATED_CHAINS_MAX else {}
     by_group: dict[str, float] = {}
     for group in scenario.groups:
@@ -187,11 +211,19 @@ def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
         by_group[group.name] = vms * _ios_per_vm(scenario, group, closed_rates.get(group.name))
     ios = sum(by_group.values())
     samples = max(1, math.ceil(run.duration / run.sample_interval))
-    columns = 12 + 10 * scenario.cluster.hosts  # ports, tier utilization and queue, backlog per host; cluster figures
-    waiting = min(ios / samples, BUFFER_ROWS)  # records held packed until the next sample (or until BUFFER_ROWS of them)
-    held = ios * BYTES_PER_IO if keep_records else sum(scenario.group_vm_count(g) for g in scenario.groups) * STREAM_BYTES_PER_VM
+    # ports, tier utilization and queue, backlog per host; cluster figures
+    columns = 12 + 10 * scenario.cluster.hosts
+    # records held packed until the next sample (or until BUFFER_ROWS of them)
+    waiting = min(ios / samples, BUFFER_ROWS)
+    held = (
+        ios * BYTES_PER_IO
+        if keep_records
+        else sum(scenario.group_vm_count(g) for g in scenario.groups) * STREAM_BYTES_PER_VM
+    )
     memory = held + waiting * RECORD_BYTES + samples * columns * BYTES_PER_SAMPLE_VALUE
-    return Work(ios=ios, samples=samples, series_columns=columns, memory_bytes=memory, ios_by_group=by_group)
+    return Work(
+        ios=ios, samples=samples, series_columns=columns, memory_bytes=memory, ios_by_group=by_group
+    )
 
 
 def _ios_per_vm(scenario: Scenario, group: Group, closed_rate: float | None) -> float:
@@ -202,14 +234,21 @@ def _ios_per_vm(scenario: Scenario, group: Group, closed_rate: float | None) -> 
     if workload.mode == "open":
         duty = workload.duty_cycle
         on_fraction = 1.0
-        if duty is not None and duty.shape == "onoff" and duty.on is not None and duty.off is not None:
-            on_fraction = min(1.0, (duty.on / (duty.on + duty.off)) + duty.on / duration)  # a burst more at most
+        if (
+            duty is not None
+            and duty.shape == "onoff"
+            and duty.on is not None
+            and duty.off is not None
+        ):
+            # a burst more at most
+            on_fraction = min(1.0, (duty.on / (duty.on + duty.off)) + duty.on / duration)
         return workload.mean_rate * on_fraction * duration
     if closed_rate is not None and math.isfinite(closed_rate):
         return closed_rate * duration
     slots = workload.workers * workload.outstanding
     tier = scenario.cluster.tier
-    fastest = min(tier.read_latency, tier.write_latency)  # no I/O completes faster than the tier's own latency
+    # no I/O completes faster than the tier's own latency
+    fastest = min(tier.read_latency, tier.write_latency)
     return slots * duration / max(workload.think_time + fastest, CLOSED_LATENCY_FLOOR_S)
 
 
@@ -220,12 +259,15 @@ def _trace_ios_per_vm(scenario: Scenario, group: Group) -> float:
 
 
 def _closed_rates(scenario: Scenario) -> dict[str, float]:
-    """IOPS per VM of each closed-loop group by the analytic estimate ({} when it cannot estimate the scenario)."""
-    from simcache.estimate import estimate  # looked up per call: tests replace simcache.estimate.estimate
+    """IOPS per VM of each closed-loop group by the analytic estimate ({} when it cannot estimate
+    the scenario)."""
+    # looked up per call: tests replace simcache.estimate.estimate
+    from simcache.estimate import estimate
 
     try:
         summary = estimate(scenario).summary
-    except Exception:  # advisory only: the bound below takes over, and the run reports the error itself
+    # advisory only: the bound below takes over, and the run reports the error itself
+    except Exception:
         return {}
     rates = {}
     for group in scenario.groups:
@@ -236,9 +278,11 @@ def _closed_rates(scenario: Scenario) -> dict[str, float]:
     return rates
 
 
-def check_work(scenario: Scenario, limits: Limits | None = None, *, keep_records: bool = True) -> Work:
-    """The expected work of ``scenario``; raises :class:`~simcache.base.errors.RunTooLargeError` past ``limits``
-    (default :meth:`Limits.from_env`)."""
+def check_work(
+    scenario: Scenario, limits: Limits | None = None, *, keep_records: bool = True
+) -> Work:
+    """The expected work of ``scenario``; raises :class:`~simcache.base.errors.RunTooLargeError`
+    past ``limits`` (default :meth:`Limits.from_env`)."""
     limits = Limits.from_env() if limits is None else limits
     if limits == NO_LIMITS:
         return Work(ios=math.nan, samples=0, series_columns=0, memory_bytes=math.nan)
@@ -247,15 +291,19 @@ def check_work(scenario: Scenario, limits: Limits | None = None, *, keep_records
     if work.ios > limits.max_ios:
         over.append(f"{work.ios:,.0f} I/Os (limit {limits.max_ios:,.0f})")
     if work.memory_bytes > limits.max_memory_bytes:
-        over.append(f"{_size(work.memory_bytes)} of memory (limit {_size(limits.max_memory_bytes)})")
+        over.append(
+            f"{_size(work.memory_bytes)} of memory (limit {_size(limits.max_memory_bytes)})"
+        )
     if over:
         raise RunTooLargeError(
             f"scenario {scenario.name!r}",
             [
                 (
                     "run.duration",
-                    f"this run is expected to take {' and '.join(over)}: {work.describe()} over {scenario.run.duration:g} simulated "
-                    f"seconds. Shorten run.duration (or --duration), lower the load, or allow it with {LIMIT_OPTIONS}",
+                    f"this run is expected to take {' and '.join(over)}: {work.describe()} over "
+                    f"{scenario.run.duration:g} simulated "
+                    "seconds. Shorten run.duration (or --duration), lower the load, or allow it "
+                    f"with {LIMIT_OPTIONS}",
                 )
             ],
         )
@@ -282,7 +330,8 @@ class Cancel:
         self.expires = math.inf if lease is None else time.monotonic() + lease
         """The monotonic time the lease runs out at (infinite without one)."""
         self.reason = ""
-        """Why it was cancelled (empty until then): the ``reason`` given to :meth:`cancel`, or the deadline."""
+        """Why it was cancelled (empty until then): the ``reason`` given to :meth:`cancel`, or
+        the deadline."""
         self.signal: int | None = None
         """The signal that cancelled it (:func:`cancel_on_signals`), else ``None``."""
 
@@ -319,13 +368,15 @@ class Cancel:
 
 
 def stopped_at(result: Any) -> float | None:
-    """The simulated time (s) at which a run was stopped early, or ``None`` for a run that reached its end."""
+    """The simulated time (s) at which a run was stopped early, or ``None`` for a run that
+    reached its end."""
     value = result.meta.get("stopped_at_s")
     return None if value is None else float(value)
 
 
 class Stopped(Exception):  # a stop the user asked for, not an error: not named ...Error
-    """Raised by loops over many runs (``simcache.runs.checks``) when their :class:`Cancel` token stops them.
+    """Raised by loops over many runs (``simcache.runs.checks``) when their :class:`Cancel` token
+    stops them.
 
     ``result`` is the partial result of the run that was stopped (``None`` if
     the stop came between runs); ``where`` names that run.
@@ -335,13 +386,23 @@ class Stopped(Exception):  # a stop the user asked for, not an error: not named 
         self.reason = reason
         self.result = result
         self.where = where
-        at = "" if result is None else f" at simulated time {result.meta['stopped_at_s']:.3f} s of {result.meta['planned_s']:g} s"
+        at = (
+            ""
+            if result is None
+            else (
+                f" at simulated time {result.meta['stopped_at_s']:.3f} s of "
+                f"{result.meta['planned_s']:g} s"
+            )
+        )
         super().__init__(f"stopped{at}{' in ' + where if where else ''} ({reason})")
 
 
 @contextmanager
-def cancel_on_signals(token: Cancel, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[Cancel]:
-    """While inside, SIGINT (Ctrl-C) and SIGTERM cancel ``token`` instead of interrupting the run where it stands.
+def cancel_on_signals(
+    token: Cancel, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM)
+) -> Iterator[Cancel]:
+    """While inside, SIGINT (Ctrl-C) and SIGTERM cancel ``token`` instead of interrupting the run
+    where it stands.
 
     A second signal of the same kind acts as it did before (Ctrl-C twice:
     ``KeyboardInterrupt``). Outside the main thread, where Python cannot
@@ -366,6 +427,6 @@ def cancel_on_signals(token: Cancel, signals: Sequence[int] = (signal.SIGINT, si
 
 
 def exit_status(token: Cancel) -> int:
-    """The exit status of a command stopped by ``token``: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM),
-    else 1."""
+    """The exit status of a command stopped by ``token``: 128 + the signal's number (130 for
+    SIGINT, 143 for SIGTERM), else 1."""
     return 128 + token.signal if token.signal is not None else 1

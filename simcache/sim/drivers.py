@@ -33,7 +33,8 @@ __all__ = ["start_workload"]
 
 
 def start_workload(env: simpy.Environment, vm: VM, restarted: bool = False) -> None:
-    """Start ``vm``'s I/O processes; ``restarted`` (HA): only the closed-loop slots, its open loop never stopped."""
+    """Start ``vm``'s I/O processes; ``restarted`` (HA): only the closed-loop slots, its open
+    loop never stopped."""
     clock = vm.clock
     stream = vm.stream
     workload = stream.workload
@@ -59,7 +60,8 @@ def start_workload(env: simpy.Environment, vm: VM, restarted: bool = False) -> N
 
 
 def _closed_slot(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:
-    """One of a closed-loop VM's slots as a generator: the reference :class:`_ClosedSlot` is checked against (tests)."""
+    """One of a closed-loop VM's slots as a generator: the reference :class:`_ClosedSlot` is
+    checked against (tests)."""
     duty_clock = stream.clock
     think = stream.workload.think_time
     gated = duty_clock.duty is not None
@@ -76,34 +78,47 @@ def _closed_slot(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any,
 
 
 class _ClosedSlot:
-    """One of a closed-loop VM's slots as callbacks: wait for the duty cycle to be on, start an I/O (:meth:`VM.start`),
-    wait until it is done, think, and again, while the VM's host is alive and the VM has not been restarted elsewhere.
+    """One of a closed-loop VM's slots as callbacks: wait for the duty cycle to be on, start an I/O
+    (:meth:`VM.start`), wait until it is done, think, and again, while the VM's host is alive and
+    the VM has not been restarted elsewhere.
 
-    What :func:`_closed_slot` does, without a generator to resume at each wait: the same events at the same times, in
-    the same order (``tests/sim/test_fast_paths.py``). Its callbacks are bound once (the slot lives as long as the run).
+    What :func:`_closed_slot` does, without a generator to resume at each wait: the same events at
+    the same times, in the same order (``tests/sim/test_fast_paths.py``). Its callbacks are bound
+    once (the slot lives as long as the run).
     """
 
-    __slots__ = ("_done_callback", "_issue_callback", "_next_callback", "clock", "life", "stream", "think", "vm")
+    __slots__ = (
+        "_done_callback",
+        "_issue_callback",
+        "_next_callback",
+        "clock",
+        "life",
+        "stream",
+        "think",
+        "vm",
+    )
 
     def __init__(self, clock: Clock, vm: VM, stream: IOStream):
         self.clock = clock
         self.vm = vm
         self.stream = stream
         self.think = stream.workload.think_time
-        self.life = -1  # the VM's restarts when the slot starts (a restart elsewhere, HA, runs new slots there)
+        # the VM's restarts when the slot starts (a restart elsewhere, HA, runs new slots there)
+        self.life = -1
         self._next_callback: Callable[[Signal], None] = self._next
         self._issue_callback: Callable[[Signal], None] = self._issue
         self._done_callback: Callable[[Signal], None] = self._done
         start = Signal(None, self._begin)
-        schedule_at(clock, current_time(clock), start, URGENT)  # when start_detached would run the generator's first step
+        # when start_detached would run the generator's first step
+        schedule_at(clock, current_time(clock), start, URGENT)
 
     def _begin(self, _: Signal) -> None:
         self.life = self.vm.life
         self._next(None)
 
     def _next(self, _: Signal | None) -> None:
-        """The top of the slot's loop: stop if the VM's host died or the VM restarted elsewhere, else (once the duty
-        cycle is on) issue the next I/O."""
+        """The top of the slot's loop: stop if the VM's host died or the VM restarted elsewhere,
+        else (once the duty cycle is on) issue the next I/O."""
         vm = self.vm
         if not vm.host.alive or vm.life != self.life:
             return
@@ -113,7 +128,8 @@ class _ClosedSlot:
             now = current_time(clock)
             on = duty_clock.next_on(now)
             if on > now:
-                schedule_at(clock, now + (on - now), Signal(None, self._issue_callback))  # = sleep()'s time
+                # = sleep()'s time
+                schedule_at(clock, now + (on - now), Signal(None, self._issue_callback))
                 return
         self._issue(None)
 
@@ -133,7 +149,8 @@ class _ClosedSlot:
 
 
 def _open_loop(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any, None]:
-    """An open-loop VM's arrivals as a generator: the reference :class:`_OpenLoop` is checked against (tests)."""
+    """An open-loop VM's arrivals as a generator: the reference :class:`_OpenLoop` is checked
+    against (tests)."""
     while True:
         yield sleep(clock, stream.next_gap(current_time(clock)))
         if not vm.host.alive:
@@ -146,10 +163,12 @@ def _open_loop(clock: Clock, vm: VM, stream: IOStream) -> Generator[Wait, Any, N
 
 
 class _OpenLoop:
-    """An open-loop VM's arrivals as callbacks: each arrival starts its I/O (:meth:`VM.start`) and schedules the next.
+    """An open-loop VM's arrivals as callbacks: each arrival starts its I/O (:meth:`VM.start`) and
+    schedules the next.
 
-    What :func:`_open_loop` does, without a generator to resume per arrival: the same events (a start event, then one
-    per arrival), at the same times, in the same order (``tests/sim/test_fast_paths.py``).
+    What :func:`_open_loop` does, without a generator to resume per arrival: the same events (a
+    start event, then one per arrival), at the same times, in the same order
+    (``tests/sim/test_fast_paths.py``).
     """
 
     __slots__ = ("_arrive_callback", "clock", "stream", "vm")
@@ -158,9 +177,11 @@ class _OpenLoop:
         self.clock = clock
         self.vm = vm
         self.stream = stream
-        self._arrive_callback: Callable[[Signal], None] = self._arrive  # bound once, not per arrival
+        # bound once, not per arrival
+        self._arrive_callback: Callable[[Signal], None] = self._arrive
         start = Signal(None, self._begin)
-        schedule_at(clock, current_time(clock), start, URGENT)  # when start_detached would run the generator's first step
+        # when start_detached would run the generator's first step
+        schedule_at(clock, current_time(clock), start, URGENT)
 
     def _begin(self, _: Signal) -> None:
         self._next()
@@ -168,7 +189,8 @@ class _OpenLoop:
     def _next(self) -> None:
         clock = self.clock
         now = current_time(clock)
-        schedule_at(clock, now + self.stream.next_gap(now), Signal(None, self._arrive_callback))  # = sleep()'s time
+        # = sleep()'s time
+        schedule_at(clock, now + self.stream.next_gap(now), Signal(None, self._arrive_callback))
 
     def _arrive(self, _: Signal) -> None:
         vm = self.vm
@@ -183,7 +205,8 @@ class _OpenLoop:
 
 
 def _trace_open_loop(clock: Clock, vm: VM, stream: TraceStream) -> Generator[Wait, Any, None]:
-    """Issue each traced I/O at its own (replay) time, whatever the latency of the ones before it."""
+    """Issue each traced I/O at its own (replay) time, whatever the latency of the ones before
+    it."""
     while True:
         at = stream.next_time()
         if at is None:
@@ -201,7 +224,8 @@ def _trace_open_loop(clock: Clock, vm: VM, stream: TraceStream) -> Generator[Wai
 
 
 def _trace_closed_slot(clock: Clock, vm: VM, stream: TraceStream) -> Generator[Wait, Any, None]:
-    """One of a closed replay's slots: the next traced I/O as soon as this slot's last one completes."""
+    """One of a closed replay's slots: the next traced I/O as soon as this slot's last one
+    completes."""
     think = stream.workload.think_time
     life = vm.life  # a VM restarted elsewhere (HA) runs new slots there; a vMotion keeps these
     while vm.host.alive and vm.life == life:

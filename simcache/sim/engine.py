@@ -38,7 +38,17 @@ from simcache.sim.drivers import start_workload
 from simcache.sim.outages import outage
 from simcache.sim.record import RunCounters, RunRecord, SeriesSample, UnfinishedIO
 from simcache.sim.stream import StreamStats
-from simcache.spec import ArrayDegraded, ArrayRebuild, DeviceSlow, Group, HostFailure, LinkSlow, Scenario, VMotion, load_scenario
+from simcache.spec import (
+    ArrayDegraded,
+    ArrayRebuild,
+    DeviceSlow,
+    Group,
+    HostFailure,
+    LinkSlow,
+    Scenario,
+    VMotion,
+    load_scenario,
+)
 from simcache.spec.events import DeviceFailure
 from simcache.traces.trace import Trace
 from simcache.workloads.generators import BLOCK, IOStream
@@ -55,7 +65,8 @@ _ARRAY, _HOST, _WORKLOAD, _PLACEMENT = range(4)  # first element of each compone
 
 
 def _stream_seed(seed: int, *key: int) -> np.random.SeedSequence:
-    """The seed of one component's stream: the run's seed, spawned along a key naming the component."""
+    """The seed of one component's stream: the run's seed, spawned along a key naming the
+    component."""
     return np.random.SeedSequence(seed, spawn_key=key)
 
 
@@ -74,9 +85,23 @@ def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model
     array = Array(scenario.array, array_stream, _vm_disk_bytes(scenario))
     array_rx = Port(PortName(None, "array", None, "rx"), scenario.array.port)
     array_tx = Port(PortName(None, "array", None, "tx"), scenario.array.port)
-    fabric = Port(PortName(None, "fabric"), scenario.cluster.peer_link) if scenario.cluster.peer_fabric == "shared" else None
+    fabric = (
+        Port(PortName(None, "fabric"), scenario.cluster.peer_link)
+        if scenario.cluster.peer_fabric == "shared"
+        else None
+    )
     hosts = [
-        Host(env, i, scenario.cluster, UniformStream(_stream_seed(seed, _HOST, i)), network, array, array_rx, array_tx, fabric)
+        Host(
+            env,
+            i,
+            scenario.cluster,
+            UniformStream(_stream_seed(seed, _HOST, i)),
+            network,
+            array,
+            array_rx,
+            array_tx,
+            fabric,
+        )
         for i in range(scenario.cluster.hosts)
     ]
     buffer = RecordBuffer()  # hands the records on every BUFFER_ROWS (run_scenario sets where to)
@@ -99,7 +124,13 @@ def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model
                     name=f"{group.name}-h{host_index}-{k}",
                     group=g,
                     host=host,
-                    peers=_peers(scenario, group, host_index, hosts, UniformStream(_stream_seed(seed, _PLACEMENT, g, host_index, k))),
+                    peers=_peers(
+                        scenario,
+                        group,
+                        host_index,
+                        hosts,
+                        UniformStream(_stream_seed(seed, _PLACEMENT, g, host_index, k)),
+                    ),
                     write_through=group.policy == "WT",
                     stream=stream,
                     compression=scenario.cluster.compression,
@@ -112,7 +143,9 @@ def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model
         host.destager.promised = promised
     if scenario.cluster.cache.warm:
         _warm_caches(hosts, vms, _vm_reach_bytes(scenario))
-    model = Model(env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, buffer, fabric)
+    model = Model(
+        env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, buffer, fabric
+    )
     for vm in vms:
         start_workload(env, vm)
     for event in scenario.events:
@@ -132,9 +165,9 @@ def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model
 
 
 def _warm_caches(hosts: list[Host], vms: list[VM], disk_bytes: list[int]) -> None:
-    """Start each host's read cache holding its VMs' disks from their start (``cache.warm``): each VM gets an equal
-    share of the cache's lines, as much of its disk (the bytes its I/Os reach, :func:`_vm_reach_bytes`) as that share
-    holds."""
+    """Start each host's read cache holding its VMs' disks from their start (``cache.warm``):
+    each VM gets an equal share of the cache's lines, as much of its disk (the bytes its I/Os
+    reach, :func:`_vm_reach_bytes`) as that share holds."""
     for host in hosts:
         residents = [vm for vm in vms if vm.host is host]
         if not residents:
@@ -151,9 +184,10 @@ def _warm_caches(hosts: list[Host], vms: list[VM], disk_bytes: list[int]) -> Non
 
 
 def _vm_reach_bytes(scenario: Scenario) -> list[int]:
-    """Bytes from the start of each VM's disk that its I/Os touch, in VM index order: its disk (:func:`_vm_disk_bytes`)
-    and, for a generated workload, what its largest I/O runs past the working set's last block (an I/O starts at any
-    ``BLOCK`` of the working set: one of 64 KiB that starts in its last 4 KiB ends 60 KiB past it)."""
+    """Bytes from the start of each VM's disk that its I/Os touch, in VM index order: its disk
+    (:func:`_vm_disk_bytes`) and, for a generated workload, what its largest I/O runs past the
+    working set's last block (an I/O starts at any ``BLOCK`` of the working set: one of 64 KiB
+    that starts in its last 4 KiB ends 60 KiB past it)."""
     past: list[int] = []
     for group in scenario.groups:
         workload = group.workload
@@ -163,13 +197,15 @@ def _vm_reach_bytes(scenario: Scenario) -> list[int]:
 
 
 def _vm_disk_bytes(scenario: Scenario) -> list[int]:
-    """Each VM's disk size on the array, in VM index (build) order: its working set, or the span of the trace
-    device it replays (what :meth:`Scenario.group_data_bytes` adds up)."""
+    """Each VM's disk size on the array, in VM index (build) order: its working set, or the span
+    of the trace device it replays (what :meth:`Scenario.group_data_bytes` adds up)."""
     sizes: list[int] = []
     for group in scenario.groups:
         replayed = _replayed_devices(scenario, group)
         if replayed is None:
-            sizes += [group.workload.working_set] * (group.vms_per_host * len(scenario.group_hosts(group)))
+            sizes += [group.workload.working_set] * (
+                group.vms_per_host * len(scenario.group_hosts(group))
+            )
         else:
             trace, devices = replayed
             summary = trace.summary()
@@ -178,7 +214,8 @@ def _vm_disk_bytes(scenario: Scenario) -> list[int]:
 
 
 def _replayed_devices(scenario: Scenario, group: Group) -> tuple[Trace, list[str]] | None:
-    """A trace group's trace and the device each of its VMs replays, in build order (``None`` for other groups)."""
+    """A trace group's trace and the device each of its VMs replays, in build order (``None`` for
+    other groups)."""
     spec = group.workload.trace
     if spec is None:
         return None
@@ -186,9 +223,12 @@ def _replayed_devices(scenario: Scenario, group: Group) -> tuple[Trace, list[str
     return trace, spec.vm_devices(trace, scenario.group_vm_count(group))
 
 
-def _peers(scenario: Scenario, group: Group, host_index: int, hosts: list[Host], stream: UniformStream) -> tuple[Host, ...]:
-    """The hosts a VM on ``hosts[host_index]`` replicates to: the next ``group.replicas`` around the ring, or
-    as many distinct ones drawn at random from the others (``peer_selection = "random"``)."""
+def _peers(
+    scenario: Scenario, group: Group, host_index: int, hosts: list[Host], stream: UniformStream
+) -> tuple[Host, ...]:
+    """The hosts a VM on ``hosts[host_index]`` replicates to: the next ``group.replicas`` around
+    the ring, or as many distinct ones drawn at random from the others (``peer_selection =
+    "random"``)."""
     count = group.replicas
     others = [hosts[i] for i in ring_peers(host_index, len(hosts))]
     if scenario.cluster.peer_selection == "random":
@@ -224,7 +264,8 @@ class _Sampler:
         self.ports = model.ports
         self.last_time = 0.0
         self.last_carried = [0.0] * len(self.ports)
-        self.last_available = [0.0] * len(self.ports)  # each port's capacity over time up to the last sample (bytes)
+        # each port's capacity over time up to the last sample (bytes)
+        self.last_available = [0.0] * len(self.ports)
 
     def take(self, now: float) -> None:
         model = self.model
@@ -239,8 +280,14 @@ class _Sampler:
             if port.capacity_changed_at <= last:
                 available = port.capacity * step
             else:  # link_slow changed it during the interval: what it could carry over the interval
-                available = port.capacity_seconds + port.capacity * (now - port.capacity_changed_at) - self.last_available[i]
-            self.last_available[i] = port.capacity_seconds + port.capacity * (now - port.capacity_changed_at)
+                available = (
+                    port.capacity_seconds
+                    + port.capacity * (now - port.capacity_changed_at)
+                    - self.last_available[i]
+                )
+            self.last_available[i] = port.capacity_seconds + port.capacity * (
+                now - port.capacity_changed_at
+            )
             utilization = (port.carried_bytes - self.last_carried[i]) / available
             port.recent_utilization = utilization
             port_util[port.label] = utilization
@@ -249,9 +296,14 @@ class _Sampler:
         tier_queue = {}
         channels = tier_units(scenario.cluster.tier)
         for host in model.hosts:
-            tier_util[host.name] = host.tier.busy.busy_between(self.last_time, now) / (channels * step)
-            tier_queue[host.name] = host.tier.busy.open_count()  # after busy_between: the operations going on past now
-        array_util = model.array.busy.busy_between(self.last_time, now) / (scenario.array.spindles * step)
+            tier_util[host.name] = host.tier.busy.busy_between(self.last_time, now) / (
+                channels * step
+            )
+            # after busy_between: the operations going on past now
+            tier_queue[host.name] = host.tier.busy.open_count()
+        array_util = model.array.busy.busy_between(self.last_time, now) / (
+            scenario.array.spindles * step
+        )
         volatile = scenario.cluster.tier.volatile
         model.samples.append(
             SeriesSample(
@@ -260,11 +312,18 @@ class _Sampler:
                 tier_utilization=tier_util,
                 tier_in_system=tier_queue,
                 array_utilization=array_util,
-                array_in_system=model.array.busy.open_count(),  # after busy_between: those going on past now
-                destage_backlog_bytes={host.name: host.destager.backlog_bytes for host in model.hosts},
+                # after busy_between: those going on past now
+                array_in_system=model.array.busy.open_count(),
+                destage_backlog_bytes={
+                    host.name: host.destager.backlog_bytes for host in model.hosts
+                },
                 destage_waiting=sum(host.destager.waiting_writers for host in model.hosts),
-                data_at_risk_bytes=sum(h.destager.backlog_bytes if volatile else h.at_risk_bytes() for h in model.hosts),
-                single_copy_bytes=sum(h.destager.single_copy_bytes + h.replica_lag.bytes for h in model.hosts),
+                data_at_risk_bytes=sum(
+                    h.destager.backlog_bytes if volatile else h.at_risk_bytes() for h in model.hosts
+                ),
+                single_copy_bytes=sum(
+                    h.destager.single_copy_bytes + h.replica_lag.bytes for h in model.hosts
+                ),
                 flows_in_flight=model.network.in_flight(),
             )
         )
@@ -302,17 +361,28 @@ def run_scenario(
     seed = run.seed
     started = time.perf_counter()
     # The deadline counts from here: building thousands of VMs is part of the time it bounds.
-    tokens = [token for token in (cancel, None if deadline is None else Cancel(deadline=deadline)) if token is not None]
+    tokens = [
+        token
+        for token in (cancel, None if deadline is None else Cancel(deadline=deadline))
+        if token is not None
+    ]
     model = build(scenario, seed, paths=paths)
     if not keep_records:
         names = [group.name for group in scenario.groups]
-        model.stream = StreamStats([vm.name for vm in model.vms], [vm.group for vm in model.vms], names, run.warmup, run.duration)
+        model.stream = StreamStats(
+            [vm.name for vm in model.vms],
+            [vm.group for vm in model.vms],
+            names,
+            run.warmup,
+            run.duration,
+        )
     model.record_buffer.sink = model.records_sink()
     sampler = _Sampler(model)
     model.env.process(_sampler(model, sampler, run.sample_interval, run.duration, progress))
     stop_requested = (lambda: any(token.cancelled for token in tokens)) if tokens else None
     collecting = gc.isenabled()
-    gc.disable()  # the run allocates many small long-lived tuples; cyclic GC passes over them cost ~10%
+    # the run allocates many small long-lived tuples; cyclic GC passes over them cost ~10%
+    gc.disable()
     try:
         finished = run_until(model.clock, run.duration, stop_requested, POLL_EVENTS)
     finally:
@@ -320,13 +390,16 @@ def run_scenario(
             gc.enable()
     end = run.duration if finished else current_time(model.clock)
     if not finished:
-        model.scenario = _cut_at(scenario, end)  # the result's window, totals and rates cover [0, end]
+        # the result's window, totals and rates cover [0, end]
+        model.scenario = _cut_at(scenario, end)
     sampler.take(end)  # the run stops before events at exactly `duration` are processed
     if progress is not None and finished:
         progress(1.0)
     wall = time.perf_counter() - started
     events = events_scheduled(model.clock)
-    reason = None if finished else next((token.reason for token in tokens if token.reason), "stopped")
+    reason = (
+        None if finished else next((token.reason for token in tokens if token.reason), "stopped")
+    )
     return record_run(
         model,
         seed=seed,
@@ -458,9 +531,11 @@ def _degraded_vms(vms: list[VM], end: float) -> list[dict[str, Any]]:
 
 
 def _cut_at(scenario: Scenario, end: float) -> Scenario:
-    """``scenario`` as if run for ``end`` seconds: its duration ``end``, and its warm-up cut to ``end / 10`` if it had not
-    ended (not validated again: a stopped run may be shorter than one sample interval)."""
-    end = max(end, 1e-9)  # rates are per second of the run: a stop before the clock moved still divides by a duration
+    """``scenario`` as if run for ``end`` seconds: its duration ``end``, and its warm-up cut to
+    ``end / 10`` if it had not ended (not validated again: a stopped run may be shorter than one
+    sample interval)."""
+    # rates are per second of the run: a stop before the clock moved still divides by a duration
+    end = max(end, 1e-9)
     warmup = scenario.run.warmup if scenario.run.warmup < end else end / 10
     run = scenario.run.model_copy(update={"duration": end, "warmup": warmup})
     return scenario.model_copy(update={"run": run})

@@ -1,5 +1,6 @@
-"""The scheduled events that move VMs or take hosts and tiers away (``vmotion``, ``host_failure``,
-``device_failure``), as processes of a built model, and the HA restart that follows a host failure."""
+"""The scheduled events that move VMs or take hosts and tiers away (``vmotion``,
+``host_failure``, ``device_failure``), as processes of a built model, and the HA restart that
+follows a host failure."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ from simcache.physics.cluster import framed_bytes, ring_peers, vmotion_stream_po
 from simcache.sim.built import Model
 from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.host import Host
-from simcache.sim.components.pending import WRITE_HOLDERS, WRITE_OFFSET, WRITE_SINGLE, WRITE_SIZE, WRITE_VM, PendingWrite
+from simcache.sim.components.pending import (
+    WRITE_HOLDERS,
+    WRITE_OFFSET,
+    WRITE_SINGLE,
+    WRITE_SIZE,
+    WRITE_VM,
+    PendingWrite,
+)
 from simcache.sim.components.vm import VM
 from simcache.sim.drivers import start_workload
 from simcache.sim.outages import update_all_peers
@@ -24,10 +32,11 @@ __all__ = ["device_failure", "host_failure", "vmotion"]
 
 
 def vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
-    """The memory transfer of a vMotion; then, once its last stream has arrived, the move of its VM (if it names one).
+    """The memory transfer of a vMotion; then, once its last stream has arrived, the move of its VM
+    (if it names one).
 
-    The move happens only if the VM still runs on the live source and the target is alive (an HA restart or a
-    host failure may have come first); else the record's ``not_moved`` says why.
+    The move happens only if the VM still runs on the live source and the target is alive (an HA
+    restart or a host failure may have come first); else the record's ``not_moved`` says why.
     """
     env = model.env
     yield env.timeout(event.at)
@@ -37,26 +46,51 @@ def vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
     per_stream = event.size / event.streams
     wire, packets = framed_bytes(link, per_stream)
     nan = float("nan")
-    record: dict[str, Any] = {"source_host": event.source_host, "target_host": event.target_host, "start_s": env.now, "end_s": nan}
+    record: dict[str, Any] = {
+        "source_host": event.source_host,
+        "target_host": event.target_host,
+        "start_s": env.now,
+        "end_s": nan,
+    }
     if event.vm is not None:
-        record |= {"vm": event.vm, "moved_s": nan, "remote_hits": 0, "remote_hit_bytes": 0, "last_remote_hit_s": nan}
-        record |= {"handover": event.handover, "pending_bytes": 0, "handed_over_bytes": 0, "handover_end_s": nan}
+        record |= {
+            "vm": event.vm,
+            "moved_s": nan,
+            "remote_hits": 0,
+            "remote_hit_bytes": 0,
+            "last_remote_hit_s": nan,
+        }
+        record |= {
+            "handover": event.handover,
+            "pending_bytes": 0,
+            "handed_over_bytes": 0,
+            "handover_end_s": nan,
+        }
     model.vmotions.append(record)
     links = len(source.peer_txs)
     transfers = [
         model.network.transfer(
-            source.peer_path(target, vmotion_stream_port(i, links)), wire, packets, latency=link.latency, weight=event.weight
+            source.peer_path(target, vmotion_stream_port(i, links)),
+            wire,
+            packets,
+            latency=link.latency,
+            weight=event.weight,
         )
         for i in range(event.streams)
     ]
-    for transfer in transfers:  # noqa: UP028 (SimPy sends values in; a list iterator cannot take them)
+    # SimPy sends values in; a list iterator cannot take them
+    for transfer in transfers:  # noqa: UP028
         yield transfer
     record["end_s"] = env.now
     if event.vm is None:
         return
     vm = next(vm for vm in model.vms if vm.name == event.vm)
     if not (vm.host is source and source.alive and target.alive):
-        why = [(not source.alive, "the source host failed"), (not target.alive, "the target host failed"), (True, "the VM was elsewhere")]
+        why = [
+            (not source.alive, "the source host failed"),
+            (not target.alive, "the target host failed"),
+            (True, "the VM was elsewhere"),
+        ]
         record["not_moved"] = next(words for failed, words in why if failed)
         return
     vm.migrate(target, model.hosts, record)
@@ -69,18 +103,27 @@ def vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
 
 
 def _handover(
-    model: Model, vm: int, source: Host, target: Host, items: list[PendingWrite], record: dict[str, Any]
+    model: Model,
+    vm: int,
+    source: Host,
+    target: Host,
+    items: list[PendingWrite],
+    record: dict[str, Any],
 ) -> Generator[simpy.Event, Any, None]:
-    """Send VM ``vm``'s writes ``items`` (untaken in ``source``'s destager at its move) to ``target`` over the peer network
-    as one flow; on arrival, those still untaken leave ``source``'s destager and join ``target``'s, and are written
-    to ``target``'s tier, off any VM's path. Their copies stay as many: where ``target`` held a replica (its
-    copy is now the primary), ``source`` keeps its copy as the replica in its place, until ``target`` destages it."""
+    """Send VM ``vm``'s writes ``items`` (untaken in ``source``'s destager at its move) to
+    ``target`` over the peer network as one flow; on arrival, those still untaken leave
+    ``source``'s destager and join ``target``'s, and are written to ``target``'s tier, off any
+    VM's path. Their copies stay as many: where ``target`` held a replica (its copy is now the
+    primary), ``source`` keeps its copy as the replica in its place, until ``target`` destages
+    it."""
     env = model.env
     link = source.peer_txs[0].spec
     wire, packets = framed_bytes(link, sum(item[WRITE_SIZE] for item in items))
     yield model.network.transfer(source.peer_path(target), wire, packets, latency=link.latency)
     if not (source.tier_up and target.tier_up):
-        return  # the source's (tier) failure handled them (lost or taken over); a target without a tier takes nothing
+        # the source's (tier) failure handled them (lost or taken over); a target without a tier
+        # takes nothing
+        return
     moved = 0
     for item in source.destager.hand_over(Counter(item[:3] for item in items), vm):
         if target in item[WRITE_HOLDERS]:
@@ -95,7 +138,9 @@ def _handover(
             )
         target.destager.adopt(item)
         if model.pending_destage is not None:
-            model.pending_destage.handed_over(source.index, target.index, vm, item[WRITE_OFFSET], item[WRITE_SIZE])
+            model.pending_destage.handed_over(
+                source.index, target.index, vm, item[WRITE_OFFSET], item[WRITE_SIZE]
+            )
         moved += item[WRITE_SIZE]
     if moved:
         target.tier.submit(env.now, moved, True)
@@ -104,7 +149,8 @@ def _handover(
 
 
 def host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, Any, None]:
-    """Kill a host: lose what only it held, hand replicated writes to a surviving holder, re-peer its peers' VMs."""
+    """Kill a host: lose what only it held, hand replicated writes to a surviving holder, re-peer
+    its peers' VMs."""
     yield model.env.timeout(event.at)
     host = model.hosts[event.host]
     if not host.alive:
@@ -117,7 +163,8 @@ def host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, Any
     for vm in model.vms:
         if vm.host.alive:
             vm.replace_peer(host, model.hosts)
-    update_all_peers(model)  # the dead host's VMs stop counting; VMs left with no spare peer are short of one
+    # the dead host's VMs stop counting; VMs left with no spare peer are short of one
+    update_all_peers(model)
     model.failures.append(record)
     if event.restart_delay is not None and registry is not None:
         stopped = [vm for vm in model.vms if vm.host is host]
@@ -128,10 +175,11 @@ def host_failure(model: Model, event: HostFailure) -> Generator[simpy.Event, Any
 
 
 def device_failure(model: Model, event: DeviceFailure) -> Generator[simpy.Event, Any, None]:
-    """A host's tier fails for good: its data goes as in a host failure, its VMs go on write-through, reading the array.
+    """A host's tier fails for good: its data goes as in a host failure, its VMs go on
+    write-through, reading the array.
 
-    Their reads of blocks whose newest write a surviving holder took over wait for its destage (the array is stale
-    until then: :class:`PendingDestage`, as for VMs restarted by HA).
+    Their reads of blocks whose newest write a surviving holder took over wait for its destage (the
+    array is stale until then: :class:`PendingDestage`, as for VMs restarted by HA).
     """
     yield model.env.timeout(event.at)
     host = model.hosts[event.host]
@@ -150,25 +198,32 @@ def device_failure(model: Model, event: DeviceFailure) -> Generator[simpy.Event,
 
 
 def _pending_destage(model: Model) -> PendingDestage:
-    """Start keeping the writes surviving holders take over (:class:`PendingDestage`), for every host."""
+    """Start keeping the writes surviving holders take over (:class:`PendingDestage`), for every
+    host."""
     registry = model.pending_destage = PendingDestage(model.env)
     for host in model.hosts:
         host.pending_destage = registry
     return registry
 
 
-def _lose_copies(model: Model, host: Host, event: HostFailure | DeviceFailure, registry: PendingDestage | None) -> dict[str, Any]:
-    """``host``'s tier is gone (the host died, or its device failed): each write it had not destaged is lost or handed
-    over to its first surviving replica holder, and the replicas it held stop counting. Returns the failure's record."""
+def _lose_copies(
+    model: Model, host: Host, event: HostFailure | DeviceFailure, registry: PendingDestage | None
+) -> dict[str, Any]:
+    """``host``'s tier is gone (the host died, or its device failed): each write it had not
+    destaged is lost or handed over to its first surviving replica holder, and the replicas it
+    held stop counting. Returns the failure's record."""
     host.tier_up = False
     backlog = host.destager.backlog_bytes
-    unacknowledged = host.destager.waiting_bytes  # its VMs never heard back about these: failed I/Os, not lost data
+    # its VMs never heard back about these: failed I/Os, not lost data
+    unacknowledged = host.destager.waiting_bytes
     lost = handed_over = 0
     if registry is not None:
-        registry.holder_failed(host.index)  # what it had taken over is handed over again below, or lost
+        # what it had taken over is handed over again below, or lost
+        registry.holder_failed(host.index)
     for item in host.destager.fail():
         vm_index, offset, size = item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE]
-        holders = host.surviving_holders(item)  # none for an asynchronous write still lagging: it is lost
+        # none for an asynchronous write still lagging: it is lost
+        holders = host.surviving_holders(item)
         if not holders:
             lost += size
             continue
@@ -194,14 +249,17 @@ def _lose_copies(model: Model, host: Host, event: HostFailure | DeviceFailure, r
 
 
 def _ha_restart(model: Model, failed: Host, vms: list[VM], registry: PendingDestage) -> None:
-    """HA restarts ``vms`` (stopped with ``failed``) on the live hosts, round-robin in ring order from ``failed``.
+    """HA restarts ``vms`` (stopped with ``failed``) on the live hosts, round-robin in ring order
+    from ``failed``.
 
-    Round-robin spreads them as vSphere HA does over equal hosts (it places each VM on the host with the most
-    unreserved capacity), so no survivor takes a whole host's load; the first goes to the ring's next live host,
-    which under ring peer selection is the holder of its replicas. With no live host left they stay down.
+    Round-robin spreads them as vSphere HA does over equal hosts (it places each VM on the host with
+    the most unreserved capacity), so no survivor takes a whole host's load; the first goes to the
+    ring's next live host, which under ring peer selection is the holder of its replicas. With no
+    live host left they stay down.
     """
     hosts = model.hosts
-    live = [hosts[i] for i in ring_peers(failed.index, len(hosts)) if hosts[i].tier_up]  # a host without its tier runs no write-back VM
+    # a host without its tier runs no write-back VM
+    live = [hosts[i] for i in ring_peers(failed.index, len(hosts)) if hosts[i].tier_up]
     now = model.env.now
     for k, vm in enumerate(vms):
         if not live:
@@ -210,4 +268,12 @@ def _ha_restart(model: Model, failed: Host, vms: list[VM], registry: PendingDest
         target = live[k % len(live)]
         vm.restart(target, hosts, registry)
         start_workload(model.env, vm, restarted=True)
-        model.restarts.append({"vm": vm.name, "vm_index": vm.index, "from_host": failed.name, "to_host": target.name, "restart_s": now})
+        model.restarts.append(
+            {
+                "vm": vm.name,
+                "vm_index": vm.index,
+                "from_host": failed.name,
+                "to_host": target.name,
+                "restart_s": now,
+            }
+        )

@@ -1,4 +1,5 @@
-"""Links that go down while hosts stay up (``peer_loss``, ``link_down``), and the resync when peers return.
+"""Links that go down while hosts stay up (``peer_loss``, ``link_down``), and the resync when peers
+return.
 
 A host whose peer ports are down reaches no peer and no host reaches it
 (:meth:`Host.reaches`); every VM then recomputes the peers it reaches
@@ -39,7 +40,8 @@ __all__ = ["outage", "update_all_peers"]
 
 
 def outage(model: Model, event: Outage) -> Generator[simpy.Event, Any, None]:
-    """Take ``event.host``'s peer or storage port down at ``event.at`` for ``event.duration`` seconds."""
+    """Take ``event.host``'s peer or storage port down at ``event.at`` for ``event.duration``
+    seconds."""
     env = model.env
     yield env.timeout(event.at)
     host = model.hosts[event.host]
@@ -83,10 +85,12 @@ def update_all_peers(model: Model) -> None:
 
 
 def _resync(model: Model, host: Host) -> Generator[Any, Any, None]:
-    """Copy ``host``'s buffered writes short of replicas to the peers they lack, until none is left to copy.
+    """Copy ``host``'s buffered writes short of replicas to the peers they lack, until none is left
+    to copy.
 
-    A SimPy process that waits for SimPy events (the flows, ``simpy.AllOf``) and for a VM's kernel :class:`Signal`
-    (``peer_loss.settled()``): a process waits for anything with SimPy's ``callbacks`` list, which a Signal has."""
+    A SimPy process that waits for SimPy events (the flows, ``simpy.AllOf``) and for a VM's kernel
+    :class:`Signal` (``peer_loss.settled()``): a process waits for anything with SimPy's
+    ``callbacks`` list, which a Signal has."""
     env = model.env
     try:
         while host.tier_up:
@@ -101,11 +105,19 @@ def _resync(model: Model, host: Host) -> Generator[Any, Any, None]:
             flows = []
             for peer, items in copies.items():
                 nbytes = sum(item[WRITE_SIZE] * count for item, count in items.items())
-                record: dict[str, Any] = {"host": host.index, "peer": peer.index, "start_s": env.now, "end_s": math.nan, "bytes": nbytes}
+                record: dict[str, Any] = {
+                    "host": host.index,
+                    "peer": peer.index,
+                    "start_s": env.now,
+                    "end_s": math.nan,
+                    "bytes": nbytes,
+                }
                 model.resyncs.append(record)
                 link = host.peer_txs[0].spec
                 wire, packets = framed_bytes(link, nbytes)
-                flow = model.network.transfer(host.peer_path(peer), wire, packets, latency=link.latency)
+                flow = model.network.transfer(
+                    host.peer_path(peer), wire, packets, latency=link.latency
+                )
                 flow.callbacks.append(_landed(model, host, peer, items, record))
                 flows.append(flow)
             yield simpy.AllOf(env, flows)
@@ -114,14 +126,20 @@ def _resync(model: Model, host: Host) -> Generator[Any, Any, None]:
 
 
 def _copies_due(model: Model, host: Host) -> dict[Host, Counter[PendingWrite]]:
-    """The buffered writes of ``host``'s degrading VMs that lack replicas their VM reaches now, by peer to copy to."""
+    """The buffered writes of ``host``'s degrading VMs that lack replicas their VM reaches now,
+    by peer to copy to."""
     due: dict[Host, Counter[PendingWrite]] = defaultdict(Counter)
     tracked = host.replica_lag.tracking
     for item in host.destager.buffered():
         vm = model.vms[item[WRITE_VM]]
         loss = vm.peer_loss
         held = item[WRITE_HOLDERS]
-        if vm.host is not host or loss.policy != "degrade" or len(held) >= loss.promised or (tracked and held):
+        if (
+            vm.host is not host
+            or loss.policy != "degrade"
+            or len(held) >= loss.promised
+            or (tracked and held)
+        ):
             continue
         lacking = [peer for peer in vm.peers if peer not in held][: loss.promised - len(held)]
         for peer in lacking:
@@ -130,8 +148,11 @@ def _copies_due(model: Model, host: Host) -> dict[Host, Counter[PendingWrite]]:
     return due
 
 
-def _landed(model: Model, host: Host, peer: Host, items: Counter[PendingWrite], record: dict[str, Any]) -> Any:
-    """The callback of a resync flow: the writes it carried that are still buffered now have ``peer``'s copy."""
+def _landed(
+    model: Model, host: Host, peer: Host, items: Counter[PendingWrite], record: dict[str, Any]
+) -> Any:
+    """The callback of a resync flow: the writes it carried that are still buffered now have
+    ``peer``'s copy."""
 
     def landed(_: simpy.Event) -> None:
         record["end_s"] = model.env.now

@@ -1,4 +1,5 @@
-"""A run without per-I/O records: latency histograms and counters, in memory that does not grow with the I/Os.
+"""A run without per-I/O records: latency histograms and counters, in memory that does not grow with
+the I/Os.
 
 ``simulate(..., keep_records=False)`` (``simcache run --no-records``) gives each
 sample's completed records to :class:`StreamStats` instead of keeping them. It
@@ -38,10 +39,20 @@ import numpy as np
 
 from simcache.sim.collect import COMPLETED, IS_WRITE, ISSUED, LOCAL_TIER, SIZE, VM
 
-__all__ = ["BUCKETS", "GAMMA", "MIN_MS", "REL_ERROR", "LatencyHistogram", "StreamStats", "bucket_of", "percentile_of_counts"]
+__all__ = [
+    "BUCKETS",
+    "GAMMA",
+    "MIN_MS",
+    "REL_ERROR",
+    "LatencyHistogram",
+    "StreamStats",
+    "bucket_of",
+    "percentile_of_counts",
+]
 
 REL_ERROR = 0.01
-"""Relative error of a latency the histogram gives back (of a percentile, within the formula above)."""
+"""Relative error of a latency the histogram gives back (of a percentile, within the formula
+above)."""
 GAMMA = (1 + REL_ERROR) / (1 - REL_ERROR)
 _LOG_GAMMA = math.log(GAMMA)
 MIN_MS = 1e-6
@@ -51,8 +62,11 @@ MAX_MS = 1e8
 _K_MIN = math.ceil(math.log(MIN_MS) / _LOG_GAMMA)
 _K_MAX = math.ceil(math.log(MAX_MS) / _LOG_GAMMA)
 BUCKETS = _K_MAX - _K_MIN + 1
-"""Buckets of a histogram (1,613 at 1%): bucket 0 for ``<= MIN_MS``, bucket ``b`` for ``k = b + _K_MIN``."""
-_VALUES = np.concatenate(([0.0], 2 * GAMMA ** np.arange(_K_MIN + 1, _K_MAX + 1, dtype=np.float64) / (GAMMA + 1)))
+"""Buckets of a histogram (1,613 at 1%): bucket 0 for ``<= MIN_MS``, bucket ``b`` for ``k = b +
+_K_MIN``."""
+_VALUES = np.concatenate(
+    ([0.0], 2 * GAMMA ** np.arange(_K_MIN + 1, _K_MAX + 1, dtype=np.float64) / (GAMMA + 1))
+)
 
 BATCHES = 10
 """Time batches of the batch-means CI (as :func:`simcache.results.result._batch_means_ci`)."""
@@ -73,9 +87,10 @@ def counts_of(values_ms: np.ndarray) -> np.ndarray:
 
 
 def percentile_of_counts(counts: np.ndarray, q: float, maximum: float = math.inf) -> float:
-    """Percentile ``q`` (0-100) of the latencies counted in ``counts``, interpolated as :func:`numpy.percentile`
-    (``linear``) between the bucket values of the two order statistics around rank ``(n - 1) q / 100``; at most
-    ``maximum`` (the exact largest latency, when known). NaN for no latency."""
+    """Percentile ``q`` (0-100) of the latencies counted in ``counts``, interpolated as
+    :func:`numpy.percentile` (``linear``) between the bucket values of the two order statistics
+    around rank ``(n - 1) q / 100``; at most ``maximum`` (the exact largest latency, when known).
+    NaN for no latency."""
     n = int(counts.sum())
     if n == 0:
         return math.nan
@@ -90,8 +105,8 @@ def percentile_of_counts(counts: np.ndarray, q: float, maximum: float = math.inf
 
 @dataclass
 class LatencyHistogram:
-    """Latency counts (ms) in :data:`BUCKETS` logarithmic buckets of relative error :data:`REL_ERROR`; add two to merge
-    them (the histogram of both sets of latencies)."""
+    """Latency counts (ms) in :data:`BUCKETS` logarithmic buckets of relative error
+    :data:`REL_ERROR`; add two to merge them (the histogram of both sets of latencies)."""
 
     counts: np.ndarray = field(default_factory=lambda: np.zeros(BUCKETS, dtype=np.int64))
     maximum: float = -math.inf
@@ -105,7 +120,11 @@ class LatencyHistogram:
         return LatencyHistogram(self.counts + other.counts, max(self.maximum, other.maximum))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, LatencyHistogram) and bool(np.array_equal(self.counts, other.counts)) and self.maximum == other.maximum
+        return (
+            isinstance(other, LatencyHistogram)
+            and bool(np.array_equal(self.counts, other.counts))
+            and self.maximum == other.maximum
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -114,7 +133,8 @@ class LatencyHistogram:
         return int(self.counts.sum())
 
     def percentile(self, q: float) -> float:
-        """Percentile ``q`` (0-100), within ``REL_ERROR * p + MIN_MS`` of the latencies' own (see the module)."""
+        """Percentile ``q`` (0-100), within ``REL_ERROR * p + MIN_MS`` of the latencies' own (see
+        the module)."""
         return percentile_of_counts(self.counts, q, self.maximum)
 
 
@@ -131,31 +151,46 @@ def _dense(sparse: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
 
 @dataclass
 class _Interval:
-    """One sample interval's completed I/Os per op (0 read, 1 write): count, bytes, latency histogram."""
+    """One sample interval's completed I/Os per op (0 read, 1 write): count, bytes, latency
+    histogram."""
 
     count: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=np.int64))
     bytes: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=np.int64))
     hist: np.ndarray | None = field(default_factory=lambda: np.zeros((2, BUCKETS), dtype=np.int64))
     sparse: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
-    """The histograms once the interval can take no more I/Os (:meth:`StreamStats.add` makes them sparse)."""
+    """The histograms once the interval can take no more I/Os (:meth:`StreamStats.add` makes them
+    sparse)."""
 
     def histogram(self, op: int) -> np.ndarray:
         return self.hist[op] if self.hist is not None else _dense(self.sparse[op])
 
     def nbytes(self) -> int:
-        held = self.count.nbytes + self.bytes.nbytes + (self.hist.nbytes if self.hist is not None else 0)
+        held = (
+            self.count.nbytes
+            + self.bytes.nbytes
+            + (self.hist.nbytes if self.hist is not None else 0)
+        )
         return held + sum(a.nbytes + b.nbytes for a, b in self.sparse)
 
 
 class StreamStats:
-    """The figures of a run without records (see the module): built by the engine, read by :class:`simcache.results.result.Result`.
+    """The figures of a run without records (see the module): built by the engine, read by
+    :class:`simcache.results.result.Result`.
 
-    Rows are ``2 * vm + op`` (op 0 read, 1 write). ``vm_group`` gives each VM's group index, ``vm_names`` and
-    ``group_names`` their names; the window is ``[warmup, duration]`` (a run stopped early keeps it: its summary
-    covers the I/Os issued after the planned warm-up, its CI the batches of the planned window that have I/Os).
+    Rows are ``2 * vm + op`` (op 0 read, 1 write). ``vm_group`` gives each VM's group index,
+    ``vm_names`` and ``group_names`` their names; the window is ``[warmup, duration]`` (a run
+    stopped early keeps it: its summary covers the I/Os issued after the planned warm-up, its CI the
+    batches of the planned window that have I/Os).
     """
 
-    def __init__(self, vm_names: Sequence[str], vm_group: Sequence[int], group_names: Sequence[str], warmup: float, duration: float):
+    def __init__(
+        self,
+        vm_names: Sequence[str],
+        vm_group: Sequence[int],
+        group_names: Sequence[str],
+        warmup: float,
+        duration: float,
+    ):
         rows = 2 * len(vm_group)
         self.vm_names = list(vm_names)
         self.group_names = list(group_names)
@@ -179,11 +214,13 @@ class StreamStats:
         self.times: list[float] = []
         self.intervals: list[_Interval] = [_Interval()]
         self.issued_by_interval: list[np.ndarray] = [np.zeros(2 * groups, dtype=np.int64)]
-        """Per interval, completed I/Os per (group, op) row ``2 * group + op`` by the interval of their issue time."""
+        """Per interval, completed I/Os per (group, op) row ``2 * group + op`` by the interval of
+        their issue time."""
         self.completed_by_interval: list[np.ndarray] = [np.zeros(2 * groups, dtype=np.int64)]
 
     def close_interval(self, time_s: float) -> None:
-        """A sample was taken at ``time_s``: the open interval ends there; the one before it can take no more I/Os."""
+        """A sample was taken at ``time_s``: the open interval ends there; the one before it can
+        take no more I/Os."""
         if self.times and time_s <= self.times[-1]:
             return
         self.times.append(time_s)
@@ -197,7 +234,8 @@ class StreamStats:
         self.completed_by_interval.append(np.zeros(2 * self.groups, dtype=np.int64))
 
     def add(self, data: np.ndarray) -> None:
-        """Count completed I/Os ``data`` (rows in :data:`simcache.sim.collect.RECORD_FIELDS` order, float64)."""
+        """Count completed I/Os ``data`` (rows in :data:`simcache.sim.collect.RECORD_FIELDS`
+        order, float64)."""
         issued, completed = data[:, ISSUED], data[:, COMPLETED]
         op = (data[:, IS_WRITE] > 0).astype(np.intp)
         size = data[:, SIZE].astype(np.int64)
@@ -208,7 +246,9 @@ class StreamStats:
         vm = data[:, VM].astype(np.intp)
         group_row = 2 * self.vm_group[vm] + op
         times = np.asarray(self.times)
-        self._per_interval(np.searchsorted(times, completed, side="left"), op, size, latency, group_row)
+        self._per_interval(
+            np.searchsorted(times, completed, side="left"), op, size, latency, group_row
+        )
         issue_bins = np.searchsorted(times, issued, side="left")
         for j in np.unique(issue_bins):
             np.add.at(self.issued_by_interval[j], group_row[issue_bins == j], 1)
@@ -224,12 +264,23 @@ class StreamStats:
         np.maximum.at(self.max_ms, row, latency)
         np.add.at(self.hist, (row, bucket_of(latency)), 1)
         for c in range(5):
-            self.components_ms[:, c] += np.bincount(row, weights=data[inside, LOCAL_TIER + c] * 1e3, minlength=rows)
-        batch = np.clip(np.searchsorted(self.edges, issued[inside], side="right") - 1, 0, BATCHES - 1)
+            self.components_ms[:, c] += np.bincount(
+                row, weights=data[inside, LOCAL_TIER + c] * 1e3, minlength=rows
+            )
+        batch = np.clip(
+            np.searchsorted(self.edges, issued[inside], side="right") - 1, 0, BATCHES - 1
+        )
         np.add.at(self.batch_count, (row, batch), 1)
         np.add.at(self.batch_sum, (row, batch), latency)
 
-    def _per_interval(self, bins: np.ndarray, op: np.ndarray, size: np.ndarray, latency: np.ndarray, group_row: np.ndarray) -> None:
+    def _per_interval(
+        self,
+        bins: np.ndarray,
+        op: np.ndarray,
+        size: np.ndarray,
+        latency: np.ndarray,
+        group_row: np.ndarray,
+    ) -> None:
         for j in np.unique(bins):
             interval = self.intervals[j]
             mine = bins == j
@@ -248,12 +299,24 @@ class StreamStats:
         """Bytes of the arrays held (the fixed part, and the per-interval part)."""
         fixed = sum(
             a.nbytes
-            for a in (self.hist, self.count, self.bytes, self.sum_ms, self.max_ms, self.components_ms, self.batch_count, self.batch_sum)
+            for a in (
+                self.hist,
+                self.count,
+                self.bytes,
+                self.sum_ms,
+                self.max_ms,
+                self.components_ms,
+                self.batch_count,
+                self.batch_sum,
+            )
         )
-        per_interval = sum(i.nbytes() for i in self.intervals) + sum(a.nbytes for a in self.issued_by_interval + self.completed_by_interval)
+        per_interval = sum(i.nbytes() for i in self.intervals) + sum(
+            a.nbytes for a in self.issued_by_interval + self.completed_by_interval
+        )
         return fixed + per_interval
 
-    # -- views for the result -------------------------------------------------------------------------------------
+    # -- views for the result
+    # -------------------------------------------------------------------------------------
 
     def rows_of(self, vms: np.ndarray, op: int) -> np.ndarray:
         """The rows of VMs ``vms`` for op ``op``."""
@@ -265,8 +328,8 @@ class StreamStats:
         return LatencyHistogram(self.histogram_counts(rows), maximum)
 
     def histogram_counts(self, rows: np.ndarray) -> np.ndarray:
-        """The bucket counts of ``rows`` together, summed 256 rows at a time (a 1,024-VM model's rows copied at once
-        are 13 MB)."""
+        """The bucket counts of ``rows`` together, summed 256 rows at a time (a 1,024-VM model's
+        rows copied at once are 13 MB)."""
         rows = np.asarray(rows, dtype=np.intp)
         counts = np.zeros(BUCKETS, dtype=np.int64)
         for start in range(0, len(rows), 256):

@@ -13,12 +13,20 @@ The schema in this package is the single place where defaults live, split by con
 - :mod:`~simcache.spec.workload`: groups of VMs and their workloads;
 - :mod:`~simcache.spec.events`: vMotions, host failures and link outages;
 - :mod:`~simcache.spec.checks`: the ``[[expect]]`` and ``[check]`` tables and their validation;
-- :mod:`~simcache.spec.scenario`: :class:`Scenario`, its cross-field rules and the runs derived from it;
+- :mod:`~simcache.spec.scenario`: :class:`Scenario`, its cross-field rules and the runs derived from
+  it;
 - :mod:`~simcache.spec.messages`: validation errors as field paths and messages;
 - :mod:`~simcache.spec.load`: reading TOML files, built-in scenarios and dicts.
 """
 
-from simcache.spec.checks import Bound, CheckSpec, Denominator, Expectation, Selection, check_problems
+from simcache.spec.checks import (
+    Bound,
+    CheckSpec,
+    Denominator,
+    Expectation,
+    Selection,
+    check_problems,
+)
 from simcache.spec.components import (
     ArraySpec,
     CacheSpec,
@@ -46,7 +54,18 @@ from simcache.spec.events import (
     VMotion,
     array_event_seconds,
 )
-from simcache.spec.fields import BASE, MAX_PEER_LINKS, REPLICAS, Bytes, Fraction, Policy, PositiveBytes, PositiveRate, Rate, Seconds
+from simcache.spec.fields import (
+    BASE,
+    MAX_PEER_LINKS,
+    REPLICAS,
+    Bytes,
+    Fraction,
+    Policy,
+    PositiveBytes,
+    PositiveRate,
+    Rate,
+    Seconds,
+)
 from simcache.spec.load import builtin_scenarios, load_scenario
 from simcache.spec.scenario import RunSpec, Scenario
 from simcache.spec.workload import TRACE_FORMATS, DutyCycle, Group, TraceSpec, Workload

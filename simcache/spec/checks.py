@@ -17,12 +17,29 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from simcache.base.errors import ScenarioError, echo, listing
 from simcache.base.metrics import RECORD_METRICS, TOTALS, VALIDITY, bound_value
-from simcache.spec.fields import BASE, MAX_NAME_CHARS, NAME_PATTERN, Count, Number, Seconds, Why, _Spec
+from simcache.spec.fields import (
+    BASE,
+    MAX_NAME_CHARS,
+    NAME_PATTERN,
+    Count,
+    Number,
+    Seconds,
+    Why,
+    _Spec,
+)
 
 if TYPE_CHECKING:
     from simcache.spec.scenario import Scenario
 
-__all__ = ["Bound", "CheckSpec", "Denominator", "Expectation", "Selection", "check_problems", "repeated_names"]
+__all__ = [
+    "Bound",
+    "CheckSpec",
+    "Denominator",
+    "Expectation",
+    "Selection",
+    "check_problems",
+    "repeated_names",
+]
 
 
 class Selection(_Spec):
@@ -35,14 +52,17 @@ class Selection(_Spec):
     host: str | None = None
     """Only I/Os of VMs on this host (``"host0"``)."""
     window: Annotated[list[Seconds], Field(min_length=2, max_length=2)] | None = None
-    """[start, end) of issue times (series: sample times); the measured window after warm-up when omitted."""
+    """[start, end) of issue times (series: sample times); the measured window after warm-up when
+    omitted."""
     stat: Literal["mean", "max", "min", "last"] = "mean"
     """How a ``series.*`` metric's samples in the window are reduced to one number."""
 
     @model_validator(mode="after")
     def _window_order(self) -> Selection:
         if self.window is not None and not self.window[0] < self.window[1]:
-            raise ValueError(f"window start ({self.window[0]}s) must be before its end ({self.window[1]}s)")
+            raise ValueError(
+                f"window start ({self.window[0]}s) must be before its end ({self.window[1]}s)"
+            )
         return self
 
 
@@ -60,7 +80,10 @@ class Denominator(_Spec):
 
 def _bound(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError('a bound is a number in the metric\'s unit or a quantity with a unit, e.g. 5, "5ms", "120MB/s"')
+        raise ValueError(
+            'a bound is a number in the metric\'s unit or a quantity with a unit, e.g. 5, "5ms", '
+            '"120MB/s"'
+        )
     return value
 
 
@@ -78,13 +101,22 @@ class Expectation(Selection):
     the bound holds for every seed it is run with.
     """
 
-    name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=r"^[A-Za-z0-9_.+-]+$")]
+    name: Annotated[
+        str, Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=r"^[A-Za-z0-9_.+-]+$")
+    ]
     metric: str
     over: Denominator | None = None
     at_least: Bound | None = None
     at_most: Bound | None = None
     approx: Bound | None = None
-    rel: Annotated[Number, Field(gt=0, le=100), Why(high="a tolerance of 100 times the value bounds nothing")] | None = None
+    rel: (
+        Annotated[
+            Number,
+            Field(gt=0, le=100),
+            Why(high="a tolerance of 100 times the value bounds nothing"),
+        ]
+        | None
+    ) = None
     """Relative tolerance of ``approx``."""
     observation: str = ""
     """What the field saw, in words (shown in reports)."""
@@ -93,15 +125,18 @@ class Expectation(Selection):
     tolerance: str = ""
     """Why the bound is where it is."""
     known_gap: Annotated[str, Field(max_length=2000)] = ""
-    """Set when the model does not reproduce this figure yet: why. The check is then reported as a known
-    gap rather than a failure, with its error, and it fails if it starts to pass (remove the note then)."""
+    """Set when the model does not reproduce this figure yet: why. The check is then reported as
+    a known gap rather than a failure, with its error, and it fails if it starts to pass (remove
+    the note then)."""
 
     @model_validator(mode="after")
     def _one_bound(self) -> Expectation:
         if self.at_least is None and self.at_most is None and self.approx is None:
             raise ValueError("give a bound: at_least, at_most, or approx with rel")
         if (self.approx is None) != (self.rel is None):
-            raise ValueError("approx and rel go together: approx = 120, rel = 0.05 means within 5% of 120")
+            raise ValueError(
+                "approx and rel go together: approx = 120, rel = 0.05 means within 5% of 120"
+            )
         if self.approx is not None and (self.at_least is not None or self.at_most is not None):
             raise ValueError("use either approx/rel or at_least/at_most, not both")
         return self
@@ -125,7 +160,8 @@ class CheckSpec(_Spec):
     seeds: Annotated[Count, Field(ge=1, le=1000), Why(high="a thousand runs of each check")] = 5
     """Seeds run.seed, run.seed + 1, ...: every check must hold for each of them."""
     observation: str = ""
-    """The field observation the scenario reproduces (for reports), e.g. "2. Interconnect comparison"."""
+    """The field observation the scenario reproduces (for reports), e.g. "2. Interconnect
+    comparison"."""
 
 
 def repeated_names(table: str, what: str, names: list[str]) -> list[tuple[str, str]]:
@@ -134,7 +170,12 @@ def repeated_names(table: str, what: str, names: list[str]) -> list[tuple[str, s
     problems = []
     for i, name in enumerate(names):
         if name in seen:
-            problems.append((f"{table}.{i}({name}).name", f"{what} name {echo(name)} is used twice; names must be unique"))
+            problems.append(
+                (
+                    f"{table}.{i}({name}).name",
+                    f"{what} name {echo(name)} is used twice; names must be unique",
+                )
+            )
         seen.add(name)
     return problems
 
@@ -144,20 +185,29 @@ def check_problems(scenario: Scenario) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     runs: dict[str, Scenario] = {BASE: scenario}
     if BASE in scenario.variants:
-        problems.append((f"variants.{BASE}", f"{BASE!r} means the scenario as written; give the variant another name"))
+        problems.append(
+            (
+                f"variants.{BASE}",
+                f"{BASE!r} means the scenario as written; give the variant another name",
+            )
+        )
     for name in scenario.variants:
         if not re.fullmatch(NAME_PATTERN, name) or len(name) > MAX_NAME_CHARS:
             problems.append(
                 (
                     f"variants.{echo(name)}",
-                    f"a variant name is 1 to {MAX_NAME_CHARS} letters, digits, _ and -, e.g. [variants.ib-sdr] (got {echo(name)})",
+                    f"a variant name is 1 to {MAX_NAME_CHARS} letters, digits, _ and -, e.g. "
+                    f"[variants.ib-sdr] (got {echo(name)})",
                 )
             )
             continue
         try:
             runs[name] = scenario.variant(name)
         except ScenarioError as exc:
-            problems += [(f"variants.{name}.{path}" if path else f"variants.{name}", message) for path, message in exc.problems]
+            problems += [
+                (f"variants.{name}.{path}" if path else f"variants.{name}", message)
+                for path, message in exc.problems
+            ]
     problems += repeated_names("expect", "check", [e.name for e in scenario.expect])
     for i, expectation in enumerate(scenario.expect):
         where = f"expect.{i}({expectation.name})"
@@ -174,32 +224,50 @@ def check_problems(scenario: Scenario) -> list[tuple[str, str]]:
     return problems
 
 
-def _selection_problems(where: str, side: Selection, metric: str, runs: Mapping[str, Scenario]) -> list[tuple[str, str]]:
+def _selection_problems(
+    where: str, side: Selection, metric: str, runs: Mapping[str, Scenario]
+) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     source, _, key = metric.partition(".")
-    known = metric in RECORD_METRICS or (source == "totals" and key in TOTALS) or (source == "validity" and key in VALIDITY)
+    known = (
+        metric in RECORD_METRICS
+        or (source == "totals" and key in TOTALS)
+        or (source == "validity" and key in VALIDITY)
+    )
     if not (known or (source == "series" and key)):
         problems.append(
             (
                 f"{where}metric",
-                f"unknown metric {echo(metric)}; use one of {', '.join(RECORD_METRICS)}, totals.<name> "
-                f"(names: {', '.join(TOTALS)}), validity.<name> ({', '.join(VALIDITY)}) or series.<column>",
+                f"unknown metric {echo(metric)}; use one of {', '.join(RECORD_METRICS)}, "
+                "totals.<name> "
+                f"(names: {', '.join(TOTALS)}), validity.<name> ({', '.join(VALIDITY)}) or "
+                "series.<column>",
             )
         )
     if side.variant not in runs:
         problems.append(
-            (f"{where}variant", f"no variant {echo(side.variant)}; use base (the scenario as written) or one of: {listing(runs)}")
+            (
+                f"{where}variant",
+                f"no variant {echo(side.variant)}; use base (the scenario as written) or one of: "
+                f"{listing(runs)}",
+            )
         )
         return problems
     run = runs[side.variant]
     groups = [g.name for g in run.groups]
     if side.group != "all" and side.group not in groups:
-        problems.append((f"{where}group", f"no group {echo(side.group)}; use all or one of {listing(groups)}"))
+        problems.append(
+            (f"{where}group", f"no group {echo(side.group)}; use all or one of {listing(groups)}")
+        )
     hosts = [f"host{i}" for i in range(run.cluster.hosts)]
     if side.host is not None and side.host not in hosts:
         problems.append((f"{where}host", f"no host {echo(side.host)}; hosts are {listing(hosts)}"))
     if side.window is not None and side.window[1] > run.run.duration:
         problems.append(
-            (f"{where}window", f"ends at {side.window[1]}s, after the run ({run.run.duration}s); shorten it or lengthen run.duration")
+            (
+                f"{where}window",
+                f"ends at {side.window[1]}s, after the run ({run.run.duration}s); shorten it or "
+                "lengthen run.duration",
+            )
         )
     return problems

@@ -32,7 +32,16 @@ from simcache.spec.fields import (
     _Spec,
 )
 
-__all__ = ["ArraySpec", "CacheSpec", "ClusterSpec", "CompressionSpec", "DestagerSpec", "DriveSpec", "LinkSpec", "TierSpec"]
+__all__ = [
+    "ArraySpec",
+    "CacheSpec",
+    "ClusterSpec",
+    "CompressionSpec",
+    "DestagerSpec",
+    "DriveSpec",
+    "LinkSpec",
+    "TierSpec",
+]
 
 
 class TierSpec(_Profiled):
@@ -45,26 +54,50 @@ class TierSpec(_Profiled):
     write_latency: Seconds
     read_bandwidth: PositiveRate
     write_bandwidth: PositiveRate
-    channels: Annotated[Count, Field(ge=1, le=4096), Why(high="more parallel units than any device has")] = 1
+    channels: Annotated[
+        Count, Field(ge=1, le=4096), Why(high="more parallel units than any device has")
+    ] = 1
     """Independent channels of the device (flash: NAND channels; RAM: copy threads)."""
-    dies: Annotated[Count, Field(ge=1, le=64), Why(high="no flash channel carries more than 64 dies")] = 1
+    dies: Annotated[
+        Count, Field(ge=1, le=64), Why(high="no flash channel carries more than 64 dies")
+    ] = 1
     """Dies (or planes that work independently) on each channel: the device has ``channels x dies``
     parallel units, each holding an operation for its ``read_latency`` or ``write_latency``."""
     interface: str | None = None
-    """The device's host port, capping every transfer at its payload rate: ``sata-3g``, ``sata-6g``,
-    ``sas-12g``, ``sas-24g``, ``pcie3-x4``, ``pcie4-x4``, ``pcie5-x4`` (and x1/x2/x8/x16 of each PCIe
-    generation) or ``memory`` (see simcache.physics.cluster.INTERFACE_RATES). Unset: no cap."""
+    """The device's host port, capping every transfer at its payload rate: ``sata-3g``,
+    ``sata-6g``, ``sas-12g``, ``sas-24g``, ``pcie3-x4``, ``pcie4-x4``, ``pcie5-x4`` (and
+    x1/x2/x8/x16 of each PCIe generation) or ``memory`` (see
+    simcache.physics.cluster.INTERFACE_RATES). Unset: no cap."""
     controller_bandwidth: PositiveRate | None = None
-    """A host bus adapter or RAID controller between the device and the host, capping every transfer
-    (bytes/s): a property of the host, so set it in the scenario, not in a drive's profile. Unset: none."""
-    command_overhead: Annotated[Seconds, Field(le=0.1), Why(high="a command costing 100 ms outside the media is a hung device")] = 0.0
+    """A host bus adapter or RAID controller between the device and the host, capping every
+    transfer (bytes/s): a property of the host, so set it in the scenario, not in a drive's
+    profile. Unset: none."""
+    command_overhead: Annotated[
+        Seconds,
+        Field(le=0.1),
+        Why(high="a command costing 100 ms outside the media is a hung device"),
+    ] = 0.0
     """Time every command spends outside the media, not queued (host driver, interface protocol,
     firmware): added to each operation's latency. Default 0."""
-    read_iops_limit: Annotated[Number, Field(gt=0.0, le=1e9), Why(high="a billion commands a second is beyond any device")] | None = None
+    read_iops_limit: (
+        Annotated[
+            Number,
+            Field(gt=0.0, le=1e9),
+            Why(high="a billion commands a second is beyond any device"),
+        ]
+        | None
+    ) = None
     """The controller's command rate for reads (commands/s): one command processor, first come first
     served, in which a read takes ``1 / read_iops_limit`` seconds; the datasheet's "up to N random
     read IOPS". Unset: reads cost the processor nothing."""
-    write_iops_limit: Annotated[Number, Field(gt=0.0, le=1e9), Why(high="a billion commands a second is beyond any device")] | None = None
+    write_iops_limit: (
+        Annotated[
+            Number,
+            Field(gt=0.0, le=1e9),
+            Why(high="a billion commands a second is beyond any device"),
+        ]
+        | None
+    ) = None
     """As ``read_iops_limit``, for writes (the fresh-drive random-write ceiling)."""
     capacity: Annotated[PositiveBytes, Field(title="Tier capacity per host")]
     """Bytes of flash/RAM on each host; the read cache lives in it."""
@@ -80,7 +113,8 @@ class TierSpec(_Profiled):
             Field(ge=1.0, le=100.0),
             Why(
                 "the device cannot program fewer bytes than the host wrote",
-                "garbage collection copying 99 valid bytes per byte it frees is a device full to the brim: a typo",
+                "garbage collection copying 99 valid bytes per byte it frees is a device full to "
+                "the brim: a typo",
             ),
         ]
         | None
@@ -91,10 +125,12 @@ class TierSpec(_Profiled):
     clean pool refills, and sustained writes run, at ``write_bandwidth / write_amplification``
     (used when ``gc_rate`` is unset; ``gc_rate`` overrides it)."""
     gc_pass: Bytes | None = None
-    """Bytes one foreground garbage-collection pass reclaims (see model/tier.py): the write that finds
-    the clean pool empty stalls the device's writes until GC has made this much room. Unset or 0:
-    garbage collection refills the clean pool smoothly."""
-    read_interference: Annotated[Fraction, Why(high="a read cannot wait for more than the whole program")] | None = None
+    """Bytes one foreground garbage-collection pass reclaims (see model/tier.py): the write that
+    finds the clean pool empty stalls the device's writes until GC has made this much room. Unset
+    or 0: garbage collection refills the clean pool smoothly."""
+    read_interference: (
+        Annotated[Fraction, Why(high="a read cannot wait for more than the whole program")] | None
+    ) = None
     """How reads meet programs on the device's dies (0 to 1; see model/tier.py). Unset: a read takes
     the earliest-free of ``channels``, as any operation. Set: a read goes to the die that holds its
     data (one of ``channels``, uniformly at random) and waits for this share of the work already
@@ -108,26 +144,45 @@ class TierSpec(_Profiled):
     full ``write_amplification``, linearly in between (simcache.physics.cluster.write_gc_factor).
     Unset: every write pays the full amplification."""
     condition: Literal["preconditioned", "fresh"] = "preconditioned"
-    """The device's state when the run starts. ``preconditioned`` (default): in steady state, only the
-    ``clean_pool`` reserve is clean. ``fresh``: fresh out of the box, every block erased, so writes
-    take ``capacity`` bytes of clean space before garbage collection starts (SNIA PTS-E's FOB state)."""
+    """The device's state when the run starts. ``preconditioned`` (default): in steady state,
+    only the ``clean_pool`` reserve is clean. ``fresh``: fresh out of the box, every block
+    erased, so writes take ``capacity`` bytes of clean space before garbage collection starts
+    (SNIA PTS-E's FOB state)."""
     volatile: bool = False
     service: Literal["deterministic", "exponential", "lognormal"] = "deterministic"
-    """Service-time distribution of a unit's ``read_latency`` / ``write_latency``: ``deterministic``;
-    ``lognormal``, the latency times a lognormal factor of mean 1 and coefficient of variation
-    ``service_cv`` (per-operation spread of NAND read and program times); ``exponential`` exists to
-    check the model against M/M/c theory (latency and transfer together, on the unit)."""
-    service_cv: Annotated[Number, Field(gt=0.0, le=10.0), Why(high="a spread ten times the mean is no longer a device")] | None = None
+    """Service-time distribution of a unit's ``read_latency`` / ``write_latency``:
+    ``deterministic``; ``lognormal``, the latency times a lognormal factor of mean 1 and
+    coefficient of variation ``service_cv`` (per-operation spread of NAND read and program
+    times); ``exponential`` exists to check the model against M/M/c theory (latency and transfer
+    together, on the unit)."""
+    service_cv: (
+        Annotated[
+            Number,
+            Field(gt=0.0, le=10.0),
+            Why(high="a spread ten times the mean is no longer a device"),
+        ]
+        | None
+    ) = None
     """With ``service = "lognormal"``: the coefficient of variation (standard deviation / mean) of a
     unit's service time."""
     stall_probability: (
-        Annotated[Fraction, Field(le=0.5), Why(high="a stall every other operation is the normal speed, not a stall")] | None
+        Annotated[
+            Fraction,
+            Field(le=0.5),
+            Why(high="a stall every other operation is the normal speed, not a stall"),
+        ]
+        | None
     ) = None
     """Probability that an operation meets a stall on its unit (a media read retry, a background
     program or erase it cannot pass): it then holds the unit an extra exponentially distributed time
     of mean ``stall_time``. The rare millisecond tails (p99.9, p99.99) of real drives."""
     stall_time: (
-        Annotated[Seconds, Field(gt=0.0, le=10.0), Why(high="a stall of over 10 s is a failure: use a device_slow event")] | None
+        Annotated[
+            Seconds,
+            Field(gt=0.0, le=10.0),
+            Why(high="a stall of over 10 s is a failure: use a device_slow event"),
+        ]
+        | None
     ) = None
     """Mean extra time (s) of a stall (see ``stall_probability``)."""
     # -- foreground/background scheduling (issue 16; see model/tier.py) --
@@ -142,12 +197,21 @@ class TierSpec(_Profiled):
     the device booked without a gap, e.g. writes stalled on garbage collection). ``fcfs``: destage
     reads queue with the VMs' I/O in arrival order, as a device with no I/O priorities does."""
     background_share: Annotated[
-        Fraction, Field(gt=0.0), Why(low="a background with no share never runs while the VMs are busy: use scheduling = 'priority'")
+        Fraction,
+        Field(gt=0.0),
+        Why(
+            low=(
+                "a background with no share never runs while the VMs are busy: use scheduling = "
+                "'priority'"
+            )
+        ),
     ] = 0.2
     """With ``scheduling = "weighted"``: the share of the device's transfer time the destager gets
     while the VMs keep it busy (0 < share <= 1; default 0.2, an assumption: a fifth, enough to keep
     a backlog moving without doubling foreground latency)."""
-    background_request: Annotated[SectorBytes, Field(le=64 * 1024**2), Why(high="larger than any device's largest transfer")] = 64 * 1024
+    background_request: Annotated[
+        SectorBytes, Field(le=64 * 1024**2), Why(high="larger than any device's largest transfer")
+    ] = 64 * 1024
     """Largest request a destage read is split into (bytes, 512 B to 64 MiB). Under ``priority`` and
     ``weighted`` a VM's I/O waits at most about one such request; under ``fcfs`` a destage batch is
     read as one operation, as before. Default 64 KiB, the largest cache line of Open CAS, which
@@ -161,16 +225,25 @@ class TierSpec(_Profiled):
         refill = self.gc_rate is not None or self.write_amplification is not None
         if self.clean_pool is not None and not refill:
             raise ValueError(
-                "clean_pool needs a refill rate: set write_amplification (garbage collection then refills at "
+                "clean_pool needs a refill rate: set write_amplification (garbage collection then "
+                "refills at "
                 "write_bandwidth / write_amplification) or gc_rate"
             )
         if self.clean_pool is None and refill:
             field = "gc_rate" if self.gc_rate is not None else "write_amplification"
-            raise ValueError(f"{field} needs a sustained-write cliff: set clean_pool too (the clean bytes garbage collection refills)")
+            raise ValueError(
+                f"{field} needs a sustained-write cliff: set clean_pool too (the clean bytes "
+                "garbage collection refills)"
+            )
         if self.gc_pass and self.clean_pool is None:
-            raise ValueError("gc_pass needs a sustained-write cliff: set clean_pool and gc_rate too")
+            raise ValueError(
+                "gc_pass needs a sustained-write cliff: set clean_pool and gc_rate too"
+            )
         if self.erase_block is not None and self.clean_pool is None:
-            raise ValueError("erase_block sets what garbage collection costs sequential writes: set clean_pool and write_amplification too")
+            raise ValueError(
+                "erase_block sets what garbage collection costs sequential writes: set clean_pool "
+                "and write_amplification too"
+            )
         if self.condition == "fresh" and self.clean_pool is None:
             raise ValueError(
                 'condition = "fresh" starts the clean pool at the capacity: '
@@ -181,10 +254,14 @@ class TierSpec(_Profiled):
     @model_validator(mode="after")
     def _spread_complete(self) -> TierSpec:
         if (self.service == "lognormal") != (self.service_cv is not None):
-            raise ValueError('service = "lognormal" and service_cv go together: set both (the spread of unit times) or neither')
+            raise ValueError(
+                'service = "lognormal" and service_cv go together: set both (the spread of unit '
+                "times) or neither"
+            )
         if (self.stall_probability is None) != (self.stall_time is None):
             raise ValueError(
-                "stall_probability and stall_time go together: set both (how often a stall comes, and its mean length) or neither"
+                "stall_probability and stall_time go together: set both (how often a stall comes, "
+                "and its mean length) or neither"
             )
         return self
 
@@ -192,7 +269,9 @@ class TierSpec(_Profiled):
     @classmethod
     def _known_interface(cls, interface: str | None) -> str | None:
         if interface is not None and interface not in INTERFACE_RATES:
-            raise ValueError(f"unknown interface {interface!r}: use one of {', '.join(INTERFACE_RATES)}")
+            raise ValueError(
+                f"unknown interface {interface!r}: use one of {', '.join(INTERFACE_RATES)}"
+            )
         return interface
 
 
@@ -203,21 +282,36 @@ class LinkSpec(_Profiled):
 
     bandwidth: PositiveRate
     latency: Seconds
-    mtu: Annotated[Count, Field(ge=64, le=65536), Why(low="the smallest Ethernet frame", high="the largest IP packet")] = 1500
-    header_bytes: Annotated[Count, Field(ge=0, le=65535), Why(high="headers fit in the largest packet")] = 40
-    framing_bytes: Annotated[Count, Field(ge=0, le=65536), Why(high="wire framing is tens of bytes a packet")] = 38
-    window: Annotated[Bytes, Field(ge=1024, le=2**30), Why("below one packet a flow cannot move", "TCP windows scale to 1 GiB")] | None = (
-        None
-    )
-    """Most bytes one flow keeps in flight unacknowledged (its TCP window or the application's outstanding
-    request bytes): a flow longer than the window runs at most at window / round trip (twice the link's latency),
-    so one stream reaches a fraction of the link and many streams saturate it. 65,535 bytes is TCP's window
-    without window scaling (RFC 7323). Unset: no limit."""
+    mtu: Annotated[
+        Count,
+        Field(ge=64, le=65536),
+        Why(low="the smallest Ethernet frame", high="the largest IP packet"),
+    ] = 1500
+    header_bytes: Annotated[
+        Count, Field(ge=0, le=65535), Why(high="headers fit in the largest packet")
+    ] = 40
+    framing_bytes: Annotated[
+        Count, Field(ge=0, le=65536), Why(high="wire framing is tens of bytes a packet")
+    ] = 38
+    window: (
+        Annotated[
+            Bytes,
+            Field(ge=1024, le=2**30),
+            Why("below one packet a flow cannot move", "TCP windows scale to 1 GiB"),
+        ]
+        | None
+    ) = None
+    """Most bytes one flow keeps in flight unacknowledged (its TCP window or the application's
+    outstanding request bytes): a flow longer than the window runs at most at window / round trip
+    (twice the link's latency), so one stream reaches a fraction of the link and many streams
+    saturate it. 65,535 bytes is TCP's window without window scaling (RFC 7323). Unset: no limit."""
 
     @model_validator(mode="after")
     def _payload_fits(self) -> LinkSpec:
         if self.header_bytes >= self.mtu:
-            raise ValueError(f"header_bytes ({self.header_bytes}) must be smaller than mtu ({self.mtu})")
+            raise ValueError(
+                f"header_bytes ({self.header_bytes}) must be smaller than mtu ({self.mtu})"
+            )
         return self
 
 
@@ -225,65 +319,99 @@ _RPM_WHY = "hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typ
 
 
 class DriveSpec(_Profiled):
-    """One drive of the array: a spinning drive (``media = "disk"``) or a solid-state one (``"flash"``)."""
+    """One drive of the array: a spinning drive (``media = "disk"``) or a solid-state one
+    (``"flash"``)."""
 
     _profile_kind: ClassVar[str] = "drive"
 
     media: Literal["disk", "flash"] = "disk"
-    """``disk`` (default): a spinning drive, each operation a seek, a rotation and a transfer (``rpm``,
-    ``avg_seek`` required). ``flash``: a solid-state drive of an all-flash array: each operation takes
-    ``read_time`` or ``write_time`` plus its transfer at ``media_rate``, and the drive serves ``parallelism``
-    operations at once (its independent flash units as the host sees them); no seek, rotation or zones."""
-    rpm: Annotated[Number, Field(title="Drive RPM", ge=1000, le=30000), Why(_RPM_WHY, _RPM_WHY)] | None = None
-    """Rotational speed in revolutions per minute (disk drives; required for them): half a revolution is the
-    mean rotational latency of every array I/O. 1,000 to 30,000: hard drives spin at 3,600 to 15,000 RPM, so a
-    value outside is a typo."""
+    """``disk`` (default): a spinning drive, each operation a seek, a rotation and a transfer
+    (``rpm``, ``avg_seek`` required). ``flash``: a solid-state drive of an all-flash array: each
+    operation takes ``read_time`` or ``write_time`` plus its transfer at ``media_rate``, and the
+    drive serves ``parallelism`` operations at once (its independent flash units as the host sees
+    them); no seek, rotation or zones."""
+    rpm: (
+        Annotated[Number, Field(title="Drive RPM", ge=1000, le=30000), Why(_RPM_WHY, _RPM_WHY)]
+        | None
+    ) = None
+    """Rotational speed in revolutions per minute (disk drives; required for them): half a
+    revolution is the mean rotational latency of every array I/O. 1,000 to 30,000: hard drives
+    spin at 3,600 to 15,000 RPM, so a value outside is a typo."""
     avg_seek: PositiveSeconds | None = None
-    """Datasheet average seek (disk drives; required for them): the mean over random seeks across the whole stroke."""
-    read_time: Annotated[PositiveSeconds, Field(le=0.1), Why(high="a flash read slower than a disk seek")] | None = None
-    """Flash drives (required for them): the time (s) one read takes inside the drive before its transfer, as a
-    host sees it at queue depth 1 (the drive's 4 KiB QD1 read latency less the 4 KiB transfer)."""
-    write_time: Annotated[PositiveSeconds, Field(le=0.1), Why(high="a flash write slower than a disk seek")] | None = None
-    """Flash drives (required for them): the time (s) one write takes inside the drive before its transfer (its
-    QD1 write latency less the transfer; a drive with a power-protected write buffer acknowledges from it)."""
-    parallelism: Annotated[Count, Field(ge=1, le=4096), Why(high="more parallel units than any drive has")] = 1
-    """Flash drives: operations the drive serves at once (1 to 4,096): its QD-saturated random-read IOPS times
-    ``read_time`` (Little's law), about its channels x dies as the host sees them. Disk drives: 1 (one arm)."""
+    """Datasheet average seek (disk drives; required for them): the mean over random seeks across
+    the whole stroke."""
+    read_time: (
+        Annotated[PositiveSeconds, Field(le=0.1), Why(high="a flash read slower than a disk seek")]
+        | None
+    ) = None
+    """Flash drives (required for them): the time (s) one read takes inside the drive before its
+    transfer, as a host sees it at queue depth 1 (the drive's 4 KiB QD1 read latency less the 4
+    KiB transfer)."""
+    write_time: (
+        Annotated[PositiveSeconds, Field(le=0.1), Why(high="a flash write slower than a disk seek")]
+        | None
+    ) = None
+    """Flash drives (required for them): the time (s) one write takes inside the drive before its
+    transfer (its QD1 write latency less the transfer; a drive with a power-protected write
+    buffer acknowledges from it)."""
+    parallelism: Annotated[
+        Count, Field(ge=1, le=4096), Why(high="more parallel units than any drive has")
+    ] = 1
+    """Flash drives: operations the drive serves at once (1 to 4,096): its QD-saturated
+    random-read IOPS times ``read_time`` (Little's law), about its channels x dies as the host
+    sees them. Disk drives: 1 (one arm)."""
     settle: Seconds = 0.0
-    """Track-to-track seek: the shortest seek the array's seek curve makes (one track's distance)."""
+    """Track-to-track seek: the shortest seek the array's seek curve makes (one track's
+    distance)."""
     full_seek: PositiveSeconds | None = None
     """Full-stroke seek from the datasheet. Unset: twice ``avg_seek`` (an assumption; see
     simcache.physics.array.default_full_seek)."""
     media_rate: PositiveRate
-    """Sustained media rate at the outer diameter (the datasheet's maximum sustained transfer rate)."""
+    """Sustained media rate at the outer diameter (the datasheet's maximum sustained transfer
+    rate)."""
     inner_rate: PositiveRate | None = None
-    """Sustained media rate at the inner diameter (the datasheet's minimum); the rate in between follows the
-    radius (zoned recording, see simcache.physics.array.zone_rate). Unset: ``media_rate`` over the whole stroke."""
+    """Sustained media rate at the inner diameter (the datasheet's minimum); the rate in between
+    follows the radius (zoned recording, see simcache.physics.array.zone_rate). Unset:
+    ``media_rate`` over the whole stroke."""
     capacity: PositiveBytes
-    queue_depth: Annotated[Count, Field(ge=1, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")] = 32
-    """Commands the drive accepts at once and reorders (SATA native command queuing: 32; SAS tagged command
-    queuing: up to 256). The array's ``elevator`` scheduling reorders at most this many at a time; 1: none."""
-    overhead: Annotated[Seconds, Field(le=0.01), Why(high="a drive's command overhead is a fraction of a millisecond")] = 0.0
-    """Command (controller) overhead of each operation the drive serves from its media, on top of seek, rotation
-    and transfer (0 to 10 ms): the time from the command's receipt to the start of the seek. Datasheets that give
-    access times with and without it put it at 0.2 ms (Seagate Savvio 10K.4 SAS product manual: average read
-    access 4.0 ms with controller overhead, 3.8 ms without). Default 0: none (the model before issue 34). An
-    operation that streams on from the one before (no seek, no rotation) pays none: the drive prepared it while
-    the one before was transferring."""
+    queue_depth: Annotated[
+        Count, Field(ge=1, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")
+    ] = 32
+    """Commands the drive accepts at once and reorders (SATA native command queuing: 32; SAS
+    tagged command queuing: up to 256). The array's ``elevator`` scheduling reorders at most this
+    many at a time; 1: none."""
+    overhead: Annotated[
+        Seconds,
+        Field(le=0.01),
+        Why(high="a drive's command overhead is a fraction of a millisecond"),
+    ] = 0.0
+    """Command (controller) overhead of each operation the drive serves from its media, on top of
+    seek, rotation and transfer (0 to 10 ms): the time from the command's receipt to the start of
+    the seek. Datasheets that give access times with and without it put it at 0.2 ms (Seagate
+    Savvio 10K.4 SAS product manual: average read access 4.0 ms with controller overhead, 3.8 ms
+    without). Default 0: none (the model before issue 34). An operation that streams on from the
+    one before (no seek, no rotation) pays none: the drive prepared it while the one before was
+    transferring."""
     cache: Bytes = 0
-    """Bytes of the drive's buffer that keep data for later reads (its read cache; the Seagate Exos X18 SAS product
-    manual, section 4.4: with read caching enabled, data read or written is kept in the buffer's segments for
-    later read hits). 0 (default): no read cache, every read goes to the media. Each of ``cache_segments``
-    segments holds the data of one read or write (at most ``cache / cache_segments`` bytes), replaced least
-    recently used first; a read of a chunk a segment holds is served from the buffer in ``cache_hit_time``
-    without moving the head (the drive's command queue serves it while the arm works on others)."""
-    cache_segments: Annotated[Count, Field(ge=1, le=65536), Why(high="more segments than any drive's buffer is cut into")] = 16
-    """Segments the read cache is cut into (1 to 65,536): the most reads it remembers at once. Drives set it in
-    their caching mode page (SCSI mode page 08h, "number of cache segments"); default 16, an assumption."""
-    cache_hit_time: Annotated[Seconds, Field(le=0.01), Why(high="a buffer hit slower than 10 ms is slower than the media")] = 0.0002
-    """Time (s) to serve a read from the drive's buffer: the command overhead plus the transfer over the
-    interface (default 0.2 ms, an assumption: the Savvio 10K.4's 0.2 ms controller overhead; a 4 KiB transfer
-    at SATA's 600 MB/s adds 7 us)."""
+    """Bytes of the drive's buffer that keep data for later reads (its read cache; the Seagate
+    Exos X18 SAS product manual, section 4.4: with read caching enabled, data read or written is
+    kept in the buffer's segments for later read hits). 0 (default): no read cache, every read
+    goes to the media. Each of ``cache_segments`` segments holds the data of one read or write
+    (at most ``cache / cache_segments`` bytes), replaced least recently used first; a read of a
+    chunk a segment holds is served from the buffer in ``cache_hit_time`` without moving the head
+    (the drive's command queue serves it while the arm works on others)."""
+    cache_segments: Annotated[
+        Count, Field(ge=1, le=65536), Why(high="more segments than any drive's buffer is cut into")
+    ] = 16
+    """Segments the read cache is cut into (1 to 65,536): the most reads it remembers at once.
+    Drives set it in their caching mode page (SCSI mode page 08h, "number of cache segments");
+    default 16, an assumption."""
+    cache_hit_time: Annotated[
+        Seconds, Field(le=0.01), Why(high="a buffer hit slower than 10 ms is slower than the media")
+    ] = 0.0002
+    """Time (s) to serve a read from the drive's buffer: the command overhead plus the transfer
+    over the interface (default 0.2 ms, an assumption: the Savvio 10K.4's 0.2 ms controller
+    overhead; a 4 KiB transfer at SATA's 600 MB/s adds 7 us)."""
 
     @model_validator(mode="after")
     def _seek_curve_fits(self) -> DriveSpec:
@@ -291,20 +419,30 @@ class DriveSpec(_Profiled):
             return self._flash_complete()
         missing = [name for name in ("rpm", "avg_seek") if getattr(self, name) is None]
         if missing:
-            raise ValueError(f"a disk drive needs {' and '.join(missing)}; for a solid-state drive set media = 'flash'")
+            raise ValueError(
+                f"a disk drive needs {' and '.join(missing)}; for a solid-state drive set media = "
+                "'flash'"
+            )
         stray = [name for name in ("read_time", "write_time") if getattr(self, name) is not None]
         if stray or self.parallelism != 1:
             names = " and ".join([*stray, *(["parallelism"] if self.parallelism != 1 else [])])
-            raise ValueError(f"{names} describe a flash drive: set media = 'flash', or remove them for a disk drive")
+            raise ValueError(
+                f"{names} describe a flash drive: set media = 'flash', or remove them for a disk "
+                "drive"
+            )
         assert self.avg_seek is not None
         if self.settle > self.avg_seek:
             raise ValueError("settle (track-to-track seek) cannot exceed avg_seek")
         if self.inner_rate is not None and self.inner_rate > self.media_rate:
-            raise ValueError(f"inner_rate ({self.inner_rate:.4g} B/s) cannot exceed media_rate ({self.media_rate:.4g} B/s)")
+            raise ValueError(
+                f"inner_rate ({self.inner_rate:.4g} B/s) cannot exceed media_rate "
+                f"({self.media_rate:.4g} B/s)"
+            )
         drive_seek_curve(self)  # a ValueError says which averages the settle and full stroke allow
         if self.cache and self.cache // self.cache_segments < 512:
             raise ValueError(
-                f"cache ({self.cache} B) over cache_segments ({self.cache_segments}) leaves segments smaller than one "
+                f"cache ({self.cache} B) over cache_segments ({self.cache_segments}) leaves "
+                "segments smaller than one "
                 "512-byte sector: give the cache more bytes or fewer segments"
             )
         return self
@@ -312,14 +450,23 @@ class DriveSpec(_Profiled):
     def _flash_complete(self) -> DriveSpec:
         missing = [name for name in ("read_time", "write_time") if getattr(self, name) is None]
         if missing:
-            raise ValueError(f"a flash drive needs {' and '.join(missing)} (its QD1 latencies less the transfer)")
-        spinning = [name for name in ("rpm", "avg_seek", "full_seek", "inner_rate") if getattr(self, name) is not None]
+            raise ValueError(
+                f"a flash drive needs {' and '.join(missing)} (its QD1 latencies less the transfer)"
+            )
+        spinning = [
+            name
+            for name in ("rpm", "avg_seek", "full_seek", "inner_rate")
+            if getattr(self, name) is not None
+        ]
         if spinning or self.settle:
             names = " and ".join([*spinning, *(["settle"] if self.settle else [])])
-            raise ValueError(f"{names} describe a spinning drive: remove them from a media = 'flash' drive")
+            raise ValueError(
+                f"{names} describe a spinning drive: remove them from a media = 'flash' drive"
+            )
         if self.cache and self.cache // self.cache_segments < 512:
             raise ValueError(
-                f"cache ({self.cache} B) over cache_segments ({self.cache_segments}) leaves segments smaller than one "
+                f"cache ({self.cache} B) over cache_segments ({self.cache_segments}) leaves "
+                "segments smaller than one "
                 "512-byte sector: give the cache more bytes or fewer segments"
             )
         return self
@@ -332,38 +479,53 @@ class ArraySpec(_Profiled):
 
     drive: Annotated[DriveSpec, Field(title="Array drive")]
     """The drive type of every spindle."""
-    spindles: Annotated[Count, Field(title="Array spindles", ge=1, le=4096), Why(high="more drives than one controller drives")]
-    """Drives in the array. More spindles: more random I/Os per second for destaging and read misses."""
+    spindles: Annotated[
+        Count,
+        Field(title="Array spindles", ge=1, le=4096),
+        Why(high="more drives than one controller drives"),
+    ]
+    """Drives in the array. More spindles: more random I/Os per second for destaging and read
+    misses."""
     raid: Literal["raid0", "raid1", "raid10", "raid5", "raid6"] = "raid10"
     stripe: SectorBytes = 64 * 1024
     """RAID stripe unit: the bytes of one drive before the next; at least a 512-byte sector."""
     scheduling: Literal["fcfs", "elevator"] = "elevator"
-    """How each spindle orders the chunks that reach it together (a destage batch, a multi-chunk run):
-    ``elevator`` (the controller's and the drive's queue reordering: one sweep over up to the drive's
-    ``queue_depth`` chunks, nearer end first) or ``fcfs`` (in the order they were sent). I/Os that reach the
-    array separately are served in arrival order either way."""
+    """How each spindle orders the chunks that reach it together (a destage batch, a multi-chunk
+    run): ``elevator`` (the controller's and the drive's queue reordering: one sweep over up to
+    the drive's ``queue_depth`` chunks, nearer end first) or ``fcfs`` (in the order they were
+    sent). I/Os that reach the array separately are served in arrival order either way."""
     controller_cache: Bytes = 0
     cache_latency: Seconds = 0.0002
     cache_flush: Literal["immediate", "watermark"] = "immediate"
-    """When the controller write cache (``controller_cache`` > 0) writes to the spindles: ``immediate`` (each
-    write goes to its spindles at once; the cache only acknowledges early while it has room) or ``watermark``
-    (writes stay in the cache until it is ``cache_high_watermark`` full, then everything held is flushed as one
-    batch, sorted by address and merged, so contiguous writes become whole stripe rows on parity RAID)."""
-    cache_high_watermark: Annotated[Fraction, Field(gt=0.0), Why(low="a flush at 0% is the immediate policy")] = 0.8
-    """Fill level of the controller cache at which ``watermark`` flushing starts (0 < x <= 1). Default 0.8:
-    storage controllers flush at a fill level of around 80% (DOMAIN.md, write-back cache policies)."""
+    """When the controller write cache (``controller_cache`` > 0) writes to the spindles:
+    ``immediate`` (each write goes to its spindles at once; the cache only acknowledges early
+    while it has room) or ``watermark`` (writes stay in the cache until it is
+    ``cache_high_watermark`` full, then everything held is flushed as one batch, sorted by
+    address and merged, so contiguous writes become whole stripe rows on parity RAID)."""
+    cache_high_watermark: Annotated[
+        Fraction, Field(gt=0.0), Why(low="a flush at 0% is the immediate policy")
+    ] = 0.8
+    """Fill level of the controller cache at which ``watermark`` flushing starts (0 < x <= 1).
+    Default 0.8: storage controllers flush at a fill level of around 80% (DOMAIN.md, write-back
+    cache policies)."""
     read_cache: Bytes = 0
-    """Bytes of the controller's memory that keep data for later reads (its read cache): an LRU over the array's
-    logical address space in lines of ``read_cache_line`` bytes. A read whose lines are all there is answered from
-    it in ``read_cache_latency`` without reaching the spindles; a read that misses goes to the spindles and leaves
-    the lines it covered whole in the cache, as does every write (the written data passes through the controller's
-    memory). 0 (default): no controller read cache."""
-    read_cache_line: Annotated[SectorBytes, Field(le=64 * 1024**2), Why(high="a cache line larger than any stripe")] = 4096
-    """Bytes of one line of the controller read cache (512 B to 64 MiB; default 4 KiB, an assumption: the page
-    size controllers manage their cache in). Only whole lines a read or write covers are kept."""
-    read_cache_latency: Annotated[Seconds, Field(le=0.1), Why(high="a cache hit slower than a disk seek")] = 0.0002
-    """Time (s) the controller takes to answer a read from its read cache (default 0.2 ms, an assumption: the same
-    as ``cache_latency``, a copy out of the controller's memory)."""
+    """Bytes of the controller's memory that keep data for later reads (its read cache): an LRU
+    over the array's logical address space in lines of ``read_cache_line`` bytes. A read whose
+    lines are all there is answered from it in ``read_cache_latency`` without reaching the
+    spindles; a read that misses goes to the spindles and leaves the lines it covered whole in
+    the cache, as does every write (the written data passes through the controller's memory). 0
+    (default): no controller read cache."""
+    read_cache_line: Annotated[
+        SectorBytes, Field(le=64 * 1024**2), Why(high="a cache line larger than any stripe")
+    ] = 4096
+    """Bytes of one line of the controller read cache (512 B to 64 MiB; default 4 KiB, an
+    assumption: the page size controllers manage their cache in). Only whole lines a read or
+    write covers are kept."""
+    read_cache_latency: Annotated[
+        Seconds, Field(le=0.1), Why(high="a cache hit slower than a disk seek")
+    ] = 0.0002
+    """Time (s) the controller takes to answer a read from its read cache (default 0.2 ms, an
+    assumption: the same as ``cache_latency``, a copy out of the controller's memory)."""
     port: LinkSpec
 
     @model_validator(mode="after")
@@ -373,7 +535,8 @@ class ArraySpec(_Profiled):
             raise ValueError(f"{self.raid} needs at least {minimum} spindles, got {self.spindles}")
         if 0 < self.read_cache < self.read_cache_line:
             raise ValueError(
-                f"read_cache ({self.read_cache} B) is smaller than one read_cache_line ({self.read_cache_line} B): "
+                f"read_cache ({self.read_cache} B) is smaller than one read_cache_line "
+                f"({self.read_cache_line} B): "
                 "give it at least one line, or 0 for none"
             )
         return self
@@ -394,8 +557,12 @@ class DestagerSpec(_Spec):
     capacity: Annotated[PositiveBytes, Field(title="Destager buffer per host")] = 4 * 1024**3
     """Bytes of written data each host holds until they are copied to the array. When it is full,
     writers wait (destage_wait in the breakdown)."""
-    concurrency: Annotated[Count, Field(ge=1, le=1024), Why(high="more flushers than a host runs")] = 4
-    max_batch: Annotated[PositiveBytes, Field(ge=4096), Why(low="a destage write is at least one 4 KiB block")] = 1024**2
+    concurrency: Annotated[
+        Count, Field(ge=1, le=1024), Why(high="more flushers than a host runs")
+    ] = 4
+    max_batch: Annotated[
+        PositiveBytes, Field(ge=4096), Why(low="a destage write is at least one 4 KiB block")
+    ] = 1024**2
     """Largest coalesced write the destager sends to the array in one go."""
     # -- destage policy (issue 16; see model/destager.py) --
     trigger: Literal["always", "watermarks", "idle"] = "always"
@@ -403,17 +570,25 @@ class DestagerSpec(_Spec):
     when the dirty bytes reach ``high_watermark`` of the capacity, stop once they are down to
     ``low_watermark`` (Linux dm-writecache). ``idle``: only once the host's tier has seen no VM I/O
     for ``idle_time``, or above ``high_watermark`` (Open CAS's ALRU cleaning policy)."""
-    high_watermark: Annotated[Fraction, Field(gt=0.0), Why(low="destaging would start with nothing dirty: use trigger = 'always'")] = 0.5
+    high_watermark: Annotated[
+        Fraction,
+        Field(gt=0.0),
+        Why(low="destaging would start with nothing dirty: use trigger = 'always'"),
+    ] = 0.5
     """Dirty share of the capacity at which ``watermarks`` (and ``idle``, whatever the VMs do)
     start destaging (0 < x <= 1). Default 0.5: dm-writecache's ``high_watermark`` default of 50%
     (Linux Documentation/admin-guide/device-mapper/writecache.rst)."""
     low_watermark: Fraction = 0.45
     """Dirty share of the capacity down to which ``watermarks`` destage before stopping, at most
-    ``high_watermark``. Default 0.45: dm-writecache's ``low_watermark`` default of 45% (same source)."""
-    idle_time: Annotated[Seconds, Field(le=3600.0), Why(high="an hour without I/O is not 'idle' but 'off'")] = 10.0
-    """With ``trigger = "idle"``: seconds without VM I/O on the host's tier before destaging starts
-    (0 to 1 h). Default 10 s: Open CAS ALRU's ``activity_threshold`` default of 10,000 ms
-    (OCF_ALRU_DEFAULT_ACTIVITY_THRESHOLD, "idle time before flushing thread can start", in OCF's cleaning_alru.h)."""
+    ``high_watermark``. Default 0.45: dm-writecache's ``low_watermark`` default of 45% (same
+    source)."""
+    idle_time: Annotated[
+        Seconds, Field(le=3600.0), Why(high="an hour without I/O is not 'idle' but 'off'")
+    ] = 10.0
+    """With ``trigger = "idle"``: seconds without VM I/O on the host's tier before destaging
+    starts (0 to 1 h). Default 10 s: Open CAS ALRU's ``activity_threshold`` default of 10,000 ms
+    (OCF_ALRU_DEFAULT_ACTIVITY_THRESHOLD, "idle time before flushing thread can start", in OCF's
+    cleaning_alru.h)."""
     pacing: Literal["none", "rate", "pd"] = "none"
     """How fast the flushers may go. ``none`` (default): as fast as the tier, link and array allow.
     ``rate``: at most ``rate`` bytes/s. ``pd``: a rate that a proportional-derivative controller
@@ -426,50 +601,65 @@ class DestagerSpec(_Spec):
     target_dirty: Fraction = 0.1
     """With ``pacing = "pd"``: the dirty share of the capacity the controller aims for. Default 0.1:
     bcache's ``writeback_percent`` default of 10 (Linux Documentation/admin-guide/bcache.rst)."""
-    pd_p_inverse: Annotated[Number, Field(gt=0.0, le=1e9), Why("a controller with an infinite gain", "a controller that never moves")] = (
-        6000.0
-    )
+    pd_p_inverse: Annotated[
+        Number,
+        Field(gt=0.0, le=1e9),
+        Why("a controller with an infinite gain", "a controller that never moves"),
+    ] = 6000.0
     """With ``pacing = "pd"``: the inverse proportional gain, in s^2 (the rate changes by the dirty
     excess / pd_p_inverse per second). Default 6000: bcache's ``writeback_rate_p_term_inverse``
     (drivers/md/bcache/writeback.c, Linux 3.13); with it the controller's natural period is about
     ``2 pi sqrt(6000)`` = 490 s, so a run of seconds sees the rate barely move."""
-    pd_d_term: Annotated[Seconds, Field(le=3600.0), Why(high="a derivative averaged over more than an hour")] = 30.0
+    pd_d_term: Annotated[
+        Seconds, Field(le=3600.0), Why(high="a derivative averaged over more than an hour")
+    ] = 30.0
     """With ``pacing = "pd"``: the derivative gain, seconds (0 to 1 h). Default 30: bcache's
     ``writeback_rate_d_term`` (same source)."""
-    pd_update: Annotated[Seconds, Field(ge=0.001, le=3600.0), Why("updates faster than a millisecond", "an hour between updates")] = 5.0
+    pd_update: Annotated[
+        Seconds,
+        Field(ge=0.001, le=3600.0),
+        Why("updates faster than a millisecond", "an hour between updates"),
+    ] = 5.0
     """With ``pacing = "pd"``: seconds between rate updates (1 ms to 1 h). Default 5 s: bcache's
     ``writeback_rate_update_seconds`` (same source)."""
-    delay: Annotated[Seconds, Field(le=3600.0), Why(high="data held dirty for over an hour on purpose")] = 0.0
+    delay: Annotated[
+        Seconds, Field(le=3600.0), Why(high="data held dirty for over an hour on purpose")
+    ] = 0.0
     """Seconds a write stays in the buffer before it may be destaged (0 to 1 h), so that rewrites
     of hot data are absorbed. Default 0: destage at once (bcache waits ``writeback_delay`` = 30 s
     by default, Linux Documentation/admin-guide/bcache.rst; set 30 for that)."""
 
     order: Literal["arrival", "hash"] = "arrival"
-    """Which dirty data a flusher takes next. ``arrival`` (default): the oldest writes first (a write-back
-    log's order, FIFO/LRU), sorted by address within a batch, so a sequential stream reaches the array in
-    address order. ``hash``: the cache holds dirty data in aligned blocks of ``max_batch`` bytes of a VM's
-    disk, indexed by a hash of the block's address, and a cleaner walks that index in hash order, a block at
-    a time (several small blocks per batch up to ``max_batch``): consecutive blocks of a sequential stream
-    reach the array in an order unrelated to their addresses, scattered over the dirty data's span. Linux
-    dm-cache's smq policy writes back this way: one cache block per writeback work item, taken from its
-    dirty queue (``queue_writeback``: ``q_peek(&mq->dirty, ...)``), whose order is the policy's hotness
-    levels, not the origin address (drivers/md/dm-cache-policy-smq.c); a hash walk stands for any such order.
-    Takes no ``delay`` (a hash walk has no age order)."""
+    """Which dirty data a flusher takes next. ``arrival`` (default): the oldest writes first (a
+    write-back log's order, FIFO/LRU), sorted by address within a batch, so a sequential stream
+    reaches the array in address order. ``hash``: the cache holds dirty data in aligned blocks of
+    ``max_batch`` bytes of a VM's disk, indexed by a hash of the block's address, and a cleaner
+    walks that index in hash order, a block at a time (several small blocks per batch up to
+    ``max_batch``): consecutive blocks of a sequential stream reach the array in an order
+    unrelated to their addresses, scattered over the dirty data's span. Linux dm-cache's smq
+    policy writes back this way: one cache block per writeback work item, taken from its dirty
+    queue (``queue_writeback``: ``q_peek(&mq->dirty, ...)``), whose order is the policy's hotness
+    levels, not the origin address (drivers/md/dm-cache-policy-smq.c); a hash walk stands for any
+    such order. Takes no ``delay`` (a hash walk has no age order)."""
 
     @model_validator(mode="after")
     def _policy_complete(self) -> DestagerSpec:
         if self.order == "hash" and self.delay > 0:
             raise ValueError(
-                f'order = "hash" takes dirty blocks in hash order, not oldest first, so it cannot hold them for delay ({self.delay:g} s): '
+                'order = "hash" takes dirty blocks in hash order, not oldest first, so it cannot '
+                f"hold them for delay ({self.delay:g} s): "
                 'set delay = 0 or order = "arrival"'
             )
         if self.low_watermark > self.high_watermark:
             raise ValueError(
-                f"low_watermark ({self.low_watermark:g}) is above high_watermark ({self.high_watermark:g}): "
+                f"low_watermark ({self.low_watermark:g}) is above high_watermark "
+                f"({self.high_watermark:g}): "
                 "destaging stops at the low one, so it must be at most the high one"
             )
         if (self.pacing == "rate") != (self.rate is not None):
-            raise ValueError('pacing = "rate" and rate go together: set both (a destage rate limit) or neither')
+            raise ValueError(
+                'pacing = "rate" and rate go together: set both (a destage rate limit) or neither'
+            )
         return self
 
 
@@ -481,9 +671,10 @@ class CacheSpec(_Spec):
     capacity: PositiveBytes | None = None
     """Bytes of the tier used for cached blocks; defaults to the tier's capacity."""
     warm: bool = False
-    """Start with each VM's disk (its working set, or its trace's span) in its host's cache, from the
-    first byte, each VM on a host taking an equal share of the cache: reads hit from the first second,
-    as on a cache that has run for a while, or a device read directly (a device test). Default: empty."""
+    """Start with each VM's disk (its working set, or its trace's span) in its host's cache, from
+    the first byte, each VM on a host taking an equal share of the cache: reads hit from the
+    first second, as on a cache that has run for a while, or a device read directly (a device
+    test). Default: empty."""
 
 
 class CompressionSpec(_Spec):
@@ -500,17 +691,23 @@ class ClusterSpec(_Spec):
     """Hosts (all alike), their tier, networks, destager and cache."""
 
     hosts: Annotated[
-        Count, Field(title="Hosts", ge=1, le=MAX_HOSTS), Why(high="a bigger cluster is beyond what one run simulates in reasonable time")
+        Count,
+        Field(title="Hosts", ge=1, le=MAX_HOSTS),
+        Why(high="a bigger cluster is beyond what one run simulates in reasonable time"),
     ] = 4
     """Hosts in the cluster, all alike. WB+1 needs at least 2 hosts, WB+2 at least 3."""
     tier: Annotated[TierSpec, Field(title="Tier (flash or RAM)")]
-    """The acceleration tier on each host: flash or RAM that completes write-back writes and holds the read cache."""
+    """The acceleration tier on each host: flash or RAM that completes write-back writes and
+    holds the read cache."""
     peer_link: Annotated[LinkSpec, Field(title="Peer network link")]
     """The port type between hosts: carries the WB+1/WB+2 replicas and vMotions."""
     peer_links: Annotated[
         Count,
         Field(title="Peer links per host", ge=1, le=MAX_PEER_LINKS),
-        Why("a host needs one peer_link port", f"a host has at most {MAX_PEER_LINKS} peer ports; the default, 1, is a single port"),
+        Why(
+            "a host needs one peer_link port",
+            f"a host has at most {MAX_PEER_LINKS} peer ports; the default, 1, is a single port",
+        ),
     ] = 1
     """Peer-network ports of the ``peer_link`` profile on every host, 1 to 16 (e.g. 2 for 2 x 10GbE
     dedicated to replication). Transfers to one peer always use the same port, as per-destination

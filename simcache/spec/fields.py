@@ -17,8 +17,21 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from pydantic.fields import FieldInfo
 
 from simcache.base.errors import ECHO_CHARS, echo
-from simcache.base.names import MAX_NAME_CHARS, NAME_PATTERN, RESERVED_GROUP_NAMES, group_name_problem
-from simcache.base.units import UnitError, format_bandwidth, format_duration, format_size, parse_bandwidth, parse_duration, parse_size
+from simcache.base.names import (
+    MAX_NAME_CHARS,
+    NAME_PATTERN,
+    RESERVED_GROUP_NAMES,
+    group_name_problem,
+)
+from simcache.base.units import (
+    UnitError,
+    format_bandwidth,
+    format_duration,
+    format_size,
+    parse_bandwidth,
+    parse_duration,
+    parse_size,
+)
 from simcache.spec.profiles import get_profile, list_profiles
 
 __all__ = [
@@ -56,47 +69,57 @@ __all__ = [
     "group_name_problem",
 ]
 
-# -- physical ranges: every quantity of a scenario lies between these, and each says why ---------------------------
+# -- physical ranges: every quantity of a scenario lies between these, and each says why
+# ---------------------------
 
 MAX_BYTES = 2**53
-"""Largest size of any field, 8 PiB: the largest whole number a float holds exactly, so byte counts stay exact when
-the model turns them into times and rates (and far beyond any array: a scenario's sizes are per VM or per host)."""
+"""Largest size of any field, 8 PiB: the largest whole number a float holds exactly, so byte
+counts stay exact when the model turns them into times and rates (and far beyond any array: a
+scenario's sizes are per VM or per host)."""
 SECTOR = 512
-"""Smallest block a disk addresses (bytes): a cache line or RAID stripe unit below it cannot exist, and each byte
-less multiplies the blocks one I/O touches (a 1 MiB I/O over 1-byte lines is a million cache entries)."""
+"""Smallest block a disk addresses (bytes): a cache line or RAID stripe unit below it cannot
+exist, and each byte less multiplies the blocks one I/O touches (a 1 MiB I/O over 1-byte lines is
+a million cache entries)."""
 MAX_SECONDS = 1e6
-"""Longest time of any field, 10^6 s (11.6 days): the simulated clock is a float in seconds, and beyond this it can
-no longer tell 0.1 ns apart, the scale of a RAM tier's latency."""
+"""Longest time of any field, 10^6 s (11.6 days): the simulated clock is a float in seconds, and
+beyond this it can no longer tell 0.1 ns apart, the scale of a RAM tier's latency."""
 MIN_RATE = 1.0
-"""Slowest rate of any bandwidth field, 1 byte/s: below it one 4 KiB I/O takes over an hour, and the transfer time of
-a large I/O would overflow the clock."""
+"""Slowest rate of any bandwidth field, 1 byte/s: below it one 4 KiB I/O takes over an hour, and
+the transfer time of a large I/O would overflow the clock."""
 MAX_RATE = 1e13
-"""Fastest rate of any bandwidth field, 10 TB/s: a hundred times a 400GbE port and ten times a server's memory
-bandwidth; more is a typo (a missing unit or an extra exponent)."""
+"""Fastest rate of any bandwidth field, 10 TB/s: a hundred times a 400GbE port and ten times a
+server's memory bandwidth; more is a typo (a missing unit or an extra exponent)."""
 MAX_IOPS = 1e8
-"""Most I/Os per second one VM may issue: a hundred times the fastest NVMe device; more is a typo."""
+"""Most I/Os per second one VM may issue: a hundred times the fastest NVMe device; more is a
+typo."""
 MAX_WEIGHT = 1e12
-"""Largest relative weight (a size mix's, a rate profile's level, a vMotion's share): weights are divided by their
-sum, and 10^12 to 1 is already beyond what a run can draw; larger ones could add up past a float's range."""
+"""Largest relative weight (a size mix's, a rate profile's level, a vMotion's share): weights are
+divided by their sum, and 10^12 to 1 is already beyond what a run can draw; larger ones could add
+up past a float's range."""
 MAX_HOSTS = 256
 """Most hosts a cluster may have (``cluster.hosts``); host indices are 0 to 255."""
 MAX_GROUPS = 256
-"""Most VM groups a scenario may have. A group is a class of alike VMs (its ``vms_per_host`` says how many); the
-tables print two rows per group, and the estimate's cost grows with groups x hosts."""
+"""Most VM groups a scenario may have. A group is a class of alike VMs (its ``vms_per_host`` says
+how many); the tables print two rows per group, and the estimate's cost grows with groups x
+hosts."""
 MAX_EVENTS = 10_000
-"""Most events (failures, vMotions) a scenario may schedule: one a second over a run of nearly three hours."""
+"""Most events (failures, vMotions) a scenario may schedule: one a second over a run of nearly
+three hours."""
 MAX_VARIANTS = 256
 """Most variants a scenario may define: ``simcache check`` runs each of them."""
 MAX_EXPECTATIONS = 1024
-"""Most ``[[expect]]`` checks a scenario may carry: four per group and variant at the group and variant limits."""
+"""Most ``[[expect]]`` checks a scenario may carry: four per group and variant at the group and
+variant limits."""
 MAX_VMS_PER_HOST = 1024
-"""Most VMs one host may run, over all groups: vSphere 8's configuration maximum (1,024 virtual machines per host,
-VMware/Broadcom "Configuration Maximums", vSphere 8.0), also Hyper-V's on Windows Server 2022 (1,024 running VMs per
-host, Microsoft Learn "Plan for Hyper-V scalability in Windows Server")."""
+"""Most VMs one host may run, over all groups: vSphere 8's configuration maximum (1,024 virtual
+machines per host, VMware/Broadcom "Configuration Maximums", vSphere 8.0), also Hyper-V's on
+Windows Server 2022 (1,024 running VMs per host, Microsoft Learn "Plan for Hyper-V scalability in
+Windows Server")."""
 MAX_PEER_LINKS = 16
 """Most peer-network ports a host may have (``cluster.peer_links``)."""
 MAX_SEED = 2**53 - 1
-"""Largest seed: the largest whole number JSON (results' meta.json, the page's inputs) holds exactly."""
+"""Largest seed: the largest whole number JSON (results' meta.json, the page's inputs) holds
+exactly."""
 
 
 def _show_number(value: float) -> str:
@@ -105,7 +128,8 @@ def _show_number(value: float) -> str:
 
 @dataclass(frozen=True)
 class Measure:
-    """What a number field holds, for messages: what one is called, how to write one, how a bound is shown."""
+    """What a number field holds, for messages: what one is called, how to write one, how a bound
+    is shown."""
 
     what: str
     """``a size``, ``a time``, ``a whole number``..."""
@@ -117,7 +141,8 @@ class Measure:
 
 @dataclass(frozen=True)
 class Why:
-    """Why a field's bounds are where they are, in a few words: messages show the reason of the bound a value breaks."""
+    """Why a field's bounds are where they are, in a few words: messages show the reason of the
+    bound a value breaks."""
 
     low: str = ""
     high: str = ""
@@ -147,7 +172,9 @@ def _not_bool(measure: Measure) -> BeforeValidator:
 
     def check(value: Any) -> Any:
         if isinstance(value, bool):
-            raise ValueError(f"must be {measure.what}, not true or false; write it like {measure.examples}")
+            raise ValueError(
+                f"must be {measure.what}, not true or false; write it like {measure.examples}"
+            )
         return value
 
     return BeforeValidator(check)
@@ -156,7 +183,9 @@ def _not_bool(measure: Measure) -> BeforeValidator:
 def _unit(parser: Any, measure: Measure) -> BeforeValidator:
     def parse(value: Any) -> Any:
         if isinstance(value, bool):
-            raise ValueError(f"must be {measure.what}, not true or false; write it like {measure.examples}")
+            raise ValueError(
+                f"must be {measure.what}, not true or false; write it like {measure.examples}"
+            )
         if isinstance(value, (str, int, float)):
             try:
                 return parser(value)
@@ -167,10 +196,19 @@ def _unit(parser: Any, measure: Measure) -> BeforeValidator:
     return BeforeValidator(parse)
 
 
-# Each kind of number is declared once: its parser, its refusal of booleans, NaN and infinity, and its physical range.
-Bytes = Annotated[int, _unit(parse_size, SIZE), Field(ge=0, le=MAX_BYTES), SIZE, Why(high="the largest byte count a float holds exactly")]
+# Each kind of number is declared once: its parser, its refusal of booleans, NaN and infinity, and
+# its physical range.
+Bytes = Annotated[
+    int,
+    _unit(parse_size, SIZE),
+    Field(ge=0, le=MAX_BYTES),
+    SIZE,
+    Why(high="the largest byte count a float holds exactly"),
+]
 PositiveBytes = Annotated[Bytes, Field(gt=0)]
-SectorBytes = Annotated[Bytes, Field(ge=SECTOR), Why(low="one disk sector, the smallest block a disk addresses")]
+SectorBytes = Annotated[
+    Bytes, Field(ge=SECTOR), Why(low="one disk sector, the smallest block a disk addresses")
+]
 Seconds = Annotated[
     float,
     _unit(parse_duration, TIME),
@@ -180,7 +218,11 @@ Seconds = Annotated[
 ]
 PositiveSeconds = Annotated[Seconds, Field(gt=0)]
 Rate = Annotated[
-    float, _unit(parse_bandwidth, RATE), Field(ge=0, le=MAX_RATE), RATE, Why(high="beyond any bus or port; a unit is missing or wrong")
+    float,
+    _unit(parse_bandwidth, RATE),
+    Field(ge=0, le=MAX_RATE),
+    RATE,
+    Why(high="beyond any bus or port; a unit is missing or wrong"),
 ]
 PositiveRate = Annotated[Rate, Field(ge=MIN_RATE), Why(low="slower than this, one I/O takes hours")]
 Count = Annotated[int, _not_bool(WHOLE), WHOLE]
@@ -188,8 +230,14 @@ Count = Annotated[int, _not_bool(WHOLE), WHOLE]
 Number = Annotated[float, _not_bool(NUMBER), NUMBER]
 """A finite number (the specs refuse NaN and infinity); each field gives its own range."""
 Fraction = Annotated[Number, Field(ge=0.0, le=1.0)]
-Weight = Annotated[Number, Field(gt=0, le=MAX_WEIGHT), Why(high="weights are relative: 10^12 to 1 is already beyond any mix")]
-HostIndex = Annotated[Count, Field(ge=0, le=MAX_HOSTS - 1), Why(high=f"a cluster has at most {MAX_HOSTS} hosts")]
+Weight = Annotated[
+    Number,
+    Field(gt=0, le=MAX_WEIGHT),
+    Why(high="weights are relative: 10^12 to 1 is already beyond any mix"),
+]
+HostIndex = Annotated[
+    Count, Field(ge=0, le=MAX_HOSTS - 1), Why(high=f"a cluster has at most {MAX_HOSTS} hosts")
+]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=NAME_PATTERN)]
 """A group's or variant's name: letters, digits, ``_`` and ``-``, at most 64 characters."""
 
@@ -200,8 +248,8 @@ BASE = "base"
 
 
 def field_metadata(field: FieldInfo) -> list[Any]:
-    """A field's metadata (constraints, :class:`Measure`, :class:`Why`) and, for an optional field (``Bytes | None``),
-    that of its value's type."""
+    """A field's metadata (constraints, :class:`Measure`, :class:`Why`) and, for an optional
+    field (``Bytes | None``), that of its value's type."""
     found = list(field.metadata)
     for arm in get_args(field.annotation):
         if get_origin(arm) is Annotated:
@@ -211,21 +259,31 @@ def field_metadata(field: FieldInfo) -> list[Any]:
 
 
 class _Spec(BaseModel):
-    # Attribute docstrings become field descriptions: the what-if page shows them as its widgets' help.
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
+    # Attribute docstrings become field descriptions: the what-if page shows them as its widgets'
+    # help.
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True
+    )
 
 
 def _resolve_profile(kind: str, value: Any) -> Any:
-    """``"name"`` or ``{profile = "name", field = override, ...}`` -> the profile's fields with the overrides."""
+    """``"name"`` or ``{profile = "name", field = override, ...}`` -> the profile's fields with
+    the overrides."""
     if isinstance(value, str):
         value = {"profile": value}
     if isinstance(value, Mapping) and value.get("profile"):
         name = value["profile"]
         known = list_profiles(kind)
         if not isinstance(name, str) or name not in known:
-            if isinstance(name, str) and len(name) > ECHO_CHARS:  # no typo of a name: point to the list, keep it short
-                raise ValueError(f"unknown {kind} profile {echo(name)}; `simcache profiles {kind}` lists the built-in ones")
-            raise ValueError(f"unknown {kind} profile {echo(name)}; built-in {kind} profiles: {', '.join(known)}")
+            # no typo of a name: point to the list, keep it short
+            if isinstance(name, str) and len(name) > ECHO_CHARS:
+                raise ValueError(
+                    f"unknown {kind} profile {echo(name)}; `simcache profiles {kind}` lists the "
+                    "built-in ones"
+                )
+            raise ValueError(
+                f"unknown {kind} profile {echo(name)}; built-in {kind} profiles: {', '.join(known)}"
+            )
         merged = get_profile(kind, name)
         merged.update(value)
         return merged

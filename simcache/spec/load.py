@@ -14,12 +14,24 @@ from pathlib import Path
 from typing import Any
 
 from simcache.base.errors import ScenarioError, echo
-from simcache.base.files import MAX_SCENARIO_BYTES_VARIABLE, FileRefused, read_limited, scenario_limit
+from simcache.base.files import (
+    MAX_SCENARIO_BYTES_VARIABLE,
+    FileRefused,
+    read_limited,
+    scenario_limit,
+)
 from simcache.spec.library import scenario_files
 from simcache.spec.messages import TOO_DEEP
 from simcache.spec.scenario import Scenario, validate_scenario
 
-__all__ = ["DEVICE_FILE_TABLES", "builtin_scenarios", "load_scenario", "parse_toml", "read_scenario_text", "resolve_device_files"]
+__all__ = [
+    "DEVICE_FILE_TABLES",
+    "builtin_scenarios",
+    "load_scenario",
+    "parse_toml",
+    "read_scenario_text",
+    "resolve_device_files",
+]
 
 
 def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario:
@@ -40,7 +52,8 @@ def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario
 
 
 def parse_toml(text: str, source: str) -> dict[str, Any]:
-    """``text`` parsed as TOML; :class:`ScenarioError` naming ``source`` for malformed, too deeply nested or too long numbers."""
+    """``text`` parsed as TOML; :class:`ScenarioError` naming ``source`` for malformed, too
+    deeply nested or too long numbers."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -48,28 +61,46 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
     except RecursionError:
         raise ScenarioError(source, [("", TOO_DEEP)]) from None
     except ValueError:  # Python converts whole numbers of at most 4,300 digits
-        raise ScenarioError(source, [("", "malformed TOML: a whole number of thousands of digits; no field takes one")]) from None
+        raise ScenarioError(
+            source,
+            [("", "malformed TOML: a whole number of thousands of digits; no field takes one")],
+        ) from None
 
 
 def read_scenario_text(path: Path) -> str:
-    """The text of a scenario (or sweep) file: a regular file, at most :func:`~simcache.base.files.scenario_limit` bytes, UTF-8.
+    """The text of a scenario (or sweep) file: a regular file, at most
+    :func:`~simcache.base.files.scenario_limit` bytes, UTF-8.
 
     Raises :class:`ScenarioError` naming the file otherwise.
     """
     try:
         limit = scenario_limit()
-        data = read_limited(path, limit, f"a scenario is a few KiB; set {MAX_SCENARIO_BYTES_VARIABLE} to read a bigger one")
+        data = read_limited(
+            path,
+            limit,
+            f"a scenario is a few KiB; set {MAX_SCENARIO_BYTES_VARIABLE} to read a bigger one",
+        )
     except FileRefused as exc:
         raise ScenarioError(str(path), [("", exc.reason)]) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ScenarioError(str(path), [("", f"not UTF-8 text (line {line}, byte {exc.start}); save the scenario as UTF-8 TOML")]) from None
+        raise ScenarioError(
+            str(path),
+            [
+                (
+                    "",
+                    f"not UTF-8 text (line {line}, byte {exc.start}); save the scenario as UTF-8 "
+                    "TOML",
+                )
+            ],
+        ) from None
 
 
 def _resolve_trace_paths(data: dict[str, Any], folder: Path) -> None:
-    """Make each group's relative ``workload.trace.path`` relative to the scenario file's folder, not the working directory."""
+    """Make each group's relative ``workload.trace.path`` relative to the scenario file's folder,
+    not the working directory."""
     groups = data.get("groups")
     for group in groups if isinstance(groups, list) else []:
         workload = group.get("workload") if isinstance(group, dict) else None
@@ -81,13 +112,15 @@ def _resolve_trace_paths(data: dict[str, Any], folder: Path) -> None:
 
 
 DEVICE_FILE_TABLES = {("cluster", "tier"): "tier", ("array", "drive"): "drive"}
-"""Where a scenario may take a device from a file (``tier = { file = "DEVICE.toml" }``), and the file's table."""
+"""Where a scenario may take a device from a file (``tier = { file = "DEVICE.toml" }``), and the
+file's table."""
 
 
 def resolve_device_files(data: dict[str, Any], folder: Path, source: str) -> None:
-    """Replace each ``{ file = "DEVICE.toml", ... }`` at :data:`DEVICE_FILE_TABLES` by the file's table (``[tier]`` or
-    ``[drive]``, as ``simcache calibrate`` writes it) with the fields written beside ``file`` over it. A relative path
-    is relative to ``folder`` (the scenario file's). Raises :class:`ScenarioError` naming the field and the file."""
+    """Replace each ``{ file = "DEVICE.toml", ... }`` at :data:`DEVICE_FILE_TABLES` by the file's
+    table (``[tier]`` or ``[drive]``, as ``simcache calibrate`` writes it) with the fields
+    written beside ``file`` over it. A relative path is relative to ``folder`` (the scenario
+    file's). Raises :class:`ScenarioError` naming the field and the file."""
     for (outer, key), table in DEVICE_FILE_TABLES.items():
         node = data.get(outer)
         value = node.get(key) if isinstance(node, dict) else None
@@ -96,18 +129,38 @@ def resolve_device_files(data: dict[str, Any], folder: Path, source: str) -> Non
             node[key] = _device_file(value, table, folder, source, f"{outer}.{key}")
 
 
-def _device_file(value: dict[str, Any], table: str, folder: Path, source: str, where: str) -> dict[str, Any]:
+def _device_file(
+    value: dict[str, Any], table: str, folder: Path, source: str, where: str
+) -> dict[str, Any]:
     name = value["file"]
     if not isinstance(name, str) or not name:
-        raise ScenarioError(source, [(f"{where}.file", f'give the device file\'s path as a string, e.g. file = "my-{table}.toml"')])
+        raise ScenarioError(
+            source,
+            [
+                (
+                    f"{where}.file",
+                    f'give the device file\'s path as a string, e.g. file = "my-{table}.toml"',
+                )
+            ],
+        )
     path = Path(name).expanduser()
     path = path if path.is_absolute() else folder / path
     if not path.is_file():
-        raise ScenarioError(source, [(f"{where}.file", f"no such file: {path} (a path relative to the scenario's folder)")])
+        raise ScenarioError(
+            source,
+            [(f"{where}.file", f"no such file: {path} (a path relative to the scenario's folder)")],
+        )
     device = parse_toml(read_scenario_text(path), str(path)).get(table)
     if not isinstance(device, dict):
         raise ScenarioError(
-            source, [(f"{where}.file", f"{path} has no [{table}] table; simcache calibrate writes one (or paste the fields here)")]
+            source,
+            [
+                (
+                    f"{where}.file",
+                    f"{path} has no [{table}] table; simcache calibrate writes one (or paste the "
+                    "fields here)",
+                )
+            ],
         )
     overrides = {k: v for k, v in value.items() if k != "file"}
     return {**device, **overrides}
@@ -128,5 +181,12 @@ def _find(path: Path) -> Path:
     if str(path) in builtin:
         return builtin[str(path)]
     raise ScenarioError(
-        echo(str(path)), [("", f"no such file and no built-in scenario of that name; built-in: {', '.join(builtin) or 'none'}")]
+        echo(str(path)),
+        [
+            (
+                "",
+                "no such file and no built-in scenario of that name; built-in: "
+                f"{', '.join(builtin) or 'none'}",
+            )
+        ],
     )

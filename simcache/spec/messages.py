@@ -1,4 +1,5 @@
-"""Pydantic's validation errors as the problems a :class:`~simcache.base.errors.ScenarioError` lists, in the user's words.
+"""Pydantic's validation errors as the problems a :class:`~simcache.base.errors.ScenarioError`
+lists, in the user's words.
 
 Each problem is a dotted field path, with list items of named things shown by
 name (``groups.0(db).policy``), and a message that says what is allowed: an
@@ -26,13 +27,21 @@ from simcache.spec.fields import NAME_PATTERN, NUMBER, WHOLE, Measure, Why
 
 __all__ = ["ERROR_TYPES", "TOO_DEEP", "schema_problems", "too_many"]
 
-TOO_DEEP = "tables or arrays nested too deeply; a scenario nests a few levels (groups.0.workload.duty_cycle)"
+TOO_DEEP = (
+    "tables or arrays nested too deeply; a scenario nests a few levels "
+    "(groups.0.workload.duty_cycle)"
+)
 
-_PATTERNS = {NAME_PATTERN: "letters, digits, _ and -", r"^[A-Za-z0-9_.+-]+$": "letters, digits, _, ., + and -"}
+_PATTERNS = {
+    NAME_PATTERN: "letters, digits, _ and -",
+    r"^[A-Za-z0-9_.+-]+$": "letters, digits, _, ., + and -",
+}
 """Name patterns of the schema in words."""
 
 
-def schema_problems(exc: ValidationError, data: Any, root: type[BaseModel], within: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+def schema_problems(
+    exc: ValidationError, data: Any, root: type[BaseModel], within: tuple[str, ...] = ()
+) -> list[tuple[str, str]]:
     """(field path, message) for each error of validating ``data`` as ``root``.
 
     ``within``: where the validated part sits in ``data`` when only that part
@@ -71,7 +80,8 @@ def _noise(part: str) -> bool:
 
 
 class _Leaf:
-    """What the schema says about the field an error is at: its constraints, unit, reasons and value type."""
+    """What the schema says about the field an error is at: its constraints, unit, reasons and
+    value type."""
 
     def __init__(self, loc: tuple[Any, ...], root: type[BaseModel]):
         annotation: Any = root
@@ -80,7 +90,11 @@ class _Leaf:
             annotation, metadata = _unwrap(annotation, metadata)
             if part in EVENT_KINDS and _is_union(annotation):
                 annotation, metadata = EVENT_KINDS[part], []
-            elif isinstance(annotation, type) and issubclass(annotation, BaseModel) and part in annotation.model_fields:
+            elif (
+                isinstance(annotation, type)
+                and issubclass(annotation, BaseModel)
+                and part in annotation.model_fields
+            ):
                 field = annotation.model_fields[part]
                 annotation, metadata = field.annotation, list(field.metadata)
             elif get_origin(annotation) is list and isinstance(part, int):
@@ -90,28 +104,54 @@ class _Leaf:
         self.annotation, self.metadata = _unwrap(annotation, metadata)
         measures = [m for m in self.metadata if isinstance(m, Measure)]
         self.measure = measures[-1] if measures else None
-        self.low_why = next((w.low for w in reversed(self.metadata) if isinstance(w, Why) and w.low), "")
-        self.high_why = next((w.high for w in reversed(self.metadata) if isinstance(w, Why) and w.high), "")
+        self.low_why = next(
+            (w.low for w in reversed(self.metadata) if isinstance(w, Why) and w.low), ""
+        )
+        self.high_why = next(
+            (w.high for w in reversed(self.metadata) if isinstance(w, Why) and w.high), ""
+        )
         self.lower: tuple[float, bool] | None = None  # (bound, open)
         self.upper: tuple[float, bool] | None = None
         for item in self.metadata:
             if isinstance(item, annotated_types.Ge | annotated_types.Gt):
-                bound = (getattr(item, "ge", getattr(item, "gt", 0)), isinstance(item, annotated_types.Gt))
+                bound = (
+                    getattr(item, "ge", getattr(item, "gt", 0)),
+                    isinstance(item, annotated_types.Gt),
+                )
                 self.lower = bound if self.lower is None or bound > self.lower else self.lower
             elif isinstance(item, annotated_types.Le | annotated_types.Lt):
-                bound = (getattr(item, "le", getattr(item, "lt", 0)), isinstance(item, annotated_types.Lt))
-                self.upper = bound if self.upper is None or (bound[0], not bound[1]) < (self.upper[0], not self.upper[1]) else self.upper
+                bound = (
+                    getattr(item, "le", getattr(item, "lt", 0)),
+                    isinstance(item, annotated_types.Lt),
+                )
+                self.upper = (
+                    bound
+                    if self.upper is None
+                    or (bound[0], not bound[1]) < (self.upper[0], not self.upper[1])
+                    else self.upper
+                )
 
     @property
     def model(self) -> type[BaseModel] | None:
         annotation = self.annotation
-        return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+        return (
+            annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel)
+            else None
+        )
 
     def range(self, side: str) -> str:
-        """``must be at least 512 bytes; one disk sector, ...`` for a value beyond the ``side`` ("low", "high") bound."""
+        """``must be at least 512 bytes; one disk sector, ...`` for a value beyond the ``side``
+        ("low", "high") bound."""
         measure = self.measure or NUMBER
         show = measure.show
-        if measure is WHOLE and self.lower and self.upper and not self.lower[1] and not self.upper[1]:
+        if (
+            measure is WHOLE
+            and self.lower
+            and self.upper
+            and not self.lower[1]
+            and not self.upper[1]
+        ):
             text = f"must be a whole number from {show(self.lower[0])} to {show(self.upper[0])}"
         elif side == "low" and self.lower:
             text = f"must be {'more than' if self.lower[1] else 'at least'} {show(self.lower[0])}"
@@ -146,7 +186,8 @@ def _is_union(annotation: Any) -> bool:
 
 
 def _got(error: Mapping[str, Any]) -> str:
-    """`` (got VALUE)``: the value as written, unless it is a whole table (its own fields are named instead)."""
+    """`` (got VALUE)``: the value as written, unless it is a whole table (its own fields are
+    named instead)."""
     if "input" not in error or isinstance(error["input"], Mapping):
         return ""
     return f" (got {echo(error['input'])})"
@@ -161,13 +202,17 @@ def _table(leaf: _Leaf) -> str:
     model = leaf.model
     kind = getattr(model, "_profile_kind", None) if model is not None else None
     if isinstance(kind, str):
-        return f"must be a table of its fields or the name of a built-in {kind} profile (simcache profiles lists them)"
+        return (
+            f"must be a table of its fields or the name of a built-in {kind} profile (simcache "
+            "profiles lists them)"
+        )
     return "must be a table of its fields, e.g. { name = value }"
 
 
 def _number(leaf: _Leaf, error: Mapping[str, Any]) -> str:
     value = error.get("input")
-    if isinstance(value, int) and not isinstance(value, bool):  # a whole number too large for a float
+    # a whole number too large for a float
+    if isinstance(value, int) and not isinstance(value, bool):
         return leaf.range("high")
     return _what(leaf)
 
@@ -187,7 +232,8 @@ def _too_short(leaf: _Leaf, error: Mapping[str, Any]) -> str:
 
 
 def too_many(most: int | str, got: int | str, why: str = "") -> str:
-    """The message for a list or table longer than its field allows, with the reason for the limit if there is one."""
+    """The message for a list or table longer than its field allows, with the reason for the
+    limit if there is one."""
     shown = [f"{n:,}" if isinstance(n, int) else n for n in (most, got)]
     return f"may have at most {shown[0]} entries (got {shown[1]})" + (f": {why}" if why else "")
 
@@ -199,7 +245,10 @@ def _too_long(leaf: _Leaf, error: Mapping[str, Any]) -> str:
 
 def _tag_invalid(leaf: _Leaf, error: Mapping[str, Any]) -> str:
     ctx = error.get("ctx", {})
-    return f"kind must be one of {ctx.get('expected_tags', ', '.join(EVENT_KINDS))} (got {echo(ctx.get('tag'))})"
+    return (
+        f"kind must be one of {ctx.get('expected_tags', ', '.join(EVENT_KINDS))} (got "
+        f"{echo(ctx.get('tag'))})"
+    )
 
 
 Translation = Callable[[_Leaf, Mapping[str, Any]], str]
@@ -209,7 +258,9 @@ ERROR_TYPES: dict[str, Translation] = {
     "greater_than_equal": lambda leaf, error: leaf.range("low"),
     "less_than": lambda leaf, error: leaf.range("high"),
     "less_than_equal": lambda leaf, error: leaf.range("high"),
-    "finite_number": lambda leaf, error: f"must be a finite number, not nan or inf; {_what(leaf).removeprefix('must be ')}",
+    "finite_number": lambda leaf, error: (
+        f"must be a finite number, not nan or inf; {_what(leaf).removeprefix('must be ')}"
+    ),
     "int_type": lambda leaf, error: "must be a whole number, e.g. 4",
     "int_parsing": lambda leaf, error: "must be a whole number, e.g. 4",
     "int_parsing_size": lambda leaf, error: leaf.range("high"),
@@ -221,7 +272,9 @@ ERROR_TYPES: dict[str, Translation] = {
     "string_type": lambda leaf, error: 'must be text in quotes, e.g. "db"',
     "string_unicode": lambda leaf, error: 'must be text in quotes, e.g. "db"',
     "string_too_short": lambda leaf, error: "must not be empty",
-    "string_too_long": lambda leaf, error: f"may be at most {error.get('ctx', {}).get('max_length', '?')} characters long",
+    "string_too_long": lambda leaf, error: (
+        f"may be at most {error.get('ctx', {}).get('max_length', '?')} characters long"
+    ),
     "string_pattern_mismatch": _pattern,
     "literal_error": _literal,
     "enum": _literal,
@@ -233,18 +286,22 @@ ERROR_TYPES: dict[str, Translation] = {
     "too_short": _too_short,
     "too_long": _too_long,
     "union_tag_invalid": _tag_invalid,
-    "union_tag_not_found": lambda leaf, error: f"needs a kind: one of {', '.join(repr(kind) for kind in EVENT_KINDS)}",
+    "union_tag_not_found": lambda leaf, error: (
+        f"needs a kind: one of {', '.join(repr(kind) for kind in EVENT_KINDS)}"
+    ),
     "recursion_loop": lambda leaf, error: TOO_DEEP,
 }
-"""Each pydantic error type the schema can raise, in words; any other keeps pydantic's text with "Input should be"
-turned into "must be"."""
+"""Each pydantic error type the schema can raise, in words; any other keeps pydantic's text with
+"Input should be" turned into "must be"."""
 
 
 def _message(error: Any, loc: tuple[Any, ...], root: type[BaseModel]) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
         allowed = _allowed_fields(loc[:-1], root)
-        return f"unknown field {echo(loc[-1])}" + (f"; allowed here: {', '.join(allowed)}" if allowed else "")
+        return f"unknown field {echo(loc[-1])}" + (
+            f"; allowed here: {', '.join(allowed)}" if allowed else ""
+        )
     if kind in ("value_error", "assertion_error"):
         message = str(error["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
     elif kind in ERROR_TYPES:

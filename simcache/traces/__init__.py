@@ -1,1 +1,2 @@
-"""Files users bring, parsed: the columnar trace store and one reader per file format, returning plain readings."""
+"""Files users bring, parsed: the columnar trace store and one reader per file format, returning
+plain readings."""

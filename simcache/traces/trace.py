@@ -49,7 +49,16 @@ __all__ = [
 
 READ, WRITE, SYNC, TRIM = 0, 1, 2, 3
 OP_NAMES = ("read", "write", "sync", "trim")
-ROW = np.dtype([("time", "<f8"), ("offset", "<i8"), ("size", "<u4"), ("latency", "<f4"), ("device", "<u2"), ("op", "u1")])
+ROW = np.dtype(
+    [
+        ("time", "<f8"),
+        ("offset", "<i8"),
+        ("size", "<u4"),
+        ("latency", "<f4"),
+        ("device", "<u2"),
+        ("op", "u1"),
+    ]
+)
 """One I/O: 27 bytes on disk and in memory."""
 BLOCK_ROWS = 1 << 16
 """Rows read or written at a time: about 1.7 MB."""
@@ -90,7 +99,9 @@ class TraceChunk:
             offset=np.asarray(offset, dtype=np.int64),
             size=np.asarray(size, dtype=np.int64),
             device=np.asarray(device, dtype=np.int64),
-            latency=np.full(count, np.nan) if latency is None else np.asarray(latency, dtype=np.float64),
+            latency=np.full(count, np.nan)
+            if latency is None
+            else np.asarray(latency, dtype=np.float64),
         )
 
     def __len__(self) -> int:
@@ -107,8 +118,13 @@ def file_digest(path: Path) -> str:
 
 
 def cache_key(digest: str, format_name: str, options: Mapping[str, Any]) -> str:
-    """The cache entry's name: the content hash, the format, the import options and the row layout."""
-    text = json.dumps([digest, format_name, dict(sorted(options.items())), _FORMAT_VERSION], sort_keys=True, default=str)
+    """The cache entry's name: the content hash, the format, the import options and the row
+    layout."""
+    text = json.dumps(
+        [digest, format_name, dict(sorted(options.items())), _FORMAT_VERSION],
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -262,8 +278,11 @@ class Trace:
         """Seconds from the first I/O to the last one."""
         return float(self.rows["time"][-1]) if self.count else 0.0
 
-    def measured_latency(self, percentiles: Sequence[float]) -> dict[str, tuple[int, float, list[float]]]:
-        """Per op (``read``, ``write``) with latencies in the trace: (I/Os, mean seconds, the percentiles in seconds).
+    def measured_latency(
+        self, percentiles: Sequence[float]
+    ) -> dict[str, tuple[int, float, list[float]]]:
+        """Per op (``read``, ``write``) with latencies in the trace: (I/Os, mean seconds, the
+        percentiles in seconds).
 
         Only the I/Os the trace gave a latency are counted (NaN is none); the
         latencies are gathered one block at a time, 4 bytes per I/O.
@@ -282,11 +301,16 @@ class Trace:
         for op, parts in found.items():
             if parts:
                 values = np.concatenate(parts).astype(np.float64)
-                result[op] = (len(values), float(values.mean()), np.percentile(values, list(percentiles)).tolist())
+                result[op] = (
+                    len(values),
+                    float(values.mean()),
+                    np.percentile(values, list(percentiles)).tolist(),
+                )
         return result
 
     def summary(self) -> dict[str, DeviceSummary]:
-        """Per device: I/O counts and bytes by op, the span of offsets and the first and last times (one pass)."""
+        """Per device: I/O counts and bytes by op, the span of offsets and the first and last
+        times (one pass)."""
         cached: dict[str, DeviceSummary] | None = self.__dict__.get("_summary")
         if cached is not None:
             return cached

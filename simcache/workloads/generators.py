@@ -48,12 +48,15 @@ __all__ = ["BLOCK", "DutyClock", "IOStream"]
 
 _I64: Final = np.dtype("<i8")
 _F64: Final = np.dtype("<f8")
-BLOCK = 4096  # offsets are aligned to this many bytes (not Final: the estimate group imports it; see tests/sim/test_engine_build.py)
+# offsets are aligned to this many bytes (not Final: the estimate group imports it; see
+# tests/sim/test_engine_build.py)
+BLOCK = 4096
 _BATCH: Final = 2048
 """Most I/Os (and gaps) a stream draws at once."""
 _FIRST_BATCH: Final = 32
-"""I/Os a stream draws first; each refill draws twice as many, up to ``_BATCH``. A run of thousands of VMs that
-each issue a few I/Os then draws (and holds) a few per VM, not 2,048: drawing them cost seconds and hundreds of MB."""
+"""I/Os a stream draws first; each refill draws twice as many, up to ``_BATCH``. A run of
+thousands of VMs that each issue a few I/Os then draws (and holds) a few per VM, not 2,048:
+drawing them cost seconds and hundreds of MB."""
 
 
 class DutyClock:
@@ -69,10 +72,11 @@ class DutyClock:
             self._factors = levels / levels.mean()
             # Work (intervals at the mean rate) done by the start of each interval of one cycle.
             self._cumulative = np.concatenate(([0.0], np.cumsum(self._factors)))
-        self._cumulative_list: list[float] = self._cumulative.tolist()  # bisect on a list: faster than numpy per call
-        # The cycle's shape ("none" without one) and an on/off cycle's figures (0 otherwise) as typed fields: compiled,
-        # each read of the spec's (an interpreted class) is a generic attribute lookup, and they are read at every
-        # arrival (on_window, IOStream.next_gap).
+        # bisect on a list: faster than numpy per call
+        self._cumulative_list: list[float] = self._cumulative.tolist()
+        # The cycle's shape ("none" without one) and an on/off cycle's figures (0 otherwise) as
+        # typed fields: compiled, each read of the spec's (an interpreted class) is a generic
+        # attribute lookup, and they are read at every arrival (on_window, IOStream.next_gap).
         self.shape = "none" if duty is None else duty.shape
         self.onoff = self.shape == "onoff"
         self.on = self.off = self.phase = 0.0
@@ -136,7 +140,8 @@ class DutyClock:
         return 1.0 + duty.amplitude
 
     def advance(self, now: float, work: float) -> float:
-        """The time at which a profile cycle has done ``work`` seconds' worth of arrivals at the mean rate since ``now``.
+        """The time at which a profile cycle has done ``work`` seconds' worth of arrivals at the
+        mean rate since ``now``.
 
         The profile's cumulative rate is piecewise linear; it is inverted by
         bisection over one cycle's cumulative sums, so zero-rate intervals are
@@ -152,17 +157,24 @@ class DutyClock:
         cycles = math.floor(position / count)
         within = position - cycles * count
         index = min(int(within), count - 1)
-        done = cycles * total + float(cumulative[index]) + float(self._factors[index]) * (within - index)
+        done = (
+            cycles * total
+            + float(cumulative[index])
+            + float(self._factors[index]) * (within - index)
+        )
         target = done + work / interval
         cycles = math.floor(target / total)
         rest = target - cycles * total
         index = min(bisect.bisect_right(self._cumulative_list, rest) - 1, count - 1)
-        while self._factors[index] == 0.0:  # rounding put rest at the end of a rising stretch: the next busy interval
+        # rounding put rest at the end of a rising stretch: the next busy interval
+        while self._factors[index] == 0.0:
             index = (index + 1) % count
             if index == 0:
                 cycles += 1
             rest = float(cumulative[index])
-        position = cycles * count + index + (rest - float(cumulative[index])) / float(self._factors[index])
+        position = (
+            cycles * count + index + (rest - float(cumulative[index])) / float(self._factors[index])
+        )
         return max(now, position * interval - duty.phase)
 
 
@@ -183,22 +195,30 @@ class IOStream:
         self._sizes = np.array(sizes, dtype=np.int64)
         self._choice_cdf = np.cumsum(np.array(probabilities))
         self._choice_cdf /= self._choice_cdf[-1]
-        # Per-op mixes: each op's sizes and cumulative probabilities (the last forced to 1, so that every draw lands).
+        # Per-op mixes: each op's sizes and cumulative probabilities (the last forced to 1, so that
+        # every draw lands).
         self._per_op = workload.per_op_sizes
         read_sizes, read_probabilities = workload.op_size_mix(False)
         self._read_sizes = np.array(read_sizes, dtype=np.int64)
         self._read_cumulative = _cumulative(read_probabilities)
         self._write_cumulative = _cumulative(probabilities)
         self._blocks = working_set_blocks(workload.working_set, BLOCK)
-        self._cursor = 0  # sequential access and runs: the block after the previous I/O's last (-1: no I/O yet)
-        self._zipf = ZipfRanks(self._blocks, workload.zipf_theta) if workload.access == "zipf" else None
+        # sequential access and runs: the block after the previous I/O's last (-1: no I/O yet)
+        self._cursor = 0
+        self._zipf = (
+            ZipfRanks(self._blocks, workload.zipf_theta) if workload.access == "zipf" else None
+        )
         self._scatter = multiplier(self._blocks)
-        self._hot = hot_blocks(self._blocks, workload.hot_span_fraction or 0.0) if workload.access == "hotspot" else 0
+        self._hot = (
+            hot_blocks(self._blocks, workload.hot_span_fraction or 0.0)
+            if workload.access == "hotspot"
+            else 0
+        )
         if workload.sequential_run > 1.0:
             self._cursor = -1
-        # The drawn batch, one little-endian column of bytes each (17 bytes an I/O, 8 a gap; as Python lists of tuples,
-        # about 130 and 32: a 1,024-VM model held 340 MB of them), read one I/O at a time in place (compiled, a native
-        # read each: no int or float object).
+        # The drawn batch, one little-endian column of bytes each (17 bytes an I/O, 8 a gap; as
+        # Python lists of tuples, about 130 and 32: a 1,024-VM model held 340 MB of them), read one
+        # I/O at a time in place (compiled, a native read each: no int or float object).
         self._writes = b""
         self._io_sizes = b""
         self._offsets = b""
@@ -210,10 +230,14 @@ class IOStream:
         self._gap_count: i64 = 0
         self._gap_next: i64 = 0
         self.clock = DutyClock(workload.duty_cycle)
-        self._mean_gap = 1.0 / (workload.mean_rate * self.clock.peak_factor) if workload.mode == "open" else 0.0
+        self._mean_gap = (
+            1.0 / (workload.mean_rate * self.clock.peak_factor) if workload.mode == "open" else 0.0
+        )
         # Evenly spaced arrivals start at a random phase, so that VMs are not in lock-step.
         self._uniform_arrivals = workload.arrivals == "uniform"
-        self._first_gap_fraction: float | None = float(self._rng.random()) if self._uniform_arrivals else None
+        self._first_gap_fraction: float | None = (
+            float(self._rng.random()) if self._uniform_arrivals else None
+        )
 
     def next_io(self) -> tuple[bool, int, int]:
         """(is_write, size in bytes, offset in bytes) of the next I/O."""
@@ -222,7 +246,11 @@ class IOStream:
             self._refill_ios()
             i = 0
         self._io_next = i + 1
-        return (self._writes[i] != 0, read_i64_le(self._io_sizes, 8 * i), read_i64_le(self._offsets, 8 * i))
+        return (
+            self._writes[i] != 0,
+            read_i64_le(self._io_sizes, 8 * i),
+            read_i64_le(self._offsets, 8 * i),
+        )
 
     def _refill_ios(self) -> None:
         rng = self._rng
@@ -233,8 +261,9 @@ class IOStream:
         if self._per_op:
             sizes = self._op_sizes(rng, writes)
         elif len(self._sizes) > 1:
-            # Generator.choice(len(sizes), count, p=probabilities) written out (the same draws, without its checks of
-            # p at every call): one uniform per I/O, placed in the normalised cumulative probabilities.
+            # Generator.choice(len(sizes), count, p=probabilities) written out (the same draws,
+            # without its checks of p at every call): one uniform per I/O, placed in the normalised
+            # cumulative probabilities.
             sizes = self._sizes[np.searchsorted(self._choice_cdf, rng.random(count), side="right")]
         else:
             sizes = np.full(count, self._sizes[0])
@@ -254,11 +283,15 @@ class IOStream:
         self._io_next = 0
 
     def _op_sizes(self, rng: np.random.Generator, writes: np.ndarray) -> np.ndarray:
-        """Each I/O's size from its op's mix: one uniform per I/O (drawn even for a one-size mix, so the stream's
-        later draws do not depend on the mixes' lengths)."""
+        """Each I/O's size from its op's mix: one uniform per I/O (drawn even for a one-size mix,
+        so the stream's later draws do not depend on the mixes' lengths)."""
         u = rng.random(len(writes))
-        read_index = np.minimum(np.searchsorted(self._read_cumulative, u, side="right"), len(self._read_sizes) - 1)
-        write_index = np.minimum(np.searchsorted(self._write_cumulative, u, side="right"), len(self._sizes) - 1)
+        read_index = np.minimum(
+            np.searchsorted(self._read_cumulative, u, side="right"), len(self._read_sizes) - 1
+        )
+        write_index = np.minimum(
+            np.searchsorted(self._write_cumulative, u, side="right"), len(self._sizes) - 1
+        )
         return np.where(writes, self._sizes[write_index], self._read_sizes[read_index])
 
     def _random_blocks(self, rng: np.random.Generator, count: int) -> np.ndarray:
@@ -267,23 +300,31 @@ class IOStream:
         if self._zipf is not None:
             return scatter(self._zipf.draw(rng, count) - 1, self._blocks, self._scatter)
         if workload.access == "hotspot":
-            # One uniform per I/O: below hot_io_fraction it lands in the hot region, above it in the cold one.
+            # One uniform per I/O: below hot_io_fraction it lands in the hot region, above it in the
+            # cold one.
             share = workload.hot_io_fraction or 0.0
             u = rng.random(count)
             hot, cold = self._hot, self._blocks - self._hot
-            blocks = np.where(u < share, np.floor(u / share * hot), hot + np.floor((u - share) / (1.0 - share) * cold))
+            blocks = np.where(
+                u < share,
+                np.floor(u / share * hot),
+                hot + np.floor((u - share) / (1.0 - share) * cold),
+            )
             return np.minimum(blocks.astype(np.int64), self._blocks - 1)
         return rng.integers(0, self._blocks, size=count)
 
-    def _in_runs(self, fresh: np.ndarray, spans: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Blocks of a batch in sequential runs: an I/O that starts a run takes its fresh position, the others
-        continue where the previous I/O ended (across batches too)."""
+    def _in_runs(
+        self, fresh: np.ndarray, spans: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Blocks of a batch in sequential runs: an I/O that starts a run takes its fresh
+        position, the others continue where the previous I/O ended (across batches too)."""
         count = len(fresh)
         starts = run_starts(rng, count, self.workload.sequential_run)
         if self._cursor < 0:
             starts[0] = True  # the stream's first I/O
         before = np.concatenate(([0], np.cumsum(spans)[:-1]))  # blocks of the batch's earlier I/Os
-        run = np.maximum.accumulate(np.where(starts, np.arange(count), -1))  # each I/O's run start (-1: the previous batch's)
+        # each I/O's run start (-1: the previous batch's)
+        run = np.maximum.accumulate(np.where(starts, np.arange(count), -1))
         first = np.maximum(run, 0)
         base = np.where(run >= 0, fresh[first] - before[first], self._cursor)
         blocks = (base + before) % self._blocks
@@ -299,13 +340,16 @@ class IOStream:
         """
         clock = self.clock
         if clock.duty is None:
-            return (now + self._draw_gap()) - now  # what the loop below returns without a duty cycle, bit for bit
+            # what the loop below returns without a duty cycle, bit for bit
+            return (now + self._draw_gap()) - now
         shape = clock.shape
         if shape == "profile":
-            # Gaps are drawn at the peak rate (the mean gap is set for thinning); at the mean rate they are peak times longer.
+            # Gaps are drawn at the peak rate (the mean gap is set for thinning); at the mean rate
+            # they are peak times longer.
             return clock.advance(now, self._draw_gap() * clock.peak_factor) - now
         t = now
-        on = clock.on  # 0 for a sine cycle, whose one window never ends (the loop below never skips periods)
+        # 0 for a sine cycle, whose one window never ends (the loop below never skips periods)
+        on = clock.on
         cycle = on + clock.off
         while True:
             gap = self._draw_gap()
@@ -318,8 +362,9 @@ class IOStream:
                     break
                 gap -= end - t
                 t = end
-                # Whole on periods the gap outlasts are skipped at once (all but the last, left to the loop): a gap of
-                # years (a rate of 4e-9/s) over 10 ms on periods took billions of passes.
+                # Whole on periods the gap outlasts are skipped at once (all but the last, left to
+                # the loop): a gap of years (a rate of 4e-9/s) over 10 ms on periods took billions
+                # of passes.
                 periods = gap / on if on > 0.0 else 0.0
                 if not math.isfinite(periods):
                     return math.inf
@@ -342,7 +387,9 @@ class IOStream:
         if i >= self._gap_count:
             count = self._gap_batch
             self._gap_batch = min(2 * count, _BATCH)
-            self._gaps = np.asarray(self._rng.exponential(self._mean_gap, count), dtype=_F64).tobytes()
+            self._gaps = np.asarray(
+                self._rng.exponential(self._mean_gap, count), dtype=_F64
+            ).tobytes()
             self._gap_count = count
             i = 0
         self._gap_next = i + 1

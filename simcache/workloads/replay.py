@@ -30,7 +30,8 @@ _BLOCK = 1 << 14  # trace rows read per refill
 
 
 class TraceStream:
-    """One VM's replay of one trace device (the engine's counterpart of :class:`~simcache.workloads.generators.IOStream`)."""
+    """One VM's replay of one trace device (the engine's counterpart of
+    :class:`~simcache.workloads.generators.IOStream`)."""
 
     def __init__(self, workload: Workload, trace: Trace, device: str):
         assert workload.trace is not None
@@ -63,7 +64,8 @@ class TraceStream:
         return self._times[self._next]
 
     def next_io(self) -> tuple[bool, int, int] | None:
-        """(is_write, size, offset) of the next I/O in trace order, or ``None`` when the replay is over."""
+        """(is_write, size, offset) of the next I/O in trace order, or ``None`` when the replay
+        is over."""
         if self._next >= len(self._ios) and not self._refill():
             return None
         io = self._ios[self._next]
@@ -81,7 +83,9 @@ class TraceStream:
                 self._rows = self.trace.blocks(_BLOCK)
                 continue
             times = block["time"]
-            keep = (block["device"] == self.device) & ((block["op"] == READ) | (block["op"] == WRITE))
+            keep = (block["device"] == self.device) & (
+                (block["op"] == READ) | (block["op"] == WRITE)
+            )
             keep &= (times >= self.start) & (times < self.end)
             if not keep.any():
                 if times[0] >= self.end:
@@ -92,14 +96,20 @@ class TraceStream:
             issue = (rows["time"] - self.start) / speed + self._pass * self.period
             self._times = issue.tolist()
             self._ios = list(
-                zip((rows["op"] == WRITE).tolist(), rows["size"].astype(np.int64).tolist(), rows["offset"].tolist(), strict=True)
+                zip(
+                    (rows["op"] == WRITE).tolist(),
+                    rows["size"].astype(np.int64).tolist(),
+                    rows["offset"].tolist(),
+                    strict=True,
+                )
             )
             self._next = 0
             return True
 
 
 def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:
-    """``scenario`` with each trace group replaced by a steady synthetic workload of the same mean load.
+    """``scenario`` with each trace group replaced by a steady synthetic workload of the same mean
+    load.
 
     The synthetic workload has the replayed window's mean rate (open replay:
     Poisson arrivals; closed replay: the same workers and outstanding I/Os),
@@ -121,7 +131,8 @@ def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:
         devices = spec.vm_devices(trace, scenario.group_vm_count(group))
         by_op: tuple[dict[int, int], dict[int, int]] = ({}, {})  # I/Os by size: reads, writes
         spans = []
-        counted: dict[str, tuple[dict[int, int], dict[int, int]]] = {}  # VMs replaying one device: one pass over the trace
+        # VMs replaying one device: one pass over the trace
+        counted: dict[str, tuple[dict[int, int], dict[int, int]]] = {}
         for device in devices:
             stream = TraceStream(workload, trace, device)
             if device not in counted:
@@ -140,27 +151,38 @@ def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:
         }
         if spec.replay == "open":
             period = TraceStream(workload, trace, devices[0]).period
-            synthetic |= {"mode": "open", "iops": max(ios / len(devices) / period, 1e-9) if period > 0 else 1e-9}
+            synthetic |= {
+                "mode": "open",
+                "iops": max(ios / len(devices) / period, 1e-9) if period > 0 else 1e-9,
+            }
         else:
-            depth = {"workers": workload.workers, "outstanding": workload.outstanding, "think_time": workload.think_time}
+            depth = {
+                "workers": workload.workers,
+                "outstanding": workload.outstanding,
+                "think_time": workload.think_time,
+            }
             synthetic |= {"mode": "closed", **depth}
         groups.append(group.model_copy(update={"workload": Workload.model_validate(synthetic)}))
         replaced.append(group.name)
     if not replaced:
         return scenario, []
     note = (
-        f"group(s) {', '.join(replaced)} replay a trace: estimated as a steady stream with the trace's mean rate, "
-        "read fraction and size mix (per op); its bursts and its own re-references are left out (simulate for them)"
+        f"group(s) {', '.join(replaced)} replay a trace: estimated as a steady stream with the "
+        "trace's mean rate, "
+        "read fraction and size mix (per op); its bursts and its own re-references are left out "
+        "(simulate for them)"
     )
     return scenario.model_copy(update={"groups": groups}), [note]
 
 
 def _size_fields(reads: dict[int, int], writes: dict[int, int]) -> dict[str, dict[str, float]]:
-    """``sizes`` (the 64 most common sizes of all I/Os), or ``read_sizes`` and ``write_sizes`` when both ops
-    happen and their shares of sizes differ."""
+    """``sizes`` (the 64 most common sizes of all I/Os), or ``read_sizes`` and ``write_sizes``
+    when both ops happen and their shares of sizes differ."""
 
     def mix(counts: dict[int, int]) -> dict[str, float]:
-        common = sorted(((size, count) for size, count in counts.items() if size > 0), key=lambda item: -item[1])[:64]
+        common = sorted(
+            ((size, count) for size, count in counts.items() if size > 0), key=lambda item: -item[1]
+        )[:64]
         return {f"{size}B": float(count) for size, count in common} or {"4KiB": 1.0}
 
     def shares(counts: dict[int, int]) -> dict[int, float]:
@@ -175,7 +197,9 @@ def _size_fields(reads: dict[int, int], writes: dict[int, int]) -> dict[str, dic
     return {"sizes": mix(both)}
 
 
-def _window_counts(trace: Trace, device: int, start: float, end: float) -> tuple[dict[int, int], dict[int, int]]:
+def _window_counts(
+    trace: Trace, device: int, start: float, end: float
+) -> tuple[dict[int, int], dict[int, int]]:
     """Reads and writes by size of one device within [start, end) on the trace's clock."""
     by_op: tuple[dict[int, int], dict[int, int]] = ({}, {})
     for block in trace.blocks():

@@ -1,7 +1,7 @@
-"""Honest charts on the what-if page (issue 19): time charts mark the warm-up, the scheduled events and the duty
-cycles' bursts; categorical sweeps are points, not a line; wide-ranging axes are logarithmic; one invalid sweep
-point is reported alone; legends name components in words, top 8 plus "others"; figures are formatted for people
-and labels follow the inputs."""
+"""Honest charts on the what-if page (issue 19): time charts mark the warm-up, the scheduled
+events and the duty cycles' bursts; categorical sweeps are points, not a line; wide-ranging axes
+are logarithmic; one invalid sweep point is reported alone; legends name components in words, top
+8 plus "others"; figures are formatted for people and labels follow the inputs."""
 
 from __future__ import annotations
 
@@ -18,13 +18,23 @@ import simcache
 from simcache.base.units import format_figure, human_size, round_figure
 from simcache.spec.events import EVENT_KINDS
 from simcache_app import charts
-from simcache_app.charts import TOP_SHOWN, X_LOG_RATIO, event_label, legend_name, on_periods, spans_orders, time_marks, top_and_others
+from simcache_app.charts import (
+    TOP_SHOWN,
+    X_LOG_RATIO,
+    event_label,
+    legend_name,
+    on_periods,
+    spans_orders,
+    time_marks,
+    top_and_others,
+)
 from simcache_app.controls import EVENT_TAIL_S
 from simcache_app.describe import figures, format_ms, group_vms, scenario_summary
 
 APP = ROOT / "app.py"
 PORT_ID = re.compile(r"host\d+\.|\.tx\b|\.rx\b|^util\.|^backlog\.")
-"""An internal port or column id (host0.peer.tx, util.array, backlog.host3) that a legend must not show."""
+"""An internal port or column id (host0.peer.tx, util.array, backlog.host3) that a legend must
+not show."""
 
 
 def open_app(seconds: float | None = 1.0) -> AppTest:
@@ -38,12 +48,16 @@ def open_app(seconds: float | None = 1.0) -> AppTest:
 def chart(at: AppTest, title: str) -> dict[str, Any]:
     """The plotly figure (data and layout) of the page's chart whose title starts with ``title``."""
     specs = [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
-    found: list[dict[str, Any]] = [spec for spec in specs if spec["layout"]["title"]["text"].startswith(title)]
+    found: list[dict[str, Any]] = [
+        spec for spec in specs if spec["layout"]["title"]["text"].startswith(title)
+    ]
     assert len(found) == 1, [spec["layout"]["title"]["text"] for spec in specs]
     return found[0]
 
 
-def sweep(at: AppTest, parameter: str, values: str, seeds: int = 1, metric: str = "all.write.mean_ms") -> None:
+def sweep(
+    at: AppTest, parameter: str, values: str, seeds: int = 1, metric: str = "all.write.mean_ms"
+) -> None:
     at.selectbox(key="default.sweep.parameter").select(parameter).run()
     at.text_input(key=f"default.sweep.values.{parameter}").input(values)
     at.number_input(key="sweep.seeds").set_value(seeds)
@@ -56,14 +70,16 @@ def sweep(at: AppTest, parameter: str, values: str, seeds: int = 1, metric: str 
 
 
 def test_the_first_run_includes_the_default_scenarios_vmotion_and_its_charts_mark_it() -> None:
-    """The page starts at 14 s (the vMotion at 10 s plus EVENT_TAIL_S), and each time chart shades the warm-up
-    (a tenth of the run: 1.4 s), marks the vMotion with a dashed line at 10 s, and shades the build group's on
-    periods: on 4 s, off 6 s from phase 0, so [0, 4) and [10, 14) within the run."""
+    """The page starts at 14 s (the vMotion at 10 s plus EVENT_TAIL_S), and each time chart
+    shades the warm-up (a tenth of the run: 1.4 s), marks the vMotion with a dashed line at 10 s,
+    and shades the build group's on periods: on 4 s, off 6 s from phase 0, so [0, 4) and [10, 14)
+    within the run."""
     at = open_app(seconds=None)
     assert at.sidebar.number_input(key="default.run.duration").value == 10 + EVENT_TAIL_S
     at.button(key="Run simulation").click().run()
     assert not at.exception
-    assert not any("never happens in this run" in w.value for w in at.warning)  # the vMotion is in the run
+    # the vMotion is in the run
+    assert not any("never happens in this run" in w.value for w in at.warning)
     for title in ("VM latency", "Utilization", "Destage backlog"):
         layout = chart(at, title)["layout"]
         rects = [(s["x0"], s["x1"]) for s in layout["shapes"] if s["type"] == "rect"]
@@ -89,8 +105,10 @@ def test_events_that_last_are_shaded_up_to_the_runs_end_and_later_ones_left_out(
     result = simcache.simulate(scenario, seed=1, duration=3.0)
     marks = time_marks(result, scenario)
     events = [(s.start, s.end, s.label) for s in marks.spans if s.kind == "event"]
-    assert events == [(1.0, 1.5, "host 2 storage link down"), (2.5, 3.0, "array rebuild")]  # the rebuild cut at 3 s
-    assert marks.lines == ((2.0, "host 3 fails"),)  # the vMotion at 10 s is after the run: not drawn
+    # the rebuild cut at 3 s
+    assert events == [(1.0, 1.5, "host 2 storage link down"), (2.5, 3.0, "array rebuild")]
+    # the vMotion at 10 s is after the run: not drawn
+    assert marks.lines == ((2.0, "host 3 fails"),)
 
 
 def test_every_event_kind_has_a_label_and_an_unknown_kind_falls_back_to_its_name() -> None:
@@ -123,7 +141,8 @@ def test_every_event_kind_has_a_label_and_an_unknown_kind_falls_back_to_its_name
 
 
 def test_on_periods_follow_the_duty_cycles_phase_and_only_an_on_off_cycle_has_them() -> None:
-    """on 4 s, off 6 s, phase 3 s: the cycle starts 3 s in, so the first burst ends at 1 s and the next is [7, 11)."""
+    """on 4 s, off 6 s, phase 3 s: the cycle starts 3 s in, so the first burst ends at 1 s and
+    the next is [7, 11)."""
     onoff = simcache.load_scenario("default").groups[1].workload.duty_cycle
     assert onoff is not None
     shifted = onoff.model_copy(update={"phase": 3.0})
@@ -132,51 +151,74 @@ def test_on_periods_follow_the_duty_cycles_phase_and_only_an_on_off_cycle_has_th
     assert list(on_periods(onoff.model_copy(update={"shape": "sine", "period": 5.0}), 20.0)) == []
 
 
-# -- sweeps -----------------------------------------------------------------------------------------
+# -- sweeps
+# -----------------------------------------------------------------------------------------
 
 
 def test_a_categorical_sweep_is_drawn_as_points_with_intervals_not_a_line() -> None:
     at = open_app()
     sweep(at, "Peer network link", "1GbE, 10GbE", seeds=2)
     figure = chart(at, "write mean")
-    assert [trace["mode"] for trace in figure["data"]] == ["markers"]  # no line, no band between categories
-    assert figure["data"][0]["error_y"]["visible"] is True and len(figure["data"][0]["error_y"]["array"]) == 2
+    # no line, no band between categories
+    assert [trace["mode"] for trace in figure["data"]] == ["markers"]
+    assert (
+        figure["data"][0]["error_y"]["visible"] is True
+        and len(figure["data"][0]["error_y"]["array"]) == 2
+    )
     assert figure["layout"]["xaxis"]["type"] == "category"
 
 
 def test_a_buffer_sweep_over_orders_of_magnitude_has_a_log_axis_and_units_in_its_table() -> None:
-    """64 MiB to 8 GiB is a ratio of 128 (>= X_LOG_RATIO): a log x axis; the table heads the mean with its unit."""
+    """64 MiB to 8 GiB is a ratio of 128 (>= X_LOG_RATIO): a log x axis; the table heads the mean
+    with its unit."""
     at = open_app()
     sweep(at, "Destager buffer per host (MiB)", "64, 8192")
     figure = chart(at, "write mean")
     assert figure["layout"]["xaxis"]["type"] == "log"
     assert "lines" in figure["data"][-1]["mode"]  # numbers are a scale: joined
     table = at.dataframe[-1].value
-    assert list(table.columns) == ["Destager buffer per host (MiB)", "seeds", "mean (ms)", "± 95% (ms)"]
+    assert list(table.columns) == [
+        "Destager buffer per host (MiB)",
+        "seeds",
+        "mean (ms)",
+        "± 95% (ms)",
+    ]
     assert list(table["Destager buffer per host (MiB)"]) == [64, 8192]
 
 
 def test_log_axes_only_where_values_span_two_orders_of_magnitude() -> None:
-    assert spans_orders([64, 256, 1024, 4096], X_LOG_RATIO) and spans_orders([1, 100]) and not spans_orders([1, 99.9])
-    assert not spans_orders([3, 4, 6, 8], X_LOG_RATIO) and not spans_orders([5400, 7200, 10000, 15000], X_LOG_RATIO)
+    assert (
+        spans_orders([64, 256, 1024, 4096], X_LOG_RATIO)
+        and spans_orders([1, 100])
+        and not spans_orders([1, 99.9])
+    )
+    assert not spans_orders([3, 4, 6, 8], X_LOG_RATIO) and not spans_orders(
+        [5400, 7200, 10000, 15000], X_LOG_RATIO
+    )
     assert not spans_orders([0, 1000]) and not spans_orders(["1GbE", "10GbE"])
     summary = pd.DataFrame({"x": [1, 2, 4], "m": [0.5, 1.0, 80.0], "m.ci95": [0.1, 0.1, 0.1]})
     figure = charts.sweep_figure(summary, "x", "m", "m")
-    assert figure.layout.xaxis.type is None and figure.layout.yaxis.type == "log"  # 1 to 4 is linear; 0.5 to 80 is not
+    # 1 to 4 is linear; 0.5 to 80 is not
+    assert figure.layout.xaxis.type is None and figure.layout.yaxis.type == "log"
 
 
 def test_one_invalid_sweep_point_is_reported_for_itself_and_the_rest_of_the_sweep_runs() -> None:
-    """2 hosts cannot hold group db's two WB+2 copies: that point is said, 4 and 6 hosts are swept."""
+    """2 hosts cannot hold group db's two WB+2 copies: that point is said, 4 and 6 hosts are
+    swept."""
     at = open_app()
     sweep(at, "Hosts", "2, 4, 6")
     warnings = [w.value for w in at.warning if "left out of the sweep" in w.value]
     assert len(warnings) == 1
-    assert warnings[0].startswith("**Hosts = 2** is left out of the sweep") and "WB+2 needs 2 peer host(s)" in warnings[0]
+    assert (
+        warnings[0].startswith("**Hosts = 2** is left out of the sweep")
+        and "WB+2 needs 2 peer host(s)" in warnings[0]
+    )
     assert list(at.dataframe[-1].value["Hosts"]) == [4, 6]
     assert len(at.get("plotly_chart")) == 1
 
 
-# -- legends ----------------------------------------------------------------------------------------
+# -- legends
+# ----------------------------------------------------------------------------------------
 
 
 def test_legend_names_are_words_not_port_ids() -> None:
@@ -191,8 +233,9 @@ def test_legend_names_are_words_not_port_ids() -> None:
 
 
 def test_a_32_host_cluster_shows_the_8_busiest_components_and_one_line_for_the_others() -> None:
-    """32 hosts: 32 x 4 port directions, 32 tiers, the array's 2 ports and its spindles are 163 utilization
-    series; the chart shows 8 and "other 155 components". The backlog shows all hosts, 8 hosts, the other 24."""
+    """32 hosts: 32 x 4 port directions, 32 tiers, the array's 2 ports and its spindles are 163
+    utilization series; the chart shows 8 and "other 155 components". The backlog shows all
+    hosts, 8 hosts, the other 24."""
     at = open_app()
     at.sidebar.number_input(key="default.cluster.hosts").set_value(32).run()
     at.button(key="Run simulation").click().run()
@@ -202,7 +245,10 @@ def test_a_32_host_cluster_shows_the_8_busiest_components_and_one_line_for_the_o
     assert len(names) == TOP_SHOWN + 1 and names[-1] == "other 155 components (highest of them)"
     assert utilization["layout"]["title"]["text"] == "Utilization: the 8 busiest of 163 components"
     backlog_names = [trace["name"] for trace in backlog["data"]]
-    assert backlog_names[0] == "all hosts" and backlog_names[-2:] == ["other 24 hosts (sum)", "data at risk (single copy)"]
+    assert backlog_names[0] == "all hosts" and backlog_names[-2:] == [
+        "other 24 hosts (sum)",
+        "data at risk (single copy)",
+    ]
     assert len(backlog_names) == 1 + TOP_SHOWN + 2
     for name in names + backlog_names:
         assert not PORT_ID.search(name), name
@@ -215,44 +261,73 @@ def test_others_add_up_where_quantities_add_and_take_the_highest_where_they_do_n
     assert summed["other 3 hosts (sum)"].tolist() == [0 + 1 + 2, 0 + 2 + 4]
     highest = top_and_others(series, list(series.columns), 2, "max", "hosts")
     assert highest["other 3 hosts (highest of them)"].tolist() == [2.0, 4.0]
-    assert list(top_and_others(series, list(series.columns), 8, "sum", "hosts")) == [f"host {i}" for i in (4, 3, 2, 1, 0)]
+    assert list(top_and_others(series, list(series.columns), 8, "sum", "hosts")) == [
+        f"host {i}" for i in (4, 3, 2, 1, 0)
+    ]
 
 
-# -- figures and labels -----------------------------------------------------------------------------
+# -- figures and labels
+# -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(7200.0, "7,200"), (372.529, "372.5"), (1234567.8, "1,234,568"), (0.012345, "0.01235"), (2.0, "2"), (-3.14159, "-3.142"), (0.0, "0")],
+    [
+        (7200.0, "7,200"),
+        (372.529, "372.5"),
+        (1234567.8, "1,234,568"),
+        (0.012345, "0.01235"),
+        (2.0, "2"),
+        (-3.14159, "-3.142"),
+        (0.0, "0"),
+    ],
 )
 def test_figures_for_people(value: float, text: str) -> None:
     assert format_figure(value) == text
 
 
 def test_sizes_and_latencies_for_people() -> None:
-    assert human_size(400e9) == "372.5 GiB" and human_size(2**31) == "2 GiB" and human_size(1536) == "1.5 KiB"
-    assert [format_ms(v) for v in (0.01234, 7.7449, 46.69, 161.2, 1234.4)] == ["0.0123 ms", "7.74 ms", "46.7 ms", "161 ms", "1,234 ms"]
+    assert (
+        human_size(400e9) == "372.5 GiB"
+        and human_size(2**31) == "2 GiB"
+        and human_size(1536) == "1.5 KiB"
+    )
+    assert [format_ms(v) for v in (0.01234, 7.7449, 46.69, 161.2, 1234.4)] == [
+        "0.0123 ms",
+        "7.74 ms",
+        "46.7 ms",
+        "161 ms",
+        "1,234 ms",
+    ]
     assert round_figure(561.111) == 561.1 and round_figure(12345.6) == 12346
     table = figures(pd.DataFrame({"I/Os": [1010], "IOPS": [561.111], "p99 ms": [0.0951234]}))
     assert table.to_dict("records") == [{"I/Os": 1010, "IOPS": 561.1, "p99 ms": 0.09512}]
 
 
 def test_the_page_shows_figures_for_people_and_labels_that_follow_the_inputs() -> None:
-    """The sidebar says the scenario as set (372.5 GiB, 7,200 RPM, not 372.529 or 7200.00); after the host count
-    changes from 4 to 6 the group titles say 12 VMs, not the file's 8."""
+    """The sidebar says the scenario as set (372.5 GiB, 7,200 RPM, not 372.529 or 7200.00); after
+    the host count changes from 4 to 6 the group titles say 12 VMs, not the file's 8."""
     default = simcache.load_scenario("default")
     at = open_app()
     assert "VM group db (8 VMs)" in [e.label for e in at.sidebar.expander]
     summary = next(c.value for c in at.sidebar.caption if c.value.startswith("As set: "))
     assert summary == f"As set: {scenario_summary(default)}"
-    assert "372.5 GiB per host" in summary and "14 x 7,200 RPM spindles" in summary and "24 VMs" in summary
+    assert (
+        "372.5 GiB per host" in summary
+        and "14 x 7,200 RPM spindles" in summary
+        and "24 VMs" in summary
+    )
     capacity = at.sidebar.number_input(key="default.cluster.tier.capacity")
     assert capacity.value == 372.5  # the 400 GB tier, not 372.529
-    assert not any(c.value.startswith("1 setting(s) changed") for c in at.sidebar.caption)  # shown rounded, not changed
+    # shown rounded, not changed
+    assert not any(c.value.startswith("1 setting(s) changed") for c in at.sidebar.caption)
     at.sidebar.number_input(key="default.cluster.hosts").set_value(6).run()
     labels = [e.label for e in at.sidebar.expander]
     assert "VM group db (12 VMs)" in labels and not any("(8 VMs)" in label for label in labels)
-    assert any(c.value.startswith("As set: 6 hosts, 36 VMs in 3 groups (db 12, build 12, web 12)") for c in at.sidebar.caption)
+    assert any(
+        c.value.startswith("As set: 6 hosts, 36 VMs in 3 groups (db 12, build 12, web 12)")
+        for c in at.sidebar.caption
+    )
     assert group_vms(default.with_overrides({"cluster.hosts": 6}), "db") == 12
     at.button(key="Run simulation").click().run()
     table = at.dataframe[0].value
@@ -266,9 +341,21 @@ def test_the_page_shows_figures_for_people_and_labels_that_follow_the_inputs() -
 def test_a_sweep_tables_interval_is_as_precise_as_its_mean() -> None:
     from simcache_app.describe import sweep_table
 
-    summary = pd.DataFrame({"link": ["1GbE", "10GbE"], "seeds": [2, 2], "m_ms": [7.7712, 3.24123], "m_ms.ci95": [4.48912, 3e-13]})
+    summary = pd.DataFrame(
+        {
+            "link": ["1GbE", "10GbE"],
+            "seeds": [2, 2],
+            "m_ms": [7.7712, 3.24123],
+            "m_ms.ci95": [4.48912, 3e-13],
+        }
+    )
     table = sweep_table(summary, "link", "m_ms")
-    assert table.to_dict("list") == {"link": ["1GbE", "10GbE"], "seeds": [2, 2], "mean (ms)": [7.771, 3.241], "± 95% (ms)": [4.489, 0.0]}
+    assert table.to_dict("list") == {
+        "link": ["1GbE", "10GbE"],
+        "seeds": [2, 2],
+        "mean (ms)": [7.771, 3.241],
+        "± 95% (ms)": [4.489, 0.0],
+    }
 
 
 @pytest.mark.parametrize(

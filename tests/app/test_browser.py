@@ -36,7 +36,11 @@ CHROMIUM_ARGS = [
 ]
 
 pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium; .ci/run installs it)"
+    not CHROMIUM.exists(),
+    reason=(
+        "needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium; .ci/run "
+        "installs it)"
+    ),
 )
 
 
@@ -82,10 +86,23 @@ def cpu_used(pid: int, seconds: float) -> float:
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("wb")
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port)]
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+    ]
     command += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-    cache = {"SIMCACHE_CACHE": str(tmp_path_factory.mktemp("cache"))}  # uploaded traces are kept there
-    server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **cache})
+    # uploaded traces are kept there
+    cache = {"SIMCACHE_CACHE": str(tmp_path_factory.mktemp("cache"))}
+    server = subprocess.Popen(
+        command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **cache}
+    )
     SERVER_PIDS[f"http://127.0.0.1:{port}"] = server.pid
     url = f"http://127.0.0.1:{port}"
     try:
@@ -98,9 +115,14 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @contextmanager
-def app_page(app_url: str, tmp_path: Path, seconds: float | None = None, viewport: dict[str, int] | None = None) -> Iterator[Any]:
-    """The page in a new Chromium profile (``viewport``, default 1400 x 1100), its run shortened to ``seconds``
-    simulated seconds if given."""
+def app_page(
+    app_url: str,
+    tmp_path: Path,
+    seconds: float | None = None,
+    viewport: dict[str, int] | None = None,
+) -> Iterator[Any]:
+    """The page in a new Chromium profile (``viewport``, default 1400 x 1100), its run shortened
+    to ``seconds`` simulated seconds if given."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -130,7 +152,11 @@ def test_run_in_a_real_browser_shows_the_charts(app_url: str, tmp_path: Path) ->
         profile = str(tmp_path / "profile")  # a new, empty user data dir
         viewport = {"width": 1400, "height": 1100}
         browser = playwright.chromium.launch_persistent_context(
-            profile, executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, viewport=viewport
+            profile,
+            executable_path=str(CHROMIUM),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport=viewport,
         )
         try:
             page = browser.pages[0] if browser.pages else browser.new_page()
@@ -153,8 +179,8 @@ def test_run_in_a_real_browser_shows_the_charts(app_url: str, tmp_path: Path) ->
 
 
 def test_a_target_set_in_the_sidebar_gives_the_run_a_verdict(app_url: str, tmp_path: Path) -> None:
-    """Typing a latency target into the sidebar and running: the verdict line names the target and says meets, misses
-    or unknown (with a figure: "write p99 is ...")."""
+    """Typing a latency target into the sidebar and running: the verdict line names the target
+    and says meets, misses or unknown (with a figure: "write p99 is ...")."""
     from playwright.sync_api import expect
 
     with app_page(app_url, tmp_path, seconds=3) as page:
@@ -162,7 +188,8 @@ def test_a_target_set_in_the_sidebar_gives_the_run_a_verdict(app_url: str, tmp_p
         target.fill("write p99 <= 50ms")
         target.press("Enter")
         page.get_by_role("button", name="Run simulation").click()
-        named = re.compile(r"Target write p99 (<=|≤) 50 ms:")  # the page's markdown typesets <= as ≤
+        # the page's markdown typesets <= as ≤
+        named = re.compile(r"Target write p99 (<=|≤) 50 ms:")
         verdict = page.get_by_test_id("stTabs").get_by_text(named)
         expect(verdict).to_be_visible(timeout=90_000)
         line = page.get_by_test_id("stMarkdownContainer").filter(has_text=named).first.inner_text()
@@ -175,29 +202,41 @@ def test_a_target_set_in_the_sidebar_gives_the_run_a_verdict(app_url: str, tmp_p
 def test_an_uploaded_trace_shows_what_was_imported(app_url: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
-    rows = ["time,op,offset,size"] + [f"{i * 0.01:.2f},{'R' if i % 3 == 0 else 'W'},{(i % 50) * 4096},4096" for i in range(30)]
+    rows = ["time,op,offset,size"] + [
+        f"{i * 0.01:.2f},{'R' if i % 3 == 0 else 'W'},{(i % 50) * 4096},4096" for i in range(30)
+    ]
     trace = tmp_path / "vm1.csv"
     trace.write_text("\n".join(rows) + "\n")
     with app_page(app_url, tmp_path) as page:
         # the scenario's uploader (the tier section has its own, for fio results of a device)
-        uploader = page.locator('[data-testid="stFileUploader"]').filter(has_text="upload a scenario")
+        uploader = page.locator('[data-testid="stFileUploader"]').filter(
+            has_text="upload a scenario"
+        )
         uploader.locator("input[type=file]").set_input_files(str(trace))
-        expect(page.get_by_text("Imported from vm1.csv (csv)", exact=True)).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("Imported from vm1.csv (csv)", exact=True)).to_be_visible(
+            timeout=60_000
+        )
         facts = page.get_by_test_id("stTable").first
         expect(facts).to_contain_text("30 (10 reads, 20 writes)")
-        expect(page.get_by_test_id("stTable").nth(1)).to_contain_text("csv trace, device disk, open replay")
+        expect(page.get_by_test_id("stTable").nth(1)).to_contain_text(
+            "csv trace, device disk, open replay"
+        )
         page.screenshot(path=str(tmp_path / "imported.png"), full_page=True)
         assert page.get_by_test_id("stException").count() == 0
         assert page.get_by_test_id("stAlertContentError").count() == 0
 
 
-def test_the_stop_button_ends_a_run_and_shows_the_partial_result(app_url: str, tmp_path: Path) -> None:
-    """A 600 s run (minutes of wall time), confirmed, then stopped from the page: the partial figures show under a warning."""
+def test_the_stop_button_ends_a_run_and_shows_the_partial_result(
+    app_url: str, tmp_path: Path
+) -> None:
+    """A 600 s run (minutes of wall time), confirmed, then stopped from the page: the partial
+    figures show under a warning."""
     from playwright.sync_api import expect
 
     with app_page(app_url, tmp_path, seconds=600) as page:
         page.get_by_role("button", name="Run simulation").click()
-        # 600 s of the default scenario is about 1.6 million I/Os: past runs.CONFIRM_IOS, the page asks first
+        # 600 s of the default scenario is about 1.6 million I/Os: past runs.CONFIRM_IOS, the page
+        # asks first
         expect(page.get_by_text("This run is large:")).to_be_visible(timeout=30_000)
         page.get_by_role("button", name="Start this run anyway").click()
         stop = page.get_by_test_id("stTabs").get_by_role("button", name="Stop simulation")
@@ -206,26 +245,46 @@ def test_the_stop_button_ends_a_run_and_shows_the_partial_result(app_url: str, t
         stop.click()
         warning = page.get_by_test_id("stAlert").filter(has_text="Partial result.")
         expect(warning).to_be_visible(timeout=30_000)
-        assert " s of 600 s (stopped from the page): every figure below covers 0 to " in warning.inner_text()
+        assert (
+            " s of 600 s (stopped from the page): every figure below covers 0 to "
+            in warning.inner_text()
+        )
         expect(page.get_by_test_id("stMetric")).to_have_count(4)
         assert page.get_by_test_id("stException").count() == 0
         page.screenshot(path=str(tmp_path / "stopped-run.png"), full_page=True)
 
 
 def test_the_html_report_opens_offline_with_its_verdict_and_every_chart(tmp_path: Path) -> None:
-    """`simcache report` with a target and a sweep, opened from disk in Chromium with the network off: the verdict is
-    on the page, each of the six charts (breakdown, four timelines, sweep) is drawn at a nonzero size, and the page
-    asks for nothing outside its file."""
+    """`simcache report` with a target and a sweep, opened from disk in Chromium with the network
+    off: the verdict is on the page, each of the six charts (breakdown, four timelines, sweep) is
+    drawn at a nonzero size, and the page asks for nothing outside its file."""
     from playwright.sync_api import expect, sync_playwright
 
     from simcache.cli.main import main
 
     out = tmp_path / "report.html"
     sweep = ["--sweep", "cluster.peer_link = ['1GbE', '10GbE']", "--workers", "1"]
-    assert main(["report", "default", "--duration", "4s", "-o", str(out), "--target", "write p99 <= 5ms", *sweep]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "default",
+                "--duration",
+                "4s",
+                "-o",
+                str(out),
+                "--target",
+                "write p99 <= 5ms",
+                *sweep,
+            ]
+        )
+        == 0
+    )
     requested: list[str] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
         try:
             context = browser.new_context(offline=True, viewport={"width": 1200, "height": 900})
             page = context.new_page()
@@ -233,13 +292,16 @@ def test_the_html_report_opens_offline_with_its_verdict_and_every_chart(tmp_path
             page.goto(out.as_uri())
             verdict = page.locator("#verdicts")
             expect(verdict).to_contain_text("write p99 <= 5 ms")
-            assert any(word in verdict.inner_text() for word in ("meets it:", "misses by", "unknown:"))
+            assert any(
+                word in verdict.inner_text() for word in ("meets it:", "misses by", "unknown:")
+            )
             charts = page.locator("svg.chart")
             expect(charts).to_have_count(6)
             for index in range(6):
                 box = charts.nth(index).bounding_box()
                 assert box is not None and box["width"] > 300 and box["height"] > 100
-                assert charts.nth(index).locator("polyline, circle, rect:has(title)").count() >= 1  # data drawn, not only the frame
+                # data drawn, not only the frame
+                assert charts.nth(index).locator("polyline, circle, rect:has(title)").count() >= 1
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         finally:
             browser.close()
@@ -248,15 +310,16 @@ def test_the_html_report_opens_offline_with_its_verdict_and_every_chart(tmp_path
 
 
 def test_a_categorical_sweep_renders_as_points_without_a_line(app_url: str, tmp_path: Path) -> None:
-    """A sweep over link kinds (categories, not a scale) is drawn by Plotly as markers with error bars: one point
-    per link kind, no line path between them."""
+    """A sweep over link kinds (categories, not a scale) is drawn by Plotly as markers with error
+    bars: one point per link kind, no line path between them."""
     from playwright.sync_api import expect
 
     with app_page(app_url, tmp_path, seconds=1) as page:
         page.get_by_role("tab", name="Sweep one parameter").click()
         page.get_by_test_id("stSelectbox").filter(has_text="Parameter").click()
         page.get_by_role("option", name="Peer network link", exact=True).click()
-        expect(page.get_by_role("textbox", name="Values")).to_have_value("1GbE, 10GbE, 25GbE")  # the link kinds offered
+        # the link kinds offered
+        expect(page.get_by_role("textbox", name="Values")).to_have_value("1GbE, 10GbE, 25GbE")
         seeds = page.get_by_role("spinbutton", name="Seeds")
         seeds.fill("2")
         seeds.press("Enter")
@@ -266,7 +329,9 @@ def test_a_categorical_sweep_renders_as_points_without_a_line(app_url: str, tmp_
         assert plot.evaluate("graph => graph.data.map(trace => trace.mode)") == ["markers"]
         expect(plot.locator(".scatterlayer .trace .points path")).to_have_count(3)
         assert plot.locator(".xtick text").all_text_contents() == ["1GbE", "10GbE", "25GbE"]
-        drawn_lines = plot.locator(".scatterlayer path.js-line").evaluate_all("paths => paths.filter(p => p.getAttribute('d')).length")
+        drawn_lines = plot.locator(".scatterlayer path.js-line").evaluate_all(
+            "paths => paths.filter(p => p.getAttribute('d')).length"
+        )
         assert drawn_lines == 0
         assert plot.locator(".errorbars .errorbar").count() == 3
         page.screenshot(path=str(tmp_path / "categorical-sweep.png"), full_page=True)
@@ -280,7 +345,9 @@ selectors => {
         for (const element of document.querySelectorAll(selector)) {
             if (element.offsetParent === null) continue;  // hidden (a closed expander, another tab)
             if (element.scrollWidth > element.clientWidth + 1) {
-                cut.push(`${selector}: ${element.innerText.trim().slice(0, 60)} (${element.scrollWidth} > ${element.clientWidth} px)`);
+                const text = element.innerText.trim().slice(0, 60);
+                const widths = `${element.scrollWidth} > ${element.clientWidth} px`;
+                cut.push(`${selector}: ${text} (${widths})`);
             }
         }
     }
@@ -303,13 +370,14 @@ TEXT_THAT_MUST_NOT_BE_CUT = [
     "[data-testid=stWidgetLabel] p",
     "[data-testid=stExpander] summary p",
 ]
-"""Headings, metric labels, values and deltas, tab titles, input labels and expander titles: an element narrower than its
-text (``scrollWidth > clientWidth``) shows it cut or ellipsized."""
+"""Headings, metric labels, values and deltas, tab titles, input labels and expander titles: an
+element narrower than its text (``scrollWidth > clientWidth``) shows it cut or ellipsized."""
 
 
 def test_at_800_px_wide_no_title_label_or_unit_is_cut(app_url: str, tmp_path: Path) -> None:
-    """A laptop's half screen (800 x 900): after a run, no heading, metric label or value, tab title, input label or
-    section title is narrower than its text; a screenshot of the page is kept in tmp_path."""
+    """A laptop's half screen (800 x 900): after a run, no heading, metric label or value, tab
+    title, input label or section title is narrower than its text; a screenshot of the page is
+    kept in tmp_path."""
     from playwright.sync_api import expect
 
     with app_page(app_url, tmp_path, seconds=3, viewport={"width": 800, "height": 900}) as page:
@@ -321,15 +389,27 @@ def test_at_800_px_wide_no_title_label_or_unit_is_cut(app_url: str, tmp_path: Pa
         assert page.evaluate("() => window.innerWidth") == 800
         cut = page.evaluate(CUT_TEXT_JS, TEXT_THAT_MUST_NOT_BE_CUT)
         assert cut == [], "\n".join(cut)
-        checked = page.evaluate("selectors => selectors.map(s => document.querySelectorAll(s).length)", TEXT_THAT_MUST_NOT_BE_CUT)
+        checked = page.evaluate(
+            "selectors => selectors.map(s => document.querySelectorAll(s).length)",
+            TEXT_THAT_MUST_NOT_BE_CUT,
+        )
         counts = dict(zip(TEXT_THAT_MUST_NOT_BE_CUT, checked, strict=True))
-        must_match = ("h1", "[data-testid=stMetricLabel]", "[data-testid=stMetricValue]", "[role=tab]", "[data-testid=stWidgetLabel] p")
-        assert all(counts[selector] > 0 for selector in must_match), str(counts)  # the selectors still find what they check
-        # the comparison: long variant names as metric labels, mean +- interval as values, the differences below
+        must_match = (
+            "h1",
+            "[data-testid=stMetricLabel]",
+            "[data-testid=stMetricValue]",
+            "[role=tab]",
+            "[data-testid=stWidgetLabel] p",
+        )
+        # the selectors still find what they check
+        assert all(counts[selector] > 0 for selector in must_match), str(counts)
+        # the comparison: long variant names as metric labels, mean +- interval as values, the
+        # differences below
         page.get_by_role("tab", name="Compare variants").click()
         page.get_by_role("button", name="Run comparison").click()
         expect(page.get_by_text("VM write p99 over all groups")).to_be_visible(timeout=90_000)
-        expect(page.get_by_role("button", name="Comparison (CSV)")).to_be_visible(timeout=90_000)  # the view's last element
+        # the view's last element
+        expect(page.get_by_role("button", name="Comparison (CSV)")).to_be_visible(timeout=90_000)
         page.wait_for_timeout(500)
         page.screenshot(path=str(tmp_path / "800px-compare.png"))
         cut = page.evaluate(CUT_TEXT_JS, TEXT_THAT_MUST_NOT_BE_CUT)
@@ -337,18 +417,23 @@ def test_at_800_px_wide_no_title_label_or_unit_is_cut(app_url: str, tmp_path: Pa
     assert (tmp_path / "800px.png").stat().st_size > 10_000
 
 
-def test_closing_the_page_ends_its_run_and_the_server_goes_idle(app_url: str, tmp_path: Path) -> None:
-    """A 600 s run (minutes of computing) whose tab is closed: the page no longer polls it, so its lease ends it
-    (runs.LEASE_S = 3 s) and the server stops computing. Measured on the server's CPU time: while the run goes it
-    uses CPU (however shared the machine is), and from LEASE_S + 2 s after the close, over 3 s, almost none (an idle
-    Streamlit server with no file watcher: a few ticks)."""
+def test_closing_the_page_ends_its_run_and_the_server_goes_idle(
+    app_url: str, tmp_path: Path
+) -> None:
+    """A 600 s run (minutes of computing) whose tab is closed: the page no longer polls it, so
+    its lease ends it (runs.LEASE_S = 3 s) and the server stops computing. Measured on the
+    server's CPU time: while the run goes it uses CPU (however shared the machine is), and from
+    LEASE_S + 2 s after the close, over 3 s, almost none (an idle Streamlit server with no file
+    watcher: a few ticks)."""
     from playwright.sync_api import expect
 
     pid = SERVER_PIDS[app_url]
     with app_page(app_url, tmp_path, seconds=600) as page:
         page.get_by_role("button", name="Run simulation").click()
         page.get_by_role("button", name="Start this run anyway").click()
-        expect(page.get_by_test_id("stTabs").get_by_role("button", name="Stop simulation")).to_be_visible(timeout=30_000)
+        expect(
+            page.get_by_test_id("stTabs").get_by_role("button", name="Stop simulation")
+        ).to_be_visible(timeout=30_000)
         busy = cpu_used(pid, 2.0)  # the tab closes as the block ends
     time.sleep(3.0 + 2.0)
     idle = cpu_used(pid, 3.0)

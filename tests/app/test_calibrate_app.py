@@ -1,4 +1,5 @@
-"""The page's device upload: fio results of one device, the fit shown point by point, the device used as the tier."""
+"""The page's device upload: fio results of one device, the fit shown point by point, the device
+used as the tier."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ from simcache_app.device_upload import calibrate_uploads, device_overrides, fit_
 
 APP = ROOT / "app.py"
 DATA = DATA / "calibrate"
-FILES = [DATA / "intel-d3-s4610" / "randread-1-1.json", DATA / "intel-d3-s4610" / "randread-1-32.json"]
+FILES = [
+    DATA / "intel-d3-s4610" / "randread-1-1.json",
+    DATA / "intel-d3-s4610" / "randread-1-32.json",
+]
 
 
 @pytest.fixture(autouse=True)
 def _cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("SIMCACHE_CACHE", str(tmp_path / "cache"))  # uploads are kept beside the trace cache
+    # uploads are kept beside the trace cache
+    monkeypatch.setenv("SIMCACHE_CACHE", str(tmp_path / "cache"))
 
 
 def _uploads(paths: list[Path]) -> list[tuple[str, bytes]]:
@@ -47,12 +52,15 @@ def test_the_page_fits_uploaded_results_and_uses_the_device() -> None:
     assert not at.exception and not at.error
     assert any("points of /dev/sda" in caption.value for caption in at.sidebar.caption)
     assert len(at.sidebar.dataframe[0].value) == len(FILES)
-    assert any("cluster.tier" in caption.value for caption in at.sidebar.caption)  # "1 setting(s) changed ...: cluster.tier"
+    # "1 setting(s) changed ...: cluster.tier"
+    assert any("cluster.tier" in caption.value for caption in at.sidebar.caption)
 
 
 def test_the_page_shows_why_results_cannot_be_fitted() -> None:
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     mixed = [FILES[0], DATA / "samsung-pm883" / "randread-1-8.json"]
-    at.sidebar.file_uploader(key="calibrate-upload").set_value([(p.name, p.read_bytes(), "application/json") for p in mixed]).run()
+    at.sidebar.file_uploader(key="calibrate-upload").set_value(
+        [(p.name, p.read_bytes(), "application/json") for p in mixed]
+    ).run()
     assert not at.exception
     assert "cannot be fitted" in at.error[0].value and "one device" in at.error[0].value

@@ -15,11 +15,13 @@ from simcache_app.scenario_files import library_scenarios
 
 APP = ROOT / "app.py"
 NOT_KNOBS = {"scenario", "upload", "target.latency", "target.throughput"}
-"""Sidebar widgets that pick the scenario or set the targets runs are judged against, rather than change the scenario."""
+"""Sidebar widgets that pick the scenario or set the targets runs are judged against, rather than
+change the scenario."""
 
 
 def widget_path(key: str, source: str, groups: list[str]) -> str:
-    """A sidebar widget key (``<source>.<path>[@profile]``) as a knob path (group names as ``{group}``)."""
+    """A sidebar widget key (``<source>.<path>[@profile]``) as a knob path (group names as
+    ``{group}``)."""
     path = key.removeprefix(f"{source}.").split("@")[0]
     for group in groups:
         path = path.replace(f"groups.{group}.", "groups.{group}.")
@@ -34,7 +36,12 @@ def test_every_sidebar_widget_is_a_knob(name: str) -> None:
     at.run()
     assert not at.exception
     groups = [group.name for group in scenario.groups]
-    widgets = [w for kind in ("number_input", "selectbox", "slider", "text_input") for w in at.sidebar.get(kind) if w.key not in NOT_KNOBS]
+    widgets = [
+        w
+        for kind in ("number_input", "selectbox", "slider", "text_input")
+        for w in at.sidebar.get(kind)
+        if w.key not in NOT_KNOBS
+    ]
     paths = {knob.path for knob in KNOBS}
     for widget in widgets:
         path = widget_path(widget.key, name, groups)
@@ -52,7 +59,10 @@ def test_every_knob_names_a_schema_field_with_a_label_and_help() -> None:
 
 def test_knob_help_is_the_field_description() -> None:
     hosts = next(k for k in KNOBS if k.path == "cluster.hosts")
-    assert hosts.help == simcache.Scenario.model_fields["cluster"].annotation.model_fields["hosts"].description  # type: ignore[union-attr]
+    assert (
+        hosts.help
+        == simcache.Scenario.model_fields["cluster"].annotation.model_fields["hosts"].description
+    )  # type: ignore[union-attr]
     for knob in KNOBS:
         assert knob.help == schema_field(knob.path).description
 
@@ -78,9 +88,13 @@ def test_knob_bounds_are_the_schema_constraints(path: str, bounds: Bounds) -> No
     assert knob.bounds == bounds
 
 
-@pytest.mark.parametrize("path", ["cluster.hosts", "array.spindles", "groups.{group}.workload.workers", "array.drive.rpm"])
+@pytest.mark.parametrize(
+    "path",
+    ["cluster.hosts", "array.spindles", "groups.{group}.workload.workers", "array.drive.rpm"],
+)
 def test_widget_bounds_are_the_values_the_loader_accepts(path: str) -> None:
-    """The widget's upper end loads; a step beyond either end is the loader's error about that field."""
+    """The widget's upper end loads; a step beyond either end is the loader's error about that
+    field."""
     default = simcache.load_scenario(library_scenarios()["default"])
     knob = next(k for k in KNOBS if k.path == path)
     at = knob.at(next(g.name for g in default.groups if g.workload.mode == "closed"))
@@ -100,7 +114,8 @@ def test_changing_a_field_docstring_changes_the_help(monkeypatch: pytest.MonkeyP
         """A new description."""
 
     cluster = simcache.Scenario.model_fields["cluster"].annotation
-    monkeypatch.setitem(cluster.model_fields, "hosts", Renamed.model_fields["hosts"])  # type: ignore[union-attr]
+    fields = cluster.model_fields  # type: ignore[union-attr]
+    monkeypatch.setitem(fields, ("hosts"), Renamed.model_fields["hosts"])
     hosts = next(k for k in KNOBS if k.path == "cluster.hosts")
     assert hosts.help == "A new description."
     assert hosts.label == "Servers"
@@ -118,5 +133,7 @@ def test_shown_values_go_back_to_the_same_override() -> None:
                     continue
                 if value is None:
                     continue
-                edited = default.with_overrides({knob.at(group): knob.to_override(knob.shown(value))})
+                edited = default.with_overrides(
+                    {knob.at(group): knob.to_override(knob.shown(value))}
+                )
                 assert current(edited, knob.at(group)) == pytest.approx(value, rel=1e-3)

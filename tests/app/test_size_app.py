@@ -1,4 +1,5 @@
-"""The "Size my cluster" tab, driven headless: dimensions in, the answer and every configuration out."""
+"""The "Size my cluster" tab, driven headless: dimensions in, the answer and every configuration
+out."""
 
 from __future__ import annotations
 
@@ -23,15 +24,18 @@ def test_the_size_tab_finds_the_answer_on_a_small_grid() -> None:
 
 
 def test_the_answer_becomes_the_current_scenario_and_back() -> None:
-    """The answer's button makes it the scenario the sidebar runs (its description names the changes); choosing a
-    library scenario, or the sidebar's button, goes back."""
+    """The answer's button makes it the scenario the sidebar runs (its description names the
+    changes); choosing a library scenario, or the sidebar's button, goes back."""
     app = AppTest.from_file(APP, default_timeout=240)
     app.run()
     app.text_area(key="size.targets").set_value("web write p99 <= 2ms")
-    # 20 s runs with a warm-up of the build group's 10 s duty cycle, so that a pass can be judged (docs/sizing.md)
+    # 20 s runs with a warm-up of the build group's 10 s duty cycle, so that a pass can be judged
+    # (docs/sizing.md)
     app.number_input(key="default.run.duration").set_value(20.0)
     app.run()
-    app.text_area(key="size.dims").set_value("cluster.peer_link = ['1GbE', '10GbE']\nrun.warmup = ['10s']")
+    app.text_area(key="size.dims").set_value(
+        "cluster.peer_link = ['1GbE', '10GbE']\nrun.warmup = ['10s']"
+    )
     app.number_input(key="size.seeds").set_value(2)
     app.button(key="size.run").click()
     app.run()

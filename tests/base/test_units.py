@@ -56,7 +56,9 @@ def test_parse_size_strings(text: str, expected: int) -> None:
     assert isinstance(parse_size(text), int)
 
 
-@pytest.mark.parametrize(("value", "expected"), [(4096, 4096), (0, 0), (1.4, 1), (1.6, 2), (262144.0, 262144)])
+@pytest.mark.parametrize(
+    ("value", "expected"), [(4096, 4096), (0, 0), (1.4, 1), (1.6, 2), (262144.0, 262144)]
+)
 def test_parse_size_numbers_are_bytes(value: float, expected: int) -> None:
     assert parse_size(value) == expected
 
@@ -194,7 +196,9 @@ def test_parse_size_garbage(text: str, fragment: str) -> None:
         (parse_bandwidth, "1e400MB/s", "finite"),
     ],
 )
-def test_parse_duration_and_bandwidth_garbage(parse: Callable[[str], float], text: str, fragment: str) -> None:
+def test_parse_duration_and_bandwidth_garbage(
+    parse: Callable[[str], float], text: str, fragment: str
+) -> None:
     with pytest.raises(UnitError) as info:
         parse(text)
     assert fragment in str(info.value)
@@ -234,21 +238,45 @@ def test_parse_bandwidth_overflow_is_rejected() -> None:
 
 @pytest.mark.parametrize(
     ("nbytes", "text"),
-    [(262144, "256KiB"), (4096, "4KiB"), (1536, "1.5KiB"), (MiB, "1MiB"), (4 * GiB, "4GiB"), (2 * TiB, "2TiB"), (512, "512B"), (0, "0B")],
+    [
+        (262144, "256KiB"),
+        (4096, "4KiB"),
+        (1536, "1.5KiB"),
+        (MiB, "1MiB"),
+        (4 * GiB, "4GiB"),
+        (2 * TiB, "2TiB"),
+        (512, "512B"),
+        (0, "0B"),
+    ],
 )
 def test_format_size(nbytes: int, text: str) -> None:
     assert format_size(nbytes) == text
 
 
 @pytest.mark.parametrize(
-    ("seconds", "text"), [(0.0021, "2.1ms"), (60.0, "60s"), (2e-6, "2us"), (65e-6, "65us"), (5e-9, "5ns"), (1.5, "1.5s")]
+    ("seconds", "text"),
+    [
+        (0.0021, "2.1ms"),
+        (60.0, "60s"),
+        (2e-6, "2us"),
+        (65e-6, "65us"),
+        (5e-9, "5ns"),
+        (1.5, "1.5s"),
+    ],
 )
 def test_format_duration(seconds: float, text: str) -> None:
     assert format_duration(seconds) == text
 
 
 @pytest.mark.parametrize(
-    ("rate", "text"), [(125e6, "125MB/s"), (1.25e9, "1.25GB/s"), (460e6, "460MB/s"), (500e3, "500kB/s"), (12.0, "12B/s")]
+    ("rate", "text"),
+    [
+        (125e6, "125MB/s"),
+        (1.25e9, "1.25GB/s"),
+        (460e6, "460MB/s"),
+        (500e3, "500kB/s"),
+        (12.0, "12B/s"),
+    ],
 )
 def test_format_bandwidth(rate: float, text: str) -> None:
     assert format_bandwidth(rate) == text
@@ -256,7 +284,13 @@ def test_format_bandwidth(rate: float, text: str) -> None:
 
 @pytest.mark.parametrize(
     ("formatter", "value"),
-    [(format_duration, 3600.0), (format_duration, 999.9), (format_size, 1048575), (format_bandwidth, 1.5e12), (format_bandwidth, 999.9e6)],
+    [
+        (format_duration, 3600.0),
+        (format_duration, 999.9),
+        (format_size, 1048575),
+        (format_bandwidth, 1.5e12),
+        (format_bandwidth, 999.9e6),
+    ],
 )
 def test_formatting_never_uses_scientific_notation(formatter: object, value: float) -> None:
     assert callable(formatter)
@@ -294,7 +328,18 @@ def test_bandwidth_format_parse_round_trip_within_three_digits(rate: float) -> N
     assert parse_bandwidth(format_bandwidth(rate)) == pytest.approx(rate, rel=5e-3)
 
 
-_SIZE_UNITS = {"B": 1, "KiB": KiB, "k": KiB, "MiB": MiB, "M": MiB, "GiB": GiB, "kB": 1000, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+_SIZE_UNITS = {
+    "B": 1,
+    "KiB": KiB,
+    "k": KiB,
+    "MiB": MiB,
+    "M": MiB,
+    "GiB": GiB,
+    "kB": 1000,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+}
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 _RATE_UNITS = {
     "B/s": 1.0,
@@ -311,7 +356,11 @@ _RATE_UNITS = {
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(min_value=0, max_value=10**6), st.sampled_from(sorted(_SIZE_UNITS)), st.sampled_from(["", " "]))
+@given(
+    st.integers(min_value=0, max_value=10**6),
+    st.sampled_from(sorted(_SIZE_UNITS)),
+    st.sampled_from(["", " "]),
+)
 def test_parse_size_number_times_unit(number: int, unit: str, space: str) -> None:
     assert parse_size(f"{number}{space}{unit}") == number * _SIZE_UNITS[unit]
 
@@ -319,19 +368,29 @@ def test_parse_size_number_times_unit(number: int, unit: str, space: str) -> Non
 @settings(max_examples=300, deadline=None)
 @given(st.floats(min_value=0, max_value=1e6, allow_nan=False), st.sampled_from(sorted(_TIME_UNITS)))
 def test_parse_duration_number_times_unit(number: float, unit: str) -> None:
-    assert parse_duration(f"{number!r}{unit}") == pytest.approx(number * _TIME_UNITS[unit], rel=1e-12, abs=1e-300)
+    assert parse_duration(f"{number!r}{unit}") == pytest.approx(
+        number * _TIME_UNITS[unit], rel=1e-12, abs=1e-300
+    )
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.floats(min_value=0, max_value=1e6, allow_nan=False), st.sampled_from(sorted(_RATE_UNITS)))
 def test_parse_bandwidth_number_times_unit(number: float, unit: str) -> None:
-    assert parse_bandwidth(f"{number!r}{unit}") == pytest.approx(number * _RATE_UNITS[unit], rel=1e-12, abs=1e-300)
+    assert parse_bandwidth(f"{number!r}{unit}") == pytest.approx(
+        number * _RATE_UNITS[unit], rel=1e-12, abs=1e-300
+    )
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.one_of(st.text(max_size=12), st.from_regex(r"\A[+-]?[0-9]{1,3}(\.[0-9]*)?([eE][+-]?[0-9]{1,3})? ?[A-Za-zµ/]{0,6}\Z")))
+@given(
+    st.one_of(
+        st.text(max_size=12),
+        st.from_regex(r"\A[+-]?[0-9]{1,3}(\.[0-9]*)?([eE][+-]?[0-9]{1,3})? ?[A-Za-zµ/]{0,6}\Z"),
+    )
+)
 def test_arbitrary_text_either_parses_or_raises_unit_error(text: str) -> None:
-    """No other exception type may escape for any string a user could type (including huge exponents)."""
+    """No other exception type may escape for any string a user could type (including huge
+    exponents)."""
     for parse in (parse_size, parse_duration, parse_bandwidth):
         try:
             value = parse(text)

@@ -47,16 +47,32 @@ def test_run_prints_the_latency_table(default_run: tuple[int, str, str, Path]) -
     lines = stdout.splitlines()
     start = lines.index("Latency per VM group (ms), IOPS and MB/s:")
     header = lines[start + 1].split()
-    assert header == ["group", "op", "count", "unfinished", "iops", "mb_s", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "mean_ms"]
+    assert header == [
+        "group",
+        "op",
+        "count",
+        "unfinished",
+        "iops",
+        "mb_s",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "p999_ms",
+        "mean_ms",
+    ]
     rows = [line.split() for line in lines[start + 2 : start + 10]]
-    assert {(row[0], row[1]) for row in rows} == {(g, op) for g in ("db", "build", "web", "all") for op in ("read", "write")}
+    assert {(row[0], row[1]) for row in rows} == {
+        (g, op) for g in ("db", "build", "web", "all") for op in ("read", "write")
+    }
     assert all(len(row) == len(header) for row in rows)
 
 
 def test_run_prints_the_breakdown(default_run: tuple[int, str, str, Path]) -> None:
     _, stdout, _, _ = default_run
     lines = stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("Where the write latency comes from"))
+    start = next(
+        i for i, line in enumerate(lines) if line.startswith("Where the write latency comes from")
+    )
     assert lines[start + 1].split() == ["group", "write_mean_ms", *COMPONENTS, "dominant"]
     groups = [lines[start + k].split()[0] for k in range(2, 6)]
     assert sorted(groups) == ["all", "build", "db", "web"]
@@ -64,7 +80,10 @@ def test_run_prints_the_breakdown(default_run: tuple[int, str, str, Path]) -> No
     assert "bottleneck: array at 96% mean utilization" in lines
     assert "Busiest components (utilization over the measured window):" in lines
     _, _, _, out = default_run
-    tables = "records, unfinished, series, summary, breakdown as CSV and Parquet; meta.json with the warnings"
+    tables = (
+        "records, unfinished, series, summary, breakdown as CSV and Parquet; meta.json with the "
+        "warnings"
+    )
     assert f"results written to {out}/ ({tables})" in lines
 
 
@@ -99,7 +118,12 @@ def test_run_writes_tables_and_meta(default_run: tuple[int, str, str, Path]) -> 
     series = pd.read_parquet(out / "series.parquet")
     assert "time_s" in series.columns
     hosts = [f"host{i}" for i in range(scenario.cluster.hosts)]
-    ports = [f"util.{h}.{side}.{way}" for h in hosts for side in ("peer", "storage") for way in ("tx", "rx")]
+    ports = [
+        f"util.{h}.{side}.{way}"
+        for h in hosts
+        for side in ("peer", "storage")
+        for way in ("tx", "rx")
+    ]
     assert sorted(c for c in series.columns if c.startswith("util.")) == sorted(
         [*ports, *(f"util.{h}.tier" for h in hosts), "util.array", "util.array.rx", "util.array.tx"]
     )
@@ -111,7 +135,15 @@ def test_run_json_parses(tmp_path: Path) -> None:
     code, stdout, stderr = call(["run", str(path), "--json", "--seed", "9"])
     assert code == 0, stderr
     data = json.loads(stdout)
-    assert set(data) == {"summary", "breakdown", "totals", "meta", "stable", "warnings", "event_impact"}
+    assert set(data) == {
+        "summary",
+        "breakdown",
+        "totals",
+        "meta",
+        "stable",
+        "warnings",
+        "event_impact",
+    }
     assert data["event_impact"] == []  # no events (tests/results/test_event_impact.py has some)
     assert data["stable"] is True
     assert data["meta"]["seed"] == 9
@@ -120,7 +152,8 @@ def test_run_json_parses(tmp_path: Path) -> None:
     assert set(rows) == {("db", "read"), ("db", "write"), ("all", "read"), ("all", "write")}
     assert rows[("db", "write")]["count"] == 278  # deterministic for seed 9
     assert rows[("db", "read")]["count"] == 118  # deterministic for seed 9
-    assert rows[("all", "write")]["count"] == 278 and rows[("all", "read")]["count"] == 118  # db is the only group
+    # db is the only group
+    assert rows[("all", "write")]["count"] == 278 and rows[("all", "read")]["count"] == 118
 
 
 def test_run_is_reproducible_from_the_command_line(tmp_path: Path) -> None:
@@ -142,7 +175,17 @@ def test_run_as_a_subprocess(tmp_path: Path) -> None:
     path = tmp_path / "small.toml"
     path.write_text(to_toml(small_scenario("cli-small")))
     completed = subprocess.run(
-        [sys.executable, "-m", "simcache.cli.main", "run", str(path), "--duration", "0.5s", "--out", str(tmp_path / "out")],
+        [
+            sys.executable,
+            "-m",
+            "simcache.cli.main",
+            "run",
+            str(path),
+            "--duration",
+            "0.5s",
+            "--out",
+            str(tmp_path / "out"),
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -150,7 +193,10 @@ def test_run_as_a_subprocess(tmp_path: Path) -> None:
         check=False,
     )
     assert completed.returncode == 0, completed.stderr
-    assert "  group     op  count  unfinished   iops   mb_s  p50_ms  p95_ms  p99_ms  p999_ms  mean_ms" in completed.stdout.splitlines()
+    assert (
+        "  group     op  count  unfinished   iops   mb_s  p50_ms  p95_ms  p99_ms  p999_ms  mean_ms"
+        in completed.stdout.splitlines()
+    )
     assert "Traceback" not in completed.stderr
     assert (tmp_path / "out" / "meta.json").is_file()
 
@@ -163,11 +209,19 @@ def test_installed_entry_point_reports_errors_with_exit_2(tmp_path: Path) -> Non
     data = small_scenario("cli-small")
     data["groups"][0]["policy"] = "WB+2"
     bad.write_text(to_toml(data))
-    completed = subprocess.run([str(script), "run", str(bad)], capture_output=True, text=True, timeout=120, check=False, env=os.environ)
+    completed = subprocess.run(
+        [str(script), "run", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=os.environ,
+    )
     assert completed.returncode == 2
     assert completed.stderr == (
         f"error: {bad}: invalid scenario (1 problem(s))\n"
-        "  groups.0(db).policy: WB+2 needs 2 peer host(s) but the cluster has 2 host(s) (1 peer(s)); "
+        "  groups.0(db).policy: WB+2 needs 2 peer host(s) but the cluster has 2 host(s) (1 "
+        "peer(s)); "
         "raise cluster.hosts to at least 3 or use a policy with fewer replicas\n"
     )
 
@@ -175,15 +229,21 @@ def test_installed_entry_point_reports_errors_with_exit_2(tmp_path: Path) -> Non
 def test_run_with_an_onoff_open_loop_finishes(tmp_path: Path) -> None:
     data = small_scenario("cli-small")
     data["run"].update(duration="3s", sample_interval="0.5s")
-    data["groups"][0]["workload"].update(arrivals="uniform", duty_cycle={"shape": "onoff", "on": "0.3s", "off": "0.2s"})
+    data["groups"][0]["workload"].update(
+        arrivals="uniform", duty_cycle={"shape": "onoff", "on": "0.3s", "off": "0.2s"}
+    )
     path = tmp_path / "duty.toml"
     path.write_text(to_toml(data))
     completed = subprocess.run(
-        [sys.executable, "-m", "simcache.cli.main", "run", str(path), "--json"], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "simcache.cli.main", "run", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert completed.returncode == 0, completed.stderr
-    # Uniform arrivals at 200 IOPS while on, on 0.3 s of every 0.5 s: 6 x 0.3 = 1.8 s on in 3 s, so 360
-    # arrivals per VM (whatever the random phase of the first), all done before 3 s; two VMs.
+    # Uniform arrivals at 200 IOPS while on, on 0.3 s of every 0.5 s: 6 x 0.3 = 1.8 s on in 3 s, so
+    # 360 arrivals per VM (whatever the random phase of the first), all done before 3 s; two VMs.
     assert json.loads(completed.stdout)["meta"]["ios"] == 2 * 360
 
 
@@ -207,7 +267,11 @@ def test_profiles_of_one_kind() -> None:
     assert code == 0
     assert stdout.startswith("link profiles:\n")
     assert "tier profiles:" not in stdout
-    named = [line.split(":")[0].strip() for line in stdout.splitlines() if line.startswith("  ") and not line.startswith("   ")]
+    named = [
+        line.split(":")[0].strip()
+        for line in stdout.splitlines()
+        if line.startswith("  ") and not line.startswith("   ")
+    ]
     assert named == list(list_profiles("link"))
 
 
@@ -215,17 +279,23 @@ def test_profiles_rejects_an_unknown_kind() -> None:
     code, _, stderr = call(["profiles", "gpu"])
     assert code == 2
     choices = ", ".join(repr(kind) for kind in KINDS)
-    assert stderr.splitlines()[-1] == f"simcache profiles: error: argument kind: invalid choice: 'gpu' (choose from {choices})"
+    assert (
+        stderr.splitlines()[-1]
+        == f"simcache profiles: error: argument kind: invalid choice: 'gpu' (choose from {choices})"
+    )
 
 
 # -- sweep ----------------------------------------------------------------------------------------
 
 
 def error_line(stderr: str) -> str:
-    """The ``error: ...`` message (sweeps print progress lines before it); fails if there is none."""
+    """The ``error: ...`` message (sweeps print progress lines before it); fails if there is
+    none."""
     start = stderr.find("error: ")
     assert start >= 0, f"no error line in:\n{stderr}"
-    assert start == 0 or stderr[start - 1] == "\n", f"the error is not on a line of its own:\n{stderr}"
+    assert start == 0 or stderr[start - 1] == "\n", (
+        f"the error is not on a line of its own:\n{stderr}"
+    )
     return stderr[start:]
 
 
@@ -237,14 +307,24 @@ def write_grid(tmp_path: Path, body: str, scenario: str = "small.toml") -> Path:
 
 
 def test_sweep_writes_one_row_per_point_and_seed(tmp_path: Path) -> None:
-    grid = write_grid(tmp_path, 'seeds = [1, 2]\n[grid]\n"groups.db.policy" = ["WB+0", "WB+1"]\n"cluster.peer_link" = ["1GbE", "10GbE"]\n')
+    grid = write_grid(
+        tmp_path,
+        'seeds = [1, 2]\n[grid]\n"groups.db.policy" = ["WB+0", "WB+1"]\n"cluster.peer_link" = '
+        '["1GbE", "10GbE"]\n',
+    )
     out = tmp_path / "sweep.csv"
     code, stdout, stderr = call(["sweep", str(grid), "--duration", "0.5s", "--out", str(out)])
     assert code == 0, stderr
     assert "8 rows written" in stdout
     table = pd.read_csv(out)
     assert len(table) == 8
-    assert {"groups.db.policy", "cluster.peer_link", "seed", "db.write.p99_ms", "bottleneck"} <= set(table.columns)
+    assert {
+        "groups.db.policy",
+        "cluster.peer_link",
+        "seed",
+        "db.write.p99_ms",
+        "bottleneck",
+    } <= set(table.columns)
     assert len(table.drop_duplicates(["groups.db.policy", "cluster.peer_link", "seed"])) == 8
     assert "8/8 runs done" in stderr
 
@@ -257,7 +337,10 @@ def test_sweep_prints_the_table_without_out(tmp_path: Path) -> None:
     columns = header.split()
     assert columns[:2] == ["groups.db.workload.iops", "seed"]
     table = [dict(zip(["index", *columns], row.split(), strict=True)) for row in rows]
-    assert [(row["groups.db.workload.iops"], row["seed"]) for row in table] == [("50", "1"), ("100", "1")]
+    assert [(row["groups.db.workload.iops"], row["seed"]) for row in table] == [
+        ("50", "1"),
+        ("100", "1"),
+    ]
     # Deterministic for seed 1: 0.45 s measured of two VMs at 50 and at 100 IOPS, 70 % writes.
     assert [row["db.write.count"] for row in table] == ["38", "67"]
     assert [row["db.write.iops"] for row in table] == ["84.444444", "148.888889"]  # count / 0.45 s
@@ -265,7 +348,10 @@ def test_sweep_prints_the_table_without_out(tmp_path: Path) -> None:
 
 POINT_ERROR = "error: <sweep point {point}>: invalid scenario (1 problem(s))\n  {line}\n"
 FILE_ERROR = "error: {grid}: invalid scenario (1 problem(s))\n  (top level): {message}\n"
-SWEEP_FILE = 'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] table of dotted.path = [values]'
+SWEEP_FILE = (
+    'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] table of '
+    "dotted.path = [values]"
+)
 
 
 @pytest.mark.parametrize(
@@ -281,15 +367,23 @@ SWEEP_FILE = 'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and
         (
             '[grid]\n"groups.nosuch.policy" = ["WB+0"]\n',
             POINT_ERROR.format(
-                point="{'groups.nosuch.policy': 'WB+0'}", line="groups.nosuch.policy: no item 'nosuch'; use an index 0..0 or one of ['db']"
+                point="{'groups.nosuch.policy': 'WB+0'}",
+                line="groups.nosuch.policy: no item 'nosuch'; use an index 0..0 or one of ['db']",
             ),
         ),
-        ('seedz = [1]\n[grid]\n"groups.db.policy" = ["WB+0"]\n', FILE_ERROR.format(grid="{grid}", message=f"{SWEEP_FILE}; unknown: seedz")),
+        (
+            'seedz = [1]\n[grid]\n"groups.db.policy" = ["WB+0"]\n',
+            FILE_ERROR.format(grid="{grid}", message=f"{SWEEP_FILE}; unknown: seedz"),
+        ),
         ("seeds = [1]\n", FILE_ERROR.format(grid="{grid}", message=SWEEP_FILE)),
         (
             '[grid\n"x" = 1\n',
             FILE_ERROR.format(
-                grid="{grid}", message="malformed TOML: Expected ']' at the end of a table declaration (at line 2, column 6)"
+                grid="{grid}",
+                message=(
+                    "malformed TOML: Expected ']' at the end of a table declaration (at line 2, "
+                    "column 6)"
+                ),
             ),
         ),
         (
@@ -299,14 +393,25 @@ SWEEP_FILE = 'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and
         ),
         (
             'seeds = [-1]\n[grid]\n"groups.db.policy" = ["WB+0"]\n',
-            "error: <sweep>: invalid scenario (1 problem(s))\n  seeds: give a list of seeds, whole numbers >= 0 (got [-1])\n",
+            "error: <sweep>: invalid scenario (1 problem(s))\n  seeds: give a list of seeds, whole "
+            "numbers >= 0 (got [-1])\n",
         ),
         (
             'seeds = ["one"]\n[grid]\n"groups.db.policy" = ["WB+0"]\n',
-            "error: <sweep>: invalid scenario (1 problem(s))\n  seeds: give a list of seeds, whole numbers >= 0 (got ['one'])\n",
+            "error: <sweep>: invalid scenario (1 problem(s))\n  seeds: give a list of seeds, whole "
+            "numbers >= 0 (got ['one'])\n",
         ),
     ],
-    ids=["bad-value", "bad-group", "unknown-key", "no-grid", "malformed", "grid-scalar", "negative-seed", "text-seed"],
+    ids=[
+        "bad-value",
+        "bad-group",
+        "unknown-key",
+        "no-grid",
+        "malformed",
+        "grid-scalar",
+        "negative-seed",
+        "text-seed",
+    ],
 )
 def test_sweep_bad_input_exits_2(tmp_path: Path, body: str, expected: str) -> None:
     grid = write_grid(tmp_path, body)
@@ -320,7 +425,10 @@ def test_sweep_missing_scenario_file_exits_2(tmp_path: Path) -> None:
     code, _, stderr = call(["sweep", str(grid)])
     assert code == 2
     missing = tmp_path / "missing.toml"
-    assert stderr == f"error: {missing}: invalid scenario (1 problem(s))\n  (top level): cannot read the file: No such file or directory\n"
+    assert stderr == (
+        f"error: {missing}: invalid scenario (1 problem(s))\n  (top level): cannot read the "
+        "file: No such file or directory\n"
+    )
 
 
 # -- run: errors ----------------------------------------------------------------------------------
@@ -340,7 +448,8 @@ def test_run_duration_shorter_than_sample_interval_exits_2() -> None:
     code, _, stderr = call(["run", str(DEFAULT), "--duration", "0.2s"])
     assert code == 2
     assert stderr == (
-        "error: the duration argument (simulate(duration=...), CLI --duration): invalid scenario (1 problem(s))\n"
+        "error: the duration argument (simulate(duration=...), CLI --duration): invalid scenario "
+        "(1 problem(s))\n"
         "  run.sample_interval: must not exceed run.duration\n"
     )
 
@@ -348,7 +457,10 @@ def test_run_duration_shorter_than_sample_interval_exits_2() -> None:
 def test_run_needs_a_scenario() -> None:
     code, _, stderr = call(["run"])
     assert code == 2
-    assert stderr.splitlines()[-1] == "simcache run: error: the following arguments are required: scenario"
+    assert (
+        stderr.splitlines()[-1]
+        == "simcache run: error: the following arguments are required: scenario"
+    )
 
 
 def test_no_subcommand_exits_2() -> None:
@@ -356,7 +468,8 @@ def test_no_subcommand_exits_2() -> None:
     assert code == 2
     assert stderr.splitlines() == [
         "usage: simcache [-h]",
-        "                {run,sweep,size,check,estimate,import,fit,compare-trace,calibrate,report,profiles,app}",
+        "                "
+        "{run,sweep,size,check,estimate,import,fit,compare-trace,calibrate,report,profiles,app}",
         "                ...",
         "simcache: error: the following arguments are required: command",
     ]
@@ -368,8 +481,9 @@ BACKING = ROOT / "scenarios" / "backing_array.toml"
 
 
 def test_run_variant_runs_the_overloaded_library_variant_and_says_so() -> None:
-    """`run --variant wt-overload`: write-through onto the old array at about twice its IOPS prints the
-    instability warning and the unfinished I/Os as lower bounds (the issue's "Done when")."""
+    """`run --variant wt-overload`: write-through onto the old array at about twice its IOPS
+    prints the instability warning and the unfinished I/Os as lower bounds (the issue's "Done
+    when")."""
     code, stdout, _ = call(["run", str(BACKING), "--variant", "wt-overload", "--duration", "8s"])
     assert code == 0
     assert "UNSTABLE: this run has no steady state" in stdout
@@ -382,7 +496,11 @@ def test_estimate_variant_and_an_unknown_variant() -> None:
     assert code == 0 and "NOT STABLE" in stdout and "unbounded" in stdout
     code, _, stderr = call(["run", str(BACKING), "--variant", "nope"])
     assert code == 2
-    assert "backing_array.toml" in stderr and "--variant: no variant named 'nope'; defined: " in stderr and "wt-overload" in stderr
+    assert (
+        "backing_array.toml" in stderr
+        and "--variant: no variant named 'nope'; defined: " in stderr
+        and "wt-overload" in stderr
+    )
 
 
 # -- JSON for scripts and progress on a terminal -------------------------------------------------
@@ -390,16 +508,29 @@ def test_estimate_variant_and_an_unknown_variant() -> None:
 
 def test_sweep_json_holds_the_grid_and_one_object_per_row(tmp_path: Path) -> None:
     grid = write_grid(tmp_path, 'seeds = [1, 2]\n[grid]\n"groups.db.policy" = ["WB+0", "WB+1"]\n')
-    code, stdout, stderr = call(["sweep", str(grid), "--duration", "0.5s", "--workers", "1", "--json"])
+    code, stdout, stderr = call(
+        ["sweep", str(grid), "--duration", "0.5s", "--workers", "1", "--json"]
+    )
     assert code == 0, stderr
     assert "runs done" not in stderr  # no progress with --json
     data = json.loads(stdout)
     assert set(data) == {"scenario", "grid", "seeds", "duration_s", "summary", "columns", "rows"}
-    assert data["scenario"] == "small.toml" and data["grid"] == {"groups.db.policy": ["WB+0", "WB+1"]}
+    assert data["scenario"] == "small.toml" and data["grid"] == {
+        "groups.db.policy": ["WB+0", "WB+1"]
+    }
     assert data["seeds"] == [1, 2] and data["duration_s"] == 0.5 and data["summary"] is False
-    assert [(row["groups.db.policy"], row["seed"]) for row in data["rows"]] == [("WB+0", 1), ("WB+0", 2), ("WB+1", 1), ("WB+1", 2)]
-    assert list(data["rows"][0]) == data["columns"] and isinstance(data["rows"][0]["db.write.p99_ms"], float)
-    code, stdout, _ = call(["sweep", str(grid), "--duration", "0.5s", "--workers", "1", "--json", "--summary"])
+    assert [(row["groups.db.policy"], row["seed"]) for row in data["rows"]] == [
+        ("WB+0", 1),
+        ("WB+0", 2),
+        ("WB+1", 1),
+        ("WB+1", 2),
+    ]
+    assert list(data["rows"][0]) == data["columns"] and isinstance(
+        data["rows"][0]["db.write.p99_ms"], float
+    )
+    code, stdout, _ = call(
+        ["sweep", str(grid), "--duration", "0.5s", "--workers", "1", "--json", "--summary"]
+    )
     summary = json.loads(stdout)
     assert summary["summary"] is True and [row["seeds"] for row in summary["rows"]] == [2, 2]
     assert "db.write.p99_ms.ci95" in summary["columns"]
@@ -407,29 +538,45 @@ def test_sweep_json_holds_the_grid_and_one_object_per_row(tmp_path: Path) -> Non
 
 def test_check_json_holds_each_check_with_its_bounds_and_values(tmp_path: Path) -> None:
     scenario = ROOT / "scenarios" / "default.toml"
-    code, stdout, stderr = call(["check", str(scenario), "--seeds", "1", "--duration", "6s", "--json"])
+    code, stdout, stderr = call(
+        ["check", str(scenario), "--seeds", "1", "--duration", "6s", "--json"]
+    )
     data = json.loads(stdout)
     assert "running" not in stderr and "==" not in stdout
     assert set(data) == {"passed", "known_gaps", "failed", "checks", "not_run", "stopped"}
-    assert data["passed"] + data["failed"] == len(data["checks"]) == 4 and data["stopped"] is None and data["not_run"] == []
+    assert (
+        data["passed"] + data["failed"] == len(data["checks"]) == 4
+        and data["stopped"] is None
+        and data["not_run"] == []
+    )
     assert code == (1 if data["failed"] else 0)
     first = data["checks"][0]
     assert first["name"] == "db-write-p99" and first["metric"] == "p99_ms" and first["unit"] == "ms"
     assert first["low"] is None and first["high"] == 6.0  # at_most = "6ms": open below
-    assert first["seeds"] == [1] and len(first["values"]) == 1 and first["mean"] == first["values"][0]
+    assert (
+        first["seeds"] == [1] and len(first["values"]) == 1 and first["mean"] == first["values"][0]
+    )
     assert first["passed"] == (first["values"][0] <= 6.0)
 
 
-def test_progress_is_a_bar_on_a_terminal_and_absent_from_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """On a terminal `run` draws its progress (rich's bar when rich is installed, else one line rewritten in place)
-    on stderr; with --json the same terminal gets none, and stdout holds only the JSON."""
+def test_progress_is_a_bar_on_a_terminal_and_absent_from_json(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a terminal `run` draws its progress (rich's bar when rich is installed, else one line
+    rewritten in place) on stderr; with --json the same terminal gets none, and stdout holds only
+    the JSON."""
     from simcache.cli import progress as cli_progress
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     drawn: list[tuple[float, float | None]] = []
     original = cli_progress.Bar.update
 
-    def spy(self: cli_progress.Bar, completed: float, total: float | None = None, text: str | None = None) -> None:
+    def spy(
+        self: cli_progress.Bar,
+        completed: float,
+        total: float | None = None,
+        text: str | None = None,
+    ) -> None:
         if self.enabled:
             drawn.append((completed, total))
         original(self, completed, total, text)

@@ -1,9 +1,11 @@
-"""The estimate reports overload instead of huge numbers (issue 15): ``Estimate.warnings`` and ``Estimate.stable``.
+"""The estimate reports overload instead of huge numbers (issue 15): ``Estimate.warnings`` and
+``Estimate.stable``.
 
-Before, an open-loop load above a component's capacity gave the fluid queue's mean over the window: write-through
-onto the old array at twice its capacity (the first test's scenario) estimated a mean write latency of 30,511 ms
-over a minute and 1,800,511 ms over an hour, numbers that only measure the run's length. Now such cells are
-infinite ("unbounded") and a warning says which component, offered vs capacity.
+Before, an open-loop load above a component's capacity gave the fluid queue's mean over the window:
+write-through onto the old array at twice its capacity (the first test's scenario) estimated a mean
+write latency of 30,511 ms over a minute and 1,800,511 ms over an hour, numbers that only measure
+the run's length. Now such cells are infinite ("unbounded") and a warning says which component,
+offered vs capacity.
 """
 
 from __future__ import annotations
@@ -25,22 +27,28 @@ from simcache_app.describe import estimate_sentence
 
 OVERLOADED_ON_PURPOSE = {
     "redundancy_multiplier_1gbe/shared",  # its check: "wb1-saturates-shared-1gbe"
-    "backing_array/wt-overload",  # write-through onto the old array at about twice its IOPS; its checks: the run says so
+    # write-through onto the old array at about twice its IOPS; its checks: the run says so
+    "backing_array/wt-overload",
 }
 
 
 def write_through(iops: float, *, duration: str = "60s", **extra: Any) -> dict[str, Any]:
-    """Open-loop write-through of 4 KiB writes, ``iops`` per host on two hosts, onto the old array (14 x 7.2K RAID 10)."""
+    """Open-loop write-through of 4 KiB writes, ``iops`` per host on two hosts, onto the old
+    array (14 x 7.2K RAID 10)."""
     scenario = small_scenario(
-        "wt_overload", run={"duration": duration, "warmup": "1s"}, workload={"mode": "open", "iops": iops, "read_fraction": 0.0}, **extra
+        "wt_overload",
+        run={"duration": duration, "warmup": "1s"},
+        workload={"mode": "open", "iops": iops, "read_fraction": 0.0},
+        **extra,
     )
     scenario["groups"][0]["policy"] = "WT"
     return scenario
 
 
 def array_capacity_iops() -> float:
-    """The array's capacity in writes/s for this workload: rho = lambda x S / spindles is linear in lambda for an open
-    stream (the service S of a write does not depend on the load), so capacity = lambda / rho at any stable load."""
+    """The array's capacity in writes/s for this workload: rho = lambda x S / spindles is linear
+    in lambda for an open stream (the service S of a write does not depend on the load), so
+    capacity = lambda / rho at any stable load."""
     stable = simcache.estimate(write_through(300.0))
     assert stable.stable and stable.warnings == []
     return 600.0 / stable.utilization["array"]
@@ -54,7 +62,8 @@ def only(estimate: simcache.Estimate, kind: str, component: str) -> EstimateWarn
 
 def test_write_through_at_twice_the_array_capacity_is_unbounded_not_a_huge_number() -> None:
     capacity = array_capacity_iops()
-    estimate = simcache.estimate(write_through(capacity, duration="3600s"))  # 2 hosts x capacity: 200%
+    # 2 hosts x capacity: 200%
+    estimate = simcache.estimate(write_through(capacity, duration="3600s"))
     assert not estimate.stable
     warning = only(estimate, "overload", "array")
     assert warning.offered == pytest.approx(2 * capacity, rel=1e-9)
@@ -65,27 +74,36 @@ def test_write_through_at_twice_the_array_capacity_is_unbounded_not_a_huge_numbe
         str(warning)
         == warning.message
         == (
-            f"the write latency of group db grows without bound: array offered {2 * capacity:,.0f} IOPS vs {capacity:,.0f} IOPS "
-            "capacity (200%); an open-loop load above capacity has no steady state, so the estimate shows those cells as unbounded"
+            f"the write latency of group db grows without bound: array offered {2 * capacity:,.0f} "
+            f"IOPS vs {capacity:,.0f} IOPS "
+            "capacity (200%); an open-loop load above capacity has no steady state, so the "
+            "estimate shows those cells as unbounded"
         )
     )
-    writes = next(r for r in estimate.summary.to_dict("records") if (r["group"], r["op"]) == ("db", "write"))
+    writes = next(
+        r for r in estimate.summary.to_dict("records") if (r["group"], r["op"]) == ("db", "write")
+    )
     for column in ("mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms"):
         assert writes[column] == math.inf, column
     assert writes["iops"] == pytest.approx(2 * capacity)  # the offered rate
     assert estimate.mean_ms("all", "write") == math.inf
     answer = estimate.to_json()
     assert answer["stable"] is False
-    assert answer["warnings"][0]["kind"] == "overload" and answer["warnings"][0]["component"] == "array"
-    assert [row["mean_ms"] for row in answer["summary"] if row["op"] == "write"] == [None, None]  # strict JSON
+    assert (
+        answer["warnings"][0]["kind"] == "overload"
+        and answer["warnings"][0]["component"] == "array"
+    )
+    # strict JSON
+    assert [row["mean_ms"] for row in answer["summary"] if row["op"] == "write"] == [None, None]
     json.dumps(answer, allow_nan=False)
 
 
 def test_port_overload_figures_are_framed_bytes_over_the_line_rate() -> None:
-    # One host writes 3,000 x 64 KiB/s through to a cached array behind a 1GbE port, over a 1GbE storage link.
-    # Framed bytes of a 64 KiB write at MTU 1500 (1,460 payload bytes a packet, 40 header + 38 framing bytes each):
-    # 65,536 + ceil(65,536 / 1,460) x 78 = 65,536 + 45 x 78 = 69,046 B; offered 3,000 x 69,046 = 207,138,000 B/s
-    # against 1 Gbit/s = 125,000,000 B/s: rho = 1.657.
+    # One host writes 3,000 x 64 KiB/s through to a cached array behind a 1GbE port, over a 1GbE
+    # storage link. Framed bytes of a 64 KiB write at MTU 1500 (1,460 payload bytes a packet, 40
+    # header + 38 framing bytes each): 65,536 + ceil(65,536 / 1,460) x 78 = 65,536 + 45 x 78 =
+    # 69,046 B; offered 3,000 x 69,046 = 207,138,000 B/s against 1 Gbit/s = 125,000,000 B/s: rho =
+    # 1.657.
     scenario = small_scenario(
         cluster={"hosts": 1},
         array={"profile": "array-24x15k", "port": "1GbE"},
@@ -102,43 +120,60 @@ def test_port_overload_figures_are_framed_bytes_over_the_line_rate() -> None:
 
 
 def test_closed_loop_saturation_is_a_bottleneck_and_stable() -> None:
-    # 2 VMs x 64 outstanding writes through to the old array: the throughput is held to the array's capacity.
-    scenario = small_scenario(workload={"mode": "closed", "workers": 1, "outstanding": 64, "read_fraction": 0.0})
+    # 2 VMs x 64 outstanding writes through to the old array: the throughput is held to the array's
+    # capacity.
+    scenario = small_scenario(
+        workload={"mode": "closed", "workers": 1, "outstanding": 64, "read_fraction": 0.0}
+    )
     scenario["groups"][0]["policy"] = "WT"
     estimate = simcache.estimate(scenario)
     assert estimate.stable
     assert [w.kind for w in estimate.warnings] == ["bottleneck"]
     warning = only(estimate, "bottleneck", "array")
-    assert warning.severity == "note"  # as a simulation's warnings say it: only an overload is "unstable"
+    # as a simulation's warnings say it: only an overload is "unstable"
+    assert warning.severity == "note"
     busy = estimate.utilization["array"]
     assert busy >= 0.95 and (warning.offered, warning.capacity, warning.unit) == (busy, 1.0, "busy")
     assert warning.message == (
-        f"array is saturated ({busy:.0%} busy): the closed loops through it (group db) are held to its capacity; this is a "
+        f"array is saturated ({busy:.0%} busy): the closed loops through it (group db) are held to "
+        "its capacity; this is a "
         "bottleneck, not an overload: their latency stays finite"
     )
     assert math.isfinite(estimate.mean_ms("db", "write"))
 
 
 def test_destage_fill_time_is_buffer_over_write_minus_drain() -> None:
-    # destager_fill: closed writers at about 5 x the drain rate into a 256 MiB buffer. t_fill = C / (a - d).
+    # destager_fill: closed writers at about 5 x the drain rate into a 256 MiB buffer. t_fill = C /
+    # (a - d).
     estimate = simcache.estimate(simcache.load_scenario("destager_fill"))
     assert estimate.stable  # closed writers slow to the drain rate: no overload
     warning = only(estimate, "destage_full", "host0.destager")
     fluid = estimate.destager[0]
-    assert (warning.offered, warning.capacity) == (fluid.accept_rate_bytes_s, fluid.drain_rate_bytes_s)
-    assert fluid.fill_time_s == pytest.approx(256 * 2**20 / (warning.offered - warning.capacity), rel=1e-12)
-    assert fluid.first_full_s == pytest.approx(fluid.fill_time_s, rel=1e-9)  # it starts empty under the same load
+    assert (warning.offered, warning.capacity) == (
+        fluid.accept_rate_bytes_s,
+        fluid.drain_rate_bytes_s,
+    )
+    assert fluid.fill_time_s == pytest.approx(
+        256 * 2**20 / (warning.offered - warning.capacity), rel=1e-12
+    )
+    # it starts empty under the same load
+    assert fluid.first_full_s == pytest.approx(fluid.fill_time_s, rel=1e-9)
     assert (
-        f"host0's destage buffer fills at {fluid.first_full_s:.3g} s into the 14 s run: writes arrive at "
-        f"{warning.offered / 1e6:.1f} MB/s and the destager drains {warning.capacity / 1e6:.1f} MB/s, so its 256 MiB buffer "
-        f"(268.4 MB) fills in 268.4 MB / {(warning.offered - warning.capacity) / 1e6:.1f} MB/s = {fluid.fill_time_s:.3g} s; "
-        f"while full, writes run at the drain rate, {warning.capacity / 1e6:.1f} MB/s (full for {fluid.full_fraction:.0%} of "
+        f"host0's destage buffer fills at {fluid.first_full_s:.3g} s into the 14 s run: writes "
+        "arrive at "
+        f"{warning.offered / 1e6:.1f} MB/s and the destager drains {warning.capacity / 1e6:.1f} "
+        "MB/s, so its 256 MiB buffer "
+        f"(268.4 MB) fills in 268.4 MB / {(warning.offered - warning.capacity) / 1e6:.1f} MB/s = "
+        f"{fluid.fill_time_s:.3g} s; "
+        f"while full, writes run at the drain rate, {warning.capacity / 1e6:.1f} MB/s (full for "
+        f"{fluid.full_fraction:.0%} of "
         "the window)"
     ) == warning.message
 
 
 def test_open_writers_into_a_full_destage_buffer_are_unbounded() -> None:
-    # 2,000 x 64 KiB/s = 131,072,000 B/s per host, write-back, into a 64 MiB buffer that drains about 40 MB/s.
+    # 2,000 x 64 KiB/s = 131,072,000 B/s per host, write-back, into a 64 MiB buffer that drains
+    # about 40 MB/s.
     scenario = small_scenario(
         run={"duration": "10s", "warmup": "1s"},
         cluster={"destager": {"capacity": "64MiB"}},
@@ -151,8 +186,10 @@ def test_open_writers_into_a_full_destage_buffer_are_unbounded() -> None:
         warning = only(estimate, "overload", f"{host}.destager")
         assert warning.offered == pytest.approx(131_072_000.0) and warning.unit == "bytes/s"
         assert warning.message.startswith(
-            f"the write latency of group db grows without bound: {host}'s destage buffer is full from "
-            f"{estimate.destager[0].first_full_s:.3g} s to the end of the run with open-loop writers offering 131.1 MB/s vs "
+            f"the write latency of group db grows without bound: {host}'s destage buffer is full "
+            "from "
+            f"{estimate.destager[0].first_full_s:.3g} s to the end of the run with open-loop "
+            "writers offering 131.1 MB/s vs "
             f"{warning.capacity / 1e6:.1f} MB/s drained on average"
         )
     assert estimate.mean_ms("db", "write") == math.inf
@@ -162,7 +199,8 @@ def test_a_backlog_that_outlasts_the_run_gives_its_fill_time_from_empty() -> Non
     estimate = simcache.estimate(simcache.load_scenario("interconnect_comparison"))
     assert estimate.stable
     warning = only(estimate, "destage_backlog", "host0.destager")
-    fill = 16 * 2**30 / (warning.offered - warning.capacity)  # t_fill = C / (a - d), window averages
+    # t_fill = C / (a - d), window averages
+    fill = 16 * 2**30 / (warning.offered - warning.capacity)
     assert fill > estimate.scenario.run.duration
     assert f"= {fill:.3g} s from empty; the 2 s run ends first" in warning.message
 
@@ -171,7 +209,9 @@ def library() -> list[tuple[str, simcache.Scenario]]:
     out = []
     for path in sorted(builtin_scenarios().values()):
         base = simcache.load_scenario(path)
-        out += [(f"{Path(path).stem}/{name}", base.variant(name)) for name in ["base", *base.variants]]
+        out += [
+            (f"{Path(path).stem}/{name}", base.variant(name)) for name in ["base", *base.variants]
+        ]
     return out
 
 
@@ -186,9 +226,14 @@ def test_the_library_is_stable_but_for_the_scenario_overloaded_on_purpose() -> N
             unstable.add(name)
             assert (means == math.inf).all(), name
     assert unstable == OVERLOADED_ON_PURPOSE
-    shared = simcache.estimate(simcache.load_scenario("redundancy_multiplier_1gbe").variant("shared"))
+    shared = simcache.estimate(
+        simcache.load_scenario("redundancy_multiplier_1gbe").variant("shared")
+    )
     warning = only(shared, "overload", "peer.fabric")
-    assert "writers grows without bound: peer.fabric offered" in warning.message and warning.utilization > 1.0
+    assert (
+        "writers grows without bound: peer.fabric offered" in warning.message
+        and warning.utilization > 1.0
+    )
 
 
 def test_bursts_above_capacity_are_reported_but_stable() -> None:
@@ -196,17 +241,23 @@ def test_bursts_above_capacity_are_reported_but_stable() -> None:
     assert estimate.stable
     warning = only(estimate, "burst_overload", "host0.tier")
     assert warning.utilization > 1.0
-    assert warning.message.startswith(f"overloaded in bursts: host0.tier (its transfer pipe) offered {warning.offered:,.0f} IOPS vs ")
+    assert warning.message.startswith(
+        f"overloaded in bursts: host0.tier (its transfer pipe) offered {warning.offered:,.0f} IOPS "
+        "vs "
+    )
     assert math.isfinite(estimate.mean_ms("all", "write"))
 
 
-def test_cli_estimate_prints_unbounded_cells_and_the_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_estimate_prints_unbounded_cells_and_the_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     capacity = array_capacity_iops()
     path = tmp_path / "wt.toml"
     lines = [
         'name = "wt_overload"',
         '[run]\nduration = "60s"\nwarmup = "1s"',
-        '[cluster]\nhosts = 2\ntier = "nvme-p3700-field"\npeer_link = "10GbE"\nstorage_link = "1GbE"',
+        '[cluster]\nhosts = 2\ntier = "nvme-p3700-field"\npeer_link = "10GbE"\nstorage_link = '
+        '"1GbE"',
         '[array]\nprofile = "array-14x7200"',
         '[[groups]]\nname = "db"\npolicy = "WT"\nvms_per_host = 1',
         f'[groups.workload]\nmode = "open"\niops = {capacity!r}\nread_fraction = 0.0',
@@ -214,11 +265,15 @@ def test_cli_estimate_prints_unbounded_cells_and_the_warning(tmp_path: Path, cap
     path.write_text("\n".join(lines) + "\n")
     assert main(["estimate", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "NOT STABLE: an open-loop load exceeds a component's capacity; latency there is unbounded (see warnings)" in out
+    assert (
+        "NOT STABLE: an open-loop load exceeds a component's capacity; latency there is unbounded "
+        "(see warnings)" in out
+    )
     write_row = next(line for line in out.splitlines() if line.split()[:2] == ["db", "write"])
     assert write_row.split()[-5:] == ["unbounded"] * 5
     assert (
-        f"warning: the write latency of group db grows without bound: array offered {2 * capacity:,.0f} IOPS vs "
+        "warning: the write latency of group db grows without bound: array offered "
+        f"{2 * capacity:,.0f} IOPS vs "
         f"{capacity:,.0f} IOPS capacity (200%)"
     ) in out
     assert main(["estimate", str(path), "--json"]) == 0
@@ -234,12 +289,15 @@ def test_app_estimate_sentence_says_unbounded_and_why() -> None:
 
 
 def test_a_faster_array_port_is_busy_for_the_bytes_at_its_own_rate() -> None:
-    """A storage transfer runs at the slower port of its path; the faster port carries the same bytes in less of
-    its time. With 1GbE host links in front of a 10GbE array port:
-    util(array.rx) = sum over hosts of util(host.storage.tx) x 1GbE / 10GbE (both framed the same way), and no
-    overload is reported where the simulator's port counters see a tenth of it (the estimate once charged the
-    array port at the host link's rate: 4 hosts at 5% showed 21%, and enough hosts a false overload)."""
-    scenario = simcache.load_scenario("default").with_overrides({"cluster.storage_link": "1GbE", "array.profile": "array-24x15k"})
+    """A storage transfer runs at the slower port of its path; the faster port carries the same
+    bytes in less of its time. With 1GbE host links in front of a 10GbE array port:
+    util(array.rx) = sum over hosts of util(host.storage.tx) x 1GbE / 10GbE (both framed the same
+    way), and no overload is reported where the simulator's port counters see a tenth of it (the
+    estimate once charged the array port at the host link's rate: 4 hosts at 5% showed 21%, and
+    enough hosts a false overload)."""
+    scenario = simcache.load_scenario("default").with_overrides(
+        {"cluster.storage_link": "1GbE", "array.profile": "array-24x15k"}
+    )
     assert scenario.array.port.bandwidth == 10 * scenario.cluster.storage_link.bandwidth
     estimate = simcache.estimate(scenario)
     hosts = range(scenario.cluster.hosts)
@@ -252,14 +310,20 @@ def test_a_faster_array_port_is_busy_for_the_bytes_at_its_own_rate() -> None:
 
 
 def test_a_fixed_point_that_does_not_settle_says_so() -> None:
-    """The solver stops after its pass limit; a state it left unsettled is reported with the passes it took and how
-    far its last pass still moved the queues (here set by hand on a converged estimate's pieces: no small scenario
-    needs 500 passes)."""
+    """The solver stops after its pass limit; a state it left unsettled is reported with the
+    passes it took and how far its last pass still moved the queues (here set by hand on a
+    converged estimate's pieces: no small scenario needs 500 passes)."""
     from simcache.estimate.overload import explain
     from simcache.estimate.theory.numeric import MAX_ITERATIONS, MIN_PASSES, TOLERANCE, pass_limit
 
-    # 500 passes up to 3,000 closed rows; 1.5 million row evaluations beyond, and never fewer than 100.
-    assert (pass_limit(7), pass_limit(3_000), pass_limit(14_014), pass_limit(10**6)) == (MAX_ITERATIONS, 500, 107, MIN_PASSES)
+    # 500 passes up to 3,000 closed rows; 1.5 million row evaluations beyond, and never fewer than
+    # 100.
+    assert (pass_limit(7), pass_limit(3_000), pass_limit(14_014), pass_limit(10**6)) == (
+        MAX_ITERATIONS,
+        500,
+        107,
+        MIN_PASSES,
+    )
 
     estimate = simcache.estimate(write_through(300.0))
     assert [w.kind for w in estimate.warnings] == []  # every state settled
@@ -272,22 +336,27 @@ def test_a_fixed_point_that_does_not_settle_says_so() -> None:
         ("not_converged", "estimate", 0.0321, TOLERANCE, "relative change", "note")
     ]
     assert str(warnings[0]) == (
-        f"the estimate did not settle in {MAX_ITERATIONS} passes for 100% of the window (its last pass still moved the "
-        "queues by 3.21% of the longest, against 0.01% to stop): the figures there are approximate; simulate the "
+        f"the estimate did not settle in {MAX_ITERATIONS} passes for 100% of the window (its last "
+        "pass still moved the "
+        "queues by 3.21% of the longest, against 0.01% to stop): the figures there are "
+        "approximate; simulate the "
         "scenario to check them"
     )
 
 
 def test_an_oscillating_fixed_point_stops_early() -> None:
-    """A fixed point whose change stops shrinking (no 10% cut of its smallest change in ``STALL_PASSES`` passes)
-    stops there and says so, instead of running out its 500 passes (a fuzzed 53-group scenario: 7 states x 500
-    passes x 1,244 closed rows, 2.2 s compiled, 6 s from source; now 100-210 passes a state)."""
+    """A fixed point whose change stops shrinking (no 10% cut of its smallest change in
+    ``STALL_PASSES`` passes) stops there and says so, instead of running out its 500 passes (a
+    fuzzed 53-group scenario: 7 states x 500 passes x 1,244 closed rows, 2.2 s compiled, 6 s from
+    source; now 100-210 passes a state)."""
     from simcache.estimate.solver import STALL_PASSES
     from simcache.estimate.theory.numeric import MAX_ITERATIONS
 
     estimate = simcache.estimate(DATA / "oscillating_fixed_point.toml")
     unsettled = [piece.result for piece in estimate._evidence.inside if piece.result.residual > 0]
     assert unsettled
-    assert all(STALL_PASSES < result.passes < MAX_ITERATIONS for result in unsettled), [r.passes for r in unsettled]
+    assert all(STALL_PASSES < result.passes < MAX_ITERATIONS for result in unsettled), [
+        r.passes for r in unsettled
+    ]
     (warning,) = [w for w in estimate.warnings if w.kind == "not_converged"]
     assert str(warning).startswith("the estimate did not settle in ")

@@ -1,12 +1,15 @@
-"""The estimate follows issue 16's write-path options: replication modes and metadata writes (docs/estimate.md).
+"""The estimate follows issue 16's write-path options: replication modes and metadata writes
+(docs/estimate.md).
 
-- ``memory``: a replica leg ends when the payload is in the peer's RAM (plus the ack); the peer's tier write
-  loads its tier off the path. ``async``: no replica leg; the transfer and the peer's tier write are off-path
-  load. ``metadata_write``: one more tier write of ``metadata_size`` after the data on the local leg (its
-  batching is not modelled: exact at low load, an upper bound under concurrency).
+- ``memory``: a replica leg ends when the payload is in the peer's RAM (plus the ack); the peer's
+  tier write loads its tier off the path. ``async``: no replica leg; the transfer and the peer's
+  tier write are off-path load. ``metadata_write``: one more tier write of ``metadata_size`` after
+  the data on the local leg (its batching is not modelled: exact at low load, an upper bound under
+  concurrency).
 
-Open loops at moderate load, where the estimate's assumptions hold: the mean write latency agrees with the
-simulator's within ``AGREE`` (15%, the library rule of tests/estimate/test_estimate.py); measured here within 3%.
+Open loops at moderate load, where the estimate's assumptions hold: the mean write latency agrees
+with the simulator's within ``AGREE`` (15%, the library rule of tests/estimate/test_estimate.py);
+measured here within 3%.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ AGREE = 0.15
 
 CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # SATA flash at 300 IOPS of 32 KiB per host over 1GbE: the tier and the link each matter.
-    "sata-1gbe": ({"peer_link": "1GbE", "tier": "sata-ssd-s3700-field"}, {"mode": "open", "iops": 300, "sizes": "32KiB"}),
+    "sata-1gbe": (
+        {"peer_link": "1GbE", "tier": "sata-ssd-s3700-field"},
+        {"mode": "open", "iops": 300, "sizes": "32KiB"},
+    ),
     # NVMe, mixed sizes with reads: the link dominates the synchronous modes.
     "nvme-1gbe": (
         {"peer_link": "1GbE", "tier": "nvme-p3700-field"},
@@ -42,7 +48,9 @@ def scenario(case: str, replication: str, metadata: str) -> simcache.Scenario:
         "metadata_batched": metadata == "batched",
         "workload": workload,
     }
-    return simcache.load_scenario(small_scenario(groups=[group], cluster=cluster, run={"duration": "3s", "warmup": "0.3s"}))
+    return simcache.load_scenario(
+        small_scenario(groups=[group], cluster=cluster, run={"duration": "3s", "warmup": "0.3s"})
+    )
 
 
 def write_mean_ms(table: Any) -> float:
@@ -60,15 +68,22 @@ def test_estimate_agrees_with_the_simulator(case: str, replication: str, metadat
 
 
 def test_estimate_orders_the_modes_by_what_each_waits_for() -> None:
-    """Nearly unloaded (one 32 KiB write per second): async waits for the local tier write, memory for the slower
-    of it and the network leg (latency, framed payload at line rate, ack), sync for the network leg and the
-    peer's tier write; metadata adds a 4 KiB tier write to the local leg."""
+    """Nearly unloaded (one 32 KiB write per second): async waits for the local tier write,
+    memory for the slower of it and the network leg (latency, framed payload at line rate, ack),
+    sync for the network leg and the peer's tier write; metadata adds a 4 KiB tier write to the
+    local leg."""
     cluster, workload = CASES["sata-1gbe"]
     light = {**workload, "iops": 1}
     means = {}
     for replication in ("sync", "memory", "async"):
         for metadata in (False, True):
-            group = {"name": "db", "policy": "WB+1", "replication": replication, "metadata_write": metadata, "workload": light}
+            group = {
+                "name": "db",
+                "policy": "WB+1",
+                "replication": replication,
+                "metadata_write": metadata,
+                "workload": light,
+            }
             s = simcache.load_scenario(small_scenario(groups=[group], cluster=cluster))
             means[replication, metadata] = write_mean_ms(simcache.estimate(s).summary) / 1e3
     tier = s.cluster.tier

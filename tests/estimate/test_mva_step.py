@@ -1,7 +1,8 @@
-"""One MVA step of the analytic estimate (simcache.estimate.theory.mva_step) on hand-built networks, against exact theory.
+"""One MVA step of the analytic estimate (simcache.estimate.theory.mva_step) on hand-built networks,
+against exact theory.
 
-The estimate builds its step networks from scenarios (simcache.estimate); here they are built by hand so
-that the step itself is checked against formulas with nothing else in between.
+The estimate builds its step networks from scenarios (simcache.estimate); here they are built by
+hand so that the step itself is checked against formulas with nothing else in between.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import pytest
 from simcache.estimate.theory.mva_step import StepNetwork, StepRates, aitken, mva_step, station_sums
 
 
-def closed_pair(services: tuple[float, float], think: float, customers: int) -> tuple[StepNetwork, StepRates]:
+def closed_pair(
+    services: tuple[float, float], think: float, customers: int
+) -> tuple[StepNetwork, StepRates]:
     """One closed chain of ``customers`` cycling through two exponential single-server FCFS stations
     (``services`` s each) and a think time (``think`` s): one op, both stations on its one leg."""
     first, second = services
@@ -45,7 +48,8 @@ def closed_pair(services: tuple[float, float], think: float, customers: int) -> 
     )
     rates = StepRates(
         open_loads=[0.0] * 10,
-        # Per unit throughput: busy (S), arrivals (1) and second moment (E[S^2] = 2 S^2, exponential).
+        # Per unit throughput: busy (S), arrivals (1) and second moment (E[S^2] = 2 S^2,
+        # exponential).
         closed_load_cells=[[0, 1, 2, 3, 4, 5]],
         closed_loads=[[first, second, 1.0, 1.0, 2 * first * first, 2 * second * second]],
         permanent=[0.0, 0.0],
@@ -65,13 +69,18 @@ def closed_pair(services: tuple[float, float], think: float, customers: int) -> 
 
 
 @pytest.mark.parametrize(
-    ("services", "think", "customers"), [((0.010, 0.004), 0.0, 1), ((0.010, 0.004), 0.020, 8), ((0.002, 0.002), 0.001, 16)]
+    ("services", "think", "customers"),
+    [((0.010, 0.004), 0.0, 1), ((0.010, 0.004), 0.020, 8), ((0.002, 0.002), 0.001, 16)],
 )
-def test_population_recursion_is_exact_mva(services: tuple[float, float], think: float, customers: int) -> None:
-    # Exact MVA (Reiser and Lavenberg 1980) for exponential single-server FCFS stations k with service S_k:
+def test_population_recursion_is_exact_mva(
+    services: tuple[float, float], think: float, customers: int
+) -> None:
+    # Exact MVA (Reiser and Lavenberg 1980) for exponential single-server FCFS stations k with
+    # service S_k:
     #   R_k(n) = S_k (1 + Q_k(n - 1)),  X(n) = n / (Z + sum_k R_k(n)),  Q_k(n) = X(n) R_k(n).
-    # The step splits Q into waiting customers Lq and the one in service: an arrival waits S Lq(n - 1) + P_wait R
-    # with R = E[S^2] / 2 E[S] = S and P_wait = U(n - 1) = X(n - 1) S, the same S (1 + Q(n - 1)) in all.
+    # The step splits Q into waiting customers Lq and the one in service: an arrival waits S Lq(n -
+    # 1) + P_wait R with R = E[S^2] / 2 E[S] = S and P_wait = U(n - 1) = X(n - 1) S, the same S (1 +
+    # Q(n - 1)) in all.
     network, rates = closed_pair(services, think, customers)
     queues, throughput, chain_queue = [0.0, 0.0], [0.0], [0.0, 0.0]
     expected_queues = [0.0, 0.0]  # Q_k(0)
@@ -84,16 +93,20 @@ def test_population_recursion_is_exact_mva(services: tuple[float, float], think:
         assert throughput[0] == pytest.approx(expected_throughput, rel=1e-12)
         # The step's queues are the waiting customers: Q less the utilization X S.
         for k in range(2):
-            assert queues[k] == pytest.approx(expected_queues[k] - expected_throughput * services[k], rel=1e-12, abs=1e-15)
+            assert queues[k] == pytest.approx(
+                expected_queues[k] - expected_throughput * services[k], rel=1e-12, abs=1e-15
+            )
         assert sweep.closed_time == pytest.approx(residences, rel=1e-12)
 
 
 def schweitzer_throughput(services: tuple[float, ...], think: float, customers: int) -> float:
-    """The step's fixed point for one closed chain at exponential single-server stations, solved apart.
+    """The step's fixed point for one closed chain at exponential single-server stations, solved
+    apart.
 
-    At the fixed point a customer finds the waiting customers less its own share, (N - 1) / N Lq_k, plus the
-    one in service with probability U_k = X S_k (residual S_k): wait_k = S_k ((N - 1) / N X wait_k + X S_k),
-    so wait_k = X S_k^2 / (1 - X S_k (N - 1) / N), and X (Z + sum_k (S_k + wait_k)) = N. Bisection on X.
+    At the fixed point a customer finds the waiting customers less its own share, (N - 1) / N Lq_k,
+    plus the one in service with probability U_k = X S_k (residual S_k): wait_k = S_k ((N - 1) / N X
+    wait_k + X S_k), so wait_k = X S_k^2 / (1 - X S_k (N - 1) / N), and X (Z + sum_k (S_k + wait_k))
+    = N. Bisection on X.
     """
     share = (customers - 1) / customers
     low, high = 0.0, 1.0 / max(services)
@@ -111,16 +124,19 @@ def test_schweitzer_fixed_point_is_the_closed_form() -> None:
     for _ in range(200):
         sweep = mva_step(network, rates, throughput, queues, chain_queue, exact=None)
         throughput, queues, chain_queue = sweep.throughput, sweep.queue, sweep.chain_queue
-    assert throughput[0] == pytest.approx(schweitzer_throughput(services, think, customers), rel=1e-9)
-    again = mva_step(network, rates, throughput, queues, chain_queue, exact=None)  # a fixed point: it stays
+    assert throughput[0] == pytest.approx(
+        schweitzer_throughput(services, think, customers), rel=1e-9
+    )
+    # a fixed point: it stays
+    again = mva_step(network, rates, throughput, queues, chain_queue, exact=None)
     assert again.throughput == pytest.approx(throughput, rel=1e-9)
     assert again.queue == pytest.approx(queues, rel=1e-9)
 
 
 def test_overloading_throughput_is_held_to_the_busiest_station() -> None:
-    # MVA with non-exponential residuals can admit more than a station serves: a step from a throughput above
-    # the busiest station's capacity 1 / S_max scales the closed chain to it (utilization 1 there, S_k / S_max
-    # elsewhere).
+    # MVA with non-exponential residuals can admit more than a station serves: a step from a
+    # throughput above the busiest station's capacity 1 / S_max scales the closed chain to it
+    # (utilization 1 there, S_k / S_max elsewhere).
     services = (0.010, 0.004)
     network, rates = closed_pair(services, 0.0, 8)
     sweep = mva_step(network, rates, [3.0 / services[0]], [0.0, 0.0], [0.0, 0.0], exact=None)
@@ -128,8 +144,9 @@ def test_overloading_throughput_is_held_to_the_busiest_station() -> None:
 
 
 def test_station_sums_and_aitken() -> None:
-    # Two chains x three stations, summed per station; Aitken's delta-squared on a geometric sequence
-    # x_k = L + c r^k lands on its limit L exactly (to rounding), and leaves non-monotone entries alone.
+    # Two chains x three stations, summed per station; Aitken's delta-squared on a geometric
+    # sequence x_k = L + c r^k lands on its limit L exactly (to rounding), and leaves non-monotone
+    # entries alone.
     assert station_sums([1.0, 2.0, 3.0, 10.0, 20.0, 30.0], 2, 3) == [11.0, 22.0, 33.0]
     limit, c, r = 5.0, -4.0, 0.9
     first, second, third = ([limit + c * r**k, 1.0] for k in range(3))

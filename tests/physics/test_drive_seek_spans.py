@@ -1,10 +1,11 @@
-"""The drive's seek curve over the whole stroke, checked at short, medium and full-span random reads.
+"""The drive's seek curve over the whole stroke, checked at short, medium and full-span random
+reads.
 
-Theory: random reads at uniform positions in the first ``s`` of the stroke seek over ``s |U1 - U2|``, whose mean
-seek is the curve's closed-form :meth:`SeekCurve.moments` at ``s``; each read also waits half a revolution on
-average (uniform rotational latency) and pays the drive's command overhead. At ``s = 1`` the mean seek is the
-datasheet's average seek, by the curve's construction; one track takes the datasheet's track-to-track seek and the
-full stroke its full-stroke seek.
+Theory: random reads at uniform positions in the first ``s`` of the stroke seek over ``s |U1 -
+U2|``, whose mean seek is the curve's closed-form :meth:`SeekCurve.moments` at ``s``; each read also
+waits half a revolution on average (uniform rotational latency) and pays the drive's command
+overhead. At ``s = 1`` the mean seek is the datasheet's average seek, by the curve's construction;
+one track takes the datasheet's track-to-track seek and the full stroke its full-stroke seek.
 """
 
 from __future__ import annotations
@@ -35,10 +36,15 @@ DISK_PROFILES = [name for name in list_profiles("drive") if drive_profile(name).
 
 @pytest.mark.parametrize("name", DISK_PROFILES)
 def test_every_drive_profile_curve_holds_its_datasheet_figures(name: str) -> None:
-    """Track-to-track = settle, full stroke = full_seek (or its default), mean over the whole stroke = avg_seek."""
+    """Track-to-track = settle, full stroke = full_seek (or its default), mean over the whole
+    stroke = avg_seek."""
     drive = drive_profile(name)
     curve = array_physics.drive_seek_curve(drive)
-    full = drive.full_seek if drive.full_seek is not None else array_physics.default_full_seek(drive.avg_seek)
+    full = (
+        drive.full_seek
+        if drive.full_seek is not None
+        else array_physics.default_full_seek(drive.avg_seek)
+    )
     assert curve(curve.track) == pytest.approx(drive.settle, rel=1e-9)
     assert curve(1.0) == pytest.approx(full, rel=1e-9)
     assert curve.moments(1.0)[0] == pytest.approx(drive.avg_seek, rel=1e-9)
@@ -46,10 +52,13 @@ def test_every_drive_profile_curve_holds_its_datasheet_figures(name: str) -> Non
 
 @pytest.mark.parametrize("span", [0.001, 0.05, 0.5, 1.0])
 @pytest.mark.parametrize("overhead", [0.0, 0.2e-3])
-def test_random_reads_over_a_span_seek_the_curves_mean_over_it(span: float, overhead: float) -> None:
-    """Reads one per second (no queueing) at uniform 4 KiB positions in the first ``span`` of a sata-7200's
-    stroke: mean service = moments(span) + revolution / 2 + overhead + 4 KiB at the zones' mean rate over the span.
-    Tolerance: 5 standard errors of the sample mean (consecutive seeks share an endpoint, a weak correlation)."""
+def test_random_reads_over_a_span_seek_the_curves_mean_over_it(
+    span: float, overhead: float
+) -> None:
+    """Reads one per second (no queueing) at uniform 4 KiB positions in the first ``span`` of a
+    sata-7200's stroke: mean service = moments(span) + revolution / 2 + overhead + 4 KiB at the
+    zones' mean rate over the span. Tolerance: 5 standard errors of the sample mean (consecutive
+    seeks share an endpoint, a weak correlation)."""
     drive = drive_profile("sata-7200").model_copy(update={"overhead": overhead})
     spec = ArraySpec(drive=drive, spindles=1, raid="raid0", port=LINK)
     array = Array(spec, UniformStream(np.random.SeedSequence(7)), [drive.capacity])
@@ -58,7 +67,9 @@ def test_random_reads_over_a_span_seek_the_curves_mean_over_it(span: float, over
     offsets = rng.integers(0, int(drive.capacity * span) // 4096, n) * 4096
     first = array.read(0.0, 0, int(offsets[0]), 4096)  # from the edge: not a random seek
     assert first > 0.0
-    service = np.array([array.read(float(i), 0, int(o), 4096) - i for i, o in enumerate(offsets[1:], start=1)])
+    service = np.array(
+        [array.read(float(i), 0, int(o), 4096) - i for i, o in enumerate(offsets[1:], start=1)]
+    )
     curve = array_physics.drive_seek_curve(drive)
     expected = (
         curve.moments(span)[0]
@@ -71,10 +82,10 @@ def test_random_reads_over_a_span_seek_the_curves_mean_over_it(span: float, over
 
 
 def test_a_span_of_half_the_drive_seeks_shorter_than_the_datasheet_average() -> None:
-    """Why random reads over 1,000 GB of the 2 TB sata-7200 come out faster than a 1 TB drive read whole: the
-    datasheet average is over the full stroke; half of it averages less (the curve's mean at 0.5), and without a
-    command overhead the read pays none. Closed form against numerical quadrature of the curve over the distance
-    density ``2 (1 - x / s) / s``."""
+    """Why random reads over 1,000 GB of the 2 TB sata-7200 come out faster than a 1 TB drive
+    read whole: the datasheet average is over the full stroke; half of it averages less (the
+    curve's mean at 0.5), and without a command overhead the read pays none. Closed form against
+    numerical quadrature of the curve over the distance density ``2 (1 - x / s) / s``."""
     drive = drive_profile("sata-7200")
     curve = array_physics.drive_seek_curve(drive)
     x = np.linspace(0.0, 0.5, 400_001)
@@ -88,13 +99,15 @@ def test_a_span_of_half_the_drive_seeks_shorter_than_the_datasheet_average() -> 
 
 
 def test_the_estimate_adds_the_command_overhead_to_each_random_read() -> None:
-    """The QD1 validation scenario (one drive read whole, one read outstanding): the estimate's mean read latency
-    grows by exactly the overhead it is given (every read positions the head), and with the scenario's 0.2 ms it
-    is the theory's avg_seek + overhead + half a revolution + transfer + the network, within 1 %."""
+    """The QD1 validation scenario (one drive read whole, one read outstanding): the estimate's
+    mean read latency grows by exactly the overhead it is given (every read positions the head),
+    and with the scenario's 0.2 ms it is the theory's avg_seek + overhead + half a revolution +
+    transfer + the network, within 1 %."""
     scenario = simcache.load_scenario(ROOT / "scenarios" / "validate_hdd_7200_qd.toml")
     with_overhead = estimate(scenario).mean_ms("all", "read")
     without = estimate(scenario.with_overrides({"array.drive.overhead": 0})).mean_ms("all", "read")
-    assert with_overhead - without == pytest.approx(0.2, rel=1e-4)  # the closed loop is solved iteratively: 1e-4 of slack
+    # the closed loop is solved iteratively: 1e-4 of slack
+    assert with_overhead - without == pytest.approx(0.2, rel=1e-4)
     drive = scenario.array.drive
     theory_ms = 1e3 * (
         drive.avg_seek

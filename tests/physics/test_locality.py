@@ -1,4 +1,5 @@
-"""Where I/Os land: the exact Zipf sampler, the rank scatter, hot spots and sequential runs, and their validation."""
+"""Where I/Os land: the exact Zipf sampler, the rank scatter, hot spots and sequential runs, and
+their validation."""
 
 from __future__ import annotations
 
@@ -17,19 +18,21 @@ from simcache.spec import Workload
 from simcache.workloads.generators import BLOCK, IOStream
 
 P_VALUE = 0.001
-"""A goodness-of-fit test fails below this p-value: a correct sampler fails one seed in a thousand (seeds are fixed)."""
+"""A goodness-of-fit test fails below this p-value: a correct sampler fails one seed in a
+thousand (seeds are fixed)."""
 
 
 def zipf_probabilities(n: int, theta: float) -> np.ndarray:
-    """P(rank r) = r^-theta / H(n, theta), H(n, theta) = sum_{k=1}^n k^-theta (the discrete Zipf law, exactly)."""
+    """P(rank r) = r^-theta / H(n, theta), H(n, theta) = sum_{k=1}^n k^-theta (the discrete Zipf
+    law, exactly)."""
     weights = np.arange(1, n + 1, dtype=np.float64) ** -theta
     return np.asarray(weights / weights.sum())
 
 
 @pytest.mark.parametrize("theta", [0.5, 0.99, 1.0, 1.2, 3.0])
 def test_zipf_rank_frequencies_fit_the_discrete_law(theta: float) -> None:
-    # Pearson's chi-square over the 50 ranks; ranks expected fewer than 5 times are pooled into one cell
-    # (the usual validity condition of the chi-square approximation).
+    # Pearson's chi-square over the 50 ranks; ranks expected fewer than 5 times are pooled into one
+    # cell (the usual validity condition of the chi-square approximation).
     n, draws = 50, 200_000
     ranks = ZipfRanks(n, theta).draw(np.random.default_rng(7), draws)
     assert ranks.min() >= 1 and ranks.max() <= n
@@ -42,7 +45,8 @@ def test_zipf_rank_frequencies_fit_the_discrete_law(theta: float) -> None:
 
 
 def test_zipf_on_a_huge_working_set_keeps_the_head_exact() -> None:
-    # 2^40 blocks (4 PiB of 4 KiB blocks): P(rank 1) = 1 / H(n, theta), with H summed by Euler-Maclaurin.
+    # 2^40 blocks (4 PiB of 4 KiB blocks): P(rank 1) = 1 / H(n, theta), with H summed by
+    # Euler-Maclaurin.
     n, theta, draws = 2**40, 1.2, 400_000
     ranks = ZipfRanks(n, theta).draw(np.random.default_rng(3), draws)
     assert ranks.min() >= 1 and ranks.max() <= n
@@ -55,8 +59,11 @@ def test_zipf_on_a_huge_working_set_keeps_the_head_exact() -> None:
 def test_harmonic_numbers_match_the_sum() -> None:
     for n in (1, 7, 4096, 4097, 30_000):
         for theta in (0.3, 1.0, 2.5):
-            assert harmonic(n, theta) == pytest.approx(float(np.sum(np.arange(1, n + 1, dtype=np.float64) ** -theta)), rel=1e-13)
-    assert harmonic(2**40, 1.0) == pytest.approx(40 * math.log(2) + 0.5772156649015329, rel=1e-12)  # ln n + Euler's gamma
+            assert harmonic(n, theta) == pytest.approx(
+                float(np.sum(np.arange(1, n + 1, dtype=np.float64) ** -theta)), rel=1e-13
+            )
+    # ln n + Euler's gamma
+    assert harmonic(2**40, 1.0) == pytest.approx(40 * math.log(2) + 0.5772156649015329, rel=1e-12)
     assert harmonic(0, 1.0) == 0.0
 
 
@@ -77,7 +84,8 @@ def test_scatter_is_exact_beyond_64_bit_products() -> None:
 
 @pytest.mark.parametrize("n", [2**32 - 5, 2**32, 2**32 + 15])
 def test_scatter_is_exact_on_both_sides_of_the_one_product_limit(n: int) -> None:
-    # Up to 2^32 blocks the scatter multiplies once (a r < n^2 <= 2^64), above it limb by limb: a r mod n either way.
+    # Up to 2^32 blocks the scatter multiplies once (a r < n^2 <= 2^64), above it limb by limb: a r
+    # mod n either way.
     a = multiplier(n)
     ranks = np.array([0, 1, 2, 2**31 + 3, n - 2, n - 1], dtype=np.int64)
     assert scatter(ranks, n, a).tolist() == [(a * int(r)) % n for r in ranks]
@@ -85,8 +93,9 @@ def test_scatter_is_exact_on_both_sides_of_the_one_product_limit(n: int) -> None
 
 @pytest.mark.parametrize("theta", [0.5, 0.9, 0.99, 1.0, 1.0 + 1e-9, 2.0])
 def test_zipf_quotients_take_the_same_values_with_and_without_small_arguments(theta: float) -> None:
-    # log1p(t)/t and expm1(t)/t skip their series when no |t| is below 1e-8; an array that has one takes the
-    # series there and the same quotients elsewhere (bit for bit: the draws must not depend on their batch).
+    # log1p(t)/t and expm1(t)/t skip their series when no |t| is below 1e-8; an array that has one
+    # takes the series there and the same quotients elsewhere (bit for bit: the draws must not
+    # depend on their batch).
     t = (1.0 - theta) * np.random.default_rng(3).uniform(0.0, 20.0, 1000)
     with_small = np.concatenate((t, [0.0, 1e-12]))
     for quotient, exact in ((locality._log1p_over, np.log1p), (locality._expm1_over, np.expm1)):
@@ -98,8 +107,9 @@ def test_zipf_quotients_take_the_same_values_with_and_without_small_arguments(th
 
 
 def test_size_mix_draws_are_the_inverse_of_the_cumulative_mix() -> None:
-    # Each I/O's size: one uniform u placed in the normalised cumulative probabilities (the first size whose
-    # cumulative probability exceeds u), so the sizes follow the mix: Pearson's chi-square over the three sizes.
+    # Each I/O's size: one uniform u placed in the normalised cumulative probabilities (the first
+    # size whose cumulative probability exceeds u), so the sizes follow the mix: Pearson's
+    # chi-square over the three sizes.
     workload = Workload(sizes={"4KiB": 0.5, "32KiB": 0.3, "256KiB": 0.2}, read_fraction=1.0)
     stream = IOStream(workload, np.random.SeedSequence(11))
     sizes = np.array([stream.next_io()[1] for _ in range(30_000)])
@@ -121,7 +131,9 @@ def test_zipf_stream_uses_the_scatter_of_the_exact_ranks() -> None:
 
 
 def test_hotspot_sends_its_share_to_the_first_blocks() -> None:
-    workload = Workload(working_set=1000 * BLOCK, access="hotspot", hot_io_fraction=0.8, hot_span_fraction=0.2)
+    workload = Workload(
+        working_set=1000 * BLOCK, access="hotspot", hot_io_fraction=0.8, hot_span_fraction=0.2
+    )
     stream = IOStream(workload, np.random.SeedSequence(1))
     blocks = np.array([stream.next_io()[2] // BLOCK for _ in range(40_000)])
     hot = blocks < 200
@@ -129,22 +141,33 @@ def test_hotspot_sends_its_share_to_the_first_blocks() -> None:
     # Uniform within each region: every block of the hot region about 0.8 / 200 of the I/Os.
     assert stats.chisquare(np.bincount(blocks[hot], minlength=200)).pvalue > P_VALUE
     assert stats.chisquare(np.bincount(blocks[~hot] - 200, minlength=800)).pvalue > P_VALUE
-    assert hot_blocks(1000, 0.2) == 200 and hot_blocks(10, 0.01) == 1 and hot_blocks(10, 0.99) == 9 and hot_blocks(1, 0.5) == 1
+    assert (
+        hot_blocks(1000, 0.2) == 200
+        and hot_blocks(10, 0.01) == 1
+        and hot_blocks(10, 0.99) == 9
+        and hot_blocks(1, 0.5) == 1
+    )
 
 
 @pytest.mark.parametrize("access", ["uniform", "zipf", "hotspot"])
 def test_sequential_runs_have_the_mean_length(access: str) -> None:
-    extra: dict[str, Any] = {"hot_io_fraction": 0.7, "hot_span_fraction": 0.1} if access == "hotspot" else {}
-    workload = Workload(working_set=2**30, access=access, sequential_run=5.0, sizes={"4KiB": 1, "12KiB": 1}, **extra)
+    extra: dict[str, Any] = (
+        {"hot_io_fraction": 0.7, "hot_span_fraction": 0.1} if access == "hotspot" else {}
+    )
+    workload = Workload(
+        working_set=2**30, access=access, sequential_run=5.0, sizes={"4KiB": 1, "12KiB": 1}, **extra
+    )
     stream = IOStream(workload, np.random.SeedSequence(11))
     ios = [stream.next_io() for _ in range(30_000)]
     continued = [ios[i][2] == (ios[i - 1][2] + ios[i - 1][1]) % 2**30 for i in range(1, len(ios))]
-    # Each I/O continues with probability 1 - 1/5; a fresh position lands on the previous end by chance almost never.
+    # Each I/O continues with probability 1 - 1/5; a fresh position lands on the previous end by
+    # chance almost never.
     assert np.mean(continued) == pytest.approx(0.8, abs=0.01)
 
 
 def test_without_runs_uniform_offsets_are_unchanged() -> None:
-    # sequential_run = 1 draws nothing more: a uniform stream's offsets are the generator's integers, as before runs.
+    # sequential_run = 1 draws nothing more: a uniform stream's offsets are the generator's
+    # integers, as before runs.
     workload = Workload(working_set=2**30)
     stream = IOStream(workload, np.random.SeedSequence(3))
     rng = np.random.default_rng(np.random.SeedSequence(3))
@@ -157,13 +180,22 @@ def test_without_runs_uniform_offsets_are_unchanged() -> None:
     ("fields", "message"),
     [
         ({"access": "hotspot"}, 'access = "hotspot" needs hot_io_fraction and hot_span_fraction'),
-        ({"access": "hotspot", "hot_io_fraction": 0.8}, 'access = "hotspot" needs hot_span_fraction: the share'),
+        (
+            {"access": "hotspot", "hot_io_fraction": 0.8},
+            'access = "hotspot" needs hot_span_fraction: the share',
+        ),
         (
             {"access": "hotspot", "hot_io_fraction": 0.2, "hot_span_fraction": 0.5},
             "hot_io_fraction (0.2) must be more than hot_span_fraction (0.5)",
         ),
-        ({"access": "zipf", "hot_io_fraction": 0.8}, 'hot_io_fraction describe access = "hotspot", not "zipf"'),
-        ({"access": "sequential", "sequential_run": 4}, 'access = "sequential" is one endless run: remove sequential_run'),
+        (
+            {"access": "zipf", "hot_io_fraction": 0.8},
+            'hot_io_fraction describe access = "hotspot", not "zipf"',
+        ),
+        (
+            {"access": "sequential", "sequential_run": 4},
+            'access = "sequential" is one endless run: remove sequential_run',
+        ),
         ({"access": "hotspot", "hot_io_fraction": 1.0, "hot_span_fraction": 0.2}, "less than 1"),
         ({"sequential_run": 0.5}, "must be at least 1; a run is at least one I/O"),
     ],
@@ -176,12 +208,26 @@ def test_bad_access_combinations_are_named(fields: dict[str, Any], message: str)
 
 def test_a_trace_workload_rejects_locality_fields() -> None:
     with pytest.raises(ScenarioError) as exc:
-        simcache.load_scenario({"groups": [{"name": "g", "workload": {"mode": "trace", "trace": {"path": "x.csv"}, "sequential_run": 3}}]})
+        simcache.load_scenario(
+            {
+                "groups": [
+                    {
+                        "name": "g",
+                        "workload": {
+                            "mode": "trace",
+                            "trace": {"path": "x.csv"},
+                            "sequential_run": 3,
+                        },
+                    }
+                ]
+            }
+        )
     assert "sequential_run describe a synthetic workload" in str(exc.value)
 
 
 def read_cache_scenario(workload: dict[str, Any], capacity_share: float) -> simcache.Scenario:
-    """One host, two VMs of 16 MiB reading 8 KiB blocks through 64 KiB lines; the cache a share of both working sets."""
+    """One host, two VMs of 16 MiB reading 8 KiB blocks through 64 KiB lines; the cache a share
+    of both working sets."""
     return simcache.load_scenario(
         {
             "name": "read-cache",
@@ -195,7 +241,16 @@ def read_cache_scenario(workload: dict[str, Any], capacity_share: float) -> simc
             },
             "array": {"profile": "array-14x7200"},
             "groups": [
-                {"name": "app", "vms_per_host": 2, "workload": {"read_fraction": 0.8, "sizes": "8KiB", "working_set": "16MiB", **workload}}
+                {
+                    "name": "app",
+                    "vms_per_host": 2,
+                    "workload": {
+                        "read_fraction": 0.8,
+                        "sizes": "8KiB",
+                        "working_set": "16MiB",
+                        **workload,
+                    },
+                }
             ],
         }
     )
@@ -209,11 +264,22 @@ def read_cache_scenario(workload: dict[str, Any], capacity_share: float) -> simc
         ({"access": "zipf", "zipf_theta": 1.2}, 0.125),
         ({"access": "hotspot", "hot_io_fraction": 0.8, "hot_span_fraction": 0.2}, 0.25),
         ({"access": "uniform", "sequential_run": 4}, 0.125),
-        ({"access": "hotspot", "hot_io_fraction": 0.8, "hot_span_fraction": 0.2, "sequential_run": 8}, 0.125),
+        (
+            {
+                "access": "hotspot",
+                "hot_io_fraction": 0.8,
+                "hot_span_fraction": 0.2,
+                "sequential_run": 8,
+            },
+            0.125,
+        ),
     ],
 )
-def test_estimated_read_hit_ratio_matches_the_simulation(workload: dict[str, Any], share: float) -> None:
-    # Closed loop, one I/O in flight per VM: the run estimate's assumption (the previous I/O's line is in) holds.
+def test_estimated_read_hit_ratio_matches_the_simulation(
+    workload: dict[str, Any], share: float
+) -> None:
+    # Closed loop, one I/O in flight per VM: the run estimate's assumption (the previous I/O's line
+    # is in) holds.
     from simcache.estimate.layout import Layout
     from simcache.estimate.solver import solve_hit_ratios
 

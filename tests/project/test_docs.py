@@ -1,12 +1,14 @@
 """The documentation against the code, so that it cannot go stale silently.
 
-- docs/modules.md is what ``tests/support/module_index.py`` prints now (one row per module, by layer);
+- docs/modules.md is what ``tests/support/module_index.py`` prints now (one row per module, by
+  layer);
 - every repository path docs/architecture.md and docs/model.md give in backticks exists
   (``simcache/sim/components/tier.py``, ``simcache/spec/``, ``setup.py``);
-- every dotted name in backticks that starts with ``simcache.`` or ``simcache_app.`` is a module or an
-  attribute of one (``simcache.native.choice.GROUPS``);
-- every ``Class.member`` in backticks is defined by a class of that name in the packages: a method, a field or
-  class attribute, or an attribute its methods set on ``self`` (read from the sources, nothing run);
+- every dotted name in backticks that starts with ``simcache.`` or ``simcache_app.`` is a module or
+  an attribute of one (``simcache.native.choice.GROUPS``);
+- every ``Class.member`` in backticks is defined by a class of that name in the packages: a method,
+  a field or class attribute, or an attribute its methods set on ``self`` (read from the sources,
+  nothing run);
 - every relative link leads to a file of the repository, and its ``#anchor`` to a heading there.
 """
 
@@ -25,8 +27,8 @@ PAGES = [ROOT / "docs" / "architecture.md", ROOT / "docs" / "model.md"]
 
 _FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 _CODE = re.compile(r"`([^`\n]+)`")
-# A folder (ending in a slash) or a file with an extension, from the repository's root; a bare file name only
-# with one of these extensions (so that `MB/s` or `read/write` are not taken for paths).
+# A folder (ending in a slash) or a file with an extension, from the repository's root; a bare file
+# name only with one of these extensions (so that `MB/s` or `read/write` are not taken for paths).
 _PATH = re.compile(r"(?:[\w.-]+/)+(?:[\w.-]+\.\w+)?|[\w.-]+\.(?:py|toml|md|ipynb|sh)")
 _DOTTED = re.compile(r"simcache(?:_app)?(?:\.\w+)+")
 _MEMBER = re.compile(r"([A-Z]\w*)\.(\w+)")
@@ -38,7 +40,8 @@ def _code_spans(page: Path) -> list[str]:
 
 
 def _spans(pattern: re.Pattern[str]) -> dict[str, list[str]]:
-    """Each backticked span of the pages that ``pattern`` matches whole, with the pages naming it."""
+    """Each backticked span of the pages that ``pattern`` matches whole, with the pages naming
+    it."""
     found: dict[str, list[str]] = defaultdict(list)
     for page in PAGES:
         for span in _code_spans(page):
@@ -54,13 +57,24 @@ def test_the_module_index_is_current() -> None:
 
 def test_named_paths_exist() -> None:
     paths = _spans(_PATH)
-    assert {"simcache/sim/components/kernel.py", "tests/sim/test_fast_paths.py", "simcache/native/sources.py"} <= set(paths)
-    missing = {path: pages for path, pages in paths.items() if path not in GENERATED and not (ROOT / path).exists()}
-    assert missing == {}, "paths the pages name that are not in the repository (give them from its root)"
+    assert {
+        "simcache/sim/components/kernel.py",
+        "tests/sim/test_fast_paths.py",
+        "simcache/native/sources.py",
+    } <= set(paths)
+    missing = {
+        path: pages
+        for path, pages in paths.items()
+        if path not in GENERATED and not (ROOT / path).exists()
+    }
+    assert missing == {}, (
+        "paths the pages name that are not in the repository (give them from its root)"
+    )
 
 
 def _resolve(name: str) -> bool:
-    """Whether ``name`` is a module, or a module's attribute (at any depth: ``module.Class.method``)."""
+    """Whether ``name`` is a module, or a module's attribute (at any depth:
+    ``module.Class.method``)."""
     parts = name.split(".")
     for end in range(len(parts), 0, -1):
         try:
@@ -79,7 +93,9 @@ def test_dotted_names_resolve() -> None:
     names = _spans(_DOTTED)
     assert "simcache.sim.components.flusher.flusher_steps" in names
     unresolved = {name: pages for name, pages in names.items() if not _resolve(name)}
-    assert unresolved == {}, "names the pages give that are neither a module nor an attribute of one"
+    assert unresolved == {}, (
+        "names the pages give that are neither a module nor an attribute of one"
+    )
 
 
 def _class_members() -> dict[str, set[str]]:
@@ -95,13 +111,23 @@ def _class_members() -> dict[str, set[str]]:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     members[node.name].add(item.name)
                 elif isinstance(item, ast.Assign):
-                    members[node.name] |= {target.id for target in item.targets if isinstance(target, ast.Name)}
+                    members[node.name] |= {
+                        target.id for target in item.targets if isinstance(target, ast.Name)
+                    }
                 elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                     members[node.name].add(item.target.id)
             for inner in ast.walk(node):  # attributes set on ``self`` in any method
-                targets = inner.targets if isinstance(inner, ast.Assign) else [getattr(inner, "target", None)]
+                targets = (
+                    inner.targets
+                    if isinstance(inner, ast.Assign)
+                    else [getattr(inner, "target", None)]
+                )
                 for target in targets:
-                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == "self"
+                    ):
                         members[node.name].add(target.attr)
     for name in list(members):  # what a class inherits from the packages' classes
         seen, todo = set(), list(bases[name])
@@ -123,7 +149,9 @@ def test_class_members_exist() -> None:
         cls, member = _MEMBER.fullmatch(span).groups()  # type: ignore[union-attr]
         if member not in members.get(cls, set()):
             missing[span] = pages
-    assert missing == {}, "`Class.member` names the pages give that no class of the packages defines"
+    assert missing == {}, (
+        "`Class.member` names the pages give that no class of the packages defines"
+    )
 
 
 def _slug(heading: str) -> str:

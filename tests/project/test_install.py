@@ -1,4 +1,5 @@
-"""What an install carries (simcache.spec.library): the scenario library, the example files and the page.
+"""What an install carries (simcache.spec.library): the scenario library, the example files and the
+page.
 
 The wheel itself is built and smoke-tested by .ci/run; these tests check, without building one,
 that every file of scenarios/ and examples/ (and app.py) is reachable through the package's
@@ -73,7 +74,8 @@ def test_scenarios_and_examples_sit_side_by_side_as_in_the_repository() -> None:
 
 
 def test_setup_and_the_manifest_ship_every_file() -> None:
-    """setup.py copies LIBRARY_FILES into the wheel's simcache/spec/library/, MANIFEST.in to sdists."""
+    """setup.py copies LIBRARY_FILES into the wheel's simcache/spec/library/, MANIFEST.in to
+    sdists."""
     tree = ast.parse((ROOT / "setup.py").read_text())
     assignments = [node for node in tree.body if isinstance(node, ast.Assign)]
     (patterns,) = [

@@ -1,15 +1,17 @@
-"""The package is a stack of layers (docs/architecture.md): each imports only its own layer and those below.
+"""The package is a stack of layers (docs/architecture.md): each imports only its own layer and
+those below.
 
 The layers, bottom to top, are ``LAYERS`` in tests/support/layers.py.
 
-Checked from the sources (tests/support/import_graph.py), so an import placed inside a function counts as
-much as one at the top of a module:
+Checked from the sources (tests/support/import_graph.py), so an import placed inside a function
+counts as much as one at the top of a module:
 
 - no import cycle between modules at run time (at module level or inside functions);
-- every import, run time or ``if TYPE_CHECKING:``, goes to the importer's own layer or one below it, and a
-  type-checking import that points back (a component naming its owner's class) stays in its own folder;
-- no module of the package imports the package root (``import simcache``, ``from simcache import ...``):
-  the root is the public API, the top of the stack;
+- every import, run time or ``if TYPE_CHECKING:``, goes to the importer's own layer or one below it,
+  and a type-checking import that points back (a component naming its owner's class) stays in its
+  own folder;
+- no module of the package imports the package root (``import simcache``, ``from simcache import
+  ...``): the root is the public API, the top of the stack;
 - only the sim layer imports SimPy;
 - no folder is crowded: at most 16 modules in a folder, at most 15 entries in ``simcache/``.
 """
@@ -49,14 +51,17 @@ def test_no_import_cycle_at_run_time() -> None:
     for edge in GRAPH:
         if edge.kind == "runtime":
             graph[edge.importer].add(edge.imported)
-    assert cycles(graph) == [], "modules that import each other at run time (move the shared part down)"
+    assert cycles(graph) == [], (
+        "modules that import each other at run time (move the shared part down)"
+    )
 
 
 def test_imports_go_down_the_stack() -> None:
     upward = [
         _describe(edge)
         for edge in GRAPH
-        if layer_of(edge.imported) > layer_of(edge.importer) and edge.importer not in ("simcache", "simcache.__main__")
+        if layer_of(edge.imported) > layer_of(edge.importer)
+        and edge.importer not in ("simcache", "simcache.__main__")
     ]
     assert upward == [], "imports of a higher layer (see LAYERS in tests/support/layers.py)"
 
@@ -65,7 +70,11 @@ def test_type_checking_cycles_stay_in_their_folder() -> None:
     graph: dict[str, set[str]] = defaultdict(set)
     for edge in GRAPH:
         graph[edge.importer].add(edge.imported)
-    crossing = [component for component in cycles(graph) if len({folder_of(m, MODULES[m].name == "__init__.py") for m in component}) > 1]
+    crossing = [
+        component
+        for component in cycles(graph)
+        if len({folder_of(m, MODULES[m].name == "__init__.py") for m in component}) > 1
+    ]
     assert crossing == [], "modules of different folders that name each other"
 
 
@@ -73,9 +82,13 @@ def test_no_module_imports_the_package_root() -> None:
     rooted = [
         _describe(edge)
         for edge in GRAPH
-        if edge.names_root and edge.importer.startswith("simcache.") and edge.importer != "simcache.__main__"
+        if edge.names_root
+        and edge.importer.startswith("simcache.")
+        and edge.importer != "simcache.__main__"
     ]
-    assert rooted == [], "the package root is the public API: import from the module that defines the name"
+    assert rooted == [], (
+        "the package root is the public API: import from the module that defines the name"
+    )
 
 
 @pytest.mark.parametrize("package", ["simcache", "simcache_app"])
@@ -85,13 +98,20 @@ def test_no_folder_is_crowded(package: str) -> None:
         if module.startswith(package) and path.name != "__init__.py":
             counts[module.rpartition(".")[0]] += 1
     crowded = {folder: count for folder, count in counts.items() if count > MAX_MODULES_PER_FOLDER}
-    assert crowded == {}, f"folders of more than {MAX_MODULES_PER_FOLDER} modules: split them by what they hold"
-    entries = [p.name for p in (ROOT / "simcache").iterdir() if p.name != "__pycache__" and not p.name.endswith(".so")]
+    assert crowded == {}, (
+        f"folders of more than {MAX_MODULES_PER_FOLDER} modules: split them by what they hold"
+    )
+    entries = [
+        p.name
+        for p in (ROOT / "simcache").iterdir()
+        if p.name != "__pycache__" and not p.name.endswith(".so")
+    ]
     assert len(entries) <= MAX_ROOT_ENTRIES, sorted(entries)
 
 
 def test_only_the_sim_layer_imports_simpy() -> None:
-    """The engine's framework stays in the engine: the description, the physics and the estimate know nothing of it."""
+    """The engine's framework stays in the engine: the description, the physics and the estimate
+    know nothing of it."""
     importers = []
     for module, path in MODULES.items():
         source = path.read_text(encoding="utf-8")
@@ -101,6 +121,9 @@ def test_only_the_sim_layer_imports_simpy() -> None:
             names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names = [node.module]
-            if any(name == "simpy" or name.startswith("simpy.") for name in names) and LAYERS[layer_of(module)][0] != "sim":
+            if (
+                any(name == "simpy" or name.startswith("simpy.") for name in names)
+                and LAYERS[layer_of(module)][0] != "sim"
+            ):
                 importers.append(f"{module} (line {node.lineno})")
     assert importers == [], "SimPy imported outside simcache.sim"

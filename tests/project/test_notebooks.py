@@ -1,4 +1,5 @@
-"""The capacity-planning notebooks in notebooks/: every one runs end to end, and none is stored with outputs.
+"""The capacity-planning notebooks in notebooks/: every one runs end to end, and none is stored with
+outputs.
 
 Each notebook reads its run length and seeds from the environment
 (``SIMCACHE_NOTEBOOK_DURATION`` seconds per run, ``SIMCACHE_NOTEBOOK_SEEDS``,
@@ -18,23 +19,35 @@ from pathlib import Path
 import pytest
 from support.paths import ROOT
 
-nbformat = pytest.importorskip("nbformat", reason="notebook tests need the notebooks extra: pip install -e '.[notebooks]'")
-nbclient = pytest.importorskip("nbclient", reason="notebook tests need the notebooks extra: pip install -e '.[notebooks]'")
-pytest.importorskip("ipykernel", reason="notebook tests need the notebooks extra: pip install -e '.[notebooks]'")
-pytest.importorskip("matplotlib", reason="notebook tests need the notebooks extra: pip install -e '.[notebooks]'")
+nbformat = pytest.importorskip(
+    "nbformat", reason="notebook tests need the notebooks extra: pip install -e '.[notebooks]'"
+)
+nbclient = pytest.importorskip(
+    "nbclient", reason="notebook tests need the notebooks extra: pip install -e '.[notebooks]'"
+)
+pytest.importorskip(
+    "ipykernel", reason="notebook tests need the notebooks extra: pip install -e '.[notebooks]'"
+)
+pytest.importorskip(
+    "matplotlib", reason="notebook tests need the notebooks extra: pip install -e '.[notebooks]'"
+)
 
 FOLDER = ROOT / "notebooks"
 NOTEBOOKS = sorted(FOLDER.glob("*.ipynb"))
 KERNEL = "simcache-test-python"
 SHORT_RUN = {
     "SIMCACHE_NOTEBOOK_DURATION": "2",  # simulated seconds per run
-    "SIMCACHE_NOTEBOOK_SEEDS": "2",  # two seeds: the smallest number that gives a confidence interval
-    "SIMCACHE_NOTEBOOK_WORKERS": "1",  # sweeps in the kernel's own process: no pool start-up per sweep
+    # two seeds: the smallest number that gives a confidence interval
+    "SIMCACHE_NOTEBOOK_SEEDS": "2",
+    # sweeps in the kernel's own process: no pool start-up per sweep
+    "SIMCACHE_NOTEBOOK_WORKERS": "1",
 }
 
 
 def test_there_are_planning_notebooks() -> None:
-    assert len(NOTEBOOKS) >= 4, f"expected at least four notebooks in {FOLDER}, found {[p.name for p in NOTEBOOKS]}"
+    assert len(NOTEBOOKS) >= 4, (
+        f"expected at least four notebooks in {FOLDER}, found {[p.name for p in NOTEBOOKS]}"
+    )
 
 
 @pytest.fixture
@@ -43,9 +56,12 @@ def kernel_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     spec = tmp_path / "jupyter" / "kernels" / KERNEL
     spec.mkdir(parents=True)
     argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "simcache tests", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "simcache tests", "language": "python"})
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
-    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # quiets the debugger's frozen-modules warning
+    # quiets the debugger's frozen-modules warning
+    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     for name, value in SHORT_RUN.items():
         monkeypatch.setenv(name, value)
     return KERNEL
@@ -62,7 +78,9 @@ def _text(cell: nbformat.NotebookNode) -> str:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path: Path, kernel_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notebook_runs(
+    path: Path, kernel_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Importing streamlit (the app tests do) sets MPLBACKEND=Agg for the whole process; the kernel
     # inherits the environment and would then draw no inline images.
     monkeypatch.delenv("MPLBACKEND", raising=False)
@@ -75,21 +93,31 @@ def test_notebook_runs(path: Path, kernel_name: str, tmp_path: Path, monkeypatch
     )
     try:
         client.execute()
-    finally:  # keep the executed copy next to the test's other output, for a look at the plots or the failure
+    # keep the executed copy next to the test's other output, for a look at the plots or the failure
+    finally:
         nbformat.write(notebook, tmp_path / path.name)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    images = [o for cell in code for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+    images = [
+        o for cell in code for o in cell.get("outputs", []) if "image/png" in o.get("data", {})
+    ]
     assert images, f"{path.name} drew no plot"
     conclusion = _text(code[-1])
-    assert "Conclusion" in conclusion, f"{path.name}: the last cell should print the computed conclusion, printed {conclusion!r}"
+    assert "Conclusion" in conclusion, (
+        f"{path.name}: the last cell should print the computed conclusion, printed {conclusion!r}"
+    )
 
 
 def _stored_versions(path: Path) -> dict[str, str]:
-    """The notebook as in the working tree, plus the version staged in git's index when it is tracked."""
+    """The notebook as in the working tree, plus the version staged in git's index when it is
+    tracked."""
     versions = {"working tree": path.read_text("utf-8")}
     try:
         staged = subprocess.run(
-            ["git", "show", f":{path.relative_to(ROOT).as_posix()}"], cwd=ROOT, capture_output=True, text=True, check=False
+            ["git", "show", f":{path.relative_to(ROOT).as_posix()}"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
         )
     except OSError:  # no git: the working tree is all there is
         return versions
@@ -106,5 +134,9 @@ def test_notebook_is_stored_without_outputs(path: Path) -> None:
         for index, cell in enumerate(notebook.cells):
             if cell.cell_type != "code":
                 continue
-            assert cell.outputs == [], f"{path.name} ({where}): cell {index} has outputs; save the notebook stripped"
-            assert cell.execution_count is None, f"{path.name} ({where}): cell {index} has an execution count; save it stripped"
+            assert cell.outputs == [], (
+                f"{path.name} ({where}): cell {index} has outputs; save the notebook stripped"
+            )
+            assert cell.execution_count is None, (
+                f"{path.name} ({where}): cell {index} has an execution count; save it stripped"
+            )

@@ -1,7 +1,9 @@
-"""`simcache report` and simcache.report: the HTML report's figures are the run's, as `simcache run` prints them;
-lower bounds, instability and verdicts are said; sweeps draw categorical values unjoined; nothing links outside the file.
+"""`simcache report` and simcache.report: the HTML report's figures are the run's, as `simcache run`
+prints them; lower bounds, instability and verdicts are said; sweeps draw categorical values
+unjoined; nothing links outside the file.
 
-Latency targets (simcache.runs.targets) are parsed and judged here too. The report opened in Chromium is in test_browser.py.
+Latency targets (simcache.runs.targets) are parsed and judged here too. The report opened in
+Chromium is in test_browser.py.
 """
 
 from __future__ import annotations
@@ -27,7 +29,14 @@ from simcache.report import SweepReport, report_html
 from simcache.report.cells import cell
 from simcache.results.bottleneck import bottleneck_sentence, time_shares
 from simcache.runs.sweep import SweepProgress, sweep, sweep_summary
-from simcache.runs.targets import Evidence, Target, evidence_of_row, judge, judge_seeds, parse_target
+from simcache.runs.targets import (
+    Evidence,
+    Target,
+    evidence_of_row,
+    judge,
+    judge_seeds,
+    parse_target,
+)
 from simcache.sim.collect import COMPONENTS
 
 OUTSIDE = re.compile(r"https?:|<script|<link|<img|<iframe|src=|url\(", re.IGNORECASE)
@@ -75,29 +84,49 @@ def latency_rows(html: str) -> list[list[str]]:
     return tables(html)["Latency per VM group (ms), IOPS and MB/s"]
 
 
-# -- the default scenario: figures as `simcache run` prints them ------------------------------------------
+# -- the default scenario: figures as `simcache run` prints them
+# ------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def default_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
-    """(`simcache run default` output, the report's HTML, `simcache report` output), both for 6 s and seed 1."""
+    """(`simcache run default` output, the report's HTML, `simcache report` output), both for 6 s
+    and seed 1."""
     out = tmp_path_factory.mktemp("report") / "default.html"
     code, printed, _ = call(["run", "default", "--duration", "6s", "--seed", "1"])
     assert code == 0
-    code, said, _ = call(["report", "default", "--duration", "6s", "--seed", "1", "-o", str(out), "--target", "write p99 <= 5ms"])
+    code, said, _ = call(
+        [
+            "report",
+            "default",
+            "--duration",
+            "6s",
+            "--seed",
+            "1",
+            "-o",
+            str(out),
+            "--target",
+            "write p99 <= 5ms",
+        ]
+    )
     assert code == 0
     return printed, out.read_text("utf-8"), said
 
 
-def test_the_report_shows_the_latency_table_exactly_as_simcache_run_prints_it(default_report: tuple[str, str, str]) -> None:
+def test_the_report_shows_the_latency_table_exactly_as_simcache_run_prints_it(
+    default_report: tuple[str, str, str],
+) -> None:
     printed, html, _ = default_report
     lines = printed.splitlines()
     start = lines.index("Latency per VM group (ms), IOPS and MB/s:") + 2  # after the header row
-    run_rows = [line.split() for line in lines[start : start + 8]]  # 3 groups and "all", read and write
-    assert lines[start + 8] == "" or lines[start + 8].startswith("  >= : a lower bound.")  # the table ends there
+    # 3 groups and "all", read and write
+    run_rows = [line.split() for line in lines[start : start + 8]]
+    # the table ends there
+    assert lines[start + 8] == "" or lines[start + 8].startswith("  >= : a lower bound.")
     shown = [[value.replace(">= ", ">=") for value in row] for row in latency_rows(html)[1:]]
     assert shown == run_rows
-    assert any(value.startswith(">=") for row in run_rows for value in row)  # 6 s of the default leaves reads unfinished
+    # 6 s of the default leaves reads unfinished
+    assert any(value.startswith(">=") for row in run_rows for value in row)
     assert latency_rows(html)[0] == [
         "group",
         "op",
@@ -114,7 +143,8 @@ def test_the_report_shows_the_latency_table_exactly_as_simcache_run_prints_it(de
 
 
 def test_the_report_names_its_run(default_report: tuple[str, str, str]) -> None:
-    """Manifest: version, seed, scenario hash (the SHA-256 of the scenario as run), duration; the bottleneck sentence."""
+    """Manifest: version, seed, scenario hash (the SHA-256 of the scenario as run), duration; the
+    bottleneck sentence."""
     _, html, said = default_report
     scenario = simcache.load_scenario("default").with_duration(6.0)
     result = simcache.simulate(scenario, seed=1)
@@ -130,7 +160,9 @@ def test_the_report_names_its_run(default_report: tuple[str, str, str]) -> None:
 
     assert bottleneck_sentence(result, scenario).replace("'", "&#x27;") in html
     verdict = judge(result, parse_target("write p99 <= 5ms")).text
-    assert said.startswith(f"write p99 <= 5 ms: {verdict}\nreport written to ") and said.endswith(" bytes)\n")
+    assert said.startswith(f"write p99 <= 5 ms: {verdict}\nreport written to ") and said.endswith(
+        " bytes)\n"
+    )
 
 
 def test_the_report_needs_no_network(default_report: tuple[str, str, str]) -> None:
@@ -140,19 +172,22 @@ def test_the_report_needs_no_network(default_report: tuple[str, str, str]) -> No
 
 
 def test_the_report_marks_warmup_and_the_vmotion(tmp_path: Path) -> None:
-    """The default scenario's vMotion at 10 s is marked on every timeline of a 12 s run, and the 1.2 s warm-up shaded."""
+    """The default scenario's vMotion at 10 s is marked on every timeline of a 12 s run, and the
+    1.2 s warm-up shaded."""
     result = simcache.simulate(simcache.load_scenario("default").with_duration(12.0), seed=1)
     html = report_html(result)
     assert html.count(">vMotion host0-&gt;host1</text>") == 4
     assert html.count(">warm-up</text>") == 4
 
 
-# -- an overloaded run: instability, lower bounds and verdicts ------------------------------------------------
+# -- an overloaded run: instability, lower bounds and verdicts
+# ------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def overloaded(tmp_path_factory: pytest.TempPathFactory) -> tuple[simcache.Result, str]:
-    """The M/M/1 of test_validity at rho = 1.5 (seed 1): its result, and its report as `simcache report` writes it."""
+    """The M/M/1 of test_validity at rho = 1.5 (seed 1): its result, and its report as `simcache
+    report` writes it."""
     folder = tmp_path_factory.mktemp("overloaded")
     path = folder / "mm1.toml"
     path.write_text(to_toml(mm1_data(1500.0)))
@@ -173,11 +208,18 @@ def test_an_unstable_run_says_so_above_its_figures(overloaded: tuple[simcache.Re
 
 
 def test_lower_bounds_show_as_at_least(overloaded: tuple[simcache.Result, str]) -> None:
-    """Every summary cell named in ``lower_bounds`` shows as ">= value", the value formatted as `simcache run` prints it."""
+    """Every summary cell named in ``lower_bounds`` shows as ">= value", the value formatted as
+    `simcache run` prints it."""
     result, html = overloaded
     rows = {(row[0], row[1]): row for row in latency_rows(html)[1:]}
     header = latency_rows(html)[0]
-    column = {"p50_ms": "p50 ms", "p95_ms": "p95 ms", "p99_ms": "p99 ms", "p999_ms": "p99.9 ms", "mean_ms": "mean ms"}
+    column = {
+        "p50_ms": "p50 ms",
+        "p95_ms": "p95 ms",
+        "p99_ms": "p99 ms",
+        "p999_ms": "p99.9 ms",
+        "mean_ms": "mean ms",
+    }
     marked = 0
     for record in result.summary.to_dict("records"):
         for name in str(record["lower_bounds"]).split():
@@ -189,36 +231,48 @@ def test_lower_bounds_show_as_at_least(overloaded: tuple[simcache.Result, str]) 
 
 
 def test_verdicts_of_an_unstable_run(overloaded: tuple[simcache.Result, str]) -> None:
-    """A lower bound above the limit is a miss by at least the difference; a figure under it is unknown (unstable)."""
+    """A lower bound above the limit is a miss by at least the difference; a figure under it is
+    unknown (unstable)."""
     result, html = overloaded
     verdicts = tables(html)["Verdicts"][1:]
-    row = result.summary[(result.summary["group"] == "all") & (result.summary["op"] == "write")].iloc[0]
+    row = result.summary[
+        (result.summary["group"] == "all") & (result.summary["op"] == "write")
+    ].iloc[0]
     p999 = float(row["p999_ms"])
     assert "p999_ms" in row["lower_bounds"] and p999 > 1.0
     over = p999 - 1.0
     assert verdicts[1] == [
         "write p99.9 <= 1 ms",
-        f"misses by at least {over:.3g} ms ({over:.0%}): write p99.9 is at least {p999:.3g} ms, unfinished I/Os included",
+        f"misses by at least {over:.3g} ms ({over:.0%}): write p99.9 is at least {p999:.3g} ms, "
+        "unfinished I/Os included",
     ]
     assert verdicts[0][0] == "write p50 <= 10000 ms"
     assert verdicts[0][1].startswith(
-        "unknown: the run is unstable (no steady state): its latency grows with the run's length; write p50 is "
+        "unknown: the run is unstable (no steady state): its latency grows with the run's length; "
+        "write p50 is "
     )
-    assert html.index("<h2>Verdicts</h2>") < html.index("<h2>Latency per VM group")  # the verdict comes first
+    # the verdict comes first
+    assert html.index("<h2>Verdicts</h2>") < html.index("<h2>Latency per VM group")
 
 
 def test_time_shares_of_the_tail() -> None:
-    """99 writes of 1 ms all in the local tier and one of 10 ms, 9 of them on the network: on average the tier has
-    100/109 = 92% of the write time, but past 10 ms (the tail) the network has 9/10."""
+    """99 writes of 1 ms all in the local tier and one of 10 ms, 9 of them on the network: on
+    average the tier has 100/109 = 92% of the write time, but past 10 ms (the tail) the network
+    has 9/10."""
     latency = np.array([1.0] * 99 + [10.0])
     parts = {"local_tier_ms": np.array([1.0] * 100), "network_ms": np.array([0.0] * 99 + [9.0])}
-    assert time_shares(latency, parts) == pytest.approx({"local_tier_ms": 100 / 109, "network_ms": 9 / 109})
-    assert time_shares(latency, parts, 10.0) == pytest.approx({"local_tier_ms": 0.1, "network_ms": 0.9})
+    assert time_shares(latency, parts) == pytest.approx(
+        {"local_tier_ms": 100 / 109, "network_ms": 9 / 109}
+    )
+    assert time_shares(latency, parts, 10.0) == pytest.approx(
+        {"local_tier_ms": 0.1, "network_ms": 0.9}
+    )
 
 
 def test_the_bottleneck_sentence_says_when_the_answer_depends_on_the_percentile() -> None:
-    """compression_1gbe (seed 1, 6 s): on average the peer tier has the largest share of write time, but past the p99
-    the 1GbE replica send has; the sentence says so with the shares computed from the records."""
+    """compression_1gbe (seed 1, 6 s): on average the peer tier has the largest share of write
+    time, but past the p99 the 1GbE replica send has; the sentence says so with the shares
+    computed from the records."""
     scenario = simcache.load_scenario("compression_1gbe").with_duration(6.0)
     result = simcache.simulate(scenario, seed=1)
     writes = result.measured[result.measured["op"] == "write"]
@@ -230,13 +284,16 @@ def test_the_bottleneck_sentence_says_when_the_answer_depends_on_the_percentile(
     assert mean.idxmax() == "peer_tier_ms" and tail.idxmax() == "network_ms"
     said = bottleneck_sentence(result, scenario)
     assert said.endswith(
-        f"Where write time goes depends on the percentile: on average the peer tier takes the largest share ({mean.max():.0%}), "
-        f"but in the slowest 1% of writes (at or past the p99, {p99:.3g} ms) sending replicas over the network does "
+        "Where write time goes depends on the percentile: on average the peer tier takes the "
+        f"largest share ({mean.max():.0%}), "
+        f"but in the slowest 1% of writes (at or past the p99, {p99:.3g} ms) sending replicas over "
+        "the network does "
         f"({tail.max():.0%}); to cut the p99, look there."
     )
 
 
-# -- targets -------------------------------------------------------------------------------------------------
+# -- targets
+# -------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -257,7 +314,10 @@ def test_targets_parse(text: str, target: Target) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("write p97 <= 5ms", "no latency figure 'p97'; use one of p50, p95, p99, p99.9, p999, mean, max"),
+        (
+            "write p97 <= 5ms",
+            "no latency figure 'p97'; use one of p50, p95, p99, p99.9, p999, mean, max",
+        ),
         ("write p99 <= 5", "give the limit as a time with its unit, e.g. 5ms or 500us (got '5')"),
         ("p99 <= 5ms", 'write a target as "[GROUP] read|write FIGURE <= LIMIT"'),
         ("write p99 >= 5ms", 'write a target as "[GROUP] read|write FIGURE <= LIMIT"'),
@@ -270,17 +330,26 @@ def test_bad_targets_say_how_to_write_them(text: str, message: str) -> None:
 
 
 def test_verdicts_of_a_stable_run() -> None:
-    """M/M/1 at rho = 0.5 (stable, every I/O finished): a limit of twice the p99 is met with p99 to spare; half of it is
-    missed by p99/2, which is 100% of the limit."""
+    """M/M/1 at rho = 0.5 (stable, every I/O finished): a limit of twice the p99 is met with p99
+    to spare; half of it is missed by p99/2, which is 100% of the limit."""
     result = simcache.simulate(simcache.load_scenario(mm1_data(500.0)), seed=1)
     assert result.stable
     p99 = float(result.summary.query("group == 'all' and op == 'write'")["p99_ms"].iloc[0])
     meets = judge(result, Target("all", "write", "p99", 2 * p99))
-    assert (meets.status, meets.text) == ("meets", f"meets it: write p99 is {p99:.3g} ms, {p99:.3g} ms under the limit")
+    assert (meets.status, meets.text) == (
+        "meets",
+        f"meets it: write p99 is {p99:.3g} ms, {p99:.3g} ms under the limit",
+    )
     misses = judge(result, Target("all", "write", "p99", p99 / 2))
-    assert (misses.status, misses.text) == ("misses", f"misses by {p99 / 2:.3g} ms (100%): write p99 is {p99:.3g} ms")
+    assert (misses.status, misses.text) == (
+        "misses",
+        f"misses by {p99 / 2:.3g} ms (100%): write p99 is {p99:.3g} ms",
+    )
     none = judge(result, Target("db", "read", "p99", 1.0))  # the M/M/1 only writes
-    assert (none.status, none.text) == ("unknown", "unknown: no read I/O of db in the measured window")
+    assert (none.status, none.text) == (
+        "unknown",
+        "unknown: no read I/O of db in the measured window",
+    )
 
 
 def test_throughput_targets_parse() -> None:
@@ -288,67 +357,109 @@ def test_throughput_targets_parse() -> None:
     assert parse_target("db read MB/s >= 1,200") == Target("db", "read", "MB/s", 1200.0)
     for text in ("write iops >= 4000", "db read MB/s >= 200.5"):
         assert parse_target(str(parse_target(text))) == parse_target(text)
-    with pytest.raises(ScenarioError, match=re.escape("a throughput target is a floor: write iops >= FLOOR")):
+    with pytest.raises(
+        ScenarioError, match=re.escape("a throughput target is a floor: write iops >= FLOOR")
+    ):
         parse_target("write iops <= 4000")
-    with pytest.raises(ScenarioError, match=re.escape("give the floor as a plain number of iops, e.g. 4000 (got '4k')")):
+    with pytest.raises(
+        ScenarioError,
+        match=re.escape("give the floor as a plain number of iops, e.g. 4000 (got '4k')"),
+    ):
         parse_target("write iops >= 4k")
 
 
 def test_throughput_and_thin_percentile_verdicts() -> None:
-    """M/M/1 at 500 writes/s over a 5 s window: its IOPS meets a floor of half of it and misses twice it by 50%. Its
-    ~2,500 writes are enough for a p99 (1,000 = 10 / (1 - 0.99)) but not for a p99.9 (10,000): that verdict is unknown."""
+    """M/M/1 at 500 writes/s over a 5 s window: its IOPS meets a floor of half of it and misses
+    twice it by 50%. Its ~2,500 writes are enough for a p99 (1,000 = 10 / (1 - 0.99)) but not for
+    a p99.9 (10,000): that verdict is unknown."""
     result = simcache.simulate(simcache.load_scenario(mm1_data(500.0)), seed=1)
     row = result.summary.query("group == 'all' and op == 'write'").iloc[0]
     iops, count = float(row["iops"]), int(row["count"] + row["unfinished"])
     assert 1000 <= count < 10_000
     meets = judge(result, Target("all", "write", "iops", iops / 2))
-    assert (meets.status, meets.text) == ("meets", f"meets it: write iops is {iops:,.0f} IOPS, {iops / 2:,.0f} IOPS above the floor")
+    assert (meets.status, meets.text) == (
+        "meets",
+        f"meets it: write iops is {iops:,.0f} IOPS, {iops / 2:,.0f} IOPS above the floor",
+    )
     misses = judge(result, Target("all", "write", "iops", 2 * iops))
-    assert (misses.status, misses.text) == ("misses", f"misses by {iops:,.0f} IOPS (50%): write iops is {iops:,.0f} IOPS")
+    assert (misses.status, misses.text) == (
+        "misses",
+        f"misses by {iops:,.0f} IOPS (50%): write iops is {iops:,.0f} IOPS",
+    )
     thin = judge(result, parse_target("write p99.9 <= 1s"))
     assert thin.status == "unknown"
-    assert thin.text.startswith(f"unknown: only {count:,} writes behind p99.9, which needs 10,000 (10 beyond it); run longer")
+    assert thin.text.startswith(
+        f"unknown: only {count:,} writes behind p99.9, which needs 10,000 (10 beyond it); run "
+        "longer"
+    )
     assert judge(result, parse_target("write p99 <= 1s")).status == "meets"
 
 
 def test_verdicts_over_seeds_use_the_t_interval() -> None:
-    """Five seeds 4.9, 5.0, 5.1, 4.95, 5.05 ms: mean 5.0, s = 0.0791, half-width t(0.975, 4) s / sqrt(5) = 2.776 x
-    0.0791 / 2.236 = 0.098 ms. A 6 ms limit is met (5.098 < 6); a 5.05 ms limit lies inside the interval: unknown, not a
-    pass. Two seeds 4 and 6 ms (half-width 12.706 x 1.414 / 1.414 = 12.7 ms) are said to be too few, and a 3 ms limit
-    they are 2 ms over is still within that interval."""
+    """Five seeds 4.9, 5.0, 5.1, 4.95, 5.05 ms: mean 5.0, s = 0.0791, half-width t(0.975, 4) s /
+    sqrt(5) = 2.776 x 0.0791 / 2.236 = 0.098 ms. A 6 ms limit is met (5.098 < 6); a 5.05 ms limit
+    lies inside the interval: unknown, not a pass. Two seeds 4 and 6 ms (half-width 12.706 x
+    1.414 / 1.414 = 12.7 ms) are said to be too few, and a 3 ms limit they are 2 ms over is still
+    within that interval."""
     five = [Evidence(v) for v in (4.9, 5.0, 5.1, 4.95, 5.05)]
     met = judge_seeds(Target("all", "write", "mean", 6.0), five)
     assert met.status == "meets" and met.ci95 == pytest.approx(0.0982, abs=5e-4) and met.seeds == 5
-    assert met.text == "meets it: write mean is 5.00 ± 0.10 ms (mean of 5 seeds, 95% interval), 1 ms under the limit"
+    assert met.text == (
+        "meets it: write mean is 5.00 ± 0.10 ms (mean of 5 seeds, 95% interval), 1 ms under "
+        "the limit"
+    )
     close = judge_seeds(Target("all", "write", "mean", 5.05), five)
     assert close.status == "unknown" and "within its interval; run more seeds" in close.text
-    two = judge_seeds(Target("all", "write", "p99", 3.0), [Evidence(4.0, samples=5000), Evidence(6.0, samples=5000)])
+    two = judge_seeds(
+        Target("all", "write", "p99", 3.0),
+        [Evidence(4.0, samples=5000), Evidence(6.0, samples=5000)],
+    )
     assert two.ci95 == pytest.approx(12.706, abs=1e-3)
-    assert two.status == "unknown" and two.text.endswith("within its interval; run more seeds; 2 seeds are too few for a stable interval")
-    unstable = judge_seeds(Target("all", "write", "mean", 6.0), [Evidence(5.0), Evidence(5.1, doubts=("the run is unstable",))])
-    assert unstable.status == "unknown" and unstable.text.startswith("unknown: in 1 of 2 seeds, the run is unstable")
+    assert two.status == "unknown" and two.text.endswith(
+        "within its interval; run more seeds; 2 seeds are too few for a stable interval"
+    )
+    unstable = judge_seeds(
+        Target("all", "write", "mean", 6.0),
+        [Evidence(5.0), Evidence(5.1, doubts=("the run is unstable",))],
+    )
+    assert unstable.status == "unknown" and unstable.text.startswith(
+        "unknown: in 1 of 2 seeds, the run is unstable"
+    )
 
 
 def test_sweep_rows_carry_what_a_verdict_needs() -> None:
-    """A sweep row's ``stable``, ``validity`` and ``lower_bounds`` cells (comma-separated, absent or NaN when empty) are
-    read as a run's: a lower bound under the limit is unknown, a pass while the buffer was filling is unknown, an
-    unstable row is unknown, and a row without them (older stores) is unknown for want of its validity."""
+    """A sweep row's ``stable``, ``validity`` and ``lower_bounds`` cells (comma-separated, absent
+    or NaN when empty) are read as a run's: a lower bound under the limit is unknown, a pass
+    while the buffer was filling is unknown, an unstable row is unknown, and a row without them
+    (older stores) is unknown for want of its validity."""
     target = parse_target("write p99 <= 5ms")
     clean = {"all.write.p99_ms": 3.0, "all.write.count": 5000, "stable": 1, "validity": math.nan}
     assert judge_seeds(target, [evidence_of_row(clean, target)]).status == "meets"
-    bounded = judge_seeds(target, [evidence_of_row(clean | {"all.write.lower_bounds": "p99_ms,mean_ms,max_ms"}, target)])
-    assert bounded.text == "unknown: write p99 is at least 3 ms, under the limit, but unfinished I/Os could raise the figure past the limit"
-    filling = judge_seeds(target, [evidence_of_row(clean | {"validity": "few_samples,filling"}, target)])
+    bounded = judge_seeds(
+        target,
+        [evidence_of_row(clean | {"all.write.lower_bounds": "p99_ms,mean_ms,max_ms"}, target)],
+    )
+    assert bounded.text == (
+        "unknown: write p99 is at least 3 ms, under the limit, but unfinished I/Os could raise "
+        "the figure past the limit"
+    )
+    filling = judge_seeds(
+        target, [evidence_of_row(clean | {"validity": "few_samples,filling"}, target)]
+    )
     assert filling.text == (
-        "unknown: write p99 is 3 ms, 2 ms inside the limit, but the destage buffer was still filling at the end: "
+        "unknown: write p99 is 3 ms, 2 ms inside the limit, but the destage buffer was still "
+        "filling at the end: "
         "once full, writes wait for destage"
     )
-    assert judge_seeds(target, [evidence_of_row(clean | {"stable": 0}, target)]).text.startswith("unknown: the run is unstable")
+    assert judge_seeds(target, [evidence_of_row(clean | {"stable": 0}, target)]).text.startswith(
+        "unknown: the run is unstable"
+    )
     old = {"all.write.p99_ms": 3.0, "all.write.count": 5000}
     assert "was not recorded" in judge_seeds(target, [evidence_of_row(old, target)]).text
 
 
-# -- sweeps ------------------------------------------------------------------------------------------------
+# -- sweeps
+# ------------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -365,10 +476,10 @@ def sweep_rows(html: str) -> list[list[str]]:
 def test_ctrl_c_in_a_reports_sweep_writes_the_report_with_the_runs_that_finished(
     small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``simcache report --sweep``: the sweep shows its progress (plain lines when stderr is no terminal), and Ctrl-C
-    during it (a SIGINT sent once the second run has finished) stops it, writes the report with the run and the
-    finished sweep runs, marked partial in the page and in the output, and exits 130. Before, the sweep had no
-    progress and Ctrl-C lost the report."""
+    """``simcache report --sweep``: the sweep shows its progress (plain lines when stderr is no
+    terminal), and Ctrl-C during it (a SIGINT sent once the second run has finished) stops it,
+    writes the report with the run and the finished sweep runs, marked partial in the page and in
+    the output, and exits 130. Before, the sweep had no progress and Ctrl-C lost the report."""
     from simcache.cli import sweep as cli_sweep
 
     shown = cli_sweep._sweep_progress
@@ -381,7 +492,22 @@ def test_ctrl_c_in_a_reports_sweep_writes_the_report_with_the_runs_that_finished
     monkeypatch.setattr(cli_sweep, "_sweep_progress", interrupt_after_two)
     out = tmp_path / "stopped.html"
     line = "cluster.peer_link = ['1GbE', '10GbE']"
-    code, stdout, stderr = call(["report", str(small), "-o", str(out), "--sweep", line, "--sweep-seeds", "1", "2", "3", "--workers", "1"])
+    code, stdout, stderr = call(
+        [
+            "report",
+            str(small),
+            "-o",
+            str(out),
+            "--sweep",
+            line,
+            "--sweep-seeds",
+            "1",
+            "2",
+            "3",
+            "--workers",
+            "1",
+        ]
+    )
     assert code == 130, stderr
     assert "sweeping 6 runs around it; Ctrl-C stops the sweep" in stderr
     assert "1/6 runs done" in stderr and "2/6 runs done" in stderr
@@ -391,27 +517,49 @@ def test_ctrl_c_in_a_reports_sweep_writes_the_report_with_the_runs_that_finished
     html = out.read_text("utf-8")
     assert f"Partial sweep: the sweep stopped (SIGINT) after {finished} of 6 runs" in html
     rows = sweep_rows(html)[1:]
-    assert sum(int(row[1]) for row in rows) == finished  # the seeds column counts the finished runs of each point
+    # the seeds column counts the finished runs of each point
+    assert sum(int(row[1]) for row in rows) == finished
 
 
 def test_a_sweep_stopped_before_any_run_finished_is_said_so(small: Path) -> None:
-    """A report whose sweep was stopped before its first run finished: the section says so, with no table."""
+    """A report whose sweep was stopped before its first run finished: the section says so, with
+    no table."""
     result = simcache.simulate(simcache.load_scenario(small))
-    swept = SweepReport(pd.DataFrame(), {"cluster.peer_link": ["1GbE", "10GbE"]}, stopped="SIGINT", planned=4)
+    swept = SweepReport(
+        pd.DataFrame(), {"cluster.peer_link": ["1GbE", "10GbE"]}, stopped="SIGINT", planned=4
+    )
     html = report_html(result, sweep=swept)
     assert "Partial sweep: the sweep stopped (SIGINT) after 0 of 4 runs" in html
     assert "Sweep" not in tables(html)
 
 
-def test_a_categorical_sweep_is_a_table_of_means_and_unjoined_points(small: Path, tmp_path: Path) -> None:
-    """Each point gets a verdict over its 2 seeds per target. The mean target is met by both points, each with its
-    interval (Student t over 2 seeds) said to be too few seeds to be stable; the p99 target is unknown for both, as
-    ~255 writes per seed are fewer than the 1,000 a p99 needs (10 beyond it). Both pass, so the cheapest is the first
-    in the listed order (categorical values), and both points are drawn green (the feasible region)."""
+def test_a_categorical_sweep_is_a_table_of_means_and_unjoined_points(
+    small: Path, tmp_path: Path
+) -> None:
+    """Each point gets a verdict over its 2 seeds per target. The mean target is met by both
+    points, each with its interval (Student t over 2 seeds) said to be too few seeds to be
+    stable; the p99 target is unknown for both, as ~255 writes per seed are fewer than the 1,000
+    a p99 needs (10 beyond it). Both pass, so the cheapest is the first in the listed order
+    (categorical values), and both points are drawn green (the feasible region)."""
     out = tmp_path / "sweep.html"
     line = "cluster.peer_link = ['1GbE', '10GbE']"
     targets = ["--target", "write mean <= 1ms", "--target", "write p99 <= 1ms"]
-    code, _, _ = call(["report", str(small), "-o", str(out), "--sweep", line, "--sweep-seeds", "1", "2", "--workers", "1", *targets])
+    code, _, _ = call(
+        [
+            "report",
+            str(small),
+            "-o",
+            str(out),
+            "--sweep",
+            line,
+            "--sweep-seeds",
+            "1",
+            "2",
+            "--workers",
+            "1",
+            *targets,
+        ]
+    )
     assert code == 0
     html = out.read_text("utf-8")
     scenario = simcache.load_scenario(small)
@@ -429,29 +577,58 @@ def test_a_categorical_sweep_is_a_table_of_means_and_unjoined_points(small: Path
         "write p99 <= 1 ms",
     ]
     for shown, point in zip(rows[1:], points.to_dict("records"), strict=True):
-        p99, mean, half = point["all.write.p99_ms"], point["all.write.mean_ms"], point["all.write.mean_ms.ci95"]
-        assert shown[:3] == [point["cluster.peer_link"], "2", f"{cell(p99)} ± {cell(point['all.write.p99_ms.ci95'])}"]
+        p99, mean, half = (
+            point["all.write.p99_ms"],
+            point["all.write.mean_ms"],
+            point["all.write.mean_ms.ci95"],
+        )
+        assert shown[:3] == [
+            point["cluster.peer_link"],
+            "2",
+            f"{cell(p99)} ± {cell(point['all.write.p99_ms.ci95'])}",
+        ]
         assert mean + half < 1.0
-        interval = f"{mean:.{2 - math.floor(math.log10(mean))}f} ± {half:.{2 - math.floor(math.log10(mean))}f} ms"
+        interval = (
+            f"{mean:.{2 - math.floor(math.log10(mean))}f} ± "
+            f"{half:.{2 - math.floor(math.log10(mean))}f} ms"
+        )
         assert shown[-2] == (
-            f"meets it: write mean is {interval} (mean of 2 seeds, 95% interval), {1 - mean:.3g} ms under the limit; "
+            f"meets it: write mean is {interval} (mean of 2 seeds, 95% interval), {1 - mean:.3g} "
+            "ms under the limit; "
             "2 seeds are too few for a stable interval"
         )
-        fewest = int(table.loc[table["cluster.peer_link"] == point["cluster.peer_link"], "all.write.count"].min())
+        fewest = int(
+            table.loc[
+                table["cluster.peer_link"] == point["cluster.peer_link"], "all.write.count"
+            ].min()
+        )
         assert fewest < 1000
-        assert shown[-1].startswith(f"unknown: only {fewest} writes behind p99, which needs 1,000 (10 beyond it); run longer")
-    assert "Cheapest passing configuration: 1GbE (2 of 2 points meet write mean &lt;= 1 ms; cheapest means the first passing" in html
+        assert shown[-1].startswith(
+            f"unknown: only {fewest} writes behind p99, which needs 1,000 (10 beyond it); run "
+            "longer"
+        )
+    assert (
+        "Cheapest passing configuration: 1GbE (2 of 2 points meet write mean &lt;= 1 ms; cheapest "
+        "means the first passing" in html
+    )
     chart = html[html.index("<h2>Sweep</h2>") :]
-    assert chart.count("<circle") == 2 and "class='joined'" not in chart and 'class="joined"' not in chart
+    assert (
+        chart.count("<circle") == 2
+        and "class='joined'" not in chart
+        and 'class="joined"' not in chart
+    )
     assert chart.count('<circle class="passing"') == 2
     assert OUTSIDE.search(html) is None
 
 
 def test_a_numeric_sweep_is_joined(small: Path) -> None:
-    """One numeric parameter (a quoted dotted key, as sweep files write it) is a scale: its points are joined."""
+    """One numeric parameter (a quoted dotted key, as sweep files write it) is a scale: its
+    points are joined."""
     scenario = simcache.load_scenario(small)
     grid = {"groups.db.workload.iops": [100, 200]}
-    html = report_html(simcache.simulate(scenario), sweep=SweepReport(sweep(scenario, grid, workers=1), grid))
+    html = report_html(
+        simcache.simulate(scenario), sweep=SweepReport(sweep(scenario, grid, workers=1), grid)
+    )
     chart = html[html.index("<h2>Sweep</h2>") :]
     assert chart.count('class="joined"') == 1 and chart.count("<circle") == 2
 
@@ -464,7 +641,9 @@ def test_a_numeric_sweep_is_joined(small: Path) -> None:
         (["--sweep", "cluster.peer_link = '1GbE'"], "must be a non-empty list of values"),
     ],
 )
-def test_bad_options_are_told_before_the_run(small: Path, tmp_path: Path, options: list[str], message: str) -> None:
+def test_bad_options_are_told_before_the_run(
+    small: Path, tmp_path: Path, options: list[str], message: str
+) -> None:
     code, _, err = call(["report", str(small), "-o", str(tmp_path / "r.html"), *options])
     assert code == 2
     assert message in err and "simulating" not in err
@@ -472,8 +651,8 @@ def test_bad_options_are_told_before_the_run(small: Path, tmp_path: Path, option
 
 
 def test_event_markers_name_every_event_kind() -> None:
-    """A chart marker says what each scheduled event is (a report of an array rebuild labelled it 'host... fails'
-    and would have failed: array events have no host)."""
+    """A chart marker says what each scheduled event is (a report of an array rebuild labelled it
+    'host... fails' and would have failed: array events have no host)."""
     from simcache.report.page import _event_label
 
     labels = [
@@ -484,7 +663,14 @@ def test_event_markers_name_every_event_kind() -> None:
             {"kind": "device_failure", "at": 1.0, "host": 1},
             {"kind": "peer_loss", "at": 1.0, "host": 0, "duration": 1.0},
             {"kind": "link_down", "at": 1.0, "host": 1, "link": "storage", "duration": 1.0},
-            {"kind": "link_slow", "at": 1.0, "host": 1, "link": "peer", "duration": 1.0, "fraction": 0.5},
+            {
+                "kind": "link_slow",
+                "at": 1.0,
+                "host": 1,
+                "link": "peer",
+                "duration": 1.0,
+                "fraction": 0.5,
+            },
             {"kind": "device_slow", "at": 1.0, "host": 3, "duration": 1.0, "fraction": 0.5},
             {"kind": "array_rebuild", "at": 1.0, "duration": 1.0, "rebuild_rate": 5e7},
         )

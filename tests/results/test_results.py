@@ -1,4 +1,5 @@
-"""The shape and arithmetic of a Result: summary, records, series, breakdown, totals, meta; and sweeps."""
+"""The shape and arithmetic of a Result: summary, records, series, breakdown, totals, meta; and
+sweeps."""
 
 from __future__ import annotations
 
@@ -34,16 +35,33 @@ SUMMARY_COLUMNS = [
     "max_ms",
     "lower_bounds",
 ]
-RECORD_COLUMNS = ["vm", "group", "host", "op", "path", "size_bytes", "issue_s", "complete_s", "latency_ms", *COMPONENTS]
+RECORD_COLUMNS = [
+    "vm",
+    "group",
+    "host",
+    "op",
+    "path",
+    "size_bytes",
+    "issue_s",
+    "complete_s",
+    "latency_ms",
+    *COMPONENTS,
+]
 DURATION, WARMUP, INTERVAL = 2.0, 0.5, 0.25
 
 
-# Three hosts; a replicated open-loop writer, a write-through closed-loop reader/writer, a write-only group.
+# Three hosts; a replicated open-loop writer, a write-through closed-loop reader/writer, a
+# write-only group.
 small = partial(
     small_scenario,
     "results",
     run={"duration": DURATION, "warmup": WARMUP, "sample_interval": INTERVAL, "seed": 3},
-    cluster={"hosts": 3, "tier": "sata-ssd-s3700-field", "peer_link": "1GbE", "destager": {"capacity": "64MiB"}},
+    cluster={
+        "hosts": 3,
+        "tier": "sata-ssd-s3700-field",
+        "peer_link": "1GbE",
+        "destager": {"capacity": "64MiB"},
+    },
     groups=[
         {
             "name": "db",
@@ -61,9 +79,20 @@ small = partial(
             "name": "web",
             "policy": "WT",
             "hosts": [0, 2],
-            "workload": {"mode": "closed", "workers": 2, "think_time": "5ms", "read_fraction": 0.7, "working_set": "128MiB"},
+            "workload": {
+                "mode": "closed",
+                "workers": 2,
+                "think_time": "5ms",
+                "read_fraction": 0.7,
+                "working_set": "128MiB",
+            },
         },
-        {"name": "logs", "policy": "WB+2", "hosts": [1], "workload": {"mode": "open", "throughput": "2MB/s", "sizes": "256KiB"}},
+        {
+            "name": "logs",
+            "policy": "WB+2",
+            "hosts": [1],
+            "workload": {"mode": "open", "throughput": "2MB/s", "sizes": "256KiB"},
+        },
     ],
 )
 
@@ -112,7 +141,8 @@ def test_iops_is_count_over_the_measured_window(result: Result) -> None:
 
 
 def _latencies(result: Result, group: str, op: str) -> tuple[np.ndarray, np.ndarray]:
-    """The window's completed latencies (ms) of a group and op, and its unfinished I/Os' lower bounds (run end - issue, ms)."""
+    """The window's completed latencies (ms) of a group and op, and its unfinished I/Os' lower
+    bounds (run end - issue, ms)."""
     measured, pending = result.measured, result.measured_unfinished
     if group != "all":
         measured, pending = measured[measured["group"] == group], pending[pending["group"] == group]
@@ -123,13 +153,16 @@ def _latencies(result: Result, group: str, op: str) -> tuple[np.ndarray, np.ndar
 
 def test_summary_percentiles_are_ordered_and_exact(result: Result) -> None:
     """Over completed latencies and the unfinished I/Os' lower bounds together (censored values)."""
-    assert result.summary["unfinished"].sum() > 0  # the test sees censored values (deterministic for seed 3)
+    # the test sees censored values (deterministic for seed 3)
+    assert result.summary["unfinished"].sum() > 0
     for _, row in result.summary[result.summary["count"] > 0].iterrows():
         latency, bounds = _latencies(result, row["group"], row["op"])
         values = np.concatenate((latency, bounds))
         assert row["unfinished"] == len(bounds)
         expected = np.percentile(values, [50, 95, 99, 99.9])
-        np.testing.assert_allclose(row[["p50_ms", "p95_ms", "p99_ms", "p999_ms"]].astype(float), expected, rtol=1e-12)
+        np.testing.assert_allclose(
+            row[["p50_ms", "p95_ms", "p99_ms", "p999_ms"]].astype(float), expected, rtol=1e-12
+        )
         assert row["p50_ms"] <= row["p95_ms"] <= row["p99_ms"] <= row["p999_ms"] <= row["max_ms"]
         assert row["max_ms"] == values.max()
         assert row["mean_ms"] == pytest.approx(values.mean())
@@ -145,25 +178,34 @@ def test_empty_summary_rows_are_nan_not_zero(result: Result) -> None:
 
 
 def test_confidence_interval_is_the_batch_means_half_width(result: Result) -> None:
-    """Batch means over 10 equal time batches of the measured window: half-width t(0.975, 9) s / sqrt(10)."""
-    writes = result.measured[(result.measured["group"] == "db") & (result.measured["op"] == "write")]
+    """Batch means over 10 equal time batches of the measured window: half-width t(0.975, 9) s /
+    sqrt(10)."""
+    writes = result.measured[
+        (result.measured["group"] == "db") & (result.measured["op"] == "write")
+    ]
     pending = result.measured_unfinished
     pending = pending[(pending["group"] == "db") & (pending["op"] == "write")]
     issued = pd.concat([writes["issue_s"], pending["issue_s"]], ignore_index=True)
-    latency = pd.concat([writes["latency_ms"], (DURATION - pending["issue_s"]) * 1e3], ignore_index=True)  # unfinished: lower bounds
+    # unfinished: lower bounds
+    latency = pd.concat(
+        [writes["latency_ms"], (DURATION - pending["issue_s"]) * 1e3], ignore_index=True
+    )
     batch = ((issued - WARMUP) // ((DURATION - WARMUP) / 10)).clip(upper=9)
     means = latency.groupby(batch).mean()
     assert len(means) == 10
     t_975_9 = 2.262157  # Student's t, 97.5th percentile, 9 degrees of freedom (any t table)
     row = result.summary.set_index(["group", "op"]).loc[("db", "write")]
-    assert row["mean_ci95_ms"] == pytest.approx(t_975_9 * means.std(ddof=1) / math.sqrt(10), rel=1e-6)
+    assert row["mean_ci95_ms"] == pytest.approx(
+        t_975_9 * means.std(ddof=1) / math.sqrt(10), rel=1e-6
+    )
 
 
 def test_summary_by_vm_adds_up_to_groups(result: Result, scenario: Scenario) -> None:
     by_vm = result.summary_by_vm()
     assert set(by_vm["vm"]) == set(result.measured["vm"])
     assert len(set(by_vm["vm"])) == scenario.vm_count
-    vm_group = result.records.drop_duplicates("vm").set_index("vm")["group"].astype(str)  # categorical in the records
+    # categorical in the records
+    vm_group = result.records.drop_duplicates("vm").set_index("vm")["group"].astype(str)
     counts = by_vm.assign(group=by_vm["vm"].map(vm_group)).groupby(["group", "op"])["count"].sum()
     summary = result.summary[result.summary["group"] != "all"].set_index(["group", "op"])["count"]
     pd.testing.assert_series_equal(counts.sort_index(), summary.sort_index(), check_names=False)
@@ -205,11 +247,12 @@ def test_read_misses_go_to_the_array_and_hits_do_not(result: Result) -> None:
     assert (len(hits), len(misses)) == (60, 1258)  # deterministic for seed 3
     assert (misses["array_ms"] > 0).all()
     assert (hits["array_ms"] == 0).all()
-    # a hit's latency is all local tier: the float32 component is the latency rounded once (simcache.sim.collect.COMPONENT_DTYPE)
+    # a hit's latency is all local tier: the float32 component is the latency rounded once
+    # (simcache.sim.collect.COMPONENT_DTYPE)
     assert (hits["latency_ms"].astype(np.float32) == hits["local_tier_ms"]).all()
     assert result.totals["cache_hits"] == len(hits)
-    # Lookups are counted when issued: the 8 reads unfinished at the end all missed (deterministic for seed 3; a hit
-    # completes at the tier's latency).
+    # Lookups are counted when issued: the 8 reads unfinished at the end all missed (deterministic
+    # for seed 3; a hit completes at the tier's latency).
     unfinished_reads = int((result.unfinished["op"] == "read").sum())
     assert unfinished_reads == 8
     assert result.totals["cache_misses"] == len(misses) + unfinished_reads
@@ -219,7 +262,8 @@ def test_measured_is_records_issued_after_warmup(result: Result) -> None:
     measured = result.measured
     assert (measured["issue_s"] >= WARMUP).all()
     assert len(measured) == int((result.records["issue_s"] >= WARMUP).sum())
-    assert len(result.records) - len(measured) == 606  # issued during warm-up; deterministic for seed 3
+    # issued during warm-up; deterministic for seed 3
+    assert len(result.records) - len(measured) == 606
 
 
 # -- series ---------------------------------------------------------------------------------------
@@ -228,7 +272,9 @@ def test_measured_is_records_issued_after_warmup(result: Result) -> None:
 def test_series_index_is_sample_times(result: Result) -> None:
     series = result.series
     assert series.index.name == "time_s"
-    np.testing.assert_allclose(series.index.to_numpy(), np.arange(1, int(DURATION / INTERVAL) + 1) * INTERVAL)
+    np.testing.assert_allclose(
+        series.index.to_numpy(), np.arange(1, int(DURATION / INTERVAL) + 1) * INTERVAL
+    )
 
 
 def test_series_has_utilization_and_backlog_columns(result: Result) -> None:
@@ -272,7 +318,9 @@ def test_series_rates_add_up_to_records(result: Result) -> None:
     for op in ("read", "write"):
         part = records[records["op"] == op]
         assert (series[f"{op}_iops"] * widths).sum() == pytest.approx(len(part))
-        assert (series[f"{op}_mb_s"] * widths).sum() * 1e6 == pytest.approx(part["size_bytes"].sum())
+        assert (series[f"{op}_mb_s"] * widths).sum() * 1e6 == pytest.approx(
+            part["size_bytes"].sum()
+        )
 
 
 def test_series_utilizations_are_fractions(result: Result) -> None:
@@ -289,18 +337,27 @@ def test_series_utilizations_are_fractions(result: Result) -> None:
 def test_breakdown_shape(result: Result) -> None:
     breakdown = result.breakdown
     assert list(breakdown.columns) == ["group", "write_mean_ms", *COMPONENTS, "dominant"]
-    assert list(breakdown["group"]) == [*dict.fromkeys(result.measured.loc[result.measured["op"] == "write", "group"]), "all"]
+    assert list(breakdown["group"]) == [
+        *dict.fromkeys(result.measured.loc[result.measured["op"] == "write", "group"]),
+        "all",
+    ]
     assert set(breakdown["dominant"]) <= {c.removesuffix("_ms") for c in COMPONENTS}
 
 
 def test_breakdown_means_add_up(result: Result) -> None:
     breakdown = result.breakdown.set_index("group")
-    # float32 components (simcache.sim.collect.COMPONENT_DTYPE): each mean within 2**-24 of the float64 one
-    np.testing.assert_allclose(breakdown[list(COMPONENTS)].sum(axis=1), breakdown["write_mean_ms"], rtol=2.0**-24 * 5)
+    # float32 components (simcache.sim.collect.COMPONENT_DTYPE): each mean within 2**-24 of the
+    # float64 one
+    np.testing.assert_allclose(
+        breakdown[list(COMPONENTS)].sum(axis=1), breakdown["write_mean_ms"], rtol=2.0**-24 * 5
+    )
     writes = result.measured[result.measured["op"] == "write"]
-    assert breakdown.loc["db", "write_mean_ms"] == pytest.approx(writes.loc[writes["group"] == "db", "latency_ms"].mean())
+    assert breakdown.loc["db", "write_mean_ms"] == pytest.approx(
+        writes.loc[writes["group"] == "db", "latency_ms"].mean()
+    )
     assert breakdown.loc["web", "dominant"] == "array"
-    assert breakdown.loc["db", "network_ms"] == 0.3216860662266116  # deterministic for seed 3 (float32 components: was 0.32168606425015944)
+    # deterministic for seed 3 (float32 components: was 0.32168606425015944)
+    assert breakdown.loc["db", "network_ms"] == 0.3216860662266116
     assert (
         breakdown.loc["web", "network_ms"] == 0.13926530570264847
     )  # deterministic for seed 3 (float32 components: was 0.13926531191779887)
@@ -309,11 +366,18 @@ def test_breakdown_means_add_up(result: Result) -> None:
 def test_totals(result: Result, scenario: Scenario) -> None:
     totals = result.totals
     assert totals["duration_s"] == DURATION
-    assert totals["destage_accepted_bytes"] == totals["destaged_bytes"] + totals["destage_backlog_bytes"]
-    assert totals["vm_written_bytes"] == result.records.loc[result.records["op"] == "write", "size_bytes"].sum()
-    # One replica message per db write and two per logs write, of ceil(size / (1500 - 40)) packets on 1GbE
-    # (MTU 1500, TCP/IP headers 40 bytes); the records hold 602 x 8 KiB and 260 x 64 KiB db writes and 15 x 256 KiB
-    # logs writes (deterministic for seed 3), and no replica is in flight at the end.
+    assert (
+        totals["destage_accepted_bytes"]
+        == totals["destaged_bytes"] + totals["destage_backlog_bytes"]
+    )
+    assert (
+        totals["vm_written_bytes"]
+        == result.records.loc[result.records["op"] == "write", "size_bytes"].sum()
+    )
+    # One replica message per db write and two per logs write, of ceil(size / (1500 - 40)) packets
+    # on 1GbE (MTU 1500, TCP/IP headers 40 bytes); the records hold 602 x 8 KiB and 260 x 64 KiB db
+    # writes and 15 x 256 KiB logs writes (deterministic for seed 3), and no replica is in flight at
+    # the end.
     writes = result.records[result.records["op"] == "write"]
     assert writes.groupby(["group", "size_bytes"]).size().to_dict() == {
         ("db", 8192): 602,
@@ -325,15 +389,20 @@ def test_totals(result: Result, scenario: Scenario) -> None:
     assert totals["peer_packets"] == 602 * 6 + 260 * 45 + 2 * 15 * 180
     # Framing adds 78 bytes a packet (headers 40, Ethernet framing 38): 29,835,264 + 78 x 20,712.
     assert totals["peer_wire_bytes"] == 29835264 + 78 * 20712  # deterministic for seed 3
-    assert totals["peer_wire_bytes"] <= totals["replica_payload_bytes"] + 78 * totals["peer_packets"]
-    assert totals["array_write_mb_s"] == pytest.approx(totals["array_written_bytes"] / DURATION / 1e6)
+    assert (
+        totals["peer_wire_bytes"] <= totals["replica_payload_bytes"] + 78 * totals["peer_packets"]
+    )
+    assert totals["array_write_mb_s"] == pytest.approx(
+        totals["array_written_bytes"] / DURATION / 1e6
+    )
     assert totals["peer_packets"] > 0
     assert set(totals["tier_gc_wait_s_by_host"]) == {"host0", "host1", "host2"}
     assert totals["tier_gc_wait_s"] == sum(totals["tier_gc_wait_s_by_host"].values())
 
 
 def test_every_numeric_total_is_in_the_metric_table(result: Result) -> None:
-    """Checks validate ``totals.<name>`` against simcache.base.metrics.TOTALS at load time, so the table must be complete."""
+    """Checks validate ``totals.<name>`` against simcache.base.metrics.TOTALS at load time, so
+    the table must be complete."""
     numeric = {name for name, value in result.totals.items() if not isinstance(value, dict)}
     assert numeric == set(TOTALS)
 
@@ -342,8 +411,12 @@ def test_replica_traffic_matches_policies(result: Result) -> None:
     """Every WB+1 write sends one replica and every WB+2 write two (no compression here)."""
     records = result.records
     writes = records[records["op"] == "write"]
-    expected = writes.loc[writes["group"] == "db", "size_bytes"].sum() + 2 * writes.loc[writes["group"] == "logs", "size_bytes"].sum()
-    # Replicas of I/Os still in flight at the end would be sent but not recorded: none here (deterministic for seed 3).
+    expected = (
+        writes.loc[writes["group"] == "db", "size_bytes"].sum()
+        + 2 * writes.loc[writes["group"] == "logs", "size_bytes"].sum()
+    )
+    # Replicas of I/Os still in flight at the end would be sent but not recorded: none here
+    # (deterministic for seed 3).
     assert result.totals["replica_payload_bytes"] == expected
 
 
@@ -354,7 +427,9 @@ def test_meta(result: Result, scenario: Scenario) -> None:
     meta = result.meta
     assert meta["seed"] == 3
     assert meta["version"] == simcache.__version__
-    assert meta["engine"] == simcache.native.choice.ENGINE and meta["engine"].startswith(("compiled (mypyc): ", "Python: "))
+    assert meta["engine"] == simcache.native.choice.ENGINE and meta["engine"].startswith(
+        ("compiled (mypyc): ", "Python: ")
+    )
     assert meta["wall_time_s"] > 0
     assert meta["simulated_s"] == DURATION
     assert meta["warmup_s"] == WARMUP
@@ -367,7 +442,9 @@ def test_to_json_content(result: Result) -> None:
     data = result.to_json()
     assert isinstance(json.dumps(data), str)
     assert set(data) == {"summary", "breakdown", "totals", "meta", "stable", "warnings"}
-    assert data["stable"] is result.stable and data["warnings"] == [w.to_json() for w in result.warnings]
+    assert data["stable"] is result.stable and data["warnings"] == [
+        w.to_json() for w in result.warnings
+    ]
     assert "scenario" not in data["meta"]
     assert data["meta"]["seed"] == 3
     assert len(data["summary"]) == len(result.summary)
@@ -386,8 +463,12 @@ def test_save_round_trips(result: Result, tmp_path: Path) -> None:
     for name in ("records", "series", "summary", "breakdown"):
         assert (out / f"{name}.csv").is_file()
         assert (out / f"{name}.parquet").is_file()
-    pd.testing.assert_frame_equal(pd.read_parquet(out / "records.parquet"), result.records, check_dtype=False)
-    pd.testing.assert_frame_equal(pd.read_parquet(out / "summary.parquet"), result.summary, check_dtype=False)
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(out / "records.parquet"), result.records, check_dtype=False
+    )
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(out / "summary.parquet"), result.summary, check_dtype=False
+    )
     assert len(pd.read_csv(out / "records.csv")) == len(result.records)
     series = pd.read_parquet(out / "series.parquet").set_index("time_s")
     pd.testing.assert_frame_equal(series, result.series, check_dtype=False)
@@ -409,7 +490,9 @@ def test_simulate_accepts_a_dict_or_a_builtin_name() -> None:
     assert result.meta["scenario_name"] == "results"
     assert len(result.records) == 598  # deterministic for seed 3
     pd.testing.assert_frame_equal(
-        result.records, simcache.simulate(simcache.load_scenario(small()), duration=0.5).records, check_exact=True
+        result.records,
+        simcache.simulate(simcache.load_scenario(small()), duration=0.5).records,
+        check_exact=True,
     )
 
 
@@ -425,7 +508,11 @@ def idle_group() -> dict[str, Any]:
         {
             "name": "idle",
             "policy": "WB+0",
-            "workload": {"mode": "closed", "think_time": "5ms", "duty_cycle": {"shape": "onoff", "on": "1s", "off": "5s", "phase": "1s"}},
+            "workload": {
+                "mode": "closed",
+                "think_time": "5ms",
+                "duty_cycle": {"shape": "onoff", "on": "1s", "off": "5s", "phase": "1s"},
+            },
         },
     ]
     return data
@@ -482,14 +569,26 @@ def swept(scenario: Scenario) -> pd.DataFrame:
 
 def test_sweep_has_one_row_per_point_and_seed(swept: pd.DataFrame) -> None:
     assert len(swept) == 2 * 2 * 2
-    keys = set(zip(swept["groups.db.policy"], swept["cluster.peer_link"], swept["seed"], strict=True))
+    keys = set(
+        zip(swept["groups.db.policy"], swept["cluster.peer_link"], swept["seed"], strict=True)
+    )
     assert len(keys) == 8
-    for column in ("db.write.p99_ms", "all.read.iops", "db.write.dominant", "bottleneck", "array_write_mb_s"):
+    for column in (
+        "db.write.p99_ms",
+        "all.read.iops",
+        "db.write.dominant",
+        "bottleneck",
+        "array_write_mb_s",
+    ):
         assert column in swept.columns, column
 
 
 def test_sweep_rows_match_single_runs(scenario: Scenario, swept: pd.DataFrame) -> None:
-    row = swept[(swept["groups.db.policy"] == "WB+1") & (swept["cluster.peer_link"] == "10GbE") & (swept["seed"] == 2)].iloc[0]
+    row = swept[
+        (swept["groups.db.policy"] == "WB+1")
+        & (swept["cluster.peer_link"] == "10GbE")
+        & (swept["seed"] == 2)
+    ].iloc[0]
     variant = scenario.with_overrides({"groups.db.policy": "WB+1", "cluster.peer_link": "10GbE"})
     single = simcache.simulate(variant, seed=2, duration=0.5).summary.set_index(["group", "op"])
     assert row["db.write.count"] == single.loc[("db", "write"), "count"]
@@ -508,4 +607,6 @@ def test_sweep_with_an_invalid_point_raises_scenario_error(scenario: Scenario) -
     with pytest.raises(ScenarioError) as info:
         simcache.sweep(scenario, {"groups.logs.policy": ["WB+1", "WB+3"]}, seeds=[1], duration=0.5)
     assert info.value.source == "<sweep point {'groups.logs.policy': 'WB+3'}>"
-    assert info.value.problems == [("groups.2(logs).policy", "must be 'WT', 'WB+0', 'WB+1' or 'WB+2' (got 'WB+3')")]
+    assert info.value.problems == [
+        ("groups.2(logs).policy", "must be 'WT', 'WB+0', 'WB+1' or 'WB+2' (got 'WB+3')")
+    ]

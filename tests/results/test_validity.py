@@ -1,5 +1,6 @@
-"""Validity of a run's answer (simcache/results/validity.py): overload and instability found and named, stable runs left quiet,
-short runs told so, censored percentiles of unfinished I/Os, and the warnings where the numbers are (CLI, JSON, meta.json)."""
+"""Validity of a run's answer (simcache/results/validity.py): overload and instability found and
+named, stable runs left quiet, short runs told so, censored percentiles of unfinished I/Os, and
+the warnings where the numbers are (CLI, JSON, meta.json)."""
 
 from __future__ import annotations
 
@@ -49,11 +50,19 @@ def test_overloaded_mm1_is_unstable_and_names_the_tier(overloaded: Result) -> No
     assert {"queue.host0.tier", "in_flight.db.write", "host0.tier"} <= components
     overload = next(w for w in unstable if w.kind == "overload")
     # offered 1,500/s against the tier's 1,000/s: the run shows the ratio
-    assert overload.message.startswith("host0.tier is busy 100% of the window while work piles up: its offered load is above its capacity")
-    assert overload.message.endswith("the VMs issued 1,508 I/Os/s, 1,004/s completed (offered 1.5x what was served)")
+    assert overload.message.startswith(
+        "host0.tier is busy 100% of the window while work piles up: its offered load is above its "
+        "capacity"
+    )
+    assert overload.message.endswith(
+        "the VMs issued 1,508 I/Os/s, 1,004/s completed (offered 1.5x what was served)"
+    )
     growing = next(w for w in unstable if w.component == "in_flight.db.write")
     assert "group db's writes in flight grow through the run" in growing.message
-    assert growing.message.endswith("latency grows without bound; the percentiles shown are set by the run's length, not by the system")
+    assert growing.message.endswith(
+        "latency grows without bound; the percentiles shown are set by the run's length, not by "
+        "the system"
+    )
     assert str(growing) == growing.message
 
 
@@ -61,8 +70,10 @@ def test_overloaded_summary_counts_unfinished_and_marks_lower_bounds(overloaded:
     row = _row(overloaded, "db", "write")
     pending = overloaded.measured_unfinished
     assert row["unfinished"] == len(pending) > 1000  # about 500/s pile up over the 5 s window
-    assert row["lower_bounds"] == "p95_ms p99_ms p999_ms mean_ms max_ms"  # a third of the writes are unfinished: not the median
-    # the longest-waiting unfinished write was issued right after the warm-up: the max is at least the window's length
+    # a third of the writes are unfinished: not the median
+    assert row["lower_bounds"] == "p95_ms p99_ms p999_ms mean_ms max_ms"
+    # the longest-waiting unfinished write was issued right after the warm-up: the max is at least
+    # the window's length
     assert row["max_ms"] >= (6.0 - float(pending["issue_s"].min())) * 1e3 - 1e-9
     assert overloaded.totals["ios_unfinished_at_end"] == len(overloaded.unfinished)
 
@@ -75,37 +86,55 @@ def test_stable_mm1_gives_no_instability_warning(seed: int) -> None:
 
 
 def hidden_array_data(spindles: int) -> dict[str, Any]:
-    """One host, one VM writing 4 KiB at 1,000/s (WB+0: the tier acknowledges) to an array of ``spindles`` 15K drives
-    in RAID 10 behind a 4 GiB controller cache. Each write is two drive writes (the mirror), about 2.6 ms each: 2
-    spindles serve about 760 a second of the 2,000 arriving, while the cache acknowledges each write in 0.2 ms and is
-    far from full after 6 s (about 25 MB in it); 24 spindles keep up (20% busy)."""
+    """One host, one VM writing 4 KiB at 1,000/s (WB+0: the tier acknowledges) to an array of
+    ``spindles`` 15K drives in RAID 10 behind a 4 GiB controller cache. Each write is two drive
+    writes (the mirror), about 2.6 ms each: 2 spindles serve about 760 a second of the 2,000
+    arriving, while the cache acknowledges each write in 0.2 ms and is far from full after 6 s
+    (about 25 MB in it); 24 spindles keep up (20% busy)."""
     return small_scenario(
         "hidden_array",
         run={"duration": "6s", "warmup": "1s", "sample_interval": "0.25s"},
         cluster={"hosts": 1, "storage_link": "10GbE"},
         array={"profile": "array-24x15k", "spindles": spindles},
-        groups=[{"name": "db", "policy": "WB+0", "workload": {"mode": "open", "iops": 1000, "read_fraction": 0.0}}],
+        groups=[
+            {
+                "name": "db",
+                "policy": "WB+0",
+                "workload": {"mode": "open", "iops": 1000, "read_fraction": 0.0},
+            }
+        ],
     )
 
 
 def test_spindle_queues_behind_a_controller_cache_are_found_growing() -> None:
-    # The VMs see nothing (every write acknowledged by the tier, every destage by the array's cache): only the array's
-    # own queue tells that its spindles fall behind, by about 2,000 - 760 = 1,240 operations a second (0.1% test).
+    # The VMs see nothing (every write acknowledged by the tier, every destage by the array's
+    # cache): only the array's own queue tells that its spindles fall behind, by about 2,000 - 760 =
+    # 1,240 operations a second (0.1% test).
     result = simcache.simulate(simcache.load_scenario(hidden_array_data(2)), seed=1)
     queue = result.series["queue.array"]
     assert queue.iloc[-1] > 1000 and queue.is_monotonic_increasing
     growing = [w for w in result.warnings if w.component == "queue.array"]
     assert [w.kind for w in growing] == ["growing"] and growing[0].severity == "unstable"
-    assert growing[0].message.startswith("the array's spindle operations running or queued grow through the run (+1.2")
-    assert "once the controller cache is full, destaging slows to the spindles' pace" in growing[0].message
+    assert growing[0].message.startswith(
+        "the array's spindle operations running or queued grow through the run (+1.2"
+    )
+    assert (
+        "once the controller cache is full, destaging slows to the spindles' pace"
+        in growing[0].message
+    )
     assert result.stable is False
     assert _row(result, "db", "write")["p99_ms"] < 1.0  # the calm figure the warning qualifies
-    # The array is pinned too: its overload says by how much its queue grows, which the VMs' figures (every write
-    # issued completed) cannot.
+    # The array is pinned too: its overload says by how much its queue grows, which the VMs' figures
+    # (every write issued completed) cannot.
     overload = next(w for w in result.warnings if w.kind == "overload")
     assert overload.component == "array" and "(offered 1x what was served)" in overload.message
-    grows = re.search(r"; its spindle operations queued grow by ([\d,]+) a second \(work reaching the spindles, less", overload.message)
-    assert grows is not None and 1000 < int(grows.group(1).replace(",", "")) < 1500  # about 1,240, as above
+    grows = re.search(
+        r"; its spindle operations queued grow by ([\d,]+) a second \(work reaching the spindles, "
+        r"less",
+        overload.message,
+    )
+    # about 1,240, as above
+    assert grows is not None and 1000 < int(grows.group(1).replace(",", "")) < 1500
 
 
 def test_an_array_that_keeps_up_behind_its_cache_is_left_quiet() -> None:
@@ -127,9 +156,9 @@ def test_censored_percentiles_98_completed_and_2_unfinished() -> None:
     """100 values: 98 completed latencies 1..98 ms and 2 unfinished I/Os, at least 500 and 700 ms.
 
     numpy's linear percentile of n = 100 sorted values at q uses ranks floor and ceil of 99 q / 100:
-    p50 -> 49.5 (values 50, 51), p95 -> 94.05 (95, 96), p99 -> 98.01 (ranks 98 and 99: both unfinished),
-    p99.9 -> 98.901 (ranks 98, 99). The top 2 ranks are where the unfinished ones could be, so p99 and
-    p99.9 are lower bounds and p50 and p95 are values.
+    p50 -> 49.5 (values 50, 51), p95 -> 94.05 (95, 96), p99 -> 98.01 (ranks 98 and 99: both
+    unfinished), p99.9 -> 98.901 (ranks 98, 99). The top 2 ranks are where the unfinished ones could
+    be, so p99 and p99.9 are lower bounds and p50 and p95 are values.
     """
     completed = np.arange(1.0, 99.0)
     figures, lower = censored_percentiles(completed, np.array([700.0, 500.0]))
@@ -138,11 +167,15 @@ def test_censored_percentiles_98_completed_and_2_unfinished() -> None:
     assert figures["p95_ms"] == pytest.approx(95.05)
     assert figures["p99_ms"] == pytest.approx(500.0 + 0.01 * 200.0)
     assert figures["max_ms"] == 700.0
-    assert censored_percentiles(completed, np.array([])) == (dict(censored_percentiles(completed, np.empty(0))[0]), [])
+    assert censored_percentiles(completed, np.array([])) == (
+        dict(censored_percentiles(completed, np.empty(0))[0]),
+        [],
+    )
 
 
 def test_summary_of_a_hand_made_result() -> None:
-    """The summary's unfinished, mean and lower_bounds columns from 98 completed writes and 2 unfinished ones."""
+    """The summary's unfinished, mean and lower_bounds columns from 98 completed writes and 2
+    unfinished ones."""
     records = pd.DataFrame(
         {
             "vm": "db-h0-0",
@@ -156,13 +189,20 @@ def test_summary_of_a_hand_made_result() -> None:
             "latency_ms": np.full(98, 1.0),
         }
     )
-    unfinished = pd.DataFrame({"vm": "db-h0-0", "group": "db", "host": "host0", "op": "write", "issue_s": [1.5, 1.8]})
-    scenario = {"groups": [{"name": "db", "workload": {}}], "events": [], "cluster": {"destager": {"capacity": 2**30}}}
+    unfinished = pd.DataFrame(
+        {"vm": "db-h0-0", "group": "db", "host": "host0", "op": "write", "issue_s": [1.5, 1.8]}
+    )
+    scenario = {
+        "groups": [{"name": "db", "workload": {}}],
+        "events": [],
+        "cluster": {"destager": {"capacity": 2**30}},
+    }
     meta = {"warmup_s": 0.0, "simulated_s": 2.0, "scenario": scenario}
     result = Result(records, pd.DataFrame(), {}, meta, unfinished)
     row = _row(result, "db", "write")
     assert (row["count"], row["unfinished"]) == (98, 2)
-    assert row["mean_ms"] == pytest.approx((98 * 1.0 + 500.0 + 200.0) / 100)  # bounds: (2.0 - 1.5) s and (2.0 - 1.8) s
+    # bounds: (2.0 - 1.5) s and (2.0 - 1.8) s
+    assert row["mean_ms"] == pytest.approx((98 * 1.0 + 500.0 + 200.0) / 100)
     assert row["lower_bounds"] == "p99_ms p999_ms mean_ms max_ms"
     assert row["p95_ms"] == 1.0 and row["max_ms"] == 500.0
     assert math.isnan(_row(result, "db", "read")["mean_ms"])
@@ -173,22 +213,32 @@ def test_samples_needed() -> None:
 
 
 def test_short_run_warnings_name_the_figures() -> None:
-    """A duty cycle longer than the warm-up, a vMotion after the end, and p99.9 behind too few I/Os."""
+    """A duty cycle longer than the warm-up, a vMotion after the end, and p99.9 behind too few
+    I/Os."""
     data = small_scenario(
         "short",
         run={"duration": "2s", "warmup": "0.5s"},
-        workload={"mode": "open", "iops": 200, "read_fraction": 0.3, "duty_cycle": {"shape": "onoff", "on": "1s", "off": "2s"}},
-        events=[{"kind": "vmotion", "at": "5s", "source_host": 0, "target_host": 1, "size": "1GiB"}],
+        workload={
+            "mode": "open",
+            "iops": 200,
+            "read_fraction": 0.3,
+            "duty_cycle": {"shape": "onoff", "on": "1s", "off": "2s"},
+        },
+        events=[
+            {"kind": "vmotion", "at": "5s", "source_host": 0, "target_host": 1, "size": "1GiB"}
+        ],
     )
     result = simcache.simulate(simcache.load_scenario(data), seed=1)
     by_kind = {w.kind: w for w in result.warnings}
     assert result.stable
     assert by_kind["short_warmup"].message == (
-        "the warm-up (0.5 s) is shorter than group db's duty cycle (3 s period): the measured window still holds the start-up "
+        "the warm-up (0.5 s) is shorter than group db's duty cycle (3 s period): the measured "
+        "window still holds the start-up "
         "transient; warm up for at least 3 s (the run is 2 s)"
     )
     assert by_kind["event_after_end"].message == (
-        "the vMotion scheduled at 5 s is at or after the run's end (2 s): it never happens in this run; run for longer than 5 s to see it"
+        "the vMotion scheduled at 5 s is at or after the run's end (2 s): it never happens in this "
+        "run; run for longer than 5 s to see it"
     )
     few = by_kind["few_samples"].message
     assert few.startswith("few I/Os behind some percentiles (")
@@ -209,37 +259,76 @@ def test_warnings_in_json_and_meta(overloaded: Result, tmp_path: Path) -> None:
 
 
 def test_validity_warning_str() -> None:
-    warning = ValidityWarning("growing", "flows_in_flight", "unstable", "network transfers in flight grow")
+    warning = ValidityWarning(
+        "growing", "flows_in_flight", "unstable", "network transfers in flight grow"
+    )
     assert str(warning) == "network transfers in flight grow"
 
 
-def test_cli_run_prints_warnings_and_lower_bounds(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_cli_run_prints_warnings_and_lower_bounds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = tmp_path / "mm1.toml"
     path.write_text(to_toml(mm1_data(1500.0)))
     assert main(["run", str(path), "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "UNSTABLE: this run has no steady state; its latency figures grow with the run's length." in out
+    assert (
+        "UNSTABLE: this run has no steady state; its latency figures grow with the run's length."
+        in out
+    )
     assert "warning: host0.tier is busy 100% of the window while work piles up" in out
     assert "unfinished" in out.splitlines()[3]  # the summary table's header
-    assert ">=" in out and "were unfinished at the end; each counts with the latency it had so far" in out
+    assert (
+        ">=" in out
+        and "were unfinished at the end; each counts with the latency it had so far" in out
+    )
 
 
 def test_check_asserts_the_overloaded_library_variant() -> None:
-    """backing_array's wt-overload variant: write-through at twice the array's IOPS is unstable, with unfinished writes."""
-    outcomes = [o for o in run_checks(SCENARIOS / "backing_array.toml", seeds=1) if o.name.startswith("wt-overload")]
-    assert [(o.name, o.passed) for o in outcomes] == [("wt-overload-unfinished", True), ("wt-overload-unstable", True)]
-    assert any(w.startswith("warning (variant wt-overload): array is busy 100% of the window") for w in outcomes[0].warnings)
+    """backing_array's wt-overload variant: write-through at twice the array's IOPS is unstable,
+    with unfinished writes."""
+    outcomes = [
+        o
+        for o in run_checks(SCENARIOS / "backing_array.toml", seeds=1)
+        if o.name.startswith("wt-overload")
+    ]
+    assert [(o.name, o.passed) for o in outcomes] == [
+        ("wt-overload-unfinished", True),
+        ("wt-overload-unstable", True),
+    ]
+    assert any(
+        w.startswith("warning (variant wt-overload): array is busy 100% of the window")
+        for w in outcomes[0].warnings
+    )
     section = report_section(outcomes)
     assert "What the runs say about their own validity (`Result.warnings`):" in section
-    assert "- warning (variant wt-overload): array is busy 100% of the window while work piles up" in section
+    assert (
+        "- warning (variant wt-overload): array is busy 100% of the window while work piles up"
+        in section
+    )
 
 
-def test_check_command_prints_each_warning_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """`simcache check`: a run's warnings under the check lines, each once for the variant, however many checks use it."""
+def test_check_command_prints_each_warning_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`simcache check`: a run's warnings under the check lines, each once for the variant,
+    however many checks use it."""
     data = mm1_data(1500.0)
     data["expect"] = [
-        {"name": "many-unfinished", "metric": "unfinished", "at_least": 1000, "observation": "o", "tolerance": "t"},
-        {"name": "unstable", "metric": "validity.stable", "at_most": 0, "observation": "o", "tolerance": "t"},
+        {
+            "name": "many-unfinished",
+            "metric": "unfinished",
+            "at_least": 1000,
+            "observation": "o",
+            "tolerance": "t",
+        },
+        {
+            "name": "unstable",
+            "metric": "validity.stable",
+            "at_most": 0,
+            "observation": "o",
+            "tolerance": "t",
+        },
     ]
     data["check"] = {"seeds": 1}
     path = tmp_path / "mm1.toml"

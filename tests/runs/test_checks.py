@@ -1,4 +1,5 @@
-"""Scenario checks ([[expect]] tables): metrics, bounds, validation, verdicts and `simcache check`."""
+"""Scenario checks ([[expect]] tables): metrics, bounds, validation, verdicts and `simcache
+check`."""
 
 from __future__ import annotations
 
@@ -17,13 +18,21 @@ import simcache
 from simcache import ScenarioError
 from simcache.base.metrics import bound_value, metric_unit
 from simcache.cli.main import main
-from simcache.runs.checks import CheckOutcome, iter_checks, measure, prepare, run_checks, validation_report
+from simcache.runs.checks import (
+    CheckOutcome,
+    iter_checks,
+    measure,
+    prepare,
+    run_checks,
+    validation_report,
+)
 from simcache.spec import Selection
 
 WRONG = DATA / "wrong_expectation.toml"
 
 
-# A one-second, two-host scenario: two VMs per host of one open-loop WB+1 group "app" at 500 IOPS of 16 KiB.
+# A one-second, two-host scenario: two VMs per host of one open-loop WB+1 group "app" at 500 IOPS of
+# 16 KiB.
 small = partial(
     small_scenario,
     "small",
@@ -35,7 +44,13 @@ small = partial(
             "name": "app",
             "policy": "WB+1",
             "vms_per_host": 2,
-            "workload": {"mode": "open", "iops": 500, "read_fraction": 0.3, "sizes": "16KiB", "working_set": "1GiB"},
+            "workload": {
+                "mode": "open",
+                "iops": 500,
+                "read_fraction": 0.3,
+                "sizes": "16KiB",
+                "working_set": "1GiB",
+            },
         }
     ],
 )
@@ -50,18 +65,29 @@ def result() -> simcache.Result:
 
 
 def test_default_selection_reproduces_the_summary(result: simcache.Result) -> None:
-    """With no window a check sees exactly the summary's I/Os: same count, IOPS, MB/s and percentiles."""
+    """With no window a check sees exactly the summary's I/Os: same count, IOPS, MB/s and
+    percentiles."""
     row = result.summary.query("group == 'app' and op == 'write'").iloc[0]
     selection = Selection(group="app", op="write")
-    for metric in ("count", "iops", "mb_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"):
+    for metric in (
+        "count",
+        "iops",
+        "mb_s",
+        "mean_ms",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "p999_ms",
+        "max_ms",
+    ):
         assert measure(result, selection, metric) == pytest.approx(row[metric], rel=1e-12), metric
 
 
 def test_mean_outstanding_is_littles_law(result: simcache.Result) -> None:
     """L = lambda W: mean in flight = IOPS x mean latency, both over the selection's window.
 
-    Unfinished I/Os are left out on both sides here: ``mean_ms`` counts them at their lower bounds, so the
-    completed I/Os' mean is taken from the records.
+    Unfinished I/Os are left out on both sides here: ``mean_ms`` counts them at their lower bounds,
+    so the completed I/Os' mean is taken from the records.
     """
     selection = Selection(op="any")
     iops = measure(result, selection, "iops")
@@ -79,32 +105,45 @@ def test_max_outstanding_counts_overlapping_intervals(result: simcache.Result) -
 
 def test_window_selects_by_issue_time(result: simcache.Result) -> None:
     records = result.records
-    inside = records[(records["issue_s"] >= 0.2) & (records["issue_s"] < 0.6) & (records["op"] == "read")]
+    inside = records[
+        (records["issue_s"] >= 0.2) & (records["issue_s"] < 0.6) & (records["op"] == "read")
+    ]
     selection = Selection(op="read", window=[0.2, 0.6])
     assert measure(result, selection, "count") == len(inside)
     assert measure(result, selection, "iops") == pytest.approx(len(inside) / 0.4)
-    assert measure(result, selection, "local_tier_ms") == pytest.approx(inside["local_tier_ms"].mean())
+    assert measure(result, selection, "local_tier_ms") == pytest.approx(
+        inside["local_tier_ms"].mean()
+    )
 
 
 def test_hit_ratio_is_the_share_of_reads_served_by_a_tier(result: simcache.Result) -> None:
-    """hit_ratio = reads with path "hit" / reads of the selection; writes are not counted (op = any takes the reads
-    only); a selection without reads has none (NaN)."""
-    reads = result.records[(result.records["issue_s"] >= 0.2) & (result.records["issue_s"] < 0.6) & (result.records["op"] == "read")]
+    """hit_ratio = reads with path "hit" / reads of the selection; writes are not counted (op =
+    any takes the reads only); a selection without reads has none (NaN)."""
+    reads = result.records[
+        (result.records["issue_s"] >= 0.2)
+        & (result.records["issue_s"] < 0.6)
+        & (result.records["op"] == "read")
+    ]
     hits = int((reads["path"] == "hit").sum())
     assert 0 < hits < len(reads)  # 1 GiB working set, the cache warming from cold: some of each
     for op in ("read", "any"):
-        assert measure(result, Selection(op=op, window=[0.2, 0.6]), "hit_ratio") == hits / len(reads)
+        assert measure(result, Selection(op=op, window=[0.2, 0.6]), "hit_ratio") == hits / len(
+            reads
+        )
     assert math.isnan(measure(result, Selection(op="write"), "hit_ratio"))
 
 
 def test_totals_and_series_metrics(result: simcache.Result) -> None:
-    assert measure(result, Selection(), "totals.vm_written_bytes") == result.totals["vm_written_bytes"]
+    assert (
+        measure(result, Selection(), "totals.vm_written_bytes") == result.totals["vm_written_bytes"]
+    )
     series = result.series["destage_backlog_bytes"]
     start, end = result.window
     part = series[(series.index > start) & (series.index <= end)]
     assert measure(result, Selection(stat="max"), "series.destage_backlog_bytes") == part.max()
     assert (
-        measure(result, Selection(stat="last", window=[0.0, 0.5]), "series.destage_backlog_bytes") == series[series.index <= 0.5].iloc[-1]
+        measure(result, Selection(stat="last", window=[0.0, 0.5]), "series.destage_backlog_bytes")
+        == series[series.index <= 0.5].iloc[-1]
     )
 
 
@@ -131,7 +170,10 @@ def test_bounds_take_the_metric_unit(metric: str, bound: Any, expected: float) -
 
 
 def test_units_of_metric_names() -> None:
-    assert [metric_unit(m) for m in ("mb_s", "iops", "p99_ms", "totals.peer_wire_mb_s", "series.util.array")] == [
+    assert [
+        metric_unit(m)
+        for m in ("mb_s", "iops", "p99_ms", "totals.peer_wire_mb_s", "series.util.array")
+    ] == [
         "MB/s",
         "",
         "ms",
@@ -155,19 +197,43 @@ CHECK = {"name": "c", "metric": "mean_ms", "at_most": 5}
 @pytest.mark.parametrize(
     ("extra", "path", "words"),
     [
-        ({"expect": [{**CHECK, "metric": "latency"}]}, "expect.0(c).metric", "unknown metric 'latency'"),
+        (
+            {"expect": [{**CHECK, "metric": "latency"}]},
+            "expect.0(c).metric",
+            "unknown metric 'latency'",
+        ),
         ({"expect": [{**CHECK, "metric": "totals.nope"}]}, "expect.0(c).metric", "totals.<name>"),
         ({"expect": [{**CHECK, "variant": "fast"}]}, "expect.0(c).variant", "no variant 'fast'"),
-        ({"expect": [{**CHECK, "over": {"variant": "fast"}}]}, "expect.0(c).over.variant", "no variant 'fast'"),
+        (
+            {"expect": [{**CHECK, "over": {"variant": "fast"}}]},
+            "expect.0(c).over.variant",
+            "no variant 'fast'",
+        ),
         ({"expect": [{**CHECK, "group": "db"}]}, "expect.0(c).group", "no group 'db'"),
         ({"expect": [{**CHECK, "host": "host2"}]}, "expect.0(c).host", "hosts are host0, host1"),
         ({"expect": [{**CHECK, "window": ["0.5s", "3s"]}]}, "expect.0(c).window", "after the run"),
         ({"expect": [{**CHECK, "at_most": "5MB/s"}]}, "expect.0(c).at_most", "cannot read bound"),
-        ({"expect": [{**CHECK, "over": {"group": "app"}, "at_most": "5ms"}]}, "expect.0(c).at_most", "a ratio"),
+        (
+            {"expect": [{**CHECK, "over": {"group": "app"}, "at_most": "5ms"}]},
+            "expect.0(c).at_most",
+            "a ratio",
+        ),
         ({"expect": [CHECK, CHECK]}, "expect.1(c).name", "used twice"),
-        ({"variants": {"slow": {"cluster.peer_link": "2GbE"}}}, "variants.slow.cluster.peer_link", "2GbE"),
-        ({"variants": {"slow": {"groups.web.policy": "WB+0"}}}, "variants.slow.groups.web.policy", "no item 'web'"),
-        ({"variants": {"slow": {"groups.app.policy": "WB+2"}}}, "variants.slow.groups.0(app).policy", "peer host"),
+        (
+            {"variants": {"slow": {"cluster.peer_link": "2GbE"}}},
+            "variants.slow.cluster.peer_link",
+            "2GbE",
+        ),
+        (
+            {"variants": {"slow": {"groups.web.policy": "WB+0"}}},
+            "variants.slow.groups.web.policy",
+            "no item 'web'",
+        ),
+        (
+            {"variants": {"slow": {"groups.app.policy": "WB+2"}}},
+            "variants.slow.groups.0(app).policy",
+            "peer host",
+        ),
         ({"variants": {"base": {"cluster.hosts": 3}}}, "variants.base", "scenario as written"),
     ],
 )
@@ -182,8 +248,14 @@ def test_bad_checks_are_named(extra: dict[str, Any], path: str, words: str) -> N
         ({"name": "c", "metric": "iops"}, "give a bound"),
         ({"name": "c", "metric": "iops", "approx": 10}, "approx and rel go together"),
         ({"name": "c", "metric": "iops", "approx": 10, "rel": 0.1, "at_least": 1}, "not both"),
-        ({"name": "c", "metric": "iops", "at_least": 1, "window": [2, 1]}, "must be before its end"),
-        ({"name": "c", "metric": "iops", "at_least": 1, "op": "writes"}, "'read', 'write' or 'any'"),
+        (
+            {"name": "c", "metric": "iops", "at_least": 1, "window": [2, 1]},
+            "must be before its end",
+        ),
+        (
+            {"name": "c", "metric": "iops", "at_least": 1, "op": "writes"},
+            "'read', 'write' or 'any'",
+        ),
         ({"name": "c", "metric": "iops", "at_least": 1, "ceiling": 3}, "unknown field 'ceiling'"),
     ],
 )
@@ -193,7 +265,9 @@ def test_malformed_checks_say_what_is_allowed(check: dict[str, Any], words: str)
 
 
 def test_a_variant_is_the_scenario_with_its_overrides() -> None:
-    scenario = simcache.load_scenario(small(variants={"local": {"groups.app.policy": "WB+0", "cluster.peer_link": "1GbE"}}))
+    scenario = simcache.load_scenario(
+        small(variants={"local": {"groups.app.policy": "WB+0", "cluster.peer_link": "1GbE"}})
+    )
     local = scenario.variant("local")
     assert local.groups[0].policy == "WB+0"
     assert local.cluster.peer_link.profile == "1GbE"
@@ -233,7 +307,8 @@ def test_a_check_passes_only_when_every_seed_holds() -> None:
 
 
 def test_a_measurement_check_says_how_far_the_model_is_from_it() -> None:
-    """An approx check (a measured figure, e.g. imported from fio) prints (mean - expected) / expected."""
+    """An approx check (a measured figure, e.g. imported from fio) prints (mean - expected) /
+    expected."""
     check = dataclasses.replace(outcome((1.1, 1.3)), target=1.0)
     assert check.error == pytest.approx(0.2, rel=1e-12)
     assert check.line().endswith("(+20.0%)")
@@ -257,7 +332,9 @@ def test_report_says_what_each_scenario_shows_once() -> None:
     """A section lists each scenario file's one-line description once, above its checks' table."""
     described = dataclasses.replace(outcome((1.5,)), scenario_description="what x shows")
     other = dataclasses.replace(described, source="y.toml", scenario_description="what y shows")
-    section = validation_report([described, described, other], "simcache check x.toml").split("## 9. Test\n", 1)[1]
+    section = validation_report([described, described, other], "simcache check x.toml").split(
+        "## 9. Test\n", 1
+    )[1]
     assert section.startswith("\n- `x.toml`: what x shows\n- `y.toml`: what y shows\n\n| Check |")
 
 
@@ -281,21 +358,29 @@ def test_results_are_deterministic_per_seed() -> None:
 
 def test_duration_override_must_leave_room_for_windows() -> None:
     scenario = simcache.load_scenario(small(expect=[{**CHECK, "window": ["0.5s", "0.9s"]}]))
-    with pytest.raises(ScenarioError, match=r"after the run \(0\.6s\); --duration 0\.6s is too short"):
+    with pytest.raises(
+        ScenarioError, match=r"after the run \(0\.6s\); --duration 0\.6s is too short"
+    ):
         run_checks(scenario, duration=0.6)
 
 
 def test_a_shorter_run_is_not_refused_because_of_a_check() -> None:
-    """Checks are validated when a file loads and before checks run, not on every override or short run."""
+    """Checks are validated when a file loads and before checks run, not on every override or
+    short run."""
     scenario = simcache.load_scenario(
-        small(expect=[{**CHECK, "window": ["0.5s", "0.9s"]}], variants={"wb2": {"groups.app.policy": "WB+1"}})
+        small(
+            expect=[{**CHECK, "window": ["0.5s", "0.9s"]}],
+            variants={"wb2": {"groups.app.policy": "WB+1"}},
+        )
     )
     shorter = scenario.with_overrides({"run.duration": "0.3s", "run.warmup": 0})
     assert simcache.simulate(shorter).meta["simulated_s"] == 0.3
 
 
 def test_a_missing_series_column_is_named_after_the_run() -> None:
-    scenario = simcache.load_scenario(small(expect=[{"name": "c", "metric": "series.util.nowhere", "at_most": 1}]))
+    scenario = simcache.load_scenario(
+        small(expect=[{"name": "c", "metric": "series.util.nowhere", "at_most": 1}])
+    )
     with pytest.raises(ScenarioError, match=r"no series column 'util.nowhere'"):
         run_checks(scenario, seeds=1)
 
@@ -303,7 +388,9 @@ def test_a_missing_series_column_is_named_after_the_run() -> None:
 # -- command line ---------------------------------------------------------------------------------
 
 
-def test_check_command_fails_on_a_wrong_expectation(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_check_command_fails_on_a_wrong_expectation(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     report = tmp_path / "validation.md"
     assert main(["check", str(WRONG), "--quiet", "--report", str(report)]) == 1
     out = capsys.readouterr().out
@@ -311,10 +398,15 @@ def test_check_command_fails_on_a_wrong_expectation(capsys: pytest.CaptureFixtur
     assert "wrong_expectation:replication-is-free" in line
     assert "expected <= 1" in line and "simulated 2.7" in line and "fails for seed(s) 7, 8" in line
     assert "1 of 2 checks passed; 1 failed" in out
-    assert "| test: a wrong expectation | `wrong_expectation.toml` | 2 | 1 | FAIL |" in report.read_text()
+    assert (
+        "| test: a wrong expectation | `wrong_expectation.toml` | 2 | 1 | FAIL |"
+        in report.read_text()
+    )
 
 
-def test_check_command_passes_and_reports_scenarios_without_checks(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_check_command_passes_and_reports_scenarios_without_checks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     plain = tmp_path / "plain.toml"
     plain.write_text(WRONG.read_text().split("[variants.local]")[0])
     passing = tmp_path / "passing.toml"
@@ -325,7 +417,9 @@ def test_check_command_passes_and_reports_scenarios_without_checks(capsys: pytes
     assert "2 of 2 checks passed" in out
 
 
-def test_check_command_rejects_bad_files_before_running(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_check_command_rejects_bad_files_before_running(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(WRONG.read_text().replace('metric = "iops"', 'metric = "iopz"'))
     assert main(["check", str(WRONG), str(bad)]) == 2
@@ -335,8 +429,8 @@ def test_check_command_rejects_bad_files_before_running(capsys: pytest.CaptureFi
 
 
 def test_seeds_run_in_a_pool_give_the_serial_outcomes() -> None:
-    """Each seed's run is the same function of its scenario and seed in a worker process: the outcomes of a pool of
-    two (warnings, values per seed, verdicts) are the serial ones exactly."""
+    """Each seed's run is the same function of its scenario and seed in a worker process: the
+    outcomes of a pool of two (warnings, values per seed, verdicts) are the serial ones exactly."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -344,4 +438,5 @@ def test_seeds_run_in_a_pool_give_the_serial_outcomes() -> None:
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         pooled = list(prepare(WRONG).outcomes(seeds=[7, 8], executor=pool))
     assert pooled == serial
-    assert len(serial[1].values) == 2 and not serial[1].passed  # two seeds, and a verdict that could differ
+    # two seeds, and a verdict that could differ
+    assert len(serial[1].values) == 2 and not serial[1].passed

@@ -1,4 +1,5 @@
-"""``simcache size``: costs by part, dimensions, bad input (one line naming it, nothing run), ``--json``'s shape, -o."""
+"""``simcache size``: costs by part, dimensions, bad input (one line naming it, nothing run),
+``--json``'s shape, -o."""
 
 from __future__ import annotations
 
@@ -22,12 +23,16 @@ QUICK = {"run": {"duration": "1.5s", "warmup": "0.3s"}}
 
 def quick_scenario(tmp_path: Path) -> Path:
     data = small_scenario(
-        workload={"mode": "open", "iops": 1500, "read_fraction": 0.0, "sizes": {"64KiB": 1.0}}, array="array-24x15k", **QUICK
+        workload={"mode": "open", "iops": 1500, "read_fraction": 0.0, "sizes": {"64KiB": 1.0}},
+        array="array-24x15k",
+        **QUICK,
     )
     from simcache.spec.dump import toml_document
 
     path = tmp_path / "quick.toml"
-    path.write_text(toml_document(simcache.load_scenario(data).model_dump(mode="json"), []), "utf-8")
+    path.write_text(
+        toml_document(simcache.load_scenario(data).model_dump(mode="json"), []), "utf-8"
+    )
     return path
 
 
@@ -53,7 +58,9 @@ def test_capacity_and_spindles_scale_their_parts(tmp_path: Path) -> None:
     more = prices.cost(base.with_overrides({"array.spindles": 16}))
     device = prices.data["tiers"]["sata-ssd-s3700-field"]["price"]
     assert half.parts[1].unit_price == pytest.approx(device / 2, rel=1e-12)
-    assert more.total - prices.cost(base).total == pytest.approx(2 * prices.data["arrays"]["array-14x7200"]["spindle"], rel=1e-12)
+    assert more.total - prices.cost(base).total == pytest.approx(
+        2 * prices.data["arrays"]["array-14x7200"]["spindle"], rel=1e-12
+    )
 
 
 def test_a_costs_file_overrides_prices_key_by_key(tmp_path: Path) -> None:
@@ -82,13 +89,33 @@ def test_monotone_domination() -> None:
 
 
 BAD = [
-    (["write p99 <= 5ms"], ["cluster.hostz = [3, 4]"], None, "cluster.hostz: unknown field 'hostz'"),
+    (
+        ["write p99 <= 5ms"],
+        ["cluster.hostz = [3, 4]"],
+        None,
+        "cluster.hostz: unknown field 'hostz'",
+    ),
     (["write p99 <= 5ms"], ["cluster.hosts = 8:3"], None, "the range 8:3 is empty"),
     (["write p99 <= 5ms"], ["cluster.hosts = []"], None, "an empty list of values"),
-    (["nosuch write p99 <= 5ms"], ["cluster.hosts = 3:4"], None, "no group 'nosuch' in the scenario"),
+    (
+        ["nosuch write p99 <= 5ms"],
+        ["cluster.hosts = 3:4"],
+        None,
+        "no group 'nosuch' in the scenario",
+    ),
     (["write p99 <= 5"], ["cluster.hosts = 3:4"], None, "give the limit as a time with its unit"),
-    (["write p99 <= 5ms"], ["cluster.peer_link = ['1GbE', 'ib-fdr']"], None, "unknown link profile 'ib-fdr'"),
-    (["write p99 <= 5ms"], ["cluster.tier.read_latency = ['10us']"], "nocosts", "no price for tier profile 'sata-ssd-s3700-field'"),
+    (
+        ["write p99 <= 5ms"],
+        ["cluster.peer_link = ['1GbE', 'ib-fdr']"],
+        None,
+        "unknown link profile 'ib-fdr'",
+    ),
+    (
+        ["write p99 <= 5ms"],
+        ["cluster.tier.read_latency = ['10us']"],
+        "nocosts",
+        "no price for tier profile 'sata-ssd-s3700-field'",
+    ),
     ([], ["cluster.hosts = 3:4"], None, "give at least one target"),
     (["write p99 <= 5ms"], [], None, "give at least one dimension"),
 ]
@@ -96,7 +123,12 @@ BAD = [
 
 @pytest.mark.parametrize(("targets", "vary", "costs", "message"), BAD, ids=[b[3][:30] for b in BAD])
 def test_bad_input_is_one_line_naming_it_and_nothing_runs(
-    targets: list[str], vary: list[str], costs: str | None, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: list[str],
+    vary: list[str],
+    costs: str | None,
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ran: list[object] = []
     monkeypatch.setattr(size_module, "simulate", lambda *a, **k: ran.append(a))
@@ -107,7 +139,14 @@ def test_bad_input_is_one_line_naming_it_and_nothing_runs(
         prices.write_text("[tiers.sata-ssd-s3700]\nprice = 1\ncapacity = '1GB'\n", "utf-8")
         # the built-in table prices the field tier: replace the table wholesale for this case
         monkeypatch.setattr(
-            "simcache.runs.sizing.costs._builtin", lambda: {"currency": "USD", "host": {"price": 1}, "tiers": {}, "links": {}, "arrays": {}}
+            "simcache.runs.sizing.costs._builtin",
+            lambda: {
+                "currency": "USD",
+                "host": {"price": 1},
+                "tiers": {},
+                "links": {},
+                "arrays": {},
+            },
         )
     with pytest.raises(SizeError) as caught:
         size("default", targets, vary, prices=prices, workers=1)
@@ -117,12 +156,19 @@ def test_bad_input_is_one_line_naming_it_and_nothing_runs(
 
 
 def test_cli_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["size", "default", "--target", "write p99 <= 5ms", "--vary", "cluster.hosts = 5:2"]) == 2
+    assert (
+        main(["size", "default", "--target", "write p99 <= 5ms", "--vary", "cluster.hosts = 5:2"])
+        == 2
+    )
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "empty" in err and err.startswith("error: --vary: cluster.hosts:")
+    assert (
+        err.count("\n") == 0 and "empty" in err and err.startswith("error: --vary: cluster.hosts:")
+    )
 
 
-def test_cli_json_has_best_candidates_frontier_and_the_html(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_json_has_best_candidates_frontier_and_the_html(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     scenario = quick_scenario(tmp_path)
     out = tmp_path / "size.html"
     args = [
@@ -143,17 +189,30 @@ def test_cli_json_has_best_candidates_frontier_and_the_html(tmp_path: Path, caps
     assert {"overrides", "cost", "verdicts"} <= set(answer["best"])
     assert all({"overrides", "cost", "verdict"} <= set(c) for c in answer["candidates"])
     assert answer["best"]["cost"] == sum(part["total"] for part in answer["best"]["cost_parts"])
-    assert [c["verdict"] for c in answer["candidates"]] == ["pruned", "meets"]  # 1GbE: estimated p99 14.8 ms > 6 x 1 ms
-    assert answer["frontier"] and answer["frontier"][-1]["overrides"] == {"cluster.peer_link": "10GbE"}
+    # 1GbE: estimated p99 14.8 ms > 6 x 1 ms
+    assert [c["verdict"] for c in answer["candidates"]] == ["pruned", "meets"]
+    assert answer["frontier"] and answer["frontier"][-1]["overrides"] == {
+        "cluster.peer_link": "10GbE"
+    }
     html = out.read_text("utf-8")
-    assert "<h1>simcache size: " in html and "id='best'" in html and "Frontier" in html and "Run manifest" in html
+    assert (
+        "<h1>simcache size: " in html
+        and "id='best'" in html
+        and "Frontier" in html
+        and "Run manifest" in html
+    )
     assert "http" not in html.replace("http-equiv", "")
 
 
-def test_a_stopped_search_keeps_its_runs_and_a_rerun_resumes_from_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stopped_search_keeps_its_runs_and_a_rerun_resumes_from_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scenario = quick_scenario(tmp_path)
     store = tmp_path / "size.sqlite"
-    vary = ["cluster.peer_link = ['1GbE', '10GbE']", "cluster.tier = ['sata-ssd-s3700-field', 'nvme-p3700-field']"]
+    vary = [
+        "cluster.peer_link = ['1GbE', '10GbE']",
+        "cluster.tier = ['sata-ssd-s3700-field', 'nvme-p3700-field']",
+    ]
     token = Cancel()
     seen: list[int] = []
 
@@ -162,13 +221,23 @@ def test_a_stopped_search_keeps_its_runs_and_a_rerun_resumes_from_the_store(tmp_
         if state.done >= 2:
             token.cancel("enough")
 
-    partial = size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store, cancel=token, progress=stop_after_two)
+    partial = size(
+        scenario,
+        ["write p99 <= 1ms"],
+        vary,
+        seeds=[1, 2],
+        workers=1,
+        store=store,
+        cancel=token,
+        progress=stop_after_two,
+    )
     assert partial.stopped == "enough" and partial.best is None
     assert any(c.verdict == "skipped" and "stopped" in c.why for c in partial.candidates)
     full = size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store)
     ran: list[object] = []
     monkeypatch.setattr(size_module, "simulate", lambda *a, **k: ran.append(a))
-    again = size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store)  # every run from the store
+    # every run from the store
+    again = size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store)
     assert ran == []
     assert again.to_json() == full.to_json()
 
@@ -176,15 +245,35 @@ def test_a_stopped_search_keeps_its_runs_and_a_rerun_resumes_from_the_store(tmp_
 def test_a_warm_up_shorter_than_a_duty_cycle_is_said_before_anything_runs() -> None:
     token = Cancel()
     token.cancel("stopped at once")
-    answer = size("default", ["db write p99 <= 6ms"], ["cluster.peer_link = ['1GbE', '10GbE']"], workers=1, cancel=token)
+    answer = size(
+        "default",
+        ["db write p99 <= 6ms"],
+        ["cluster.peer_link = ['1GbE', '10GbE']"],
+        workers=1,
+        cancel=token,
+    )
     assert answer.stopped == "stopped at once"
     assert all(c.verdict in ("skipped", "pruned") for c in answer.candidates)
-    assert any("group build's duty cycle has a 10 s period and the warm-up is 4 s" in note for note in answer.notes)
+    assert any(
+        "group build's duty cycle has a 10 s period and the warm-up is 4 s" in note
+        for note in answer.notes
+    )
     longer = simcache.load_scenario("default").with_overrides({"run.warmup": "10s"})
-    assert size(longer, ["db write p99 <= 6ms"], ["cluster.peer_link = ['1GbE']"], workers=1, cancel=token).notes == []
+    assert (
+        size(
+            longer,
+            ["db write p99 <= 6ms"],
+            ["cluster.peer_link = ['1GbE']"],
+            workers=1,
+            cancel=token,
+        ).notes
+        == []
+    )
 
 
-def test_ctrl_c_keeps_the_finished_runs_in_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_keeps_the_finished_runs_in_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scenario = quick_scenario(tmp_path)
     store = tmp_path / "size.sqlite"
     vary = ["cluster.peer_link = ['1GbE', '10GbE']"]
@@ -199,9 +288,20 @@ def test_ctrl_c_keeps_the_finished_runs_in_the_store(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(size_module, "simulate", interrupted_third)
     with pytest.raises(size_module.SizeInterrupted) as caught:
-        size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store, prune=False)
+        size(
+            scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store, prune=False
+        )
     assert caught.value.answer.stopped == "interrupted (Ctrl-C)"
     monkeypatch.setattr(size_module, "simulate", real)
     progress: list[SweepProgress] = []
-    size(scenario, ["write p99 <= 1ms"], vary, seeds=[1, 2], workers=1, store=store, prune=False, progress=progress.append)
+    size(
+        scenario,
+        ["write p99 <= 1ms"],
+        vary,
+        seeds=[1, 2],
+        workers=1,
+        store=store,
+        prune=False,
+        progress=progress.append,
+    )
     assert progress[1].skipped == 2  # the two runs finished before Ctrl-C come from the store

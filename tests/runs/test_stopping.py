@@ -1,8 +1,10 @@
-"""Bounded and stoppable runs (simcache.sim.control): expected work and its limit, the cancel token and deadline of
-simulate(), Ctrl-C and SIGTERM in `simcache run` and `simcache check`, and the app's lease on its runs.
+"""Bounded and stoppable runs (simcache.sim.control): expected work and its limit, the cancel token
+and deadline of simulate(), Ctrl-C and SIGTERM in `simcache run` and `simcache check`, and the app's
+lease on its runs.
 
-The signal tests start the command line in a subprocess, wait for its first line, send the signal and check the
-exit status and the "stopped at" text; the bound on the time to exit is generous (not a timing benchmark).
+The signal tests start the command line in a subprocess, wait for its first line, send the signal
+and check the exit status and the "stopped at" text; the bound on the time to exit is generous (not
+a timing benchmark).
 """
 
 from __future__ import annotations
@@ -49,56 +51,87 @@ def small(**changes: object) -> simcache.Scenario:
     return simcache.load_scenario(small_scenario("stop-small", **changes))  # type: ignore[arg-type]
 
 
-# -- expected work ----------------------------------------------------------------------------------
+# -- expected work
+# ----------------------------------------------------------------------------------
 
 
 def test_expected_work_of_an_open_loop_is_rate_times_duration_times_vms() -> None:
     scenario = small(run={"duration": "10s", "sample_interval": "0.5s"})
     work = expected_work(scenario)
-    assert work.ios_by_group == {"db": 2 * 200 * 10.0}  # two VMs (one per host) at 200 IOPS for 10 s
+    # two VMs (one per host) at 200 IOPS for 10 s
+    assert work.ios_by_group == {"db": 2 * 200 * 10.0}
     assert work.ios == 4000
     assert work.samples == 20
     assert work.series_columns == 12 + 10 * 2
-    assert work.memory_bytes == 4000 * BYTES_PER_IO + 4000 / 20 * RECORD_BYTES + 20 * 32 * BYTES_PER_SAMPLE_VALUE
+    assert (
+        work.memory_bytes
+        == 4000 * BYTES_PER_IO + 4000 / 20 * RECORD_BYTES + 20 * 32 * BYTES_PER_SAMPLE_VALUE
+    )
     assert work.describe() == "about 4,000 I/Os, 20 samples x 32 columns, 756 KiB of memory"
 
 
 def test_expected_work_of_an_onoff_open_loop_counts_the_on_time() -> None:
-    workload = {"mode": "open", "iops": 100, "duty_cycle": {"shape": "onoff", "on": "1s", "off": "3s"}}
+    workload = {
+        "mode": "open",
+        "iops": 100,
+        "duty_cycle": {"shape": "onoff", "on": "1s", "off": "3s"},
+    }
     work = expected_work(small(run={"duration": "20s"}, workload=workload))
-    assert work.ios == 2 * 100 * 20 * (0.25 + 1 / 20)  # a quarter of the time on, and one more burst at most
+    # a quarter of the time on, and one more burst at most
+    assert work.ios == 2 * 100 * 20 * (0.25 + 1 / 20)
 
 
 def test_expected_work_of_a_closed_loop_is_near_what_it_simulates() -> None:
-    scenario = small(run={"duration": "2s"}, workload={"mode": "closed", "outstanding": 2, "read_fraction": 0.3})
+    scenario = small(
+        run={"duration": "2s"}, workload={"mode": "closed", "outstanding": 2, "read_fraction": 0.3}
+    )
     simulated = simcache.simulate(scenario).meta["ios"]
     assert 0.5 * simulated < expected_work(scenario).ios < 2 * simulated
 
 
-def test_expected_work_of_a_closed_loop_without_an_estimate_is_bounded_by_think_time(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_expected_work_of_a_closed_loop_without_an_estimate_is_bounded_by_think_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     def fail(*args: object, **kwargs: object) -> None:
         raise ValueError("no estimate")
 
-    monkeypatch.setattr(importlib.import_module("simcache.estimate"), "estimate", fail)  # the package, not its function
-    scenario = small(run={"duration": "2s"}, workload={"mode": "closed", "workers": 2, "outstanding": 3, "think_time": "10ms"})
+    # the package, not its function
+    monkeypatch.setattr(importlib.import_module("simcache.estimate"), "estimate", fail)
+    scenario = small(
+        run={"duration": "2s"},
+        workload={"mode": "closed", "workers": 2, "outstanding": 3, "think_time": "10ms"},
+    )
     tier = scenario.cluster.tier
     fastest = min(tier.read_latency, tier.write_latency)
-    assert expected_work(scenario).ios == 2 * 2 * 3 * 2 / (0.01 + fastest)  # 2 VMs x 6 slots x 2 s / (10 ms + the tier's latency)
+    # 2 VMs x 6 slots x 2 s / (10 ms + the tier's latency)
+    assert expected_work(scenario).ios == 2 * 2 * 3 * 2 / (0.01 + fastest)
 
 
-def test_expected_work_of_many_closed_chains_does_not_wait_for_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Past ESTIMATED_CHAINS_MAX closed chains the estimate's fixed point can take seconds (51 groups: 14 s, found by
-    bench/fuzz.py), so the work is bounded from the slots, the think time and the tier's latency instead."""
+def test_expected_work_of_many_closed_chains_does_not_wait_for_the_estimate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past ESTIMATED_CHAINS_MAX closed chains the estimate's fixed point can take seconds (51
+    groups: 14 s, found by bench/fuzz.py), so the work is bounded from the slots, the think time
+    and the tier's latency instead."""
     calls: list[object] = []
-    monkeypatch.setattr(importlib.import_module("simcache.estimate"), "estimate", lambda *a, **k: calls.append(a))
-    base = small(run={"duration": "2s"}, workload={"mode": "closed", "outstanding": 1, "think_time": "10ms"})
-    groups = [dict(base.groups[0].model_dump(mode="json"), name=f"g{i}") for i in range(control.ESTIMATED_CHAINS_MAX + 1)]
+    monkeypatch.setattr(
+        importlib.import_module("simcache.estimate"), "estimate", lambda *a, **k: calls.append(a)
+    )
+    base = small(
+        run={"duration": "2s"}, workload={"mode": "closed", "outstanding": 1, "think_time": "10ms"}
+    )
+    groups = [
+        dict(base.groups[0].model_dump(mode="json"), name=f"g{i}")
+        for i in range(control.ESTIMATED_CHAINS_MAX + 1)
+    ]
     many = simcache.load_scenario({**base.model_dump(mode="json"), "groups": groups})
     work = expected_work(many)
     assert calls == []
     tier = many.cluster.tier
     per_vm = 2 / (0.01 + min(tier.read_latency, tier.write_latency))
-    assert work.ios == pytest.approx(sum(many.group_vm_count(g) for g in many.groups) * per_vm, rel=1e-12)
+    assert work.ios == pytest.approx(
+        sum(many.group_vm_count(g) for g in many.groups) * per_vm, rel=1e-12
+    )
 
 
 def test_a_run_past_the_limit_is_refused_before_it_starts_with_the_figures_and_the_option() -> None:
@@ -108,25 +141,39 @@ def test_a_run_past_the_limit_is_refused_before_it_starts_with_the_figures_and_t
     assert isinstance(caught.value, ScenarioError)
     assert str(caught.value) == (
         "scenario 'stop-small': run too large (1 problem(s))\n"
-        "  run.duration: this run is expected to take 4,000 I/Os (limit 1,000): about 4,000 I/Os, 40 samples x 32 columns, "
-        "823 KiB of memory over 10 simulated seconds. Shorten run.duration (or --duration), lower the load, or allow it with "
-        "--max-ios N / --max-memory SIZE / --no-limit (simulate(limits=Limits(...)), SIMCACHE_MAX_IOS, SIMCACHE_MAX_MEMORY)"
+        "  run.duration: this run is expected to take 4,000 I/Os (limit 1,000): about 4,000 I/Os, "
+        "40 samples x 32 columns, "
+        "823 KiB of memory over 10 simulated seconds. Shorten run.duration (or --duration), lower "
+        "the load, or allow it with "
+        "--max-ios N / --max-memory SIZE / --no-limit (simulate(limits=Limits(...)), "
+        "SIMCACHE_MAX_IOS, SIMCACHE_MAX_MEMORY)"
     )
 
 
 def test_the_memory_limit_names_both_figures() -> None:
-    with pytest.raises(RunTooLargeError, match=r"expected to take 823 KiB of memory \(limit 1 KiB\): about 4,000 I/Os"):
+    with pytest.raises(
+        RunTooLargeError,
+        match=r"expected to take 823 KiB of memory \(limit 1 KiB\): about 4,000 I/Os",
+    ):
         check_work(small(run={"duration": "10s"}), Limits(max_memory_bytes=1024))
 
 
 def test_limits_come_from_the_environment() -> None:
     assert Limits.from_env({}) == DEFAULT_LIMITS
-    assert Limits.from_env({"SIMCACHE_MAX_IOS": "1_000", "SIMCACHE_MAX_MEMORY": "2GiB"}) == Limits(1000, 2 * 2**30)
-    assert Limits.from_env({"SIMCACHE_MAX_IOS": "none"}) == Limits(math.inf, DEFAULT_LIMITS.max_memory_bytes)
+    assert Limits.from_env({"SIMCACHE_MAX_IOS": "1_000", "SIMCACHE_MAX_MEMORY": "2GiB"}) == Limits(
+        1000, 2 * 2**30
+    )
+    assert Limits.from_env({"SIMCACHE_MAX_IOS": "none"}) == Limits(
+        math.inf, DEFAULT_LIMITS.max_memory_bytes
+    )
     with pytest.raises(ScenarioError) as caught:
         Limits.from_env({"SIMCACHE_MAX_MEMORY": "-4KiB"})
-    assert str(caught.value).startswith("environment variable SIMCACHE_MAX_MEMORY: invalid scenario")
-    assert caught.value.problems == [("SIMCACHE_MAX_MEMORY", "must be a positive number or 'none' (got '-4KiB')")]
+    assert str(caught.value).startswith(
+        "environment variable SIMCACHE_MAX_MEMORY: invalid scenario"
+    )
+    assert caught.value.problems == [
+        ("SIMCACHE_MAX_MEMORY", "must be a positive number or 'none' (got '-4KiB')")
+    ]
 
 
 def test_the_default_limits_allow_every_library_scenario() -> None:
@@ -139,7 +186,8 @@ def test_no_limits_skips_the_estimate() -> None:
     assert math.isnan(work.ios)
 
 
-# -- cancel and deadline ----------------------------------------------------------------------------
+# -- cancel and deadline
+# ----------------------------------------------------------------------------
 
 
 def test_an_unset_token_changes_nothing() -> None:
@@ -167,9 +215,15 @@ def test_a_cancelled_run_returns_the_partial_result_up_to_where_it_stopped() -> 
     assert result.window == ((1.0, at) if at > 1 else (at / 10, at))
     assert result.series.index[-1] == at  # a last sample where it stopped
     assert result.records["complete_s"].max() <= at
-    assert simcache.load_scenario(result.meta["scenario"]).run.duration == 3600  # the scenario as asked for
+    # the scenario as asked for
+    assert simcache.load_scenario(result.meta["scenario"]).run.duration == 3600
     count = int(result.summary.query("group == 'all' and op == 'write'")["count"].iloc[0])
-    assert count == ((result.records["op"] == "write") & (result.records["issue_s"] >= result.window[0])).sum()
+    assert (
+        count
+        == (
+            (result.records["op"] == "write") & (result.records["issue_s"] >= result.window[0])
+        ).sum()
+    )
 
 
 def test_a_deadline_stops_the_run_with_its_reason() -> None:
@@ -201,9 +255,14 @@ def test_run_until_polls_every_so_many_events_and_stops_where_it_is() -> None:
         return len(polls) == 3
 
     assert kernel.run_until(kernel.clock_of(env), 1e6, stop_requested, every=10) is False
-    assert polls == [9.0, 19.0, 29.0]  # the process's start, then one timeout per second: 10 events in 9 s
+    # the process's start, then one timeout per second: 10 events in 9 s
+    assert polls == [9.0, 19.0, 29.0]
     assert env.now == 29.0
-    assert kernel.run_until(kernel.clock_of(simpy.Environment()), 5.0, stop_requested, every=10) is True  # reaching the end
+    # reaching the end
+    assert (
+        kernel.run_until(kernel.clock_of(simpy.Environment()), 5.0, stop_requested, every=10)
+        is True
+    )
 
 
 def test_cancel_keeps_the_first_reason_and_reports_deadlines() -> None:
@@ -213,7 +272,11 @@ def test_cancel_keeps_the_first_reason_and_reports_deadlines() -> None:
     token.cancel("second")
     assert token.cancelled and token.reason == "first" and exit_status(token) == 143
     timed = Cancel(deadline=0)
-    assert timed.cancelled and timed.reason == "deadline of 0 s wall time passed" and exit_status(timed) == 1
+    assert (
+        timed.cancelled
+        and timed.reason == "deadline of 0 s wall time passed"
+        and exit_status(timed) == 1
+    )
 
 
 def test_checks_raise_stopped_and_keep_the_checks_before() -> None:
@@ -223,39 +286,60 @@ def test_checks_raise_stopped_and_keep_the_checks_before() -> None:
     with pytest.raises(Stopped) as caught:
         next(plan.outcomes(seeds=1, cancel=token))
     assert caught.value.result is None
-    assert str(caught.value) == "stopped in scenarios/ram_tier.toml: variant base, seed 1 (enough)".replace(
+    assert str(
+        caught.value
+    ) == "stopped in scenarios/ram_tier.toml: variant base, seed 1 (enough)".replace(
         "scenarios/ram_tier.toml", str(ROOT / "scenarios" / "ram_tier.toml")
     )
 
 
-# -- the command line -------------------------------------------------------------------------------
+# -- the command line
+# -------------------------------------------------------------------------------
 
 
 def test_run_refuses_a_run_past_the_limit_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "default", "--duration", "100s", "--max-ios", "1000"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: scenario 'default': run too large (1 problem(s))\n  run.duration: this run is expected to take ")
+    assert err.startswith(
+        "error: scenario 'default': run too large (1 problem(s))\n  run.duration: this run is "
+        "expected to take "
+    )
     assert "(limit 1,000)" in err and "--no-limit" in err
 
 
 def test_check_refuses_before_any_run(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", str(ROOT / "scenarios" / "ram_tier.toml"), "--max-memory", "1KiB", "--quiet"]) == 2
+    assert (
+        main(
+            ["check", str(ROOT / "scenarios" / "ram_tier.toml"), "--max-memory", "1KiB", "--quiet"]
+        )
+        == 2
+    )
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "of memory (limit 1 KiB)" in captured.err
 
 
 def test_no_limit_lets_a_run_through(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "default", "--duration", "1s", "--max-ios", "1", "--no-limit", "--json"]) == 0
+    assert (
+        main(["run", "default", "--duration", "1s", "--max-ios", "1", "--no-limit", "--json"]) == 0
+    )
     assert '"stopped_at_s": null' in capsys.readouterr().out
 
 
 def _interrupt(argv: list[str], sig: int, after: str) -> tuple[int, str, str, float]:
-    """Start ``simcache`` with ``argv``, wait for a stderr line starting with ``after``, send ``sig``; return the
-    exit status, stdout, stderr and the seconds from the signal to the exit."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    """Start ``simcache`` with ``argv``, wait for a stderr line starting with ``after``, send
+    ``sig``; return the exit status, stdout, stderr and the seconds from the signal to the exit."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     process = subprocess.Popen(
-        [sys.executable, "-m", "simcache.cli.main", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env
+        [sys.executable, "-m", "simcache.cli.main", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=env,
     )
     assert process.stderr is not None
     lines: list[str] = []
@@ -272,11 +356,21 @@ def _interrupt(argv: list[str], sig: int, after: str) -> tuple[int, str, str, fl
     return process.returncode, out, "".join(lines) + err, time.monotonic() - sent
 
 
-@pytest.mark.parametrize(("sig", "status", "name"), [(signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM")])
-def test_run_stops_on_a_signal_and_prints_the_partial_result(sig: int, status: int, name: str) -> None:
-    code, out, err, seconds = _interrupt(["run", "default", "--duration", "3000s"], sig, "simulating 'default' for 3000 s")
+@pytest.mark.parametrize(
+    ("sig", "status", "name"), [(signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM")]
+)
+def test_run_stops_on_a_signal_and_prints_the_partial_result(
+    sig: int, status: int, name: str
+) -> None:
+    code, out, err, seconds = _interrupt(
+        ["run", "default", "--duration", "3000s"], sig, "simulating 'default' for 3000 s"
+    )
     assert code == status, err
-    marks = re.findall(rf"STOPPED at simulated time ([0-9.]+) s of 3000 s \({name}\): partial result, every figure covers 0-\1 s only", out)
+    marks = re.findall(
+        rf"STOPPED at simulated time ([0-9.]+) s of 3000 s \({name}\): partial result, every "
+        r"figure covers 0-\1 s only",
+        out,
+    )
     assert len(marks) == 2, out  # above and below the report
     assert "Latency per VM group (ms), IOPS and MB/s:" in out
     assert "Traceback" not in err
@@ -285,13 +379,16 @@ def test_run_stops_on_a_signal_and_prints_the_partial_result(sig: int, status: i
 
 def test_check_stops_on_ctrl_c_and_marks_the_rest_not_run() -> None:
     path = "scenarios/ram_tier.toml"
-    code, out, err, seconds = _interrupt(["check", path, "--duration", "3000s", "--seeds", "1"], signal.SIGINT, "  running ")
+    code, out, err, seconds = _interrupt(
+        ["check", path, "--duration", "3000s", "--seeds", "1"], signal.SIGINT, "  running "
+    )
     assert code == 130, err
     lines = out.splitlines()
     assert lines[0] == "== 4. RAM tier  (scenarios/ram_tier.toml)"
     assert lines[1] == "NOT RUN  ram_tier:ram-device-latency  (stopped before it was simulated)"
     assert re.fullmatch(
-        rf"STOPPED at simulated time [0-9.]+ s of 3000 s in {path}: variant base, seed 1 \(SIGINT\): the checks after it were not run",
+        rf"STOPPED at simulated time [0-9.]+ s of 3000 s in {path}: variant base, seed 1 "
+        r"\(SIGINT\): the checks after it were not run",
         lines[-1],
     )
     assert "0 of 0 checks passed" in lines
@@ -299,20 +396,24 @@ def test_check_stops_on_ctrl_c_and_marks_the_rest_not_run() -> None:
 
 
 def test_check_with_a_pool_stops_its_runs_on_ctrl_c() -> None:
-    """Seeds run in a pool: Ctrl-C ends the worker processes (a run there cannot be stopped at a time step), so the
-    command exits at once, without a partial result, the runs under way named."""
+    """Seeds run in a pool: Ctrl-C ends the worker processes (a run there cannot be stopped at a
+    time step), so the command exits at once, without a partial result, the runs under way named."""
     path = "scenarios/ram_tier.toml"
     argv = ["check", path, "--duration", "3000s", "--seeds", "2", "--workers", "2"]
     code, out, err, seconds = _interrupt(argv, signal.SIGINT, "  running ")
     assert code == 130, err
     lines = out.splitlines()
     assert lines[1] == "NOT RUN  ram_tier:ram-device-latency  (stopped before it was simulated)"
-    assert lines[-1] == f"STOPPED in {path}: variant base, seed 1 (SIGINT): the checks after it were not run"
+    assert (
+        lines[-1]
+        == f"STOPPED in {path}: variant base, seed 1 (SIGINT): the checks after it were not run"
+    )
     assert "Traceback" not in err
     assert seconds < 10
 
 
-# -- the app's lease --------------------------------------------------------------------------------
+# -- the app's lease
+# --------------------------------------------------------------------------------
 
 
 def test_an_app_run_nobody_polls_cancels_itself() -> None:

@@ -1,4 +1,5 @@
-"""Host failure mid-burst (DOMAIN.md: "What happens when a host or a peer fails mid-burst: what is lost, what slows?").
+"""Host failure mid-burst (DOMAIN.md: "What happens when a host or a peer fails mid-burst: what is
+lost, what slows?").
 
 The policy table of DOMAIN.md says what a failure costs: under WB+0 everything
 the failed host had not destaged is lost; under WB+1 / WB+2 nothing is lost,
@@ -49,14 +50,22 @@ def backlog_before_failure(result: simcache.Result) -> float:
 
 
 @pytest.mark.parametrize("policy", ["WB+0", "WB+1", "WB+2"])
-def test_bytes_are_conserved_across_a_failure(runs: dict[str, simcache.Result], policy: str) -> None:
+def test_bytes_are_conserved_across_a_failure(
+    runs: dict[str, simcache.Result], policy: str
+) -> None:
     """Accepted = destaged + still buffered + lost, to the byte, whatever the policy."""
     totals = runs[policy].totals
-    assert totals["destage_accepted_bytes"] == totals["destaged_bytes"] + totals["destage_backlog_bytes"] + totals["data_lost_bytes"]
+    assert (
+        totals["destage_accepted_bytes"]
+        == totals["destaged_bytes"] + totals["destage_backlog_bytes"] + totals["data_lost_bytes"]
+    )
 
 
-def test_wb0_loses_exactly_what_the_failed_host_had_not_destaged(runs: dict[str, simcache.Result]) -> None:
-    """WB+0: the failed host's whole destage backlog is lost, and it was not empty (the array lags)."""
+def test_wb0_loses_exactly_what_the_failed_host_had_not_destaged(
+    runs: dict[str, simcache.Result],
+) -> None:
+    """WB+0: the failed host's whole destage backlog is lost, and it was not empty (the array
+    lags)."""
     result = runs["WB+0"]
     (failure,) = result.meta["failures"]
     assert failure["at_s"] == FAIL_AT
@@ -67,7 +76,9 @@ def test_wb0_loses_exactly_what_the_failed_host_had_not_destaged(runs: dict[str,
 
 
 @pytest.mark.parametrize("policy", ["WB+1", "WB+2"])
-def test_replicated_policies_lose_nothing_and_hand_the_backlog_over(runs: dict[str, simcache.Result], policy: str) -> None:
+def test_replicated_policies_lose_nothing_and_hand_the_backlog_over(
+    runs: dict[str, simcache.Result], policy: str
+) -> None:
     (failure,) = runs[policy].meta["failures"]
     assert failure["lost_bytes"] == 0
     assert backlog_before_failure(runs[policy]) > 0
@@ -76,15 +87,18 @@ def test_replicated_policies_lose_nothing_and_hand_the_backlog_over(runs: dict[s
 
 
 @pytest.mark.parametrize("policy", ["WB+1", "WB+2"])
-def test_data_is_at_risk_until_the_survivor_destages_it(runs: dict[str, simcache.Result], policy: str) -> None:
-    """Nothing is short of copies before the failure; right after it the handed-over and the re-peered writes
-    have one copy fewer than the policy promises (WB+1: one left, WB+2: two left), which is data at risk; the
-    survivors drain that to zero again. WB+2 never has single-copy data: one failure leaves two copies;
-    under WB+1 the two figures are the same."""
+def test_data_is_at_risk_until_the_survivor_destages_it(
+    runs: dict[str, simcache.Result], policy: str
+) -> None:
+    """Nothing is short of copies before the failure; right after it the handed-over and the
+    re-peered writes have one copy fewer than the policy promises (WB+1: one left, WB+2: two
+    left), which is data at risk; the survivors drain that to zero again. WB+2 never has
+    single-copy data: one failure leaves two copies; under WB+1 the two figures are the same."""
     series = runs[policy].series
     at_risk = series["data_at_risk_bytes"]
     assert (at_risk[at_risk.index < FAIL_AT] == 0).all()
-    assert at_risk[at_risk.index >= FAIL_AT].iloc[0] > 0  # the sample at 6 s is taken just after the failure
+    # the sample at 6 s is taken just after the failure
+    assert at_risk[at_risk.index >= FAIL_AT].iloc[0] > 0
     assert at_risk.iloc[-1] == 0
     if policy == "WB+2":
         assert (series["single_copy_bytes"] == 0).all()
@@ -93,12 +107,15 @@ def test_data_is_at_risk_until_the_survivor_destages_it(runs: dict[str, simcache
 
 
 @pytest.mark.parametrize("policy", ["WB+0", "WB+1", "WB+2"])
-def test_failed_host_stops_and_its_peers_replicate_elsewhere(runs: dict[str, simcache.Result], policy: str) -> None:
-    """No I/O is issued on the dead host afterwards; survivors go on writing at the same rate, and no
-    replica traffic reaches the dead host's port once the legs in flight have landed (two samples later).
+def test_failed_host_stops_and_its_peers_replicate_elsewhere(
+    runs: dict[str, simcache.Result], policy: str
+) -> None:
+    """No I/O is issued on the dead host afterwards; survivors go on writing at the same rate, and
+    no replica traffic reaches the dead host's port once the legs in flight have landed (two samples
+    later).
 
-    Arrivals are evenly spaced, so in each window every surviving VM issues its rate x the window's length
-    up to one write at either end; writes still in flight at the end are not records.
+    Arrivals are evenly spaced, so in each window every surviving VM issues its rate x the window's
+    length up to one write at either end; writes still in flight at the end are not records.
     """
     result = runs[policy]
     records = result.records
@@ -133,7 +150,9 @@ def test_adding_vms_or_hosts_leaves_other_streams_alone() -> None:
     """
     scenario = simcache.load_scenario(SCENARIOS / "default.toml")
     base = simcache.simulate(scenario, duration=2.0)
-    bigger = simcache.simulate(scenario.with_overrides({"groups.db.vms_per_host": 3, "cluster.hosts": 5}), duration=2.0)
+    bigger = simcache.simulate(
+        scenario.with_overrides({"groups.db.vms_per_host": 3, "cluster.hosts": 5}), duration=2.0
+    )
 
     def stream(result: simcache.Result) -> object:
         rows = result.records[result.records["vm"] == "db-h1-0"].sort_values("issue_s")
@@ -149,11 +168,12 @@ def test_adding_vms_or_hosts_leaves_other_streams_alone() -> None:
 
 @pytest.mark.parametrize("policy", ["WB+1", "WB+2"])
 def test_writes_in_flight_and_waiting_lose_the_dead_peers_copy(policy: str) -> None:
-    """Writes whose replica leg was on its way to the peer when it died, and writes waiting for buffer
-    space, have one copy fewer from that moment: they count as at risk (WB+1) like the buffered ones.
+    """Writes whose replica leg was on its way to the peer when it died, and writes waiting for
+    buffer space, have one copy fewer from that moment: they count as at risk (WB+1) like the
+    buffered ones.
 
-    A full buffer (128 KiB destager) keeps writers waiting at the failure, and 1 ms replica legs keep
-    some in flight; the model is stepped every 5 ms around the failure and checked each time.
+    A full buffer (128 KiB destager) keeps writers waiting at the failure, and 1 ms replica legs
+    keep some in flight; the model is stepped every 5 ms around the failure and checked each time.
     """
     scenario = SCENARIO.with_overrides(
         {
@@ -173,15 +193,17 @@ def test_writes_in_flight_and_waiting_lose_the_dead_peers_copy(policy: str) -> N
         assert copies_invariants(model) == [], model.env.now
     assert waiting_at_failure > 0  # the case the test is about did happen
     (failure,) = model.failures
-    assert failure["unacknowledged_bytes"] > 0  # host1's own writers were waiting too: failed I/Os, reported apart from lost data
+    # host1's own writers were waiting too: failed I/Os, reported apart from lost data
+    assert failure["unacknowledged_bytes"] > 0
 
 
 @pytest.mark.parametrize("policy", ["WB+0", "WB+1"])
 def test_a_hash_ordered_buffer_partly_destaged_is_conserved_across_a_failure(policy: str) -> None:
-    """``order = "hash"`` destages a write block by block (256 KiB blocks here), so a 1 MiB write can be partly on
-    the array when its host dies: only its bytes not yet there are lost (WB+0) or handed over (WB+1), and
-    accepted = destaged + buffered + lost still holds to the byte (before the fix the whole write was counted
-    again: 28,659,712 bytes too many under WB+0, 34,922,496 under WB+1)."""
+    """``order = "hash"`` destages a write block by block (256 KiB blocks here), so a 1 MiB write
+    can be partly on the array when its host dies: only its bytes not yet there are lost (WB+0)
+    or handed over (WB+1), and accepted = destaged + buffered + lost still holds to the byte
+    (before the fix the whole write was counted again: 28,659,712 bytes too many under WB+0,
+    34,922,496 under WB+1)."""
     result = simcache.simulate(
         SCENARIO.with_overrides(
             {
@@ -197,7 +219,10 @@ def test_a_hash_ordered_buffer_partly_destaged_is_conserved_across_a_failure(pol
     )
     totals = result.totals
     assert result.meta["failures"][0]["backlog_bytes"] > 0
-    assert totals["destage_accepted_bytes"] == totals["destaged_bytes"] + totals["destage_backlog_bytes"] + totals["data_lost_bytes"]
+    assert (
+        totals["destage_accepted_bytes"]
+        == totals["destaged_bytes"] + totals["destage_backlog_bytes"] + totals["data_lost_bytes"]
+    )
     if policy == "WB+0":
         assert totals["data_lost_bytes"] == result.meta["failures"][0]["backlog_bytes"]
     else:

@@ -27,27 +27,37 @@ from simcache.workloads.generators import DutyClock
 
 
 def tier_floor_ms(tier: TierSpec, size: Any, is_write: bool) -> Any:
-    """The least time (ms) a tier operation of ``size`` bytes can take: its command overhead and command processing,
-    its unit latency at the smallest lognormal factor the tier draws (the quantile table's first point; 1 for
-    deterministic service), and its transfer at the pipe's rate (bandwidth capped by interface and controller)."""
+    """The least time (ms) a tier operation of ``size`` bytes can take: its command overhead and
+    command processing, its unit latency at the smallest lognormal factor the tier draws (the
+    quantile table's first point; 1 for deterministic service), and its transfer at the pipe's
+    rate (bandwidth capped by interface and controller)."""
     latency = tier.write_latency if is_write else tier.read_latency
     limit = tier.write_iops_limit if is_write else tier.read_iops_limit
     factor = lognormal_quantiles(tier.service_cv or 0.0)[0] if tier.service == "lognormal" else 1.0
-    rate = pipe_rate(tier.write_bandwidth if is_write else tier.read_bandwidth, tier.controller_bandwidth, tier.interface)
+    rate = pipe_rate(
+        tier.write_bandwidth if is_write else tier.read_bandwidth,
+        tier.controller_bandwidth,
+        tier.interface,
+    )
     command = 1.0 / limit if limit else 0.0
     return (tier.command_overhead + command + latency * factor + size / rate) * 1e3
 
 
 def sim_settings(examples: int) -> settings:
-    return settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
 LATENCY_COLUMNS = ["latency_ms", *COMPONENTS]
-# Float tolerance for "components add up to latency_ms": both are differences of event times in seconds,
-# scaled to ms; rounding is a few ulps of the absolute time.
+# Float tolerance for "components add up to latency_ms": both are differences of event times in
+# seconds, scaled to ms; rounding is a few ulps of the absolute time.
 ABS_MS = 1e-9
-# The components are float32 (simcache.sim.collect.COMPONENT_DTYPE): each rounded once, by at most 2**-24 of itself;
-# they are non-negative, so their sum is within 2**-24 of latency_ms, plus the float32 sum's own rounding (4 additions).
+# The components are float32 (simcache.sim.collect.COMPONENT_DTYPE): each rounded once, by at most
+# 2**-24 of itself; they are non-negative, so their sum is within 2**-24 of latency_ms, plus the
+# float32 sum's own rounding (4 additions).
 COMPONENT_RTOL = 2.0**-24 * 5
 
 
@@ -68,15 +78,19 @@ def run(data: ScenarioDict, **overrides: Any) -> tuple[Scenario, Result]:
 def check_bytes_conserved(scenario: Scenario, result: Result) -> None:
     totals = result.totals
     lost = totals["data_lost_bytes"]
-    assert totals["destage_accepted_bytes"] == totals["destaged_bytes"] + totals["destage_backlog_bytes"] + lost, totals
+    assert (
+        totals["destage_accepted_bytes"]
+        == totals["destaged_bytes"] + totals["destage_backlog_bytes"] + lost
+    ), totals
     records = result.records
     writes = records[records["op"] == "write"]
     wb_writes = writes[writes["group"].isin(wb_groups(scenario))]
     wb_written = int(wb_writes["size_bytes"].sum())
-    # A write-back write either reaches a destage buffer or, after its host's tier failed or while its VM was short
-    # of peers (on_peer_loss = write_through), completes write-through. The model counts the second kind as it takes
-    # that path: the path is chosen when the write starts, which under sync_serialize can be after the VM moved
-    # (found by this test on CI: a write issued on a host with a failed tier, started on a healthy one after a vMotion).
+    # A write-back write either reaches a destage buffer or, after its host's tier failed or while
+    # its VM was short of peers (on_peer_loss = write_through), completes write-through. The model
+    # counts the second kind as it takes that path: the path is chosen when the write starts, which
+    # under sync_serialize can be after the VM moved (found by this test on CI: a write issued on a
+    # host with a failed tier, started on a healthy one after a vMotion).
     written_through = totals["wb_written_through_bytes"]
     assert written_through >= sum(vm["written_through_bytes"] for vm in result.meta["degraded_vms"])
     assert wb_written == totals["destage_accepted_bytes"] + written_through, (
@@ -84,7 +98,10 @@ def check_bytes_conserved(scenario: Scenario, result: Result) -> None:
     )
     assert int(writes["size_bytes"].sum()) == totals["vm_written_bytes"]
     assert totals["destage_backlog_bytes"] >= 0
-    assert totals["destage_backlog_bytes"] <= scenario.cluster.destager.capacity * scenario.cluster.hosts
+    assert (
+        totals["destage_backlog_bytes"]
+        <= scenario.cluster.destager.capacity * scenario.cluster.hosts
+    )
 
 
 def check_latencies(scenario: Scenario, result: Result) -> None:
@@ -94,9 +111,18 @@ def check_latencies(scenario: Scenario, result: Result) -> None:
     assert (values >= 0).all(), records[(records[LATENCY_COLUMNS] < 0).any(axis=1)].head()
     total = records[list(COMPONENTS)].to_numpy(dtype=np.float64).sum(axis=1)
     np.testing.assert_allclose(
-        total, records["latency_ms"], rtol=COMPONENT_RTOL, atol=ABS_MS, err_msg="components do not add up to latency_ms"
+        total,
+        records["latency_ms"],
+        rtol=COMPONENT_RTOL,
+        atol=ABS_MS,
+        err_msg="components do not add up to latency_ms",
     )
-    np.testing.assert_allclose(records["latency_ms"], (records["complete_s"] - records["issue_s"]) * 1e3, rtol=1e-12, atol=ABS_MS)
+    np.testing.assert_allclose(
+        records["latency_ms"],
+        (records["complete_s"] - records["issue_s"]) * 1e3,
+        rtol=1e-12,
+        atol=ABS_MS,
+    )
     assert (records["issue_s"] >= 0).all()
     assert (records["complete_s"] <= scenario.run.duration).all()
     assert set(records["op"]) <= {"read", "write"}
@@ -105,25 +131,32 @@ def check_latencies(scenario: Scenario, result: Result) -> None:
 
 
 def check_physical_lower_bounds(scenario: Scenario, result: Result) -> None:
-    """No I/O is faster than the device it must touch (tier_floor_ms: the fastest a tier operation can be)."""
+    """No I/O is faster than the device it must touch (tier_floor_ms: the fastest a tier
+    operation can be)."""
     tier = scenario.cluster.tier
     records = result.records
     writes = records[records["op"] == "write"]
     for failure in result.meta["failures"]:
         if failure["kind"] == "device_failure":
-            # Its host's VMs write through from then on, with no tier write to wait for. The records do not say which
-            # writes did: under sync_serialize a write takes the path of the host it starts on, which can differ from
-            # the host it was issued on (a write queued across the failure, or across a vMotion to or from that host).
-            # So every write of those VMs completed after the failure is left out.
+            # Its host's VMs write through from then on, with no tier write to wait for. The records
+            # do not say which writes did: under sync_serialize a write takes the path of the host
+            # it starts on, which can differ from the host it was issued on (a write queued across
+            # the failure, or across a vMotion to or from that host). So every write of those VMs
+            # completed after the failure is left out.
             host = f"host{failure['host']}"
-            moved_in = {m["vm"] for m in result.meta["vmotions"] if "vm_index" in m and m["target_host"] == failure["host"]}
+            moved_in = {
+                m["vm"]
+                for m in result.meta["vmotions"]
+                if "vm_index" in m and m["target_host"] == failure["host"]
+            }
             restarted_in = {r["vm"] for r in result.meta["restarts"] if r["to_host"] == host}
             vms = set(records.loc[records["host"] == host, "vm"]) | moved_in | restarted_in
             writes = writes[~(writes["vm"].isin(vms) & (writes["complete_s"] >= failure["at_s"]))]
     floor = tier_floor_ms(tier, writes["size_bytes"], is_write=True)
     short = writes[writes["latency_ms"] < floor * (1 - 1e-9)]
     assert short.empty, f"writes faster than the local tier can take them:\n{short.head()}"
-    hits = records[records["path"].isin(["hit", "remote_hit"])]  # a remote hit reads the old host's tier (same profile)
+    # a remote hit reads the old host's tier (same profile)
+    hits = records[records["path"].isin(["hit", "remote_hit"])]
     floor = tier_floor_ms(tier, hits["size_bytes"], is_write=False)
     assert (hits["latency_ms"] >= floor * (1 - 1e-9)).all(), "read hits faster than the tier"
     wb = writes[writes["group"].isin(wb_groups(scenario))]
@@ -138,7 +171,10 @@ def check_breakdown(scenario: Scenario, result: Result) -> None:
         components = row[list(COMPONENTS)].astype(float)
         assert not components.isna().any(), f"NaN breakdown for {group}"
         assert (components >= 0).all(), f"negative breakdown for {group}"
-        assert components.sum() == pytest.approx(float(row["write_mean_ms"]), rel=COMPONENT_RTOL, abs=ABS_MS)  # float32 parts
+        # float32 parts
+        assert components.sum() == pytest.approx(
+            float(row["write_mean_ms"]), rel=COMPONENT_RTOL, abs=ABS_MS
+        )
         assert row["dominant"] + "_ms" == components.idxmax()
 
 
@@ -148,14 +184,23 @@ def check_series(scenario: Scenario, result: Result) -> None:
     utilization = series[[c for c in series.columns if c.startswith("util.")]].to_numpy()
     assert not np.isnan(utilization).any()
     assert (utilization >= -1e-9).all()
-    assert (utilization <= 1 + 1e-9).all(), f"utilization above 100%: {series.filter(like='util.').max().max()}"
+    assert (utilization <= 1 + 1e-9).all(), (
+        f"utilization above 100%: {series.filter(like='util.').max().max()}"
+    )
     assert (series["destage_backlog_bytes"] >= 0).all()
     assert series["destage_backlog_bytes"].iloc[-1] == result.totals["destage_backlog_bytes"]
     assert (series["data_at_risk_bytes"] <= series["destage_backlog_bytes"]).all()
 
 
-def _found_on_ci(hosts: int, array: str, groups: list[dict[str, Any]], events: list[dict[str, Any]], **cluster: Any) -> ScenarioDict:
-    """A generated scenario as hypothesis drew it: small hosts, a small destager, one VM per host per group."""
+def _found_on_ci(
+    hosts: int,
+    array: str,
+    groups: list[dict[str, Any]],
+    events: list[dict[str, Any]],
+    **cluster: Any,
+) -> ScenarioDict:
+    """A generated scenario as hypothesis drew it: small hosts, a small destager, one VM per host
+    per group."""
     return {
         "name": "generated",
         "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
@@ -168,7 +213,9 @@ def _found_on_ci(hosts: int, array: str, groups: list[dict[str, Any]], events: l
             **cluster,
         },
         "array": array,
-        "groups": [{**group, "vms_per_host": 1, "on_peer_loss": "write_through"} for group in groups],
+        "groups": [
+            {**group, "vms_per_host": 1, "on_peer_loss": "write_through"} for group in groups
+        ],
         "events": events,
     }
 
@@ -184,12 +231,15 @@ _ONE_WRITER = {
     "think_time": "3ms",
 }
 
-# Found on CI: a write-through write of a VM short of peers (its peer link down) still in flight when its host's tier
-# failed, completing after the failure (the degraded array made it slow).
+# Found on CI: a write-through write of a VM short of peers (its peer link down) still in flight
+# when its host's tier failed, completing after the failure (the degraded array made it slow).
 _SHORT_OF_PEERS_ACROSS_A_DEVICE_FAILURE = _found_on_ci(
     3,
     "nas-4bay",
-    [{"name": name, "policy": policy, "workload": _ONE_WRITER, "replication": "memory"} for name, policy in (("g0", "WT"), ("g1", "WB+1"))],
+    [
+        {"name": name, "policy": policy, "workload": _ONE_WRITER, "replication": "memory"}
+        for name, policy in (("g0", "WT"), ("g1", "WB+1"))
+    ],
     [
         {"kind": "link_down", "at": 0.0, "host": 0, "link": "peer", "duration": 0.1},
         {"kind": "array_degraded", "at": 0.0, "duration": 0.1},
@@ -197,8 +247,9 @@ _SHORT_OF_PEERS_ACROSS_A_DEVICE_FAILURE = _found_on_ci(
     ],
 )
 
-# Found on CI: under sync_serialize, a write issued on host0 after its tier failed waited for its turn until the VM had
-# moved to host1, and went write-back there (its record keeps the host it was issued on).
+# Found on CI: under sync_serialize, a write issued on host0 after its tier failed waited for its
+# turn until the VM had moved to host1, and went write-back there (its record keeps the host it was
+# issued on).
 _QUEUED_ACROSS_A_VMOTION_OFF_A_FAILED_TIER = _found_on_ci(
     2,
     "array-14x7200",
@@ -206,12 +257,25 @@ _QUEUED_ACROSS_A_VMOTION_OFF_A_FAILED_TIER = _found_on_ci(
         {
             "name": "g0",
             "policy": "WB+0",
-            "workload": {**_ONE_WRITER, "outstanding": 2, "sync_serialize": True, "compressibility": 0.5},
+            "workload": {
+                **_ONE_WRITER,
+                "outstanding": 2,
+                "sync_serialize": True,
+                "compressibility": 0.5,
+            },
             "replication": "async",
         }
     ],
     [
-        {"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "32MiB", "vm": "g0-h0-0", "handover": False},
+        {
+            "kind": "vmotion",
+            "at": 0.1,
+            "source_host": 0,
+            "target_host": 1,
+            "size": "32MiB",
+            "vm": "g0-h0-0",
+            "handover": False,
+        },
         {"kind": "link_down", "at": 0.0, "host": 0, "link": "peer", "duration": 0.1},
         {"kind": "array_degraded", "at": 0.0, "duration": 0.1},
         {"kind": "device_failure", "at": 0.0, "host": 0},
@@ -219,9 +283,9 @@ _QUEUED_ACROSS_A_VMOTION_OFF_A_FAILED_TIER = _found_on_ci(
     compression={"mode": "always"},
 )
 
-# Found on CI: with asynchronous WB+2 copies, a write whose copies had not yet reached a peer when one of its two peers
-# failed is both lagging and short of peers; the at-risk series counted it twice (above the backlog). Now once
-# (Host.at_risk_bytes).
+# Found on CI: with asynchronous WB+2 copies, a write whose copies had not yet reached a peer when
+# one of its two peers failed is both lagging and short of peers; the at-risk series counted it
+# twice (above the backlog). Now once (Host.at_risk_bytes).
 _LAGGING_AND_SHORT_ACROSS_A_PEER_FAILURE: ScenarioDict = {
     "name": "generated",
     "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
@@ -243,7 +307,13 @@ _LAGGING_AND_SHORT_ACROSS_A_PEER_FAILURE: ScenarioDict = {
             "workload": {**_ONE_WRITER, "sizes": {"4KiB": 1.0, "32KiB": 1.0}},
             "replication": "async",
         },
-        {"name": "g2", "policy": "WT", "vms_per_host": 1, "workload": _ONE_WRITER, "replication": "memory"},
+        {
+            "name": "g2",
+            "policy": "WT",
+            "vms_per_host": 1,
+            "workload": _ONE_WRITER,
+            "replication": "memory",
+        },
     ],
     "events": [
         {"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "32MiB"},
@@ -278,7 +348,9 @@ def replicated_scenarios(draw: st.DrawFn) -> tuple[ScenarioDict, str]:
     data["groups"][0]["policy"] = policy
     data["groups"][0]["workload"]["read_fraction"] = draw(st.sampled_from([0.0, 0.3]))
     # A peer outage stops replication; a failed device turns its host's VMs write-through.
-    data["events"] = [e for e in data.get("events", []) if e["kind"] not in ("link_down", "device_failure")]
+    data["events"] = [
+        e for e in data.get("events", []) if e["kind"] not in ("link_down", "device_failure")
+    ]
     return data, policy
 
 
@@ -368,8 +440,8 @@ def first_unfinished_write(result: Result, group: str) -> float:
 def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[ScenarioDict, str]) -> None:
     """WB+N against WB+0 for the same group and seed.
 
-    Record level, within the WB+N run: every write took at least its own local-tier time, at least the
-    tier's physical service time, and at least one network round trip plus a peer tier write.
+    Record level, within the WB+N run: every write took at least its own local-tier time, at least
+    the tier's physical service time, and at least one network round trip plus a peer tier write.
     Mean level, across the runs, for an open loop (the same arrivals in both runs) on a tier without
     ``read_interference``: over the writes issued before the first write either run left unfinished
     (the same writes, all completed in both runs), the WB+N mean write latency is at least the WB+0
@@ -418,7 +490,8 @@ def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[Scenario
     """
     data, policy = case
     name = data["groups"][0]["name"]
-    sync = {f"groups.{name}.replication": "sync"}  # the floors below are protocol C's: the peer's device write is on the path
+    # the floors below are protocol C's: the peer's device write is on the path
+    sync = {f"groups.{name}.replication": "sync"}
     scenario, replicated = run(data, **sync)
     _, local_only = run(data, **sync, **{f"groups.{name}.policy": "WB+0"})
 
@@ -430,11 +503,15 @@ def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[Scenario
     # Record level: each replicated write waited for its local tier write and for a peer leg
     # (one-way latency out, the peer's tier write, one-way latency back).
     tier, link = scenario.cluster.tier, scenario.cluster.peer_link
-    assert (wb_n["latency_ms"] >= wb_n["local_tier_ms"] * (1 - COMPONENT_RTOL)).all()  # float32 components
+    # float32 components
+    assert (wb_n["latency_ms"] >= wb_n["local_tier_ms"] * (1 - COMPONENT_RTOL)).all()
     peer_floor_ms = 2 * link.latency * 1e3 + tier_floor_ms(tier, 0.0, is_write=True)
     fast = wb_n[wb_n["latency_ms"] < peer_floor_ms * (1 - 1e-9)]
-    assert fast.empty, f"{policy} writes faster than one network round trip plus a peer write:\n{fast.head()}"
-    # Each replicated write spent network and peer-tier time unless its local write was the slower leg.
+    assert fast.empty, (
+        f"{policy} writes faster than one network round trip plus a peer write:\n{fast.head()}"
+    )
+    # Each replicated write spent network and peer-tier time unless its local write was the slower
+    # leg.
     no_peer = wb_n[(wb_n["network_ms"] + wb_n["peer_tier_ms"] <= 0) & (wb_n["local_tier_ms"] <= 0)]
     assert no_peer.empty, f"{policy} writes with neither a local nor a peer leg:\n{no_peer.head()}"
     if data["groups"][0]["workload"]["mode"] == "open" and tier.read_interference is None:
@@ -451,9 +528,14 @@ def test_replicated_writes_are_never_faster_than_local_ones(case: tuple[Scenario
             local_0 = early_0["local_tier_ms"].astype(np.float64).mean()  # float32s: within 2**-24
             floor = local_0 * (1 - COMPONENT_RTOL)
             assert mean_n >= floor, f"{policy} mean {mean_n} ms < WB+0 local-tier {local_0} ms"
-        # Changing a policy must not change what the VMs ask for: the same open-loop arrival has the same op and size.
-        mine = [result.records[result.records["group"] == name] for result in (replicated, local_only)]
-        both = mine[0].merge(mine[1], on=["vm", "issue_s"], suffixes=("", "_wb0"), validate="one_to_one")
+        # Changing a policy must not change what the VMs ask for: the same open-loop arrival has the
+        # same op and size.
+        mine = [
+            result.records[result.records["group"] == name] for result in (replicated, local_only)
+        ]
+        both = mine[0].merge(
+            mine[1], on=["vm", "issue_s"], suffixes=("", "_wb0"), validate="one_to_one"
+        )
         assert (both["op"] == both["op_wb0"]).all()
         assert (both["size_bytes"] == both["size_bytes_wb0"]).all()
         if len(wb_n) >= 5 and len(wb_0) >= 5:
@@ -480,15 +562,22 @@ def test_same_seed_gives_identical_records(data: ScenarioDict, other_seed: int) 
     pd.testing.assert_frame_equal(first.records, via_override.records, check_exact=True)
 
     # A different seed must change something whenever the records depend on a random draw. Open-loop
-    # arrival times always do (Poisson gaps, or the random phase of evenly spaced arrivals); a closed
-    # loop of sequential same-size writes absorbed by the destager can be seed-independent.
+    # arrival times always do (Poisson gaps, or the random phase of evenly spaced arrivals); a
+    # closed loop of sequential same-size writes absorbed by the destager can be seed-independent.
     open_groups = [g.name for g in scenario.groups if g.workload.mode == "open"]
     if other_seed != seed and first.records["group"].isin(open_groups).any():
         different = simcache.simulate(scenario, seed=other_seed)
         assert different.meta["seed"] == other_seed
-        assert not first.records.equals(different.records), "a different seed gave bit-identical records"
-        issued = [r.records.loc[r.records["group"].isin(open_groups), "issue_s"].to_numpy() for r in (first, different)]
-        assert len(issued[0]) != len(issued[1]) or not np.array_equal(*issued), "open-loop arrivals did not depend on the seed"
+        assert not first.records.equals(different.records), (
+            "a different seed gave bit-identical records"
+        )
+        issued = [
+            r.records.loc[r.records["group"].isin(open_groups), "issue_s"].to_numpy()
+            for r in (first, different)
+        ]
+        assert len(issued[0]) != len(issued[1]) or not np.array_equal(*issued), (
+            "open-loop arrivals did not depend on the seed"
+        )
 
 
 # -- invalid scenarios ----------------------------------------------------------------------------
@@ -535,14 +624,20 @@ def test_onoff_clock_with_exact_periods_moves_on(on: float, off: float) -> None:
 def test_onoff_clock_always_moves_on(on: float, off: float) -> None:
     """At every instant the clock is either off, or on with the on period ending strictly later."""
     clock = DutyClock(DutyCycle(shape="onoff", on=on, off=off))
-    stuck = [end for k in range(200) for end in (k * (on + off) + on,) if clock.is_on(end) and clock.on_until(end) <= end]
+    stuck = [
+        end
+        for k in range(200)
+        for end in (k * (on + off) + on,)
+        if clock.is_on(end) and clock.on_until(end) <= end
+    ]
     assert not stuck, f"on at {stuck[:3]} but the on period ends right there"
 
 
 def test_a_gap_of_many_on_periods_skips_them_at_once() -> None:
-    """A gap measured in on-time that outlasts many on periods lands where walking them one by one lands: gap g from
-    the start of an on period (on 10 ms, off 70 ms) ends after floor(g / on) whole cycles plus the rest, and a rate of
-    4e-9 I/Os per s (a gap of years) answers at once instead of walking billions of periods (a fuzzed file hung)."""
+    """A gap measured in on-time that outlasts many on periods lands where walking them one by
+    one lands: gap g from the start of an on period (on 10 ms, off 70 ms) ends after floor(g /
+    on) whole cycles plus the rest, and a rate of 4e-9 I/Os per s (a gap of years) answers at
+    once instead of walking billions of periods (a fuzzed file hung)."""
     from simcache.spec import Workload
     from simcache.workloads.generators import IOStream
 
@@ -559,10 +654,12 @@ def test_a_gap_of_many_on_periods_skips_them_at_once() -> None:
 
 
 def test_a_rate_too_small_for_a_float_gap_never_arrives() -> None:
-    """iops = 2e-320 (a denormal a fuzzed file held): the mean gap overflows to infinity; the next arrival is never,
-    not an OverflowError from counting the on periods it outlasts."""
+    """iops = 2e-320 (a denormal a fuzzed file held): the mean gap overflows to infinity; the
+    next arrival is never, not an OverflowError from counting the on periods it outlasts."""
     from simcache.spec import Workload
     from simcache.workloads.generators import IOStream
 
-    workload = Workload(mode="open", iops=1.9763e-320, duty_cycle={"shape": "onoff", "on": 0.01, "off": 0.07})
+    workload = Workload(
+        mode="open", iops=1.9763e-320, duty_cycle={"shape": "onoff", "on": 0.01, "off": 0.07}
+    )
     assert IOStream(workload, np.random.SeedSequence(1)).next_gap(0.0) == math.inf

@@ -1,9 +1,11 @@
-"""Flash drives in the array (``media = "flash"``): a read or write time plus the transfer, ``parallelism`` units.
+"""Flash drives in the array (``media = "flash"``): a read or write time plus the transfer,
+``parallelism`` units.
 
-Theory: an operation on an idle drive takes ``read_time`` (or ``write_time``) + bytes / ``media_rate``
-(:func:`simcache.physics.array.flash_op_seconds`); a drive with ``p`` units serves ``p`` operations at once, first
-come first served on its earliest free unit, so a burst of ``k`` equal operations finishes in ``ceil(k / p)``
-services (deterministic service: an exact count, no tolerance needed).
+Theory: an operation on an idle drive takes ``read_time`` (or ``write_time``) + bytes /
+``media_rate`` (:func:`simcache.physics.array.flash_op_seconds`); a drive with ``p`` units serves
+``p`` operations at once, first come first served on its earliest free unit, so a burst of ``k``
+equal operations finishes in ``ceil(k / p)`` services (deterministic service: an exact count, no
+tolerance needed).
 """
 
 from __future__ import annotations
@@ -23,7 +25,14 @@ from simcache.sim.components.randomness import UniformStream
 from simcache.spec import ArraySpec, DriveSpec, LinkSpec
 
 LINK = LinkSpec(bandwidth=125e6, latency=50e-6)
-FLASH = DriveSpec(media="flash", read_time=80e-6, write_time=300e-6, parallelism=4, media_rate=2e9, capacity=10**12)
+FLASH = DriveSpec(
+    media="flash",
+    read_time=80e-6,
+    write_time=300e-6,
+    parallelism=4,
+    media_rate=2e9,
+    capacity=10**12,
+)
 
 
 def flash_array(raid: str = "raid0", spindles: int = 1, drive: DriveSpec = FLASH) -> Array:
@@ -34,9 +43,13 @@ def flash_array(raid: str = "raid0", spindles: int = 1, drive: DriveSpec = FLASH
 def test_an_idle_flash_drive_reads_and_writes_in_its_times_plus_the_transfer() -> None:
     array = flash_array()
     assert array.read(1.0, 0, 10**9, 4096) == pytest.approx(1.0 + 80e-6 + 4096 / 2e9)
-    assert array.submit(2.0, ((0, 5 * 10**9, 8192),), True) == pytest.approx(2.0 + 300e-6 + 8192 / 2e9)
+    assert array.submit(2.0, ((0, 5 * 10**9, 8192),), True) == pytest.approx(
+        2.0 + 300e-6 + 8192 / 2e9
+    )
     # Position does not matter: no seek, no rotation.
-    assert array.read(3.0, 0, 0, 4096) - 3.0 == pytest.approx(array.read(4.0, 0, 9 * 10**11, 4096) - 4.0)
+    assert array.read(3.0, 0, 0, 4096) - 3.0 == pytest.approx(
+        array.read(4.0, 0, 9 * 10**11, 4096) - 4.0
+    )
 
 
 @pytest.mark.parametrize("burst", [1, 4, 5, 9, 16])
@@ -48,7 +61,8 @@ def test_a_burst_finishes_in_ceil_k_over_p_services(burst: int) -> None:
 
 
 def test_raid5_on_flash_reads_then_writes_data_and_parity() -> None:
-    """A small RAID 5 write: the data and the parity drive each read then write (flash_op_seconds), in parallel."""
+    """A small RAID 5 write: the data and the parity drive each read then write
+    (flash_op_seconds), in parallel."""
     array = flash_array(raid="raid5", spindles=4)
     done = array.submit(0.0, ((0, 0, 4096),), True)
     assert done == pytest.approx(array_physics.flash_op_seconds(80e-6, 4096 / 2e9, 300e-6, True))
@@ -59,7 +73,15 @@ def test_flash_and_disk_fields_do_not_mix() -> None:
     with pytest.raises(ValidationError, match="a flash drive needs write_time"):
         DriveSpec(media="flash", read_time=80e-6, media_rate=2e9, capacity=10**12)
     with pytest.raises(ValidationError, match="rpm and avg_seek describe a spinning drive"):
-        DriveSpec(media="flash", read_time=80e-6, write_time=1e-4, rpm=7200, avg_seek=8e-3, media_rate=2e9, capacity=10**12)
+        DriveSpec(
+            media="flash",
+            read_time=80e-6,
+            write_time=1e-4,
+            rpm=7200,
+            avg_seek=8e-3,
+            media_rate=2e9,
+            capacity=10**12,
+        )
     with pytest.raises(ValidationError, match="a disk drive needs avg_seek"):
         DriveSpec(rpm=7200, media_rate=150e6, capacity=10**12)
     with pytest.raises(ValidationError, match="parallelism describe a flash drive"):
@@ -67,10 +89,17 @@ def test_flash_and_disk_fields_do_not_mix() -> None:
 
 
 def test_the_all_flash_profile_reads_at_qd1_in_its_read_time_and_the_estimate_agrees() -> None:
-    """The afa-24x-nvme array behind the validation scenario's host, read cache off, one 4 KiB read outstanding:
-    the array's time per read is the drive's read time plus the transfer, in the simulator and in the estimate."""
-    scenario = simcache.load_scenario(ROOT / "scenarios" / "validate_hdd_7200_qd.toml").with_overrides(
-        {"array": {"profile": "afa-24x-nvme", "read_cache": 0}, "run.duration": "2s", "run.warmup": "0.5s"}
+    """The afa-24x-nvme array behind the validation scenario's host, read cache off, one 4 KiB
+    read outstanding: the array's time per read is the drive's read time plus the transfer, in
+    the simulator and in the estimate."""
+    scenario = simcache.load_scenario(
+        ROOT / "scenarios" / "validate_hdd_7200_qd.toml"
+    ).with_overrides(
+        {
+            "array": {"profile": "afa-24x-nvme", "read_cache": 0},
+            "run.duration": "2s",
+            "run.warmup": "0.5s",
+        }
     )
     drive = scenario.array.drive
     assert drive.read_time is not None

@@ -36,7 +36,13 @@ def _scenario(**workload: Any) -> dict[str, Any]:
                 "name": "w",
                 "policy": "WB+1",
                 "hosts": [0],
-                "workload": {"mode": "closed", "workers": 4, "sizes": "256KiB", "working_set": "1GiB", "compressibility": 0.7},
+                "workload": {
+                    "mode": "closed",
+                    "workers": 4,
+                    "sizes": "256KiB",
+                    "working_set": "1GiB",
+                    "compressibility": 0.7,
+                },
             }
         ],
     }
@@ -64,15 +70,20 @@ def test_lone_compressed_replica_matches_arithmetic() -> None:
     assert record["latency_ms"] == pytest.approx((network + tier_write) * 1e3, rel=1e-9)
     assert record["network_ms"] == pytest.approx(network * 1e3, rel=1e-9)
     assert record["peer_tier_ms"] == pytest.approx(tier_write * 1e3, rel=1e-9)
-    assert result.totals["compression_saved_bytes"] == pytest.approx(size * workload.compressibility)
+    assert result.totals["compression_saved_bytes"] == pytest.approx(
+        size * workload.compressibility
+    )
     assert result.totals["replica_payload_bytes"] == pytest.approx(compressed)
 
 
 def test_adaptive_keeps_compressing_a_saturated_link() -> None:
     # 150 MB/s of writes would need 158 MB/s of 1GbE wire uncompressed (more than the link has);
     # compressed (70% removed) the link runs about 38% busy, under the 70% threshold. Judged on that
-    # raw figure, compression would switch off every other interval and save about half of what it can.
-    result = simcache.simulate(simcache.load_scenario(_scenario(mode="open", workers=1, throughput="150MB/s")))
+    # raw figure, compression would switch off every other interval and save about half of what it
+    # can.
+    result = simcache.simulate(
+        simcache.load_scenario(_scenario(mode="open", workers=1, throughput="150MB/s"))
+    )
     saved = result.totals["compression_saved_bytes"]
     sent = result.totals["replica_payload_bytes"]
     # Only the first sample interval (0.1 s of 2 s) runs uncompressed.
@@ -105,10 +116,12 @@ def test_adaptive_decision_has_hysteresis_of_the_saved_share() -> None:
 
 
 def test_ram_tier_override_gives_field_device_latency() -> None:
-    # ram_tier.toml halves the profile's copy rate (two line-fill buffers per copied line):
-    # a 352 KiB mean write then takes 5 us + 352 KiB / 4 GB/s = 0.095 ms, the field's "about 0.10 ms".
+    # ram_tier.toml halves the profile's copy rate (two line-fill buffers per copied line): a 352
+    # KiB mean write then takes 5 us + 352 KiB / 4 GB/s = 0.095 ms, the field's "about 0.10 ms".
     scenario = simcache.load_scenario("ram_tier")
     tier = scenario.cluster.tier
     assert tier.write_bandwidth == 4e9
     mean_size = scenario.groups[0].workload.mean_size
-    assert (tier.write_latency + mean_size / tier.write_bandwidth) * 1e3 == pytest.approx(0.095, abs=0.005)
+    assert (tier.write_latency + mean_size / tier.write_bandwidth) * 1e3 == pytest.approx(
+        0.095, abs=0.005
+    )

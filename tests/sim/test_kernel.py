@@ -1,4 +1,5 @@
-"""simcache.sim.components.kernel does what plain SimPy does: the same order, the same event count, the same failures."""
+"""simcache.sim.components.kernel does what plain SimPy does: the same order, the same event
+count, the same failures."""
 
 from __future__ import annotations
 
@@ -12,11 +13,18 @@ import simpy
 
 from simcache.sim.components import kernel
 
-_TIMES = [(2.0, kernel.NORMAL), (1.0, kernel.NORMAL), (1.0, kernel.URGENT), (2.0, kernel.URGENT), (1.0, kernel.NORMAL)]
+_TIMES = [
+    (2.0, kernel.NORMAL),
+    (1.0, kernel.NORMAL),
+    (1.0, kernel.URGENT),
+    (2.0, kernel.URGENT),
+    (1.0, kernel.NORMAL),
+]
 
 
 def _mixed_model(exact: bool) -> list[tuple[float, str]]:
-    """Events at repeated times and both priorities, scheduled by ``kernel.schedule_at`` or ``env.schedule``; their order."""
+    """Events at repeated times and both priorities, scheduled by ``kernel.schedule_at`` or
+    ``env.schedule``; their order."""
     env = simpy.Environment()
     log: list[tuple[float, str]] = []
     for i, (at, priority) in enumerate(_TIMES):
@@ -32,11 +40,16 @@ def _mixed_model(exact: bool) -> list[tuple[float, str]]:
 
 
 def test_schedule_at_orders_events_as_simpy_schedule_does() -> None:
-    assert _mixed_model(exact=False) == _mixed_model(exact=True) == [(1.0, "e2"), (1.0, "e1"), (1.0, "e4"), (2.0, "e3"), (2.0, "e0")]
+    assert (
+        _mixed_model(exact=False)
+        == _mixed_model(exact=True)
+        == [(1.0, "e2"), (1.0, "e1"), (1.0, "e4"), (2.0, "e3"), (2.0, "e0")]
+    )
 
 
 def _queueing_model(env: simpy.Environment, log: list[tuple[float, int]]) -> None:
-    """A small process model: two customers sharing a resource, with timeouts that land exactly on the stop time."""
+    """A small process model: two customers sharing a resource, with timeouts that land exactly
+    on the stop time."""
     server = simpy.Resource(env, capacity=1)
 
     def customer(name: int) -> Generator[simpy.Event, Any, None]:
@@ -67,13 +80,17 @@ def test_run_until_processes_what_env_run_does_and_counts_the_same_events() -> N
 
 
 class _OwnEnvironment(simpy.Environment):
-    """A user's environment class: the clock leaves its class alone and keeps its ``_now`` up to date instead."""
+    """A user's environment class: the clock leaves its class alone and keeps its ``_now`` up to
+    date instead."""
 
 
 @pytest.mark.parametrize("make", [simpy.Environment, _OwnEnvironment])
-def test_env_now_is_the_clocks_time_during_and_after_a_run(make: Callable[[], simpy.Environment]) -> None:
-    """``env.now`` read by a process (SimPy's and the model's code read it) is the time of the event being
-    processed, whether the clock makes a plain environment read its own time or keeps ``_now`` of another class."""
+def test_env_now_is_the_clocks_time_during_and_after_a_run(
+    make: Callable[[], simpy.Environment],
+) -> None:
+    """``env.now`` read by a process (SimPy's and the model's code read it) is the time of the
+    event being processed, whether the clock makes a plain environment read its own time or keeps
+    ``_now`` of another class."""
     env = make()
     clock = kernel.clock_of(env)
     assert isinstance(env, make) and clock.mirror_now == (make is _OwnEnvironment)
@@ -104,10 +121,13 @@ def _failing(env: simpy.Environment, defuse: bool) -> None:
     [
         lambda env: env.run(until=1.0),
         lambda env: kernel.run_until(kernel.clock_of(env), 1.0),
-        lambda env: kernel.clock_of(env).env.run(until=1.0),  # SimPy's run, through the clock's step
+        # SimPy's run, through the clock's step
+        lambda env: kernel.clock_of(env).env.run(until=1.0),
     ],
 )
-def test_an_unhandled_failure_raises_its_exception_and_a_defused_one_does_not(run: Callable[[simpy.Environment], None]) -> None:
+def test_an_unhandled_failure_raises_its_exception_and_a_defused_one_does_not(
+    run: Callable[[simpy.Environment], None],
+) -> None:
     env = simpy.Environment()
     _failing(env, defuse=False)
     with pytest.raises(ValueError, match="disk on fire"):
@@ -140,7 +160,9 @@ def test_a_resumer_drives_a_generator_as_a_process_would() -> None:
         env = simpy.Environment()
         log: list[tuple[float, Any]] = []
 
-        def steps(env: simpy.Environment = env, log: list[tuple[float, Any]] = log) -> Generator[simpy.Event, Any, None]:
+        def steps(
+            env: simpy.Environment = env, log: list[tuple[float, Any]] = log
+        ) -> Generator[simpy.Event, Any, None]:
             done = env.timeout(0)
             value = yield env.timeout(1.5, value="slept")
             log.append((env.now, value))
@@ -161,15 +183,17 @@ def test_an_unsupported_simpy_is_refused_at_import() -> None:
         def event(self) -> simpy.Event:
             return simpy.Environment().event()
 
-    # Passed in, not patched onto the module: compiled (mypyc) code keeps its own reference to the simpy module.
+    # Passed in, not patched onto the module: compiled (mypyc) code keeps its own reference to the
+    # simpy module.
     unsupported = types.SimpleNamespace(Environment=Bare, __version__="9.0")
     with pytest.raises(ImportError, match=r"simpy>=4\.1,<4\.2 .*_queue, _eid, _now.*simpy 9\.0"):
         kernel.check_simpy(unsupported)
 
 
 def _sleepers(signals: bool) -> tuple[list[tuple[float, int]], int]:
-    """Three detached generators waiting at awkward delays (sums that round), with ``kernel.sleep`` (``signals``)
-    or with SimPy timeouts in plain SimPy; their log and event count."""
+    """Three detached generators waiting at awkward delays (sums that round), with
+    ``kernel.sleep`` (``signals``) or with SimPy timeouts in plain SimPy; their log and event
+    count."""
     env = simpy.Environment()
     clock = kernel.clock_of(env) if signals else None
     log: list[tuple[float, int]] = []
@@ -190,9 +214,10 @@ def _sleepers(signals: bool) -> tuple[list[tuple[float, int]], int]:
 
 
 def _work_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
-    """The destager's flushers in small: three detached generators wait for shared work or a timeout, whichever comes
-    first (``env.timeout(d) | work`` in plain SimPy, ``kernel.timeout_or`` with ``signals``), or for the work alone; a
-    producer triggers the work now and then, at times that tie with the timeouts. Their log and event count."""
+    """The destager's flushers in small: three detached generators wait for shared work or a
+    timeout, whichever comes first (``env.timeout(d) | work`` in plain SimPy,
+    ``kernel.timeout_or`` with ``signals``), or for the work alone; a producer triggers the work
+    now and then, at times that tie with the timeouts. Their log and event count."""
     env = simpy.Environment()
     clock = kernel.clock_of(env) if signals else None
     log: list[tuple[float, str]] = []
@@ -233,12 +258,14 @@ def _work_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
 def test_timeout_or_is_simpys_condition_in_the_same_order_with_the_same_event_count() -> None:
     plain = _work_waiters(signals=False)
     assert _work_waiters(signals=True) == plain
-    assert len(plain[0]) == 3 * 8 + 7 and plain[1] > 40  # every wait ended; the run has the conditions' events
+    # every wait ended; the run has the conditions' events
+    assert len(plain[0]) == 3 * 8 + 7 and plain[1] > 40
 
 
 def test_sleep_is_a_timeout_to_the_last_bit_and_in_the_same_order() -> None:
-    """``kernel.sleep(clock, d)`` wakes a detached generator exactly when ``env.timeout(d)`` would: at ``now + d`` as
-    SimPy computes it (0.1 + 0.2 is not 0.3), in the same order among equal times, with the same event count."""
+    """``kernel.sleep(clock, d)`` wakes a detached generator exactly when ``env.timeout(d)``
+    would: at ``now + d`` as SimPy computes it (0.1 + 0.2 is not 0.3), in the same order among
+    equal times, with the same event count."""
     plain = _sleepers(signals=False)
     assert _sleepers(signals=True) == plain
     assert plain[0][3] == (0.1 + 0.2, 0) and 0.1 + 0.2 != 0.3  # the sum as the clock adds it
@@ -246,12 +273,15 @@ def test_sleep_is_a_timeout_to_the_last_bit_and_in_the_same_order() -> None:
         kernel.sleep(kernel.clock_of(simpy.Environment()), -1.0)
 
 
-def _busy_model(env: simpy.Environment, seed: int, attach_after: int | None) -> list[tuple[float, str]]:
-    """Processes drawn at random (``seed``) that wait on timeouts of a few delays (so many at equal times), shared
-    events succeeded by others, ``&`` and ``|`` conditions, a resource and interrupts; their log of what happened when.
+def _busy_model(
+    env: simpy.Environment, seed: int, attach_after: int | None
+) -> list[tuple[float, str]]:
+    """Processes drawn at random (``seed``) that wait on timeouts of a few delays (so many at equal
+    times), shared events succeeded by others, ``&`` and ``|`` conditions, a resource and
+    interrupts; their log of what happened when.
 
-    ``attach_after``: attach a clock after starting that many processes (the ones before are adopted from SimPy's
-    queue); ``None``: plain SimPy.
+    ``attach_after``: attach a clock after starting that many processes (the ones before are adopted
+    from SimPy's queue); ``None``: plain SimPy.
     """
     draw = random.Random(seed)
     log: list[tuple[float, str]] = []
@@ -280,7 +310,10 @@ def _busy_model(env: simpy.Environment, seed: int, attach_after: int | None) -> 
                         event.succeed(name)
                     shared[step % 3] = env.event()
                     yield env.timeout(0)
-                elif processes[step % len(processes)].is_alive and processes[step % len(processes)] is not env.active_process:
+                elif (
+                    processes[step % len(processes)].is_alive
+                    and processes[step % len(processes)] is not env.active_process
+                ):
                     processes[step % len(processes)].interrupt(name)
                     yield env.timeout(delay)
             except simpy.Interrupt as interrupt:
@@ -296,9 +329,10 @@ def _busy_model(env: simpy.Environment, seed: int, attach_after: int | None) -> 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_simpy_events_run_through_the_clock_in_plain_simpy_order(seed: int) -> None:
-    """Timeouts, events, processes, conditions, resources and interrupts at equal times and priorities run in the
-    same order, with the same event count, through a clock (by ``run_until`` or by SimPy's ``env.run``, the clock
-    attached before or after some were scheduled) as in plain SimPy."""
+    """Timeouts, events, processes, conditions, resources and interrupts at equal times and
+    priorities run in the same order, with the same event count, through a clock (by
+    ``run_until`` or by SimPy's ``env.run``, the clock attached before or after some were
+    scheduled) as in plain SimPy."""
     runs = []
     for attach_after, inlined in ((None, False), (0, True), (5, True), (3, False)):
         env = simpy.Environment()
@@ -308,20 +342,24 @@ def test_simpy_events_run_through_the_clock_in_plain_simpy_order(seed: int) -> N
         else:
             env.run(until=40.0)
         runs.append((log, env.now, kernel.events_scheduled(kernel.clock_of(env))))
-    assert runs[0][2] > 100 and any("interrupted" in name for _, name in runs[0][0])  # a busy model, interrupts included
+    # a busy model, interrupts included
+    assert runs[0][2] > 100 and any("interrupted" in name for _, name in runs[0][0])
     assert runs[1] == runs[0] and runs[2] == runs[0] and runs[3] == runs[0]
 
 
 def test_the_clock_orders_entries_as_simpys_heap_and_unschedules_without_reordering() -> None:
-    """Thousands of entries at a few times (ties) and both priorities, some taken out: the clock runs the rest in
-    the order of SimPy's (time, priority, id) tuples."""
+    """Thousands of entries at a few times (ties) and both priorities, some taken out: the clock
+    runs the rest in the order of SimPy's (time, priority, id) tuples."""
     draw = random.Random(7)
     clock = kernel.clock_of(simpy.Environment())
     ran: list[int] = []
     signals = [kernel.Signal(i, lambda s: ran.append(s.value)) for i in range(3000)]
     expected = []
     for i, signal in enumerate(signals):
-        at, priority = draw.choice((0.25, 0.5, 1.0, 2.0)), draw.choice((kernel.URGENT, kernel.NORMAL))
+        at, priority = (
+            draw.choice((0.25, 0.5, 1.0, 2.0)),
+            draw.choice((kernel.URGENT, kernel.NORMAL)),
+        )
         kernel.schedule_at(clock, at, signal, priority)
         expected.append((at, priority, i))
     dropped = {signal for signal in signals if draw.random() < 0.3}
@@ -334,13 +372,15 @@ def test_the_clock_orders_entries_as_simpys_heap_and_unschedules_without_reorder
 
 @pytest.mark.parametrize("size", [0, 1, 2, 4, 5, 6, 16, 21, 22, 85, 86, 300])
 def test_the_heap_pops_in_time_and_key_order_after_pushes_and_after_heapify(size: int) -> None:
-    """The 4-ary heap, at sizes around its level boundaries (1, 5, 21, 85 entries fill whole levels): pushed one by
-    one, or heapified from any order, then popped, its entries come out sorted by (time, key)."""
+    """The 4-ary heap, at sizes around its level boundaries (1, 5, 21, 85 entries fill whole
+    levels): pushed one by one, or heapified from any order, then popped, its entries come out
+    sorted by (time, key)."""
     draw = random.Random(size)
     entries = []
     for key in draw.sample(range(10 * size + 1), size):
         entry = kernel.Signal(None)
-        entry.time, entry.key = float(draw.choice((0.5, 1.0, 1.5))), key  # ties on time, decided by key
+        # ties on time, decided by key
+        entry.time, entry.key = float(draw.choice((0.5, 1.0, 1.5))), key
         entries.append(entry)
     expected = sorted(entries, key=lambda e: (e.time, e.key))
     pushed: list[kernel.Signal] = []
@@ -365,8 +405,9 @@ def test_a_peek_and_a_step_are_simpys() -> None:
 
 
 def test_a_signal_resumes_its_waiters_and_calls_its_callbacks_in_the_order_they_came() -> None:
-    """The first generator to wait for a Signal is resumed by a native call (``Signal.resumer``), ahead of whatever
-    waited after it, as a first callback would be; by ``run_until``, ``process_now`` and ``env.run`` alike."""
+    """The first generator to wait for a Signal is resumed by a native call (``Signal.resumer``),
+    ahead of whatever waited after it, as a first callback would be; by ``run_until``,
+    ``process_now`` and ``env.run`` alike."""
     env = simpy.Environment()
     clock = kernel.clock_of(env)
     order: list[tuple[str, Any]] = []
@@ -380,9 +421,10 @@ def test_a_signal_resumes_its_waiters_and_calls_its_callbacks_in_the_order_they_
         signal.callbacks.append(lambda s: order.append((f"{prefix} callback", s.value)))
         kernel.Resumer(waiter(f"{prefix} second", signal)).resume(None)
 
-    signals = [kernel.Signal(name, lambda s: order.append((f"{s.value} made with", s.value))) for name in "ab"] + [
-        kernel.Signal(name) for name in "cde"
-    ]
+    signals = [
+        kernel.Signal(name, lambda s: order.append((f"{s.value} made with", s.value)))
+        for name in "ab"
+    ] + [kernel.Signal(name) for name in "cde"]
     for signal in signals:
         add_waiters(signal, signal.value)
     kernel.schedule_at(clock, 1.0, signals[0])
@@ -401,10 +443,11 @@ def test_a_signal_resumes_its_waiters_and_calls_its_callbacks_in_the_order_they_
 
 
 def _gate_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
-    """Detached generators waiting for all of some gates (``simpy.AllOf`` in plain SimPy, ``kernel.AllOf`` with
-    ``signals``): gates opened by a producer (``Event.succeed()``, ``kernel.succeed``) at times that tie with the
-    waiters' own timeouts, some opened (and processed) before a waiter asks, a gate listed twice, no gate at all, and
-    callbacks added to a gate after a condition waits on it. Their log and event count."""
+    """Detached generators waiting for all of some gates (``simpy.AllOf`` in plain SimPy,
+    ``kernel.AllOf`` with ``signals``): gates opened by a producer (``Event.succeed()``,
+    ``kernel.succeed``) at times that tie with the waiters' own timeouts, some opened (and
+    processed) before a waiter asks, a gate listed twice, no gate at all, and callbacks added to
+    a gate after a condition waits on it. Their log and event count."""
     env = simpy.Environment()
     clock = kernel.clock_of(env) if signals else None
     log: list[tuple[float, str]] = []
@@ -421,7 +464,9 @@ def _gate_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
         condition = all_of([gates[i] for i in chosen])
         for i in chosen[:1]:  # a callback on a member, added after the condition's
             if gates[i].callbacks is not None:
-                gates[i].callbacks.append(lambda _, i=i: log.append((env.now, f"gate {i} seen by {name}")))
+                gates[i].callbacks.append(
+                    lambda _, i=i: log.append((env.now, f"gate {i} seen by {name}"))
+                )
         yield condition
         log.append((env.now, f"waiter {name}"))
 
@@ -434,7 +479,15 @@ def _gate_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
                 kernel.succeed(clock, gates[i])
             log.append((env.now, f"open {i}"))
 
-    plan = [([0, 1], 0.0), ([1, 3, 3], 0.5), ([4], 1.0), ([], 0.75), ([0, 2], 1.0), ([2, 4, 0], 2.5), ([0], 1.0)]
+    plan = [
+        ([0, 1], 0.0),
+        ([1, 3, 3], 0.5),
+        ([4], 1.0),
+        ([], 0.75),
+        ([0, 2], 1.0),
+        ([2, 4, 0], 2.5),
+        ([0], 1.0),
+    ]
     for name, (chosen, delay) in enumerate(plan):
         kernel.Resumer(waiter(name, chosen, delay)).resume(None)
     kernel.Resumer(producer()).resume(None)
@@ -445,9 +498,10 @@ def _gate_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
     return log, kernel.events_scheduled(kernel.clock_of(env))
 
 
-def test_all_of_and_succeed_are_simpys_condition_and_succeed_in_the_same_order_with_the_same_event_count() -> None:
-    """``kernel.AllOf`` and ``kernel.succeed`` (the components' waits for several signals and their wake-ups) are
-    ``simpy.AllOf`` and ``Event.succeed()``: the same log, in the same order at equal times, and the same event count."""
+def test_all_of_and_succeed_match_simpy_in_order_and_event_count() -> None:
+    """``kernel.AllOf`` and ``kernel.succeed`` (the components' waits for several signals and
+    their wake-ups) are ``simpy.AllOf`` and ``Event.succeed()``: the same log, in the same order
+    at equal times, and the same event count."""
     plain = _gate_waiters(signals=False)
     assert _gate_waiters(signals=True) == plain
     assert sum(entry[1].startswith("waiter") for entry in plain[0]) == 7  # every condition was met

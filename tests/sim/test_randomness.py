@@ -1,5 +1,6 @@
-"""The components' random streams (:class:`simcache.sim.components.randomness.UniformStream`): the numbers of numpy's generator,
-in its order, whatever the block they were drawn in (a block is kept as float64 bytes and read in place)."""
+"""The components' random streams (:class:`simcache.sim.components.randomness.UniformStream`):
+the numbers of numpy's generator, in its order, whatever the block they were drawn in (a block is
+kept as float64 bytes and read in place)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def test_uniforms_are_the_generators_draws_in_order_across_blocks(seed: int) -> 
 
 
 def test_uniforms_and_exponentials_continue_the_same_stream() -> None:
-    """``uniforms(n)`` gives the next n draws, as n calls would; ``exponential(mean)`` is ``-mean log1p(-u)`` of the next."""
+    """``uniforms(n)`` gives the next n draws, as n calls would; ``exponential(mean)`` is ``-mean
+    log1p(-u)`` of the next."""
     seed = np.random.SeedSequence(7)
     a, b = UniformStream(seed), UniformStream(seed)
     assert a.uniforms(_BLOCK - 2) == [b.uniform() for _ in range(_BLOCK - 2)]

@@ -1,18 +1,22 @@
-"""Issue 16, "Replication and metadata": replication modes, metadata writes, serialized writers, flow windows.
+"""Issue 16, "Replication and metadata": replication modes, metadata writes, serialized writers,
+flow windows.
 
-Each behaviour is pinned with figures from the service model (tier: latency + size / bandwidth; link: latency +
-framed bytes / line rate; acknowledgement: :func:`simcache.physics.cluster.ack_seconds`), not with "it ran".
+Each behaviour is pinned with figures from the service model (tier: latency + size / bandwidth;
+link: latency + framed bytes / line rate; acknowledgement:
+:func:`simcache.physics.cluster.ack_seconds`), not with "it ran".
 
-- ``replication = "async"`` acknowledges after the local write; until the replica reaches a peer the write is
-  data at risk (DOMAIN.md: a block replicator's protocol A), and a host failure loses exactly those bytes.
-- ``replication = "memory"`` acknowledges when the peer has the data in RAM (protocol B): network + ack, where
-  ``sync`` (protocol C) adds the peer's device write.
-- ``metadata_write``: an activity-log record per write, one more device write on the critical path at queue depth
-  1; batched (group commit), concurrency hides it (DOMAIN.md, "Related behaviours").
-- ``sync_serialize``: a filesystem that serializes synchronous writers cuts the device queue depth to 1 per VM
-  (DOMAIN.md; REFERENCE.md on fio's ioengine=sync).
-- ``window`` on a link: a flow longer than its window runs at most at window / round trip, so one stream gets a
-  fraction of a link and many saturate it (DOMAIN.md, "Stream concurrency against a shared target").
+- ``replication = "async"`` acknowledges after the local write; until the replica reaches a peer the
+  write is data at risk (DOMAIN.md: a block replicator's protocol A), and a host failure loses
+  exactly those bytes.
+- ``replication = "memory"`` acknowledges when the peer has the data in RAM (protocol B): network +
+  ack, where ``sync`` (protocol C) adds the peer's device write.
+- ``metadata_write``: an activity-log record per write, one more device write on the critical path
+  at queue depth 1; batched (group commit), concurrency hides it (DOMAIN.md, "Related behaviours").
+- ``sync_serialize``: a filesystem that serializes synchronous writers cuts the device queue depth
+  to 1 per VM (DOMAIN.md; REFERENCE.md on fio's ioengine=sync).
+- ``window`` on a link: a flow longer than its window runs at most at window / round trip, so one
+  stream gets a fraction of a link and many saturate it (DOMAIN.md, "Stream concurrency against a
+  shared target").
 """
 
 from __future__ import annotations
@@ -35,8 +39,9 @@ from simcache.spec import LinkSpec
 
 MiB = 1024**2
 
-# A tier whose every figure is explicit: 100 us per write plus the transfer at 400 MB/s; reads cost next to
-# nothing, so the destager's read-back of a batch never holds the channel in front of a VM's write.
+# A tier whose every figure is explicit: 100 us per write plus the transfer at 400 MB/s; reads cost
+# next to nothing, so the destager's read-back of a batch never holds the channel in front of a VM's
+# write.
 FLAT_TIER = {
     "kind": "flash",
     "read_latency": 0.0,
@@ -55,7 +60,11 @@ def tier_write_seconds(size: float) -> float:
 
 
 def scenario(groups: list[dict[str, Any]], **cluster: Any) -> simcache.Scenario:
-    return simcache.load_scenario(small_scenario(groups=groups, cluster={"tier": FLAT_TIER, "storage_link": "10GbE", **cluster}))
+    return simcache.load_scenario(
+        small_scenario(
+            groups=groups, cluster={"tier": FLAT_TIER, "storage_link": "10GbE", **cluster}
+        )
+    )
 
 
 def writes(result: simcache.Result) -> Any:
@@ -63,7 +72,8 @@ def writes(result: simcache.Result) -> Any:
     return records[records.op == "write"]
 
 
-# -- replication = "async": the lag is the data at risk --------------------------------------------------------------
+# -- replication = "async": the lag is the data at risk
+# --------------------------------------------------------------
 
 
 def async_scenario(**workload: Any) -> simcache.Scenario:
@@ -75,15 +85,19 @@ def async_scenario(**workload: Any) -> simcache.Scenario:
         "hosts": [0],
         "workload": {"mode": "open", "sizes": "1MiB", **workload},
     }
-    return scenario([group], peer_link="1GbE", storage_link="1GbE").with_overrides({"run.sample_interval": "5ms"})
+    return scenario([group], peer_link="1GbE", storage_link="1GbE").with_overrides(
+        {"run.sample_interval": "5ms"}
+    )
 
 
 def test_async_lag_equals_the_data_at_risk_at_every_sample() -> None:
-    """At each sample, data at risk = the bytes of the writes acknowledged and whose replica has not arrived.
+    """At each sample, data at risk = the bytes of the writes acknowledged and whose replica has not
+    arrived.
 
-    Writes arrive every 20 ms; each replica is alone on the link, so it arrives at issue + framed bytes / line
-    rate + latency. The destage of a write crosses the same 1GbE link speed to the array after it is
-    acknowledged, so it never ends before the replica arrives. Exact: the same arithmetic as the flow network.
+    Writes arrive every 20 ms; each replica is alone on the link, so it arrives at issue + framed
+    bytes / line rate + latency. The destage of a write crosses the same 1GbE link speed to the
+    array after it is acknowledged, so it never ends before the replica arrives. Exact: the same
+    arithmetic as the flow network.
     """
     s = async_scenario(iops=50, arrivals="uniform")
     result = simcache.simulate(s)
@@ -92,17 +106,20 @@ def test_async_lag_equals_the_data_at_risk_at_every_sample() -> None:
     w = writes(result)
     arrives = (w.issue_s.to_numpy() + wire / link.bandwidth) + link.latency
     acked = w.complete_s.to_numpy()
-    assert np.all(acked < arrives)  # the local write (2.7 ms) beats the replica (8.9 ms): every write lags a while
+    # the local write (2.7 ms) beats the replica (8.9 ms): every write lags a while
+    assert np.all(acked < arrives)
     lagging_samples = 0
     for t, at_risk in result.series.data_at_risk_bytes.items():
         expected = MiB * int(np.sum((acked <= t) & (t < arrives)))
         assert at_risk == expected, t
         lagging_samples += expected > 0
-    assert lagging_samples >= 0.25 * len(result.series)  # about 6.2 of each 20 ms lag: the check is not vacuous
+    # about 6.2 of each 20 ms lag: the check is not vacuous
+    assert lagging_samples >= 0.25 * len(result.series)
 
 
 def test_async_write_is_acknowledged_after_the_local_write_only() -> None:
-    """Acknowledged at the local tier write (plus the admission): latency = tier write of 1 MiB, no network."""
+    """Acknowledged at the local tier write (plus the admission): latency = tier write of 1 MiB,
+    no network."""
     w = writes(simcache.simulate(async_scenario(iops=50, arrivals="uniform")))
     assert w.latency_ms.to_numpy() == pytest.approx(1e3 * tier_write_seconds(MiB), rel=1e-9)
     assert (w.network_ms == 0).all() and (w.peer_tier_ms == 0).all()
@@ -110,11 +127,14 @@ def test_async_write_is_acknowledged_after_the_local_write_only() -> None:
 
 @pytest.mark.parametrize("replication", ["async", "sync"])
 def test_host_failure_loses_exactly_the_lagging_bytes(replication: str) -> None:
-    """host0 writes 1 MiB at 200 MB/s, above the 1GbE link's ~118 MB/s: under async the lag fills the 4 MiB send
-    buffer (then acknowledgements wait for room); host0 dies at 0.5 s. Lost = the at-risk bytes just before the
-    failure, to the byte (and nothing under sync)."""
+    """host0 writes 1 MiB at 200 MB/s, above the 1GbE link's ~118 MB/s: under async the lag fills
+    the 4 MiB send buffer (then acknowledgements wait for room); host0 dies at 0.5 s. Lost = the
+    at-risk bytes just before the failure, to the byte (and nothing under sync)."""
     s = async_scenario(throughput="200MB/s").with_overrides(
-        {"groups.db.replication": replication, "events": [{"kind": "host_failure", "at": 0.5, "host": 0}]}
+        {
+            "groups.db.replication": replication,
+            "events": [{"kind": "host_failure", "at": 0.5, "host": 0}],
+        }
     )
     model = engine.build(s, s.run.seed)
     run_until(model.clock, 0.5)  # everything before the failure, not the events at 0.5
@@ -124,26 +144,41 @@ def test_host_failure_loses_exactly_the_lagging_bytes(replication: str) -> None:
     failure = model.failures[0]
     assert failure["lost_bytes"] == at_risk
     if replication == "async":
-        # Acknowledged copies on their way never exceed the send buffer (an acknowledgement needs room in it).
+        # Acknowledged copies on their way never exceed the send buffer (an acknowledgement needs
+        # room in it).
         assert 2 * MiB <= at_risk <= s.groups[0].replication_buffer == 4 * MiB
-        assert failure["handed_over_bytes"] > 0  # the writes whose replica had arrived survive on host1
+        # the writes whose replica had arrived survive on host1
+        assert failure["handed_over_bytes"] > 0
     else:
         assert at_risk == 0
 
 
 @pytest.mark.parametrize("policy", ["WB+1", "WB+2"])
 def test_async_bytes_are_conserved_when_a_peer_and_then_a_primary_die(policy: str) -> None:
-    """4 hosts replicating asynchronously over a loaded 1GbE; host1 dies at 0.3 s, host0 at 0.6 s. Accepted =
-    destaged + still buffered + lost, to the byte; at-risk bytes and replica copies never go negative."""
+    """4 hosts replicating asynchronously over a loaded 1GbE; host1 dies at 0.3 s, host0 at 0.6
+    s. Accepted = destaged + still buffered + lost, to the byte; at-risk bytes and replica copies
+    never go negative."""
     group = {
         "name": "db",
         "policy": policy,
         "replication": "async",
-        "workload": {"mode": "open", "throughput": "60MB/s", "sizes": {"64KiB": 1, "1MiB": 1}, "working_set": "64MiB"},
+        "workload": {
+            "mode": "open",
+            "throughput": "60MB/s",
+            "sizes": {"64KiB": 1, "1MiB": 1},
+            "working_set": "64MiB",
+        },
     }
-    events = [{"kind": "host_failure", "at": 0.3, "host": 1}, {"kind": "host_failure", "at": 0.6, "host": 0}]
+    events = [
+        {"kind": "host_failure", "at": 0.3, "host": 1},
+        {"kind": "host_failure", "at": 0.6, "host": 0},
+    ]
     s = simcache.load_scenario(
-        small_scenario(groups=[group], cluster={"hosts": 4, "peer_link": "1GbE", "tier": "sata-ssd-s3700-field"}, events=events)
+        small_scenario(
+            groups=[group],
+            cluster={"hosts": 4, "peer_link": "1GbE", "tier": "sata-ssd-s3700-field"},
+            events=events,
+        )
     )
     model = engine.build(s, 3)
     for t in np.arange(0.05, 1.0001, 0.05):
@@ -155,12 +190,14 @@ def test_async_bytes_are_conserved_when_a_peer_and_then_a_primary_die(policy: st
     assert model.failures[1]["lost_bytes"] > 0  # host0 died with writes still lagging
 
 
-# -- replication = "memory": the peer's RAM acknowledges ----------------------------------------------------------------
+# -- replication = "memory": the peer's RAM acknowledges
+# ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("replication", ["memory", "sync"])
 def test_memory_ack_skips_the_peer_device_write(replication: str) -> None:
-    """QD1, 256 KiB over 1GbE: memory = latency + framed bytes / line rate + ack; sync adds the peer's tier write."""
+    """QD1, 256 KiB over 1GbE: memory = latency + framed bytes / line rate + ack; sync adds the
+    peer's tier write."""
     group = {
         "name": "db",
         "policy": "WB+1",
@@ -178,13 +215,17 @@ def test_memory_ack_skips_the_peer_device_write(replication: str) -> None:
     assert w.peer_tier_ms.to_numpy() == pytest.approx(1e3 * peer, rel=1e-9, abs=1e-12)
 
 
-# -- metadata_write: one more device write at QD1, hidden by batching at QD32 ---------------------------------------------
+# -- metadata_write: one more device write at QD1, hidden by batching at QD32
+# ---------------------------------------------
 
 METADATA = 4096
 
 
-def metadata_run(outstanding: int, metadata: bool, batched: bool = True) -> tuple[float, float, int, int]:
-    """(write IOPS, mean latency s, data writes, metadata writes) of one WB+0 VM on FLAT_TIER, 4 KiB writes, 0.5 s."""
+def metadata_run(
+    outstanding: int, metadata: bool, batched: bool = True
+) -> tuple[float, float, int, int]:
+    """(write IOPS, mean latency s, data writes, metadata writes) of one WB+0 VM on FLAT_TIER, 4
+    KiB writes, 0.5 s."""
     group = {
         "name": "db",
         "policy": "WB+0",
@@ -200,7 +241,12 @@ def metadata_run(outstanding: int, metadata: bool, batched: bool = True) -> tupl
     run_until(model.clock, end)
     done = [r for r in model.records if r[COMPLETED] > start]  # completed in (start, end]
     latency = float(np.mean([r[COMPLETED] - r[ISSUED] for r in done]))
-    return len(done) / (end - start), latency, len(model.records), model.hosts[0].metadata_log.writes
+    return (
+        len(done) / (end - start),
+        latency,
+        len(model.records),
+        model.hosts[0].metadata_log.writes,
+    )
 
 
 @pytest.mark.parametrize("batched", [True, False])
@@ -209,18 +255,22 @@ def test_metadata_write_adds_one_device_write_at_qd1(batched: bool) -> None:
     _, bare, _, _ = metadata_run(1, False)
     _, with_log, _, _ = metadata_run(1, True, batched)
     assert bare == pytest.approx(tier_write_seconds(4096), rel=2e-3)
-    assert with_log == pytest.approx(tier_write_seconds(4096) + tier_write_seconds(METADATA), rel=2e-3)
+    assert with_log == pytest.approx(
+        tier_write_seconds(4096) + tier_write_seconds(METADATA), rel=2e-3
+    )
 
 
 def test_metadata_write_is_hidden_by_batching_at_qd32() -> None:
-    """QD32 on one channel: the device is always busy, so throughput = 1 / (S_data + S_meta x metadata writes per
-    write). Unbatched that is one per write: half the bare throughput at equal sizes. Batched, one metadata write
-    carries many writes and throughput stays within 10% of the bare device's (Little: so does the latency)."""
+    """QD32 on one channel: the device is always busy, so throughput = 1 / (S_data + S_meta x
+    metadata writes per write). Unbatched that is one per write: half the bare throughput at
+    equal sizes. Batched, one metadata write carries many writes and throughput stays within 10%
+    of the bare device's (Little: so does the latency)."""
     s_data, s_meta = tier_write_seconds(4096), tier_write_seconds(METADATA)
     bare, bare_latency, _, _ = metadata_run(32, False)
     assert bare == pytest.approx(1.0 / s_data, rel=0.01)  # the destager's reads take about 0.1%
     unbatched, _, data, logged = metadata_run(32, True, batched=False)
-    assert abs(logged - data) <= 32  # a record per write (the last writes in flight are not recorded yet)
+    # a record per write (the last writes in flight are not recorded yet)
+    assert abs(logged - data) <= 32
     assert unbatched == pytest.approx(1.0 / (s_data + s_meta), rel=0.01)
     batched, batched_latency, data, logged = metadata_run(32, True, batched=True)
     per_write = logged / data
@@ -230,22 +280,32 @@ def test_metadata_write_is_hidden_by_batching_at_qd32() -> None:
     assert batched_latency < 1.1 * bare_latency
 
 
-# -- sync_serialize: the device sees one write per VM --------------------------------------------------------------------
+# -- sync_serialize: the device sees one write per VM
+# --------------------------------------------------------------------
 
 FAST_CHANNELS = {**FLAT_TIER, "channels": 8, "write_latency": "1ms", "write_bandwidth": 1e13}
 
 
 @pytest.mark.parametrize("serialize", [False, True])
 def test_sync_serialize_cuts_the_device_queue_to_one_write(serialize: bool) -> None:
-    """8 writes outstanding on an 8-channel tier (1 ms a write): 8 at the device, 8000 IOPS, 1 ms each; serialized,
-    1 at the device, 1000 IOPS and 8 ms each (Little's law: 8 = 1000/s x 8 ms), the wait counted as local time."""
+    """8 writes outstanding on an 8-channel tier (1 ms a write): 8 at the device, 8000 IOPS, 1 ms
+    each; serialized, 1 at the device, 1000 IOPS and 8 ms each (Little's law: 8 = 1000/s x 8 ms),
+    the wait counted as local time."""
     group = {
         "name": "db",
         "policy": "WB+0",
         "hosts": [0],
-        "workload": {"mode": "closed", "outstanding": 8, "sizes": "4KiB", "sync_serialize": serialize},
+        "workload": {
+            "mode": "closed",
+            "outstanding": 8,
+            "sizes": "4KiB",
+            "sync_serialize": serialize,
+        },
     }
-    result = simcache.simulate(scenario([group], tier=FAST_CHANNELS).with_overrides({"run.sample_interval": "10ms"}), duration=0.5)
+    result = simcache.simulate(
+        scenario([group], tier=FAST_CHANNELS).with_overrides({"run.sample_interval": "10ms"}),
+        duration=0.5,
+    )
     w = writes(result)
     completed = w[(w.complete_s > 0.1) & (w.complete_s <= 0.5)]
     depth = 1 if serialize else 8
@@ -262,24 +322,36 @@ def test_sync_serialize_leaves_reads_their_depth() -> None:
         "name": "db",
         "policy": "WB+0",
         "hosts": [0],
-        "workload": {"mode": "closed", "outstanding": 8, "read_fraction": 1.0, "working_set": "1MiB", "sync_serialize": True},
+        "workload": {
+            "mode": "closed",
+            "outstanding": 8,
+            "read_fraction": 1.0,
+            "working_set": "1MiB",
+            "sync_serialize": True,
+        },
     }
     result = simcache.simulate(scenario([group], tier=tier), duration=0.5)
     row = result.summary.query("group == 'db' and op == 'read'").iloc[0]
-    assert row.iops > 0.9 * 8 / 1e-3  # all hits after the first 16 misses (1 MiB in 64 KiB cache lines)
+    # all hits after the first 16 misses (1 MiB in 64 KiB cache lines)
+    assert row.iops > 0.9 * 8 / 1e-3
 
 
-# -- window: a flow's rate is at most window / round trip -----------------------------------------------------------------
+# -- window: a flow's rate is at most window / round trip
+# -----------------------------------------------------------------
 
 WINDOW = 65536
 WINDOW_LINK = LinkSpec(bandwidth=125e6, latency=1e-3, window=WINDOW)
 
 
 def transfers(count: int, size: float) -> list[float]:
-    """Delivery times of ``count`` flows of ``size`` wire bytes started together over one windowed port pair."""
+    """Delivery times of ``count`` flows of ``size`` wire bytes started together over one
+    windowed port pair."""
     env = simpy.Environment()
     network = FlowNetwork(env)
-    tx, rx = Port(PortName(0, "peer", None, "tx"), WINDOW_LINK), Port(PortName(1, "peer", None, "rx"), WINDOW_LINK)
+    tx, rx = (
+        Port(PortName(0, "peer", None, "tx"), WINDOW_LINK),
+        Port(PortName(1, "peer", None, "rx"), WINDOW_LINK),
+    )
     events = [network.transfer((tx, rx), size, latency=WINDOW_LINK.latency) for _ in range(count)]
     env.run()
     return [float(cast(float, event.value)) for event in events]
@@ -287,16 +359,19 @@ def transfers(count: int, size: float) -> list[float]:
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 8])
 def test_windowed_flows_share_a_link_up_to_its_rate(count: int) -> None:
-    """Each of N flows runs at min(C / N, W / RTT) with RTT = 2 x latency: the aggregate is min(C, N W / RTT).
+    """Each of N flows runs at min(C / N, W / RTT) with RTT = 2 x latency: the aggregate is min(C, N
+    W / RTT).
 
-    C = 125 MB/s, W = 64 KiB, RTT = 2 ms: one stream gets 32.8 MB/s (26% of the link), three get 98 MB/s, four or
-    more saturate it (C / 4 = 31.25 MB/s is below the window's rate)."""
+    C = 125 MB/s, W = 64 KiB, RTT = 2 ms: one stream gets 32.8 MB/s (26% of the link), three get 98
+    MB/s, four or more saturate it (C / 4 = 31.25 MB/s is below the window's rate)."""
     size = 10e6
     per_flow = min(WINDOW_LINK.bandwidth / count, WINDOW / (2 * WINDOW_LINK.latency))
     done = transfers(count, size)
     assert done == pytest.approx([size / per_flow + WINDOW_LINK.latency] * count, rel=1e-12)
     aggregate = count * size / (done[0] - WINDOW_LINK.latency)
-    assert aggregate == pytest.approx(min(WINDOW_LINK.bandwidth, count * WINDOW / (2 * WINDOW_LINK.latency)), rel=1e-12)
+    assert aggregate == pytest.approx(
+        min(WINDOW_LINK.bandwidth, count * WINDOW / (2 * WINDOW_LINK.latency)), rel=1e-12
+    )
 
 
 def test_a_message_within_the_window_is_not_capped() -> None:
@@ -304,20 +379,29 @@ def test_a_message_within_the_window_is_not_capped() -> None:
     assert transfers(1, 60000) == pytest.approx([1e-3 + 60000 / 125e6], rel=1e-12)
 
 
-# -- the fields and their messages ------------------------------------------------------------------------------------
+# -- the fields and their messages
+# ------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("path", "value", "fragment"),
     [
         ("groups.db.replication", "asynch", "must be 'sync', 'async' or 'memory' (got 'asynch')"),
-        ("groups.db.metadata_size", "64MiB", "must be at most 16MiB; a metadata record is a few KiB; 16 MiB is a typo"),
+        (
+            "groups.db.metadata_size",
+            "64MiB",
+            "must be at most 16MiB; a metadata record is a few KiB; 16 MiB is a typo",
+        ),
         ("groups.db.metadata_size", 100, "must be at least 512 bytes; one disk sector"),
         ("groups.db.metadata_write", 3, "must be true or false"),
         ("groups.db.replication_buffer", "2GiB", "must be at most 1GiB; beyond any socket buffer"),
         ("groups.db.replication_buffer", 0, "must be more than 0"),
         ("groups.db.workload.sync_serialize", "yes please", "must be true or false"),
-        ("cluster.peer_link.window", 10, "must be at least 1KiB; below one packet a flow cannot move"),
+        (
+            "cluster.peer_link.window",
+            10,
+            "must be at least 1KiB; below one packet a flow cannot move",
+        ),
         ("cluster.peer_link.window", "2GiB", "must be at most 1GiB; TCP windows scale to 1 GiB"),
     ],
 )
@@ -329,7 +413,12 @@ def test_new_fields_say_what_is_allowed(path: str, value: Any, fragment: str) ->
 
 
 def test_defaults_are_todays_behaviour() -> None:
-    """Sync replication, no metadata writes, no serialization, no window: the golden outputs pin the results."""
+    """Sync replication, no metadata writes, no serialization, no window: the golden outputs pin
+    the results."""
     group = simcache.load_scenario(small_scenario()).groups[0]
-    assert (group.replication, group.metadata_write, group.workload.sync_serialize) == ("sync", False, False)
+    assert (group.replication, group.metadata_write, group.workload.sync_serialize) == (
+        "sync",
+        False,
+        False,
+    )
     assert simcache.load_scenario(small_scenario()).cluster.peer_link.window is None

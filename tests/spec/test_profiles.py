@@ -1,4 +1,5 @@
-"""Built-in profiles: each one is valid, and each number carries its source (or says it is an assumption)."""
+"""Built-in profiles: each one is valid, and each number carries its source (or says it is an
+assumption)."""
 
 from __future__ import annotations
 
@@ -24,11 +25,18 @@ def test_profile_is_valid(kind: str, name: str) -> None:
 @pytest.mark.parametrize(("kind", "name"), PROFILES, ids=[f"{k}:{n}" for k, n in PROFILES])
 def test_every_number_has_its_source_beside_it(kind: str, name: str) -> None:
     notes = field_notes(kind).get(name, {})
-    missing = [field for field in get_profile(kind, name) if field not in WORDS and not notes.get(field)]
-    assert not missing, f"{kind} profile {name!r}: give a source or 'assumption: why' in a comment beside {', '.join(missing)}"
+    missing = [
+        field for field in get_profile(kind, name) if field not in WORDS and not notes.get(field)
+    ]
+    assert not missing, (
+        f"{kind} profile {name!r}: give a source or 'assumption: why' in a comment beside "
+        f"{', '.join(missing)}"
+    )
 
 
-def test_profiles_command_shows_each_number_with_its_source(capsys: pytest.CaptureFixture[str]) -> None:
+def test_profiles_command_shows_each_number_with_its_source(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["profiles", "tier"]) == 0
     out = capsys.readouterr().out
     notes = field_notes("tier")["sata-ssd-s3700-field"]

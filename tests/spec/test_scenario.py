@@ -1,4 +1,5 @@
-"""Runs derived from a scenario (another duration, seed or variant) and how often a scenario is validated.
+"""Runs derived from a scenario (another duration, seed or variant) and how often a scenario is
+validated.
 
 A scenario is parsed and validated once, when it loads; a derived run validates
 only what it changes. The counts here patch the TOML parser and the schema
@@ -23,11 +24,17 @@ from simcache.spec import builtin_scenarios
 
 
 def small(**extra: Any) -> dict[str, Any]:
-    """2 hosts, one WB+1 group in an open loop; a 1 s run sampled every 0.25 s with 0.1 s of warm-up."""
+    """2 hosts, one WB+1 group in an open loop; a 1 s run sampled every 0.25 s with 0.1 s of
+    warm-up."""
     return {
         "name": "derived",
         "run": {"duration": "1s", "warmup": "0.1s", "sample_interval": "0.25s", "seed": 3},
-        "cluster": {"hosts": 2, "tier": "sata-ssd-s3700-field", "peer_link": "1GbE", "storage_link": "1GbE"},
+        "cluster": {
+            "hosts": 2,
+            "tier": "sata-ssd-s3700-field",
+            "peer_link": "1GbE",
+            "storage_link": "1GbE",
+        },
         "array": "array-14x7200",
         "groups": [{"name": "db", "policy": "WB+1", "workload": {"mode": "open", "iops": 100}}],
         **extra,
@@ -38,7 +45,13 @@ TWO_VARIANTS = {"local": {"groups.db.policy": "WB+0"}, "fast": {"cluster.peer_li
 CHECKS = [
     {"name": "wb1", "metric": "count", "at_least": 1},
     {"name": "local", "metric": "count", "variant": "local", "at_least": 1},
-    {"name": "fast", "metric": "count", "variant": "fast", "at_least": 1, "over": {"variant": "local"}},
+    {
+        "name": "fast",
+        "metric": "count",
+        "variant": "fast",
+        "at_least": 1,
+        "over": {"variant": "local"},
+    },
 ]
 
 
@@ -76,9 +89,13 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
 def test_with_duration_sets_the_run_and_caps_the_warmup() -> None:
     scenario = load_scenario(small())
     longer = scenario.with_duration(5.0)
-    assert (longer.run.duration, longer.run.warmup) == (5.0, 0.1), "a warm-up shorter than a tenth is kept"
+    assert (longer.run.duration, longer.run.warmup) == (5.0, 0.1), (
+        "a warm-up shorter than a tenth is kept"
+    )
     shorter = scenario.with_duration(0.5)
-    assert (shorter.run.duration, shorter.run.warmup) == (0.5, 0.05), "the warm-up is cut to a tenth of the duration"
+    assert (shorter.run.duration, shorter.run.warmup) == (0.5, 0.05), (
+        "the warm-up is cut to a tenth of the duration"
+    )
     assert shorter.model_dump(exclude={"run"}) == scenario.model_dump(exclude={"run"})
     assert (shorter.run.seed, shorter.run.sample_interval) == (3, 0.25)
     assert scenario.run.duration == 1.0, "the original is unchanged"
@@ -88,14 +105,18 @@ def test_with_seed_changes_only_the_seed() -> None:
     scenario = load_scenario(small())
     seeded = scenario.with_seed(42)
     assert seeded.run.seed == 42
-    assert seeded.model_dump(exclude={"run": {"seed"}}) == scenario.model_dump(exclude={"run": {"seed"}})
+    assert seeded.model_dump(exclude={"run": {"seed"}}) == scenario.model_dump(
+        exclude={"run": {"seed"}}
+    )
     assert scenario.run.seed == 3
 
 
 @pytest.mark.parametrize("duration", [2.0, 0.5, 0.25])
 def test_with_duration_is_the_override_of_duration_and_warmup(duration: float) -> None:
     scenario = load_scenario(small())
-    overridden = scenario.with_overrides({"run.duration": duration, "run.warmup": min(0.1, duration / 10)})
+    overridden = scenario.with_overrides(
+        {"run.duration": duration, "run.warmup": min(0.1, duration / 10)}
+    )
     assert scenario.with_duration(duration) == overridden
 
 
@@ -104,18 +125,32 @@ def test_with_duration_is_the_override_of_duration_and_warmup(duration: float) -
     [
         (0.2, [("run.sample_interval", "must not exceed run.duration")]),
         (0.0, [("run.duration", "must be more than 0 (got 0.0)")]),
-        (-1.0, [("run.duration", "must be more than 0 (got -1.0)")]),  # the warm-up is left as written
-        (float("nan"), [("run.duration", "time nan is out of range (not a finite number) (got nan)")]),
+        # the warm-up is left as written
+        (-1.0, [("run.duration", "must be more than 0 (got -1.0)")]),
+        (
+            float("nan"),
+            [("run.duration", "time nan is out of range (not a finite number) (got nan)")],
+        ),
     ],
 )
-def test_a_duration_that_does_not_fit_names_its_source(duration: float, problems: list[tuple[str, str]]) -> None:
+def test_a_duration_that_does_not_fit_names_its_source(
+    duration: float, problems: list[tuple[str, str]]
+) -> None:
     scenario = load_scenario(small())
     with pytest.raises(ScenarioError) as caught:
         scenario.with_duration(duration, source="<test>")
     assert (caught.value.source, caught.value.problems) == ("<test>", problems)
     with pytest.raises(ScenarioError) as overridden:
-        scenario.with_overrides({"run.duration": duration, "run.warmup": min(0.1, duration / 10) if duration > 0 else 0.1}, source="<test>")
-    assert overridden.value.problems == problems, "the same problems as validating the whole scenario"
+        scenario.with_overrides(
+            {
+                "run.duration": duration,
+                "run.warmup": min(0.1, duration / 10) if duration > 0 else 0.1,
+            },
+            source="<test>",
+        )
+    assert overridden.value.problems == problems, (
+        "the same problems as validating the whole scenario"
+    )
 
 
 def test_the_default_sources_name_the_argument() -> None:
@@ -176,7 +211,8 @@ def test_derived_variants_do_not_make_scenarios_differ() -> None:
 
 
 def test_checks_of_an_override_are_validated_before_checks_run() -> None:
-    """An override does not validate the checks, so a bad variant is found when the checks are prepared."""
+    """An override does not validate the checks, so a bad variant is found when the checks are
+    prepared."""
     scenario = load_scenario(small(variants=TWO_VARIANTS, expect=CHECKS))
     broken = scenario.with_overrides({"variants.local": {"groups.nosuch.policy": "WB+0"}})
     with pytest.raises(ScenarioError) as caught:
@@ -196,7 +232,9 @@ def test_simulate_with_seed_and_duration_validates_nothing_whole(counts: Counts)
     assert counts.validations == 0
 
 
-def test_check_parses_and_validates_a_library_file_once(counts: Counts, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_parses_and_validates_a_library_file_once(
+    counts: Counts, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = builtin_scenarios()["default"]
     variants = len(load_scenario(path).variants)
     counts.parses = counts.validations = 0
@@ -206,9 +244,13 @@ def test_check_parses_and_validates_a_library_file_once(counts: Counts, capsys: 
     assert counts.validations == 1 + variants, "the file once, and each variant once"
 
 
-def test_check_parses_each_file_once(counts: Counts, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_parses_each_file_once(
+    counts: Counts, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for name in ("one", "two"):
-        (tmp_path / f"{name}.toml").write_text(to_toml(small(name=name, variants=TWO_VARIANTS, expect=CHECKS)), "utf-8")
+        (tmp_path / f"{name}.toml").write_text(
+            to_toml(small(name=name, variants=TWO_VARIANTS, expect=CHECKS)), "utf-8"
+        )
     assert main(["check", str(tmp_path), "--seeds", "2", "--duration", "0.5s", "--quiet"]) == 0
     assert "6 of 6 checks passed" in capsys.readouterr().out
     assert counts.parses == 2

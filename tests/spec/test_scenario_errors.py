@@ -1,4 +1,5 @@
-"""Bad input gets a ScenarioError naming the file, the field path and a fix; never a library traceback."""
+"""Bad input gets a ScenarioError naming the file, the field path and a fix; never a library
+traceback."""
 
 from __future__ import annotations
 
@@ -20,7 +21,14 @@ from simcache.spec.profiles import list_profiles
 
 SCENARIOS = ROOT / "scenarios"  # the built-in scenarios
 # Leaks of library internals that must never reach a user.
-INTERNALS = ("pydantic", "ValidationError", "errors.pydantic.dev", "function-before", "Traceback", "constrained-")
+INTERNALS = (
+    "pydantic",
+    "ValidationError",
+    "errors.pydantic.dev",
+    "function-before",
+    "Traceback",
+    "constrained-",
+)
 
 
 # A small valid scenario: 2 hosts, one WB+1 group in an open loop.
@@ -49,7 +57,9 @@ def error_for(tmp_path: Path, data: dict[str, Any]) -> ScenarioError:
     assert error.source == str(path)
     assert error.problems, "a ScenarioError must list at least one problem"
     lines = [f"  {where or '(top level)'}: {message}" for where, message in error.problems]
-    assert text == "\n".join([f"{path}: invalid scenario ({len(error.problems)} problem(s))", *lines]), text
+    assert text == "\n".join(
+        [f"{path}: invalid scenario ({len(error.problems)} problem(s))", *lines]
+    ), text
     for leak in INTERNALS:
         assert leak not in text, f"{leak!r} leaked into the message:\n{text}"
     return error
@@ -63,8 +73,13 @@ def only_problem(error: ScenarioError) -> tuple[str, str]:
 
 POLICIES = "must be 'WT', 'WB+0', 'WB+1' or 'WB+2'"
 TOP_LEVEL = "array, check, cluster, description, events, expect, groups, name, run, variants"
-CLUSTER_FIELDS = "cache, compression, destager, hosts, peer_fabric, peer_link, peer_links, peer_selection, storage_link, tier"
-SIZE_UNITS = "use B, KiB, MiB, GiB, TiB (1024-based; k, M, G are the same) or kB, MB, GB, TB (1000-based)"
+CLUSTER_FIELDS = (
+    "cache, compression, destager, hosts, peer_fabric, peer_link, peer_links, peer_selection, "
+    "storage_link, tier"
+)
+SIZE_UNITS = (
+    "use B, KiB, MiB, GiB, TiB (1024-based; k, M, G are the same) or kB, MB, GB, TB (1000-based)"
+)
 
 
 def test_base_scenario_is_valid(tmp_path: Path) -> None:
@@ -82,8 +97,9 @@ def test_malformed_toml_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
     assert info.value.source == str(path)
-    assert (
-        str(info.value) == f"{path}: invalid scenario (1 problem(s))\n  (top level): malformed TOML: Invalid value (at line 3, column 12)"
+    assert str(info.value) == (
+        f"{path}: invalid scenario (1 problem(s))\n  (top level): malformed TOML: Invalid "
+        "value (at line 3, column 12)"
     )
 
 
@@ -92,14 +108,19 @@ def test_unterminated_table_header(tmp_path: Path) -> None:
     path.write_text("[cluster\nhosts = 2\n", "utf-8")
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
-    assert info.value.problems == [("", "malformed TOML: Expected ']' at the end of a table declaration (at line 1, column 9)")]
+    assert info.value.problems == [
+        ("", "malformed TOML: Expected ']' at the end of a table declaration (at line 1, column 9)")
+    ]
 
 
 def test_nonexistent_file(tmp_path: Path) -> None:
     path = tmp_path / "missing.toml"
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
-    assert str(info.value) == f"{path}: invalid scenario (1 problem(s))\n  (top level): cannot read the file: No such file or directory"
+    assert str(info.value) == (
+        f"{path}: invalid scenario (1 problem(s))\n  (top level): cannot read the file: No "
+        "such file or directory"
+    )
 
 
 def test_unknown_builtin_name_lists_the_builtins() -> None:
@@ -123,7 +144,10 @@ def test_non_utf8_file(tmp_path: Path) -> None:
     path.write_bytes(b'name = "caf\xe9"\n')
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
-    assert info.value.problems == [("", "not UTF-8 text (line 1, byte 11); save the scenario as UTF-8 TOML")]  # byte 11 is the \xe9
+    # byte 11 is the \xe9
+    assert info.value.problems == [
+        ("", "not UTF-8 text (line 1, byte 11); save the scenario as UTF-8 TOML")
+    ]
 
 
 # -- unknown fields -------------------------------------------------------------------------------
@@ -132,7 +156,10 @@ def test_non_utf8_file(tmp_path: Path) -> None:
 def test_unknown_top_level_field_lists_allowed_fields(tmp_path: Path) -> None:
     data = base()
     data["clustr"] = {"hosts": 2}
-    assert only_problem(error_for(tmp_path, data)) == ("clustr", f"unknown field 'clustr'; allowed here: {TOP_LEVEL}")
+    assert only_problem(error_for(tmp_path, data)) == (
+        "clustr",
+        f"unknown field 'clustr'; allowed here: {TOP_LEVEL}",
+    )
 
 
 @pytest.mark.parametrize(
@@ -144,15 +171,18 @@ def test_unknown_top_level_field_lists_allowed_fields(tmp_path: Path) -> None:
             ("groups", 0),
             "polcy",
             "groups.0(db).polcy",
-            "hosts, metadata_batched, metadata_size, metadata_write, name, on_peer_loss, policy, replication, replication_buffer, "
+            "hosts, metadata_batched, metadata_size, metadata_write, name, on_peer_loss, policy, "
+            "replication, replication_buffer, "
             "vms_per_host, workload",
         ),
         (
             ("groups", 0, "workload"),
             "iosp",
             "groups.0(db).workload.iosp",
-            "access, arrivals, compressibility, duty_cycle, hot_io_fraction, hot_span_fraction, iops, mode, outstanding, "
-            "read_fraction, read_sizes, sequential_run, sizes, sync_serialize, think_time, throughput, trace, workers, "
+            "access, arrivals, compressibility, duty_cycle, hot_io_fraction, hot_span_fraction, "
+            "iops, mode, outstanding, "
+            "read_fraction, read_sizes, sequential_run, sizes, sync_serialize, think_time, "
+            "throughput, trace, workers, "
             "working_set, write_sizes, zipf_theta",
         ),
     ],
@@ -165,7 +195,10 @@ def test_unknown_nested_field_names_path_and_allowed_fields(
     for part in where:
         node = node[part]
     node[key] = 1
-    assert only_problem(error_for(tmp_path, data)) == (expected_path, f"unknown field {key!r}; allowed here: {allowed}")
+    assert only_problem(error_for(tmp_path, data)) == (
+        expected_path,
+        f"unknown field {key!r}; allowed here: {allowed}",
+    )
 
 
 def test_unknown_field_inside_profile_table(tmp_path: Path) -> None:
@@ -173,10 +206,14 @@ def test_unknown_field_inside_profile_table(tmp_path: Path) -> None:
     data["cluster"]["tier"] = {"profile": "nvme-p3700-field", "write_latncy": "10us"}
     assert only_problem(error_for(tmp_path, data)) == (
         "cluster.tier.write_latncy",
-        "unknown field 'write_latncy'; allowed here: background_request, background_share, capacity, channels, clean_pool, "
-        "command_overhead, condition, controller_bandwidth, description, dies, erase_block, gc_pass, gc_rate, interface, kind, "
-        "profile, read_bandwidth, read_interference, read_iops_limit, read_latency, scheduling, service, service_cv, source, "
-        "stall_probability, stall_time, volatile, write_amplification, write_bandwidth, write_iops_limit, write_latency",
+        "unknown field 'write_latncy'; allowed here: background_request, background_share, "
+        "capacity, channels, clean_pool, "
+        "command_overhead, condition, controller_bandwidth, description, dies, erase_block, "
+        "gc_pass, gc_rate, interface, kind, "
+        "profile, read_bandwidth, read_interference, read_iops_limit, read_latency, scheduling, "
+        "service, service_cv, source, "
+        "stall_probability, stall_time, volatile, write_amplification, write_bandwidth, "
+        "write_iops_limit, write_latency",
     )
 
 
@@ -216,13 +253,18 @@ def test_negative_or_zero_bandwidth(tmp_path: Path, bandwidth: str | float) -> N
         (("groups", 0, "workload", "working_set"), 0, "groups.0(db).workload.working_set"),
     ],
 )
-def test_zero_or_negative_sizes(tmp_path: Path, path: tuple[str | int, ...], value: Any, field: str) -> None:
+def test_zero_or_negative_sizes(
+    tmp_path: Path, path: tuple[str | int, ...], value: Any, field: str
+) -> None:
     data = base()
     node: Any = data
     for part in path[:-1]:
         node = node.setdefault(part, {}) if isinstance(part, str) else node[part]
     node[path[-1]] = value
-    assert only_problem(error_for(tmp_path, data)) == (field, f"must be more than 0 (got {value!r})")
+    assert only_problem(error_for(tmp_path, data)) == (
+        field,
+        f"must be more than 0 (got {value!r})",
+    )
 
 
 @pytest.mark.parametrize("size", ["0B", "-4KiB", "0"])
@@ -252,7 +294,8 @@ def test_more_replicas_than_peers(tmp_path: Path, hosts: int, policy: str) -> No
     replicas = int(policy.removeprefix("WB+"))
     assert only_problem(error_for(tmp_path, data)) == (
         "groups.0(db).policy",
-        f"{policy} needs {replicas} peer host(s) but the cluster has {hosts} host(s) ({hosts - 1} peer(s)); "
+        f"{policy} needs {replicas} peer host(s) but the cluster has {hosts} host(s) ({hosts - 1} "
+        "peer(s)); "
         f"raise cluster.hosts to at least {replicas + 1} or use a policy with fewer replicas",
     )
 
@@ -268,11 +311,40 @@ def test_policies_without_replicas_run_on_one_host(policy: str) -> None:
 @pytest.mark.parametrize(
     ("path", "value", "field", "kind", "name", "got"),
     [
-        (("cluster", "tier"), "optane-9000", "cluster.tier", "tier", "optane-9000", " (got 'optane-9000')"),
-        (("cluster", "peer_link"), "800GbE", "cluster.peer_link", "link", "800GbE", " (got '800GbE')"),
-        (("cluster", "storage_link"), {"profile": "fibre"}, "cluster.storage_link", "link", "fibre", ""),  # a table is not echoed
+        (
+            ("cluster", "tier"),
+            "optane-9000",
+            "cluster.tier",
+            "tier",
+            "optane-9000",
+            " (got 'optane-9000')",
+        ),
+        (
+            ("cluster", "peer_link"),
+            "800GbE",
+            "cluster.peer_link",
+            "link",
+            "800GbE",
+            " (got '800GbE')",
+        ),
+        # a table is not echoed
+        (
+            ("cluster", "storage_link"),
+            {"profile": "fibre"},
+            "cluster.storage_link",
+            "link",
+            "fibre",
+            "",
+        ),
         (("array",), "array-1x5400", "array", "array", "array-1x5400", " (got 'array-1x5400')"),
-        (("array",), {"profile": "array-14x7200", "drive": "sata-5400"}, "array.drive", "drive", "sata-5400", " (got 'sata-5400')"),
+        (
+            ("array",),
+            {"profile": "array-14x7200", "drive": "sata-5400"},
+            "array.drive",
+            "drive",
+            "sata-5400",
+            " (got 'sata-5400')",
+        ),
     ],
 )
 def test_unknown_profile_lists_the_profiles(
@@ -294,7 +366,10 @@ def test_unknown_profile_lists_the_profiles(
 def test_unknown_policy_lists_policies(tmp_path: Path, policy: str) -> None:
     data = base()
     data["groups"][0]["policy"] = policy
-    assert only_problem(error_for(tmp_path, data)) == ("groups.0(db).policy", f"{POLICIES} (got {policy!r})")
+    assert only_problem(error_for(tmp_path, data)) == (
+        "groups.0(db).policy",
+        f"{POLICIES} (got {policy!r})",
+    )
 
 
 @pytest.mark.parametrize(("warmup", "warmup_s"), [("1s", 1.0), ("2s", 2.0), ("1000ms", 1.0)])
@@ -307,7 +382,9 @@ def test_warmup_not_shorter_than_duration(tmp_path: Path, warmup: str, warmup_s:
     )
 
 
-EXACTLY_ONE_RATE = 'an open-loop workload needs exactly one of iops or throughput (e.g. throughput = "5MB/s")'
+EXACTLY_ONE_RATE = (
+    'an open-loop workload needs exactly one of iops or throughput (e.g. throughput = "5MB/s")'
+)
 
 
 def test_open_loop_without_rate(tmp_path: Path) -> None:
@@ -328,7 +405,8 @@ def test_closed_loop_with_a_rate(tmp_path: Path, rate: dict[str, Any]) -> None:
     data["groups"][0]["workload"] = {"mode": "closed", **rate}
     assert only_problem(error_for(tmp_path, data)) == (
         "groups.0(db).workload",
-        'iops/throughput set the rate of an open loop; for a closed loop use workers and outstanding, or set mode = "open"',
+        "iops/throughput set the rate of an open loop; for a closed loop use workers and "
+        'outstanding, or set mode = "open"',
     )
 
 
@@ -337,7 +415,9 @@ def test_host_index_out_of_range(tmp_path: Path, hosts: list[int], missing: list
     """One problem for each index beyond the cluster's two hosts."""
     data = base()
     data["groups"][0]["hosts"] = hosts
-    assert error_for(tmp_path, data).problems == [("groups.0(db).hosts", f"host index {i} does not exist; hosts are 0..1") for i in missing]
+    assert error_for(tmp_path, data).problems == [
+        ("groups.0(db).hosts", f"host index {i} does not exist; hosts are 0..1") for i in missing
+    ]
 
 
 def test_group_on_no_hosts(tmp_path: Path) -> None:
@@ -361,14 +441,20 @@ def test_negative_host_index(tmp_path: Path) -> None:
 def test_vmotion_host_out_of_range(tmp_path: Path) -> None:
     data = base()
     data["events"] = [{"kind": "vmotion", "at": "0.5s", "source_host": 0, "target_host": 2}]
-    assert only_problem(error_for(tmp_path, data)) == ("events.0.target_host", "host index 2 does not exist; hosts are 0..1")
+    assert only_problem(error_for(tmp_path, data)) == (
+        "events.0.target_host",
+        "host index 2 does not exist; hosts are 0..1",
+    )
 
 
 def test_duplicate_group_names(tmp_path: Path) -> None:
     data = base()
     data["groups"].append(copy.deepcopy(data["groups"][0]))
     data["groups"][1]["policy"] = "WB+0"
-    assert only_problem(error_for(tmp_path, data)) == ("groups.1(db).name", "group name 'db' is used twice; names must be unique")
+    assert only_problem(error_for(tmp_path, data)) == (
+        "groups.1(db).name",
+        "group name 'db' is used twice; names must be unique",
+    )
 
 
 def test_destager_smaller_than_largest_io(tmp_path: Path) -> None:
@@ -377,7 +463,8 @@ def test_destager_smaller_than_largest_io(tmp_path: Path) -> None:
     data["groups"][0]["workload"]["sizes"] = {"4KiB": 0.9, "1MiB": 0.1}
     assert only_problem(error_for(tmp_path, data)) == (
         "cluster.destager.capacity",
-        f"the buffer ({256 * 1024} bytes) is smaller than the largest write of group 'db' ({1024**2} bytes); make it at least that large",
+        f"the buffer ({256 * 1024} bytes) is smaller than the largest write of group 'db' "
+        f"({1024**2} bytes); make it at least that large",
     )
 
 
@@ -391,7 +478,12 @@ def test_destager_exactly_the_largest_io_is_allowed() -> None:
 @pytest.mark.parametrize(
     ("path", "value", "field", "message"),
     [
-        (("run", "duration"), "5 parsecs", "run.duration", "unknown time unit 'parsecs' in '5 parsecs'; use ns, us, ms, s, min or h"),
+        (
+            ("run", "duration"),
+            "5 parsecs",
+            "run.duration",
+            "unknown time unit 'parsecs' in '5 parsecs'; use ns, us, ms, s, min or h",
+        ),
         (("run", "duration"), "1e999s", "run.duration", "time '1e999s' is not a finite number"),
         (
             ("groups", 0, "workload", "think_time"),
@@ -409,11 +501,14 @@ def test_destager_exactly_the_largest_io_is_allowed() -> None:
             ("groups", 0, "workload", "throughput"),
             "fast",
             "groups.0(db).workload.throughput",
-            'cannot read \'fast\' as a rate; write it like 125e6, "125MB/s", "1Gbit/s", "10GbE", "400MiB/s"',
+            'cannot read \'fast\' as a rate; write it like 125e6, "125MB/s", "1Gbit/s", "10GbE", '
+            '"400MiB/s"',
         ),
     ],
 )
-def test_bad_unit_strings(tmp_path: Path, path: tuple[str | int, ...], value: str, field: str, message: str) -> None:
+def test_bad_unit_strings(
+    tmp_path: Path, path: tuple[str | int, ...], value: str, field: str, message: str
+) -> None:
     data = base()
     if path[-1] == "throughput":
         del data["groups"][0]["workload"]["iops"]
@@ -438,7 +533,10 @@ def test_missing_required_tables(tmp_path: Path) -> None:
     data = base()
     del data["cluster"]["tier"]
     del data["array"]
-    assert error_for(tmp_path, data).problems == [("cluster.tier", "required field is missing"), ("array", "required field is missing")]
+    assert error_for(tmp_path, data).problems == [
+        ("cluster.tier", "required field is missing"),
+        ("array", "required field is missing"),
+    ]
 
 
 def test_empty_groups(tmp_path: Path) -> None:
@@ -452,12 +550,23 @@ def test_empty_groups(tmp_path: Path) -> None:
     [
         (
             {"iops": math.inf},
-            ("groups.0(db).workload.iops", "must be a finite number, not nan or inf; a number, e.g. 0.5 or 100 (got inf)"),
+            (
+                "groups.0(db).workload.iops",
+                "must be a finite number, not nan or inf; a number, e.g. 0.5 or 100 (got inf)",
+            ),
         ),
-        ({"throughput": math.inf}, ("groups.0(db).workload.throughput", "rate inf is out of range (not a finite number) (got inf)")),
+        (
+            {"throughput": math.inf},
+            (
+                "groups.0(db).workload.throughput",
+                "rate inf is out of range (not a finite number) (got inf)",
+            ),
+        ),
     ],
 )
-def test_infinite_open_loop_rate_is_rejected(tmp_path: Path, rate: dict[str, float], problem: tuple[str, str]) -> None:
+def test_infinite_open_loop_rate_is_rejected(
+    tmp_path: Path, rate: dict[str, float], problem: tuple[str, str]
+) -> None:
     data = base()
     data["groups"][0]["workload"] = {"mode": "open", **rate}
     assert only_problem(error_for(tmp_path, data)) == problem
@@ -485,7 +594,9 @@ def test_dict_source_is_named_dict() -> None:
     with pytest.raises(ScenarioError) as info:
         load_scenario(data)
     assert info.value.source == "<dict>"
-    assert str(info.value) == f"<dict>: invalid scenario (1 problem(s))\n  groups.0(db).policy: {POLICIES} (got 'WB+9')"
+    assert str(info.value) == (
+        f"<dict>: invalid scenario (1 problem(s))\n  groups.0(db).policy: {POLICIES} (got 'WB+9')"
+    )
 
 
 def test_loading_does_not_mutate_the_callers_dict() -> None:
@@ -498,26 +609,40 @@ def test_loading_does_not_mutate_the_callers_dict() -> None:
 @pytest.mark.parametrize(
     ("overrides", "field", "message"),
     [
-        ({"groups.web.policy": "WT"}, "groups.web.policy", "no item 'web'; use an index 0..0 or one of ['db']"),
-        ({"groups.3.policy": "WT"}, "groups.3.policy", "no item '3'; use an index 0..0 or one of ['db']"),
+        (
+            {"groups.web.policy": "WT"},
+            "groups.web.policy",
+            "no item 'web'; use an index 0..0 or one of ['db']",
+        ),
+        (
+            {"groups.3.policy": "WT"},
+            "groups.3.policy",
+            "no item '3'; use an index 0..0 or one of ['db']",
+        ),
         ({"run.duration.unit": "s"}, "run.duration.unit", "run.duration is a value, not a table"),
         (
             {"groups.db.policy": "WB+2"},
             "groups.0(db).policy",
-            "WB+2 needs 2 peer host(s) but the cluster has 2 host(s) (1 peer(s)); raise cluster.hosts to at least 3 "
+            "WB+2 needs 2 peer host(s) but the cluster has 2 host(s) (1 peer(s)); raise "
+            "cluster.hosts to at least 3 "
             "or use a policy with fewer replicas",
         ),
         (
             {"cluster.peer_link": "56k-modem"},
             "cluster.peer_link",
-            f"unknown link profile '56k-modem'; built-in link profiles: {', '.join(list_profiles('link'))} (got '56k-modem')",
+            "unknown link profile '56k-modem'; built-in link profiles: "
+            f"{', '.join(list_profiles('link'))} (got '56k-modem')",
         ),
         (
             {"run.warmup": "5s"},
             "run",
             "warmup (5.0s) must be shorter than duration (1.0s)",
         ),
-        ({"cluster.hostz": 3}, "cluster.hostz", f"unknown field 'hostz'; allowed here: {CLUSTER_FIELDS}"),
+        (
+            {"cluster.hostz": 3},
+            "cluster.hostz",
+            f"unknown field 'hostz'; allowed here: {CLUSTER_FIELDS}",
+        ),
     ],
 )
 def test_bad_overrides(overrides: dict[str, Any], field: str, message: str) -> None:
@@ -530,7 +655,9 @@ def test_bad_overrides(overrides: dict[str, Any], field: str, message: str) -> N
 
 def test_good_overrides_are_validated_variants() -> None:
     scenario = load_scenario(base())
-    variant = scenario.with_overrides({"groups.db.policy": "WB+0", "cluster.peer_link": "10GbE", "run.duration": "2s"})
+    variant = scenario.with_overrides(
+        {"groups.db.policy": "WB+0", "cluster.peer_link": "10GbE", "run.duration": "2s"}
+    )
     assert variant.groups[0].policy == "WB+0"
     assert variant.cluster.peer_link.bandwidth == pytest.approx(1.25e9)
     assert variant.run.duration == 2.0
@@ -550,7 +677,9 @@ def test_override_profile_name_switches_its_values() -> None:
     assert variant.cluster.tier.profile == "nvme-p3700-field"
     assert (
         variant.cluster.tier.write_bandwidth
-        == load_scenario({**base(), "cluster": {**base()["cluster"], "tier": "nvme-p3700-field"}}).cluster.tier.write_bandwidth
+        == load_scenario(
+            {**base(), "cluster": {**base()["cluster"], "tier": "nvme-p3700-field"}}
+        ).cluster.tier.write_bandwidth
     )
 
 
@@ -558,7 +687,9 @@ def test_negative_seed_argument() -> None:
     with pytest.raises(ScenarioError) as info:
         simcache.simulate(load_scenario(base()), seed=-1, duration=0.5)
     assert info.value.source == "simulate(seed=...)"
-    assert info.value.problems == [("run.seed", f"must be a whole number from 0 to {2**53 - 1:,} (got -1)")]
+    assert info.value.problems == [
+        ("run.seed", f"must be a whole number from 0 to {2**53 - 1:,} (got -1)")
+    ]
 
 
 def test_duration_argument_is_validated() -> None:
@@ -572,15 +703,19 @@ def test_duration_argument_is_validated() -> None:
 # -- the CLI --------------------------------------------------------------------------------------
 
 
-def test_cli_bad_scenario_prints_error_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_bad_scenario_prints_error_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = base()
     data["groups"][0]["policy"] = "WB+2"
     path = write(tmp_path, data)
     assert main(["run", str(path), "--duration", "0.5s"]) == 2
     captured = capsys.readouterr()
     assert captured.err == (
-        f"error: {path}: invalid scenario (1 problem(s))\n  groups.0(db).policy: WB+2 needs 2 peer host(s) but the cluster has "
-        "2 host(s) (1 peer(s)); raise cluster.hosts to at least 3 or use a policy with fewer replicas\n"
+        f"error: {path}: invalid scenario (1 problem(s))\n  groups.0(db).policy: WB+2 needs 2 peer "
+        "host(s) but the cluster has "
+        "2 host(s) (1 peer(s)); raise cluster.hosts to at least 3 or use a policy with fewer "
+        "replicas\n"
     )
     assert captured.out == ""
 
@@ -588,7 +723,13 @@ def test_cli_bad_scenario_prints_error_and_exits_2(tmp_path: Path, capsys: pytes
 @pytest.mark.parametrize(
     ("content", "problems"),
     [
-        ('name = "x"\n[run\n', ["(top level): malformed TOML: Expected ']' at the end of a table declaration (at line 2, column 5)"]),
+        (
+            'name = "x"\n[run\n',
+            [
+                "(top level): malformed TOML: Expected ']' at the end of a table declaration (at "
+                "line 2, column 5)"
+            ],
+        ),
         (
             "[[groups]]\nname = 1\n",
             [
@@ -597,24 +738,36 @@ def test_cli_bad_scenario_prints_error_and_exits_2(tmp_path: Path, capsys: pytes
                 'groups.0(1).name: must be text in quotes, e.g. "db" (got 1)',
             ],
         ),
-        ("", ["cluster: required field is missing", "array: required field is missing", "groups: required field is missing"]),
+        (
+            "",
+            [
+                "cluster: required field is missing",
+                "array: required field is missing",
+                "groups: required field is missing",
+            ],
+        ),
     ],
     ids=["malformed", "invalid", "empty"],
 )
-def test_cli_bad_files_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, problems: list[str]) -> None:
+def test_cli_bad_files_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, problems: list[str]
+) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(content, "utf-8")
     assert main(["run", str(path)]) == 2
-    lines = [f"error: {path}: invalid scenario ({len(problems)} problem(s))", *(f"  {line}" for line in problems)]
+    lines = [
+        f"error: {path}: invalid scenario ({len(problems)} problem(s))",
+        *(f"  {line}" for line in problems),
+    ]
     assert capsys.readouterr().err == "\n".join(lines) + "\n"
 
 
 def test_cli_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", str(tmp_path / "nope.toml")]) == 2
     path = tmp_path / "nope.toml"
-    assert (
-        capsys.readouterr().err
-        == f"error: {path}: invalid scenario (1 problem(s))\n  (top level): cannot read the file: No such file or directory\n"
+    assert capsys.readouterr().err == (
+        f"error: {path}: invalid scenario (1 problem(s))\n  (top level): cannot read the file: "
+        "No such file or directory\n"
     )
 
 
@@ -623,5 +776,6 @@ def test_cli_bad_duration_flag_exits_2(capsys: pytest.CaptureFixture[str]) -> No
         main(["run", "default", "--duration", "soon"])
     assert info.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        'simcache run: error: argument --duration: cannot read \'soon\' as a time; write it like 0.002, "2ms", "65us", "60s"'
+        "simcache run: error: argument --duration: cannot read 'soon' as a time; write it like "
+        '0.002, "2ms", "65us", "60s"'
     )

@@ -11,11 +11,22 @@ from simcache.sim.components.randomness import UniformStream
 from simcache.spec import ArraySpec, DriveSpec, LinkSpec
 
 LINK = LinkSpec(bandwidth=125e6, latency=50e-6)
-DRIVE = DriveSpec(rpm=7200, avg_seek=7.8e-3, settle=0.8e-3, full_seek=15.6e-3, media_rate=150e6, capacity=2 * 10**12)
+DRIVE = DriveSpec(
+    rpm=7200,
+    avg_seek=7.8e-3,
+    settle=0.8e-3,
+    full_seek=15.6e-3,
+    media_rate=150e6,
+    capacity=2 * 10**12,
+)
 
 KIB = 1024
 
 
-def array_of(raid: str, spindles: int, seed: int = 1, drive: DriveSpec = DRIVE, **fields: Any) -> Array:
-    spec = ArraySpec(drive=drive, spindles=spindles, raid=raid, stripe=64 * KIB, port=LINK, **fields)
+def array_of(
+    raid: str, spindles: int, seed: int = 1, drive: DriveSpec = DRIVE, **fields: Any
+) -> Array:
+    spec = ArraySpec(
+        drive=drive, spindles=spindles, raid=raid, stripe=64 * KIB, port=LINK, **fields
+    )
     return Array(spec, UniformStream(np.random.SeedSequence(seed)), [drive.capacity * spindles])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-PEER_BOUND_ARRAY = "array-24x15k"  # a fast array: with peer_bound_cluster, the peer ports are the only limit
+# a fast array: with peer_bound_cluster, the peer ports are the only limit
+PEER_BOUND_ARRAY = "array-24x15k"
 
 
 def small_scenario(
@@ -18,7 +19,8 @@ def small_scenario(
     groups: list[dict[str, Any]] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """A small valid scenario dict: by default two hosts and one WB+1 group ``db`` of one open-loop VM per host.
+    """A small valid scenario dict: by default two hosts and one WB+1 group ``db`` of one open-loop
+    VM per host.
 
     Defaults: a 1 s run (0.1 s warmup, 0.25 s samples, seed 5); NVMe P3700 tiers, 10GbE peer links,
     1GbE storage links; a 14-drive 7200 rpm array; ``db`` issues 200 IOPS of 4 KiB (the schema's
@@ -27,14 +29,32 @@ def small_scenario(
     (``expect``, ``variants``, ``events``). The dict is a deep copy: callers may change it freely.
     """
     if groups is None:
-        groups = [{"name": "db", "policy": "WB+1", "workload": workload or {"mode": "open", "iops": 200, "read_fraction": 0.3}}]
+        groups = [
+            {
+                "name": "db",
+                "policy": "WB+1",
+                "workload": workload or {"mode": "open", "iops": 200, "read_fraction": 0.3},
+            }
+        ]
     elif workload is not None:
         raise ValueError("give workload or groups, not both")
     return copy.deepcopy(
         {
             "name": name,
-            "run": {"duration": "1s", "warmup": "0.1s", "sample_interval": "0.25s", "seed": 5, **(run or {})},
-            "cluster": {"hosts": 2, "tier": "nvme-p3700-field", "peer_link": "10GbE", "storage_link": "1GbE", **(cluster or {})},
+            "run": {
+                "duration": "1s",
+                "warmup": "0.1s",
+                "sample_interval": "0.25s",
+                "seed": 5,
+                **(run or {}),
+            },
+            "cluster": {
+                "hosts": 2,
+                "tier": "nvme-p3700-field",
+                "peer_link": "10GbE",
+                "storage_link": "1GbE",
+                **(cluster or {}),
+            },
             "array": array,
             "groups": groups,
             **extra,
@@ -43,7 +63,8 @@ def small_scenario(
 
 
 def peer_bound_cluster(hosts: int, peer_links: int, **extra: Any) -> dict[str, Any]:
-    """A ``[cluster]`` whose only limit is its 1GbE peer ports: RAM tiers, 10GbE storage, a 16 GiB destage buffer.
+    """A ``[cluster]`` whose only limit is its 1GbE peer ports: RAM tiers, 10GbE storage, a 16 GiB
+    destage buffer.
 
     Use with :data:`PEER_BOUND_ARRAY`; ``extra`` adds or replaces cluster fields.
     """

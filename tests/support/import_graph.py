@@ -1,7 +1,7 @@
 """The import graph of the project's packages, read from their sources (nothing is imported).
 
-Each edge says how the import is made: ``runtime`` (at module level or inside a function: both run) or
-``typing`` (inside ``if TYPE_CHECKING:``, seen by the type checker only).
+Each edge says how the import is made: ``runtime`` (at module level or inside a function: both run)
+or ``typing`` (inside ``if TYPE_CHECKING:``, seen by the type checker only).
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ class Edge:
     imported: str
     kind: str  # "runtime" or "typing"
     line: int
-    names_root: bool = False  # the statement imports the package root itself (``import simcache``, ``from simcache import x``)
+    # the statement imports the package root itself (``import simcache``, ``from simcache import
+    # x``)
+    names_root: bool = False
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
@@ -37,11 +39,14 @@ def modules(root: Path = ROOT) -> dict[str, Path]:
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(tree: ast.AST) -> Iterator[tuple[ast.Import | ast.ImportFrom, str]]:
-    """Every import statement of a module with its kind, at any depth (functions and classes too)."""
+    """Every import statement of a module with its kind, at any depth (functions and classes
+    too)."""
 
     def walk(node: ast.AST, kind: str) -> Iterator[tuple[ast.Import | ast.ImportFrom, str]]:
         for child in ast.iter_child_nodes(node):
@@ -79,7 +84,9 @@ def edges(root: Path = ROOT) -> list[Edge]:
                 for alias in node.names:
                     target = _target(alias.name, known)
                     if target is not None and target != module:
-                        found.append(Edge(module, target, kind, node.lineno, alias.name in PACKAGES))
+                        found.append(
+                            Edge(module, target, kind, node.lineno, alias.name in PACKAGES)
+                        )
                 continue
             if node.level:
                 base = module.split(".") if is_package else module.split(".")[:-1]
@@ -95,7 +102,8 @@ def edges(root: Path = ROOT) -> list[Edge]:
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm), each sorted."""
+    """The strongly connected components of more than one module (Tarjan's algorithm), each
+    sorted."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

@@ -11,5 +11,6 @@ from simcache.workloads.ingest.imported import Imported
 
 
 def imported_by(module: ModuleType, path: Path, options: Mapping[str, Any]) -> Imported:
-    """What ``module`` (one of simcache.traces.formats) reads from ``path``, made ready to become a scenario."""
+    """What ``module`` (one of simcache.traces.formats) reads from ``path``, made ready to become
+    a scenario."""
     return Imported.of(module.read(path, options))

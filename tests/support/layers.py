@@ -1,4 +1,5 @@
-"""The package's layers, bottom to top (docs/architecture.md): checked by tests/project/test_layers.py, listed by docs/modules.md.
+"""The package's layers, bottom to top (docs/architecture.md): checked by
+tests/project/test_layers.py, listed by docs/modules.md.
 
 Standard library only: ``tests/support/module_index.py`` reads it when run as a script.
 """
@@ -7,12 +8,16 @@ from __future__ import annotations
 
 # Bottom to top. A module belongs to the first layer whose package prefix it has.
 LAYERS = (
-    ("native", "simcache.native"),  # build infrastructure: which modules run compiled (standard library only)
+    # build infrastructure: which modules run compiled (standard library only)
+    ("native", "simcache.native"),
     ("base", "simcache.base"),  # errors, units, files, metrics, names, JSON values, version
-    ("physics", "simcache.physics"),  # the devices' and array's laws, in numbers and the fields they read
-    ("traces", "simcache.traces"),  # files users bring, parsed: the trace store and one module per format
+    # the devices' and array's laws, in numbers and the fields they read
+    ("physics", "simcache.physics"),
+    # files users bring, parsed: the trace store and one module per format
+    ("traces", "simcache.traces"),
     ("spec", "simcache.spec"),  # the scenario schema and the built-in profiles
-    ("workloads", "simcache.workloads"),  # I/O generators, replay, trace statistics and fits, imports
+    # I/O generators, replay, trace statistics and fits, imports
+    ("workloads", "simcache.workloads"),
     ("estimate", "simcache.estimate"),  # the analytic estimate
     ("sim", "simcache.sim"),  # the engine: kernel, components, drivers, records
     ("results", "simcache.results"),  # a run's tables, validity, event impact

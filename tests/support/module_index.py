@@ -1,7 +1,8 @@
-"""docs/modules.md: every module of the packages, grouped by layer, with the first sentence of its docstring.
+"""docs/modules.md: every module of the packages, grouped by layer, with the first sentence of its
+docstring.
 
-Run it from anywhere (standard library only; nothing of the package is imported, docstrings are read with
-``ast``)::
+Run it from anywhere (standard library only; nothing of the package is imported, docstrings are read
+with ``ast``)::
 
     python tests/support/module_index.py > docs/modules.md
 
@@ -27,8 +28,8 @@ GENERATED = {"simcache/native/compiled_digest.py"}
 
 # A Sphinx cross-reference (:mod:`x`, :class:`~a.b.C`), kept as its target in backticks.
 _ROLE = re.compile(r":(?:mod|class|func|meth|data|attr|exc|obj):`(~?)([^`]+)`")
-# The end of a sentence: a full stop or an exclamation mark, then space and a capital or a quote (a question
-# mark is not taken as one: "Is a run valid? Warnings, ..." reads as one summary).
+# The end of a sentence: a full stop or an exclamation mark, then space and a capital or a quote (a
+# question mark is not taken as one: "Is a run valid? Warnings, ..." reads as one summary).
 _SENTENCE_END = re.compile(r"(?<=[.!])\s+(?=[A-Z`(\"])")
 
 
@@ -38,7 +39,8 @@ def _reference(match: re.Match[str]) -> str:
 
 
 def summary(docstring: str | None) -> str:
-    """The first sentence of a docstring's first paragraph, on one line, fit for a Markdown table cell."""
+    """The first sentence of a docstring's first paragraph, on one line, fit for a Markdown table
+    cell."""
     if not docstring:
         return "(no docstring)"
     paragraph = " ".join(docstring.strip().split("\n\n", 1)[0].split())
@@ -65,8 +67,10 @@ def index() -> str:
         "",
         "# Module index",
         "",
-        "Every module of `simcache/` and `simcache_app/` with the first sentence of its docstring, grouped",
-        "by layer, the bottom layer first. A module may import its own layer and the layers listed before",
+        "Every module of `simcache/` and `simcache_app/` with the first sentence of its docstring, "
+        "grouped",
+        "by layer, the bottom layer first. A module may import its own layer and the layers listed "
+        "before",
         "it, never one listed after it: see [the architecture](architecture.md#layers).",
     ]
     for index, (name, prefix) in enumerate(LAYERS):

@@ -35,11 +35,13 @@ ScenarioDict = dict[str, Any]
 
 @st.composite
 def duty_cycles(draw: st.DrawFn, open_loop: bool) -> dict[str, Any]:
-    """An on/off duty cycle, or for an open loop also a sine one (the schema refuses sine on a closed loop).
+    """An on/off duty cycle, or for an open loop also a sine one (the schema refuses sine on a
+    closed loop).
 
-    The on/off lengths include ones whose period ends are not exact in binary (0.3 s on, 0.2 s off) and
-    ones where they are (0.25 s): an on period ending within rounding distance of an arrival once stalled
-    open loops (test_onoff_clock_always_moves_on). An off length of zero is a cycle that never pauses.
+    The on/off lengths include ones whose period ends are not exact in binary (0.3 s on, 0.2 s off)
+    and ones where they are (0.25 s): an on period ending within rounding distance of an arrival
+    once stalled open loops (test_onoff_clock_always_moves_on). An off length of zero is a cycle
+    that never pauses.
     """
     phase = draw(st.sampled_from([0.0, 0.0, 0.15, 1.0]))
     if not open_loop or draw(st.booleans()):
@@ -74,7 +76,8 @@ def workloads(draw: st.DrawFn) -> dict[str, Any]:
     if workload["access"] != "sequential" and draw(st.booleans()):
         workload["sequential_run"] = draw(st.sampled_from([1.5, 4.0, 32.0]))
     mixes = [sizes]
-    if draw(st.integers(0, 3)) == 0:  # a mix per op: the writes keep the drawn mix, the reads get their own
+    # a mix per op: the writes keep the drawn mix, the reads get their own
+    if draw(st.integers(0, 3)) == 0:
         read_keys = draw(st.lists(st.sampled_from(SIZES), min_size=1, max_size=2, unique=True))
         workload["read_sizes"] = {key: draw(st.floats(0.1, 1.0)) for key in read_keys}
         workload["write_sizes"] = workload.pop("sizes")
@@ -83,7 +86,9 @@ def workloads(draw: st.DrawFn) -> dict[str, Any]:
         # Bounded offered load: an open loop above what a link or the array can carry piles up flows
         # without limit, and the flow network's cost per event grows with the number in flight.
         workload["mode"] = "open"
-        mean_size = max(sum(parse_size(k) * w for k, w in mix.items()) / sum(mix.values()) for mix in mixes)
+        mean_size = max(
+            sum(parse_size(k) * w for k, w in mix.items()) / sum(mix.values()) for mix in mixes
+        )
         most_iops = max(20, min(400, int(MAX_VM_BYTES_PER_S / mean_size)))
         if draw(st.booleans()):
             workload["iops"] = draw(st.integers(20, most_iops))
@@ -92,7 +97,8 @@ def workloads(draw: st.DrawFn) -> dict[str, Any]:
         workload["arrivals"] = draw(st.sampled_from(["poisson", "uniform"]))
     else:
         workload["mode"] = "closed"
-        # At most two slots per VM, each bounded by a think time to a few hundred IOPS even on a RAM tier.
+        # At most two slots per VM, each bounded by a think time to a few hundred IOPS even on a RAM
+        # tier.
         workers = draw(st.integers(1, 2))
         workload["workers"] = workers
         workload["outstanding"] = draw(st.integers(1, 3 - workers))
@@ -153,13 +159,21 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
         for group in groups:
             group["workload"]["compressibility"] = 0.5
     if draw(st.integers(0, 3)) == 0:
-        vmotion: dict[str, Any] = {"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1, "size": "32MiB"}
+        vmotion: dict[str, Any] = {
+            "kind": "vmotion",
+            "at": 0.1,
+            "source_host": 0,
+            "target_host": 1,
+            "size": "32MiB",
+        }
         movable = [g for g in groups if 0 in g.get("hosts", [0])]
-        if movable and draw(st.booleans()):  # issue 17: the vMotion moves a VM, its buffered writes handed over or not
+        # issue 17: the vMotion moves a VM, its buffered writes handed over or not
+        if movable and draw(st.booleans()):
             vmotion["vm"] = f"{movable[0]['name']}-h0-0"
             vmotion["handover"] = movable[0].get("replication") != "async" and draw(st.booleans())
         scenario["events"] = [vmotion]
-    if draw(st.integers(0, 3)) == 0:  # issue 17: a link down for a while, and what write-back groups do about it
+    # issue 17: a link down for a while, and what write-back groups do about it
+    if draw(st.integers(0, 3)) == 0:
         link = draw(st.sampled_from(["peer", "storage"]))
         at = draw(st.sampled_from([0.0, 0.2, duration / 2]))
         outage = {
@@ -173,31 +187,49 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
         for group in groups:
             group["on_peer_loss"] = draw(st.sampled_from(["write_through", "degrade", "stall"]))
     if draw(st.integers(0, 3)) == 0:  # issue 17: a component at a fraction of its speed for a while
-        slow: dict[str, Any] = {"at": draw(st.sampled_from([0.0, 0.2, duration / 2])), "duration": draw(st.sampled_from([0.1, 5.0]))}
-        kind = draw(st.sampled_from(["array_degraded", "array_rebuild", "link_slow", "device_slow"]))
+        slow: dict[str, Any] = {
+            "at": draw(st.sampled_from([0.0, 0.2, duration / 2])),
+            "duration": draw(st.sampled_from([0.1, 5.0])),
+        }
+        kind = draw(
+            st.sampled_from(["array_degraded", "array_rebuild", "link_slow", "device_slow"])
+        )
         if kind == "array_rebuild":
             slow["rebuild_rate"] = draw(st.sampled_from(["20MB/s", "100MB/s"]))
             if draw(st.booleans()):
-                del slow["duration"]  # the rebuild of the whole drive: capacity / rate, past the run's end
+                # the rebuild of the whole drive: capacity / rate, past the run's end
+                del slow["duration"]
         elif kind in ("link_slow", "device_slow"):
-            slow |= {"host": draw(st.integers(0, hosts - 1)), "fraction": draw(st.sampled_from([0.01, 0.5, 1.0]))}
+            slow |= {
+                "host": draw(st.integers(0, hosts - 1)),
+                "fraction": draw(st.sampled_from([0.01, 0.5, 1.0])),
+            }
             if kind == "link_slow":
                 slow["link"] = draw(st.sampled_from(["peer", "storage"]))
         scenario.setdefault("events", []).append({"kind": kind, **slow})
     if draw(st.integers(0, 3)) == 0:  # issue 17: a host's tier fails for good
-        failure = {"kind": "device_failure", "at": draw(st.sampled_from([0.0, 0.2, duration / 2])), "host": draw(st.integers(0, hosts - 1))}
+        failure = {
+            "kind": "device_failure",
+            "at": draw(st.sampled_from([0.0, 0.2, duration / 2])),
+            "host": draw(st.integers(0, hosts - 1)),
+        }
         scenario.setdefault("events", []).append(failure)
     return scenario
 
 
-# -- invalid variants -------------------------------------------------------------------------------
+# -- invalid variants
+# -------------------------------------------------------------------------------
 
 Mutation = tuple[str, ScenarioDict]
 
 
 def _negative(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
     choices: list[tuple[str, tuple[str, ...], Any]] = [
-        ("negative bandwidth", ("cluster", "peer_link"), {"profile": "1GbE", "bandwidth": "-1Gbit/s"}),
+        (
+            "negative bandwidth",
+            ("cluster", "peer_link"),
+            {"profile": "1GbE", "bandwidth": "-1Gbit/s"},
+        ),
         ("negative duration", ("run", "duration"), -1.0),
         ("negative warmup", ("run", "warmup"), "-1s"),
         ("negative destager capacity", ("cluster", "destager", "capacity"), "-8MiB"),
@@ -213,7 +245,11 @@ def _negative(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
         ("negative size weight", ("groups", "0", "workload", "sizes"), {"4KiB": -1.0}),
         ("zero read size", ("groups", "0", "workload", "read_sizes"), {"0B": 1.0}),
         ("negative write size weight", ("groups", "0", "workload", "write_sizes"), {"4KiB": -1.0}),
-        ("negative tier latency", ("cluster", "tier"), {"profile": "nvme-p3700-field", "write_latency": "-1us"}),
+        (
+            "negative tier latency",
+            ("cluster", "tier"),
+            {"profile": "nvme-p3700-field", "write_latency": "-1us"},
+        ),
     ]
     label, path, value = draw(st.sampled_from(choices))
     _set(data, path, value)
@@ -237,14 +273,29 @@ def _unknown_key(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
 
 def _bad_unit(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
     choices: list[tuple[str, tuple[str, ...], Any]] = [
-        ("bad duration unit", ("run", "duration"), draw(st.sampled_from(["5 parsecs", "1 fortnight", "fast", "s5", "1..5s"]))),
+        (
+            "bad duration unit",
+            ("run", "duration"),
+            draw(st.sampled_from(["5 parsecs", "1 fortnight", "fast", "s5", "1..5s"])),
+        ),
         (
             "bad rate unit",
             ("cluster", "peer_link"),
-            {"profile": "1GbE", "bandwidth": draw(st.sampled_from(["1 furlong/s", "10 GbX", "lots"]))},
+            {
+                "profile": "1GbE",
+                "bandwidth": draw(st.sampled_from(["1 furlong/s", "10 GbX", "lots"])),
+            },
         ),
-        ("bad size unit", ("cluster", "destager", "capacity"), draw(st.sampled_from(["4 XiB", "big", "4 KiB/s", "KiB"]))),
-        ("bad I/O size key", ("groups", "0", "workload", "sizes"), {draw(st.sampled_from(["4Kibble", "huge", "4 QB"])): 1.0}),
+        (
+            "bad size unit",
+            ("cluster", "destager", "capacity"),
+            draw(st.sampled_from(["4 XiB", "big", "4 KiB/s", "KiB"])),
+        ),
+        (
+            "bad I/O size key",
+            ("groups", "0", "workload", "sizes"),
+            {draw(st.sampled_from(["4Kibble", "huge", "4 QB"])): 1.0},
+        ),
         ("bad think time", ("groups", "0", "workload", "think_time"), "3 jiffies"),
     ]
     label, path, value = draw(st.sampled_from(choices))
@@ -272,7 +323,11 @@ def _non_finite(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
         ("non-finite working set", ("groups", "0", "workload", "working_set"), value),
         ("non-finite think time", ("groups", "0", "workload", "think_time"), value),
         ("non-finite read fraction", ("groups", "0", "workload", "read_fraction"), value),
-        ("non-finite bandwidth", ("cluster", "storage_link"), {"profile": "1GbE", "bandwidth": value}),
+        (
+            "non-finite bandwidth",
+            ("cluster", "storage_link"),
+            {"profile": "1GbE", "bandwidth": value},
+        ),
         ("non-finite open-loop rate", ("groups", "0", "workload"), {"mode": "open", "iops": value}),
     ]
     label, path, chosen = draw(st.sampled_from(choices))
@@ -291,7 +346,9 @@ def _set(data: ScenarioDict, path: tuple[str, ...], value: Any) -> None:
 def invalid_scenarios(draw: st.DrawFn) -> Mutation:
     """A valid scenario turned invalid by one mutation; returns (what was done, the dict)."""
     data = copy.deepcopy(draw(valid_scenarios()))
-    mutate = draw(st.sampled_from([_negative, _unknown_key, _bad_unit, _too_many_replicas, _non_finite]))
+    mutate = draw(
+        st.sampled_from([_negative, _unknown_key, _bad_unit, _too_many_replicas, _non_finite])
+    )
     mutation: Mutation = mutate(data, draw)
     return mutation
 
@@ -300,12 +357,14 @@ def invalid_scenarios(draw: st.DrawFn) -> Mutation:
 
 
 class RawToml(str):
-    """TOML text written as it is: values no dict can hold (1000-deep nesting, a dotted key) or that must stay unparsed."""
+    """TOML text written as it is: values no dict can hold (1000-deep nesting, a dotted key) or
+    that must stay unparsed."""
 
 
 def _toml_string(text: str) -> str:
-    # JSON's escapes are TOML's, but JSON leaves DEL raw (TOML forbids it) and writes characters outside the
-    # basic plane as surrogate pairs (TOML refuses those escapes): keep the characters, escape DEL.
+    # JSON's escapes are TOML's, but JSON leaves DEL raw (TOML forbids it) and writes characters
+    # outside the basic plane as surrogate pairs (TOML refuses those escapes): keep the characters,
+    # escape DEL.
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
@@ -321,22 +380,31 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, (dt.datetime, dt.date, dt.time)):
         return value.isoformat()
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_toml_string(str(k))} = {_toml_value(v)}" for k, v in value.items()) + "}"
+        return (
+            "{"
+            + ", ".join(f"{_toml_string(str(k))} = {_toml_value(v)}" for k, v in value.items())
+            + "}"
+        )
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
 
 
 def to_toml(data: ScenarioDict) -> str:
-    """A scenario dict as TOML text (top-level keys, values as inline tables and arrays; :class:`RawToml` as written)."""
-    return "".join(f"{_toml_string(str(key))} = {_toml_value(value)}\n" for key, value in data.items())
+    """A scenario dict as TOML text (top-level keys, values as inline tables and arrays;
+    :class:`RawToml` as written)."""
+    return "".join(
+        f"{_toml_string(str(key))} = {_toml_value(value)}\n" for key, value in data.items()
+    )
 
 
-# -- fuzzed scenario files: valid scenarios mutated at random, as the bytes of a TOML file ---------------------------------------
+# -- fuzzed scenario files: valid scenarios mutated at random, as the bytes of a TOML file
+# ---------------------------------------
 
 
 class FuzzCase:
-    """One fuzzed scenario file: what was done to a valid scenario (``mutations``, in order) and the file's bytes."""
+    """One fuzzed scenario file: what was done to a valid scenario (``mutations``, in order) and
+    the file's bytes."""
 
     __slots__ = ("mutations", "text")
 
@@ -344,16 +412,34 @@ class FuzzCase:
         self.mutations = mutations
         self.text = text
 
-    def __repr__(self) -> str:  # what hypothesis prints for a failing example: the steps, and the head of the file
+    # what hypothesis prints for a failing example: the steps, and the head of the file
+    def __repr__(self) -> str:
         head = self.text[:2000]
         more = "..." if len(self.text) > len(head) else ""
-        return f"FuzzCase(mutations={self.mutations!r}, text={head!r}{more} ({len(self.text)} bytes))"
+        return (
+            f"FuzzCase(mutations={self.mutations!r}, text={head!r}{more} ({len(self.text)} bytes))"
+        )
 
 
 LIBRARY = sorted(ROOT.glob("scenarios/*.toml"))
-_QUANTITY = re.compile(r"^\s*(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>[^\d\s].*?)?\s*$")
+_QUANTITY = re.compile(
+    r"^\s*(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>[^\d\s].*?)?\s*$"
+)
 HUGE_INT = 10**40
-NAME_FIELDS = ("name", "source_host", "target_host", "host", "kind", "policy", "profile", "shape", "access", "mode", "tier", "array")
+NAME_FIELDS = (
+    "name",
+    "source_host",
+    "target_host",
+    "host",
+    "kind",
+    "policy",
+    "profile",
+    "shape",
+    "access",
+    "mode",
+    "tier",
+    "array",
+)
 ODD_NAMES = [
     "",
     "all",
@@ -385,8 +471,36 @@ ODD_NAMES = [
     RawToml('"' + "x" * 10_000_000 + '"'),
     RawToml('"' + "\\u0000" * 100_000 + '"'),
 ]
-UNKNOWN_KEYS = ["colour", "", " ", "Policy", "policy ", "hostz", "__class__", "__dict__", "model_config", "__proto__", "\x00", "é", "a.b"]
-FACTORS: list[Any] = [0, 1e-12, 1e-6, 1e-3, 1e3, 1e6, 1e12, 1e30, HUGE_INT, 2**63, 2**64, 1e308, 5e-324]
+UNKNOWN_KEYS = [
+    "colour",
+    "",
+    " ",
+    "Policy",
+    "policy ",
+    "hostz",
+    "__class__",
+    "__dict__",
+    "model_config",
+    "__proto__",
+    "\x00",
+    "é",
+    "a.b",
+]
+FACTORS: list[Any] = [
+    0,
+    1e-12,
+    1e-6,
+    1e-3,
+    1e3,
+    1e6,
+    1e12,
+    1e30,
+    HUGE_INT,
+    2**63,
+    2**64,
+    1e308,
+    5e-324,
+]
 UNIT_FORMS = [
     "{num} parsecs",
     "{lower}",
@@ -417,7 +531,19 @@ UNIT_FORMS = [
     "--{text}",
     "{num}.{unit}",
 ]
-NON_FINITE: list[Any] = [math.inf, -math.inf, math.nan, "nan", "inf", "-inf", "NaN", "Infinity", "nan s", "infKiB", "-nanMiB"]
+NON_FINITE: list[Any] = [
+    math.inf,
+    -math.inf,
+    math.nan,
+    "nan",
+    "inf",
+    "-inf",
+    "NaN",
+    "Infinity",
+    "nan s",
+    "infKiB",
+    "-nanMiB",
+]
 TYPE_SWAPS: list[Any] = [
     "4KiB",
     "",
@@ -449,7 +575,8 @@ Path_ = tuple[str | int, ...]
 
 
 def _paths(node: Any, prefix: Path_ = ()) -> list[Path_]:
-    """Every place in a parsed scenario: tables, arrays and values, depth first (the root excluded)."""
+    """Every place in a parsed scenario: tables, arrays and values, depth first (the root
+    excluded)."""
     found: list[Path_] = []
     items: list[tuple[str | int, Any]] = []
     if isinstance(node, dict):
@@ -474,7 +601,8 @@ def _put(data: Any, path: Path_, value: Any) -> None:
 
 
 def _pick(draw: st.DrawFn, data: ScenarioDict, keep: Any = None) -> Path_ | None:
-    """A place in ``data`` (only those whose value passes ``keep``, if given); ``None`` if there is none.
+    """A place in ``data`` (only those whose value passes ``keep``, if given); ``None`` if there is
+    none.
 
     A top-level section first, then a place in it: a library file's many ``[[expect]]`` tables would
     otherwise draw most of the mutations.
@@ -493,11 +621,16 @@ def _is_number(value: Any) -> bool:
 
 
 def _quantity(value: Any) -> re.Match[str] | None:
-    return _QUANTITY.match(value) if isinstance(value, str) and not isinstance(value, RawToml) else None
+    return (
+        _QUANTITY.match(value)
+        if isinstance(value, str) and not isinstance(value, RawToml)
+        else None
+    )
 
 
 def _is_quantity(path: Path_, value: Any) -> bool:
-    """A size, time, rate or plain number that a mutation can rewrite (finite: ``inf`` has no digits to change)."""
+    """A size, time, rate or plain number that a mutation can rewrite (finite: ``inf`` has no
+    digits to change)."""
     return _quantity(value) is not None or (_is_number(value) and math.isfinite(value))
 
 
@@ -530,8 +663,20 @@ def _mutate_unit(draw: st.DrawFn, data: ScenarioDict) -> str:
     num, unit = match["num"], match["unit"] or "B"
     text = value if isinstance(value, str) else repr(value)
     form = draw(st.sampled_from(UNIT_FORMS))
-    wide = num.translate(str.maketrans("0123456789.", "\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19\uff0e"))
-    new = form.format(num=num, unit=unit, text=text, lower=text.lower(), upper=text.upper(), exp=f"{float(num):e}", wide=wide)
+    wide = num.translate(
+        str.maketrans(
+            "0123456789.", "\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19\uff0e"
+        )
+    )
+    new = form.format(
+        num=num,
+        unit=unit,
+        text=text,
+        lower=text.lower(),
+        upper=text.upper(),
+        exp=f"{float(num):e}",
+        wide=wide,
+    )
     _put(data, path, new)
     return f"unit: {_dotted(path)} = {new!r}"
 
@@ -541,7 +686,13 @@ def _mutate_sign(draw: st.DrawFn, data: ScenarioDict) -> str:
     if path is None:
         return "sign: no quantity"
     value = _get(data, path)
-    new = -value if _is_number(value) else value[1:] if value.lstrip().startswith("-") else "-" + value.lstrip()
+    new = (
+        -value
+        if _is_number(value)
+        else value[1:]
+        if value.lstrip().startswith("-")
+        else "-" + value.lstrip()
+    )
     _put(data, path, new)
     return f"sign: {_dotted(path)} = {new!r}"
 
@@ -558,7 +709,11 @@ def _mutate_magnitude(draw: st.DrawFn, data: ScenarioDict) -> str:
         match = _quantity(value)
         assert match is not None
         scaled = _scaled(match["num"], factor)
-        new = f"{scaled}{match['unit'] or ''}" if isinstance(scaled, int) else f"{scaled!r}{match['unit'] or ''}"
+        new = (
+            f"{scaled}{match['unit'] or ''}"
+            if isinstance(scaled, int)
+            else f"{scaled!r}{match['unit'] or ''}"
+        )
     _put(data, path, new)
     return f"magnitude: {_dotted(path)} = {_short(new)}"
 
@@ -592,16 +747,20 @@ def _mutate_nesting(draw: st.DrawFn, data: ScenarioDict) -> str:
 def _mutate_name(draw: st.DrawFn, data: ScenarioDict) -> str:
     kind = draw(st.sampled_from(["field", "duplicate group", "variant", "many groups"]))
     groups = data.get("groups")
-    first_is_table = isinstance(groups, list) and bool(groups) and isinstance(groups[0], dict)  # earlier mutations may have changed it
+    # earlier mutations may have changed it
+    first_is_table = isinstance(groups, list) and bool(groups) and isinstance(groups[0], dict)
     if kind == "duplicate group" and isinstance(data.get("groups"), list) and data["groups"]:
         data["groups"].append(copy.deepcopy(data["groups"][0]))
         return "name: group 0 twice"
     if kind == "many groups" and first_is_table:
         count = draw(st.sampled_from([50, 1000]))
-        # Copies of a group holding a long list (a rate profile of 100,000 levels) would take the harness minutes to
-        # write as TOML: at most MANY_GROUPS_BYTES of copies, still twice the scenario file limit.
+        # Copies of a group holding a long list (a rate profile of 100,000 levels) would take the
+        # harness minutes to write as TOML: at most MANY_GROUPS_BYTES of copies, still twice the
+        # scenario file limit.
         count = max(1, min(count, MANY_GROUPS_BYTES // len(_toml_value(data["groups"][0]))))
-        data["groups"] += [{**copy.deepcopy(data["groups"][0]), "name": f"n{i}"} for i in range(count)]
+        data["groups"] += [
+            {**copy.deepcopy(data["groups"][0]), "name": f"n{i}"} for i in range(count)
+        ]
         return f"name: {count} more groups"
     name = draw(st.sampled_from(ODD_NAMES))
     if kind == "variant":
@@ -635,14 +794,24 @@ def _mutate_unknown(draw: st.DrawFn, data: ScenarioDict) -> str:
 
 
 def _corrupt_bytes(draw: st.DrawFn, text: bytes) -> tuple[str, bytes]:
-    kind = draw(st.sampled_from(["truncate", "flip", "invalid utf-8", "bom", "nul", "crlf", "repeat line", "drop line"]))
+    kind = draw(
+        st.sampled_from(
+            ["truncate", "flip", "invalid utf-8", "bom", "nul", "crlf", "repeat line", "drop line"]
+        )
+    )
     at = draw(st.integers(0, max(0, len(text) - 1)))
     if kind == "truncate":
         return f"bytes: truncated at {at}", text[:at]
     if kind == "flip" and text:
-        return f"bytes: byte {at} flipped", text[:at] + bytes([text[at] ^ draw(st.integers(1, 255))]) + text[at + 1 :]
+        return f"bytes: byte {at} flipped", text[:at] + bytes(
+            [text[at] ^ draw(st.integers(1, 255))]
+        ) + text[at + 1 :]
     if kind == "invalid utf-8":
-        junk = draw(st.sampled_from([b"\xff", b"\xc3", b"\xc0\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80"]))
+        junk = draw(
+            st.sampled_from(
+                [b"\xff", b"\xc3", b"\xc0\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80"]
+            )
+        )
         return f"bytes: {junk!r} at {at}", text[:at] + junk + text[at:]
     if kind == "bom":
         return "bytes: UTF-8 byte order mark", b"\xef\xbb\xbf" + text
@@ -681,7 +850,8 @@ def _short(value: Any) -> str:
 
 @st.composite
 def fuzzed_scenario_files(draw: st.DrawFn) -> FuzzCase:
-    """A valid scenario (a generated one or a library file) mutated 1-3 times, written as TOML, sometimes corrupted byte-wise."""
+    """A valid scenario (a generated one or a library file) mutated 1-3 times, written as TOML,
+    sometimes corrupted byte-wise."""
     library = draw(st.sampled_from([None, None, *LIBRARY]))
     if library is None:
         data: ScenarioDict = copy.deepcopy(draw(valid_scenarios()))

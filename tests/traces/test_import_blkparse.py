@@ -1,4 +1,5 @@
-"""blkparse importer: events D/Q/C, latencies, requeues, merges, flushes, summary blocks, errors naming line and field."""
+"""blkparse importer: events D/Q/C, latencies, requeues, merges, flushes, summary blocks, errors
+naming line and field."""
 
 from __future__ import annotations
 
@@ -20,10 +21,15 @@ def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SIMCACHE_CACHE", str(tmp_path / "cache"))
 
 
-def line(device: str, cpu: int, seq: int, time: str, pid: int, action: str, rwbs: str, tail: str) -> str:
+def line(
+    device: str, cpu: int, seq: int, time: str, pid: int, action: str, rwbs: str, tail: str
+) -> str:
     """One event line laid out as blkparse's default format prints it."""
     major, minor = device.split(",")
-    return f"{int(major):3d},{int(minor):<3d} {cpu:2d} {seq:8d} {time:>14s} {pid:5d} {action:>2s} {rwbs:>3s} {tail}\n"
+    return (
+        f"{int(major):3d},{int(minor):<3d} {cpu:2d} {seq:8d} {time:>14s} {pid:5d} {action:>2s} "
+        f"{rwbs:>3s} {tail}\n"
+    )
 
 
 def write(tmp_path: Path, *lines: str, name: str = "trace.txt") -> Path:
@@ -115,7 +121,9 @@ def test_a_requeue_cancels_the_issue_and_the_next_issue_counts(tmp_path: Path) -
     assert rows["time"].tolist() == [0.0]
     assert latencies(rows) == [np.float32(0.0004)]
     assert imported.trace.meta["first_timestamp"] == "1.000000000"
-    assert imported.warnings == ["not turned into I/Os: 1 requeues (the request is issued again later)"]
+    assert imported.warnings == [
+        "not turned into I/Os: 1 requeues (the request is issued again later)"
+    ]
 
 
 BACK_MERGE = [
@@ -137,8 +145,11 @@ def test_merged_bios_count_as_queued_ios_but_once_as_issued(tmp_path: Path) -> N
     q_rows, d_rows = queued.trace.rows, issued.trace.rows
     assert q_rows["offset"].tolist() == [100 * 512, 108 * 512]
     assert q_rows["size"].tolist() == [4096, 4096]
-    assert latencies(q_rows) == [np.float32(0.000105), None]  # the merged bio has no completion of its own
-    assert queued.warnings == ["not turned into I/Os: 1 bios merged into another request (kept, no latency)"]
+    # the merged bio has no completion of its own
+    assert latencies(q_rows) == [np.float32(0.000105), None]
+    assert queued.warnings == [
+        "not turned into I/Os: 1 bios merged into another request (kept, no latency)"
+    ]
     assert d_rows["size"].tolist() == [8192]
     assert latencies(d_rows) == [np.float32(0.0001)]
     assert issued.trace.meta["events"]["M"] == 1
@@ -197,33 +208,52 @@ def test_discards_are_trims_and_devices_are_groups(tmp_path: Path) -> None:
     assert imported.trace is not None
     assert imported.trace.rows["op"].tolist() == [TRIM, READ]
     assert imported.trace.devices == ("8,0", "259,1")
-    assert [g["name"] for g in imported.groups] == ["259_1"]  # a device with only a trim has nothing to replay
+    # a device with only a trim has nothing to replay
+    assert [g["name"] for g in imported.groups] == ["259_1"]
     scenario = imported.scenario()
     assert scenario.groups[0].workload.trace is not None
     assert scenario.groups[0].workload.trace.devices == ["259,1"]
 
 
 def test_requests_that_never_complete_keep_no_latency(tmp_path: Path) -> None:
-    lines = [line("8,0", 0, 1, "0.000000000", 5, "D", "W", "0 + 8 [a]"), line("8,0", 0, 2, "0.000001000", 5, "D", "W", "8 + 8 [a]")]
+    lines = [
+        line("8,0", 0, 1, "0.000000000", 5, "D", "W", "0 + 8 [a]"),
+        line("8,0", 0, 2, "0.000001000", 5, "D", "W", "8 + 8 [a]"),
+    ]
     imported = imported_by(blkparse, write(tmp_path, *lines), {})
     assert imported.trace is not None
     assert latencies(imported.trace.rows) == [None, None]
-    assert imported.warnings == ["not turned into I/Os: 2 requests never completed (kept, no latency)"]
+    assert imported.warnings == [
+        "not turned into I/Os: 2 requests never completed (kept, no latency)"
+    ]
 
 
 def test_the_pending_table_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(blkparse, "MAX_PENDING", 2)
-    lines = [line("8,0", 0, i + 1, f"0.00000{i}000", 5, "D", "W", f"{8 * i} + 8 [a]") for i in range(3)]
-    lines += [line("8,0", 0, 4 + i, f"0.00001{i}000", 0, "C", "W", f"{8 * i} + 8 [0]") for i in range(3)]
+    lines = [
+        line("8,0", 0, i + 1, f"0.00000{i}000", 5, "D", "W", f"{8 * i} + 8 [a]") for i in range(3)
+    ]
+    lines += [
+        line("8,0", 0, 4 + i, f"0.00001{i}000", 0, "C", "W", f"{8 * i} + 8 [0]") for i in range(3)
+    ]
     trace = blkparse.load(write(tmp_path, *lines), {})
     assert latencies(trace.rows) == [None, np.float32(0.000010), np.float32(0.000010)]
-    assert trace.meta["not_used"] == {"requests still pending beyond 2 (kept, no latency)": 1, "completions without a D": 1}
+    assert trace.meta["not_used"] == {
+        "requests still pending beyond 2 (kept, no latency)": 1,
+        "completions without a D": 1,
+    }
 
 
 def test_event_option_q_and_d_count_differently(tmp_path: Path) -> None:
     path = write(tmp_path, *BACK_MERGE)
-    assert import_workload(path, format="blkparse", event="Q").facts[1] == ("I/Os", "2 (0 reads, 2 writes)")
-    assert import_workload(path, format="blkparse", event="D").facts[1] == ("I/Os", "1 (0 reads, 1 writes)")
+    assert import_workload(path, format="blkparse", event="Q").facts[1] == (
+        "I/Os",
+        "2 (0 reads, 2 writes)",
+    )
+    assert import_workload(path, format="blkparse", event="D").facts[1] == (
+        "I/Os",
+        "1 (0 reads, 1 writes)",
+    )
 
 
 def error_text(tmp_path: Path, lines: list[str], options: dict[str, str] | None = None) -> str:
@@ -241,13 +271,34 @@ GOOD = line("8,0", 0, 1, "0.000000000", 5, "D", "W", "0 + 8 [a]")
 @pytest.mark.parametrize(
     ("bad", "where"),
     [
-        (line("8,0", 0, 2, "0.000001000", 5, "D", "W", "abc + 8 [a]"), "line 2, sector: 'abc' is not a sector number"),
-        (line("8,0", 0, 2, "0.000001000", 5, "D", "W", "16 + x [a]"), "line 2, nsectors: expected a sector count after '+', found 'x'"),
-        (line("8,0", 0, 2, "0.000001000", 5, "D", "W", "16 +"), "line 2, nsectors: expected a sector count after '+', found nothing"),
-        (line("8,0", 0, 2, "0.000001000", 5, "D", "W", "sixteen [a]"), "line 2, sector: expected SECTOR + NSECTORS or [PROCESS]"),
-        (line("8,0", 0, 2, "0.000001000", 5, "D", "WQ", "16 + 8 [a]"), "line 2, rwbs: 'WQ' has letters other than"),
-        (line("8,0", 0, 2, "1,5", 5, "D", "W", "16 + 8 [a]"), "line 2, timestamp: '1,5' is not SECONDS.NANOSECONDS"),
-        (line("8,0", 0, 2, "0.000001000", 5, "D3", "W", "16 + 8 [a]"), "line 2, action: 'D3' is not a blkparse action"),
+        (
+            line("8,0", 0, 2, "0.000001000", 5, "D", "W", "abc + 8 [a]"),
+            "line 2, sector: 'abc' is not a sector number",
+        ),
+        (
+            line("8,0", 0, 2, "0.000001000", 5, "D", "W", "16 + x [a]"),
+            "line 2, nsectors: expected a sector count after '+', found 'x'",
+        ),
+        (
+            line("8,0", 0, 2, "0.000001000", 5, "D", "W", "16 +"),
+            "line 2, nsectors: expected a sector count after '+', found nothing",
+        ),
+        (
+            line("8,0", 0, 2, "0.000001000", 5, "D", "W", "sixteen [a]"),
+            "line 2, sector: expected SECTOR + NSECTORS or [PROCESS]",
+        ),
+        (
+            line("8,0", 0, 2, "0.000001000", 5, "D", "WQ", "16 + 8 [a]"),
+            "line 2, rwbs: 'WQ' has letters other than",
+        ),
+        (
+            line("8,0", 0, 2, "1,5", 5, "D", "W", "16 + 8 [a]"),
+            "line 2, timestamp: '1,5' is not SECONDS.NANOSECONDS",
+        ),
+        (
+            line("8,0", 0, 2, "0.000001000", 5, "D3", "W", "16 + 8 [a]"),
+            "line 2, action: 'D3' is not a blkparse action",
+        ),
         (
             line("8,0", 0, 2, "0.000001000", 5, "D", "W", "18014398509481984 + 8 [a]"),
             "line 2, sector: 18014398509481984 is beyond 2^63 bytes",
@@ -257,8 +308,14 @@ GOOD = line("8,0", 0, 1, "0.000000000", 5, "D", "W", "0 + 8 [a]")
             "line 2, nsectors: 8388608 sectors is more than one I/O can be here",
         ),
         ("  8,0    0        2     0.000001000     5  D\n", "line 2, rwbs: missing"),
-        ("  8,0   x0        2     0.000001000     5  D  W 16 + 8 [a]\n", "line 2, cpu: 'x0' is not a whole number"),
-        ("8:0 0 2 0.000001 5 D W 16 + 8 [a]\n", "line 2, device: '8:0' does not start a blkparse event line"),
+        (
+            "  8,0   x0        2     0.000001000     5  D  W 16 + 8 [a]\n",
+            "line 2, cpu: 'x0' is not a whole number",
+        ),
+        (
+            "8:0 0 2 0.000001 5 D W 16 + 8 [a]\n",
+            "line 2, device: '8:0' does not start a blkparse event line",
+        ),
     ],
 )
 def test_malformed_event_lines_name_line_and_field(tmp_path: Path, bad: str, where: str) -> None:
@@ -266,8 +323,12 @@ def test_malformed_event_lines_name_line_and_field(tmp_path: Path, bad: str, whe
 
 
 def test_options_are_checked(tmp_path: Path) -> None:
-    assert "options.events: unknown option for the blkparse format; use event" in error_text(tmp_path, [GOOD], {"events": "D"})
-    assert "options.event: 'I' is not allowed; use one of D, Q, C" in error_text(tmp_path, [GOOD], {"event": "I"})
+    assert "options.events: unknown option for the blkparse format; use event" in error_text(
+        tmp_path, [GOOD], {"events": "D"}
+    )
+    assert "options.event: 'I' is not allowed; use one of D, Q, C" in error_text(
+        tmp_path, [GOOD], {"event": "I"}
+    )
 
 
 def test_a_process_name_with_a_plus_is_not_a_sector_range(tmp_path: Path) -> None:
@@ -284,7 +345,10 @@ def test_other_actions_are_listed_not_failed(tmp_path: Path) -> None:
         line("8,0", 0, 3, "0.000002000", 5, "UT", "N", "[swapper/0] 1"),
     ]
     imported = imported_by(blkparse, write(tmp_path, *lines), {})
-    assert imported.warnings == ["not turned into I/Os: 1 m events; 1 A events; 1 UT events; 1 requests never completed (kept, no latency)"]
+    assert imported.warnings == [
+        "not turned into I/Os: 1 m events; 1 A events; 1 UT events; 1 requests never completed "
+        "(kept, no latency)"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -292,10 +356,16 @@ def test_other_actions_are_listed_not_failed(tmp_path: Path) -> None:
     [
         ("".join(BASIC), True),
         ("".join(BASIC)[:100], True),  # a line cut off at the end of the head is not judged
-        ("128166372003061629,web,0,Read,3072,4096,59840\n128166372016853766,web,0,Write,4096,512,30\n", False),  # MSR CSV
+        # MSR CSV
+        (
+            "128166372003061629,web,0,Read,3072,4096,59840\n"
+            "128166372016853766,web,0,Write,4096,512,30\n",
+            False,
+        ),
         ("[global]\nioengine=libaio\nbs=4k\n[job1]\nrw=randread\n", False),  # fio job file
         ("time,op,offset,size\n0.1,R,4096,4096\n", False),  # plain CSV
-        ("8,0,1,0.5,R,4096,8\n8,0,2,0.6,W,0,8\n", False),  # CSV whose first column looks like a device
+        # CSV whose first column looks like a device
+        ("8,0,1,0.5,R,4096,8\n8,0,2,0.6,W,0,8\n", False),
         ("fio version 2 iolog\n/dev/sdb add\n", False),
         ("CPU0 (8,0):\n Reads Queued: 0, 0KiB\n", False),  # a summary alone
         ("", False),

@@ -1,4 +1,5 @@
-"""fio iolog importer: versions 2 and 3, file actions, syncs and trims, errors naming line and field."""
+"""fio iolog importer: versions 2 and 3, file actions, syncs and trims, errors naming line and
+field."""
 
 from __future__ import annotations
 
@@ -61,8 +62,9 @@ def test_version_2_keeps_file_order_with_no_clock(tmp_path: Path) -> None:
     assert trace.meta["file_actions"] == {"add": 1, "open": 1, "close": 1}
     assert imported.duration is None
     assert imported.groups[0]["workload"]["trace"]["replay"] == "closed"
-    assert "a version 2 iolog has no timestamps: every I/O is at time 0 and the trace is replayed closed-loop, in file order" in (
-        imported.warnings
+    assert (
+        "a version 2 iolog has no timestamps: every I/O is at time 0 and the trace is replayed "
+        "closed-loop, in file order" in (imported.warnings)
     )
     assert ("iolog version", "2") in imported.facts
 
@@ -79,7 +81,8 @@ def test_version_3_times_are_microseconds_from_the_first_io(tmp_path: Path) -> N
     assert trace.meta["has_times"] is True
     assert trace.meta["time_unit"] == "us"
     assert trace.meta["first_timestamp"] == 1000
-    assert imported.duration == pytest.approx(2.003)  # the trace's length and a second for the last I/O
+    # the trace's length and a second for the last I/O
+    assert imported.duration == pytest.approx(2.003)
     assert "replay" not in imported.groups[0]["workload"]["trace"]
 
 
@@ -100,13 +103,19 @@ def test_syncs_and_trims_are_counted_not_replayed(tmp_path: Path) -> None:
 
 
 def test_datasync_and_sync_file_range_are_syncs(tmp_path: Path) -> None:
-    text = "fio version 2 iolog\nf add\nf open\nf write 0 4096\nf datasync 0 0\nf sync_file_range 0 4096\n"
+    text = (
+        "fio version 2 iolog\nf add\nf open\nf write 0 4096\nf datasync 0 0\nf sync_file_range 0 "
+        "4096\n"
+    )
     trace = fio_iolog.load(write(tmp_path, text), {})
     assert trace.rows["op"].tolist() == [WRITE, SYNC, SYNC]
 
 
 def test_each_file_is_a_device_and_a_group(tmp_path: Path) -> None:
-    text = "fio version 2 iolog\n/a add\n/b add\n/a open\n/b open\n/b read 0 4096\n/a write 512 512\n/b read 4096 4096\n"
+    text = (
+        "fio version 2 iolog\n/a add\n/b add\n/a open\n/b open\n/b read 0 4096\n/a write 512 512\n"
+        "/b read 4096 4096\n"
+    )
     imported = imported_by(fio_iolog, write(tmp_path, text), {})
     assert imported.trace is not None
     assert imported.trace.devices == ("/b", "/a")
@@ -116,12 +125,18 @@ def test_each_file_is_a_device_and_a_group(tmp_path: Path) -> None:
 
 
 def test_waits_and_ios_on_unopened_files_are_warned_about(tmp_path: Path) -> None:
-    text = "fio version 2 iolog\nf add\nf write 0 4096\nf wait 500 0\nf open\nf read 0 4096\nf close\nf read 0 4096\n"
+    text = (
+        "fio version 2 iolog\nf add\nf write 0 4096\nf wait 500 0\nf open\nf read 0 4096\nf close\n"
+        "f read 0 4096\n"
+    )
     imported = imported_by(fio_iolog, write(tmp_path, text), {})
     assert imported.trace is not None
     assert imported.trace.count == 3
     assert imported.trace.meta["skipped"] == {"wait": 1}
-    assert "1 wait lines ignored (fio's HOWTO and replay code disagree on what their value means)" in imported.warnings
+    assert (
+        "1 wait lines ignored (fio's HOWTO and replay code disagree on what their value means)"
+        in imported.warnings
+    )
     assert "2 I/Os on a file that was added but not open at that point (kept)" in imported.warnings
 
 
@@ -161,19 +176,57 @@ def error_text(tmp_path: Path, text: str, options: dict[str, str] | None = None)
 @pytest.mark.parametrize(
     ("text", "where"),
     [
-        ("fio version 2 iolog\nf add\nf open\nf frobnicate 0 4096\n", "line 4, action: unknown I/O action 'frobnicate'; fio's iolog has"),
-        ("fio version 2 iolog\nf add\nf reopen\n", "line 3, action: unknown file action 'reopen'; fio's iolog has add, open, close"),
-        ("fio version 2 iolog\nf add\nf read\n", "line 3, action: read needs OFFSET and LENGTH after it (bytes)"),
-        ("fio version 2 iolog\nf read 0 4096\n", "line 2, filename: I/O on 'f', which no earlier 'add' line named"),
-        ("fio version 2 iolog\nf open\n", "line 2, filename: open of 'f', which no earlier 'add' line named"),
-        ("fio version 2 iolog\nf add\nf read -4 4096\n", "line 3, offset: '-4' is not bytes from the file's start"),
+        (
+            "fio version 2 iolog\nf add\nf open\nf frobnicate 0 4096\n",
+            "line 4, action: unknown I/O action 'frobnicate'; fio's iolog has",
+        ),
+        (
+            "fio version 2 iolog\nf add\nf reopen\n",
+            "line 3, action: unknown file action 'reopen'; fio's iolog has add, open, close",
+        ),
+        (
+            "fio version 2 iolog\nf add\nf read\n",
+            "line 3, action: read needs OFFSET and LENGTH after it (bytes)",
+        ),
+        (
+            "fio version 2 iolog\nf read 0 4096\n",
+            "line 2, filename: I/O on 'f', which no earlier 'add' line named",
+        ),
+        (
+            "fio version 2 iolog\nf open\n",
+            "line 2, filename: open of 'f', which no earlier 'add' line named",
+        ),
+        (
+            "fio version 2 iolog\nf add\nf read -4 4096\n",
+            "line 3, offset: '-4' is not bytes from the file's start",
+        ),
         ("fio version 2 iolog\nf add\nf read 0 4k\n", "line 3, length: '4k' is not bytes"),
-        ("fio version 2 iolog\nf add\nf read 0 4294967296\n", "line 3, length: 4294967296 bytes is more than one I/O can be here"),
-        ("fio version 2 iolog\nf add\nf read 0 4096 extra\n", "line 3: expected FILENAME ACTION [OFFSET LENGTH], got 5 fields"),
-        ("fio version 3 iolog\n12.5 f add\n", "line 2, timestamp: '12.5' is not a whole number of us since the run began"),
-        ("fio version 3 iolog\n10 f add\n20 f read 0\n", "line 3: expected TIMESTAMP FILENAME ACTION [OFFSET LENGTH], got 4 fields"),
-        ("fio version 1 iolog\n", "line 1, header: expected 'fio version 2 iolog' or 'fio version 3 iolog' as the first line"),
-        ("", "line 1, header: expected 'fio version 2 iolog' or 'fio version 3 iolog' as the first line, found nothing"),
+        (
+            "fio version 2 iolog\nf add\nf read 0 4294967296\n",
+            "line 3, length: 4294967296 bytes is more than one I/O can be here",
+        ),
+        (
+            "fio version 2 iolog\nf add\nf read 0 4096 extra\n",
+            "line 3: expected FILENAME ACTION [OFFSET LENGTH], got 5 fields",
+        ),
+        (
+            "fio version 3 iolog\n12.5 f add\n",
+            "line 2, timestamp: '12.5' is not a whole number of us since the run began",
+        ),
+        (
+            "fio version 3 iolog\n10 f add\n20 f read 0\n",
+            "line 3: expected TIMESTAMP FILENAME ACTION [OFFSET LENGTH], got 4 fields",
+        ),
+        (
+            "fio version 1 iolog\n",
+            "line 1, header: expected 'fio version 2 iolog' or 'fio version 3 iolog' as the first "
+            "line",
+        ),
+        (
+            "",
+            "line 1, header: expected 'fio version 2 iolog' or 'fio version 3 iolog' as the first "
+            "line, found nothing",
+        ),
     ],
 )
 def test_file_errors_name_line_and_field(tmp_path: Path, text: str, where: str) -> None:
@@ -181,9 +234,15 @@ def test_file_errors_name_line_and_field(tmp_path: Path, text: str, where: str) 
 
 
 def test_options_are_checked(tmp_path: Path) -> None:
-    assert "options.speed: unknown option for the fio-iolog format; use time_unit" in error_text(tmp_path, V3, {"speed": "2"})
-    assert "options.time_unit: 'min' is not allowed; use one of us, ms, ns, s" in error_text(tmp_path, V3, {"time_unit": "min"})
-    assert "options.time_unit: a version 2 iolog has no timestamps; remove time_unit" in error_text(tmp_path, V2, {"time_unit": "ms"})
+    assert "options.speed: unknown option for the fio-iolog format; use time_unit" in error_text(
+        tmp_path, V3, {"speed": "2"}
+    )
+    assert "options.time_unit: 'min' is not allowed; use one of us, ms, ns, s" in error_text(
+        tmp_path, V3, {"time_unit": "min"}
+    )
+    assert "options.time_unit: a version 2 iolog has no timestamps; remove time_unit" in error_text(
+        tmp_path, V2, {"time_unit": "ms"}
+    )
 
 
 def test_a_failed_import_leaves_nothing_in_the_cache(tmp_path: Path) -> None:
@@ -203,7 +262,12 @@ def test_a_trace_of_only_syncs_has_nothing_to_replay(tmp_path: Path) -> None:
         ("fio version 2 iolog\n/dev/sdb add\n", True),
         ("fio version 3 iolog\r\n0 /dev/sdb add\r\n", True),
         ("fio version 1 iolog\n", False),
-        ("128166372003061629,web,0,Read,3072,4096,59840\n128166372016853766,web,0,Write,4096,512,30\n", False),  # MSR CSV
+        # MSR CSV
+        (
+            "128166372003061629,web,0,Read,3072,4096,59840\n"
+            "128166372016853766,web,0,Write,4096,512,30\n",
+            False,
+        ),
         ("[global]\nioengine=libaio\n[job1]\nrw=randread\n", False),  # fio job file
         ("time,op,offset,size\n0.1,R,4096,4096\n", False),  # plain CSV
         ("  8,0    0        1     0.000000000  4162  Q  WS 2048 + 8 [fio]\n", False),  # blkparse

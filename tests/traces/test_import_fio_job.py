@@ -17,8 +17,13 @@ from simcache.workloads.ingest.imported import import_workload
 
 @pytest.fixture(autouse=True)
 def _existing_formats(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Guess among the importer modules present (other formats live on other branches until merged)."""
-    present = tuple(n for n in importers._GUESS_ORDER if importlib.util.find_spec(f"simcache.traces.formats.{importers.FORMATS[n]}"))
+    """Guess among the importer modules present (other formats live on other branches until
+    merged)."""
+    present = tuple(
+        n
+        for n in importers._GUESS_ORDER
+        if importlib.util.find_spec(f"simcache.traces.formats.{importers.FORMATS[n]}")
+    )
     monkeypatch.setattr(importers, "_GUESS_ORDER", present)
 
 
@@ -93,12 +98,17 @@ rw=randread
         "working_set": 2 * 1024**3,
         "access": "uniform",
     }
-    assert second["read_fraction"] == 1.0 and second["outstanding"] == 16 and second["sizes"] == {"8KiB": 1.0}
+    assert (
+        second["read_fraction"] == 1.0
+        and second["outstanding"] == 16
+        and second["sizes"] == {"8KiB": 1.0}
+    )
     assert imported.duration == 30.0
     assert imported.facts[0] == ("jobs", "2")
     assert imported.facts[1] == (
         "job first job",
-        "randwrite (writes), sizes 8KiB, closed loop, 1 worker(s) x 4 outstanding, 1 VM(s), uniform over 2GiB, 30 s",
+        "randwrite (writes), sizes 8KiB, closed loop, 1 worker(s) x 4 outstanding, 1 VM(s), "
+        "uniform over 2GiB, 30 s",
     )
     assert imported.warnings == []
     scenario = imported.scenario()
@@ -152,32 +162,49 @@ size=100m
     rw = groups["rw"]["workload"]
     assert rw["read_fraction"] == 0.6  # the later of rwmixread and rwmixwrite wins
     assert rw["access"] == "sequential"
-    assert (rw["read_sizes"], rw["write_sizes"]) == ({"4KiB": 1.0}, {"64KiB": 1.0}) and "sizes" not in rw
-    assert groups["ranged"]["workload"]["sizes"] == {"4KiB": 0.25, "8KiB": 0.25, "12KiB": 0.25, "16KiB": 0.25}
+    assert (rw["read_sizes"], rw["write_sizes"]) == (
+        {"4KiB": 1.0},
+        {"64KiB": 1.0},
+    ) and "sizes" not in rw
+    assert groups["ranged"]["workload"]["sizes"] == {
+        "4KiB": 0.25,
+        "8KiB": 0.25,
+        "12KiB": 0.25,
+        "16KiB": 0.25,
+    }
 
 
 @pytest.mark.parametrize(
     ("option", "fields"),
     [
-        # fio's HOWTO (bs): "bs=8k,32k" is 8k for reads and 32k for writes (and trims); "bs=8k," leaves writes at the
-        # default 4096; "bs=,8k" leaves reads at 4096; one value applies to every direction.
+        # fio's HOWTO (bs): "bs=8k,32k" is 8k for reads and 32k for writes (and trims); "bs=8k,"
+        # leaves writes at the default 4096; "bs=,8k" leaves reads at 4096; one value applies to
+        # every direction.
         ("bs=8k,32k", {"read_sizes": {"8KiB": 1.0}, "write_sizes": {"32KiB": 1.0}}),
         ("bs=8k,", {"read_sizes": {"8KiB": 1.0}, "write_sizes": {"4KiB": 1.0}}),
         ("bs=,8k", {"read_sizes": {"4KiB": 1.0}, "write_sizes": {"8KiB": 1.0}}),
         ("bs=16k", {"sizes": {"16KiB": 1.0}}),
-        ("bssplit=4k/50:64k/50,8k/100", {"read_sizes": {"4KiB": 0.5, "64KiB": 0.5}, "write_sizes": {"8KiB": 1.0}}),
-        ("bssplit=4k/25:8k/75,8k/75:4k/25", {"sizes": {"4KiB": 0.25, "8KiB": 0.75}}),  # the same mix both ways: one
+        (
+            "bssplit=4k/50:64k/50,8k/100",
+            {"read_sizes": {"4KiB": 0.5, "64KiB": 0.5}, "write_sizes": {"8KiB": 1.0}},
+        ),
+        # the same mix both ways: one
+        ("bssplit=4k/25:8k/75,8k/75:4k/25", {"sizes": {"4KiB": 0.25, "8KiB": 0.75}}),
         (
             "blocksize_range=4k-8k,16k-32k",
             {"read_sizes": {"4KiB": 0.5, "8KiB": 0.5}, "write_sizes": {"16KiB": 0.5, "32KiB": 0.5}},
         ),
     ],
 )
-def test_per_direction_block_sizes_become_per_op_mixes(tmp_path: Path, option: str, fields: dict[str, Any]) -> None:
+def test_per_direction_block_sizes_become_per_op_mixes(
+    tmp_path: Path, option: str, fields: dict[str, Any]
+) -> None:
     path = write(tmp_path, f"[j]\nrw=randrw\nrwmixread=70\n{option}\ndirect=1\nsize=1g\n")
     imported = import_workload(path, format="fio-job")
     workload = imported.groups[0]["workload"]
-    assert {key: workload[key] for key in ("sizes", "read_sizes", "write_sizes") if key in workload} == fields
+    assert {
+        key: workload[key] for key in ("sizes", "read_sizes", "write_sizes") if key in workload
+    } == fields
     assert imported.warnings == []
     imported.scenario()
 
@@ -190,7 +217,9 @@ def test_per_op_sizes_of_a_one_direction_job_are_its_directions(tmp_path: Path) 
 
 
 def test_numjobs_as_vms_or_workers(tmp_path: Path) -> None:
-    path = write(tmp_path, "[w]\nrw=randwrite\nnumjobs=4\niodepth=8\nioengine=libaio\ndirect=1\nsize=1g\n")
+    path = write(
+        tmp_path, "[w]\nrw=randwrite\nnumjobs=4\niodepth=8\nioengine=libaio\ndirect=1\nsize=1g\n"
+    )
     as_vms = import_workload(path, format="fio-job").groups[0]
     assert as_vms["vms_per_host"] == 4 and as_vms["workload"]["workers"] == 1
     as_workers = import_workload(path, format="fio-job", numjobs="workers").groups[0]
@@ -198,7 +227,10 @@ def test_numjobs_as_vms_or_workers(tmp_path: Path) -> None:
     assert as_workers["workload"]["outstanding"] == 8
     with pytest.raises(WorkloadFileError, match=r"options\.numjobs.*use one of vms, workers"):
         import_workload(path, format="fio-job", numjobs="threads")
-    with pytest.raises(WorkloadFileError, match=r"options\.depth: unknown option for the fio-job format; use numjobs"):
+    with pytest.raises(
+        WorkloadFileError,
+        match=r"options\.depth: unknown option for the fio-job format; use numjobs",
+    ):
         import_workload(path, format="fio-job", depth=3)
 
 
@@ -229,13 +261,16 @@ numjobs=3
     )
     imported = import_workload(path, format="fio-job", numjobs="workers")
     groups = by_name(imported)
-    assert groups["iops"]["workload"]["mode"] == "open" and groups["iops"]["workload"]["iops"] == 500.0
+    assert (
+        groups["iops"]["workload"]["mode"] == "open" and groups["iops"]["workload"]["iops"] == 500.0
+    )
     both = groups["both"]["workload"]
-    # The 50/50 mix holds; writes reach their cap first: 100 writes/s at a write share of 0.5 is 200 I/Os per second.
+    # The 50/50 mix holds; writes reach their cap first: 100 writes/s at a write share of 0.5 is 200
+    # I/Os per second.
     assert both["iops"] == 200.0 and both["read_fraction"] == 0.5
     data = groups["bytes"]["workload"]
-    # 50/50 mix: reads (4 KiB) cap the total at 1 MiB/s / (0.5 x 4 KiB) = 512 I/Os/s, writes (16 KiB) at
-    # 512 KiB/s / (0.5 x 16 KiB) = 64: 64 I/Os/s of a mean 10 KiB.
+    # 50/50 mix: reads (4 KiB) cap the total at 1 MiB/s / (0.5 x 4 KiB) = 512 I/Os/s, writes (16
+    # KiB) at 512 KiB/s / (0.5 x 16 KiB) = 64: 64 I/Os/s of a mean 10 KiB.
     assert data["throughput"] == pytest.approx(64 * (0.5 * 4096 + 0.5 * 16384))
     assert data["read_fraction"] == 0.5
     assert groups["reads_only"]["workload"]["mode"] == "closed"
@@ -278,7 +313,8 @@ runtime=45
     assert imported.warnings == [
         "fio options not modelled (ignored): random_distribution=pareto:0.2 in [pareto] "
         "(not modelled: uniform access is used, so the hit rate is lower than fio's skew gives)",
-        "[pareto]: zero_buffers: zero-filled data compresses to almost nothing, so compressibility = 0.99 "
+        "[pareto]: zero_buffers: zero-filled data compresses to almost nothing, so compressibility "
+        "= 0.99 "
         "(real data compresses far less; lower it for a realistic run)",
     ]
     imported.scenario()
@@ -306,7 +342,8 @@ rw=randtrim
     imported = import_workload(path, format="fio-job")
     assert [g["name"] for g in imported.groups] == ["a", "b"]
     assert imported.warnings == [
-        "fio options not modelled (ignored): fsync in [a], [b] (no flushes are modelled: a write completes once cached or replicated); "
+        "fio options not modelled (ignored): fsync in [a], [b] (no flushes are modelled: a write "
+        "completes once cached or replicated); "
         "loops in [a] (the run lasts run.duration, whatever the number of passes); "
         "dedupe_percentage in [b] (the model has no deduplication); "
         "rw=randtrim in [t] (trims are not modelled; the job is left out)"
@@ -320,11 +357,15 @@ def test_warnings_for_engine_buffered_io_and_iec_size(tmp_path: Path) -> None:
     assert workload["outstanding"] == 1 and workload["sizes"] == {"4000": 1.0}
     assert "working_set" not in workload
     assert imported.warnings == [
-        "[j]: bs=4KiB: with fio's default kb_base=1024 the IEC spellings KiB, MiB, GiB mean powers of 1000 "
+        "[j]: bs=4KiB: with fio's default kb_base=1024 the IEC spellings KiB, MiB, GiB mean powers "
+        "of 1000 "
         "(fio swaps them for old scripts), so 4KiB is 4000 bytes; write 4k, or set kb_base=1000",
-        "[j]: iodepth > 1 with the synchronous ioengine psync: fio keeps one I/O in flight, so outstanding = 1",
-        "[j]: no size: fio uses the whole file or device; the working set is the scenario's default (set working_set)",
-        "[j]: buffered I/O (direct=0, fio's default): the guest's page cache absorbs I/O that the model sends to the host",
+        "[j]: iodepth > 1 with the synchronous ioengine psync: fio keeps one I/O in flight, so "
+        "outstanding = 1",
+        "[j]: no size: fio uses the whole file or device; the working set is the scenario's "
+        "default (set working_set)",
+        "[j]: buffered I/O (direct=0, fio's default): the guest's page cache absorbs I/O that the "
+        "model sends to the host",
     ]
 
 
@@ -338,12 +379,18 @@ def test_warnings_for_engine_buffered_io_and_iec_size(tmp_path: Path) -> None:
         ("[a]\nrw=read\nbad key=1\n", "line 3, bad key", "fio job lines are key=value"),
         ("[a]\nrw=read\ninclude other.fio\n", "line 3, include", "include is not followed"),
         ("[a]\nrw=read\nsize=${SIZE}\n", "line 3, size", "filled in by fio when it runs"),
-        ("[a]\nrw=randrw\nbssplit=4k/70:8k/50\n", "line 3, bssplit", "add up to 120, more than 100"),
+        (
+            "[a]\nrw=randrw\nbssplit=4k/70:8k/50\n",
+            "line 3, bssplit",
+            "add up to 120, more than 100",
+        ),
         ("[a]\nrw=randrw\nrwmixread=140\n", "line 3, rwmixread", "give a number from 0 to 100"),
         ("[global]\nrw=read\n", "", "no job section to import"),
     ],
 )
-def test_malformed_lines_name_file_line_and_key(tmp_path: Path, text: str, where: str, message: str) -> None:
+def test_malformed_lines_name_file_line_and_key(
+    tmp_path: Path, text: str, where: str, message: str
+) -> None:
     path = write(tmp_path, text)
     with pytest.raises(WorkloadFileError) as info:
         import_workload(path, format="fio-job")
@@ -355,7 +402,11 @@ def test_malformed_lines_name_file_line_and_key(tmp_path: Path, text: str, where
 
 def test_group_names_sanitised_and_unique(tmp_path: Path) -> None:
     path = write(tmp_path, "[global]\nsize=1m\ndirect=1\n[job one/x]\n[job one/x]\n[ok-name.2]\n")
-    assert [g["name"] for g in import_workload(path, format="fio-job").groups] == ["job_one_x", "job_one_x_2", "ok-name_2"]
+    assert [g["name"] for g in import_workload(path, format="fio-job").groups] == [
+        "job_one_x",
+        "job_one_x_2",
+        "ok-name_2",
+    ]
 
 
 def test_sniff_and_guess(tmp_path: Path) -> None:

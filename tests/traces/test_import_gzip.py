@@ -1,4 +1,5 @@
-"""Compressed workload files (the MSR traces ship as .csv.gz): read as if decompressed, by their gzip magic, not their name."""
+"""Compressed workload files (the MSR traces ship as .csv.gz): read as if decompressed, by their
+gzip magic, not their name."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def test_a_gzip_file_imports_as_its_contents(name: str, tmp_path: Path) -> None:
     assert (b.format, b.facts, b.groups[0]["name"]) == (a.format, a.facts, a.groups[0]["name"])
     if a.trace is not None:
         assert b.trace is not None
-        assert np.asarray(a.trace.rows).tobytes() == np.asarray(b.trace.rows).tobytes()  # NaN latencies included
+        # NaN latencies included
+        assert np.asarray(a.trace.rows).tobytes() == np.asarray(b.trace.rows).tobytes()
 
 
 def test_a_damaged_gzip_file_is_the_projects_error(tmp_path: Path) -> None:
@@ -44,9 +46,13 @@ def test_a_damaged_gzip_file_is_the_projects_error(tmp_path: Path) -> None:
         import_workload(path, "csv")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(tail=st.binary(max_size=200), fmt=st.sampled_from([None, *FORMATS]))
-def test_garbage_after_the_gzip_magic_ends_in_the_projects_error(tmp_path: Path, tail: bytes, fmt: str | None) -> None:
+def test_garbage_after_the_gzip_magic_ends_in_the_projects_error(
+    tmp_path: Path, tail: bytes, fmt: str | None
+) -> None:
     path = tmp_path / "garbage.gz"
     path.write_bytes(b"\x1f\x8b" + tail)
     with contextlib.suppress(ScenarioError):

@@ -1,4 +1,5 @@
-"""The SNIA MSR-Cambridge importer: FILETIME clock, devices, ops, latency, and errors that name line and field."""
+"""The SNIA MSR-Cambridge importer: FILETIME clock, devices, ops, latency, and errors that name
+line and field."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from simcache.spec.workload import Workload
 from simcache.traces.formats import msr
 from simcache.traces.trace import READ, WRITE
 
-# 2007-02-22T17:00:00Z as a FILETIME: seconds from 1601-01-01 to 1970-01-01 (11644473600) plus the Unix time.
+# 2007-02-22T17:00:00Z as a FILETIME: seconds from 1601-01-01 to 1970-01-01 (11644473600) plus the
+# Unix time.
 T0 = (11_644_473_600 + 1_172_163_600) * 10_000_000
 
 
@@ -47,14 +49,17 @@ def test_times_are_seconds_from_the_earliest_filetime_exactly(tmp_path: Path) ->
 
 
 def test_origin_keeps_the_100ns_digits(tmp_path: Path) -> None:
-    trace = msr.load(write(tmp_path, [f"{T0 + 86_400 * 10_000_000 + 1234567},usr,0,Read,0,512,1"]), {})
+    trace = msr.load(
+        write(tmp_path, [f"{T0 + 86_400 * 10_000_000 + 1234567},usr,0,Read,0,512,1"]), {}
+    )
     assert trace.meta["origin_utc"] == "2007-02-23T17:00:00.1234567Z"
     assert trace.rows["time"].tolist() == [0.0]
 
 
 def test_response_time_becomes_latency_in_seconds(tmp_path: Path) -> None:
     rows = msr.load(write(tmp_path, SMALL), {}).rows
-    np.testing.assert_allclose(rows["latency"], [2e-3, 1.5e-4, 7e-7, 1e-5, 3e-7], rtol=1e-6)  # float32 in the row
+    # float32 in the row
+    np.testing.assert_allclose(rows["latency"], [2e-3, 1.5e-4, 7e-7, 1e-5, 3e-7], rtol=1e-6)
 
 
 def test_each_host_and_disk_is_a_device(tmp_path: Path) -> None:
@@ -78,7 +83,10 @@ def test_read_gives_one_trace_group_per_device_that_validates(tmp_path: Path) ->
     path = write(tmp_path, SMALL)
     imported = imported_by(msr, path, {})
     assert [g["name"] for g in imported.groups] == ["usr_0", "src1_2", "usr_1"]
-    assert imported.groups[0]["workload"] == {"mode": "trace", "trace": {"path": str(path), "format": "msr", "devices": ["usr:0"]}}
+    assert imported.groups[0]["workload"] == {
+        "mode": "trace",
+        "trace": {"path": str(path), "format": "msr", "devices": ["usr:0"]},
+    }
     Workload.model_validate(imported.groups[0]["workload"])
     assert ("I/Os", "5 (3 reads, 2 writes)") in imported.facts
     assert ("first I/O", "2007-02-22T17:00:00.0000000Z") in imported.facts
@@ -86,7 +94,9 @@ def test_read_gives_one_trace_group_per_device_that_validates(tmp_path: Path) ->
     assert imported.warnings == []
     scenario = imported.scenario()
     assert [g.workload.mode for g in scenario.groups] == ["trace", "trace", "trace"]
-    assert scenario.groups[1].workload.trace is not None and scenario.groups[1].workload.trace.devices == ["src1:2"]
+    assert scenario.groups[1].workload.trace is not None and scenario.groups[
+        1
+    ].workload.trace.devices == ["src1:2"]
 
 
 def test_empty_lines_are_skipped_and_reported(tmp_path: Path) -> None:
@@ -98,19 +108,49 @@ def test_empty_lines_are_skipped_and_reported(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "where", "message"),
     [
-        (f"{T0},usr,0,Read,12x,4096,10", "line 3, Offset", "expected a whole number of bytes, found '12x'"),
+        (
+            f"{T0},usr,0,Read,12x,4096,10",
+            "line 3, Offset",
+            "expected a whole number of bytes, found '12x'",
+        ),
         (f"{T0},usr,0,Read,-512,4096,10", "line 3, Offset", "-512 must not be negative"),
         (f"{T0},usr,0,Read,0,-4096,10", "line 3, Size", "-4,096 must not be negative"),
-        (f"{T0},usr,0,Read,0,8589934592,10", "line 3, Size", "8,589,934,592 must be at most 4,294,967,295"),
-        (f"{T0},usr,0,Read,0,4096,1.5", "line 3, ResponseTime", "expected a whole number of 100 ns ticks, found '1.5'"),
+        (
+            f"{T0},usr,0,Read,0,8589934592,10",
+            "line 3, Size",
+            "8,589,934,592 must be at most 4,294,967,295",
+        ),
+        (
+            f"{T0},usr,0,Read,0,4096,1.5",
+            "line 3, ResponseTime",
+            "expected a whole number of 100 ns ticks, found '1.5'",
+        ),
         (f"{T0},usr,0,Trim,0,4096,10", "line 3, Type", "'Trim' is not allowed; use Read or Write"),
-        (f"{T0},usr,zero,Read,0,4096,10", "line 3, DiskNumber", "expected a disk number (a whole number), found 'zero'"),
-        ("yesterday,usr,0,Read,0,4096,10", "line 3, Timestamp", "expected a Windows FILETIME (100 ns ticks since 1601-01-01 UTC)"),
-        (f"{T0},usr,0,Read,0,4096", "line 3, ResponseTime", "missing value (each line has 7 fields: Timestamp, Hostname"),
-        (f"{T0},usr,0,Read,0,4096,10,extra", "line 3", "8 fields; expected 7 (Timestamp, Hostname, DiskNumber"),
+        (
+            f"{T0},usr,zero,Read,0,4096,10",
+            "line 3, DiskNumber",
+            "expected a disk number (a whole number), found 'zero'",
+        ),
+        (
+            "yesterday,usr,0,Read,0,4096,10",
+            "line 3, Timestamp",
+            "expected a Windows FILETIME (100 ns ticks since 1601-01-01 UTC)",
+        ),
+        (
+            f"{T0},usr,0,Read,0,4096",
+            "line 3, ResponseTime",
+            "missing value (each line has 7 fields: Timestamp, Hostname",
+        ),
+        (
+            f"{T0},usr,0,Read,0,4096,10,extra",
+            "line 3",
+            "8 fields; expected 7 (Timestamp, Hostname, DiskNumber",
+        ),
     ],
 )
-def test_a_bad_line_is_named_with_its_field(tmp_path: Path, line: str, where: str, message: str) -> None:
+def test_a_bad_line_is_named_with_its_field(
+    tmp_path: Path, line: str, where: str, message: str
+) -> None:
     path = write(tmp_path, [SMALL[0], SMALL[1], line, SMALL[2]])
     with pytest.raises(WorkloadFileError) as caught:
         msr.load(path, {})
@@ -122,7 +162,9 @@ def test_a_bad_line_is_named_with_its_field(tmp_path: Path, line: str, where: st
 def test_an_error_in_a_later_chunk_names_its_line(tmp_path: Path) -> None:
     lines = [f"{T0 + i},usr,0,Write,{i * 512},512,10" for i in range(70_000)]
     lines[68_123] = f"{T0},usr,0,Write,0,4k,10"
-    with pytest.raises(WorkloadFileError, match=r"line 68124, Size: expected a whole number of bytes, found '4k'"):
+    with pytest.raises(
+        WorkloadFileError, match=r"line 68124, Size: expected a whole number of bytes, found '4k'"
+    ):
         msr.load(write(tmp_path, lines), {})
 
 
@@ -141,7 +183,9 @@ def test_text_that_is_not_utf8_is_named_by_line(tmp_path: Path) -> None:
 
 
 def test_options_are_refused_by_name(tmp_path: Path) -> None:
-    with pytest.raises(WorkloadFileError, match=r"options\.hosts: unknown option for the msr format; it takes none"):
+    with pytest.raises(
+        WorkloadFileError, match=r"options\.hosts: unknown option for the msr format; it takes none"
+    ):
         msr.load(write(tmp_path, SMALL), {"hosts": "usr"})
 
 
@@ -160,7 +204,8 @@ def test_sniff_wants_seven_fields_a_filetime_and_read_or_write(tmp_path: Path) -
 
 
 def test_the_first_error_stops_the_import_before_the_rest_is_parsed(tmp_path: Path) -> None:
-    # Line 3 is bad; far beyond the first chunk, a line that is not UTF-8 would be an error of its own if it were read.
+    # Line 3 is bad; far beyond the first chunk, a line that is not UTF-8 would be an error of its
+    # own if it were read.
     path = tmp_path / "big.csv"
     lines = [f"{T0 + i},usr,0,Write,{i * 512},512,10" for i in range(200_000)]
     lines[2] = f"{T0},usr,0,Write,0,-1,10"
@@ -170,7 +215,9 @@ def test_the_first_error_stops_the_import_before_the_rest_is_parsed(tmp_path: Pa
         msr.load(path, {})
 
 
-def test_the_traced_systems_latency_is_reported_per_op_with_only_resolved_percentiles(tmp_path: Path) -> None:
+def test_the_traced_systems_latency_is_reported_per_op_with_only_resolved_percentiles(
+    tmp_path: Path,
+) -> None:
     # 1,000 reads with response times 1..1000 x 10 us (100 ticks each), and 10 writes of 5 ms.
     lines = [f"{T0 + i * 1000},usr,0,Read,{4096 * i},4096,{100 * (i + 1)}" for i in range(1000)]
     lines += [f"{T0 + i * 1000 + 500},usr,0,Write,0,4096,50000" for i in range(10)]
@@ -178,8 +225,12 @@ def test_the_traced_systems_latency_is_reported_per_op_with_only_resolved_percen
     expected = np.arange(1, 1001) * 0.01  # ms
     p50, p95, p99, p999 = np.percentile(expected, [50.0, 95.0, 99.0, 99.9])
     assert facts["read latency in the trace"] == (
-        f"mean {expected.mean():.4g} ms, p50 {p50:.4g} ms, p95 {p95:.4g} ms, p99 {p99:.4g} ms, p999 {p999:.4g} ms "
+        f"mean {expected.mean():.4g} ms, p50 {p50:.4g} ms, p95 {p95:.4g} ms, p99 {p99:.4g} ms, "
+        f"p999 {p999:.4g} ms "
         "over 1,000 I/Os (the traced system's)"
     )
     # Ten writes resolve the median only: p95 needs 20 I/Os for one to lie above it.
-    assert facts["write latency in the trace"] == "mean 5 ms, p50 5 ms over 10 I/Os (the traced system's)"
+    assert (
+        facts["write latency in the trace"]
+        == "mean 5 ms, p50 5 ms over 10 I/Os (the traced system's)"
+    )

@@ -1,4 +1,5 @@
-"""vscsiStats importer: histograms written here in the layout `vscsiStats -p all -c` prints, turned into groups and checks."""
+"""vscsiStats importer: histograms written here in the layout `vscsiStats -p all -c` prints,
+turned into groups and checks."""
 
 from __future__ import annotations
 
@@ -21,9 +22,47 @@ from simcache.traces.formats import FORMATS, guess_format
 from simcache.traces.formats import vscsistats as vs
 from simcache.workloads.ingest.imported import import_workload
 
-# The bucket limits vscsiStats prints; each list ends with the overflow row (the previous limit repeated).
-LENGTHS = [512, 1024, 2048, 4095, 4096, 8191, 8192, 16383, 16384, 32768, 49152, 65535, 65536, 81920, 131072, 262144, 524288, 524288]
-SEEKS = [-500000, -100000, -50000, -10000, -5000, -1000, -500, -128, -64, -32, -16, -8, -6, -4, -2, -1, 0]
+# The bucket limits vscsiStats prints; each list ends with the overflow row (the previous limit
+# repeated).
+LENGTHS = [
+    512,
+    1024,
+    2048,
+    4095,
+    4096,
+    8191,
+    8192,
+    16383,
+    16384,
+    32768,
+    49152,
+    65535,
+    65536,
+    81920,
+    131072,
+    262144,
+    524288,
+    524288,
+]
+SEEKS = [
+    -500000,
+    -100000,
+    -50000,
+    -10000,
+    -5000,
+    -1000,
+    -500,
+    -128,
+    -64,
+    -32,
+    -16,
+    -8,
+    -6,
+    -4,
+    -2,
+    -1,
+    0,
+]
 SEEKS += [1, 2, 4, 6, 8, 16, 32, 64, 128, 500, 1000, 5000, 10000, 50000, 100000, 500000, 500000]
 MICROSECONDS = [1, 10, 100, 500, 1000, 5000, 15000, 30000, 50000, 100000, 100000]
 OUTSTANDING = [1, 2, 4, 6, 8, 12, 16, 20, 24, 28, 32, 64, 64]
@@ -37,7 +76,13 @@ mean, by this share of it."""
 
 
 def section(
-    title: str, buckets: Mapping[int | str, int], limits: list[int], *, mean: float, vm: str = "2099979", disk: str = "8194 (scsi0:0)"
+    title: str,
+    buckets: Mapping[int | str, int],
+    limits: list[int],
+    *,
+    mean: float,
+    vm: str = "2099979",
+    disk: str = "8194 (scsi0:0)",
 ) -> str:
     """One histogram as vscsiStats prints it; ``buckets`` maps a limit (or OVER) to its count."""
     counts = [0] * len(limits)
@@ -79,7 +124,9 @@ def disk_text(
     seeks = {500000: total} if seeks is None else seeks
     read_latency = {500: sum(reads.values())} if read_latency is None else read_latency
     write_latency = {100: sum(writes.values())} if write_latency is None else write_latency
-    all_latency = {k: read_latency.get(k, 0) + write_latency.get(k, 0) for k in {*read_latency, *write_latency}}
+    all_latency = {
+        k: read_latency.get(k, 0) + write_latency.get(k, 0) for k in {*read_latency, *write_latency}
+    }
 
     def mean_of(buckets: Mapping[int | str, int]) -> float:
         n = sum(buckets.values())
@@ -90,24 +137,69 @@ def disk_text(
         "IO lengths of Read commands": (reads, LENGTHS, mean_of(reads)),
         "IO lengths of Write commands": (writes, LENGTHS, mean_of(writes)),
         "distance (in LBNs) between successive commands": (seeks, SEEKS, 0),
-        "distance (in LBNs) between successive Read commands": ({500000: sum(reads.values())}, SEEKS, 0),
-        "distance (in LBNs) between successive Write commands": ({500000: sum(writes.values())}, SEEKS, 0),
-        "distance (in LBNs) between each command from the closest of previous 16": (seeks, SEEKS, 0),
+        "distance (in LBNs) between successive Read commands": (
+            {500000: sum(reads.values())},
+            SEEKS,
+            0,
+        ),
+        "distance (in LBNs) between successive Write commands": (
+            {500000: sum(writes.values())},
+            SEEKS,
+            0,
+        ),
+        "distance (in LBNs) between each command from the closest of previous 16": (
+            seeks,
+            SEEKS,
+            0,
+        ),
         "latency of IOs in Microseconds (us)": (all_latency, MICROSECONDS, 200),
         "latency of Read IOs in Microseconds (us)": (read_latency, MICROSECONDS, read_latency_mean),
-        "latency of Write IOs in Microseconds (us)": (write_latency, MICROSECONDS, write_latency_mean),
-        "number of outstanding IOs when a new IO is issued": ({4: total}, OUTSTANDING, outstanding_mean),
-        "number of outstanding Read IOs when a new Read IO is issued": ({4: sum(reads.values())}, OUTSTANDING, outstanding_mean),
-        "number of outstanding Write IOs when a new Write IO is issued": ({4: sum(writes.values())}, OUTSTANDING, outstanding_mean),
-        "latency of IO interarrival time in Microseconds (us)": ({1000: total}, MICROSECONDS, interarrival_mean),
-        "latency of IO interarrival time for Reads in Microseconds (us)": ({5000: sum(reads.values())}, MICROSECONDS, 3000),
-        "latency of IO interarrival time for Writes in Microseconds (us)": ({5000: sum(writes.values())}, MICROSECONDS, 1500),
+        "latency of Write IOs in Microseconds (us)": (
+            write_latency,
+            MICROSECONDS,
+            write_latency_mean,
+        ),
+        "number of outstanding IOs when a new IO is issued": (
+            {4: total},
+            OUTSTANDING,
+            outstanding_mean,
+        ),
+        "number of outstanding Read IOs when a new Read IO is issued": (
+            {4: sum(reads.values())},
+            OUTSTANDING,
+            outstanding_mean,
+        ),
+        "number of outstanding Write IOs when a new Write IO is issued": (
+            {4: sum(writes.values())},
+            OUTSTANDING,
+            outstanding_mean,
+        ),
+        "latency of IO interarrival time in Microseconds (us)": (
+            {1000: total},
+            MICROSECONDS,
+            interarrival_mean,
+        ),
+        "latency of IO interarrival time for Reads in Microseconds (us)": (
+            {5000: sum(reads.values())},
+            MICROSECONDS,
+            3000,
+        ),
+        "latency of IO interarrival time for Writes in Microseconds (us)": (
+            {5000: sum(writes.values())},
+            MICROSECONDS,
+            1500,
+        ),
     }
-    return "".join(section(title, b, limits, mean=m, vm=vm, disk=disk) for title, (b, limits, m) in parts.items() if title not in skip)
+    return "".join(
+        section(title, b, limits, mean=m, vm=vm, disk=disk)
+        for title, (b, limits, m) in parts.items()
+        if title not in skip
+    )
 
 
 def set_stats(text: str, title: str, **values: float) -> str:
-    """``text`` with the summary lines (min, max, mean, count) of the first section titled ``title`` replaced."""
+    """``text`` with the summary lines (min, max, mean, count) of the first section titled
+    ``title`` replaced."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"Histogram: {title},"))
     for offset, name in enumerate(("min", "max", "mean", "count"), start=1):
@@ -151,16 +243,22 @@ def test_size_mix_from_buckets_and_read_fraction(tmp_path: Path) -> None:
     assert dict(imported.facts)["VM 2099979 disk scsi0:0 sizes"] == f"{how}: {reads}; {writes}"
     assert not [w for w in imported.warnings if "the mean line says" in w]
     workload_spec = imported_by(vs, path, {}).scenario().groups[0].workload
-    assert workload_spec.op_mean_size(False) == pytest.approx((20 * 4096 + 10 * 65536) / 30, rel=1e-6)
+    assert workload_spec.op_mean_size(False) == pytest.approx(
+        (20 * 4096 + 10 * 65536) / 30, rel=1e-6
+    )
     assert workload_spec.op_mean_size(True) == pytest.approx((10 * 4095 + 60 * 8192) / 70, rel=1e-6)
 
 
 def test_reads_and_writes_with_one_mix_get_the_all_commands_mix(tmp_path: Path) -> None:
-    imported = imported_by(vs, write(tmp_path, disk_text(reads={4096: 30, 8192: 10}, writes={4096: 45, 8192: 15})), {})
+    imported = imported_by(
+        vs, write(tmp_path, disk_text(reads={4096: 30, 8192: 10}, writes={4096: 45, 8192: 15})), {}
+    )
     workload = imported.groups[0]["workload"]
     assert workload["sizes"] == {"4KiB": 0.75, "8KiB": 0.25}
     assert "read_sizes" not in workload and "write_sizes" not in workload
-    assert dict(imported.facts)["VM 2099979 disk scsi0:0 sizes"].startswith("one mix for reads and writes, of the all-commands histogram")
+    assert dict(imported.facts)["VM 2099979 disk scsi0:0 sizes"].startswith(
+        "one mix for reads and writes, of the all-commands histogram"
+    )
 
 
 def test_overflow_bucket_gets_a_size_above_the_last_limit_and_a_warning(tmp_path: Path) -> None:
@@ -332,13 +430,21 @@ def test_open_loop_iops_from_the_mean_inter_arrival(tmp_path: Path) -> None:
     assert (workload["mode"], workload["iops"], workload["arrivals"]) == ("open", 400.0, "poisson")
     # 100 gaps of 2.5 ms: the collection window.
     assert imported.duration == pytest.approx(0.25)
-    assert any(what.endswith("inter-arrival") and value.startswith("mean 2,500 µs -> 400 IOPS") for what, value in imported.facts)
+    assert any(
+        what.endswith("inter-arrival") and value.startswith("mean 2,500 µs -> 400 IOPS")
+        for what, value in imported.facts
+    )
 
 
 def test_a_leading_gap_from_before_collection_is_left_out_of_the_rate(tmp_path: Path) -> None:
     text = disk_text(interarrival_mean=1000)
     # 99 gaps of 1 ms and one of 900 s: mean line (99 * 1000 + 9e8) / 100.
-    text = set_stats(text, "latency of IO interarrival time in Microseconds (us)", max=900_000_000, mean=(99 * 1000 + 900_000_000) / 100)
+    text = set_stats(
+        text,
+        "latency of IO interarrival time in Microseconds (us)",
+        max=900_000_000,
+        mean=(99 * 1000 + 900_000_000) / 100,
+    )
     imported = imported_by(vs, write(tmp_path, text), {})
     assert imported.groups[0]["workload"]["iops"] == 1000.0
     assert imported.duration == pytest.approx(0.099)
@@ -354,7 +460,9 @@ def test_closed_mode_uses_the_mean_outstanding_ios(tmp_path: Path) -> None:
 
 
 def test_two_disks_become_two_groups(tmp_path: Path) -> None:
-    text = disk_text() + disk_text(vm="2100001", disk="8200 (scsi0:1)", writes={8192: 50}, interarrival_mean=500)
+    text = disk_text() + disk_text(
+        vm="2100001", disk="8200 (scsi0:1)", writes={8192: 50}, interarrival_mean=500
+    )
     imported = imported_by(vs, write(tmp_path, text), {})
     assert [g["name"] for g in imported.groups] == ["vm2099979_scsi0_0", "vm2100001_scsi0_1"]
     assert [g["workload"]["iops"] for g in imported.groups] == [1000.0, 2000.0]
@@ -365,28 +473,44 @@ def test_two_disks_become_two_groups(tmp_path: Path) -> None:
 
 
 def test_layout_vm_keeps_a_vms_disks_on_one_host(tmp_path: Path) -> None:
-    text = disk_text() + disk_text(disk="8195 (scsi0:1)") + disk_text(vm="77", disk="9000 (scsi1:0)")
+    text = (
+        disk_text() + disk_text(disk="8195 (scsi0:1)") + disk_text(vm="77", disk="9000 (scsi1:0)")
+    )
     imported = imported_by(vs, write(tmp_path, text), {"layout": "vm"})
     assert [(g["name"], g["colocate"]) for g in imported.groups] == [
         ("vm2099979_scsi0_0", "vm2099979"),
         ("vm2099979_scsi0_1", "vm2099979"),
         ("vm77_scsi1_0", "vm77"),
     ]
-    assert "layout 'vm' puts each VM's disks on one host (2 VM(s), round robin over the base cluster's hosts)" in imported.warnings
+    assert (
+        "layout 'vm' puts each VM's disks on one host (2 VM(s), round robin over the base "
+        "cluster's hosts)" in imported.warnings
+    )
     scenario = imported.scenario()
     assert [g.hosts for g in scenario.groups] == [[0], [0], [1]]
 
 
 def test_latency_expectations_mean_and_percentile_buckets(tmp_path: Path) -> None:
-    # 200 reads: 150 in (100, 500] µs, 46 in (500, 1000], 4 in (5000, 15000]: p50 in the first, p95 in the second, p99 in the last.
-    text = disk_text(reads={4096: 200}, read_latency={500: 150, 1000: 46, 15000: 4}, read_latency_mean=412.5)
+    # 200 reads: 150 in (100, 500] µs, 46 in (500, 1000], 4 in (5000, 15000]: p50 in the first, p95
+    # in the second, p99 in the last.
+    text = disk_text(
+        reads={4096: 200}, read_latency={500: 150, 1000: 46, 15000: 4}, read_latency_mean=412.5
+    )
     imported = imported_by(vs, write(tmp_path, text), {"rel": 0.1})
     checks = {e["name"]: e for e in imported.expect if e["op"] == "read"}
     mean = checks["vm2099979_scsi0_0.read.mean_ms"]
-    assert (mean["metric"], mean["group"], mean["approx"], mean["rel"]) == ("mean_ms", "vm2099979_scsi0_0", 0.4125, 0.1)
-    assert mean["observation"].startswith("vscsiStats measured a mean read latency of 0.4125 ms over 200 reads")
+    assert (mean["metric"], mean["group"], mean["approx"], mean["rel"]) == (
+        "mean_ms",
+        "vm2099979_scsi0_0",
+        0.4125,
+        0.1,
+    )
+    assert mean["observation"].startswith(
+        "vscsiStats measured a mean read latency of 0.4125 ms over 200 reads"
+    )
     p50, p95, p99 = (checks[f"vm2099979_scsi0_0.read.{m}"] for m in ("p50_ms", "p95_ms", "p99_ms"))
-    # The min line (500) narrows the first bucket's lower edge; the max line (15000) is the last bucket's limit.
+    # The min line (500) narrows the first bucket's lower edge; the max line (15000) is the last
+    # bucket's limit.
     assert (p50.get("at_least"), p50["at_most"]) == (0.5, 0.5)
     assert (p95["at_least"], p95["at_most"]) == (0.5, 1.0)
     assert (p99["at_least"], p99["at_most"]) == (5.0, 15.0)
@@ -400,7 +524,11 @@ def test_latency_expectations_mean_and_percentile_buckets(tmp_path: Path) -> Non
 def test_percentile_in_the_overflow_bucket_is_bounded_by_the_max_line(tmp_path: Path) -> None:
     text = disk_text(reads={4096: 100}, read_latency={500: 90, OVER: 10})
     text = set_stats(text, "latency of Read IOs in Microseconds (us)", max=250000)
-    checks = {e["metric"]: e for e in imported_by(vs, write(tmp_path, text), {}).expect if e["op"] == "read"}
+    checks = {
+        e["metric"]: e
+        for e in imported_by(vs, write(tmp_path, text), {}).expect
+        if e["op"] == "read"
+    }
     assert (checks["p95_ms"]["at_least"], checks["p95_ms"]["at_most"]) == (100.0, 250.0)
 
 
@@ -410,7 +538,8 @@ def test_percentile_in_the_overflow_bucket_is_bounded_by_the_max_line(tmp_path: 
         ({1: 80, OVER: 20}, "uniform", 5.0, "80.0%"),
         ({1: 100}, "sequential", None, "100.0%"),
         ({1: 20, 64: 20, -500000: 30, OVER: 30}, "uniform", 1.667, "40.0%"),
-        # +500 is past the default +128: not near-sequential, but 90% of seeks that short make a hot spot of 10 GiB.
+        # +500 is past the default +128: not near-sequential, but 90% of seeks that short make a hot
+        # spot of 10 GiB.
         ({500: 90, OVER: 10}, "hotspot", None, "0.0%"),
     ],
 )
@@ -422,34 +551,52 @@ def test_near_sequential_seeks_set_the_mean_run(
     assert workload["access"] == access
     assert workload.get("sequential_run") == run
     fact = dict(imported.facts)["VM 2099979 disk scsi0:0 seeks within +1..+128 LBN"]
-    assert fact == f"{share} of successive commands, {share} from the closest of the previous 16 -> " + (
-        f"sequential_run = {run:g}" if run else f"access = {access!r}"
+    assert (
+        fact
+        == f"{share} of successive commands, {share} from the closest of the previous 16 -> "
+        + (f"sequential_run = {run:g}" if run else f"access = {access!r}")
     )
-    assert any("the near-sequential share sets sequential_run (mean run 1 / (1 - share))" in w for w in imported.warnings)
+    assert any(
+        "the near-sequential share sets sequential_run (mean run 1 / (1 - share))" in w
+        for w in imported.warnings
+    )
     imported.scenario()
 
 
 def test_sequential_within_option_widens_near_sequential(tmp_path: Path) -> None:
     path = write(tmp_path, disk_text(seeks={500: 90, OVER: 10}))
-    assert imported_by(vs, path, {"sequential_within": 500}).groups[0]["workload"]["sequential_run"] == 10.0
+    assert (
+        imported_by(vs, path, {"sequential_within": 500}).groups[0]["workload"]["sequential_run"]
+        == 10.0
+    )
 
 
 def seek_buckets(distances: np.ndarray) -> dict[int | str, int]:
-    """Signed LBN distances counted in vscsiStats' seek buckets: the first limit at or above each, else overflow."""
+    """Signed LBN distances counted in vscsiStats' seek buckets: the first limit at or above
+    each, else overflow."""
     limits = np.array(SEEKS[:-1])
     index = np.searchsorted(limits, distances, side="left")
     counts = np.bincount(index, minlength=len(SEEKS))
-    buckets: dict[int | str, int] = {int(limit): int(c) for limit, c in zip(limits, counts[:-1], strict=True) if c}
+    buckets: dict[int | str, int] = {
+        int(limit): int(c) for limit, c in zip(limits, counts[:-1], strict=True) if c
+    }
     if counts[-1]:
         buckets[OVER] = int(counts[-1])
     return buckets
 
 
-def hotspot_distances(working_set: int, hot_io: float, hot_span: float, count: int = 20_000) -> np.ndarray:
-    """Distances between successive positions drawn independently from a hot spot over ``working_set`` bytes."""
+def hotspot_distances(
+    working_set: int, hot_io: float, hot_span: float, count: int = 20_000
+) -> np.ndarray:
+    """Distances between successive positions drawn independently from a hot spot over
+    ``working_set`` bytes."""
     span = working_set / 512
     u = np.random.default_rng(1).random(count)
-    lbn = np.where(u < hot_io, u / hot_io * hot_span * span, hot_span * span + (u - hot_io) / (1 - hot_io) * (1 - hot_span) * span)
+    lbn = np.where(
+        u < hot_io,
+        u / hot_io * hot_span * span,
+        hot_span * span + (u - hot_io) / (1 - hot_io) * (1 - hot_span) * span,
+    )
     return np.diff(lbn.astype(np.int64))
 
 
@@ -457,15 +604,39 @@ def hotspot_distances(working_set: int, hot_io: float, hot_span: float, count: i
     ("working_set", "hot_io", "hot_span", "expected", "reason"),
     [
         # A hot region of 5% of 1 GiB (105k LBN) is inside the buckets (up to 500k LBN): found.
-        ("1GiB", 0.8, 0.05, {"access": "hotspot", "hot_io_fraction": 0.8, "hot_span_fraction": 0.0515}, "maximum likelihood fit"),
-        ("100GiB", 0.95, 0.001, {"access": "hotspot", "hot_io_fraction": 0.95, "hot_span_fraction": 0.00103}, "maximum likelihood fit"),
-        # 20% of 10 GiB (4M LBN) is beyond the last bucket: short seeks are 3x too many, but the size is not resolved.
-        ("10GiB", 0.8, 0.2, {"access": "uniform"}, "its size is not resolved by the buckets (hot span 0.074 to 0.32 "),
+        (
+            "1GiB",
+            0.8,
+            0.05,
+            {"access": "hotspot", "hot_io_fraction": 0.8, "hot_span_fraction": 0.0515},
+            "maximum likelihood fit",
+        ),
+        (
+            "100GiB",
+            0.95,
+            0.001,
+            {"access": "hotspot", "hot_io_fraction": 0.95, "hot_span_fraction": 0.00103},
+            "maximum likelihood fit",
+        ),
+        # 20% of 10 GiB (4M LBN) is beyond the last bucket: short seeks are 3x too many, but the
+        # size is not resolved.
+        (
+            "10GiB",
+            0.8,
+            0.2,
+            {"access": "uniform"},
+            "its size is not resolved by the buckets (hot span 0.074 to 0.32 ",
+        ),
         ("1GiB", 0.5, 0.5, {"access": "uniform"}, "a hot spot fits no better than uniform access"),
     ],
 )
 def test_other_seeks_are_fitted_with_a_hot_spot(
-    tmp_path: Path, working_set: str, hot_io: float, hot_span: float, expected: dict[str, Any], reason: str
+    tmp_path: Path,
+    working_set: str,
+    hot_io: float,
+    hot_span: float,
+    expected: dict[str, Any],
+    reason: str,
 ) -> None:
     distances = hotspot_distances(parse_size(working_set), hot_io, hot_span)
     text = disk_text(reads={4096: 6000}, writes={4096: 13999}, seeks=seek_buckets(distances))
@@ -480,12 +651,20 @@ def test_other_seeks_are_fitted_with_a_hot_spot(
 
 
 def test_missing_histogram_is_named_with_how_to_collect(tmp_path: Path) -> None:
-    path = write(tmp_path, disk_text(skip=("IO lengths of commands", "latency of IO interarrival time in Microseconds (us)")))
+    path = write(
+        tmp_path,
+        disk_text(
+            skip=("IO lengths of commands", "latency of IO interarrival time in Microseconds (us)")
+        ),
+    )
     with pytest.raises(WorkloadFileError) as exc:
         imported_by(vs, path, {})
     where, message = problem(exc)
     assert where == "VM 2099979 disk scsi0:0"
-    assert "no 'IO lengths of commands'; 'latency of IO interarrival time in Microseconds (us)' histogram(s)" in message
+    assert (
+        "no 'IO lengths of commands'; 'latency of IO interarrival time in Microseconds (us)' "
+        "histogram(s)" in message
+    )
     assert "vscsiStats -p all -c" in message
     assert str(path) in str(exc.value)
 
@@ -504,9 +683,24 @@ def test_malformed_frequency_row_names_its_line(tmp_path: Path) -> None:
     [
         (4, "mean,fast", "line 4, mean", "expected 'mean,<value>' with a number, got 'fast'"),
         (5, "count,-3", "line 5, count", "a whole number of at least 0"),
-        (8, "1,9999999", "line 9, Histogram Bucket Limit", "limits must not decrease: 2048 after 9999999"),
-        (1, "Histogram: IO lengths of commands,virtual machine worldGroupID", "line 1, Histogram title", "expected 'Histogram: <title>,"),
-        (3, "min,1", "line 3, min", "a second min line in the section of line 1; a section gives each once"),
+        (
+            8,
+            "1,9999999",
+            "line 9, Histogram Bucket Limit",
+            "limits must not decrease: 2048 after 9999999",
+        ),
+        (
+            1,
+            "Histogram: IO lengths of commands,virtual machine worldGroupID",
+            "line 1, Histogram title",
+            "expected 'Histogram: <title>,",
+        ),
+        (
+            3,
+            "min,1",
+            "line 3, min",
+            "a second min line in the section of line 1; a section gives each once",
+        ),
         (6, "max,1", "line 6, max", "a second max line"),
     ],
 )
@@ -525,11 +719,21 @@ def test_missing_frequency_header_or_stat_lines(tmp_path: Path) -> None:
     del lines[3]  # the first section's mean line
     with pytest.raises(WorkloadFileError) as exc:
         imported_by(vs, write(tmp_path, "\n".join(lines) + "\n"), {})
-    assert problem(exc) == ("line 5, Frequency header", "mean line(s) missing before it (a section gives min, max, mean, count)")
+    assert problem(exc) == (
+        "line 5, Frequency header",
+        "mean line(s) missing before it (a section gives min, max, mean, count)",
+    )
     with pytest.raises(WorkloadFileError) as exc:
         imported_by(
             vs,
-            write(tmp_path, disk_text() + "Histogram: IO lengths of commands,virtual machine worldGroupID,1,virtual disk handleID,2\n"),
+            write(
+                tmp_path,
+                disk_text()
+                + (
+                    "Histogram: IO lengths of commands,virtual machine worldGroupID,1,virtual "
+                    "disk handleID,2\n"
+                ),
+            ),
             {},
         )
     assert problem(exc)[1] == "ends before any 'Frequency,Histogram Bucket Limit' rows"
@@ -552,19 +756,28 @@ def test_unknown_histograms_are_listed_in_one_warning(tmp_path: Path) -> None:
 
 
 def test_repeated_prints_reset_between_are_added(tmp_path: Path) -> None:
-    text = disk_text(reads={4096: 30}, writes={4096: 70}) + disk_text(reads={4096: 50}, writes={8192: 10})
+    text = disk_text(reads={4096: 30}, writes={4096: 70}) + disk_text(
+        reads={4096: 50}, writes={8192: 10}
+    )
     imported = imported_by(vs, write(tmp_path, text), {})
     workload = imported.groups[0]["workload"]
     assert workload["read_fraction"] == 0.5
-    assert (workload["read_sizes"], workload["write_sizes"]) == ({"4KiB": 1.0}, {"4KiB": 0.875, "8KiB": 0.125})
-    assert any("taken as prints reset with -r between them: added up" in w for w in imported.warnings)
+    assert (workload["read_sizes"], workload["write_sizes"]) == (
+        {"4KiB": 1.0},
+        {"4KiB": 0.875, "8KiB": 0.125},
+    )
+    assert any(
+        "taken as prints reset with -r between them: added up" in w for w in imported.warnings
+    )
     # Told they are cumulative prints, only the last one counts.
     last = imported_by(vs, write(tmp_path, text), {"snapshots": "last"}).groups[0]["workload"]
     assert last["read_fraction"] == pytest.approx(50 / 60)
 
 
 def test_cumulative_prints_are_detected(tmp_path: Path) -> None:
-    text = disk_text(reads={4096: 30}, writes={4096: 70}) + disk_text(reads={4096: 40}, writes={4096: 80})
+    text = disk_text(reads={4096: 30}, writes={4096: 70}) + disk_text(
+        reads={4096: 40}, writes={4096: 80}
+    )
     imported = imported_by(vs, write(tmp_path, text), {})
     assert imported.groups[0]["workload"]["read_fraction"] == pytest.approx(1 / 3, abs=1e-6)
     assert any("cumulative prints: the last one used" in w for w in imported.warnings)
@@ -574,7 +787,10 @@ def test_working_set_default_is_said_and_option_used(tmp_path: Path) -> None:
     path = write(tmp_path, disk_text())
     imported = imported_by(vs, path, {})
     assert imported.groups[0]["workload"]["working_set"] == "10GiB"
-    assert "working_set is not in vscsiStats' histograms: each VM touches 10GiB (the default; give option working_set)" in imported.warnings
+    assert (
+        "working_set is not in vscsiStats' histograms: each VM touches 10GiB (the default; give "
+        "option working_set)" in imported.warnings
+    )
     given = imported_by(vs, path, {"working_set": "2GiB"})
     assert given.groups[0]["workload"]["working_set"] == "2GiB"
 
@@ -600,7 +816,9 @@ def test_bad_options(tmp_path: Path, options: dict[str, object], field: str, fra
 
 
 def test_idle_disks_are_left_out_and_all_idle_is_an_error(tmp_path: Path) -> None:
-    idle = disk_text(vm="5", disk="1 (scsi0:0)", reads={}, writes={}, seeks={}, read_latency={}, write_latency={})
+    idle = disk_text(
+        vm="5", disk="1 (scsi0:0)", reads={}, writes={}, seeks={}, read_latency={}, write_latency={}
+    )
     imported = imported_by(vs, write(tmp_path, disk_text() + idle), {})
     assert [g["name"] for g in imported.groups] == ["vm2099979_scsi0_0"]
     assert "disks with no I/Os are left out: VM 5 disk scsi0:0" in imported.warnings
@@ -613,7 +831,10 @@ SNIFF_OTHERS = {
     "fio job": "[global]\nioengine=libaio\nbs=4k\n\n[randwrite]\nrw=randwrite\nsize=1g\n",
     "blkparse": "  8,0    3        1     0.000000000  4162  Q   W 1234567 + 8 [fio]\n"
     "  8,0    3        2     0.000001000  4162  D   W 1234567 + 8 [fio]\n",
-    "msr": "128166372003061629,wdev,0,Write,3154152960,4096,1344\n128166372016382155,wdev,0,Read,3154152960,4096,1213\n",
+    "msr": (
+        "128166372003061629,wdev,0,Write,3154152960,4096,1344\n"
+        "128166372016382155,wdev,0,Read,3154152960,4096,1213\n"
+    ),
     "plain csv": "time,op,offset,size\n0.1,R,4096,4096\n0.2,W,8192,4096\n",
     "histogram-like csv": "Histogram: response times\nFrequency,Histogram Bucket Limit\n3,10\n",
 }
@@ -635,18 +856,25 @@ def test_sniff_takes_a_vscsistats_print(tmp_path: Path) -> None:
 def test_guess_format_finds_vscsistats(tmp_path: Path) -> None:
     for module in FORMATS.values():
         if importlib.util.find_spec(f"simcache.traces.formats.{module}") is None:
-            pytest.skip(f"simcache.traces.formats.{module} is not there yet: guessing tries every format")
+            pytest.skip(
+                f"simcache.traces.formats.{module} is not there yet: guessing tries every format"
+            )
     assert guess_format(write(tmp_path, disk_text())) == "vscsistats"
 
 
 def test_imported_scenario_validates_on_the_default_cluster(tmp_path: Path) -> None:
-    text = disk_text(reads={4096: 30, OVER: 2}, writes={4095: 60}) + disk_text(vm="9", disk="3 (scsi0:0)", seeks={1: 100})
+    text = disk_text(reads={4096: 30, OVER: 2}, writes={4095: 60}) + disk_text(
+        vm="9", disk="3 (scsi0:0)", seeks={1: 100}
+    )
     imported = imported_by(vs, write(tmp_path, text), {})
     scenario = imported.scenario()
     assert [g.name for g in scenario.groups] == ["vm2099979_scsi0_0", "vm9_scsi0_0"]
     assert scenario.groups[1].workload.access == "sequential"
     assert scenario.groups[0].workload.iops == 1000.0
-    assert {e.name for e in scenario.expect} >= {"vm2099979_scsi0_0.read.mean_ms", "vm9_scsi0_0.write.p95_ms"}
+    assert {e.name for e in scenario.expect} >= {
+        "vm2099979_scsi0_0.read.mean_ms",
+        "vm9_scsi0_0.write.p95_ms",
+    }
     assert scenario.run.duration == pytest.approx(imported.duration)
     assert "warning: working_set is not in vscsiStats' histograms" in imported.toml()
 
@@ -665,7 +893,8 @@ def test_a_stray_line_inside_the_stats_is_an_error(tmp_path: Path) -> None:
         imported_by(vs, write(tmp_path, "\n".join(lines)), {})
     assert problem(exc) == (
         "line 3, section",
-        "expected min, max, mean, count or 'Frequency,Histogram Bucket Limit' after a title, got 'average,7'",
+        "expected min, max, mean, count or 'Frequency,Histogram Bucket Limit' after a title, got "
+        "'average,7'",
     )
 
 
@@ -673,7 +902,10 @@ def test_other_commands_are_counted_in_the_facts(tmp_path: Path) -> None:
     text = set_stats(disk_text(), "IO lengths of commands", count=103)
     text = text.replace("100,4096\n", "103,4096\n", 1)
     imported = imported_by(vs, write(tmp_path, text), {})
-    assert dict(imported.facts)["VM 2099979 disk scsi0:0 I/Os"] == "103 (30 reads, 70 writes, 3 other commands, not modelled)"
+    assert (
+        dict(imported.facts)["VM 2099979 disk scsi0:0 I/Os"]
+        == "103 (30 reads, 70 writes, 3 other commands, not modelled)"
+    )
 
 
 def test_lengths_without_any_bucket_count_are_an_error(tmp_path: Path) -> None:
@@ -681,4 +913,7 @@ def test_lengths_without_any_bucket_count_are_an_error(tmp_path: Path) -> None:
     text = disk_text().replace("100,4096\n", "0,4096\n", 1)
     with pytest.raises(WorkloadFileError) as exc:
         imported_by(vs, write(tmp_path, text), {})
-    assert problem(exc) == ("line 1, IO lengths of commands", "no bucket counts an I/O with data: no size mix to model")
+    assert problem(exc) == (
+        "line 1, IO lengths of commands",
+        "no bucket counts an I/O with data: no size mix to model",
+    )

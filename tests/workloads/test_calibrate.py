@@ -1,8 +1,9 @@
-"""simcache calibrate: fio results become points, bad sets are refused, the fit predicts unseen queue depths, and
-the written device file is a complete tier a scenario takes with ``tier = { file = ... }``.
+"""simcache calibrate: fio results become points, bad sets are refused, the fit predicts unseen
+queue depths, and the written device file is a complete tier a scenario takes with ``tier = { file =
+... }``.
 
-Data: tests/data/calibrate/ (fio 3.1 runs of an Intel D3-S4610 and a Samsung PM883 from louwrentius/fio-plot;
-see the README there).
+Data: tests/data/calibrate/ (fio 3.1 runs of an Intel D3-S4610 and a Samsung PM883 from
+louwrentius/fio-plot; see the README there).
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def _edited(tmp_path: Path, source: Path, name: str, **options: str) -> Path:
     return _write(tmp_path, name, document)
 
 
-# -- points ------------------------------------------------------------------------------------------------------
+# -- points
+# --------------------------------------------------------------------------------------------------
 
 
 def test_a_point_holds_what_fio_measured() -> None:
@@ -65,7 +67,8 @@ def test_a_point_holds_what_fio_measured() -> None:
 
 
 def test_fio_2_results_give_the_same_point(tmp_path: Path) -> None:
-    """fio before 3.0 writes latencies in µs under clat/lat and io_bytes in KiB; the point is the same."""
+    """fio before 3.0 writes latencies in µs under clat/lat and io_bytes in KiB; the point is the
+    same."""
     source = INTEL / "randread-1-8.json"
     document = json.loads(source.read_text())
     document["fio version"] = "fio-2.2.10"
@@ -73,12 +76,16 @@ def test_fio_2_results_give_the_same_point(tmp_path: Path) -> None:
     for key in ("lat", "clat", "slat"):
         table = read.pop(f"{key}_ns")
         table = {k: v / 1e3 for k, v in table.items() if k in ("min", "max", "mean", "stddev")} | (
-            {"percentile": {k: v / 1e3 for k, v in table["percentile"].items()}} if "percentile" in table else {}
+            {"percentile": {k: v / 1e3 for k, v in table["percentile"].items()}}
+            if "percentile" in table
+            else {}
         )
         read[key] = table
     read["io_bytes"] = read.pop("io_kbytes")
     old = _write(tmp_path, "fio2.json", document)
-    (new_point, _), (old_point, _) = (read_points([p, INTEL / "randread-1-1.json"]).points for p in (source, old))
+    (new_point, _), (old_point, _) = (
+        read_points([p, INTEL / "randread-1-1.json"]).points for p in (source, old)
+    )
     assert old_point.outstanding == new_point.outstanding
     assert old_point.iops == new_point.iops
     assert old_point.mean == pytest.approx(new_point.mean, rel=1e-12)
@@ -86,7 +93,8 @@ def test_fio_2_results_give_the_same_point(tmp_path: Path) -> None:
 
 
 def test_clones_reported_apart_are_summed(tmp_path: Path) -> None:
-    """numjobs=2 without group_reporting: two entries; IOPS add, mean latency is weighted by I/Os, p99 is unknown."""
+    """numjobs=2 without group_reporting: two entries; IOPS add, mean latency is weighted by
+    I/Os, p99 is unknown."""
     document = json.loads((INTEL / "randread-1-2.json").read_text())
     first = document["jobs"][0]
     first["job options"].pop("group_reporting")
@@ -105,7 +113,8 @@ def test_clones_reported_apart_are_summed(tmp_path: Path) -> None:
     assert point.p99 is None
 
 
-# -- refusals ----------------------------------------------------------------------------------------------------
+# -- refusals
+# --------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -116,7 +125,9 @@ def test_clones_reported_apart_are_summed(tmp_path: Path) -> None:
         ({"filename": "/dev/sda:/dev/sdb"}, "several files or devices"),
     ],
 )
-def test_a_run_that_cannot_describe_the_device_is_refused(tmp_path: Path, options: dict[str, str], reason: str) -> None:
+def test_a_run_that_cannot_describe_the_device_is_refused(
+    tmp_path: Path, options: dict[str, str], reason: str
+) -> None:
     bad = _edited(tmp_path, INTEL / "randread-1-8.json", "bad.json", **options)
     with pytest.raises(WorkloadFileError) as caught:
         read_points([INTEL / "randread-1-1.json", bad])
@@ -153,7 +164,8 @@ def test_one_queue_depth_is_refused() -> None:
         read_points([INTEL / "randread-1-8.json", INTEL / "randwrite-1-8.json"])
 
 
-# -- the fit -----------------------------------------------------------------------------------------------------
+# -- the fit
+# --------------------------------------------------------------------------------------------------
 
 
 def _relative(fitted: float, measured: float) -> float:
@@ -162,8 +174,8 @@ def _relative(fitted: float, measured: float) -> float:
 
 @pytest.mark.parametrize("folder", [INTEL, SAMSUNG], ids=["intel-d3-s4610", "samsung-pm883"])
 def test_two_queue_depths_predict_unseen_reads_within_20_percent(folder: Path) -> None:
-    """Done criterion of issue 34: fitted at QD1 and QD32 (reads and writes), the reads at QD 8 it did not see
-    come out within 20 % in IOPS and mean latency."""
+    """Done criterion of issue 34: fitted at QD1 and QD32 (reads and writes), the reads at QD 8
+    it did not see come out within 20 % in IOPS and mean latency."""
     seen = [folder / f"rand{op}-1-{n}.json" for op in ("read", "write") for n in (1, 32)]
     calibration = calibrate(seen)
     unseen = read_points([folder / "randread-1-1.json", folder / "randread-1-8.json"]).points[1:]
@@ -175,7 +187,8 @@ def test_two_queue_depths_predict_unseen_reads_within_20_percent(folder: Path) -
 
 
 def test_the_fit_reproduces_its_points() -> None:
-    """Fitted at six depths of reads, every point within 20 % (the model's parameters leave no point far off)."""
+    """Fitted at six depths of reads, every point within 20 % (the model's parameters leave no
+    point far off)."""
     files = [INTEL / f"randread-1-{n}.json" for n in (1, 2, 4, 8, 16, 32)]
     calibration = calibrate(files)
     for i, point in enumerate(calibration.fit.points):
@@ -187,15 +200,28 @@ def test_warnings_say_which_runs_would_pin_what_is_missing() -> None:
     text = "\n".join(calibration.fit.warnings)
     assert "write_latency not measured" in text and "randwrite runs" in text
     assert "read_bandwidth not measured" in text and "128k" in text
-    assert calibration.table()["write_latency"] == get_profile("tier", calibration.base)["write_latency"]  # kept from the base
+    # kept from the base
+    assert (
+        calibration.table()["write_latency"]
+        == get_profile("tier", calibration.base)["write_latency"]
+    )
 
 
-# -- the device file ---------------------------------------------------------------------------------------------
+# -- the device file
+# ---------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def device_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
-    files = [SAMSUNG / name for name in ("randread-1-1.json", "randread-1-32.json", "randwrite-1-1.json", "randwrite-1-8.json")]
+    files = [
+        SAMSUNG / name
+        for name in (
+            "randread-1-1.json",
+            "randread-1-32.json",
+            "randwrite-1-1.json",
+            "randwrite-1-8.json",
+        )
+    ]
     out = tmp_path_factory.mktemp("device") / "pm883.toml"
     assert main(["calibrate", *map(str, files), "-o", str(out)]) == 0
     return out, files
@@ -247,7 +273,9 @@ def test_a_scenario_takes_the_tier_from_the_file(device_file: tuple[Path, list[P
 
 def test_fields_beside_file_override_it(device_file: tuple[Path, list[Path]]) -> None:
     out, _ = device_file
-    scenario = load_scenario(_scenario(out.parent, f'{{ file = "{out.name}", capacity = "3.84TB" }}'))
+    scenario = load_scenario(
+        _scenario(out.parent, f'{{ file = "{out.name}", capacity = "3.84TB" }}')
+    )
     assert scenario.cluster.tier.capacity == 3_840_000_000_000
 
 
@@ -255,7 +283,12 @@ def test_the_table_pasted_is_the_same_tier(device_file: tuple[Path, list[Path]])
     out, _ = device_file
     from_file = load_scenario(_scenario(out.parent, f'{{ file = "{out.name}" }}')).cluster.tier
     table = out.read_text().split("\n[tier]\n", 1)[1]
-    pasted = _scenario(out.parent, "{}").read_text().replace("tier = {}\n", "").replace("[array]", f"[cluster.tier]\n{table}\n[array]")
+    pasted = (
+        _scenario(out.parent, "{}")
+        .read_text()
+        .replace("tier = {}\n", "")
+        .replace("[array]", f"[cluster.tier]\n{table}\n[array]")
+    )
     path = out.parent / "pasted.toml"
     path.write_text(pasted)
     assert load_scenario(path).cluster.tier == from_file
@@ -265,7 +298,9 @@ def test_the_table_pasted_is_the_same_tier(device_file: tuple[Path, list[Path]])
     ("write", "reason"),
     [(None, "no such file"), ("[drive]\nrpm = 7200\n", "has no [tier] table")],
 )
-def test_a_missing_or_wrong_device_file_is_refused(tmp_path: Path, write: str | None, reason: str) -> None:
+def test_a_missing_or_wrong_device_file_is_refused(
+    tmp_path: Path, write: str | None, reason: str
+) -> None:
     if write is not None:
         (tmp_path / "device.toml").write_text(write)
     with pytest.raises(ScenarioError) as caught:
@@ -274,18 +309,28 @@ def test_a_missing_or_wrong_device_file_is_refused(tmp_path: Path, write: str | 
 
 
 def test_cli_prints_the_fit_and_refuses_bad_sets(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["calibrate", str(INTEL / "randread-1-1.json"), str(SAMSUNG / "randread-1-8.json")]) == 2
+    assert (
+        main(["calibrate", str(INTEL / "randread-1-1.json"), str(SAMSUNG / "randread-1-8.json")])
+        == 2
+    )
     assert "one device" in capsys.readouterr().err
-    assert main(["calibrate", str(INTEL / "randread-1-1.json"), str(INTEL / "randread-1-8.json")]) == 0
+    assert (
+        main(["calibrate", str(INTEL / "randread-1-1.json"), str(INTEL / "randread-1-8.json")]) == 0
+    )
     captured = capsys.readouterr()
     assert "rand-read 4KiB" in captured.err and "[tier]" in captured.out
 
 
 def test_an_array_takes_its_drive_from_a_file(tmp_path: Path) -> None:
-    """``[array] drive = { file = ... }`` reads the file's ``[drive]`` table as ``tier`` reads ``[tier]``."""
+    """``[array] drive = { file = ... }`` reads the file's ``[drive]`` table as ``tier`` reads
+    ``[tier]``."""
     drive = get_profile("drive", "sata-7200") | {"rpm": 5400}
-    (tmp_path / "disk.toml").write_text("[drive]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in drive.items()))
+    (tmp_path / "disk.toml").write_text(
+        "[drive]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in drive.items())
+    )
     path = _scenario(tmp_path, '"sata-ssd-s3700"')
-    text = path.read_text().replace('profile = "array-24x15k"', 'profile = "array-24x15k"\ndrive = { file = "disk.toml" }')
+    text = path.read_text().replace(
+        'profile = "array-24x15k"', 'profile = "array-24x15k"\ndrive = { file = "disk.toml" }'
+    )
     path.write_text(text)
     assert load_scenario(path).array.drive.rpm == 5400

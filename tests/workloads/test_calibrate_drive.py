@@ -1,8 +1,10 @@
-"""``simcache calibrate --kind drive``: a spinning drive's DriveSpec fitted to fio random-read queue depths.
+"""``simcache calibrate --kind drive``: a spinning drive's DriveSpec fitted to fio random-read queue
+depths.
 
-Two kinds of evidence: a drive simulated by the array component itself (the fit must give back the figures it was
-built with), and a real one, the Samsung SpinPoint F1 1 TB of tests/data/calibrate/samsung-f1 (fitted on QD1 and
-QD2, it must predict QD4 within issue 34's 20 %, through the fit's model and through the simulator).
+Two kinds of evidence: a drive simulated by the array component itself (the fit must give back the
+figures it was built with), and a real one, the Samsung SpinPoint F1 1 TB of
+tests/data/calibrate/samsung-f1 (fitted on QD1 and QD2, it must predict QD4 within issue 34's 20 %,
+through the fit's model and through the simulator).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ LEVELS = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 
 """The completion percentiles fio 3 prints by default."""
 
 
-# -- a simulated drive -----------------------------------------------------------------------------------------
+# -- a simulated drive
+# -----------------------------------------------------------------------------------------
 
 
 TRUTH = {
@@ -53,23 +56,32 @@ TRUTH = {
 }
 RUN = 20_000
 """Reads per simulated point."""
-# Replication: the fit of QD1 and QD2 points of RUN reads each, over 8 seeds, gave overhead 0.495 ms (sd 0.086),
-# avg_seek 8.509 ms (sd 0.099), full_seek 17.00 ms (sd 0.12), overhead + avg_seek 9.004 ms (sd 0.026); at QD4 the
-# fitted IOPS and mean were within 0.1 % (sd 0.22 %) and the p99 1.9 % low (sd 0.3 %). Tolerances: 4 sd.
+# Replication: the fit of QD1 and QD2 points of RUN reads each, over 8 seeds, gave overhead 0.495 ms
+# (sd 0.086), avg_seek 8.509 ms (sd 0.099), full_seek 17.00 ms (sd 0.12), overhead + avg_seek 9.004
+# ms (sd 0.026); at QD4 the fitted IOPS and mean were within 0.1 % (sd 0.22 %) and the p99 1.9 % low
+# (sd 0.3 %). Tolerances: 4 sd.
 OVERHEAD_TOLERANCE = 4 * 0.086e-3
 AVG_SEEK_TOLERANCE = 4 * 0.099e-3
 FULL_SEEK_TOLERANCE = 4 * 0.12e-3
 POSITIONING_TOLERANCE = 4 * 0.026e-3
 QD4_TOLERANCE = 4 * 0.0022
 QD4_P99_TOLERANCE = 0.019 + 4 * 0.003
-"""The model's p99 of ``n`` queued reads sums ``n`` independent services; the simulator's consecutive seeks share a
-position (one read's end is the next one's start), which narrows the sum: 1.9 % measured, plus 4 sd."""
+"""The model's p99 of ``n`` queued reads sums ``n`` independent services; the simulator's
+consecutive seeks share a position (one read's end is the next one's start), which narrows the
+sum: 1.9 % measured, plus 4 sd."""
 
 
-def _closed_loop(spec: ArraySpec, outstanding: int, count: int, seed: int, size: int = 4096, sequential: bool = False) -> Point:
-    """fio's closed loop on the simulator's array: ``outstanding`` reads of ``size`` bytes, random over the whole
-    drive or sequential from its start, each completion issuing the next at once; IOPS, mean and fio's percentiles
-    of ``count`` reads."""
+def _closed_loop(
+    spec: ArraySpec,
+    outstanding: int,
+    count: int,
+    seed: int,
+    size: int = 4096,
+    sequential: bool = False,
+) -> Point:
+    """fio's closed loop on the simulator's array: ``outstanding`` reads of ``size`` bytes,
+    random over the whole drive or sequential from its start, each completion issuing the next at
+    once; IOPS, mean and fio's percentiles of ``count`` reads."""
     array = Array(spec, UniformStream(np.random.SeedSequence(seed)), [spec.drive.capacity])
     places = np.random.default_rng(seed + 1000)
     blocks = spec.drive.capacity // size
@@ -90,24 +102,42 @@ def _closed_loop(spec: ArraySpec, outstanding: int, count: int, seed: int, size:
     seconds = np.array(latencies)
     percentiles = tuple((level, float(np.percentile(seconds, level))) for level in LEVELS)
     p99 = float(np.percentile(seconds, 99.0))
-    return Point(f"sim-{outstanding}", "read", size, sequential, outstanding, count / now, float(seconds.mean()), p99, percentiles)
+    return Point(
+        f"sim-{outstanding}",
+        "read",
+        size,
+        sequential,
+        outstanding,
+        count / now,
+        float(seconds.mean()),
+        p99,
+        percentiles,
+    )
 
 
 @pytest.fixture(scope="module")
 def simulated() -> tuple[DriveSpec, list[Point]]:
-    spec = ArraySpec.model_validate({"drive": TRUTH, "spindles": 1, "raid": "raid0", "port": "10GbE"})
+    spec = ArraySpec.model_validate(
+        {"drive": TRUTH, "spindles": 1, "raid": "raid0", "port": "10GbE"}
+    )
     return spec.drive, [_closed_loop(spec, n, RUN, 10 + n) for n in (1, 2, 4)]
 
 
 def test_the_fit_recovers_a_simulated_drive(simulated: tuple[DriveSpec, list[Point]]) -> None:
     truth, points = simulated
-    base = Drive(7200, 0.0, truth.settle, 7.8e-3, 15.6e-3, truth.media_rate, truth.inner_rate, truth.capacity)  # sata-7200's seeks
+    # sata-7200's seeks
+    base = Drive(
+        7200, 0.0, truth.settle, 7.8e-3, 15.6e-3, truth.media_rate, truth.inner_rate, truth.capacity
+    )
     fit = fit_drive(points[:2], [1.0, 1.0], 7200, base)
     assert truth.avg_seek is not None and truth.full_seek is not None
     assert abs(fit.drive.overhead - truth.overhead) < OVERHEAD_TOLERANCE
     assert abs(fit.drive.avg_seek - truth.avg_seek) < AVG_SEEK_TOLERANCE
     assert abs(fit.drive.full_seek - truth.full_seek) < FULL_SEEK_TOLERANCE
-    assert abs(fit.drive.overhead + fit.drive.avg_seek - truth.overhead - truth.avg_seek) < POSITIONING_TOLERANCE
+    assert (
+        abs(fit.drive.overhead + fit.drive.avg_seek - truth.overhead - truth.avg_seek)
+        < POSITIONING_TOLERANCE
+    )
     assert set(fit.fitted_fields) >= {"overhead", "avg_seek", "full_seek"}
     unseen = fit.predict([points[2]])
     assert abs(unseen.iops[0] / points[2].iops - 1.0) < QD4_TOLERANCE
@@ -116,14 +146,17 @@ def test_the_fit_recovers_a_simulated_drive(simulated: tuple[DriveSpec, list[Poi
 
 
 def test_sequential_runs_pin_the_media_rate(simulated: tuple[DriveSpec, list[Point]]) -> None:
-    """At 8 outstanding the simulator streams 128 KiB reads from the start of the drive: the rate is the zone's
-    there, ``media_rate x sqrt(1 - x (1 - (inner / outer)^2))`` at the last byte read, ``x`` = 2,000 x 128 KiB
-    over 4 TB: 6.6e-5, so within 0.01 % of the outer rate (the first read's positioning, 20 ms over 1.5 s, adds
-    1.4 %: 2 % allowed)."""
+    """At 8 outstanding the simulator streams 128 KiB reads from the start of the drive: the rate
+    is the zone's there, ``media_rate x sqrt(1 - x (1 - (inner / outer)^2))`` at the last byte
+    read, ``x`` = 2,000 x 128 KiB over 4 TB: 6.6e-5, so within 0.01 % of the outer rate (the
+    first read's positioning, 20 ms over 1.5 s, adds 1.4 %: 2 % allowed)."""
     truth, points = simulated
-    spec = ArraySpec.model_validate({"drive": TRUTH, "spindles": 1, "raid": "raid0", "port": "10GbE"})
+    spec = ArraySpec.model_validate(
+        {"drive": TRUTH, "spindles": 1, "raid": "raid0", "port": "10GbE"}
+    )
     streaming = _closed_loop(spec, 8, 2000, 7, size=128 * 1024, sequential=True)
-    base = Drive(7200, 0.0, truth.settle, 7.8e-3, 15.6e-3, 150e6, 80e6, truth.capacity)  # sata-7200's rates
+    # sata-7200's rates
+    base = Drive(7200, 0.0, truth.settle, 7.8e-3, 15.6e-3, 150e6, 80e6, truth.capacity)
     fit = fit_drive([*points[:2], streaming], [1.0, 1.0, 1.0], 7200, base)
     assert "media_rate" in fit.fitted_fields
     assert abs(fit.drive.media_rate / truth.media_rate - 1.0) < 0.02
@@ -131,19 +164,37 @@ def test_sequential_runs_pin_the_media_rate(simulated: tuple[DriveSpec, list[Poi
     assert not any("media_rate not measured" in w for w in fit.warnings)
 
 
-def test_without_percentiles_only_the_sum_is_fitted(simulated: tuple[DriveSpec, list[Point]]) -> None:
+def test_without_percentiles_only_the_sum_is_fitted(
+    simulated: tuple[DriveSpec, list[Point]],
+) -> None:
     truth, points = simulated
-    bare = [Point(p.source, p.op, p.size, p.sequential, p.outstanding, p.iops, p.mean, None) for p in points[:2]]
-    base = Drive(7200, 0.2e-3, truth.settle, 7.8e-3, 15.6e-3, truth.media_rate, truth.inner_rate, truth.capacity)
+    bare = [
+        Point(p.source, p.op, p.size, p.sequential, p.outstanding, p.iops, p.mean, None)
+        for p in points[:2]
+    ]
+    base = Drive(
+        7200,
+        0.2e-3,
+        truth.settle,
+        7.8e-3,
+        15.6e-3,
+        truth.media_rate,
+        truth.inner_rate,
+        truth.capacity,
+    )
     fit = fit_drive(bare, [1.0, 1.0], 7200, base)
     assert truth.avg_seek is not None
     assert fit.drive.overhead == base.overhead
-    assert abs(fit.drive.overhead + fit.drive.avg_seek - truth.overhead - truth.avg_seek) < POSITIONING_TOLERANCE
+    assert (
+        abs(fit.drive.overhead + fit.drive.avg_seek - truth.overhead - truth.avg_seek)
+        < POSITIONING_TOLERANCE
+    )
     assert "full_seek" not in fit.fitted_fields
     assert any("not told apart" in w for w in fit.warnings)
 
 
-# -- the Samsung F1 --------------------------------------------------------------------------------------------
+# -- the Samsung F1
+# --------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +214,9 @@ def test_f1_fitted_on_qd1_and_qd2_predicts_qd4_within_20_percent() -> None:
 
 
 def test_the_fit_says_what_it_cannot_follow(f1: tuple[Path, str]) -> None:
-    calibration = calibrate([*FIT_FILES, F1 / "randread-8-1.json", F1 / "randwrite-1-1.json"], kind="drive")
+    calibration = calibrate(
+        [*FIT_FILES, F1 / "randread-8-1.json", F1 / "randwrite-1-1.json"], kind="drive"
+    )
     text = "\n".join((*calibration.fit.warnings, *calibration.points.notes))
     assert "rpm not given: took the base profile sata-7200's 7200 RPM" in text
     assert "at 8 outstanding" in text and "arrival order" in text  # the drive's reordering at depth
@@ -180,33 +233,45 @@ def test_the_file_is_a_drive_a_scenario_loads(f1: tuple[Path, str], tmp_path: Pa
     assert drive.media == "disk" and drive.rpm == 7200
     assert "Input files (SHA-256)" in text and "rand-read 4KiB" in text
     scenario = _f1_scenario(tmp_path)
-    assert load_scenario(scenario).array.drive == DriveSpec.model_validate(table | {"capacity": "1TB"})
+    assert load_scenario(scenario).array.drive == DriveSpec.model_validate(
+        table | {"capacity": "1TB"}
+    )
 
 
 def _f1_scenario(folder: Path) -> Path:
-    """scenarios/validate_hdd_7200_qd.toml with the fitted drive (the measured drive's 1 TB beside ``file``)."""
+    """scenarios/validate_hdd_7200_qd.toml with the fitted drive (the measured drive's 1 TB
+    beside ``file``)."""
     text = (ROOT / "scenarios" / "validate_hdd_7200_qd.toml").read_text()
     old = 'drive = { profile = "sata-7200", capacity = "1TB", overhead = "0.2ms" }'
     assert old in text
-    text = text.replace(old, 'drive = { file = "f1.toml", capacity = "1TB" }').replace('duration = "30s"', 'duration = "20s"')
+    text = text.replace(old, 'drive = { file = "f1.toml", capacity = "1TB" }').replace(
+        'duration = "30s"', 'duration = "20s"'
+    )
     path = folder / "f1-qd.toml"
     path.write_text(text)
     return path
 
 
-def test_the_simulator_runs_the_fitted_f1_at_qd4_as_measured(f1: tuple[Path, str], tmp_path: Path) -> None:
-    """20 s at QD4 is about 1,500 reads of 13 ms (sd 4 ms): the mean's own noise is 4 / sqrt(1500 / 4) / 13.6,
-    about 1.6 % (each latency sums four services), far inside the 20 % target."""
+def test_the_simulator_runs_the_fitted_f1_at_qd4_as_measured(
+    f1: tuple[Path, str], tmp_path: Path
+) -> None:
+    """20 s at QD4 is about 1,500 reads of 13 ms (sd 4 ms): the mean's own noise is 4 / sqrt(1500
+    / 4) / 13.6, about 1.6 % (each latency sums four services), far inside the 20 % target."""
     _, text = f1
     (tmp_path / "f1.toml").write_text(text)
     summary = simulate(load_scenario(_f1_scenario(tmp_path)).variant("qd4")).summary
     row = summary[(summary["group"] == "fio") & (summary["op"] == "read")].iloc[0]
-    (qd4,) = [p for p in read_points([F1 / "randread-4-1.json", F1 / "randread-1-1.json"]).points if p.outstanding == 4]
+    (qd4,) = [
+        p
+        for p in read_points([F1 / "randread-4-1.json", F1 / "randread-1-1.json"]).points
+        if p.outstanding == 4
+    ]
     assert abs(float(row["iops"]) / qd4.iops - 1.0) < DONE_TOLERANCE
     assert abs(float(row["mean_ms"]) / 1e3 / qd4.mean - 1.0) < DONE_TOLERANCE
 
 
-# -- refusals --------------------------------------------------------------------------------------------------
+# -- refusals
+# --------------------------------------------------------------------------------------------------
 
 
 def test_two_devices_are_refused() -> None:
@@ -246,7 +311,9 @@ def test_cached_writes_leaving_one_depth_are_refused(tmp_path: Path) -> None:
         (None, 100.0, "3,600 to 15,000 RPM"),
     ],
 )
-def test_a_base_or_rpm_that_cannot_be_the_drive_is_refused(base: str | None, rpm: float | None, reason: str) -> None:
+def test_a_base_or_rpm_that_cannot_be_the_drive_is_refused(
+    base: str | None, rpm: float | None, reason: str
+) -> None:
     with pytest.raises(ScenarioError, match=reason):
         calibrate(FIT_FILES, kind="drive", base=base, rpm=rpm)
 
@@ -258,7 +325,14 @@ def test_rpm_is_refused_for_a_tier() -> None:
 
 def test_cli_writes_the_drive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "f1.toml"
-    assert main(["calibrate", *map(str, FIT_FILES), "--kind", "drive", "--rpm", "7200", "-o", str(out)]) == 0
+    assert (
+        main(
+            ["calibrate", *map(str, FIT_FILES), "--kind", "drive", "--rpm", "7200", "-o", str(out)]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
-    assert '[array] drive = { file = "f1.toml" }' in captured.out and "rand-read 4KiB" in captured.out
+    assert (
+        '[array] drive = { file = "f1.toml" }' in captured.out and "rand-read 4KiB" in captured.out
+    )
     assert DriveSpec.model_validate(tomllib.loads(out.read_text())["drive"]).rpm == 7200

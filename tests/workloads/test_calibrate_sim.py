@@ -1,11 +1,13 @@
-"""A calibrated tier in the simulator: one VM's closed loop at a queue depth the fit did not see runs as the
-drive measured (issue 34's done criterion, through the simulator rather than the fit's own model).
+"""A calibrated tier in the simulator: one VM's closed loop at a queue depth the fit did not see
+runs as the drive measured (issue 34's done criterion, through the simulator rather than the fit's
+own model).
 
-The scenario is fio's run as simcache has it: one host, one WB+0 VM of ``n`` workers x 1 outstanding 4 KiB I/O,
-its disk held in the read cache from the start (``[cluster.cache] warm``) so that every read is served by the tier,
-and the destager held back (``watermarks`` over a 64 GiB buffer the run never fills) so that no destage read
-shares the tier with the measured writes. 0.3 s at 50,000 IOPS is 15,000 I/Os: the run's own noise in IOPS is
-far below the tolerances (a closed loop's throughput varies by well under 1 % over that many I/Os).
+The scenario is fio's run as simcache has it: one host, one WB+0 VM of ``n`` workers x 1 outstanding
+4 KiB I/O, its disk held in the read cache from the start (``[cluster.cache] warm``) so that every
+read is served by the tier, and the destager held back (``watermarks`` over a 64 GiB buffer the run
+never fills) so that no destage read shares the tier with the measured writes. 0.3 s at 50,000 IOPS
+is 15,000 I/Os: the run's own noise in IOPS is far below the tolerances (a closed loop's throughput
+varies by well under 1 % over that many I/Os).
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ INTEL = DATA / "calibrate" / "intel-d3-s4610"
 DONE_TOLERANCE = 0.20
 """Issue 34: a third queue depth within 20 % of the measurement."""
 MODEL_TOLERANCE = 0.12
-"""The fit's closed-loop model against the simulator: approximate mean value analysis (Schweitzer's estimate of the
-queue an arrival sees) is within about 10 % of exact closed networks near the knee, where this point is."""
+"""The fit's closed-loop model against the simulator: approximate mean value analysis
+(Schweitzer's estimate of the queue an arrival sees) is within about 10 % of exact closed
+networks near the knee, where this point is."""
 
 
 @pytest.fixture(scope="module")
 def device(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Calibration]:
-    calibration = calibrate([INTEL / f"rand{op}-1-{n}.json" for op in ("read", "write") for n in (1, 32)])
+    calibration = calibrate(
+        [INTEL / f"rand{op}-1-{n}.json" for op in ("read", "write") for n in (1, 32)]
+    )
     folder = tmp_path_factory.mktemp("sim")
     (folder / "d3-s4610.toml").write_text(calibration.toml)
     return folder, calibration
@@ -81,7 +86,11 @@ access = "uniform"
 @pytest.mark.parametrize("op", ["read", "write"])
 def test_an_unseen_queue_depth_runs_as_measured(device: tuple[Path, Calibration], op: str) -> None:
     folder, calibration = device
-    (point,) = [p for p in read_points([INTEL / f"rand{op}-1-8.json", INTEL / "randread-1-1.json"]).points if p.outstanding == 8]
+    (point,) = [
+        p
+        for p in read_points([INTEL / f"rand{op}-1-8.json", INTEL / "randread-1-1.json"]).points
+        if p.outstanding == 8
+    ]
     iops, mean = _run(folder, op, point.outstanding)
     model = calibration.fit.predict([point])
     assert abs(iops / point.iops - 1.0) < DONE_TOLERANCE

@@ -1,4 +1,5 @@
-"""Fitting a synthetic workload to a trace (simcache.workloads.ingest.fit), the profile duty cycle, and the fit/compare-trace commands.
+"""Fitting a synthetic workload to a trace (simcache.workloads.ingest.fit), the profile duty cycle,
+and the fit/compare-trace commands.
 
 Traces are built directly with TraceBuilder in tmp_path (the importers are
 tested elsewhere); the CLI tests write CSV traces and run once the CSV
@@ -40,14 +41,23 @@ def _trace_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def build_trace(
-    folder: Path, rows: np.ndarray | list[tuple[float, int, int, int]], devices: list[int] | None = None, names: tuple[str, ...] = ("sda",)
+    folder: Path,
+    rows: np.ndarray | list[tuple[float, int, int, int]],
+    devices: list[int] | None = None,
+    names: tuple[str, ...] = ("sda",),
 ) -> Trace:
-    """A cached trace of (time, op, offset, size) rows (or ROW-like records), on device names[devices[i]]."""
+    """A cached trace of (time, op, offset, size) rows (or ROW-like records), on device
+    names[devices[i]]."""
     builder = TraceBuilder(folder, "t")
     for name in names:
         builder.device(name)
     if isinstance(rows, np.ndarray):
-        time, op, offset, size = rows["time"], rows["op"], rows["offset"], rows["size"].astype(np.int64)
+        time, op, offset, size = (
+            rows["time"],
+            rows["op"],
+            rows["offset"],
+            rows["size"].astype(np.int64),
+        )
     else:
         time, op, offset, size = (np.array(column) for column in zip(*rows, strict=True))
     device = np.zeros(len(time), dtype=np.int64) if devices is None else np.array(devices)
@@ -72,19 +82,28 @@ def test_statistics_of_a_small_trace_are_exact(tmp_path: Path) -> None:
     assert stats.ios == 7 and stats.reads == 4
     assert stats.read_fraction == pytest.approx(4 / 7)
     assert stats.duration == 62.0  # whole seconds from the first I/O (0.1 s) to the last (61.5 s)
-    assert stats.per_second.tolist()[:3] == [3, 2, 1] and stats.per_second[61] == 1 and stats.per_second.sum() == 7
+    assert (
+        stats.per_second.tolist()[:3] == [3, 2, 1]
+        and stats.per_second[61] == 1
+        and stats.per_second.sum() == 7
+    )
     assert stats.busiest_second == 3
-    assert stats.busiest_minute == 6  # seconds 0-59 from the first I/O; the 61.5 s write is in the second minute
+    # seconds 0-59 from the first I/O; the 61.5 s write is in the second minute
+    assert stats.busiest_minute == 6
     counts = stats.per_second
     assert stats.dispersion_second == pytest.approx(np.var(counts) / np.mean(counts))
     assert stats.dispersion_second == pytest.approx((3**2 + 2**2 + 1 + 1) / 62 / (7 / 62) - 7 / 62)
     assert stats.footprint_lines == 5 and stats.footprint == 5 * 4 * KIB  # lines 0, 1, 2, 3, 100
     assert stats.sizes == {4 * KIB: 5, 8 * KIB: 1, 16 * KIB: 1}
-    assert stats.sizes_by_op == {"read": {4 * KIB: 4}, "write": {4 * KIB: 1, 8 * KIB: 1, 16 * KIB: 1}}
+    assert stats.sizes_by_op == {
+        "read": {4 * KIB: 4},
+        "write": {4 * KIB: 1, 8 * KIB: 1, 16 * KIB: 1},
+    }
     assert stats.mean_size == pytest.approx((5 * 4 + 8 + 16) * KIB / 7)
     assert math.isnan(stats.outstanding)  # no latencies in the trace
-    # Lines per I/O: [0], [1 2], [0], [2 3], [100], [0], [0 1 2 3]. Distances (distinct lines since the last use):
-    # cold, cold, 2 (1, 2), cold (line 3 is new), cold, 3 (2, 3, 100), 4 (line 1: 2, 0, 3, 100).
+    # Lines per I/O: [0], [1 2], [0], [2 3], [100], [0], [0 1 2 3]. Distances (distinct lines since
+    # the last use): cold, cold, 2 (1, 2), cold (line 3 is new), cold, 3 (2, 3, 100), 4 (line 1: 2,
+    # 0, 3, 100).
     cold = np.iinfo(np.int64).max
     assert stats.distances.tolist() == [cold, cold, 2, cold, cold, 3, 4]
     assert stats.hit_ratios([1, 3, 4, 5]) == [0.0, 1 / 7, 2 / 7, 3 / 7]
@@ -105,19 +124,25 @@ def test_stack_distances_of_a_known_sequence() -> None:
 
 @pytest.mark.parametrize(("references", "keys"), [(2000, 50), (2000, 1500), (3000, 100_000)])
 def test_stack_distances_equal_a_direct_count(references: int, keys: int) -> None:
-    """Distinct keys between each reference and the previous one to its key, counted directly (few to mostly first references)."""
+    """Distinct keys between each reference and the previous one to its key, counted directly
+    (few to mostly first references)."""
     sequence = np.random.default_rng(keys).integers(0, keys, references)
     last: dict[int, int] = {}
     expected = []
     for i, key in enumerate(sequence.tolist()):
-        expected.append(len(set(sequence[last[key] + 1 : i].tolist())) if key in last else np.iinfo(np.int64).max)
+        expected.append(
+            len(set(sequence[last[key] + 1 : i].tolist()))
+            if key in last
+            else np.iinfo(np.int64).max
+        )
         last[key] = i
     assert stack_distances(sequence).tolist() == expected
 
 
 @pytest.mark.parametrize("seed", range(12))
 def test_hit_ratios_equal_a_brute_force_lru_exactly(seed: int) -> None:
-    """The stack-distance hit ratios against the simulator's own LRU cache (lookup, then insert on a miss)."""
+    """The stack-distance hit ratios against the simulator's own LRU cache (lookup, then insert
+    on a miss)."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 400))
     blocks = int(rng.integers(1, 60))
@@ -147,26 +172,34 @@ def test_devices_have_separate_lines(tmp_path: Path) -> None:
         fit_trace(trace, device="c")
 
 
-# ---- the profile duty cycle ---------------------------------------------------------------------------------------
+# ---- the profile duty cycle
+# ---------------------------------------------------------------------------------------
 
 
 def profile_workload(arrivals: str = "poisson") -> Workload:
     return Workload(
-        mode="open", iops=1000.0, arrivals=arrivals, duty_cycle={"shape": "profile", "interval": "0.5s", "levels": [1.0, 0.0, 3.0, 0.5]}
+        mode="open",
+        iops=1000.0,
+        arrivals=arrivals,
+        duty_cycle={"shape": "profile", "interval": "0.5s", "levels": [1.0, 0.0, 3.0, 0.5]},
     )
 
 
 @pytest.mark.parametrize("arrivals", ["poisson", "uniform"])
 def test_profile_duty_cycle_gives_each_interval_its_level(arrivals: str) -> None:
-    """Interval k of the cycle has rate iops * levels[k] / mean(levels) = 1000 * (1, 0, 3, 0.5) / 1.125 I/O/s.
+    """Interval k of the cycle has rate iops * levels[k] / mean(levels) = 1000 * (1, 0, 3, 0.5) /
+    1.125 I/O/s.
 
-    Over 200 cycles each interval kind expects m = 200 * 0.5 s * rate I/Os; Poisson counts have variance m,
-    so each total must be within 4 standard deviations (sqrt(m)) of m (a false alarm about once in 16,000 runs).
-    Evenly spaced arrivals through the profile are within one I/O per interval.
+    Over 200 cycles each interval kind expects m = 200 * 0.5 s * rate I/Os; Poisson counts have
+    variance m, so each total must be within 4 standard deviations (sqrt(m)) of m (a false alarm
+    about once in 16,000 runs). Evenly spaced arrivals through the profile are within one I/O per
+    interval.
     """
     workload = profile_workload(arrivals)
     rows = synthetic_rows(workload, 400.0, seed=5)
-    per_interval = np.bincount(np.floor(rows["time"] / 0.5).astype(np.int64), minlength=800)[:800].reshape(200, 4)
+    per_interval = np.bincount(np.floor(rows["time"] / 0.5).astype(np.int64), minlength=800)[
+        :800
+    ].reshape(200, 4)
     totals = per_interval.sum(axis=0)
     expected = 200 * 0.5 * 1000.0 * np.array([1.0, 0.0, 3.0, 0.5]) / 1.125
     assert totals[1] == 0
@@ -177,12 +210,18 @@ def test_profile_duty_cycle_gives_each_interval_its_level(arrivals: str) -> None
 
 
 def test_profile_mean_rate_is_iops_and_phase_shifts() -> None:
-    workload = Workload(mode="open", iops=10.0, duty_cycle={"shape": "profile", "interval": 2.0, "levels": [0.0, 2.0], "phase": 2.0})
+    workload = Workload(
+        mode="open",
+        iops=10.0,
+        duty_cycle={"shape": "profile", "interval": 2.0, "levels": [0.0, 2.0], "phase": 2.0},
+    )
     clock = IOStream(workload, np.random.SeedSequence(0)).clock
     assert clock.peak_factor == 2.0
     assert [clock.rate_factor(t) for t in (0.0, 1.9, 2.0, 3.9, 4.0)] == [2.0, 2.0, 0.0, 0.0, 2.0]
-    assert clock.advance(0.0, 2.0) == pytest.approx(1.0)  # 2 s of work at the mean rate take 1 s at twice the mean
-    assert clock.advance(1.5, 2.0) == pytest.approx(4.5)  # 0.5 s at the double rate, the idle 2-4 s, 0.5 s more
+    # 2 s of work at the mean rate take 1 s at twice the mean 0.5 s at the double rate, the idle 2-4
+    # s, 0.5 s more
+    assert clock.advance(0.0, 2.0) == pytest.approx(1.0)
+    assert clock.advance(1.5, 2.0) == pytest.approx(4.5)
 
 
 @pytest.mark.parametrize(
@@ -190,7 +229,10 @@ def test_profile_mean_rate_is_iops_and_phase_shifts() -> None:
     [
         ({"shape": "profile", "levels": [1.0]}, 'shape "profile" needs an interval and levels'),
         ({"shape": "profile", "interval": 1.0, "levels": [0.0, 0.0]}, "must not all be 0"),
-        ({"shape": "profile", "interval": 1.0, "levels": [1.0, -1.0]}, "greater than or equal to 0"),
+        (
+            {"shape": "profile", "interval": 1.0, "levels": [1.0, -1.0]},
+            "greater than or equal to 0",
+        ),
         ({"shape": "profile", "interval": 1.0, "levels": []}, "at least 1 item"),
     ],
 )
@@ -200,7 +242,9 @@ def test_profile_duty_cycle_is_checked(duty: dict[str, object], message: str) ->
 
 
 def test_closed_loop_refuses_a_profile() -> None:
-    with pytest.raises(ValueError, match='a profile duty cycle modulates an arrival rate: use mode = "open"'):
+    with pytest.raises(
+        ValueError, match='a profile duty cycle modulates an arrival rate: use mode = "open"'
+    ):
         Workload(mode="closed", duty_cycle={"shape": "profile", "interval": 1.0, "levels": [1.0]})
 
 
@@ -213,7 +257,12 @@ def test_estimate_takes_a_profile_at_its_mean_rate() -> None:
             {
                 "name": "profiled",
                 "run": {"duration": 10.0, "warmup": 1.0},
-                "cluster": {"hosts": 2, "tier": "sata-ssd-s3700-field", "peer_link": "10GbE", "storage_link": "10GbE"},
+                "cluster": {
+                    "hosts": 2,
+                    "tier": "sata-ssd-s3700-field",
+                    "peer_link": "10GbE",
+                    "storage_link": "10GbE",
+                },
                 "array": {"profile": "array-14x7200"},
                 "groups": [{"name": "g", "policy": "WB+1", "workload": workload}],
             }
@@ -222,10 +271,13 @@ def test_estimate_takes_a_profile_at_its_mean_rate() -> None:
     profiled = estimate(scenario({"shape": "profile", "interval": 1.0, "levels": [0.0, 4.0, 1.0]}))
     steady = estimate(scenario(None))
     assert profiled.summary.equals(steady.summary)
-    assert any("g: a profile duty cycle is estimated at its mean rate" in note for note in profiled.notes)
+    assert any(
+        "g: a profile duty cycle is estimated at its mean rate" in note for note in profiled.notes
+    )
 
 
-# ---- the fit and the comparison -----------------------------------------------------------------------------------
+# ---- the fit and the comparison
+# -----------------------------------------------------------------------------------
 
 
 def generated_trace(folder: Path, workload: Workload, duration: float, seed: int) -> Trace:
@@ -233,12 +285,20 @@ def generated_trace(folder: Path, workload: Workload, duration: float, seed: int
 
 
 def test_fit_recovers_a_zipf_stream(tmp_path: Path) -> None:
-    """A Zipf(0.8) stream of 2000 I/O/s for 100 s over 20,000 blocks: theta within 0.05, rate within 1%.
+    """A Zipf(0.8) stream of 2000 I/O/s for 100 s over 20,000 blocks: theta within 0.05, rate within
+    1%.
 
-    The rate's standard error is sqrt(200,000) / 200,000 = 0.22% (Poisson count); theta's tolerance is the
-    spread seen over seeds (0.78-0.81) plus margin.
+    The rate's standard error is sqrt(200,000) / 200,000 = 0.22% (Poisson count); theta's tolerance
+    is the spread seen over seeds (0.78-0.81) plus margin.
     """
-    truth = Workload(mode="open", iops=2000.0, read_fraction=0.7, working_set=20_000 * 4096, access="zipf", zipf_theta=0.8)
+    truth = Workload(
+        mode="open",
+        iops=2000.0,
+        read_fraction=0.7,
+        working_set=20_000 * 4096,
+        access="zipf",
+        zipf_theta=0.8,
+    )
     fitted = fit_trace(generated_trace(tmp_path, truth, 100.0, seed=1))
     workload = fitted.workload
     assert workload.mode == "open" and workload.access == "zipf"
@@ -247,7 +307,11 @@ def test_fit_recovers_a_zipf_stream(tmp_path: Path) -> None:
     assert workload.read_fraction == pytest.approx(0.7, abs=0.01)
     assert workload.sizes == {"4KiB": float(fitted.stats.ios)}
     assert fitted.fit_error < 0.02
-    assert workload.duty_cycle is not None and workload.duty_cycle.shape == "profile" and len(workload.duty_cycle.levels or []) == 100
+    assert (
+        workload.duty_cycle is not None
+        and workload.duty_cycle.shape == "profile"
+        and len(workload.duty_cycle.levels or []) == 100
+    )
     assert workload.working_set >= fitted.stats.footprint
     facts = dict(fitted.facts)
     assert facts["mean outstanding"] == "unknown (the trace has no latencies)"
@@ -255,7 +319,13 @@ def test_fit_recovers_a_zipf_stream(tmp_path: Path) -> None:
 
 
 def test_fit_prefers_uniform_for_a_uniform_stream(tmp_path: Path) -> None:
-    truth = Workload(mode="open", iops=1000.0, working_set=5000 * 4096, access="uniform", sizes={"4KiB": 3, "8KiB": 1})
+    truth = Workload(
+        mode="open",
+        iops=1000.0,
+        working_set=5000 * 4096,
+        access="uniform",
+        sizes={"4KiB": 3, "8KiB": 1},
+    )
     fitted = fit_trace(generated_trace(tmp_path, truth, 60.0, seed=2))
     assert fitted.workload.access == "uniform"
     assert fitted.workload.size_mix[1] == pytest.approx((0.75, 0.25), abs=0.01)
@@ -263,12 +333,21 @@ def test_fit_prefers_uniform_for_a_uniform_stream(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("sizes", [{"4KiB": 1.0}, {"4KiB": 3.0, "64KiB": 1.0}])
 def test_fit_recovers_a_hotspot_stream(tmp_path: Path, sizes: dict[str, float]) -> None:
-    """80% of 2000 I/O/s for 60 s to 10% of 20,000 blocks: hotspot, its shares within 0.02 and 0.01, working set within 3%.
+    """80% of 2000 I/O/s for 60 s to 10% of 20,000 blocks: hotspot, its shares within 0.02 and 0.01,
+    working set within 3%.
 
-    Over seeds 1-3 the fit gave 0.796-0.808 and 0.0966-0.1001 (the 64 KiB I/Os blur the region's edges a little).
+    Over seeds 1-3 the fit gave 0.796-0.808 and 0.0966-0.1001 (the 64 KiB I/Os blur the region's
+    edges a little).
     """
-    hot = {"access": "hotspot", "hot_io_fraction": 0.8, "hot_span_fraction": 0.1, "working_set": 20_000 * 4096}
-    truth = Workload.model_validate({"mode": "open", "iops": 2000.0, "read_fraction": 0.7, "sizes": sizes, **hot})
+    hot = {
+        "access": "hotspot",
+        "hot_io_fraction": 0.8,
+        "hot_span_fraction": 0.1,
+        "working_set": 20_000 * 4096,
+    }
+    truth = Workload.model_validate(
+        {"mode": "open", "iops": 2000.0, "read_fraction": 0.7, "sizes": sizes, **hot}
+    )
     fitted = fit_trace(generated_trace(tmp_path, truth, 60.0, seed=1))
     workload = fitted.workload
     assert workload.access == "hotspot"
@@ -281,12 +360,21 @@ def test_fit_recovers_a_hotspot_stream(tmp_path: Path, sizes: dict[str, float]) 
 
 
 def test_fit_measures_sequential_runs(tmp_path: Path) -> None:
-    """Runs of mean 4 (75% of the I/Os continue the previous one): sequential_run within 0.2; none without runs."""
-    truth = Workload(mode="open", iops=1000.0, working_set=20_000 * 4096, access="uniform", sequential_run=4.0)
+    """Runs of mean 4 (75% of the I/Os continue the previous one): sequential_run within 0.2;
+    none without runs."""
+    truth = Workload(
+        mode="open", iops=1000.0, working_set=20_000 * 4096, access="uniform", sequential_run=4.0
+    )
     fitted = fit_trace(generated_trace(tmp_path / "runs", truth, 30.0, seed=1))
     assert fitted.workload.sequential_run == pytest.approx(4.0, abs=0.2)
-    assert "start where the previous one ended: sequential_run 4" in dict(fitted.facts)["sequential"]
-    plain = fit_trace(generated_trace(tmp_path / "plain", truth.model_copy(update={"sequential_run": 1.0}), 30.0, seed=1))
+    assert (
+        "start where the previous one ended: sequential_run 4" in dict(fitted.facts)["sequential"]
+    )
+    plain = fit_trace(
+        generated_trace(
+            tmp_path / "plain", truth.model_copy(update={"sequential_run": 1.0}), 30.0, seed=1
+        )
+    )
     assert plain.workload.sequential_run == 1.0
     assert "not material" in dict(plain.facts)["sequential"]
 
@@ -295,7 +383,8 @@ def test_sequential_share_is_per_device() -> None:
     offset = np.array([0, 4096, 4096, 8192, 102400, 12288])
     size = np.array([4096, 8192, 4096, 4096, 4096, 4096])
     device = np.array([0, 0, 1, 1, 0, 1])
-    # Device 0: 4096 follows 0+4096 (yes), 102400 follows 12288 (no); device 1: 8192 and 12288 each follow (yes).
+    # Device 0: 4096 follows 0+4096 (yes), 102400 follows 12288 (no); device 1: 8192 and 12288 each
+    # follow (yes).
     assert sequential_share(offset, size, device) == pytest.approx(3 / 4)
     assert sequential_share(offset[:1], size[:1], device[:1]) == 0.0
 
@@ -304,7 +393,16 @@ def test_fit_reports_outstanding_from_latency(tmp_path: Path) -> None:
     builder = TraceBuilder(tmp_path, "lat")
     builder.device("sda")
     times = np.arange(100) * 0.01  # 100 I/Os at 100 I/O/s over 1 s
-    builder.add(TraceChunk.from_lists(times.tolist(), [READ] * 100, list(range(0, 409600, 4096)), [4096] * 100, [0] * 100, [0.02] * 100))
+    builder.add(
+        TraceChunk.from_lists(
+            times.tolist(),
+            [READ] * 100,
+            list(range(0, 409600, 4096)),
+            [4096] * 100,
+            [0] * 100,
+            [0.02] * 100,
+        )
+    )
     fitted = fit_trace(builder.finish({}))
     assert fitted.stats.outstanding == pytest.approx(2.0)  # Little: 100 I/O/s x 20 ms
     assert dict(fitted.facts)["mean outstanding"].startswith("2 (Little's law")
@@ -312,7 +410,14 @@ def test_fit_reports_outstanding_from_latency(tmp_path: Path) -> None:
 
 
 def test_compare_puts_trace_and_synthetic_side_by_side(tmp_path: Path) -> None:
-    truth = Workload(mode="open", iops=500.0, read_fraction=0.5, working_set=4000 * 4096, access="zipf", zipf_theta=1.0)
+    truth = Workload(
+        mode="open",
+        iops=500.0,
+        read_fraction=0.5,
+        working_set=4000 * 4096,
+        access="zipf",
+        zipf_theta=1.0,
+    )
     trace = generated_trace(tmp_path, truth, 120.0, seed=3)
     table = compare(trace, fit_trace(trace).workload, seed=4)
     assert list(table.columns) == ["statistic", "trace", "synthetic", "relative_error"]
@@ -333,14 +438,21 @@ def test_compare_puts_trace_and_synthetic_side_by_side(tmp_path: Path) -> None:
     assert all(abs(measured[name] - generated[name]) < 0.1 for name in hits)
 
 
-# ---- the commands (need the CSV importer) -------------------------------------------------------------------------
+# ---- the commands (need the CSV importer)
+# -------------------------------------------------------------------------
 
 
 def write_csv(path: Path, rows: np.ndarray) -> Path:
     ops = np.where(rows["op"] == READ, "read", "write")
     lines = ["time,op,offset,size"] + [
         f"{t:.9f},{o},{off},{size}"
-        for t, o, off, size in zip(rows["time"].tolist(), ops.tolist(), rows["offset"].tolist(), rows["size"].tolist(), strict=True)
+        for t, o, off, size in zip(
+            rows["time"].tolist(),
+            ops.tolist(),
+            rows["offset"].tolist(),
+            rows["size"].tolist(),
+            strict=True,
+        )
     ]
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -350,31 +462,48 @@ def test_fit_and_compare_trace_commands(tmp_path: Path, capsys: pytest.CaptureFi
     pytest.importorskip("simcache.traces.formats.csv_trace")
     from simcache.cli.main import main
 
-    truth = Workload(mode="open", iops=300.0, read_fraction=0.6, working_set=3000 * 4096, access="zipf", zipf_theta=0.9)
+    truth = Workload(
+        mode="open",
+        iops=300.0,
+        read_fraction=0.6,
+        working_set=3000 * 4096,
+        access="zipf",
+        zipf_theta=0.9,
+    )
     trace = write_csv(tmp_path / "vm.csv", synthetic_rows(truth, 30.0, seed=6))
     out = tmp_path / "fitted.toml"
     assert main(["fit", str(trace), "--format", "csv", "--interval", "2s", "-o", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "mean rate" in printed and "zipf theta" in printed and f"scenario written to {out}" in printed
+    assert (
+        "mean rate" in printed
+        and "zipf theta" in printed
+        and f"scenario written to {out}" in printed
+    )
     scenario = simcache.load_scenario(out)
     workload = scenario.groups[0].workload
     assert workload.mode == "open" and workload.access == "zipf"
     assert workload.duty_cycle is not None and workload.duty_cycle.interval == 2.0
     assert main(["compare-trace", str(trace), str(out), "--format", "csv"]) == 0
     table = capsys.readouterr().out
-    assert "I/Os in busiest second" in table and "relative_error" in table and "read hit ratio" in table
+    assert (
+        "I/Os in busiest second" in table
+        and "relative_error" in table
+        and "read hit ratio" in table
+    )
 
 
 EXAMPLES = ROOT / "examples"
 
 
 def test_vm_burst_fit_keeps_the_read_hit_ratios() -> None:
-    """The example's hot reads among random burst writes: the fit is on read hits, so compare's read-hit rows are close.
+    """The example's hot reads among random burst writes: the fit is on read hits, so compare's
+    read-hit rows are close.
 
-    Before the fit took read hits and the hotspot law, the fitted Zipf law read-hit 56-89% below the trace
-    (0.076 against 0.683 at 1% of the footprint). Measured now (seed 0, per-op size mixes): -2.9%, +5.1%, -8.4%, -11.5%; bound 20%.
-    The price is the footprint: one law for reads and writes sends 73% of all I/Os, burst writes too, to the hot
-    region, so the synthetic touches about a third of the trace's blocks.
+    Before the fit took read hits and the hotspot law, the fitted Zipf law read-hit 56-89% below the
+    trace (0.076 against 0.683 at 1% of the footprint). Measured now (seed 0, per-op size mixes):
+    -2.9%, +5.1%, -8.4%, -11.5%; bound 20%. The price is the footprint: one law for reads and writes
+    sends 73% of all I/Os, burst writes too, to the hot region, so the synthetic touches about a
+    third of the trace's blocks.
     """
     pytest.importorskip("simcache.traces.formats.csv_trace")
     from simcache.traces.formats import load_trace

@@ -29,7 +29,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import sqrt
 
-__all__ = ["OVERLOAD_FLOOR", "StepNetwork", "StepRates", "Sweep", "aitken", "mva_step", "station_sums", "with_own_loads"]
+__all__ = [
+    "OVERLOAD_FLOOR",
+    "StepNetwork",
+    "StepRates",
+    "Sweep",
+    "aitken",
+    "mva_step",
+    "station_sums",
+    "with_own_loads",
+]
 
 _TINY = 1e-300  # divides by it stand for "0 if the numerator is 0"
 OVERLOAD_FLOOR = 0.02  # 1 - utilization used for the steady-state part of an overloaded station
@@ -45,26 +54,29 @@ class StepNetwork:
     fcfs_per_server: list[float]  # per station: 1 / servers, 0 at ports (no FCFS wait)
     half_per_server: list[float]  # per station: 0.5 / servers
     exponent: list[float]  # per station: Sakasegawa's exponent of the utilization in P(wait)
-    # Open transfers: per row its ports and the siblings on each; per real (row, port) pair its row and station.
+    # Open transfers: per row its ports and the siblings on each; per real (row, port) pair its row
+    # and station.
     open_ports: list[list[int]]
     open_siblings: list[list[float]]
     open_port_row: list[int]
     open_port_station: list[int]
-    # Closed FCFS rows: station, (chain, station) cell, E[max] spread, arrivals per request, closed op.
+    # Closed FCFS rows: station, (chain, station) cell, E[max] spread, arrivals per request, closed
+    # op.
     closed_station: list[int]
     closed_cell: list[int]
     closed_spread: list[float]
     closed_share: list[float]
     closed_row_op: list[int]
-    # Closed transfers: as the open ones, with the (chain, port) cell per port and the closed op per row.
+    # Closed transfers: as the open ones, with the (chain, port) cell per port and the closed op per
+    # row.
     closed_ports: list[list[int]]
     closed_siblings: list[list[float]]
     closed_port_cells: list[list[int]]
     closed_port_row: list[int]
     closed_flow_op: list[int]
-    # Closed ops: leg slot of each closed FCFS row then each closed flow row; legs per op; -inf for a missing
-    # leg (op x leg before the join); the op's chain; the chain x station cell of each row, then of each
-    # (flow row, port) pair; think time (s) per chain.
+    # Closed ops: leg slot of each closed FCFS row then each closed flow row; legs per op; -inf for
+    # a missing leg (op x leg before the join); the op's chain; the chain x station cell of each
+    # row, then of each (flow row, port) pair; think time (s) per chain.
     closed_local_slots: list[int]
     width: int
     closed_missing: list[float]
@@ -75,11 +87,13 @@ class StepNetwork:
 
 @dataclass
 class StepRates:
-    """One state's rates and service times (``Solver`` refreshes them when hit ratios or destage loads change)."""
+    """One state's rates and service times (``Solver`` refreshes them when hit ratios or destage
+    loads change)."""
 
     open_loads: list[float]  # 5 blocks of n: the open ops' and destagers' station loads
     closed_load_cells: list[list[int]]  # per closed chain: the load cells its ops load
-    closed_loads: list[list[float]]  # per closed chain: its load on each of those cells per unit throughput
+    # per closed chain: its load on each of those cells per unit throughput
+    closed_loads: list[list[float]]
     permanent: list[float]  # per station: transfers always present (running vMotion streams)
     open_flow_service: list[float]  # per open flow row: its time alone at line rate (s)
     open_port_rates: list[float]  # per open (row, port) pair: its row's arrivals per s
@@ -96,12 +110,14 @@ class StepRates:
 
 @dataclass
 class Sweep:
-    """One MVA step's answer: new closed-chain figures, and the station figures and times it computed them from."""
+    """One MVA step's answer: new closed-chain figures, and the station figures and times it
+    computed them from."""
 
     throughput: list[float]  # per closed chain (I/Os per s)
     queue: list[float]  # per station: closed customers there (waiting, or present at a port)
-    chain_queue: list[float]  # closed chain x station
-    utilization: list[float]  # per station (closed throughputs held to the busiest station's capacity)
+    # closed chain x station per station (closed throughputs held to the busiest station's capacity)
+    chain_queue: list[float]
+    utilization: list[float]
     open_utilization: list[float]  # per station: the open traffic's share
     busy: list[float]  # per station: server-seconds per second
     open_queue: list[float]  # per station: open customers waiting (FCFS) or present (ports)
@@ -113,13 +129,19 @@ class Sweep:
 
 
 def mva_step(
-    net: StepNetwork, rates: StepRates, throughput: list[float], queue: list[float], chain_queue: list[float], exact: list[float] | None
+    net: StepNetwork,
+    rates: StepRates,
+    throughput: list[float],
+    queue: list[float],
+    chain_queue: list[float],
+    exact: list[float] | None,
 ) -> Sweep:
     """Residences from the current queues, then new throughputs and queues (one MVA step).
 
-    ``throughput``: per closed chain (0 for chains that are off); ``queue``: closed customers per station;
-    ``chain_queue``: the same per chain. A closed customer sees the queue less its chain's share
-    (Schweitzer), or with ``exact`` (that step's population of the population recursion) the whole queue.
+    ``throughput``: per closed chain (0 for chains that are off); ``queue``: closed customers per
+    station; ``chain_queue``: the same per chain. A closed customer sees the queue less its chain's
+    share (Schweitzer), or with ``exact`` (that step's population of the population recursion) the
+    whole queue.
     """
     n = net.stations
     loads = _loads(rates, throughput)
@@ -133,22 +155,32 @@ def mva_step(
             loads = _loads(rates, throughput)
             utilization = [loads[i] * per_server[i] for i in range(n)]
     busy = loads[:n]
-    # FCFS wait (s) of a customer that finds `waiting` customers ahead: (S waiting + P_wait R) / c, with S the
-    # mean service, R = E[S^2] / 2 E[S] the residual and P_wait Sakasegawa's.
-    # (Conditional expressions rather than min() and max() in this module: compiled, they stay C arithmetic.)
+    # FCFS wait (s) of a customer that finds `waiting` customers ahead: (S waiting + P_wait R) / c,
+    # with S the mean service, R = E[S^2] / 2 E[S] the residual and P_wait Sakasegawa's.
+    # (Conditional expressions rather than min() and max() in this module: compiled, they stay C
+    # arithmetic.)
     per_waiting = [0.0] * n
     fixed = [0.0] * n
     open_wait = [0.0] * n
     free = [0.0] * n
-    fcfs_per_server, half_per_server, exponent = net.fcfs_per_server, net.half_per_server, net.exponent
+    fcfs_per_server, half_per_server, exponent = (
+        net.fcfs_per_server,
+        net.half_per_server,
+        net.exponent,
+    )
     for i in range(n):
         b = busy[i]
         arrivals = loads[n + i]
         per_waiting[i] = b / (arrivals if arrivals > _TINY else _TINY) * fcfs_per_server[i]
         u = utilization[i]
-        fixed[i] = (u if u < 1.0 else 1.0) ** exponent[i] * (loads[2 * n + i] / (b if b > _TINY else _TINY)) * half_per_server[i]
+        fixed[i] = (
+            (u if u < 1.0 else 1.0) ** exponent[i]
+            * (loads[2 * n + i] / (b if b > _TINY else _TINY))
+            * half_per_server[i]
+        )
         # Open arrivals see the closed queues time-averaged (PASTA) and queue behind each other. An
-        # overloaded station never reaches a steady state: its queue is the fluid one the timeline adds.
+        # overloaded station never reaches a steady state: its queue is the fluid one the timeline
+        # adds.
         u = open_utilization[i]
         free[i] = 1.0 / (1.0 - u) if u < 1.0 - OVERLOAD_FLOOR else 1.0
         open_wait[i] = (per_waiting[i] * queue[i] + fixed[i]) * free[i]
@@ -159,7 +191,9 @@ def mva_step(
     if port_rows:
         permanent = rates.permanent
         slowdown = [(1.0 + queue[i] + permanent[i]) * free[i] for i in range(n)]
-        open_flow_time = _flow_times(net.open_ports, net.open_siblings, slowdown, rates.open_flow_service)
+        open_flow_time = _flow_times(
+            net.open_ports, net.open_siblings, slowdown, rates.open_flow_service
+        )
         port_stations, port_rates = net.open_port_station, rates.open_port_rates
         for j in range(len(port_rows)):
             at_ports[port_stations[j]] += port_rates[j] * open_flow_time[port_rows[j]]
@@ -168,7 +202,14 @@ def mva_step(
         closed = _closed_step(net, rates, queue, open_queue, chain_queue, exact, per_waiting, fixed)
     else:  # no closed customers: their queues stay empty
         rows = len(net.closed_station)
-        closed = ([0.0] * net.chains, [0.0] * n, [0.0] * (net.chains * n), [0.0] * rows, [0.0] * rows, [0.0] * len(net.closed_flow_op))
+        closed = (
+            [0.0] * net.chains,
+            [0.0] * n,
+            [0.0] * (net.chains * n),
+            [0.0] * rows,
+            [0.0] * rows,
+            [0.0] * len(net.closed_flow_op),
+        )
     throughput, closed_queue, new_chain_queue, closed_wait, closed_time, closed_flow_time = closed
     return Sweep(
         throughput,
@@ -187,7 +228,8 @@ def mva_step(
 
 
 def with_own_loads(net: StepNetwork, rates: StepRates, sweep: Sweep) -> Sweep:
-    """``sweep`` with its station loads (utilization, open share, busy) computed at its own throughputs.
+    """``sweep`` with its station loads (utilization, open share, busy) computed at its own
+    throughputs.
 
     A step computes the loads from the throughputs it was given, which a converged fixed point
     returns unchanged, but the last step of the exact population recursion is given the
@@ -212,7 +254,8 @@ def with_own_loads(net: StepNetwork, rates: StepRates, sweep: Sweep) -> Sweep:
 
 
 def _loads(rates: StepRates, throughput: list[float]) -> list[float]:
-    """Station loads (5 blocks of n) at these closed throughputs: the open ones plus the closed chains'."""
+    """Station loads (5 blocks of n) at these closed throughputs: the open ones plus the closed
+    chains'."""
     loads = list(rates.open_loads)
     for k in range(len(throughput)):
         rate = throughput[k]
@@ -224,9 +267,10 @@ def _loads(rates: StepRates, throughput: list[float]) -> list[float]:
 
 
 def _capacity_scale(utilization: list[float], open_utilization: list[float]) -> float:
-    """What the closed chains' throughputs must be scaled by so that no station runs above 100% because of
-    them (MVA with non-exponential residuals can admit more than a station serves): the smallest share of
-    their load that fits in what the open traffic leaves, over the stations they overload (1.0: none)."""
+    """What the closed chains' throughputs must be scaled by so that no station runs above 100%
+    because of them (MVA with non-exponential residuals can admit more than a station serves):
+    the smallest share of their load that fits in what the open traffic leaves, over the stations
+    they overload (1.0: none)."""
     scale = 1.0
     for u, u_open in zip(utilization, open_utilization, strict=True):
         if u > 1.0 and u > u_open:
@@ -241,10 +285,12 @@ def _flow_times(
     service: list[float],
     own: tuple[list[list[int]], list[float], list[float]] | None = None,
 ) -> list[float]:
-    """Per transfer row: its service times the largest slowdown plus siblings over its (up to three) ports.
+    """Per transfer row: its service times the largest slowdown plus siblings over its (up to three)
+    ports.
 
-    ``own``: for closed rows (Schweitzer), each port's (chain, port) cell, the chain x station queue and the
-    row's 1 / customers: each port's slowdown less the row's chain's own share of the customers there.
+    ``own``: for closed rows (Schweitzer), each port's (chain, port) cell, the chain x station queue
+    and the row's 1 / customers: each port's slowdown less the row's chain's own share of the
+    customers there.
     """
     first, second, third = ports[0], ports[1], ports[2]
     first_s, second_s, third_s = siblings[0], siblings[1], siblings[2]
@@ -274,16 +320,18 @@ def _closed_step(
     per_waiting: list[float],
     fixed: list[float],
 ) -> tuple[list[float], list[float], list[float], list[float], list[float], list[float]]:
-    """The closed chains' part of :func:`mva_step`: their rows' waits and times, the ops' responses, and new
-    throughputs and chain x station queues (Little's law on every leg). ``per_waiting`` and ``fixed``: per
-    station, an FCFS wait (s) per customer found waiting and its part that does not depend on them.
+    """The closed chains' part of :func:`mva_step`: their rows' waits and times, the ops' responses,
+    and new throughputs and chain x station queues (Little's law on every leg). ``per_waiting`` and
+    ``fixed``: per station, an FCFS wait (s) per customer found waiting and its part that does not
+    depend on them.
 
-    Returns :class:`Sweep`'s closed figures: throughput, queue, chain_queue, closed_wait, closed_time and
-    closed_flow_time.
+    Returns :class:`Sweep`'s closed figures: throughput, queue, chain_queue, closed_wait,
+    closed_time and closed_flow_time.
     """
     n = net.stations
     seen = [queue[i] + open_queue[i] for i in range(n)]
-    # Closed rows: each sees the queue less its own chain's share (none in the population recursion).
+    # Closed rows: each sees the queue less its own chain's share (none in the population
+    # recursion).
     stations, cells, own_rows = net.closed_station, net.closed_cell, rates.own_rows
     base, svar, spread = rates.closed_base, rates.closed_svar, net.closed_spread
     rows = len(stations)
@@ -303,8 +351,12 @@ def _closed_step(
     if flow_ops:
         permanent = rates.permanent
         slowdown = [1.0 + seen[i] + permanent[i] for i in range(n)]
-        own_shares = (net.closed_port_cells, chain_queue, rates.own_flows) if exact is None else None
-        closed_flow_time = _flow_times(net.closed_ports, net.closed_siblings, slowdown, rates.closed_flow_service, own_shares)
+        own_shares = (
+            (net.closed_port_cells, chain_queue, rates.own_flows) if exact is None else None
+        )
+        closed_flow_time = _flow_times(
+            net.closed_ports, net.closed_siblings, slowdown, rates.closed_flow_service, own_shares
+        )
     # Each closed op waits for its slowest leg, then its steps after the join.
     delays = rates.closed_delays
     on_legs = [0.0] * len(delays)
@@ -334,8 +386,9 @@ def _closed_step(
         throughput[k] = population[k] / (cycle_time if cycle_time > _TINY else _TINY)
     # Little's law on every leg of the closed ops.
     op_rate = [throughput[op_chain[o]] * probability[o] for o in range(len(op_chain))]
-    # Little's law on every leg of the closed ops, summed per chain x station and per station as it goes (a
-    # sum over the chains afterwards costs chains x stations: seconds with thousands of chains).
+    # Little's law on every leg of the closed ops, summed per chain x station and per station as it
+    # goes (a sum over the chains afterwards costs chains x stations: seconds with thousands of
+    # chains).
     new_chain_queue = [0.0] * (chains * n)
     new_queue = [0.0] * n
     queue_cells, row_op, share = net.closed_cells, net.closed_row_op, net.closed_share
@@ -366,9 +419,9 @@ def station_sums(chain_queue: list[float], chains: int, stations: int) -> list[f
 def aitken(first: list[float], second: list[float], third: list[float]) -> list[float]:
     """Aitken's delta-squared extrapolation of three successive iterates, element by element.
 
-    An element jumps only where the iterates move monotonically (and not to a negative value). A queue next
-    to saturation creeps towards its fixed point by a factor of about its utilization per step: this jumps
-    there.
+    An element jumps only where the iterates move monotonically (and not to a negative value). A
+    queue next to saturation creeps towards its fixed point by a factor of about its utilization per
+    step: this jumps there.
     """
     out = list(third)
     for i in range(len(third)):

@@ -1,16 +1,21 @@
-"""The answer of ``simcache size``: every candidate with its verdict, the cheapest that meets every target, the frontier.
+"""The answer of ``simcache size``: every candidate with its verdict, the cheapest that meets every
+target, the frontier.
 
 A candidate's ``verdict`` is one of
 
-- ``meets``: simulated over its seeds, it meets every target (each verdict of :func:`simcache.runs.targets.judge_seeds`);
+- ``meets``: simulated over its seeds, it meets every target (each verdict of
+  :func:`simcache.runs.targets.judge_seeds`);
 - ``misses``: simulated, it misses at least one target (its interval wholly on the wrong side);
 - ``unknown``: simulated, no target missed but at least one undecided (``why`` says which and why);
-- ``pruned``: not simulated, because it cannot meet a target: the estimate misses one by more than the stated margin, or
-  a configuration that is no slower along every monotone dimension already misses it (``why`` says which);
-- ``skipped``: not simulated, because it costs more than the answer (``simcache size --all`` simulates these too).
+- ``pruned``: not simulated, because it cannot meet a target: the estimate misses one by more than
+  the stated margin, or a configuration that is no slower along every monotone dimension already
+  misses it (``why`` says which);
+- ``skipped``: not simulated, because it costs more than the answer (``simcache size --all``
+  simulates these too).
 
-The frontier is the cost/latency Pareto frontier of the simulated candidates on the first latency target (the first
-target when none is a latency): those that no other simulated candidate beats on both cost and figure.
+The frontier is the cost/latency Pareto frontier of the simulated candidates on the first latency
+target (the first target when none is a latency): those that no other simulated candidate beats on
+both cost and figure.
 """
 
 from __future__ import annotations
@@ -30,14 +35,15 @@ Status = Literal["meets", "misses", "unknown", "pruned", "skipped"]
 
 @dataclass
 class Candidate:
-    """One configuration: its overrides of the scenario, its cost, what the estimate said and, once simulated, its
-    verdicts (one per target) over its seeds."""
+    """One configuration: its overrides of the scenario, its cost, what the estimate said and,
+    once simulated, its verdicts (one per target) over its seeds."""
 
     index: int
     overrides: dict[str, Any]
     cost: Cost
     estimated: dict[str, float] = field(default_factory=dict)
-    """The estimate's figure per target (``str(target)``); infinite where the estimate finds an overload."""
+    """The estimate's figure per target (``str(target)``); infinite where the estimate finds an
+    overload."""
     verdict: Status = "skipped"
     why: str = ""
     verdicts: list[Verdict] = field(default_factory=list)
@@ -51,7 +57,8 @@ class Candidate:
         return ", ".join(f"{path}={_shown(value)}" for path, value in self.overrides.items())
 
     def judge(self, verdicts: list[Verdict], seeds: list[int]) -> None:
-        """Take the verdicts of its seeds: meets if every target is met, misses if one is missed, else unknown."""
+        """Take the verdicts of its seeds: meets if every target is met, misses if one is missed,
+        else unknown."""
         self.verdicts, self.seeds = verdicts, seeds
         missed = [v for v in verdicts if v.status == "misses"]
         open_ = [v for v in verdicts if v.status == "unknown"]
@@ -77,8 +84,9 @@ class Candidate:
 
 @dataclass
 class SizeAnswer:
-    """What a search found: ``candidates`` in grid order, ``best`` (index into them, or ``None``), the targets,
-    the margin the estimate pruned with, and why the search stopped early (``stopped``, empty if it did not)."""
+    """What a search found: ``candidates`` in grid order, ``best`` (index into them, or
+    ``None``), the targets, the margin the estimate pruned with, and why the search stopped early
+    (``stopped``, empty if it did not)."""
 
     candidates: list[Candidate]
     targets: list[Target]
@@ -86,7 +94,8 @@ class SizeAnswer:
     stopped: str = ""
     margins: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    """What the search found about the scenario before running it (a warm-up too short for any pass, ...)."""
+    """What the search found about the scenario before running it (a warm-up too short for any
+    pass, ...)."""
 
     @property
     def winner(self) -> Candidate | None:
@@ -97,12 +106,18 @@ class SizeAnswer:
         return next((t for t in self.targets if not t.throughput), self.targets[0])
 
     def frontier(self) -> list[Candidate]:
-        """The simulated candidates no other simulated one beats on both cost and the frontier target's figure, by cost."""
+        """The simulated candidates no other simulated one beats on both cost and the frontier
+        target's figure, by cost."""
         target = self.frontier_target
         at = self.targets.index(target)
-        simulated = [c for c in self.candidates if c.verdicts and math.isfinite(c.verdicts[at].value)]
-        sign = -1.0 if target.throughput else 1.0  # lower is better for latency, higher for throughput
-        ordered = sorted(simulated, key=lambda c: (c.cost.total, sign * c.verdicts[at].value, c.index))
+        simulated = [
+            c for c in self.candidates if c.verdicts and math.isfinite(c.verdicts[at].value)
+        ]
+        # lower is better for latency, higher for throughput
+        sign = -1.0 if target.throughput else 1.0
+        ordered = sorted(
+            simulated, key=lambda c: (c.cost.total, sign * c.verdicts[at].value, c.index)
+        )
         front: list[Candidate] = []
         best = math.inf
         for candidate in ordered:
@@ -114,7 +129,11 @@ class SizeAnswer:
 
     def unmet(self) -> list[Target]:
         """The targets no simulated candidate met (why there is no answer, when there is none)."""
-        return [t for i, t in enumerate(self.targets) if not any(c.verdicts and c.verdicts[i].passes for c in self.candidates)]
+        return [
+            t
+            for i, t in enumerate(self.targets)
+            if not any(c.verdicts and c.verdicts[i].passes for c in self.candidates)
+        ]
 
     def counts(self) -> dict[str, int]:
         counts = dict.fromkeys(("meets", "misses", "unknown", "pruned", "skipped"), 0)
@@ -123,8 +142,8 @@ class SizeAnswer:
         return counts
 
     def to_json(self) -> dict[str, Any]:
-        """``{"best": null | {"overrides", "cost", "verdicts", ...}, "candidates": [{"overrides", "cost", "verdict", ...}],
-        "frontier": [...]}``."""
+        """``{"best": null | {"overrides", "cost", "verdicts", ...}, "candidates": [{"overrides",
+        "cost", "verdict", ...}], "frontier": [...]}``."""
         winner = self.winner
         best = None
         if winner is not None:
@@ -150,14 +169,20 @@ class SizeAnswer:
             }
             for c in self.frontier()
         ]
-        return {"best": best, "candidates": [c.to_json() for c in self.candidates], "frontier": frontier}
+        return {
+            "best": best,
+            "candidates": [c.to_json() for c in self.candidates],
+            "frontier": frontier,
+        }
 
     def lines(self) -> list[str]:
-        """The answer in words: the best (or why none), the frontier, then every candidate by cost."""
+        """The answer in words: the best (or why none), the frontier, then every candidate by
+        cost."""
         counts = self.counts()
         currency = self.candidates[0].cost.currency if self.candidates else ""
         out = [
-            f"{len(self.candidates)} configurations: {counts['meets']} meet, {counts['misses']} miss, {counts['unknown']} unknown, "
+            f"{len(self.candidates)} configurations: {counts['meets']} meet, {counts['misses']} "
+            f"miss, {counts['unknown']} unknown, "
             f"{counts['pruned']} pruned, {counts['skipped']} skipped (cost more than the answer)"
         ]
         out += [f"note: {note}" for note in self.notes]
@@ -166,7 +191,11 @@ class SizeAnswer:
         winner = self.winner
         if winner is None:
             unmet = self.unmet()
-            names = ", ".join(str(t) for t in unmet) if unmet else "none on its own; no configuration met all of them together"
+            names = (
+                ", ".join(str(t) for t in unmet)
+                if unmet
+                else "none on its own; no configuration met all of them together"
+            )
             out.append(f"best: none meets every target. Targets no configuration met: {names}")
         else:
             out.append(f"best: {winner.label} at {winner.cost.total:,.0f} {currency}")
@@ -174,7 +203,10 @@ class SizeAnswer:
             for verdict in winner.verdicts:
                 out.append(f"  {verdict.target}: {verdict.text}")
             for verdict in winner.confirmed:
-                out.append(f"  confirmed over fresh seeds {_seeds(winner.confirmed_seeds)}: {verdict.target}: {verdict.text}")
+                out.append(
+                    f"  confirmed over fresh seeds {_seeds(winner.confirmed_seeds)}: "
+                    f"{verdict.target}: {verdict.text}"
+                )
         front = self.frontier()
         if front:
             target = self.frontier_target
@@ -183,7 +215,10 @@ class SizeAnswer:
             for c in front:
                 v = c.verdicts[at]
                 ci = f" ± {v.ci95:.3g}" if math.isfinite(v.ci95) else ""
-                out.append(f"  {c.cost.total:>12,.0f}  {v.value:.4g}{ci} {target.unit}  {c.verdict:<8} {c.label}")
+                out.append(
+                    f"  {c.cost.total:>12,.0f}  {v.value:.4g}{ci} {target.unit}  {c.verdict:<8} "
+                    f"{c.label}"
+                )
         out.append("candidates by cost:")
         for c in sorted(self.candidates, key=lambda c: (c.cost.total, c.index)):
             out.append(f"  {c.cost.total:>12,.0f}  {c.verdict:<8} {c.label}: {c.why}")

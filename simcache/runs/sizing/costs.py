@@ -1,17 +1,21 @@
-"""What a configuration costs: a price table (built in, or your own TOML over it) and the cost of a scenario, by part.
+"""What a configuration costs: a price table (built in, or your own TOML over it) and the cost of a
+scenario, by part.
 
-The built-in table is ``simcache/spec/profiles/costs.toml``, each price with its source or "assumption" beside it.
-A configuration costs
+The built-in table is ``simcache/spec/profiles/costs.toml``, each price with its source or
+"assumption" beside it. A configuration costs
 
 - ``hosts x host.price`` (the servers, without cache device or ports);
-- ``hosts x`` the cache device: its tier profile's ``price`` for the profile's ``capacity``, in proportion to
-  bytes for another ``cluster.tier.capacity``;
-- ``hosts x (peer_links x port(peer_link) + port(storage_link))``: a port's ``port`` price of its link profile;
-- the array: its profile's ``price``, plus or minus ``spindle`` per drive for another ``array.spindles``.
+- ``hosts x`` the cache device: its tier profile's ``price`` for the profile's ``capacity``, in
+  proportion to bytes for another ``cluster.tier.capacity``;
+- ``hosts x (peer_links x port(peer_link) + port(storage_link))``: a port's ``port`` price of its
+  link profile;
+- the array: its profile's ``price``, plus or minus ``spindle`` per drive for another
+  ``array.spindles``.
 
-The destage buffer and the read cache live on the tier: they have no price of their own. A part whose profile has no
-price (a profile of your own, or one the table leaves out) is a :class:`SizeError` naming it and the table's line
-to add; :func:`check_prices` finds it before anything runs.
+The destage buffer and the read cache live on the tier: they have no price of their own. A part
+whose profile has no price (a profile of your own, or one the table leaves out) is a
+:class:`SizeError` naming it and the table's line to add; :func:`check_prices` finds it before
+anything runs.
 """
 
 from __future__ import annotations
@@ -30,16 +34,26 @@ from simcache.spec.load import parse_toml, read_scenario_text
 
 __all__ = ["Cost", "CostPart", "PriceTable", "SizeError", "check_prices", "load_prices"]
 
-_SECTIONS = {"host": ("price",), "tiers": ("price", "capacity"), "links": ("port",), "arrays": ("price", "spindle")}
+_SECTIONS = {
+    "host": ("price",),
+    "tiers": ("price", "capacity"),
+    "links": ("port",),
+    "arrays": ("price", "spindle"),
+}
 
 
 class SizeError(ScenarioError):
-    """Bad input to ``simcache size`` (a dimension, a target, a price): one line naming the option, what is wrong and the fix."""
+    """Bad input to ``simcache size`` (a dimension, a target, a price): one line naming the
+    option, what is wrong and the fix."""
 
     def __init__(self, source: str, problems: list[tuple[str, str]]):
         super().__init__(source, problems)
         where, message = self.problems[0]
-        self.args = (f"{source}: {where}: {message}" if where and where != source else f"{source}: {message}",)
+        self.args = (
+            f"{source}: {where}: {message}"
+            if where and where != source
+            else f"{source}: {message}",
+        )
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -58,7 +72,12 @@ class CostPart:
         return self.count * self.unit_price
 
     def to_json(self) -> dict[str, Any]:
-        return {"item": self.item, "count": self.count, "unit_price": self.unit_price, "total": self.total}
+        return {
+            "item": self.item,
+            "count": self.count,
+            "unit_price": self.unit_price,
+            "total": self.total,
+        }
 
 
 @dataclass(frozen=True)
@@ -74,14 +93,18 @@ class Cost:
 
     def words(self) -> str:
         """``"4 x host at 8,000 + 4 x sata-ssd-s3700 800GB at 1,900 + ... = 49,240 USD"``."""
-        items = " + ".join(f"{part.count:g} x {part.item} at {part.unit_price:,.0f}" for part in self.parts if part.count)
+        items = " + ".join(
+            f"{part.count:g} x {part.item} at {part.unit_price:,.0f}"
+            for part in self.parts
+            if part.count
+        )
         return f"{items} = {self.total:,.0f} {self.currency}"
 
 
 @dataclass(frozen=True)
 class PriceTable:
-    """Prices by kind: ``host``, ``tiers`` (by profile: price and capacity), ``links`` (by profile: port) and ``arrays``
-    (by profile: price and spindle), in ``currency``."""
+    """Prices by kind: ``host``, ``tiers`` (by profile: price and capacity), ``links`` (by
+    profile: port) and ``arrays`` (by profile: price and spindle), in ``currency``."""
 
     data: Mapping[str, Any]
     source: str
@@ -91,7 +114,8 @@ class PriceTable:
         return str(self.data.get("currency", ""))
 
     def cost(self, scenario: Scenario) -> Cost:
-        """The cost of ``scenario``'s cluster and array by :mod:`this module <simcache.runs.sizing.costs>`'s rules."""
+        """The cost of ``scenario``'s cluster and array by :mod:`this module
+        <simcache.runs.sizing.costs>`'s rules."""
         cluster = scenario.cluster
         hosts = cluster.hosts
         tier = cluster.tier
@@ -102,16 +126,26 @@ class PriceTable:
             CostPart("host", hosts, float(self._entry("host", None, "cluster.hosts")["price"])),
             CostPart(f"{tier.profile} {format_size(tier.capacity)}", hosts, per_device),
             CostPart(
-                f"{cluster.peer_link.profile} port", hosts * cluster.peer_links, self._port(cluster.peer_link.profile, "cluster.peer_link")
+                f"{cluster.peer_link.profile} port",
+                hosts * cluster.peer_links,
+                self._port(cluster.peer_link.profile, "cluster.peer_link"),
             ),
-            CostPart(f"{cluster.storage_link.profile} port", hosts, self._port(cluster.storage_link.profile, "cluster.storage_link")),
+            CostPart(
+                f"{cluster.storage_link.profile} port",
+                hosts,
+                self._port(cluster.storage_link.profile, "cluster.storage_link"),
+            ),
         ]
         array = scenario.array
         entry = self._entry("arrays", array.profile, "array")
         parts.append(CostPart(f"array {array.profile}", 1, float(entry["price"])))
         profiled = _profile_spindles(array.profile)
         if array.spindles != profiled:
-            parts.append(CostPart(f"{array.profile} spindle", array.spindles - profiled, float(entry["spindle"])))
+            parts.append(
+                CostPart(
+                    f"{array.profile} spindle", array.spindles - profiled, float(entry["spindle"])
+                )
+            )
         return Cost(tuple(parts), self.currency)
 
     def _port(self, profile: str | None, where: str) -> float:
@@ -159,7 +193,8 @@ def _builtin() -> dict[str, Any]:
 
 
 def load_prices(path: str | Path | None = None) -> PriceTable:
-    """The built-in price table, with the tables and keys of the TOML file at ``path`` (if any) over it, checked."""
+    """The built-in price table, with the tables and keys of the TOML file at ``path`` (if any)
+    over it, checked."""
     data = _builtin()
     source = "the built-in price table"
     if path is not None:
@@ -168,7 +203,14 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
         unknown = sorted(set(own) - {"currency", *_SECTIONS})
         if unknown:
             raise SizeError(
-                str(path), [(unknown[0], "unknown table; a price file has currency, [host], [tiers.NAME], [links.NAME], [arrays.NAME]")]
+                str(path),
+                [
+                    (
+                        unknown[0],
+                        "unknown table; a price file has currency, [host], [tiers.NAME], "
+                        "[links.NAME], [arrays.NAME]",
+                    )
+                ],
             )
         for key, value in own.items():
             if key in ("currency", "host"):
@@ -183,18 +225,24 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
 def _check(data: Mapping[str, Any], source: str) -> None:
     """Every price a non-negative number, every tier capacity a size, every entry complete."""
     if not isinstance(data.get("currency", ""), str):
-        raise SizeError(source, [("currency", 'write the currency as a word, e.g. currency = "USD"')])
+        raise SizeError(
+            source, [("currency", 'write the currency as a word, e.g. currency = "USD"')]
+        )
     host = data.get("host")
     entries: list[tuple[str, str, Any]] = [("host", "", host)]
     for section in ("tiers", "links", "arrays"):
         table = data.get(section, {})
         if not isinstance(table, dict):
-            raise SizeError(source, [(section, f"must be a table of profiles, e.g. [{section}.NAME]")])
+            raise SizeError(
+                source, [(section, f"must be a table of profiles, e.g. [{section}.NAME]")]
+            )
         entries += [(section, name, fields) for name, fields in table.items()]
     for section, name, fields in entries:
         where = section if not name else f"{section}.{name}"
         if not isinstance(fields, dict):
-            raise SizeError(source, [(where, f"must be a table with {', '.join(_SECTIONS[section])}")])
+            raise SizeError(
+                source, [(where, f"must be a table with {', '.join(_SECTIONS[section])}")]
+            )
         for key in _SECTIONS[section]:
             if key not in fields:
                 raise SizeError(source, [(where, f"has no {key}; add {key} = ...")])
@@ -205,10 +253,18 @@ def _check(data: Mapping[str, Any], source: str) -> None:
                         raise UnitError("not positive")
                 except (UnitError, TypeError, ValueError):
                     raise SizeError(
-                        source, [(f"{where}.capacity", f'give the capacity priced as a size, e.g. "800GB" (got {value!r})')]
+                        source,
+                        [
+                            (
+                                f"{where}.capacity",
+                                f'give the capacity priced as a size, e.g. "800GB" (got {value!r})',
+                            )
+                        ],
                     ) from None
             elif isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise SizeError(source, [(f"{where}.{key}", f"must be a price, a number >= 0 (got {value!r})")])
+                raise SizeError(
+                    source, [(f"{where}.{key}", f"must be a price, a number >= 0 (got {value!r})")]
+                )
 
 
 def check_prices(prices: PriceTable, scenarios: Iterable[Scenario]) -> None:

@@ -1,13 +1,15 @@
-"""The writes surviving replica holders took over from failed hosts, until they have destaged them (HA restart).
+"""The writes surviving replica holders took over from failed hosts, until they have destaged them
+(HA restart).
 
-A VM restarted after its host failed (``host_failure`` with ``restart_delay``) reads from the array on a
-miss. For a block whose last write a surviving holder took over and has not destaged yet, the array holds an
-older version, so the read waits until that holder has destaged every taken-over write its extent overlaps
-(:meth:`PendingDestage.wait`). How such a write is found: each one is kept under its VM by (holder, offset,
-size) with a count (equal writes are interchangeable), and leaves when the holder's destager reports an item
-with the same VM, offset and size destaged (:meth:`simcache.sim.components.host.Host._drop_replicas`). A restarted VM
-that rewrote the same extent on that very holder could release the wait with its own destage of it; its read
-of that extent is then a hit in the holder's cache, unless evicted.
+A VM restarted after its host failed (``host_failure`` with ``restart_delay``) reads from the array
+on a miss. For a block whose last write a surviving holder took over and has not destaged yet, the
+array holds an older version, so the read waits until that holder has destaged every taken-over
+write its extent overlaps (:meth:`PendingDestage.wait`). How such a write is found: each one is kept
+under its VM by (holder, offset, size) with a count (equal writes are interchangeable), and leaves
+when the holder's destager reports an item with the same VM, offset and size destaged
+(:meth:`simcache.sim.components.host.Host._drop_replicas`). A restarted VM that rewrote the same
+extent on that very holder could release the wait with its own destage of it; its read of that
+extent is then a hit in the holder's cache, unless evicted.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ __all__ = ["PendingDestage"]
 
 
 class PendingDestage:
-    """The cluster's taken-over writes not yet destaged, by VM: (holder index, offset, size) -> [count, Signal or None]
-    (the :class:`Signal` the reads waiting for that write's last copy wait for, processed when it is destaged)."""
+    """The cluster's taken-over writes not yet destaged, by VM: (holder index, offset, size) ->
+    [count, Signal or None] (the :class:`Signal` the reads waiting for that write's last copy
+    wait for, processed when it is destaged)."""
 
     def __init__(self, env: simpy.Environment) -> None:
         self.clock = clock_of(env)
@@ -40,7 +43,8 @@ class PendingDestage:
             entry[0] += 1
 
     def destaged(self, holder: int, vm: int, offset: int, size: int) -> None:
-        """``holder``'s destager wrote one such write to the array: wake the reads waiting for its last copy."""
+        """``holder``'s destager wrote one such write to the array: wake the reads waiting for
+        its last copy."""
         entries = self._by_vm.get(vm)
         if entries is None:
             return
@@ -53,8 +57,9 @@ class PendingDestage:
             self._drop(vm, entries, key)
 
     def handed_over(self, holder: int, new_holder: int, vm: int, offset: int, size: int) -> None:
-        """``holder`` handed one of VM ``vm``'s writes to ``new_holder`` (a vMotion with handover): if it was a
-        taken-over write, it is now ``new_holder``'s to destage, and the reads waiting for its last copy wait for that."""
+        """``holder`` handed one of VM ``vm``'s writes to ``new_holder`` (a vMotion with
+        handover): if it was a taken-over write, it is now ``new_holder``'s to destage, and the
+        reads waiting for its last copy wait for that."""
         entries = self._by_vm.get(vm)
         entry = None if entries is None else entries.get((holder, offset, size))
         if entries is None or entry is None:
@@ -74,13 +79,15 @@ class PendingDestage:
                 on_processed(moved[1], lambda _: succeed(clock, waiting))
 
     def holder_failed(self, holder: int) -> None:
-        """``holder`` died: its taken-over writes are handed over again (and added again) or lost; reads stop waiting
-        for its copies."""
+        """``holder`` died: its taken-over writes are handed over again (and added again) or
+        lost; reads stop waiting for its copies."""
         for vm, entries in list(self._by_vm.items()):
             for key in [key for key in entries if key[0] == holder]:
                 self._drop(vm, entries, key)
 
-    def _drop(self, vm: int, entries: dict[tuple[int, int, int], list[Any]], key: tuple[int, int, int]) -> None:
+    def _drop(
+        self, vm: int, entries: dict[tuple[int, int, int], list[Any]], key: tuple[int, int, int]
+    ) -> None:
         signal = entries.pop(key)[1]
         if signal is not None:
             succeed(self.clock, signal)
@@ -88,8 +95,8 @@ class PendingDestage:
             del self._by_vm[vm]
 
     def wait(self, vm: int, offset: int, size: int) -> Signal | None:
-        """``None`` if no taken-over write of VM ``vm`` overlapping ``[offset, offset + size)`` is still to be destaged,
-        else the :class:`Signal` processed when all of them have been."""
+        """``None`` if no taken-over write of VM ``vm`` overlapping ``[offset, offset + size)``
+        is still to be destaged, else the :class:`Signal` processed when all of them have been."""
         entries = self._by_vm.get(vm)
         if entries is None:
             return None

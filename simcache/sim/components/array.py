@@ -1,13 +1,13 @@
 """Backing array: spindles behind a RAID controller with an optional write cache.
 
 Assumptions (see docs/model.md, Backing array):
-- Each VM's disk is a region of the array's logical space, VM after VM in
-  index order (each as large as its working set or trace span). A front-end
-  run at (VM, offset, length) is cut into stripe-sized chunks from its start
-  (as if runs were stripe-aligned: a run costs ceil(length / stripe) chunks
-  wherever it starts); each chunk goes to the spindles of the stripe unit its
-  first byte is in (:func:`simcache.physics.array.stripe_unit_spindles`, through a :class:`~simcache.physics.array.StripeLayout`), at
-  ``row x stripe`` plus its offset in the unit on each of them.
+- Each VM's disk is a region of the array's logical space, VM after VM in index order (each as large
+  as its working set or trace span). A front-end run at (VM, offset, length) is cut into
+  stripe-sized chunks from its start (as if runs were stripe-aligned: a run costs ceil(length /
+  stripe) chunks wherever it starts); each chunk goes to the spindles of the stripe unit its first
+  byte is in (:func:`simcache.physics.array.stripe_unit_spindles`, through a
+  :class:`~simcache.physics.array.StripeLayout`), at ``row x stripe`` plus its offset in the unit on
+  each of them.
 - Each spindle remembers where its head is (the end of its last chunk). A
   chunk's seek follows the distance from there, as a fraction of the stroke,
   on the datasheet-fitted seek curve (:class:`simcache.physics.array.SeekCurve`).
@@ -20,10 +20,11 @@ Assumptions (see docs/model.md, Backing array):
   goes to either copy at random (no load balancing between the two).
 - Each spindle serves first-come first-served, so completion times are
   computed at submission (no SimPy events inside the array).
-- A degraded array (``array_degraded`` / ``array_rebuild`` events, :meth:`Array.degrade`) scales each spindle
-  operation's service time by its RAID level's factor (:func:`simcache.physics.array.degraded_factors`), over
-  ``1 - share`` while a rebuild takes that share of the spindles (:func:`simcache.physics.array.rebuild_share`):
-  the survivors' mean load, not which spindle failed.
+- A degraded array (``array_degraded`` / ``array_rebuild`` events, :meth:`Array.degrade`) scales
+  each spindle operation's service time by its RAID level's factor
+  (:func:`simcache.physics.array.degraded_factors`), over ``1 - share`` while a rebuild takes that
+  share of the spindles (:func:`simcache.physics.array.rebuild_share`): the survivors' mean load,
+  not which spindle failed.
 - An optional controller write cache acknowledges writes after
   ``cache_latency`` while it has room; a write that does not fit waits for its
   spindles like an uncached write.
@@ -70,10 +71,13 @@ Run = tuple[int, int, int]  # (VM index, offset in the VM's disk, length), bytes
 
 
 def merge_runs(runs: Sequence[Run], address: Callable[[int, int], int]) -> list[Run]:
-    """``runs`` sorted by array address (``address(vm, offset)``), overlapping or adjacent runs of one VM merged:
-    what a controller flushing its cache sends (so contiguous writes become whole stripe rows)."""
+    """``runs`` sorted by array address (``address(vm, offset)``), overlapping or adjacent runs
+    of one VM merged: what a controller flushing its cache sends (so contiguous writes become
+    whole stripe rows)."""
     merged: list[Run] = []
-    for vm, offset, length in sorted(runs, key=lambda run: (address(run[0], run[1]), run[0], run[1])):
+    for vm, offset, length in sorted(
+        runs, key=lambda run: (address(run[0], run[1]), run[0], run[1])
+    ):
         if merged:
             last_vm, last_offset, last_length = merged[-1]
             if last_vm == vm and offset <= last_offset + last_length:
@@ -87,34 +91,45 @@ class Array:
     """The shared backing array. Times in seconds, sizes and positions in bytes."""
 
     def __init__(self, spec: ArraySpec, stream: UniformStream, vm_bytes: Sequence[int]):
-        """``vm_bytes``: the size of each VM's disk (its working set, or its trace's span), by VM index; VM ``i``'s
-        disk starts where VM ``i - 1``'s ends. Addresses past the array's usable capacity wrap around."""
+        """``vm_bytes``: the size of each VM's disk (its working set, or its trace's span), by VM
+        index; VM ``i``'s disk starts where VM ``i - 1``'s ends. Addresses past the array's
+        usable capacity wrap around."""
         self.spec = spec
         self._stream = stream
         drive = spec.drive
-        # A flash drive (media = "flash"): no revolution, no seek; each of its `parallelism` units serves an operation
-        # in its read or write time plus the transfer (:meth:`_flash_operate`).
+        # A flash drive (media = "flash"): no revolution, no seek; each of its `parallelism` units
+        # serves an operation in its read or write time plus the transfer (:meth:`_flash_operate`).
         self._flash = drive.media == "flash"
         self._revolution = revolution_seconds(drive.rpm) if drive.rpm is not None else 0.0
         self._read_time = drive.read_time if drive.read_time is not None else 0.0
         self._write_time = drive.write_time if drive.write_time is not None else 0.0
         self._parallelism = drive.parallelism
-        self._units = [[0.0] * drive.parallelism for _ in range(spec.spindles)] if self._flash else []
-        self._writing = False  # whether the request being dispatched writes (read by the flash drives' operations)
-        # The spec's fields as typed attributes: compiled, a read of the spec's (an interpreted class) is a generic lookup.
+        self._units = (
+            [[0.0] * drive.parallelism for _ in range(spec.spindles)] if self._flash else []
+        )
+        # whether the request being dispatched writes (read by the flash drives' operations)
+        self._writing = False
+        # The spec's fields as typed attributes: compiled, a read of the spec's (an interpreted
+        # class) is a generic lookup.
         self._stripe = spec.stripe
         self._spindles = spec.spindles
         self._layout = StripeLayout(spec.raid, spec.spindles)
-        self._seek = drive_seek_curve(drive) if not self._flash else SeekCurve(0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+        self._seek = (
+            drive_seek_curve(drive)
+            if not self._flash
+            else SeekCurve(0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+        )
         self._stroke = float(drive.capacity)
         self._seconds_per_byte = 1.0 / drive.media_rate
         self._vm_start = [0, *accumulate(vm_bytes)]
         rows = max(1, drive.capacity // spec.stripe)
-        self._row_bytes = stripe_width(spec.raid, spec.spindles) * spec.stripe  # data bytes of one stripe row
+        # data bytes of one stripe row
+        self._row_bytes = stripe_width(spec.raid, spec.spindles) * spec.stripe
         self._logical_bytes = rows * self._row_bytes
         self._outer_rate = drive.media_rate
         self._zone_shrink = zone_shrink(drive.media_rate, drive.inner_rate)
-        self._head = [-1] * spec.spindles  # byte position on each spindle after its last chunk (-1: none yet)
+        # byte position on each spindle after its last chunk (-1: none yet)
+        self._head = [-1] * spec.spindles
         self._spindle_free = [0.0] * spec.spindles
         self._elevator = spec.scheduling == "elevator"
         self._queue_depth = drive.queue_depth
@@ -128,9 +143,11 @@ class Array:
         self._cache_ack_held = spec.cache_latency
         self._held: list[Run] = []  # writes held in the controller cache, not yet flushed
         self._held_bytes = 0
-        self._read_scale = self._rmw_scale = self._plain_scale = 1.0  # service-time factors (:meth:`degrade`)
+        # service-time factors (:meth:`degrade`)
+        self._read_scale = self._rmw_scale = self._plain_scale = 1.0
         self._overhead = drive.overhead
-        # Read caches (both off by default). The controller's: LRU of line numbers of the logical address space.
+        # Read caches (both off by default). The controller's: LRU of line numbers of the logical
+        # address space.
         self._line = spec.read_cache_line
         self._read_lines = spec.read_cache // spec.read_cache_line
         self._lines: OrderedDict[int, None] = OrderedDict()
@@ -138,29 +155,35 @@ class Array:
         # Each drive's buffer: LRU of segments, position -> bytes held from there, per spindle.
         self._segments = drive.cache_segments if drive.cache > 0 else 0
         self._segment_bytes = drive.cache // drive.cache_segments
-        self._segment_caches: list[OrderedDict[int, int]] = [OrderedDict() for _ in range(spec.spindles)] if self._segments else []
+        self._segment_caches: list[OrderedDict[int, int]] = (
+            [OrderedDict() for _ in range(spec.spindles)] if self._segments else []
+        )
         self._drive_hit = drive.cache_hit_time
         self.read_cache_hits = 0  # front-end reads answered by the controller's read cache
         self.drive_cache_hits = 0  # chunk reads answered by a drive's buffer
         self.cache_flushes = 0
         self.front_end_ios = 0
         self.back_end_ios = 0
-        self.full_stripe_writes = 0  # parity RAID stripe rows written whole (data and parity, no reads)
+        # parity RAID stripe rows written whole (data and parity, no reads)
+        self.full_stripe_writes = 0
         self.bytes_read = 0
         self.bytes_written = 0
         self.busy = BusyMeter()  # spindle busy intervals, for utilization
         self.requests: list[tuple[float, float, tuple[Run, ...]]] | None = None
-        """Set to a list to log each :meth:`submit` as (submitted at, done at, runs), in the order they arrive
-        (tests read the order a destager's runs reach the array); None, the default, logs nothing."""
+        """Set to a list to log each :meth:`submit` as (submitted at, done at, runs), in the
+        order they arrive (tests read the order a destager's runs reach the array); None, the
+        default, logs nothing."""
 
     @property
     def write_penalty(self) -> int:
-        """Back-end I/Os per front-end write of one chunk (2 for RAID 10, 4 for RAID 5, 6 for RAID 6)."""
+        """Back-end I/Os per front-end write of one chunk (2 for RAID 10, 4 for RAID 5, 6 for
+        RAID 6)."""
         return write_penalty(self.spec.raid, self.spec.spindles)
 
     def degrade(self, read: float, read_modify_write: float, plain_write: float) -> None:
-        """Scale the service time of the spindle operations submitted from now on: reads by ``read``, parity
-        read-modify-writes by ``read_modify_write``, other writes by ``plain_write`` (all 1: healthy)."""
+        """Scale the service time of the spindle operations submitted from now on: reads by
+        ``read``, parity read-modify-writes by ``read_modify_write``, other writes by
+        ``plain_write`` (all 1: healthy)."""
         self._read_scale, self._rmw_scale, self._plain_scale = read, read_modify_write, plain_write
 
     def logical_address(self, vm: int, offset: int) -> int:
@@ -168,9 +191,9 @@ class Array:
         return (self._vm_start[vm] + offset) % self._logical_bytes
 
     def submit(self, now: float, runs: Sequence[Run], is_write: bool) -> float:
-        """Submit contiguous runs (VM, offset, length) arriving at ``now``, in order; return when all are done
-        (a write the controller cache holds: when the cache has acknowledged it). With :attr:`requests` a list,
-        the request is logged there."""
+        """Submit contiguous runs (VM, offset, length) arriving at ``now``, in order; return when
+        all are done (a write the controller cache holds: when the cache has acknowledged it).
+        With :attr:`requests` a list, the request is logged there."""
         done = self._submit(now, runs, is_write)
         if self.requests is not None:
             self.requests.append((now, done, tuple(runs)))
@@ -178,7 +201,8 @@ class Array:
 
     def _submit(self, now: float, runs: Sequence[Run], is_write: bool) -> float:
         total = 0
-        for run in runs:  # a loop, not sum() over a generator: compiled, no generator object per request
+        # a loop, not sum() over a generator: compiled, no generator object per request
+        for run in runs:
             total += run[2]
         if not is_write:
             self.bytes_read += total
@@ -196,9 +220,10 @@ class Array:
         return self._through_cache(now, total, self._dispatch(now, runs, True))
 
     def _hold_in_cache(self, now: float, runs: Sequence[Run], total: int) -> float | None:
-        """``watermark`` flushing: keep the write in the controller cache if it fits (return its acknowledgement
-        time), flushing everything held as one sorted, merged batch once the cache is ``cache_high_watermark``
-        full; ``None`` if it does not fit (it goes to its spindles)."""
+        """``watermark`` flushing: keep the write in the controller cache if it fits (return its
+        acknowledgement time), flushing everything held as one sorted, merged batch once the
+        cache is ``cache_high_watermark`` full; ``None`` if it does not fit (it goes to its
+        spindles)."""
         self._drain(now)
         if self._cache_used + total > self._cache_capacity:
             return None
@@ -214,8 +239,9 @@ class Array:
         return now + self._cache_ack_held
 
     def _read_through_cache(self, now: float, runs: Sequence[Run]) -> float:
-        """A read with the controller read cache on: the runs whose lines it all holds are answered from it after
-        ``read_cache_latency``, the others go to their spindles and leave their whole lines in it."""
+        """A read with the controller read cache on: the runs whose lines it all holds are
+        answered from it after ``read_cache_latency``, the others go to their spindles and leave
+        their whole lines in it."""
         missed = [run for run in runs if not self._lines_held(run)]
         hits = len(runs) - len(missed)
         self.read_cache_hits += hits
@@ -229,7 +255,8 @@ class Array:
         return max(done, now + self._read_hit) if hits else done
 
     def _lines_held(self, run: Run) -> bool:
-        """Whether the controller read cache holds every line ``run`` touches (each then becomes most recent)."""
+        """Whether the controller read cache holds every line ``run`` touches (each then becomes
+        most recent)."""
         address = self.logical_address(run[0], run[1])
         line = self._line
         lines = self._lines
@@ -243,8 +270,8 @@ class Array:
         return True
 
     def _keep_lines(self, run: Run) -> None:
-        """Put the lines ``run`` covers whole into the controller read cache as the most recent, evicting the least
-        recent beyond its capacity."""
+        """Put the lines ``run`` covers whole into the controller read cache as the most recent,
+        evicting the least recent beyond its capacity."""
         address = self.logical_address(run[0], run[1])
         line = self._line
         lines = self._lines
@@ -282,7 +309,8 @@ class Array:
             left = length
             lead = left
             if read_modify_write and length >= row_bytes:
-                # Parity RAID: whole stripe rows inside the run are written data and parity at once, without reads.
+                # Parity RAID: whole stripe rows inside the run are written data and parity at once,
+                # without reads.
                 lead = -address % row_bytes
                 if left - lead < row_bytes:
                     lead = left
@@ -294,9 +322,19 @@ class Array:
                             queued.setdefault(target, []).append((row * stripe, stripe, False))
                         else:
                             finish = (
-                                self._buffered(target, row * stripe, stripe, now, False, self._plain_scale, False)
+                                self._buffered(
+                                    target,
+                                    row * stripe,
+                                    stripe,
+                                    now,
+                                    False,
+                                    self._plain_scale,
+                                    False,
+                                )
                                 if segments
-                                else self._operate(target, row * stripe, stripe, now, False, self._plain_scale)
+                                else self._operate(
+                                    target, row * stripe, stripe, now, False, self._plain_scale
+                                )
                             )
                             if finish > done:
                                 done = finish
@@ -312,16 +350,21 @@ class Array:
                 row, targets = layout.unit_spindles(unit)
                 position = row * stripe + within
                 if not is_write and len(targets) > 1:
-                    targets = (targets[int(self._stream.uniform() * len(targets))],)  # a mirrored read: either copy
+                    # a mirrored read: either copy
+                    targets = (targets[int(self._stream.uniform() * len(targets))],)
                 if elevator:
                     for target in targets:
                         queued.setdefault(target, []).append((position, chunk, read_modify_write))
                 else:
                     for target in targets:
                         finish = (
-                            self._buffered(target, position, chunk, now, read_modify_write, scale, not is_write)
+                            self._buffered(
+                                target, position, chunk, now, read_modify_write, scale, not is_write
+                            )
                             if segments
-                            else self._operate(target, position, chunk, now, read_modify_write, scale)
+                            else self._operate(
+                                target, position, chunk, now, read_modify_write, scale
+                            )
                         )
                         if finish > done:
                             done = finish
@@ -331,11 +374,17 @@ class Array:
                 address = (address + chunk) % logical_bytes
         if elevator:
             for target in sorted(queued):
-                for position, chunk, rmw in elevator_order(self._head[target], queued[target], self._queue_depth):
+                for position, chunk, rmw in elevator_order(
+                    self._head[target], queued[target], self._queue_depth
+                ):
                     finish = (
-                        self._buffered(target, position, chunk, now, rmw, scale if rmw else plain, not is_write)
+                        self._buffered(
+                            target, position, chunk, now, rmw, scale if rmw else plain, not is_write
+                        )
                         if segments
-                        else self._operate(target, position, chunk, now, rmw, scale if rmw else plain)
+                        else self._operate(
+                            target, position, chunk, now, rmw, scale if rmw else plain
+                        )
                     )
                     if finish > done:
                         done = finish
@@ -348,10 +397,20 @@ class Array:
         """``submit(now, ((vm, offset, size),), False)``: one read; return when it is done."""
         return self.submit(now, ((vm, offset, size),), False)
 
-    def _buffered(self, spindle: int, position: int, chunk: int, now: float, read_modify_write: bool, scale: float, is_read: bool) -> float:
-        """:meth:`_operate` with the drive's read cache on: a read of a chunk a segment of ``spindle``'s buffer holds
-        is done ``cache_hit_time`` after ``now`` (the arm stays where it is); any other operation goes to the media
-        and its data takes the most recent segment (if it fits one), evicting the least recent."""
+    def _buffered(
+        self,
+        spindle: int,
+        position: int,
+        chunk: int,
+        now: float,
+        read_modify_write: bool,
+        scale: float,
+        is_read: bool,
+    ) -> float:
+        """:meth:`_operate` with the drive's read cache on: a read of a chunk a segment of
+        ``spindle``'s buffer holds is done ``cache_hit_time`` after ``now`` (the arm stays where
+        it is); any other operation goes to the media and its data takes the most recent segment
+        (if it fits one), evicting the least recent."""
         cache = self._segment_caches[spindle]
         if is_read:
             held = cache.get(position)
@@ -367,9 +426,17 @@ class Array:
                 cache.popitem(last=False)
         return finish
 
-    def _operate(self, spindle: int, position: int, chunk: int, now: float, read_modify_write: bool, scale: float) -> float:
-        """Queue one chunk operation on ``spindle`` at byte ``position``, its service time times ``scale``;
-        return when it finishes."""
+    def _operate(
+        self,
+        spindle: int,
+        position: int,
+        chunk: int,
+        now: float,
+        read_modify_write: bool,
+        scale: float,
+    ) -> float:
+        """Queue one chunk operation on ``spindle`` at byte ``position``, its service time times
+        ``scale``; return when it finishes."""
         if self._flash:
             return self._flash_operate(spindle, chunk, now, read_modify_write, scale)
         free = self._spindle_free
@@ -378,7 +445,8 @@ class Array:
         revolution = self._revolution
         head = self._head[spindle]
         if head == position and busy_until >= now:
-            seek = rotation = 0.0  # streams on from the chunk before, which the spindle is still busy with
+            # streams on from the chunk before, which the spindle is still busy with
+            seek = rotation = 0.0
         else:
             distance = position - head if head > 0 else position
             seek = self._seek.seconds((distance if distance >= 0 else -distance) / self._stroke)
@@ -387,19 +455,28 @@ class Array:
             rotation = self._stream.uniform() * revolution
         shrink = self._zone_shrink
         if shrink:
-            transfer = chunk / (self._outer_rate * math.sqrt(1.0 - position / self._stroke * shrink))  # array_physics.zone_rate
+            # array_physics.zone_rate
+            transfer = chunk / (
+                self._outer_rate * math.sqrt(1.0 - position / self._stroke * shrink)
+            )
         else:
             transfer = chunk * self._seconds_per_byte
-        finish = start + spindle_op_seconds(seek, rotation, transfer, revolution, read_modify_write) * scale
+        finish = (
+            start
+            + spindle_op_seconds(seek, rotation, transfer, revolution, read_modify_write) * scale
+        )
         free[spindle] = finish
         self._head[spindle] = position + chunk
         self.busy.add(start, finish, now)
         return finish
 
-    def _flash_operate(self, drive: int, chunk: int, now: float, read_modify_write: bool, scale: float) -> float:
-        """One chunk operation on flash drive ``drive``: on its earliest free unit, first come first served, for the
-        read or write time plus the transfer (:func:`simcache.physics.array.flash_op_seconds`) times ``scale``.
-        The busy meter counts a unit's interval over ``parallelism``: the share of the drive it takes."""
+    def _flash_operate(
+        self, drive: int, chunk: int, now: float, read_modify_write: bool, scale: float
+    ) -> float:
+        """One chunk operation on flash drive ``drive``: on its earliest free unit, first come
+        first served, for the read or write time plus the transfer
+        (:func:`simcache.physics.array.flash_op_seconds`) times ``scale``. The busy meter counts
+        a unit's interval over ``parallelism``: the share of the drive it takes."""
         units = self._units[drive]
         unit = 0
         free = units[0]
@@ -409,7 +486,12 @@ class Array:
                 free = units[k]
         start = free if free > now else now
         access = self._write_time if self._writing and not read_modify_write else self._read_time
-        service = flash_op_seconds(access, chunk * self._seconds_per_byte, self._write_time, read_modify_write) * scale
+        service = (
+            flash_op_seconds(
+                access, chunk * self._seconds_per_byte, self._write_time, read_modify_write
+            )
+            * scale
+        )
         finish = start + service
         units[unit] = finish
         self.busy.add(start, start + service / self._parallelism, now)

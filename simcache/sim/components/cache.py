@@ -6,23 +6,20 @@ over-counts array reads slightly for I/Os larger than a line). Writes and
 read-miss fills insert their lines; the least recently used lines are evicted
 when the capacity (in lines) is exceeded.
 
-A line's key is ``vm << 40`` plus its line index (below 2^40: 4 PiB of disk in
-4 KiB lines; VM numbers below 2^30). While a host caches at most ``compact_at``
-lines (``COMPACT_AT``, 2^20, by default) they are the keys of a dict in recency
-order: its operations run in C, the fastest choice in the compiled engine
-(``array`` indexing is not compiled to C: the arrays below cost the default
-scenario 8% more instructions), at about 84 bytes a line (137 in an OrderedDict: 130 MB at 2^20 lines).
-Until the cache first has to evict, a plain dict (a line refreshed is deleted and
-added again, at the end); from the first eviction on, an ``OrderedDict`` in the
-same order (taking the oldest line off a plain dict scans the holes its earlier
-deletions left at the front). Most runs never fill a host's cache, and a plain
-dict's insertions cost less than an ``OrderedDict``'s (which keeps a list node
-and a second index of its own): the cache's share of the default run fell from
-about 10% to 7% of its time, about 3% of the run saved (perf samples, compiled).
-The first insert that leaves more cached moves them, once and in the same order,
-to two arrays of machine integers with no Python object per line: at most 35
-bytes a line (19 for 200,000 lines), for hosts caching tens of millions of lines.
-Every method branches on ``_compact`` first; the array versions are the
+A line's key is ``vm << 40`` plus its line index (below 2^40: 4 PiB of disk in 4 KiB lines; VM
+numbers below 2^30). While a host caches at most ``compact_at`` lines (``COMPACT_AT``, 2^20, by
+default) they are the keys of a dict in recency order: its operations run in C, the fastest choice
+in the compiled engine (``array`` indexing is not compiled to C: the arrays below cost the default
+scenario 8% more instructions), at about 84 bytes a line (137 in an OrderedDict: 130 MB at 2^20
+lines). Until the cache first has to evict, a plain dict (a line refreshed is deleted and added
+again, at the end); from the first eviction on, an ``OrderedDict`` in the same order (taking the
+oldest line off a plain dict scans the holes its earlier deletions left at the front). Most runs
+never fill a host's cache, and a plain dict's insertions cost less than an ``OrderedDict``'s (which
+keeps a list node and a second index of its own): the cache's share of the default run fell from
+about 10% to 7% of its time, about 3% of the run saved (perf samples, compiled). The first insert
+that leaves more cached moves them, once and in the same order, to two arrays of machine integers
+with no Python object per line: at most 35 bytes a line (19 for 200,000 lines), for hosts caching
+tens of millions of lines. Every method branches on ``_compact`` first; the array versions are the
 ``_*_compact`` methods.
 
 - The recency log (``_log``, 8-byte keys) lists the cached lines from least to
@@ -52,33 +49,39 @@ from typing import Final, cast
 
 __all__ = ["COMPACT_AT", "ReadCache"]
 
-COMPACT_AT: Final = 1 << 20  # lines a host caches in a dict (at most about 130 MB) before it moves them to the arrays
+# lines a host caches in a dict (at most about 130 MB) before it moves them to the arrays
+COMPACT_AT: Final = 1 << 20
 
 _VM_SHIFT: Final = 40  # line index bits per VM in the cache key (2^40 lines is plenty)
 _LINE_MASK: Final = (1 << _VM_SHIFT) - 1
 _DEAD: Final = -1  # a log entry whose line was refreshed since, or is no longer cached
 _EMPTY: Final = 0  # an index slot holding no line (log position 0 is never used)
 _MIN_SLOTS: Final = 16
-_LOG_SLACK: Final = 64  # waste the log may carry beyond one entry per cached line, so small caches compact rarely
-# The hash (:func:`_spread`, then :func:`_slot`): each VM's line indexes are offset by its multiple of _VM_MIX
-# (kept below 2^39) and multiplied by the odd _LINE_MIX (below 2^21, so the product stays below 2^62: short
-# machine integers in the compiled build); the product's high bits are folded onto its low ones, so strided lines
-# (I/Os aligned to 64 KiB, say) spread over the table as well as consecutive ones do. Linear probing then takes
-# about 1.5 probes a lookup at half load, the figure of random hashing, for every access pattern tried.
+# waste the log may carry beyond one entry per cached line, so small caches compact rarely
+_LOG_SLACK: Final = 64
+# The hash (:func:`_spread`, then :func:`_slot`): each VM's line indexes are offset by its multiple
+# of _VM_MIX (kept below 2^39) and multiplied by the odd _LINE_MIX (below 2^21, so the product stays
+# below 2^62: short machine integers in the compiled build); the product's high bits are folded onto
+# its low ones, so strided lines (I/Os aligned to 64 KiB, say) spread over the table as well as
+# consecutive ones do. Linear probing then takes about 1.5 probes a lookup at half load, the figure
+# of random hashing, for every access pattern tried.
 _VM_MIX: Final = 0x9E3779B9
 _VM_OFFSET_MASK: Final = (1 << 39) - 1
 _LINE_MIX: Final = 0x13C6EF
 _FOLD: Final = 29
-_KEY_OBJECT_BYTES: Final = 32  # sys.getsizeof(1 << _VM_SHIFT): a key above 2^30 is an int object of its own
+# sys.getsizeof(1 << _VM_SHIFT): a key above 2^30 is an int object of its own
+_KEY_OBJECT_BYTES: Final = 32
 
 
 def _spread(key: int) -> int:
-    """``key``'s hash before folding; the next line's is this plus ``_LINE_MIX``, which the loops over an I/O's lines use."""
+    """``key``'s hash before folding; the next line's is this plus ``_LINE_MIX``, which the loops
+    over an I/O's lines use."""
     return ((key & _LINE_MASK) + ((key >> _VM_SHIFT) * _VM_MIX & _VM_OFFSET_MASK)) * _LINE_MIX
 
 
 def _slot(spread: int, mask: int) -> int:
-    """The first index slot probed for a key whose :func:`_spread` is ``spread``, in a table of ``mask + 1`` slots."""
+    """The first index slot probed for a key whose :func:`_spread` is ``spread``, in a table of
+    ``mask + 1`` slots."""
     return (spread ^ spread >> _FOLD) & mask
 
 
@@ -86,8 +89,9 @@ class ReadCache:
     """LRU set of (vm, line) keys holding ``capacity_lines`` lines of ``line_bytes`` bytes
     (:func:`simcache.physics.cluster.read_cache_lines`).
 
-    ``hits`` and ``misses`` count :meth:`lookup` answers (the VM's read path moves a remote hit from one host's
-    misses to the other's hits); ``inserted_lines`` and ``evicted_lines`` count lines added and pushed out.
+    ``hits`` and ``misses`` count :meth:`lookup` answers (the VM's read path moves a remote hit from
+    one host's misses to the other's hits); ``inserted_lines`` and ``evicted_lines`` count lines
+    added and pushed out.
     """
 
     def __init__(self, capacity_lines: int, line_bytes: int, compact_at: int = COMPACT_AT) -> None:
@@ -98,13 +102,15 @@ class ReadCache:
         self.misses = 0
         self.inserted_lines = 0
         self.evicted_lines = 0
-        # Until more than compact_at lines are cached: the lines in recency order (C-level dict operations, fast in
-        # the compiled build), a plain dict until the first eviction, an OrderedDict from then on (_ordered); then,
-        # for good, the arrays below (_compact set, _lines emptied).
+        # Until more than compact_at lines are cached: the lines in recency order (C-level dict
+        # operations, fast in the compiled build), a plain dict until the first eviction, an
+        # OrderedDict from then on (_ordered); then, for good, the arrays below (_compact set,
+        # _lines emptied).
         self._compact = False
         self._ordered = False
         self._lines: dict[int, None] = {}
-        # Log positions stay below about twice the lines cached: 4-byte slots unless the cache may hold 2^30 lines.
+        # Log positions stay below about twice the lines cached: 4-byte slots unless the cache may
+        # hold 2^30 lines.
         self._position_type = "I" if capacity_lines < 1 << 30 else "q"
         self._slots: array[int] = array(self._position_type)
         self._mask = 0  # len(_slots) - 1
@@ -122,8 +128,8 @@ class ReadCache:
         self._count = 0
 
     def _keys(self, vm: int, offset: int, size: int) -> tuple[int, int]:
-        """The keys of the I/O's lines: ``range(*self._keys(...))`` (written out at each loop, so that compiled it is a
-        native loop over unboxed integers, not a ``range`` object)."""
+        """The keys of the I/O's lines: ``range(*self._keys(...))`` (written out at each loop, so
+        that compiled it is a native loop over unboxed integers, not a ``range`` object)."""
         base = vm << _VM_SHIFT
         line = self.line
         return base + offset // line, base + (offset + size - 1) // line + 1
@@ -143,7 +149,8 @@ class ReadCache:
         return -1
 
     def _remove(self, slot: int) -> None:
-        """Empty ``slot``, moving back the entries after it that probed past it (so every probe still finds its line)."""
+        """Empty ``slot``, moving back the entries after it that probed past it (so every probe
+        still finds its line)."""
         slots = self._slots
         log = self._log
         mask = self._mask
@@ -152,8 +159,12 @@ class ReadCache:
         position = slots[slot]
         while position != _EMPTY:
             key = log[position]
-            spread = ((key & _LINE_MASK) + ((key >> _VM_SHIFT) * _VM_MIX & _VM_OFFSET_MASK)) * _LINE_MIX  # _spread and _slot inlined
-            # The entry may fill the hole if the hole lies on its probe path, from its first slot to here.
+            # _spread and _slot inlined
+            spread = (
+                (key & _LINE_MASK) + ((key >> _VM_SHIFT) * _VM_MIX & _VM_OFFSET_MASK)
+            ) * _LINE_MIX
+            # The entry may fill the hole if the hole lies on its probe path, from its first slot to
+            # here.
             if (slot - ((spread ^ spread >> _FOLD) & mask)) & mask >= (slot - hole) & mask:
                 slots[hole] = position
                 hole = slot
@@ -201,8 +212,8 @@ class ReadCache:
         self._mask = mask
 
     def _to_arrays(self) -> None:
-        """Move the cached lines from the dict to the arrays, in the same recency order (once, when more
-        than ``compact_at`` are cached)."""
+        """Move the cached lines from the dict to the arrays, in the same recency order (once,
+        when more than ``compact_at`` are cached)."""
         count = len(self._lines)
         log = array("q", [_DEAD])
         log.extend(self._lines)
@@ -219,10 +230,12 @@ class ReadCache:
         self._compact = True
 
     def _compact_log(self) -> None:
-        """Move the log's live entries to its front (in order) and give the index their new positions: done when its
-        consumed and dead entries outnumber the lines cached (by ``_LOG_SLACK``)."""
+        """Move the log's live entries to its front (in order) and give the index their new
+        positions: done when its consumed and dead entries outnumber the lines cached (by
+        ``_LOG_SLACK``)."""
         log = self._log
-        moved_to = array(self._position_type, [_EMPTY]) * len(log)  # new position by old (for a moment: 4 bytes an entry)
+        # new position by old (for a moment: 4 bytes an entry)
+        moved_to = array(self._position_type, [_EMPTY]) * len(log)
         write = 1
         for read in range(self._head, len(log)):
             key = log[read]
@@ -248,7 +261,8 @@ class ReadCache:
         slots = self._slots
         log = self._log
         mask = self._mask
-        spread = (first + (vm * _VM_MIX & _VM_OFFSET_MASK)) * _LINE_MIX  # _spread(key) and _slot inlined: the hot path
+        # _spread(key) and _slot inlined: the hot path
+        spread = (first + (vm * _VM_MIX & _VM_OFFSET_MASK)) * _LINE_MIX
         if lines == 1:  # the common case, without the list of slots
             slot = (spread ^ spread >> _FOLD) & mask
             position = slots[slot]
@@ -308,13 +322,15 @@ class ReadCache:
         line = self.line
         first = offset // line
         lines = (offset + size - 1) // line - first + 1
-        while self._count + lines >= len(self._slots):  # an I/O as large as the index: room for every line
+        # an I/O as large as the index: room for every line
+        while self._count + lines >= len(self._slots):
             self._grow()
         key = (vm << _VM_SHIFT) + first
         slots = self._slots
         log = self._log
         mask = self._mask
-        spread = (first + (vm * _VM_MIX & _VM_OFFSET_MASK)) * _LINE_MIX  # _spread(key) and _slot inlined
+        # _spread(key) and _slot inlined
+        spread = (first + (vm * _VM_MIX & _VM_OFFSET_MASK)) * _LINE_MIX
         refreshed = 0
         for _ in range(lines):
             slot = (spread ^ spread >> _FOLD) & mask
@@ -373,8 +389,8 @@ class ReadCache:
             lines[key] = None
 
     def holds(self, vm: int, offset: int, size: int) -> bool:
-        """True if every line of the I/O is cached; neither counted nor refreshed (a moved VM's old host asked
-        for a remote hit: its own reads no longer run here)."""
+        """True if every line of the I/O is cached; neither counted nor refreshed (a moved VM's
+        old host asked for a remote hit: its own reads no longer run here)."""
         if self._compact:
             return self._holds_compact(vm, offset, size)
         lines = self._lines
@@ -392,8 +408,9 @@ class ReadCache:
             lines.pop(key, None)
 
     def insert(self, vm: int, offset: int, size: int) -> None:
-        """Cache the I/O's lines as the most recently used (refreshing those present), then evict the least
-        recently used lines past ``capacity_lines``; past ``compact_at`` lines, move them to the arrays."""
+        """Cache the I/O's lines as the most recently used (refreshing those present), then evict
+        the least recently used lines past ``capacity_lines``; past ``compact_at`` lines, move
+        them to the arrays."""
         if self._compact:
             self._insert_compact(vm, offset, size)
             return
@@ -414,7 +431,8 @@ class ReadCache:
                 self._to_arrays()
 
     def _evict_lines(self, count: int) -> None:
-        """Remove the ``count`` least recently used lines of the dict (an ``OrderedDict`` from the first time on)."""
+        """Remove the ``count`` least recently used lines of the dict (an ``OrderedDict`` from
+        the first time on)."""
         if not self._ordered:
             self._lines = OrderedDict(self._lines)
             self._ordered = True
@@ -424,8 +442,8 @@ class ReadCache:
         self.evicted_lines += count
 
     def clear(self) -> None:
-        """Forget every line: the device holding them failed (``device_failure``); not counted as evictions. A
-        cache that moved to the arrays keeps them (at their smallest)."""
+        """Forget every line: the device holding them failed (``device_failure``); not counted as
+        evictions. A cache that moved to the arrays keeps them (at their smallest)."""
         if self._compact:
             self._reset()
         else:
@@ -435,7 +453,11 @@ class ReadCache:
     def recency(self) -> list[tuple[int, int]]:
         """The cached lines as (vm, line index) pairs, least recently used first."""
         if self._compact:
-            return [(key >> _VM_SHIFT, key & _LINE_MASK) for key in self._log[self._head :] if key != _DEAD]
+            return [
+                (key >> _VM_SHIFT, key & _LINE_MASK)
+                for key in self._log[self._head :]
+                if key != _DEAD
+            ]
         return [(key >> _VM_SHIFT, key & _LINE_MASK) for key in self._lines]
 
     @property
@@ -444,8 +466,9 @@ class ReadCache:
 
     @property
     def memory_bytes(self) -> int:
-        """Bytes the cache's two arrays hold (allocated, so including the log's spare room); before the move to
-        the arrays, the dict's (with an ``OrderedDict``'s list nodes) plus a 32-byte int object per key."""
+        """Bytes the cache's two arrays hold (allocated, so including the log's spare room);
+        before the move to the arrays, the dict's (with an ``OrderedDict``'s list nodes) plus a
+        32-byte int object per key."""
         if self._compact:
             return sys.getsizeof(self._slots) + sys.getsizeof(self._log)
         return sys.getsizeof(self._lines) + _KEY_OBJECT_BYTES * len(self._lines)

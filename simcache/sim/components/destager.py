@@ -64,7 +64,16 @@ import simpy
 
 from simcache.sim.components.detached import start_detached
 from simcache.sim.components.flusher import Flusher, flusher_steps
-from simcache.sim.components.kernel import Signal, Wait, clock_of, current_time, schedule_at, sleep, succeed, timeout_or
+from simcache.sim.components.kernel import (
+    Signal,
+    Wait,
+    clock_of,
+    current_time,
+    schedule_at,
+    sleep,
+    succeed,
+    timeout_or,
+)
 from simcache.sim.components.pending import (
     BLOCK_HASH,
     BLOCK_NUMBER,
@@ -93,10 +102,11 @@ if TYPE_CHECKING:
 __all__ = ["MIN_PD_RATE", "Destager"]
 
 MIN_PD_RATE: Final = 4096.0
-"""Slowest rate (bytes/s) the ``pd`` controller sets: a trickle that always moves (bcache's floor is one
-sector per second; a 4 KiB floor keeps a paced batch from waiting for hours)."""
+"""Slowest rate (bytes/s) the ``pd`` controller sets: a trickle that always moves (bcache's floor
+is one sector per second; a 4 KiB floor keeps a paced batch from waiting for hours)."""
 PD_START_RATE: Final = 512.0 * 1024
-"""The ``pd`` controller's rate before its first update, bytes/s: bcache starts at 1,024 sectors/s."""
+"""The ``pd`` controller's rate before its first update, bytes/s: bcache starts at 1,024
+sectors/s."""
 
 
 class Destager:
@@ -111,17 +121,21 @@ class Destager:
         self.backlog_bytes = 0
         self.single_copy_bytes = 0
         self.short_bytes = 0
-        """Bytes of the buffered writes with fewer copies than their VM's policy promises (data at risk):
-        fewer replica holders than ``promised[vm]``."""
+        """Bytes of the buffered writes with fewer copies than their VM's policy promises (data
+        at risk): fewer replica holders than ``promised[vm]``."""
         self.promised: list[int] = []
-        """The replicas each VM's policy promises, by VM index (set by :func:`simcache.sim.engine.build`)."""
+        """The replicas each VM's policy promises, by VM index (set by
+        :func:`simcache.sim.engine.build`)."""
         self.stopped = False  # its tier is gone (fail): the flushers stop
         self._pending: deque[PendingWrite] = deque()
-        self._pending_since: deque[float] = deque()  # when each pending write entered the buffer (for ``delay``)
+        # when each pending write entered the buffer (for ``delay``)
+        self._pending_since: deque[float] = deque()
         self.pending_bytes = 0  # bytes of the writes not yet taken into a batch
-        self._waiting: deque[tuple[Signal, PendingWrite]] = deque()  # writers waiting for room, in arrival order
+        # writers waiting for room, in arrival order
+        self._waiting: deque[tuple[Signal, PendingWrite]] = deque()
         self._flushing: list[list[PendingWrite]] = []  # batches on their way to the array
-        self._work = Signal(None)  # fires when a write enters the buffer (every flusher waiting for work wakes)
+        # fires when a write enters the buffer (every flusher waiting for work wakes)
+        self._work = Signal(None)
         self.accepted_bytes = 0
         self.destaged_bytes = 0
         self.batches = 0
@@ -131,19 +145,23 @@ class Destager:
         self._trigger = spec.trigger
         self._high_bytes = spec.high_watermark * capacity
         self._low_bytes = spec.low_watermark * capacity
-        self._draining = False  # watermarks: between reaching the high watermark and getting down to the low one
+        # watermarks: between reaching the high watermark and getting down to the low one
+        self._draining = False
         self._delay = spec.delay
-        self._max_batch = spec.max_batch  # a typed field: compiled, a read of the spec's (pydantic) is a generic lookup
+        # a typed field: compiled, a read of the spec's (pydantic) is a generic lookup
+        self._max_batch = spec.max_batch
         self._paced = spec.pacing != "none"
         self.rate = float(spec.rate) if spec.rate is not None else PD_START_RATE
         self._next_start = 0.0  # pacing: the earliest time the next batch may be taken
-        self.reads_in_chunks = host.tier.spec.scheduling != "fcfs"  # batches read back as background requests
+        # batches read back as background requests
+        self.reads_in_chunks = host.tier.spec.scheduling != "fcfs"
         self._hashed = spec.order == "hash"
         self._walk: list[Block] = []  # order = "hash": dirty blocks ahead of the cursor (a heap)
         self._behind: list[Block] = []  # dirty blocks behind the cursor: the next pass
         self._cursor = 0
         self._ticks = 0
-        self._writes: dict[int, list[Any]] = {}  # write's number -> [write, bytes not yet on the array]
+        # write's number -> [write, bytes not yet on the array]
+        self._writes: dict[int, list[Any]] = {}
         for _ in range(spec.concurrency):
             if self.clock.callbacks:
                 Flusher(self)
@@ -153,8 +171,8 @@ class Destager:
             start_detached(self.clock, self._controller())
 
     def admit(self, item: PendingWrite) -> Signal | None:
-        """Accept ``item``; return ``None`` if accepted now, else a :class:`Signal` processed on acceptance (or when the
-        tier fails: the writer checks ``host.tier_up``)."""
+        """Accept ``item``; return ``None`` if accepted now, else a :class:`Signal` processed on
+        acceptance (or when the tier fails: the writer checks ``host.tier_up``)."""
         if not self._waiting and self.backlog_bytes + item[WRITE_SIZE] <= self.capacity:
             self._accept(item)
             return None
@@ -180,10 +198,12 @@ class Destager:
             self._pending.append(item)
             self._pending_since.append(current_time(self.clock))
         if not self._work.triggered:
-            schedule_at(self.clock, current_time(self.clock), self._work)  # as Event.succeed(): queued now
+            # as Event.succeed(): queued now
+            schedule_at(self.clock, current_time(self.clock), self._work)
 
     def _enqueue_blocks(self, item: PendingWrite) -> None:
-        """``order = "hash"``: file ``item``'s pieces under the blocks they fall in, ahead of or behind the cursor."""
+        """``order = "hash"``: file ``item``'s pieces under the blocks they fall in, ahead of or
+        behind the cursor."""
         number = self._ticks
         self._writes[number] = [item, item[WRITE_SIZE]]
         vm, offset, size = item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE]
@@ -193,13 +213,17 @@ class Destager:
             block = offset // unit
             piece_end = min(end, (block + 1) * unit)
             key = block_hash(vm, block)
-            heapq.heappush(self._walk if key >= self._cursor else self._behind, (key, self._ticks, number, vm, offset, piece_end - offset))
+            heapq.heappush(
+                self._walk if key >= self._cursor else self._behind,
+                (key, self._ticks, number, vm, offset, piece_end - offset),
+            )
             self._ticks += 1
             offset = piece_end
         self._ticks += 1
 
     def _next_block(self) -> Block | None:
-        """The dirty block the hash walk takes next (starting a new pass when the current one is done)."""
+        """The dirty block the hash walk takes next (starting a new pass when the current one is
+        done)."""
         if not self._walk:
             if not self._behind:
                 return None
@@ -218,8 +242,8 @@ class Destager:
         """A host holding replicas of this buffer's writes died: those writes lose that copy.
 
         Writes left with no replica become single copies (data at risk). That holds for the buffered
-        writes and for the writers still waiting for buffer space (their data is in the tier and on the
-        peers already; they enter the buffer with the copies that are left).
+        writes and for the writers still waiting for buffer space (their data is in the tier and on
+        the peers already; they enter the buffer with the copies that are left).
         """
         for slot, i, item in self._slots():
             if peer in item[WRITE_HOLDERS]:
@@ -241,12 +265,13 @@ class Destager:
         return rewritten
 
     def fail(self) -> list[PendingWrite]:
-        """The tier died (with its host, or alone): return every write not yet destaged; the flushers stop.
+        """The tier died (with its host, or alone): return every write not yet destaged; the
+        flushers stop.
 
-        A hash-ordered write some of whose blocks already reached the array comes back as its bytes not yet there
-        (see :func:`_undestaged`). Writers waiting for space are dropped (their writes failed: a host still up sees
-        them fail); the backlog counters drop to zero (the caller decides what was lost and what a surviving replica
-        holder takes over).
+        A hash-ordered write some of whose blocks already reached the array comes back as its bytes
+        not yet there (see :func:`_undestaged`). Writers waiting for space are dropped (their writes
+        failed: a host still up sees them fail); the backlog counters drop to zero (the caller
+        decides what was lost and what a surviving replica holder takes over).
         """
         self.stopped = True
         if self.host.alive:
@@ -268,8 +293,8 @@ class Destager:
         return items
 
     def _take_batch(self, now: float) -> list[PendingWrite]:
-        """The oldest pending writes up to ``max_batch`` bytes (at least one), all eligible at ``now``,
-        leaving at least the low watermark pending while a watermark drain runs."""
+        """The oldest pending writes up to ``max_batch`` bytes (at least one), all eligible at
+        ``now``, leaving at least the low watermark pending while a watermark drain runs."""
         pending = self._pending
         since = self._pending_since
         since.popleft()
@@ -280,7 +305,10 @@ class Destager:
         eligible_before = now - self._delay
         left = self.pending_bytes - total
         while (
-            pending and total + pending[0][WRITE_SIZE] <= limit and since[0] <= eligible_before and left - pending[0][WRITE_SIZE] >= floor
+            pending
+            and total + pending[0][WRITE_SIZE] <= limit
+            and since[0] <= eligible_before
+            and left - pending[0][WRITE_SIZE] >= floor
         ):
             since.popleft()
             item = pending.popleft()
@@ -291,9 +319,9 @@ class Destager:
         return batch
 
     def _take_blocks(self) -> tuple[list[PendingWrite], list[tuple[int, int]]]:
-        """``order = "hash"``: the next dirty blocks in the walk, whole, up to ``max_batch`` bytes (at least one), leaving
-        at least the low watermark pending while a watermark drain runs; as pieces (vm, offset, size) and, for each,
-        (write's number, bytes)."""
+        """``order = "hash"``: the next dirty blocks in the walk, whole, up to ``max_batch``
+        bytes (at least one), leaving at least the low watermark pending while a watermark drain
+        runs; as pieces (vm, offset, size) and, for each, (write's number, bytes)."""
         limit = self._max_batch
         floor = self._low_bytes if self._draining else 0.0
         pieces: list[PendingWrite] = []
@@ -305,7 +333,8 @@ class Destager:
             key = block[BLOCK_HASH]
             if pieces and (total + block[BLOCK_SIZE] > limit or left - block[BLOCK_SIZE] < floor):
                 break
-            while block is not None and block[BLOCK_HASH] == key:  # the block's pieces come together
+            # the block's pieces come together
+            while block is not None and block[BLOCK_HASH] == key:
                 heapq.heappop(self._walk)
                 self._cursor = key
                 pieces.append((block[BLOCK_VM], block[BLOCK_OFFSET], block[BLOCK_SIZE], (), False))
@@ -318,7 +347,8 @@ class Destager:
         return pieces, owners
 
     def _ready_at(self, now: float) -> float:
-        """When a flusher may take the next batch: ``now``, a later time to look again, or ``inf`` (wait for new writes).
+        """When a flusher may take the next batch: ``now``, a later time to look again, or ``inf``
+        (wait for new writes).
 
         Updates the watermark state on the way (see the module docstring).
         """
@@ -335,7 +365,11 @@ class Destager:
         if trigger != "always":
             if self._draining and self.pending_bytes - oldest < self._low_bytes:
                 self._draining = False
-            if not self._draining and self.backlog_bytes >= self._high_bytes and self.pending_bytes - oldest >= self._low_bytes:
+            if (
+                not self._draining
+                and self.backlog_bytes >= self._high_bytes
+                and self.pending_bytes - oldest >= self._low_bytes
+            ):
                 self._draining = True
             if not self._draining:
                 if trigger == "watermarks":
@@ -353,13 +387,14 @@ class Destager:
         return ready
 
     def _controller(self) -> Generator[Wait, Any, None]:
-        """bcache's writeback-rate PD controller (Linux 3.13 to 4.15, ``__update_writeback_rate``), in bytes.
+        """bcache's writeback-rate PD controller (Linux 3.13 to 4.15, ``__update_writeback_rate``),
+        in bytes.
 
-        Every ``pd_update`` seconds: proportional = (dirty - target) x update / p_inverse; derivative =
-        the change of dirty bytes per second, averaged as bcache's ``ewma_add`` with weight
-        ``d_term / update`` (at least 1), times d_term / p_inverse; the rate moves by their sum, but
-        does not rise while the flushers lag behind the rate they have (their next start more than
-        1 ms past), and never falls below :data:`MIN_PD_RATE`.
+        Every ``pd_update`` seconds: proportional = (dirty - target) x update / p_inverse;
+        derivative = the change of dirty bytes per second, averaged as bcache's ``ewma_add`` with
+        weight ``d_term / update`` (at least 1), times d_term / p_inverse; the rate moves by their
+        sum, but does not rise while the flushers lag behind the rate they have (their next start
+        more than 1 ms past), and never falls below :data:`MIN_PD_RATE`.
         """
         spec = self.spec
         update = spec.pd_update
@@ -396,8 +431,9 @@ class Destager:
         return runs
 
     def work_wait(self, now: float) -> Signal | None:
-        """None if a flusher may take a batch ``now``; else what to wait for before looking again: new writes
-        (:attr:`_work`), or the first of them and the time :meth:`_ready_at` names."""
+        """None if a flusher may take a batch ``now``; else what to wait for before looking
+        again: new writes (:attr:`_work`), or the first of them and the time :meth:`_ready_at`
+        names."""
         ready = self._ready_at(now)
         if ready <= now:
             return None
@@ -406,7 +442,8 @@ class Destager:
         return self._work if ready == math.inf else timeout_or(self.clock, ready - now, self._work)
 
     def take(self, now: float) -> FlushBatch:
-        """Take the next batch to destage (paced: push the next one's earliest start back by its bytes)."""
+        """Take the next batch to destage (paced: push the next one's earliest start back by its
+        bytes)."""
         if self._hashed:
             items, owners = self._take_blocks()
         else:
@@ -419,19 +456,28 @@ class Destager:
         return FlushBatch(items, owners, nbytes, self.coalesce(items))
 
     def send(self, batch: FlushBatch, then: Callable[[Signal], None] | None) -> Signal:
-        """Send ``batch``'s bytes over the storage network to the array (``then``: the transfer's callback, if any)."""
+        """Send ``batch``'s bytes over the storage network to the array (``then``: the transfer's
+        callback, if any)."""
         host = self.host
         port = host.storage_tx
         wire, packets = port.framing[batch.unique_bytes]
-        return host.network.send((port, host.array_rx), wire, packets, latency=port.latency, then=then)  # the link spec's
+        # the link spec's
+        return host.network.send(
+            (port, host.array_rx), wire, packets, latency=port.latency, then=then
+        )
 
     def write(self, batch: FlushBatch, now: float) -> float:
-        """Write ``batch`` on the array at ``now`` (its bytes have arrived), in requests of at most ``max_batch``; return
-        how long from ``now`` until the array's acknowledgement is back."""
+        """Write ``batch`` on the array at ``now`` (its bytes have arrived), in requests of at
+        most ``max_batch``; return how long from ``now`` until the array's acknowledgement is
+        back."""
         host = self.host
         runs = batch.runs
         limit = self._max_batch
-        requests = runs if max(run[2] for run in runs) <= limit else [piece for run in runs for piece in pieces(run, limit)]
+        requests = (
+            runs
+            if max(run[2] for run in runs) <= limit
+            else [piece for run in runs for piece in pieces(run, limit)]
+        )
         array_done = host.array.submit(now, requests, True)
         return array_done - now + host.storage_tx.acknowledgement
 
@@ -473,7 +519,8 @@ class Destager:
         self._admit_waiting()
 
     def _release_blocks(self, owners: list[tuple[int, int]], nbytes: int) -> None:
-        """``order = "hash"``: blocks reached the array; the writes whose last block this was leave the buffer."""
+        """``order = "hash"``: blocks reached the array; the writes whose last block this was
+        leave the buffer."""
         self.backlog_bytes -= nbytes
         self.destaged_bytes += nbytes
         writes = self._writes
@@ -500,13 +547,15 @@ class Destager:
     # -- handover of a moved VM's writes (vMotion with handover; simcache.sim.engine) --
 
     def untaken(self, vm: int) -> list[PendingWrite]:
-        """VM ``vm``'s writes accepted and not yet taken into a batch (not a piece of one, in ``hash`` order)."""
+        """VM ``vm``'s writes accepted and not yet taken into a batch (not a piece of one, in
+        ``hash`` order)."""
         if self._hashed:
             return [self._writes[number][0] for number in self._untaken_numbers(vm)]
         return [item for item in self._pending if item[WRITE_VM] == vm]
 
     def _untaken_numbers(self, vm: int) -> list[int]:
-        """``order = "hash"``: the numbers of VM ``vm``'s writes whose blocks are all still in the walk."""
+        """``order = "hash"``: the numbers of VM ``vm``'s writes whose blocks are all still in
+        the walk."""
         queued: Counter[int] = Counter()
         for block in (*self._walk, *self._behind):
             if block[BLOCK_VM] == vm:
@@ -514,9 +563,9 @@ class Destager:
         return [number for number, size in queued.items() if size == self._writes[number][0][2]]
 
     def hand_over(self, items: Counter[tuple[int, int, int]], vm: int) -> list[PendingWrite]:
-        """Remove VM ``vm``'s writes that are still untaken and match ``items`` (VM, offset, size, each as many times as
-        counted) from the buffer, and return them: another host destages them from now on. Writers waiting for the
-        room they leave are admitted."""
+        """Remove VM ``vm``'s writes that are still untaken and match ``items`` (VM, offset,
+        size, each as many times as counted) from the buffer, and return them: another host
+        destages them from now on. Writers waiting for the room they leave are admitted."""
         left = Counter(items)
         taken: list[PendingWrite] = []
         if self._hashed:
@@ -547,21 +596,27 @@ class Destager:
         self.backlog_bytes -= moved
         self.pending_bytes -= moved
         self.single_copy_bytes -= sum(item[WRITE_SIZE] for item in taken if item[WRITE_SINGLE])
-        self.short_bytes -= sum(item[WRITE_SIZE] for item in taken if len(item[WRITE_HOLDERS]) < self.promised[item[WRITE_VM]])
+        self.short_bytes -= sum(
+            item[WRITE_SIZE]
+            for item in taken
+            if len(item[WRITE_HOLDERS]) < self.promised[item[WRITE_VM]]
+        )
         self._admit_waiting()
         return taken
 
     # -- resync after a peer loss (simcache.sim.outages) --
 
     def buffered(self) -> Iterator[PendingWrite]:
-        """The writes accepted and not yet destaged: the pending ones, then the batches on their way to the array
-        (``order = "hash"``: the writes with blocks still in the walk or on their way, in arrival order)."""
+        """The writes accepted and not yet destaged: the pending ones, then the batches on their
+        way to the array (``order = "hash"``: the writes with blocks still in the walk or on
+        their way, in arrival order)."""
         for _, _, item in self._slots():
             yield item
 
     def _slots(self) -> Iterator[tuple[MutableSequence[Any], int, PendingWrite]]:
-        """Each write accepted and not yet destaged, with where it is stored (``slot[i]`` is the write; assigning it
-        rewrites the write in place): the pending queue, a batch being flushed, or a hash-walk write's entry."""
+        """Each write accepted and not yet destaged, with where it is stored (``slot[i]`` is the
+        write; assigning it rewrites the write in place): the pending queue, a batch being
+        flushed, or a hash-walk write's entry."""
         for queue in (self._pending, *self._flushing):
             for i, item in enumerate(queue):
                 yield queue, i, item
@@ -569,9 +624,10 @@ class Destager:
             yield entry, 0, entry[0]
 
     def add_holder(self, items: Counter[PendingWrite], holder: Host) -> int:
-        """A resync copied ``items`` (each as many times as counted) to ``holder``: those still accepted and not
-        yet destaged, matched by VM, offset and size among the writes ``holder`` does not hold, name it among their
-        replica holders. Returns the bytes that now have ``holder``'s copy."""
+        """A resync copied ``items`` (each as many times as counted) to ``holder``: those still
+        accepted and not yet destaged, matched by VM, offset and size among the writes ``holder``
+        does not hold, name it among their replica holders. Returns the bytes that now have
+        ``holder``'s copy."""
         left = Counter({item[:3]: count for item, count in items.items()})
         added = 0
         for slot, i, item in self._slots():
@@ -582,7 +638,13 @@ class Destager:
                     self.single_copy_bytes -= item[WRITE_SIZE]
                 if len(item[WRITE_HOLDERS]) + 1 == self.promised[item[WRITE_VM]]:
                     self.short_bytes -= item[WRITE_SIZE]
-                slot[i] = (item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE], (*item[WRITE_HOLDERS], holder), False)
+                slot[i] = (
+                    item[WRITE_VM],
+                    item[WRITE_OFFSET],
+                    item[WRITE_SIZE],
+                    (*item[WRITE_HOLDERS], holder),
+                    False,
+                )
                 added += item[WRITE_SIZE]
         return added
 
@@ -592,5 +654,6 @@ class Destager:
 
     @property
     def waiting_bytes(self) -> int:
-        """Bytes of the writes waiting for buffer space (stored, not yet acknowledged to their VMs)."""
+        """Bytes of the writes waiting for buffer space (stored, not yet acknowledged to their
+        VMs)."""
         return sum(item[WRITE_SIZE] for _, item in self._waiting)

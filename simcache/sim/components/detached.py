@@ -12,13 +12,23 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from simcache.sim.components.kernel import URGENT, Clock, Resumer, Signal, Wait, current_time, process_now, schedule_at
+from simcache.sim.components.kernel import (
+    URGENT,
+    Clock,
+    Resumer,
+    Signal,
+    Wait,
+    current_time,
+    process_now,
+    schedule_at,
+)
 
 __all__ = ["run_detached", "start_detached"]
 
 
 def run_detached(steps: Generator[Wait, Any, None], finished: Signal | None = None) -> None:
-    """Run ``steps`` now, up to its first wait; it resumes from the callbacks of the events it yields.
+    """Run ``steps`` now, up to its first wait; it resumes from the callbacks of the events it
+    yields.
 
     Nothing waits for an open-loop I/O, so it needs neither the process's
     start event nor its end event: this saves two scheduled events per I/O.
@@ -29,11 +39,14 @@ def run_detached(steps: Generator[Wait, Any, None], finished: Signal | None = No
     Resumer(steps if finished is None else _then_process(steps, finished)).resume(None)
 
 
-def _then_process(steps: Generator[Wait, Any, None], finished: Signal) -> Generator[Wait, Any, None]:
+def _then_process(
+    steps: Generator[Wait, Any, None], finished: Signal
+) -> Generator[Wait, Any, None]:
     yield from steps
     process_now(finished)
 
 
 def start_detached(clock: Clock, steps: Generator[Wait, Any, None]) -> None:
-    """Start ``steps`` when ``env.process(steps)`` would have: at the current time, ahead of normal events."""
+    """Start ``steps`` when ``env.process(steps)`` would have: at the current time, ahead of
+    normal events."""
     schedule_at(clock, current_time(clock), Signal(None, Resumer(steps).resume), URGENT)

@@ -1,13 +1,15 @@
-"""A destager's flusher as callbacks (:class:`Flusher`), beside the generator it mirrors (:func:`flusher_steps`).
+"""A destager's flusher as callbacks (:class:`Flusher`), beside the generator it mirrors
+(:func:`flusher_steps`).
 
 A flusher loops: wait until the destager has a batch for it (:meth:`Destager.work_wait`), take it
-(:meth:`Destager.take`), read it back from the tier (one request, or background requests one after another when
-the tier schedules background I/O), wait for the storage link if it is down, send it to the array
-(:meth:`Destager.send`), write it there and wait for the array's acknowledgement (:meth:`Destager.write`), and count
-it destaged (:meth:`Destager.destaged`). After each wait but a background request's it stops if the destager was
-stopped (its host failed). :class:`Flusher` runs that loop as one callback called once per wait, in phases; the
-destager's methods compute everything, this module only orders the waits. The same events at the same times in the
-same order as the generator (``tests/sim/test_fast_paths.py`` runs every library scenario both ways).
+(:meth:`Destager.take`), read it back from the tier (one request, or background requests one after
+another when the tier schedules background I/O), wait for the storage link if it is down, send it to
+the array (:meth:`Destager.send`), write it there and wait for the array's acknowledgement
+(:meth:`Destager.write`), and count it destaged (:meth:`Destager.destaged`). After each wait but a
+background request's it stops if the destager was stopped (its host failed). :class:`Flusher` runs
+that loop as one callback called once per wait, in phases; the destager's methods compute
+everything, this module only orders the waits. The same events at the same times in the same order
+as the generator (``tests/sim/test_fast_paths.py`` runs every library scenario both ways).
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Final
 
-from simcache.sim.components.kernel import URGENT, Signal, Wait, current_time, on_processed, schedule_at, sleep
+from simcache.sim.components.kernel import (
+    URGENT,
+    Signal,
+    Wait,
+    current_time,
+    on_processed,
+    schedule_at,
+    sleep,
+)
 
 if TYPE_CHECKING:
     from simcache.sim.components.destager import Destager
@@ -33,8 +43,9 @@ _ARRAY: Final = 5  # waiting for the array's acknowledgement
 
 
 class Flusher:
-    """One of a destager's flushers (``concurrency`` of them), started when ``start_detached`` would start the
-    generator: now, ahead of normal events. ``phase`` says what it waits for; ``batch`` is the batch it carries."""
+    """One of a destager's flushers (``concurrency`` of them), started when ``start_detached``
+    would start the generator: now, ahead of normal events. ``phase`` says what it waits for;
+    ``batch`` is the batch it carries."""
 
     __slots__ = ("batch", "booked", "callback", "destager", "left", "phase", "request")
 
@@ -45,7 +56,8 @@ class Flusher:
         self.left = 0  # bytes of the batch still to read back (background requests)
         self.request = 0  # the background request in hand (bytes)
         self.booked = False  # whether the tier booked it (else the flusher waits to offer it again)
-        self.callback: Callable[[Any], None] = self._step  # bound once: the flusher lives as long as the run
+        # bound once: the flusher lives as long as the run
+        self.callback: Callable[[Any], None] = self._step
         clock = destager.clock
         schedule_at(clock, current_time(clock), Signal(None, self.callback), URGENT)
 
@@ -62,7 +74,8 @@ class Flusher:
                 return
             self._read_done()
             return
-        if phase != _START and destager.stopped:  # the generator's first step has no stop check before it
+        # the generator's first step has no stop check before it
+        if phase != _START and destager.stopped:
             return
         if phase <= _WORK:  # _START or _WORK
             self._look_for_work()
@@ -76,7 +89,8 @@ class Flusher:
             clock = destager.clock
             now = current_time(clock)
             self.phase = _ARRAY
-            schedule_at(clock, now + destager.write(batch, now), Signal(None, self.callback))  # = sleep()'s time
+            # = sleep()'s time
+            schedule_at(clock, now + destager.write(batch, now), Signal(None, self.callback))
         else:  # _ARRAY: the batch is on the array
             batch = self.batch
             assert batch is not None
@@ -85,7 +99,8 @@ class Flusher:
             self._look_for_work()
 
     def _look_for_work(self) -> None:
-        """Take a batch if the destager has one for this flusher now, else wait for what it names."""
+        """Take a batch if the destager has one for this flusher now, else wait for what it
+        names."""
         destager = self.destager
         clock = destager.clock
         now = current_time(clock)
@@ -107,8 +122,9 @@ class Flusher:
         schedule_at(clock, now + (read_done - now), Signal(None, self.callback))  # = sleep()'s time
 
     def _read_chunk(self, again: bool) -> bool:
-        """Offer the tier the batch's next background request (``again``: the one it turned down); False once the
-        whole batch has been read back (:meth:`Destager._read_back`, request by request)."""
+        """Offer the tier the batch's next background request (``again``: the one it turned
+        down); False once the whole batch has been read back (:meth:`Destager._read_back`,
+        request by request)."""
         destager = self.destager
         if not again:
             left = self.left
@@ -129,7 +145,8 @@ class Flusher:
         if destager.stopped:
             return
         host = destager.host
-        if host.storage_down:  # link_down: the batch waits for the storage port (simcache.sim.outages)
+        # link_down: the batch waits for the storage port (simcache.sim.outages)
+        if host.storage_down:
             self.phase = _LINK
             on_processed(host.storage_back, self.callback)
             return
@@ -143,8 +160,8 @@ class Flusher:
 
 
 def flusher_steps(destager: Destager) -> Generator[Wait, Any, None]:
-    """A flusher of ``destager`` as a generator: the reference :class:`Flusher` mirrors, wait for wait
-    (``build(..., paths="generators")`` runs it; ``tests/sim/test_fast_paths.py``)."""
+    """A flusher of ``destager`` as a generator: the reference :class:`Flusher` mirrors, wait for
+    wait (``build(..., paths="generators")`` runs it; ``tests/sim/test_fast_paths.py``)."""
     clock = destager.clock
     host = destager.host
     while True:
@@ -163,7 +180,8 @@ def flusher_steps(destager: Destager) -> Generator[Wait, Any, None]:
             yield sleep(clock, read_done - current_time(clock))
         if destager.stopped:
             return
-        if host.storage_down:  # link_down: the batch waits for the storage port (simcache.sim.outages)
+        # link_down: the batch waits for the storage port (simcache.sim.outages)
+        if host.storage_down:
             yield host.storage_back
             if destager.stopped:
                 return

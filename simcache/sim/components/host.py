@@ -21,7 +21,14 @@ from simcache.sim.components.cache import ReadCache
 from simcache.sim.components.destager import Destager
 from simcache.sim.components.kernel import Clock, Signal, clock_of, on_processed, sleep, succeed
 from simcache.sim.components.link import FlowNetwork, Port
-from simcache.sim.components.pending import WRITE_HOLDERS, WRITE_OFFSET, WRITE_SIZE, WRITE_VM, PendingWrite, without
+from simcache.sim.components.pending import (
+    WRITE_HOLDERS,
+    WRITE_OFFSET,
+    WRITE_SIZE,
+    WRITE_VM,
+    PendingWrite,
+    without,
+)
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.tier import Tier
 from simcache.spec import ClusterSpec
@@ -61,27 +68,36 @@ class Host:
         self.host_count = spec.hosts
         links = spec.peer_links
         numbers: list[int | None] = [None] if links == 1 else list(range(links))
-        self.peer_txs = tuple(Port(PortName(index, "peer", k, "tx"), spec.peer_link) for k in numbers)
-        self.peer_rxs = tuple(Port(PortName(index, "peer", k, "rx"), spec.peer_link) for k in numbers)
+        self.peer_txs = tuple(
+            Port(PortName(index, "peer", k, "tx"), spec.peer_link) for k in numbers
+        )
+        self.peer_rxs = tuple(
+            Port(PortName(index, "peer", k, "rx"), spec.peer_link) for k in numbers
+        )
         self.storage_tx = Port(PortName(index, "storage", None, "tx"), spec.storage_link)
         self.storage_rx = Port(PortName(index, "storage", None, "rx"), spec.storage_link)
         self.peer_fabric = peer_fabric
         self.alive = True
-        self.tier_up = True  # False once its tier is gone (host_failure, device_failure): it holds no copy of anything
+        # False once its tier is gone (host_failure, device_failure): it holds no copy of anything
+        self.tier_up = True
         self.peer_down = 0  # peer_loss / link_down outages now holding its peer ports down
         self.storage_down = 0  # link_down outages now holding its storage port down
-        self.storage_back = Signal(None)  # processed when the storage port comes back up (then replaced: simcache.sim.outages)
+        # processed when the storage port comes back up (then replaced: simcache.sim.outages)
+        self.storage_back = Signal(None)
         self.replica_bytes = 0  # peers' data held here until their primary destages it
         self.replica_payload_sent = 0.0  # replica bytes this host sent to peers (after compression)
         self.destager = Destager(env, spec.destager, self)
         self.destager.on_destaged = self._drop_replicas
         self.metadata_log = MetadataLog(env, self.tier)
         self.replica_lag = ReplicaLag(env)
-        self.pending_destage: PendingDestage | None = None  # set once a host_failure with restart_delay happened
+        # set once a host_failure with restart_delay happened
+        self.pending_destage: PendingDestage | None = None
 
     def _drop_replicas(self, item: PendingWrite) -> None:
         if self.pending_destage is not None:
-            self.pending_destage.destaged(self.index, item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE])
+            self.pending_destage.destaged(
+                self.index, item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE]
+            )
         lag = self.replica_lag
         if lag.tracking:
             lag.destaged(item)
@@ -92,33 +108,36 @@ class Host:
     def surviving_holders(self, item: PendingWrite) -> list[Host]:
         """This host died holding ``item``, not yet destaged: the live peers holding a copy of it.
 
-        An asynchronous write whose replicas are still on their way has none (its bytes are lost); the peers whose
-        copy has not arrived do not hold it.
+        An asynchronous write whose replicas are still on their way has none (its bytes are lost);
+        the peers whose copy has not arrived do not hold it.
         """
         if self.replica_lag.tracking:
             return self.replica_lag.forget(item)
         return [peer for peer in item[WRITE_HOLDERS] if peer.tier_up]
 
     def peer_failed(self, peer: Host) -> None:
-        """``peer``, holding replicas of this host's writes, died (see :meth:`Destager.peer_failed`)."""
+        """``peer``, holding replicas of this host's writes, died (see
+        :meth:`Destager.peer_failed`)."""
         self.destager.peer_failed(peer)
         self.replica_lag.peer_failed(peer)
 
     def at_risk_bytes(self) -> int:
-        """Acknowledged bytes held in fewer copies than their VM's policy promises (a durable tier): the destager's
-        short writes and the asynchronous writes no copy of which has reached a peer yet, each write counted once
-        (a lagging write that also lost a peer is both)."""
+        """Acknowledged bytes held in fewer copies than their VM's policy promises (a durable
+        tier): the destager's short writes and the asynchronous writes no copy of which has
+        reached a peer yet, each write counted once (a lagging write that also lost a peer is
+        both)."""
         lag = self.replica_lag
         return self.destager.short_bytes + lag.bytes - lag.short_bytes(self.destager.promised)
 
     def reaches(self, peer: Host) -> bool:
-        """Can this host replicate to ``peer`` now: ``peer``'s tier up, and neither's peer ports down."""
+        """Can this host replicate to ``peer`` now: ``peer``'s tier up, and neither's peer ports
+        down."""
         return peer.tier_up and not peer.peer_down and not self.peer_down
 
     def peer_port(self, peer: Host) -> int:
         """The number of the peer port a transfer to ``peer`` leaves on here and arrives on there
-        (:func:`simcache.physics.cluster.peer_port`). With ring peer selection a VM's N replicas go to the
-        next N hosts, so they leave on different ports when there are at least N.
+        (:func:`simcache.physics.cluster.peer_port`). With ring peer selection a VM's N replicas go
+        to the next N hosts, so they leave on different ports when there are at least N.
         """
         return peer_port(self.index, peer.index, self.host_count, len(self.peer_txs))
 
@@ -136,18 +155,20 @@ class Host:
     @property
     def ports(self) -> tuple[Port, ...]:
         """Every port direction of this host: each peer port's tx and rx, then storage tx and rx."""
-        peer = tuple(port for pair in zip(self.peer_txs, self.peer_rxs, strict=True) for port in pair)
+        peer = tuple(
+            port for pair in zip(self.peer_txs, self.peer_rxs, strict=True) for port in pair
+        )
         return (*peer, self.storage_tx, self.storage_rx)
 
 
 class MetadataLog:
     """A host's metadata (activity log) writes to its tier.
 
-    Unbatched, every write-back write of a ``metadata_write`` group writes its own record after its data
-    (:meth:`write`). Batched (group commit), one metadata write is in flight at a time: a write whose data is
-    done joins the next one, which starts when the one in flight ends and carries every write that joined it
-    (:meth:`join`). At queue depth 1 both cost one device write more; with many writes outstanding, the batched
-    log costs one device write per batch.
+    Unbatched, every write-back write of a ``metadata_write`` group writes its own record after its
+    data (:meth:`write`). Batched (group commit), one metadata write is in flight at a time: a write
+    whose data is done joins the next one, which starts when the one in flight ends and carries
+    every write that joined it (:meth:`join`). At queue depth 1 both cost one device write more;
+    with many writes outstanding, the batched log costs one device write per batch.
     """
 
     def __init__(self, env: simpy.Environment, tier: Tier):
@@ -164,7 +185,8 @@ class MetadataLog:
         return self.tier.submit(self.clock.now, size, True)
 
     def join(self, size: int) -> Signal:
-        """The :class:`Signal` of the batched metadata write that records a write whose data is done now."""
+        """The :class:`Signal` of the batched metadata write that records a write whose data is
+        done now."""
         clock = self.clock
         if self._next is not None:
             return self._next
@@ -189,7 +211,8 @@ class MetadataLog:
 
 
 class AsyncWrite:
-    """One asynchronously replicated write, shared by its replica legs and its VM (see :class:`ReplicaLag`)."""
+    """One asynchronously replicated write, shared by its replica legs and its VM (see
+    :class:`ReplicaLag`)."""
 
     __slots__ = ("arrived", "item", "lagging", "size")
 
@@ -201,15 +224,16 @@ class AsyncWrite:
 
 
 class ReplicaLag:
-    """``replication = "async"`` on one host: acknowledged writes whose replicas are still on their way.
+    """``replication = "async"`` on one host: acknowledged writes whose replicas are still on their
+    way.
 
     A write is *lagging* (data at risk: acknowledged to its VM, held by this host only) from its
-    acknowledgement until the first of its replicas reaches a peer or the destager has written it to the
-    array, whichever comes first; :attr:`bytes` sums them. A copy that arrives after its write was destaged
-    is obsolete and not counted as held.
+    acknowledgement until the first of its replicas reaches a peer or the destager has written it to
+    the array, whichever comes first; :attr:`bytes` sums them. A copy that arrives after its write
+    was destaged is obsolete and not counted as held.
 
-    Kept by the destager's item (VM, offset, size, peers, single copy?): equal items are interchangeable
-    (same bytes, same peers), so each key holds a count.
+    Kept by the destager's item (VM, offset, size, peers, single copy?): equal items are
+    interchangeable (same bytes, same peers), so each key holds a count.
     """
 
     def __init__(self, env: simpy.Environment) -> None:
@@ -217,16 +241,19 @@ class ReplicaLag:
         self.bytes = 0
         self.tracking = False  # has any asynchronous write been acknowledged here
         self._sending: dict[Host, int] = {}  # bytes of copies on their way to each peer
-        self._blocked: deque[tuple[Signal, tuple[Host, ...], int, int]] = deque()  # writes waiting for room to send
+        # writes waiting for room to send
+        self._blocked: deque[tuple[Signal, tuple[Host, ...], int, int]] = deque()
         self._lagging: dict[PendingWrite, int] = {}
-        self._due: dict[tuple[PendingWrite, Host], int] = {}  # copies on their way, by item and peer
-        self._renamed: dict[PendingWrite, PendingWrite] = {}  # items rewritten when a peer died
+        # copies on their way, by item and peer items rewritten when a peer died
+        self._due: dict[tuple[PendingWrite, Host], int] = {}
+        self._renamed: dict[PendingWrite, PendingWrite] = {}
 
     def room(self, peers: tuple[Host, ...], size: int, buffer: int) -> Signal | None:
-        """Put a write's copies of ``size`` bytes for ``peers`` into the send buffer of ``buffer`` bytes per peer.
+        """Put a write's copies of ``size`` bytes for ``peers`` into the send buffer of ``buffer``
+        bytes per peer.
 
-        ``None`` if they fit now (or nothing is on its way to those peers), else the :class:`Signal` processed when they
-        have gone in: writes enter in order, as copies already sent arrive.
+        ``None`` if they fit now (or nothing is on its way to those peers), else the :class:`Signal`
+        processed when they have gone in: writes enter in order, as copies already sent arrive.
         """
         if not self._blocked and self._fits(peers, size, buffer):
             self._enter(peers, size)
@@ -260,7 +287,8 @@ class ReplicaLag:
         """``write`` was acknowledged to its VM as ``item`` of the destager."""
         self.tracking = True
         for peer in item[WRITE_HOLDERS]:
-            if not peer.tier_up:  # a peer died while the write waited for buffer space: as the destager rewrote it
+            # a peer died while the write waited for buffer space: as the destager rewrote it
+            if not peer.tier_up:
                 item = without(item, peer)
         kept = item[WRITE_HOLDERS]
         write.item = item
@@ -325,7 +353,8 @@ class ReplicaLag:
         return holders
 
     def peer_failed(self, dead: Host) -> None:
-        """``dead`` died: its copies are gone; items lose it from their peers as the destager's do."""
+        """``dead`` died: its copies are gone; items lose it from their peers as the destager's
+        do."""
         if not self.tracking:
             return
 
@@ -345,12 +374,17 @@ class ReplicaLag:
             if new[3]:
                 self._lagging[new] = self._lagging.get(new, 0) + count
             else:
-                self.bytes -= count * item[WRITE_SIZE]  # no peer left: a single copy, counted by the destager
+                # no peer left: a single copy, counted by the destager
+                self.bytes -= count * item[WRITE_SIZE]
 
     def short_bytes(self, promised: list[int]) -> int:
-        """Bytes of the lagging writes that are also short of peers (fewer than ``promised[vm]``, by VM index): the
-        destager counts those as short too."""
-        return sum(item[WRITE_SIZE] * count for item, count in self._lagging.items() if len(item[WRITE_HOLDERS]) < promised[item[WRITE_VM]])
+        """Bytes of the lagging writes that are also short of peers (fewer than ``promised[vm]``,
+        by VM index): the destager counts those as short too."""
+        return sum(
+            item[WRITE_SIZE] * count
+            for item, count in self._lagging.items()
+            if len(item[WRITE_HOLDERS]) < promised[item[WRITE_VM]]
+        )
 
     @staticmethod
     def _take(counts: dict[Any, int], key: Any) -> None:

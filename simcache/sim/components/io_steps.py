@@ -1,4 +1,5 @@
-"""An I/O's path as callbacks: the common cases of :class:`simcache.sim.components.vm.VM`'s generators, without a generator.
+"""An I/O's path as callbacks: the common cases of :class:`simcache.sim.components.vm.VM`'s
+generators, without a generator.
 
 A VM's I/O is a generator of waits (:meth:`VM.io`), resumed by a
 :class:`simcache.sim.components.kernel.Resumer` at each. Resuming a generator costs a
@@ -33,7 +34,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from simcache.sim.components.kernel import Clock, Signal, current_time, on_processed, process_now, schedule_at
+from simcache.sim.components.kernel import (
+    Clock,
+    Signal,
+    current_time,
+    on_processed,
+    process_now,
+    schedule_at,
+)
 
 if TYPE_CHECKING:
     from simcache.sim.components.host import Host
@@ -48,15 +56,16 @@ _NOT_SENT: Final = Signal(None)  # a ReplicaLeg's transfer until it is sent
 
 
 class ArrayRead:
-    """A read miss from the array, from its request on: the request reaches the array one storage message after now,
-    the array serves it (its completion time known at once), the data crosses the storage network back, and
-    :meth:`VM.miss_delivered` records it. Two waits, one callback (:meth:`_step`).
+    """A read miss from the array, from its request on: the request reaches the array one storage
+    message after now, the array serves it (its completion time known at once), the data crosses the
+    storage network back, and :meth:`VM.miss_delivered` records it. Two waits, one callback
+    (:meth:`_step`).
 
-    The same events as the generator it replaces: the wait for the array is scheduled as :func:`sleep` schedules it,
-    the transfer is the same :meth:`FlowNetwork.send`. ``waited``: seconds already spent waiting before the request
-    (a destage the read had to wait for), its record's destage-wait component. ``finished``, if not None, is processed
-    once the read is done or failed (the generator that waits for it resumes then, as it would have after
-    ``yield from``).
+    The same events as the generator it replaces: the wait for the array is scheduled as
+    :func:`sleep` schedules it, the transfer is the same :meth:`FlowNetwork.send`. ``waited``:
+    seconds already spent waiting before the request (a destage the read had to wait for), its
+    record's destage-wait component. ``finished``, if not None, is processed once the read is done
+    or failed (the generator that waits for it resumes then, as it would have after ``yield from``).
     """
 
     __slots__ = (
@@ -73,7 +82,17 @@ class ArrayRead:
         "waited",
     )
 
-    def __init__(self, vm: VM, number: int, size: int, offset: int, issued: float, host: Host, waited: float, finished: Signal | None):
+    def __init__(
+        self,
+        vm: VM,
+        number: int,
+        size: int,
+        offset: int,
+        issued: float,
+        host: Host,
+        waited: float,
+        finished: Signal | None,
+    ):
         self.vm = vm
         self.number = number
         self.size = size
@@ -86,29 +105,40 @@ class ArrayRead:
         self.callback: Callable[[Any], None] = self._step
         clock = vm.clock
         now = current_time(clock)
-        request_arrives = now + host.storage_tx.acknowledgement  # now: after the storage link came back, if it was down
+        # now: after the storage link came back, if it was down
+        request_arrives = now + host.storage_tx.acknowledgement
         array_done = host.array.read(request_arrives, vm.index, offset, size)
         self.array_time = array_done - request_arrives
-        schedule_at(clock, now + (array_done - now), Signal(None, self.callback))  # = sleep()'s time
+        # = sleep()'s time
+        schedule_at(clock, now + (array_done - now), Signal(None, self.callback))
 
     def _step(self, _: Any) -> None:
-        """The array has the data: send it back over the storage network. Then, it has arrived: record it."""
+        """The array has the data: send it back over the storage network. Then, it has arrived:
+        record it."""
         host = self.host
         if not self.delivering:
             self.delivering = True
             wire, packets = host.storage_tx.framing[self.size]
-            host.network.send((host.array_tx, host.storage_rx), wire, packets, latency=host.storage_tx.latency, then=self.callback)
+            host.network.send(
+                (host.array_tx, host.storage_rx),
+                wire,
+                packets,
+                latency=host.storage_tx.latency,
+                then=self.callback,
+            )
             return
         self.callback = _finished
-        self.vm.miss_delivered(host, self.number, self.size, self.offset, self.issued, self.waited, self.array_time)
+        self.vm.miss_delivered(
+            host, self.number, self.size, self.offset, self.issued, self.waited, self.array_time
+        )
         if self.finished is not None:
             process_now(self.finished)
 
 
 class ReadHit:
-    """A read hit in flight: its issue ``number``, ``size`` (bytes), when it was ``issued``, the ``host`` whose tier serves
-    it, and ``finished`` (None, or a Signal to process once it is done). The value of the one Signal scheduled for when
-    the tier is done (:meth:`VM.start`)."""
+    """A read hit in flight: its issue ``number``, ``size`` (bytes), when it was ``issued``, the
+    ``host`` whose tier serves it, and ``finished`` (None, or a Signal to process once it is
+    done). The value of the one Signal scheduled for when the tier is done (:meth:`VM.start`)."""
 
     __slots__ = ("finished", "host", "issued", "number", "size")
 
@@ -121,20 +151,42 @@ class ReadHit:
 
 
 class ReplicaLeg:
-    """One replica of a write-back write to ``peer``: its payload's transfer (``delivered``, processed when the copy
-    arrives), then the peer's tier write and the acknowledgement back, ``ack_time`` later.
+    """One replica of a write-back write to ``peer``: its payload's transfer (``delivered``,
+    processed when the copy arrives), then the peer's tier write and the acknowledgement back,
+    ``ack_time`` later.
 
-    :meth:`arrived`, the transfer's callback, writes the copy to the peer's tier and fills in the times: when the copy
-    arrived (``arrived_at``), when the peer's tier had it (``peer_done``) and when the acknowledgement is back
-    (``acked``). A dead peer's copy is no copy: the leg still completes, but only a live peer's tier counts its bytes
-    (``counted``: False for an asynchronous copy, which the host's ``ReplicaLag`` counts).
+    :meth:`arrived`, the transfer's callback, writes the copy to the peer's tier and fills in the
+    times: when the copy arrived (``arrived_at``), when the peer's tier had it (``peer_done``) and
+    when the acknowledgement is back (``acked``). A dead peer's copy is no copy: the leg still
+    completes, but only a live peer's tier counts its bytes (``counted``: False for an asynchronous
+    copy, which the host's ``ReplicaLag`` counts).
     """
 
-    __slots__ = ("ack_time", "acked", "arrived_at", "clock", "counted", "delivered", "gc_factor", "peer", "peer_done", "size")
+    __slots__ = (
+        "ack_time",
+        "acked",
+        "arrived_at",
+        "clock",
+        "counted",
+        "delivered",
+        "gc_factor",
+        "peer",
+        "peer_done",
+        "size",
+    )
 
-    def __init__(self, clock: Clock, peer: Host, size: int, ack_time: float, counted: bool, gc_factor: float = 1.0):
+    def __init__(
+        self,
+        clock: Clock,
+        peer: Host,
+        size: int,
+        ack_time: float,
+        counted: bool,
+        gc_factor: float = 1.0,
+    ):
         self.clock = clock
-        self.gc_factor = gc_factor  # the writer's share of clean-pool charge (simcache.physics.cluster.write_gc_factor)
+        # the writer's share of clean-pool charge (simcache.physics.cluster.write_gc_factor)
+        self.gc_factor = gc_factor
         self.peer = peer
         self.size = size
         self.ack_time = ack_time
@@ -156,15 +208,20 @@ class ReplicaLeg:
 
 
 class WriteBack:
-    """A synchronous write-back write (no ``async`` replication, no metadata record, not serialized, with the peers
-    its policy promises), issued now: :meth:`VM._write_back`'s waits as phases of one callback (:meth:`_step`).
+    """A synchronous write-back write (no ``async`` replication, no metadata record, not serialized,
+    with the peers its policy promises), issued now: :meth:`VM._write_back`'s waits as phases of one
+    callback (:meth:`_step`).
 
-    1. Its local part and its replica legs start at once (:meth:`VM.begin_write`, :meth:`VM.replicate_all`);
-    2. it waits for each leg in turn, then until the slowest acknowledgement (:meth:`VM.legs_finish`);
-    3. it asks the destage buffer for room (:meth:`VM.destage_item`), waits for it if there is none, and is recorded
-       (:meth:`VM.record_write`). A host or tier that failed under it fails it: nothing is recorded.
+    1. Its local part and its replica legs start at once (:meth:`VM.begin_write`,
+       :meth:`VM.replicate_all`);
+    2. it waits for each leg in turn, then until the slowest acknowledgement
+       (:meth:`VM.legs_finish`);
+    3. it asks the destage buffer for room (:meth:`VM.destage_item`), waits for it if there is none,
+       and is recorded (:meth:`VM.record_write`). A host or tier that failed under it fails it:
+       nothing is recorded.
 
-    ``finished``, if not None, is processed once the write is recorded or failed (a closed-loop slot waits for it).
+    ``finished``, if not None, is processed once the write is recorded or failed (a closed-loop slot
+    waits for it).
     """
 
     __slots__ = (
@@ -206,14 +263,16 @@ class WriteBack:
         self._step(None)
 
     def _step(self, _: Any) -> None:
-        """Go on from the wait that just ended (or from the start) to the next one, or to the end."""
+        """Go on from the wait that just ended (or from the start) to the next one, or to the
+        end."""
         phase = self.phase
         if phase == _LEGS:
             legs = self.legs
             while self.next_leg < len(legs):
                 event = legs[self.next_leg].delivered
                 self.next_leg += 1
-                if event._callbacks is not None:  # not delivered yet: wait for it (after its own callback)
+                # not delivered yet: wait for it (after its own callback)
+                if event._callbacks is not None:
                     event.add_callback(self.callback)
                     return
             finish = self.local_done
@@ -223,7 +282,8 @@ class WriteBack:
             now = current_time(clock)
             if finish > now:
                 self.phase = _ACKNOWLEDGED
-                schedule_at(clock, now + (finish - now), Signal(None, self.callback))  # = sleep()'s time
+                # = sleep()'s time
+                schedule_at(clock, now + (finish - now), Signal(None, self.callback))
                 return
             self._acknowledged()
         elif phase == _ACKNOWLEDGED:
@@ -234,11 +294,13 @@ class WriteBack:
             self._failed()
 
     def _acknowledged(self) -> None:
-        """The write is acknowledged now: into the destage buffer if it has room, else wait for room."""
+        """The write is acknowledged now: into the destage buffer if it has room, else wait for
+        room."""
         vm = self.vm
         host = self.host
         self.acked_at = current_time(vm.clock)
-        if not host.tier_up:  # the host died (or its tier failed) under this I/O: it failed, nothing is recorded
+        # the host died (or its tier failed) under this I/O: it failed, nothing is recorded
+        if not host.tier_up:
             self._failed()
             return
         wait = host.destager.admit(vm.destage_item(self.peers, self.offset, self.size))
@@ -252,7 +314,9 @@ class WriteBack:
         self.callback = _finished
         vm = self.vm
         begun = self.begun  # issued then too: nothing holds a callback path's write back
-        local, network, peer_tier = write_components(begun, begun, self.acked_at, self.critical_peer_tier)
+        local, network, peer_tier = write_components(
+            begun, begun, self.acked_at, self.critical_peer_tier
+        )
         vm.record_write(self.number, self.size, begun, local, network, peer_tier, self.acked_at)
         if self.finished is not None:
             process_now(self.finished)
@@ -264,15 +328,19 @@ class WriteBack:
             process_now(self.finished)
 
 
-def write_components(issued: float, begun: float, acked_at: float, critical_peer_tier: float) -> tuple[float, float, float]:
-    """(local, network, peer tier) seconds of a write-back write issued at ``issued``, begun at ``begun`` (later if it
-    waited for its turn) and acknowledged at ``acked_at``, whose slowest leg spent ``critical_peer_tier`` on its peer's
-    tier (-1: the local write was the slowest). Taken from the clock, so that they add up to the latency exactly."""
+def write_components(
+    issued: float, begun: float, acked_at: float, critical_peer_tier: float
+) -> tuple[float, float, float]:
+    """(local, network, peer tier) seconds of a write-back write issued at ``issued``, begun at
+    ``begun`` (later if it waited for its turn) and acknowledged at ``acked_at``, whose slowest
+    leg spent ``critical_peer_tier`` on its peer's tier (-1: the local write was the slowest).
+    Taken from the clock, so that they add up to the latency exactly."""
     if critical_peer_tier < 0:
         return acked_at - issued, 0.0, 0.0
     return begun - issued, (acked_at - begun) - critical_peer_tier, critical_peer_tier
 
 
 def _finished(_: Any) -> None:
-    """What a finished :class:`ArrayRead` or :class:`WriteBack` holds as its callback (no longer itself: no cycle)."""
+    """What a finished :class:`ArrayRead` or :class:`WriteBack` holds as its callback (no longer
+    itself: no cycle)."""
     raise AssertionError("a finished I/O waits for nothing")

@@ -86,17 +86,20 @@ __all__ = [
 ]
 
 SUPPORTED_SIMPY = ">=4.1,<4.2"
-"""The SimPy versions whose internals this module was checked against (as pinned in pyproject.toml)."""
+"""The SimPy versions whose internals this module was checked against (as pinned in
+pyproject.toml)."""
 
-URGENT: Final = 0  # SimPy's event priorities (simpy.events.URGENT, NORMAL: check_simpy compares them)
+# SimPy's event priorities (simpy.events.URGENT, NORMAL: check_simpy compares them)
+URGENT: Final = 0
 NORMAL: Final = 1
-_PRIORITY_SHIFT: Final = 52  # an entry's key is priority * 2**52 + event id: (priority, id) order while ids stay below 2**52
+# an entry's key is priority * 2**52 + event id: (priority, id) order while ids stay below 2**52
+_PRIORITY_SHIFT: Final = 52
 _NOT_SCHEDULED: Final = -1  # the key of a Signal not scheduled yet
 
 
 class Signal:
-    """An entry of a :class:`Clock`'s queue: the engine's own wake-ups and deliveries, cheaper than a ``simpy.Event``,
-    and the stand-in of each SimPy event queued.
+    """An entry of a :class:`Clock`'s queue: the engine's own wake-ups and deliveries, cheaper than
+    a ``simpy.Event``, and the stand-in of each SimPy event queued.
 
     Entries run by ``time`` (seconds), then by ``key``, which folds SimPy's
     (priority, event id) into one integer: two entries compare with two native
@@ -134,8 +137,9 @@ class Signal:
 
     @property
     def callbacks(self) -> list[Callable[[Signal], None]] | None:
-        """SimPy's ``callbacks``: what to call when it is processed, in order (a list that may be added to); None once
-        processed. A waiting :class:`Resumer` comes first, as its ``resume``."""
+        """SimPy's ``callbacks``: what to call when it is processed, in order (a list that may be
+        added to); None once processed. A waiting :class:`Resumer` comes first, as its
+        ``resume``."""
         callbacks = self._callbacks
         if callbacks is None:
             return None
@@ -153,7 +157,8 @@ class Signal:
         self._callbacks = callbacks
 
     def add_callback(self, callback: Callable[[Signal], None]) -> None:
-        """Call ``callback`` with the signal when it is processed, after those added before (not processed yet)."""
+        """Call ``callback`` with the signal when it is processed, after those added before (not
+        processed yet)."""
         callbacks = self._callbacks
         assert callbacks is not None, "a processed Signal takes no callback"
         if callbacks is _NONE_ADDED:
@@ -173,7 +178,8 @@ class Signal:
 
 
 _NONE_ADDED: Final[list[Callable[[Signal], None]]] = []
-"""A :class:`Signal`'s ``_callbacks`` while none was added after its first callback or waiter (shared: never added to)."""
+"""A :class:`Signal`'s ``_callbacks`` while none was added after its first callback or waiter
+(shared: never added to)."""
 
 
 def _scheduled(event: Any) -> Signal:
@@ -186,7 +192,8 @@ def _scheduled(event: Any) -> Signal:
 
 
 def _in_order(signal: Signal) -> list[Callable[[Signal], None]]:
-    """Everything ``signal`` calls when processed, in order: its resumer's ``resume``, its callback, those added after."""
+    """Everything ``signal`` calls when processed, in order: its resumer's ``resume``, its
+    callback, those added after."""
     callbacks: list[Callable[[Signal], None]] = []
     if signal.resumer is not None:
         callbacks.append(signal.resumer.resume)
@@ -198,8 +205,10 @@ def _in_order(signal: Signal) -> list[Callable[[Signal], None]]:
     return callbacks
 
 
-Wait: TypeAlias = simpy.Event | Signal  # explicit: without simpy's types (mypyc's build) simpy.Event is Any
-"""What the engine's detached generators yield: a SimPy event or a :class:`Signal` (:func:`sleep`)."""
+# explicit: without simpy's types (mypyc's build) simpy.Event is Any
+Wait: TypeAlias = simpy.Event | Signal
+"""What the engine's detached generators yield: a SimPy event or a :class:`Signal`
+(:func:`sleep`)."""
 
 
 class Clock:
@@ -213,7 +222,8 @@ class Clock:
 
     def __init__(self, env: Any) -> None:
         self.env = env
-        self.now = env._now = float(env._now)  # a float from the start (SimPy's is the int 0 until the first event)
+        # a float from the start (SimPy's is the int 0 until the first event)
+        self.now = env._now = float(env._now)
         self.heap: list[Signal] = []
         self.eid = 0
         adopted: list[tuple[float, int, int, Any]] = env._queue
@@ -224,17 +234,20 @@ class Clock:
             push_entry(self.heap, entry)
         self.eid = next(env._eid)
         adopted.clear()
-        self.mirror_now = not _now_from_clock(env)  # whether env._now must be kept up to date (env.now reads it)
+        # whether env._now must be kept up to date (env.now reads it)
+        self.mirror_now = not _now_from_clock(env)
         self.callbacks = True
-        """Whether the hot paths run as callback state machines (the default) or as the reference generators
-        they mirror, bit for bit (``simcache.sim.engine.build``'s ``paths``; ``tests/sim/test_fast_paths.py``)."""
+        """Whether the hot paths run as callback state machines (the default) or as the reference
+        generators they mirror, bit for bit (``simcache.sim.engine.build``'s ``paths``;
+        ``tests/sim/test_fast_paths.py``)."""
         env.schedule = self.schedule
         env.step = self.step
         env.peek = self.peek
         env._simcache_clock = self
 
     def schedule(self, event: Any, priority: int = NORMAL, delay: float = 0) -> None:
-        """SimPy's ``Environment.schedule``: ``event`` at ``now + delay`` (seconds), as SimPy computes it."""
+        """SimPy's ``Environment.schedule``: ``event`` at ``now + delay`` (seconds), as SimPy
+        computes it."""
         self.push(_scheduled(event), self.now + delay, priority)
 
     def push(self, entry: Signal, at: float, priority: int) -> None:
@@ -251,7 +264,8 @@ class Clock:
         return self.heap[0].time if self.heap else float("inf")
 
     def step(self) -> None:
-        """SimPy's ``Environment.step``: process the next event (``env.run`` calls it); :func:`run_until` is the fast loop."""
+        """SimPy's ``Environment.step``: process the next event (``env.run`` calls it);
+        :func:`run_until` is the fast loop."""
         if not self.heap:
             raise EmptySchedule()
         entry = pop_entry(self.heap)
@@ -262,7 +276,8 @@ class Clock:
             for callback in callbacks:
                 callback(event)
         except StopSimulation:
-            # As SimPy does: the callbacks after the one that stopped the run are run when it resumes.
+            # As SimPy does: the callbacks after the one that stopped the run are run when it
+            # resumes.
             event.callbacks = callbacks[callbacks.index(callback) + 1 :]
             entry.key = _NOT_SCHEDULED  # popped: a Signal may go back in
             self.schedule(event, -1)
@@ -271,20 +286,25 @@ class Clock:
 
 
 def _clock_now(env: Any) -> float:
-    """``env.now`` of an environment whose class :func:`_now_from_clock` replaced: its clock's time."""
+    """``env.now`` of an environment whose class :func:`_now_from_clock` replaced: its clock's
+    time."""
     clock: Clock = env._simcache_clock
     return clock.now
 
 
 _CLOCKED_ENVIRONMENT: Final = type(
-    "Environment", (simpy.Environment,), {"now": property(_clock_now), "__module__": simpy.Environment.__module__}
+    "Environment",
+    (simpy.Environment,),
+    {"now": property(_clock_now), "__module__": simpy.Environment.__module__},
 )
-"""What :func:`_now_from_clock` makes a plain ``simpy.Environment``: the same, its ``now`` read from its clock."""
+"""What :func:`_now_from_clock` makes a plain ``simpy.Environment``: the same, its ``now`` read
+from its clock."""
 
 
 def _now_from_clock(env: Any) -> bool:
-    """Make ``env.now`` read its clock's time, if ``env`` is a plain ``simpy.Environment`` (its class becomes
-    :data:`_CLOCKED_ENVIRONMENT`; others are left alone, their ``now`` may be their own); True if done."""
+    """Make ``env.now`` read its clock's time, if ``env`` is a plain ``simpy.Environment`` (its
+    class becomes :data:`_CLOCKED_ENVIRONMENT`; others are left alone, their ``now`` may be their
+    own); True if done."""
     if type(env) is not simpy.Environment:
         return False
     env.__class__ = _CLOCKED_ENVIRONMENT
@@ -292,7 +312,8 @@ def _now_from_clock(env: Any) -> bool:
 
 
 def clock_of(env: Any) -> Clock:
-    """The :class:`Clock` running ``env``'s events (a ``simpy.Environment``): attached at the first call."""
+    """The :class:`Clock` running ``env``'s events (a ``simpy.Environment``): attached at the
+    first call."""
     clock = getattr(env, "_simcache_clock", None)
     return Clock(env) if clock is None else clock
 
@@ -300,10 +321,11 @@ def clock_of(env: Any) -> Clock:
 def push_entry(heap: list[Signal], entry: Signal) -> None:
     """Add ``entry`` to ``heap``, moving it up past the entries it runs before.
 
-    The heap is 4-ary (entry ``i``'s children are ``4 i + 1`` to ``4 i + 4``): half the levels of a binary heap, so
-    half the entries moved per push and pop, for three comparisons per level going down instead of one: on the
-    default run's queue (about 70 entries) 439 M -> 431 M instructions for 5 simulated seconds. Entries are totally
-    ordered by (time, key), so any heap pops them in the same order.
+    The heap is 4-ary (entry ``i``'s children are ``4 i + 1`` to ``4 i + 4``): half the levels of a
+    binary heap, so half the entries moved per push and pop, for three comparisons per level going
+    down instead of one: on the default run's queue (about 70 entries) 439 M -> 431 M instructions
+    for 5 simulated seconds. Entries are totally ordered by (time, key), so any heap pops them in
+    the same order.
     """
     heap.append(entry)
     last: i64 = len(heap) - 1
@@ -311,15 +333,16 @@ def push_entry(heap: list[Signal], entry: Signal) -> None:
 
 
 def _sift_up(heap: list[Signal], entry: Signal, pos: i64, top: i64) -> None:
-    """Put ``entry`` at ``pos`` or above it (not above ``top``), moving down the entries it runs before."""
+    """Put ``entry`` at ``pos`` or above it (not above ``top``), moving down the entries it runs
+    before."""
     time = entry.time
     key = entry.key
     while pos > top:
         parent_pos: i64 = (pos - 1) >> 2
         parent = heap[parent_pos]
         parent_time = parent.time
-        # Does entry run before parent: SimPy's (time, priority, id) order, written out here and below (a function
-        # call per comparison cost a fifth of the Python sources' run).
+        # Does entry run before parent: SimPy's (time, priority, id) order, written out here and
+        # below (a function call per comparison cost a fifth of the Python sources' run).
         if not (time < parent_time or (time == parent_time and key < parent.key)):
             break
         heap[pos] = parent
@@ -328,8 +351,9 @@ def _sift_up(heap: list[Signal], entry: Signal, pos: i64, top: i64) -> None:
 
 
 def _sift_down(heap: list[Signal], entry: Signal, pos: i64) -> None:
-    """Put ``entry`` in the hole at ``pos``: as ``heapq`` does, move the earliest child up to the bottom, then
-    ``entry`` up (fewer comparisons than stopping on the way down: a moved entry usually belongs near the bottom)."""
+    """Put ``entry`` in the hole at ``pos``: as ``heapq`` does, move the earliest child up to the
+    bottom, then ``entry`` up (fewer comparisons than stopping on the way down: a moved entry
+    usually belongs near the bottom)."""
     top = pos
     end: i64 = len(heap)
     child: i64 = 4 * pos + 1
@@ -372,7 +396,8 @@ def _event_of(entry: Signal) -> Any:
 
 
 def _raise_if_failed(event: Any) -> None:
-    """Raise the exception of a failed ``event`` nothing handled (a copy, caused by it), as SimPy's loop does."""
+    """Raise the exception of a failed ``event`` nothing handled (a copy, caused by it), as
+    SimPy's loop does."""
     if not event._ok and not hasattr(event, "_defused"):
         raise type(event._value)(*event._value.args) from event._value
 
@@ -386,12 +411,14 @@ def schedule_at(clock: Clock, at: float, event: object, priority: int = NORMAL) 
 
 
 def sleep(clock: Clock, delay: float) -> Signal:
-    """What ``env.timeout(delay)`` is to a generator driven by :class:`Resumer`: a :class:`Signal` scheduled for
-    ``now + delay``, computed as SimPy computes it (so the same time to the last bit, and the same event id).
+    """What ``env.timeout(delay)`` is to a generator driven by :class:`Resumer`: a :class:`Signal`
+    scheduled for ``now + delay``, computed as SimPy computes it (so the same time to the last bit,
+    and the same event id).
 
-    No ``simpy.Timeout`` is made (its ``__init__`` and ``env.schedule`` are two interpreted calls; this is one
-    native one in the compiled engine). Only for waits nothing else combines (``|``, ``&``) or fails into: a
-    :class:`Signal` is no ``simpy.Event``. Its value is ``None``, as a timeout's.
+    No ``simpy.Timeout`` is made (its ``__init__`` and ``env.schedule`` are two interpreted calls;
+    this is one native one in the compiled engine). Only for waits nothing else combines (``|``,
+    ``&``) or fails into: a :class:`Signal` is no ``simpy.Event``. Its value is ``None``, as a
+    timeout's.
     """
     if delay < 0:
         raise ValueError(f"Negative delay {delay}")
@@ -401,18 +428,21 @@ def sleep(clock: Clock, delay: float) -> Signal:
 
 
 def succeed(clock: Clock, signal: Signal) -> None:
-    """What ``event.succeed()`` is to a :class:`Signal`: queue it now (normal priority, the next event id), so what
-    waits for it goes on when it is processed. A signal is queued once: a second call raises RuntimeError."""
+    """What ``event.succeed()`` is to a :class:`Signal`: queue it now (normal priority, the next
+    event id), so what waits for it goes on when it is processed. A signal is queued once: a
+    second call raises RuntimeError."""
     clock.push(signal, clock.now, NORMAL)
 
 
 class AllOf:
-    """What ``simpy.AllOf(env, events)`` is to :class:`Signal` waits: :attr:`done`, queued now (:func:`succeed`) when
-    the last of ``signals`` is processed, at once if all were processed already (or there are none).
+    """What ``simpy.AllOf(env, events)`` is to :class:`Signal` waits: :attr:`done`, queued now
+    (:func:`succeed`) when the last of ``signals`` is processed, at once if all were processed
+    already (or there are none).
 
-    The same events with the same ids and times as SimPy's ``Condition``: it counts each signal as it is processed,
-    from a callback placed after the waits on it made so far (:func:`on_processed`, as ``callbacks.append``), and
-    queues itself when the count is full. Its value is ``None`` (nothing reads a condition's value here).
+    The same events with the same ids and times as SimPy's ``Condition``: it counts each signal as
+    it is processed, from a callback placed after the waits on it made so far (:func:`on_processed`,
+    as ``callbacks.append``), and queues itself when the count is full. Its value is ``None``
+    (nothing reads a condition's value here).
     """
 
     __slots__ = ("clock", "done", "left")
@@ -438,12 +468,14 @@ class AllOf:
 
 
 def timeout_or(clock: Clock, delay: float, signal: Signal) -> Signal:
-    """What ``env.timeout(delay) | signal`` is to a generator driven by :class:`Resumer`, without SimPy's interpreted
-    ``Timeout`` and ``Condition``: a :class:`Signal` queued when the first of the two is processed.
+    """What ``env.timeout(delay) | signal`` is to a generator driven by :class:`Resumer`, without
+    SimPy's interpreted ``Timeout`` and ``Condition``: a :class:`Signal` queued when the first of
+    the two is processed.
 
-    The same events with the same ids and times as SimPy's: the timeout is queued at once (:func:`sleep`); the
-    condition is queued at the time the first of them is processed, as ``Condition.succeed()`` queues it; the other
-    one, processed later, does nothing more. ``signal`` must not have been processed.
+    The same events with the same ids and times as SimPy's: the timeout is queued at once
+    (:func:`sleep`); the condition is queued at the time the first of them is processed, as
+    ``Condition.succeed()`` queues it; the other one, processed later, does nothing more. ``signal``
+    must not have been processed.
     """
     timer = sleep(clock, delay)
     first = Signal(None)
@@ -464,7 +496,8 @@ def unschedule(clock: Clock, events: set[object]) -> None:
     and re-heaping the rest does not change the order of the others.
     """
     heap = clock.heap
-    heap[:] = [entry for entry in heap if _event_of(entry) not in events]  # in place: run_until holds the list
+    # in place: run_until holds the list
+    heap[:] = [entry for entry in heap if _event_of(entry) not in events]
     heapify_entries(heap)
 
 
@@ -475,7 +508,8 @@ def heapify_entries(heap: list[Signal]) -> None:
 
 
 def trigger(event: Any, value: Any) -> None:
-    """Mark ``event`` succeeded with ``value``, without scheduling it (the caller schedules or processes it)."""
+    """Mark ``event`` succeeded with ``value``, without scheduling it (the caller schedules or
+    processes it)."""
     if isinstance(event, Signal):
         event._value = value  # a Signal has always succeeded
         return
@@ -484,7 +518,8 @@ def trigger(event: Any, value: Any) -> None:
 
 
 def process_now(event: Any) -> None:
-    """Process ``event`` now, as SimPy's loop does when it pops it: call its callbacks once, mark it processed."""
+    """Process ``event`` now, as SimPy's loop does when it pops it: call its callbacks once, mark
+    it processed."""
     if isinstance(event, Signal):
         _run_signal(event)
         return
@@ -494,8 +529,8 @@ def process_now(event: Any) -> None:
 
 
 def _run_signal(signal: Signal) -> None:
-    """Process ``signal``: resume the generator waiting for it first, then call its callback and those added after;
-    mark it processed."""
+    """Process ``signal``: resume the generator waiting for it first, then call its callback and
+    those added after; mark it processed."""
     added = signal._callbacks
     assert added is not None, "a Signal processed twice"
     signal._callbacks = None
@@ -513,8 +548,9 @@ def _run_signal(signal: Signal) -> None:
 
 
 def on_processed(signal: Signal, callback: Callable[[Signal], None]) -> None:
-    """Call ``callback`` when ``signal`` (not processed yet) is processed, where a :class:`Resumer` waiting for it would
-    be resumed: first if nothing waits for it yet, else after those that do."""
+    """Call ``callback`` when ``signal`` (not processed yet) is processed, where a
+    :class:`Resumer` waiting for it would be resumed: first if nothing waits for it yet, else
+    after those that do."""
     assert signal._callbacks is not None, "a Signal processed already"
     if signal.resumer is None and signal.callback is None and signal._callbacks is _NONE_ADDED:
         signal.callback = callback
@@ -528,14 +564,18 @@ def current_time(clock: Clock) -> float:
 
 
 def events_scheduled(clock: Clock) -> int:
-    """How many events have been scheduled so far (SimPy's running event id); consumes one id, as ``next(env._eid)``."""
+    """How many events have been scheduled so far (SimPy's running event id); consumes one id, as
+    ``next(env._eid)``."""
     count = clock.eid
     clock.eid += 1
     return count
 
 
-def run_until(clock: Clock, until: float, stop_requested: Callable[[], bool] | None = None, every: int = 128) -> bool:
-    """``env.run(until=until)``, with :class:`Signal` events processed through typed fields; ``False`` if stopped early.
+def run_until(
+    clock: Clock, until: float, stop_requested: Callable[[], bool] | None = None, every: int = 128
+) -> bool:
+    """``env.run(until=until)``, with :class:`Signal` events processed through typed fields;
+    ``False`` if stopped early.
 
     As in ``env.run``, a stop event is scheduled ahead of the events at
     ``until`` (so those are not processed, and the event count is the same),
@@ -567,7 +607,9 @@ def run_until(clock: Clock, until: float, stop_requested: Callable[[], bool] | N
             if mirror_now:
                 env._now = clock.now
         if entry is stop:
-            clock.eid += 1  # env.run() schedules its stop event a second time: count it too, for comparable event counts
+            # env.run() schedules its stop event a second time: count it too, for comparable event
+            # counts
+            clock.eid += 1
             return True
         event = entry.event
         if event is None:  # the engine's own events, most of them: typed fields, never failed
@@ -590,14 +632,16 @@ _FINISHED: Final = object()
 
 
 def _then_finished(steps: Generator[Wait, Any, None]) -> Generator[Any, Any, None]:
-    """``steps``, then :data:`_FINISHED` instead of an end: compiled, a ``send`` that ends a generator raises
-    ``StopIteration`` (and the catch costs a traceback), while ``yield from`` sees it end natively."""
+    """``steps``, then :data:`_FINISHED` instead of an end: compiled, a ``send`` that ends a
+    generator raises ``StopIteration`` (and the catch costs a traceback), while ``yield from``
+    sees it end natively."""
     yield from steps
     yield _FINISHED
 
 
 class Resumer:
-    """The callback that drives a generator of events without a ``simpy.Process`` (see :mod:`simcache.sim.components.detached`).
+    """The callback that drives a generator of events without a ``simpy.Process`` (see
+    :mod:`simcache.sim.components.detached`).
 
     A bound method, so no reference cycle. Each yielded event gets
     :meth:`resume` as a callback, or a :class:`Signal` nobody waits for yet
@@ -608,20 +652,29 @@ class Resumer:
     __slots__ = ("send",)
 
     def __init__(self, steps: Generator[Wait, Any, None]):
-        # The wrapper's bound send, looked up once (not at every step); the wrapper ends with _FINISHED.
+        # The wrapper's bound send, looked up once (not at every step); the wrapper ends with
+        # _FINISHED.
         self.send: Callable[[Any], Any] = _then_finished(steps).send
 
     def resume(self, event: Wait | None) -> None:
-        """Send ``event``'s value (``None`` to start) into the generator and run it to its next wait."""
-        value = None if event is None else event._value  # a union: mypyc reads a Signal's field natively
+        """Send ``event``'s value (``None`` to start) into the generator and run it to its next
+        wait."""
+        # a union: mypyc reads a Signal's field natively
+        value = None if event is None else event._value
         send = self.send
         while True:
             target: Any = send(value)  # an event or a Signal: only its SimPy fields are used
             if target is _FINISHED:
-                return  # the generator is done (its wrapper, suspended at its last yield, goes with this resumer)
+                # the generator is done (its wrapper, suspended at its last yield, goes with this
+                # resumer)
+                return
             if isinstance(target, Signal):
                 if target._callbacks is not None:
-                    if target.resumer is None and target.callback is None and target._callbacks is _NONE_ADDED:
+                    if (
+                        target.resumer is None
+                        and target.callback is None
+                        and target._callbacks is _NONE_ADDED
+                    ):
                         target.resumer = self
                     else:
                         target.add_callback(self.resume)  # runs after those that waited before it
@@ -633,28 +686,38 @@ class Resumer:
 
 
 def check_simpy(module: Any = simpy) -> None:
-    """Fail at import, not mid-run, if SimPy's internals (of ``module``, the installed simpy) are not the ones this
-    module uses: the names, then that SimPy's own events land in a :class:`Clock` in SimPy's order."""
+    """Fail at import, not mid-run, if SimPy's internals (of ``module``, the installed simpy) are
+    not the ones this module uses: the names, then that SimPy's own events land in a
+    :class:`Clock` in SimPy's order."""
     env = module.Environment()
     event = env.event().succeed()  # _ok is set when an event is triggered
     missing = [name for name in ("_queue", "_eid", "_now") if not hasattr(env, name)]
-    missing += [f"Event.{name}" for name in ("_ok", "_value", "callbacks") if not hasattr(event, name)]
+    missing += [
+        f"Event.{name}" for name in ("_ok", "_value", "callbacks") if not hasattr(event, name)
+    ]
     events = getattr(module, "events", None)
     priorities = (getattr(events, "URGENT", None), getattr(events, "NORMAL", None))
-    if not missing and (not isinstance(env._queue, list) or priorities != (URGENT, NORMAL) or not _runs_through_clock(module)):
+    if not missing and (
+        not isinstance(env._queue, list)
+        or priorities != (URGENT, NORMAL)
+        or not _runs_through_clock(module)
+    ):
         missing.append("the event queue")
     if missing:
         version = getattr(module, "__version__", "unknown")
         raise ImportError(
-            f"simcache needs simpy{SUPPORTED_SIMPY} (it uses SimPy internals: {', '.join(missing)}); installed: simpy {version}"
+            f"simcache needs simpy{SUPPORTED_SIMPY} (it uses SimPy internals: "
+            f"{', '.join(missing)}); installed: simpy {version}"
         )
 
 
 def _runs_through_clock(module: Any) -> bool:
-    """Do a timeout, an event, a process and a condition go through a :class:`Clock` in SimPy's order (by ``env.run``)?"""
+    """Do a timeout, an event, a process and a condition go through a :class:`Clock` in SimPy's
+    order (by ``env.run``)?"""
     env = module.Environment()
     log: list[str] = []
-    env.timeout(0).callbacks.append(lambda _: log.append("timeout"))  # id 0, scheduled before the clock: adopted
+    # id 0, scheduled before the clock: adopted
+    env.timeout(0).callbacks.append(lambda _: log.append("timeout"))
     clock = clock_of(env)
 
     def process() -> Generator[Any, Any, None]:
@@ -666,7 +729,12 @@ def _runs_through_clock(module: Any) -> bool:
     env.event().succeed().callbacks.append(lambda _: log.append("event"))
     scheduled = [_event_of(entry) for entry in clock.heap]
     env.run()
-    return clock.eid == 7 and len(scheduled) == 3 and log == ["start", "timeout", "event", "condition"] and env.now == 1
+    return (
+        clock.eid == 7
+        and len(scheduled) == 3
+        and log == ["start", "timeout", "event", "condition"]
+        and env.now == 1
+    )
 
 
 check_simpy()

@@ -65,15 +65,20 @@ from simcache.spec import LinkSpec
 
 __all__ = ["FlowNetwork", "Framing", "Port"]
 
-Done: TypeAlias = simpy.Event | Signal  # explicit: without simpy's types (mypyc's build) simpy.Event is Any
-"""What a transfer's delivery triggers: a ``simpy.Event`` (:meth:`FlowNetwork.transfer`) or a :class:`Signal` (:meth:`FlowNetwork.send`)."""
+# explicit: without simpy's types (mypyc's build) simpy.Event is Any
+Done: TypeAlias = simpy.Event | Signal
+"""What a transfer's delivery triggers: a ``simpy.Event`` (:meth:`FlowNetwork.transfer`) or a
+:class:`Signal` (:meth:`FlowNetwork.send`)."""
 
-_STALE_TIMERS_KEPT: Final = 64  # superseded wake-ups left in the event queue before they are taken out
-_HEAP_SLACK: Final = 64  # void heap entries allowed beyond twice the flows in flight before the heap is rebuilt
+# superseded wake-ups left in the event queue before they are taken out
+_STALE_TIMERS_KEPT: Final = 64
+# void heap entries allowed beyond twice the flows in flight before the heap is rebuilt
+_HEAP_SLACK: Final = 64
 
 
 class Framing(dict[float, tuple[float, int]]):
-    """:func:`framed_bytes` of one link by payload, each computed once (payload sizes repeat: the size mix)."""
+    """:func:`framed_bytes` of one link by payload, each computed once (payload sizes repeat: the
+    size mix)."""
 
     def __init__(self, spec: LinkSpec):
         super().__init__()
@@ -87,7 +92,8 @@ class Framing(dict[float, tuple[float, int]]):
 class Port:
     """One direction of a port: a bandwidth shared by the flows crossing it.
 
-    ``name`` says which (:class:`simcache.physics.cluster.PortName`); ``label`` is its name in series columns.
+    ``name`` says which (:class:`simcache.physics.cluster.PortName`); ``label`` is its name in
+    series columns.
     """
 
     __slots__ = (
@@ -114,31 +120,61 @@ class Port:
         self.name = name
         self.label = name.label
         self.spec = spec
-        self.latency = spec.latency  # seconds one way (the spec's, as a typed field: read per transfer)
-        self.acknowledgement = message_seconds(spec)  # a status message's time on this link (the array's write ack)
+        # seconds one way (the spec's, as a typed field: read per transfer)
+        self.latency = spec.latency
+        # a status message's time on this link (the array's write ack)
+        self.acknowledgement = message_seconds(spec)
         self.capacity = spec.bandwidth
         self.capacity_changed_at = 0.0  # when set_capacity last changed it
-        self.capacity_seconds = 0.0  # bytes it could have carried up to then (its capacity over time)
+        # bytes it could have carried up to then (its capacity over time)
+        self.capacity_seconds = 0.0
         self.framing = Framing(spec)  # wire bytes and packets of a payload sent from here
-        self.active: list[_Flow] = []  # flows crossing this port (a lone flow may have finished: see FlowNetwork)
+        # flows crossing this port (a lone flow may have finished: see FlowNetwork)
+        self.active: list[_Flow] = []
         self.weight_sum = 0.0
         self.share = math.inf  # bytes/s one unit of weight gets here: capacity / weight_sum
         self.delivered_bytes = 0.0  # wire bytes of the finished flows that crossed this port
-        self.carried_bytes = 0.0  # wire bytes moved so far, finished or not (refreshed by FlowNetwork.sync)
+        # wire bytes moved so far, finished or not (refreshed by FlowNetwork.sync)
+        self.carried_bytes = 0.0
         self.packets = 0
-        self.recent_utilization = 0.0  # last sample interval's utilization, for adaptive compression
-        self.window = math.inf if spec.window is None else float(spec.window)  # bytes a flow keeps in flight
+        # last sample interval's utilization, for adaptive compression
+        self.recent_utilization = 0.0
+        # bytes a flow keeps in flight
+        self.window = math.inf if spec.window is None else float(spec.window)
 
 
 class _Flow:
-    """One transfer in flight: ``remaining`` bytes at time ``stamp``, flowing at ``rate`` until ``finish``."""
+    """One transfer in flight: ``remaining`` bytes at time ``stamp``, flowing at ``rate`` until
+    ``finish``."""
 
-    __slots__ = ("cap", "delivery", "event", "finish", "latency", "lone", "ports", "rate", "remaining", "seq", "size", "stamp", "weight")
+    __slots__ = (
+        "cap",
+        "delivery",
+        "event",
+        "finish",
+        "latency",
+        "lone",
+        "ports",
+        "rate",
+        "remaining",
+        "seq",
+        "size",
+        "stamp",
+        "weight",
+    )
     # Set by FlowNetwork._rerate, which every new flow goes through before anything reads them:
     finish: float
     seq: int  # bumped at each rate change: heap entries of older numbers are void
 
-    def __init__(self, size: float, ports: tuple[Port, ...], weight: float, latency: float, event: Done, now: float):
+    def __init__(
+        self,
+        size: float,
+        ports: tuple[Port, ...],
+        weight: float,
+        latency: float,
+        event: Done,
+        now: float,
+    ):
         self.size = size
         self.remaining = size
         self.stamp = now
@@ -148,15 +184,17 @@ class _Flow:
         self.latency = latency
         self.event = event
         self.lone = False  # alone on all its ports, its delivery already scheduled
-        self.delivery: Signal | None = None  # that scheduled delivery (None while shared: any older one is void)
+        # that scheduled delivery (None while shared: any older one is void)
+        self.delivery: Signal | None = None
         self.cap = math.inf  # bytes/s its window allows (see FlowNetwork._start)
 
 
 def _mark(flow: _Flow) -> Signal:
-    """A shared flow's finish time in the network's heap: ``time`` the finish, ``key`` the flow's ``seq`` when it was
-    pushed (void once the flow's ``seq`` moved on), the flow its value. Ordered by (finish, seq) as the
-    ``(finish, seq, flow)`` tuples it replaces (seq is unique), with the kernel's native heap instead of ``heapq``'s
-    tuple comparisons. Never scheduled: the kernel's :class:`Signal` is its one queue entry class."""
+    """A shared flow's finish time in the network's heap: ``time`` the finish, ``key`` the flow's
+    ``seq`` when it was pushed (void once the flow's ``seq`` moved on), the flow its value.
+    Ordered by (finish, seq) as the ``(finish, seq, flow)`` tuples it replaces (seq is unique),
+    with the kernel's native heap instead of ``heapq``'s tuple comparisons. Never scheduled: the
+    kernel's :class:`Signal` is its one queue entry class."""
     mark = Signal(flow)
     mark.time = flow.finish
     mark.key = flow.seq
@@ -170,11 +208,13 @@ class FlowNetwork:
         self.env = env
         self.clock = clock_of(env)
         self._in_flight: dict[_Flow, None] = {}  # every flow on its ports, in start order
-        self._heap: list[Signal] = []  # a _mark per finish of a flow sharing a port (void once the flow's seq moved on)
+        # a _mark per finish of a flow sharing a port (void once the flow's seq moved on)
+        self._heap: list[Signal] = []
         self._seq = 0
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
         self._timer: Signal | None = None  # the pending wake-up timer
-        # Bound once: a bound method made per scheduled event is an allocation and a generic attribute lookup.
+        # Bound once: a bound method made per scheduled event is an allocation and a generic
+        # attribute lookup.
         self._lone_delivered_callback: Callable[[Signal], None] = self._lone_delivered
         self._wake_callback: Callable[[Signal], None] = self._wake
         self._stale_timers: set[object] = set()  # superseded wake-ups still in the event queue
@@ -190,9 +230,9 @@ class FlowNetwork:
     ) -> simpy.Event:
         """Send ``wire_bytes`` across ``ports``; the event fires when the last byte has arrived.
 
-        The one ``simpy.Event`` the components hand out: for SimPy processes (the scheduled events of
-        :mod:`simcache.sim.host_events` and :mod:`simcache.sim.outages`, which combine them with ``simpy.AllOf``) and
-        tests; the components wait for :meth:`send`'s :class:`Signal` instead.
+        The one ``simpy.Event`` the components hand out: for SimPy processes (the scheduled events
+        of :mod:`simcache.sim.host_events` and :mod:`simcache.sim.outages`, which combine them with
+        ``simpy.AllOf``) and tests; the components wait for :meth:`send`'s :class:`Signal` instead.
 
         The bytes start flowing after ``start_delay`` (e.g. compression CPU
         time) and are delivered ``latency`` seconds after the last one left
@@ -213,21 +253,31 @@ class FlowNetwork:
         start_delay: float = 0.0,
         then: Callable[[Signal], None] | None = None,
     ) -> Signal:
-        """:meth:`transfer` at weight 1, answered by a :class:`Signal` instead of a ``simpy.Event`` (cheaper: no
-        interpreted ``Event.__init__``): for the engine's detached generators and callbacks, which only wait for it
-        or add callbacks to it; ``then``, if given, is its first callback. The same flows, times and event ids as
-        :meth:`transfer`."""
+        """:meth:`transfer` at weight 1, answered by a :class:`Signal` instead of a
+        ``simpy.Event`` (cheaper: no interpreted ``Event.__init__``): for the engine's detached
+        generators and callbacks, which only wait for it or add callbacks to it; ``then``, if
+        given, is its first callback. The same flows, times and event ids as :meth:`transfer`."""
         done = Signal(None, then)
         self._send(ports, wire_bytes, packets, latency, start_delay, 1.0, done)
         return done
 
     def _send(
-        self, ports: tuple[Port, ...], wire_bytes: float, packets: int, latency: float, start_delay: float, weight: float, done: Done
+        self,
+        ports: tuple[Port, ...],
+        wire_bytes: float,
+        packets: int,
+        latency: float,
+        start_delay: float,
+        weight: float,
+        done: Done,
     ) -> None:
         for port in ports:
             port.packets += packets
         if start_delay > 0:
-            on_processed(sleep(self.clock, start_delay), lambda _: self._start(ports, wire_bytes, weight, latency, done))
+            on_processed(
+                sleep(self.clock, start_delay),
+                lambda _: self._start(ports, wire_bytes, weight, latency, done),
+            )
         else:
             self._start(ports, wire_bytes, weight, latency, done)
 
@@ -249,14 +299,17 @@ class FlowNetwork:
             for port in flow.ports:
                 port.carried_bytes += moved
 
-    def _start(self, ports: tuple[Port, ...], wire_bytes: float, weight: float, latency: float, done: Done) -> None:
+    def _start(
+        self, ports: tuple[Port, ...], wire_bytes: float, weight: float, latency: float, done: Done
+    ) -> None:
         now = current_time(self.clock)
         if wire_bytes <= 0:
             _deliver(self.clock, done, now + latency)
             return
         flow = _Flow(float(wire_bytes), ports, weight, latency, done, now)
         self._in_flight[flow] = None
-        neighbours: dict[_Flow, None] | None = None  # flows sharing a port with the new one (None: it is alone)
+        # flows sharing a port with the new one (None: it is alone)
+        neighbours: dict[_Flow, None] | None = None
         for port in ports:
             if port.window < wire_bytes and latency > 0:
                 cap = port.window / (2.0 * latency)  # a window per round trip
@@ -266,7 +319,8 @@ class FlowNetwork:
             if active:
                 first = active[0]
                 if first.lone and first.finish <= now:
-                    self._leave(first)  # a lone flow that finished since: its delivery is on its way
+                    # a lone flow that finished since: its delivery is on its way
+                    self._leave(first)
                 else:
                     if neighbours is None:
                         neighbours = {}
@@ -288,8 +342,8 @@ class FlowNetwork:
     def set_capacity(self, port: Port, capacity: float) -> None:
         """Change ``port``'s bandwidth to ``capacity`` bytes/s now; re-rate the flows crossing it.
 
-        Each flow is moved to now at its old rate (its bytes left) and goes on at the share the new capacity
-        gives, exactly as when a flow joins or leaves the port.
+        Each flow is moved to now at its old rate (its bytes left) and goes on at the share the new
+        capacity gives, exactly as when a flow joins or leaves the port.
         """
         now = current_time(self.clock)
         port.capacity_seconds += port.capacity * (now - port.capacity_changed_at)
@@ -320,7 +374,8 @@ class FlowNetwork:
         self._heap = heap
 
     def _rerate(self, flow: _Flow, now: float) -> None:
-        """Give ``flow`` the rate its ports allow now, moving it to now at its old rate, and schedule its end.
+        """Give ``flow`` the rate its ports allow now, moving it to now at its old rate, and
+        schedule its end.
 
         The rate is the smallest share on its ports times its weight. Alone on
         all its ports, its delivery is scheduled now (nothing else can change
@@ -361,7 +416,9 @@ class FlowNetwork:
     def _lone_delivered(self, signal: Signal) -> None:
         flow: _Flow = signal.value
         if flow.delivery is not signal:
-            return  # void: another flow joined it (the wake-up timer finishes it instead), or its rate changed
+            # void: another flow joined it (the wake-up timer finishes it instead), or its rate
+            # changed
+            return
         flow.delivery = None
         if flow in self._in_flight:
             self._leave(flow)
@@ -448,6 +505,7 @@ class FlowNetwork:
 
 
 def _deliver(clock: Clock, event: Done, at: float) -> None:
-    """Trigger ``event`` with the value ``at`` at time ``at``, as one scheduled event (what a ``simpy.Timeout`` does)."""
+    """Trigger ``event`` with the value ``at`` at time ``at``, as one scheduled event (what a
+    ``simpy.Timeout`` does)."""
     trigger(event, at)
     schedule_at(clock, at, event)

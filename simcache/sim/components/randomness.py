@@ -28,7 +28,8 @@ class UniformStream:
 
     def __init__(self, seed: np.random.SeedSequence):
         self._generator = np.random.default_rng(seed)
-        # The block as float64 bytes (little-endian), read in place: compiled, one native read a draw, no float object.
+        # The block as float64 bytes (little-endian), read in place: compiled, one native read a
+        # draw, no float object.
         self._values = b""
         self._next: i64 = 0  # byte offset of the next draw
         self._end: i64 = 0
@@ -48,7 +49,8 @@ class UniformStream:
         return value
 
     def uniforms(self, count: int) -> list[float]:
-        """The next ``count`` uniforms (the same numbers, in the same order, as ``count`` calls of :meth:`uniform`)."""
+        """The next ``count`` uniforms (the same numbers, in the same order, as ``count`` calls
+        of :meth:`uniform`)."""
         return [self.uniform() for _ in range(count)]
 
     def exponential(self, mean: float) -> float:

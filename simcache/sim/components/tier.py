@@ -101,14 +101,16 @@ from simcache.spec import TierSpec
 
 __all__ = ["Tier", "TransferPipe"]
 
-# heapq's C functions as Final names: compiled, a call is then a generic call of a C static, without a lookup of the
-# module attribute first (heapq on a list of floats is faster than a native loop: mypyc boxes each float it stores).
+# heapq's C functions as Final names: compiled, a call is then a generic call of a C static, without
+# a lookup of the module attribute first (heapq on a list of floats is faster than a native loop:
+# mypyc boxes each float it stores).
 _heapreplace: Final = heapq.heapreplace
 
 
 def _bisect_right(values: list[float], x: float) -> int:
-    """``bisect.bisect_right``: the index after the last element of the sorted ``values`` at most ``x`` (compiled, a
-    native call instead of a generic one, faster on the few bookings a pipe holds)."""
+    """``bisect.bisect_right``: the index after the last element of the sorted ``values`` at most
+    ``x`` (compiled, a native call instead of a generic one, faster on the few bookings a pipe
+    holds)."""
     low = 0
     high = len(values)
     while low < high:
@@ -130,12 +132,16 @@ class TransferPipe:
         self._ends: list[float] = []
 
     def book(self, now: float, ready: float, duration: float) -> float:
-        """Book ``duration`` seconds in the first idle stretch at or after ``ready``; return its start."""
+        """Book ``duration`` seconds in the first idle stretch at or after ``ready``; return its
+        start."""
         starts, ends = self._starts, self._ends
-        done = _bisect_right(ends, now)  # bookings finished by now (ends are in order: bookings never overlap)
+        # bookings finished by now (ends are in order: bookings never overlap)
+        done = _bisect_right(ends, now)
         if done:
-            if done == 1 and len(ends) == 1:  # the usual case, one booking and done: reused in place (a slice
-                starts[0] = ready  # deletion costs a slice object and a generic call, 2% of a run's instructions)
+            # the usual case, one booking and done: reused in place (a slice
+            if done == 1 and len(ends) == 1:
+                # deletion costs a slice object and a generic call, 2% of a run's instructions)
+                starts[0] = ready
                 ends[0] = ready + duration
                 return ready
             del starts[:done], ends[:done]
@@ -167,10 +173,15 @@ class Tier:
         self.name = name
         self._stream = stream
         self._exponential = spec.service == "exponential"
-        self._channel_free = [0.0] * tier_units(spec)  # a heap of the times each parallel unit is next free
+        # a heap of the times each parallel unit is next free
+        self._channel_free = [0.0] * tier_units(spec)
         self._pipe = TransferPipe()
-        self._read_seconds_per_byte = 1.0 / pipe_rate(spec.read_bandwidth, spec.controller_bandwidth, spec.interface)
-        self._write_seconds_per_byte = 1.0 / pipe_rate(spec.write_bandwidth, spec.controller_bandwidth, spec.interface)
+        self._read_seconds_per_byte = 1.0 / pipe_rate(
+            spec.read_bandwidth, spec.controller_bandwidth, spec.interface
+        )
+        self._write_seconds_per_byte = 1.0 / pipe_rate(
+            spec.write_bandwidth, spec.controller_bandwidth, spec.interface
+        )
         self._read_latency = spec.read_latency
         self._write_latency = spec.write_latency
         self._overhead = spec.command_overhead
@@ -187,19 +198,28 @@ class Tier:
             self._read_command,
             self._write_command,
         )
-        # Lognormal unit times of mean 1 and CV service_cv, by inverse transform from a quantile table.
+        # Lognormal unit times of mean 1 and CV service_cv, by inverse transform from a quantile
+        # table.
         self._lognormal = spec.service == "lognormal"
-        self._log_table: list[float] = list(lognormal_quantiles(spec.service_cv or 0.0)) if self._lognormal else []
+        self._log_table: list[float] = (
+            list(lognormal_quantiles(spec.service_cv or 0.0)) if self._lognormal else []
+        )
         self._stall_probability = spec.stall_probability or 0.0
         self._stall_time = spec.stall_time or 0.0
         self._pool_depth = clean_pool_depth(spec.clean_pool)
         self._has_clean_pool = self._pool_depth != math.inf
-        # Fresh out of the box, every block is erased: the pool starts at the capacity (it refills to its depth only).
-        self._pool = max(self._pool_depth, float(spec.capacity)) if spec.condition == "fresh" else self._pool_depth
+        # Fresh out of the box, every block is erased: the pool starts at the capacity (it refills
+        # to its depth only).
+        self._pool = (
+            max(self._pool_depth, float(spec.capacity))
+            if spec.condition == "fresh"
+            else self._pool_depth
+        )
         self._pool_time = 0.0
         self._gc_rate = gc_refill_rate(spec)
         self._gc_pass = min(float(spec.gc_pass or 0), self._pool_depth)
-        self._gc_until = 0.0  # when the last foreground GC pass ends (reads addressed to a die wait for it)
+        # when the last foreground GC pass ends (reads addressed to a die wait for it)
+        self._gc_until = 0.0
         self._read_share = spec.read_interference
         self.operations = 0
         self.bytes_read = 0
@@ -208,19 +228,32 @@ class Tier:
         self.gc_wait_seconds = 0.0
         self._scheduling = spec.scheduling
         self._share = spec.background_share
-        self._credit = 0.0  # seconds of pipe transfer the background may still book into the queue (weighted)
+        # seconds of pipe transfer the background may still book into the queue (weighted)
+        self._credit = 0.0
         self._credit_time = 0.0
-        self._credit_depth = spec.background_request * max(self._read_seconds_per_byte, self._write_seconds_per_byte)
+        self._credit_depth = spec.background_request * max(
+            self._read_seconds_per_byte, self._write_seconds_per_byte
+        )
         self.background_request = spec.background_request
         self.background_operations = 0
         self.foreground_until = 0.0
-        """When the last foreground operation booked so far completes (the destager's ``idle`` trigger)."""
+        """When the last foreground operation booked so far completes (the destager's ``idle``
+        trigger)."""
 
     def set_speed(self, fraction: float) -> None:
-        """Run at ``fraction`` of the device's speed from now on (``device_slow``; 1: full speed): each operation's
-        latency and transfer time are divided by ``fraction``. Operations already booked keep their times; the
-        clean pool's refill rate and the background credit are left at full speed."""
-        read_per_byte, write_per_byte, read_latency, write_latency, overhead, read_command, write_command = self._full_speed
+        """Run at ``fraction`` of the device's speed from now on (``device_slow``; 1: full
+        speed): each operation's latency and transfer time are divided by ``fraction``.
+        Operations already booked keep their times; the clean pool's refill rate and the
+        background credit are left at full speed."""
+        (
+            read_per_byte,
+            write_per_byte,
+            read_latency,
+            write_latency,
+            overhead,
+            read_command,
+            write_command,
+        ) = self._full_speed
         self._read_seconds_per_byte = read_per_byte / fraction
         self._write_seconds_per_byte = write_per_byte / fraction
         self._read_latency = read_latency / fraction
@@ -265,22 +298,29 @@ class Tier:
         channels = self._channel_free
         if is_write or self._read_share is None:
             start = channels[0] if channels[0] > ready else ready
-            transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
+            transfer_start = (
+                self._pipe.book(now, start + latency, transfer) if transfer else start + latency
+            )
             finish = transfer_start + transfer
             _heapreplace(channels, finish)
         else:
             die = int(self._stream.uniform() * len(channels))
             busy = channels[die] if channels[die] > self._gc_until else self._gc_until
             share = self._read_share
-            start = ready if busy <= ready else busy if share >= 1.0 else ready + share * (busy - ready)
-            transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
+            start = (
+                ready if busy <= ready else busy if share >= 1.0 else ready + share * (busy - ready)
+            )
+            transfer_start = (
+                self._pipe.book(now, start + latency, transfer) if transfer else start + latency
+            )
             finish = transfer_start + transfer
             if finish > channels[die]:
                 _raise_key(channels, die, finish)
         if finish > self.foreground_until:
             self.foreground_until = finish
         self.operations += 1
-        self.busy.add(start, finish, now)  # also what in_system counts: no heap of completion times of its own
+        # also what in_system counts: no heap of completion times of its own
+        self.busy.add(start, finish, now)
         return finish
 
     def submit_background(self, now: float, size: int, is_write: bool) -> tuple[bool, float]:
@@ -295,19 +335,23 @@ class Tier:
         if scheduling != "fcfs":
             channel_free = self._channel_free[0]
             latency = self._write_latency if is_write else self._read_latency
-            pipe_free = self._pipe.free_from(now) - latency  # the request's transfer may start when the pipe is free
+            # the request's transfer may start when the pipe is free
+            pipe_free = self._pipe.free_from(now) - latency
             idle_at = channel_free if channel_free > pipe_free else pipe_free
             if idle_at > now:
                 if scheduling == "priority":
                     return False, idle_at
-                cost = size * (self._write_seconds_per_byte if is_write else self._read_seconds_per_byte)
+                cost = size * (
+                    self._write_seconds_per_byte if is_write else self._read_seconds_per_byte
+                )
                 credit = self._credit + (now - self._credit_time) * self._share
                 depth = cost if cost > self._credit_depth else self._credit_depth
                 if credit > depth:
                     credit = depth
                 self._credit = credit
                 self._credit_time = now
-                if credit < cost * (1.0 - 1e-9):  # (a retry at the exact refill time must pass despite rounding)
+                # (a retry at the exact refill time must pass despite rounding)
+                if credit < cost * (1.0 - 1e-9):
                     ready = now + (cost - credit) / self._share
                     return False, ready if ready < idle_at else idle_at
                 self._credit = credit - cost if credit > cost else 0.0
@@ -318,9 +362,11 @@ class Tier:
         return True, finish
 
     def _lognormal_factor(self) -> float:
-        """A lognormal factor of mean 1 (``service_cv``): one uniform of the tier's stream, by inverse transform with
-        linear interpolation in :func:`~simcache.physics.cluster.lognormal_quantiles` (one draw and a lookup where
-        Box-Muller takes two draws and four transcendental functions; bench/README.md, "The device model")."""
+        """A lognormal factor of mean 1 (``service_cv``): one uniform of the tier's stream, by
+        inverse transform with linear interpolation in
+        :func:`~simcache.physics.cluster.lognormal_quantiles` (one draw and a lookup where
+        Box-Muller takes two draws and four transcendental functions; bench/README.md, "The
+        device model")."""
         position = self._stream.uniform() * LOGNORMAL_POINTS
         index = int(position)
         table = self._log_table
@@ -339,7 +385,8 @@ class Tier:
         """
         start = now if now > self._pool_time else self._pool_time
         pool = self._pool + (start - self._pool_time) * self._gc_rate
-        if pool > self._pool_depth:  # GC refills to the depth; a fresh device's surplus above it only drains
+        # GC refills to the depth; a fresh device's surplus above it only drains
+        if pool > self._pool_depth:
             pool = self._pool_depth if self._pool < self._pool_depth else self._pool
         pool -= size
         if pool >= 0:
@@ -355,9 +402,10 @@ class Tier:
         return start
 
     def in_system(self, now: float) -> int:
-        """Operations submitted and not complete at ``now`` (for sampling queue length): the busy meter's intervals
-        that go on past ``now`` (:meth:`BusyMeter.open_at`; ``now`` at or after the last submission, and times asked
-        for in order). The sampler reads :meth:`BusyMeter.open_count` right after the window's utilization instead."""
+        """Operations submitted and not complete at ``now`` (for sampling queue length): the busy
+        meter's intervals that go on past ``now`` (:meth:`BusyMeter.open_at`; ``now`` at or after
+        the last submission, and times asked for in order). The sampler reads
+        :meth:`BusyMeter.open_count` right after the window's utilization instead."""
         return self.busy.open_at(now)
 
     def clean_pool_bytes(self, now: float) -> float:
@@ -369,7 +417,8 @@ class Tier:
 
 
 def _raise_key(heap: list[float], index: int, value: float) -> None:
-    """Raise ``heap[index]`` to ``value`` (at least its old value) and restore the min-heap below it."""
+    """Raise ``heap[index]`` to ``value`` (at least its old value) and restore the min-heap below
+    it."""
     size = len(heap)
     child = 2 * index + 1
     while child < size:

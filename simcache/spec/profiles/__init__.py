@@ -46,7 +46,9 @@ def get_profile(kind: str, name: str) -> dict[str, Any]:
     """One profile's fields; ``KeyError`` names the profiles that exist."""
     table = _table(kind)
     if name not in table:
-        raise KeyError(f"unknown {kind} profile {name!r}; built-in {kind} profiles: {', '.join(table)}")
+        raise KeyError(
+            f"unknown {kind} profile {name!r}; built-in {kind} profiles: {', '.join(table)}"
+        )
     return dict(table[name])
 
 
@@ -61,7 +63,11 @@ def field_notes(kind: str) -> dict[str, dict[str, str]]:
         line = raw.strip()
         if line.startswith("["):
             name = line.strip("[]").strip()
-            section = name.removeprefix(prefix) if name.startswith(prefix) and "." not in name.removeprefix(prefix) else None
+            section = (
+                name.removeprefix(prefix)
+                if name.startswith(prefix) and "." not in name.removeprefix(prefix)
+                else None
+            )
             continue
         value, comment = _split_comment(line)
         if section is None or not comment or "=" not in value:
@@ -72,7 +78,8 @@ def field_notes(kind: str) -> dict[str, dict[str, str]]:
 
 
 def _split_comment(line: str) -> tuple[str, str]:
-    """``key = "a # b"  # note`` -> (``key = "a # b"``, ``note``): the first ``#`` outside quotes."""
+    """``key = "a # b"  # note`` -> (``key = "a # b"``, ``note``): the first ``#`` outside
+    quotes."""
     quote = ""
     for i, char in enumerate(line):
         if quote:

@@ -1,4 +1,5 @@
-"""Formats: workload, measurement and trace files users already hold, read into plain tables and traces.
+"""Formats: workload, measurement and trace files users already hold, read into plain tables and
+traces.
 
 ``simcache import PATH [--format F] -o OUT.toml`` and
 :func:`read_file` read one file; the format is guessed from its first
@@ -9,15 +10,13 @@ and ``read(path, options) -> FileReading``. Trace formats also have
 ``load(path, options) -> Trace``, which replay uses (:mod:`simcache.workloads.replay`):
 the trace is parsed once into the cache of :mod:`simcache.traces.trace`.
 
-| format | module | what it gives |
-|---|---|---|
-| ``fio-job`` | :mod:`.fio_job` | one group per job (synthetic workload) |
-| ``fio-json`` | :mod:`.fio_json` | the jobs' workloads and their measured IOPS, bandwidth, latency as checks |
-| ``fio-iolog`` | :mod:`.fio_iolog` | a trace (v2: order only; v3: timestamps) |
-| ``vscsistats`` | :mod:`.vscsistats` | one VM per virtual disk from its histograms, measured latency as checks |
-| ``blkparse`` | :mod:`.blkparse` | a trace (issue, queue or completion events) |
-| ``msr`` | :mod:`.msr` | a trace (SNIA MSR-Cambridge CSV) |
-| ``csv`` | :mod:`.csv_trace` | a trace from any CSV with named columns |
+| format | module | what it gives | |---|---|---| | ``fio-job`` | :mod:`.fio_job` | one group per
+job (synthetic workload) | | ``fio-json`` | :mod:`.fio_json` | the jobs' workloads and their
+measured IOPS, bandwidth, latency as checks | | ``fio-iolog`` | :mod:`.fio_iolog` | a trace (v2:
+order only; v3: timestamps) | | ``vscsistats`` | :mod:`.vscsistats` | one VM per virtual disk from
+its histograms, measured latency as checks | | ``blkparse`` | :mod:`.blkparse` | a trace (issue,
+queue or completion events) | | ``msr`` | :mod:`.msr` | a trace (SNIA MSR-Cambridge CSV) | | ``csv``
+| :mod:`.csv_trace` | a trace from any CSV with named columns |
 """
 
 from __future__ import annotations
@@ -54,9 +53,11 @@ FORMATS: dict[str, str] = {
     "msr": "msr",
     "csv": "csv_trace",
 }
-"""Format name -> module under simcache.traces.formats. Guessing tries them in this order (most specific first)."""
+"""Format name -> module under simcache.traces.formats. Guessing tries them in this order (most
+specific first)."""
 TRACE_FORMATS = ("fio-iolog", "blkparse", "msr", "csv")
-"""The formats that hold a trace (replayed I/O by I/O); the others describe a workload or a measurement."""
+"""The formats that hold a trace (replayed I/O by I/O); the others describe a workload or a
+measurement."""
 _GUESS_ORDER = ("fio-json", "fio-iolog", "vscsistats", "blkparse", "msr", "fio-job", "csv")
 
 
@@ -66,27 +67,36 @@ def _module(format_name: str) -> ModuleType:
 
 def _known(path: Path, format_name: str) -> str:
     if format_name not in FORMATS:
-        raise WorkloadFileError.at(path, None, "format", f"unknown format {format_name!r}; use one of {', '.join(FORMATS)}")
+        raise WorkloadFileError.at(
+            path, None, "format", f"unknown format {format_name!r}; use one of {', '.join(FORMATS)}"
+        )
     return format_name
 
 
 def guess_format(path: str | Path) -> str:
-    """The format of ``path`` judged from its first few KiB; raises :class:`WorkloadFileError` when none fits."""
+    """The format of ``path`` judged from its first few KiB; raises :class:`WorkloadFileError`
+    when none fits."""
     path = Path(path)
     head = read_head(path)
     for name in _GUESS_ORDER:
         if _module(name).sniff(head):
             return name
     raise WorkloadFileError.at(
-        path, None, "format", f"cannot tell the format from the file's start; give it with --format (one of {', '.join(FORMATS)})"
+        path,
+        None,
+        "format",
+        "cannot tell the format from the file's start; give it with --format (one of "
+        f"{', '.join(FORMATS)})",
     )
 
 
 def read_file(path: str | Path, format: str | None = None, **options: Any) -> FileReading:
-    """Read a workload, measurement or trace file: groups, expectations, warnings and facts, as plain tables.
+    """Read a workload, measurement or trace file: groups, expectations, warnings and facts, as
+    plain tables.
 
-    ``options`` are the format's own (a CSV trace's column names and units, blkparse's event, vscsiStats' disk
-    layout, ...). :func:`simcache.workloads.ingest.imported.import_workload` makes the reading a scenario.
+    ``options`` are the format's own (a CSV trace's column names and units, blkparse's event,
+    vscsiStats' disk layout, ...). :func:`simcache.workloads.ingest.imported.import_workload` makes
+    the reading a scenario.
     """
     path = Path(path)
     name = guess_format(path) if format is None else _known(path, format)
@@ -94,14 +104,21 @@ def read_file(path: str | Path, format: str | None = None, **options: Any) -> Fi
     return reading
 
 
-def load_trace(path: str | Path, format: str | None = None, options: Mapping[str, Any] | None = None) -> Trace:
+def load_trace(
+    path: str | Path, format: str | None = None, options: Mapping[str, Any] | None = None
+) -> Trace:
     """The cached columnar trace of ``path`` (parsed now if it is not cached yet)."""
     path = Path(path)
     name = guess_format(path) if format is None else _known(path, format)
     module = _module(name)
     if module.KIND != "trace":
         replayable = ", ".join(TRACE_FORMATS)
-        raise WorkloadFileError.at(path, None, "format", f"{name} is a {module.KIND} file, not a trace; replay takes {replayable}")
+        raise WorkloadFileError.at(
+            path,
+            None,
+            "format",
+            f"{name} is a {module.KIND} file, not a trace; replay takes {replayable}",
+        )
     trace: Trace = module.load(path, dict(options or {}))
     return trace
 
@@ -109,17 +126,27 @@ def load_trace(path: str | Path, format: str | None = None, options: Mapping[str
 _OPENED: dict[tuple[str, int, int, str | None, str], Trace] = {}
 
 
-def open_trace(path: str | Path, format: str | None = None, options: Mapping[str, Any] | None = None) -> Trace:
-    """The trace of ``path``, parsed once and cached on disk (:func:`load_trace`); within a process, opened
-    once per file version (its path, modification time and size, with the format and options).
+def open_trace(
+    path: str | Path, format: str | None = None, options: Mapping[str, Any] | None = None
+) -> Trace:
+    """The trace of ``path``, parsed once and cached on disk (:func:`load_trace`); within a process,
+    opened once per file version (its path, modification time and size, with the format and
+    options).
 
-    Raises :class:`~simcache.base.errors.WorkloadFileError` for a file that cannot be read or parsed.
+    Raises :class:`~simcache.base.errors.WorkloadFileError` for a file that cannot be read or
+    parsed.
     """
     options = dict(options or {})
     path = Path(path)
     try:
         status = path.stat()
-        key = (str(path.resolve()), status.st_mtime_ns, status.st_size, format, repr(sorted(options.items())))
+        key = (
+            str(path.resolve()),
+            status.st_mtime_ns,
+            status.st_size,
+            format,
+            repr(sorted(options.items())),
+        )
     except OSError:
         key = None
     if key is not None and key in _OPENED:
@@ -133,22 +160,26 @@ def open_trace(path: str | Path, format: str | None = None, options: Mapping[str
 
 
 def parse_option(text: str, source: str = "--option") -> tuple[str, Any]:
-    """One format option written ``KEY=VALUE``: VALUE read as a TOML value when it is one (numbers, booleans),
-    else as text. Raises :class:`WorkloadFileError` naming ``source`` for text without a key."""
+    """One format option written ``KEY=VALUE``: VALUE read as a TOML value when it is one
+    (numbers, booleans), else as text. Raises :class:`WorkloadFileError` naming ``source`` for
+    text without a key."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
-        raise WorkloadFileError(source, [(text, "give an import option as KEY=VALUE, e.g. time_unit=ms")])
+        raise WorkloadFileError(
+            source, [(text, "give an import option as KEY=VALUE, e.g. time_unit=ms")]
+        )
     try:
         parsed = tomllib.loads(f"v = {value.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         parsed = value.strip()
-    if isinstance(parsed, (list, dict)):  # options are scalars (a CSV's columns are one comma-separated text)
+    # options are scalars (a CSV's columns are one comma-separated text)
+    if isinstance(parsed, (list, dict)):
         parsed = value.strip()
     return key.strip(), parsed
 
 
 def parse_options(text: str, source: str = "import options") -> dict[str, Any]:
-    """Format options written ``KEY=VALUE``, one per line or separated by ``;`` (commas belong to values such as
-    ``columns=time,op,offset,size``)."""
+    """Format options written ``KEY=VALUE``, one per line or separated by ``;`` (commas belong to
+    values such as ``columns=time,op,offset,size``)."""
     pairs = [part.strip() for line in text.splitlines() for part in line.split(";")]
     return dict(parse_option(pair, source) for pair in pairs if pair)

@@ -1,4 +1,5 @@
-"""What every format shares: the :class:`FileReading` result, safe file reading, and the trace cache step.
+"""What every format shares: the :class:`FileReading` result, safe file reading, and the trace cache
+step.
 
 A format reads one file and returns a :class:`FileReading`: scenario
 ``[[groups]]`` tables (the workload), ``[[expect]]`` tables (what the file
@@ -58,13 +59,19 @@ class FileReading:
     facts: list[tuple[str, str]] = field(default_factory=list)
     """(what, value) pairs for people: ``("jobs", "2")``, ``("I/Os", "1,204,331")``."""
     duration: float | None = None
-    """Seconds the workload runs as the file describes it (fio runtime, a trace's length), if it says."""
+    """Seconds the workload runs as the file describes it (fio runtime, a trace's length), if it
+    says."""
     trace: Trace | None = None
 
 
-def check_option_names(path: Path, options: Mapping[str, Any], allowed: Collection[str] | Mapping[str, str], format_name: str) -> None:
-    """Refuse the first option the format does not take, naming it and listing the ones it does (with what each
-    does when ``allowed`` maps names to descriptions)."""
+def check_option_names(
+    path: Path,
+    options: Mapping[str, Any],
+    allowed: Collection[str] | Mapping[str, str],
+    format_name: str,
+) -> None:
+    """Refuse the first option the format does not take, naming it and listing the ones it does
+    (with what each does when ``allowed`` maps names to descriptions)."""
     for name in options:
         if name not in allowed:
             if not allowed:
@@ -73,19 +80,32 @@ def check_option_names(path: Path, options: Mapping[str, Any], allowed: Collecti
                 listing = "use " + "; ".join(f"{key}: {what}" for key, what in allowed.items())
             else:
                 listing = "use " + ", ".join(allowed)
-            raise WorkloadFileError.at(path, None, f"options.{name}", f"unknown option for the {format_name} format; {listing}")
+            raise WorkloadFileError.at(
+                path,
+                None,
+                f"options.{name}",
+                f"unknown option for the {format_name} format; {listing}",
+            )
 
 
-def option_choice(path: Path, options: Mapping[str, Any], name: str, choices: Collection[str], default: str) -> str:
+def option_choice(
+    path: Path, options: Mapping[str, Any], name: str, choices: Collection[str], default: str
+) -> str:
     """The option ``name`` (a string, one of ``choices``), or ``default`` when it is not given."""
     value = options.get(name, default)
     if not isinstance(value, str) or value not in choices:
-        raise WorkloadFileError.at(path, None, f"options.{name}", f"{value!r} is not allowed; use one of {', '.join(choices)}")
+        raise WorkloadFileError.at(
+            path,
+            None,
+            f"options.{name}",
+            f"{value!r} is not allowed; use one of {', '.join(choices)}",
+        )
     return value
 
 
 def check_regular_file(path: Path) -> None:
-    """Refuse anything that is not a readable regular file (a FIFO or device would block or never end)."""
+    """Refuse anything that is not a readable regular file (a FIFO or device would block or never
+    end)."""
     problem = file_problem(path)
     if problem is not None:
         raise WorkloadFileError.at(path, None, "", problem)
@@ -95,7 +115,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 def is_gzip(path: Path) -> bool:
-    """Whether the file is gzip-compressed (by its first two bytes, whatever its name): the MSR traces ship so."""
+    """Whether the file is gzip-compressed (by its first two bytes, whatever its name): the MSR
+    traces ship so."""
     with path.open("rb") as handle:
         return handle.read(2) == GZIP_MAGIC
 
@@ -110,7 +131,8 @@ def open_bytes(path: Path) -> BinaryIO:
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> str:
-    """The file's first ``size`` bytes (decompressed) as text (undecodable bytes replaced), for guessing its format."""
+    """The file's first ``size`` bytes (decompressed) as text (undecodable bytes replaced), for
+    guessing its format."""
     with open_bytes(path) as handle:
         try:
             data = handle.read(size)
@@ -120,7 +142,8 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> str:
 
 
 def read_text(path: Path, encoding: str = "utf-8") -> str:
-    """The whole file as text (decompressed); bytes that are not ``encoding`` raise naming their line."""
+    """The whole file as text (decompressed); bytes that are not ``encoding`` raise naming their
+    line."""
     with open_bytes(path) as handle:
         try:
             data = handle.read()
@@ -130,7 +153,9 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise WorkloadFileError.at(path, line, "", f"not {encoding} text (byte {exc.start}); is this the right file?") from None
+        raise WorkloadFileError.at(
+            path, line, "", f"not {encoding} text (byte {exc.start}); is this the right file?"
+        ) from None
 
 
 def numbered_lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
@@ -144,14 +169,21 @@ def numbered_lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, s
             try:
                 raw = handle.readline()
             except (OSError, EOFError, zlib.error) as exc:
-                raise WorkloadFileError.at(path, number + 1, "", f"a damaged gzip file: {exc}") from None
+                raise WorkloadFileError.at(
+                    path, number + 1, "", f"a damaged gzip file: {exc}"
+                ) from None
             if not raw:
                 return
             number += 1
             try:
                 yield number, raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as exc:
-                raise WorkloadFileError.at(path, number, "", f"not {encoding} text (byte {exc.start}); is this the right file?") from None
+                raise WorkloadFileError.at(
+                    path,
+                    number,
+                    "",
+                    f"not {encoding} text (byte {exc.start}); is this the right file?",
+                ) from None
 
 
 def cached_trace(
@@ -179,11 +211,16 @@ def cached_trace(
     except BaseException:
         builder.abandon()
         raise
-    return builder.finish({"source": str(path), "format": format_name, "options": dict(options), **extra})
+    return builder.finish(
+        {"source": str(path), "format": format_name, "options": dict(options), **extra}
+    )
 
 
-def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[str, Any], warnings: list[str]) -> FileReading:
-    """A trace as groups: one group of one VM per trace device, replaying that device's I/Os at their timestamps."""
+def trace_imported(
+    path: Path, format_name: str, trace: Trace, options: Mapping[str, Any], warnings: list[str]
+) -> FileReading:
+    """A trace as groups: one group of one VM per trace device, replaying that device's I/Os at
+    their timestamps."""
     summary = trace.summary()
     groups = []
     used: set[str] = set()
@@ -191,10 +228,16 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
         if stats.ios == 0:
             continue
         name = group_name(device, used)
-        trace_table: dict[str, Any] = {"path": str(path.resolve()), "format": format_name, "devices": [device]}
+        trace_table: dict[str, Any] = {
+            "path": str(path.resolve()),
+            "format": format_name,
+            "devices": [device],
+        }
         if options:
             trace_table["options"] = dict(options)
-        groups.append({"name": name, "vms_per_host": 1, "workload": {"mode": "trace", "trace": trace_table}})
+        groups.append(
+            {"name": name, "vms_per_host": 1, "workload": {"mode": "trace", "trace": trace_table}}
+        )
     if not groups:
         raise WorkloadFileError.at(path, None, "", "the trace holds no reads or writes to replay")
     reads = sum(s.counts["read"] for s in summary.values())
@@ -202,7 +245,11 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
     skipped = {op: sum(s.counts[op] for s in summary.values()) for op in ("sync", "trim")}
     facts = [
         ("I/Os", f"{reads + writes:,} ({reads:,} reads, {writes:,} writes)"),
-        ("bytes", f"{sum(s.bytes['read'] for s in summary.values()):,} read, {sum(s.bytes['write'] for s in summary.values()):,} written"),
+        (
+            "bytes",
+            f"{sum(s.bytes['read'] for s in summary.values()):,} read, "
+            f"{sum(s.bytes['write'] for s in summary.values()):,} written",
+        ),
         ("devices", ", ".join(summary) or "none"),
         ("length", f"{trace.duration:.6g} s"),
     ]
@@ -211,16 +258,28 @@ def trace_imported(path: Path, format_name: str, trace: Trace, options: Mapping[
         shown = [
             f", {name.removesuffix('_ms')} {value * 1e3:.4g} ms"
             for (name, q), value in zip(PERCENTILES.items(), values, strict=True)
-            if count * (1.0 - q / 100.0) >= 1.0 - 1e-9  # 1,000 x (1 - 0.999) is 0.99999... in floats
+            # 1,000 x (1 - 0.999) is 0.99999... in floats
+            if count * (1.0 - q / 100.0) >= 1.0 - 1e-9
         ]
-        facts.append((f"{op} latency in the trace", f"mean {mean * 1e3:.4g} ms{''.join(shown)} over {count:,} I/Os (the traced system's)"))
+        facts.append(
+            (
+                f"{op} latency in the trace",
+                f"mean {mean * 1e3:.4g} ms{''.join(shown)} over {count:,} I/Os (the traced "
+                "system's)",
+            )
+        )
     notes = list(warnings)
     if any(skipped.values()):
         notes.append(
-            f"{skipped['sync']:,} sync/flush and {skipped['trim']:,} trim commands are counted but not replayed "
-            "(the model acknowledges a write when it is cached or replicated, so a flush adds no wait)"
+            f"{skipped['sync']:,} sync/flush and {skipped['trim']:,} trim commands are counted but "
+            "not replayed "
+            "(the model acknowledges a write when it is cached or replicated, so a flush adds no "
+            "wait)"
         )
-    # The run lasts a second past the last I/O, so that it is issued and, unless the cluster is overloaded, completes;
-    # a trace without timestamps (replayed closed loop) runs for the base scenario's duration.
+    # The run lasts a second past the last I/O, so that it is issued and, unless the cluster is
+    # overloaded, completes; a trace without timestamps (replayed closed loop) runs for the base
+    # scenario's duration.
     duration = trace.duration + 1.0 if trace.meta.get("has_times", True) else None
-    return FileReading(path, format_name, groups, warnings=notes, facts=facts, duration=duration, trace=trace)
+    return FileReading(
+        path, format_name, groups, warnings=notes, facts=facts, duration=duration, trace=trace
+    )

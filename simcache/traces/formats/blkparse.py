@@ -58,7 +58,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.formats.base import FileReading, cached_trace, check_option_names, numbered_lines, option_choice, trace_imported
+from simcache.traces.formats.base import (
+    FileReading,
+    cached_trace,
+    check_option_names,
+    numbered_lines,
+    option_choice,
+    trace_imported,
+)
 from simcache.traces.formats.rows import RowBuffer
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder
 
@@ -76,10 +83,14 @@ MAX_PENDING = 1 << 20
 _HEADER_FIELDS = ("device", "cpu", "sequence", "timestamp", "pid", "action", "rwbs")
 _DEVICE = re.compile(r"\d+,\d+$")
 _EVENT_LINE = re.compile(r"\s*\d+,\d+\s+\d+\s+\d+\s+\d+\.\d+\s+\d+\s+[A-Za-z]{1,2}\s+[A-Z]+(\s|$)")
-_SUMMARY = re.compile(r"(CPU\d+|Total) \(.*\):\s*$|Throughput \(R/W\):|Events \(.*\): |Skips: |\S.* \(\d+(, \.\.\.)?\)\s*$")
+_SUMMARY = re.compile(
+    r"(CPU\d+|Total) \(.*\):\s*$|Throughput \(R/W\):|Events \(.*\): |Skips: |\S.* \(\d+(, "
+    r"\.\.\.)?\)\s*$"
+)
 _RWBS_LETTERS = frozenset("FDWRNASMEB")
 _DATA_OPS = {"R": READ, "W": WRITE, "D": TRIM}
-_SECTOR_ACTIONS = frozenset("QDICRMFGSB")  # actions whose tail is SECTOR + NSECTORS (or no sectors at all)
+# actions whose tail is SECTOR + NSECTORS (or no sectors at all)
+_SECTOR_ACTIONS = frozenset("QDICRMFGSB")
 _MAX_SECTORS = ((1 << 32) - 1) // SECTOR_BYTES  # the trace row's size field is 32 bits
 _MAX_SECTOR = ((1 << 63) - 1) // SECTOR_BYTES  # and its offset field 63
 
@@ -97,7 +108,8 @@ class _Request(NamedTuple):
 
 def sniff(head: str) -> bool:
     """True when the first lines (up to five) are all blkparse event lines."""
-    lines = [line for line in head.split("\n")[:-1] if line.strip()][:5]  # the last piece may be cut off
+    # the last piece may be cut off
+    lines = [line for line in head.split("\n")[:-1] if line.strip()][:5]
     return bool(lines) and all(_EVENT_LINE.match(line) for line in lines)
 
 
@@ -130,13 +142,15 @@ class _Parser:
         self.builder = builder
         self.event = event
         self.start = "Q" if event == "Q" else "D"  # the event a latency is measured from
-        self.used = frozenset("QCMF" if event == "Q" else "DCR")  # the actions this event's rows and latencies come from
+        # the actions this event's rows and latencies come from
+        self.used = frozenset("QCMF" if event == "Q" else "DCR")
         self.rows = RowBuffer(builder)
         self.pending: OrderedDict[tuple[int, int], _Request] = OrderedDict()
         self.counts: Counter[str] = Counter()
         self.not_used: Counter[str] = Counter()
         self.origin: int | None = None
-        """Nanoseconds of blkparse's clock at the first event of the chosen kind: time 0 of the rows (kept whole, so exact)."""
+        """Nanoseconds of blkparse's clock at the first event of the chosen kind: time 0 of the
+        rows (kept whole, so exact)."""
 
     def run(self) -> dict[str, Any]:
         summary_line = None
@@ -152,7 +166,8 @@ class _Parser:
                     self.path,
                     number,
                     "device",
-                    f"{fields[0][:40]!r} does not start a blkparse event line (MAJ,MIN CPU SEQ SECONDS.NANOSECONDS PID ACTION RWBS ...); "
+                    f"{fields[0][:40]!r} does not start a blkparse event line (MAJ,MIN CPU SEQ "
+                    "SECONDS.NANOSECONDS PID ACTION RWBS ...); "
                     "only blkparse's default output is read",
                 )
             self._line(number, fields)
@@ -163,7 +178,9 @@ class _Parser:
         return {
             "event": self.event,
             "has_times": True,
-            "first_timestamp": None if self.origin is None else f"{self.origin // 1_000_000_000}.{self.origin % 1_000_000_000:09d}",
+            "first_timestamp": None
+            if self.origin is None
+            else f"{self.origin // 1_000_000_000}.{self.origin % 1_000_000_000:09d}",
             "summary_line": summary_line,
             "events": dict(self.counts),
             "not_used": {what: n for what, n in self.not_used.items() if n},
@@ -172,22 +189,46 @@ class _Parser:
     def _line(self, number: int, fields: list[str]) -> None:
         if len(fields) < len(_HEADER_FIELDS):
             missing = _HEADER_FIELDS[len(fields)]
-            raise WorkloadFileError.at(self.path, number, missing, f"missing: an event line has {', '.join(_HEADER_FIELDS)} first")
+            raise WorkloadFileError.at(
+                self.path,
+                number,
+                missing,
+                f"missing: an event line has {', '.join(_HEADER_FIELDS)} first",
+            )
         device, cpu, sequence, stamp, pid, action, rwbs = fields[:7]
         if not (cpu.isdecimal() and sequence.isdecimal() and pid.isdecimal()):
-            name, value = next((n, v) for n, v in (("cpu", cpu), ("sequence", sequence), ("pid", pid)) if not v.isdecimal())
+            name, value = next(
+                (n, v)
+                for n, v in (("cpu", cpu), ("sequence", sequence), ("pid", pid))
+                if not v.isdecimal()
+            )
             raise WorkloadFileError.at(self.path, number, name, f"{value!r} is not a whole number")
         seconds, dot, nanos = stamp.partition(".")
         if not (dot and seconds.isdecimal() and nanos.isdecimal() and len(nanos) <= 9):
-            raise WorkloadFileError.at(self.path, number, "timestamp", f"{stamp!r} is not SECONDS.NANOSECONDS (e.g. 12.000345678)")
+            raise WorkloadFileError.at(
+                self.path,
+                number,
+                "timestamp",
+                f"{stamp!r} is not SECONDS.NANOSECONDS (e.g. 12.000345678)",
+            )
         if not (action.isalpha() and len(action) <= 2):
-            raise WorkloadFileError.at(self.path, number, "action", f"{action!r} is not a blkparse action (Q, D, C, M, ...)")
+            raise WorkloadFileError.at(
+                self.path,
+                number,
+                "action",
+                f"{action!r} is not a blkparse action (Q, D, C, M, ...)",
+            )
         self.counts[action] += 1
         if action not in _SECTOR_ACTIONS:
             self.not_used[f"{action} events"] += 1
             return
         if not _RWBS_LETTERS.issuperset(rwbs):
-            raise WorkloadFileError.at(self.path, number, "rwbs", f"{rwbs!r} has letters other than {''.join(sorted(_RWBS_LETTERS))}")
+            raise WorkloadFileError.at(
+                self.path,
+                number,
+                "rwbs",
+                f"{rwbs!r} has letters other than {''.join(sorted(_RWBS_LETTERS))}",
+            )
         sector, sectors = self._sectors(number, fields)
         if action not in self.used:
             return
@@ -205,26 +246,52 @@ class _Parser:
             else:
                 self.not_used[f"{action} events without data sectors (pass-through or RWBS N)"] += 1
             return
-        self._event(action, time, _Request(time, op, sector * SECTOR_BYTES, sectors * SECTOR_BYTES, code), sector)
+        self._event(
+            action,
+            time,
+            _Request(time, op, sector * SECTOR_BYTES, sectors * SECTOR_BYTES, code),
+            sector,
+        )
 
     def _sectors(self, number: int, fields: list[str]) -> tuple[int, int]:
-        """(first sector, sector count) of the event's tail; count 0 when the tail has no ``SECTOR + NSECTORS``."""
+        """(first sector, sector count) of the event's tail; count 0 when the tail has no
+        ``SECTOR + NSECTORS``."""
         tail = fields[7:]
-        if len(tail) >= 2 and tail[1] == "+" and tail[0][0] not in "[(":  # a process name may hold " + "
+        # a process name may hold " + "
+        if len(tail) >= 2 and tail[1] == "+" and tail[0][0] not in "[(":
             if len(tail) < 3 or not tail[2].isdecimal():
                 found = repr(tail[2]) if len(tail) > 2 else "nothing"
-                raise WorkloadFileError.at(self.path, number, "nsectors", f"expected a sector count after '+', found {found}")
+                raise WorkloadFileError.at(
+                    self.path,
+                    number,
+                    "nsectors",
+                    f"expected a sector count after '+', found {found}",
+                )
             if not tail[0].isdecimal():
-                raise WorkloadFileError.at(self.path, number, "sector", f"{tail[0]!r} is not a sector number")
+                raise WorkloadFileError.at(
+                    self.path, number, "sector", f"{tail[0]!r} is not a sector number"
+                )
             sectors = int(tail[2])
             if sectors > _MAX_SECTORS:
-                raise WorkloadFileError.at(self.path, number, "nsectors", f"{sectors} sectors is more than one I/O can be here")
+                raise WorkloadFileError.at(
+                    self.path,
+                    number,
+                    "nsectors",
+                    f"{sectors} sectors is more than one I/O can be here",
+                )
             sector = int(tail[0])
             if sector > _MAX_SECTOR:
-                raise WorkloadFileError.at(self.path, number, "sector", f"{sector} is beyond 2^63 bytes")
+                raise WorkloadFileError.at(
+                    self.path, number, "sector", f"{sector} is beyond 2^63 bytes"
+                )
             return sector, sectors
         if tail and not (tail[0].isdecimal() or tail[0][0] in "[("):
-            raise WorkloadFileError.at(self.path, number, "sector", f"expected SECTOR + NSECTORS or [PROCESS], found {tail[0]!r}")
+            raise WorkloadFileError.at(
+                self.path,
+                number,
+                "sector",
+                f"expected SECTOR + NSECTORS or [PROCESS], found {tail[0]!r}",
+            )
         return 0, 0
 
     def _event(self, action: str, time: int, request: _Request, sector: int) -> None:
@@ -235,7 +302,10 @@ class _Parser:
                 self._lost(previous, "requests issued again before completing (kept, no latency)")
             self.pending[key] = request
             if len(self.pending) > MAX_PENDING:
-                self._lost(self.pending.popitem(last=False)[1], f"requests still pending beyond {MAX_PENDING:,} (kept, no latency)")
+                self._lost(
+                    self.pending.popitem(last=False)[1],
+                    f"requests still pending beyond {MAX_PENDING:,} (kept, no latency)",
+                )
         elif action == "C":
             self._complete(time, request, key)
         elif action == "R" and self.start == "D":
@@ -256,19 +326,22 @@ class _Parser:
             self.not_used[f"completions without a {self.start}"] += 1
 
     def _merge(self, action: str, bio: _Request, key: tuple[int, int]) -> None:
-        """A queued bio joined another request: it completes as part of that one, so it gets no latency."""
+        """A queued bio joined another request: it completes as part of that one, so it gets no
+        latency."""
         merged = self.pending.pop(key, None)
         if merged is None:
             self.not_used["merges of bios not seen queued"] += 1
             return
         self._lost(merged, "bios merged into another request (kept, no latency)")
-        if action == "F":  # the request it joined now starts at this bio's sector: its C will name that sector
+        # the request it joined now starts at this bio's sector: its C will name that sector
+        if action == "F":
             joined = self.pending.pop((key[0], key[1] + bio.size // SECTOR_BYTES), None)
             if joined is not None:
                 self.pending[key] = joined
 
     def _lost(self, request: _Request, why: str) -> None:
-        """A started request whose completion will not be matched: an I/O without latency (a lost D when rows are completions)."""
+        """A started request whose completion will not be matched: an I/O without latency (a lost
+        D when rows are completions)."""
         if self.event == "C":
             self.not_used["issues never matched to a completion"] += 1
         else:
@@ -276,7 +349,15 @@ class _Parser:
             self.not_used[why] += 1
 
     def _emit(self, request: _Request, latency: int | None) -> None:
-        """One row: ``request`` at its time from the origin, ``latency`` in nanoseconds (``None``: unknown)."""
+        """One row: ``request`` at its time from the origin, ``latency`` in nanoseconds
+        (``None``: unknown)."""
         origin = request.time if self.origin is None else self.origin
         seconds = math.nan if latency is None else latency / 1e9
-        self.rows.add((request.time - origin) / 1e9, request.op, request.offset, request.size, request.device, seconds)
+        self.rows.add(
+            (request.time - origin) / 1e9,
+            request.op,
+            request.offset,
+            request.size,
+            request.device,
+            seconds,
+        )

@@ -40,7 +40,9 @@ class RowChunks:
     :attr:`empty_lines` counts the blank lines skipped.
     """
 
-    def __init__(self, path: Path, fields: Sequence[str], delimiter: str = ",", skip_lines: int = 0):
+    def __init__(
+        self, path: Path, fields: Sequence[str], delimiter: str = ",", skip_lines: int = 0
+    ):
         self.path = path
         self.fields = tuple(fields)
         self.delimiter = delimiter
@@ -72,13 +74,21 @@ class RowChunks:
         with reader:
             while True:
                 try:
-                    # pandas drops the extra fields of a chunk's first rows with only a warning: here it is an error.
+                    # pandas drops the extra fields of a chunk's first rows with only a warning:
+                    # here it is an error.
                     with warnings.catch_warnings():
                         warnings.simplefilter("error", pd.errors.ParserWarning)
                         frame = next(reader)
                 except StopIteration:
                     return
-                except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError, ValueError, OSError, EOFError) as exc:
+                except (
+                    pd.errors.ParserError,
+                    pd.errors.ParserWarning,
+                    UnicodeDecodeError,
+                    ValueError,
+                    OSError,
+                    EOFError,
+                ) as exc:
                     raise self._locate(self.skip_lines + rows_read + 1, exc) from None
                 rows_read += len(frame)
                 empty = frame.isna().all(axis=1).to_numpy()
@@ -93,14 +103,19 @@ class RowChunks:
         return self.skip_lines + row + 1
 
     def _locate(self, start: int, exc: Exception) -> WorkloadFileError:
-        """The first line from ``start`` on that the reader could not take (an unclosed quote, too many fields, or not UTF-8)."""
+        """The first line from ``start`` on that the reader could not take (an unclosed quote,
+        too many fields, or not UTF-8)."""
         expected = len(self.fields)
         for number, text in numbered_lines(self.path):  # raises at a line that is not UTF-8
             if number < start:
                 continue
             if text.count('"') % 2:
                 return WorkloadFileError.at(
-                    self.path, number, "", 'a quote (") that is never closed: the rest of the file would be one field; remove it'
+                    self.path,
+                    number,
+                    "",
+                    'a quote (") that is never closed: the rest of the file would be one field; '
+                    "remove it",
                 )
             fields = split_line(self.path, number, text, self.delimiter)
             if len(fields) > expected:
@@ -108,24 +123,30 @@ class RowChunks:
                     self.path,
                     number,
                     "",
-                    f"{len(fields)} fields; expected {expected} ({', '.join(self.fields)}) separated by {self.delimiter!r}",
+                    f"{len(fields)} fields; expected {expected} ({', '.join(self.fields)}) "
+                    f"separated by {self.delimiter!r}",
                 )
         found = re.search(r"line (\d+)", str(exc))
         message = re.sub(r"^Error tokenizing data\. C error: ", "", str(exc)).strip()
-        return WorkloadFileError.at(self.path, int(found.group(1)) if found else None, "", f"cannot read the row: {message}")
+        return WorkloadFileError.at(
+            self.path, int(found.group(1)) if found else None, "", f"cannot read the row: {message}"
+        )
 
 
 def split_line(path: Path, number: int, text: str, delimiter: str) -> list[str]:
-    """The fields of line ``number`` (its text without the line end); a line the csv module cannot split is an
-    error naming it (a carriage return inside the line, say)."""
+    """The fields of line ``number`` (its text without the line end); a line the csv module
+    cannot split is an error naming it (a carriage return inside the line, say)."""
     try:
         return next(csv.reader([text], delimiter=delimiter, skipinitialspace=True), [])
     except csv.Error as exc:
-        raise WorkloadFileError.at(path, number, "", f"cannot split the line into fields: {exc}") from None
+        raise WorkloadFileError.at(
+            path, number, "", f"cannot split the line into fields: {exc}"
+        ) from None
 
 
 class Rows:
-    """One chunk of rows; each accessor checks a column and returns it as a numpy array, or raises naming the line."""
+    """One chunk of rows; each accessor checks a column and returns it as a numpy array, or
+    raises naming the line."""
 
     def __init__(self, chunks: RowChunks, frame: pd.DataFrame):
         self.chunks = chunks
@@ -137,17 +158,25 @@ class Rows:
     def error(self, position: int, column: int, message: str) -> WorkloadFileError:
         """An error at the ``position``-th row of this chunk, in ``column``."""
         row = int(self.frame.index[position])
-        return WorkloadFileError.at(self.chunks.path, self.chunks.line(row), self.chunks.fields[column], message)
+        return WorkloadFileError.at(
+            self.chunks.path, self.chunks.line(row), self.chunks.fields[column], message
+        )
 
     def _missing(self, position: int, column: int) -> WorkloadFileError:
         return self.error(
-            position, column, f"missing value (each line has {len(self.chunks.fields)} fields: {', '.join(self.chunks.fields)})"
+            position,
+            column,
+            f"missing value (each line has {len(self.chunks.fields)} fields: "
+            f"{', '.join(self.chunks.fields)})",
         )
 
-    def integers(self, column: int, what: str, minimum: int = 0, maximum: int = INT64_MAX, limit: str = "") -> np.ndarray:
+    def integers(
+        self, column: int, what: str, minimum: int = 0, maximum: int = INT64_MAX, limit: str = ""
+    ) -> np.ndarray:
         """The column as int64, each value a whole number from ``minimum`` to ``maximum``.
 
-        ``what`` says what a value is ("a whole number of bytes"); ``limit`` says why ``maximum`` is the limit.
+        ``what`` says what a value is ("a whole number of bytes"); ``limit`` says why ``maximum`` is
+        the limit.
         """
         series = self.frame[column]
         values: np.ndarray
@@ -167,8 +196,11 @@ class Rows:
             raise self.error(position, column, f"{value:,} {bound}")
         return values
 
-    def numbers(self, column: int, what: str, minimum: float | None = None, allow_missing: bool = False) -> np.ndarray:
-        """The column as int64 (when every value is whole and written so) or float64; missing values are NaN if allowed."""
+    def numbers(
+        self, column: int, what: str, minimum: float | None = None, allow_missing: bool = False
+    ) -> np.ndarray:
+        """The column as int64 (when every value is whole and written so) or float64; missing
+        values are NaN if allowed."""
         series = self.frame[column]
         values: np.ndarray
         if series.dtype.kind in "if":
@@ -190,8 +222,11 @@ class Rows:
                 raise self.error(position, column, f"{values[position]} {bound}")
         return values
 
-    def _parse(self, column: int, what: str, parse: Callable[[str], Any], allow_missing: bool = False) -> np.ndarray:
-        """The column's values parsed one by one (text in a numeric column: find the first bad one)."""
+    def _parse(
+        self, column: int, what: str, parse: Callable[[str], Any], allow_missing: bool = False
+    ) -> np.ndarray:
+        """The column's values parsed one by one (text in a numeric column: find the first bad
+        one)."""
         parsed: list[Any] = []
         for position, value in enumerate(self.frame[column].to_numpy(object)):
             if _is_missing(value):
@@ -202,17 +237,22 @@ class Rows:
             try:
                 parsed.append(parse(str(value).strip()))
             except (ValueError, OverflowError):
-                raise self.error(position, column, f"expected {what}, found {str(value).strip()!r}") from None
+                raise self.error(
+                    position, column, f"expected {what}, found {str(value).strip()!r}"
+                ) from None
         if any(isinstance(v, float) for v in parsed):
             return np.array(parsed, dtype=np.float64)
         try:
             return np.array(parsed, dtype=np.int64)
         except OverflowError:
             position = next(i for i, v in enumerate(parsed) if not -INT64_MAX - 1 <= v <= INT64_MAX)
-            raise self.error(position, column, f"{parsed[position]:,} is too large (at most {INT64_MAX:,})") from None
+            raise self.error(
+                position, column, f"{parsed[position]:,} is too large (at most {INT64_MAX:,})"
+            ) from None
 
     def categories(self, column: int) -> tuple[np.ndarray, list[str]]:
-        """Each row's index into the column's distinct values, and those values as text (in order of first appearance).
+        """Each row's index into the column's distinct values, and those values as text (in order of
+        first appearance).
 
         Text is stripped; whole numbers read as numbers are written without ``.0``.
         """
@@ -222,21 +262,29 @@ class Rows:
         return codes.astype(np.int64), [_text(value) for value in uniques]
 
     def codes(self, column: int, lookup: Callable[[str], int | None], allowed: str) -> np.ndarray:
-        """Each row's ``lookup(text)`` (see :meth:`categories`); ``None`` is an error saying what is ``allowed``."""
+        """Each row's ``lookup(text)`` (see :meth:`categories`); ``None`` is an error saying what
+        is ``allowed``."""
         codes, texts = self.categories(column)
         table = np.empty(len(texts), dtype=np.int64)
         for i, text in enumerate(texts):
             code = lookup(text)
             if code is None:
-                raise self.error(int(np.flatnonzero(codes == i)[0]), column, f"{text!r} is not allowed; use {allowed}")
+                raise self.error(
+                    int(np.flatnonzero(codes == i)[0]),
+                    column,
+                    f"{text!r} is not allowed; use {allowed}",
+                )
             table[i] = code
         result: np.ndarray = table[codes]
         return result
 
 
 def _whole(values: np.ndarray) -> bool:
-    """Every value finite, whole and within int64 (a float column of whole numbers, e.g. ``4096.0``)."""
-    return bool(np.all(np.isfinite(values) & (values == np.floor(values)) & (np.abs(values) < 2.0**63)))
+    """Every value finite, whole and within int64 (a float column of whole numbers, e.g.
+    ``4096.0``)."""
+    return bool(
+        np.all(np.isfinite(values) & (values == np.floor(values)) & (np.abs(values) < 2.0**63))
+    )
 
 
 def _whole_number(text: str) -> int:

@@ -1,16 +1,16 @@
-"""A block trace from any delimited text file with named columns: the way in for traces with no importer of their own.
+"""A block trace from any delimited text file with named columns: the way in for traces with no
+importer of their own.
 
 Each line is one I/O. The columns the importer uses, by their default names
 (matched without regard to case or surrounding spaces):
 
-| column | what | default unit |
-|---|---|---|
-| ``time`` | when the I/O was issued; absolute or relative (the first line's time becomes 0) | ``time_unit`` (s) |
-| ``op`` | read (``R``, ``read``), write (``W``, ``write``), sync (``sync``, ``flush``), trim (``trim``, ``discard``); any case | |
-| ``offset`` or ``lba`` | where on the device | ``offset_unit``: bytes for ``offset``, 512 B sectors for ``lba`` |
-| ``size`` | how much | ``size_unit`` (bytes) |
-| ``device`` | optional: which device (any text); one device named ``disk`` without it | |
-| ``latency`` | optional: how long the I/O took, as measured (empty = not measured) | ``latency_unit`` (as ``time_unit``) |
+| column | what | default unit | |---|---|---| | ``time`` | when the I/O was issued; absolute or
+relative (the first line's time becomes 0) | ``time_unit`` (s) | | ``op`` | read (``R``, ``read``),
+write (``W``, ``write``), sync (``sync``, ``flush``), trim (``trim``, ``discard``); any case | | |
+``offset`` or ``lba`` | where on the device | ``offset_unit``: bytes for ``offset``, 512 B sectors
+for ``lba`` | | ``size`` | how much | ``size_unit`` (bytes) | | ``device`` | optional: which device
+(any text); one device named ``disk`` without it | | | ``latency`` | optional: how long the I/O
+took, as measured (empty = not measured) | ``latency_unit`` (as ``time_unit``) |
 
 Other columns are listed in one warning. Options (all scalar, so a scenario's
 ``trace.options`` table can hold them):
@@ -47,7 +47,13 @@ import numpy as np
 
 from simcache.base.errors import WorkloadFileError
 from simcache.base.units import UnitError, parse_size
-from simcache.traces.formats.base import FileReading, cached_trace, check_option_names, numbered_lines, trace_imported
+from simcache.traces.formats.base import (
+    FileReading,
+    cached_trace,
+    check_option_names,
+    numbered_lines,
+    trace_imported,
+)
 from simcache.traces.formats.csv_rows import INT64_MAX, RowChunks, option_text, split_line
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder, TraceChunk
 
@@ -71,13 +77,28 @@ OPTIONS = (
     "write_values",
 )
 TIME_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "µs": 1_000_000, "ns": 1_000_000_000}
-"""Time unit -> units per second (times are divided by it, which keeps whole milliseconds exact in seconds)."""
+"""Time unit -> units per second (times are divided by it, which keeps whole milliseconds exact
+in seconds)."""
 SECTOR = 512
 DEFAULT_DEVICE = "disk"
 _MAX_SIZE = int(np.iinfo(np.uint32).max)
 _FIXED_OPS = {"sync": SYNC, "flush": SYNC, "trim": TRIM, "discard": TRIM}
 _TIME_WORDS = ("time", "timestamp", "ts")
-_OP_WORDS = ("op", "type", "rw", "operation", "opcode", "iotype", "io_type", "op_type", "optype", "cmd", "command", "direction", "mode")
+_OP_WORDS = (
+    "op",
+    "type",
+    "rw",
+    "operation",
+    "opcode",
+    "iotype",
+    "io_type",
+    "op_type",
+    "optype",
+    "cmd",
+    "command",
+    "direction",
+    "mode",
+)
 
 
 @dataclass(frozen=True)
@@ -100,11 +121,14 @@ class _Settings:
     @property
     def unused(self) -> list[str]:
         used = set(self.positions.values())
-        return [name for i, name in enumerate(self.names) if i not in used and name not in ("", "-")]
+        return [
+            name for i, name in enumerate(self.names) if i not in used and name not in ("", "-")
+        ]
 
 
 def sniff(head: str) -> bool:
-    """A comma-separated header line naming at least three columns, among them a time and an op column, then a row as wide.
+    """A comma-separated header line naming at least three columns, among them a time and an op
+    column, then a row as wide.
 
     Names must look like names (letters first), so a data line, an INI file
     (fio job) or blkparse's space-separated lines never pass.
@@ -113,7 +137,9 @@ def sniff(head: str) -> bool:
     if len(lines) < 2:
         return False
     names = [name.strip().strip('"').lower() for name in lines[0].split(",")]
-    if len(names) < 3 or not all(name[:1].isalpha() and all(c.isalnum() or c in "_-./ ()" for c in name) for name in names):
+    if len(names) < 3 or not all(
+        name[:1].isalpha() and all(c.isalnum() or c in "_-./ ()" for c in name) for name in names
+    ):
         return False
     has_time = any(name in _TIME_WORDS or "time" in name for name in names)
     has_op = any(name in _OP_WORDS for name in names)
@@ -121,7 +147,8 @@ def sniff(head: str) -> bool:
 
 
 def load(path: Path, options: Mapping[str, Any]) -> Trace:
-    """The trace's rows (parsed once, then from the cache): see the module docstring for columns and options."""
+    """The trace's rows (parsed once, then from the cache): see the module docstring for columns
+    and options."""
     settings = _settings(path, options)
     return cached_trace(path, NAME, options, lambda builder: _fill(path, settings, builder))
 
@@ -138,7 +165,9 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
 
 
 def _fill(path: Path, settings: _Settings, builder: TraceBuilder) -> dict[str, Any]:
-    chunks = RowChunks(path, settings.names, settings.delimiter, skip_lines=1 if settings.header else 0)
+    chunks = RowChunks(
+        path, settings.names, settings.delimiter, skip_lines=1 if settings.header else 0
+    )
     where = settings.positions
     offset_role = "offset" if "offset" in where else "lba"
     first_time: Any = None
@@ -147,7 +176,9 @@ def _fill(path: Path, settings: _Settings, builder: TraceBuilder) -> dict[str, A
         times = rows.numbers(where["time"], f"a time in {_unit_name(settings.time_per_second)}")
         if first_time is None:
             first_time = times[0]
-        ops = rows.codes(where["op"], lambda text: settings.ops.get(text.lower()), _ops_allowed(settings.ops))
+        ops = rows.codes(
+            where["op"], lambda text: settings.ops.get(text.lower()), _ops_allowed(settings.ops)
+        )
         offsets = rows.integers(
             where[offset_role],
             _whole_units(settings.offset_bytes),
@@ -167,7 +198,12 @@ def _fill(path: Path, settings: _Settings, builder: TraceBuilder) -> dict[str, A
             devices = np.full(len(rows), single_device, dtype=np.int64)
         if "latency" in where:
             latency = (
-                rows.numbers(where["latency"], f"a latency in {_unit_name(settings.latency_per_second)}", minimum=0, allow_missing=True)
+                rows.numbers(
+                    where["latency"],
+                    f"a latency in {_unit_name(settings.latency_per_second)}",
+                    minimum=0,
+                    allow_missing=True,
+                )
                 / settings.latency_per_second
             )
         else:
@@ -191,9 +227,13 @@ def _settings(path: Path, options: Mapping[str, Any]) -> _Settings:
     delimiter = option_text(path, options, "delimiter", ",")
     delimiter = {"tab": "\t", "\\t": "\t"}.get(delimiter, delimiter)
     if len(delimiter) != 1 or delimiter in '"\r\n':
-        raise WorkloadFileError.at(path, None, "options.delimiter", f"expected one character (or tab), found {delimiter!r}")
+        raise WorkloadFileError.at(
+            path, None, "options.delimiter", f"expected one character (or tab), found {delimiter!r}"
+        )
     time_unit = _time_unit(path, options, "time_unit", "s")
-    latency_unit = _time_unit(path, options, "latency_unit", option_text(path, options, "time_unit", "s"))
+    latency_unit = _time_unit(
+        path, options, "latency_unit", option_text(path, options, "time_unit", "s")
+    )
     names = _column_names(path, options, header, delimiter)
     positions = _positions(path, options, header, names)
     offset_default = "sector" if "lba" in positions else "B"
@@ -219,14 +259,18 @@ def _flag(path: Path, options: Mapping[str, Any], name: str, default: bool) -> b
         return True
     if text in ("false", "no", "0"):
         return False
-    raise WorkloadFileError.at(path, None, f"options.{name}", f"expected true or false, found {value!r}")
+    raise WorkloadFileError.at(
+        path, None, f"options.{name}", f"expected true or false, found {value!r}"
+    )
 
 
 def _time_unit(path: Path, options: Mapping[str, Any], name: str, default: str) -> int:
     unit = option_text(path, options, name, default)
     per_second = TIME_UNITS.get(unit.strip() if unit.strip() == "µs" else unit.strip().lower())
     if per_second is None:
-        raise WorkloadFileError.at(path, None, f"options.{name}", f"unknown time unit {unit!r}; use s, ms, us or ns")
+        raise WorkloadFileError.at(
+            path, None, f"options.{name}", f"unknown time unit {unit!r}; use s, ms, us or ns"
+        )
     return per_second
 
 
@@ -238,45 +282,71 @@ def _size_unit(path: Path, options: Mapping[str, Any], name: str, default: str) 
         if isinstance(unit, bool):
             raise UnitError("not a size")
         # A bare unit ("B", "KiB") is one of it.
-        size = parse_size("1" + unit.strip() if isinstance(unit, str) and unit.strip()[:1].isalpha() else unit)
+        size = parse_size(
+            "1" + unit.strip() if isinstance(unit, str) and unit.strip()[:1].isalpha() else unit
+        )
     except UnitError:
         size = 0
     if size <= 0:
-        raise WorkloadFileError.at(path, None, f"options.{name}", f'expected B, sector (512 B) or a size such as "4KiB", found {unit!r}')
+        raise WorkloadFileError.at(
+            path,
+            None,
+            f"options.{name}",
+            f'expected B, sector (512 B) or a size such as "4KiB", found {unit!r}',
+        )
     return size
 
 
 def _whole_units(unit_bytes: int) -> str:
-    return f"a whole number of {unit_bytes}-byte units" if unit_bytes > 1 else "a whole number of bytes"
+    return (
+        f"a whole number of {unit_bytes}-byte units"
+        if unit_bytes > 1
+        else "a whole number of bytes"
+    )
 
 
 def _unit_name(per_second: int) -> str:
     return next(unit for unit, value in TIME_UNITS.items() if value == per_second)
 
 
-def _column_names(path: Path, options: Mapping[str, Any], header: bool, delimiter: str) -> tuple[str, ...]:
-    """The file's column names: its first line, or the ``columns`` option for a file without a header."""
+def _column_names(
+    path: Path, options: Mapping[str, Any], header: bool, delimiter: str
+) -> tuple[str, ...]:
+    """The file's column names: its first line, or the ``columns`` option for a file without a
+    header."""
     if header:
         if "columns" in options:
             raise WorkloadFileError.at(
                 path,
                 None,
                 "options.columns",
-                "names the columns of a file without a header; set header = false, or drop columns to use the header line",
+                "names the columns of a file without a header; set header = false, or drop columns "
+                "to use the header line",
             )
         for number, text in numbered_lines(path):
-            return tuple(name.strip() for name in split_line(path, number, text.lstrip("\ufeff"), delimiter))
+            return tuple(
+                name.strip() for name in split_line(path, number, text.lstrip("\ufeff"), delimiter)
+            )
         raise WorkloadFileError.at(
-            path, 1, "header", "the file is empty; expected a header line naming the columns (time, op, offset, size)"
+            path,
+            1,
+            "header",
+            "the file is empty; expected a header line naming the columns (time, op, offset, size)",
         )
     if "columns" not in options:
         raise WorkloadFileError.at(
-            path, None, "options.columns", 'a file without a header needs its columns named in order, e.g. columns = "time,op,offset,size"'
+            path,
+            None,
+            "options.columns",
+            "a file without a header needs its columns named in order, e.g. columns = "
+            '"time,op,offset,size"',
         )
     return tuple(name.strip() for name in option_text(path, options, "columns", "").split(","))
 
 
-def _positions(path: Path, options: Mapping[str, Any], header: bool, names: tuple[str, ...]) -> dict[str, int]:
+def _positions(
+    path: Path, options: Mapping[str, Any], header: bool, names: tuple[str, ...]
+) -> dict[str, int]:
     """Role -> the position of its column; an error names a required column that is missing."""
     folded = [name.lower() for name in names]
     where = "the header line" if header else "options.columns"
@@ -287,18 +357,32 @@ def _positions(path: Path, options: Mapping[str, Any], header: bool, names: tupl
         matches = [i for i, name in enumerate(folded) if name == wanted]
         if len(matches) > 1:
             raise WorkloadFileError.at(
-                path, 1 if header else None, "header" if header else "options.columns", f"two columns are named {wanted!r}"
+                path,
+                1 if header else None,
+                "header" if header else "options.columns",
+                f"two columns are named {wanted!r}",
             )
         if not matches and option in options:
-            raise WorkloadFileError.at(path, None, f"options.{option}", f"no column named {wanted!r} in {where} ({', '.join(names)})")
+            raise WorkloadFileError.at(
+                path,
+                None,
+                f"options.{option}",
+                f"no column named {wanted!r} in {where} ({', '.join(names)})",
+            )
         return matches[0] if matches else None
 
     if "offset_column" in options and "lba_column" in options:
-        raise WorkloadFileError.at(path, None, "options.lba_column", "give offset_column (bytes) or lba_column (sectors), not both")
+        raise WorkloadFileError.at(
+            path,
+            None,
+            "options.lba_column",
+            "give offset_column (bytes) or lba_column (sectors), not both",
+        )
     found = {
         role: find(role)
         for role in ROLES
-        if not (role == "lba" and "offset_column" in options) and not (role == "offset" and "lba_column" in options)
+        if not (role == "lba" and "offset_column" in options)
+        and not (role == "offset" and "lba_column" in options)
     }
     if found.get("offset") is not None:
         found.pop("lba", None)  # a file with both: offset is the one used; lba is listed as unused
@@ -312,22 +396,34 @@ def _positions(path: Path, options: Mapping[str, Any], header: bool, names: tupl
                 path,
                 1 if header else None,
                 "header" if header else "options.columns",
-                f"no {wanted} column among {', '.join(repr(n) for n in names)}; name it with the {option} option",
+                f"no {wanted} column among {', '.join(repr(n) for n in names)}; name it with the "
+                f"{option} option",
             )
     return {role: position for role, position in found.items() if position is not None}
 
 
 def _op_values(path: Path, options: Mapping[str, Any]) -> dict[str, int]:
     ops: dict[str, int] = dict(_FIXED_OPS)
-    for name, default, code in (("read_values", "R,read", READ), ("write_values", "W,write", WRITE)):
+    for name, default, code in (
+        ("read_values", "R,read", READ),
+        ("write_values", "W,write", WRITE),
+    ):
         for value in option_text(path, options, name, default).split(","):
             key = value.strip().lower()
             if not key:
                 raise WorkloadFileError.at(
-                    path, None, f"options.{name}", 'expected comma-separated values, e.g. "R,read"; found an empty one'
+                    path,
+                    None,
+                    f"options.{name}",
+                    'expected comma-separated values, e.g. "R,read"; found an empty one',
                 )
             if key in ops and ops[key] != code:
-                raise WorkloadFileError.at(path, None, f"options.{name}", f"{value.strip()!r} already means {_OP_LABELS[ops[key]]}")
+                raise WorkloadFileError.at(
+                    path,
+                    None,
+                    f"options.{name}",
+                    f"{value.strip()!r} already means {_OP_LABELS[ops[key]]}",
+                )
             ops[key] = code
     return ops
 
@@ -339,5 +435,7 @@ def _ops_allowed(ops: dict[str, int]) -> str:
     by_op: dict[int, list[str]] = {}
     for value, code in ops.items():
         by_op.setdefault(code, []).append(value)
-    listing = "; ".join(f"{_OP_LABELS[code]}: {', '.join(values)}" for code, values in sorted(by_op.items()))
+    listing = "; ".join(
+        f"{_OP_LABELS[code]}: {', '.join(values)}" for code, values in sorted(by_op.items())
+    )
     return f"{listing} (any case; read_values/write_values set others)"

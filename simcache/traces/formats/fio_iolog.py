@@ -48,7 +48,14 @@ from pathlib import Path
 from typing import Any
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.formats.base import FileReading, cached_trace, check_option_names, numbered_lines, option_choice, trace_imported
+from simcache.traces.formats.base import (
+    FileReading,
+    cached_trace,
+    check_option_names,
+    numbered_lines,
+    option_choice,
+    trace_imported,
+)
 from simcache.traces.formats.rows import RowBuffer
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder
 
@@ -61,7 +68,14 @@ HEADERS = {"fio version 2 iolog": 2, "fio version 3 iolog": 3}
 TIME_UNITS = {"us": 1_000_000, "ms": 1_000, "ns": 1_000_000_000, "s": 1}
 """Ticks per second of a version 3 timestamp, by ``time_unit`` option value."""
 DEFAULT_TIME_UNIT = "us"
-_IO_ACTIONS = {"read": READ, "write": WRITE, "sync": SYNC, "datasync": SYNC, "sync_file_range": SYNC, "trim": TRIM}
+_IO_ACTIONS = {
+    "read": READ,
+    "write": WRITE,
+    "sync": SYNC,
+    "datasync": SYNC,
+    "sync_file_range": SYNC,
+    "trim": TRIM,
+}
 _FILE_ACTIONS = ("add", "open", "close")
 _MAX_LENGTH = (1 << 32) - 1  # the trace row's size field is 32 bits
 _MAX_OFFSET = (1 << 63) - 1
@@ -77,21 +91,33 @@ def load(path: Path, options: Mapping[str, Any]) -> Trace:
     """The iolog's cached trace (parsed now if not cached yet)."""
     check_option_names(path, options, ("time_unit",), NAME)
     unit = option_choice(path, options, "time_unit", tuple(TIME_UNITS), DEFAULT_TIME_UNIT)
-    return cached_trace(path, NAME, options, lambda builder: _fill(path, builder, unit, "time_unit" in options))
+    return cached_trace(
+        path, NAME, options, lambda builder: _fill(path, builder, unit, "time_unit" in options)
+    )
 
 
 def read(path: Path, options: Mapping[str, Any]) -> FileReading:
-    """The iolog as one group per file; a version 2 log (no timestamps) is replayed closed-loop in file order."""
+    """The iolog as one group per file; a version 2 log (no timestamps) is replayed closed-loop
+    in file order."""
     trace = load(path, options)
     meta = trace.meta
     warnings = []
     ignored = meta.get("skipped", {})
     if ignored.get("wait"):
-        warnings.append(f"{ignored['wait']:,} wait lines ignored (fio's HOWTO and replay code disagree on what their value means)")
+        warnings.append(
+            f"{ignored['wait']:,} wait lines ignored (fio's HOWTO and replay code disagree on what "
+            "their value means)"
+        )
     if meta.get("io_on_unopened_file"):
-        warnings.append(f"{meta['io_on_unopened_file']:,} I/Os on a file that was added but not open at that point (kept)")
+        warnings.append(
+            f"{meta['io_on_unopened_file']:,} I/Os on a file that was added but not open at that "
+            "point (kept)"
+        )
     if not meta.get("has_times"):
-        warnings.append("a version 2 iolog has no timestamps: every I/O is at time 0 and the trace is replayed closed-loop, in file order")
+        warnings.append(
+            "a version 2 iolog has no timestamps: every I/O is at time 0 and the trace is replayed "
+            "closed-loop, in file order"
+        )
     imported = trace_imported(path, NAME, trace, options, warnings)
     if not meta.get("has_times"):
         for group in imported.groups:
@@ -104,9 +130,12 @@ def _fill(path: Path, builder: TraceBuilder, unit: str, unit_given: bool) -> dic
     lines = numbered_lines(path)
     version = _version(path, next(lines, None))
     if version == 2 and unit_given:
-        raise WorkloadFileError.at(path, None, "options.time_unit", "a version 2 iolog has no timestamps; remove time_unit")
+        raise WorkloadFileError.at(
+            path, None, "options.time_unit", "a version 2 iolog has no timestamps; remove time_unit"
+        )
     per_second = TIME_UNITS[unit]
-    first_stamp: int | None = None  # times are kept as whole ticks from the first I/O until divided, so they are exact
+    # times are kept as whole ticks from the first I/O until divided, so they are exact
+    first_stamp: int | None = None
     rows = RowBuffer(builder)
     files: dict[str, bool] = {}  # added file name -> open now
     skipped: Counter[str] = Counter()
@@ -120,11 +149,23 @@ def _fill(path: Path, builder: TraceBuilder, unit: str, unit_given: bool) -> dic
             skipped["blank"] += 1
             continue
         if version == 3:
-            stamp = _whole(path, number, "timestamp", fields[0], f"a whole number of {unit} since the run began")
+            stamp = _whole(
+                path,
+                number,
+                "timestamp",
+                fields[0],
+                f"a whole number of {unit} since the run began",
+            )
         rest = fields[first_field:]
         if len(rest) not in (2, 4):
-            layout = "TIMESTAMP FILENAME ACTION [OFFSET LENGTH]" if version == 3 else "FILENAME ACTION [OFFSET LENGTH]"
-            raise WorkloadFileError.at(path, number, "", f"expected {layout}, got {len(fields)} fields")
+            layout = (
+                "TIMESTAMP FILENAME ACTION [OFFSET LENGTH]"
+                if version == 3
+                else "FILENAME ACTION [OFFSET LENGTH]"
+            )
+            raise WorkloadFileError.at(
+                path, number, "", f"expected {layout}, got {len(fields)} fields"
+            )
         name, action = rest[0], rest[1]
         if len(rest) == 2:
             _file_action(path, number, files, name, action)
@@ -136,10 +177,14 @@ def _fill(path: Path, builder: TraceBuilder, unit: str, unit_given: bool) -> dic
         op = _IO_ACTIONS.get(action)
         if op is None:
             allowed = ", ".join([*_IO_ACTIONS, "wait"])
-            raise WorkloadFileError.at(path, number, "action", f"unknown I/O action {action!r}; fio's iolog has {allowed}")
+            raise WorkloadFileError.at(
+                path, number, "action", f"unknown I/O action {action!r}; fio's iolog has {allowed}"
+            )
         is_open = files.get(name)
         if is_open is None:
-            message = f"I/O on {name!r}, which no earlier 'add' line named (fio needs '{name} add' first)"
+            message = (
+                f"I/O on {name!r}, which no earlier 'add' line named (fio needs '{name} add' first)"
+            )
             raise WorkloadFileError.at(path, number, "filename", message)
         if not is_open:
             unopened += 1
@@ -148,7 +193,12 @@ def _fill(path: Path, builder: TraceBuilder, unit: str, unit_given: bool) -> dic
         if offset > _MAX_OFFSET:
             raise WorkloadFileError.at(path, number, "offset", f"{offset} is beyond 2^63 bytes")
         if length > _MAX_LENGTH:
-            raise WorkloadFileError.at(path, number, "length", f"{length} bytes is more than one I/O can be here (at most {_MAX_LENGTH})")
+            raise WorkloadFileError.at(
+                path,
+                number,
+                "length",
+                f"{length} bytes is more than one I/O can be here (at most {_MAX_LENGTH})",
+            )
         if first_stamp is None:
             first_stamp = stamp
         rows.add((stamp - first_stamp) / per_second, op, offset, length, builder.device(name))
@@ -170,7 +220,11 @@ def _version(path: Path, first: tuple[int, str] | None) -> int:
     if version is None:
         shown = repr(header[:60]) if header else "nothing"
         raise WorkloadFileError.at(
-            path, 1, "header", f"expected 'fio version 2 iolog' or 'fio version 3 iolog' as the first line, found {shown}"
+            path,
+            1,
+            "header",
+            "expected 'fio version 2 iolog' or 'fio version 3 iolog' as the first line, found "
+            f"{shown}",
         )
     return version
 
@@ -180,16 +234,27 @@ def _file_action(path: Path, number: int, files: dict[str, bool], name: str, act
         files.setdefault(name, False)
     elif action in ("open", "close"):
         if name not in files:
-            raise WorkloadFileError.at(path, number, "filename", f"{action} of {name!r}, which no earlier 'add' line named")
+            raise WorkloadFileError.at(
+                path, number, "filename", f"{action} of {name!r}, which no earlier 'add' line named"
+            )
         files[name] = action == "open"
     elif action in _IO_ACTIONS:
-        raise WorkloadFileError.at(path, number, "action", f"{action} needs OFFSET and LENGTH after it (bytes)")
+        raise WorkloadFileError.at(
+            path, number, "action", f"{action} needs OFFSET and LENGTH after it (bytes)"
+        )
     else:
-        raise WorkloadFileError.at(path, number, "action", f"unknown file action {action!r}; fio's iolog has {', '.join(_FILE_ACTIONS)}")
+        raise WorkloadFileError.at(
+            path,
+            number,
+            "action",
+            f"unknown file action {action!r}; fio's iolog has {', '.join(_FILE_ACTIONS)}",
+        )
 
 
 def _whole(path: Path, number: int, field: str, text: str, meaning: str) -> int:
     """A non-negative decimal integer, or an error naming the line and field."""
     if not text.isdecimal():
-        raise WorkloadFileError.at(path, number, field, f"{text!r} is not {meaning} (a whole number, 0 or more)")
+        raise WorkloadFileError.at(
+            path, number, field, f"{text!r} is not {meaning} (a whole number, 0 or more)"
+        )
     return int(text)

@@ -7,20 +7,20 @@ or ``#`` are comments, and fio cuts a line at a ``;`` or ``#`` anywhere.
 
 How options become a :class:`~simcache.spec.Workload` (per VM):
 
-| fio option | scenario |
-|---|---|
-| ``rw``/``readwrite`` | ``read_fraction`` (1, 0, or ``rwmixread``/``rwmixwrite``, default 50%) and ``access`` |
-| | (``rand*``: uniform, else sequential); trims are not modelled |
-| ``bs``, ``bsrange``, ``bssplit`` | ``sizes``; read,write values that differ: ``read_sizes``, ``write_sizes`` |
-| ``iodepth`` | closed loop ``outstanding`` (1 for the synchronous engines sync, psync, vsync, pvsync, pvsync2, mmap) |
-| ``rate_iops`` / ``rate`` | open loop ``iops`` / ``throughput``: the rw mix holds, the first direction at its cap sets the total |
-| ``thinktime`` | ``think_time`` (µs when no unit is given) |
-| ``numjobs`` | ``vms_per_host`` (one VM per fio job clone), or ``workers`` with option ``numjobs = "workers"`` |
-| ``size`` / ``filesize`` x ``nrfiles`` | ``working_set`` |
-| ``random_distribution`` | ``zipf:θ`` -> ``access = "zipf"``, ``zipf_theta = θ``; pareto, normal, zoned: uniform |
-| ``percentage_random`` | random when 50 or more, else sequential (the model has no mix of the two) |
-| ``buffer_compress_percentage`` / ``zero_buffers`` | ``compressibility`` (zero-filled buffers: 0.99) |
-| ``runtime``, ``ramp_time``, ``time_based`` | the job's length; :attr:`FileReading.duration` is the longest job's ``ramp_time + runtime`` |
+| fio option | scenario | |---|---| | ``rw``/``readwrite`` | ``read_fraction`` (1, 0, or
+``rwmixread``/``rwmixwrite``, default 50%) and ``access`` | | | (``rand*``: uniform, else
+sequential); trims are not modelled | | ``bs``, ``bsrange``, ``bssplit`` | ``sizes``; read,write
+values that differ: ``read_sizes``, ``write_sizes`` | | ``iodepth`` | closed loop ``outstanding`` (1
+for the synchronous engines sync, psync, vsync, pvsync, pvsync2, mmap) | | ``rate_iops`` / ``rate``
+| open loop ``iops`` / ``throughput``: the rw mix holds, the first direction at its cap sets the
+total | | ``thinktime`` | ``think_time`` (µs when no unit is given) | | ``numjobs`` |
+``vms_per_host`` (one VM per fio job clone), or ``workers`` with option ``numjobs = "workers"`` | |
+``size`` / ``filesize`` x ``nrfiles`` | ``working_set`` | | ``random_distribution`` | ``zipf:θ`` ->
+``access = "zipf"``, ``zipf_theta = θ``; pareto, normal, zoned: uniform | | ``percentage_random`` |
+random when 50 or more, else sequential (the model has no mix of the two) | |
+``buffer_compress_percentage`` / ``zero_buffers`` | ``compressibility`` (zero-filled buffers: 0.99)
+| | ``runtime``, ``ramp_time``, ``time_based`` | the job's length; :attr:`FileReading.duration` is
+the longest job's ``ramp_time + runtime`` |
 
 The INI reading (sections, ``[global]`` inheritance, comments), the parsing of
 values (sizes with ``kb_base``, times, ranges, read,write directions; how sizes
@@ -84,8 +84,14 @@ NAME = "fio-job"
 KIND = "workload"
 
 NUMJOBS_AS = ("vms", "workers")
-"""Option ``numjobs``: each fio job clone is a VM (``vms_per_host``, the default) or a worker of one VM."""
-OPTIONS: dict[str, str] = {"numjobs": 'how fio job clones are modelled: "vms" (one VM each, the default) or "workers" (workers of one VM)'}
+"""Option ``numjobs``: each fio job clone is a VM (``vms_per_host``, the default) or a worker of
+one VM."""
+OPTIONS: dict[str, str] = {
+    "numjobs": (
+        'how fio job clones are modelled: "vms" (one VM each, the default) or "workers" (workers '
+        "of one VM)"
+    )
+}
 
 _SNIFF_KEYS = frozenset(
     [
@@ -113,16 +119,30 @@ _SNIFF_KEYS = frozenset(
 _OFF_VALUES = frozenset({"0", "none", "false", "no", "off"})
 _SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "mmap"})
 """Engines that issue one I/O at a time whatever iodepth says (HOWTO, "I/O depth")."""
-_RW_VALUES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite", "randtrimwrite")
+_RW_VALUES = (
+    "read",
+    "write",
+    "randread",
+    "randwrite",
+    "rw",
+    "readwrite",
+    "randrw",
+    "trim",
+    "randtrim",
+    "trimwrite",
+    "randtrimwrite",
+)
 _RANGE_SIZES = 16
-"""A block-size range becomes at most this many sizes (fio draws multiples of the smallest; the mean is kept)."""
+"""A block-size range becomes at most this many sizes (fio draws multiples of the smallest; the
+mean is kept)."""
 _MAX_COMPRESSIBILITY = 0.99
 """The model's compressibility is below 1; zero-filled buffers (fio's zero_buffers) get this."""
 
 
 @dataclass
 class JobResult:
-    """A job as a group, with a one-line description and its length in seconds (``None`` if it has no runtime)."""
+    """A job as a group, with a one-line description and its length in seconds (``None`` if it
+    has no runtime)."""
 
     group: dict[str, Any]
     description: str
@@ -131,7 +151,8 @@ class JobResult:
 
 
 def sniff(head: str) -> bool:
-    """INI text whose first line that is not blank or a comment is a ``[section]``, with fio's own option names."""
+    """INI text whose first line that is not blank or a comment is a ``[section]``, with fio's
+    own option names."""
     first = None
     keys = set()
     for raw in head.splitlines():
@@ -149,13 +170,21 @@ def sniff(head: str) -> bool:
     return first is not None and bool(keys & _SNIFF_KEYS)
 
 
-def check_options(path: Path, options: Mapping[str, Any], allowed: Mapping[str, str], format_name: str = NAME) -> dict[str, Any]:
-    """The options, each checked: an unknown name is an error naming ``options.<name>`` and the allowed ones."""
+def check_options(
+    path: Path, options: Mapping[str, Any], allowed: Mapping[str, str], format_name: str = NAME
+) -> dict[str, Any]:
+    """The options, each checked: an unknown name is an error naming ``options.<name>`` and the
+    allowed ones."""
     check_option_names(path, options, allowed, format_name)
     checked = dict(options)
     numjobs = checked.setdefault("numjobs", "vms")
     if numjobs not in NUMJOBS_AS:
-        raise WorkloadFileError.at(path, None, "options.numjobs", f"numjobs is {numjobs!r}; use one of {', '.join(NUMJOBS_AS)}")
+        raise WorkloadFileError.at(
+            path,
+            None,
+            "options.numjobs",
+            f"numjobs is {numjobs!r}; use one of {', '.join(NUMJOBS_AS)}",
+        )
     return checked
 
 
@@ -176,9 +205,21 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
             durations.append(result.duration)
     if not groups:
         what = "no job section" if not jobs else "no job that reads or writes"
-        raise WorkloadFileError.at(path, None, "", f"{what} to import; a job is a [name] section after [global] with rw=read, write, ...")
+        raise WorkloadFileError.at(
+            path,
+            None,
+            "",
+            f"{what} to import; a job is a [name] section after [global] with rw=read, write, ...",
+        )
     facts.insert(0, ("jobs", str(len(groups))))
-    return FileReading(path, NAME, groups, warnings=notes.warnings(), facts=facts, duration=max(durations) if durations else None)
+    return FileReading(
+        path,
+        NAME,
+        groups,
+        warnings=notes.warnings(),
+        facts=facts,
+        duration=max(durations) if durations else None,
+    )
 
 
 def _size_text(nbytes: int) -> str:
@@ -188,8 +229,11 @@ def _size_text(nbytes: int) -> str:
     return str(nbytes)
 
 
-def job_group(source: Path, spec: JobSpec, numjobs_as: str, notes: Notes, names: set[str]) -> JobResult | None:
-    """The job as a scenario group (``None`` when it only trims), noting in ``notes`` what it could not use."""
+def job_group(
+    source: Path, spec: JobSpec, numjobs_as: str, notes: Notes, names: set[str]
+) -> JobResult | None:
+    """The job as a scenario group (``None`` when it only trims), noting in ``notes`` what it
+    could not use."""
     job = _Job(source, spec, notes)
     name = spec.name
     for key, setting in spec.settings.items():
@@ -220,18 +264,30 @@ def job_group(source: Path, spec: JobSpec, numjobs_as: str, notes: Notes, names:
 
     read_sizes, write_sizes = _block_sizes(job)
     numjobs = int(job.number("numjobs", 1, low=1, high=1024))
-    workload: dict[str, Any] = {"read_fraction": read_fraction, **_size_fields(reads, writes, read_sizes, write_sizes)}
+    workload: dict[str, Any] = {
+        "read_fraction": read_fraction,
+        **_size_fields(reads, writes, read_sizes, write_sizes),
+    }
     rate = _rate(job, notes, reads, writes, read_fraction, read_sizes, write_sizes)
     clones = numjobs if numjobs_as == "workers" else 1
     if rate is not None:
         kind, per_job, read_fraction = rate
-        workload = {"mode": "open", kind: per_job * clones, **workload, "read_fraction": read_fraction}
+        workload = {
+            "mode": "open",
+            kind: per_job * clones,
+            **workload,
+            "read_fraction": read_fraction,
+        }
         loop = f"open loop {kind} {per_job * clones:.6g}{' B/s' if kind == 'throughput' else ''}"
     else:
         depth = int(job.number("iodepth", 1, low=1, high=1024))
         engine = (job.text("ioengine") or "psync").lower()
         if engine in _SYNC_ENGINES and depth > 1:
-            notes.add(name, f"iodepth > 1 with the synchronous ioengine {engine}: fio keeps one I/O in flight, so outstanding = 1")
+            notes.add(
+                name,
+                f"iodepth > 1 with the synchronous ioengine {engine}: fio keeps one I/O in flight, "
+                "so outstanding = 1",
+            )
             depth = 1
         workload = {"mode": "closed", "workers": clones, "outstanding": depth, **workload}
         loop = f"closed loop, {clones} worker(s) x {depth} outstanding"
@@ -252,19 +308,34 @@ def job_group(source: Path, spec: JobSpec, numjobs_as: str, notes: Notes, names:
         workload["compressibility"] = compressibility
     direct = job.flag("direct") or (job.has("buffered") and not job.flag("buffered"))
     if not direct:
-        notes.add(name, "buffered I/O (direct=0, fio's default): the guest's page cache absorbs I/O that the model sends to the host")
+        notes.add(
+            name,
+            "buffered I/O (direct=0, fio's default): the guest's page cache absorbs I/O that the "
+            "model sends to the host",
+        )
 
     ramp = job.seconds("ramp_time", 1.0) or 0.0
     runtime = job.seconds("runtime", 1.0)
     duration = ramp + runtime if runtime else None
-    group = {"name": group_name(name, names, fallback="job"), "vms_per_host": numjobs if numjobs_as == "vms" else 1, "workload": workload}
+    group = {
+        "name": group_name(name, names, fallback="job"),
+        "vms_per_host": numjobs if numjobs_as == "vms" else 1,
+        "workload": workload,
+    }
     vms = f"{numjobs} VM(s)" if numjobs_as == "vms" else "1 VM"
-    length = "no runtime" if runtime is None else f"{'' if job.flag('time_based') else 'at most '}{runtime:g} s"
+    length = (
+        "no runtime"
+        if runtime is None
+        else f"{'' if job.flag('time_based') else 'at most '}{runtime:g} s"
+    )
     if ramp:
         length += f" after {ramp:g} s ramp"
     mix = f"{read_fraction:.0%} reads" if reads and writes else "reads" if reads else "writes"
     ws = _size_text(working_set) if working_set else "default working set"
-    description = f"{rw} ({mix}), {_sizes_text(workload)}, {loop}, {vms}, {workload['access']} over {ws}, {length}"
+    description = (
+        f"{rw} ({mix}), {_sizes_text(workload)}, {loop}, {vms}, {workload['access']} over {ws}, "
+        f"{length}"
+    )
     return JobResult(group, description, duration, numjobs)
 
 
@@ -322,14 +393,18 @@ def _one_split(job: _Job, key: str, text: str | None) -> dict[int, float]:
                 percent = float(percent_text)
             except ValueError:
                 raise job.fail(
-                    key, f"{key}: cannot read percentage {percent_text!r} in {entry!r}; write size/percent, e.g. 4k/50"
+                    key,
+                    f"{key}: cannot read percentage {percent_text!r} in {entry!r}; write "
+                    "size/percent, e.g. 4k/50",
                 ) from None
             weights[size] = weights.get(size, 0.0) + percent
         else:
             blanks.append(size)
     total = sum(weights.values())
     if total > 100 + 1e-9:
-        raise job.fail(key, f"{key}: the percentages of {text!r} add up to {total:g}, more than 100")
+        raise job.fail(
+            key, f"{key}: the percentages of {text!r} add up to {total:g}, more than 100"
+        )
     for size in blanks:  # fio shares what is left evenly among sizes given without a percentage
         weights[size] = weights.get(size, 0.0) + (100 - total) / len(blanks)
     weights = {s: w for s, w in weights.items() if w > 0}
@@ -338,8 +413,11 @@ def _one_split(job: _Job, key: str, text: str | None) -> dict[int, float]:
     return weights
 
 
-def _size_fields(reads: bool, writes: bool, read: dict[int, float], write: dict[int, float]) -> dict[str, dict[str, float]]:
-    """``sizes`` when the job's I/Os share one mix (or only one direction runs), else ``read_sizes`` and ``write_sizes``."""
+def _size_fields(
+    reads: bool, writes: bool, read: dict[int, float], write: dict[int, float]
+) -> dict[str, dict[str, float]]:
+    """``sizes`` when the job's I/Os share one mix (or only one direction runs), else
+    ``read_sizes`` and ``write_sizes``."""
     if reads and writes and _shares(read) != _shares(write):
         return {"read_sizes": _mix_field(read), "write_sizes": _mix_field(write)}
     return {"sizes": _mix_field(read if reads else write)}
@@ -351,14 +429,18 @@ def _shares(mix: dict[int, float]) -> dict[int, float]:
 
 
 def _mix_field(mix: dict[int, float]) -> dict[str, float]:
-    """A size mix as the scenario writes it: sizes by increasing bytes, weights as shares of 1 (6 decimals)."""
+    """A size mix as the scenario writes it: sizes by increasing bytes, weights as shares of 1 (6
+    decimals)."""
     return {_size_text(size): share for size, share in _shares(mix).items()}
 
 
 def _sizes_text(workload: Mapping[str, Any]) -> str:
     if "sizes" in workload:
         return f"sizes {', '.join(workload['sizes'])}"
-    return f"read sizes {', '.join(workload['read_sizes'])}, write sizes {', '.join(workload['write_sizes'])}"
+    return (
+        f"read sizes {', '.join(workload['read_sizes'])}, write sizes "
+        f"{', '.join(workload['write_sizes'])}"
+    )
 
 
 def _mean(mix: dict[int, float]) -> float:
@@ -366,9 +448,16 @@ def _mean(mix: dict[int, float]) -> float:
 
 
 def _rate(
-    job: _Job, notes: Notes, reads: bool, writes: bool, read_fraction: float, read_sizes: dict[int, float], write_sizes: dict[int, float]
+    job: _Job,
+    notes: Notes,
+    reads: bool,
+    writes: bool,
+    read_fraction: float,
+    read_sizes: dict[int, float],
+    write_sizes: dict[int, float],
 ) -> tuple[str, float, float] | None:
-    """(``"iops"`` or ``"throughput"``, rate per fio job, read fraction) when the job's I/O is capped; ``None`` for a closed loop."""
+    """(``"iops"`` or ``"throughput"``, rate per fio job, read fraction) when the job's I/O is
+    capped; ``None`` for a closed loop."""
     keys = [k for k in ("rate_iops", "rate") if job.has(k)]
     if not keys:
         return None
@@ -383,17 +472,24 @@ def _rate(
         if read_cap is None and write_cap is None:
             return None
         notes.add(
-            job.spec.name, f"{key} caps only one direction; the model cannot cap reads and writes apart, so the job runs as a closed loop"
+            job.spec.name,
+            f"{key} caps only one direction; the model cannot cap reads and writes apart, so the "
+            "job runs as a closed loop",
         )
         return None
-    # The mix (rwmixread) holds and the direction that reaches its cap first sets the pace: at a total of T I/Os per
-    # second, reads run at T x read share and writes at T x write share, each at most its cap.
+    # The mix (rwmixread) holds and the direction that reaches its cap first sets the pace: at a
+    # total of T I/Os per second, reads run at T x read share and writes at T x write share, each at
+    # most its cap.
     shares = (read_fraction, 1.0 - read_fraction)
     if key == "rate_iops":
         per_op = (1.0, 1.0)
     else:
         per_op = (_mean(read_sizes) if reads else 1.0, _mean(write_sizes) if writes else 1.0)
-    limits = [cap / (share * unit) for cap, share, unit in zip(caps, shares, per_op, strict=True) if cap is not None and share > 0]
+    limits = [
+        cap / (share * unit)
+        for cap, share, unit in zip(caps, shares, per_op, strict=True)
+        if cap is not None and share > 0
+    ]
     if not limits:
         return None
     total_ios = min(limits)
@@ -410,10 +506,18 @@ def _working_set(job: _Job, notes: Notes) -> int | None:
         return (low + high) // 2 * files
     text = job.text("size")
     if text is None:
-        notes.add(job.spec.name, "no size: fio uses the whole file or device; the working set is the scenario's default (set working_set)")
+        notes.add(
+            job.spec.name,
+            "no size: fio uses the whole file or device; the working set is the scenario's default "
+            "(set working_set)",
+        )
         return None
     if text.strip().endswith("%"):
-        notes.ignore(job.spec.name, f"size={text}", "a share of the device; the scenario's default working set is used")
+        notes.ignore(
+            job.spec.name,
+            f"size={text}",
+            "a share of the device; the scenario's default working set is used",
+        )
         return None
     size = job.size("size", text)
     if size <= 0:
@@ -430,15 +534,23 @@ def _access(job: _Job, notes: Notes, random: bool, read_fraction: float) -> dict
         try:
             percent = float(text)
         except ValueError:
-            raise job.fail("percentage_random", f"percentage_random is {text!r}; give a number from 0 to 100") from None
+            raise job.fail(
+                "percentage_random", f"percentage_random is {text!r}; give a number from 0 to 100"
+            ) from None
         if percent < 50:
             if percent > 0:
                 notes.add(
-                    job.spec.name, f"percentage_random={percent:g}: the model has no mix of random and sequential I/O; sequential is used"
+                    job.spec.name,
+                    f"percentage_random={percent:g}: the model has no mix of random and sequential "
+                    "I/O; sequential is used",
                 )
             return {"access": "sequential"}
         if percent < 100:
-            notes.add(job.spec.name, f"percentage_random={percent:g}: the model has no mix of random and sequential I/O; random is used")
+            notes.add(
+                job.spec.name,
+                f"percentage_random={percent:g}: the model has no mix of random and sequential "
+                "I/O; random is used",
+            )
     distribution = job.text("random_distribution")
     if distribution is None:
         return {"access": "uniform"}
@@ -452,11 +564,20 @@ def _access(job: _Job, notes: Notes, random: bool, read_fraction: float) -> dict
         try:
             theta = float(theta_text)
         except ValueError:
-            raise job.fail("random_distribution", f"zipf needs a theta, e.g. zipf:1.2, not {text!r}") from None
+            raise job.fail(
+                "random_distribution", f"zipf needs a theta, e.g. zipf:1.2, not {text!r}"
+            ) from None
         if not 0 < theta <= 5:
-            raise job.fail("random_distribution", f"zipf theta {theta:g} is outside what the model draws (above 0, at most 5)")
+            raise job.fail(
+                "random_distribution",
+                f"zipf theta {theta:g} is outside what the model draws (above 0, at most 5)",
+            )
         if ":" in args:
-            notes.ignore(job.spec.name, "random_distribution zipf centre", "the hot spot is at the start of the working set")
+            notes.ignore(
+                job.spec.name,
+                "random_distribution zipf centre",
+                "the hot spot is at the start of the working set",
+            )
         return {"access": "zipf", "zipf_theta": theta}
     if kind in ("pareto", "normal", "gauss", "zoned", "zoned_abs"):
         notes.ignore(
@@ -465,16 +586,22 @@ def _access(job: _Job, notes: Notes, random: bool, read_fraction: float) -> dict
             "not modelled: uniform access is used, so the hit rate is lower than fio's skew gives",
         )
         return {"access": "uniform"}
-    raise job.fail("random_distribution", f"random_distribution is {text!r}; use random, zipf:θ, pareto:h, normal:σ or zoned:...")
+    raise job.fail(
+        "random_distribution",
+        f"random_distribution is {text!r}; use random, zipf:θ, pareto:h, normal:σ or zoned:...",
+    )
 
 
 def _compressibility(job: _Job, notes: Notes) -> float:
     if job.has("buffer_compress_percentage"):
-        return min(job.number("buffer_compress_percentage", 0, low=0, high=100) / 100, _MAX_COMPRESSIBILITY)
+        return min(
+            job.number("buffer_compress_percentage", 0, low=0, high=100) / 100, _MAX_COMPRESSIBILITY
+        )
     if job.flag("zero_buffers"):
         notes.add(
             job.spec.name,
-            f"zero_buffers: zero-filled data compresses to almost nothing, so compressibility = {_MAX_COMPRESSIBILITY} "
+            "zero_buffers: zero-filled data compresses to almost nothing, so compressibility = "
+            f"{_MAX_COMPRESSIBILITY} "
             "(real data compresses far less; lower it for a realistic run)",
         )
         return _MAX_COMPRESSIBILITY

@@ -1,4 +1,5 @@
-"""fio JSON results (``fio --output-format=json``): the jobs' workloads, and what fio measured as checks.
+"""fio JSON results (``fio --output-format=json``): the jobs' workloads, and what fio measured as
+checks.
 
 Layout (fio's stat.c, ``show_thread_status_json`` and ``add_ddir_status_json``):
 the top-level object has ``"fio version"``, ``"global options"`` and ``"jobs"``;
@@ -54,16 +55,36 @@ from simcache.base.errors import WorkloadFileError
 from simcache.base.metrics import PERCENTILES
 from simcache.traces.formats.base import FileReading, read_text
 from simcache.traces.formats.fio_job import OPTIONS as JOB_OPTIONS
-from simcache.traces.formats.fio_job import JobResult, JobSpec, Notes, Setting, check_options, job_group
+from simcache.traces.formats.fio_job import (
+    JobResult,
+    JobSpec,
+    Notes,
+    Setting,
+    check_options,
+    job_group,
+)
 
-__all__ = ["DEFAULT_REL", "KIND", "NAME", "Figures", "MeasuredJob", "Measurements", "measured_jobs", "read", "sniff"]
+__all__ = [
+    "DEFAULT_REL",
+    "KIND",
+    "NAME",
+    "Figures",
+    "MeasuredJob",
+    "Measurements",
+    "measured_jobs",
+    "read",
+    "sniff",
+]
 
 NAME = "fio-json"
 KIND = "measurement"
 
 DEFAULT_REL = 0.25
 """Relative tolerance of the checks made from fio's figures (option ``rel``)."""
-OPTIONS: dict[str, str] = {**JOB_OPTIONS, "rel": f"relative tolerance of the checks, a number above 0 (default {DEFAULT_REL})"}
+OPTIONS: dict[str, str] = {
+    **JOB_OPTIONS,
+    "rel": f"relative tolerance of the checks, a number above 0 (default {DEFAULT_REL})",
+}
 _DIRECTIONS = {"read": "read", "write": "write", "mixed": "any"}
 _CHECKED_PERCENTILES = {pct: name for name, pct in PERCENTILES.items()}
 """fio percentile (e.g. 99.0) -> the record metric holding it."""
@@ -90,11 +111,13 @@ class Figures:
 
 @dataclass
 class MeasuredJob:
-    """One fio job of a result file: its options as written, the job as a group, and what fio measured."""
+    """One fio job of a result file: its options as written, the job as a group, and what fio
+    measured."""
 
     jobname: str
     groupid: Any
-    """fio's group: jobs of one group ran at the same time (``stonewall`` or ``new_group`` starts the next)."""
+    """fio's group: jobs of one group ran at the same time (``stonewall`` or ``new_group`` starts
+    the next)."""
     index: int
     """Position of the job's first entry in ``jobs``."""
     settings: dict[str, Setting]
@@ -102,9 +125,11 @@ class MeasuredJob:
     result: JobResult | None
     """The job as a scenario group; ``None`` for a job that only trims."""
     entries: int
-    """fio's entries for the job: 1 with ``group_reporting`` (or ``numjobs`` = 1), else one per clone."""
+    """fio's entries for the job: 1 with ``group_reporting`` (or ``numjobs`` = 1), else one per
+    clone."""
     figures: dict[str, Figures] = field(default_factory=dict)
-    """``read``, ``write`` or ``mixed`` -> the clones' figures combined (directions without I/O left out)."""
+    """``read``, ``write`` or ``mixed`` -> the clones' figures combined (directions without I/O
+    left out)."""
     trimmed: bool = False
 
 
@@ -115,23 +140,29 @@ class Measurements:
     document: dict[str, Any]
     jobs: list[MeasuredJob]
     notes: list[str]
-    """What reading the file skipped (fio's messages, earlier status objects, jobs that ended in error)."""
+    """What reading the file skipped (fio's messages, earlier status objects, jobs that ended in
+    error)."""
     job_notes: Notes
     """What the jobs' options could not become in the model."""
 
 
 def measured_jobs(path: Path, numjobs_as: str = "workers") -> Measurements:
-    """Every job of an fio JSON result, its entries merged (clones without ``group_reporting``: IOPS and
-    bandwidth summed, mean latency weighted by I/Os). ``numjobs_as``: ``workers`` or ``vms``, as the import's option."""
+    """Every job of an fio JSON result, its entries merged (clones without ``group_reporting``:
+    IOPS and bandwidth summed, mean latency weighted by I/Os). ``numjobs_as``: ``workers`` or
+    ``vms``, as the import's option."""
     document, notes = _document(path)
     jobs = document.get("jobs")
     if not isinstance(jobs, list) or not jobs:
-        raise WorkloadFileError.at(path, None, "jobs", "no jobs list; is this fio --output-format=json output?")
+        raise WorkloadFileError.at(
+            path, None, "jobs", "no jobs list; is this fio --output-format=json output?"
+        )
     globals_ = _options(path, document.get("global options", {}), '"global options"', 0)
     entries: dict[tuple[str, Any], list[tuple[int, dict[str, Any]]]] = {}
     for i, job in enumerate(jobs):
         if not isinstance(job, dict) or not isinstance(job.get("jobname"), str):
-            raise WorkloadFileError.at(path, None, f"jobs[{i}].jobname", "each job is an object with a jobname")
+            raise WorkloadFileError.at(
+                path, None, f"jobs[{i}].jobname", "each job is an object with a jobname"
+            )
         entries.setdefault((job["jobname"], job.get("groupid")), []).append((i, job))
     job_notes = Notes()
     names: set[str] = set()
@@ -139,15 +170,27 @@ def measured_jobs(path: Path, numjobs_as: str = "workers") -> Measurements:
     for (jobname, groupid), clones in entries.items():
         first_index, first = clones[0]
         settings = dict(globals_)
-        settings.update(_options(path, first.get("job options", {}), f'jobs[{first_index}]."job options"', len(settings)))
+        settings.update(
+            _options(
+                path,
+                first.get("job options", {}),
+                f'jobs[{first_index}]."job options"',
+                len(settings),
+            )
+        )
         result = job_group(path, JobSpec(jobname, settings), numjobs_as, job_notes, names)
         for index, clone in clones:
             if clone.get("error"):
-                notes.append(f"job {jobname} (jobs[{index}]) ended with error {clone['error']}: its figures may cover part of the run")
+                notes.append(
+                    f"job {jobname} (jobs[{index}]) ended with error {clone['error']}: its figures "
+                    "may cover part of the run"
+                )
         job = MeasuredJob(jobname, groupid, first_index, settings, result, len(clones))
         for key in _DIRECTIONS:
             per_clone = [
-                _direction(path, entry[key], f"jobs[{index}].{key}") for index, entry in clones if isinstance(entry.get(key), dict)
+                _direction(path, entry[key], f"jobs[{index}].{key}")
+                for index, entry in clones
+                if isinstance(entry.get(key), dict)
             ]
             per_clone = [d for d in per_clone if d.ios > 0 or d.iops > 0]
             if per_clone:
@@ -160,14 +203,17 @@ def measured_jobs(path: Path, numjobs_as: str = "workers") -> Measurements:
 
 
 def read(path: Path, options: Mapping[str, Any]) -> FileReading:
-    """The jobs of an fio JSON result as groups, and their measured figures as checks; see the module docstring."""
+    """The jobs of an fio JSON result as groups, and their measured figures as checks; see the
+    module docstring."""
     checked = check_options(path, options, OPTIONS, NAME)
     rel = _rel(path, checked.get("rel", DEFAULT_REL))
     measurements = measured_jobs(path, checked["numjobs"])
     notes = measurements.notes
     groups: list[dict[str, Any]] = []
     expect: list[dict[str, Any]] = []
-    facts: list[tuple[str, str]] = [("fio version", str(measurements.document.get("fio version", "not given")))]
+    facts: list[tuple[str, str]] = [
+        ("fio version", str(measurements.document.get("fio version", "not given")))
+    ]
     runtimes: list[float] = []
     durations: list[float] = []
     for job in measurements.jobs:
@@ -183,14 +229,22 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
             how = (
                 "one entry (group_reporting): its figures are the sum over the clones"
                 if job.entries == 1
-                else f"{job.entries} entries, one per clone: IOPS and bandwidth summed, mean latency weighted by I/Os"
+                else (
+                    f"{job.entries} entries, one per clone: IOPS and bandwidth summed, mean "
+                    "latency weighted by I/Os"
+                )
             )
             facts.append((f"job {jobname} clones", f"numjobs={result.numjobs}, {how}"))
         if job.entries not in (1, result.numjobs):
-            notes.append(f"job {jobname}: numjobs={result.numjobs} but {job.entries} entries; the figures are summed over the entries")
+            notes.append(
+                f"job {jobname}: numjobs={result.numjobs} but {job.entries} entries; the figures "
+                "are summed over the entries"
+            )
         for key, figures in job.figures.items():
             runtimes.append(figures.runtime_s)
-            checks, unchecked = _checks(group, jobname, _DIRECTIONS[key], figures, rel, merged=job.entries > 1)
+            checks, unchecked = _checks(
+                group, jobname, _DIRECTIONS[key], figures, rel, merged=job.entries > 1
+            )
             expect += checks
             facts.append((f"job {jobname} {key} not checked", ", ".join(unchecked)))
         if job.trimmed:
@@ -198,9 +252,17 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     if not groups:
         raise WorkloadFileError.at(path, None, "jobs", "no job that reads or writes to import")
     facts.insert(1, ("jobs", str(len(groups))))
-    duration = max(runtimes) if runtimes and max(runtimes) > 0 else max(durations) if durations else None
+    duration = (
+        max(runtimes) if runtimes and max(runtimes) > 0 else max(durations) if durations else None
+    )
     return FileReading(
-        path, NAME, groups, expect=expect, warnings=measurements.job_notes.warnings() + notes, facts=facts, duration=duration
+        path,
+        NAME,
+        groups,
+        expect=expect,
+        warnings=measurements.job_notes.warnings() + notes,
+        facts=facts,
+        duration=duration,
     )
 
 
@@ -210,7 +272,12 @@ def _rel(path: Path, value: Any) -> float:
     except (TypeError, ValueError):
         rel = math.nan
     if not rel > 0 or not math.isfinite(rel):
-        raise WorkloadFileError.at(path, None, "options.rel", f"rel is {value!r}; give a relative tolerance above 0, e.g. 0.25 for ±25%")
+        raise WorkloadFileError.at(
+            path,
+            None,
+            "options.rel",
+            f"rel is {value!r}; give a relative tolerance above 0, e.g. 0.25 for ±25%",
+        )
     return rel
 
 
@@ -219,10 +286,14 @@ def _document(path: Path) -> tuple[dict[str, Any], list[str]]:
     text = read_text(path)
     start = text.find("{")
     if start < 0:
-        raise WorkloadFileError.at(path, None, "", "no JSON object; run fio with --output-format=json")
+        raise WorkloadFileError.at(
+            path, None, "", "no JSON object; run fio with --output-format=json"
+        )
     notes = []
     if text[:start].strip():
-        notes.append(f"skipped {text[:start].count(chr(10))} line(s) before the JSON object (fio's messages)")
+        notes.append(
+            f"skipped {text[:start].count(chr(10))} line(s) before the JSON object (fio's messages)"
+        )
     decoder = json.JSONDecoder()
     documents: list[Any] = []
     position = start
@@ -240,7 +311,10 @@ def _document(path: Path) -> tuple[dict[str, Any], list[str]]:
             break
         position = following
     if len(documents) > 1:
-        notes.append(f"{len(documents)} JSON objects (fio --status-interval); the last, covering the whole run, is used")
+        notes.append(
+            f"{len(documents)} JSON objects (fio --status-interval); the last, covering the whole "
+            "run, is used"
+        )
     document = documents[-1]
     if not isinstance(document, dict):
         raise WorkloadFileError.at(path, None, "", "the JSON is not an object with fio's jobs")
@@ -249,7 +323,9 @@ def _document(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 def _options(path: Path, table: Any, where: str, order: int) -> dict[str, Setting]:
     if not isinstance(table, dict):
-        raise WorkloadFileError.at(path, None, where, "options are an object of name: value strings")
+        raise WorkloadFileError.at(
+            path, None, where, "options are an object of name: value strings"
+        )
     settings = {}
     for i, (key, value) in enumerate(table.items()):
         text = None if value is None or value == "" else str(value)
@@ -297,7 +373,10 @@ def _direction(path: Path, data: dict[str, Any], where: str) -> Figures:
                     pct = round(float(key), 6)
                 except ValueError:
                     raise WorkloadFileError.at(
-                        path, None, f"{where}.{source}{suffix}.percentile", f"key {key!r} is not a percentile"
+                        path,
+                        None,
+                        f"{where}.{source}{suffix}.percentile",
+                        f"key {key!r} is not a percentile",
                     ) from None
                 value = _number(path, value, f"{where}.{source}{suffix}.percentile.{key}")
                 if pct > 0 and value > 0:  # fio 2 pads the list with "0.00": 0
@@ -309,7 +388,9 @@ def _direction(path: Path, data: dict[str, Any], where: str) -> Figures:
 def _latency(path: Path, data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     table = data.get(key, {})
     if not isinstance(table, dict):
-        raise WorkloadFileError.at(path, None, f"{where}.{key}", "a latency is an object with min, max, mean, stddev")
+        raise WorkloadFileError.at(
+            path, None, f"{where}.{key}", "a latency is an object with min, max, mean, stddev"
+        )
     for name in ("mean", "max"):
         if name in table:
             _number(path, table[name], f"{where}.{key}.{name}")
@@ -334,7 +415,9 @@ def _combine(clones: list[Figures]) -> Figures:
     )
 
 
-def _checks(group: str, jobname: str, op: str, figures: Figures, rel: float, *, merged: bool) -> tuple[list[dict[str, Any]], list[str]]:
+def _checks(
+    group: str, jobname: str, op: str, figures: Figures, rel: float, *, merged: bool
+) -> tuple[list[dict[str, Any]], list[str]]:
     """The checks of one job direction, and the figures left unchecked (as text)."""
     what = "reads and writes" if op == "any" else f"{op}s"
     measured: list[tuple[str, float, str, str]] = [
@@ -370,7 +453,9 @@ def _checks(group: str, jobname: str, op: str, figures: Figures, rel: float, *, 
                 "rel": rel,
                 "observation": f"fio measured {label} {figure} on the {what} of job {jobname}",
                 "field_figure": figure,
-                "tolerance": f"±{rel:.0%}: fio's figure, within the import's relative tolerance (option rel)",
+                "tolerance": (
+                    f"±{rel:.0%}: fio's figure, within the import's relative tolerance (option rel)"
+                ),
             }
         )
     return checks, unchecked

@@ -141,7 +141,8 @@ _NO_EFFECT = frozenset(
         "unified_rw_reporting",
     ]
 )
-"""Options known to change nothing the model describes (where the I/O goes, how fio logs or schedules itself)."""
+"""Options known to change nothing the model describes (where the I/O goes, how fio logs or
+schedules itself)."""
 _NOT_MODELLED: dict[str, str] = {
     "fsync": "no flushes are modelled: a write completes once cached or replicated",
     "fdatasync": "no flushes are modelled: a write completes once cached or replicated",
@@ -161,12 +162,14 @@ _NOT_MODELLED: dict[str, str] = {
     "rate_process": "open-loop arrivals are Poisson",
     "rw_sequencer": "the rw offset modifier is not modelled",
 }
-"""Options that matter to fio's I/O but have no counterpart in the model, with what the model does instead."""
+"""Options that matter to fio's I/O but have no counterpart in the model, with what the model
+does instead."""
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One option as written: its value (``None`` for a bare key), where it was, and how errors name it."""
+    """One option as written: its value (``None`` for a bare key), where it was, and how errors
+    name it."""
 
     value: str | None
     line: int | None
@@ -186,7 +189,8 @@ class JobSpec:
 
 @dataclass
 class Notes:
-    """What a file's jobs could not use: one warning of options not modelled, then one warning per other topic."""
+    """What a file's jobs could not use: one warning of options not modelled, then one warning
+    per other topic."""
 
     ignored: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     topics: dict[str, list[str]] = field(default_factory=dict)
@@ -204,7 +208,10 @@ class Notes:
     def warnings(self) -> list[str]:
         out = []
         if self.ignored:
-            parts = [f"{label} in {_jobs(jobs)} ({reason})" for label, (reason, jobs) in self.ignored.items()]
+            parts = [
+                f"{label} in {_jobs(jobs)} ({reason})"
+                for label, (reason, jobs) in self.ignored.items()
+            ]
             out.append("fio options not modelled (ignored): " + "; ".join(parts))
         out += [f"{_jobs(jobs)}: {message}" for message, jobs in self.topics.items()]
         return out
@@ -229,7 +236,11 @@ def parse_job_file(path: Path) -> list[JobSpec]:
             name = text[1:-1].strip() if text.endswith("]") else ""
             if not name:
                 raise WorkloadFileError.at(
-                    path, number, "section", f"cannot read {text!r}: a section header is [name], e.g. [global] or [randwrite]"
+                    path,
+                    number,
+                    "section",
+                    f"cannot read {text!r}: a section header is [name], e.g. [global] or "
+                    "[randwrite]",
                 )
             if name == "global":
                 current = defaults
@@ -241,14 +252,26 @@ def parse_job_file(path: Path) -> list[JobSpec]:
         key = key.strip().lower()
         if key == "include" or key.startswith("include "):
             raise WorkloadFileError.at(
-                path, number, "include", "include is not followed; paste the included file's options into this section instead"
+                path,
+                number,
+                "include",
+                "include is not followed; paste the included file's options into this section "
+                "instead",
             )
         if not re.fullmatch(r"[a-z0-9_.+-]+", key):
             raise WorkloadFileError.at(
-                path, number, key or "key", f"cannot read {text!r}: fio job lines are key=value, a bare key, or [section]"
+                path,
+                number,
+                key or "key",
+                f"cannot read {text!r}: fio job lines are key=value, a bare key, or [section]",
             )
         if current is None:
-            raise WorkloadFileError.at(path, number, key, "an option before any section; start with [global] or a [job] header")
+            raise WorkloadFileError.at(
+                path,
+                number,
+                key,
+                "an option before any section; start with [global] or a [job] header",
+            )
         current[key] = Setting(value.strip() if sep else None, number, key, order)
         order += 1
     return jobs
@@ -278,7 +301,8 @@ class _Job:
         if "$" in value or value.startswith("("):
             raise self.fail(
                 key,
-                f"{value!r} is filled in by fio when it runs ($VAR, ${{VAR}}, $ncpus or (arithmetic)); write the value itself",
+                f"{value!r} is filled in by fio when it runs ($VAR, ${{VAR}}, $ncpus or "
+                "(arithmetic)); write the value itself",
             )
         return value
 
@@ -297,7 +321,15 @@ class _Job:
             return False
         raise self.fail(key, f"{key} is {value!r}; give 1 or 0")
 
-    def number(self, key: str, default: float, *, low: float = 0, high: float = math.inf, choices: tuple[int, ...] = ()) -> float:
+    def number(
+        self,
+        key: str,
+        default: float,
+        *,
+        low: float = 0,
+        high: float = math.inf,
+        choices: tuple[int, ...] = (),
+    ) -> float:
         value = self.text(key)
         if value is None:
             return default
@@ -319,8 +351,10 @@ class _Job:
         if self.kb_base == 1024 and "ib" in text.lower():
             self.notes.add(
                 self.spec.name,
-                f"{key}={self.spec.settings[key].value}: with fio's default kb_base=1024 the IEC spellings KiB, MiB, GiB mean "
-                "powers of 1000 (fio swaps them for old scripts), so 4KiB is 4000 bytes; write 4k, or set kb_base=1000",
+                f"{key}={self.spec.settings[key].value}: with fio's default kb_base=1024 the IEC "
+                "spellings KiB, MiB, GiB mean "
+                "powers of 1000 (fio swaps them for old scripts), so 4KiB is 4000 bytes; write 4k, "
+                "or set kb_base=1000",
             )
         return size
 
@@ -342,7 +376,8 @@ class _Job:
             raise self.fail(key, f"{key}: {exc}") from None
 
     def directions(self, key: str) -> tuple[str | None, str | None]:
-        """(read value, write value) of an option with separate read,write[,trim] values; ``None`` where unset."""
+        """(read value, write value) of an option with separate read,write[,trim] values;
+        ``None`` where unset."""
         value = self.text(key)
         if value is None:
             return None, None
@@ -357,38 +392,61 @@ _POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 
 
 def fio_size(text: str, kb_base: int = 1024) -> int:
-    """Bytes of a fio size (``4k``, ``1m``, ``64KiB``, ``0x1000``) as fio reads it with this ``kb_base``.
+    """Bytes of a fio size (``4k``, ``1m``, ``64KiB``, ``0x1000``) as fio reads it with this
+    ``kb_base``.
 
     Raises :class:`ValueError` for a percentage (``20%``: a share of a device
     this importer does not see) or an unreadable value.
     """
     match = _SIZE.fullmatch(text.strip().lower())
     if match is None:
-        raise ValueError(f"cannot read size {text!r}; give bytes with an optional suffix, e.g. 4096, 4k, 64k, 1m, 10g")
+        raise ValueError(
+            f"cannot read size {text!r}; give bytes with an optional suffix, e.g. 4096, 4k, 64k, "
+            "1m, 10g"
+        )
     num, unit = match["num"], match["unit"]
     number = int(num, 16) if num.startswith("0x") else float(num)
     if unit == "%":
-        raise ValueError(f"{text!r} is a share of the file or device, which this importer does not know")
+        raise ValueError(
+            f"{text!r} is a share of the file or device, which this importer does not know"
+        )
     if unit in ("", "b"):
         return round(number)
-    # As fio's parse.c: "kib", "mib", ... are the IEC spellings; anything else goes by its first letter ("kb" = "k").
+    # As fio's parse.c: "kib", "mib", ... are the IEC spellings; anything else goes by its first
+    # letter ("kb" = "k").
     iec = len(unit) == 3 and unit.endswith("ib")
     power = _POWERS.get(unit[0])
     if power is None or unit not in (unit[0], unit[0] + "b", unit[0] + "ib"):
-        raise ValueError(f"cannot read size {text!r}; suffixes are k, m, g, t, p (also kb, KiB, ...)")
-    # fio's kb_base=1024 swaps the prefixes for old scripts: k is 1024 and KiB is 1000 (HOWTO, kb_base).
+        raise ValueError(
+            f"cannot read size {text!r}; suffixes are k, m, g, t, p (also kb, KiB, ...)"
+        )
+    # fio's kb_base=1024 swaps the prefixes for old scripts: k is 1024 and KiB is 1000 (HOWTO,
+    # kb_base).
     base = (1000 if kb_base == 1024 else 1024) if iec else kb_base
     return round(number * float(base) ** power)
 
 
 _TIME = re.compile(r"(?P<num>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>[a-z]*)")
-_TIME_UNITS = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_TIME_UNITS = {
+    "us": 1e-6,
+    "usec": 1e-6,
+    "ms": 1e-3,
+    "msec": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+}
 
 
 def fio_time(text: str, default_unit: float) -> float:
-    """Seconds of a fio time (``10``, ``500ms``, ``2m``); a bare number is in ``default_unit`` seconds."""
+    """Seconds of a fio time (``10``, ``500ms``, ``2m``); a bare number is in ``default_unit``
+    seconds."""
     match = _TIME.fullmatch(text.strip().lower())
     if match is None or (match["unit"] and match["unit"] not in _TIME_UNITS):
-        raise ValueError(f"cannot read time {text!r}; give a number with an optional unit us, ms, s, m, h or d")
+        raise ValueError(
+            f"cannot read time {text!r}; give a number with an optional unit us, ms, s, m, h or d"
+        )
     factor = _TIME_UNITS[match["unit"]] if match["unit"] else default_unit
     return float(match["num"]) * factor

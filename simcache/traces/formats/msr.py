@@ -31,7 +31,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simcache.traces.formats.base import FileReading, cached_trace, check_option_names, trace_imported
+from simcache.traces.formats.base import (
+    FileReading,
+    cached_trace,
+    check_option_names,
+    trace_imported,
+)
 from simcache.traces.formats.csv_rows import RowChunks
 from simcache.traces.trace import READ, WRITE, Trace, TraceBuilder, TraceChunk
 
@@ -44,16 +49,22 @@ FIELDS = ("Timestamp", "Hostname", "DiskNumber", "Type", "Offset", "Size", "Resp
 TICKS_PER_SECOND = 10_000_000
 """FILETIME and ResponseTime count 100 ns intervals."""
 _EPOCH = datetime(1601, 1, 1, tzinfo=UTC)
-_LAST_TICK = (datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1) * 10
+_LAST_TICK = (
+    (datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1) * 10
+)
 """The last FILETIME a date can show (the end of year 9999)."""
 _MAX_SIZE = int(np.iinfo(np.uint32).max)
 _OPS = {"read": READ, "write": WRITE}
-_LINE = re.compile(r"\s*(\d{17,19}),([^,]+),\s*(\d+),\s*(read|write),\s*(\d+),\s*(\d+),\s*(\d+)\s*", re.IGNORECASE)
-"""A line as sniffing expects it: a FILETIME of 17 to 19 digits (a date from 1633 on), then the six fields."""
+_LINE = re.compile(
+    r"\s*(\d{17,19}),([^,]+),\s*(\d+),\s*(read|write),\s*(\d+),\s*(\d+),\s*(\d+)\s*", re.IGNORECASE
+)
+"""A line as sniffing expects it: a FILETIME of 17 to 19 digits (a date from 1633 on), then the
+six fields."""
 
 
 def sniff(head: str) -> bool:
-    """Seven comma-separated fields: a FILETIME-sized integer, a host, a disk number, Read/Write, then three integers."""
+    """Seven comma-separated fields: a FILETIME-sized integer, a host, a disk number, Read/Write,
+    then three integers."""
     lines = [line for line in head.splitlines() if line.strip()]
     if len(lines) > 1 and not head.endswith(("\n", "\r")):
         lines.pop()  # the head may end inside a line
@@ -61,7 +72,8 @@ def sniff(head: str) -> bool:
 
 
 def load(path: Path, options: Mapping[str, Any]) -> Trace:
-    """The trace's rows (parsed once, then from the cache): see the module docstring for the mapping."""
+    """The trace's rows (parsed once, then from the cache): see the module docstring for the
+    mapping."""
     check_option_names(path, options, (), NAME)
     return cached_trace(path, NAME, options, lambda builder: _fill(path, builder))
 
@@ -84,11 +96,21 @@ def _fill(path: Path, builder: TraceBuilder) -> dict[str, Any]:
     earliest = 0
     device_names: dict[tuple[str, int], int] = {}
     for rows in chunks:
-        ticks = rows.integers(0, "a Windows FILETIME (100 ns ticks since 1601-01-01 UTC)", maximum=_LAST_TICK, limit="the end of year 9999")
+        ticks = rows.integers(
+            0,
+            "a Windows FILETIME (100 ns ticks since 1601-01-01 UTC)",
+            maximum=_LAST_TICK,
+            limit="the end of year 9999",
+        )
         disks = rows.integers(2, "a disk number (a whole number)")
         ops = rows.codes(3, lambda text: _OPS.get(text.lower()), "Read or Write")
         offsets = rows.integers(4, "a whole number of bytes")
-        sizes = rows.integers(5, "a whole number of bytes", maximum=_MAX_SIZE, limit="the largest I/O a trace row holds")
+        sizes = rows.integers(
+            5,
+            "a whole number of bytes",
+            maximum=_MAX_SIZE,
+            limit="the largest I/O a trace row holds",
+        )
         response = rows.integers(6, "a whole number of 100 ns ticks")
         hosts, host_names = rows.categories(1)
         if first_tick is None:
@@ -98,7 +120,12 @@ def _fill(path: Path, builder: TraceBuilder) -> dict[str, Any]:
         pairs, pair_keys = pd.factorize(hosts * len(disk_numbers) + disk_codes)
         table = np.array(
             [
-                _device(builder, device_names, host_names[key // len(disk_numbers)], int(disk_numbers[key % len(disk_numbers)]))
+                _device(
+                    builder,
+                    device_names,
+                    host_names[key // len(disk_numbers)],
+                    int(disk_numbers[key % len(disk_numbers)]),
+                )
                 for key in pair_keys
             ],
             dtype=np.int64,
@@ -113,7 +140,10 @@ def _fill(path: Path, builder: TraceBuilder) -> dict[str, Any]:
                 latency=response / TICKS_PER_SECOND,
             )
         )
-    return {"origin_utc": _utc(earliest) if first_tick is not None else None, "empty_lines": chunks.empty_lines}
+    return {
+        "origin_utc": _utc(earliest) if first_tick is not None else None,
+        "empty_lines": chunks.empty_lines,
+    }
 
 
 def _device(builder: TraceBuilder, known: dict[tuple[str, int], int], host: str, disk: int) -> int:
@@ -125,6 +155,7 @@ def _device(builder: TraceBuilder, known: dict[tuple[str, int], int], host: str,
 
 
 def _utc(ticks: int) -> str:
-    """A FILETIME as an ISO 8601 UTC date with its 100 ns digits (``2007-02-22T00:00:00.0000000Z``)."""
+    """A FILETIME as an ISO 8601 UTC date with its 100 ns digits
+    (``2007-02-22T00:00:00.0000000Z``)."""
     seconds, fraction = divmod(ticks, TICKS_PER_SECOND)
     return f"{_EPOCH + timedelta(seconds=seconds):%Y-%m-%dT%H:%M:%S}.{fraction:07d}Z"

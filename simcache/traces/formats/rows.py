@@ -1,4 +1,5 @@
-"""What the line-by-line trace importers share: rows gathered in lists and handed to the builder a block at a time.
+"""What the line-by-line trace importers share: rows gathered in lists and handed to the builder a
+block at a time.
 
 A text trace is read one line at a time; :class:`RowBuffer` keeps the I/Os
 of the current block in plain lists (cheap appends) and turns them into one
@@ -16,7 +17,8 @@ from simcache.traces.trace import BLOCK_ROWS, TraceBuilder, TraceChunk
 
 __all__ = ["RowBuffer"]
 
-_CHUNK_FIELDS = ("time", "op", "offset", "size", "device", "latency")  # TraceChunk's fields, in its order
+# TraceChunk's fields, in its order
+_CHUNK_FIELDS = ("time", "op", "offset", "size", "device", "latency")
 
 
 class RowBuffer:
@@ -41,7 +43,9 @@ class RowBuffer:
         self.device: list[int] = []
         self.latency: list[float] = []
 
-    def add(self, time: float, op: int, offset: int, size: int, device: int, latency: float = math.nan) -> None:
+    def add(
+        self, time: float, op: int, offset: int, size: int, device: int, latency: float = math.nan
+    ) -> None:
         self.time.append(time)
         self.op.append(op)
         self.offset.append(offset)
@@ -61,7 +65,9 @@ class RowBuffer:
         """
         if not self.time:
             return
-        chunk = TraceChunk.from_lists(self.time, self.op, self.offset, self.size, self.device, self.latency)
+        chunk = TraceChunk.from_lists(
+            self.time, self.op, self.offset, self.size, self.device, self.latency
+        )
         if bool(np.any(np.diff(chunk.time) < 0)):
             order = np.argsort(chunk.time, kind="stable")
             chunk = TraceChunk(*(getattr(chunk, name)[order] for name in _CHUNK_FIELDS))

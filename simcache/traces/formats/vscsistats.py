@@ -1,18 +1,13 @@
-"""vscsiStats histograms (``vscsiStats -p all -c``): one synthetic workload per virtual disk, measured latency as checks.
+"""vscsiStats histograms (``vscsiStats -p all -c``): one synthetic workload per virtual disk,
+measured latency as checks.
 
 The ESXi tool ``vscsiStats`` counts each virtual disk's commands in
 histograms. With ``-p all -c`` it prints them as CSV sections, one per
 histogram and disk::
 
-    Histogram: IO lengths of commands,virtual machine worldGroupID,2099979,virtual disk handleID,8194 (scsi0:0)
-    min,512
-    max,65536
-    mean,5332
-    count,793
-    Frequency,Histogram Bucket Limit
-    42,512
-    ...
-    0,524288
+    Histogram: IO lengths of commands,virtual machine worldGroupID,2099979,virtual disk
+    handleID,8194 (scsi0:0) min,512 max,65536 mean,5332 count,793 Frequency,Histogram Bucket Limit
+    42,512 ... 0,524288
 
 A row ``<count>,<limit>`` counts the values above the previous row's limit
 up to its own; the last row repeats the previous limit and counts everything
@@ -31,16 +26,15 @@ several prints to one file, with ``-r`` (reset) between them or without.
 
 What each disk becomes (one group of one VM; see ``layout``):
 
-| workload field | from |
-|---|---|
-| ``read_fraction`` | Read / (Read + Write) I/O length counts |
-| ``sizes`` | the all-commands I/O length buckets: a size inside each, for the mean line (below) |
-| ``read_sizes``, ``write_sizes`` | instead of ``sizes`` when the Read and Write I/O length histograms give different mixes |
-| ``iops`` (open loop) | 1 / mean inter-arrival time (without a largest gap longer than all others together) |
-| ``outstanding`` (``mode = "closed"``) | the outstanding-I/O histogram's mean, rounded |
-| ``sequential_run`` | ``1 / (1 - p)``, ``p`` the share of successive seeks within +1..+``sequential_within`` LBN (near-sequential) |
-| ``access`` | ``sequential`` if every seek is near-sequential; ``hotspot`` if the other seeks resolve one (below); else ``uniform`` |
-| ``working_set`` | not in the histograms: the ``working_set`` option |
+| workload field | from | |---|---| | ``read_fraction`` | Read / (Read + Write) I/O length counts |
+| ``sizes`` | the all-commands I/O length buckets: a size inside each, for the mean line (below) | |
+``read_sizes``, ``write_sizes`` | instead of ``sizes`` when the Read and Write I/O length histograms
+give different mixes | | ``iops`` (open loop) | 1 / mean inter-arrival time (without a largest gap
+longer than all others together) | | ``outstanding`` (``mode = "closed"``) | the outstanding-I/O
+histogram's mean, rounded | | ``sequential_run`` | ``1 / (1 - p)``, ``p`` the share of successive
+seeks within +1..+``sequential_within`` LBN (near-sequential) | | ``access`` | ``sequential`` if
+every seek is near-sequential; ``hotspot`` if the other seeks resolve one (below); else ``uniform``
+| | ``working_set`` | not in the histograms: the ``working_set`` option |
 
 Seek distances. A near-sequential seek continues a run: with a share ``p`` of
 them, runs (geometric, as the model draws them) have the mean length
@@ -125,9 +119,24 @@ from simcache.base.metrics import PERCENTILES
 from simcache.base.names import group_name
 from simcache.base.units import UnitError, format_size, parse_size
 from simcache.traces.formats.base import FileReading, check_option_names
-from simcache.traces.formats.vscsistats_csv import COLLECT, FREQUENCY_HEADER, TITLE_OF, Disk, Histogram, _error, _histograms, _parse
+from simcache.traces.formats.vscsistats_csv import (
+    COLLECT,
+    FREQUENCY_HEADER,
+    TITLE_OF,
+    Disk,
+    Histogram,
+    _error,
+    _histograms,
+    _parse,
+)
 from simcache.traces.formats.vscsistats_locality import SHORT_SEEK, _locality, _near_fraction
-from simcache.traces.formats.vscsistats_mean import MEAN_SLACK, Placement, bucket_bounds, place, reach
+from simcache.traces.formats.vscsistats_mean import (
+    MEAN_SLACK,
+    Placement,
+    bucket_bounds,
+    place,
+    reach,
+)
 
 __all__ = ["KIND", "NAME", "read", "sniff"]
 
@@ -144,14 +153,18 @@ OPTIONS: dict[str, str] = {
 }
 DEFAULT_WORKING_SET = "10GiB"
 DEFAULT_REL = 0.25
-"""The mean-latency checks' tolerance: the file measured one host's hardware, the scenario models another."""
+"""The mean-latency checks' tolerance: the file measured one host's hardware, the scenario models
+another."""
 DEFAULT_SEQUENTIAL_WITHIN = 128
 
-_TITLE = re.compile(r"^Histogram: [^,\n]+,virtual machine worldGroupID,[^,\n]*,virtual disk handleID,", re.MULTILINE)
+_TITLE = re.compile(
+    r"^Histogram: [^,\n]+,virtual machine worldGroupID,[^,\n]*,virtual disk handleID,", re.MULTILINE
+)
 
 
 def sniff(head: str) -> bool:
-    """A vscsiStats CSV print: a ``Histogram: ...,virtual machine worldGroupID,...`` title and the frequency header."""
+    """A vscsiStats CSV print: a ``Histogram: ...,virtual machine worldGroupID,...`` title and
+    the frequency header."""
     return _TITLE.search(head) is not None and FREQUENCY_HEADER in head.lower()
 
 
@@ -171,12 +184,21 @@ class _Options:
 
 def _options(path: Path, options: Mapping[str, Any]) -> _Options:
     check_option_names(path, options, OPTIONS, NAME)
-    choices = {"layout": ("disk", "vm"), "mode": ("open", "closed"), "snapshots": ("auto", "sum", "last")}
+    choices = {
+        "layout": ("disk", "vm"),
+        "mode": ("open", "closed"),
+        "snapshots": ("auto", "sum", "last"),
+    }
     values: dict[str, Any] = {}
     for name, allowed in choices.items():
         if name in options:
             if options[name] not in allowed:
-                raise _error(path, None, f"options.{name}", f"{options[name]!r} is not one of {', '.join(allowed)}")
+                raise _error(
+                    path,
+                    None,
+                    f"options.{name}",
+                    f"{options[name]!r} is not one of {', '.join(allowed)}",
+                )
             values[name] = options[name]
     if "working_set" in options:
         try:
@@ -184,17 +206,29 @@ def _options(path: Path, options: Mapping[str, Any]) -> _Options:
         except UnitError as exc:
             raise _error(path, None, "options.working_set", str(exc)) from None
         if size <= 0:
-            raise _error(path, None, "options.working_set", f"must be positive, e.g. {DEFAULT_WORKING_SET!r}")
+            raise _error(
+                path, None, "options.working_set", f"must be positive, e.g. {DEFAULT_WORKING_SET!r}"
+            )
         values.update(working_set=size, working_set_given=True)
     if "rel" in options:
         rel = options["rel"]
         if isinstance(rel, bool) or not isinstance(rel, (int, float)) or not 0 < rel < 10:
-            raise _error(path, None, "options.rel", f"a relative tolerance above 0, e.g. 0.25 (25%), not {rel!r}")
+            raise _error(
+                path,
+                None,
+                "options.rel",
+                f"a relative tolerance above 0, e.g. 0.25 (25%), not {rel!r}",
+            )
         values["rel"] = float(rel)
     if "sequential_within" in options:
         within = options["sequential_within"]
         if isinstance(within, bool) or not isinstance(within, int) or within < 1:
-            raise _error(path, None, "options.sequential_within", f"a whole number of LBNs (512 B) of at least 1, e.g. 128, not {within!r}")
+            raise _error(
+                path,
+                None,
+                "options.sequential_within",
+                f"a whole number of LBNs (512 B) of at least 1, e.g. 128, not {within!r}",
+            )
         values["sequential_within"] = within
     return _Options(**values)
 
@@ -282,7 +316,12 @@ def _sizes(path: Path, lengths: Histogram, where: str, notes: list[str]) -> _Mix
             "of the size mix (its mean: the mean line's bytes over the other commands)"
         )
     if not data:
-        raise _error(path, lengths.line, lengths.title, "no bucket counts an I/O with data: no size mix to model")
+        raise _error(
+            path,
+            lengths.line,
+            lengths.title,
+            "no bucket counts an I/O with data: no size mix to model",
+        )
     weights = [_weight(count, total) for _, count in data]
     target = lengths.mean * (total + zero) / total  # commands of length 0 count in the mean line
     use = "the size mix"
@@ -304,7 +343,11 @@ def _sizes(path: Path, lengths: Histogram, where: str, notes: list[str]) -> _Mix
 
 
 def _size_fields(
-    path: Path, hist: Mapping[tuple[str, str], Histogram], where: str, notes: list[str], both_ops: bool
+    path: Path,
+    hist: Mapping[tuple[str, str], Histogram],
+    where: str,
+    notes: list[str],
+    both_ops: bool,
 ) -> tuple[dict[str, dict[str, float]], str]:
     """(``sizes``, or ``read_sizes`` and ``write_sizes`` when the Read and Write histograms' mixes
     differ; how, with each mix's mean against its mean line, in words)."""
@@ -324,19 +367,23 @@ def _size_fields(
 
 
 def _shares(mix: Mapping[str, float]) -> dict[int, float]:
-    """A size mix by bytes, weights as shares of 1 (6 significant digits): mixes that differ only in rounding are one."""
+    """A size mix by bytes, weights as shares of 1 (6 significant digits): mixes that differ only
+    in rounding are one."""
     total = sum(mix.values())
     return {parse_size(size): float(f"{weight / total:.6g}") for size, weight in mix.items()}
 
 
 def _gap_mean(arrivals: Histogram, where: str, notes: list[str]) -> tuple[float, int]:
-    """Mean inter-arrival time (µs) and the number of gaps it is over, without a leading gap from before collection."""
+    """Mean inter-arrival time (µs) and the number of gaps it is over, without a leading gap from
+    before collection."""
     gaps, total = arrivals.count, arrivals.count * arrivals.mean
     largest = arrivals.stats["max"]
     if gaps > 1 and largest > total / 2:
-        # Most likely the first command's gap, counted from the disk's last command before collection started.
+        # Most likely the first command's gap, counted from the disk's last command before
+        # collection started.
         notes.append(
-            f"{where}: the largest inter-arrival time ({largest / 1e6:,.6g} s) is over half of all gaps together; "
+            f"{where}: the largest inter-arrival time ({largest / 1e6:,.6g} s) is over half of all "
+            "gaps together; "
             "taken as the gap from before collection began and left out of the rate"
         )
         return (total - largest) / (gaps - 1), gaps - 1
@@ -361,7 +408,8 @@ def _cv(path: Path, histogram: Histogram, where: str, notes: list[str]) -> float
 
 
 def _percentile_bucket(latency: Histogram, pct: float) -> tuple[float, float]:
-    """(lower, upper) µs of the bucket the ``pct`` percentile falls in, narrowed by the min and max lines (true bounds)."""
+    """(lower, upper) µs of the bucket the ``pct`` percentile falls in, narrowed by the min and
+    max lines (true bounds)."""
     total = sum(latency.counts)
     cumulative = 0
     for lower, limit, count in latency.buckets():
@@ -373,7 +421,9 @@ def _percentile_bucket(latency: Histogram, pct: float) -> tuple[float, float]:
     raise AssertionError("the cumulative count always reaches the total")
 
 
-def _latency_checks(group: str, disk: Disk, op: str, latency: Histogram, rel: float) -> list[dict[str, Any]]:
+def _latency_checks(
+    group: str, disk: Disk, op: str, latency: Histogram, rel: float
+) -> list[dict[str, Any]]:
     n = latency.count
     mean_ms = latency.mean / 1e3
     checks: list[dict[str, Any]] = [
@@ -384,9 +434,15 @@ def _latency_checks(group: str, disk: Disk, op: str, latency: Histogram, rel: fl
             "op": op,
             "approx": round(mean_ms, 6),
             "rel": rel,
-            "observation": f"vscsiStats measured a mean {op} latency of {mean_ms:.4g} ms over {n:,} {op}s on {disk.label}",
+            "observation": (
+                f"vscsiStats measured a mean {op} latency of {mean_ms:.4g} ms over {n:,} {op}s on "
+                f"{disk.label}"
+            ),
             "field_figure": f"{mean_ms:.4g} ms",
-            "tolerance": f"within {rel:.0%}: the file measured its host's hardware, the scenario models its own",
+            "tolerance": (
+                f"within {rel:.0%}: the file measured its host's hardware, the scenario models "
+                "its own"
+            ),
         }
     ]
     total = sum(latency.counts)
@@ -394,15 +450,24 @@ def _latency_checks(group: str, disk: Disk, op: str, latency: Histogram, rel: fl
         if total * (100 - pct) / 100 < 1:
             continue  # fewer I/Os than this percentile needs to differ from the max
         low, high = _percentile_bucket(latency, pct)
-        check: dict[str, Any] = {"name": f"{group}.{op}.{metric}", "metric": metric, "group": group, "op": op}
+        check: dict[str, Any] = {
+            "name": f"{group}.{op}.{metric}",
+            "metric": metric,
+            "group": group,
+            "op": op,
+        }
         if low > 0:
             check["at_least"] = round(low / 1e3, 6)
         check.update(
             at_most=round(high / 1e3, 6),
-            observation=f"vscsiStats counted the {pct:g}th percentile {op} latency on {disk.label} in the bucket "
+            observation=f"vscsiStats counted the {pct:g}th percentile {op} latency on {disk.label} "
+            "in the bucket "
             f"{low / 1e3:.4g}..{high / 1e3:.4g} ms",
             field_figure=f"{low / 1e3:.4g}..{high / 1e3:.4g} ms",
-            tolerance="the histogram bucket it falls in: vscsiStats counts latencies in buckets, so the percentile is known no closer",
+            tolerance=(
+                "the histogram bucket it falls in: vscsiStats counts latencies in buckets, so the "
+                "percentile is known no closer"
+            ),
         )
         checks.append(check)
     return checks
@@ -420,14 +485,26 @@ def _others(count: int) -> str:
     return f", {count:,} other commands, not modelled" if count > 0 else ""
 
 
-def _need(path: Path, disk: Disk, histograms: Mapping[tuple[str, str], Histogram], wanted: Iterable[tuple[str, str]]) -> None:
+def _need(
+    path: Path,
+    disk: Disk,
+    histograms: Mapping[tuple[str, str], Histogram],
+    wanted: Iterable[tuple[str, str]],
+) -> None:
     missing = [TITLE_OF[key] for key in wanted if key not in histograms]
     if missing:
         names = "; ".join(f"'{title}'" for title in missing)
         raise _error(path, None, disk.label, f"no {names} histogram(s) for this disk; {COLLECT}")
 
 
-def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], Histogram], opts: _Options, notes: list[str]) -> _DiskResult:
+def _disk(
+    path: Path,
+    disk: Disk,
+    group: str,
+    hist: Mapping[tuple[str, str], Histogram],
+    opts: _Options,
+    notes: list[str],
+) -> _DiskResult:
     where = disk.label
     wanted = [("length", "any"), ("length", "read"), ("length", "write"), ("seek", "any")]
     wanted.append(("interarrival", "any") if opts.mode == "open" else ("outstanding", "any"))
@@ -435,7 +512,12 @@ def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], His
     lengths = hist["length", "any"]
     reads, writes = hist["length", "read"].count, hist["length", "write"].count
     if reads + writes == 0:
-        raise _error(path, lengths.line, where, "no read or write commands counted: nothing to model (was the VM idle?)")
+        raise _error(
+            path,
+            lengths.line,
+            where,
+            "no read or write commands counted: nothing to model (was the VM idle?)",
+        )
     sizes, how = _size_fields(path, hist, where, notes, reads > 0 and writes > 0)
     workload: dict[str, Any] = {
         "mode": opts.mode,
@@ -444,7 +526,11 @@ def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], His
         "working_set": _size_key(opts.working_set),
     }
     facts = [
-        (f"{where} I/Os", f"{lengths.count:,} ({reads:,} reads, {writes:,} writes{_others(lengths.count - reads - writes)})"),
+        (
+            f"{where} I/Os",
+            f"{lengths.count:,} ({reads:,} reads, {writes:,} "
+            f"writes{_others(lengths.count - reads - writes)})",
+        ),
         (f"{where} sizes", how),
     ]
     window = None
@@ -452,7 +538,12 @@ def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], His
         arrivals = hist["interarrival", "any"]
         gap_us, gaps = _gap_mean(arrivals, where, notes)
         if gap_us <= 0:
-            raise _error(path, arrivals.line, "mean", f"{where}: a mean inter-arrival time of {gap_us:g} µs gives no rate")
+            raise _error(
+                path,
+                arrivals.line,
+                "mean",
+                f"{where}: a mean inter-arrival time of {gap_us:g} µs gives no rate",
+            )
         window = gaps * gap_us / 1e6
         cv = _cv(path, arrivals, where, notes)
         cv_text = f"{cv:.2f}" if cv is not None else "unknown"
@@ -474,25 +565,48 @@ def _disk(path: Path, disk: Disk, group: str, hist: Mapping[tuple[str, str], His
     else:
         workload["access"] = "uniform"
         if locality.hotspot is not None:
-            workload.update(access="hotspot", hot_io_fraction=locality.hotspot[0], hot_span_fraction=locality.hotspot[1])
+            workload.update(
+                access="hotspot",
+                hot_io_fraction=locality.hotspot[0],
+                hot_span_fraction=locality.hotspot[1],
+            )
         if near > 0:
             workload["sequential_run"] = float(f"{1.0 / (1.0 - near):.4g}")
     seek_text = f"{near:.1%} of successive commands"
     if ("seek16", "any") in hist:
-        seek_text += f", {_near_fraction(hist['seek16', 'any'], opts.sequential_within):.1%} from the closest of the previous 16"
-    run_text = f"sequential_run = {workload['sequential_run']:g}" if "sequential_run" in workload else f"access = {workload['access']!r}"
-    facts.append((f"{where} seeks within +1..+{opts.sequential_within} LBN", f"{seek_text} -> {run_text}"))
-    excess = "no other seeks" if math.isnan(locality.excess) else f"{locality.excess:.3g}x as likely as uniform access gives"
-    place = (
-        f"hot_io_fraction = {locality.hotspot[0]:g}, hot_span_fraction = {locality.hotspot[1]:g}" if locality.hotspot else "not a hot spot"
+        seek_text += (
+            f", {_near_fraction(hist['seek16', 'any'], opts.sequential_within):.1%} from the "
+            "closest of the previous 16"
+        )
+    run_text = (
+        f"sequential_run = {workload['sequential_run']:g}"
+        if "sequential_run" in workload
+        else f"access = {workload['access']!r}"
     )
-    facts.append((f"{where} other seeks", f"within {SHORT_SEEK} LBN: {excess}; {place} ({locality.reason})"))
+    facts.append(
+        (f"{where} seeks within +1..+{opts.sequential_within} LBN", f"{seek_text} -> {run_text}")
+    )
+    excess = (
+        "no other seeks"
+        if math.isnan(locality.excess)
+        else f"{locality.excess:.3g}x as likely as uniform access gives"
+    )
+    place = (
+        f"hot_io_fraction = {locality.hotspot[0]:g}, hot_span_fraction = {locality.hotspot[1]:g}"
+        if locality.hotspot
+        else "not a hot spot"
+    )
+    facts.append(
+        (f"{where} other seeks", f"within {SHORT_SEEK} LBN: {excess}; {place} ({locality.reason})")
+    )
     expect = []
     for op in ("read", "write"):
         latency = hist.get(("latency", op))
         if latency is not None and latency.count > 0 and sum(latency.counts) > 0:
             expect += _latency_checks(group, disk, op, latency, opts.rel)
-    return _DiskResult({"name": group, "vms_per_host": 1, "workload": workload}, expect, facts, window)
+    return _DiskResult(
+        {"name": group, "vms_per_host": 1, "workload": workload}, expect, facts, window
+    )
 
 
 def _bucket_mismatches(disks: Mapping[Disk, Mapping[tuple[str, str], Histogram]]) -> list[str]:
@@ -515,12 +629,17 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
         listed = "; ".join(f"'{title}' (line {line})" for title, line in parsed.unknown.items())
         notes.append(f"histograms not used (unknown titles): {listed}")
     if parsed.stray:
-        shown = ", ".join(str(n) for n in parsed.stray[:5]) + (", ..." if len(parsed.stray) > 5 else "")
-        notes.append(f"{len(parsed.stray):,} line(s) before the first histogram are not used (lines {shown})")
+        shown = ", ".join(str(n) for n in parsed.stray[:5]) + (
+            ", ..." if len(parsed.stray) > 5 else ""
+        )
+        notes.append(
+            f"{len(parsed.stray):,} line(s) before the first histogram are not used (lines {shown})"
+        )
     mismatches = _bucket_mismatches(disks)
     if mismatches:
         notes.append(
-            "bucket counts do not add up to the count line (counters reset or read mid-collection?); the buckets are used: "
+            "bucket counts do not add up to the count line (counters reset or read "
+            "mid-collection?); the buckets are used: "
             + "; ".join(mismatches[:5])
             + (f"; and {len(mismatches) - 5} more" if len(mismatches) > 5 else "")
         )
@@ -544,7 +663,8 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     if not groups:
         raise _error(path, None, "", "no disk did any I/O in the histograms: nothing to model")
     notes.append(
-        f"working_set is not in vscsiStats' histograms: each VM touches {format_size(opts.working_set)}"
+        "working_set is not in vscsiStats' histograms: each VM touches "
+        f"{format_size(opts.working_set)}"
         + ("" if opts.working_set_given else " (the default; give option working_set)")
     )
     notes.append(
@@ -555,14 +675,36 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
         "are in the facts)"
     )
     notes.append(
-        "seek distances: the near-sequential share sets sequential_run (mean run 1 / (1 - share)); the other seeks are "
-        "fitted with a hot spot over the working set, kept when it beats uniform access and its size is resolved "
+        "seek distances: the near-sequential share sets sequential_run (mean run 1 / (1 - share)); "
+        "the other seeks are "
+        "fitted with a hot spot over the working set, kept when it beats uniform access and its "
+        "size is resolved "
         "(the fit depends on working_set; each disk's figures are in the facts)"
     )
     if opts.mode == "open":
-        notes.append("arrivals are modelled as Poisson at the measured mean rate (each disk's inter-arrival CV is in the facts)")
+        notes.append(
+            "arrivals are modelled as Poisson at the measured mean rate (each disk's inter-arrival "
+            "CV is in the facts)"
+        )
     if opts.layout == "vm":
-        vms = len({d.vm for d, h in disks.items() if not (("length", "any") in h and h["length", "any"].count == 0)})
-        notes.append(f"layout 'vm' puts each VM's disks on one host ({vms} VM(s), round robin over the base cluster's hosts)")
+        vms = len(
+            {
+                d.vm
+                for d, h in disks.items()
+                if not (("length", "any") in h and h["length", "any"].count == 0)
+            }
+        )
+        notes.append(
+            f"layout 'vm' puts each VM's disks on one host ({vms} VM(s), round robin over the base "
+            "cluster's hosts)"
+        )
     summary = [("virtual disks", f"{len(groups)} with I/O, of {len({d.vm for d in disks})} VM(s)")]
-    return FileReading(path, NAME, groups, expect=expect, warnings=notes, facts=summary + facts, duration=max(windows) if windows else None)
+    return FileReading(
+        path,
+        NAME,
+        groups,
+        expect=expect,
+        warnings=notes,
+        facts=summary + facts,
+        duration=max(windows) if windows else None,
+    )

@@ -1,4 +1,5 @@
-"""vscsiStats CSV prints read into histograms: the section titles, the parser and the merging of repeated prints.
+"""vscsiStats CSV prints read into histograms: the section titles, the parser and the merging of
+repeated prints.
 
 Used by :mod:`.vscsistats` (the format and what each histogram counts are described there):
 :func:`_parse` reads the ``Histogram: ...`` sections of a file, :func:`_histograms` merges a
@@ -17,7 +18,10 @@ from pathlib import Path
 from simcache.base.errors import WorkloadFileError
 from simcache.traces.formats.base import numbered_lines
 
-COLLECT = "collect them all with `vscsiStats -s -w <worldGroupID>`, then `vscsiStats -p all -c -w <worldGroupID>`"
+COLLECT = (
+    "collect them all with `vscsiStats -s -w <worldGroupID>`, then `vscsiStats -p all -c -w "
+    "<worldGroupID>`"
+)
 
 TITLE_OF: dict[tuple[str, str], str] = {
     ("length", "any"): "IO lengths of commands",
@@ -62,7 +66,8 @@ class Disk:
 
 @dataclass
 class Histogram:
-    """One printed histogram: its summary lines and buckets (``limits[i]`` is bucket i's largest value)."""
+    """One printed histogram: its summary lines and buckets (``limits[i]`` is bucket i's largest
+    value)."""
 
     title: str
     line: int
@@ -85,7 +90,8 @@ class Histogram:
         return len(self.limits) >= 2 and self.limits[-1] == self.limits[-2]
 
     def buckets(self) -> Iterator[tuple[float | None, float | None, int]]:
-        """(lower edge exclusive or None, limit or None for the overflow bucket, count) per bucket."""
+        """(lower edge exclusive or None, limit or None for the overflow bucket, count) per
+        bucket."""
         for i, (count, limit) in enumerate(zip(self.counts, self.limits, strict=True)):
             lower = self.limits[i - 1] if i else None
             if self.overflow and i == len(self.limits) - 1:
@@ -115,16 +121,29 @@ def _title(path: Path, number: int, text: str) -> tuple[str, Disk]:
     title = fields[0][len("Histogram:") :].strip()
     keys = {k.lower(): i for i, k in enumerate(fields)}
     vm_at, disk_at = keys.get("virtual machine worldgroupid"), keys.get("virtual disk handleid")
-    form = "expected 'Histogram: <title>,virtual machine worldGroupID,<id>,virtual disk handleID,<id> (<device>)'"
-    if not title or vm_at is None or disk_at is None or vm_at + 1 >= len(fields) or disk_at + 1 >= len(fields):
+    form = (
+        "expected 'Histogram: <title>,virtual machine worldGroupID,<id>,virtual disk handleID,<id> "
+        "(<device>)'"
+    )
+    if (
+        not title
+        or vm_at is None
+        or disk_at is None
+        or vm_at + 1 >= len(fields)
+        or disk_at + 1 >= len(fields)
+    ):
         raise _error(path, number, "Histogram title", f"{form}, got {text!r}")
     handle = _HANDLE.match(fields[disk_at + 1])
     if not fields[vm_at + 1] or handle is None:
         raise _error(path, number, "Histogram title", f"{form}, got {text!r}")
-    return title, Disk(fields[vm_at + 1], handle.group("id"), (handle.group("device") or "").strip())
+    return title, Disk(
+        fields[vm_at + 1], handle.group("id"), (handle.group("device") or "").strip()
+    )
 
 
-def _number(path: Path, number: int, where: str, text: str, form: str, *, whole: bool = False) -> float:
+def _number(
+    path: Path, number: int, where: str, text: str, form: str, *, whole: bool = False
+) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -158,12 +177,15 @@ def _parse(path: Path) -> _Parsed:
             _bucket_row(path, number, text, current)
     _close(path, current, state)
     if not parsed.sections:
-        raise _error(path, None, "", f"no 'Histogram: ...' sections: not a vscsiStats CSV print; {COLLECT}")
+        raise _error(
+            path, None, "", f"no 'Histogram: ...' sections: not a vscsiStats CSV print; {COLLECT}"
+        )
     return parsed
 
 
 def _stat_line(path: Path, number: int, text: str, histogram: Histogram) -> str:
-    """A ``min``/``max``/``mean``/``count`` line or the frequency header; the parser's next state."""
+    """A ``min``/``max``/``mean``/``count`` line or the frequency header; the parser's next
+    state."""
     if text.lower().replace(" ", "") == FREQUENCY_HEADER.replace(" ", ""):
         missing = [name for name in STAT_NAMES if name not in histogram.stats]
         if missing:
@@ -171,18 +193,31 @@ def _stat_line(path: Path, number: int, text: str, histogram: Histogram) -> str:
                 path,
                 number,
                 "Frequency header",
-                f"{', '.join(missing)} line(s) missing before it (a section gives min, max, mean, count)",
+                f"{', '.join(missing)} line(s) missing before it (a section gives min, max, mean, "
+                "count)",
             )
         return "rows"
     name, _, value = (part.strip() for part in text.partition(","))
     name = name.lower()
     if name not in STAT_NAMES:
         raise _error(
-            path, number, "section", f"expected min, max, mean, count or 'Frequency,Histogram Bucket Limit' after a title, got {text!r}"
+            path,
+            number,
+            "section",
+            "expected min, max, mean, count or 'Frequency,Histogram Bucket Limit' after a title, "
+            f"got {text!r}",
         )
     if name in histogram.stats:
-        raise _error(path, number, name, f"a second {name} line in the section of line {histogram.line}; a section gives each once")
-    histogram.stats[name] = _number(path, number, name, value, f"'{name},<value>'", whole=name == "count")
+        raise _error(
+            path,
+            number,
+            name,
+            f"a second {name} line in the section of line {histogram.line}; a section gives each "
+            "once",
+        )
+    histogram.stats[name] = _number(
+        path, number, name, value, f"'{name},<value>'", whole=name == "count"
+    )
     return "stats"
 
 
@@ -198,16 +233,31 @@ def _bucket_row(path: Path, number: int, text: str, histogram: Histogram) -> Non
     count = _number(path, number, "Frequency row", parts[0], form, whole=True)
     limit = _number(path, number, "Frequency row", parts[1], form)
     if histogram.limits and limit < histogram.limits[-1]:
-        raise _error(path, number, "Histogram Bucket Limit", f"limits must not decrease: {parts[1]} after {_plain(histogram.limits[-1])}")
+        raise _error(
+            path,
+            number,
+            "Histogram Bucket Limit",
+            f"limits must not decrease: {parts[1]} after {_plain(histogram.limits[-1])}",
+        )
     if histogram.overflow:
-        raise _error(path, number, "Frequency row", "a row after the overflow row (the one repeating the limit before it)")
+        raise _error(
+            path,
+            number,
+            "Frequency row",
+            "a row after the overflow row (the one repeating the limit before it)",
+        )
     histogram.counts.append(int(count))
     histogram.limits.append(limit)
 
 
 def _close(path: Path, histogram: Histogram | None, state: str) -> None:
     if histogram is not None and (state != "rows" or not histogram.counts):
-        raise _error(path, histogram.line, "Histogram section", "ends before any 'Frequency,Histogram Bucket Limit' rows")
+        raise _error(
+            path,
+            histogram.line,
+            "Histogram section",
+            "ends before any 'Frequency,Histogram Bucket Limit' rows",
+        )
 
 
 # ---------------------------------------------------------------- snapshots
@@ -219,7 +269,12 @@ def _merge(path: Path, prints: list[Histogram], how: str) -> Histogram:
     first = prints[0]
     for other in prints[1:]:
         if other.limits != first.limits:
-            raise _error(path, other.line, "Histogram Bucket Limit", f"bucket limits differ from the same histogram's at line {first.line}")
+            raise _error(
+                path,
+                other.line,
+                "Histogram Bucket Limit",
+                f"bucket limits differ from the same histogram's at line {first.line}",
+            )
     total = sum(p.count for p in prints)
     stats = {
         "min": min(p.stats["min"] for p in prints),
@@ -232,21 +287,32 @@ def _merge(path: Path, prints: list[Histogram], how: str) -> Histogram:
 
 
 def _cumulative(prints: list[Histogram]) -> bool:
-    """Every bucket and the count only grow from one print to the next (vscsiStats printed without -r between)."""
+    """Every bucket and the count only grow from one print to the next (vscsiStats printed
+    without -r between)."""
     return all(
-        later.count >= earlier.count and all(b >= a for a, b in zip(earlier.counts, later.counts, strict=False))
+        later.count >= earlier.count
+        and all(b >= a for a, b in zip(earlier.counts, later.counts, strict=False))
         for earlier, later in itertools.pairwise(prints)
     )
 
 
-def _histograms(path: Path, parsed: _Parsed, how: str, warnings: list[str]) -> dict[Disk, dict[tuple[str, str], Histogram]]:
+def _histograms(
+    path: Path, parsed: _Parsed, how: str, warnings: list[str]
+) -> dict[Disk, dict[tuple[str, str], Histogram]]:
     repeated = {key: prints for key, prints in parsed.sections.items() if len(prints) > 1}
     if repeated:
         if how == "auto":
             how = "last" if all(_cumulative(p) for p in repeated.values()) else "sum"
         most = max(len(p) for p in repeated.values())
-        meaning = "cumulative prints: the last one used" if how == "last" else "prints reset with -r between them: added up"
-        warnings.append(f'histograms are printed up to {most} times per disk; taken as {meaning} (option snapshots = "sum" or "last")')
+        meaning = (
+            "cumulative prints: the last one used"
+            if how == "last"
+            else "prints reset with -r between them: added up"
+        )
+        warnings.append(
+            f"histograms are printed up to {most} times per disk; taken as {meaning} (option "
+            'snapshots = "sum" or "last")'
+        )
     disks: dict[Disk, dict[tuple[str, str], Histogram]] = {}
     for (disk, title), prints in parsed.sections.items():
         if title in TITLES:

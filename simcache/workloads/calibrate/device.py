@@ -1,11 +1,13 @@
-"""``simcache calibrate``: fio results of one device become a device profile (points, fit, the TOML file).
+"""``simcache calibrate``: fio results of one device become a device profile (points, fit, the TOML
+file).
 
-``kind = "tier"``: a flash or RAM tier (:mod:`.fit`); the base profile gives every field fio cannot measure
-(capacity, the sustained-write cliff, scheduling); unnamed, it is ``nvme-p3700`` for a ``/dev/nvme*`` device and
-``sata-ssd-s3700`` otherwise. ``kind = "drive"``: a spinning drive of the array (:mod:`.drive_fit`): seek, command
-overhead and media rate from random-read queue depths and sequential runs, the rotation from ``rpm`` (given, or the
-base's), the rest from a drive profile (default ``sata-7200``). The written table is validated as a TierSpec or
-DriveSpec before it is returned, so a file that would not load is never written.
+``kind = "tier"``: a flash or RAM tier (:mod:`.fit`); the base profile gives every field fio cannot
+measure (capacity, the sustained-write cliff, scheduling); unnamed, it is ``nvme-p3700`` for a
+``/dev/nvme*`` device and ``sata-ssd-s3700`` otherwise. ``kind = "drive"``: a spinning drive of the
+array (:mod:`.drive_fit`): seek, command overhead and media rate from random-read queue depths and
+sequential runs, the rotation from ``rpm`` (given, or the base's), the rest from a drive profile
+(default ``sata-7200``). The written table is validated as a TierSpec or DriveSpec before it is
+returned, so a file that would not load is never written.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ DEFAULT_DRIVE = "sata-7200"
 
 @dataclass(frozen=True)
 class Calibration:
-    """A fitted device: the points, the fit, the base profile it completes, and the TOML text of its file."""
+    """A fitted device: the points, the fit, the base profile it completes, and the TOML text of
+    its file."""
 
     points: Points
     fit: Fit | DriveFit
@@ -46,8 +49,8 @@ class Calibration:
     kind: str = "tier"
 
     def table(self) -> dict[str, Any]:
-        """The ``[tier]`` (or ``[drive]``) table as a dict (what ``tier = { file = ... }`` reads, and what a pasted
-        table holds)."""
+        """The ``[tier]`` (or ``[drive]``) table as a dict (what ``tier = { file = ... }`` reads,
+        and what a pasted table holds)."""
         table: dict[str, Any] = tomllib.loads(self.toml)[self.kind]
         return table
 
@@ -57,26 +60,37 @@ def default_base(device: str) -> str:
     return "nvme-p3700" if device.startswith("/dev/nvme") else "sata-ssd-s3700"
 
 
-def calibrate(paths: Sequence[Path], kind: str = "tier", base: str | None = None, rpm: float | None = None) -> Calibration:
-    """Fit ``kind`` (``tier`` or ``drive``) to the fio JSON results ``paths`` of one device, completing it from ``base``
-    (``rpm``: a drive's rotational speed; default the base's).
+def calibrate(
+    paths: Sequence[Path], kind: str = "tier", base: str | None = None, rpm: float | None = None
+) -> Calibration:
+    """Fit ``kind`` (``tier`` or ``drive``) to the fio JSON results ``paths`` of one device,
+    completing it from ``base`` (``rpm``: a drive's rotational speed; default the base's).
 
-    Raises :class:`~simcache.base.errors.ScenarioError` (a WorkloadFileError for a file) naming the file and reason.
+    Raises :class:`~simcache.base.errors.ScenarioError` (a WorkloadFileError for a file) naming the
+    file and reason.
     """
     if kind not in KINDS:
-        raise ScenarioError("calibrate", [("--kind", f"{kind!r} is not a device kind; give tier or drive")])
+        raise ScenarioError(
+            "calibrate", [("--kind", f"{kind!r} is not a device kind; give tier or drive")]
+        )
     if kind == "drive":
         return _calibrate_drive(paths, base, rpm)
     if rpm is not None:
-        raise ScenarioError("calibrate", [("--rpm", "a tier does not turn: --rpm is for --kind drive")])
+        raise ScenarioError(
+            "calibrate", [("--rpm", "a tier does not turn: --rpm is for --kind drive")]
+        )
     points = read_points(paths)
     base_name = base or default_base(points.device)
     known = list_profiles("tier")
     if base_name not in known:
-        raise ScenarioError("calibrate", [("--base", f"unknown tier profile {base_name!r}; built-in: {', '.join(known)}")])
+        raise ScenarioError(
+            "calibrate",
+            [("--base", f"unknown tier profile {base_name!r}; built-in: {', '.join(known)}")],
+        )
     profile = get_profile("tier", base_name)
     interface = profile.get("interface")
-    fixed = Fixed(  # the pipe as the base's interface caps it; the host's controller cap is the user's, in the runs
+    # the pipe as the base's interface caps it; the host's controller cap is the user's, in the runs
+    fixed = Fixed(
         read_bandwidth=pipe_rate(parse_bandwidth(profile["read_bandwidth"]), None, interface),
         write_bandwidth=pipe_rate(parse_bandwidth(profile["write_bandwidth"]), None, interface),
         read_latency=parse_duration(profile["read_latency"]),
@@ -87,24 +101,50 @@ def calibrate(paths: Sequence[Path], kind: str = "tier", base: str | None = None
     calibration = Calibration(points, fit, base_name, text)
     try:
         TierSpec.model_validate(calibration.table())
-    except ValueError as exc:  # a fitted value outside TierSpec's ranges: a bug here, not the user's
-        raise ScenarioError("calibrate", [("tier", f"the fitted table does not validate: {exc}")]) from None
+    # a fitted value outside TierSpec's ranges: a bug here, not the user's
+    except ValueError as exc:
+        raise ScenarioError(
+            "calibrate", [("tier", f"the fitted table does not validate: {exc}")]
+        ) from None
     return calibration
 
 
 def _calibrate_drive(paths: Sequence[Path], base: str | None, rpm: float | None) -> Calibration:
-    """:func:`calibrate` of a spinning drive: the points the drive model takes, the fit, the ``[drive]`` file."""
+    """:func:`calibrate` of a spinning drive: the points the drive model takes, the fit, the
+    ``[drive]`` file."""
     base_name = base or DEFAULT_DRIVE
     known = list_profiles("drive")
     if base_name not in known:
-        raise ScenarioError("calibrate", [("--base", f"unknown drive profile {base_name!r}; built-in: {', '.join(known)}")])
+        raise ScenarioError(
+            "calibrate",
+            [("--base", f"unknown drive profile {base_name!r}; built-in: {', '.join(known)}")],
+        )
     profile = get_profile("drive", base_name)
     spec = DriveSpec.model_validate(profile)
     if spec.media != "disk":
-        spinning = ", ".join(name for name, fields in known.items() if fields.get("media", "disk") == "disk")
-        raise ScenarioError("calibrate", [("--base", f"{base_name} is a flash drive; a drive fit needs a spinning one: {spinning}")])
+        spinning = ", ".join(
+            name for name, fields in known.items() if fields.get("media", "disk") == "disk"
+        )
+        raise ScenarioError(
+            "calibrate",
+            [
+                (
+                    "--base",
+                    f"{base_name} is a flash drive; a drive fit needs a spinning one: {spinning}",
+                )
+            ],
+        )
     if rpm is not None and not 1000 <= rpm <= 30000:
-        raise ScenarioError("calibrate", [("--rpm", f"{rpm:g} RPM: hard drives spin at 3,600 to 15,000 RPM (1,000 to 30,000 allowed)")])
+        raise ScenarioError(
+            "calibrate",
+            [
+                (
+                    "--rpm",
+                    f"{rpm:g} RPM: hard drives spin at 3,600 to 15,000 RPM (1,000 to 30,000 "
+                    "allowed)",
+                )
+            ],
+        )
     assert spec.rpm is not None and spec.avg_seek is not None
     turning = float(rpm if rpm is not None else spec.rpm)
     points = read_points(paths)
@@ -114,8 +154,10 @@ def _calibrate_drive(paths: Sequence[Path], base: str | None, rpm: float | None)
     if cached is not None:
         kept = tuple(p for p in kept if not (p.op == "write" and not p.sequential))
         notes.append(
-            f"random writes left out: the drive's write cache acknowledged them ({cached}); the simulator's drive has no "
-            "write-back cache (a write costs a read's seek and rotation): measure writes with the cache off (hdparm -W0, "
+            f"random writes left out: the drive's write cache acknowledged them ({cached}); the "
+            "simulator's drive has no "
+            "write-back cache (a write costs a read's seek and rotation): measure writes with the "
+            "cache off (hdparm -W0, "
             "sdparm --clear WCE) to fit them"
         )
     if len({p.outstanding for p in kept if not p.sequential}) < 2:
@@ -124,7 +166,8 @@ def _calibrate_drive(paths: Sequence[Path], base: str | None, rpm: float | None)
             [
                 (
                     ", ".join(name for name, _ in points.hashes),
-                    "the random runs the drive model takes are all at one queue depth: give random reads at two depths or "
+                    "the random runs the drive model takes are all at one queue depth: give random "
+                    "reads at two depths or "
                     "more (iodepth=1 and 2 pin the drive; deeper ones show its reordering)",
                 )
             ],
@@ -134,9 +177,20 @@ def _calibrate_drive(paths: Sequence[Path], base: str | None, rpm: float | None)
         try:
             spans.append(span_of(point, spec.capacity))
         except ValueError as exc:
-            raise ScenarioError("calibrate", [(point.source, f"{exc}; give size= as bytes or a percentage")]) from None
+            raise ScenarioError(
+                "calibrate", [(point.source, f"{exc}; give size= as bytes or a percentage")]
+            ) from None
     full = spec.full_seek if spec.full_seek is not None else 2.0 * spec.avg_seek
-    base_drive = Drive(spec.rpm, spec.overhead, spec.settle, spec.avg_seek, full, spec.media_rate, spec.inner_rate, spec.capacity)
+    base_drive = Drive(
+        spec.rpm,
+        spec.overhead,
+        spec.settle,
+        spec.avg_seek,
+        full,
+        spec.media_rate,
+        spec.inner_rate,
+        spec.capacity,
+    )
     try:
         fit = fit_drive(kept, spans, turning, base_drive)
     except ValueError as exc:
@@ -144,12 +198,22 @@ def _calibrate_drive(paths: Sequence[Path], base: str | None, rpm: float | None)
     points = replace(points, points=kept, notes=tuple(notes))
     if rpm is None:
         fit = replace(
-            fit, warnings=(f"rpm not given: took the base profile {base_name}'s {turning:g} RPM (give --rpm for your drive)", *fit.warnings)
+            fit,
+            warnings=(
+                f"rpm not given: took the base profile {base_name}'s {turning:g} RPM (give --rpm "
+                "for your drive)",
+                *fit.warnings,
+            ),
         )
-    text = drive_toml(fit, points, base_name, profile, field_notes("drive").get(base_name, {}), rpm is not None)
+    text = drive_toml(
+        fit, points, base_name, profile, field_notes("drive").get(base_name, {}), rpm is not None
+    )
     calibration = Calibration(points, fit, base_name, text, "drive")
     try:
         DriveSpec.model_validate(calibration.table())
-    except ValueError as exc:  # a fitted value outside DriveSpec's ranges: a bug here, not the user's
-        raise ScenarioError("calibrate", [("drive", f"the fitted table does not validate: {exc}")]) from None
+    # a fitted value outside DriveSpec's ranges: a bug here, not the user's
+    except ValueError as exc:
+        raise ScenarioError(
+            "calibrate", [("drive", f"the fitted table does not validate: {exc}")]
+        ) from None
     return calibration

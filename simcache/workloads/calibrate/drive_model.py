@@ -1,22 +1,25 @@
-"""A spinning drive in a closed loop, in numbers, as the simulator's array serves it: IOPS, mean and p99 of ``n``
-outstanding I/Os of one pattern on one drive (a RAID 0 array of one spindle).
+"""A spinning drive in a closed loop, in numbers, as the simulator's array serves it: IOPS, mean and
+p99 of ``n`` outstanding I/Os of one pattern on one drive (a RAID 0 array of one spindle).
 
-One random I/O of ``size`` bytes over the first ``span`` of the stroke holds the drive for ``overhead + seek(span x
-|U1 - U2|) + R x revolution + transfer`` (U1, U2, R independent uniforms; :mod:`simcache.physics.array`: the seek
-curve fitted to settle, avg_seek and full_seek, zoned media rate; the transfer at its mean over the span). The
-distribution of that time is exact up to quadrature: the seek is a function of the distance, the rotation uniform, so
-``P(service <= y)`` is the mean over distances of ``clip((y - fixed - seek) / revolution, 0, 1)``.
+One random I/O of ``size`` bytes over the first ``span`` of the stroke holds the drive for
+``overhead + seek(span x |U1 - U2|) + R x revolution + transfer`` (U1, U2, R independent uniforms;
+:mod:`simcache.physics.array`: the seek curve fitted to settle, avg_seek and full_seek, zoned media
+rate; the transfer at its mean over the span). The distribution of that time is exact up to
+quadrature: the seek is a function of the distance, the rotation uniform, so ``P(service <= y)`` is
+the mean over distances of ``clip((y - fixed - seek) / revolution, 0, 1)``.
 
-The simulator serves I/Os that reach a drive one at a time in arrival order (it reorders only chunks that reach it
-together: a destage batch, a multi-chunk run). In fio's closed loop of ``n`` I/Os each completion issues the next,
-which finds ``n - 1`` ahead of it, the first just started: its latency is the sum of ``n`` independent services
-(mean ``n S``, IOPS ``1 / S`` at every depth; the p99 from the ``n``-fold convolution). A real drive reorders its
-queue (NCQ) once it holds two or more waiting commands (``n >= 3``); at ``n <= 2`` it has never more than one to
-choose, so the model is exact there and the fit uses those depths.
+The simulator serves I/Os that reach a drive one at a time in arrival order (it reorders only chunks
+that reach it together: a destage batch, a multi-chunk run). In fio's closed loop of ``n`` I/Os each
+completion issues the next, which finds ``n - 1`` ahead of it, the first just started: its latency
+is the sum of ``n`` independent services (mean ``n S``, IOPS ``1 / S`` at every depth; the p99 from
+the ``n``-fold convolution). A real drive reorders its queue (NCQ) once it holds two or more waiting
+commands (``n >= 3``); at ``n <= 2`` it has never more than one to choose, so the model is exact
+there and the fit uses those depths.
 
-Sequential I/O: at one outstanding, each I/O reaches a drive that has finished the one before, so it pays the
-command overhead and a rotation (the simulator has no read-ahead: a real drive streams from its buffer); at two or
-more, the next I/O is queued while the one before transfers and streams on at the media rate.
+Sequential I/O: at one outstanding, each I/O reaches a drive that has finished the one before, so it
+pays the command overhead and a rotation (the simulator has no read-ahead: a real drive streams from
+its buffer); at two or more, the next I/O is queued while the one before transfers and streams on at
+the media rate.
 """
 
 from __future__ import annotations
@@ -27,7 +30,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from simcache.base.units import parse_size
-from simcache.physics.array import SeekCurve, mean_transfer_seconds, revolution_seconds, seek_curve, track_fraction
+from simcache.physics.array import (
+    SeekCurve,
+    mean_transfer_seconds,
+    revolution_seconds,
+    seek_curve,
+    track_fraction,
+)
 from simcache.workloads.calibrate.model import Floats, Prediction
 from simcache.workloads.calibrate.points import Point
 
@@ -57,13 +66,20 @@ class Drive:
         return revolution_seconds(self.rpm)
 
     def curve(self) -> SeekCurve:
-        """The simulator's seek curve of this drive (:func:`simcache.physics.array.drive_seek_curve`)."""
-        return seek_curve(self.settle, self.avg_seek, self.full_seek, track_fraction(self.media_rate, self.rpm, self.capacity))
+        """The simulator's seek curve of this drive
+        (:func:`simcache.physics.array.drive_seek_curve`)."""
+        return seek_curve(
+            self.settle,
+            self.avg_seek,
+            self.full_seek,
+            track_fraction(self.media_rate, self.rpm, self.capacity),
+        )
 
 
 @dataclass(frozen=True)
 class DrivePoint:
-    """A point as the drive model sees it: bytes, sequential or not, outstanding I/Os, the stroke fraction it spans."""
+    """A point as the drive model sees it: bytes, sequential or not, outstanding I/Os, the stroke
+    fraction it spans."""
 
     size: float
     sequential: bool
@@ -76,18 +92,24 @@ class DrivePoint:
 
 
 def _seeks(curve: SeekCurve, span: float) -> tuple[Floats, Floats]:
-    """Seek times (s) at the midpoints of cells over [0, span] and each cell's probability (density 2 (1 - x/s) / s)."""
+    """Seek times (s) at the midpoints of cells over [0, span] and each cell's probability
+    (density 2 (1 - x/s) / s)."""
     edges = np.linspace(0.0, span, _DISTANCES + 1)
     x = 0.5 * (edges[1:] + edges[:-1])
     weights = 2.0 * (1.0 - x / span) / span * np.diff(edges)
     weights = weights / weights.sum()
     root = np.sqrt(x)
-    seeks = np.where(x <= curve.track, curve.settle, np.where(x <= curve.knee, curve.a + curve.b * root, curve.c + curve.e * x))
+    seeks = np.where(
+        x <= curve.track,
+        curve.settle,
+        np.where(x <= curve.knee, curve.a + curve.b * root, curve.c + curve.e * x),
+    )
     return np.asarray(seeks, dtype=float), np.asarray(weights, dtype=float)
 
 
 def _service(drive: Drive, curve: SeekCurve, point: DrivePoint) -> tuple[float, Floats, Floats]:
-    """(fixed seconds, seek times, their probabilities) of one I/O of ``point`` when the drive positions for it."""
+    """(fixed seconds, seek times, their probabilities) of one I/O of ``point`` when the drive
+    positions for it."""
     if point.sequential:
         return drive.overhead + point.size / drive.media_rate, np.zeros(1), np.ones(1)
     transfer = mean_transfer_seconds(point.size, drive.media_rate, drive.inner_rate, point.span)
@@ -101,9 +123,12 @@ def _cdf(fixed: float, seeks: Floats, weights: Floats, revolution: float, y: Flo
     return np.asarray(share @ weights, dtype=float)
 
 
-def service_quantiles(drive: Drive, point: DrivePoint, levels: Floats, curve: SeekCurve | None = None) -> Floats:
-    """Quantiles (s) at ``levels`` (fractions) of the latency of ``point``: its service when one I/O is outstanding
-    (or a sequential one positions), else the sum of ``outstanding`` services (module docstring)."""
+def service_quantiles(
+    drive: Drive, point: DrivePoint, levels: Floats, curve: SeekCurve | None = None
+) -> Floats:
+    """Quantiles (s) at ``levels`` (fractions) of the latency of ``point``: its service when one
+    I/O is outstanding (or a sequential one positions), else the sum of ``outstanding`` services
+    (module docstring)."""
     curve = curve or drive.curve()
     revolution = drive.revolution
     if point.sequential and point.outstanding > 1:
@@ -121,7 +146,8 @@ def service_quantiles(drive: Drive, point: DrivePoint, levels: Floats, curve: Se
         cdf = np.asarray(np.clip(np.cumsum(np.maximum(total, 0.0)), 0.0, 1.0), dtype=float)
         y = np.asarray(np.arange(length) * (top / _GRID), dtype=np.float64)
     cdf = np.maximum.accumulate(cdf)
-    first = int(np.searchsorted(cdf, 0.0, side="right")) - 1  # the last grid point still at 0: where the mass starts
+    # the last grid point still at 0: where the mass starts
+    first = int(np.searchsorted(cdf, 0.0, side="right")) - 1
     cdf, y = cdf[max(first, 0) :], y[max(first, 0) :]
     keep = np.concatenate(([True], np.diff(cdf) > 0))
     return np.asarray(np.interp(levels, cdf[keep], y[keep]), dtype=float)
@@ -131,11 +157,16 @@ def mean_service(drive: Drive, point: DrivePoint, curve: SeekCurve | None = None
     """Mean time (s) the drive holds one I/O of ``point`` (see the module docstring)."""
     if point.sequential:
         streams = point.outstanding > 1
-        return point.size / drive.media_rate + (0.0 if streams else drive.overhead + drive.revolution / 2.0)
+        return point.size / drive.media_rate + (
+            0.0 if streams else drive.overhead + drive.revolution / 2.0
+        )
     curve = curve or drive.curve()
     seek = curve.moments(point.span)[0]
     return (
-        drive.overhead + seek + drive.revolution / 2.0 + mean_transfer_seconds(point.size, drive.media_rate, drive.inner_rate, point.span)
+        drive.overhead
+        + seek
+        + drive.revolution / 2.0
+        + mean_transfer_seconds(point.size, drive.media_rate, drive.inner_rate, point.span)
     )
 
 
@@ -152,8 +183,9 @@ def predict_drive(drive: Drive, points: list[DrivePoint]) -> Prediction:
 
 
 def span_of(point: Point, capacity: float) -> float:
-    """The stroke fraction a point's I/Os ranged over: fio's ``size`` (bytes or a percentage) over ``capacity``;
-    the whole device without one. ``ValueError`` for a size fio would not take."""
+    """The stroke fraction a point's I/Os ranged over: fio's ``size`` (bytes or a percentage)
+    over ``capacity``; the whole device without one. ``ValueError`` for a size fio would not
+    take."""
     if point.region is None:
         return 1.0
     text = point.region.strip().lower()

@@ -1,16 +1,18 @@
 """The fit of a tier's per-operation figures to measured points, and what the points cannot pin.
 
-Fitted (scipy.optimize.least_squares over the logarithms, within physical bounds): ``command_overhead``,
-``read_latency`` and ``write_latency`` (for the operations measured), ``service_cv`` (from p99s), a command rate
-ceiling per operation (``read_iops_limit``, ``write_iops_limit``), the bandwidths of operations measured at two
-block sizes or more, and ``channels x dies`` (a whole number: fitted as a real number, then the nearest whole
-numbers are tried with the rest refitted), with reads routed to the earliest-free unit or to a random die,
-whichever fits better. Residuals per point: log(fitted / measured) of IOPS and of mean latency, and half that
-weight for p99 (a tail is noisier than a mean).
+Fitted (scipy.optimize.least_squares over the logarithms, within physical bounds):
+``command_overhead``, ``read_latency`` and ``write_latency`` (for the operations measured),
+``service_cv`` (from p99s), a command rate ceiling per operation (``read_iops_limit``,
+``write_iops_limit``), the bandwidths of operations measured at two block sizes or more, and
+``channels x dies`` (a whole number: fitted as a real number, then the nearest whole numbers are
+tried with the rest refitted), with reads routed to the earliest-free unit or to a random die,
+whichever fits better. Residuals per point: log(fitted / measured) of IOPS and of mean latency, and
+half that weight for p99 (a tail is noisier than a mean).
 
-A parameter is *pinned* when the points' sensitivity to it leaves its relative standard error below 30 %
-(from the Jacobian at the optimum: ``s^2 (J^T J)^-1``); otherwise the fit says which measurement would pin it.
-A command rate ceiling the fit puts above twice the highest IOPS measured is left unset: the points never met it.
+A parameter is *pinned* when the points' sensitivity to it leaves its relative standard error below
+30 % (from the Jacobian at the optimum: ``s^2 (J^T J)^-1``); otherwise the fit says which
+measurement would pin it. A command rate ceiling the fit puts above twice the highest IOPS measured
+is left unset: the points never met it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,11 @@ __all__ = ["BOUNDS", "Fit", "Fixed", "fit_tier"]
 Op = Literal["read", "write"]
 
 BOUNDS: dict[str, tuple[float, float, str]] = {
-    "command_overhead": (1e-7, 0.05, "0.1 µs (a RAM copy) to 50 ms (beyond any device's per-command cost)"),
+    "command_overhead": (
+        1e-7,
+        0.05,
+        "0.1 µs (a RAM copy) to 50 ms (beyond any device's per-command cost)",
+    ),
     "latency": (1e-7, 0.1, "0.1 µs (DRAM) to 100 ms (slower than a disk seek: not flash)"),
     "units": (1.0, 4096.0, "1 to 4,096 parallel units (TierSpec's range for channels x dies)"),
     "iops_limit": (1e3, 1e8, "1,000 to 10^8 commands/s (the scenario's largest IOPS)"),
@@ -46,27 +52,35 @@ _PINNED = 0.3
 """Relative standard error below which a parameter counts as pinned by the points."""
 _P99_WEIGHT = 0.5
 _ROBUST = 0.1
-"""Residuals beyond about 10 % count less than squared (scipy's soft_l1 loss): one run the host disturbed (a p99
-of a queue deeper than the device's) does not drag the fit."""
+"""Residuals beyond about 10 % count less than squared (scipy's soft_l1 loss): one run the host
+disturbed (a p99 of a queue deeper than the device's) does not drag the fit."""
 _LOOSE = {
-    "command_overhead": "runs between QD1 and the knee (where IOPS stop growing with queue depth, e.g. 2, 4 and 8 "
-    "outstanding) tell it from the unit latencies; if they are in, other splits of the QD1 latency fit as well",
-    "latency": "runs between QD1 and the knee of that operation (e.g. 2, 4 and 8 outstanding) tell it from "
+    "command_overhead": "runs between QD1 and the knee (where IOPS stop growing with queue depth, "
+    "e.g. 2, 4 and 8 "
+    "outstanding) tell it from the unit latencies; if they are in, other splits of the QD1 latency "
+    "fit as well",
+    "latency": "runs between QD1 and the knee of that operation (e.g. 2, 4 and 8 outstanding) tell "
+    "it from "
     "command_overhead and the command rate ceiling; if they are in, other splits fit as well",
     "units": "runs past the knee (32 or 64 outstanding) and at it pin it, with the unit latency",
-    "iops_limit": "the knee's sharpness tells the ceiling from the units' (runs at 2, 4 and 8 outstanding); if they are "
+    "iops_limit": "the knee's sharpness tells the ceiling from the units' (runs at 2, 4 and 8 "
+    "outstanding); if they are "
     "in, the units' ceiling fits as well",
     "bandwidth": "runs of two block sizes far apart (4k and 128k) at queue depth 8 or more pin it",
-    "service_cv": "the spread of latency at low queue depth pins it: add a QD1 run with percentiles",
+    "service_cv": (
+        "the spread of latency at low queue depth pins it: add a QD1 run with percentiles"
+    ),
 }
 """What pins each kind of parameter, for the warning when the points leave it loose."""
 _UNSEEN_CEILING = 2.0
-"""A command rate ceiling above this many times the highest IOPS measured was never met: it is left unset."""
+"""A command rate ceiling above this many times the highest IOPS measured was never met: it is
+left unset."""
 
 
 @dataclass(frozen=True)
 class Fixed:
-    """Figures the fit takes as given when the points cannot set them (from the base profile): SI units."""
+    """Figures the fit takes as given when the points cannot set them (from the base profile): SI
+    units."""
 
     read_bandwidth: float
     write_bandwidth: float
@@ -76,7 +90,8 @@ class Fixed:
 
 @dataclass(frozen=True)
 class Fit:
-    """The fitted tier figures, each point's fitted IOPS, mean and p99, and what the points left unpinned."""
+    """The fitted tier figures, each point's fitted IOPS, mean and p99, and what the points left
+    unpinned."""
 
     command_overhead: float
     read_latency: float
@@ -110,13 +125,15 @@ class Fit:
         )
 
     def predict(self, points: Sequence[Point]) -> Prediction:
-        """Fitted IOPS, mean and p99 of any points of this device (e.g. ones the fit did not see)."""
+        """Fitted IOPS, mean and p99 of any points of this device (e.g. ones the fit did not
+        see)."""
         return _predict_points(self, points)
 
 
 @dataclass(frozen=True)
 class _Layout:
-    """Which parameters are free, and where each sits in the vector the optimiser moves (logarithms)."""
+    """Which parameters are free, and where each sits in the vector the optimiser moves
+    (logarithms)."""
 
     names: tuple[str, ...]
     ops: tuple[Op, ...]
@@ -137,9 +154,13 @@ def fit_tier(points: Sequence[Point], fixed: Fixed) -> Fit:
     has_p99 = any(p.p99 is not None for p in points)
     if not has_p99:
         names.remove("service_cv")
-    routings: tuple[Literal["earliest", "die"], ...] = ("earliest", "die") if "read" in ops else ("earliest",)
+    routings: tuple[Literal["earliest", "die"], ...] = (
+        ("earliest", "die") if "read" in ops else ("earliest",)
+    )
     tries = [
-        _solve(points, fixed, _Layout(tuple(names), ops, True, start["units"], routing), start, _SCOUT)
+        _solve(
+            points, fixed, _Layout(tuple(names), ops, True, start["units"], routing), start, _SCOUT
+        )
         for start in _starts(points, ops, fixed)
         for routing in routings
     ]
@@ -150,7 +171,10 @@ def fit_tier(points: Sequence[Point], fixed: Fixed) -> Fit:
     for units in sorted({max(1, math.floor(free.units)), max(1, math.ceil(free.units))}):
         layout = _Layout(tuple(names), ops, False, float(units), free.routing)
         candidate = _solve(points, fixed, layout, _values(free))
-        candidate = replace(candidate, relative_errors={**candidate.relative_errors, "units": free.relative_errors["units"]})
+        candidate = replace(
+            candidate,
+            relative_errors={**candidate.relative_errors, "units": free.relative_errors["units"]},
+        )
         cost = _cost(candidate, points)
         if best is None or cost < best[0]:
             best = (cost, candidate)
@@ -159,8 +183,9 @@ def fit_tier(points: Sequence[Point], fixed: Fixed) -> Fit:
 
 
 def _starts(points: Sequence[Point], ops: tuple[Op, ...], fixed: Fixed) -> list[dict[str, float]]:
-    """First guesses from the points: a tenth or half of the shortest latency outside the device and the rest on a
-    unit, with each operation's highest IOPS set by the units (the ceiling loose) or by the command processor."""
+    """First guesses from the points: a tenth or half of the shortest latency outside the device
+    and the rest on a unit, with each operation's highest IOPS set by the units (the ceiling
+    loose) or by the command processor."""
     shortest = min(p.mean for p in points)
     starts = []
     for share in (0.1, 0.5):
@@ -171,11 +196,15 @@ def _starts(points: Sequence[Point], ops: tuple[Op, ...], fixed: Fixed) -> list[
                 lowest = min(mine, key=lambda p: p.outstanding)
                 ceiling = max(p.iops for p in mine)
                 bandwidth = getattr(fixed, f"{op}_bandwidth")
-                latency = max(lowest.mean - start["command_overhead"] - lowest.size / bandwidth, 1e-6)
+                latency = max(
+                    lowest.mean - start["command_overhead"] - lowest.size / bandwidth, 1e-6
+                )
                 start[f"{op}_latency"] = latency
                 start[f"{op}_iops_limit"] = (3.0 if bound_by == "units" else 1.02) * ceiling
                 start[f"{op}_bandwidth"] = bandwidth
-                start["units"] = max(start["units"], ceiling * latency * (1.0 if bound_by == "units" else 2.0))
+                start["units"] = max(
+                    start["units"], ceiling * latency * (1.0 if bound_by == "units" else 2.0)
+                )
             starts.append(start)
     return starts
 
@@ -286,7 +315,13 @@ def _values(fit: Fit) -> dict[str, float]:
     return values
 
 
-def _solve(points: Sequence[Point], fixed: Fixed, layout: _Layout, start: Mapping[str, float], evaluations: int = 200) -> Fit:
+def _solve(
+    points: Sequence[Point],
+    fixed: Fixed,
+    layout: _Layout,
+    start: Mapping[str, float],
+    evaluations: int = 200,
+) -> Fit:
     chosen = tuple(points)
 
     def residuals(vector: Floats) -> Floats:
@@ -309,12 +344,13 @@ def _solve(points: Sequence[Point], fixed: Fixed, layout: _Layout, start: Mappin
 
 
 def _relative_errors(jac: Floats, residual: Floats, layout: _Layout) -> dict[str, float]:
-    """Each free parameter's relative standard error, ``s^2 (J^T J)^-1`` over the logarithms (infinite when the
-    points cannot tell it from the others)."""
+    """Each free parameter's relative standard error, ``s^2 (J^T J)^-1`` over the logarithms
+    (infinite when the points cannot tell it from the others)."""
     names = list(layout.names) + (["units"] if layout.units_free else [])
     rows, count = jac.shape
     dof = max(rows - count, 1)
-    s2 = max(float(residual @ residual) / dof, 1e-6)  # at least a 0.1 % scatter: a perfect fit still has noise
+    # at least a 0.1 % scatter: a perfect fit still has noise
+    s2 = max(float(residual @ residual) / dof, 1e-6)
     try:
         covariance = np.linalg.inv(jac.T @ jac) * s2
         diagonal = np.diag(covariance)
@@ -327,8 +363,16 @@ def _relative_errors(jac: Floats, residual: Floats, layout: _Layout) -> dict[str
     return errors
 
 
-def _judge(fit: Fit, points: Sequence[Point], fixed: Fixed, ops: tuple[Op, ...], sizes: Mapping[Op, set[int]], has_p99: bool) -> Fit:
-    """The chosen fit with its unmet ceilings unset, whole units, and a warning per parameter the points leave loose."""
+def _judge(
+    fit: Fit,
+    points: Sequence[Point],
+    fixed: Fixed,
+    ops: tuple[Op, ...],
+    sizes: Mapping[Op, set[int]],
+    has_p99: bool,
+) -> Fit:
+    """The chosen fit with its unmet ceilings unset, whole units, and a warning per parameter the
+    points leave loose."""
     warnings: list[str] = []
     fields = ["command_overhead", "channels x dies"]
     errors = dict(fit.relative_errors)
@@ -341,14 +385,19 @@ def _judge(fit: Fit, points: Sequence[Point], fixed: Fixed, ops: tuple[Op, ...],
             limits[name] = None
             if op in ops:
                 warnings.append(
-                    f"{name} left unset: the {op}s never met a command rate ceiling (the media or pipe bound them); "
-                    f"a {op} run at a higher queue depth than {max(p.outstanding for p in points if p.op == op)} would show one"
+                    f"{name} left unset: the {op}s never met a command rate ceiling (the media or "
+                    "pipe bound them); "
+                    f"a {op} run at a higher queue depth than "
+                    f"{max(p.outstanding for p in points if p.op == op)} would show one"
                 )
             continue
         limits[name] = limit
         fields.append(name)
     fit = replace(
-        fit, units=float(round(fit.units)), read_iops_limit=limits["read_iops_limit"], write_iops_limit=limits["write_iops_limit"]
+        fit,
+        units=float(round(fit.units)),
+        read_iops_limit=limits["read_iops_limit"],
+        write_iops_limit=limits["write_iops_limit"],
     )
     fit = replace(fit, fitted=_predict_points(fit, points))
     for op in ops:
@@ -357,7 +406,8 @@ def _judge(fit: Fit, points: Sequence[Point], fixed: Fixed, ops: tuple[Op, ...],
         depths = sorted({p.outstanding for p in mine})
         if len(depths) < 2:
             warnings.append(
-                f"{op}_latency and command_overhead are not told apart for {op}s: every {op} ran at {depths[0]} outstanding; "
+                f"{op}_latency and command_overhead are not told apart for {op}s: every {op} ran "
+                f"at {depths[0]} outstanding; "
                 f"add a {op} run at another queue depth (QD1 and one past the knee, e.g. 32)"
             )
         if len(sizes[op]) > 1:
@@ -365,29 +415,42 @@ def _judge(fit: Fit, points: Sequence[Point], fixed: Fixed, ops: tuple[Op, ...],
         else:
             only = next(iter(sizes[op]))
             warnings.append(
-                f"{op}_bandwidth not measured: every {op} was {only:,} bytes; kept the base profile's "
-                f"{getattr(fixed, f'{op}_bandwidth') / 1e6:,.0f} MB/s (a sequential 128k {op} run at queue depth 8 or more would pin it)"
+                f"{op}_bandwidth not measured: every {op} was {only:,} bytes; kept the base "
+                "profile's "
+                f"{getattr(fixed, f'{op}_bandwidth') / 1e6:,.0f} MB/s (a sequential 128k {op} run "
+                "at queue depth 8 or more would pin it)"
             )
     for op in ("read", "write"):
         if op not in ops:
             warnings.append(
-                f"{op}_latency not measured: no {op} points; kept the base profile's {getattr(fixed, f'{op}_latency') * 1e6:.4g} µs "
+                f"{op}_latency not measured: no {op} points; kept the base profile's "
+                f"{getattr(fixed, f'{op}_latency') * 1e6:.4g} µs "
                 f"(rand{op} runs at iodepth 1 and 32 would pin it)"
             )
     if has_p99:
         fields.append("service_cv")
     else:
         warnings.append(
-            "service_cv not measured: no usable p99 (fio prints clat percentiles unless clat_percentiles=0; clones reported "
-            "apart cannot be merged: run numjobs > 1 with group_reporting); the tier is deterministic"
+            "service_cv not measured: no usable p99 (fio prints clat percentiles unless "
+            "clat_percentiles=0; clones reported "
+            "apart cannot be merged: run numjobs > 1 with group_reporting); the tier is "
+            "deterministic"
         )
     for name, spread in errors.items():
         kept = name in ("units", "service_cv", "command_overhead") or name in fields
         if kept and spread > _PINNED:
-            shown = "±∞" if not math.isfinite(spread) else f"±{spread:.2f}" if name == "service_cv" else f"±{spread:.0%}"
+            shown = (
+                "±∞"
+                if not math.isfinite(spread)
+                else f"±{spread:.2f}"
+                if name == "service_cv"
+                else f"±{spread:.0%}"
+            )
             label = "channels x dies" if name == "units" else name
             warnings.append(f"{label} not pinned ({shown}): {_LOOSE[_family(name)]}")
-    return replace(fit, warnings=tuple(warnings), fitted_fields=tuple(fields), relative_errors=errors)
+    return replace(
+        fit, warnings=tuple(warnings), fitted_fields=tuple(fields), relative_errors=errors
+    )
 
 
 def _family(name: str) -> str:

@@ -95,7 +95,14 @@ from simcache.spec import DutyCycle, Group, Workload
 from simcache.spec.workload import PROFILE_LEVELS
 from simcache.traces.trace import READ, ROW, WRITE, Trace
 from simcache.workloads.generators import IOStream
-from simcache.workloads.ingest.fitlaw import FIT_FRACTIONS, Law, _fit_access, expected_footprint, fitted_blocks, predicted_hit_ratios
+from simcache.workloads.ingest.fitlaw import (
+    FIT_FRACTIONS,
+    Law,
+    _fit_access,
+    expected_footprint,
+    fitted_blocks,
+    predicted_hit_ratios,
+)
 from simcache.workloads.ingest.tracestats import (
     LINE,
     TraceStats,
@@ -132,17 +139,21 @@ __all__ = [
 ]
 
 COMPARE_FRACTIONS = (0.01, 0.1, 0.5, 1.0)
-"""Cache sizes, as fractions of the trace's footprint, at which :func:`compare` reports read hit ratios."""
+"""Cache sizes, as fractions of the trace's footprint, at which :func:`compare` reports read hit
+ratios."""
 SEQUENTIAL_MATERIAL = 0.05
-"""A fitted workload gets ``sequential_run`` when more than this share of the trace's I/Os continue the previous one."""
+"""A fitted workload gets ``sequential_run`` when more than this share of the trace's I/Os
+continue the previous one."""
 MIX_SIZES = 64
 """Most sizes a fitted size mix keeps (the most common ones)."""
 OP_MIX_P_VALUE = 1e-3
-"""Reads and writes get their own size mixes when a chi-square test of homogeneity of their size counts rejects one
-mix for both at this level (a trace generated with one mix gets one mix back, but for one fit in a thousand)."""
+"""Reads and writes get their own size mixes when a chi-square test of homogeneity of their size
+counts rejects one mix for both at this level (a trace generated with one mix gets one mix back,
+but for one fit in a thousand)."""
 
 
-# ---- the fit ------------------------------------------------------------------------------------------------------
+# ---- the fit
+# --------------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -152,7 +163,8 @@ class FittedWorkload:
     workload: Workload
     stats: TraceStats
     fit_error: float
-    """Root-mean-square difference between the trace's hit ratios and the synthetic's predicted ones."""
+    """Root-mean-square difference between the trace's hit ratios and the synthetic's predicted
+    ones."""
     cache_lines: list[int]
     trace_hit_ratios: list[float]
     predicted_hit_ratios: list[float]
@@ -174,30 +186,38 @@ def _mix_text(sizes: dict[int, int], top: int = 5) -> str:
 
 
 def op_mixes_differ(reads: dict[int, int], writes: dict[int, int]) -> tuple[bool, float]:
-    """(the reads' and writes' size counts differ beyond chance, the p-value of a chi-square test of homogeneity).
+    """(the reads' and writes' size counts differ beyond chance, the p-value of a chi-square test of
+    homogeneity).
 
-    The 2 x k table of counts by op and size (k sizes in either) against the counts one mix would give: statistic
-    sum (observed - expected)^2 / expected, k - 1 degrees of freedom. One size, or an op without I/Os: one mix (p = 1).
+    The 2 x k table of counts by op and size (k sizes in either) against the counts one mix would
+    give: statistic sum (observed - expected)^2 / expected, k - 1 degrees of freedom. One size, or
+    an op without I/Os: one mix (p = 1).
     """
     sizes = sorted(set(reads) | set(writes))
     read_total, write_total = sum(reads.values()), sum(writes.values())
     if len(sizes) < 2 or read_total == 0 or write_total == 0:
         return False, 1.0
-    observed = np.array([[reads.get(s, 0) for s in sizes], [writes.get(s, 0) for s in sizes]], dtype=np.float64)
-    expected = np.outer([read_total, write_total], observed.sum(axis=0)) / (read_total + write_total)
+    observed = np.array(
+        [[reads.get(s, 0) for s in sizes], [writes.get(s, 0) for s in sizes]], dtype=np.float64
+    )
+    expected = np.outer([read_total, write_total], observed.sum(axis=0)) / (
+        read_total + write_total
+    )
     statistic = float(np.sum((observed - expected) ** 2 / expected))
     p_value = float(chdtrc(len(sizes) - 1, statistic))
     return p_value < OP_MIX_P_VALUE, p_value
 
 
 def _common_sizes(counts: dict[int, int]) -> dict[int, int]:
-    """The :data:`MIX_SIZES` most common positive sizes of a count by size (4 KiB when there is none)."""
+    """The :data:`MIX_SIZES` most common positive sizes of a count by size (4 KiB when there is
+    none)."""
     positive = {size: count for size, count in counts.items() if size > 0}
     return dict(sorted(positive.items(), key=lambda item: -item[1])[:MIX_SIZES]) or {LINE: 1}
 
 
 def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) -> FittedWorkload:
-    """An open-loop synthetic :class:`Workload` reproducing ``trace``'s rate profile, mix and locality (module docstring).
+    """An open-loop synthetic :class:`Workload` reproducing ``trace``'s rate profile, mix and
+    locality (module docstring).
 
     ``device``: one of the trace's devices, or all of them as one stream when
     ``None``. ``interval``: seconds per entry of the rate profile; a trace
@@ -211,7 +231,9 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
     profile_interval = interval * max(1, math.ceil((span / interval + 1) / PROFILE_LEVELS))
     stats = trace_stats(rows, profile_interval)
     if stats.ios == 0:
-        raise ValueError(f"{'device ' + repr(device) if device else 'the trace'} has no reads or writes to fit")
+        raise ValueError(
+            f"{'device ' + repr(device) if device else 'the trace'} has no reads or writes to fit"
+        )
     positive = {size: count for size, count in stats.sizes.items() if size > 0}
     common = _common_sizes(stats.sizes)
     mix = {s: float(c) for s, c in common.items()}
@@ -227,7 +249,10 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
         "iops": stats.mean_rate,
         "read_fraction": stats.read_fraction,
         **(
-            {f"{op}_sizes": {_size_name(s): float(c) for s, c in by_op[op].items()} for op in ("read", "write")}
+            {
+                f"{op}_sizes": {_size_name(s): float(c) for s, c in by_op[op].items()}
+                for op in ("read", "write")
+            }
             if per_op
             else {"sizes": {_size_name(s): float(c) for s, c in common.items()}}
         ),
@@ -240,13 +265,19 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
         fields["hot_io_fraction"] = law.hot_io
         fields["hot_span_fraction"] = law.hot_span
     if sequential > SEQUENTIAL_MATERIAL:
-        # Geometric runs continue with probability p: mean run 1 / (1 - p), the whole trace when every I/O continues.
-        fields["sequential_run"] = round(min(1.0 / (1.0 - sequential) if sequential < 1.0 else float(stats.ios), 1e9), 4)
+        # Geometric runs continue with probability p: mean run 1 / (1 - p), the whole trace when
+        # every I/O continues.
+        fields["sequential_run"] = round(
+            min(1.0 / (1.0 - sequential) if sequential < 1.0 else float(stats.ios), 1e9), 4
+        )
     if len(stats.counts) > 1 and len(set(stats.counts.tolist())) > 1:
-        # Evenly spaced arrivals through the profile give each interval its count (to within one): Poisson arrivals
-        # would add their own variance on top of the trace's, which the counts already hold.
+        # Evenly spaced arrivals through the profile give each interval its count (to within one):
+        # Poisson arrivals would add their own variance on top of the trace's, which the counts
+        # already hold.
         fields["arrivals"] = "uniform"
-        fields["duty_cycle"] = DutyCycle(shape="profile", interval=profile_interval, levels=[float(c) for c in stats.counts])
+        fields["duty_cycle"] = DutyCycle(
+            shape="profile", interval=profile_interval, levels=[float(c) for c in stats.counts]
+        )
     workload = Workload.model_validate(fields)
     predicted = predicted_hit_ratios(law, blocks, stats.ios, mix, lines, read_mix)
     all_hits = stats.hit_ratios(lines)
@@ -259,7 +290,8 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
         *((f"{op} size mix", _mix_text(mix)) for op, mix in stats.sizes_by_op.items() if mix),
         (
             "per-op size mixes",
-            f"{'read_sizes and write_sizes' if per_op else 'one mix (sizes)'}: chi-square test of one mix for reads and "
+            f"{'read_sizes and write_sizes' if per_op else 'one mix (sizes)'}: chi-square test of "
+            "one mix for reads and "
             f"writes, p = {p_value:.3g} ({'below' if per_op else 'not below'} {OP_MIX_P_VALUE:g})",
         ),
         ("busiest second", f"{stats.busiest_second:,} I/Os"),
@@ -269,18 +301,33 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
             "mean outstanding",
             "unknown (the trace has no latencies)"
             if math.isnan(stats.mean_latency)
-            else f"{stats.outstanding:.4g} (Little's law: rate x mean latency {stats.mean_latency * 1e3:.4g} ms)",
+            else (
+                f"{stats.outstanding:.4g} (Little's law: rate x mean latency "
+                f"{stats.mean_latency * 1e3:.4g} ms)"
+            ),
         ),
         ("footprint", f"{stats.footprint:,} bytes ({stats.footprint_lines:,} blocks of 4 KiB)"),
-        ("working set", f"{blocks * LINE:,} bytes: the fitted law touches the footprint in as many I/Os"),
+        (
+            "working set",
+            f"{blocks * LINE:,} bytes: the fitted law touches the footprint in as many I/Os",
+        ),
         (
             f"LRU {'read ' if stats.reads else ''}hit ratio (trace / fitted)",
-            ", ".join(f"{n:,} lines {t:.3f}/{p:.3f}" for n, t, p in zip(lines, target, predicted, strict=True)),
+            ", ".join(
+                f"{n:,} lines {t:.3f}/{p:.3f}"
+                for n, t, p in zip(lines, target, predicted, strict=True)
+            ),
         ),
         (
             "LRU hit ratio of all I/Os (trace / fitted)",
-            ", ".join(f"{n:,} lines {t:.3f}/{p:.3f}" for n, t, p in zip(lines, all_hits, predicted, strict=True))
-            + f" (rms {all_error:.4f}: the fit is on read hits, and the fitted law is one for reads and writes)",
+            ", ".join(
+                f"{n:,} lines {t:.3f}/{p:.3f}"
+                for n, t, p in zip(lines, all_hits, predicted, strict=True)
+            )
+            + (
+                f" (rms {all_error:.4f}: the fit is on read hits, and the fitted law is one for "
+                "reads and writes)"
+            ),
         ),
         (
             "access",
@@ -291,31 +338,57 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
         (
             "sequential",
             f"{sequential:.1%} of the I/Os start where the previous one ended"
-            + (f": sequential_run {workload.sequential_run:g}" if workload.sequential_run > 1 else " (not material: no sequential_run)"),
+            + (
+                f": sequential_run {workload.sequential_run:g}"
+                if workload.sequential_run > 1
+                else " (not material: no sequential_run)"
+            ),
         ),
     ]
     if positive != stats.sizes or len(positive) > MIX_SIZES:
-        facts.append(("size mix kept", f"the {len(common)} most common of {len(positive)} sizes (zero-size I/Os left out)"))
+        facts.append(
+            (
+                "size mix kept",
+                f"the {len(common)} most common of {len(positive)} sizes (zero-size I/Os left out)",
+            )
+        )
     for op in ("read", "write") if per_op else ():
         sizes = stats.sizes_by_op[op]
         if len(sizes) > len(by_op[op]) or 0 in sizes:
             kept = len(by_op[op])
-            facts.append((f"{op} size mix kept", f"the {kept} most common of {len(sizes)} sizes (zero-size I/Os left out)"))
+            facts.append(
+                (
+                    f"{op} size mix kept",
+                    f"the {kept} most common of {len(sizes)} sizes (zero-size I/Os left out)",
+                )
+            )
     if profile_interval != interval:
         facts.append(
-            ("profile interval", f"{profile_interval:g} s (the trace is longer than {PROFILE_LEVELS:,} intervals of {interval:g} s)")
+            (
+                "profile interval",
+                f"{profile_interval:g} s (the trace is longer than {PROFILE_LEVELS:,} intervals of "
+                f"{interval:g} s)",
+            )
         )
     return FittedWorkload(workload, stats, fit.error, lines, target, predicted, facts)
 
 
-# ---- the comparison -----------------------------------------------------------------------------------------------
+# ---- the comparison
+# -----------------------------------------------------------------------------------------------
 
 
-def synthetic_rows(workload: Workload, duration: float, seed: int | np.random.SeedSequence = 0) -> np.ndarray:
-    """The I/Os an open-loop ``workload`` issues in ``[0, duration)`` as :data:`simcache.traces.trace.ROW` rows (one VM, no simulation)."""
+def synthetic_rows(
+    workload: Workload, duration: float, seed: int | np.random.SeedSequence = 0
+) -> np.ndarray:
+    """The I/Os an open-loop ``workload`` issues in ``[0, duration)`` as
+    :data:`simcache.traces.trace.ROW` rows (one VM, no simulation)."""
     if workload.mode != "open":
-        raise ValueError(f'compare needs an open-loop synthetic workload (this one is mode = "{workload.mode}")')
-    stream = IOStream(workload, seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed))
+        raise ValueError(
+            f'compare needs an open-loop synthetic workload (this one is mode = "{workload.mode}")'
+        )
+    stream = IOStream(
+        workload, seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    )
     times: list[float] = []
     ios: list[tuple[bool, int, int]] = []
     now = 0.0
@@ -343,15 +416,27 @@ def _relative_error(trace: float, synthetic: float) -> float:
 
 
 def _op_size_rows(measured: TraceStats, generated: TraceStats) -> list[tuple[str, float, float]]:
-    """Per op the trace has: its mean size, and the shares of its five most common sizes among that op's I/Os."""
+    """Per op the trace has: its mean size, and the shares of its five most common sizes among
+    that op's I/Os."""
     rows: list[tuple[str, float, float]] = []
     for op in ("read", "write"):
-        trace_sizes, synthetic_sizes = measured.sizes_by_op.get(op, {}), generated.sizes_by_op.get(op, {})
+        trace_sizes, synthetic_sizes = (
+            measured.sizes_by_op.get(op, {}),
+            generated.sizes_by_op.get(op, {}),
+        )
         trace_ios, synthetic_ios = sum(trace_sizes.values()), sum(synthetic_sizes.values())
         if not trace_ios:
             continue
-        synthetic_mean = sum(s * c for s, c in synthetic_sizes.items()) / synthetic_ios if synthetic_ios else 0.0
-        rows.append((f"mean {op} size (bytes)", sum(s * c for s, c in trace_sizes.items()) / trace_ios, synthetic_mean))
+        synthetic_mean = (
+            sum(s * c for s, c in synthetic_sizes.items()) / synthetic_ios if synthetic_ios else 0.0
+        )
+        rows.append(
+            (
+                f"mean {op} size (bytes)",
+                sum(s * c for s, c in trace_sizes.items()) / trace_ios,
+                synthetic_mean,
+            )
+        )
         for size, count in sorted(trace_sizes.items(), key=lambda item: -item[1])[:5]:
             share = synthetic_sizes.get(size, 0) / synthetic_ios if synthetic_ios else 0.0
             rows.append((f"share of {_size_name(size)} among {op}s", count / trace_ios, share))
@@ -359,9 +444,14 @@ def _op_size_rows(measured: TraceStats, generated: TraceStats) -> list[tuple[str
 
 
 def compare(
-    trace: Trace, synthetic: Workload | Group, seed: int = 0, device: str | None = None, fractions: Sequence[float] = COMPARE_FRACTIONS
+    trace: Trace,
+    synthetic: Workload | Group,
+    seed: int = 0,
+    device: str | None = None,
+    fractions: Sequence[float] = COMPARE_FRACTIONS,
 ) -> pd.DataFrame:
-    """The trace's statistics next to one VM of ``synthetic`` generated for as long, with the relative error of each.
+    """The trace's statistics next to one VM of ``synthetic`` generated for as long, with the
+    relative error of each.
 
     Rows: busiest second and minute (I/Os, fixed 1 s and 60 s bins from the
     first I/O), index of dispersion of the per-second counts, mean rate,
@@ -378,7 +468,11 @@ def compare(
     rows: list[tuple[str, float, float]] = [
         ("I/Os in busiest second", measured.busiest_second, generated.busiest_second),
         ("I/Os in busiest minute", measured.busiest_minute, generated.busiest_minute),
-        ("index of dispersion (1 s counts)", measured.dispersion_second, generated.dispersion_second),
+        (
+            "index of dispersion (1 s counts)",
+            measured.dispersion_second,
+            generated.dispersion_second,
+        ),
         ("mean rate (I/O/s)", measured.mean_rate, generated.ios / measured.duration),
         ("read fraction", measured.read_fraction, generated.read_fraction),
         ("mean size (bytes)", measured.mean_size, generated.mean_size),
@@ -387,7 +481,10 @@ def compare(
         share = generated.sizes.get(size, 0) / generated.ios if generated.ios else 0.0
         rows.append((f"share of {_size_name(size)} I/Os", count / measured.ios, share))
     rows += _op_size_rows(measured, generated)
-    trace_hits, synthetic_hits = measured.hit_ratios(lines, reads_only=True), generated.hit_ratios(lines, reads_only=True)
+    trace_hits, synthetic_hits = (
+        measured.hit_ratios(lines, reads_only=True),
+        generated.hit_ratios(lines, reads_only=True),
+    )
     for fraction, n, t, s in zip(fractions, lines, trace_hits, synthetic_hits, strict=True):
         rows.append((f"read hit ratio, cache {fraction:.0%} of footprint ({n:,} lines)", t, s))
     rows.append(("footprint (bytes)", measured.footprint, generated.footprint))

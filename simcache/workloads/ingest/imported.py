@@ -1,8 +1,10 @@
-"""Imported files as scenarios: a :class:`~simcache.traces.formats.base.FileReading` placed on a cluster.
+"""Imported files as scenarios: a :class:`~simcache.traces.formats.base.FileReading` placed on a
+cluster.
 
-:func:`import_workload` reads one file (the format guessed from its start when not given) and returns an
-:class:`Imported`, whose :meth:`Imported.scenario` places the file's groups on a base scenario's cluster (the
-built-in ``default`` unless told otherwise) and :meth:`Imported.toml` writes them as a scenario file.
+:func:`import_workload` reads one file (the format guessed from its start when not given) and
+returns an :class:`Imported`, whose :meth:`Imported.scenario` places the file's groups on a base
+scenario's cluster (the built-in ``default`` unless told otherwise) and :meth:`Imported.toml` writes
+them as a scenario file.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from simcache.traces.formats.base import FileReading
 __all__ = ["DEFAULT_POLICY", "Imported", "import_workload"]
 
 DEFAULT_POLICY = "WB+0"
-"""The write policy imported groups get unless told otherwise (a file says what a VM does, not how it is cached)."""
+"""The write policy imported groups get unless told otherwise (a file says what a VM does, not
+how it is cached)."""
 
 
 class Imported(FileReading):
@@ -34,10 +37,15 @@ class Imported(FileReading):
     @classmethod
     def of(cls, reading: FileReading) -> Imported:
         """``reading`` (what a format module read) with the ways to make it a scenario."""
-        return cls(**{field.name: getattr(reading, field.name) for field in dataclasses.fields(reading)})
+        return cls(
+            **{field.name: getattr(reading, field.name) for field in dataclasses.fields(reading)}
+        )
 
-    def scenario_data(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY) -> dict[str, Any]:
-        """A scenario as plain tables: ``base``'s run, cluster and array (no events, variants or checks) with these groups.
+    def scenario_data(
+        self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY
+    ) -> dict[str, Any]:
+        """A scenario as plain tables: ``base``'s run, cluster and array (no events, variants or
+        checks) with these groups.
 
         Groups without ``hosts`` are placed one per host, round robin; groups
         with the same ``colocate`` key (the disks of one VM) go on the same host. The
@@ -50,7 +58,8 @@ class Imported(FileReading):
         slots: dict[str, int] = {}
         for i, group in enumerate(self.groups):
             group = copy.deepcopy(group)
-            key = group.pop("colocate", None)  # groups with the same key (one VM's disks) share a host
+            # groups with the same key (one VM's disks) share a host
+            key = group.pop("colocate", None)
             slot = i if key is None else slots.setdefault(str(key), len(slots))
             group.setdefault("policy", policy)
             group.setdefault("hosts", [slot % hosts])
@@ -59,8 +68,15 @@ class Imported(FileReading):
         if self.duration:
             run["duration"] = self.duration
             run["warmup"] = self.duration / 10
-            run["sample_interval"] = min(float(_seconds(run.get("sample_interval", 1.0))), self.duration / 10)
-        name = "".join(c if c.isalnum() or c in "_.-" else "_" for c in self.source.stem)[:MAX_SCENARIO_NAME_CHARS] or "imported"
+            run["sample_interval"] = min(
+                float(_seconds(run.get("sample_interval", 1.0))), self.duration / 10
+            )
+        name = (
+            "".join(c if c.isalnum() or c in "_.-" else "_" for c in self.source.stem)[
+                :MAX_SCENARIO_NAME_CHARS
+            ]
+            or "imported"
+        )
         return {
             "name": name,
             "description": f"imported from {self.source.name} ({self.format})",
@@ -71,11 +87,19 @@ class Imported(FileReading):
             "expect": copy.deepcopy(self.expect),
         }
 
-    def scenario(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY) -> Scenario:
-        """:meth:`scenario_data` validated: raises :class:`~simcache.base.errors.ScenarioError` naming the source file."""
+    def scenario(
+        self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY
+    ) -> Scenario:
+        """:meth:`scenario_data` validated: raises :class:`~simcache.base.errors.ScenarioError`
+        naming the source file."""
         return validate_scenario(self.scenario_data(base, policy), str(self.source))
 
-    def toml(self, base: Scenario | str | Path | None = None, policy: str = DEFAULT_POLICY, folder: Path | None = None) -> str:
+    def toml(
+        self,
+        base: Scenario | str | Path | None = None,
+        policy: str = DEFAULT_POLICY,
+        folder: Path | None = None,
+    ) -> str:
         """The scenario as a TOML file, headed by what was imported and every warning.
 
         With ``folder`` (where the file will be written), trace paths are
@@ -108,7 +132,8 @@ def _seconds(value: Any) -> float:
 
 
 def _base_tables(base: Scenario | str | Path | None) -> dict[str, Any]:
-    """The base scenario's tables as written (profile names kept), or a dump of a :class:`Scenario` object."""
+    """The base scenario's tables as written (profile names kept), or a dump of a
+    :class:`Scenario` object."""
     if isinstance(base, Scenario):
         return base.model_dump(mode="json", exclude_none=True)
     source = Path(base) if base is not None else builtin_scenarios()["default"]

@@ -37,20 +37,25 @@ COLD = np.iinfo(np.int64).max
 
 
 def interval_counts(times: np.ndarray, interval: float, duration: float) -> np.ndarray:
-    """I/Os in each interval ``[k interval, (k + 1) interval)`` of ``[0, duration)``; times past the end count in the last one."""
+    """I/Os in each interval ``[k interval, (k + 1) interval)`` of ``[0, duration)``; times past
+    the end count in the last one."""
     bins = max(1, math.ceil(duration / interval - 1e-9))
     index = np.minimum(np.floor(np.asarray(times) / interval).astype(np.int64), bins - 1)
     return np.bincount(index, minlength=bins)
 
 
 def dispersion(counts: np.ndarray) -> float:
-    """Index of dispersion of counts: population variance over mean (1 for a Poisson stream, more for bursts; 0 if no I/O)."""
+    """Index of dispersion of counts: population variance over mean (1 for a Poisson stream, more
+    for bursts; 0 if no I/O)."""
     mean = float(np.mean(counts)) if len(counts) else 0.0
     return float(np.var(counts)) / mean if mean > 0 else 0.0
 
 
-def _lines(offset: np.ndarray, size: np.ndarray, device: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(line key of every line each I/O covers, in I/O order and ascending within an I/O; lines per I/O).
+def _lines(
+    offset: np.ndarray, size: np.ndarray, device: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(line key of every line each I/O covers, in I/O order and ascending within an I/O; lines per
+    I/O).
 
     A key names a (device, 4 KiB line) pair; a zero-size I/O covers the line at its offset.
     """
@@ -70,7 +75,8 @@ def _lines(offset: np.ndarray, size: np.ndarray, device: np.ndarray) -> tuple[np
 
 
 def stack_distances(keys: np.ndarray) -> np.ndarray:
-    """Each reference's LRU stack distance: distinct other keys referenced since the same key's last reference (:data:`COLD` if none).
+    """Each reference's LRU stack distance: distinct other keys referenced since the same key's last
+    reference (:data:`COLD` if none).
 
     An LRU cache of ``C`` entries holds a reference's key exactly when its
     distance is below ``C``. With ``prev[i]`` the previous reference to the
@@ -89,18 +95,22 @@ def stack_distances(keys: np.ndarray) -> np.ndarray:
     prev = np.full(n, -1, dtype=np.int64)
     repeat = sorted_keys[1:] == sorted_keys[:-1]
     prev[order[1:][repeat]] = order[:-1][repeat]
-    # First references (prev = -1) are below every other value: count them by a running sum and merge-sort the rest.
+    # First references (prev = -1) are below every other value: count them by a running sum and
+    # merge-sort the rest.
     warm = np.flatnonzero(prev >= 0)
-    cold_before = np.cumsum(prev < 0)[warm]  # prev[i] >= 0 here, so the running count excludes i itself
+    # prev[i] >= 0 here, so the running count excludes i itself
+    cold_before = np.cumsum(prev < 0)[warm]
     distances = np.full(n, COLD, dtype=np.int64)
     distances[warm] = cold_before + _smaller_before(prev[warm]) - prev[warm] - 1
     return distances
 
 
 def _smaller_before(values: np.ndarray) -> np.ndarray:
-    """For each position i, how many positions j < i hold a smaller value (non-negative integers)."""
+    """For each position i, how many positions j < i hold a smaller value (non-negative
+    integers)."""
     n = len(values)
-    shift = int(values.max()) + 1 if n else 1  # keys block * shift + value sort by block, then value
+    # keys block * shift + value sort by block, then value
+    shift = int(values.max()) + 1 if n else 1
     current = values.astype(np.int64)
     position = np.arange(n, dtype=np.int64)
     counts = np.zeros(n, dtype=np.int64)
@@ -111,7 +121,8 @@ def _smaller_before(values: np.ndarray) -> np.ndarray:
         keys = block * shift + current
         right = (block & 1) == 1
         left_block = block[right] - 1
-        # In the left sibling (sorted), the entries below this value: searched among all keys at once.
+        # In the left sibling (sorted), the entries below this value: searched among all keys at
+        # once.
         found = np.searchsorted(keys, left_block * shift + current[right], side="left")
         counts[right] += found - left_block * width
         merged = np.argsort((index // (2 * width)) * shift + current, kind="stable")
@@ -122,8 +133,11 @@ def _smaller_before(values: np.ndarray) -> np.ndarray:
     return result
 
 
-def io_distances(offset: np.ndarray, size: np.ndarray, device: np.ndarray | None = None) -> np.ndarray:
-    """Per I/O, the largest stack distance of its lines: it hits an LRU cache of ``C`` lines iff this is below ``C``."""
+def io_distances(
+    offset: np.ndarray, size: np.ndarray, device: np.ndarray | None = None
+) -> np.ndarray:
+    """Per I/O, the largest stack distance of its lines: it hits an LRU cache of ``C`` lines iff
+    this is below ``C``."""
     device = np.zeros(len(offset), dtype=np.int64) if device is None else device
     if len(offset) == 0:
         return np.zeros(0, dtype=np.int64)
@@ -138,12 +152,15 @@ def hit_ratios(distances: np.ndarray, cache_lines: Sequence[int]) -> list[float]
     if len(distances) == 0:
         return [math.nan] * len(cache_lines)
     ordered = np.sort(distances)
-    return [float(np.searchsorted(ordered, lines, side="left")) / len(ordered) for lines in cache_lines]
+    return [
+        float(np.searchsorted(ordered, lines, side="left")) / len(ordered) for lines in cache_lines
+    ]
 
 
 @dataclass
 class TraceStats:
-    """What :func:`fit_trace` and :func:`compare` measure of a stream of reads and writes (times in s from its start)."""
+    """What :func:`fit_trace` and :func:`compare` measure of a stream of reads and writes (times
+    in s from its start)."""
 
     ios: int
     reads: int
@@ -188,7 +205,11 @@ class TraceStats:
 
     @property
     def busiest_minute(self) -> int:
-        minutes = np.add.reduceat(self.per_second, np.arange(0, len(self.per_second), 60)) if len(self.per_second) else self.per_second
+        minutes = (
+            np.add.reduceat(self.per_second, np.arange(0, len(self.per_second), 60))
+            if len(self.per_second)
+            else self.per_second
+        )
         return int(minutes.max()) if len(minutes) else 0
 
     @property
@@ -201,7 +222,9 @@ class TraceStats:
         return self.mean_rate * self.mean_latency
 
     def hit_ratios(self, cache_lines: Sequence[int], reads_only: bool = False) -> list[float]:
-        return hit_ratios(self.distances[self.is_read] if reads_only else self.distances, cache_lines)
+        return hit_ratios(
+            self.distances[self.is_read] if reads_only else self.distances, cache_lines
+        )
 
     def cache_lines(self, fractions: Sequence[float]) -> list[int]:
         """Cache sizes in lines at these fractions of the footprint (at least one line)."""
@@ -209,7 +232,8 @@ class TraceStats:
 
 
 def trace_stats(rows: np.ndarray, interval: float = 1.0) -> TraceStats:
-    """Statistics of rows of :data:`simcache.traces.trace.ROW` (their reads and writes; time measured from the first of them)."""
+    """Statistics of rows of :data:`simcache.traces.trace.ROW` (their reads and writes; time
+    measured from the first of them)."""
     if not interval > 0:
         raise ValueError(f"interval must be positive seconds (got {interval})")
     rows = rows[(rows["op"] == READ) | (rows["op"] == WRITE)]
@@ -223,7 +247,9 @@ def trace_stats(rows: np.ndarray, interval: float = 1.0) -> TraceStats:
         values, counts = np.unique(sizes[rows["op"] == code], return_counts=True)
         by_op[OP_NAMES[code]] = dict(zip(values.tolist(), counts.tolist(), strict=True))
     values, counts = np.unique(sizes, return_counts=True)
-    lines, _ = _lines(rows["offset"], sizes, rows["device"]) if ios else (np.zeros(0, np.int64), None)
+    lines, _ = (
+        _lines(rows["offset"], sizes, rows["device"]) if ios else (np.zeros(0, np.int64), None)
+    )
     latency = rows["latency"].astype(np.float64)
     finite = latency[np.isfinite(latency)]
     return TraceStats(
@@ -244,18 +270,28 @@ def trace_stats(rows: np.ndarray, interval: float = 1.0) -> TraceStats:
 
 def _selected_rows(trace: Trace, device: str | None) -> np.ndarray:
     if device is not None and device not in trace.devices:
-        raise ValueError(f"device {device!r} is not in the trace; it has {', '.join(trace.devices) or 'none'}")
+        raise ValueError(
+            f"device {device!r} is not in the trace; it has {', '.join(trace.devices) or 'none'}"
+        )
     code = None if device is None else trace.devices.index(device)
-    parts = [block[(block["device"] == code) if code is not None else slice(None)] for block in trace.blocks()]
+    parts = [
+        block[(block["device"] == code) if code is not None else slice(None)]
+        for block in trace.blocks()
+    ]
     return np.concatenate(parts) if parts else np.empty(0, dtype=ROW)
 
 
 def sequential_share(offset: np.ndarray, size: np.ndarray, device: np.ndarray) -> float:
-    """Share of I/Os (after each device's first) that start exactly where the device's previous I/O ended."""
+    """Share of I/Os (after each device's first) that start exactly where the device's previous
+    I/O ended."""
     if len(offset) < 2:
         return 0.0
     order = np.argsort(device, kind="stable")
-    dev, start, end = device[order], offset[order].astype(np.int64), offset[order].astype(np.int64) + size[order].astype(np.int64)
+    dev, start, end = (
+        device[order],
+        offset[order].astype(np.int64),
+        offset[order].astype(np.int64) + size[order].astype(np.int64),
+    )
     same = dev[1:] == dev[:-1]
     follows = (start[1:] == end[:-1]) & same
     return float(follows.sum()) / max(1, int(same.sum()))
