@@ -133,6 +133,13 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
             "each other; the estimate gives them the earliest-free of the tier's units, so with several reads in "
             "flight its read latency is low (about 15% on nvme-p3700 at 16 outstanding)"
         )
+    if tier.placement == "addressed" and tier_units(tier) > 1 and (_reads_at_depth(rows) or _writes_at_depth(rows)):
+        notes.append(
+            "every random I/O waits on the die that holds or receives its data in the simulator (tier placement = "
+            "addressed: c separate first-come first-served queues, c M/G/1 queues of rate 1/c of the load each); the "
+            "estimate keeps one queue in front of the c units (M/G/c), so with several I/Os in flight its mean latency "
+            "is low and its tail far shorter than the simulator's"
+        )
     if tier.service == "lognormal" or tier.stall_probability:
         notes.append(
             "the tier's unit-time spread (service_cv) and stalls enter the estimate as the mean and variance of a "
@@ -144,6 +151,11 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
 def _reads_at_depth(rows: list[tuple[str, str, float, float, float, float]]) -> bool:
     """Whether the estimate has reads (rows: group, op, I/Os per s, MB/s, mean, SCV)."""
     return any(name == "all" and op == "read" and iops > 0.0 for name, op, iops, *_ in rows)
+
+
+def _writes_at_depth(rows: list[tuple[str, str, float, float, float, float]]) -> bool:
+    """Whether the estimate has writes (rows: group, op, I/Os per s, MB/s, mean, SCV)."""
+    return any(name == "all" and op == "write" and iops > 0.0 for name, op, iops, *_ in rows)
 
 
 def _reads_among_writes(rows: list[tuple[str, str, float, float, float, float]]) -> bool:

@@ -101,6 +101,15 @@ class TierSpec(_Profiled):
     queued on that die, including a foreground GC pass under way: 1 is a device without program
     suspension (the read waits for the program in progress), less is a device that suspends a
     program to let a read through."""
+    placement: Literal["any-unit", "addressed"] = "any-unit"
+    """Which of the ``channels x dies`` units an operation waits for. ``any-unit`` (default): the
+    earliest-free unit, as if any die could serve any operation (one first-come first-served queue
+    in front of all units, M/G/c). ``addressed``: the unit that holds (reads) or receives (writes)
+    the operation's data, uniformly at random for random I/O (the flash translation layer stripes
+    logical pages over all dies), where it waits first-come first-served behind that unit's own
+    queue (c separate queues). Queues of the dies then differ, which spreads latency at load (the
+    p99 of a saturated drive) and leaves units idle at low depth (the queue-depth curve climbs
+    slower). Unset ``read_interference`` reads then wait for the whole work booked on their die."""
     erase_block: Bytes | None = None
     """Bytes garbage collection erases at once (a flash block, or a superblock striped over dies).
     Writes that arrive in runs at least this long invalidate whole blocks and cost no copies

@@ -201,6 +201,7 @@ class Tier:
         self._gc_pass = min(float(spec.gc_pass or 0), self._pool_depth)
         self._gc_until = 0.0  # when the last foreground GC pass ends (reads addressed to a die wait for it)
         self._read_share = spec.read_interference
+        self._addressed = spec.placement == "addressed"
         self.operations = 0
         self.bytes_read = 0
         self.bytes_written = 0
@@ -263,15 +264,19 @@ class Tier:
         else:
             transfer = size * per_byte
         channels = self._channel_free
-        if is_write or self._read_share is None:
+        if not self._addressed and (is_write or self._read_share is None):
             start = channels[0] if channels[0] > ready else ready
             transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
             finish = transfer_start + transfer
             _heapreplace(channels, finish)
         else:
             die = int(self._stream.uniform() * len(channels))
-            busy = channels[die] if channels[die] > self._gc_until else self._gc_until
-            share = self._read_share
+            busy = channels[die]
+            share = 1.0
+            if not is_write and self._read_share is not None:
+                share = self._read_share
+                if busy < self._gc_until:
+                    busy = self._gc_until
             start = ready if busy <= ready else busy if share >= 1.0 else ready + share * (busy - ready)
             transfer_start = self._pipe.book(now, start + latency, transfer) if transfer else start + latency
             finish = transfer_start + transfer
