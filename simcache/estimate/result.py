@@ -140,6 +140,12 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
             "estimate keeps one queue in front of the c units (M/G/c), so with several I/Os in flight its mean latency "
             "is low and its tail far shorter than the simulator's"
         )
+    if scenario.array.drive.command_queueing > 1:
+        notes.append(
+            "the simulator's drives serve the queued command they reach soonest (drive command_queueing: the shortest "
+            "positioning of the commands waiting at a spindle); the estimate prices every array I/O at the mean "
+            "positioning of first-come first-served service, so with I/Os queued at the spindles its array rate is low"
+        )
     if tier.service == "lognormal" or tier.stall_probability:
         notes.append(
             "the tier's unit-time spread (service_cv) and stalls enter the estimate as the mean and variance of a "

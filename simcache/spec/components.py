@@ -272,6 +272,14 @@ class DriveSpec(_Profiled):
     queue_depth: Annotated[Count, Field(ge=1, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")] = 32
     """Commands the drive accepts at once and reorders (SATA native command queuing: 32; SAS tagged command
     queuing: up to 256). The array's ``elevator`` scheduling reorders at most this many at a time; 1: none."""
+    command_queueing: Annotated[Count, Field(ge=0, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")] = 0
+    """Disk drives: how many queued commands the drive chooses among for its next one (SATA native command
+    queuing: up to 32, SATA 2.6; SAS: up to 256). With ``q`` commands waiting at a spindle (at most this many),
+    a command is charged the shortest positioning time (seek plus rotational wait) of ``q`` candidates: its own
+    and those of the commands waiting with it, each with its own rotational offset, as a drive that serves the
+    shortest-positioning-time command next (rotational position ordering) spends. 0 or 1 (default): first come
+    first served, each command its own seek and rotation. Unlike the array's ``elevator`` (which sorts the
+    chunks of one request), this reorders the commands of separate requests (a VM's queue depth)."""
     overhead: Annotated[Seconds, Field(le=0.01), Why(high="a drive's command overhead is a fraction of a millisecond")] = 0.0
     """Command (controller) overhead of each operation the drive serves from its media, on top of seek, rotation
     and transfer (0 to 10 ms): the time from the command's receipt to the start of the seek. Datasheets that give

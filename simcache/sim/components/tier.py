@@ -43,6 +43,12 @@ Assumptions (see docs/model.md, Tier):
   share unset, reads take the earliest-free channel. Because the channels are
   identical, a uniformly random entry of the channel heap is a uniformly
   random die.
+- With ``placement = "addressed"``, every operation (reads and writes) goes to
+  a uniformly random unit, the die that holds or receives its data, and waits
+  first-come first-served behind that unit's own work (as a read with
+  ``read_interference`` does; with the share unset, for all of it): ``c``
+  separate queues instead of one in front of ``c`` units. One draw of the
+  tier's stream per operation, after the service draws.
 
 Because service is first-come first-served and each operation's service time
 is known when it is submitted, the completion time is computed at submission
