@@ -122,7 +122,14 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
             "write_amplification), GC pass stalls averaged"
         )
     tier = scenario.cluster.tier
-    if tier.read_interference is not None and _reads_among_writes(rows):
+    addressed = tier.placement == "addressed" and tier_units(tier) > 1
+    if addressed:
+        if tier.read_interference is not None and tier.read_interference < 1.0 and _reads_among_writes(rows):
+            notes.append(
+                "reads let through their die's queue early in the simulator (tier read_interference below 1); the "
+                "estimate has every I/O wait for the whole queue of its die, so next to writes its read latency is high"
+            )
+    elif tier.read_interference is not None and _reads_among_writes(rows):
         notes.append(
             "reads wait for the programs on their die in the simulator (tier read_interference); the estimate "
             "gives them the earliest-free channel, so next to writes its read latency is low"
@@ -133,13 +140,6 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
             "each other; the estimate gives them the earliest-free of the tier's units, so with several reads in "
             "flight its read latency is low (about 15% on nvme-p3700 at 16 outstanding)"
         )
-    if tier.placement == "addressed" and tier_units(tier) > 1 and (_reads_at_depth(rows) or _writes_at_depth(rows)):
-        notes.append(
-            "every random I/O waits on the die that holds or receives its data in the simulator (tier placement = "
-            "addressed: c separate first-come first-served queues, c M/G/1 queues of rate 1/c of the load each); the "
-            "estimate keeps one queue in front of the c units (M/G/c), so with several I/Os in flight its mean latency "
-            "is low and its tail far shorter than the simulator's"
-        )
     if scenario.array.drive.command_queueing > 1:
         notes.append(
             "the simulator's drives serve the queued command they reach soonest (drive command_queueing: the shortest "
@@ -149,7 +149,8 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
     if tier.service == "lognormal" or tier.stall_probability:
         notes.append(
             "the tier's unit-time spread (service_cv) and stalls enter the estimate as the mean and variance of a "
-            "unit's service (M/G/c); its percentiles of rare stalls are rough"
+            f"unit's service ({'one M/G/1 queue per addressed unit' if addressed else 'M/G/c'}); its percentiles of rare "
+            "stalls are rough"
         )
     return Estimate(scenario, rows, reported, fluid, notes, c.window, evidence)
 
@@ -157,11 +158,6 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
 def _reads_at_depth(rows: list[tuple[str, str, float, float, float, float]]) -> bool:
     """Whether the estimate has reads (rows: group, op, I/Os per s, MB/s, mean, SCV)."""
     return any(name == "all" and op == "read" and iops > 0.0 for name, op, iops, *_ in rows)
-
-
-def _writes_at_depth(rows: list[tuple[str, str, float, float, float, float]]) -> bool:
-    """Whether the estimate has writes (rows: group, op, I/Os per s, MB/s, mean, SCV)."""
-    return any(name == "all" and op == "write" and iops > 0.0 for name, op, iops, *_ in rows)
 
 
 def _reads_among_writes(rows: list[tuple[str, str, float, float, float, float]]) -> bool:
