@@ -71,10 +71,15 @@ class Layout:
         self.peer_link = cluster.peer_link
         self.shared_fabric = cluster.peer_fabric == "shared"
         self.servers = [1] * self.station_count
+        # Stations whose servers each have a queue of their own, an arrival joining a uniformly
+        # random one: a tier of addressed placement, whose every operation waits on the unit that
+        # holds or receives its data.
+        self.addressed = [False] * self.station_count
         for h in range(self.hosts):
             self.servers[h * self.per_host + TIER] = (
                 1 if self.services.exponential_tier else tier_units(cluster.tier)
             )
+            self.addressed[h * self.per_host + TIER] = cluster.tier.placement == "addressed"
         self.is_port = [False] * self.station_count
         self.capacity = [1.0] * self.station_count
         for h in range(self.hosts):

@@ -343,8 +343,15 @@ class Network:
             per_server=self.per_server.tolist(),
             # 0 at ports: they have no FCFS wait
             fcfs_per_server=(np.where(c.is_port, 0.0, 1.0) / servers).tolist(),
-            half_per_server=(0.5 / servers).tolist(),
-            exponent=[sakasegawa_exponent(n) for n in c.servers],
+            # Addressed units (Layout.addressed) are c M/G/1 queues, each with 1/c of the arrivals
+            # (random routing): an arrival finds 1/c of the customers waiting at its unit
+            # (fcfs_per_server), and that unit busy with probability rho (exponent 1), its residual
+            # whole (0.5, not 0.5 / c).
+            half_per_server=np.where(c.addressed, 0.5, 0.5 / servers).tolist(),
+            exponent=[
+                1.0 if addressed else sakasegawa_exponent(n)
+                for n, addressed in zip(c.servers, c.addressed, strict=True)
+            ],
             open_ports=flows.ports_t.tolist(),
             open_siblings=flows.siblings_t.tolist(),
             open_port_row=flows.port_row.tolist(),

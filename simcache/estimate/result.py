@@ -139,7 +139,20 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
             "write_amplification), GC pass stalls averaged"
         )
     tier = scenario.cluster.tier
-    if tier.read_interference is not None and _reads_among_writes(rows):
+    addressed = tier.placement == "addressed" and tier_units(tier) > 1
+    if addressed:
+        if (
+            tier.read_interference is not None
+            and tier.read_interference < 1.0
+            and _reads_among_writes(rows)
+        ):
+            notes.append(
+                "reads let through their die's queue early in the simulator (tier "
+                "read_interference below 1); the "
+                "estimate has every I/O wait for the whole queue of its die, so next to writes its "
+                "read latency is high"
+            )
+    elif tier.read_interference is not None and _reads_among_writes(rows):
         notes.append(
             "reads wait for the programs on their die in the simulator (tier read_interference); "
             "the estimate "
@@ -153,11 +166,22 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
             "several reads in "
             "flight its read latency is low (about 15% on nvme-p3700 at 16 outstanding)"
         )
+    if scenario.array.drive.command_queueing > 1:
+        notes.append(
+            "the simulator's drives serve the queued command they reach soonest (drive "
+            "command_queueing: the shortest "
+            "positioning of the commands waiting at a spindle); the estimate prices every array "
+            "I/O at the mean "
+            "positioning of first-come first-served service, so with I/Os queued at the spindles "
+            "its array rate is low"
+        )
     if tier.service == "lognormal" or tier.stall_probability:
         notes.append(
             "the tier's unit-time spread (service_cv) and stalls enter the estimate as the mean "
             "and variance of a "
-            "unit's service (M/G/c); its percentiles of rare stalls are rough"
+            f"unit's service ({'one M/G/1 queue per addressed unit' if addressed else 'M/G/c'}); "
+            "its percentiles of rare "
+            "stalls are rough"
         )
     return Estimate(scenario, rows, reported, fluid, notes, c.window, evidence)
 

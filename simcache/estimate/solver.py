@@ -29,7 +29,7 @@ from simcache.estimate.theory.mva_step import (
 from simcache.estimate.theory.numeric import TOLERANCE, Floats, pass_limit, sums
 from simcache.estimate.theory.queueing import mva_closed
 from simcache.estimate.theory.state import FULL, KEEPING_UP, StateKey, StateResult
-from simcache.estimate.theory.stations import ARRAY, ARRAY_RX, STORAGE_TX
+from simcache.estimate.theory.stations import ARRAY, ARRAY_RX, CONTROLLER, STORAGE_TX, TIER
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
@@ -571,19 +571,61 @@ class Solver:
                 continue
             own = self.destage_rates[host]
             port = utilization[host * c.per_host + STORAGE_TX]
-            inputs = (c.batches.write_mix[host], own, port, self.key.buffer[host] != KEEPING_UP)
+            tier = self._tier_limit(host, sweep)
+            inputs = (
+                c.batches.write_mix[host],
+                own,
+                port,
+                tier,
+                self.key.buffer[host] != KEEPING_UP,
+            )
             drain = known.get(inputs)
             if drain is None:
-                drain = known[inputs] = self._drain(host, own, array_util, array_rx, port)
+                drain = known[inputs] = self._drain(host, own, array_util, array_rx, port, tier)
             drains.append(drain)
         return drains
 
+    def _tier_limit(self, host: int, sweep: Sweep) -> float:
+        """Bytes/s of destage reads the host's tier lets through (infinite under ``fcfs``
+        scheduling, where they queue with the VMs' I/O). Under ``priority`` a destage read starts
+        only when the device has no VM I/O booked: the flushers get the share of time it holds
+        none, taken as ``exp(-L)`` (the VMs' I/Os present, L of them on average, as a Poisson
+        number: in service at its units or command processor, or waiting for the processor; their
+        waits for units and pipe are left out, as the estimate queues destage reads with them
+        there, ``fcfs``), at the reads' cost on the part they load most (per
+        ``background_request``: the read latency on a unit, the command on the processor, the
+        transfer on the pipe and its unit). Under ``weighted``, at least ``background_share`` of
+        the pipe's transfer time besides. A closed loop of many outstanding I/Os on the tier
+        keeps it booked and starves the destager, as in the simulator."""
+        c = self.c
+        tier = c.scenario.cluster.tier
+        if tier.scheduling == "fcfs":
+            return math.inf
+        services = c.services
+        base = host * c.per_host
+        own = self.destage_loads
+        units, processor = base + TIER, base + CONTROLLER
+        serving = max(0.0, sweep.busy[units] - float(own[units, host])) + sweep.busy[processor]
+        present = serving + sweep.queue[processor] + sweep.open_queue[processor]
+        request = float(tier.background_request)
+        transfer = 1.0 / services.read_rate
+        cost = max(
+            services.read_command / request,
+            (services.tier_read_latency / request + transfer) * float(self.net.per_server[units]),
+            transfer,
+        )
+        limit = math.exp(-present) / cost
+        if tier.scheduling == "weighted":
+            limit = max(limit, tier.background_share / transfer)
+        return limit
+
     def _drain(
-        self, host: int, own: float, array_util: float, array_rx: float, port: float
+        self, host: int, own: float, array_util: float, array_rx: float, port: float, tier: float
     ) -> float:
         """One host's drain capacity (bytes/s, see :meth:`_drains`) with its flushers moving
         ``own`` bytes/s, at these utilizations of the array, the array's receiving port and the
-        host's storage sending port."""
+        host's storage sending port, and at most ``tier`` bytes/s, what the tier's scheduling
+        lets its reads have (:meth:`_tier_limit`)."""
         c = self.c
         full = c.batches.full(host)
         array_left = 1.0 - max(0.0, array_util - own * self._array_per_byte(host, own))
@@ -601,7 +643,7 @@ class Solver:
             if c.services.cache_ack is not None
             else math.inf
         )
-        return max(min(batches * full.size, limit), 1.0)
+        return max(min(batches * full.size, limit, tier), 1.0)
 
     def _array_per_byte(self, host: int, byte_rate: float) -> float:
         """Spindle-seconds per byte, per spindle, of the host's destage batches at ``byte_rate``

@@ -137,6 +137,15 @@ class TierSpec(_Profiled):
     queued on that die, including a foreground GC pass under way: 1 is a device without program
     suspension (the read waits for the program in progress), less is a device that suspends a
     program to let a read through."""
+    placement: Literal["any-unit", "addressed"] = "any-unit"
+    """Which of the ``channels x dies`` units an operation waits for. ``any-unit`` (default): the
+    earliest-free unit, as if any die could serve any operation (one first-come first-served queue
+    in front of all units, M/G/c). ``addressed``: the unit that holds (reads) or receives (writes)
+    the operation's data, uniformly at random for random I/O (the flash translation layer stripes
+    logical pages over all dies), where it waits first-come first-served behind that unit's own
+    queue (c separate queues). Queues of the dies then differ, which spreads latency at load (the
+    p99 of a saturated drive) and leaves units idle at low depth (the queue-depth curve climbs
+    slower). Unset ``read_interference`` reads then wait for the whole work booked on their die."""
     erase_block: Bytes | None = None
     """Bytes garbage collection erases at once (a flash block, or a superblock striped over dies).
     Writes that arrive in runs at least this long invalidate whole blocks and cost no copies
@@ -380,6 +389,17 @@ class DriveSpec(_Profiled):
     """Commands the drive accepts at once and reorders (SATA native command queuing: 32; SAS
     tagged command queuing: up to 256). The array's ``elevator`` scheduling reorders at most this
     many at a time; 1: none."""
+    command_queueing: Annotated[
+        Count, Field(ge=0, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")
+    ] = 0
+    """Disk drives: how many queued commands the drive chooses among for its next one (SATA
+    native command queuing: up to 32, SATA 2.6; SAS: up to 256). With ``q`` commands waiting at a
+    spindle (at most this many), a command is charged the shortest positioning time (seek plus
+    rotational wait) of ``q`` candidates: its own and those of the commands waiting with it, each
+    with its own rotational offset, as a drive that serves the shortest-positioning-time command
+    next (rotational position ordering) spends. 0 or 1 (default): first come first served, each
+    command its own seek and rotation. Unlike the array's ``elevator`` (which sorts the chunks of
+    one request), this reorders the commands of separate requests (a VM's queue depth)."""
     overhead: Annotated[
         Seconds,
         Field(le=0.01),

@@ -37,6 +37,12 @@ Assumptions (see docs/model.md, Backing array):
   read and what was written. Deterministic: no draws (a hit skips the rotation's).
 - ``drive.overhead`` (command overhead) is added to every chunk operation that
   positions the head (not to one that streams on).
+- ``drive.command_queueing`` (> 1): a chunk operation booked on a spindle where
+  other commands wait is charged the shortest positioning (seek plus rotation)
+  of at most that many candidates, its own and each waiting command's own seek
+  with a fresh uniform rotation (:meth:`Array._shortest_positioning`): the
+  drive serves the nearest command next, the booking stays first come first
+  served.
 """
 
 from __future__ import annotations
@@ -146,6 +152,13 @@ class Array:
         # service-time factors (:meth:`degrade`)
         self._read_scale = self._rmw_scale = self._plain_scale = 1.0
         self._overhead = drive.overhead
+        # Command queueing (drive.command_queueing > 1): per spindle, (finish, own seek) of the
+        # commands booked and not yet done, in booking order (first come first served, so finishes
+        # ascend); the first is in service.
+        self._choose_among = drive.command_queueing if not self._flash else 0
+        self._pending: list[list[tuple[float, float]]] = (
+            [[] for _ in range(spec.spindles)] if self._choose_among > 1 else []
+        )
         # Read caches (both off by default). The controller's: LRU of line numbers of the logical
         # address space.
         self._line = spec.read_cache_line
@@ -444,6 +457,7 @@ class Array:
         start = busy_until if busy_until > now else now
         revolution = self._revolution
         head = self._head[spindle]
+        own_seek = 0.0
         if head == position and busy_until >= now:
             # streams on from the chunk before, which the spindle is still busy with
             seek = rotation = 0.0
@@ -453,6 +467,9 @@ class Array:
             if self._overhead:
                 seek += self._overhead  # the command overhead, counted with the positioning
             rotation = self._stream.uniform() * revolution
+            if self._choose_among > 1:
+                own_seek = seek
+                seek, rotation = self._shortest_positioning(spindle, now, seek, rotation)
         shrink = self._zone_shrink
         if shrink:
             # array_physics.zone_rate
@@ -467,8 +484,40 @@ class Array:
         )
         free[spindle] = finish
         self._head[spindle] = position + chunk
+        if self._choose_among > 1:
+            self._pending[spindle].append((finish, own_seek))
         self.busy.add(start, finish, now)
         return finish
+
+    def _shortest_positioning(
+        self, spindle: int, now: float, seek: float, rotation: float
+    ) -> tuple[float, float]:
+        """Command queueing: the seek and rotational wait charged to a command booked on
+        ``spindle`` at ``now`` whose own are ``seek`` and ``rotation``: the shortest positioning
+        (seek plus rotation) of at most ``command_queueing`` candidates, it and the commands
+        waiting with it (booked, not yet started: all pending ones but the first, which is in
+        service). Each waiting command stands in with the seek it had of its own when it was
+        booked (a seek over the same spread of distances, from a head as random as this one's)
+        and a fresh uniform rotational offset. The drive serves the shortest-positioning command
+        next; the booking (first come first served) charges that time to the command whose turn
+        it is."""
+        pending = self._pending[spindle]
+        done = 0
+        while done < len(pending) and pending[done][0] <= now:
+            done += 1
+        if done:
+            del pending[:done]
+        waiting = len(pending) - 1  # the first pending command is in service
+        if waiting > self._choose_among - 1:
+            waiting = self._choose_among - 1
+        best_seek, best = seek, seek + rotation
+        revolution = self._revolution
+        for k in range(len(pending) - waiting, len(pending)):
+            other = pending[k][1]
+            total = other + self._stream.uniform() * revolution
+            if total < best:
+                best_seek, best = other, total
+        return best_seek, best - best_seek
 
     def _flash_operate(
         self, drive: int, chunk: int, now: float, read_modify_write: bool, scale: float

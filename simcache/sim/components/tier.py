@@ -43,6 +43,12 @@ Assumptions (see docs/model.md, Tier):
   share unset, reads take the earliest-free channel. Because the channels are
   identical, a uniformly random entry of the channel heap is a uniformly
   random die.
+- With ``placement = "addressed"``, every operation (reads and writes) goes to
+  a uniformly random unit, the die that holds or receives its data, and waits
+  first-come first-served behind that unit's own work (as a read with
+  ``read_interference`` does; with the share unset, for all of it): ``c``
+  separate queues instead of one in front of ``c`` units. One draw of the
+  tier's stream per operation, after the service draws.
 
 Because service is first-come first-served and each operation's service time
 is known when it is submitted, the completion time is computed at submission
@@ -221,6 +227,7 @@ class Tier:
         # when the last foreground GC pass ends (reads addressed to a die wait for it)
         self._gc_until = 0.0
         self._read_share = spec.read_interference
+        self._addressed = spec.placement == "addressed"
         self.operations = 0
         self.bytes_read = 0
         self.bytes_written = 0
@@ -296,7 +303,7 @@ class Tier:
         else:
             transfer = size * per_byte
         channels = self._channel_free
-        if is_write or self._read_share is None:
+        if not self._addressed and (is_write or self._read_share is None):
             start = channels[0] if channels[0] > ready else ready
             transfer_start = (
                 self._pipe.book(now, start + latency, transfer) if transfer else start + latency
@@ -305,8 +312,12 @@ class Tier:
             _heapreplace(channels, finish)
         else:
             die = int(self._stream.uniform() * len(channels))
-            busy = channels[die] if channels[die] > self._gc_until else self._gc_until
-            share = self._read_share
+            busy = channels[die]
+            share = 1.0
+            if not is_write and self._read_share is not None:
+                share = self._read_share
+                if busy < self._gc_until:
+                    busy = self._gc_until
             start = (
                 ready if busy <= ready else busy if share >= 1.0 else ready + share * (busy - ready)
             )
