@@ -366,10 +366,29 @@ def _perf_split(name: str, duration: float | None, frequency: int = 1999) -> dic
     return classify_stacks(script)
 
 
-def _frame_symbol(line: str) -> str:
+def _frame(line: str) -> tuple[str, str]:
+    """A ``perf script`` stack line as (symbol, dso); an inlined function's dso is ``inlined``."""
     parts = line.strip().split(None, 1)
-    symbol = parts[1] if len(parts) > 1 else "?"
-    return symbol.rsplit(" (", 1)[0].split("+0x")[0]
+    text = parts[1] if len(parts) > 1 else "?"
+    symbol, _, dso = text.rpartition(" (")
+    return (symbol or text).split("+0x")[0].removesuffix(".localalias"), dso.rstrip(")")
+
+
+def _runtime_kind(symbol: str, dso: str) -> str:
+    """Which part of the runtime a leaf is in."""
+    if dso == "inlined":
+        return "CPython/mypyc helpers inlined into compiled code (reference counts, type checks)"
+    if symbol.startswith("CPy"):
+        return "mypyc runtime helpers (CPy*: list/dict/int operations)"
+    if "libpython" in dso or dso.endswith("python3.11"):
+        return "CPython (libpython: dicts, allocation, objects, the interpreter for SimPy and numpy glue)"
+    if "kernel" in dso:
+        return "operating system (page faults, syscalls)"
+    if "libc" in dso or "libm" in dso or "ld-linux" in dso:
+        return "libc and libm"
+    if "numpy" in dso:
+        return "numpy"
+    return "other libraries"
 
 
 def _part_of(symbol: str) -> str | None:
@@ -380,21 +399,22 @@ def _part_of(symbol: str) -> str | None:
 
 
 def classify_stacks(script: str) -> dict[str, Any]:
-    """Shares of the run loop's samples (``perf script`` output with call stacks) by :data:`SPLIT_PARTS`, and the
-    runtime's top symbols."""
+    """Shares of the run loop's samples (``perf script`` output with call stacks) by :data:`SPLIT_PARTS`, the
+    runtime by kind, and the top symbols. A sample's leaf is its innermost function, an inlined one included."""
     counts: collections.Counter[str] = collections.Counter()
     runtime: collections.Counter[str] = collections.Counter()
+    kinds: collections.Counter[str] = collections.Counter()
     model: collections.Counter[str] = collections.Counter()
     total = in_loop = 0
     for block in script.split("\n\n"):
-        frames = [_frame_symbol(line) for line in block.splitlines()[1:] if line.strip()]
+        frames = [_frame(line) for line in block.splitlines()[1:] if line.strip()]
         if not frames:
             continue
         total += 1
-        if not any("run_until" in frame for frame in frames):
+        if not any("run_until" in symbol for symbol, _ in frames):
             continue
         in_loop += 1
-        leaf = frames[0]
+        leaf, dso = frames[0]
         part = _part_of(leaf)
         if part == "event":
             counts["event machinery"] += 1
@@ -402,9 +422,10 @@ def classify_stacks(script: str) -> dict[str, Any]:
             counts["model code"] += 1
             model[leaf.removeprefix("CPyDef_")] += 1
         else:
-            caller = next((p for p in map(_part_of, frames[1:]) if p is not None), "event")
+            caller = next((p for p in (_part_of(symbol) for symbol, _ in frames[1:]) if p is not None), "event")
             counts["runtime called by event machinery" if caller == "event" else "runtime called by model code"] += 1
             runtime[leaf] += 1
+            kinds[_runtime_kind(leaf, dso)] += 1
     share = {part: counts[part] / in_loop if in_loop else float("nan") for part in SPLIT_PARTS}
     return {
         "method": "perf record --call-graph dwarf, compiled engine; samples under kernel.run_until, by leaf function",
@@ -413,6 +434,7 @@ def classify_stacks(script: str) -> dict[str, Any]:
         "share": share,
         "event_machinery_with_its_runtime": share["event machinery"] + share["runtime called by event machinery"],
         "model_with_its_runtime": share["model code"] + share["runtime called by model code"],
+        "runtime_by_kind": {k: v / in_loop for k, v in kinds.most_common()},
         "top_runtime": {k: v / in_loop for k, v in runtime.most_common(12)},
         "top_model": {k: v / in_loop for k, v in model.most_common(12)},
     }
@@ -473,6 +495,8 @@ def print_split(name: str, split: dict[str, Any]) -> None:
         f"  event machinery with its runtime {split['event_machinery_with_its_runtime']:.1%}, "
         f"model code with its runtime {split['model_with_its_runtime']:.1%}"
     )
+    for kind, value in split.get("runtime_by_kind", {}).items():
+        print(f"  {value:>7.1%}  runtime: {kind}")
     for title, key in (("runtime symbols", "top_runtime"), ("model functions", "top_model")):
         if key in split:
             print(f"  top {title}: " + ", ".join(f"{k} {v:.1%}" for k, v in list(split[key].items())[:8]))
