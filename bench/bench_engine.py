@@ -447,7 +447,7 @@ def _profile_split(scenario: simcache.Scenario, duration: float | None) -> dict[
     profiler.enable()
     simcache.simulate(scenario, seed=1, duration=duration)
     profiler.disable()
-    stats: Any = pstats.Stats(profiler).stats
+    stats: Any = getattr(pstats.Stats(profiler), "stats")  # noqa: B009  (not in the stubs)
     kernel = os.path.join("simcache", "sim", "components", "kernel.py")
     simpy_dir = os.path.dirname(simpy.__file__)
 

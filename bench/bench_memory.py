@@ -90,7 +90,7 @@ def run_case(duration: float, keep_records: bool, scenario: str = "default") -> 
 
 def margin(short: dict[str, Any], long: dict[str, Any], key: str = "peak_mib") -> float:
     """Bytes per I/O between two runs' peaks: the memory a run adds per I/O beyond a fixed base."""
-    return round((long[key] - short[key]) * 2**20 / (long["ios"] - short["ios"]), 1)
+    return float(round(float(long[key] - short[key]) * 2**20 / (long["ios"] - short["ios"]), 1))
 
 
 def main() -> None:

@@ -7,10 +7,13 @@ Run from the repository root (Python sources, so tracemalloc can name the files 
 Buffered blocks: a cluster whose VMs only write 4 KiB blocks at random over a large working set, with a destager that
 does not start before its high watermark (95% of 64 GiB), so every write stays buffered. The model runs to ``t1``
 and on to ``t2`` under tracemalloc; the memory Python allocated between the two, per write buffered in between, is
-the cost of one buffered block (the records the run collects are left out: they have their own figure,
-bench_memory.py). Twice: WB+0 on one host (the block on its host only) and WB+1 on two hosts (also a replica on a
-peer). Cached read lines: one host's :class:`ReadCache` taking distinct 64 KiB lines, once as the plain dict a cache
-keeps up to ``COMPACT_AT`` lines and once in its compact arrays (the form it moves to past that).
+the cost of one buffered block (the records the run collects are taken out of the run's buffer at both times: they
+have their own figure, bench_memory.py). ``bytes_per_block`` leaves out the files named in ``LEFT_OUT`` (Python
+sources: the records and this script); ``bytes_per_block_all_files`` counts everything, the figure for the compiled
+engine, whose allocations tracemalloc charges to the Python frame that called it. Twice: WB+0 on one host (the
+block on its host only) and WB+1 on two hosts (also a replica on a peer). Cached read lines: one host's
+:class:`ReadCache` taking distinct 64 KiB lines, once as the plain dict a cache keeps up to ``COMPACT_AT`` lines
+and once in its compact arrays (the form it moves to past that).
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ LEFT_OUT = ("collect.py", "stream.py", "tracemalloc.py", "bench_state.py")  # th
 
 
 def _held_writes(model: Any) -> int:
-    return sum(host.destager.backlog_bytes for host in model.hosts) // 4096
+    return int(sum(host.destager.backlog_bytes for host in model.hosts)) // 4096
 
 
 def buffered_blocks(hosts: int, policy: str, t1: float, t2: float) -> dict[str, Any]:
@@ -73,15 +76,14 @@ def buffered_blocks(hosts: int, policy: str, t1: float, t2: float) -> dict[str, 
     from simcache.sim.components.kernel import run_until
     from simcache.sim.engine import build
 
-    scenario = simcache.Scenario.model_validate(
-        __import__("tomllib").loads(WRITER.format(hosts=hosts, policy=policy))
-    )
+    scenario = simcache.Scenario.model_validate(__import__("tomllib").loads(WRITER.format(hosts=hosts, policy=policy)))
     tracemalloc.start()
     model = build(scenario, seed=1)
     run_until(model.clock, t1)
     model.record_buffer.take()  # the records so far: not the model's state
     first, held_first = tracemalloc.take_snapshot(), _held_writes(model)
     run_until(model.clock, t2)
+    model.record_buffer.take()  # as at t1: what is left is the model's state
     second, held_second = tracemalloc.take_snapshot(), _held_writes(model)
     tracemalloc.stop()
     blocks = held_second - held_first
@@ -91,6 +93,7 @@ def buffered_blocks(hosts: int, policy: str, t1: float, t2: float) -> dict[str, 
         by_file[name] = by_file.get(name, 0) + stat.size_diff
     counted = {name: size for name, size in by_file.items() if name not in LEFT_OUT}
     top = sorted(counted.items(), key=lambda kv: -kv[1])[:8]
+    total = sum(by_file.values())  # the compiled engine's allocations are charged to the Python frame that called it
     return {
         "hosts": hosts,
         "policy": policy,
@@ -99,7 +102,33 @@ def buffered_blocks(hosts: int, policy: str, t1: float, t2: float) -> dict[str, 
         "blocks_buffered_between": blocks,
         "backlog_bytes_at_t2": held_second * 4096,
         "bytes_per_block": round(sum(counted.values()) / blocks, 1),
+        "bytes_per_block_all_files": round(total / blocks, 1),
         "bytes_per_block_by_file": {name: round(size / blocks, 1) for name, size in top},
+    }
+
+
+def buffered_blocks_rss(hosts: int, policy: str, t1: float, t2: float) -> dict[str, Any]:
+    """As :func:`buffered_blocks`, by resident memory instead of tracemalloc (no tracing overhead; it counts the
+    allocator's slack too): the growth of the process's resident set per write buffered between ``t1`` and ``t2``."""
+    from cases import rss_mib
+
+    from simcache.sim.components.kernel import run_until
+    from simcache.sim.engine import build
+
+    scenario = simcache.Scenario.model_validate(__import__("tomllib").loads(WRITER.format(hosts=hosts, policy=policy)))
+    model = build(scenario, seed=1)
+    run_until(model.clock, t1)
+    model.record_buffer.take()
+    first, held_first = rss_mib(), _held_writes(model)
+    run_until(model.clock, t2)
+    model.record_buffer.take()
+    second, held_second = rss_mib(), _held_writes(model)
+    blocks = held_second - held_first
+    return {
+        "hosts": hosts,
+        "policy": policy,
+        "blocks_buffered_between": blocks,
+        "rss_bytes_per_block": round((second - first) * 2**20 / blocks, 1),
     }
 
 
@@ -125,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report = {
         "machine": machine_facts(),
+        "buffered_blocks_rss": [buffered_blocks_rss(1, "WB+0", 0.5, 4.5)],  # first: before tracemalloc runs
         "buffered_blocks": [buffered_blocks(1, "WB+0", 0.5, 2.5), buffered_blocks(2, "WB+1", 0.5, 2.0)],
         "cached_lines": [cached_lines(200_000, False), cached_lines(200_000, True)],
     }
