@@ -407,7 +407,8 @@ def classify_stacks(script: str) -> dict[str, Any]:
     model: collections.Counter[str] = collections.Counter()
     total = in_loop = 0
     for block in script.split("\n\n"):
-        frames = [_frame(line) for line in block.splitlines()[1:] if line.strip()]
+        # a stack's lines are indented; a header line (comm, pid, time: absent with -F ip,sym,dso) is not
+        frames = [_frame(line) for line in block.splitlines() if line[:1] in ("\t", " ") and line.strip()]
         if not frames:
             continue
         total += 1
