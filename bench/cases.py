@@ -14,6 +14,7 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,16 +49,23 @@ def case_parser(description: str) -> argparse.ArgumentParser:
 
 
 def run_case(
-    script: str, duration: float, keep_records: bool, *, show_progress: bool = False
+    script: str,
+    duration: float,
+    keep_records: bool,
+    *,
+    show_progress: bool = False,
+    extra: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Run ``script``'s child for ``duration`` simulated seconds in a fresh process and return
-    its figures (``show_progress``: the child's stderr goes to this one's as it runs)."""
+    its figures (``show_progress``: the child's stderr goes to this one's as it runs; ``extra``:
+    more arguments for the child)."""
     args = [
         sys.executable,
         script,
         "--child",
         str(duration),
         "--records" if keep_records else "--no-records",
+        *extra,
     ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(

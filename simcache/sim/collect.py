@@ -8,9 +8,10 @@ buffer (``librt.strings.BytesWriter``): 88 bytes and no Python object per record
 packing: 494.9 -> 475.8 M in 6 simulated seconds of the default, compiled). The fields are
 :data:`RECORD_FIELDS`, in that order; code reads them by the index constants below
 (``record[ISSUED]``), never by bare position. At every sample the engine moves the buffer's records
-into typed column blocks (:meth:`RecordBuffer.take`, :class:`RecordBlocks`: 45 bytes per I/O), so a
-long run holds few packed ones. :func:`records_frame` turns the blocks (and any tuples given) into
-the ``records`` table of :class:`simcache.results.result.Result` (columns in
+into typed column blocks (:meth:`RecordBuffer.take`, :class:`RecordBlocks`: each field an
+``array.array`` of the narrowest type that holds its values exactly, 40 bytes per I/O in most runs,
+at most 45), so a long run holds few packed ones. :func:`records_frame` turns the blocks (and any
+tuples given) into the ``records`` table of :class:`simcache.results.result.Result` (columns in
 :data:`RECORD_COLUMNS`), most columns the blocks' own arrays: 53 to 56 bytes per I/O (one- or
 two-byte categorical codes for the text columns, ``size_bytes`` uint32, times and ``latency_ms``
 float64, the latency components float32, see :data:`COMPONENT_DTYPE`).
@@ -22,6 +23,7 @@ to :class:`simcache.sim.stream.StreamStats` at each sample instead.
 from __future__ import annotations
 
 import struct
+from array import array
 from collections.abc import Callable, Sequence
 from itertools import chain
 from typing import Any, Final, NamedTuple
@@ -33,6 +35,7 @@ from librt.strings import BytesWriter, write_f64_le
 __all__ = [
     "ARRAY",
     "BLOCK_BYTES_PER_IO",
+    "BLOCK_BYTES_PER_IO_NARROW",
     "BUFFER_ROWS",
     "COMPLETED",
     "COMPONENTS",
@@ -52,6 +55,7 @@ __all__ = [
     "RECORD_BYTES",
     "RECORD_COLUMNS",
     "RECORD_FIELDS",
+    "SECTOR",
     "SIZE",
     "VM",
     "Record",
@@ -169,36 +173,86 @@ itself, ``complete_s - issue_s``, stays exact: issue and completion times are
 float64, and ``latency_ms`` is computed from them in float64.
 """
 
-_BLOCK_DTYPES: Final[dict[int, Any]] = {
-    VM: np.int32,  # VM indices (a run has far fewer than 2**31 VMs)
-    IS_WRITE: np.uint8,  # is_write (bit 0) and path (bits 1-2) share one byte: see _FLAGS
-    SIZE: np.uint32,  # an I/O's payload; a larger one turns the column into int64 (_fit)
-    ISSUED: np.float64,
-    COMPLETED: np.float64,
-    **{i: COMPONENT_DTYPE for i in _COMPONENT_FIELDS},
+SECTOR: Final = 512
+"""The unit a record's size is kept in while every size so far is a whole number of sectors (see
+:class:`RecordBlocks`)."""
+
+# Each block field's array type (array.array typecodes) and its numpy twin. The integer fields start
+# at the narrowest type and widen when a value does not fit (RecordBlocks._fit), so every value is
+# kept exactly.
+_NUMPY: Final[dict[str, Any]] = {
+    "B": np.uint8,
+    "H": np.uint16,
+    "I": np.uint32,
+    "q": np.int64,
+    "d": np.float64,
+    "f": np.float32,
+}
+# narrowest first; "q" (int64) holds any size or VM index a run can have
+_UNSIGNED: Final = ("B", "H", "I", "q")
+_FIRST_CODES: Final[dict[int, str]] = {
+    VM: "B",  # the VM's index: one byte for runs of up to 256 VMs, widened by _fit
+    IS_WRITE: "B",  # is_write (bit 0) and path (bits 1-2) share one byte: see _FLAGS
+    # the payload in 512-byte sectors (up to 32 MiB - 512 B); widened to bytes, uint32 or int64, by
+    # _fit
+    SIZE: "H",
+    ISSUED: "d",
+    COMPLETED: "d",
+    **{i: "f" for i in _COMPONENT_FIELDS},  # ms, rounded once to float32 (COMPONENT_DTYPE)
 }
 _FLAGS: Final = IS_WRITE
-BLOCK_BYTES_PER_IO = sum(np.dtype(t).itemsize for t in _BLOCK_DTYPES.values())
-"""Bytes one record takes in :class:`RecordBlocks` (45: 4 + 1 + 4 + 8 + 8 + 5 x 4)."""
+# the C types behind the codes
+assert all(array(code).itemsize == np.dtype(_NUMPY[code]).itemsize for code in _NUMPY)
+assert np.dtype(COMPONENT_DTYPE) == np.dtype(_NUMPY["f"])
+BLOCK_BYTES_PER_IO = 4 + 1 + 4 + 8 + 8 + 5 * 4
+"""Bytes one record takes in :class:`RecordBlocks` at most, for runs of fewer than 2**32 VMs
+whose I/Os are under 4 GiB (45: vm 4 + flags 1 + size 4 + issued, completed 8 each + five float32
+components 4 each). Most take :data:`BLOCK_BYTES_PER_IO_NARROW`:
+:attr:`RecordBlocks.bytes_per_io` says what a run's blocks take."""
+BLOCK_BYTES_PER_IO_NARROW = 1 + 1 + 2 + 8 + 8 + 5 * 4
+"""Bytes one record takes in :class:`RecordBlocks` for a run of up to 256 VMs whose I/O sizes are
+whole sectors under 32 MiB (40: vm 1 + flags 1 + size 2 + issued, completed 8 each + five float32
+components 4 each)."""
 
 
 class RecordBlocks:
-    """Completed records a field apart, each field one typed array (:data:`BLOCK_BYTES_PER_IO` bytes
-    a record) that grows by half when full.
+    """Completed records a field apart, each field one ``array.array`` of the narrowest type that
+    holds its values exactly (:attr:`bytes_per_io` bytes a record: 40 in most runs, at most
+    :data:`BLOCK_BYTES_PER_IO`).
 
-    Large arrays are mapped from the system: the pages past the records' end are
-    not resident until written, and a field is given back when freed, so the
-    records table, built from them field by field (:meth:`take`, most fields
-    without a copy), does not sit on top of their memory.
+    - the VM index: one byte while the run has 256 VMs or fewer, else two, four or eight;
+    - the flags (is_write, path): one byte;
+    - the size: in 512-byte sectors in two bytes while every size is a whole number of sectors under
+      32 MiB, else in bytes (uint32, or int64 past 4 GiB); :meth:`take` gives bytes as uint32 (int64
+      past 4 GiB) either way;
+    - issue and completion times: float64; the latency components: float32 ms
+      (:data:`COMPONENT_DTYPE`).
+
+    An array grows in place by about 1/16 of its length (CPython's ``array`` over-allocation through
+    ``realloc``; a large one is a mapping the system moves without copying), and pages past the
+    records' end are not resident until written, so a run holds about :attr:`bytes_per_io` bytes per
+    record while it runs. The records table is built from the fields (:meth:`take`, most without a
+    copy), each let go of once taken.
     """
-
-    GROWTH = 1.5
 
     def __init__(self) -> None:
         self.count = 0
-        self._fields: dict[int, np.ndarray] = {
-            i: np.empty(0, dtype=t) for i, t in _BLOCK_DTYPES.items()
-        }
+        self._fields: dict[int, array[Any]] = {i: array(code) for i, code in _FIRST_CODES.items()}
+        self._size_unit = SECTOR
+        """Bytes a unit of the size field stands for: :data:`SECTOR` while every size is whole
+        sectors, else 1."""
+
+    @property
+    def bytes_per_io(self) -> int:
+        """Bytes a record takes in the blocks as their fields' types now stand (40 to
+        :data:`BLOCK_BYTES_PER_IO`)."""
+        return sum(column.itemsize for column in self._fields.values())
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the records held take (fields' rows; each array's over-allocation, at most about
+        1/16, not counted)."""
+        return sum(len(column) * column.itemsize for column in self._fields.values())
 
     def drain(self, records: list[Record]) -> None:
         """Move the tuples of ``records`` (rows in :data:`RECORD_FIELDS` order) to the end of the
@@ -209,34 +263,77 @@ class RecordBlocks:
 
     def append(self, data: np.ndarray) -> None:
         """Append ``data`` (one row per record, columns in :data:`RECORD_FIELDS` order, float64)."""
-        end = self.count + len(data)
+        if not len(data):
+            return
         values = {
             VM: data[:, VM],
             _FLAGS: data[:, IS_WRITE] + 2 * data[:, PATH],
-            SIZE: data[:, SIZE],
+            SIZE: self._sizes(data[:, SIZE]),
             ISSUED: data[:, ISSUED],
             COMPLETED: data[:, COMPLETED],
             **{i: data[:, i] * 1e3 for i in _COMPONENT_FIELDS},  # ms, rounded once to float32
         }
-        if SIZE in values and len(data) and values[SIZE].max() >= 2**32:
-            self._fields[SIZE] = self._fields[SIZE].astype(np.int64)
+        self._fit(VM, int(values[VM].max()))
         for i, value in values.items():
             column = self._fields[i]
-            if len(column) < end:
-                grown = np.empty(max(end, int(len(column) * self.GROWTH), 4096), dtype=column.dtype)
-                grown[: self.count] = column[: self.count]
-                self._fields[i] = column = grown
-            column[self.count : end] = value
-        self.count = end
+            # exact: each value fits its type
+            column.frombytes(value.astype(_NUMPY[column.typecode]).tobytes())
+        self.count += len(data)
+
+    def _sizes(self, sizes: np.ndarray) -> np.ndarray:
+        """``sizes`` (bytes, float64 holding whole numbers) in the size field's unit, the field
+        widened if they need it."""
+        if self._size_unit == SECTOR:
+            sectors = sizes / SECTOR
+            if (
+                bool(np.all(sectors == np.floor(sectors)))
+                and float(sectors.max()) <= np.iinfo(np.uint16).max
+            ):
+                return sectors
+            # bytes from now on
+            self._fields[SIZE] = self._widened(self._fields[SIZE], "I", scale=SECTOR)
+            self._size_unit = 1
+        self._fit(SIZE, int(sizes.max()))
+        return sizes
+
+    def _fit(self, i: int, top: int) -> None:
+        """Widen field ``i`` to the narrowest unsigned type that holds ``top`` (no change if it
+        does already)."""
+        column = self._fields[i]
+        if top <= np.iinfo(_NUMPY[column.typecode]).max:
+            return
+        code = next(code for code in _UNSIGNED if top <= np.iinfo(_NUMPY[code]).max)
+        self._fields[i] = self._widened(column, code)
+
+    @staticmethod
+    def _widened(column: array[Any], code: str, scale: int = 1) -> array[Any]:
+        """``column``'s values (times ``scale``) in a new array of type ``code`` (wider: every
+        value fits)."""
+        values = np.frombuffer(column, dtype=_NUMPY[column.typecode]).astype(_NUMPY[code])
+        values *= scale
+        wide = array(code)
+        wide.frombytes(values.tobytes())
+        return wide
 
     def take(self, i: int) -> np.ndarray:
-        """Field ``i`` of every record so far (a view: no copy); the store lets go of it (take each
-        field once).
+        """Field ``i`` of every record so far (a view of the field's array, no copy, except the size
+        kept in sectors); the store lets go of it (take each field once).
 
-        ``IS_WRITE`` gives the flags byte: ``flags & 1`` is_write, ``flags >> 1`` the path.
+        ``IS_WRITE`` gives the flags byte: ``flags & 1`` is_write, ``flags >> 1`` the path. ``SIZE``
+        gives bytes, as uint32 (int64 if a size is 4 GiB or more). ``VM`` gives the narrowest
+        unsigned type that holds the indices.
         """
-        column, self._fields[i] = self._fields[i], np.empty(0, dtype=_BLOCK_DTYPES[i])
-        return column[: self.count]
+        column, self._fields[i] = self._fields[i], array(_FIRST_CODES[i])
+        values: np.ndarray = (
+            np.frombuffer(column, dtype=_NUMPY[column.typecode])
+            if len(column)
+            else np.empty(0, _NUMPY[column.typecode])
+        )
+        # sectors: bytes as uint32 (at most 65,535 x 512 < 2**32)
+        if i == SIZE and column.typecode in ("B", "H"):
+            values = values.astype(np.uint32)
+            values *= self._size_unit
+        return values
 
 
 BUFFER_ROWS: Final = 65536
@@ -386,7 +483,8 @@ def _moved_hosts(
     move issued before it."""
     ordered = sorted(moves, key=lambda move: move[1])
     names = [*vm_hosts, *(name for _, _, name in ordered)]
-    row_host = vm_index.copy()
+    # the VM column may be one byte: the moved hosts' indices go past it
+    row_host = vm_index.astype(np.int64)
     for k, (vm, at, _) in enumerate(ordered):
         row_host[(vm_index == vm) & (issued >= at)] = len(vm_hosts) + k
     return _categorical(names, row_host)
