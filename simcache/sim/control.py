@@ -54,26 +54,22 @@ __all__ = [
 ]
 
 BYTES_PER_IO = 170
-"""Peak resident memory per simulated I/O, bytes, of a run with records and its summary: the
-records table (56 bytes a row, :mod:`simcache.sim.collect`), the model's state that grows with
-the I/Os (the hosts' cache-line maps, until the caches or working sets are full) and the
-summary's temporaries. Measured 2026-11-27 on the project VM (AMD EPYC, 2 vCPUs, 24 GiB, Python
-3.11.7, Python sources) by ``bench/bench_memory.py``: the default scenario for 60 s (114,070
-I/Os) and 600 s (1,548,999 I/Os) peak at 158 and 312 MiB through the run (112 bytes per I/O at
-the margin), 211 and 436 MiB with the summary (164). It was 600 (573 measured) with float64
-records blocks and a copied records table."""
+"""Peak resident memory per simulated I/O, bytes, of a run with records and its summary (the
+records table, the model's state that grows with the I/Os until the caches or working sets are
+full, the summary's temporaries), for the bound on a run's memory: an upper figure of what
+``bench/bench_memory.py`` measures (bench/README.md, "Memory per I/O")."""
 STREAM_BYTES_PER_VM = 2 * (8 * 1613 + 8 * 30)
 """Memory per VM of a run without records (:class:`simcache.sim.stream.StreamStats`): per op a
 histogram of 1,613 int64 counts, and about 30 counters and batch sums. (The model's own state is
 not counted: its cache-line maps grow with the blocks the VMs touch until the caches or working
-sets are full, about 60 bytes per I/O of the default scenario while they fill.)"""
+sets are full; bench/README.md, "Memory per I/O".)"""
 
 BYTES_PER_SAMPLE_VALUE = 120
 """Memory per value of the sampled series (one column at one sample time): a float in a dict,
 then in the table."""
 EVENTS_PER_IO = 4.4
-"""SimPy events per I/O of the default scenario (``bench/bench_engine.py``: 4.37); for the event
-estimate only."""
+"""SimPy events per I/O of the default scenario, as ``bench/bench_engine.py`` counts them
+(bench/README.md, "The native engine: baseline"); for the event estimate only."""
 ESTIMATED_CHAINS_MAX = 24
 """Most closed-loop chains (a group's VMs on one host) for which the analytic estimate sizes a
 closed loop's I/Os before a run; beyond it the estimate's fixed point can take seconds (51

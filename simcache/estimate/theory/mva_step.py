@@ -3,10 +3,9 @@
 :class:`simcache.estimate.solver.Solver` solves each state of a run by repeating :func:`mva_step`
 until the queues settle (Schweitzer's fixed point, or the population recursion
 of one chain). Its networks are small (12 to 40 stations, a few dozen closed
-rows), so a step as numpy code was some sixty array operations of about half a
-microsecond each on arrays of a few dozen entries. Here it is plain loops over
-lists, which mypyc compiles to C in the estimate's group (``setup.py``): about ten
-times faster compiled, about as fast as the numpy code from the sources.
+rows), so numpy's cost per call would dominate a step; here it is plain loops over
+lists, which mypyc compiles to C in the estimate's group (``setup.py``). The speeds
+measured: bench/README.md, "Round 4 (the estimate compiled; the MVA step on lists)".
 
 Layout (the numbers come from :class:`simcache.estimate.network.Network` and ``Solver``):
 
