@@ -13,7 +13,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from simcache.physics.array import drive_seek_curve
+from simcache.physics.array import drive_seek_curve, revolution_seconds
 from simcache.physics.cluster import INTERFACE_RATES
 from simcache.spec.fields import (
     MAX_HOSTS,
@@ -327,6 +327,11 @@ class LinkSpec(_Profiled):
 _RPM_WHY = "hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typo"
 
 
+MIN_TRACKS = 100
+"""Fewest tracks a disk drive's capacity may hold: below it the seek curve has no stroke to span
+(real drives hold hundreds of thousands)."""
+
+
 class DriveSpec(_Profiled):
     """One drive of the array: a spinning drive (``media = "disk"``) or a solid-state one
     (``"flash"``)."""
@@ -457,6 +462,14 @@ class DriveSpec(_Profiled):
             raise ValueError(
                 f"inner_rate ({self.inner_rate:.4g} B/s) cannot exceed media_rate "
                 f"({self.media_rate:.4g} B/s)"
+            )
+        assert self.rpm is not None
+        track = self.media_rate * revolution_seconds(self.rpm)
+        if self.capacity < MIN_TRACKS * track:
+            raise ValueError(
+                f"capacity ({self.capacity:,} B) holds fewer than {MIN_TRACKS} tracks of "
+                f"{track:,.0f} B (media_rate x one revolution): a disk drive's seek curve needs a "
+                "stroke; give the capacity with its unit, e.g. '1TB'"
             )
         drive_seek_curve(self)  # a ValueError says which averages the settle and full stroke allow
         if self.cache and self.cache // self.cache_segments < 512:
