@@ -8,6 +8,8 @@ asymptotically exact as the cache and the catalogue grow: Fricker, Robert and Ro
 
 from __future__ import annotations
 
+from support.arrays import LINK
+
 import math
 
 import numpy as np
@@ -19,7 +21,6 @@ from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
 from simcache.spec import ArraySpec, DriveSpec, LinkSpec
 
-LINK = LinkSpec(bandwidth=125e6, latency=50e-6)
 DRIVE = DriveSpec(
     rpm=7200,
     avg_seek=7.8e-3,
