@@ -10,18 +10,17 @@ M/G/1, ``W = lambda E[S^2] / (2 (1 - rho))`` (Kleinrock, Queueing Systems vol. 1
 
 from __future__ import annotations
 
-from support.arrays import DRIVE, LINK
-
 import math
 
 import numpy as np
 import pytest
 from pydantic import ValidationError
+from support.arrays import DRIVE, LINK
 
 from simcache.physics import array as array_physics
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
-from simcache.spec import ArraySpec, DriveSpec, LinkSpec
+from simcache.spec import ArraySpec, DriveSpec
 from simcache.spec.profiles import list_profiles
 
 SATA_7200 = DRIVE  # 7,200 RPM, 7.8 ms average and 15.6 ms full seek, 0.8 ms settle

@@ -8,18 +8,17 @@ asymptotically exact as the cache and the catalogue grow: Fricker, Robert and Ro
 
 from __future__ import annotations
 
-from support.arrays import LINK
-
 import math
 
 import numpy as np
 import pytest
 from pydantic import ValidationError
+from support.arrays import LINK
 from support.paths import ROOT
 
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
-from simcache.spec import ArraySpec, DriveSpec, LinkSpec
+from simcache.spec import ArraySpec, DriveSpec
 
 DRIVE = DriveSpec(
     rpm=7200,
