@@ -12,7 +12,8 @@ from contextlib import ExitStack
 
 from simcache.base.errors import ScenarioError
 from simcache.cli.progress import progress_bar, shows_progress
-from simcache.runs.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
+from simcache.runs.checks import CheckOutcome, CheckPlan, prepare, scenario_files
+from simcache.runs.validation_report import validation_report
 from simcache.sim.control import Cancel, Limits, Stopped, cancel_on_signals, check_work, exit_status
 
 __all__ = ["check_json", "run_check"]

@@ -22,7 +22,8 @@ import simcache
 from simcache.cli.main import main
 from simcache.results.result import Result, censored_percentiles
 from simcache.results.validity import T_CRITICAL, ValidityWarning, samples_needed, trend
-from simcache.runs.checks import report_section, run_checks
+from simcache.runs.checks import run_checks
+from simcache.runs.validation_report import report_section
 
 SCENARIOS = ROOT / "scenarios"
 
