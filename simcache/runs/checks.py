@@ -31,6 +31,7 @@ from simcache.base.units import format_size
 from simcache.results.result import Result
 from simcache.runs.measure import measure
 from simcache.runs.simulate import simulate
+from simcache.runs.workers import stop_pool
 from simcache.sim.control import Cancel, Limits, Stopped
 from simcache.spec import Expectation, Scenario, Selection, load_scenario
 
@@ -306,9 +307,7 @@ def _in_parallel(
 ) -> list[Replica]:
     """``replicate`` of each seed on ``executor``, in seed order; once ``cancel`` is set, the
     pool is stopped (its running runs end with their processes:
-    :func:`simcache.runs.sweep.stop_pool`) and :class:`Stopped` raised."""
-    from simcache.runs.sweep import stop_pool
-
+    :func:`simcache.runs.workers.stop_pool`) and :class:`Stopped` raised."""
     futures = [executor.submit(replicate, seed) for seed in seeds]
     pending = set(futures)
     while pending:
