@@ -146,9 +146,7 @@ class ServiceTimes:
         self.queued: tuple[float, float] | None = None
         if not self.flash and drive.command_queueing > 1:
             outstanding = sum(
-                scenario.group_vm_count(group)
-                * group.workload.workers
-                * group.workload.outstanding
+                scenario.group_vm_count(group) * group.workload.workers * group.workload.outstanding
                 for group in scenario.groups
                 if group.workload.mode == "closed"
             )

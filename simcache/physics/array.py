@@ -339,8 +339,10 @@ def queued_positioning_moments(
         below = np.stack([np.searchsorted(row, grid, side="right") for row in ordered]) / steps
     else:
         below = np.stack(
-            [np.clip((grid[None, :] - row[:, None]) / revolution, 0.0, 1.0).mean(axis=0)
-             for row in seeks]
+            [
+                np.clip((grid[None, :] - row[:, None]) / revolution, 0.0, 1.0).mean(axis=0)
+                for row in seeks
+            ]
         )
     # survival of the least of n at each grid point, averaged over the head, by the midpoint rule
     survival = ((1.0 - below) ** n).mean(axis=0)

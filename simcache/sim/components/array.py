@@ -528,13 +528,15 @@ class Array:
     ) -> tuple[int, int, float, float]:
         """Command queueing: put the command booked on ``spindle`` (at ``position``, ``chunk``
         bytes, a uniform rotational angle drawn for it) into the spindle's pool of unserved
-        positions, keep the ``candidates`` most recent (:meth:`_candidates`), and take out the one the drive serves
-        in the slot starting at ``start``: the nearest to the head by positioning time (the seek,
-        plus the command overhead, then the wait for its angle to come round, the platter's angle
-        being ``start + seek`` over the revolution) or, with ``reorder = "seek"``, by seek alone
-        (the rotational wait then falls as it falls); the oldest of equals. One that continues
-        where the head is, on a spindle still ``busy``, streams on: no seek, no rotation. Returns
-        its (position, length, seek, rotational wait)."""
+        positions, keep the ``candidates`` most recent (:meth:`_candidates`; a pool short of them
+        after the queue grew gets positions drawn uniform over those requested on the spindle so
+        far), and take out the one the drive serves in the slot starting at ``start``: the
+        nearest to the head by positioning time (the seek, plus the command overhead, then the
+        wait for its angle to come round, the platter's angle being ``start + seek`` over the
+        revolution) or, with ``reorder = "seek"``, by seek alone (the rotational wait then falls
+        as it falls); the oldest of equals. One that continues where the head is, on a spindle
+        still ``busy``, streams on: no seek, no rotation. Returns its (position, length, seek,
+        rotational wait)."""
         pool = self._pool[spindle]
         uniform = self._stream.uniform
         pool.append((position, chunk, uniform()))
