@@ -398,13 +398,27 @@ class DriveSpec(_Profiled):
         Count, Field(ge=0, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")
     ] = 0
     """Disk drives: how many queued commands the drive chooses among for its next one (SATA
-    native command queuing: up to 32, SATA 2.6; SAS: up to 256). With ``q`` commands waiting at a
-    spindle (at most this many), a command is charged the shortest positioning time (seek plus
-    rotational wait) of ``q`` candidates: its own and those of the commands waiting with it, each
-    with its own rotational offset, as a drive that serves the shortest-positioning-time command
-    next (rotational position ordering) spends. 0 or 1 (default): first come first served, each
-    command its own seek and rotation. Unlike the array's ``elevator`` (which sorts the chunks of
+    native command queuing: up to 32, SATA 2.6; SAS: up to 256). The drive serves next the
+    waiting command (at most this many of them, the most recent, less ``reorder_lag``) that is
+    nearest by ``reorder``: positioning time (seek plus rotational wait) or seek alone. 0 or 1
+    (default): first come first served. Unlike the array's ``elevator`` (which sorts the chunks of
     one request), this reorders the commands of separate requests (a VM's queue depth)."""
+    reorder: Literal["positioning", "seek"] = "positioning"
+    """Disk drives with ``command_queueing`` > 1: what the drive minimizes when it picks its next
+    command. ``positioning`` (default): seek plus rotational wait, shortest positioning time first
+    (rotational position ordering, the SATA native command queuing white paper's algorithm, Intel
+    and Seagate 2003; Jacobson and Wilkes 1991, Seltzer, Chen and Ousterhout 1990). ``seek``: the
+    seek alone, shortest seek time first (the earlier algorithm the same white paper describes:
+    the rotational wait after the seek is left to chance)."""
+    reorder_lag: Annotated[
+        Count, Field(ge=0, le=255), Why(high="more commands committed ahead than any queue holds")
+    ] = 0
+    """Disk drives with ``command_queueing`` > 1: commands the drive has already committed to
+    serve next, in the order it chose them, and no longer reorders (0 to 255; default 0: it picks
+    each next command when the one before ends). A drive that picks its next command while the
+    current one is in service, so the seek can start on time, chooses among the commands waiting
+    then; with ``reorder_lag = k`` it chooses among all waiting but the ``k`` committed, so with
+    ``k + 2`` or fewer outstanding it serves first come first served."""
     overhead: Annotated[
         Seconds,
         Field(le=0.01),

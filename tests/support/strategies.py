@@ -174,7 +174,12 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
     array = scenario["array"]
     if array in SPINNING and draw(st.integers(0, 3)) == 0:  # issue 34: a drive's command queueing
         queueing = draw(st.sampled_from([0, 1, 4, 32]))
-        drive = {"profile": SPINNING[array], "command_queueing": queueing}
+        drive = {
+            "profile": SPINNING[array],
+            "command_queueing": queueing,
+            "reorder": draw(st.sampled_from(["positioning", "seek"])),
+            "reorder_lag": draw(st.integers(0, 6)),
+        }
         scenario["array"] = {"profile": array, "drive": drive}
     if draw(st.integers(0, 3)) == 0:
         vmotion: dict[str, Any] = {
