@@ -104,8 +104,8 @@ class TierSpec(_Profiled):
             PositiveRate,
             Field(ge=1e6, le=1e11),
             Why(
-                "slower than 1 MB/s a 4 KiB read holds its die for seconds: a unit is missing "
-                "(write e.g. '600MB/s')",
+                "below it a 4 KiB read holds its die over 4 ms, longer than a disk's seek: a "
+                "unit is missing (write e.g. '600MB/s')",
                 "no flash channel moves 100 GB/s: a unit is wrong",
             ),
         ]
