@@ -146,6 +146,7 @@ class DestageBatches:
                 )
                 cycle = (
                     services.destage_read_latency(batch)
+                    + batch * services.read_channel
                     + batch / services.read_rate
                     + services.storage_seconds(batch)
                     + 2.0 * message_seconds(storage)
@@ -197,6 +198,7 @@ class DestageBatches:
                 wire=services.storage_seconds(batch),
                 spindle_demand=operations / services.spindles * mean,
                 delays=services.destage_read_latency(batch)
+                + batch * services.read_channel
                 + batch / services.read_rate
                 + 2.0 * message_seconds(services.storage_link)
                 + imbalance,

@@ -50,6 +50,7 @@ from simcache.physics.cluster import (
     framed_bytes,
     gc_refill_rate,
     pipe_rate,
+    read_channel_seconds,
     tier_service_seconds,
 )
 from simcache.spec import Scenario
@@ -87,6 +88,8 @@ class ServiceTimes:
         tier = cluster.tier
         self.tier_read_latency = tier.read_latency
         self.tier_write_latency = tier.write_latency
+        # s per byte a read holds its unit after its latency (die to controller; 0 if unset)
+        self.read_channel = read_channel_seconds(tier)
         self.exponential_tier = tier.service == "exponential"
         # Destage reads: one operation per batch (fcfs), else background requests of at most this
         # many bytes.
@@ -192,6 +195,8 @@ class ServiceTimes:
         base = host * self.per_host
         latency = self.tier_write_latency if is_write else self.tier_read_latency
         per_byte = 1.0 / (self.write_rate if is_write else self.read_rate)
+        # a read's channel time: deterministic per byte, on the unit (as the simulator's)
+        channel = 0.0 if is_write else self.read_channel
         size_scv = max(0.0, size_sq / size**2 - 1.0)
         steps = []
         if front and self.command_overhead > 0:
@@ -213,12 +218,12 @@ class ServiceTimes:
                     switched_service=size * gc_factor / self.gc_rate,
                 )
             )
-        mean = tier_service_seconds(latency + self.stall_mean, size, per_byte)
+        mean = tier_service_seconds(latency + self.stall_mean, size, per_byte + channel)
         if self.exponential_tier:
             steps.append(Step(QUEUE, station=base + TIER, service=mean, scv=1.0))
             return steps
         variance = (
-            per_byte**2 * max(0.0, size_sq - size * size)
+            (per_byte + channel) ** 2 * max(0.0, size_sq - size * size)
             + (self.unit_cv * latency) ** 2
             + self.stall_variance
         )

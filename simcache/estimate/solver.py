@@ -593,10 +593,11 @@ class Solver:
         number: in service at its units or command processor, or waiting for the processor; their
         waits for units and pipe are left out, as the estimate queues destage reads with them
         there, ``fcfs``), at the reads' cost on the part they load most (per
-        ``background_request``: the read latency on a unit, the command on the processor, the
-        transfer on the pipe and its unit). Under ``weighted``, at least ``background_share`` of
-        the pipe's transfer time besides. A closed loop of many outstanding I/Os on the tier
-        keeps it booked and starves the destager, as in the simulator."""
+        ``background_request``: the read latency and channel time on a unit, the command on the
+        processor, the transfer on the pipe and its unit). Under ``weighted``, at least
+        ``background_share`` of the pipe's transfer time besides. A closed loop of many
+        outstanding I/Os on the tier keeps it booked and starves the destager, as in the
+        simulator."""
         c = self.c
         tier = c.scenario.cluster.tier
         if tier.scheduling == "fcfs":
@@ -611,7 +612,8 @@ class Solver:
         transfer = 1.0 / services.read_rate
         cost = max(
             services.read_command / request,
-            (services.tier_read_latency / request + transfer) * float(self.net.per_server[units]),
+            (services.tier_read_latency / request + services.read_channel + transfer)
+            * float(self.net.per_server[units]),
             transfer,
         )
         limit = math.exp(-present) / cost

@@ -99,6 +99,25 @@ class TierSpec(_Profiled):
         | None
     ) = None
     """As ``read_iops_limit``, for writes (the fresh-drive random-write ceiling)."""
+    read_channel_bandwidth: (
+        Annotated[
+            PositiveRate,
+            Field(ge=1e6, le=1e11),
+            Why(
+                "below it a 4 KiB read holds its die over 4 ms, longer than a disk's seek: a "
+                "unit is missing (write e.g. '600MB/s')",
+                "no flash channel moves 100 GB/s: a unit is wrong",
+            ),
+        ]
+        | None
+    ) = None
+    """The rate (bytes/s) at which one read's data leaves its die for the controller: the NAND
+    channel bus and the error-correction decoder the data passes through. A read then holds its unit
+    for ``read_latency`` plus ``size / read_channel_bandwidth`` before its transfer on the shared
+    pipe, so a lone read's latency grows with its size at this rate, far below the device's
+    ``read_bandwidth``, which many reads in parallel reach (FEMU and MQSim model the page's channel
+    transfer the same way, per operation). The dies of a channel do not contend for its bus here.
+    Unset: the media time does not depend on the size (only the pipe's transfer does)."""
     capacity: Annotated[PositiveBytes, Field(title="Tier capacity per host")]
     """Bytes of flash/RAM on each host; the read cache lives in it."""
     clean_pool: Bytes | None = None
