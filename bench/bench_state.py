@@ -166,7 +166,7 @@ def cached_lines(lines: int) -> dict[str, Any]:
 def pending_writes(writes: int) -> dict[str, Any]:
     """Bytes per write of a destager's pending-write queue holding ``writes`` 4 KiB writes of 16
     VMs, each replicated to one peer (a placeholder object)."""
-    from simcache.sim.components.write_queue import WriteQueue
+    from simcache.sim.components.pending import WriteQueue
 
     peers = (object(),)
     tracemalloc.start()

@@ -88,12 +88,12 @@ from simcache.sim.components.pending import (
     Block,
     FlushBatch,
     PendingWrite,
+    WriteQueue,
     block_hash,
     pieces,
     undestaged,
     without,
 )
-from simcache.sim.components.write_queue import WriteQueue
 from simcache.spec import DestagerSpec
 
 if TYPE_CHECKING:
