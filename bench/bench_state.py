@@ -14,9 +14,9 @@ bench_memory.py). ``bytes_per_block`` leaves out the files named in ``LEFT_OUT``
 the records and this script); ``bytes_per_block_all_files`` counts everything, the figure for the
 compiled engine, whose allocations tracemalloc charges to the Python frame that called it. Twice:
 WB+0 on one host (the block on its host only) and WB+1 on two hosts (also a replica on a peer).
-Cached read lines: one host's :class:`ReadCache` taking distinct 64 KiB lines, once as the plain
-dict a cache keeps up to ``COMPACT_AT`` lines and once in its compact arrays (the form it moves to
-past that).
+Cached read lines: one host's :class:`ReadCache` taking 200,000 distinct 64 KiB lines (its two
+vectors, compact from the first line). Pending writes alone: a destager's :class:`WriteQueue` taking
+100,000 4 KiB writes (the buffered block without the cache line and the run around it).
 """
 
 from __future__ import annotations
@@ -143,15 +143,14 @@ def buffered_blocks_rss(hosts: int, policy: str, t1: float, t2: float) -> dict[s
     }
 
 
-def cached_lines(lines: int, compact: bool) -> dict[str, Any]:
-    """Bytes per line of a read cache holding ``lines`` distinct 64 KiB lines (dict form, or
-    compact arrays)."""
+def cached_lines(lines: int) -> dict[str, Any]:
+    """Bytes per line of a read cache holding ``lines`` distinct 64 KiB lines."""
     from simcache.sim.components.cache import ReadCache
 
     line = 64 * 1024
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    cache = ReadCache(2 * lines, line, compact_at=1 if compact else 2 * lines)
+    cache = ReadCache(2 * lines, line)
     for n in range(lines):
         cache.insert(n % 16, (n // 16) * line, line)
     after = tracemalloc.get_traced_memory()[0]
@@ -159,9 +158,25 @@ def cached_lines(lines: int, compact: bool) -> dict[str, Any]:
     assert cache.lookup(0, 0, line)
     return {
         "lines": lines,
-        "form": "compact arrays" if compact else "dict",
+        "form": "vectors (log and index)",
         "bytes_per_line": round((after - before) / lines, 1),
     }
+
+
+def pending_writes(writes: int) -> dict[str, Any]:
+    """Bytes per write of a destager's pending-write queue holding ``writes`` 4 KiB writes of 16
+    VMs, each replicated to one peer (a placeholder object)."""
+    from simcache.sim.components.pending import WriteQueue
+
+    peers = (object(),)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    queue = WriteQueue()
+    for n in range(writes):
+        queue.push((n % 16, n * 4096, 4096, peers, False), n * 1e-6)  # type: ignore[arg-type]
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return {"writes": writes, "bytes_per_write": round((after - before) / writes, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
             buffered_blocks(1, "WB+0", 0.5, 2.5),
             buffered_blocks(2, "WB+1", 0.5, 2.0),
         ],
-        "cached_lines": [cached_lines(200_000, False), cached_lines(200_000, True)],
+        "cached_lines": [cached_lines(200_000)],
+        "pending_writes": [pending_writes(100_000)],
     }
     text = json.dumps(report, indent=1)
     print(text)

@@ -57,8 +57,8 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter, deque
-from collections.abc import Callable, Generator, Iterator, MutableSequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Generator, Iterator
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import simpy
 
@@ -88,6 +88,7 @@ from simcache.sim.components.pending import (
     Block,
     FlushBatch,
     PendingWrite,
+    WriteQueue,
     block_hash,
     pieces,
     undestaged,
@@ -100,6 +101,14 @@ if TYPE_CHECKING:
     from simcache.sim.components.host import Host
 
 __all__ = ["MIN_PD_RATE", "Destager"]
+
+
+class _Rewritable(Protocol):
+    """Where a buffered write is stored: the pending queue, a batch, a hash-walk write's
+    entry."""
+
+    def __setitem__(self, i: int, item: Any, /) -> None: ...
+
 
 MIN_PD_RATE: Final = 4096.0
 """Slowest rate (bytes/s) the ``pd`` controller sets: a trickle that always moves (bcache's floor
@@ -127,9 +136,8 @@ class Destager:
         """The replicas each VM's policy promises, by VM index (set by
         :func:`simcache.sim.engine.build`)."""
         self.stopped = False  # its tier is gone (fail): the flushers stop
-        self._pending: deque[PendingWrite] = deque()
-        # when each pending write entered the buffer (for ``delay``)
-        self._pending_since: deque[float] = deque()
+        # the writes not yet taken, oldest first, with when each entered the buffer (for ``delay``)
+        self._pending = WriteQueue()
         self.pending_bytes = 0  # bytes of the writes not yet taken into a batch
         # writers waiting for room, in arrival order
         self._waiting: deque[tuple[Signal, PendingWrite]] = deque()
@@ -195,8 +203,7 @@ class Destager:
         if self._hashed:
             self._enqueue_blocks(item)
         else:
-            self._pending.append(item)
-            self._pending_since.append(current_time(self.clock))
+            self._pending.push(item, current_time(self.clock))
         if not self._work.triggered:
             # as Event.succeed(): queued now
             schedule_at(self.clock, current_time(self.clock), self._work)
@@ -284,7 +291,6 @@ class Destager:
         self._behind.clear()
         self._flushing.clear()
         self._pending.clear()
-        self._pending_since.clear()
         self._waiting.clear()
         self.backlog_bytes = 0
         self.pending_bytes = 0
@@ -296,25 +302,23 @@ class Destager:
         """The oldest pending writes up to ``max_batch`` bytes (at least one), all eligible at
         ``now``, leaving at least the low watermark pending while a watermark drain runs."""
         pending = self._pending
-        since = self._pending_since
-        since.popleft()
-        batch = [pending.popleft()]
+        batch = [pending.pop()]
         total = batch[0][WRITE_SIZE]
         limit = self._max_batch
         floor = self._low_bytes if self._draining else 0.0
         eligible_before = now - self._delay
         left = self.pending_bytes - total
-        while (
-            pending
-            and total + pending[0][WRITE_SIZE] <= limit
-            and since[0] <= eligible_before
-            and left - pending[0][WRITE_SIZE] >= floor
-        ):
-            since.popleft()
-            item = pending.popleft()
-            total += item[WRITE_SIZE]
-            left -= item[WRITE_SIZE]
-            batch.append(item)
+        while pending.count:
+            size = pending.head_size()
+            if not (
+                total + size <= limit
+                and pending.head_since() <= eligible_before
+                and left - size >= floor
+            ):
+                break
+            batch.append(pending.pop())
+            total += size
+            left -= size
         self.pending_bytes = left
         return batch
 
@@ -357,10 +361,10 @@ class Destager:
             if block is None:
                 return math.inf
             oldest = block[BLOCK_SIZE]
-        elif not self._pending:
+        elif not self._pending.count:
             return math.inf
         else:
-            oldest = self._pending[0][2]
+            oldest = self._pending.head_size()
         trigger = self._trigger
         if trigger != "always":
             if self._draining and self.pending_bytes - oldest < self._low_bytes:
@@ -379,7 +383,7 @@ class Destager:
                     return quiet_from
         ready = now
         if self._delay:
-            eligible = self._pending_since[0] + self._delay
+            eligible = self._pending.head_since() + self._delay
             if eligible > ready:
                 ready = eligible
         if self._paced and self._next_start > ready:
@@ -582,16 +586,16 @@ class Destager:
             heapq.heapify(self._walk)
             heapq.heapify(self._behind)
         else:
-            kept: deque[PendingWrite] = deque()
-            kept_since: deque[float] = deque()
-            for item, since in zip(self._pending, self._pending_since, strict=True):
+            pending = self._pending
+            kept = WriteQueue()
+            for i in range(pending.count):
+                item = pending[i]
                 if item[WRITE_VM] == vm and left[item[:3]]:
                     left[item[:3]] -= 1
                     taken.append(item)
                 else:
-                    kept.append(item)
-                    kept_since.append(since)
-            self._pending, self._pending_since = kept, kept_since
+                    kept.push(item, pending.since(i))
+            self._pending = kept
         moved = sum(item[WRITE_SIZE] for item in taken)
         self.backlog_bytes -= moved
         self.pending_bytes -= moved
@@ -613,13 +617,16 @@ class Destager:
         for _, _, item in self._slots():
             yield item
 
-    def _slots(self) -> Iterator[tuple[MutableSequence[Any], int, PendingWrite]]:
+    def _slots(self) -> Iterator[tuple[_Rewritable, int, PendingWrite]]:
         """Each write accepted and not yet destaged, with where it is stored (``slot[i]`` is the
         write; assigning it rewrites the write in place): the pending queue, a batch being
         flushed, or a hash-walk write's entry."""
-        for queue in (self._pending, *self._flushing):
-            for i, item in enumerate(queue):
-                yield queue, i, item
+        pending = self._pending
+        for i, item in enumerate(pending):
+            yield pending, i, item
+        for batch in self._flushing:
+            for i, item in enumerate(batch):
+                yield batch, i, item
         for entry in self._writes.values():
             yield entry, 0, entry[0]
 
