@@ -9,7 +9,8 @@ file, the field path and what is allowed.
 The schema in this package is the single place where defaults live, split by concern:
 
 - :mod:`~simcache.spec.fields`: quantity field types, the spec base, profile resolution;
-- :mod:`~simcache.spec.components`: tiers, links, drives, the array, and the cluster;
+- :mod:`~simcache.spec.components`: each host's tier, links, destager and cache, and the cluster;
+- :mod:`~simcache.spec.array`: the shared array and its drives;
 - :mod:`~simcache.spec.workload`: groups of VMs and their workloads;
 - :mod:`~simcache.spec.events`: vMotions, host failures and link outages;
 - :mod:`~simcache.spec.checks`: the ``[[expect]]`` and ``[check]`` tables and their validation;
@@ -19,6 +20,7 @@ The schema in this package is the single place where defaults live, split by con
 - :mod:`~simcache.spec.load`: reading TOML files, built-in scenarios and dicts.
 """
 
+from simcache.spec.array import ArraySpec, DriveSpec
 from simcache.spec.checks import (
     Bound,
     CheckSpec,
@@ -28,12 +30,10 @@ from simcache.spec.checks import (
     check_problems,
 )
 from simcache.spec.components import (
-    ArraySpec,
     CacheSpec,
     ClusterSpec,
     CompressionSpec,
     DestagerSpec,
-    DriveSpec,
     LinkSpec,
     TierSpec,
 )

@@ -26,8 +26,9 @@ from pydantic import Field, ValidationError, model_validator
 
 from simcache.base.errors import ScenarioError, echo, listing
 from simcache.physics.array import rebuild_share
+from simcache.spec.array import ArraySpec
 from simcache.spec.checks import CheckSpec, Expectation, check_problems, repeated_names
-from simcache.spec.components import ArraySpec, ClusterSpec
+from simcache.spec.components import ClusterSpec
 from simcache.spec.events import (
     ArrayDegraded,
     ArrayRebuild,
