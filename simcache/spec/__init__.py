@@ -14,8 +14,8 @@ The schema in this package is the single place where defaults live, split by con
 - :mod:`~simcache.spec.workload`: groups of VMs and their workloads;
 - :mod:`~simcache.spec.events`: vMotions, host failures and link outages;
 - :mod:`~simcache.spec.checks`: the ``[[expect]]`` and ``[check]`` tables and their validation;
-- :mod:`~simcache.spec.scenario`: :class:`Scenario`, its cross-field rules and the runs derived from
-  it;
+- :mod:`~simcache.spec.scenario`: :class:`Scenario`, its validation and the runs derived from it;
+- :mod:`~simcache.spec.consistency`: the rules that span several specs;
 - :mod:`~simcache.spec.messages`: validation errors as field paths and messages;
 - :mod:`~simcache.spec.load`: reading TOML files, built-in scenarios and dicts.
 """
