@@ -21,7 +21,7 @@ __all__ = ["DestageBatches", "FullBatch"]
 @dataclass(frozen=True)
 class FullBatch:
     """A host's destage batch with a backlog, and what it costs (see
-    :meth:`simcache.estimate.solver.Solver._drains`)."""
+    :func:`simcache.estimate.drain.drains`)."""
 
     size: float  # bytes
     wire: float  # s on the storage link at line rate

@@ -24,7 +24,7 @@ from simcache.runs.simulate import simulate
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
 from simcache.spec import load_scenario
-from simcache.spec.components import ArraySpec, DriveSpec
+from simcache.spec.array import ArraySpec, DriveSpec
 from simcache.workloads.calibrate.device import calibrate
 from simcache.workloads.calibrate.drive_fit import fit_drive
 from simcache.workloads.calibrate.drive_model import Drive
