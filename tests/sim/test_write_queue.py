@@ -138,7 +138,7 @@ class QueueMachine(RuleBasedStateMachine):
         assert list(queue) == list(reference.items)
         assert [queue.since(i) for i in range(queue.count)] == list(reference.since)
         # the holder tuples are the interned ones, equal to those pushed, and few
-        assert len(queue._sets) <= 2 * len(HOLDER_SETS)
+        assert len(queue._sets.pairs) <= 2 * len(HOLDER_SETS)
         # the ring: at least the writes, at most four times as many places (or its smallest)
         assert queue.count <= queue._room <= max(pending_module._MIN_ROOM, 4 * queue.count)
 
@@ -177,7 +177,7 @@ def test_interned_holder_sets() -> None:
         holders = tuple(PEERS[: 1 + n % 2])  # a new tuple each time, equal to earlier ones
         queue.push((0, n, 4 * KIB, holders, False), 0.0)
     queue.push((0, 0, 4 * KIB, (PEERS[0],), True), 0.0)
-    assert len(queue._sets) == 3
+    assert len(queue._sets.pairs) == 3
     assert queue[0][3] is queue[2][3] and queue[0][3] == (PEERS[0],)
     assert queue[1000][3:] == ((PEERS[0],), True)
 
