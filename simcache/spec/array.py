@@ -196,13 +196,16 @@ class DriveSpec(_Profiled):
                 "stroke; give the capacity with its unit, e.g. '1TB'"
             )
         drive_seek_curve(self)  # a ValueError says which averages the settle and full stroke allow
+        self._check_cache_segments()
+        return self
+
+    def _check_cache_segments(self) -> None:
         if self.cache and self.cache // self.cache_segments < 512:
             raise ValueError(
                 f"cache ({self.cache} B) over cache_segments ({self.cache_segments}) leaves "
                 "segments smaller than one "
                 "512-byte sector: give the cache more bytes or fewer segments"
             )
-        return self
 
     def _flash_complete(self) -> DriveSpec:
         missing = [name for name in ("read_time", "write_time") if getattr(self, name) is None]
@@ -220,12 +223,7 @@ class DriveSpec(_Profiled):
             raise ValueError(
                 f"{names} describe a spinning drive: remove them from a media = 'flash' drive"
             )
-        if self.cache and self.cache // self.cache_segments < 512:
-            raise ValueError(
-                f"cache ({self.cache} B) over cache_segments ({self.cache_segments}) leaves "
-                "segments smaller than one "
-                "512-byte sector: give the cache more bytes or fewer segments"
-            )
+        self._check_cache_segments()
         return self
 
 
