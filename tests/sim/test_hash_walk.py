@@ -21,6 +21,7 @@ from typing import Any
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from support.hosts import bare_hosts
 
 from simcache.sim.components import pending as pending_module
 from simcache.sim.components.pending import HashWalk, block_hash
@@ -29,18 +30,7 @@ KIB = 1024
 GIB = 1 << 30
 
 
-class Peer:
-    """Stands for a host in a write's holder set (it counts the replica bytes it holds)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.replica_bytes = 0
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-PEERS: list[Any] = [Peer(name) for name in "abc"]
+PEERS: list[Any] = bare_hosts(3)
 HOLDER_SETS: list[tuple[Any, ...]] = [(PEERS[0],), (PEERS[1],), (PEERS[0], PEERS[1]), ()]
 
 
