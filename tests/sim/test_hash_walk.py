@@ -283,5 +283,5 @@ def test_bytes_per_write() -> None:
     allocated = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     assert worst <= 48 * 1.5 + 16 * pending_module._MIN_ROOM / 1000
-    print(f"{allocated / walk.count:.1f} B a write by tracemalloc")
+
     assert allocated / walk.count <= 48 * 1.5
