@@ -32,7 +32,6 @@ __all__ = [
     "elevator_order",
     "flash_op_seconds",
     "mean_transfer_seconds",
-    "nearest_distance_mean",
     "queued_positioning_moments",
     "read_modify_write",
     "rebuild_share",
@@ -287,19 +286,6 @@ def spindle_op_variance(seek_mean: float, seek_square: float, revolution: float)
     (:meth:`SeekCurve.moments`), plus the rotational latency's, ``revolution^2 / 12`` (uniform
     over one revolution)."""
     return max(0.0, seek_square - seek_mean * seek_mean) + revolution**2 / 12.0
-
-
-def nearest_distance_mean(candidates: int) -> float:
-    """Mean distance (fraction of the span) from a head at a uniform position to the nearest of
-    ``candidates`` = n independent uniform positions: ``(n + 3) / (2 (n + 1) (n + 2))`` (1/3 for
-    one: a random seek).
-
-    From ``P(D > d) = (1 - 2d)^(n+1) + 2 ((1 - d)^(n+1) - (1 - 2d)^(n+1)) / (n + 1)`` for ``d <=
-    1/2`` (the head at least ``d`` from both ends, or within ``d`` of one) and ``2 (1 - d)^(n+1) /
-    (n + 1)`` beyond, integrated over ``d``.
-    """
-    n = candidates
-    return (n + 3) / (2.0 * (n + 1) * (n + 2))
 
 
 def queued_positioning_moments(
