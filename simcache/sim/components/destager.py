@@ -61,18 +61,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import simpy
 
-from simcache.sim.components.detached import start_detached
 from simcache.sim.components.flusher import Flusher, flusher_steps
-from simcache.sim.components.kernel import (
-    Signal,
-    Wait,
-    clock_of,
-    current_time,
-    schedule_at,
-    sleep,
-    succeed,
-    timeout_or,
-)
 from simcache.sim.components.pending import (
     WRITE_HOLDERS,
     WRITE_OFFSET,
@@ -86,6 +75,10 @@ from simcache.sim.components.pending import (
     pieces,
     without,
 )
+from simcache.sim.kernel.clock import clock_of, current_time, schedule_at
+from simcache.sim.kernel.detached import start_detached
+from simcache.sim.kernel.signals import Signal, Wait
+from simcache.sim.kernel.waits import sleep, succeed, timeout_or
 from simcache.spec import DestagerSpec
 
 if TYPE_CHECKING:

@@ -53,7 +53,6 @@ from simcache.physics.cluster import (
 )
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, RecordBuffer
 from simcache.sim.components.adopted import PendingDestage
-from simcache.sim.components.detached import run_detached
 from simcache.sim.components.host import AsyncWrite, Host
 from simcache.sim.components.io_steps import (
     ArrayRead,
@@ -62,19 +61,13 @@ from simcache.sim.components.io_steps import (
     WriteBack,
     write_components,
 )
-from simcache.sim.components.kernel import (
-    Signal,
-    Wait,
-    clock_of,
-    current_time,
-    process_now,
-    schedule_at,
-    sleep,
-    succeed,
-)
 from simcache.sim.components.link import Port
 from simcache.sim.components.pending import PendingWrite
 from simcache.sim.components.vm_state import HaRestart, Migration, PeerLoss
+from simcache.sim.kernel.clock import clock_of, current_time, schedule_at
+from simcache.sim.kernel.detached import run_detached
+from simcache.sim.kernel.signals import Signal, Wait, process_now
+from simcache.sim.kernel.waits import sleep, succeed
 from simcache.spec import CompressionSpec, Group
 from simcache.workloads.generators import IOStream
 from simcache.workloads.replay import TraceStream
