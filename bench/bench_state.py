@@ -190,7 +190,7 @@ def hash_walk(writes: int) -> dict[str, Any]:
     """Bytes per write of a hash-ordered destager's walk (:class:`HashWalk`, 4 KiB blocks)
     holding ``writes`` 4 KiB writes of 16 VMs, each replicated to one peer (a placeholder
     object)."""
-    from simcache.sim.components.pending import HashWalk
+    from simcache.sim.components.hash_walk import HashWalk
 
     peers = (object(),)
     tracemalloc.start()

@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 import simpy
 
 from simcache.sim.components.flusher import Flusher, flusher_steps
+from simcache.sim.components.hash_walk import HashWalk
 from simcache.sim.components.pending import (
     WRITE_HOLDERS,
     WRITE_OFFSET,
@@ -69,7 +70,6 @@ from simcache.sim.components.pending import (
     WRITE_SIZE,
     WRITE_VM,
     FlushBatch,
-    HashWalk,
     PendingWrite,
     WriteQueue,
     pieces,
@@ -226,7 +226,7 @@ class Destager:
         flushers stop.
 
         A hash-ordered write some of whose blocks already reached the array comes back as its bytes
-        not yet there (see :func:`~simcache.sim.components.pending.undestaged`). Writers waiting
+        not yet there (see :func:`~simcache.sim.components.hash_walk.undestaged`). Writers waiting
         for space are dropped (their writes failed: a host still up sees them fail); the backlog
         counters drop to zero (the caller decides what was lost and what a surviving replica holder
         takes over).
