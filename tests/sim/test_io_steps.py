@@ -11,15 +11,16 @@ id, so no event is added, dropped or reordered), the I/Os' completion order and 
 and the counters they touch. No tolerance: the two forms must compute the same floats in the same
 order.
 
-- :class:`ReadHit` (:meth:`VM.start`'s one scheduled callback for a hit) against :meth:`VM._read`'s
-  ``sleep``;
+- :class:`ReadHit` (:meth:`VM.start`'s one scheduled callback for a hit) against
+  :func:`~simcache.sim.components.vm_paths.read_path`'s ``sleep``;
 - :class:`ArrayRead` against the generator written out below (:func:`_array_read_steps`: the form it
   replaced; the VM's own generators start an ``ArrayRead`` for a miss, so they cannot be its
   reference);
 - :class:`ReplicaLeg` (its ``arrived`` callback on the transfer's Signal) against a generator that
   waits for the transfer and then does the peer's part (:func:`_leg_steps`);
-- :class:`WriteBack` against :meth:`VM._write_back`, through a destage buffer small enough that
-  writes wait for room, and a tier failure that fails the writes still waiting.
+- :class:`WriteBack` against :func:`~simcache.sim.components.vm_paths.write_back`, through a
+  destage buffer small enough that writes wait for room, and a tier failure that fails the writes
+  still waiting.
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ def _plan(seed: int, count: int, spread: float) -> list[tuple[float, int, int]]:
     return [(float(t), int(s), int(o)) for t, s, o in zip(times, sizes, offsets, strict=True)]
 
 
-# -- ReadHit: VM.start's one scheduled callback for a read hit, against VM._read's sleep --
+# -- ReadHit: VM.start's one scheduled callback for a read hit, against read_path's sleep --
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -278,7 +279,7 @@ def _leg_steps(
     clock = vm.clock
     host.replica_payload_sent += float(size)
     wire, packets = path[0].framing[float(size)]
-    yield host.network.send(path, wire, packets, vm._peer_latency, 0.0)
+    yield host.network.send(path, wire, packets, vm.peer_latency, 0.0)
     now = current_time(clock)
     done = peer.tier.submit(now, size, True, vm.gc_factor)
     if peer.tier_up:
@@ -318,7 +319,7 @@ def test_replica_legs_as_callbacks_step_as_the_generator(seed: int) -> None:
     assert all(arrived < done < acked for arrived, done, acked in step_times)
 
 
-# -- WriteBack: against VM._write_back --
+# -- WriteBack: against write_back --
 
 
 @pytest.mark.parametrize(("seed", "fail_at"), [(9, None), (10, None), (12, 0.03)])

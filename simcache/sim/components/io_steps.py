@@ -1,5 +1,5 @@
-"""An I/O's path as callbacks: the common cases of :class:`simcache.sim.components.vm.VM`'s
-generators, without a generator.
+"""An I/O's path as callbacks: the common cases of a VM's generators
+(:mod:`simcache.sim.components.vm_paths`), without a generator.
 
 A VM's I/O is a generator of waits (:meth:`VM.io`), resumed by a
 :class:`simcache.sim.kernel.clock.Resumer` at each. Resuming a generator costs a
@@ -203,8 +203,8 @@ class ReplicaLeg:
 
 class WriteBack:
     """A synchronous write-back write (no ``async`` replication, no metadata record, not serialized,
-    with the peers its policy promises), issued now: :meth:`VM._write_back`'s waits as phases of one
-    callback (:meth:`_step`).
+    with the peers its policy promises), issued now: the waits of
+    :func:`~simcache.sim.components.vm_paths.write_back` as phases of one callback (:meth:`_step`).
 
     1. Its local part and its replica legs start at once (:meth:`VM.begin_write`,
        :meth:`VM.replicate_all`);
