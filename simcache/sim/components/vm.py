@@ -447,8 +447,8 @@ class VM:
         return issued, -1.0
 
     def _hit_served(self, signal: Signal) -> None:
-        """A read hit started by :meth:`start` is done: record it (as :meth:`_read` does after
-        its wait)."""
+        """A read hit started by :meth:`start` is done: record it (as
+        :func:`~simcache.sim.components.vm_paths.read_path` does after its wait)."""
         hit: ReadHit = signal._value
         self.hit_done(hit.number, hit.size, hit.issued, hit.host)
         if hit.finished is not None:
