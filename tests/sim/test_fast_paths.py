@@ -327,7 +327,7 @@ def test_paths_chooses_the_form_the_run_is_built_in() -> None:
         model = build(scenario, 1, paths=paths)
         assert model.clock.callbacks is (paths == "callbacks")
         found = set()
-        for entry in model.clock.heap:
+        for entry in kernel.queued(model.clock):
             bound = getattr(entry.callback, "__self__", None)
             if bound is not None:
                 found.add(type(bound).__name__)

@@ -146,8 +146,7 @@ def _step_all(world: World, until: float) -> list[tuple[float, int]]:
     processed."""
     clock = world.clock
     processed: list[tuple[float, int]] = []
-    while clock.heap and clock.heap[0].time <= until:
-        entry = clock.heap[0]
+    while (entry := kernel.first_queued(clock)) is not None and entry.time <= until:
         processed.append((entry.time, int(entry.key)))
         clock.step()
     return processed
