@@ -14,9 +14,10 @@ bench_memory.py). ``bytes_per_block`` leaves out the files named in ``LEFT_OUT``
 the records and this script); ``bytes_per_block_all_files`` counts everything, the figure for the
 compiled engine, whose allocations tracemalloc charges to the Python frame that called it. Twice:
 WB+0 on one host (the block on its host only) and WB+1 on two hosts (also a replica on a peer).
-Cached read lines: one host's :class:`ReadCache` taking distinct 64 KiB lines, once as the plain
-dict a cache keeps up to ``COMPACT_AT`` lines and once in its compact arrays (the form it moves to
-past that).
+Cached read lines: one host's :class:`ReadCache` taking 200,000 distinct 64 KiB lines (its two
+vectors, compact from the first line). Pending writes alone: a destager's :class:`WriteQueue` taking
+100,000 4 KiB writes (the buffered block without the cache line and the run around it). The
+same for a destager with ``order = "hash"``: WB+0 on one host, and its :class:`HashWalk` alone.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ capacity = "64GiB"
 trigger = "watermarks"
 high_watermark = 0.95
 low_watermark = 0.9
+order = "{order}"
 [array]
 profile = "afa-24x-nvme"
 [[groups]]
@@ -75,14 +77,16 @@ def _held_writes(model: Any) -> int:
     return int(sum(host.destager.backlog_bytes for host in model.hosts)) // 4096
 
 
-def buffered_blocks(hosts: int, policy: str, t1: float, t2: float) -> dict[str, Any]:
+def buffered_blocks(
+    hosts: int, policy: str, t1: float, t2: float, order: str = "arrival"
+) -> dict[str, Any]:
     """Bytes Python allocated per write buffered between ``t1`` and ``t2`` (per file, and in
-    all)."""
+    all), the destager taking its writes in ``order``."""
     from simcache.sim.components.kernel import run_until
     from simcache.sim.engine import build
 
     scenario = simcache.Scenario.model_validate(
-        __import__("tomllib").loads(WRITER.format(hosts=hosts, policy=policy))
+        __import__("tomllib").loads(WRITER.format(hosts=hosts, policy=policy, order=order))
     )
     tracemalloc.start()
     model = build(scenario, seed=1)
@@ -105,6 +109,7 @@ def buffered_blocks(hosts: int, policy: str, t1: float, t2: float) -> dict[str, 
     return {
         "hosts": hosts,
         "policy": policy,
+        "order": order,
         "t1_s": t1,
         "t2_s": t2,
         "blocks_buffered_between": blocks,
@@ -115,7 +120,9 @@ def buffered_blocks(hosts: int, policy: str, t1: float, t2: float) -> dict[str, 
     }
 
 
-def buffered_blocks_rss(hosts: int, policy: str, t1: float, t2: float) -> dict[str, Any]:
+def buffered_blocks_rss(
+    hosts: int, policy: str, t1: float, t2: float, order: str = "arrival"
+) -> dict[str, Any]:
     """As :func:`buffered_blocks`, by resident memory instead of tracemalloc (no tracing
     overhead; it counts the allocator's slack too): the growth of the process's resident set per
     write buffered between ``t1`` and ``t2``."""
@@ -125,7 +132,7 @@ def buffered_blocks_rss(hosts: int, policy: str, t1: float, t2: float) -> dict[s
     from simcache.sim.engine import build
 
     scenario = simcache.Scenario.model_validate(
-        __import__("tomllib").loads(WRITER.format(hosts=hosts, policy=policy))
+        __import__("tomllib").loads(WRITER.format(hosts=hosts, policy=policy, order=order))
     )
     model = build(scenario, seed=1)
     run_until(model.clock, t1)
@@ -143,15 +150,14 @@ def buffered_blocks_rss(hosts: int, policy: str, t1: float, t2: float) -> dict[s
     }
 
 
-def cached_lines(lines: int, compact: bool) -> dict[str, Any]:
-    """Bytes per line of a read cache holding ``lines`` distinct 64 KiB lines (dict form, or
-    compact arrays)."""
+def cached_lines(lines: int) -> dict[str, Any]:
+    """Bytes per line of a read cache holding ``lines`` distinct 64 KiB lines."""
     from simcache.sim.components.cache import ReadCache
 
     line = 64 * 1024
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    cache = ReadCache(2 * lines, line, compact_at=1 if compact else 2 * lines)
+    cache = ReadCache(2 * lines, line)
     for n in range(lines):
         cache.insert(n % 16, (n // 16) * line, line)
     after = tracemalloc.get_traced_memory()[0]
@@ -159,9 +165,42 @@ def cached_lines(lines: int, compact: bool) -> dict[str, Any]:
     assert cache.lookup(0, 0, line)
     return {
         "lines": lines,
-        "form": "compact arrays" if compact else "dict",
+        "form": "vectors (log and index)",
         "bytes_per_line": round((after - before) / lines, 1),
     }
+
+
+def pending_writes(writes: int) -> dict[str, Any]:
+    """Bytes per write of a destager's pending-write queue holding ``writes`` 4 KiB writes of 16
+    VMs, each replicated to one peer (a placeholder object)."""
+    from simcache.sim.components.pending import WriteQueue
+
+    peers = (object(),)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    queue = WriteQueue()
+    for n in range(writes):
+        queue.push((n % 16, n * 4096, 4096, peers, False), n * 1e-6)  # type: ignore[arg-type]
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return {"writes": writes, "bytes_per_write": round((after - before) / writes, 1)}
+
+
+def hash_walk(writes: int) -> dict[str, Any]:
+    """Bytes per write of a hash-ordered destager's walk (:class:`HashWalk`, 4 KiB blocks)
+    holding ``writes`` 4 KiB writes of 16 VMs, each replicated to one peer (a placeholder
+    object)."""
+    from simcache.sim.components.pending import HashWalk
+
+    peers = (object(),)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    walk = HashWalk(4096)
+    for n in range(writes):
+        walk.push((n % 16, n * 4096, 4096, peers, False))  # type: ignore[arg-type]
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return {"writes": writes, "bytes_per_write": round((after - before) / writes, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,8 +214,11 @@ def main(argv: list[str] | None = None) -> int:
         "buffered_blocks": [
             buffered_blocks(1, "WB+0", 0.5, 2.5),
             buffered_blocks(2, "WB+1", 0.5, 2.0),
+            buffered_blocks(1, "WB+0", 0.5, 1.5, order="hash"),
         ],
-        "cached_lines": [cached_lines(200_000, False), cached_lines(200_000, True)],
+        "cached_lines": [cached_lines(200_000)],
+        "pending_writes": [pending_writes(100_000)],
+        "hash_walk": [hash_walk(100_000)],
     }
     text = json.dumps(report, indent=1)
     print(text)

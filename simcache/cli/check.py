@@ -12,7 +12,9 @@ from contextlib import ExitStack
 
 from simcache.base.errors import ScenarioError
 from simcache.cli.progress import progress_bar, shows_progress
-from simcache.runs.checks import CheckOutcome, CheckPlan, prepare, scenario_files, validation_report
+from simcache.runs.checks import CheckOutcome, CheckPlan, prepare, scenario_files
+from simcache.runs.validation_report import validation_report
+from simcache.runs.workers import replication_executor
 from simcache.sim.control import Cancel, Limits, Stopped, cancel_on_signals, check_work, exit_status
 
 __all__ = ["check_json", "run_check"]
@@ -36,9 +38,6 @@ def run_check(args: argparse.Namespace, limits: Limits) -> int:
     def say(line: str = "", flush: bool = False) -> None:
         if not args.json:
             print(line, flush=flush)
-
-    # the pool and Dask helpers live with the sweep
-    from simcache.runs.sweep import replication_executor
 
     stopped: Stopped | None = None
     with (

@@ -1,5 +1,13 @@
-"""Command line: ``simcache
-run|sweep|size|check|estimate|report|import|fit|compare-trace|calibrate|profiles|app``.
+"""The command line's entry point: ``simcache`` and its arguments parsed, each subcommand handed to
+the module that runs it.
+
+:func:`main` parses ``simcache
+run|sweep|size|check|estimate|report|import|fit|compare-trace|calibrate|profiles|app`` (every
+subcommand's arguments, options and help are here, but ``size``'s and the report options, which
+their modules add) and calls the subcommand: ``run`` and ``report`` in :mod:`simcache.cli.run`,
+``estimate`` in :mod:`simcache.cli.estimate`, ``import``, ``fit`` and ``compare-trace`` in
+:mod:`simcache.cli.ingest`, ``calibrate`` and ``profiles`` in :mod:`simcache.cli.devices`, the
+others in the module of their name.
 
 Every subcommand goes through the public API; bad input prints the
 :class:`~simcache.base.errors.ScenarioError` message (file, field, fix) and exits 2.
@@ -11,55 +19,31 @@ print JSON for scripts with ``--json`` (and then no progress).
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-import pandas as pd
-
-from simcache.base.errors import ScenarioError, listing
-from simcache.base.metrics import PERCENTILES, THROUGHPUT_COLUMNS
-from simcache.base.names import group_name
+from simcache.base.errors import ScenarioError
 from simcache.base.units import UnitError, parse_duration, parse_size
 from simcache.cli.app import run_app
 from simcache.cli.check import run_check
 from simcache.cli.devices import run_calibrate, run_profiles
-from simcache.cli.progress import progress_bar, shows_progress
-from simcache.cli.report import ReportPlan, add_report_options
+from simcache.cli.estimate import run_estimate
+from simcache.cli.ingest import run_compare_trace, run_fit, run_import
+from simcache.cli.report import add_report_options
+from simcache.cli.run import run_report, run_scenario
 from simcache.cli.size import add_size_parser, run_size
-from simcache.cli.sweep import run_sweep, sweep_progress
-from simcache.estimate import estimate
-from simcache.report.run_report import report, stopped_line, text_table
-from simcache.results.event_impact import impacts_json
-from simcache.results.result import Result
-from simcache.runs.simulate import simulate
-from simcache.runs.sweep import grid_points
-from simcache.sim.control import (
-    DEFAULT_LIMITS,
-    MAX_IOS_ENV,
-    MAX_MEMORY_ENV,
-    NO_LIMITS,
-    Cancel,
-    Limits,
-    cancel_on_signals,
-    check_work,
-    exit_status,
-)
-from simcache.spec import REPLICAS, TRACE_FORMATS, Scenario, load_scenario
+from simcache.cli.sweep import run_sweep
+from simcache.sim.control import DEFAULT_LIMITS, MAX_IOS_ENV, MAX_MEMORY_ENV, NO_LIMITS, Limits
+from simcache.spec import REPLICAS, TRACE_FORMATS
 from simcache.spec.library import local_or_example
 from simcache.spec.profiles import KINDS
-from simcache.traces.formats import FORMATS, load_trace, parse_option
+from simcache.traces.formats import FORMATS
 from simcache.workloads.calibrate.device import KINDS as CALIBRATE_KINDS
-from simcache.workloads.ingest.fit import compare, fit_trace
-from simcache.workloads.ingest.imported import DEFAULT_POLICY, Imported, import_workload
+from simcache.workloads.ingest.imported import DEFAULT_POLICY
 
 __all__ = ["main"]
-
-_SUMMARY_COLUMNS = ["group", "op", *THROUGHPUT_COLUMNS, *PERCENTILES, "mean_ms"]
-"""The summary table as `estimate` prints it."""
 
 
 def _duration(text: str) -> float:
@@ -484,6 +468,7 @@ def _limits(args: argparse.Namespace) -> Limits:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``simcache`` with ``argv`` (default: the process's arguments); the exit status."""
     parser = _parser()
     args, streamlit_options = parser.parse_known_args(argv)
     if streamlit_options and args.command != "app":
@@ -492,7 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "app":
             return run_app(streamlit_options)
         if args.command == "run":
-            return _run(args)
+            return run_scenario(args, _limits(args))
         if args.command == "sweep":
             return run_sweep(args)
         if args.command == "size":
@@ -500,15 +485,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             return run_check(args, _limits(args))
         if args.command == "estimate":
-            return _estimate(args)
+            return run_estimate(args)
         if args.command == "import":
-            return _import(args)
+            return run_import(args)
         if args.command == "fit":
-            return _fit(args)
+            return run_fit(args)
         if args.command == "report":
-            return _report(args)
+            return run_report(args, _limits(args))
         if args.command == "compare-trace":
-            return _compare_trace(args)
+            return run_compare_trace(args)
         if args.command == "calibrate":
             return run_calibrate(args)
         return run_profiles(args)
@@ -521,290 +506,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
-
-
-def _scenario(args: argparse.Namespace) -> Scenario:
-    """The scenario of ``run`` or ``estimate``: the file or built-in, or its ``--variant``."""
-    scenario = load_scenario(args.scenario)
-    if args.variant is None or args.variant == "base":
-        return scenario
-    if args.variant not in scenario.variants:
-        defined = listing(list(scenario.variants)) or "none"
-        raise ScenarioError(
-            str(args.scenario),
-            [("--variant", f"no variant named {args.variant!r}; defined: {defined}")],
-        )
-    return scenario.variant(args.variant)
-
-
-def _run_scenario(args: argparse.Namespace) -> Scenario:
-    """The scenario of ``run`` or ``report``: :func:`_scenario` with ``--seed`` and
-    ``--duration`` applied."""
-    scenario = _scenario(args)
-    if args.seed is not None:
-        scenario = scenario.with_seed(args.seed)
-    if args.duration is not None:
-        scenario = scenario.with_duration(args.duration)
-    return scenario
-
-
-def _simulate(
-    scenario: Scenario, limits: Limits, json_output: bool = False, keep_records: bool = True
-) -> tuple[Result, Cancel]:
-    """Run ``scenario`` once within ``limits``, with a progress bar on a terminal (not for
-    ``--json``); Ctrl-C or SIGTERM cancels the token and stops the run early (its partial result
-    is returned). ``keep_records=False``: a streaming run (histograms and counters, no per-I/O
-    records)."""
-    work = check_work(scenario, limits, keep_records=keep_records)
-    expected = f", {work.describe()}" if math.isfinite(work.ios) else ""
-    with cancel_on_signals(Cancel()) as token:
-        print(
-            f"simulating {scenario.name!r} for {scenario.run.duration:g} s{expected}; Ctrl-C stops "
-            "it and keeps the partial result",
-            file=sys.stderr,
-            flush=True,
-        )
-        with progress_bar(
-            f"simulating {scenario.run.duration:g} s", enabled=shows_progress(json_output)
-        ) as bar:
-            # checked above
-            result = simulate(
-                scenario,
-                progress=bar.update,
-                cancel=token,
-                limits=NO_LIMITS,
-                keep_records=keep_records,
-            )
-    return result, token
-
-
-def _run(args: argparse.Namespace) -> int:
-    """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or
-    143."""
-    result, token = _simulate(
-        _run_scenario(args), _limits(args), args.json, keep_records=not args.no_records
-    )
-    stopped = stopped_line(result)
-    if stopped:
-        print(stopped, file=sys.stderr if args.json else sys.stdout, flush=True)
-    if args.out is not None:
-        result.save(args.out)
-    if args.records is not None:
-        args.records.parent.mkdir(parents=True, exist_ok=True)
-        result.records.to_parquet(args.records, index=False)
-    if args.json:
-        print(json.dumps({**result.to_json(), "event_impact": impacts_json(result)}, indent=2))
-    else:
-        print(report(result))
-        if args.out is not None:
-            tables = (
-                "records, unfinished, series, summary, breakdown as CSV and Parquet; meta.json "
-                "with the warnings"
-            )
-            if args.no_records:
-                tables = tables.removeprefix("records, ")
-            print(f"\nresults written to {args.out}/ ({tables})")
-        if args.records is not None:
-            print(f"records written to {args.records} ({len(result.records):,} I/Os)")
-        if stopped:
-            print(stopped)
-    return exit_status(token) if stopped else 0
-
-
-def _report(args: argparse.Namespace) -> int:
-    """Run the scenario, then the sweep around it (not after a stop), and write the HTML report;
-    a stopped run's report is written too, marked partial, and the exit status is 130 or 143.
-    Ctrl-C or SIGTERM during the sweep stops the sweep only: the report holds the run and the
-    sweep's finished runs, its sweep marked partial (130 or 143)."""
-    scenario = _run_scenario(args)
-    plan = ReportPlan.from_args(args, scenario)
-    # report writes a file: progress on a terminal
-    result, token = _simulate(scenario, _limits(args))
-    stopped = stopped_line(result)
-    if stopped or not plan.grid:
-        print(plan.write(result, with_sweep=False))
-        if stopped:
-            print(stopped)
-        return exit_status(token) if stopped else 0
-    runs = len(grid_points(plan.grid)) * len(plan.seeds)
-    print(
-        f"sweeping {runs} runs around it; Ctrl-C stops the sweep and writes the report with the "
-        "runs that finished",
-        file=sys.stderr,
-    )
-    with cancel_on_signals(Cancel()) as sweep_token, sweep_progress() as progress:
-        print(plan.write(result, progress=progress, cancel=sweep_token))
-    return exit_status(sweep_token) if sweep_token.cancelled else 0
-
-
-_NOT_STABLE = (
-    "NOT STABLE: an open-loop load exceeds a component's capacity; latency there is unbounded (see "
-    "warnings)"
-)
-
-
-def _estimate(args: argparse.Namespace) -> int:
-    """Print the analytic estimate: summary table, utilizations, bottleneck and the destage
-    buffer's fluid figures."""
-    result = estimate(_scenario(args), duration=args.duration)
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-        return 0
-    start, end = result.window
-    # overloaded cells
-    summary = result.summary.astype(object).where(~result.summary.isin([math.inf]), "unbounded")
-    lines = [
-        f"scenario {result.scenario.name!r}  analytic estimate over {start:g}-{end:g}s (no "
-        "simulation; see docs/estimate.md)",
-        *([] if result.stable else [_NOT_STABLE]),
-        "",
-        "Latency per VM group (ms), IOPS and MB/s:",
-        text_table(summary, _SUMMARY_COLUMNS),
-        "",
-        "Busiest components (mean utilization over the window):",
-    ]
-    busiest = sorted(result.utilization.items(), key=lambda item: -item[1])[:8]
-    lines.append(
-        text_table(pd.DataFrame(busiest, columns=["component", "mean"]), ["component", "mean"])
-    )
-    name, utilization = result.bottleneck()
-    lines += [
-        "",
-        f"bottleneck: {name} at {utilization:.0%} mean utilization",
-        "",
-        "Destage buffer (fluid model):",
-    ]
-    for fluid in result.destager:
-        if fluid.accept_rate_bytes_s <= 0:
-            continue
-        lines.append(
-            f"  {fluid.host}: accepts {fluid.accept_rate_bytes_s / 1e6:.1f} MB/s at peak, "
-            f"drains {fluid.drain_rate_bytes_s / 1e6:.1f} MB/s; "
-            f"fills in {fluid.fill_time_s:.3g}s, drains in {fluid.drain_time_s:.3g}s; "
-            f"full {fluid.full_fraction:.0%} of the window (accepting "
-            f"{fluid.accepted_while_full_bytes_s / 1e6:.1f} MB/s while full); "
-            f"peak backlog {fluid.peak_backlog_bytes / 2**20:.0f} MiB"
-        )
-    lines += [""] * bool(result.warnings) + [f"warning: {warning}" for warning in result.warnings]
-    lines += [f"note: {note}" for note in result.notes]
-    print("\n".join(lines))
-    return 0
-
-
-def _import(args: argparse.Namespace) -> int:
-    options = dict(parse_option(text) for text in args.option)
-    imported = import_workload(args.path, args.format, **options)
-    return _write_scenario(args, imported, imported.format, f"run it with: simcache run {args.out}")
-
-
-def _write_scenario(
-    args: argparse.Namespace, imported: Imported, heading: str, next_step: str
-) -> int:
-    """Print what was imported and write its scenario to ``--out`` (or print it); refuse one that
-    does not load."""
-    imported.scenario(args.base, args.policy)
-    text = imported.toml(
-        args.base, args.policy, folder=None if args.out is None else args.out.parent
-    )
-    out = sys.stderr if args.out is None else sys.stdout
-    print(f"{args.path}: {heading}", file=out)
-    for what, value in imported.facts:
-        print(f"  {what}: {value}", file=out)
-    for warning in imported.warnings:
-        print(f"  warning: {warning}", file=out)
-    if args.out is None:
-        print(text, end="")
-    else:
-        args.out.write_text(text)
-        print(f"scenario written to {args.out}; {next_step}", file=out)
-    return 0
-
-
-def _fit(args: argparse.Namespace) -> int:
-    """Import a trace, replace each device's replay group by its fitted synthetic workload, and
-    write the scenario."""
-    options = dict(parse_option(text) for text in args.option)
-    imported = import_workload(args.path, args.format, **options)
-    if imported.trace is None:
-        raise ScenarioError(
-            str(args.path),
-            [("format", f"{imported.format} is not a trace; fit takes {', '.join(TRACE_FORMATS)}")],
-        )
-    groups, facts = [], []
-    for group in imported.groups:
-        device = group["workload"]["trace"]["devices"][0]
-        if args.device is not None and device != args.device:
-            continue
-        try:
-            fitted = fit_trace(imported.trace, device, args.interval)
-        except ValueError as exc:
-            raise ScenarioError(
-                str(args.path), [("--device" if args.device else "trace", str(exc))]
-            ) from None
-        groups.append(
-            {**group, "workload": fitted.workload.model_dump(mode="json", exclude_defaults=True)}
-        )
-        facts += [(f"{group['name']}: {what}", value) for what, value in fitted.facts]
-    if not groups:
-        devices = ", ".join(g["workload"]["trace"]["devices"][0] for g in imported.groups)
-        raise ScenarioError(
-            str(args.path),
-            [
-                (
-                    "--device",
-                    f"no device {args.device!r} with reads or writes; the trace has {devices}",
-                )
-            ],
-        )
-    fitted_import = replace(
-        imported,
-        groups=groups,
-        facts=[*imported.facts, *facts],
-        format=f"{imported.format}, fitted by simcache fit",
-    )
-    return _write_scenario(
-        args,
-        fitted_import,
-        imported.format,
-        f"compare it with: simcache compare-trace {args.path} {args.out}",
-    )
-
-
-def _compare_trace(args: argparse.Namespace) -> int:
-    """Each open-loop group next to the trace device of its name (the whole trace when no device
-    has it)."""
-    options = dict(parse_option(text) for text in args.option)
-    trace = load_trace(args.path, args.format, options)
-    scenario = load_scenario(args.scenario)
-    used: set[str] = set()
-    # the names simcache import gives them
-    by_name = {group_name(device, used): device for device in trace.devices}
-    compared = 0
-    for group in scenario.groups:
-        if group.workload.mode != "open":
-            continue
-        device = by_name.get(group.name)
-        table = compare(trace, group, seed=args.seed, device=device)
-        table["relative_error"] = [
-            f"{e:+.1%}" if math.isfinite(e) else "-" for e in table["relative_error"]
-        ]
-        print(
-            f"== group {group.name} vs {'device ' + device if device else 'the whole trace'} "
-            f"({args.path})"
-        )
-        print(text_table(table, ["statistic", "trace", "synthetic", "relative_error"]))
-        compared += 1
-    if not compared:
-        raise ScenarioError(
-            str(args.scenario),
-            [
-                (
-                    "groups",
-                    "no open-loop group to compare; fit one with: simcache fit TRACE -o OUT.toml",
-                )
-            ],
-        )
-    return 0
 
 
 if __name__ == "__main__":

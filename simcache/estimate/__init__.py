@@ -16,7 +16,8 @@ The modules, in the order an estimate uses them:
   every I/O's path (:mod:`~simcache.estimate.paths`) as arrays
   (:mod:`~simcache.estimate.network`) and the read caches (:mod:`~simcache.estimate.readcache`);
 - :mod:`~simcache.estimate.solver`: one state's mean value analysis
-  (:mod:`~simcache.estimate.theory.mva_step`, :mod:`~simcache.estimate.theory.queueing`);
+  (:mod:`~simcache.estimate.theory.mva_step`, :mod:`~simcache.estimate.theory.queueing`), with the
+  flushers' drain capacity (:mod:`~simcache.estimate.drain`);
 - :mod:`~simcache.estimate.timeline`: the run as pieces of constant state;
 - :mod:`~simcache.estimate.overload`: overloads, saturated components and filling destage buffers
   (:class:`EstimateWarning`);

@@ -21,7 +21,7 @@ __all__ = ["DestageBatches", "FullBatch"]
 @dataclass(frozen=True)
 class FullBatch:
     """A host's destage batch with a backlog, and what it costs (see
-    :meth:`simcache.estimate.solver.Solver._drains`)."""
+    :func:`simcache.estimate.drain.drains`)."""
 
     size: float  # bytes
     wire: float  # s on the storage link at line rate
@@ -146,6 +146,7 @@ class DestageBatches:
                 )
                 cycle = (
                     services.destage_read_latency(batch)
+                    + batch * services.read_channel
                     + batch / services.read_rate
                     + services.storage_seconds(batch)
                     + 2.0 * message_seconds(storage)
@@ -197,6 +198,7 @@ class DestageBatches:
                 wire=services.storage_seconds(batch),
                 spindle_demand=operations / services.spindles * mean,
                 delays=services.destage_read_latency(batch)
+                + batch * services.read_channel
                 + batch / services.read_rate
                 + 2.0 * message_seconds(services.storage_link)
                 + imbalance,

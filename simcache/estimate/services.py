@@ -35,6 +35,7 @@ from simcache.physics.array import (
     drive_seek_curve,
     flash_op_seconds,
     mean_transfer_seconds,
+    queued_positioning_moments,
     read_modify_write,
     revolution_seconds,
     seek_span,
@@ -49,6 +50,7 @@ from simcache.physics.cluster import (
     framed_bytes,
     gc_refill_rate,
     pipe_rate,
+    read_channel_seconds,
     tier_service_seconds,
 )
 from simcache.spec import Scenario
@@ -86,6 +88,8 @@ class ServiceTimes:
         tier = cluster.tier
         self.tier_read_latency = tier.read_latency
         self.tier_write_latency = tier.write_latency
+        # s per byte a read holds its unit after its latency (die to controller; 0 if unset)
+        self.read_channel = read_channel_seconds(tier)
         self.exponential_tier = tier.service == "exponential"
         # Destage reads: one operation per batch (fcfs), else background requests of at most this
         # many bytes.
@@ -138,6 +142,30 @@ class ServiceTimes:
         # Zoned recording: the mean seconds per byte over the span the data covers
         # (simcache.physics.array.zone_rate).
         self.media = 1.0 / mean_transfer_seconds(1.0, drive.media_rate, drive.inner_rate, self.span)
+        # A reordering drive (command_queueing > 1): the positioning of a random operation is the
+        # least of the commands it chooses among, as many as the closed loops keep outstanding per
+        # spindle, less the one in service and reorder_lag, at most command_queueing
+        # (queued_positioning_moments: candidates drawn afresh).
+        self.queued: tuple[float, float] | None = None
+        if not self.flash and drive.command_queueing > 1:
+            outstanding = sum(
+                scenario.group_vm_count(group) * group.workload.workers * group.workload.outstanding
+                for group in scenario.groups
+                if group.workload.mode == "closed"
+            )
+            candidates = min(
+                round(outstanding / array.spindles) - 1 - drive.reorder_lag,
+                drive.command_queueing,
+            )
+            if candidates > 1:
+                self.queued = queued_positioning_moments(
+                    self.seek,
+                    self.span,
+                    self.revolution,
+                    drive.overhead,
+                    candidates,
+                    drive.reorder == "seek",
+                )
         self.copies = chunk_copies(array.raid, array.spindles)
         self.rmw = read_modify_write(array.raid)
         self.stripe = array.stripe
@@ -167,6 +195,8 @@ class ServiceTimes:
         base = host * self.per_host
         latency = self.tier_write_latency if is_write else self.tier_read_latency
         per_byte = 1.0 / (self.write_rate if is_write else self.read_rate)
+        # a read's channel time: deterministic per byte, on the unit (as the simulator's)
+        channel = 0.0 if is_write else self.read_channel
         size_scv = max(0.0, size_sq / size**2 - 1.0)
         steps = []
         if front and self.command_overhead > 0:
@@ -188,12 +218,12 @@ class ServiceTimes:
                     switched_service=size * gc_factor / self.gc_rate,
                 )
             )
-        mean = tier_service_seconds(latency + self.stall_mean, size, per_byte)
+        mean = tier_service_seconds(latency + self.stall_mean, size, per_byte + channel)
         if self.exponential_tier:
             steps.append(Step(QUEUE, station=base + TIER, service=mean, scv=1.0))
             return steps
         variance = (
-            per_byte**2 * max(0.0, size_sq - size * size)
+            (per_byte + channel) ** 2 * max(0.0, size_sq - size * size)
             + (self.unit_cv * latency) ** 2
             + self.stall_variance
         )
@@ -231,8 +261,13 @@ class ServiceTimes:
         if self.flash:  # no seek, no rotation: deterministic (flash_op_seconds)
             access = self.write_time if is_write and not rmw else self.read_time
             return flash_op_seconds(access, chunk / self.media, self.write_time, rmw), 0.0
-        seek, seek_square = self.seek.moments(self.span * seek_scale)
         revolution = self.revolution
+        if self.queued is not None and seek_scale == 1.0 and streaming == NO_STREAMING:
+            positioning, square = self.queued
+            return spindle_op_seconds(positioning, 0.0, chunk / self.media, revolution, rmw), max(
+                0.0, square - positioning**2
+            )
+        seek, seek_square = self.seek.moments(self.span * seek_scale)
         overhead = self.overhead
         if overhead:
             seek_square += 2.0 * overhead * seek + overhead * overhead

@@ -4,6 +4,8 @@ implies.
 :class:`Solver` repeats :func:`simcache.estimate.theory.mva_step.mva_step` until the
 queues settle (Schweitzer's fixed point, or the population recursion of one
 closed chain); the procedure is in ``docs/estimate.md`` (Queueing, Destager).
+The destage load it checks the queues against, what each host's flushers
+can drain at the utilizations reached, is :mod:`simcache.estimate.drain`.
 :func:`solve_hit_ratios` is the step before the timeline: the read hit ratios
 every state is solved with.
 """
@@ -13,12 +15,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from simcache.estimate.drain import drains, flusher_rate
 from simcache.estimate.theory.mva_step import (
-    OVERLOAD_FLOOR,
     StepRates,
     Sweep,
     aitken,
@@ -27,9 +29,7 @@ from simcache.estimate.theory.mva_step import (
     with_own_loads,
 )
 from simcache.estimate.theory.numeric import TOLERANCE, Floats, pass_limit, sums
-from simcache.estimate.theory.queueing import mva_closed
 from simcache.estimate.theory.state import FULL, KEEPING_UP, StateKey, StateResult
-from simcache.estimate.theory.stations import ARRAY, ARRAY_RX, CONTROLLER, STORAGE_TX, TIER
 
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
@@ -349,7 +349,7 @@ class Solver:
         c = self.c
         write_back = self.net.host_flows[: c.hosts].dot(self._op_rates(throughput)).tolist()
         return [
-            _flusher_rate(self.key.buffer[h], write_back[h], drain[h])
+            flusher_rate(self.key.buffer[h], write_back[h], drain[h])
             if c.destaging_hosts[h]
             else 0.0
             for h in range(c.hosts)
@@ -491,6 +491,11 @@ class Solver:
             self.passes,
         )
 
+    def _drains(self, sweep: Sweep) -> list[float]:
+        """Per host, the bytes/s its flushers destage with a backlog at this solution's
+        utilizations (see :func:`simcache.estimate.drain.drains`)."""
+        return drains(self.c, self.key.buffer, self.destage_rates, self.destage_loads, sweep)
+
     def copy(self, key: StateKey) -> Solver:
         """This solver, as the state ``key``: a shallow copy (its arrays shared), as
         ``copy.copy`` would make, which the compiled module's classes do not support."""
@@ -520,7 +525,7 @@ class Solver:
                 return False
             if mode == before or not c.destaging_hosts[h]:
                 continue
-            rate = _flusher_rate(mode, result.write_back_bytes[h], result.drain[h])
+            rate = flusher_rate(mode, result.write_back_bytes[h], result.drain[h])
             if rate != self.destage_rates[h] or c.batches.shape(
                 h, rate, mode != KEEPING_UP
             ) != c.batches.shape(h, rate, before != KEEPING_UP):
@@ -548,119 +553,6 @@ class Solver:
         )
         other.result = other._collect(other.solution)
         return other, other.result
-
-    def _drains(self, sweep: Sweep) -> list[float]:
-        """Per host, the bytes/s its flushers destage with a backlog (infinite for a host that never
-        destages): full batches, at most what the shared stations leave.
-
-        The flushers are a closed loop of ``concurrency`` customers: the storage transfer and the
-        array's spindle work are queues (slowed by the other traffic there, as in mixed MVA); the
-        tier read, the latencies and the wait for the batch's most loaded spindle (binomial
-        operation counts) are delays.
-        """
-        c = self.c
-        utilization = sweep.utilization
-        array_util = utilization[c.shared + ARRAY]
-        array_rx = utilization[c.shared + ARRAY_RX]
-        drains = []
-        # alike hosts (same write mix, load and port) drain alike
-        known: dict[tuple[Any, ...], float] = {}
-        for host in range(c.hosts):
-            if not c.destaging_hosts[host]:
-                drains.append(math.inf)
-                continue
-            own = self.destage_rates[host]
-            port = utilization[host * c.per_host + STORAGE_TX]
-            tier = self._tier_limit(host, sweep)
-            inputs = (
-                c.batches.write_mix[host],
-                own,
-                port,
-                tier,
-                self.key.buffer[host] != KEEPING_UP,
-            )
-            drain = known.get(inputs)
-            if drain is None:
-                drain = known[inputs] = self._drain(host, own, array_util, array_rx, port, tier)
-            drains.append(drain)
-        return drains
-
-    def _tier_limit(self, host: int, sweep: Sweep) -> float:
-        """Bytes/s of destage reads the host's tier lets through (infinite under ``fcfs``
-        scheduling, where they queue with the VMs' I/O). Under ``priority`` a destage read starts
-        only when the device has no VM I/O booked: the flushers get the share of time it holds
-        none, taken as ``exp(-L)`` (the VMs' I/Os present, L of them on average, as a Poisson
-        number: in service at its units or command processor, or waiting for the processor; their
-        waits for units and pipe are left out, as the estimate queues destage reads with them
-        there, ``fcfs``), at the reads' cost on the part they load most (per
-        ``background_request``: the read latency on a unit, the command on the processor, the
-        transfer on the pipe and its unit). Under ``weighted``, at least ``background_share`` of
-        the pipe's transfer time besides. A closed loop of many outstanding I/Os on the tier
-        keeps it booked and starves the destager, as in the simulator."""
-        c = self.c
-        tier = c.scenario.cluster.tier
-        if tier.scheduling == "fcfs":
-            return math.inf
-        services = c.services
-        base = host * c.per_host
-        own = self.destage_loads
-        units, processor = base + TIER, base + CONTROLLER
-        serving = max(0.0, sweep.busy[units] - float(own[units, host])) + sweep.busy[processor]
-        present = serving + sweep.queue[processor] + sweep.open_queue[processor]
-        request = float(tier.background_request)
-        transfer = 1.0 / services.read_rate
-        cost = max(
-            services.read_command / request,
-            (services.tier_read_latency / request + transfer) * float(self.net.per_server[units]),
-            transfer,
-        )
-        limit = math.exp(-present) / cost
-        if tier.scheduling == "weighted":
-            limit = max(limit, tier.background_share / transfer)
-        return limit
-
-    def _drain(
-        self, host: int, own: float, array_util: float, array_rx: float, port: float, tier: float
-    ) -> float:
-        """One host's drain capacity (bytes/s, see :meth:`_drains`) with its flushers moving
-        ``own`` bytes/s, at these utilizations of the array, the array's receiving port and the
-        host's storage sending port, and at most ``tier`` bytes/s, what the tier's scheduling
-        lets its reads have (:meth:`_tier_limit`)."""
-        c = self.c
-        full = c.batches.full(host)
-        array_left = 1.0 - max(0.0, array_util - own * self._array_per_byte(host, own))
-        own_wire = own * full.wire / full.size
-        port_left = min(1.0 - port + own_wire, 1.0 - array_rx + own_wire)
-        array_demand = (
-            0.0
-            if c.services.cache_ack is not None
-            else full.spindle_demand / max(array_left, OVERLOAD_FLOOR)
-        )
-        wire = full.wire / max(port_left, OVERLOAD_FLOOR)
-        batches, _, _ = mva_closed([wire, array_demand], full.delays, c.destager.concurrency)
-        limit = (
-            max(array_left, 0.0) / full.array_per_byte
-            if c.services.cache_ack is not None
-            else math.inf
-        )
-        return max(min(batches * full.size, limit, tier), 1.0)
-
-    def _array_per_byte(self, host: int, byte_rate: float) -> float:
-        """Spindle-seconds per byte, per spindle, of the host's destage batches at ``byte_rate``
-        bytes/s."""
-        if byte_rate <= 0:
-            return 0.0
-        c = self.c
-        batch, runs = c.batches.shape(host, byte_rate, self.key.buffer[host] != KEEPING_UP)
-        operations, mean, _ = c.services.batch_request(batch, runs, c.batches.unmoved(host))
-        return operations * mean / batch / c.services.spindles
-
-
-def _flusher_rate(mode: int, write_back: float, drain: float) -> float:
-    """Bytes/s a destaging host's flushers move with its buffer in ``mode``: their drain capacity
-    with a backlog, else what the VMs write (``write_back`` bytes/s), at most that capacity
-    (``drain`` bytes/s)."""
-    return drain if mode != KEEPING_UP else min(write_back, drain)
 
 
 @dataclass(frozen=True)

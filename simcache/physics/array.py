@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
+import numpy as np
+
 from simcache.physics.shapes import ArrayShape, DriveShape
 
 __all__ = [
@@ -30,6 +32,8 @@ __all__ = [
     "elevator_order",
     "flash_op_seconds",
     "mean_transfer_seconds",
+    "nearest_distance_mean",
+    "queued_positioning_moments",
     "read_modify_write",
     "rebuild_share",
     "revolution_seconds",
@@ -275,6 +279,79 @@ def spindle_op_variance(seek_mean: float, seek_square: float, revolution: float)
     (:meth:`SeekCurve.moments`), plus the rotational latency's, ``revolution^2 / 12`` (uniform
     over one revolution)."""
     return max(0.0, seek_square - seek_mean * seek_mean) + revolution**2 / 12.0
+
+
+def nearest_distance_mean(candidates: int) -> float:
+    """Mean distance (fraction of the span) from a head at a uniform position to the nearest of
+    ``candidates`` = n independent uniform positions: ``(n + 3) / (2 (n + 1) (n + 2))`` (1/3 for
+    one: a random seek).
+
+    From ``P(D > d) = (1 - 2d)^(n+1) + 2 ((1 - d)^(n+1) - (1 - 2d)^(n+1)) / (n + 1)`` for ``d <=
+    1/2`` (the head at least ``d`` from both ends, or within ``d`` of one) and ``2 (1 - d)^(n+1) /
+    (n + 1)`` beyond, integrated over ``d``.
+    """
+    n = candidates
+    return (n + 3) / (2.0 * (n + 1) * (n + 2))
+
+
+def queued_positioning_moments(
+    curve: SeekCurve,
+    span: float,
+    revolution: float,
+    overhead: float,
+    candidates: int,
+    by_seek: bool,
+    steps: int = 240,
+) -> tuple[float, float]:
+    """Mean (s) and mean square (s^2) of the positioning (seek plus the command ``overhead`` plus
+    rotational wait) of the command a drive serves next out of ``candidates`` waiting, each at an
+    independent uniform position over the first ``span`` of the stroke and an independent uniform
+    angle, the head at a uniform position: the least positioning of them (``by_seek`` False:
+    shortest positioning time first) or the least seek with its own uniform wait (``by_seek``:
+    shortest seek time first). One candidate: a random seek and half a revolution.
+
+    Numerical: for the head at the midpoints of ``steps`` equal slices of the span, each
+    candidate's positioning has distribution ``F_h(x) = P(seek(|U - h|) + R V <= x)`` (U, V
+    uniform), the least of n ``1 - (1 - F_h)^n``; for shortest seek first the seek's law is
+    ``P(seek(|U - h|) <= s)`` the same way and the wait adds ``R / 2`` and ``R^2 / 12`` of
+    variance. Candidates drawn afresh: a real queue keeps those it passed over, so this is the
+    gain of a queue whose waiting commands are as spread as new ones (an upper bound).
+    """
+    n = max(1, candidates)
+    s = min(max(span, 0.0), 1.0)
+    if n == 1 or s <= 0.0:
+        mean, square = curve.moments(s)
+        mean += overhead
+        square = square + 2.0 * overhead * (mean - overhead) + overhead * overhead
+        return (
+            mean + revolution / 2.0,
+            square + mean * revolution + revolution**2 / 3.0,
+        )
+    cells = (np.arange(steps) + 0.5) / steps
+    seconds = np.vectorize(curve.seconds, otypes=[float])
+    # seek (with overhead) from the head at cell i to a position at cell j
+    seeks = seconds(np.abs(cells[None, :] - cells[:, None]) * s) + overhead
+    top = float(seeks.max()) + (0.0 if by_seek else revolution)
+    width = top / steps
+    grid = (np.arange(steps) + 0.5) * width
+    if by_seek:
+        ordered = np.sort(seeks, axis=1)
+        below = np.stack([np.searchsorted(row, grid, side="right") for row in ordered]) / steps
+    else:
+        below = np.stack(
+            [
+                np.clip((grid[None, :] - row[:, None]) / revolution, 0.0, 1.0).mean(axis=0)
+                for row in seeks
+            ]
+        )
+    # survival of the least of n at each grid point, averaged over the head, by the midpoint rule
+    survival = ((1.0 - below) ** n).mean(axis=0)
+    mean = float((survival * width).sum())
+    square = float((2.0 * grid * survival * width).sum())
+    if by_seek:
+        square += mean * revolution + revolution**2 / 3.0
+        mean += revolution / 2.0
+    return mean, square
 
 
 def data_spindles(raid: str, spindles: int) -> float:

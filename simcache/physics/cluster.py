@@ -41,6 +41,7 @@ __all__ = [
     "peer_port",
     "pipe_rate",
     "read_cache_lines",
+    "read_channel_seconds",
     "ring_peers",
     "tier_service_seconds",
     "tier_units",
@@ -155,6 +156,18 @@ def tier_service_seconds(latency: float, size: float, seconds_per_byte: float) -
     keeps).
     """
     return latency + size * seconds_per_byte
+
+
+def read_channel_seconds(spec: TierShape) -> float:
+    """Seconds per byte a read holds its unit after its latency, moving its data from the die to the
+    controller: ``1 / read_channel_bandwidth``, 0 if unset (the media time then does not depend on
+    the size).
+
+    A lone read of ``size`` bytes then takes ``command_overhead + 1 / read_iops_limit +
+    read_latency + size x read_channel_seconds + size / pipe rate``.
+    """
+    rate = spec.read_channel_bandwidth
+    return 1.0 / rate if rate else 0.0
 
 
 def gc_refill_rate(spec: TierShape) -> float:

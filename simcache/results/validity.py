@@ -17,19 +17,11 @@ percentiles measure the run's length):
   acknowledges writes hides them from the VMs' latencies until it is full),
   ``destage_waiting``, ``flows_in_flight``, and the VMs' I/Os in flight per
   group and op (issued minus completed at each sample time, unfinished I/Os
-  included). The test (:func:`trend`) is a least-squares slope against time
-  with its standard error from the residuals, the residuals' lag-1
-  autocorrelation r shrinking the sample count to n (1 - r) / (1 + r)
-  (sampled queues are autocorrelated; without this a stable queue's slow
-  wander looks significant). A series grows when the slope is significant
-  at the one-sided 0.1% level (t >= :data:`T_CRITICAL`, 3.09) *and* large:
-  the fitted rise over the window is at least :data:`MIN_RISE` (half) of the
-  window's mean level and above a floor (:data:`FLOORS`: five I/Os or
-  transfers, 1 MiB), *and* it still rises in the window's second half (its
-  own slope at the one-sided 5% level, :data:`T_HALF`), so that a step (a
-  vMotion starting mid-run) is not growth (:func:`grows_through`). The
-  guards keep the library's stable runs quiet over 5 seeds each; at least
-  :data:`MIN_SAMPLES` samples after the warm-up are needed to test at all.
+  included). A series grows when it passes the growth test of
+  :mod:`simcache.results.trend` (:func:`~simcache.results.trend.grows_through`):
+  a rise over the window that is significant and large, and that goes on in
+  the window's second half, so that a step (a vMotion starting mid-run) is
+  not growth.
 - ``backlog_full``: a host's destage backlog ends within
   :data:`FULL_FRACTION` (95%) of the destager's capacity: writes wait for
   destage, and the buffer no longer absorbs bursts.
@@ -69,42 +61,23 @@ import pandas as pd
 
 from simcache.base.metrics import PERCENTILES
 from simcache.base.units import format_size
+from simcache.results.trend import FLOORS, MIN_SAMPLES, T_CRITICAL, grows_through, trend
 from simcache.sim.stream import StreamStats
 from simcache.spec import Scenario
 
 __all__ = [
-    "FLOORS",
     "FULL_FRACTION",
-    "MIN_RISE",
-    "MIN_SAMPLES",
     "PINNED",
-    "T_CRITICAL",
-    "T_HALF",
     "AssessedRun",
     "Severity",
-    "Trend",
     "ValidityWarning",
     "assess",
-    "grows_through",
     "in_flight_series",
     "samples_needed",
-    "trend",
 ]
 
 Severity = Literal["unstable", "short"]
 
-T_CRITICAL = 3.09
-"""One-sided 0.1% point of the normal distribution: a slope this many standard errors above zero
-is significant."""
-T_HALF = 1.64
-"""One-sided 5% point: the second half of the window must still rise this many standard errors."""
-MIN_RISE = 0.5
-"""A growing series' fitted rise over the window, as a fraction of its mean level over the
-window."""
-MIN_SAMPLES = 8
-"""Fewest samples after the warm-up for a trend test."""
-FLOORS = {"bytes": float(2**20), "count": 5.0}
-"""Smallest fitted rise over the window that counts as growth, by the series' unit."""
 FULL_FRACTION = 0.95
 """A destage backlog at or above this fraction of the buffer's capacity at the end is full."""
 PINNED = 0.97
@@ -189,81 +162,6 @@ class ValidityWarning:
             "severity": self.severity,
             "message": self.message,
         }
-
-
-@dataclass(frozen=True)
-class Trend:
-    """A least-squares line through a sampled series (see :func:`trend`)."""
-
-    slope: float
-    """Units per second."""
-    stderr: float
-    """Standard error of the slope, widened for the residuals' lag-1 autocorrelation."""
-    rise: float
-    """slope x the window's span: the fitted change over the window."""
-    mean: float
-    """The series' mean over the window."""
-    end: float
-    """The last sample."""
-
-    @property
-    def t(self) -> float:
-        """slope / stderr (infinite for an exact line that rises)."""
-        if self.stderr > 0:
-            return self.slope / self.stderr
-        return math.inf if self.slope > 0 else 0.0
-
-    def grows(self, floor: float) -> bool:
-        """Significant (t >= T_CRITICAL) and large (rise >= MIN_RISE x mean and >= ``floor``)."""
-        return self.t >= T_CRITICAL and self.rise >= max(MIN_RISE * self.mean, floor)
-
-
-def grows_through(times: np.ndarray, values: np.ndarray, floor: float) -> tuple[bool, Trend]:
-    """Does the series grow through the window: over all of it (:meth:`Trend.grows`) and still in
-    its second half?
-
-    The second half's own slope must be positive at t >= :data:`T_HALF`: a step (a vMotion's streams
-    starting mid-run, a buffer that filled and stays full) rises over the window but not through it.
-    """
-    fit = trend(times, values)
-    if not fit.grows(floor):
-        return False, fit
-    half = len(times) // 2
-    late = trend(times[half:], values[half:])
-    return late.slope > 0 and late.t >= T_HALF, fit
-
-
-def trend(times: np.ndarray, values: np.ndarray) -> Trend:
-    """Least-squares slope of ``values`` against ``times`` (s), its standard error and the fitted
-    rise.
-
-    The standard error is the ordinary one, sqrt(sum(residual^2) / (n - 2) /
-    sum((t - mean t)^2)), widened by sqrt(n / n_eff) with the effective count
-    n_eff = n (1 - r) / (1 + r) for the residuals' lag-1 autocorrelation r
-    (taken as at least 0; n_eff at least 3): t = slope / stderr is then
-    compared with :data:`T_CRITICAL`.
-    """
-    t = np.asarray(times, dtype=float)
-    y = np.asarray(values, dtype=float)
-    n = len(t)
-    centred = t - t.mean()
-    sxx = float((centred**2).sum())
-    slope = float((centred * (y - y.mean())).sum() / sxx) if sxx > 0 else 0.0
-    residuals = y - y.mean() - slope * centred
-    r = 0.0
-    ss = float((residuals**2).sum())
-    if ss > 0 and n > 2:
-        r = max(0.0, float((residuals[1:] * residuals[:-1]).sum() / ss))
-    effective = max(3.0, n * (1 - r) / (1 + r))
-    stderr = math.sqrt(ss / (n - 2) / sxx * n / effective) if sxx > 0 and ss > 0 and n > 2 else 0.0
-    span = float(t[-1] - t[0]) if n else 0.0
-    return Trend(
-        slope,
-        stderr,
-        slope * span,
-        float(y.mean()) if n else math.nan,
-        float(y[-1]) if n else math.nan,
-    )
 
 
 def samples_needed(q: float) -> int:

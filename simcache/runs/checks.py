@@ -10,6 +10,9 @@ A check passes only when its bound holds for every seed: a tolerance must
 cover the spread between seeds, not one lucky draw. Ratios are taken seed by
 seed (numerator and denominator share the seed, so common random numbers
 cancel part of the noise).
+
+What a side of a check measures in a run is :func:`simcache.runs.measure.measure`; the Markdown
+report of judged checks is :mod:`simcache.runs.validation_report`.
 """
 
 from __future__ import annotations
@@ -21,20 +24,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from simcache.base.errors import ScenarioError
-from simcache.base.metrics import (
-    PERCENTILES,
-    RECORD_METRICS,
-    VALIDITY,
-    bound_value,
-    ci95_half_width,
-    metric_unit,
-)
+from simcache.base.metrics import RECORD_METRICS, bound_value, ci95_half_width, metric_unit
 from simcache.base.units import format_size
-from simcache.results.result import Result, censored_percentiles
+from simcache.results.result import Result
+from simcache.runs.measure import measure
 from simcache.runs.simulate import simulate
+from simcache.runs.workers import stop_pool
 from simcache.sim.control import Cancel, Limits, Stopped
 from simcache.spec import Expectation, Scenario, Selection, load_scenario
 
@@ -42,13 +39,9 @@ __all__ = [
     "CheckOutcome",
     "CheckPlan",
     "iter_checks",
-    "measure",
     "prepare",
-    "report_row",
-    "report_section",
     "run_checks",
     "scenario_files",
-    "validation_report",
 ]
 
 Progress = Callable[[str], None]
@@ -314,9 +307,7 @@ def _in_parallel(
 ) -> list[Replica]:
     """``replicate`` of each seed on ``executor``, in seed order; once ``cancel`` is set, the
     pool is stopped (its running runs end with their processes:
-    :func:`simcache.runs.sweep.stop_pool`) and :class:`Stopped` raised."""
-    from simcache.runs.sweep import stop_pool
-
+    :func:`simcache.runs.workers.stop_pool`) and :class:`Stopped` raised."""
     futures = [executor.submit(replicate, seed) for seed in seeds]
     pending = set(futures)
     while pending:
@@ -435,98 +426,6 @@ def _measure_checked(
         ) from None
 
 
-def measure(result: Result, selection: Selection, metric: str) -> float:
-    """The value of ``metric`` for ``selection`` in one run's result (NaN when nothing is
-    selected)."""
-    source, _, key = metric.partition(".")
-    if source == "totals" and metric not in RECORD_METRICS:
-        return float(result.totals[key])
-    if source == "series" and metric not in RECORD_METRICS:
-        return _series_value(result, selection, key)
-    if source == "validity" and key in VALIDITY:
-        return (
-            float(result.stable)
-            if key == "stable"
-            else float(sum(w.severity == "unstable" for w in result.warnings))
-        )
-    span = _span(result, selection)
-    records = _select(result.records, result, selection)
-    unfinished = _select(result.unfinished, result, selection)
-    # censored latencies (ms), as in the summary
-    bounds = (result.window[1] - unfinished["issue_s"].to_numpy(dtype=float)) * 1e3
-    return _record_metric(records, bounds, span, metric)
-
-
-def _span(result: Result, selection: Selection) -> float:
-    start, end = result.window if selection.window is None else selection.window
-    return end - start
-
-
-def _select(records: pd.DataFrame, result: Result, selection: Selection) -> pd.DataFrame:
-    """The rows of ``records`` (the records or the unfinished I/Os) that ``selection`` takes."""
-    start, end = result.window if selection.window is None else selection.window
-    issued = records["issue_s"]
-    mask = (issued >= start) & (issued < end)
-    if selection.op != "any":
-        mask &= records["op"] == selection.op
-    if selection.group != "all":
-        mask &= records["group"] == selection.group
-    if selection.host is not None:
-        mask &= records["host"] == selection.host
-    return records[mask]
-
-
-def _record_metric(records: pd.DataFrame, bounds: np.ndarray, span: float, metric: str) -> float:
-    """``metric`` of the completed ``records``, unfinished I/Os at their latencies' lower
-    ``bounds`` (ms) in the latency figures."""
-    latency = records["latency_ms"].to_numpy()
-    if metric == "count":
-        return float(len(records))
-    if metric == "unfinished":
-        return float(len(bounds))
-    if metric == "iops":
-        return len(records) / span
-    if metric == "mb_s":
-        return float(records["size_bytes"].sum()) / span / 1e6
-    if metric == "mean_ms" and len(records) + len(bounds):
-        return float(np.concatenate((latency, bounds)).mean())
-    if metric in PERCENTILES or metric == "max_ms":
-        # as the summary computes them
-        return float(censored_percentiles(latency, bounds)[0][metric])
-    if not len(records):
-        return math.nan
-    if metric == "hit_ratio":
-        reads = records["path"][records["op"] == "read"]
-        return float((reads == "hit").mean()) if len(reads) else math.nan
-    if metric == "mean_outstanding":
-        return float(latency.sum()) / 1e3 / span
-    if metric == "max_outstanding":
-        return float(_max_overlap(records["issue_s"].to_numpy(), records["complete_s"].to_numpy()))
-    # a latency component (float32), averaged in float64
-    return float(records[metric].to_numpy(dtype=np.float64).mean())
-
-
-def _max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:
-    """The most intervals [start, end) open at one instant."""
-    times = np.concatenate((starts, ends))
-    steps = np.concatenate(
-        (np.ones(len(starts), dtype=np.int64), -np.ones(len(ends), dtype=np.int64))
-    )
-    order = np.lexsort((steps, times))  # at equal times an end (-1) comes before a start
-    return int(np.cumsum(steps[order]).max()) if len(times) else 0
-
-
-def _series_value(result: Result, selection: Selection, column: str) -> float:
-    series = result.series[column]
-    start, end = result.window if selection.window is None else selection.window
-    part = series[(series.index > start) & (series.index <= end)]
-    if not len(part):
-        return math.nan
-    if selection.stat == "last":
-        return float(part.iloc[-1])
-    return float(getattr(part, selection.stat)())
-
-
 def _outcome(
     label: str,
     scenario: Scenario,
@@ -628,91 +527,3 @@ def _number(value: float, unit: str) -> str:
 def _quantity(value: float, unit: str) -> str:
     text = _number(value, unit)
     return f"{text} {unit}" if unit and unit != "bytes" and text != "n/a" else text
-
-
-def validation_report(outcomes: Sequence[CheckOutcome], command: str) -> str:
-    """Markdown: a summary row per field observation, then a section with each observation's
-    checks."""
-    groups = _by_observation(outcomes)
-    lines = [
-        "# Validation against the field observations and device measurements",
-        "",
-        f"Generated by `{command}`; do not edit by hand. Each check must hold for every seed;",
-        "the simulated figure is the mean over seeds with the range in brackets. The field",
-        "observations are in DOMAIN.md; each scenario file explains its hardware and why its "
-        "bounds are where they are.",
-        "A known gap is a figure the model does not reproduce yet, reported with its error and "
-        "why; measurements",
-        "without a check are in docs/validation-devices.md.",
-        "",
-        "| Observation | Scenario files | Checks | Passed | Verdict |",
-        "|---|---|---|---|---|",
-    ]
-    lines += [report_row(group) for group in groups.values()]
-    for group in groups.values():
-        lines += ["", report_section(group)]
-    return "\n".join(lines) + "\n"
-
-
-def _by_observation(outcomes: Sequence[CheckOutcome]) -> dict[str, list[CheckOutcome]]:
-    """Outcomes grouped by observation: field observations by number, then the rest by name."""
-    groups: dict[str, list[CheckOutcome]] = {}
-    for outcome in outcomes:
-        groups.setdefault(outcome.observation or outcome.scenario, []).append(outcome)
-
-    def order(title: str) -> tuple[int, str]:
-        number = title.split(".", 1)[0]
-        return (int(number), "") if number.isdigit() else (10**9, title)
-
-    return {title: groups[title] for title in sorted(groups, key=order)}
-
-
-def report_row(group: Sequence[CheckOutcome]) -> str:
-    """The summary-table row of one observation's checks."""
-    files = ", ".join(dict.fromkeys(f"`{Path(o.source).name}`" for o in group))
-    passed = sum(o.passed for o in group)
-    gaps = sum(bool(o.known_gap) and not o.passed for o in group)
-    observation = group[0].observation or group[0].scenario
-    verdict = "pass" if all(o.ok for o in group) else "FAIL"
-    if gaps:
-        verdict += f" ({gaps} known gap{'s' if gaps > 1 else ''})"
-    return f"| {observation} | {files} | {len(group)} | {passed} | {verdict} |"
-
-
-def report_section(group: Sequence[CheckOutcome]) -> str:
-    """One observation's section: a row per check, then why the bounds are where they are."""
-    lines = [
-        f"## {group[0].observation or group[0].scenario}",
-        "",
-        "| Check | Field | Simulated | Expected | Verdict |",
-        "|---|---|---|---|---|",
-    ]
-    described = {
-        Path(o.source).name: o.scenario_description for o in group if o.scenario_description
-    }
-    if described:
-        lines[1:1] = ["", *(f"- `{name}`: {text}" for name, text in described.items())]
-    for o in group:
-        what = (
-            f"**{o.name}**: {o.description}<br>`{o.selection}`"
-            if o.description
-            else f"**{o.name}**<br>`{o.selection}`"
-        )
-        error = o.error
-        expected = o.expected if error is None else f"{o.expected} (error {error:+.1%})"
-        lines.append(
-            f"| {what} | {o.field_figure or '-'} | {o.simulated} | {expected} | {o.verdict} |"
-        )
-    notes = [f"- **{o.name}**: {o.tolerance}" for o in group if o.tolerance]
-    notes += [f"- **{o.name}** (known gap): {o.known_gap}" for o in group if o.known_gap]
-    if notes:
-        lines += ["", "Why these bounds:", "", *notes]
-    warnings = list(dict.fromkeys(w for o in group for w in o.warnings))
-    if warnings:
-        lines += [
-            "",
-            "What the runs say about their own validity (`Result.warnings`):",
-            "",
-            *(f"- {w}" for w in warnings),
-        ]
-    return "\n".join(lines)

@@ -48,9 +48,10 @@ from simcache.runs.simulate import simulate
 from simcache.runs.sizing.answer import Candidate, SizeAnswer
 from simcache.runs.sizing.costs import PriceTable, SizeError, load_prices
 from simcache.runs.sizing.space import Dimension, candidate_scenarios, dominated, parse_vary
-from simcache.runs.sweep import SweepProgress, replication_executor, result_row
+from simcache.runs.sweep import SweepProgress, result_row
 from simcache.runs.sweep_store import POLL_S, SweepStore
 from simcache.runs.targets import Target, check_groups, evidence_of_row, judge_seeds, parse_target
+from simcache.runs.workers import replication_executor
 from simcache.sim.control import Cancel, stopped_at
 from simcache.spec import Scenario, load_scenario
 

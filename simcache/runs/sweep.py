@@ -31,20 +31,17 @@ so a resumed sweep returns exactly the table of an uninterrupted one.
 :func:`sweep_summary` turns the rows into per-point means and 95% confidence
 intervals over the seeds; ``until=`` adds seeds to a point until the
 interval of a chosen metric is narrow enough.
+
+The process pool, Dask and stopping their workers are :mod:`simcache.runs.workers`.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import multiprocessing
-import os
-import signal
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +55,7 @@ from simcache.base.metrics import ESTIMATED_COLUMNS, ci95_half_width
 from simcache.results.result import Result
 from simcache.runs.simulate import simulate
 from simcache.runs.sweep_store import POLL_S, STORE_FORMAT, SweepStore, SweepStoreWarning
+from simcache.runs.workers import Runner
 from simcache.sim.control import Cancel, stopped_at
 from simcache.spec import Scenario, load_scenario
 
@@ -68,9 +66,7 @@ __all__ = [
     "SweepStoreWarning",
     "grid_points",
     "log_axis_yerr",
-    "replication_executor",
     "result_row",
-    "stop_pool",
     "sweep",
     "sweep_summary",
 ]
@@ -243,15 +239,14 @@ def sweep(
     labels = [", ".join(f"{column}={value}" for column, value in point.items()) for point in points]
     try:
         with ExitStack() as stack:
-            runner = _Runner.open(stack, workers=workers, client=client, scheduler=scheduler)
-            runner.cancel = cancel
+            runner = Runner.open(stack, workers=workers, client=client, scheduler=scheduler)
             cache = (
                 SweepStore(Path(store), variants, duration, labels) if store is not None else None
             )
             if cache is not None:
                 stack.enter_context(closing(cache))
             tasks = [(i, seed) for i in range(len(points)) for seed in seed_list]
-            rows = _run(tasks, runs, runner, cache, progress, tally)
+            rows = _run(tasks, runs, runner, cancel, cache, progress, tally)
             while until is not None and not tally.stopped:
                 extra = _seeds_wanted(points, rows, seed_list, until, max_seeds)
                 if not extra:
@@ -259,7 +254,7 @@ def sweep(
                 more = [
                     (i, seed) for i, seeds_for_point in extra.items() for seed in seeds_for_point
                 ]
-                rows.update(_run(more, runs, runner, cache, progress, tally))
+                rows.update(_run(more, runs, runner, cancel, cache, progress, tally))
             if tally.stopped:
                 raise _Abandon  # leave the pool as on Ctrl-C: its running tasks are not waited for
     except _Abandon:
@@ -373,7 +368,8 @@ class _Tally:
 def _run(
     tasks: list[tuple[int, int]],
     runs: list[Scenario],
-    runner: _Runner,
+    runner: Runner,
+    cancel: Cancel | None,
     cache: SweepStore | None,
     progress: Callable[[SweepProgress], None] | None,
     tally: _Tally,
@@ -407,7 +403,10 @@ def _run(
             return False
         if got is True:
             point, seed = task
-            runner.submit(task, runs[point], seed)
+            if runner.in_process and cancel is not None:
+                runner.submit(task, _one_here, runs[point], seed, cancel)
+            else:
+                runner.submit(task, _one, runs[point], seed)
         else:
             rows[task] = got
             skipped += 1
@@ -415,7 +414,6 @@ def _run(
         return True
 
     report()
-    cancel = runner.cancel
     while queue or waiting or runner.busy:
         if cancel is not None and cancel.cancelled:
             tally.stopped = cancel.reason
@@ -448,216 +446,3 @@ def _one_here(run: Scenario, seed: int, cancel: Cancel | None) -> dict[str, Any]
     stopped part way."""
     result = simulate(run, seed=seed, cancel=cancel)
     return None if stopped_at(result) is not None else result_row(result)
-
-
-class _Runner:
-    """Runs tasks in this process, a local process pool or on Dask: ``submit`` while ``free``,
-    ``collect`` finished rows.
-
-    At most ``capacity`` tasks are submitted at a time (twice the workers, so none idles between
-    tasks), so a sweep claims in a shared store only what it is about to compute. On an exception
-    (Ctrl-C included) the pool's workers are terminated and Dask's futures cancelled: running tasks
-    are abandoned, finished rows are kept.
-    """
-
-    def __init__(self, pool: ProcessPoolExecutor | None, client: Any, capacity: int):
-        self._pool = pool
-        self._client = client
-        self._capacity = capacity
-        self._serial: list[tuple[tuple[int, int], Scenario, int]] = []
-        self._futures: dict[Any, tuple[int, int]] = {}
-        self._dask_done: Any = None
-        self._dask_futures: dict[Any, Any] = {}  # key -> Dask future, to cancel on a stop
-        self.cancel: Cancel | None = None
-        """The sweep's cancel token: a task run in this process polls it (a pool's are terminated
-        instead)."""
-
-    @classmethod
-    def open(
-        cls, stack: ExitStack, *, workers: int | None, client: Any, scheduler: str | None
-    ) -> _Runner:
-        if client is not None or scheduler is not None:
-            if client is None:
-                client = stack.enter_context(_dask_client(scheduler or "local", workers))
-            threads = sum(client.nthreads().values()) or 1
-            runner = cls(None, client, 2 * threads)
-            stack.push(runner._exit)
-            return runner
-        count = workers if workers is not None else os.cpu_count() or 1
-        if count < 1:
-            raise ScenarioError("<sweep>", [("workers", f"must be at least 1 (got {count})")])
-        if count == 1:
-            return cls(None, None, 1)
-        # spawn: workers start clean (no forked threads from a host application such as Streamlit)
-        context = multiprocessing.get_context("spawn")
-        runner = cls(
-            ProcessPoolExecutor(
-                max_workers=count, mp_context=context, initializer=_exit_with_parent
-            ),
-            None,
-            2 * count,
-        )
-        stack.push(runner._exit)
-        return runner
-
-    @property
-    def busy(self) -> bool:
-        return bool(self._serial or self._futures)
-
-    @property
-    def free(self) -> bool:
-        return len(self._serial) + len(self._futures) < self._capacity
-
-    def submit(self, task: tuple[int, int], run: Scenario, seed: int) -> None:
-        if self._client is not None:
-            future = self._client.submit(_one, run, seed, pure=False)
-            if self._dask_done is None:
-                from dask.distributed import as_completed
-
-                self._dask_done = as_completed()  # type: ignore[no-untyped-call]
-            self._dask_done.add(future)
-            self._futures[future.key] = task
-            self._dask_futures[future.key] = future
-        elif self._pool is not None:
-            self._futures[self._pool.submit(_one, run, seed)] = task
-        else:
-            self._serial.append((task, run, seed))
-
-    def collect(self, timeout: float | None) -> list[tuple[tuple[int, int], dict[str, Any]]]:
-        """Rows finished by now; waits up to ``timeout`` seconds (``None``: until one is) for the
-        first."""
-        if self._serial:
-            task, run, seed = self._serial.pop(0)
-            row = _one(run, seed) if self.cancel is None else _one_here(run, seed, self.cancel)
-            return [] if row is None else [(task, row)]
-        if self._pool is not None:
-            # at most `capacity` futures pending, so waiting on all of them per result stays cheap
-            done, _ = wait(self._futures, timeout=timeout, return_when=FIRST_COMPLETED)
-            return [(self._futures.pop(future), future.result()) for future in done]
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:  # a Dask as_completed has no timeout of its own
-            batch = self._dask_done.next_batch(block=False)
-            if batch or (deadline is not None and time.monotonic() >= deadline):
-                for future in batch:
-                    self._dask_futures.pop(future.key, None)
-                return [(self._futures.pop(future.key), future.result()) for future in batch]
-            time.sleep(0.02)
-
-    def _exit(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
-    ) -> None:
-        if self._client is not None:
-            if self._dask_futures:
-                self._client.cancel(list(self._dask_futures.values()))
-            return
-        assert self._pool is not None
-        if kind is None:
-            self._pool.shutdown(wait=True)
-            return
-        # Stopped (Ctrl-C, SIGTERM, an error): do not wait for running tasks (their rows are lost;
-        # finished ones are stored).
-        stop_pool(self._pool)
-
-
-def stop_pool(pool: Executor) -> None:
-    """Stop a process pool without waiting for its running tasks: the executor has no public way
-    to stop a running task, so its worker processes are terminated. Other executors (Dask's) get
-    their queued tasks cancelled."""
-    if not isinstance(pool, ProcessPoolExecutor):
-        pool.shutdown(wait=False, cancel_futures=True)
-        return
-    processes = list((pool._processes or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.join(5)
-
-
-def replication_executor(
-    stack: ExitStack, *, workers: int | None, scheduler: str | None, what: str = "<check>"
-) -> Executor | None:
-    """An executor for independent runs (a check's seeds), closed with ``stack``: the Dask
-    cluster's when ``scheduler`` is given ("local" or an address), else a pool of ``workers``
-    processes (default one per core); ``None`` for one worker (run in this process)."""
-    if scheduler is not None:
-        client = stack.enter_context(_dask_client(scheduler, workers))
-        executor: Executor = client.get_executor()
-        return executor
-    count = workers if workers is not None else os.cpu_count() or 1
-    if count < 1:
-        raise ScenarioError(what, [("--workers", f"must be at least 1 (got {count})")])
-    if count == 1:
-        return None
-    context = multiprocessing.get_context("spawn")  # as the sweep's pool: workers start clean
-    pool = ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_exit_with_parent)
-
-    def close(kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if kind is None:
-            pool.shutdown(wait=True)
-        else:  # an error or a second Ctrl-C: do not wait for the runs under way
-            stop_pool(pool)
-
-    stack.push(close)
-    return pool
-
-
-def _exit_with_parent() -> None:
-    """Pool worker initializer: end this worker when the sweep's process dies; leave Ctrl-C to the
-    sweep.
-
-    A pool worker otherwise outlives a ``kill -9`` of its parent, blocked for
-    good on the task queue (spawned workers hold that queue's write end too).
-    """
-    # Ctrl-C in a terminal reaches the whole group: the sweep stops its workers
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        threading.Thread(
-            target=_exit_when_ended, args=(parent,), name="exit-with-parent", daemon=True
-        ).start()
-
-
-def _exit_when_ended(parent: multiprocessing.process.BaseProcess) -> None:
-    parent.join()  # returns when the parent's sentinel pipe closes, i.e. when it has exited
-    os._exit(1)
-
-
-class _dask_client:
-    """A Dask client for ``address``; ``"local"`` starts a local cluster of ``workers`` processes
-    and stops it after."""
-
-    def __init__(self, address: str, workers: int | None):
-        self._address = address
-        self._workers = workers
-        self._cluster: Any = None
-        self._client: Any = None
-
-    def __enter__(self) -> Any:
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError:
-            raise ScenarioError(
-                "<sweep>", [("scheduler", "Dask is not installed; pip install 'simcache[dask]'")]
-            ) from None
-        if self._address == "local":
-            workers = self._workers or os.cpu_count() or 1
-            self._cluster = LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-            )  # type: ignore[no-untyped-call]
-            self._client = Client(self._cluster)  # type: ignore[no-untyped-call]
-        else:
-            try:
-                self._client = Client(self._address, timeout="10s")  # type: ignore[no-untyped-call]
-            except OSError as exc:
-                raise ScenarioError(
-                    "<sweep>",
-                    [("scheduler", f"cannot reach the Dask scheduler at {self._address}: {exc}")],
-                ) from None
-        return self._client
-
-    def __exit__(self, *exc: object) -> None:
-        if self._client is not None:
-            self._client.close()
-        if self._cluster is not None:
-            self._cluster.close()

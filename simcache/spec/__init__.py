@@ -9,16 +9,18 @@ file, the field path and what is allowed.
 The schema in this package is the single place where defaults live, split by concern:
 
 - :mod:`~simcache.spec.fields`: quantity field types, the spec base, profile resolution;
-- :mod:`~simcache.spec.components`: tiers, links, drives, the array, and the cluster;
+- :mod:`~simcache.spec.components`: each host's tier, links, destager and cache, and the cluster;
+- :mod:`~simcache.spec.array`: the shared array and its drives;
 - :mod:`~simcache.spec.workload`: groups of VMs and their workloads;
 - :mod:`~simcache.spec.events`: vMotions, host failures and link outages;
 - :mod:`~simcache.spec.checks`: the ``[[expect]]`` and ``[check]`` tables and their validation;
-- :mod:`~simcache.spec.scenario`: :class:`Scenario`, its cross-field rules and the runs derived from
-  it;
+- :mod:`~simcache.spec.scenario`: :class:`Scenario`, its validation and the runs derived from it;
+- :mod:`~simcache.spec.consistency`: the rules that span several specs;
 - :mod:`~simcache.spec.messages`: validation errors as field paths and messages;
 - :mod:`~simcache.spec.load`: reading TOML files, built-in scenarios and dicts.
 """
 
+from simcache.spec.array import ArraySpec, DriveSpec
 from simcache.spec.checks import (
     Bound,
     CheckSpec,
@@ -28,12 +30,10 @@ from simcache.spec.checks import (
     check_problems,
 )
 from simcache.spec.components import (
-    ArraySpec,
     CacheSpec,
     ClusterSpec,
     CompressionSpec,
     DestagerSpec,
-    DriveSpec,
     LinkSpec,
     TierSpec,
 )

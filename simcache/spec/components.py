@@ -1,10 +1,10 @@
-"""Scenario components: the hardware of a cluster and its shared array.
+"""Scenario components: the hardware of each host of a cluster.
 
 A host's acceleration tier (:class:`TierSpec`), its network ports
-(:class:`LinkSpec`), the spinning drives and RAID array behind a storage port
-(:class:`DriveSpec`, :class:`ArraySpec`), and the per-host destager, read
-cache and replica compression, gathered in :class:`ClusterSpec`. Tiers,
-links, drives and arrays may name a built-in profile and override its fields.
+(:class:`LinkSpec`), and its destager, read cache and replica compression,
+gathered in :class:`ClusterSpec` (all hosts alike). Tiers and links may name a
+built-in profile and override their fields. The shared array behind the
+storage port, and its drives, are in :mod:`simcache.spec.array`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from simcache.physics.array import drive_seek_curve
 from simcache.physics.cluster import INTERFACE_RATES
 from simcache.spec.fields import (
     MAX_HOSTS,
@@ -24,7 +23,6 @@ from simcache.spec.fields import (
     Number,
     PositiveBytes,
     PositiveRate,
-    PositiveSeconds,
     Seconds,
     SectorBytes,
     Why,
@@ -33,12 +31,10 @@ from simcache.spec.fields import (
 )
 
 __all__ = [
-    "ArraySpec",
     "CacheSpec",
     "ClusterSpec",
     "CompressionSpec",
     "DestagerSpec",
-    "DriveSpec",
     "LinkSpec",
     "TierSpec",
 ]
@@ -99,6 +95,25 @@ class TierSpec(_Profiled):
         | None
     ) = None
     """As ``read_iops_limit``, for writes (the fresh-drive random-write ceiling)."""
+    read_channel_bandwidth: (
+        Annotated[
+            PositiveRate,
+            Field(ge=1e6, le=1e11),
+            Why(
+                "below it a 4 KiB read holds its die over 4 ms, longer than a disk's seek: a "
+                "unit is missing (write e.g. '600MB/s')",
+                "no flash channel moves 100 GB/s: a unit is wrong",
+            ),
+        ]
+        | None
+    ) = None
+    """The rate (bytes/s) at which one read's data leaves its die for the controller: the NAND
+    channel bus and the error-correction decoder the data passes through. A read then holds its unit
+    for ``read_latency`` plus ``size / read_channel_bandwidth`` before its transfer on the shared
+    pipe, so a lone read's latency grows with its size at this rate, far below the device's
+    ``read_bandwidth``, which many reads in parallel reach (FEMU and MQSim model the page's channel
+    transfer the same way, per operation). The dies of a channel do not contend for its bus here.
+    Unset: the media time does not depend on the size (only the pipe's transfer does)."""
     capacity: Annotated[PositiveBytes, Field(title="Tier capacity per host")]
     """Bytes of flash/RAM on each host; the read cache lives in it."""
     clean_pool: Bytes | None = None
@@ -320,244 +335,6 @@ class LinkSpec(_Profiled):
         if self.header_bytes >= self.mtu:
             raise ValueError(
                 f"header_bytes ({self.header_bytes}) must be smaller than mtu ({self.mtu})"
-            )
-        return self
-
-
-_RPM_WHY = "hard drives spin at 3,600 to 15,000 RPM, so a value outside is a typo"
-
-
-class DriveSpec(_Profiled):
-    """One drive of the array: a spinning drive (``media = "disk"``) or a solid-state one
-    (``"flash"``)."""
-
-    _profile_kind: ClassVar[str] = "drive"
-
-    media: Literal["disk", "flash"] = "disk"
-    """``disk`` (default): a spinning drive, each operation a seek, a rotation and a transfer
-    (``rpm``, ``avg_seek`` required). ``flash``: a solid-state drive of an all-flash array: each
-    operation takes ``read_time`` or ``write_time`` plus its transfer at ``media_rate``, and the
-    drive serves ``parallelism`` operations at once (its independent flash units as the host sees
-    them); no seek, rotation or zones."""
-    rpm: (
-        Annotated[Number, Field(title="Drive RPM", ge=1000, le=30000), Why(_RPM_WHY, _RPM_WHY)]
-        | None
-    ) = None
-    """Rotational speed in revolutions per minute (disk drives; required for them): half a
-    revolution is the mean rotational latency of every array I/O. 1,000 to 30,000: hard drives
-    spin at 3,600 to 15,000 RPM, so a value outside is a typo."""
-    avg_seek: PositiveSeconds | None = None
-    """Datasheet average seek (disk drives; required for them): the mean over random seeks across
-    the whole stroke."""
-    read_time: (
-        Annotated[PositiveSeconds, Field(le=0.1), Why(high="a flash read slower than a disk seek")]
-        | None
-    ) = None
-    """Flash drives (required for them): the time (s) one read takes inside the drive before its
-    transfer, as a host sees it at queue depth 1 (the drive's 4 KiB QD1 read latency less the 4
-    KiB transfer)."""
-    write_time: (
-        Annotated[PositiveSeconds, Field(le=0.1), Why(high="a flash write slower than a disk seek")]
-        | None
-    ) = None
-    """Flash drives (required for them): the time (s) one write takes inside the drive before its
-    transfer (its QD1 write latency less the transfer; a drive with a power-protected write
-    buffer acknowledges from it)."""
-    parallelism: Annotated[
-        Count, Field(ge=1, le=4096), Why(high="more parallel units than any drive has")
-    ] = 1
-    """Flash drives: operations the drive serves at once (1 to 4,096): its QD-saturated
-    random-read IOPS times ``read_time`` (Little's law), about its channels x dies as the host
-    sees them. Disk drives: 1 (one arm)."""
-    settle: Seconds = 0.0
-    """Track-to-track seek: the shortest seek the array's seek curve makes (one track's
-    distance)."""
-    full_seek: PositiveSeconds | None = None
-    """Full-stroke seek from the datasheet. Unset: twice ``avg_seek`` (an assumption; see
-    simcache.physics.array.default_full_seek)."""
-    media_rate: PositiveRate
-    """Sustained media rate at the outer diameter (the datasheet's maximum sustained transfer
-    rate)."""
-    inner_rate: PositiveRate | None = None
-    """Sustained media rate at the inner diameter (the datasheet's minimum); the rate in between
-    follows the radius (zoned recording, see simcache.physics.array.zone_rate). Unset:
-    ``media_rate`` over the whole stroke."""
-    capacity: PositiveBytes
-    queue_depth: Annotated[
-        Count, Field(ge=1, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")
-    ] = 32
-    """Commands the drive accepts at once and reorders (SATA native command queuing: 32; SAS
-    tagged command queuing: up to 256). The array's ``elevator`` scheduling reorders at most this
-    many at a time; 1: none."""
-    command_queueing: Annotated[
-        Count, Field(ge=0, le=256), Why(high="SAS allows 256 tagged commands a drive; SATA NCQ 32")
-    ] = 0
-    """Disk drives: how many queued commands the drive chooses among for its next one (SATA
-    native command queuing: up to 32, SATA 2.6; SAS: up to 256). With ``q`` commands waiting at a
-    spindle (at most this many), a command is charged the shortest positioning time (seek plus
-    rotational wait) of ``q`` candidates: its own and those of the commands waiting with it, each
-    with its own rotational offset, as a drive that serves the shortest-positioning-time command
-    next (rotational position ordering) spends. 0 or 1 (default): first come first served, each
-    command its own seek and rotation. Unlike the array's ``elevator`` (which sorts the chunks of
-    one request), this reorders the commands of separate requests (a VM's queue depth)."""
-    overhead: Annotated[
-        Seconds,
-        Field(le=0.01),
-        Why(high="a drive's command overhead is a fraction of a millisecond"),
-    ] = 0.0
-    """Command (controller) overhead of each operation the drive serves from its media, on top of
-    seek, rotation and transfer (0 to 10 ms): the time from the command's receipt to the start of
-    the seek. Datasheets that give access times with and without it put it at 0.2 ms (Seagate
-    Savvio 10K.4 SAS product manual: average read access 4.0 ms with controller overhead, 3.8 ms
-    without). Default 0: none (the model before issue 34). An operation that streams on from the
-    one before (no seek, no rotation) pays none: the drive prepared it while the one before was
-    transferring."""
-    cache: Bytes = 0
-    """Bytes of the drive's buffer that keep data for later reads (its read cache; the Seagate
-    Exos X18 SAS product manual, section 4.4: with read caching enabled, data read or written is
-    kept in the buffer's segments for later read hits). 0 (default): no read cache, every read
-    goes to the media. Each of ``cache_segments`` segments holds the data of one read or write
-    (at most ``cache / cache_segments`` bytes), replaced least recently used first; a read of a
-    chunk a segment holds is served from the buffer in ``cache_hit_time`` without moving the head
-    (the drive's command queue serves it while the arm works on others)."""
-    cache_segments: Annotated[
-        Count, Field(ge=1, le=65536), Why(high="more segments than any drive's buffer is cut into")
-    ] = 16
-    """Segments the read cache is cut into (1 to 65,536): the most reads it remembers at once.
-    Drives set it in their caching mode page (SCSI mode page 08h, "number of cache segments");
-    default 16, an assumption."""
-    cache_hit_time: Annotated[
-        Seconds, Field(le=0.01), Why(high="a buffer hit slower than 10 ms is slower than the media")
-    ] = 0.0002
-    """Time (s) to serve a read from the drive's buffer: the command overhead plus the transfer
-    over the interface (default 0.2 ms, an assumption: the Savvio 10K.4's 0.2 ms controller
-    overhead; a 4 KiB transfer at SATA's 600 MB/s adds 7 us)."""
-
-    @model_validator(mode="after")
-    def _seek_curve_fits(self) -> DriveSpec:
-        if self.media == "flash":
-            return self._flash_complete()
-        missing = [name for name in ("rpm", "avg_seek") if getattr(self, name) is None]
-        if missing:
-            raise ValueError(
-                f"a disk drive needs {' and '.join(missing)}; for a solid-state drive set media = "
-                "'flash'"
-            )
-        stray = [name for name in ("read_time", "write_time") if getattr(self, name) is not None]
-        if stray or self.parallelism != 1:
-            names = " and ".join([*stray, *(["parallelism"] if self.parallelism != 1 else [])])
-            raise ValueError(
-                f"{names} describe a flash drive: set media = 'flash', or remove them for a disk "
-                "drive"
-            )
-        assert self.avg_seek is not None
-        if self.settle > self.avg_seek:
-            raise ValueError("settle (track-to-track seek) cannot exceed avg_seek")
-        if self.inner_rate is not None and self.inner_rate > self.media_rate:
-            raise ValueError(
-                f"inner_rate ({self.inner_rate:.4g} B/s) cannot exceed media_rate "
-                f"({self.media_rate:.4g} B/s)"
-            )
-        drive_seek_curve(self)  # a ValueError says which averages the settle and full stroke allow
-        if self.cache and self.cache // self.cache_segments < 512:
-            raise ValueError(
-                f"cache ({self.cache} B) over cache_segments ({self.cache_segments}) leaves "
-                "segments smaller than one "
-                "512-byte sector: give the cache more bytes or fewer segments"
-            )
-        return self
-
-    def _flash_complete(self) -> DriveSpec:
-        missing = [name for name in ("read_time", "write_time") if getattr(self, name) is None]
-        if missing:
-            raise ValueError(
-                f"a flash drive needs {' and '.join(missing)} (its QD1 latencies less the transfer)"
-            )
-        spinning = [
-            name
-            for name in ("rpm", "avg_seek", "full_seek", "inner_rate")
-            if getattr(self, name) is not None
-        ]
-        if spinning or self.settle:
-            names = " and ".join([*spinning, *(["settle"] if self.settle else [])])
-            raise ValueError(
-                f"{names} describe a spinning drive: remove them from a media = 'flash' drive"
-            )
-        if self.cache and self.cache // self.cache_segments < 512:
-            raise ValueError(
-                f"cache ({self.cache} B) over cache_segments ({self.cache_segments}) leaves "
-                "segments smaller than one "
-                "512-byte sector: give the cache more bytes or fewer segments"
-            )
-        return self
-
-
-class ArraySpec(_Profiled):
-    """The shared backing array: spindles behind a controller, reached over a storage port."""
-
-    _profile_kind: ClassVar[str] = "array"
-
-    drive: Annotated[DriveSpec, Field(title="Array drive")]
-    """The drive type of every spindle."""
-    spindles: Annotated[
-        Count,
-        Field(title="Array spindles", ge=1, le=4096),
-        Why(high="more drives than one controller drives"),
-    ]
-    """Drives in the array. More spindles: more random I/Os per second for destaging and read
-    misses."""
-    raid: Literal["raid0", "raid1", "raid10", "raid5", "raid6"] = "raid10"
-    stripe: SectorBytes = 64 * 1024
-    """RAID stripe unit: the bytes of one drive before the next; at least a 512-byte sector."""
-    scheduling: Literal["fcfs", "elevator"] = "elevator"
-    """How each spindle orders the chunks that reach it together (a destage batch, a multi-chunk
-    run): ``elevator`` (the controller's and the drive's queue reordering: one sweep over up to
-    the drive's ``queue_depth`` chunks, nearer end first) or ``fcfs`` (in the order they were
-    sent). I/Os that reach the array separately are served in arrival order either way."""
-    controller_cache: Bytes = 0
-    cache_latency: Seconds = 0.0002
-    cache_flush: Literal["immediate", "watermark"] = "immediate"
-    """When the controller write cache (``controller_cache`` > 0) writes to the spindles:
-    ``immediate`` (each write goes to its spindles at once; the cache only acknowledges early
-    while it has room) or ``watermark`` (writes stay in the cache until it is
-    ``cache_high_watermark`` full, then everything held is flushed as one batch, sorted by
-    address and merged, so contiguous writes become whole stripe rows on parity RAID)."""
-    cache_high_watermark: Annotated[
-        Fraction, Field(gt=0.0), Why(low="a flush at 0% is the immediate policy")
-    ] = 0.8
-    """Fill level of the controller cache at which ``watermark`` flushing starts (0 < x <= 1).
-    Default 0.8: storage controllers flush at a fill level of around 80% (DOMAIN.md, write-back
-    cache policies)."""
-    read_cache: Bytes = 0
-    """Bytes of the controller's memory that keep data for later reads (its read cache): an LRU
-    over the array's logical address space in lines of ``read_cache_line`` bytes. A read whose
-    lines are all there is answered from it in ``read_cache_latency`` without reaching the
-    spindles; a read that misses goes to the spindles and leaves the lines it covered whole in
-    the cache, as does every write (the written data passes through the controller's memory). 0
-    (default): no controller read cache."""
-    read_cache_line: Annotated[
-        SectorBytes, Field(le=64 * 1024**2), Why(high="a cache line larger than any stripe")
-    ] = 4096
-    """Bytes of one line of the controller read cache (512 B to 64 MiB; default 4 KiB, an
-    assumption: the page size controllers manage their cache in). Only whole lines a read or
-    write covers are kept."""
-    read_cache_latency: Annotated[
-        Seconds, Field(le=0.1), Why(high="a cache hit slower than a disk seek")
-    ] = 0.0002
-    """Time (s) the controller takes to answer a read from its read cache (default 0.2 ms, an
-    assumption: the same as ``cache_latency``, a copy out of the controller's memory)."""
-    port: LinkSpec
-
-    @model_validator(mode="after")
-    def _enough_spindles(self) -> ArraySpec:
-        minimum = {"raid0": 1, "raid1": 2, "raid10": 2, "raid5": 3, "raid6": 4}[self.raid]
-        if self.spindles < minimum:
-            raise ValueError(f"{self.raid} needs at least {minimum} spindles, got {self.spindles}")
-        if 0 < self.read_cache < self.read_cache_line:
-            raise ValueError(
-                f"read_cache ({self.read_cache} B) is smaller than one read_cache_line "
-                f"({self.read_cache_line} B): "
-                "give it at least one line, or 0 for none"
             )
         return self
 

@@ -423,11 +423,13 @@ def test_closing_the_page_ends_its_run_and_the_server_goes_idle(
     """A 600 s run (minutes of computing) whose tab is closed: the page no longer polls it, so
     its lease ends it (runs.LEASE_S = 3 s) and the server stops computing. Measured on the
     server's CPU time: while the run goes it uses CPU (however shared the machine is), and from
-    LEASE_S + 2 s after the close, over 3 s, almost none (an idle Streamlit server with no file
-    watcher: a few ticks)."""
+    LEASE_S + 2 s after the close, over 3 s, no more than the same server used over 3 s before
+    the page opened (an idle Streamlit server: its event loop and config pollers, 0.05-0.2 s in
+    3 s depending on the machine) plus 0.15 s; a run still going would use up to a core, 3 s."""
     from playwright.sync_api import expect
 
     pid = SERVER_PIDS[app_url]
+    baseline = cpu_used(pid, 3.0)
     with app_page(app_url, tmp_path, seconds=600) as page:
         page.get_by_role("button", name="Run simulation").click()
         page.get_by_role("button", name="Start this run anyway").click()
@@ -438,4 +440,7 @@ def test_closing_the_page_ends_its_run_and_the_server_goes_idle(
     time.sleep(3.0 + 2.0)
     idle = cpu_used(pid, 3.0)
     assert busy > 0.2, f"the run used {busy:.2f} s of CPU in 2 s: it was not running"
-    assert idle < 0.15, f"the server used {idle:.2f} s of CPU in 3 s after the page was closed"
+    assert idle < baseline + 0.15, (
+        f"the server used {idle:.2f} s of CPU in 3 s after the page was closed, "
+        f"{baseline:.2f} s idle before"
+    )

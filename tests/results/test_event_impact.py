@@ -19,8 +19,9 @@ import pytest
 from support.outage import AT, BACK, END, RATE, SIZE, scenario
 
 import simcache
-from simcache.cli.main import main, report
+from simcache.cli.main import main
 from simcache.report.page import report_html
+from simcache.report.run_report import report
 from simcache.results.event_impact import EventImpact, event_impacts, impacts_json
 
 # the destager takes nothing before 10 s: every write stays buffered to the end

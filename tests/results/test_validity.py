@@ -21,8 +21,10 @@ from support.strategies import to_toml
 import simcache
 from simcache.cli.main import main
 from simcache.results.result import Result, censored_percentiles
-from simcache.results.validity import T_CRITICAL, ValidityWarning, samples_needed, trend
-from simcache.runs.checks import report_section, run_checks
+from simcache.results.trend import T_CRITICAL, trend
+from simcache.results.validity import ValidityWarning, samples_needed
+from simcache.runs.checks import run_checks
+from simcache.runs.validation_report import report_section
 
 SCENARIOS = ROOT / "scenarios"
 

@@ -18,14 +18,9 @@ import simcache
 from simcache import ScenarioError
 from simcache.base.metrics import bound_value, metric_unit
 from simcache.cli.main import main
-from simcache.runs.checks import (
-    CheckOutcome,
-    iter_checks,
-    measure,
-    prepare,
-    run_checks,
-    validation_report,
-)
+from simcache.runs.checks import CheckOutcome, iter_checks, prepare, run_checks
+from simcache.runs.measure import measure
+from simcache.runs.validation_report import validation_report
 from simcache.spec import Selection
 
 WRONG = DATA / "wrong_expectation.toml"

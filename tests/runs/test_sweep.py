@@ -363,7 +363,7 @@ def test_a_duration_too_short_for_the_scenario_is_rejected_before_any_worker_sta
     """0.1 s is shorter than the default scenario's 0.5 s sample interval: the loader's error, no
     pool."""
     monkeypatch.setattr(
-        sys.modules["simcache.runs.sweep"],
+        sys.modules["simcache.runs.workers"],
         "ProcessPoolExecutor",
         lambda *args, **kwargs: pytest.fail("a pool started"),
     )

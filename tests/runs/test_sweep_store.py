@@ -619,7 +619,7 @@ def test_ctrl_c_on_the_command_line_keeps_finished_rows_and_says_how_to_resume(
     command, grid, store = _cli_sweep(tmp_path, workers=1)
     code, err, _ = _stop(command, store, signal.SIGINT, rows=2)
     kept = _count(store)
-    assert code == 130 and 2 <= kept < 12
+    assert code == 130 and 2 <= kept < 12, f"exit {code}, {kept} rows kept; stderr:\n{err[-3000:]}"
     assert err.endswith(
         f"interrupted (SIGINT): {kept} of 12 runs finished and are kept in {store} ({kept} "
         "computed now, 0 from the store).\n"

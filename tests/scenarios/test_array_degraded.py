@@ -19,8 +19,8 @@ from support.builders import small_scenario
 from support.invariants import assert_conserved
 
 import simcache
-from simcache.cli.main import report
 from simcache.physics import array as array_physics
+from simcache.report.run_report import report
 
 BLOCK = 4096
 REBUILD_RATE = 50e6

@@ -19,8 +19,8 @@ from support.invariants import assert_conserved
 from support.outage import AT, BACK, DURATION, END, LOSS, RATE, SIZE, issued_in, scenario, writes
 
 import simcache
-from simcache.cli.main import report
 from simcache.physics.cluster import framed_bytes
+from simcache.report.run_report import report
 
 
 @pytest.fixture(scope="module")

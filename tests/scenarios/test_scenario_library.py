@@ -17,7 +17,8 @@ import pytest
 from support.paths import ROOT
 
 import simcache
-from simcache.runs.checks import CheckOutcome, run_checks, validation_report
+from simcache.runs.checks import CheckOutcome, run_checks
+from simcache.runs.validation_report import validation_report
 
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
 WITH_CHECKS = [p for p in SCENARIOS if simcache.load_scenario(p).expect]

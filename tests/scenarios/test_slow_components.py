@@ -18,8 +18,8 @@ from support.invariants import assert_conserved
 from support.outage import AT, BACK, DURATION, END, issued_in, scenario, writes
 
 import simcache
-from simcache.cli.main import report
 from simcache.physics.cluster import PortName, framed_bytes, pipe_rate, tier_service_seconds
+from simcache.report.run_report import report
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.spec import LinkSpec
 

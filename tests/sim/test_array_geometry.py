@@ -15,22 +15,15 @@ import math
 import numpy as np
 import pytest
 from pydantic import ValidationError
+from support.arrays import DRIVE, LINK
 
 from simcache.physics import array as array_physics
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
-from simcache.spec import ArraySpec, DriveSpec, LinkSpec
+from simcache.spec import ArraySpec, DriveSpec
 from simcache.spec.profiles import list_profiles
 
-LINK = LinkSpec(bandwidth=125e6, latency=50e-6)
-SATA_7200 = DriveSpec(
-    rpm=7200,
-    avg_seek=7.8e-3,
-    settle=0.8e-3,
-    full_seek=15.6e-3,
-    media_rate=150e6,
-    capacity=2 * 10**12,
-)
+SATA_7200 = DRIVE  # 7,200 RPM, 7.8 ms average and 15.6 ms full seek, 0.8 ms settle
 DATASHEETS = [
     (0.8e-3, 7.8e-3, 15.6e-3, 6.25e-7),  # sata-7200
     (0.3e-3, 3.1e-3, 6.2e-3, 1.3e-6),  # sas-15k

@@ -13,13 +13,13 @@ import math
 import numpy as np
 import pytest
 from pydantic import ValidationError
+from support.arrays import LINK
 from support.paths import ROOT
 
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
-from simcache.spec import ArraySpec, DriveSpec, LinkSpec
+from simcache.spec import ArraySpec, DriveSpec
 
-LINK = LinkSpec(bandwidth=125e6, latency=50e-6)
 DRIVE = DriveSpec(
     rpm=7200,
     avg_seek=7.8e-3,

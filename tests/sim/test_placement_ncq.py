@@ -1,12 +1,15 @@
 """Addressed die placement of the tier (``placement = "addressed"``) and a drive's command queueing
-(``command_queueing``) against exact queueing theory."""
+(``command_queueing``, ``reorder``, ``reorder_lag``) against exact queueing and order-statistics
+theory."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pytest
 
+from simcache.physics import array as array_physics
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.tier import Tier
@@ -66,7 +69,7 @@ def test_any_unit_placement_waits_far_less_than_addressed() -> None:
     assert shared.mean() - UNIT_TIME < 0.25 * separate_wait
 
 
-def _drive_array(command_queueing: int) -> Array:
+def _drive_array(command_queueing: int, reorder: str = "positioning", lag: int = 0) -> Array:
     drive = DriveSpec(
         rpm=7200,
         avg_seek=7.8e-3,
@@ -75,6 +78,8 @@ def _drive_array(command_queueing: int) -> Array:
         media_rate=150e6,
         capacity=10**12,
         command_queueing=command_queueing,
+        reorder=reorder,
+        reorder_lag=lag,
     )
     spec = ArraySpec(
         drive=drive, spindles=1, raid="raid0", port=LinkSpec(bandwidth=1.25e9, latency=50e-6)
@@ -82,69 +87,101 @@ def _drive_array(command_queueing: int) -> Array:
     return Array(spec, UniformStream(np.random.SeedSequence(11)), [10**12])
 
 
-def test_command_queueing_charges_the_shortest_of_q_positionings() -> None:
-    # With q candidates whose seeks are all s0, the positioning charged is s0 + R min(U_1..U_q): the
-    # expected minimum of q uniforms is 1 / (q + 1), its variance q / ((q + 1)^2 (q + 2)). The mean
-    # of n draws is within 4 standard errors of s0 + R / (q + 1).
+def test_shortest_seek_first_picks_the_nearest_of_n_uniform_positions() -> None:
+    # The head at a uniform position, n candidates uniform over the stroke: the nearest lies
+    # (n + 3) / (2 (n + 1) (n + 2)) of the stroke away on average (1/3 for one: a random seek;
+    # physics.array.nearest_distance_mean, integrated from P(D > d)). Each draw's distance is at
+    # most 1 with variance below its mean square, so 4 standard errors of 4,000 draws bound it.
+    array = _drive_array(32, reorder="seek")
+    rng = np.random.default_rng(5)
+    stroke = 10**12
+    for n in (1, 2, 4, 16):
+        assert array_physics.nearest_distance_mean(n) == pytest.approx(
+            (n + 3) / (2 * (n + 1) * (n + 2))
+        )
+        distances = []
+        for _ in range(4_000):
+            head = int(rng.integers(1, stroke))
+            array._head[0] = head
+            array._pool[0] = [(int(rng.integers(0, stroke)), 4096, 0.5) for _ in range(n - 1)]
+            array._span[0] = [0, stroke]
+            place, _, _, _ = array._reorder(0, int(rng.integers(0, stroke)), 4096, 0.0, False, n)
+            distances.append(abs(place - head) / stroke)
+        expected = array_physics.nearest_distance_mean(n)
+        error = math.sqrt(np.var(distances) / len(distances))
+        assert abs(np.mean(distances) - expected) < 4.0 * error + 1e-12, (n, expected)
+
+
+def test_shortest_positioning_first_waits_the_least_of_n_rotations() -> None:
+    # With every candidate on the head's track (equal seeks, the settle), the charged positioning
+    # is the settle plus R min(U_1..U_n) of their uniform angles: expected R / (n + 1), variance
+    # R^2 n / ((n + 1)^2 (n + 2)); the mean of 4,000 within 4 standard errors.
     array = _drive_array(32)
     revolution = 60.0 / 7200
-    own_rotation = np.random.default_rng(2)
-    s0 = 4e-3
-    for q in (1, 4, 16, 32):
-        positions = []
+    rng = np.random.default_rng(2)
+    head = 5 * 10**11
+    for n in (2, 4, 16):
+        waits = []
         for _ in range(4_000):
-            # one in service and q - 1 waiting, each with its own seek s0
-            array._pending[0] = [(math.inf, s0)] * q
-            seek, rotation = array._shortest_positioning(
-                0, 0.0, s0, float(own_rotation.uniform()) * revolution
-            )
-            assert seek == s0
-            positions.append(seek + rotation)
-        expected = s0 + revolution / (q + 1)
-        error = revolution * math.sqrt(q / ((q + 1) ** 2 * (q + 2)) / len(positions))
-        assert abs(np.mean(positions) - expected) < 4.0 * error, (q, np.mean(positions), expected)
+            array._head[0] = head
+            array._pool[0] = [(head + 512, 4096, float(rng.uniform())) for _ in range(n - 1)]
+            array._span[0] = [head, head + 512]
+            start = float(rng.uniform()) * revolution
+            _, _, seek, rotation = array._reorder(0, head + 512, 4096, start, False, n)
+            assert seek == array._seek.seconds(512 / 10**12)
+            waits.append(rotation)
+        expected = revolution / (n + 1)
+        error = revolution * math.sqrt(n / ((n + 1) ** 2 * (n + 2)) / len(waits))
+        assert abs(np.mean(waits) - expected) < 4.0 * error, (n, np.mean(waits), expected)
 
 
-def test_command_queueing_caps_the_candidates_and_leaves_fcfs_alone() -> None:
-    # command_queueing = 4 chooses among at most 4 however many wait (expected s0 + R / 5); 0 keeps
-    # first come first served (no pending bookkeeping, no extra draws).
-    array = _drive_array(4)
+def test_candidates_follow_the_waiting_commands_less_the_lag_and_the_cap() -> None:
+    # Booked at a spindle where k commands are pending (one in service, k - 1 waiting), a command
+    # is chosen among k (the waiting and itself) less reorder_lag, at most command_queueing, at
+    # least 1; with one the pool is emptied (first come first served) and 0 keeps no pool at all.
+    array = _drive_array(8, lag=2)
+    for pending, expected in ((0, 1), (1, 1), (3, 1), (4, 2), (9, 7), (20, 8)):
+        array._pending[0] = [math.inf] * pending
+        array._pool[0] = [(0, 4096, 0.0)]
+        assert array._candidates(0, 0.0) == expected
+        assert (array._pool[0] == []) == (expected == 1)
+    assert _drive_array(0)._pending == [] and _drive_array(0)._pool == []
+
+
+def _closed_loop_rate(array: Array, depth: int, seconds: float = 60.0) -> float:
+    """Reads per second of a closed loop keeping ``depth`` random 4 KiB reads over the whole
+    stroke in flight on one spindle."""
+    rng = np.random.default_rng(4)
+    in_flight = [
+        array.read(0.0, 0, int(rng.integers(0, 10**12 // 4096)) * 4096, 4096) for _ in range(depth)
+    ]
+    done = 0
+    now = 0.0
+    while now < seconds:
+        now = min(in_flight)
+        in_flight.remove(now)
+        in_flight.append(array.read(now, 0, int(rng.integers(0, 10**12 // 4096)) * 4096, 4096))
+        done += 1
+    return done / now
+
+
+def test_closed_loop_gains_from_reordering_as_the_candidates_allow() -> None:
+    # FCFS serves one read per average positioning (7.8 ms seek + 4.17 ms half revolution + the
+    # transfer, about 83/s). With a lag of k the drive has no choice up to k + 2 outstanding, so
+    # the rate stays FCFS's (within 5 %: 60 s is about 5,000 reads of sd/mean 0.33, 1.4 % standard
+    # error per run). Shortest seek first among 7 (QD8, no lag) is at most what 7 candidates
+    # drawn afresh allow (queued_positioning_moments, an upper bound: a queue keeps those it passed
+    # over) and well above FCFS; shortest positioning first gains more than shortest seek first
+    # (it also cuts the rotational wait); all stay below one read per settle plus R / 8.
+    fcfs = _closed_loop_rate(_drive_array(0), 8)
+    assert 75 < fcfs < 90
+    assert _closed_loop_rate(_drive_array(32, "seek", lag=6), 8) == pytest.approx(fcfs, rel=0.05)
+    by_seek = _closed_loop_rate(_drive_array(32, "seek"), 8)
+    by_position = _closed_loop_rate(_drive_array(32), 8)
+    drive = _drive_array(32).spec.drive
     revolution = 60.0 / 7200
-    draws = np.random.default_rng(3)
-    s0 = 2e-3
-    positions = []
-    for _ in range(4_000):
-        array._pending[0] = [(math.inf, s0)] * 20
-        seek, rotation = array._shortest_positioning(
-            0, 0.0, s0, float(draws.uniform()) * revolution
-        )
-        positions.append(seek + rotation)
-    error = revolution * math.sqrt(4 / (25 * 6) / len(positions))
-    assert abs(np.mean(positions) - (s0 + revolution / 5)) < 4.0 * error
-    assert _drive_array(0)._pending == []
-
-
-def test_closed_loop_on_one_spindle_gains_from_command_queueing() -> None:
-    # A closed loop of 8 random 4 KiB reads over the whole stroke: FCFS serves about one per average
-    # positioning (7.8 ms seek + 4.17 ms half revolution, about 82/s); choosing the shortest of 7
-    # waiting gives about 146/s (E[min of 7 positionings] about 6.8 ms by Monte Carlo of the same
-    # seek curve). Check that the rate at least rises by a third and stays below the bound of a zero
-    # seek (one rotation's 1 / (R / 8) = 960/s).
-    rates = {}
-    for q in (0, 32):
-        array = _drive_array(q)
-        rng = np.random.default_rng(4)
-        in_flight = [
-            array.read(0.0, 0, int(rng.integers(0, 10**12 // 4096)) * 4096, 4096) for _ in range(8)
-        ]
-        done = 0
-        now = 0.0
-        while now < 60.0:
-            now = min(in_flight)
-            in_flight.remove(now)
-            in_flight.append(array.read(now, 0, int(rng.integers(0, 10**12 // 4096)) * 4096, 4096))
-            done += 1
-        rates[q] = done / now
-    assert 70 < rates[0] < 95
-    assert rates[32] > 1.33 * rates[0]
-    assert rates[32] < 960
+    curve = array_physics.drive_seek_curve(drive)
+    fresh, _ = array_physics.queued_positioning_moments(curve, 1.0, revolution, 0.0, 7, True)
+    assert 1.3 * fcfs < by_seek < 1.03 / (fresh + 4096 / 150e6)
+    assert by_position > 1.08 * by_seek
+    assert by_position < 1.0 / (drive.settle + revolution / 8)

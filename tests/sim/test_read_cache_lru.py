@@ -1,19 +1,18 @@
 """The hosts' read cache (simcache.sim.components.cache.ReadCache): exactly an LRU, in a few bytes a
 line once large.
 
-The cache keeps its lines in a dict until more than ``compact_at`` are cached (a plain dict until
-its first eviction, an ``OrderedDict`` from then on), then moves them (once, in recency order) to
-two arrays (a recency log and a hash index of log positions). Every simulation result depends on
-which lines it holds and evicts, so these tests run it side by side with the ``OrderedDict`` LRU
-(:class:`ReferenceLRU`, the original implementation's logic verbatim), with thresholds that make the
-move happen at every point of a run, and require the same answers, counters, cached lines and
-recency order after every operation, through the move, index growth, removals (eviction,
-``discard``) and log compaction.
+The cache keeps its lines in two vectors of machine integers from the first line on (a recency log
+and a hash index of log positions). Every simulation result depends on which lines it holds and
+evicts, so these tests run it side by side with the ``OrderedDict`` LRU (:class:`ReferenceLRU`, the
+original implementation's logic verbatim) and require the same answers, counters, cached lines and
+recency order after every operation, through index growth, removals (eviction, ``discard``) and
+log compaction.
 """
 
 from __future__ import annotations
 
 import random
+import tracemalloc
 from collections import OrderedDict
 
 from hypothesis import settings
@@ -86,21 +85,14 @@ class ReferenceLRU:
 
 
 def assert_same(cache: ReadCache, reference: ReferenceLRU) -> None:
-    """Same counters, lines and recency order; before the move to the arrays, no more than
-    ``compact_at`` lines in the dict, an ``OrderedDict`` exactly when the cache is flagged
-    ordered; after it, the dict emptied and the arrays consistent: every cached line found in the
-    index at a slot holding its live log position, no other slot used, the index at most half
-    full and the log under twice the lines cached (plus the compaction slack)."""
+    """Same counters, lines and recency order, and the vectors consistent: every cached line found
+    in the index at a slot holding its live log position, no other slot used, the index at most
+    half full and the log under twice the lines cached (plus the compaction slack)."""
     counters = ("hits", "misses", "inserted_lines", "evicted_lines", "occupied_bytes")
     assert [getattr(cache, name) for name in counters] == [
         getattr(reference, name) for name in counters
     ]
     assert cache.recency() == reference.recency()
-    if not cache._compact:
-        assert len(cache._lines) <= cache.compact_at and len(cache._log) == 0
-        assert isinstance(cache._lines, OrderedDict) == cache._ordered
-        return
-    assert not cache._lines
     log = cache._log
     live = [
         position for position in range(cache._head, len(log)) if log[position] != cache_module._DEAD
@@ -129,19 +121,14 @@ def apply(
 
 class LRUMachine(RuleBasedStateMachine):
     """Random interleavings of every operation, with I/Os of 1 to 24 lines (some larger than the
-    cache), over 4 VMs and 96 lines each, so lines are often re-read, evicted and re-inserted;
-    the move to the arrays after the first insert (``compact_at`` 0), after a one-line one (1),
-    after a few lines or a multi-line I/O (5, 40), or never (the default)."""
+    cache), over 4 VMs and 96 lines each, so lines are often re-read, evicted and re-inserted."""
 
     cache: ReadCache
     reference: ReferenceLRU
 
-    @initialize(
-        capacity=st.integers(1, 64),
-        compact_at=st.sampled_from([0, 1, 5, 40, cache_module.COMPACT_AT]),
-    )
-    def start(self, capacity: int, compact_at: int) -> None:
-        self.cache = ReadCache(capacity, LINE, compact_at)
+    @initialize(capacity=st.integers(1, 64))
+    def start(self, capacity: int) -> None:
+        self.cache = ReadCache(capacity, LINE)
         self.reference = ReferenceLRU(capacity, LINE)
 
     @rule(
@@ -169,14 +156,13 @@ TestLRUMachine.settings = settings(max_examples=200, stateful_step_count=60, dea
 
 def test_long_random_runs_grow_the_index_and_compact_the_log() -> None:
     """Longer runs than the stateful test (4,000 operations per capacity, 1 to 64 lines), mostly
-    one-line I/Os as in a simulation, still identical to the reference after every step, the
-    cache moving to the arrays once it holds more than half its capacity; and they do exercise
-    the rare paths: the index doubles, and the log is compacted (its head returns to 1 after
-    having moved on). A final phase of hits alone (no insert to compact the log) keeps it under
-    its bound too."""
+    one-line I/Os as in a simulation, still identical to the reference after every step; and they
+    do exercise the rare paths: the index doubles, and the log is compacted (its head returns to 1
+    after having moved on). A final phase of hits alone (no insert to compact the log) keeps it
+    under its bound too."""
     for capacity in (1, 2, 7, 16, 33, 64):
         rng = random.Random(capacity)
-        cache = ReadCache(capacity, LINE, capacity // 2)
+        cache = ReadCache(capacity, LINE)
         reference = ReferenceLRU(capacity, LINE)
         grew = compacted = False
         for _ in range(4000):
@@ -187,14 +173,13 @@ def test_long_random_runs_grow_the_index_and_compact_the_log() -> None:
                 + ["clear"] * (rng.random() < 0.01)
             )
             size = LINE if rng.random() < 0.7 else rng.randint(1, 20 * LINE)
-            was_compact, head, slots = cache._compact, cache._head, len(cache._slots)
+            head, slots = cache._head, len(cache._slots)
             apply(
                 op, rng.randrange(3), rng.randrange(3 * capacity + 4) * LINE, size, cache, reference
             )
-            grew |= was_compact and len(cache._slots) > slots
-            compacted |= was_compact and cache._head < head and op != "clear"
+            grew |= len(cache._slots) > slots
+            compacted |= cache._head < head and op != "clear"
             assert_same(cache, reference)
-        assert cache._compact
         # then hits alone: the log grows by refreshes, compacted by lookups
         cache.insert(0, 0, capacity * LINE)
         reference.insert(0, 0, capacity * LINE)
@@ -205,43 +190,29 @@ def test_long_random_runs_grow_the_index_and_compact_the_log() -> None:
         assert grew or capacity < 8  # 16 slots hold 8 lines
 
 
-def test_moves_to_the_arrays_once_past_compact_at() -> None:
-    """The cache moves to the arrays at the end of the insert that first leaves more than
-    ``compact_at`` lines cached (after its evictions: a cache whose capacity is at most
-    ``compact_at`` never moves), with the same recency order, and stays there (``clear``
-    included)."""
-    cache = ReadCache(100, LINE, compact_at=10)
-    cache.insert(0, 0, 10 * LINE)
-    assert not cache._compact
-    assert cache.lookup(0, 3 * LINE, LINE)
-    cache.insert(1, 0, 2 * LINE)
-    assert cache._compact and not cache._lines and cache._count == 12
-    order = [(0, line) for line in (0, 1, 2, 4, 5, 6, 7, 8, 9, 3)] + [(1, 0), (1, 1)]
-    assert cache.recency() == order
-    cache.clear()
-    assert cache._compact and cache.recency() == []
-    small = ReadCache(10, LINE, compact_at=10)
-    small.insert(0, 0, 50 * LINE)
-    assert not small._compact and small.recency() == [(0, line) for line in range(40, 50)]
-
-
 def test_memory_per_line() -> None:
-    """200,000 cached lines take about 19 bytes each, and never more than 35 (the ``OrderedDict``
-    took about 125: a 16-byte key object, a 24-byte dict entry and its index, a 40-byte list node
-    and its own dict entry).
+    """200,000 cached lines take about 19 bytes each, and never more than 33 (a dict took about
+    84, an ``OrderedDict`` about 137: a 32-byte key object, a 24-byte entry and its index, an
+    ``OrderedDict``'s 32-byte list node and node pointer).
 
     The index has 4 bytes per slot and is doubled when over half full, so it holds 2 to 4 slots a
     line: 8 to 16 bytes. The log has 8 bytes per entry, at least one per cached line and at most two
-    (plus a constant slack, ``_LOG_SLACK``) before compaction, plus the array's spare room (1/16):
-    8.5 to 17 bytes. At most 33 bytes a line. Here 200,000 lines need 2^19 = 524,288 slots
-    (2,097,152 bytes, 10.5 a line) and 200,001 log entries (8.5 a line): 19 bytes a line. A churned
-    cache (every line refreshed, then as many new ones inserted, evicting the first) stays under the
-    bound throughout."""
+    (plus a constant slack, ``_LOG_SLACK``) before compaction: 8 to 16 bytes. At most 32 bytes a
+    line and the slack. Here 200,000 lines need 2^19 = 524,288 slots (2,097,152 bytes, 10.5 a line)
+    and 200,001 log entries (8 a line): 18.5 bytes a line. A churned cache (every line refreshed,
+    then as many new ones inserted, evicting the first) stays under the bound throughout. By
+    tracemalloc, which also sees a vector's spare room (its buffer grows by a quarter at a time),
+    the same 200,000 lines take at most 35 bytes each."""
     lines = 200_000
-    cache = ReadCache(lines, LINE, compact_at=0)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    cache = ReadCache(lines, LINE)
     for line in range(lines):
         cache.insert(line % 16, line * LINE, LINE)
-    assert 18.5 <= cache.memory_bytes / lines <= 19.5
+    allocated = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert 18 <= cache.memory_bytes / lines <= 19
+    assert allocated / lines <= 35
     worst = 0.0
     for line in range(lines):
         assert cache.lookup(line % 16, line * LINE, LINE)
@@ -250,34 +221,13 @@ def test_memory_per_line() -> None:
         cache.insert(line % 16, line * LINE, LINE)
         worst = max(worst, cache.memory_bytes / lines)
     assert cache.evicted_lines == lines
-    assert worst <= 35
+    assert worst <= 32 + 8 * cache_module._LOG_SLACK / lines
 
 
-def test_memory_per_line_before_the_move() -> None:
-    """Below ``compact_at`` the lines are the keys of a dict, the figure ``memory_bytes``
-    reports. 200,000 lines in a plain dict (no eviction yet) take about 84 bytes each: the table
-    has 2^19 slots (4-byte indices, 2 MB) and 2/3 as many 24-byte entries (8.4 MB), 52 bytes a
-    line, and each 40-bit key is a 32-byte int object. From the first eviction on they are in an
-    ``OrderedDict``, which adds a 32-byte list node per line and an 8-byte node pointer per hash
-    slot (4.2 MB): 53 bytes a line more, about 137. The default threshold, 2^20 lines, caps this
-    at about 130 MB a host before the move to the arrays (at most 35 bytes a line,
-    :func:`test_memory_per_line`)."""
-    lines = 200_000
-    cache = ReadCache(lines, LINE)
-    for line in range(lines):
-        cache.insert(line % 16, line * LINE, LINE)
-    assert not cache._compact and not cache._ordered
-    assert 82 <= cache.memory_bytes / lines <= 86
-    cache.insert(16, 0, LINE)  # one line more than the capacity: the first eviction
-    assert cache._ordered and cache.evicted_lines == 1
-    assert 135 <= cache.memory_bytes / lines <= 140
-    assert cache_module.COMPACT_AT == 1 << 20
-
-
-def test_clear_frees_the_arrays() -> None:
+def test_clear_frees_the_vectors() -> None:
     """A failed device's cache (``clear``) goes back to the smallest index and an empty log;
     counters stay."""
-    cache = ReadCache(10_000, LINE, compact_at=0)
+    cache = ReadCache(10_000, LINE)
     cache.insert(0, 0, 5000 * LINE)
     assert cache.lookup(0, 0, LINE)
     cache.clear()

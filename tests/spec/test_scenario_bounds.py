@@ -890,3 +890,25 @@ def test_destage_batches_of_at_least_one_block(tmp_path: Path, value: Any) -> No
             f"must be at least 4KiB; a destage write is at least one 4 KiB block (got {value!r})",
         )
     ]
+
+
+@pytest.mark.parametrize("capacity", ["1B", "1MB", "100MB"])
+def test_a_disk_drive_holds_a_stroke_of_tracks(tmp_path: Path, capacity: str) -> None:
+    """A sata-7200 track is 150 MB/s x 8.33 ms = 1.25 MB: under 100 tracks (125 MB) the seek curve
+    has no stroke (found by bench/fuzz.py: a 1-byte drive divided by zero fitting it)."""
+    data = put(base(), ("array",), {"profile": "array-14x7200"})
+    data["array"]["drive"] = {"profile": "sata-7200", "capacity": capacity}
+    problems = problems_of(tmp_path, data)
+    assert len(problems) == 1
+    where, message = problems[0]
+    assert where == "array.drive"
+    assert "holds fewer than 100 tracks of 1,250,000 B" in message
+    assert "give the capacity with its unit, e.g. '1TB'" in message
+
+
+def test_a_disk_drive_of_a_few_gigabytes_is_a_drive(tmp_path: Path) -> None:
+    """200 MB is 160 tracks: the drive is fine (the array is then too small for the VMs' working
+    sets, a different problem with its own message)."""
+    data = put(base(), ("array",), {"profile": "array-14x7200"})
+    data["array"]["drive"] = {"profile": "sata-7200", "capacity": "200MB"}
+    assert [where for where, _ in problems_of(tmp_path, data)] == ["groups"]

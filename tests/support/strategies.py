@@ -24,6 +24,13 @@ from support.paths import ROOT
 TIERS = sorted(list_profiles("tier"))
 LINKS = sorted(list_profiles("link"))
 ARRAYS = sorted(list_profiles("array"))
+# Arrays of spinning drives, with their drive's profile: the ones command_queueing applies to.
+SPINNING = {
+    name: spec["drive"]
+    for name, spec in list_profiles("array").items()
+    if isinstance(spec.get("drive"), str)
+    and list_profiles("drive")[spec["drive"]].get("media", "disk") != "flash"
+}
 POLICIES = ("WT", "WB+0", "WB+1", "WB+2")
 REPLICAS = {"WT": 0, "WB+0": 0, "WB+1": 1, "WB+2": 2}
 MAX_VM_BYTES_PER_S = 4e6  # a cap on each open-loop VM's offered load
@@ -158,6 +165,22 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
         scenario["cluster"]["compression"] = {"mode": draw(st.sampled_from(["always", "adaptive"]))}
         for group in groups:
             group["workload"]["compressibility"] = 0.5
+    if draw(st.integers(0, 3)) == 0:  # issue 34: where a tier's operations wait
+        placement = draw(st.sampled_from(["any-unit", "addressed"]))
+        scenario["cluster"]["tier"] = {
+            "profile": scenario["cluster"]["tier"],
+            "placement": placement,
+        }
+    array = scenario["array"]
+    if array in SPINNING and draw(st.integers(0, 3)) == 0:  # issue 34: a drive's command queueing
+        queueing = draw(st.sampled_from([0, 1, 4, 32]))
+        drive = {
+            "profile": SPINNING[array],
+            "command_queueing": queueing,
+            "reorder": draw(st.sampled_from(["positioning", "seek"])),
+            "reorder_lag": draw(st.integers(0, 6)),
+        }
+        scenario["array"] = {"profile": array, "drive": drive}
     if draw(st.integers(0, 3)) == 0:
         vmotion: dict[str, Any] = {
             "kind": "vmotion",
@@ -249,6 +272,16 @@ def _negative(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
             "negative tier latency",
             ("cluster", "tier"),
             {"profile": "nvme-p3700-field", "write_latency": "-1us"},
+        ),
+        (
+            "unknown tier placement",
+            ("cluster", "tier"),
+            {"profile": "nvme-p3700", "placement": "anywhere"},
+        ),
+        (
+            "negative command queueing",
+            ("array",),
+            {"profile": "array-14x7200", "drive": {"profile": "sata-7200", "command_queueing": -1}},
         ),
     ]
     label, path, value = draw(st.sampled_from(choices))

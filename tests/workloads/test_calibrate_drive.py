@@ -24,7 +24,7 @@ from simcache.runs.simulate import simulate
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
 from simcache.spec import load_scenario
-from simcache.spec.components import ArraySpec, DriveSpec
+from simcache.spec.array import ArraySpec, DriveSpec
 from simcache.workloads.calibrate.device import calibrate
 from simcache.workloads.calibrate.drive_fit import fit_drive
 from simcache.workloads.calibrate.drive_model import Drive
@@ -242,7 +242,10 @@ def _f1_scenario(folder: Path) -> Path:
     """scenarios/validate_hdd_7200_qd.toml with the fitted drive (the measured drive's 1 TB
     beside ``file``)."""
     text = (ROOT / "scenarios" / "validate_hdd_7200_qd.toml").read_text()
-    old = 'drive = { profile = "sata-7200", capacity = "1TB", overhead = "0.2ms" }'
+    old = (
+        'drive = { profile = "sata-7200", capacity = "1TB", overhead = "0.2ms", '
+        'command_queueing = 8, reorder = "seek", reorder_lag = 5 }'
+    )
     assert old in text
     text = text.replace(old, 'drive = { file = "f1.toml", capacity = "1TB" }').replace(
         'duration = "30s"', 'duration = "20s"'

@@ -37,12 +37,15 @@ Assumptions (see docs/model.md, Backing array):
   read and what was written. Deterministic: no draws (a hit skips the rotation's).
 - ``drive.overhead`` (command overhead) is added to every chunk operation that
   positions the head (not to one that streams on).
-- ``drive.command_queueing`` (> 1): a chunk operation booked on a spindle where
-  other commands wait is charged the shortest positioning (seek plus rotation)
-  of at most that many candidates, its own and each waiting command's own seek
-  with a fresh uniform rotation (:meth:`Array._shortest_positioning`): the
-  drive serves the nearest command next, the booking stays first come first
-  served.
+- ``drive.command_queueing`` (> 1): each spindle keeps the positions (and rotational angles)
+  of the commands waiting at it that it has not served yet, at most as many as wait when a
+  command is booked, less ``drive.reorder_lag`` (committed ahead), at most ``command_queueing``:
+  the slot a command books (first come first served, so completions stay known at submission)
+  serves the position of that pool nearest the head by ``drive.reorder`` (seek plus rotational
+  wait, or seek alone; :meth:`Array._reorder`), and the command's own position joins the pool
+  instead. The sequence of positions the spindle visits is a shortest-positioning (or
+  shortest-seek) first schedule over the commands waiting; the latencies are handed out in
+  arrival order, so the mean is the reordering drive's and its starvation tail is not.
 """
 
 from __future__ import annotations
@@ -152,12 +155,22 @@ class Array:
         # service-time factors (:meth:`degrade`)
         self._read_scale = self._rmw_scale = self._plain_scale = 1.0
         self._overhead = drive.overhead
-        # Command queueing (drive.command_queueing > 1): per spindle, (finish, own seek) of the
-        # commands booked and not yet done, in booking order (first come first served, so finishes
-        # ascend); the first is in service.
+        # Command queueing (drive.command_queueing > 1): per spindle, the finish times of the
+        # commands booked and not yet done, in booking order (first come first served, so they
+        # ascend; the first is in service), and the pool of positions not yet served (position,
+        # length, angle as a fraction of a revolution), oldest first (:meth:`_reorder`).
         self._choose_among = drive.command_queueing if not self._flash else 0
-        self._pending: list[list[tuple[float, float]]] = (
+        self._reorder_lag = drive.reorder_lag
+        self._by_seek = drive.reorder == "seek"
+        self._pending: list[list[float]] = (
             [[] for _ in range(spec.spindles)] if self._choose_among > 1 else []
+        )
+        self._pool: list[list[tuple[int, int, float]]] = (
+            [[] for _ in range(spec.spindles)] if self._choose_among > 1 else []
+        )
+        # lowest and highest position requested on each spindle (the pool's draws range over it)
+        self._span: list[list[int]] = (
+            [[drive.capacity, 0] for _ in range(spec.spindles)] if self._choose_among > 1 else []
         )
         # Read caches (both off by default). The controller's: LRU of line numbers of the logical
         # address space.
@@ -457,8 +470,12 @@ class Array:
         start = busy_until if busy_until > now else now
         revolution = self._revolution
         head = self._head[spindle]
-        own_seek = 0.0
-        if head == position and busy_until >= now:
+        candidates = self._candidates(spindle, now) if self._choose_among > 1 else 1
+        if candidates > 1:
+            position, chunk, seek, rotation = self._reorder(
+                spindle, position, chunk, start, busy_until >= now, candidates
+            )
+        elif head == position and busy_until >= now:
             # streams on from the chunk before, which the spindle is still busy with
             seek = rotation = 0.0
         else:
@@ -467,9 +484,6 @@ class Array:
             if self._overhead:
                 seek += self._overhead  # the command overhead, counted with the positioning
             rotation = self._stream.uniform() * revolution
-            if self._choose_among > 1:
-                own_seek = seek
-                seek, rotation = self._shortest_positioning(spindle, now, seek, rotation)
         shrink = self._zone_shrink
         if shrink:
             # array_physics.zone_rate
@@ -485,39 +499,83 @@ class Array:
         free[spindle] = finish
         self._head[spindle] = position + chunk
         if self._choose_among > 1:
-            self._pending[spindle].append((finish, own_seek))
+            self._pending[spindle].append(finish)
         self.busy.add(start, finish, now)
         return finish
 
-    def _shortest_positioning(
-        self, spindle: int, now: float, seek: float, rotation: float
-    ) -> tuple[float, float]:
-        """Command queueing: the seek and rotational wait charged to a command booked on
-        ``spindle`` at ``now`` whose own are ``seek`` and ``rotation``: the shortest positioning
-        (seek plus rotation) of at most ``command_queueing`` candidates, it and the commands
-        waiting with it (booked, not yet started: all pending ones but the first, which is in
-        service). Each waiting command stands in with the seek it had of its own when it was
-        booked (a seek over the same spread of distances, from a head as random as this one's)
-        and a fresh uniform rotational offset. The drive serves the shortest-positioning command
-        next; the booking (first come first served) charges that time to the command whose turn
-        it is."""
+    def _candidates(self, spindle: int, now: float) -> int:
+        """Command queueing: how many commands the drive chooses among for the slot booked on
+        ``spindle`` at ``now``: the one booked and those waiting (booked, not started: all
+        pending but the first, which is in service), less ``reorder_lag``, at most
+        ``command_queueing``; at least 1. With 1 the pool is emptied: first come first served."""
         pending = self._pending[spindle]
         done = 0
-        while done < len(pending) and pending[done][0] <= now:
+        while done < len(pending) and pending[done] <= now:
             done += 1
         if done:
             del pending[:done]
-        waiting = len(pending) - 1  # the first pending command is in service
-        if waiting > self._choose_among - 1:
-            waiting = self._choose_among - 1
-        best_seek, best = seek, seek + rotation
+        candidates = len(pending) - self._reorder_lag  # waiting (len - 1) and the one booked
+        if candidates > self._choose_among:
+            candidates = self._choose_among
+        if candidates <= 1:
+            if self._pool[spindle]:
+                del self._pool[spindle][:]
+            return 1
+        return candidates
+
+    def _reorder(
+        self, spindle: int, position: int, chunk: int, start: float, busy: bool, candidates: int
+    ) -> tuple[int, int, float, float]:
+        """Command queueing: put the command booked on ``spindle`` (at ``position``, ``chunk``
+        bytes, a uniform rotational angle drawn for it) into the spindle's pool of unserved
+        positions, keep the ``candidates`` most recent (:meth:`_candidates`; a pool short of them
+        after the queue grew gets positions drawn uniform over those requested on the spindle so
+        far), and take out the one the drive serves in the slot starting at ``start``: the
+        nearest to the head by positioning time (the seek, plus the command overhead, then the
+        wait for its angle to come round, the platter's angle being ``start + seek`` over the
+        revolution) or, with ``reorder = "seek"``, by seek alone (the rotational wait then falls
+        as it falls); the oldest of equals. One that continues where the head is, on a spindle
+        still ``busy``, streams on: no seek, no rotation. Returns its (position, length, seek,
+        rotational wait)."""
+        pool = self._pool[spindle]
+        uniform = self._stream.uniform
+        pool.append((position, chunk, uniform()))
+        span = self._span[spindle]
+        if position < span[0]:
+            span[0] = position
+        if position > span[1]:
+            span[1] = position
+        if len(pool) > candidates:
+            del pool[: len(pool) - candidates]
+        while len(pool) < candidates:
+            # The queue grew: the commands booked ahead of this one hold the positions they were
+            # charged, so the drive's other waiting commands are drawn, uniform over the positions
+            # requested on the spindle so far (a uniform stream's own law).
+            place = span[0] + int(uniform() * (span[1] - span[0]))
+            pool.insert(0, (place, chunk, uniform()))
+        head = self._head[spindle]
         revolution = self._revolution
-        for k in range(len(pending) - waiting, len(pending)):
-            other = pending[k][1]
-            total = other + self._stream.uniform() * revolution
-            if total < best:
-                best_seek, best = other, total
-        return best_seek, best - best_seek
+        stroke = self._stroke
+        overhead = self._overhead
+        by_seek = self._by_seek
+        best = 0
+        best_cost = math.inf
+        best_seek = best_rotation = 0.0
+        for k in range(len(pool)):
+            place, _, angle = pool[k]
+            if busy and place == head:
+                seek = rotation = 0.0
+            else:
+                distance = place - head if head > 0 else place
+                seek = self._seek.seconds((distance if distance >= 0 else -distance) / stroke)
+                seek += overhead
+                turn = angle - (start + seek) / revolution
+                rotation = (turn - math.floor(turn)) * revolution
+            cost = seek if by_seek else seek + rotation
+            if cost < best_cost:
+                best, best_cost, best_seek, best_rotation = k, cost, seek, rotation
+        place, length, _ = pool.pop(best)
+        return place, length, best_seek, best_rotation
 
     def _flash_operate(
         self, drive: int, chunk: int, now: float, read_modify_write: bool, scale: float

@@ -7,20 +7,11 @@ read-miss fills insert their lines; the least recently used lines are evicted
 when the capacity (in lines) is exceeded.
 
 A line's key is ``vm << 40`` plus its line index (below 2^40: 4 PiB of disk in 4 KiB lines; VM
-numbers below 2^30). While a host caches at most ``compact_at`` lines (``COMPACT_AT``, 2^20, by
-default) they are the keys of a dict in recency order: its operations run in C, the fastest choice
-in the compiled engine (``array`` indexing is not compiled to C: the arrays below cost the default
-scenario 8% more instructions), at about 84 bytes a line (137 in an OrderedDict: 130 MB at 2^20
-lines). Until the cache first has to evict, a plain dict (a line refreshed is deleted and added
-again, at the end); from the first eviction on, an ``OrderedDict`` in the same order (taking the
-oldest line off a plain dict scans the holes its earlier deletions left at the front). Most runs
-never fill a host's cache, and a plain dict's insertions cost less than an ``OrderedDict``'s (which
-keeps a list node and a second index of its own): the cache's share of the default run fell from
-about 10% to 7% of its time, about 3% of the run saved (perf samples, compiled). The first insert
-that leaves more cached moves them, once and in the same order, to two arrays of machine integers
-with no Python object per line: at most 35 bytes a line (19 for 200,000 lines), for hosts caching
-tens of millions of lines. Every method branches on ``_compact`` first; the array versions are the
-``_*_compact`` methods.
+numbers below 2^23). From the first line on, the cached lines are two vectors of machine integers
+(``librt.vecs.vec``: compiled by mypyc, their reads and writes are C array accesses; an
+``array.array``'s are generic calls, which cost the default scenario 8% more instructions than a
+dict), with no Python object per line: 17 to 35 bytes a line (19 for 200,000 lines;
+``tests/sim/test_read_cache_lru.py``).
 
 - The recency log (``_log``, 8-byte keys) lists the cached lines from least to
   most recently used: inserting or refreshing a line appends its key and marks
@@ -42,15 +33,12 @@ Every step is amortized O(1) per line, and the lines evicted are exactly those a
 
 from __future__ import annotations
 
-import sys
-from array import array
-from collections import OrderedDict
-from typing import Final, cast
+from typing import Final
 
-__all__ = ["COMPACT_AT", "ReadCache"]
+from librt.vecs import append, vec
+from mypy_extensions import i32, i64
 
-# lines a host caches in a dict (at most about 130 MB) before it moves them to the arrays
-COMPACT_AT: Final = 1 << 20
+__all__ = ["MAX_LINES", "ReadCache"]
 
 _VM_SHIFT: Final = 40  # line index bits per VM in the cache key (2^40 lines is plenty)
 _LINE_MASK: Final = (1 << _VM_SHIFT) - 1
@@ -59,6 +47,9 @@ _EMPTY: Final = 0  # an index slot holding no line (log position 0 is never used
 _MIN_SLOTS: Final = 16
 # waste the log may carry beyond one entry per cached line, so small caches compact rarely
 _LOG_SLACK: Final = 64
+MAX_LINES: Final = (1 << 30) - _LOG_SLACK
+"""Lines a host may cache at once: log positions (below about twice that) are 4-byte integers.
+(2^30 lines take about 20 GB here: a run holding that many runs out of memory first.)"""
 # The hash (:func:`_spread`, then :func:`_slot`): each VM's line indexes are offset by its multiple
 # of _VM_MIX (kept below 2^39) and multiplied by the odd _LINE_MIX (below 2^21, so the product stays
 # below 2^62: short machine integers in the compiled build); the product's high bits are folded onto
@@ -69,8 +60,6 @@ _VM_MIX: Final = 0x9E3779B9
 _VM_OFFSET_MASK: Final = (1 << 39) - 1
 _LINE_MIX: Final = 0x13C6EF
 _FOLD: Final = 29
-# sys.getsizeof(1 << _VM_SHIFT): a key above 2^30 is an int object of its own
-_KEY_OBJECT_BYTES: Final = 32
 
 
 def _spread(key: int) -> int:
@@ -85,6 +74,14 @@ def _slot(spread: int, mask: int) -> int:
     return (spread ^ spread >> _FOLD) & mask
 
 
+def _empty_slots(size: int) -> vec[i32]:
+    """An index of ``size`` empty slots."""
+    slots = vec[i32](capacity=size)
+    for _ in range(size):
+        slots = append(slots, _EMPTY)
+    return slots
+
+
 class ReadCache:
     """LRU set of (vm, line) keys holding ``capacity_lines`` lines of ``line_bytes`` bytes
     (:func:`simcache.physics.cluster.read_cache_lines`).
@@ -94,38 +91,19 @@ class ReadCache:
     added and pushed out.
     """
 
-    def __init__(self, capacity_lines: int, line_bytes: int, compact_at: int = COMPACT_AT) -> None:
+    def __init__(self, capacity_lines: int, line_bytes: int) -> None:
         self.line = line_bytes
         self.capacity_lines = capacity_lines
-        self.compact_at = compact_at
         self.hits = 0
         self.misses = 0
         self.inserted_lines = 0
         self.evicted_lines = 0
-        # Until more than compact_at lines are cached: the lines in recency order (C-level dict
-        # operations, fast in the compiled build), a plain dict until the first eviction, an
-        # OrderedDict from then on (_ordered); then, for good, the arrays below (_compact set,
-        # _lines emptied).
-        self._compact = False
-        self._ordered = False
-        self._lines: dict[int, None] = {}
-        # Log positions stay below about twice the lines cached: 4-byte slots unless the cache may
-        # hold 2^30 lines.
-        self._position_type = "I" if capacity_lines < 1 << 30 else "q"
-        self._slots: array[int] = array(self._position_type)
-        self._mask = 0  # len(_slots) - 1
-        self._log: array[int] = array("q")
+        self._slots: vec[i32] = _empty_slots(_MIN_SLOTS)
+        self._mask = _MIN_SLOTS - 1  # len(_slots) - 1
+        self._log: vec[i64] = vec[i64]([_DEAD])
         self._head = 1  # the log's first entry not yet consumed by eviction
         self._dead = 0  # dead entries in _log[_head:]
-        self._count = 0  # lines cached (in the arrays)
-
-    def _reset(self) -> None:
-        self._slots = array(self._position_type, [_EMPTY]) * _MIN_SLOTS
-        self._mask = _MIN_SLOTS - 1
-        self._log = array("q", [_DEAD])
-        self._head = 1
-        self._dead = 0
-        self._count = 0
+        self._count = 0  # lines cached
 
     def _keys(self, vm: int, offset: int, size: int) -> tuple[int, int]:
         """The keys of the I/O's lines: ``range(*self._keys(...))`` (written out at each loop, so
@@ -140,7 +118,7 @@ class ReadCache:
         log = self._log
         mask = self._mask
         slot = _slot(_spread(key), mask)
-        position = slots[slot]
+        position: int = slots[slot]
         while position != _EMPTY:
             if log[position] == key:
                 return slot
@@ -156,7 +134,7 @@ class ReadCache:
         mask = self._mask
         hole = slot
         slot = (slot + 1) & mask
-        position = slots[slot]
+        position: int = slots[slot]
         while position != _EMPTY:
             key = log[position]
             # _spread and _slot inlined
@@ -178,7 +156,7 @@ class ReadCache:
         log = self._log
         slots = self._slots
         mask = self._mask
-        position = self._head
+        position: int = self._head
         for _ in range(lines):
             key = log[position]
             while key == _DEAD:
@@ -194,11 +172,13 @@ class ReadCache:
 
     def _grow(self) -> None:
         """Double the index and place every cached line again."""
-        self._index(2 * len(self._slots))
-
-    def _index(self, size: int) -> None:
-        """A new index of ``size`` slots holding the position of every live log entry."""
-        slots = array(self._position_type, [_EMPTY]) * size
+        if self._count > MAX_LINES:
+            raise MemoryError(
+                f"a host's read cache holds more than {MAX_LINES} lines: use larger cache lines "
+                "(cache.line) or a smaller cache"
+            )
+        size = 2 * len(self._slots)
+        slots = _empty_slots(size)
         mask = size - 1
         log = self._log
         for position in range(self._head, len(log)):
@@ -207,27 +187,9 @@ class ReadCache:
                 slot = _slot(_spread(key), mask)
                 while slots[slot] != _EMPTY:
                     slot = (slot + 1) & mask
-                slots[slot] = position
+                slots[slot] = i32(position)
         self._slots = slots
         self._mask = mask
-
-    def _to_arrays(self) -> None:
-        """Move the cached lines from the dict to the arrays, in the same recency order (once,
-        when more than ``compact_at`` are cached)."""
-        count = len(self._lines)
-        log = array("q", [_DEAD])
-        log.extend(self._lines)
-        self._log = log
-        self._head = 1
-        self._dead = 0
-        self._count = count
-        size = _MIN_SLOTS
-        while 2 * count > size:
-            size *= 2
-        self._index(size)
-        self._lines = {}
-        self._ordered = False
-        self._compact = True
 
     def _compact_log(self) -> None:
         """Move the log's live entries to its front (in order) and give the index their new
@@ -235,7 +197,7 @@ class ReadCache:
         ``_LOG_SLACK``)."""
         log = self._log
         # new position by old (for a moment: 4 bytes an entry)
-        moved_to = array(self._position_type, [_EMPTY]) * len(log)
+        moved_to = _empty_slots(len(log))
         write = 1
         for read in range(self._head, len(log)):
             key = log[read]
@@ -243,17 +205,17 @@ class ReadCache:
                 log[write] = key
                 moved_to[read] = write
                 write += 1
-        del log[write:]
+        self._log = log[:write]
         slots = self._slots
         for slot in range(len(slots)):
-            position = slots[slot]
+            position: int = slots[slot]
             if position != _EMPTY:
                 slots[slot] = moved_to[position]
         self._head = 1
         self._dead = 0
 
-    def _lookup_compact(self, vm: int, offset: int, size: int) -> bool:
-        """:meth:`lookup` on the arrays."""
+    def lookup(self, vm: int, offset: int, size: int) -> bool:
+        """True if every line of the I/O is cached; a hit refreshes their recency."""
         line = self.line
         first = offset // line
         lines = (offset + size - 1) // line - first + 1
@@ -265,7 +227,7 @@ class ReadCache:
         spread = (first + (vm * _VM_MIX & _VM_OFFSET_MASK)) * _LINE_MIX
         if lines == 1:  # the common case, without the list of slots
             slot = (spread ^ spread >> _FOLD) & mask
-            position = slots[slot]
+            position: int = slots[slot]
             while position and log[position] != key:  # (position 0: an empty slot)
                 slot = (slot + 1) & mask
                 position = slots[slot]
@@ -273,8 +235,8 @@ class ReadCache:
                 self.misses += 1
                 return False
             log[position] = _DEAD
-            slots[slot] = len(log)
-            log.append(key)
+            slots[slot] = i32(len(log))
+            log = append(log, key)
         else:
             found: list[int] = []
             for _ in range(lines):
@@ -291,34 +253,37 @@ class ReadCache:
                 spread += _LINE_MIX
             for slot in found:
                 position = slots[slot]
-                slots[slot] = len(log)
-                log.append(log[position])
+                slots[slot] = i32(len(log))
+                log = append(log, log[position])
                 log[position] = _DEAD
+        self._log = log
         self._dead += lines
         self.hits += 1
         if self._head + self._dead > self._count + _LOG_SLACK:
             self._compact_log()
         return True
 
-    def _holds_compact(self, vm: int, offset: int, size: int) -> bool:
-        """:meth:`holds` on the arrays."""
+    def holds(self, vm: int, offset: int, size: int) -> bool:
+        """True if every line of the I/O is cached; neither counted nor refreshed (a moved VM's
+        old host asked for a remote hit: its own reads no longer run here)."""
         first, end = self._keys(vm, offset, size)
         return all(self._find(key) >= 0 for key in range(first, end))
 
-    def _discard_compact(self, vm: int, offset: int, size: int) -> None:
-        """:meth:`discard` on the arrays."""
+    def discard(self, vm: int, offset: int, size: int) -> None:
+        """Drop the I/O's lines (a moved VM wrote them on its new host: this copy is stale)."""
         first, end = self._keys(vm, offset, size)
         for key in range(first, end):
             slot = self._find(key)
             if slot >= 0:
-                self._log[self._slots[slot]] = _DEAD
+                self._log[i64(self._slots[slot])] = _DEAD
                 self._dead += 1
                 self._remove(slot)
         if self._head + self._dead > self._count + _LOG_SLACK:
             self._compact_log()
 
-    def _insert_compact(self, vm: int, offset: int, size: int) -> None:
-        """:meth:`insert` on the arrays."""
+    def insert(self, vm: int, offset: int, size: int) -> None:
+        """Cache the I/O's lines as the most recently used (refreshing those present), then evict
+        the least recently used lines past ``capacity_lines``."""
         line = self.line
         first = offset // line
         lines = (offset + size - 1) // line - first + 1
@@ -334,17 +299,18 @@ class ReadCache:
         refreshed = 0
         for _ in range(lines):
             slot = (spread ^ spread >> _FOLD) & mask
-            position = slots[slot]
+            position: int = slots[slot]
             while position and log[position] != key:  # (position 0: an empty slot)
                 slot = (slot + 1) & mask
                 position = slots[slot]
             if position:
                 log[position] = _DEAD
                 refreshed += 1
-            slots[slot] = len(log)
-            log.append(key)
+            slots[slot] = i32(len(log))
+            log = append(log, key)
             key += 1
             spread += _LINE_MIX
+        self._log = log
         self._dead += refreshed
         inserted = lines - refreshed
         if inserted:
@@ -358,117 +324,31 @@ class ReadCache:
         if self._head + self._dead > self._count + _LOG_SLACK:
             self._compact_log()
 
-    def lookup(self, vm: int, offset: int, size: int) -> bool:
-        """True if every line of the I/O is cached; a hit refreshes their recency."""
-        if self._compact:
-            return self._lookup_compact(vm, offset, size)
-        lines = self._lines
-        first, end = self._keys(vm, offset, size)
-        if end - first == 1:  # the common case, without the second loop
-            if first not in lines:
-                self.misses += 1
-                return False
-            self._refresh(lines, first)
-            self.hits += 1
-            return True
-        for key in range(first, end):
-            if key not in lines:
-                self.misses += 1
-                return False
-        for key in range(first, end):
-            self._refresh(lines, key)
-        self.hits += 1
-        return True
-
-    def _refresh(self, lines: dict[int, None], key: int) -> None:
-        """Make ``key`` (cached) the most recently used line."""
-        if self._ordered:
-            cast("OrderedDict[int, None]", lines).move_to_end(key)
-        else:
-            del lines[key]
-            lines[key] = None
-
-    def holds(self, vm: int, offset: int, size: int) -> bool:
-        """True if every line of the I/O is cached; neither counted nor refreshed (a moved VM's
-        old host asked for a remote hit: its own reads no longer run here)."""
-        if self._compact:
-            return self._holds_compact(vm, offset, size)
-        lines = self._lines
-        first, end = self._keys(vm, offset, size)
-        return all(key in lines for key in range(first, end))
-
-    def discard(self, vm: int, offset: int, size: int) -> None:
-        """Drop the I/O's lines (a moved VM wrote them on its new host: this copy is stale)."""
-        if self._compact:
-            self._discard_compact(vm, offset, size)
-            return
-        lines = self._lines
-        first, end = self._keys(vm, offset, size)
-        for key in range(first, end):
-            lines.pop(key, None)
-
-    def insert(self, vm: int, offset: int, size: int) -> None:
-        """Cache the I/O's lines as the most recently used (refreshing those present), then evict
-        the least recently used lines past ``capacity_lines``; past ``compact_at`` lines, move
-        them to the arrays."""
-        if self._compact:
-            self._insert_compact(vm, offset, size)
-            return
-        lines = self._lines
-        inserted = 0
-        first, end = self._keys(vm, offset, size)
-        for key in range(first, end):
-            if key in lines:
-                self._refresh(lines, key)
-            else:
-                lines[key] = None
-                inserted += 1
-        if inserted:
-            self.inserted_lines += inserted
-            if len(lines) > self.capacity_lines:
-                self._evict_lines(len(lines) - self.capacity_lines)
-            if len(self._lines) > self.compact_at:
-                self._to_arrays()
-
-    def _evict_lines(self, count: int) -> None:
-        """Remove the ``count`` least recently used lines of the dict (an ``OrderedDict`` from
-        the first time on)."""
-        if not self._ordered:
-            self._lines = OrderedDict(self._lines)
-            self._ordered = True
-        ordered = cast("OrderedDict[int, None]", self._lines)
-        for _ in range(count):
-            ordered.popitem(last=False)
-        self.evicted_lines += count
-
     def clear(self) -> None:
         """Forget every line: the device holding them failed (``device_failure``); not counted as
-        evictions. A cache that moved to the arrays keeps them (at their smallest)."""
-        if self._compact:
-            self._reset()
-        else:
-            self._lines = {}
-            self._ordered = False
+        evictions. The index and the log go back to their smallest."""
+        self._slots = _empty_slots(_MIN_SLOTS)
+        self._mask = _MIN_SLOTS - 1
+        self._log = vec[i64]([_DEAD])
+        self._head = 1
+        self._dead = 0
+        self._count = 0
 
     def recency(self) -> list[tuple[int, int]]:
         """The cached lines as (vm, line index) pairs, least recently used first."""
-        if self._compact:
-            return [
-                (key >> _VM_SHIFT, key & _LINE_MASK)
-                for key in self._log[self._head :]
-                if key != _DEAD
-            ]
-        return [(key >> _VM_SHIFT, key & _LINE_MASK) for key in self._lines]
+        log = self._log
+        return [
+            (log[position] >> _VM_SHIFT, log[position] & _LINE_MASK)
+            for position in range(self._head, len(log))
+            if log[position] != _DEAD
+        ]
 
     @property
     def occupied_bytes(self) -> int:
-        return (self._count if self._compact else len(self._lines)) * self.line
+        return self._count * self.line
 
     @property
     def memory_bytes(self) -> int:
-        """Bytes the cache's two arrays hold (allocated, so including the log's spare room);
-        before the move to the arrays, the dict's (with an ``OrderedDict``'s list nodes) plus a
-        32-byte int object per key."""
-        if self._compact:
-            return sys.getsizeof(self._slots) + sys.getsizeof(self._log)
-        return sys.getsizeof(self._lines) + _KEY_OBJECT_BYTES * len(self._lines)
+        """Bytes the index and the log hold (their entries: a vector's spare room, up to about
+        a quarter of the log more, is not counted)."""
+        return 4 * len(self._slots) + 8 * len(self._log)

@@ -54,11 +54,10 @@ Policy (``DestagerSpec``: when to destage, how fast; see docs/model.md):
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import Counter, deque
-from collections.abc import Callable, Generator, Iterator, MutableSequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Generator, Iterator
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import simpy
 
@@ -75,22 +74,16 @@ from simcache.sim.components.kernel import (
     timeout_or,
 )
 from simcache.sim.components.pending import (
-    BLOCK_HASH,
-    BLOCK_NUMBER,
-    BLOCK_OFFSET,
-    BLOCK_SIZE,
-    BLOCK_VM,
     WRITE_HOLDERS,
     WRITE_OFFSET,
     WRITE_SINGLE,
     WRITE_SIZE,
     WRITE_VM,
-    Block,
     FlushBatch,
+    HashWalk,
     PendingWrite,
-    block_hash,
+    WriteQueue,
     pieces,
-    undestaged,
     without,
 )
 from simcache.spec import DestagerSpec
@@ -100,6 +93,13 @@ if TYPE_CHECKING:
     from simcache.sim.components.host import Host
 
 __all__ = ["MIN_PD_RATE", "Destager"]
+
+
+class _Rewritable(Protocol):
+    """Where a buffered write is stored: the pending queue, a batch, the hash walk."""
+
+    def __setitem__(self, i: int, item: Any, /) -> None: ...
+
 
 MIN_PD_RATE: Final = 4096.0
 """Slowest rate (bytes/s) the ``pd`` controller sets: a trickle that always moves (bcache's floor
@@ -127,9 +127,8 @@ class Destager:
         """The replicas each VM's policy promises, by VM index (set by
         :func:`simcache.sim.engine.build`)."""
         self.stopped = False  # its tier is gone (fail): the flushers stop
-        self._pending: deque[PendingWrite] = deque()
-        # when each pending write entered the buffer (for ``delay``)
-        self._pending_since: deque[float] = deque()
+        # the writes not yet taken, oldest first, with when each entered the buffer (for ``delay``)
+        self._pending = WriteQueue()
         self.pending_bytes = 0  # bytes of the writes not yet taken into a batch
         # writers waiting for room, in arrival order
         self._waiting: deque[tuple[Signal, PendingWrite]] = deque()
@@ -156,12 +155,8 @@ class Destager:
         # batches read back as background requests
         self.reads_in_chunks = host.tier.spec.scheduling != "fcfs"
         self._hashed = spec.order == "hash"
-        self._walk: list[Block] = []  # order = "hash": dirty blocks ahead of the cursor (a heap)
-        self._behind: list[Block] = []  # dirty blocks behind the cursor: the next pass
-        self._cursor = 0
-        self._ticks = 0
-        # write's number -> [write, bytes not yet on the array]
-        self._writes: dict[int, list[Any]] = {}
+        # order = "hash": the writes and their dirty blocks, in the walk's order
+        self._walk = HashWalk(spec.max_batch)
         for _ in range(spec.concurrency):
             if self.clock.callbacks:
                 Flusher(self)
@@ -193,43 +188,12 @@ class Destager:
         if len(item[WRITE_HOLDERS]) < self.promised[item[WRITE_VM]]:
             self.short_bytes += size
         if self._hashed:
-            self._enqueue_blocks(item)
+            self._walk.push(item)
         else:
-            self._pending.append(item)
-            self._pending_since.append(current_time(self.clock))
+            self._pending.push(item, current_time(self.clock))
         if not self._work.triggered:
             # as Event.succeed(): queued now
             schedule_at(self.clock, current_time(self.clock), self._work)
-
-    def _enqueue_blocks(self, item: PendingWrite) -> None:
-        """``order = "hash"``: file ``item``'s pieces under the blocks they fall in, ahead of or
-        behind the cursor."""
-        number = self._ticks
-        self._writes[number] = [item, item[WRITE_SIZE]]
-        vm, offset, size = item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE]
-        unit = self._max_batch
-        end = offset + size
-        while offset < end:
-            block = offset // unit
-            piece_end = min(end, (block + 1) * unit)
-            key = block_hash(vm, block)
-            heapq.heappush(
-                self._walk if key >= self._cursor else self._behind,
-                (key, self._ticks, number, vm, offset, piece_end - offset),
-            )
-            self._ticks += 1
-            offset = piece_end
-        self._ticks += 1
-
-    def _next_block(self) -> Block | None:
-        """The dirty block the hash walk takes next (starting a new pass when the current one is
-        done)."""
-        if not self._walk:
-            if not self._behind:
-                return None
-            self._walk, self._behind = self._behind, self._walk
-            self._cursor = 0
-        return self._walk[0]
 
     def adopt(self, item: PendingWrite) -> None:
         """Take over destaging a failed primary's write whose replica this host holds.
@@ -269,22 +233,19 @@ class Destager:
         flushers stop.
 
         A hash-ordered write some of whose blocks already reached the array comes back as its bytes
-        not yet there (see :func:`_undestaged`). Writers waiting for space are dropped (their writes
-        failed: a host still up sees them fail); the backlog counters drop to zero (the caller
-        decides what was lost and what a surviving replica holder takes over).
+        not yet there (see :func:`~simcache.sim.components.pending.undestaged`). Writers waiting
+        for space are dropped (their writes failed: a host still up sees them fail); the backlog
+        counters drop to zero (the caller decides what was lost and what a surviving replica holder
+        takes over).
         """
         self.stopped = True
         if self.host.alive:
             for signal, _ in self._waiting:
                 succeed(self.clock, signal)
         items = [item for batch in self._flushing for item in batch] + list(self._pending)
-        items += [undestaged(entry) for entry in self._writes.values()]
-        self._writes.clear()
-        self._walk.clear()
-        self._behind.clear()
+        items += self._walk.drain()
         self._flushing.clear()
         self._pending.clear()
-        self._pending_since.clear()
         self._waiting.clear()
         self.backlog_bytes = 0
         self.pending_bytes = 0
@@ -296,53 +257,45 @@ class Destager:
         """The oldest pending writes up to ``max_batch`` bytes (at least one), all eligible at
         ``now``, leaving at least the low watermark pending while a watermark drain runs."""
         pending = self._pending
-        since = self._pending_since
-        since.popleft()
-        batch = [pending.popleft()]
+        batch = [pending.pop()]
         total = batch[0][WRITE_SIZE]
         limit = self._max_batch
         floor = self._low_bytes if self._draining else 0.0
         eligible_before = now - self._delay
         left = self.pending_bytes - total
-        while (
-            pending
-            and total + pending[0][WRITE_SIZE] <= limit
-            and since[0] <= eligible_before
-            and left - pending[0][WRITE_SIZE] >= floor
-        ):
-            since.popleft()
-            item = pending.popleft()
-            total += item[WRITE_SIZE]
-            left -= item[WRITE_SIZE]
-            batch.append(item)
+        while pending.count:
+            size = pending.head_size()
+            if not (
+                total + size <= limit
+                and pending.head_since() <= eligible_before
+                and left - size >= floor
+            ):
+                break
+            batch.append(pending.pop())
+            total += size
+            left -= size
         self.pending_bytes = left
         return batch
 
     def _take_blocks(self) -> tuple[list[PendingWrite], list[tuple[int, int]]]:
         """``order = "hash"``: the next dirty blocks in the walk, whole, up to ``max_batch``
         bytes (at least one), leaving at least the low watermark pending while a watermark drain
-        runs; as pieces (vm, offset, size) and, for each, (write's number, bytes)."""
+        runs; as pieces (vm, offset, size) and, for each, (its write's slot in the walk, bytes)."""
         limit = self._max_batch
         floor = self._low_bytes if self._draining else 0.0
         pieces: list[PendingWrite] = []
         owners: list[tuple[int, int]] = []
         total = 0
         left = self.pending_bytes
-        block = self._next_block()
-        while block is not None:
-            key = block[BLOCK_HASH]
-            if pieces and (total + block[BLOCK_SIZE] > limit or left - block[BLOCK_SIZE] < floor):
+        walk = self._walk
+        while walk.ready():
+            size = walk.head_size()
+            if pieces and (total + size > limit or left - size < floor):
                 break
             # the block's pieces come together
-            while block is not None and block[BLOCK_HASH] == key:
-                heapq.heappop(self._walk)
-                self._cursor = key
-                pieces.append((block[BLOCK_VM], block[BLOCK_OFFSET], block[BLOCK_SIZE], (), False))
-                owners.append((block[BLOCK_NUMBER], block[BLOCK_SIZE]))
-                total += block[BLOCK_SIZE]
-                left -= block[BLOCK_SIZE]
-                block = self._walk[0] if self._walk else None
-            block = self._next_block()
+            taken = walk.take_block(pieces, owners)
+            total += taken
+            left -= taken
         self.pending_bytes = left
         return pieces, owners
 
@@ -353,14 +306,13 @@ class Destager:
         Updates the watermark state on the way (see the module docstring).
         """
         if self._hashed:
-            block = self._next_block()
-            if block is None:
+            if not self._walk.ready():
                 return math.inf
-            oldest = block[BLOCK_SIZE]
-        elif not self._pending:
+            oldest = self._walk.head_size()
+        elif not self._pending.count:
             return math.inf
         else:
-            oldest = self._pending[0][2]
+            oldest = self._pending.head_size()
         trigger = self._trigger
         if trigger != "always":
             if self._draining and self.pending_bytes - oldest < self._low_bytes:
@@ -379,7 +331,7 @@ class Destager:
                     return quiet_from
         ready = now
         if self._delay:
-            eligible = self._pending_since[0] + self._delay
+            eligible = self._pending.head_since() + self._delay
             if eligible > ready:
                 ready = eligible
         if self._paced and self._next_start > ready:
@@ -523,13 +475,10 @@ class Destager:
         leave the buffer."""
         self.backlog_bytes -= nbytes
         self.destaged_bytes += nbytes
-        writes = self._writes
-        for number, size in owners:
-            entry = writes[number]
-            entry[1] -= size
-            if entry[1] == 0:
-                del writes[number]
-                item = entry[0]
+        walk = self._walk
+        for slot, size in owners:
+            item = walk.release(slot, size)
+            if item is not None:
                 if item[WRITE_SINGLE]:
                     self.single_copy_bytes -= item[WRITE_SIZE]
                 if len(item[WRITE_HOLDERS]) < self.promised[item[WRITE_VM]]:
@@ -550,17 +499,9 @@ class Destager:
         """VM ``vm``'s writes accepted and not yet taken into a batch (not a piece of one, in
         ``hash`` order)."""
         if self._hashed:
-            return [self._writes[number][0] for number in self._untaken_numbers(vm)]
+            walk = self._walk
+            return [walk.write(slot) for slot in walk.untaken(vm)]
         return [item for item in self._pending if item[WRITE_VM] == vm]
-
-    def _untaken_numbers(self, vm: int) -> list[int]:
-        """``order = "hash"``: the numbers of VM ``vm``'s writes whose blocks are all still in
-        the walk."""
-        queued: Counter[int] = Counter()
-        for block in (*self._walk, *self._behind):
-            if block[BLOCK_VM] == vm:
-                queued[block[BLOCK_NUMBER]] += block[BLOCK_SIZE]
-        return [number for number, size in queued.items() if size == self._writes[number][0][2]]
 
     def hand_over(self, items: Counter[tuple[int, int, int]], vm: int) -> list[PendingWrite]:
         """Remove VM ``vm``'s writes that are still untaken and match ``items`` (VM, offset,
@@ -569,29 +510,26 @@ class Destager:
         left = Counter(items)
         taken: list[PendingWrite] = []
         if self._hashed:
-            numbers = set()
-            for number in self._untaken_numbers(vm):
-                item = self._writes[number][0]
+            walk = self._walk
+            slots = []
+            for slot in walk.untaken(vm):
+                item = walk.write(slot)
                 if left[item[:3]]:
                     left[item[:3]] -= 1
                     taken.append(item)
-                    numbers.add(number)
-                    del self._writes[number]
-            self._walk = [block for block in self._walk if block[BLOCK_NUMBER] not in numbers]
-            self._behind = [block for block in self._behind if block[BLOCK_NUMBER] not in numbers]
-            heapq.heapify(self._walk)
-            heapq.heapify(self._behind)
+                    slots.append(slot)
+            walk.remove(slots)
         else:
-            kept: deque[PendingWrite] = deque()
-            kept_since: deque[float] = deque()
-            for item, since in zip(self._pending, self._pending_since, strict=True):
+            pending = self._pending
+            kept = WriteQueue()
+            for i in range(pending.count):
+                item = pending[i]
                 if item[WRITE_VM] == vm and left[item[:3]]:
                     left[item[:3]] -= 1
                     taken.append(item)
                 else:
-                    kept.append(item)
-                    kept_since.append(since)
-            self._pending, self._pending_since = kept, kept_since
+                    kept.push(item, pending.since(i))
+            self._pending = kept
         moved = sum(item[WRITE_SIZE] for item in taken)
         self.backlog_bytes -= moved
         self.pending_bytes -= moved
@@ -613,15 +551,19 @@ class Destager:
         for _, _, item in self._slots():
             yield item
 
-    def _slots(self) -> Iterator[tuple[MutableSequence[Any], int, PendingWrite]]:
+    def _slots(self) -> Iterator[tuple[_Rewritable, int, PendingWrite]]:
         """Each write accepted and not yet destaged, with where it is stored (``slot[i]`` is the
         write; assigning it rewrites the write in place): the pending queue, a batch being
-        flushed, or a hash-walk write's entry."""
-        for queue in (self._pending, *self._flushing):
-            for i, item in enumerate(queue):
-                yield queue, i, item
-        for entry in self._writes.values():
-            yield entry, 0, entry[0]
+        flushed, or the hash walk's pool (``slot`` the walk, ``i`` the write's slot in it)."""
+        pending = self._pending
+        for i, item in enumerate(pending):
+            yield pending, i, item
+        for batch in self._flushing:
+            for i, item in enumerate(batch):
+                yield batch, i, item
+        walk = self._walk
+        for slot in walk.arrival():
+            yield walk, slot, walk.write(slot)
 
     def add_holder(self, items: Counter[PendingWrite], holder: Host) -> int:
         """A resync copied ``items`` (each as many times as counted) to ``holder``: those still

@@ -9,6 +9,11 @@ Assumptions (see docs/model.md, Tier):
   operation holds a unit for its latency (times a lognormal factor of mean 1
   with ``service = "lognormal"``, plus an exponential stall with probability
   ``stall_probability``) and then its data transfer.
+- With ``read_channel_bandwidth`` set, a read then holds its unit ``size /
+  read_channel_bandwidth`` seconds more, its data crossing from the die to the
+  controller (:func:`simcache.physics.cluster.read_channel_seconds`):
+  deterministic, after the lognormal factor and any stall, which apply to the
+  latency alone. Writes and, unset, reads pay no such time.
 - Data transfers of all units share one pipe whose rate is the device's read
   or write bandwidth, capped by its ``interface`` and the host's
   ``controller_bandwidth``. A transfer takes the earliest idle stretch of the
@@ -98,6 +103,7 @@ from simcache.physics.cluster import (
     gc_refill_rate,
     lognormal_quantiles,
     pipe_rate,
+    read_channel_seconds,
     tier_service_seconds,
     tier_units,
 )
@@ -190,6 +196,9 @@ class Tier:
         )
         self._read_latency = spec.read_latency
         self._write_latency = spec.write_latency
+        # seconds per byte a read's data takes from its die to the controller (0: none)
+        self._read_channel_full = read_channel_seconds(spec)
+        self._read_channel = self._read_channel_full
         self._overhead = spec.command_overhead
         self._read_command = 1.0 / spec.read_iops_limit if spec.read_iops_limit else 0.0
         self._write_command = 1.0 / spec.write_iops_limit if spec.write_iops_limit else 0.0
@@ -264,6 +273,7 @@ class Tier:
         self._read_seconds_per_byte = read_per_byte / fraction
         self._write_seconds_per_byte = write_per_byte / fraction
         self._read_latency = read_latency / fraction
+        self._read_channel = self._read_channel_full / fraction
         self._write_latency = write_latency / fraction
         self._overhead = overhead / fraction
         self._read_command = read_command / fraction
@@ -296,6 +306,8 @@ class Tier:
             latency *= self._lognormal_factor()
         if self._stall_probability > 0.0 and self._stream.uniform() < self._stall_probability:
             latency += self._stream.exponential(self._stall_time)
+        if not is_write and self._read_channel > 0.0:
+            latency += size * self._read_channel
         if self._exponential:
             # Test-only: exponential service with the same mean, spent on the channel.
             latency = self._stream.exponential(tier_service_seconds(latency, size, per_byte))
@@ -345,7 +357,9 @@ class Tier:
         scheduling = self._scheduling
         if scheduling != "fcfs":
             channel_free = self._channel_free[0]
-            latency = self._write_latency if is_write else self._read_latency
+            latency = (
+                self._write_latency if is_write else self._read_latency + size * self._read_channel
+            )
             # the request's transfer may start when the pipe is free
             pipe_free = self._pipe.free_from(now) - latency
             idle_at = channel_free if channel_free > pipe_free else pipe_free

@@ -8,10 +8,10 @@ min..max (:func:`bucket_bounds`). :func:`place` gives each bucket one value at t
 is linear in ``t``, so one ``t`` (closed form) makes it the printed mean, every value staying
 inside its bucket. ``t = 1`` is every bucket's limit, ``t = 0`` the first value above the
 previous limit. A printed mean beyond what the buckets allow (:func:`reach`: an inconsistent
-file) is met as closely as they allow; the caller compares and warns.
+file) is met as closely as they allow; :func:`matched` places and warns of it.
 
-Used by :mod:`.vscsistats` for the I/O length size mixes (whole bytes) and for the
-inter-arrival times' coefficient of variation.
+Used by :mod:`.vscsistats_sizes` for the I/O length size mixes (whole bytes) and by
+:mod:`.vscsistats_disk` for the inter-arrival times' coefficient of variation.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from simcache.traces.formats.vscsistats_csv import Histogram
 
@@ -102,3 +103,33 @@ def place(
     total = sum(weights)
     mean = sum(w * v for w, v in zip(weights, values, strict=True)) / total
     return Placement(tuple(values), fraction, mean)
+
+
+def matched(
+    path: Path,
+    histogram: Histogram,
+    where: str,
+    buckets: list[tuple[tuple[float, float], int]],
+    target: float,
+    notes: list[str],
+    unit: str,
+    use: str,
+    *,
+    weights: list[float] | None = None,
+) -> Placement:
+    """``buckets`` ((lowest, highest), count) placed so their mean is ``target`` (see
+    :func:`place`): whole numbers for bytes, ``weights`` in place of the counts (as the
+    mix writes them). A target the buckets cannot reach (by the counts, beyond the mean line's
+    rounding) is warned about, ``use`` saying what takes the closest mean instead."""
+    bounds = [bound for bound, _ in buckets]
+    counts = [float(count) for _, count in buckets]
+    placement = place(bounds, counts if weights is None else weights, target, whole=unit == "B")
+    least, most = reach(bounds, counts)
+    if not least - MEAN_SLACK <= target <= most + MEAN_SLACK:
+        notes.append(
+            f"{path.name}: '{histogram.title}' of {where} (line {histogram.line}): the mean line "
+            f"says {target:,.6g} {unit}, but its buckets (with the min and max lines) allow "
+            f"{least:,.6g} to {most:,.6g} {unit}; {use} takes the closest mean, "
+            f"{placement.mean:,.6g} {unit}"
+        )
+    return placement

@@ -21,7 +21,8 @@ from typing import Any
 from simcache.base.errors import ScenarioError
 from simcache.base.units import parse_bandwidth, parse_duration
 from simcache.physics.cluster import pipe_rate
-from simcache.spec.components import DriveSpec, TierSpec
+from simcache.spec.array import DriveSpec
+from simcache.spec.components import TierSpec
 from simcache.spec.profiles import field_notes, get_profile, list_profiles
 from simcache.workloads.calibrate.drive_fit import DriveFit, fit_drive, write_cached
 from simcache.workloads.calibrate.drive_model import Drive, span_of

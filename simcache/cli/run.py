@@ -1,0 +1,147 @@
+"""``simcache run`` and ``simcache report``: simulate one scenario (its ``--variant``, ``--seed``
+and ``--duration`` applied) with a progress bar, then print its tables or write its HTML report.
+
+Ctrl-C or SIGTERM stops the run and keeps its partial result (exit 130 or 143).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from simcache.base.errors import ScenarioError, listing
+from simcache.cli.progress import progress_bar, shows_progress
+from simcache.cli.report import ReportPlan
+from simcache.cli.sweep import sweep_progress
+from simcache.report.run_report import report, stopped_line
+from simcache.results.event_impact import impacts_json
+from simcache.results.result import Result
+from simcache.runs.simulate import simulate
+from simcache.runs.sweep import grid_points
+from simcache.sim.control import (
+    NO_LIMITS,
+    Cancel,
+    Limits,
+    cancel_on_signals,
+    check_work,
+    exit_status,
+)
+from simcache.spec import Scenario, load_scenario
+
+__all__ = ["chosen_scenario", "run_report", "run_scenario"]
+
+
+def chosen_scenario(args: argparse.Namespace) -> Scenario:
+    """The scenario of ``run`` or ``estimate``: the file or built-in, or its ``--variant``."""
+    scenario = load_scenario(args.scenario)
+    if args.variant is None or args.variant == "base":
+        return scenario
+    if args.variant not in scenario.variants:
+        defined = listing(list(scenario.variants)) or "none"
+        raise ScenarioError(
+            str(args.scenario),
+            [("--variant", f"no variant named {args.variant!r}; defined: {defined}")],
+        )
+    return scenario.variant(args.variant)
+
+
+def _scenario_to_run(args: argparse.Namespace) -> Scenario:
+    """The scenario of ``run`` or ``report``: :func:`chosen_scenario` with ``--seed`` and
+    ``--duration`` applied."""
+    scenario = chosen_scenario(args)
+    if args.seed is not None:
+        scenario = scenario.with_seed(args.seed)
+    if args.duration is not None:
+        scenario = scenario.with_duration(args.duration)
+    return scenario
+
+
+def _simulate(
+    scenario: Scenario, limits: Limits, json_output: bool = False, keep_records: bool = True
+) -> tuple[Result, Cancel]:
+    """Run ``scenario`` once within ``limits``, with a progress bar on a terminal (not for
+    ``--json``); Ctrl-C or SIGTERM cancels the token and stops the run early (its partial result
+    is returned). ``keep_records=False``: a streaming run (histograms and counters, no per-I/O
+    records)."""
+    work = check_work(scenario, limits, keep_records=keep_records)
+    expected = f", {work.describe()}" if math.isfinite(work.ios) else ""
+    with cancel_on_signals(Cancel()) as token:
+        print(
+            f"simulating {scenario.name!r} for {scenario.run.duration:g} s{expected}; Ctrl-C stops "
+            "it and keeps the partial result",
+            file=sys.stderr,
+            flush=True,
+        )
+        with progress_bar(
+            f"simulating {scenario.run.duration:g} s", enabled=shows_progress(json_output)
+        ) as bar:
+            # checked above
+            result = simulate(
+                scenario,
+                progress=bar.update,
+                cancel=token,
+                limits=NO_LIMITS,
+                keep_records=keep_records,
+            )
+    return result, token
+
+
+def run_scenario(args: argparse.Namespace, limits: Limits) -> int:
+    """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or
+    143."""
+    result, token = _simulate(
+        _scenario_to_run(args), limits, args.json, keep_records=not args.no_records
+    )
+    stopped = stopped_line(result)
+    if stopped:
+        print(stopped, file=sys.stderr if args.json else sys.stdout, flush=True)
+    if args.out is not None:
+        result.save(args.out)
+    if args.records is not None:
+        args.records.parent.mkdir(parents=True, exist_ok=True)
+        result.records.to_parquet(args.records, index=False)
+    if args.json:
+        print(json.dumps({**result.to_json(), "event_impact": impacts_json(result)}, indent=2))
+    else:
+        print(report(result))
+        if args.out is not None:
+            tables = (
+                "records, unfinished, series, summary, breakdown as CSV and Parquet; meta.json "
+                "with the warnings"
+            )
+            if args.no_records:
+                tables = tables.removeprefix("records, ")
+            print(f"\nresults written to {args.out}/ ({tables})")
+        if args.records is not None:
+            print(f"records written to {args.records} ({len(result.records):,} I/Os)")
+        if stopped:
+            print(stopped)
+    return exit_status(token) if stopped else 0
+
+
+def run_report(args: argparse.Namespace, limits: Limits) -> int:
+    """Run the scenario, then the sweep around it (not after a stop), and write the HTML report;
+    a stopped run's report is written too, marked partial, and the exit status is 130 or 143.
+    Ctrl-C or SIGTERM during the sweep stops the sweep only: the report holds the run and the
+    sweep's finished runs, its sweep marked partial (130 or 143)."""
+    scenario = _scenario_to_run(args)
+    plan = ReportPlan.from_args(args, scenario)
+    # report writes a file: progress on a terminal
+    result, token = _simulate(scenario, limits)
+    stopped = stopped_line(result)
+    if stopped or not plan.grid:
+        print(plan.write(result, with_sweep=False))
+        if stopped:
+            print(stopped)
+        return exit_status(token) if stopped else 0
+    runs = len(grid_points(plan.grid)) * len(plan.seeds)
+    print(
+        f"sweeping {runs} runs around it; Ctrl-C stops the sweep and writes the report with the "
+        "runs that finished",
+        file=sys.stderr,
+    )
+    with cancel_on_signals(Cancel()) as sweep_token, sweep_progress() as progress:
+        print(plan.write(result, progress=progress, cancel=sweep_token))
+    return exit_status(sweep_token) if sweep_token.cancelled else 0

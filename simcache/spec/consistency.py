@@ -1,0 +1,364 @@
+"""Scenario rules that span several specs, each problem found as a field path and a message.
+
+The schema checks every spec on its own (:mod:`simcache.spec.scenario` runs it
+first); :func:`scenario_problems` then checks what no single spec can: replicas
+against the peer hosts, host indices and VMs per host, the destage buffer
+against the largest write (a trace's too), each event against the cluster, the
+run and the others (a vMotion's VM and source host, one slowdown of a
+component at a time, a rebuild the array can make), the trace files, and the
+working sets against the array's capacity. :func:`run_problems` is the part a
+changed duration or seed can break.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from simcache.base.errors import ScenarioError, listing
+from simcache.physics.array import rebuild_share
+from simcache.spec.checks import repeated_names
+from simcache.spec.events import (
+    ArrayDegraded,
+    ArrayRebuild,
+    DeviceSlow,
+    HostFailure,
+    LinkSlow,
+    VMotion,
+    array_event_seconds,
+)
+from simcache.spec.fields import MAX_VMS_PER_HOST
+
+if TYPE_CHECKING:
+    from simcache.spec.array import ArraySpec
+    from simcache.spec.scenario import Scenario
+    from simcache.spec.workload import Group
+
+__all__ = ["run_problems", "scenario_problems"]
+
+
+def scenario_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """Checks that span several fields: replicas vs peers, host indices, event hosts."""
+    hosts = scenario.cluster.hosts
+    problems = repeated_names("groups", "group", [g.name for g in scenario.groups])
+    for i, group in enumerate(scenario.groups):
+        where = f"groups.{i}({group.name})"
+        if group.replicas > hosts - 1:
+            problems.append(
+                (
+                    f"{where}.policy",
+                    f"{group.policy} needs {group.replicas} peer host(s) but the cluster has "
+                    f"{hosts} host(s) "
+                    f"({hosts - 1} peer(s)); raise cluster.hosts to at least {group.replicas + 1} "
+                    "or use a policy "
+                    f"with fewer replicas",
+                )
+            )
+        largest = max(group.workload.op_size_mix(True)[0])
+        if group.workload.trace is not None:
+            trace_problems = _trace_problems(scenario, group, where)
+            problems += trace_problems
+            largest = 0 if trace_problems else _largest_traced_write(scenario, group)
+        if largest > scenario.cluster.destager.capacity:
+            problems.append(
+                (
+                    "cluster.destager.capacity",
+                    f"the buffer ({scenario.cluster.destager.capacity} bytes) is smaller than the "
+                    "largest write of "
+                    f"group {group.name!r} ({largest} bytes); make it at least that large",
+                )
+            )
+        if group.hosts is not None and len(set(group.hosts)) != len(group.hosts):
+            problems.append(
+                (
+                    f"{where}.hosts",
+                    f"host indices repeat in {group.hosts}; list each host once and use "
+                    "vms_per_host for more VMs",
+                )
+            )
+        for host in group.hosts or []:
+            if host >= hosts:
+                problems.append(
+                    (
+                        f"{where}.hosts",
+                        f"host index {host} does not exist; hosts are 0..{hosts - 1}",
+                    )
+                )
+    problems += _crowded_hosts(scenario)
+    problems += _slowdown_problems(scenario)
+    problems += _vmotion_problems(scenario)
+    for i, event in enumerate(scenario.events):
+        fields = (
+            ("source_host", "target_host")
+            if isinstance(event, VMotion)
+            else ()
+            if isinstance(event, ArrayDegraded | ArrayRebuild)
+            else ("host",)
+        )
+        for field in fields:
+            if getattr(event, field) >= hosts:
+                problems.append(
+                    (
+                        f"events.{i}.{field}",
+                        f"host index {getattr(event, field)} does not exist; hosts are "
+                        f"0..{hosts - 1}",
+                    )
+                )
+        if isinstance(event, VMotion) and event.source_host == event.target_host:
+            problems.append((f"events.{i}.target_host", "a vMotion needs two different hosts"))
+        if not isinstance(event, VMotion | HostFailure) and event.at >= scenario.run.duration:
+            problems.append(
+                (
+                    f"events.{i}.at",
+                    f"{event.at:g}s is not inside the run (0 to {scenario.run.duration:g}s); move "
+                    "it earlier or lengthen run.duration",
+                )
+            )
+        if isinstance(event, HostFailure) and event.restart_delay is not None:
+            restart = event.at + event.restart_delay
+            if restart >= scenario.run.duration:
+                problems.append(
+                    (
+                        f"events.{i}.restart_delay",
+                        f"the restart at {restart:g}s ({event.at:g}s + {event.restart_delay:g}s) "
+                        "is not inside the run "
+                        f"(0 to {scenario.run.duration:g}s); shorten restart_delay or lengthen "
+                        "run.duration",
+                    )
+                )
+    problems += run_problems(scenario)
+    if any(path.endswith(".workload.trace") or ".workload.trace." in path for path, _ in problems):
+        return problems  # a trace that cannot be read has no span to add up
+    total_working_set = scenario.data_bytes
+    array_bytes = scenario.array.drive.capacity * scenario.array.spindles
+    if total_working_set > array_bytes:
+        problems.append(
+            (
+                "groups",
+                f"the VMs' working sets add up to {total_working_set / 1e9:.1f} GB, more than the "
+                "array's "
+                f"{array_bytes / 1e9:.1f} GB raw; shrink workload.working_set or add spindles",
+            )
+        )
+    return problems
+
+
+_VM_NAME = re.compile(r"(?P<group>.+)-h(?P<host>[0-9]+)-(?P<k>[0-9]+)")
+
+
+def _vmotion_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """A vMotion's ``vm`` names a VM of the scenario that runs on its ``source_host`` then (after
+    the vMotions of it that start earlier); ``handover`` needs a VM, and one whose replicas are
+    not asynchronous."""
+    problems: list[tuple[str, str]] = []
+    groups = {group.name: group for group in scenario.groups}
+    # VM name -> the host it runs on after the vMotions checked so far
+    where_now: dict[str, int] = {}
+    moves = sorted(
+        (event.at, i, event)
+        for i, event in enumerate(scenario.events)
+        if isinstance(event, VMotion)
+    )
+    for _, i, event in moves:
+        if event.vm is None:
+            if event.handover:
+                problems.append(
+                    (
+                        f"events.{i}.handover",
+                        "a handover needs a VM that moves: set vm, or drop handover",
+                    )
+                )
+            continue
+        match = _VM_NAME.fullmatch(event.vm)
+        group = groups.get(match["group"]) if match else None
+        if match is None or group is None:
+            known = ", ".join(f"{name}-h<host>-<k>" for name in groups)
+            problems.append(
+                (
+                    f"events.{i}.vm",
+                    f"{event.vm!r} names no VM; VMs are named as in the records' vm column: "
+                    f"{known}",
+                )
+            )
+            continue
+        host, k = int(match["host"]), int(match["k"])
+        if host not in scenario.group_hosts(group) or k >= group.vms_per_host:
+            problems.append(
+                (
+                    f"events.{i}.vm",
+                    f"group {group.name!r} has no VM {event.vm!r}: it places VMs "
+                    f"{group.name}-h<host>-0 to "
+                    f"-{group.vms_per_host - 1} on hosts {scenario.group_hosts(group)}",
+                )
+            )
+            continue
+        runs_on = where_now.get(event.vm, host)
+        if event.source_host != runs_on:
+            earlier = " after the vMotions of it before this one" if event.vm in where_now else ""
+            problems.append(
+                (
+                    f"events.{i}.source_host",
+                    f"{event.vm} runs on host{runs_on}{earlier}; set source_host = {runs_on}",
+                )
+            )
+        where_now[event.vm] = event.target_host
+        if event.handover and group.replication == "async" and group.replicas:
+            problems.append(
+                (
+                    f"events.{i}.handover",
+                    f"group {group.name!r} replicates asynchronously: the source tracks its "
+                    "lagging replicas, so its "
+                    "writes cannot be handed over; drop handover (the source destages them)",
+                )
+            )
+    return problems
+
+
+def _slowdown_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """An array degraded needs redundancy and a rebuild slower than the survivors' media; each
+    array, link or tier is slowed by one event at a time (a second failed spindle, or two
+    slowdowns of one port, are not modelled)."""
+    problems: list[tuple[str, str]] = []
+    array = scenario.array
+    windows: dict[str, list[tuple[float, float, int]]] = {}
+    for i, event in enumerate(scenario.events):
+        if isinstance(event, LinkSlow):
+            component, state = f"host{event.host}'s {event.link} link", "slowed"
+        elif isinstance(event, DeviceSlow):
+            component, state = f"host{event.host}'s tier", "slowed"
+        elif isinstance(event, ArrayDegraded | ArrayRebuild):
+            component, state = "the array", "degraded"
+            problems += _array_event_problems(i, event, array)
+        else:
+            continue
+        seconds = (
+            array_event_seconds(event, array.drive.capacity)
+            if isinstance(event, ArrayDegraded | ArrayRebuild)
+            else event.duration
+        )
+        for start, end, j in windows.get(component, []):
+            if event.at < end and start < event.at + seconds:
+                problems.append(
+                    (
+                        f"events.{i}.at",
+                        f"{component} is already {state} by events.{j} from {start:g}s to {end:g}s "
+                        "(one event at a time "
+                        "is modelled); move it after that window",
+                    )
+                )
+                break
+        windows.setdefault(component, []).append((event.at, event.at + seconds, i))
+    return problems
+
+
+def _array_event_problems(
+    i: int, event: ArrayDegraded | ArrayRebuild, array: ArraySpec
+) -> list[tuple[str, str]]:
+    if array.raid == "raid0":
+        return [
+            (
+                f"events.{i}.kind",
+                f"{event.kind} needs a redundant array; array.raid is raid0, whose failed spindle "
+                "loses the array",
+            )
+        ]
+    if not isinstance(event, ArrayRebuild):
+        return []
+    if rebuild_share(array.raid, array.spindles, event.rebuild_rate, array.drive.media_rate) >= 1.0:
+        return [
+            (
+                f"events.{i}.rebuild_rate",
+                f"{event.rebuild_rate:.4g} B/s takes all of the surviving spindles' time (media "
+                "rate "
+                f"{array.drive.media_rate:.4g} B/s); make it lower",
+            )
+        ]
+    whole = array.drive.capacity / event.rebuild_rate
+    if event.duration is not None and event.duration > whole:
+        return [
+            (
+                f"events.{i}.duration",
+                f"{event.duration:g}s is longer than rewriting the whole "
+                f"{array.drive.capacity / 1e9:g} GB drive at "
+                f"{event.rebuild_rate / 1e6:g} MB/s takes ({whole:g}s); shorten it, or leave it "
+                "out to rebuild the whole drive",
+            )
+        ]
+    return []
+
+
+def _crowded_hosts(scenario: Scenario) -> list[tuple[str, str]]:
+    """A host running more VMs than a hypervisor allows (over all groups): the first such host,
+    with its groups."""
+    on_host = [0] * scenario.cluster.hosts
+    for group in scenario.groups:
+        for host in scenario.group_hosts(group):
+            if host < len(on_host):
+                on_host[host] += group.vms_per_host
+    crowded = next((h for h, count in enumerate(on_host) if count > MAX_VMS_PER_HOST), None)
+    if crowded is None:
+        return []
+    groups = [g for g in scenario.groups if crowded in scenario.group_hosts(g)]
+    names = listing([repr(g.name) for g in groups], most=3)
+    return [
+        (
+            "groups",
+            f"host {crowded} runs {on_host[crowded]:,} VMs ({len(groups):,} groups: {names}), more "
+            "than the "
+            f"{MAX_VMS_PER_HOST:,} a hypervisor runs on one host (vSphere 8 and Hyper-V 2022 "
+            "maximums); lower "
+            f"vms_per_host, spread the groups over more hosts (groups.hosts) or add hosts",
+        )
+    ]
+
+
+def _trace_problems(scenario: Scenario, group: Group, where: str) -> list[tuple[str, str]]:
+    """The trace must be readable, name the devices the group replays, and have timestamps for an
+    open replay."""
+    spec = group.workload.trace
+    assert spec is not None
+    field = f"{where}.workload.trace"
+    try:
+        trace = spec.open()
+    except ScenarioError as exc:
+        return [
+            (f"{field}.path", f"{exc.source}: {place + ': ' if place else ''}{message}")
+            for place, message in exc.problems
+        ]
+    problems = []
+    missing = [d for d in spec.devices or [] if d not in trace.devices]
+    if missing:
+        known = listing(list(trace.devices))
+        problems.append(
+            (
+                f"{field}.devices",
+                f"not in the trace: {listing(missing)}; the trace's devices are {known}",
+            )
+        )
+    if spec.replay == "open" and not trace.meta.get("has_times", True):
+        problems.append(
+            (
+                f"{field}.replay",
+                "the trace has no timestamps (fio iolog v2: order only); replay it with replay = "
+                '"closed"',
+            )
+        )
+    if spec.start > 0 and spec.start >= trace.duration:
+        problems.append(
+            (
+                f"{field}.start",
+                f"{spec.start}s is at or after the trace's last I/O ({trace.duration:.6g}s)",
+            )
+        )
+    return problems
+
+
+def _largest_traced_write(scenario: Scenario, group: Group) -> int:
+    return max(device.largest["write"] for device in scenario.trace_device_summaries(group))
+
+
+def run_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """The cross-field rules that involve ``[run]`` (all a changed duration or seed can break)."""
+    if scenario.run.sample_interval > scenario.run.duration:
+        return [("run.sample_interval", "must not exceed run.duration")]
+    return []
