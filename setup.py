@@ -65,7 +65,10 @@ COMPILE, PGO = BACKEND.build_options()
 OPT_LEVEL = os.environ.get("SIMCACHE_OPT_LEVEL", "1")  # gcc's -O level (0-3)
 NATIVE = BACKEND.native_requested()
 # The optional Cython extensions (SIMCACHE_NATIVE=1): issue 35's native engine, step 1 prototype.
-NATIVE_SOURCES = {"simcache.native._queue": ROOT / "simcache" / "native" / "_queue.pyx"}
+NATIVE_SOURCES = {
+    "simcache.native._queue": ROOT / "simcache" / "native" / "_queue.pyx",
+    "simcache.native._engine": ROOT / "simcache" / "native" / "_engine.pyx",
+}
 
 
 def load_engine_sources() -> ModuleType:
