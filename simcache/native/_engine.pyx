@@ -27,8 +27,8 @@ the GIL: once per 2,048 I/Os of a VM).
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport log1p
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdint cimport UINT32_MAX, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memmove
 
 import numpy as np
@@ -48,6 +48,7 @@ cdef extern from *:
     """
     ctypedef struct simcache_bitgen_t:
         void *state
+        uint32_t (*next_uint32)(void *st) noexcept nogil
         double (*next_double)(void *st) noexcept nogil
 
 
@@ -62,6 +63,11 @@ cdef enum:
     # Engine.run's outcomes
     REACHED = 0  # the next event is the Python one given (or none is queued before it)
     PAUSED = 1  # the event budget ran out
+    # how a VM's stream draws its next batch: IOStream._refill_ios called, or its cases here
+    PYTHON_REFILL = 0
+    UNIFORM_REFILL = 1
+    SEQUENTIAL_REFILL = 2
+    BLOCK = 4096  # generators.BLOCK
 
 
 cdef struct Entry:
@@ -81,22 +87,43 @@ cdef struct Slot:
 cdef struct VmState:
     int64_t index
     int64_t issued
-    const unsigned char* writes
-    const unsigned char* sizes
-    const unsigned char* offsets
+    # the stream's drawn batch (IOStream._writes, _io_sizes, _offsets) and where it is read
+    unsigned char* writes
+    int64_t* sizes
+    int64_t* offsets
     int64_t io_next
     int64_t io_count
     int64_t reach  # bytes from the disk's start the host's cache holds for it
+    # IOStream._refill_ios in native code (refill != PYTHON_REFILL): its generator, batch and laws
+    int32_t refill
+    simcache_bitgen_t* bitgen
+    int64_t io_batch
+    int64_t max_batch
+    double read_fraction
+    int64_t blocks
+    int64_t cursor
+    int32_t nsizes
+    int64_t* size_table
+    double* cdf
 
 
 cdef inline bint _before(double time, int64_t key, Entry* other) noexcept nogil:
     return time < other.time or (time == other.time and key < other.key)
 
 
-cdef inline int64_t _read_i64(const unsigned char* data, int64_t i) noexcept nogil:
-    cdef int64_t value
-    memcpy(&value, data + 8 * i, 8)
-    return value
+cdef inline uint64_t _lemire32(simcache_bitgen_t* bitgen, uint32_t rng) noexcept nogil:
+    """numpy's buffered_bounded_lemire_uint32: a uniform integer in [0, rng] (rng < 2**32 - 1),
+    as ``Generator.integers`` draws it for a range under 2**32."""
+    cdef uint32_t rng_excl = rng + 1
+    cdef uint64_t m = (<uint64_t>bitgen.next_uint32(bitgen.state)) * rng_excl
+    cdef uint32_t leftover = <uint32_t>m
+    cdef uint32_t threshold
+    if leftover < rng_excl:
+        threshold = (UINT32_MAX - rng) % rng_excl
+        while leftover < threshold:
+            m = (<uint64_t>bitgen.next_uint32(bitgen.state)) * rng_excl
+            leftover = <uint32_t>m
+    return m >> 32
 
 
 cdef class Engine:
@@ -113,7 +140,7 @@ cdef class Engine:
     cdef int32_t vm_count
     cdef Slot* slots
     cdef int32_t slot_count
-    cdef list _vms, _streams, _batches
+    cdef list _vms, _streams
     cdef int32_t refill_vm
     # the tier (one host)
     cdef object tier
@@ -161,6 +188,14 @@ cdef class Engine:
         free(self.starts)
         free(self.ends)
         free(self.intervals)
+        cdef Py_ssize_t i
+        if self.vms != NULL:
+            for i in range(self.vm_count):
+                free(self.vms[i].writes)
+                free(self.vms[i].sizes)
+                free(self.vms[i].offsets)
+                free(self.vms[i].size_table)
+                free(self.vms[i].cdf)
         free(self.vms)
         free(self.slots)
         free(self.log_table)
@@ -169,13 +204,24 @@ cdef class Engine:
         free(self.records)
 
     def __init__(
-        self, tier, list vms, list streams, list reach, list slot_vms, record_buffer, int path_hit
+        self,
+        tier,
+        list vms,
+        list streams,
+        list reach,
+        list slot_vms,
+        record_buffer,
+        int path_hit,
+        list refills,
+        int64_t max_batch,
     ):
         """``tier``: the host's ``Tier``; ``vms``, ``streams``, ``reach``: each VM (build order),
         its ``IOStream`` and the bytes of its disk its host's cache holds; ``slot_vms``: the
         position in ``vms`` of each closed-loop slot, in the order the Python engine would start
         them; ``record_buffer``: the run's ``RecordBuffer``; ``path_hit``: a read hit's path code
-        (``collect.PATH_HIT``)."""
+        (``collect.PATH_HIT``); ``refills``: per VM, how its stream draws a batch (0: by
+        ``IOStream._refill_ios``, 1: uniform offsets, 2: sequential ones, in native code);
+        ``max_batch``: the most I/Os a stream draws at once (``generators._BATCH``)."""
         cdef Py_ssize_t i
         spec = tier.spec
         if tier._exponential:
@@ -207,12 +253,12 @@ cdef class Engine:
         self.bitgen = <simcache_bitgen_t*>PyCapsule_GetPointer(capsule, "BitGenerator")
         self._vms = vms
         self._streams = streams
-        self._batches = [None] * len(vms)
         self.vm_count = len(vms)
-        self.vms = <VmState*>malloc(max(1, self.vm_count) * sizeof(VmState))
+        self.vms = <VmState*>calloc(max(1, self.vm_count), sizeof(VmState))
+        if self.vms == NULL:
+            raise MemoryError()
         for i in range(self.vm_count):
-            self.vms[i].index = vms[i].index
-            self.vms[i].reach = reach[i]
+            self._setup_vm(i, vms[i].index, reach[i], refills[i], max_batch)
         self.slot_count = len(slot_vms)
         self.slots = <Slot*>malloc(max(1, self.slot_count) * sizeof(Slot))
         for i in range(self.slot_count):
@@ -321,7 +367,7 @@ cdef class Engine:
         for i in range(self.vm_count):
             vm = self._vms[i]
             vm.issued = self.vms[i].issued
-            self._streams[i]._io_next = self.vms[i].io_next
+            self._write_batch(i)
         in_flight = {}
         for i in range(self.slot_count):
             if self.slots[i].number >= 0:
@@ -356,20 +402,117 @@ cdef class Engine:
         if buffer.count >= buffer.limit and buffer.sink is not None:
             buffer.sink(buffer.take())
 
-    def _read_batch(self, Py_ssize_t i) -> None:
+    def _setup_vm(
+        self, Py_ssize_t i, int64_t index, int64_t reach, int32_t refill, int64_t max_batch
+    ) -> None:
+        cdef VmState* vm = &self.vms[i]
+        cdef Py_ssize_t k
+        vm.index = index
+        vm.reach = reach
+        vm.refill = refill
+        vm.max_batch = max_batch
+        vm.writes = <unsigned char*>malloc(max_batch)
+        vm.sizes = <int64_t*>malloc(max_batch * sizeof(int64_t))
+        vm.offsets = <int64_t*>malloc(max_batch * sizeof(int64_t))
+        if vm.writes == NULL or vm.sizes == NULL or vm.offsets == NULL:
+            raise MemoryError()
+        if refill == PYTHON_REFILL:
+            return
         stream = self._streams[i]
-        batch = (stream._writes, stream._io_sizes, stream._offsets)
-        self._batches[i] = batch  # held: the pointers below read these bytes
-        self.vms[i].writes = <const unsigned char*><char*>batch[0]
-        self.vms[i].sizes = <const unsigned char*><char*>batch[1]
-        self.vms[i].offsets = <const unsigned char*><char*>batch[2]
-        self.vms[i].io_next = stream._io_next
-        self.vms[i].io_count = stream._io_count
+        workload = stream.workload
+        capsule = stream._rng.bit_generator.capsule
+        vm.bitgen = <simcache_bitgen_t*>PyCapsule_GetPointer(capsule, "BitGenerator")
+        vm.read_fraction = workload.read_fraction
+        vm.blocks = stream._blocks
+        sizes = [int(size) for size in stream._sizes]
+        cdf = [float(p) for p in stream._choice_cdf]
+        vm.nsizes = len(sizes)
+        vm.size_table = <int64_t*>malloc(max(1, vm.nsizes) * sizeof(int64_t))
+        vm.cdf = <double*>malloc(max(1, vm.nsizes) * sizeof(double))
+        if vm.size_table == NULL or vm.cdf == NULL:
+            raise MemoryError()
+        for k in range(vm.nsizes):
+            vm.size_table[k] = sizes[k]
+            vm.cdf[k] = cdf[k]
+
+    def _read_batch(self, Py_ssize_t i) -> None:
+        """Copy the stream's drawn batch (and where it is read, and its refill state)."""
+        cdef VmState* vm = &self.vms[i]
+        cdef Py_ssize_t k, count
+        stream = self._streams[i]
+        count = stream._io_count
+        writes = np.frombuffer(stream._writes, dtype=np.int8, count=count).astype(np.uint8)
+        sizes = np.frombuffer(stream._io_sizes, dtype="<i8", count=count)
+        offsets = np.frombuffer(stream._offsets, dtype="<i8", count=count)
+        cdef const unsigned char[:] w = writes
+        cdef const int64_t[:] z = sizes
+        cdef const int64_t[:] o = offsets
+        for k in range(count):
+            vm.writes[k] = w[k]
+            vm.sizes[k] = z[k]
+            vm.offsets[k] = o[k]
+        vm.io_next = stream._io_next
+        vm.io_count = count
+        vm.io_batch = stream._io_batch
+        vm.cursor = stream._cursor
+
+    def _write_batch(self, Py_ssize_t i) -> None:
+        """Give the stream the batch, where it is read, and its refill state."""
+        cdef VmState* vm = &self.vms[i]
+        stream = self._streams[i]
+        stream._writes = PyBytes_FromStringAndSize(<char*>vm.writes, vm.io_count)
+        stream._io_sizes = PyBytes_FromStringAndSize(<char*>vm.sizes, 8 * vm.io_count)
+        stream._offsets = PyBytes_FromStringAndSize(<char*>vm.offsets, 8 * vm.io_count)
+        stream._io_count = vm.io_count
+        stream._io_next = vm.io_next
+        stream._io_batch = vm.io_batch
+        stream._cursor = vm.cursor
 
     def _refill(self, Py_ssize_t i) -> None:
-        """``IOStream.next_io``'s refill: the stream draws its next batch."""
+        """``IOStream.next_io``'s refill by the stream itself: the cases the native code lacks."""
+        self._write_batch(i)
         self._streams[i]._refill_ios()
         self._read_batch(i)
+
+    cdef int _refill_native(self, VmState* vm) except -1 nogil:
+        """IOStream._refill_ios for uniform or sequential offsets (one size mix, no runs): the
+        same draws from the stream's generator, in the same order (``Generator.random`` for the
+        ops, then for the sizes if the mix has more than one, then ``Generator.integers`` for
+        uniform blocks)."""
+        cdef int64_t count = vm.io_batch, k, j, span, total = 0
+        cdef double u
+        cdef simcache_bitgen_t* bitgen = vm.bitgen
+        vm.io_batch = 2 * count if 2 * count < vm.max_batch else vm.max_batch
+        for k in range(count):
+            vm.writes[k] = bitgen.next_double(bitgen.state) >= vm.read_fraction
+        if vm.nsizes > 1:
+            for k in range(count):
+                u = bitgen.next_double(bitgen.state)
+                j = 0  # searchsorted(cdf, u, side="right")
+                while j < vm.nsizes and vm.cdf[j] <= u:
+                    j += 1
+                vm.sizes[k] = vm.size_table[j]
+        else:
+            for k in range(count):
+                vm.sizes[k] = vm.size_table[0]
+        if vm.refill == SEQUENTIAL_REFILL:
+            for k in range(count):
+                span = (vm.sizes[k] + BLOCK - 1) // BLOCK
+                vm.offsets[k] = ((vm.cursor + total) % vm.blocks) * BLOCK
+                total += span
+            vm.cursor = (vm.cursor + total) % vm.blocks
+        elif vm.blocks == 1:
+            for k in range(count):
+                vm.offsets[k] = 0
+        elif vm.blocks - 1 == <int64_t>UINT32_MAX:
+            for k in range(count):
+                vm.offsets[k] = (<int64_t>bitgen.next_uint32(bitgen.state)) * BLOCK
+        else:
+            for k in range(count):
+                vm.offsets[k] = (<int64_t>_lemire32(bitgen, <uint32_t>(vm.blocks - 1))) * BLOCK
+        vm.io_count = count
+        vm.io_next = 0
+        return 0
 
     # --- growth ---------------------------------------------------------------------------------
 
@@ -643,12 +786,15 @@ cdef class Engine:
         cdef int64_t i, size, offset
         cdef double done
         if vm.io_next >= vm.io_count:
-            with gil:
-                self._refill(slot.vm)
+            if vm.refill == PYTHON_REFILL:
+                with gil:
+                    self._refill(slot.vm)
+            else:
+                self._refill_native(vm)
         i = vm.io_next
         vm.io_next = i + 1
-        size = _read_i64(vm.sizes, i)
-        offset = _read_i64(vm.offsets, i)
+        size = vm.sizes[i]
+        offset = vm.offsets[i]
         if vm.writes[i] != 0 or offset + size > vm.reach:
             with gil:
                 raise RuntimeError(

@@ -26,7 +26,7 @@ from simcache.sim.built import Model
 from simcache.sim.collect import PATH_HIT
 from simcache.sim.components.kernel import URGENT, Signal, first_queued
 from simcache.spec import Scenario
-from simcache.workloads.generators import IOStream
+from simcache.workloads.generators import _BATCH, IOStream
 
 __all__ = ["ENV", "available", "prepare", "requested", "run", "unsupported"]
 
@@ -112,10 +112,35 @@ def prepare(model: Model) -> Any:
         for _ in range(vm.stream.workload.workers * vm.stream.workload.outstanding)
     ]
     engine = engine_module.Engine(
-        host.tier, residents, streams, reach, slot_vms, model.record_buffer, PATH_HIT
+        host.tier,
+        residents,
+        streams,
+        reach,
+        slot_vms,
+        model.record_buffer,
+        PATH_HIT,
+        [_refill(stream) for stream in streams],
+        _BATCH,
     )
     engine.begin(model.clock)
     return engine
+
+
+_PYTHON_REFILL, _UNIFORM_REFILL, _SEQUENTIAL_REFILL = range(3)
+
+
+def _refill(stream: IOStream) -> int:
+    """How the native engine draws ``stream``'s next batch: in native code for uniform or
+    sequential offsets with one size mix and no sequential runs (the draws of
+    ``IOStream._refill_ios``, bit for bit), else by calling the stream."""
+    workload = stream.workload
+    if workload.per_op_sizes or workload.sequential_run > 1.0:
+        return _PYTHON_REFILL
+    if workload.access == "sequential":
+        return _SEQUENTIAL_REFILL
+    if workload.access == "uniform" and stream._blocks - 1 <= 0xFFFFFFFF:
+        return _UNIFORM_REFILL
+    return _PYTHON_REFILL
 
 
 def run(

@@ -92,6 +92,39 @@ def test_library_runs_are_bit_identical(file: str, variant: str) -> None:
     _assert_same(python, native)
 
 
+def _changed(file: str, variant: str, workload: dict[str, Any]) -> Scenario:
+    """A library scenario's variant with its group's workload changed (checks and variants
+    dropped)."""
+    data = _scenario(file, variant).model_dump(mode="json")
+    data["groups"][0]["workload"] |= workload
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    return load_scenario(data)
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        # drawn by the stream itself (IOStream._refill_ios called from the native engine)
+        {"access": "zipf", "zipf_theta": 0.9},
+        {"access": "hotspot", "hot_io_fraction": 0.8, "hot_span_fraction": 0.1},
+        {"read_sizes": {"4KiB": 3, "64KiB": 1}, "sizes": {"4KiB": 1}},
+        {"sequential_run": 8.0},
+        # drawn in native code: a size mix (its uniforms placed in the cumulative weights)
+        {"sizes": {"4KiB": 2, "16KiB": 1, "128KiB": 1}},
+        {"sizes": {"4KiB": 2, "16KiB": 1, "128KiB": 1}, "access": "sequential"},
+    ],
+)
+def test_every_way_of_drawing_a_batch_is_bit_identical(workload: dict[str, Any]) -> None:
+    """The library's rows draw uniform or sequential offsets of one size: these draw the rest
+    (their batches from the stream's own refill, or in native code), at 16 outstanding."""
+    scenario = _changed("validate_scm_optane_p4800x_anandtech.toml", "qd16-read", workload)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=0.03, native=False)
+    native = run_scenario(scenario, duration=0.03, native=True)
+    _assert_same(python, native)
+
+
 def test_a_run_without_records_feeds_the_same_histograms() -> None:
     scenario = _scenario("validate_scm_optane_p4800x_anandtech.toml", "qd16-read")
     runs = [
