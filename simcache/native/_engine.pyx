@@ -27,7 +27,7 @@ the GIL: once per 2,048 I/Os of a VM).
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport log1p
-from libc.stdint cimport UINT32_MAX, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport UINT32_MAX, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memmove
 
@@ -68,6 +68,8 @@ cdef enum:
     UNIFORM_REFILL = 1
     SEQUENTIAL_REFILL = 2
     BLOCK = 4096  # generators.BLOCK
+    SECTOR = 512  # collect.SECTOR
+    COMPONENTS = 5  # the latency components of a record
 
 
 cdef struct Entry:
@@ -171,6 +173,17 @@ cdef class Engine:
     cdef double* records
     cdef int64_t record_count, record_limit, record_room
     cdef double path_hit
+    # a run with records: the records a field apart in the blocks' narrowest types (VM uint8,
+    # flags uint8, size in sectors uint16, issue and completion float64, components float32 ms),
+    # appended to the blocks directly (RecordBlocks.extend_narrow); else rows, as above
+    cdef object blocks
+    cdef bint narrow
+    cdef unsigned char* n_vm
+    cdef unsigned char* n_flags
+    cdef uint16_t* n_sectors
+    cdef double* n_issued
+    cdef double* n_completed
+    cdef float* n_components
 
     def __cinit__(self):
         self.heap_cap = 256
@@ -202,6 +215,12 @@ cdef class Engine:
         free(self.channels)
         free(self.leftover)
         free(self.records)
+        free(self.n_vm)
+        free(self.n_flags)
+        free(self.n_sectors)
+        free(self.n_issued)
+        free(self.n_completed)
+        free(self.n_components)
 
     def __init__(
         self,
@@ -272,6 +291,7 @@ cdef class Engine:
                 or self.channels == NULL or self.records == NULL):
             raise MemoryError()
         self.record_count = 0
+        self.narrow = False
         self.sync_in()
 
     def begin(self, clock) -> None:
@@ -283,6 +303,26 @@ cdef class Engine:
             self._push(clock.now, (<int64_t>URGENT << PRIORITY_SHIFT) + self.eid, i, BEGIN)
             self.eid += 1
         clock.eid = self.eid
+
+    def use_blocks(self, blocks) -> None:
+        """Write the records a field apart into ``blocks`` (the run's ``RecordBlocks``, which the
+        record buffer's sink appends to) while they fit its narrowest types; None: as rows into
+        the record buffer (a run without records)."""
+        cdef int64_t n = self.record_limit
+        if blocks is None or not blocks.narrow():
+            return
+        self.n_vm = <unsigned char*>malloc(n)
+        self.n_flags = <unsigned char*>malloc(n)
+        self.n_sectors = <uint16_t*>malloc(n * sizeof(uint16_t))
+        self.n_issued = <double*>malloc(n * sizeof(double))
+        self.n_completed = <double*>malloc(n * sizeof(double))
+        self.n_components = <float*>malloc(COMPONENTS * n * sizeof(float))
+        if (self.n_vm == NULL or self.n_flags == NULL or self.n_sectors == NULL
+                or self.n_issued == NULL or self.n_completed == NULL
+                or self.n_components == NULL):
+            raise MemoryError()
+        self.blocks = blocks
+        self.narrow = True
 
     # --- the state the Python objects hold, in and out ------------------------------------------
 
@@ -388,12 +428,29 @@ cdef class Engine:
     def _records_out(self, bint full) -> None:
         """Hand the records on as ``RecordBuffer.add`` would: to the sink once ``limit`` are held
         (``full``), else into the buffer for the next sample."""
-        cdef int64_t n = self.record_count
+        cdef int64_t n = self.record_count, k
         if n == 0:
+            return
+        buffer = self.buffer
+        if self.narrow:
+            if buffer.count:  # rows before these (none in the runs it takes): theirs first
+                buffer.sink(buffer.take())
+            columns = [
+                PyBytes_FromStringAndSize(<char*>self.n_vm, n),
+                PyBytes_FromStringAndSize(<char*>self.n_flags, n),
+                PyBytes_FromStringAndSize(<char*>self.n_sectors, 2 * n),
+                PyBytes_FromStringAndSize(<char*>self.n_issued, 8 * n),
+                PyBytes_FromStringAndSize(<char*>self.n_completed, 8 * n),
+            ]
+            for k in range(COMPONENTS):
+                columns.append(
+                    PyBytes_FromStringAndSize(<char*>(self.n_components + k * self.record_limit), 4 * n)
+                )
+            self.record_count = 0
+            self.blocks.extend_narrow(columns, n)
             return
         data = PyBytes_FromStringAndSize(<char*>self.records, 8 * FIELDS * n)
         self.record_count = 0
-        buffer = self.buffer
         if full and buffer.count == 0:
             buffer.sink(np.frombuffer(data, dtype="<f8").reshape(n, FIELDS))
             return
@@ -815,18 +872,37 @@ cdef class Engine:
         """VM._hit_done: record the read (RecordBuffer.add's fields)."""
         cdef Slot* slot = &self.slots[s]
         cdef double* row
-        row = self.records + FIELDS * self.record_count
-        row[0] = <double>self.vms[slot.vm].index
-        row[1] = 0.0
-        row[2] = <double>slot.size
-        row[3] = slot.issued
-        row[4] = now
-        row[5] = now - slot.issued
-        row[6] = 0.0
-        row[7] = 0.0
-        row[8] = 0.0
-        row[9] = 0.0
-        row[10] = self.path_hit
+        cdef int64_t n = self.record_count, limit = self.record_limit, k
+        cdef int64_t index = self.vms[slot.vm].index
+        if self.narrow and (index > 255 or slot.size % SECTOR or slot.size // SECTOR > 65535):
+            with gil:  # past the narrowest types: rows from now on (the blocks widen)
+                self._records_out(False)
+                self.narrow = False
+            n = 0
+        if self.narrow:
+            # RecordBlocks.append's conversions: flags is_write + 2 * path, size in sectors,
+            # components in ms rounded once to float32
+            self.n_vm[n] = <unsigned char>index
+            self.n_flags[n] = <unsigned char>(2.0 * self.path_hit)
+            self.n_sectors[n] = <uint16_t>(slot.size // SECTOR)
+            self.n_issued[n] = slot.issued
+            self.n_completed[n] = now
+            self.n_components[n] = <float>((now - slot.issued) * 1e3)
+            for k in range(1, COMPONENTS):
+                self.n_components[k * limit + n] = <float>(0.0 * 1e3)
+        else:
+            row = self.records + FIELDS * n
+            row[0] = <double>index
+            row[1] = 0.0
+            row[2] = <double>slot.size
+            row[3] = slot.issued
+            row[4] = now
+            row[5] = now - slot.issued
+            row[6] = 0.0
+            row[7] = 0.0
+            row[8] = 0.0
+            row[9] = 0.0
+            row[10] = self.path_hit
         self.record_count += 1
         slot.number = -1
         if self.record_count >= self.record_room:

@@ -150,6 +150,8 @@ def run(
     engine (``model.native``): the native events run in C between the Python events, each Python
     event sees the components' state as the Python engine would have left it."""
     engine = model.native
+    # a run with records: straight into the blocks' columns (the records buffer's sink)
+    engine.use_blocks(model.record_blocks if model.stream is None else None)
     clock = model.clock
     stop = Signal(None)
     clock.schedule(stop, URGENT, until - clock.now)
