@@ -125,6 +125,23 @@ def test_every_way_of_drawing_a_batch_is_bit_identical(workload: dict[str, Any])
     _assert_same(python, native)
 
 
+def test_records_past_the_narrowest_types_widen_as_in_python() -> None:
+    """With more than 256 VMs the VM field no longer fits a byte: the native engine's records
+    go on as rows from the first VM past it, and the blocks widen as the Python engine's do."""
+    base = _scenario("validate_scm_optane_p4800x_anandtech.toml", "base")
+    data = base.model_dump(mode="json")
+    data["groups"][0]["vms_per_host"] = 300
+    data["groups"][0]["workload"]["working_set"] = "64MiB"
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    scenario = load_scenario(data)
+    assert build(scenario, 1, native=True).native is not None
+    python = run_scenario(scenario, duration=0.02, native=False)
+    native = run_scenario(scenario, duration=0.02, native=True)
+    assert native.record_blocks is not None and native.record_blocks.bytes_per_io > 40
+    _assert_same(python, native)
+
+
 def test_a_run_without_records_feeds_the_same_histograms() -> None:
     scenario = _scenario("validate_scm_optane_p4800x_anandtech.toml", "qd16-read")
     runs = [
