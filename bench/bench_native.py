@@ -13,8 +13,10 @@ alternating order), each once to build alone and once built and run (``run_scena
 loop's time is the run's wall time (build and run, ``RunRecord.wall_time_s``) minus the build's.
 The two runs must agree (I/Os, events and counters), else the benchmark stops. Figures: I/Os and
 events per second of the run loop and of build plus run, their ratio to the M/M/1's customers per
-second, and the per-round ratio of the Python engine's time to the native engine's; medians with
-the interquartile range over rounds.
+second, and the per-round ratio of the Python engine's time to the native engine's; the same in
+CPU seconds of the process (``time.process_time``: on a loaded machine the wall clock counts the
+time the process waited for a core; the M/M/1 is timed the same way); medians with the
+interquartile range over rounds.
 """
 
 from __future__ import annotations
@@ -43,14 +45,18 @@ from simcache.spec import Scenario, load_scenario  # noqa: E402
 
 def _one(scenario: Scenario, native: bool) -> dict[str, Any]:
     gc.collect()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     model = build(scenario, scenario.run.seed, native=native)
-    build_s = time.perf_counter() - started
+    build_s, build_cpu_s = time.perf_counter() - started, time.process_time() - cpu
     assert (model.native is not None) == native, "the native engine did not take the scenario"
     del model
     gc.collect()
+    cpu = time.process_time()
     record = run_scenario(scenario, native=native)
+    # CPU seconds of the call (its result's assembly, after the run, is not in it: a small part)
+    cpu_s = time.process_time() - cpu
     run_s = record.wall_time_s - build_s
+    run_cpu_s = cpu_s - build_cpu_s
     ios = record.counters.issued_ios - len(record.unfinished)
     return {
         "build_s": build_s,
@@ -61,6 +67,8 @@ def _one(scenario: Scenario, native: bool) -> dict[str, Any]:
         "ios_per_run_s": ios / run_s,
         "events_per_run_s": record.events / run_s,
         "ios_per_wall_s": ios / record.wall_time_s,
+        "run_cpu_s": run_cpu_s,
+        "ios_per_run_cpu_s": ios / run_cpu_s,
         "counters": record.counters,
     }
 
@@ -94,7 +102,9 @@ def main(argv: list[str]) -> int:
     print(f"{Path(args.scenario).name} {args.variant}, {scenario.run.duration:g} s simulated")
     rounds: list[dict[str, Any]] = []
     for round_ in range(args.rounds):
+        cpu = time.process_time()
         base = mm1(args.customers)
+        mm1_cpu_rate = args.customers / (time.process_time() - cpu)
         order = (False, True) if round_ % 2 == 0 else (True, False)
         runs = {native: _one(scenario, native) for native in order}
         python, native = runs[False], runs[True]
@@ -111,6 +121,9 @@ def main(argv: list[str]) -> int:
             "ratio_mm1_native_wall": native["ios_per_wall_s"] / rate,
             "speedup_run": python["run_s"] / native["run_s"],
             "speedup_wall": python["wall_s"] / native["wall_s"],
+            "cpu_ratio_mm1_python": python["ios_per_run_cpu_s"] / mm1_cpu_rate,
+            "cpu_ratio_mm1_native": native["ios_per_run_cpu_s"] / mm1_cpu_rate,
+            "cpu_speedup_run": python["run_cpu_s"] / native["run_cpu_s"],
         }
         rounds.append(row)
         print(
@@ -130,11 +143,17 @@ def main(argv: list[str]) -> int:
             "ratio_mm1_native_wall",
             "speedup_run",
             "speedup_wall",
+            "cpu_ratio_mm1_python",
+            "cpu_ratio_mm1_native",
+            "cpu_speedup_run",
         )
     }
     summary["native_events_per_run_s"] = _spread([r["native"]["events_per_run_s"] for r in rounds])
     summary["native_ios_per_run_s"] = _spread([r["native"]["ios_per_run_s"] for r in rounds])
     summary["python_ios_per_run_s"] = _spread([r["python"]["ios_per_run_s"] for r in rounds])
+    summary["native_ios_per_run_cpu_s"] = _spread(
+        [r["native"]["ios_per_run_cpu_s"] for r in rounds]
+    )
     for key, value in summary.items():
         print(f"  {key:<26} {value['median']:>12,.3f} [{value['q1']:,.3f} .. {value['q3']:,.3f}]")
     if args.json:
