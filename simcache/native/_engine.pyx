@@ -292,7 +292,6 @@ cdef class Engine:
             raise MemoryError()
         self.record_count = 0
         self.narrow = False
-        self.sync_in()
 
     def begin(self, clock) -> None:
         """Queue each slot's start at the clock's time, URGENT, with the clock's next event ids
@@ -327,8 +326,9 @@ cdef class Engine:
     # --- the state the Python objects hold, in and out ------------------------------------------
 
     def sync_in(self) -> None:
-        """Read the state the Python objects hold (after a Python event, and at the start)."""
-        cdef Py_ssize_t i, n
+        """Read the state the Python objects hold (at the start of the run, and after each Python
+        event); the state is the engine's until :meth:`sync_out`."""
+        cdef Py_ssize_t i, n, start
         tier = self.tier
         channels = tier._channel_free
         for i in range(self.nch):
@@ -347,22 +347,25 @@ cdef class Engine:
         self.operations = tier.operations
         self.bytes_read = tier.bytes_read
         meter = tier.busy
-        held = np.frombuffer(meter._intervals.getvalue(), dtype="<f8")
+        held = meter._intervals.getvalue()
         self.held = meter._held
+        if len(held) != 16 * self.held:
+            raise RuntimeError("the tier's busy meter holds intervals it does not count")
         self._held_room(self.held + 1)
-        for i in range(2 * self.held):
-            self.intervals[i] = held[i]
+        memcpy(self.intervals, <char*>held, 16 * self.held)
         self.carried = meter._carried
         self.swept_to = meter._swept_to
         self.limit = meter._limit
         stream = self.stream
-        values = np.frombuffer(stream._values, dtype="<f8")
-        start = stream._next // 8
-        n = stream._end // 8 - start
+        values = stream._values
+        start = stream._next
+        n = (stream._end - start) // 8
         free(self.leftover)
         self.leftover = <double*>malloc(max(1, n) * sizeof(double))
-        for i in range(n):
-            self.leftover[i] = values[start + i]
+        if self.leftover == NULL:
+            raise MemoryError()
+        if n > 0:
+            memcpy(self.leftover, (<char*>values) + start, 8 * n)
         self.left_next = 0
         self.left_end = n
         stream._values = b""

@@ -152,6 +152,7 @@ def run(
     engine = model.native
     # a run with records: straight into the blocks' columns (the records buffer's sink)
     engine.use_blocks(model.record_blocks if model.stream is None else None)
+    engine.sync_in()  # the state is the engine's from here to each sync_out
     clock = model.clock
     stop = Signal(None)
     clock.schedule(stop, URGENT, until - clock.now)

@@ -15,6 +15,7 @@ from support.paths import ROOT
 
 from simcache.sim import native_run
 from simcache.sim.collect import PATH
+from simcache.sim.components.kernel import run_until
 from simcache.sim.control import Cancel
 from simcache.sim.engine import build, run_scenario
 from simcache.sim.record import RunRecord
@@ -140,6 +141,28 @@ def test_records_past_the_narrowest_types_widen_as_in_python() -> None:
     native = run_scenario(scenario, duration=0.02, native=True)
     assert native.record_blocks is not None and native.record_blocks.bytes_per_io > 40
     _assert_same(python, native)
+
+
+def test_a_block_the_tier_stream_drew_in_python_is_used_first() -> None:
+    """The tier's random stream hands out a block drawn in Python before the native engine goes on
+    with the generator itself: both models draw a few uniforms from it first, then run (the
+    engines' run loops alone, no sampler) to the same records."""
+    scenario = _scenario("validate_sata_ssd_s3700.toml", "base")  # lognormal dies: draws an I/O
+    blocks = []
+    for native in (False, True):
+        model = build(scenario, 1, native=native)
+        assert (model.native is not None) == native
+        stream = model.hosts[0].tier._stream
+        drawn = [stream.uniform() for _ in range(3)]
+        assert all(0.0 <= u < 1.0 for u in drawn)
+        model.record_buffer.sink = model.records_sink()
+        finished = native_run.run(model, 0.01) if native else run_until(model.clock, 0.01)
+        assert finished
+        model.hand_on_records()
+        blocks.append([model.record_blocks.take(i) for i in _FIELDS])
+        assert len(blocks[-1][0]) > 500  # 64 jobs at about 75,000 reads a second
+    for i, (a, b) in enumerate(zip(*blocks, strict=True)):
+        assert a.dtype == b.dtype and np.array_equal(a, b), f"record field {i}"
 
 
 def test_a_run_without_records_feeds_the_same_histograms() -> None:
