@@ -19,9 +19,12 @@ Python event (:meth:`Engine.sync_out`) and read back after it (:meth:`Engine.syn
 
 Random draws: the tier's uniforms come from the very ``numpy.random.Generator`` its
 ``UniformStream`` holds, through numpy's ``bitgen_t`` (``next_double``, as ``Generator.random``
-draws them), after the block the stream had drawn already; a VM's I/Os are read from its
-``IOStream``'s drawn batch, and a new batch is drawn by the stream itself (the one call that takes
-the GIL: once per 2,048 I/Os of a VM).
+draws them), after the block the stream had drawn already. A VM's I/Os are read from its
+``IOStream``'s drawn batch; a new batch is drawn here, from the stream's generator with the same
+draws in the same order (``Engine._refill_native``: uniform or sequential offsets, one size mix,
+no runs), or else by the stream itself (``IOStream._refill_ios``, the one call of the loop that
+takes the GIL: once per 2,048 I/Os of a VM). Records go a field apart in the record blocks'
+narrowest types (``Engine.use_blocks``), else as rows to the record buffer.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
