@@ -72,6 +72,19 @@ SCENARIO = SCENARIOS["default"]
 TARGET_RATIO = 1.0  # issue 18: the engine as fast per I/O as the plain M/M/1 per customer
 # issue 35: a native-speed engine, medians of 3 series of 7 rounds
 NATIVE_TARGETS = {"default": 10.0, "32hosts": 5.0}
+# The event machinery's modules: the kernel's clock, queue, signals and waits (one module,
+# simcache.sim.components.kernel, in engines before 2026-11-29); the kernel's detached generators
+# count as model code, as they did before.
+KERNEL_MODULES = (
+    "simcache.sim.kernel.clock",
+    "simcache.sim.kernel.signals",
+    "simcache.sim.kernel.heap",
+    "simcache.sim.kernel.waits",
+    "simcache.sim.components.kernel",
+)
+# mypyc names a compiled function CPyDef_<module>___<name>, <module> the shortest suffix of the
+# module's dotted name that is unique in its compile group (here the last part).
+KERNEL_SYMBOLS = tuple(f"CPyDef_{module.rpartition('.')[2]}___" for module in KERNEL_MODULES)
 
 
 # -- baseline: plain SimPy M/M/1 -------------------------------------------------------------------
@@ -222,11 +235,11 @@ def _fmt(s: dict[str, float], fmt: str) -> str:
 def _origin(skip: int) -> str:
     """First frame outside SimPy, the kernel and this file: ``function (file:line)``."""
     simpy_dir = os.path.dirname(simpy.__file__)
-    kernel_file = getattr(sys.modules.get("simcache.sim.components.kernel"), "__file__", None)
+    kernel_files = [getattr(sys.modules.get(name), "__file__", None) for name in KERNEL_MODULES]
     frame: FrameType | None = sys._getframe(skip)
     while frame is not None and (
         frame.f_code.co_filename.startswith(simpy_dir)
-        or frame.f_code.co_filename in (__file__, kernel_file)
+        or frame.f_code.co_filename in (__file__, *kernel_files)
     ):
         frame = frame.f_back
     if frame is None:
@@ -252,9 +265,10 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
     counts: collections.Counter[str] = collections.Counter()
     # SimPy's events call env.schedule: the kernel's Clock's since it runs every event (its class is
     # patchable only from the sources, not compiled), SimPy's own in older engines.
-    scheduler: Any = getattr(
-        sys.modules.get("simcache.sim.components.kernel"), "Clock", simpy.Environment
+    clock_module = sys.modules.get("simcache.sim.kernel.clock") or sys.modules.get(
+        "simcache.sim.components.kernel"
     )
+    scheduler: Any = getattr(clock_module, "Clock", simpy.Environment)
     original = scheduler.schedule
 
     def label(event: Any) -> str:
@@ -300,7 +314,7 @@ def census(scenario: simcache.Scenario, duration: float | None) -> dict[str, Any
 
         network_cls._wake = counting_wake
     link_module: Any = sys.modules.get("simcache.sim.components.link")
-    # from simcache.sim.components.kernel since
+    # from the kernel since
     schedule_name = "schedule_at" if hasattr(link_module, "schedule_at") else "_schedule_at"
     original_schedule_at = (
         None if original_push is not None else getattr(link_module, schedule_name, None)
@@ -384,10 +398,10 @@ SPLIT_PARTS = (
     "runtime called by model code",
 )
 """Where a run's samples fall. *Event machinery*: the kernel's event queue, clock, Signals and
-run loop (simcache/sim/components/kernel.py) and SimPy. *Model code*: every other compiled
-simcache function (VM paths, tiers, links, array, cache, destager, records, draws). *Runtime*:
-CPython, libc, numpy and mypyc's helpers that the compiled code calls (dictionary lookups,
-allocation, number boxing), each charged to the nearest compiled caller."""
+run loop (:data:`KERNEL_MODULES`: simcache/sim/kernel/ but for detached.py) and SimPy. *Model
+code*: every other compiled simcache function (VM paths, tiers, links, array, cache, destager,
+records, draws). *Runtime*: CPython, libc, numpy and mypyc's helpers that the compiled code calls
+(dictionary lookups, allocation, number boxing), each charged to the nearest compiled caller."""
 
 
 def _perf_split(name: str, duration: float | None, frequency: int = 1999) -> dict[str, Any]:
@@ -463,7 +477,7 @@ def _part_of(symbol: str) -> str | None:
     """``event`` or ``model`` for a compiled simcache function, None for the runtime."""
     if not symbol.startswith("CPyDef_"):
         return None
-    return "event" if symbol.startswith("CPyDef_kernel___") else "model"
+    return "event" if symbol.startswith(KERNEL_SYMBOLS) else "model"
 
 
 def classify_stacks(script: str) -> dict[str, Any]:
@@ -509,8 +523,8 @@ def classify_stacks(script: str) -> dict[str, Any]:
     share = {part: counts[part] / in_loop if in_loop else float("nan") for part in SPLIT_PARTS}
     return {
         "method": (
-            "perf record --call-graph dwarf, compiled engine; samples under kernel.run_until, by "
-            "leaf function"
+            "perf record --call-graph dwarf, compiled engine; samples under the kernel's "
+            "run_until, by leaf function"
         ),
         "samples": total,
         "samples_in_run_loop": in_loop,
@@ -533,7 +547,7 @@ def _profile_split(scenario: simcache.Scenario, duration: float | None) -> dict[
     simcache.simulate(scenario, seed=1, duration=duration)
     profiler.disable()
     stats: Any = getattr(pstats.Stats(profiler), "stats")  # noqa: B009  (not in the stubs)
-    kernel = os.path.join("simcache", "sim", "components", "kernel.py")
+    kernel = tuple(os.path.join(*module.split(".")) + ".py" for module in KERNEL_MODULES)
     simpy_dir = os.path.dirname(simpy.__file__)
 
     def part(filename: str) -> str | None:

@@ -82,8 +82,8 @@ def buffered_blocks(
 ) -> dict[str, Any]:
     """Bytes Python allocated per write buffered between ``t1`` and ``t2`` (per file, and in
     all), the destager taking its writes in ``order``."""
-    from simcache.sim.components.kernel import run_until
     from simcache.sim.engine import build
+    from simcache.sim.kernel.clock import run_until
 
     scenario = simcache.Scenario.model_validate(
         __import__("tomllib").loads(WRITER.format(hosts=hosts, policy=policy, order=order))
@@ -128,8 +128,8 @@ def buffered_blocks_rss(
     write buffered between ``t1`` and ``t2``."""
     from cases import rss_mib
 
-    from simcache.sim.components.kernel import run_until
     from simcache.sim.engine import build
+    from simcache.sim.kernel.clock import run_until
 
     scenario = simcache.Scenario.model_validate(
         __import__("tomllib").loads(WRITER.format(hosts=hosts, policy=policy, order=order))
@@ -190,7 +190,7 @@ def hash_walk(writes: int) -> dict[str, Any]:
     """Bytes per write of a hash-ordered destager's walk (:class:`HashWalk`, 4 KiB blocks)
     holding ``writes`` 4 KiB writes of 16 VMs, each replicated to one peer (a placeholder
     object)."""
-    from simcache.sim.components.pending import HashWalk
+    from simcache.sim.components.hash_walk import HashWalk
 
     peers = (object(),)
     tracemalloc.start()

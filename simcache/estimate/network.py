@@ -3,7 +3,7 @@ services.
 
 :class:`Network` moves each group's template paths (:mod:`simcache.estimate.paths`)
 to each of its chains, splits the steps into row tables by how a station treats
-them, and lays out the index lists an MVA step reads
+them (:mod:`simcache.estimate.row_tables`), and lays out the index lists an MVA step reads
 (:class:`simcache.estimate.theory.mva_step.StepNetwork`).
 """
 
@@ -11,27 +11,40 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
 from simcache.estimate.paths import Op
+from simcache.estimate.row_tables import (
+    CLOSED_FCFS,
+    CLOSED_FLOWS,
+    DELAYS,
+    OPEN_FCFS,
+    OPEN_FLOWS,
+    UNIFIED,
+    FcfsRows,
+    FlowRows,
+    Row,
+    Rows,
+    TableCopy,
+    port_scales,
+    replicate_tables,
+    switched_services,
+    template_rows,
+    unified,
+)
 from simcache.estimate.theory.mva_step import StepNetwork
-from simcache.estimate.theory.numeric import Floats, Indices, sums
-from simcache.estimate.theory.queueing import expected_max_normal, sakasegawa_exponent
+from simcache.estimate.theory.numeric import Floats, sums
+from simcache.estimate.theory.queueing import sakasegawa_exponent
 from simcache.estimate.theory.state import FULL, StateKey
 from simcache.estimate.theory.stations import (
     ADMISSION,
-    ALWAYS,
     ARRAY_RX,
     COMPRESSED,
-    DELAY,
     FLOW,
     PAST_CLIFF,
-    PIPE,
     PIPE_SLOT,
-    SPINDLE,
     STORAGE_TX,
     SWITCHES,
     TIER,
@@ -42,151 +55,6 @@ if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
 
 __all__ = ["Network", "StateServices"]
-
-_MAX_PORTS = 3  # a flow crosses a source port, a target port and at most one shared fabric
-
-
-class _Rows:
-    """Steps of one kind as arrays, one row per step (see :class:`Network`).
-
-    ``rate`` indexes the rates (an op, or ``ops + h`` for host h's destage batches), ``slot`` the
-    leg slot the step's time adds to, ``chain`` the closed chain of the op and ``local`` the leg
-    slot among the closed ops only (closed rows). A state's key can switch a row's service: see
-    :func:`_switched`.
-    """
-
-    _COMMON: ClassVar[int] = 8  # columns of _columns() shared by every kind of step
-
-    def __init__(self, table: Floats):
-        columns = table.T.copy()  # one contiguous row per column
-        self.columns = columns
-        indices = columns[[0, 1, 2, 3, 6, 7]].astype(np.intp)
-        self.rate: Indices = indices[0]
-        self.slot: Indices = indices[1]
-        self.chain: Indices = indices[2]
-        self.local: Indices = indices[3]
-        self.switch: Indices = indices[4]
-        self.host: Indices = indices[5]
-        self.plain: Floats = columns[4]
-        self.switched: Floats = columns[5]
-
-    @staticmethod
-    def _columns(row: _Row) -> tuple[float, ...]:
-        step = row.step
-        switched = step.switched_service if step.switch != ALWAYS else step.service
-        return (row.rate, row.slot, 0.0, 0.0, step.service, switched, step.switch, step.switch_host)
-
-    @staticmethod
-    def table(rows: list[tuple[float, ...]], width: int) -> Floats:
-        """Row tuples as a 2-D array (``width`` columns, also when there are none)."""
-        return np.array(rows, dtype=np.float64).reshape(len(rows), width)
-
-
-class _FcfsRows(_Rows):
-    """Steps at FCFS stations: tier channels, tier pipe, GC and admission servers, spindles."""
-
-    WIDTH: ClassVar[int] = _Rows._COMMON + 5
-
-    def __init__(self, table: Floats):
-        super().__init__(table)
-        columns = self.columns
-        self.station = columns[8].astype(np.intp)
-        self.scv: Floats = columns[9]
-        self.share: Floats = columns[10]
-        self.spread: Floats = columns[11]
-        self.timed: Floats = columns[12]
-
-    @classmethod
-    def row(cls, row: _Row, spindles: int) -> tuple[float, ...]:
-        return cls._columns(row) + cls._fcfs(row.step, spindles)
-
-    @staticmethod
-    def _fcfs(step: Step, spindles: int) -> tuple[float, ...]:
-        """(station, scv, share, spread, timed): the arrivals per request at the station (a
-        request's spindle operations spread uniformly over the spindles); E[max of that many
-        normals] for a spindle step (a request waits for its slowest operation: mean + sd x
-        that); 0 for a pipe step, whose service is already in its channel step (only its wait is
-        on the path), else 1."""
-        if step.kind == SPINDLE:
-            return (
-                step.station,
-                step.scv,
-                step.visits / spindles,
-                expected_max_normal(step.visits),
-                1.0,
-            )
-        return (step.station, step.scv, 1.0, 0.0, 0.0 if step.kind == PIPE else 1.0)
-
-
-class _FlowRows(_Rows):
-    """Transfers (processor sharing on each port they cross).
-
-    ``ports`` is padded to three columns by repeating the first port, which leaves the slowest port
-    alone; ``port_row`` and ``port_station`` list the real (row, port) pairs, for loads and queue
-    lengths.
-    """
-
-    WIDTH: ClassVar[int] = _Rows._COMMON + 2 * _MAX_PORTS + 1
-
-    def __init__(self, table: Floats):
-        super().__init__(table)
-        columns = self.columns
-        # Port by port (one row per port column): each column a contiguous array.
-        self.ports_t = columns[8 : 8 + _MAX_PORTS].astype(np.intp)
-        self.siblings_t = columns[8 + _MAX_PORTS : 8 + 2 * _MAX_PORTS]
-        self.ports = self.ports_t.T
-        real = np.arange(_MAX_PORTS) < table[:, -1:]
-        self.port_row = np.nonzero(real)[0]
-        self.port_station = self.ports[real]
-
-    @classmethod
-    def row(cls, row: _Row) -> tuple[float, ...]:
-        return cls._columns(row) + cls._flow(row.step)
-
-    @staticmethod
-    def _flow(step: Step) -> tuple[float, ...]:
-        """(ports padded, siblings on each, number of real ports)."""
-        pad = _MAX_PORTS - len(step.ports)
-        ports = step.ports + (step.ports[0],) * pad
-        siblings = step.siblings or (0.0,) * len(step.ports)
-        return (*ports, *siblings, *(siblings[0],) * pad, len(step.ports))
-
-
-def _port_scales(rows: _FlowRows, capacity: Floats) -> Floats:
-    """Per real (row, port) pair of ``rows``: the port's busy seconds per second of the transfer's
-    service.
-
-    A transfer's service runs at the slowest port of its path (a host's 1GbE storage link in front
-    of a 10GbE array port); a faster port on the path carries the same bytes in less of its own
-    time, capacity(slowest) / capacity(port) of it, as the simulator's port counters measure it.
-    """
-    # padded columns repeat the first port: the minimum is the real ports'
-    slowest = capacity[rows.ports].min(axis=1)
-    scales: Floats = slowest[rows.port_row] / capacity[rows.port_station]
-    return scales
-
-
-@dataclass
-class _Row:
-    """A step of a template op (see :meth:`Network._template`): the op's index and the step's leg
-    slot."""
-
-    step: Step
-    rate: int
-    slot: int
-
-
-@dataclass(frozen=True)
-class _Copy:
-    """A template table moved to one chain (or a host's destager): see
-    :meth:`Network._replicate`."""
-
-    table: Floats
-    host: int
-    rate_shift: int  # added to the template's rate indices
-    first_op: int  # the copy's first op: its leg slots start at first_op * width
-    first_closed: int  # the same among the closed ops; -1 for an open group's copy
-    chain_slot: int  # a closed copy's chain among the closed chains
 
 
 @dataclass(frozen=True)
@@ -202,23 +70,6 @@ class StateServices:
     delay_sums: Floats  # per leg slot: the delays on it
     closed_delays: Floats  # closed op x leg: the delays on it
     op_loads: Floats  # station loads per I/O per s of each op (see Network.op_loads)
-
-
-# Kinds of rows in a template table, the last column of _UNIFIED (see Network._template).
-_OPEN_FCFS, _CLOSED_FCFS, _OPEN_FLOWS, _CLOSED_FLOWS, _DELAYS = range(5)
-_UNIFIED = _FlowRows.WIDTH + 1
-
-
-def _unified(row: tuple[float, ...], kind: int) -> tuple[float, ...]:
-    """A row of any kind padded to the template table's width, its kind last."""
-    return row + (0.0,) * (_UNIFIED - 1 - len(row)) + (float(kind),)
-
-
-def _switched(rows: _Rows, on: npt.NDArray[np.bool_], scale: Floats) -> Floats:
-    """Service times (s) of ``rows`` in a state: ``on[switch, host]`` picks the switched service,
-    scaled by ``scale[switch, host]``."""
-    flip = on[rows.switch, rows.host]
-    return np.where(flip, rows.switched * scale[rows.switch, rows.host], rows.plain)
 
 
 class Network:
@@ -255,7 +106,7 @@ class Network:
         closed_chains = [i for i, ch in enumerate(c.chains) if ch.closed]
         self.closed_chains = closed_chains
         closed_slot = {chain: slot for slot, chain in enumerate(closed_chains)}
-        copies: list[_Copy] = []
+        copies: list[TableCopy] = []
         op_info: list[tuple[int, Op]] = []  # (chain, template op) per op, in op order
         first_op = 0
         first_closed = 0
@@ -263,12 +114,12 @@ class Network:
             if not chains:
                 continue
             closed = c.chains[chains[0]].closed
-            table = _Rows.table(self._template(c, ops, closed), _UNIFIED)
+            table = Rows.table(template_rows(c, ops, closed, self.width), UNIFIED)
             for n, chain in enumerate(chains):
                 shift = n * len(ops)
                 closed_base = first_closed + shift if closed else -1
                 copies.append(
-                    _Copy(
+                    TableCopy(
                         table,
                         c.chains[chain].host,
                         first_op + shift,
@@ -288,30 +139,30 @@ class Network:
         ]
         destage_flow = Step(FLOW, ports=(STORAGE_TX, c.shared + ARRAY_RX), service=1.0)
         destage = [
-            _unified(_FcfsRows.row(_Row(step, count, -1), c.services.spindles), _OPEN_FCFS)
+            unified(FcfsRows.row(Row(step, count, -1), c.services.spindles), OPEN_FCFS)
             for step in destage_steps
         ]
-        destage.append(_unified(_FlowRows.row(_Row(destage_flow, count, -1)), _OPEN_FLOWS))
-        destage_table = _Rows.table(destage, _UNIFIED)
-        copies += [_Copy(destage_table, h, h, count, -1, 0) for h in range(hosts)]
-        merged = self._replicate(c, copies)
+        destage.append(unified(FlowRows.row(Row(destage_flow, count, -1)), OPEN_FLOWS))
+        destage_table = Rows.table(destage, UNIFIED)
+        copies += [TableCopy(destage_table, h, h, count, -1, 0) for h in range(hosts)]
+        merged = replicate_tables(c, copies, self.width, self.dump)
         kind = merged[:, -1]
-        parts = [merged[kind == code] for code in range(_DELAYS + 1)]
+        parts = [merged[kind == code] for code in range(DELAYS + 1)]
         # The destagers' rows are the last of the open FCFS rows and flows, host by host.
         per_host = len(destage_steps)
         open_rows, open_flows = (
-            len(parts[_OPEN_FCFS]) - hosts * per_host,
-            len(parts[_OPEN_FLOWS]) - hosts,
+            len(parts[OPEN_FCFS]) - hosts * per_host,
+            len(parts[OPEN_FLOWS]) - hosts,
         )
         self.destage_fcfs = [
             slice(open_rows + h * per_host, open_rows + (h + 1) * per_host) for h in range(hosts)
         ]
         self.destage_flow = [open_flows + h for h in range(hosts)]
-        self.open_fcfs = _FcfsRows(parts[_OPEN_FCFS][:, : _FcfsRows.WIDTH])
-        self.closed_fcfs = _FcfsRows(parts[_CLOSED_FCFS][:, : _FcfsRows.WIDTH])
-        self.open_flows = _FlowRows(parts[_OPEN_FLOWS][:, : _FlowRows.WIDTH])
-        self.closed_flows = _FlowRows(parts[_CLOSED_FLOWS][:, : _FlowRows.WIDTH])
-        self.delays = _Rows(parts[_DELAYS][:, : _Rows._COMMON])
+        self.open_fcfs = FcfsRows(parts[OPEN_FCFS][:, : FcfsRows.WIDTH])
+        self.closed_fcfs = FcfsRows(parts[CLOSED_FCFS][:, : FcfsRows.WIDTH])
+        self.open_flows = FlowRows(parts[OPEN_FLOWS][:, : FlowRows.WIDTH])
+        self.closed_flows = FlowRows(parts[CLOSED_FLOWS][:, : FlowRows.WIDTH])
+        self.delays = Rows(parts[DELAYS][:, : Rows.COMMON])
         self.op_chain_slot = np.array(
             [closed_slot.get(chain, len(closed_chains)) for chain, _ in op_info], dtype=np.intp
         )
@@ -320,8 +171,8 @@ class Network:
         self.op_open = (~self.op_closed).astype(np.float64)  # 1 for an open op
         self.closed_ports = {int(p) for p in self.closed_flows.port_station}
         capacity = np.array(c.capacity, dtype=np.float64)
-        self.open_port_scale = _port_scales(self.open_flows, capacity)
-        self.closed_port_scale = _port_scales(self.closed_flows, capacity)
+        self.open_port_scale = port_scales(self.open_flows, capacity)
+        self.closed_port_scale = port_scales(self.closed_flows, capacity)
         self._op_arrays(c, op_info)
         self._closed_arrays(c)
         self._station_arrays(c)
@@ -395,80 +246,6 @@ class Network:
             self._users = {k: sorted(ops) for k, ops in users.items()}
         return self._users.get(station, [])
 
-    def _template(self, c: Layout, ops: list[Op], closed: bool) -> list[tuple[float, ...]]:
-        """A group's rows for its chain on host 0, each padded by :func:`_unified` and ending
-        with its kind. Rates are the template's op indices and leg slots ``o * width + j`` (-1
-        off the path): :meth:`_replicate` moves them to each chain's ops."""
-        width = self.width
-        rows: list[tuple[float, ...]] = []
-        fcfs, flows = (_CLOSED_FCFS, _CLOSED_FLOWS) if closed else (_OPEN_FCFS, _OPEN_FLOWS)
-        for o, op in enumerate(ops):
-            steps = [(step, j) for j, leg in enumerate(op.legs) for step in leg] + [
-                (step, width - 1) for step in op.after
-            ]
-            for step, j in steps:
-                row = _Row(step, o, o * width + j)
-                if step.kind == DELAY:
-                    rows.append(_unified(_Rows._columns(row), _DELAYS))
-                elif step.kind == FLOW:
-                    rows.append(_unified(_FlowRows.row(row), flows))
-                else:
-                    rows.append(_unified(_FcfsRows.row(row, c.services.spindles), fcfs))
-            for step in op.background:
-                # Off-path work (cache fills, spindles behind a controller cache, replicas that
-                # follow the acknowledgement) loads its stations at the op's rate, as the
-                # time-averaged queues see it.
-                if step.kind == DELAY:
-                    # a delay off the path loads no station (a cache fill's command overhead)
-                    continue
-                if step.kind == FLOW:
-                    rows.append(_unified(_FlowRows.row(_Row(step, o, -1)), _OPEN_FLOWS))
-                else:
-                    rows.append(
-                        _unified(_FcfsRows.row(_Row(step, o, -1), c.services.spindles), _OPEN_FCFS)
-                    )
-        return rows
-
-    def _replicate(self, c: Layout, copies: list[_Copy]) -> Floats:
-        """The template tables (:meth:`_template`) of ``copies`` one after the other, each moved
-        to its copy: rates renumbered by ``rate_shift``, leg slots by ``first_op``, stations and
-        switch hosts moved to the copy's host, and for a closed group (``first_closed`` >= 0) the
-        chain's slot and its ops' leg slots among the closed ops (numbered from
-        ``first_closed``)."""
-        hosts = c.hosts
-        out = np.concatenate([copy.table for copy in copies])
-        sizes = [len(copy.table) for copy in copies]
-        per_copy = np.array(
-            [
-                (copy.host, copy.rate_shift, copy.first_op, copy.first_closed, copy.chain_slot)
-                for copy in copies
-            ],
-            dtype=np.float64,
-        ).reshape(len(copies), 5)
-        per_row = np.repeat(per_copy, sizes, axis=0)
-        host, rate_shift, first_op, first_closed, chain_slot = per_row.T
-        template_slot = out[:, 1].copy()
-        on_path = template_slot >= 0
-        closed = first_closed >= 0
-        out[:, 3] = np.where(
-            on_path & closed,
-            template_slot + first_closed * self.width,
-            np.where(closed, 0.0, out[:, 3]),
-        )
-        out[:, 2] = np.where(closed, chain_slot, out[:, 2])
-        out[:, 1] = np.where(on_path, template_slot + first_op * self.width, self.dump)
-        out[:, 0] += rate_shift
-        # Switch hosts move to the copy's host; a compression lane keeps its port (see Layout.lane).
-        out[:, 7] = (out[:, 7] % hosts + host) % hosts + out[:, 7] // hosts * hosts
-        # Stations: the FCFS rows' one, the flows' ports (three columns); delays have none.
-        kind = out[:, -1:]
-        stations = out[:, 8:11]
-        is_station = (kind < _DELAYS) & ((np.arange(3) == 0) | (kind >= _OPEN_FLOWS))
-        per_host = c.per_host
-        moved = ((stations // per_host + host[:, None]) % hosts) * per_host + stations % per_host
-        out[:, 8:11] = np.where(is_station & (stations < c.shared), moved, stations)
-        return out
-
     def services(self, key: StateKey) -> StateServices:
         """Service times in the state ``key``: switched by its GC cliffs, full buffers and
         compression. The services with no switch on (most states) are computed once."""
@@ -485,11 +262,11 @@ class Network:
             flags[COMPRESSED] = key.compress
             scale = np.ones(flags.shape)
             scale[ADMISSION, :hosts] = [1.0 / d if d > 0 else 0.0 for d in key.drain]
-            closed_service = _switched(closed, flags, scale)
-            open_fcfs = _switched(self.open_fcfs, flags, scale)
-            open_flows = _switched(self.open_flows, flags, scale)
-            closed_flows = _switched(self.closed_flows, flags, scale)
-            delays = _switched(self.delays, flags, scale)
+            closed_service = switched_services(closed, flags, scale)
+            open_fcfs = switched_services(self.open_fcfs, flags, scale)
+            open_flows = switched_services(self.open_flows, flags, scale)
+            closed_flows = switched_services(self.closed_flows, flags, scale)
+            delays = switched_services(self.delays, flags, scale)
         else:
             closed_service, open_fcfs, open_flows = (
                 closed.plain,

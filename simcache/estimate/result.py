@@ -166,7 +166,7 @@ def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
             "several reads in "
             "flight its read latency is low (about 15% on nvme-p3700 at 16 outstanding)"
         )
-    if scenario.array.drive.command_queueing > 1:
+    if scenario.array.drive.media == "disk" and scenario.array.drive.command_queueing > 1:
         notes.append(
             "the simulator's drives serve the waiting command nearest the head (drive "
             "command_queueing, reorder, reorder_lag); the estimate prices each random array I/O "

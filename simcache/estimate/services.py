@@ -144,7 +144,8 @@ class ServiceTimes:
         self.media = 1.0 / mean_transfer_seconds(1.0, drive.media_rate, drive.inner_rate, self.span)
         # A reordering drive (command_queueing > 1): the positioning of a random operation is the
         # least of the commands it chooses among, as many as the closed loops keep outstanding per
-        # spindle, less the one in service and reorder_lag, at most command_queueing
+        # spindle (at most the drive's queue_depth), less the one in service and reorder_lag, at
+        # most command_queueing
         # (queued_positioning_moments: candidates drawn afresh).
         self.queued: tuple[float, float] | None = None
         if not self.flash and drive.command_queueing > 1:
@@ -154,7 +155,7 @@ class ServiceTimes:
                 if group.workload.mode == "closed"
             )
             candidates = min(
-                round(outstanding / array.spindles) - 1 - drive.reorder_lag,
+                min(round(outstanding / array.spindles), drive.queue_depth) - 1 - drive.reorder_lag,
                 drive.command_queueing,
             )
             if candidates > 1:

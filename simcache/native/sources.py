@@ -33,14 +33,15 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `simcache` package
 
-# The simulation engine: the event loop, the workload streams, every model component and the physics
-# they call, which carry nearly all of a simulation's CPU time. Every module of these folders is
-# compiled: a module that runs per simulated event belongs in one of them, and one that does not
-# belongs elsewhere.
+# The simulation engine: the event kernel, the workload streams, every model component and the
+# physics they call, which carry nearly all of a simulation's CPU time. Every module of these
+# folders is compiled: a module that runs per simulated event belongs in one of them, and one that
+# does not belongs elsewhere.
 ENGINE_PACKAGES = (
     "simcache.physics",
     "simcache.workloads",
     "simcache.sim",
+    "simcache.sim.kernel",
     "simcache.sim.components",
 )
 # Modules of those folders that stay Python, each with its reason: their objects cross process

@@ -32,7 +32,6 @@ __all__ = [
     "elevator_order",
     "flash_op_seconds",
     "mean_transfer_seconds",
-    "nearest_distance_mean",
     "queued_positioning_moments",
     "read_modify_write",
     "rebuild_share",
@@ -123,6 +122,14 @@ class SeekCurve:
         if x <= self.knee:
             return self.a + self.b * math.sqrt(x)
         return self.c + self.e * x
+
+    def seconds_of(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`seconds` of each distance of ``x`` (fractions of the stroke), at once: the same
+        floating-point operations, so the same values."""
+        root = np.sqrt(np.maximum(x, 0.0))
+        out = np.where(x <= self.knee, self.a + self.b * root, self.c + self.e * x)
+        out = np.where(x <= self.track, self.settle, out)
+        return np.where(x <= 0.0, 0.0, out)
 
     def moments(self, span: float) -> tuple[float, float]:
         """Mean (s) and mean square (s^2) of the seek over ``span x |U1 - U2|`` (U1, U2 independent
@@ -281,19 +288,6 @@ def spindle_op_variance(seek_mean: float, seek_square: float, revolution: float)
     return max(0.0, seek_square - seek_mean * seek_mean) + revolution**2 / 12.0
 
 
-def nearest_distance_mean(candidates: int) -> float:
-    """Mean distance (fraction of the span) from a head at a uniform position to the nearest of
-    ``candidates`` = n independent uniform positions: ``(n + 3) / (2 (n + 1) (n + 2))`` (1/3 for
-    one: a random seek).
-
-    From ``P(D > d) = (1 - 2d)^(n+1) + 2 ((1 - d)^(n+1) - (1 - 2d)^(n+1)) / (n + 1)`` for ``d <=
-    1/2`` (the head at least ``d`` from both ends, or within ``d`` of one) and ``2 (1 - d)^(n+1) /
-    (n + 1)`` beyond, integrated over ``d``.
-    """
-    n = candidates
-    return (n + 3) / (2.0 * (n + 1) * (n + 2))
-
-
 def queued_positioning_moments(
     curve: SeekCurve,
     span: float,
@@ -316,7 +310,52 @@ def queued_positioning_moments(
     ``P(seek(|U - h|) <= s)`` the same way and the wait adds ``R / 2`` and ``R^2 / 12`` of
     variance. Candidates drawn afresh: a real queue keeps those it passed over, so this is the
     gain of a queue whose waiting commands are as spread as new ones (an upper bound).
+
+    Kept by its arguments (the estimate builds its service times for every state it solves, with
+    the same drive and candidates): the last 256 answers are looked up, not computed again.
     """
+    key = (
+        curve.settle,
+        curve.track,
+        curve.a,
+        curve.b,
+        curve.knee,
+        curve.c,
+        curve.e,
+        span,
+        revolution,
+        overhead,
+        candidates,
+        by_seek,
+        steps,
+    )
+    known = _QUEUED_MOMENTS.get(key)
+    if known is None:
+        if len(_QUEUED_MOMENTS) >= _QUEUED_MOMENTS_KEPT:
+            _QUEUED_MOMENTS.clear()
+        known = _queued_positioning_moments(
+            curve, span, revolution, overhead, candidates, by_seek, steps
+        )
+        _QUEUED_MOMENTS[key] = known
+    return known
+
+
+# queued_positioning_moments's results by its arguments (a ServiceTimes is built for every state
+# the estimate solves, with the same drive), at most _QUEUED_MOMENTS_KEPT of them
+_QUEUED_MOMENTS: dict[tuple[float | int | bool, ...], tuple[float, float]] = {}
+_QUEUED_MOMENTS_KEPT = 256
+
+
+def _queued_positioning_moments(
+    curve: SeekCurve,
+    span: float,
+    revolution: float,
+    overhead: float,
+    candidates: int,
+    by_seek: bool,
+    steps: int,
+) -> tuple[float, float]:
+    """:func:`queued_positioning_moments`, computed."""
     n = max(1, candidates)
     s = min(max(span, 0.0), 1.0)
     if n == 1 or s <= 0.0:
@@ -328,9 +367,8 @@ def queued_positioning_moments(
             square + mean * revolution + revolution**2 / 3.0,
         )
     cells = (np.arange(steps) + 0.5) / steps
-    seconds = np.vectorize(curve.seconds, otypes=[float])
     # seek (with overhead) from the head at cell i to a position at cell j
-    seeks = seconds(np.abs(cells[None, :] - cells[:, None]) * s) + overhead
+    seeks = curve.seconds_of(np.abs(cells[None, :] - cells[:, None]) * s) + overhead
     top = float(seeks.max()) + (0.0 if by_seek else revolution)
     width = top / steps
     grid = (np.arange(steps) + 0.5) * width

@@ -28,6 +28,7 @@ __all__ = [
     "ACK_BYTES",
     "INTERFACE_RATES",
     "LOGNORMAL_POINTS",
+    "MAX_CACHED_LINES",
     "Direction",
     "PortName",
     "Role",
@@ -341,6 +342,12 @@ class PortName:
 def working_set_blocks(working_set: int, block: int) -> int:
     """Aligned blocks of ``block`` bytes in a VM's ``working_set`` bytes (at least one)."""
     return max(1, working_set // block)
+
+
+MAX_CACHED_LINES = 1 << 29
+"""Lines one host's read cache may hold at once: the engine keeps positions in its recency log
+(under twice the lines cached, plus one I/O's lines) in 4-byte integers, below 2^31. 2^29 lines
+take about 10 GB of memory; ``spec/consistency.py`` refuses a scenario that could cache more."""
 
 
 def read_cache_lines(spec: ClusterShape) -> int:

@@ -79,6 +79,10 @@ class CheckOutcome:
     known_gap: str = ""
     """Why the model does not reproduce this figure yet (the expectation's ``known_gap``); empty
     for a check expected to pass."""
+    fitted: str = ""
+    """Which parameter was fitted to this figure, and how (the expectation's ``fitted``); empty
+    for a check whose figure the scenario was not set from. A fit that holds is no independent
+    pass: :attr:`independent` leaves it out."""
     warnings: tuple[str, ...] = ()
     """The validity warnings of the runs this check used (:attr:`simcache.Result.warnings`,
     few-samples notes left out), each once, as ``"warning (variant <name>): <message>"``
@@ -96,9 +100,17 @@ class CheckOutcome:
         return self.passed != bool(self.known_gap)
 
     @property
+    def independent(self) -> bool:
+        """Passes, and its figure was not used to set the scenario (not ``fitted``): a pass that
+        counts as the model's."""
+        return self.passed and not self.fitted
+
+    @property
     def verdict(self) -> str:
         if self.known_gap:
             return "FAIL: passes now, remove known_gap" if self.passed else "known gap"
+        if self.fitted:
+            return "fit" if self.passed else "FAIL (fitted)"
         return "pass" if self.passed else "FAIL"
 
     @property
@@ -464,6 +476,7 @@ def _outcome(
         values=tuple(values),
         target=(low + high) / 2 if expectation.approx is not None else None,
         known_gap=expectation.known_gap,
+        fitted=expectation.fitted,
     )
 
 

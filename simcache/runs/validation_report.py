@@ -23,7 +23,9 @@ def validation_report(outcomes: Sequence[CheckOutcome], command: str) -> str:
         "observations are in DOMAIN.md; each scenario file explains its hardware and why its "
         "bounds are where they are.",
         "A known gap is a figure the model does not reproduce yet, reported with its error and "
-        "why; measurements",
+        "why; a fit is a",
+        "figure a parameter of the scenario was set from: it must hold, but it is not counted as "
+        "passed. Measurements",
         "without a check are in docs/validation-devices.md.",
         "",
         "| Observation | Scenario files | Checks | Passed | Verdict |",
@@ -51,12 +53,15 @@ def _by_observation(outcomes: Sequence[CheckOutcome]) -> dict[str, list[CheckOut
 def report_row(group: Sequence[CheckOutcome]) -> str:
     """The summary-table row of one observation's checks."""
     files = ", ".join(dict.fromkeys(f"`{Path(o.source).name}`" for o in group))
-    passed = sum(o.passed for o in group)
+    passed = sum(o.independent for o in group)
     gaps = sum(bool(o.known_gap) and not o.passed for o in group)
+    fits = sum(bool(o.fitted) and o.passed for o in group)
     observation = group[0].observation or group[0].scenario
     verdict = "pass" if all(o.ok for o in group) else "FAIL"
-    if gaps:
-        verdict += f" ({gaps} known gap{'s' if gaps > 1 else ''})"
+    besides = [f"{gaps} known gap{'s' if gaps > 1 else ''}"] if gaps else []
+    besides += [f"{fits} fitted"] if fits else []
+    if besides:
+        verdict += f" ({', '.join(besides)})"
     return f"| {observation} | {files} | {len(group)} | {passed} | {verdict} |"
 
 
@@ -86,6 +91,7 @@ def report_section(group: Sequence[CheckOutcome]) -> str:
         )
     notes = [f"- **{o.name}**: {o.tolerance}" for o in group if o.tolerance]
     notes += [f"- **{o.name}** (known gap): {o.known_gap}" for o in group if o.known_gap]
+    notes += [f"- **{o.name}** (fitted): {o.fitted}" for o in group if o.fitted]
     if notes:
         lines += ["", "Why these bounds:", "", *notes]
     warnings = list(dict.fromkeys(w for o in group for w in o.warnings))

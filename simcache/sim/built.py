@@ -18,9 +18,9 @@ from simcache.sim.collect import Record, RecordBlocks, RecordBuffer
 from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.array import Array
 from simcache.sim.components.host import Host
-from simcache.sim.components.kernel import Clock
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.vm import VM
+from simcache.sim.kernel.clock import Clock
 from simcache.sim.record import SeriesSample
 from simcache.sim.stream import StreamStats
 from simcache.spec import Scenario
@@ -34,7 +34,7 @@ class Model:
 
     env: simpy.Environment
     clock: Clock
-    """Runs ``env``'s events (:mod:`simcache.sim.components.kernel`); the components read the
+    """Runs ``env``'s events (:mod:`simcache.sim.kernel.clock`); the components read the
     time from it."""
     scenario: Scenario
     network: FlowNetwork

@@ -15,17 +15,11 @@ from typing import Any
 
 import simpy
 
-from simcache.sim.components.detached import run_detached, start_detached
-from simcache.sim.components.kernel import (
-    URGENT,
-    Clock,
-    Signal,
-    Wait,
-    current_time,
-    schedule_at,
-    sleep,
-)
 from simcache.sim.components.vm import VM
+from simcache.sim.kernel.clock import URGENT, Clock, current_time, schedule_at
+from simcache.sim.kernel.detached import run_detached, start_detached
+from simcache.sim.kernel.signals import Signal, Wait
+from simcache.sim.kernel.waits import sleep
 from simcache.workloads.generators import IOStream
 from simcache.workloads.replay import TraceStream
 

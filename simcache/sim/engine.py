@@ -28,13 +28,13 @@ from simcache.sim.built import Model
 from simcache.sim.collect import RecordBuffer
 from simcache.sim.components.array import Array
 from simcache.sim.components.host import Host
-from simcache.sim.components.kernel import clock_of, current_time, events_scheduled, run_until
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.vm import VM
 from simcache.sim.control import POLL_EVENTS, Cancel, Limits, check_work
 from simcache.sim.degradations import array_event, slowdown
 from simcache.sim.drivers import start_workload
+from simcache.sim.kernel.clock import clock_of, current_time, events_scheduled, run_until
 from simcache.sim.outages import outage
 from simcache.sim.record import RunCounters, RunRecord, SeriesSample, UnfinishedIO
 from simcache.sim.stream import StreamStats

@@ -24,7 +24,8 @@ from typing import Any
 
 from simcache.sim.built import Model
 from simcache.sim.collect import PATH_HIT
-from simcache.sim.components.kernel import URGENT, Signal, first_queued
+from simcache.sim.kernel.clock import URGENT, first_queued
+from simcache.sim.kernel.signals import Signal
 from simcache.spec import Scenario
 from simcache.workloads.generators import _BATCH, IOStream
 
@@ -146,7 +147,7 @@ def _refill(stream: IOStream) -> int:
 def run(
     model: Model, until: float, stop_requested: Callable[[], bool] | None = None, every: int = 128
 ) -> bool:
-    """:func:`simcache.sim.components.kernel.run_until` for a model :func:`prepare` gave a native
+    """:func:`simcache.sim.kernel.clock.run_until` for a model :func:`prepare` gave a native
     engine (``model.native``): the native events run in C between the Python events, each Python
     event sees the components' state as the Python engine would have left it."""
     engine = model.native

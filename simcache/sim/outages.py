@@ -32,8 +32,9 @@ import simpy
 from simcache.physics.cluster import framed_bytes
 from simcache.sim.built import Model
 from simcache.sim.components.host import Host
-from simcache.sim.components.kernel import Signal, succeed
 from simcache.sim.components.pending import WRITE_HOLDERS, WRITE_SIZE, WRITE_VM, PendingWrite
+from simcache.sim.kernel.signals import Signal
+from simcache.sim.kernel.waits import succeed
 from simcache.spec import LinkDown, Outage
 
 __all__ = ["outage", "update_all_peers"]

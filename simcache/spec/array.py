@@ -109,9 +109,10 @@ class DriveSpec(_Profiled):
     ] = 0
     """Disk drives: how many queued commands the drive chooses among for its next one (SATA
     native command queuing: up to 32, SATA 2.6; SAS: up to 256). The drive serves next the
-    waiting command (at most this many of them, the most recent, less ``reorder_lag``) that is
+    waiting command (at most this many of them, past the ``reorder_lag`` committed) that is
     nearest by ``reorder``: positioning time (seek plus rotational wait) or seek alone. 0 or 1
-    (default): first come first served. Unlike the array's ``elevator`` (which sorts the chunks of
+    (default): first come first served. At most ``queue_depth`` (the commands the drive holds);
+    spinning drives only. Unlike the array's ``elevator`` (which sorts the chunks of
     one request), this reorders the commands of separate requests (a VM's queue depth)."""
     reorder: Literal["positioning", "seek"] = "positioning"
     """Disk drives with ``command_queueing`` > 1: what the drive minimizes when it picks its next
@@ -128,7 +129,8 @@ class DriveSpec(_Profiled):
     each next command when the one before ends). A drive that picks its next command while the
     current one is in service, so the seek can start on time, chooses among the commands waiting
     then; with ``reorder_lag = k`` it chooses among all waiting but the ``k`` committed, so with
-    ``k + 2`` or fewer outstanding it serves first come first served."""
+    ``k + 2`` or fewer outstanding it serves first come first served; since it holds at most
+    ``queue_depth`` commands, ``k`` is at most ``queue_depth - 3``."""
     overhead: Annotated[
         Seconds,
         Field(le=0.01),
@@ -196,8 +198,36 @@ class DriveSpec(_Profiled):
                 "stroke; give the capacity with its unit, e.g. '1TB'"
             )
         drive_seek_curve(self)  # a ValueError says which averages the settle and full stroke allow
+        self._check_command_queueing()
         self._check_cache_segments()
         return self
+
+    def _check_command_queueing(self) -> None:
+        """A reordering drive chooses among commands it holds (at most ``queue_depth``): one in
+        service, ``reorder_lag`` committed, the rest candidates, so it has a choice (two
+        candidates) only with ``reorder_lag + 3`` commands or more."""
+        if self.command_queueing <= 1:
+            return
+        if self.command_queueing > self.queue_depth:
+            raise ValueError(
+                f"command_queueing ({self.command_queueing}) exceeds queue_depth "
+                f"({self.queue_depth}): the drive chooses among the commands it holds; set "
+                f"command_queueing to at most {self.queue_depth} or raise queue_depth"
+            )
+        if self.queue_depth < 3:
+            raise ValueError(
+                f"command_queueing ({self.command_queueing}) never reorders with queue_depth "
+                f"({self.queue_depth}): of the commands the drive holds one is in service, so it "
+                "has two to choose from only with 3; raise queue_depth or set command_queueing to 0"
+            )
+        if self.reorder_lag > self.queue_depth - 3:
+            raise ValueError(
+                f"reorder_lag ({self.reorder_lag}) leaves the drive no choice: it holds at most "
+                f"queue_depth ({self.queue_depth}) commands, one in service and reorder_lag "
+                "committed, and reorders only with two left to choose from; set reorder_lag to "
+                f"at most {self.queue_depth - 3} (queue_depth - 3), or command_queueing "
+                "to 0 for first come first served"
+            )
 
     def _check_cache_segments(self) -> None:
         if self.cache and self.cache // self.cache_segments < 512:
@@ -218,8 +248,13 @@ class DriveSpec(_Profiled):
             for name in ("rpm", "avg_seek", "full_seek", "inner_rate")
             if getattr(self, name) is not None
         ]
-        if spinning or self.settle:
-            names = " and ".join([*spinning, *(["settle"] if self.settle else [])])
+        spinning += [
+            name for name in ("settle", "command_queueing", "reorder_lag") if getattr(self, name)
+        ]
+        if "reorder" in self.model_fields_set:
+            spinning.append("reorder")
+        if spinning:
+            names = " and ".join(spinning)
             raise ValueError(
                 f"{names} describe a spinning drive: remove them from a media = 'flash' drive"
             )

@@ -128,6 +128,10 @@ class Expectation(Selection):
     """Set when the model does not reproduce this figure yet: why. The check is then reported as
     a known gap rather than a failure, with its error, and it fails if it starts to pass (remove
     the note then)."""
+    fitted: Annotated[str, Field(max_length=2000)] = ""
+    """Set when a parameter of the scenario was fitted to this figure: which one, and how. The
+    check still runs and must hold (a fit that stops holding fails), but it predicts nothing:
+    reports show it as a fit, apart from the checks that passed."""
 
     @model_validator(mode="after")
     def _one_bound(self) -> Expectation:
@@ -139,6 +143,11 @@ class Expectation(Selection):
             )
         if self.approx is not None and (self.at_least is not None or self.at_most is not None):
             raise ValueError("use either approx/rel or at_least/at_most, not both")
+        if self.known_gap and self.fitted:
+            raise ValueError(
+                "a check is either fitted (a parameter was set from its figure) or a known gap "
+                "(the model misses its figure), not both: remove one of fitted and known_gap"
+            )
         return self
 
     def sides(self) -> list[tuple[Selection, str]]:

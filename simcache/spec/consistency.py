@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from simcache.base.errors import ScenarioError, listing
 from simcache.physics.array import rebuild_share
+from simcache.physics.cluster import MAX_CACHED_LINES, read_cache_lines
 from simcache.spec.checks import repeated_names
 from simcache.spec.events import (
     ArrayDegraded,
@@ -127,6 +128,7 @@ def scenario_problems(scenario: Scenario) -> list[tuple[str, str]]:
                     )
                 )
     problems += run_problems(scenario)
+    problems += _read_cache_problems(scenario)
     if any(path.endswith(".workload.trace") or ".workload.trace." in path for path, _ in problems):
         return problems  # a trace that cannot be read has no span to add up
     total_working_set = scenario.data_bytes
@@ -141,6 +143,24 @@ def scenario_problems(scenario: Scenario) -> list[tuple[str, str]]:
             )
         )
     return problems
+
+
+def _read_cache_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """A read cache that could hold more lines than the engine indexes: the lines of its capacity,
+    or every line of the VMs' working sets if fewer (a line can straddle a working set's end)."""
+    line = scenario.cluster.cache.line
+    reachable = scenario.data_bytes // line + scenario.vm_count
+    lines = min(read_cache_lines(scenario.cluster), reachable)
+    if lines <= MAX_CACHED_LINES:
+        return []
+    return [
+        (
+            "cluster.cache.line",
+            f"a host's read cache could hold {lines:,} lines of {line:,} bytes, more than the "
+            f"{MAX_CACHED_LINES:,} the simulator indexes (about 10 GB of memory); use larger lines "
+            '(e.g. line = "64KiB") or a smaller cluster.cache.capacity',
+        )
+    ]
 
 
 _VM_NAME = re.compile(r"(?P<group>.+)-h(?P<host>[0-9]+)-(?P<k>[0-9]+)")

@@ -543,7 +543,15 @@ def test_check_json_holds_each_check_with_its_bounds_and_values(tmp_path: Path) 
     )
     data = json.loads(stdout)
     assert "running" not in stderr and "==" not in stdout
-    assert set(data) == {"passed", "known_gaps", "failed", "checks", "not_run", "stopped"}
+    assert set(data) == {
+        "passed",
+        "known_gaps",
+        "fitted",
+        "failed",
+        "checks",
+        "not_run",
+        "stopped",
+    }
     assert (
         data["passed"] + data["failed"] == len(data["checks"]) == 4
         and data["stopped"] is None

@@ -46,3 +46,29 @@ def test_the_estimate_prices_the_least_of_the_candidates_and_follows_the_simulat
         summary[(summary["group"] == "all") & (summary["op"] == "read")].iloc[0]["mean_ms"]
     )
     assert estimated_ms == pytest.approx(simulated_ms, rel=0.10)
+
+
+def test_the_estimate_counts_only_the_commands_the_drive_holds() -> None:
+    """With queue_depth 10 the drive holds 10 of the 32 outstanding reads: one in service, 5
+    committed, so it chooses among 4, not min(31 - 5, 8) = 8; the saturated closed loop's read
+    latency is then 32 times the least-seek positioning of 4 candidates plus the transfer, within
+    the same 2 % as above (Schweitzer's approximate MVA)."""
+    scenario = (
+        simcache.load_scenario(ROOT / "scenarios" / "validate_hdd_7200_qd.toml")
+        .variant("qd32")
+        .with_overrides({"array.drive.queue_depth": 10})
+    )
+    drive = scenario.array.drive
+    assert drive.rpm is not None
+    revolution = array_physics.revolution_seconds(drive.rpm)
+    curve = array_physics.drive_seek_curve(drive)
+    transfer = array_physics.mean_transfer_seconds(4096, drive.media_rate, drive.inner_rate, 1.0)
+    four, _ = array_physics.queued_positioning_moments(
+        curve, 1.0, revolution, drive.overhead, 4, True
+    )
+    eight, _ = array_physics.queued_positioning_moments(
+        curve, 1.0, revolution, drive.overhead, 8, True
+    )
+    assert eight < 0.9 * four
+    estimated_ms = estimate(scenario).mean_ms("all", "read")
+    assert estimated_ms == pytest.approx(32 * (four + transfer) * 1e3, rel=0.02)

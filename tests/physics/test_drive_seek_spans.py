@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import pytest
+from support.arrays import nearest_distance_mean
 from support.paths import ROOT
 
 import simcache
@@ -116,3 +117,45 @@ def test_the_estimate_adds_the_command_overhead_to_each_random_read() -> None:
         + array_physics.mean_transfer_seconds(4096, drive.media_rate, drive.inner_rate, 1.0)
     )
     assert theory_ms < with_overhead < theory_ms * 1.01
+
+
+def test_queued_positioning_by_seek_is_the_nearest_candidates_seek_and_half_a_turn() -> None:
+    """Shortest seek first on a linear seek curve (``seek(x) = e x``): the least seek of n
+    candidates is ``e`` times the nearest one's distance, ``span x (n + 3) / (2 (n + 1) (n + 2))``
+    on average (support.arrays.nearest_distance_mean), and its rotational wait half a revolution:
+    mean = overhead + e span nearest(n) + R / 2. The numerical law puts the head and the
+    candidates at the midpoints of ``steps`` cells (each distance off by at most half a cell,
+    ``e span / (2 steps)`` of seek) and integrates the least seek's survival over ``steps`` bins
+    of its range ``top = e span + overhead`` by the midpoint rule (off by at most one bin for a
+    monotone function): within ``(e span / 2 + top) / steps``. One candidate: the closed form,
+    a random seek (SeekCurve.moments) plus the overhead and an independent uniform wait."""
+    e, revolution, overhead, steps = 0.012, 60.0 / 7200, 0.2e-3, 240
+    line = array_physics.SeekCurve(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, e)
+    assert line.seconds(0.5) == e * 0.5
+    for span in (1.0, 0.25):
+        bound = (e * span / 2 + e * span + overhead) / steps
+        for n in (2, 8, 31):
+            mean, _ = array_physics.queued_positioning_moments(
+                line, span, revolution, overhead, n, True, steps
+            )
+            theory = overhead + e * span * nearest_distance_mean(n) + revolution / 2
+            assert abs(mean - theory) < bound, (span, n, mean, theory, bound)
+    curve = array_physics.drive_seek_curve(drive_profile("sata-7200"))
+    seek, seek_square = curve.moments(0.5)
+    mean, square = array_physics.queued_positioning_moments(
+        curve, 0.5, revolution, overhead, 1, False
+    )
+    assert mean == pytest.approx(seek + overhead + revolution / 2, rel=1e-12)
+    # E[(S + o + R V)^2], V uniform and independent of S: E[V] = 1/2, E[V^2] = 1/3
+    assert square == pytest.approx(
+        seek_square
+        + 2 * overhead * seek
+        + overhead**2
+        + (seek + overhead) * revolution
+        + revolution**2 / 3,
+        rel=1e-12,
+    )
+    assert array_physics.queued_positioning_moments(curve, 0.5, revolution, overhead, 1, True) == (
+        mean,
+        square,
+    )

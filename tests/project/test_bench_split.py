@@ -32,25 +32,25 @@ SCRIPT = "\n".join(
     [
         # the kernel's own code, under the run loop
         _sample(
-            "CPyDef_kernel___Clock____sift_down+0x10 (/x/simcache.so)",
-            "CPyDef_kernel___run_until+0x5 (/x/simcache.so)",
+            "CPyDef_heap____sift_down+0x10 (/x/simcache.so)",
+            "CPyDef_clock___run_until+0x5 (/x/simcache.so)",
         ),
         # a model function's own code
         _sample(
             "CPyDef_vm___VM___write.localalias+0x1 (/x/simcache.so)",
-            "CPyDef_kernel___run_until+0x5 (/x/simcache.so)",
+            "CPyDef_clock___run_until+0x5 (/x/simcache.so)",
         ),
         # the runtime, inlined into a model function: charged to the model
         _sample(
             "Py_DECREF+0x0 (inlined)",
             "CPyDef_tier___Tier___submit+0x9 (/x/simcache.so)",
-            "CPyDef_kernel___run_until+0x5 (/x/simcache.so)",
+            "CPyDef_clock___run_until+0x5 (/x/simcache.so)",
         ),
         # the runtime called by the kernel: charged to the event machinery
         _sample(
             "dictkeys_generic_lookup+0x3 (/usr/lib/libpython3.11.so.1.0)",
-            "CPyDef_kernel___Clock___push+0x2 (/x/simcache.so)",
-            "CPyDef_kernel___run_until+0x5 (/x/simcache.so)",
+            "CPyDef_clock___Clock___push+0x2 (/x/simcache.so)",
+            "CPyDef_clock___run_until+0x5 (/x/simcache.so)",
         ),
         # outside the run loop (build, result tables): not counted
         _sample("CPyDef_engine___build+0x1 (/x/simcache.so)", "main+0x1 (/usr/bin/python3.11)"),

@@ -58,7 +58,7 @@ def test_the_module_index_is_current() -> None:
 def test_named_paths_exist() -> None:
     paths = _spans(_PATH)
     assert {
-        "simcache/sim/components/kernel.py",
+        "simcache/sim/kernel/clock.py",
         "tests/sim/test_fast_paths.py",
         "simcache/native/sources.py",
     } <= set(paths)

@@ -12,7 +12,7 @@ counts as much as one at the top of a module:
   own folder;
 - no module of the package imports the package root (``import simcache``, ``from simcache import
   ...``): the root is the public API, the top of the stack;
-- only the sim layer imports SimPy;
+- only the sim layer imports SimPy, and only the kernel's clock touches SimPy's private names;
 - no folder is crowded: at most 16 modules in a folder, at most 15 entries in ``simcache/``.
 """
 
@@ -127,3 +127,34 @@ def test_only_the_sim_layer_imports_simpy() -> None:
             ):
                 importers.append(f"{module} (line {node.lineno})")
     assert importers == [], "SimPy imported outside simcache.sim"
+
+
+# SimPy's private names the kernel relies on (simcache/sim/kernel/clock.py says what each is)
+SIMPY_PRIVATE = {"_queue", "_eid", "_now", "_ok", "_value", "_defused"}
+# The one module that reads and writes them on SimPy's objects (and checks them at import).
+SIMPY_CONTACT = "simcache.sim.kernel.clock"
+# Elsewhere, these names may only be a kernel Signal's own fields (named as SimPy's so that a
+# waiting generator reads either the same way): each use, as written, with its module.
+SIGNAL_FIELDS = {
+    ("simcache.sim.kernel.signals", "self._ok"),  # Signal.__init__
+    ("simcache.sim.kernel.signals", "self._value"),  # Signal.__init__ and Signal.value
+    ("simcache.sim.components.vm", "signal._value"),  # a read hit's Signal, read natively
+}
+
+
+def test_only_the_clock_touches_simpys_private_names() -> None:
+    """SimPy's internals are used in one module, checked against the installed SimPy when it is
+    imported: a SimPy upgrade breaks there, with a message, not mid-run somewhere else."""
+    touching = []
+    seen = set()
+    for module, path in MODULES.items():
+        if module == SIMPY_CONTACT:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in SIMPY_PRIVATE:
+                use = (module, ast.unparse(node))
+                seen.add(use)
+                if use not in SIGNAL_FIELDS:
+                    touching.append(f"{module} (line {node.lineno}): {use[1]}")
+    assert touching == [], f"SimPy's private names used outside {SIMPY_CONTACT}"
+    assert seen >= SIGNAL_FIELDS, "SIGNAL_FIELDS names uses that are gone: remove them"

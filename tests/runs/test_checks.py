@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 from support.builders import small_scenario
 from support.paths import DATA
 
@@ -21,7 +22,7 @@ from simcache.cli.main import main
 from simcache.runs.checks import CheckOutcome, iter_checks, prepare, run_checks
 from simcache.runs.measure import measure
 from simcache.runs.validation_report import validation_report
-from simcache.spec import Selection
+from simcache.spec import Expectation, Selection
 
 WRONG = DATA / "wrong_expectation.toml"
 
@@ -321,6 +322,26 @@ def test_report_has_a_summary_row_and_a_section_per_observation() -> None:
     assert "## 9. Test" in text and text.count("| **c**: d") == 2
     assert "- `x.toml`" not in text  # no description: no line for it
     assert "- **c**: t" in text
+
+
+def test_a_fitted_check_holds_but_is_reported_as_a_fit_not_a_pass() -> None:
+    """A check whose figure a parameter was set from must hold (else it fails), but the report
+    and the counts show it as a fit, apart from the passes."""
+    fit = dataclasses.replace(outcome((1.5,)), name="f", fitted="lag chosen for this figure")
+    broken = dataclasses.replace(fit, values=(3.0,))
+    assert fit.ok and fit.verdict == "fit" and not fit.independent
+    assert not broken.ok and broken.verdict == "FAIL (fitted)"
+    assert outcome((1.5,)).independent
+    text = validation_report([outcome((1.5,)), fit], "simcache check x.toml")
+    assert "| 9. Test | `x.toml` | 2 | 1 | pass (1 fitted) |" in text
+    assert "| fit |" in text and "- **f** (fitted): lag chosen for this figure" in text
+    assert "| 9. Test | `x.toml` | 2 | 1 | FAIL |" in validation_report(
+        [outcome((1.5,)), broken], "simcache check x.toml"
+    )
+    with pytest.raises(ValidationError, match=r"either fitted .* or a known gap"):
+        Expectation.model_validate(
+            {**CHECK, "name": "both", "fitted": "set from it", "known_gap": "misses it"}
+        )
 
 
 def test_report_says_what_each_scenario_shows_once() -> None:

@@ -31,7 +31,6 @@ from simcache.base.errors import RunTooLargeError, ScenarioError
 from simcache.cli.main import main
 from simcache.sim import control
 from simcache.sim.collect import RECORD_BYTES
-from simcache.sim.components import kernel
 from simcache.sim.control import (
     BYTES_PER_IO,
     BYTES_PER_SAMPLE_VALUE,
@@ -45,6 +44,7 @@ from simcache.sim.control import (
     expected_work,
     stopped_at,
 )
+from simcache.sim.kernel import clock as kernel
 
 
 def small(**changes: object) -> simcache.Scenario:

@@ -21,7 +21,7 @@ import simcache
 from simcache.report.event_report import event_lines
 from simcache.report.run_report import report
 from simcache.sim import engine
-from simcache.sim.components.kernel import run_until
+from simcache.sim.kernel.clock import run_until
 
 FAIL_AT = 1.0
 END = 3.0

@@ -12,8 +12,8 @@ import pytest
 import simcache
 from simcache.base.metrics import ESTIMATED_COLUMNS, PERCENTILES, RECORD_METRICS, SUMMARY_COLUMNS
 from simcache.sim import collect
-from simcache.sim.components.kernel import run_until
 from simcache.sim.engine import build
+from simcache.sim.kernel.clock import run_until
 
 
 def test_records_frame_reads_every_field_by_name() -> None:

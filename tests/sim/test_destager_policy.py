@@ -25,7 +25,8 @@ import simcache
 from simcache import ScenarioError, load_scenario
 from simcache.sim.built import Model
 from simcache.sim.components.destager import Destager
-from simcache.sim.components.pending import PendingWrite, block_hash
+from simcache.sim.components.hash_walk import block_hash
+from simcache.sim.components.pending import PendingWrite
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.tier import Tier
 from simcache.sim.engine import build

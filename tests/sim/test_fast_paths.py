@@ -8,7 +8,7 @@
   ports; delivery is one latency after its last byte).
 - ``Array.read`` is ``Array.submit`` for one read of at most a stripe unit,
   written out: the same draws give the same completion times.
-- ``FlowNetwork.send`` (a ``kernel.Signal``) delivers as ``FlowNetwork.transfer``
+- ``FlowNetwork.send`` (a ``Signal``) delivers as ``FlowNetwork.transfer``
   (a SimPy event) does, and open-loop arrivals and read hits as callbacks
   (``drivers._OpenLoop``, ``VM.start``) give the generators' results bit for bit.
 """
@@ -33,12 +33,13 @@ from support.strategies import ScenarioDict, valid_scenarios
 import simcache
 from simcache.physics.cluster import PortName
 from simcache.results.result import Result
-from simcache.sim.components import kernel
 from simcache.sim.components.array import Array
-from simcache.sim.components.detached import start_detached
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.engine import Paths, build, run_scenario
+from simcache.sim.kernel.clock import queued, run_until
+from simcache.sim.kernel.detached import start_detached
+from simcache.sim.kernel.waits import sleep
 from simcache.spec import ArraySpec, DriveSpec, LinkSpec
 
 SCENARIOS = ROOT / "scenarios"
@@ -143,7 +144,7 @@ def _deliveries(
 
     def start(i: int) -> Generator[Any, Any, None]:
         at, path, wire, _ = transfers[i]
-        yield (kernel.sleep(network.clock, at) if signals else env.timeout(at))
+        yield (sleep(network.clock, at) if signals else env.timeout(at))
         route = tuple(ports[p] for p in path)
         done = (
             network.send(route, wire, latency=LINK.latency)
@@ -158,7 +159,7 @@ def _deliveries(
             start_detached(network.clock, start(i))
         else:
             env.process(start(i))
-    kernel.run_until(network.clock, 1e9)
+    run_until(network.clock, 1e9)
     return fired
 
 
@@ -327,7 +328,7 @@ def test_paths_chooses_the_form_the_run_is_built_in() -> None:
         model = build(scenario, 1, paths=paths)
         assert model.clock.callbacks is (paths == "callbacks")
         found = set()
-        for entry in kernel.queued(model.clock):
+        for entry in queued(model.clock):
             bound = getattr(entry.callback, "__self__", None)
             if bound is not None:
                 found.add(type(bound).__name__)

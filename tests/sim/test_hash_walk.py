@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from support.hosts import bare_hosts
 
-from simcache.sim.components import pending as pending_module
-from simcache.sim.components.pending import HashWalk, block_hash
+from simcache.sim.components import hash_walk as hash_walk_module
+from simcache.sim.components.hash_walk import HashWalk, block_hash
+from simcache.sim.components.pending import MIN_ROOM
 
 KIB = 1024
 GIB = 1 << 30
@@ -133,7 +134,7 @@ def heap_rows(walk: HashWalk, heap: Any) -> list[tuple[int, ...]]:
         slot, piece = heap.slot[i], heap.piece[i]
         number = walk._number[slot]
         start, size = walk._piece(slot, piece)
-        key = heap.key[i] + pending_module._SIGN
+        key = heap.key[i] + hash_walk_module._SIGN
         rows.append((key, number + piece, number, walk._vm[slot], start, size))
     return rows
 
@@ -238,7 +239,7 @@ class WalkMachine(RuleBasedStateMachine):
         walk, reference = self.walk, self.reference
         assert heap_rows(walk, walk._walk) == reference.walk
         assert heap_rows(walk, walk._behind) == reference.behind
-        assert walk._cursor + pending_module._SIGN == reference.cursor
+        assert walk._cursor + hash_walk_module._SIGN == reference.cursor
         assert [self.numbers[slot] for slot in walk.arrival()] == list(reference.writes)
         assert [walk.write(slot) for slot in walk.arrival()] == [
             item for item, _ in reference.writes.values()
@@ -246,7 +247,7 @@ class WalkMachine(RuleBasedStateMachine):
         assert len(walk) == len(reference.writes)
         assert walk._big_size.keys() == walk._big_left.keys()
         for heap in (walk._walk, walk._behind):
-            assert heap.count <= heap.room <= max(pending_module._MIN_ROOM, 4 * heap.count)
+            assert heap.count <= heap.room <= max(MIN_ROOM, 4 * heap.count)
 
 
 TestWalkMachine = WalkMachine.TestCase
@@ -263,7 +264,7 @@ def test_slots_are_reused_and_the_pool_empties_to_its_smallest() -> None:
     assert walk.push((1, 0, 4 * KIB, (), True)) == 7
     for n in range(40):
         assert walk.release(n, 4 * KIB) is not None
-    assert walk.count == 0 and walk._room == pending_module._MIN_ROOM
+    assert walk.count == 0 and walk._room == MIN_ROOM
 
 
 def test_bytes_per_write() -> None:
@@ -282,6 +283,5 @@ def test_bytes_per_write() -> None:
             worst = max(worst, walk.memory_bytes / walk.count)
     allocated = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
-    assert worst <= 48 * 1.5 + 16 * pending_module._MIN_ROOM / 1000
-    print(f"{allocated / walk.count:.1f} B a write by tracemalloc")
+    assert worst <= 48 * 1.5 + 16 * MIN_ROOM / 1000
     assert allocated / walk.count <= 48 * 1.5

@@ -4,22 +4,23 @@ hosts of the default scenario, one WB+2 VM on the first, its I/Os issued at hand
 nothing else running but the destagers' flushers.
 
 Each test builds the cluster twice, starts the same I/Os in each, once as the state machine and once
-as its reference generator (driven by :class:`~simcache.sim.components.kernel.Resumer`, as a run
+as its reference generator (driven by :class:`~simcache.sim.kernel.clock.Resumer`, as a run
 built with ``paths="generators"`` drives it), steps both event queues one event at a time and
 requires the same events, bit for bit: each processed entry's time and key (its priority and event
 id, so no event is added, dropped or reordered), the I/Os' completion order and times, the records,
 and the counters they touch. No tolerance: the two forms must compute the same floats in the same
 order.
 
-- :class:`ReadHit` (:meth:`VM.start`'s one scheduled callback for a hit) against :meth:`VM._read`'s
-  ``sleep``;
+- :class:`ReadHit` (:meth:`VM.start`'s one scheduled callback for a hit) against
+  :func:`~simcache.sim.components.vm_paths.read_path`'s ``sleep``;
 - :class:`ArrayRead` against the generator written out below (:func:`_array_read_steps`: the form it
   replaced; the VM's own generators start an ``ArrayRead`` for a miss, so they cannot be its
   reference);
 - :class:`ReplicaLeg` (its ``arrived`` callback on the transfer's Signal) against a generator that
   waits for the transfer and then does the peer's part (:func:`_leg_steps`);
-- :class:`WriteBack` against :meth:`VM._write_back`, through a destage buffer small enough that
-  writes wait for room, and a tier failure that fails the writes still waiting.
+- :class:`WriteBack` against :func:`~simcache.sim.components.vm_paths.write_back`, through a
+  destage buffer small enough that writes wait for room, and a tier failure that fails the writes
+  still waiting.
 """
 
 from __future__ import annotations
@@ -35,14 +36,16 @@ import simpy
 
 from simcache.physics.cluster import PortName
 from simcache.sim.collect import RecordBuffer
-from simcache.sim.components import kernel
 from simcache.sim.components.array import Array
-from simcache.sim.components.detached import run_detached
 from simcache.sim.components.host import Host
 from simcache.sim.components.io_steps import ReplicaLeg
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.vm import VM
+from simcache.sim.kernel.clock import Clock, clock_of, current_time, first_queued, schedule_at
+from simcache.sim.kernel.detached import run_detached
+from simcache.sim.kernel.signals import Signal, Wait
+from simcache.sim.kernel.waits import sleep
 from simcache.spec import load_scenario
 from simcache.workloads.generators import IOStream
 
@@ -62,7 +65,7 @@ class World:
     """One hand-built cluster: its clock, hosts, the VM on host 0, and what the test logs."""
 
     env: simpy.Environment
-    clock: kernel.Clock
+    clock: Clock
     hosts: list[Host]
     vm: VM
     records: RecordBuffer
@@ -82,7 +85,7 @@ def _world(buffer: int | None = None) -> World:
     group = scenario.groups[0]
     assert group.policy == "WB+2" and group.replication == "sync" and not group.metadata_write
     env = simpy.Environment()
-    clock = kernel.clock_of(env)
+    clock = clock_of(env)
     network = FlowNetwork(env)
     array = Array(
         scenario.array, UniformStream(np.random.SeedSequence(SEED, spawn_key=(0,))), [DISK]
@@ -123,22 +126,20 @@ def _world(buffer: int | None = None) -> World:
 
 
 def _at(world: World, at: float, action: Callable[[], None]) -> None:
-    kernel.schedule_at(world.clock, at, kernel.Signal(None, lambda _: action()))
+    schedule_at(world.clock, at, Signal(None, lambda _: action()))
 
 
 def _detached(
-    steps: Callable[[], Generator[kernel.Wait, Any, None]], finished: kernel.Signal | None = None
+    steps: Callable[[], Generator[Wait, Any, None]], finished: Signal | None = None
 ) -> None:
     """Start the generator ``steps()`` makes now, as a run built with ``paths="generators"``
     starts an I/O."""
     run_detached(steps(), finished)
 
 
-def _finished(world: World, name: str) -> kernel.Signal:
+def _finished(world: World, name: str) -> Signal:
     """The Signal processed when I/O ``name`` is done or failed: logs the time."""
-    return kernel.Signal(
-        None, lambda _: world.done.append((kernel.current_time(world.clock), name))
-    )
+    return Signal(None, lambda _: world.done.append((current_time(world.clock), name)))
 
 
 def _step_all(world: World, until: float) -> list[tuple[float, int]]:
@@ -146,7 +147,7 @@ def _step_all(world: World, until: float) -> list[tuple[float, int]]:
     processed."""
     clock = world.clock
     processed: list[tuple[float, int]] = []
-    while (entry := kernel.first_queued(clock)) is not None and entry.time <= until:
+    while (entry := first_queued(clock)) is not None and entry.time <= until:
         processed.append((entry.time, int(entry.key)))
         clock.step()
     return processed
@@ -188,7 +189,7 @@ def _plan(seed: int, count: int, spread: float) -> list[tuple[float, int, int]]:
     return [(float(t), int(s), int(o)) for t, s, o in zip(times, sizes, offsets, strict=True)]
 
 
-# -- ReadHit: VM.start's one scheduled callback for a read hit, against VM._read's sleep --
+# -- ReadHit: VM.start's one scheduled callback for a read hit, against read_path's sleep --
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -217,20 +218,20 @@ def test_read_hits_as_callbacks_step_as_the_generator(seed: int) -> None:
 # -- ArrayRead: against the generator it replaced --
 
 
-def _array_read_steps(vm: VM, size: int, offset: int) -> Generator[kernel.Wait, Any, None]:
+def _array_read_steps(vm: VM, size: int, offset: int) -> Generator[Wait, Any, None]:
     """A read miss from the array as a generator: what :class:`ArrayRead` does, one wait per
     phase."""
     number = vm.issued
     vm.issued = number + 1
     clock = vm.clock
-    issued = kernel.current_time(clock)
+    issued = current_time(clock)
     vm.reads_in_flight[number] = issued
     host = vm.host
     assert not host.cache.lookup(vm.index, offset, size)
-    now = kernel.current_time(clock)
+    now = current_time(clock)
     request_arrives = now + host.storage_tx.acknowledgement
     array_done = host.array.read(request_arrives, vm.index, offset, size)
-    yield kernel.sleep(clock, array_done - now)
+    yield sleep(clock, array_done - now)
     wire, packets = host.storage_tx.framing[size]
     yield host.network.send(
         (host.array_tx, host.storage_rx), wire, packets, latency=host.storage_tx.latency
@@ -270,15 +271,15 @@ def test_array_reads_as_callbacks_step_as_the_generator(seed: int) -> None:
 
 def _leg_steps(
     vm: VM, peer: Host, path: tuple[Port, ...], size: int, legs: list[tuple[float, float, float]]
-) -> Generator[kernel.Wait, Any, None]:
+) -> Generator[Wait, Any, None]:
     """One replica leg as a generator (no compression, a synchronous copy): send, wait, write the
     peer's tier."""
     host = vm.host
     clock = vm.clock
     host.replica_payload_sent += float(size)
     wire, packets = path[0].framing[float(size)]
-    yield host.network.send(path, wire, packets, vm._peer_latency, 0.0)
-    now = kernel.current_time(clock)
+    yield host.network.send(path, wire, packets, vm.peer_latency, 0.0)
+    now = current_time(clock)
     done = peer.tier.submit(now, size, True, vm.gc_factor)
     if peer.tier_up:
         peer.replica_bytes += size
@@ -317,7 +318,7 @@ def test_replica_legs_as_callbacks_step_as_the_generator(seed: int) -> None:
     assert all(arrived < done < acked for arrived, done, acked in step_times)
 
 
-# -- WriteBack: against VM._write_back --
+# -- WriteBack: against write_back --
 
 
 @pytest.mark.parametrize(("seed", "fail_at"), [(9, None), (10, None), (12, 0.03)])

@@ -1,4 +1,4 @@
-"""simcache.sim.components.kernel does what plain SimPy does: the same order, the same event
+"""The kernel (simcache.sim.kernel) does what plain SimPy does: the same order, the same event
 count, the same failures."""
 
 from __future__ import annotations
@@ -11,28 +11,45 @@ from typing import Any
 import pytest
 import simpy
 
-from simcache.sim.components import kernel
+from simcache.sim.kernel.clock import (
+    NORMAL,
+    URGENT,
+    Resumer,
+    check_simpy,
+    clock_of,
+    current_time,
+    events_scheduled,
+    first_queued,
+    queued,
+    run_until,
+    schedule_at,
+    trigger,
+    unschedule,
+)
+from simcache.sim.kernel.heap import heapify_entries, pop_entry, push_entry
+from simcache.sim.kernel.signals import Signal, process_now
+from simcache.sim.kernel.waits import AllOf, sleep, succeed, timeout_or
 
 _TIMES = [
-    (2.0, kernel.NORMAL),
-    (1.0, kernel.NORMAL),
-    (1.0, kernel.URGENT),
-    (2.0, kernel.URGENT),
-    (1.0, kernel.NORMAL),
+    (2.0, NORMAL),
+    (1.0, NORMAL),
+    (1.0, URGENT),
+    (2.0, URGENT),
+    (1.0, NORMAL),
 ]
 
 
 def _mixed_model(exact: bool) -> list[tuple[float, str]]:
-    """Events at repeated times and both priorities, scheduled by ``kernel.schedule_at`` or
+    """Events at repeated times and both priorities, scheduled by ``schedule_at`` or
     ``env.schedule``; their order."""
     env = simpy.Environment()
     log: list[tuple[float, str]] = []
     for i, (at, priority) in enumerate(_TIMES):
         event = env.event()
         event.callbacks.append(lambda e, name=f"e{i}": log.append((env.now, name)))
-        kernel.trigger(event, i)
+        trigger(event, i)
         if exact:
-            kernel.schedule_at(kernel.clock_of(env), at, event, priority)
+            schedule_at(clock_of(env), at, event, priority)
         else:
             env.schedule(event, priority, at)
     env.run()
@@ -70,11 +87,11 @@ def test_run_until_processes_what_env_run_does_and_counts_the_same_events() -> N
         log: list[tuple[float, int]] = []
         _queueing_model(env, log)
         if inlined:
-            kernel.run_until(kernel.clock_of(env), 3.0)
+            run_until(clock_of(env), 3.0)
         else:
             env.run(until=3.0)
-        clock = kernel.clock_of(env)  # after a plain SimPy run: adopts its time and event count
-        runs.append((log, kernel.current_time(clock), kernel.events_scheduled(clock)))
+        clock = clock_of(env)  # after a plain SimPy run: adopts its time and event count
+        runs.append((log, current_time(clock), events_scheduled(clock)))
     assert runs[0] == runs[1]
     assert runs[0][0][-1][0] < 3.0  # events at exactly the stop time are not processed, by either
 
@@ -92,17 +109,17 @@ def test_env_now_is_the_clocks_time_during_and_after_a_run(
     event being processed, whether the clock makes a plain environment read its own time or keeps
     ``_now`` of another class."""
     env = make()
-    clock = kernel.clock_of(env)
+    clock = clock_of(env)
     assert isinstance(env, make) and clock.mirror_now == (make is _OwnEnvironment)
     seen: list[tuple[float, float]] = []
 
     def ticking() -> Generator[simpy.Event, Any, None]:
         for gap in (0.25, 0.5, 1.0):
             yield env.timeout(gap)
-            seen.append((env.now, kernel.current_time(clock)))
+            seen.append((env.now, current_time(clock)))
 
     env.process(ticking())
-    kernel.run_until(clock, 1.5)
+    run_until(clock, 1.5)
     assert seen == [(0.25, 0.25), (0.75, 0.75)]
     assert env.now == 1.5  # the stop time, as env.run leaves it
     env.run(until=2.0)  # SimPy's own loop, through the clock's step
@@ -120,9 +137,9 @@ def _failing(env: simpy.Environment, defuse: bool) -> None:
     "run",
     [
         lambda env: env.run(until=1.0),
-        lambda env: kernel.run_until(kernel.clock_of(env), 1.0),
+        lambda env: run_until(clock_of(env), 1.0),
         # SimPy's run, through the clock's step
-        lambda env: kernel.clock_of(env).env.run(until=1.0),
+        lambda env: clock_of(env).env.run(until=1.0),
     ],
 )
 def test_an_unhandled_failure_raises_its_exception_and_a_defused_one_does_not(
@@ -139,18 +156,18 @@ def test_an_unhandled_failure_raises_its_exception_and_a_defused_one_does_not(
 
 def test_signals_process_now_and_unschedule() -> None:
     env = simpy.Environment()
-    clock = kernel.clock_of(env)
+    clock = clock_of(env)
     seen: list[tuple[float, object]] = []
-    signals = [kernel.Signal(i, lambda s: seen.append((env.now, s.value))) for i in range(4)]
+    signals = [Signal(i, lambda s: seen.append((env.now, s.value))) for i in range(4)]
     for i, signal in enumerate(signals):
-        kernel.schedule_at(clock, 1.0 + i % 2, signal)
-    kernel.unschedule(clock, {signals[0], signals[3]})
-    kernel.run_until(clock, 10.0)
+        schedule_at(clock, 1.0 + i % 2, signal)
+    unschedule(clock, {signals[0], signals[3]})
+    run_until(clock, 10.0)
     assert seen == [(1.0, 2), (2.0, 1)]
     event = env.event()
     event.callbacks.append(lambda e: seen.append((env.now, e.value)))
-    kernel.trigger(event, "now")
-    kernel.process_now(event)
+    trigger(event, "now")
+    process_now(event)
     assert seen[-1] == (10.0, "now") and event.processed
 
 
@@ -170,7 +187,7 @@ def test_a_resumer_drives_a_generator_as_a_process_would() -> None:
             log.append((env.now, (yield done)))  # already processed: its value comes back at once
 
         if detached:
-            kernel.Resumer(steps()).resume(None)
+            Resumer(steps()).resume(None)
         else:
             env.process(steps())
         env.run()
@@ -187,72 +204,72 @@ def test_an_unsupported_simpy_is_refused_at_import() -> None:
     # simpy module.
     unsupported = types.SimpleNamespace(Environment=Bare, __version__="9.0")
     with pytest.raises(ImportError, match=r"simpy>=4\.1,<4\.2 .*_queue, _eid, _now.*simpy 9\.0"):
-        kernel.check_simpy(unsupported)
+        check_simpy(unsupported)
 
 
 def _sleepers(signals: bool) -> tuple[list[tuple[float, int]], int]:
     """Three detached generators waiting at awkward delays (sums that round), with
-    ``kernel.sleep`` (``signals``) or with SimPy timeouts in plain SimPy; their log and event
+    ``sleep`` (``signals``) or with SimPy timeouts in plain SimPy; their log and event
     count."""
     env = simpy.Environment()
-    clock = kernel.clock_of(env) if signals else None
+    clock = clock_of(env) if signals else None
     log: list[tuple[float, int]] = []
 
     def steps(name: int) -> Generator[Any, Any, None]:
         for delay in (0.1, 0.2, 0.3, 0.0, 1e-17 * name):
-            value = yield (env.timeout(delay) if clock is None else kernel.sleep(clock, delay))
+            value = yield (env.timeout(delay) if clock is None else sleep(clock, delay))
             assert value is None
             log.append((env.now, name))
 
     for name in range(3):
-        kernel.Resumer(steps(name)).resume(None)
+        Resumer(steps(name)).resume(None)
     if clock is None:
         env.run(until=10.0)
     else:
-        kernel.run_until(clock, 10.0)
-    return log, kernel.events_scheduled(kernel.clock_of(env))
+        run_until(clock, 10.0)
+    return log, events_scheduled(clock_of(env))
 
 
 def _work_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
     """The destager's flushers in small: three detached generators wait for shared work or a
     timeout, whichever comes first (``env.timeout(d) | work`` in plain SimPy,
-    ``kernel.timeout_or`` with ``signals``), or for the work alone; a producer triggers the work
+    ``timeout_or`` with ``signals``), or for the work alone; a producer triggers the work
     now and then, at times that tie with the timeouts. Their log and event count."""
     env = simpy.Environment()
-    clock = kernel.clock_of(env) if signals else None
+    clock = clock_of(env) if signals else None
     log: list[tuple[float, str]] = []
-    work: list[Any] = [env.event() if clock is None else kernel.Signal(None)]
+    work: list[Any] = [env.event() if clock is None else Signal(None)]
 
     def waiter(name: int) -> Generator[Any, Any, None]:
         for step, delay in enumerate((0.5, 1.0, None, 0.25, 2.0, 0.5, None, 1.5)):
             if work[0].triggered:  # as the flushers do: a fresh event once the last one fired
-                work[0] = env.event() if clock is None else kernel.Signal(None)
+                work[0] = env.event() if clock is None else Signal(None)
             if delay is None:
                 yield work[0]
             elif clock is None:
                 yield env.timeout(delay + 0.25 * name) | work[0]
             else:
-                yield kernel.timeout_or(clock, delay + 0.25 * name, work[0])
+                yield timeout_or(clock, delay + 0.25 * name, work[0])
             log.append((env.now, f"{name}.{step}"))
 
     def producer() -> Generator[Any, Any, None]:
         for delay in (0.75, 0.5, 1.0, 0.25, 3.0, 0.5, 2.0):
-            yield env.timeout(delay) if clock is None else kernel.sleep(clock, delay)
+            yield env.timeout(delay) if clock is None else sleep(clock, delay)
             if not work[0].triggered:
                 if clock is None:
                     work[0].succeed()
                 else:
-                    kernel.schedule_at(clock, clock.now, work[0])
+                    schedule_at(clock, clock.now, work[0])
             log.append((env.now, "work"))
 
     for name in range(3):
-        kernel.Resumer(waiter(name)).resume(None)
-    kernel.Resumer(producer()).resume(None)
+        Resumer(waiter(name)).resume(None)
+    Resumer(producer()).resume(None)
     if clock is None:
         env.run(until=30.0)
     else:
-        kernel.run_until(clock, 30.0)
-    return log, kernel.events_scheduled(kernel.clock_of(env))
+        run_until(clock, 30.0)
+    return log, events_scheduled(clock_of(env))
 
 
 def test_timeout_or_is_simpys_condition_in_the_same_order_with_the_same_event_count() -> None:
@@ -263,14 +280,14 @@ def test_timeout_or_is_simpys_condition_in_the_same_order_with_the_same_event_co
 
 
 def test_sleep_is_a_timeout_to_the_last_bit_and_in_the_same_order() -> None:
-    """``kernel.sleep(clock, d)`` wakes a detached generator exactly when ``env.timeout(d)``
+    """``sleep(clock, d)`` wakes a detached generator exactly when ``env.timeout(d)``
     would: at ``now + d`` as SimPy computes it (0.1 + 0.2 is not 0.3), in the same order among
     equal times, with the same event count."""
     plain = _sleepers(signals=False)
     assert _sleepers(signals=True) == plain
     assert plain[0][3] == (0.1 + 0.2, 0) and 0.1 + 0.2 != 0.3  # the sum as the clock adds it
     with pytest.raises(ValueError, match="Negative delay"):
-        kernel.sleep(kernel.clock_of(simpy.Environment()), -1.0)
+        sleep(clock_of(simpy.Environment()), -1.0)
 
 
 def _busy_model(
@@ -322,7 +339,7 @@ def _busy_model(
 
     for name in range(8):
         if name == attach_after:
-            kernel.clock_of(env)
+            clock_of(env)
         processes.append(env.process(worker(name)))
     return log
 
@@ -338,10 +355,10 @@ def test_simpy_events_run_through_the_clock_in_plain_simpy_order(seed: int) -> N
         env = simpy.Environment()
         log = _busy_model(env, seed, attach_after)
         if inlined:
-            kernel.run_until(kernel.clock_of(env), 40.0)
+            run_until(clock_of(env), 40.0)
         else:
             env.run(until=40.0)
-        runs.append((log, env.now, kernel.events_scheduled(kernel.clock_of(env))))
+        runs.append((log, env.now, events_scheduled(clock_of(env))))
     # a busy model, interrupts included
     assert runs[0][2] > 100 and any("interrupted" in name for _, name in runs[0][0])
     assert runs[1] == runs[0] and runs[2] == runs[0] and runs[3] == runs[0]
@@ -351,23 +368,23 @@ def test_the_clock_orders_entries_as_simpys_heap_and_unschedules_without_reorder
     """Thousands of entries at a few times (ties) and both priorities, some taken out: the clock
     runs the rest in the order of SimPy's (time, priority, id) tuples."""
     draw = random.Random(7)
-    clock = kernel.clock_of(simpy.Environment())
+    clock = clock_of(simpy.Environment())
     ran: list[int] = []
-    signals = [kernel.Signal(i, lambda s: ran.append(s.value)) for i in range(3000)]
+    signals = [Signal(i, lambda s: ran.append(s.value)) for i in range(3000)]
     expected = []
     for i, signal in enumerate(signals):
         at, priority = (
             draw.choice((0.25, 0.5, 1.0, 2.0)),
-            draw.choice((kernel.URGENT, kernel.NORMAL)),
+            draw.choice((URGENT, NORMAL)),
         )
-        kernel.schedule_at(clock, at, signal, priority)
+        schedule_at(clock, at, signal, priority)
         expected.append((at, priority, i))
     dropped = {signal for signal in signals if draw.random() < 0.3}
-    kernel.unschedule(clock, set(dropped))
-    kernel.run_until(clock, 5.0)
+    unschedule(clock, set(dropped))
+    run_until(clock, 5.0)
     assert ran == [i for _, _, i in sorted(expected) if signals[i] not in dropped]
     with pytest.raises(RuntimeError, match="scheduled once"):
-        kernel.schedule_at(clock, 6.0, signals[0])
+        schedule_at(clock, 6.0, signals[0])
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 4, 5, 6, 16, 21, 22, 85, 86, 300])
@@ -378,28 +395,28 @@ def test_the_heap_pops_in_time_and_key_order_after_pushes_and_after_heapify(size
     draw = random.Random(size)
     entries = []
     for key in draw.sample(range(10 * size + 1), size):
-        entry = kernel.Signal(None)
+        entry = Signal(None)
         # ties on time, decided by key
         entry.time, entry.key = float(draw.choice((0.5, 1.0, 1.5))), key
         entries.append(entry)
     expected = sorted(entries, key=lambda e: (e.time, e.key))
-    pushed: list[kernel.Signal] = []
+    pushed: list[Signal] = []
     for entry in entries:
-        kernel.push_entry(pushed, entry)
+        push_entry(pushed, entry)
     heapified = list(entries)
-    kernel.heapify_entries(heapified)
+    heapify_entries(heapified)
     for heap in (pushed, heapified):
-        assert [kernel.pop_entry(heap) for _ in range(size)] == expected and heap == []
+        assert [pop_entry(heap) for _ in range(size)] == expected and heap == []
 
 
 def test_a_peek_and_a_step_are_simpys() -> None:
     env = simpy.Environment()
-    clock = kernel.clock_of(env)
-    assert env.peek() == float("inf") and clock is kernel.clock_of(env)
+    clock = clock_of(env)
+    assert env.peek() == float("inf") and clock is clock_of(env)
     env.timeout(2.5)
     assert env.peek() == 2.5
     env.step()
-    assert env.now == 2.5 and kernel.current_time(clock) == 2.5
+    assert env.now == 2.5 and current_time(clock) == 2.5
     with pytest.raises(simpy.core.EmptySchedule):
         env.step()
 
@@ -409,55 +426,54 @@ def test_a_signal_resumes_its_waiters_and_calls_its_callbacks_in_the_order_they_
     ahead of whatever waited after it, as a first callback would be; by ``run_until``,
     ``process_now`` and ``env.run`` alike."""
     env = simpy.Environment()
-    clock = kernel.clock_of(env)
+    clock = clock_of(env)
     order: list[tuple[str, Any]] = []
 
-    def waiter(name: str, signal: kernel.Signal) -> Generator[Any, Any, None]:
+    def waiter(name: str, signal: Signal) -> Generator[Any, Any, None]:
         order.append((name, (yield signal)))
 
-    def add_waiters(signal: kernel.Signal, prefix: str) -> None:
-        kernel.Resumer(waiter(f"{prefix} first", signal)).resume(None)
+    def add_waiters(signal: Signal, prefix: str) -> None:
+        Resumer(waiter(f"{prefix} first", signal)).resume(None)
         assert signal.callbacks is not None
         signal.callbacks.append(lambda s: order.append((f"{prefix} callback", s.value)))
-        kernel.Resumer(waiter(f"{prefix} second", signal)).resume(None)
+        Resumer(waiter(f"{prefix} second", signal)).resume(None)
 
     signals = [
-        kernel.Signal(name, lambda s: order.append((f"{s.value} made with", s.value)))
-        for name in "ab"
-    ] + [kernel.Signal(name) for name in "cde"]
+        Signal(name, lambda s: order.append((f"{s.value} made with", s.value))) for name in "ab"
+    ] + [Signal(name) for name in "cde"]
     for signal in signals:
         add_waiters(signal, signal.value)
-    kernel.schedule_at(clock, 1.0, signals[0])
-    kernel.schedule_at(clock, 1.0, signals[2])
-    kernel.run_until(clock, 2.0)
-    kernel.process_now(signals[3])
-    kernel.schedule_at(clock, 3.0, signals[4])
+    schedule_at(clock, 1.0, signals[0])
+    schedule_at(clock, 1.0, signals[2])
+    run_until(clock, 2.0)
+    process_now(signals[3])
+    schedule_at(clock, 3.0, signals[4])
     env.run(until=4.0)
     waits = ["first", "callback", "second"]
     assert order == [
         *[(f"a {wait}", "a") for wait in ["made with", *waits]],
         *[(f"{name} {wait}", name) for name in "cde" for wait in waits],
     ]
-    kernel.Resumer(waiter("late", signals[0])).resume(None)  # processed already: resumed at once
+    Resumer(waiter("late", signals[0])).resume(None)  # processed already: resumed at once
     assert order[-1] == ("late", "a") and signals[1].resumer is None and signals[2].resumer is None
 
 
 def _gate_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
     """Detached generators waiting for all of some gates (``simpy.AllOf`` in plain SimPy,
-    ``kernel.AllOf`` with ``signals``): gates opened by a producer (``Event.succeed()``,
-    ``kernel.succeed``) at times that tie with the waiters' own timeouts, some opened (and
+    ``AllOf`` with ``signals``): gates opened by a producer (``Event.succeed()``,
+    ``succeed``) at times that tie with the waiters' own timeouts, some opened (and
     processed) before a waiter asks, a gate listed twice, no gate at all, and callbacks added to
     a gate after a condition waits on it. Their log and event count."""
     env = simpy.Environment()
-    clock = kernel.clock_of(env) if signals else None
+    clock = clock_of(env) if signals else None
     log: list[tuple[float, str]] = []
-    gates: list[Any] = [env.event() if clock is None else kernel.Signal(None) for _ in range(5)]
+    gates: list[Any] = [env.event() if clock is None else Signal(None) for _ in range(5)]
 
     def all_of(chosen: list[Any]) -> Any:
-        return simpy.AllOf(env, chosen) if clock is None else kernel.AllOf(clock, chosen).done
+        return simpy.AllOf(env, chosen) if clock is None else AllOf(clock, chosen).done
 
     def wait(delay: float) -> Any:
-        return env.timeout(delay) if clock is None else kernel.sleep(clock, delay)
+        return env.timeout(delay) if clock is None else sleep(clock, delay)
 
     def waiter(name: int, chosen: list[int], delay: float) -> Generator[Any, Any, None]:
         yield wait(delay)
@@ -476,7 +492,7 @@ def _gate_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
             if clock is None:
                 gates[i].succeed()
             else:
-                kernel.succeed(clock, gates[i])
+                succeed(clock, gates[i])
             log.append((env.now, f"open {i}"))
 
     plan = [
@@ -489,27 +505,27 @@ def _gate_waiters(signals: bool) -> tuple[list[tuple[float, str]], int]:
         ([0], 1.0),
     ]
     for name, (chosen, delay) in enumerate(plan):
-        kernel.Resumer(waiter(name, chosen, delay)).resume(None)
-    kernel.Resumer(producer()).resume(None)
+        Resumer(waiter(name, chosen, delay)).resume(None)
+    Resumer(producer()).resume(None)
     if clock is None:
         env.run(until=10.0)
     else:
-        kernel.run_until(clock, 10.0)
-    return log, kernel.events_scheduled(kernel.clock_of(env))
+        run_until(clock, 10.0)
+    return log, events_scheduled(clock_of(env))
 
 
 def test_all_of_and_succeed_match_simpy_in_order_and_event_count() -> None:
-    """``kernel.AllOf`` and ``kernel.succeed`` (the components' waits for several signals and
+    """``AllOf`` and ``succeed`` (the components' waits for several signals and
     their wake-ups) are ``simpy.AllOf`` and ``Event.succeed()``: the same log, in the same order
     at equal times, and the same event count."""
     plain = _gate_waiters(signals=False)
     assert _gate_waiters(signals=True) == plain
     assert sum(entry[1].startswith("waiter") for entry in plain[0]) == 7  # every condition was met
-    signal = kernel.Signal(None)
-    clock = kernel.clock_of(simpy.Environment())
-    kernel.succeed(clock, signal)
+    signal = Signal(None)
+    clock = clock_of(simpy.Environment())
+    succeed(clock, signal)
     with pytest.raises(RuntimeError, match="scheduled once"):  # as a second Event.succeed() raises
-        kernel.succeed(clock, signal)
+        succeed(clock, signal)
 
 
 @pytest.mark.parametrize("size", [0, 1, 5, 6, 21, 22, 85, 86, 300])
@@ -517,32 +533,33 @@ def test_the_native_queue_pops_in_the_kernels_order(size: int) -> None:
     """The optional native queue (``simcache/native/_queue.pyx``, built with ``SIMCACHE_NATIVE=1``;
     skipped without it) pops the same entries in the same (time, key) order as the kernel's heap,
     interleaving pushes and pops, and the kernel's
-    :func:`~kernel.queued` and :func:`~kernel.first_queued` read it."""
+    :func:`~simcache.sim.kernel.clock.queued` and
+    :func:`~simcache.sim.kernel.clock.first_queued` read it."""
     native = pytest.importorskip("simcache.native._queue")
     draw = random.Random(size)
     queue = native.EventQueue()
-    heap: list[kernel.Signal] = []
+    heap: list[Signal] = []
     popped: tuple[list[object], list[object]] = ([], [])
     for key in draw.sample(range(10 * size + 1), size):
-        entry = kernel.Signal(None)
+        entry = Signal(None)
         entry.time, entry.key = float(draw.choice((0.5, 1.0, 1.5))), key  # ties decided by key
         queue.push(entry, entry.time, entry.key)
-        kernel.push_entry(heap, entry)
+        push_entry(heap, entry)
         assert queue.first() is heap[0] and queue.peek() == heap[0].time
         if draw.random() < 0.3:
             popped[0].append(queue.pop())
-            popped[1].append(kernel.pop_entry(heap))
+            popped[1].append(pop_entry(heap))
     assert sorted(queue.items(), key=id) == sorted(heap, key=id)
     while heap:
         popped[0].append(queue.pop())
-        popped[1].append(kernel.pop_entry(heap))
+        popped[1].append(pop_entry(heap))
     assert popped[0] == popped[1] and len(queue) == 0 and queue.peek() == float("inf")
     with pytest.raises(IndexError):
         queue.pop()
     env = simpy.Environment()
-    clock = kernel.clock_of(env)
+    clock = clock_of(env)
     timeout = env.timeout(2.0)
     if clock.queue is not None:  # the kernel uses it unless SIMCACHE_NATIVE_QUEUE=0
         assert clock.heap == [] and len(clock.queue) == 1
-    first = kernel.first_queued(clock)
-    assert kernel.queued(clock) == [first] and first is not None and first.event is timeout
+    first = first_queued(clock)
+    assert queued(clock) == [first] and first is not None and first.event is timeout

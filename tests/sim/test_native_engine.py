@@ -15,9 +15,9 @@ from support.paths import ROOT
 
 from simcache.sim import native_run
 from simcache.sim.collect import PATH
-from simcache.sim.components.kernel import run_until
 from simcache.sim.control import Cancel
 from simcache.sim.engine import build, run_scenario
+from simcache.sim.kernel.clock import run_until
 from simcache.sim.record import RunRecord
 from simcache.spec import Scenario, load_scenario
 

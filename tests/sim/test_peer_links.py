@@ -254,7 +254,7 @@ def test_adaptive_compression_judges_each_port() -> None:
     model = build(simcache.load_scenario(spec), seed=1)
     vm = model.vms[0]
     host0 = model.hosts[0]
-    to_host1, to_host2 = (path[0] for path in vm._peer_paths)
+    to_host1, to_host2 = (path[0] for path in vm.peer_paths)
     assert (to_host1, to_host2) == host0.peer_txs
     to_host1.recent_utilization, to_host2.recent_utilization = 0.9, 0.2
     assert vm._link_busy(to_host1) is True

@@ -34,10 +34,10 @@ from simcache.physics import array as array_physics
 from simcache.physics.cluster import PortName, framed_bytes
 from simcache.sim.components.array import Array
 from simcache.sim.components.host import Host
-from simcache.sim.components.kernel import Signal, on_processed
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.tier import Tier
+from simcache.sim.kernel.signals import Signal, on_processed
 from simcache.spec import ArraySpec, ClusterSpec, DestagerSpec, DriveSpec, LinkSpec, TierSpec
 
 FloatArray = npt.NDArray[np.float64]

@@ -33,8 +33,8 @@ from simcache.base.errors import ScenarioError
 from simcache.physics.cluster import PortName, ack_seconds, framed_bytes
 from simcache.sim import engine
 from simcache.sim.collect import COMPLETED, ISSUED
-from simcache.sim.components.kernel import run_until
 from simcache.sim.components.link import FlowNetwork, Port
+from simcache.sim.kernel.clock import run_until
 from simcache.spec import LinkSpec
 
 MiB = 1024**2

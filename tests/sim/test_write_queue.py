@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from support.builders import small_scenario
 
-from simcache.sim.components import pending as pending_module
-from simcache.sim.components.pending import WriteQueue
+from simcache.sim.components.pending import MIN_ROOM, WriteQueue
 from simcache.sim.engine import build
 from simcache.spec import load_scenario
 
@@ -140,7 +139,7 @@ class QueueMachine(RuleBasedStateMachine):
         # the holder tuples are the interned ones, equal to those pushed, and few
         assert len(queue._sets.pairs) <= 2 * len(HOLDER_SETS)
         # the ring: at least the writes, at most four times as many places (or its smallest)
-        assert queue.count <= queue._room <= max(pending_module._MIN_ROOM, 4 * queue.count)
+        assert queue.count <= queue._room <= max(MIN_ROOM, 4 * queue.count)
 
 
 TestQueueMachine = QueueMachine.TestCase
@@ -166,7 +165,7 @@ def test_fifo_order_through_growth_and_wrap_round() -> None:
     assert {16, 24, 36, 54} <= sizes
     while queue.count:
         assert queue.pop() == expected.popleft()[0]
-    assert queue._room == pending_module._MIN_ROOM
+    assert queue._room == MIN_ROOM
 
 
 def test_interned_holder_sets() -> None:

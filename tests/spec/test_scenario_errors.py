@@ -778,3 +778,17 @@ def test_cli_bad_duration_flag_exits_2(capsys: pytest.CaptureFixture[str]) -> No
         "simcache run: error: argument --duration: cannot read 'soon' as a time; write it like "
         '0.002, "2ms", "65us", "60s"'
     )
+
+
+def test_a_read_cache_of_more_lines_than_the_engine_indexes(tmp_path: Path) -> None:
+    """The engine's read cache keeps 4-byte log positions (at most 2^29 lines a host): a 512 GiB
+    cache of 512-byte lines (2^30 lines) over the VMs' 512 GiB working sets is refused up front;
+    the same cache over 8 GiB working sets can hold only their lines (2^24 a VM), and loads."""
+    data = base()
+    data["cluster"]["cache"] = {"line": "512B", "capacity": "512GiB"}
+    data["groups"][0]["workload"]["working_set"] = "512GiB"
+    field, message = only_problem(error_for(tmp_path, data))
+    assert field == "cluster.cache.line"
+    assert f"{1 << 30:,} lines" in message and "use larger lines" in message
+    data["groups"][0]["workload"]["working_set"] = "8GiB"
+    load_scenario(write(tmp_path, data))

@@ -30,3 +30,16 @@ def array_of(
         drive=drive, spindles=spindles, raid=raid, stripe=64 * KIB, port=LINK, **fields
     )
     return Array(spec, UniformStream(np.random.SeedSequence(seed)), [drive.capacity * spindles])
+
+
+def nearest_distance_mean(candidates: int) -> float:
+    """Mean distance (fraction of the span) from a head at a uniform position to the nearest of
+    ``candidates`` = n independent uniform positions: ``(n + 3) / (2 (n + 1) (n + 2))`` (1/3 for
+    one: a random seek).
+
+    From ``P(D > d) = (1 - 2d)^(n+1) + 2 ((1 - d)^(n+1) - (1 - 2d)^(n+1)) / (n + 1)`` for ``d <=
+    1/2`` (the head at least ``d`` from both ends, or within ``d`` of one) and ``2 (1 - d)^(n+1) /
+    (n + 1)`` beyond, integrated over ``d``.
+    """
+    n = candidates
+    return (n + 3) / (2.0 * (n + 1) * (n + 2))

@@ -18,7 +18,9 @@ from typing import Any
 
 import simpy
 
-from simcache.sim.components.kernel import AllOf, Signal, clock_of, on_processed, succeed
+from simcache.sim.kernel.clock import clock_of
+from simcache.sim.kernel.signals import Signal, on_processed
+from simcache.sim.kernel.waits import AllOf, succeed
 
 __all__ = ["PendingDestage"]
 

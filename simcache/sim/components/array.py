@@ -37,13 +37,14 @@ Assumptions (see docs/model.md, Backing array):
   read and what was written. Deterministic: no draws (a hit skips the rotation's).
 - ``drive.overhead`` (command overhead) is added to every chunk operation that
   positions the head (not to one that streams on).
-- ``drive.command_queueing`` (> 1): each spindle keeps the positions (and rotational angles)
-  of the commands waiting at it that it has not served yet, at most as many as wait when a
-  command is booked, less ``drive.reorder_lag`` (committed ahead), at most ``command_queueing``:
-  the slot a command books (first come first served, so completions stay known at submission)
-  serves the position of that pool nearest the head by ``drive.reorder`` (seek plus rotational
-  wait, or seek alone; :meth:`Array._reorder`), and the command's own position joins the pool
-  instead. The sequence of positions the spindle visits is a shortest-positioning (or
+- ``drive.command_queueing`` (> 1): each spindle keeps a pool of the positions (and rotational
+  angles) it has not served. The slot a command books (first come first served, so completions
+  stay known at submission) serves, of the command's own position and the first ``k - 1`` of the
+  pool, ``k`` the commands waiting when it is booked less ``drive.reorder_lag`` (committed
+  ahead), at most ``command_queueing``, the one nearest the head by ``drive.reorder`` (seek plus
+  rotational wait, or seek alone; :meth:`Array._reorder`), and transfers the command's own bytes
+  from there; a pool entry served gives its place to the command's position, and entries passed
+  over stay. The sequence of positions the spindle visits is a shortest-positioning (or
   shortest-seek) first schedule over the commands waiting; the latencies are handed out in
   arrival order, so the mean is the reordering drive's and its starvation tail is not.
 """
@@ -158,14 +159,14 @@ class Array:
         # Command queueing (drive.command_queueing > 1): per spindle, the finish times of the
         # commands booked and not yet done, in booking order (first come first served, so they
         # ascend; the first is in service), and the pool of positions not yet served (position,
-        # length, angle as a fraction of a revolution), oldest first (:meth:`_reorder`).
+        # angle as a fraction of a revolution; :meth:`_reorder`).
         self._choose_among = drive.command_queueing if not self._flash else 0
         self._reorder_lag = drive.reorder_lag
         self._by_seek = drive.reorder == "seek"
         self._pending: list[list[float]] = (
             [[] for _ in range(spec.spindles)] if self._choose_among > 1 else []
         )
-        self._pool: list[list[tuple[int, int, float]]] = (
+        self._pool: list[list[tuple[int, float]]] = (
             [[] for _ in range(spec.spindles)] if self._choose_among > 1 else []
         )
         # lowest and highest position requested on each spindle (the pool's draws range over it)
@@ -194,6 +195,9 @@ class Array:
         self.full_stripe_writes = 0
         self.bytes_read = 0
         self.bytes_written = 0
+        # bytes the drives' media transferred: each chunk operation's, on every copy it goes to,
+        # twice for a read-modify-write (read, then write back); none for a drive-cache hit
+        self.media_bytes = 0
         self.busy = BusyMeter()  # spindle busy intervals, for utilization
         self.requests: list[tuple[float, float, tuple[Run, ...]]] | None = None
         """Set to a list to log each :meth:`submit` as (submitted at, done at, runs), in the
@@ -472,15 +476,14 @@ class Array:
         head = self._head[spindle]
         candidates = self._candidates(spindle, now) if self._choose_among > 1 else 1
         if candidates > 1:
-            position, chunk, seek, rotation = self._reorder(
-                spindle, position, chunk, start, busy_until >= now, candidates
+            position, seek, rotation = self._reorder(
+                spindle, position, start, busy_until >= now, candidates
             )
         elif head == position and busy_until >= now:
             # streams on from the chunk before, which the spindle is still busy with
             seek = rotation = 0.0
         else:
-            distance = position - head if head > 0 else position
-            seek = self._seek.seconds((distance if distance >= 0 else -distance) / self._stroke)
+            seek = self._seek_from(head, position)
             if self._overhead:
                 seek += self._overhead  # the command overhead, counted with the positioning
             rotation = self._stream.uniform() * revolution
@@ -498,84 +501,118 @@ class Array:
         )
         free[spindle] = finish
         self._head[spindle] = position + chunk
+        self.media_bytes += 2 * chunk if read_modify_write else chunk
         if self._choose_among > 1:
             self._pending[spindle].append(finish)
         self.busy.add(start, finish, now)
         return finish
 
+    def _seek_from(self, head: int, place: int) -> float:
+        """The seek (s) from byte ``head`` to byte ``place`` on the seek curve, the distance as a
+        fraction of the stroke; a spindle that has served nothing yet (``head`` -1) seeks from
+        byte 0."""
+        distance = place - head if head > 0 else place
+        return self._seek.seconds((distance if distance >= 0 else -distance) / self._stroke)
+
     def _candidates(self, spindle: int, now: float) -> int:
         """Command queueing: how many commands the drive chooses among for the slot booked on
         ``spindle`` at ``now``: the one booked and those waiting (booked, not started: all
-        pending but the first, which is in service), less ``reorder_lag``, at most
-        ``command_queueing``; at least 1. With 1 the pool is emptied: first come first served."""
+        pending but the first, which is in service; the drive holds at most ``queue_depth`` with
+        the one in service), less ``reorder_lag``, at most ``command_queueing``; at least 1
+        (first come first served)."""
         pending = self._pending[spindle]
         done = 0
         while done < len(pending) and pending[done] <= now:
             done += 1
         if done:
             del pending[:done]
-        candidates = len(pending) - self._reorder_lag  # waiting (len - 1) and the one booked
+        # the commands the drive holds (at most queue_depth, with the one booked) less the one in
+        # service and those committed
+        held = len(pending) if len(pending) < self._queue_depth else self._queue_depth - 1
+        candidates = held - self._reorder_lag  # waiting (held - 1) and the one booked
         if candidates > self._choose_among:
             candidates = self._choose_among
-        if candidates <= 1:
-            if self._pool[spindle]:
-                del self._pool[spindle][:]
-            return 1
-        return candidates
+        return candidates if candidates > 1 else 1
 
     def _reorder(
-        self, spindle: int, position: int, chunk: int, start: float, busy: bool, candidates: int
-    ) -> tuple[int, int, float, float]:
-        """Command queueing: put the command booked on ``spindle`` (at ``position``, ``chunk``
-        bytes, a uniform rotational angle drawn for it) into the spindle's pool of unserved
-        positions, keep the ``candidates`` most recent (:meth:`_candidates`; a pool short of them
-        after the queue grew gets positions drawn uniform over those requested on the spindle so
-        far), and take out the one the drive serves in the slot starting at ``start``: the
-        nearest to the head by positioning time (the seek, plus the command overhead, then the
-        wait for its angle to come round, the platter's angle being ``start + seek`` over the
-        revolution) or, with ``reorder = "seek"``, by seek alone (the rotational wait then falls
-        as it falls); the oldest of equals. One that continues where the head is, on a spindle
-        still ``busy``, streams on: no seek, no rotation. Returns its (position, length, seek,
-        rotational wait)."""
+        self, spindle: int, position: int, start: float, busy: bool, candidates: int
+    ) -> tuple[int, float, float]:
+        """Command queueing: the position the drive serves in the slot booked on ``spindle`` for
+        a command at ``position`` (drawn a uniform rotational angle), starting at ``start``; the
+        slot transfers the booked command's bytes from there (one slot per command booked, so
+        the spindle moves the bytes requested).
+
+        The drive chooses among the booked command and the first ``candidates - 1`` entries of
+        the spindle's pool of unserved (position, angle) pairs (:meth:`_candidates`; a pool short
+        of them after the queue grew gets positions drawn uniform over those requested on the
+        spindle so far): the nearest to the head by positioning time (the seek, plus the command
+        overhead, then the wait for its angle to come round, the platter's angle being ``start +
+        seek`` over the revolution), the first of equals, or with ``reorder = "seek"`` by seek
+        alone, i.e. the nearest by distance (the seek curve rises with it; the rotational wait
+        then falls as it falls). One that continues where the head is, on a spindle still
+        ``busy``, streams on: no seek, no rotation. A pool entry chosen gives its place to the
+        booked command; entries passed over stay in the pool, those beyond the first
+        ``candidates - 1`` until the queue grows again. Returns the position served, its seek
+        (with the overhead) and its rotational wait."""
         pool = self._pool[spindle]
         uniform = self._stream.uniform
-        pool.append((position, chunk, uniform()))
+        angle = uniform()
         span = self._span[spindle]
         if position < span[0]:
             span[0] = position
         if position > span[1]:
             span[1] = position
-        if len(pool) > candidates:
-            del pool[: len(pool) - candidates]
-        while len(pool) < candidates:
+        window = candidates - 1
+        while len(pool) < window:
             # The queue grew: the commands booked ahead of this one hold the positions they were
             # charged, so the drive's other waiting commands are drawn, uniform over the positions
             # requested on the spindle so far (a uniform stream's own law).
             place = span[0] + int(uniform() * (span[1] - span[0]))
-            pool.insert(0, (place, chunk, uniform()))
+            pool.append((place, uniform()))
         head = self._head[spindle]
+        best = window  # the booked command, the most recent: pool entries first among equals
+        best_place = position
+        if self._by_seek:
+            origin = head if head > 0 else 0
+            nearest = position - origin if position >= origin else origin - position
+            for k in range(window):
+                place = pool[k][0]
+                distance = place - origin if place >= origin else origin - place
+                if distance <= nearest and (distance < nearest or best == window):
+                    best, nearest, best_place = k, distance, place
+            best_angle = angle
+            if best < window:
+                best_angle = pool[best][1]
+                pool[best] = (position, angle)
+            if busy and best_place == head:
+                return best_place, 0.0, 0.0
+            seek = self._seek_from(head, best_place) + self._overhead
+            turn = best_angle - (start + seek) / self._revolution
+            return best_place, seek, (turn - math.floor(turn)) * self._revolution
         revolution = self._revolution
-        stroke = self._stroke
         overhead = self._overhead
-        by_seek = self._by_seek
-        best = 0
         best_cost = math.inf
         best_seek = best_rotation = 0.0
-        for k in range(len(pool)):
-            place, _, angle = pool[k]
+        for k in range(window + 1):
+            place, turn_at = pool[k] if k < window else (position, angle)
             if busy and place == head:
                 seek = rotation = 0.0
             else:
-                distance = place - head if head > 0 else place
-                seek = self._seek.seconds((distance if distance >= 0 else -distance) / stroke)
-                seek += overhead
-                turn = angle - (start + seek) / revolution
+                seek = self._seek_from(head, place) + overhead
+                turn = turn_at - (start + seek) / revolution
                 rotation = (turn - math.floor(turn)) * revolution
-            cost = seek if by_seek else seek + rotation
+            cost = seek + rotation
             if cost < best_cost:
-                best, best_cost, best_seek, best_rotation = k, cost, seek, rotation
-        place, length, _ = pool.pop(best)
-        return place, length, best_seek, best_rotation
+                best, best_cost, best_seek, best_rotation, best_place = (
+                    k,
+                    cost,
+                    seek,
+                    rotation,
+                    place,
+                )
+        if best < window:
+            pool[best] = (position, angle)
+        return best_place, best_seek, best_rotation
 
     def _flash_operate(
         self, drive: int, chunk: int, now: float, read_modify_write: bool, scale: float
@@ -601,6 +638,7 @@ class Array:
         )
         finish = start + service
         units[unit] = finish
+        self.media_bytes += 2 * chunk if read_modify_write else chunk
         self.busy.add(start, start + service / self._parallelism, now)
         return finish
 

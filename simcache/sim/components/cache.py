@@ -8,10 +8,10 @@ when the capacity (in lines) is exceeded.
 
 A line's key is ``vm << 40`` plus its line index (below 2^40: 4 PiB of disk in 4 KiB lines; VM
 numbers below 2^23). From the first line on, the cached lines are two vectors of machine integers
-(``librt.vecs.vec``: compiled by mypyc, their reads and writes are C array accesses; an
-``array.array``'s are generic calls, which cost the default scenario 8% more instructions than a
-dict), with no Python object per line: 17 to 35 bytes a line (19 for 200,000 lines;
-``tests/sim/test_read_cache_lru.py``).
+(``librt.vecs.vec``: compiled by mypyc, their reads and writes are C array accesses), with no
+Python object per line: 16 to 32 bytes of entries a line (18.5 at 200,000 lines), up to about 35
+with the vectors' spare room (``tests/sim/test_read_cache_lru.py``; measured in bench/README.md,
+"Compact state").
 
 - The recency log (``_log``, 8-byte keys) lists the cached lines from least to
   most recently used: inserting or refreshing a line appends its key and marks
@@ -38,7 +38,9 @@ from typing import Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
-__all__ = ["MAX_LINES", "ReadCache"]
+from simcache.physics.cluster import MAX_CACHED_LINES
+
+__all__ = ["ReadCache"]
 
 _VM_SHIFT: Final = 40  # line index bits per VM in the cache key (2^40 lines is plenty)
 _LINE_MASK: Final = (1 << _VM_SHIFT) - 1
@@ -47,9 +49,6 @@ _EMPTY: Final = 0  # an index slot holding no line (log position 0 is never used
 _MIN_SLOTS: Final = 16
 # waste the log may carry beyond one entry per cached line, so small caches compact rarely
 _LOG_SLACK: Final = 64
-MAX_LINES: Final = (1 << 30) - _LOG_SLACK
-"""Lines a host may cache at once: log positions (below about twice that) are 4-byte integers.
-(2^30 lines take about 20 GB here: a run holding that many runs out of memory first.)"""
 # The hash (:func:`_spread`, then :func:`_slot`): each VM's line indexes are offset by its multiple
 # of _VM_MIX (kept below 2^39) and multiplied by the odd _LINE_MIX (below 2^21, so the product stays
 # below 2^62: short machine integers in the compiled build); the product's high bits are folded onto
@@ -172,14 +171,21 @@ class ReadCache:
 
     def _grow(self) -> None:
         """Double the index and place every cached line again."""
-        if self._count > MAX_LINES:
+        # The scenario check refuses a cache that could hold more (spec/consistency.py): this
+        # is the engine's own guard, should a path ever bypass it.
+        if self._count > MAX_CACHED_LINES:
             raise MemoryError(
-                f"a host's read cache holds more than {MAX_LINES} lines: use larger cache lines "
-                "(cache.line) or a smaller cache"
+                f"a host's read cache holds more than {MAX_CACHED_LINES} lines: use larger cache "
+                "lines (cache.line) or a smaller cache"
             )
-        size = 2 * len(self._slots)
-        slots = _empty_slots(size)
-        mask = size - 1
+        self._slots = _empty_slots(2 * len(self._slots))
+        self._mask = len(self._slots) - 1
+        self._place_lines()
+
+    def _place_lines(self) -> None:
+        """Put the log position of every cached line into the (empty) index."""
+        slots = self._slots
+        mask = self._mask
         log = self._log
         for position in range(self._head, len(log)):
             key = log[position]
@@ -188,31 +194,26 @@ class ReadCache:
                 while slots[slot] != _EMPTY:
                     slot = (slot + 1) & mask
                 slots[slot] = i32(position)
-        self._slots = slots
-        self._mask = mask
 
     def _compact_log(self) -> None:
-        """Move the log's live entries to its front (in order) and give the index their new
+        """Move the log's live entries to its front (in order) and index them again at their new
         positions: done when its consumed and dead entries outnumber the lines cached (by
-        ``_LOG_SLACK``)."""
+        ``_LOG_SLACK``). The index is emptied in place, so the only copy made is the shorter
+        log's (at most 8 bytes a cached line, beside the old log)."""
         log = self._log
-        # new position by old (for a moment: 4 bytes an entry)
-        moved_to = _empty_slots(len(log))
         write = 1
         for read in range(self._head, len(log)):
             key = log[read]
             if key != _DEAD:
                 log[write] = key
-                moved_to[read] = write
                 write += 1
         self._log = log[:write]
-        slots = self._slots
-        for slot in range(len(slots)):
-            position: int = slots[slot]
-            if position != _EMPTY:
-                slots[slot] = moved_to[position]
         self._head = 1
         self._dead = 0
+        slots = self._slots
+        for slot in range(len(slots)):
+            slots[slot] = _EMPTY
+        self._place_lines()
 
     def lookup(self, vm: int, offset: int, size: int) -> bool:
         """True if every line of the I/O is cached; a hit refreshes their recency."""

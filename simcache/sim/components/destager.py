@@ -61,18 +61,8 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import simpy
 
-from simcache.sim.components.detached import start_detached
 from simcache.sim.components.flusher import Flusher, flusher_steps
-from simcache.sim.components.kernel import (
-    Signal,
-    Wait,
-    clock_of,
-    current_time,
-    schedule_at,
-    sleep,
-    succeed,
-    timeout_or,
-)
+from simcache.sim.components.hash_walk import HashWalk
 from simcache.sim.components.pending import (
     WRITE_HOLDERS,
     WRITE_OFFSET,
@@ -80,12 +70,15 @@ from simcache.sim.components.pending import (
     WRITE_SIZE,
     WRITE_VM,
     FlushBatch,
-    HashWalk,
     PendingWrite,
     WriteQueue,
     pieces,
     without,
 )
+from simcache.sim.kernel.clock import clock_of, current_time, schedule_at
+from simcache.sim.kernel.detached import start_detached
+from simcache.sim.kernel.signals import Signal, Wait
+from simcache.sim.kernel.waits import sleep, succeed, timeout_or
 from simcache.spec import DestagerSpec
 
 if TYPE_CHECKING:
@@ -233,7 +226,7 @@ class Destager:
         flushers stop.
 
         A hash-ordered write some of whose blocks already reached the array comes back as its bytes
-        not yet there (see :func:`~simcache.sim.components.pending.undestaged`). Writers waiting
+        not yet there (see :func:`~simcache.sim.components.hash_walk.undestaged`). Writers waiting
         for space are dropped (their writes failed: a host still up sees them fail); the backlog
         counters drop to zero (the caller decides what was lost and what a surviving replica holder
         takes over).

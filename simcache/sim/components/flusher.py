@@ -17,15 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Final
 
-from simcache.sim.components.kernel import (
-    URGENT,
-    Signal,
-    Wait,
-    current_time,
-    on_processed,
-    schedule_at,
-    sleep,
-)
+from simcache.sim.kernel.clock import URGENT, current_time, schedule_at
+from simcache.sim.kernel.signals import Signal, Wait, on_processed
+from simcache.sim.kernel.waits import sleep
 
 if TYPE_CHECKING:
     from simcache.sim.components.destager import Destager

@@ -19,7 +19,6 @@ from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.array import Array
 from simcache.sim.components.cache import ReadCache
 from simcache.sim.components.destager import Destager
-from simcache.sim.components.kernel import Clock, Signal, clock_of, on_processed, sleep, succeed
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.pending import (
     WRITE_HOLDERS,
@@ -31,6 +30,9 @@ from simcache.sim.components.pending import (
 )
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.tier import Tier
+from simcache.sim.kernel.clock import Clock, clock_of
+from simcache.sim.kernel.signals import Signal, on_processed
+from simcache.sim.kernel.waits import sleep, succeed
 from simcache.spec import ClusterSpec
 
 __all__ = ["AsyncWrite", "Host", "MetadataLog", "ReplicaLag"]

@@ -1,8 +1,8 @@
-"""An I/O's path as callbacks: the common cases of :class:`simcache.sim.components.vm.VM`'s
-generators, without a generator.
+"""An I/O's path as callbacks: the common cases of a VM's generators
+(:mod:`simcache.sim.components.vm_paths`), without a generator.
 
 A VM's I/O is a generator of waits (:meth:`VM.io`), resumed by a
-:class:`simcache.sim.components.kernel.Resumer` at each. Resuming a generator costs a
+:class:`simcache.sim.kernel.clock.Resumer` at each. Resuming a generator costs a
 wrapper generator, a bound method per wait and a native ``send``; the paths
 most I/Os take wait for nothing but their own events, so they run here as one
 object whose single callback is called once per wait, in phases:
@@ -34,14 +34,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from simcache.sim.components.kernel import (
-    Clock,
-    Signal,
-    current_time,
-    on_processed,
-    process_now,
-    schedule_at,
-)
+from simcache.sim.kernel.clock import Clock, current_time, schedule_at
+from simcache.sim.kernel.signals import Signal, on_processed, process_now
 
 if TYPE_CHECKING:
     from simcache.sim.components.host import Host
@@ -209,8 +203,8 @@ class ReplicaLeg:
 
 class WriteBack:
     """A synchronous write-back write (no ``async`` replication, no metadata record, not serialized,
-    with the peers its policy promises), issued now: :meth:`VM._write_back`'s waits as phases of one
-    callback (:meth:`_step`).
+    with the peers its policy promises), issued now: the waits of
+    :func:`~simcache.sim.components.vm_paths.write_back` as phases of one callback (:meth:`_step`).
 
     1. Its local part and its replica legs start at once (:meth:`VM.begin_write`,
        :meth:`VM.replicate_all`);

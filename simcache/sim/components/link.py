@@ -46,21 +46,17 @@ from typing import Final, TypeAlias, cast
 import simpy
 
 from simcache.physics.cluster import PortName, framed_bytes, message_seconds
-from simcache.sim.components.kernel import (
+from simcache.sim.kernel.clock import (
     Clock,
-    Signal,
     clock_of,
     current_time,
-    heapify_entries,
-    on_processed,
-    pop_entry,
-    process_now,
-    push_entry,
     schedule_at,
-    sleep,
     trigger,
     unschedule,
 )
+from simcache.sim.kernel.heap import heapify_entries, pop_entry, push_entry
+from simcache.sim.kernel.signals import Signal, on_processed, process_now
+from simcache.sim.kernel.waits import sleep
 from simcache.spec import LinkSpec
 
 __all__ = ["FlowNetwork", "Framing", "Port"]

@@ -1,39 +1,11 @@
-"""A VM: its I/O stream, its caching policy and the path each I/O takes.
+"""A VM: its I/O stream, its caching policy, where it runs (its host, its peers, a vMotion, an HA
+restart) and the per-I/O steps its paths share.
 
-Write paths (the acknowledgement the VM waits for):
-- WT: the local tier write (cache fill) and, in parallel, transfer to the
-  array over the storage network, array write, acknowledgement back.
-- WB+N: the local tier write and, for each of N peers, a leg: (optional
-  compression), transfer of the payload over the peer network, the peer's
-  tier write and the acknowledgement back. The write is acknowledged when the
-  slowest leg is done and the destage buffer has accepted it. The group's
-  ``replication`` moves the acknowledgement: ``memory`` takes a leg as done
-  when the payload is in the peer's RAM (its tier write goes on off the
-  path), ``async`` waits for no leg at all (the replicas follow; until the
-  first arrives the write is data at risk: :class:`simcache.sim.components.host.ReplicaLag`).
-- ``metadata_write``: after its data, a write-back write waits for a metadata
-  record on the local tier (:class:`simcache.sim.components.host.MetadataLog`).
-- ``sync_serialize``: a VM's writes reach the device one at a time, in issue
-  order; the wait counts as local tier time.
-- Short of peers (a WB+N VM reaching fewer than N: :mod:`simcache.sim.outages`):
-  the group's ``on_peer_loss`` takes the WT path, writes back with the peers
-  reached, or waits until they return (the wait counts as local tier time).
-- A host's storage link down: WT writes and read misses wait for it before the
-  storage network (the wait counts as network time).
-Read paths: a hit in the host's read cache is served by the tier; a miss goes
-to the array, comes back over the storage network and is inserted into the
-tier (costing tier write bandwidth, off the VM's critical path). A VM moved by a
-vMotion (:meth:`VM.migrate`) first looks, on a miss, in its old host's cache: a
-remote hit sends the request over the peer network, reads the old host's tier and
-brings the data back over the peer network, then fills the new host's cache as a
-miss does. Its writes drop the copies of their lines that the hosts it left still
-cache (stale). A VM restarted by HA
-(:meth:`VM.restart`) first waits, on a miss, for the destage of the writes taken over
-from its old host that the read overlaps (its destage-wait component).
-
-Latency breakdown: the components of one I/O add up to its latency. For
-parallel legs only the critical (slowest) leg is attributed; "network"
-includes compression CPU time and the acknowledgement.
+:meth:`VM.start` begins each I/O: the common paths as callback state machines
+(:mod:`simcache.sim.components.io_steps`), the others as generators
+(:mod:`simcache.sim.components.vm_paths`, which says what each path does). Both call the steps
+here (``begin_write``, ``replicate``, ``legs_finish``, ``record_write``, ``miss_delivered``, ...),
+so the two forms compute the same floats in the same order.
 """
 
 from __future__ import annotations
@@ -51,30 +23,22 @@ from simcache.physics.cluster import (
     write_gc_factor,
     write_run_bytes,
 )
-from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE, RecordBuffer
+from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_WRITE, RecordBuffer
 from simcache.sim.components.adopted import PendingDestage
-from simcache.sim.components.detached import run_detached
-from simcache.sim.components.host import AsyncWrite, Host
+from simcache.sim.components.host import Host
 from simcache.sim.components.io_steps import (
     ArrayRead,
     ReadHit,
     ReplicaLeg,
     WriteBack,
-    write_components,
-)
-from simcache.sim.components.kernel import (
-    Signal,
-    Wait,
-    clock_of,
-    current_time,
-    process_now,
-    schedule_at,
-    sleep,
-    succeed,
 )
 from simcache.sim.components.link import Port
 from simcache.sim.components.pending import PendingWrite
+from simcache.sim.components.vm_paths import read_miss, read_path, serialized_write, write_path
 from simcache.sim.components.vm_state import HaRestart, Migration, PeerLoss
+from simcache.sim.kernel.clock import clock_of, current_time, schedule_at
+from simcache.sim.kernel.detached import run_detached
+from simcache.sim.kernel.signals import Signal, Wait, process_now
 from simcache.spec import CompressionSpec, Group
 from simcache.workloads.generators import IOStream
 from simcache.workloads.replay import TraceStream
@@ -124,7 +88,7 @@ class VM:
         self._compressibility = stream.workload.compressibility
         self._may_compress = compression.mode != "off" and self._compressibility > 0
         self._always_compress = compression.mode == "always"
-        self._records = records
+        self.records = records
         self.compressed_bytes_saved = 0.0
         # adaptive mode: peer ports on which this VM compressed its last replica
         self._compressing: set[Port] = set()
@@ -135,15 +99,15 @@ class VM:
         self.reads_in_flight: dict[int, float] = {}
         self.writes_in_flight: dict[int, float] = {}
         link = host.peer_txs[0].spec
-        self._peer_latency = link.latency
-        self._peer_paths = tuple(host.peer_path(peer) for peer in peers)
+        self.peer_latency = link.latency
+        self.peer_paths = tuple(host.peer_path(peer) for peer in peers)
         self._ack_time = ack_seconds(link)
         replication = "sync" if spec is None else spec.replication
-        self._async = replication == "async"
-        self._send_buffer = 0 if spec is None else spec.replication_buffer
+        self.async_replication = replication == "async"
+        self.send_buffer = 0 if spec is None else spec.replication_buffer
         self._memory_ack = replication == "memory"
-        self._metadata_size = spec.metadata_size if spec is not None and spec.metadata_write else 0
-        self._metadata_batched = spec is not None and spec.metadata_batched
+        self.metadata_size = spec.metadata_size if spec is not None and spec.metadata_write else 0
+        self.metadata_batched = spec is not None and spec.metadata_batched
         self._serialize = stream.workload.sync_serialize
         workload = stream.workload
         run_bytes = write_run_bytes(
@@ -152,9 +116,10 @@ class VM:
         self.gc_factor = write_gc_factor(host.tier.spec, run_bytes)
         """Share of its writes' bytes a tier's clean pool is charged (sequential runs cost
         garbage collection less)."""
-        self._writing = False  # sync_serialize: a write of this VM is on its way to the device
-        # sync_serialize: writes waiting for it, in issue order
-        self._writers: deque[Signal] = deque()
+        # sync_serialize: a write of this VM is on its way to the device; the writes waiting for
+        # it, in issue order
+        self.serial_writing = False
+        self.serial_writers: deque[Signal] = deque()
         promised, on_peer_loss = (
             (spec.replicas, spec.on_peer_loss)
             if spec is not None
@@ -221,13 +186,13 @@ class VM:
         self._on_host(host)
         self.reads_in_flight.clear()
         self.writes_in_flight.clear()
-        self._writing = False
-        self._writers.clear()
+        self.serial_writing = False
+        self.serial_writers.clear()
         for peer in self.peer_loss.chosen:
             if peer is host or not peer.tier_up:
                 self.replace_peer(peer, hosts)
         self.peers = ()  # the paths start from the new host
-        self._peer_paths = ()
+        self.peer_paths = ()
         self.update_peers()
 
     def migrate(self, target: Host, hosts: list[Host], move: dict[str, Any]) -> None:
@@ -251,7 +216,7 @@ class VM:
         ring = [hosts[i] for i in ring_peers(target.index, len(hosts)) if hosts[i].tier_up]
         self.peer_loss.chosen = tuple(ring[: self.peer_loss.promised])
         self.peers = ()  # the paths start from the new host
-        self._peer_paths = ()
+        self.peer_paths = ()
         self.update_peers()
 
     def tier_failed(self, pending_destage: PendingDestage) -> None:
@@ -272,7 +237,7 @@ class VM:
     def _on_host(self, host: Host) -> None:
         """The per-host constants of its paths, for a VM that now runs on ``host``."""
         link = host.peer_txs[0].spec
-        self._peer_latency = link.latency
+        self.peer_latency = link.latency
         self._ack_time = ack_seconds(link)
         self._compressing.clear()
 
@@ -288,7 +253,7 @@ class VM:
         missing = loss.promised - len(reachable) if host.tier_up else 0
         if reachable != self.peers:
             self.peers = reachable
-            self._peer_paths = tuple(host.peer_path(peer) for peer in reachable)
+            self.peer_paths = tuple(host.peer_path(peer) for peer in reachable)
         loss.update(self.clock, missing)
         self.short_of_peers = missing > 0
 
@@ -298,133 +263,11 @@ class VM:
         number = self.issued
         self.issued = number + 1
         if not is_write:
-            return self._read(number, size, offset)
+            return read_path(self, number, size, offset)
         self.writes_in_flight[number] = current_time(self.clock)
         if self._serialize:
-            return self._serialized(number, size, offset)
-        return self._write(number, size, offset, current_time(self.clock))
-
-    def _write(
-        self, number: int, size: int, offset: int, issued: float
-    ) -> Generator[Wait, Any, None]:
-        """The write's path: write-through, write-back, or as ``on_peer_loss`` says while short
-        of peers."""
-        if self.write_through:
-            return self._write_through(number, size, offset, issued)
-        if self.short_of_peers:
-            return self._short_of_peers(number, size, offset, issued)
-        return self._write_back(number, size, offset, issued)
-
-    def _short_of_peers(
-        self, number: int, size: int, offset: int, issued: float
-    ) -> Generator[Wait, Any, None]:
-        """A write-back write issued while this VM reaches fewer peers than its policy promises."""
-        loss = self.peer_loss
-        loss.written += size
-        policy = loss.policy
-        if policy == "write_through":
-            yield from self._write_through(number, size, offset, issued)
-            if number not in self.writes_in_flight:  # completed (not cut short by a host failure)
-                loss.written_through += size
-            return
-        if policy == "stall":
-            while loss.missing:
-                yield loss.back()
-            if self.host.tier_up:
-                yield from self._write_back(number, size, offset, issued)
-            # a host (or its tier) that died while its writes stalled sends nothing: the write
-            # failed
-            else:
-                self.writes_in_flight.pop(number, None)
-            return
-        loss.degrading()  # degrade: with the peers it reaches (self.peers)
-        try:
-            yield from self._write_back(number, size, offset, issued)
-        finally:
-            loss.degraded(self.clock)
-
-    def _serialized(self, number: int, size: int, offset: int) -> Generator[Wait, Any, None]:
-        """``sync_serialize``: wait until this VM's earlier writes are done, then write."""
-        issued = current_time(self.clock)
-        if self._writing:
-            turn = Signal(None)
-            self._writers.append(turn)
-            yield turn
-        self._writing = True
-        try:
-            yield from self._write(number, size, offset, issued)
-        finally:
-            if self._writers:
-                succeed(self.clock, self._writers.popleft())
-            else:
-                self._writing = False
-
-    def _write_back(
-        self, number: int, size: int, offset: int, issued: float
-    ) -> Generator[Wait, Any, None]:
-        """A write-back write issued at ``issued`` (earlier than now if it waited for its turn:
-        ``sync_serialize``)."""
-        clock = self.clock
-        host = self.host
-        begun = current_time(clock)
-        local_done = self.begin_write(host, size, offset)
-        peers = self.peers
-        lag = AsyncWrite(size) if self._async and peers else None
-        # the copies leave once they are in the send buffer; the acknowledgement waits for that only
-        if lag is not None:
-            # as chosen at issue (a failure may re-peer the VM while it waits)
-            paths = self._peer_paths
-            room = host.replica_lag.room(peers, size, self._send_buffer)
-            if room is not None:
-                yield room
-                if not host.tier_up:
-                    # the host died while the write waited: nothing is sent, nothing is recorded
-                    return
-            for peer, path in zip(peers, paths, strict=True):
-                event = self.replicate(peer, path, size).delivered
-                assert event.callbacks is not None  # just sent: not delivered yet
-                event.callbacks.append(self._lag_callback(lag, peer))
-            legs = []
-        else:
-            legs = self.replicate_all(peers, size)
-        if self._metadata_size:
-            if local_done > current_time(clock):
-                yield sleep(clock, local_done - current_time(clock))
-            if self._metadata_batched:
-                yield host.metadata_log.join(self._metadata_size)
-                local_done = current_time(clock)
-            else:
-                local_done = host.metadata_log.write(self._metadata_size)
-        finish, critical_peer_tier = local_done, -1.0
-        if legs:
-            for leg in legs:
-                yield leg.delivered
-            finish, critical_peer_tier = self.legs_finish(legs, local_done)
-        if finish > current_time(clock):
-            yield sleep(clock, finish - current_time(clock))
-        acked_at = current_time(clock)
-        # the host died (or its tier failed) under this I/O: it failed, nothing is recorded
-        if not host.tier_up:
-            self.writes_in_flight.pop(number, None)
-            return
-        # waited for room in the send buffer: network time
-        if lag is not None and acked_at > finish:
-            local, network, peer_tier = finish - issued, acked_at - finish, 0.0
-        else:
-            local, network, peer_tier = write_components(
-                issued, begun, acked_at, critical_peer_tier
-            )
-        item = self.destage_item(peers, offset, size)
-        wait = host.destager.admit(item)
-        if wait is not None:
-            yield wait
-            # its tier failed while the write waited for buffer space: the write failed
-            if not host.tier_up:
-                self.writes_in_flight.pop(number, None)
-                return
-        if lag is not None and host.tier_up:
-            host.replica_lag.acknowledged(lag, item)
-        self.record_write(number, size, issued, local, network, peer_tier, acked_at)
+            return serialized_write(self, number, size, offset)
+        return write_path(self, number, size, offset, current_time(self.clock))
 
     def begin_write(self, host: Host, size: int, offset: int) -> float:
         """A write-back write's local part, started now on ``host``: its tier write (when it
@@ -443,7 +286,7 @@ class VM:
         return (
             [
                 self.replicate(peer, path, size)
-                for peer, path in zip(peers, self._peer_paths, strict=True)
+                for peer, path in zip(peers, self.peer_paths, strict=True)
             ]
             if peers
             else []
@@ -487,7 +330,7 @@ class VM:
         buffer now."""
         now = current_time(self.clock)
         del self.writes_in_flight[number]
-        self._records.add(
+        self.records.add(
             self.index,
             True,
             size,
@@ -500,16 +343,6 @@ class VM:
             0.0,
             PATH_WRITE,
         )
-
-    def _lag_callback(self, write: AsyncWrite, peer: Host) -> Any:
-        """The callback of an asynchronous replica's transfer: tell the host's lag once the copy
-        is on ``peer``."""
-        lag = self.host.replica_lag
-
-        def arrived(_: Signal) -> None:
-            lag.arrived(write, peer)
-
-        return arrived
 
     def replicate(self, peer: Host, path: tuple[Port, ...], size: int) -> ReplicaLeg:
         """Start one replica leg to ``peer`` over ``path``: its times are filled in when its copy
@@ -526,8 +359,10 @@ class VM:
         host.replica_payload_sent += payload
         wire, packets = port.framing[payload]
         # async copies: counted by ReplicaLag
-        leg = ReplicaLeg(self.clock, peer, size, self._ack_time, not self._async, self.gc_factor)
-        leg.delivered = host.network.send(path, wire, packets, self._peer_latency, cpu, leg.arrived)
+        leg = ReplicaLeg(
+            self.clock, peer, size, self._ack_time, not self.async_replication, self.gc_factor
+        )
+        leg.delivered = host.network.send(path, wire, packets, self.peer_latency, cpu, leg.arrived)
         return leg
 
     def _link_busy(self, port: Port) -> bool:
@@ -552,57 +387,6 @@ class VM:
         compressing.discard(port)
         return False
 
-    def _write_through(
-        self, number: int, size: int, offset: int, issued: float
-    ) -> Generator[Wait, Any, None]:
-        clock = self.clock
-        host = self.host
-        begun = current_time(clock)
-        in_flight = self.writes_in_flight
-        if host.tier_up:
-            local_done = host.tier.submit(begun, size, True, self.gc_factor)
-            host.cache.insert(self.index, offset, size)
-        else:  # device_failure: nothing to cache the write in
-            local_done = begun
-        if self.moved:
-            for left in self.migration.left:
-                left.cache.discard(self.index, offset, size)
-        if host.storage_down:
-            yield host.storage_back
-        wire, packets = host.storage_tx.framing[size]
-        yield host.network.send(
-            (host.storage_tx, host.array_rx), wire, packets, latency=host.storage_tx.latency
-        )
-        arrived = current_time(clock)
-        array_done = host.array.submit(arrived, ((self.index, offset, size),), True)
-        acked = array_done + host.storage_tx.acknowledgement
-        finish = max(acked, local_done)
-        if finish > current_time(clock):
-            yield sleep(clock, finish - current_time(clock))
-        now = current_time(clock)
-        if not host.alive:
-            return
-        if acked >= local_done:
-            record = (begun - issued, (now - begun) - (array_done - arrived), array_done - arrived)
-        else:
-            record = (now - issued, 0.0, 0.0)
-        del in_flight[number]
-        if not self.policy_write_through:
-            self.peer_loss.fell_through += size
-        self._records.add(
-            self.index,
-            True,
-            size,
-            issued,
-            now,
-            record[0],
-            record[1],
-            0.0,
-            0.0,
-            record[2],
-            PATH_WRITE,
-        )
-
     def start(self, is_write: bool, size: int, offset: int, finished: Signal | None = None) -> None:
         """Begin one I/O: ``run_detached(self.io(...), finished)``, except that the common paths run
         as callbacks instead of a generator: a read hit (its completion time is known at once) is
@@ -618,8 +402,8 @@ class VM:
                 self.write_through
                 or self.short_of_peers
                 or self._serialize
-                or self._metadata_size
-                or (self._async and self.peers)
+                or self.metadata_size
+                or (self.async_replication and self.peers)
             ):
                 run_detached(self.io(True, size, offset), finished)
                 return
@@ -631,7 +415,7 @@ class VM:
         number = self.issued
         self.issued = number + 1
         host = self.host
-        issued, done = self._begin_read(number, size, offset)
+        issued, done = self.begin_read(number, size, offset)
         if done >= 0.0:
             served = Signal(
                 ReadHit(number, size, issued, host, finished), self._hit_served_callback
@@ -650,9 +434,9 @@ class VM:
                 finished,
             )
             return
-        run_detached(self._read_miss(number, size, offset, issued, host), finished)
+        run_detached(read_miss(self, number, size, offset, issued, host), finished)
 
-    def _begin_read(self, number: int, size: int, offset: int) -> tuple[float, float]:
+    def begin_read(self, number: int, size: int, offset: int) -> tuple[float, float]:
         """A read issued now: (now, when the tier serves it if it hits the host's cache, else
         -1)."""
         issued = current_time(self.clock)
@@ -663,59 +447,23 @@ class VM:
         return issued, -1.0
 
     def _hit_served(self, signal: Signal) -> None:
-        """A read hit started by :meth:`start` is done: record it (as :meth:`_read` does after
-        its wait)."""
+        """A read hit started by :meth:`start` is done: record it (as
+        :func:`~simcache.sim.components.vm_paths.read_path` does after its wait)."""
         hit: ReadHit = signal._value
-        self._hit_done(hit.number, hit.size, hit.issued, hit.host)
+        self.hit_done(hit.number, hit.size, hit.issued, hit.host)
         if hit.finished is not None:
             process_now(hit.finished)
 
-    def _hit_done(self, number: int, size: int, issued: float, host: Host) -> None:
+    def hit_done(self, number: int, size: int, issued: float, host: Host) -> None:
         # a hit on a tier that failed (or a host that died) under it: it failed
         if not host.tier_up:
             self.reads_in_flight.pop(number, None)
             return
         del self.reads_in_flight[number]
         now = current_time(self.clock)
-        self._records.add(
+        self.records.add(
             self.index, False, size, issued, now, now - issued, 0.0, 0.0, 0.0, 0.0, PATH_HIT
         )
-
-    def _read(self, number: int, size: int, offset: int) -> Generator[Wait, Any, None]:
-        host = self.host
-        issued, done = self._begin_read(number, size, offset)
-        if done >= 0.0:
-            yield sleep(self.clock, done - issued)
-            self._hit_done(number, size, issued, host)
-            return
-        yield from self._read_miss(number, size, offset, issued, host)
-
-    def _read_miss(
-        self, number: int, size: int, offset: int, issued: float, host: Host
-    ) -> Generator[Wait, Any, None]:
-        """A read that missed the host's cache, issued at ``issued`` on ``host``: from the old
-        host's cache after a vMotion (a remote hit), else from the array, over the storage
-        network."""
-        remote = self.migration.remote
-        if (
-            remote is not None
-            and host.reaches(remote)
-            and remote.cache.holds(self.index, offset, size)
-        ):
-            yield from self._remote_hit(number, size, offset, remote)
-            return
-        clock = self.clock
-        pending_destage = self.ha.pending_destage
-        if pending_destage is not None:  # restarted: the array is stale until the holders destage
-            pending = pending_destage.wait(self.index, offset, size)
-            if pending is not None:
-                yield pending
-        waited = current_time(clock) - issued
-        if host.storage_down:
-            yield host.storage_back
-        finished = Signal(None)  # processed (not scheduled) when the read is done or failed
-        ArrayRead(self, number, size, offset, issued, host, waited, finished)
-        yield finished
 
     def miss_delivered(
         self,
@@ -740,47 +488,6 @@ class VM:
             host.cache.insert(self.index, offset, size)
         del self.reads_in_flight[number]
         network = (now - issued) - array_time - waited
-        self._records.add(
+        self.records.add(
             self.index, False, size, issued, now, 0.0, network, 0.0, waited, array_time, PATH_MISS
         )
-
-    def _remote_hit(
-        self, number: int, size: int, offset: int, remote: Host
-    ) -> Generator[Wait, Any, None]:
-        """A read served by the old host's cache: the request crosses the peer network (one link
-        latency), the old host reads its tier and sends the data back; the data fills this host's
-        cache as a miss's does (off the path)."""
-        clock = self.clock
-        host = self.host
-        issued = current_time(clock)
-        host.cache.misses -= 1  # counted as a hit, of the cache that served it
-        remote.cache.hits += 1
-        yield sleep(clock, self._peer_latency)
-        begun = current_time(clock)
-        done = remote.tier.submit(begun, size, False)
-        yield sleep(clock, done - begun)
-        path = remote.peer_path(host)
-        wire, packets = path[0].framing[size]
-        yield host.network.send(path, wire, packets, latency=self._peer_latency)
-        now = current_time(clock)
-        if not host.alive:
-            return
-        if host.tier_up:  # fill this host's cache (device_failure: there is none)
-            host.tier.submit(now, size, True)
-            host.cache.insert(self.index, offset, size)
-        del self.reads_in_flight[number]
-        peer_tier = done - begun
-        self._records.add(
-            self.index,
-            False,
-            size,
-            issued,
-            now,
-            0.0,
-            (now - issued) - peer_tier,
-            peer_tier,
-            0.0,
-            0.0,
-            PATH_REMOTE_HIT,
-        )
-        self.migration.remote_hit(size, issued)

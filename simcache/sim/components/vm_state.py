@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from simcache.sim.components.kernel import Clock, Signal, succeed
+from simcache.sim.kernel.clock import Clock
+from simcache.sim.kernel.signals import Signal
+from simcache.sim.kernel.waits import succeed
 
 if TYPE_CHECKING:
     from simcache.sim.components.adopted import PendingDestage

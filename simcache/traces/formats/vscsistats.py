@@ -128,9 +128,9 @@ from simcache.traces.formats.vscsistats_csv import (
     FREQUENCY_HEADER,
     Disk,
     Histogram,
-    _error,
-    _histograms,
-    _parse,
+    merged_histograms,
+    parse_sections,
+    vscsi_error,
 )
 from simcache.traces.formats.vscsistats_disk import disk_group
 
@@ -189,7 +189,7 @@ def _options(path: Path, options: Mapping[str, Any]) -> _Options:
     for name, allowed in choices.items():
         if name in options:
             if options[name] not in allowed:
-                raise _error(
+                raise vscsi_error(
                     path,
                     None,
                     f"options.{name}",
@@ -200,16 +200,16 @@ def _options(path: Path, options: Mapping[str, Any]) -> _Options:
         try:
             size = parse_size(options["working_set"])
         except UnitError as exc:
-            raise _error(path, None, "options.working_set", str(exc)) from None
+            raise vscsi_error(path, None, "options.working_set", str(exc)) from None
         if size <= 0:
-            raise _error(
+            raise vscsi_error(
                 path, None, "options.working_set", f"must be positive, e.g. {DEFAULT_WORKING_SET!r}"
             )
         values.update(working_set=size, working_set_given=True)
     if "rel" in options:
         rel = options["rel"]
         if isinstance(rel, bool) or not isinstance(rel, (int, float)) or not 0 < rel < 10:
-            raise _error(
+            raise vscsi_error(
                 path,
                 None,
                 "options.rel",
@@ -219,7 +219,7 @@ def _options(path: Path, options: Mapping[str, Any]) -> _Options:
     if "sequential_within" in options:
         within = options["sequential_within"]
         if isinstance(within, bool) or not isinstance(within, int) or within < 1:
-            raise _error(
+            raise vscsi_error(
                 path,
                 None,
                 "options.sequential_within",
@@ -242,9 +242,9 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     """The file's virtual disks as groups, their measured latency as checks."""
     path = Path(path)
     opts = _options(path, options)
-    parsed = _parse(path)
+    parsed = parse_sections(path)
     notes: list[str] = []
-    disks = _histograms(path, parsed, opts.snapshots, notes)
+    disks = merged_histograms(path, parsed, opts.snapshots, notes)
     if parsed.unknown:
         listed = "; ".join(f"'{title}' (line {line})" for title, line in parsed.unknown.items())
         notes.append(f"histograms not used (unknown titles): {listed}")
@@ -291,7 +291,7 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     if idle:
         notes.append(f"disks with no I/Os are left out: {', '.join(idle)}")
     if not groups:
-        raise _error(path, None, "", "no disk did any I/O in the histograms: nothing to model")
+        raise vscsi_error(path, None, "", "no disk did any I/O in the histograms: nothing to model")
     notes.append(
         "working_set is not in vscsiStats' histograms: each VM touches "
         f"{format_size(opts.working_set)}"

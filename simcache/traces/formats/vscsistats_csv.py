@@ -2,8 +2,9 @@
 repeated prints.
 
 Used by :mod:`.vscsistats` (the format and what each histogram counts are described there):
-:func:`_parse` reads the ``Histogram: ...`` sections of a file, :func:`_histograms` merges a
-histogram printed more than once per disk (``snapshots``: ``sum``, ``last`` or ``auto``).
+:func:`parse_sections` reads the ``Histogram: ...`` sections of a file,
+:func:`merged_histograms` merges a histogram printed more than once per disk (``snapshots``:
+``sum``, ``last`` or ``auto``).
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ class Histogram:
 
 
 @dataclass
-class _Parsed:
+class ParsedSections:
     sections: dict[tuple[Disk, str], list[Histogram]] = field(default_factory=dict)
     unknown: dict[str, int] = field(default_factory=dict)
     """Unknown title -> its first line."""
@@ -112,7 +113,7 @@ class _Parsed:
     """Lines outside any section that are not blank."""
 
 
-def _error(path: Path, line: int | None, where: str, message: str) -> WorkloadFileError:
+def vscsi_error(path: Path, line: int | None, where: str, message: str) -> WorkloadFileError:
     return WorkloadFileError.at(path, line, where, message)
 
 
@@ -132,10 +133,10 @@ def _title(path: Path, number: int, text: str) -> tuple[str, Disk]:
         or vm_at + 1 >= len(fields)
         or disk_at + 1 >= len(fields)
     ):
-        raise _error(path, number, "Histogram title", f"{form}, got {text!r}")
+        raise vscsi_error(path, number, "Histogram title", f"{form}, got {text!r}")
     handle = _HANDLE.match(fields[disk_at + 1])
     if not fields[vm_at + 1] or handle is None:
-        raise _error(path, number, "Histogram title", f"{form}, got {text!r}")
+        raise vscsi_error(path, number, "Histogram title", f"{form}, got {text!r}")
     return title, Disk(
         fields[vm_at + 1], handle.group("id"), (handle.group("device") or "").strip()
     )
@@ -150,12 +151,12 @@ def _number(
         value = math.nan
     if not math.isfinite(value) or (whole and (value != int(value) or value < 0)):
         kind = "a whole number of at least 0" if whole else "a number"
-        raise _error(path, number, where, f"expected {form} with {kind}, got {text!r}")
+        raise vscsi_error(path, number, where, f"expected {form} with {kind}, got {text!r}")
     return value
 
 
-def _parse(path: Path) -> _Parsed:
-    parsed = _Parsed()
+def parse_sections(path: Path) -> ParsedSections:
+    parsed = ParsedSections()
     current: Histogram | None = None
     state = "outside"  # outside -> stats -> rows
     for number, raw in numbered_lines(path):
@@ -177,7 +178,7 @@ def _parse(path: Path) -> _Parsed:
             _bucket_row(path, number, text, current)
     _close(path, current, state)
     if not parsed.sections:
-        raise _error(
+        raise vscsi_error(
             path, None, "", f"no 'Histogram: ...' sections: not a vscsiStats CSV print; {COLLECT}"
         )
     return parsed
@@ -189,7 +190,7 @@ def _stat_line(path: Path, number: int, text: str, histogram: Histogram) -> str:
     if text.lower().replace(" ", "") == FREQUENCY_HEADER.replace(" ", ""):
         missing = [name for name in STAT_NAMES if name not in histogram.stats]
         if missing:
-            raise _error(
+            raise vscsi_error(
                 path,
                 number,
                 "Frequency header",
@@ -200,7 +201,7 @@ def _stat_line(path: Path, number: int, text: str, histogram: Histogram) -> str:
     name, _, value = (part.strip() for part in text.partition(","))
     name = name.lower()
     if name not in STAT_NAMES:
-        raise _error(
+        raise vscsi_error(
             path,
             number,
             "section",
@@ -208,7 +209,7 @@ def _stat_line(path: Path, number: int, text: str, histogram: Histogram) -> str:
             f"got {text!r}",
         )
     if name in histogram.stats:
-        raise _error(
+        raise vscsi_error(
             path,
             number,
             name,
@@ -229,18 +230,18 @@ def _bucket_row(path: Path, number: int, text: str, histogram: Histogram) -> Non
     form = "'<count>,<limit>'"
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != 2:
-        raise _error(path, number, "Frequency row", f"expected {form}, got {text!r}")
+        raise vscsi_error(path, number, "Frequency row", f"expected {form}, got {text!r}")
     count = _number(path, number, "Frequency row", parts[0], form, whole=True)
     limit = _number(path, number, "Frequency row", parts[1], form)
     if histogram.limits and limit < histogram.limits[-1]:
-        raise _error(
+        raise vscsi_error(
             path,
             number,
             "Histogram Bucket Limit",
             f"limits must not decrease: {parts[1]} after {_plain(histogram.limits[-1])}",
         )
     if histogram.overflow:
-        raise _error(
+        raise vscsi_error(
             path,
             number,
             "Frequency row",
@@ -252,7 +253,7 @@ def _bucket_row(path: Path, number: int, text: str, histogram: Histogram) -> Non
 
 def _close(path: Path, histogram: Histogram | None, state: str) -> None:
     if histogram is not None and (state != "rows" or not histogram.counts):
-        raise _error(
+        raise vscsi_error(
             path,
             histogram.line,
             "Histogram section",
@@ -269,7 +270,7 @@ def _merge(path: Path, prints: list[Histogram], how: str) -> Histogram:
     first = prints[0]
     for other in prints[1:]:
         if other.limits != first.limits:
-            raise _error(
+            raise vscsi_error(
                 path,
                 other.line,
                 "Histogram Bucket Limit",
@@ -296,8 +297,8 @@ def _cumulative(prints: list[Histogram]) -> bool:
     )
 
 
-def _histograms(
-    path: Path, parsed: _Parsed, how: str, warnings: list[str]
+def merged_histograms(
+    path: Path, parsed: ParsedSections, how: str, warnings: list[str]
 ) -> dict[Disk, dict[tuple[str, str], Histogram]]:
     repeated = {key: prints for key, prints in parsed.sections.items() if len(prints) > 1}
     if repeated:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from simcache.base.metrics import PERCENTILES
-from simcache.traces.formats.vscsistats_csv import COLLECT, TITLE_OF, Disk, Histogram, _error
-from simcache.traces.formats.vscsistats_locality import SHORT_SEEK, _locality, _near_fraction
+from simcache.traces.formats.vscsistats_csv import COLLECT, TITLE_OF, Disk, Histogram, vscsi_error
+from simcache.traces.formats.vscsistats_locality import SHORT_SEEK, fit_locality, near_fraction
 from simcache.traces.formats.vscsistats_mean import bucket_bounds, matched
 from simcache.traces.formats.vscsistats_sizes import size_fields, size_key
 
@@ -149,7 +149,9 @@ def _need(
     missing = [TITLE_OF[key] for key in wanted if key not in histograms]
     if missing:
         names = "; ".join(f"'{title}'" for title in missing)
-        raise _error(path, None, disk.label, f"no {names} histogram(s) for this disk; {COLLECT}")
+        raise vscsi_error(
+            path, None, disk.label, f"no {names} histogram(s) for this disk; {COLLECT}"
+        )
 
 
 def disk_group(
@@ -174,7 +176,7 @@ def disk_group(
     lengths = hist["length", "any"]
     reads, writes = hist["length", "read"].count, hist["length", "write"].count
     if reads + writes == 0:
-        raise _error(
+        raise vscsi_error(
             path,
             lengths.line,
             where,
@@ -200,7 +202,7 @@ def disk_group(
         arrivals = hist["interarrival", "any"]
         gap_us, gaps = _gap_mean(arrivals, where, notes)
         if gap_us <= 0:
-            raise _error(
+            raise vscsi_error(
                 path,
                 arrivals.line,
                 "mean",
@@ -220,7 +222,7 @@ def disk_group(
         facts.append((f"{where} outstanding I/Os", f"mean {depth:.4g} when one is issued"))
         if mode == "closed":
             workload.update(workers=1, outstanding=max(1, min(1024, round(depth))))
-    locality = _locality(hist["seek", "any"], sequential_within, working_set)
+    locality = fit_locality(hist["seek", "any"], sequential_within, working_set)
     near = locality.near
     if near >= 1.0:
         workload["access"] = "sequential"
@@ -237,7 +239,7 @@ def disk_group(
     seek_text = f"{near:.1%} of successive commands"
     if ("seek16", "any") in hist:
         seek_text += (
-            f", {_near_fraction(hist['seek16', 'any'], sequential_within):.1%} from the "
+            f", {near_fraction(hist['seek16', 'any'], sequential_within):.1%} from the "
             "closest of the previous 16"
         )
     run_text = (

@@ -15,7 +15,7 @@ import numpy as np
 from simcache.traces.formats.vscsistats_csv import Histogram
 
 
-def _near_fraction(seeks: Histogram, within: int) -> float:
+def near_fraction(seeks: Histogram, within: int) -> float:
     """Share of commands whose distance is in +1..+within LBN (whole buckets only)."""
     total = sum(seeks.counts)
     near = sum(c for lower, limit, c in seeks.buckets() if _near(lower, limit, within))
@@ -72,11 +72,11 @@ SHORT_SEEK = 500
 """LBNs: a non-sequential seek this short or shorter counts as short in the facts."""
 
 
-def _locality(seeks: Histogram, within: int, working_set: int) -> _Locality:
+def fit_locality(seeks: Histogram, within: int, working_set: int) -> _Locality:
     """The near-sequential share, and a hot spot fitted to the other seeks by maximum likelihood
     (see the module doc)."""
     span = working_set / 512.0
-    near = _near_fraction(seeks, within)
+    near = near_fraction(seeks, within)
     # (|d| from, |d| to, count, sides) of the seeks not near-sequential
     cells: list[tuple[float, float, int, float]] = []
     for lower, limit, count in seeks.buckets():

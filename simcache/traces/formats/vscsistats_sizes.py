@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simcache.base.units import parse_size
-from simcache.traces.formats.vscsistats_csv import Histogram, _error
+from simcache.traces.formats.vscsistats_csv import Histogram, vscsi_error
 from simcache.traces.formats.vscsistats_mean import bucket_bounds, matched, reach
 
 __all__ = ["size_fields", "size_key"]
@@ -69,7 +69,7 @@ def _sizes(path: Path, lengths: Histogram, where: str, notes: list[str]) -> _Mix
             "of the size mix (its mean: the mean line's bytes over the other commands)"
         )
     if not data:
-        raise _error(
+        raise vscsi_error(
             path,
             lengths.line,
             lengths.title,

@@ -1,4 +1,4 @@
-"""The engine's event queue and clock, and its contact with SimPy's internals, in one place.
+"""The engine's clock and run loop, and its contact with SimPy's internals, in one place.
 
 Checked against SimPy 4.1.2 (tests/sim/test_kernel.py compares these operations
 with plain SimPy); ``pyproject.toml`` pins ``simpy>=4.1,<4.2``.
@@ -6,19 +6,22 @@ with plain SimPy); ``pyproject.toml`` pins ``simpy>=4.1,<4.2``.
 Why: SimPy keeps its events in a heap of ``(time, priority, event id, event)``
 tuples. Comparing those tuples, allocating them and boxing the ids took about
 a sixth of a compiled run's instructions (callgrind, issue 18). A
-:class:`Clock` keeps the same queue as a heap of native entries (a float time
-and one integer key per entry, compared in C once mypyc compiles this module),
-and every event goes through it, SimPy's own included: :class:`Clock` installs
-its :meth:`~Clock.schedule`, :meth:`~Clock.step` and :meth:`~Clock.peek` on the
-environment, so a ``Timeout``, a process's start, a ``Condition`` or an
-``Event.succeed`` lands in the same heap, with an id from the same counter.
-The ids are handed out in the same order as SimPy's, so events at equal times
-and priorities run in the same order and results stay bit-identical;
-``env.run()`` still works (it calls ``env.step``). The engine's own hot loop
-is :func:`run_until`, and its own wake-ups are :class:`Signal` objects, which
-are their own heap entries (no ``simpy.Event``, no wrapper). A run of the
-default scenario costs a quarter fewer instructions than on SimPy's queue
-(bench/README.md, "A native event queue and clock").
+:class:`Clock` keeps the same queue as a heap of native entries
+(:class:`~simcache.sim.kernel.signals.Signal`: a float time and one integer key
+per entry, compared in C once mypyc compiles the kernel;
+:mod:`simcache.sim.kernel.heap`), and every event goes through it, SimPy's own
+included: :class:`Clock` installs its :meth:`~Clock.schedule`,
+:meth:`~Clock.step` and :meth:`~Clock.peek` on the environment, so a
+``Timeout``, a process's start, a ``Condition`` or an ``Event.succeed`` lands in
+the same heap, with an id from the same counter. The ids are handed out in the
+same order as SimPy's, so events at equal times and priorities run in the same
+order and results stay bit-identical; ``env.run()`` still works (it calls
+``env.step``). The engine's own hot loop is :func:`run_until`, and its own
+wake-ups are signals, which are their own heap entries (no ``simpy.Event``, no
+wrapper; :mod:`simcache.sim.kernel.waits`). A generator of waits runs without a
+``simpy.Process``, driven by a :class:`Resumer`. A run of the default scenario
+costs a quarter fewer instructions than on SimPy's queue (bench/README.md, "A
+native event queue and clock").
 
 What it relies on in SimPy:
 
@@ -44,46 +47,36 @@ What it relies on in SimPy:
 These are checked when this module is imported (:func:`check_simpy`: the
 names, and that SimPy's events land in a clock's heap in SimPy's order); any
 other SimPy version raises ImportError naming the supported range. No other
-module touches SimPy's private names.
+module touches SimPy's private names (tests/project/test_layers.py checks the
+sources).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import Any, Final
 
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
 
-if TYPE_CHECKING:  # mypyc compiles i64 as a C int64 (no tagged-int checks); to Python it is int
-    from mypy_extensions import i64
+from simcache.sim.kernel.heap import heapify_entries, pop_entry, push_entry
+from simcache.sim.kernel.signals import NONE_ADDED, NOT_SCHEDULED, Signal, Wait, run_signal
 
 __all__ = [
     "NORMAL",
     "SUPPORTED_SIMPY",
     "URGENT",
-    "AllOf",
     "Clock",
     "Resumer",
-    "Signal",
-    "Wait",
     "check_simpy",
     "clock_of",
     "current_time",
     "events_scheduled",
     "first_queued",
-    "heapify_entries",
-    "on_processed",
-    "pop_entry",
-    "process_now",
-    "push_entry",
     "queued",
     "run_until",
     "schedule_at",
-    "sleep",
-    "succeed",
-    "timeout_or",
     "trigger",
     "unschedule",
 ]
@@ -97,7 +90,6 @@ URGENT: Final = 0
 NORMAL: Final = 1
 # an entry's key is priority * 2**52 + event id: (priority, id) order while ids stay below 2**52
 _PRIORITY_SHIFT: Final = 52
-_NOT_SCHEDULED: Final = -1  # the key of a Signal not scheduled yet
 
 
 def _native_queue_class() -> Any:
@@ -117,91 +109,6 @@ def _native_queue_class() -> Any:
 _NATIVE_QUEUE: Final[Any] = _native_queue_class()
 
 
-class Signal:
-    """An entry of a :class:`Clock`'s queue: the engine's own wake-ups and deliveries, cheaper than
-    a ``simpy.Event``, and the stand-in of each SimPy event queued.
-
-    Entries run by ``time`` (seconds), then by ``key``, which folds SimPy's
-    (priority, event id) into one integer: two entries compare with two native
-    comparisons instead of a tuple's. One class for every entry (no
-    subclasses), so that compiled, reading one from the heap checks its type
-    with one comparison (with subclasses, each read called ``PyType_IsSubtype``:
-    3.7% of a run's instructions).
-
-    ``event``: the SimPy event the entry stands for (:func:`_scheduled`), or
-    None for the engine's own signal. An engine signal has what SimPy's loop and
-    a waiting generator use (``callbacks``, ``_ok``, ``_value``), no environment
-    and no checks; it is its own queue entry, so it is scheduled at most once.
-    ``callback`` is called with the signal. ``resumer``: the first to wait for
-    it, if a :class:`Resumer` (resumed by a native call, ahead of the callbacks
-    added after it).
-
-    Most signals have one callback or one waiter, so neither needs a list:
-    ``callback`` (the first) and ``resumer`` are fields, and ``_callbacks``
-    (the ones added after them) is the shared empty :data:`_NONE_ADDED` until
-    one is added (None once processed). The ``callbacks`` property is SimPy's
-    list of them all, in order, made when asked for.
-    """
-
-    __slots__ = ("_callbacks", "_ok", "_value", "callback", "event", "key", "resumer", "time")
-
-    def __init__(self, value: Any, callback: Callable[[Signal], None] | None = None):
-        self.time = 0.0
-        self.key: i64 = _NOT_SCHEDULED
-        self._ok = True
-        self._value: Any = value
-        self.callback = callback
-        self._callbacks: list[Callable[[Signal], None]] | None = _NONE_ADDED
-        self.resumer: Resumer | None = None
-        self.event: Any = None
-
-    @property
-    def callbacks(self) -> list[Callable[[Signal], None]] | None:
-        """SimPy's ``callbacks``: what to call when it is processed, in order (a list that may be
-        added to); None once processed. A waiting :class:`Resumer` comes first, as its
-        ``resume``."""
-        callbacks = self._callbacks
-        if callbacks is None:
-            return None
-        if callbacks is _NONE_ADDED or self.callback is not None or self.resumer is not None:
-            callbacks = _in_order(self)
-            self.callback = None
-            self.resumer = None
-            self._callbacks = callbacks
-        return callbacks
-
-    @callbacks.setter
-    def callbacks(self, callbacks: list[Callable[[Signal], None]] | None) -> None:
-        self.callback = None
-        self.resumer = None
-        self._callbacks = callbacks
-
-    def add_callback(self, callback: Callable[[Signal], None]) -> None:
-        """Call ``callback`` with the signal when it is processed, after those added before (not
-        processed yet)."""
-        callbacks = self._callbacks
-        assert callbacks is not None, "a processed Signal takes no callback"
-        if callbacks is _NONE_ADDED:
-            self._callbacks = [callback]
-        else:
-            callbacks.append(callback)
-
-    @property
-    def value(self) -> Any:
-        """What the signal carries (given when it was made)."""
-        return self._value
-
-    @property
-    def triggered(self) -> bool:
-        """SimPy's ``triggered``: queued to be processed, or processed already."""
-        return self.key != _NOT_SCHEDULED or self._callbacks is None
-
-
-_NONE_ADDED: Final[list[Callable[[Signal], None]]] = []
-"""A :class:`Signal`'s ``_callbacks`` while none was added after its first callback or waiter
-(shared: never added to)."""
-
-
 def _scheduled(event: Any) -> Signal:
     """The queue entry of a SimPy event, or ``event`` itself if it is a :class:`Signal`."""
     if isinstance(event, Signal):
@@ -211,33 +118,15 @@ def _scheduled(event: Any) -> Signal:
     return entry
 
 
-def _in_order(signal: Signal) -> list[Callable[[Signal], None]]:
-    """Everything ``signal`` calls when processed, in order: its resumer's ``resume``, its
-    callback, those added after."""
-    callbacks: list[Callable[[Signal], None]] = []
-    if signal.resumer is not None:
-        callbacks.append(signal.resumer.resume)
-    if signal.callback is not None:
-        callbacks.append(signal.callback)
-    added = signal._callbacks
-    if added is not None and added is not _NONE_ADDED:
-        callbacks.extend(added)
-    return callbacks
-
-
-# explicit: without simpy's types (mypyc's build) simpy.Event is Any
-Wait: TypeAlias = simpy.Event | Signal
-"""What the engine's detached generators yield: a SimPy event or a :class:`Signal`
-(:func:`sleep`)."""
-
-
 class Clock:
     """The simulation time and event queue of one ``simpy.Environment``, which it runs from then on.
 
     ``now`` is the time (seconds); ``eid`` the id the next scheduled event
     gets (so the number of events scheduled so far); ``heap`` a 4-ary
-    min-heap of :class:`Signal` by (time, key) (:func:`push_entry`). Made by :func:`clock_of`, which
-    finds it again as the environment's ``_simcache_clock``.
+    min-heap of :class:`Signal` by (time, key) (:func:`push_entry`), or, when the native queue is
+    built (:func:`_native_queue_class`), ``queue`` holds the entries in the same order and ``heap``
+    stays empty (:func:`queued` and :func:`first_queued` read either). Made by :func:`clock_of`,
+    which finds it again as the environment's ``_simcache_clock``.
     """
 
     def __init__(self, env: Any) -> None:
@@ -275,7 +164,7 @@ class Clock:
 
     def push(self, entry: Signal, at: float, priority: int) -> None:
         """Queue ``entry`` for time ``at`` with ``priority`` and the next event id."""
-        if entry.key != _NOT_SCHEDULED:
+        if entry.key != NOT_SCHEDULED:
             raise RuntimeError("a Signal is scheduled once (it is its own queue entry)")
         entry.time = at
         entry.key = (priority << _PRIORITY_SHIFT) + self.eid
@@ -327,7 +216,7 @@ class Clock:
             # As SimPy does: the callbacks after the one that stopped the run are run when it
             # resumes.
             event.callbacks = callbacks[callbacks.index(callback) + 1 :]
-            entry.key = _NOT_SCHEDULED  # popped: a Signal may go back in
+            entry.key = NOT_SCHEDULED  # popped: a Signal may go back in
             self.schedule(event, -1)
             raise
         _raise_if_failed(event)
@@ -366,77 +255,6 @@ def clock_of(env: Any) -> Clock:
     return Clock(env) if clock is None else clock
 
 
-def push_entry(heap: list[Signal], entry: Signal) -> None:
-    """Add ``entry`` to ``heap``, moving it up past the entries it runs before.
-
-    The heap is 4-ary (entry ``i``'s children are ``4 i + 1`` to ``4 i + 4``): half the levels of a
-    binary heap, so half the entries moved per push and pop, for three comparisons per level going
-    down instead of one: on the default run's queue (about 70 entries) 439 M -> 431 M instructions
-    for 5 simulated seconds. Entries are totally ordered by (time, key), so any heap pops them in
-    the same order.
-    """
-    heap.append(entry)
-    last: i64 = len(heap) - 1
-    _sift_up(heap, entry, last, 0)
-
-
-def _sift_up(heap: list[Signal], entry: Signal, pos: i64, top: i64) -> None:
-    """Put ``entry`` at ``pos`` or above it (not above ``top``), moving down the entries it runs
-    before."""
-    time = entry.time
-    key = entry.key
-    while pos > top:
-        parent_pos: i64 = (pos - 1) >> 2
-        parent = heap[parent_pos]
-        parent_time = parent.time
-        # Does entry run before parent: SimPy's (time, priority, id) order, written out here and
-        # below (a function call per comparison cost a fifth of the Python sources' run).
-        if not (time < parent_time or (time == parent_time and key < parent.key)):
-            break
-        heap[pos] = parent
-        pos = parent_pos
-    heap[pos] = entry
-
-
-def _sift_down(heap: list[Signal], entry: Signal, pos: i64) -> None:
-    """Put ``entry`` in the hole at ``pos``: as ``heapq`` does, move the earliest child up to the
-    bottom, then ``entry`` up (fewer comparisons than stopping on the way down: a moved entry
-    usually belongs near the bottom)."""
-    top = pos
-    end: i64 = len(heap)
-    child: i64 = 4 * pos + 1
-    while child < end:
-        best = heap[child]
-        best_pos = child
-        best_time = best.time
-        last: i64 = child + 4
-        if last > end:
-            last = end
-        other_pos: i64 = child + 1
-        while other_pos < last:
-            other = heap[other_pos]
-            other_time = other.time
-            if other_time < best_time or (other_time == best_time and other.key < best.key):
-                best = other
-                best_pos = other_pos
-                best_time = other_time
-            other_pos += 1
-        heap[pos] = best
-        pos = best_pos
-        child = 4 * pos + 1
-    _sift_up(heap, entry, pos, top)
-
-
-def pop_entry(heap: list[Signal]) -> Signal:
-    """Take the first entry off ``heap`` (not empty)."""
-    last = heap.pop()
-    if not heap:
-        return last
-    first = heap[0]
-    _sift_down(heap, last, 0)
-    return first
-
-
 def _event_of(entry: Signal) -> Any:
     """The event an entry runs: its SimPy event, or itself."""
     event = entry.event
@@ -456,85 +274,6 @@ def schedule_at(clock: Clock, at: float, event: object, priority: int = NORMAL) 
     ``env.schedule`` takes a delay, and ``now + (at - now)`` may round.
     """
     clock.push(_scheduled(event), at, priority)
-
-
-def sleep(clock: Clock, delay: float) -> Signal:
-    """What ``env.timeout(delay)`` is to a generator driven by :class:`Resumer`: a :class:`Signal`
-    scheduled for ``now + delay``, computed as SimPy computes it (so the same time to the last bit,
-    and the same event id).
-
-    No ``simpy.Timeout`` is made (its ``__init__`` and ``env.schedule`` are two interpreted calls;
-    this is one native one in the compiled engine). Only for waits nothing else combines (``|``,
-    ``&``) or fails into: a :class:`Signal` is no ``simpy.Event``. Its value is ``None``, as a
-    timeout's.
-    """
-    if delay < 0:
-        raise ValueError(f"Negative delay {delay}")
-    signal = Signal(None)
-    clock.push(signal, clock.now + delay, NORMAL)
-    return signal
-
-
-def succeed(clock: Clock, signal: Signal) -> None:
-    """What ``event.succeed()`` is to a :class:`Signal`: queue it now (normal priority, the next
-    event id), so what waits for it goes on when it is processed. A signal is queued once: a
-    second call raises RuntimeError."""
-    clock.push(signal, clock.now, NORMAL)
-
-
-class AllOf:
-    """What ``simpy.AllOf(env, events)`` is to :class:`Signal` waits: :attr:`done`, queued now
-    (:func:`succeed`) when the last of ``signals`` is processed, at once if all were processed
-    already (or there are none).
-
-    The same events with the same ids and times as SimPy's ``Condition``: it counts each signal as
-    it is processed, from a callback placed after the waits on it made so far (:func:`on_processed`,
-    as ``callbacks.append``), and queues itself when the count is full. Its value is ``None``
-    (nothing reads a condition's value here).
-    """
-
-    __slots__ = ("clock", "done", "left")
-
-    def __init__(self, clock: Clock, signals: list[Signal]) -> None:
-        self.clock = clock
-        self.done = Signal(None)
-        self.left: i64 = len(signals)
-        if not signals:
-            succeed(clock, self.done)
-            return
-        for signal in signals:
-            if signal._callbacks is None:  # processed already: counted at once, as Condition does
-                self.count(signal)
-            else:
-                on_processed(signal, self.count)
-
-    def count(self, _: Signal) -> None:
-        """One of the signals was processed: queue :attr:`done` if it was the last."""
-        self.left -= 1
-        if self.left == 0:
-            succeed(self.clock, self.done)
-
-
-def timeout_or(clock: Clock, delay: float, signal: Signal) -> Signal:
-    """What ``env.timeout(delay) | signal`` is to a generator driven by :class:`Resumer`, without
-    SimPy's interpreted ``Timeout`` and ``Condition``: a :class:`Signal` queued when the first of
-    the two is processed.
-
-    The same events with the same ids and times as SimPy's: the timeout is queued at once
-    (:func:`sleep`); the condition is queued at the time the first of them is processed, as
-    ``Condition.succeed()`` queues it; the other one, processed later, does nothing more. ``signal``
-    must not have been processed.
-    """
-    timer = sleep(clock, delay)
-    first = Signal(None)
-
-    def check(_: Signal) -> None:
-        if not first.triggered:
-            schedule_at(clock, clock.now, first)
-
-    timer.callback = check  # a new timer's one callback: a field, no list
-    signal.add_callback(check)
-    return first
 
 
 def unschedule(clock: Clock, events: set[object]) -> None:
@@ -574,12 +313,6 @@ def first_queued(clock: Clock) -> Signal | None:
     return clock.heap[0] if clock.heap else None
 
 
-def heapify_entries(heap: list[Signal]) -> None:
-    """Make ``heap`` a (4-ary) heap of its entries by (time, key) (as ``heapq.heapify``)."""
-    for pos in range((len(heap) - 2) // 4, -1, -1):  # the last entry's parent first
-        _sift_down(heap, heap[pos], pos)
-
-
 def trigger(event: Any, value: Any) -> None:
     """Mark ``event`` succeeded with ``value``, without scheduling it (the caller schedules or
     processes it)."""
@@ -588,47 +321,6 @@ def trigger(event: Any, value: Any) -> None:
         return
     event._ok = True
     event._value = value
-
-
-def process_now(event: Any) -> None:
-    """Process ``event`` now, as SimPy's loop does when it pops it: call its callbacks once, mark
-    it processed."""
-    if isinstance(event, Signal):
-        _run_signal(event)
-        return
-    callbacks, event.callbacks = event.callbacks, None
-    for callback in callbacks:
-        callback(event)
-
-
-def _run_signal(signal: Signal) -> None:
-    """Process ``signal``: resume the generator waiting for it first, then call its callback and
-    those added after; mark it processed."""
-    added = signal._callbacks
-    assert added is not None, "a Signal processed twice"
-    signal._callbacks = None
-    resumer = signal.resumer
-    if resumer is not None:
-        signal.resumer = None
-        resumer.resume(signal)
-    callback = signal.callback
-    if callback is not None:
-        signal.callback = None
-        callback(signal)
-    if added is not _NONE_ADDED:
-        for callback in added:
-            callback(signal)
-
-
-def on_processed(signal: Signal, callback: Callable[[Signal], None]) -> None:
-    """Call ``callback`` when ``signal`` (not processed yet) is processed, where a
-    :class:`Resumer` waiting for it would be resumed: first if nothing waits for it yet, else
-    after those that do."""
-    assert signal._callbacks is not None, "a Signal processed already"
-    if signal.resumer is None and signal.callback is None and signal._callbacks is _NONE_ADDED:
-        signal.callback = callback
-    else:
-        signal.add_callback(callback)
 
 
 def current_time(clock: Clock) -> float:
@@ -688,7 +380,7 @@ def run_until(
             return True
         event = entry.event
         if event is None:  # the engine's own events, most of them: typed fields, never failed
-            _run_signal(entry)
+            run_signal(entry)
         else:
             callbacks, event.callbacks = event.callbacks, None  # None marks it processed
             for callback in callbacks:
@@ -724,7 +416,7 @@ def _run_until_native(
             return True
         event = entry.event
         if event is None:
-            _run_signal(entry)
+            run_signal(entry)
         else:
             callbacks, event.callbacks = event.callbacks, None  # None marks it processed
             for callback in callbacks:
@@ -752,7 +444,7 @@ def _then_finished(steps: Generator[Wait, Any, None]) -> Generator[Any, Any, Non
 
 class Resumer:
     """The callback that drives a generator of events without a ``simpy.Process`` (see
-    :mod:`simcache.sim.components.detached`).
+    :mod:`simcache.sim.kernel.detached`).
 
     A bound method, so no reference cycle. Each yielded event gets
     :meth:`resume` as a callback, or a :class:`Signal` nobody waits for yet
@@ -784,7 +476,7 @@ class Resumer:
                     if (
                         target.resumer is None
                         and target.callback is None
-                        and target._callbacks is _NONE_ADDED
+                        and target._callbacks is NONE_ADDED
                     ):
                         target.resumer = self
                     else:

@@ -4,7 +4,7 @@ A process costs a start event, an end event and, at each step, SimPy's
 general-purpose resume (failure handling, the active-process marker). The
 model's own loops (workload slots, destage flushers, each I/O) never fail
 into a waiting process and nothing waits for them to end, so they run as
-detached generators instead (resumed by :class:`simcache.sim.components.kernel.Resumer`).
+detached generators instead (resumed by :class:`simcache.sim.kernel.clock.Resumer`).
 """
 
 from __future__ import annotations
@@ -12,16 +12,8 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from simcache.sim.components.kernel import (
-    URGENT,
-    Clock,
-    Resumer,
-    Signal,
-    Wait,
-    current_time,
-    process_now,
-    schedule_at,
-)
+from simcache.sim.kernel.clock import URGENT, Clock, Resumer, current_time, schedule_at
+from simcache.sim.kernel.signals import Signal, Wait, process_now
 
 __all__ = ["run_detached", "start_detached"]
 
