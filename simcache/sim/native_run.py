@@ -166,9 +166,7 @@ def run(
         paused = engine.run(head.time, head.key, budget)
         clock.eid = engine.eid
         if engine.events != events:
-            clock.now = engine.now
-            if clock.mirror_now:
-                clock.env._now = clock.now
+            clock.move_to(engine.now)
         if paused:  # the budget ran out: poll the stop request
             assert stop_requested is not None
             if stop_requested():

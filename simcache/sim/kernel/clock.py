@@ -171,6 +171,13 @@ class Clock:
         self.eid += 1
         self._insert(entry)
 
+    def move_to(self, time: float) -> None:
+        """Set the time to ``time`` (seconds), as the run loop does when it processes an event
+        queued elsewhere (the native engine's, :mod:`simcache.sim.native_run`)."""
+        self.now = time
+        if self.mirror_now:
+            self.env._now = time
+
     def _insert(self, entry: Signal) -> None:
         """Put ``entry`` (its time and key set) in the queue."""
         queue = self.queue
