@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 import simpy
 
 from simcache.sim.components.flusher import Flusher, flusher_steps
-from simcache.sim.components.hash_walk import HashWalk
+from simcache.sim.components.hash_walk import HashWalk, undestaged
 from simcache.sim.components.pending import (
     WRITE_HOLDERS,
     WRITE_OFFSET,
@@ -236,7 +236,12 @@ class Destager:
             for signal, _ in self._waiting:
                 succeed(self.clock, signal)
         items = [item for batch in self._flushing for item in batch] + list(self._pending)
-        items += self._walk.drain()
+        for item, left in self._walk.drain():
+            done = item[WRITE_SIZE] - left
+            if done:  # the part on the array: its replica holders drop their copies
+                for holder in item[WRITE_HOLDERS]:
+                    holder.replica_bytes -= done
+            items.append(undestaged(item, left))
         self._flushing.clear()
         self._pending.clear()
         self._waiting.clear()

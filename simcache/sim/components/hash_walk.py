@@ -32,14 +32,12 @@ def undestaged(item: PendingWrite, left: int) -> PendingWrite:
     those bytes alone.
 
     Its blocks are destaged one by one, so a write spanning several can be partly on the array when
-    its host dies: the part already there is neither lost nor handed over, and the replica holders
-    drop their copy of it. The bytes left are counted exactly; they are placed at the write's tail
-    (which blocks they are is not kept)."""
+    its host dies: the part already there is neither lost nor handed over (the destager has the
+    replica holders drop their copy of it). The bytes left are counted exactly; they are placed at
+    the write's tail (which blocks they are is not kept)."""
     done = item[WRITE_SIZE] - left
     if not done:
         return item
-    for holder in item[WRITE_HOLDERS]:
-        holder.replica_bytes -= done
     return (
         item[WRITE_VM],
         item[WRITE_OFFSET] + done,
@@ -476,10 +474,10 @@ class HashWalk:
         for slot in slots:
             self._free_slot(slot)
 
-    def drain(self) -> list[PendingWrite]:
-        """Every write held, oldest first, as its bytes not yet on the array
-        (:func:`undestaged`); the walk left empty (the cursor and the ticks go on)."""
-        items = [undestaged(self.write(slot), self._left_of(slot)) for slot in self.arrival()]
+    def drain(self) -> list[tuple[PendingWrite, int]]:
+        """Every write held, oldest first, with its bytes not yet on the array; the walk left
+        empty (the cursor and the ticks go on)."""
+        items = [(self.write(slot), self._left_of(slot)) for slot in self.arrival()]
         self.count = 0
         self._walk.clear()
         self._behind.clear()

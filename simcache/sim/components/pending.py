@@ -4,9 +4,9 @@ once a replica holder has died (:func:`without`); the pending writes in arrival 
 took (:class:`FlushBatch`, cut into array requests by :func:`pieces`). The writes of a
 hash-indexed cache wait in :class:`simcache.sim.components.hash_walk.HashWalk` instead.
 
-Values and pure functions, shared by the destager (:mod:`simcache.sim.components.destager`), its
-flushers (:mod:`simcache.sim.components.flusher`), the hosts, the VMs and the failure events that
-hand writes over.
+Values, pure functions and the arrival-order containers, shared by the destager
+(:mod:`simcache.sim.components.destager`), its flushers (:mod:`simcache.sim.components.flusher`),
+the hosts, the VMs and the failure events that hand writes over.
 """
 
 from __future__ import annotations
