@@ -15,6 +15,9 @@ how much faster compiled code runs, in bench/README.md.
   longer compile).
 - ``SIMCACHE_PGO=1``: a profile-guided C compile
   (:class:`ProfileGuidedBuildExt`); off by default.
+- ``SIMCACHE_NATIVE=1``: also build the optional Cython extensions (the native event queue,
+  ``simcache/native/_queue.pyx``: issue 35, step 1 prototype; needs Cython 3). Off by default;
+  without it an earlier build's are removed and the kernel keeps its own heap.
 - If mypyc or the C compiler fails for a group, the install still succeeds
   and that group's Python sources run (the extensions are optional); the
   other group stays compiled, since the groups import each other as ordinary
@@ -60,6 +63,12 @@ def load_file(name: str, path: Path) -> ModuleType:
 BACKEND = load_file("simcache_build_backend", ROOT / "_build_backend" / "backend.py")
 COMPILE, PGO = BACKEND.build_options()
 OPT_LEVEL = os.environ.get("SIMCACHE_OPT_LEVEL", "1")  # gcc's -O level (0-3)
+NATIVE = BACKEND.native_requested()
+# The optional Cython extensions (SIMCACHE_NATIVE=1): issue 35's native engine, step 1 prototype.
+NATIVE_SOURCES = {
+    "simcache.native._queue": ROOT / "simcache" / "native" / "_queue.pyx",
+    "simcache.native._engine": ROOT / "simcache" / "native" / "_engine.pyx",
+}
 
 
 def load_engine_sources() -> ModuleType:
@@ -142,6 +151,36 @@ def compiled_extensions() -> list[Any]:
             'built from and its shared library."""\n\n'
             f"GROUPS = {{\n{entries}}}\n"
         )
+    return extensions
+
+
+def native_extensions() -> list[Any]:
+    """The Cython extensions (the native event queue) with ``SIMCACHE_NATIVE=1``, else none (and an
+    earlier build's removed, so that a build without them leaves the kernel's list heap in charge).
+    Optional: if Cython or the C compile fails, the install succeeds without them."""
+    if not BUILD_COMMANDS.intersection(sys.argv[1:]):
+        return []
+    if not NATIVE:
+        for source in NATIVE_SOURCES.values():
+            for built in source.parent.glob(source.stem + ".*.so"):
+                built.unlink()
+        return []
+    try:
+        from Cython.Build import cythonize
+        from setuptools import Extension
+    except ImportError as error:
+        print(f"simcache: not building the native queue ({error!r})", file=sys.stderr)
+        return []
+    extensions: list[Any] = cythonize(
+        [
+            Extension(name, [str(source.relative_to(ROOT))])
+            for name, source in NATIVE_SOURCES.items()
+        ],
+        build_dir="build/cython",
+        quiet=True,
+    )
+    for extension in extensions:
+        extension.optional = True
     return extensions
 
 
@@ -265,6 +304,6 @@ class BuildPyWithLibrary(build_py):
 
 
 setup(
-    ext_modules=compiled_extensions(),
+    ext_modules=compiled_extensions() + native_extensions(),
     cmdclass={"build_ext": ProfileGuidedBuildExt, "build_py": BuildPyWithLibrary},
 )

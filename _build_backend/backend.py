@@ -23,6 +23,14 @@ PGO_DEFAULT = "0"
 """``SIMCACHE_PGO`` when unset: 1 for a profile-guided C compile."""
 COMPILER = ["mypy>=1.20", "numpy>=1.26", "librt>=0.8"]
 """What mypyc needs besides setuptools (mypy 1.20: the first to compile librt's native reads)."""
+NATIVE = ["cython>=3.0"]
+"""What ``SIMCACHE_NATIVE=1`` needs: Cython, for the native event queue
+(``simcache/native/_queue.pyx``, issue 35's step 1 prototype)."""
+
+
+def native_requested() -> bool:
+    """``SIMCACHE_NATIVE=1``: build the optional Cython extensions too (off by default)."""
+    return os.environ.get("SIMCACHE_NATIVE", "0").strip() not in ("", "0")
 
 
 def build_options() -> tuple[str, bool]:
@@ -34,13 +42,14 @@ def build_options() -> tuple[str, bool]:
 def build_requirements() -> list[str]:
     """What this build needs besides setuptools."""
     compile_, pgo = build_options()
+    native = list(NATIVE) if native_requested() else []
     if compile_ == "0":
-        return []
+        return native
     if not pgo:
-        return list(COMPILER)
+        return [*COMPILER, *native]
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     runtime = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
-    return [*COMPILER, *runtime]  # the training imports the package
+    return [*COMPILER, *native, *runtime]  # the training imports the package
 
 
 def get_requires_for_build_wheel(config_settings: dict[str, Any] | None = None) -> list[str]:

@@ -53,6 +53,9 @@ class Model:
     """A run without records: the histograms and counters the records go to at each sample
     instead of the blocks."""
     samples: list[SeriesSample] = field(default_factory=list)
+    native: Any = None
+    """The native engine that runs the VMs' I/O (:mod:`simcache.sim.native_run`), or None: the
+    Python engine runs them."""
     vmotions: list[dict[str, Any]] = field(default_factory=list)
     """One record per ``vmotion`` event (:func:`simcache.sim.host_events.vmotion`): hosts, transfer
     times and, for a VM that moves, the move."""

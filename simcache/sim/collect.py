@@ -280,6 +280,24 @@ class RecordBlocks:
             column.frombytes(value.astype(_NUMPY[column.typecode]).tobytes())
         self.count += len(data)
 
+    def narrow(self) -> bool:
+        """Whether every field still has its first (narrowest) type, sizes in sectors: the layout
+        :meth:`extend_narrow` appends in."""
+        return self._size_unit == SECTOR and all(
+            self._fields[i].typecode == code for i, code in _FIRST_CODES.items()
+        )
+
+    def extend_narrow(self, columns: Sequence[bytes], count: int) -> None:
+        """Append ``count`` records given a field apart, each the bytes of the field's first type
+        (:data:`RECORD_FIELDS` order, the path in the flags byte: the fields of :meth:`take`) as
+        :meth:`append` would store them; only while :meth:`narrow` (the native engine writes
+        them: :mod:`simcache.sim.native_run`)."""
+        if not self.narrow():
+            raise ValueError("the record blocks were widened: append the records as rows")
+        for column, data in zip(self._fields.values(), columns, strict=True):
+            column.frombytes(data)
+        self.count += count
+
     def _sizes(self, sizes: np.ndarray) -> np.ndarray:
         """``sizes`` (bytes, float64 holding whole numbers) in the size field's unit, the field
         widened if they need it."""

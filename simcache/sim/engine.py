@@ -23,7 +23,7 @@ import simpy
 
 from simcache.base.version import __version__
 from simcache.physics.cluster import PortName, ring_peers, tier_units
-from simcache.sim import host_events
+from simcache.sim import host_events, native_run
 from simcache.sim.built import Model
 from simcache.sim.collect import RecordBuffer
 from simcache.sim.components.array import Array
@@ -70,12 +70,16 @@ def _stream_seed(seed: int, *key: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed, spawn_key=key)
 
 
-def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model:
+def build(
+    scenario: Scenario, seed: int, *, paths: Paths = "callbacks", native: bool = False
+) -> Model:
     """Create every component of ``scenario`` in a fresh SimPy environment.
 
     ``paths``: the hot paths (arrivals, closed-loop slots, common I/O paths, flushers) as callback
     state machines, or as the generators those mirror event for event (``"generators"``: the
-    reference the callbacks are checked against, ``tests/sim/test_fast_paths.py``).
+    reference the callbacks are checked against, ``tests/sim/test_fast_paths.py``). ``native``:
+    the VMs' I/O runs in the native engine if it supports the model (:mod:`simcache.sim.native_run`;
+    ``model.native`` says whether it does).
     """
     env = simpy.Environment()
     clock = clock_of(env)
@@ -146,8 +150,11 @@ def build(scenario: Scenario, seed: int, *, paths: Paths = "callbacks") -> Model
     model = Model(
         env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, buffer, fabric
     )
-    for vm in vms:
-        start_workload(env, vm)
+    if native and paths == "callbacks":
+        model.native = native_run.prepare(model)
+    if model.native is None:
+        for vm in vms:
+            start_workload(env, vm)
     for event in scenario.events:
         if isinstance(event, VMotion):
             env.process(host_events.vmotion(model, event))
@@ -341,6 +348,7 @@ def run_scenario(
     limits: Limits | None = None,
     keep_records: bool = True,
     paths: Paths = "callbacks",
+    native: bool | None = None,
 ) -> RunRecord:
     """Build ``scenario``, run it once and return what it produced as a plain record.
 
@@ -349,7 +357,9 @@ def run_scenario(
     anything runs (else :class:`~simcache.base.errors.RunTooLargeError`), ``cancel`` or
     ``deadline`` (wall seconds) stop the run at the simulated time it has reached, and
     ``keep_records=False`` keeps histograms (:class:`simcache.sim.stream.StreamStats`) in place of
-    per-I/O records; ``paths`` is :func:`build`'s.
+    per-I/O records; ``paths`` is :func:`build`'s. ``native``: run the VMs' I/O in the native
+    engine where it supports the scenario (:mod:`simcache.sim.native_run`; None: as
+    ``SIMCACHE_NATIVE_ENGINE`` says, off by default), else, silently, in the Python engine.
     """
     scenario = load_scenario(scenario)
     if seed is not None:
@@ -366,7 +376,10 @@ def run_scenario(
         for token in (cancel, None if deadline is None else Cancel(deadline=deadline))
         if token is not None
     ]
-    model = build(scenario, seed, paths=paths)
+    if native is None:
+        native = native_run.requested()
+    native = native and native_run.unsupported(scenario) is None
+    model = build(scenario, seed, paths=paths, native=native)
     if not keep_records:
         names = [group.name for group in scenario.groups]
         model.stream = StreamStats(
@@ -384,7 +397,11 @@ def run_scenario(
     # the run allocates many small long-lived tuples; cyclic GC passes over them cost ~10%
     gc.disable()
     try:
-        finished = run_until(model.clock, run.duration, stop_requested, POLL_EVENTS)
+        finished = (
+            run_until(model.clock, run.duration, stop_requested, POLL_EVENTS)
+            if model.native is None
+            else native_run.run(model, run.duration, stop_requested, POLL_EVENTS)
+        )
     finally:
         if collecting:
             gc.enable()

@@ -37,7 +37,7 @@ from simcache.sim.components.array import Array
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.engine import Paths, build, run_scenario
-from simcache.sim.kernel.clock import run_until
+from simcache.sim.kernel.clock import queued, run_until
 from simcache.sim.kernel.detached import start_detached
 from simcache.sim.kernel.waits import sleep
 from simcache.spec import ArraySpec, DriveSpec, LinkSpec
@@ -328,7 +328,7 @@ def test_paths_chooses_the_form_the_run_is_built_in() -> None:
         model = build(scenario, 1, paths=paths)
         assert model.clock.callbacks is (paths == "callbacks")
         found = set()
-        for entry in model.clock.heap:
+        for entry in queued(model.clock):
             bound = getattr(entry.callback, "__self__", None)
             if bound is not None:
                 found.add(type(bound).__name__)

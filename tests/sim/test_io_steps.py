@@ -42,7 +42,7 @@ from simcache.sim.components.io_steps import ReplicaLeg
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.vm import VM
-from simcache.sim.kernel.clock import Clock, clock_of, current_time, schedule_at
+from simcache.sim.kernel.clock import Clock, clock_of, current_time, first_queued, schedule_at
 from simcache.sim.kernel.detached import run_detached
 from simcache.sim.kernel.signals import Signal, Wait
 from simcache.sim.kernel.waits import sleep
@@ -147,8 +147,7 @@ def _step_all(world: World, until: float) -> list[tuple[float, int]]:
     processed."""
     clock = world.clock
     processed: list[tuple[float, int]] = []
-    while clock.heap and clock.heap[0].time <= until:
-        entry = clock.heap[0]
+    while (entry := first_queued(clock)) is not None and entry.time <= until:
         processed.append((entry.time, int(entry.key)))
         clock.step()
     return processed

@@ -19,6 +19,8 @@ from simcache.sim.kernel.clock import (
     clock_of,
     current_time,
     events_scheduled,
+    first_queued,
+    queued,
     run_until,
     schedule_at,
     trigger,
@@ -524,3 +526,40 @@ def test_all_of_and_succeed_match_simpy_in_order_and_event_count() -> None:
     succeed(clock, signal)
     with pytest.raises(RuntimeError, match="scheduled once"):  # as a second Event.succeed() raises
         succeed(clock, signal)
+
+
+@pytest.mark.parametrize("size", [0, 1, 5, 6, 21, 22, 85, 86, 300])
+def test_the_native_queue_pops_in_the_kernels_order(size: int) -> None:
+    """The optional native queue (``simcache/native/_queue.pyx``, built with ``SIMCACHE_NATIVE=1``;
+    skipped without it) pops the same entries in the same (time, key) order as the kernel's heap,
+    interleaving pushes and pops, and the kernel's
+    :func:`~simcache.sim.kernel.clock.queued` and
+    :func:`~simcache.sim.kernel.clock.first_queued` read it."""
+    native = pytest.importorskip("simcache.native._queue")
+    draw = random.Random(size)
+    queue = native.EventQueue()
+    heap: list[Signal] = []
+    popped: tuple[list[object], list[object]] = ([], [])
+    for key in draw.sample(range(10 * size + 1), size):
+        entry = Signal(None)
+        entry.time, entry.key = float(draw.choice((0.5, 1.0, 1.5))), key  # ties decided by key
+        queue.push(entry, entry.time, entry.key)
+        push_entry(heap, entry)
+        assert queue.first() is heap[0] and queue.peek() == heap[0].time
+        if draw.random() < 0.3:
+            popped[0].append(queue.pop())
+            popped[1].append(pop_entry(heap))
+    assert sorted(queue.items(), key=id) == sorted(heap, key=id)
+    while heap:
+        popped[0].append(queue.pop())
+        popped[1].append(pop_entry(heap))
+    assert popped[0] == popped[1] and len(queue) == 0 and queue.peek() == float("inf")
+    with pytest.raises(IndexError):
+        queue.pop()
+    env = simpy.Environment()
+    clock = clock_of(env)
+    timeout = env.timeout(2.0)
+    if clock.queue is not None:  # the kernel uses it unless SIMCACHE_NATIVE_QUEUE=0
+        assert clock.heap == [] and len(clock.queue) == 1
+    first = first_queued(clock)
+    assert queued(clock) == [first] and first is not None and first.event is timeout

@@ -5,7 +5,8 @@
   that drives a generator of waits, and the only module that touches SimPy's internals;
 - :mod:`~simcache.sim.kernel.signals`: a :class:`~simcache.sim.kernel.signals.Signal`, the clock's
   queue entry and the engine's own event, and what processing one does;
-- :mod:`~simcache.sim.kernel.heap`: the clock's queue, a 4-ary heap of signals;
+- :mod:`~simcache.sim.kernel.heap`: the clock's queue, a 4-ary heap of signals (or, installed with
+  ``SIMCACHE_NATIVE=1``, the same order in ``simcache/native/_queue.pyx``);
 - :mod:`~simcache.sim.kernel.waits`: SimPy's timeout, ``succeed``, ``AllOf`` and ``timeout |
   event`` as signals;
 - :mod:`~simcache.sim.kernel.detached`: generators of waits run without a ``simpy.Process``.

@@ -53,6 +53,7 @@ sources).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator
 from typing import Any, Final
 
@@ -72,6 +73,8 @@ __all__ = [
     "clock_of",
     "current_time",
     "events_scheduled",
+    "first_queued",
+    "queued",
     "run_until",
     "schedule_at",
     "trigger",
@@ -89,6 +92,23 @@ NORMAL: Final = 1
 _PRIORITY_SHIFT: Final = 52
 
 
+def _native_queue_class() -> Any:
+    """The native event queue's class (``simcache/native/_queue.pyx``, built with
+    ``SIMCACHE_NATIVE=1``: issue 35's step 1 prototype), or None: not built, or
+    ``SIMCACHE_NATIVE_QUEUE=0`` at run time. A :class:`Clock` keeps its entries there instead of
+    in its list heap; the order is the same (time, key), so results are bit-identical."""
+    if os.environ.get("SIMCACHE_NATIVE_QUEUE", "1").strip() == "0":
+        return None
+    try:
+        from simcache.native._queue import EventQueue
+    except ImportError:
+        return None
+    return EventQueue
+
+
+_NATIVE_QUEUE: Final[Any] = _native_queue_class()
+
+
 def _scheduled(event: Any) -> Signal:
     """The queue entry of a SimPy event, or ``event`` itself if it is a :class:`Signal`."""
     if isinstance(event, Signal):
@@ -103,8 +123,10 @@ class Clock:
 
     ``now`` is the time (seconds); ``eid`` the id the next scheduled event
     gets (so the number of events scheduled so far); ``heap`` a 4-ary
-    min-heap of :class:`Signal` by (time, key) (:func:`push_entry`). Made by :func:`clock_of`, which
-    finds it again as the environment's ``_simcache_clock``.
+    min-heap of :class:`Signal` by (time, key) (:func:`push_entry`), or, when the native queue is
+    built (:func:`_native_queue_class`), ``queue`` holds the entries in the same order and ``heap``
+    stays empty (:func:`queued` and :func:`first_queued` read either). Made by :func:`clock_of`,
+    which finds it again as the environment's ``_simcache_clock``.
     """
 
     def __init__(self, env: Any) -> None:
@@ -112,13 +134,16 @@ class Clock:
         # a float from the start (SimPy's is the int 0 until the first event)
         self.now = env._now = float(env._now)
         self.heap: list[Signal] = []
+        # the native queue, when built (_NATIVE_QUEUE): then it holds the entries, and heap stays
+        # empty
+        self.queue: Any = None if _NATIVE_QUEUE is None else _NATIVE_QUEUE()
         self.eid = 0
         adopted: list[tuple[float, int, int, Any]] = env._queue
         for at, priority, eid, event in adopted:  # scheduled before the clock was attached
             entry = _scheduled(event)
             entry.time = at
             entry.key = (priority << _PRIORITY_SHIFT) + eid
-            push_entry(self.heap, entry)
+            self._insert(entry)
         self.eid = next(env._eid)
         adopted.clear()
         # whether env._now must be kept up to date (env.now reads it)
@@ -144,18 +169,50 @@ class Clock:
         entry.time = at
         entry.key = (priority << _PRIORITY_SHIFT) + self.eid
         self.eid += 1
-        push_entry(self.heap, entry)
+        self._insert(entry)
+
+    def move_to(self, time: float) -> None:
+        """Set the time to ``time`` (seconds), as the run loop does when it processes an event
+        queued elsewhere (the native engine's, :mod:`simcache.sim.native_run`)."""
+        self.now = time
+        if self.mirror_now:
+            self.env._now = time
+
+    def _insert(self, entry: Signal) -> None:
+        """Put ``entry`` (its time and key set) in the queue."""
+        queue = self.queue
+        if queue is None:
+            push_entry(self.heap, entry)
+        else:
+            queue.push(entry, entry.time, entry.key)
+
+    def _take(self) -> Signal:
+        """Take the first entry off the queue (not empty)."""
+        queue = self.queue
+        if queue is None:
+            return pop_entry(self.heap)
+        entry: Signal = queue.pop()
+        return entry
+
+    def __len__(self) -> int:
+        """How many entries are queued."""
+        queue = self.queue
+        return len(self.heap) if queue is None else len(queue)
 
     def peek(self) -> float:
         """SimPy's ``Environment.peek``: the time of the next event (``inf`` if none)."""
+        queue = self.queue
+        if queue is not None:
+            time: float = queue.peek()
+            return time
         return self.heap[0].time if self.heap else float("inf")
 
     def step(self) -> None:
         """SimPy's ``Environment.step``: process the next event (``env.run`` calls it);
         :func:`run_until` is the fast loop."""
-        if not self.heap:
+        if not len(self):
             raise EmptySchedule()
-        entry = pop_entry(self.heap)
+        entry = self._take()
         self.now = self.env._now = entry.time
         event: Any = _event_of(entry)
         callbacks, event.callbacks = event.callbacks, None  # a Signal's in order, its resumer first
@@ -232,10 +289,35 @@ def unschedule(clock: Clock, events: set[object]) -> None:
     Entries run in the order of (time, key), all distinct, so taking some out
     and re-heaping the rest does not change the order of the others.
     """
+    queue = clock.queue
+    if queue is not None:
+        kept = [entry for entry in queued(clock) if _event_of(entry) not in events]
+        queue.clear()
+        for entry in kept:
+            queue.push(entry, entry.time, entry.key)
+        return
     heap = clock.heap
     # in place: run_until holds the list
     heap[:] = [entry for entry in heap if _event_of(entry) not in events]
     heapify_entries(heap)
+
+
+def queued(clock: Clock) -> list[Signal]:
+    """The entries queued in ``clock``, in no particular order (a new list)."""
+    queue = clock.queue
+    if queue is None:
+        return list(clock.heap)
+    entries: list[Signal] = queue.items()
+    return entries
+
+
+def first_queued(clock: Clock) -> Signal | None:
+    """The entry ``clock`` runs next, left queued (None if none)."""
+    queue = clock.queue
+    if queue is not None:
+        first: Signal | None = queue.first()
+        return first
+    return clock.heap[0] if clock.heap else None
 
 
 def trigger(event: Any, value: Any) -> None:
@@ -284,6 +366,8 @@ def run_until(
     0.337 and 0.341 compiled; with a token polled, 1.00 and 1.02 times the
     speed without one).
     """
+    if clock.queue is not None:
+        return _run_until_native(clock, until, stop_requested, every)
     env = clock.env
     stop = Signal(None)
     clock.schedule(stop, URGENT, until - clock.now)
@@ -303,6 +387,42 @@ def run_until(
             return True
         event = entry.event
         if event is None:  # the engine's own events, most of them: typed fields, never failed
+            run_signal(entry)
+        else:
+            callbacks, event.callbacks = event.callbacks, None  # None marks it processed
+            for callback in callbacks:
+                callback(event)
+            _raise_if_failed(event)
+        countdown -= 1
+        if not countdown:
+            assert stop_requested is not None
+            if stop_requested():
+                return False
+            countdown = every
+
+
+def _run_until_native(
+    clock: Clock, until: float, stop_requested: Callable[[], bool] | None, every: int
+) -> bool:
+    """:func:`run_until` on the native queue (``clock.queue``): the same loop, one native pop per
+    event."""
+    env = clock.env
+    stop = Signal(None)
+    clock.schedule(stop, URGENT, until - clock.now)
+    pop = clock.queue.pop  # bound once: one call per event
+    mirror_now = clock.mirror_now
+    countdown = every if stop_requested is not None else -1  # never reaches 0 without a check
+    while True:
+        entry: Signal = pop()
+        if entry.time != clock.now:
+            clock.now = entry.time
+            if mirror_now:
+                env._now = clock.now
+        if entry is stop:
+            clock.eid += 1  # as run_until
+            return True
+        event = entry.event
+        if event is None:
             run_signal(entry)
         else:
             callbacks, event.callbacks = event.callbacks, None  # None marks it processed
@@ -417,7 +537,7 @@ def _runs_through_clock(module: Any) -> bool:
 
     env.process(process())  # its start: URGENT, so before the timeout at 0
     env.event().succeed().callbacks.append(lambda _: log.append("event"))
-    scheduled = [_event_of(entry) for entry in clock.heap]
+    scheduled = [_event_of(entry) for entry in queued(clock)]
     env.run()
     return (
         clock.eid == 7

@@ -1,0 +1,27 @@
+"""Types of the optional Cython extension `simcache/native/_engine.pyx` (the native slice)."""
+
+from typing import Any
+
+class Engine:
+    eid: int
+    now: float
+    events: int
+    hits: int
+    def __init__(
+        self,
+        tier: Any,
+        vms: list[Any],
+        streams: list[Any],
+        reach: list[int],
+        slot_vms: list[int],
+        record_buffer: Any,
+        path_hit: int,
+        refills: list[int],
+        max_batch: int,
+    ) -> None: ...
+    def begin(self, clock: Any) -> None: ...
+    def use_blocks(self, blocks: Any) -> None: ...
+    def sync_in(self) -> None: ...
+    def sync_out(self) -> None: ...
+    def run(self, head_time: float, head_key: int, budget: int = -1) -> bool: ...
+    def queued(self) -> int: ...

@@ -1,0 +1,181 @@
+"""The native engine's vertical slice (issue 35, step 2): which runs it takes, and how it runs them.
+
+``simcache/native/_engine.pyx`` (built with ``SIMCACHE_NATIVE=1``) runs, in ``nogil`` code, the
+per-I/O path of one class of scenarios: the device validation scenarios' read rows. A run is
+taken by it only when asked for (``SIMCACHE_NATIVE_ENGINE=1``, or ``run_scenario(...,
+native=True)``) and when :func:`unsupported` finds nothing it lacks; any other run, or any run
+without the extension built, goes to the Python engine, silently (the results are the same: the
+slice is checked against the Python engine record for record, ``tests/sim/test_native_engine.py``).
+
+What it supports: one host; no scheduled events; every group a generated closed loop (no trace)
+with no think time and no duty cycle, reading only (``read_fraction = 1``); the read cache warm
+and holding every VM's whole disk (so every read hits: :func:`prepare` checks it on the built
+model); any flash or RAM tier but the test-only exponential service. The tier's destager, flusher
+and the array are built as usual and stay idle (no write reaches them); their Python events, the
+sampler and the run's stop stay in the kernel's queue, and :func:`run` merges them with the
+native events in the kernel's (time, priority, event id) order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from simcache.sim.built import Model
+from simcache.sim.collect import PATH_HIT
+from simcache.sim.kernel.clock import URGENT, first_queued
+from simcache.sim.kernel.signals import Signal
+from simcache.spec import Scenario
+from simcache.workloads.generators import _BATCH, IOStream
+
+__all__ = ["ENV", "available", "prepare", "requested", "run", "unsupported"]
+
+ENV = "SIMCACHE_NATIVE_ENGINE"
+"""The environment variable that asks for the native engine (``1``); off by default."""
+
+_BUDGET = 64
+"""Native events run between two polls of a stop request, in units of the poll interval."""
+
+
+def _engine_module() -> Any:
+    try:
+        from simcache.native import _engine
+    except ImportError:
+        return None
+    return _engine
+
+
+def available() -> bool:
+    """Whether the native engine is built (``SIMCACHE_NATIVE=1`` at install)."""
+    return _engine_module() is not None
+
+
+def requested() -> bool:
+    """Whether ``SIMCACHE_NATIVE_ENGINE`` asks for the native engine."""
+    return os.environ.get(ENV, "0").strip() not in ("", "0")
+
+
+def unsupported(scenario: Scenario) -> str | None:
+    """Why the native engine cannot run ``scenario`` (None: it can, if its caches hold every VM's
+    disk, which :func:`prepare` checks on the built model)."""
+    if not available():
+        return "the native engine is not built (install with SIMCACHE_NATIVE=1)"
+    if scenario.cluster.hosts != 1:
+        return "more than one host"
+    if scenario.events:
+        return "scheduled events"
+    if not scenario.cluster.cache.warm:
+        return "the read cache starts cold"
+    if scenario.cluster.tier.service == "exponential":
+        return "exponential tier service"
+    for group in scenario.groups:
+        workload = group.workload
+        if workload.trace is not None or workload.mode != "closed":
+            return f"group {group.name!r}: not a generated closed loop"
+        if workload.think_time or workload.duty_cycle is not None:
+            return f"group {group.name!r}: think time or duty cycle"
+        if workload.read_fraction != 1.0:
+            return f"group {group.name!r}: writes"
+    return None
+
+
+def prepare(model: Model) -> Any:
+    """The native engine for ``model`` (built, its workloads not started), its slots' starts
+    queued where ``start_workload`` would queue them; None if a VM's disk is not all in its
+    host's cache (the caller starts the workloads in Python then)."""
+    engine_module = _engine_module()
+    if engine_module is None or len(model.hosts) != 1:
+        return None
+    host = model.hosts[0]
+    cache = host.cache
+    residents = [vm for vm in model.vms if vm.host is host]
+    if not residents:
+        return None
+    share = cache.capacity_lines // len(residents)
+    reach: list[int] = []
+    streams: list[IOStream] = []
+    for vm in residents:
+        stream = vm.stream
+        if not isinstance(stream, IOStream):
+            return None
+        workload = stream.workload
+        # _vm_reach_bytes: the disk and what its largest I/O runs past the working set's end
+        needed = workload.working_set + max(0, max(workload.size_mix[0]) - 4096)
+        lines = -(-needed // cache.line)
+        if lines > share:
+            return None
+        reach.append(lines * cache.line)
+        streams.append(stream)
+    slot_vms = [
+        position
+        for position, vm in enumerate(residents)
+        for _ in range(vm.stream.workload.workers * vm.stream.workload.outstanding)
+    ]
+    engine = engine_module.Engine(
+        host.tier,
+        residents,
+        streams,
+        reach,
+        slot_vms,
+        model.record_buffer,
+        PATH_HIT,
+        [_refill(stream) for stream in streams],
+        _BATCH,
+    )
+    engine.begin(model.clock)
+    return engine
+
+
+_PYTHON_REFILL, _UNIFORM_REFILL, _SEQUENTIAL_REFILL = range(3)
+
+
+def _refill(stream: IOStream) -> int:
+    """How the native engine draws ``stream``'s next batch: in native code for uniform or
+    sequential offsets with one size mix and no sequential runs (the draws of
+    ``IOStream._refill_ios``, bit for bit), else by calling the stream."""
+    workload = stream.workload
+    if workload.per_op_sizes or workload.sequential_run > 1.0:
+        return _PYTHON_REFILL
+    if workload.access == "sequential":
+        return _SEQUENTIAL_REFILL
+    if workload.access == "uniform" and stream._blocks - 1 <= 0xFFFFFFFF:
+        return _UNIFORM_REFILL
+    return _PYTHON_REFILL
+
+
+def run(
+    model: Model, until: float, stop_requested: Callable[[], bool] | None = None, every: int = 128
+) -> bool:
+    """:func:`simcache.sim.kernel.clock.run_until` for a model :func:`prepare` gave a native
+    engine (``model.native``): the native events run in C between the Python events, each Python
+    event sees the components' state as the Python engine would have left it."""
+    engine = model.native
+    # a run with records: straight into the blocks' columns (the records buffer's sink)
+    engine.use_blocks(model.record_blocks if model.stream is None else None)
+    engine.sync_in()  # the state is the engine's from here to each sync_out
+    clock = model.clock
+    stop = Signal(None)
+    clock.schedule(stop, URGENT, until - clock.now)
+    budget = every * _BUDGET if stop_requested is not None else -1
+    while True:
+        head = first_queued(clock)
+        assert head is not None  # the stop at least
+        engine.eid = clock.eid
+        events = engine.events
+        paused = engine.run(head.time, head.key, budget)
+        clock.eid = engine.eid
+        if engine.events != events:
+            clock.move_to(engine.now)
+        if paused:  # the budget ran out: poll the stop request
+            assert stop_requested is not None
+            if stop_requested():
+                engine.sync_out()
+                return False
+            continue
+        engine.sync_out()
+        clock.step()
+        if head is stop:
+            clock.eid += 1  # as run_until
+            return True
+        engine.sync_in()

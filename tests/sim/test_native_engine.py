@@ -1,0 +1,232 @@
+"""The native engine's vertical slice (simcache/native/_engine.pyx, simcache/sim/native_run.py)
+against the Python engine: bit-identical records, samples, counters, unfinished I/Os and event
+counts on every library scenario and variant it supports, and its selector.
+
+Skipped when the extension is not built (install with ``SIMCACHE_NATIVE=1``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from support.paths import ROOT
+
+from simcache.sim import native_run
+from simcache.sim.collect import PATH
+from simcache.sim.control import Cancel
+from simcache.sim.engine import build, run_scenario
+from simcache.sim.kernel.clock import run_until
+from simcache.sim.record import RunRecord
+from simcache.spec import Scenario, load_scenario
+
+pytestmark = pytest.mark.skipif(
+    not native_run.available(),
+    reason="the native engine is not built (pip install with SIMCACHE_NATIVE=1, Cython 3)",
+)
+
+_FIELDS = range(PATH)  # the blocks' fields: the path shares the flags byte (IS_WRITE)
+
+
+def _library_variants() -> list[tuple[str, str]]:
+    """Every (scenario file, variant) of the library whose scenario the selector takes."""
+    chosen = []
+    for path in sorted(ROOT.glob("scenarios/*.toml")):
+        scenario = load_scenario(path)
+        for name in ["base", *scenario.variants]:
+            variant = scenario if name == "base" else scenario.variant(name)
+            if native_run.unsupported(variant) is None:
+                chosen.append((path.name, name))
+    return chosen
+
+
+LIBRARY = _library_variants() if native_run.available() else []
+
+
+def _scenario(file: str, variant: str) -> Scenario:
+    scenario = load_scenario(ROOT / "scenarios" / file)
+    return scenario if variant == "base" else scenario.variant(variant)
+
+
+def _short(scenario: Scenario) -> float:
+    """A short run (CPU time in the suite): 50 ms, at least one sample interval."""
+    return max(min(scenario.run.duration, 0.05), scenario.run.sample_interval)
+
+
+def _columns(record: RunRecord) -> list[np.ndarray]:
+    blocks = record.record_blocks
+    assert blocks is not None
+    return [blocks.take(i) for i in _FIELDS]
+
+
+def _assert_same(python: RunRecord, native: RunRecord) -> None:
+    for i, (a, b) in enumerate(zip(_columns(python), _columns(native), strict=True)):
+        assert a.dtype == b.dtype and np.array_equal(a, b), f"record field {i}"
+    assert native.counters == python.counters
+    assert native.samples == python.samples
+    assert native.unfinished == python.unfinished
+    assert native.events == python.events
+
+
+def test_the_selection_holds_the_device_validation_reads() -> None:
+    """The validation scenarios' read rows are the class the slice was built for: at least the
+    optane, P3700 and S3700 read rows are in it, and nothing outside scenarios/validate_*."""
+    files = {file for file, _ in LIBRARY}
+    assert {
+        "validate_scm_optane_p4800x_anandtech.toml",
+        "validate_nvme_p3700.toml",
+        "validate_sata_ssd_s3700.toml",
+    } <= files
+    assert all(file.startswith("validate_") for file in files)
+
+
+@pytest.mark.parametrize(("file", "variant"), LIBRARY)
+def test_library_runs_are_bit_identical(file: str, variant: str) -> None:
+    scenario = _scenario(file, variant)
+    duration = _short(scenario)
+    assert build(scenario, scenario.run.seed, native=True).native is not None, (
+        "the selector took it, the model check should too (its cache holds every disk)"
+    )
+    python = run_scenario(scenario, duration=duration, native=False)
+    native = run_scenario(scenario, duration=duration, native=True)
+    _assert_same(python, native)
+
+
+def _changed(file: str, variant: str, workload: dict[str, Any]) -> Scenario:
+    """A library scenario's variant with its group's workload changed (checks and variants
+    dropped)."""
+    data = _scenario(file, variant).model_dump(mode="json")
+    data["groups"][0]["workload"] |= workload
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    return load_scenario(data)
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        # drawn by the stream itself (IOStream._refill_ios called from the native engine)
+        {"access": "zipf", "zipf_theta": 0.9},
+        {"access": "hotspot", "hot_io_fraction": 0.8, "hot_span_fraction": 0.1},
+        {"read_sizes": {"4KiB": 3, "64KiB": 1}, "sizes": {"4KiB": 1}},
+        {"sequential_run": 8.0},
+        # drawn in native code: a size mix (its uniforms placed in the cumulative weights)
+        {"sizes": {"4KiB": 2, "16KiB": 1, "128KiB": 1}},
+        {"sizes": {"4KiB": 2, "16KiB": 1, "128KiB": 1}, "access": "sequential"},
+    ],
+)
+def test_every_way_of_drawing_a_batch_is_bit_identical(workload: dict[str, Any]) -> None:
+    """The library's rows draw uniform or sequential offsets of one size: these draw the rest
+    (their batches from the stream's own refill, or in native code), at 16 outstanding."""
+    scenario = _changed("validate_scm_optane_p4800x_anandtech.toml", "qd16-read", workload)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=0.03, native=False)
+    native = run_scenario(scenario, duration=0.03, native=True)
+    _assert_same(python, native)
+
+
+def test_records_past_the_narrowest_types_widen_as_in_python() -> None:
+    """With more than 256 VMs the VM field no longer fits a byte: the native engine's records
+    go on as rows from the first VM past it, and the blocks widen as the Python engine's do."""
+    base = _scenario("validate_scm_optane_p4800x_anandtech.toml", "base")
+    data = base.model_dump(mode="json")
+    data["groups"][0]["vms_per_host"] = 300
+    data["groups"][0]["workload"]["working_set"] = "64MiB"
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    scenario = load_scenario(data)
+    assert build(scenario, 1, native=True).native is not None
+    python = run_scenario(scenario, duration=0.02, native=False)
+    native = run_scenario(scenario, duration=0.02, native=True)
+    assert native.record_blocks is not None and native.record_blocks.bytes_per_io > 40
+    _assert_same(python, native)
+
+
+def test_a_block_the_tier_stream_drew_in_python_is_used_first() -> None:
+    """The tier's random stream hands out a block drawn in Python before the native engine goes on
+    with the generator itself: both models draw a few uniforms from it first, then run (the
+    engines' run loops alone, no sampler) to the same records."""
+    scenario = _scenario("validate_sata_ssd_s3700.toml", "base")  # lognormal dies: draws an I/O
+    blocks = []
+    for native in (False, True):
+        model = build(scenario, 1, native=native)
+        assert (model.native is not None) == native
+        stream = model.hosts[0].tier._stream
+        drawn = [stream.uniform() for _ in range(3)]
+        assert all(0.0 <= u < 1.0 for u in drawn)
+        model.record_buffer.sink = model.records_sink()
+        finished = native_run.run(model, 0.01) if native else run_until(model.clock, 0.01)
+        assert finished
+        model.hand_on_records()
+        blocks.append([model.record_blocks.take(i) for i in _FIELDS])
+        assert len(blocks[-1][0]) > 500  # 64 jobs at about 75,000 reads a second
+    for i, (a, b) in enumerate(zip(*blocks, strict=True)):
+        assert a.dtype == b.dtype and np.array_equal(a, b), f"record field {i}"
+
+
+def test_a_run_without_records_feeds_the_same_histograms() -> None:
+    scenario = _scenario("validate_scm_optane_p4800x_anandtech.toml", "qd16-read")
+    runs = [
+        run_scenario(scenario, duration=0.04, native=native, keep_records=False)
+        for native in (False, True)
+    ]
+    python, native = (run.stream for run in runs)
+    assert python is not None and native is not None
+    for name in ("hist", "count", "bytes", "sum_ms", "max_ms", "components_ms", "batch_sum"):
+        assert np.array_equal(getattr(python, name), getattr(native, name)), name
+    assert python.completed == native.completed > 0
+
+
+def test_a_stopped_run_accounts_for_every_io() -> None:
+    """Cancelled before it starts, the native run stops at its first poll (the Python engine's
+    interval times the budget), and every I/O issued is either recorded or unfinished."""
+    scenario = _scenario("validate_scm_optane_p4800x_anandtech.toml", "qd16-read")
+    token = Cancel()
+    token.cancel("test")
+    record = run_scenario(scenario, duration=0.1, native=True, cancel=token)
+    assert record.stopped_at_s is not None and record.stopped_at_s < 0.1
+    recorded = len(_columns(record)[0])
+    assert recorded > 0
+    assert record.counters.issued_ios == recorded + len(record.unfinished)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"read_fraction": 0.5}, "writes"),
+        ({"think_time": 0.001}, "think time"),
+        ({"mode": "open", "iops": 1000.0}, "not a generated closed loop"),
+    ],
+)
+def test_the_selector_names_what_it_lacks(change: dict[str, Any], reason: str) -> None:
+    base = _scenario("validate_scm_optane_p4800x_anandtech.toml", "base")
+    data = base.model_dump(mode="json")
+    data["groups"][0]["workload"] |= change
+    data.pop("variants", None)
+    data.pop("expect", None)
+    data.pop("check", None)
+    why = native_run.unsupported(load_scenario(data))
+    assert why is not None and reason in why
+
+
+def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
+    """Asked for the native engine, a run it does not support (writes) is the Python engine's."""
+    base = _scenario("validate_sata_ssd_s3700.toml", "randwrite")
+    assert native_run.unsupported(base) is not None
+    python = run_scenario(base, duration=0.1, native=False)
+    native = run_scenario(base, duration=0.1, native=True)
+    _assert_same(python, native)
+
+
+def test_a_cache_short_of_a_disk_leaves_the_run_to_python() -> None:
+    """The model check: a warm cache that does not hold the whole disk (some reads would miss)
+    gives no native engine."""
+    base = _scenario("validate_scm_optane_p4800x_anandtech.toml", "base")
+    data = base.model_dump(mode="json")
+    data["cluster"]["cache"]["capacity"] = "1GiB"
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, 1, native=True).native is None
