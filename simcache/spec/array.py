@@ -251,7 +251,9 @@ class DriveSpec(_Profiled):
         spinning += [
             name for name in ("settle", "command_queueing", "reorder_lag") if getattr(self, name)
         ]
-        if "reorder" in self.model_fields_set:
+        # (the default, which a dumped spec writes out, says nothing; "seek" asks for a disk's
+        # reordering)
+        if self.reorder != "positioning":
             spinning.append("reorder")
         if spinning:
             names = " and ".join(spinning)

@@ -266,6 +266,9 @@ def test_the_spec_refuses_queueing_a_drive_cannot_do() -> None:
     for field, value in (("command_queueing", 32), ("reorder_lag", 2), ("reorder", "seek")):
         with pytest.raises(ValidationError, match=f"{field} describe a spinning drive: remove"):
             DriveSpec.model_validate({"media_rate": 2e9, "capacity": 10**12, **flash, field: value})
+    # a dumped flash drive writes the defaults out (reorder = "positioning"): it loads again
+    drive = DriveSpec.model_validate({"media_rate": 2e9, "capacity": 10**12, **flash})
+    assert DriveSpec.model_validate(drive.model_dump()) == drive
     with pytest.raises(
         ValidationError,
         match=r"command_queueing \(200\) exceeds queue_depth \(4\).*at most 4 or raise",
