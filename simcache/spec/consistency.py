@@ -128,9 +128,9 @@ def scenario_problems(scenario: Scenario) -> list[tuple[str, str]]:
                     )
                 )
     problems += run_problems(scenario)
-    problems += _read_cache_problems(scenario)
     if any(path.endswith(".workload.trace") or ".workload.trace." in path for path, _ in problems):
         return problems  # a trace that cannot be read has no span to add up
+    problems += _read_cache_problems(scenario)
     total_working_set = scenario.data_bytes
     array_bytes = scenario.array.drive.capacity * scenario.array.spindles
     if total_working_set > array_bytes:
