@@ -11,7 +11,6 @@ import math
 import shlex
 import signal
 import sys
-import threading
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +27,7 @@ from simcache.runs.sweep import (
     sweep,
     sweep_summary,
 )
+from simcache.sim.control import Cancel, cancel_on_signals
 from simcache.spec import load_scenario
 from simcache.spec.load import parse_toml, read_scenario_text
 
@@ -87,9 +87,14 @@ def run_sweep(args: argparse.Namespace) -> int:
                 ],
             ) from None
     seeds = spec.get("seeds", [1])
+    # Ctrl-C and SIGTERM cancel the token: the sweep starts nothing more, stops its running run
+    # between two events (or ends its pool's workers) and returns the rows finished. A second
+    # signal raises KeyboardInterrupt as before (SweepInterrupted below). A KeyboardInterrupt
+    # raised wherever the compiled engine stands can abort the process (mypyc treats a failed
+    # integer operation as out of memory), so the first signal never raises one.
     try:
         with (
-            _stop_on_sigterm(),
+            cancel_on_signals(Cancel()) as token,
             warnings.catch_warnings(),
             sweep_progress(quiet=args.json) as progress,
         ):
@@ -106,9 +111,18 @@ def run_sweep(args: argparse.Namespace) -> int:
                 until=until,
                 max_seeds=args.max_seeds,
                 progress=progress,
+                cancel=token,
             )
     except SweepInterrupted as stop:
-        return _sweep_stopped(args, stop)
+        return _sweep_stopped(args, stop, token.signal or signal.SIGINT)
+    if token.cancelled:
+        stopped = SweepInterrupted(
+            len(table),
+            int(table.attrs["planned"]),
+            int(table.attrs["computed"]),
+            None if args.store is None else Path(args.store),
+        )
+        return _sweep_stopped(args, stopped, token.signal or signal.SIGINT)
     if args.summary:
         table = sweep_summary(table, list(spec["grid"]))
     if args.out is not None:
@@ -183,30 +197,6 @@ class _shown:
     quiet = False
 
 
-class _stop_on_sigterm:
-    """SIGTERM stops a sweep as Ctrl-C does (KeyboardInterrupt in the main thread), remembered
-    for the exit status."""
-
-    received: int | None = None
-
-    def __enter__(self) -> None:
-        type(self).received = None
-        self._before = (
-            signal.signal(signal.SIGTERM, self._handler)
-            if threading.current_thread() is threading.main_thread()
-            else None
-        )
-
-    def __exit__(self, *exc: object) -> None:
-        if self._before is not None:
-            signal.signal(signal.SIGTERM, self._before)
-
-    @classmethod
-    def _handler(cls, signum: int, frame: object) -> None:
-        cls.received = signum
-        raise KeyboardInterrupt
-
-
 def _store_warning(
     message: Warning | str, category: type[Warning], *args: object, **kwargs: object
 ) -> None:
@@ -218,10 +208,9 @@ def _line_break() -> str:
     return "\n" if sys.stderr.isatty() else ""
 
 
-def _sweep_stopped(args: argparse.Namespace, stop: SweepInterrupted) -> int:
+def _sweep_stopped(args: argparse.Namespace, stop: SweepInterrupted, signum: int) -> int:
     """How far the sweep got, what was kept and how to resume; exit 130 (Ctrl-C) or 143
     (SIGTERM)."""
-    signum = _stop_on_sigterm.received or signal.SIGINT
     name = signal.Signals(signum).name
     head = f"{_line_break()}interrupted ({name}): {stop.finished} of {stop.total} runs finished"
     if stop.store is None:

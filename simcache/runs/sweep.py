@@ -266,7 +266,7 @@ def sweep(
     ordered = sorted(rows, key=lambda key: (key[0], key[1]))
     table = pd.DataFrame([{**points[i], "seed": seed, **rows[(i, seed)]} for i, seed in ordered])
     if tally.stopped:
-        table.attrs.update(stopped=tally.stopped, planned=tally.total)
+        table.attrs.update(stopped=tally.stopped, planned=tally.total, computed=tally.computed)
     return table
 
 
