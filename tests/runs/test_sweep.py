@@ -432,7 +432,7 @@ def test_a_cancelled_sweep_stops_within_a_second_and_keeps_its_finished_points(
     grid = {"run.duration": ["0.5s", "1s", "600s", "601s"]}
     table = sweep(scenario, grid, seeds=[1], workers=workers, progress=progress, cancel=token)
     assert time.monotonic() - cancelled_at[0] < 1.0
-    assert table.attrs == {"stopped": "stopped by the test", "planned": 4}
+    assert table.attrs == {"stopped": "stopped by the test", "planned": 4, "computed": 2}
     assert list(table["run.duration"]) == ["0.5s", "1s"]
     expected = sweep(scenario, {"run.duration": ["0.5s", "1s"]}, seeds=[1], workers=1)
     pd.testing.assert_frame_equal(table, expected)
