@@ -43,6 +43,7 @@ ENGINE_PACKAGES = (
     "simcache.sim",
     "simcache.sim.kernel",
     "simcache.sim.components",
+    "simcache.sim.spindles",
 )
 # Modules of those folders that stay Python, each with its reason: their objects cross process
 # boundaries (a check's or a sweep's workers), and instances of mypyc's native classes do not

@@ -1,5 +1,9 @@
 """Backing array: spindles behind a RAID controller with an optional write cache.
 
+The controller's part: where a request's bytes land, what RAID makes of them, the controller's
+caches. What each chunk operation costs on its spindle (seek, rotation, transfer, command
+queueing, the drive's buffer, a flash drive's units) is :mod:`simcache.sim.spindles.mechanics`.
+
 Assumptions (see docs/model.md, Backing array):
 - Each VM's disk is a region of the array's logical space, VM after VM in index order (each as large
   as its working set or trace span). A front-end run at (VM, offset, length) is cut into
@@ -8,18 +12,12 @@ Assumptions (see docs/model.md, Backing array):
   byte is in (:func:`simcache.physics.array.stripe_unit_spindles`, through a
   :class:`~simcache.physics.array.StripeLayout`), at ``row x stripe`` plus its offset in the unit on
   each of them.
-- Each spindle remembers where its head is (the end of its last chunk). A
-  chunk's seek follows the distance from there, as a fraction of the stroke,
-  on the datasheet-fitted seek curve (:class:`simcache.physics.array.SeekCurve`).
-- Rotational latency is uniform over one revolution, except that a chunk that
-  starts exactly where the head is, on a spindle still busy with the chunk
-  before it, streams on: no seek and no rotation.
 - RAID write penalty: RAID 1/10 writes the chunk on its mirrored pair; RAID 5
   and 6 read-modify-write data and parity (2 and 3 spindles, each reading then
   writing one revolution later), i.e. 4 and 6 back-end I/Os. A mirrored read
   goes to either copy at random (no load balancing between the two).
-- Each spindle serves first-come first-served, so completion times are
-  computed at submission (no SimPy events inside the array).
+- Completion times are computed at submission (no SimPy events inside the array): each spindle
+  serves first-come first-served.
 - A degraded array (``array_degraded`` / ``array_rebuild`` events, :meth:`Array.degrade`) scales
   each spindle operation's service time by its RAID level's factor
   (:func:`simcache.physics.array.degraded_factors`), over ``1 - share`` while a rebuild takes that
@@ -28,51 +26,30 @@ Assumptions (see docs/model.md, Backing array):
 - An optional controller write cache acknowledges writes after
   ``cache_latency`` while it has room; a write that does not fit waits for its
   spindles like an uncached write.
-- Read caches (both off by default): the controller's (``read_cache``), an LRU of
-  ``read_cache_line`` lines of the logical address space that answers a read all
-  of whose lines it holds in ``read_cache_latency``; and each drive's buffer
-  (``drive.cache``), an LRU of ``cache_segments`` segments, each the data of one
-  chunk operation on that drive (its position and length), that answers a chunk
-  read it holds in ``cache_hit_time`` without moving the arm. Both keep what was
-  read and what was written. Deterministic: no draws (a hit skips the rotation's).
-- ``drive.overhead`` (command overhead) is added to every chunk operation that
-  positions the head (not to one that streams on).
-- ``drive.command_queueing`` (> 1): each spindle keeps a pool of the positions (and rotational
-  angles) it has not served. The slot a command books (first come first served, so completions
-  stay known at submission) serves, of the command's own position and the first ``k - 1`` of the
-  pool, ``k`` the commands waiting when it is booked less ``drive.reorder_lag`` (committed
-  ahead), at most ``command_queueing``, the one nearest the head by ``drive.reorder`` (seek plus
-  rotational wait, or seek alone; :meth:`Array._reorder`), and transfers the command's own bytes
-  from there; a pool entry served gives its place to the command's position, and entries passed
-  over stay. The sequence of positions the spindle visits is a shortest-positioning (or
-  shortest-seek) first schedule over the commands waiting; the latencies are handed out in
-  arrival order, so the mean is the reordering drive's and its starvation tail is not.
+- The controller's read cache (``read_cache``, off by default): an LRU of ``read_cache_line``
+  lines of the logical address space that answers a read all of whose lines it holds in
+  ``read_cache_latency``. It keeps what was read and what was written. Deterministic: no draws.
+  (Each drive's own buffer, ``drive.cache``, is the spindles'.)
 """
 
 from __future__ import annotations
 
 import heapq
-import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 from simcache.physics.array import (
-    SeekCurve,
     StripeLayout,
     cache_ack_seconds,
-    drive_seek_curve,
     elevator_order,
-    flash_op_seconds,
     read_modify_write,
-    revolution_seconds,
-    spindle_op_seconds,
     stripe_width,
     write_penalty,
-    zone_shrink,
 )
 from simcache.sim.components.meter import BusyMeter
 from simcache.sim.components.randomness import UniformStream
+from simcache.sim.spindles.mechanics import Spindles
 from simcache.spec import ArraySpec
 
 __all__ = ["Array", "Run", "merge_runs"]
@@ -107,40 +84,18 @@ class Array:
         self.spec = spec
         self._stream = stream
         drive = spec.drive
-        # A flash drive (media = "flash"): no revolution, no seek; each of its `parallelism` units
-        # serves an operation in its read or write time plus the transfer (:meth:`_flash_operate`).
-        self._flash = drive.media == "flash"
-        self._revolution = revolution_seconds(drive.rpm) if drive.rpm is not None else 0.0
-        self._read_time = drive.read_time if drive.read_time is not None else 0.0
-        self._write_time = drive.write_time if drive.write_time is not None else 0.0
-        self._parallelism = drive.parallelism
-        self._units = (
-            [[0.0] * drive.parallelism for _ in range(spec.spindles)] if self._flash else []
-        )
-        # whether the request being dispatched writes (read by the flash drives' operations)
-        self._writing = False
+        self.spindles = Spindles(spec, stream)
+        """The drives, which serve the chunk operations :meth:`_dispatch` books on them."""
         # The spec's fields as typed attributes: compiled, a read of the spec's (an interpreted
         # class) is a generic lookup.
         self._stripe = spec.stripe
-        self._spindles = spec.spindles
+        self._spindle_count = spec.spindles
         self._layout = StripeLayout(spec.raid, spec.spindles)
-        self._seek = (
-            drive_seek_curve(drive)
-            if not self._flash
-            else SeekCurve(0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
-        )
-        self._stroke = float(drive.capacity)
-        self._seconds_per_byte = 1.0 / drive.media_rate
         self._vm_start = [0, *accumulate(vm_bytes)]
         rows = max(1, drive.capacity // spec.stripe)
         # data bytes of one stripe row
         self._row_bytes = stripe_width(spec.raid, spec.spindles) * spec.stripe
         self._logical_bytes = rows * self._row_bytes
-        self._outer_rate = drive.media_rate
-        self._zone_shrink = zone_shrink(drive.media_rate, drive.inner_rate)
-        # byte position on each spindle after its last chunk (-1: none yet)
-        self._head = [-1] * spec.spindles
-        self._spindle_free = [0.0] * spec.spindles
         self._elevator = spec.scheduling == "elevator"
         self._queue_depth = drive.queue_depth
         self._read_modify_write = read_modify_write(spec.raid)
@@ -155,39 +110,13 @@ class Array:
         self._held_bytes = 0
         # service-time factors (:meth:`degrade`)
         self._read_scale = self._rmw_scale = self._plain_scale = 1.0
-        self._overhead = drive.overhead
-        # Command queueing (drive.command_queueing > 1): per spindle, the finish times of the
-        # commands booked and not yet done, in booking order (first come first served, so they
-        # ascend; the first is in service), and the pool of positions not yet served (position,
-        # angle as a fraction of a revolution; :meth:`_reorder`).
-        self._choose_among = drive.command_queueing if not self._flash else 0
-        self._reorder_lag = drive.reorder_lag
-        self._by_seek = drive.reorder == "seek"
-        self._pending: list[list[float]] = (
-            [[] for _ in range(spec.spindles)] if self._choose_among > 1 else []
-        )
-        self._pool: list[list[tuple[int, float]]] = (
-            [[] for _ in range(spec.spindles)] if self._choose_among > 1 else []
-        )
-        # lowest and highest position requested on each spindle (the pool's draws range over it)
-        self._span: list[list[int]] = (
-            [[drive.capacity, 0] for _ in range(spec.spindles)] if self._choose_among > 1 else []
-        )
-        # Read caches (both off by default). The controller's: LRU of line numbers of the logical
-        # address space.
+        # The controller's read cache (off by default): LRU of line numbers of the logical address
+        # space.
         self._line = spec.read_cache_line
         self._read_lines = spec.read_cache // spec.read_cache_line
         self._lines: OrderedDict[int, None] = OrderedDict()
         self._read_hit = spec.read_cache_latency
-        # Each drive's buffer: LRU of segments, position -> bytes held from there, per spindle.
-        self._segments = drive.cache_segments if drive.cache > 0 else 0
-        self._segment_bytes = drive.cache // drive.cache_segments
-        self._segment_caches: list[OrderedDict[int, int]] = (
-            [OrderedDict() for _ in range(spec.spindles)] if self._segments else []
-        )
-        self._drive_hit = drive.cache_hit_time
         self.read_cache_hits = 0  # front-end reads answered by the controller's read cache
-        self.drive_cache_hits = 0  # chunk reads answered by a drive's buffer
         self.cache_flushes = 0
         self.front_end_ios = 0
         self.back_end_ios = 0
@@ -195,14 +124,22 @@ class Array:
         self.full_stripe_writes = 0
         self.bytes_read = 0
         self.bytes_written = 0
-        # bytes the drives' media transferred: each chunk operation's, on every copy it goes to,
-        # twice for a read-modify-write (read, then write back); none for a drive-cache hit
-        self.media_bytes = 0
-        self.busy = BusyMeter()  # spindle busy intervals, for utilization
+        self.busy: BusyMeter = self.spindles.busy  # spindle busy intervals, for utilization
         self.requests: list[tuple[float, float, tuple[Run, ...]]] | None = None
         """Set to a list to log each :meth:`submit` as (submitted at, done at, runs), in the
         order they arrive (tests read the order a destager's runs reach the array); None, the
         default, logs nothing."""
+
+    @property
+    def drive_cache_hits(self) -> int:
+        """Chunk reads answered by a drive's buffer."""
+        return self.spindles.drive_cache_hits
+
+    @property
+    def media_bytes(self) -> int:
+        """Bytes the drives' media transferred: each chunk operation's, on every copy it goes to,
+        twice for a read-modify-write (read, then write back); none for a drive-cache hit."""
+        return self.spindles.media_bytes
 
     @property
     def write_penalty(self) -> int:
@@ -319,7 +256,7 @@ class Array:
     def _dispatch(self, now: float, runs: Sequence[Run], is_write: bool) -> float:
         """Send runs to their spindles at ``now``; return when the last chunk is done."""
         stripe = self._stripe
-        spindles = self._spindles
+        spindles = self._spindle_count
         read_modify_write = is_write and self._read_modify_write
         row_bytes = self._row_bytes
         done = now
@@ -332,8 +269,10 @@ class Array:
         vm_start = self._vm_start
         logical_bytes = self._logical_bytes
         layout = self._layout
-        segments = self._segments
-        self._writing = is_write
+        # the drives, resolved once per request: each chunk operation below is one method call
+        drives = self.spindles
+        buffering = drives.buffering
+        drives.writing = is_write
         for vm, offset, length in runs:
             address = (vm_start[vm] + offset) % logical_bytes
             left = length
@@ -352,7 +291,7 @@ class Array:
                             queued.setdefault(target, []).append((row * stripe, stripe, False))
                         else:
                             finish = (
-                                self._buffered(
+                                drives.buffered(
                                     target,
                                     row * stripe,
                                     stripe,
@@ -361,8 +300,8 @@ class Array:
                                     self._plain_scale,
                                     False,
                                 )
-                                if segments
-                                else self._operate(
+                                if buffering
+                                else drives.operate(
                                     target, row * stripe, stripe, now, False, self._plain_scale
                                 )
                             )
@@ -388,11 +327,11 @@ class Array:
                 else:
                     for target in targets:
                         finish = (
-                            self._buffered(
+                            drives.buffered(
                                 target, position, chunk, now, read_modify_write, scale, not is_write
                             )
-                            if segments
-                            else self._operate(
+                            if buffering
+                            else drives.operate(
                                 target, position, chunk, now, read_modify_write, scale
                             )
                         )
@@ -405,14 +344,14 @@ class Array:
         if elevator:
             for target in sorted(queued):
                 for position, chunk, rmw in elevator_order(
-                    self._head[target], queued[target], self._queue_depth
+                    drives.head[target], queued[target], self._queue_depth
                 ):
                     finish = (
-                        self._buffered(
+                        drives.buffered(
                             target, position, chunk, now, rmw, scale if rmw else plain, not is_write
                         )
-                        if segments
-                        else self._operate(
+                        if buffering
+                        else drives.operate(
                             target, position, chunk, now, rmw, scale if rmw else plain
                         )
                     )
@@ -426,221 +365,6 @@ class Array:
     def read(self, now: float, vm: int, offset: int, size: int) -> float:
         """``submit(now, ((vm, offset, size),), False)``: one read; return when it is done."""
         return self.submit(now, ((vm, offset, size),), False)
-
-    def _buffered(
-        self,
-        spindle: int,
-        position: int,
-        chunk: int,
-        now: float,
-        read_modify_write: bool,
-        scale: float,
-        is_read: bool,
-    ) -> float:
-        """:meth:`_operate` with the drive's read cache on: a read of a chunk a segment of
-        ``spindle``'s buffer holds is done ``cache_hit_time`` after ``now`` (the arm stays where
-        it is); any other operation goes to the media and its data takes the most recent segment
-        (if it fits one), evicting the least recent."""
-        cache = self._segment_caches[spindle]
-        if is_read:
-            held = cache.get(position)
-            if held is not None and held >= chunk:
-                cache.move_to_end(position)
-                self.drive_cache_hits += 1
-                return now + self._drive_hit
-        finish = self._operate(spindle, position, chunk, now, read_modify_write, scale)
-        if chunk <= self._segment_bytes:
-            cache[position] = chunk
-            cache.move_to_end(position)
-            if len(cache) > self._segments:
-                cache.popitem(last=False)
-        return finish
-
-    def _operate(
-        self,
-        spindle: int,
-        position: int,
-        chunk: int,
-        now: float,
-        read_modify_write: bool,
-        scale: float,
-    ) -> float:
-        """Queue one chunk operation on ``spindle`` at byte ``position``, its service time times
-        ``scale``; return when it finishes."""
-        if self._flash:
-            return self._flash_operate(spindle, chunk, now, read_modify_write, scale)
-        free = self._spindle_free
-        busy_until = free[spindle]
-        start = busy_until if busy_until > now else now
-        revolution = self._revolution
-        head = self._head[spindle]
-        candidates = self._candidates(spindle, now) if self._choose_among > 1 else 1
-        if candidates > 1:
-            position, seek, rotation = self._reorder(
-                spindle, position, start, busy_until >= now, candidates
-            )
-        elif head == position and busy_until >= now:
-            # streams on from the chunk before, which the spindle is still busy with
-            seek = rotation = 0.0
-        else:
-            seek = self._seek_from(head, position)
-            if self._overhead:
-                seek += self._overhead  # the command overhead, counted with the positioning
-            rotation = self._stream.uniform() * revolution
-        shrink = self._zone_shrink
-        if shrink:
-            # array_physics.zone_rate
-            transfer = chunk / (
-                self._outer_rate * math.sqrt(1.0 - position / self._stroke * shrink)
-            )
-        else:
-            transfer = chunk * self._seconds_per_byte
-        finish = (
-            start
-            + spindle_op_seconds(seek, rotation, transfer, revolution, read_modify_write) * scale
-        )
-        free[spindle] = finish
-        self._head[spindle] = position + chunk
-        self.media_bytes += 2 * chunk if read_modify_write else chunk
-        if self._choose_among > 1:
-            self._pending[spindle].append(finish)
-        self.busy.add(start, finish, now)
-        return finish
-
-    def _seek_from(self, head: int, place: int) -> float:
-        """The seek (s) from byte ``head`` to byte ``place`` on the seek curve, the distance as a
-        fraction of the stroke; a spindle that has served nothing yet (``head`` -1) seeks from
-        byte 0."""
-        distance = place - head if head > 0 else place
-        return self._seek.seconds((distance if distance >= 0 else -distance) / self._stroke)
-
-    def _candidates(self, spindle: int, now: float) -> int:
-        """Command queueing: how many commands the drive chooses among for the slot booked on
-        ``spindle`` at ``now``: the one booked and those waiting (booked, not started: all
-        pending but the first, which is in service; the drive holds at most ``queue_depth`` with
-        the one in service), less ``reorder_lag``, at most ``command_queueing``; at least 1
-        (first come first served)."""
-        pending = self._pending[spindle]
-        done = 0
-        while done < len(pending) and pending[done] <= now:
-            done += 1
-        if done:
-            del pending[:done]
-        # the commands the drive holds (at most queue_depth, with the one booked) less the one in
-        # service and those committed
-        held = len(pending) if len(pending) < self._queue_depth else self._queue_depth - 1
-        candidates = held - self._reorder_lag  # waiting (held - 1) and the one booked
-        if candidates > self._choose_among:
-            candidates = self._choose_among
-        return candidates if candidates > 1 else 1
-
-    def _reorder(
-        self, spindle: int, position: int, start: float, busy: bool, candidates: int
-    ) -> tuple[int, float, float]:
-        """Command queueing: the position the drive serves in the slot booked on ``spindle`` for
-        a command at ``position`` (drawn a uniform rotational angle), starting at ``start``; the
-        slot transfers the booked command's bytes from there (one slot per command booked, so
-        the spindle moves the bytes requested).
-
-        The drive chooses among the booked command and the first ``candidates - 1`` entries of
-        the spindle's pool of unserved (position, angle) pairs (:meth:`_candidates`; a pool short
-        of them after the queue grew gets positions drawn uniform over those requested on the
-        spindle so far): the nearest to the head by positioning time (the seek, plus the command
-        overhead, then the wait for its angle to come round, the platter's angle being ``start +
-        seek`` over the revolution), the first of equals, or with ``reorder = "seek"`` by seek
-        alone, i.e. the nearest by distance (the seek curve rises with it; the rotational wait
-        then falls as it falls). One that continues where the head is, on a spindle still
-        ``busy``, streams on: no seek, no rotation. A pool entry chosen gives its place to the
-        booked command; entries passed over stay in the pool, those beyond the first
-        ``candidates - 1`` until the queue grows again. Returns the position served, its seek
-        (with the overhead) and its rotational wait."""
-        pool = self._pool[spindle]
-        uniform = self._stream.uniform
-        angle = uniform()
-        span = self._span[spindle]
-        if position < span[0]:
-            span[0] = position
-        if position > span[1]:
-            span[1] = position
-        window = candidates - 1
-        while len(pool) < window:
-            # The queue grew: the commands booked ahead of this one hold the positions they were
-            # charged, so the drive's other waiting commands are drawn, uniform over the positions
-            # requested on the spindle so far (a uniform stream's own law).
-            place = span[0] + int(uniform() * (span[1] - span[0]))
-            pool.append((place, uniform()))
-        head = self._head[spindle]
-        best = window  # the booked command, the most recent: pool entries first among equals
-        best_place = position
-        if self._by_seek:
-            origin = head if head > 0 else 0
-            nearest = position - origin if position >= origin else origin - position
-            for k in range(window):
-                place = pool[k][0]
-                distance = place - origin if place >= origin else origin - place
-                if distance <= nearest and (distance < nearest or best == window):
-                    best, nearest, best_place = k, distance, place
-            best_angle = angle
-            if best < window:
-                best_angle = pool[best][1]
-                pool[best] = (position, angle)
-            if busy and best_place == head:
-                return best_place, 0.0, 0.0
-            seek = self._seek_from(head, best_place) + self._overhead
-            turn = best_angle - (start + seek) / self._revolution
-            return best_place, seek, (turn - math.floor(turn)) * self._revolution
-        revolution = self._revolution
-        overhead = self._overhead
-        best_cost = math.inf
-        best_seek = best_rotation = 0.0
-        for k in range(window + 1):
-            place, turn_at = pool[k] if k < window else (position, angle)
-            if busy and place == head:
-                seek = rotation = 0.0
-            else:
-                seek = self._seek_from(head, place) + overhead
-                turn = turn_at - (start + seek) / revolution
-                rotation = (turn - math.floor(turn)) * revolution
-            cost = seek + rotation
-            if cost < best_cost:
-                best, best_cost, best_seek, best_rotation, best_place = (
-                    k,
-                    cost,
-                    seek,
-                    rotation,
-                    place,
-                )
-        if best < window:
-            pool[best] = (position, angle)
-        return best_place, best_seek, best_rotation
-
-    def _flash_operate(
-        self, drive: int, chunk: int, now: float, read_modify_write: bool, scale: float
-    ) -> float:
-        """One chunk operation on flash drive ``drive``: on its earliest free unit, first come
-        first served, for the read or write time plus the transfer
-        (:func:`simcache.physics.array.flash_op_seconds`) times ``scale``. The busy meter counts
-        a unit's interval over ``parallelism``: the share of the drive it takes."""
-        units = self._units[drive]
-        unit = 0
-        free = units[0]
-        for k in range(1, len(units)):
-            if units[k] < free:
-                unit = k
-                free = units[k]
-        start = free if free > now else now
-        access = self._write_time if self._writing and not read_modify_write else self._read_time
-        service = (
-            flash_op_seconds(
-                access, chunk * self._seconds_per_byte, self._write_time, read_modify_write
-            )
-            * scale
-        )
-        finish = start + service
-        units[unit] = finish
-        self.media_bytes += 2 * chunk if read_modify_write else chunk
-        self.busy.add(start, start + service / self._parallelism, now)
-        return finish
 
     def _through_cache(self, now: float, nbytes: int, spindles_done: float) -> float:
         ack = self._cache_ack
