@@ -104,10 +104,10 @@ def test_shortest_seek_first_picks_the_nearest_of_n_uniform_positions() -> None:
         distances = []
         for _ in range(4_000):
             head = int(rng.integers(1, stroke))
-            array._head[0] = head
-            array._pool[0] = [(int(rng.integers(0, stroke)), 0.5) for _ in range(n - 1)]
-            array._span[0] = [0, stroke]
-            place, _, _ = array._reorder(0, int(rng.integers(0, stroke)), 0.0, False, n)
+            array.spindles.head[0] = head
+            array.spindles._pool[0] = [(int(rng.integers(0, stroke)), 0.5) for _ in range(n - 1)]
+            array.spindles._span[0] = [0, stroke]
+            place, _, _ = array.spindles._reorder(0, int(rng.integers(0, stroke)), 0.0, False, n)
             distances.append(abs(place - head) / stroke)
         expected = nearest_distance_mean(n)
         error = math.sqrt(np.var(distances) / len(distances))
@@ -125,12 +125,12 @@ def test_shortest_positioning_first_waits_the_least_of_n_rotations() -> None:
     for n in (2, 4, 16):
         waits = []
         for _ in range(4_000):
-            array._head[0] = head
-            array._pool[0] = [(head + 512, float(rng.uniform())) for _ in range(n - 1)]
-            array._span[0] = [head, head + 512]
+            array.spindles.head[0] = head
+            array.spindles._pool[0] = [(head + 512, float(rng.uniform())) for _ in range(n - 1)]
+            array.spindles._span[0] = [head, head + 512]
             start = float(rng.uniform()) * revolution
-            _, seek, rotation = array._reorder(0, head + 512, start, False, n)
-            assert seek == array._seek.seconds(512 / 10**12)
+            _, seek, rotation = array.spindles._reorder(0, head + 512, start, False, n)
+            assert seek == array.spindles._seek.seconds(512 / 10**12)
             waits.append(rotation)
         expected = revolution / (n + 1)
         error = revolution * math.sqrt(n / ((n + 1) ** 2 * (n + 2)) / len(waits))
@@ -144,15 +144,15 @@ def test_candidates_follow_the_waiting_commands_less_the_lag_and_the_cap() -> No
     # the pool keeps its entries either way, and 0 keeps no pool at all.
     array = _drive_array(8, lag=2)
     for pending, expected in ((0, 1), (1, 1), (3, 1), (4, 2), (9, 7), (20, 8)):
-        array._pending[0] = [math.inf] * pending
-        array._pool[0] = [(0, 0.0)]
-        assert array._candidates(0, 0.0) == expected
-        assert array._pool[0] == [(0, 0.0)]
+        array.spindles._pending[0] = [math.inf] * pending
+        array.spindles._pool[0] = [(0, 0.0)]
+        assert array.spindles._candidates(0, 0.0) == expected
+        assert array.spindles._pool[0] == [(0, 0.0)]
     shallow = _drive_array(6, lag=2, queue_depth=6)
     for pending, expected in ((4, 2), (5, 3), (9, 3), (40, 3)):
-        shallow._pending[0] = [math.inf] * pending
-        assert shallow._candidates(0, 0.0) == expected
-    assert _drive_array(0)._pending == [] and _drive_array(0)._pool == []
+        shallow.spindles._pending[0] = [math.inf] * pending
+        assert shallow.spindles._candidates(0, 0.0) == expected
+    assert _drive_array(0).spindles._pending == [] and _drive_array(0).spindles._pool == []
 
 
 def test_passed_over_commands_stay_in_the_pool() -> None:
@@ -160,26 +160,26 @@ def test_passed_over_commands_stay_in_the_pool() -> None:
     # beyond the candidates when the queue shrinks, and they are chosen among again (before any
     # new draw) when it grows. Shortest seek first, the head at byte 0: the nearest is served.
     array = _drive_array(8, reorder="seek")
-    array._head[0] = 1
-    array._span[0] = [0, 10**12]
-    array._pool[0] = [(9 * 10**9, 0.25), (2 * 10**9, 0.5), (5 * 10**9, 0.75)]
-    place, _, _ = array._reorder(0, 7 * 10**9, 0.0, False, 4)
+    array.spindles.head[0] = 1
+    array.spindles._span[0] = [0, 10**12]
+    array.spindles._pool[0] = [(9 * 10**9, 0.25), (2 * 10**9, 0.5), (5 * 10**9, 0.75)]
+    place, _, _ = array.spindles._reorder(0, 7 * 10**9, 0.0, False, 4)
     assert place == 2 * 10**9
-    assert [entry[0] for entry in array._pool[0]] == [9 * 10**9, 7 * 10**9, 5 * 10**9]
+    assert [entry[0] for entry in array.spindles._pool[0]] == [9 * 10**9, 7 * 10**9, 5 * 10**9]
     # two candidates: the booked command and the pool's first entry; the rest wait
-    place, _, _ = array._reorder(0, 6 * 10**9, 0.0, False, 2)
+    place, _, _ = array.spindles._reorder(0, 6 * 10**9, 0.0, False, 2)
     assert place == 6 * 10**9
-    assert [entry[0] for entry in array._pool[0]] == [9 * 10**9, 7 * 10**9, 5 * 10**9]
+    assert [entry[0] for entry in array.spindles._pool[0]] == [9 * 10**9, 7 * 10**9, 5 * 10**9]
     # the queue grows back to four: the three kept entries are the other candidates, none drawn
     drawn = array._stream._next  # bytes of the stream's block read so far, 8 a draw
-    place, _, _ = array._reorder(0, 8 * 10**9, 0.0, False, 4)
+    place, _, _ = array.spindles._reorder(0, 8 * 10**9, 0.0, False, 4)
     assert place == 5 * 10**9
-    assert [entry[0] for entry in array._pool[0]] == [9 * 10**9, 7 * 10**9, 8 * 10**9]
+    assert [entry[0] for entry in array.spindles._pool[0]] == [9 * 10**9, 7 * 10**9, 8 * 10**9]
     assert array._stream._next == drawn + 8  # the booked command's angle only
     # first come first served (one candidate) leaves the pool as it is
-    array._pending[0] = [math.inf]
+    array.spindles._pending[0] = [math.inf]
     array.read(0.0, 0, 3 * 10**9, 4096)
-    assert [entry[0] for entry in array._pool[0]] == [9 * 10**9, 7 * 10**9, 8 * 10**9]
+    assert [entry[0] for entry in array.spindles._pool[0]] == [9 * 10**9, 7 * 10**9, 8 * 10**9]
 
 
 def test_a_reordering_drive_moves_the_bytes_requested() -> None:
@@ -205,14 +205,15 @@ def test_a_reordering_drive_moves_the_bytes_requested() -> None:
             in_flight.append(read(now))
         assert array.media_bytes == array.bytes_read
     array = _drive_array(8, reorder="seek")
-    array._head[0] = 10**9
-    array._spindle_free[0] = 1.0
-    array._span[0] = [0, 10**12]
-    array._pool[0] = [(10**9, 0.0)]  # where the head is: it streams on, no seek, no rotation
-    array._pending[0] = [1.0, 1.0, 1.0]
-    finish = array._operate(0, 5 * 10**11, 4096, 0.5, False, 1.0)
+    array.spindles.head[0] = 10**9
+    array.spindles._spindle_free[0] = 1.0
+    array.spindles._span[0] = [0, 10**12]
+    # a pool entry where the head is: it streams on, no seek, no rotation
+    array.spindles._pool[0] = [(10**9, 0.0)]
+    array.spindles._pending[0] = [1.0, 1.0, 1.0]
+    finish = array.spindles.operate(0, 5 * 10**11, 4096, 0.5, False, 1.0)
     assert finish == 1.0 + 4096 / 150e6
-    assert array._head[0] == 10**9 + 4096
+    assert array.spindles.head[0] == 10**9 + 4096
 
 
 def _closed_loop_rate(array: Array, depth: int, seconds: float = 60.0) -> float:
