@@ -315,13 +315,7 @@ def queued_positioning_moments(
     the same drive and candidates): the last 256 answers are looked up, not computed again.
     """
     key = (
-        curve.settle,
-        curve.track,
-        curve.a,
-        curve.b,
-        curve.knee,
-        curve.c,
-        curve.e,
+        curve,  # frozen: hashed and compared by its fields
         span,
         revolution,
         overhead,
@@ -342,7 +336,7 @@ def queued_positioning_moments(
 
 # queued_positioning_moments's results by its arguments (a ServiceTimes is built for every state
 # the estimate solves, with the same drive), at most _QUEUED_MOMENTS_KEPT of them
-_QUEUED_MOMENTS: dict[tuple[float | int | bool, ...], tuple[float, float]] = {}
+_QUEUED_MOMENTS: dict[tuple[SeekCurve | float | int | bool, ...], tuple[float, float]] = {}
 _QUEUED_MOMENTS_KEPT = 256
 
 

@@ -98,13 +98,7 @@ def _seeks(curve: SeekCurve, span: float) -> tuple[Floats, Floats]:
     x = 0.5 * (edges[1:] + edges[:-1])
     weights = 2.0 * (1.0 - x / span) / span * np.diff(edges)
     weights = weights / weights.sum()
-    root = np.sqrt(x)
-    seeks = np.where(
-        x <= curve.track,
-        curve.settle,
-        np.where(x <= curve.knee, curve.a + curve.b * root, curve.c + curve.e * x),
-    )
-    return np.asarray(seeks, dtype=float), np.asarray(weights, dtype=float)
+    return np.asarray(curve.seconds_of(x), dtype=float), np.asarray(weights, dtype=float)
 
 
 def _service(drive: Drive, curve: SeekCurve, point: DrivePoint) -> tuple[float, Floats, Floats]:

@@ -3,7 +3,7 @@
 mix's mean is the histogram's mean line.
 
 How the sizes are placed, and what the facts say of each mix, is described in :mod:`.vscsistats`
-under "Sizes"; the placement itself is :mod:`.vscsistats_mean`.
+under "Sizes"; the placement itself is :mod:`.vscsistats.mean`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simcache.base.units import parse_size
-from simcache.traces.formats.vscsistats_csv import Histogram, vscsi_error
-from simcache.traces.formats.vscsistats_mean import bucket_bounds, matched, reach
+from simcache.traces.formats.vscsistats.mean import bucket_bounds, histogram_label, matched, reach
+from simcache.traces.formats.vscsistats.sections import Histogram, vscsi_error
 
 __all__ = ["size_fields", "size_key"]
 
@@ -54,7 +54,7 @@ class _Mix:
 
 def _sizes(path: Path, lengths: Histogram, where: str, notes: list[str]) -> _Mix:
     """The size mix of an I/O length histogram: a whole-byte size inside each bucket, placed so the
-    mix's mean is the mean line (within half a byte; see :mod:`.vscsistats_mean`)."""
+    mix's mean is the mean line (within half a byte; see :mod:`.vscsistats.mean`)."""
     bounds = bucket_bounds(lengths, whole=True, smallest=1)
     data = [
         (bound, count)
@@ -77,8 +77,8 @@ def _sizes(path: Path, lengths: Histogram, where: str, notes: list[str]) -> _Mix
         )
     weights = [_weight(count, total) for _, count in data]
     target = lengths.mean * (total + zero) / total  # commands of length 0 count in the mean line
-    use = "the size mix"
-    placement = matched(path, lengths, where, data, target, notes, "B", use, weights=weights)
+    label = histogram_label(path, lengths, where)
+    placement = matched(label, data, target, notes, "B", "the size mix", weights=weights)
     mix: dict[str, float] = {}
     for weight, size in zip(weights, placement.values, strict=True):
         key = size_key(int(size))

@@ -3,8 +3,8 @@ size mix, arrival rate or outstanding I/Os, locality), the facts behind each fie
 measured latency as checks.
 
 The fields and how each is derived are described in :mod:`.vscsistats` (the table, and "Seek
-distances", "Sizes" and the paragraphs after them); the size mixes are :mod:`.vscsistats_sizes`,
-the locality fit :mod:`.vscsistats_locality`.
+distances", "Sizes" and the paragraphs after them); the size mixes are :mod:`.vscsistats.sizes`,
+the locality fit :mod:`.vscsistats.locality`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from simcache.base.metrics import PERCENTILES
-from simcache.traces.formats.vscsistats_csv import COLLECT, TITLE_OF, Disk, Histogram, vscsi_error
-from simcache.traces.formats.vscsistats_locality import SHORT_SEEK, fit_locality, near_fraction
-from simcache.traces.formats.vscsistats_mean import bucket_bounds, matched
-from simcache.traces.formats.vscsistats_sizes import size_fields, size_key
+from simcache.traces.formats.vscsistats.locality import SHORT_SEEK, fit_locality, near_fraction
+from simcache.traces.formats.vscsistats.mean import bucket_bounds, histogram_label, matched
+from simcache.traces.formats.vscsistats.sections import (
+    COLLECT,
+    TITLE_OF,
+    Disk,
+    Histogram,
+    vscsi_error,
+)
+from simcache.traces.formats.vscsistats.sizes import size_fields, size_key
 
 __all__ = ["DiskGroup", "disk_group"]
 
@@ -43,15 +49,15 @@ def _gap_mean(arrivals: Histogram, where: str, notes: list[str]) -> tuple[float,
 
 def _cv(path: Path, histogram: Histogram, where: str, notes: list[str]) -> float | None:
     """Coefficient of variation of the buckets, each at one value inside it, placed so their mean is
-    the mean line (see :mod:`.vscsistats_mean`)."""
+    the mean line (see :mod:`.vscsistats.mean`)."""
     bounds = bucket_bounds(histogram, whole=False)
     counted = zip(bounds, histogram.counts, strict=True)
     buckets = [(bound, count) for bound, count in counted if count > 0]
     n = sum(count for _, count in buckets)
     if n < 2:
         return None
-    use = "the inter-arrival CV in the facts"
-    placement = matched(path, histogram, where, buckets, histogram.mean, notes, "µs", use)
+    label, use = histogram_label(path, histogram, where), "the inter-arrival CV in the facts"
+    placement = matched(label, buckets, histogram.mean, notes, "µs", use)
     mean = placement.mean
     spread = zip(buckets, placement.values, strict=True)
     var = sum(count * (v - mean) ** 2 for (_, count), v in spread) / n

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simcache.traces.formats.vscsistats_csv import Histogram
+from simcache.traces.formats.vscsistats.sections import Histogram
 
 
 def near_fraction(seeks: Histogram, within: int) -> float:

@@ -104,12 +104,12 @@ Options:
   every bucket only grows from one print to the next, else ``sum``).
 
 Where things are: reading the CSV sections into histograms (titles, parsing,
-merging repeated prints) is in :mod:`.vscsistats_csv`; what one disk's
+merging repeated prints) is in :mod:`.vscsistats.sections`; what one disk's
 histograms become (its group's workload, facts and latency checks) in
-:mod:`.vscsistats_disk`, with its size mixes in :mod:`.vscsistats_sizes`, the
+:mod:`.vscsistats.disk`, with its size mixes in :mod:`.vscsistats.sizes`, the
 locality fit of the seek-distance histogram (near-sequential share, hot-spot
-maximum likelihood) in :mod:`.vscsistats_locality` and the values placed in
-buckets to give the mean line in :mod:`.vscsistats_mean`. This module holds
+maximum likelihood) in :mod:`.vscsistats.locality` and the values placed in
+buckets to give the mean line in :mod:`.vscsistats.mean`. This module holds
 the options and :func:`read`, which gathers the disks into one reading.
 """
 
@@ -124,7 +124,8 @@ from typing import Any
 from simcache.base.names import group_name
 from simcache.base.units import UnitError, format_size, parse_size
 from simcache.traces.formats.base import FileReading, check_option_names
-from simcache.traces.formats.vscsistats_csv import (
+from simcache.traces.formats.vscsistats.disk import disk_group
+from simcache.traces.formats.vscsistats.sections import (
     FREQUENCY_HEADER,
     Disk,
     Histogram,
@@ -132,7 +133,6 @@ from simcache.traces.formats.vscsistats_csv import (
     parse_sections,
     vscsi_error,
 )
-from simcache.traces.formats.vscsistats_disk import disk_group
 
 __all__ = ["KIND", "NAME", "read", "sniff"]
 

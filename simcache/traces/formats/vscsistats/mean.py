@@ -10,8 +10,8 @@ inside its bucket. ``t = 1`` is every bucket's limit, ``t = 0`` the first value 
 previous limit. A printed mean beyond what the buckets allow (:func:`reach`: an inconsistent
 file) is met as closely as they allow; :func:`matched` places and warns of it.
 
-Used by :mod:`.vscsistats_sizes` for the I/O length size mixes (whole bytes) and by
-:mod:`.vscsistats_disk` for the inter-arrival times' coefficient of variation.
+Used by :mod:`.vscsistats.sizes` for the I/O length size mixes (whole bytes) and by
+:mod:`.vscsistats.disk` for the inter-arrival times' coefficient of variation.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from simcache.traces.formats.vscsistats_csv import Histogram
+from simcache.traces.formats.vscsistats.sections import Histogram
 
 MEAN_SLACK = 1.0
 """How far (in the histogram's unit) a mean line may lie beyond what its buckets allow and still
@@ -106,9 +106,7 @@ def place(
 
 
 def matched(
-    path: Path,
-    histogram: Histogram,
-    where: str,
+    label: str,
     buckets: list[tuple[tuple[float, float], int]],
     target: float,
     notes: list[str],
@@ -120,16 +118,23 @@ def matched(
     """``buckets`` ((lowest, highest), count) placed so their mean is ``target`` (see
     :func:`place`): whole numbers for bytes, ``weights`` in place of the counts (as the
     mix writes them). A target the buckets cannot reach (by the counts, beyond the mean line's
-    rounding) is warned about, ``use`` saying what takes the closest mean instead."""
+    rounding) is warned about, ``use`` saying what takes the closest mean instead; ``label`` names
+    the histogram in the warning (:func:`histogram_label`)."""
     bounds = [bound for bound, _ in buckets]
     counts = [float(count) for _, count in buckets]
     placement = place(bounds, counts if weights is None else weights, target, whole=unit == "B")
     least, most = reach(bounds, counts)
     if not least - MEAN_SLACK <= target <= most + MEAN_SLACK:
         notes.append(
-            f"{path.name}: '{histogram.title}' of {where} (line {histogram.line}): the mean line "
+            f"{label}: the mean line "
             f"says {target:,.6g} {unit}, but its buckets (with the min and max lines) allow "
             f"{least:,.6g} to {most:,.6g} {unit}; {use} takes the closest mean, "
             f"{placement.mean:,.6g} {unit}"
         )
     return placement
+
+
+def histogram_label(path: Path, histogram: Histogram, where: str) -> str:
+    """How a warning names ``histogram`` of the disk (or its reads or writes) ``where`` in
+    ``path``: the file, the histogram's title and the line it starts on."""
+    return f"{path.name}: '{histogram.title}' of {where} (line {histogram.line})"
