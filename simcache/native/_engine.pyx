@@ -134,6 +134,10 @@ cdef struct TierState:
     double* intervals
     int64_t held, held_cap, limit
     double carried, swept_to
+    # the meter's intervals the Python meter holds (sync_out appends the ones after them) unless
+    # swept here since
+    int64_t synced_held
+    bint swept
     # its random stream: the rest of the block drawn in Python, then the generator
     simcache_bitgen_t* bitgen
     double* leftover
@@ -151,6 +155,7 @@ cdef struct VmState:
     int64_t io_next
     int64_t io_count
     int64_t reach  # bytes from the disk's start the host's cache holds for it
+    bint batch_drawn  # a batch drawn here since the last sync_out (else the stream's is it)
     # IOStream._refill_ios in native code (refill != PYTHON_REFILL): its batch and laws
     int32_t refill
     simcache_bitgen_t* bitgen  # the stream's generator
@@ -352,6 +357,7 @@ cdef double _sweep(TierState* t, double window_start, double window_end) noexcep
             t.intervals[2 * kept + 1] = finish
             kept += 1
     t.held = kept
+    t.swept = True
     return busy
 
 
@@ -508,10 +514,14 @@ cdef class Engine:
     cdef int32_t* free_slots
     cdef int32_t free_count
     cdef list _vms, _streams
+    # the byte columns each stream holds as the engine last saw them (sync_in copies a stream's
+    # batch or gaps only when they are other objects)
+    cdef list _writes, _sizes, _offsets, _gaps
     # the tiers, one per host, and their hosts' caches
     cdef TierState* tiers
     cdef int32_t tier_count
     cdef list _tiers, _caches, _tier_streams
+    cdef list _meters  # each tier meter's intervals writer as the engine last saw it
     # the records not handed on yet
     cdef object buffer
     cdef double* records
@@ -595,6 +605,7 @@ cdef class Engine:
         self._tiers = tiers
         self._caches = caches
         self._tier_streams = [tier._stream for tier in tiers]
+        self._meters = [None] * len(tiers)
         self.tier_count = len(tiers)
         self.tiers = <TierState*>calloc(max(1, self.tier_count), sizeof(TierState))
         if self.tiers == NULL:
@@ -603,6 +614,10 @@ cdef class Engine:
             self._setup_tier(i)
         self._vms = vms
         self._streams = streams
+        self._writes = [None] * len(vms)
+        self._sizes = [None] * len(vms)
+        self._offsets = [None] * len(vms)
+        self._gaps = [None] * len(vms)
         self.vm_count = len(vms)
         self.vms = <VmState*>calloc(max(1, self.vm_count), sizeof(VmState))
         if self.vms == NULL:
@@ -742,12 +757,16 @@ cdef class Engine:
         t.operations = tier.operations
         t.bytes_read = tier.bytes_read
         meter = tier.busy
-        held = meter._intervals.getvalue()
-        t.held = meter._held
-        if len(held) != 16 * t.held:
-            raise RuntimeError("the tier's busy meter holds intervals it does not count")
-        _held_room(t, t.held + 1)
-        memcpy(t.intervals, <char*>held, 16 * t.held)
+        if meter._intervals is not self._meters[i] or meter._held != t.synced_held:
+            held = meter._intervals.getvalue()
+            t.held = meter._held
+            if len(held) != 16 * t.held:
+                raise RuntimeError("the tier's busy meter holds intervals it does not count")
+            _held_room(t, t.held + 1)
+            memcpy(t.intervals, <char*>held, 16 * t.held)
+            self._meters[i] = meter._intervals
+            t.synced_held = t.held
+        t.swept = False
         t.carried = meter._carried
         t.swept_to = meter._swept_to
         t.limit = meter._limit
@@ -804,9 +823,19 @@ cdef class Engine:
         tier.operations = t.operations
         tier.bytes_read = t.bytes_read
         meter = tier.busy
-        intervals = type(meter._intervals)()
-        intervals.write(PyBytes_FromStringAndSize(<char*>t.intervals, 16 * t.held))
-        meter._intervals = intervals
+        if (meter._intervals is self._meters[i] and not t.swept
+                and meter._held == t.synced_held and t.held >= t.synced_held):
+            if t.held > t.synced_held:  # the intervals added since: appended
+                meter._intervals.write(PyBytes_FromStringAndSize(
+                    <char*>(t.intervals + 2 * t.synced_held), 16 * (t.held - t.synced_held)
+                ))
+        else:
+            intervals = type(meter._intervals)()
+            intervals.write(PyBytes_FromStringAndSize(<char*>t.intervals, 16 * t.held))
+            meter._intervals = intervals
+            self._meters[i] = intervals
+        t.synced_held = t.held
+        t.swept = False
         meter._held = t.held
         meter._carried = t.carried
         meter._swept_to = t.swept_to
@@ -942,6 +971,16 @@ cdef class Engine:
         cdef Py_ssize_t k, count
         stream = self._streams[i]
         count = stream._io_count
+        vm.io_next = stream._io_next
+        vm.io_batch = stream._io_batch
+        vm.cursor = stream._cursor
+        vm.batch_drawn = False
+        if (stream._writes is self._writes[i] and stream._io_sizes is self._sizes[i]
+                and stream._offsets is self._offsets[i] and count == vm.io_count):
+            return  # the batch the engine holds
+        self._writes[i] = stream._writes
+        self._sizes[i] = stream._io_sizes
+        self._offsets[i] = stream._offsets
         writes = np.frombuffer(stream._writes, dtype=np.int8, count=count).astype(np.uint8)
         sizes = np.frombuffer(stream._io_sizes, dtype="<i8", count=count)
         offsets = np.frombuffer(stream._offsets, dtype="<i8", count=count)
@@ -952,18 +991,20 @@ cdef class Engine:
             vm.writes[k] = w[k]
             vm.sizes[k] = z[k]
             vm.offsets[k] = o[k]
-        vm.io_next = stream._io_next
         vm.io_count = count
-        vm.io_batch = stream._io_batch
-        vm.cursor = stream._cursor
 
     def _write_batch(self, Py_ssize_t i) -> None:
         """Give the stream the batch, where it is read, and its refill state."""
         cdef VmState* vm = &self.vms[i]
         stream = self._streams[i]
-        stream._writes = PyBytes_FromStringAndSize(<char*>vm.writes, vm.io_count)
-        stream._io_sizes = PyBytes_FromStringAndSize(<char*>vm.sizes, 8 * vm.io_count)
-        stream._offsets = PyBytes_FromStringAndSize(<char*>vm.offsets, 8 * vm.io_count)
+        if vm.batch_drawn:
+            self._writes[i] = PyBytes_FromStringAndSize(<char*>vm.writes, vm.io_count)
+            self._sizes[i] = PyBytes_FromStringAndSize(<char*>vm.sizes, 8 * vm.io_count)
+            self._offsets[i] = PyBytes_FromStringAndSize(<char*>vm.offsets, 8 * vm.io_count)
+            vm.batch_drawn = False
+        stream._writes = self._writes[i]
+        stream._io_sizes = self._sizes[i]
+        stream._offsets = self._offsets[i]
         stream._io_count = vm.io_count
         stream._io_next = vm.io_next
         stream._io_batch = vm.io_batch
@@ -977,10 +1018,12 @@ cdef class Engine:
         stream = self._streams[i]
         count = stream._gap_count
         gaps = stream._gaps
-        if len(gaps) != 8 * count:
-            raise RuntimeError("a stream's gaps are not as many as it counts")
-        if count:
-            memcpy(vm.gaps, <char*>gaps, 8 * count)
+        if gaps is not self._gaps[i] or count != vm.gap_count:
+            if len(gaps) != 8 * count:
+                raise RuntimeError("a stream's gaps are not as many as it counts")
+            if count:
+                memcpy(vm.gaps, <char*>gaps, 8 * count)
+            self._gaps[i] = gaps
         vm.gap_count = count
         vm.gap_next = stream._gap_next
         vm.gap_batch = stream._gap_batch
@@ -991,7 +1034,7 @@ cdef class Engine:
     def _write_gaps(self, Py_ssize_t i) -> None:
         cdef VmState* vm = &self.vms[i]
         stream = self._streams[i]
-        stream._gaps = PyBytes_FromStringAndSize(<char*>vm.gaps, 8 * vm.gap_count)
+        stream._gaps = self._gaps[i]  # the bytes the gaps were drawn as (_refill_gaps)
         stream._gap_count = vm.gap_count
         stream._gap_next = vm.gap_next
         stream._gap_batch = vm.gap_batch
@@ -1013,6 +1056,7 @@ cdef class Engine:
             self._streams[i]._rng.exponential(vm.mean_gap, count), dtype="<f8"
         ).tobytes()
         memcpy(vm.gaps, <char*>gaps, 8 * count)
+        self._gaps[i] = gaps
         vm.gap_count = count
         vm.gap_next = 0
 
@@ -1054,6 +1098,7 @@ cdef class Engine:
                 vm.offsets[k] = (<int64_t>_lemire32(bitgen, <uint32_t>(vm.blocks - 1))) * BLOCK
         vm.io_count = count
         vm.io_next = 0
+        vm.batch_drawn = True
         return 0
 
     # --- the event queue ------------------------------------------------------------------------
