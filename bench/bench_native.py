@@ -1,10 +1,16 @@
-"""The native engine's vertical slice (issue 35, step 2) against the Python engine and a plain SimPy
-M/M/1, in the same process, interleaved.
+"""The native engine (issue 35, steps 2 and 3) against the Python engine and a plain SimPy M/M/1,
+in the same process, interleaved.
 
 Run from the repository root, in an install built with ``SIMCACHE_NATIVE=1``:
 
     .venv/bin/python bench/bench_native.py [--rounds R] [--scenario FILE --variant NAME]
-        [--duration S] [--json PATH]
+        [--duration S] [--reads SCALE] [--json PATH]
+
+``--reads SCALE`` makes any scenario one the native engine takes: every group reading only, the
+read caches warm and large enough for every disk, no scheduled events, working sets ``SCALE``
+times smaller (the warm caches are built in Python at each build); e.g. the 32-host default
+(``--scenario bench/default_32hosts.toml --variant base --reads 16``): open loops, an on/off
+cycle and think times on 32 hosts.
 
 The Python engine runs compiled when the install compiled it (``SIMCACHE_COMPILE=engine``), else
 from its sources; ``SIMCACHE_PURE_PYTHON=1`` forces the sources. Each round runs the SimPy M/M/1
@@ -73,6 +79,29 @@ def _one(scenario: Scenario, native: bool) -> dict[str, Any]:
     }
 
 
+def reads_from_warm_caches(scenario: Scenario, scale: int) -> Scenario:
+    """``scenario`` read-only from warm caches holding every disk, without its scheduled events,
+    its working sets ``scale`` times smaller (checks and variants dropped)."""
+    data = scenario.model_dump(mode="json")
+    for key in ("variants", "expect", "check", "events"):
+        data.pop(key, None)
+    per_host = max(
+        sum(group["vms_per_host"] * group["workload"]["working_set"] for group in data["groups"])
+        // scale,
+        1,
+    )
+    # room for every disk, its largest I/O past its end and a line per VM of rounding
+    capacity = 2 * per_host + 2**30
+    data["cluster"]["cache"] = data["cluster"].get("cache", {}) | {
+        "warm": True,
+        "capacity": capacity,
+    }
+    for group in data["groups"]:
+        group["workload"]["read_fraction"] = 1.0
+        group["workload"]["working_set"] //= scale
+    return load_scenario(data)
+
+
 def _spread(values: list[float]) -> dict[str, float]:
     quartiles = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
     return {"median": statistics.median(values), "q1": quartiles[0], "q3": quartiles[2]}
@@ -87,11 +116,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--variant", default="qd16-read")
     parser.add_argument("--duration", type=float, default=None, help="simulated seconds")
     parser.add_argument("--customers", type=int, default=100_000, help="M/M/1 customers a round")
+    parser.add_argument(
+        "--reads",
+        type=int,
+        default=None,
+        metavar="SCALE",
+        help="reads only from warm caches, no events, working sets SCALE times smaller",
+    )
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     scenario = load_scenario(args.scenario)
     if args.variant != "base":
         scenario = scenario.variant(args.variant)
+    if args.reads is not None:
+        scenario = reads_from_warm_caches(scenario, args.reads)
     if args.duration is not None:
         scenario = scenario.with_duration(args.duration)
     why = native_run.unsupported(scenario)
@@ -99,7 +137,9 @@ def main(argv: list[str]) -> int:
         raise SystemExit(f"the native engine does not run this scenario: {why}")
     engine = ENGINE
     print(f"Python engine: {engine}; {machine_facts()}")
-    print(f"{Path(args.scenario).name} {args.variant}, {scenario.run.duration:g} s simulated")
+    reads = "" if args.reads is None else f", reads from warm caches, working sets / {args.reads}"
+    name = Path(args.scenario).name
+    print(f"{name} {args.variant}{reads}, {scenario.run.duration:g} s simulated")
     rounds: list[dict[str, Any]] = []
     for round_ in range(args.rounds):
         cpu = time.process_time()

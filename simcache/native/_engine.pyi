@@ -1,4 +1,4 @@
-"""Types of the optional Cython extension `simcache/native/_engine.pyx` (the native slice)."""
+"""Types of the optional Cython extension `simcache/native/_engine.pyx` (the native engine)."""
 
 from typing import Any
 
@@ -9,9 +9,11 @@ class Engine:
     hits: int
     def __init__(
         self,
-        tier: Any,
+        tiers: list[Any],
+        caches: list[Any],
         vms: list[Any],
         streams: list[Any],
+        vm_tiers: list[int],
         reach: list[int],
         slot_vms: list[int],
         record_buffer: Any,

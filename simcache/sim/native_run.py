@@ -1,19 +1,22 @@
-"""The native engine's vertical slice (issue 35, step 2): which runs it takes, and how it runs them.
+"""The native engine's slices (issue 35, steps 2 and 3): which runs it takes, and how it runs them.
 
 ``simcache/native/_engine.pyx`` (built with ``SIMCACHE_NATIVE=1``) runs, in ``nogil`` code, the
-per-I/O path of one class of scenarios: the device validation scenarios' read rows. A run is
-taken by it only when asked for (``SIMCACHE_NATIVE_ENGINE=1``, or ``run_scenario(...,
-native=True)``) and when :func:`unsupported` finds nothing it lacks; any other run, or any run
-without the extension built, goes to the Python engine, silently (the results are the same: the
-slice is checked against the Python engine record for record, ``tests/sim/test_native_engine.py``).
+per-I/O path of one class of scenarios: generated reads from warm read caches. A run is taken by
+it only when asked for (``SIMCACHE_NATIVE_ENGINE=1``, or ``run_scenario(..., native=True)``) and
+when :func:`unsupported` finds nothing it lacks; any other run, or any run without the extension
+built, goes to the Python engine, silently (the results are the same: the engine is checked
+against the Python engine record for record, ``tests/sim/test_native_engine.py``).
 
-What it supports: one host; no scheduled events; every group a generated closed loop (no trace)
-with no think time and no duty cycle, reading only (``read_fraction = 1``); the read cache warm
-and holding every VM's whole disk (so every read hits: :func:`prepare` checks it on the built
-model); any flash or RAM tier but the test-only exponential service. The tier's destager, flusher
-and the array are built as usual and stay idle (no write reaches them); their Python events, the
-sampler and the run's stop stay in the kernel's queue, and :func:`run` merges them with the
-native events in the kernel's (time, priority, event id) order.
+What it supports: any number of hosts; no scheduled events; every group a generated workload (no
+trace) reading only (``read_fraction = 1``): closed loops with or without think time, open loops
+(``iops`` or ``throughput``, Poisson or evenly spaced arrivals), any duty cycle (on/off, sine,
+profile), any access pattern and size mix; the read cache warm and holding every VM's whole disk
+(so every read hits its host's cache and needs no network: :func:`prepare` checks it on the
+built model); any flash or RAM tier but the test-only exponential service. The tiers'
+destagers, flushers, the network and the array are built as usual and stay idle (no write or
+miss reaches them); their Python events, the sampler and the run's stop stay in the kernel's
+queue, and :func:`run` merges them with the native events in the kernel's (time, priority,
+event id) order.
 """
 
 from __future__ import annotations
@@ -61,8 +64,6 @@ def unsupported(scenario: Scenario) -> str | None:
     disk, which :func:`prepare` checks on the built model)."""
     if not available():
         return "the native engine is not built (install with SIMCACHE_NATIVE=1)"
-    if scenario.cluster.hosts != 1:
-        return "more than one host"
     if scenario.events:
         return "scheduled events"
     if not scenario.cluster.cache.warm:
@@ -71,51 +72,55 @@ def unsupported(scenario: Scenario) -> str | None:
         return "exponential tier service"
     for group in scenario.groups:
         workload = group.workload
-        if workload.trace is not None or workload.mode != "closed":
-            return f"group {group.name!r}: not a generated closed loop"
-        if workload.think_time or workload.duty_cycle is not None:
-            return f"group {group.name!r}: think time or duty cycle"
+        if workload.trace is not None or workload.mode == "trace":
+            return f"group {group.name!r}: a trace replay"
         if workload.read_fraction != 1.0:
             return f"group {group.name!r}: writes"
     return None
 
 
 def prepare(model: Model) -> Any:
-    """The native engine for ``model`` (built, its workloads not started), its slots' starts
-    queued where ``start_workload`` would queue them; None if a VM's disk is not all in its
-    host's cache (the caller starts the workloads in Python then)."""
+    """The native engine for ``model`` (built, its workloads not started), its VMs' starts queued
+    where ``start_workload`` would queue them; None if a VM's disk is not all in its host's cache
+    (the caller starts the workloads in Python then)."""
     engine_module = _engine_module()
-    if engine_module is None or len(model.hosts) != 1:
+    if engine_module is None or not model.vms:
         return None
-    host = model.hosts[0]
-    cache = host.cache
-    residents = [vm for vm in model.vms if vm.host is host]
-    if not residents:
-        return None
-    share = cache.capacity_lines // len(residents)
     reach: list[int] = []
     streams: list[IOStream] = []
-    for vm in residents:
-        stream = vm.stream
-        if not isinstance(stream, IOStream):
-            return None
-        workload = stream.workload
-        # _vm_reach_bytes: the disk and what its largest I/O runs past the working set's end
+    for host in model.hosts:
+        residents = [vm for vm in model.vms if vm.host is host]
+        if not residents:
+            continue
+        share = host.cache.capacity_lines // len(residents)
+        for vm in residents:
+            stream = vm.stream
+            if not isinstance(stream, IOStream):
+                return None
+            workload = stream.workload
+            # _vm_reach_bytes: the disk and what its largest I/O runs past the working set's end
+            needed = workload.working_set + max(0, max(workload.size_mix[0]) - 4096)
+            if -(-needed // host.cache.line) > share:
+                return None
+    for vm in model.vms:
+        assert isinstance(vm.stream, IOStream)
+        cache = vm.host.cache
+        workload = vm.stream.workload
         needed = workload.working_set + max(0, max(workload.size_mix[0]) - 4096)
-        lines = -(-needed // cache.line)
-        if lines > share:
-            return None
-        reach.append(lines * cache.line)
-        streams.append(stream)
+        reach.append(-(-needed // cache.line) * cache.line)
+        streams.append(vm.stream)
     slot_vms = [
         position
-        for position, vm in enumerate(residents)
-        for _ in range(vm.stream.workload.workers * vm.stream.workload.outstanding)
+        for position, stream in enumerate(streams)
+        if stream.workload.mode == "closed"
+        for _ in range(stream.workload.workers * stream.workload.outstanding)
     ]
     engine = engine_module.Engine(
-        host.tier,
-        residents,
+        [host.tier for host in model.hosts],
+        [host.cache for host in model.hosts],
+        model.vms,
         streams,
+        [model.hosts.index(vm.host) for vm in model.vms],
         reach,
         slot_vms,
         model.record_buffer,

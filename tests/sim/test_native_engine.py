@@ -1,6 +1,8 @@
-"""The native engine's vertical slice (simcache/native/_engine.pyx, simcache/sim/native_run.py)
-against the Python engine: bit-identical records, samples, counters, unfinished I/Os and event
-counts on every library scenario and variant it supports, and its selector.
+"""The native engine (simcache/native/_engine.pyx, simcache/sim/native_run.py) against the Python
+engine: bit-identical records, samples, counters, unfinished I/Os and event counts on every
+library scenario and variant it supports, on library scenarios made read-only and warm (the
+default's open loops, duty cycle, think times and four hosts), on random scenarios of its class
+(hypothesis), and its selector.
 
 Skipped when the extension is not built (install with ``SIMCACHE_NATIVE=1``).
 """
@@ -11,7 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support.paths import ROOT
+from support.strategies import valid_scenarios
 
 from simcache.sim import native_run
 from simcache.sim.collect import PATH
@@ -191,23 +196,42 @@ def test_a_stopped_run_accounts_for_every_io() -> None:
     assert record.counters.issued_ios == recorded + len(record.unfinished)
 
 
+def _optane_data() -> dict[str, Any]:
+    data = _scenario("validate_scm_optane_p4800x_anandtech.toml", "base").model_dump(mode="json")
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    return data
+
+
+def _with_writes(data: dict[str, Any]) -> None:
+    data["groups"][0]["workload"]["read_fraction"] = 0.5
+
+
+def _cold(data: dict[str, Any]) -> None:
+    data["cluster"]["cache"]["warm"] = False
+
+
+def _exponential(data: dict[str, Any]) -> None:
+    data["cluster"]["tier"] |= {"service": "exponential", "service_cv": None}  # the dumped spec
+
+
+def _with_event(data: dict[str, Any]) -> None:
+    data["events"] = [{"kind": "link_down", "at": 0.01, "host": 0, "link": "peer", "duration": 1}]
+
+
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        ({"read_fraction": 0.5}, "writes"),
-        ({"think_time": 0.001}, "think time"),
-        ({"mode": "open", "iops": 1000.0}, "not a generated closed loop"),
+        (_with_writes, "group 'fio': writes"),
+        (_cold, "the read cache starts cold"),
+        (_exponential, "exponential tier service"),
+        (_with_event, "scheduled events"),
     ],
 )
-def test_the_selector_names_what_it_lacks(change: dict[str, Any], reason: str) -> None:
-    base = _scenario("validate_scm_optane_p4800x_anandtech.toml", "base")
-    data = base.model_dump(mode="json")
-    data["groups"][0]["workload"] |= change
-    data.pop("variants", None)
-    data.pop("expect", None)
-    data.pop("check", None)
-    why = native_run.unsupported(load_scenario(data))
-    assert why is not None and reason in why
+def test_the_selector_names_what_it_lacks(change: Any, reason: str) -> None:
+    data = _optane_data()
+    change(data)
+    assert native_run.unsupported(load_scenario(data)) == reason
 
 
 def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
@@ -230,3 +254,107 @@ def test_a_cache_short_of_a_disk_leaves_the_run_to_python() -> None:
     scenario = load_scenario(data)
     assert native_run.unsupported(scenario) is None
     assert build(scenario, 1, native=True).native is None
+
+
+def _reads_from_warm_caches(data: dict[str, Any], capacity: str = "64GiB") -> dict[str, Any]:
+    """A scenario dict made into the native engine's class: reads only, caches warm and large
+    enough for every disk, no scheduled events (checks and variants dropped)."""
+    for key in ("variants", "expect", "check", "events"):
+        data.pop(key, None)
+    data["cluster"].setdefault("cache", {})
+    data["cluster"]["cache"] |= {"warm": True, "capacity": capacity}
+    for group in data["groups"]:
+        group["workload"]["read_fraction"] = 1.0
+    return data
+
+
+def _default_reads(working_set_scale: int, **duty: Any) -> Scenario:
+    """scenarios/default.toml read-only from warm caches: four hosts, two open loops (zipf at
+    120 IOPS; uniform at 4 MB/s with an on/off cycle) and a closed loop with a 5 ms think time;
+    working sets ``working_set_scale`` times smaller (the warm caches are built in Python)."""
+    data = _reads_from_warm_caches(_scenario("default.toml", "base").model_dump(mode="json"))
+    for group in data["groups"]:
+        workload = group["workload"]
+        workload["working_set"] //= working_set_scale
+        if workload.get("duty_cycle") is not None:
+            workload["duty_cycle"] |= duty
+    return load_scenario(data)
+
+
+@pytest.mark.parametrize(
+    "duty",
+    [
+        {},  # on for the first 4 s
+        # on from 0.1 s to 0.3 s and from 0.6 s to 0.8 s: arrivals skip the off periods
+        {"on": "0.2s", "off": "0.3s", "phase": "0.4s"},
+    ],
+)
+def test_the_default_scenario_read_from_warm_caches_is_bit_identical(duty: dict[str, Any]) -> None:
+    scenario = _default_reads(64, **duty)
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, 1, native=True).native is not None
+    python = run_scenario(scenario, duration=1.0, native=False)
+    native = run_scenario(scenario, duration=1.0, native=True)
+    assert python.counters.issued_ios > 1000
+    _assert_same(python, native)
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        {"mode": "open", "iops": 20_000.0, "arrivals": "uniform"},
+        {"mode": "open", "throughput": "400MB/s", "sizes": {"4KiB": 1, "64KiB": 1}},
+        # overloaded: the optane's 16 channels at about 10 us a read take about 1.6 M reads/s; an
+        # open loop of 3 M/s piles reads up in the tier (hundreds in flight at the end)
+        {"mode": "open", "iops": 3_000_000.0},
+        {"mode": "open", "iops": 50_000.0, "duty_cycle": {"shape": "sine", "period": "7ms"}},
+        {
+            "mode": "open",
+            "iops": 50_000.0,
+            "access": "zipf",
+            "duty_cycle": {"shape": "profile", "interval": "2ms", "levels": [2, 0, 0, 1, 5]},
+        },
+        {"think_time": "20us", "duty_cycle": {"shape": "onoff", "on": "3ms", "off": "4ms"}},
+    ],
+)
+def test_every_arrival_process_is_bit_identical(workload: dict[str, Any]) -> None:
+    """Open loops (evenly spaced, Poisson by bytes, overloaded, sine and profile cycles) and a
+    closed loop with think time and an on/off cycle, on the optane at 16 outstanding."""
+    scenario = _changed("validate_scm_optane_p4800x_anandtech.toml", "qd16-read", workload)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=0.02, native=False)
+    native = run_scenario(scenario, duration=0.02, native=True)
+    assert python.counters.issued_ios > 100
+    _assert_same(python, native)
+
+
+@st.composite
+def _native_scenarios(draw: st.DrawFn) -> Scenario:
+    """The property tests' small random scenarios (tests/support/strategies.py: 2-4 hosts, 1-3
+    groups of open or closed loops, duty cycles, any access and size mix, any tier, placement)
+    made into the native engine's class, 0.3 s long with samples every 0.1 s; working sets of
+    8-256 MiB (the warm caches are built in Python)."""
+    data = _reads_from_warm_caches(draw(valid_scenarios()))
+    for group in data["groups"]:
+        group["workload"]["working_set"] = draw(st.sampled_from(["8MiB", "64MiB", "256MiB"]))
+    data["run"] |= {"duration": 0.3, "sample_interval": 0.1}
+    scenario = load_scenario(data)
+    if scenario.cluster.tier.service == "exponential":
+        data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field"}
+        scenario = load_scenario(data)
+    return scenario
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(_native_scenarios())
+def test_random_scenarios_of_its_class_are_bit_identical(scenario: Scenario) -> None:
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, scenario.run.seed, native=True).native is not None
+    python = run_scenario(scenario, native=False)
+    native = run_scenario(scenario, native=True)
+    _assert_same(python, native)
