@@ -104,6 +104,10 @@ class ServiceTimes:
         # A unit's time: the latency times a lognormal factor of mean 1 and CV service_cv, plus with
         # probability p an exponential stall of mean T (mean p T, second moment 2 p T^2).
         self.unit_cv = tier.service_cv or 0.0
+        # a write's own spread (write_service_cv) where set
+        self.write_unit_cv = (
+            tier.write_service_cv if tier.write_service_cv is not None else self.unit_cv
+        )
         self.stall_mean = (tier.stall_probability or 0.0) * (tier.stall_time or 0.0)
         self.stall_variance = (
             2.0 * (tier.stall_probability or 0.0) * (tier.stall_time or 0.0) ** 2
@@ -225,7 +229,7 @@ class ServiceTimes:
             return steps
         variance = (
             (per_byte + channel) ** 2 * max(0.0, size_sq - size * size)
-            + (self.unit_cv * latency) ** 2
+            + ((self.write_unit_cv if is_write else self.unit_cv) * latency) ** 2
             + self.stall_variance
         )
         steps.append(

@@ -160,7 +160,10 @@ class TierSpec(_Profiled):
     logical pages over all dies), where it waits first-come first-served behind that unit's own
     queue (c separate queues). Queues of the dies then differ, which spreads latency at load (the
     p99 of a saturated drive) and leaves units idle at low depth (the queue-depth curve climbs
-    slower). Unset ``read_interference`` reads then wait for the whole work booked on their die."""
+    slower). Unset ``read_interference`` reads then wait for the whole work booked on their die.
+    With ``any-unit`` and ``read_interference`` set, reads are addressed and writes take the
+    earliest-free unit: a flash translation layer that places each write on whichever die is free
+    (log-structured, dynamic allocation) while a read must go where its data lies."""
     erase_block: Bytes | None = None
     """Bytes garbage collection erases at once (a flash block, or a superblock striped over dies).
     Writes that arrive in runs at least this long invalidate whole blocks and cost no copies
@@ -189,6 +192,18 @@ class TierSpec(_Profiled):
     ) = None
     """With ``service = "lognormal"``: the coefficient of variation (standard deviation / mean) of a
     unit's service time."""
+    write_service_cv: (
+        Annotated[
+            Number,
+            Field(gt=0.0, le=10.0),
+            Why(high="a spread ten times the mean is no longer a device"),
+        ]
+        | None
+    ) = None
+    """With ``service = "lognormal"``: the coefficient of variation of a write's unit time, where it
+    differs from a read's (``service_cv``). A write's unit time is its share of a page program,
+    whose time varies more than a page read's (upper against lower pages: 2.7x in tPROG, 1.3x in tR
+    on 2014-era MLC per FEMU's L95B profile). Unset: ``service_cv`` for writes too."""
     stall_probability: (
         Annotated[
             Fraction,
@@ -281,6 +296,11 @@ class TierSpec(_Profiled):
             raise ValueError(
                 'service = "lognormal" and service_cv go together: set both (the spread of unit '
                 "times) or neither"
+            )
+        if self.write_service_cv is not None and self.service != "lognormal":
+            raise ValueError(
+                'write_service_cv is the lognormal spread of writes: set service = "lognormal" and '
+                "service_cv (the reads' spread) too, or drop write_service_cv"
             )
         if (self.stall_probability is None) != (self.stall_time is None):
             raise ValueError(

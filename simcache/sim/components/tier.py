@@ -7,7 +7,8 @@ Assumptions (see docs/model.md, Tier):
   (``1 / limit`` seconds each).
 - ``channels x dies`` identical internal units, first-come first-served. An
   operation holds a unit for its latency (times a lognormal factor of mean 1
-  with ``service = "lognormal"``, plus an exponential stall with probability
+  with ``service = "lognormal"``, of CV ``service_cv``, for writes
+  ``write_service_cv`` where set, plus an exponential stall with probability
   ``stall_probability``) and then its data transfer.
 - With ``read_channel_bandwidth`` set, a read then holds its unit ``size /
   read_channel_bandwidth`` seconds more, its data crossing from the die to the
@@ -45,7 +46,10 @@ Assumptions (see docs/model.md, Tier):
   program suspension; with ``s < 1`` the die lets it through earlier, and the
   work it overtook is not delayed (an optimistic suspension). The die is then
   busy until the later of its old work and the read. Writes and, with the
-  share unset, reads take the earliest-free channel. Because the channels are
+  share unset, reads take the earliest-free channel (so ``placement =
+  "any-unit"`` with the share set is a flash translation layer that places
+  each write on whichever die is free, log-structured, while each read goes
+  where its data lies). Because the channels are
   identical, a uniformly random entry of the channel heap is a uniformly
   random die.
 - With ``placement = "addressed"``, every operation (reads and writes) goes to
@@ -219,6 +223,12 @@ class Tier:
         self._log_table: list[float] = (
             list(lognormal_quantiles(spec.service_cv or 0.0)) if self._lognormal else []
         )
+        # writes' factors: their own spread (write_service_cv) or the reads' table
+        self._write_log_table: list[float] = (
+            list(lognormal_quantiles(spec.write_service_cv))
+            if self._lognormal and spec.write_service_cv is not None
+            else self._log_table
+        )
         self._stall_probability = spec.stall_probability or 0.0
         self._stall_time = spec.stall_time or 0.0
         self._pool_depth = clean_pool_depth(spec.clean_pool)
@@ -303,7 +313,8 @@ class Tier:
             per_byte = self._read_seconds_per_byte
             latency = self._read_latency
         if self._lognormal:
-            latency *= self._lognormal_factor()
+            table = self._write_log_table if is_write else self._log_table
+            latency *= self._lognormal_factor(table)
         if self._stall_probability > 0.0 and self._stream.uniform() < self._stall_probability:
             latency += self._stream.exponential(self._stall_time)
         if not is_write and self._read_channel > 0.0:
@@ -386,15 +397,14 @@ class Tier:
         self.foreground_until = foreground_until
         return True, finish
 
-    def _lognormal_factor(self) -> float:
-        """A lognormal factor of mean 1 (``service_cv``): one uniform of the tier's stream, by
-        inverse transform with linear interpolation in
-        :func:`~simcache.physics.cluster.lognormal_quantiles` (one draw and a lookup where
-        Box-Muller takes two draws and four transcendental functions; bench/README.md, "The
-        device model")."""
+    def _lognormal_factor(self, table: list[float]) -> float:
+        """A lognormal factor of mean 1 from ``table`` (the quantiles of ``service_cv``, or of
+        ``write_service_cv`` for writes): one uniform of the tier's stream, by inverse transform
+        with linear interpolation in :func:`~simcache.physics.cluster.lognormal_quantiles` (one draw
+        and a lookup where Box-Muller takes two draws and four transcendental functions;
+        bench/README.md, "The device model")."""
         position = self._stream.uniform() * LOGNORMAL_POINTS
         index = int(position)
-        table = self._log_table
         low = table[index]
         return low + (position - index) * (table[index + 1] - low)
 

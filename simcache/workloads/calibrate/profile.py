@@ -264,7 +264,7 @@ def tier_table(
         {name for name, _, _ in rows}
         | set(_LEFT_OUT)
         | measured
-        | {"read_interference", "service", "service_cv", "dies"}
+        | {"read_interference", "service", "service_cv", "write_service_cv", "dies"}
     )
     for name, value in base.items():
         if name not in taken:
