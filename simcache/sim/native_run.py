@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from simcache.sim.built import Model
-from simcache.sim.collect import PATH_HIT
+from simcache.sim.collect import PATH_HIT, PATH_MISS
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
 from simcache.spec import Scenario
@@ -66,8 +66,6 @@ def unsupported(scenario: Scenario) -> str | None:
         return "the native engine is not built (install with SIMCACHE_NATIVE=1)"
     if scenario.events:
         return "scheduled events"
-    if not scenario.cluster.cache.warm:
-        return "the read cache starts cold"
     if scenario.cluster.tier.service == "exponential":
         return "exponential tier service"
     for group in scenario.groups:
@@ -76,6 +74,24 @@ def unsupported(scenario: Scenario) -> str | None:
             return f"group {group.name!r}: a trace replay"
         if workload.read_fraction != 1.0:
             return f"group {group.name!r}: writes"
+    return _array_unsupported(scenario)
+
+
+def _array_unsupported(scenario: Scenario) -> str | None:
+    """What of the backing array the native engine's read misses lack (None: nothing)."""
+    array = scenario.array
+    drive = array.drive
+    if array.read_cache:
+        return "the array's controller read cache"
+    if drive.cache:
+        return "the drives' buffers (drive.cache)"
+    if drive.media != "flash" and drive.command_queueing > 1:
+        return "the drives' command queueing"
+    if array.scheduling == "elevator":
+        for group in scenario.groups:
+            sizes = group.workload.size_mix[0]
+            if sizes and max(sizes) > array.stripe:
+                return f"group {group.name!r}: reads larger than a stripe with elevator scheduling"
     return None
 
 
@@ -88,11 +104,11 @@ def prepare(model: Model) -> Any:
         return None
     reach: list[int] = []
     streams: list[IOStream] = []
+    full: list[bool] = []
     for host in model.hosts:
         residents = [vm for vm in model.vms if vm.host is host]
-        if not residents:
-            continue
-        share = host.cache.capacity_lines // len(residents)
+        share = host.cache.capacity_lines // max(1, len(residents))
+        holds = model.scenario.cluster.cache.warm  # warm: each VM's share of lines filled
         for vm in residents:
             stream = vm.stream
             if not isinstance(stream, IOStream):
@@ -101,7 +117,8 @@ def prepare(model: Model) -> Any:
             # _vm_reach_bytes: the disk and what its largest I/O runs past the working set's end
             needed = workload.working_set + max(0, max(workload.size_mix[0]) - 4096)
             if -(-needed // host.cache.line) > share:
-                return None
+                holds = False
+        full.append(holds)
     for vm in model.vms:
         assert isinstance(vm.stream, IOStream)
         cache = vm.host.cache
@@ -127,6 +144,13 @@ def prepare(model: Model) -> Any:
         PATH_HIT,
         [_refill(stream) for stream in streams],
         _BATCH,
+    )
+    engine.use_misses(
+        full,
+        model.array,
+        model.network,
+        [(host.storage_tx, host.array_tx, host.storage_rx) for host in model.hosts],
+        PATH_MISS,
     )
     engine.begin(model.clock)
     return engine
