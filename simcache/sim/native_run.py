@@ -1,4 +1,4 @@
-"""The native engine's slices (issue 35, steps 2 and 3): which runs it takes, and how it runs them.
+"""The native engine's slices (issue 35, steps 2 to 4): which runs it takes, and how it runs them.
 
 ``simcache/native/_engine.pyx`` (built with ``SIMCACHE_NATIVE=1``) runs, in ``nogil`` code, the
 per-I/O path of one class of scenarios: generated reads from warm read caches. A run is taken by
@@ -10,11 +10,14 @@ against the Python engine record for record, ``tests/sim/test_native_engine.py``
 What it supports: any number of hosts; no scheduled events; every group a generated workload (no
 trace) reading only (``read_fraction = 1``): closed loops with or without think time, open loops
 (``iops`` or ``throughput``, Poisson or evenly spaced arrivals), any duty cycle (on/off, sine,
-profile), any access pattern and size mix; the read cache warm and holding every VM's whole disk
-(so every read hits its host's cache and needs no network: :func:`prepare` checks it on the
-built model); any flash or RAM tier but the test-only exponential service. The tiers'
-destagers, flushers, the network and the array are built as usual and stay idle (no write or
-miss reaches them); their Python events, the sampler and the run's stop stay in the kernel's
+profile), any access pattern and size mix; any flash or RAM tier but the test-only exponential
+service. The read caches warm or cold: a host whose warm cache holds every disk of its VMs only
+counts hits (:func:`prepare` checks it on the built model); elsewhere a miss goes to the array
+(no controller read cache, drive buffers or command queueing; no read larger than a stripe with
+elevator scheduling: :func:`unsupported` for cold caches, :func:`prepare` for warm ones), comes
+back over the storage link (the flow network) and fills the cache, all in native code. The
+tiers' destagers and flushers are built as usual and stay idle (no write reaches them); their
+Python events, the sampler and the run's stop stay in the kernel's
 queue, and :func:`run` merges them with the native events in the kernel's (time, priority,
 event id) order.
 """
