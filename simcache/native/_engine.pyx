@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The native engine's vertical slices (issue 35, steps 2 and 3): generated reads served by the
-hosts' flash tiers from warm read caches, run in ``nogil`` code over C structs.
+"""The native engine's vertical slices (issue 35, steps 2 to 4): generated reads served by the
+hosts' flash tiers from their read caches, or on a miss by the backing array over the storage
+network (then filling the cache), run in ``nogil`` code over C structs.
 
 What it runs, event for event as the Python engine (``simcache.sim.drivers._ClosedSlot`` and
 ``_OpenLoop``, ``IOStream.next_gap`` with its duty cycle, ``VM.start``'s read hit,
@@ -41,12 +42,14 @@ blocks' narrowest types (``Engine.use_blocks``), else as rows to the record buff
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.math cimport INFINITY, floor, isfinite, log1p, sin
+from libc.math cimport INFINITY, floor, isfinite, log1p, sin, sqrt
 from libc.stdint cimport UINT32_MAX, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy, memmove
+from libc.string cimport memcpy, memmove, memset
 
 import numpy as np
+
+from simcache.sim.kernel.signals import Signal
 
 cdef extern from *:
     """
@@ -80,6 +83,12 @@ cdef enum:
     OPEN_BEGIN = 4  # an open loop's start (_OpenLoop._begin)
     ARRIVE = 5  # an open-loop arrival (_OpenLoop._arrive)
     OPEN_SERVED = 6  # an open-loop read completes (VM._hit_served)
+    ARRAY_DONE = 7  # a miss's data is read by the array (ArrayRead._step's first phase)
+    MISS_DONE = 8  # a miss's data is back over a shared link (the network's _deliver)
+    LONE = 9  # a lone flow's delivery (FlowNetwork._lone_delivered): entry.slot the flow
+    WAKE = 10  # the network's wake-up timer (FlowNetwork._wake): entry.aux its number
+    STALE_KEPT = 64  # link._STALE_TIMERS_KEPT
+    HEAP_SLACK = 64  # link._HEAP_SLACK
     FOLD_AT = 4096  # meter._FOLD_AT
     # Engine.run's outcomes
     REACHED = 0  # the next event is the Python one given (or none is queued before it)
@@ -105,6 +114,7 @@ cdef struct Entry:
     int64_t key
     int32_t slot
     int32_t kind
+    int64_t aux  # a lone delivery's flow seq, a wake-up's number
 
 
 cdef struct Slot:
@@ -113,6 +123,26 @@ cdef struct Slot:
     int64_t number  # the read's number in its VM (-1: none in flight)
     double issued
     int64_t size
+    int64_t offset  # a miss's
+    double array_time  # a miss's: from its request's arrival at the array to the array's done
+
+
+cdef struct Meter:
+    # a BusyMeter's intervals and state
+    double* intervals
+    int64_t held, held_cap, limit
+    double carried, swept_to
+    # the meter's intervals the Python meter holds (sync_out appends the ones after them) unless
+    # swept here since
+    int64_t synced_held
+    bint swept
+
+
+cdef struct Uniforms:
+    # a UniformStream: the rest of the block drawn in Python, then the generator
+    simcache_bitgen_t* bitgen
+    double* leftover
+    Py_ssize_t left_next, left_end
 
 
 cdef struct TierState:
@@ -130,18 +160,13 @@ cdef struct TierState:
     Py_ssize_t pipe_n, pipe_cap
     int64_t operations, bytes_read
     int64_t hits  # its host cache's lookups answered since the last sync_out
-    # its busy meter
-    double* intervals
-    int64_t held, held_cap, limit
-    double carried, swept_to
-    # the meter's intervals the Python meter holds (sync_out appends the ones after them) unless
-    # swept here since
-    int64_t synced_held
-    bint swept
-    # its random stream: the rest of the block drawn in Python, then the generator
-    simcache_bitgen_t* bitgen
-    double* leftover
-    Py_ssize_t left_next, left_end
+    Meter m  # its busy meter
+    Uniforms u  # its random stream
+    # writes (a miss's fill): Tier.submit's write figures and its clean pool
+    double write_command, write_per_byte, write_latency
+    bint has_clean_pool
+    double pool, pool_time, gc_rate, pool_depth, gc_pass, gc_wait_seconds
+    int64_t bytes_written
 
 
 cdef struct VmState:
@@ -205,7 +230,7 @@ cdef inline uint64_t _lemire32(simcache_bitgen_t* bitgen, uint32_t rng) noexcept
 
 # --- a tier (Tier.submit for a read) ------------------------------------------------------------
 
-cdef inline double _uniform(TierState* t) noexcept nogil:
+cdef inline double _uniform(Uniforms* t) noexcept nogil:
     cdef double value
     if t.left_next < t.left_end:
         value = t.leftover[t.left_next]
@@ -236,7 +261,7 @@ cdef int _pipe_room(TierState* t, Py_ssize_t n) except -1 nogil:
     return 0
 
 
-cdef int _held_room(TierState* t, int64_t n) except -1 nogil:
+cdef int _held_room(Meter* t, int64_t n) except -1 nogil:
     cdef int64_t cap = t.held_cap
     cdef double* intervals
     if n <= cap:
@@ -338,7 +363,7 @@ cdef void _raise_key(TierState* t, Py_ssize_t index, double value) noexcept nogi
     heap[index] = value
 
 
-cdef double _sweep(TierState* t, double window_start, double window_end) noexcept nogil:
+cdef double _sweep(Meter* t, double window_start, double window_end) noexcept nogil:
     """BusyMeter._sweep, in place."""
     cdef double busy = 0.0, start, finish, low, high
     cdef int64_t at, kept = 0
@@ -361,7 +386,7 @@ cdef double _sweep(TierState* t, double window_start, double window_end) noexcep
     return busy
 
 
-cdef int _meter_add(TierState* t, double start, double finish, double now) except -1 nogil:
+cdef int _meter_add(Meter* t, double start, double finish, double now) except -1 nogil:
     """BusyMeter.add."""
     _held_room(t, t.held + 1)
     t.intervals[2 * t.held] = start
@@ -374,38 +399,68 @@ cdef int _meter_add(TierState* t, double start, double finish, double now) excep
     return 0
 
 
-cdef double _read(TierState* t, double now, int64_t size) except? -1 nogil:
-    """Tier.submit(now, size, False): when the read completes."""
-    cdef double ready = now + t.overhead, free_at, latency, position, low, transfer
-    cdef double start, transfer_start, finish, busy, share
+cdef double _take_clean(TierState* t, double now, double size) noexcept nogil:
+    """Tier._take_clean_bytes."""
+    cdef double start = now if now > t.pool_time else t.pool_time
+    cdef double pool = t.pool + (start - t.pool_time) * t.gc_rate, reclaimed
+    if pool > t.pool_depth:
+        pool = t.pool_depth if t.pool < t.pool_depth else t.pool
+    pool -= size
+    if pool >= 0:
+        t.pool = pool
+        t.pool_time = start
+    else:
+        reclaimed = t.gc_pass
+        t.pool = reclaimed
+        start = start + (reclaimed - pool) / t.gc_rate
+        t.pool_time = start
+        if reclaimed != 0.0:
+            t.gc_until = start
+    t.gc_wait_seconds += start - now
+    return start
+
+
+cdef double _read(TierState* t, double now, int64_t size, bint is_write=False) except? -1 nogil:
+    """Tier.submit(now, size, is_write) (a write's gc_factor 1): when the operation completes."""
+    cdef double ready = now + t.overhead, free_at, latency, position, low, transfer, command
+    cdef double start, transfer_start, finish, busy, share, per_byte
     cdef int64_t index
     cdef Py_ssize_t die
-    if t.has_processor and t.read_command > 0.0:
+    command = t.write_command if is_write else t.read_command
+    if t.has_processor and command > 0.0:
         free_at = t.processor_free
-        ready = (ready if ready > free_at else free_at) + t.read_command
+        ready = (ready if ready > free_at else free_at) + command
         t.processor_free = ready
-    t.bytes_read += size
-    latency = t.latency
+    if is_write:
+        t.bytes_written += size
+        per_byte = t.write_per_byte
+        latency = t.write_latency
+        if t.has_clean_pool:
+            ready = _take_clean(t, ready, size * 1.0)
+    else:
+        t.bytes_read += size
+        per_byte = t.per_byte
+        latency = t.latency
     if t.lognormal:
-        position = _uniform(t) * t.points
+        position = _uniform(&t.u) * t.points
         index = <int64_t>position
         low = t.log_table[index]
         latency *= low + (position - index) * (t.log_table[index + 1] - low)
-    if t.stall_p > 0.0 and _uniform(t) < t.stall_p:
-        latency += -t.stall_time * log1p(-_uniform(t))
-    if t.read_channel > 0.0:
+    if t.stall_p > 0.0 and _uniform(&t.u) < t.stall_p:
+        latency += -t.stall_time * log1p(-_uniform(&t.u))
+    if not is_write and t.read_channel > 0.0:
         latency += size * t.read_channel
-    transfer = size * t.per_byte
-    if not t.addressed and not t.has_share:
+    transfer = size * per_byte
+    if not t.addressed and (is_write or not t.has_share):
         start = t.channels[0] if t.channels[0] > ready else ready
         transfer_start = _book(t, now, start + latency, transfer) if transfer else start + latency
         finish = transfer_start + transfer
         _heapreplace(t, finish)
     else:
-        die = <Py_ssize_t>(_uniform(t) * t.nch)
+        die = <Py_ssize_t>(_uniform(&t.u) * t.nch)
         busy = t.channels[die]
         share = 1.0
-        if t.has_share:
+        if not is_write and t.has_share:
             share = t.share
             if busy < t.gc_until:
                 busy = t.gc_until
@@ -422,7 +477,7 @@ cdef double _read(TierState* t, double now, int64_t size) except? -1 nogil:
     if finish > t.foreground_until:
         t.foreground_until = finish
     t.operations += 1
-    _meter_add(t, start, finish, now)
+    _meter_add(&t.m, start, finish, now)
     return finish
 
 
@@ -497,6 +552,355 @@ cdef double _advance(VmState* vm, double now, double work) noexcept nogil:
     return shifted if shifted > now else now  # max(now, ...)
 
 
+# --- a host's read cache (ReadCache) -------------------------------------------------------------
+
+cdef enum:
+    VM_SHIFT = 40
+    DEAD = -1
+    MIN_SLOTS = 16
+    LOG_SLACK = 64
+    FOLD = 29
+
+cdef int64_t LINE_MASK = (<int64_t>1 << VM_SHIFT) - 1
+cdef int64_t VM_MIX = 0x9E3779B9
+cdef int64_t VM_OFFSET_MASK = (<int64_t>1 << 39) - 1
+cdef int64_t LINE_MIX = 0x13C6EF
+
+
+cdef struct CacheState:
+    # ReadCache: its index (slots), recency log and counters; ``full``: it holds every disk of
+    # its VMs (every read hits: only the hits are counted, the recency is not kept)
+    bint full
+    int64_t line, capacity
+    int32_t* slots
+    int64_t mask
+    int64_t* log
+    int64_t log_n, log_cap
+    int64_t head, dead, count
+    int64_t hits, misses, inserted, evicted
+    bint changed  # its lines changed since sync_in (sync_out writes them back)
+
+
+cdef inline int64_t _home(int64_t key, int64_t mask) noexcept nogil:
+    """_slot(_spread(key), mask)."""
+    cdef int64_t spread = (
+        (key & LINE_MASK) + ((key >> VM_SHIFT) * VM_MIX & VM_OFFSET_MASK)
+    ) * LINE_MIX
+    return (spread ^ (spread >> FOLD)) & mask
+
+
+cdef int _log_append(CacheState* c, int64_t key) except -1 nogil:
+    cdef int64_t cap
+    cdef int64_t* log
+    if c.log_n == c.log_cap:
+        cap = 2 * c.log_cap if c.log_cap else 64
+        log = <int64_t*>realloc(c.log, cap * sizeof(int64_t))
+        if log == NULL:
+            with gil:
+                raise MemoryError()
+        c.log = log
+        c.log_cap = cap
+    c.log[c.log_n] = key
+    c.log_n += 1
+    return 0
+
+
+cdef void _place_lines(CacheState* c) noexcept nogil:
+    cdef int64_t position, key, slot
+    for position in range(c.head, c.log_n):
+        key = c.log[position]
+        if key != DEAD:
+            slot = _home(key, c.mask)
+            while c.slots[slot] != 0:
+                slot = (slot + 1) & c.mask
+            c.slots[slot] = <int32_t>position
+
+
+cdef int _grow(CacheState* c) except -1 nogil:
+    cdef int64_t size = 2 * (c.mask + 1)
+    cdef int32_t* slots = <int32_t*>calloc(size, sizeof(int32_t))
+    if slots == NULL:
+        with gil:
+            raise MemoryError()
+    free(c.slots)
+    c.slots = slots
+    c.mask = size - 1
+    _place_lines(c)
+    return 0
+
+
+cdef void _compact_log(CacheState* c) noexcept nogil:
+    cdef int64_t write = 1, read, key
+    for read in range(c.head, c.log_n):
+        key = c.log[read]
+        if key != DEAD:
+            c.log[write] = key
+            write += 1
+    c.log_n = write
+    c.head = 1
+    c.dead = 0
+    memset(c.slots, 0, (c.mask + 1) * sizeof(int32_t))
+    _place_lines(c)
+
+
+cdef void _remove(CacheState* c, int64_t slot) noexcept nogil:
+    cdef int64_t mask = c.mask, hole = slot, position, key
+    slot = (slot + 1) & mask
+    position = c.slots[slot]
+    while position != 0:
+        key = c.log[position]
+        if ((slot - _home(key, mask)) & mask) >= ((slot - hole) & mask):
+            c.slots[hole] = <int32_t>position
+            hole = slot
+        slot = (slot + 1) & mask
+        position = c.slots[slot]
+    c.slots[hole] = 0
+    c.count -= 1
+
+
+cdef void _evict(CacheState* c, int64_t lines) noexcept nogil:
+    cdef int64_t position = c.head, key, slot, k
+    for k in range(lines):
+        key = c.log[position]
+        while key == DEAD:
+            c.dead -= 1
+            position += 1
+            key = c.log[position]
+        slot = _home(key, c.mask)
+        while c.slots[slot] != position:
+            slot = (slot + 1) & c.mask
+        _remove(c, slot)
+        position += 1
+    c.head = position
+
+
+cdef int _lookup(CacheState* c, int64_t vm, int64_t offset, int64_t size) except -1 nogil:
+    """ReadCache.lookup: 1 if every line of the I/O is cached (their recency refreshed), else 0."""
+    cdef int64_t first = offset // c.line
+    cdef int64_t lines = (offset + size - 1) // c.line - first + 1
+    cdef int64_t key = (vm << VM_SHIFT) + first, slot, position, k, mask = c.mask
+    cdef int64_t spread = (first + (vm * VM_MIX & VM_OFFSET_MASK)) * LINE_MIX
+    cdef int64_t found_one
+    cdef int64_t* found
+    if lines == 1:
+        slot = (spread ^ (spread >> FOLD)) & mask
+        position = c.slots[slot]
+        while position and c.log[position] != key:
+            slot = (slot + 1) & mask
+            position = c.slots[slot]
+        if not position:
+            c.misses += 1
+            return 0
+        c.log[position] = DEAD
+        c.slots[slot] = <int32_t>c.log_n
+        _log_append(c, key)
+    else:
+        found = <int64_t*>malloc(lines * sizeof(int64_t))
+        if found == NULL:
+            with gil:
+                raise MemoryError()
+        for k in range(lines):
+            slot = (spread ^ (spread >> FOLD)) & mask
+            position = c.slots[slot]
+            while position and c.log[position] != key:
+                slot = (slot + 1) & mask
+                position = c.slots[slot]
+            if not position:
+                free(found)
+                c.misses += 1
+                return 0
+            found[k] = slot
+            key += 1
+            spread += LINE_MIX
+        for k in range(lines):
+            position = c.slots[found[k]]
+            c.slots[found[k]] = <int32_t>c.log_n
+            _log_append(c, c.log[position])
+            c.log[position] = DEAD
+        free(found)
+    c.dead += lines
+    c.hits += 1
+    c.changed = True
+    if c.head + c.dead > c.count + LOG_SLACK:
+        _compact_log(c)
+    return 1
+
+
+cdef int _insert(CacheState* c, int64_t vm, int64_t offset, int64_t size) except -1 nogil:
+    """ReadCache.insert."""
+    cdef int64_t first = offset // c.line
+    cdef int64_t lines = (offset + size - 1) // c.line - first + 1
+    cdef int64_t key, slot, position, k, mask, spread, refreshed = 0, inserted
+    while c.count + lines >= c.mask + 1:
+        _grow(c)
+    key = (vm << VM_SHIFT) + first
+    mask = c.mask
+    spread = (first + (vm * VM_MIX & VM_OFFSET_MASK)) * LINE_MIX
+    for k in range(lines):
+        slot = (spread ^ (spread >> FOLD)) & mask
+        position = c.slots[slot]
+        while position and c.log[position] != key:
+            slot = (slot + 1) & mask
+            position = c.slots[slot]
+        if position:
+            c.log[position] = DEAD
+            refreshed += 1
+        c.slots[slot] = <int32_t>c.log_n
+        _log_append(c, key)
+        key += 1
+        spread += LINE_MIX
+    c.dead += refreshed
+    inserted = lines - refreshed
+    c.changed = True
+    if inserted:
+        c.count += inserted
+        c.inserted += inserted
+        if c.count > c.capacity:
+            c.evicted += c.count - c.capacity
+            _evict(c, c.count - c.capacity)
+        if 2 * c.count > c.mask + 1:
+            _grow(c)
+    if c.head + c.dead > c.count + LOG_SLACK:
+        _compact_log(c)
+    return 0
+
+
+# --- the backing array's reads (Array._dispatch for one read, Spindles.operate) -----------------
+
+cdef struct ArrayState:
+    int64_t stripe, spindles, width, copies, parity, row_bytes, logical_bytes
+    int64_t* vm_start  # by VM index
+    bint flash
+    double revolution, read_time, parallelism, stroke, seconds_per_byte, outer_rate, shrink
+    double overhead
+    double settle, track, a, b, knee, c, e  # its SeekCurve
+    int64_t* head
+    double* spindle_free
+    double* units  # a flash drive's units, parallelism per spindle
+    int64_t nunits
+    int64_t media_bytes, bytes_read, front_end_ios, back_end_ios
+    Meter m
+    Uniforms u
+
+
+cdef inline double _seek(ArrayState* a, double x) noexcept nogil:
+    """SeekCurve.seconds."""
+    if x <= 0.0:
+        return 0.0
+    if x <= a.track:
+        return a.settle
+    if x <= a.knee:
+        return a.a + a.b * sqrt(x)
+    return a.c + a.e * x
+
+
+cdef double _operate(ArrayState* a, int64_t s, int64_t position, int64_t chunk, double now
+                     ) except? -1 nogil:
+    """Spindles.operate for a read (no command queueing, scale 1), or _flash_operate."""
+    cdef double busy_until, start, seek, rotation, transfer, finish, free_at, service
+    cdef int64_t head, distance, unit, k
+    cdef double* units
+    if a.flash:
+        units = a.units + s * a.nunits
+        unit = 0
+        free_at = units[0]
+        for k in range(1, a.nunits):
+            if units[k] < free_at:
+                unit = k
+                free_at = units[k]
+        start = free_at if free_at > now else now
+        service = a.read_time + chunk * a.seconds_per_byte
+        finish = start + service
+        units[unit] = finish
+        a.media_bytes += chunk
+        _meter_add(&a.m, start, start + service / a.parallelism, now)
+        return finish
+    busy_until = a.spindle_free[s]
+    start = busy_until if busy_until > now else now
+    head = a.head[s]
+    if head == position and busy_until >= now:
+        seek = 0.0
+        rotation = 0.0
+    else:
+        distance = position - head if head > 0 else position
+        seek = _seek(a, (distance if distance >= 0 else -distance) / a.stroke)
+        if a.overhead:
+            seek += a.overhead
+        rotation = _uniform(&a.u) * a.revolution
+    if a.shrink:
+        transfer = chunk / (a.outer_rate * sqrt(1.0 - position / a.stroke * a.shrink))
+    else:
+        transfer = chunk * a.seconds_per_byte
+    finish = start + (seek + rotation + transfer)
+    a.spindle_free[s] = finish
+    a.head[s] = position + chunk
+    a.media_bytes += chunk
+    _meter_add(&a.m, start, finish, now)
+    return finish
+
+
+cdef double _array_read(ArrayState* a, double now, int64_t vm, int64_t offset, int64_t length
+                        ) except? -1 nogil:
+    """Array.read (no controller read cache, no elevator for one run of at most a stripe, no
+    drive buffers): when the read is done."""
+    cdef int64_t address = (a.vm_start[vm] + offset) % a.logical_bytes
+    cdef int64_t left = length, lead = length, chunk, unit, within, row, k, p, ntargets
+    cdef int64_t target, position, chunks = 0
+    cdef double done = now, finish
+    a.bytes_read += length
+    while left > 0:
+        chunk = a.stripe if lead > a.stripe else lead
+        unit = address // a.stripe
+        within = address % a.stripe
+        row = unit // a.width
+        k = unit % a.width
+        if a.parity < 0:
+            ntargets = 2 if a.copies > 1 and a.spindles > 1 else 1
+            target = k
+            if ntargets > 1:
+                target = k + a.width * <int64_t>(_uniform(&a.u) * 2)
+        elif a.parity == 0:
+            target = k
+        else:
+            p = a.spindles - 1 - row % a.spindles
+            ntargets = a.parity + 1
+            # (data, *redundancy): a read goes to either copy
+            target = <int64_t>(_uniform(&a.u) * ntargets)
+            if target == 0:
+                target = (p + a.parity + k) % a.spindles
+            else:
+                target = (p + target - 1) % a.spindles
+        position = row * a.stripe + within
+        finish = _operate(a, target, position, chunk, now)
+        if finish > done:
+            done = finish
+        chunks += 1
+        left -= chunk
+        lead -= chunk
+        address = (address + chunk) % a.logical_bytes
+    a.front_end_ios += 1
+    a.back_end_ios += chunks
+    return done
+
+
+# --- the flow network (FlowNetwork) for the misses' transfers back ------------------------------
+
+cdef struct PortState:
+    double capacity, weight_sum, share, delivered, carried, window
+    int64_t packets
+    int32_t* active  # the flows on it, in order
+    int32_t nactive, active_cap
+
+
+cdef struct FlowState:
+    double size, remaining, stamp, rate, finish, latency, cap
+    int64_t seq, delivery  # delivery: the seq its lone delivery was scheduled with (-1: none)
+    bint lone, in_flight
+    int32_t ports[2]
+    int32_t slot  # the read it carries
+
+
+
 cdef class Engine:
     """One run's native state (see the module docstring); built by ``native_run.prepare``."""
 
@@ -522,6 +926,38 @@ cdef class Engine:
     cdef int32_t tier_count
     cdef list _tiers, _caches, _tier_streams
     cdef list _meters  # each tier meter's intervals writer as the engine last saw it
+    # read misses (use_misses): each host's cache (kept here unless it holds every disk), the
+    # array, the flow network's ports and flows
+    cdef CacheState* caches
+    cdef bint misses
+    cdef ArrayState array
+    cdef object _array, _network, _flow_class
+    cdef list _ports
+    cdef PortState* ports
+    cdef int32_t port_count
+    cdef int32_t* host_ports  # per host: its transfer back's ports (array_tx, storage_rx)
+    cdef double* host_ack  # per host: storage_tx.acknowledgement
+    cdef double* host_latency  # per host: storage_tx.latency
+    cdef list _framing  # per host: storage_tx.framing
+    cdef int64_t* fr_size  # framing looked up: (host, size) -> wire bytes, packets
+    cdef int32_t* fr_host
+    cdef double* fr_wire
+    cdef int64_t* fr_packets
+    cdef int32_t fr_n, fr_cap
+    cdef FlowState* flows
+    cdef int32_t flow_cap, flows_used, free_flow_count
+    cdef int32_t* free_flows
+    cdef int32_t* in_flight  # flows on their ports, in start order
+    cdef int32_t n_in_flight
+    cdef int32_t* scratch  # neighbours, finished flows
+    cdef int32_t* scratch2
+    cdef int64_t* epochs
+    cdef int64_t epoch
+    cdef Entry* marks  # the shared flows' finish marks: a binary heap by (finish, seq)
+    cdef Py_ssize_t marks_n, marks_cap
+    cdef int64_t seq, timer, timer_serial, stale
+    cdef double wake_at
+    cdef double path_miss
     # the records not handed on yet
     cdef object buffer
     cdef double* records
@@ -554,8 +990,8 @@ cdef class Engine:
                 free(self.tiers[i].channels)
                 free(self.tiers[i].starts)
                 free(self.tiers[i].ends)
-                free(self.tiers[i].intervals)
-                free(self.tiers[i].leftover)
+                free(self.tiers[i].m.intervals)
+                free(self.tiers[i].u.leftover)
         free(self.tiers)
         if self.vms != NULL:
             for i in range(self.vm_count):
@@ -577,6 +1013,35 @@ cdef class Engine:
         free(self.n_issued)
         free(self.n_completed)
         free(self.n_components)
+        if self.caches != NULL:
+            for i in range(self.tier_count):
+                free(self.caches[i].slots)
+                free(self.caches[i].log)
+        free(self.caches)
+        free(self.array.vm_start)
+        free(self.array.head)
+        free(self.array.spindle_free)
+        free(self.array.units)
+        free(self.array.m.intervals)
+        free(self.array.u.leftover)
+        if self.ports != NULL:
+            for i in range(self.port_count):
+                free(self.ports[i].active)
+        free(self.ports)
+        free(self.host_ports)
+        free(self.host_ack)
+        free(self.host_latency)
+        free(self.fr_size)
+        free(self.fr_host)
+        free(self.fr_wire)
+        free(self.fr_packets)
+        free(self.flows)
+        free(self.free_flows)
+        free(self.in_flight)
+        free(self.scratch)
+        free(self.scratch2)
+        free(self.epochs)
+        free(self.marks)
 
     def __init__(
         self,
@@ -666,10 +1131,10 @@ cdef class Engine:
         t.pipe_cap = 16
         t.starts = <double*>malloc(t.pipe_cap * sizeof(double))
         t.ends = <double*>malloc(t.pipe_cap * sizeof(double))
-        t.held_cap = FOLD_AT
-        t.intervals = <double*>malloc(2 * t.held_cap * sizeof(double))
+        t.m.held_cap = FOLD_AT
+        t.m.intervals = <double*>malloc(2 * t.m.held_cap * sizeof(double))
         if (t.log_table == NULL or t.channels == NULL or t.starts == NULL or t.ends == NULL
-                or t.intervals == NULL):
+                or t.m.intervals == NULL):
             raise MemoryError()
         for k in range(t.log_points):
             t.log_table[k] = table[k]
@@ -679,7 +1144,7 @@ cdef class Engine:
         t.share = tier._read_share if t.has_share else 1.0
         t.addressed = tier._addressed
         capsule = self._tier_streams[i].generator.bit_generator.capsule
-        t.bitgen = <simcache_bitgen_t*>PyCapsule_GetPointer(capsule, "BitGenerator")
+        t.u.bitgen = <simcache_bitgen_t*>PyCapsule_GetPointer(capsule, "BitGenerator")
 
     def begin(self, clock) -> None:
         """Queue each VM's start at the clock's time, URGENT, with the clock's next event ids,
@@ -721,6 +1186,248 @@ cdef class Engine:
         self.blocks = blocks
         self.narrow = True
 
+    # --- read misses: the caches, the array, the network ----------------------------------------
+
+    def use_misses(self, list full, array, network, list host_ports, double path_miss) -> None:
+        """Run read misses: ``full``, per host, whether its cache holds every disk of its VMs
+        (then only its hits are counted); ``array``: the model's ``Array``; ``network``: its
+        ``FlowNetwork``; ``host_ports``: per host, its ``(storage_tx, array_tx, storage_rx)``
+        ports; ``path_miss``: a read miss's path code (``collect.PATH_MISS``)."""
+        cdef Py_ssize_t i, k, n
+        cdef ArrayState* a = &self.array
+        from simcache.sim.components.link import _Flow
+
+        self._flow_class = _Flow  # (its event: a Signal nobody waits for)
+        self.misses = True
+        self.path_miss = path_miss
+        self.caches = <CacheState*>calloc(max(1, self.tier_count), sizeof(CacheState))
+        if self.caches == NULL:
+            raise MemoryError()
+        for i in range(self.tier_count):
+            cache = self._caches[i]
+            self.caches[i].full = full[i]
+            self.caches[i].line = cache.line
+            self.caches[i].capacity = cache.capacity_lines
+        self._array = array
+        spindles = array.spindles
+        layout = array._layout
+        a.stripe = array._stripe
+        a.spindles = array._spindle_count
+        a.width = layout._width
+        a.copies = layout._copies
+        a.parity = layout._parity
+        a.row_bytes = array._row_bytes
+        a.logical_bytes = array._logical_bytes
+        starts = list(array._vm_start)
+        a.vm_start = <int64_t*>malloc(max(1, len(starts)) * sizeof(int64_t))
+        a.head = <int64_t*>malloc(a.spindles * sizeof(int64_t))
+        a.spindle_free = <double*>malloc(a.spindles * sizeof(double))
+        a.flash = spindles._flash
+        a.nunits = spindles._parallelism if a.flash else 0
+        a.units = <double*>malloc(max(1, a.spindles * a.nunits) * sizeof(double))
+        a.m.held_cap = FOLD_AT
+        a.m.intervals = <double*>malloc(2 * a.m.held_cap * sizeof(double))
+        if (a.vm_start == NULL or a.head == NULL or a.spindle_free == NULL or a.units == NULL
+                or a.m.intervals == NULL):
+            raise MemoryError()
+        for k in range(len(starts)):
+            a.vm_start[k] = starts[k]
+        a.revolution = spindles._revolution
+        a.read_time = spindles._read_time
+        a.parallelism = spindles._parallelism
+        a.stroke = spindles._stroke
+        a.seconds_per_byte = spindles._seconds_per_byte
+        a.outer_rate = spindles._outer_rate
+        a.shrink = spindles._zone_shrink
+        a.overhead = spindles._overhead
+        seek = spindles._seek
+        a.settle, a.track, a.a, a.b = seek.settle, seek.track, seek.a, seek.b
+        a.knee, a.c, a.e = seek.knee, seek.c, seek.e
+        capsule = array._stream.generator.bit_generator.capsule
+        a.u.bitgen = <simcache_bitgen_t*>PyCapsule_GetPointer(capsule, "BitGenerator")
+        self._meters.append(None)  # the array's, after the tiers'
+        # the network: the ports the transfers back cross
+        self._network = network
+        self._ports = []
+        self._framing = []
+        n = len(host_ports)
+        self.host_ports = <int32_t*>malloc(2 * max(1, n) * sizeof(int32_t))
+        self.host_ack = <double*>malloc(max(1, n) * sizeof(double))
+        self.host_latency = <double*>malloc(max(1, n) * sizeof(double))
+        if self.host_ports == NULL or self.host_ack == NULL or self.host_latency == NULL:
+            raise MemoryError()
+        for i in range(n):
+            storage_tx, array_tx, storage_rx = host_ports[i]
+            self.host_ack[i] = storage_tx.acknowledgement
+            self.host_latency[i] = storage_tx.latency
+            self._framing.append(storage_tx.framing)
+            for k, port in enumerate((array_tx, storage_rx)):
+                for j, known in enumerate(self._ports):
+                    if known is port:
+                        self.host_ports[2 * i + k] = j
+                        break
+                else:
+                    self.host_ports[2 * i + k] = len(self._ports)
+                    self._ports.append(port)
+        self.port_count = len(self._ports)
+        self.ports = <PortState*>calloc(max(1, self.port_count), sizeof(PortState))
+        if self.ports == NULL:
+            raise MemoryError()
+        for i in range(self.port_count):
+            self.ports[i].active_cap = 16
+            self.ports[i].active = <int32_t*>malloc(16 * sizeof(int32_t))
+            if self.ports[i].active == NULL:
+                raise MemoryError()
+        self.flow_cap = 64
+        self.flows = <FlowState*>malloc(self.flow_cap * sizeof(FlowState))
+        self.free_flows = <int32_t*>malloc(self.flow_cap * sizeof(int32_t))
+        self.in_flight = <int32_t*>malloc(self.flow_cap * sizeof(int32_t))
+        self.scratch = <int32_t*>malloc(self.flow_cap * sizeof(int32_t))
+        self.scratch2 = <int32_t*>malloc(self.flow_cap * sizeof(int32_t))
+        self.epochs = <int64_t*>calloc(self.flow_cap, sizeof(int64_t))
+        self.marks_cap = 64
+        self.marks = <Entry*>malloc(self.marks_cap * sizeof(Entry))
+        self.fr_cap = 256
+        self.fr_size = <int64_t*>malloc(self.fr_cap * sizeof(int64_t))
+        self.fr_host = <int32_t*>malloc(self.fr_cap * sizeof(int32_t))
+        self.fr_wire = <double*>malloc(self.fr_cap * sizeof(double))
+        self.fr_packets = <int64_t*>malloc(self.fr_cap * sizeof(int64_t))
+        if (self.flows == NULL or self.free_flows == NULL or self.in_flight == NULL
+                or self.scratch == NULL or self.scratch2 == NULL or self.epochs == NULL
+                or self.marks == NULL or self.fr_size == NULL or self.fr_host == NULL
+                or self.fr_wire == NULL or self.fr_packets == NULL):
+            raise MemoryError()
+        self.timer = -1
+        self.wake_at = INFINITY
+
+    cdef int _misses_in(self) except -1:
+        """Read the caches (those not full), the array and the network's ports (sync_in)."""
+        cdef Py_ssize_t i, k, n
+        cdef CacheState* c
+        cdef ArrayState* a = &self.array
+        cdef PortState* port
+        for i in range(self.tier_count):
+            c = &self.caches[i]
+            if c.full:
+                continue
+            cache = self._caches[i]
+            c.hits = cache.hits
+            c.misses = cache.misses
+            c.inserted = cache.inserted_lines
+            c.evicted = cache.evicted_lines
+            log = list(cache._log)
+            slots = list(cache._slots)
+            free(c.log)
+            free(c.slots)
+            c.log_cap = max(64, len(log))
+            c.log = <int64_t*>malloc(c.log_cap * sizeof(int64_t))
+            c.slots = <int32_t*>malloc(max(1, len(slots)) * sizeof(int32_t))
+            if c.log == NULL or c.slots == NULL:
+                raise MemoryError()
+            for k in range(len(log)):
+                c.log[k] = log[k]
+            for k in range(len(slots)):
+                c.slots[k] = slots[k]
+            c.log_n = len(log)
+            c.mask = len(slots) - 1
+            c.head = cache._head
+            c.dead = cache._dead
+            c.count = cache._count
+            c.changed = False
+        array = self._array
+        spindles = array.spindles
+        head = spindles.head
+        free_at = spindles._spindle_free
+        for k in range(a.spindles):
+            a.head[k] = head[k]
+            a.spindle_free[k] = free_at[k]
+        if a.flash:
+            for k in range(a.spindles):
+                units = spindles._units[k]
+                for n in range(a.nunits):
+                    a.units[k * a.nunits + n] = units[n]
+        a.media_bytes = spindles.media_bytes
+        a.bytes_read = array.bytes_read
+        a.front_end_ios = array.front_end_ios
+        a.back_end_ios = array.back_end_ios
+        self._meter_in(&a.m, spindles.busy, self.tier_count)
+        self._stream_in(&a.u, array._stream)
+        for i in range(self.port_count):
+            port = &self.ports[i]
+            p = self._ports[i]
+            port.capacity = p.capacity
+            port.window = p.window
+            port.delivered = p.delivered_bytes
+            port.carried = p.carried_bytes
+            port.packets = p.packets
+            if port.nactive == 0:
+                port.weight_sum = 0.0
+                port.share = INFINITY
+        self._network._in_flight.clear()  # the engine's flows (sync_out showed them)
+        return 0
+
+    cdef int _misses_out(self) except -1:
+        """Write the caches, the array and the network's ports back (sync_out); the flows in
+        flight are shown to the network as ``_Flow`` objects (its ``sync`` and ``in_flight``
+        read them)."""
+        cdef Py_ssize_t i, k, n
+        cdef CacheState* c
+        cdef ArrayState* a = &self.array
+        cdef PortState* port
+        cdef FlowState* f
+        from librt.vecs import vec
+        from mypy_extensions import i32, i64
+
+        for i in range(self.tier_count):
+            c = &self.caches[i]
+            if c.full:
+                continue
+            cache = self._caches[i]
+            cache.hits = c.hits
+            cache.misses = c.misses
+            cache.inserted_lines = c.inserted
+            cache.evicted_lines = c.evicted
+            if c.changed:
+                cache._log = vec[i64]([c.log[k] for k in range(c.log_n)])
+                cache._slots = vec[i32]([c.slots[k] for k in range(c.mask + 1)])
+                cache._mask = c.mask
+                cache._head = c.head
+                cache._dead = c.dead
+                cache._count = c.count
+                c.changed = False
+        array = self._array
+        spindles = array.spindles
+        spindles.head[:] = [a.head[k] for k in range(a.spindles)]
+        spindles._spindle_free[:] = [a.spindle_free[k] for k in range(a.spindles)]
+        if a.flash:
+            for k in range(a.spindles):
+                spindles._units[k][:] = [a.units[k * a.nunits + n] for n in range(a.nunits)]
+        spindles.media_bytes = a.media_bytes
+        array.bytes_read = a.bytes_read
+        array.front_end_ios = a.front_end_ios
+        array.back_end_ios = a.back_end_ios
+        self._meter_out(&a.m, spindles.busy, self.tier_count)
+        self._stream_out(&a.u, array._stream)
+        for i in range(self.port_count):
+            port = &self.ports[i]
+            p = self._ports[i]
+            p.delivered_bytes = port.delivered
+            p.carried_bytes = port.carried
+            p.packets = port.packets
+        flows = self._network._in_flight
+        flows.clear()
+        for k in range(self.n_in_flight):
+            f = &self.flows[self.in_flight[k]]
+            flow = self._flow_class(
+                f.size, (self._ports[f.ports[0]], self._ports[f.ports[1]]), 1.0, f.latency,
+                Signal(None), f.stamp,
+            )
+            flow.remaining = f.remaining
+            flow.rate = f.rate
+            flow.finish = f.finish
+            flows[flow] = None
+        return 0
+
     # --- the state the Python objects hold, in and out ------------------------------------------
 
     def sync_in(self) -> None:
@@ -733,6 +1440,8 @@ cdef class Engine:
             self.vms[i].issued = self._vms[i].issued
             self._read_batch(i)
             self._read_gaps(i)
+        if self.misses:
+            self._misses_in()
         # as RecordBuffer.add: hand the records on once the buffer and these hold `limit`
         self.record_room = max(1, self.record_limit - self.buffer.count)
 
@@ -756,35 +1465,19 @@ cdef class Engine:
         t.foreground_until = tier.foreground_until
         t.operations = tier.operations
         t.bytes_read = tier.bytes_read
-        meter = tier.busy
-        if meter._intervals is not self._meters[i] or meter._held != t.synced_held:
-            held = meter._intervals.getvalue()
-            t.held = meter._held
-            if len(held) != 16 * t.held:
-                raise RuntimeError("the tier's busy meter holds intervals it does not count")
-            _held_room(t, t.held + 1)
-            memcpy(t.intervals, <char*>held, 16 * t.held)
-            self._meters[i] = meter._intervals
-            t.synced_held = t.held
-        t.swept = False
-        t.carried = meter._carried
-        t.swept_to = meter._swept_to
-        t.limit = meter._limit
-        stream = self._tier_streams[i]
-        values = stream._values
-        start = stream._next
-        n = (stream._end - start) // 8
-        free(t.leftover)
-        t.leftover = <double*>malloc(max(1, n) * sizeof(double))
-        if t.leftover == NULL:
-            raise MemoryError()
-        if n > 0:
-            memcpy(t.leftover, (<char*>values) + start, 8 * n)
-        t.left_next = 0
-        t.left_end = n
-        stream._values = b""
-        stream._next = 0
-        stream._end = 0
+        t.bytes_written = tier.bytes_written
+        t.write_command = tier._write_command
+        t.write_per_byte = tier._write_seconds_per_byte
+        t.write_latency = tier._write_latency
+        t.has_clean_pool = tier._has_clean_pool
+        t.pool = tier._pool
+        t.pool_time = tier._pool_time
+        t.gc_rate = tier._gc_rate
+        t.pool_depth = tier._pool_depth
+        t.gc_pass = tier._gc_pass
+        t.gc_wait_seconds = tier.gc_wait_seconds
+        self._meter_in(&t.m, tier.busy, i)
+        self._stream_in(&t.u, self._tier_streams[i])
         t.hits = 0
 
     def sync_out(self) -> None:
@@ -807,6 +1500,8 @@ cdef class Engine:
             reads.clear()
             for number, issued in sorted(in_flight.get(i, ())):
                 reads[number] = issued
+        if self.misses:
+            self._misses_out()
         self._records_out(False)
 
     def _tier_out(self, Py_ssize_t i) -> None:
@@ -822,7 +1517,34 @@ cdef class Engine:
         tier.foreground_until = t.foreground_until
         tier.operations = t.operations
         tier.bytes_read = t.bytes_read
-        meter = tier.busy
+        tier.bytes_written = t.bytes_written
+        tier._pool = t.pool
+        tier._pool_time = t.pool_time
+        tier.gc_wait_seconds = t.gc_wait_seconds
+        self._meter_out(&t.m, tier.busy, i)
+        self._stream_out(&t.u, self._tier_streams[i])
+        self._caches[i].hits += t.hits
+        t.hits = 0
+
+    cdef int _meter_in(self, Meter* t, meter, Py_ssize_t i) except -1:
+        """Read a ``BusyMeter`` (``self._meters[i]``: its intervals writer as last seen)."""
+        if meter._intervals is not self._meters[i] or meter._held != t.synced_held:
+            held = meter._intervals.getvalue()
+            t.held = meter._held
+            if len(held) != 16 * t.held:
+                raise RuntimeError("a busy meter holds intervals it does not count")
+            _held_room(t, t.held + 1)
+            memcpy(t.intervals, <char*>held, 16 * t.held)
+            self._meters[i] = meter._intervals
+            t.synced_held = t.held
+        t.swept = False
+        t.carried = meter._carried
+        t.swept_to = meter._swept_to
+        t.limit = meter._limit
+        return 0
+
+    cdef int _meter_out(self, Meter* t, meter, Py_ssize_t i) except -1:
+        """Write a ``BusyMeter`` back: the intervals added since appended to its writer."""
         if (meter._intervals is self._meters[i] and not t.swept
                 and meter._held == t.synced_held and t.held >= t.synced_held):
             if t.held > t.synced_held:  # the intervals added since: appended
@@ -840,14 +1562,35 @@ cdef class Engine:
         meter._carried = t.carried
         meter._swept_to = t.swept_to
         meter._limit = t.limit
-        stream = self._tier_streams[i]
-        n = t.left_end - t.left_next
+        return 0
+
+    cdef int _stream_in(self, Uniforms* t, stream) except -1:
+        """Take a ``UniformStream``'s drawn block's rest (the stream is left empty)."""
+        cdef Py_ssize_t n, start
+        values = stream._values
+        start = stream._next
+        n = (stream._end - start) // 8
+        free(t.leftover)
+        t.leftover = <double*>malloc(max(1, n) * sizeof(double))
+        if t.leftover == NULL:
+            raise MemoryError()
+        if n > 0:
+            memcpy(t.leftover, (<char*>values) + start, 8 * n)
+        t.left_next = 0
+        t.left_end = n
+        stream._values = b""
+        stream._next = 0
+        stream._end = 0
+        return 0
+
+    cdef int _stream_out(self, Uniforms* t, stream) except -1:
+        """Give a ``UniformStream`` back the rest of its block."""
+        cdef Py_ssize_t n = t.left_end - t.left_next
         stream._values = PyBytes_FromStringAndSize(<char*>(t.leftover + t.left_next), 8 * n)
         stream._next = 0
         stream._end = 8 * n
         t.left_next = t.left_end = 0
-        self._caches[i].hits += t.hits
-        t.hits = 0
+        return 0
 
     def _records_out(self, bint full) -> None:
         """Hand the records on as ``RecordBuffer.add`` would: to the sink once ``limit`` are held
@@ -1101,9 +1844,405 @@ cdef class Engine:
         vm.batch_drawn = True
         return 0
 
+    # --- read misses: ArrayRead, the network's flows, VM.miss_delivered ---------------------------
+
+    cdef int _miss(self, int32_t s, double now) except -1 nogil:
+        """ArrayRead.__init__: the request reaches the array one storage message after now, the
+        array serves it, its data leaves when the array is done (ARRAY_DONE)."""
+        cdef Slot* slot = &self.slots[s]
+        cdef VmState* vm = &self.vms[slot.vm]
+        cdef double arrives = now + self.host_ack[vm.tier], done
+        done = _array_read(&self.array, arrives, vm.index, slot.offset, slot.size)
+        slot.array_time = done - arrives
+        self._schedule(now + (done - now), s, ARRAY_DONE)
+        return 0
+
+    cdef int _frame(self, int32_t host, int64_t size, double* wire) except -1 nogil:
+        """storage_tx.framing[size]: the wire bytes in ``wire``, the packets returned."""
+        cdef int32_t k
+        for k in range(self.fr_n):
+            if self.fr_size[k] == size and self.fr_host[k] == host:
+                wire[0] = self.fr_wire[k]
+                return <int>self.fr_packets[k]
+        with gil:
+            self._frame_new(host, size)
+        wire[0] = self.fr_wire[self.fr_n - 1]
+        return <int>self.fr_packets[self.fr_n - 1]
+
+    cdef int _frame_new(self, int32_t host, int64_t size) except -1:
+        if self.fr_n == self.fr_cap:
+            raise RuntimeError("the native engine met more I/O sizes than it keeps framings of")
+        framed = self._framing[host][size]
+        self.fr_wire[self.fr_n] = framed[0]
+        self.fr_packets[self.fr_n] = framed[1]
+        self.fr_size[self.fr_n] = size
+        self.fr_host[self.fr_n] = host
+        self.fr_n += 1
+        return 0
+
+    cdef int32_t _new_flow(self) except -1 nogil:
+        cdef int32_t f, cap
+        if self.free_flow_count:
+            self.free_flow_count -= 1
+            return self.free_flows[self.free_flow_count]
+        if self.flows_used == self.flow_cap:
+            cap = 2 * self.flow_cap
+            self.flows = <FlowState*>realloc(self.flows, cap * sizeof(FlowState))
+            self.free_flows = <int32_t*>realloc(self.free_flows, cap * sizeof(int32_t))
+            self.in_flight = <int32_t*>realloc(self.in_flight, cap * sizeof(int32_t))
+            self.scratch = <int32_t*>realloc(self.scratch, cap * sizeof(int32_t))
+            self.scratch2 = <int32_t*>realloc(self.scratch2, cap * sizeof(int32_t))
+            self.epochs = <int64_t*>realloc(self.epochs, cap * sizeof(int64_t))
+            if (self.flows == NULL or self.free_flows == NULL or self.in_flight == NULL
+                    or self.scratch == NULL or self.scratch2 == NULL or self.epochs == NULL):
+                with gil:
+                    raise MemoryError()
+            memset(self.epochs + self.flow_cap, 0, self.flow_cap * sizeof(int64_t))
+            self.flow_cap = cap
+        f = self.flows_used
+        self.flows_used += 1
+        return f
+
+    cdef int _active_add(self, PortState* port, int32_t f) except -1 nogil:
+        cdef int32_t* active
+        if port.nactive == port.active_cap:
+            active = <int32_t*>realloc(port.active, 2 * port.active_cap * sizeof(int32_t))
+            if active == NULL:
+                with gil:
+                    raise MemoryError()
+            port.active = active
+            port.active_cap *= 2
+        port.active[port.nactive] = f
+        port.nactive += 1
+        return 0
+
+    cdef int _send(self, int32_t s, double now) except -1 nogil:
+        """ArrayRead._step's first phase: FlowNetwork.send((array_tx, storage_rx), wire, packets,
+        latency=storage_tx.latency) and its _start."""
+        cdef Slot* slot = &self.slots[s]
+        cdef int32_t host = self.vms[slot.vm].tier, fi, other, first, nb = 0, k, j
+        cdef double wire, cap
+        cdef int packets = self._frame(host, slot.size, &wire)
+        cdef FlowState* f
+        cdef PortState* port
+        self.ports[self.host_ports[2 * host]].packets += packets
+        self.ports[self.host_ports[2 * host + 1]].packets += packets
+        fi = self._new_flow()
+        f = &self.flows[fi]
+        f.size = wire
+        f.remaining = wire
+        f.stamp = now
+        f.rate = 0.0
+        f.latency = self.host_latency[host]
+        f.cap = INFINITY
+        f.lone = False
+        f.delivery = -1
+        f.seq = -1
+        f.slot = s
+        f.ports[0] = self.host_ports[2 * host]
+        f.ports[1] = self.host_ports[2 * host + 1]
+        f.in_flight = True
+        self.in_flight[self.n_in_flight] = fi
+        self.n_in_flight += 1
+        self.epoch += 1
+        for k in range(2):
+            port = &self.ports[f.ports[k]]
+            if port.window < wire and f.latency > 0:
+                cap = port.window / (2.0 * f.latency)
+                if cap < f.cap:
+                    f.cap = cap
+            if port.nactive:
+                first = port.active[0]
+                if self.flows[first].lone and self.flows[first].finish <= now:
+                    self._leave(first)
+                else:
+                    for j in range(port.nactive):
+                        other = port.active[j]
+                        if self.epochs[other] != self.epoch:
+                            self.epochs[other] = self.epoch
+                            self.scratch[nb] = other
+                            nb += 1
+            self._active_add(port, fi)
+            port.weight_sum += 1.0
+            port.share = port.capacity / port.weight_sum
+        if nb == 0:
+            self._rerate(fi, now)
+            return 0
+        for j in range(nb):
+            self._rerate(self.scratch[j], now)
+        self._rerate(fi, now)
+        if self.marks_n > 2 * self.n_in_flight + HEAP_SLACK:
+            self._compact()
+        self._arm()
+        return 0
+
+    cdef int _rerate(self, int32_t fi, double now) except -1 nogil:
+        """FlowNetwork._rerate."""
+        cdef FlowState* f = &self.flows[fi]
+        cdef double rate = INFINITY, remaining
+        cdef bint lone = True
+        cdef int k
+        cdef PortState* port
+        for k in range(2):
+            port = &self.ports[f.ports[k]]
+            if port.share < rate:
+                rate = port.share
+            if port.nactive > 1:
+                lone = False
+        if rate > f.cap:
+            rate = f.cap
+        if rate == f.rate and not lone and not f.lone:
+            return 0
+        remaining = f.remaining - f.rate * (now - f.stamp)
+        if remaining < 0.0:
+            remaining = 0.0
+        f.remaining = remaining
+        f.stamp = now
+        f.rate = rate
+        f.finish = now + remaining / rate
+        self.seq += 1
+        f.seq = self.seq
+        f.lone = lone
+        if lone:
+            f.delivery = self.seq
+            self._push(f.finish + f.latency, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, fi,
+                       LONE, self.seq)
+            self.eid += 1
+        else:
+            f.delivery = -1
+            self._mark_push(f.finish, f.seq, fi)
+        return 0
+
+    cdef int _mark_push(self, double time, int64_t key, int32_t fi) except -1 nogil:
+        cdef Py_ssize_t pos, parent
+        cdef Entry* marks
+        if self.marks_n == self.marks_cap:
+            marks = <Entry*>realloc(self.marks, 2 * self.marks_cap * sizeof(Entry))
+            if marks == NULL:
+                with gil:
+                    raise MemoryError()
+            self.marks = marks
+            self.marks_cap *= 2
+        pos = self.marks_n
+        self.marks_n += 1
+        while pos > 0:
+            parent = (pos - 1) >> 1
+            if _before(time, key, &self.marks[parent]):
+                self.marks[pos] = self.marks[parent]
+                pos = parent
+            else:
+                break
+        self.marks[pos].time = time
+        self.marks[pos].key = key
+        self.marks[pos].slot = fi
+        return 0
+
+    cdef Entry _mark_pop(self) noexcept nogil:
+        cdef Entry top = self.marks[0], last
+        cdef Py_ssize_t pos = 0, child, size
+        self.marks_n -= 1
+        size = self.marks_n
+        if size == 0:
+            return top
+        last = self.marks[size]
+        while True:
+            child = 2 * pos + 1
+            if child >= size:
+                break
+            if child + 1 < size and _before(
+                self.marks[child + 1].time, self.marks[child + 1].key, &self.marks[child]
+            ):
+                child += 1
+            if _before(self.marks[child].time, self.marks[child].key, &last):
+                self.marks[pos] = self.marks[child]
+                pos = child
+            else:
+                break
+        self.marks[pos] = last
+        return top
+
+    cdef int _compact(self) except -1 nogil:
+        """FlowNetwork._compact: the marks of the shared flows in flight only."""
+        cdef int32_t k, fi
+        self.marks_n = 0
+        for k in range(self.n_in_flight):
+            fi = self.in_flight[k]
+            if not self.flows[fi].lone:
+                self._mark_push(self.flows[fi].finish, self.flows[fi].seq, fi)
+        return 0
+
+    cdef int _leave(self, int32_t fi) except -1 nogil:
+        """FlowNetwork._leave."""
+        cdef FlowState* f = &self.flows[fi]
+        cdef PortState* port
+        cdef int32_t k, j
+        for k in range(self.n_in_flight):
+            if self.in_flight[k] == fi:
+                memmove(self.in_flight + k, self.in_flight + k + 1,
+                        (self.n_in_flight - k - 1) * sizeof(int32_t))
+                self.n_in_flight -= 1
+                break
+        f.in_flight = False
+        for k in range(2):
+            port = &self.ports[f.ports[k]]
+            port.delivered += f.size
+            for j in range(port.nactive):
+                if port.active[j] == fi:
+                    memmove(port.active + j, port.active + j + 1,
+                            (port.nactive - j - 1) * sizeof(int32_t))
+                    port.nactive -= 1
+                    break
+            if port.nactive:
+                port.weight_sum -= 1.0
+                port.share = port.capacity / port.weight_sum
+            else:
+                port.weight_sum = 0.0
+                port.share = INFINITY
+                port.carried = port.delivered
+        return 0
+
+    cdef int _arm(self) except -1 nogil:
+        """FlowNetwork._arm."""
+        while self.marks_n and self.flows[self.marks[0].slot].seq != self.marks[0].key:
+            self._mark_pop()
+        if self.marks_n and self.marks[0].time < self.wake_at:
+            self._set_wake(self.marks[0].time)
+        return 0
+
+    cdef int _set_wake(self, double wake_at) except -1 nogil:
+        """FlowNetwork._set_wake (and _drop_stale_timers: the stale wake-ups taken out of the
+        queue once more than STALE_KEPT)."""
+        cdef Py_ssize_t k, kept = 0
+        if self.timer >= 0:
+            self.stale += 1
+            if self.stale > STALE_KEPT:
+                for k in range(self.heap_size):
+                    if self.heap[k].kind != WAKE:
+                        self.heap[kept] = self.heap[k]
+                        kept += 1
+                self.heap_size = kept
+                self._heapify()
+                self.stale = 0
+        self.wake_at = wake_at
+        self.timer_serial += 1
+        self.timer = self.timer_serial
+        self._push(wake_at, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, 0, WAKE, self.timer)
+        self.eid += 1
+        return 0
+
+    cdef int _wake(self, int64_t timer, double now) except -1 nogil:
+        """FlowNetwork._wake."""
+        cdef int32_t nfinished = 0, nb = 0, k, j, i, fi, other
+        cdef Entry mark
+        cdef PortState* port
+        if timer != self.timer:
+            self.stale -= 1
+            return 0
+        self.wake_at = INFINITY
+        self.timer = -1
+        while self.marks_n and self.marks[0].time <= now:
+            mark = self._mark_pop()
+            if self.flows[mark.slot].seq == mark.key:
+                self.scratch2[nfinished] = mark.slot
+                nfinished += 1
+                self._leave(mark.slot)
+        if nfinished:
+            self.epoch += 1
+            for k in range(nfinished):
+                fi = self.scratch2[k]
+                for i in range(2):
+                    port = &self.ports[self.flows[fi].ports[i]]
+                    for j in range(port.nactive):
+                        other = port.active[j]
+                        if self.epochs[other] != self.epoch:
+                            self.epochs[other] = self.epoch
+                            self.scratch[nb] = other
+                            nb += 1
+            for j in range(nb):
+                self._rerate(self.scratch[j], now)
+            for k in range(nfinished):
+                fi = self.scratch2[k]
+                self._schedule(now + self.flows[fi].latency, self.flows[fi].slot, MISS_DONE)
+                self.free_flows[self.free_flow_count] = fi
+                self.free_flow_count += 1
+        self._arm()
+        return 0
+
+    cdef int _lone_delivered(self, int32_t fi, int64_t aux, double now) except -1 nogil:
+        """FlowNetwork._lone_delivered, then the read's delivery (process_now)."""
+        cdef FlowState* f = &self.flows[fi]
+        cdef int32_t s = f.slot
+        if f.delivery != aux:
+            return 0
+        f.delivery = -1
+        if f.in_flight:
+            self._leave(fi)
+        self.free_flows[self.free_flow_count] = fi
+        self.free_flow_count += 1
+        return self._miss_done(s, now)
+
+    cdef int _miss_done(self, int32_t s, double now) except -1 nogil:
+        """VM.miss_delivered: fill the cache (the tier's write, the lines), record the read;
+        then the slot goes on."""
+        cdef Slot* slot = &self.slots[s]
+        cdef VmState* vm = &self.vms[slot.vm]
+        cdef double array_time = slot.array_time
+        _read(&self.tiers[vm.tier], now, slot.size, True)
+        _insert(&self.caches[vm.tier], vm.index, slot.offset, slot.size)
+        self._record(s, now, 0.0, ((now - slot.issued) - array_time) - 0.0, array_time,
+                     self.path_miss)
+        return self._slot_done(s, now)
+
+    cdef int _slot_done(self, int32_t s, double now) except -1 nogil:
+        """A read of slot ``s`` is done (recorded): a closed-loop slot goes round
+        (_ClosedSlot._done), an open loop's is given back."""
+        cdef double think
+        if s < self.slot_count:
+            think = self.vms[self.slots[s].vm].think
+            if think:
+                self._schedule(now + think, s, NEXT)
+            else:
+                self._next(s, now)
+        else:
+            self.free_slots[self.free_count] = s
+            self.free_count += 1
+        return 0
+
+    cdef int _heapify(self) except -1 nogil:
+        """The event queue made a heap again (after entries were taken out)."""
+        cdef Py_ssize_t start, pos, child, best, end, size = self.heap_size
+        cdef Entry item
+        if size < 2:
+            return 0
+        start = (size - 2) >> 2
+        while start >= 0:
+            pos = start
+            item = self.heap[pos]
+            while True:
+                child = 4 * pos + 1
+                if child >= size:
+                    break
+                best = child
+                end = child + 4 if child + 4 < size else size
+                child += 1
+                while child < end:
+                    if _before(self.heap[child].time, self.heap[child].key, &self.heap[best]):
+                        best = child
+                    child += 1
+                if _before(self.heap[best].time, self.heap[best].key, &item):
+                    self.heap[pos] = self.heap[best]
+                    pos = best
+                else:
+                    break
+            self.heap[pos] = item
+            start -= 1
+        return 0
+
     # --- the event queue ------------------------------------------------------------------------
 
-    cdef int _push(self, double time, int64_t key, int32_t slot, int32_t kind) except -1 nogil:
+    cdef int _push(
+        self, double time, int64_t key, int32_t slot, int32_t kind, int64_t aux=0
+    ) except -1 nogil:
         cdef Py_ssize_t pos, parent
         cdef Entry* heap
         if self.heap_size == self.heap_cap:
@@ -1126,6 +2265,7 @@ cdef class Engine:
         self.heap[pos].key = key
         self.heap[pos].slot = slot
         self.heap[pos].kind = kind
+        self.heap[pos].aux = aux
         return 0
 
     cdef inline int _schedule(self, double time, int32_t slot, int32_t kind) except -1 nogil:
@@ -1212,7 +2352,9 @@ cdef class Engine:
         vm.io_next = i + 1
         size = vm.sizes[i]
         offset = vm.offsets[i]
-        if vm.writes[i] != 0 or offset + size > vm.reach:
+        if vm.writes[i] != 0 or (
+            offset + size > vm.reach and not (self.misses and not self.caches[vm.tier].full)
+        ):
             with gil:
                 raise RuntimeError(
                     "the native engine met an I/O it does not run (a write, or a read its host's"
@@ -1223,7 +2365,12 @@ cdef class Engine:
         slot.issued = now
         slot.size = size
         t = &self.tiers[vm.tier]
-        t.hits += 1  # Cache.lookup: every line held
+        if self.misses and not self.caches[vm.tier].full:
+            if not _lookup(&self.caches[vm.tier], vm.index, offset, size):
+                slot.offset = offset
+                return self._miss(s, now)
+        else:
+            t.hits += 1  # Cache.lookup: every line held
         done = _read(t, now, size)
         self._schedule(now + (done - now), s, kind)
         return 0
@@ -1299,10 +2446,16 @@ cdef class Engine:
         return 0
 
     cdef int _served(self, int32_t s, double now) except -1 nogil:
-        """VM._hit_done: record the read (RecordBuffer.add's fields)."""
+        """VM._hit_done: record the read."""
+        return self._record(s, now, now - self.slots[s].issued, 0.0, 0.0, self.path_hit)
+
+    cdef int _record(self, int32_t s, double now, double local, double network, double array,
+                     double path) except -1 nogil:
+        """RecordBuffer.add's fields of slot ``s``'s read, done now (peer tier and destage wait
+        0)."""
         cdef Slot* slot = &self.slots[s]
         cdef double* row
-        cdef int64_t n = self.record_count, limit = self.record_limit, k
+        cdef int64_t n = self.record_count, limit = self.record_limit
         cdef int64_t index = self.vms[slot.vm].index
         if self.narrow and (index > 255 or slot.size % SECTOR or slot.size // SECTOR > 65535):
             with gil:  # past the narrowest types: rows from now on (the blocks widen)
@@ -1313,13 +2466,15 @@ cdef class Engine:
             # RecordBlocks.append's conversions: flags is_write + 2 * path, size in sectors,
             # components in ms rounded once to float32
             self.n_vm[n] = <unsigned char>index
-            self.n_flags[n] = <unsigned char>(2.0 * self.path_hit)
+            self.n_flags[n] = <unsigned char>(2.0 * path)
             self.n_sectors[n] = <uint16_t>(slot.size // SECTOR)
             self.n_issued[n] = slot.issued
             self.n_completed[n] = now
-            self.n_components[n] = <float>((now - slot.issued) * 1e3)
-            for k in range(1, COMPONENTS):
-                self.n_components[k * limit + n] = <float>(0.0 * 1e3)
+            self.n_components[n] = <float>(local * 1e3)
+            self.n_components[limit + n] = <float>(network * 1e3)
+            self.n_components[2 * limit + n] = <float>(0.0 * 1e3)
+            self.n_components[3 * limit + n] = <float>(0.0 * 1e3)
+            self.n_components[4 * limit + n] = <float>(array * 1e3)
         else:
             row = self.records + FIELDS * n
             row[0] = <double>index
@@ -1327,12 +2482,12 @@ cdef class Engine:
             row[2] = <double>slot.size
             row[3] = slot.issued
             row[4] = now
-            row[5] = now - slot.issued
-            row[6] = 0.0
+            row[5] = local
+            row[6] = network
             row[7] = 0.0
             row[8] = 0.0
-            row[9] = 0.0
-            row[10] = self.path_hit
+            row[9] = array
+            row[10] = path
         self.record_count += 1
         slot.number = -1
         if self.record_count >= self.record_room:
@@ -1370,6 +2525,14 @@ cdef class Engine:
                 s = self._take_slot(entry.slot)
                 self._start(s, entry.time, OPEN_SERVED)
                 self._arrival_after(entry.slot, entry.time)
+            elif entry.kind == ARRAY_DONE:
+                self._send(entry.slot, entry.time)
+            elif entry.kind == MISS_DONE:
+                self._miss_done(entry.slot, entry.time)
+            elif entry.kind == LONE:
+                self._lone_delivered(entry.slot, entry.aux, entry.time)
+            elif entry.kind == WAKE:
+                self._wake(entry.aux, entry.time)
             elif entry.kind == ISSUE:
                 self._start(entry.slot, entry.time, SERVED)
             elif entry.kind == OPEN_BEGIN:

@@ -1,4 +1,4 @@
-"""The native engine's slices (issue 35, steps 2 and 3): which runs it takes, and how it runs them.
+"""The native engine's slices (issue 35, steps 2 to 4): which runs it takes, and how it runs them.
 
 ``simcache/native/_engine.pyx`` (built with ``SIMCACHE_NATIVE=1``) runs, in ``nogil`` code, the
 per-I/O path of one class of scenarios: generated reads from warm read caches. A run is taken by
@@ -10,11 +10,14 @@ against the Python engine record for record, ``tests/sim/test_native_engine.py``
 What it supports: any number of hosts; no scheduled events; every group a generated workload (no
 trace) reading only (``read_fraction = 1``): closed loops with or without think time, open loops
 (``iops`` or ``throughput``, Poisson or evenly spaced arrivals), any duty cycle (on/off, sine,
-profile), any access pattern and size mix; the read cache warm and holding every VM's whole disk
-(so every read hits its host's cache and needs no network: :func:`prepare` checks it on the
-built model); any flash or RAM tier but the test-only exponential service. The tiers'
-destagers, flushers, the network and the array are built as usual and stay idle (no write or
-miss reaches them); their Python events, the sampler and the run's stop stay in the kernel's
+profile), any access pattern and size mix; any flash or RAM tier but the test-only exponential
+service. The read caches warm or cold: a host whose warm cache holds every disk of its VMs only
+counts hits (:func:`prepare` checks it on the built model); elsewhere a miss goes to the array
+(no controller read cache, drive buffers or command queueing; no read larger than a stripe with
+elevator scheduling: :func:`unsupported` for cold caches, :func:`prepare` for warm ones), comes
+back over the storage link (the flow network) and fills the cache, all in native code. The
+tiers' destagers and flushers are built as usual and stay idle (no write reaches them); their
+Python events, the sampler and the run's stop stay in the kernel's
 queue, and :func:`run` merges them with the native events in the kernel's (time, priority,
 event id) order.
 """
@@ -26,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from simcache.sim.built import Model
-from simcache.sim.collect import PATH_HIT
+from simcache.sim.collect import PATH_HIT, PATH_MISS
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
 from simcache.spec import Scenario
@@ -66,8 +69,6 @@ def unsupported(scenario: Scenario) -> str | None:
         return "the native engine is not built (install with SIMCACHE_NATIVE=1)"
     if scenario.events:
         return "scheduled events"
-    if not scenario.cluster.cache.warm:
-        return "the read cache starts cold"
     if scenario.cluster.tier.service == "exponential":
         return "exponential tier service"
     for group in scenario.groups:
@@ -76,6 +77,25 @@ def unsupported(scenario: Scenario) -> str | None:
             return f"group {group.name!r}: a trace replay"
         if workload.read_fraction != 1.0:
             return f"group {group.name!r}: writes"
+    # warm caches may hold every disk (no read misses: prepare checks it on the built model)
+    return None if scenario.cluster.cache.warm else _array_unsupported(scenario)
+
+
+def _array_unsupported(scenario: Scenario) -> str | None:
+    """What of the backing array the native engine's read misses lack (None: nothing)."""
+    array = scenario.array
+    drive = array.drive
+    if array.read_cache:
+        return "the array's controller read cache"
+    if drive.cache:
+        return "the drives' buffers (drive.cache)"
+    if drive.media != "flash" and drive.command_queueing > 1:
+        return "the drives' command queueing"
+    if array.scheduling == "elevator":
+        for group in scenario.groups:
+            sizes = group.workload.size_mix[0]
+            if sizes and max(sizes) > array.stripe:
+                return f"group {group.name!r}: reads larger than a stripe with elevator scheduling"
     return None
 
 
@@ -88,11 +108,11 @@ def prepare(model: Model) -> Any:
         return None
     reach: list[int] = []
     streams: list[IOStream] = []
+    full: list[bool] = []
     for host in model.hosts:
         residents = [vm for vm in model.vms if vm.host is host]
-        if not residents:
-            continue
-        share = host.cache.capacity_lines // len(residents)
+        share = host.cache.capacity_lines // max(1, len(residents))
+        holds = model.scenario.cluster.cache.warm  # warm: each VM's share of lines filled
         for vm in residents:
             stream = vm.stream
             if not isinstance(stream, IOStream):
@@ -101,7 +121,10 @@ def prepare(model: Model) -> Any:
             # _vm_reach_bytes: the disk and what its largest I/O runs past the working set's end
             needed = workload.working_set + max(0, max(workload.size_mix[0]) - 4096)
             if -(-needed // host.cache.line) > share:
-                return None
+                holds = False
+        full.append(holds)
+    if not all(full) and _array_unsupported(model.scenario) is not None:
+        return None  # reads miss, to an array the native engine lacks a part of
     for vm in model.vms:
         assert isinstance(vm.stream, IOStream)
         cache = vm.host.cache
@@ -127,6 +150,13 @@ def prepare(model: Model) -> Any:
         PATH_HIT,
         [_refill(stream) for stream in streams],
         _BATCH,
+    )
+    engine.use_misses(
+        full,
+        model.array,
+        model.network,
+        [(host.storage_tx, host.array_tx, host.storage_rx) for host in model.hosts],
+        PATH_MISS,
     )
     engine.begin(model.clock)
     return engine

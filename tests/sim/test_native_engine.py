@@ -74,25 +74,24 @@ def _assert_same(python: RunRecord, native: RunRecord) -> None:
     assert native.events == python.events
 
 
-def test_the_selection_holds_the_device_validation_reads() -> None:
-    """The validation scenarios' read rows are the class the slice was built for: at least the
-    optane, P3700 and S3700 read rows are in it, and nothing outside scenarios/validate_*."""
-    files = {file for file, _ in LIBRARY}
+def test_the_selection_holds_the_device_validation_reads_and_the_array_reads() -> None:
+    """The validation scenarios' read rows (warm caches) and backing_array's all-read variant
+    (every read a miss to the HDD RAID 10) are in the class; every chosen run reads only."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
         "validate_sata_ssd_s3700.toml",
-    } <= files
-    assert all(file.startswith("validate_") for file in files)
+    } <= {file for file, _ in LIBRARY}
+    assert ("backing_array.toml", "reads") in LIBRARY
+    for file, variant in LIBRARY:
+        assert all(g.workload.read_fraction == 1.0 for g in _scenario(file, variant).groups)
 
 
 @pytest.mark.parametrize(("file", "variant"), LIBRARY)
 def test_library_runs_are_bit_identical(file: str, variant: str) -> None:
     scenario = _scenario(file, variant)
     duration = _short(scenario)
-    assert build(scenario, scenario.run.seed, native=True).native is not None, (
-        "the selector took it, the model check should too (its cache holds every disk)"
-    )
+    assert build(scenario, scenario.run.seed, native=True).native is not None
     python = run_scenario(scenario, duration=duration, native=False)
     native = run_scenario(scenario, duration=duration, native=True)
     _assert_same(python, native)
@@ -207,8 +206,27 @@ def _with_writes(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
 
 
-def _cold(data: dict[str, Any]) -> None:
+def _array_read_cache(data: dict[str, Any]) -> None:
     data["cluster"]["cache"]["warm"] = False
+    data["array"] = {"profile": "array-14x7200", "read_cache": "64MiB"}
+
+
+def _drive_buffer(data: dict[str, Any]) -> None:
+    data["cluster"]["cache"]["warm"] = False
+    data["array"] = {"profile": "array-14x7200", "drive": {"profile": "sata-7200", "cache": "8MiB"}}
+
+
+def _command_queueing(data: dict[str, Any]) -> None:
+    data["cluster"]["cache"]["warm"] = False
+    data["array"] = {
+        "profile": "array-14x7200",
+        "drive": {"profile": "sata-7200", "command_queueing": 8},
+    }
+
+
+def _cold_large_reads_with_elevator(data: dict[str, Any]) -> None:
+    data["cluster"]["cache"]["warm"] = False
+    data["groups"][0]["workload"]["sizes"] = {"4KiB": 1, "1MiB": 1}
 
 
 def _exponential(data: dict[str, Any]) -> None:
@@ -223,7 +241,13 @@ def _with_event(data: dict[str, Any]) -> None:
     ("change", "reason"),
     [
         (_with_writes, "group 'fio': writes"),
-        (_cold, "the read cache starts cold"),
+        (_array_read_cache, "the array's controller read cache"),
+        (_drive_buffer, "the drives' buffers (drive.cache)"),
+        (_command_queueing, "the drives' command queueing"),
+        (
+            _cold_large_reads_with_elevator,
+            "group 'fio': reads larger than a stripe with elevator scheduling",
+        ),
         (_exponential, "exponential tier service"),
         (_with_event, "scheduled events"),
     ],
@@ -243,17 +267,61 @@ def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
     _assert_same(python, native)
 
 
-def test_a_cache_short_of_a_disk_leaves_the_run_to_python() -> None:
-    """The model check: a warm cache that does not hold the whole disk (some reads would miss)
-    gives no native engine."""
-    base = _scenario("validate_scm_optane_p4800x_anandtech.toml", "base")
-    data = base.model_dump(mode="json")
-    data["cluster"]["cache"]["capacity"] = "1GiB"
-    for key in ("variants", "expect", "check"):
-        data.pop(key, None)
+def test_a_cache_short_of_a_disk_misses_to_the_array_bit_identically() -> None:
+    """A warm cache that holds a quarter of the disk: its misses go to the array (all flash
+    here), over the storage link, and fill the cache, evicting (the recency log kept natively);
+    16 reads outstanding."""
+    data = _optane_data()
+    data["cluster"]["cache"]["capacity"] = "4MiB"
+    data["array"] = {"profile": "afa-24x-nvme", "read_cache": 0}
+    data["groups"][0]["workload"] |= {"working_set": "16MiB", "outstanding": 16}
     scenario = load_scenario(data)
     assert native_run.unsupported(scenario) is None
-    assert build(scenario, 1, native=True).native is None
+    assert build(scenario, 1, native=True).native is not None
+    python = run_scenario(scenario, duration=0.05, native=False)
+    native = run_scenario(scenario, duration=0.05, native=True)
+    assert python.counters.cache_hits > 0 and python.counters.cache_misses > 0
+    _assert_same(python, native)
+
+
+def _default_cold(changes: dict[str, Any], warm: bool) -> Scenario:
+    """scenarios/default.toml read-only without its events, from caches cold or warm, the array
+    first come first served (its elevator would reorder the 256 KiB reads), no warm-up."""
+    data = _scenario("default.toml", "base").model_dump(mode="json")
+    for key in ("variants", "expect", "check", "events"):
+        data.pop(key, None)
+    for group in data["groups"]:
+        group["workload"]["read_fraction"] = 1.0
+    data["cluster"]["cache"] |= {"warm": warm}
+    data["array"] = {"profile": "array-14x7200", "scheduling": "fcfs"}
+    data["run"]["warmup"] = 0.0
+    data["array"] |= changes.get("array", {})
+    data["cluster"]["cache"] |= changes.get("cache", {})
+    return load_scenario(data)
+
+
+@pytest.mark.parametrize(
+    ("changes", "warm"),
+    [
+        ({}, False),
+        # an all-flash array behind the 1GbE links: the misses' transfers back share the links
+        # (rerates, wake-ups, stale wake-ups dropped)
+        ({"array": {"profile": "afa-24x-nvme", "read_cache": 0}}, False),
+        # RAID 6 (a read goes to any of a chunk's three spindles)
+        ({"array": {"raid": "raid6"}}, False),
+        # warm, 16 MiB a host: hits and misses, the fills evicting
+        ({"cache": {"capacity": "16MiB"}}, True),
+    ],
+)
+def test_the_default_scenario_read_through_cold_caches_is_bit_identical(
+    changes: dict[str, Any], warm: bool
+) -> None:
+    scenario = _default_cold(changes, warm)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=1.0, native=False)
+    native = run_scenario(scenario, duration=1.0, native=True)
+    assert python.counters.cache_misses > 1000
+    _assert_same(python, native)
 
 
 def _reads_from_warm_caches(data: dict[str, Any], capacity: str = "64GiB") -> dict[str, Any]:
@@ -358,3 +426,58 @@ def test_random_scenarios_of_its_class_are_bit_identical(scenario: Scenario) -> 
     python = run_scenario(scenario, native=False)
     native = run_scenario(scenario, native=True)
     _assert_same(python, native)
+
+
+@st.composite
+def _miss_scenarios(draw: st.DrawFn) -> Scenario:
+    """The random scenarios above with caches cold or warm but small (1-64 MiB a host, so that
+    reads miss), and an array the native engine runs: the HDD RAID 10, 6 or 5 first come first
+    served, or the all-flash array without its controller read cache."""
+    data = _reads_from_warm_caches(draw(valid_scenarios()))
+    for group in data["groups"]:
+        group["workload"]["working_set"] = draw(st.sampled_from(["8MiB", "64MiB", "256MiB"]))
+    data["run"] |= {"duration": 0.3, "sample_interval": 0.1}
+    data["cluster"]["cache"] |= {
+        "warm": draw(st.booleans()),
+        "capacity": draw(st.sampled_from(["1MiB", "16MiB", "64MiB"])),
+    }
+    data["array"] = draw(
+        st.sampled_from(
+            [
+                {"profile": "array-14x7200", "scheduling": "fcfs"},
+                {"profile": "array-14x7200", "scheduling": "fcfs", "raid": "raid6"},
+                {"profile": "nas-4bay", "scheduling": "fcfs"},
+                {"profile": "afa-24x-nvme", "read_cache": 0, "scheduling": "fcfs"},
+            ]
+        )
+    )
+    scenario = load_scenario(data)
+    if scenario.cluster.tier.service == "exponential":
+        data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field"}
+        scenario = load_scenario(data)
+    return scenario
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(_miss_scenarios())
+def test_random_scenarios_with_misses_are_bit_identical(scenario: Scenario) -> None:
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, native=False)
+    native = run_scenario(scenario, native=True)
+    _assert_same(python, native)
+
+
+def test_a_warm_cache_short_of_a_disk_before_an_array_it_lacks_leaves_the_run_to_python() -> None:
+    """Warm caches pass the selector (they may hold every disk); the model check finds reads
+    that miss, to an array whose elevator would reorder 1 MiB reads: the Python engine's run."""
+    data = _optane_data()
+    data["cluster"]["cache"]["capacity"] = "4MiB"
+    data["groups"][0]["workload"] |= {"working_set": "16MiB", "sizes": {"4KiB": 1, "1MiB": 1}}
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, 1, native=True).native is None
