@@ -151,6 +151,7 @@ cdef struct TierState:
     double stall_p, stall_time, share, gc_until, foreground_until
     bint has_processor, lognormal, addressed, has_share
     double* log_table
+    double* write_log_table  # write_service_cv's quantiles (service_cv's when unset)
     int32_t log_points
     double points
     double* channels
@@ -426,6 +427,7 @@ cdef double _read(TierState* t, double now, int64_t size, bint is_write=False) e
     cdef double start, transfer_start, finish, busy, share, per_byte
     cdef int64_t index
     cdef Py_ssize_t die
+    cdef double* table
     command = t.write_command if is_write else t.read_command
     if t.has_processor and command > 0.0:
         free_at = t.processor_free
@@ -442,10 +444,11 @@ cdef double _read(TierState* t, double now, int64_t size, bint is_write=False) e
         per_byte = t.per_byte
         latency = t.latency
     if t.lognormal:
+        table = t.write_log_table if is_write else t.log_table
         position = _uniform(&t.u) * t.points
         index = <int64_t>position
-        low = t.log_table[index]
-        latency *= low + (position - index) * (t.log_table[index + 1] - low)
+        low = table[index]
+        latency *= low + (position - index) * (table[index + 1] - low)
     if t.stall_p > 0.0 and _uniform(&t.u) < t.stall_p:
         latency += -t.stall_time * log1p(-_uniform(&t.u))
     if not is_write and t.read_channel > 0.0:
@@ -987,6 +990,7 @@ cdef class Engine:
         if self.tiers != NULL:
             for i in range(self.tier_count):
                 free(self.tiers[i].log_table)
+                free(self.tiers[i].write_log_table)
                 free(self.tiers[i].channels)
                 free(self.tiers[i].starts)
                 free(self.tiers[i].ends)
@@ -1123,9 +1127,13 @@ cdef class Engine:
         t.read_channel = tier._read_channel
         t.lognormal = tier._lognormal
         table = list(tier._log_table)
+        write_table = list(tier._write_log_table)
+        if len(write_table) != len(table):
+            raise ValueError("a tier's read and write lognormal tables differ in length")
         t.log_points = len(table)
         t.points = t.log_points - 1  # LOGNORMAL_POINTS
         t.log_table = <double*>malloc(max(1, t.log_points) * sizeof(double))
+        t.write_log_table = <double*>malloc(max(1, t.log_points) * sizeof(double))
         t.nch = len(tier._channel_free)
         t.channels = <double*>malloc(max(1, t.nch) * sizeof(double))
         t.pipe_cap = 16
@@ -1133,11 +1141,13 @@ cdef class Engine:
         t.ends = <double*>malloc(t.pipe_cap * sizeof(double))
         t.m.held_cap = FOLD_AT
         t.m.intervals = <double*>malloc(2 * t.m.held_cap * sizeof(double))
-        if (t.log_table == NULL or t.channels == NULL or t.starts == NULL or t.ends == NULL
+        if (t.log_table == NULL or t.write_log_table == NULL or t.channels == NULL
+                or t.starts == NULL or t.ends == NULL
                 or t.m.intervals == NULL):
             raise MemoryError()
         for k in range(t.log_points):
             t.log_table[k] = table[k]
+            t.write_log_table[k] = write_table[k]
         t.stall_p = tier._stall_probability
         t.stall_time = tier._stall_time
         t.has_share = tier._read_share is not None
