@@ -151,6 +151,7 @@ cdef struct TierState:
     double stall_p, stall_time, share, gc_until, foreground_until
     bint has_processor, lognormal, addressed, has_share
     double* log_table
+    double* write_log_table  # writes' own spread (write_service_cv), else a copy of log_table
     int32_t log_points
     double points
     double* channels
@@ -424,6 +425,7 @@ cdef double _read(TierState* t, double now, int64_t size, bint is_write=False) e
     """Tier.submit(now, size, is_write) (a write's gc_factor 1): when the operation completes."""
     cdef double ready = now + t.overhead, free_at, latency, position, low, transfer, command
     cdef double start, transfer_start, finish, busy, share, per_byte
+    cdef double* table
     cdef int64_t index
     cdef Py_ssize_t die
     command = t.write_command if is_write else t.read_command
@@ -444,8 +446,9 @@ cdef double _read(TierState* t, double now, int64_t size, bint is_write=False) e
     if t.lognormal:
         position = _uniform(&t.u) * t.points
         index = <int64_t>position
-        low = t.log_table[index]
-        latency *= low + (position - index) * (t.log_table[index + 1] - low)
+        table = t.write_log_table if is_write else t.log_table
+        low = table[index]
+        latency *= low + (position - index) * (table[index + 1] - low)
     if t.stall_p > 0.0 and _uniform(&t.u) < t.stall_p:
         latency += -t.stall_time * log1p(-_uniform(&t.u))
     if not is_write and t.read_channel > 0.0:
@@ -987,6 +990,7 @@ cdef class Engine:
         if self.tiers != NULL:
             for i in range(self.tier_count):
                 free(self.tiers[i].log_table)
+                free(self.tiers[i].write_log_table)
                 free(self.tiers[i].channels)
                 free(self.tiers[i].starts)
                 free(self.tiers[i].ends)
@@ -1126,6 +1130,8 @@ cdef class Engine:
         t.log_points = len(table)
         t.points = t.log_points - 1  # LOGNORMAL_POINTS
         t.log_table = <double*>malloc(max(1, t.log_points) * sizeof(double))
+        write_table = list(tier._write_log_table)
+        t.write_log_table = <double*>malloc(max(1, t.log_points) * sizeof(double))
         t.nch = len(tier._channel_free)
         t.channels = <double*>malloc(max(1, t.nch) * sizeof(double))
         t.pipe_cap = 16
@@ -1133,11 +1139,12 @@ cdef class Engine:
         t.ends = <double*>malloc(t.pipe_cap * sizeof(double))
         t.m.held_cap = FOLD_AT
         t.m.intervals = <double*>malloc(2 * t.m.held_cap * sizeof(double))
-        if (t.log_table == NULL or t.channels == NULL or t.starts == NULL or t.ends == NULL
+        if (t.log_table == NULL or t.write_log_table == NULL or t.channels == NULL or t.starts == NULL or t.ends == NULL
                 or t.m.intervals == NULL):
             raise MemoryError()
         for k in range(t.log_points):
             t.log_table[k] = table[k]
+            t.write_log_table[k] = write_table[k]
         t.stall_p = tier._stall_probability
         t.stall_time = tier._stall_time
         t.has_share = tier._read_share is not None
