@@ -284,6 +284,24 @@ def test_a_cache_short_of_a_disk_misses_to_the_array_bit_identically() -> None:
     _assert_same(python, native)
 
 
+def test_a_miss_fills_the_cache_with_the_writes_own_spread() -> None:
+    """A miss's data is written to the tier, which draws a write's lognormal factor from
+    ``write_service_cv``'s quantiles (the nvme-p3700 profile sets 1.0 against its reads' 0.1),
+    not from the reads' table: the fills' completions, so the tier's utilization, agree."""
+    data = _optane_data()
+    data["cluster"]["tier"] = "nvme-p3700"
+    data["cluster"]["cache"] |= {"capacity": "4MiB", "warm": False}
+    data["array"] = {"profile": "afa-24x-nvme", "read_cache": 0}
+    data["groups"][0]["workload"] |= {"working_set": "16MiB", "outstanding": 16}
+    scenario = load_scenario(data)
+    assert scenario.cluster.tier.write_service_cv != scenario.cluster.tier.service_cv
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=0.05, native=False)
+    native = run_scenario(scenario, duration=0.05, native=True)
+    assert python.counters.cache_misses > 0
+    _assert_same(python, native)
+
+
 def _default_cold(changes: dict[str, Any], warm: bool) -> Scenario:
     """scenarios/default.toml read-only without its events, from caches cold or warm, the array
     first come first served (its elevator would reorder the 256 KiB reads), no warm-up."""
