@@ -1,7 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The native engine's vertical slices (issue 35, steps 2 to 4): generated reads served by the
+"""The native engine's vertical slices (issue 35, steps 2 to 6): generated reads served by the
 hosts' flash tiers from their read caches, or on a miss by the backing array over the storage
-network (then filling the cache), run in ``nogil`` code over C structs.
+network (then filling the cache), and write-through writes (the tier, the cache, the storage
+network, the array's write path: ``engine/writes.pxi``), run in ``nogil`` code over C
+structs.
 
 What it runs, event for event as the Python engine (``simcache.sim.drivers._ClosedSlot`` and
 ``_OpenLoop``, ``IOStream.next_gap`` with its duty cycle, ``VM.start``'s read hit,
@@ -69,6 +71,7 @@ include "engine/flows.pxi"  # FlowNetwork (the misses' transfers back)
 include "engine/streams.pxi"  # IOStream: batches, gaps, next_gap
 include "engine/drivers.pxi"  # _ClosedSlot, _OpenLoop, VM.start's read, ArrayRead, miss_delivered
 include "engine/records.pxi"  # RecordBuffer.add, RecordBlocks
+include "engine/writes.pxi"  # write_through, Array.submit for a write
 include "engine/sync.pxi"  # the Python components' state in and out (sync_in, sync_out)
 
 
@@ -107,6 +110,9 @@ cdef class Engine:
     cdef PortState* ports
     cdef int32_t port_count
     cdef int32_t* host_ports  # per host: its transfer back's ports (array_tx, storage_rx)
+    cdef int32_t* host_wports  # per host: its writes' ports to the array (storage_tx, array_rx)
+    cdef ArrayWrites aw  # the array's write figures and counters
+    cdef double path_write
     cdef double* host_ack  # per host: storage_tx.acknowledgement
     cdef double* host_latency  # per host: storage_tx.latency
     cdef list _framing  # per host: storage_tx.framing
@@ -201,6 +207,7 @@ cdef class Engine:
                 free(self.ports[i].active)
         free(self.ports)
         free(self.host_ports)
+        free(self.host_wports)
         free(self.host_ack)
         free(self.host_latency)
         free(self.fr_size)
@@ -324,9 +331,19 @@ cdef class Engine:
     def use_misses(self, list full, array, network, list host_ports, double path_miss) -> None:
         """Run read misses: ``full``, per host, whether its cache holds every disk of its VMs
         (then only its hits are counted); ``array``: the model's ``Array``; ``network``: its
-        ``FlowNetwork``; ``host_ports``: per host, its ``(storage_tx, array_tx, storage_rx)``
-        ports; ``path_miss``: a read miss's path code (``collect.PATH_MISS``)."""
+        ``FlowNetwork``; ``host_ports``: per host, its ``(storage_tx, array_tx, storage_rx,
+        array_rx)`` ports; ``path_miss``: a read miss's path code (``collect.PATH_MISS``)."""
         _setup_misses(self, full, array, network, host_ports, path_miss)
+
+    def use_writes(self, list write_through, list gc_factors, int path_write) -> None:
+        """Run writes: per VM, whether it writes through (``VM.write_through``) and its
+        ``gc_factor``; ``path_write``: a write's path code (``collect.PATH_WRITE``). After
+        :meth:`use_misses`."""
+        cdef Py_ssize_t i
+        for i in range(self.vm_count):
+            self.vms[i].write_through = write_through[i]
+            self.vms[i].gc_factor = gc_factors[i]
+        self.path_write = path_write
 
     def sync_in(self) -> None:
         """Read the state the Python objects hold (at the start of the run, and after each Python
@@ -355,14 +372,15 @@ cdef class Engine:
         in_flight = {}
         for s in range(self.slots_used):
             if self.slots[s].number >= 0:
-                in_flight.setdefault(self.slots[s].vm, []).append(
+                in_flight.setdefault((self.slots[s].vm, self.slots[s].write), []).append(
                     (self.slots[s].number, self.slots[s].issued)
                 )
         for i in range(self.vm_count):
-            reads = self._vms[i].reads_in_flight
-            reads.clear()
-            for number, issued in sorted(in_flight.get(i, ())):
-                reads[number] = issued
+            for write in (False, True):
+                ios = self._vms[i].writes_in_flight if write else self._vms[i].reads_in_flight
+                ios.clear()
+                for number, issued in sorted(in_flight.get((i, write), ())):
+                    ios[number] = issued
         if self.misses:
             _misses_out(self)
         _records_out(self, False)
@@ -496,6 +514,10 @@ cdef class Engine:
                 _lone_delivered(self, entry.slot, entry.aux, entry.time)
             elif entry.kind == WAKE:
                 _wake(self, entry.aux, entry.time)
+            elif entry.kind == WT_ARRIVED:
+                _wt_arrived(self, entry.slot, entry.time)
+            elif entry.kind == WT_DONE:
+                _wt_done(self, entry.slot, entry.time)
             elif entry.kind == ISSUE:
                 _start(self, entry.slot, entry.time, SERVED)
             elif entry.kind == OPEN_BEGIN:

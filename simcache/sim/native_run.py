@@ -1,4 +1,4 @@
-"""The native engine's slices (issue 35, steps 2 to 4): which runs it takes, and how it runs them.
+"""The native engine's slices (issue 35, steps 2 to 6): which runs it takes, and how it runs them.
 
 ``simcache/native/_engine.pyx`` (built with ``SIMCACHE_NATIVE=1``) runs, in ``nogil`` code, the
 per-I/O path of one class of scenarios: generated reads from warm read caches. A run is taken by
@@ -8,7 +8,9 @@ built, goes to the Python engine, silently (the results are the same: the engine
 against the Python engine record for record, ``tests/sim/test_native_engine.py``).
 
 What it supports: any number of hosts; no scheduled events; every group a generated workload (no
-trace) reading only (``read_fraction = 1``): closed loops with or without think time, open loops
+trace) reading only (``read_fraction = 1``) or writing through (``policy = "WT"``, not
+``sync_serialize``: each write fills the tier and the cache, crosses the storage link and is
+written by the array, without a controller write cache, before it is acknowledged): closed loops with or without think time, open loops
 (``iops`` or ``throughput``, Poisson or evenly spaced arrivals), any duty cycle (on/off, sine,
 profile), any access pattern and size mix; any flash or RAM tier but the test-only exponential
 service. The read caches warm or cold: a host whose warm cache holds every disk of its VMs only
@@ -29,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from simcache.sim.built import Model
-from simcache.sim.collect import PATH_HIT, PATH_MISS
+from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_WRITE
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
 from simcache.spec import Scenario
@@ -71,12 +73,21 @@ def unsupported(scenario: Scenario) -> str | None:
         return "scheduled events"
     if scenario.cluster.tier.service == "exponential":
         return "exponential tier service"
+    writes = False
     for group in scenario.groups:
         workload = group.workload
         if workload.trace is not None or workload.mode == "trace":
             return f"group {group.name!r}: a trace replay"
         if workload.read_fraction != 1.0:
-            return f"group {group.name!r}: writes"
+            writes = True
+            if group.policy != "WT":
+                return f"group {group.name!r}: write-back writes ({group.policy})"
+            if workload.sync_serialize:
+                return f"group {group.name!r}: serialized writes (sync_serialize)"
+    if writes:  # every write reaches the array
+        if scenario.array.controller_cache > 0:
+            return "the array's controller write cache"
+        return _array_unsupported(scenario)
     # warm caches may hold every disk (no read misses: prepare checks it on the built model)
     return None if scenario.cluster.cache.warm else _array_unsupported(scenario)
 
@@ -95,7 +106,8 @@ def _array_unsupported(scenario: Scenario) -> str | None:
         for group in scenario.groups:
             sizes = group.workload.size_mix[0]
             if sizes and max(sizes) > array.stripe:
-                return f"group {group.name!r}: reads larger than a stripe with elevator scheduling"
+                what = "reads" if group.workload.read_fraction == 1.0 else "I/Os"
+                return f"group {group.name!r}: {what} larger than a stripe with elevator scheduling"
     return None
 
 
@@ -155,8 +167,11 @@ def prepare(model: Model) -> Any:
         full,
         model.array,
         model.network,
-        [(host.storage_tx, host.array_tx, host.storage_rx) for host in model.hosts],
+        [(host.storage_tx, host.array_tx, host.storage_rx, host.array_rx) for host in model.hosts],
         PATH_MISS,
+    )
+    engine.use_writes(
+        [vm.write_through for vm in model.vms], [vm.gc_factor for vm in model.vms], PATH_WRITE
     )
     engine.begin(model.clock)
     return engine

@@ -74,17 +74,26 @@ def _assert_same(python: RunRecord, native: RunRecord) -> None:
     assert native.events == python.events
 
 
-def test_the_selection_holds_the_device_validation_reads_and_the_array_reads() -> None:
-    """The validation scenarios' read rows (warm caches) and backing_array's all-read variant
-    (every read a miss to the HDD RAID 10) are in the class; every chosen run reads only."""
+def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios() -> None:
+    """The validation scenarios' read rows (warm caches), backing_array's variants (every read a
+    miss to the HDD RAID 10, its writes through to it) and the write-through variants of the
+    destager scenarios are in the class; every group of a chosen run that writes writes
+    through."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
         "validate_sata_ssd_s3700.toml",
     } <= {file for file, _ in LIBRARY}
-    assert ("backing_array.toml", "reads") in LIBRARY
+    assert {
+        ("backing_array.toml", "reads"),
+        ("backing_array.toml", "writes"),
+        ("backing_array.toml", "raid5"),
+        ("destager_fill.toml", "wt"),
+        ("full_dirty_cache.toml", "bare"),
+    } <= set(LIBRARY)
     for file, variant in LIBRARY:
-        assert all(g.workload.read_fraction == 1.0 for g in _scenario(file, variant).groups)
+        for group in _scenario(file, variant).groups:
+            assert group.workload.read_fraction == 1.0 or group.policy == "WT"
 
 
 @pytest.mark.parametrize(("file", "variant"), LIBRARY)
@@ -206,6 +215,22 @@ def _with_writes(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
 
 
+def _serialized_writes(data: dict[str, Any]) -> None:
+    data["groups"][0] |= {"policy": "WT"}
+    data["groups"][0]["workload"] |= {"read_fraction": 0.5, "sync_serialize": True}
+
+
+def _controller_write_cache(data: dict[str, Any]) -> None:
+    data["groups"][0] |= {"policy": "WT"}
+    data["groups"][0]["workload"]["read_fraction"] = 0.5
+    data["array"] = {"profile": "array-14x7200", "controller_cache": "1GiB"}
+
+
+def _large_writes_with_elevator(data: dict[str, Any]) -> None:
+    data["groups"][0] |= {"policy": "WT"}
+    data["groups"][0]["workload"] |= {"read_fraction": 0.5, "sizes": {"4KiB": 1, "1MiB": 1}}
+
+
 def _array_read_cache(data: dict[str, Any]) -> None:
     data["cluster"]["cache"]["warm"] = False
     data["array"] = {"profile": "array-14x7200", "read_cache": "64MiB"}
@@ -240,7 +265,13 @@ def _with_event(data: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        (_with_writes, "group 'fio': writes"),
+        (_with_writes, "group 'fio': write-back writes (WB+0)"),
+        (_serialized_writes, "group 'fio': serialized writes (sync_serialize)"),
+        (_controller_write_cache, "the array's controller write cache"),
+        (
+            _large_writes_with_elevator,
+            "group 'fio': I/Os larger than a stripe with elevator scheduling",
+        ),
         (_array_read_cache, "the array's controller read cache"),
         (_drive_buffer, "the drives' buffers (drive.cache)"),
         (_command_queueing, "the drives' command queueing"),
@@ -259,7 +290,8 @@ def test_the_selector_names_what_it_lacks(change: Any, reason: str) -> None:
 
 
 def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
-    """Asked for the native engine, a run it does not support (writes) is the Python engine's."""
+    """Asked for the native engine, a run it does not support (write-back writes) is the Python
+    engine's."""
     base = _scenario("validate_sata_ssd_s3700.toml", "randwrite")
     assert native_run.unsupported(base) is not None
     python = run_scenario(base, duration=0.1, native=False)
@@ -339,6 +371,43 @@ def test_the_default_scenario_read_through_cold_caches_is_bit_identical(
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert python.counters.cache_misses > 1000
+    _assert_same(python, native)
+
+
+def _default_policy(policy: str, array: dict[str, Any]) -> Scenario:
+    """scenarios/default.toml without its event, every group under ``policy`` (its reads and
+    writes as they are), the array ``array``, no warm-up."""
+    data = _scenario("default.toml", "base").model_dump(mode="json")
+    for key in ("variants", "expect", "check", "events"):
+        data.pop(key, None)
+    for group in data["groups"]:
+        group["policy"] = policy
+    data["array"] = array
+    data["run"]["warmup"] = 0.0
+    return load_scenario(data)
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        # the HDD RAID 10 first come first served (its elevator would reorder 256 KiB writes)
+        {"profile": "array-14x7200", "scheduling": "fcfs"},
+        # RAID 5 with 16 KiB stripes: read-modify-writes, and whole rows for the 256 KiB writes
+        {"profile": "array-14x7200", "scheduling": "fcfs", "raid": "raid5", "stripe": "16KiB"},
+        # flash drives (write times) behind the 1GbE links: the writes share array_rx
+        {"profile": "afa-24x-nvme", "read_cache": 0, "controller_cache": 0, "scheduling": "fcfs"},
+    ],
+)
+def test_the_default_scenario_written_through_is_bit_identical(array: dict[str, Any]) -> None:
+    """Every group write-through: each write fills the tier and the cache, crosses the storage
+    link (shared by the four hosts at the array's port) and is written by the array before it is
+    acknowledged; the reads hit or miss as before."""
+    scenario = _default_policy("WT", array)
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, 1, native=True).native is not None
+    python = run_scenario(scenario, duration=1.0, native=False)
+    native = run_scenario(scenario, duration=1.0, native=True)
+    assert python.counters.issued_ios > 1000
     _assert_same(python, native)
 
 
@@ -499,3 +568,55 @@ def test_a_warm_cache_short_of_a_disk_before_an_array_it_lacks_leaves_the_run_to
     scenario = load_scenario(data)
     assert native_run.unsupported(scenario) is None
     assert build(scenario, 1, native=True).native is None
+
+
+@st.composite
+def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
+    """Random write-through scenarios (tests/support/strategies.py's, every group WT, reads and
+    writes as drawn, not serialized), caches cold or warm (1-64 MiB a host), an array the native
+    engine runs (first come first served, no controller cache), 0.3 s long."""
+    data = draw(valid_scenarios(policies=("WT",)))
+    data.pop("events", None)
+    for group in data["groups"]:
+        group["workload"]["working_set"] = draw(st.sampled_from(["8MiB", "64MiB", "256MiB"]))
+        group["workload"].pop("sync_serialize", None)
+    data["run"] |= {"duration": 0.3, "sample_interval": 0.1}
+    data["cluster"]["cache"] = {
+        "warm": draw(st.booleans()),
+        "capacity": draw(st.sampled_from(["1MiB", "16MiB", "64MiB"])),
+    }
+    data["array"] = draw(
+        st.sampled_from(
+            [
+                {"profile": "array-14x7200", "scheduling": "fcfs"},
+                {"profile": "array-14x7200", "scheduling": "fcfs", "raid": "raid6"},
+                {"profile": "nas-4bay", "scheduling": "fcfs"},
+                {
+                    "profile": "afa-24x-nvme",
+                    "read_cache": 0,
+                    "controller_cache": 0,
+                    "scheduling": "fcfs",
+                },
+            ]
+        )
+    )
+    scenario = load_scenario(data)
+    if scenario.cluster.tier.service == "exponential":
+        data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field"}
+        scenario = load_scenario(data)
+    return scenario
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(_write_through_scenarios())
+def test_random_write_through_scenarios_are_bit_identical(scenario: Scenario) -> None:
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, scenario.run.seed, native=True).native is not None
+    python = run_scenario(scenario, native=False)
+    native = run_scenario(scenario, native=True)
+    _assert_same(python, native)

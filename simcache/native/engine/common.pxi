@@ -40,6 +40,8 @@ cdef enum:
     MISS_DONE = 8  # a miss's data is back over a shared link (the network's _deliver)
     LONE = 9  # a lone flow's delivery (FlowNetwork._lone_delivered): entry.slot the flow
     WAKE = 10  # the network's wake-up timer (FlowNetwork._wake): entry.aux its number
+    WT_ARRIVED = 11  # a write-through write's data is at the array over a shared link
+    WT_DONE = 12  # a write-through write is acknowledged (write_through's sleep)
     STALE_KEPT = 64  # link._STALE_TIMERS_KEPT
     HEAP_SLACK = 64  # link._HEAP_SLACK
     FOLD_AT = 4096  # meter._FOLD_AT
@@ -78,6 +80,10 @@ cdef struct Slot:
     int64_t size
     int64_t offset  # a miss's
     double array_time  # a miss's: from its request's arrival at the array to the array's done
+    bint write  # the I/O in flight is a write
+    double local_done  # a write's: when its tier write completes
+    double arrived  # a write-through write's: when its data reached the array
+    double array_done  # a write-through write's: when the array has it
 
 
 cdef struct VmState:
@@ -91,6 +97,8 @@ cdef struct VmState:
     int64_t io_next
     int64_t io_count
     int64_t reach  # bytes from the disk's start the host's cache holds for it
+    bint write_through  # VM.write_through: its writes take the write-through path
+    double gc_factor  # VM.gc_factor: the share of its writes' bytes a clean pool is charged
     bint batch_drawn  # a batch drawn here since the last sync_out (else the stream's is it)
     # IOStream._refill_ios in native code (refill != PYTHON_REFILL): its batch and laws
     int32_t refill

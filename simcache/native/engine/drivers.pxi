@@ -3,7 +3,7 @@
 # arrivals: _arrival_after, reads in flight on free slots: _take_slot), VM.start for a read
 # (_start: the host cache's lookup, the tier's read on a hit), a hit's completion (_served),
 # a miss (ArrayRead: _miss) and its delivery (VM.miss_delivered: _miss_done), then the slot
-# goes on (_slot_done).
+# goes on (_slot_done). A write goes to its path (writes.pxi) from _start.
 
 cdef int32_t _take_slot(Engine self, int32_t vm) except -1 nogil:
     """A slot for an open-loop read in flight (one given back, else a new one)."""
@@ -54,18 +54,22 @@ cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogi
     vm.io_next = i + 1
     size = vm.sizes[i]
     offset = vm.offsets[i]
-    if vm.writes[i] != 0 or (
+    if (vm.writes[i] != 0 and not vm.write_through) or (
         offset + size > vm.reach and not (self.misses and not self.caches[vm.tier].full)
     ):
         with gil:
             raise RuntimeError(
-                "the native engine met an I/O it does not run (a write, or a read its host's"
-                " cache does not hold): its selector let an unsupported run through"
+                "the native engine met an I/O it does not run (a write it lacks the path of, or"
+                " a read its host's cache does not hold): its selector let an unsupported run"
+                " through"
             )
     slot.number = vm.issued
     vm.issued += 1
     slot.issued = now
     slot.size = size
+    if vm.writes[i] != 0:
+        return _wt_start(self, s, now, offset)
+    slot.write = False
     t = &self.tiers[vm.tier]
     if self.misses and not self.caches[vm.tier].full:
         if not _lookup(&self.caches[vm.tier], vm.index, offset, size):

@@ -4,6 +4,11 @@
 # _set_wake, _wake: stale ones dropped as unschedule drops them) and lone deliveries
 # (_lone_delivered). The functions take the Engine: its ports, flows and event queue.
 
+cdef enum:
+    FLOW_READ = 0  # a miss's data back: MISS_DONE (shared) or _miss_done (lone)
+    FLOW_WT = 1  # a write-through write's data to the array: WT_ARRIVED or _wt_arrived
+
+
 cdef struct PortState:
     double capacity, weight_sum, share, delivered, carried, window
     int64_t packets
@@ -16,7 +21,8 @@ cdef struct FlowState:
     int64_t seq, delivery  # delivery: the seq its lone delivery was scheduled with (-1: none)
     bint lone, in_flight
     int32_t ports[2]
-    int32_t slot  # the read it carries
+    int32_t slot  # the I/O it carries
+    int32_t kind  # what its delivery does: FLOW_READ, FLOW_WT
 
 
 cdef int _frame(Engine self, int32_t host, int64_t size, double* wire) except -1 nogil:
@@ -85,14 +91,22 @@ cdef int _active_add(Engine self, PortState* port, int32_t f) except -1 nogil:
 cdef int _send(Engine self, int32_t s, double now) except -1 nogil:
     """ArrayRead._step's first phase: FlowNetwork.send((array_tx, storage_rx), wire, packets,
     latency=storage_tx.latency) and its _start."""
-    cdef Slot* slot = &self.slots[s]
-    cdef int32_t host = self.vms[slot.vm].tier, fi, other, first, nb = 0, k, j
+    cdef int32_t host = self.vms[self.slots[s].vm].tier
+    return _send_on(self, s, now, self.host_ports[2 * host], self.host_ports[2 * host + 1],
+                    host, self.slots[s].size, FLOW_READ)
+
+
+cdef int _send_on(Engine self, int32_t s, double now, int32_t p0, int32_t p1, int32_t host,
+                  int64_t size, int32_t kind) except -1 nogil:
+    """FlowNetwork.send((p0, p1), *storage_tx.framing[size], latency=storage_tx.latency) of
+    ``host`` and its _start, for I/O ``s``; its delivery does ``kind``."""
+    cdef int32_t fi, other, first, nb = 0, k, j
     cdef double wire, cap
-    cdef int packets = _frame(self, host, slot.size, &wire)
+    cdef int packets = _frame(self, host, size, &wire)
     cdef FlowState* f
     cdef PortState* port
-    self.ports[self.host_ports[2 * host]].packets += packets
-    self.ports[self.host_ports[2 * host + 1]].packets += packets
+    self.ports[p0].packets += packets
+    self.ports[p1].packets += packets
     fi = _new_flow(self)
     f = &self.flows[fi]
     f.size = wire
@@ -105,8 +119,9 @@ cdef int _send(Engine self, int32_t s, double now) except -1 nogil:
     f.delivery = -1
     f.seq = -1
     f.slot = s
-    f.ports[0] = self.host_ports[2 * host]
-    f.ports[1] = self.host_ports[2 * host + 1]
+    f.kind = kind
+    f.ports[0] = p0
+    f.ports[1] = p1
     f.in_flight = True
     self.in_flight[self.n_in_flight] = fi
     self.n_in_flight += 1
@@ -336,7 +351,8 @@ cdef int _wake(Engine self, int64_t timer, double now) except -1 nogil:
             _rerate(self, self.scratch[j], now)
         for k in range(nfinished):
             fi = self.scratch2[k]
-            self._schedule(now + self.flows[fi].latency, self.flows[fi].slot, MISS_DONE)
+            self._schedule(now + self.flows[fi].latency, self.flows[fi].slot,
+                           MISS_DONE if self.flows[fi].kind == FLOW_READ else WT_ARRIVED)
             self.free_flows[self.free_flow_count] = fi
             self.free_flow_count += 1
     _arm(self)
@@ -344,9 +360,9 @@ cdef int _wake(Engine self, int64_t timer, double now) except -1 nogil:
 
 
 cdef int _lone_delivered(Engine self, int32_t fi, int64_t aux, double now) except -1 nogil:
-    """FlowNetwork._lone_delivered, then the read's delivery (process_now)."""
+    """FlowNetwork._lone_delivered, then the I/O's delivery (process_now)."""
     cdef FlowState* f = &self.flows[fi]
-    cdef int32_t s = f.slot
+    cdef int32_t s = f.slot, kind = f.kind
     if f.delivery != aux:
         return 0
     f.delivery = -1
@@ -354,4 +370,6 @@ cdef int _lone_delivered(Engine self, int32_t fi, int64_t aux, double now) excep
         _leave(self, fi)
     self.free_flows[self.free_flow_count] = fi
     self.free_flow_count += 1
+    if kind == FLOW_WT:
+        return _wt_arrived(self, s, now)
     return _miss_done(self, s, now)

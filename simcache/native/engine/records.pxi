@@ -4,7 +4,7 @@
 
 cdef int _record(Engine self, int32_t s, double now, double local, double network, double array,
                  double path) except -1 nogil:
-    """RecordBuffer.add's fields of slot ``s``'s read, done now (peer tier and destage wait
+    """RecordBuffer.add's fields of slot ``s``'s I/O, done now (peer tier and destage wait
     0)."""
     cdef Slot* slot = &self.slots[s]
     cdef double* row
@@ -19,7 +19,7 @@ cdef int _record(Engine self, int32_t s, double now, double local, double networ
         # RecordBlocks.append's conversions: flags is_write + 2 * path, size in sectors,
         # components in ms rounded once to float32
         self.n_vm[n] = <unsigned char>index
-        self.n_flags[n] = <unsigned char>(2.0 * path)
+        self.n_flags[n] = <unsigned char>(<double>slot.write + 2.0 * path)
         self.n_sectors[n] = <uint16_t>(slot.size // SECTOR)
         self.n_issued[n] = slot.issued
         self.n_completed[n] = now
@@ -31,7 +31,7 @@ cdef int _record(Engine self, int32_t s, double now, double local, double networ
     else:
         row = self.records + FIELDS * n
         row[0] = <double>index
-        row[1] = 0.0
+        row[1] = 1.0 if slot.write else 0.0
         row[2] = <double>slot.size
         row[3] = slot.issued
         row[4] = now

@@ -229,6 +229,8 @@ cdef int _misses_in(Engine self) except -1:
                 a.units[k * a.nunits + n] = units[n]
     a.media_bytes = spindles.media_bytes
     a.bytes_read = array.bytes_read
+    self.aw.bytes_written = array.bytes_written
+    self.aw.full_stripe_writes = array.full_stripe_writes
     a.front_end_ios = array.front_end_ios
     a.back_end_ios = array.back_end_ios
     _meter_in(self, &a.m, spindles.busy, self.tier_count)
@@ -286,6 +288,8 @@ cdef int _misses_out(Engine self) except -1:
             spindles._units[k][:] = [a.units[k * a.nunits + n] for n in range(a.nunits)]
     spindles.media_bytes = a.media_bytes
     array.bytes_read = a.bytes_read
+    array.bytes_written = self.aw.bytes_written
+    array.full_stripe_writes = self.aw.full_stripe_writes
     array.front_end_ios = a.front_end_ios
     array.back_end_ios = a.back_end_ios
     _meter_out(self, &a.m, spindles.busy, self.tier_count)
@@ -363,6 +367,8 @@ cdef int _setup_misses(
     a.outer_rate = spindles._outer_rate
     a.shrink = spindles._zone_shrink
     a.overhead = spindles._overhead
+    self.aw.rmw = array._read_modify_write
+    self.aw.write_time = spindles._write_time
     seek = spindles._seek
     a.settle, a.track, a.a, a.b = seek.settle, seek.track, seek.a, seek.b
     a.knee, a.c, a.e = seek.knee, seek.c, seek.e
@@ -375,23 +381,29 @@ cdef int _setup_misses(
     self._framing = []
     n = len(host_ports)
     self.host_ports = <int32_t*>malloc(2 * max(1, n) * sizeof(int32_t))
+    self.host_wports = <int32_t*>malloc(2 * max(1, n) * sizeof(int32_t))
     self.host_ack = <double*>malloc(max(1, n) * sizeof(double))
     self.host_latency = <double*>malloc(max(1, n) * sizeof(double))
-    if self.host_ports == NULL or self.host_ack == NULL or self.host_latency == NULL:
+    if (self.host_ports == NULL or self.host_wports == NULL or self.host_ack == NULL
+            or self.host_latency == NULL):
         raise MemoryError()
     for i in range(n):
-        storage_tx, array_tx, storage_rx = host_ports[i]
+        storage_tx, array_tx, storage_rx, array_rx = host_ports[i]
         self.host_ack[i] = storage_tx.acknowledgement
         self.host_latency[i] = storage_tx.latency
         self._framing.append(storage_tx.framing)
-        for k, port in enumerate((array_tx, storage_rx)):
+        # the transfers back (array_tx, storage_rx), then the writes' (storage_tx, array_rx)
+        for k, port in enumerate((array_tx, storage_rx, storage_tx, array_rx)):
             for j, known in enumerate(self._ports):
                 if known is port:
-                    self.host_ports[2 * i + k] = j
                     break
             else:
-                self.host_ports[2 * i + k] = len(self._ports)
+                j = len(self._ports)
                 self._ports.append(port)
+            if k < 2:
+                self.host_ports[2 * i + k] = j
+            else:
+                self.host_wports[2 * i + k - 2] = j
     self.port_count = len(self._ports)
     self.ports = <PortState*>calloc(max(1, self.port_count), sizeof(PortState))
     if self.ports == NULL:

@@ -157,8 +157,9 @@ cdef double _take_clean(TierState* t, double now, double size) noexcept nogil:
     return start
 
 
-cdef double _read(TierState* t, double now, int64_t size, bint is_write=False) except? -1 nogil:
-    """Tier.submit(now, size, is_write) (a write's gc_factor 1): when the operation completes."""
+cdef double _read(TierState* t, double now, int64_t size, bint is_write=False,
+                  double gc_factor=1.0) except? -1 nogil:
+    """Tier.submit(now, size, is_write, gc_factor): when the operation completes."""
     cdef double ready = now + t.overhead, free_at, latency, position, low, transfer, command
     cdef double start, transfer_start, finish, busy, share, per_byte
     cdef int64_t index
@@ -174,7 +175,7 @@ cdef double _read(TierState* t, double now, int64_t size, bint is_write=False) e
         per_byte = t.write_per_byte
         latency = t.write_latency
         if t.has_clean_pool:
-            ready = _take_clean(t, ready, size * 1.0)
+            ready = _take_clean(t, ready, size * gc_factor)
     else:
         t.bytes_read += size
         per_byte = t.per_byte
