@@ -52,7 +52,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport INFINITY, floor, isfinite, log1p, sin, sqrt
 from libc.stdint cimport UINT32_MAX, int32_t, int64_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcpy, memmove, memset
 
 import numpy as np
@@ -72,6 +72,7 @@ include "engine/streams.pxi"  # IOStream: batches, gaps, next_gap
 include "engine/drivers.pxi"  # _ClosedSlot, _OpenLoop, VM.start's read, ArrayRead, miss_delivered
 include "engine/records.pxi"  # RecordBuffer.add, RecordBlocks
 include "engine/writes.pxi"  # write_through, Array.submit for a write
+include "engine/destager.pxi"  # WriteBack without replicas, Destager, Flusher
 include "engine/sync.pxi"  # the Python components' state in and out (sync_in, sync_out)
 
 
@@ -113,6 +114,13 @@ cdef class Engine:
     cdef int32_t* host_wports  # per host: its writes' ports to the array (storage_tx, array_rx)
     cdef ArrayWrites aw  # the array's write figures and counters
     cdef double path_write
+    # write-back without replicas (use_destagers): each host's destage buffer, the flushers
+    cdef bint destaging
+    cdef DestagerState* dest
+    cdef FlusherState* flushers
+    cdef int32_t flusher_count
+    cdef int64_t reg_seq
+    cdef list _destagers
     cdef double* host_ack  # per host: storage_tx.acknowledgement
     cdef double* host_latency  # per host: storage_tx.latency
     cdef list _framing  # per host: storage_tx.framing
@@ -221,6 +229,16 @@ cdef class Engine:
         free(self.scratch2)
         free(self.epochs)
         free(self.marks)
+        if self.dest != NULL:
+            for i in range(len(self._destagers)):
+                free(self.dest[i].pending)
+                free(self.dest[i].waiting)
+        free(self.dest)
+        if self.flushers != NULL:
+            for i in range(self.flusher_count):
+                free(self.flushers[i].items)
+                free(self.flushers[i].runs)
+        free(self.flushers)
 
     def __init__(
         self,
@@ -345,6 +363,11 @@ cdef class Engine:
             self.vms[i].gc_factor = gc_factors[i]
         self.path_write = path_write
 
+    def use_destagers(self, list hosts) -> None:
+        """Run write-back writes without replicas: each host's destager (order "arrival",
+        trigger "always", no delay or pacing) and flushers natively. After :meth:`use_misses`."""
+        _setup_destagers(self, hosts)
+
     def sync_in(self) -> None:
         """Read the state the Python objects hold (at the start of the run, and after each Python
         event); the state is the engine's until :meth:`sync_out`."""
@@ -357,6 +380,8 @@ cdef class Engine:
             _read_gaps(self, i)
         if self.misses:
             _misses_in(self)
+        if self.destaging:
+            _destagers_in(self)
         # as RecordBuffer.add: hand the records on once the buffer and these hold `limit`
         self.record_room = max(1, self.record_limit - self.buffer.count)
 
@@ -383,6 +408,8 @@ cdef class Engine:
                     ios[number] = issued
         if self.misses:
             _misses_out(self)
+        if self.destaging:
+            _destagers_out(self)
         _records_out(self, False)
 
     cdef int _push(
@@ -518,6 +545,14 @@ cdef class Engine:
                 _wt_arrived(self, entry.slot, entry.time)
             elif entry.kind == WT_DONE:
                 _wt_done(self, entry.slot, entry.time)
+            elif entry.kind == FLUSH or entry.kind == DESTAGE_ARRIVED:
+                _flusher_step(self, entry.slot, entry.time)
+            elif entry.kind == WB_ACKED:
+                _wb_acked(self, entry.slot, entry.time)
+            elif entry.kind == WB_ADMITTED:
+                _wb_admitted(self, entry.slot, entry.time)
+            elif entry.kind == WORK:
+                _work_processed(self, entry.slot, entry.aux, entry.time)
             elif entry.kind == ISSUE:
                 _start(self, entry.slot, entry.time, SERVED)
             elif entry.kind == OPEN_BEGIN:

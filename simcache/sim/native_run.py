@@ -8,9 +8,13 @@ built, goes to the Python engine, silently (the results are the same: the engine
 against the Python engine record for record, ``tests/sim/test_native_engine.py``).
 
 What it supports: any number of hosts; no scheduled events; every group a generated workload (no
-trace) reading only (``read_fraction = 1``) or writing through (``policy = "WT"``, not
-``sync_serialize``: each write fills the tier and the cache, crosses the storage link and is
-written by the array, without a controller write cache, before it is acknowledged): closed loops with or without think time, open loops
+trace) reading only (``read_fraction = 1``), writing through (``policy = "WT"``: each write
+fills the tier and the cache, crosses the storage link and is written by the array, without a
+controller write cache, before it is acknowledged) or writing back without replicas (``WB+0``,
+without metadata writes: the tier write, then the host's destage buffer, order "arrival",
+trigger "always", no delay or pacing, its flushers reading back under "fcfs" or "priority" tier
+scheduling and writing to an array that serves first come first served), writes not
+serialized (``sync_serialize``): closed loops with or without think time, open loops
 (``iops`` or ``throughput``, Poisson or evenly spaced arrivals), any duty cycle (on/off, sine,
 profile), any access pattern and size mix; any flash or RAM tier but the test-only exponential
 service. The read caches warm or cold: a host whose warm cache holds every disk of its VMs only
@@ -18,8 +22,10 @@ counts hits (:func:`prepare` checks it on the built model); elsewhere a miss goe
 (no controller read cache, drive buffers or command queueing; no read larger than a stripe with
 elevator scheduling: :func:`unsupported` for cold caches, :func:`prepare` for warm ones), comes
 back over the storage link (the flow network) and fills the cache, all in native code. The
-tiers' destagers and flushers are built as usual and stay idle (no write reaches them); their
-Python events, the sampler and the run's stop stay in the kernel's
+tiers' destagers and flushers are built as usual; with WB+0 writes the native engine runs the
+destagers and flushers (the Python flushers' first steps run as Python events and then wait
+for nothing), else they stay idle; their Python events, the sampler and the run's stop stay in
+the kernel's
 queue, and :func:`run` merges them with the native events in the kernel's (time, priority,
 event id) order.
 """
@@ -73,23 +79,51 @@ def unsupported(scenario: Scenario) -> str | None:
         return "scheduled events"
     if scenario.cluster.tier.service == "exponential":
         return "exponential tier service"
-    writes = False
+    writes = write_back = False
     for group in scenario.groups:
         workload = group.workload
         if workload.trace is not None or workload.mode == "trace":
             return f"group {group.name!r}: a trace replay"
         if workload.read_fraction != 1.0:
             writes = True
-            if group.policy != "WT":
-                return f"group {group.name!r}: write-back writes ({group.policy})"
+            if group.policy in ("WB+1", "WB+2"):
+                return f"group {group.name!r}: write-back with replicas ({group.policy})"
             if workload.sync_serialize:
                 return f"group {group.name!r}: serialized writes (sync_serialize)"
+            if group.policy == "WB+0":
+                write_back = True
+                if group.metadata_write:
+                    return f"group {group.name!r}: metadata writes (metadata_write)"
+    if write_back:
+        reason = _destager_unsupported(scenario)
+        if reason is not None:
+            return reason
     if writes:  # every write reaches the array
         if scenario.array.controller_cache > 0:
             return "the array's controller write cache"
         return _array_unsupported(scenario)
     # warm caches may hold every disk (no read misses: prepare checks it on the built model)
     return None if scenario.cluster.cache.warm else _array_unsupported(scenario)
+
+
+def _destager_unsupported(scenario: Scenario) -> str | None:
+    """What of the destagers' settings the native engine's write-back path lacks (None:
+    nothing)."""
+    destager = scenario.cluster.destager
+    for name, value, default in (
+        ("order", destager.order, "arrival"),
+        ("trigger", destager.trigger, "always"),
+        ("pacing", destager.pacing, "none"),
+    ):
+        if value != default:
+            return f"the destager's {name} {value!r}"
+    if destager.delay > 0:
+        return "the destager's delay"
+    if scenario.cluster.tier.scheduling == "weighted":
+        return "the tier's weighted scheduling (the destager's background reads)"
+    if scenario.array.scheduling == "elevator":
+        return "the array's elevator scheduling of destage batches"
+    return None
 
 
 def _array_unsupported(scenario: Scenario) -> str | None:
@@ -173,6 +207,11 @@ def prepare(model: Model) -> Any:
     engine.use_writes(
         [vm.write_through for vm in model.vms], [vm.gc_factor for vm in model.vms], PATH_WRITE
     )
+    if any(
+        group.policy == "WB+0" and group.workload.read_fraction != 1.0
+        for group in model.scenario.groups
+    ):
+        engine.use_destagers(model.hosts)
     engine.begin(model.clock)
     return engine
 

@@ -215,6 +215,32 @@ def _with_writes(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
 
 
+def _with_replicas(data: dict[str, Any]) -> None:
+    data["cluster"]["hosts"] = 2
+    data["groups"][0] |= {"policy": "WB+1"}
+    data["groups"][0]["workload"]["read_fraction"] = 0.5
+
+
+def _metadata_writes(data: dict[str, Any]) -> None:
+    data["groups"][0] |= {"metadata_write": True}
+    data["groups"][0]["workload"]["read_fraction"] = 0.5
+
+
+def _hash_order(data: dict[str, Any]) -> None:
+    data["groups"][0]["workload"]["read_fraction"] = 0.5
+    data["cluster"]["destager"] = {"order": "hash"}
+
+
+def _watermarks(data: dict[str, Any]) -> None:
+    data["groups"][0]["workload"]["read_fraction"] = 0.5
+    data["cluster"]["destager"] = {"trigger": "watermarks"}
+
+
+def _weighted_tier(data: dict[str, Any]) -> None:
+    data["groups"][0]["workload"]["read_fraction"] = 0.5
+    data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field", "scheduling": "weighted"}
+
+
 def _serialized_writes(data: dict[str, Any]) -> None:
     data["groups"][0] |= {"policy": "WT"}
     data["groups"][0]["workload"] |= {"read_fraction": 0.5, "sync_serialize": True}
@@ -265,7 +291,12 @@ def _with_event(data: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        (_with_writes, "group 'fio': write-back writes (WB+0)"),
+        (_with_writes, "the array's elevator scheduling of destage batches"),
+        (_with_replicas, "group 'fio': write-back with replicas (WB+1)"),
+        (_metadata_writes, "group 'fio': metadata writes (metadata_write)"),
+        (_hash_order, "the destager's order 'hash'"),
+        (_watermarks, "the destager's trigger 'watermarks'"),
+        (_weighted_tier, "the tier's weighted scheduling (the destager's background reads)"),
         (_serialized_writes, "group 'fio': serialized writes (sync_serialize)"),
         (_controller_write_cache, "the array's controller write cache"),
         (
@@ -290,8 +321,8 @@ def test_the_selector_names_what_it_lacks(change: Any, reason: str) -> None:
 
 
 def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
-    """Asked for the native engine, a run it does not support (write-back writes) is the Python
-    engine's."""
+    """Asked for the native engine, a run it does not support (write-back writes before an
+    elevator) is the Python engine's."""
     base = _scenario("validate_sata_ssd_s3700.toml", "randwrite")
     assert native_run.unsupported(base) is not None
     python = run_scenario(base, duration=0.1, native=False)
@@ -408,6 +439,80 @@ def test_the_default_scenario_written_through_is_bit_identical(array: dict[str, 
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert python.counters.issued_ios > 1000
+    _assert_same(python, native)
+
+
+@pytest.mark.parametrize(
+    ("array", "destager", "tier"),
+    [
+        # the default's 2 GiB buffers, four flushers, reads back as "priority" background requests
+        ({"profile": "array-14x7200", "scheduling": "fcfs"}, {}, None),
+        # 4 MiB buffers, one flusher, 256 KiB batches, a first-come-first-served tier (one read back
+        # a batch): writers wait for room (the buffers' backpressure)
+        (
+            {"profile": "array-14x7200", "scheduling": "fcfs"},
+            {"capacity": "4MiB", "concurrency": 1, "max_batch": "256KiB"},
+            {"profile": "sata-ssd-s3700-field", "scheduling": "fcfs"},
+        ),
+        # RAID 5 with 16 KiB stripes, 128 KiB batches: the 256 and 512 KiB writes go to the array
+        # in pieces of at most max_batch, read-modify-writes and whole rows
+        (
+            {"profile": "array-14x7200", "scheduling": "fcfs", "raid": "raid5", "stripe": "16KiB"},
+            {"capacity": "16MiB", "max_batch": "128KiB"},
+            None,
+        ),
+        # flash drives, 8 MiB buffers
+        (
+            {
+                "profile": "afa-24x-nvme",
+                "read_cache": 0,
+                "controller_cache": 0,
+                "scheduling": "fcfs",
+            },
+            {"capacity": "8MiB"},
+            None,
+        ),
+    ],
+)
+def test_the_default_scenario_written_back_is_bit_identical(
+    array: dict[str, Any], destager: dict[str, Any], tier: dict[str, Any] | None
+) -> None:
+    """Every group WB+0: each write fills the tier and the cache, is acknowledged when the tier
+    has it and enters its host's destage buffer (or waits for room); the flushers take the
+    oldest writes up to max_batch, coalesce them, read them back from the tier, send them over
+    the storage link and write them to the array."""
+    scenario = _default_policy("WB+0", array)
+    data = scenario.model_dump(mode="json")
+    data["cluster"]["destager"] |= destager
+    if tier is not None:
+        data["cluster"]["tier"] = tier
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, 1, native=True).native is not None
+    python = run_scenario(scenario, duration=2.0, native=False)
+    native = run_scenario(scenario, duration=2.0, native=True)
+    assert python.counters.destage_batches > 50
+    _assert_same(python, native)
+
+
+@pytest.mark.parametrize(
+    ("file", "variant"),
+    [("destager_fill.toml", "base"), ("burst_absorb.toml", "base"), ("burst_absorb.toml", "fcfs")],
+)
+def test_the_destager_scenarios_before_a_fcfs_array_are_bit_identical(
+    file: str, variant: str
+) -> None:
+    """The library's WB+0 destager scenarios with the array first come first served (its
+    elevator would reorder the batches' runs), 1 s."""
+    data = _scenario(file, variant).model_dump(mode="json")
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    data["array"] |= {"scheduling": "fcfs"}
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=1.0, native=False)
+    native = run_scenario(scenario, duration=1.0, native=True)
+    assert python.counters.destage_batches > 0
     _assert_same(python, native)
 
 
@@ -615,6 +720,36 @@ def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
 )
 @given(_write_through_scenarios())
 def test_random_write_through_scenarios_are_bit_identical(scenario: Scenario) -> None:
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, scenario.run.seed, native=True).native is not None
+    python = run_scenario(scenario, native=False)
+    native = run_scenario(scenario, native=True)
+    _assert_same(python, native)
+
+
+@st.composite
+def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
+    """Random WB+0 and WT scenarios (tests/support/strategies.py's destagers: 1 MiB to 256 MiB,
+    1-4 flushers, 512 KiB or 1 MiB batches), no metadata writes or serialized writes, the tier's
+    background reads first come first served or "priority", the arrays above."""
+    data = draw(_write_through_scenarios().map(lambda scenario: scenario.model_dump(mode="json")))
+    for group in data["groups"]:
+        group["policy"] = draw(st.sampled_from(["WB+0", "WB+0", "WT"]))
+        group["metadata_write"] = False
+    tier = data["cluster"]["tier"]
+    if tier["scheduling"] == "weighted" or draw(st.booleans()):
+        tier["scheduling"] = draw(st.sampled_from(["fcfs", "priority"]))
+    return load_scenario(data)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(_write_back_scenarios())
+def test_random_write_back_scenarios_are_bit_identical(scenario: Scenario) -> None:
     assert native_run.unsupported(scenario) is None
     assert build(scenario, scenario.run.seed, native=True).native is not None
     python = run_scenario(scenario, native=False)

@@ -42,6 +42,11 @@ cdef enum:
     WAKE = 10  # the network's wake-up timer (FlowNetwork._wake): entry.aux its number
     WT_ARRIVED = 11  # a write-through write's data is at the array over a shared link
     WT_DONE = 12  # a write-through write is acknowledged (write_through's sleep)
+    WB_ACKED = 13  # a write-back write's tier write is done (WriteBack's _ACKNOWLEDGED wait)
+    WB_ADMITTED = 14  # room in the destage buffer for a waiting write (its admission signal)
+    WORK = 15  # a destager's work signal: entry.slot the host, entry.aux the signal's number
+    FLUSH = 16  # a flusher's timed wait ends (read back, a background request, the array)
+    DESTAGE_ARRIVED = 17  # a flusher's batch is at the array over a shared link
     STALE_KEPT = 64  # link._STALE_TIMERS_KEPT
     HEAP_SLACK = 64  # link._HEAP_SLACK
     FOLD_AT = 4096  # meter._FOLD_AT

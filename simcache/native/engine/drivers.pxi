@@ -54,7 +54,7 @@ cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogi
     vm.io_next = i + 1
     size = vm.sizes[i]
     offset = vm.offsets[i]
-    if (vm.writes[i] != 0 and not vm.write_through) or (
+    if (vm.writes[i] != 0 and not vm.write_through and not self.destaging) or (
         offset + size > vm.reach and not (self.misses and not self.caches[vm.tier].full)
     ):
         with gil:
@@ -68,7 +68,9 @@ cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogi
     slot.issued = now
     slot.size = size
     if vm.writes[i] != 0:
-        return _wt_start(self, s, now, offset)
+        if vm.write_through:
+            return _wt_start(self, s, now, offset)
+        return _wb_start(self, s, now, offset)
     slot.write = False
     t = &self.tiers[vm.tier]
     if self.misses and not self.caches[vm.tier].full:

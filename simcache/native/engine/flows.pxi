@@ -7,6 +7,7 @@
 cdef enum:
     FLOW_READ = 0  # a miss's data back: MISS_DONE (shared) or _miss_done (lone)
     FLOW_WT = 1  # a write-through write's data to the array: WT_ARRIVED or _wt_arrived
+    FLOW_DESTAGE = 2  # a flusher's batch to the array (slot: the flusher): DESTAGE_ARRIVED
 
 
 cdef struct PortState:
@@ -39,8 +40,17 @@ cdef int _frame(Engine self, int32_t host, int64_t size, double* wire) except -1
 
 
 cdef int _frame_new(Engine self, int32_t host, int64_t size) except -1:
-    if self.fr_n == self.fr_cap:
-        raise RuntimeError("the native engine met more I/O sizes than it keeps framings of")
+    cdef int32_t cap
+    if self.fr_n == self.fr_cap:  # (destage batches: many sizes)
+        cap = 2 * self.fr_cap
+        self.fr_size = <int64_t*>realloc(self.fr_size, cap * sizeof(int64_t))
+        self.fr_host = <int32_t*>realloc(self.fr_host, cap * sizeof(int32_t))
+        self.fr_wire = <double*>realloc(self.fr_wire, cap * sizeof(double))
+        self.fr_packets = <int64_t*>realloc(self.fr_packets, cap * sizeof(int64_t))
+        if (self.fr_size == NULL or self.fr_host == NULL or self.fr_wire == NULL
+                or self.fr_packets == NULL):
+            raise MemoryError()
+        self.fr_cap = cap
     framed = self._framing[host][size]
     self.fr_wire[self.fr_n] = framed[0]
     self.fr_packets[self.fr_n] = framed[1]
@@ -352,7 +362,9 @@ cdef int _wake(Engine self, int64_t timer, double now) except -1 nogil:
         for k in range(nfinished):
             fi = self.scratch2[k]
             self._schedule(now + self.flows[fi].latency, self.flows[fi].slot,
-                           MISS_DONE if self.flows[fi].kind == FLOW_READ else WT_ARRIVED)
+                           MISS_DONE if self.flows[fi].kind == FLOW_READ
+                           else WT_ARRIVED if self.flows[fi].kind == FLOW_WT
+                           else DESTAGE_ARRIVED)
             self.free_flows[self.free_flow_count] = fi
             self.free_flow_count += 1
     _arm(self)
@@ -372,4 +384,6 @@ cdef int _lone_delivered(Engine self, int32_t fi, int64_t aux, double now) excep
     self.free_flow_count += 1
     if kind == FLOW_WT:
         return _wt_arrived(self, s, now)
+    if kind == FLOW_DESTAGE:
+        return _flusher_step(self, s, now)
     return _miss_done(self, s, now)

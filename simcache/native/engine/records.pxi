@@ -3,9 +3,9 @@
 # records to the buffer's sink or the blocks (_records_out).
 
 cdef int _record(Engine self, int32_t s, double now, double local, double network, double array,
-                 double path) except -1 nogil:
-    """RecordBuffer.add's fields of slot ``s``'s I/O, done now (peer tier and destage wait
-    0)."""
+                 double path, double waited=0.0) except -1 nogil:
+    """RecordBuffer.add's fields of slot ``s``'s I/O, done now (peer tier 0; ``waited``: its
+    destage-wait component)."""
     cdef Slot* slot = &self.slots[s]
     cdef double* row
     cdef int64_t n = self.record_count, limit = self.record_limit
@@ -26,7 +26,7 @@ cdef int _record(Engine self, int32_t s, double now, double local, double networ
         self.n_components[n] = <float>(local * 1e3)
         self.n_components[limit + n] = <float>(network * 1e3)
         self.n_components[2 * limit + n] = <float>(0.0 * 1e3)
-        self.n_components[3 * limit + n] = <float>(0.0 * 1e3)
+        self.n_components[3 * limit + n] = <float>(waited * 1e3)
         self.n_components[4 * limit + n] = <float>(array * 1e3)
     else:
         row = self.records + FIELDS * n
@@ -38,7 +38,7 @@ cdef int _record(Engine self, int32_t s, double now, double local, double networ
         row[5] = local
         row[6] = network
         row[7] = 0.0
-        row[8] = 0.0
+        row[8] = waited
         row[9] = array
         row[10] = path
     self.record_count += 1

@@ -1,0 +1,492 @@
+# Ports the write-back path without replicas (WB+0) and each host's destage buffer:
+# simcache.sim.components.io_steps.WriteBack with no legs (the tier write, the acknowledgement when
+# it is done, the buffer's admission or the wait for room, the record: _wb_start, _wb_acked,
+# _wb_admitted), simcache.sim.components.destager.Destager for order "arrival", trigger "always",
+# no delay, no pacing (admit, _accept/_enqueue with its work signal, _take_batch, coalesce, write
+# in requests of at most max_batch, destaged, _release, _admit_waiting: DestagerState) and its
+# flushers, simcache.sim.components.flusher.Flusher (FlusherState, _look_for_work, _flusher_step:
+# the read back as one tier read, or as background requests under "priority" scheduling
+# (Tier.submit_background: _background), the batch over (storage_tx, array_rx), the array's write,
+# the acknowledgement back).
+#
+# The Python flushers start as Python events (at time 0, before the VMs: they find no work and wait
+# for the Python destager's work signal, which the native engine never triggers); the native ones
+# start waiting for work, in the same order. At each sync the Python destager is shown the
+# counters the sampler and the results read (backlog, pending, single-copy, accepted, destaged
+# bytes, batches, runs, the writers waiting for room).
+
+
+
+cdef enum:
+    # a flusher's phase (flusher._WORK ...)
+    F_WORK = 0  # waiting for the work signal ``waiting_on``
+    F_READ = 1  # reading its batch back in one tier read
+    F_CHUNK = 2  # reading it back in background requests
+    F_SEND = 3  # sending it to the array
+    F_ARRAY = 4  # waiting for the array's acknowledgement
+
+
+cdef struct Piece:
+    int64_t vm, offset, size
+
+
+cdef struct DestagerState:
+    int64_t capacity, max_batch, background_request
+    bint chunks  # reads_in_chunks: the tier schedules background reads ("priority")
+    int64_t backlog, pending_bytes, single_copy, accepted, destaged, batches, runs
+    int64_t background_operations  # the tier's
+    # the writes not yet taken, oldest first (a ring)
+    Piece* pending
+    int64_t p_head, p_count, p_cap
+    # the writers waiting for room, in arrival order (their slots; a ring)
+    int32_t* waiting
+    int64_t w_head, w_count, w_cap
+    # the work signal: its number, and whether it was queued (or processed) since it was made
+    int64_t work_id
+    bint work_triggered
+    int32_t first_flusher, nflushers
+
+
+cdef struct FlusherState:
+    int32_t host, phase
+    int64_t waiting_on, reg_seq
+    int64_t left, request
+    bint booked
+    # its batch: the writes taken, their runs (coalesced), bytes
+    Piece* items
+    int32_t n_items, items_cap
+    Piece* runs
+    int32_t n_runs, runs_cap
+    int64_t nbytes, unique
+
+
+cdef int _piece_cmp(const void* a, const void* b) noexcept nogil:
+    """(VM, offset) order (ties in any order: the runs coalesced are their union)."""
+    cdef const Piece* x = <const Piece*>a
+    cdef const Piece* y = <const Piece*>b
+    if x.vm != y.vm:
+        return -1 if x.vm < y.vm else 1
+    if x.offset != y.offset:
+        return -1 if x.offset < y.offset else 1
+    return 0
+
+
+cdef Piece* _pieces_room(Piece* pieces, int32_t* cap, int32_t n) except NULL nogil:
+    """``pieces`` with room for ``n``."""
+    cdef int32_t new_cap = cap[0]
+    cdef Piece* grown
+    if n <= new_cap and pieces != NULL:
+        return pieces
+    if new_cap < 16:
+        new_cap = 16
+    while new_cap < n:
+        new_cap *= 2
+    grown = <Piece*>realloc(pieces, new_cap * sizeof(Piece))
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    cap[0] = new_cap
+    return grown
+
+
+cdef int _enqueue(Engine self, int32_t h, int64_t vm, int64_t offset, int64_t size,
+                  double now) except -1 nogil:
+    """Destager._accept and _enqueue (a single copy: no replica holders): into the pending
+    queue; the work signal queued now if it was not."""
+    cdef DestagerState* d = &self.dest[h]
+    cdef int64_t cap, k
+    cdef Piece* grown
+    d.accepted += size
+    d.backlog += size
+    d.pending_bytes += size
+    d.single_copy += size
+    if d.p_count == d.p_cap:
+        cap = 2 * d.p_cap if d.p_cap else 64
+        grown = <Piece*>malloc(cap * sizeof(Piece))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        for k in range(d.p_count):
+            grown[k] = d.pending[(d.p_head + k) % d.p_cap]
+        free(d.pending)
+        d.pending = grown
+        d.p_head = 0
+        d.p_cap = cap
+    k = (d.p_head + d.p_count) % d.p_cap
+    d.pending[k].vm = vm
+    d.pending[k].offset = offset
+    d.pending[k].size = size
+    d.p_count += 1
+    if not d.work_triggered:  # as Event.succeed(): queued now
+        d.work_triggered = True
+        self._push(now, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, h, WORK, d.work_id)
+        self.eid += 1
+    return 0
+
+
+cdef int _wb_start(Engine self, int32_t s, double now, int64_t offset) except -1 nogil:
+    """WriteBack.__init__ without replica legs: the tier write and the cache fill now; the write
+    is acknowledged when the tier write is done."""
+    cdef Slot* slot = &self.slots[s]
+    cdef VmState* vm = &self.vms[slot.vm]
+    cdef int32_t host = vm.tier
+    slot.write = True
+    slot.offset = offset
+    slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
+    if not self.caches[host].full:
+        _insert(&self.caches[host], vm.index, offset, slot.size)
+    if slot.local_done > now:
+        self._schedule(now + (slot.local_done - now), s, WB_ACKED)  # = sleep()'s time
+        return 0
+    return _wb_acked(self, s, now)
+
+
+cdef int _wb_acked(Engine self, int32_t s, double now) except -1 nogil:
+    """WriteBack._acknowledged: into the destage buffer if it has room (then recorded), else
+    wait for room."""
+    cdef Slot* slot = &self.slots[s]
+    cdef int32_t h = self.vms[slot.vm].tier
+    cdef DestagerState* d = &self.dest[h]
+    cdef int64_t cap, k
+    cdef int32_t* grown
+    slot.arrived = now  # acked_at
+    if d.w_count == 0 and d.backlog + slot.size <= d.capacity:
+        _enqueue(self, h, self.vms[slot.vm].index, slot.offset, slot.size, now)
+        return _wb_admitted(self, s, now)
+    if d.w_count == d.w_cap:
+        cap = 2 * d.w_cap if d.w_cap else 16
+        grown = <int32_t*>malloc(cap * sizeof(int32_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        for k in range(d.w_count):
+            grown[k] = d.waiting[(d.w_head + k) % d.w_cap]
+        free(d.waiting)
+        d.waiting = grown
+        d.w_head = 0
+        d.w_cap = cap
+    d.waiting[(d.w_head + d.w_count) % d.w_cap] = s
+    d.w_count += 1
+    return 0
+
+
+cdef int _wb_admitted(Engine self, int32_t s, double now) except -1 nogil:
+    """WriteBack._record: the write is in the buffer; record it (its wait for room as its
+    destage-wait component); then the slot goes on."""
+    cdef Slot* slot = &self.slots[s]
+    _record(self, s, now, slot.arrived - slot.issued, 0.0, 0.0, self.path_write,
+            now - slot.arrived)
+    return _slot_done(self, s, now)
+
+
+cdef int _admit_waiting(Engine self, int32_t h, double now) except -1 nogil:
+    """Destager._admit_waiting: the writers that fit now, in order, accepted; each told so by an
+    event now (succeed)."""
+    cdef DestagerState* d = &self.dest[h]
+    cdef int32_t s
+    while d.w_count:
+        s = d.waiting[d.w_head]
+        if d.backlog + self.slots[s].size > d.capacity:
+            break
+        d.w_head = (d.w_head + 1) % d.w_cap
+        d.w_count -= 1
+        _enqueue(self, h, self.vms[self.slots[s].vm].index, self.slots[s].offset,
+                 self.slots[s].size, now)
+        self._schedule(now, s, WB_ADMITTED)
+    return 0
+
+
+cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
+    """Destager.take for order "arrival" without pacing: the oldest writes up to max_batch (at
+    least one), coalesced into runs sorted by VM and offset."""
+    cdef FlusherState* f = &self.flushers[fi]
+    cdef DestagerState* d = &self.dest[f.host]
+    cdef Piece item
+    cdef int64_t total = 0, left, size, last_vm = -1, last_end = -1, extra
+    cdef int32_t n = 0, k
+    left = d.pending_bytes
+    while d.p_count:
+        size = d.pending[d.p_head].size
+        if n and total + size > d.max_batch:
+            break
+        f.items = _pieces_room(f.items, &f.items_cap, n + 1)
+        f.items[n] = d.pending[d.p_head]
+        n += 1
+        d.p_head = (d.p_head + 1) % d.p_cap
+        d.p_count -= 1
+        total += size
+        left -= size
+    d.pending_bytes = left
+    f.n_items = n
+    f.nbytes = total
+    # Destager.coalesce: the runs, sorted by (VM, offset), overlapping or adjacent ones merged
+    f.runs = _pieces_room(f.runs, &f.runs_cap, n)
+    memcpy(f.runs, f.items, n * sizeof(Piece))
+    qsort(f.runs, n, sizeof(Piece), _piece_cmp)
+    f.n_runs = 0
+    for k in range(n):
+        item = f.runs[k]
+        if item.vm == last_vm and item.offset <= last_end and f.n_runs:
+            extra = item.offset + item.size - last_end
+            if extra > 0:
+                f.runs[f.n_runs - 1].size += extra
+                last_end += extra
+        else:
+            f.runs[f.n_runs] = item
+            f.n_runs += 1
+            last_vm = item.vm
+            last_end = item.offset + item.size
+    f.unique = 0
+    for k in range(f.n_runs):
+        f.unique += f.runs[k].size
+    return 0
+
+
+cdef bint _background(Engine self, int32_t h, double now, int64_t size, double* at
+                      ) except -1 nogil:
+    """Tier.submit_background for a read under "priority" scheduling: booked now (True, its
+    completion in ``at``) or not before ``at`` (False)."""
+    cdef TierState* t = &self.tiers[h]
+    cdef double channel_free = t.channels[0], latency, pipe_free, idle_at, foreground
+    latency = t.latency + size * t.read_channel
+    pipe_free = (t.ends[t.pipe_n - 1] if t.pipe_n and t.ends[t.pipe_n - 1] > now else now
+                 ) - latency
+    idle_at = channel_free if channel_free > pipe_free else pipe_free
+    if idle_at > now:
+        at[0] = idle_at
+        return False
+    self.dest[h].background_operations += 1
+    foreground = t.foreground_until
+    at[0] = _read(t, now, size)
+    t.foreground_until = foreground
+    return True
+
+
+cdef bint _read_chunk(Engine self, int32_t fi, bint again, double now) except -1 nogil:
+    """Flusher._read_chunk: offer the tier the batch's next background request (``again``: the
+    one it turned down); False once the batch is read back."""
+    cdef FlusherState* f = &self.flushers[fi]
+    cdef double at
+    if not again:
+        if f.left <= 0:
+            return False
+        f.request = self.dest[f.host].background_request
+        if f.left <= f.request:
+            f.request = f.left
+    f.booked = _background(self, f.host, now, f.request, &at)
+    self._schedule(now + (at - now), fi, FLUSH)  # = sleep()'s time
+    return True
+
+
+cdef int _look_for_work(Engine self, int32_t fi, double now) except -1 nogil:
+    """Flusher._look_for_work: take a batch if one is pending (trigger "always"), else wait for
+    the work signal (a new one if the current one was queued already)."""
+    cdef FlusherState* f = &self.flushers[fi]
+    cdef DestagerState* d = &self.dest[f.host]
+    cdef double done
+    if d.p_count == 0:
+        if d.work_triggered:
+            d.work_id += 1
+            d.work_triggered = False
+        f.phase = F_WORK
+        f.waiting_on = d.work_id
+        self.reg_seq += 1
+        f.reg_seq = self.reg_seq
+        return 0
+    _take(self, fi, now)
+    if d.chunks:
+        f.phase = F_CHUNK
+        f.left = f.unique
+        if not _read_chunk(self, fi, False, now):
+            _send_batch(self, fi, now)
+        return 0
+    done = _read(&self.tiers[f.host], now, f.unique)
+    f.phase = F_READ
+    self._schedule(now + (done - now), fi, FLUSH)  # = sleep()'s time
+    return 0
+
+
+cdef int _send_batch(Engine self, int32_t fi, double now) except -1 nogil:
+    """Flusher._read_done and _send: the batch over (storage_tx, array_rx)."""
+    cdef FlusherState* f = &self.flushers[fi]
+    f.phase = F_SEND
+    return _send_on(self, fi, now, self.host_wports[2 * f.host], self.host_wports[2 * f.host + 1],
+                    f.host, f.unique, FLOW_DESTAGE)
+
+
+cdef double _array_batch(Engine self, int32_t fi, double now) except? -1 nogil:
+    """Destager.write: the runs on the array (cut into requests of at most max_batch if one is
+    longer), as one Array.submit; how long from now until the acknowledgement is back."""
+    cdef FlusherState* f = &self.flushers[fi]
+    cdef DestagerState* d = &self.dest[f.host]
+    cdef ArrayState* a = &self.array
+    cdef int64_t counts[2]
+    cdef int64_t start, piece, requests = 0
+    cdef double done = now
+    cdef int32_t k
+    counts[0] = 0
+    counts[1] = 0
+    for k in range(f.n_runs):
+        self.aw.bytes_written += f.runs[k].size
+    for k in range(f.n_runs):
+        if f.runs[k].size <= d.max_batch:
+            done = _write_run(a, &self.aw, now, f.runs[k].vm, f.runs[k].offset, f.runs[k].size,
+                              done, counts)
+            requests += 1
+            continue
+        start = 0
+        while start < f.runs[k].size:  # pieces(run, max_batch)
+            piece = f.runs[k].size - start
+            if piece > d.max_batch:
+                piece = d.max_batch
+            done = _write_run(a, &self.aw, now, f.runs[k].vm, f.runs[k].offset + start, piece,
+                              done, counts)
+            requests += 1
+            start += d.max_batch
+    a.front_end_ios += requests
+    a.back_end_ios += (2 * counts[0] if self.aw.rmw else counts[0]) + counts[1] * a.spindles
+    self.aw.full_stripe_writes += counts[1]
+    return done - now + self.host_ack[f.host]
+
+
+cdef int _destaged(Engine self, int32_t fi, double now) except -1 nogil:
+    """Destager.destaged and _release: count the batch, free its bytes, admit the writers that
+    fit now."""
+    cdef FlusherState* f = &self.flushers[fi]
+    cdef DestagerState* d = &self.dest[f.host]
+    cdef int32_t k
+    d.batches += 1
+    d.runs += f.n_runs
+    d.backlog -= f.nbytes
+    d.destaged += f.nbytes
+    for k in range(f.n_items):
+        d.single_copy -= f.items[k].size
+    f.n_items = 0
+    f.n_runs = 0
+    return _admit_waiting(self, f.host, now)
+
+
+cdef int _flusher_step(Engine self, int32_t fi, double now) except -1 nogil:
+    """Flusher._step: go on from the wait that just ended."""
+    cdef FlusherState* f = &self.flushers[fi]
+    cdef int32_t phase = f.phase
+    if phase == F_CHUNK:
+        if f.booked:
+            f.left -= f.request
+            if _read_chunk(self, fi, False, now):
+                return 0
+        elif _read_chunk(self, fi, True, now):
+            return 0
+        return _send_batch(self, fi, now)
+    if phase == F_WORK:
+        return _look_for_work(self, fi, now)
+    if phase == F_READ:
+        return _send_batch(self, fi, now)
+    if phase == F_SEND:  # the batch has arrived: the array writes it
+        f.phase = F_ARRAY
+        self._schedule(now + _array_batch(self, fi, now), fi, FLUSH)  # = sleep()'s time
+        return 0
+    _destaged(self, fi, now)  # F_ARRAY
+    return _look_for_work(self, fi, now)
+
+
+cdef int _work_processed(Engine self, int32_t h, int64_t work_id, double now) except -1 nogil:
+    """The work signal ``work_id`` of host ``h`` is processed: the flushers waiting for it go
+    on, in the order they began to wait."""
+    cdef DestagerState* d = &self.dest[h]
+    cdef int32_t k, best
+    cdef int64_t last = -1, best_seq
+    while True:  # the next waiter by registration (a handful of flushers)
+        best = -1
+        best_seq = 0
+        for k in range(d.first_flusher, d.first_flusher + d.nflushers):
+            if (self.flushers[k].phase == F_WORK and self.flushers[k].waiting_on == work_id
+                    and self.flushers[k].reg_seq > last
+                    and (best < 0 or self.flushers[k].reg_seq < best_seq)):
+                best = k
+                best_seq = self.flushers[k].reg_seq
+        if best < 0:
+            return 0
+        last = best_seq
+        _look_for_work(self, best, now)
+
+
+cdef int _setup_destagers(Engine self, list hosts) except -1:
+    """Engine.use_destagers: each host's destager figures and flushers."""
+    cdef Py_ssize_t h, k, n = 0
+    cdef DestagerState* d
+    self._destagers = [host.destager for host in hosts]
+    self.dest = <DestagerState*>calloc(max(1, len(hosts)), sizeof(DestagerState))
+    if self.dest == NULL:
+        raise MemoryError()
+    for h in range(len(hosts)):
+        destager = hosts[h].destager
+        spec = destager.spec
+        n += spec.concurrency
+    self.flusher_count = n
+    self.flushers = <FlusherState*>calloc(max(1, n), sizeof(FlusherState))
+    if self.flushers == NULL:
+        raise MemoryError()
+    n = 0
+    for h in range(len(hosts)):
+        destager = hosts[h].destager
+        spec = destager.spec
+        d = &self.dest[h]
+        d.capacity = destager.capacity
+        d.max_batch = destager._max_batch
+        d.chunks = destager.reads_in_chunks
+        d.background_request = hosts[h].tier.background_request
+        d.first_flusher = n
+        d.nflushers = spec.concurrency
+        for k in range(spec.concurrency):
+            self.flushers[n].host = h
+            self.flushers[n].phase = F_WORK
+            self.reg_seq += 1
+            self.flushers[n].reg_seq = self.reg_seq
+            n += 1
+    self.destaging = True
+    return 0
+
+
+cdef int _destagers_in(Engine self) except -1:
+    """The Python destagers' counters (sync_in: nothing in Python changes them during a run;
+    read for the first)."""
+    cdef Py_ssize_t h
+    cdef DestagerState* d
+    for h in range(len(self._destagers)):
+        destager = self._destagers[h]
+        d = &self.dest[h]
+        d.accepted = destager.accepted_bytes
+        d.destaged = destager.destaged_bytes
+        d.batches = destager.batches
+        d.runs = destager.runs
+        d.background_operations = self._tiers[h].background_operations
+    return 0
+
+
+cdef int _destagers_out(Engine self) except -1:
+    """Show the Python destagers what the sampler and the results read."""
+    cdef Py_ssize_t h, k
+    cdef DestagerState* d
+    cdef Slot* slot
+    from collections import deque
+
+    for h in range(len(self._destagers)):
+        destager = self._destagers[h]
+        d = &self.dest[h]
+        destager.backlog_bytes = d.backlog
+        destager.pending_bytes = d.pending_bytes
+        destager.single_copy_bytes = d.single_copy
+        destager.accepted_bytes = d.accepted
+        destager.destaged_bytes = d.destaged
+        destager.batches = d.batches
+        destager.runs = d.runs
+        self._tiers[h].background_operations = d.background_operations
+        waiting = deque()
+        for k in range(d.w_count):
+            slot = &self.slots[d.waiting[(d.w_head + k) % d.w_cap]]
+            waiting.append(
+                (Signal(None), (self.vms[slot.vm].index, slot.offset, slot.size, (), True))
+            )
+        destager._waiting = waiting
+    return 0
