@@ -229,6 +229,10 @@ cdef class Engine:
         free(self.scratch2)
         free(self.epochs)
         free(self.marks)
+        free(self.aw.ops)
+        free(self.aw.window)
+        free(self.aw.order)
+        free(self.aw.starts)
         if self.dest != NULL:
             for i in range(len(self._destagers)):
                 free(self.dest[i].pending)
@@ -238,6 +242,7 @@ cdef class Engine:
             for i in range(self.flusher_count):
                 free(self.flushers[i].items)
                 free(self.flushers[i].runs)
+                free(self.flushers[i].requests)
         free(self.flushers)
 
     def __init__(

@@ -13,21 +13,21 @@ fills the tier and the cache, crosses the storage link and is written by the arr
 controller write cache, before it is acknowledged) or writing back without replicas (``WB+0``,
 without metadata writes: the tier write, then the host's destage buffer, order "arrival",
 trigger "always", no delay or pacing, its flushers reading back under "fcfs" or "priority" tier
-scheduling and writing to an array that serves first come first served), writes not
-serialized (``sync_serialize``): closed loops with or without think time, open loops
-(``iops`` or ``throughput``, Poisson or evenly spaced arrivals), any duty cycle (on/off, sine,
-profile), any access pattern and size mix; any flash or RAM tier but the test-only exponential
-service. The read caches warm or cold: a host whose warm cache holds every disk of its VMs only
-counts hits (:func:`prepare` checks it on the built model); elsewhere a miss goes to the array
-(no controller read cache, drive buffers or command queueing; no read larger than a stripe with
-elevator scheduling: :func:`unsupported` for cold caches, :func:`prepare` for warm ones), comes
-back over the storage link (the flow network) and fills the cache, all in native code. The
-tiers' destagers and flushers are built as usual; with WB+0 writes the native engine runs the
-destagers and flushers (the Python flushers' first steps run as Python events and then wait
-for nothing), else they stay idle; their Python events, the sampler and the run's stop stay in
-the kernel's
-queue, and :func:`run` merges them with the native events in the kernel's (time, priority,
-event id) order.
+scheduling; the writes' requests to the array first come first served or swept by the drives'
+elevator), writes not serialized (``sync_serialize``): closed loops with or without think
+time, open loops (``iops`` or ``throughput``, Poisson or evenly spaced arrivals), any duty cycle
+(on/off, sine, profile), any access pattern and size mix; any flash or RAM tier but the
+test-only exponential service. The read caches warm or cold: a host whose warm cache holds
+every disk of its VMs only counts hits (:func:`prepare` checks it on the built model);
+elsewhere a miss goes to the array (no controller read cache, drive buffers or command
+queueing; no read larger than a stripe with elevator scheduling: :func:`unsupported` for cold
+caches, :func:`prepare` for warm ones), comes back over the storage link (the flow network)
+and fills the cache, all in native code. The hosts' destagers and flushers are built as usual;
+with WB+0 writes the native engine runs them (the Python flushers' first steps run as Python
+events, find no work and wait for a signal nothing triggers), else they stay idle. Python
+events (the flushers' first steps, the sampler, the run's stop) stay in the kernel's queue,
+and :func:`run` merges them with the native events in the kernel's (time, priority, event id)
+order.
 """
 
 from __future__ import annotations
@@ -101,7 +101,9 @@ def unsupported(scenario: Scenario) -> str | None:
     if writes:  # every write reaches the array
         if scenario.array.controller_cache > 0:
             return "the array's controller write cache"
-        return _array_unsupported(scenario)
+        reason = _array_unsupported(scenario, reads=False)
+        if reason is not None:
+            return reason
     # warm caches may hold every disk (no read misses: prepare checks it on the built model)
     return None if scenario.cluster.cache.warm else _array_unsupported(scenario)
 
@@ -121,13 +123,12 @@ def _destager_unsupported(scenario: Scenario) -> str | None:
         return "the destager's delay"
     if scenario.cluster.tier.scheduling == "weighted":
         return "the tier's weighted scheduling (the destager's background reads)"
-    if scenario.array.scheduling == "elevator":
-        return "the array's elevator scheduling of destage batches"
     return None
 
 
-def _array_unsupported(scenario: Scenario) -> str | None:
-    """What of the backing array the native engine's read misses lack (None: nothing)."""
+def _array_unsupported(scenario: Scenario, reads: bool = True) -> str | None:
+    """What of the backing array the native engine's read misses (``reads``) or writes lack
+    (None: nothing)."""
     array = scenario.array
     drive = array.drive
     if array.read_cache:
@@ -136,12 +137,11 @@ def _array_unsupported(scenario: Scenario) -> str | None:
         return "the drives' buffers (drive.cache)"
     if drive.media != "flash" and drive.command_queueing > 1:
         return "the drives' command queueing"
-    if array.scheduling == "elevator":
+    if reads and array.scheduling == "elevator":  # (the writes' requests are swept natively)
         for group in scenario.groups:
-            sizes = group.workload.size_mix[0]
-            if sizes and max(sizes) > array.stripe:
-                what = "reads" if group.workload.read_fraction == 1.0 else "I/Os"
-                return f"group {group.name!r}: {what} larger than a stripe with elevator scheduling"
+            sizes = group.workload.op_size_mix(False)[0]
+            if group.workload.read_fraction > 0 and sizes and max(sizes) > array.stripe:
+                return f"group {group.name!r}: reads larger than a stripe with elevator scheduling"
     return None
 
 

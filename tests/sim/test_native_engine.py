@@ -77,8 +77,8 @@ def _assert_same(python: RunRecord, native: RunRecord) -> None:
 def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios() -> None:
     """The validation scenarios' read rows (warm caches), backing_array's variants (every read a
     miss to the HDD RAID 10, its writes through to it) and the write-through variants of the
-    destager scenarios are in the class; every group of a chosen run that writes writes
-    through."""
+    destager scenarios and the destager scenarios themselves (WB+0) are in the class; every
+    group of a chosen run that writes writes through or back without replicas."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
@@ -90,10 +90,12 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
         ("backing_array.toml", "raid5"),
         ("destager_fill.toml", "wt"),
         ("full_dirty_cache.toml", "bare"),
+        ("destager_fill.toml", "base"),
+        ("burst_absorb.toml", "sustained"),
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
         for group in _scenario(file, variant).groups:
-            assert group.workload.read_fraction == 1.0 or group.policy == "WT"
+            assert group.workload.read_fraction == 1.0 or group.policy in ("WT", "WB+0")
 
 
 @pytest.mark.parametrize(("file", "variant"), LIBRARY)
@@ -211,10 +213,6 @@ def _optane_data() -> dict[str, Any]:
     return data
 
 
-def _with_writes(data: dict[str, Any]) -> None:
-    data["groups"][0]["workload"]["read_fraction"] = 0.5
-
-
 def _with_replicas(data: dict[str, Any]) -> None:
     data["cluster"]["hosts"] = 2
     data["groups"][0] |= {"policy": "WB+1"}
@@ -252,7 +250,10 @@ def _controller_write_cache(data: dict[str, Any]) -> None:
     data["array"] = {"profile": "array-14x7200", "controller_cache": "1GiB"}
 
 
-def _large_writes_with_elevator(data: dict[str, Any]) -> None:
+def _large_reads_with_elevator(data: dict[str, Any]) -> None:
+    """Cold caches: the 1 MiB reads miss to the array's elevator (its writes would be swept
+    natively)."""
+    data["cluster"]["cache"]["warm"] = False
     data["groups"][0] |= {"policy": "WT"}
     data["groups"][0]["workload"] |= {"read_fraction": 0.5, "sizes": {"4KiB": 1, "1MiB": 1}}
 
@@ -291,7 +292,6 @@ def _with_event(data: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        (_with_writes, "the array's elevator scheduling of destage batches"),
         (_with_replicas, "group 'fio': write-back with replicas (WB+1)"),
         (_metadata_writes, "group 'fio': metadata writes (metadata_write)"),
         (_hash_order, "the destager's order 'hash'"),
@@ -300,8 +300,8 @@ def _with_event(data: dict[str, Any]) -> None:
         (_serialized_writes, "group 'fio': serialized writes (sync_serialize)"),
         (_controller_write_cache, "the array's controller write cache"),
         (
-            _large_writes_with_elevator,
-            "group 'fio': I/Os larger than a stripe with elevator scheduling",
+            _large_reads_with_elevator,
+            "group 'fio': reads larger than a stripe with elevator scheduling",
         ),
         (_array_read_cache, "the array's controller read cache"),
         (_drive_buffer, "the drives' buffers (drive.cache)"),
@@ -321,12 +321,12 @@ def test_the_selector_names_what_it_lacks(change: Any, reason: str) -> None:
 
 
 def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
-    """Asked for the native engine, a run it does not support (write-back writes before an
-    elevator) is the Python engine's."""
-    base = _scenario("validate_sata_ssd_s3700.toml", "randwrite")
+    """Asked for the native engine, a run it does not support (replicas, an event) is the Python
+    engine's."""
+    base = _scenario("default.toml", "base")  # WB+1 and WB+2 groups, a vMotion
     assert native_run.unsupported(base) is not None
-    python = run_scenario(base, duration=0.1, native=False)
-    native = run_scenario(base, duration=0.1, native=True)
+    python = run_scenario(base, duration=0.5, native=False)
+    native = run_scenario(base, duration=0.5, native=True)
     _assert_same(python, native)
 
 
@@ -499,16 +499,10 @@ def test_the_default_scenario_written_back_is_bit_identical(
     ("file", "variant"),
     [("destager_fill.toml", "base"), ("burst_absorb.toml", "base"), ("burst_absorb.toml", "fcfs")],
 )
-def test_the_destager_scenarios_before_a_fcfs_array_are_bit_identical(
-    file: str, variant: str
-) -> None:
-    """The library's WB+0 destager scenarios with the array first come first served (its
-    elevator would reorder the batches' runs), 1 s."""
-    data = _scenario(file, variant).model_dump(mode="json")
-    for key in ("variants", "expect", "check"):
-        data.pop(key, None)
-    data["array"] |= {"scheduling": "fcfs"}
-    scenario = load_scenario(data)
+def test_the_destager_scenarios_are_bit_identical(file: str, variant: str) -> None:
+    """The library's WB+0 destager scenarios as written, 1 s (longer than the library test's
+    50 ms): the batches' runs swept by the HDD array's elevator, the buffers filling."""
+    scenario = _scenario(file, variant)
     assert native_run.unsupported(scenario) is None
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)

@@ -26,10 +26,6 @@ cdef enum:
     F_ARRAY = 4  # waiting for the array's acknowledgement
 
 
-cdef struct Piece:
-    int64_t vm, offset, size
-
-
 cdef struct DestagerState:
     int64_t capacity, max_batch, background_request
     bint chunks  # reads_in_chunks: the tier schedules background reads ("priority")
@@ -57,6 +53,8 @@ cdef struct FlusherState:
     int32_t n_items, items_cap
     Piece* runs
     int32_t n_runs, runs_cap
+    Piece* requests  # the runs cut into pieces of at most max_batch (Destager.write)
+    int32_t requests_cap
     int64_t nbytes, unique
 
 
@@ -319,33 +317,29 @@ cdef double _array_batch(Engine self, int32_t fi, double now) except? -1 nogil:
     longer), as one Array.submit; how long from now until the acknowledgement is back."""
     cdef FlusherState* f = &self.flushers[fi]
     cdef DestagerState* d = &self.dest[f.host]
-    cdef ArrayState* a = &self.array
-    cdef int64_t counts[2]
-    cdef int64_t start, piece, requests = 0
-    cdef double done = now
-    cdef int32_t k
-    counts[0] = 0
-    counts[1] = 0
+    cdef int64_t start, piece
+    cdef int32_t k, n = 0
+    cdef bint cut = False
+    cdef double done
     for k in range(f.n_runs):
-        self.aw.bytes_written += f.runs[k].size
-    for k in range(f.n_runs):
-        if f.runs[k].size <= d.max_batch:
-            done = _write_run(a, &self.aw, now, f.runs[k].vm, f.runs[k].offset, f.runs[k].size,
-                              done, counts)
-            requests += 1
-            continue
+        if f.runs[k].size > d.max_batch:
+            cut = True
+    if not cut:
+        done = _array_submit(&self.array, &self.aw, now, f.runs, f.n_runs)
+        return done - now + self.host_ack[f.host]
+    for k in range(f.n_runs):  # pieces(run, max_batch), in order
         start = 0
-        while start < f.runs[k].size:  # pieces(run, max_batch)
+        while start < f.runs[k].size:
             piece = f.runs[k].size - start
             if piece > d.max_batch:
                 piece = d.max_batch
-            done = _write_run(a, &self.aw, now, f.runs[k].vm, f.runs[k].offset + start, piece,
-                              done, counts)
-            requests += 1
+            f.requests = _pieces_room(f.requests, &f.requests_cap, n + 1)
+            f.requests[n].vm = f.runs[k].vm
+            f.requests[n].offset = f.runs[k].offset + start
+            f.requests[n].size = piece
+            n += 1
             start += d.max_batch
-    a.front_end_ios += requests
-    a.back_end_ios += (2 * counts[0] if self.aw.rmw else counts[0]) + counts[1] * a.spindles
-    self.aw.full_stripe_writes += counts[1]
+    done = _array_submit(&self.array, &self.aw, now, f.requests, n)
     return done - now + self.host_ack[f.host]
 
 

@@ -369,6 +369,8 @@ cdef int _setup_misses(
     a.overhead = spindles._overhead
     self.aw.rmw = array._read_modify_write
     self.aw.write_time = spindles._write_time
+    self.aw.elevator = array._elevator
+    self.aw.depth = array._queue_depth
     seek = spindles._seek
     a.settle, a.track, a.a, a.b = seek.settle, seek.track, seek.a, seek.b
     a.knee, a.c, a.e = seek.knee, seek.c, seek.e

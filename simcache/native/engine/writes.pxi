@@ -6,11 +6,33 @@
 # whole rows and read-modify-writes, mirrored pairs; Spindles.operate and _flash_operate for a
 # write: ArrayWrites, _operate_write, _array_write).
 
+cdef struct Piece:
+    # a run (VM index, offset, length) or a pending write (VM index, offset, size), bytes
+    int64_t vm, offset, size
+
+
+cdef struct ElevOp:
+    # a chunk operation queued for the elevator: its spindle, position, bytes, read-modify-write,
+    # and its place in the request (the order the array queued it)
+    int64_t target, position, chunk, seq
+    bint rmw
+
+
 cdef struct ArrayWrites:
     # the array's write figures and counters beside its ArrayState
     bint rmw  # parity RAID: a chunk write reads, then writes (read_modify_write(raid))
     double write_time  # a flash drive's write access time
     int64_t bytes_written, full_stripe_writes
+    # elevator scheduling (Array._elevator): the drive's queue depth, the operations queued by the
+    # request being dispatched (``elevating``), and the sweep's scratch
+    bint elevator, elevating
+    int64_t depth
+    ElevOp* ops
+    int64_t n_ops, ops_cap
+    ElevOp* window
+    ElevOp* order
+    int64_t* starts
+    int64_t scratch_cap
 
 
 cdef double _operate_write(ArrayState* a, ArrayWrites* w, int64_t s, int64_t position,
@@ -66,10 +88,178 @@ cdef double _operate_write(ArrayState* a, ArrayWrites* w, int64_t s, int64_t pos
     return finish
 
 
+cdef double _book_write(ArrayState* a, ArrayWrites* w, int64_t s, int64_t position,
+                        int64_t chunk, double now, bint rmw, double done) except? -1 nogil:
+    """A chunk operation of the request being dispatched: booked now (first come first served;
+    the later of ``done`` and its finish returned), or queued for the elevator."""
+    cdef double finish
+    cdef ElevOp* ops
+    cdef int64_t cap
+    if not w.elevating:
+        finish = _operate_write(a, w, s, position, chunk, now, rmw)
+        return finish if finish > done else done
+    if w.n_ops == w.ops_cap:
+        cap = 2 * w.ops_cap if w.ops_cap else 64
+        ops = <ElevOp*>realloc(w.ops, cap * sizeof(ElevOp))
+        if ops == NULL:
+            with gil:
+                raise MemoryError()
+        w.ops = ops
+        w.ops_cap = cap
+    w.ops[w.n_ops].target = s
+    w.ops[w.n_ops].position = position
+    w.ops[w.n_ops].chunk = chunk
+    w.ops[w.n_ops].rmw = rmw
+    w.ops[w.n_ops].seq = w.n_ops
+    w.n_ops += 1
+    return done
+
+
+cdef int _by_target(const void* x, const void* y) noexcept nogil:
+    """sorted(queued): by spindle, each spindle's operations in the order queued."""
+    cdef const ElevOp* p = <const ElevOp*>x
+    cdef const ElevOp* q = <const ElevOp*>y
+    if p.target != q.target:
+        return -1 if p.target < q.target else 1
+    return -1 if p.seq < q.seq else (1 if p.seq > q.seq else 0)
+
+
+cdef int _by_place(const void* x, const void* y) noexcept nogil:
+    """sorted(window): (position, chunk, rmw) tuples."""
+    cdef const ElevOp* p = <const ElevOp*>x
+    cdef const ElevOp* q = <const ElevOp*>y
+    if p.position != q.position:
+        return -1 if p.position < q.position else 1
+    if p.chunk != q.chunk:
+        return -1 if p.chunk < q.chunk else 1
+    if p.rmw != q.rmw:
+        return -1 if not p.rmw else 1
+    return 0
+
+
+cdef inline int64_t _up(ArrayWrites* w, ElevOp* win, int64_t start, int64_t size, int64_t o
+                        ) noexcept nogil:
+    """The segments from ``start`` up, appended to ``w.order`` at ``o``."""
+    cdef int64_t i
+    for i in range(start, size):
+        w.order[o] = win[i]
+        o += 1
+    return o
+
+
+cdef inline int64_t _down(ArrayWrites* w, ElevOp* win, int64_t* starts, int64_t below,
+                          int64_t o) noexcept nogil:
+    """The ``below`` segments under the head from the top one down, each upward, appended."""
+    cdef int64_t k, i
+    for k in range(below - 1, -1, -1):
+        for i in range(starts[k], starts[k + 1]):
+            w.order[o] = win[i]
+            o += 1
+    return o
+
+
+cdef int64_t _elevator_order(ArrayWrites* w, ElevOp* requests, int64_t n, int64_t head
+                             ) noexcept nogil:
+    """simcache.physics.array.elevator_order: ``requests`` (one spindle's) in the order the
+    drive serves them, into ``w.order``; returns how many (``n``)."""
+    cdef int64_t position = head if head > 0 else 0, o = 0, first, size, i, k, ns, below
+    cdef ElevOp* win = w.window
+    cdef int64_t* starts = w.starts
+    cdef ElevOp end
+    if n == 1:
+        w.order[0] = requests[0]
+        return 1
+    first = 0
+    while first < n:
+        size = w.depth if first + w.depth <= n else n - first
+        memcpy(win, requests + first, size * sizeof(ElevOp))
+        qsort(win, size, sizeof(ElevOp), _by_place)
+        starts[0] = 0
+        ns = 1
+        below = 1 if win[0].position < position else 0
+        for i in range(1, size):
+            if win[i - 1].position + win[i - 1].chunk != win[i].position:
+                starts[ns] = i
+                ns += 1
+                if win[i].position < position:
+                    below += 1
+        starts[ns] = size
+        ns += 1
+        if below == 0:  # all above: one upward pass
+            memcpy(w.order + o, win, size * sizeof(ElevOp))
+            o += size
+        elif below == ns - 1:  # all below: the segments from the top one down, each upward
+            o = _down(w, win, starts, below, o)
+        elif win[starts[ns - 2]].position - position <= position - win[0].position:
+            o = _up(w, win, starts[below], size, o)  # the top end is nearer: up first
+            o = _down(w, win, starts, below, o)
+        else:
+            o = _down(w, win, starts, below, o)
+            o = _up(w, win, starts[below], size, o)
+        end = w.order[o - 1]
+        position = end.position + end.chunk
+        first += w.depth
+    return o
+
+
+cdef int _scratch_room(ArrayWrites* w, int64_t n) except -1 nogil:
+    cdef int64_t cap = w.scratch_cap if w.scratch_cap else 64
+    if n <= w.scratch_cap:
+        return 0
+    while cap < n:
+        cap *= 2
+    w.window = <ElevOp*>realloc(w.window, cap * sizeof(ElevOp))
+    w.order = <ElevOp*>realloc(w.order, cap * sizeof(ElevOp))
+    w.starts = <int64_t*>realloc(w.starts, (cap + 1) * sizeof(int64_t))
+    if w.window == NULL or w.order == NULL or w.starts == NULL:
+        with gil:
+            raise MemoryError()
+    w.scratch_cap = cap
+    return 0
+
+
+cdef double _array_submit(ArrayState* a, ArrayWrites* w, double now, Piece* runs, int64_t n
+                          ) except? -1 nogil:
+    """Array.submit(now, runs, True) without a controller cache: Array._dispatch first come first
+    served, or with the elevator (more than one run, or one longer than a stripe) each spindle's
+    operations in its sweep's order, the spindles in order; when the write is done."""
+    cdef int64_t counts[2]
+    cdef int64_t k, first, last, m
+    cdef double done = now, finish
+    counts[0] = 0
+    counts[1] = 0
+    for k in range(n):
+        w.bytes_written += runs[k].size
+    w.elevating = w.elevator and (n > 1 or runs[0].size > a.stripe)
+    w.n_ops = 0
+    for k in range(n):
+        done = _write_run(a, w, now, runs[k].vm, runs[k].offset, runs[k].size, done, counts)
+    if w.elevating:
+        w.elevating = False
+        qsort(w.ops, w.n_ops, sizeof(ElevOp), _by_target)
+        _scratch_room(w, w.n_ops)
+        first = 0
+        while first < w.n_ops:
+            last = first
+            while last < w.n_ops and w.ops[last].target == w.ops[first].target:
+                last += 1
+            m = _elevator_order(w, w.ops + first, last - first, a.head[w.ops[first].target])
+            for k in range(m):
+                finish = _operate_write(a, w, w.order[k].target, w.order[k].position,
+                                        w.order[k].chunk, now, w.order[k].rmw)
+                if finish > done:
+                    done = finish
+            first = last
+    a.front_end_ios += n
+    a.back_end_ios += (2 * counts[0] if w.rmw else counts[0]) + counts[1] * a.spindles
+    w.full_stripe_writes += counts[1]
+    return done
+
+
 cdef double _write_run(ArrayState* a, ArrayWrites* w, double now, int64_t vm, int64_t offset,
                        int64_t length, double done, int64_t* counts) except? -1 nogil:
-    """One run of Array._dispatch for a write (first come first served): its chunks booked on
-    their spindles; ``counts``: chunks, whole parity rows (added to)."""
+    """One run of Array._dispatch for a write: its chunks booked on their spindles (or queued
+    for the elevator); ``counts``: chunks, whole parity rows (added to)."""
     cdef int64_t address = (a.vm_start[vm] + offset) % a.logical_bytes
     cdef int64_t left = length, lead = length, chunk, unit, within, row, k, p, target, i
     cdef int64_t position
@@ -84,9 +274,7 @@ cdef double _write_run(ArrayState* a, ArrayWrites* w, double now, int64_t vm, in
         if lead == 0 and left >= a.row_bytes:
             row = address // a.row_bytes
             for target in range(a.spindles):
-                finish = _operate_write(a, w, target, row * a.stripe, a.stripe, now, False)
-                if finish > done:
-                    done = finish
+                done = _book_write(a, w, target, row * a.stripe, a.stripe, now, False, done)
             counts[1] += 1
             left -= a.row_bytes
             address = (address + a.row_bytes) % a.logical_bytes
@@ -101,30 +289,20 @@ cdef double _write_run(ArrayState* a, ArrayWrites* w, double now, int64_t vm, in
         position = row * a.stripe + within
         # StripeLayout.unit_spindles: every copy, in its order
         if a.parity < 0:
-            finish = _operate_write(a, w, k, position, chunk, now, rmw)
-            if finish > done:
-                done = finish
+            done = _book_write(a, w, k, position, chunk, now, rmw, done)
             counts[0] += 1
             if a.copies > 1 and a.spindles > 1:
-                finish = _operate_write(a, w, k + a.width, position, chunk, now, rmw)
-                if finish > done:
-                    done = finish
+                done = _book_write(a, w, k + a.width, position, chunk, now, rmw, done)
                 counts[0] += 1
         elif a.parity == 0:
-            finish = _operate_write(a, w, k, position, chunk, now, rmw)
-            if finish > done:
-                done = finish
+            done = _book_write(a, w, k, position, chunk, now, rmw, done)
             counts[0] += 1
         else:
             p = a.spindles - 1 - row % a.spindles
-            finish = _operate_write(a, w, (p + a.parity + k) % a.spindles, position, chunk, now,
-                                    rmw)
-            if finish > done:
-                done = finish
+            done = _book_write(a, w, (p + a.parity + k) % a.spindles, position, chunk, now, rmw,
+                               done)
             for i in range(a.parity):
-                finish = _operate_write(a, w, (p + i) % a.spindles, position, chunk, now, rmw)
-                if finish > done:
-                    done = finish
+                done = _book_write(a, w, (p + i) % a.spindles, position, chunk, now, rmw, done)
             counts[0] += 1 + a.parity
         left -= chunk
         lead -= chunk
@@ -134,18 +312,12 @@ cdef double _write_run(ArrayState* a, ArrayWrites* w, double now, int64_t vm, in
 
 cdef double _array_write(ArrayState* a, ArrayWrites* w, double now, int64_t vm, int64_t offset,
                          int64_t length) except? -1 nogil:
-    """Array.submit(now, ((vm, offset, length),), True) without a controller cache (first come
-    first served): when the write is done."""
-    cdef int64_t counts[2]
-    cdef double done
-    counts[0] = 0
-    counts[1] = 0
-    w.bytes_written += length
-    done = _write_run(a, w, now, vm, offset, length, now, counts)
-    a.front_end_ios += 1
-    a.back_end_ios += (2 * counts[0] if w.rmw else counts[0]) + counts[1] * a.spindles
-    w.full_stripe_writes += counts[1]
-    return done
+    """Array.submit(now, ((vm, offset, length),), True): when the write is done."""
+    cdef Piece run
+    run.vm = vm
+    run.offset = offset
+    run.size = length
+    return _array_submit(a, w, now, &run, 1)
 
 
 cdef int _wt_start(Engine self, int32_t s, double now, int64_t offset) except -1 nogil:
