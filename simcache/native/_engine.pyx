@@ -108,6 +108,7 @@ cdef class Engine:
     cdef ArrayState array
     cdef object _array, _network, _flow_class
     cdef list _ports
+    cdef list _cache_seen  # per host: its cache's (log, index) objects as last copied
     cdef PortState* ports
     cdef int32_t port_count
     cdef int32_t* host_ports  # per host: its transfer back's ports (array_tx, storage_rx)
@@ -390,8 +391,9 @@ cdef class Engine:
         # as RecordBuffer.add: hand the records on once the buffer and these hold `limit`
         self.record_room = max(1, self.record_limit - self.buffer.count)
 
-    def sync_out(self) -> None:
-        """Write the state to the Python objects (before a Python event, and at the end)."""
+    def sync_out(self, bint final=True) -> None:
+        """Write the state to the Python objects (before a Python event, and at the end:
+        ``final``, which also writes the caches' lines back)."""
         cdef Py_ssize_t i, s
         for i in range(self.tier_count):
             _tier_out(self, i)
@@ -412,7 +414,7 @@ cdef class Engine:
                 for number, issued in sorted(in_flight.get((i, write), ())):
                     ios[number] = issued
         if self.misses:
-            _misses_out(self)
+            _misses_out(self, final)
         if self.destaging:
             _destagers_out(self)
         _records_out(self, False)

@@ -262,7 +262,7 @@ def run(
                 engine.sync_out()
                 return False
             continue
-        engine.sync_out()
+        engine.sync_out(head is stop)  # (the caches' lines only at the end)
         clock.step()
         if head is stop:
             clock.eid += 1  # as run_until

@@ -196,6 +196,10 @@ cdef int _misses_in(Engine self) except -1:
         c.misses = cache.misses
         c.inserted = cache.inserted_lines
         c.evicted = cache.evicted_lines
+        seen = self._cache_seen[i]
+        if seen is not None and cache._log is seen[0] and cache._slots is seen[1]:
+            continue  # the lines the engine holds (newer than the Python cache's, if changed)
+        self._cache_seen[i] = (cache._log, cache._slots)
         log = list(cache._log)
         slots = list(cache._slots)
         free(c.log)
@@ -250,10 +254,12 @@ cdef int _misses_in(Engine self) except -1:
     return 0
 
 
-cdef int _misses_out(Engine self) except -1:
+cdef int _misses_out(Engine self, bint final) except -1:
     """Write the caches, the array and the network's ports back (sync_out); the flows in
     flight are shown to the network as ``_Flow`` objects (its ``sync`` and ``in_flight``
-    read them)."""
+    read them). A cache's lines (its log and index) go back only when ``final`` (no Python
+    event of the runs the engine takes reads them: writes change them between any two samples,
+    and copying them was most of a sync); its counters always."""
     cdef Py_ssize_t i, k, n
     cdef CacheState* c
     cdef ArrayState* a = &self.array
@@ -271,7 +277,7 @@ cdef int _misses_out(Engine self) except -1:
         cache.misses = c.misses
         cache.inserted_lines = c.inserted
         cache.evicted_lines = c.evicted
-        if c.changed:
+        if c.changed and final:
             cache._log = vec[i64]([c.log[k] for k in range(c.log_n)])
             cache._slots = vec[i32]([c.slots[k] for k in range(c.mask + 1)])
             cache._mask = c.mask
@@ -279,6 +285,7 @@ cdef int _misses_out(Engine self) except -1:
             cache._dead = c.dead
             cache._count = c.count
             c.changed = False
+            self._cache_seen[i] = (cache._log, cache._slots)
     array = self._array
     spindles = array.spindles
     spindles.head[:] = [a.head[k] for k in range(a.spindles)]
@@ -330,6 +337,7 @@ cdef int _setup_misses(
     self.caches = <CacheState*>calloc(max(1, self.tier_count), sizeof(CacheState))
     if self.caches == NULL:
         raise MemoryError()
+    self._cache_seen = [None] * self.tier_count
     for i in range(self.tier_count):
         cache = self._caches[i]
         self.caches[i].full = full[i]
