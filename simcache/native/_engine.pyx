@@ -234,6 +234,8 @@ cdef class Engine:
         free(self.aw.window)
         free(self.aw.order)
         free(self.aw.starts)
+        free(self.aw.drain_at)
+        free(self.aw.drain_bytes)
         if self.dest != NULL:
             for i in range(len(self._destagers)):
                 free(self.dest[i].pending)

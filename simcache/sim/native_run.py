@@ -9,17 +9,17 @@ against the Python engine record for record, ``tests/sim/test_native_engine.py``
 
 What it supports: any number of hosts; no scheduled events; every group a generated workload (no
 trace) reading only (``read_fraction = 1``), writing through (``policy = "WT"``: each write
-fills the tier and the cache, crosses the storage link and is written by the array, without a
-controller write cache, before it is acknowledged) or writing back without replicas (``WB+0``,
-without metadata writes: the tier write, then the host's destage buffer, order "arrival",
-trigger "always", no delay or pacing, its flushers reading back under "fcfs" or "priority" tier
-scheduling; the writes' requests to the array first come first served or swept by the drives'
-elevator), writes not serialized (``sync_serialize``): closed loops with or without think
-time, open loops (``iops`` or ``throughput``, Poisson or evenly spaced arrivals), any duty cycle
-(on/off, sine, profile), any access pattern and size mix; any flash or RAM tier but the
-test-only exponential service. The read caches warm or cold: a host whose warm cache holds
-every disk of its VMs only counts hits (:func:`prepare` checks it on the built model);
-elsewhere a miss goes to the array (no controller read cache, drive buffers or command
+fills the tier and the cache, crosses the storage link and is written by the array, its
+controller write cache flushed at once if it has one, before it is acknowledged) or writing
+back without replicas (``WB+0``, without metadata writes: the tier write, then the host's
+destage buffer, order "arrival", trigger "always", no delay or pacing, its flushers reading back
+under "fcfs" or "priority" tier scheduling; the writes' requests to the array first come first
+served or swept by the drives' elevator), writes not serialized (``sync_serialize``): closed
+loops with or without think time, open loops (``iops`` or ``throughput``, Poisson or evenly
+spaced arrivals), any duty cycle (on/off, sine, profile), any access pattern and size mix; any
+flash or RAM tier but the test-only exponential service. The read caches warm or cold: a host
+whose warm cache holds every disk of its VMs only counts hits (:func:`prepare` checks it on the
+built model); elsewhere a miss goes to the array (no controller read cache, drive buffers or command
 queueing; no read larger than a stripe with elevator scheduling: :func:`unsupported` for cold
 caches, :func:`prepare` for warm ones), comes back over the storage link (the flow network)
 and fills the cache, all in native code. The hosts' destagers and flushers are built as usual;
@@ -99,8 +99,8 @@ def unsupported(scenario: Scenario) -> str | None:
         if reason is not None:
             return reason
     if writes:  # every write reaches the array
-        if scenario.array.controller_cache > 0:
-            return "the array's controller write cache"
+        if scenario.array.controller_cache > 0 and scenario.array.cache_flush == "watermark":
+            return "the array's controller write cache flushed at a watermark"
         reason = _array_unsupported(scenario, reads=False)
         if reason is not None:
             return reason

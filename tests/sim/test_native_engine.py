@@ -247,7 +247,11 @@ def _serialized_writes(data: dict[str, Any]) -> None:
 def _controller_write_cache(data: dict[str, Any]) -> None:
     data["groups"][0] |= {"policy": "WT"}
     data["groups"][0]["workload"]["read_fraction"] = 0.5
-    data["array"] = {"profile": "array-14x7200", "controller_cache": "1GiB"}
+    data["array"] = {
+        "profile": "array-14x7200",
+        "controller_cache": "1GiB",
+        "cache_flush": "watermark",
+    }
 
 
 def _large_reads_with_elevator(data: dict[str, Any]) -> None:
@@ -298,7 +302,7 @@ def _with_event(data: dict[str, Any]) -> None:
         (_watermarks, "the destager's trigger 'watermarks'"),
         (_weighted_tier, "the tier's weighted scheduling (the destager's background reads)"),
         (_serialized_writes, "group 'fio': serialized writes (sync_serialize)"),
-        (_controller_write_cache, "the array's controller write cache"),
+        (_controller_write_cache, "the array's controller write cache flushed at a watermark"),
         (
             _large_reads_with_elevator,
             "group 'fio': reads larger than a stripe with elevator scheduling",
@@ -425,6 +429,9 @@ def _default_policy(policy: str, array: dict[str, Any]) -> Scenario:
         {"profile": "array-14x7200", "scheduling": "fcfs"},
         # RAID 5 with 16 KiB stripes: read-modify-writes, and whole rows for the 256 KiB writes
         {"profile": "array-14x7200", "scheduling": "fcfs", "raid": "raid5", "stripe": "16KiB"},
+        # a 16 MiB controller write cache flushed at once: acknowledged after cache_latency while
+        # it has room, else when the spindles are done
+        {"profile": "array-14x7200", "scheduling": "fcfs", "controller_cache": "16MiB"},
         # flash drives (write times) behind the 1GbE links: the writes share array_rx
         {"profile": "afa-24x-nvme", "read_cache": 0, "controller_cache": 0, "scheduling": "fcfs"},
     ],
@@ -673,7 +680,8 @@ def test_a_warm_cache_short_of_a_disk_before_an_array_it_lacks_leaves_the_run_to
 def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
     """Random write-through scenarios (tests/support/strategies.py's, every group WT, reads and
     writes as drawn, not serialized), caches cold or warm (1-64 MiB a host), an array the native
-    engine runs (first come first served, no controller cache), 0.3 s long."""
+    engine runs (first come first served; the 15K array behind an 8 MiB controller write cache
+    flushed at once), 0.3 s long."""
     data = draw(valid_scenarios(policies=("WT",)))
     data.pop("events", None)
     for group in data["groups"]:
@@ -690,6 +698,7 @@ def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
                 {"profile": "array-14x7200", "scheduling": "fcfs"},
                 {"profile": "array-14x7200", "scheduling": "fcfs", "raid": "raid6"},
                 {"profile": "nas-4bay", "scheduling": "fcfs"},
+                {"profile": "array-24x15k", "controller_cache": "8MiB", "scheduling": "fcfs"},
                 {
                     "profile": "afa-24x-nvme",
                     "read_cache": 0,

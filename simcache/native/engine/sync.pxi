@@ -297,6 +297,11 @@ cdef int _misses_out(Engine self, bint final) except -1:
     array.bytes_read = a.bytes_read
     array.bytes_written = self.aw.bytes_written
     array.full_stripe_writes = self.aw.full_stripe_writes
+    if final and self.aw.has_cache:  # (nothing reads them during the run)
+        array._cache_used = self.aw.cache_used
+        array._cache_drains[:] = sorted(  # a sorted list is a heap
+            (self.aw.drain_at[k], self.aw.drain_bytes[k]) for k in range(self.aw.n_drains)
+        )
     array.front_end_ios = a.front_end_ios
     array.back_end_ios = a.back_end_ios
     _meter_out(self, &a.m, spindles.busy, self.tier_count)
@@ -379,6 +384,14 @@ cdef int _setup_misses(
     self.aw.write_time = spindles._write_time
     self.aw.elevator = array._elevator
     self.aw.depth = array._queue_depth
+    # (a cache flushed at a watermark: the selector lets no write through to it)
+    self.aw.has_cache = array._cache_ack is not None and not array._hold
+    if self.aw.has_cache:
+        self.aw.cache_ack = array._cache_ack
+        self.aw.cache_capacity = array._cache_capacity
+        self.aw.cache_used = array._cache_used
+        for at, nbytes in array._cache_drains:
+            _drain_push(&self.aw, at, nbytes)
     seek = spindles._seek
     a.settle, a.track, a.a, a.b = seek.settle, seek.track, seek.a, seek.b
     a.knee, a.c, a.e = seek.knee, seek.c, seek.e

@@ -2,7 +2,8 @@
 # write_through (the tier write with the VM's gc_factor, the cache fill, the data over the
 # storage link to the array, the array's write, the acknowledgement back, the record: _wt_start,
 # _wt_arrived, _wt_done) and simcache.sim.components.array.Array.submit for writes without a
-# controller cache (Array._dispatch first come first served: the stripe cutting, parity RAID's
+# controller cache flushed at a watermark (Array._through_cache for the "immediate" one: _drain,
+# _through_cache; Array._dispatch first come first served: the stripe cutting, parity RAID's
 # whole rows and read-modify-writes, mirrored pairs; Spindles.operate and _flash_operate for a
 # write: ArrayWrites, _operate_write, _array_write).
 
@@ -33,6 +34,14 @@ cdef struct ArrayWrites:
     ElevOp* order
     int64_t* starts
     int64_t scratch_cap
+    # the controller write cache flushed at once (cache_flush "immediate"): its room, and the
+    # writes it holds until their spindles are done (a heap of (done, bytes) by done)
+    bint has_cache
+    double cache_ack
+    int64_t cache_capacity, cache_used
+    double* drain_at
+    int64_t* drain_bytes
+    int64_t n_drains, drains_cap
 
 
 cdef double _operate_write(ArrayState* a, ArrayWrites* w, int64_t s, int64_t position,
@@ -218,18 +227,87 @@ cdef int _scratch_room(ArrayWrites* w, int64_t n) except -1 nogil:
     return 0
 
 
+cdef int _drain_push(ArrayWrites* w, double at, int64_t nbytes) except -1 nogil:
+    cdef int64_t pos, parent, cap
+    if w.n_drains == w.drains_cap:
+        cap = 2 * w.drains_cap if w.drains_cap else 64
+        w.drain_at = <double*>realloc(w.drain_at, cap * sizeof(double))
+        w.drain_bytes = <int64_t*>realloc(w.drain_bytes, cap * sizeof(int64_t))
+        if w.drain_at == NULL or w.drain_bytes == NULL:
+            with gil:
+                raise MemoryError()
+        w.drains_cap = cap
+    pos = w.n_drains
+    w.n_drains += 1
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if at < w.drain_at[parent]:
+            w.drain_at[pos] = w.drain_at[parent]
+            w.drain_bytes[pos] = w.drain_bytes[parent]
+            pos = parent
+        else:
+            break
+    w.drain_at[pos] = at
+    w.drain_bytes[pos] = nbytes
+    return 0
+
+
+cdef void _drain(ArrayWrites* w, double now) noexcept nogil:
+    """Array._drain: the cached writes whose spindles are done by ``now`` leave the cache (in
+    any order: only their bytes count)."""
+    cdef int64_t pos, child, n
+    cdef double at
+    cdef int64_t nbytes
+    while w.n_drains and w.drain_at[0] <= now:
+        w.cache_used -= w.drain_bytes[0]
+        w.n_drains -= 1
+        n = w.n_drains
+        if n == 0:
+            break
+        at = w.drain_at[n]
+        nbytes = w.drain_bytes[n]
+        pos = 0
+        while True:
+            child = 2 * pos + 1
+            if child >= n:
+                break
+            if child + 1 < n and w.drain_at[child + 1] < w.drain_at[child]:
+                child += 1
+            if w.drain_at[child] < at:
+                w.drain_at[pos] = w.drain_at[child]
+                w.drain_bytes[pos] = w.drain_bytes[child]
+                pos = child
+            else:
+                break
+        w.drain_at[pos] = at
+        w.drain_bytes[pos] = nbytes
+
+
+cdef double _through_cache(ArrayWrites* w, double now, int64_t nbytes, double spindles_done
+                           ) except? -1 nogil:
+    """Array._through_cache: acknowledged by the controller cache after ``cache_latency`` if it
+    has room (the write held until its spindles are done), else when the spindles are done."""
+    _drain(w, now)
+    if w.cache_used + nbytes > w.cache_capacity:
+        return spindles_done
+    w.cache_used += nbytes
+    _drain_push(w, spindles_done, nbytes)
+    return now + w.cache_ack
+
+
 cdef double _array_submit(ArrayState* a, ArrayWrites* w, double now, Piece* runs, int64_t n
                           ) except? -1 nogil:
     """Array.submit(now, runs, True) without a controller cache: Array._dispatch first come first
     served, or with the elevator (more than one run, or one longer than a stripe) each spindle's
     operations in its sweep's order, the spindles in order; when the write is done."""
     cdef int64_t counts[2]
-    cdef int64_t k, first, last, m
+    cdef int64_t k, first, last, m, total = 0
     cdef double done = now, finish
     counts[0] = 0
     counts[1] = 0
     for k in range(n):
-        w.bytes_written += runs[k].size
+        total += runs[k].size
+    w.bytes_written += total
     w.elevating = w.elevator and (n > 1 or runs[0].size > a.stripe)
     w.n_ops = 0
     for k in range(n):
@@ -253,6 +331,8 @@ cdef double _array_submit(ArrayState* a, ArrayWrites* w, double now, Piece* runs
     a.front_end_ios += n
     a.back_end_ios += (2 * counts[0] if w.rmw else counts[0]) + counts[1] * a.spindles
     w.full_stripe_writes += counts[1]
+    if w.has_cache:
+        return _through_cache(w, now, total, done)
     return done
 
 
