@@ -734,7 +734,8 @@ def test_random_write_through_scenarios_are_bit_identical(scenario: Scenario) ->
 def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     """Random WB+0 and WT scenarios (tests/support/strategies.py's destagers: 1 MiB to 256 MiB,
     1-4 flushers, 512 KiB or 1 MiB batches), no metadata writes or serialized writes, the tier's
-    background reads first come first served or "priority", the arrays above."""
+    background reads first come first served or "priority", the arrays above or the HDD array's
+    elevator (RAID 10 or 5) with 8 KiB reads."""
     data = draw(_write_through_scenarios().map(lambda scenario: scenario.model_dump(mode="json")))
     for group in data["groups"]:
         group["policy"] = draw(st.sampled_from(["WB+0", "WB+0", "WT"]))
@@ -742,6 +743,16 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     tier = data["cluster"]["tier"]
     if tier["scheduling"] == "weighted" or draw(st.booleans()):
         tier["scheduling"] = draw(st.sampled_from(["fcfs", "priority"]))
+    if draw(st.booleans()):
+        # the HDD array's elevator sweeping the writes' requests (the reads kept to a stripe: its
+        # elevator for larger reads is not ported)
+        data["array"] = {
+            "profile": "array-14x7200",
+            "raid": draw(st.sampled_from(["raid10", "raid5"])),
+        }
+        for group in data["groups"]:
+            workload = group["workload"]
+            workload["read_sizes"] = {"8KiB": 1.0}  # (the dump holds the writes' own mix)
     return load_scenario(data)
 
 
