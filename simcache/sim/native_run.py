@@ -13,7 +13,7 @@ fills the tier and the cache, crosses the storage link and is written by the arr
 controller write cache flushed at once if it has one, before it is acknowledged) or writing
 back without replicas (``WB+0``, without metadata writes: the tier write, then the host's
 destage buffer, order "arrival", trigger "always", no delay or pacing, its flushers reading back
-under "fcfs" or "priority" tier scheduling; the writes' requests to the array first come first
+under any tier scheduling; the writes' requests to the array first come first
 served or swept by the drives' elevator), writes not serialized (``sync_serialize``): closed
 loops with or without think time, open loops (``iops`` or ``throughput``, Poisson or evenly
 spaced arrivals), any duty cycle (on/off, sine, profile), any access pattern and size mix; any
@@ -121,8 +121,6 @@ def _destager_unsupported(scenario: Scenario) -> str | None:
             return f"the destager's {name} {value!r}"
     if destager.delay > 0:
         return "the destager's delay"
-    if scenario.cluster.tier.scheduling == "weighted":
-        return "the tier's weighted scheduling (the destager's background reads)"
     return None
 
 

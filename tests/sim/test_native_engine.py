@@ -234,11 +234,6 @@ def _watermarks(data: dict[str, Any]) -> None:
     data["cluster"]["destager"] = {"trigger": "watermarks"}
 
 
-def _weighted_tier(data: dict[str, Any]) -> None:
-    data["groups"][0]["workload"]["read_fraction"] = 0.5
-    data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field", "scheduling": "weighted"}
-
-
 def _serialized_writes(data: dict[str, Any]) -> None:
     data["groups"][0] |= {"policy": "WT"}
     data["groups"][0]["workload"] |= {"read_fraction": 0.5, "sync_serialize": True}
@@ -300,7 +295,6 @@ def _with_event(data: dict[str, Any]) -> None:
         (_metadata_writes, "group 'fio': metadata writes (metadata_write)"),
         (_hash_order, "the destager's order 'hash'"),
         (_watermarks, "the destager's trigger 'watermarks'"),
-        (_weighted_tier, "the tier's weighted scheduling (the destager's background reads)"),
         (_serialized_writes, "group 'fio': serialized writes (sync_serialize)"),
         (_controller_write_cache, "the array's controller write cache flushed at a watermark"),
         (
@@ -467,6 +461,13 @@ def test_the_default_scenario_written_through_is_bit_identical(array: dict[str, 
             {"profile": "array-14x7200", "scheduling": "fcfs", "raid": "raid5", "stripe": "16KiB"},
             {"capacity": "16MiB", "max_batch": "128KiB"},
             None,
+        ),
+        # 8 MiB buffers, the reads back as background requests under "weighted" scheduling (a
+        # credit of background_share of the pipe's time)
+        (
+            {"profile": "array-14x7200", "scheduling": "fcfs"},
+            {"capacity": "8MiB"},
+            {"profile": "sata-ssd-s3700-field", "scheduling": "weighted"},
         ),
         # flash drives, 8 MiB buffers
         (
@@ -734,15 +735,15 @@ def test_random_write_through_scenarios_are_bit_identical(scenario: Scenario) ->
 def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     """Random WB+0 and WT scenarios (tests/support/strategies.py's destagers: 1 MiB to 256 MiB,
     1-4 flushers, 512 KiB or 1 MiB batches), no metadata writes or serialized writes, the tier's
-    background reads first come first served or "priority", the arrays above or the HDD array's
-    elevator (RAID 10 or 5) with 8 KiB reads."""
+    background reads under any scheduling ("fcfs", "priority", "weighted"), the arrays above or
+    the HDD array's elevator (RAID 10 or 5) with 8 KiB reads."""
     data = draw(_write_through_scenarios().map(lambda scenario: scenario.model_dump(mode="json")))
     for group in data["groups"]:
         group["policy"] = draw(st.sampled_from(["WB+0", "WB+0", "WT"]))
         group["metadata_write"] = False
     tier = data["cluster"]["tier"]
-    if tier["scheduling"] == "weighted" or draw(st.booleans()):
-        tier["scheduling"] = draw(st.sampled_from(["fcfs", "priority"]))
+    if draw(st.booleans()):
+        tier["scheduling"] = draw(st.sampled_from(["fcfs", "priority", "weighted"]))
     if draw(st.booleans()):
         # the HDD array's elevator sweeping the writes' requests (the reads kept to a stripe: its
         # elevator for larger reads is not ported)

@@ -5,8 +5,8 @@
 # no delay, no pacing (admit, _accept/_enqueue with its work signal, _take_batch, coalesce, write
 # in requests of at most max_batch, destaged, _release, _admit_waiting: DestagerState) and its
 # flushers, simcache.sim.components.flusher.Flusher (FlusherState, _look_for_work, _flusher_step:
-# the read back as one tier read, or as background requests under "priority" scheduling
-# (Tier.submit_background: _background), the batch over (storage_tx, array_rx), the array's write,
+# the read back as one tier read, or as background requests under "priority" or "weighted"
+# scheduling (Tier.submit_background: _background), the batch over (storage_tx, array_rx), the array's write,
 # the acknowledgement back).
 #
 # The Python flushers start as Python events (at time 0, before the VMs: they find no work and wait
@@ -28,7 +28,9 @@ cdef enum:
 
 cdef struct DestagerState:
     int64_t capacity, max_batch, background_request
-    bint chunks  # reads_in_chunks: the tier schedules background reads ("priority")
+    bint chunks  # reads_in_chunks: the tier schedules background reads
+    bint weighted  # ... as "weighted" (a credit), else "priority"
+    double credit, credit_time, share, credit_depth  # the tier's credit ("weighted")
     int64_t backlog, pending_bytes, single_copy, accepted, destaged, batches, runs
     int64_t background_operations  # the tier's
     # the writes not yet taken, oldest first (a ring)
@@ -242,17 +244,32 @@ cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
 
 cdef bint _background(Engine self, int32_t h, double now, int64_t size, double* at
                       ) except -1 nogil:
-    """Tier.submit_background for a read under "priority" scheduling: booked now (True, its
-    completion in ``at``) or not before ``at`` (False)."""
+    """Tier.submit_background for a read under "priority" or "weighted" scheduling: booked now
+    (True, its completion in ``at``) or not before ``at`` (False)."""
     cdef TierState* t = &self.tiers[h]
+    cdef DestagerState* d = &self.dest[h]
     cdef double channel_free = t.channels[0], latency, pipe_free, idle_at, foreground
+    cdef double cost, credit, depth, ready
     latency = t.latency + size * t.read_channel
     pipe_free = (t.ends[t.pipe_n - 1] if t.pipe_n and t.ends[t.pipe_n - 1] > now else now
                  ) - latency
     idle_at = channel_free if channel_free > pipe_free else pipe_free
     if idle_at > now:
-        at[0] = idle_at
-        return False
+        if not d.weighted:
+            at[0] = idle_at
+            return False
+        cost = size * t.per_byte
+        credit = d.credit + (now - d.credit_time) * d.share
+        depth = cost if cost > d.credit_depth else d.credit_depth
+        if credit > depth:
+            credit = depth
+        d.credit = credit
+        d.credit_time = now
+        if credit < cost * (1.0 - 1e-9):  # (a retry at the exact refill time must pass)
+            ready = now + (cost - credit) / d.share
+            at[0] = ready if ready < idle_at else idle_at
+            return False
+        d.credit = credit - cost if credit > cost else 0.0
     self.dest[h].background_operations += 1
     foreground = t.foreground_until
     at[0] = _read(t, now, size)
@@ -429,6 +446,10 @@ cdef int _setup_destagers(Engine self, list hosts) except -1:
         d.capacity = destager.capacity
         d.max_batch = destager._max_batch
         d.chunks = destager.reads_in_chunks
+        tier = hosts[h].tier
+        d.weighted = tier._scheduling == "weighted"
+        d.share = tier._share
+        d.credit_depth = tier._credit_depth
         d.background_request = hosts[h].tier.background_request
         d.first_flusher = n
         d.nflushers = spec.concurrency
@@ -455,6 +476,8 @@ cdef int _destagers_in(Engine self) except -1:
         d.batches = destager.batches
         d.runs = destager.runs
         d.background_operations = self._tiers[h].background_operations
+        d.credit = self._tiers[h]._credit
+        d.credit_time = self._tiers[h]._credit_time
     return 0
 
 
@@ -476,6 +499,8 @@ cdef int _destagers_out(Engine self) except -1:
         destager.batches = d.batches
         destager.runs = d.runs
         self._tiers[h].background_operations = d.background_operations
+        self._tiers[h]._credit = d.credit
+        self._tiers[h]._credit_time = d.credit_time
         waiting = deque()
         for k in range(d.w_count):
             slot = &self.slots[d.waiting[(d.w_head + k) % d.w_cap]]
