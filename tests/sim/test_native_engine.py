@@ -229,9 +229,9 @@ def _hash_order(data: dict[str, Any]) -> None:
     data["cluster"]["destager"] = {"order": "hash"}
 
 
-def _watermarks(data: dict[str, Any]) -> None:
+def _idle_trigger(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
-    data["cluster"]["destager"] = {"trigger": "watermarks"}
+    data["cluster"]["destager"] = {"trigger": "idle"}
 
 
 def _serialized_writes(data: dict[str, Any]) -> None:
@@ -294,7 +294,7 @@ def _with_event(data: dict[str, Any]) -> None:
         (_with_replicas, "group 'fio': write-back with replicas (WB+1)"),
         (_metadata_writes, "group 'fio': metadata writes (metadata_write)"),
         (_hash_order, "the destager's order 'hash'"),
-        (_watermarks, "the destager's trigger 'watermarks'"),
+        (_idle_trigger, "the destager's trigger 'idle'"),
         (_serialized_writes, "group 'fio': serialized writes (sync_serialize)"),
         (_controller_write_cache, "the array's controller write cache flushed at a watermark"),
         (
@@ -468,6 +468,18 @@ def test_the_default_scenario_written_through_is_bit_identical(array: dict[str, 
             {"profile": "array-14x7200", "scheduling": "fcfs"},
             {"capacity": "8MiB"},
             {"profile": "sata-ssd-s3700-field", "scheduling": "weighted"},
+        ),
+        # 16 MiB buffers drained from 50 % down to 20 % (trigger "watermarks"), 256 KiB batches
+        (
+            {"profile": "array-14x7200", "scheduling": "fcfs"},
+            {
+                "capacity": "16MiB",
+                "trigger": "watermarks",
+                "max_batch": "256KiB",
+                "high_watermark": 0.5,
+                "low_watermark": 0.2,
+            },
+            None,
         ),
         # flash drives, 8 MiB buffers
         (
@@ -734,7 +746,8 @@ def test_random_write_through_scenarios_are_bit_identical(scenario: Scenario) ->
 @st.composite
 def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     """Random WB+0 and WT scenarios (tests/support/strategies.py's destagers: 1 MiB to 256 MiB,
-    1-4 flushers, 512 KiB or 1 MiB batches), no metadata writes or serialized writes, the tier's
+    1-4 flushers, 512 KiB or 1 MiB batches; trigger "always" or "watermarks"), no metadata
+    writes or serialized writes, the tier's
     background reads under any scheduling ("fcfs", "priority", "weighted"), the arrays above or
     the HDD array's elevator (RAID 10 or 5) with 8 KiB reads."""
     data = draw(_write_through_scenarios().map(lambda scenario: scenario.model_dump(mode="json")))
@@ -744,6 +757,13 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     tier = data["cluster"]["tier"]
     if draw(st.booleans()):
         tier["scheduling"] = draw(st.sampled_from(["fcfs", "priority", "weighted"]))
+    if draw(st.booleans()):
+        high, low = draw(st.sampled_from([(0.5, 0.45), (0.3, 0.1), (0.9, 0.0)]))
+        data["cluster"]["destager"] |= {
+            "trigger": "watermarks",
+            "high_watermark": high,
+            "low_watermark": low,
+        }
     if draw(st.booleans()):
         # the HDD array's elevator sweeping the writes' requests (the reads kept to a stripe: its
         # elevator for larger reads is not ported)

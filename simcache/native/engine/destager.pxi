@@ -1,13 +1,14 @@
 # Ports the write-back path without replicas (WB+0) and each host's destage buffer:
 # simcache.sim.components.io_steps.WriteBack with no legs (the tier write, the acknowledgement when
 # it is done, the buffer's admission or the wait for room, the record: _wb_start, _wb_acked,
-# _wb_admitted), simcache.sim.components.destager.Destager for order "arrival", trigger "always",
-# no delay, no pacing (admit, _accept/_enqueue with its work signal, _take_batch, coalesce, write
-# in requests of at most max_batch, destaged, _release, _admit_waiting: DestagerState) and its
-# flushers, simcache.sim.components.flusher.Flusher (FlusherState, _look_for_work, _flusher_step:
-# the read back as one tier read, or as background requests under "priority" or "weighted"
-# scheduling (Tier.submit_background: _background), the batch over (storage_tx, array_rx), the array's write,
-# the acknowledgement back).
+# _wb_admitted), simcache.sim.components.destager.Destager for order "arrival", trigger "always"
+# or "watermarks", no delay, no pacing (admit, _accept/_enqueue with its work signal, _ready_at's
+# watermark state, _take_batch, coalesce, write in requests of at most max_batch, destaged,
+# _release, _admit_waiting: DestagerState) and its flushers,
+# simcache.sim.components.flusher.Flusher (FlusherState, _look_for_work, _flusher_step: the read
+# back as one tier read, or as background requests under "priority" or "weighted" scheduling
+# (Tier.submit_background: _background), the batch over (storage_tx, array_rx), the array's
+# write, the acknowledgement back).
 #
 # The Python flushers start as Python events (at time 0, before the VMs: they find no work and wait
 # for the Python destager's work signal, which the native engine never triggers); the native ones
@@ -43,6 +44,9 @@ cdef struct DestagerState:
     int64_t work_id
     bint work_triggered
     int32_t first_flusher, nflushers
+    # trigger "watermarks": the bytes that start a drain and end it, and whether one runs
+    bint watermarks, draining
+    double high_bytes, low_bytes
 
 
 cdef struct FlusherState:
@@ -204,10 +208,11 @@ cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
     cdef Piece item
     cdef int64_t total = 0, left, size, last_vm = -1, last_end = -1, extra
     cdef int32_t n = 0, k
+    cdef double floor = d.low_bytes if d.draining else 0.0
     left = d.pending_bytes
     while d.p_count:
         size = d.pending[d.p_head].size
-        if n and total + size > d.max_batch:
+        if n and (total + size > d.max_batch or left - size < floor):
             break
         f.items = _pieces_room(f.items, &f.items_cap, n + 1)
         f.items[n] = d.pending[d.p_head]
@@ -299,7 +304,17 @@ cdef int _look_for_work(Engine self, int32_t fi, double now) except -1 nogil:
     cdef FlusherState* f = &self.flushers[fi]
     cdef DestagerState* d = &self.dest[f.host]
     cdef double done
-    if d.p_count == 0:
+    cdef int64_t oldest
+    cdef bint wait = d.p_count == 0
+    if not wait and d.watermarks:  # Destager._ready_at's watermark state
+        oldest = d.pending[d.p_head].size
+        if d.draining and d.pending_bytes - oldest < d.low_bytes:
+            d.draining = False
+        if (not d.draining and d.backlog >= d.high_bytes
+                and d.pending_bytes - oldest >= d.low_bytes):
+            d.draining = True
+        wait = not d.draining
+    if wait:
         if d.work_triggered:
             d.work_id += 1
             d.work_triggered = False
@@ -446,6 +461,9 @@ cdef int _setup_destagers(Engine self, list hosts) except -1:
         d.capacity = destager.capacity
         d.max_batch = destager._max_batch
         d.chunks = destager.reads_in_chunks
+        d.watermarks = destager._trigger == "watermarks"
+        d.high_bytes = destager._high_bytes
+        d.low_bytes = destager._low_bytes
         tier = hosts[h].tier
         d.weighted = tier._scheduling == "weighted"
         d.share = tier._share
@@ -476,6 +494,7 @@ cdef int _destagers_in(Engine self) except -1:
         d.batches = destager.batches
         d.runs = destager.runs
         d.background_operations = self._tiers[h].background_operations
+        d.draining = destager._draining
         d.credit = self._tiers[h]._credit
         d.credit_time = self._tiers[h]._credit_time
     return 0
@@ -498,6 +517,7 @@ cdef int _destagers_out(Engine self) except -1:
         destager.destaged_bytes = d.destaged
         destager.batches = d.batches
         destager.runs = d.runs
+        destager._draining = d.draining
         self._tiers[h].background_operations = d.background_operations
         self._tiers[h]._credit = d.credit
         self._tiers[h]._credit_time = d.credit_time
