@@ -120,7 +120,7 @@ cdef class Engine:
     cdef DestagerState* dest
     cdef FlusherState* flushers
     cdef int32_t flusher_count
-    cdef int64_t reg_seq
+    cdef int64_t reg_seq, tw_serial
     cdef list _destagers
     cdef double* host_ack  # per host: storage_tx.acknowledgement
     cdef double* host_latency  # per host: storage_tx.latency
@@ -239,6 +239,7 @@ cdef class Engine:
         if self.dest != NULL:
             for i in range(len(self._destagers)):
                 free(self.dest[i].pending)
+                free(self.dest[i].since)
                 free(self.dest[i].waiting)
         free(self.dest)
         if self.flushers != NULL:
@@ -562,6 +563,8 @@ cdef class Engine:
                 _wb_admitted(self, entry.slot, entry.time)
             elif entry.kind == WORK:
                 _work_processed(self, entry.slot, entry.aux, entry.time)
+            elif entry.kind == TIMER:
+                _timeout_check(self, entry.slot, entry.aux, entry.time)
             elif entry.kind == ISSUE:
                 _start(self, entry.slot, entry.time, SERVED)
             elif entry.kind == OPEN_BEGIN:

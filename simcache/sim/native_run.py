@@ -12,11 +12,11 @@ trace) reading only (``read_fraction = 1``), writing through (``policy = "WT"``:
 the tier and the cache, crosses the storage link and is written by the array, its controller write
 cache flushed at once if it has one, before it is acknowledged) or writing back without replicas
 (``WB+0``, without metadata writes: the tier write, then the host's destage buffer, order
-"arrival", trigger "always" or "watermarks", no delay or pacing, its flushers reading back under
-any tier scheduling; the writes' requests to the array first come first served or swept by the
-drives' elevator), writes not serialized (``sync_serialize``): closed loops with or without think
-time, open loops (``iops`` or ``throughput``, Poisson or evenly spaced arrivals), any duty cycle
-(on/off, sine, profile), any access pattern and size mix; any flash or RAM tier but the test-only
+"arrival", any trigger and delay, pacing "none" or "rate", its flushers reading back under any tier
+scheduling; the writes' requests to the array first come first served or swept by the drives'
+elevator), writes not serialized (``sync_serialize``): closed loops with or without think time,
+open loops (``iops`` or ``throughput``, Poisson or evenly spaced arrivals), any duty cycle (on/off,
+sine, profile), any access pattern and size mix; any flash or RAM tier but the test-only
 exponential service. The read caches warm or cold: a host whose warm cache holds every disk of its
 VMs only counts hits (:func:`prepare` checks it on the built model); elsewhere a miss goes to the
 array (no controller read cache, drive buffers or command queueing; no read larger than a stripe
@@ -113,13 +113,10 @@ def _destager_unsupported(scenario: Scenario) -> str | None:
     destager = scenario.cluster.destager
     for name, value, allowed in (
         ("order", destager.order, ("arrival",)),
-        ("trigger", destager.trigger, ("always", "watermarks")),
-        ("pacing", destager.pacing, ("none",)),
+        ("pacing", destager.pacing, ("none", "rate")),
     ):
         if value not in allowed:
             return f"the destager's {name} {value!r}"
-    if destager.delay > 0:
-        return "the destager's delay"
     return None
 
 

@@ -229,9 +229,9 @@ def _hash_order(data: dict[str, Any]) -> None:
     data["cluster"]["destager"] = {"order": "hash"}
 
 
-def _idle_trigger(data: dict[str, Any]) -> None:
+def _pd_pacing(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
-    data["cluster"]["destager"] = {"trigger": "idle"}
+    data["cluster"]["destager"] = {"pacing": "pd"}
 
 
 def _serialized_writes(data: dict[str, Any]) -> None:
@@ -294,7 +294,7 @@ def _with_event(data: dict[str, Any]) -> None:
         (_with_replicas, "group 'fio': write-back with replicas (WB+1)"),
         (_metadata_writes, "group 'fio': metadata writes (metadata_write)"),
         (_hash_order, "the destager's order 'hash'"),
-        (_idle_trigger, "the destager's trigger 'idle'"),
+        (_pd_pacing, "the destager's pacing 'pd'"),
         (_serialized_writes, "group 'fio': serialized writes (sync_serialize)"),
         (_controller_write_cache, "the array's controller write cache flushed at a watermark"),
         (
@@ -478,6 +478,21 @@ def test_the_default_scenario_written_through_is_bit_identical(array: dict[str, 
                 "max_batch": "256KiB",
                 "high_watermark": 0.5,
                 "low_watermark": 0.2,
+            },
+            None,
+        ),
+        # trigger "idle" (destage after 10 ms without foreground I/O, else between the
+        # watermarks), a 10 ms delay, batches paced at 30 MB/s: flushers wait for the first of new
+        # writes and a time (timeout_or)
+        (
+            {"profile": "array-14x7200", "scheduling": "fcfs"},
+            {
+                "capacity": "8MiB",
+                "trigger": "idle",
+                "idle_time": "10ms",
+                "delay": "10ms",
+                "pacing": "rate",
+                "rate": "30MB/s",
             },
             None,
         ),
@@ -746,7 +761,7 @@ def test_random_write_through_scenarios_are_bit_identical(scenario: Scenario) ->
 @st.composite
 def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     """Random WB+0 and WT scenarios (tests/support/strategies.py's destagers: 1 MiB to 256 MiB,
-    1-4 flushers, 512 KiB or 1 MiB batches; trigger "always" or "watermarks"), no metadata
+    1-4 flushers, 512 KiB or 1 MiB batches; any trigger, a delay, rate pacing), no metadata
     writes or serialized writes, the tier's
     background reads under any scheduling ("fcfs", "priority", "weighted"), the arrays above or
     the HDD array's elevator (RAID 10 or 5) with 8 KiB reads."""
@@ -757,13 +772,19 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     tier = data["cluster"]["tier"]
     if draw(st.booleans()):
         tier["scheduling"] = draw(st.sampled_from(["fcfs", "priority", "weighted"]))
+    destager = data["cluster"]["destager"]
     if draw(st.booleans()):
         high, low = draw(st.sampled_from([(0.5, 0.45), (0.3, 0.1), (0.9, 0.0)]))
-        data["cluster"]["destager"] |= {
-            "trigger": "watermarks",
+        destager |= {
+            "trigger": draw(st.sampled_from(["watermarks", "idle"])),
             "high_watermark": high,
             "low_watermark": low,
+            "idle_time": draw(st.sampled_from([0.001, 0.02])),
         }
+    if draw(st.booleans()):
+        destager["delay"] = draw(st.sampled_from([0.002, 0.05]))
+    if draw(st.booleans()):
+        destager |= {"pacing": "rate", "rate": draw(st.sampled_from(["5MB/s", "100MB/s"]))}
     if draw(st.booleans()):
         # the HDD array's elevator sweeping the writes' requests (the reads kept to a stripe: its
         # elevator for larger reads is not ported)

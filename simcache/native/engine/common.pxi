@@ -47,6 +47,7 @@ cdef enum:
     WORK = 15  # a destager's work signal: entry.slot the host, entry.aux the signal's number
     FLUSH = 16  # a flusher's timed wait ends (read back, a background request, the array)
     DESTAGE_ARRIVED = 17  # a flusher's batch is at the array over a shared link
+    TIMER = 18  # a flusher's timeout_or timer: entry.slot the flusher, entry.aux the wait
     STALE_KEPT = 64  # link._STALE_TIMERS_KEPT
     HEAP_SLACK = 64  # link._HEAP_SLACK
     FOLD_AT = 4096  # meter._FOLD_AT

@@ -1,9 +1,9 @@
 # Ports the write-back path without replicas (WB+0) and each host's destage buffer:
 # simcache.sim.components.io_steps.WriteBack with no legs (the tier write, the acknowledgement when
 # it is done, the buffer's admission or the wait for room, the record: _wb_start, _wb_acked,
-# _wb_admitted), simcache.sim.components.destager.Destager for order "arrival", trigger "always"
-# or "watermarks", no delay, no pacing (admit, _accept/_enqueue with its work signal, _ready_at's
-# watermark state, _take_batch, coalesce, write in requests of at most max_batch, destaged,
+# _wb_admitted), simcache.sim.components.destager.Destager for order "arrival", any trigger,
+# delay, pacing "rate" (admit, _accept/_enqueue with its work signal, _ready_at, work_wait with
+# timeout_or (_look_for_work's timer, _timeout_check), _take_batch, coalesce, write in requests of at most max_batch, destaged,
 # _release, _admit_waiting: DestagerState) and its flushers,
 # simcache.sim.components.flusher.Flusher (FlusherState, _look_for_work, _flusher_step: the read
 # back as one tier read, or as background requests under "priority" or "weighted" scheduling
@@ -44,9 +44,14 @@ cdef struct DestagerState:
     int64_t work_id
     bint work_triggered
     int32_t first_flusher, nflushers
-    # trigger "watermarks": the bytes that start a drain and end it, and whether one runs
-    bint watermarks, draining
-    double high_bytes, low_bytes
+    # trigger "watermarks" (or "idle"): the bytes that start a drain and end it, whether one runs
+    bint watermarks, idle, draining
+    double high_bytes, low_bytes, idle_time
+    # delay: a write may be taken this long after it entered (when each entered: a ring beside
+    # ``pending``); pacing "rate": the earliest time the next batch may be taken
+    double delay, rate, next_start
+    bint paced
+    double* since
 
 
 cdef struct FlusherState:
@@ -54,6 +59,11 @@ cdef struct FlusherState:
     int64_t waiting_on, reg_seq
     int64_t left, request
     bint booked
+    # waiting for the work signal ``waiting_on`` itself (``direct``), or for the first of it and
+    # a timer (timeout_or): that wait's number and whether its end was queued
+    bint direct
+    int64_t tw_id
+    bint tw_triggered
     # its batch: the writes taken, their runs (coalesced), bytes
     Piece* items
     int32_t n_items, items_cap
@@ -104,22 +114,28 @@ cdef int _enqueue(Engine self, int32_t h, int64_t vm, int64_t offset, int64_t si
     d.backlog += size
     d.pending_bytes += size
     d.single_copy += size
+    cdef double* since
     if d.p_count == d.p_cap:
         cap = 2 * d.p_cap if d.p_cap else 64
         grown = <Piece*>malloc(cap * sizeof(Piece))
-        if grown == NULL:
+        since = <double*>malloc(cap * sizeof(double))
+        if grown == NULL or since == NULL:
             with gil:
                 raise MemoryError()
         for k in range(d.p_count):
             grown[k] = d.pending[(d.p_head + k) % d.p_cap]
+            since[k] = d.since[(d.p_head + k) % d.p_cap]
         free(d.pending)
+        free(d.since)
         d.pending = grown
+        d.since = since
         d.p_head = 0
         d.p_cap = cap
     k = (d.p_head + d.p_count) % d.p_cap
     d.pending[k].vm = vm
     d.pending[k].offset = offset
     d.pending[k].size = size
+    d.since[k] = now
     d.p_count += 1
     if not d.work_triggered:  # as Event.succeed(): queued now
         d.work_triggered = True
@@ -209,10 +225,12 @@ cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
     cdef int64_t total = 0, left, size, last_vm = -1, last_end = -1, extra
     cdef int32_t n = 0, k
     cdef double floor = d.low_bytes if d.draining else 0.0
+    cdef double eligible_before = now - d.delay, start
     left = d.pending_bytes
     while d.p_count:
         size = d.pending[d.p_head].size
-        if n and (total + size > d.max_batch or left - size < floor):
+        if n and (total + size > d.max_batch or not d.since[d.p_head] <= eligible_before
+                  or left - size < floor):
             break
         f.items = _pieces_room(f.items, &f.items_cap, n + 1)
         f.items[n] = d.pending[d.p_head]
@@ -224,6 +242,9 @@ cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
     d.pending_bytes = left
     f.n_items = n
     f.nbytes = total
+    if d.paced:
+        start = d.next_start if d.next_start > now else now
+        d.next_start = start + total / d.rate
     # Destager.coalesce: the runs, sorted by (VM, offset), overlapping or adjacent ones merged
     f.runs = _pieces_room(f.runs, &f.runs_cap, n)
     memcpy(f.runs, f.items, n * sizeof(Piece))
@@ -298,23 +319,43 @@ cdef bint _read_chunk(Engine self, int32_t fi, bint again, double now) except -1
     return True
 
 
-cdef int _look_for_work(Engine self, int32_t fi, double now) except -1 nogil:
-    """Flusher._look_for_work: take a batch if one is pending (trigger "always"), else wait for
-    the work signal (a new one if the current one was queued already)."""
-    cdef FlusherState* f = &self.flushers[fi]
-    cdef DestagerState* d = &self.dest[f.host]
-    cdef double done
+cdef double _ready_at(Engine self, DestagerState* d, int32_t h, double now) noexcept nogil:
+    """Destager._ready_at: when a flusher may take the next batch (``now``, later, or
+    INFINITY: wait for new writes), the watermark state updated on the way."""
     cdef int64_t oldest
-    cdef bint wait = d.p_count == 0
-    if not wait and d.watermarks:  # Destager._ready_at's watermark state
+    cdef double ready = now, quiet_from, eligible
+    if d.p_count == 0:
+        return INFINITY
+    if d.watermarks or d.idle:
         oldest = d.pending[d.p_head].size
         if d.draining and d.pending_bytes - oldest < d.low_bytes:
             d.draining = False
         if (not d.draining and d.backlog >= d.high_bytes
                 and d.pending_bytes - oldest >= d.low_bytes):
             d.draining = True
-        wait = not d.draining
-    if wait:
+        if not d.draining:
+            if d.watermarks:
+                return INFINITY
+            quiet_from = self.tiers[h].foreground_until + d.idle_time
+            if quiet_from > now:
+                return quiet_from
+    if d.delay:
+        eligible = d.since[d.p_head] + d.delay
+        if eligible > ready:
+            ready = eligible
+    if d.paced and d.next_start > ready:
+        ready = d.next_start
+    return ready
+
+
+cdef int _look_for_work(Engine self, int32_t fi, double now) except -1 nogil:
+    """Flusher._look_for_work: take a batch if the destager has one now (Destager.work_wait),
+    else wait for the work signal (a new one if the current one was queued already), or for the
+    first of it and the time _ready_at names (timeout_or: its timer queued now)."""
+    cdef FlusherState* f = &self.flushers[fi]
+    cdef DestagerState* d = &self.dest[f.host]
+    cdef double done, ready = _ready_at(self, d, f.host, now)
+    if ready > now:
         if d.work_triggered:
             d.work_id += 1
             d.work_triggered = False
@@ -322,6 +363,14 @@ cdef int _look_for_work(Engine self, int32_t fi, double now) except -1 nogil:
         f.waiting_on = d.work_id
         self.reg_seq += 1
         f.reg_seq = self.reg_seq
+        f.direct = ready == INFINITY
+        if not f.direct:
+            self.tw_serial += 1
+            f.tw_id = self.tw_serial
+            f.tw_triggered = False
+            self._push(now + (ready - now), (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, fi,
+                       TIMER, f.tw_id)
+            self.eid += 1
         return 0
     _take(self, fi, now)
     if d.chunks:
@@ -434,7 +483,22 @@ cdef int _work_processed(Engine self, int32_t h, int64_t work_id, double now) ex
         if best < 0:
             return 0
         last = best_seq
-        _look_for_work(self, best, now)
+        if self.flushers[best].direct:
+            _look_for_work(self, best, now)
+        else:
+            _timeout_check(self, best, self.flushers[best].tw_id, now)
+
+
+cdef int _timeout_check(Engine self, int32_t fi, int64_t tw_id, double now) except -1 nogil:
+    """timeout_or's check (its timer, or the work signal, processed): the flusher's wait ends
+    now (an event), unless it ended already or is an older wait."""
+    cdef FlusherState* f = &self.flushers[fi]
+    if f.phase != F_WORK or f.direct or f.tw_id != tw_id or f.tw_triggered:
+        return 0
+    f.tw_triggered = True
+    self._push(now, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, fi, FLUSH, 0)
+    self.eid += 1
+    return 0
 
 
 cdef int _setup_destagers(Engine self, list hosts) except -1:
@@ -462,8 +526,13 @@ cdef int _setup_destagers(Engine self, list hosts) except -1:
         d.max_batch = destager._max_batch
         d.chunks = destager.reads_in_chunks
         d.watermarks = destager._trigger == "watermarks"
+        d.idle = destager._trigger == "idle"
+        d.idle_time = spec.idle_time
         d.high_bytes = destager._high_bytes
         d.low_bytes = destager._low_bytes
+        d.delay = destager._delay
+        d.paced = destager._paced
+        d.rate = destager.rate
         tier = hosts[h].tier
         d.weighted = tier._scheduling == "weighted"
         d.share = tier._share
@@ -473,7 +542,8 @@ cdef int _setup_destagers(Engine self, list hosts) except -1:
         d.nflushers = spec.concurrency
         for k in range(spec.concurrency):
             self.flushers[n].host = h
-            self.flushers[n].phase = F_WORK
+            self.flushers[n].phase = F_WORK  # waiting for the work signal 0 (their first step)
+            self.flushers[n].direct = True
             self.reg_seq += 1
             self.flushers[n].reg_seq = self.reg_seq
             n += 1
@@ -495,6 +565,7 @@ cdef int _destagers_in(Engine self) except -1:
         d.runs = destager.runs
         d.background_operations = self._tiers[h].background_operations
         d.draining = destager._draining
+        d.next_start = destager._next_start
         d.credit = self._tiers[h]._credit
         d.credit_time = self._tiers[h]._credit_time
     return 0
@@ -518,6 +589,7 @@ cdef int _destagers_out(Engine self) except -1:
         destager.batches = d.batches
         destager.runs = d.runs
         destager._draining = d.draining
+        destager._next_start = d.next_start
         self._tiers[h].background_operations = d.background_operations
         self._tiers[h]._credit = d.credit
         self._tiers[h]._credit_time = d.credit_time
