@@ -229,9 +229,11 @@ def _hash_order(data: dict[str, Any]) -> None:
     data["cluster"]["destager"] = {"order": "hash"}
 
 
-def _pd_pacing(data: dict[str, Any]) -> None:
+def _hash_order_wt(data: dict[str, Any]) -> None:
+    """(A WT group beside the WB+0 one: the destager's reason comes first.)"""
     data["groups"][0]["workload"]["read_fraction"] = 0.5
-    data["cluster"]["destager"] = {"pacing": "pd"}
+    data["groups"].append(data["groups"][0] | {"name": "wt", "policy": "WT"})
+    data["cluster"]["destager"] = {"order": "hash"}
 
 
 def _serialized_writes(data: dict[str, Any]) -> None:
@@ -294,7 +296,7 @@ def _with_event(data: dict[str, Any]) -> None:
         (_with_replicas, "group 'fio': write-back with replicas (WB+1)"),
         (_metadata_writes, "group 'fio': metadata writes (metadata_write)"),
         (_hash_order, "the destager's order 'hash'"),
-        (_pd_pacing, "the destager's pacing 'pd'"),
+        (_hash_order_wt, "the destager's order 'hash'"),
         (_serialized_writes, "group 'fio': serialized writes (sync_serialize)"),
         (_controller_write_cache, "the array's controller write cache flushed at a watermark"),
         (
@@ -493,6 +495,19 @@ def test_the_default_scenario_written_through_is_bit_identical(array: dict[str, 
                 "delay": "10ms",
                 "pacing": "rate",
                 "rate": "30MB/s",
+            },
+            None,
+        ),
+        # pacing "pd": its controller (a Python event every 0.1 s) sets the rate from the synced
+        # backlog, the native flushers read it back
+        (
+            {"profile": "array-14x7200", "scheduling": "fcfs"},
+            {
+                "capacity": "16MiB",
+                "pacing": "pd",
+                "pd_update": "0.1s",
+                "pd_d_term": "0.3s",
+                "pd_p_inverse": 1.0,
             },
             None,
         ),

@@ -2,7 +2,8 @@
 # simcache.sim.components.io_steps.WriteBack with no legs (the tier write, the acknowledgement when
 # it is done, the buffer's admission or the wait for room, the record: _wb_start, _wb_acked,
 # _wb_admitted), simcache.sim.components.destager.Destager for order "arrival", any trigger,
-# delay, pacing "rate" (admit, _accept/_enqueue with its work signal, _ready_at, work_wait with
+# delay, pacing "rate" or "pd" (the pd controller stays a Python process: it reads the synced
+# backlog and sets the rate read back at each sync_in) (admit, _accept/_enqueue with its work signal, _ready_at, work_wait with
 # timeout_or (_look_for_work's timer, _timeout_check), _take_batch, coalesce, write in requests of at most max_batch, destaged,
 # _release, _admit_waiting: DestagerState) and its flushers,
 # simcache.sim.components.flusher.Flusher (FlusherState, _look_for_work, _flusher_step: the read
@@ -566,6 +567,7 @@ cdef int _destagers_in(Engine self) except -1:
         d.background_operations = self._tiers[h].background_operations
         d.draining = destager._draining
         d.next_start = destager._next_start
+        d.rate = destager.rate  # (pacing "pd": its controller, a Python process, sets it)
         d.credit = self._tiers[h]._credit
         d.credit_time = self._tiers[h]._credit_time
     return 0
