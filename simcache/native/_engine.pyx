@@ -190,6 +190,7 @@ cdef class Engine:
                 free(self.vms[i].gaps)
                 free(self.vms[i].factors)
                 free(self.vms[i].cumulative)
+                free(self.vms[i].serial_q)
         free(self.vms)
         free(self.slots)
         free(self.free_slots)
@@ -370,6 +371,7 @@ cdef class Engine:
         for i in range(self.vm_count):
             self.vms[i].write_through = write_through[i]
             self.vms[i].gc_factor = gc_factors[i]
+            self.vms[i].serialize = self._vms[i]._serialize
         self.path_write = path_write
 
     def use_destagers(self, list hosts) -> None:
@@ -402,6 +404,7 @@ cdef class Engine:
             _tier_out(self, i)
         for i in range(self.vm_count):
             self._vms[i].issued = self.vms[i].issued
+            self._vms[i].serial_writing = self.vms[i].serial_writing
             _write_batch(self, i)
             _write_gaps(self, i)
         in_flight = {}
@@ -563,6 +566,8 @@ cdef class Engine:
                 _wb_admitted(self, entry.slot, entry.time)
             elif entry.kind == WORK:
                 _work_processed(self, entry.slot, entry.aux, entry.time)
+            elif entry.kind == TURN:
+                _write_begin(self, entry.slot, entry.time)
             elif entry.kind == TIMER:
                 _timeout_check(self, entry.slot, entry.aux, entry.time)
             elif entry.kind == ISSUE:

@@ -236,11 +236,6 @@ def _hash_order_wt(data: dict[str, Any]) -> None:
     data["cluster"]["destager"] = {"order": "hash"}
 
 
-def _serialized_writes(data: dict[str, Any]) -> None:
-    data["groups"][0] |= {"policy": "WT"}
-    data["groups"][0]["workload"] |= {"read_fraction": 0.5, "sync_serialize": True}
-
-
 def _controller_write_cache(data: dict[str, Any]) -> None:
     data["groups"][0] |= {"policy": "WT"}
     data["groups"][0]["workload"]["read_fraction"] = 0.5
@@ -297,7 +292,6 @@ def _with_event(data: dict[str, Any]) -> None:
         (_metadata_writes, "group 'fio': metadata writes (metadata_write)"),
         (_hash_order, "the destager's order 'hash'"),
         (_hash_order_wt, "the destager's order 'hash'"),
-        (_serialized_writes, "group 'fio': serialized writes (sync_serialize)"),
         (_controller_write_cache, "the array's controller write cache flushed at a watermark"),
         (
             _large_reads_with_elevator,
@@ -405,14 +399,16 @@ def test_the_default_scenario_read_through_cold_caches_is_bit_identical(
     _assert_same(python, native)
 
 
-def _default_policy(policy: str, array: dict[str, Any]) -> Scenario:
+def _default_policy(policy: str, array: dict[str, Any], serialize: bool = False) -> Scenario:
     """scenarios/default.toml without its event, every group under ``policy`` (its reads and
-    writes as they are), the array ``array``, no warm-up."""
+    writes as they are, ``serialize``: each VM's writes one at a time), the array ``array``, no
+    warm-up."""
     data = _scenario("default.toml", "base").model_dump(mode="json")
     for key in ("variants", "expect", "check", "events"):
         data.pop(key, None)
     for group in data["groups"]:
         group["policy"] = policy
+        group["workload"]["sync_serialize"] = serialize
     data["array"] = array
     data["run"]["warmup"] = 0.0
     return load_scenario(data)
@@ -722,14 +718,13 @@ def test_a_warm_cache_short_of_a_disk_before_an_array_it_lacks_leaves_the_run_to
 @st.composite
 def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
     """Random write-through scenarios (tests/support/strategies.py's, every group WT, reads and
-    writes as drawn, not serialized), caches cold or warm (1-64 MiB a host), an array the native
+    writes as drawn, serialized or not), caches cold or warm (1-64 MiB a host), an array the native
     engine runs (first come first served; the 15K array behind an 8 MiB controller write cache
     flushed at once), 0.3 s long."""
     data = draw(valid_scenarios(policies=("WT",)))
     data.pop("events", None)
     for group in data["groups"]:
         group["workload"]["working_set"] = draw(st.sampled_from(["8MiB", "64MiB", "256MiB"]))
-        group["workload"].pop("sync_serialize", None)
     data["run"] |= {"duration": 0.3, "sample_interval": 0.1}
     data["cluster"]["cache"] = {
         "warm": draw(st.booleans()),
@@ -825,4 +820,20 @@ def test_random_write_back_scenarios_are_bit_identical(scenario: Scenario) -> No
     assert build(scenario, scenario.run.seed, native=True).native is not None
     python = run_scenario(scenario, native=False)
     native = run_scenario(scenario, native=True)
+    _assert_same(python, native)
+
+
+@pytest.mark.parametrize("policy", ["WT", "WB+0"])
+def test_serialized_writes_are_bit_identical(policy: str) -> None:
+    """sync_serialize: each VM's writes reach its tier one at a time, in issue order (a write's
+    turn comes as an event when the one before it is recorded); with WB+0 behind 4 MiB buffers
+    the turns also wait for room."""
+    scenario = _default_policy(policy, {"profile": "array-14x7200", "scheduling": "fcfs"}, True)
+    data = scenario.model_dump(mode="json")
+    data["cluster"]["destager"] |= {"capacity": "4MiB"}
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=1.0, native=False)
+    native = run_scenario(scenario, duration=1.0, native=True)
+    assert len(python.unfinished) > 0  # writes waiting for their turn at the end
     _assert_same(python, native)

@@ -48,6 +48,7 @@ cdef enum:
     FLUSH = 16  # a flusher's timed wait ends (read back, a background request, the array)
     DESTAGE_ARRIVED = 17  # a flusher's batch is at the array over a shared link
     TIMER = 18  # a flusher's timeout_or timer: entry.slot the flusher, entry.aux the wait
+    TURN = 19  # a serialized write's turn (sync_serialize: its VM's previous write is done)
     STALE_KEPT = 64  # link._STALE_TIMERS_KEPT
     HEAP_SLACK = 64  # link._HEAP_SLACK
     FOLD_AT = 4096  # meter._FOLD_AT
@@ -90,6 +91,7 @@ cdef struct Slot:
     double local_done  # a write's: when its tier write completes
     double arrived  # a write-through write's: when its data reached the array
     double array_done  # a write-through write's: when the array has it
+    double begun  # a write's: when it began (later than issued if it waited for its turn)
 
 
 cdef struct VmState:
@@ -105,6 +107,11 @@ cdef struct VmState:
     int64_t reach  # bytes from the disk's start the host's cache holds for it
     bint write_through  # VM.write_through: its writes take the write-through path
     double gc_factor  # VM.gc_factor: the share of its writes' bytes a clean pool is charged
+    # sync_serialize: its writes one at a time, in issue order (serialized_write): whether one is
+    # on its way, and the slots of those waiting for their turn (a ring)
+    bint serialize, serial_writing
+    int32_t* serial_q
+    int64_t q_head, q_count, q_cap
     bint batch_drawn  # a batch drawn here since the last sync_out (else the stream's is it)
     # IOStream._refill_ios in native code (refill != PYTHON_REFILL): its batch and laws
     int32_t refill

@@ -145,14 +145,13 @@ cdef int _enqueue(Engine self, int32_t h, int64_t vm, int64_t offset, int64_t si
     return 0
 
 
-cdef int _wb_start(Engine self, int32_t s, double now, int64_t offset) except -1 nogil:
+cdef int _wb_start(Engine self, int32_t s, double now) except -1 nogil:
     """WriteBack.__init__ without replica legs: the tier write and the cache fill now; the write
     is acknowledged when the tier write is done."""
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
     cdef int32_t host = vm.tier
-    slot.write = True
-    slot.offset = offset
+    cdef int64_t offset = slot.offset
     slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
     if not self.caches[host].full:
         _insert(&self.caches[host], vm.index, offset, slot.size)
@@ -195,8 +194,10 @@ cdef int _wb_admitted(Engine self, int32_t s, double now) except -1 nogil:
     """WriteBack._record: the write is in the buffer; record it (its wait for room as its
     destage-wait component); then the slot goes on."""
     cdef Slot* slot = &self.slots[s]
+    cdef int32_t v = slot.vm
     _record(self, s, now, slot.arrived - slot.issued, 0.0, 0.0, self.path_write,
             now - slot.arrived)
+    _serial_done(self, v, now)
     return _slot_done(self, s, now)
 
 

@@ -68,9 +68,13 @@ cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogi
     slot.issued = now
     slot.size = size
     if vm.writes[i] != 0:
-        if vm.write_through:
-            return _wt_start(self, s, now, offset)
-        return _wb_start(self, s, now, offset)
+        slot.write = True
+        slot.offset = offset
+        if vm.serialize:
+            if vm.serial_writing:  # wait for its turn
+                return _serial_wait(vm, s)
+            vm.serial_writing = True
+        return _write_begin(self, s, now)
     slot.write = False
     t = &self.tiers[vm.tier]
     if self.misses and not self.caches[vm.tier].full:

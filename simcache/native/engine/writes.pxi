@@ -400,14 +400,57 @@ cdef double _array_write(ArrayState* a, ArrayWrites* w, double now, int64_t vm, 
     return _array_submit(a, w, now, &run, 1)
 
 
-cdef int _wt_start(Engine self, int32_t s, double now, int64_t offset) except -1 nogil:
+cdef int _serial_wait(VmState* vm, int32_t s) except -1 nogil:
+    """serialized_write: slot ``s``'s write waits for its turn."""
+    cdef int64_t cap, k
+    cdef int32_t* grown
+    if vm.q_count == vm.q_cap:
+        cap = 2 * vm.q_cap if vm.q_cap else 8
+        grown = <int32_t*>malloc(cap * sizeof(int32_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        for k in range(vm.q_count):
+            grown[k] = vm.serial_q[(vm.q_head + k) % vm.q_cap]
+        free(vm.serial_q)
+        vm.serial_q = grown
+        vm.q_head = 0
+        vm.q_cap = cap
+    vm.serial_q[(vm.q_head + vm.q_count) % vm.q_cap] = s
+    vm.q_count += 1
+    return 0
+
+
+cdef int _serial_done(Engine self, int32_t v, double now) except -1 nogil:
+    """serialized_write's end: the next waiting write's turn comes (an event now), else none is
+    on its way."""
+    cdef VmState* vm = &self.vms[v]
+    if not vm.serialize:
+        return 0
+    if vm.q_count:
+        self._schedule(now, vm.serial_q[vm.q_head], TURN)  # succeed()
+        vm.q_head = (vm.q_head + 1) % vm.q_cap
+        vm.q_count -= 1
+    else:
+        vm.serial_writing = False
+    return 0
+
+
+cdef int _write_begin(Engine self, int32_t s, double now) except -1 nogil:
+    """write_path: slot ``s``'s write begins now (its turn, if serialized)."""
+    self.slots[s].begun = now
+    if self.vms[self.slots[s].vm].write_through:
+        return _wt_start(self, s, now)
+    return _wb_start(self, s, now)
+
+
+cdef int _wt_start(Engine self, int32_t s, double now) except -1 nogil:
     """write_through up to its first wait: the tier write, the cache fill, the data sent to the
     array over (storage_tx, array_rx)."""
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
     cdef int32_t host = vm.tier
-    slot.write = True
-    slot.offset = offset
+    cdef int64_t offset = slot.offset
     slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
     if not self.caches[host].full:  # (a cache holding every disk only refreshes lines)
         _insert(&self.caches[host], vm.index, offset, slot.size)
@@ -438,9 +481,11 @@ cdef int _wt_done(Engine self, int32_t s, double now) except -1 nogil:
     cdef Slot* slot = &self.slots[s]
     cdef double acked = slot.array_done + self.host_ack[self.vms[slot.vm].tier]
     cdef double array_time = slot.array_done - slot.arrived
+    cdef int32_t v = slot.vm
     if acked >= slot.local_done:
-        _record(self, s, now, slot.issued - slot.issued, (now - slot.issued) - array_time,
+        _record(self, s, now, slot.begun - slot.issued, (now - slot.begun) - array_time,
                 array_time, self.path_write)
     else:
         _record(self, s, now, now - slot.issued, 0.0, 0.0, self.path_write)
+    _serial_done(self, v, now)
     return _slot_done(self, s, now)
