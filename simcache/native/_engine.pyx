@@ -122,6 +122,7 @@ cdef class Engine:
     cdef int32_t flusher_count
     cdef int64_t reg_seq, tw_serial
     cdef list _destagers
+    cdef MetaLog* meta  # each host's metadata log (metadata_write)
     cdef double* host_ack  # per host: storage_tx.acknowledgement
     cdef double* host_latency  # per host: storage_tx.latency
     cdef list _framing  # per host: storage_tx.framing
@@ -243,6 +244,11 @@ cdef class Engine:
                 free(self.dest[i].since)
                 free(self.dest[i].waiting)
         free(self.dest)
+        if self.meta != NULL:
+            for i in range(len(self._destagers)):
+                free(self.meta[i].q_slot)
+                free(self.meta[i].q_batch)
+        free(self.meta)
         if self.flushers != NULL:
             for i in range(self.flusher_count):
                 free(self.flushers[i].items)
@@ -372,6 +378,8 @@ cdef class Engine:
             self.vms[i].write_through = write_through[i]
             self.vms[i].gc_factor = gc_factors[i]
             self.vms[i].serialize = self._vms[i]._serialize
+            self.vms[i].metadata_size = self._vms[i].metadata_size
+            self.vms[i].metadata_batched = self._vms[i].metadata_batched
         self.path_write = path_write
 
     def use_destagers(self, list hosts) -> None:
@@ -566,6 +574,18 @@ cdef class Engine:
                 _wb_admitted(self, entry.slot, entry.time)
             elif entry.kind == WORK:
                 _work_processed(self, entry.slot, entry.aux, entry.time)
+            elif entry.kind == META_WAIT:
+                _meta_record(self, entry.slot, entry.time)
+            elif entry.kind == META_OWN:
+                _wb_acked(self, entry.slot, entry.time)
+            elif entry.kind == META_START:
+                _meta_start(self, entry.slot, entry.aux, entry.time)
+            elif entry.kind == META_DONE:  # succeed(clock, signal)
+                self._push(entry.time, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid,
+                           entry.slot, META_SIGNAL, entry.aux)
+                self.eid += 1
+            elif entry.kind == META_SIGNAL:
+                _meta_signal(self, entry.slot, entry.aux, entry.time)
             elif entry.kind == TURN:
                 _write_begin(self, entry.slot, entry.time)
             elif entry.kind == TIMER:

@@ -89,8 +89,6 @@ def unsupported(scenario: Scenario) -> str | None:
                 return f"group {group.name!r}: write-back with replicas ({group.policy})"
             if group.policy == "WB+0":
                 write_back = True
-                if group.metadata_write:
-                    return f"group {group.name!r}: metadata writes (metadata_write)"
     if write_back:
         reason = _destager_unsupported(scenario)
         if reason is not None:

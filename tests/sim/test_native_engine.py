@@ -219,11 +219,6 @@ def _with_replicas(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
 
 
-def _metadata_writes(data: dict[str, Any]) -> None:
-    data["groups"][0] |= {"metadata_write": True}
-    data["groups"][0]["workload"]["read_fraction"] = 0.5
-
-
 def _hash_order(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
     data["cluster"]["destager"] = {"order": "hash"}
@@ -289,7 +284,6 @@ def _with_event(data: dict[str, Any]) -> None:
     ("change", "reason"),
     [
         (_with_replicas, "group 'fio': write-back with replicas (WB+1)"),
-        (_metadata_writes, "group 'fio': metadata writes (metadata_write)"),
         (_hash_order, "the destager's order 'hash'"),
         (_hash_order_wt, "the destager's order 'hash'"),
         (_controller_write_cache, "the array's controller write cache flushed at a watermark"),
@@ -771,14 +765,13 @@ def test_random_write_through_scenarios_are_bit_identical(scenario: Scenario) ->
 @st.composite
 def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     """Random WB+0 and WT scenarios (tests/support/strategies.py's destagers: 1 MiB to 256 MiB,
-    1-4 flushers, 512 KiB or 1 MiB batches; any trigger, a delay, rate pacing), no metadata
-    writes or serialized writes, the tier's
+    1-4 flushers, 512 KiB or 1 MiB batches; any trigger, a delay, rate pacing), metadata writes
+    and serialized writes as drawn, the tier's
     background reads under any scheduling ("fcfs", "priority", "weighted"), the arrays above or
     the HDD array's elevator (RAID 10 or 5) with 8 KiB reads."""
     data = draw(_write_through_scenarios().map(lambda scenario: scenario.model_dump(mode="json")))
     for group in data["groups"]:
         group["policy"] = draw(st.sampled_from(["WB+0", "WB+0", "WT"]))
-        group["metadata_write"] = False
     tier = data["cluster"]["tier"]
     if draw(st.booleans()):
         tier["scheduling"] = draw(st.sampled_from(["fcfs", "priority", "weighted"]))
@@ -836,4 +829,20 @@ def test_serialized_writes_are_bit_identical(policy: str) -> None:
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert len(python.unfinished) > 0  # writes waiting for their turn at the end
+    _assert_same(python, native)
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_metadata_writes_are_bit_identical(batched: bool) -> None:
+    """metadata_write: each WB+0 write's data, then its metadata record on the tier (its own
+    write, or batched: the writes whose data is done while one is in flight join the next, group
+    commit), then the destage buffer; the optane at 16 outstanding, 30 % reads."""
+    data = _optane_data()
+    data["groups"][0] |= {"metadata_write": True, "metadata_batched": batched}
+    data["groups"][0]["workload"] |= {"read_fraction": 0.3, "outstanding": 16}
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=0.02, native=False)
+    native = run_scenario(scenario, duration=0.02, native=True)
+    assert python.counters.destage_accepted_bytes > 0
     _assert_same(python, native)

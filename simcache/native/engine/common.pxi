@@ -49,6 +49,11 @@ cdef enum:
     DESTAGE_ARRIVED = 17  # a flusher's batch is at the array over a shared link
     TIMER = 18  # a flusher's timeout_or timer: entry.slot the flusher, entry.aux the wait
     TURN = 19  # a serialized write's turn (sync_serialize: its VM's previous write is done)
+    META_WAIT = 20  # a metadata_write write's data is on the tier: its metadata record next
+    META_OWN = 21  # its own batched metadata write is done (MetadataLog.join's sleep)
+    META_START = 22  # a host's next batched metadata write starts: entry.aux the batch
+    META_DONE = 23  # that metadata write is done: its signal succeeds (an event now)
+    META_SIGNAL = 24  # the batch's signal: its writes go on, in the order they joined
     STALE_KEPT = 64  # link._STALE_TIMERS_KEPT
     HEAP_SLACK = 64  # link._HEAP_SLACK
     FOLD_AT = 4096  # meter._FOLD_AT
@@ -110,6 +115,9 @@ cdef struct VmState:
     # sync_serialize: its writes one at a time, in issue order (serialized_write): whether one is
     # on its way, and the slots of those waiting for their turn (a ring)
     bint serialize, serial_writing
+    # metadata_write: its record's bytes (0: none), batched in the host's log (group commit)
+    int64_t metadata_size
+    bint metadata_batched
     int32_t* serial_q
     int64_t q_head, q_count, q_cap
     bint batch_drawn  # a batch drawn here since the last sync_out (else the stream's is it)

@@ -28,6 +28,19 @@ cdef enum:
     F_ARRAY = 4  # waiting for the array's acknowledgement
 
 
+cdef struct MetaLog:
+    # a host's MetadataLog: metadata writes sent, the end of the one in flight, the batch waiting
+    # for it (its number, bytes), and the writes that joined a batch (their slots and batches, in
+    # the order they joined: a ring)
+    int64_t writes
+    double busy_until
+    bint next_pending
+    int64_t next_id, next_size
+    int32_t* q_slot
+    int64_t* q_batch
+    int64_t q_head, q_count, q_cap
+
+
 cdef struct DestagerState:
     int64_t capacity, max_batch, background_request
     bint chunks  # reads_in_chunks: the tier schedules background reads
@@ -155,10 +168,106 @@ cdef int _wb_start(Engine self, int32_t s, double now) except -1 nogil:
     slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
     if not self.caches[host].full:
         _insert(&self.caches[host], vm.index, offset, slot.size)
+    if vm.metadata_size:  # write_back's metadata record, after the data
+        if slot.local_done > now:
+            self._schedule(now + (slot.local_done - now), s, META_WAIT)  # = sleep()'s time
+            return 0
+        return _meta_record(self, s, now)
+    return _wb_local_done(self, s, now)
+
+
+cdef int _wb_local_done(Engine self, int32_t s, double now) except -1 nogil:
+    """The write is acknowledged once its local part is done (``slot.local_done``)."""
+    cdef Slot* slot = &self.slots[s]
     if slot.local_done > now:
         self._schedule(now + (slot.local_done - now), s, WB_ACKED)  # = sleep()'s time
         return 0
     return _wb_acked(self, s, now)
+
+
+cdef int _meta_join(MetaLog* m, int32_t s, int64_t batch) except -1 nogil:
+    cdef int64_t cap, k
+    cdef int32_t* slots
+    cdef int64_t* batches
+    if m.q_count == m.q_cap:
+        cap = 2 * m.q_cap if m.q_cap else 16
+        slots = <int32_t*>malloc(cap * sizeof(int32_t))
+        batches = <int64_t*>malloc(cap * sizeof(int64_t))
+        if slots == NULL or batches == NULL:
+            with gil:
+                raise MemoryError()
+        for k in range(m.q_count):
+            slots[k] = m.q_slot[(m.q_head + k) % m.q_cap]
+            batches[k] = m.q_batch[(m.q_head + k) % m.q_cap]
+        free(m.q_slot)
+        free(m.q_batch)
+        m.q_slot = slots
+        m.q_batch = batches
+        m.q_head = 0
+        m.q_cap = cap
+    k = (m.q_head + m.q_count) % m.q_cap
+    m.q_slot[k] = s
+    m.q_batch[k] = batch
+    m.q_count += 1
+    return 0
+
+
+cdef int _meta_record(Engine self, int32_t s, double now) except -1 nogil:
+    """write_back's metadata record, the data on the tier: unbatched its own tier write
+    (MetadataLog.write); batched MetadataLog.join (its own write if the log is idle, else the
+    next batch's signal)."""
+    cdef Slot* slot = &self.slots[s]
+    cdef VmState* vm = &self.vms[slot.vm]
+    cdef int32_t h = vm.tier
+    cdef MetaLog* m = &self.meta[h]
+    cdef double done
+    if not vm.metadata_batched:
+        m.writes += 1
+        slot.local_done = _read(&self.tiers[h], now, vm.metadata_size, True)
+        return _wb_local_done(self, s, now)
+    if m.next_pending:
+        return _meta_join(m, s, m.next_id)
+    if m.busy_until <= now:
+        m.writes += 1
+        done = _read(&self.tiers[h], now, vm.metadata_size, True)
+        m.busy_until = done
+        self._schedule(now + (done - now), s, META_OWN)  # = sleep()'s time
+        return 0
+    m.next_pending = True
+    m.next_size = vm.metadata_size
+    m.next_id += 1
+    _meta_join(m, s, m.next_id)
+    self._push(now + (m.busy_until - now), (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, h,
+               META_START, m.next_id)
+    self.eid += 1
+    return 0
+
+
+cdef int _meta_start(Engine self, int32_t h, int64_t batch, double now) except -1 nogil:
+    """MetadataLog._start_next: the batch's metadata write starts now."""
+    cdef MetaLog* m = &self.meta[h]
+    cdef double done
+    m.next_pending = False
+    m.writes += 1
+    done = _read(&self.tiers[h], now, m.next_size, True)
+    m.busy_until = done
+    self._push(now + (done - now), (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, h,
+               META_DONE, batch)
+    self.eid += 1
+    return 0
+
+
+cdef int _meta_signal(Engine self, int32_t h, int64_t batch, double now) except -1 nogil:
+    """The batch's signal is processed: the writes that joined it go on (acknowledged now), in
+    the order they joined."""
+    cdef MetaLog* m = &self.meta[h]
+    cdef int32_t s
+    while m.q_count and m.q_batch[m.q_head] == batch:
+        s = m.q_slot[m.q_head]
+        m.q_head = (m.q_head + 1) % m.q_cap
+        m.q_count -= 1
+        _wb_acked(self, s, now)
+    return 0
 
 
 cdef int _wb_acked(Engine self, int32_t s, double now) except -1 nogil:
@@ -549,6 +658,9 @@ cdef int _setup_destagers(Engine self, list hosts) except -1:
             self.reg_seq += 1
             self.flushers[n].reg_seq = self.reg_seq
             n += 1
+    self.meta = <MetaLog*>calloc(max(1, len(hosts)), sizeof(MetaLog))
+    if self.meta == NULL:
+        raise MemoryError()
     self.destaging = True
     return 0
 
@@ -569,6 +681,9 @@ cdef int _destagers_in(Engine self) except -1:
         d.draining = destager._draining
         d.next_start = destager._next_start
         d.rate = destager.rate  # (pacing "pd": its controller, a Python process, sets it)
+        log = self._destagers[h].host.metadata_log
+        self.meta[h].writes = log.writes
+        self.meta[h].busy_until = log._busy_until
         d.credit = self._tiers[h]._credit
         d.credit_time = self._tiers[h]._credit_time
     return 0
@@ -593,6 +708,9 @@ cdef int _destagers_out(Engine self) except -1:
         destager.runs = d.runs
         destager._draining = d.draining
         destager._next_start = d.next_start
+        log = destager.host.metadata_log
+        log.writes = self.meta[h].writes
+        log._busy_until = self.meta[h].busy_until
         self._tiers[h].background_operations = d.background_operations
         self._tiers[h]._credit = d.credit
         self._tiers[h]._credit_time = d.credit_time
