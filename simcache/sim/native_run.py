@@ -11,22 +11,22 @@ What it supports: any number of hosts; no scheduled events; every group a genera
 trace) reading only (``read_fraction = 1``), writing through (``policy = "WT"``: each write fills
 the tier and the cache, crosses the storage link and is written by the array, its controller write
 cache flushed at once if it has one, before it is acknowledged) or writing back without replicas
-(``WB+0``, without metadata writes: the tier write, then the host's destage buffer, order
-"arrival", any trigger and delay, any pacing (the "pd" controller a Python event), its flushers
-reading back under any tier scheduling; the writes' requests to the array first come first served
-or swept by the drives' elevator), writes serialized or not (``sync_serialize``): closed loops with
-or without think time, open loops (``iops`` or ``throughput``, Poisson or evenly spaced arrivals),
-any duty cycle (on/off, sine, profile), any access pattern and size mix; any flash or RAM tier but
-the test-only exponential service. The read caches warm or cold: a host whose warm cache holds
-every disk of its VMs only counts hits (:func:`prepare` checks it on the built model); elsewhere a
-miss goes to the array (no controller read cache, drive buffers or command queueing; no read larger
-than a stripe with elevator scheduling: :func:`unsupported` for cold caches, :func:`prepare` for
-warm ones), comes back over the storage link (the flow network) and fills the cache, all in native
-code. The hosts' destagers and flushers are built as usual; with WB+0 writes the native engine runs
-them (the Python flushers' first steps run as Python events, find no work and wait for a signal
-nothing triggers), else they stay idle. Python events (the flushers' first steps, the sampler, the
-run's stop) stay in the kernel's queue, and :func:`run` merges them with the native events in the
-kernel's (time, priority, event id) order.
+(``WB+0``: the tier write, its metadata record if ``metadata_write``, then the host's destage
+buffer, order "arrival", any trigger and delay, any pacing (the "pd" controller a Python event),
+its flushers reading back under any tier scheduling; the writes' requests to the array first come
+first served or swept by the drives' elevator), writes serialized or not (``sync_serialize``):
+closed loops with or without think time, open loops (``iops`` or ``throughput``, Poisson or evenly
+spaced arrivals), any duty cycle (on/off, sine, profile), any access pattern and size mix; any
+flash or RAM tier but the test-only exponential service. The read caches warm or cold: a host whose
+warm cache holds every disk of its VMs only counts hits (:func:`prepare` checks it on the built
+model); elsewhere a miss goes to the array (no controller read cache, drive buffers or command
+queueing; no read larger than a stripe with elevator scheduling: :func:`unsupported` for cold
+caches, :func:`prepare` for warm ones), comes back over the storage link (the flow network) and
+fills the cache, all in native code. The hosts' destagers and flushers are built as usual; with
+WB+0 writes the native engine runs them (the Python flushers' first steps run as Python events,
+find no work and wait for a signal nothing triggers), else they stay idle. Python events (the
+flushers' first steps, the sampler, the run's stop) stay in the kernel's queue, and :func:`run`
+merges them with the native events in the kernel's (time, priority, event id) order.
 """
 
 from __future__ import annotations

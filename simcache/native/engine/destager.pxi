@@ -1,7 +1,8 @@
 # Ports the write-back path without replicas (WB+0) and each host's destage buffer:
 # simcache.sim.components.io_steps.WriteBack with no legs (the tier write, the acknowledgement when
 # it is done, the buffer's admission or the wait for room, the record: _wb_start, _wb_acked,
-# _wb_admitted), simcache.sim.components.destager.Destager for order "arrival", any trigger,
+# _wb_admitted; with metadata_write, vm_paths.write_back's metadata record and
+# simcache.sim.components.host.MetadataLog: MetaLog, _meta_record, _meta_start, _meta_signal), simcache.sim.components.destager.Destager for order "arrival", any trigger,
 # delay, pacing "rate" or "pd" (the pd controller stays a Python process: it reads the synced
 # backlog and sets the rate read back at each sync_in) (admit, _accept/_enqueue with its work signal, _ready_at, work_wait with
 # timeout_or (_look_for_work's timer, _timeout_check), _take_batch, coalesce, write in requests of at most max_batch, destaged,
