@@ -196,6 +196,14 @@ cdef class Engine:
         free(self.array.units)
         free(self.array.m.intervals)
         free(self.array.u.leftover)
+        free(self.array.rq_target)
+        free(self.array.rq_pos)
+        free(self.array.rq_len)
+        free(self.array.sub_pos)
+        free(self.array.sub_len)
+        free(self.array.w_pos)
+        free(self.array.w_len)
+        free(self.array.w_starts)
         if self.ports != NULL:
             for i in range(self.port_count):
                 free(self.ports[i].active)

@@ -13,8 +13,8 @@ trace) reading only (``read_fraction = 1``): closed loops with or without think 
 profile), any access pattern and size mix; any flash or RAM tier but the test-only exponential
 service. The read caches warm or cold: a host whose warm cache holds every disk of its VMs only
 counts hits (:func:`prepare` checks it on the built model); elsewhere a miss goes to the array
-(no controller read cache, drive buffers or command queueing; no read larger than a stripe with
-elevator scheduling: :func:`unsupported` for cold caches, :func:`prepare` for warm ones), comes
+(first come first served or with the elevator; no controller read cache, drive buffers or
+command queueing: :func:`unsupported` for cold caches, :func:`prepare` for warm ones), comes
 back over the storage link (the flow network) and fills the cache, all in native code. The
 tiers' destagers and flushers are built as usual and stay idle (no write reaches them); their
 Python events, the sampler and the run's stop stay in the kernel's
@@ -91,11 +91,6 @@ def _array_unsupported(scenario: Scenario) -> str | None:
         return "the drives' buffers (drive.cache)"
     if drive.media != "flash" and drive.command_queueing > 1:
         return "the drives' command queueing"
-    if array.scheduling == "elevator":
-        for group in scenario.groups:
-            sizes = group.workload.size_mix[0]
-            if sizes and max(sizes) > array.stripe:
-                return f"group {group.name!r}: reads larger than a stripe with elevator scheduling"
     return None
 
 

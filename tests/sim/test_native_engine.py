@@ -224,11 +224,6 @@ def _command_queueing(data: dict[str, Any]) -> None:
     }
 
 
-def _cold_large_reads_with_elevator(data: dict[str, Any]) -> None:
-    data["cluster"]["cache"]["warm"] = False
-    data["groups"][0]["workload"]["sizes"] = {"4KiB": 1, "1MiB": 1}
-
-
 def _exponential(data: dict[str, Any]) -> None:
     data["cluster"]["tier"] |= {"service": "exponential", "service_cv": None}  # the dumped spec
 
@@ -244,10 +239,6 @@ def _with_event(data: dict[str, Any]) -> None:
         (_array_read_cache, "the array's controller read cache"),
         (_drive_buffer, "the drives' buffers (drive.cache)"),
         (_command_queueing, "the drives' command queueing"),
-        (
-            _cold_large_reads_with_elevator,
-            "group 'fio': reads larger than a stripe with elevator scheduling",
-        ),
         (_exponential, "exponential tier service"),
         (_with_event, "scheduled events"),
     ],
@@ -286,7 +277,7 @@ def test_a_cache_short_of_a_disk_misses_to_the_array_bit_identically() -> None:
 
 def _default_cold(changes: dict[str, Any], warm: bool) -> Scenario:
     """scenarios/default.toml read-only without its events, from caches cold or warm, the array
-    first come first served (its elevator would reorder the 256 KiB reads), no warm-up."""
+    first come first served unless ``changes`` say otherwise, no warm-up."""
     data = _scenario("default.toml", "base").model_dump(mode="json")
     for key in ("variants", "expect", "check", "events"):
         data.pop(key, None)
@@ -311,6 +302,18 @@ def _default_cold(changes: dict[str, Any], warm: bool) -> Scenario:
         ({"array": {"raid": "raid6"}}, False),
         # warm, 16 MiB a host: hits and misses, the fills evicting
         ({"cache": {"capacity": "16MiB"}}, True),
+        # the elevator on the 4-bay RAID 5 with a queue depth of 2: the 256 and 512 KiB reads put
+        # 2-3 chunks on a spindle, served in windows of 2, contiguous ones as segments
+        (
+            {
+                "array": {
+                    "profile": "nas-4bay",
+                    "scheduling": "elevator",
+                    "drive": {"profile": "sata-7200", "queue_depth": 2},
+                }
+            },
+            False,
+        ),
     ],
 )
 def test_the_default_scenario_read_through_cold_caches_is_bit_identical(
@@ -318,6 +321,31 @@ def test_the_default_scenario_read_through_cold_caches_is_bit_identical(
 ) -> None:
     scenario = _default_cold(changes, warm)
     assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=1.0, native=False)
+    native = run_scenario(scenario, duration=1.0, native=True)
+    assert python.counters.cache_misses > 1000
+    _assert_same(python, native)
+
+
+def _default_read_only_cold() -> Scenario:
+    """scenarios/default.toml as written but read-only, without its event and warm-up: its cold
+    caches miss to its own array (the HDD RAID 10 with elevator scheduling: the build group's
+    256 and 512 KiB reads are cut into 64 KiB chunks, queued per spindle and served in elevator
+    order)."""
+    data = _scenario("default.toml", "base").model_dump(mode="json")
+    for key in ("variants", "expect", "check", "events"):
+        data.pop(key, None)
+    for group in data["groups"]:
+        group["workload"]["read_fraction"] = 1.0
+    data["run"]["warmup"] = 0.0
+    return load_scenario(data)
+
+
+def test_the_default_scenario_read_only_and_cold_as_written_is_bit_identical() -> None:
+    scenario = _default_read_only_cold()
+    assert not scenario.cluster.cache.warm and scenario.array.scheduling == "elevator"
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, 1, native=True).native is not None
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert python.counters.cache_misses > 1000
@@ -432,7 +460,8 @@ def test_random_scenarios_of_its_class_are_bit_identical(scenario: Scenario) -> 
 def _miss_scenarios(draw: st.DrawFn) -> Scenario:
     """The random scenarios above with caches cold or warm but small (1-64 MiB a host, so that
     reads miss), and an array the native engine runs: the HDD RAID 10, 6 or 5 first come first
-    served, or the all-flash array without its controller read cache."""
+    served or with the elevator, or the all-flash array without its controller read cache; half
+    of them with reads of up to 1 MiB."""
     data = _reads_from_warm_caches(draw(valid_scenarios()))
     for group in data["groups"]:
         group["workload"]["working_set"] = draw(st.sampled_from(["8MiB", "64MiB", "256MiB"]))
@@ -448,9 +477,18 @@ def _miss_scenarios(draw: st.DrawFn) -> Scenario:
                 {"profile": "array-14x7200", "scheduling": "fcfs", "raid": "raid6"},
                 {"profile": "nas-4bay", "scheduling": "fcfs"},
                 {"profile": "afa-24x-nvme", "read_cache": 0, "scheduling": "fcfs"},
+                # the elevator: reads larger than a stripe queued per spindle (RAID 10; the
+                # 4-bay RAID 5, where a 1 MiB read puts 4-6 chunks on each spindle, in windows
+                # of 2 with a queue depth of 2; the all-flash array's units)
+                {"profile": "array-14x7200"},
+                {"profile": "nas-4bay", "drive": {"profile": "sata-7200", "queue_depth": 2}},
+                {"profile": "afa-24x-nvme", "read_cache": 0},
             ]
         )
     )
+    if draw(st.booleans()):  # reads larger than a stripe
+        for group in data["groups"]:
+            group["workload"] |= {"sizes": {"4KiB": 1, "256KiB": 1, "1MiB": 1}, "read_sizes": None}
     scenario = load_scenario(data)
     if scenario.cluster.tier.service == "exponential":
         data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field"}
@@ -474,10 +512,11 @@ def test_random_scenarios_with_misses_are_bit_identical(scenario: Scenario) -> N
 
 def test_a_warm_cache_short_of_a_disk_before_an_array_it_lacks_leaves_the_run_to_python() -> None:
     """Warm caches pass the selector (they may hold every disk); the model check finds reads
-    that miss, to an array whose elevator would reorder 1 MiB reads: the Python engine's run."""
+    that miss, to an array whose drives queue commands: the Python engine's run."""
     data = _optane_data()
-    data["cluster"]["cache"]["capacity"] = "4MiB"
-    data["groups"][0]["workload"] |= {"working_set": "16MiB", "sizes": {"4KiB": 1, "1MiB": 1}}
+    _command_queueing(data)
+    data["cluster"]["cache"] |= {"capacity": "4MiB", "warm": True}
+    data["groups"][0]["workload"] |= {"working_set": "16MiB"}
     scenario = load_scenario(data)
     assert native_run.unsupported(scenario) is None
     assert build(scenario, 1, native=True).native is None

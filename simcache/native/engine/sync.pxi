@@ -346,6 +346,8 @@ cdef int _setup_misses(
     a.head = <int64_t*>malloc(a.spindles * sizeof(int64_t))
     a.spindle_free = <double*>malloc(a.spindles * sizeof(double))
     a.flash = spindles._flash
+    a.elevator = array._elevator
+    a.queue_depth = array._queue_depth
     a.nunits = spindles._parallelism if a.flash else 0
     a.units = <double*>malloc(max(1, a.spindles * a.nunits) * sizeof(double))
     a.m.held_cap = FOLD_AT
