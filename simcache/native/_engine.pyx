@@ -53,6 +53,8 @@ from libc.stdint cimport UINT32_MAX, int32_t, int64_t, uint16_t, uint32_t, uint6
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memmove, memset
 
+from collections import OrderedDict
+
 import numpy as np
 
 from simcache.sim.kernel.signals import Signal
@@ -103,6 +105,7 @@ cdef class Engine:
     cdef bint misses
     cdef ArrayState array
     cdef object _array, _network, _flow_class
+    cdef object _rc_seen  # the array's read-cache lines as sync_out left them
     cdef list _ports
     cdef PortState* ports
     cdef int32_t port_count
@@ -204,6 +207,13 @@ cdef class Engine:
         free(self.array.w_pos)
         free(self.array.w_len)
         free(self.array.w_starts)
+        free(self.array.seg_pos)
+        free(self.array.seg_len)
+        free(self.array.seg_n)
+        free(self.array.rc_key)
+        free(self.array.rc_prev)
+        free(self.array.rc_next)
+        free(self.array.rc_slots)
         if self.ports != NULL:
             for i in range(self.port_count):
                 free(self.ports[i].active)

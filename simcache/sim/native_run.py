@@ -13,8 +13,9 @@ trace) reading only (``read_fraction = 1``): closed loops with or without think 
 profile), any access pattern and size mix; any flash or RAM tier but the test-only exponential
 service. The read caches warm or cold: a host whose warm cache holds every disk of its VMs only
 counts hits (:func:`prepare` checks it on the built model); elsewhere a miss goes to the array
-(first come first served or with the elevator; no controller read cache, drive buffers or
-command queueing: :func:`unsupported` for cold caches, :func:`prepare` for warm ones), comes
+(first come first served or with the elevator, its controller read cache, the drives' buffers;
+not the drives' command queueing: :func:`unsupported` for cold caches, :func:`prepare` for warm
+ones), comes
 back over the storage link (the flow network) and fills the cache, all in native code. The
 tiers' destagers and flushers are built as usual and stay idle (no write reaches them); their
 Python events, the sampler and the run's stop stay in the kernel's
@@ -83,12 +84,7 @@ def unsupported(scenario: Scenario) -> str | None:
 
 def _array_unsupported(scenario: Scenario) -> str | None:
     """What of the backing array the native engine's read misses lack (None: nothing)."""
-    array = scenario.array
-    drive = array.drive
-    if array.read_cache:
-        return "the array's controller read cache"
-    if drive.cache:
-        return "the drives' buffers (drive.cache)"
+    drive = scenario.array.drive
     if drive.media != "flash" and drive.command_queueing > 1:
         return "the drives' command queueing"
     return None

@@ -206,16 +206,6 @@ def _with_writes(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
 
 
-def _array_read_cache(data: dict[str, Any]) -> None:
-    data["cluster"]["cache"]["warm"] = False
-    data["array"] = {"profile": "array-14x7200", "read_cache": "64MiB"}
-
-
-def _drive_buffer(data: dict[str, Any]) -> None:
-    data["cluster"]["cache"]["warm"] = False
-    data["array"] = {"profile": "array-14x7200", "drive": {"profile": "sata-7200", "cache": "8MiB"}}
-
-
 def _command_queueing(data: dict[str, Any]) -> None:
     data["cluster"]["cache"]["warm"] = False
     data["array"] = {
@@ -236,8 +226,6 @@ def _with_event(data: dict[str, Any]) -> None:
     ("change", "reason"),
     [
         (_with_writes, "group 'fio': writes"),
-        (_array_read_cache, "the array's controller read cache"),
-        (_drive_buffer, "the drives' buffers (drive.cache)"),
         (_command_queueing, "the drives' command queueing"),
         (_exponential, "exponential tier service"),
         (_with_event, "scheduled events"),
@@ -352,6 +340,53 @@ def test_the_default_scenario_read_only_and_cold_as_written_is_bit_identical() -
     _assert_same(python, native)
 
 
+@pytest.mark.parametrize(
+    "array",
+    [
+        {"read_cache": "256MiB"},  # the controller's read cache (4 KiB lines), elevator
+        {"read_cache": "1MiB", "scheduling": "fcfs"},  # a small one: its lines evicted
+        {"drive": {"profile": "sata-7200", "cache": "8MiB"}},  # the drives' buffers, elevator
+        # both, 4 segments a drive (evicted), first come first served
+        {
+            "read_cache": "4MiB",
+            "scheduling": "fcfs",
+            "drive": {"profile": "sata-7200", "cache": "1MiB", "cache_segments": 4},
+        },
+    ],
+)
+def test_the_array_caches_are_bit_identical(array: dict[str, Any]) -> None:
+    """The default read-only and cold before its own array with the controller's read cache or
+    the drives' buffers: 4 MiB host caches, so that reads evicted from them come back to the
+    array and hit its caches. The runs' records, samples and counters, and the models' caches
+    after 1 s (hits, lines in recency order, segments) are the Python engine's."""
+    data = _default_read_only_cold().model_dump(mode="json")
+    data["cluster"]["cache"]["capacity"] = "4MiB"
+    data["array"] |= array
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    _assert_same(
+        run_scenario(scenario, duration=1.0, native=False),
+        run_scenario(scenario, duration=1.0, native=True),
+    )
+    states = []
+    for native in (False, True):
+        model = build(scenario, 1, native=native)
+        assert (model.native is not None) == native
+        assert native_run.run(model, 1.0) if native else run_until(model.clock, 1.0)
+        drives = model.array.spindles
+        states.append(
+            (
+                model.array.read_cache_hits,
+                list(model.array._lines),
+                drives.drive_cache_hits,
+                [list(cache.items()) for cache in drives._segment_caches],
+                drives.head,
+            )
+        )
+    assert states[0][0] + states[0][2] > 0  # the array's caches answered reads
+    assert states[1] == states[0]
+
+
 def _reads_from_warm_caches(data: dict[str, Any], capacity: str = "64GiB") -> dict[str, Any]:
     """A scenario dict made into the native engine's class: reads only, caches warm and large
     enough for every disk, no scheduled events (checks and variants dropped)."""
@@ -460,8 +495,8 @@ def test_random_scenarios_of_its_class_are_bit_identical(scenario: Scenario) -> 
 def _miss_scenarios(draw: st.DrawFn) -> Scenario:
     """The random scenarios above with caches cold or warm but small (1-64 MiB a host, so that
     reads miss), and an array the native engine runs: the HDD RAID 10, 6 or 5 first come first
-    served or with the elevator, or the all-flash array without its controller read cache; half
-    of them with reads of up to 1 MiB."""
+    served or with the elevator, the all-flash array, with or without a controller read cache
+    and drive buffers; half of them with reads of up to 1 MiB."""
     data = _reads_from_warm_caches(draw(valid_scenarios()))
     for group in data["groups"]:
         group["workload"]["working_set"] = draw(st.sampled_from(["8MiB", "64MiB", "256MiB"]))
@@ -483,6 +518,14 @@ def _miss_scenarios(draw: st.DrawFn) -> Scenario:
                 {"profile": "array-14x7200"},
                 {"profile": "nas-4bay", "drive": {"profile": "sata-7200", "queue_depth": 2}},
                 {"profile": "afa-24x-nvme", "read_cache": 0},
+                # the controller's read cache and the drives' buffers (small: evicting)
+                {"profile": "array-14x7200", "read_cache": "2MiB"},
+                {"profile": "afa-24x-nvme", "read_cache": "1MiB", "scheduling": "fcfs"},
+                {
+                    "profile": "nas-4bay",
+                    "read_cache": "1MiB",
+                    "drive": {"profile": "sata-7200", "cache": "1MiB", "cache_segments": 4},
+                },
             ]
         )
     )

@@ -33,6 +33,27 @@ cdef struct ArrayState:
     int64_t* w_len
     int64_t* w_starts
     int64_t rq_cap
+    # the drives' buffers (drive.cache): per spindle an LRU of segments (position, bytes held),
+    # oldest first, at most `segments` of them (Spindles._segment_caches)
+    int64_t segments, segment_bytes
+    double drive_hit
+    int64_t* seg_pos
+    int64_t* seg_len
+    int64_t* seg_n
+    int64_t drive_cache_hits
+    # the controller's read cache (read_cache): an LRU of line numbers of the logical address
+    # space (Array._lines): nodes in a doubly linked list, oldest first, and an open-addressing
+    # index of node + 1 by line number
+    int64_t rc_lines, rc_line
+    double rc_hit
+    int64_t* rc_key
+    int64_t* rc_prev
+    int64_t* rc_next
+    int64_t rc_first, rc_last, rc_count, rc_used, rc_cap, rc_free
+    int64_t* rc_slots
+    int64_t rc_mask
+    int64_t read_cache_hits
+    bint rc_changed  # its lines changed since sync_in (sync_out writes them back)
 
 
 cdef inline double _seek(ArrayState* a, double x) noexcept nogil:
@@ -91,6 +112,216 @@ cdef double _operate(ArrayState* a, int64_t s, int64_t position, int64_t chunk, 
     return finish
 
 
+cdef double _chunk_read(ArrayState* a, int64_t s, int64_t position, int64_t chunk, double now
+                        ) except? -1 nogil:
+    """A chunk read on spindle ``s``: Spindles.buffered with the drives' buffers on (a segment
+    holding the chunk answers it in cache_hit_time, the arm unmoved; else the media, and the
+    chunk takes the most recent segment if it fits one, the least recent evicted), else
+    Spindles.operate."""
+    cdef int64_t* pos
+    cdef int64_t* held
+    cdef int64_t n, i, found = -1, k, value
+    cdef double finish
+    if not a.segments:
+        return _operate(a, s, position, chunk, now)
+    pos = a.seg_pos + s * (a.segments + 1)
+    held = a.seg_len + s * (a.segments + 1)
+    n = a.seg_n[s]
+    for i in range(n):
+        if pos[i] == position:
+            found = i
+            break
+    if found >= 0 and held[found] >= chunk:
+        value = held[found]
+        for k in range(found, n - 1):  # move_to_end
+            pos[k] = pos[k + 1]
+            held[k] = held[k + 1]
+        pos[n - 1] = position
+        held[n - 1] = value
+        a.drive_cache_hits += 1
+        return now + a.drive_hit
+    finish = _operate(a, s, position, chunk, now)
+    if chunk <= a.segment_bytes:
+        if found >= 0:  # cache[position] = chunk, then move_to_end
+            for k in range(found, n - 1):
+                pos[k] = pos[k + 1]
+                held[k] = held[k + 1]
+            n -= 1
+        pos[n] = position
+        held[n] = chunk
+        n += 1
+        if n > a.segments:  # popitem(last=False)
+            for k in range(n - 1):
+                pos[k] = pos[k + 1]
+                held[k] = held[k + 1]
+            n -= 1
+        a.seg_n[s] = n
+    return finish
+
+
+cdef inline int64_t _rc_home(int64_t key, int64_t mask) noexcept nogil:
+    cdef uint64_t h = (<uint64_t>key) * <uint64_t>0x9E3779B97F4A7C15
+    return <int64_t>((h ^ (h >> 29)) & <uint64_t>mask)
+
+
+cdef int64_t _rc_find(ArrayState* a, int64_t key) noexcept nogil:
+    """The node of line ``key`` in the controller read cache, -1 if it does not hold it."""
+    cdef int64_t slot = _rc_home(key, a.rc_mask), node
+    while True:
+        node = a.rc_slots[slot] - 1
+        if node < 0:
+            return -1
+        if a.rc_key[node] == key:
+            return node
+        slot = (slot + 1) & a.rc_mask
+
+
+cdef void _rc_unlink(ArrayState* a, int64_t node) noexcept nogil:
+    cdef int64_t before = a.rc_prev[node], after = a.rc_next[node]
+    if before >= 0:
+        a.rc_next[before] = after
+    else:
+        a.rc_first = after
+    if after >= 0:
+        a.rc_prev[after] = before
+    else:
+        a.rc_last = before
+
+
+cdef void _rc_append(ArrayState* a, int64_t node) noexcept nogil:
+    a.rc_prev[node] = a.rc_last
+    a.rc_next[node] = -1
+    if a.rc_last >= 0:
+        a.rc_next[a.rc_last] = node
+    else:
+        a.rc_first = node
+    a.rc_last = node
+
+
+cdef int _rc_index(ArrayState* a, int64_t size) except -1 nogil:
+    """A new index of ``size`` slots (a power of two) holding every node in the list."""
+    cdef int64_t* slots = <int64_t*>calloc(size, sizeof(int64_t))
+    cdef int64_t node, slot
+    if slots == NULL:
+        with gil:
+            raise MemoryError()
+    free(a.rc_slots)
+    a.rc_slots = slots
+    a.rc_mask = size - 1
+    node = a.rc_first
+    while node >= 0:
+        slot = _rc_home(a.rc_key[node], a.rc_mask)
+        while a.rc_slots[slot]:
+            slot = (slot + 1) & a.rc_mask
+        a.rc_slots[slot] = node + 1
+        node = a.rc_next[node]
+    return 0
+
+
+cdef int _rc_nodes(ArrayState* a, int64_t n) except -1 nogil:
+    """Room for ``n`` nodes (and an index at most half full)."""
+    cdef int64_t cap = a.rc_cap if a.rc_cap else 64
+    cdef int64_t* grown
+    if n > a.rc_cap:
+        while cap < n:
+            cap *= 2
+        grown = <int64_t*>realloc(a.rc_key, cap * sizeof(int64_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        a.rc_key = grown
+        grown = <int64_t*>realloc(a.rc_prev, cap * sizeof(int64_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        a.rc_prev = grown
+        grown = <int64_t*>realloc(a.rc_next, cap * sizeof(int64_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        a.rc_next = grown
+        a.rc_cap = cap
+    if a.rc_slots == NULL or 2 * n > a.rc_mask + 1:
+        cap = 64
+        while cap < 2 * n:
+            cap *= 2
+        _rc_index(a, cap)
+    return 0
+
+
+cdef void _rc_remove(ArrayState* a, int64_t node) noexcept nogil:
+    """Take ``node`` out of the index (backward-shift deletion) and the list; its slot freed."""
+    cdef int64_t mask = a.rc_mask, hole, slot, other, home
+    hole = _rc_home(a.rc_key[node], mask)
+    while a.rc_slots[hole] - 1 != node:
+        hole = (hole + 1) & mask
+    slot = (hole + 1) & mask
+    while a.rc_slots[slot]:
+        other = a.rc_slots[slot] - 1
+        home = _rc_home(a.rc_key[other], mask)
+        if ((slot - home) & mask) >= ((slot - hole) & mask):
+            a.rc_slots[hole] = other + 1
+            hole = slot
+        slot = (slot + 1) & mask
+    a.rc_slots[hole] = 0
+    _rc_unlink(a, node)
+    a.rc_next[node] = a.rc_free
+    a.rc_free = node
+    a.rc_count -= 1
+
+
+cdef int _rc_put(ArrayState* a, int64_t key) except -1 nogil:
+    """``lines[key] = None; lines.move_to_end(key)``."""
+    cdef int64_t node = _rc_find(a, key), slot
+    if node >= 0:
+        _rc_unlink(a, node)
+        _rc_append(a, node)
+        return 0
+    if a.rc_free >= 0:
+        node = a.rc_free
+        a.rc_free = a.rc_next[node]
+    else:
+        _rc_nodes(a, a.rc_used + 1)
+        node = a.rc_used
+        a.rc_used += 1
+    _rc_nodes(a, a.rc_count + 1)  # the index at most half full
+    a.rc_key[node] = key
+    slot = _rc_home(key, a.rc_mask)
+    while a.rc_slots[slot]:
+        slot = (slot + 1) & a.rc_mask
+    a.rc_slots[slot] = node + 1
+    _rc_append(a, node)
+    a.rc_count += 1
+    return 0
+
+
+cdef bint _rc_held(ArrayState* a, int64_t address, int64_t length) noexcept nogil:
+    """Array._lines_held: every line the run touches held (each then the most recent)."""
+    cdef int64_t first = address // a.rc_line, last = (address + length - 1) // a.rc_line
+    cdef int64_t number, node
+    for number in range(first, last + 1):
+        if _rc_find(a, number) < 0:
+            return False
+    for number in range(first, last + 1):
+        node = _rc_find(a, number)
+        _rc_unlink(a, node)
+        _rc_append(a, node)
+    a.rc_changed = True
+    return True
+
+
+cdef int _rc_keep(ArrayState* a, int64_t address, int64_t length) except -1 nogil:
+    """Array._keep_lines: the lines the run covers whole, the most recent; the least recent
+    evicted beyond the capacity."""
+    cdef int64_t number
+    for number in range(-(-address // a.rc_line), (address + length) // a.rc_line):
+        _rc_put(a, number)
+    while a.rc_count > a.rc_lines:
+        _rc_remove(a, a.rc_first)
+    a.rc_changed = True
+    return 0
+
+
 cdef int _rq_room(ArrayState* a, int64_t n) except -1 nogil:
     """Room for ``n`` chunk operations in the elevator's scratch arrays."""
     cdef int64_t cap = a.rq_cap if a.rq_cap else 16
@@ -125,7 +356,7 @@ cdef int _serve_window(ArrayState* a, int64_t target, int64_t first, int64_t end
     cdef int64_t i
     cdef double finish
     for i in range(first, end):
-        finish = _operate(a, target, a.w_pos[i], a.w_len[i], now)
+        finish = _chunk_read(a, target, a.w_pos[i], a.w_len[i], now)
         if finish > done[0]:
             done[0] = finish
     return 0
@@ -188,16 +419,35 @@ cdef int _elevator_serve(ArrayState* a, int64_t target, int64_t n, double now, d
 
 cdef double _array_read(ArrayState* a, double now, int64_t vm, int64_t offset, int64_t length
                         ) except? -1 nogil:
-    """Array.read (no controller read cache, no drive buffers): when the read is done. With the
-    elevator, a read larger than a stripe queues its chunk operations (the copies drawn as they
-    are cut), then serves them spindle by spindle in ascending order, each spindle's in
-    elevator order."""
+    """Array.read: when the read is done. With the controller read cache, a read all of whose
+    lines it holds is done after read_cache_latency (Array._read_through_cache for one run);
+    else it goes to the spindles (_dispatch_read) and leaves its whole lines in the cache."""
+    cdef int64_t address
+    cdef double done
+    a.bytes_read += length
+    if not a.rc_lines:
+        return _dispatch_read(a, now, vm, offset, length)
+    address = (a.vm_start[vm] + offset) % a.logical_bytes
+    if _rc_held(a, address, length):
+        a.read_cache_hits += 1
+        a.front_end_ios += 1
+        return now + a.rc_hit
+    done = _dispatch_read(a, now, vm, offset, length)
+    _rc_keep(a, address, length)
+    return done
+
+
+cdef double _dispatch_read(ArrayState* a, double now, int64_t vm, int64_t offset, int64_t length
+                           ) except? -1 nogil:
+    """Array._dispatch for one read: its chunks to their spindles (through the drives' buffers
+    when on); when the last is done. With the elevator, a read larger than a stripe queues its
+    chunk operations (the copies drawn as they are cut), then serves them spindle by spindle in
+    ascending order, each spindle's in elevator order."""
     cdef int64_t address = (a.vm_start[vm] + offset) % a.logical_bytes
     cdef int64_t left = length, lead = length, chunk, unit, within, row, k, p, ntargets
     cdef int64_t target, position, chunks = 0, nq = 0, last, low, m, i
     cdef bint elevator = a.elevator and length > a.stripe
     cdef double done = now, finish
-    a.bytes_read += length
     while left > 0:
         chunk = a.stripe if lead > a.stripe else lead
         unit = address // a.stripe
@@ -228,7 +478,7 @@ cdef double _array_read(ArrayState* a, double now, int64_t vm, int64_t offset, i
             a.rq_len[nq] = chunk
             nq += 1
         else:
-            finish = _operate(a, target, position, chunk, now)
+            finish = _chunk_read(a, target, position, chunk, now)
             if finish > done:
                 done = finish
         chunks += 1

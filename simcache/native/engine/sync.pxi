@@ -228,6 +228,28 @@ cdef int _misses_in(Engine self) except -1:
             for n in range(a.nunits):
                 a.units[k * a.nunits + n] = units[n]
     a.media_bytes = spindles.media_bytes
+    a.drive_cache_hits = spindles.drive_cache_hits
+    for k in range(a.spindles if a.segments else 0):
+        segments = list(spindles._segment_caches[k].items())
+        if len(segments) > a.segments:
+            raise RuntimeError("a drive's buffer holds more segments than it has")
+        for n, (position, held) in enumerate(segments):
+            a.seg_pos[k * (a.segments + 1) + n] = position
+            a.seg_len[k * (a.segments + 1) + n] = held
+        a.seg_n[k] = len(segments)
+    a.read_cache_hits = array.read_cache_hits
+    if a.rc_lines:
+        lines = array._lines
+        # the lines as sync_out left them unless Python changed them (nothing in this class does)
+        if lines is not self._rc_seen or len(lines) != a.rc_count:
+            a.rc_first = a.rc_last = a.rc_free = -1
+            a.rc_count = a.rc_used = 0
+            _rc_nodes(a, max(1, len(lines)))
+            memset(a.rc_slots, 0, (a.rc_mask + 1) * sizeof(int64_t))
+            for line in lines:
+                _rc_put(a, line)
+            self._rc_seen = lines
+        a.rc_changed = False
     a.bytes_read = array.bytes_read
     a.front_end_ios = array.front_end_ios
     a.back_end_ios = array.back_end_ios
@@ -257,6 +279,7 @@ cdef int _misses_out(Engine self) except -1:
     cdef ArrayState* a = &self.array
     cdef PortState* port
     cdef FlowState* f
+    cdef int64_t node
     from librt.vecs import vec
     from mypy_extensions import i32, i64
 
@@ -285,6 +308,23 @@ cdef int _misses_out(Engine self) except -1:
         for k in range(a.spindles):
             spindles._units[k][:] = [a.units[k * a.nunits + n] for n in range(a.nunits)]
     spindles.media_bytes = a.media_bytes
+    spindles.drive_cache_hits = a.drive_cache_hits
+    for k in range(a.spindles if a.segments else 0):
+        spindles._segment_caches[k] = OrderedDict([
+            (a.seg_pos[k * (a.segments + 1) + n], a.seg_len[k * (a.segments + 1) + n])
+            for n in range(a.seg_n[k])
+        ])
+    array.read_cache_hits = a.read_cache_hits
+    if a.rc_lines and a.rc_changed:
+        keys = []
+        node = a.rc_first
+        while node >= 0:
+            keys.append(a.rc_key[node])
+            node = a.rc_next[node]
+        lines = OrderedDict.fromkeys(keys)
+        array._lines = lines
+        self._rc_seen = lines
+        a.rc_changed = False
     array.bytes_read = a.bytes_read
     array.front_end_ios = a.front_end_ios
     array.back_end_ios = a.back_end_ios
@@ -348,6 +388,20 @@ cdef int _setup_misses(
     a.flash = spindles._flash
     a.elevator = array._elevator
     a.queue_depth = array._queue_depth
+    # the drives' buffers and the controller's read cache (their contents: _misses_in)
+    a.segments = spindles._segments
+    a.segment_bytes = spindles._segment_bytes
+    a.drive_hit = spindles._drive_hit
+    if a.segments:
+        a.seg_pos = <int64_t*>malloc(a.spindles * (a.segments + 1) * sizeof(int64_t))
+        a.seg_len = <int64_t*>malloc(a.spindles * (a.segments + 1) * sizeof(int64_t))
+        a.seg_n = <int64_t*>calloc(a.spindles, sizeof(int64_t))
+        if a.seg_pos == NULL or a.seg_len == NULL or a.seg_n == NULL:
+            raise MemoryError()
+    a.rc_lines = array._read_lines
+    a.rc_line = array._line
+    a.rc_hit = array._read_hit
+    a.rc_first = a.rc_last = a.rc_free = -1
     a.nunits = spindles._parallelism if a.flash else 0
     a.units = <double*>malloc(max(1, a.spindles * a.nunits) * sizeof(double))
     a.m.held_cap = FOLD_AT
