@@ -214,6 +214,17 @@ cdef class Engine:
         free(self.array.rc_prev)
         free(self.array.rc_next)
         free(self.array.rc_slots)
+        if self.array.pend != NULL:
+            for i in range(self.array.spindles):
+                free(self.array.pend[i])
+        free(self.array.pend)
+        free(self.array.pend_n)
+        free(self.array.pend_cap)
+        free(self.array.pool_pos)
+        free(self.array.pool_angle)
+        free(self.array.pool_n)
+        free(self.array.span_lo)
+        free(self.array.span_hi)
         if self.ports != NULL:
             for i in range(self.port_count):
                 free(self.ports[i].active)

@@ -206,14 +206,6 @@ def _with_writes(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
 
 
-def _command_queueing(data: dict[str, Any]) -> None:
-    data["cluster"]["cache"]["warm"] = False
-    data["array"] = {
-        "profile": "array-14x7200",
-        "drive": {"profile": "sata-7200", "command_queueing": 8},
-    }
-
-
 def _exponential(data: dict[str, Any]) -> None:
     data["cluster"]["tier"] |= {"service": "exponential", "service_cv": None}  # the dumped spec
 
@@ -226,7 +218,6 @@ def _with_event(data: dict[str, Any]) -> None:
     ("change", "reason"),
     [
         (_with_writes, "group 'fio': writes"),
-        (_command_queueing, "the drives' command queueing"),
         (_exponential, "exponential tier service"),
         (_with_event, "scheduled events"),
     ],
@@ -352,13 +343,27 @@ def test_the_default_scenario_read_only_and_cold_as_written_is_bit_identical() -
             "scheduling": "fcfs",
             "drive": {"profile": "sata-7200", "cache": "1MiB", "cache_segments": 4},
         },
+        # the drives' command queueing: shortest positioning first among 8, with the elevator
+        {"drive": {"profile": "sata-7200", "command_queueing": 8}},
+        # shortest seek first among 4 past 1 committed, queue depth 6, first come first served
+        {
+            "scheduling": "fcfs",
+            "drive": {
+                "profile": "sata-7200",
+                "command_queueing": 4,
+                "reorder": "seek",
+                "reorder_lag": 1,
+                "queue_depth": 6,
+            },
+        },
     ],
 )
-def test_the_array_caches_are_bit_identical(array: dict[str, Any]) -> None:
-    """The default read-only and cold before its own array with the controller's read cache or
-    the drives' buffers: 4 MiB host caches, so that reads evicted from them come back to the
-    array and hit its caches. The runs' records, samples and counters, and the models' caches
-    after 1 s (hits, lines in recency order, segments) are the Python engine's."""
+def test_the_array_parts_are_bit_identical(array: dict[str, Any]) -> None:
+    """The default read-only and cold before its own array with the controller's read cache, the
+    drives' buffers or their command queueing: 4 MiB host caches, so that reads evicted from them
+    come back to the array and hit its caches. The runs' records, samples and counters, and the
+    models' array state after 1 s (cache hits, lines in recency order, segments, heads, pending
+    commands, pools and spans) are the Python engine's."""
     data = _default_read_only_cold().model_dump(mode="json")
     data["cluster"]["cache"]["capacity"] = "4MiB"
     data["array"] |= array
@@ -381,9 +386,13 @@ def test_the_array_caches_are_bit_identical(array: dict[str, Any]) -> None:
                 drives.drive_cache_hits,
                 [list(cache.items()) for cache in drives._segment_caches],
                 drives.head,
+                drives._pending,
+                drives._pool,
+                drives._span,
             )
         )
-    assert states[0][0] + states[0][2] > 0  # the array's caches answered reads
+    # the array's caches answered reads, or its drives chose among queued commands
+    assert states[0][0] + states[0][2] > 0 or any(len(pool) > 0 for pool in states[0][6])
     assert states[1] == states[0]
 
 
@@ -495,8 +504,8 @@ def test_random_scenarios_of_its_class_are_bit_identical(scenario: Scenario) -> 
 def _miss_scenarios(draw: st.DrawFn) -> Scenario:
     """The random scenarios above with caches cold or warm but small (1-64 MiB a host, so that
     reads miss), and an array the native engine runs: the HDD RAID 10, 6 or 5 first come first
-    served or with the elevator, the all-flash array, with or without a controller read cache
-    and drive buffers; half of them with reads of up to 1 MiB."""
+    served or with the elevator, the all-flash array, with or without a controller read cache,
+    drive buffers and command queueing; half of them with reads of up to 1 MiB."""
     data = _reads_from_warm_caches(draw(valid_scenarios()))
     for group in data["groups"]:
         group["workload"]["working_set"] = draw(st.sampled_from(["8MiB", "64MiB", "256MiB"]))
@@ -526,6 +535,21 @@ def _miss_scenarios(draw: st.DrawFn) -> Scenario:
                     "read_cache": "1MiB",
                     "drive": {"profile": "sata-7200", "cache": "1MiB", "cache_segments": 4},
                 },
+                # the drives' command queueing (positioning; seek past a committed one)
+                {
+                    "profile": "array-14x7200",
+                    "drive": {"profile": "sata-7200", "command_queueing": 8},
+                },
+                {
+                    "profile": "nas-4bay",
+                    "scheduling": "fcfs",
+                    "drive": {
+                        "profile": "sata-7200",
+                        "command_queueing": 4,
+                        "reorder": "seek",
+                        "reorder_lag": 1,
+                    },
+                },
             ]
         )
     )
@@ -553,13 +577,20 @@ def test_random_scenarios_with_misses_are_bit_identical(scenario: Scenario) -> N
     _assert_same(python, native)
 
 
-def test_a_warm_cache_short_of_a_disk_before_an_array_it_lacks_leaves_the_run_to_python() -> None:
-    """Warm caches pass the selector (they may hold every disk); the model check finds reads
-    that miss, to an array whose drives queue commands: the Python engine's run."""
+def test_a_warm_cache_short_of_a_disk_misses_to_queueing_drives_bit_identically() -> None:
+    """Warm caches holding a quarter of the disk: the native engine takes the run (no array part
+    is left to the Python engine) and its misses reach drives that queue commands."""
     data = _optane_data()
-    _command_queueing(data)
     data["cluster"]["cache"] |= {"capacity": "4MiB", "warm": True}
-    data["groups"][0]["workload"] |= {"working_set": "16MiB"}
+    data["array"] = {
+        "profile": "array-14x7200",
+        "drive": {"profile": "sata-7200", "command_queueing": 8},
+    }
+    data["groups"][0]["workload"] |= {"working_set": "16MiB", "outstanding": 16}
     scenario = load_scenario(data)
     assert native_run.unsupported(scenario) is None
-    assert build(scenario, 1, native=True).native is None
+    assert build(scenario, 1, native=True).native is not None
+    python = run_scenario(scenario, duration=0.05, native=False)
+    native = run_scenario(scenario, duration=0.05, native=True)
+    assert python.counters.cache_hits > 0 and python.counters.cache_misses > 0
+    _assert_same(python, native)

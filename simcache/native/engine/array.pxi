@@ -54,6 +54,19 @@ cdef struct ArrayState:
     int64_t rc_mask
     int64_t read_cache_hits
     bint rc_changed  # its lines changed since sync_in (sync_out writes them back)
+    # the drives' command queueing (command_queueing > 1, disks): per spindle the finish times of
+    # the commands booked and not done (pend, ascending), the pool of unserved (position, angle)
+    # pairs (at most choose_among a spindle) and the span of the positions requested
+    int64_t choose_among, reorder_lag, drive_depth
+    bint by_seek
+    double** pend
+    int64_t* pend_n
+    int64_t* pend_cap
+    int64_t* pool_pos
+    double* pool_angle
+    int64_t* pool_n
+    int64_t* span_lo
+    int64_t* span_hi
 
 
 cdef inline double _seek(ArrayState* a, double x) noexcept nogil:
@@ -67,11 +80,127 @@ cdef inline double _seek(ArrayState* a, double x) noexcept nogil:
     return a.c + a.e * x
 
 
+cdef inline double _seek_from(ArrayState* a, int64_t head, int64_t place) noexcept nogil:
+    """Spindles._seek_from."""
+    cdef int64_t distance = place - head if head > 0 else place
+    return _seek(a, (distance if distance >= 0 else -distance) / a.stroke)
+
+
+cdef int64_t _candidates(ArrayState* a, int64_t s, double now) noexcept nogil:
+    """Spindles._candidates: the commands the drive chooses among for the slot booked now."""
+    cdef double* pending = a.pend[s]
+    cdef int64_t n = a.pend_n[s], done = 0, held, candidates
+    while done < n and pending[done] <= now:
+        done += 1
+    if done:
+        memmove(pending, pending + done, (n - done) * sizeof(double))
+        n -= done
+        a.pend_n[s] = n
+    held = n if n < a.drive_depth else a.drive_depth - 1
+    candidates = held - a.reorder_lag
+    if candidates > a.choose_among:
+        candidates = a.choose_among
+    return candidates if candidates > 1 else 1
+
+
+cdef int _pend_add(ArrayState* a, int64_t s, double finish) except -1 nogil:
+    cdef int64_t cap = a.pend_cap[s]
+    cdef double* grown
+    if a.pend_n[s] == cap:
+        cap = 2 * cap if cap else 16
+        grown = <double*>realloc(a.pend[s], cap * sizeof(double))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        a.pend[s] = grown
+        a.pend_cap[s] = cap
+    a.pend[s][a.pend_n[s]] = finish
+    a.pend_n[s] += 1
+    return 0
+
+
+cdef int64_t _reorder(ArrayState* a, int64_t s, int64_t position, double start, bint busy,
+                      int64_t candidates, double* seek_out, double* rotation_out) noexcept nogil:
+    """Spindles._reorder: the position served (returned), its seek (with the overhead) and its
+    rotational wait; the same draws and float operations."""
+    cdef int64_t* pool_pos = a.pool_pos + s * a.choose_among
+    cdef double* pool_angle = a.pool_angle + s * a.choose_among
+    cdef double angle = _uniform(&a.u), best_angle, turn, turn_at, seek, rotation, cost
+    cdef double best_cost, best_seek, best_rotation
+    cdef int64_t window = candidates - 1, head = a.head[s], best, best_place, k, place
+    cdef int64_t origin, nearest, distance
+    if position < a.span_lo[s]:
+        a.span_lo[s] = position
+    if position > a.span_hi[s]:
+        a.span_hi[s] = position
+    while a.pool_n[s] < window:
+        place = a.span_lo[s] + <int64_t>(_uniform(&a.u) * <double>(a.span_hi[s] - a.span_lo[s]))
+        pool_pos[a.pool_n[s]] = place
+        pool_angle[a.pool_n[s]] = _uniform(&a.u)
+        a.pool_n[s] += 1
+    best = window  # the booked command, the most recent: pool entries first among equals
+    best_place = position
+    if a.by_seek:
+        origin = head if head > 0 else 0
+        nearest = position - origin if position >= origin else origin - position
+        for k in range(window):
+            place = pool_pos[k]
+            distance = place - origin if place >= origin else origin - place
+            if distance <= nearest and (distance < nearest or best == window):
+                best = k
+                nearest = distance
+                best_place = place
+        best_angle = angle
+        if best < window:
+            best_angle = pool_angle[best]
+            pool_pos[best] = position
+            pool_angle[best] = angle
+        if busy and best_place == head:
+            seek_out[0] = 0.0
+            rotation_out[0] = 0.0
+            return best_place
+        seek = _seek_from(a, head, best_place) + a.overhead
+        turn = best_angle - (start + seek) / a.revolution
+        seek_out[0] = seek
+        rotation_out[0] = (turn - floor(turn)) * a.revolution
+        return best_place
+    best_cost = INFINITY
+    best_seek = 0.0
+    best_rotation = 0.0
+    for k in range(window + 1):
+        if k < window:
+            place = pool_pos[k]
+            turn_at = pool_angle[k]
+        else:
+            place = position
+            turn_at = angle
+        if busy and place == head:
+            seek = 0.0
+            rotation = 0.0
+        else:
+            seek = _seek_from(a, head, place) + a.overhead
+            turn = turn_at - (start + seek) / a.revolution
+            rotation = (turn - floor(turn)) * a.revolution
+        cost = seek + rotation
+        if cost < best_cost:
+            best = k
+            best_cost = cost
+            best_seek = seek
+            best_rotation = rotation
+            best_place = place
+    if best < window:
+        pool_pos[best] = position
+        pool_angle[best] = angle
+    seek_out[0] = best_seek
+    rotation_out[0] = best_rotation
+    return best_place
+
+
 cdef double _operate(ArrayState* a, int64_t s, int64_t position, int64_t chunk, double now
                      ) except? -1 nogil:
-    """Spindles.operate for a read (no command queueing, scale 1), or _flash_operate."""
+    """Spindles.operate for a read (scale 1), or _flash_operate."""
     cdef double busy_until, start, seek, rotation, transfer, finish, free_at, service
-    cdef int64_t head, distance, unit, k
+    cdef int64_t head, distance, unit, k, candidates = 1
     cdef double* units
     if a.flash:
         units = a.units + s * a.nunits
@@ -91,7 +220,12 @@ cdef double _operate(ArrayState* a, int64_t s, int64_t position, int64_t chunk, 
     busy_until = a.spindle_free[s]
     start = busy_until if busy_until > now else now
     head = a.head[s]
-    if head == position and busy_until >= now:
+    if a.choose_among > 1:
+        candidates = _candidates(a, s, now)
+    if candidates > 1:
+        position = _reorder(a, s, position, start, busy_until >= now, candidates, &seek,
+                            &rotation)
+    elif head == position and busy_until >= now:
         seek = 0.0
         rotation = 0.0
     else:
@@ -108,6 +242,8 @@ cdef double _operate(ArrayState* a, int64_t s, int64_t position, int64_t chunk, 
     a.spindle_free[s] = finish
     a.head[s] = position + chunk
     a.media_bytes += chunk
+    if a.choose_among > 1:
+        _pend_add(a, s, finish)
     _meter_add(&a.m, start, finish, now)
     return finish
 

@@ -237,6 +237,19 @@ cdef int _misses_in(Engine self) except -1:
             a.seg_pos[k * (a.segments + 1) + n] = position
             a.seg_len[k * (a.segments + 1) + n] = held
         a.seg_n[k] = len(segments)
+    for k in range(a.spindles if a.choose_among > 1 else 0):
+        pending = spindles._pending[k]
+        a.pend_n[k] = 0
+        for finish in pending:
+            _pend_add(a, k, finish)
+        pool = spindles._pool[k]
+        if len(pool) > a.choose_among:
+            raise RuntimeError("a drive's pool holds more commands than it chooses among")
+        for n, (position, angle) in enumerate(pool):
+            a.pool_pos[k * a.choose_among + n] = position
+            a.pool_angle[k * a.choose_among + n] = angle
+        a.pool_n[k] = len(pool)
+        a.span_lo[k], a.span_hi[k] = spindles._span[k]
     a.read_cache_hits = array.read_cache_hits
     if a.rc_lines:
         lines = array._lines
@@ -314,6 +327,13 @@ cdef int _misses_out(Engine self) except -1:
             (a.seg_pos[k * (a.segments + 1) + n], a.seg_len[k * (a.segments + 1) + n])
             for n in range(a.seg_n[k])
         ])
+    for k in range(a.spindles if a.choose_among > 1 else 0):
+        spindles._pending[k][:] = [a.pend[k][n] for n in range(a.pend_n[k])]
+        spindles._pool[k][:] = [
+            (a.pool_pos[k * a.choose_among + n], a.pool_angle[k * a.choose_among + n])
+            for n in range(a.pool_n[k])
+        ]
+        spindles._span[k][:] = [a.span_lo[k], a.span_hi[k]]
     array.read_cache_hits = a.read_cache_hits
     if a.rc_lines and a.rc_changed:
         keys = []
@@ -402,6 +422,24 @@ cdef int _setup_misses(
     a.rc_line = array._line
     a.rc_hit = array._read_hit
     a.rc_first = a.rc_last = a.rc_free = -1
+    # the drives' command queueing (its pending commands, pools and spans: _misses_in)
+    a.choose_among = spindles._choose_among
+    a.reorder_lag = spindles._reorder_lag
+    a.by_seek = spindles._by_seek
+    a.drive_depth = spindles._queue_depth
+    if a.choose_among > 1:
+        a.pend = <double**>calloc(a.spindles, sizeof(double*))
+        a.pend_n = <int64_t*>calloc(a.spindles, sizeof(int64_t))
+        a.pend_cap = <int64_t*>calloc(a.spindles, sizeof(int64_t))
+        a.pool_pos = <int64_t*>malloc(a.spindles * a.choose_among * sizeof(int64_t))
+        a.pool_angle = <double*>malloc(a.spindles * a.choose_among * sizeof(double))
+        a.pool_n = <int64_t*>calloc(a.spindles, sizeof(int64_t))
+        a.span_lo = <int64_t*>malloc(a.spindles * sizeof(int64_t))
+        a.span_hi = <int64_t*>malloc(a.spindles * sizeof(int64_t))
+        if (a.pend == NULL or a.pend_n == NULL or a.pend_cap == NULL or a.pool_pos == NULL
+                or a.pool_angle == NULL or a.pool_n == NULL or a.span_lo == NULL
+                or a.span_hi == NULL):
+            raise MemoryError()
     a.nunits = spindles._parallelism if a.flash else 0
     a.units = <double*>malloc(max(1, a.spindles * a.nunits) * sizeof(double))
     a.m.held_cap = FOLD_AT
