@@ -106,6 +106,7 @@ cdef class Engine:
     cdef ArrayState array
     cdef object _array, _network, _flow_class
     cdef object _rc_seen  # the array's read-cache lines as sync_out left them
+    cdef list _cache_seen  # per host: its cache's (log, index) as last read or written
     cdef list _ports
     cdef PortState* ports
     cdef int32_t port_count
@@ -270,6 +271,7 @@ cdef class Engine:
         cdef Py_ssize_t i
         self._tiers = tiers
         self._caches = caches
+        self._cache_seen = [None] * len(caches)
         self._tier_streams = [tier._stream for tier in tiers]
         self._meters = [None] * len(tiers)
         self.tier_count = len(tiers)
@@ -372,8 +374,10 @@ cdef class Engine:
         # as RecordBuffer.add: hand the records on once the buffer and these hold `limit`
         self.record_room = max(1, self.record_limit - self.buffer.count)
 
-    def sync_out(self) -> None:
-        """Write the state to the Python objects (before a Python event, and at the end)."""
+    def sync_out(self, bint full=True) -> None:
+        """Write the state to the Python objects (before a Python event, and at the end). Not
+        ``full`` (before a Python event of the run, not its end): the host caches' lines stay
+        the engine's (:func:`_misses_out`); their counters are written."""
         cdef Py_ssize_t i, s
         for i in range(self.tier_count):
             _tier_out(self, i)
@@ -393,7 +397,7 @@ cdef class Engine:
             for number, issued in sorted(in_flight.get(i, ())):
                 reads[number] = issued
         if self.misses:
-            _misses_out(self)
+            _misses_out(self, full)
         _records_out(self, False)
 
     cdef int _push(

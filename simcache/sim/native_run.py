@@ -186,7 +186,9 @@ def run(
                 engine.sync_out()
                 return False
             continue
-        engine.sync_out()
+        # before the run's stop, everything; before its other Python events (the sampler, the
+        # flushers' steps), the caches' lines stay the engine's (Engine.sync_out)
+        engine.sync_out(head is stop)
         clock.step()
         if head is stop:
             clock.eid += 1  # as run_until

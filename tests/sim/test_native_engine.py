@@ -363,7 +363,7 @@ def test_the_array_parts_are_bit_identical(array: dict[str, Any]) -> None:
     drives' buffers or their command queueing: 4 MiB host caches, so that reads evicted from them
     come back to the array and hit its caches. The runs' records, samples and counters, and the
     models' array state after 1 s (cache hits, lines in recency order, segments, heads, pending
-    commands, pools and spans) are the Python engine's."""
+    commands, pools and spans) and host caches' lines are the Python engine's."""
     data = _default_read_only_cold().model_dump(mode="json")
     data["cluster"]["cache"]["capacity"] = "4MiB"
     data["array"] |= array
@@ -389,6 +389,8 @@ def test_the_array_parts_are_bit_identical(array: dict[str, Any]) -> None:
                 drives._pending,
                 drives._pool,
                 drives._span,
+                # the host caches' lines, which the native engine writes back at the run's end
+                [(list(host.cache._log), host.cache._count) for host in model.hosts],
             )
         )
     # the array's caches answered reads, or its drives chose among queued commands

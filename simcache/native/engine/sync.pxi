@@ -196,6 +196,15 @@ cdef int _misses_in(Engine self) except -1:
         c.misses = cache.misses
         c.inserted = cache.inserted_lines
         c.evicted = cache.evicted_lines
+        seen = self._cache_seen[i]
+        if (seen is not None and cache._log is seen[0] and cache._slots is seen[1]
+                and len(cache._log) == seen[2] and cache._count == seen[3]
+                and cache._head == seen[4]):
+            continue  # the lines the engine holds (those sync_out deferred, if changed)
+        if c.changed:
+            raise RuntimeError(
+                "a Python event changed a read cache whose lines the native engine holds"
+            )
         log = list(cache._log)
         slots = list(cache._slots)
         free(c.log)
@@ -215,6 +224,7 @@ cdef int _misses_in(Engine self) except -1:
         c.dead = cache._dead
         c.count = cache._count
         c.changed = False
+        self._cache_seen[i] = (cache._log, cache._slots, len(log), c.count, c.head)
     array = self._array
     spindles = array.spindles
     head = spindles.head
@@ -283,10 +293,12 @@ cdef int _misses_in(Engine self) except -1:
     return 0
 
 
-cdef int _misses_out(Engine self) except -1:
+cdef int _misses_out(Engine self, bint full) except -1:
     """Write the caches, the array and the network's ports back (sync_out); the flows in
-    flight are shown to the network as ``_Flow`` objects (its ``sync`` and ``in_flight``
-    read them)."""
+    flight are shown to the network as ``_Flow`` objects (its ``sync`` and ``in_flight`` read
+    them). A cache's lines (log, index and their counts: O(lines) to copy) only when ``full``:
+    otherwise they stay the engine's (no Python event of the runs it takes reads them; the
+    sampler reads the counters), and sync_in checks that no Python event changed them."""
     cdef Py_ssize_t i, k, n
     cdef CacheState* c
     cdef ArrayState* a = &self.array
@@ -305,7 +317,7 @@ cdef int _misses_out(Engine self) except -1:
         cache.misses = c.misses
         cache.inserted_lines = c.inserted
         cache.evicted_lines = c.evicted
-        if c.changed:
+        if c.changed and full:
             cache._log = vec[i64]([c.log[k] for k in range(c.log_n)])
             cache._slots = vec[i32]([c.slots[k] for k in range(c.mask + 1)])
             cache._mask = c.mask
@@ -313,6 +325,7 @@ cdef int _misses_out(Engine self) except -1:
             cache._dead = c.dead
             cache._count = c.count
             c.changed = False
+            self._cache_seen[i] = (cache._log, cache._slots, c.log_n, c.count, c.head)
     array = self._array
     spindles = array.spindles
     spindles.head[:] = [a.head[k] for k in range(a.spindles)]
