@@ -1,7 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The native engine's vertical slices (issue 35, steps 2 to 4): generated reads served by the
+"""The native engine's vertical slices (issue 35, steps 2 to 5): generated reads served by the
 hosts' flash tiers from their read caches, or on a miss by the backing array over the storage
-network (then filling the cache), run in ``nogil`` code over C structs.
+network (then filling the cache), run in ``nogil`` code over C structs. The array's read path is
+whole: any RAID layout and drive, first come first served or the elevator, the controller's read
+cache, the drives' buffers and command queueing.
 
 What it runs, event for event as the Python engine (``simcache.sim.drivers._ClosedSlot`` and
 ``_OpenLoop``, ``IOStream.next_gap`` with its duty cycle, ``VM.start``'s read hit,
