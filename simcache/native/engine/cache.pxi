@@ -1,0 +1,214 @@
+# Ports simcache.sim.components.cache.ReadCache (a host's read cache): the open-addressing index
+# of recency-log positions with linear probing and backward-shift removal, the recency log with
+# its compaction and growth at the same thresholds (CacheState, _lookup, _insert), so that the
+# same lines are evicted.
+
+cdef enum:
+    VM_SHIFT = 40
+    DEAD = -1
+    MIN_SLOTS = 16
+    LOG_SLACK = 64
+    FOLD = 29
+
+cdef int64_t LINE_MASK = (<int64_t>1 << VM_SHIFT) - 1
+cdef int64_t VM_MIX = 0x9E3779B9
+cdef int64_t VM_OFFSET_MASK = (<int64_t>1 << 39) - 1
+cdef int64_t LINE_MIX = 0x13C6EF
+
+
+cdef struct CacheState:
+    # ReadCache: its index (slots), recency log and counters; ``full``: it holds every disk of
+    # its VMs (every read hits: only the hits are counted, the recency is not kept)
+    bint full
+    int64_t line, capacity
+    int32_t* slots
+    int64_t mask
+    int64_t* log
+    int64_t log_n, log_cap
+    int64_t head, dead, count
+    int64_t hits, misses, inserted, evicted
+    bint changed  # its lines changed since sync_in (sync_out writes them back)
+
+
+cdef inline int64_t _home(int64_t key, int64_t mask) noexcept nogil:
+    """_slot(_spread(key), mask)."""
+    cdef int64_t spread = (
+        (key & LINE_MASK) + ((key >> VM_SHIFT) * VM_MIX & VM_OFFSET_MASK)
+    ) * LINE_MIX
+    return (spread ^ (spread >> FOLD)) & mask
+
+
+cdef int _log_append(CacheState* c, int64_t key) except -1 nogil:
+    cdef int64_t cap
+    cdef int64_t* log
+    if c.log_n == c.log_cap:
+        cap = 2 * c.log_cap if c.log_cap else 64
+        log = <int64_t*>realloc(c.log, cap * sizeof(int64_t))
+        if log == NULL:
+            with gil:
+                raise MemoryError()
+        c.log = log
+        c.log_cap = cap
+    c.log[c.log_n] = key
+    c.log_n += 1
+    return 0
+
+
+cdef void _place_lines(CacheState* c) noexcept nogil:
+    cdef int64_t position, key, slot
+    for position in range(c.head, c.log_n):
+        key = c.log[position]
+        if key != DEAD:
+            slot = _home(key, c.mask)
+            while c.slots[slot] != 0:
+                slot = (slot + 1) & c.mask
+            c.slots[slot] = <int32_t>position
+
+
+cdef int _grow(CacheState* c) except -1 nogil:
+    cdef int64_t size = 2 * (c.mask + 1)
+    cdef int32_t* slots = <int32_t*>calloc(size, sizeof(int32_t))
+    if slots == NULL:
+        with gil:
+            raise MemoryError()
+    free(c.slots)
+    c.slots = slots
+    c.mask = size - 1
+    _place_lines(c)
+    return 0
+
+
+cdef void _compact_log(CacheState* c) noexcept nogil:
+    cdef int64_t write = 1, read, key
+    for read in range(c.head, c.log_n):
+        key = c.log[read]
+        if key != DEAD:
+            c.log[write] = key
+            write += 1
+    c.log_n = write
+    c.head = 1
+    c.dead = 0
+    memset(c.slots, 0, (c.mask + 1) * sizeof(int32_t))
+    _place_lines(c)
+
+
+cdef void _remove(CacheState* c, int64_t slot) noexcept nogil:
+    cdef int64_t mask = c.mask, hole = slot, position, key
+    slot = (slot + 1) & mask
+    position = c.slots[slot]
+    while position != 0:
+        key = c.log[position]
+        if ((slot - _home(key, mask)) & mask) >= ((slot - hole) & mask):
+            c.slots[hole] = <int32_t>position
+            hole = slot
+        slot = (slot + 1) & mask
+        position = c.slots[slot]
+    c.slots[hole] = 0
+    c.count -= 1
+
+
+cdef void _evict(CacheState* c, int64_t lines) noexcept nogil:
+    cdef int64_t position = c.head, key, slot, k
+    for k in range(lines):
+        key = c.log[position]
+        while key == DEAD:
+            c.dead -= 1
+            position += 1
+            key = c.log[position]
+        slot = _home(key, c.mask)
+        while c.slots[slot] != position:
+            slot = (slot + 1) & c.mask
+        _remove(c, slot)
+        position += 1
+    c.head = position
+
+
+cdef int _lookup(CacheState* c, int64_t vm, int64_t offset, int64_t size) except -1 nogil:
+    """ReadCache.lookup: 1 if every line of the I/O is cached (their recency refreshed), else 0."""
+    cdef int64_t first = offset // c.line
+    cdef int64_t lines = (offset + size - 1) // c.line - first + 1
+    cdef int64_t key = (vm << VM_SHIFT) + first, slot, position, k, mask = c.mask
+    cdef int64_t spread = (first + (vm * VM_MIX & VM_OFFSET_MASK)) * LINE_MIX
+    cdef int64_t found_one
+    cdef int64_t* found
+    if lines == 1:
+        slot = (spread ^ (spread >> FOLD)) & mask
+        position = c.slots[slot]
+        while position and c.log[position] != key:
+            slot = (slot + 1) & mask
+            position = c.slots[slot]
+        if not position:
+            c.misses += 1
+            return 0
+        c.log[position] = DEAD
+        c.slots[slot] = <int32_t>c.log_n
+        _log_append(c, key)
+    else:
+        found = <int64_t*>malloc(lines * sizeof(int64_t))
+        if found == NULL:
+            with gil:
+                raise MemoryError()
+        for k in range(lines):
+            slot = (spread ^ (spread >> FOLD)) & mask
+            position = c.slots[slot]
+            while position and c.log[position] != key:
+                slot = (slot + 1) & mask
+                position = c.slots[slot]
+            if not position:
+                free(found)
+                c.misses += 1
+                return 0
+            found[k] = slot
+            key += 1
+            spread += LINE_MIX
+        for k in range(lines):
+            position = c.slots[found[k]]
+            c.slots[found[k]] = <int32_t>c.log_n
+            _log_append(c, c.log[position])
+            c.log[position] = DEAD
+        free(found)
+    c.dead += lines
+    c.hits += 1
+    c.changed = True
+    if c.head + c.dead > c.count + LOG_SLACK:
+        _compact_log(c)
+    return 1
+
+
+cdef int _insert(CacheState* c, int64_t vm, int64_t offset, int64_t size) except -1 nogil:
+    """ReadCache.insert."""
+    cdef int64_t first = offset // c.line
+    cdef int64_t lines = (offset + size - 1) // c.line - first + 1
+    cdef int64_t key, slot, position, k, mask, spread, refreshed = 0, inserted
+    while c.count + lines >= c.mask + 1:
+        _grow(c)
+    key = (vm << VM_SHIFT) + first
+    mask = c.mask
+    spread = (first + (vm * VM_MIX & VM_OFFSET_MASK)) * LINE_MIX
+    for k in range(lines):
+        slot = (spread ^ (spread >> FOLD)) & mask
+        position = c.slots[slot]
+        while position and c.log[position] != key:
+            slot = (slot + 1) & mask
+            position = c.slots[slot]
+        if position:
+            c.log[position] = DEAD
+            refreshed += 1
+        c.slots[slot] = <int32_t>c.log_n
+        _log_append(c, key)
+        key += 1
+        spread += LINE_MIX
+    c.dead += refreshed
+    inserted = lines - refreshed
+    c.changed = True
+    if inserted:
+        c.count += inserted
+        c.inserted += inserted
+        if c.count > c.capacity:
+            c.evicted += c.count - c.capacity
+            _evict(c, c.count - c.capacity)
+        if 2 * c.count > c.mask + 1:
+            _grow(c)
+    if c.head + c.dead > c.count + LOG_SLACK:
+        _compact_log(c)
+    return 0

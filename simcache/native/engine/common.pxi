@@ -1,0 +1,139 @@
+# The native engine's shared declarations (included by simcache/native/_engine.pyx): numpy's
+# bit generator interface, the constants (event kinds, record fields, the kernel's priorities),
+# the event queue's entry, a read in flight (Slot) and a VM's state (VmState: its IOStream's
+# batch and gaps, its driver, its DutyClock), and two helpers: the queue's order and numpy's
+# bounded integers (Generator.integers).
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    /* numpy's bitgen_t (numpy/random/bitgen.h), the layout numpy documents for its bit
+       generators' C API: declared here so that the build needs no numpy headers. */
+    typedef struct simcache_bitgen {
+        void *state;
+        uint64_t (*next_uint64)(void *st);
+        uint32_t (*next_uint32)(void *st);
+        double (*next_double)(void *st);
+        uint64_t (*next_raw)(void *st);
+    } simcache_bitgen_t;
+    """
+    ctypedef struct simcache_bitgen_t:
+        void *state
+        uint32_t (*next_uint32)(void *st) noexcept nogil
+        double (*next_double)(void *st) noexcept nogil
+
+
+cdef enum:
+    FIELDS = 11  # RECORD_FIELDS
+    PRIORITY_SHIFT = 52
+    URGENT = 0
+    NORMAL = 1
+    # event kinds: entry.slot is a slot (closed loops, reads in flight) or a VM (open loops)
+    BEGIN = 0  # a closed-loop slot's start (_ClosedSlot._begin)
+    SERVED = 1  # a closed-loop slot's read completes (VM._hit_served, then _ClosedSlot._done)
+    NEXT = 2  # a closed-loop slot's think time is over (_ClosedSlot._next)
+    ISSUE = 3  # a closed-loop slot's duty cycle is on again (_ClosedSlot._issue)
+    OPEN_BEGIN = 4  # an open loop's start (_OpenLoop._begin)
+    ARRIVE = 5  # an open-loop arrival (_OpenLoop._arrive)
+    OPEN_SERVED = 6  # an open-loop read completes (VM._hit_served)
+    ARRAY_DONE = 7  # a miss's data is read by the array (ArrayRead._step's first phase)
+    MISS_DONE = 8  # a miss's data is back over a shared link (the network's _deliver)
+    LONE = 9  # a lone flow's delivery (FlowNetwork._lone_delivered): entry.slot the flow
+    WAKE = 10  # the network's wake-up timer (FlowNetwork._wake): entry.aux its number
+    STALE_KEPT = 64  # link._STALE_TIMERS_KEPT
+    HEAP_SLACK = 64  # link._HEAP_SLACK
+    FOLD_AT = 4096  # meter._FOLD_AT
+    # Engine.run's outcomes
+    REACHED = 0  # the next event is the Python one given (or none is queued before it)
+    PAUSED = 1  # the event budget ran out
+    # how a VM's stream draws its next batch: IOStream._refill_ios called, or its cases here
+    PYTHON_REFILL = 0
+    UNIFORM_REFILL = 1
+    SEQUENTIAL_REFILL = 2
+    # a VM's duty cycle (DutyClock.shape)
+    DUTY_NONE = 0
+    DUTY_ONOFF = 1
+    DUTY_SINE = 2
+    DUTY_PROFILE = 3
+    BLOCK = 4096  # generators.BLOCK
+    SECTOR = 512  # collect.SECTOR
+    COMPONENTS = 5  # the latency components of a record
+
+cdef double PI = 3.141592653589793  # math.pi
+
+
+cdef struct Entry:
+    double time
+    int64_t key
+    int32_t slot
+    int32_t kind
+    int64_t aux  # a lone delivery's flow seq, a wake-up's number
+
+
+cdef struct Slot:
+    # a closed-loop slot (the first ones), or an open-loop read in flight (taken and given back)
+    int32_t vm
+    int64_t number  # the read's number in its VM (-1: none in flight)
+    double issued
+    int64_t size
+    int64_t offset  # a miss's
+    double array_time  # a miss's: from its request's arrival at the array to the array's done
+
+
+cdef struct VmState:
+    int64_t index
+    int32_t tier
+    int64_t issued
+    # the stream's drawn batch (IOStream._writes, _io_sizes, _offsets) and where it is read
+    unsigned char* writes
+    int64_t* sizes
+    int64_t* offsets
+    int64_t io_next
+    int64_t io_count
+    int64_t reach  # bytes from the disk's start the host's cache holds for it
+    bint batch_drawn  # a batch drawn here since the last sync_out (else the stream's is it)
+    # IOStream._refill_ios in native code (refill != PYTHON_REFILL): its batch and laws
+    int32_t refill
+    simcache_bitgen_t* bitgen  # the stream's generator
+    int64_t io_batch
+    int64_t max_batch
+    double read_fraction
+    int64_t blocks
+    int64_t cursor
+    int32_t nsizes
+    int64_t* size_table
+    double* cdf
+    # the driver: an open loop, or closed-loop slots with a think time
+    bint open
+    double think
+    # the open loop's gaps (IOStream._gaps, _gap_count, _gap_next, _gap_batch) and their law
+    double* gaps
+    int64_t gap_next, gap_count, gap_batch
+    double mean_gap
+    bint uniform_arrivals, first_pending
+    double first_fraction
+    # the duty cycle (DutyClock)
+    int32_t duty
+    double on, off, phase, period, amplitude, peak_factor, interval
+    int32_t levels
+    double* factors  # a profile's rate over the mean, per interval
+    double* cumulative  # its cumulative sums (levels + 1)
+
+
+cdef inline bint _before(double time, int64_t key, Entry* other) noexcept nogil:
+    return time < other.time or (time == other.time and key < other.key)
+
+
+cdef inline uint64_t _lemire32(simcache_bitgen_t* bitgen, uint32_t rng) noexcept nogil:
+    """numpy's buffered_bounded_lemire_uint32: a uniform integer in [0, rng] (rng < 2**32 - 1),
+    as ``Generator.integers`` draws it for a range under 2**32."""
+    cdef uint32_t rng_excl = rng + 1
+    cdef uint64_t m = (<uint64_t>bitgen.next_uint32(bitgen.state)) * rng_excl
+    cdef uint32_t leftover = <uint32_t>m
+    cdef uint32_t threshold
+    if leftover < rng_excl:
+        threshold = (UINT32_MAX - rng) % rng_excl
+        while leftover < threshold:
+            m = (<uint64_t>bitgen.next_uint32(bitgen.state)) * rng_excl
+            leftover = <uint32_t>m
+    return m >> 32

@@ -1,0 +1,142 @@
+# Ports the drivers and a VM's read path: simcache.sim.drivers._ClosedSlot and _OpenLoop (a
+# closed-loop slot's next I/O after its think time and on/off cycle: _next; an open loop's
+# arrivals: _arrival_after, reads in flight on free slots: _take_slot), VM.start for a read
+# (_start: the host cache's lookup, the tier's read on a hit), a hit's completion (_served),
+# a miss (ArrayRead: _miss) and its delivery (VM.miss_delivered: _miss_done), then the slot
+# goes on (_slot_done).
+
+cdef int32_t _take_slot(Engine self, int32_t vm) except -1 nogil:
+    """A slot for an open-loop read in flight (one given back, else a new one)."""
+    cdef int32_t s
+    cdef Slot* slots
+    cdef int32_t* free_slots
+    if self.free_count:
+        self.free_count -= 1
+        s = self.free_slots[self.free_count]
+    else:
+        if self.slots_used == self.slot_cap:
+            slots = <Slot*>realloc(self.slots, 2 * self.slot_cap * sizeof(Slot))
+            if slots == NULL:
+                with gil:
+                    raise MemoryError()
+            self.slots = slots
+            free_slots = <int32_t*>realloc(
+                self.free_slots, 2 * self.slot_cap * sizeof(int32_t)
+            )
+            if free_slots == NULL:
+                with gil:
+                    raise MemoryError()
+            self.free_slots = free_slots
+            self.slot_cap *= 2
+        s = self.slots_used
+        self.slots_used += 1
+    self.slots[s].vm = vm
+    self.slots[s].number = -1
+    return s
+
+
+cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogil:
+    """IOStream.next_io and VM.start's read hit for slot ``s``: the VM's next I/O, booked on
+    its host's tier now, its completion (``kind``) scheduled."""
+    cdef Slot* slot = &self.slots[s]
+    cdef int32_t v = slot.vm
+    cdef VmState* vm = &self.vms[v]
+    cdef TierState* t
+    cdef int64_t i, size, offset
+    cdef double done
+    if vm.io_next >= vm.io_count:
+        if vm.refill == PYTHON_REFILL:
+            with gil:
+                _refill(self, v)
+        else:
+            _refill_native(self, vm)
+    i = vm.io_next
+    vm.io_next = i + 1
+    size = vm.sizes[i]
+    offset = vm.offsets[i]
+    if vm.writes[i] != 0 or (
+        offset + size > vm.reach and not (self.misses and not self.caches[vm.tier].full)
+    ):
+        with gil:
+            raise RuntimeError(
+                "the native engine met an I/O it does not run (a write, or a read its host's"
+                " cache does not hold): its selector let an unsupported run through"
+            )
+    slot.number = vm.issued
+    vm.issued += 1
+    slot.issued = now
+    slot.size = size
+    t = &self.tiers[vm.tier]
+    if self.misses and not self.caches[vm.tier].full:
+        if not _lookup(&self.caches[vm.tier], vm.index, offset, size):
+            slot.offset = offset
+            return _miss(self, s, now)
+    else:
+        t.hits += 1  # Cache.lookup: every line held
+    done = _read(t, now, size)
+    self._schedule(now + (done - now), s, kind)
+    return 0
+
+
+cdef int _next(Engine self, int32_t s, double now) except -1 nogil:
+    """_ClosedSlot._next: once the VM's on/off cycle is on, the slot's next I/O."""
+    cdef VmState* vm = &self.vms[self.slots[s].vm]
+    cdef double on, end
+    if vm.duty == DUTY_ONOFF:
+        on = _on_start(vm, now, &end)
+        if on > now:
+            self._schedule(now + (on - now), s, ISSUE)  # = sleep()'s time
+            return 0
+    return _start(self, s, now, SERVED)
+
+
+cdef int _arrival_after(Engine self, int32_t v, double now) except -1 nogil:
+    """_OpenLoop._next: schedule the VM's next arrival."""
+    self._schedule(now + _next_gap(self, v, now), v, ARRIVE)
+    return 0
+
+
+cdef int _served(Engine self, int32_t s, double now) except -1 nogil:
+    """VM._hit_done: record the read."""
+    return _record(self, s, now, now - self.slots[s].issued, 0.0, 0.0, self.path_hit)
+
+
+cdef int _miss(Engine self, int32_t s, double now) except -1 nogil:
+    """ArrayRead.__init__: the request reaches the array one storage message after now, the
+    array serves it, its data leaves when the array is done (ARRAY_DONE)."""
+    cdef Slot* slot = &self.slots[s]
+    cdef VmState* vm = &self.vms[slot.vm]
+    cdef double arrives = now + self.host_ack[vm.tier], done
+    done = _array_read(&self.array, arrives, vm.index, slot.offset, slot.size)
+    slot.array_time = done - arrives
+    self._schedule(now + (done - now), s, ARRAY_DONE)
+    return 0
+
+
+cdef int _miss_done(Engine self, int32_t s, double now) except -1 nogil:
+    """VM.miss_delivered: fill the cache (the tier's write, the lines), record the read;
+    then the slot goes on."""
+    cdef Slot* slot = &self.slots[s]
+    cdef VmState* vm = &self.vms[slot.vm]
+    cdef double array_time = slot.array_time
+    _read(&self.tiers[vm.tier], now, slot.size, True)
+    _insert(&self.caches[vm.tier], vm.index, slot.offset, slot.size)
+    _record(self, s, now, 0.0, ((now - slot.issued) - array_time) - 0.0, array_time,
+                 self.path_miss)
+    return _slot_done(self, s, now)
+
+
+cdef int _slot_done(Engine self, int32_t s, double now) except -1 nogil:
+    """A read of slot ``s`` is done (recorded): a closed-loop slot goes round
+    (_ClosedSlot._done), an open loop's is given back."""
+    cdef double think
+    if s < self.slot_count:
+        think = self.vms[self.slots[s].vm].think
+        if think:
+            self._schedule(now + think, s, NEXT)
+        else:
+            _next(self, s, now)
+    else:
+        self.free_slots[self.free_count] = s
+        self.free_count += 1
+    return 0

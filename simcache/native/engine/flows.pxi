@@ -1,0 +1,357 @@
+# Ports simcache.sim.components.link.FlowNetwork for the misses' transfers back (array port to
+# the host's storage rx): max-min shares per port (_start as _send, _rerate, _leave), the heap of
+# finish marks by (finish, seq) (_mark_push, _mark_pop, _compact), the wake-up timer (_arm,
+# _set_wake, _wake: stale ones dropped as unschedule drops them) and lone deliveries
+# (_lone_delivered). The functions take the Engine: its ports, flows and event queue.
+
+cdef struct PortState:
+    double capacity, weight_sum, share, delivered, carried, window
+    int64_t packets
+    int32_t* active  # the flows on it, in order
+    int32_t nactive, active_cap
+
+
+cdef struct FlowState:
+    double size, remaining, stamp, rate, finish, latency, cap
+    int64_t seq, delivery  # delivery: the seq its lone delivery was scheduled with (-1: none)
+    bint lone, in_flight
+    int32_t ports[2]
+    int32_t slot  # the read it carries
+
+
+cdef int _frame(Engine self, int32_t host, int64_t size, double* wire) except -1 nogil:
+    """storage_tx.framing[size]: the wire bytes in ``wire``, the packets returned."""
+    cdef int32_t k
+    for k in range(self.fr_n):
+        if self.fr_size[k] == size and self.fr_host[k] == host:
+            wire[0] = self.fr_wire[k]
+            return <int>self.fr_packets[k]
+    with gil:
+        _frame_new(self, host, size)
+    wire[0] = self.fr_wire[self.fr_n - 1]
+    return <int>self.fr_packets[self.fr_n - 1]
+
+
+cdef int _frame_new(Engine self, int32_t host, int64_t size) except -1:
+    if self.fr_n == self.fr_cap:
+        raise RuntimeError("the native engine met more I/O sizes than it keeps framings of")
+    framed = self._framing[host][size]
+    self.fr_wire[self.fr_n] = framed[0]
+    self.fr_packets[self.fr_n] = framed[1]
+    self.fr_size[self.fr_n] = size
+    self.fr_host[self.fr_n] = host
+    self.fr_n += 1
+    return 0
+
+
+cdef int32_t _new_flow(Engine self) except -1 nogil:
+    cdef int32_t f, cap
+    if self.free_flow_count:
+        self.free_flow_count -= 1
+        return self.free_flows[self.free_flow_count]
+    if self.flows_used == self.flow_cap:
+        cap = 2 * self.flow_cap
+        self.flows = <FlowState*>realloc(self.flows, cap * sizeof(FlowState))
+        self.free_flows = <int32_t*>realloc(self.free_flows, cap * sizeof(int32_t))
+        self.in_flight = <int32_t*>realloc(self.in_flight, cap * sizeof(int32_t))
+        self.scratch = <int32_t*>realloc(self.scratch, cap * sizeof(int32_t))
+        self.scratch2 = <int32_t*>realloc(self.scratch2, cap * sizeof(int32_t))
+        self.epochs = <int64_t*>realloc(self.epochs, cap * sizeof(int64_t))
+        if (self.flows == NULL or self.free_flows == NULL or self.in_flight == NULL
+                or self.scratch == NULL or self.scratch2 == NULL or self.epochs == NULL):
+            with gil:
+                raise MemoryError()
+        memset(self.epochs + self.flow_cap, 0, self.flow_cap * sizeof(int64_t))
+        self.flow_cap = cap
+    f = self.flows_used
+    self.flows_used += 1
+    return f
+
+
+cdef int _active_add(Engine self, PortState* port, int32_t f) except -1 nogil:
+    cdef int32_t* active
+    if port.nactive == port.active_cap:
+        active = <int32_t*>realloc(port.active, 2 * port.active_cap * sizeof(int32_t))
+        if active == NULL:
+            with gil:
+                raise MemoryError()
+        port.active = active
+        port.active_cap *= 2
+    port.active[port.nactive] = f
+    port.nactive += 1
+    return 0
+
+
+cdef int _send(Engine self, int32_t s, double now) except -1 nogil:
+    """ArrayRead._step's first phase: FlowNetwork.send((array_tx, storage_rx), wire, packets,
+    latency=storage_tx.latency) and its _start."""
+    cdef Slot* slot = &self.slots[s]
+    cdef int32_t host = self.vms[slot.vm].tier, fi, other, first, nb = 0, k, j
+    cdef double wire, cap
+    cdef int packets = _frame(self, host, slot.size, &wire)
+    cdef FlowState* f
+    cdef PortState* port
+    self.ports[self.host_ports[2 * host]].packets += packets
+    self.ports[self.host_ports[2 * host + 1]].packets += packets
+    fi = _new_flow(self)
+    f = &self.flows[fi]
+    f.size = wire
+    f.remaining = wire
+    f.stamp = now
+    f.rate = 0.0
+    f.latency = self.host_latency[host]
+    f.cap = INFINITY
+    f.lone = False
+    f.delivery = -1
+    f.seq = -1
+    f.slot = s
+    f.ports[0] = self.host_ports[2 * host]
+    f.ports[1] = self.host_ports[2 * host + 1]
+    f.in_flight = True
+    self.in_flight[self.n_in_flight] = fi
+    self.n_in_flight += 1
+    self.epoch += 1
+    for k in range(2):
+        port = &self.ports[f.ports[k]]
+        if port.window < wire and f.latency > 0:
+            cap = port.window / (2.0 * f.latency)
+            if cap < f.cap:
+                f.cap = cap
+        if port.nactive:
+            first = port.active[0]
+            if self.flows[first].lone and self.flows[first].finish <= now:
+                _leave(self, first)
+            else:
+                for j in range(port.nactive):
+                    other = port.active[j]
+                    if self.epochs[other] != self.epoch:
+                        self.epochs[other] = self.epoch
+                        self.scratch[nb] = other
+                        nb += 1
+        _active_add(self, port, fi)
+        port.weight_sum += 1.0
+        port.share = port.capacity / port.weight_sum
+    if nb == 0:
+        _rerate(self, fi, now)
+        return 0
+    for j in range(nb):
+        _rerate(self, self.scratch[j], now)
+    _rerate(self, fi, now)
+    if self.marks_n > 2 * self.n_in_flight + HEAP_SLACK:
+        _compact(self)
+    _arm(self)
+    return 0
+
+
+cdef int _rerate(Engine self, int32_t fi, double now) except -1 nogil:
+    """FlowNetwork._rerate."""
+    cdef FlowState* f = &self.flows[fi]
+    cdef double rate = INFINITY, remaining
+    cdef bint lone = True
+    cdef int k
+    cdef PortState* port
+    for k in range(2):
+        port = &self.ports[f.ports[k]]
+        if port.share < rate:
+            rate = port.share
+        if port.nactive > 1:
+            lone = False
+    if rate > f.cap:
+        rate = f.cap
+    if rate == f.rate and not lone and not f.lone:
+        return 0
+    remaining = f.remaining - f.rate * (now - f.stamp)
+    if remaining < 0.0:
+        remaining = 0.0
+    f.remaining = remaining
+    f.stamp = now
+    f.rate = rate
+    f.finish = now + remaining / rate
+    self.seq += 1
+    f.seq = self.seq
+    f.lone = lone
+    if lone:
+        f.delivery = self.seq
+        self._push(f.finish + f.latency, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, fi,
+                   LONE, self.seq)
+        self.eid += 1
+    else:
+        f.delivery = -1
+        _mark_push(self, f.finish, f.seq, fi)
+    return 0
+
+
+cdef int _mark_push(Engine self, double time, int64_t key, int32_t fi) except -1 nogil:
+    cdef Py_ssize_t pos, parent
+    cdef Entry* marks
+    if self.marks_n == self.marks_cap:
+        marks = <Entry*>realloc(self.marks, 2 * self.marks_cap * sizeof(Entry))
+        if marks == NULL:
+            with gil:
+                raise MemoryError()
+        self.marks = marks
+        self.marks_cap *= 2
+    pos = self.marks_n
+    self.marks_n += 1
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if _before(time, key, &self.marks[parent]):
+            self.marks[pos] = self.marks[parent]
+            pos = parent
+        else:
+            break
+    self.marks[pos].time = time
+    self.marks[pos].key = key
+    self.marks[pos].slot = fi
+    return 0
+
+
+cdef Entry _mark_pop(Engine self) noexcept nogil:
+    cdef Entry top = self.marks[0], last
+    cdef Py_ssize_t pos = 0, child, size
+    self.marks_n -= 1
+    size = self.marks_n
+    if size == 0:
+        return top
+    last = self.marks[size]
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        if child + 1 < size and _before(
+            self.marks[child + 1].time, self.marks[child + 1].key, &self.marks[child]
+        ):
+            child += 1
+        if _before(self.marks[child].time, self.marks[child].key, &last):
+            self.marks[pos] = self.marks[child]
+            pos = child
+        else:
+            break
+    self.marks[pos] = last
+    return top
+
+
+cdef int _compact(Engine self) except -1 nogil:
+    """FlowNetwork._compact: the marks of the shared flows in flight only."""
+    cdef int32_t k, fi
+    self.marks_n = 0
+    for k in range(self.n_in_flight):
+        fi = self.in_flight[k]
+        if not self.flows[fi].lone:
+            _mark_push(self, self.flows[fi].finish, self.flows[fi].seq, fi)
+    return 0
+
+
+cdef int _leave(Engine self, int32_t fi) except -1 nogil:
+    """FlowNetwork._leave."""
+    cdef FlowState* f = &self.flows[fi]
+    cdef PortState* port
+    cdef int32_t k, j
+    for k in range(self.n_in_flight):
+        if self.in_flight[k] == fi:
+            memmove(self.in_flight + k, self.in_flight + k + 1,
+                    (self.n_in_flight - k - 1) * sizeof(int32_t))
+            self.n_in_flight -= 1
+            break
+    f.in_flight = False
+    for k in range(2):
+        port = &self.ports[f.ports[k]]
+        port.delivered += f.size
+        for j in range(port.nactive):
+            if port.active[j] == fi:
+                memmove(port.active + j, port.active + j + 1,
+                        (port.nactive - j - 1) * sizeof(int32_t))
+                port.nactive -= 1
+                break
+        if port.nactive:
+            port.weight_sum -= 1.0
+            port.share = port.capacity / port.weight_sum
+        else:
+            port.weight_sum = 0.0
+            port.share = INFINITY
+            port.carried = port.delivered
+    return 0
+
+
+cdef int _arm(Engine self) except -1 nogil:
+    """FlowNetwork._arm."""
+    while self.marks_n and self.flows[self.marks[0].slot].seq != self.marks[0].key:
+        _mark_pop(self)
+    if self.marks_n and self.marks[0].time < self.wake_at:
+        _set_wake(self, self.marks[0].time)
+    return 0
+
+
+cdef int _set_wake(Engine self, double wake_at) except -1 nogil:
+    """FlowNetwork._set_wake (and _drop_stale_timers: the stale wake-ups taken out of the
+    queue once more than STALE_KEPT)."""
+    cdef Py_ssize_t k, kept = 0
+    if self.timer >= 0:
+        self.stale += 1
+        if self.stale > STALE_KEPT:
+            for k in range(self.heap_size):
+                if self.heap[k].kind != WAKE:
+                    self.heap[kept] = self.heap[k]
+                    kept += 1
+            self.heap_size = kept
+            self._heapify()
+            self.stale = 0
+    self.wake_at = wake_at
+    self.timer_serial += 1
+    self.timer = self.timer_serial
+    self._push(wake_at, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, 0, WAKE, self.timer)
+    self.eid += 1
+    return 0
+
+
+cdef int _wake(Engine self, int64_t timer, double now) except -1 nogil:
+    """FlowNetwork._wake."""
+    cdef int32_t nfinished = 0, nb = 0, k, j, i, fi, other
+    cdef Entry mark
+    cdef PortState* port
+    if timer != self.timer:
+        self.stale -= 1
+        return 0
+    self.wake_at = INFINITY
+    self.timer = -1
+    while self.marks_n and self.marks[0].time <= now:
+        mark = _mark_pop(self)
+        if self.flows[mark.slot].seq == mark.key:
+            self.scratch2[nfinished] = mark.slot
+            nfinished += 1
+            _leave(self, mark.slot)
+    if nfinished:
+        self.epoch += 1
+        for k in range(nfinished):
+            fi = self.scratch2[k]
+            for i in range(2):
+                port = &self.ports[self.flows[fi].ports[i]]
+                for j in range(port.nactive):
+                    other = port.active[j]
+                    if self.epochs[other] != self.epoch:
+                        self.epochs[other] = self.epoch
+                        self.scratch[nb] = other
+                        nb += 1
+        for j in range(nb):
+            _rerate(self, self.scratch[j], now)
+        for k in range(nfinished):
+            fi = self.scratch2[k]
+            self._schedule(now + self.flows[fi].latency, self.flows[fi].slot, MISS_DONE)
+            self.free_flows[self.free_flow_count] = fi
+            self.free_flow_count += 1
+    _arm(self)
+    return 0
+
+
+cdef int _lone_delivered(Engine self, int32_t fi, int64_t aux, double now) except -1 nogil:
+    """FlowNetwork._lone_delivered, then the read's delivery (process_now)."""
+    cdef FlowState* f = &self.flows[fi]
+    cdef int32_t s = f.slot
+    if f.delivery != aux:
+        return 0
+    f.delivery = -1
+    if f.in_flight:
+        _leave(self, fi)
+    self.free_flows[self.free_flow_count] = fi
+    self.free_flow_count += 1
+    return _miss_done(self, s, now)

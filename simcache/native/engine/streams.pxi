@@ -1,0 +1,294 @@
+# Ports simcache.workloads.generators.IOStream for the engine's VMs: a VM's setup from its stream
+# and duty clock (_setup_vm, _setup_duty), the drawn batch and gaps copied in and out
+# (_read_batch, _write_batch, _read_gaps, _write_gaps), the next batch drawn by the stream itself
+# (_refill) or natively with the same draws (_refill_native), the gaps (_draw_gap, _refill_gaps)
+# and IOStream.next_gap with the duty cycle (_next_gap).
+
+cdef int _setup_vm(
+    Engine self,
+    Py_ssize_t i,
+    int64_t index,
+    int32_t tier,
+    int64_t reach,
+    int32_t refill,
+    int64_t max_batch,
+) except -1:
+    cdef VmState* vm = &self.vms[i]
+    cdef Py_ssize_t k
+    vm.index = index
+    vm.tier = tier
+    vm.reach = reach
+    vm.refill = refill
+    vm.max_batch = max_batch
+    vm.writes = <unsigned char*>malloc(max_batch)
+    vm.sizes = <int64_t*>malloc(max_batch * sizeof(int64_t))
+    vm.offsets = <int64_t*>malloc(max_batch * sizeof(int64_t))
+    vm.gaps = <double*>malloc(max_batch * sizeof(double))
+    if vm.writes == NULL or vm.sizes == NULL or vm.offsets == NULL or vm.gaps == NULL:
+        raise MemoryError()
+    stream = self._streams[i]
+    workload = stream.workload
+    capsule = stream._rng.bit_generator.capsule
+    vm.bitgen = <simcache_bitgen_t*>PyCapsule_GetPointer(capsule, "BitGenerator")
+    vm.open = workload.mode == "open"
+    vm.think = workload.think_time
+    vm.mean_gap = stream._mean_gap
+    vm.uniform_arrivals = stream._uniform_arrivals
+    _setup_duty(self, vm, stream.clock)
+    if refill == PYTHON_REFILL:
+        return 0
+    vm.read_fraction = workload.read_fraction
+    vm.blocks = stream._blocks
+    sizes = [int(size) for size in stream._sizes]
+    cdf = [float(p) for p in stream._choice_cdf]
+    vm.nsizes = len(sizes)
+    vm.size_table = <int64_t*>malloc(max(1, vm.nsizes) * sizeof(int64_t))
+    vm.cdf = <double*>malloc(max(1, vm.nsizes) * sizeof(double))
+    if vm.size_table == NULL or vm.cdf == NULL:
+        raise MemoryError()
+    for k in range(vm.nsizes):
+        vm.size_table[k] = sizes[k]
+        vm.cdf[k] = cdf[k]
+    return 0
+
+
+cdef int _setup_duty(Engine self, VmState* vm, clock) except -1:
+    """The VM's ``DutyClock``'s figures."""
+    cdef Py_ssize_t k
+    duty = clock.duty
+    vm.duty = DUTY_NONE
+    vm.peak_factor = clock.peak_factor
+    if duty is None:
+        return 0
+    vm.phase = duty.phase
+    if clock.onoff:
+        vm.duty = DUTY_ONOFF
+        vm.on = clock.on
+        vm.off = clock.off
+        vm.phase = clock.phase
+    elif clock.shape == "sine":
+        vm.duty = DUTY_SINE
+        vm.period = duty.period
+        vm.amplitude = duty.amplitude
+    elif clock.shape == "profile":
+        vm.duty = DUTY_PROFILE
+        vm.interval = duty.interval
+        factors = [float(f) for f in clock._factors]
+        cumulative = [float(c) for c in clock._cumulative]
+        vm.levels = len(factors)
+        vm.factors = <double*>malloc(max(1, vm.levels) * sizeof(double))
+        vm.cumulative = <double*>malloc((vm.levels + 1) * sizeof(double))
+        if vm.factors == NULL or vm.cumulative == NULL:
+            raise MemoryError()
+        for k in range(vm.levels):
+            vm.factors[k] = factors[k]
+        for k in range(vm.levels + 1):
+            vm.cumulative[k] = cumulative[k]
+    else:
+        raise ValueError(f"the native engine does not run a {clock.shape!r} duty cycle")
+    return 0
+
+
+cdef int _read_batch(Engine self, Py_ssize_t i) except -1:
+    """Copy the stream's drawn batch (and where it is read, and its refill state)."""
+    cdef VmState* vm = &self.vms[i]
+    cdef Py_ssize_t k, count
+    stream = self._streams[i]
+    count = stream._io_count
+    vm.io_next = stream._io_next
+    vm.io_batch = stream._io_batch
+    vm.cursor = stream._cursor
+    vm.batch_drawn = False
+    if (stream._writes is self._writes[i] and stream._io_sizes is self._sizes[i]
+            and stream._offsets is self._offsets[i] and count == vm.io_count):
+        return 0  # the batch the engine holds
+    self._writes[i] = stream._writes
+    self._sizes[i] = stream._io_sizes
+    self._offsets[i] = stream._offsets
+    writes = np.frombuffer(stream._writes, dtype=np.int8, count=count).astype(np.uint8)
+    sizes = np.frombuffer(stream._io_sizes, dtype="<i8", count=count)
+    offsets = np.frombuffer(stream._offsets, dtype="<i8", count=count)
+    cdef const unsigned char[:] w = writes
+    cdef const int64_t[:] z = sizes
+    cdef const int64_t[:] o = offsets
+    for k in range(count):
+        vm.writes[k] = w[k]
+        vm.sizes[k] = z[k]
+        vm.offsets[k] = o[k]
+    vm.io_count = count
+    return 0
+
+
+cdef int _write_batch(Engine self, Py_ssize_t i) except -1:
+    """Give the stream the batch, where it is read, and its refill state."""
+    cdef VmState* vm = &self.vms[i]
+    stream = self._streams[i]
+    if vm.batch_drawn:
+        self._writes[i] = PyBytes_FromStringAndSize(<char*>vm.writes, vm.io_count)
+        self._sizes[i] = PyBytes_FromStringAndSize(<char*>vm.sizes, 8 * vm.io_count)
+        self._offsets[i] = PyBytes_FromStringAndSize(<char*>vm.offsets, 8 * vm.io_count)
+        vm.batch_drawn = False
+    stream._writes = self._writes[i]
+    stream._io_sizes = self._sizes[i]
+    stream._offsets = self._offsets[i]
+    stream._io_count = vm.io_count
+    stream._io_next = vm.io_next
+    stream._io_batch = vm.io_batch
+    stream._cursor = vm.cursor
+    return 0
+
+
+cdef int _read_gaps(Engine self, Py_ssize_t i) except -1:
+    """Copy the stream's drawn gaps, where they are read, and the first evenly spaced
+    arrival's fraction if it is still to come."""
+    cdef VmState* vm = &self.vms[i]
+    cdef Py_ssize_t count
+    stream = self._streams[i]
+    count = stream._gap_count
+    gaps = stream._gaps
+    if gaps is not self._gaps[i] or count != vm.gap_count:
+        if len(gaps) != 8 * count:
+            raise RuntimeError("a stream's gaps are not as many as it counts")
+        if count:
+            memcpy(vm.gaps, <char*>gaps, 8 * count)
+        self._gaps[i] = gaps
+    vm.gap_count = count
+    vm.gap_next = stream._gap_next
+    vm.gap_batch = stream._gap_batch
+    fraction = stream._first_gap_fraction
+    vm.first_pending = fraction is not None
+    vm.first_fraction = fraction if fraction is not None else 0.0
+    return 0
+
+
+cdef int _write_gaps(Engine self, Py_ssize_t i) except -1:
+    cdef VmState* vm = &self.vms[i]
+    stream = self._streams[i]
+    stream._gaps = self._gaps[i]  # the bytes the gaps were drawn as (_refill_gaps)
+    stream._gap_count = vm.gap_count
+    stream._gap_next = vm.gap_next
+    stream._gap_batch = vm.gap_batch
+    stream._first_gap_fraction = vm.first_fraction if vm.first_pending else None
+    return 0
+
+
+cdef int _refill(Engine self, Py_ssize_t i) except -1:
+    """``IOStream.next_io``'s refill by the stream itself: the cases the native code lacks."""
+    _write_batch(self, i)
+    self._streams[i]._refill_ios()
+    _read_batch(self, i)
+    return 0
+
+
+cdef int _refill_gaps(Engine self, Py_ssize_t i) except -1:
+    """``IOStream._draw_gap``'s refill: the next batch of exponential gaps, drawn by the
+    stream's generator as the stream draws them (``Generator.exponential``)."""
+    cdef VmState* vm = &self.vms[i]
+    cdef int64_t count = vm.gap_batch
+    vm.gap_batch = 2 * count if 2 * count < vm.max_batch else vm.max_batch
+    gaps = np.asarray(
+        self._streams[i]._rng.exponential(vm.mean_gap, count), dtype="<f8"
+    ).tobytes()
+    memcpy(vm.gaps, <char*>gaps, 8 * count)
+    self._gaps[i] = gaps
+    vm.gap_count = count
+    vm.gap_next = 0
+    return 0
+
+
+cdef int _refill_native(Engine self, VmState* vm) except -1 nogil:
+    """IOStream._refill_ios for uniform or sequential offsets (one size mix, no runs): the
+    same draws from the stream's generator, in the same order (``Generator.random`` for the
+    ops, then for the sizes if the mix has more than one, then ``Generator.integers`` for
+    uniform blocks)."""
+    cdef int64_t count = vm.io_batch, k, j, span, total = 0
+    cdef double u
+    cdef simcache_bitgen_t* bitgen = vm.bitgen
+    vm.io_batch = 2 * count if 2 * count < vm.max_batch else vm.max_batch
+    for k in range(count):
+        vm.writes[k] = bitgen.next_double(bitgen.state) >= vm.read_fraction
+    if vm.nsizes > 1:
+        for k in range(count):
+            u = bitgen.next_double(bitgen.state)
+            j = 0  # searchsorted(cdf, u, side="right")
+            while j < vm.nsizes and vm.cdf[j] <= u:
+                j += 1
+            vm.sizes[k] = vm.size_table[j]
+    else:
+        for k in range(count):
+            vm.sizes[k] = vm.size_table[0]
+    if vm.refill == SEQUENTIAL_REFILL:
+        for k in range(count):
+            span = (vm.sizes[k] + BLOCK - 1) // BLOCK
+            vm.offsets[k] = ((vm.cursor + total) % vm.blocks) * BLOCK
+            total += span
+        vm.cursor = (vm.cursor + total) % vm.blocks
+    elif vm.blocks == 1:
+        for k in range(count):
+            vm.offsets[k] = 0
+    elif vm.blocks - 1 == <int64_t>UINT32_MAX:
+        for k in range(count):
+            vm.offsets[k] = (<int64_t>bitgen.next_uint32(bitgen.state)) * BLOCK
+    else:
+        for k in range(count):
+            vm.offsets[k] = (<int64_t>_lemire32(bitgen, <uint32_t>(vm.blocks - 1))) * BLOCK
+    vm.io_count = count
+    vm.io_next = 0
+    vm.batch_drawn = True
+    return 0
+
+
+cdef double _draw_gap(Engine self, int32_t v) except? -1 nogil:
+    """IOStream._draw_gap."""
+    cdef VmState* vm = &self.vms[v]
+    cdef int64_t i
+    if vm.uniform_arrivals:
+        if vm.first_pending:
+            vm.first_pending = False
+            return vm.mean_gap * vm.first_fraction
+        return vm.mean_gap
+    i = vm.gap_next
+    if i >= vm.gap_count:
+        with gil:
+            _refill_gaps(self, v)
+        i = 0
+    vm.gap_next = i + 1
+    return vm.gaps[i]
+
+
+cdef double _next_gap(Engine self, int32_t v, double now) except? -1 nogil:
+    """IOStream.next_gap: seconds from ``now`` to the VM's next open-loop arrival."""
+    cdef VmState* vm = &self.vms[v]
+    cdef double t, on, cycle, gap, end, periods, whole
+    if vm.duty == DUTY_NONE:
+        return (now + _draw_gap(self, v)) - now
+    if vm.duty == DUTY_PROFILE:
+        return _advance(vm, now, _draw_gap(self, v) * vm.peak_factor) - now
+    t = now
+    on = vm.on  # 0 for a sine cycle: its one window never ends
+    cycle = on + vm.off
+    while True:
+        gap = _draw_gap(self, v)
+        if not isfinite(gap):
+            return INFINITY
+        while True:
+            t = _on_start(vm, t, &end)
+            if t + gap < end:
+                t += gap
+                break
+            gap -= end - t
+            t = end
+            periods = gap / on if on > 0.0 else 0.0
+            if not isfinite(periods):
+                return INFINITY
+            whole = floor(periods) - 1.0
+            if whole > 0.0:
+                gap -= whole * on
+                t += whole * cycle
+        if vm.duty != DUTY_SINE:
+            return t - now
+        # kept by thinning: a uniform from the stream's generator against the rate at t
+        if vm.bitgen.next_double(vm.bitgen.state) * vm.peak_factor <= 1.0 + vm.amplitude * sin(
+            2.0 * PI * (t + vm.phase) / vm.period
+        ):
+            return t - now
