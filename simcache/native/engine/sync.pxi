@@ -181,6 +181,16 @@ cdef int _stream_out(Engine self, Uniforms* t, stream) except -1:
     return 0
 
 
+cdef tuple _cache_mark(cache):
+    """What a Python event that touched a read cache would change: its counters (every lookup,
+    insert and eviction counts) and its lines' counts and positions. By value, not identity: the
+    compiled engine boxes a ``vec`` column into a new object at each read."""
+    return (
+        cache.hits, cache.misses, cache.inserted_lines, cache.evicted_lines,
+        len(cache._log), len(cache._slots), cache._count, cache._head, cache._dead,
+    )
+
+
 cdef int _misses_in(Engine self) except -1:
     """Read the caches (those not full), the array and the network's ports (sync_in)."""
     cdef Py_ssize_t i, k, n
@@ -192,14 +202,12 @@ cdef int _misses_in(Engine self) except -1:
         if c.full:
             continue
         cache = self._caches[i]
+        seen = self._cache_seen[i]
         c.hits = cache.hits
         c.misses = cache.misses
         c.inserted = cache.inserted_lines
         c.evicted = cache.evicted_lines
-        seen = self._cache_seen[i]
-        if (seen is not None and cache._log is seen[0] and cache._slots is seen[1]
-                and len(cache._log) == seen[2] and cache._count == seen[3]
-                and cache._head == seen[4]):
+        if seen is not None and _cache_mark(cache) == seen:
             continue  # the lines the engine holds (those sync_out deferred, if changed)
         if c.changed:
             raise RuntimeError(
@@ -224,7 +232,7 @@ cdef int _misses_in(Engine self) except -1:
         c.dead = cache._dead
         c.count = cache._count
         c.changed = False
-        self._cache_seen[i] = (cache._log, cache._slots, len(log), c.count, c.head)
+        self._cache_seen[i] = _cache_mark(cache)
     array = self._array
     spindles = array.spindles
     head = spindles.head
@@ -325,7 +333,7 @@ cdef int _misses_out(Engine self, bint full) except -1:
             cache._dead = c.dead
             cache._count = c.count
             c.changed = False
-            self._cache_seen[i] = (cache._log, cache._slots, c.log_n, c.count, c.head)
+        self._cache_seen[i] = _cache_mark(cache)
     array = self._array
     spindles = array.spindles
     spindles.head[:] = [a.head[k] for k in range(a.spindles)]
