@@ -1,16 +1,18 @@
-"""The native engine (issue 35, steps 2 and 3) against the Python engine and a plain SimPy M/M/1,
+"""The native engine (issue 35, steps 2 to 5) against the Python engine and a plain SimPy M/M/1,
 in the same process, interleaved.
 
 Run from the repository root, in an install built with ``SIMCACHE_NATIVE=1``:
 
     .venv/bin/python bench/bench_native.py [--rounds R] [--scenario FILE --variant NAME]
-        [--duration S] [--reads SCALE] [--json PATH]
+        [--duration S] [--reads SCALE | --cold] [--json PATH]
 
 ``--reads SCALE`` makes any scenario one the native engine takes: every group reading only, the
 read caches warm and large enough for every disk, no scheduled events, working sets ``SCALE``
 times smaller (the warm caches are built in Python at each build); e.g. the 32-host default
 (``--scenario bench/default_32hosts.toml --variant base --reads 16``): open loops, an on/off
-cycle and think times on 32 hosts.
+cycle and think times on 32 hosts. ``--cold`` makes it read-only through cold caches instead
+(no events; its own array, sizes and working sets): e.g. ``--scenario scenarios/default.toml
+--variant base --cold``, whose misses go to the HDD RAID 10 with the elevator.
 
 The Python engine runs compiled when the install compiled it (``SIMCACHE_COMPILE=engine``), else
 from its sources; ``SIMCACHE_PURE_PYTHON=1`` forces the sources. Each round runs the SimPy M/M/1
@@ -102,6 +104,19 @@ def reads_from_warm_caches(scenario: Scenario, scale: int) -> Scenario:
     return load_scenario(data)
 
 
+def reads_through_cold_caches(scenario: Scenario) -> Scenario:
+    """``scenario`` read-only through cold caches (its own array, sizes and working sets),
+    without its scheduled events (checks and variants dropped): every first read of a line
+    misses to the array."""
+    data = scenario.model_dump(mode="json")
+    for key in ("variants", "expect", "check", "events"):
+        data.pop(key, None)
+    data["cluster"]["cache"] = data["cluster"].get("cache", {}) | {"warm": False}
+    for group in data["groups"]:
+        group["workload"]["read_fraction"] = 1.0
+    return load_scenario(data)
+
+
 def _spread(values: list[float]) -> dict[str, float]:
     quartiles = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
     return {"median": statistics.median(values), "q1": quartiles[0], "q3": quartiles[2]}
@@ -123,13 +138,22 @@ def main(argv: list[str]) -> int:
         metavar="SCALE",
         help="reads only from warm caches, no events, working sets SCALE times smaller",
     )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="reads only through cold caches to the scenario's own array, no events",
+    )
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     scenario = load_scenario(args.scenario)
     if args.variant != "base":
         scenario = scenario.variant(args.variant)
+    if args.reads is not None and args.cold:
+        raise SystemExit("--reads and --cold exclude each other")
     if args.reads is not None:
         scenario = reads_from_warm_caches(scenario, args.reads)
+    if args.cold:
+        scenario = reads_through_cold_caches(scenario)
     if args.duration is not None:
         scenario = scenario.with_duration(args.duration)
     why = native_run.unsupported(scenario)
@@ -138,6 +162,8 @@ def main(argv: list[str]) -> int:
     engine = ENGINE
     print(f"Python engine: {engine}; {machine_facts()}")
     reads = "" if args.reads is None else f", reads from warm caches, working sets / {args.reads}"
+    if args.cold:
+        reads = ", reads through cold caches"
     name = Path(args.scenario).name
     print(f"{name} {args.variant}{reads}, {scenario.run.duration:g} s simulated")
     rounds: list[dict[str, Any]] = []

@@ -1,9 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The native engine's vertical slices (issue 35, steps 2 to 6): generated reads served by the
 hosts' flash tiers from their read caches, or on a miss by the backing array over the storage
-network (then filling the cache), and write-through writes (the tier, the cache, the storage
-network, the array's write path: ``engine/writes.pxi``), run in ``nogil`` code over C
-structs.
+network (then filling the cache), write-through writes (the tier, the cache, the storage network,
+the array's write path: ``engine/writes.pxi``) and write-back writes without replicas (the
+destage buffers and flushers: ``engine/destager.pxi``), run in ``nogil`` code over C structs.
+The array is whole for both: any RAID layout and drive, first come first served or the elevator,
+the controller's read cache, the drives' buffers and command queueing, a controller write cache
+flushed at once.
 
 What it runs, event for event as the Python engine (``simcache.sim.drivers._ClosedSlot`` and
 ``_OpenLoop``, ``IOStream.next_gap`` with its duty cycle, ``VM.start``'s read hit,
@@ -54,6 +57,8 @@ from libc.math cimport INFINITY, floor, isfinite, log1p, sin, sqrt
 from libc.stdint cimport UINT32_MAX, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcpy, memmove, memset
+
+from collections import OrderedDict
 
 import numpy as np
 
@@ -107,8 +112,9 @@ cdef class Engine:
     cdef bint misses
     cdef ArrayState array
     cdef object _array, _network, _flow_class
+    cdef object _rc_seen  # the array's read-cache lines as sync_out left them
+    cdef list _cache_seen  # per host: its cache's _cache_mark as last read or written
     cdef list _ports
-    cdef list _cache_seen  # per host: its cache's (log, index) objects as last copied
     cdef PortState* ports
     cdef int32_t port_count
     cdef int32_t* host_ports  # per host: its transfer back's ports (array_tx, storage_rx)
@@ -213,6 +219,32 @@ cdef class Engine:
         free(self.array.units)
         free(self.array.m.intervals)
         free(self.array.u.leftover)
+        free(self.array.rq_target)
+        free(self.array.rq_pos)
+        free(self.array.rq_len)
+        free(self.array.sub_pos)
+        free(self.array.sub_len)
+        free(self.array.w_pos)
+        free(self.array.w_len)
+        free(self.array.w_starts)
+        free(self.array.seg_pos)
+        free(self.array.seg_len)
+        free(self.array.seg_n)
+        free(self.array.rc_key)
+        free(self.array.rc_prev)
+        free(self.array.rc_next)
+        free(self.array.rc_slots)
+        if self.array.pend != NULL:
+            for i in range(self.array.spindles):
+                free(self.array.pend[i])
+        free(self.array.pend)
+        free(self.array.pend_n)
+        free(self.array.pend_cap)
+        free(self.array.pool_pos)
+        free(self.array.pool_angle)
+        free(self.array.pool_n)
+        free(self.array.span_lo)
+        free(self.array.span_hi)
         if self.ports != NULL:
             for i in range(self.port_count):
                 free(self.ports[i].active)
@@ -282,6 +314,7 @@ cdef class Engine:
         cdef Py_ssize_t i
         self._tiers = tiers
         self._caches = caches
+        self._cache_seen = [None] * len(caches)
         self._tier_streams = [tier._stream for tier in tiers]
         self._meters = [None] * len(tiers)
         self.tier_count = len(tiers)
@@ -404,9 +437,10 @@ cdef class Engine:
         # as RecordBuffer.add: hand the records on once the buffer and these hold `limit`
         self.record_room = max(1, self.record_limit - self.buffer.count)
 
-    def sync_out(self, bint final=True) -> None:
-        """Write the state to the Python objects (before a Python event, and at the end:
-        ``final``, which also writes the caches' lines back)."""
+    def sync_out(self, bint full=True) -> None:
+        """Write the state to the Python objects (before a Python event, and at the end). Not
+        ``full`` (before a Python event of the run, not its end): the host caches' lines stay
+        the engine's (:func:`_misses_out`); their counters are written."""
         cdef Py_ssize_t i, s
         for i in range(self.tier_count):
             _tier_out(self, i)
@@ -428,7 +462,7 @@ cdef class Engine:
                 for number, issued in sorted(in_flight.get((i, write), ())):
                     ios[number] = issued
         if self.misses:
-            _misses_out(self, final)
+            _misses_out(self, full)
         if self.destaging:
             _destagers_out(self)
         _records_out(self, False)

@@ -1,11 +1,12 @@
 """The native engine's slices (issue 35, steps 2 to 6): which runs it takes, and how it runs them.
 
 ``simcache/native/_engine.pyx`` (built with ``SIMCACHE_NATIVE=1``) runs, in ``nogil`` code, the
-per-I/O path of one class of scenarios: generated reads from warm read caches. A run is taken by
-it only when asked for (``SIMCACHE_NATIVE_ENGINE=1``, or ``run_scenario(..., native=True)``) and
-when :func:`unsupported` finds nothing it lacks; any other run, or any run without the extension
-built, goes to the Python engine, silently (the results are the same: the engine is checked
-against the Python engine record for record, ``tests/sim/test_native_engine.py``).
+per-I/O path of one class of scenarios: generated reads, served by the hosts' read caches or, on a
+miss, by the backing array. A run is taken by it only when asked for (``SIMCACHE_NATIVE_ENGINE=1``,
+or ``run_scenario(..., native=True)``) and when :func:`unsupported` finds nothing it lacks; any
+other run, or any run without the extension built, goes to the Python engine, silently (the
+results are the same: the engine is checked against the Python engine record for record,
+``tests/sim/test_native_engine.py``).
 
 What it supports: any number of hosts; no scheduled events; every group a generated workload (no
 trace) reading only (``read_fraction = 1``), writing through (``policy = "WT"``: each write fills
@@ -13,20 +14,21 @@ the tier and the cache, crosses the storage link and is written by the array, it
 cache flushed at once if it has one, before it is acknowledged) or writing back without replicas
 (``WB+0``: the tier write, its metadata record if ``metadata_write``, then the host's destage
 buffer, order "arrival", any trigger and delay, any pacing (the "pd" controller a Python event),
-its flushers reading back under any tier scheduling; the writes' requests to the array first come
-first served or swept by the drives' elevator), writes serialized or not (``sync_serialize``):
-closed loops with or without think time, open loops (``iops`` or ``throughput``, Poisson or evenly
-spaced arrivals), any duty cycle (on/off, sine, profile), any access pattern and size mix; any
-flash or RAM tier but the test-only exponential service. The read caches warm or cold: a host whose
-warm cache holds every disk of its VMs only counts hits (:func:`prepare` checks it on the built
-model); elsewhere a miss goes to the array (no controller read cache, drive buffers or command
-queueing; no read larger than a stripe with elevator scheduling: :func:`unsupported` for cold
-caches, :func:`prepare` for warm ones), comes back over the storage link (the flow network) and
-fills the cache, all in native code. The hosts' destagers and flushers are built as usual; with
-WB+0 writes the native engine runs them (the Python flushers' first steps run as Python events,
-find no work and wait for a signal nothing triggers), else they stay idle. Python events (the
-flushers' first steps, the sampler, the run's stop) stay in the kernel's queue, and :func:`run`
-merges them with the native events in the kernel's (time, priority, event id) order.
+its flushers reading back under any tier scheduling), writes serialized or not
+(``sync_serialize``): closed loops with or without think time, open loops (``iops`` or
+``throughput``, Poisson or evenly spaced arrivals), any duty cycle (on/off, sine, profile), any
+access pattern and size mix; any flash or RAM tier but the test-only exponential service. The
+read caches warm or cold: a host whose warm cache holds every disk of its VMs only counts hits
+(:func:`prepare` checks it on the built model); elsewhere a miss goes to the array, comes back
+over the storage link (the flow network) and fills the cache, all in native code. The array, for
+reads and writes alike: any RAID layout and drive, first come first served or with the elevator,
+its controller read cache (which a write's whole lines enter), the drives' buffers and command
+queueing, a controller write cache flushed at once (not one flushed at a watermark). The hosts'
+destagers and flushers are built as usual; with WB+0 writes the native engine runs them (the
+Python flushers' first steps run as Python events, find no work and wait for a signal nothing
+triggers), else they stay idle. Python events (the flushers' first steps, the sampler, the run's
+stop) stay in the kernel's queue, and :func:`run` merges them with the native events in the
+kernel's (time, priority, event id) order.
 """
 
 from __future__ import annotations
@@ -70,8 +72,7 @@ def requested() -> bool:
 
 
 def unsupported(scenario: Scenario) -> str | None:
-    """Why the native engine cannot run ``scenario`` (None: it can, if its caches hold every VM's
-    disk, which :func:`prepare` checks on the built model)."""
+    """Why the native engine cannot run ``scenario`` (None: it can)."""
     if not available():
         return "the native engine is not built (install with SIMCACHE_NATIVE=1)"
     if scenario.events:
@@ -93,14 +94,10 @@ def unsupported(scenario: Scenario) -> str | None:
         reason = _destager_unsupported(scenario)
         if reason is not None:
             return reason
-    if writes:  # every write reaches the array
-        if scenario.array.controller_cache > 0 and scenario.array.cache_flush == "watermark":
-            return "the array's controller write cache flushed at a watermark"
-        reason = _array_unsupported(scenario, reads=False)
-        if reason is not None:
-            return reason
-    # warm caches may hold every disk (no read misses: prepare checks it on the built model)
-    return None if scenario.cluster.cache.warm else _array_unsupported(scenario)
+    array = scenario.array
+    if writes and array.controller_cache > 0 and array.cache_flush == "watermark":
+        return "the array's controller write cache flushed at a watermark"
+    return None
 
 
 def _destager_unsupported(scenario: Scenario) -> str | None:
@@ -116,29 +113,10 @@ def _destager_unsupported(scenario: Scenario) -> str | None:
     return None
 
 
-def _array_unsupported(scenario: Scenario, reads: bool = True) -> str | None:
-    """What of the backing array the native engine's read misses (``reads``) or writes lack
-    (None: nothing)."""
-    array = scenario.array
-    drive = array.drive
-    if array.read_cache:
-        return "the array's controller read cache"
-    if drive.cache:
-        return "the drives' buffers (drive.cache)"
-    if drive.media != "flash" and drive.command_queueing > 1:
-        return "the drives' command queueing"
-    if reads and array.scheduling == "elevator":  # (the writes' requests are swept natively)
-        for group in scenario.groups:
-            sizes = group.workload.op_size_mix(False)[0]
-            if group.workload.read_fraction > 0 and sizes and max(sizes) > array.stripe:
-                return f"group {group.name!r}: reads larger than a stripe with elevator scheduling"
-    return None
-
-
 def prepare(model: Model) -> Any:
     """The native engine for ``model`` (built, its workloads not started), its VMs' starts queued
-    where ``start_workload`` would queue them; None if a VM's disk is not all in its host's cache
-    (the caller starts the workloads in Python then)."""
+    where ``start_workload`` would queue them; None if a VM's stream is not a generated one (the
+    caller starts the workloads in Python then)."""
     engine_module = _engine_module()
     if engine_module is None or not model.vms:
         return None
@@ -159,8 +137,6 @@ def prepare(model: Model) -> Any:
             if -(-needed // host.cache.line) > share:
                 holds = False
         full.append(holds)
-    if not all(full) and _array_unsupported(model.scenario) is not None:
-        return None  # reads miss, to an array the native engine lacks a part of
     for vm in model.vms:
         assert isinstance(vm.stream, IOStream)
         cache = vm.host.cache
@@ -252,7 +228,9 @@ def run(
                 engine.sync_out()
                 return False
             continue
-        engine.sync_out(head is stop)  # (the caches' lines only at the end)
+        # before the run's stop, everything; before its other Python events (the sampler, the
+        # flushers' steps), the caches' lines stay the engine's (Engine.sync_out)
+        engine.sync_out(head is stop)
         clock.step()
         if head is stop:
             clock.eid += 1  # as run_until

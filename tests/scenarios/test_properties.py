@@ -29,11 +29,15 @@ from simcache.workloads.generators import DutyClock
 def tier_floor_ms(tier: TierSpec, size: Any, is_write: bool) -> Any:
     """The least time (ms) a tier operation of ``size`` bytes can take: its command overhead and
     command processing, its unit latency at the smallest lognormal factor the tier draws (the
-    quantile table's first point; 1 for deterministic service), and its transfer at the pipe's
-    rate (bandwidth capped by interface and controller)."""
+    quantile table's first point, a write's table of ``write_service_cv`` where set; 1 for
+    deterministic service), and its transfer at the pipe's rate (bandwidth capped by interface and
+    controller)."""
     latency = tier.write_latency if is_write else tier.read_latency
     limit = tier.write_iops_limit if is_write else tier.read_iops_limit
-    factor = lognormal_quantiles(tier.service_cv or 0.0)[0] if tier.service == "lognormal" else 1.0
+    cv = tier.service_cv or 0.0
+    if is_write and tier.write_service_cv is not None:
+        cv = tier.write_service_cv
+    factor = lognormal_quantiles(cv)[0] if tier.service == "lognormal" else 1.0
     rate = pipe_rate(
         tier.write_bandwidth if is_write else tier.read_bandwidth,
         tier.controller_bandwidth,

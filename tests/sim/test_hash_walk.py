@@ -21,6 +21,8 @@ from typing import Any
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from librt.vecs import vec
+from mypy_extensions import i64
 from support.hosts import bare_hosts
 
 from simcache.sim.components import hash_walk as hash_walk_module
@@ -280,3 +282,18 @@ def test_bytes_per_write() -> None:
     tracemalloc.stop()
     assert worst <= 48 * 1.5 + 16 * MIN_ROOM / 1000
     assert allocated / walk.count <= 48 * 1.5
+
+
+def test_a_drop_of_most_blocks_gives_back_their_room() -> None:
+    """Dropping 36 of 40 blocks at once leaves the heap's room at most four times the 4 kept (or
+    its minimum), as one block at a time would: one halving is not enough after a big drop (the
+    state machine found 18 places for 4 blocks)."""
+    heap = hash_walk_module._BlockHeap()
+    numbers = vec[i64]([0] * 40)
+    for slot in range(40):
+        heap.push(block_hash(0, slot) - hash_walk_module._SIGN, slot, 0, numbers)
+    grown = heap.room
+    heap.drop(set(range(36)), numbers)
+    assert heap.count == 4 and grown > 4 * 4 * 2
+    assert heap.room <= max(MIN_ROOM, 4 * heap.count)
+    assert sorted(heap.slot[i] for i in range(heap.count)) == [36, 37, 38, 39]

@@ -241,37 +241,6 @@ def _controller_write_cache(data: dict[str, Any]) -> None:
     }
 
 
-def _large_reads_with_elevator(data: dict[str, Any]) -> None:
-    """Cold caches: the 1 MiB reads miss to the array's elevator (its writes would be swept
-    natively)."""
-    data["cluster"]["cache"]["warm"] = False
-    data["groups"][0] |= {"policy": "WT"}
-    data["groups"][0]["workload"] |= {"read_fraction": 0.5, "sizes": {"4KiB": 1, "1MiB": 1}}
-
-
-def _array_read_cache(data: dict[str, Any]) -> None:
-    data["cluster"]["cache"]["warm"] = False
-    data["array"] = {"profile": "array-14x7200", "read_cache": "64MiB"}
-
-
-def _drive_buffer(data: dict[str, Any]) -> None:
-    data["cluster"]["cache"]["warm"] = False
-    data["array"] = {"profile": "array-14x7200", "drive": {"profile": "sata-7200", "cache": "8MiB"}}
-
-
-def _command_queueing(data: dict[str, Any]) -> None:
-    data["cluster"]["cache"]["warm"] = False
-    data["array"] = {
-        "profile": "array-14x7200",
-        "drive": {"profile": "sata-7200", "command_queueing": 8},
-    }
-
-
-def _cold_large_reads_with_elevator(data: dict[str, Any]) -> None:
-    data["cluster"]["cache"]["warm"] = False
-    data["groups"][0]["workload"]["sizes"] = {"4KiB": 1, "1MiB": 1}
-
-
 def _exponential(data: dict[str, Any]) -> None:
     data["cluster"]["tier"] |= {"service": "exponential", "service_cv": None}  # the dumped spec
 
@@ -287,17 +256,6 @@ def _with_event(data: dict[str, Any]) -> None:
         (_hash_order, "the destager's order 'hash'"),
         (_hash_order_wt, "the destager's order 'hash'"),
         (_controller_write_cache, "the array's controller write cache flushed at a watermark"),
-        (
-            _large_reads_with_elevator,
-            "group 'fio': reads larger than a stripe with elevator scheduling",
-        ),
-        (_array_read_cache, "the array's controller read cache"),
-        (_drive_buffer, "the drives' buffers (drive.cache)"),
-        (_command_queueing, "the drives' command queueing"),
-        (
-            _cold_large_reads_with_elevator,
-            "group 'fio': reads larger than a stripe with elevator scheduling",
-        ),
         (_exponential, "exponential tier service"),
         (_with_event, "scheduled events"),
     ],
@@ -355,7 +313,7 @@ def test_a_miss_fills_the_cache_with_the_writes_own_spread() -> None:
 
 def _default_cold(changes: dict[str, Any], warm: bool) -> Scenario:
     """scenarios/default.toml read-only without its events, from caches cold or warm, the array
-    first come first served (its elevator would reorder the 256 KiB reads), no warm-up."""
+    first come first served unless ``changes`` say otherwise, no warm-up."""
     data = _scenario("default.toml", "base").model_dump(mode="json")
     for key in ("variants", "expect", "check", "events"):
         data.pop(key, None)
@@ -380,6 +338,18 @@ def _default_cold(changes: dict[str, Any], warm: bool) -> Scenario:
         ({"array": {"raid": "raid6"}}, False),
         # warm, 16 MiB a host: hits and misses, the fills evicting
         ({"cache": {"capacity": "16MiB"}}, True),
+        # the elevator on the 4-bay RAID 5 with a queue depth of 2: the 256 and 512 KiB reads put
+        # 2-3 chunks on a spindle, served in windows of 2, contiguous ones as segments
+        (
+            {
+                "array": {
+                    "profile": "nas-4bay",
+                    "scheduling": "elevator",
+                    "drive": {"profile": "sata-7200", "queue_depth": 2},
+                }
+            },
+            False,
+        ),
     ],
 )
 def test_the_default_scenario_read_through_cold_caches_is_bit_identical(
@@ -387,6 +357,31 @@ def test_the_default_scenario_read_through_cold_caches_is_bit_identical(
 ) -> None:
     scenario = _default_cold(changes, warm)
     assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=1.0, native=False)
+    native = run_scenario(scenario, duration=1.0, native=True)
+    assert python.counters.cache_misses > 1000
+    _assert_same(python, native)
+
+
+def _default_read_only_cold() -> Scenario:
+    """scenarios/default.toml as written but read-only, without its event and warm-up: its cold
+    caches miss to its own array (the HDD RAID 10 with elevator scheduling: the build group's
+    256 and 512 KiB reads are cut into 64 KiB chunks, queued per spindle and served in elevator
+    order)."""
+    data = _scenario("default.toml", "base").model_dump(mode="json")
+    for key in ("variants", "expect", "check", "events"):
+        data.pop(key, None)
+    for group in data["groups"]:
+        group["workload"]["read_fraction"] = 1.0
+    data["run"]["warmup"] = 0.0
+    return load_scenario(data)
+
+
+def test_the_default_scenario_read_only_and_cold_as_written_is_bit_identical() -> None:
+    scenario = _default_read_only_cold()
+    assert not scenario.cluster.cache.warm and scenario.array.scheduling == "elevator"
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, 1, native=True).native is not None
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert python.counters.cache_misses > 1000
@@ -406,6 +401,113 @@ def _default_policy(policy: str, array: dict[str, Any], serialize: bool = False)
     data["array"] = array
     data["run"]["warmup"] = 0.0
     return load_scenario(data)
+
+
+@pytest.mark.parametrize(
+    ("array", "policy"),
+    [
+        ({"read_cache": "256MiB"}, None),  # the controller's read cache (4 KiB lines), elevator
+        ({"read_cache": "1MiB", "scheduling": "fcfs"}, None),  # a small one: its lines evicted
+        ({"drive": {"profile": "sata-7200", "cache": "8MiB"}}, None),  # drive buffers, elevator
+        # both, 4 segments a drive (evicted), first come first served
+        (
+            {
+                "read_cache": "4MiB",
+                "scheduling": "fcfs",
+                "drive": {"profile": "sata-7200", "cache": "1MiB", "cache_segments": 4},
+            },
+            None,
+        ),
+        # the drives' command queueing: shortest positioning first among 8, with the elevator
+        ({"drive": {"profile": "sata-7200", "command_queueing": 8}}, None),
+        # shortest seek first among 4 past 1 committed, queue depth 6, first come first served
+        (
+            {
+                "scheduling": "fcfs",
+                "drive": {
+                    "profile": "sata-7200",
+                    "command_queueing": 4,
+                    "reorder": "seek",
+                    "reorder_lag": 1,
+                    "queue_depth": 6,
+                },
+            },
+            None,
+        ),
+        # writes through both caches (a write's whole lines enter the read cache, its chunks the
+        # drives' segments), first come first served
+        (
+            {
+                "read_cache": "64MiB",
+                "scheduling": "fcfs",
+                "drive": {"profile": "sata-7200", "cache": "1MiB", "cache_segments": 4},
+            },
+            "WT",
+        ),
+        # writes among the queued commands, swept by the elevator
+        ({"drive": {"profile": "sata-7200", "command_queueing": 8}}, "WT"),
+        # destage batches to RAID 5 (read-modify-writes, whole rows) through all three, elevator
+        (
+            {
+                "read_cache": "64MiB",
+                "raid": "raid5",
+                "stripe": "16KiB",
+                "drive": {
+                    "profile": "sata-7200",
+                    "cache": "8MiB",
+                    "command_queueing": 4,
+                    "reorder": "seek",
+                },
+            },
+            "WB+0",
+        ),
+    ],
+)
+def test_the_array_parts_are_bit_identical(array: dict[str, Any], policy: str | None) -> None:
+    """The default read-only (``policy`` None; else every group under ``policy``, its writes as
+    written) and cold before its own array with the controller's read cache, the drives' buffers
+    or their command queueing: 4 MiB host caches, so that reads evicted from them come back to the
+    array and hit its caches. The runs' records, samples and counters, and the models' array
+    state after 1 s (cache hits, lines in recency order, segments, heads, pending commands, pools
+    and spans) and host caches' lines are the Python engine's."""
+    if policy is None:
+        data = _default_read_only_cold().model_dump(mode="json")
+    else:
+        data = _default_policy(policy, {"profile": "array-14x7200"}).model_dump(mode="json")
+        data["cluster"]["cache"]["warm"] = False
+    data["cluster"]["cache"]["capacity"] = "4MiB"
+    data["array"] |= array
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    _assert_same(
+        run_scenario(scenario, duration=1.0, native=False),
+        run_scenario(scenario, duration=1.0, native=True),
+    )
+    states = []
+    for native in (False, True):
+        model = build(scenario, 1, native=native)
+        assert (model.native is not None) == native
+        assert native_run.run(model, 1.0) if native else run_until(model.clock, 1.0)
+        drives = model.array.spindles
+        states.append(
+            (
+                model.array.read_cache_hits,
+                list(model.array._lines),
+                drives.drive_cache_hits,
+                [list(cache.items()) for cache in drives._segment_caches],
+                drives.head,
+                drives._pending,
+                drives._pool,
+                drives._span,
+                # the host caches' lines, which the native engine writes back at the run's end
+                [(list(host.cache._log), host.cache._count) for host in model.hosts],
+                model.array.bytes_written,
+            )
+        )
+    # the array's caches answered reads, or its drives chose among queued commands
+    assert states[0][0] + states[0][2] > 0 or any(len(pool) > 0 for pool in states[0][6])
+    assert (states[0][9] > 0) == (policy is not None)
+    assert states[1] == states[0]
 
 
 @pytest.mark.parametrize(
@@ -658,7 +760,8 @@ def test_random_scenarios_of_its_class_are_bit_identical(scenario: Scenario) -> 
 def _miss_scenarios(draw: st.DrawFn) -> Scenario:
     """The random scenarios above with caches cold or warm but small (1-64 MiB a host, so that
     reads miss), and an array the native engine runs: the HDD RAID 10, 6 or 5 first come first
-    served, or the all-flash array without its controller read cache."""
+    served or with the elevator, the all-flash array, with or without a controller read cache,
+    drive buffers and command queueing; half of them with reads of up to 1 MiB."""
     data = _reads_from_warm_caches(draw(valid_scenarios()))
     for group in data["groups"]:
         group["workload"]["working_set"] = draw(st.sampled_from(["8MiB", "64MiB", "256MiB"]))
@@ -674,9 +777,41 @@ def _miss_scenarios(draw: st.DrawFn) -> Scenario:
                 {"profile": "array-14x7200", "scheduling": "fcfs", "raid": "raid6"},
                 {"profile": "nas-4bay", "scheduling": "fcfs"},
                 {"profile": "afa-24x-nvme", "read_cache": 0, "scheduling": "fcfs"},
+                # the elevator: reads larger than a stripe queued per spindle (RAID 10; the
+                # 4-bay RAID 5, where a 1 MiB read puts 4-6 chunks on each spindle, in windows
+                # of 2 with a queue depth of 2; the all-flash array's units)
+                {"profile": "array-14x7200"},
+                {"profile": "nas-4bay", "drive": {"profile": "sata-7200", "queue_depth": 2}},
+                {"profile": "afa-24x-nvme", "read_cache": 0},
+                # the controller's read cache and the drives' buffers (small: evicting)
+                {"profile": "array-14x7200", "read_cache": "2MiB"},
+                {"profile": "afa-24x-nvme", "read_cache": "1MiB", "scheduling": "fcfs"},
+                {
+                    "profile": "nas-4bay",
+                    "read_cache": "1MiB",
+                    "drive": {"profile": "sata-7200", "cache": "1MiB", "cache_segments": 4},
+                },
+                # the drives' command queueing (positioning; seek past a committed one)
+                {
+                    "profile": "array-14x7200",
+                    "drive": {"profile": "sata-7200", "command_queueing": 8},
+                },
+                {
+                    "profile": "nas-4bay",
+                    "scheduling": "fcfs",
+                    "drive": {
+                        "profile": "sata-7200",
+                        "command_queueing": 4,
+                        "reorder": "seek",
+                        "reorder_lag": 1,
+                    },
+                },
             ]
         )
     )
+    if draw(st.booleans()):  # reads larger than a stripe
+        for group in data["groups"]:
+            group["workload"] |= {"sizes": {"4KiB": 1, "256KiB": 1, "1MiB": 1}, "read_sizes": None}
     scenario = load_scenario(data)
     if scenario.cluster.tier.service == "exponential":
         data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field"}
@@ -698,23 +833,31 @@ def test_random_scenarios_with_misses_are_bit_identical(scenario: Scenario) -> N
     _assert_same(python, native)
 
 
-def test_a_warm_cache_short_of_a_disk_before_an_array_it_lacks_leaves_the_run_to_python() -> None:
-    """Warm caches pass the selector (they may hold every disk); the model check finds reads
-    that miss, to an array whose elevator would reorder 1 MiB reads: the Python engine's run."""
+def test_a_warm_cache_short_of_a_disk_misses_to_queueing_drives_bit_identically() -> None:
+    """Warm caches holding a quarter of the disk: the native engine takes the run (no array part
+    is left to the Python engine) and its misses reach drives that queue commands."""
     data = _optane_data()
-    data["cluster"]["cache"]["capacity"] = "4MiB"
-    data["groups"][0]["workload"] |= {"working_set": "16MiB", "sizes": {"4KiB": 1, "1MiB": 1}}
+    data["cluster"]["cache"] |= {"capacity": "4MiB", "warm": True}
+    data["array"] = {
+        "profile": "array-14x7200",
+        "drive": {"profile": "sata-7200", "command_queueing": 8},
+    }
+    data["groups"][0]["workload"] |= {"working_set": "16MiB", "outstanding": 16}
     scenario = load_scenario(data)
     assert native_run.unsupported(scenario) is None
-    assert build(scenario, 1, native=True).native is None
+    assert build(scenario, 1, native=True).native is not None
+    python = run_scenario(scenario, duration=0.05, native=False)
+    native = run_scenario(scenario, duration=0.05, native=True)
+    assert python.counters.cache_hits > 0 and python.counters.cache_misses > 0
+    _assert_same(python, native)
 
 
 @st.composite
 def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
     """Random write-through scenarios (tests/support/strategies.py's, every group WT, reads and
-    writes as drawn, serialized or not), caches cold or warm (1-64 MiB a host), an array the native
-    engine runs (first come first served; the 15K array behind an 8 MiB controller write cache
-    flushed at once), 0.3 s long."""
+    writes as drawn, serialized or not), caches cold or warm (1-64 MiB a host), an array (first
+    come first served; the 15K array behind an 8 MiB controller write cache flushed at once; the
+    HDD array with its read cache, the drives' buffers and command queueing), 0.3 s long."""
     data = draw(valid_scenarios(policies=("WT",)))
     data.pop("events", None)
     for group in data["groups"]:
@@ -736,6 +879,28 @@ def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
                     "read_cache": 0,
                     "controller_cache": 0,
                     "scheduling": "fcfs",
+                },
+                # the elevator, the controller read cache, the drives' buffers and queueing
+                {
+                    "profile": "array-14x7200",
+                    "read_cache": "8MiB",
+                    "drive": {
+                        "profile": "sata-7200",
+                        "cache": "1MiB",
+                        "cache_segments": 4,
+                        "command_queueing": 4,
+                    },
+                },
+                {
+                    "profile": "array-14x7200",
+                    "raid": "raid5",
+                    "scheduling": "fcfs",
+                    "drive": {
+                        "profile": "sata-7200",
+                        "command_queueing": 8,
+                        "reorder": "seek",
+                        "reorder_lag": 1,
+                    },
                 },
             ]
         )
@@ -768,7 +933,7 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     1-4 flushers, 512 KiB or 1 MiB batches; any trigger, a delay, rate pacing), metadata writes
     and serialized writes as drawn, the tier's
     background reads under any scheduling ("fcfs", "priority", "weighted"), the arrays above or
-    the HDD array's elevator (RAID 10 or 5) with 8 KiB reads."""
+    the HDD array's elevator (RAID 10 or 5) with its read cache, buffers and queueing as drawn."""
     data = draw(_write_through_scenarios().map(lambda scenario: scenario.model_dump(mode="json")))
     for group in data["groups"]:
         group["policy"] = draw(st.sampled_from(["WB+0", "WB+0", "WT"]))
@@ -789,15 +954,18 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     if draw(st.booleans()):
         destager |= {"pacing": "rate", "rate": draw(st.sampled_from(["5MB/s", "100MB/s"]))}
     if draw(st.booleans()):
-        # the HDD array's elevator sweeping the writes' requests (the reads kept to a stripe: its
-        # elevator for larger reads is not ported)
+        # the HDD array's elevator sweeping the writes' requests and the reads larger than a
+        # stripe, its controller read cache, the drives' buffers and command queueing as drawn
         data["array"] = {
             "profile": "array-14x7200",
             "raid": draw(st.sampled_from(["raid10", "raid5"])),
+            "read_cache": draw(st.sampled_from([0, "8MiB"])),
+            "drive": {
+                "profile": "sata-7200",
+                "cache": draw(st.sampled_from([0, "1MiB"])),
+                "command_queueing": draw(st.sampled_from([1, 8])),
+            },
         }
-        for group in data["groups"]:
-            workload = group["workload"]
-            workload["read_sizes"] = {"8KiB": 1.0}  # (the dump holds the writes' own mix)
     return load_scenario(data)
 
 

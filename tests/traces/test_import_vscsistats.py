@@ -3,6 +3,7 @@ turned into groups and checks."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 import tempfile
@@ -18,6 +19,7 @@ from support.imports import imported_by
 
 from simcache.base.errors import WorkloadFileError
 from simcache.base.units import parse_size
+from simcache.spec.scenario import MIN_SAMPLE_INTERVAL
 from simcache.traces.formats import FORMATS, guess_format
 from simcache.traces.formats import vscsistats as vs
 from simcache.workloads.ingest.imported import import_workload
@@ -434,6 +436,16 @@ def test_open_loop_iops_from_the_mean_inter_arrival(tmp_path: Path) -> None:
         what.endswith("inter-arrival") and value.startswith("mean 2,500 µs -> 400 IOPS")
         for what, value in imported.facts
     )
+
+
+def test_a_window_shorter_than_a_sample_still_makes_a_valid_scenario(tmp_path: Path) -> None:
+    """A 0.2 ms collection window, under the finest sample a scenario takes (1 ms): the run lasts
+    1 ms, sampled every 1 ms, instead of a refused 0.02 ms sample (found by the size-mix property
+    test: a file of one 512 KiB command)."""
+    imported = imported_by(vs, write(tmp_path, disk_text()), {})
+    run = dataclasses.replace(imported, duration=0.0002).scenario().run
+    assert (run.duration, run.sample_interval) == (MIN_SAMPLE_INTERVAL, MIN_SAMPLE_INTERVAL)
+    assert run.warmup == pytest.approx(MIN_SAMPLE_INTERVAL / 10)
 
 
 def test_a_leading_gap_from_before_collection_is_left_out_of_the_rate(tmp_path: Path) -> None:

@@ -181,6 +181,16 @@ cdef int _stream_out(Engine self, Uniforms* t, stream) except -1:
     return 0
 
 
+cdef tuple _cache_mark(cache):
+    """What a Python event that touched a read cache would change: its counters (every lookup,
+    insert and eviction counts) and its lines' counts and positions. By value, not identity: the
+    compiled engine boxes a ``vec`` column into a new object at each read."""
+    return (
+        cache.hits, cache.misses, cache.inserted_lines, cache.evicted_lines,
+        len(cache._log), len(cache._slots), cache._count, cache._head, cache._dead,
+    )
+
+
 cdef int _misses_in(Engine self) except -1:
     """Read the caches (those not full), the array and the network's ports (sync_in)."""
     cdef Py_ssize_t i, k, n
@@ -192,14 +202,17 @@ cdef int _misses_in(Engine self) except -1:
         if c.full:
             continue
         cache = self._caches[i]
+        seen = self._cache_seen[i]
         c.hits = cache.hits
         c.misses = cache.misses
         c.inserted = cache.inserted_lines
         c.evicted = cache.evicted_lines
-        seen = self._cache_seen[i]
-        if seen is not None and cache._log is seen[0] and cache._slots is seen[1]:
-            continue  # the lines the engine holds (newer than the Python cache's, if changed)
-        self._cache_seen[i] = (cache._log, cache._slots)
+        if seen is not None and _cache_mark(cache) == seen:
+            continue  # the lines the engine holds (those sync_out deferred, if changed)
+        if c.changed:
+            raise RuntimeError(
+                "a Python event changed a read cache whose lines the native engine holds"
+            )
         log = list(cache._log)
         slots = list(cache._slots)
         free(c.log)
@@ -219,6 +232,7 @@ cdef int _misses_in(Engine self) except -1:
         c.dead = cache._dead
         c.count = cache._count
         c.changed = False
+        self._cache_seen[i] = _cache_mark(cache)
     array = self._array
     spindles = array.spindles
     head = spindles.head
@@ -232,6 +246,41 @@ cdef int _misses_in(Engine self) except -1:
             for n in range(a.nunits):
                 a.units[k * a.nunits + n] = units[n]
     a.media_bytes = spindles.media_bytes
+    a.drive_cache_hits = spindles.drive_cache_hits
+    for k in range(a.spindles if a.segments else 0):
+        segments = list(spindles._segment_caches[k].items())
+        if len(segments) > a.segments:
+            raise RuntimeError("a drive's buffer holds more segments than it has")
+        for n, (position, held) in enumerate(segments):
+            a.seg_pos[k * (a.segments + 1) + n] = position
+            a.seg_len[k * (a.segments + 1) + n] = held
+        a.seg_n[k] = len(segments)
+    for k in range(a.spindles if a.choose_among > 1 else 0):
+        pending = spindles._pending[k]
+        a.pend_n[k] = 0
+        for finish in pending:
+            _pend_add(a, k, finish)
+        pool = spindles._pool[k]
+        if len(pool) > a.choose_among:
+            raise RuntimeError("a drive's pool holds more commands than it chooses among")
+        for n, (position, angle) in enumerate(pool):
+            a.pool_pos[k * a.choose_among + n] = position
+            a.pool_angle[k * a.choose_among + n] = angle
+        a.pool_n[k] = len(pool)
+        a.span_lo[k], a.span_hi[k] = spindles._span[k]
+    a.read_cache_hits = array.read_cache_hits
+    if a.rc_lines:
+        lines = array._lines
+        # the lines as sync_out left them unless Python changed them (nothing in this class does)
+        if lines is not self._rc_seen or len(lines) != a.rc_count:
+            a.rc_first = a.rc_last = a.rc_free = -1
+            a.rc_count = a.rc_used = 0
+            _rc_nodes(a, max(1, len(lines)))
+            memset(a.rc_slots, 0, (a.rc_mask + 1) * sizeof(int64_t))
+            for line in lines:
+                _rc_put(a, line)
+            self._rc_seen = lines
+        a.rc_changed = False
     a.bytes_read = array.bytes_read
     self.aw.bytes_written = array.bytes_written
     self.aw.full_stripe_writes = array.full_stripe_writes
@@ -254,17 +303,20 @@ cdef int _misses_in(Engine self) except -1:
     return 0
 
 
-cdef int _misses_out(Engine self, bint final) except -1:
+cdef int _misses_out(Engine self, bint full) except -1:
     """Write the caches, the array and the network's ports back (sync_out); the flows in
-    flight are shown to the network as ``_Flow`` objects (its ``sync`` and ``in_flight``
-    read them). A cache's lines (its log and index) go back only when ``final`` (no Python
-    event of the runs the engine takes reads them: writes change them between any two samples,
-    and copying them was most of a sync); its counters always."""
+    flight are shown to the network as ``_Flow`` objects (its ``sync`` and ``in_flight`` read
+    them). A cache's lines (log, index and their counts: O(lines) to copy) only when ``full``:
+    otherwise they stay the engine's (no Python event of the runs it takes reads them; the
+    sampler reads the counters; with writes every cache changes between any two samples), and
+    sync_in checks, by value (:func:`_cache_mark`), that no Python event changed them. The
+    array's controller write cache likewise only when ``full``."""
     cdef Py_ssize_t i, k, n
     cdef CacheState* c
     cdef ArrayState* a = &self.array
     cdef PortState* port
     cdef FlowState* f
+    cdef int64_t node
     from librt.vecs import vec
     from mypy_extensions import i32, i64
 
@@ -277,7 +329,7 @@ cdef int _misses_out(Engine self, bint final) except -1:
         cache.misses = c.misses
         cache.inserted_lines = c.inserted
         cache.evicted_lines = c.evicted
-        if c.changed and final:
+        if c.changed and full:
             cache._log = vec[i64]([c.log[k] for k in range(c.log_n)])
             cache._slots = vec[i32]([c.slots[k] for k in range(c.mask + 1)])
             cache._mask = c.mask
@@ -285,7 +337,7 @@ cdef int _misses_out(Engine self, bint final) except -1:
             cache._dead = c.dead
             cache._count = c.count
             c.changed = False
-            self._cache_seen[i] = (cache._log, cache._slots)
+        self._cache_seen[i] = _cache_mark(cache)
     array = self._array
     spindles = array.spindles
     spindles.head[:] = [a.head[k] for k in range(a.spindles)]
@@ -294,10 +346,34 @@ cdef int _misses_out(Engine self, bint final) except -1:
         for k in range(a.spindles):
             spindles._units[k][:] = [a.units[k * a.nunits + n] for n in range(a.nunits)]
     spindles.media_bytes = a.media_bytes
+    spindles.drive_cache_hits = a.drive_cache_hits
+    for k in range(a.spindles if a.segments else 0):
+        spindles._segment_caches[k] = OrderedDict([
+            (a.seg_pos[k * (a.segments + 1) + n], a.seg_len[k * (a.segments + 1) + n])
+            for n in range(a.seg_n[k])
+        ])
+    for k in range(a.spindles if a.choose_among > 1 else 0):
+        spindles._pending[k][:] = [a.pend[k][n] for n in range(a.pend_n[k])]
+        spindles._pool[k][:] = [
+            (a.pool_pos[k * a.choose_among + n], a.pool_angle[k * a.choose_among + n])
+            for n in range(a.pool_n[k])
+        ]
+        spindles._span[k][:] = [a.span_lo[k], a.span_hi[k]]
+    array.read_cache_hits = a.read_cache_hits
+    if a.rc_lines and a.rc_changed:
+        keys = []
+        node = a.rc_first
+        while node >= 0:
+            keys.append(a.rc_key[node])
+            node = a.rc_next[node]
+        lines = OrderedDict.fromkeys(keys)
+        array._lines = lines
+        self._rc_seen = lines
+        a.rc_changed = False
     array.bytes_read = a.bytes_read
     array.bytes_written = self.aw.bytes_written
     array.full_stripe_writes = self.aw.full_stripe_writes
-    if final and self.aw.has_cache:  # (nothing reads them during the run)
+    if full and self.aw.has_cache:  # (nothing reads them during the run)
         array._cache_used = self.aw.cache_used
         array._cache_drains[:] = sorted(  # a sorted list is a heap
             (self.aw.drain_at[k], self.aw.drain_bytes[k]) for k in range(self.aw.n_drains)
@@ -363,6 +439,40 @@ cdef int _setup_misses(
     a.head = <int64_t*>malloc(a.spindles * sizeof(int64_t))
     a.spindle_free = <double*>malloc(a.spindles * sizeof(double))
     a.flash = spindles._flash
+    a.elevator = array._elevator
+    a.queue_depth = array._queue_depth
+    # the drives' buffers and the controller's read cache (their contents: _misses_in)
+    a.segments = spindles._segments
+    a.segment_bytes = spindles._segment_bytes
+    a.drive_hit = spindles._drive_hit
+    if a.segments:
+        a.seg_pos = <int64_t*>malloc(a.spindles * (a.segments + 1) * sizeof(int64_t))
+        a.seg_len = <int64_t*>malloc(a.spindles * (a.segments + 1) * sizeof(int64_t))
+        a.seg_n = <int64_t*>calloc(a.spindles, sizeof(int64_t))
+        if a.seg_pos == NULL or a.seg_len == NULL or a.seg_n == NULL:
+            raise MemoryError()
+    a.rc_lines = array._read_lines
+    a.rc_line = array._line
+    a.rc_hit = array._read_hit
+    a.rc_first = a.rc_last = a.rc_free = -1
+    # the drives' command queueing (its pending commands, pools and spans: _misses_in)
+    a.choose_among = spindles._choose_among
+    a.reorder_lag = spindles._reorder_lag
+    a.by_seek = spindles._by_seek
+    a.drive_depth = spindles._queue_depth
+    if a.choose_among > 1:
+        a.pend = <double**>calloc(a.spindles, sizeof(double*))
+        a.pend_n = <int64_t*>calloc(a.spindles, sizeof(int64_t))
+        a.pend_cap = <int64_t*>calloc(a.spindles, sizeof(int64_t))
+        a.pool_pos = <int64_t*>malloc(a.spindles * a.choose_among * sizeof(int64_t))
+        a.pool_angle = <double*>malloc(a.spindles * a.choose_among * sizeof(double))
+        a.pool_n = <int64_t*>calloc(a.spindles, sizeof(int64_t))
+        a.span_lo = <int64_t*>malloc(a.spindles * sizeof(int64_t))
+        a.span_hi = <int64_t*>malloc(a.spindles * sizeof(int64_t))
+        if (a.pend == NULL or a.pend_n == NULL or a.pend_cap == NULL or a.pool_pos == NULL
+                or a.pool_angle == NULL or a.pool_n == NULL or a.span_lo == NULL
+                or a.span_hi == NULL):
+            raise MemoryError()
     a.nunits = spindles._parallelism if a.flash else 0
     a.units = <double*>malloc(max(1, a.spindles * a.nunits) * sizeof(double))
     a.m.held_cap = FOLD_AT

@@ -2,10 +2,12 @@
 # write_through (the tier write with the VM's gc_factor, the cache fill, the data over the
 # storage link to the array, the array's write, the acknowledgement back, the record: _wt_start,
 # _wt_arrived, _wt_done) and simcache.sim.components.array.Array.submit for writes without a
-# controller cache flushed at a watermark (Array._through_cache for the "immediate" one: _drain,
-# _through_cache; Array._dispatch first come first served: the stripe cutting, parity RAID's
-# whole rows and read-modify-writes, mirrored pairs; Spindles.operate and _flash_operate for a
-# write: ArrayWrites, _operate_write, _array_write).
+# controller cache flushed at a watermark (the controller read cache keeping the lines a write
+# covers whole: _rc_keep; Array._through_cache for the "immediate" write cache: _drain,
+# _through_cache; Array._dispatch first come first served or with the elevator: the stripe
+# cutting, parity RAID's whole rows and read-modify-writes, mirrored pairs; each chunk through
+# the drives' buffers and command queueing as a read's, array.pxi's _chunk_op: ArrayWrites,
+# _operate_write, _array_write).
 
 cdef struct Piece:
     # a run (VM index, offset, length) or a pending write (VM index, offset, size), bytes
@@ -44,57 +46,11 @@ cdef struct ArrayWrites:
     int64_t n_drains, drains_cap
 
 
-cdef double _operate_write(ArrayState* a, ArrayWrites* w, int64_t s, int64_t position,
-                           int64_t chunk, double now, bint rmw) except? -1 nogil:
-    """Spindles.operate (no command queueing, scale 1) or _flash_operate for a write's chunk."""
-    cdef double busy_until, start, seek, rotation, transfer, finish, free_at, service, access
-    cdef int64_t head, distance, unit, k
-    cdef double* units
-    if a.flash:
-        units = a.units + s * a.nunits
-        unit = 0
-        free_at = units[0]
-        for k in range(1, a.nunits):
-            if units[k] < free_at:
-                unit = k
-                free_at = units[k]
-        start = free_at if free_at > now else now
-        access = a.read_time if rmw else w.write_time
-        transfer = chunk * a.seconds_per_byte
-        if rmw:  # flash_op_seconds
-            service = access + w.write_time + 2.0 * transfer
-        else:
-            service = access + transfer
-        finish = start + service
-        units[unit] = finish
-        a.media_bytes += 2 * chunk if rmw else chunk
-        _meter_add(&a.m, start, start + service / a.parallelism, now)
-        return finish
-    busy_until = a.spindle_free[s]
-    start = busy_until if busy_until > now else now
-    head = a.head[s]
-    if head == position and busy_until >= now:
-        seek = 0.0
-        rotation = 0.0
-    else:
-        distance = position - head if head > 0 else position
-        seek = _seek(a, (distance if distance >= 0 else -distance) / a.stroke)
-        if a.overhead:
-            seek += a.overhead
-        rotation = _uniform(&a.u) * a.revolution
-    if a.shrink:
-        transfer = chunk / (a.outer_rate * sqrt(1.0 - position / a.stroke * a.shrink))
-    else:
-        transfer = chunk * a.seconds_per_byte
-    service = seek + rotation + transfer  # spindle_op_seconds
-    if rmw:
-        service += a.revolution + transfer
-    finish = start + service
-    a.spindle_free[s] = finish
-    a.head[s] = position + chunk
-    a.media_bytes += 2 * chunk if rmw else chunk
-    _meter_add(&a.m, start, finish, now)
-    return finish
+cdef inline double _operate_write(ArrayState* a, ArrayWrites* w, int64_t s, int64_t position,
+                                  int64_t chunk, double now, bint rmw) except? -1 nogil:
+    """A write's chunk operation: Spindles.buffered (the drives' buffers on) or operate, with
+    command queueing, or _flash_operate (:func:`_chunk_op`)."""
+    return _chunk_op(a, s, position, chunk, now, True, rmw, w.write_time)
 
 
 cdef double _book_write(ArrayState* a, ArrayWrites* w, int64_t s, int64_t position,
@@ -308,6 +264,10 @@ cdef double _array_submit(ArrayState* a, ArrayWrites* w, double now, Piece* runs
     for k in range(n):
         total += runs[k].size
     w.bytes_written += total
+    if a.rc_lines:  # the controller read cache keeps the lines the write covers whole
+        for k in range(n):
+            _rc_keep(a, (a.vm_start[runs[k].vm] + runs[k].offset) % a.logical_bytes,
+                     runs[k].size)
     w.elevating = w.elevator and (n > 1 or runs[0].size > a.stripe)
     w.n_ops = 0
     for k in range(n):

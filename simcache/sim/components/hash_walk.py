@@ -203,7 +203,15 @@ class _BlockHeap:
             self.piece[0] = self.piece[last]
             self._sift_up(0, number)
         if 4 * self.count < self.room and self.room > MIN_ROOM:
-            self._resize(max(MIN_ROOM, self.room // 2))
+            self._shrink()
+
+    def _shrink(self) -> None:
+        """Halve the room until a quarter of it is at most the blocks held (or it is
+        ``MIN_ROOM``): a :meth:`drop` can take many blocks at once."""
+        room = self.room
+        while 4 * self.count < room and room > MIN_ROOM:
+            room = max(MIN_ROOM, room // 2)
+        self._resize(room)
 
     def drop(self, slots: set[int], number: vec[i64]) -> None:
         """Remove the blocks of the writes in ``slots``, the others kept in their order, then
@@ -222,7 +230,7 @@ class _BlockHeap:
         for i in range(kept // 2 - 1, -1, -1):
             self._sift_up(i, number)
         if 4 * self.count < self.room and self.room > MIN_ROOM:
-            self._resize(max(MIN_ROOM, self.room // 2))
+            self._shrink()
 
     def clear(self) -> None:
         self.count = 0

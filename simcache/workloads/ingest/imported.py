@@ -20,7 +20,7 @@ from simcache.base.units import parse_duration
 from simcache.spec import Scenario, load_scenario
 from simcache.spec.dump import toml_document
 from simcache.spec.load import builtin_scenarios, parse_toml, read_scenario_text
-from simcache.spec.scenario import MAX_SCENARIO_NAME_CHARS, validate_scenario
+from simcache.spec.scenario import MAX_SCENARIO_NAME_CHARS, MIN_SAMPLE_INTERVAL, validate_scenario
 from simcache.traces.formats import read_file
 from simcache.traces.formats.base import FileReading
 
@@ -66,11 +66,13 @@ class Imported(FileReading):
             groups.append(group)
         run = dict(data.get("run", {}))
         if self.duration:
-            run["duration"] = self.duration
-            run["warmup"] = self.duration / 10
-            run["sample_interval"] = min(
-                float(_seconds(run.get("sample_interval", 1.0))), self.duration / 10
-            )
+            # a window shorter than the finest sample a scenario takes (a file of a few I/Os)
+            # runs that long, so the scenario is valid; its result says the run is too short
+            duration = max(self.duration, MIN_SAMPLE_INTERVAL)
+            run["duration"] = duration
+            run["warmup"] = duration / 10
+            configured = float(_seconds(run.get("sample_interval", 1.0)))
+            run["sample_interval"] = max(MIN_SAMPLE_INTERVAL, min(configured, duration / 10))
         name = (
             "".join(c if c.isalnum() or c in "_.-" else "_" for c in self.source.stem)[
                 :MAX_SCENARIO_NAME_CHARS
