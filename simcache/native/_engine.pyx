@@ -112,7 +112,7 @@ cdef class Engine:
     cdef bint misses
     cdef ArrayState array
     cdef object _array, _network, _flow_class
-    cdef object _rc_seen  # the array's read-cache lines as sync_out left them
+    cdef object _rc_seen  # the array's (bytes_read, bytes_written) as last read or written
     cdef list _cache_seen  # per host: its cache's _cache_mark as last read or written
     cdef list _ports
     cdef PortState* ports

@@ -54,7 +54,7 @@ cdef struct ArrayState:
     int64_t* rc_slots
     int64_t rc_mask
     int64_t read_cache_hits
-    bint rc_changed  # its lines changed since sync_in (sync_out writes them back)
+    bint rc_changed  # its lines changed since last written back (sync_out(full) writes them)
     # the drives' command queueing (command_queueing > 1, disks): per spindle the finish times of
     # the commands booked and not done (pend, ascending), the pool of unserved (position, angle)
     # pairs (at most choose_among a spindle) and the span of the positions requested

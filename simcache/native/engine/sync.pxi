@@ -269,17 +269,21 @@ cdef int _misses_in(Engine self) except -1:
         a.pool_n[k] = len(pool)
         a.span_lo[k], a.span_hi[k] = spindles._span[k]
     a.read_cache_hits = array.read_cache_hits
-    if a.rc_lines:
+    # the controller read cache's lines: the engine's (those sync_out deferred, if changed) unless
+    # a Python event submitted a request to the array (nothing in this class does), by value:
+    # every request adds to bytes_read or bytes_written
+    if a.rc_lines and (array.bytes_read, array.bytes_written) != self._rc_seen:
+        if a.rc_changed:
+            raise RuntimeError(
+                "a Python event used the array whose read-cache lines the native engine holds"
+            )
         lines = array._lines
-        # the lines as sync_out left them unless Python changed them (nothing in this class does)
-        if lines is not self._rc_seen or len(lines) != a.rc_count:
-            a.rc_first = a.rc_last = a.rc_free = -1
-            a.rc_count = a.rc_used = 0
-            _rc_nodes(a, max(1, len(lines)))
-            memset(a.rc_slots, 0, (a.rc_mask + 1) * sizeof(int64_t))
-            for line in lines:
-                _rc_put(a, line)
-            self._rc_seen = lines
+        a.rc_first = a.rc_last = a.rc_free = -1
+        a.rc_count = a.rc_used = 0
+        _rc_nodes(a, max(1, len(lines)))
+        memset(a.rc_slots, 0, (a.rc_mask + 1) * sizeof(int64_t))
+        for line in lines:
+            _rc_put(a, line)
         a.rc_changed = False
     a.bytes_read = array.bytes_read
     self.aw.bytes_written = array.bytes_written
@@ -310,7 +314,7 @@ cdef int _misses_out(Engine self, bint full) except -1:
     otherwise they stay the engine's (no Python event of the runs it takes reads them; the
     sampler reads the counters; with writes every cache changes between any two samples), and
     sync_in checks, by value (:func:`_cache_mark`), that no Python event changed them. The
-    array's controller write cache likewise only when ``full``."""
+    array's controller read cache's lines and write cache likewise only when ``full``."""
     cdef Py_ssize_t i, k, n
     cdef CacheState* c
     cdef ArrayState* a = &self.array
@@ -360,15 +364,13 @@ cdef int _misses_out(Engine self, bint full) except -1:
         ]
         spindles._span[k][:] = [a.span_lo[k], a.span_hi[k]]
     array.read_cache_hits = a.read_cache_hits
-    if a.rc_lines and a.rc_changed:
+    if a.rc_lines and a.rc_changed and full:  # (as a host cache's lines)
         keys = []
         node = a.rc_first
         while node >= 0:
             keys.append(a.rc_key[node])
             node = a.rc_next[node]
-        lines = OrderedDict.fromkeys(keys)
-        array._lines = lines
-        self._rc_seen = lines
+        array._lines = OrderedDict.fromkeys(keys)
         a.rc_changed = False
     array.bytes_read = a.bytes_read
     array.bytes_written = self.aw.bytes_written
@@ -380,6 +382,7 @@ cdef int _misses_out(Engine self, bint full) except -1:
         )
     array.front_end_ios = a.front_end_ios
     array.back_end_ios = a.back_end_ios
+    self._rc_seen = (array.bytes_read, array.bytes_written)
     _meter_out(self, &a.m, spindles.busy, self.tier_count)
     _stream_out(self, &a.u, array._stream)
     for i in range(self.port_count):
