@@ -503,13 +503,16 @@ cdef class Engine:
 
     cdef Entry _pop(self) noexcept nogil:
         cdef Entry top = self.heap[0]
-        cdef Entry last
-        cdef Py_ssize_t pos = 0, child, best, end, size
         self.heap_size -= 1
-        size = self.heap_size
-        if size == 0:
+        if self.heap_size == 0:
             return top
-        last = self.heap[size]
+        self._sift_down(0, self.heap[self.heap_size])
+        return top
+
+    cdef inline void _sift_down(self, Py_ssize_t pos, Entry item) noexcept nogil:
+        """Put ``item`` at ``pos`` of the 4-ary heap, moving it down past its earliest children
+        (the heap's first ``heap_size`` entries)."""
+        cdef Py_ssize_t child, best, end, size = self.heap_size
         while True:
             child = 4 * pos + 1
             if child >= size:
@@ -521,41 +524,21 @@ cdef class Engine:
                 if _before(self.heap[child].time, self.heap[child].key, &self.heap[best]):
                     best = child
                 child += 1
-            if _before(self.heap[best].time, self.heap[best].key, &last):
+            if _before(self.heap[best].time, self.heap[best].key, &item):
                 self.heap[pos] = self.heap[best]
                 pos = best
             else:
                 break
-        self.heap[pos] = last
-        return top
+        self.heap[pos] = item
 
     cdef int _heapify(self) except -1 nogil:
         """The event queue made a heap again (after entries were taken out)."""
-        cdef Py_ssize_t start, pos, child, best, end, size = self.heap_size
-        cdef Entry item
+        cdef Py_ssize_t start, size = self.heap_size
         if size < 2:
             return 0
         start = (size - 2) >> 2
         while start >= 0:
-            pos = start
-            item = self.heap[pos]
-            while True:
-                child = 4 * pos + 1
-                if child >= size:
-                    break
-                best = child
-                end = child + 4 if child + 4 < size else size
-                child += 1
-                while child < end:
-                    if _before(self.heap[child].time, self.heap[child].key, &self.heap[best]):
-                        best = child
-                    child += 1
-                if _before(self.heap[best].time, self.heap[best].key, &item):
-                    self.heap[pos] = self.heap[best]
-                    pos = best
-                else:
-                    break
-            self.heap[pos] = item
+            self._sift_down(start, self.heap[start])
             start -= 1
         return 0
 
