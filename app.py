@@ -22,6 +22,7 @@ from simcache.base.errors import WorkloadFileError
 from simcache.base.metrics import PERCENTILES, THROUGHPUT_COLUMNS, ci95_half_width
 from simcache.base.units import format_figure, format_size
 from simcache.report import report_html
+from simcache.report.cells import engine_words
 from simcache.runs.sweep import sweep_summary
 from simcache.runs.targets import Target
 from simcache.spec import REPLICAS
@@ -404,7 +405,8 @@ def show_result(
     )
     st.caption(
         f"{result.meta['ios']:,} I/Os simulated over {result.meta['simulated_s']:g} s (seed "
-        f"{result.meta['seed']})."
+        f"{result.meta['seed']}) in {result.meta['wall_time_s']:.2f} s by the "
+        f"{engine_words(result.meta)}."
     )
     marks = charts.time_marks(result, scenario)
     shaded = (

@@ -15,9 +15,10 @@ how much faster compiled code runs, in bench/README.md.
   longer compile).
 - ``SIMCACHE_PGO=1``: a profile-guided C compile
   (:class:`ProfileGuidedBuildExt`); off by default.
-- ``SIMCACHE_NATIVE=1``: also build the optional Cython extensions (the native event queue,
-  ``simcache/native/_queue.pyx``: issue 35, step 1 prototype; needs Cython 3). Off by default;
-  without it an earlier build's are removed and the kernel keeps its own heap.
+- ``SIMCACHE_NATIVE``: the optional Cython extensions (issue 35: the native engine,
+  ``simcache/native/_engine.pyx``, and the native event queue, ``_queue.pyx``; Cython 3, which the
+  build backend asks for) are built unless it is ``0``; with ``0`` an earlier build's are removed,
+  the Python engine runs every scenario and its kernel keeps its own heap.
 - If mypyc or the C compiler fails for a group, the install still succeeds
   and that group's Python sources run (the extensions are optional); the
   other group stays compiled, since the groups import each other as ordinary
@@ -64,7 +65,7 @@ BACKEND = load_file("simcache_build_backend", ROOT / "_build_backend" / "backend
 COMPILE, PGO = BACKEND.build_options()
 OPT_LEVEL = os.environ.get("SIMCACHE_OPT_LEVEL", "1")  # gcc's -O level (0-3)
 NATIVE = BACKEND.native_requested()
-# The optional Cython extensions (SIMCACHE_NATIVE=1): issue 35's native engine, step 1 prototype.
+# The optional Cython extensions (unless SIMCACHE_NATIVE=0): issue 35's native engine and queue.
 NATIVE_SOURCES = {
     "simcache.native._queue": ROOT / "simcache" / "native" / "_queue.pyx",
     "simcache.native._engine": ROOT / "simcache" / "native" / "_engine.pyx",
@@ -155,8 +156,8 @@ def compiled_extensions() -> list[Any]:
 
 
 def native_extensions() -> list[Any]:
-    """The Cython extensions (the native event queue) with ``SIMCACHE_NATIVE=1``, else none (and an
-    earlier build's removed, so that a build without them leaves the kernel's list heap in charge).
+    """The Cython extensions (the native engine and queue) unless ``SIMCACHE_NATIVE=0``; with it
+    none, and an earlier build's removed (the Python engine and the kernel's list heap in charge).
     Optional: if Cython or the C compile fails, the install succeeds without them."""
     if not BUILD_COMMANDS.intersection(sys.argv[1:]):
         return []

@@ -24,13 +24,14 @@ PGO_DEFAULT = "0"
 COMPILER = ["mypy>=1.20", "numpy>=1.26", "librt>=0.8"]
 """What mypyc needs besides setuptools (mypy 1.20: the first to compile librt's native reads)."""
 NATIVE = ["cython>=3.0"]
-"""What ``SIMCACHE_NATIVE=1`` needs: Cython, for the native event queue
-(``simcache/native/_queue.pyx``, issue 35's step 1 prototype)."""
+"""What the native extensions need: Cython, for the native engine and event queue
+(``simcache/native/_engine.pyx``, ``_queue.pyx``: issue 35)."""
 
 
 def native_requested() -> bool:
-    """``SIMCACHE_NATIVE=1``: build the optional Cython extensions too (off by default)."""
-    return os.environ.get("SIMCACHE_NATIVE", "0").strip() not in ("", "0")
+    """Whether to build the optional Cython extensions (the native engine): on unless
+    ``SIMCACHE_NATIVE=0``."""
+    return os.environ.get("SIMCACHE_NATIVE", "1").strip() != "0"
 
 
 def build_options() -> tuple[str, bool]:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from simcache.base.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 
-__all__ = ["LOWER_BOUND", "RUN_COLUMNS", "bounded", "cell"]
+__all__ = ["LOWER_BOUND", "RUN_COLUMNS", "bounded", "cell", "engine_words"]
 
 RUN_COLUMNS = [
     "group",
@@ -48,3 +48,15 @@ def bounded(summary: pd.DataFrame, mark: str = LOWER_BOUND) -> pd.DataFrame:
         for name in str(names).split():
             shown.at[i, name] = mark + cell(summary.at[i, name])
     return shown
+
+
+def engine_words(meta: dict[str, Any]) -> str:
+    """Which engine ran the run, for the report's first line: "native" or the Python engine
+    (mypyc-compiled or not) and why not the native one."""
+    python = meta["engine"].partition(":")[0]  # "compiled (mypyc)" or "Python"
+    run_by = meta.get("run_by", "Python")  # results written before it carry no run_by
+    if run_by == "native":
+        return "native engine"
+    why = run_by.partition(": ")[2]
+    slow = ", slow" if run_by.startswith("Python, slow") else ""
+    return f"{python} engine{slow}: {why}" if why else f"{python} engine"

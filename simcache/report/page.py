@@ -18,7 +18,7 @@ import pandas as pd
 
 import simcache.report.svg as svg
 from simcache.base.metrics import PERCENTILES
-from simcache.report.cells import RUN_COLUMNS, bounded, cell
+from simcache.report.cells import RUN_COLUMNS, bounded, cell, engine_words
 from simcache.report.event_report import mib, recovery_words
 from simcache.report.sweep_section import SweepReport
 from simcache.results.bottleneck import bottleneck_sentence, component_name
@@ -324,6 +324,7 @@ def _manifest(result: Result) -> list[dict[str, Any]]:
     start, end = result.window
     facts = {
         "simcache version": f"{meta['version']} ({meta['engine'].partition(':')[0]} engine)",
+        "run by": engine_words(meta),
         "seed": meta["seed"],
         "scenario hash": f"{scenario_hash(result)} (SHA-256 of the scenario as run)",
         "simulated duration": f"{end:g} s (measured {start:g}-{end:g} s after warm-up)",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from simcache.base.metrics import PERCENTILES, THROUGHPUT_COLUMNS
-from simcache.report.cells import RUN_COLUMNS
+from simcache.report.cells import RUN_COLUMNS, engine_words
 from simcache.report.cells import bounded as _bounded
 from simcache.report.cells import cell as _cell
 from simcache.report.event_report import event_lines
@@ -39,12 +39,12 @@ def report(result: Result) -> str:
     """The human-readable run report: latency table, write-latency breakdown, utilizations."""
     meta = result.meta
     start, end = result.window
-    engine = meta["engine"].partition(":")[0]  # "compiled (mypyc)" or "Python"
+    engine = engine_words(meta)
     lines = [
         f"scenario {meta['scenario_name']!r}  seed {meta['seed']}  simulated {end:g}s (measured "
         f"{start:g}-{end:g}s)  "
         f"{meta['ios']} I/Os in {meta['wall_time_s']:.2f}s wall  simcache {meta['version']} "
-        f"({engine} engine)",
+        f"({engine})",
         "",
         "Latency per VM group (ms), IOPS and MB/s:",
         text_table(_bounded(result.summary), RUN_COLUMNS),

@@ -204,6 +204,8 @@ class Result:
             "version": record.version,
             # compiled or Python sources, and why (wall times depend on it, results do not)
             "engine": _native.ENGINE,
+            # the native engine or the Python one, and why (results do not depend on it)
+            "run_by": record.run_by,
             "wall_time_s": wall_time_s,
             "simulated_s": scenario.run.duration,
             "warmup_s": scenario.run.warmup,

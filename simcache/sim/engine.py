@@ -358,8 +358,9 @@ def run_scenario(
     ``deadline`` (wall seconds) stop the run at the simulated time it has reached, and
     ``keep_records=False`` keeps histograms (:class:`simcache.sim.stream.StreamStats`) in place of
     per-I/O records; ``paths`` is :func:`build`'s. ``native``: run the VMs' I/O in the native
-    engine where it supports the scenario (:mod:`simcache.sim.native_run`; None: as
-    ``SIMCACHE_NATIVE_ENGINE`` says, off by default), else, silently, in the Python engine.
+    engine where it is built and supports the scenario (:mod:`simcache.sim.native_run`; None: as
+    ``SIMCACHE_NATIVE_ENGINE`` says, on by default), else in the Python engine (the same results);
+    the record's ``run_by`` says which ran and why.
     """
     scenario = load_scenario(scenario)
     if seed is not None:
@@ -376,9 +377,7 @@ def run_scenario(
         for token in (cancel, None if deadline is None else Cancel(deadline=deadline))
         if token is not None
     ]
-    if native is None:
-        native = native_run.requested()
-    native = native and native_run.unsupported(scenario) is None
+    native, run_by = native_run.choose(scenario, native)
     model = build(scenario, seed, paths=paths, native=native)
     if not keep_records:
         names = [group.name for group in scenario.groups]
@@ -425,6 +424,7 @@ def run_scenario(
         planned=scenario,
         stopped_at_s=None if finished else end,
         stop_reason=reason,
+        run_by=run_by if model.native is not None or not native else native_run.NO_STREAMS,
     )
 
 
@@ -437,6 +437,7 @@ def record_run(
     planned: Scenario | None = None,
     stopped_at_s: float | None = None,
     stop_reason: str | None = None,
+    run_by: str = "Python",
 ) -> RunRecord:
     """The figures of the run of ``model`` (run up to ``model.scenario``'s duration) as plain data.
 
@@ -444,7 +445,8 @@ def record_run(
     last interval at the last sample): call it once, after the last sample. ``wall_time_s``
     (seconds) and ``events`` are the run's cost; ``planned`` is the scenario as asked for when the
     run stopped at ``stopped_at_s`` (seconds) for ``stop_reason`` (default ``model.scenario``: a
-    run that reached its end).
+    run that reached its end); ``run_by`` says which engine ran it
+    (:func:`simcache.sim.native_run.choose`).
     """
     scenario = model.scenario
     stream = model.stream
@@ -479,6 +481,7 @@ def record_run(
         degradations=model.degradations,
         resyncs=model.resyncs,
         restarts=[_with_dropped(restart, vms) for restart in model.restarts],
+        run_by=run_by,
     )
 
 

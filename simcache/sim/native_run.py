@@ -1,12 +1,13 @@
 """The native engine's slices (issue 35, steps 2 to 6): which runs it takes, and how it runs them.
 
-``simcache/native/_engine.pyx`` (built with ``SIMCACHE_NATIVE=1``) runs, in ``nogil`` code, the
-per-I/O path of one class of scenarios: generated reads, served by the hosts' read caches or, on a
-miss, by the backing array. A run is taken by it only when asked for (``SIMCACHE_NATIVE_ENGINE=1``,
-or ``run_scenario(..., native=True)``) and when :func:`unsupported` finds nothing it lacks; any
-other run, or any run without the extension built, goes to the Python engine, silently (the
-results are the same: the engine is checked against the Python engine record for record,
-``tests/sim/test_native_engine.py``).
+``simcache/native/_engine.pyx`` (built at install unless ``SIMCACHE_NATIVE=0``) runs, in ``nogil``
+code, the per-I/O path of one class of scenarios: generated reads, served by the hosts' read caches
+or, on a miss, by the backing array. It takes every run it supports (:func:`unsupported` finds
+nothing it lacks) unless turned off (``SIMCACHE_NATIVE_ENGINE=0``, or ``run_scenario(...,
+native=False)``); any other run, or any run without the extension built, goes to the Python engine,
+and the run's record says which ran and why (:func:`choose`). The results are the same either way:
+the engine is checked against the Python engine record for record
+(``tests/sim/test_native_engine.py``).
 
 What it supports: any number of hosts; no scheduled events; every group a generated workload (no
 trace) reading only (``read_fraction = 1``), writing through (``policy = "WT"``: each write fills
@@ -44,10 +45,29 @@ from simcache.sim.kernel.signals import Signal
 from simcache.spec import Scenario
 from simcache.workloads.generators import _BATCH, IOStream
 
-__all__ = ["ENV", "available", "prepare", "requested", "run", "unsupported"]
+__all__ = [
+    "ENV",
+    "NATIVE",
+    "NO_STREAMS",
+    "available",
+    "choose",
+    "prepare",
+    "requested",
+    "run",
+    "unsupported",
+]
 
 ENV = "SIMCACHE_NATIVE_ENGINE"
-"""The environment variable that asks for the native engine (``1``); off by default."""
+"""The environment variable that turns the native engine off (``0``); on by default."""
+NATIVE = "native"
+"""A run record's ``run_by`` when the native engine ran its I/O path."""
+NOT_BUILT = (
+    "the native engine is not built (it needs a C compiler at install, and not SIMCACHE_NATIVE=0)"
+)
+""":func:`unsupported`'s reason when the extension is missing."""
+NO_STREAMS = "Python: a VM's I/O is not a generated stream (the native engine takes only those)"
+"""A run record's ``run_by`` when the native engine was chosen but a VM's stream is not one it
+runs (:func:`prepare` returned None)."""
 
 _BUDGET = 64
 """Native events run between two polls of a stop request, in units of the poll interval."""
@@ -62,19 +82,38 @@ def _engine_module() -> Any:
 
 
 def available() -> bool:
-    """Whether the native engine is built (``SIMCACHE_NATIVE=1`` at install)."""
+    """Whether the native engine is built (at install, where a C compiler and Cython are at hand,
+    unless ``SIMCACHE_NATIVE=0``)."""
     return _engine_module() is not None
 
 
 def requested() -> bool:
-    """Whether ``SIMCACHE_NATIVE_ENGINE`` asks for the native engine."""
-    return os.environ.get(ENV, "0").strip() not in ("", "0")
+    """Whether ``SIMCACHE_NATIVE_ENGINE`` leaves the native engine on (unset, empty or anything but
+    ``0``)."""
+    return os.environ.get(ENV, "1").strip() != "0"
+
+
+def choose(scenario: Scenario, native: bool | None) -> tuple[bool, str]:
+    """Whether the native engine runs ``scenario`` (``native``: True or False as asked, None as
+    :func:`requested` says), and the line a run's record keeps about it (``run_by``):
+    :data:`NATIVE`, or why the Python engine ran it, ``"Python, slow: ..."`` where the extension
+    is missing (the Python engine is several times slower, the results the same)."""
+    if native is None:
+        native = requested()
+    if not native:
+        return False, f"Python: the native engine turned off (native=False or {ENV}=0)"
+    reason = unsupported(scenario)
+    if reason is None:
+        return True, NATIVE
+    if reason == NOT_BUILT:
+        return False, f"Python, slow: {NOT_BUILT}"
+    return False, f"Python: the native engine does not take {reason} yet"
 
 
 def unsupported(scenario: Scenario) -> str | None:
     """Why the native engine cannot run ``scenario`` (None: it can)."""
     if not available():
-        return "the native engine is not built (install with SIMCACHE_NATIVE=1)"
+        return NOT_BUILT
     if scenario.events:
         return "scheduled events"
     if scenario.cluster.tier.service == "exponential":

@@ -140,3 +140,6 @@ class RunRecord:
     restarts: list[dict[str, Any]]
     """One per VM restarted by HA: VM, hosts, time (s) and the open-loop arrivals dropped while it
     was down."""
+    run_by: str = "Python"
+    """Which engine ran the I/O path, and why that one (:func:`simcache.sim.native_run.choose`):
+    ``"native"`` or a line starting ``"Python"``."""

@@ -17,6 +17,7 @@ from support.builders import small_scenario
 import simcache
 from simcache import Result, Scenario, ScenarioError
 from simcache.base.metrics import TOTALS
+from simcache.sim import native_run
 from simcache.sim.collect import COMPONENTS
 
 SUMMARY_COLUMNS = [
@@ -430,6 +431,8 @@ def test_meta(result: Result, scenario: Scenario) -> None:
     assert meta["engine"] == simcache.native.choice.ENGINE and meta["engine"].startswith(
         ("compiled (mypyc): ", "Python: ")
     )
+    # which engine ran the I/O path: the native one where built and able, else why not
+    assert meta["run_by"] == native_run.choose(scenario, None)[1]
     assert meta["wall_time_s"] > 0
     assert meta["simulated_s"] == DURATION
     assert meta["warmup_s"] == WARMUP
