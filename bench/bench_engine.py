@@ -213,6 +213,7 @@ def scenario_run(scenario: simcache.Scenario, duration: float | None) -> dict[st
         "ios_per_call_s": ios / call,
         "events": int(meta["events"]),
         "events_per_io": float(meta["events_per_io"]),
+        "run_by": str(meta.get("run_by", "Python")),
     }
 
 
@@ -795,6 +796,7 @@ def main(argv: list[str] | None = None) -> int:
                 "ios_per_call_s": spread([s["ios_per_call_s"] for s in runs_of]),
                 "wall_s": spread([s["wall_s"] for s in runs_of]),
                 "events_per_io": runs_of[0]["events_per_io"],
+                "run_by": runs_of[0]["run_by"],
             }
         summary["rows"][row] = entry
     if "cimba" in summary["rows"]:
@@ -839,6 +841,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{e['ios_per_s']['median']:>24,.0f}   "
             f"{e['ratio']:.3f} [{medians}]{verdict}{gap}"
         )
+        print(f"  {'':<10} run by: {e['run_by']}")
     if cimba_missing is not None:
         print(f"  cimba      {cimba_missing}")
 
