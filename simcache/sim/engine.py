@@ -359,7 +359,8 @@ def run_scenario(
     ``keep_records=False`` keeps histograms (:class:`simcache.sim.stream.StreamStats`) in place of
     per-I/O records; ``paths`` is :func:`build`'s. ``native``: run the VMs' I/O in the native
     engine where it is built and supports the scenario (:mod:`simcache.sim.native_run`; None: as
-    ``SIMCACHE_NATIVE_ENGINE`` says, on by default), else in the Python engine (the same results);
+    ``SIMCACHE_NATIVE_ENGINE`` says, on by default; never with ``paths="generators"``, the
+    reference the callbacks are checked against), else in the Python engine (the same results);
     the record's ``run_by`` says which ran and why.
     """
     scenario = load_scenario(scenario)
@@ -377,7 +378,7 @@ def run_scenario(
         for token in (cancel, None if deadline is None else Cancel(deadline=deadline))
         if token is not None
     ]
-    native, run_by = native_run.choose(scenario, native)
+    native, run_by = native_run.choose(scenario, native, generators=paths == "generators")
     model = build(scenario, seed, paths=paths, native=native)
     if not keep_records:
         names = [group.name for group in scenario.groups]

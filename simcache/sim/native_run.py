@@ -93,11 +93,17 @@ def requested() -> bool:
     return os.environ.get(ENV, "1").strip() != "0"
 
 
-def choose(scenario: Scenario, native: bool | None) -> tuple[bool, str]:
+def choose(
+    scenario: Scenario, native: bool | None, *, generators: bool = False
+) -> tuple[bool, str]:
     """Whether the native engine runs ``scenario`` (``native``: True or False as asked, None as
     :func:`requested` says), and the line a run's record keeps about it (``run_by``):
     :data:`NATIVE`, or why the Python engine ran it, ``"Python, slow: ..."`` where the extension
-    is missing (the Python engine is several times slower, the results the same)."""
+    is missing (the Python engine is several times slower, the results the same). ``generators``:
+    the VMs' paths as generators were asked for (``build(paths="generators")``, the reference the
+    callbacks are checked against), which only the Python engine runs."""
+    if generators:
+        return False, "Python: the I/O paths as generators asked for (paths='generators')"
     if native is None:
         native = requested()
     if not native:

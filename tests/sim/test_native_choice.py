@@ -93,3 +93,9 @@ def test_results_before_run_by_read_as_python() -> None:
         "compiled (mypyc) engine: the native engine does not take scheduled events yet"
     )
 
+
+def test_generator_paths_run_in_python() -> None:
+    """``paths="generators"`` is the reference the callbacks (and so the native engine) are
+    checked against: it always runs in the Python engine."""
+    record = run_scenario(_reads(), duration=0.3, paths="generators")
+    assert record.run_by == "Python: the I/O paths as generators asked for (paths='generators')"
