@@ -688,6 +688,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rounds < 1 or args.series < 1:
         parser.error("--series and --rounds must be at least 1")
+    if args.census or args.profile:
+        # they count and trace the Python engine's events and functions: keep the native one off
+        os.environ["SIMCACHE_NATIVE_ENGINE"] = "0"
     if (args.census or args.profile) and compiled:
         parser.error(
             "--census and --profile patch and trace Python functions, which the compiled engine "
