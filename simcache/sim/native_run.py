@@ -37,14 +37,15 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from simcache.physics.cluster import framed_bytes, vmotion_stream_port
 from simcache.sim.built import Model
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_WRITE
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
-from simcache.spec import Scenario
+from simcache.spec import Scenario, VMotion
 from simcache.workloads.generators import _BATCH, IOStream
 
-__all__ = ["ENV", "available", "prepare", "requested", "run", "unsupported"]
+__all__ = ["ENV", "available", "prepare", "requested", "run", "start_vmotion", "unsupported"]
 
 ENV = "SIMCACHE_NATIVE_ENGINE"
 """The environment variable that asks for the native engine (``1``); off by default."""
@@ -72,11 +73,21 @@ def requested() -> bool:
 
 
 def unsupported(scenario: Scenario) -> str | None:
-    """Why the native engine cannot run ``scenario`` (None: it can)."""
+    """Why the native engine cannot run ``scenario`` (None: it can).
+
+    The reasons, in the order checked: the extension not built; a scheduled event other than a
+    vMotion without a VM (``scheduled event 'kind'``, ``a vMotion of a VM ('name')``); the
+    exponential tier service; a group's trace replay; a write-back group with replicas whose
+    copies may be compressed (``cluster.compression`` not "off", the workload's compressibility
+    above 0) or that replicates asynchronously (``replication = "async"``); the destager's
+    order "hash"; the array's controller write cache flushed at a watermark (with writes)."""
     if not available():
         return "the native engine is not built (install with SIMCACHE_NATIVE=1)"
-    if scenario.events:
-        return "scheduled events"
+    for event in scenario.events:
+        if not isinstance(event, VMotion):
+            return f"scheduled event {event.kind!r}"
+        if event.vm is not None:
+            return f"a vMotion of a VM ({event.vm!r})"
     if scenario.cluster.tier.service == "exponential":
         return "exponential tier service"
     writes = write_back = False
@@ -87,8 +98,11 @@ def unsupported(scenario: Scenario) -> str | None:
         if workload.read_fraction != 1.0:
             writes = True
             if group.policy in ("WB+1", "WB+2"):
-                return f"group {group.name!r}: write-back with replicas ({group.policy})"
-            if group.policy == "WB+0":
+                if scenario.cluster.compression.mode != "off" and workload.compressibility > 0:
+                    return f"group {group.name!r}: replicas compressed ({group.policy})"
+                if group.replication == "async":
+                    return f"group {group.name!r}: asynchronous replication ({group.policy})"
+            if group.policy != "WT":
                 write_back = True
     if write_back:
         reason = _destager_unsupported(scenario)
@@ -169,17 +183,44 @@ def prepare(model: Model) -> Any:
         model.network,
         [(host.storage_tx, host.array_tx, host.storage_rx, host.array_rx) for host in model.hosts],
         PATH_MISS,
+        model.ports,
     )
     engine.use_writes(
         [vm.write_through for vm in model.vms], [vm.gc_factor for vm in model.vms], PATH_WRITE
     )
     if any(
-        group.policy == "WB+0" and group.workload.read_fraction != 1.0
+        group.policy != "WT" and group.workload.read_fraction != 1.0
         for group in model.scenario.groups
     ):
         engine.use_destagers(model.hosts)
+    engine.use_vmotions(model.vmotions)
     engine.begin(model.clock)
     return engine
+
+
+def start_vmotion(model: Model, event: VMotion) -> None:
+    """Start ``event`` (a vMotion without a VM) in the native engine as
+    :func:`simcache.sim.host_events.vmotion` starts as a process (``env.process``, at build): the
+    same streams over the same paths, framed and weighted alike, and the same record."""
+    assert event.vm is None and model.native is not None
+    source = model.hosts[event.source_host]
+    target = model.hosts[event.target_host]
+    link = source.peer_txs[0].spec
+    wire, packets = framed_bytes(link, event.size / event.streams)
+    links = len(source.peer_txs)
+    paths = [
+        list(source.peer_path(target, vmotion_stream_port(i, links))) for i in range(event.streams)
+    ]
+    nan = float("nan")
+    record: dict[str, Any] = {
+        "source_host": event.source_host,
+        "target_host": event.target_host,
+        "start_s": nan,
+        "end_s": nan,
+    }
+    model.native.add_vmotion(
+        model.clock, record, paths, wire, packets, link.latency, event.weight, event.at
+    )
 
 
 _PYTHON_REFILL, _UNIFORM_REFILL, _SEQUENTIAL_REFILL = range(3)

@@ -76,9 +76,11 @@ def _assert_same(python: RunRecord, native: RunRecord) -> None:
 
 def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios() -> None:
     """The validation scenarios' read rows (warm caches), backing_array's variants (every read a
-    miss to the HDD RAID 10, its writes through to it) and the write-through variants of the
-    destager scenarios and the destager scenarios themselves (WB+0) are in the class; every
-    group of a chosen run that writes writes through or back without replicas."""
+    miss to the HDD RAID 10, its writes through to it), the write-through variants of the
+    destager scenarios and the destager scenarios themselves (WB+0), and the default scenario as
+    written (WB+0/WB+1/WB+2, a vMotion without a VM) are in the class; no group of a chosen run
+    that writes replicates asynchronously or compresses its replicas, and no event but a
+    vMotion without a VM is scheduled."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
@@ -92,10 +94,20 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
         ("full_dirty_cache.toml", "bare"),
         ("destager_fill.toml", "base"),
         ("burst_absorb.toml", "sustained"),
+        ("default.toml", "base"),
+        ("default.toml", "db-on-wb1"),
+        ("replication_protocols.toml", "memory"),
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
-        for group in _scenario(file, variant).groups:
-            assert group.workload.read_fraction == 1.0 or group.policy in ("WT", "WB+0")
+        scenario = _scenario(file, variant)
+        assert all(event.kind == "vmotion" and event.vm is None for event in scenario.events)
+        for group in scenario.groups:
+            assert group.workload.read_fraction == 1.0 or group.replication != "async"
+            assert (
+                group.replicas == 0
+                or scenario.cluster.compression.mode == "off"
+                or (group.workload.compressibility == 0)
+            )
 
 
 @pytest.mark.parametrize(("file", "variant"), LIBRARY)
@@ -219,6 +231,31 @@ def _with_replicas(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
 
 
+def _compressed_replicas(data: dict[str, Any]) -> None:
+    _with_replicas(data)
+    data["cluster"]["compression"] = {"mode": "always"}
+    data["groups"][0]["workload"]["compressibility"] = 0.5
+
+
+def _async_replicas(data: dict[str, Any]) -> None:
+    _with_replicas(data)
+    data["groups"][0] |= {"replication": "async"}
+
+
+def _vmotion_of_a_vm(data: dict[str, Any]) -> None:
+    data["cluster"]["hosts"] = 2
+    data["events"] = [
+        {
+            "kind": "vmotion",
+            "at": 0.01,
+            "source_host": 0,
+            "target_host": 1,
+            "size": "1MiB",
+            "vm": "fio-h0-0",
+        }
+    ]
+
+
 def _hash_order(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
     data["cluster"]["destager"] = {"order": "hash"}
@@ -252,12 +289,14 @@ def _with_event(data: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        (_with_replicas, "group 'fio': write-back with replicas (WB+1)"),
+        (_compressed_replicas, "group 'fio': replicas compressed (WB+1)"),
+        (_async_replicas, "group 'fio': asynchronous replication (WB+1)"),
+        (_vmotion_of_a_vm, "a vMotion of a VM ('fio-h0-0')"),
         (_hash_order, "the destager's order 'hash'"),
         (_hash_order_wt, "the destager's order 'hash'"),
         (_controller_write_cache, "the array's controller write cache flushed at a watermark"),
         (_exponential, "exponential tier service"),
-        (_with_event, "scheduled events"),
+        (_with_event, "scheduled event 'link_down'"),
     ],
 )
 def test_the_selector_names_what_it_lacks(change: Any, reason: str) -> None:
@@ -267,9 +306,9 @@ def test_the_selector_names_what_it_lacks(change: Any, reason: str) -> None:
 
 
 def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
-    """Asked for the native engine, a run it does not support (replicas, an event) is the Python
-    engine's."""
-    base = _scenario("default.toml", "base")  # WB+1 and WB+2 groups, a vMotion
+    """Asked for the native engine, a run it does not support (a vMotion that moves a VM) is the
+    Python engine's."""
+    base = _scenario("vmotion.toml", "base")
     assert native_run.unsupported(base) is not None
     python = run_scenario(base, duration=0.5, native=False)
     native = run_scenario(base, duration=0.5, native=True)

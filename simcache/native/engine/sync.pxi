@@ -321,6 +321,7 @@ cdef int _misses_out(Engine self, bint full) except -1:
     cdef PortState* port
     cdef FlowState* f
     cdef int64_t node
+    cdef int32_t k2
     from librt.vecs import vec
     from mypy_extensions import i32, i64
 
@@ -395,9 +396,11 @@ cdef int _misses_out(Engine self, bint full) except -1:
     flows.clear()
     for k in range(self.n_in_flight):
         f = &self.flows[self.in_flight[k]]
+        path = []
+        for k2 in range(f.nports):
+            path.append(self._ports[f.ports[k2]])
         flow = self._flow_class(
-            f.size, (self._ports[f.ports[0]], self._ports[f.ports[1]]), 1.0, f.latency,
-            Signal(None), f.stamp,
+            f.size, tuple(path), f.weight, f.latency, Signal(None), f.stamp,
         )
         flow.remaining = f.remaining
         flow.rate = f.rate
@@ -407,7 +410,7 @@ cdef int _misses_out(Engine self, bint full) except -1:
 
 
 cdef int _setup_misses(
-    Engine self, list full, array, network, list host_ports, double path_miss
+    Engine self, list full, array, network, list host_ports, double path_miss, list ports
 ) except -1:
     """Engine.use_misses: the caches' figures, the array's, the network's ports and the
     flows' pools."""
@@ -540,6 +543,12 @@ cdef int _setup_misses(
                 self.host_ports[2 * i + k] = j
             else:
                 self.host_wports[2 * i + k - 2] = j
+    for port in ports:  # the others (the peer paths'), after the storage ports
+        for known in self._ports:
+            if known is port:
+                break
+        else:
+            self._ports.append(port)
     self.port_count = len(self._ports)
     self.ports = <PortState*>calloc(max(1, self.port_count), sizeof(PortState))
     if self.ports == NULL:
