@@ -1,9 +1,11 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The native engine's vertical slices (issue 35, steps 2 to 6): generated reads served by the
+"""The native engine's vertical slices (issue 35, steps 2 to 7): generated reads served by the
 hosts' flash tiers from their read caches, or on a miss by the backing array over the storage
 network (then filling the cache), write-through writes (the tier, the cache, the storage network,
-the array's write path: ``engine/writes.pxi``) and write-back writes without replicas (the
-destage buffers and flushers: ``engine/destager.pxi``), run in ``nogil`` code over C structs.
+the array's write path: ``engine/writes.pxi``), write-back writes with or without replicas (the
+replica legs over the peer paths, the destage buffers and flushers: ``engine/destager.pxi``) and
+vMotions without a VM (their streams: ``engine/vmotion.pxi``), run in ``nogil`` code over C
+structs.
 The array is whole for both: any RAID layout and drive, first come first served or the elevator,
 the controller's read cache, the drives' buffers and command queueing, a controller write cache
 flushed at once.
@@ -48,7 +50,7 @@ Layout: this file holds the :class:`Engine` (its state, its public methods and t
 the queue, ``_loop``, ``run``); the parts it runs are in ``simcache/native/engine/*.pxi``,
 included below, each opening with what it ports: the components' C structs and functions
 (``meter``, ``tier``, ``duty``, ``cache``, ``array``), and functions over the Engine (``flows``,
-``streams``, ``drivers``, ``records``, ``sync``).
+``streams``, ``drivers``, ``records``, ``writes``, ``destager``, ``vmotion``, ``sync``).
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize

@@ -1,32 +1,42 @@
-"""The native engine's slices (issue 35, steps 2 to 6): which runs it takes, and how it runs them.
+"""The native engine's slices (issue 35, steps 2 to 7): which runs it takes, and how it runs them.
 
 ``simcache/native/_engine.pyx`` (built with ``SIMCACHE_NATIVE=1``) runs, in ``nogil`` code, the
 per-I/O path of one class of scenarios: generated reads, served by the hosts' read caches or, on a
-miss, by the backing array. A run is taken by it only when asked for (``SIMCACHE_NATIVE_ENGINE=1``,
-or ``run_scenario(..., native=True)``) and when :func:`unsupported` finds nothing it lacks; any
-other run, or any run without the extension built, goes to the Python engine, silently (the
-results are the same: the engine is checked against the Python engine record for record,
-``tests/sim/test_native_engine.py``).
+miss, by the backing array; writes through to the array or back through the destage buffers,
+with or without replicas; vMotions without a VM. A run is taken by it only when asked for
+(``SIMCACHE_NATIVE_ENGINE=1``, or ``run_scenario(..., native=True)``) and when
+:func:`unsupported` finds nothing it lacks; any other run, or any run without the extension built,
+goes to the Python engine, silently (the results are the same: the engine is checked against the
+Python engine record for record, ``tests/sim/test_native_engine.py``).
 
-What it supports: any number of hosts; no scheduled events; every group a generated workload (no
-trace) reading only (``read_fraction = 1``), writing through (``policy = "WT"``: each write fills
-the tier and the cache, crosses the storage link and is written by the array, its controller write
-cache flushed at once if it has one, before it is acknowledged) or writing back without replicas
-(``WB+0``: the tier write, its metadata record if ``metadata_write``, then the host's destage
-buffer, order "arrival", any trigger and delay, any pacing (the "pd" controller a Python event),
-its flushers reading back under any tier scheduling), writes serialized or not
-(``sync_serialize``): closed loops with or without think time, open loops (``iops`` or
-``throughput``, Poisson or evenly spaced arrivals), any duty cycle (on/off, sine, profile), any
-access pattern and size mix; any flash or RAM tier but the test-only exponential service. The
-read caches warm or cold: a host whose warm cache holds every disk of its VMs only counts hits
-(:func:`prepare` checks it on the built model); elsewhere a miss goes to the array, comes back
-over the storage link (the flow network) and fills the cache, all in native code. The array, for
-reads and writes alike: any RAID layout and drive, first come first served or with the elevator,
-its controller read cache (which a write's whole lines enter), the drives' buffers and command
-queueing, a controller write cache flushed at once (not one flushed at a watermark). The hosts'
-destagers and flushers are built as usual; with WB+0 writes the native engine runs them (the
-Python flushers' first steps run as Python events, find no work and wait for a signal nothing
-triggers), else they stay idle. Python events (the flushers' first steps, the sampler, the run's
+What it supports: any number of hosts; every group a generated workload (no trace) reading only
+(``read_fraction = 1``), writing through (``policy = "WT"``: each write fills the tier and the
+cache, crosses the storage link and is written by the array, its controller write cache flushed at
+once if it has one, before it is acknowledged) or writing back (``WB+0``, ``WB+1``, ``WB+2``: the
+tier write and cache fill, a replica leg to each peer (its copy over the peer path, shared fabric
+or not, written on the peer's tier and counted in its ``replica_bytes``, acknowledged back; with
+``replication = "memory"`` acknowledged from the peer's RAM), its metadata record if
+``metadata_write``, acknowledged at the slowest of its local part and its legs, then the host's
+destage buffer with its replicas' holders, order "arrival", any trigger and delay, any pacing (the
+"pd" controller a Python event), its flushers reading back under any tier scheduling, the holders
+dropping their copies when it is destaged), writes serialized or not (``sync_serialize``): closed
+loops with or without think time, open loops (``iops`` or ``throughput``, Poisson or evenly spaced
+arrivals), any duty cycle (on/off, sine, profile), any access pattern and size mix; any flash or
+RAM tier but the test-only exponential service. The read caches warm or cold: a host whose warm
+cache holds every disk of its VMs only counts hits (:func:`prepare` checks it on the built
+model); elsewhere a miss goes to the array, comes back over the storage link (the flow network)
+and fills the cache, all in native code. The array, for reads and writes alike: any RAID layout
+and drive, first come first served or with the elevator, its controller read cache (which a
+write's whole lines enter), the drives' buffers and command queueing, a controller write cache
+flushed at once (not one flushed at a watermark). Scheduled events: vMotions without a VM (their
+streams compete for the peer ports at their weight; :func:`start_vmotion`), no other. The hosts'
+destagers and flushers are built as usual; with write-back writes the native engine runs them
+(the Python flushers' first steps run as Python events, find no work and wait for a signal
+nothing triggers), else they stay idle. Not supported (:func:`unsupported` names them): replicas
+compressed or replicated asynchronously (``ReplicaLag``), the destager's order "hash", a
+controller write cache flushed at a watermark, traces, the exponential tier, and every other
+scheduled event (a vMotion that moves a VM, host and device failures, outages, slowdowns, array
+events). Python events (the flushers' first steps, the sampler, the "pd" controller, the run's
 stop) stay in the kernel's queue, and :func:`run` merges them with the native events in the
 kernel's (time, priority, event id) order.
 """

@@ -1,22 +1,29 @@
-# Ports the write-back path without replicas (WB+0) and each host's destage buffer:
-# simcache.sim.components.io_steps.WriteBack with no legs (the tier write, the acknowledgement when
-# it is done, the buffer's admission or the wait for room, the record: _wb_start, _wb_acked,
-# _wb_admitted; with metadata_write, vm_paths.write_back's metadata record and
-# simcache.sim.components.host.MetadataLog: MetaLog, _meta_record, _meta_start, _meta_signal), simcache.sim.components.destager.Destager for order "arrival", any trigger,
-# delay, pacing "rate" or "pd" (the pd controller stays a Python process: it reads the synced
-# backlog and sets the rate read back at each sync_in) (admit, _accept/_enqueue with its work signal, _ready_at, work_wait with
-# timeout_or (_look_for_work's timer, _timeout_check), _take_batch, coalesce, write in requests of at most max_batch, destaged,
-# _release, _admit_waiting: DestagerState) and its flushers,
-# simcache.sim.components.flusher.Flusher (FlusherState, _look_for_work, _flusher_step: the read
-# back as one tier read, or as background requests under "priority" or "weighted" scheduling
-# (Tier.submit_background: _background), the batch over (storage_tx, array_rx), the array's
-# write, the acknowledgement back).
+# Ports the write-back path and each host's destage buffer: simcache.sim.components.io_steps.
+# WriteBack and ReplicaLeg (the tier write and cache fill, a leg to each peer over its peer path:
+# VM.replicate; at the leg's arrival the peer's tier write, its replica bytes, its
+# acknowledgement: ReplicaLeg.arrived; the write waiting for each leg in turn, then
+# acknowledged at the slowest of its local part and its legs, VM.legs_finish with "memory"
+# replication; the buffer's admission or the wait for room, the record: _wb_start, _leg_arrived,
+# _wb_legs, _wb_acked, _wb_admitted; with metadata_write, vm_paths.write_back's metadata record
+# between the local part and the legs, and simcache.sim.components.host.MetadataLog: MetaLog,
+# _meta_record, _meta_start, _meta_signal); simcache.sim.components.destager.Destager for order
+# "arrival", any trigger, delay, pacing "rate" or "pd" (the pd controller stays a Python process:
+# it reads the synced backlog and sets the rate read back at each sync_in) (admit,
+# _accept/_enqueue with its work signal and the write's replica holders, packed 16 bits each
+# into 4 bytes beside the pending write: _holders; _ready_at, work_wait with timeout_or
+# (_look_for_work's timer, _timeout_check), _take_batch, coalesce, write in requests of at most
+# max_batch, destaged, _release with Host._drop_replicas, _admit_waiting: DestagerState) and its
+# flushers, simcache.sim.components.flusher.Flusher (FlusherState, _look_for_work,
+# _flusher_step: the read back as one tier read, or as background requests under "priority" or
+# "weighted" scheduling (Tier.submit_background: _background), the batch over (storage_tx,
+# array_rx), the array's write, the acknowledgement back).
 #
 # The Python flushers start as Python events (at time 0, before the VMs: they find no work and wait
 # for the Python destager's work signal, which the native engine never triggers); the native ones
 # start waiting for work, in the same order. At each sync the Python destager is shown the
-# counters the sampler and the results read (backlog, pending, single-copy, accepted, destaged
-# bytes, batches, runs, the writers waiting for room).
+# counters the sampler and the results read (backlog, pending, single-copy, short-of-peers,
+# accepted, destaged bytes, batches, runs, the writers waiting for room), and each host its
+# replica bytes held and replica payload sent.
 
 
 
@@ -42,6 +49,14 @@ cdef struct MetaLog:
     int64_t q_head, q_count, q_cap
 
 
+cdef struct Pending:
+    # a write in a destage buffer: its offset, its VM's index and its size (bytes; a write is
+    # far below 2 GiB): 16 bytes
+    int64_t offset
+    int32_t vm
+    int32_t size
+
+
 cdef struct DestagerState:
     int64_t capacity, max_batch, background_request
     bint chunks  # reads_in_chunks: the tier schedules background reads
@@ -49,8 +64,9 @@ cdef struct DestagerState:
     double credit, credit_time, share, credit_depth  # the tier's credit ("weighted")
     int64_t backlog, pending_bytes, single_copy, short, accepted, destaged, batches, runs
     int64_t background_operations  # the tier's
-    # the writes not yet taken, oldest first (a ring)
-    Piece* pending
+    # the writes not yet taken, oldest first (a ring: 16 + 8 + 4 bytes a place with ``since`` and
+    # ``held``)
+    Pending* pending
     int64_t p_head, p_count, p_cap
     # the writers waiting for room, in arrival order (their slots; a ring)
     int32_t* waiting
@@ -144,9 +160,12 @@ cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t siz
     cdef DestagerState* d = &self.dest[h]
     cdef VmState* vm = &self.vms[v]
     cdef int64_t cap, k
-    cdef Piece* grown
+    cdef Pending* grown
     cdef uint32_t held = _holders(vm)
     cdef uint32_t* held_ring
+    if size > 0x7FFFFFFF or vm.index > 0x7FFFFFFF:
+        with gil:
+            raise ValueError("a buffered write of 2 GiB or more, or of a VM past 2**31")
     d.accepted += size
     d.backlog += size
     d.pending_bytes += size
@@ -157,7 +176,7 @@ cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t siz
     cdef double* since
     if d.p_count == d.p_cap:
         cap = 2 * d.p_cap if d.p_cap else 64
-        grown = <Piece*>malloc(cap * sizeof(Piece))
+        grown = <Pending*>malloc(cap * sizeof(Pending))
         since = <double*>malloc(cap * sizeof(double))
         held_ring = <uint32_t*>malloc(cap * sizeof(uint32_t))
         if grown == NULL or since == NULL or held_ring == NULL:
@@ -176,9 +195,9 @@ cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t siz
         d.p_head = 0
         d.p_cap = cap
     k = (d.p_head + d.p_count) % d.p_cap
-    d.pending[k].vm = vm.index
+    d.pending[k].vm = <int32_t>vm.index
     d.pending[k].offset = offset
-    d.pending[k].size = size
+    d.pending[k].size = <int32_t>size
     d.since[k] = now
     d.held[k] = held
     d.p_count += 1
@@ -449,7 +468,9 @@ cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
                 with gil:
                     raise MemoryError()
             f.held_cap = f.items_cap
-        f.items[n] = d.pending[d.p_head]
+        f.items[n].vm = d.pending[d.p_head].vm
+        f.items[n].offset = d.pending[d.p_head].offset
+        f.items[n].size = d.pending[d.p_head].size
         f.held[n] = d.held[d.p_head]
         n += 1
         d.p_head = (d.p_head + 1) % d.p_cap
