@@ -142,7 +142,7 @@ cdef class Engine:
     cdef double* host_ack  # per host: storage_tx.acknowledgement
     cdef double* host_latency  # per host: storage_tx.latency
     cdef list _framing  # per host: storage_tx.framing
-    cdef int64_t* fr_size  # framing looked up: (host, size) -> wire bytes, packets
+    cdef double* fr_size  # framing looked up: (host, size) -> wire bytes, packets
     cdef int32_t* fr_host
     cdef double* fr_wire
     cdef int64_t* fr_packets
@@ -467,6 +467,8 @@ cdef class Engine:
             _tier_in(self, i)
         for i in range(self.vm_count):
             self.vms[i].issued = self._vms[i].issued
+            if self.vms[i].may_compress:
+                self.vms[i].saved = self._vms[i].compressed_bytes_saved
             _read_batch(self, i)
             _read_gaps(self, i)
         if self.misses:
@@ -486,6 +488,8 @@ cdef class Engine:
         for i in range(self.vm_count):
             self._vms[i].issued = self.vms[i].issued
             self._vms[i].serial_writing = self.vms[i].serial_writing
+            if self.vms[i].may_compress:
+                _compression_out(self, i)
             _write_batch(self, i)
             _write_gaps(self, i)
         in_flight = {}
@@ -636,6 +640,8 @@ cdef class Engine:
                 _meta_record(self, entry.slot, entry.time)
             elif entry.kind == META_OWN:
                 _meta_joined(self, entry.slot, entry.time)
+            elif entry.kind == LEG_START:
+                _leg_start(self, entry.slot, <int32_t>entry.aux, entry.time)
             elif entry.kind == LEG_ARRIVED:
                 _leg_arrived(self, entry.slot, <int32_t>entry.aux, entry.time)
             elif entry.kind == VMOTION_DELIVERED:

@@ -15,7 +15,9 @@ cache, crosses the storage link and is written by the array, its controller writ
 once if it has one, before it is acknowledged) or writing back (``WB+0``, ``WB+1``, ``WB+2``: the
 tier write and cache fill, a replica leg to each peer (its copy over the peer path, shared fabric
 or not, written on the peer's tier and counted in its ``replica_bytes``, acknowledged back; with
-``replication = "memory"`` acknowledged from the peer's RAM), its metadata record if
+``replication = "memory"`` acknowledged from the peer's RAM; compressed first, always or while
+its sending port's last sampled utilization is high, if ``cluster.compression`` says so), its
+metadata record if
 ``metadata_write``, acknowledged at the slowest of its local part and its legs, then the host's
 destage buffer with its replicas' holders, order "arrival", any trigger and delay, any pacing (the
 "pd" controller a Python event), its flushers reading back under any tier scheduling, the holders
@@ -33,7 +35,7 @@ streams compete for the peer ports at their weight; :func:`start_vmotion`), no o
 destagers and flushers are built as usual; with write-back writes the native engine runs them
 (the Python flushers' first steps run as Python events, find no work and wait for a signal
 nothing triggers), else they stay idle. Not supported (:func:`unsupported` names them): replicas
-compressed or replicated asynchronously (``ReplicaLag``), the destager's order "hash", a
+replicated asynchronously (``ReplicaLag``), the destager's order "hash", a
 controller write cache flushed at a watermark, traces, the exponential tier, and every other
 scheduled event (a vMotion that moves a VM, host and device failures, outages, slowdowns, array
 events). Python events (the flushers' first steps, the sampler, the "pd" controller, the run's
@@ -87,10 +89,9 @@ def unsupported(scenario: Scenario) -> str | None:
 
     The reasons, in the order checked: the extension not built; a scheduled event other than a
     vMotion without a VM (``scheduled event 'kind'``, ``a vMotion of a VM ('name')``); the
-    exponential tier service; a group's trace replay; a write-back group with replicas whose
-    copies may be compressed (``cluster.compression`` not "off", the workload's compressibility
-    above 0) or that replicates asynchronously (``replication = "async"``); the destager's
-    order "hash"; the array's controller write cache flushed at a watermark (with writes)."""
+    exponential tier service; a group's trace replay; a write-back group with replicas that
+    replicates asynchronously (``replication = "async"``); the destager's order "hash"; the
+    array's controller write cache flushed at a watermark (with writes)."""
     if not available():
         return "the native engine is not built (install with SIMCACHE_NATIVE=1)"
     for event in scenario.events:
@@ -107,11 +108,8 @@ def unsupported(scenario: Scenario) -> str | None:
             return f"group {group.name!r}: a trace replay"
         if workload.read_fraction != 1.0:
             writes = True
-            if group.policy in ("WB+1", "WB+2"):
-                if scenario.cluster.compression.mode != "off" and workload.compressibility > 0:
-                    return f"group {group.name!r}: replicas compressed ({group.policy})"
-                if group.replication == "async":
-                    return f"group {group.name!r}: asynchronous replication ({group.policy})"
+            if group.policy in ("WB+1", "WB+2") and group.replication == "async":
+                return f"group {group.name!r}: asynchronous replication ({group.policy})"
             if group.policy != "WT":
                 write_back = True
     if write_back:

@@ -82,10 +82,10 @@ def _assert_same(python: RunRecord, native: RunRecord) -> list[np.ndarray]:
 def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios() -> None:
     """The validation scenarios' read rows (warm caches), backing_array's variants (every read a
     miss to the HDD RAID 10, its writes through to it), the write-through variants of the
-    destager scenarios and the destager scenarios themselves (WB+0), and the default scenario as
-    written (WB+0/WB+1/WB+2, a vMotion without a VM) are in the class; no group of a chosen run
-    that writes replicates asynchronously or compresses its replicas, and no event but a
-    vMotion without a VM is scheduled."""
+    destager scenarios and the destager scenarios themselves (WB+0), the default scenario as
+    written (WB+0/WB+1/WB+2, a vMotion without a VM) and the compressed replicas of
+    compression_1gbe are in the class; no group of a chosen run that writes replicates
+    asynchronously, and no event but a vMotion without a VM is scheduled."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
@@ -102,17 +102,14 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
         ("default.toml", "base"),
         ("default.toml", "db-on-wb1"),
         ("replication_protocols.toml", "memory"),
+        ("compression_1gbe.toml", "base"),
+        ("compression_1gbe.toml", "tengig-always"),
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
         scenario = _scenario(file, variant)
         assert all(event.kind == "vmotion" and event.vm is None for event in scenario.events)
         for group in scenario.groups:
             assert group.workload.read_fraction == 1.0 or group.replication != "async"
-            assert (
-                group.replicas == 0
-                or scenario.cluster.compression.mode == "off"
-                or (group.workload.compressibility == 0)
-            )
 
 
 @pytest.mark.parametrize(("file", "variant"), LIBRARY)
@@ -236,12 +233,6 @@ def _with_replicas(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
 
 
-def _compressed_replicas(data: dict[str, Any]) -> None:
-    _with_replicas(data)
-    data["cluster"]["compression"] = {"mode": "always"}
-    data["groups"][0]["workload"]["compressibility"] = 0.5
-
-
 def _async_replicas(data: dict[str, Any]) -> None:
     _with_replicas(data)
     data["groups"][0] |= {"replication": "async"}
@@ -294,7 +285,6 @@ def _with_event(data: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        (_compressed_replicas, "group 'fio': replicas compressed (WB+1)"),
         (_async_replicas, "group 'fio': asynchronous replication (WB+1)"),
         (_vmotion_of_a_vm, "a vMotion of a VM ('fio-h0-0')"),
         (_hash_order, "the destager's order 'hash'"),
@@ -976,7 +966,8 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     """Random write-back and WT scenarios: each group WB+0, WB+1, WB+2 (as many peers as the 2-4
     hosts allow) or WT, replicas acknowledged from the peers' tiers or RAM ("memory"), over 1-3
     peer links, switched or through a shared fabric, peers by ring or at random
-    (tests/support/strategies.py's; its asynchronous replication made "memory", no compression);
+    (tests/support/strategies.py's, its replicas compressed always or adaptively in a quarter;
+    its asynchronous replication made "memory");
     its destagers (1 MiB to 256 MiB, 1-4 flushers, 512 KiB or 1 MiB batches; any trigger, a
     delay, rate pacing), metadata writes and serialized writes as drawn, the tier's background
     reads under any scheduling ("fcfs", "priority", "weighted"), the arrays above or the HDD
@@ -985,7 +976,6 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     data = draw(_write_through_scenarios().map(lambda scenario: scenario.model_dump(mode="json")))
     hosts = data["cluster"]["hosts"]
     policies = [policy for policy in ("WB+0", "WB+1", "WB+2", "WT") if REPLICAS[policy] < hosts]
-    data["cluster"]["compression"] = {"mode": "off"}
     for group in data["groups"]:
         group["policy"] = draw(st.sampled_from(policies))
         group["replication"] = draw(st.sampled_from(["sync", "sync", "memory"]))
@@ -1227,3 +1217,19 @@ def test_vmotions_without_a_vm_are_bit_identical() -> None:
     assert all(0.3 < vmotion["end_s"] < 2.0 for vmotion in python.vmotions)
     _assert_same(python, native)
     assert native.vmotions == python.vmotions
+
+
+@pytest.mark.parametrize(
+    "variant", ["base", "zeros", "tengig", "tengig-always", "lone-always", "nocomp"]
+)
+def test_compressed_replicas_are_bit_identical(variant: str) -> None:
+    """compression_1gbe's variants for 1.5 s (samples every 0.1 s): replicas compressed always
+    (the leg's flow starts after its CPU time) or adaptively (while the sending port's last
+    sampled utilization, scaled up while compressing, is at least 70 %), or not."""
+    scenario = _scenario("compression_1gbe.toml", variant)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=1.5, native=False)
+    native = run_scenario(scenario, duration=1.5, native=True)
+    if variant in ("base", "zeros", "tengig-always", "lone-always"):
+        assert python.counters.compression_saved_bytes > 0
+    _assert_same(python, native)

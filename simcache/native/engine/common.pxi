@@ -58,6 +58,7 @@ cdef enum:
     VMOTION_INIT = 26  # a vMotion process's start (URGENT): entry.slot the vMotion
     VMOTION_START = 27  # its env.timeout(at) is over: its streams start
     VMOTION_DELIVERED = 28  # one of its streams arrived over a shared link: entry.aux the stream
+    LEG_START = 29  # a compressed leg's CPU time is over: its flow starts (entry.aux the leg)
     MAX_LEGS = 2  # replicas a write-back policy promises at most (WB+2)
     MAX_PATH = 3  # ports a transfer crosses at most (tx, the shared peer fabric, rx)
     STALE_KEPT = 64  # link._STALE_TIMERS_KEPT
@@ -111,6 +112,7 @@ cdef struct Slot:
     double leg_arrived[MAX_LEGS]
     double leg_peer_done[MAX_LEGS]
     double leg_acked[MAX_LEGS]
+    double leg_wire[MAX_LEGS]  # a compressed leg's wire bytes (its flow starts after its CPU time)
     double critical
 
 
@@ -143,6 +145,12 @@ cdef struct VmState:
     int32_t leg_frame[MAX_LEGS]
     double peer_latency, ack_time
     bint memory_ack
+    # replica compression (VM.replicate, VM._link_busy): may it compress, always or adaptively,
+    # its workload's compressibility, the CPU's throughput, the adaptive threshold, the bytes it
+    # saved, and whether each leg's sending port is among those it compresses on
+    bint may_compress, always_compress
+    double compressibility, compress_rate, threshold, saved
+    bint compressing[MAX_LEGS]
     int32_t* serial_q
     int64_t q_head, q_count, q_cap
     bint batch_drawn  # a batch drawn here since the last sync_out (else the stream's is it)

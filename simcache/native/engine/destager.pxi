@@ -216,8 +216,8 @@ cdef int _wb_start(Engine self, int32_t s, double now) except -1 nogil:
     cdef VmState* vm = &self.vms[slot.vm]
     cdef int32_t host = vm.tier
     cdef int64_t offset = slot.offset
-    cdef int32_t k
-    cdef double wire
+    cdef int32_t k, j
+    cdef double wire, payload, cpu, saved
     cdef int packets
     slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
     if not self.caches[host].full:
@@ -228,16 +228,67 @@ cdef int _wb_start(Engine self, int32_t s, double now) except -1 nogil:
     slot.critical = -1.0
     for k in range(vm.npeers):  # VM.replicate: its payload's transfer over the peer path
         slot.leg_done[k] = False
-        self.payload_sent[host] += <double>slot.size
-        packets = _frame(self, vm.leg_frame[k], slot.size, &wire)
-        _send_path(self, s, k, now, &vm.leg_ports[k * MAX_PATH], vm.leg_nports[k], wire,
-                   packets, vm.peer_latency, 1.0, FLOW_LEG)
+        payload = <double>slot.size
+        cpu = 0.0
+        if vm.may_compress and (vm.always_compress or _link_busy(self, vm, k)):
+            cpu = slot.size / vm.compress_rate  # compression_seconds
+            saved = slot.size * vm.compressibility
+            payload -= saved
+            vm.saved += saved
+        self.payload_sent[host] += payload
+        packets = _frame(self, vm.leg_frame[k], payload, &wire)
+        if cpu > 0:  # FlowNetwork._send: the packets now, the flow after the CPU time (a sleep)
+            for j in range(vm.leg_nports[k]):
+                self.ports[vm.leg_ports[k * MAX_PATH + j]].packets += packets
+            slot.leg_wire[k] = wire
+            self._push(now + cpu, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, s, LEG_START,
+                       k)
+            self.eid += 1
+        else:
+            _send_path(self, s, k, now, &vm.leg_ports[k * MAX_PATH], vm.leg_nports[k], wire,
+                       packets, vm.peer_latency, 1.0, FLOW_LEG)
     if vm.metadata_size:  # write_back's metadata record, after the data
         if slot.local_done > now:
             self._schedule(now + (slot.local_done - now), s, META_WAIT)  # = sleep()'s time
             return 0
         return _meta_record(self, s, now)
     return _wb_legs(self, s, now)
+
+
+cdef bint _link_busy(Engine self, VmState* vm, int32_t k) noexcept nogil:
+    """VM._link_busy for leg ``k``'s sending port: its recent utilization (scaled up while the
+    VM compresses on it) at or above the threshold; the port joins or leaves the ports the VM
+    compresses on (every leg leaving on it)."""
+    cdef int32_t port = vm.leg_ports[k * MAX_PATH], j
+    cdef double utilization = self.ports[port].recent
+    cdef bint busy
+    if vm.compressing[k]:
+        utilization /= 1.0 - vm.compressibility
+    busy = utilization >= vm.threshold
+    for j in range(vm.npeers):
+        if vm.leg_ports[j * MAX_PATH] == port:
+            vm.compressing[j] = busy
+    return busy
+
+
+cdef int _compression_out(Engine self, Py_ssize_t i) except -1:
+    """VM ``i``'s compressed bytes saved, and the ports it compresses on (``_compressing``)."""
+    cdef VmState* vm = &self.vms[i]
+    cdef int32_t k
+    machine = self._vms[i]
+    machine.compressed_bytes_saved = vm.saved
+    machine._compressing.clear()
+    for k in range(vm.npeers):
+        if vm.compressing[k]:
+            machine._compressing.add(machine.peer_paths[k][0])
+    return 0
+
+
+cdef int _leg_start(Engine self, int32_t s, int32_t k, double now) except -1 nogil:
+    """A compressed leg's CPU time is over: its flow starts (FlowNetwork._start)."""
+    cdef VmState* vm = &self.vms[self.slots[s].vm]
+    return _start_flow(self, s, k, now, &vm.leg_ports[k * MAX_PATH], vm.leg_nports[k],
+                       self.slots[s].leg_wire[k], vm.peer_latency, 1.0, FLOW_LEG)
 
 
 cdef int _leg_arrived(Engine self, int32_t s, int32_t k, double now) except -1 nogil:
@@ -825,6 +876,11 @@ cdef int _setup_peers(Engine self, list hosts) except -1:
         vm.peer_latency = machine.peer_latency
         vm.ack_time = machine._ack_time
         vm.memory_ack = machine._memory_ack
+        vm.may_compress = machine._may_compress
+        vm.always_compress = machine._always_compress
+        vm.compressibility = machine._compressibility
+        vm.compress_rate = machine.compression.throughput
+        vm.threshold = machine.compression.threshold
         for k in range(vm.npeers):
             vm.peer[k] = hosts.index(peers[k])
             path = machine.peer_paths[k]
@@ -838,6 +894,7 @@ cdef int _setup_peers(Engine self, list hosts) except -1:
                 key = framings[id(path[0])] = len(self._framing)
                 self._framing.append(path[0].framing)
             vm.leg_frame[k] = key
+            vm.compressing[k] = path[0] in machine._compressing
     return 0
 
 

@@ -15,6 +15,7 @@ cdef enum:
 
 cdef struct PortState:
     double capacity, weight_sum, share, delivered, carried, window
+    double recent  # recent_utilization (the sampler's, read at each sync_in)
     int64_t packets
     int32_t* active  # the flows on it, in order
     int32_t nactive, active_cap
@@ -32,9 +33,10 @@ cdef struct FlowState:
     int32_t kind  # what its delivery does: FLOW_READ, FLOW_WT, ...
 
 
-cdef int _frame(Engine self, int32_t host, int64_t size, double* wire) except -1 nogil:
-    """storage_tx.framing[size] (``host`` below the host count; else ``host`` is a peer port's
-    key, its framing[float(size)]): the wire bytes in ``wire``, the packets returned."""
+cdef int _frame(Engine self, int32_t host, double size, double* wire) except -1 nogil:
+    """storage_tx.framing[size] (``host`` below the host count: ``size`` whole bytes; else
+    ``host`` is a peer port's key, ``size`` a replica's payload, a float): the wire bytes in
+    ``wire``, the packets returned."""
     cdef int32_t k
     for k in range(self.fr_n):
         if self.fr_size[k] == size and self.fr_host[k] == host:
@@ -46,11 +48,11 @@ cdef int _frame(Engine self, int32_t host, int64_t size, double* wire) except -1
     return <int>self.fr_packets[self.fr_n - 1]
 
 
-cdef int _frame_new(Engine self, int32_t host, int64_t size) except -1:
+cdef int _frame_new(Engine self, int32_t host, double size) except -1:
     cdef int32_t cap
     if self.fr_n == self.fr_cap:  # (destage batches: many sizes)
         cap = 2 * self.fr_cap
-        self.fr_size = <int64_t*>realloc(self.fr_size, cap * sizeof(int64_t))
+        self.fr_size = <double*>realloc(self.fr_size, cap * sizeof(double))
         self.fr_host = <int32_t*>realloc(self.fr_host, cap * sizeof(int32_t))
         self.fr_wire = <double*>realloc(self.fr_wire, cap * sizeof(double))
         self.fr_packets = <int64_t*>realloc(self.fr_packets, cap * sizeof(int64_t))
@@ -60,7 +62,7 @@ cdef int _frame_new(Engine self, int32_t host, int64_t size) except -1:
         self.fr_cap = cap
     # a replica's payload is a float (VM.replicate): its framing's key, and what framed_bytes
     # computes from
-    framed = self._framing[host][size if host < self.tier_count else float(size)]
+    framed = self._framing[host][<int64_t>size if host < self.tier_count else size]
     self.fr_wire[self.fr_n] = framed[0]
     self.fr_packets[self.fr_n] = framed[1]
     self.fr_size[self.fr_n] = size
@@ -126,7 +128,7 @@ cdef int _send_on(Engine self, int32_t s, double now, int32_t p0, int32_t p1, in
     ``host`` and its _start, for I/O ``s``; its delivery does ``kind``."""
     cdef int32_t ports[2]
     cdef double wire
-    cdef int packets = _frame(self, host, size, &wire)
+    cdef int packets = _frame(self, host, <double>size, &wire)
     ports[0] = p0
     ports[1] = p1
     return _send_path(self, s, 0, now, ports, 2, wire, packets, self.host_latency[host], 1.0,
@@ -139,12 +141,21 @@ cdef int _send_path(Engine self, int32_t s, int32_t aux, double now, int32_t* po
     """FlowNetwork._send (no start delay) and _start: ``wire`` bytes over ``ports`` at
     ``weight``, delivered ``latency`` after the last byte left; its delivery does ``kind`` for
     ``s`` (and ``aux``)."""
+    cdef int32_t k
+    for k in range(nports):
+        self.ports[ports[k]].packets += packets
+    return _start_flow(self, s, aux, now, ports, nports, wire, latency, weight, kind)
+
+
+cdef int _start_flow(Engine self, int32_t s, int32_t aux, double now, int32_t* ports,
+                     int32_t nports, double wire, double latency, double weight,
+                     int32_t kind) except -1 nogil:
+    """FlowNetwork._start (the packets counted at the send: a compressed replica starts after
+    its CPU time)."""
     cdef int32_t fi, other, first, nb = 0, k, j
     cdef double cap
     cdef FlowState* f
     cdef PortState* port
-    for k in range(nports):
-        self.ports[ports[k]].packets += packets
     if wire <= 0:  # _deliver(now + latency): nothing flows
         with gil:
             raise RuntimeError("the native engine sends no empty transfer")

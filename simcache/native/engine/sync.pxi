@@ -300,6 +300,7 @@ cdef int _misses_in(Engine self) except -1:
         port.delivered = p.delivered_bytes
         port.carried = p.carried_bytes
         port.packets = p.packets
+        port.recent = p.recent_utilization
         if port.nactive == 0:
             port.weight_sum = 0.0
             port.share = INFINITY
@@ -568,7 +569,7 @@ cdef int _setup_misses(
     self.marks_cap = 64
     self.marks = <Entry*>malloc(self.marks_cap * sizeof(Entry))
     self.fr_cap = 256
-    self.fr_size = <int64_t*>malloc(self.fr_cap * sizeof(int64_t))
+    self.fr_size = <double*>malloc(self.fr_cap * sizeof(double))
     self.fr_host = <int32_t*>malloc(self.fr_cap * sizeof(int32_t))
     self.fr_wire = <double*>malloc(self.fr_cap * sizeof(double))
     self.fr_packets = <int64_t*>malloc(self.fr_cap * sizeof(int64_t))
