@@ -28,8 +28,21 @@ class Engine:
         network: Any,
         host_ports: list[tuple[Any, Any, Any, Any]],
         path_miss: float,
+        ports: list[Any],
     ) -> None: ...
     def use_destagers(self, hosts: list[Any]) -> None: ...
+    def add_vmotion(
+        self,
+        clock: Any,
+        record: dict[str, Any],
+        paths: list[list[Any]],
+        wire: float,
+        packets: int,
+        latency: float,
+        weight: float,
+        at: float,
+    ) -> None: ...
+    def use_vmotions(self, vmotions: list[dict[str, Any]]) -> None: ...
     def use_writes(
         self, write_through: list[bool], gc_factors: list[float], path_write: int
     ) -> None: ...

@@ -1,9 +1,11 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The native engine's vertical slices (issue 35, steps 2 to 6): generated reads served by the
+"""The native engine's vertical slices (issue 35, steps 2 to 7): generated reads served by the
 hosts' flash tiers from their read caches, or on a miss by the backing array over the storage
 network (then filling the cache), write-through writes (the tier, the cache, the storage network,
-the array's write path: ``engine/writes.pxi``) and write-back writes without replicas (the
-destage buffers and flushers: ``engine/destager.pxi``), run in ``nogil`` code over C structs.
+the array's write path: ``engine/writes.pxi``), write-back writes with or without replicas (the
+replica legs over the peer paths, the destage buffers and flushers: ``engine/destager.pxi``) and
+vMotions without a VM (their streams: ``engine/vmotion.pxi``), run in ``nogil`` code over C
+structs.
 The array is whole for both: any RAID layout and drive, first come first served or the elevator,
 the controller's read cache, the drives' buffers and command queueing, a controller write cache
 flushed at once.
@@ -48,7 +50,7 @@ Layout: this file holds the :class:`Engine` (its state, its public methods and t
 the queue, ``_loop``, ``run``); the parts it runs are in ``simcache/native/engine/*.pxi``,
 included below, each opening with what it ports: the components' C structs and functions
 (``meter``, ``tier``, ``duty``, ``cache``, ``array``), and functions over the Engine (``flows``,
-``streams``, ``drivers``, ``records``, ``sync``).
+``streams``, ``drivers``, ``records``, ``writes``, ``destager``, ``vmotion``, ``sync``).
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -77,7 +79,8 @@ include "engine/streams.pxi"  # IOStream: batches, gaps, next_gap
 include "engine/drivers.pxi"  # _ClosedSlot, _OpenLoop, VM.start's read, ArrayRead, miss_delivered
 include "engine/records.pxi"  # RecordBuffer.add, RecordBlocks
 include "engine/writes.pxi"  # write_through, Array.submit for a write
-include "engine/destager.pxi"  # WriteBack without replicas, Destager, Flusher
+include "engine/destager.pxi"  # WriteBack and its replica legs, Destager, Flusher
+include "engine/vmotion.pxi"  # host_events.vmotion without a VM: its streams
 include "engine/sync.pxi"  # the Python components' state in and out (sync_in, sync_out)
 
 
@@ -129,10 +132,17 @@ cdef class Engine:
     cdef int64_t reg_seq, tw_serial
     cdef list _destagers
     cdef MetaLog* meta  # each host's metadata log (metadata_write)
+    cdef int64_t* replica_bytes  # per host: Host.replica_bytes (its peers' data held here)
+    cdef double* payload_sent  # per host: Host.replica_payload_sent
+    # the scheduled vMotions without a VM (add_vmotion): their state, records, model.vmotions
+    cdef VMotionState* vmotions
+    cdef int32_t vmotion_count, vmotions_started, vmotions_listed
+    cdef list _vmotion_records
+    cdef object _vmotions_out
     cdef double* host_ack  # per host: storage_tx.acknowledgement
     cdef double* host_latency  # per host: storage_tx.latency
     cdef list _framing  # per host: storage_tx.framing
-    cdef int64_t* fr_size  # framing looked up: (host, size) -> wire bytes, packets
+    cdef double* fr_size  # framing looked up: (host, size) -> wire bytes, packets
     cdef int32_t* fr_host
     cdef double* fr_wire
     cdef int64_t* fr_packets
@@ -274,6 +284,7 @@ cdef class Engine:
             for i in range(len(self._destagers)):
                 free(self.dest[i].pending)
                 free(self.dest[i].since)
+                free(self.dest[i].held)
                 free(self.dest[i].waiting)
         free(self.dest)
         if self.meta != NULL:
@@ -284,9 +295,18 @@ cdef class Engine:
         if self.flushers != NULL:
             for i in range(self.flusher_count):
                 free(self.flushers[i].items)
+                free(self.flushers[i].held)
                 free(self.flushers[i].runs)
                 free(self.flushers[i].requests)
         free(self.flushers)
+        free(self.replica_bytes)
+        free(self.payload_sent)
+        if self.vmotions != NULL:
+            for i in range(self.vmotion_count):
+                free(self.vmotions[i].ports)
+                free(self.vmotions[i].nports)
+                free(self.vmotions[i].done)
+        free(self.vmotions)
 
     def __init__(
         self,
@@ -354,6 +374,7 @@ cdef class Engine:
             raise MemoryError()
         self.record_count = 0
         self.narrow = False
+        self._vmotion_records = []
 
     def begin(self, clock) -> None:
         """Queue each VM's start at the clock's time, URGENT, with the clock's next event ids,
@@ -395,12 +416,15 @@ cdef class Engine:
         self.blocks = blocks
         self.narrow = True
 
-    def use_misses(self, list full, array, network, list host_ports, double path_miss) -> None:
+    def use_misses(
+        self, list full, array, network, list host_ports, double path_miss, list ports
+    ) -> None:
         """Run read misses: ``full``, per host, whether its cache holds every disk of its VMs
         (then only its hits are counted); ``array``: the model's ``Array``; ``network``: its
         ``FlowNetwork``; ``host_ports``: per host, its ``(storage_tx, array_tx, storage_rx,
-        array_rx)`` ports; ``path_miss``: a read miss's path code (``collect.PATH_MISS``)."""
-        _setup_misses(self, full, array, network, host_ports, path_miss)
+        array_rx)`` ports; ``path_miss``: a read miss's path code (``collect.PATH_MISS``);
+        ``ports``: every port of the model (``Model.ports``: the peer paths' too)."""
+        _setup_misses(self, full, array, network, host_ports, path_miss, ports)
 
     def use_writes(self, list write_through, list gc_factors, int path_write) -> None:
         """Run writes: per VM, whether it writes through (``VM.write_through``) and its
@@ -416,9 +440,24 @@ cdef class Engine:
         self.path_write = path_write
 
     def use_destagers(self, list hosts) -> None:
-        """Run write-back writes without replicas: each host's destager (order "arrival",
-        trigger "always", no delay or pacing) and flushers natively. After :meth:`use_misses`."""
+        """Run write-back writes, their replica legs to the VMs' peers, each host's destager
+        (order "arrival") and flushers natively. After :meth:`use_misses`."""
         _setup_destagers(self, hosts)
+
+    def add_vmotion(
+        self, clock, dict record, list paths, double wire, int64_t packets, double latency,
+        double weight, double at
+    ) -> None:
+        """A scheduled vMotion without a VM (``host_events.vmotion``'s transfer), its process
+        started now as ``env.process`` starts one (URGENT, the clock's next event id): after
+        ``at`` seconds its streams cross ``paths`` (lists of ports: Model.ports'), ``wire``
+        bytes and ``packets`` each, at ``weight``; ``record`` (its start_s and end_s filled in)
+        goes to ``vmotions`` (the model's list) once it starts. After :meth:`use_misses`."""
+        _vmotion_add(self, clock, record, paths, wire, packets, latency, weight, at)
+
+    def use_vmotions(self, list vmotions) -> None:
+        """Where the started vMotions' records go (``Model.vmotions``)."""
+        self._vmotions_out = vmotions
 
     def sync_in(self) -> None:
         """Read the state the Python objects hold (at the start of the run, and after each Python
@@ -428,6 +467,8 @@ cdef class Engine:
             _tier_in(self, i)
         for i in range(self.vm_count):
             self.vms[i].issued = self._vms[i].issued
+            if self.vms[i].may_compress:
+                self.vms[i].saved = self._vms[i].compressed_bytes_saved
             _read_batch(self, i)
             _read_gaps(self, i)
         if self.misses:
@@ -447,6 +488,8 @@ cdef class Engine:
         for i in range(self.vm_count):
             self._vms[i].issued = self.vms[i].issued
             self._vms[i].serial_writing = self.vms[i].serial_writing
+            if self.vms[i].may_compress:
+                _compression_out(self, i)
             _write_batch(self, i)
             _write_gaps(self, i)
         in_flight = {}
@@ -465,6 +508,8 @@ cdef class Engine:
             _misses_out(self, full)
         if self.destaging:
             _destagers_out(self)
+        if self.vmotion_count:
+            _vmotions_out(self)
         _records_out(self, False)
 
     cdef int _push(
@@ -594,7 +639,18 @@ cdef class Engine:
             elif entry.kind == META_WAIT:
                 _meta_record(self, entry.slot, entry.time)
             elif entry.kind == META_OWN:
-                _wb_acked(self, entry.slot, entry.time)
+                _meta_joined(self, entry.slot, entry.time)
+            elif entry.kind == LEG_START:
+                _leg_start(self, entry.slot, <int32_t>entry.aux, entry.time)
+            elif entry.kind == LEG_ARRIVED:
+                _leg_arrived(self, entry.slot, <int32_t>entry.aux, entry.time)
+            elif entry.kind == VMOTION_DELIVERED:
+                _vmotion_delivered(self, entry.slot, <int32_t>entry.aux, entry.time)
+            elif entry.kind == VMOTION_INIT:  # the process runs to env.timeout(at)
+                self._schedule(entry.time + self.vmotions[entry.slot].at, entry.slot,
+                               VMOTION_START)
+            elif entry.kind == VMOTION_START:
+                _vmotion_start(self, entry.slot, entry.time)
             elif entry.kind == META_START:
                 _meta_start(self, entry.slot, entry.aux, entry.time)
             elif entry.kind == META_DONE:  # succeed(clock, signal)

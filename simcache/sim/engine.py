@@ -157,7 +157,10 @@ def build(
             start_workload(env, vm)
     for event in scenario.events:
         if isinstance(event, VMotion):
-            env.process(host_events.vmotion(model, event))
+            if model.native is not None and event.vm is None:
+                native_run.start_vmotion(model, event)  # (the selector takes no other event)
+            else:
+                env.process(host_events.vmotion(model, event))
         elif isinstance(event, HostFailure):
             env.process(host_events.host_failure(model, event))
         elif isinstance(event, DeviceFailure):

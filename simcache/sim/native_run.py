@@ -1,33 +1,45 @@
-"""The native engine's slices (issue 35, steps 2 to 6): which runs it takes, and how it runs them.
+"""The native engine's slices (issue 35, steps 2 to 7): which runs it takes, and how it runs them.
 
 ``simcache/native/_engine.pyx`` (built at install unless ``SIMCACHE_NATIVE=0``) runs, in ``nogil``
 code, the per-I/O path of one class of scenarios: generated reads, served by the hosts' read caches
-or, on a miss, by the backing array. It takes every run it supports (:func:`unsupported` finds
-nothing it lacks) unless turned off (``SIMCACHE_NATIVE_ENGINE=0``, or ``run_scenario(...,
-native=False)``); any other run, or any run without the extension built, goes to the Python engine,
-and the run's record says which ran and why (:func:`choose`). The results are the same either way:
-the engine is checked against the Python engine record for record
+or, on a miss, by the backing array; writes through to the array or back through the destage
+buffers, with or without replicas; vMotions without a VM. It takes every run it supports
+(:func:`unsupported` finds nothing it lacks) unless turned off (``SIMCACHE_NATIVE_ENGINE=0``, or
+``run_scenario(..., native=False)``); any other run, or any run without the extension built, goes to
+the Python engine, and the run's record says which ran and why (:func:`choose`). The results are the
+same either way: the engine is checked against the Python engine record for record
 (``tests/sim/test_native_engine.py``).
 
-What it supports: any number of hosts; no scheduled events; every group a generated workload (no
-trace) reading only (``read_fraction = 1``), writing through (``policy = "WT"``: each write fills
-the tier and the cache, crosses the storage link and is written by the array, its controller write
-cache flushed at once if it has one, before it is acknowledged) or writing back without replicas
-(``WB+0``: the tier write, its metadata record if ``metadata_write``, then the host's destage
-buffer, order "arrival", any trigger and delay, any pacing (the "pd" controller a Python event),
-its flushers reading back under any tier scheduling), writes serialized or not
-(``sync_serialize``): closed loops with or without think time, open loops (``iops`` or
-``throughput``, Poisson or evenly spaced arrivals), any duty cycle (on/off, sine, profile), any
-access pattern and size mix; any flash or RAM tier but the test-only exponential service. The
-read caches warm or cold: a host whose warm cache holds every disk of its VMs only counts hits
-(:func:`prepare` checks it on the built model); elsewhere a miss goes to the array, comes back
-over the storage link (the flow network) and fills the cache, all in native code. The array, for
-reads and writes alike: any RAID layout and drive, first come first served or with the elevator,
-its controller read cache (which a write's whole lines enter), the drives' buffers and command
-queueing, a controller write cache flushed at once (not one flushed at a watermark). The hosts'
-destagers and flushers are built as usual; with WB+0 writes the native engine runs them (the
-Python flushers' first steps run as Python events, find no work and wait for a signal nothing
-triggers), else they stay idle. Python events (the flushers' first steps, the sampler, the run's
+What it supports: any number of hosts; every group a generated workload (no trace) reading only
+(``read_fraction = 1``), writing through (``policy = "WT"``: each write fills the tier and the
+cache, crosses the storage link and is written by the array, its controller write cache flushed at
+once if it has one, before it is acknowledged) or writing back (``WB+0``, ``WB+1``, ``WB+2``: the
+tier write and cache fill, a replica leg to each peer (its copy over the peer path, shared fabric
+or not, written on the peer's tier and counted in its ``replica_bytes``, acknowledged back; with
+``replication = "memory"`` acknowledged from the peer's RAM; compressed first, always or while
+its sending port's last sampled utilization is high, if ``cluster.compression`` says so), its
+metadata record if
+``metadata_write``, acknowledged at the slowest of its local part and its legs, then the host's
+destage buffer with its replicas' holders, order "arrival", any trigger and delay, any pacing (the
+"pd" controller a Python event), its flushers reading back under any tier scheduling, the holders
+dropping their copies when it is destaged), writes serialized or not (``sync_serialize``): closed
+loops with or without think time, open loops (``iops`` or ``throughput``, Poisson or evenly spaced
+arrivals), any duty cycle (on/off, sine, profile), any access pattern and size mix; any flash or
+RAM tier but the test-only exponential service. The read caches warm or cold: a host whose warm
+cache holds every disk of its VMs only counts hits (:func:`prepare` checks it on the built
+model); elsewhere a miss goes to the array, comes back over the storage link (the flow network)
+and fills the cache, all in native code. The array, for reads and writes alike: any RAID layout
+and drive, first come first served or with the elevator, its controller read cache (which a
+write's whole lines enter), the drives' buffers and command queueing, a controller write cache
+flushed at once (not one flushed at a watermark). Scheduled events: vMotions without a VM (their
+streams compete for the peer ports at their weight; :func:`start_vmotion`), no other. The hosts'
+destagers and flushers are built as usual; with write-back writes the native engine runs them
+(the Python flushers' first steps run as Python events, find no work and wait for a signal
+nothing triggers), else they stay idle. Not supported (:func:`unsupported` names them): replicas
+replicated asynchronously (``ReplicaLag``), the destager's order "hash", a
+controller write cache flushed at a watermark, traces, the exponential tier, and every other
+scheduled event (a vMotion that moves a VM, host and device failures, outages, slowdowns, array
+events). Python events (the flushers' first steps, the sampler, the "pd" controller, the run's
 stop) stay in the kernel's queue, and :func:`run` merges them with the native events in the
 kernel's (time, priority, event id) order.
 """
@@ -38,11 +50,12 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from simcache.physics.cluster import framed_bytes, vmotion_stream_port
 from simcache.sim.built import Model
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_WRITE
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
-from simcache.spec import Scenario
+from simcache.spec import Scenario, VMotion
 from simcache.workloads.generators import _BATCH, IOStream
 
 __all__ = [
@@ -54,6 +67,7 @@ __all__ = [
     "prepare",
     "requested",
     "run",
+    "start_vmotion",
     "unsupported",
 ]
 
@@ -117,11 +131,20 @@ def choose(
 
 
 def unsupported(scenario: Scenario) -> str | None:
-    """Why the native engine cannot run ``scenario`` (None: it can)."""
+    """Why the native engine cannot run ``scenario`` (None: it can).
+
+    The reasons, in the order checked: the extension not built; a scheduled event other than a
+    vMotion without a VM (``scheduled event 'kind'``, ``a vMotion of a VM ('name')``); the
+    exponential tier service; a group's trace replay; a write-back group with replicas that
+    replicates asynchronously (``replication = "async"``); the destager's order "hash"; the
+    array's controller write cache flushed at a watermark (with writes)."""
     if not available():
         return NOT_BUILT
-    if scenario.events:
-        return "scheduled events"
+    for event in scenario.events:
+        if not isinstance(event, VMotion):
+            return f"scheduled event {event.kind!r}"
+        if event.vm is not None:
+            return f"a vMotion of a VM ({event.vm!r})"
     if scenario.cluster.tier.service == "exponential":
         return "exponential tier service"
     writes = write_back = False
@@ -131,9 +154,9 @@ def unsupported(scenario: Scenario) -> str | None:
             return f"group {group.name!r}: a trace replay"
         if workload.read_fraction != 1.0:
             writes = True
-            if group.policy in ("WB+1", "WB+2"):
-                return f"group {group.name!r}: write-back with replicas ({group.policy})"
-            if group.policy == "WB+0":
+            if group.policy in ("WB+1", "WB+2") and group.replication == "async":
+                return f"group {group.name!r}: asynchronous replication ({group.policy})"
+            if group.policy != "WT":
                 write_back = True
     if write_back:
         reason = _destager_unsupported(scenario)
@@ -214,17 +237,44 @@ def prepare(model: Model) -> Any:
         model.network,
         [(host.storage_tx, host.array_tx, host.storage_rx, host.array_rx) for host in model.hosts],
         PATH_MISS,
+        model.ports,
     )
     engine.use_writes(
         [vm.write_through for vm in model.vms], [vm.gc_factor for vm in model.vms], PATH_WRITE
     )
     if any(
-        group.policy == "WB+0" and group.workload.read_fraction != 1.0
+        group.policy != "WT" and group.workload.read_fraction != 1.0
         for group in model.scenario.groups
     ):
         engine.use_destagers(model.hosts)
+    engine.use_vmotions(model.vmotions)
     engine.begin(model.clock)
     return engine
+
+
+def start_vmotion(model: Model, event: VMotion) -> None:
+    """Start ``event`` (a vMotion without a VM) in the native engine as
+    :func:`simcache.sim.host_events.vmotion` starts as a process (``env.process``, at build): the
+    same streams over the same paths, framed and weighted alike, and the same record."""
+    assert event.vm is None and model.native is not None
+    source = model.hosts[event.source_host]
+    target = model.hosts[event.target_host]
+    link = source.peer_txs[0].spec
+    wire, packets = framed_bytes(link, event.size / event.streams)
+    links = len(source.peer_txs)
+    paths = [
+        list(source.peer_path(target, vmotion_stream_port(i, links))) for i in range(event.streams)
+    ]
+    nan = float("nan")
+    record: dict[str, Any] = {
+        "source_host": event.source_host,
+        "target_host": event.target_host,
+        "start_s": nan,
+        "end_s": nan,
+    }
+    model.native.add_vmotion(
+        model.clock, record, paths, wire, packets, link.latency, event.weight, event.at
+    )
 
 
 _PYTHON_REFILL, _UNIFORM_REFILL, _SEQUENTIAL_REFILL = range(3)

@@ -52,8 +52,8 @@ def test_anything_but_0_leaves_it_on(monkeypatch: pytest.MonkeyPatch, value: str
 
 
 def test_a_scenario_it_lacks_runs_in_python_and_says_why() -> None:
-    vmotion = {"kind": "vmotion", "at": "10ms", "source_host": 0, "target_host": 1, "size": "1MiB"}
-    scenario = _reads(events=[vmotion])
+    failure = {"kind": "host_failure", "at": "10ms", "host": 1}
+    scenario = _reads(events=[failure])
     used, run_by = native_run.choose(scenario, None)
     assert not used
     if native_run.available():

@@ -19,12 +19,13 @@ from support.paths import ROOT
 from support.strategies import valid_scenarios
 
 from simcache.sim import native_run
-from simcache.sim.collect import PATH
+from simcache.sim.collect import DESTAGE_WAIT, IS_WRITE, NETWORK, PATH, PEER_TIER
 from simcache.sim.control import Cancel
 from simcache.sim.engine import build, run_scenario
 from simcache.sim.kernel.clock import run_until
 from simcache.sim.record import RunRecord
 from simcache.spec import Scenario, load_scenario
+from simcache.spec.fields import REPLICAS
 
 pytestmark = pytest.mark.skipif(
     not native_run.available(),
@@ -65,20 +66,26 @@ def _columns(record: RunRecord) -> list[np.ndarray]:
     return [blocks.take(i) for i in _FIELDS]
 
 
-def _assert_same(python: RunRecord, native: RunRecord) -> None:
-    for i, (a, b) in enumerate(zip(_columns(python), _columns(native), strict=True)):
+def _assert_same(python: RunRecord, native: RunRecord) -> list[np.ndarray]:
+    """Assert the two runs agree bit for bit; the records' fields (taken from the runs' blocks,
+    which let go of them: :meth:`RecordBlocks.take`)."""
+    columns = _columns(python)
+    for i, (a, b) in enumerate(zip(columns, _columns(native), strict=True)):
         assert a.dtype == b.dtype and np.array_equal(a, b), f"record field {i}"
     assert native.counters == python.counters
     assert native.samples == python.samples
     assert native.unfinished == python.unfinished
     assert native.events == python.events
+    return columns
 
 
 def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios() -> None:
     """The validation scenarios' read rows (warm caches), backing_array's variants (every read a
-    miss to the HDD RAID 10, its writes through to it) and the write-through variants of the
-    destager scenarios and the destager scenarios themselves (WB+0) are in the class; every
-    group of a chosen run that writes writes through or back without replicas."""
+    miss to the HDD RAID 10, its writes through to it), the write-through variants of the
+    destager scenarios and the destager scenarios themselves (WB+0), the default scenario as
+    written (WB+0/WB+1/WB+2, a vMotion without a VM) and the compressed replicas of
+    compression_1gbe are in the class; no group of a chosen run that writes replicates
+    asynchronously, and no event but a vMotion without a VM is scheduled."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
@@ -92,10 +99,17 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
         ("full_dirty_cache.toml", "bare"),
         ("destager_fill.toml", "base"),
         ("burst_absorb.toml", "sustained"),
+        ("default.toml", "base"),
+        ("default.toml", "db-on-wb1"),
+        ("replication_protocols.toml", "memory"),
+        ("compression_1gbe.toml", "base"),
+        ("compression_1gbe.toml", "tengig-always"),
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
-        for group in _scenario(file, variant).groups:
-            assert group.workload.read_fraction == 1.0 or group.policy in ("WT", "WB+0")
+        scenario = _scenario(file, variant)
+        assert all(event.kind == "vmotion" and event.vm is None for event in scenario.events)
+        for group in scenario.groups:
+            assert group.workload.read_fraction == 1.0 or group.replication != "async"
 
 
 @pytest.mark.parametrize(("file", "variant"), LIBRARY)
@@ -219,6 +233,25 @@ def _with_replicas(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
 
 
+def _async_replicas(data: dict[str, Any]) -> None:
+    _with_replicas(data)
+    data["groups"][0] |= {"replication": "async"}
+
+
+def _vmotion_of_a_vm(data: dict[str, Any]) -> None:
+    data["cluster"]["hosts"] = 2
+    data["events"] = [
+        {
+            "kind": "vmotion",
+            "at": 0.01,
+            "source_host": 0,
+            "target_host": 1,
+            "size": "1MiB",
+            "vm": "fio-h0-0",
+        }
+    ]
+
+
 def _hash_order(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
     data["cluster"]["destager"] = {"order": "hash"}
@@ -252,12 +285,13 @@ def _with_event(data: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        (_with_replicas, "group 'fio': write-back with replicas (WB+1)"),
+        (_async_replicas, "group 'fio': asynchronous replication (WB+1)"),
+        (_vmotion_of_a_vm, "a vMotion of a VM ('fio-h0-0')"),
         (_hash_order, "the destager's order 'hash'"),
         (_hash_order_wt, "the destager's order 'hash'"),
         (_controller_write_cache, "the array's controller write cache flushed at a watermark"),
         (_exponential, "exponential tier service"),
-        (_with_event, "scheduled events"),
+        (_with_event, "scheduled event 'link_down'"),
     ],
 )
 def test_the_selector_names_what_it_lacks(change: Any, reason: str) -> None:
@@ -267,9 +301,9 @@ def test_the_selector_names_what_it_lacks(change: Any, reason: str) -> None:
 
 
 def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
-    """Asked for the native engine, a run it does not support (replicas, an event) is the Python
-    engine's."""
-    base = _scenario("default.toml", "base")  # WB+1 and WB+2 groups, a vMotion
+    """Asked for the native engine, a run it does not support (a vMotion that moves a VM) is the
+    Python engine's."""
+    base = _scenario("vmotion.toml", "base")
     assert native_run.unsupported(base) is not None
     python = run_scenario(base, duration=0.5, native=False)
     native = run_scenario(base, duration=0.5, native=True)
@@ -929,14 +963,34 @@ def test_random_write_through_scenarios_are_bit_identical(scenario: Scenario) ->
 
 @st.composite
 def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
-    """Random WB+0 and WT scenarios (tests/support/strategies.py's destagers: 1 MiB to 256 MiB,
-    1-4 flushers, 512 KiB or 1 MiB batches; any trigger, a delay, rate pacing), metadata writes
-    and serialized writes as drawn, the tier's
-    background reads under any scheduling ("fcfs", "priority", "weighted"), the arrays above or
-    the HDD array's elevator (RAID 10 or 5) with its read cache, buffers and queueing as drawn."""
+    """Random write-back and WT scenarios: each group WB+0, WB+1, WB+2 (as many peers as the 2-4
+    hosts allow) or WT, replicas acknowledged from the peers' tiers or RAM ("memory"), over 1-3
+    peer links, switched or through a shared fabric, peers by ring or at random
+    (tests/support/strategies.py's, its replicas compressed always or adaptively in a quarter;
+    its asynchronous replication made "memory");
+    its destagers (1 MiB to 256 MiB, 1-4 flushers, 512 KiB or 1 MiB batches; any trigger, a
+    delay, rate pacing), metadata writes and serialized writes as drawn, the tier's background
+    reads under any scheduling ("fcfs", "priority", "weighted"), the arrays above or the HDD
+    array's elevator (RAID 10 or 5) with its read cache, buffers and queueing as drawn; in a
+    third of them a vMotion without a VM (1-4 streams, weight 0.5-3) from host 0 to host 1."""
     data = draw(_write_through_scenarios().map(lambda scenario: scenario.model_dump(mode="json")))
+    hosts = data["cluster"]["hosts"]
+    policies = [policy for policy in ("WB+0", "WB+1", "WB+2", "WT") if REPLICAS[policy] < hosts]
     for group in data["groups"]:
-        group["policy"] = draw(st.sampled_from(["WB+0", "WB+0", "WT"]))
+        group["policy"] = draw(st.sampled_from(policies))
+        group["replication"] = draw(st.sampled_from(["sync", "sync", "memory"]))
+    if draw(st.integers(0, 2)) == 0:
+        data["events"] = [
+            {
+                "kind": "vmotion",
+                "at": draw(st.sampled_from([0.0, 0.05, 0.15])),
+                "source_host": 0,
+                "target_host": 1,
+                "size": draw(st.sampled_from(["1MiB", "16MiB"])),
+                "streams": draw(st.integers(1, 4)),
+                "weight": draw(st.sampled_from([0.5, 1.0, 3.0])),
+            }
+        ]
     tier = data["cluster"]["tier"]
     if draw(st.booleans()):
         tier["scheduling"] = draw(st.sampled_from(["fcfs", "priority", "weighted"]))
@@ -970,7 +1024,7 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
 
 
 @settings(
-    max_examples=25,
+    max_examples=40,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -1013,4 +1067,169 @@ def test_metadata_writes_are_bit_identical(batched: bool) -> None:
     python = run_scenario(scenario, duration=0.02, native=False)
     native = run_scenario(scenario, duration=0.02, native=True)
     assert python.counters.destage_accepted_bytes > 0
+    _assert_same(python, native)
+
+
+@pytest.mark.parametrize("variant", ["base", "db-on-wb1"])
+def test_the_default_scenario_as_written_is_bit_identical(variant: str) -> None:
+    """scenarios/default.toml as written (WB+0, WB+1 and WB+2 groups over the shared 1GbE peer
+    ports, the 4 GiB vMotion at 10 s competing with the replicas on host0's port, the warm-up),
+    10.5 s: the records after the warm-up, the series, counters (replica bytes held and sent)
+    and the vMotion's record agree."""
+    scenario = _scenario("default.toml", variant)
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, 1, native=True).native is not None
+    python = run_scenario(scenario, duration=10.5, native=False)
+    native = run_scenario(scenario, duration=10.5, native=True)
+    assert python.counters.replica_bytes_held > 0 and python.counters.replica_payload_bytes > 0
+    assert [vmotion["start_s"] for vmotion in python.vmotions] == [10.0]
+    _assert_same(python, native)
+    assert repr(native.vmotions) == repr(python.vmotions)  # (nan for the end not reached)
+
+
+def _default_replicated(
+    policy: str,
+    array: dict[str, Any],
+    destager: dict[str, Any],
+    tier: dict[str, Any] | None = None,
+    **group: Any,
+) -> Scenario:
+    """scenarios/default.toml without its event, every group under ``policy`` (and ``group``'s
+    settings), its destagers changed by ``destager``, the tier ``tier`` if given, no warm-up."""
+    data = _default_policy(policy, array).model_dump(mode="json")
+    data["cluster"]["destager"] |= destager
+    if tier is not None:
+        data["cluster"]["tier"] = tier
+    for spec in data["groups"]:
+        spec |= group
+    return load_scenario(data)
+
+
+_FCFS = {"profile": "array-14x7200", "scheduling": "fcfs"}
+
+
+@pytest.mark.parametrize("policy", ["WB+1", "WB+2"])
+@pytest.mark.parametrize(
+    ("case", "array", "destager", "tier", "group"),
+    [
+        # RAID 5 with 16 KiB stripes, 16 MiB buffers, 128 KiB batches: read-modify-writes, whole
+        # rows, the large writes cut in pieces
+        (
+            "raid5",
+            {"profile": "array-14x7200", "scheduling": "fcfs", "raid": "raid5", "stripe": "16KiB"},
+            {"capacity": "16MiB", "max_batch": "128KiB"},
+            None,
+            {},
+        ),
+        # 4 MiB buffers, one flusher, 256 KiB batches, a first-come-first-served tier: the
+        # acknowledged writes wait for room (with their holders)
+        (
+            "writers-wait",
+            _FCFS,
+            {"capacity": "4MiB", "concurrency": 1, "max_batch": "256KiB"},
+            {"profile": "sata-ssd-s3700-field", "scheduling": "fcfs"},
+            {},
+        ),
+        # 8 MiB buffers read back as background requests under "weighted" scheduling, beside the
+        # peers' replica writes on the same tiers
+        (
+            "weighted",
+            _FCFS,
+            {"capacity": "8MiB"},
+            {"profile": "sata-ssd-s3700-field", "scheduling": "weighted"},
+            {},
+        ),
+        # acknowledged from the peers' RAM ("memory"): the legs' tier writes off the path
+        ("memory", _FCFS, {"capacity": "8MiB"}, None, {"replication": "memory"}),
+        # a metadata record after the data, batched, then the legs
+        ("metadata", _FCFS, {"capacity": "8MiB"}, None, {"metadata_write": True}),
+    ],
+)
+def test_replicated_writes_are_bit_identical(
+    policy: str,
+    case: str,
+    array: dict[str, Any],
+    destager: dict[str, Any],
+    tier: dict[str, Any] | None,
+    group: dict[str, Any],
+) -> None:
+    """Every group of the default WB+1 or WB+2: each write's legs cross the 1GbE peer ports to
+    the next hosts, are written on the peers' tiers (their replica bytes held until the write is
+    destaged) and acknowledged back; the write is acknowledged at the slowest of its local part
+    and its legs, then enters the destage buffer with its holders."""
+    scenario = _default_replicated(policy, array, destager, tier, **group)
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, 1, native=True).native is not None
+    python = run_scenario(scenario, duration=1.5, native=False)
+    native = run_scenario(scenario, duration=1.5, native=True)
+    assert python.counters.destage_batches > 20 and python.counters.replica_payload_bytes > 0
+    columns = _assert_same(python, native)
+    # some writes acknowledged by a leg: its peer's tier time, or from its RAM only the network
+    slowest_leg = columns[NETWORK] if case == "memory" else columns[PEER_TIER]
+    assert np.any(slowest_leg[columns[IS_WRITE] & 1 == 1] > 0)
+    if case == "writers-wait":
+        assert np.any(columns[DESTAGE_WAIT] > 0)
+
+
+def test_replicas_over_a_shared_fabric_and_serialized_are_bit_identical() -> None:
+    """WB+2 over two peer links per host through the shared peer fabric (three ports a leg),
+    each VM's writes serialized, 4 MiB buffers."""
+    data = _default_replicated("WB+2", _FCFS, {"capacity": "4MiB"}).model_dump(mode="json")
+    data["cluster"] |= {"peer_fabric": "shared", "peer_links": 2}
+    for group in data["groups"]:
+        group["workload"]["sync_serialize"] = True
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=1.0, native=False)
+    native = run_scenario(scenario, duration=1.0, native=True)
+    assert python.counters.replica_bytes_held > 0
+    _assert_same(python, native)
+
+
+def test_vmotions_without_a_vm_are_bit_identical() -> None:
+    """The default as written with two vMotions without a VM instead of its own: 64 MiB in four
+    streams at weight 2 from host 0 to host 1 over two peer links at 0.3 s, 16 MiB in one stream
+    at weight 0.5 from host 2 to host 1 at 0.5 s; both finish within the 2 s run (their records'
+    end_s), sharing the ports with the replicas."""
+    data = _scenario("default.toml", "base").model_dump(mode="json")
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    data["run"]["warmup"] = 0.0
+    data["cluster"]["peer_links"] = 2
+    data["events"] = [
+        {
+            "kind": "vmotion",
+            "at": 0.3,
+            "source_host": 0,
+            "target_host": 1,
+            "size": "64MiB",
+            "streams": 4,
+            "weight": 2.0,
+        },
+        {"kind": "vmotion", "at": 0.5, "source_host": 2, "target_host": 1, "size": "16MiB"}
+        | {"weight": 0.5},
+    ]
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=2.0, native=False)
+    native = run_scenario(scenario, duration=2.0, native=True)
+    assert [vmotion["start_s"] for vmotion in python.vmotions] == [0.3, 0.5]
+    assert all(0.3 < vmotion["end_s"] < 2.0 for vmotion in python.vmotions)
+    _assert_same(python, native)
+    assert native.vmotions == python.vmotions
+
+
+@pytest.mark.parametrize(
+    "variant", ["base", "zeros", "tengig", "tengig-always", "lone-always", "nocomp"]
+)
+def test_compressed_replicas_are_bit_identical(variant: str) -> None:
+    """compression_1gbe's variants for 1.5 s (samples every 0.1 s): replicas compressed always
+    (the leg's flow starts after its CPU time) or adaptively (while the sending port's last
+    sampled utilization, scaled up while compressing, is at least 70 %), or not."""
+    scenario = _scenario("compression_1gbe.toml", variant)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=1.5, native=False)
+    native = run_scenario(scenario, duration=1.5, native=True)
+    if variant in ("base", "zeros", "tengig-always", "lone-always"):
+        assert python.counters.compression_saved_bytes > 0
     _assert_same(python, native)

@@ -54,6 +54,13 @@ cdef enum:
     META_START = 22  # a host's next batched metadata write starts: entry.aux the batch
     META_DONE = 23  # that metadata write is done: its signal succeeds (an event now)
     META_SIGNAL = 24  # the batch's signal: its writes go on, in the order they joined
+    LEG_ARRIVED = 25  # a replica leg's copy is at its peer over a shared link: entry.aux the leg
+    VMOTION_INIT = 26  # a vMotion process's start (URGENT): entry.slot the vMotion
+    VMOTION_START = 27  # its env.timeout(at) is over: its streams start
+    VMOTION_DELIVERED = 28  # one of its streams arrived over a shared link: entry.aux the stream
+    LEG_START = 29  # a compressed leg's CPU time is over: its flow starts (entry.aux the leg)
+    MAX_LEGS = 2  # replicas a write-back policy promises at most (WB+2)
+    MAX_PATH = 3  # ports a transfer crosses at most (tx, the shared peer fabric, rx)
     STALE_KEPT = 64  # link._STALE_TIMERS_KEPT
     HEAP_SLACK = 64  # link._HEAP_SLACK
     FOLD_AT = 4096  # meter._FOLD_AT
@@ -97,6 +104,16 @@ cdef struct Slot:
     double arrived  # a write-through write's: when its data reached the array
     double array_done  # a write-through write's: when the array has it
     double begun  # a write's: when it began (later than issued if it waited for its turn)
+    # a write-back write's replica legs (ReplicaLeg): how many, the next one to wait for, the one
+    # waited for now (-1: none yet, or all arrived), and each leg's arrival, peer tier done and
+    # acknowledgement; the slowest leg's peer-tier time (-1: the local write was the slowest)
+    int32_t nlegs, next_leg, wait_leg
+    bint leg_done[MAX_LEGS]
+    double leg_arrived[MAX_LEGS]
+    double leg_peer_done[MAX_LEGS]
+    double leg_acked[MAX_LEGS]
+    double leg_wire[MAX_LEGS]  # a compressed leg's wire bytes (its flow starts after its CPU time)
+    double critical
 
 
 cdef struct VmState:
@@ -118,6 +135,22 @@ cdef struct VmState:
     # metadata_write: its record's bytes (0: none), batched in the host's log (group commit)
     int64_t metadata_size
     bint metadata_batched
+    # its replica peers (VM.peers, host positions), the ports of its path to each
+    # (VM.peer_paths, the Engine's port positions), their framing's key (_frame), the peer link's
+    # latency and acknowledgement, "memory" replication, and the replicas its policy promises
+    int32_t npeers, promised
+    int32_t peer[MAX_LEGS]
+    int32_t leg_ports[MAX_LEGS * MAX_PATH]
+    int32_t leg_nports[MAX_LEGS]
+    int32_t leg_frame[MAX_LEGS]
+    double peer_latency, ack_time
+    bint memory_ack
+    # replica compression (VM.replicate, VM._link_busy): may it compress, always or adaptively,
+    # its workload's compressibility, the CPU's throughput, the adaptive threshold, the bytes it
+    # saved, and whether each leg's sending port is among those it compresses on
+    bint may_compress, always_compress
+    double compressibility, compress_rate, threshold, saved
+    bint compressing[MAX_LEGS]
     int32_t* serial_q
     int64_t q_head, q_count, q_cap
     bint batch_drawn  # a batch drawn here since the last sync_out (else the stream's is it)

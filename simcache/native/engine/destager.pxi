@@ -1,22 +1,29 @@
-# Ports the write-back path without replicas (WB+0) and each host's destage buffer:
-# simcache.sim.components.io_steps.WriteBack with no legs (the tier write, the acknowledgement when
-# it is done, the buffer's admission or the wait for room, the record: _wb_start, _wb_acked,
-# _wb_admitted; with metadata_write, vm_paths.write_back's metadata record and
-# simcache.sim.components.host.MetadataLog: MetaLog, _meta_record, _meta_start, _meta_signal), simcache.sim.components.destager.Destager for order "arrival", any trigger,
-# delay, pacing "rate" or "pd" (the pd controller stays a Python process: it reads the synced
-# backlog and sets the rate read back at each sync_in) (admit, _accept/_enqueue with its work signal, _ready_at, work_wait with
-# timeout_or (_look_for_work's timer, _timeout_check), _take_batch, coalesce, write in requests of at most max_batch, destaged,
-# _release, _admit_waiting: DestagerState) and its flushers,
-# simcache.sim.components.flusher.Flusher (FlusherState, _look_for_work, _flusher_step: the read
-# back as one tier read, or as background requests under "priority" or "weighted" scheduling
-# (Tier.submit_background: _background), the batch over (storage_tx, array_rx), the array's
-# write, the acknowledgement back).
+# Ports the write-back path and each host's destage buffer: simcache.sim.components.io_steps.
+# WriteBack and ReplicaLeg (the tier write and cache fill, a leg to each peer over its peer path:
+# VM.replicate; at the leg's arrival the peer's tier write, its replica bytes, its
+# acknowledgement: ReplicaLeg.arrived; the write waiting for each leg in turn, then
+# acknowledged at the slowest of its local part and its legs, VM.legs_finish with "memory"
+# replication; the buffer's admission or the wait for room, the record: _wb_start, _leg_arrived,
+# _wb_legs, _wb_acked, _wb_admitted; with metadata_write, vm_paths.write_back's metadata record
+# between the local part and the legs, and simcache.sim.components.host.MetadataLog: MetaLog,
+# _meta_record, _meta_start, _meta_signal); simcache.sim.components.destager.Destager for order
+# "arrival", any trigger, delay, pacing "rate" or "pd" (the pd controller stays a Python process:
+# it reads the synced backlog and sets the rate read back at each sync_in) (admit,
+# _accept/_enqueue with its work signal and the write's replica holders, packed 16 bits each
+# into 4 bytes beside the pending write: _holders; _ready_at, work_wait with timeout_or
+# (_look_for_work's timer, _timeout_check), _take_batch, coalesce, write in requests of at most
+# max_batch, destaged, _release with Host._drop_replicas, _admit_waiting: DestagerState) and its
+# flushers, simcache.sim.components.flusher.Flusher (FlusherState, _look_for_work,
+# _flusher_step: the read back as one tier read, or as background requests under "priority" or
+# "weighted" scheduling (Tier.submit_background: _background), the batch over (storage_tx,
+# array_rx), the array's write, the acknowledgement back).
 #
 # The Python flushers start as Python events (at time 0, before the VMs: they find no work and wait
 # for the Python destager's work signal, which the native engine never triggers); the native ones
 # start waiting for work, in the same order. At each sync the Python destager is shown the
-# counters the sampler and the results read (backlog, pending, single-copy, accepted, destaged
-# bytes, batches, runs, the writers waiting for room).
+# counters the sampler and the results read (backlog, pending, single-copy, short-of-peers,
+# accepted, destaged bytes, batches, runs, the writers waiting for room), and each host its
+# replica bytes held and replica payload sent.
 
 
 
@@ -42,15 +49,24 @@ cdef struct MetaLog:
     int64_t q_head, q_count, q_cap
 
 
+cdef struct Pending:
+    # a write in a destage buffer: its offset, its VM's index and its size (bytes; a write is
+    # far below 2 GiB): 16 bytes
+    int64_t offset
+    int32_t vm
+    int32_t size
+
+
 cdef struct DestagerState:
     int64_t capacity, max_batch, background_request
     bint chunks  # reads_in_chunks: the tier schedules background reads
     bint weighted  # ... as "weighted" (a credit), else "priority"
     double credit, credit_time, share, credit_depth  # the tier's credit ("weighted")
-    int64_t backlog, pending_bytes, single_copy, accepted, destaged, batches, runs
+    int64_t backlog, pending_bytes, single_copy, short, accepted, destaged, batches, runs
     int64_t background_operations  # the tier's
-    # the writes not yet taken, oldest first (a ring)
-    Piece* pending
+    # the writes not yet taken, oldest first (a ring: 16 + 8 + 4 bytes a place with ``since`` and
+    # ``held``)
+    Pending* pending
     int64_t p_head, p_count, p_cap
     # the writers waiting for room, in arrival order (their slots; a ring)
     int32_t* waiting
@@ -67,6 +83,8 @@ cdef struct DestagerState:
     double delay, rate, next_start
     bint paced
     double* since
+    # the hosts holding each pending write's replicas (a ring beside ``pending``: _holders)
+    uint32_t* held
 
 
 cdef struct FlusherState:
@@ -79,9 +97,10 @@ cdef struct FlusherState:
     bint direct
     int64_t tw_id
     bint tw_triggered
-    # its batch: the writes taken, their runs (coalesced), bytes
+    # its batch: the writes taken (and their replicas' holders), their runs (coalesced), bytes
     Piece* items
-    int32_t n_items, items_cap
+    uint32_t* held
+    int32_t n_items, items_cap, held_cap
     Piece* runs
     int32_t n_runs, runs_cap
     Piece* requests  # the runs cut into pieces of at most max_batch (Destager.write)
@@ -118,39 +137,69 @@ cdef Piece* _pieces_room(Piece* pieces, int32_t* cap, int32_t n) except NULL nog
     return grown
 
 
-cdef int _enqueue(Engine self, int32_t h, int64_t vm, int64_t offset, int64_t size,
+cdef inline uint32_t _holders(VmState* vm) noexcept nogil:
+    """VM.destage_item's holders (the VM's peers: every peer's tier is up in the runs the engine
+    takes), packed into 32 bits: each holder's host position plus one, 16 bits each, the first
+    in the low half; 0: none (a single copy)."""
+    cdef uint32_t held = 0
+    cdef int32_t k
+    for k in range(vm.npeers - 1, -1, -1):
+        held = (held << 16) | <uint32_t>(vm.peer[k] + 1)
+    return held
+
+
+cdef inline int32_t _held_count(uint32_t held) noexcept nogil:
+    return (1 if held & 0xFFFF else 0) + (1 if held >> 16 else 0)
+
+
+cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t size,
                   double now) except -1 nogil:
-    """Destager._accept and _enqueue (a single copy: no replica holders): into the pending
-    queue; the work signal queued now if it was not."""
+    """Destager._accept and _enqueue of VM ``v``'s write (its replicas' holders: its peers):
+    into the pending queue, the single-copy and short-of-peers bytes counted; the work signal
+    queued now if it was not."""
     cdef DestagerState* d = &self.dest[h]
+    cdef VmState* vm = &self.vms[v]
     cdef int64_t cap, k
-    cdef Piece* grown
+    cdef Pending* grown
+    cdef uint32_t held = _holders(vm)
+    cdef uint32_t* held_ring
+    if size > 0x7FFFFFFF or vm.index > 0x7FFFFFFF:
+        with gil:
+            raise ValueError("a buffered write of 2 GiB or more, or of a VM past 2**31")
     d.accepted += size
     d.backlog += size
     d.pending_bytes += size
-    d.single_copy += size
+    if held == 0:
+        d.single_copy += size
+    if vm.npeers < vm.promised:
+        d.short += size
     cdef double* since
     if d.p_count == d.p_cap:
         cap = 2 * d.p_cap if d.p_cap else 64
-        grown = <Piece*>malloc(cap * sizeof(Piece))
+        grown = <Pending*>malloc(cap * sizeof(Pending))
         since = <double*>malloc(cap * sizeof(double))
-        if grown == NULL or since == NULL:
+        held_ring = <uint32_t*>malloc(cap * sizeof(uint32_t))
+        if grown == NULL or since == NULL or held_ring == NULL:
             with gil:
                 raise MemoryError()
         for k in range(d.p_count):
             grown[k] = d.pending[(d.p_head + k) % d.p_cap]
             since[k] = d.since[(d.p_head + k) % d.p_cap]
+            held_ring[k] = d.held[(d.p_head + k) % d.p_cap]
         free(d.pending)
         free(d.since)
+        free(d.held)
         d.pending = grown
         d.since = since
+        d.held = held_ring
         d.p_head = 0
         d.p_cap = cap
     k = (d.p_head + d.p_count) % d.p_cap
-    d.pending[k].vm = vm
+    d.pending[k].vm = <int32_t>vm.index
     d.pending[k].offset = offset
-    d.pending[k].size = size
+    d.pending[k].size = <int32_t>size
     d.since[k] = now
+    d.held[k] = held
     d.p_count += 1
     if not d.work_triggered:  # as Event.succeed(): queued now
         d.work_triggered = True
@@ -160,28 +209,135 @@ cdef int _enqueue(Engine self, int32_t h, int64_t vm, int64_t offset, int64_t si
 
 
 cdef int _wb_start(Engine self, int32_t s, double now) except -1 nogil:
-    """WriteBack.__init__ without replica legs: the tier write and the cache fill now; the write
-    is acknowledged when the tier write is done."""
+    """WriteBack.__init__ (and write_back's start): the tier write and the cache fill now
+    (VM.begin_write), a replica leg to each peer (VM.replicate_all); the write is acknowledged
+    when its local part (with its metadata record, if any) and its legs are done."""
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
     cdef int32_t host = vm.tier
     cdef int64_t offset = slot.offset
+    cdef int32_t k, j
+    cdef double wire, payload, cpu, saved
+    cdef int packets
     slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
     if not self.caches[host].full:
         _insert(&self.caches[host], vm.index, offset, slot.size)
+    slot.nlegs = vm.npeers
+    slot.next_leg = 0
+    slot.wait_leg = -1
+    slot.critical = -1.0
+    for k in range(vm.npeers):  # VM.replicate: its payload's transfer over the peer path
+        slot.leg_done[k] = False
+        payload = <double>slot.size
+        cpu = 0.0
+        if vm.may_compress and (vm.always_compress or _link_busy(self, vm, k)):
+            cpu = slot.size / vm.compress_rate  # compression_seconds
+            saved = slot.size * vm.compressibility
+            payload -= saved
+            vm.saved += saved
+        self.payload_sent[host] += payload
+        packets = _frame(self, vm.leg_frame[k], payload, &wire)
+        if cpu > 0:  # FlowNetwork._send: the packets now, the flow after the CPU time (a sleep)
+            for j in range(vm.leg_nports[k]):
+                self.ports[vm.leg_ports[k * MAX_PATH + j]].packets += packets
+            slot.leg_wire[k] = wire
+            self._push(now + cpu, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, s, LEG_START,
+                       k)
+            self.eid += 1
+        else:
+            _send_path(self, s, k, now, &vm.leg_ports[k * MAX_PATH], vm.leg_nports[k], wire,
+                       packets, vm.peer_latency, 1.0, FLOW_LEG)
     if vm.metadata_size:  # write_back's metadata record, after the data
         if slot.local_done > now:
             self._schedule(now + (slot.local_done - now), s, META_WAIT)  # = sleep()'s time
             return 0
         return _meta_record(self, s, now)
-    return _wb_local_done(self, s, now)
+    return _wb_legs(self, s, now)
 
 
-cdef int _wb_local_done(Engine self, int32_t s, double now) except -1 nogil:
-    """The write is acknowledged once its local part is done (``slot.local_done``)."""
+cdef bint _link_busy(Engine self, VmState* vm, int32_t k) noexcept nogil:
+    """VM._link_busy for leg ``k``'s sending port: its recent utilization (scaled up while the
+    VM compresses on it) at or above the threshold; the port joins or leaves the ports the VM
+    compresses on (every leg leaving on it)."""
+    cdef int32_t port = vm.leg_ports[k * MAX_PATH], j
+    cdef double utilization = self.ports[port].recent
+    cdef bint busy
+    if vm.compressing[k]:
+        utilization /= 1.0 - vm.compressibility
+    busy = utilization >= vm.threshold
+    for j in range(vm.npeers):
+        if vm.leg_ports[j * MAX_PATH] == port:
+            vm.compressing[j] = busy
+    return busy
+
+
+cdef int _compression_out(Engine self, Py_ssize_t i) except -1:
+    """VM ``i``'s compressed bytes saved, and the ports it compresses on (``_compressing``)."""
+    cdef VmState* vm = &self.vms[i]
+    cdef int32_t k
+    machine = self._vms[i]
+    machine.compressed_bytes_saved = vm.saved
+    machine._compressing.clear()
+    for k in range(vm.npeers):
+        if vm.compressing[k]:
+            machine._compressing.add(machine.peer_paths[k][0])
+    return 0
+
+
+cdef int _leg_start(Engine self, int32_t s, int32_t k, double now) except -1 nogil:
+    """A compressed leg's CPU time is over: its flow starts (FlowNetwork._start)."""
+    cdef VmState* vm = &self.vms[self.slots[s].vm]
+    return _start_flow(self, s, k, now, &vm.leg_ports[k * MAX_PATH], vm.leg_nports[k],
+                       self.slots[s].leg_wire[k], vm.peer_latency, 1.0, FLOW_LEG)
+
+
+cdef int _leg_arrived(Engine self, int32_t s, int32_t k, double now) except -1 nogil:
+    """ReplicaLeg.arrived: slot ``s``'s leg ``k`` is at its peer: the peer's tier write (its
+    replica bytes counted), its times; then the write goes on if it waits for this leg."""
     cdef Slot* slot = &self.slots[s]
-    if slot.local_done > now:
-        self._schedule(now + (slot.local_done - now), s, WB_ACKED)  # = sleep()'s time
+    cdef VmState* vm = &self.vms[slot.vm]
+    cdef int32_t peer = vm.peer[k]
+    cdef double done = _read(&self.tiers[peer], now, slot.size, True, vm.gc_factor)
+    self.replica_bytes[peer] += slot.size
+    slot.leg_arrived[k] = now
+    slot.leg_peer_done[k] = done
+    slot.leg_acked[k] = done + vm.ack_time
+    slot.leg_done[k] = True
+    if slot.wait_leg == k:
+        slot.wait_leg = -1
+        return _wb_legs(self, s, now)
+    return 0
+
+
+cdef int _wb_legs(Engine self, int32_t s, double now) except -1 nogil:
+    """WriteBack's _LEGS phase (write_back's ``yield leg.delivered`` in turn): wait for each leg
+    not arrived yet, in order; then VM.legs_finish: acknowledged at the slowest of the local
+    part (``slot.local_done``) and the legs' acknowledgements (a leg from the peer's RAM with
+    "memory" replication), now or after a sleep."""
+    cdef Slot* slot = &self.slots[s]
+    cdef VmState* vm = &self.vms[slot.vm]
+    cdef int32_t k
+    cdef double finish, critical = -1.0, arrived, peer_done, acked
+    while slot.next_leg < slot.nlegs:
+        k = slot.next_leg
+        slot.next_leg += 1
+        if not slot.leg_done[k]:  # not delivered yet: wait for it (after its own callback)
+            slot.wait_leg = k
+            return 0
+    finish = slot.local_done
+    for k in range(slot.nlegs):
+        arrived = slot.leg_arrived[k]
+        peer_done = slot.leg_peer_done[k]
+        acked = slot.leg_acked[k]
+        if vm.memory_ack:  # acknowledged from the peer's RAM: its tier write goes on off the path
+            acked = arrived + vm.ack_time
+            peer_done = arrived
+        if acked > finish:
+            finish = acked
+            critical = peer_done - arrived
+    slot.critical = critical
+    if finish > now:
+        self._schedule(now + (finish - now), s, WB_ACKED)  # = sleep()'s time
         return 0
     return _wb_acked(self, s, now)
 
@@ -225,7 +381,7 @@ cdef int _meta_record(Engine self, int32_t s, double now) except -1 nogil:
     if not vm.metadata_batched:
         m.writes += 1
         slot.local_done = _read(&self.tiers[h], now, vm.metadata_size, True)
-        return _wb_local_done(self, s, now)
+        return _wb_legs(self, s, now)
     if m.next_pending:
         return _meta_join(m, s, m.next_id)
     if m.busy_until <= now:
@@ -267,8 +423,15 @@ cdef int _meta_signal(Engine self, int32_t h, int64_t batch, double now) except 
         s = m.q_slot[m.q_head]
         m.q_head = (m.q_head + 1) % m.q_cap
         m.q_count -= 1
-        _wb_acked(self, s, now)
+        _meta_joined(self, s, now)
     return 0
+
+
+cdef int _meta_joined(Engine self, int32_t s, double now) except -1 nogil:
+    """write_back after ``yield metadata_log.join(...)``: its local part is done now; then its
+    legs."""
+    self.slots[s].local_done = now
+    return _wb_legs(self, s, now)
 
 
 cdef int _wb_acked(Engine self, int32_t s, double now) except -1 nogil:
@@ -281,7 +444,7 @@ cdef int _wb_acked(Engine self, int32_t s, double now) except -1 nogil:
     cdef int32_t* grown
     slot.arrived = now  # acked_at
     if d.w_count == 0 and d.backlog + slot.size <= d.capacity:
-        _enqueue(self, h, self.vms[slot.vm].index, slot.offset, slot.size, now)
+        _enqueue(self, h, slot.vm, slot.offset, slot.size, now)
         return _wb_admitted(self, s, now)
     if d.w_count == d.w_cap:
         cap = 2 * d.w_cap if d.w_cap else 16
@@ -301,12 +464,18 @@ cdef int _wb_acked(Engine self, int32_t s, double now) except -1 nogil:
 
 
 cdef int _wb_admitted(Engine self, int32_t s, double now) except -1 nogil:
-    """WriteBack._record: the write is in the buffer; record it (its wait for room as its
-    destage-wait component); then the slot goes on."""
+    """WriteBack._record: the write is in the buffer; record it (write_components: its local,
+    network and peer-tier parts; its wait for room as its destage-wait component); then the slot
+    goes on."""
     cdef Slot* slot = &self.slots[s]
     cdef int32_t v = slot.vm
-    _record(self, s, now, slot.arrived - slot.issued, 0.0, 0.0, self.path_write,
-            now - slot.arrived)
+    if slot.critical < 0:
+        _record(self, s, now, slot.arrived - slot.issued, 0.0, 0.0, self.path_write,
+                now - slot.arrived)
+    else:
+        _record(self, s, now, slot.begun - slot.issued,
+                (slot.arrived - slot.begun) - slot.critical, 0.0, self.path_write,
+                now - slot.arrived, slot.critical)
     _serial_done(self, v, now)
     return _slot_done(self, s, now)
 
@@ -322,8 +491,7 @@ cdef int _admit_waiting(Engine self, int32_t h, double now) except -1 nogil:
             break
         d.w_head = (d.w_head + 1) % d.w_cap
         d.w_count -= 1
-        _enqueue(self, h, self.vms[self.slots[s].vm].index, self.slots[s].offset,
-                 self.slots[s].size, now)
+        _enqueue(self, h, self.slots[s].vm, self.slots[s].offset, self.slots[s].size, now)
         self._schedule(now, s, WB_ADMITTED)
     return 0
 
@@ -345,7 +513,16 @@ cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
                   or left - size < floor):
             break
         f.items = _pieces_room(f.items, &f.items_cap, n + 1)
-        f.items[n] = d.pending[d.p_head]
+        if f.held_cap < f.items_cap:
+            f.held = <uint32_t*>realloc(f.held, f.items_cap * sizeof(uint32_t))
+            if f.held == NULL:
+                with gil:
+                    raise MemoryError()
+            f.held_cap = f.items_cap
+        f.items[n].vm = d.pending[d.p_head].vm
+        f.items[n].offset = d.pending[d.p_head].offset
+        f.items[n].size = d.pending[d.p_head].size
+        f.held[n] = d.held[d.p_head]
         n += 1
         d.p_head = (d.p_head + 1) % d.p_cap
         d.p_count -= 1
@@ -542,12 +719,23 @@ cdef int _destaged(Engine self, int32_t fi, double now) except -1 nogil:
     cdef FlusherState* f = &self.flushers[fi]
     cdef DestagerState* d = &self.dest[f.host]
     cdef int32_t k
+    cdef uint32_t held
+    cdef int64_t size
     d.batches += 1
     d.runs += f.n_runs
     d.backlog -= f.nbytes
     d.destaged += f.nbytes
     for k in range(f.n_items):
-        d.single_copy -= f.items[k].size
+        held = f.held[k]
+        size = f.items[k].size
+        if held == 0:
+            d.single_copy -= size
+        if _held_count(held) < self.vms[f.items[k].vm].promised:
+            d.short -= size
+        # Host._drop_replicas: its holders drop their copies
+        while held:
+            self.replica_bytes[(held & 0xFFFF) - 1] -= size
+            held >>= 16
     f.n_items = 0
     f.n_runs = 0
     return _admit_waiting(self, f.host, now)
@@ -662,7 +850,51 @@ cdef int _setup_destagers(Engine self, list hosts) except -1:
     self.meta = <MetaLog*>calloc(max(1, len(hosts)), sizeof(MetaLog))
     if self.meta == NULL:
         raise MemoryError()
+    _setup_peers(self, hosts)
     self.destaging = True
+    return 0
+
+
+cdef int _setup_peers(Engine self, list hosts) except -1:
+    """Each VM's replica peers and the paths to them (VM.peers, VM.peer_paths), the peer link's
+    latency and acknowledgement, "memory" replication; each host's replica counters."""
+    cdef Py_ssize_t i, k, j
+    cdef VmState* vm
+    self.replica_bytes = <int64_t*>calloc(max(1, len(hosts)), sizeof(int64_t))
+    self.payload_sent = <double*>calloc(max(1, len(hosts)), sizeof(double))
+    if self.replica_bytes == NULL or self.payload_sent == NULL:
+        raise MemoryError()
+    framings = {}  # a peer tx port's framing: its key in self._framing (past the hosts')
+    for i in range(self.vm_count):
+        machine = self._vms[i]
+        vm = &self.vms[i]
+        peers = machine.peers
+        if len(peers) > MAX_LEGS:
+            raise ValueError("a VM replicates to more peers than a write-back policy promises")
+        vm.npeers = len(peers)
+        vm.promised = machine.peer_loss.promised
+        vm.peer_latency = machine.peer_latency
+        vm.ack_time = machine._ack_time
+        vm.memory_ack = machine._memory_ack
+        vm.may_compress = machine._may_compress
+        vm.always_compress = machine._always_compress
+        vm.compressibility = machine._compressibility
+        vm.compress_rate = machine.compression.throughput
+        vm.threshold = machine.compression.threshold
+        for k in range(vm.npeers):
+            vm.peer[k] = hosts.index(peers[k])
+            path = machine.peer_paths[k]
+            if len(path) > MAX_PATH:
+                raise ValueError("a replica's path crosses more ports than a transfer can")
+            vm.leg_nports[k] = len(path)
+            for j in range(len(path)):
+                vm.leg_ports[k * MAX_PATH + j] = _port_position(self, path[j])
+            key = framings.get(id(path[0]))
+            if key is None:
+                key = framings[id(path[0])] = len(self._framing)
+                self._framing.append(path[0].framing)
+            vm.leg_frame[k] = key
+            vm.compressing[k] = path[0] in machine._compressing
     return 0
 
 
@@ -687,6 +919,9 @@ cdef int _destagers_in(Engine self) except -1:
         self.meta[h].busy_until = log._busy_until
         d.credit = self._tiers[h]._credit
         d.credit_time = self._tiers[h]._credit_time
+        host = destager.host
+        self.replica_bytes[h] = host.replica_bytes
+        self.payload_sent[h] = host.replica_payload_sent
     return 0
 
 
@@ -703,6 +938,9 @@ cdef int _destagers_out(Engine self) except -1:
         destager.backlog_bytes = d.backlog
         destager.pending_bytes = d.pending_bytes
         destager.single_copy_bytes = d.single_copy
+        destager.short_bytes = d.short
+        destager.host.replica_bytes = self.replica_bytes[h]
+        destager.host.replica_payload_sent = self.payload_sent[h]
         destager.accepted_bytes = d.accepted
         destager.destaged_bytes = d.destaged
         destager.batches = d.batches
@@ -718,8 +956,10 @@ cdef int _destagers_out(Engine self) except -1:
         waiting = deque()
         for k in range(d.w_count):
             slot = &self.slots[d.waiting[(d.w_head + k) % d.w_cap]]
+            peers = self._vms[slot.vm].peers  # VM.destage_item's
             waiting.append(
-                (Signal(None), (self.vms[slot.vm].index, slot.offset, slot.size, (), True))
+                (Signal(None), (self.vms[slot.vm].index, slot.offset, slot.size, peers,
+                                not peers))
             )
         destager._waiting = waiting
     return 0

@@ -1,17 +1,21 @@
-# Ports simcache.sim.components.link.FlowNetwork for the misses' transfers back (array port to
-# the host's storage rx): max-min shares per port (_start as _send, _rerate, _leave), the heap of
-# finish marks by (finish, seq) (_mark_push, _mark_pop, _compact), the wake-up timer (_arm,
-# _set_wake, _wake: stale ones dropped as unschedule drops them) and lone deliveries
+# Ports simcache.sim.components.link.FlowNetwork for the engine's transfers (a miss's data back, a
+# write-through write's and a flusher's batch to the array, a replica leg over the peer path, a
+# vMotion's streams): weighted max-min shares per port (_start as _send_path, _rerate, _leave),
+# the heap of finish marks by (finish, seq) (_mark_push, _mark_pop, _compact), the wake-up timer
+# (_arm, _set_wake, _wake: stale ones dropped as unschedule drops them) and lone deliveries
 # (_lone_delivered). The functions take the Engine: its ports, flows and event queue.
 
 cdef enum:
     FLOW_READ = 0  # a miss's data back: MISS_DONE (shared) or _miss_done (lone)
     FLOW_WT = 1  # a write-through write's data to the array: WT_ARRIVED or _wt_arrived
     FLOW_DESTAGE = 2  # a flusher's batch to the array (slot: the flusher): DESTAGE_ARRIVED
+    FLOW_LEG = 3  # a replica leg's copy to its peer (aux: the leg): LEG_ARRIVED or _leg_arrived
+    FLOW_VMOTION = 4  # a vMotion's stream (slot: the vMotion, aux: the stream): VMOTION_DELIVERED
 
 
 cdef struct PortState:
     double capacity, weight_sum, share, delivered, carried, window
+    double recent  # recent_utilization (the sampler's, read at each sync_in)
     int64_t packets
     int32_t* active  # the flows on it, in order
     int32_t nactive, active_cap
@@ -20,14 +24,19 @@ cdef struct PortState:
 cdef struct FlowState:
     double size, remaining, stamp, rate, finish, latency, cap
     int64_t seq, delivery  # delivery: the seq its lone delivery was scheduled with (-1: none)
+    double weight  # its share weight (a vMotion's; 1 for the others)
     bint lone, in_flight
-    int32_t ports[2]
-    int32_t slot  # the I/O it carries
-    int32_t kind  # what its delivery does: FLOW_READ, FLOW_WT
+    int32_t ports[MAX_PATH]
+    int32_t nports
+    int32_t slot  # the I/O it carries (a flusher, a vMotion)
+    int32_t aux  # a leg's number, a vMotion's stream
+    int32_t kind  # what its delivery does: FLOW_READ, FLOW_WT, ...
 
 
-cdef int _frame(Engine self, int32_t host, int64_t size, double* wire) except -1 nogil:
-    """storage_tx.framing[size]: the wire bytes in ``wire``, the packets returned."""
+cdef int _frame(Engine self, int32_t host, double size, double* wire) except -1 nogil:
+    """storage_tx.framing[size] (``host`` below the host count: ``size`` whole bytes; else
+    ``host`` is a peer port's key, ``size`` a replica's payload, a float): the wire bytes in
+    ``wire``, the packets returned."""
     cdef int32_t k
     for k in range(self.fr_n):
         if self.fr_size[k] == size and self.fr_host[k] == host:
@@ -39,11 +48,11 @@ cdef int _frame(Engine self, int32_t host, int64_t size, double* wire) except -1
     return <int>self.fr_packets[self.fr_n - 1]
 
 
-cdef int _frame_new(Engine self, int32_t host, int64_t size) except -1:
+cdef int _frame_new(Engine self, int32_t host, double size) except -1:
     cdef int32_t cap
     if self.fr_n == self.fr_cap:  # (destage batches: many sizes)
         cap = 2 * self.fr_cap
-        self.fr_size = <int64_t*>realloc(self.fr_size, cap * sizeof(int64_t))
+        self.fr_size = <double*>realloc(self.fr_size, cap * sizeof(double))
         self.fr_host = <int32_t*>realloc(self.fr_host, cap * sizeof(int32_t))
         self.fr_wire = <double*>realloc(self.fr_wire, cap * sizeof(double))
         self.fr_packets = <int64_t*>realloc(self.fr_packets, cap * sizeof(int64_t))
@@ -51,13 +60,20 @@ cdef int _frame_new(Engine self, int32_t host, int64_t size) except -1:
                 or self.fr_packets == NULL):
             raise MemoryError()
         self.fr_cap = cap
-    framed = self._framing[host][size]
+    # a replica's payload is a float (VM.replicate): its framing's key, and what framed_bytes
+    # computes from
+    framed = self._framing[host][<int64_t>size if host < self.tier_count else size]
     self.fr_wire[self.fr_n] = framed[0]
     self.fr_packets[self.fr_n] = framed[1]
     self.fr_size[self.fr_n] = size
     self.fr_host[self.fr_n] = host
     self.fr_n += 1
     return 0
+
+
+# the event a shared flow's delivery is (by its kind)
+cdef int32_t[5] _DELIVERED = [MISS_DONE, WT_ARRIVED, DESTAGE_ARRIVED, LEG_ARRIVED,
+                              VMOTION_DELIVERED]
 
 
 cdef int32_t _new_flow(Engine self) except -1 nogil:
@@ -110,33 +126,62 @@ cdef int _send_on(Engine self, int32_t s, double now, int32_t p0, int32_t p1, in
                   int64_t size, int32_t kind) except -1 nogil:
     """FlowNetwork.send((p0, p1), *storage_tx.framing[size], latency=storage_tx.latency) of
     ``host`` and its _start, for I/O ``s``; its delivery does ``kind``."""
+    cdef int32_t ports[2]
+    cdef double wire
+    cdef int packets = _frame(self, host, <double>size, &wire)
+    ports[0] = p0
+    ports[1] = p1
+    return _send_path(self, s, 0, now, ports, 2, wire, packets, self.host_latency[host], 1.0,
+                      kind)
+
+
+cdef int _send_path(Engine self, int32_t s, int32_t aux, double now, int32_t* ports,
+                    int32_t nports, double wire, int64_t packets, double latency, double weight,
+                    int32_t kind) except -1 nogil:
+    """FlowNetwork._send (no start delay) and _start: ``wire`` bytes over ``ports`` at
+    ``weight``, delivered ``latency`` after the last byte left; its delivery does ``kind`` for
+    ``s`` (and ``aux``)."""
+    cdef int32_t k
+    for k in range(nports):
+        self.ports[ports[k]].packets += packets
+    return _start_flow(self, s, aux, now, ports, nports, wire, latency, weight, kind)
+
+
+cdef int _start_flow(Engine self, int32_t s, int32_t aux, double now, int32_t* ports,
+                     int32_t nports, double wire, double latency, double weight,
+                     int32_t kind) except -1 nogil:
+    """FlowNetwork._start (the packets counted at the send: a compressed replica starts after
+    its CPU time)."""
     cdef int32_t fi, other, first, nb = 0, k, j
-    cdef double wire, cap
-    cdef int packets = _frame(self, host, size, &wire)
+    cdef double cap
     cdef FlowState* f
     cdef PortState* port
-    self.ports[p0].packets += packets
-    self.ports[p1].packets += packets
+    if wire <= 0:  # _deliver(now + latency): nothing flows
+        with gil:
+            raise RuntimeError("the native engine sends no empty transfer")
     fi = _new_flow(self)
     f = &self.flows[fi]
     f.size = wire
     f.remaining = wire
     f.stamp = now
     f.rate = 0.0
-    f.latency = self.host_latency[host]
+    f.latency = latency
+    f.weight = weight
     f.cap = INFINITY
     f.lone = False
     f.delivery = -1
     f.seq = -1
     f.slot = s
+    f.aux = aux
     f.kind = kind
-    f.ports[0] = p0
-    f.ports[1] = p1
+    f.nports = nports
+    for k in range(nports):
+        f.ports[k] = ports[k]
     f.in_flight = True
     self.in_flight[self.n_in_flight] = fi
     self.n_in_flight += 1
     self.epoch += 1
-    for k in range(2):
+    for k in range(nports):
         port = &self.ports[f.ports[k]]
         if port.window < wire and f.latency > 0:
             cap = port.window / (2.0 * f.latency)
@@ -154,7 +199,7 @@ cdef int _send_on(Engine self, int32_t s, double now, int32_t p0, int32_t p1, in
                         self.scratch[nb] = other
                         nb += 1
         _active_add(self, port, fi)
-        port.weight_sum += 1.0
+        port.weight_sum += weight
         port.share = port.capacity / port.weight_sum
     if nb == 0:
         _rerate(self, fi, now)
@@ -175,12 +220,13 @@ cdef int _rerate(Engine self, int32_t fi, double now) except -1 nogil:
     cdef bint lone = True
     cdef int k
     cdef PortState* port
-    for k in range(2):
+    for k in range(f.nports):
         port = &self.ports[f.ports[k]]
         if port.share < rate:
             rate = port.share
         if port.nactive > 1:
             lone = False
+    rate *= f.weight
     if rate > f.cap:
         rate = f.cap
     if rate == f.rate and not lone and not f.lone:
@@ -279,7 +325,7 @@ cdef int _leave(Engine self, int32_t fi) except -1 nogil:
             self.n_in_flight -= 1
             break
     f.in_flight = False
-    for k in range(2):
+    for k in range(f.nports):
         port = &self.ports[f.ports[k]]
         port.delivered += f.size
         for j in range(port.nactive):
@@ -289,7 +335,7 @@ cdef int _leave(Engine self, int32_t fi) except -1 nogil:
                 port.nactive -= 1
                 break
         if port.nactive:
-            port.weight_sum -= 1.0
+            port.weight_sum -= f.weight
             port.share = port.capacity / port.weight_sum
         else:
             port.weight_sum = 0.0
@@ -349,7 +395,7 @@ cdef int _wake(Engine self, int64_t timer, double now) except -1 nogil:
         self.epoch += 1
         for k in range(nfinished):
             fi = self.scratch2[k]
-            for i in range(2):
+            for i in range(self.flows[fi].nports):
                 port = &self.ports[self.flows[fi].ports[i]]
                 for j in range(port.nactive):
                     other = port.active[j]
@@ -361,10 +407,10 @@ cdef int _wake(Engine self, int64_t timer, double now) except -1 nogil:
             _rerate(self, self.scratch[j], now)
         for k in range(nfinished):
             fi = self.scratch2[k]
-            self._schedule(now + self.flows[fi].latency, self.flows[fi].slot,
-                           MISS_DONE if self.flows[fi].kind == FLOW_READ
-                           else WT_ARRIVED if self.flows[fi].kind == FLOW_WT
-                           else DESTAGE_ARRIVED)
+            self._push(now + self.flows[fi].latency,
+                       (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, self.flows[fi].slot,
+                       _DELIVERED[self.flows[fi].kind], self.flows[fi].aux)
+            self.eid += 1
             self.free_flows[self.free_flow_count] = fi
             self.free_flow_count += 1
     _arm(self)
@@ -374,7 +420,7 @@ cdef int _wake(Engine self, int64_t timer, double now) except -1 nogil:
 cdef int _lone_delivered(Engine self, int32_t fi, int64_t aux, double now) except -1 nogil:
     """FlowNetwork._lone_delivered, then the I/O's delivery (process_now)."""
     cdef FlowState* f = &self.flows[fi]
-    cdef int32_t s = f.slot, kind = f.kind
+    cdef int32_t s = f.slot, kind = f.kind, what = f.aux
     if f.delivery != aux:
         return 0
     f.delivery = -1
@@ -386,4 +432,8 @@ cdef int _lone_delivered(Engine self, int32_t fi, int64_t aux, double now) excep
         return _wt_arrived(self, s, now)
     if kind == FLOW_DESTAGE:
         return _flusher_step(self, s, now)
+    if kind == FLOW_LEG:
+        return _leg_arrived(self, s, what, now)
+    if kind == FLOW_VMOTION:
+        return _vmotion_delivered(self, s, what, now)
     return _miss_done(self, s, now)

@@ -3,9 +3,9 @@
 # records to the buffer's sink or the blocks (_records_out).
 
 cdef int _record(Engine self, int32_t s, double now, double local, double network, double array,
-                 double path, double waited=0.0) except -1 nogil:
-    """RecordBuffer.add's fields of slot ``s``'s I/O, done now (peer tier 0; ``waited``: its
-    destage-wait component)."""
+                 double path, double waited=0.0, double peer_tier=0.0) except -1 nogil:
+    """RecordBuffer.add's fields of slot ``s``'s I/O, done now (``waited``: its destage-wait
+    component; ``peer_tier``: its slowest replica leg's time on its peer's tier)."""
     cdef Slot* slot = &self.slots[s]
     cdef double* row
     cdef int64_t n = self.record_count, limit = self.record_limit
@@ -25,7 +25,7 @@ cdef int _record(Engine self, int32_t s, double now, double local, double networ
         self.n_completed[n] = now
         self.n_components[n] = <float>(local * 1e3)
         self.n_components[limit + n] = <float>(network * 1e3)
-        self.n_components[2 * limit + n] = <float>(0.0 * 1e3)
+        self.n_components[2 * limit + n] = <float>(peer_tier * 1e3)
         self.n_components[3 * limit + n] = <float>(waited * 1e3)
         self.n_components[4 * limit + n] = <float>(array * 1e3)
     else:
@@ -37,7 +37,7 @@ cdef int _record(Engine self, int32_t s, double now, double local, double networ
         row[4] = now
         row[5] = local
         row[6] = network
-        row[7] = 0.0
+        row[7] = peer_tier
         row[8] = waited
         row[9] = array
         row[10] = path

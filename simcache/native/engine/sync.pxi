@@ -300,6 +300,7 @@ cdef int _misses_in(Engine self) except -1:
         port.delivered = p.delivered_bytes
         port.carried = p.carried_bytes
         port.packets = p.packets
+        port.recent = p.recent_utilization
         if port.nactive == 0:
             port.weight_sum = 0.0
             port.share = INFINITY
@@ -321,6 +322,7 @@ cdef int _misses_out(Engine self, bint full) except -1:
     cdef PortState* port
     cdef FlowState* f
     cdef int64_t node
+    cdef int32_t k2
     from librt.vecs import vec
     from mypy_extensions import i32, i64
 
@@ -395,9 +397,11 @@ cdef int _misses_out(Engine self, bint full) except -1:
     flows.clear()
     for k in range(self.n_in_flight):
         f = &self.flows[self.in_flight[k]]
+        path = []
+        for k2 in range(f.nports):
+            path.append(self._ports[f.ports[k2]])
         flow = self._flow_class(
-            f.size, (self._ports[f.ports[0]], self._ports[f.ports[1]]), 1.0, f.latency,
-            Signal(None), f.stamp,
+            f.size, tuple(path), f.weight, f.latency, Signal(None), f.stamp,
         )
         flow.remaining = f.remaining
         flow.rate = f.rate
@@ -407,7 +411,7 @@ cdef int _misses_out(Engine self, bint full) except -1:
 
 
 cdef int _setup_misses(
-    Engine self, list full, array, network, list host_ports, double path_miss
+    Engine self, list full, array, network, list host_ports, double path_miss, list ports
 ) except -1:
     """Engine.use_misses: the caches' figures, the array's, the network's ports and the
     flows' pools."""
@@ -540,6 +544,12 @@ cdef int _setup_misses(
                 self.host_ports[2 * i + k] = j
             else:
                 self.host_wports[2 * i + k - 2] = j
+    for port in ports:  # the others (the peer paths'), after the storage ports
+        for known in self._ports:
+            if known is port:
+                break
+        else:
+            self._ports.append(port)
     self.port_count = len(self._ports)
     self.ports = <PortState*>calloc(max(1, self.port_count), sizeof(PortState))
     if self.ports == NULL:
@@ -559,7 +569,7 @@ cdef int _setup_misses(
     self.marks_cap = 64
     self.marks = <Entry*>malloc(self.marks_cap * sizeof(Entry))
     self.fr_cap = 256
-    self.fr_size = <int64_t*>malloc(self.fr_cap * sizeof(int64_t))
+    self.fr_size = <double*>malloc(self.fr_cap * sizeof(double))
     self.fr_host = <int32_t*>malloc(self.fr_cap * sizeof(int32_t))
     self.fr_wire = <double*>malloc(self.fr_cap * sizeof(double))
     self.fr_packets = <int64_t*>malloc(self.fr_cap * sizeof(int64_t))
