@@ -308,21 +308,27 @@ def run(
     stop = Signal(None)
     clock.schedule(stop, URGENT, until - clock.now)
     budget = every * _BUDGET if stop_requested is not None else -1
+    left = budget  # native events until the next poll, counted across the Python events between
     while True:
         head = first_queued(clock)
         assert head is not None  # the stop at least
         engine.eid = clock.eid
         events = engine.events
-        paused = engine.run(head.time, head.key, budget)
+        paused = engine.run(head.time, head.key, left)
         clock.eid = engine.eid
         if engine.events != events:
             clock.move_to(engine.now)
-        if paused:  # the budget ran out: poll the stop request
-            assert stop_requested is not None
-            if stop_requested():
-                engine.sync_out()
-                return False
-            continue
+        if stop_requested is not None:
+            left -= engine.events - events + 1  # and the Python event next, if not paused
+            # poll when the budget ran out, in one call or over several between Python events
+            # (a sampler every few hundred native events would otherwise never let it run out)
+            if paused or left <= 0:
+                if stop_requested():
+                    engine.sync_out()
+                    return False
+                left = budget
+            if paused:
+                continue
         # before the run's stop, everything; before its other Python events (the sampler, the
         # flushers' steps), the caches' lines stay the engine's (Engine.sync_out)
         engine.sync_out(head is stop)

@@ -379,15 +379,17 @@ def test_run_stops_on_a_signal_and_prints_the_partial_result(
 
 def test_check_stops_on_ctrl_c_and_marks_the_rest_not_run() -> None:
     path = "scenarios/ram_tier.toml"
+    # 30,000 s: about a million writes a variant, seconds of run even in the native engine (3,000
+    # s of it took less than the 0.3 s the signal waits)
     code, out, err, seconds = _interrupt(
-        ["check", path, "--duration", "3000s", "--seeds", "1"], signal.SIGINT, "  running "
+        ["check", path, "--duration", "30000s", "--seeds", "1"], signal.SIGINT, "  running "
     )
     assert code == 130, err
     lines = out.splitlines()
     assert lines[0] == "== 4. RAM tier  (scenarios/ram_tier.toml)"
     assert lines[1] == "NOT RUN  ram_tier:ram-device-latency  (stopped before it was simulated)"
     assert re.fullmatch(
-        rf"STOPPED at simulated time [0-9.]+ s of 3000 s in {path}: variant base, seed 1 "
+        rf"STOPPED at simulated time [0-9.]+ s of 30000 s in {path}: variant base, seed 1 "
         r"\(SIGINT\): the checks after it were not run",
         lines[-1],
     )

@@ -220,6 +220,25 @@ def test_a_stopped_run_accounts_for_every_io() -> None:
     assert record.counters.issued_ios == recorded + len(record.unfinished)
 
 
+def test_a_stop_request_is_heard_between_frequent_python_events() -> None:
+    """The poll budget counts native events across the Python events between them: with a sample
+    every few hundred native events (fewer than one poll's budget), a cancelled run still stops at
+    once. (It once ran to its end: each call into the engine began a fresh budget.)"""
+    scenario = _scenario("validate_scm_optane_p4800x_anandtech.toml", "qd16-read")
+    scenario = scenario.model_copy(
+        update={"run": scenario.run.model_copy(update={"sample_interval": 0.001})}
+    )
+    token = Cancel()
+    token.cancel("test")
+    record = run_scenario(scenario, duration=2.0, native=True, cancel=token)
+    assert record.run_by == native_run.NATIVE
+    assert record.stopped_at_s is not None
+    # one poll's budget (128 x 64 native events) at about 5 native events an I/O, 16 I/Os in
+    # flight at ~10 us each: a few milliseconds of simulated time, far from the 2 s asked for
+    assert record.stopped_at_s < 0.1
+    assert record.counters.issued_ios == len(_columns(record)[0]) + len(record.unfinished)
+
+
 def _optane_data() -> dict[str, Any]:
     data = _scenario("validate_scm_optane_p4800x_anandtech.toml", "base").model_dump(mode="json")
     for key in ("variants", "expect", "check"):
