@@ -280,6 +280,8 @@ cdef class Engine:
         free(self.aw.starts)
         free(self.aw.drain_at)
         free(self.aw.drain_bytes)
+        free(self.aw.held)
+        free(self.aw.merged)
         if self.dest != NULL:
             for i in range(len(self._destagers)):
                 free(self.dest[i].pending)

@@ -1,4 +1,4 @@
-"""The native engine's slices (issue 35, steps 2 to 7): which runs it takes, and how it runs them.
+"""The native engine's slices (issue 35, steps 2 to 8): which runs it takes, and how it runs them.
 
 ``simcache/native/_engine.pyx`` (built at install unless ``SIMCACHE_NATIVE=0``) runs, in ``nogil``
 code, the per-I/O path of one class of scenarios: generated reads, served by the hosts' read caches
@@ -31,17 +31,17 @@ model); elsewhere a miss goes to the array, comes back over the storage link (th
 and fills the cache, all in native code. The array, for reads and writes alike: any RAID layout
 and drive, first come first served or with the elevator, its controller read cache (which a
 write's whole lines enter), the drives' buffers and command queueing, a controller write cache
-flushed at once (not one flushed at a watermark). Scheduled events: vMotions without a VM (their
-streams compete for the peer ports at their weight; :func:`start_vmotion`), no other. The hosts'
-destagers and flushers are built as usual; with write-back writes the native engine runs them
-(the Python flushers' first steps run as Python events, find no work and wait for a signal
-nothing triggers), else they stay idle. Not supported (:func:`unsupported` names them): replicas
-replicated asynchronously (``ReplicaLag``), the destager's order "hash", a
-controller write cache flushed at a watermark, traces, the exponential tier, and every other
-scheduled event (a vMotion that moves a VM, host and device failures, outages, slowdowns, array
-events). Python events (the flushers' first steps, the sampler, the "pd" controller, the run's
-stop) stay in the kernel's queue, and :func:`run` merges them with the native events in the
-kernel's (time, priority, event id) order.
+flushed at once or at a watermark (the writes it holds flushed as one sorted, merged batch).
+Scheduled events: vMotions without a VM (their streams compete for the peer ports at their
+weight; :func:`start_vmotion`), no other. The hosts' destagers and flushers are built as usual;
+with write-back writes the native engine runs them (the Python flushers' first steps run as
+Python events, find no work and wait for a signal nothing triggers), else they stay idle. Not
+supported (:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``),
+the destager's order "hash", traces, the exponential tier, and every other scheduled event (a
+vMotion that moves a VM, host and device failures, outages, slowdowns, array events). Python
+events (the flushers' first steps, the sampler, the "pd" controller, the run's stop) stay in the
+kernel's queue, and :func:`run` merges them with the native events in the kernel's (time,
+priority, event id) order.
 """
 
 from __future__ import annotations
@@ -136,8 +136,7 @@ def unsupported(scenario: Scenario) -> str | None:
     The reasons, in the order checked: the extension not built; a scheduled event other than a
     vMotion without a VM (``scheduled event 'kind'``, ``a vMotion of a VM ('name')``); the
     exponential tier service; a group's trace replay; a write-back group with replicas that
-    replicates asynchronously (``replication = "async"``); the destager's order "hash"; the
-    array's controller write cache flushed at a watermark (with writes)."""
+    replicates asynchronously (``replication = "async"``); the destager's order "hash"."""
     if not available():
         return NOT_BUILT
     for event in scenario.events:
@@ -147,13 +146,12 @@ def unsupported(scenario: Scenario) -> str | None:
             return f"a vMotion of a VM ({event.vm!r})"
     if scenario.cluster.tier.service == "exponential":
         return "exponential tier service"
-    writes = write_back = False
+    write_back = False
     for group in scenario.groups:
         workload = group.workload
         if workload.trace is not None or workload.mode == "trace":
             return f"group {group.name!r}: a trace replay"
         if workload.read_fraction != 1.0:
-            writes = True
             if group.policy in ("WB+1", "WB+2") and group.replication == "async":
                 return f"group {group.name!r}: asynchronous replication ({group.policy})"
             if group.policy != "WT":
@@ -162,9 +160,6 @@ def unsupported(scenario: Scenario) -> str | None:
         reason = _destager_unsupported(scenario)
         if reason is not None:
             return reason
-    array = scenario.array
-    if writes and array.controller_cache > 0 and array.cache_flush == "watermark":
-        return "the array's controller write cache flushed at a watermark"
     return None
 
 

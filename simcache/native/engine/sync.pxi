@@ -288,6 +288,7 @@ cdef int _misses_in(Engine self) except -1:
     a.bytes_read = array.bytes_read
     self.aw.bytes_written = array.bytes_written
     self.aw.full_stripe_writes = array.full_stripe_writes
+    self.aw.cache_flushes = array.cache_flushes
     a.front_end_ios = array.front_end_ios
     a.back_end_ios = array.back_end_ios
     _meter_in(self, &a.m, spindles.busy, self.tier_count)
@@ -382,6 +383,13 @@ cdef int _misses_out(Engine self, bint full) except -1:
         array._cache_drains[:] = sorted(  # a sorted list is a heap
             (self.aw.drain_at[k], self.aw.drain_bytes[k]) for k in range(self.aw.n_drains)
         )
+    if full and self.aw.hold:  # the runs held, in arrival order
+        array._held = [
+            (self.aw.held[k].vm, self.aw.held[k].offset, self.aw.held[k].size)
+            for k in range(self.aw.n_held)
+        ]
+        array._held_bytes = self.aw.held_bytes
+    array.cache_flushes = self.aw.cache_flushes
     array.front_end_ios = a.front_end_ios
     array.back_end_ios = a.back_end_ios
     self._rc_seen = (array.bytes_read, array.bytes_written)
@@ -501,14 +509,21 @@ cdef int _setup_misses(
     self.aw.write_time = spindles._write_time
     self.aw.elevator = array._elevator
     self.aw.depth = array._queue_depth
-    # (a cache flushed at a watermark: the selector lets no write through to it)
-    self.aw.has_cache = array._cache_ack is not None and not array._hold
+    # the controller write cache, flushed at once or at a watermark (``hold``: the runs it holds)
+    self.aw.has_cache = array._cache_ack is not None
     if self.aw.has_cache:
         self.aw.cache_ack = array._cache_ack
         self.aw.cache_capacity = array._cache_capacity
         self.aw.cache_used = array._cache_used
         for at, nbytes in array._cache_drains:
             _drain_push(&self.aw, at, nbytes)
+    self.aw.hold = array._hold
+    if self.aw.hold:
+        self.aw.flush_level = array._flush_level
+        self.aw.ack_held = array._cache_ack_held
+        self.aw.held_bytes = array._held_bytes
+        for vm, offset, size in array._held:
+            _hold(a, &self.aw, vm, offset, size)
     seek = spindles._seek
     a.settle, a.track, a.a, a.b = seek.settle, seek.track, seek.a, seek.b
     a.knee, a.c, a.e = seek.knee, seek.c, seek.e

@@ -1,10 +1,11 @@
 # Ports the write-through path and the array's write path: simcache.sim.components.vm_paths.
 # write_through (the tier write with the VM's gc_factor, the cache fill, the data over the
 # storage link to the array, the array's write, the acknowledgement back, the record: _wt_start,
-# _wt_arrived, _wt_done) and simcache.sim.components.array.Array.submit for writes without a
-# controller cache flushed at a watermark (the controller read cache keeping the lines a write
-# covers whole: _rc_keep; Array._through_cache for the "immediate" write cache: _drain,
-# _through_cache; Array._dispatch first come first served or with the elevator: the stripe
+# _wt_arrived, _wt_done) and simcache.sim.components.array.Array.submit for writes (the
+# controller read cache keeping the lines a write covers whole: _rc_keep; Array._through_cache
+# for the "immediate" write cache: _drain, _through_cache; Array._hold_in_cache and merge_runs for
+# the write cache flushed at a watermark: _hold_in_cache, _merge_held; Array._dispatch first come
+# first served or with the elevator, _dispatch_write: the stripe
 # cutting, parity RAID's whole rows and read-modify-writes, mirrored pairs; each chunk through
 # the drives' buffers and command queueing as a read's, array.pxi's _chunk_op: ArrayWrites,
 # _operate_write, _array_write).
@@ -12,6 +13,11 @@
 cdef struct Piece:
     # a run (VM index, offset, length) or a pending write (VM index, offset, size), bytes
     int64_t vm, offset, size
+
+
+cdef struct HeldRun:
+    # a run the watermark-flushed write cache holds: its array logical address, then the run
+    int64_t address, vm, offset, size
 
 
 cdef struct ElevOp:
@@ -44,6 +50,16 @@ cdef struct ArrayWrites:
     double* drain_at
     int64_t* drain_bytes
     int64_t n_drains, drains_cap
+    # the controller write cache flushed at a watermark (cache_flush "watermark", ``hold``): the
+    # runs it holds, not yet flushed, in arrival order (Array._held, each with its logical
+    # address), their bytes, the fill level that flushes them all, the acknowledgement time
+    # (Array._cache_ack_held); the flushes so far; the merged runs of a flush (scratch)
+    bint hold
+    double flush_level, ack_held
+    HeldRun* held
+    int64_t n_held, held_cap, held_bytes, cache_flushes
+    Piece* merged
+    int64_t merged_cap
 
 
 cdef inline double _operate_write(ArrayState* a, ArrayWrites* w, int64_t s, int64_t position,
@@ -253,14 +269,13 @@ cdef double _through_cache(ArrayWrites* w, double now, int64_t nbytes, double sp
 
 cdef double _array_submit(ArrayState* a, ArrayWrites* w, double now, Piece* runs, int64_t n
                           ) except? -1 nogil:
-    """Array.submit(now, runs, True) without a controller cache: Array._dispatch first come first
-    served, or with the elevator (more than one run, or one longer than a stripe) each spindle's
-    operations in its sweep's order, the spindles in order; when the write is done."""
-    cdef int64_t counts[2]
-    cdef int64_t k, first, last, m, total = 0
-    cdef double done = now, finish
-    counts[0] = 0
-    counts[1] = 0
+    """Array.submit(now, runs, True): the bytes counted, the lines the write covers whole kept
+    by the controller read cache; held by a write cache flushed at a watermark if it fits
+    (:func:`_hold_in_cache`), else dispatched (:func:`_dispatch_write`), then acknowledged by a
+    write cache flushed at once if it has room (:func:`_through_cache`); when the write is done
+    or acknowledged."""
+    cdef int64_t k, total = 0
+    cdef double done
     for k in range(n):
         total += runs[k].size
     w.bytes_written += total
@@ -268,6 +283,125 @@ cdef double _array_submit(ArrayState* a, ArrayWrites* w, double now, Piece* runs
         for k in range(n):
             _rc_keep(a, (a.vm_start[runs[k].vm] + runs[k].offset) % a.logical_bytes,
                      runs[k].size)
+    if w.hold and _hold_in_cache(a, w, now, runs, n, total, &done):
+        return done
+    done = _dispatch_write(a, w, now, runs, n)
+    if w.has_cache:
+        return _through_cache(w, now, total, done)
+    return done
+
+
+cdef int _hold_room(ArrayWrites* w, int64_t n) except -1 nogil:
+    """Room for ``n`` held runs, and for as many merged ones."""
+    cdef int64_t cap = w.held_cap if w.held_cap else 64
+    cdef HeldRun* grown
+    cdef Piece* pieces
+    if n <= w.held_cap:
+        return 0
+    while cap < n:
+        cap *= 2
+    grown = <HeldRun*>realloc(w.held, cap * sizeof(HeldRun))
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    w.held = grown
+    pieces = <Piece*>realloc(w.merged, cap * sizeof(Piece))
+    if pieces == NULL:
+        with gil:
+            raise MemoryError()
+    w.merged = pieces
+    w.held_cap = cap
+    return 0
+
+
+cdef int _hold(ArrayState* a, ArrayWrites* w, int64_t vm, int64_t offset, int64_t size
+               ) except -1 nogil:
+    """``_held.append((vm, offset, size))``, with the run's logical address."""
+    _hold_room(w, w.n_held + 1)
+    w.held[w.n_held].address = (a.vm_start[vm] + offset) % a.logical_bytes
+    w.held[w.n_held].vm = vm
+    w.held[w.n_held].offset = offset
+    w.held[w.n_held].size = size
+    w.n_held += 1
+    return 0
+
+
+cdef int _by_address(const void* x, const void* y) noexcept nogil:
+    """merge_runs' sort key (address, VM, offset); the length last (runs equal in the key merge
+    into the longest in any order)."""
+    cdef const HeldRun* p = <const HeldRun*>x
+    cdef const HeldRun* q = <const HeldRun*>y
+    if p.address != q.address:
+        return -1 if p.address < q.address else 1
+    if p.vm != q.vm:
+        return -1 if p.vm < q.vm else 1
+    if p.offset != q.offset:
+        return -1 if p.offset < q.offset else 1
+    if p.size != q.size:
+        return -1 if p.size < q.size else 1
+    return 0
+
+
+cdef int64_t _merge_held(ArrayWrites* w) noexcept nogil:
+    """merge_runs(_held, logical_address) into ``w.merged``: the held runs sorted by address,
+    overlapping or adjacent runs of one VM merged (the same integer operations); how many. The
+    held runs are left sorted (the flush empties them)."""
+    cdef int64_t m = 0, k, last_end
+    cdef HeldRun* run
+    cdef Piece* last
+    qsort(w.held, w.n_held, sizeof(HeldRun), _by_address)
+    for k in range(w.n_held):
+        run = &w.held[k]
+        if m:
+            last = &w.merged[m - 1]
+            if last.vm == run.vm and run.offset <= last.offset + last.size:
+                last_end = run.offset + run.size - last.offset
+                if last_end > last.size:
+                    last.size = last_end
+                continue
+        w.merged[m].vm = run.vm
+        w.merged[m].offset = run.offset
+        w.merged[m].size = run.size
+        m += 1
+    return m
+
+
+cdef int _hold_in_cache(ArrayState* a, ArrayWrites* w, double now, Piece* runs, int64_t n,
+                        int64_t total, double* acked) except -1 nogil:
+    """Array._hold_in_cache: the write kept in the controller cache if it fits (1; ``acked``
+    its acknowledgement time), everything held flushed as one sorted, merged batch (its bytes
+    leave the cache when its spindles are done) once the cache is cache_high_watermark full; 0
+    if it does not fit (it goes to its spindles)."""
+    cdef int64_t k, m
+    cdef double done
+    _drain(w, now)
+    if w.cache_used + total > w.cache_capacity:
+        return 0
+    w.cache_used += total
+    for k in range(n):
+        _hold(a, w, runs[k].vm, runs[k].offset, runs[k].size)
+    w.held_bytes += total
+    if w.cache_used >= w.flush_level:
+        m = _merge_held(w)
+        done = _dispatch_write(a, w, now, w.merged, m)
+        _drain_push(w, done, w.held_bytes)
+        w.cache_flushes += 1
+        w.n_held = 0
+        w.held_bytes = 0
+    acked[0] = now + w.ack_held
+    return 1
+
+
+cdef double _dispatch_write(ArrayState* a, ArrayWrites* w, double now, Piece* runs, int64_t n
+                            ) except? -1 nogil:
+    """Array._dispatch(now, runs, True): first come first served, or with the elevator (more
+    than one run, or one longer than a stripe) each spindle's operations in its sweep's order,
+    the spindles in order; when the last chunk is done."""
+    cdef int64_t counts[2]
+    cdef int64_t k, first, last, m
+    cdef double done = now, finish
+    counts[0] = 0
+    counts[1] = 0
     w.elevating = w.elevator and (n > 1 or runs[0].size > a.stripe)
     w.n_ops = 0
     for k in range(n):
@@ -291,8 +425,6 @@ cdef double _array_submit(ArrayState* a, ArrayWrites* w, double now, Piece* runs
     a.front_end_ios += n
     a.back_end_ios += (2 * counts[0] if w.rmw else counts[0]) + counts[1] * a.spindles
     w.full_stripe_writes += counts[1]
-    if w.has_cache:
-        return _through_cache(w, now, total, done)
     return done
 
 
