@@ -19,7 +19,7 @@ from support.paths import ROOT
 from support.strategies import valid_scenarios
 
 from simcache.sim import native_run
-from simcache.sim.collect import DESTAGE_WAIT, IS_WRITE, NETWORK, PATH, PEER_TIER
+from simcache.sim.collect import ARRAY, DESTAGE_WAIT, IS_WRITE, NETWORK, PATH, PEER_TIER
 from simcache.sim.control import Cancel
 from simcache.sim.engine import build, run_scenario
 from simcache.sim.kernel.clock import run_until
@@ -283,16 +283,6 @@ def _hash_order_wt(data: dict[str, Any]) -> None:
     data["cluster"]["destager"] = {"order": "hash"}
 
 
-def _controller_write_cache(data: dict[str, Any]) -> None:
-    data["groups"][0] |= {"policy": "WT"}
-    data["groups"][0]["workload"]["read_fraction"] = 0.5
-    data["array"] = {
-        "profile": "array-14x7200",
-        "controller_cache": "1GiB",
-        "cache_flush": "watermark",
-    }
-
-
 def _exponential(data: dict[str, Any]) -> None:
     data["cluster"]["tier"] |= {"service": "exponential", "service_cv": None}  # the dumped spec
 
@@ -308,7 +298,6 @@ def _with_event(data: dict[str, Any]) -> None:
         (_vmotion_of_a_vm, "a vMotion of a VM ('fio-h0-0')"),
         (_hash_order, "the destager's order 'hash'"),
         (_hash_order_wt, "the destager's order 'hash'"),
-        (_controller_write_cache, "the array's controller write cache flushed at a watermark"),
         (_exponential, "exponential tier service"),
         (_with_event, "scheduled event 'link_down'"),
     ],
@@ -690,6 +679,94 @@ def test_the_default_scenario_written_back_is_bit_identical(
     _assert_same(python, native)
 
 
+def test_the_nvme_host_at_500k_writes_a_second_is_bit_identical() -> None:
+    """bench/nvme_500k.toml (8 VMs x 62,500 4 KiB writes a second, WB+0, destaged to the
+    all-flash RAID 6 array behind its 16 GiB controller write cache flushed at a watermark), 20
+    ms without warm-up."""
+    data = load_scenario(ROOT / "bench" / "nvme_500k.toml").model_dump(mode="json")
+    data["run"] |= {"duration": 0.02, "warmup": 0.0, "sample_interval": 0.01}
+    scenario = load_scenario(data)
+    assert scenario.array.cache_flush == "watermark" and scenario.array.controller_cache > 0
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, 1, native=True).native is not None
+    python = run_scenario(scenario, native=False)
+    native = run_scenario(scenario, native=True)
+    assert python.counters.issued_ios > 5000  # 500,000 a second
+    _assert_same(python, native)
+
+
+def _watermark_state(scenario: Scenario, native: bool) -> tuple[Any, ...]:
+    """The array's write cache and counters after 1 s of ``scenario`` on one engine: flushes,
+    bytes used, drains (sorted: a heap's order is not its contents), the runs held (in arrival
+    order) and their bytes, bytes written, front-end and back-end I/Os, whole parity rows."""
+    model = build(scenario, 1, native=native)
+    assert (model.native is not None) == native
+    assert native_run.run(model, 1.0) if native else run_until(model.clock, 1.0)
+    array = model.array
+    return (
+        array.cache_flushes,
+        array._cache_used,
+        sorted(array._cache_drains),
+        [tuple(run) for run in array._held],
+        array._held_bytes,
+        array.bytes_written,
+        array.front_end_ios,
+        array.back_end_ios,
+        array.full_stripe_writes,
+    )
+
+
+@pytest.mark.parametrize(
+    ("policy", "scheduling"),
+    [
+        # destage batches swept by the elevator; 4 MiB buffers, one flusher: writers wait for room
+        ("WB+0", "elevator"),
+        # every write through to the array, first come first served
+        ("WT", "fcfs"),
+    ],
+)
+def test_a_write_cache_flushed_at_a_watermark_is_bit_identical(
+    policy: str, scheduling: str
+) -> None:
+    """The default scenario's groups under ``policy`` before the HDD array in RAID 5 (16 KiB
+    stripes: read-modify-writes, and whole rows where a flush's merged runs cover them) behind a
+    1 MiB controller write cache flushed at 90 %: writes are held and acknowledged after
+    cache_latency while they fit, everything held is flushed as one sorted, merged batch at the
+    watermark, a write that does not fit (the flushes' bytes still in the cache) goes to its
+    spindles and waits for them. Records, series and counters, and the array's write cache
+    after 1 s, are the Python engine's."""
+    array = {
+        "profile": "array-14x7200",
+        "raid": "raid5",
+        "stripe": "16KiB",
+        "scheduling": scheduling,
+        "controller_cache": "1MiB",
+        "cache_flush": "watermark",
+        "cache_high_watermark": 0.9,
+    }
+    data = _default_policy(policy, array).model_dump(mode="json")
+    data["cluster"]["destager"] |= {"capacity": "4MiB", "concurrency": 1}
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=1.0, native=False)
+    native = run_scenario(scenario, duration=1.0, native=True)
+    columns = _assert_same(python, native)
+    state = _watermark_state(scenario, False)
+    assert state == _watermark_state(scenario, True)
+    assert state[0] >= 5 and state[8] > 0  # flushes, some with whole parity rows
+    if policy == "WT":
+        array_ms = columns[ARRAY][(columns[IS_WRITE] & 1) == 1]  # the writes' (flags bit 0)
+        latency_ms = 1000.0 * scenario.array.cache_latency
+        # held writes take cache_latency in the array (float32 milliseconds: within 2**-24
+        # relative, 1e-6 allowed), those that did not fit wait for their spindles (hundreds of
+        # ms behind the flushes' read-modify-writes); a write whose tier was slower than the
+        # array records no array time (0)
+        held = np.isclose(array_ms, latency_ms, rtol=1e-6, atol=0.0)
+        assert held.sum() > 20 and (array_ms > 10 * latency_ms).sum() > 20
+    else:
+        assert (columns[DESTAGE_WAIT] > 0).sum() > 10  # writers waited for buffer room
+
+
 @pytest.mark.parametrize(
     ("file", "variant"),
     [("destager_fill.toml", "base"), ("burst_absorb.toml", "base"), ("burst_absorb.toml", "fcfs")],
@@ -909,8 +986,9 @@ def test_a_warm_cache_short_of_a_disk_misses_to_queueing_drives_bit_identically(
 def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
     """Random write-through scenarios (tests/support/strategies.py's, every group WT, reads and
     writes as drawn, serialized or not), caches cold or warm (1-64 MiB a host), an array (first
-    come first served; the 15K array behind an 8 MiB controller write cache flushed at once; the
-    HDD array with its read cache, the drives' buffers and command queueing), 0.3 s long."""
+    come first served; the 15K array behind an 8 MiB controller write cache flushed at once or a
+    2 MiB one flushed at a watermark; the HDD array with its read cache, the drives' buffers and
+    command queueing, or in RAID 5 behind a 1 MiB cache flushed at a watermark), 0.3 s long."""
     data = draw(valid_scenarios(policies=("WT",)))
     data.pop("events", None)
     for group in data["groups"]:
@@ -927,6 +1005,23 @@ def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
                 {"profile": "array-14x7200", "scheduling": "fcfs", "raid": "raid6"},
                 {"profile": "nas-4bay", "scheduling": "fcfs"},
                 {"profile": "array-24x15k", "controller_cache": "8MiB", "scheduling": "fcfs"},
+                # a controller write cache flushed at a watermark: held, flushed as one sorted,
+                # merged batch when half full; writes that do not fit go to the spindles
+                {
+                    "profile": "array-24x15k",
+                    "controller_cache": "2MiB",
+                    "cache_flush": "watermark",
+                    "cache_high_watermark": 0.5,
+                    "scheduling": "fcfs",
+                },
+                # the same at 90 % before the HDD array in RAID 5 swept by the elevator
+                {
+                    "profile": "array-14x7200",
+                    "raid": "raid5",
+                    "controller_cache": "1MiB",
+                    "cache_flush": "watermark",
+                    "cache_high_watermark": 0.9,
+                },
                 {
                     "profile": "afa-24x-nvme",
                     "read_cache": 0,
@@ -990,8 +1085,9 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     its destagers (1 MiB to 256 MiB, 1-4 flushers, 512 KiB or 1 MiB batches; any trigger, a
     delay, rate pacing), metadata writes and serialized writes as drawn, the tier's background
     reads under any scheduling ("fcfs", "priority", "weighted"), the arrays above or the HDD
-    array's elevator (RAID 10 or 5) with its read cache, buffers and queueing as drawn; in a
-    third of them a vMotion without a VM (1-4 streams, weight 0.5-3) from host 0 to host 1."""
+    array's elevator (RAID 10 or 5) with its read cache, controller write cache (flushed at once
+    or at a watermark), buffers and queueing as drawn; in a third of them a vMotion without a VM
+    (1-4 streams, weight 0.5-3) from host 0 to host 1."""
     data = draw(_write_through_scenarios().map(lambda scenario: scenario.model_dump(mode="json")))
     hosts = data["cluster"]["hosts"]
     policies = [policy for policy in ("WB+0", "WB+1", "WB+2", "WT") if REPLICAS[policy] < hosts]
@@ -1033,6 +1129,9 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
             "profile": "array-14x7200",
             "raid": draw(st.sampled_from(["raid10", "raid5"])),
             "read_cache": draw(st.sampled_from([0, "8MiB"])),
+            "controller_cache": draw(st.sampled_from([0, "1MiB", "4MiB"])),
+            "cache_flush": draw(st.sampled_from(["immediate", "watermark"])),
+            "cache_high_watermark": draw(st.sampled_from([0.5, 0.9])),
             "drive": {
                 "profile": "sata-7200",
                 "cache": draw(st.sampled_from([0, "1MiB"])),
