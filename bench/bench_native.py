@@ -1,4 +1,4 @@
-"""The native engine (issue 35, steps 2 to 7) against the Python engine and a plain SimPy M/M/1,
+"""The native engine (issue 35, steps 2 to 8) against the Python engine and a plain SimPy M/M/1,
 in the same process, interleaved.
 
 Run from the repository root, in an install built with ``SIMCACHE_NATIVE=1``:
