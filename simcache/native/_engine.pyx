@@ -147,6 +147,8 @@ cdef class Engine:
     cdef double* fr_wire
     cdef int64_t* fr_packets
     cdef int32_t fr_n, fr_cap
+    cdef int32_t* fr_slots  # open addressing over the framings: 1 + index, 0 empty
+    cdef int64_t fr_mask  # the slots' count less one (a power of two, at least twice fr_cap)
     cdef FlowState* flows
     cdef int32_t flow_cap, flows_used, free_flow_count
     cdef int32_t* free_flows
@@ -267,6 +269,7 @@ cdef class Engine:
         free(self.fr_host)
         free(self.fr_wire)
         free(self.fr_packets)
+        free(self.fr_slots)
         free(self.flows)
         free(self.free_flows)
         free(self.in_flight)
