@@ -203,6 +203,46 @@ def hash_walk(writes: int) -> dict[str, Any]:
     return {"writes": writes, "bytes_per_write": round((after - before) / writes, 1)}
 
 
+def buffered_blocks_native_rss(hosts: int, policy: str, t1: float, t2: float) -> dict[str, Any]:
+    """As :func:`buffered_blocks_rss`, in the native engine (its destage ring, holders packed,
+    and its cache's log and slots; records streamed into histograms, whose size is fixed): the
+    growth of the resident set per write buffered between ``t1`` and ``t2``. Left out (None) when
+    the native engine is not built."""
+    from cases import rss_mib
+
+    from simcache.sim import native_run
+    from simcache.sim.engine import build
+    from simcache.sim.stream import StreamStats
+
+    scenario = simcache.Scenario.model_validate(
+        __import__("tomllib").loads(WRITER.format(hosts=hosts, policy=policy, order="arrival"))
+    )
+    if native_run.unsupported(scenario) is not None:
+        return {"hosts": hosts, "policy": policy, "native": native_run.unsupported(scenario)}
+    model = build(scenario, seed=1, native=True)
+    names = [group.name for group in scenario.groups]
+    model.stream = StreamStats(
+        [vm.name for vm in model.vms],
+        [vm.group for vm in model.vms],
+        names,
+        scenario.run.warmup,
+        scenario.run.duration,
+    )
+    model.record_buffer.sink = model.records_sink()
+    native_run.run(model, t1)  # each run ends with a full sync: the Python destagers' backlog
+    first, held_first = rss_mib(), _held_writes(model)
+    native_run.run(model, t2)
+    second, held_second = rss_mib(), _held_writes(model)
+    blocks = held_second - held_first
+    return {
+        "hosts": hosts,
+        "policy": policy,
+        "native": "run",
+        "blocks_buffered_between": blocks,
+        "rss_bytes_per_block": round((second - first) * 2**20 / blocks, 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, default=None)
@@ -211,6 +251,10 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_facts(),
         # first: before tracemalloc runs
         "buffered_blocks_rss": [buffered_blocks_rss(1, "WB+0", 0.5, 4.5)],
+        "buffered_blocks_native_rss": [
+            buffered_blocks_native_rss(1, "WB+0", 0.5, 4.5),
+            buffered_blocks_native_rss(2, "WB+1", 0.5, 4.5),
+        ],
         "buffered_blocks": [
             buffered_blocks(1, "WB+0", 0.5, 2.5),
             buffered_blocks(2, "WB+1", 0.5, 2.0),
