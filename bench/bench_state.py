@@ -234,12 +234,20 @@ def buffered_blocks_native_rss(hosts: int, policy: str, t1: float, t2: float) ->
     native_run.run(model, t2)
     second, held_second = rss_mib(), _held_writes(model)
     blocks = held_second - held_first
+    state = model.native.state_bytes()  # the native structures' own allocations
     return {
         "hosts": hosts,
         "policy": policy,
         "native": "run",
         "blocks_buffered_between": blocks,
-        "rss_bytes_per_block": round((second - first) * 2**20 / blocks, 1),
+        # the full sync at each run's end also copies the writes and lines into the Python
+        # destagers and caches: this counts those copies too
+        "rss_bytes_per_block_with_python_copies": round((second - first) * 2**20 / blocks, 1),
+        "state": state,
+        "ring_bytes_per_buffered_write": round(
+            state["destage_ring_bytes"] / state["buffered_writes"], 1
+        ),
+        "cache_bytes_per_line": round(state["cache_bytes"] / state["cached_lines"], 1),
     }
 
 

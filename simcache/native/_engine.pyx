@@ -688,3 +688,31 @@ cdef class Engine:
     def queued(self) -> int:
         """Native events queued."""
         return self.heap_size
+
+    def state_bytes(self) -> dict:
+        """What the native state of buffered writes and cached lines takes now (issue 35's
+        compact state; bench/bench_state.py): the destage buffers' writes and the bytes their
+        rings hold (a place: 16 for the write, 8 for its entry time and 4 for its holders where
+        those are kept), the read caches' lines and the bytes of their slots and recency logs."""
+        cdef int64_t writes = 0, ring = 0, lines = 0, cache = 0, place
+        cdef Py_ssize_t i
+        if self.dest != NULL:
+            for i in range(len(self._destagers)):
+                place = sizeof(Pending)
+                if self.dest[i].since != NULL:
+                    place += sizeof(double)
+                if self.dest[i].held != NULL:
+                    place += sizeof(uint32_t)
+                writes += self.dest[i].p_count
+                ring += place * self.dest[i].p_cap
+        if self.caches != NULL:
+            for i in range(self.tier_count):
+                lines += self.caches[i].count
+                cache += (self.caches[i].mask + 1) * sizeof(int32_t)
+                cache += self.caches[i].log_cap * sizeof(int64_t)
+        return {
+            "buffered_writes": writes,
+            "destage_ring_bytes": ring,
+            "cached_lines": lines,
+            "cache_bytes": cache,
+        }

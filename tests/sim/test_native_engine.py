@@ -239,6 +239,26 @@ def test_a_stop_request_is_heard_between_frequent_python_events() -> None:
     assert record.counters.issued_ios == len(_columns(record)[0]) + len(record.unfinished)
 
 
+def test_compact_state_bounds() -> None:
+    """Issue 35's compact state, in the native engine: a buffered write takes at most 64 bytes of
+    destage ring (16 for the write, 8 for its entry time, 4 for its holders a place; the ring
+    doubles when full, so 28 to 56 a write), a cached line at most 32 bytes (4-byte slots at most
+    half full, 8-byte log entries: 16 to 32)."""
+    data = _optane_data()
+    data["groups"][0] |= {"policy": "WB+0"}
+    data["groups"][0]["workload"] |= {"read_fraction": 0.0, "working_set": "64GiB"}
+    data["cluster"]["destager"] = {"capacity": "64GiB", "trigger": "watermarks"}
+    data["cluster"]["cache"] = {"line": "4KiB", "capacity": "8GiB", "warm": False}
+    scenario = load_scenario(data)
+    model = build(scenario, scenario.run.seed, native=True)
+    assert model.native is not None
+    native_run.run(model, 0.2)
+    state = model.native.state_bytes()
+    assert state["buffered_writes"] > 10_000 and state["cached_lines"] > 10_000
+    assert 28 <= state["destage_ring_bytes"] / state["buffered_writes"] <= 64
+    assert 16 <= state["cache_bytes"] / state["cached_lines"] <= 32
+
+
 def _optane_data() -> dict[str, Any]:
     data = _scenario("validate_scm_optane_p4800x_anandtech.toml", "base").model_dump(mode="json")
     for key in ("variants", "expect", "check"):
