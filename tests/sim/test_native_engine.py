@@ -9,6 +9,7 @@ Skipped when the extension is not built (install with ``SIMCACHE_NATIVE=1``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,34 @@ def _scenario(file: str, variant: str) -> Scenario:
 def _short(scenario: Scenario) -> float:
     """A short run (CPU time in the suite): 50 ms, at least one sample interval."""
     return max(min(scenario.run.duration, 0.05), scenario.run.sample_interval)
+
+
+def _random_examples(examples: int) -> Callable[[Any], Any]:
+    """The random-scenario tests' settings: ``examples`` of them, the same every run (each example
+    is two whole runs; a failing one is found again as is), no deadline."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
+def _without_exponential_tier(data: dict[str, Any]) -> Scenario:
+    """``data`` as a scenario, its tier the S3700's if the strategies drew the test-only
+    exponential service (which the native engine does not take)."""
+    scenario = load_scenario(data)
+    if scenario.cluster.tier.service == "exponential":
+        data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field"}
+        scenario = load_scenario(data)
+    return scenario
+
+
+def _assert_both_engines_agree(scenario: Scenario) -> None:
+    """The native engine takes ``scenario`` and runs it bit-identically to the Python engine."""
+    assert native_run.unsupported(scenario) is None
+    assert build(scenario, scenario.run.seed, native=True).native is not None
+    _assert_same(run_scenario(scenario, native=False), run_scenario(scenario, native=True))
 
 
 def _columns(record: RunRecord) -> list[np.ndarray]:
@@ -891,26 +920,13 @@ def _native_scenarios(draw: st.DrawFn) -> Scenario:
     for group in data["groups"]:
         group["workload"]["working_set"] = draw(st.sampled_from(["8MiB", "64MiB", "256MiB"]))
     data["run"] |= {"duration": 0.3, "sample_interval": 0.1}
-    scenario = load_scenario(data)
-    if scenario.cluster.tier.service == "exponential":
-        data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field"}
-        scenario = load_scenario(data)
-    return scenario
+    return _without_exponential_tier(data)
 
 
-@settings(
-    max_examples=25,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@_random_examples(25)
 @given(_native_scenarios())
 def test_random_scenarios_of_its_class_are_bit_identical(scenario: Scenario) -> None:
-    assert native_run.unsupported(scenario) is None
-    assert build(scenario, scenario.run.seed, native=True).native is not None
-    python = run_scenario(scenario, native=False)
-    native = run_scenario(scenario, native=True)
-    _assert_same(python, native)
+    _assert_both_engines_agree(scenario)
 
 
 @st.composite
@@ -969,25 +985,13 @@ def _miss_scenarios(draw: st.DrawFn) -> Scenario:
     if draw(st.booleans()):  # reads larger than a stripe
         for group in data["groups"]:
             group["workload"] |= {"sizes": {"4KiB": 1, "256KiB": 1, "1MiB": 1}, "read_sizes": None}
-    scenario = load_scenario(data)
-    if scenario.cluster.tier.service == "exponential":
-        data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field"}
-        scenario = load_scenario(data)
-    return scenario
+    return _without_exponential_tier(data)
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@_random_examples(40)
 @given(_miss_scenarios())
 def test_random_scenarios_with_misses_are_bit_identical(scenario: Scenario) -> None:
-    assert native_run.unsupported(scenario) is None
-    python = run_scenario(scenario, native=False)
-    native = run_scenario(scenario, native=True)
-    _assert_same(python, native)
+    _assert_both_engines_agree(scenario)
 
 
 def test_a_warm_cache_short_of_a_disk_misses_to_queueing_drives_bit_identically() -> None:
@@ -1080,26 +1084,13 @@ def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
             ]
         )
     )
-    scenario = load_scenario(data)
-    if scenario.cluster.tier.service == "exponential":
-        data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field"}
-        scenario = load_scenario(data)
-    return scenario
+    return _without_exponential_tier(data)
 
 
-@settings(
-    max_examples=25,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@_random_examples(25)
 @given(_write_through_scenarios())
 def test_random_write_through_scenarios_are_bit_identical(scenario: Scenario) -> None:
-    assert native_run.unsupported(scenario) is None
-    assert build(scenario, scenario.run.seed, native=True).native is not None
-    python = run_scenario(scenario, native=False)
-    native = run_scenario(scenario, native=True)
-    _assert_same(python, native)
+    _assert_both_engines_agree(scenario)
 
 
 @st.composite
@@ -1168,19 +1159,10 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     return load_scenario(data)
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@_random_examples(40)
 @given(_write_back_scenarios())
 def test_random_write_back_scenarios_are_bit_identical(scenario: Scenario) -> None:
-    assert native_run.unsupported(scenario) is None
-    assert build(scenario, scenario.run.seed, native=True).native is not None
-    python = run_scenario(scenario, native=False)
-    native = run_scenario(scenario, native=True)
-    _assert_same(python, native)
+    _assert_both_engines_agree(scenario)
 
 
 @pytest.mark.parametrize("policy", ["WT", "WB+0"])
