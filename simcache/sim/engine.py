@@ -383,6 +383,8 @@ def run_scenario(
     ]
     native, run_by = native_run.choose(scenario, native, generators=paths == "generators")
     model = build(scenario, seed, paths=paths, native=native)
+    if native and model.native is None:  # chosen, but a VM's stream is not one it runs
+        run_by = native_run.NO_STREAMS
     if not keep_records:
         names = [group.name for group in scenario.groups]
         model.stream = StreamStats(
@@ -428,7 +430,7 @@ def run_scenario(
         planned=scenario,
         stopped_at_s=None if finished else end,
         stop_reason=reason,
-        run_by=run_by if model.native is not None or not native else native_run.NO_STREAMS,
+        run_by=run_by,
     )
 
 

@@ -14,6 +14,7 @@ from simcache.physics.cluster import framed_bytes, ring_peers, vmotion_stream_po
 from simcache.sim.built import Model
 from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.host import Host
+from simcache.sim.components.link import Port
 from simcache.sim.components.pending import (
     WRITE_HOLDERS,
     WRITE_OFFSET,
@@ -25,10 +26,10 @@ from simcache.sim.components.pending import (
 from simcache.sim.components.vm import VM
 from simcache.sim.drivers import start_workload
 from simcache.sim.outages import update_all_peers
-from simcache.spec import HostFailure, VMotion
+from simcache.spec import HostFailure, LinkSpec, VMotion
 from simcache.spec.events import DeviceFailure
 
-__all__ = ["device_failure", "host_failure", "vmotion"]
+__all__ = ["device_failure", "host_failure", "vmotion", "vmotion_streams"]
 
 
 def vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
@@ -42,9 +43,7 @@ def vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
     yield env.timeout(event.at)
     source = model.hosts[event.source_host]
     target = model.hosts[event.target_host]
-    link = source.peer_txs[0].spec
-    per_stream = event.size / event.streams
-    wire, packets = framed_bytes(link, per_stream)
+    link, wire, packets, paths = vmotion_streams(model, event)
     nan = float("nan")
     record: dict[str, Any] = {
         "source_host": event.source_host,
@@ -67,16 +66,9 @@ def vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
             "handover_end_s": nan,
         }
     model.vmotions.append(record)
-    links = len(source.peer_txs)
     transfers = [
-        model.network.transfer(
-            source.peer_path(target, vmotion_stream_port(i, links)),
-            wire,
-            packets,
-            latency=link.latency,
-            weight=event.weight,
-        )
-        for i in range(event.streams)
+        model.network.transfer(path, wire, packets, latency=link.latency, weight=event.weight)
+        for path in paths
     ]
     # SimPy sends values in; a list iterator cannot take them
     for transfer in transfers:  # noqa: UP028
@@ -100,6 +92,22 @@ def vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
     record["pending_bytes"] = sum(item[WRITE_SIZE] for item in pending)
     if event.handover and pending:
         yield from _handover(model, vm.index, source, target, pending, record)
+
+
+def vmotion_streams(
+    model: Model, event: VMotion
+) -> tuple[LinkSpec, float, int, list[tuple[Port, ...]]]:
+    """A vMotion's memory streams: its source's peer link, each stream's wire bytes and packets
+    (the size split evenly), and each stream's path to the target (its own port pair where the
+    hosts have several). The Python process and the native engine (``native_run.start_vmotion``)
+    send the same."""
+    source = model.hosts[event.source_host]
+    target = model.hosts[event.target_host]
+    link = source.peer_txs[0].spec
+    wire, packets = framed_bytes(link, event.size / event.streams)
+    links = len(source.peer_txs)
+    paths = [source.peer_path(target, vmotion_stream_port(i, links)) for i in range(event.streams)]
+    return link, wire, packets, paths
 
 
 def _handover(

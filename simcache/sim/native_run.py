@@ -50,9 +50,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from simcache.physics.cluster import framed_bytes, vmotion_stream_port
 from simcache.sim.built import Model
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_WRITE
+from simcache.sim.host_events import vmotion_streams
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
 from simcache.spec import Scenario, VMotion
@@ -146,34 +146,28 @@ def unsupported(scenario: Scenario) -> str | None:
             return f"a vMotion of a VM ({event.vm!r})"
     if scenario.cluster.tier.service == "exponential":
         return "exponential tier service"
-    write_back = False
     for group in scenario.groups:
         workload = group.workload
         if workload.trace is not None or workload.mode == "trace":
             return f"group {group.name!r}: a trace replay"
-        if workload.read_fraction != 1.0:
-            if group.policy in ("WB+1", "WB+2") and group.replication == "async":
-                return f"group {group.name!r}: asynchronous replication ({group.policy})"
-            if group.policy != "WT":
-                write_back = True
-    if write_back:
-        reason = _destager_unsupported(scenario)
-        if reason is not None:
-            return reason
+        if (
+            workload.read_fraction != 1.0
+            and group.policy in ("WB+1", "WB+2")
+            and group.replication == "async"
+        ):
+            return f"group {group.name!r}: asynchronous replication ({group.policy})"
+    order = scenario.cluster.destager.order
+    if _writes_back(scenario) and order != "arrival":
+        return f"the destager's order {order!r}"
     return None
 
 
-def _destager_unsupported(scenario: Scenario) -> str | None:
-    """What of the destagers' settings the native engine's write-back path lacks (None:
-    nothing)."""
-    destager = scenario.cluster.destager
-    for name, value, allowed in (
-        ("order", destager.order, ("arrival",)),
-        ("pacing", destager.pacing, ("none", "rate", "pd")),
-    ):
-        if value not in allowed:
-            return f"the destager's {name} {value!r}"
-    return None
+def _writes_back(scenario: Scenario) -> bool:
+    """Whether a group of ``scenario`` writes back (WB+0, WB+1 or WB+2 with writes): the destagers
+    then run in the native engine."""
+    return any(
+        group.policy != "WT" and group.workload.read_fraction != 1.0 for group in scenario.groups
+    )
 
 
 def prepare(model: Model) -> Any:
@@ -237,10 +231,7 @@ def prepare(model: Model) -> Any:
     engine.use_writes(
         [vm.write_through for vm in model.vms], [vm.gc_factor for vm in model.vms], PATH_WRITE
     )
-    if any(
-        group.policy != "WT" and group.workload.read_fraction != 1.0
-        for group in model.scenario.groups
-    ):
+    if _writes_back(model.scenario):
         engine.use_destagers(model.hosts)
     engine.use_vmotions(model.vmotions)
     engine.begin(model.clock)
@@ -252,14 +243,8 @@ def start_vmotion(model: Model, event: VMotion) -> None:
     :func:`simcache.sim.host_events.vmotion` starts as a process (``env.process``, at build): the
     same streams over the same paths, framed and weighted alike, and the same record."""
     assert event.vm is None and model.native is not None
-    source = model.hosts[event.source_host]
-    target = model.hosts[event.target_host]
-    link = source.peer_txs[0].spec
-    wire, packets = framed_bytes(link, event.size / event.streams)
-    links = len(source.peer_txs)
-    paths = [
-        list(source.peer_path(target, vmotion_stream_port(i, links))) for i in range(event.streams)
-    ]
+    link, wire, packets, streams = vmotion_streams(model, event)
+    paths = [list(path) for path in streams]
     nan = float("nan")
     record: dict[str, Any] = {
         "source_host": event.source_host,
