@@ -39,9 +39,10 @@ Random draws: a tier's uniforms come from the very ``numpy.random.Generator`` it
 ``UniformStream`` holds, through numpy's ``bitgen_t`` (``next_double``, as ``Generator.random``
 draws them), after the block the stream had drawn already. A VM's I/Os are read from its
 ``IOStream``'s drawn batch; a new batch is drawn here, from the stream's generator with the same
-draws in the same order (``Engine._refill_native``: uniform or sequential offsets, one size mix,
-no runs), or else by the stream itself (``IOStream._refill_ios``, a call that takes the GIL: once
-per 2,048 I/Os of a VM). Its open-loop gaps likewise: a batch of exponential gaps is drawn by
+draws in the same order (``_refill_native``: uniform or sequential offsets, one size mix, no
+runs; ``_refill_zipf``: Zipf offsets, its logarithms and exponentials computed by numpy's own
+ufuncs on the same operands, with the GIL), or else by the stream itself
+(``IOStream._refill_ios``, a call that takes the GIL: once per 2,048 I/Os of a VM). Its open-loop gaps likewise: a batch of exponential gaps is drawn by
 the stream's generator (``Generator.exponential``, with the GIL: once per 2,048 arrivals), a
 sine cycle's thinning uniforms through ``next_double``. Records go a field apart in the record
 blocks' narrowest types (``Engine.use_blocks``), else as rows to the record buffer.
@@ -55,7 +56,7 @@ included below, each opening with what it ports: the components' C structs and f
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.math cimport INFINITY, floor, isfinite, log1p, sin, sqrt
+from libc.math cimport INFINITY, fabs, floor, isfinite, log1p, sin, sqrt
 from libc.stdint cimport UINT32_MAX, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcpy, memmove, memset
@@ -172,6 +173,10 @@ cdef class Engine:
     # flags uint8, size in sectors uint16, issue and completion float64, components float32 ms),
     # appended to the blocks directly (RecordBlocks.extend_narrow); else rows, as above
     cdef object blocks
+    # the Zipf refills' work arrays (numpy, kept here) and their data
+    cdef object _zipf_work
+    cdef double* zipf[ZIPF_ARRAYS]
+    cdef int64_t blocks_seen  # the blocks' count at the last sync_out (sync_in checks it)
     cdef bint narrow
     cdef unsigned char* n_vm
     cdef unsigned char* n_flags
@@ -464,13 +469,18 @@ cdef class Engine:
         """Where the started vMotions' records go (``Model.vmotions``)."""
         self._vmotions_out = vmotions
 
-    def sync_in(self) -> None:
+    def sync_in(self, bint sample=False) -> None:
         """Read the state the Python objects hold (at the start of the run, and after each Python
-        event); the state is the engine's until :meth:`sync_out`."""
+        event); the state is the engine's until :meth:`sync_out`. ``sample``: after a sample
+        (``sync_out(sample=True)`` before it), only what the sampler can change is read: the
+        busy meters it sweeps, the caches', array's and network's state, the destagers'."""
         cdef Py_ssize_t i
         for i in range(self.tier_count):
-            _tier_in(self, i)
-        for i in range(self.vm_count):
+            if sample:
+                _meter_in(self, &self.tiers[i].m, self._tiers[i].busy, i)
+            else:
+                _tier_in(self, i)
+        for i in range(0 if sample else self.vm_count):
             self.vms[i].issued = self._vms[i].issued
             if self.vms[i].may_compress:
                 self.vms[i].saved = self._vms[i].compressed_bytes_saved
@@ -480,42 +490,43 @@ cdef class Engine:
             _misses_in(self)
         if self.destaging:
             _destagers_in(self)
+        if self.narrow and self.record_count and (
+            self.buffer.count or self.blocks.count != self.blocks_seen
+        ):
+            raise RuntimeError(
+                "a Python event recorded an I/O while the native engine held earlier records"
+            )
         # as RecordBuffer.add: hand the records on once the buffer and these hold `limit`
         self.record_room = max(1, self.record_limit - self.buffer.count)
 
-    def sync_out(self, bint full=True) -> None:
+    def sync_out(self, bint full=True, bint sample=False) -> None:
         """Write the state to the Python objects (before a Python event, and at the end). Not
         ``full`` (before a Python event of the run, not its end): the host caches' lines stay
-        the engine's (:func:`_misses_out`); their counters are written."""
+        the engine's (:func:`_misses_out`); their counters are written; records written a field
+        apart into the blocks stay the engine's until its buffer is full (no Python event of the
+        runs it takes records an I/O or reads the records; :meth:`sync_in` checks). ``sample``
+        (not ``full``: before a sample): only what the sampler reads, the busy meters, the caches',
+        array's and network's state, the destagers'; the rest stays the engine's."""
         cdef Py_ssize_t i, s
+        if sample and full:
+            raise ValueError("a sample's sync is not a full one")
         for i in range(self.tier_count):
-            _tier_out(self, i)
-        for i in range(self.vm_count):
-            self._vms[i].issued = self.vms[i].issued
-            self._vms[i].serial_writing = self.vms[i].serial_writing
-            if self.vms[i].may_compress:
-                _compression_out(self, i)
-            _write_batch(self, i)
-            _write_gaps(self, i)
-        in_flight = {}
-        for s in range(self.slots_used):
-            if self.slots[s].number >= 0:
-                in_flight.setdefault((self.slots[s].vm, self.slots[s].write), []).append(
-                    (self.slots[s].number, self.slots[s].issued)
-                )
-        for i in range(self.vm_count):
-            for write in (False, True):
-                ios = self._vms[i].writes_in_flight if write else self._vms[i].reads_in_flight
-                ios.clear()
-                for number, issued in sorted(in_flight.get((i, write), ())):
-                    ios[number] = issued
+            if sample:
+                _meter_out(self, &self.tiers[i].m, self._tiers[i].busy, i)
+            else:
+                _tier_out(self, i)
+        if not sample:
+            _vms_out(self)
         if self.misses:
             _misses_out(self, full)
         if self.destaging:
             _destagers_out(self)
-        if self.vmotion_count:
+        if self.vmotion_count and not sample:
             _vmotions_out(self)
-        _records_out(self, False)
+        if full or not self.narrow:
+            _records_out(self, False)
+        if self.narrow:
+            self.blocks_seen = self.blocks.count
 
     cdef int _push(
         self, double time, int64_t key, int32_t slot, int32_t kind, int64_t aux=0
@@ -716,3 +727,4 @@ cdef class Engine:
             "cached_lines": lines,
             "cache_bytes": cache,
         }
+

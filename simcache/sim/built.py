@@ -53,6 +53,9 @@ class Model:
     """A run without records: the histograms and counters the records go to at each sample
     instead of the blocks."""
     samples: list[SeriesSample] = field(default_factory=list)
+    next_sample: Any = None
+    """The sampler's next timeout (a native run shows the Python objects only what a sample reads
+    before it: :func:`simcache.sim.native_run.run`)."""
     native: Any = None
     """The native engine that runs the VMs' I/O (:mod:`simcache.sim.native_run`), or None: the
     Python engine runs them."""

@@ -257,7 +257,9 @@ def _sampler(
     """Take a sample every ``interval`` seconds (:func:`run_scenario` takes the last one)."""
     env = model.env
     while env.now + interval < until - 1e-12:
-        yield env.timeout(interval)
+        due = env.timeout(interval)
+        model.next_sample = due
+        yield due
         sampler.take(env.now)
         if model.stream is not None:
             model.stream.close_interval(model.samples[-1].time_s)

@@ -56,6 +56,7 @@ from simcache.sim.host_events import vmotion_streams
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
 from simcache.spec import Scenario, VMotion
+from simcache.physics.locality import MAX_BLOCKS
 from simcache.workloads.generators import _BATCH, IOStream
 
 __all__ = [
@@ -257,12 +258,12 @@ def start_vmotion(model: Model, event: VMotion) -> None:
     )
 
 
-_PYTHON_REFILL, _UNIFORM_REFILL, _SEQUENTIAL_REFILL = range(3)
+_PYTHON_REFILL, _UNIFORM_REFILL, _SEQUENTIAL_REFILL, _ZIPF_REFILL = range(4)
 
 
 def _refill(stream: IOStream) -> int:
-    """How the native engine draws ``stream``'s next batch: in native code for uniform or
-    sequential offsets with one size mix and no sequential runs (the draws of
+    """How the native engine draws ``stream``'s next batch: in native code for uniform, sequential
+    or Zipf offsets with one size mix and no sequential runs (the draws of
     ``IOStream._refill_ios``, bit for bit), else by calling the stream."""
     workload = stream.workload
     if workload.per_op_sizes or workload.sequential_run > 1.0:
@@ -271,6 +272,8 @@ def _refill(stream: IOStream) -> int:
         return _SEQUENTIAL_REFILL
     if workload.access == "uniform" and stream._blocks - 1 <= 0xFFFFFFFF:
         return _UNIFORM_REFILL
+    if workload.access == "zipf" and stream._blocks <= MAX_BLOCKS:
+        return _ZIPF_REFILL
     return _PYTHON_REFILL
 
 
@@ -309,11 +312,12 @@ def run(
                 left = budget
             if paused:
                 continue
-        # before the run's stop, everything; before its other Python events (the sampler, the
-        # flushers' steps), the caches' lines stay the engine's (Engine.sync_out)
-        engine.sync_out(head is stop)
+        # before the run's stop, everything; before its other Python events (the flushers'
+        # steps), all but the caches' lines (Engine.sync_out); before a sample, what it reads
+        sample = head is model.next_sample
+        engine.sync_out(head is stop, sample)
         clock.step()
         if head is stop:
             clock.eid += 1  # as run_until
             return True
-        engine.sync_in()
+        engine.sync_in(sample)

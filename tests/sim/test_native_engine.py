@@ -165,13 +165,21 @@ def _changed(file: str, variant: str, workload: dict[str, Any]) -> Scenario:
     "workload",
     [
         # drawn by the stream itself (IOStream._refill_ios called from the native engine)
-        {"access": "zipf", "zipf_theta": 0.9},
         {"access": "hotspot", "hot_io_fraction": 0.8, "hot_span_fraction": 0.1},
         {"read_sizes": {"4KiB": 3, "64KiB": 1}, "sizes": {"4KiB": 1}},
         {"sequential_run": 8.0},
         # drawn in native code: a size mix (its uniforms placed in the cumulative weights)
         {"sizes": {"4KiB": 2, "16KiB": 1, "128KiB": 1}},
         {"sizes": {"4KiB": 2, "16KiB": 1, "128KiB": 1}, "access": "sequential"},
+        # Zipf ranks (numpy's ufuncs for the logarithms and exponentials): theta 1 takes the
+        # series of log1p(t) / t and expm1(t) / t at every draw and numpy's k**-1 shortcut; a
+        # small theta rejects more candidates (redrawn as a block); 17 TiB is more than 2^32
+        # blocks (the scatter's limbs)
+        {"access": "zipf", "zipf_theta": 0.9, "sizes": {"4KiB": 2, "64KiB": 1}},
+        {"access": "zipf", "zipf_theta": 1.0},
+        {"access": "zipf", "zipf_theta": 0.3, "working_set": "64MiB"},
+        {"access": "zipf", "zipf_theta": 3.5},
+        {"access": "zipf", "zipf_theta": 0.99, "working_set": "17TiB"},
     ],
 )
 def test_every_way_of_drawing_a_batch_is_bit_identical(workload: dict[str, Any]) -> None:
@@ -179,6 +187,13 @@ def test_every_way_of_drawing_a_batch_is_bit_identical(workload: dict[str, Any])
     (their batches from the stream's own refill, or in native code), at 16 outstanding."""
     scenario = _changed("validate_scm_optane_p4800x_anandtech.toml", "qd16-read", workload)
     assert native_run.unsupported(scenario) is None
+    model = build(scenario, 1, native=True)
+    native_code = "hot_io_fraction" not in workload and "read_sizes" not in workload
+    native_code = native_code and "sequential_run" not in workload
+    assert all(
+        (native_run._refill(vm.stream) != native_run._PYTHON_REFILL) == native_code
+        for vm in model.vms
+    )
     python = run_scenario(scenario, duration=0.03, native=False)
     native = run_scenario(scenario, duration=0.03, native=True)
     _assert_same(python, native)

@@ -71,6 +71,19 @@ cdef enum:
     PYTHON_REFILL = 0
     UNIFORM_REFILL = 1
     SEQUENTIAL_REFILL = 2
+    ZIPF_REFILL = 3  # ZipfRanks' ranks, scattered (its transcendental steps by numpy's ufuncs)
+    # the Zipf refill's work arrays (numpy float64, max_batch each): the uniforms, the ufuncs'
+    # operands and results, the candidates, k + 0.5, kept (1.0 or 0.0), the ranks, the pending
+    Z_U = 0
+    Z_T = 1
+    Z_W = 2
+    Z_X = 3
+    Z_K = 4
+    Z_HALF = 5
+    Z_KEPT = 6
+    Z_RANK = 7
+    Z_PENDING = 8
+    ZIPF_ARRAYS = 9
     # a VM's duty cycle (DutyClock.shape)
     DUTY_NONE = 0
     DUTY_ONOFF = 1
@@ -81,6 +94,8 @@ cdef enum:
     COMPONENTS = 5  # the latency components of a record
 
 cdef double PI = 3.141592653589793  # math.pi
+# ZipfRanks: below this |t|, log1p(t) / t and expm1(t) / t by their series (_SERIES_BELOW)
+cdef double SERIES_BELOW = 1e-8
 
 
 cdef struct Entry:
@@ -165,6 +180,9 @@ cdef struct VmState:
     int32_t nsizes
     int64_t* size_table
     double* cdf
+    # ZipfRanks (refill ZIPF_REFILL): theta, H(1.5) - 1 and H(n + 0.5), and scatter's multiplier
+    double theta, zipf_low, zipf_high
+    uint64_t multiplier
     # the driver: an open loop, or closed-loop slots with a think time
     bint open
     double think

@@ -48,6 +48,9 @@ cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogi
         if vm.refill == PYTHON_REFILL:
             with gil:
                 _refill(self, v)
+        elif vm.refill == ZIPF_REFILL:
+            with gil:
+                _refill_zipf(self, vm)
         else:
             _refill_native(self, vm)
     i = vm.io_next

@@ -49,7 +49,22 @@ cdef int _setup_vm(
     for k in range(vm.nsizes):
         vm.size_table[k] = sizes[k]
         vm.cdf[k] = cdf[k]
+    if refill == ZIPF_REFILL:
+        vm.theta = stream._zipf.theta
+        vm.zipf_low = stream._zipf._low
+        vm.zipf_high = stream._zipf._high
+        vm.multiplier = stream._scatter
+        if self._zipf_work is None:  # the ufuncs' operands, shared by the VMs (refills are serial)
+            self._zipf_work = [np.empty(max_batch) for k in range(ZIPF_ARRAYS)]
+            for k in range(ZIPF_ARRAYS):
+                self.zipf[k] = _data(self._zipf_work[k])
     return 0
+
+
+cdef double* _data(array) except NULL:
+    """The first item of a contiguous float64 numpy array."""
+    cdef double[::1] view = array
+    return &view[0]
 
 
 cdef int _setup_duty(Engine self, VmState* vm, clock) except -1:
@@ -235,6 +250,130 @@ cdef int _refill_native(Engine self, VmState* vm) except -1 nogil:
     vm.io_count = count
     vm.io_next = 0
     vm.batch_drawn = True
+    return 0
+
+
+cdef int _refill_zipf(Engine self, VmState* vm) except -1:
+    """IOStream._refill_ios for Zipf offsets (one size mix, no runs): the ops' and sizes' draws
+    as ``_refill_native``'s, then ``ZipfRanks.draw``'s candidates, rejected ones redrawn as a
+    block, and ``scatter``. Every step is ``ZipfRanks``' float operation for operation; its
+    logarithms and exponentials are numpy's own ufuncs on the same operands (numpy's vectorised
+    ``log1p``, ``exp``, ``log``, ``expm1`` and ``power`` differ from the C library's in the last
+    bit for a few percent of values, which would move a rank now and then), so the ranks are
+    the stream's bit for bit."""
+    cdef int64_t count = vm.io_batch, k, j, m, kept_n
+    cdef double u
+    cdef simcache_bitgen_t* bitgen = vm.bitgen
+    cdef double* ranks = self.zipf[Z_RANK]
+    cdef double* pending = self.zipf[Z_PENDING]
+    cdef double* cand = self.zipf[Z_K]
+    cdef double* kept = self.zipf[Z_KEPT]
+    cdef uint64_t r, acc, n = <uint64_t>vm.blocks, limb
+    vm.io_batch = 2 * count if 2 * count < vm.max_batch else vm.max_batch
+    for k in range(count):
+        vm.writes[k] = bitgen.next_double(bitgen.state) >= vm.read_fraction
+    if vm.nsizes > 1:
+        for k in range(count):
+            u = bitgen.next_double(bitgen.state)
+            j = 0  # searchsorted(cdf, u, side="right")
+            while j < vm.nsizes and vm.cdf[j] <= u:
+                j += 1
+            vm.sizes[k] = vm.size_table[j]
+    else:
+        for k in range(count):
+            vm.sizes[k] = vm.size_table[0]
+    # ZipfRanks.draw: candidates for every I/O, then for the rejected ones, until none is
+    m = count
+    for k in range(count):
+        pending[k] = <double>k
+    while m:
+        _zipf_candidates(self, vm, m)
+        kept_n = 0
+        for j in range(m):
+            if kept[j] != 0.0:
+                ranks[<int64_t>pending[j]] = cand[j]
+            else:
+                pending[kept_n] = pending[j]
+                kept_n += 1
+        m = kept_n
+    for k in range(count):  # scatter(ranks - 1, n, a), as uint64
+        r = <uint64_t>(<int64_t>ranks[k] - 1)
+        if n <= (<uint64_t>1 << 32):
+            acc = (vm.multiplier * r) % n
+        else:
+            acc = 0
+            for j in (32, 16, 0):
+                limb = (r >> j) & 0xFFFF
+                acc = ((acc << 16) % n + vm.multiplier * limb) % n
+        vm.offsets[k] = <int64_t>acc * BLOCK
+    vm.io_count = count
+    vm.io_next = 0
+    vm.batch_drawn = True
+    return 0
+
+
+cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
+    """ZipfRanks._candidates for ``m`` draws: the candidate ranks (as floats) in the work array
+    Z_K, whether each is kept (1.0 or 0.0) in Z_KEPT."""
+    cdef int64_t j
+    cdef double* u = self.zipf[Z_U]
+    cdef double* t = self.zipf[Z_T]
+    cdef double* w = self.zipf[Z_W]
+    cdef double* x = self.zipf[Z_X]
+    cdef double* k = self.zipf[Z_K]
+    cdef double* half = self.zipf[Z_HALF]
+    cdef double* kept = self.zipf[Z_KEPT]
+    cdef double om = 1.0 - vm.theta, span = vm.zipf_high - vm.zipf_low, n = <double>vm.blocks
+    cdef double v, q
+    cdef bint small = False
+    cdef simcache_bitgen_t* bitgen = vm.bitgen
+    cdef double[::1] p
+    work = self._zipf_work
+    # u = low + rng.random(m) * (high - low); x = exp(_log1p_over((1 - theta) u) u)
+    for j in range(m):
+        u[j] = vm.zipf_low + bitgen.next_double(bitgen.state) * span
+        t[j] = om * u[j]
+        if fabs(t[j]) < SERIES_BELOW:
+            small = True
+    if small:  # _log1p_over's series where the quotient loses digits: log1p of 1.0 there
+        for j in range(m):
+            if fabs(t[j]) < SERIES_BELOW:
+                t[j] = 1.0
+    np.log1p(work[Z_T][:m], out=work[Z_W][:m])
+    for j in range(m):
+        v = om * u[j]
+        if fabs(v) < SERIES_BELOW:
+            q = 1.0 - v / 2.0 + v * v / 3.0
+        else:
+            q = w[j] / t[j]
+        x[j] = q * u[j]
+    np.exp(work[Z_X][:m], out=work[Z_W][:m])
+    # x to n where not finite; k = clip(floor(x + 0.5), 1, n)
+    for j in range(m):
+        v = w[j] if w[j] < INFINITY else n
+        v = floor(v + 0.5)
+        k[j] = 1.0 if v < 1.0 else (n if v > n else v)
+        half[j] = k[j] + 0.5
+    # kept: k == 1, or u >= _integral(k + 0.5) - k^-theta
+    np.log(work[Z_HALF][:m], out=work[Z_X][:m])  # log_x
+    small = False
+    for j in range(m):
+        t[j] = om * x[j]
+        if fabs(t[j]) < SERIES_BELOW:
+            small = True
+    if small:
+        for j in range(m):
+            if fabs(t[j]) < SERIES_BELOW:
+                t[j] = 1.0
+    np.expm1(work[Z_T][:m], out=work[Z_W][:m])
+    p = work[Z_K][:m] ** -vm.theta  # as `k**-theta` (numpy's scalar-power shortcuts too)
+    for j in range(m):
+        v = om * x[j]
+        if fabs(v) < SERIES_BELOW:
+            q = 1.0 + v / 2.0 + v * v / 6.0
+        else:
+            q = w[j] / t[j]
+        kept[j] = 1.0 if k[j] == 1.0 or u[j] >= q * x[j] - p[j] else 0.0
     return 0
 
 

@@ -5,6 +5,13 @@
 # intervals added since), uniform streams (_stream_in, _stream_out), the caches, array and
 # network (_misses_in, _misses_out: the flows in flight shown to the FlowNetwork as _Flow).
 
+cdef object _typed_view(char* data, Py_ssize_t n, str format):
+    """``n`` items at ``data`` (format ``q``: int64, ``i``: int32) as a memoryview of a bytes copy,
+    which a ``vec`` takes at memory speed (from a list: an int object per item)."""
+    cdef Py_ssize_t size = 8 if format == "q" else 4
+    return memoryview(PyBytes_FromStringAndSize(data, n * size)).cast(format)
+
+
 cdef int _setup_tier(Engine self, Py_ssize_t i) except -1:
     cdef TierState* t = &self.tiers[i]
     cdef Py_ssize_t k
@@ -213,21 +220,19 @@ cdef int _misses_in(Engine self) except -1:
             raise RuntimeError(
                 "a Python event changed a read cache whose lines the native engine holds"
             )
-        log = list(cache._log)
-        slots = list(cache._slots)
+        log = memoryview(cache._log).tobytes()  # a vec is a buffer: its items at once
+        slots = memoryview(cache._slots).tobytes()
         free(c.log)
         free(c.slots)
-        c.log_cap = max(64, len(log))
+        c.log_cap = max(64, len(log) // 8)
         c.log = <int64_t*>malloc(c.log_cap * sizeof(int64_t))
-        c.slots = <int32_t*>malloc(max(1, len(slots)) * sizeof(int32_t))
+        c.slots = <int32_t*>malloc(max(4, len(slots)))
         if c.log == NULL or c.slots == NULL:
             raise MemoryError()
-        for k in range(len(log)):
-            c.log[k] = log[k]
-        for k in range(len(slots)):
-            c.slots[k] = slots[k]
-        c.log_n = len(log)
-        c.mask = len(slots) - 1
+        memcpy(c.log, <char*>log, len(log))
+        memcpy(c.slots, <char*>slots, len(slots))
+        c.log_n = len(log) // 8
+        c.mask = len(slots) // 4 - 1
         c.head = cache._head
         c.dead = cache._dead
         c.count = cache._count
@@ -337,8 +342,9 @@ cdef int _misses_out(Engine self, bint full) except -1:
         cache.inserted_lines = c.inserted
         cache.evicted_lines = c.evicted
         if c.changed and full:
-            cache._log = vec[i64]([c.log[k] for k in range(c.log_n)])
-            cache._slots = vec[i32]([c.slots[k] for k in range(c.mask + 1)])
+            # from a buffer, not a list: the vec copies it at memory speed (the lines are many)
+            cache._log = vec[i64](_typed_view(<char*>c.log, c.log_n, "q"))
+            cache._slots = vec[i32](_typed_view(<char*>c.slots, c.mask + 1, "i"))
             cache._mask = c.mask
             cache._head = c.head
             cache._dead = c.dead
@@ -597,4 +603,29 @@ cdef int _setup_misses(
         raise MemoryError()
     self.timer = -1
     self.wake_at = INFINITY
+    return 0
+
+
+cdef int _vms_out(Engine self) except -1:
+    """The VMs' counters, streams and I/Os in flight (sync_out)."""
+    cdef Py_ssize_t i, s
+    for i in range(self.vm_count):
+        self._vms[i].issued = self.vms[i].issued
+        self._vms[i].serial_writing = self.vms[i].serial_writing
+        if self.vms[i].may_compress:
+            _compression_out(self, i)
+        _write_batch(self, i)
+        _write_gaps(self, i)
+    in_flight = {}
+    for s in range(self.slots_used):
+        if self.slots[s].number >= 0:
+            in_flight.setdefault((self.slots[s].vm, self.slots[s].write), []).append(
+                (self.slots[s].number, self.slots[s].issued)
+            )
+    for i in range(self.vm_count):
+        for write in (False, True):
+            ios = self._vms[i].writes_in_flight if write else self._vms[i].reads_in_flight
+            ios.clear()
+            for number, issued in sorted(in_flight.get((i, write), ())):
+                ios[number] = issued
     return 0
