@@ -50,13 +50,13 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from simcache.physics.locality import MAX_BLOCKS
 from simcache.sim.built import Model
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_WRITE
 from simcache.sim.host_events import vmotion_streams
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
 from simcache.spec import Scenario, VMotion
-from simcache.physics.locality import MAX_BLOCKS
 from simcache.workloads.generators import _BATCH, IOStream
 
 __all__ = [
