@@ -88,9 +88,12 @@ include "engine/sync.pxi"  # the Python components' state in and out (sync_in, s
 cdef class Engine:
     """One run's native state (see the module docstring); built by ``native_run.prepare``."""
 
-    # the event queue: a 4-ary min-heap by (time, key)
+    # the event queue: a 4-ary min-heap by (time, key). While an event is processed its entry
+    # stays at the root (``hole``): the first event it schedules takes its place (one sift down
+    # instead of a pop's and a push's), or it is taken out once it is done (_take_root)
     cdef Entry* heap
     cdef Py_ssize_t heap_size, heap_cap
+    cdef bint hole
     cdef public int64_t eid
     cdef public double now
     cdef public int64_t events
@@ -533,6 +536,16 @@ cdef class Engine:
     ) except -1 nogil:
         cdef Py_ssize_t pos, parent
         cdef Entry* heap
+        cdef Entry item
+        if self.hole:  # the event being processed leaves the root to this one
+            self.hole = False
+            item.time = time
+            item.key = key
+            item.slot = slot
+            item.kind = kind
+            item.aux = aux
+            self._sift_down(0, item)
+            return 0
         if self.heap_size == self.heap_cap:
             heap = <Entry*>realloc(self.heap, 2 * self.heap_cap * sizeof(Entry))
             if heap == NULL:
@@ -562,13 +575,14 @@ cdef class Engine:
         self.eid += 1
         return 0
 
-    cdef Entry _pop(self) noexcept nogil:
-        cdef Entry top = self.heap[0]
+    cdef void _take_root(self) noexcept nogil:
+        """Take the processed event's entry out of the root if no event it scheduled took it."""
+        if not self.hole:
+            return
+        self.hole = False
         self.heap_size -= 1
-        if self.heap_size == 0:
-            return top
-        self._sift_down(0, self.heap[self.heap_size])
-        return top
+        if self.heap_size:
+            self._sift_down(0, self.heap[self.heap_size])
 
     cdef inline void _sift_down(self, Py_ssize_t pos, Entry item) noexcept nogil:
         """Put ``item`` at ``pos`` of the 4-ary heap, moving it down past its earliest children
@@ -614,7 +628,8 @@ cdef class Engine:
             if budget == 0:
                 return PAUSED
             budget -= 1
-            entry = self._pop()
+            entry = self.heap[0]
+            self.hole = True  # (taken out by the first push, or by _take_root below)
             self.now = entry.time
             self.events += 1
             if entry.kind == SERVED:
@@ -685,6 +700,7 @@ cdef class Engine:
                 _arrival_after(self, entry.slot, entry.time)
             else:  # BEGIN, NEXT
                 _next(self, entry.slot, entry.time)
+            self._take_root()
         return REACHED
 
     def run(self, double head_time, int64_t head_key, int64_t budget=-1) -> bool:
@@ -692,8 +708,11 @@ cdef class Engine:
         Python event, at most ``budget`` of them (-1: no limit); True if the budget ran out
         first."""
         cdef int outcome
-        with nogil:
-            outcome = self._loop(head_time, head_key, budget)
+        try:
+            with nogil:
+                outcome = self._loop(head_time, head_key, budget)
+        finally:
+            self._take_root()
         return outcome == PAUSED
 
     def queued(self) -> int:

@@ -393,6 +393,7 @@ cdef int _set_wake(Engine self, double wake_at) except -1 nogil:
     if self.timer >= 0:
         self.stale += 1
         if self.stale > STALE_KEPT:
+            self._take_root()  # the event being processed is no longer queued
             for k in range(self.heap_size):
                 if self.heap[k].kind != WAKE:
                     self.heap[kept] = self.heap[k]
