@@ -99,11 +99,14 @@ def test_zipf_quotients_take_the_same_values_with_and_without_small_arguments(th
     t = (1.0 - theta) * np.random.default_rng(3).uniform(0.0, 20.0, 1000)
     with_small = np.concatenate((t, [0.0, 1e-12]))
     for quotient, exact in ((locality._log1p_over, np.log1p), (locality._expm1_over, np.expm1)):
-        alone, mixed = quotient(t), quotient(with_small)
+        # theta 2: t below -1 gives log1p's NaN (a domain the draws never reach), compared as such
+        with np.errstate(invalid="ignore"):
+            alone, mixed = quotient(t), quotient(with_small)
+            large = np.abs(t) >= 1e-8
+            expected = exact(t[large]) / t[large]
         assert np.array_equal(alone, mixed[:-2], equal_nan=True)
         assert mixed[-2] == 1.0 and abs(mixed[-1] - 1.0) < 1e-11
-        large = np.abs(t) >= 1e-8
-        assert np.array_equal(alone[large], exact(t[large]) / t[large], equal_nan=True)
+        assert np.array_equal(alone[large], expected, equal_nan=True)
 
 
 def test_size_mix_draws_are_the_inverse_of_the_cumulative_mix() -> None:
