@@ -20,7 +20,16 @@ from support.paths import ROOT
 from support.strategies import valid_scenarios
 
 from simcache.sim import native_run
-from simcache.sim.collect import ARRAY, DESTAGE_WAIT, IS_WRITE, NETWORK, PATH, PEER_TIER
+from simcache.sim.collect import (
+    ARRAY,
+    COMPLETED,
+    DESTAGE_WAIT,
+    IS_WRITE,
+    ISSUED,
+    NETWORK,
+    PATH,
+    PEER_TIER,
+)
 from simcache.sim.control import Cancel
 from simcache.sim.engine import build, run_scenario
 from simcache.sim.kernel.clock import run_until
@@ -114,7 +123,7 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
     destager scenarios and the destager scenarios themselves (WB+0), the default scenario as
     written (WB+0/WB+1/WB+2, a vMotion without a VM) and the compressed replicas of
     compression_1gbe are in the class; no group of a chosen run that writes replicates
-    asynchronously, and no event but a vMotion without a VM is scheduled."""
+    asynchronously, and no event but a vMotion without a VM or a slow device is scheduled."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
@@ -136,9 +145,29 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
         scenario = _scenario(file, variant)
-        assert all(event.kind == "vmotion" and event.vm is None for event in scenario.events)
+        assert all(
+            (event.kind == "vmotion" and event.vm is None) or event.kind == "device_slow"
+            for event in scenario.events
+        )
         for group in scenario.groups:
             assert group.workload.read_fraction == 1.0 or group.replication != "async"
+
+
+def test_a_slow_device_runs_natively_across_its_window() -> None:
+    """device_slow.toml as written (7 s): host0's NVMe tier at a quarter of its speed from 3 to
+    5 s, its speeds changed by a Python event the native engine reads back (Engine.sync_in),
+    host0's writes and host1's replicas to it slower meanwhile: the same records, samples and
+    event record as the Python engine's."""
+    scenario = _scenario("device_slow.toml", "base")
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, native=False)
+    native = run_scenario(scenario, native=True)
+    assert native.run_by == native_run.NATIVE
+    assert native.degradations == python.degradations and len(native.degradations) == 1
+    columns = _assert_same(python, native)
+    issued, latency = columns[ISSUED], columns[COMPLETED] - columns[ISSUED]
+    slow = (issued > 3.2) & (issued < 4.8)
+    assert np.median(latency[slow]) > 1.2 * np.median(latency[issued < 2.8])
 
 
 @pytest.mark.parametrize(("file", "variant"), LIBRARY)

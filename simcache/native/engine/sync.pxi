@@ -73,6 +73,12 @@ cdef int _tier_in(Engine self, Py_ssize_t i) except -1:
         t.ends[k] = ends[k]
     t.pipe_n = n
     t.processor_free = tier._processor_free
+    # the speeds (Tier.set_speed: a device_slow event changes them)
+    t.overhead = tier._overhead
+    t.read_command = tier._read_command
+    t.per_byte = tier._read_seconds_per_byte
+    t.latency = tier._read_latency
+    t.read_channel = tier._read_channel
     t.gc_until = tier._gc_until
     t.foreground_until = tier.foreground_until
     t.operations = tier.operations
