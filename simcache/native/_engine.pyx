@@ -715,6 +715,14 @@ cdef class Engine:
             self._take_root()
         return outcome == PAUSED
 
+    def precedes(self, double time, int64_t key) -> bool:
+        """Whether a native event comes before (``time``, ``key``), a Python event's: whether
+        :meth:`run` up to it would process any."""
+        cdef Entry head
+        head.time = time
+        head.key = key
+        return self.heap_size > 0 and _before(self.heap[0].time, self.heap[0].key, &head)
+
     def queued(self) -> int:
         """Native events queued."""
         return self.heap_size

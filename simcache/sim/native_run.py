@@ -295,9 +295,31 @@ def run(
     clock.schedule(stop, URGENT, until - clock.now)
     budget = every * _BUDGET if stop_requested is not None else -1
     left = budget  # native events until the next poll, counted across the Python events between
+    # After a Python event the Python objects hold the state until the engine reads it back
+    # (Engine.sync_in, `owed`: True after a sample, which was shown only what it reads). A Python
+    # event right after it, with no native event in between (the flushers' first steps: one a
+    # flusher at time 0), runs on them as they are: no sync out and in between.
+    owed: bool | None = None
     while True:
         head = first_queued(clock)
         assert head is not None  # the stop at least
+        sample = head is model.next_sample
+        if owed is not None:
+            if head is stop or (owed and not sample) or engine.precedes(head.time, head.key):
+                engine.sync_in(owed)
+                owed = None
+            else:
+                clock.step()
+                owed = owed and sample
+                if stop_requested is not None:
+                    left -= 1
+                    if left <= 0:
+                        if stop_requested():
+                            engine.sync_in(owed)
+                            engine.sync_out()
+                            return False
+                        left = budget
+                continue
         engine.eid = clock.eid
         events = engine.events
         paused = engine.run(head.time, head.key, left)
@@ -317,10 +339,9 @@ def run(
                 continue
         # before the run's stop, everything; before its other Python events (the flushers'
         # steps), all but the caches' lines (Engine.sync_out); before a sample, what it reads
-        sample = head is model.next_sample
         engine.sync_out(head is stop, sample)
         clock.step()
         if head is stop:
             clock.eid += 1  # as run_until
             return True
-        engine.sync_in(sample)
+        owed = sample
