@@ -3,8 +3,8 @@
 ``simcache/native/_engine.pyx`` (built at install unless ``SIMCACHE_NATIVE=0``) runs, in ``nogil``
 code, the per-I/O path of one class of scenarios: generated reads, served by the hosts' read caches
 or, on a miss, by the backing array; writes through to the array or back through the destage
-buffers, with or without replicas; vMotions without a VM, slow devices. It takes every run it
-supports (:func:`unsupported` finds nothing it lacks) unless turned off
+buffers, with or without replicas; vMotions without a VM, slow devices, degraded arrays. It takes
+every run it supports (:func:`unsupported` finds nothing it lacks) unless turned off
 (``SIMCACHE_NATIVE_ENGINE=0``, or ``run_scenario(..., native=False)``); any other run, or any run
 without the extension built, goes to the Python engine, and the run's record says which ran and why
 (:func:`choose`). The results are the same either way: the engine is checked against the Python
@@ -33,16 +33,16 @@ and drive, first come first served or with the elevator, its controller read cac
 write's whole lines enter), the drives' buffers and command queueing, a controller write cache
 flushed at once or at a watermark (the writes it holds flushed as one sorted, merged batch).
 Scheduled events: vMotions without a VM (their streams compete for the peer ports at their weight;
-:func:`start_vmotion`) and ``device_slow`` (its process stays Python's: the tier's speeds it sets
-are read back after each Python event), no other. The hosts' destagers and flushers are built as
-usual; with write-back writes the native engine runs them (the Python flushers' first steps run as
-Python events, find no work and wait for a signal nothing triggers), else they stay idle. Not
-supported (:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``), the
-destager's order "hash", traces, the exponential tier, and every other scheduled event (a vMotion
-that moves a VM, host and device failures, outages, slow links, array events). Python events (the
-flushers' first steps, the sampler, the "pd" controller, a slow device's start and end, the run's
-stop) stay in the kernel's queue, and :func:`run` merges them with the native events in the kernel's
-(time, priority, event id) order.
+:func:`start_vmotion`), ``device_slow``, ``array_degraded`` and ``array_rebuild`` (their processes
+stay Python's: the tier's speeds and the array's scales they set are read back after each Python
+event), no other. The hosts' destagers and flushers are built as usual; with write-back writes the
+native engine runs them (the Python flushers' first steps run as Python events, find no work and
+wait for a signal nothing triggers), else they stay idle. Not supported (:func:`unsupported` names
+them): replicas replicated asynchronously (``ReplicaLag``), the destager's order "hash", traces, the
+exponential tier, and every other scheduled event (a vMotion that moves a VM, host and device
+failures, outages, slow links). Python events (the flushers' first steps, the sampler, the "pd"
+controller, a slowdown's start and end, the run's stop) stay in the kernel's queue, and :func:`run`
+merges them with the native events in the kernel's (time, priority, event id) order.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_WRITE
 from simcache.sim.host_events import vmotion_streams
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
-from simcache.spec import DeviceSlow, Scenario, VMotion
+from simcache.spec import ArrayDegraded, ArrayRebuild, DeviceSlow, Scenario, VMotion
 from simcache.workloads.generators import _BATCH, IOStream
 
 __all__ = [
@@ -136,8 +136,8 @@ def unsupported(scenario: Scenario) -> str | None:
     """Why the native engine cannot run ``scenario`` (None: it can).
 
     The reasons, in the order checked: the extension not built; a scheduled event other than a
-    vMotion without a VM or a slow device (``scheduled event 'kind'``, ``a vMotion of a VM
-    ('name')``); the
+    vMotion without a VM, a slow device or a degraded or rebuilding array (``scheduled event
+    'kind'``, ``a vMotion of a VM ('name')``); the
     exponential tier service; a group's trace replay; a write-back group with replicas that
     replicates asynchronously (``replication = "async"``); the destager's order "hash"."""
     if not available():
@@ -146,7 +146,8 @@ def unsupported(scenario: Scenario) -> str | None:
         if isinstance(event, VMotion):
             if event.vm is not None:
                 return f"a vMotion of a VM ({event.vm!r})"
-        elif not isinstance(event, DeviceSlow):  # (a Python process: the tier's speeds synced)
+        elif not isinstance(event, DeviceSlow | ArrayDegraded | ArrayRebuild):
+            # (the slowdowns' processes stay Python's: the tier's speeds, the array's scales synced)
             return f"scheduled event {event.kind!r}"
     if scenario.cluster.tier.service == "exponential":
         return "exponential tier service"

@@ -123,7 +123,8 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
     destager scenarios and the destager scenarios themselves (WB+0), the default scenario as
     written (WB+0/WB+1/WB+2, a vMotion without a VM) and the compressed replicas of
     compression_1gbe are in the class; no group of a chosen run that writes replicates
-    asynchronously, and no event but a vMotion without a VM or a slow device is scheduled."""
+    asynchronously, and no event but a vMotion without a VM, a slow device or a degraded array
+    is scheduled."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
@@ -146,7 +147,8 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
     for file, variant in LIBRARY:
         scenario = _scenario(file, variant)
         assert all(
-            (event.kind == "vmotion" and event.vm is None) or event.kind == "device_slow"
+            (event.kind == "vmotion" and event.vm is None)
+            or event.kind in ("device_slow", "array_degraded", "array_rebuild")
             for event in scenario.events
         )
         for group in scenario.groups:
@@ -168,6 +170,22 @@ def test_a_slow_device_runs_natively_across_its_window() -> None:
     issued, latency = columns[ISSUED], columns[COMPLETED] - columns[ISSUED]
     slow = (issued > 3.2) & (issued < 4.8)
     assert np.median(latency[slow]) > 1.2 * np.median(latency[issued < 2.8])
+
+
+@pytest.mark.parametrize("variant", ["base", "degraded"])
+def test_a_rebuilding_or_degraded_array_runs_natively_across_its_window(variant: str) -> None:
+    """array_rebuild.toml as written (14 s) and its degraded variant: the RAID array's operations
+    scaled from 2 to 8 s by a Python event (Array.degrade) the native engine reads back, the
+    destage backlog growing meanwhile: the same records, samples and event record as the Python
+    engine's."""
+    scenario = _scenario("array_rebuild.toml", variant)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, native=False)
+    native = run_scenario(scenario, native=True)
+    assert native.run_by == native_run.NATIVE
+    assert native.degradations == python.degradations and len(native.degradations) == 1
+    assert native.degradations[0]["backlog_at_end_bytes"] > 0
+    _assert_same(python, native)
 
 
 @pytest.mark.parametrize(("file", "variant"), LIBRARY)

@@ -12,6 +12,9 @@ cdef struct ArrayState:
     bint flash
     double revolution, read_time, parallelism, stroke, seconds_per_byte, outer_rate, shrink
     double overhead
+    # a degraded or rebuilding array (Array.degrade, read at each sync_in): the service time of
+    # a read's, a parity read-modify-write's and another write's chunk operation scaled
+    double read_scale, rmw_scale, plain_scale
     double settle, track, a, b, knee, c, e  # its SeekCurve
     int64_t* head
     double* spindle_free
@@ -199,9 +202,12 @@ cdef int64_t _reorder(ArrayState* a, int64_t s, int64_t position, double start, 
 
 cdef double _operate(ArrayState* a, int64_t s, int64_t position, int64_t chunk, double now,
                      bint writing, bint rmw, double write_time) except? -1 nogil:
-    """Spindles.operate (scale 1), or _flash_operate: a read, or a write (``writing``; a parity
-    read-modify-write ``rmw``; ``write_time`` a flash drive's write access)."""
+    """Spindles.operate, or _flash_operate: a read, or a write (``writing``; a parity
+    read-modify-write ``rmw``; ``write_time`` a flash drive's write access). Its service time
+    scaled as Array._dispatch scales it: a read's by the read scale, a read-modify-write's by
+    the read-modify-write scale, any other write's by the plain one (1 each: a healthy array)."""
     cdef double busy_until, start, seek, rotation, transfer, finish, free_at, service, access
+    cdef double scale = (a.rmw_scale if rmw else a.plain_scale) if writing else a.read_scale
     cdef int64_t head, distance, unit, k, candidates = 1
     cdef double* units
     if a.flash:
@@ -219,6 +225,7 @@ cdef double _operate(ArrayState* a, int64_t s, int64_t position, int64_t chunk, 
             service = access + write_time + 2.0 * transfer
         else:
             service = access + transfer
+        service = service * scale
         finish = start + service
         units[unit] = finish
         a.media_bytes += 2 * chunk if rmw else chunk
@@ -248,7 +255,7 @@ cdef double _operate(ArrayState* a, int64_t s, int64_t position, int64_t chunk, 
     service = seek + rotation + transfer  # spindle_op_seconds
     if rmw:
         service += a.revolution + transfer
-    finish = start + service
+    finish = start + service * scale
     a.spindle_free[s] = finish
     a.head[s] = position + chunk
     a.media_bytes += 2 * chunk if rmw else chunk

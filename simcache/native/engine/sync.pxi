@@ -280,6 +280,9 @@ cdef int _misses_in(Engine self) except -1:
         a.pool_n[k] = len(pool)
         a.span_lo[k], a.span_hi[k] = spindles._span[k]
     a.read_cache_hits = array.read_cache_hits
+    a.read_scale = array._read_scale  # (an array event's process changes them: Array.degrade)
+    a.rmw_scale = array._rmw_scale
+    a.plain_scale = array._plain_scale
     # the controller read cache's lines: the engine's (those sync_out deferred, if changed) unless
     # a Python event submitted a request to the array (nothing in this class does), by value:
     # every request adds to bytes_read or bytes_written
@@ -510,6 +513,7 @@ cdef int _setup_misses(
     for k in range(len(starts)):
         a.vm_start[k] = starts[k]
     a.revolution = spindles._revolution
+    a.read_scale = a.rmw_scale = a.plain_scale = 1.0  # healthy (sync_in reads them)
     a.read_time = spindles._read_time
     a.parallelism = spindles._parallelism
     a.stroke = spindles._stroke
