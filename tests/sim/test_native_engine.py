@@ -188,6 +188,63 @@ def test_a_rebuilding_or_degraded_array_runs_natively_across_its_window(variant:
     _assert_same(python, native)
 
 
+@st.composite
+def _slowdown_scenarios(draw: st.DrawFn) -> Scenario:
+    """A library scenario the native engine takes (a degraded array's, RAID 10; the HDD RAID 5's
+    writes through; a destager's; the default's; a slow device's), 0.6 s long, with a random
+    window of a degraded or rebuilding array and/or a slow tier on host 0."""
+    file, variant = draw(
+        st.sampled_from(
+            [
+                ("array_rebuild.toml", "base"),
+                ("backing_array.toml", "raid5"),
+                ("destager_fill.toml", "base"),
+                ("default.toml", "base"),
+                ("device_slow.toml", "base"),
+            ]
+        )
+    )
+    data = _scenario(file, variant).model_dump(mode="json")
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    data["run"] |= {"duration": 0.6, "warmup": 0.0, "sample_interval": 0.1}
+    window = st.tuples(st.floats(0.0, 0.3), st.floats(0.01, 0.3))
+    events = [
+        event | {"at": draw(st.floats(0.0, 0.5))}
+        for event in data.get("events", [])
+        if event["kind"] == "vmotion"
+    ]
+    array = draw(st.sampled_from([None, "array_degraded", "array_rebuild"]))
+    if array is not None:
+        at, duration = draw(window)
+        events.append({"kind": array, "at": at, "duration": duration})
+        if array == "array_rebuild":
+            events[-1]["rebuild_rate"] = draw(st.sampled_from(["10MB/s", "50MB/s"]))
+    if array is None or draw(st.booleans()):
+        at, duration = draw(window)
+        fraction = draw(st.sampled_from([0.1, 0.25, 0.5, 0.9]))
+        events.append(
+            {"kind": "device_slow", "at": at, "duration": duration, "host": 0, "fraction": fraction}
+        )
+    data["events"] = events
+    return load_scenario(data)
+
+
+@_random_examples(15)
+@given(_slowdown_scenarios())
+def test_random_slowdown_windows_are_bit_identical(scenario: Scenario) -> None:
+    """Degraded and rebuilding arrays and slow tiers at random times, over reads, writes through,
+    write-back destaging and the default cluster: the same records, samples and event records as
+    the Python engine's."""
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, native=False)
+    native = run_scenario(scenario, native=True)
+    assert (
+        native.degradations == python.degradations and native.degradations
+    )  # (all start by 0.3 s)
+    _assert_same(python, native)
+
+
 @pytest.mark.parametrize(("file", "variant"), LIBRARY)
 def test_library_runs_are_bit_identical(file: str, variant: str) -> None:
     scenario = _scenario(file, variant)
