@@ -35,17 +35,17 @@ and random stream, its host cache's hits, the VMs' counters and streams, the rec
 to them before each Python event (:meth:`Engine.sync_out`) and read back after it
 (:meth:`Engine.sync_in`).
 
-Random draws: a tier's uniforms come from the very ``numpy.random.Generator`` its
-``UniformStream`` holds, through numpy's ``bitgen_t`` (``next_double``, as ``Generator.random``
-draws them), after the block the stream had drawn already. A VM's I/Os are read from its
-``IOStream``'s drawn batch; a new batch is drawn here, from the stream's generator with the same
-draws in the same order (``_refill_native``: uniform or sequential offsets, one size mix, no
-runs; ``_refill_zipf``: Zipf offsets, its logarithms and exponentials computed by numpy's own
-ufuncs on the same operands, with the GIL), or else by the stream itself
-(``IOStream._refill_ios``, a call that takes the GIL: once per 2,048 I/Os of a VM). Its open-loop gaps likewise: a batch of exponential gaps is drawn by
-the stream's generator (``Generator.exponential``, with the GIL: once per 2,048 arrivals), a
-sine cycle's thinning uniforms through ``next_double``. Records go a field apart in the record
-blocks' narrowest types (``Engine.use_blocks``), else as rows to the record buffer.
+Random draws: a tier's uniforms come from the very ``numpy.random.Generator`` its ``UniformStream``
+holds, through numpy's ``bitgen_t`` (``next_double``, as ``Generator.random`` draws them), after
+the block the stream had drawn already. A VM's I/Os are read from its ``IOStream``'s drawn batch; a
+new batch is drawn here, from the stream's generator with the same draws in the same order
+(``_refill_native``: uniform or sequential offsets, one size mix, no runs; ``_refill_zipf``: Zipf
+offsets, its logarithms and exponentials computed by numpy's own ufuncs on the same operands, with
+the GIL), or else by the stream itself (``IOStream._refill_ios``, a call that takes the GIL: once
+per 2,048 I/Os of a VM). Its open-loop gaps likewise: a batch of exponential gaps is drawn by the
+stream's generator (``Generator.exponential``, with the GIL: once per 2,048 arrivals), a sine
+cycle's thinning uniforms through ``next_double``. Records go a field apart in the record blocks'
+narrowest types (``Engine.use_blocks``), else as rows to the record buffer.
 
 Layout: this file holds the :class:`Engine` (its state, its public methods and the event loop:
 the queue, ``_loop``, ``run``); the parts it runs are in ``simcache/native/engine/*.pxi``,
@@ -510,7 +510,7 @@ cdef class Engine:
         runs it takes records an I/O or reads the records; :meth:`sync_in` checks). ``sample``
         (not ``full``: before a sample): only what the sampler reads, the busy meters, the caches',
         array's and network's state, the destagers'; the rest stays the engine's."""
-        cdef Py_ssize_t i, s
+        cdef Py_ssize_t i
         if sample and full:
             raise ValueError("a sample's sync is not a full one")
         for i in range(self.tier_count):

@@ -137,9 +137,9 @@ def unsupported(scenario: Scenario) -> str | None:
 
     The reasons, in the order checked: the extension not built; a scheduled event other than a
     vMotion without a VM, a slow device or a degraded or rebuilding array (``scheduled event
-    'kind'``, ``a vMotion of a VM ('name')``); the
-    exponential tier service; a group's trace replay; a write-back group with replicas that
-    replicates asynchronously (``replication = "async"``); the destager's order "hash"."""
+    'kind'``, ``a vMotion of a VM ('name')``); the exponential tier service; a group's trace
+    replay; a write-back group with replicas that replicates asynchronously (``replication =
+    "async"``); the destager's order "hash"."""
     if not available():
         return NOT_BUILT
     for event in scenario.events:

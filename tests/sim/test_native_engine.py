@@ -91,11 +91,13 @@ def _without_exponential_tier(data: dict[str, Any]) -> Scenario:
     return scenario
 
 
-def _assert_both_engines_agree(scenario: Scenario) -> None:
-    """The native engine takes ``scenario`` and runs it bit-identically to the Python engine."""
+def _assert_both_engines_agree(scenario: Scenario) -> tuple[RunRecord, RunRecord, list[np.ndarray]]:
+    """The native engine takes ``scenario`` and runs it bit-identically to the Python engine: the
+    two runs and the records' fields (:func:`_assert_same`)."""
     assert native_run.unsupported(scenario) is None
     assert build(scenario, scenario.run.seed, native=True).native is not None
-    _assert_same(run_scenario(scenario, native=False), run_scenario(scenario, native=True))
+    python, native = run_scenario(scenario, native=False), run_scenario(scenario, native=True)
+    return python, native, _assert_same(python, native)
 
 
 def _columns(record: RunRecord) -> list[np.ndarray]:
@@ -112,6 +114,7 @@ def _assert_same(python: RunRecord, native: RunRecord) -> list[np.ndarray]:
         assert a.dtype == b.dtype and np.array_equal(a, b), f"record field {i}"
     assert native.counters == python.counters
     assert native.samples == python.samples
+    assert native.degradations == python.degradations
     assert native.unfinished == python.unfinished
     assert native.events == python.events
     return columns
@@ -160,13 +163,8 @@ def test_a_slow_device_runs_natively_across_its_window() -> None:
     5 s, its speeds changed by a Python event the native engine reads back (Engine.sync_in),
     host0's writes and host1's replicas to it slower meanwhile: the same records, samples and
     event record as the Python engine's."""
-    scenario = _scenario("device_slow.toml", "base")
-    assert native_run.unsupported(scenario) is None
-    python = run_scenario(scenario, native=False)
-    native = run_scenario(scenario, native=True)
-    assert native.run_by == native_run.NATIVE
-    assert native.degradations == python.degradations and len(native.degradations) == 1
-    columns = _assert_same(python, native)
+    _, native, columns = _assert_both_engines_agree(_scenario("device_slow.toml", "base"))
+    assert native.run_by == native_run.NATIVE and len(native.degradations) == 1
     issued, latency = columns[ISSUED], columns[COMPLETED] - columns[ISSUED]
     slow = (issued > 3.2) & (issued < 4.8)
     assert np.median(latency[slow]) > 1.2 * np.median(latency[issued < 2.8])
@@ -178,14 +176,9 @@ def test_a_rebuilding_or_degraded_array_runs_natively_across_its_window(variant:
     scaled from 2 to 8 s by a Python event (Array.degrade) the native engine reads back, the
     destage backlog growing meanwhile: the same records, samples and event record as the Python
     engine's."""
-    scenario = _scenario("array_rebuild.toml", variant)
-    assert native_run.unsupported(scenario) is None
-    python = run_scenario(scenario, native=False)
-    native = run_scenario(scenario, native=True)
-    assert native.run_by == native_run.NATIVE
-    assert native.degradations == python.degradations and len(native.degradations) == 1
+    _, native, _ = _assert_both_engines_agree(_scenario("array_rebuild.toml", variant))
+    assert native.run_by == native_run.NATIVE and len(native.degradations) == 1
     assert native.degradations[0]["backlog_at_end_bytes"] > 0
-    _assert_same(python, native)
 
 
 @st.composite
@@ -236,13 +229,8 @@ def test_random_slowdown_windows_are_bit_identical(scenario: Scenario) -> None:
     """Degraded and rebuilding arrays and slow tiers at random times, over reads, writes through,
     write-back destaging and the default cluster: the same records, samples and event records as
     the Python engine's."""
-    assert native_run.unsupported(scenario) is None
-    python = run_scenario(scenario, native=False)
-    native = run_scenario(scenario, native=True)
-    assert (
-        native.degradations == python.degradations and native.degradations
-    )  # (all start by 0.3 s)
-    _assert_same(python, native)
+    _, native, _ = _assert_both_engines_agree(scenario)
+    assert native.degradations  # (every window starts by 0.3 s)
 
 
 @pytest.mark.parametrize(("file", "variant"), LIBRARY)
@@ -292,8 +280,7 @@ def test_every_way_of_drawing_a_batch_is_bit_identical(workload: dict[str, Any])
     scenario = _changed("validate_scm_optane_p4800x_anandtech.toml", "qd16-read", workload)
     assert native_run.unsupported(scenario) is None
     model = build(scenario, 1, native=True)
-    native_code = "hot_io_fraction" not in workload and "read_sizes" not in workload
-    native_code = native_code and "sequential_run" not in workload
+    native_code = not {"hot_io_fraction", "read_sizes", "sequential_run"} & workload.keys()
     assert all(
         (native_run._refill(vm.stream) != native_run._PYTHON_REFILL) == native_code
         for vm in model.vms

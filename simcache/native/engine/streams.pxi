@@ -216,22 +216,8 @@ cdef int _refill_native(Engine self, VmState* vm) except -1 nogil:
     same draws from the stream's generator, in the same order (``Generator.random`` for the
     ops, then for the sizes if the mix has more than one, then ``Generator.integers`` for
     uniform blocks)."""
-    cdef int64_t count = vm.io_batch, k, j, span, total = 0
-    cdef double u
+    cdef int64_t count = _draw_ops(vm), k, span, total = 0
     cdef simcache_bitgen_t* bitgen = vm.bitgen
-    vm.io_batch = 2 * count if 2 * count < vm.max_batch else vm.max_batch
-    for k in range(count):
-        vm.writes[k] = bitgen.next_double(bitgen.state) >= vm.read_fraction
-    if vm.nsizes > 1:
-        for k in range(count):
-            u = bitgen.next_double(bitgen.state)
-            j = 0  # searchsorted(cdf, u, side="right")
-            while j < vm.nsizes and vm.cdf[j] <= u:
-                j += 1
-            vm.sizes[k] = vm.size_table[j]
-    else:
-        for k in range(count):
-            vm.sizes[k] = vm.size_table[0]
     if vm.refill == SEQUENTIAL_REFILL:
         for k in range(count):
             span = (vm.sizes[k] + BLOCK - 1) // BLOCK
@@ -247,28 +233,18 @@ cdef int _refill_native(Engine self, VmState* vm) except -1 nogil:
     else:
         for k in range(count):
             vm.offsets[k] = (<int64_t>_lemire32(bitgen, <uint32_t>(vm.blocks - 1))) * BLOCK
-    vm.io_count = count
-    vm.io_next = 0
-    vm.batch_drawn = True
+    _batch_drawn(vm, count)
     return 0
 
 
-cdef int _refill_zipf(Engine self, VmState* vm) except -1:
-    """IOStream._refill_ios for Zipf offsets (one size mix, no runs): the ops' and sizes' draws
-    as ``_refill_native``'s, then ``ZipfRanks.draw``'s candidates, rejected ones redrawn as a
-    block, and ``scatter``. Every step is ``ZipfRanks``' float operation for operation; its
-    logarithms and exponentials are numpy's own ufuncs on the same operands (numpy's vectorised
-    ``log1p``, ``exp``, ``log``, ``expm1`` and ``power`` differ from the C library's in the last
-    bit for a few percent of values, which would move a rank now and then), so the ranks are
-    the stream's bit for bit."""
-    cdef int64_t count = vm.io_batch, k, j, m, kept_n
+cdef int64_t _draw_ops(VmState* vm) noexcept nogil:
+    """The first draws of every native refill: the batch's size (``IOStream._io_batch``, doubled
+    for the next, up to ``max_batch``), then each I/O's op (``Generator.random``, a write at or
+    above the read fraction) and, with more than one size, its size (a uniform placed in the
+    cumulative mix). Returns the batch's size."""
+    cdef int64_t count = vm.io_batch, k, j
     cdef double u
     cdef simcache_bitgen_t* bitgen = vm.bitgen
-    cdef double* ranks = self.zipf[Z_RANK]
-    cdef double* pending = self.zipf[Z_PENDING]
-    cdef double* cand = self.zipf[Z_K]
-    cdef double* kept = self.zipf[Z_KEPT]
-    cdef uint64_t r, acc, n = <uint64_t>vm.blocks, limb
     vm.io_batch = 2 * count if 2 * count < vm.max_batch else vm.max_batch
     for k in range(count):
         vm.writes[k] = bitgen.next_double(bitgen.state) >= vm.read_fraction
@@ -282,6 +258,30 @@ cdef int _refill_zipf(Engine self, VmState* vm) except -1:
     else:
         for k in range(count):
             vm.sizes[k] = vm.size_table[0]
+    return count
+
+
+cdef inline void _batch_drawn(VmState* vm, int64_t count) noexcept nogil:
+    """A native refill's batch of ``count`` I/Os is the one read next (from its first)."""
+    vm.io_count = count
+    vm.io_next = 0
+    vm.batch_drawn = True
+
+
+cdef int _refill_zipf(Engine self, VmState* vm) except -1:
+    """IOStream._refill_ios for Zipf offsets (one size mix, no runs): the ops' and sizes' draws
+    as ``_refill_native``'s, then ``ZipfRanks.draw``'s candidates, rejected ones redrawn as a
+    block, and ``scatter``. Every step is ``ZipfRanks``' float operation for operation; its
+    logarithms and exponentials are numpy's own ufuncs on the same operands (numpy's vectorised
+    ``log1p``, ``exp``, ``log``, ``expm1`` and ``power`` differ from the C library's in the last
+    bit for a few percent of values, which would move a rank now and then), so the ranks are
+    the stream's bit for bit."""
+    cdef int64_t count = _draw_ops(vm), k, j, m, kept_n, shift
+    cdef double* ranks = self.zipf[Z_RANK]
+    cdef double* pending = self.zipf[Z_PENDING]
+    cdef double* cand = self.zipf[Z_K]
+    cdef double* kept = self.zipf[Z_KEPT]
+    cdef uint64_t r, acc, n = <uint64_t>vm.blocks, limb
     # ZipfRanks.draw: candidates for every I/O, then for the rejected ones, until none is
     m = count
     for k in range(count):
@@ -300,15 +300,13 @@ cdef int _refill_zipf(Engine self, VmState* vm) except -1:
         r = <uint64_t>(<int64_t>ranks[k] - 1)
         if n <= (<uint64_t>1 << 32):
             acc = (vm.multiplier * r) % n
-        else:
+        else:  # 16 bits of r at a time, from the top (Horner's rule mod n)
             acc = 0
-            for j in (32, 16, 0):
-                limb = (r >> j) & 0xFFFF
+            for shift in range(32, -1, -16):
+                limb = (r >> shift) & 0xFFFF
                 acc = ((acc << 16) % n + vm.multiplier * limb) % n
         vm.offsets[k] = <int64_t>acc * BLOCK
-    vm.io_count = count
-    vm.io_next = 0
-    vm.batch_drawn = True
+    _batch_drawn(vm, count)
     return 0
 
 
@@ -325,7 +323,6 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
     cdef double* kept = self.zipf[Z_KEPT]
     cdef double om = 1.0 - vm.theta, span = vm.zipf_high - vm.zipf_low, n = <double>vm.blocks
     cdef double v, q
-    cdef bint small = False
     cdef simcache_bitgen_t* bitgen = vm.bitgen
     cdef double[::1] p
     work = self._zipf_work
@@ -333,12 +330,7 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
     for j in range(m):
         u[j] = vm.zipf_low + bitgen.next_double(bitgen.state) * span
         t[j] = om * u[j]
-        if fabs(t[j]) < SERIES_BELOW:
-            small = True
-    if small:  # _log1p_over's series where the quotient loses digits: log1p of 1.0 there
-        for j in range(m):
-            if fabs(t[j]) < SERIES_BELOW:
-                t[j] = 1.0
+    _series_safe(t, m)
     np.log1p(work[Z_T][:m], out=work[Z_W][:m])
     for j in range(m):
         v = om * u[j]
@@ -356,15 +348,9 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
         half[j] = k[j] + 0.5
     # kept: k == 1, or u >= _integral(k + 0.5) - k^-theta
     np.log(work[Z_HALF][:m], out=work[Z_X][:m])  # log_x
-    small = False
     for j in range(m):
         t[j] = om * x[j]
-        if fabs(t[j]) < SERIES_BELOW:
-            small = True
-    if small:
-        for j in range(m):
-            if fabs(t[j]) < SERIES_BELOW:
-                t[j] = 1.0
+    _series_safe(t, m)
     np.expm1(work[Z_T][:m], out=work[Z_W][:m])
     p = work[Z_K][:m] ** -vm.theta  # as `k**-theta` (numpy's scalar-power shortcuts too)
     for j in range(m):
@@ -375,6 +361,15 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
             q = w[j] / t[j]
         kept[j] = 1.0 if k[j] == 1.0 or u[j] >= q * x[j] - p[j] else 0.0
     return 0
+
+
+cdef void _series_safe(double* t, int64_t m) noexcept nogil:
+    """``_log1p_over``'s and ``_expm1_over``'s ``safe``: 1.0 for the ufunc where |t| is below
+    SERIES_BELOW (their series gives the quotient there)."""
+    cdef int64_t j
+    for j in range(m):
+        if fabs(t[j]) < SERIES_BELOW:
+            t[j] = 1.0
 
 
 cdef double _draw_gap(Engine self, int32_t v) except? -1 nogil:

@@ -606,10 +606,10 @@ cdef int _setup_misses(
     self.fr_packets = <int64_t*>malloc(self.fr_cap * sizeof(int64_t))
     self.fr_mask = 2 * self.fr_cap - 1
     self.fr_slots = <int32_t*>calloc(self.fr_mask + 1, sizeof(int32_t))
-    if (self.fr_slots == NULL or self.flows == NULL or self.free_flows == NULL or self.in_flight == NULL
-            or self.scratch == NULL or self.scratch2 == NULL or self.epochs == NULL
-            or self.marks == NULL or self.fr_size == NULL or self.fr_host == NULL
-            or self.fr_wire == NULL or self.fr_packets == NULL):
+    if (self.fr_slots == NULL or self.flows == NULL or self.free_flows == NULL
+            or self.in_flight == NULL or self.scratch == NULL or self.scratch2 == NULL
+            or self.epochs == NULL or self.marks == NULL or self.fr_size == NULL
+            or self.fr_host == NULL or self.fr_wire == NULL or self.fr_packets == NULL):
         raise MemoryError()
     self.timer = -1
     self.wake_at = INFINITY
