@@ -468,6 +468,27 @@ cdef class Engine:
         goes to ``vmotions`` (the model's list) once it starts. After :meth:`use_misses`."""
         _vmotion_add(self, clock, record, paths, wire, packets, latency, weight, at)
 
+    def set_capacity(self, port, double capacity, clock) -> None:
+        """``FlowNetwork.set_capacity`` for the flows in flight, which are the engine's (a
+        ``link_slow`` window's start or end, a Python event): after the Python network has set
+        ``port``'s capacity (its own flows: none), re-rate the engine's flows on it at the
+        clock's time, scheduling with the clock's event ids; the ports' byte counters then shown
+        to the Python ports again (a finished lone flow leaves)."""
+        cdef Py_ssize_t i, index = -1
+        for i in range(self.port_count if self.misses else 0):
+            if self._ports[i] is port:
+                index = i
+                break
+        if index < 0:  # no transfer of the engine crosses it
+            return
+        self.eid = clock.eid
+        _set_capacity(self, <int32_t>index, capacity, clock.now)
+        clock.eid = self.eid
+        for i in range(self.port_count):
+            p = self._ports[i]
+            p.delivered_bytes = self.ports[i].delivered
+            p.carried_bytes = self.ports[i].carried
+
     def use_vmotions(self, list vmotions) -> None:
         """Where the started vMotions' records go (``Model.vmotions``)."""
         self._vmotions_out = vmotions

@@ -114,4 +114,7 @@ def _set_speed(model: Model, tier: Tier, ports: tuple[Port, ...], fraction: floa
     if not ports:
         tier.set_speed(fraction)
     for port in ports:
-        model.network.set_capacity(port, port.spec.bandwidth * fraction)
+        capacity = port.spec.bandwidth * fraction
+        model.network.set_capacity(port, capacity)
+        if model.native is not None:  # the flows in flight are the native engine's
+            model.native.set_capacity(port, capacity, model.clock)

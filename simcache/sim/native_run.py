@@ -33,16 +33,18 @@ and drive, first come first served or with the elevator, its controller read cac
 write's whole lines enter), the drives' buffers and command queueing, a controller write cache
 flushed at once or at a watermark (the writes it holds flushed as one sorted, merged batch).
 Scheduled events: vMotions without a VM (their streams compete for the peer ports at their weight;
-:func:`start_vmotion`), ``device_slow``, ``array_degraded`` and ``array_rebuild`` (their processes
-stay Python's: the tier's speeds and the array's scales they set are read back after each Python
-event), no other. The hosts' destagers and flushers are built as usual; with write-back writes the
-native engine runs them (the Python flushers' first steps run as Python events, find no work and
-wait for a signal nothing triggers), else they stay idle. Not supported (:func:`unsupported` names
-them): replicas replicated asynchronously (``ReplicaLag``), the destager's order "hash", traces, the
-exponential tier, and every other scheduled event (a vMotion that moves a VM, host and device
-failures, outages, slow links). Python events (the flushers' first steps, the sampler, the "pd"
-controller, a slowdown's start and end, the run's stop) stay in the kernel's queue, and :func:`run`
-merges them with the native events in the kernel's (time, priority, event id) order.
+:func:`start_vmotion`), ``device_slow``, ``link_slow``, ``array_degraded`` and ``array_rebuild``
+(their processes stay Python's: the tier's speeds and the array's scales they set are read back
+after each Python event; a link's new capacity re-rates the engine's flows on it at once,
+``Engine.set_capacity``), no other. The hosts' destagers and flushers are built as usual; with
+write-back writes the native engine runs them (the Python flushers' first steps run as Python
+events, find no work and wait for a signal nothing triggers), else they stay idle. Not supported
+(:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``), the
+destager's order "hash", traces, the exponential tier, and every other scheduled event (a vMotion
+that moves a VM, host and device failures, outages). Python events (the flushers' first steps, the
+sampler, the "pd" controller, a slowdown's start and end, the run's stop) stay in the kernel's
+queue, and :func:`run` merges them with the native events in the kernel's (time, priority, event id)
+order.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_WRITE
 from simcache.sim.host_events import vmotion_streams
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
-from simcache.spec import ArrayDegraded, ArrayRebuild, DeviceSlow, Scenario, VMotion
+from simcache.spec import ArrayDegraded, ArrayRebuild, DeviceSlow, LinkSlow, Scenario, VMotion
 from simcache.workloads.generators import _BATCH, IOStream
 
 __all__ = [
@@ -136,7 +138,7 @@ def unsupported(scenario: Scenario) -> str | None:
     """Why the native engine cannot run ``scenario`` (None: it can).
 
     The reasons, in the order checked: the extension not built; a scheduled event other than a
-    vMotion without a VM, a slow device or a degraded or rebuilding array (``scheduled event
+    vMotion without a VM, a slow device or link or a degraded or rebuilding array (``scheduled event
     'kind'``, ``a vMotion of a VM ('name')``); the exponential tier service; a group's trace
     replay; a write-back group with replicas that replicates asynchronously (``replication =
     "async"``); the destager's order "hash"."""
@@ -146,8 +148,9 @@ def unsupported(scenario: Scenario) -> str | None:
         if isinstance(event, VMotion):
             if event.vm is not None:
                 return f"a vMotion of a VM ({event.vm!r})"
-        elif not isinstance(event, DeviceSlow | ArrayDegraded | ArrayRebuild):
-            # (the slowdowns' processes stay Python's: the tier's speeds, the array's scales synced)
+        elif not isinstance(event, DeviceSlow | LinkSlow | ArrayDegraded | ArrayRebuild):
+            # (the slowdowns' processes stay Python's: the tier's speeds, the array's scales synced;
+            # a link's capacity re-rates the engine's flows: Engine.set_capacity)
             return f"scheduled event {event.kind!r}"
     if scenario.cluster.tier.service == "exponential":
         return "exponential tier service"
@@ -304,7 +307,8 @@ def run(
     while True:
         head = first_queued(clock)
         assert head is not None  # the stop at least
-        sample = head is model.next_sample
+        # (the queue holds a SimPy timeout as an entry of its own: the sampler's is its event)
+        sample = model.next_sample is not None and head.event is model.next_sample
         if owed is not None:
             if head is stop or (owed and not sample) or engine.precedes(head.time, head.key):
                 engine.sync_in(owed)

@@ -126,8 +126,8 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
     destager scenarios and the destager scenarios themselves (WB+0), the default scenario as
     written (WB+0/WB+1/WB+2, a vMotion without a VM) and the compressed replicas of
     compression_1gbe are in the class; no group of a chosen run that writes replicates
-    asynchronously, and no event but a vMotion without a VM, a slow device or a degraded array
-    is scheduled."""
+    asynchronously, and no event but a vMotion without a VM, a slow device or link or a degraded
+    or rebuilding array is scheduled."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
@@ -146,12 +146,13 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
         ("replication_protocols.toml", "memory"),
         ("compression_1gbe.toml", "base"),
         ("compression_1gbe.toml", "tengig-always"),
+        ("link_slow.toml", "base"),
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
         scenario = _scenario(file, variant)
         assert all(
             (event.kind == "vmotion" and event.vm is None)
-            or event.kind in ("device_slow", "array_degraded", "array_rebuild")
+            or event.kind in ("device_slow", "link_slow", "array_degraded", "array_rebuild")
             for event in scenario.events
         )
         for group in scenario.groups:
@@ -170,6 +171,18 @@ def test_a_slow_device_runs_natively_across_its_window() -> None:
     assert np.median(latency[slow]) > 1.2 * np.median(latency[issued < 2.8])
 
 
+def test_a_slow_link_runs_natively_across_its_window() -> None:
+    """link_slow.toml as written (7 s): host0's peer ports at a tenth of their speed from 3 to 5 s,
+    set by a Python event whose new capacities re-rate the engine's flows on them
+    (Engine.set_capacity), the replica legs slower meanwhile: the same records, samples and event
+    record as the Python engine's."""
+    _, native, columns = _assert_both_engines_agree(_scenario("link_slow.toml", "base"))
+    assert native.run_by == native_run.NATIVE and len(native.degradations) == 1
+    issued, latency = columns[ISSUED], columns[COMPLETED] - columns[ISSUED]
+    slow = (issued > 3.2) & (issued < 4.8)
+    assert np.median(latency[slow]) > 1.05 * np.median(latency[issued < 2.8])
+
+
 @pytest.mark.parametrize("variant", ["base", "degraded"])
 def test_a_rebuilding_or_degraded_array_runs_natively_across_its_window(variant: str) -> None:
     """array_rebuild.toml as written (14 s) and its degraded variant: the RAID array's operations
@@ -185,7 +198,8 @@ def test_a_rebuilding_or_degraded_array_runs_natively_across_its_window(variant:
 def _slowdown_scenarios(draw: st.DrawFn) -> Scenario:
     """A library scenario the native engine takes (a degraded array's, RAID 10; the HDD RAID 5's
     writes through; a destager's; the default's; a slow device's), 0.6 s long, with a random
-    window of a degraded or rebuilding array and/or a slow tier on host 0."""
+    window of a degraded or rebuilding array and/or a slow tier on host 0, and maybe a slow peer
+    or storage link on the last host."""
     file, variant = draw(
         st.sampled_from(
             [
@@ -219,6 +233,15 @@ def _slowdown_scenarios(draw: st.DrawFn) -> Scenario:
         events.append(
             {"kind": "device_slow", "at": at, "duration": duration, "host": 0, "fraction": fraction}
         )
+    if draw(st.booleans()):  # a link of the last host (a peer link if it has peers)
+        at, duration = draw(window)
+        hosts = data["cluster"]["hosts"]
+        link = draw(st.sampled_from(["peer", "storage"] if hosts > 1 else ["storage"]))
+        fraction = draw(st.sampled_from([0.05, 0.3, 0.8]))
+        events.append(
+            {"kind": "link_slow", "at": at, "duration": duration, "host": hosts - 1}
+            | {"link": link, "fraction": fraction}
+        )
     data["events"] = events
     return load_scenario(data)
 
@@ -226,9 +249,9 @@ def _slowdown_scenarios(draw: st.DrawFn) -> Scenario:
 @_random_examples(15)
 @given(_slowdown_scenarios())
 def test_random_slowdown_windows_are_bit_identical(scenario: Scenario) -> None:
-    """Degraded and rebuilding arrays and slow tiers at random times, over reads, writes through,
-    write-back destaging and the default cluster: the same records, samples and event records as
-    the Python engine's."""
+    """Degraded and rebuilding arrays, slow tiers and slow links at random times, over reads,
+    writes through, write-back destaging and the default cluster: the same records, samples and
+    event records as the Python engine's."""
     _, native, _ = _assert_both_engines_agree(scenario)
     assert native.degradations  # (every window starts by 0.3 s)
 

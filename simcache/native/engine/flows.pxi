@@ -246,6 +246,28 @@ cdef int _start_flow(Engine self, int32_t s, int32_t aux, double now, int32_t* p
     return 0
 
 
+cdef int _set_capacity(Engine self, int32_t index, double capacity, double now) except -1:
+    """FlowNetwork.set_capacity (its capacity accounting is the Python port's): the port at
+    ``capacity``, its flows re-rated in their order on it, the wake-up armed."""
+    cdef PortState* port = &self.ports[index]
+    cdef int32_t first, n, j
+    port.capacity = capacity
+    if port.nactive:
+        first = port.active[0]
+        if self.flows[first].lone and self.flows[first].finish <= now:
+            _leave(self, first)  # a lone flow that finished since: its delivery is on its way
+    if port.nactive == 0:
+        return 0
+    port.share = capacity / port.weight_sum
+    n = port.nactive
+    for j in range(n):  # (a copy: as `list(active)`)
+        self.scratch[j] = port.active[j]
+    for j in range(n):
+        _rerate(self, self.scratch[j], now)
+    _arm(self)
+    return 0
+
+
 cdef int _rerate(Engine self, int32_t fi, double now) except -1 nogil:
     """FlowNetwork._rerate."""
     cdef FlowState* f = &self.flows[fi]
