@@ -497,7 +497,7 @@ cdef class Engine:
         """Read the state the Python objects hold (at the start of the run, and after each Python
         event); the state is the engine's until :meth:`sync_out`. ``sample``: after a sample
         (``sync_out(sample=True)`` before it), only what the sampler can change is read: the
-        busy meters it sweeps, the caches', array's and network's state, the destagers'."""
+        busy meters it sweeps (the tiers', the array's), the network's ports, the destagers'."""
         cdef Py_ssize_t i
         for i in range(self.tier_count):
             if sample:
@@ -511,7 +511,7 @@ cdef class Engine:
             _read_batch(self, i)
             _read_gaps(self, i)
         if self.misses:
-            _misses_in(self)
+            _misses_in(self, sample)
         if self.destaging:
             _destagers_in(self)
         if self.narrow and self.record_count and (
@@ -529,8 +529,9 @@ cdef class Engine:
         the engine's (:func:`_misses_out`); their counters are written; records written a field
         apart into the blocks stay the engine's until its buffer is full (no Python event of the
         runs it takes records an I/O or reads the records; :meth:`sync_in` checks). ``sample``
-        (not ``full``: before a sample): only what the sampler reads, the busy meters, the caches',
-        array's and network's state, the destagers'; the rest stays the engine's."""
+        (not ``full``: before a sample): only what the sampler reads, the busy meters (the
+        tiers', the array's), the network's ports and flows, the destagers'; the rest (the
+        caches, the array's drives and controller) stays the engine's."""
         cdef Py_ssize_t i
         if sample and full:
             raise ValueError("a sample's sync is not a full one")
@@ -542,7 +543,7 @@ cdef class Engine:
         if not sample:
             _vms_out(self)
         if self.misses:
-            _misses_out(self, full)
+            _misses_out(self, full, sample)
         if self.destaging:
             _destagers_out(self)
         if self.vmotion_count and not sample:

@@ -204,12 +204,16 @@ cdef tuple _cache_mark(cache):
     )
 
 
-cdef int _misses_in(Engine self) except -1:
-    """Read the caches (those not full), the array and the network's ports (sync_in)."""
+cdef int _misses_in(Engine self, bint sample) except -1:
+    """Read the caches (those not full), the array and the network's ports (sync_in). After a
+    sample (``sample``), only what the sampler changes: the array's busy meter and the ports'
+    byte counters and recent utilization (:func:`_ports_in`)."""
     cdef Py_ssize_t i, k, n
     cdef CacheState* c
     cdef ArrayState* a = &self.array
-    cdef PortState* port
+    if sample:
+        _meter_in(self, &a.m, self._array.spindles.busy, self.tier_count)
+        return _ports_in(self)
     for i in range(self.tier_count):
         c = &self.caches[i]
         if c.full:
@@ -307,6 +311,13 @@ cdef int _misses_in(Engine self) except -1:
     a.back_end_ios = array.back_end_ios
     _meter_in(self, &a.m, spindles.busy, self.tier_count)
     _stream_in(self, &a.u, array._stream)
+    return _ports_in(self)
+
+
+cdef int _ports_in(Engine self) except -1:
+    """Read the network's ports (and forget the flows sync_out showed the network)."""
+    cdef Py_ssize_t i
+    cdef PortState* port
     for i in range(self.port_count):
         port = &self.ports[i]
         p = self._ports[i]
@@ -323,24 +334,25 @@ cdef int _misses_in(Engine self) except -1:
     return 0
 
 
-cdef int _misses_out(Engine self, bint full) except -1:
+cdef int _misses_out(Engine self, bint full, bint sample) except -1:
     """Write the caches, the array and the network's ports back (sync_out); the flows in
     flight are shown to the network as ``_Flow`` objects (its ``sync`` and ``in_flight`` read
     them). A cache's lines (log, index and their counts: O(lines) to copy) only when ``full``:
-    otherwise they stay the engine's (no Python event of the runs it takes reads them; the
-    sampler reads the counters; with writes every cache changes between any two samples), and
-    sync_in checks, by value (:func:`_cache_mark`), that no Python event changed them. The
-    array's controller read cache's lines and write cache likewise only when ``full``."""
+    otherwise they stay the engine's (no Python event of the runs it takes reads them; with
+    writes every cache changes between any two samples), and sync_in checks, by value
+    (:func:`_cache_mark`), that no Python event changed them. The array's controller read cache's
+    lines and write cache likewise only when ``full``. Before a sample (``sample``): only what the
+    sampler reads, the array's busy meter, the ports and the flows."""
     cdef Py_ssize_t i, k, n
     cdef CacheState* c
     cdef ArrayState* a = &self.array
-    cdef PortState* port
-    cdef FlowState* f
     cdef int64_t node
-    cdef int32_t k2
     from librt.vecs import vec
     from mypy_extensions import i32, i64
 
+    if sample:
+        _meter_out(self, &a.m, self._array.spindles.busy, self.tier_count)
+        return _ports_out(self)
     for i in range(self.tier_count):
         c = &self.caches[i]
         if c.full:
@@ -410,6 +422,15 @@ cdef int _misses_out(Engine self, bint full) except -1:
     self._rc_seen = (array.bytes_read, array.bytes_written)
     _meter_out(self, &a.m, spindles.busy, self.tier_count)
     _stream_out(self, &a.u, array._stream)
+    return _ports_out(self)
+
+
+cdef int _ports_out(Engine self) except -1:
+    """Write the network's ports' byte counters back and show it the flows in flight."""
+    cdef Py_ssize_t i, k
+    cdef PortState* port
+    cdef FlowState* f
+    cdef int32_t k2
     for i in range(self.port_count):
         port = &self.ports[i]
         p = self._ports[i]
