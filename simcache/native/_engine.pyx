@@ -122,6 +122,10 @@ cdef class Engine:
     cdef object _rc_seen  # the array's (bytes_read, bytes_written) as last read or written
     cdef list _cache_seen  # per host: its cache's _cache_mark as last read or written
     cdef list _ports
+    cdef list _hosts
+    cdef int32_t* storage_down  # per host: Host.storage_down (link_down outages holding it)
+    cdef Parked* parked  # what waits for a storage port, in the order it began to wait
+    cdef int32_t n_parked, parked_cap
     cdef PortState* ports
     cdef int32_t port_count
     cdef int32_t* host_ports  # per host: its transfer back's ports (array_tx, storage_rx)
@@ -196,6 +200,8 @@ cdef class Engine:
 
     def __dealloc__(self):
         cdef Py_ssize_t i
+        free(self.storage_down)
+        free(self.parked)
         free(self.heap)
         if self.tiers != NULL:
             for i in range(self.tier_count):
@@ -430,14 +436,33 @@ cdef class Engine:
         self.narrow = True
 
     def use_misses(
-        self, list full, array, network, list host_ports, double path_miss, list ports
+        self, list full, array, network, list hosts, double path_miss, list ports
     ) -> None:
         """Run read misses: ``full``, per host, whether its cache holds every disk of its VMs
         (then only its hits are counted); ``array``: the model's ``Array``; ``network``: its
-        ``FlowNetwork``; ``host_ports``: per host, its ``(storage_tx, array_tx, storage_rx,
-        array_rx)`` ports; ``path_miss``: a read miss's path code (``collect.PATH_MISS``);
-        ``ports``: every port of the model (``Model.ports``: the peer paths' too)."""
+        ``FlowNetwork``; ``hosts``: the model's hosts (their storage and array ports, whether a
+        ``link_down`` holds their storage port); ``path_miss``: a read miss's path code
+        (``collect.PATH_MISS``); ``ports``: every port of the model (``Model.ports``: the peer
+        paths' too)."""
+        host_ports = [
+            (host.storage_tx, host.array_tx, host.storage_rx, host.array_rx) for host in hosts
+        ]
         _setup_misses(self, full, array, network, host_ports, path_miss, ports)
+        self._hosts = hosts
+        self.storage_down = <int32_t*>calloc(max(1, len(hosts)), sizeof(int32_t))
+        self.parked_cap = 16
+        self.parked = <Parked*>malloc(self.parked_cap * sizeof(Parked))
+        if self.storage_down == NULL or self.parked == NULL:
+            raise MemoryError()
+
+    def storage_back(self, int32_t host, clock) -> None:
+        """``succeed(clock, host.storage_back)`` when the engine's I/Os wait for that port
+        (a ``link_down`` outage's end, a Python event): the port's return queued as a native
+        event now, with the clock's next event id; it resumes them in the order they began to
+        wait (:func:`_storage_back`)."""
+        self._push(clock.now, (<int64_t>NORMAL << PRIORITY_SHIFT) + clock.eid, 0, STORAGE_BACK,
+                   host)
+        clock.eid += 1
 
     def use_writes(self, list write_through, list gc_factors, int path_write) -> None:
         """Run writes: per VM, whether it writes through (``VM.write_through``) and its
@@ -512,6 +537,8 @@ cdef class Engine:
             _read_gaps(self, i)
         if self.misses:
             _misses_in(self, sample)
+            for i in range(0 if sample else self.tier_count):
+                self.storage_down[i] = self._hosts[i].storage_down
         if self.destaging:
             _destagers_in(self)
         if self.narrow and self.record_count and (
@@ -712,6 +739,8 @@ cdef class Engine:
                 self.eid += 1
             elif entry.kind == META_SIGNAL:
                 _meta_signal(self, entry.slot, entry.aux, entry.time)
+            elif entry.kind == STORAGE_BACK:
+                _storage_back(self, <int32_t>entry.aux, entry.time)
             elif entry.kind == TURN:
                 _write_begin(self, entry.slot, entry.time)
             elif entry.kind == TIMER:

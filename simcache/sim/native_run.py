@@ -36,15 +36,16 @@ Scheduled events: vMotions without a VM (their streams compete for the peer port
 :func:`start_vmotion`), ``device_slow``, ``link_slow``, ``array_degraded`` and ``array_rebuild``
 (their processes stay Python's: the tier's speeds and the array's scales they set are read back
 after each Python event; a link's new capacity re-rates the engine's flows on it at once,
-``Engine.set_capacity``), no other. The hosts' destagers and flushers are built as usual; with
-write-back writes the native engine runs them (the Python flushers' first steps run as Python
-events, find no work and wait for a signal nothing triggers), else they stay idle. Not supported
-(:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``), the
-destager's order "hash", traces, the exponential tier, and every other scheduled event (a vMotion
-that moves a VM, host and device failures, outages). Python events (the flushers' first steps, the
-sampler, the "pd" controller, a slowdown's start and end, the run's stop) stay in the kernel's
-queue, and :func:`run` merges them with the native events in the kernel's (time, priority, event id)
-order.
+``Engine.set_capacity``) and a storage ``link_down`` (its process stays Python's; what waits for the
+port waits in the engine, and the port's return is a native event, ``Engine.storage_back``), no
+other. The hosts' destagers and flushers are built as usual; with write-back writes the native
+engine runs them (the Python flushers' first steps run as Python events, find no work and wait for a
+signal nothing triggers), else they stay idle. Not supported (:func:`unsupported` names them):
+replicas replicated asynchronously (``ReplicaLag``), the destager's order "hash", traces, the
+exponential tier, and every other scheduled event (a vMotion that moves a VM, host and device
+failures, peer outages). Python events (the flushers' first steps, the sampler, the "pd" controller,
+a slowdown's or an outage's start and end, the run's stop) stay in the kernel's queue, and
+:func:`run` merges them with the native events in the kernel's (time, priority, event id) order.
 """
 
 from __future__ import annotations
@@ -59,7 +60,15 @@ from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_WRITE
 from simcache.sim.host_events import vmotion_streams
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
-from simcache.spec import ArrayDegraded, ArrayRebuild, DeviceSlow, LinkSlow, Scenario, VMotion
+from simcache.spec import (
+    ArrayDegraded,
+    ArrayRebuild,
+    DeviceSlow,
+    LinkDown,
+    LinkSlow,
+    Scenario,
+    VMotion,
+)
 from simcache.workloads.generators import _BATCH, IOStream
 
 __all__ = [
@@ -138,7 +147,8 @@ def unsupported(scenario: Scenario) -> str | None:
     """Why the native engine cannot run ``scenario`` (None: it can).
 
     The reasons, in the order checked: the extension not built; a scheduled event other than a
-    vMotion without a VM, a slow device or link or a degraded or rebuilding array (``scheduled event
+    vMotion without a VM, a slow device or link, a storage link down or a degraded or rebuilding
+    array (``scheduled event
     'kind'``, ``a vMotion of a VM ('name')``); the exponential tier service; a group's trace
     replay; a write-back group with replicas that replicates asynchronously (``replication =
     "async"``); the destager's order "hash"."""
@@ -148,6 +158,8 @@ def unsupported(scenario: Scenario) -> str | None:
         if isinstance(event, VMotion):
             if event.vm is not None:
                 return f"a vMotion of a VM ({event.vm!r})"
+        elif isinstance(event, LinkDown) and event.link == "storage":
+            continue  # (its process stays Python's: Engine.storage_back, the port's return)
         elif not isinstance(event, DeviceSlow | LinkSlow | ArrayDegraded | ArrayRebuild):
             # (the slowdowns' processes stay Python's: the tier's speeds, the array's scales synced;
             # a link's capacity re-rates the engine's flows: Engine.set_capacity)
@@ -228,14 +240,7 @@ def prepare(model: Model) -> Any:
         [_refill(stream) for stream in streams],
         _BATCH,
     )
-    engine.use_misses(
-        full,
-        model.array,
-        model.network,
-        [(host.storage_tx, host.array_tx, host.storage_rx, host.array_rx) for host in model.hosts],
-        PATH_MISS,
-        model.ports,
-    )
+    engine.use_misses(full, model.array, model.network, model.hosts, PATH_MISS, model.ports)
     engine.use_writes(
         [vm.write_through for vm in model.vms], [vm.gc_factor for vm in model.vms], PATH_WRITE
     )

@@ -68,7 +68,10 @@ def outage(model: Model, event: Outage) -> Generator[simpy.Event, Any, None]:
     if storage:
         host.storage_down -= 1
         if not host.storage_down:
-            succeed(model.clock, host.storage_back)
+            if model.native is not None:  # what waits for the port is the native engine's
+                model.native.storage_back(event.host, model.clock)
+            else:
+                succeed(model.clock, host.storage_back)
             host.storage_back = Signal(None)
         return
     host.peer_down -= 1

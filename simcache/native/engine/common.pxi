@@ -59,6 +59,12 @@ cdef enum:
     VMOTION_START = 27  # its env.timeout(at) is over: its streams start
     VMOTION_DELIVERED = 28  # one of its streams arrived over a shared link: entry.aux the stream
     LEG_START = 29  # a compressed leg's CPU time is over: its flow starts (entry.aux the leg)
+    STORAGE_BACK = 30  # a host's storage port is up again (its storage_back): entry.aux the host
+    # what waits for a host's storage port (link_down): a read miss, a write-through write's
+    # data, a flusher's batch (Parked.kind)
+    PARKED_MISS = 0
+    PARKED_WT = 1
+    PARKED_FLUSH = 2
     MAX_LEGS = 2  # replicas a write-back policy promises at most (WB+2)
     MAX_PATH = 3  # ports a transfer crosses at most (tx, the shared peer fabric, rx)
     STALE_KEPT = 64  # link._STALE_TIMERS_KEPT
@@ -104,6 +110,13 @@ cdef struct Entry:
     int32_t slot
     int32_t kind
     int64_t aux  # a lone delivery's flow seq, a wake-up's number
+
+
+cdef struct Parked:
+    # an I/O or a flusher waiting for its host's storage port (Host.storage_back's callbacks)
+    int32_t host
+    int32_t slot  # a slot (PARKED_MISS, PARKED_WT) or a flusher (PARKED_FLUSH)
+    int32_t kind
 
 
 cdef struct Slot:

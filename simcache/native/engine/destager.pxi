@@ -34,6 +34,7 @@ cdef enum:
     F_CHUNK = 2  # reading it back in background requests
     F_SEND = 3  # sending it to the array
     F_ARRAY = 4  # waiting for the array's acknowledgement
+    F_LINK = 5  # its batch read back, waiting for the storage port (link_down)
 
 
 cdef struct MetaLog:
@@ -675,7 +676,17 @@ cdef int _look_for_work(Engine self, int32_t fi, double now) except -1 nogil:
 
 
 cdef int _send_batch(Engine self, int32_t fi, double now) except -1 nogil:
-    """Flusher._read_done and _send: the batch over (storage_tx, array_rx)."""
+    """Flusher._read_done: the batch read back waits for the storage port if a link_down holds
+    it, else is sent (_send_now)."""
+    cdef FlusherState* f = &self.flushers[fi]
+    if self.storage_down[f.host]:
+        f.phase = F_LINK
+        return _park(self, f.host, fi, PARKED_FLUSH)
+    return _send_now(self, fi, now)
+
+
+cdef int _send_now(Engine self, int32_t fi, double now) except -1 nogil:
+    """Flusher._send: the batch over (storage_tx, array_rx)."""
     cdef FlusherState* f = &self.flushers[fi]
     f.phase = F_SEND
     return _send_on(self, fi, now, self.host_wports[2 * f.host], self.host_wports[2 * f.host + 1],

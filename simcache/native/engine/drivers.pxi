@@ -83,6 +83,8 @@ cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogi
     if self.misses and not self.caches[vm.tier].full:
         if not _lookup(&self.caches[vm.tier], vm.index, offset, size):
             slot.offset = offset
+            if self.storage_down[vm.tier]:  # read_miss: it waits for the storage port
+                return _park(self, vm.tier, s, PARKED_MISS)
             return _miss(self, s, now)
     else:
         t.hits += 1  # Cache.lookup: every line held
@@ -123,6 +125,63 @@ cdef int _miss(Engine self, int32_t s, double now) except -1 nogil:
     done = _array_read(&self.array, arrives, vm.index, slot.offset, slot.size)
     slot.array_time = done - arrives
     self._schedule(now + (done - now), s, ARRAY_DONE)
+    return 0
+
+
+cdef int _park(Engine self, int32_t host, int32_t s, int32_t kind) except -1 nogil:
+    """``yield host.storage_back`` (or on_processed): ``s`` waits for ``host``'s storage port."""
+    cdef Parked* parked
+    if self.n_parked == self.parked_cap:
+        parked = <Parked*>realloc(self.parked, 2 * self.parked_cap * sizeof(Parked))
+        if parked == NULL:
+            with gil:
+                raise MemoryError()
+        self.parked = parked
+        self.parked_cap *= 2
+    self.parked[self.n_parked].host = host
+    self.parked[self.n_parked].slot = s
+    self.parked[self.n_parked].kind = kind
+    self.n_parked += 1
+    return 0
+
+
+cdef int _storage_back(Engine self, int32_t host, double now) except -1 nogil:
+    """Host.storage_back processed: what waited for ``host``'s storage port goes on, in the
+    order it began to wait (the signal's callbacks): a read miss asks the array
+    (ArrayRead), a write-through write or a flusher's batch is sent."""
+    cdef int32_t k, n = 0, kept = 0, s, kind
+    cdef int32_t* resumed
+    for k in range(self.n_parked):
+        if self.parked[k].host == host:
+            n += 1
+    if n == 0:
+        return 0
+    resumed = <int32_t*>malloc(2 * n * sizeof(int32_t))
+    if resumed == NULL:
+        with gil:
+            raise MemoryError()
+    n = 0
+    for k in range(self.n_parked):
+        if self.parked[k].host == host:
+            resumed[2 * n] = self.parked[k].slot
+            resumed[2 * n + 1] = self.parked[k].kind
+            n += 1
+        else:
+            self.parked[kept] = self.parked[k]
+            kept += 1
+    self.n_parked = kept
+    try:
+        for k in range(n):
+            s = resumed[2 * k]
+            kind = resumed[2 * k + 1]
+            if kind == PARKED_MISS:
+                _miss(self, s, now)
+            elif kind == PARKED_WT:
+                _wt_send(self, s, now)
+            else:
+                _send_now(self, s, now)
+    finally:
+        free(resumed)
     return 0
 
 

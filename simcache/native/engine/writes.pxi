@@ -546,8 +546,16 @@ cdef int _wt_start(Engine self, int32_t s, double now) except -1 nogil:
     slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
     if not self.caches[host].full:  # (a cache holding every disk only refreshes lines)
         _insert(&self.caches[host], vm.index, offset, slot.size)
+    if self.storage_down[host]:  # link_down: the data waits for the storage port
+        return _park(self, host, s, PARKED_WT)
+    return _wt_send(self, s, now)
+
+
+cdef int _wt_send(Engine self, int32_t s, double now) except -1 nogil:
+    """write_through's transfer: the data sent to the array over (storage_tx, array_rx)."""
+    cdef int32_t host = self.vms[self.slots[s].vm].tier
     return _send_on(self, s, now, self.host_wports[2 * host], self.host_wports[2 * host + 1],
-                    host, slot.size, FLOW_WT)
+                    host, self.slots[s].size, FLOW_WT)
 
 
 cdef int _wt_arrived(Engine self, int32_t s, double now) except -1 nogil:
