@@ -471,6 +471,7 @@ cdef class Engine:
         cdef Py_ssize_t i
         for i in range(self.vm_count):
             self.vms[i].write_through = write_through[i]
+            self.vms[i].policy_write_through = self._vms[i].policy_write_through
             self.vms[i].gc_factor = gc_factors[i]
             self.vms[i].serialize = self._vms[i]._serialize
             self.vms[i].metadata_size = self._vms[i].metadata_size
@@ -541,6 +542,8 @@ cdef class Engine:
                 self.storage_down[i] = self._hosts[i].storage_down
         if self.destaging:
             _destagers_in(self)
+            if not sample:
+                _peers_in(self)
         if self.narrow and self.record_count and (
             self.buffer.count or self.blocks.count != self.blocks_seen
         ):
@@ -573,6 +576,8 @@ cdef class Engine:
             _misses_out(self, full, sample)
         if self.destaging:
             _destagers_out(self)
+            if not sample:
+                _peers_out(self)
         if self.vmotion_count and not sample:
             _vmotions_out(self)
         if full or not self.narrow:

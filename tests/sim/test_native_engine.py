@@ -118,6 +118,8 @@ def _assert_same(python: RunRecord, native: RunRecord) -> list[np.ndarray]:
     # (as text: a record of an event still under way at the end holds NaN, which equals nothing)
     assert repr(native.outages) == repr(python.outages)
     assert repr(native.vmotions) == repr(python.vmotions)
+    assert repr(native.degraded_vms) == repr(python.degraded_vms)
+    assert repr(native.resyncs) == repr(python.resyncs)
     assert native.unfinished == python.unfinished
     assert native.events == python.events
     return columns
@@ -129,8 +131,9 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
     destager scenarios and the destager scenarios themselves (WB+0), the default scenario as
     written (WB+0/WB+1/WB+2, a vMotion without a VM) and the compressed replicas of
     compression_1gbe are in the class; no group of a chosen run that writes replicates
-    asynchronously, and no event but a vMotion without a VM, a slow device or link, a storage
-    link down or a degraded or rebuilding array is scheduled."""
+    asynchronously, and no event but a vMotion without a VM, a slow device or link, a link down
+    (a peer outage only where the write-back groups fall through to write-through: their
+    ``on_peer_loss``) or a degraded or rebuilding array is scheduled."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
@@ -151,17 +154,24 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
         ("compression_1gbe.toml", "tengig-always"),
         ("link_slow.toml", "base"),
         ("link_down.toml", "base"),
+        ("peer_loss.toml", "base"),
+        ("peer_loss.toml", "wt"),
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
         scenario = _scenario(file, variant)
         assert all(
             (event.kind == "vmotion" and event.vm is None)
             or event.kind in ("device_slow", "link_slow", "array_degraded", "array_rebuild")
-            or (event.kind == "link_down" and event.link == "storage")
+            or event.kind in ("link_down", "peer_loss")
             for event in scenario.events
         )
         for group in scenario.groups:
             assert group.workload.read_fraction == 1.0 or group.replication != "async"
+            if any(
+                event.kind == "peer_loss" or getattr(event, "link", "") == "peer"
+                for event in scenario.events
+            ):
+                assert group.policy not in ("WB+1", "WB+2") or group.on_peer_loss == "write_through"
 
 
 def test_a_slow_device_runs_natively_across_its_window() -> None:
@@ -186,6 +196,19 @@ def test_a_slow_link_runs_natively_across_its_window() -> None:
     issued, latency = columns[ISSUED], columns[COMPLETED] - columns[ISSUED]
     slow = (issued > 3.2) & (issued < 4.8)
     assert np.median(latency[slow]) > 1.05 * np.median(latency[issued < 2.8])
+
+
+@pytest.mark.parametrize("variant", ["base", "wt"])
+def test_a_peer_outage_runs_natively_when_writes_fall_through(variant: str) -> None:
+    """peer_loss.toml as written (10 s) and its write-through variant: host0's peer ports down
+    from 4 to 6 s; the outage's Python process recomputes the VMs' peers, which the engine reads
+    back: short of its peer, each WB+1 VM's writes take the write-through path there
+    (``on_peer_loss = "write_through"``) and count as such: the same records, samples, counters
+    and degraded VMs as the Python engine's."""
+    _, native, _ = _assert_both_engines_agree(_scenario("peer_loss.toml", variant))
+    assert native.run_by == native_run.NATIVE and len(native.outages) == 1
+    if variant == "base":
+        assert native.counters.wb_written_through_bytes > 0 and native.degraded_vms
 
 
 def test_a_storage_link_down_runs_natively_across_its_outage() -> None:
@@ -252,6 +275,15 @@ def _slowdown_scenarios(draw: st.DrawFn) -> Scenario:
         events.append(
             {"kind": "device_slow", "at": at, "duration": duration, "host": 0, "fraction": fraction}
         )
+    if data["cluster"]["hosts"] > 1 and draw(st.booleans()):  # a host's peer ports down
+        at, duration = draw(window)
+        kind = draw(st.sampled_from(["peer_loss", "link_down"]))
+        events.append(
+            {"kind": kind, "at": at, "duration": duration, "host": draw(st.integers(0, 1))}
+            | ({"link": "peer"} if kind == "link_down" else {})
+        )
+        for group in data["groups"]:  # (the policy the native engine takes)
+            group["on_peer_loss"] = "write_through"
     if draw(st.booleans()):  # the last host's storage port down for a while
         at, duration = draw(window)
         hosts = data["cluster"]["hosts"]
@@ -492,6 +524,12 @@ def _exponential(data: dict[str, Any]) -> None:
 
 
 def _with_event(data: dict[str, Any]) -> None:
+    data["events"] = [{"kind": "device_failure", "at": 0.01, "host": 0}]
+
+
+def _peer_outage_degrading(data: dict[str, Any]) -> None:
+    _with_replicas(data)
+    data["groups"][0] |= {"on_peer_loss": "degrade"}
     data["events"] = [{"kind": "link_down", "at": 0.01, "host": 0, "link": "peer", "duration": 1}]
 
 
@@ -503,7 +541,8 @@ def _with_event(data: dict[str, Any]) -> None:
         (_hash_order, "the destager's order 'hash'"),
         (_hash_order_wt, "the destager's order 'hash'"),
         (_exponential, "exponential tier service"),
-        (_with_event, "scheduled event 'link_down'"),  # (a peer link's)
+        (_with_event, "scheduled event 'device_failure'"),
+        (_peer_outage_degrading, "group 'fio': a peer outage with on_peer_loss = 'degrade'"),
     ],
 )
 def test_the_selector_names_what_it_lacks(change: Any, reason: str) -> None:

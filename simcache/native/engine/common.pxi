@@ -142,6 +142,7 @@ cdef struct Slot:
     double leg_acked[MAX_LEGS]
     double leg_wire[MAX_LEGS]  # a compressed leg's wire bytes (its flow starts after its CPU time)
     double critical
+    bint short_through  # a write-back VM's write taking the write-through path short of peers
 
 
 cdef struct VmState:
@@ -167,6 +168,10 @@ cdef struct VmState:
     # (VM.peer_paths, the Engine's port positions), their framing's key (_frame), the peer link's
     # latency and acknowledgement, "memory" replication, and the replicas its policy promises
     int32_t npeers, promised
+    # a peer outage (peer_loss, a peer link_down): VM.short_of_peers, VM.policy_write_through and
+    # its PeerLoss counters (written, written_through, fell_through)
+    bint short_of_peers, policy_write_through
+    int64_t loss_written, loss_written_through, fell_through
     int32_t peer[MAX_LEGS]
     int32_t leg_ports[MAX_LEGS * MAX_PATH]
     int32_t leg_nports[MAX_LEGS]

@@ -866,6 +866,43 @@ cdef int _setup_destagers(Engine self, list hosts) except -1:
     return 0
 
 
+cdef int _peers_in(Engine self) except -1:
+    """Each write-back VM's state under a peer outage (sync_in): whether it is short of its
+    peers (VM.short_of_peers: update_peers ran in the outage's Python process) and its
+    PeerLoss counters. Its writes take the write-through path while it is short (the
+    ``write_through`` policy: the selector takes no other); its peers, once it reaches them
+    all again, must be those it began with."""
+    cdef Py_ssize_t i, k
+    cdef VmState* vm
+    for i in range(self.vm_count):
+        machine = self._vms[i]
+        vm = &self.vms[i]
+        vm.short_of_peers = machine.short_of_peers
+        loss = machine.peer_loss
+        vm.loss_written = loss.written
+        vm.loss_written_through = loss.written_through
+        vm.fell_through = loss.fell_through
+        if vm.short_of_peers:
+            continue
+        peers = machine.peers
+        if len(peers) != vm.npeers or any(
+            peers[k].index != vm.peer[k] for k in range(vm.npeers)
+        ):
+            raise RuntimeError("a VM's replica peers changed under the native engine")
+    return 0
+
+
+cdef int _peers_out(Engine self) except -1:
+    """The write-back VMs' PeerLoss counters (sync_out)."""
+    cdef Py_ssize_t i
+    for i in range(self.vm_count):
+        loss = self._vms[i].peer_loss
+        loss.written = self.vms[i].loss_written
+        loss.written_through = self.vms[i].loss_written_through
+        loss.fell_through = self.vms[i].fell_through
+    return 0
+
+
 cdef int _setup_peers(Engine self, list hosts) except -1:
     """Each VM's replica peers and the paths to them (VM.peers, VM.peer_paths), the peer link's
     latency and acknowledgement, "memory" replication; each host's replica counters."""

@@ -529,9 +529,18 @@ cdef int _serial_done(Engine self, int32_t v, double now) except -1 nogil:
 
 
 cdef int _write_begin(Engine self, int32_t s, double now) except -1 nogil:
-    """write_path: slot ``s``'s write begins now (its turn, if serialized)."""
-    self.slots[s].begun = now
-    if self.vms[self.slots[s].vm].write_through:
+    """write_path: slot ``s``'s write begins now (its turn, if serialized); a write-back VM's
+    write short of its peers takes the write-through path (write_short_of_peers, its
+    ``write_through`` policy)."""
+    cdef Slot* slot = &self.slots[s]
+    cdef VmState* vm = &self.vms[slot.vm]
+    slot.begun = now
+    slot.short_through = False
+    if vm.write_through:
+        return _wt_start(self, s, now)
+    if vm.short_of_peers:
+        vm.loss_written += slot.size
+        slot.short_through = True
         return _wt_start(self, s, now)
     return _wb_start(self, s, now)
 
@@ -582,6 +591,10 @@ cdef int _wt_done(Engine self, int32_t s, double now) except -1 nogil:
     cdef double acked = slot.array_done + self.host_ack[self.vms[slot.vm].tier]
     cdef double array_time = slot.array_done - slot.arrived
     cdef int32_t v = slot.vm
+    if not self.vms[v].policy_write_through:  # a write-back VM's write, short of peers
+        self.vms[v].fell_through += slot.size
+    if slot.short_through:
+        self.vms[v].loss_written_through += slot.size
     if acked >= slot.local_done:
         _record(self, s, now, slot.begun - slot.issued, (now - slot.begun) - array_time,
                 array_time, self.path_write)
