@@ -67,6 +67,8 @@ import numpy as np
 
 from simcache.sim.kernel.signals import Signal
 
+_LOSS_POLICIES = ("write_through", "degrade", "stall")  # VmState.on_peer_loss: LOSS_*
+
 # The engine's parts, one compile unit (Cython's include: the same C as one file). Each file says
 # which Python module or class it ports.
 include "engine/common.pxi"  # constants, the queue entry, a read in flight, a VM's state
@@ -139,6 +141,7 @@ cdef class Engine:
     cdef int32_t flusher_count
     cdef int64_t reg_seq, tw_serial
     cdef list _destagers
+    cdef int32_t dest_count  # len(_destagers)
     cdef MetaLog* meta  # each host's metadata log (metadata_write)
     cdef int64_t* replica_bytes  # per host: Host.replica_bytes (its peers' data held here)
     cdef double* payload_sent  # per host: Host.replica_payload_sent
@@ -299,15 +302,17 @@ cdef class Engine:
         free(self.aw.drain_bytes)
         free(self.aw.held)
         free(self.aw.merged)
+        # (counts kept in C: the engine may be freed by the cycle collector, which clears its
+        # Python fields first; a VM's PeerLoss signal's callback refers to it)
         if self.dest != NULL:
-            for i in range(len(self._destagers)):
+            for i in range(self.dest_count):
                 free(self.dest[i].pending)
                 free(self.dest[i].since)
                 free(self.dest[i].held)
                 free(self.dest[i].waiting)
         free(self.dest)
         if self.meta != NULL:
-            for i in range(len(self._destagers)):
+            for i in range(self.dest_count):
                 free(self.meta[i].q_slot)
                 free(self.meta[i].q_batch)
         free(self.meta)
@@ -455,6 +460,17 @@ cdef class Engine:
         if self.storage_down == NULL or self.parked == NULL:
             raise MemoryError()
 
+    def peers_back(self, int32_t vm, clock) -> None:
+        """The callback of a VM's ``PeerLoss.back()`` signal, processed (a Python event: the
+        outage's end found none of its peers missing): its writes stalled in the engine
+        (``on_peer_loss = "stall"``) write back now, in the order they stalled. The state is the
+        engine's for that (read in, written back out: it is a Python event)."""
+        self.sync_in()
+        self.eid = clock.eid
+        _peers_back(self, vm, clock.now)
+        clock.eid = self.eid
+        self.sync_out(False)
+
     def storage_back(self, int32_t host, clock) -> None:
         """``succeed(clock, host.storage_back)`` when the engine's I/Os wait for that port
         (a ``link_down`` outage's end, a Python event): the port's return queued as a native
@@ -472,6 +488,7 @@ cdef class Engine:
         for i in range(self.vm_count):
             self.vms[i].write_through = write_through[i]
             self.vms[i].policy_write_through = self._vms[i].policy_write_through
+            self.vms[i].on_peer_loss = _LOSS_POLICIES.index(self._vms[i].peer_loss.policy)
             self.vms[i].gc_factor = gc_factors[i]
             self.vms[i].serialize = self._vms[i]._serialize
             self.vms[i].metadata_size = self._vms[i].metadata_size

@@ -38,18 +38,19 @@ Scheduled events: vMotions without a VM (their streams compete for the peer port
 after each Python event; a link's new capacity re-rates the engine's flows on it at once,
 ``Engine.set_capacity``) and a storage ``link_down`` (its process stays Python's; what waits for the
 port waits in the engine, and the port's return is a native event, ``Engine.storage_back``) and a
-peer outage (``peer_loss``, a peer ``link_down``) where every write-back group with replicas falls
-through to write-through short of its peers (``on_peer_loss = "write_through"``: the VMs' peers and
-whether they are short of them, which the outage's Python process recomputes, are read back; their
-counters written), no other. The hosts' destagers and flushers are built as usual; with write-back
-writes the native engine runs them (the Python flushers' first steps run as Python events, find no
-work and wait for a signal nothing triggers), else they stay idle. Not supported
+peer outage (``peer_loss``, a peer ``link_down``) where no write-back group with replicas degrades
+short of its peers (``on_peer_loss = "write_through"`` or ``"stall"``: whether the VMs are short of
+their peers, which the outage's Python process recomputes, is read back; their writes then go
+write-through, or stall in the engine until their VM's back signal, whose callback hands them back,
+``Engine.peers_back``), no other. The hosts' destagers and flushers are built as usual; with
+write-back writes the native engine runs them (the Python flushers' first steps run as Python
+events, find no work and wait for a signal nothing triggers), else they stay idle. Not supported
 (:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``), the
 destager's order "hash", traces, the exponential tier, and every other scheduled event (a vMotion
-that moves a VM, host and device failures, a peer outage that degrades or stalls writes). Python
-events (the flushers' first steps, the sampler, the "pd" controller, a slowdown's or an outage's
-start and end, the run's stop) stay in the kernel's queue, and :func:`run` merges them with the
-native events in the kernel's (time, priority, event id) order.
+that moves a VM, host and device failures, a peer outage that degrades writes). Python events (the
+flushers' first steps, the sampler, the "pd" controller, a slowdown's or an outage's start and end,
+the run's stop) stay in the kernel's queue, and :func:`run` merges them with the native events in
+the kernel's (time, priority, event id) order.
 """
 
 from __future__ import annotations
@@ -153,8 +154,8 @@ def unsupported(scenario: Scenario) -> str | None:
 
     The reasons, in the order checked: the extension not built; a scheduled event other than a
     vMotion without a VM, a slow device or link, a link down or peer loss (a peer outage only where
-    the write-back groups with replicas go write-through short of peers: ``group 'name': a peer
-    outage with on_peer_loss = ...``) or a degraded or rebuilding array (``scheduled event
+    no write-back group with replicas degrades short of peers: ``group 'name': a peer outage with
+    on_peer_loss = 'degrade'``) or a degraded or rebuilding array (``scheduled event
     'kind'``, ``a vMotion of a VM ('name')``); the exponential tier service; a group's trace
     replay; a write-back group with replicas that replicates asynchronously (``replication =
     "async"``); the destager's order "hash"."""
@@ -170,7 +171,7 @@ def unsupported(scenario: Scenario) -> str | None:
             # (its process stays Python's: the VMs' peers it recomputes are read back; short of
             # them, a write-back VM's writes go through, as the native engine runs them)
             for group in scenario.groups:
-                if group.policy in ("WB+1", "WB+2") and group.on_peer_loss != "write_through":
+                if group.policy in ("WB+1", "WB+2") and group.on_peer_loss == "degrade":
                     return (
                         f"group {group.name!r}: a peer outage with on_peer_loss = "
                         f"{group.on_peer_loss!r}"

@@ -65,6 +65,11 @@ cdef enum:
     PARKED_MISS = 0
     PARKED_WT = 1
     PARKED_FLUSH = 2
+    PARKED_STALL = 3  # a write-back write stalled short of peers (Parked.host: its VM)
+    # a write-back VM's on_peer_loss (VmState.on_peer_loss)
+    LOSS_WRITE_THROUGH = 0
+    LOSS_DEGRADE = 1
+    LOSS_STALL = 2
     MAX_LEGS = 2  # replicas a write-back policy promises at most (WB+2)
     MAX_PATH = 3  # ports a transfer crosses at most (tx, the shared peer fabric, rx)
     STALE_KEPT = 64  # link._STALE_TIMERS_KEPT
@@ -171,6 +176,7 @@ cdef struct VmState:
     # a peer outage (peer_loss, a peer link_down): VM.short_of_peers, VM.policy_write_through and
     # its PeerLoss counters (written, written_through, fell_through)
     bint short_of_peers, policy_write_through
+    int32_t on_peer_loss  # LOSS_WRITE_THROUGH, LOSS_STALL (the selector takes no degrade)
     int64_t loss_written, loss_written_through, fell_through
     int32_t peer[MAX_LEGS]
     int32_t leg_ports[MAX_LEGS * MAX_PATH]

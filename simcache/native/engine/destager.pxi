@@ -817,6 +817,7 @@ cdef int _setup_destagers(Engine self, list hosts) except -1:
     cdef Py_ssize_t h, k, n = 0
     cdef DestagerState* d
     self._destagers = [host.destager for host in hosts]
+    self.dest_count = len(hosts)
     self.dest = <DestagerState*>calloc(max(1, len(hosts)), sizeof(DestagerState))
     if self.dest == NULL:
         raise MemoryError()
@@ -893,14 +894,32 @@ cdef int _peers_in(Engine self) except -1:
 
 
 cdef int _peers_out(Engine self) except -1:
-    """The write-back VMs' PeerLoss counters (sync_out)."""
-    cdef Py_ssize_t i
+    """The write-back VMs' PeerLoss counters (sync_out); a VM whose writes stall in the engine
+    gets the signal its stalled writes wait for (PeerLoss.back(), as the first of them made it),
+    whose callback hands them back to the engine (Engine.peers_back) when the outage's end
+    processes it."""
+    cdef Py_ssize_t i, k
     for i in range(self.vm_count):
         loss = self._vms[i].peer_loss
         loss.written = self.vms[i].loss_written
         loss.written_through = self.vms[i].loss_written_through
         loss.fell_through = self.vms[i].fell_through
+    for k in range(self.n_parked):
+        if self.parked[k].kind == PARKED_STALL:
+            loss = self._vms[self.parked[k].host].peer_loss
+            if loss._back is None:
+                loss._back = Signal(None, _peers_back_callback(self, self.parked[k].host))
     return 0
+
+
+cdef object _peers_back_callback(Engine self, int32_t v):
+    """The callback of VM ``v``'s back signal: Engine.peers_back."""
+    clock = self._vms[v].clock
+
+    def back(signal):
+        self.peers_back(v, clock)
+
+    return back
 
 
 cdef int _setup_peers(Engine self, list hosts) except -1:

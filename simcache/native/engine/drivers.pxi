@@ -152,7 +152,7 @@ cdef int _storage_back(Engine self, int32_t host, double now) except -1 nogil:
     cdef int32_t k, n = 0, kept = 0, s, kind
     cdef int32_t* resumed
     for k in range(self.n_parked):
-        if self.parked[k].host == host:
+        if self.parked[k].host == host and self.parked[k].kind != PARKED_STALL:
             n += 1
     if n == 0:
         return 0
@@ -162,7 +162,7 @@ cdef int _storage_back(Engine self, int32_t host, double now) except -1 nogil:
             raise MemoryError()
     n = 0
     for k in range(self.n_parked):
-        if self.parked[k].host == host:
+        if self.parked[k].host == host and self.parked[k].kind != PARKED_STALL:
             resumed[2 * n] = self.parked[k].slot
             resumed[2 * n + 1] = self.parked[k].kind
             n += 1

@@ -540,9 +540,38 @@ cdef int _write_begin(Engine self, int32_t s, double now) except -1 nogil:
         return _wt_start(self, s, now)
     if vm.short_of_peers:
         vm.loss_written += slot.size
+        if vm.on_peer_loss == LOSS_STALL:  # until its peers are back (PeerLoss.back)
+            return _park(self, slot.vm, s, PARKED_STALL)
         slot.short_through = True
         return _wt_start(self, s, now)
     return _wb_start(self, s, now)
+
+
+cdef int _peers_back(Engine self, int32_t v, double now) except -1:
+    """write_short_of_peers's stall over (Engine.peers_back): VM ``v``'s stalled writes write
+    back from now, in the order they stalled (those of a VM short of peers again stall on)."""
+    cdef int32_t k, n = 0, kept = 0
+    cdef int32_t* resumed
+    if self.vms[v].short_of_peers:
+        return 0
+    resumed = <int32_t*>malloc(max(1, self.n_parked) * sizeof(int32_t))
+    if resumed == NULL:
+        raise MemoryError()
+    for k in range(self.n_parked):
+        if self.parked[k].kind == PARKED_STALL and self.parked[k].host == v:
+            resumed[n] = self.parked[k].slot
+            n += 1
+        else:
+            self.parked[kept] = self.parked[k]
+            kept += 1
+    self.n_parked = kept
+    try:
+        for k in range(n):
+            self.slots[resumed[k]].begun = now
+            _wb_start(self, resumed[k], now)
+    finally:
+        free(resumed)
+    return 0
 
 
 cdef int _wt_start(Engine self, int32_t s, double now) except -1 nogil:
