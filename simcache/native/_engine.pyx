@@ -50,14 +50,15 @@ narrowest types (``Engine.use_blocks``), else as rows to the record buffer.
 Layout: this file holds the :class:`Engine` (its state, its public methods and the event loop:
 the queue, ``_loop``, ``run``); the parts it runs are in ``simcache/native/engine/*.pxi``,
 included below, each opening with what it ports: the components' C structs and functions
-(``meter``, ``tier``, ``duty``, ``cache``, ``array``), and functions over the Engine (``flows``,
-``streams``, ``drivers``, ``records``, ``writes``, ``destager``, ``vmotion``, ``sync``).
+(``meter``, ``tier``, ``duty``, ``cache``, ``array``, ``hashwalk``), and functions over the Engine
+(``flows``, ``streams``, ``drivers``, ``records``, ``writes``, ``destager``, ``vmotion``,
+``sync``).
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport INFINITY, fabs, floor, isfinite, log1p, sin, sqrt
-from libc.stdint cimport UINT32_MAX, int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport INT64_MIN, UINT32_MAX, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcpy, memmove, memset
 
@@ -82,6 +83,7 @@ include "engine/streams.pxi"  # IOStream: batches, gaps, next_gap
 include "engine/drivers.pxi"  # _ClosedSlot, _OpenLoop, VM.start's read, ArrayRead, miss_delivered
 include "engine/records.pxi"  # RecordBuffer.add, RecordBlocks
 include "engine/writes.pxi"  # write_through, Array.submit for a write
+include "engine/hashwalk.pxi"  # HashWalk (a destager's order "hash")
 include "engine/destager.pxi"  # WriteBack and its replica legs, Destager, Flusher
 include "engine/vmotion.pxi"  # host_events.vmotion without a VM: its streams
 include "engine/sync.pxi"  # the Python components' state in and out (sync_in, sync_out)
@@ -306,6 +308,7 @@ cdef class Engine:
         # Python fields first; a VM's PeerLoss signal's callback refers to it)
         if self.dest != NULL:
             for i in range(self.dest_count):
+                _hw_free(&self.dest[i].hw)
                 free(self.dest[i].pending)
                 free(self.dest[i].since)
                 free(self.dest[i].held)
@@ -322,6 +325,7 @@ cdef class Engine:
                 free(self.flushers[i].held)
                 free(self.flushers[i].runs)
                 free(self.flushers[i].requests)
+                free(self.flushers[i].owners)
         free(self.flushers)
         free(self.replica_bytes)
         free(self.payload_sent)

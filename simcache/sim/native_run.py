@@ -46,11 +46,12 @@ write-through, or stall in the engine until their VM's back signal, whose callba
 write-back writes the native engine runs them (the Python flushers' first steps run as Python
 events, find no work and wait for a signal nothing triggers), else they stay idle. Not supported
 (:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``), the
-destager's order "hash", traces, the exponential tier, and every other scheduled event (a vMotion
-that moves a VM, host and device failures, a peer outage that degrades writes). Python events (the
-flushers' first steps, the sampler, the "pd" controller, a slowdown's or an outage's start and end,
-the run's stop) stay in the kernel's queue, and :func:`run` merges them with the native events in
-the kernel's (time, priority, event id) order.
+destager's order "hash" with replicas (the walk, ``engine/hashwalk.pxi``, keeps no holders), traces,
+the exponential tier, and every other scheduled event (a vMotion that moves a VM, host and device
+failures, a peer outage that degrades writes). Python events (the flushers' first steps, the
+sampler, the "pd" controller, a slowdown's or an outage's start and end, the run's stop) stay in the
+kernel's queue, and :func:`run` merges them with the native events in the kernel's (time, priority,
+event id) order.
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ def unsupported(scenario: Scenario) -> str | None:
     on_peer_loss = 'degrade'``) or a degraded or rebuilding array (``scheduled event
     'kind'``, ``a vMotion of a VM ('name')``); the exponential tier service; a group's trace
     replay; a write-back group with replicas that replicates asynchronously (``replication =
-    "async"``); the destager's order "hash"."""
+    "async"``); the destager's order "hash" with a write-back group with replicas."""
     if not available():
         return NOT_BUILT
     for event in scenario.events:
@@ -193,8 +194,11 @@ def unsupported(scenario: Scenario) -> str | None:
         ):
             return f"group {group.name!r}: asynchronous replication ({group.policy})"
     order = scenario.cluster.destager.order
-    if _writes_back(scenario) and order != "arrival":
-        return f"the destager's order {order!r}"
+    if order == "hash" and any(  # (the walk keeps no replica holders: WB+0 only)
+        group.policy in ("WB+1", "WB+2") and group.workload.read_fraction != 1.0
+        for group in scenario.groups
+    ):
+        return "the destager's order 'hash' with replicas"
     return None
 
 

@@ -86,6 +86,9 @@ cdef struct DestagerState:
     double* since
     # the hosts holding each pending write's replicas (a ring beside ``pending``: _holders)
     uint32_t* held
+    # order "hash": the writes and their dirty blocks in the walk's order (``pending`` unused)
+    bint hashed
+    HashWalk hw
 
 
 cdef struct FlusherState:
@@ -106,6 +109,9 @@ cdef struct FlusherState:
     int32_t n_runs, runs_cap
     Piece* requests  # the runs cut into pieces of at most max_batch (Destager.write)
     int32_t requests_cap
+    # order "hash": each piece's write (its slot in the walk: ``vm``) and bytes (``size``)
+    Piece* owners
+    int32_t owners_cap
     int64_t nbytes, unique
 
 
@@ -175,7 +181,9 @@ cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t siz
     if vm.npeers < vm.promised:
         d.short += size
     cdef double* since
-    if d.p_count == d.p_cap:
+    if d.hashed:
+        _hw_push(&d.hw, vm.index, offset, size)
+    elif d.p_count == d.p_cap:
         cap = 2 * d.p_cap if d.p_cap else 64
         grown = <Pending*>malloc(cap * sizeof(Pending))
         since = <double*>malloc(cap * sizeof(double))
@@ -195,13 +203,14 @@ cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t siz
         d.held = held_ring
         d.p_head = 0
         d.p_cap = cap
-    k = (d.p_head + d.p_count) % d.p_cap
-    d.pending[k].vm = <int32_t>vm.index
-    d.pending[k].offset = offset
-    d.pending[k].size = <int32_t>size
-    d.since[k] = now
-    d.held[k] = held
-    d.p_count += 1
+    if not d.hashed:
+        k = (d.p_head + d.p_count) % d.p_cap
+        d.pending[k].vm = <int32_t>vm.index
+        d.pending[k].offset = offset
+        d.pending[k].size = <int32_t>size
+        d.since[k] = now
+        d.held[k] = held
+        d.p_count += 1
     if not d.work_triggered:  # as Event.succeed(): queued now
         d.work_triggered = True
         self._push(now, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, h, WORK, d.work_id)
@@ -498,8 +507,9 @@ cdef int _admit_waiting(Engine self, int32_t h, double now) except -1 nogil:
 
 
 cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
-    """Destager.take for order "arrival" without pacing: the oldest writes up to max_batch (at
-    least one), coalesced into runs sorted by VM and offset."""
+    """Destager.take: for order "arrival", the oldest writes up to max_batch (at least one); for
+    "hash", the walk's next blocks (_take_blocks); paced; coalesced into runs sorted by VM and
+    offset."""
     cdef FlusherState* f = &self.flushers[fi]
     cdef DestagerState* d = &self.dest[f.host]
     cdef Piece item
@@ -508,7 +518,10 @@ cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
     cdef double floor = d.low_bytes if d.draining else 0.0
     cdef double eligible_before = now - d.delay, start
     left = d.pending_bytes
-    while d.p_count:
+    if d.hashed:
+        n = _take_blocks(self, f, d, &total)
+        left = d.pending_bytes
+    while d.p_count and not d.hashed:
         size = d.pending[d.p_head].size
         if n and (total + size > d.max_batch or not d.since[d.p_head] <= eligible_before
                   or left - size < floor):
@@ -556,6 +569,49 @@ cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
     for k in range(f.n_runs):
         f.unique += f.runs[k].size
     return 0
+
+
+cdef int32_t _take_blocks(Engine self, FlusherState* f, DestagerState* d, int64_t* total
+                         ) except -1 nogil:
+    """Destager._take_blocks: the walk's next dirty blocks, whole, up to max_batch bytes (at
+    least one), leaving at least the low watermark pending while a drain runs: each piece in
+    ``f.items`` (no holders), its write and bytes in ``f.owners``; their count returned, their
+    bytes in ``total``, the pending bytes counted down."""
+    cdef HashWalk* w = &d.hw
+    cdef double floor = d.low_bytes if d.draining else 0.0
+    cdef int64_t left = d.pending_bytes, size, key, start
+    cdef int32_t n = 0, slot, piece
+    total[0] = 0
+    while _hw_ready(w):
+        size = _hw_head_size(w)
+        if n and (total[0] + size > d.max_batch or left - size < floor):
+            break
+        key = w.walk.blocks[0].key  # HashWalk.take_block: the block's pieces come together
+        while w.walk.count and w.walk.blocks[0].key == key:
+            slot = w.walk.blocks[0].slot
+            piece = w.walk.blocks[0].piece
+            size = _hw_piece(w, slot, piece, &start)
+            _block_pop(&w.walk)
+            w.cursor = key
+            f.items = _pieces_room(f.items, &f.items_cap, n + 1)
+            f.owners = _pieces_room(f.owners, &f.owners_cap, n + 1)
+            if f.held_cap < f.items_cap:
+                f.held = <uint32_t*>realloc(f.held, f.items_cap * sizeof(uint32_t))
+                if f.held == NULL:
+                    with gil:
+                        raise MemoryError()
+                f.held_cap = f.items_cap
+            f.items[n].vm = w.vm[slot]
+            f.items[n].offset = start
+            f.items[n].size = size
+            f.held[n] = 0
+            f.owners[n].vm = slot
+            f.owners[n].size = size
+            n += 1
+            total[0] += size
+            left -= size
+    d.pending_bytes = left
+    return n
 
 
 cdef bint _background(Engine self, int32_t h, double now, int64_t size, double* at
@@ -614,10 +670,15 @@ cdef double _ready_at(Engine self, DestagerState* d, int32_t h, double now) noex
     INFINITY: wait for new writes), the watermark state updated on the way."""
     cdef int64_t oldest
     cdef double ready = now, quiet_from, eligible
-    if d.p_count == 0:
+    if d.hashed:
+        if not _hw_ready(&d.hw):
+            return INFINITY
+        oldest = _hw_head_size(&d.hw)
+    elif d.p_count == 0:
         return INFINITY
-    if d.watermarks or d.idle:
+    else:
         oldest = d.pending[d.p_head].size
+    if d.watermarks or d.idle:
         if d.draining and d.pending_bytes - oldest < d.low_bytes:
             d.draining = False
         if (not d.draining and d.backlog >= d.high_bytes
@@ -736,6 +797,13 @@ cdef int _destaged(Engine self, int32_t fi, double now) except -1 nogil:
     d.runs += f.n_runs
     d.backlog -= f.nbytes
     d.destaged += f.nbytes
+    if d.hashed:  # Destager._release_blocks: the writes whose last block this was leave
+        for k in range(f.n_items):
+            if _hw_release(&d.hw, <int32_t>f.owners[k].vm, f.owners[k].size):
+                d.single_copy -= d.hw.size[f.owners[k].vm]  # (no holders: a single copy)
+        f.n_items = 0
+        f.n_runs = 0
+        return _admit_waiting(self, f.host, now)
     for k in range(f.n_items):
         held = f.held[k]
         size = f.items[k].size
@@ -844,6 +912,10 @@ cdef int _setup_destagers(Engine self, list hosts) except -1:
         d.low_bytes = destager._low_bytes
         d.delay = destager._delay
         d.paced = destager._paced
+        d.hashed = destager._hashed
+        d.hw.unit = d.max_batch  # HashWalk(spec.max_batch)
+        d.hw.cursor = INT64_MIN
+        d.hw.free = -1
         d.rate = destager.rate
         tier = hosts[h].tier
         d.weighted = tier._scheduling == "weighted"
