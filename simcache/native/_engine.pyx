@@ -519,8 +519,9 @@ cdef class Engine:
         """``FlowNetwork.set_capacity`` for the flows in flight, which are the engine's (a
         ``link_slow`` window's start or end, a Python event): after the Python network has set
         ``port``'s capacity (its own flows: none), re-rate the engine's flows on it at the
-        clock's time, scheduling with the clock's event ids; the ports' byte counters then shown
-        to the Python ports again (a finished lone flow leaves)."""
+        clock's time, scheduling with the clock's event ids; the ports' byte counters and the
+        flows in flight then shown to the Python network again (a finished lone flow leaves,
+        the others have new rates: a sample may read them before any sync)."""
         cdef Py_ssize_t i, index = -1
         for i in range(self.port_count if self.misses else 0):
             if self._ports[i] is port:
@@ -531,10 +532,7 @@ cdef class Engine:
         self.eid = clock.eid
         _set_capacity(self, <int32_t>index, capacity, clock.now)
         clock.eid = self.eid
-        for i in range(self.port_count):
-            p = self._ports[i]
-            p.delivered_bytes = self.ports[i].delivered
-            p.carried_bytes = self.ports[i].carried
+        _ports_out(self)  # (a sample may come next with no sync in between)
 
     def use_vmotions(self, list vmotions) -> None:
         """Where the started vMotions' records go (``Model.vmotions``)."""

@@ -49,9 +49,9 @@ events, find no work and wait for a signal nothing triggers), else they stay idl
 destager's order "hash" with replicas (the walk, ``engine/hashwalk.pxi``, keeps no holders), traces,
 the exponential tier, and every other scheduled event (a vMotion that moves a VM, host and device
 failures, a peer outage that degrades writes). Python events (the flushers' first steps, the
-sampler, the "pd" controller, a slowdown's or an outage's start and end, the run's stop) stay in the
-kernel's queue, and :func:`run` merges them with the native events in the kernel's (time, priority,
-event id) order.
+sampler, the "pd" controller, a slowdown's or an outage's start and end, a stalled VM's back signal,
+the resync processes a peer outage's end starts, the run's stop) stay in the kernel's queue, and
+:func:`run` merges them with the native events in the kernel's (time, priority, event id) order.
 """
 
 from __future__ import annotations

@@ -231,6 +231,26 @@ def test_writes_stalled_by_a_peer_outage_resume_natively() -> None:
     assert stalled.sum() > 0 and np.all(completed[stalled] >= 1.2)
 
 
+def test_two_peer_outages_stall_and_resume_the_same_writes() -> None:
+    """peer_loss.toml's stall variant on three hosts with two outages one after the other (host0's
+    peer ports, then host1's peer link): at each outage's end only the VMs that stalled get a back
+    signal (a VM that stalled at the first outage and not at the second gets none at the second's
+    end: the same events and ids as the Python engine)."""
+    data = _scenario("peer_loss.toml", "stall").model_dump(mode="json")
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    data["cluster"]["hosts"] = 3
+    data["run"] |= {"duration": 1.6, "warmup": 0.1}
+    data["events"] = [
+        {"kind": "peer_loss", "at": 0.3, "host": 0, "duration": 0.3},
+        {"kind": "link_down", "at": 0.9, "host": 1, "link": "peer", "duration": 0.3},
+    ]
+    for group in data["groups"]:
+        group["workload"]["iops"] = 200
+    _, native, _ = _assert_both_engines_agree(load_scenario(data))
+    assert native.run_by == native_run.NATIVE and len(native.outages) == 2
+
+
 def test_a_storage_link_down_runs_natively_across_its_outage() -> None:
     """link_down.toml as written (8 s): host0's storage port down from 3 to 5 s, the read misses,
     and the destage batches waiting for it in the engine until the port's return (a native event

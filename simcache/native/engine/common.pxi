@@ -118,9 +118,10 @@ cdef struct Entry:
 
 
 cdef struct Parked:
-    # an I/O or a flusher waiting for its host's storage port (Host.storage_back's callbacks)
-    int32_t host
-    int32_t slot  # a slot (PARKED_MISS, PARKED_WT) or a flusher (PARKED_FLUSH)
+    # an I/O or a flusher waiting for its host's storage port (Host.storage_back's callbacks), or
+    # a write stalled short of peers (PeerLoss.back's)
+    int32_t host  # the host; for PARKED_STALL, the VM
+    int32_t slot  # a slot (PARKED_MISS, PARKED_WT, PARKED_STALL) or a flusher (PARKED_FLUSH)
     int32_t kind
 
 

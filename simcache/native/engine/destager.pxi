@@ -942,9 +942,9 @@ cdef int _setup_destagers(Engine self, list hosts) except -1:
 cdef int _peers_in(Engine self) except -1:
     """Each write-back VM's state under a peer outage (sync_in): whether it is short of its
     peers (VM.short_of_peers: update_peers ran in the outage's Python process) and its
-    PeerLoss counters. Its writes take the write-through path while it is short (the
-    ``write_through`` policy: the selector takes no other); its peers, once it reaches them
-    all again, must be those it began with."""
+    PeerLoss counters. While it is short its writes take the write-through path
+    (``on_peer_loss = "write_through"``) or stall (``"stall"``: the selector takes no
+    ``"degrade"``); its peers, once it reaches them all again, must be those it began with."""
     cdef Py_ssize_t i, k
     cdef VmState* vm
     for i in range(self.vm_count):
@@ -966,10 +966,10 @@ cdef int _peers_in(Engine self) except -1:
 
 
 cdef int _peers_out(Engine self) except -1:
-    """The write-back VMs' PeerLoss counters (sync_out); a VM whose writes stall in the engine
-    gets the signal its stalled writes wait for (PeerLoss.back(), as the first of them made it),
-    whose callback hands them back to the engine (Engine.peers_back) when the outage's end
-    processes it."""
+    """The write-back VMs' PeerLoss counters (sync_out); a VM short of peers whose writes stall
+    in the engine gets the signal its stalled writes wait for (PeerLoss.back(), which the first
+    of them made in Python; no id is drawn until it is queued), whose callback hands them back to
+    the engine (Engine.peers_back) when the outage's end processes it."""
     cdef Py_ssize_t i, k
     for i in range(self.vm_count):
         loss = self._vms[i].peer_loss
@@ -977,7 +977,9 @@ cdef int _peers_out(Engine self) except -1:
         loss.written_through = self.vms[i].loss_written_through
         loss.fell_through = self.vms[i].fell_through
     for k in range(self.n_parked):
-        if self.parked[k].kind == PARKED_STALL:
+        # (only while it is short: once the outage's end has queued the signal, its stalled
+        # writes wait for that one; Python makes a new one only when a write stalls again)
+        if self.parked[k].kind == PARKED_STALL and self.vms[self.parked[k].host].short_of_peers:
             loss = self._vms[self.parked[k].host].peer_loss
             if loss._back is None:
                 loss._back = Signal(None, _peers_back_callback(self, self.parked[k].host))

@@ -129,7 +129,8 @@ cdef int _miss(Engine self, int32_t s, double now) except -1 nogil:
 
 
 cdef int _park(Engine self, int32_t host, int32_t s, int32_t kind) except -1 nogil:
-    """``yield host.storage_back`` (or on_processed): ``s`` waits for ``host``'s storage port."""
+    """``yield host.storage_back`` (or on_processed): ``s`` waits for ``host``'s storage port;
+    or (PARKED_STALL, ``host`` a VM) ``yield loss.back()``: a write waits for its VM's peers."""
     cdef Parked* parked
     if self.n_parked == self.parked_cap:
         parked = <Parked*>realloc(self.parked, 2 * self.parked_cap * sizeof(Parked))

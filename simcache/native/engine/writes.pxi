@@ -530,8 +530,8 @@ cdef int _serial_done(Engine self, int32_t v, double now) except -1 nogil:
 
 cdef int _write_begin(Engine self, int32_t s, double now) except -1 nogil:
     """write_path: slot ``s``'s write begins now (its turn, if serialized); a write-back VM's
-    write short of its peers takes the write-through path (write_short_of_peers, its
-    ``write_through`` policy)."""
+    write short of its peers (write_short_of_peers) takes the write-through path
+    (``on_peer_loss = "write_through"``) or stalls until its peers are back (``"stall"``)."""
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
     slot.begun = now
