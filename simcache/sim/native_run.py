@@ -3,11 +3,11 @@
 ``simcache/native/_engine.pyx`` (built at install unless ``SIMCACHE_NATIVE=0``) runs, in ``nogil``
 code, the per-I/O path of one class of scenarios: generated reads, served by the hosts' read caches
 or, on a miss, by the backing array; writes through to the array or back through the destage
-buffers, with or without replicas; vMotions without a VM, slow devices, degraded arrays. It takes
-every run it supports (:func:`unsupported` finds nothing it lacks) unless turned off
-(``SIMCACHE_NATIVE_ENGINE=0``, or ``run_scenario(..., native=False)``); any other run, or any run
-without the extension built, goes to the Python engine, and the run's record says which ran and why
-(:func:`choose`). The results are the same either way: the engine is checked against the Python
+buffers, with or without replicas; vMotions without a VM, slowdowns, outages and the hash order
+(below). It takes every run it supports (:func:`unsupported` finds nothing it lacks) unless turned
+off (``SIMCACHE_NATIVE_ENGINE=0``, or ``run_scenario(..., native=False)``); any other run, or any
+run without the extension built, goes to the Python engine, and the run's record says which ran and
+why (:func:`choose`). The results are the same either way: the engine is checked against the Python
 engine record for record (``tests/sim/test_native_engine.py``).
 
 What it supports: any number of hosts; every group a generated workload (no trace) reading only
@@ -169,8 +169,8 @@ def unsupported(scenario: Scenario) -> str | None:
         elif isinstance(event, LinkDown) and event.link == "storage":
             continue  # (its process stays Python's: Engine.storage_back, the port's return)
         elif isinstance(event, PeerLoss | LinkDown):  # a host's peer ports down
-            # (its process stays Python's: the VMs' peers it recomputes are read back; short of
-            # them, a write-back VM's writes go through, as the native engine runs them)
+            # (its process stays Python's: whether the VMs are short of their peers is read back;
+            # short, a write-back VM's writes go through or stall, as the native engine runs them)
             for group in scenario.groups:
                 if group.policy in ("WB+1", "WB+2") and group.on_peer_loss == "degrade":
                     return (

@@ -166,10 +166,7 @@ cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t siz
     queued now if it was not."""
     cdef DestagerState* d = &self.dest[h]
     cdef VmState* vm = &self.vms[v]
-    cdef int64_t cap, k
-    cdef Pending* grown
     cdef uint32_t held = _holders(vm)
-    cdef uint32_t* held_ring
     if size > 0x7FFFFFFF or vm.index > 0x7FFFFFFF:
         with gil:
             raise ValueError("a buffered write of 2 GiB or more, or of a VM past 2**31")
@@ -180,10 +177,26 @@ cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t siz
         d.single_copy += size
     if vm.npeers < vm.promised:
         d.short += size
-    cdef double* since
     if d.hashed:
         _hw_push(&d.hw, vm.index, offset, size)
-    elif d.p_count == d.p_cap:
+    else:
+        _ring_push(d, vm.index, offset, size, now, held)
+    if not d.work_triggered:  # as Event.succeed(): queued now
+        d.work_triggered = True
+        self._push(now, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, h, WORK, d.work_id)
+        self.eid += 1
+    return 0
+
+
+cdef int _ring_push(DestagerState* d, int64_t vm, int64_t offset, int64_t size, double now,
+                    uint32_t held) except -1 nogil:
+    """WriteQueue.push: the write at the pending ring's tail, with its entry time and holders
+    (the ring doubled when full)."""
+    cdef int64_t cap, k
+    cdef Pending* grown
+    cdef double* since
+    cdef uint32_t* held_ring
+    if d.p_count == d.p_cap:
         cap = 2 * d.p_cap if d.p_cap else 64
         grown = <Pending*>malloc(cap * sizeof(Pending))
         since = <double*>malloc(cap * sizeof(double))
@@ -203,18 +216,13 @@ cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t siz
         d.held = held_ring
         d.p_head = 0
         d.p_cap = cap
-    if not d.hashed:
-        k = (d.p_head + d.p_count) % d.p_cap
-        d.pending[k].vm = <int32_t>vm.index
-        d.pending[k].offset = offset
-        d.pending[k].size = <int32_t>size
-        d.since[k] = now
-        d.held[k] = held
-        d.p_count += 1
-    if not d.work_triggered:  # as Event.succeed(): queued now
-        d.work_triggered = True
-        self._push(now, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, h, WORK, d.work_id)
-        self.eid += 1
+    k = (d.p_head + d.p_count) % d.p_cap
+    d.pending[k].vm = <int32_t>vm
+    d.pending[k].offset = offset
+    d.pending[k].size = <int32_t>size
+    d.since[k] = now
+    d.held[k] = held
+    d.p_count += 1
     return 0
 
 
@@ -517,32 +525,32 @@ cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
     cdef int32_t n = 0, k
     cdef double floor = d.low_bytes if d.draining else 0.0
     cdef double eligible_before = now - d.delay, start
-    left = d.pending_bytes
     if d.hashed:
         n = _take_blocks(self, f, d, &total)
+    else:
         left = d.pending_bytes
-    while d.p_count and not d.hashed:
-        size = d.pending[d.p_head].size
-        if n and (total + size > d.max_batch or not d.since[d.p_head] <= eligible_before
-                  or left - size < floor):
-            break
-        f.items = _pieces_room(f.items, &f.items_cap, n + 1)
-        if f.held_cap < f.items_cap:
-            f.held = <uint32_t*>realloc(f.held, f.items_cap * sizeof(uint32_t))
-            if f.held == NULL:
-                with gil:
-                    raise MemoryError()
-            f.held_cap = f.items_cap
-        f.items[n].vm = d.pending[d.p_head].vm
-        f.items[n].offset = d.pending[d.p_head].offset
-        f.items[n].size = d.pending[d.p_head].size
-        f.held[n] = d.held[d.p_head]
-        n += 1
-        d.p_head = (d.p_head + 1) % d.p_cap
-        d.p_count -= 1
-        total += size
-        left -= size
-    d.pending_bytes = left
+        while d.p_count:
+            size = d.pending[d.p_head].size
+            if n and (total + size > d.max_batch or not d.since[d.p_head] <= eligible_before
+                      or left - size < floor):
+                break
+            f.items = _pieces_room(f.items, &f.items_cap, n + 1)
+            if f.held_cap < f.items_cap:
+                f.held = <uint32_t*>realloc(f.held, f.items_cap * sizeof(uint32_t))
+                if f.held == NULL:
+                    with gil:
+                        raise MemoryError()
+                f.held_cap = f.items_cap
+            f.items[n].vm = d.pending[d.p_head].vm
+            f.items[n].offset = d.pending[d.p_head].offset
+            f.items[n].size = d.pending[d.p_head].size
+            f.held[n] = d.held[d.p_head]
+            n += 1
+            d.p_head = (d.p_head + 1) % d.p_cap
+            d.p_count -= 1
+            total += size
+            left -= size
+        d.pending_bytes = left
     f.n_items = n
     f.nbytes = total
     if d.paced:
@@ -575,8 +583,9 @@ cdef int32_t _take_blocks(Engine self, FlusherState* f, DestagerState* d, int64_
                          ) except -1 nogil:
     """Destager._take_blocks: the walk's next dirty blocks, whole, up to max_batch bytes (at
     least one), leaving at least the low watermark pending while a drain runs: each piece in
-    ``f.items`` (no holders), its write and bytes in ``f.owners``; their count returned, their
-    bytes in ``total``, the pending bytes counted down."""
+    ``f.items``, its write and bytes in ``f.owners`` (no holders: ``f.held`` is not read for
+    them, _destaged releases them by their owners); their count returned, their bytes in
+    ``total``, the pending bytes counted down."""
     cdef HashWalk* w = &d.hw
     cdef double floor = d.low_bytes if d.draining else 0.0
     cdef int64_t left = d.pending_bytes, size, key, start
@@ -595,16 +604,9 @@ cdef int32_t _take_blocks(Engine self, FlusherState* f, DestagerState* d, int64_
             w.cursor = key
             f.items = _pieces_room(f.items, &f.items_cap, n + 1)
             f.owners = _pieces_room(f.owners, &f.owners_cap, n + 1)
-            if f.held_cap < f.items_cap:
-                f.held = <uint32_t*>realloc(f.held, f.items_cap * sizeof(uint32_t))
-                if f.held == NULL:
-                    with gil:
-                        raise MemoryError()
-                f.held_cap = f.items_cap
             f.items[n].vm = w.vm[slot]
             f.items[n].offset = start
             f.items[n].size = size
-            f.held[n] = 0
             f.owners[n].vm = slot
             f.owners[n].size = size
             n += 1

@@ -146,41 +146,42 @@ cdef int _park(Engine self, int32_t host, int32_t s, int32_t kind) except -1 nog
     return 0
 
 
-cdef int _storage_back(Engine self, int32_t host, double now) except -1 nogil:
-    """Host.storage_back processed: what waited for ``host``'s storage port goes on, in the
-    order it began to wait (the signal's callbacks): a read miss asks the array
-    (ArrayRead), a write-through write or a flusher's batch is sent."""
-    cdef int32_t k, n = 0, kept = 0, s, kind
-    cdef int32_t* resumed
-    for k in range(self.n_parked):
-        if self.parked[k].host == host and self.parked[k].kind != PARKED_STALL:
-            n += 1
-    if n == 0:
-        return 0
-    resumed = <int32_t*>malloc(2 * n * sizeof(int32_t))
-    if resumed == NULL:
+cdef Parked* _unpark(Engine self, int32_t host, bint stalled, int32_t* n) except NULL nogil:
+    """Take what waits for ``host`` out of the parked ones, in the order it began to wait: the
+    stalled writes of VM ``host`` (``stalled``), else what waits for host ``host``'s storage
+    port. Returns them (``n`` of them; the caller frees the copy: resuming one may park
+    another)."""
+    cdef int32_t k, kept = 0
+    cdef Parked* taken = <Parked*>malloc(max(1, self.n_parked) * sizeof(Parked))
+    if taken == NULL:
         with gil:
             raise MemoryError()
-    n = 0
+    n[0] = 0
     for k in range(self.n_parked):
-        if self.parked[k].host == host and self.parked[k].kind != PARKED_STALL:
-            resumed[2 * n] = self.parked[k].slot
-            resumed[2 * n + 1] = self.parked[k].kind
-            n += 1
+        if self.parked[k].host == host and (self.parked[k].kind == PARKED_STALL) == stalled:
+            taken[n[0]] = self.parked[k]
+            n[0] += 1
         else:
             self.parked[kept] = self.parked[k]
             kept += 1
     self.n_parked = kept
+    return taken
+
+
+cdef int _storage_back(Engine self, int32_t host, double now) except -1 nogil:
+    """Host.storage_back processed: what waited for ``host``'s storage port goes on, in the
+    order it began to wait (the signal's callbacks): a read miss asks the array
+    (ArrayRead), a write-through write or a flusher's batch is sent."""
+    cdef int32_t k, n
+    cdef Parked* resumed = _unpark(self, host, False, &n)
     try:
         for k in range(n):
-            s = resumed[2 * k]
-            kind = resumed[2 * k + 1]
-            if kind == PARKED_MISS:
-                _miss(self, s, now)
-            elif kind == PARKED_WT:
-                _wt_send(self, s, now)
+            if resumed[k].kind == PARKED_MISS:
+                _miss(self, resumed[k].slot, now)
+            elif resumed[k].kind == PARKED_WT:
+                _wt_send(self, resumed[k].slot, now)
             else:
-                _send_now(self, s, now)
+                _send_now(self, resumed[k].slot, now)
     finally:
         free(resumed)
     return 0

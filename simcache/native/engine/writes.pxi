@@ -550,25 +550,15 @@ cdef int _write_begin(Engine self, int32_t s, double now) except -1 nogil:
 cdef int _peers_back(Engine self, int32_t v, double now) except -1:
     """write_short_of_peers's stall over (Engine.peers_back): VM ``v``'s stalled writes write
     back from now, in the order they stalled (those of a VM short of peers again stall on)."""
-    cdef int32_t k, n = 0, kept = 0
-    cdef int32_t* resumed
+    cdef int32_t k, n
+    cdef Parked* resumed
     if self.vms[v].short_of_peers:
         return 0
-    resumed = <int32_t*>malloc(max(1, self.n_parked) * sizeof(int32_t))
-    if resumed == NULL:
-        raise MemoryError()
-    for k in range(self.n_parked):
-        if self.parked[k].kind == PARKED_STALL and self.parked[k].host == v:
-            resumed[n] = self.parked[k].slot
-            n += 1
-        else:
-            self.parked[kept] = self.parked[k]
-            kept += 1
-    self.n_parked = kept
+    resumed = _unpark(self, v, True, &n)
     try:
         for k in range(n):
-            self.slots[resumed[k]].begun = now
-            _wb_start(self, resumed[k], now)
+            self.slots[resumed[k].slot].begun = now
+            _wb_start(self, resumed[k].slot, now)
     finally:
         free(resumed)
     return 0
