@@ -49,10 +49,17 @@ def unfinished_table(record: RunRecord) -> pd.DataFrame:
     """One row per I/O still in flight at the end, in issue order per VM; VMs of failed hosts are
     gone and left out."""
     groups = record.scenario.groups
-    names, hosts, unfinished = record.vm_names, record.vm_hosts, record.unfinished
+    unfinished = record.unfinished
+    vm = unfinished.vm
     group_of = [groups[g].name for g in record.vm_groups]
-    rows = [(names[io.vm], group_of[io.vm], hosts[io.vm], io.op, io.issue_s) for io in unfinished]
-    return pd.DataFrame(rows, columns=list(UNFINISHED_COLUMNS)).astype({"issue_s": float})
+    columns = (
+        np.array(record.vm_names, dtype=object)[vm],
+        np.array(group_of, dtype=object)[vm],
+        np.array(record.vm_hosts, dtype=object)[vm],
+        np.where(unfinished.write, "write", "read").astype(object),
+        unfinished.issue_s.astype(float),
+    )
+    return pd.DataFrame(dict(zip(UNFINISHED_COLUMNS, columns, strict=True)))
 
 
 def series_table(record: RunRecord, records: pd.DataFrame | None) -> pd.DataFrame:

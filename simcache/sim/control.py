@@ -29,12 +29,15 @@ from typing import Any
 
 from simcache.base.errors import RunTooLargeError, ScenarioError
 from simcache.base.units import UnitError, parse_size
+from simcache.physics.cluster import read_cache_lines
 from simcache.sim.collect import BUFFER_ROWS, RECORD_BYTES
 from simcache.spec import Group, Scenario
+from simcache.workloads.generators import BLOCK
 
 __all__ = [
     "BYTES_PER_IO",
     "BYTES_PER_SAMPLE_VALUE",
+    "CACHE_LINE_BYTES",
     "DEFAULT_LIMITS",
     "EVENTS_PER_IO",
     "LIMIT_OPTIONS",
@@ -63,6 +66,13 @@ STREAM_BYTES_PER_VM = 2 * (8 * 1613 + 8 * 30)
 histogram of 1,613 int64 counts, and about 30 counters and batch sums. (The model's own state is
 not counted: its cache-line maps grow with the blocks the VMs touch until the caches or working
 sets are full; bench/README.md, "Memory per I/O".)"""
+
+CACHE_LINE_BYTES = 64
+"""Peak memory per line a host's read cache holds, bytes: the cache's index and recency log (at
+most 35 bytes a line, ``tests/sim/test_read_cache_lru.py``) and, in a native run, the engine's
+copy of them: 45 bytes a line in all, measured (bench/README.md, "Warm caches held whole"). A
+warm cache holding its VMs' disks whole holds no line entries
+(:meth:`simcache.sim.components.cache.ReadCache.hold_whole`)."""
 
 BYTES_PER_SAMPLE_VALUE = 120
 """Memory per value of the sampled series (one column at one sample time): a float in a dict,
@@ -157,8 +167,12 @@ class Work:
     series_columns: int
     """Columns of the series (utilizations, queues and backlogs of every component)."""
     memory_bytes: float
-    """Memory held at the end: records, series, and the records waiting for the next sample."""
+    """Memory held at the end: records, series, the records waiting for the next sample, and the
+    read caches' lines."""
     ios_by_group: dict[str, float] = field(default_factory=dict)
+    cache_lines: float = 0.0
+    """Lines the hosts' read caches may come to hold (a warm start's from the first instant),
+    at most: :data:`CACHE_LINE_BYTES` of memory each."""
 
     @property
     def events(self) -> float:
@@ -168,9 +182,10 @@ class Work:
     def describe(self) -> str:
         """One line: I/Os, samples and memory, e.g. ``"about 46,440 I/Os, 40 samples x 43
         columns, 27 MiB"``."""
+        lines = f", up to {self.cache_lines:,.0f} cached lines" if self.cache_lines else ""
         return (
             f"about {self.ios:,.0f} I/Os, {self.samples:,} samples x {self.series_columns} "
-            f"columns, {_size(self.memory_bytes)} of memory"
+            f"columns{lines}, {_size(self.memory_bytes)} of memory"
         )
 
 
@@ -194,7 +209,8 @@ def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
     the device's reads and writes times ``repeat``. Memory is :data:`BYTES_PER_IO` per I/O
     (``keep_records=False``: :data:`STREAM_BYTES_PER_VM` per VM instead), the records of one sample
     interval as they wait (:data:`simcache.sim.collect.RECORD_BYTES` each, at most
-    :data:`simcache.sim.collect.BUFFER_ROWS`), and the series.
+    :data:`simcache.sim.collect.BUFFER_ROWS`), the series, and :data:`CACHE_LINE_BYTES` per line
+    the read caches may hold (:func:`_cache_lines`).
     """
     run = scenario.run
     closed_chains = sum(
@@ -216,10 +232,70 @@ def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
         if keep_records
         else sum(scenario.group_vm_count(g) for g in scenario.groups) * STREAM_BYTES_PER_VM
     )
-    memory = held + waiting * RECORD_BYTES + samples * columns * BYTES_PER_SAMPLE_VALUE
-    return Work(
-        ios=ios, samples=samples, series_columns=columns, memory_bytes=memory, ios_by_group=by_group
+    lines = _cache_lines(scenario, ios)
+    memory = (
+        held
+        + waiting * RECORD_BYTES
+        + samples * columns * BYTES_PER_SAMPLE_VALUE
+        + lines * CACHE_LINE_BYTES
     )
+    return Work(
+        ios=ios,
+        samples=samples,
+        series_columns=columns,
+        memory_bytes=memory,
+        ios_by_group=by_group,
+        cache_lines=lines,
+    )
+
+
+def _cache_lines(scenario: Scenario, ios: float) -> float:
+    """The most lines the hosts' read caches hold at once: per host, its capacity in lines or its
+    VMs' disks in lines if fewer (any host's capacity where a VM can move: a moved VM's lines can
+    be on two hosts). A cold cache gains lines only from the run's I/Os (at most each I/O's lines;
+    a trace's I/O sizes are not counted, so its disks bound it). A warm cache starts filled, unless
+    it holds each of its VMs' disks whole (``sim.engine._warm_caches``): then no line entry at all.
+    The memory of ``MAX_CACHED_LINES`` lines a host is the bound ``spec/consistency.py`` keeps."""
+    cluster = scenario.cluster
+    line = cluster.cache.line
+    capacity = read_cache_lines(cluster)
+    moves = scenario.moves_vms
+    reach = _host_reach_lines(scenario, line)
+    total = 0.0
+    for lines in reach:
+        if not lines:
+            continue
+        share = capacity // len(lines)
+        if cluster.cache.warm and not moves and max(lines) <= share:
+            continue  # held whole: no line entries
+        total += capacity if moves else min(capacity, sum(lines))
+    if not cluster.cache.warm and all(g.workload.trace is None for g in scenario.groups):
+        largest = max(max(g.workload.size_mix[0]) for g in scenario.groups)
+        total = min(total, ios * (largest // line + 2))
+    return total
+
+
+def _host_reach_lines(scenario: Scenario, line: int) -> list[list[int]]:
+    """Per host, the lines of each of its VMs' disks (their working sets, or the spans of the trace
+    devices they replay) as the engine places them, with what a generated workload's largest I/O
+    runs past the working set's end (``sim.engine._vm_reach_bytes``)."""
+    hosts: list[list[int]] = [[] for _ in range(scenario.cluster.hosts)]
+    for group in scenario.groups:
+        workload = group.workload
+        group_hosts = scenario.group_hosts(group)
+        if workload.trace is None:
+            disk = workload.working_set + max(0, max(workload.size_mix[0]) - BLOCK)
+            for host in group_hosts:
+                hosts[host] += [-(-disk // line)] * group.vms_per_host
+        else:
+            devices = scenario.trace_device_summaries(group)
+            for position, host in enumerate(group_hosts):
+                first = position * group.vms_per_host
+                hosts[host] += [
+                    -(-device.span // line)
+                    for device in devices[first : first + group.vms_per_host]
+                ]
+    return hosts
 
 
 def _ios_per_vm(scenario: Scenario, group: Group, closed_rate: float | None) -> float:
@@ -290,20 +366,28 @@ def check_work(
         over.append(
             f"{_size(work.memory_bytes)} of memory (limit {_size(limits.max_memory_bytes)})"
         )
-    if over:
-        raise RunTooLargeError(
-            f"scenario {scenario.name!r}",
-            [
-                (
-                    "run.duration",
-                    f"this run is expected to take {' and '.join(over)}: {work.describe()} over "
-                    f"{scenario.run.duration:g} simulated "
-                    "seconds. Shorten run.duration (or --duration), lower the load, or allow it "
-                    f"with {LIMIT_OPTIONS}",
-                )
-            ],
+    if not over:
+        return work
+    lines_bytes = work.cache_lines * CACHE_LINE_BYTES
+    if work.ios <= limits.max_ios and lines_bytes > work.memory_bytes / 2:
+        # the read caches' lines take most of it, whatever the duration
+        field, fix = (
+            "cluster.cache.line",
+            "Use larger lines (cluster.cache.line) or a smaller cluster.cache.capacity",
         )
-    return work
+    else:
+        field, fix = "run.duration", "Shorten run.duration (or --duration), lower the load"
+    raise RunTooLargeError(
+        f"scenario {scenario.name!r}",
+        [
+            (
+                field,
+                f"this run is expected to take {' and '.join(over)}: {work.describe()} over "
+                f"{scenario.run.duration:g} simulated seconds. {fix}, or allow it with "
+                f"{LIMIT_OPTIONS}",
+            )
+        ],
+    )
 
 
 class Cancel:

@@ -36,7 +36,7 @@ from simcache.sim.degradations import array_event, slowdown
 from simcache.sim.drivers import start_workload
 from simcache.sim.kernel.clock import clock_of, current_time, events_scheduled, run_until
 from simcache.sim.outages import outage
-from simcache.sim.record import RunCounters, RunRecord, SeriesSample, UnfinishedIO
+from simcache.sim.record import RunCounters, RunRecord, SeriesSample, UnfinishedIOs
 from simcache.sim.stream import StreamStats
 from simcache.spec import (
     ArrayDegraded,
@@ -71,7 +71,12 @@ def _stream_seed(seed: int, *key: int) -> np.random.SeedSequence:
 
 
 def build(
-    scenario: Scenario, seed: int, *, paths: Paths = "callbacks", native: bool = False
+    scenario: Scenario,
+    seed: int,
+    *,
+    paths: Paths = "callbacks",
+    native: bool = False,
+    stop_requested: Callable[[], bool] | None = None,
 ) -> Model:
     """Create every component of ``scenario`` in a fresh SimPy environment.
 
@@ -79,7 +84,8 @@ def build(
     state machines, or as the generators those mirror event for event (``"generators"``: the
     reference the callbacks are checked against, ``tests/sim/test_fast_paths.py``). ``native``:
     the VMs' I/O runs in the native engine if it supports the model (:mod:`simcache.sim.native_run`;
-    ``model.native`` says whether it does).
+    ``model.native`` says whether it does). ``stop_requested``: the run's stop test, which a warm
+    cache's fill heeds.
     """
     env = simpy.Environment()
     clock = clock_of(env)
@@ -146,7 +152,7 @@ def build(
     for host in hosts:
         host.destager.promised = promised
     if scenario.cluster.cache.warm:
-        _warm_caches(hosts, vms, _vm_reach_bytes(scenario))
+        _warm_caches(hosts, vms, _vm_reach_bytes(scenario), scenario.moves_vms, stop_requested)
     model = Model(
         env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, buffer, fabric
     )
@@ -174,20 +180,39 @@ def build(
     return model
 
 
-def _warm_caches(hosts: list[Host], vms: list[VM], disk_bytes: list[int]) -> None:
+def _warm_caches(
+    hosts: list[Host],
+    vms: list[VM],
+    disk_bytes: list[int],
+    moves: bool,
+    stop_requested: Callable[[], bool] | None,
+) -> None:
     """Start each host's read cache holding its VMs' disks from their start (``cache.warm``):
     each VM gets an equal share of the cache's lines, as much of its disk (the bytes its I/Os
-    reach, :func:`_vm_reach_bytes`) as that share holds."""
+    reach, :func:`_vm_reach_bytes`) as that share holds. A cache whose share holds each of its VMs'
+    whole disks holds them without an entry per line (:meth:`ReadCache.hold_whole`), unless a VM
+    can move (``moves``: :attr:`Scenario.moves_vms`). A cache filled line by line stops filling
+    once ``stop_requested()`` (the run's deadline or cancel token: millions of lines take seconds).
+    """
     for host in hosts:
         residents = [vm for vm in vms if vm.host is host]
         if not residents:
             continue
         cache = host.cache
         share = cache.capacity_lines // len(residents)
+        needed = {vm.index: -(-disk_bytes[vm.index] // cache.line) for vm in residents}
+        if not moves and all(lines <= share for lines in needed.values()):
+            whole = [0] * (max(needed) + 1)
+            for index, lines in needed.items():
+                whole[index] = lines
+            cache.hold_whole(whole)
+            continue
         for vm in residents:
-            lines = min(share, -(-disk_bytes[vm.index] // cache.line))
+            lines = min(share, needed[vm.index])
             chunk = 4096  # lines per insert: one call covers many lines without one huge range
             for first in range(0, lines, chunk):
+                if stop_requested is not None and stop_requested():
+                    break  # (the run then stops at its first poll)
                 count = min(chunk, lines - first)
                 cache.insert(vm.index, first * cache.line, count * cache.line)
         cache.inserted_lines = 0  # the lines of the warm start are not fills of the run
@@ -384,7 +409,8 @@ def run_scenario(
         if token is not None
     ]
     native, run_by = native_run.choose(scenario, native, generators=paths == "generators")
-    model = build(scenario, seed, paths=paths, native=native)
+    stop_requested = (lambda: any(token.cancelled for token in tokens)) if tokens else None
+    model = build(scenario, seed, paths=paths, native=native, stop_requested=stop_requested)
     if native and model.native is None:  # chosen, but a VM's stream is not one it runs
         run_by = native_run.NO_STREAMS
     if not keep_records:
@@ -399,7 +425,6 @@ def run_scenario(
     model.record_buffer.sink = model.records_sink()
     sampler = _Sampler(model)
     model.env.process(_sampler(model, sampler, run.sample_interval, run.duration, progress))
-    stop_requested = (lambda: any(token.cancelled for token in tokens)) if tokens else None
     collecting = gc.isenabled()
     # the run allocates many small long-lived tuples; cyclic GC passes over them cost ~10%
     gc.disable()
@@ -493,15 +518,28 @@ def record_run(
     )
 
 
-def _unfinished(vms: list[VM]) -> list[UnfinishedIO]:
-    """Every I/O in flight at the end, in issue order per VM; VMs of failed hosts are left out."""
-    return [
-        UnfinishedIO(vm.index, op, issued)
-        for vm in vms
-        if vm.host.alive
-        for op, in_flight in (("read", vm.reads_in_flight), ("write", vm.writes_in_flight))
-        for issued in in_flight.values()
-    ]
+def _unfinished(vms: list[VM]) -> UnfinishedIOs:
+    """Every I/O in flight at the end, in issue order per VM (its reads, then its writes); VMs of
+    failed hosts are left out."""
+    counts: list[int] = []
+    writes: list[bool] = []
+    numbers: list[int] = []
+    times: list[np.ndarray] = [np.empty(0)]
+    for vm in vms:
+        if not vm.host.alive:
+            continue
+        for write, in_flight in ((False, vm.reads_in_flight), (True, vm.writes_in_flight)):
+            if in_flight:
+                count = len(in_flight)
+                counts.append(count)
+                writes.append(write)
+                numbers.append(vm.index)
+                times.append(np.fromiter(in_flight.values(), np.float64, count))
+    return UnfinishedIOs(
+        vm=np.repeat(np.array(numbers, dtype=np.int32), counts),
+        write=np.repeat(np.array(writes, dtype=bool), counts),
+        issue_s=np.concatenate(times),
+    )
 
 
 def _counters(model: Model) -> RunCounters:

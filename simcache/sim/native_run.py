@@ -222,18 +222,10 @@ def prepare(model: Model) -> Any:
     full: list[bool] = []
     for host in model.hosts:
         residents = [vm for vm in model.vms if vm.host is host]
-        share = host.cache.capacity_lines // max(1, len(residents))
-        holds = model.scenario.cluster.cache.warm  # warm: each VM's share of lines filled
-        for vm in residents:
-            stream = vm.stream
-            if not isinstance(stream, IOStream):
-                return None
-            workload = stream.workload
-            # _vm_reach_bytes: the disk and what its largest I/O runs past the working set's end
-            needed = workload.working_set + max(0, max(workload.size_mix[0]) - 4096)
-            if -(-needed // host.cache.line) > share:
-                holds = False
-        full.append(holds)
+        if not all(isinstance(vm.stream, IOStream) for vm in residents):
+            return None
+        # a warm cache holding its VMs' disks whole (ReadCache.hold_whole): every read hits
+        full.append(host.cache.whole if residents else model.scenario.cluster.cache.warm)
     for vm in model.vms:
         assert isinstance(vm.stream, IOStream)
         cache = vm.host.cache

@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from simcache.sim.collect import RecordBlocks
 from simcache.sim.stream import StreamStats
 from simcache.spec import Scenario
 
-__all__ = ["RunCounters", "RunRecord", "SeriesSample", "UnfinishedIO"]
+__all__ = ["RunCounters", "RunRecord", "SeriesSample", "UnfinishedIOs"]
 
 
 @dataclass(frozen=True)
@@ -45,16 +47,33 @@ class SeriesSample:
     """Network transfers under way at ``time_s``."""
 
 
-@dataclass(frozen=True)
-class UnfinishedIO:
-    """An I/O issued but not completed when the run ended, on a VM whose host is alive."""
+@dataclass(frozen=True, eq=False)
+class UnfinishedIOs:
+    """The I/Os issued but not completed when the run ended, on VMs whose host is alive, as three
+    columns of one row per I/O (an overloaded run leaves hundreds of thousands: an object each
+    took seconds to make and to turn into a table)."""
 
-    vm: int
-    """The VM's index (build order)."""
-    op: str
-    """``read`` or ``write``."""
-    issue_s: float
-    """Simulated time it was issued, seconds."""
+    vm: np.ndarray
+    """The VM's index (build order), int32."""
+    write: np.ndarray
+    """True for a write, False for a read."""
+    issue_s: np.ndarray
+    """Simulated time it was issued, seconds (float64)."""
+
+    def __len__(self) -> int:
+        return len(self.vm)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UnfinishedIOs) and all(
+            np.array_equal(a, b)
+            for a, b in zip(
+                (self.vm, self.write, self.issue_s),
+                (other.vm, other.write, other.issue_s),
+                strict=True,
+            )
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # (arrays: mutable)
 
 
 @dataclass(frozen=True)
@@ -122,7 +141,7 @@ class RunRecord:
     """Each VM's group index into ``scenario.groups``."""
     vm_hosts: list[str]
     """The host each VM ran on at the end."""
-    unfinished: list[UnfinishedIO]
+    unfinished: UnfinishedIOs
     """In issue order per VM (reads then writes), VMs in build order."""
     host_names: list[str]
     port_labels: list[str]

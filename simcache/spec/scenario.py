@@ -30,7 +30,7 @@ from simcache.spec.array import ArraySpec
 from simcache.spec.checks import CheckSpec, Expectation, check_problems
 from simcache.spec.components import ClusterSpec
 from simcache.spec.consistency import run_problems, scenario_problems
-from simcache.spec.events import Event
+from simcache.spec.events import Event, HostFailure, VMotion
 from simcache.spec.fields import (
     BASE,
     MAX_EVENTS,
@@ -166,6 +166,16 @@ class Scenario(_Spec):
         trace = spec.open()
         summary = trace.summary()
         return [summary[name] for name in spec.vm_devices(trace, self.group_vm_count(group))]
+
+    @property
+    def moves_vms(self) -> bool:
+        """Whether a VM can change hosts during the run: a vMotion of a VM, or a host failure
+        whose VMs HA restarts elsewhere (``restart_delay``)."""
+        return any(
+            (isinstance(event, VMotion) and event.vm is not None)
+            or (isinstance(event, HostFailure) and event.restart_delay is not None)
+            for event in self.events
+        )
 
     def group_vm_count(self, group: Group) -> int:
         """VMs of ``group``: ``vms_per_host`` on each of its hosts."""

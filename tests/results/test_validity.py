@@ -80,6 +80,24 @@ def test_overloaded_summary_counts_unfinished_and_marks_lower_bounds(overloaded:
     assert overloaded.totals["ios_unfinished_at_end"] == len(overloaded.unfinished)
 
 
+def test_the_unfinished_table_lists_each_vm_s_reads_then_writes_in_issue_order(
+    overloaded: Result,
+) -> None:
+    """Result.unfinished: one row per I/O in flight at the end, VMs in build order, each VM's reads
+    then its writes, each in issue order (the record keeps them as columns: UnfinishedIOs)."""
+    table = overloaded.unfinished
+    assert list(table.columns) == ["vm", "group", "host", "op", "issue_s"]
+    assert all(pd.api.types.is_string_dtype(table[c]) for c in ["vm", "group", "host", "op"])
+    assert table["issue_s"].dtype == np.float64
+    assert set(table["group"]) == {"db"} and set(table["op"]) <= {"read", "write"}
+    for _, rows in table.groupby("vm", sort=False):
+        ops = list(rows["op"])
+        assert ops == sorted(ops)  # reads, then writes
+        for _, block in rows.groupby("op"):
+            assert block["issue_s"].is_monotonic_increasing
+    assert (table["issue_s"] <= overloaded.meta["simulated_s"]).all()
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_stable_mm1_gives_no_instability_warning(seed: int) -> None:
     result = simcache.simulate(mm1(500.0), seed=seed)  # rho = 0.5

@@ -34,6 +34,7 @@ from simcache.sim.collect import RECORD_BYTES
 from simcache.sim.control import (
     BYTES_PER_IO,
     BYTES_PER_SAMPLE_VALUE,
+    CACHE_LINE_BYTES,
     DEFAULT_LIMITS,
     NO_LIMITS,
     Cancel,
@@ -63,11 +64,67 @@ def test_expected_work_of_an_open_loop_is_rate_times_duration_times_vms() -> Non
     assert work.ios == 4000
     assert work.samples == 20
     assert work.series_columns == 12 + 10 * 2
+    # a cold cache gains at most an I/O's lines an I/O: 4 KiB in 64 KiB lines, 2 at most (of
+    # 163,840 lines of each VM's 10 GiB disk, 6.1 million of the tier)
+    assert work.cache_lines == 4000 * 2
     assert (
         work.memory_bytes
-        == 4000 * BYTES_PER_IO + 4000 / 20 * RECORD_BYTES + 20 * 32 * BYTES_PER_SAMPLE_VALUE
+        == 4000 * BYTES_PER_IO
+        + 4000 / 20 * RECORD_BYTES
+        + 20 * 32 * BYTES_PER_SAMPLE_VALUE
+        + 8000 * CACHE_LINE_BYTES
     )
-    assert work.describe() == "about 4,000 I/Os, 20 samples x 32 columns, 756 KiB of memory"
+    assert work.describe() == (
+        "about 4,000 I/Os, 20 samples x 32 columns, up to 8,000 cached lines, 1.2 MiB of memory"
+    )
+
+
+def test_expected_work_counts_the_lines_a_cache_may_hold() -> None:
+    """Each line a host's read cache may come to hold counts CACHE_LINE_BYTES: a cold cache's at
+    most its capacity, its VMs' disks, or the lines its I/Os bring; a warm cache's from the start,
+    unless it holds its VMs' disks whole (no line entries: ReadCache.hold_whole)."""
+    run = {"duration": "10s", "sample_interval": "0.5s"}
+    disk = {"mode": "open", "iops": 200, "read_fraction": 0.3, "working_set": "8GiB"}
+    # warm, each host's one VM's 8 GiB (131,072 lines of 64 KiB) inside its 1 GiB cache? no: the
+    # cache holds its 16,384 lines from the start
+    warm = small(run=run, workload=disk, cluster={"cache": {"warm": True, "capacity": "1GiB"}})
+    assert expected_work(warm).cache_lines == 2 * 16_384
+    # a cache as large as the disks holds them whole
+    whole = small(run=run, workload=disk, cluster={"cache": {"warm": True, "capacity": "8GiB"}})
+    assert expected_work(whole).cache_lines == 0
+    # ... unless a VM can move (its lines could be on two hosts: every host's capacity counts)
+    moving = small(
+        run=run,
+        workload=disk,
+        cluster={"cache": {"warm": True, "capacity": "8GiB"}},
+        events=[{"kind": "host_failure", "host": 1, "at": "5s", "restart_delay": "1s"}],
+    )
+    assert expected_work(moving).cache_lines == 2 * 131_072
+    # cold, large I/Os: the I/Os bring the lines (1 MiB in 4 KiB lines: 256, 257 if unaligned)
+    big = {**disk, "sizes": {"1MiB": 1}}
+    cold = small(run=run, workload=big, cluster={"cache": {"line": "4KiB", "capacity": "1GiB"}})
+    assert expected_work(cold).cache_lines == 2 * 262_144  # the capacity, before 4,000 x 258
+
+
+def test_a_warm_cache_too_large_for_memory_is_refused_before_it_fills() -> None:
+    """A warm cache of 4 KiB lines over terabytes of disks would take its memory before the first
+    I/O: the work check counts it and refuses, naming the figures and the fix."""
+    scenario = small(
+        workload={"mode": "open", "iops": 10, "working_set": "2TiB"},
+        cluster={"cache": {"warm": True, "line": "4KiB", "capacity": "1TiB"}},
+        array={"profile": "array-14x7200", "spindles": 64},
+    )
+    work = expected_work(scenario)
+    assert work.cache_lines == 2 * 2**28
+    with pytest.raises(RunTooLargeError) as caught:
+        check_work(scenario)
+    message = str(caught.value)
+    assert (
+        "cluster.cache.line: this run is expected to take 32.0 GiB of memory (limit 8.0 GiB)"
+        in message
+    )
+    assert "up to 536,870,912 cached lines" in message
+    assert "Use larger lines (cluster.cache.line) or a smaller cluster.cache.capacity" in message
 
 
 def test_expected_work_of_an_onoff_open_loop_counts_the_on_time() -> None:
@@ -142,9 +199,8 @@ def test_a_run_past_the_limit_is_refused_before_it_starts_with_the_figures_and_t
     assert str(caught.value) == (
         "scenario 'stop-small': run too large (1 problem(s))\n"
         "  run.duration: this run is expected to take 4,000 I/Os (limit 1,000): about 4,000 I/Os, "
-        "40 samples x 32 columns, "
-        "823 KiB of memory over 10 simulated seconds. Shorten run.duration (or --duration), lower "
-        "the load, or allow it with "
+        "40 samples x 32 columns, up to 8,000 cached lines, 1.3 MiB of memory over 10 simulated "
+        "seconds. Shorten run.duration (or --duration), lower the load, or allow it with "
         "--max-ios N / --max-memory SIZE / --no-limit (simulate(limits=Limits(...)), "
         "SIMCACHE_MAX_IOS, SIMCACHE_MAX_MEMORY)"
     )
@@ -153,7 +209,7 @@ def test_a_run_past_the_limit_is_refused_before_it_starts_with_the_figures_and_t
 def test_the_memory_limit_names_both_figures() -> None:
     with pytest.raises(
         RunTooLargeError,
-        match=r"expected to take 823 KiB of memory \(limit 1 KiB\): about 4,000 I/Os",
+        match=r"expected to take 1.3 MiB of memory \(limit 1 KiB\): about 4,000 I/Os",
     ):
         check_work(small(run={"duration": "10s"}), Limits(max_memory_bytes=1024))
 
@@ -238,6 +294,21 @@ def test_a_token_cancelled_before_the_run_stops_it_at_its_first_poll() -> None:
     result = simcache.simulate(small(run={"duration": "60s"}), cancel=token)
     assert result.meta["stop_reason"] == "before"
     assert stopped_at(result) is not None and stopped_at(result) < 60  # type: ignore[operator]
+
+
+def test_a_deadline_stops_a_warm_cache_filling_line_by_line() -> None:
+    """A warm cache smaller than its VMs' disks is filled line by line before the run (2 million
+    lines of 4 KiB here, about a second); the fill heeds the deadline (it counts from the build),
+    so the run stops at its first poll (some thousands of events in) rather than after the fill."""
+    scenario = small(
+        run={"duration": "60s"},
+        workload={"mode": "open", "iops": 100, "working_set": "16GiB"},
+        cluster={"cache": {"warm": True, "line": "4KiB", "capacity": "8GiB"}},
+    )
+    result = simcache.simulate(scenario, deadline=0.001)
+    assert result.meta["stop_reason"] == "deadline of 0.001 s wall time passed"
+    assert stopped_at(result) is not None and stopped_at(result) < 60  # type: ignore[operator]
+    assert result.meta["wall_time_s"] < 0.5  # (the whole fill: over a second, 4 in Python)
 
 
 def test_run_until_polls_every_so_many_events_and_stops_where_it_is() -> None:

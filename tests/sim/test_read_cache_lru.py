@@ -15,7 +15,8 @@ import random
 import tracemalloc
 from collections import OrderedDict
 
-from hypothesis import settings
+import pytest
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
@@ -239,3 +240,111 @@ def test_clear_frees_the_vectors() -> None:
     )
     assert cache.memory_bytes < 500
     assert not cache.holds(0, 0, LINE)
+
+
+def _filled(whole: list[int], capacity: int) -> ReferenceLRU:
+    """The reference filled as the build fills a warm cache line by line: VM by VM, each disk from
+    its start, the fill not counted as inserts."""
+    reference = ReferenceLRU(capacity, LINE)
+    for vm, lines in enumerate(whole):
+        if lines:
+            reference.insert(vm, 0, lines * LINE)
+    reference.inserted_lines = 0
+    return reference
+
+
+_WHOLE = st.lists(st.integers(0, 40), min_size=1, max_size=4).filter(any)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    whole=_WHOLE,
+    spare=st.integers(0, 20),
+    ios=st.lists(
+        st.tuples(
+            st.sampled_from(["lookup", "insert", "holds"]),
+            st.integers(0, 3),
+            st.integers(0, 39),
+            st.sampled_from([512, LINE, 3 * LINE + 100, 8 * LINE]),
+        ),
+        max_size=60,
+    ),
+)
+def test_disks_held_whole_answer_as_the_lines_filled_one_by_one(
+    whole: list[int], spare: int, ios: list[tuple[str, int, int, int]]
+) -> None:
+    """A cache holding its VMs' disks whole (``hold_whole``, the warm start of a device test)
+    answers every read, write and ``holds`` inside those disks as the same cache filled line by
+    line does: the same answers and counters (hits, inserts, evictions, bytes held). Recency is
+    not compared: no line can leave such a cache, so nothing reads it."""
+    capacity = sum(whole) + spare
+    cache = ReadCache(capacity, LINE)
+    cache.hold_whole(whole)
+    reference = _filled(whole, capacity)
+    assert cache.whole and cache.recency() == reference.recency()
+    for op, vm, line, size in ios:
+        if vm >= len(whole) or (line * LINE + size - 1) // LINE >= whole[vm]:
+            continue  # outside the disks: the next test's case
+        assert getattr(cache, op)(vm, line * LINE, size) == getattr(reference, op)(
+            vm, line * LINE, size
+        )
+    counters = ("hits", "misses", "inserted_lines", "evicted_lines", "occupied_bytes")
+    assert [getattr(cache, name) for name in counters] == [
+        getattr(reference, name) for name in counters
+    ]
+    assert cache.whole and cache._count == 0  # still no entry per line
+    assert cache.memory_bytes <= 4 * 16 + 8 + 8 * len(whole)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    whole=_WHOLE,
+    spare=st.integers(0, 20),
+    first=st.sampled_from(["lookup", "insert", "discard", "holds", "clear"]),
+    vm=st.integers(0, 4),
+    line=st.integers(0, 60),
+    ios=st.lists(
+        st.tuples(
+            st.sampled_from(["lookup", "insert", "holds", "discard"]),
+            st.integers(0, 4),
+            st.integers(0, 60),
+            st.sampled_from([512, LINE, 3 * LINE + 100, 8 * LINE]),
+        ),
+        max_size=40,
+    ),
+)
+def test_a_call_outside_the_disks_fills_their_lines_oldest_first(
+    whole: list[int],
+    spare: int,
+    first: str,
+    vm: int,
+    line: int,
+    ios: list[tuple[str, int, int, int]],
+) -> None:
+    """The first call whole mode cannot answer (an I/O of another VM or past a disk's lines, a
+    discard; a clear empties it) puts the lines in the index and the log as the build's fill would
+    have; from then on the cache is the line-by-line LRU, identical to the reference after every
+    step (recency included)."""
+    assume(first in ("discard", "clear") or vm >= len(whole) or line >= whole[vm])
+    capacity = sum(whole) + spare
+    cache = ReadCache(capacity, LINE)
+    cache.hold_whole(whole)
+    reference = _filled(whole, capacity)
+    apply(first, vm, line * LINE, LINE, cache, reference)
+    assert first == "holds" or not cache.whole  # (holds answers without filling)
+    if first == "holds":
+        return
+    assert_same(cache, reference)
+    for op, io_vm, io_line, size in ios:
+        apply(op, io_vm, io_line * LINE, size, cache, reference)
+        assert_same(cache, reference)
+
+
+def test_hold_whole_refuses_what_does_not_fit() -> None:
+    """Whole disks go into an empty cache that holds them all."""
+    cache = ReadCache(10, LINE)
+    with pytest.raises(ValueError, match="do not fit"):
+        cache.hold_whole([6, 5])
+    cache.insert(0, 0, LINE)
+    with pytest.raises(ValueError, match="empty cache"):
+        cache.hold_whole([1])
