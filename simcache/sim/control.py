@@ -45,6 +45,7 @@ __all__ = [
     "MAX_MEMORY_ENV",
     "NO_LIMITS",
     "POLL_EVENTS",
+    "SLOT_BYTES",
     "Cancel",
     "Limits",
     "Stopped",
@@ -73,6 +74,12 @@ most 35 bytes a line, ``tests/sim/test_read_cache_lru.py``) and, in a native run
 copy of them: 45 bytes a line in all, measured (bench/README.md, "Warm caches held whole"). A
 warm cache holding its VMs' disks whole holds no line entries
 (:meth:`simcache.sim.components.cache.ReadCache.hold_whole`)."""
+
+SLOT_BYTES = 1200
+"""Peak memory per closed-loop slot (``workers`` x ``outstanding`` a VM), bytes: the slot, its
+first I/O in flight and that I/O's record, all at the start of the run; measured 652 bytes a slot
+natively and 1,104 in the Python engine at a million slots (bench/README.md, "Warm caches held
+whole")."""
 
 BYTES_PER_SAMPLE_VALUE = 120
 """Memory per value of the sampled series (one column at one sample time): a float in a dict,
@@ -170,6 +177,8 @@ class Work:
     """Memory held at the end: records, series, the records waiting for the next sample, and the
     read caches' lines."""
     ios_by_group: dict[str, float] = field(default_factory=dict)
+    slots: int = 0
+    """Closed-loop slots (``workers`` x ``outstanding`` per VM): :data:`SLOT_BYTES` each."""
     cache_lines: float = 0.0
     """Lines the hosts' read caches may come to hold (a warm start's from the first instant),
     at most: :data:`CACHE_LINE_BYTES` of memory each."""
@@ -209,8 +218,9 @@ def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
     the device's reads and writes times ``repeat``. Memory is :data:`BYTES_PER_IO` per I/O
     (``keep_records=False``: :data:`STREAM_BYTES_PER_VM` per VM instead), the records of one sample
     interval as they wait (:data:`simcache.sim.collect.RECORD_BYTES` each, at most
-    :data:`simcache.sim.collect.BUFFER_ROWS`), the series, and :data:`CACHE_LINE_BYTES` per line
-    the read caches may hold (:func:`_cache_lines`).
+    :data:`simcache.sim.collect.BUFFER_ROWS`), the series, :data:`SLOT_BYTES` per closed-loop slot
+    and :data:`CACHE_LINE_BYTES` per line the read caches may hold (:func:`_cache_lines`). Each
+    closed-loop slot issues its first I/O at the start, so a closed loop issues at least its slots.
     """
     run = scenario.run
     closed_chains = sum(
@@ -218,9 +228,15 @@ def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
     )
     closed_rates = _closed_rates(scenario) if 0 < closed_chains <= ESTIMATED_CHAINS_MAX else {}
     by_group: dict[str, float] = {}
+    slots = 0
     for group in scenario.groups:
         vms = scenario.group_vm_count(group)
         by_group[group.name] = vms * _ios_per_vm(scenario, group, closed_rates.get(group.name))
+        workload = group.workload
+        if workload.mode == "closed" and workload.trace is None:
+            group_slots = vms * workload.workers * workload.outstanding
+            slots += group_slots
+            by_group[group.name] = max(by_group[group.name], group_slots)
     ios = sum(by_group.values())
     samples = max(1, math.ceil(run.duration / run.sample_interval))
     # ports, tier utilization and queue, backlog per host; cluster figures
@@ -238,6 +254,7 @@ def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
         + waiting * RECORD_BYTES
         + samples * columns * BYTES_PER_SAMPLE_VALUE
         + lines * CACHE_LINE_BYTES
+        + slots * SLOT_BYTES
     )
     return Work(
         ios=ios,
@@ -245,6 +262,7 @@ def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
         series_columns=columns,
         memory_bytes=memory,
         ios_by_group=by_group,
+        slots=slots,
         cache_lines=lines,
     )
 
@@ -368,12 +386,17 @@ def check_work(
         )
     if not over:
         return work
-    lines_bytes = work.cache_lines * CACHE_LINE_BYTES
-    if work.ios <= limits.max_ios and lines_bytes > work.memory_bytes / 2:
-        # the read caches' lines take most of it, whatever the duration
+    # what takes most of the memory whatever the duration, if anything: the fix names it
+    if work.ios <= limits.max_ios and work.cache_lines * CACHE_LINE_BYTES > work.memory_bytes / 2:
         field, fix = (
             "cluster.cache.line",
             "Use larger lines (cluster.cache.line) or a smaller cluster.cache.capacity",
+        )
+    elif work.slots * SLOT_BYTES > work.memory_bytes / 2:
+        field, fix = (
+            "groups",
+            f"{work.slots:,} closed-loop slots (VMs x workers x outstanding) each hold an I/O: "
+            "give the closed loops fewer workers, outstanding I/Os or VMs",
         )
     else:
         field, fix = "run.duration", "Shorten run.duration (or --duration), lower the load"

@@ -37,6 +37,7 @@ from simcache.sim.control import (
     CACHE_LINE_BYTES,
     DEFAULT_LIMITS,
     NO_LIMITS,
+    SLOT_BYTES,
     Cancel,
     Limits,
     Stopped,
@@ -104,6 +105,27 @@ def test_expected_work_counts_the_lines_a_cache_may_hold() -> None:
     big = {**disk, "sizes": {"1MiB": 1}}
     cold = small(run=run, workload=big, cluster={"cache": {"line": "4KiB", "capacity": "1GiB"}})
     assert expected_work(cold).cache_lines == 2 * 262_144  # the capacity, before 4,000 x 258
+
+
+def test_closed_loop_slots_count_their_memory_and_their_first_ios() -> None:
+    """Each closed-loop slot holds an I/O from the start (SLOT_BYTES with its record), so a closed
+    loop issues at least its slots; millions of them are refused before the engine allocates them
+    (found by bench/fuzz.py: 16 million slots of the P3700 validation, a MemoryError in the
+    native engine's set-up), naming the slots and the fix."""
+    scenario = small(
+        run={"duration": "0.01s", "warmup": "0s", "sample_interval": "0.01s"},
+        workload={"mode": "closed", "workers": 1000, "outstanding": 1000, "think_time": "1s"},
+    )
+    work = expected_work(scenario)
+    assert work.slots == 2 * 1000 * 1000
+    assert work.ios >= work.slots  # one I/O each at the start, whatever the think time
+    assert work.memory_bytes >= work.slots * SLOT_BYTES
+    with pytest.raises(RunTooLargeError) as caught:
+        check_work(scenario, Limits(max_memory_bytes=2 * 2**30))
+    assert "groups: this run is expected to take" in str(caught.value)
+    assert "2,000,000 closed-loop slots (VMs x workers x outstanding) each hold an I/O" in str(
+        caught.value
+    )
 
 
 def test_a_warm_cache_too_large_for_memory_is_refused_before_it_fills() -> None:

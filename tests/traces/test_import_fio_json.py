@@ -353,6 +353,12 @@ def test_status_interval_dumps_use_the_last(tmp_path: Path) -> None:
             "'fast' is not a number",
         ),
         ("fio: no JSON here\n", "", "no JSON object"),
+        # found by bench/fuzz_calibrate.py: a group that is not a number could not key the jobs
+        (
+            '{"fio version": "x", "jobs": [{"jobname": "a", "groupid": {"a": 1}}]}',
+            "jobs[0].groupid",
+            'as a whole number; got {"a": 1}',
+        ),
     ],
 )
 def test_errors_name_the_field(tmp_path: Path, text: str, where: str, message: str) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.mutations import mutated
 
 from simcache.base.errors import ScenarioError
 from simcache.workloads.ingest.imported import import_workload
@@ -82,61 +83,6 @@ def _vscsistats() -> str:
 
 
 SAMPLES["vscsistats"] = _vscsistats()
-
-JUNK = [
-    "",
-    "-1",
-    "0",
-    "1e309",
-    "nan",
-    "NaN",
-    "inf",
-    "-4KiB",
-    "99999999999999999999999",
-    "x",
-    "\x00",
-    "é",
-    ",",
-    "[",
-    "{",
-    '"',
-    "true",
-]
-
-
-@st.composite
-def mutated(draw: st.DrawFn, text: str) -> bytes:
-    lines = text.split("\n")
-    for _ in range(draw(st.integers(1, 4))):
-        kind = draw(
-            st.sampled_from(["flip", "cut", "repeat", "swap", "field", "truncate", "insert"])
-        )
-        i = draw(st.integers(0, len(lines) - 1))
-        if kind == "cut" and len(lines) > 1:
-            del lines[i]
-        elif kind == "repeat":
-            lines.insert(i, lines[i])
-        elif kind == "swap":
-            j = draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-        elif kind == "field":
-            separators = [s for s in (",", " ", "=") if s in lines[i]]
-            if separators:
-                sep = separators[0]
-                parts = lines[i].split(sep)
-                k = draw(st.integers(0, len(parts) - 1))
-                parts[k] = draw(st.sampled_from(JUNK))
-                lines[i] = sep.join(parts)
-        elif kind == "truncate":
-            lines[i] = lines[i][: draw(st.integers(0, max(0, len(lines[i]) - 1)))]
-        elif kind == "insert":
-            lines.insert(i, draw(st.text(max_size=30)))
-        else:
-            raw = bytearray(lines[i].encode("utf-8", errors="surrogatepass"))
-            if raw:
-                raw[draw(st.integers(0, len(raw) - 1))] = draw(st.integers(0, 255))
-            lines[i] = raw.decode("utf-8", errors="surrogateescape")
-    return "\n".join(lines).encode("utf-8", errors="surrogateescape")
 
 
 def _import(data: bytes, format_name: str | None) -> None:

@@ -163,7 +163,15 @@ def measured_jobs(path: Path, numjobs_as: str = "workers") -> Measurements:
             raise WorkloadFileError.at(
                 path, None, f"jobs[{i}].jobname", "each job is an object with a jobname"
             )
-        entries.setdefault((job["jobname"], job.get("groupid")), []).append((i, job))
+        groupid = job.get("groupid")
+        if groupid is not None and (not isinstance(groupid, int) or isinstance(groupid, bool)):
+            raise WorkloadFileError.at(
+                path,
+                None,
+                f"jobs[{i}].groupid",
+                f"fio writes a job's group as a whole number; got {json.dumps(groupid)[:40]}",
+            )
+        entries.setdefault((job["jobname"], groupid), []).append((i, job))
     job_notes = Notes()
     names: set[str] = set()
     measured = []
