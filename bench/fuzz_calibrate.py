@@ -65,7 +65,9 @@ def _run(kind: str, count: int, random_seed: int, out: Path, tally: Counter[str]
                 tally[f"{kind}: ok"] += 1
             except ScenarioError as error:
                 field = error.problems[0][0] if error.problems else "?"
-                tally[f"{kind}: project error ({field.split('.')[0].split('[')[0]})"] += 1
+                # (a JSON syntax error names its line: one class)
+                where = "JSON syntax" if field.startswith("line ") else field
+                tally[f"{kind}: project error ({where.split('.')[0].split('[')[0]})"] += 1
             except Exception:
                 label = f"{kind}: finding {len(list(out.glob('finding-*')))}"
                 tally[f"{kind}: finding"] += 1
