@@ -1,0 +1,157 @@
+"""Fuzzing the files users bring, for longer than the suite does: workload files through
+``simcache import`` (the cases of ``tests/traces/test_import_fuzz.py``: a small valid file of each
+format, mutated) and fio results through ``simcache calibrate`` (those of
+``tests/workloads/test_calibrate_fuzz.py``: real fio results, one file mutated), counted by outcome.
+
+Run from the repository root:
+
+    .venv/bin/python bench/fuzz_inputs.py [--imports 2000] [--points 5000] [--tiers 200]
+                                          [--drives 100] [--seed 1] [--out DIR]
+
+``--imports`` cases per import format (each imported with its format given and guessed, and its
+scenario built); ``--points`` cases read calibrate's points only (fast); ``--tiers`` and
+``--drives`` cases fit a device (about a second each). Each outcome is ``ok`` (imported, points
+read, or a device fitted whose table validates), ``project error`` (a ``ScenarioError``, by its
+first field) or ``finding`` (anything else: the case's file is kept in ``--out`` with its
+traceback). Prints a table; exit status 1 if any finding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+# isort: split
+from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from support.mutations import mutated  # noqa: E402
+from traces import test_import_fuzz as imports  # noqa: E402
+from workloads import test_calibrate_fuzz as cases  # noqa: E402
+
+from simcache.base.errors import ScenarioError  # noqa: E402
+from simcache.workloads.ingest.imported import import_workload  # noqa: E402
+
+
+def _keep(out: Path, data: bytes, tally: Counter[str], kind: str) -> None:
+    """A finding: its file and traceback in ``out``."""
+    number = sum(1 for _ in out.glob("finding-*.txt"))
+    tally[f"{kind}: finding"] += 1
+    (out / f"finding-{number}.input").write_bytes(data)
+    (out / f"finding-{number}.txt").write_text(f"{kind}\n{traceback.format_exc()}")
+
+
+def _project_error(error: ScenarioError, kind: str, tally: Counter[str]) -> None:
+    field = error.problems[0][0] if error.problems else "?"
+    # (a syntax error names its line: one class)
+    where = "a line" if field.startswith("line ") else field
+    tally[f"{kind}: project error ({where.split('.')[0].split('[')[0]})"] += 1
+
+
+def _run_imports(count: int, random_seed: int, out: Path, tally: Counter[str]) -> None:
+    for format_name in sorted(imports.SAMPLES):
+        _import_cases(format_name, count, random_seed, out, tally)()
+
+
+def _import_cases(
+    format_name: str, count: int, random_seed: int, out: Path, tally: Counter[str]
+) -> Any:
+    """``count`` mutated files of ``format_name`` imported with the format given and guessed."""
+    kind = f"import {format_name}"
+
+    @seed(random_seed)
+    @settings(
+        max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(data=st.data())
+    def one(data: st.DataObject) -> None:
+        mutant = data.draw(mutated(imports.SAMPLES[format_name]))
+        with tempfile.TemporaryDirectory(prefix="simcache-fuzz-") as folder:
+            path = Path(folder) / "input"
+            path.write_bytes(mutant)
+            for given_format in (format_name, None):
+                try:
+                    import_workload(path, given_format).scenario()
+                    tally[f"{kind}: ok"] += 1
+                except ScenarioError as error:
+                    _project_error(error, kind, tally)
+                except Exception:
+                    _keep(out, mutant, tally, kind)
+
+    return one
+
+
+def _run(kind: str, count: int, random_seed: int, out: Path, tally: Counter[str]) -> None:
+    files = cases.TIER_FILES if kind == "tier" else cases.DRIVE_FILES
+
+    @seed(random_seed)
+    @settings(
+        max_examples=count,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(data=st.data())
+    def one(data: st.DataObject) -> None:
+        chosen = (
+            files
+            if kind != "points"
+            else data.draw(st.sampled_from([cases.TIER_FILES, cases.DRIVE_FILES]))
+        )
+        index, mutant = cases._mutant(data.draw, chosen)
+        with tempfile.TemporaryDirectory(prefix="simcache-fuzz-") as folder:
+            paths = cases._written(Path(folder), chosen, index, mutant)
+            try:
+                if kind == "points":
+                    cases.read_points(paths)
+                else:
+                    result = cases.calibrate(paths, kind)
+                    (cases.TierSpec if kind == "tier" else cases.DriveSpec).model_validate(
+                        result.table()
+                    )
+                tally[f"{kind}: ok"] += 1
+            except ScenarioError as error:
+                _project_error(error, kind, tally)
+            except Exception:
+                _keep(out, mutant, tally, kind)
+
+    one()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--imports", type=int, default=2000)
+    parser.add_argument("--points", type=int, default=5000)
+    parser.add_argument("--tiers", type=int, default=200)
+    parser.add_argument("--drives", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=Path("fuzz-inputs"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    # the importers' trace cache, out of the user's
+    os.environ["SIMCACHE_CACHE"] = str(args.out.resolve() / "cache")
+    tally: Counter[str] = Counter()
+    started = time.perf_counter()
+    _run_imports(args.imports, args.seed, args.out, tally)
+    print(f"imports: {args.imports} cases a format in {time.perf_counter() - started:.0f} s")
+    for kind, count in (("points", args.points), ("tier", args.tiers), ("drive", args.drives)):
+        started = time.perf_counter()
+        _run(kind, count, args.seed, args.out, tally)
+        print(f"{kind}: {count} cases in {time.perf_counter() - started:.0f} s", flush=True)
+    for label, count in sorted(tally.items()):
+        print(f"{count:8,}  {label}")
+    return 1 if any("finding" in label for label in tally) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
