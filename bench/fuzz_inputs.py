@@ -59,6 +59,8 @@ def _project_error(error: ScenarioError, kind: str, tally: Counter[str]) -> None
 
 
 def _run_imports(count: int, random_seed: int, out: Path, tally: Counter[str]) -> None:
+    if count <= 0:
+        return
     for format_name in sorted(imports.SAMPLES):
         _import_cases(format_name, count, random_seed, out, tally)()
 
@@ -92,6 +94,8 @@ def _import_cases(
 
 
 def _run(kind: str, count: int, random_seed: int, out: Path, tally: Counter[str]) -> None:
+    if count <= 0:
+        return
     files = cases.TIER_FILES if kind == "tier" else cases.DRIVE_FILES
 
     @seed(random_seed)

@@ -8,11 +8,12 @@ reads and writes; a Samsung F1 drive at QD1 and QD4) and mutates one file: a val
 replaced with one that does not belong (negative, zero, NaN, infinity, huge, tiny, the wrong type),
 a key deleted, a job repeated, or the file's lines and bytes changed as the importers' fuzzer does
 (``tests/traces/test_import_fuzz.py``). Reading the points is fast, so it gets many cases; a fit
-takes about a second, so the fits get a few (``bench/fuzz_calibrate.py`` runs both for longer).
+takes about a second, so the fits get a few (``bench/fuzz_inputs.py`` runs both for longer).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import tempfile
@@ -103,7 +104,9 @@ def mutated_tree(draw: st.DrawFn, text: str) -> bytes:
         elif kind == "repeat" and isinstance(parent, list):
             parent.insert(last, json.loads(json.dumps(parent[last])))
         else:
-            parent[last] = draw(st.sampled_from(JUNK_VALUES))
+            # a copy: the junk lists and objects are shared between cases (and a later
+            # mutation inside one must not change, or nest, the others)
+            parent[last] = copy.deepcopy(draw(st.sampled_from(JUNK_VALUES)))
     return json.dumps(document).encode()
 
 
