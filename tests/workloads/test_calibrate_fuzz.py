@@ -165,17 +165,20 @@ def test_mutated_fio_results_end_in_points_or_the_projects_error(data: st.DataOb
         _points_or_error(_written(Path(folder), files, index, mutant))
 
 
+def _fit_case(data: st.DataObject, files: list[Path], kind: str) -> None:
+    """One of ``files`` mutated, then calibrated as ``kind``."""
+    index, mutant = _mutant(data.draw, files)
+    with tempfile.TemporaryDirectory(prefix="simcache-fuzz-") as folder:
+        _device_or_error(_written(Path(folder), files, index, mutant), kind)
+
+
 @settings(_SETTINGS, max_examples=12)
 @given(data=st.data())
 def test_mutated_fio_results_end_in_a_tier_or_the_projects_error(data: st.DataObject) -> None:
-    index, mutant = _mutant(data.draw, TIER_FILES)
-    with tempfile.TemporaryDirectory(prefix="simcache-fuzz-") as folder:
-        _device_or_error(_written(Path(folder), TIER_FILES, index, mutant), "tier")
+    _fit_case(data, TIER_FILES, "tier")
 
 
 @settings(_SETTINGS, max_examples=6)
 @given(data=st.data())
 def test_mutated_fio_results_end_in_a_drive_or_the_projects_error(data: st.DataObject) -> None:
-    index, mutant = _mutant(data.draw, DRIVE_FILES)
-    with tempfile.TemporaryDirectory(prefix="simcache-fuzz-") as folder:
-        _device_or_error(_written(Path(folder), DRIVE_FILES, index, mutant), "drive")
+    _fit_case(data, DRIVE_FILES, "drive")
