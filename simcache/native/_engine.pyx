@@ -575,7 +575,8 @@ cdef class Engine:
     def sync_out(self, bint full=True, bint sample=False) -> None:
         """Write the state to the Python objects (before a Python event, and at the end). Not
         ``full`` (before a Python event of the run, not its end): the host caches' lines stay
-        the engine's (:func:`_misses_out`); their counters are written; records written a field
+        the engine's (:func:`_misses_out`), and so do the VMs' I/Os in flight (:func:`_vms_out`);
+        the caches' counters are written; records written a field
         apart into the blocks stay the engine's until its buffer is full (no Python event of the
         runs it takes records an I/O or reads the records; :meth:`sync_in` checks). ``sample``
         (not ``full``: before a sample): only what the sampler reads, the busy meters (the
@@ -590,7 +591,7 @@ cdef class Engine:
             else:
                 _tier_out(self, i)
         if not sample:
-            _vms_out(self)
+            _vms_out(self, full)
         if self.misses:
             _misses_out(self, full, sample)
         if self.destaging:
