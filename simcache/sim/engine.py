@@ -207,6 +207,7 @@ def _warm_caches(
                 whole[index] = lines
             cache.hold_whole(whole)
             continue
+        cache.reserve(sum(min(share, lines) for lines in needed.values()))
         for vm in residents:
             lines = min(share, needed[vm.index])
             chunk = 4096  # lines per insert: one call covers many lines without one huge range

@@ -348,3 +348,18 @@ def test_hold_whole_refuses_what_does_not_fit() -> None:
     cache.insert(0, 0, LINE)
     with pytest.raises(ValueError, match="empty cache"):
         cache.hold_whole([1])
+
+
+def test_reserve_sizes_the_index_as_the_inserts_would() -> None:
+    """A warm start's fill sizes the index once (``reserve``) instead of doubling it as it goes:
+    the same index and log, line for line, so the same answers."""
+    for lines in (10, 5000, 70_000):
+        grown, reserved = ReadCache(lines, LINE), ReadCache(lines, LINE)
+        reserved.reserve(lines)
+        for first in range(0, lines, 4096):
+            count = min(4096, lines - first)
+            grown.insert(0, first * LINE, count * LINE)
+            reserved.insert(0, first * LINE, count * LINE)
+        assert list(grown._slots) == list(reserved._slots)
+        assert list(grown._log) == list(reserved._log)
+        assert grown._mask == reserved._mask

@@ -35,7 +35,7 @@ tier) starts with its lines *whole* instead (:meth:`ReadCache.hold_whole`): per 
 of lines held from the disk's start, no entry per line. Every read of those VMs hits and every
 write only refreshes lines, so no line leaves and recency never decides anything: the cache
 answers as one filled line by line would, in no time and no memory (a 64 GiB disk in 4 KiB lines
-is 16.8 million lines: 8 s and 270 MB to fill one by one). The build uses it only where no VM
+is 16.8 million lines: seconds and 270 MB to fill one by one). The build uses it only where no VM
 moves (no vMotion of a VM, no HA restart): a moved VM's lines or a discard would need the
 recency, and the first such call fills the lines one by one, oldest first (:meth:`_fill_whole`).
 """
@@ -192,6 +192,18 @@ class ReadCache:
         self._slots = _empty_slots(2 * len(self._slots))
         self._mask = len(self._slots) - 1
         self._place_lines()
+
+    def reserve(self, lines: int) -> None:
+        """Size the index now for ``lines`` more lines (a warm start's fill): the size the inserts'
+        doublings would reach, without placing every cached line again at each doubling (the same
+        table, so the same answers; about half the fill's time)."""
+        size = len(self._slots)
+        while 2 * (self._count + lines) > size:
+            size *= 2
+        if size > len(self._slots):
+            self._slots = _empty_slots(size)
+            self._mask = size - 1
+            self._place_lines()
 
     def _place_lines(self) -> None:
         """Put the log position of every cached line into the (empty) index."""
