@@ -31,6 +31,7 @@ from simcache.base.errors import RunTooLargeError, ScenarioError
 from simcache.base.units import UnitError, parse_size
 from simcache.physics.cluster import read_cache_lines
 from simcache.sim.collect import BUFFER_ROWS, RECORD_BYTES
+from simcache.sim.components.cache import holds_whole
 from simcache.spec import Group, Scenario
 from simcache.workloads.generators import BLOCK
 
@@ -283,9 +284,8 @@ def _cache_lines(scenario: Scenario, ios: float) -> float:
     for lines in reach:
         if not lines:
             continue
-        share = capacity // len(lines)
-        if cluster.cache.warm and not moves and max(lines) <= share:
-            continue  # held whole: no line entries
+        if cluster.cache.warm and not moves and holds_whole(lines, capacity):
+            continue  # no line entries
         total += capacity if moves else min(capacity, sum(lines))
     if not cluster.cache.warm and all(g.workload.trace is None for g in scenario.groups):
         largest = max(max(g.workload.size_mix[0]) for g in scenario.groups)

@@ -27,6 +27,7 @@ from simcache.sim import host_events, native_run
 from simcache.sim.built import Model
 from simcache.sim.collect import RecordBuffer
 from simcache.sim.components.array import Array
+from simcache.sim.components.cache import holds_whole
 from simcache.sim.components.host import Host
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
@@ -199,23 +200,18 @@ def _warm_caches(
         if not residents:
             continue
         cache = host.cache
-        share = cache.capacity_lines // len(residents)
         needed = {vm.index: -(-disk_bytes[vm.index] // cache.line) for vm in residents}
-        if not moves and all(lines <= share for lines in needed.values()):
+        if not moves and holds_whole(list(needed.values()), cache.capacity_lines):
             whole = [0] * (max(needed) + 1)
             for index, lines in needed.items():
                 whole[index] = lines
             cache.hold_whole(whole)
             continue
+        share = cache.capacity_lines // len(residents)
         cache.reserve(sum(min(share, lines) for lines in needed.values()))
         for vm in residents:
-            lines = min(share, needed[vm.index])
-            chunk = 4096  # lines per insert: one call covers many lines without one huge range
-            for first in range(0, lines, chunk):
-                if stop_requested is not None and stop_requested():
-                    break  # (the run then stops at its first poll)
-                count = min(chunk, lines - first)
-                cache.insert(vm.index, first * cache.line, count * cache.line)
+            # (stopped: the run then stops at its first poll)
+            cache.fill(vm.index, min(share, needed[vm.index]), stop_requested)
         cache.inserted_lines = 0  # the lines of the warm start are not fills of the run
 
 

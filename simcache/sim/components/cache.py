@@ -42,6 +42,7 @@ recency, and the first such call fills the lines one by one, oldest first (:meth
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from librt.vecs import append, vec
@@ -49,7 +50,7 @@ from mypy_extensions import i32, i64
 
 from simcache.physics.cluster import MAX_CACHED_LINES
 
-__all__ = ["ReadCache"]
+__all__ = ["ReadCache", "holds_whole"]
 
 _VM_SHIFT: Final = 40  # line index bits per VM in the cache key (2^40 lines is plenty)
 _LINE_MASK: Final = (1 << _VM_SHIFT) - 1
@@ -80,6 +81,13 @@ def _slot(spread: int, mask: int) -> int:
     """The first index slot probed for a key whose :func:`_spread` is ``spread``, in a table of
     ``mask + 1`` slots."""
     return (spread ^ spread >> _FOLD) & mask
+
+
+def holds_whole(disk_lines: list[int], capacity_lines: int) -> bool:
+    """Whether a cache of ``capacity_lines`` holds each of its VMs' disks (``disk_lines``, one per
+    VM) whole in the equal share a warm start gives each: what :meth:`ReadCache.hold_whole` takes.
+    """
+    return bool(disk_lines) and max(disk_lines) <= capacity_lines // len(disk_lines)
 
 
 def _empty_slots(size: int) -> vec[i32]:
@@ -272,14 +280,19 @@ class ReadCache:
         calls)."""
         whole = self._whole
         self._whole = vec[i64]()
+        for vm in range(len(whole)):
+            self.fill(vm, whole[vm], None)
+            self.inserted_lines -= whole[vm]  # (lines of the start, not fills of the run)
+
+    def fill(self, vm: int, lines: int, stop_requested: Callable[[], bool] | None) -> None:
+        """Insert ``vm``'s first ``lines`` lines (a warm start), 4,096 to an insert; stop early
+        once ``stop_requested()`` (asked before each insert). Counted as inserts."""
         line = self.line
         chunk = 4096  # lines per insert: one call covers many lines without one huge range
-        for vm in range(len(whole)):
-            lines = whole[vm]
-            for first in range(0, lines, chunk):
-                self.insert(vm, first * line, min(chunk, lines - first) * line)
-        for vm in range(len(whole)):  # (lines of the start, not fills of the run)
-            self.inserted_lines -= whole[vm]
+        for first in range(0, lines, chunk):
+            if stop_requested is not None and stop_requested():
+                return
+            self.insert(vm, first * line, min(chunk, lines - first) * line)
 
     def lookup(self, vm: int, offset: int, size: int) -> bool:
         """True if every line of the I/O is cached; a hit refreshes their recency."""
