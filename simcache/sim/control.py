@@ -208,14 +208,16 @@ def _size(value: float) -> str:
     return f"{value / 2**10:,.0f} KiB"
 
 
-def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
+def expected_work(scenario: Scenario, *, keep_records: bool = True, estimate: bool = True) -> Work:
     """Estimate the work of running ``scenario`` as it stands (its ``run.duration``), in
     milliseconds.
 
     Open loops issue their rate times the duration (times the on fraction of an on/off duty cycle);
-    closed loops issue what the analytic estimate (:func:`simcache.estimate`) gives them (up to
-    :data:`ESTIMATED_CHAINS_MAX` closed chains), or at most ``outstanding`` per think time plus the
-    tier's latency (at least :data:`CLOSED_LATENCY_FLOOR_S`) otherwise; trace replays issue at most
+    a closed loop issues at most ``outstanding`` per think time plus the tier's latency (at least
+    :data:`CLOSED_LATENCY_FLOOR_S`: Little's law with no response faster than the tier), or what
+    the analytic estimate (:func:`simcache.estimate`) gives it if less (``estimate``, up to
+    :data:`ESTIMATED_CHAINS_MAX` closed chains; without it the work is that bound); trace replays
+    issue at most
     the device's reads and writes times ``repeat``. Memory is :data:`BYTES_PER_IO` per I/O
     (``keep_records=False``: :data:`STREAM_BYTES_PER_VM` per VM instead), the records of one sample
     interval as they wait (:data:`simcache.sim.collect.RECORD_BYTES` each, at most
@@ -227,7 +229,9 @@ def expected_work(scenario: Scenario, *, keep_records: bool = True) -> Work:
     closed_chains = sum(
         len(scenario.group_hosts(g)) for g in scenario.groups if g.workload.mode == "closed"
     )
-    closed_rates = _closed_rates(scenario) if 0 < closed_chains <= ESTIMATED_CHAINS_MAX else {}
+    closed_rates = (
+        _closed_rates(scenario) if estimate and 0 < closed_chains <= ESTIMATED_CHAINS_MAX else {}
+    )
     by_group: dict[str, float] = {}
     slots = 0
     for group in scenario.groups:
@@ -333,13 +337,15 @@ def _ios_per_vm(scenario: Scenario, group: Group, closed_rate: float | None) -> 
             # a burst more at most
             on_fraction = min(1.0, (duty.on / (duty.on + duty.off)) + duty.on / duration)
         return workload.mean_rate * on_fraction * duration
-    if closed_rate is not None and math.isfinite(closed_rate):
-        return closed_rate * duration
     slots = workload.workers * workload.outstanding
     tier = scenario.cluster.tier
     # no I/O completes faster than the tier's own latency
     fastest = min(tier.read_latency, tier.write_latency)
-    return slots * duration / max(workload.think_time + fastest, CLOSED_LATENCY_FLOOR_S)
+    bound = slots * duration / max(workload.think_time + fastest, CLOSED_LATENCY_FLOOR_S)
+    if closed_rate is not None and math.isfinite(closed_rate):
+        # the bound holds whatever the estimate says: check_work's bound-first test relies on it
+        return min(closed_rate * duration, bound)
+    return bound
 
 
 def _trace_ios_per_vm(scenario: Scenario, group: Group) -> float:
@@ -369,21 +375,28 @@ def _closed_rates(scenario: Scenario) -> dict[str, float]:
 
 
 def check_work(
-    scenario: Scenario, limits: Limits | None = None, *, keep_records: bool = True
+    scenario: Scenario,
+    limits: Limits | None = None,
+    *,
+    keep_records: bool = True,
+    bound_first: bool = False,
 ) -> Work:
     """The expected work of ``scenario``; raises :class:`~simcache.base.errors.RunTooLargeError`
-    past ``limits`` (default :meth:`Limits.from_env`)."""
+    past ``limits`` (default :meth:`Limits.from_env`).
+
+    ``bound_first``: closed loops are first counted at their bound (:func:`expected_work` with
+    ``estimate=False``), which no estimate exceeds; the analytic estimate runs only if that work
+    is over the limits. The verdict is the same; the work returned is then the bound (for a run
+    that only needs the verdict: the estimate is most of the check's time)."""
     limits = Limits.from_env() if limits is None else limits
     if limits == NO_LIMITS:
         return Work(ios=math.nan, samples=0, series_columns=0, memory_bytes=math.nan)
+    if bound_first:
+        work = expected_work(scenario, keep_records=keep_records, estimate=False)
+        if not _over(work, limits):
+            return work
     work = expected_work(scenario, keep_records=keep_records)
-    over = []
-    if work.ios > limits.max_ios:
-        over.append(f"{work.ios:,.0f} I/Os (limit {limits.max_ios:,.0f})")
-    if work.memory_bytes > limits.max_memory_bytes:
-        over.append(
-            f"{_size(work.memory_bytes)} of memory (limit {_size(limits.max_memory_bytes)})"
-        )
+    over = _over(work, limits)
     if not over:
         return work
     # what takes most of the memory whatever the duration, if anything: the fix names it
@@ -411,6 +424,18 @@ def check_work(
             )
         ],
     )
+
+
+def _over(work: Work, limits: Limits) -> list[str]:
+    """What of ``work`` is over ``limits`` (empty: nothing)."""
+    over = []
+    if work.ios > limits.max_ios:
+        over.append(f"{work.ios:,.0f} I/Os (limit {limits.max_ios:,.0f})")
+    if work.memory_bytes > limits.max_memory_bytes:
+        over.append(
+            f"{_size(work.memory_bytes)} of memory (limit {_size(limits.max_memory_bytes)})"
+        )
+    return over
 
 
 class Cancel:

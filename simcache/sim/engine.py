@@ -395,7 +395,7 @@ def run_scenario(
         scenario = scenario.with_seed(seed)
     if duration is not None:
         scenario = scenario.with_duration(duration)
-    check_work(scenario, limits, keep_records=keep_records)
+    check_work(scenario, limits, keep_records=keep_records, bound_first=True)
     run = scenario.run
     seed = run.seed
     started = time.perf_counter()

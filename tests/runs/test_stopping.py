@@ -214,6 +214,51 @@ def test_expected_work_of_many_closed_chains_does_not_wait_for_the_estimate(
     )
 
 
+def test_a_run_checks_its_closed_loops_at_their_bound_and_estimates_only_past_the_limits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A closed loop issues at most slots / (think time + the tier's latency) I/Os a second
+    (Little's law, no response faster than the tier), and expected_work never counts more than
+    that: within the limits at that bound, a run (``bound_first``) needs no estimate; past them
+    the estimate decides, as without ``bound_first``."""
+    calls: list[object] = []
+    package = importlib.import_module("simcache.estimate")
+    estimate = package.estimate
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return estimate(*args, **kwargs)
+
+    monkeypatch.setattr(package, "estimate", counting)
+    scenario = small(
+        run={"duration": "2s"},
+        workload={"mode": "closed", "workers": 2, "outstanding": 3, "think_time": "1ms"},
+    )
+    bound = expected_work(scenario, estimate=False)
+    assert calls == []
+    estimated = expected_work(scenario)
+    assert len(calls) == 1
+    # the estimate's figure for these misses to the array is below the bound, never above it
+    assert estimated.ios < bound.ios
+    calls.clear()
+    assert check_work(scenario, Limits(max_ios=bound.ios), bound_first=True) == bound
+    simcache.simulate(scenario, limits=Limits(max_ios=bound.ios))  # the run checks bound first
+    assert calls == []
+    # between the two figures: the estimate passes the run, with or without bound_first
+    between = Limits(max_ios=(estimated.ios + bound.ios) / 2)
+    assert check_work(scenario, between, bound_first=True) == estimated
+    assert len(calls) == 1
+    # below both: refused, naming the estimate's figure either way
+    below = Limits(max_ios=estimated.ios / 2)
+    messages = []
+    for first in (True, False):
+        with pytest.raises(RunTooLargeError) as caught:
+            check_work(scenario, below, bound_first=first)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+    assert f"{estimated.ios:,.0f} I/Os" in messages[0]
+
+
 def test_a_run_past_the_limit_is_refused_before_it_starts_with_the_figures_and_the_option() -> None:
     scenario = small(run={"duration": "10s"})
     with pytest.raises(RunTooLargeError) as caught:
