@@ -3,7 +3,8 @@ second.
 
 Run from the repository root:
 
-    .venv/bin/python bench/bench_import.py [--lines N] [--replay-ios N] [--json PATH]
+    .venv/bin/python bench/bench_import.py [--lines N] [--replay-ios N] [--formats F,...]
+        [--engines E,...] [--json PATH]
 
 For each trace format it writes a synthetic trace of ``--lines`` I/Os (one
 device, Poisson arrivals at 2,000 I/Os per second, 60% reads, 4-64 KiB, over
@@ -11,7 +12,8 @@ device, Poisson arrivals at 2,000 I/Os per second, 60% reads, 4-64 KiB, over
 columnar rows) and again (warm: the content hash and a cache hit), and reports
 MB/s and I/Os per second of the cold import. Then it replays the MSR trace's
 first ``--replay-ios`` I/Os (open loop, WB+1, on the default cluster) in a
-fresh process and reports replayed I/Os per wall-clock second as a ratio to a
+fresh process per engine (``--engines``: the native engine, then the Python
+one) and reports replayed I/Os per wall-clock second as a ratio to a
 plain SimPy M/M/1 run in that process (``bench_engine.mm1``), with that
 process's peak resident memory (the trace writer's lists are not in it).
 """
@@ -163,20 +165,22 @@ def bench_import(
     return rows, msr_path
 
 
-def bench_replay(trace: Path, ios: int) -> dict[str, float]:
+def bench_replay(trace: Path, ios: int, engine: str = "native") -> dict[str, Any]:
     """Replay in a fresh process (``--replay-only``), so its peak memory is the replay's, not the
-    trace writer's."""
+    trace writer's; ``engine``: ``native`` (where it is built) or ``python``
+    (``SIMCACHE_NATIVE_ENGINE=0``)."""
     command = [sys.executable, __file__, "--replay-only", str(trace), "--replay-ios", str(ios)]
-    finished = subprocess.run(
-        command, check=True, capture_output=True, text=True, env=os.environ.copy()
-    )
-    numbers: dict[str, float] = json.loads(finished.stdout.strip().splitlines()[-1])
+    env = os.environ.copy()
+    env["SIMCACHE_NATIVE_ENGINE"] = "0" if engine == "python" else "1"
+    finished = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+    numbers: dict[str, Any] = json.loads(finished.stdout.strip().splitlines()[-1])
     print(
-        f"replay     {numbers['ios']:,.0f} I/Os in {numbers['wall_s']:.2f} s = "
+        f"replay ({engine}) {numbers['ios']:,.0f} I/Os in {numbers['wall_s']:.2f} s = "
         f"{numbers['ios_per_s']:,.0f} I/Os/s; "
         f"M/M/1 {numbers['mm1_per_s']:,.0f}/s; ratio {numbers['ratio']:.3f}; peak RSS "
         f"{numbers['peak_rss_mib']:,.0f} MiB "
-        f"(of which before the run {numbers['rss_before_mib']:,.0f} MiB)"
+        f"(of which before the run {numbers['rss_before_mib']:,.0f} MiB); run by: "
+        f"{numbers['run_by']}"
     )
     return numbers
 
@@ -190,7 +194,7 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def replay_only(trace: Path, ios: int) -> dict[str, float]:
+def replay_only(trace: Path, ios: int) -> dict[str, Any]:
     """The replay measurement itself (run by :func:`bench_replay` in its own process; the trace
     is cached already)."""
     imported = import_workload(trace, "msr")
@@ -220,6 +224,7 @@ def replay_only(trace: Path, ios: int) -> dict[str, float]:
         "mm1_per_s": mm1_rate,
         "ratio": done / wall / mm1_rate,
         "peak_rss_mib": peak,
+        "run_by": result.meta["run_by"],
     }
 
 
@@ -236,6 +241,11 @@ def main() -> None:
         default=",".join(WRITERS),
         help=f"formats to import (default {','.join(WRITERS)}; msr is replayed)",
     )
+    parser.add_argument(
+        "--engines",
+        default="native,python",
+        help="engines to replay in, each in its own process (default native,python)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--replay-only", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -246,7 +256,14 @@ def main() -> None:
     print(json.dumps(facts))
     with tempfile.TemporaryDirectory(prefix="simcache-bench-import-") as tmp:
         imports, msr = bench_import(Path(tmp), args.lines, args.formats.split(","))
-        replay = bench_replay(msr, args.replay_ios)
+        replay = {
+            engine: bench_replay(msr, args.replay_ios, engine) for engine in args.engines.split(",")
+        }
+    if {"native", "python"} <= replay.keys():
+        print(
+            "replay: the native engine over the Python engine, I/Os per wall second: "
+            f"{replay['native']['ios_per_s'] / replay['python']['ios_per_s']:.2f}x"
+        )
     report: dict[str, Any] = {"machine": facts, "import": imports, "replay": replay}
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=1))

@@ -70,6 +70,7 @@ from simcache.sim.kernel.signals import Signal
 
 _LOSS_POLICIES = ("write_through", "degrade", "stall")  # VmState.on_peer_loss: LOSS_*
 
+
 # The engine's parts, one compile unit (Cython's include: the same C as one file). Each file says
 # which Python module or class it ports.
 include "engine/common.pxi"  # constants, the queue entry, a read in flight, a VM's state
@@ -87,6 +88,9 @@ include "engine/hashwalk.pxi"  # HashWalk (a destager's order "hash")
 include "engine/destager.pxi"  # WriteBack and its replica legs, Destager, Flusher
 include "engine/vmotion.pxi"  # host_events.vmotion without a VM: its streams
 include "engine/sync.pxi"  # the Python components' state in and out (sync_in, sync_out)
+
+TRACE_BLOCK_ROWS = TRACE_ROWS
+"""The most rows a trace replay's refill may hold (``simcache.workloads.replay.BLOCK_ROWS``)."""
 
 
 cdef class Engine:
@@ -553,6 +557,8 @@ cdef class Engine:
             self.vms[i].issued = self._vms[i].issued
             if self.vms[i].may_compress:
                 self.vms[i].saved = self._vms[i].compressed_bytes_saved
+            if self.vms[i].refill == TRACE_REFILL:
+                continue  # a replay's rows are the engine's (handed back at the end: _trace_out)
             _read_batch(self, i)
             _read_gaps(self, i)
         if self.misses:

@@ -10,7 +10,9 @@ run without the extension built, goes to the Python engine, and the run's record
 why (:func:`choose`). The results are the same either way: the engine is checked against the Python
 engine record for record (``tests/sim/test_native_engine.py``).
 
-What it supports: any number of hosts; every group a generated workload (no trace) reading only
+What it supports: any number of hosts; every group a generated workload or a trace replay (open,
+at the trace's times, or closed, back to back per slot: ``TraceStream.next_rows`` a block of rows at
+a time, handed back where the engine left it at the end, ``TraceStream.rest``) reading only
 (``read_fraction = 1``), writing through (``policy = "WT"``: each write fills the tier and the
 cache, crosses the storage link and is written by the array, its controller write cache flushed at
 once if it has one, before it is acknowledged) or writing back (``WB+0``, ``WB+1``, ``WB+2``: the
@@ -46,7 +48,7 @@ write-through, or stall in the engine until their VM's back signal, whose callba
 write-back writes the native engine runs them (the Python flushers' first steps run as Python
 events, find no work and wait for a signal nothing triggers), else they stay idle. Not supported
 (:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``), the
-destager's order "hash" with replicas (the walk, ``engine/hashwalk.pxi``, keeps no holders), traces,
+destager's order "hash" with replicas (the walk, ``engine/hashwalk.pxi``, keeps no holders),
 the exponential tier, and every other scheduled event (a vMotion that moves a VM, host and device
 failures, a peer outage that degrades writes). Python events (the flushers' first steps, the
 sampler, the "pd" controller, a slowdown's or an outage's start and end, a stalled VM's back signal,
@@ -77,6 +79,7 @@ from simcache.spec import (
     VMotion,
 )
 from simcache.workloads.generators import _BATCH, IOStream
+from simcache.workloads.replay import BLOCK_ROWS, TraceStream
 
 __all__ = [
     "ENV",
@@ -157,9 +160,9 @@ def unsupported(scenario: Scenario) -> str | None:
     vMotion without a VM, a slow device or link, a link down or peer loss (a peer outage only where
     no write-back group with replicas degrades short of peers: ``group 'name': a peer outage with
     on_peer_loss = 'degrade'``) or a degraded or rebuilding array (``scheduled event
-    'kind'``, ``a vMotion of a VM ('name')``); the exponential tier service; a group's trace
-    replay; a write-back group with replicas that replicates asynchronously (``replication =
-    "async"``); the destager's order "hash" with a write-back group with replicas."""
+    'kind'``, ``a vMotion of a VM ('name')``); the exponential tier service; a write-back group
+    with replicas that replicates asynchronously (``replication = "async"``); the destager's order
+    "hash" with a write-back group with replicas."""
     if not available():
         return NOT_BUILT
     for event in scenario.events:
@@ -185,8 +188,6 @@ def unsupported(scenario: Scenario) -> str | None:
         return "exponential tier service"
     for group in scenario.groups:
         workload = group.workload
-        if workload.trace is not None or workload.mode == "trace":
-            return f"group {group.name!r}: a trace replay"
         if (
             workload.read_fraction != 1.0
             and group.policy in ("WB+1", "WB+2")
@@ -217,26 +218,31 @@ def prepare(model: Model) -> Any:
     engine_module = _engine_module()
     if engine_module is None or not model.vms:
         return None
+    if engine_module.TRACE_BLOCK_ROWS != BLOCK_ROWS:
+        raise RuntimeError("the native engine was built for another trace refill size: reinstall")
     reach: list[int] = []
-    streams: list[IOStream] = []
+    streams: list[IOStream | TraceStream] = []
     full: list[bool] = []
     for host in model.hosts:
         residents = [vm for vm in model.vms if vm.host is host]
-        if not all(isinstance(vm.stream, IOStream) for vm in residents):
+        if not all(isinstance(vm.stream, IOStream | TraceStream) for vm in residents):
             return None
         # a warm cache holding its VMs' disks whole (ReadCache.hold_whole): every read hits
         full.append(host.cache.whole if residents else model.scenario.cluster.cache.warm)
     for vm in model.vms:
-        assert isinstance(vm.stream, IOStream)
+        stream = vm.stream
         cache = vm.host.cache
-        workload = vm.stream.workload
-        needed = workload.working_set + max(0, max(workload.size_mix[0]) - 4096)
+        if isinstance(stream, TraceStream):
+            needed = stream.trace.summary()[stream.trace.devices[stream.device]].span
+        else:
+            workload = stream.workload
+            needed = workload.working_set + max(0, max(workload.size_mix[0]) - 4096)
         reach.append(-(-needed // cache.line) * cache.line)
-        streams.append(vm.stream)
+        streams.append(stream)
     slot_vms = [
         position
         for position, stream in enumerate(streams)
-        if stream.workload.mode == "closed"
+        if _closed(stream)
         for _ in range(stream.workload.workers * stream.workload.outstanding)
     ]
     engine = engine_module.Engine(
@@ -282,13 +288,23 @@ def start_vmotion(model: Model, event: VMotion) -> None:
     )
 
 
-_PYTHON_REFILL, _UNIFORM_REFILL, _SEQUENTIAL_REFILL, _ZIPF_REFILL = range(4)
+def _closed(stream: IOStream | TraceStream) -> bool:
+    """Whether ``stream`` runs as closed-loop slots (``drivers.start_workload``)."""
+    if isinstance(stream, TraceStream):
+        return stream.spec.replay != "open"
+    return stream.workload.mode == "closed"
 
 
-def _refill(stream: IOStream) -> int:
+_PYTHON_REFILL, _UNIFORM_REFILL, _SEQUENTIAL_REFILL, _ZIPF_REFILL, _TRACE_REFILL = range(5)
+
+
+def _refill(stream: IOStream | TraceStream) -> int:
     """How the native engine draws ``stream``'s next batch: in native code for uniform, sequential
     or Zipf offsets with one size mix and no sequential runs (the draws of
-    ``IOStream._refill_ios``, bit for bit), else by calling the stream."""
+    ``IOStream._refill_ios``, bit for bit), else by calling the stream; a trace's rows as the
+    stream reads them (``TraceStream.next_rows``)."""
+    if isinstance(stream, TraceStream):
+        return _TRACE_REFILL
     workload = stream.workload
     if workload.per_op_sizes or workload.sequential_run > 1.0:
         return _PYTHON_REFILL

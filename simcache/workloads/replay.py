@@ -24,9 +24,10 @@ import numpy as np
 from simcache.spec import Scenario, Workload
 from simcache.traces.trace import READ, WRITE, Trace
 
-__all__ = ["TraceStream", "mean_equivalent"]
+__all__ = ["BLOCK_ROWS", "TraceStream", "mean_equivalent"]
 
-_BLOCK = 1 << 14  # trace rows read per refill
+BLOCK_ROWS = 1 << 14
+"""Trace rows a stream reads at a time (a refill holds at most this many)."""
 
 
 class TraceStream:
@@ -74,13 +75,27 @@ class TraceStream:
         return io
 
     def _refill(self) -> bool:
+        rows = self.next_rows()
+        if rows is None:
+            return False
+        times, writes, sizes, offsets = rows
+        self._times = times.tolist()
+        self._ios = list(zip(writes.tolist(), sizes.tolist(), offsets.tolist(), strict=True))
+        self._next = 0
+        return True
+
+    def next_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The next rows of the replay, at most ``BLOCK_ROWS``, or ``None`` when it is over: their
+        issue times (float64), whether each is a write (bool), their sizes and offsets (int64).
+        What :meth:`next_io` reads from (the native engine reads them itself: then this
+        stream's ``next_io`` and ``next_time`` do not see them)."""
         while True:
             block = next(self._rows, None)
             if block is None:
                 if self._pass + 1 >= self.spec.repeat:
-                    return False
+                    return None
                 self._pass += 1
-                self._rows = self.trace.blocks(_BLOCK)
+                self._rows = self.trace.blocks(BLOCK_ROWS)
                 continue
             times = block["time"]
             keep = (block["device"] == self.device) & (
@@ -94,17 +109,20 @@ class TraceStream:
             rows = block[keep]
             speed = self.spec.speed
             issue = (rows["time"] - self.start) / speed + self._pass * self.period
-            self._times = issue.tolist()
-            self._ios = list(
-                zip(
-                    (rows["op"] == WRITE).tolist(),
-                    rows["size"].astype(np.int64).tolist(),
-                    rows["offset"].tolist(),
-                    strict=True,
-                )
+            return (
+                np.ascontiguousarray(issue, dtype=np.float64),
+                rows["op"] == WRITE,
+                rows["size"].astype(np.int64),
+                np.ascontiguousarray(rows["offset"], dtype=np.int64),
             )
-            self._next = 0
-            return True
+
+    def rest(self, times: list[float], ios: list[tuple[bool, int, int]], issued: int) -> None:
+        """Where the native engine left the replay: the rows it read but did not issue (their
+        times and I/Os) and the I/Os issued so far; ``next_io`` goes on from there."""
+        self._times = times
+        self._ios = ios
+        self._next = 0
+        self.issued = issued
 
 
 def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:

@@ -456,7 +456,8 @@ cdef int _rc_put(ArrayState* a, int64_t key) except -1 nogil:
 
 cdef bint _rc_held(ArrayState* a, int64_t address, int64_t length) noexcept nogil:
     """Array._lines_held: every line the run touches held (each then the most recent)."""
-    cdef int64_t first = address // a.rc_line, last = (address + length - 1) // a.rc_line
+    cdef int64_t first = address // a.rc_line
+    cdef int64_t last = _floor_div(address + length - 1, a.rc_line)
     cdef int64_t number, node
     for number in range(first, last + 1):
         if _rc_find(a, number) < 0:

@@ -126,7 +126,7 @@ cdef void _evict(CacheState* c, int64_t lines) noexcept nogil:
 cdef int _lookup(CacheState* c, int64_t vm, int64_t offset, int64_t size) except -1 nogil:
     """ReadCache.lookup: 1 if every line of the I/O is cached (their recency refreshed), else 0."""
     cdef int64_t first = offset // c.line
-    cdef int64_t lines = (offset + size - 1) // c.line - first + 1
+    cdef int64_t lines = _floor_div(offset + size - 1, c.line) - first + 1
     cdef int64_t key = (vm << VM_SHIFT) + first, slot, position, k, mask = c.mask
     cdef int64_t spread = (first + (vm * VM_MIX & VM_OFFSET_MASK)) * LINE_MIX
     cdef int64_t found_one
@@ -144,7 +144,7 @@ cdef int _lookup(CacheState* c, int64_t vm, int64_t offset, int64_t size) except
         c.slots[slot] = <int32_t>c.log_n
         _log_append(c, key)
     else:
-        found = <int64_t*>malloc(lines * sizeof(int64_t))
+        found = <int64_t*>malloc(max(1, lines) * sizeof(int64_t))  # (an empty I/O: none)
         if found == NULL:
             with gil:
                 raise MemoryError()
@@ -178,7 +178,7 @@ cdef int _lookup(CacheState* c, int64_t vm, int64_t offset, int64_t size) except
 cdef int _insert(CacheState* c, int64_t vm, int64_t offset, int64_t size) except -1 nogil:
     """ReadCache.insert."""
     cdef int64_t first = offset // c.line
-    cdef int64_t lines = (offset + size - 1) // c.line - first + 1
+    cdef int64_t lines = _floor_div(offset + size - 1, c.line) - first + 1
     cdef int64_t key, slot, position, k, mask, spread, refreshed = 0, inserted
     while c.count + lines >= c.mask + 1:
         _grow(c)

@@ -83,6 +83,8 @@ cdef enum:
     UNIFORM_REFILL = 1
     SEQUENTIAL_REFILL = 2
     ZIPF_REFILL = 3  # ZipfRanks' ranks, scattered (its transcendental steps by numpy's ufuncs)
+    TRACE_REFILL = 4  # a trace's rows (TraceStream.next_rows): their times in VmState.gaps
+    TRACE_ROWS = 16384  # the most rows a trace refill holds (replay.BLOCK_ROWS)
     # the Zipf refill's work arrays (numpy float64, max_batch each): the uniforms, the ufuncs'
     # operands and results, the candidates, k + 0.5, kept (1.0 or 0.0), the ranks, the pending
     Z_U = 0
@@ -210,6 +212,7 @@ cdef struct VmState:
     uint64_t multiplier
     # the driver: an open loop, or closed-loop slots with a think time
     bint open
+    bint trace_over  # a trace replay (TRACE_REFILL) has no row left
     double think
     # the open loop's gaps (IOStream._gaps, _gap_count, _gap_next, _gap_batch) and their law
     double* gaps
@@ -223,6 +226,15 @@ cdef struct VmState:
     int32_t levels
     double* factors  # a profile's rate over the mean, per interval
     double* cumulative  # its cumulative sums (levels + 1)
+
+
+cdef inline int64_t _floor_div(int64_t a, int64_t b) noexcept nogil:
+    """Python's ``a // b`` (``b`` > 0), where C (cdivision) rounds a negative ``a`` toward zero:
+    the last line of an empty I/O at offset 0, ``(0 + 0 - 1) // line``, is -1 (no line)."""
+    cdef int64_t q = a / b
+    if a < 0 and q * b != a:
+        q -= 1
+    return q
 
 
 cdef inline bint _before(double time, int64_t key, Entry* other) noexcept nogil:

@@ -45,7 +45,11 @@ cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogi
     cdef int64_t i, size, offset
     cdef double done
     if vm.io_next >= vm.io_count:
-        if vm.refill == PYTHON_REFILL:
+        if vm.refill == TRACE_REFILL:
+            if not _trace_next(self, v):  # the driver asked first: it has a row
+                with gil:
+                    raise RuntimeError("a trace replay's I/O started past its last row")
+        elif vm.refill == PYTHON_REFILL:
             with gil:
                 _refill(self, v)
         elif vm.refill == ZIPF_REFILL:
@@ -94,9 +98,12 @@ cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogi
 
 
 cdef int _next(Engine self, int32_t s, double now) except -1 nogil:
-    """_ClosedSlot._next: once the VM's on/off cycle is on, the slot's next I/O."""
+    """_ClosedSlot._next: once the VM's on/off cycle is on, the slot's next I/O; a closed replay's
+    slot (drivers._trace_closed_slot) stops when its trace has no row left."""
     cdef VmState* vm = &self.vms[self.slots[s].vm]
     cdef double on, end
+    if vm.refill == TRACE_REFILL and not _trace_next(self, self.slots[s].vm):
+        return 0
     if vm.duty == DUTY_ONOFF:
         on = _on_start(vm, now, &end)
         if on > now:
@@ -106,8 +113,25 @@ cdef int _next(Engine self, int32_t s, double now) except -1 nogil:
 
 
 cdef int _arrival_after(Engine self, int32_t v, double now) except -1 nogil:
-    """_OpenLoop._next: schedule the VM's next arrival."""
+    """_OpenLoop._next: schedule the VM's next arrival; an open replay's next rows instead."""
+    if self.vms[v].refill == TRACE_REFILL:
+        return _trace_arrivals(self, v, now)
     self._schedule(now + _next_gap(self, v, now), v, ARRIVE)
+    return 0
+
+
+cdef int _trace_arrivals(Engine self, int32_t v, double now) except -1 nogil:
+    """drivers._trace_open_loop after an arrival (or at its start): the rows due by ``now``
+    start at once, the first later one is scheduled (``sleep``: now + (at - now)); none left, the
+    replay is over."""
+    cdef VmState* vm = &self.vms[v]
+    cdef double at
+    while _trace_next(self, v):
+        at = vm.gaps[vm.io_next]
+        if at > now:
+            self._schedule(now + (at - now), v, ARRIVE)
+            return 0
+        _start(self, _take_slot(self, v), now, OPEN_SERVED)
     return 0
 
 

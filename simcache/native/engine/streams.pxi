@@ -15,6 +15,9 @@ cdef int _setup_vm(
 ) except -1:
     cdef VmState* vm = &self.vms[i]
     cdef Py_ssize_t k
+    stream = self._streams[i]
+    if refill == TRACE_REFILL:
+        max_batch = TRACE_ROWS  # a refill's rows (their times in the gaps)
     vm.index = index
     vm.tier = tier
     vm.reach = reach
@@ -26,8 +29,12 @@ cdef int _setup_vm(
     vm.gaps = <double*>malloc(max_batch * sizeof(double))
     if vm.writes == NULL or vm.sizes == NULL or vm.offsets == NULL or vm.gaps == NULL:
         raise MemoryError()
-    stream = self._streams[i]
     workload = stream.workload
+    if refill == TRACE_REFILL:  # drivers.start_workload's replay: open, or closed-loop slots
+        vm.open = stream.spec.replay == "open"
+        vm.think = workload.think_time
+        vm.duty = DUTY_NONE
+        return 0
     capsule = stream._rng.bit_generator.capsule
     vm.bitgen = <simcache_bitgen_t*>PyCapsule_GetPointer(capsule, "BitGenerator")
     vm.open = workload.mode == "open"
@@ -192,6 +199,63 @@ cdef int _refill(Engine self, Py_ssize_t i) except -1:
     _write_batch(self, i)
     self._streams[i]._refill_ios()
     _read_batch(self, i)
+    return 0
+
+
+cdef bint _trace_next(Engine self, int32_t v) except -1 nogil:
+    """``TraceStream.next_time``'s test: whether the replay has a row left (the next rows read
+    from the stream when these are all issued)."""
+    cdef VmState* vm = &self.vms[v]
+    if vm.io_next < vm.io_count:
+        return True
+    if vm.trace_over:
+        return False
+    with gil:
+        _trace_rows(self, v)
+    return not vm.trace_over
+
+
+cdef int _trace_rows(Engine self, Py_ssize_t i) except -1:
+    """The replay's next rows (``TraceStream.next_rows``) into the VM's batch, their issue times
+    into its gaps; none left: the replay is over."""
+    cdef VmState* vm = &self.vms[i]
+    cdef Py_ssize_t count
+    rows = self._streams[i].next_rows()
+    vm.io_next = 0
+    vm.io_count = 0
+    if rows is None:
+        vm.trace_over = True
+        return 0
+    times, writes, sizes, offsets = rows
+    count = len(times)
+    if count > vm.max_batch:
+        raise RuntimeError(f"a trace refill of {count} rows, more than {vm.max_batch}")
+    cdef const double[::1] t
+    cdef const unsigned char[::1] w
+    cdef const int64_t[::1] z, o
+    if count:
+        t = np.ascontiguousarray(times, dtype=np.float64)
+        w = np.ascontiguousarray(writes, dtype=np.uint8)
+        z = np.ascontiguousarray(sizes, dtype=np.int64)
+        o = np.ascontiguousarray(offsets, dtype=np.int64)
+        memcpy(vm.gaps, &t[0], 8 * count)
+        memcpy(vm.writes, &w[0], count)
+        memcpy(vm.sizes, &z[0], 8 * count)
+        memcpy(vm.offsets, &o[0], 8 * count)
+    vm.io_count = count
+    return 0
+
+
+cdef int _trace_out(Engine self, Py_ssize_t i) except -1:
+    """Hand the replay back to its stream (``TraceStream.rest``): the rows read but not issued,
+    and the I/Os issued."""
+    cdef VmState* vm = &self.vms[i]
+    cdef Py_ssize_t k
+    times = [vm.gaps[k] for k in range(vm.io_next, vm.io_count)]
+    ios = [
+        (vm.writes[k] != 0, vm.sizes[k], vm.offsets[k]) for k in range(vm.io_next, vm.io_count)
+    ]
+    self._streams[i].rest(times, ios, vm.issued)
     return 0
 
 

@@ -648,6 +648,10 @@ cdef int _vms_out(Engine self, bint full) except -1:
         self._vms[i].serial_writing = self.vms[i].serial_writing
         if self.vms[i].may_compress:
             _compression_out(self, i)
+        if self.vms[i].refill == TRACE_REFILL:
+            if full:
+                _trace_out(self, i)
+            continue
         _write_batch(self, i)
         _write_gaps(self, i)
     if not full:
