@@ -167,11 +167,14 @@ def bench_import(
 
 def bench_replay(trace: Path, ios: int, engine: str = "native") -> dict[str, Any]:
     """Replay in a fresh process (``--replay-only``), so its peak memory is the replay's, not the
-    trace writer's; ``engine``: ``native`` (where it is built) or ``python``
-    (``SIMCACHE_NATIVE_ENGINE=0``)."""
+    trace writer's; ``engine``: ``native`` (where it is built), ``python``
+    (``SIMCACHE_NATIVE_ENGINE=0``: compiled where the install compiled it) or ``sources`` (the
+    Python engine from its sources, ``SIMCACHE_PURE_PYTHON=1``)."""
     command = [sys.executable, __file__, "--replay-only", str(trace), "--replay-ios", str(ios)]
     env = os.environ.copy()
-    env["SIMCACHE_NATIVE_ENGINE"] = "0" if engine == "python" else "1"
+    env["SIMCACHE_NATIVE_ENGINE"] = "1" if engine == "native" else "0"
+    if engine == "sources":  # the Python engine from its sources, as a default install runs it
+        env["SIMCACHE_PURE_PYTHON"] = "1"
     finished = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
     numbers: dict[str, Any] = json.loads(finished.stdout.strip().splitlines()[-1])
     print(
@@ -244,7 +247,8 @@ def main() -> None:
     parser.add_argument(
         "--engines",
         default="native,python",
-        help="engines to replay in, each in its own process (default native,python)",
+        help="engines to replay in, each in its own process, of native, python (compiled where "
+        "the install compiled it) and sources (the Python engine's sources; default native,python)",
     )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--replay-only", type=Path, default=None, help=argparse.SUPPRESS)
