@@ -9,13 +9,19 @@ Skipped when the extension is not built (install with ``SIMCACHE_NATIVE=1``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from support.native import (
+    FIELDS,
+    assert_both_engines_agree,
+    assert_same,
+    columns,
+    random_examples,
+)
 from support.paths import ROOT
 from support.strategies import valid_scenarios
 
@@ -27,13 +33,11 @@ from simcache.sim.collect import (
     IS_WRITE,
     ISSUED,
     NETWORK,
-    PATH,
     PEER_TIER,
 )
 from simcache.sim.control import Cancel
 from simcache.sim.engine import build, run_scenario
 from simcache.sim.kernel.clock import run_until
-from simcache.sim.record import RunRecord
 from simcache.spec import Scenario, load_scenario
 from simcache.spec.fields import REPLICAS
 
@@ -41,8 +45,6 @@ pytestmark = pytest.mark.skipif(
     not native_run.available(),
     reason="the native engine is not built (pip install with SIMCACHE_NATIVE=1, Cython 3)",
 )
-
-_FIELDS = range(PATH)  # the blocks' fields: the path shares the flags byte (IS_WRITE)
 
 
 def _library_variants() -> list[tuple[str, str]]:
@@ -70,17 +72,6 @@ def _short(scenario: Scenario) -> float:
     return max(min(scenario.run.duration, 0.05), scenario.run.sample_interval)
 
 
-def _random_examples(examples: int) -> Callable[[Any], Any]:
-    """The random-scenario tests' settings: ``examples`` of them, the same every run (each example
-    is two whole runs; a failing one is found again as is), no deadline."""
-    return settings(
-        max_examples=examples,
-        deadline=None,
-        derandomize=True,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
-
-
 def _without_exponential_tier(data: dict[str, Any]) -> Scenario:
     """``data`` as a scenario, its tier the S3700's if the strategies drew the test-only
     exponential service (which the native engine does not take)."""
@@ -89,40 +80,6 @@ def _without_exponential_tier(data: dict[str, Any]) -> Scenario:
         data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field"}
         scenario = load_scenario(data)
     return scenario
-
-
-def _assert_both_engines_agree(scenario: Scenario) -> tuple[RunRecord, RunRecord, list[np.ndarray]]:
-    """The native engine takes ``scenario`` and runs it bit-identically to the Python engine: the
-    two runs and the records' fields (:func:`_assert_same`)."""
-    assert native_run.unsupported(scenario) is None
-    assert build(scenario, scenario.run.seed, native=True).native is not None
-    python, native = run_scenario(scenario, native=False), run_scenario(scenario, native=True)
-    return python, native, _assert_same(python, native)
-
-
-def _columns(record: RunRecord) -> list[np.ndarray]:
-    blocks = record.record_blocks
-    assert blocks is not None
-    return [blocks.take(i) for i in _FIELDS]
-
-
-def _assert_same(python: RunRecord, native: RunRecord) -> list[np.ndarray]:
-    """Assert the two runs agree bit for bit; the records' fields (taken from the runs' blocks,
-    which let go of them: :meth:`RecordBlocks.take`)."""
-    columns = _columns(python)
-    for i, (a, b) in enumerate(zip(columns, _columns(native), strict=True)):
-        assert a.dtype == b.dtype and np.array_equal(a, b), f"record field {i}"
-    assert native.counters == python.counters
-    assert native.samples == python.samples
-    assert native.degradations == python.degradations
-    # (as text: a record of an event still under way at the end holds NaN, which equals nothing)
-    assert repr(native.outages) == repr(python.outages)
-    assert repr(native.vmotions) == repr(python.vmotions)
-    assert repr(native.degraded_vms) == repr(python.degraded_vms)
-    assert repr(native.resyncs) == repr(python.resyncs)
-    assert native.unfinished == python.unfinished
-    assert native.events == python.events
-    return columns
 
 
 def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios() -> None:
@@ -180,9 +137,9 @@ def test_a_slow_device_runs_natively_across_its_window() -> None:
     5 s, its speeds changed by a Python event the native engine reads back (Engine.sync_in),
     host0's writes and host1's replicas to it slower meanwhile: the same records, samples and
     event record as the Python engine's."""
-    _, native, columns = _assert_both_engines_agree(_scenario("device_slow.toml", "base"))
+    _, native, fields = assert_both_engines_agree(_scenario("device_slow.toml", "base"))
     assert native.run_by == native_run.NATIVE and len(native.degradations) == 1
-    issued, latency = columns[ISSUED], columns[COMPLETED] - columns[ISSUED]
+    issued, latency = fields[ISSUED], fields[COMPLETED] - fields[ISSUED]
     slow = (issued > 3.2) & (issued < 4.8)
     assert np.median(latency[slow]) > 1.2 * np.median(latency[issued < 2.8])
 
@@ -192,9 +149,9 @@ def test_a_slow_link_runs_natively_across_its_window() -> None:
     set by a Python event whose new capacities re-rate the engine's flows on them
     (Engine.set_capacity), the replica legs slower meanwhile: the same records, samples and event
     record as the Python engine's."""
-    _, native, columns = _assert_both_engines_agree(_scenario("link_slow.toml", "base"))
+    _, native, fields = assert_both_engines_agree(_scenario("link_slow.toml", "base"))
     assert native.run_by == native_run.NATIVE and len(native.degradations) == 1
-    issued, latency = columns[ISSUED], columns[COMPLETED] - columns[ISSUED]
+    issued, latency = fields[ISSUED], fields[COMPLETED] - fields[ISSUED]
     slow = (issued > 3.2) & (issued < 4.8)
     assert np.median(latency[slow]) > 1.05 * np.median(latency[issued < 2.8])
 
@@ -206,7 +163,7 @@ def test_a_peer_outage_runs_natively_when_writes_fall_through(variant: str) -> N
     back: short of its peer, each WB+1 VM's writes take the write-through path there
     (``on_peer_loss = "write_through"``) and count as such: the same records, samples, counters
     and degraded VMs as the Python engine's."""
-    _, native, _ = _assert_both_engines_agree(_scenario("peer_loss.toml", variant))
+    _, native, _ = assert_both_engines_agree(_scenario("peer_loss.toml", variant))
     assert native.run_by == native_run.NATIVE and len(native.outages) == 1
     if variant == "base":
         assert native.counters.wb_written_through_bytes > 0 and native.degraded_vms
@@ -224,9 +181,9 @@ def test_writes_stalled_by_a_peer_outage_resume_natively() -> None:
         data.pop(key, None)
     data["run"] |= {"duration": 2.0, "warmup": 0.2}
     data["events"][0] |= {"at": 0.5, "duration": 0.7}
-    _, native, columns = _assert_both_engines_agree(load_scenario(data))
+    _, native, fields = assert_both_engines_agree(load_scenario(data))
     assert native.run_by == native_run.NATIVE and native.degraded_vms
-    issued, completed = columns[ISSUED], columns[COMPLETED]
+    issued, completed = fields[ISSUED], fields[COMPLETED]
     stalled = (issued > 0.55) & (issued < 1.15)
     assert stalled.sum() > 0 and np.all(completed[stalled] >= 1.2)
 
@@ -247,7 +204,7 @@ def test_two_peer_outages_stall_and_resume_the_same_writes() -> None:
     ]
     for group in data["groups"]:
         group["workload"]["iops"] = 200
-    _, native, _ = _assert_both_engines_agree(load_scenario(data))
+    _, native, _ = assert_both_engines_agree(load_scenario(data))
     assert native.run_by == native_run.NATIVE and len(native.outages) == 2
 
 
@@ -257,10 +214,10 @@ def test_a_storage_link_down_runs_natively_across_its_outage() -> None:
     queued by the outage's Python process: Engine.storage_back) resumes them in order: the same
     records, samples and outage record as the Python engine's; the misses issued meanwhile wait
     to the port's return."""
-    _, native, columns = _assert_both_engines_agree(_scenario("link_down.toml", "base"))
+    _, native, fields = assert_both_engines_agree(_scenario("link_down.toml", "base"))
     assert native.run_by == native_run.NATIVE and len(native.outages) == 1
-    issued, completed = columns[ISSUED], columns[COMPLETED]
-    reads = (columns[IS_WRITE] & 1) == 0  # (flags bit 0: a write)
+    issued, completed = fields[ISSUED], fields[COMPLETED]
+    reads = (fields[IS_WRITE] & 1) == 0  # (flags bit 0: a write)
     held = reads & (issued > 3.1) & (issued < 4.9) & (completed - issued > 0.05)
     assert held.sum() > 0 and np.all(completed[held] >= 5.0)
 
@@ -271,7 +228,7 @@ def test_a_rebuilding_or_degraded_array_runs_natively_across_its_window(variant:
     scaled from 2 to 8 s by a Python event (Array.degrade) the native engine reads back, the
     destage backlog growing meanwhile: the same records, samples and event record as the Python
     engine's."""
-    _, native, _ = _assert_both_engines_agree(_scenario("array_rebuild.toml", variant))
+    _, native, _ = assert_both_engines_agree(_scenario("array_rebuild.toml", variant))
     assert native.run_by == native_run.NATIVE and len(native.degradations) == 1
     assert native.degradations[0]["backlog_at_end_bytes"] > 0
 
@@ -345,13 +302,13 @@ def _slowdown_scenarios(draw: st.DrawFn) -> Scenario:
     return load_scenario(data)
 
 
-@_random_examples(15)
+@random_examples(15)
 @given(_slowdown_scenarios())
 def test_random_slowdown_windows_are_bit_identical(scenario: Scenario) -> None:
     """Degraded and rebuilding arrays, slow tiers and slow links at random times, over reads,
     writes through, write-back destaging and the default cluster: the same records, samples and
     event records as the Python engine's."""
-    _, native, _ = _assert_both_engines_agree(scenario)
+    _, native, _ = assert_both_engines_agree(scenario)
     assert native.degradations  # (every window starts by 0.3 s)
 
 
@@ -362,7 +319,7 @@ def test_library_runs_are_bit_identical(file: str, variant: str) -> None:
     assert build(scenario, scenario.run.seed, native=True).native is not None
     python = run_scenario(scenario, duration=duration, native=False)
     native = run_scenario(scenario, duration=duration, native=True)
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 def _changed(file: str, variant: str, workload: dict[str, Any]) -> Scenario:
@@ -409,7 +366,7 @@ def test_every_way_of_drawing_a_batch_is_bit_identical(workload: dict[str, Any])
     )
     python = run_scenario(scenario, duration=0.03, native=False)
     native = run_scenario(scenario, duration=0.03, native=True)
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 def test_records_past_the_narrowest_types_widen_as_in_python() -> None:
@@ -426,7 +383,7 @@ def test_records_past_the_narrowest_types_widen_as_in_python() -> None:
     python = run_scenario(scenario, duration=0.02, native=False)
     native = run_scenario(scenario, duration=0.02, native=True)
     assert native.record_blocks is not None and native.record_blocks.bytes_per_io > 40
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 def test_a_block_the_tier_stream_drew_in_python_is_used_first() -> None:
@@ -445,7 +402,7 @@ def test_a_block_the_tier_stream_drew_in_python_is_used_first() -> None:
         finished = native_run.run(model, 0.01) if native else run_until(model.clock, 0.01)
         assert finished
         model.hand_on_records()
-        blocks.append([model.record_blocks.take(i) for i in _FIELDS])
+        blocks.append([model.record_blocks.take(i) for i in FIELDS])
         assert len(blocks[-1][0]) > 500  # 64 jobs at about 75,000 reads a second
     for i, (a, b) in enumerate(zip(*blocks, strict=True)):
         assert a.dtype == b.dtype and np.array_equal(a, b), f"record field {i}"
@@ -472,7 +429,7 @@ def test_a_stopped_run_accounts_for_every_io() -> None:
     token.cancel("test")
     record = run_scenario(scenario, duration=0.1, native=True, cancel=token)
     assert record.stopped_at_s is not None and record.stopped_at_s < 0.1
-    recorded = len(_columns(record)[0])
+    recorded = len(columns(record)[0])
     assert recorded > 0
     assert record.counters.issued_ios == recorded + len(record.unfinished)
 
@@ -493,7 +450,7 @@ def test_a_stop_request_is_heard_between_frequent_python_events() -> None:
     # one poll's budget (128 x 64 native events) at about 5 native events an I/O, 16 I/Os in
     # flight at ~10 us each: a few milliseconds of simulated time, far from the 2 s asked for
     assert record.stopped_at_s < 0.1
-    assert record.counters.issued_ios == len(_columns(record)[0]) + len(record.unfinished)
+    assert record.counters.issued_ios == len(columns(record)[0]) + len(record.unfinished)
 
 
 def test_compact_state_bounds() -> None:
@@ -599,7 +556,7 @@ def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
     assert native_run.unsupported(base) is not None
     python = run_scenario(base, duration=0.5, native=False)
     native = run_scenario(base, duration=0.5, native=True)
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 def test_a_cache_short_of_a_disk_misses_to_the_array_bit_identically() -> None:
@@ -616,7 +573,7 @@ def test_a_cache_short_of_a_disk_misses_to_the_array_bit_identically() -> None:
     python = run_scenario(scenario, duration=0.05, native=False)
     native = run_scenario(scenario, duration=0.05, native=True)
     assert python.counters.cache_hits > 0 and python.counters.cache_misses > 0
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 def test_a_miss_fills_the_cache_with_the_writes_own_spread() -> None:
@@ -634,7 +591,7 @@ def test_a_miss_fills_the_cache_with_the_writes_own_spread() -> None:
     python = run_scenario(scenario, duration=0.05, native=False)
     native = run_scenario(scenario, duration=0.05, native=True)
     assert python.counters.cache_misses > 0
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 def _default_cold(changes: dict[str, Any], warm: bool) -> Scenario:
@@ -686,7 +643,7 @@ def test_the_default_scenario_read_through_cold_caches_is_bit_identical(
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert python.counters.cache_misses > 1000
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 def _default_read_only_cold() -> Scenario:
@@ -711,7 +668,7 @@ def test_the_default_scenario_read_only_and_cold_as_written_is_bit_identical() -
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert python.counters.cache_misses > 1000
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 def _default_policy(policy: str, array: dict[str, Any], serialize: bool = False) -> Scenario:
@@ -805,7 +762,7 @@ def test_the_array_parts_are_bit_identical(array: dict[str, Any], policy: str | 
     data["array"] |= array
     scenario = load_scenario(data)
     assert native_run.unsupported(scenario) is None
-    _assert_same(
+    assert_same(
         run_scenario(scenario, duration=1.0, native=False),
         run_scenario(scenario, duration=1.0, native=True),
     )
@@ -860,7 +817,7 @@ def test_the_default_scenario_written_through_is_bit_identical(array: dict[str, 
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert python.counters.issued_ios > 1000
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 @pytest.mark.parametrize(
@@ -960,7 +917,7 @@ def test_the_default_scenario_written_back_is_bit_identical(
     python = run_scenario(scenario, duration=2.0, native=False)
     native = run_scenario(scenario, duration=2.0, native=True)
     assert python.counters.destage_batches > 50
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 def _watermark_state(scenario: Scenario, native: bool, until: float = 1.0) -> tuple[Any, ...]:
@@ -1001,7 +958,7 @@ def test_the_nvme_host_at_500k_writes_a_second_is_bit_identical(cache: str | Non
     python = run_scenario(scenario, native=False)
     native = run_scenario(scenario, native=True)
     assert python.counters.issued_ios > 5000  # 500,000 a second
-    _assert_same(python, native)
+    assert_same(python, native)
     state = _watermark_state(scenario, False, 0.02)
     assert state == _watermark_state(scenario, True, 0.02)
     assert (state[0] > 100) == (cache is not None) and state[4] > 0  # flushes; bytes held
@@ -1041,12 +998,12 @@ def test_a_write_cache_flushed_at_a_watermark_is_bit_identical(
     assert native_run.unsupported(scenario) is None
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
-    columns = _assert_same(python, native)
+    fields = assert_same(python, native)
     state = _watermark_state(scenario, False)
     assert state == _watermark_state(scenario, True)
     assert state[0] >= 5 and state[8] > 0  # flushes, some with whole parity rows
     if policy == "WT":
-        array_ms = columns[ARRAY][(columns[IS_WRITE] & 1) == 1]  # the writes' (flags bit 0)
+        array_ms = fields[ARRAY][(fields[IS_WRITE] & 1) == 1]  # the writes' (flags bit 0)
         latency_ms = 1000.0 * scenario.array.cache_latency
         # held writes take cache_latency in the array (float32 milliseconds: within 2**-24
         # relative, 1e-6 allowed), those that did not fit wait for their spindles (hundreds of
@@ -1055,7 +1012,7 @@ def test_a_write_cache_flushed_at_a_watermark_is_bit_identical(
         held = np.isclose(array_ms, latency_ms, rtol=1e-6, atol=0.0)
         assert held.sum() > 20 and (array_ms > 10 * latency_ms).sum() > 20
     else:
-        assert (columns[DESTAGE_WAIT] > 0).sum() > 10  # writers waited for buffer room
+        assert (fields[DESTAGE_WAIT] > 0).sum() > 10  # writers waited for buffer room
 
 
 @pytest.mark.parametrize(
@@ -1070,7 +1027,7 @@ def test_the_destager_scenarios_are_bit_identical(file: str, variant: str) -> No
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert python.counters.destage_batches > 0
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 @pytest.mark.parametrize("variant", ["base", "wide_units"])
@@ -1079,11 +1036,11 @@ def test_a_destager_walking_a_hash_index_is_bit_identical(variant: str) -> None:
     the blocks of a hash-indexed cache, taken in the walk's order a block at a time by the
     flusher (HashWalk in the engine: hashwalk.pxi), writes leaving the buffer with their last
     block: the same records, samples and counters as the Python engine's."""
-    _, native, _ = _assert_both_engines_agree(_scenario("full_dirty_cache.toml", variant))
+    _, native, _ = assert_both_engines_agree(_scenario("full_dirty_cache.toml", variant))
     assert native.run_by == native_run.NATIVE and native.counters.destage_batches > 100
 
 
-@_random_examples(12)
+@random_examples(12)
 @given(
     st.sampled_from(["destager_fill.toml", "burst_absorb.toml", "full_dirty_cache.toml"]),
     st.sampled_from(["64KiB", "256KiB", "1MiB"]),
@@ -1107,7 +1064,7 @@ def test_random_hash_walks_are_bit_identical(
         group["workload"] |= {"sizes": sizes, "read_fraction": 0.0}
         group["workload"].pop("read_sizes", None)
         group["workload"].pop("write_sizes", None)
-    _, native, _ = _assert_both_engines_agree(load_scenario(data))
+    _, native, _ = assert_both_engines_agree(load_scenario(data))
     assert native.run_by == native_run.NATIVE
 
 
@@ -1151,7 +1108,7 @@ def test_the_default_scenario_read_from_warm_caches_is_bit_identical(duty: dict[
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert python.counters.issued_ios > 1000
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 @pytest.mark.parametrize(
@@ -1180,7 +1137,7 @@ def test_every_arrival_process_is_bit_identical(workload: dict[str, Any]) -> Non
     python = run_scenario(scenario, duration=0.02, native=False)
     native = run_scenario(scenario, duration=0.02, native=True)
     assert python.counters.issued_ios > 100
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 @st.composite
@@ -1196,10 +1153,10 @@ def _native_scenarios(draw: st.DrawFn) -> Scenario:
     return _without_exponential_tier(data)
 
 
-@_random_examples(25)
+@random_examples(25)
 @given(_native_scenarios())
 def test_random_scenarios_of_its_class_are_bit_identical(scenario: Scenario) -> None:
-    _assert_both_engines_agree(scenario)
+    assert_both_engines_agree(scenario)
 
 
 @st.composite
@@ -1261,10 +1218,10 @@ def _miss_scenarios(draw: st.DrawFn) -> Scenario:
     return _without_exponential_tier(data)
 
 
-@_random_examples(40)
+@random_examples(40)
 @given(_miss_scenarios())
 def test_random_scenarios_with_misses_are_bit_identical(scenario: Scenario) -> None:
-    _assert_both_engines_agree(scenario)
+    assert_both_engines_agree(scenario)
 
 
 def test_a_warm_cache_short_of_a_disk_misses_to_queueing_drives_bit_identically() -> None:
@@ -1283,7 +1240,7 @@ def test_a_warm_cache_short_of_a_disk_misses_to_queueing_drives_bit_identically(
     python = run_scenario(scenario, duration=0.05, native=False)
     native = run_scenario(scenario, duration=0.05, native=True)
     assert python.counters.cache_hits > 0 and python.counters.cache_misses > 0
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 @st.composite
@@ -1360,10 +1317,10 @@ def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
     return _without_exponential_tier(data)
 
 
-@_random_examples(25)
+@random_examples(25)
 @given(_write_through_scenarios())
 def test_random_write_through_scenarios_are_bit_identical(scenario: Scenario) -> None:
-    _assert_both_engines_agree(scenario)
+    assert_both_engines_agree(scenario)
 
 
 @st.composite
@@ -1432,10 +1389,10 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
     return load_scenario(data)
 
 
-@_random_examples(40)
+@random_examples(40)
 @given(_write_back_scenarios())
 def test_random_write_back_scenarios_are_bit_identical(scenario: Scenario) -> None:
-    _assert_both_engines_agree(scenario)
+    assert_both_engines_agree(scenario)
 
 
 @pytest.mark.parametrize("policy", ["WT", "WB+0"])
@@ -1451,7 +1408,7 @@ def test_serialized_writes_are_bit_identical(policy: str) -> None:
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert len(python.unfinished) > 0  # writes waiting for their turn at the end
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 @pytest.mark.parametrize("batched", [True, False])
@@ -1467,7 +1424,7 @@ def test_metadata_writes_are_bit_identical(batched: bool) -> None:
     python = run_scenario(scenario, duration=0.02, native=False)
     native = run_scenario(scenario, duration=0.02, native=True)
     assert python.counters.destage_accepted_bytes > 0
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 @pytest.mark.parametrize("variant", ["base", "db-on-wb1"])
@@ -1483,7 +1440,7 @@ def test_the_default_scenario_as_written_is_bit_identical(variant: str) -> None:
     native = run_scenario(scenario, duration=10.5, native=True)
     assert python.counters.replica_bytes_held > 0 and python.counters.replica_payload_bytes > 0
     assert [vmotion["start_s"] for vmotion in python.vmotions] == [10.0]
-    _assert_same(python, native)
+    assert_same(python, native)
     assert repr(native.vmotions) == repr(python.vmotions)  # (nan for the end not reached)
 
 
@@ -1563,12 +1520,12 @@ def test_replicated_writes_are_bit_identical(
     python = run_scenario(scenario, duration=1.5, native=False)
     native = run_scenario(scenario, duration=1.5, native=True)
     assert python.counters.destage_batches > 20 and python.counters.replica_payload_bytes > 0
-    columns = _assert_same(python, native)
+    fields = assert_same(python, native)
     # some writes acknowledged by a leg: its peer's tier time, or from its RAM only the network
-    slowest_leg = columns[NETWORK] if case == "memory" else columns[PEER_TIER]
-    assert np.any(slowest_leg[columns[IS_WRITE] & 1 == 1] > 0)
+    slowest_leg = fields[NETWORK] if case == "memory" else fields[PEER_TIER]
+    assert np.any(slowest_leg[fields[IS_WRITE] & 1 == 1] > 0)
     if case == "writers-wait":
-        assert np.any(columns[DESTAGE_WAIT] > 0)
+        assert np.any(fields[DESTAGE_WAIT] > 0)
 
 
 def test_replicas_over_a_shared_fabric_and_serialized_are_bit_identical() -> None:
@@ -1583,7 +1540,7 @@ def test_replicas_over_a_shared_fabric_and_serialized_are_bit_identical() -> Non
     python = run_scenario(scenario, duration=1.0, native=False)
     native = run_scenario(scenario, duration=1.0, native=True)
     assert python.counters.replica_bytes_held > 0
-    _assert_same(python, native)
+    assert_same(python, native)
 
 
 def test_vmotions_without_a_vm_are_bit_identical() -> None:
@@ -1615,7 +1572,7 @@ def test_vmotions_without_a_vm_are_bit_identical() -> None:
     native = run_scenario(scenario, duration=2.0, native=True)
     assert [vmotion["start_s"] for vmotion in python.vmotions] == [0.3, 0.5]
     assert all(0.3 < vmotion["end_s"] < 2.0 for vmotion in python.vmotions)
-    _assert_same(python, native)
+    assert_same(python, native)
     assert native.vmotions == python.vmotions
 
 
@@ -1632,4 +1589,4 @@ def test_compressed_replicas_are_bit_identical(variant: str) -> None:
     native = run_scenario(scenario, duration=1.5, native=True)
     if variant in ("base", "zeros", "tengig-always", "lone-always"):
         assert python.counters.compression_saved_bytes > 0
-    _assert_same(python, native)
+    assert_same(python, native)

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.native import assert_both_engines_agree, columns, random_examples
 from support.traces import random_rows, trace_scenario, write_trace
-from test_native_engine import _assert_both_engines_agree, _columns, _random_examples
 
 from simcache.sim import native_run
 from simcache.sim.control import Cancel
@@ -71,9 +71,9 @@ def test_a_replay_runs_natively_bit_identically(tmp_path: Path, name: str, field
     trace = write_trace(tmp_path / "vm.csv", rows)
     extra = {"speed": 2.0, "repeat": 3} if "start" in fields else {}
     scenario = trace_scenario(trace, duration=rows[-1][0] + 1.0, **fields, **extra)
-    _, native, columns = _assert_both_engines_agree(scenario)
+    _, native, fields = assert_both_engines_agree(scenario)
     assert native.run_by == native_run.NATIVE
-    assert len(columns[0]) > 1000, name
+    assert len(fields[0]) > 1000, name
 
 
 def test_a_replay_cut_short_leaves_what_it_did_not_issue(tmp_path: Path) -> None:
@@ -82,9 +82,9 @@ def test_a_replay_cut_short_leaves_what_it_did_not_issue(tmp_path: Path) -> None
     rows = _rows(3000)
     trace = write_trace(tmp_path / "vm.csv", rows)
     scenario = trace_scenario(trace, duration=3.0)
-    _, native, columns = _assert_both_engines_agree(scenario)
+    _, native, fields = assert_both_engines_agree(scenario)
     issued = native.counters.issued_ios
-    assert issued == len(columns[0]) + len(native.unfinished) < len(rows)
+    assert issued == len(fields[0]) + len(native.unfinished) < len(rows)
 
 
 def test_more_rows_than_one_refill_holds_and_rows_at_one_instant(tmp_path: Path) -> None:
@@ -105,8 +105,8 @@ def test_more_rows_than_one_refill_holds_and_rows_at_one_instant(tmp_path: Path)
     ]
     trace = write_trace(tmp_path / "burst.csv", rows)
     scenario = trace_scenario(trace, duration=float(times[-1]) + 0.5, policy="WB+0")
-    columns = _assert_both_engines_agree(scenario)[2]
-    assert len(columns[0]) == n
+    fields = assert_both_engines_agree(scenario)[2]
+    assert len(fields[0]) == n
 
 
 def test_unaligned_ios_of_several_devices_beside_a_generated_group(tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ def test_unaligned_ios_of_several_devices_beside_a_generated_group(tmp_path: Pat
     ]
     for warm in (False, True):
         data["cluster"]["cache"] = {"warm": warm}
-        _assert_both_engines_agree(load_scenario(data))
+        assert_both_engines_agree(load_scenario(data))
 
 
 @pytest.mark.parametrize("policy", ["WT", "WB+0", "WB+1"])
@@ -155,8 +155,8 @@ def test_empty_and_large_ios_as_the_python_engine_takes_them(tmp_path: Path, pol
         for i in range(2000)
     ]
     scenario = trace_scenario(write_trace(tmp_path / "z.csv", rows), 3.0, policy=policy)
-    columns = _assert_both_engines_agree(scenario)[2]
-    assert len(columns[0]) > 300
+    fields = assert_both_engines_agree(scenario)[2]
+    assert len(fields[0]) > 300
 
 
 def test_a_stopped_replay_and_a_replay_without_records(tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_a_stopped_replay_and_a_replay_without_records(tmp_path: Path) -> None:
     stopped = run_scenario(scenario, native=True, cancel=token)
     assert stopped.run_by == native_run.NATIVE
     assert stopped.stopped_at_s is not None and stopped.stopped_at_s < 8.0
-    recorded = len(_columns(stopped)[0])
+    recorded = len(columns(stopped)[0])
     assert 0 < recorded < len(rows)
     assert stopped.counters.issued_ios == recorded + len(stopped.unfinished)
     streams = [
@@ -185,7 +185,7 @@ def test_the_native_engine_takes_a_replay_the_selector_once_refused(tmp_path: Pa
     scenario = trace_scenario(write_trace(tmp_path / "vm.csv", _rows(50)), 1.0)
     assert native_run.unsupported(scenario) is None
     assert run_scenario(scenario).run_by == native_run.NATIVE
-    assert len(_columns(run_scenario(scenario))[0]) == 50
+    assert len(columns(run_scenario(scenario))[0]) == 50
 
 
 def test_the_engine_hands_the_replay_back_where_it_left_it(tmp_path: Path) -> None:
@@ -275,7 +275,7 @@ def _replays(draw: st.DrawFn) -> tuple[list[str], dict[str, Any]]:
     return lines, data
 
 
-@_random_examples(12)
+@random_examples(12)
 @given(_replays())
 def test_random_replays_are_bit_identical(
     tmp_path_factory: pytest.TempPathFactory, replay: tuple[list[str], dict[str, Any]]
@@ -284,4 +284,4 @@ def test_random_replays_are_bit_identical(
     trace = tmp_path_factory.mktemp("replay") / "trace.csv"
     trace.write_text("\n".join(lines) + "\n")
     data["groups"][0]["workload"]["trace"]["path"] = str(trace)
-    _assert_both_engines_agree(load_scenario(data))
+    assert_both_engines_agree(load_scenario(data))
