@@ -1,16 +1,19 @@
 """Fuzzing the files users bring, for longer than the suite does: workload files through
 ``simcache import`` (the cases of ``tests/traces/test_import_fuzz.py``: a small valid file of each
 format, mutated) and fio results through ``simcache calibrate`` (those of
-``tests/workloads/test_calibrate_fuzz.py``: real fio results, one file mutated), counted by outcome.
+``tests/workloads/test_calibrate_fuzz.py``: real fio results, one file mutated), and the trace
+formats' imports replayed by both engines, counted by outcome.
 
 Run from the repository root:
 
-    .venv/bin/python bench/fuzz_inputs.py [--imports 2000] [--points 5000] [--tiers 200]
-                                          [--drives 100] [--seed 1] [--out DIR]
+    .venv/bin/python bench/fuzz_inputs.py [--imports 2000] [--replays 500] [--points 5000]
+                                          [--tiers 200] [--drives 100] [--seed 1] [--out DIR]
 
 ``--imports`` cases per import format (each imported with its format given and guessed, and its
-scenario built); ``--points`` cases read calibrate's points only (fast); ``--tiers`` and
-``--drives`` cases fit a device (about a second each). Each outcome is ``ok`` (imported, points
+scenario built); ``--replays`` cases per trace format (imported, then replayed for at most two
+simulated seconds by the Python engine and by the native one, which must agree bit for bit);
+``--points`` cases read calibrate's points only (fast); ``--tiers`` and ``--drives`` cases fit a
+device (about a second each). Each outcome is ``ok`` (imported, points
 read, or a device fitted whose table validates), ``project error`` (a ``ScenarioError``, by its
 first field) or ``finding`` (anything else: the case's file is kept in ``--out`` with its
 traceback). Prints a table; exit status 1 if any finding.
@@ -36,10 +39,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from support.mutations import mutated  # noqa: E402
+from support.native import assert_same  # noqa: E402
 from traces import test_import_fuzz as imports  # noqa: E402
 from workloads import test_calibrate_fuzz as cases  # noqa: E402
 
 from simcache.base.errors import ScenarioError  # noqa: E402
+from simcache.sim import native_run  # noqa: E402
+from simcache.sim.engine import run_scenario  # noqa: E402
 from simcache.workloads.ingest.imported import import_workload  # noqa: E402
 
 
@@ -93,6 +99,57 @@ def _import_cases(
     return one
 
 
+REPLAYED = ("blkparse", "csv", "fio-iolog", "msr")
+"""The formats whose import is a trace replay (``--replays``)."""
+REPLAY_SECONDS = 2.0
+"""The most simulated seconds a fuzzed replay runs."""
+
+
+def _run_replays(count: int, random_seed: int, out: Path, tally: Counter[str]) -> None:
+    if count <= 0:
+        return
+    for format_name in REPLAYED:
+        _replay_cases(format_name, count, random_seed, out, tally)()
+
+
+def _replay_cases(
+    format_name: str, count: int, random_seed: int, out: Path, tally: Counter[str]
+) -> Any:
+    """``count`` mutated trace files of ``format_name`` imported and replayed (at most
+    :data:`REPLAY_SECONDS`) by the Python engine and the native one: the same records, counters,
+    samples and events (``support.native.assert_same``), or the project's error."""
+    kind = f"replay {format_name}"
+
+    @seed(random_seed)
+    @settings(
+        max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(data=st.data())
+    def one(data: st.DataObject) -> None:
+        mutant = data.draw(mutated(imports.SAMPLES[format_name]))
+        with tempfile.TemporaryDirectory(prefix="simcache-fuzz-") as folder:
+            path = Path(folder) / "input"
+            path.write_bytes(mutant)
+            try:
+                scenario = import_workload(path, format_name).scenario()
+                duration = min(scenario.run.duration, REPLAY_SECONDS)
+                runs = [
+                    run_scenario(scenario, duration=duration, native=native)
+                    for native in (False, True)
+                ]
+                if native_run.available() and runs[1].run_by != native_run.NATIVE:
+                    tally[f"{kind}: ok, Python only ({runs[1].run_by})"] += 1
+                    return
+                assert_same(*runs)
+                tally[f"{kind}: ok, the same in both engines"] += 1
+            except ScenarioError as error:
+                _project_error(error, kind, tally)
+            except Exception:
+                _keep(out, mutant, tally, kind)
+
+    return one
+
+
 def _run(kind: str, count: int, random_seed: int, out: Path, tally: Counter[str]) -> None:
     if count <= 0:
         return
@@ -135,6 +192,7 @@ def _run(kind: str, count: int, random_seed: int, out: Path, tally: Counter[str]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--imports", type=int, default=2000)
+    parser.add_argument("--replays", type=int, default=500)
     parser.add_argument("--points", type=int, default=5000)
     parser.add_argument("--tiers", type=int, default=200)
     parser.add_argument("--drives", type=int, default=100)
@@ -148,6 +206,9 @@ def main() -> int:
     started = time.perf_counter()
     _run_imports(args.imports, args.seed, args.out, tally)
     print(f"imports: {args.imports} cases a format in {time.perf_counter() - started:.0f} s")
+    started = time.perf_counter()
+    _run_replays(args.replays, args.seed, args.out, tally)
+    print(f"replays: {args.replays} cases a format in {time.perf_counter() - started:.0f} s")
     for kind, count in (("points", args.points), ("tier", args.tiers), ("drive", args.drives)):
         started = time.perf_counter()
         _run(kind, count, args.seed, args.out, tally)
