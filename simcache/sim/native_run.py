@@ -22,7 +22,8 @@ or not, written on the peer's tier and counted in its ``replica_bytes``, acknowl
 its sending port's last sampled utilization is high, if ``cluster.compression`` says so), its
 metadata record if
 ``metadata_write``, acknowledged at the slowest of its local part and its legs, then the host's
-destage buffer with its replicas' holders, order "arrival", any trigger and delay, any pacing (the
+destage buffer with its replicas' holders, order "arrival" or "hash" (``engine/hashwalk.pxi``),
+any trigger and delay, any pacing (the
 "pd" controller a Python event), its flushers reading back under any tier scheduling, the holders
 dropping their copies when it is destaged), writes serialized or not (``sync_serialize``): closed
 loops with or without think time, open loops (``iops`` or ``throughput``, Poisson or evenly spaced
@@ -48,8 +49,7 @@ write-through, or stall in the engine until their VM's back signal, whose callba
 write-back writes the native engine runs them (the Python flushers' first steps run as Python
 events, find no work and wait for a signal nothing triggers), else they stay idle. Not supported
 (:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``), the
-destager's order "hash" with replicas (the walk, ``engine/hashwalk.pxi``, keeps no holders),
-the exponential tier, and every other scheduled event (a vMotion that moves a VM, host and device
+exponential tier, and every other scheduled event (a vMotion that moves a VM, host and device
 failures, a peer outage that degrades writes). Python events (the flushers' first steps, the
 sampler, the "pd" controller, a slowdown's or an outage's start and end, a stalled VM's back signal,
 the resync processes a peer outage's end starts, the run's stop) stay in the kernel's queue, and
@@ -161,8 +161,7 @@ def unsupported(scenario: Scenario) -> str | None:
     no write-back group with replicas degrades short of peers: ``group 'name': a peer outage with
     on_peer_loss = 'degrade'``) or a degraded or rebuilding array (``scheduled event
     'kind'``, ``a vMotion of a VM ('name')``); the exponential tier service; a write-back group
-    with replicas that replicates asynchronously (``replication = "async"``); the destager's order
-    "hash" with a write-back group with replicas."""
+    with replicas that replicates asynchronously (``replication = "async"``)."""
     if not available():
         return NOT_BUILT
     for event in scenario.events:
@@ -194,12 +193,6 @@ def unsupported(scenario: Scenario) -> str | None:
             and group.replication == "async"
         ):
             return f"group {group.name!r}: asynchronous replication ({group.policy})"
-    order = scenario.cluster.destager.order
-    if order == "hash" and any(  # (the walk keeps no replica holders: WB+0 only)
-        group.policy in ("WB+1", "WB+2") and group.workload.read_fraction != 1.0
-        for group in scenario.groups
-    ):
-        return "the destager's order 'hash' with replicas"
     return None
 
 

@@ -178,7 +178,7 @@ cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t siz
     if vm.npeers < vm.promised:
         d.short += size
     if d.hashed:
-        _hw_push(&d.hw, vm.index, offset, size)
+        _hw_push(&d.hw, vm.index, offset, size, held)
     else:
         _ring_push(d, vm.index, offset, size, now, held)
     if not d.work_triggered:  # as Event.succeed(): queued now
@@ -787,36 +787,37 @@ cdef double _array_batch(Engine self, int32_t fi, double now) except? -1 nogil:
     return done - now + self.host_ack[f.host]
 
 
+cdef inline void _left(Engine self, DestagerState* d, int64_t vm, int64_t size, uint32_t held
+                       ) noexcept nogil:
+    """Destager._release for one write that left the buffer: its single-copy and short-of-peers
+    bytes counted down; its holders drop their copies (Host._drop_replicas)."""
+    if held == 0:
+        d.single_copy -= size
+    if _held_count(held) < self.vms[vm].promised:
+        d.short -= size
+    while held:
+        self.replica_bytes[(held & 0xFFFF) - 1] -= size
+        held >>= 16
+
+
 cdef int _destaged(Engine self, int32_t fi, double now) except -1 nogil:
     """Destager.destaged and _release: count the batch, free its bytes, admit the writers that
     fit now."""
     cdef FlusherState* f = &self.flushers[fi]
     cdef DestagerState* d = &self.dest[f.host]
-    cdef int32_t k
-    cdef uint32_t held
-    cdef int64_t size
+    cdef int32_t k, slot
     d.batches += 1
     d.runs += f.n_runs
     d.backlog -= f.nbytes
     d.destaged += f.nbytes
     if d.hashed:  # Destager._release_blocks: the writes whose last block this was leave
         for k in range(f.n_items):
-            if _hw_release(&d.hw, <int32_t>f.owners[k].vm, f.owners[k].size):
-                d.single_copy -= d.hw.size[f.owners[k].vm]  # (no holders: a single copy)
-        f.n_items = 0
-        f.n_runs = 0
-        return _admit_waiting(self, f.host, now)
-    for k in range(f.n_items):
-        held = f.held[k]
-        size = f.items[k].size
-        if held == 0:
-            d.single_copy -= size
-        if _held_count(held) < self.vms[f.items[k].vm].promised:
-            d.short -= size
-        # Host._drop_replicas: its holders drop their copies
-        while held:
-            self.replica_bytes[(held & 0xFFFF) - 1] -= size
-            held >>= 16
+            slot = <int32_t>f.owners[k].vm
+            if _hw_release(&d.hw, slot, f.owners[k].size):
+                _left(self, d, d.hw.vm[slot], d.hw.size[slot], d.hw.held[slot])
+    else:
+        for k in range(f.n_items):
+            _left(self, d, f.items[k].vm, f.items[k].size, f.held[k])
     f.n_items = 0
     f.n_runs = 0
     return _admit_waiting(self, f.host, now)

@@ -1,5 +1,5 @@
 # Ports simcache.sim.components.hash_walk.HashWalk for a destager with order "hash" (write-back
-# writes with no replica: the holders of every write are none): each write cut into the aligned
+# writes, with their replicas' holders): each write cut into the aligned
 # blocks of ``unit`` bytes of its VM's disk it covers, the blocks taken in the order of their hash
 # (block_hash) by a cursor passing over the hash space, a block dirtied behind the cursor waiting
 # for the next pass; a write leaves when its last block reached the array. The blocks wait in two
@@ -24,11 +24,12 @@ cdef struct HashWalk:
     BlockHeap walk  # the blocks ahead of the cursor
     BlockHeap behind  # the blocks behind it: the next pass
     # the writes, in a pool of slots (a free list through ``next_free``): VM index, offset,
-    # size, bytes not yet on the array
+    # size, bytes not yet on the array, their replicas' holders (destager.pxi's _holders)
     int64_t* vm
     int64_t* offset
     int64_t* size
     int64_t* left
+    uint32_t* held
     int32_t* next_free
     int32_t used, cap, free
 
@@ -92,9 +93,10 @@ cdef inline int64_t _block_key(int64_t vm, int64_t block) noexcept nogil:
     return <int64_t>(x ^ 0x8000000000000000ULL)
 
 
-cdef int _hw_push(HashWalk* w, int64_t vm, int64_t offset, int64_t size) except -1 nogil:
+cdef int _hw_push(HashWalk* w, int64_t vm, int64_t offset, int64_t size, uint32_t held
+                  ) except -1 nogil:
     """HashWalk.push: the write's pieces filed under the blocks they fall in, ahead of or behind
-    the cursor."""
+    the cursor (its replicas' holders kept with it)."""
     cdef int32_t slot, cap
     cdef int64_t end = offset + size, block, number = w.ticks
     cdef int32_t piece = 0
@@ -110,8 +112,9 @@ cdef int _hw_push(HashWalk* w, int64_t vm, int64_t offset, int64_t size) except 
             w.size = <int64_t*>realloc(w.size, cap * sizeof(int64_t))
             w.left = <int64_t*>realloc(w.left, cap * sizeof(int64_t))
             w.next_free = <int32_t*>realloc(w.next_free, cap * sizeof(int32_t))
+            w.held = <uint32_t*>realloc(w.held, cap * sizeof(uint32_t))
             if (w.vm == NULL or w.offset == NULL or w.size == NULL or w.left == NULL
-                    or w.next_free == NULL):
+                    or w.next_free == NULL or w.held == NULL):
                 with gil:
                     raise MemoryError()
             w.cap = cap
@@ -122,6 +125,7 @@ cdef int _hw_push(HashWalk* w, int64_t vm, int64_t offset, int64_t size) except 
     w.offset[slot] = offset
     w.size[slot] = size
     w.left[slot] = size
+    w.held[slot] = held
     while offset < end:
         block = offset // w.unit
         item.key = _block_key(vm, block)
@@ -168,7 +172,8 @@ cdef inline int64_t _hw_head_size(HashWalk* w) noexcept nogil:
 
 cdef bint _hw_release(HashWalk* w, int32_t slot, int64_t size) noexcept nogil:
     """HashWalk.release: ``size`` bytes of the write in ``slot`` reached the array; whether that
-    was its last block (then it leaves: its slot freed, its VM and size still readable)."""
+    was its last block (then it leaves: its slot freed, its VM, size and holders still
+    readable)."""
     w.left[slot] -= size
     if w.left[slot]:
         return False
@@ -189,3 +194,4 @@ cdef void _hw_free(HashWalk* w) noexcept nogil:
     free(w.size)
     free(w.left)
     free(w.next_free)
+    free(w.held)
