@@ -28,6 +28,8 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -68,35 +70,16 @@ def _run_imports(count: int, random_seed: int, out: Path, tally: Counter[str]) -
     if count <= 0:
         return
     for format_name in sorted(imports.SAMPLES):
-        _import_cases(format_name, count, random_seed, out, tally)()
+        # with the format given and guessed
+        checks = [partial(_imported, given=format_name), partial(_imported, given=None)]
+        _mutant_cases(
+            f"import {format_name}", format_name, checks, count, random_seed, out, tally
+        )()
 
 
-def _import_cases(
-    format_name: str, count: int, random_seed: int, out: Path, tally: Counter[str]
-) -> Any:
-    """``count`` mutated files of ``format_name`` imported with the format given and guessed."""
-    kind = f"import {format_name}"
-
-    @seed(random_seed)
-    @settings(
-        max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-    )
-    @given(data=st.data())
-    def one(data: st.DataObject) -> None:
-        mutant = data.draw(mutated(imports.SAMPLES[format_name]))
-        with tempfile.TemporaryDirectory(prefix="simcache-fuzz-") as folder:
-            path = Path(folder) / "input"
-            path.write_bytes(mutant)
-            for given_format in (format_name, None):
-                try:
-                    import_workload(path, given_format).scenario()
-                    tally[f"{kind}: ok"] += 1
-                except ScenarioError as error:
-                    _project_error(error, kind, tally)
-                except Exception:
-                    _keep(out, mutant, tally, kind)
-
-    return one
+def _imported(path: Path, given: str | None) -> str:
+    import_workload(path, given).scenario()
+    return "ok"
 
 
 REPLAYED = ("blkparse", "csv", "fio-iolog", "msr")
@@ -109,16 +92,35 @@ def _run_replays(count: int, random_seed: int, out: Path, tally: Counter[str]) -
     if count <= 0:
         return
     for format_name in REPLAYED:
-        _replay_cases(format_name, count, random_seed, out, tally)()
+        checks = [partial(_replayed, format_name=format_name)]
+        _mutant_cases(
+            f"replay {format_name}", format_name, checks, count, random_seed, out, tally
+        )()
 
 
-def _replay_cases(
-    format_name: str, count: int, random_seed: int, out: Path, tally: Counter[str]
+def _replayed(path: Path, format_name: str) -> str:
+    """The imported trace replayed (at most :data:`REPLAY_SECONDS`) by the Python engine and the
+    native one: the same records, counters, samples and events (``support.native.assert_same``)."""
+    scenario = import_workload(path, format_name).scenario()
+    duration = min(scenario.run.duration, REPLAY_SECONDS)
+    runs = [run_scenario(scenario, duration=duration, native=native) for native in (False, True)]
+    if native_run.available() and runs[1].run_by != native_run.NATIVE:
+        return f"ok, Python only ({runs[1].run_by})"
+    assert_same(*runs)
+    return "ok, the same in both engines"
+
+
+def _mutant_cases(
+    kind: str,
+    format_name: str,
+    checks: list[Callable[[Path], str]],
+    count: int,
+    random_seed: int,
+    out: Path,
+    tally: Counter[str],
 ) -> Any:
-    """``count`` mutated trace files of ``format_name`` imported and replayed (at most
-    :data:`REPLAY_SECONDS`) by the Python engine and the native one: the same records, counters,
-    samples and events (``support.native.assert_same``), or the project's error."""
-    kind = f"replay {format_name}"
+    """``count`` mutated files of ``format_name``, each through every one of ``checks`` (which
+    return the outcome's label), counted under ``kind``."""
 
     @seed(random_seed)
     @settings(
@@ -130,22 +132,13 @@ def _replay_cases(
         with tempfile.TemporaryDirectory(prefix="simcache-fuzz-") as folder:
             path = Path(folder) / "input"
             path.write_bytes(mutant)
-            try:
-                scenario = import_workload(path, format_name).scenario()
-                duration = min(scenario.run.duration, REPLAY_SECONDS)
-                runs = [
-                    run_scenario(scenario, duration=duration, native=native)
-                    for native in (False, True)
-                ]
-                if native_run.available() and runs[1].run_by != native_run.NATIVE:
-                    tally[f"{kind}: ok, Python only ({runs[1].run_by})"] += 1
-                    return
-                assert_same(*runs)
-                tally[f"{kind}: ok, the same in both engines"] += 1
-            except ScenarioError as error:
-                _project_error(error, kind, tally)
-            except Exception:
-                _keep(out, mutant, tally, kind)
+            for check in checks:
+                try:
+                    tally[f"{kind}: {check(path)}"] += 1
+                except ScenarioError as error:
+                    _project_error(error, kind, tally)
+                except Exception:
+                    _keep(out, mutant, tally, kind)
 
     return one
 
