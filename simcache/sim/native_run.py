@@ -106,6 +106,10 @@ NO_STREAMS = "Python: a VM's I/O is not a generated stream (the native engine ta
 """A run record's ``run_by`` when the native engine was chosen but a VM's stream is not one it
 runs (:func:`prepare` returned None)."""
 
+_LARGEST_BUFFERED = 0x7FFFFFFF
+"""The largest write the native engine's destage buffers hold (a signed 32-bit size; generated
+workloads write at most 1 GiB at a time)."""
+
 _BUDGET = 64
 """Native events run between two polls of a stop request, in units of the poll interval."""
 
@@ -161,7 +165,8 @@ def unsupported(scenario: Scenario) -> str | None:
     no write-back group with replicas degrades short of peers: ``group 'name': a peer outage with
     on_peer_loss = 'degrade'``) or a degraded or rebuilding array (``scheduled event
     'kind'``, ``a vMotion of a VM ('name')``); the exponential tier service; a write-back group
-    with replicas that replicates asynchronously (``replication = "async"``)."""
+    with replicas that replicates asynchronously (``replication = "async"``); a write-back group
+    replaying a write of 2 GiB or more (the destage buffer's native entry holds less)."""
     if not available():
         return NOT_BUILT
     for event in scenario.events:
@@ -187,6 +192,13 @@ def unsupported(scenario: Scenario) -> str | None:
         return "exponential tier service"
     for group in scenario.groups:
         workload = group.workload
+        if (
+            workload.trace is not None
+            and group.policy != "WT"
+            and max(device.largest["write"] for device in scenario.trace_device_summaries(group))
+            > _LARGEST_BUFFERED
+        ):
+            return f"group {group.name!r}: a traced write of 2 GiB or more"
         if (
             workload.read_fraction != 1.0
             and group.policy in ("WB+1", "WB+2")

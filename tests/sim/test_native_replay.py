@@ -159,6 +159,20 @@ def test_empty_and_large_ios_as_the_python_engine_takes_them(tmp_path: Path, pol
     assert len(fields[0]) > 300
 
 
+def test_writes_of_gigabytes(tmp_path: Path) -> None:
+    """Written through, 3 GiB traced I/Os run natively, bit-identically; written back, a write
+    of 2 GiB or more goes to the Python engine (the native destage buffer's entry holds less),
+    which the selector names."""
+    rows = [(0.0, "write", 0, 3 << 30), (0.5, "read", 4096, 4096), (1.0, "read", 0, 3 << 30)]
+    trace = write_trace(tmp_path / "big.csv", rows)
+    assert len(assert_both_engines_agree(trace_scenario(trace, 100.0, policy="WT"))[2][0]) == 3
+    data = trace_scenario(trace, 100.0, policy="WB+0").model_dump(mode="json")
+    data["cluster"]["destager"] = {"capacity": "8GiB"}
+    assert native_run.unsupported(load_scenario(data)) == (
+        "group 'traced': a traced write of 2 GiB or more"
+    )
+
+
 def test_a_stopped_replay_and_a_replay_without_records(tmp_path: Path) -> None:
     rows = _rows(3000)
     scenario = trace_scenario(write_trace(tmp_path / "vm.csv", rows), duration=8.0)
