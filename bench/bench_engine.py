@@ -680,7 +680,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--split-child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    compiled = bool(getattr(getattr(simcache, "_native", None), "COMPILED", False))
+    # the engine group compiled (the estimate's need not be: COMPILED is both)
+    groups = getattr(getattr(simcache, "_native", None), "GROUPS", {})
+    compiled = bool(getattr(groups.get("engine"), "compiled", False))
     if args.split_child is not None:  # the process perf samples: one run of the scenario, then out
         simcache.simulate(
             simcache.load_scenario(SCENARIOS[args.split_child]), seed=1, duration=args.duration
