@@ -206,13 +206,12 @@ cdef bint _trace_next(Engine self, int32_t v) except -1 nogil:
     """``TraceStream.next_time``'s test: whether the replay has a row left (the next rows read
     from the stream when these are all issued)."""
     cdef VmState* vm = &self.vms[v]
-    if vm.io_next < vm.io_count:
-        return True
-    if vm.trace_over:
-        return False
-    with gil:
-        _trace_rows(self, v)
-    return not vm.trace_over
+    while vm.io_next >= vm.io_count:
+        if vm.trace_over:
+            return False
+        with gil:
+            _trace_rows(self, v)
+    return True
 
 
 cdef int _trace_rows(Engine self, Py_ssize_t i) except -1:
