@@ -20,6 +20,7 @@ class Engine:
         path_hit: int,
         refills: list[int],
         max_batch: int,
+        trace_rows: int,
     ) -> None: ...
     def use_misses(
         self,

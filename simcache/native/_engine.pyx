@@ -89,9 +89,6 @@ include "engine/destager.pxi"  # WriteBack and its replica legs, Destager, Flush
 include "engine/vmotion.pxi"  # host_events.vmotion without a VM: its streams
 include "engine/sync.pxi"  # the Python components' state in and out (sync_in, sync_out)
 
-TRACE_BLOCK_ROWS = TRACE_ROWS
-"""The most rows a trace replay's refill may hold (``simcache.workloads.replay.BLOCK_ROWS``)."""
-
 
 cdef class Engine:
     """One run's native state (see the module docstring); built by ``native_run.prepare``."""
@@ -353,6 +350,7 @@ cdef class Engine:
         int path_hit,
         list refills,
         int64_t max_batch,
+        int64_t trace_rows,
     ):
         """``tiers``, ``caches``: each host's ``Tier`` and read ``Cache``; ``vms``, ``streams``,
         ``vm_tiers``, ``reach``: each VM (build order), its ``IOStream``, its host's position in
@@ -362,7 +360,8 @@ cdef class Engine:
         ``path_hit``: a read hit's path code (``collect.PATH_HIT``); ``refills``: per VM, how its
         stream draws a batch (0: by ``IOStream._refill_ios``, 1: uniform offsets, 2: sequential
         ones, in native code); ``max_batch``: the most I/Os (and gaps) a stream draws at once
-        (``generators._BATCH``)."""
+        (``generators._BATCH``); ``trace_rows``: the most rows a replay reads at once
+        (``replay.BLOCK_ROWS``)."""
         cdef Py_ssize_t i
         self._tiers = tiers
         self._caches = caches
@@ -386,7 +385,10 @@ cdef class Engine:
         if self.vms == NULL:
             raise MemoryError()
         for i in range(self.vm_count):
-            _setup_vm(self, i, vms[i].index, vm_tiers[i], reach[i], refills[i], max_batch)
+            _setup_vm(
+                self, i, vms[i].index, vm_tiers[i], reach[i], refills[i],
+                trace_rows if refills[i] == TRACE_REFILL else max_batch,
+            )
         self.slot_count = len(slot_vms)
         self.slot_cap = max(16, self.slot_count)
         self.slots = <Slot*>malloc(self.slot_cap * sizeof(Slot))

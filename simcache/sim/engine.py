@@ -152,13 +152,14 @@ def build(
     promised = [vm.peer_loss.promised for vm in vms]
     for host in hosts:
         host.destager.promised = promised
+    reach = _vm_reach_bytes(scenario)
     if scenario.cluster.cache.warm:
-        _warm_caches(hosts, vms, _vm_reach_bytes(scenario), scenario.moves_vms, stop_requested)
+        _warm_caches(hosts, vms, reach, scenario.moves_vms, stop_requested)
     model = Model(
         env, clock, scenario, network, array, array_rx, array_tx, hosts, vms, buffer, fabric
     )
     if native and paths == "callbacks":
-        model.native = native_run.prepare(model)
+        model.native = native_run.prepare(model, reach)
     if model.native is None:
         for vm in vms:
             start_workload(env, vm)

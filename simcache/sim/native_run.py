@@ -216,15 +216,14 @@ def _writes_back(scenario: Scenario) -> bool:
     )
 
 
-def prepare(model: Model) -> Any:
+def prepare(model: Model, reach_bytes: list[int]) -> Any:
     """The native engine for ``model`` (built, its workloads not started), its VMs' starts queued
-    where ``start_workload`` would queue them; None if a VM's stream is not a generated one (the
-    caller starts the workloads in Python then)."""
+    where ``start_workload`` would queue them; None if a VM's stream is neither a generated one nor
+    a replay (the caller starts the workloads in Python then). ``reach_bytes``: the bytes from
+    each VM's disk start its I/Os touch (``engine._vm_reach_bytes``, in VM order)."""
     engine_module = _engine_module()
     if engine_module is None or not model.vms:
         return None
-    if engine_module.TRACE_BLOCK_ROWS != BLOCK_ROWS:
-        raise RuntimeError("the native engine was built for another trace refill size: reinstall")
     reach: list[int] = []
     streams: list[IOStream | TraceStream] = []
     full: list[bool] = []
@@ -234,16 +233,10 @@ def prepare(model: Model) -> Any:
             return None
         # a warm cache holding its VMs' disks whole (ReadCache.hold_whole): every read hits
         full.append(host.cache.whole if residents else model.scenario.cluster.cache.warm)
-    for vm in model.vms:
-        stream = vm.stream
-        cache = vm.host.cache
-        if isinstance(stream, TraceStream):
-            needed = stream.trace.summary()[stream.trace.devices[stream.device]].span
-        else:
-            workload = stream.workload
-            needed = workload.working_set + max(0, max(workload.size_mix[0]) - 4096)
-        reach.append(-(-needed // cache.line) * cache.line)
-        streams.append(stream)
+    for vm, needed in zip(model.vms, reach_bytes, strict=True):
+        line = vm.host.cache.line
+        reach.append(-(-needed // line) * line)
+        streams.append(vm.stream)
     slot_vms = [
         position
         for position, stream in enumerate(streams)
@@ -262,6 +255,7 @@ def prepare(model: Model) -> Any:
         PATH_HIT,
         [_refill(stream) for stream in streams],
         _BATCH,
+        BLOCK_ROWS,
     )
     engine.use_misses(full, model.array, model.network, model.hosts, PATH_MISS, model.ports)
     engine.use_writes(

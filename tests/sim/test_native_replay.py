@@ -24,7 +24,7 @@ from simcache.sim import native_run
 from simcache.sim.control import Cancel
 from simcache.sim.engine import build, run_scenario
 from simcache.sim.kernel.clock import run_until
-from simcache.spec import Scenario, load_scenario
+from simcache.spec import load_scenario
 from simcache.workloads.replay import BLOCK_ROWS, TraceStream
 
 pytestmark = pytest.mark.skipif(
@@ -40,17 +40,6 @@ def _trace_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _rows(n: int, seed: int = 3, rate: float = 400.0) -> list[tuple[float, str, int, int]]:
     return random_rows(n, seed=seed, rate=rate)
-
-
-def _changed(scenario: Scenario, **changes: Any) -> Scenario:
-    data = scenario.model_dump(mode="json")
-    for path, value in changes.items():
-        *parents, leaf = path.split("__")
-        node = data
-        for key in parents:
-            node = node[int(key)] if key.isdigit() else node[key]
-        node[leaf] = value
-    return load_scenario(data)
 
 
 @pytest.mark.parametrize(
@@ -198,8 +187,9 @@ def test_a_stopped_replay_and_a_replay_without_records(tmp_path: Path) -> None:
 def test_the_native_engine_takes_a_replay_the_selector_once_refused(tmp_path: Path) -> None:
     scenario = trace_scenario(write_trace(tmp_path / "vm.csv", _rows(50)), 1.0)
     assert native_run.unsupported(scenario) is None
-    assert run_scenario(scenario).run_by == native_run.NATIVE
-    assert len(columns(run_scenario(scenario))[0]) == 50
+    record = run_scenario(scenario)
+    assert record.run_by == native_run.NATIVE
+    assert len(columns(record)[0]) == 50
 
 
 def test_the_engine_hands_the_replay_back_where_it_left_it(tmp_path: Path) -> None:

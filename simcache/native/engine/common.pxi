@@ -84,7 +84,6 @@ cdef enum:
     SEQUENTIAL_REFILL = 2
     ZIPF_REFILL = 3  # ZipfRanks' ranks, scattered (its transcendental steps by numpy's ufuncs)
     TRACE_REFILL = 4  # a trace's rows (TraceStream.next_rows): their times in VmState.gaps
-    TRACE_ROWS = 16384  # the most rows a trace refill holds (replay.BLOCK_ROWS)
     # the Zipf refill's work arrays (numpy float64, max_batch each): the uniforms, the ufuncs'
     # operands and results, the candidates, k + 0.5, kept (1.0 or 0.0), the ranks, the pending
     Z_U = 0

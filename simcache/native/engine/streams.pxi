@@ -16,8 +16,6 @@ cdef int _setup_vm(
     cdef VmState* vm = &self.vms[i]
     cdef Py_ssize_t k
     stream = self._streams[i]
-    if refill == TRACE_REFILL:
-        max_batch = TRACE_ROWS  # a refill's rows (their times in the gaps)
     vm.index = index
     vm.tier = tier
     vm.reach = reach
