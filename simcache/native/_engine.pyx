@@ -102,6 +102,9 @@ cdef class Engine:
     cdef public int64_t eid
     cdef public double now
     cdef public int64_t events
+    # flows re-rated since the loop last charged them to its budget (RERATES_PER_EVENT a native
+    # event): a stop request is polled as often when flows pile up on a port
+    cdef int64_t rerated
     # the VMs, their closed-loop slots (the first slot_count) and open-loop reads in flight
     cdef VmState* vms
     cdef int32_t vm_count
@@ -707,6 +710,11 @@ cdef class Engine:
         while self.heap_size:
             if not _before(self.heap[0].time, self.heap[0].key, &head):
                 return REACHED
+            if self.rerated >= RERATES_PER_EVENT and budget > 0:
+                budget -= self.rerated // RERATES_PER_EVENT
+                self.rerated %= RERATES_PER_EVENT
+                if budget < 0:
+                    budget = 0
             if budget == 0:
                 return PAUSED
             budget -= 1

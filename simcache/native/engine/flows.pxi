@@ -237,6 +237,7 @@ cdef int _start_flow(Engine self, int32_t s, int32_t aux, double now, int32_t* p
     if nb == 0:
         _rerate(self, fi, now)
         return 0
+    self.rerated += nb
     for j in range(nb):
         _rerate(self, self.scratch[j], now)
     _rerate(self, fi, now)
@@ -262,6 +263,7 @@ cdef int _set_capacity(Engine self, int32_t index, double capacity, double now) 
     n = port.nactive
     for j in range(n):  # (a copy: as `list(active)`)
         self.scratch[j] = port.active[j]
+    self.rerated += n
     for j in range(n):
         _rerate(self, self.scratch[j], now)
     _arm(self)
@@ -459,6 +461,7 @@ cdef int _wake(Engine self, int64_t timer, double now) except -1 nogil:
                         self.epochs[other] = self.epoch
                         self.scratch[nb] = other
                         nb += 1
+        self.rerated += nb
         for j in range(nb):
             _rerate(self, self.scratch[j], now)
         for k in range(nfinished):

@@ -1,0 +1,190 @@
+"""Transfers piling up on an overloaded port: the work check's count of them
+(:func:`simcache.sim.control.network_pileup`) against processor sharing's fluid limit and the
+engine, the refusal past the limit, and the native engine's stop polls while they pile up.
+
+An open loop offering a port more bytes than it carries piles transfers up on it without bound,
+and the network re-rates every transfer on a port when one joins (exact processor sharing), so
+the run's cost grows as the square of the pile: bench/fuzz.py found a burst that took minutes for
+10 ms of simulated time (bench/README.md, "Seventeenth run").
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import lambertw
+from support.paths import ROOT
+
+from simcache import load_scenario
+from simcache.base.errors import RunTooLargeError
+from simcache.physics.cluster import framed_bytes
+from simcache.sim import native_run
+from simcache.sim.control import (
+    NO_LIMITS,
+    RERATES_PER_IO,
+    Cancel,
+    Limits,
+    _ps_pileup,
+    check_work,
+    network_pileup,
+)
+from simcache.sim.engine import run_scenario
+
+WRITES_PER_S = 2400
+"""The overloaded stream: 64 KiB writes replicated over 1GbE, 1.33 times what the port carries."""
+
+
+def _pileup_data(**workload: Any) -> dict[str, Any]:
+    """One writing host, WB+1 to its peer over 1GbE, 64 KiB random writes (Poisson)."""
+    return {
+        "name": "pileup",
+        "run": {"duration": "2s", "warmup": "0.2s", "seed": 1, "sample_interval": "0.25s"},
+        "cluster": {
+            "hosts": 2,
+            "tier": "nvme-p3700",
+            "peer_link": "1GbE",
+            "storage_link": "10GbE",
+            "destager": {"capacity": "64GiB"},
+        },
+        "array": {"profile": "array-24x15k"},
+        "groups": [
+            {
+                "name": "w",
+                "policy": "WB+1",
+                "hosts": [0],
+                "workload": {
+                    "mode": "open",
+                    "iops": WRITES_PER_S,
+                    "read_fraction": 0.0,
+                    "sizes": "64KiB",
+                    "working_set": "8GiB",
+                }
+                | workload,
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize("rho", [1.001, 1.05, 1.33, 2.0, 10.0, 1e3])
+def test_the_growth_solves_processor_sharings_fixed_point(rho: float) -> None:
+    """x = rho (1 - exp(-x)), i.e. x = rho + W0(-rho exp(-rho)) with Lambert's W, between
+    first-come first-served's rho - 1 and rho."""
+    x = _ps_pileup(rho)
+    assert x == pytest.approx(rho * (1.0 - math.exp(-x)), rel=1e-9)
+    assert x == pytest.approx(rho + lambertw(-rho * math.exp(-rho)).real, rel=1e-6)
+    assert rho - 1.0 < x <= rho
+
+
+def test_an_overloaded_replica_port_piles_up_as_the_fluid_limit_says() -> None:
+    """The transfers in flight at the run's end (the writes waiting for their replica) against
+    the fluid limit: n(T) = a T with a = mu x, x = rho (1 - exp(-x)), mu = the port's bytes/s over
+    a replica's framed bytes, rho = lam / mu. Five seeds; the mean within its 99 % Student-t
+    interval of the prediction. (First-come first-served's lam - mu would predict 55 % of it.)"""
+    scenario = load_scenario(_pileup_data())
+    link = scenario.cluster.peer_link
+    mu = link.bandwidth / framed_bytes(link, 65536)[0]
+    rho = WRITES_PER_S / mu
+    expected = mu * _ps_pileup(rho) * scenario.run.duration
+    pileup = network_pileup(scenario)
+    assert pileup is not None
+    assert pileup.port == "host0's peer port"
+    assert pileup.piled == pytest.approx(expected, rel=1e-9)
+    assert pileup.rerates == pytest.approx(
+        WRITES_PER_S * expected * scenario.run.duration / 2.0, rel=1e-9
+    )
+    piled = np.array([len(run_scenario(scenario, seed=seed).unfinished) for seed in range(1, 6)])
+    half_width = stats.t.ppf(0.995, len(piled) - 1) * piled.std(ddof=1) / math.sqrt(len(piled))
+    assert abs(piled.mean() - expected) <= half_width, (piled, expected)
+    assert (WRITES_PER_S - mu) * scenario.run.duration < piled.mean() - half_width
+
+
+def test_a_pileup_past_the_limit_is_refused_naming_the_group_and_the_port() -> None:
+    """The fuzzed burst (4 M writes a second of up to 512 KiB, on for 10 ms in 80): refused
+    before it runs, with the group's rate as the field and the port in the reason; a larger
+    ``--max-ios`` or no limit lets it through."""
+    scenario = load_scenario(ROOT / "scenarios" / "compile_workload.toml").with_overrides(
+        {"groups.writes.workload.iops": 4e6}
+    )
+    with pytest.raises(RunTooLargeError) as caught:
+        check_work(scenario, Limits(), bound_first=True)
+    text = str(caught.value)
+    assert "groups.writes.workload.iops" in text
+    assert "host0's peer port is offered" in text
+    assert "re-ratings of piled-up transfers" in text
+    pileup = network_pileup(scenario)
+    assert pileup is not None and pileup.rerates > 1e12
+    check_work(scenario, NO_LIMITS)
+    check_work(scenario, Limits(max_ios=pileup.rerates / RERATES_PER_IO * 1.01))
+
+
+def test_no_library_scenario_comes_near_the_limit() -> None:
+    """The library's own overloads (a shared 1GbE fabric just past its capacity) stay far below:
+    under a hundredth of the default limit (that one: 6e5 re-ratings)."""
+    limit = Limits().max_ios * RERATES_PER_IO
+    for path in sorted(ROOT.glob("scenarios/*.toml")):
+        scenario = load_scenario(path)
+        for name in ["base", *scenario.variants]:
+            pileup = network_pileup(scenario.variant(name))
+            assert pileup is None or pileup.rerates < limit / 100, (path.name, name)
+
+
+@pytest.mark.parametrize(
+    ("change", "pileup"),
+    [
+        ({}, True),
+        ({"read_fraction": 1.0}, False),  # nothing replicated
+        ({"sync_serialize": True}, False),  # one write of the VM at a time
+        ({"iops": 1000}, False),  # within the port's 1.25e8 bytes/s
+        ({"duty_cycle": {"shape": "onoff", "on": "10ms", "off": "30ms"}}, False),  # 600 a second
+    ],
+)
+def test_what_piles_up(change: dict[str, Any], pileup: bool) -> None:
+    assert (network_pileup(load_scenario(_pileup_data(**change))) is not None) is pileup
+
+
+def test_the_ports_that_pile_up() -> None:
+    """WB+0 sends nothing; asynchronous copies wait in a bounded send buffer; WT writes pile up
+    on the storage port; WB+2 over two peer ports sends one replica on each; a shared fabric
+    carries every host's replicas; the count stops at the first scheduled event."""
+    data = _pileup_data()
+    group = data["groups"][0]
+    assert network_pileup(load_scenario(data | {"groups": [group | {"policy": "WB+0"}]})) is None
+    asynchronous = group | {"replication": "async"}
+    assert network_pileup(load_scenario(data | {"groups": [asynchronous]})) is None
+    through = group | {"policy": "WT", "workload": group["workload"] | {"iops": 24_000}}
+    data_wt = data | {"groups": [through]}
+    data_wt["cluster"] = data["cluster"] | {"storage_link": "1GbE"}
+    wt = network_pileup(load_scenario(data_wt))
+    assert wt is not None and wt.port == "host0's storage port"
+    two = data | {"groups": [group | {"policy": "WB+2"}]}
+    two["cluster"] = data["cluster"] | {"hosts": 3, "peer_links": 2}
+    one = network_pileup(load_scenario(data))
+    split = network_pileup(load_scenario(two))
+    assert one is not None and split is not None
+    assert split.port in ("host0's peer port 0", "host0's peer port 1")
+    assert split.rerates == pytest.approx(2 * one.rerates)  # two ports, each as the one
+    shared = data | {"cluster": data["cluster"] | {"peer_fabric": "shared"}}
+    fabric = network_pileup(load_scenario(shared))
+    assert fabric is not None and fabric.rerates == pytest.approx(2 * one.rerates)
+    early = data | {"events": [{"kind": "device_failure", "at": "1s", "host": 1}]}
+    cut = network_pileup(load_scenario(early))
+    assert cut is not None and cut.piled == pytest.approx(one.piled / 2)
+
+
+@pytest.mark.skipif(not native_run.available(), reason=native_run.NOT_BUILT)
+def test_a_stop_request_is_heard_while_transfers_pile_up() -> None:
+    """The native engine counts a transfer's re-ratings toward the events between two polls of
+    a stop request (8 a native event): cancelled before it starts, a run piling up 11 times the
+    port's capacity stops after about 355 writes, where counting events alone let 8,176 through
+    (one poll's 8,192 native events, while each write re-rates all those before it: at 10,000
+    piled up, a second of wall time between polls)."""
+    scenario = load_scenario(_pileup_data(iops=20_000))
+    token = Cancel()
+    token.cancel("test")
+    record = run_scenario(scenario, cancel=token, limits=NO_LIMITS, native=True)
+    assert record.run_by == native_run.NATIVE
+    assert record.counters.issued_ios < 1000
