@@ -388,13 +388,12 @@ def network_pileup(scenario: Scenario) -> PileUp | None:
             if group.policy == "WT":
                 offer(f"host{host}'s storage port", link.bandwidth, writes, wire, field)
                 continue
-            for port in range(links):
+            for index in range(links):
+                share: float = replicas / links  # random peers: spread over the ports
                 if cluster.peer_selection == "ring":
-                    share = sum(1 for d in range(1, replicas + 1) if (d - 1) % links == port)
-                else:
-                    share = replicas / links
+                    share = sum(1 for d in range(1, replicas + 1) if (d - 1) % links == index)
                 if share:
-                    name = f"host{host}'s peer port" + (f" {port}" if links > 1 else "")
+                    name = f"host{host}'s peer port" + (f" {index}" if links > 1 else "")
                     offer(name, link.bandwidth, writes * share, wire, field)
             if cluster.peer_fabric == "shared":
                 offer("the shared peer fabric", link.bandwidth, writes * replicas, wire, field)
@@ -402,8 +401,8 @@ def network_pileup(scenario: Scenario) -> PileUp | None:
     duration = min([scenario.run.duration, *(event.at for event in scenario.events)])
     worst: PileUp | None = None
     total = 0.0
-    for port, (flows, offered, fields) in ports.items():
-        carried = capacity[port]
+    for where, (flows, offered, fields) in ports.items():
+        carried = capacity[where]
         if offered <= carried or flows <= 0:
             continue
         growth = flows * _ps_pileup(offered / carried) / (offered / carried)
@@ -412,7 +411,7 @@ def network_pileup(scenario: Scenario) -> PileUp | None:
         if worst is None or rerates > worst.rerates:
             worst = PileUp(
                 rerates=rerates,
-                port=port,
+                port=where,
                 field=max(fields, key=fields.__getitem__),
                 offered=offered,
                 capacity=carried,
