@@ -28,7 +28,7 @@ any trigger and delay, any pacing (the
 dropping their copies when it is destaged), writes serialized or not (``sync_serialize``): closed
 loops with or without think time, open loops (``iops`` or ``throughput``, Poisson or evenly spaced
 arrivals), any duty cycle (on/off, sine, profile), any access pattern and size mix; any flash or
-RAM tier but the test-only exponential service. The read caches warm or cold: a host whose warm
+RAM tier (the test-only exponential service too). The read caches warm or cold: a host whose warm
 cache holds every disk of its VMs only counts hits (:func:`prepare` checks it on the built
 model); elsewhere a miss goes to the array, comes back over the storage link (the flow network)
 and fills the cache, all in native code. The array, for reads and writes alike: any RAID layout
@@ -48,8 +48,8 @@ write-through, or stall in the engine until their VM's back signal, whose callba
 ``Engine.peers_back``), no other. The hosts' destagers and flushers are built as usual; with
 write-back writes the native engine runs them (the Python flushers' first steps run as Python
 events, find no work and wait for a signal nothing triggers), else they stay idle. Not supported
-(:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``), the
-exponential tier, and every other scheduled event (a vMotion that moves a VM, host and device
+(:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``), and
+every other scheduled event (a vMotion that moves a VM, host and device
 failures, a peer outage that degrades writes). Python events (the flushers' first steps, the
 sampler, the "pd" controller, a slowdown's or an outage's start and end, a stalled VM's back signal,
 the resync processes a peer outage's end starts, the run's stop) stay in the kernel's queue, and
@@ -164,7 +164,7 @@ def unsupported(scenario: Scenario) -> str | None:
     vMotion without a VM, a slow device or link, a link down or peer loss (a peer outage only where
     no write-back group with replicas degrades short of peers: ``group 'name': a peer outage with
     on_peer_loss = 'degrade'``) or a degraded or rebuilding array (``scheduled event
-    'kind'``, ``a vMotion of a VM ('name')``); the exponential tier service; a write-back group
+    'kind'``, ``a vMotion of a VM ('name')``); a write-back group
     with replicas that replicates asynchronously (``replication = "async"``); a write-back group
     replaying a write of 2 GiB or more (the destage buffer's native entry holds less)."""
     if not available():
@@ -188,8 +188,6 @@ def unsupported(scenario: Scenario) -> str | None:
             # (the slowdowns' processes stay Python's: the tier's speeds, the array's scales synced;
             # a link's capacity re-rates the engine's flows: Engine.set_capacity)
             return f"scheduled event {event.kind!r}"
-    if scenario.cluster.tier.service == "exponential":
-        return "exponential tier service"
     for group in scenario.groups:
         workload = group.workload
         if (

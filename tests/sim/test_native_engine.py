@@ -524,7 +524,6 @@ def _peer_outage_degrading(data: dict[str, Any]) -> None:
     [
         (_async_replicas, "group 'fio': asynchronous replication (WB+1)"),
         (_vmotion_of_a_vm, "a vMotion of a VM ('fio-h0-0')"),
-        (_exponential, "exponential tier service"),
         (_with_event, "scheduled event 'device_failure'"),
         (_peer_outage_degrading, "group 'fio': a peer outage with on_peer_loss = 'degrade'"),
     ],
@@ -533,6 +532,23 @@ def test_the_selector_names_what_it_lacks(change: Any, reason: str) -> None:
     data = _optane_data()
     change(data)
     assert native_run.unsupported(load_scenario(data)) == reason
+
+
+@pytest.mark.parametrize("policy", ["WB+0", "WT"])
+def test_the_exponential_tier_runs_bit_identically(policy: str) -> None:
+    """The test-only exponential service (theory's M/M/c checks): the same draws from the
+    tier's stream in the same order (lognormal factor, stall, then the service), reads and
+    writes, 16 outstanding on 4 channels."""
+    data = _optane_data()
+    _exponential(data)
+    data["groups"][0] |= {"policy": policy}
+    data["groups"][0]["workload"] |= {"read_fraction": 0.5, "outstanding": 16}
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=0.05, native=False)
+    native = run_scenario(scenario, duration=0.05, native=True)
+    assert native.run_by == native_run.NATIVE
+    assert_same(python, native)
 
 
 def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:

@@ -16,8 +16,7 @@ cdef int _setup_tier(Engine self, Py_ssize_t i) except -1:
     cdef TierState* t = &self.tiers[i]
     cdef Py_ssize_t k
     tier = self._tiers[i]
-    if tier._exponential:
-        raise ValueError("the native engine does not run exponential tier service")
+    t.exponential = tier._exponential
     t.overhead = tier._overhead
     t.read_command = tier._read_command
     t.has_processor = tier._has_processor

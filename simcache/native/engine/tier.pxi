@@ -1,6 +1,6 @@
 # Ports simcache.sim.components.tier.Tier.submit (a host's flash or RAM tier: command overhead,
-# command processor, lognormal factor, stall, the channels' heap or the addressed unit, the clean
-# pool of a write) and simcache.sim.components.tier.TransferPipe.book (the shared transfer pipe):
+# command processor, lognormal factor, stall, the test-only exponential service, the channels'
+# heap or the addressed unit, the clean pool of a write) and simcache.sim.components.tier.TransferPipe.book (the shared transfer pipe):
 # TierState (one per host), _read (a read, or a miss's fill write), _book, _take_clean.
 
 cdef struct TierState:
@@ -8,6 +8,7 @@ cdef struct TierState:
     double overhead, read_command, processor_free, per_byte, latency, read_channel
     double stall_p, stall_time, share, gc_until, foreground_until
     bint has_processor, lognormal, addressed, has_share
+    bint exponential  # test-only: exponential service with the deterministic one's mean
     double* log_table
     double* write_log_table  # write_service_cv's quantiles (service_cv's when unset)
     int32_t log_points
@@ -190,7 +191,13 @@ cdef double _read(TierState* t, double now, int64_t size, bint is_write=False,
         latency += -t.stall_time * log1p(-_uniform(&t.u))
     if not is_write and t.read_channel > 0.0:
         latency += size * t.read_channel
-    transfer = size * per_byte
+    if t.exponential:
+        # (test-only) exponential service with the same mean (tier_service_seconds), spent on the
+        # channel: the stream's exponential, -mean log1p(-u)
+        latency = -(latency + size * per_byte) * log1p(-_uniform(&t.u))
+        transfer = 0.0
+    else:
+        transfer = size * per_byte
     if not t.addressed and (is_write or not t.has_share):
         start = t.channels[0] if t.channels[0] > ready else ready
         transfer_start = _book(t, now, start + latency, transfer) if transfer else start + latency
