@@ -328,6 +328,7 @@ class FlowNetwork:
         if neighbours is None:
             self._rerate(flow, now)  # alone: its delivery is scheduled, the heap is unchanged
             return
+        self.clock.rerated += len(neighbours)
         for other in neighbours:
             self._rerate(other, now)
         self._rerate(flow, now)
@@ -351,6 +352,7 @@ class FlowNetwork:
         if not active:
             return
         port.share = capacity / port.weight_sum
+        self.clock.rerated += len(active)
         for flow in list(active):
             self._rerate(flow, now)
         self._arm()
@@ -492,6 +494,7 @@ class FlowNetwork:
                 for port in flow.ports:
                     for other in port.active:
                         neighbours[other] = None
+            self.clock.rerated += len(neighbours)
             for other in neighbours:
                 self._rerate(other, now)
             clock = self.clock
