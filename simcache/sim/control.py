@@ -236,6 +236,8 @@ class PileUp:
     """Bytes per second it carries."""
     piled: float
     """Transfers in flight on it at the run's end."""
+    link: str
+    """The field of that port's link: ``"cluster.peer_link"`` or ``"cluster.storage_link"``."""
 
     def describe(self) -> str:
         return (
@@ -331,28 +333,32 @@ def network_pileup(scenario: Scenario) -> PileUp | None:
     at least (None: no port is).
 
     Counted, per host, from what each open-loop group (no trace, its writes not serialized) sends
-    for certain until the first scheduled event: the synchronous replicas
-    of its writes under WB+1 / WB+2 on the host's peer ports (a write to the peer ``d`` steps
-    ahead on the ring on port ``(d - 1) mod peer_links``; spread evenly with random peers; shrunk
-    by compression when it is on; all hosts together on a shared peer fabric), and its writes to
-    the array under WT on the host's storage port, framed as sent; the rate is the mean over the
-    duty cycle. Read misses, destaging, acknowledgements, windows and bursts only add to it. A
-    port offered ``rho`` times the bytes it carries, in ``lam`` transfers a second, piles them up
-    at ``a = lam x / rho`` a second, ``x`` from :func:`_ps_pileup` (the fluid limit of processor
-    sharing from an empty port), and each transfer that joins re-rates those already there, so
-    over ``T`` seconds about ``lam a T^2 / 2`` re-ratings; a port at or under its capacity counts
-    none."""
+    for certain until the first scheduled event: the synchronous replicas of its writes under
+    WB+1 / WB+2 on the host's peer ports (a write to the peer ``d`` steps ahead on the ring on
+    port ``(d - 1) mod peer_links``; spread evenly with random peers; shrunk by compression when
+    it is on; all hosts together on a shared peer fabric), and its writes to the array under WT on
+    the host's storage port, framed as sent; the rate is the mean over the duty cycle. Read
+    misses, destaging, acknowledgements, windows and bursts only add to it. A port offered ``rho``
+    times the bytes it carries, in ``lam`` transfers a second, piles them up at ``a = lam x /
+    rho`` a second, ``x`` from :func:`_ps_pileup` (the fluid limit of processor sharing from an
+    empty port), and each transfer that joins re-rates those already there, so over ``T`` seconds
+    about ``lam a T^2 / 2`` re-ratings; a port at or under its capacity counts none."""
     cluster = scenario.cluster
     links = cluster.peer_links
     # per port: (transfers/s, bytes/s, {field: bytes/s})
     ports: dict[str, tuple[float, float, dict[str, float]]] = {}
     capacity: dict[str, float] = {}
 
-    def offer(port: str, bandwidth: float, flows: float, size: float, field: str) -> None:
+    link_fields: dict[str, str] = {}
+
+    def offer(
+        port: str, link: str, bandwidth: float, flows: float, size: float, field: str
+    ) -> None:
         count, offered, fields = ports.get(port, (0.0, 0.0, {}))
         fields[field] = fields.get(field, 0.0) + flows * size
         ports[port] = (count + flows, offered + flows * size, fields)
         capacity[port] = bandwidth
+        link_fields[port] = link
 
     for group in scenario.groups:
         workload = group.workload
@@ -386,7 +392,14 @@ def network_pileup(scenario: Scenario) -> PileUp | None:
         )
         for host in scenario.group_hosts(group):
             if group.policy == "WT":
-                offer(f"host{host}'s storage port", link.bandwidth, writes, wire, field)
+                offer(
+                    f"host{host}'s storage port",
+                    "cluster.storage_link",
+                    link.bandwidth,
+                    writes,
+                    wire,
+                    field,
+                )
                 continue
             for index in range(links):
                 share: float = replicas / links  # random peers: spread over the ports
@@ -394,9 +407,16 @@ def network_pileup(scenario: Scenario) -> PileUp | None:
                     share = sum(1 for d in range(1, replicas + 1) if (d - 1) % links == index)
                 if share:
                     name = f"host{host}'s peer port" + (f" {index}" if links > 1 else "")
-                    offer(name, link.bandwidth, writes * share, wire, field)
+                    offer(name, "cluster.peer_link", link.bandwidth, writes * share, wire, field)
             if cluster.peer_fabric == "shared":
-                offer("the shared peer fabric", link.bandwidth, writes * replicas, wire, field)
+                offer(
+                    "the shared peer fabric",
+                    "cluster.peer_link",
+                    link.bandwidth,
+                    writes * replicas,
+                    wire,
+                    field,
+                )
     # until the first scheduled event (a failure or an outage may change the paths)
     duration = min([scenario.run.duration, *(event.at for event in scenario.events)])
     worst: PileUp | None = None
@@ -416,10 +436,13 @@ def network_pileup(scenario: Scenario) -> PileUp | None:
                 offered=offered,
                 capacity=carried,
                 piled=growth * duration,
+                link=link_fields[where],
             )
     if worst is None:
         return None
-    return PileUp(total, worst.port, worst.field, worst.offered, worst.capacity, worst.piled)
+    return PileUp(
+        total, worst.port, worst.field, worst.offered, worst.capacity, worst.piled, worst.link
+    )
 
 
 def _ps_pileup(rho: float) -> float:
@@ -575,7 +598,9 @@ def check_work(
         field, fix = (
             pileup.field,
             f"{pileup.describe()}. Lower that group's write rate or sizes, give the port more "
-            "bandwidth (a faster link, more peer_links), or shorten run.duration",
+            f"bandwidth (a faster {pileup.link}"
+            + (", more cluster.peer_links" if pileup.link == "cluster.peer_link" else "")
+            + "), or shorten run.duration",
         )
     elif work.ios <= limits.max_ios and work.cache_lines * CACHE_LINE_BYTES > work.memory_bytes / 2:
         field, fix = (

@@ -160,6 +160,9 @@ def test_the_ports_that_pile_up() -> None:
     data_wt["cluster"] = data["cluster"] | {"storage_link": "1GbE"}
     wt = network_pileup(load_scenario(data_wt))
     assert wt is not None and wt.port == "host0's storage port"
+    assert wt.link == "cluster.storage_link"
+    with pytest.raises(RunTooLargeError, match="a faster cluster.storage_link\\)"):
+        check_work(load_scenario(data_wt), Limits(max_ios=wt.rerates / RERATES_PER_IO / 2))
     two = data | {"groups": [group | {"policy": "WB+2"}]}
     two["cluster"] = data["cluster"] | {"hosts": 3, "peer_links": 2}
     one = network_pileup(load_scenario(data))

@@ -78,7 +78,7 @@ cdef enum:
     # Engine.run's outcomes
     REACHED = 0  # the next event is the Python one given (or none is queued before it)
     PAUSED = 1  # the event budget ran out
-    # flows re-rated that count as one event of Engine.run's budget (each costs about 40 ns, an
+    # flows re-rated that count as one event of Engine.run's budget (each costs about 30 ns, an
     # event about 250: a port with thousands of flows piled up spends milliseconds on one event)
     RERATES_PER_EVENT = 8
     # how a VM's stream draws its next batch: IOStream._refill_ios called, or its cases here

@@ -1,6 +1,7 @@
 # Ports simcache.sim.components.tier.Tier.submit (a host's flash or RAM tier: command overhead,
 # command processor, lognormal factor, stall, the test-only exponential service, the channels'
-# heap or the addressed unit, the clean pool of a write) and simcache.sim.components.tier.TransferPipe.book (the shared transfer pipe):
+# heap or the addressed unit, the clean pool of a write) and
+# simcache.sim.components.tier.TransferPipe.book (the shared transfer pipe):
 # TierState (one per host), _read (a read, or a miss's fill write), _book, _take_clean.
 
 cdef struct TierState:
