@@ -67,6 +67,8 @@ def _simulate(
     records)."""
     work = check_work(scenario, limits, keep_records=keep_records)
     expected = f", {work.describe()}" if math.isfinite(work.ios) else ""
+    if work.pileup is not None:  # overloaded before it starts: say so, and what it will cost
+        expected += f" ({work.pileup.describe()})"
     with cancel_on_signals(Cancel()) as token:
         print(
             f"simulating {scenario.name!r} for {scenario.run.duration:g} s{expected}; Ctrl-C stops "

@@ -11,13 +11,16 @@ the run's cost grows as the square of the pile: bench/fuzz.py found a burst that
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from scipy import stats
 from scipy.special import lambertw
+from support.cli import call
 from support.paths import ROOT
+from support.strategies import to_toml
 
 from simcache import load_scenario
 from simcache.base.errors import RunTooLargeError
@@ -161,7 +164,7 @@ def test_the_ports_that_pile_up() -> None:
     wt = network_pileup(load_scenario(data_wt))
     assert wt is not None and wt.port == "host0's storage port"
     assert wt.link == "cluster.storage_link"
-    with pytest.raises(RunTooLargeError, match="a faster cluster.storage_link\\)"):
+    with pytest.raises(RunTooLargeError, match=r"a faster cluster\.storage_link\)"):
         check_work(load_scenario(data_wt), Limits(max_ios=wt.rerates / RERATES_PER_IO / 2))
     two = data | {"groups": [group | {"policy": "WB+2"}]}
     two["cluster"] = data["cluster"] | {"hosts": 3, "peer_links": 2}
@@ -202,3 +205,17 @@ def test_a_stop_request_is_heard_while_transfers_pile_up(native: bool, most: int
     record = run_scenario(scenario, cancel=token, limits=NO_LIMITS, native=native)
     assert (record.run_by == native_run.NATIVE) is native
     assert record.counters.issued_ios < most
+
+
+def test_run_says_before_it_starts_what_will_pile_up_or_refuses(tmp_path: Path) -> None:
+    """`simcache run` prints the pile-up with the expected work, and past the limit refuses
+    with the group's rate as the field (exit 2)."""
+    path = tmp_path / "pileup.toml"
+    path.write_text(to_toml(_pileup_data()))
+    code, _, stderr = call(["run", str(path), "--duration", "0.5s"])
+    assert code == 0
+    assert "host0's peer port is offered 166 MB/s against the 125 MB/s it carries" in stderr
+    path.write_text(to_toml(_pileup_data(iops=4_000_000)))
+    code, _, stderr = call(["run", str(path)])
+    assert code == 2
+    assert "groups.w.workload.iops" in stderr and "re-ratings of piled-up transfers" in stderr
