@@ -132,6 +132,9 @@ cdef class Engine:
     cdef list _ports
     cdef list _hosts
     cdef int32_t* storage_down  # per host: Host.storage_down (link_down outages holding it)
+    # per host: its tier failed for good (device_failure; not Host.tier_up): its cache was
+    # cleared, nothing fills it, a hit in flight fails, a write-through write skips the tier
+    cdef int32_t* tier_down
     cdef Parked* parked  # what waits for a storage port, in the order it began to wait
     cdef int32_t n_parked, parked_cap
     cdef PortState* ports
@@ -210,6 +213,7 @@ cdef class Engine:
     def __dealloc__(self):
         cdef Py_ssize_t i
         free(self.storage_down)
+        free(self.tier_down)
         free(self.parked)
         free(self.heap)
         if self.tiers != NULL:
@@ -468,9 +472,10 @@ cdef class Engine:
         _setup_misses(self, full, array, network, host_ports, path_miss, ports)
         self._hosts = hosts
         self.storage_down = <int32_t*>calloc(max(1, len(hosts)), sizeof(int32_t))
+        self.tier_down = <int32_t*>calloc(max(1, len(hosts)), sizeof(int32_t))
         self.parked_cap = 16
         self.parked = <Parked*>malloc(self.parked_cap * sizeof(Parked))
-        if self.storage_down == NULL or self.parked == NULL:
+        if self.storage_down == NULL or self.tier_down == NULL or self.parked == NULL:
             raise MemoryError()
 
     def peers_back(self, int32_t vm, clock) -> None:
@@ -567,6 +572,8 @@ cdef class Engine:
             _read_batch(self, i)
             _read_gaps(self, i)
         if self.misses:
+            if not sample:
+                _tiers_failed_in(self)
             _misses_in(self, sample)
             for i in range(0 if sample else self.tier_count):
                 self.storage_down[i] = self._hosts[i].storage_down

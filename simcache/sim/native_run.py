@@ -45,15 +45,19 @@ peer outage (``peer_loss``, a peer ``link_down``) where no write-back group with
 short of its peers (``on_peer_loss = "write_through"`` or ``"stall"``: whether the VMs are short of
 their peers, which the outage's Python process recomputes, is read back; their writes then go
 write-through, or stall in the engine until their VM's back signal, whose callback hands them back,
-``Engine.peers_back``), no other. The hosts' destagers and flushers are built as usual; with
+``Engine.peers_back``), and a ``device_failure`` where no group writes back (its process stays
+Python's; the engine reads back which tier failed, empties that host's cache, lets nothing fill
+it, fails the hits in flight on it and sends its write-through writes past it), no other. The
+hosts' destagers and flushers are built as usual; with
 write-back writes the native engine runs them (the Python flushers' first steps run as Python
 events, find no work and wait for a signal nothing triggers), else they stay idle. Not supported
 (:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``), and
-every other scheduled event (a vMotion that moves a VM, host and device
-failures, a peer outage that degrades writes). Python events (the flushers' first steps, the
-sampler, the "pd" controller, a slowdown's or an outage's start and end, a stalled VM's back signal,
-the resync processes a peer outage's end starts, the run's stop) stay in the kernel's queue, and
-:func:`run` merges them with the native events in the kernel's (time, priority, event id) order.
+every other scheduled event (a vMotion that moves a VM, a host failure, a device failure where a
+group writes back, a peer outage that degrades writes). Python events (the flushers' first steps,
+the sampler, the "pd" controller, a slowdown's or an outage's start and end, a stalled VM's back
+signal, the resync processes a peer outage's end starts, the run's stop) stay in the kernel's
+queue, and :func:`run` merges them with the native events in the kernel's (time, priority, event
+id) order.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ from simcache.sim.kernel.signals import Signal
 from simcache.spec import (
     ArrayDegraded,
     ArrayRebuild,
+    DeviceFailure,
     DeviceSlow,
     LinkDown,
     LinkSlow,
@@ -161,10 +166,11 @@ def unsupported(scenario: Scenario) -> str | None:
     """Why the native engine cannot run ``scenario`` (None: it can).
 
     The reasons, in the order checked: the extension not built; a scheduled event other than a
-    vMotion without a VM, a slow device or link, a link down or peer loss (a peer outage only where
-    no write-back group with replicas degrades short of peers: ``group 'name': a peer outage with
-    on_peer_loss = 'degrade'``) or a degraded or rebuilding array (``scheduled event
-    'kind'``, ``a vMotion of a VM ('name')``); a write-back group
+    vMotion without a VM, a device failure where no group writes back (``scheduled event
+    'device_failure' with write-back writes``), a slow device or link, a link down or peer loss (a
+    peer outage only where no write-back group with replicas degrades short of peers: ``group
+    'name': a peer outage with on_peer_loss = 'degrade'``) or a degraded or rebuilding array
+    (``scheduled event 'kind'``, ``a vMotion of a VM ('name')``); a write-back group
     with replicas that replicates asynchronously (``replication = "async"``); a write-back group
     replaying a write of 2 GiB or more (the destage buffer's native entry holds less)."""
     if not available():
@@ -184,6 +190,12 @@ def unsupported(scenario: Scenario) -> str | None:
                         f"group {group.name!r}: a peer outage with on_peer_loss = "
                         f"{group.on_peer_loss!r}"
                     )
+        elif isinstance(event, DeviceFailure):
+            # (its process stays Python's; the engine reads back which tiers failed: with no
+            # write-back write there is no destage buffer to hand over, nothing for reads to wait
+            # for)
+            if _writes_back(scenario):
+                return f"scheduled event {event.kind!r} with write-back writes"
         elif not isinstance(event, DeviceSlow | LinkSlow | ArrayDegraded | ArrayRebuild):
             # (the slowdowns' processes stay Python's: the tier's speeds, the array's scales synced;
             # a link's capacity re-rates the engine's flows: Engine.set_capacity)

@@ -72,16 +72,6 @@ def _short(scenario: Scenario) -> float:
     return max(min(scenario.run.duration, 0.05), scenario.run.sample_interval)
 
 
-def _without_exponential_tier(data: dict[str, Any]) -> Scenario:
-    """``data`` as a scenario, its tier the S3700's if the strategies drew the test-only
-    exponential service (which the native engine does not take)."""
-    scenario = load_scenario(data)
-    if scenario.cluster.tier.service == "exponential":
-        data["cluster"]["tier"] = {"profile": "sata-ssd-s3700-field"}
-        scenario = load_scenario(data)
-    return scenario
-
-
 def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios() -> None:
     """The validation scenarios' read rows (warm caches), backing_array's variants (every read a
     miss to the HDD RAID 10, its writes through to it), the write-through variants of the
@@ -117,10 +107,15 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
         scenario = _scenario(file, variant)
+        writes_back = any(
+            group.policy != "WT" and group.workload.read_fraction != 1.0
+            for group in scenario.groups
+        )
         assert all(
             (event.kind == "vmotion" and event.vm is None)
             or event.kind in ("device_slow", "link_slow", "array_degraded", "array_rebuild")
             or event.kind in ("link_down", "peer_loss")
+            or (event.kind == "device_failure" and not writes_back)
             for event in scenario.events
         )
         for group in scenario.groups:
@@ -510,7 +505,13 @@ def _exponential(data: dict[str, Any]) -> None:
 
 
 def _with_event(data: dict[str, Any]) -> None:
+    data["groups"][0] |= {"policy": "WB+0"}
+    data["groups"][0]["workload"] |= {"read_fraction": 0.5}
     data["events"] = [{"kind": "device_failure", "at": 0.01, "host": 0}]
+
+
+def _with_host_failure(data: dict[str, Any]) -> None:
+    data["events"] = [{"kind": "host_failure", "at": 0.01, "host": 0}]
 
 
 def _peer_outage_degrading(data: dict[str, Any]) -> None:
@@ -524,7 +525,8 @@ def _peer_outage_degrading(data: dict[str, Any]) -> None:
     [
         (_async_replicas, "group 'fio': asynchronous replication (WB+1)"),
         (_vmotion_of_a_vm, "a vMotion of a VM ('fio-h0-0')"),
-        (_with_event, "scheduled event 'device_failure'"),
+        (_with_event, "scheduled event 'device_failure' with write-back writes"),
+        (_with_host_failure, "scheduled event 'host_failure'"),
         (_peer_outage_degrading, "group 'fio': a peer outage with on_peer_loss = 'degrade'"),
     ],
 )
@@ -549,6 +551,44 @@ def test_the_exponential_tier_runs_bit_identically(policy: str) -> None:
     native = run_scenario(scenario, duration=0.05, native=True)
     assert native.run_by == native_run.NATIVE
     assert_same(python, native)
+
+
+def test_a_device_failure_without_write_back_runs_natively() -> None:
+    """device_failure.toml's write-through variant as written (10 s, host1's flash fails at 4 s):
+    the failure's process stays Python's and the engine reads back which tier failed; from then
+    on host1's cache is empty and stays so, its writes skip the tier; the same records, samples
+    and failure record as the Python engine's."""
+    scenario = _scenario("device_failure.toml", "wt")
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, native=False)
+    native = run_scenario(scenario, native=True)
+    assert native.run_by == native_run.NATIVE
+    assert_same(python, native)
+    assert native.failures and native.failures[0]["kind"] == "device_failure"
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_reads_in_flight_when_a_tier_fails_fail_in_both_engines(warm: bool) -> None:
+    """16 reads outstanding and writes through on one host whose tier fails mid-run: the hits
+    in flight at the failure fail (no record, not unfinished), later reads all miss to the array
+    and fill nothing; a warm cache that held the disk whole (every read a hit until then)
+    included."""
+    data = _optane_data()
+    data["groups"][0] |= {"policy": "WT"}
+    data["groups"][0]["workload"] |= {"read_fraction": 0.8, "outstanding": 16}
+    data["cluster"]["cache"] = {"warm": warm}
+    data["array"] = {"profile": "afa-24x-nvme"}
+    data["events"] = [{"kind": "device_failure", "at": 0.02, "host": 0}]
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    python = run_scenario(scenario, duration=0.05, native=False)
+    native = run_scenario(scenario, duration=0.05, native=True)
+    assert native.run_by == native_run.NATIVE
+    recorded = len(assert_same(python, native)[0])
+    assert native.failures and native.failures[0]["at_s"] == 0.02
+    failed = native.counters.issued_ios - recorded - len(native.unfinished)
+    # seed 1: the warm cache had 4 hits in flight at the failure; the cold one none
+    assert failed == (4 if warm else 0)
 
 
 def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
@@ -1185,7 +1225,7 @@ def _native_scenarios(draw: st.DrawFn) -> Scenario:
     for group in data["groups"]:
         group["workload"]["working_set"] = draw(st.sampled_from(["8MiB", "64MiB", "256MiB"]))
     data["run"] |= {"duration": 0.3, "sample_interval": 0.1}
-    return _without_exponential_tier(data)
+    return load_scenario(data)
 
 
 @random_examples(25)
@@ -1250,7 +1290,7 @@ def _miss_scenarios(draw: st.DrawFn) -> Scenario:
     if draw(st.booleans()):  # reads larger than a stripe
         for group in data["groups"]:
             group["workload"] |= {"sizes": {"4KiB": 1, "256KiB": 1, "1MiB": 1}, "read_sizes": None}
-    return _without_exponential_tier(data)
+    return load_scenario(data)
 
 
 @random_examples(40)
@@ -1349,7 +1389,7 @@ def _write_through_scenarios(draw: st.DrawFn) -> Scenario:
             ]
         )
     )
-    return _without_exponential_tier(data)
+    return load_scenario(data)
 
 
 @random_examples(25)

@@ -58,6 +58,7 @@ def assert_same(python: RunRecord, native: RunRecord) -> list[np.ndarray]:
     assert repr(native.vmotions) == repr(python.vmotions)
     assert repr(native.degraded_vms) == repr(python.degraded_vms)
     assert repr(native.resyncs) == repr(python.resyncs)
+    assert native.failures == python.failures
     assert native.unfinished == python.unfinished
     assert native.events == python.events
     return fields

@@ -136,7 +136,9 @@ cdef int _trace_arrivals(Engine self, int32_t v, double now) except -1 nogil:
 
 
 cdef int _served(Engine self, int32_t s, double now) except -1 nogil:
-    """VM._hit_done: record the read."""
+    """VM.hit_done: record the read (a hit whose tier failed under it failed: no record)."""
+    if self.tier_down[self.vms[self.slots[s].vm].tier]:
+        return 0
     return _record(self, s, now, now - self.slots[s].issued, 0.0, 0.0, self.path_hit)
 
 
@@ -217,8 +219,9 @@ cdef int _miss_done(Engine self, int32_t s, double now) except -1 nogil:
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
     cdef double array_time = slot.array_time
-    _read(&self.tiers[vm.tier], now, slot.size, True)
-    _insert(&self.caches[vm.tier], vm.index, slot.offset, slot.size)
+    if not self.tier_down[vm.tier]:  # (device_failure: there is no cache to fill)
+        _read(&self.tiers[vm.tier], now, slot.size, True)
+        _insert(&self.caches[vm.tier], vm.index, slot.offset, slot.size)
     _record(self, s, now, 0.0, ((now - slot.issued) - array_time) - 0.0, array_time,
                  self.path_miss)
     return _slot_done(self, s, now)

@@ -203,6 +203,24 @@ cdef tuple _cache_mark(cache):
     )
 
 
+cdef int _tiers_failed_in(Engine self) except -1:
+    """A host whose tier failed since the last sync (``device_failure``'s process: Host.tier_up
+    off, its ReadCache cleared): from now on nothing fills its cache, its hits in flight fail and
+    its write-through writes skip the tier (``tier_down``); its cache is read again from the
+    cleared Python one (a cache that held its disks whole no longer does)."""
+    cdef Py_ssize_t i
+    cdef CacheState* c
+    for i in range(self.tier_count):
+        if self.tier_down[i] or self._hosts[i].tier_up:
+            continue
+        self.tier_down[i] = True
+        c = &self.caches[i]
+        c.full = False
+        c.changed = False  # the lines the engine held are gone with the device
+        self._cache_seen[i] = None
+    return 0
+
+
 cdef int _misses_in(Engine self, bint sample) except -1:
     """Read the caches (those not full), the array and the network's ports (sync_in). After a
     sample (``sample``), only what the sampler changes: the array's busy meter and the ports'

@@ -571,9 +571,12 @@ cdef int _wt_start(Engine self, int32_t s, double now) except -1 nogil:
     cdef VmState* vm = &self.vms[slot.vm]
     cdef int32_t host = vm.tier
     cdef int64_t offset = slot.offset
-    slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
-    if not self.caches[host].full:  # (a cache holding every disk only refreshes lines)
-        _insert(&self.caches[host], vm.index, offset, slot.size)
+    if self.tier_down[host]:  # device_failure: nothing to cache the write in
+        slot.local_done = now
+    else:
+        slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
+        if not self.caches[host].full:  # (a cache holding every disk only refreshes lines)
+            _insert(&self.caches[host], vm.index, offset, slot.size)
     if self.storage_down[host]:  # link_down: the data waits for the storage port
         return _park(self, host, s, PARKED_WT)
     return _wt_send(self, s, now)
