@@ -29,9 +29,10 @@ from typing import Any
 
 from simcache.base.errors import RunTooLargeError, ScenarioError
 from simcache.base.units import UnitError, parse_size
-from simcache.physics.cluster import framed_bytes, read_cache_lines
+from simcache.physics.cluster import read_cache_lines
 from simcache.sim.collect import BUFFER_ROWS, RECORD_BYTES
 from simcache.sim.components.cache import holds_whole
+from simcache.sim.pileup import RERATES_PER_IO, PileUp, network_pileup
 from simcache.spec import Group, Scenario
 from simcache.workloads.generators import BLOCK
 
@@ -46,18 +47,15 @@ __all__ = [
     "MAX_MEMORY_ENV",
     "NO_LIMITS",
     "POLL_EVENTS",
-    "RERATES_PER_IO",
     "SLOT_BYTES",
     "Cancel",
     "Limits",
-    "PileUp",
     "Stopped",
     "Work",
     "cancel_on_signals",
     "check_work",
     "exit_status",
     "expected_work",
-    "network_pileup",
     "stopped_at",
 ]
 
@@ -98,13 +96,6 @@ groups: 14 s, found by bench/fuzz.py), so the bound below is used instead."""
 CLOSED_LATENCY_FLOOR_S = 20e-6
 """Shortest I/O assumed for a closed loop when the analytic estimate cannot say (a RAM tier's
 write)."""
-
-RERATES_PER_IO = 25
-"""Re-ratings of piled-up transfers (:class:`PileUp`) a run may be expected to take per I/O of
-:attr:`Limits.max_ios` (5e8 at the default): a WB+1 stream piling up on a 1GbE port took 28-34 ns
-per re-rating counted here natively and 440-540 ns in the compiled Python engine (bench/README.md,
-"Transfers piled up on an overloaded port"), so the limit is about 15 s natively and 4 to 5
-minutes in the Python engine, as the I/O limit's 4 to 8."""
 
 MAX_IOS_ENV = "SIMCACHE_MAX_IOS"
 """Environment variable: the most I/Os one run may be expected to issue (a number, or ``none``)."""
@@ -217,43 +208,6 @@ class Work:
         )
 
 
-@dataclass(frozen=True)
-class PileUp:
-    """Transfers an overloaded network port piles up over a run (:func:`network_pileup`)."""
-
-    rerates: float
-    """Re-ratings of the transfers in flight over the run, all overloaded ports together: each
-    transfer that joins a port re-rates every transfer on it (exact processor sharing,
-    ``FlowNetwork._rerate``), so a pile-up of n transfers costs about n^2 / 2 of them."""
-    port: str
-    """The port with the most, e.g. ``"host0's peer port 0"``."""
-    field: str
-    """The field of the group offering most of that port's bytes, e.g.
-    ``"groups.writes.workload.iops"``."""
-    offered: float
-    """Bytes per second offered to that port (mean over the duty cycle)."""
-    capacity: float
-    """Bytes per second it carries."""
-    piled: float
-    """Transfers in flight on it at the run's end."""
-    link: str
-    """The field of that port's link: ``"cluster.peer_link"`` or ``"cluster.storage_link"``."""
-
-    def describe(self) -> str:
-        return (
-            f"{self.port} is offered {_rate(self.offered)} against the {_rate(self.capacity)} it "
-            f"carries, so about {self.piled:,.0f} transfers pile up on it and each new one "
-            f"re-rates those in flight: about {self.rerates:,.3g} re-ratings"
-        )
-
-
-def _rate(value: float) -> str:
-    for unit, scale in (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)):
-        if value >= scale:
-            return f"{value / scale:,.3g} {unit}"
-    return f"{value / 1e3:,.3g} kB/s"
-
-
 def _size(value: float) -> str:
     if not math.isfinite(value):
         return "unlimited"
@@ -328,143 +282,6 @@ def expected_work(scenario: Scenario, *, keep_records: bool = True, estimate: bo
     )
 
 
-def network_pileup(scenario: Scenario) -> PileUp | None:
-    """The transfers the open loops' writes pile up on ports offered more bytes than they carry,
-    at least (None: no port is).
-
-    Counted, per host, from what each open-loop group (no trace, its writes not serialized) sends
-    for certain until the first scheduled event: the synchronous replicas of its writes under
-    WB+1 / WB+2 on the host's peer ports (a write to the peer ``d`` steps ahead on the ring on
-    port ``(d - 1) mod peer_links``; spread evenly with random peers; shrunk by compression when
-    it is on; all hosts together on a shared peer fabric), and its writes to the array under WT on
-    the host's storage port, framed as sent; the rate is the mean over the duty cycle. Read
-    misses, destaging, acknowledgements, windows and bursts only add to it. A port offered ``rho``
-    times the bytes it carries, in ``lam`` transfers a second, piles them up at ``a = lam x /
-    rho`` a second, ``x`` from :func:`_ps_pileup` (the fluid limit of processor sharing from an
-    empty port), and each transfer that joins re-rates those already there, so over ``T`` seconds
-    about ``lam a T^2 / 2`` re-ratings; a port at or under its capacity counts none."""
-    cluster = scenario.cluster
-    links = cluster.peer_links
-    # per port: (transfers/s, bytes/s, {field: bytes/s})
-    ports: dict[str, tuple[float, float, dict[str, float]]] = {}
-    capacity: dict[str, float] = {}
-
-    link_fields: dict[str, str] = {}
-
-    def offer(
-        port: str, link: str, bandwidth: float, flows: float, size: float, field: str
-    ) -> None:
-        count, offered, fields = ports.get(port, (0.0, 0.0, {}))
-        fields[field] = fields.get(field, 0.0) + flows * size
-        ports[port] = (count + flows, offered + flows * size, fields)
-        capacity[port] = bandwidth
-        link_fields[port] = link
-
-    for group in scenario.groups:
-        workload = group.workload
-        if (
-            workload.mode != "open"
-            or workload.trace is not None
-            or workload.read_fraction == 1.0
-            or workload.sync_serialize  # one write of a VM at a time
-            or (group.policy != "WT" and group.replication == "async")  # a bounded send buffer
-        ):
-            continue
-        duty = workload.duty_cycle
-        on = 1.0
-        if duty is not None and duty.shape == "onoff" and duty.on is not None and duty.off:
-            on = duty.on / (duty.on + duty.off)
-        writes = group.vms_per_host * workload.mean_rate * on * (1.0 - workload.read_fraction)
-        sizes, probabilities = workload.op_size_mix(True)
-        field = (
-            f"groups.{group.name}.workload.{'iops' if workload.iops is not None else 'throughput'}"
-        )
-        if group.policy == "WT":
-            link, kept, replicas = cluster.storage_link, 1.0, 1
-        else:
-            link, replicas = cluster.peer_link, int(group.policy[-1])
-            kept = 1.0 if cluster.compression.mode == "off" else 1.0 - workload.compressibility
-        if not replicas:
-            continue  # WB+0: its writes stay on the host until the destager, which is bounded
-        # a transfer's mean bytes on the wire (payload, packet headers, framing)
-        wire = sum(
-            p * framed_bytes(link, s * kept)[0] for s, p in zip(sizes, probabilities, strict=True)
-        )
-        for host in scenario.group_hosts(group):
-            if group.policy == "WT":
-                offer(
-                    f"host{host}'s storage port",
-                    "cluster.storage_link",
-                    link.bandwidth,
-                    writes,
-                    wire,
-                    field,
-                )
-                continue
-            for index in range(links):
-                share: float = replicas / links  # random peers: spread over the ports
-                if cluster.peer_selection == "ring":
-                    share = sum(1 for d in range(1, replicas + 1) if (d - 1) % links == index)
-                if share:
-                    name = f"host{host}'s peer port" + (f" {index}" if links > 1 else "")
-                    offer(name, "cluster.peer_link", link.bandwidth, writes * share, wire, field)
-            if cluster.peer_fabric == "shared":
-                offer(
-                    "the shared peer fabric",
-                    "cluster.peer_link",
-                    link.bandwidth,
-                    writes * replicas,
-                    wire,
-                    field,
-                )
-    # until the first scheduled event (a failure or an outage may change the paths)
-    duration = min([scenario.run.duration, *(event.at for event in scenario.events)])
-    worst: PileUp | None = None
-    total = 0.0
-    for where, (flows, offered, fields) in ports.items():
-        carried = capacity[where]
-        if offered <= carried or flows <= 0:
-            continue
-        growth = flows * _ps_pileup(offered / carried) / (offered / carried)
-        rerates = flows * growth * duration * duration / 2.0
-        total += rerates
-        if worst is None or rerates > worst.rerates:
-            worst = PileUp(
-                rerates=rerates,
-                port=where,
-                field=max(fields, key=fields.__getitem__),
-                offered=offered,
-                capacity=carried,
-                piled=growth * duration,
-                link=link_fields[where],
-            )
-    if worst is None:
-        return None
-    return PileUp(
-        total, worst.port, worst.field, worst.offered, worst.capacity, worst.piled, worst.link
-    )
-
-
-def _ps_pileup(rho: float) -> float:
-    """The growth of a processor-sharing queue offered ``rho`` > 1 times its capacity from empty,
-    in its service rate ``mu`` (transfers a second): ``x`` with ``x = rho (1 - exp(-x))``.
-
-    Fluid limit: the queue grows linearly, ``n(t) = a t``; a transfer that arrived at ``s`` has
-    received ``(mu / a) ln(t / s)`` of its service (its share ``1 / n``) by ``t`` and leaves at
-    ``s exp(a / mu)``, so ``n(t) = lam t (1 - exp(-a / mu))``; with ``x = a / mu`` and ``lam =
-    rho mu`` that is the equation above (``x = rho + W0(-rho exp(-rho))``, Lambert's W). Its
-    positive root lies above first-come first-served's ``rho - 1`` (sharing finishes fewer
-    transfers while more wait) and below ``rho``. Newton's method from ``rho``: the function
-    ``x - rho (1 - exp(-x))`` is convex and positive there, so it descends to the root."""
-    x = rho
-    for _ in range(100):
-        step = (x - rho * (1.0 - math.exp(-x))) / (1.0 - rho * math.exp(-x))
-        x -= step
-        if abs(step) <= 1e-12 * x:
-            break
-    return x
-
-
 def _cache_lines(scenario: Scenario, ios: float) -> float:
     """The most lines the hosts' read caches hold at once: per host, its capacity in lines or its
     VMs' disks in lines if fewer (any host's capacity where a VM can move: a moved VM's lines can
@@ -521,14 +338,8 @@ def _ios_per_vm(scenario: Scenario, group: Group, closed_rate: float | None) -> 
     if workload.mode == "open":
         duty = workload.duty_cycle
         on_fraction = 1.0
-        if (
-            duty is not None
-            and duty.shape == "onoff"
-            and duty.on is not None
-            and duty.off is not None
-        ):
-            # a burst more at most
-            on_fraction = min(1.0, (duty.on / (duty.on + duty.off)) + duty.on / duration)
+        if duty is not None and duty.shape == "onoff" and duty.on is not None:
+            on_fraction = min(1.0, duty.on_fraction + duty.on / duration)  # a burst more at most
         return workload.mean_rate * on_fraction * duration
     slots = workload.workers * workload.outstanding
     tier = scenario.cluster.tier

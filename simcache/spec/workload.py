@@ -116,6 +116,14 @@ class DutyCycle(_Spec):
     phase: Seconds = 0.0
     """Start offset into the cycle."""
 
+    @property
+    def on_fraction(self) -> float:
+        """The share of the time the workload issues at its rate: ``on / (on + off)`` for on/off
+        bursts, 1 for a sine or a profile (their rate averages the mean rate over a cycle)."""
+        if self.shape == "onoff" and self.on is not None and self.off is not None:
+            return self.on / (self.on + self.off)
+        return 1.0
+
     @model_validator(mode="after")
     def _shape_fields(self) -> DutyCycle:
         if self.shape == "onoff" and (self.on is None or self.off is None):

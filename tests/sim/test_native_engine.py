@@ -107,10 +107,7 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
         scenario = _scenario(file, variant)
-        writes_back = any(
-            group.policy != "WT" and group.workload.read_fraction != 1.0
-            for group in scenario.groups
-        )
+        writes_back = native_run._writes_back(scenario)
         assert all(
             (event.kind == "vmotion" and event.vm is None)
             or event.kind in ("device_slow", "link_slow", "array_degraded", "array_rebuild")

@@ -1,5 +1,5 @@
 """Transfers piling up on an overloaded port: the work check's count of them
-(:func:`simcache.sim.control.network_pileup`) against processor sharing's fluid limit and the
+(:func:`simcache.sim.pileup.network_pileup`) against processor sharing's fluid limit and the
 engine, the refusal past the limit, and the native engine's stop polls while they pile up.
 
 An open loop offering a port more bytes than it carries piles transfers up on it without bound,
@@ -26,16 +26,9 @@ from simcache import load_scenario
 from simcache.base.errors import RunTooLargeError
 from simcache.physics.cluster import framed_bytes
 from simcache.sim import native_run
-from simcache.sim.control import (
-    NO_LIMITS,
-    RERATES_PER_IO,
-    Cancel,
-    Limits,
-    _ps_pileup,
-    check_work,
-    network_pileup,
-)
+from simcache.sim.control import NO_LIMITS, Cancel, Limits, check_work
 from simcache.sim.engine import run_scenario
+from simcache.sim.pileup import RERATES_PER_IO, _ps_pileup, network_pileup
 
 WRITES_PER_S = 2400
 """The overloaded stream: 64 KiB writes replicated over 1GbE, 1.33 times what the port carries."""
