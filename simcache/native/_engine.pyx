@@ -74,6 +74,7 @@ _LOSS_POLICIES = ("write_through", "degrade", "stall")  # VmState.on_peer_loss: 
 # The engine's parts, one compile unit (Cython's include: the same C as one file). Each file says
 # which Python module or class it ports.
 include "engine/common.pxi"  # constants, the queue entry, a read in flight, a VM's state
+include "engine/queue.pxi"  # the event queue (a radix heap)
 include "engine/meter.pxi"  # BusyMeter, UniformStream
 include "engine/tier.pxi"  # Tier.submit, TransferPipe
 include "engine/duty.pxi"  # DutyClock
@@ -93,12 +94,8 @@ include "engine/sync.pxi"  # the Python components' state in and out (sync_in, s
 cdef class Engine:
     """One run's native state (see the module docstring); built by ``native_run.prepare``."""
 
-    # the event queue: a 4-ary min-heap by (time, key). While an event is processed its entry
-    # stays at the root (``hole``): the first event it schedules takes its place (one sift down
-    # instead of a pop's and a push's), or it is taken out once it is done (_take_root)
-    cdef Entry* heap
-    cdef Py_ssize_t heap_size, heap_cap
-    cdef bint hole
+    # the event queue, by (time, key): engine/queue.pxi
+    cdef RadixQueue queue
     cdef public int64_t eid
     cdef public double now
     cdef public int64_t events
@@ -204,18 +201,12 @@ cdef class Engine:
     cdef double* n_completed
     cdef float* n_components
 
-    def __cinit__(self):
-        self.heap_cap = 256
-        self.heap = <Entry*>malloc(self.heap_cap * sizeof(Entry))
-        if self.heap == NULL:
-            raise MemoryError()
-
     def __dealloc__(self):
         cdef Py_ssize_t i
         free(self.storage_down)
         free(self.tier_down)
         free(self.parked)
-        free(self.heap)
+        _rq_free(&self.queue)
         if self.tiers != NULL:
             for i in range(self.tier_count):
                 free(self.tiers[i].log_table)
@@ -626,40 +617,13 @@ cdef class Engine:
     cdef int _push(
         self, double time, int64_t key, int32_t slot, int32_t kind, int64_t aux=0
     ) except -1 nogil:
-        cdef Py_ssize_t pos, parent
-        cdef Entry* heap
         cdef Entry item
-        if self.hole:  # the event being processed leaves the root to this one
-            self.hole = False
-            item.time = time
-            item.key = key
-            item.slot = slot
-            item.kind = kind
-            item.aux = aux
-            self._sift_down(0, item)
-            return 0
-        if self.heap_size == self.heap_cap:
-            heap = <Entry*>realloc(self.heap, 2 * self.heap_cap * sizeof(Entry))
-            if heap == NULL:
-                with gil:
-                    raise MemoryError()
-            self.heap = heap
-            self.heap_cap *= 2
-        pos = self.heap_size
-        self.heap_size += 1
-        while pos > 0:
-            parent = (pos - 1) >> 2
-            if _before(time, key, &self.heap[parent]):
-                self.heap[pos] = self.heap[parent]
-                pos = parent
-            else:
-                break
-        self.heap[pos].time = time
-        self.heap[pos].key = key
-        self.heap[pos].slot = slot
-        self.heap[pos].kind = kind
-        self.heap[pos].aux = aux
-        return 0
+        item.time = time
+        item.key = key
+        item.slot = slot
+        item.kind = kind
+        item.aux = aux
+        return _rq_push(&self.queue, &item)
 
     cdef inline int _schedule(self, double time, int32_t slot, int32_t kind) except -1 nogil:
         """schedule_at(clock, time, signal) (NORMAL, the next event id)."""
@@ -667,55 +631,16 @@ cdef class Engine:
         self.eid += 1
         return 0
 
-    cdef void _take_root(self) noexcept nogil:
-        """Take the processed event's entry out of the root if no event it scheduled took it."""
-        if not self.hole:
-            return
-        self.hole = False
-        self.heap_size -= 1
-        if self.heap_size:
-            self._sift_down(0, self.heap[self.heap_size])
-
-    cdef inline void _sift_down(self, Py_ssize_t pos, Entry item) noexcept nogil:
-        """Put ``item`` at ``pos`` of the 4-ary heap, moving it down past its earliest children
-        (the heap's first ``heap_size`` entries)."""
-        cdef Py_ssize_t child, best, end, size = self.heap_size
-        while True:
-            child = 4 * pos + 1
-            if child >= size:
-                break
-            best = child
-            end = child + 4 if child + 4 < size else size
-            child += 1
-            while child < end:
-                if _before(self.heap[child].time, self.heap[child].key, &self.heap[best]):
-                    best = child
-                child += 1
-            if _before(self.heap[best].time, self.heap[best].key, &item):
-                self.heap[pos] = self.heap[best]
-                pos = best
-            else:
-                break
-        self.heap[pos] = item
-
-    cdef int _heapify(self) except -1 nogil:
-        """The event queue made a heap again (after entries were taken out)."""
-        cdef Py_ssize_t start, size = self.heap_size
-        if size < 2:
-            return 0
-        start = (size - 2) >> 2
-        while start >= 0:
-            self._sift_down(start, self.heap[start])
-            start -= 1
-        return 0
-
     cdef int _loop(self, double head_time, int64_t head_key, int64_t budget) except -1 nogil:
         cdef Entry entry, head
+        cdef Entry* first
         cdef int32_t s
         head.time = head_time
         head.key = head_key
-        while self.heap_size:
-            if not _before(self.heap[0].time, self.heap[0].key, &head):
+        while True:
+            _rq_settle(&self.queue)
+            first = _rq_first(&self.queue)
+            if first == NULL or not _before(first.time, first.key, &head):
                 return REACHED
             if self.rerated >= RERATES_PER_EVENT and budget > 0:
                 budget -= self.rerated // RERATES_PER_EVENT
@@ -725,8 +650,8 @@ cdef class Engine:
             if budget == 0:
                 return PAUSED
             budget -= 1
-            entry = self.heap[0]
-            self.hole = True  # (taken out by the first push, or by _take_root below)
+            entry = first[0]
+            _rq_pop(&self.queue)
             self.now = entry.time
             self.events += 1
             if entry.kind == SERVED:
@@ -799,32 +724,30 @@ cdef class Engine:
                 _arrival_after(self, entry.slot, entry.time)
             else:  # BEGIN, NEXT
                 _next(self, entry.slot, entry.time)
-            self._take_root()
-        return REACHED
 
     def run(self, double head_time, int64_t head_key, int64_t budget=-1) -> bool:
         """Process the native events that run before (``head_time``, ``head_key``), the first
         Python event, at most ``budget`` of them (-1: no limit); True if the budget ran out
         first."""
         cdef int outcome
-        try:
-            with nogil:
-                outcome = self._loop(head_time, head_key, budget)
-        finally:
-            self._take_root()
+        with nogil:
+            outcome = self._loop(head_time, head_key, budget)
         return outcome == PAUSED
 
     def precedes(self, double time, int64_t key) -> bool:
         """Whether a native event comes before (``time``, ``key``), a Python event's: whether
         :meth:`run` up to it would process any."""
         cdef Entry head
+        cdef Entry* first
         head.time = time
         head.key = key
-        return self.heap_size > 0 and _before(self.heap[0].time, self.heap[0].key, &head)
+        _rq_settle(&self.queue)
+        first = _rq_first(&self.queue)
+        return first != NULL and _before(first.time, first.key, &head)
 
     def queued(self) -> int:
         """Native events queued."""
-        return self.heap_size
+        return self.queue.count
 
     def state_bytes(self) -> dict:
         """What the native state of buffered writes and cached lines takes now (issue 35's

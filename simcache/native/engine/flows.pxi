@@ -413,17 +413,10 @@ cdef int _arm(Engine self) except -1 nogil:
 cdef int _set_wake(Engine self, double wake_at) except -1 nogil:
     """FlowNetwork._set_wake (and _drop_stale_timers: the stale wake-ups taken out of the
     queue once more than STALE_KEPT)."""
-    cdef Py_ssize_t k, kept = 0
     if self.timer >= 0:
         self.stale += 1
         if self.stale > STALE_KEPT:
-            self._take_root()  # the event being processed is no longer queued
-            for k in range(self.heap_size):
-                if self.heap[k].kind != WAKE:
-                    self.heap[kept] = self.heap[k]
-                    kept += 1
-            self.heap_size = kept
-            self._heapify()
+            _rq_drop_kind(&self.queue, WAKE)
             self.stale = 0
     self.wake_at = wake_at
     self.timer_serial += 1

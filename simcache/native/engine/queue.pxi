@@ -1,0 +1,213 @@
+# The native engine's event queue (RadixQueue): a radix heap, the monotone priority queue of
+# Ahuja, Mehlhorn, Orlin and Tarjan (1990), over the bits of the events' times, ties in time taken
+# in key order, so that the events come out in the order of (time, key) as from the kernel's heap.
+#
+# Why not a heap (the queue before, a 4-ary heap by (time, key)): a discrete-event run takes its
+# events in time order and schedules none before the last one taken, which is all a radix heap
+# needs. Replaying the queue operations of the 32-host scenario's run (1.37 million events, about
+# 440 queued) the 4-ary heap took 62 ns an event (a push and a pop) and this queue 32 ns, the same
+# events in the same order (docs/research/native-engine.md, "Step 13").
+#
+# How it works. A non-negative double's bits, read as an unsigned integer, are in the order of the
+# doubles. ``base`` is the bits of the last event taken (at most those of every event queued);
+# bucket b > 0 holds the events whose bits first differ from ``base`` at bit b - 1 (counted from
+# the lowest), bucket 0 those at ``base`` itself, in key order from ``head`` on. Taking the first
+# event when bucket 0 is empty: the lowest non-empty bucket's earliest time becomes ``base`` and
+# that bucket's events move to lower buckets (each moves down at most 63 times over its stay).
+# A Python event may queue a native one before ``base`` (the loop looked at the first native
+# event and stopped at an earlier Python one, which schedules an event before that one): the base
+# is lowered and every event placed again (:func:`_rq_rebase`, rare).
+
+cdef extern from *:
+    int __builtin_clzll(unsigned long long value) noexcept nogil
+    int __builtin_ctzll(unsigned long long value) noexcept nogil
+
+cdef enum:
+    RQ_BUCKETS = 64  # a non-negative double's bits are below 2**63
+
+
+cdef struct RqBucket:
+    Entry* entries
+    Py_ssize_t n, cap
+
+
+cdef struct RadixQueue:
+    RqBucket buckets[64]  # RQ_BUCKETS
+    uint64_t base  # the bits of the last event taken (or of a lowered base)
+    uint64_t filled  # bit b: bucket b holds events
+    Py_ssize_t head  # bucket 0's first event (taken from the front)
+    Py_ssize_t count  # events queued
+
+
+cdef inline uint64_t _rq_bits(double time) noexcept nogil:
+    """``time``'s bits as an unsigned integer (in the order of the times: they are >= 0)."""
+    cdef uint64_t bits
+    time += 0.0  # -0.0 as 0.0
+    memcpy(&bits, &time, 8)
+    return bits
+
+
+cdef inline int _rq_bucket(RadixQueue* q, uint64_t bits) noexcept nogil:
+    """The bucket of an event whose time has ``bits`` (not below ``base``)."""
+    cdef uint64_t differ = bits ^ q.base
+    return 0 if differ == 0 else 64 - __builtin_clzll(differ)
+
+
+cdef int _rq_append(RadixQueue* q, int b, Entry* entry) except -1 nogil:
+    """``entry`` at the end of bucket ``b``."""
+    cdef RqBucket* bucket = &q.buckets[b]
+    cdef Entry* entries
+    cdef Py_ssize_t cap
+    if bucket.n == bucket.cap:
+        cap = 2 * bucket.cap if bucket.cap else 16
+        entries = <Entry*>realloc(bucket.entries, cap * sizeof(Entry))
+        if entries == NULL:
+            with gil:
+                raise MemoryError()
+        bucket.entries = entries
+        bucket.cap = cap
+    bucket.entries[bucket.n] = entry[0]
+    bucket.n += 1
+    q.filled |= (<uint64_t>1) << b
+    return 0
+
+
+cdef int _rq_insert_now(RadixQueue* q, Entry* entry) except -1 nogil:
+    """``entry``, at ``base`` itself: into bucket 0 after the events of smaller keys (at its end
+    but for an URGENT event among NORMAL ones)."""
+    cdef RqBucket* bucket = &q.buckets[0]
+    cdef Py_ssize_t i
+    if bucket.n == bucket.cap and q.head:  # the taken events' room first
+        memmove(bucket.entries, bucket.entries + q.head, (bucket.n - q.head) * sizeof(Entry))
+        bucket.n -= q.head
+        q.head = 0
+    _rq_append(q, 0, entry)
+    i = bucket.n - 1
+    while i > q.head and bucket.entries[i - 1].key > entry.key:
+        bucket.entries[i] = bucket.entries[i - 1]
+        i -= 1
+    bucket.entries[i] = entry[0]
+    return 0
+
+
+cdef int _rq_rebase(RadixQueue* q, uint64_t bits) except -1 nogil:
+    """Lower ``base`` to ``bits`` (an event queued before it) and place every event again."""
+    cdef Py_ssize_t n = 0, k, start, b
+    cdef RqBucket* bucket
+    cdef Entry* held = <Entry*>malloc(max(1, q.count) * sizeof(Entry))
+    if held == NULL:
+        with gil:
+            raise MemoryError()
+    for b in range(RQ_BUCKETS):
+        bucket = &q.buckets[b]
+        start = q.head if b == 0 else 0
+        memcpy(held + n, bucket.entries + start, (bucket.n - start) * sizeof(Entry))
+        n += bucket.n - start
+        bucket.n = 0
+    q.head = 0
+    q.filled = 0
+    q.base = bits
+    try:
+        for k in range(n):  # all after ``bits``: none in bucket 0
+            _rq_append(q, _rq_bucket(q, _rq_bits(held[k].time)), &held[k])
+    finally:
+        free(held)
+    return 0
+
+
+cdef int _rq_push(RadixQueue* q, Entry* entry) except -1 nogil:
+    """Queue ``entry`` (its time >= 0)."""
+    cdef uint64_t bits = _rq_bits(entry.time)
+    if bits < q.base:
+        _rq_rebase(q, bits)
+    q.count += 1
+    if bits == q.base:
+        return _rq_insert_now(q, entry)
+    return _rq_append(q, _rq_bucket(q, bits), entry)
+
+
+cdef int _rq_settle(RadixQueue* q) except -1 nogil:
+    """Bring the first events to bucket 0 (if any is queued): the lowest non-empty bucket's
+    earliest time becomes ``base``, its events move to lower buckets (all share its bits above
+    the one that put them there, so each lands below it), bucket 0's in key order."""
+    cdef int b
+    cdef RqBucket* bucket
+    cdef RqBucket* now
+    cdef Entry* entries
+    cdef Entry item
+    cdef uint64_t least, bits
+    cdef Py_ssize_t k, n, i
+    if q.filled & 1 or not q.count:
+        return 0
+    b = __builtin_ctzll(q.filled)
+    bucket = &q.buckets[b]
+    entries = bucket.entries
+    n = bucket.n
+    least = _rq_bits(entries[0].time)
+    for k in range(1, n):
+        bits = _rq_bits(entries[k].time)
+        if bits < least:
+            least = bits
+    q.base = least
+    bucket.n = 0
+    q.filled &= ~((<uint64_t>1) << b)
+    q.head = 0
+    for k in range(n):
+        _rq_append(q, _rq_bucket(q, _rq_bits(entries[k].time)), &entries[k])
+    now = &q.buckets[0]
+    for k in range(1, now.n):  # in key order (usually one event)
+        item = now.entries[k]
+        i = k
+        while i > 0 and now.entries[i - 1].key > item.key:
+            now.entries[i] = now.entries[i - 1]
+            i -= 1
+        now.entries[i] = item
+    return 0
+
+
+cdef inline Entry* _rq_first(RadixQueue* q) noexcept nogil:
+    """The first event (after :func:`_rq_settle`), NULL if none."""
+    if not q.count:
+        return NULL
+    return &q.buckets[0].entries[q.head]
+
+
+cdef inline void _rq_pop(RadixQueue* q) noexcept nogil:
+    """Take the first event out (after :func:`_rq_settle`, with one queued)."""
+    q.head += 1
+    q.count -= 1
+    if q.head == q.buckets[0].n:
+        q.head = 0
+        q.buckets[0].n = 0
+        q.filled &= ~(<uint64_t>1)
+
+
+cdef void _rq_drop_kind(RadixQueue* q, int32_t kind) noexcept nogil:
+    """Take every event of ``kind`` out (the others keep their order)."""
+    cdef Py_ssize_t b, k, start, kept
+    cdef RqBucket* bucket
+    for b in range(RQ_BUCKETS):
+        bucket = &q.buckets[b]
+        start = q.head if b == 0 else 0
+        kept = start
+        for k in range(start, bucket.n):
+            if bucket.entries[k].kind != kind:
+                bucket.entries[kept] = bucket.entries[k]
+                kept += 1
+        q.count -= bucket.n - kept
+        bucket.n = kept
+        if kept == start:
+            bucket.n = 0
+            if b == 0:
+                q.head = 0
+            q.filled &= ~((<uint64_t>1) << b)
+
+
+cdef void _rq_free(RadixQueue* q) noexcept nogil:
+    cdef Py_ssize_t b
+    for b in range(RQ_BUCKETS):
+        free(q.buckets[b].entries)
+        q.buckets[b].entries = NULL
+        q.buckets[b].n = q.buckets[b].cap = 0
+    q.count = q.head = 0
+    q.filled = 0
