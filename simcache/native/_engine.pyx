@@ -99,6 +99,7 @@ cdef class Engine:
     cdef public int64_t eid
     cdef public double now
     cdef public int64_t events
+    cdef double sample_at  # the time of the sample sync_out writes the state out for
     # flows re-rated since the loop last charged them to its budget (RERATES_PER_EVENT a native
     # event): a stop request is polled as often when flows pile up on a port
     cdef int64_t rerated
@@ -581,7 +582,7 @@ cdef class Engine:
         # as RecordBuffer.add: hand the records on once the buffer and these hold `limit`
         self.record_room = max(1, self.record_limit - self.buffer.count)
 
-    def sync_out(self, bint full=True, bint sample=False) -> None:
+    def sync_out(self, bint full=True, bint sample=False, double at=0.0) -> None:
         """Write the state to the Python objects (before a Python event, and at the end). Not
         ``full`` (before a Python event of the run, not its end): the host caches' lines stay
         the engine's (:func:`_misses_out`), and so do the VMs' I/Os in flight (:func:`_vms_out`);
@@ -590,12 +591,15 @@ cdef class Engine:
         runs it takes records an I/O or reads the records; :meth:`sync_in` checks). ``sample``
         (not ``full``: before a sample): only what the sampler reads, the busy meters (the
         tiers', the array's), the network's ports and flows, the destagers'; the rest (the
-        caches, the array's drives and controller) stays the engine's."""
+        caches, the array's drives and controller) stays the engine's. A sample's busy meters are
+        folded up to its time ``at`` first (:func:`_meter_fold`)."""
         cdef Py_ssize_t i
         if sample and full:
             raise ValueError("a sample's sync is not a full one")
+        self.sample_at = at
         for i in range(self.tier_count):
             if sample:
+                _meter_fold(&self.tiers[i].m, at)
                 _meter_out(self, &self.tiers[i].m, self._tiers[i].busy, i)
             else:
                 _tier_out(self, i)

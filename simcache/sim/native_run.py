@@ -386,7 +386,7 @@ def run(
                 continue
         # before the run's stop, everything; before its other Python events (the flushers'
         # steps), all but the caches' lines (Engine.sync_out); before a sample, what it reads
-        engine.sync_out(head is stop, sample)
+        engine.sync_out(head is stop, sample, head.time)
         clock.step()
         if head is stop:
             clock.eid += 1  # as run_until

@@ -70,6 +70,16 @@ cdef double _sweep(Meter* t, double window_start, double window_end) noexcept no
     return busy
 
 
+cdef void _meter_fold(Meter* t, double at) noexcept nogil:
+    """BusyMeter._fold(at) before a sample at ``at``: the intervals up to it counted into
+    ``carried``, those going on past it kept. The sampler's ``busy_between(last, at)`` then
+    sweeps only those (they add nothing before ``at``) and returns ``carried`` + 0.0, the sum
+    it would have made of them all (the same additions in the same order: ``swept_to`` is at or
+    after ``last``, the window's start)."""
+    t.carried += _sweep(t, t.swept_to, at)
+    t.swept_to = at
+
+
 cdef int _meter_add(Meter* t, double start, double finish, double now) except -1 nogil:
     """BusyMeter.add."""
     _held_room(t, t.held + 1)

@@ -53,19 +53,23 @@ cdef inline int _rq_bucket(RadixQueue* q, uint64_t bits) noexcept nogil:
     return 0 if differ == 0 else 64 - __builtin_clzll(differ)
 
 
-cdef int _rq_append(RadixQueue* q, int b, Entry* entry) except -1 nogil:
+cdef int _rq_grow(RqBucket* bucket) except -1 nogil:
+    """Room for bucket's next event (twice its room)."""
+    cdef Py_ssize_t cap = 2 * bucket.cap if bucket.cap else 16
+    cdef Entry* entries = <Entry*>realloc(bucket.entries, cap * sizeof(Entry))
+    if entries == NULL:
+        with gil:
+            raise MemoryError()
+    bucket.entries = entries
+    bucket.cap = cap
+    return 0
+
+
+cdef inline int _rq_append(RadixQueue* q, int b, Entry* entry) except -1 nogil:
     """``entry`` at the end of bucket ``b``."""
     cdef RqBucket* bucket = &q.buckets[b]
-    cdef Entry* entries
-    cdef Py_ssize_t cap
     if bucket.n == bucket.cap:
-        cap = 2 * bucket.cap if bucket.cap else 16
-        entries = <Entry*>realloc(bucket.entries, cap * sizeof(Entry))
-        if entries == NULL:
-            with gil:
-                raise MemoryError()
-        bucket.entries = entries
-        bucket.cap = cap
+        _rq_grow(bucket)
     bucket.entries[bucket.n] = entry[0]
     bucket.n += 1
     q.filled |= (<uint64_t>1) << b

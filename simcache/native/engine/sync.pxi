@@ -368,6 +368,7 @@ cdef int _misses_out(Engine self, bint full, bint sample) except -1:
     from mypy_extensions import i32, i64
 
     if sample:
+        _meter_fold(&a.m, self.sample_at)
         _meter_out(self, &a.m, self._array.spindles.busy, self.tier_count)
         return _ports_out(self)
     for i in range(self.tier_count):
