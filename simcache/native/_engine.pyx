@@ -56,6 +56,8 @@ included below, each opening with what it ports: the components' C structs and f
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.buffer cimport PyBUF_READ
+from cpython.memoryview cimport PyMemoryView_FromMemory
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport INFINITY, fabs, floor, isfinite, log1p, sin, sqrt
 from libc.stdint cimport INT64_MIN, UINT32_MAX, int32_t, int64_t, uint16_t, uint32_t, uint64_t

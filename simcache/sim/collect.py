@@ -287,9 +287,10 @@ class RecordBlocks:
             self._fields[i].typecode == code for i, code in _FIRST_CODES.items()
         )
 
-    def extend_narrow(self, columns: Sequence[bytes], count: int) -> None:
-        """Append ``count`` records given a field apart, each the bytes of the field's first type
-        (:data:`RECORD_FIELDS` order, the path in the flags byte: the fields of :meth:`take`) as
+    def extend_narrow(self, columns: Sequence[bytes | memoryview], count: int) -> None:
+        """Append ``count`` records given a field apart, each the bytes (or a view of them) of the
+        field's first type (:data:`RECORD_FIELDS` order, the path in the flags byte: the fields of
+        :meth:`take`) as
         :meth:`append` would store them; only while :meth:`narrow` (the native engine writes
         them: :mod:`simcache.sim.native_run`)."""
         if not self.narrow():
