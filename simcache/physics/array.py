@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, TypeVar
 
 import numpy as np
@@ -210,6 +211,9 @@ def seek_curve_bounds(settle: float, full_seek: float, track: float) -> tuple[fl
     ).moments(1.0)[0]
 
 
+# Each build of an array of spindles fits its drive's curve (about 60 bisection steps, 0.3 ms):
+# remembered (a SeekCurve is frozen), as are the last few drives' a calibration tries.
+@lru_cache(maxsize=64)
 def seek_curve(settle: float, avg_seek: float, full_seek: float, track: float) -> SeekCurve:
     """Fit the :class:`SeekCurve` to a datasheet: ``settle`` (s) at one track (``track``:
     :func:`track_fraction`), ``full_seek`` (s) over the full stroke, and a mean of ``avg_seek`` (s)

@@ -290,9 +290,8 @@ class RecordBlocks:
     def extend_narrow(self, columns: Sequence[bytes | memoryview], count: int) -> None:
         """Append ``count`` records given a field apart, each the bytes (or a view of them) of the
         field's first type (:data:`RECORD_FIELDS` order, the path in the flags byte: the fields of
-        :meth:`take`) as
-        :meth:`append` would store them; only while :meth:`narrow` (the native engine writes
-        them: :mod:`simcache.sim.native_run`)."""
+        :meth:`take`) as :meth:`append` would store them; only while :meth:`narrow` (the native
+        engine writes them: :mod:`simcache.sim.native_run`)."""
         if not self.narrow():
             raise ValueError("the record blocks were widened: append the records as rows")
         for column, data in zip(self._fields.values(), columns, strict=True):

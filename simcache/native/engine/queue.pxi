@@ -215,3 +215,45 @@ cdef void _rq_free(RadixQueue* q) noexcept nogil:
         q.buckets[b].n = q.buckets[b].cap = 0
     q.count = q.head = 0
     q.filled = 0
+
+
+cdef class QueueProbe:
+    """The engine's event queue on its own, for the tests (``tests/sim/test_native_queue.py``
+    checks it against a sorted list under random pushes, looks, pops and drops)."""
+
+    cdef RadixQueue q
+
+    def __dealloc__(self):
+        _rq_free(&self.q)
+
+    def __len__(self) -> int:
+        return self.q.count
+
+    def push(self, double time, int64_t key, int32_t kind=0) -> None:
+        """Queue an event at ``time`` (>= 0) with ``key`` (distinct) and ``kind``."""
+        cdef Entry item
+        item.time = time
+        item.key = key
+        item.slot = 0
+        item.kind = kind
+        item.aux = 0
+        _rq_push(&self.q, &item)
+
+    def first(self):
+        """(time, key, kind) of the first event (None if none), as the engine's loop looks."""
+        cdef Entry* first
+        _rq_settle(&self.q)
+        first = _rq_first(&self.q)
+        return None if first == NULL else (first.time, first.key, first.kind)
+
+    def pop(self):
+        """Take the first event out: its (time, key, kind)."""
+        found = self.first()
+        if found is None:
+            raise IndexError("pop from an empty queue")
+        _rq_pop(&self.q)
+        return found
+
+    def drop(self, int32_t kind) -> None:
+        """Take every event of ``kind`` out."""
+        _rq_drop_kind(&self.q, kind)
