@@ -59,7 +59,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.buffer cimport PyBUF_READ
 from cpython.memoryview cimport PyMemoryView_FromMemory
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.math cimport INFINITY, fabs, floor, isfinite, log1p, sin, sqrt
+from libc.math cimport INFINITY, ceil, fabs, floor, isfinite, log1p, sin, sqrt
 from libc.stdint cimport INT64_MIN, UINT32_MAX, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcpy, memmove, memset
@@ -162,13 +162,11 @@ cdef class Engine:
     cdef double* host_ack  # per host: storage_tx.acknowledgement
     cdef double* host_latency  # per host: storage_tx.latency
     cdef list _framing  # per host: storage_tx.framing
-    cdef double* fr_size  # framing looked up: (host, size) -> wire bytes, packets
-    cdef int32_t* fr_host
-    cdef double* fr_wire
-    cdef int64_t* fr_packets
+    # per framing key (self._framing's): a packet's payload (mtu less headers) and its headers
+    # and wire framing, bytes (_frame)
+    cdef double* fr_per_packet
+    cdef double* fr_overhead
     cdef int32_t fr_n, fr_cap
-    cdef int32_t* fr_slots  # open addressing over the framings: 1 + index, 0 empty
-    cdef int64_t fr_mask  # the slots' count less one (a power of two, at least twice fr_cap)
     cdef FlowState* flows
     cdef int32_t flow_cap, flows_used, free_flow_count
     cdef int32_t* free_flows
@@ -286,11 +284,8 @@ cdef class Engine:
         free(self.host_wports)
         free(self.host_ack)
         free(self.host_latency)
-        free(self.fr_size)
-        free(self.fr_host)
-        free(self.fr_wire)
-        free(self.fr_packets)
-        free(self.fr_slots)
+        free(self.fr_per_packet)
+        free(self.fr_overhead)
         free(self.flows)
         free(self.free_flows)
         free(self.in_flight)

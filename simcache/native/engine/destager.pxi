@@ -1036,7 +1036,7 @@ cdef int _setup_peers(Engine self, list hosts) except -1:
             key = framings.get(id(path[0]))
             if key is None:
                 key = framings[id(path[0])] = len(self._framing)
-                self._framing.append(path[0].framing)
+                _framing_add(self, path[0].framing)
             vm.leg_frame[k] = key
             vm.compressing[k] = path[0] in machine._compressing
     return 0

@@ -33,74 +33,37 @@ cdef struct FlowState:
     int32_t kind  # what its delivery does: FLOW_READ, FLOW_WT, ...
 
 
-cdef inline uint64_t _frame_hash(int32_t host, double size) noexcept nogil:
-    """Where (``host``, ``size``) starts looking in the framings' slots (before the mask)."""
-    cdef uint64_t bits
-    memcpy(&bits, &size, sizeof(double))
-    bits ^= <uint64_t>(<uint32_t>host) * 0x9E3779B97F4A7C15ULL
-    bits *= 0xBF58476D1CE4E5B9ULL
-    return bits ^ (bits >> 31)
+cdef inline int _frame(Engine self, int32_t key, double size, double* wire) noexcept nogil:
+    """framed_bytes of ``size`` payload bytes on framing ``key``'s link (a host's storage port
+    below the host count, else a peer port's; Framing's lookups, computed here): the wire bytes
+    in ``wire``, the packets returned. The same operations as framed_bytes, exact in doubles for
+    the integers it adds and multiplies, and the division correctly rounded as Python's."""
+    cdef double packets = ceil(size / self.fr_per_packet[key])
+    if packets < 1.0:
+        packets = 1.0
+    wire[0] = size + packets * self.fr_overhead[key]
+    return <int>packets
 
 
-cdef int _frame(Engine self, int32_t host, double size, double* wire) except -1 nogil:
-    """storage_tx.framing[size] (``host`` below the host count: ``size`` whole bytes; else
-    ``host`` is a peer port's key, ``size`` a replica's payload, a float): the wire bytes in
-    ``wire``, the packets returned. Looked up in an open-addressing table (a linear search over
-    every size met, destage batches' many, was 4 % of a 32-host run)."""
-    cdef int64_t slot = <int64_t>(_frame_hash(host, size) & <uint64_t>self.fr_mask)
-    cdef int32_t k = self.fr_slots[slot]
-    while k:
-        k -= 1
-        if self.fr_size[k] == size and self.fr_host[k] == host:
-            wire[0] = self.fr_wire[k]
-            return <int>self.fr_packets[k]
-        slot = (slot + 1) & self.fr_mask
-        k = self.fr_slots[slot]
-    with gil:
-        _frame_new(self, host, size)
-    wire[0] = self.fr_wire[self.fr_n - 1]
-    return <int>self.fr_packets[self.fr_n - 1]
-
-
-cdef int _frame_slot(Engine self, int32_t k) noexcept nogil:
-    """Put framing ``k`` in its slot (the table has room)."""
-    cdef int64_t slot = <int64_t>(
-        _frame_hash(self.fr_host[k], self.fr_size[k]) & <uint64_t>self.fr_mask
-    )
-    while self.fr_slots[slot]:
-        slot = (slot + 1) & self.fr_mask
-    self.fr_slots[slot] = k + 1
-    return 0
-
-
-cdef int _frame_new(Engine self, int32_t host, double size) except -1:
-    cdef int32_t cap, k
-    cdef int32_t* slots
-    if self.fr_n == self.fr_cap:  # (destage batches: many sizes)
-        cap = 2 * self.fr_cap
-        self.fr_size = <double*>realloc(self.fr_size, cap * sizeof(double))
-        self.fr_host = <int32_t*>realloc(self.fr_host, cap * sizeof(int32_t))
-        self.fr_wire = <double*>realloc(self.fr_wire, cap * sizeof(double))
-        self.fr_packets = <int64_t*>realloc(self.fr_packets, cap * sizeof(int64_t))
-        slots = <int32_t*>calloc(2 * cap, sizeof(int32_t))
-        if (self.fr_size == NULL or self.fr_host == NULL or self.fr_wire == NULL
-                or self.fr_packets == NULL or slots == NULL):
+cdef int _framing_add(Engine self, framing) except -1:
+    """A link's Framing as the next framing key: its packets' payload and overhead."""
+    cdef double* per_packet
+    cdef double* overhead
+    spec = framing.spec
+    if self.fr_n == self.fr_cap:
+        self.fr_cap = 2 * self.fr_cap if self.fr_cap else 16
+        per_packet = <double*>realloc(self.fr_per_packet, self.fr_cap * sizeof(double))
+        if per_packet == NULL:
             raise MemoryError()
-        free(self.fr_slots)
-        self.fr_slots = slots
-        self.fr_mask = 2 * cap - 1
-        self.fr_cap = cap
-        for k in range(self.fr_n):
-            _frame_slot(self, k)
-    # a replica's payload is a float (VM.replicate): its framing's key, and what framed_bytes
-    # computes from
-    framed = self._framing[host][<int64_t>size if host < self.tier_count else size]
-    self.fr_wire[self.fr_n] = framed[0]
-    self.fr_packets[self.fr_n] = framed[1]
-    self.fr_size[self.fr_n] = size
-    self.fr_host[self.fr_n] = host
-    _frame_slot(self, self.fr_n)
+        self.fr_per_packet = per_packet
+        overhead = <double*>realloc(self.fr_overhead, self.fr_cap * sizeof(double))
+        if overhead == NULL:
+            raise MemoryError()
+        self.fr_overhead = overhead
+    self.fr_per_packet[self.fr_n] = spec.mtu - spec.header_bytes
+    self.fr_overhead[self.fr_n] = spec.header_bytes + spec.framing_bytes
     self.fr_n += 1
+    self._framing.append(framing)
     return 0
 
 

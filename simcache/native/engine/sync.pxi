@@ -601,7 +601,7 @@ cdef int _setup_misses(
         storage_tx, array_tx, storage_rx, array_rx = host_ports[i]
         self.host_ack[i] = storage_tx.acknowledgement
         self.host_latency[i] = storage_tx.latency
-        self._framing.append(storage_tx.framing)
+        _framing_add(self, storage_tx.framing)
         # the transfers back (array_tx, storage_rx), then the writes' (storage_tx, array_rx)
         for k, port in enumerate((array_tx, storage_rx, storage_tx, array_rx)):
             for j, known in enumerate(self._ports):
@@ -638,17 +638,9 @@ cdef int _setup_misses(
     self.epochs = <int64_t*>calloc(self.flow_cap, sizeof(int64_t))
     self.marks_cap = 64
     self.marks = <Entry*>malloc(self.marks_cap * sizeof(Entry))
-    self.fr_cap = 256
-    self.fr_size = <double*>malloc(self.fr_cap * sizeof(double))
-    self.fr_host = <int32_t*>malloc(self.fr_cap * sizeof(int32_t))
-    self.fr_wire = <double*>malloc(self.fr_cap * sizeof(double))
-    self.fr_packets = <int64_t*>malloc(self.fr_cap * sizeof(int64_t))
-    self.fr_mask = 2 * self.fr_cap - 1
-    self.fr_slots = <int32_t*>calloc(self.fr_mask + 1, sizeof(int32_t))
-    if (self.fr_slots == NULL or self.flows == NULL or self.free_flows == NULL
+    if (self.flows == NULL or self.free_flows == NULL
             or self.in_flight == NULL or self.scratch == NULL or self.scratch2 == NULL
-            or self.epochs == NULL or self.marks == NULL or self.fr_size == NULL
-            or self.fr_host == NULL or self.fr_wire == NULL or self.fr_packets == NULL):
+            or self.epochs == NULL or self.marks == NULL):
         raise MemoryError()
     self.timer = -1
     self.wake_at = INFINITY
