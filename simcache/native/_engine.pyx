@@ -101,7 +101,6 @@ cdef class Engine:
     cdef public int64_t eid
     cdef public double now
     cdef public int64_t events
-    cdef double sample_at  # the time of the sample sync_out writes the state out for
     # flows re-rated since the loop last charged them to its budget (RERATES_PER_EVENT a native
     # event): a stop request is polled as often when flows pile up on a port
     cdef int64_t rerated
@@ -161,9 +160,8 @@ cdef class Engine:
     cdef object _vmotions_out
     cdef double* host_ack  # per host: storage_tx.acknowledgement
     cdef double* host_latency  # per host: storage_tx.latency
-    cdef list _framing  # per host: storage_tx.framing
-    # per framing key (self._framing's): a packet's payload (mtu less headers) and its headers
-    # and wire framing, bytes (_frame)
+    # per framing key (a host's storage port's below the host count, then the peer ports'):
+    # a packet's payload (mtu less headers) and its headers and wire framing, bytes (_frame)
     cdef double* fr_per_packet
     cdef double* fr_overhead
     cdef int32_t fr_n, fr_cap
@@ -593,7 +591,6 @@ cdef class Engine:
         cdef Py_ssize_t i
         if sample and full:
             raise ValueError("a sample's sync is not a full one")
-        self.sample_at = at
         for i in range(self.tier_count):
             if sample:
                 _meter_fold(&self.tiers[i].m, at)
@@ -603,7 +600,7 @@ cdef class Engine:
         if not sample:
             _vms_out(self, full)
         if self.misses:
-            _misses_out(self, full, sample)
+            _misses_out(self, full, sample, at)
         if self.destaging:
             _destagers_out(self)
             if not sample:

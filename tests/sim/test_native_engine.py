@@ -501,7 +501,7 @@ def _exponential(data: dict[str, Any]) -> None:
     data["cluster"]["tier"] |= {"service": "exponential", "service_cv": None}  # the dumped spec
 
 
-def _with_event(data: dict[str, Any]) -> None:
+def _device_failure_under_write_back(data: dict[str, Any]) -> None:
     data["groups"][0] |= {"policy": "WB+0"}
     data["groups"][0]["workload"] |= {"read_fraction": 0.5}
     data["events"] = [{"kind": "device_failure", "at": 0.01, "host": 0}]
@@ -522,7 +522,10 @@ def _peer_outage_degrading(data: dict[str, Any]) -> None:
     [
         (_async_replicas, "group 'fio': asynchronous replication (WB+1)"),
         (_vmotion_of_a_vm, "a vMotion of a VM ('fio-h0-0')"),
-        (_with_event, "scheduled event 'device_failure' with write-back writes"),
+        (
+            _device_failure_under_write_back,
+            "scheduled event 'device_failure' with write-back writes",
+        ),
         (_with_host_failure, "scheduled event 'host_failure'"),
         (_peer_outage_degrading, "group 'fio': a peer outage with on_peer_loss = 'degrade'"),
     ],

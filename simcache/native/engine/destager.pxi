@@ -1008,7 +1008,7 @@ cdef int _setup_peers(Engine self, list hosts) except -1:
     self.payload_sent = <double*>calloc(max(1, len(hosts)), sizeof(double))
     if self.replica_bytes == NULL or self.payload_sent == NULL:
         raise MemoryError()
-    framings = {}  # a peer tx port's framing: its key in self._framing (past the hosts')
+    framings = {}  # a peer tx port's framing key (past the hosts')
     for i in range(self.vm_count):
         machine = self._vms[i]
         vm = &self.vms[i]
@@ -1035,8 +1035,7 @@ cdef int _setup_peers(Engine self, list hosts) except -1:
                 vm.leg_ports[k * MAX_PATH + j] = _port_position(self, path[j])
             key = framings.get(id(path[0]))
             if key is None:
-                key = framings[id(path[0])] = len(self._framing)
-                _framing_add(self, path[0].framing)
+                key = framings[id(path[0])] = _framing_add(self, path[0].spec)
             vm.leg_frame[k] = key
             vm.compressing[k] = path[0] in machine._compressing
     return 0

@@ -45,11 +45,10 @@ cdef inline int _frame(Engine self, int32_t key, double size, double* wire) noex
     return <int>packets
 
 
-cdef int _framing_add(Engine self, framing) except -1:
-    """A link's Framing as the next framing key: its packets' payload and overhead."""
+cdef int32_t _framing_add(Engine self, spec) except -1:
+    """The next framing key, for a link of ``spec``: its packets' payload and overhead."""
     cdef double* per_packet
     cdef double* overhead
-    spec = framing.spec
     if self.fr_n == self.fr_cap:
         self.fr_cap = 2 * self.fr_cap if self.fr_cap else 16
         per_packet = <double*>realloc(self.fr_per_packet, self.fr_cap * sizeof(double))
@@ -63,8 +62,7 @@ cdef int _framing_add(Engine self, framing) except -1:
     self.fr_per_packet[self.fr_n] = spec.mtu - spec.header_bytes
     self.fr_overhead[self.fr_n] = spec.header_bytes + spec.framing_bytes
     self.fr_n += 1
-    self._framing.append(framing)
-    return 0
+    return self.fr_n - 1
 
 
 # the event a shared flow's delivery is (by its kind)

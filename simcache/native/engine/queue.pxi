@@ -130,10 +130,18 @@ cdef int _rq_push(RadixQueue* q, Entry* entry) except -1 nogil:
     return _rq_append(q, _rq_bucket(q, bits), entry)
 
 
-cdef int _rq_settle(RadixQueue* q) except -1 nogil:
-    """Bring the first events to bucket 0 (if any is queued): the lowest non-empty bucket's
-    earliest time becomes ``base``, its events move to lower buckets (all share its bits above
-    the one that put them there, so each lands below it), bucket 0's in key order."""
+cdef inline int _rq_settle(RadixQueue* q) except -1 nogil:
+    """Bring the first events to bucket 0 if it is empty and any is queued (once an event in
+    several: the loop's check before each)."""
+    if q.filled & 1 or not q.count:
+        return 0
+    return _rq_refill(q)
+
+
+cdef int _rq_refill(RadixQueue* q) except -1 nogil:
+    """Bucket 0 empty, events queued: the lowest non-empty bucket's earliest time becomes
+    ``base``, its events move to lower buckets (all share its bits above the one that put them
+    there, so each lands below it), bucket 0's in key order."""
     cdef int b
     cdef RqBucket* bucket
     cdef RqBucket* now
@@ -141,8 +149,6 @@ cdef int _rq_settle(RadixQueue* q) except -1 nogil:
     cdef Entry item
     cdef uint64_t least, bits
     cdef Py_ssize_t k, n, i
-    if q.filled & 1 or not q.count:
-        return 0
     b = __builtin_ctzll(q.filled)
     bucket = &q.buckets[b]
     entries = bucket.entries

@@ -351,7 +351,7 @@ cdef int _ports_in(Engine self) except -1:
     return 0
 
 
-cdef int _misses_out(Engine self, bint full, bint sample) except -1:
+cdef int _misses_out(Engine self, bint full, bint sample, double at) except -1:
     """Write the caches, the array and the network's ports back (sync_out); the flows in
     flight are shown to the network as ``_Flow`` objects (its ``sync`` and ``in_flight`` read
     them). A cache's lines (log, index and their counts: O(lines) to copy) only when ``full``:
@@ -359,7 +359,8 @@ cdef int _misses_out(Engine self, bint full, bint sample) except -1:
     writes every cache changes between any two samples), and sync_in checks, by value
     (:func:`_cache_mark`), that no Python event changed them. The array's controller read cache's
     lines and write cache likewise only when ``full``. Before a sample (``sample``): only what the
-    sampler reads, the array's busy meter, the ports and the flows."""
+    sampler reads, the array's busy meter (folded to the sample's time ``at``), the ports and the
+    flows."""
     cdef Py_ssize_t i, k, n
     cdef CacheState* c
     cdef ArrayState* a = &self.array
@@ -368,7 +369,7 @@ cdef int _misses_out(Engine self, bint full, bint sample) except -1:
     from mypy_extensions import i32, i64
 
     if sample:
-        _meter_fold(&a.m, self.sample_at)
+        _meter_fold(&a.m, at)
         _meter_out(self, &a.m, self._array.spindles.busy, self.tier_count)
         return _ports_out(self)
     for i in range(self.tier_count):
@@ -588,7 +589,6 @@ cdef int _setup_misses(
     # the network: the ports the transfers back cross
     self._network = network
     self._ports = []
-    self._framing = []
     n = len(host_ports)
     self.host_ports = <int32_t*>malloc(2 * max(1, n) * sizeof(int32_t))
     self.host_wports = <int32_t*>malloc(2 * max(1, n) * sizeof(int32_t))
@@ -601,7 +601,7 @@ cdef int _setup_misses(
         storage_tx, array_tx, storage_rx, array_rx = host_ports[i]
         self.host_ack[i] = storage_tx.acknowledgement
         self.host_latency[i] = storage_tx.latency
-        _framing_add(self, storage_tx.framing)
+        _framing_add(self, storage_tx.spec)  # key i
         # the transfers back (array_tx, storage_rx), then the writes' (storage_tx, array_rx)
         for k, port in enumerate((array_tx, storage_rx, storage_tx, array_rx)):
             for j, known in enumerate(self._ports):
