@@ -359,6 +359,14 @@ def test_status_interval_dumps_use_the_last(tmp_path: Path) -> None:
             "jobs[0].groupid",
             'as a whole number; got {"a": 1}',
         ),
+        # found by tests/workloads/test_calibrate_fuzz.py at random: a negative mean latency made a
+        # calibration point with a negative mean
+        (
+            '{"fio version": "x", "jobs": [{"jobname": "a", "read": {"iops": 10,'
+            ' "lat_ns": {"mean": -1}}}]}',
+            "jobs[0].read.lat_ns.mean",
+            "a latency is never negative",
+        ),
     ],
 )
 def test_errors_name_the_field(tmp_path: Path, text: str, where: str, message: str) -> None:

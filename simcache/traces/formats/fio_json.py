@@ -400,8 +400,10 @@ def _latency(path: Path, data: dict[str, Any], key: str, where: str) -> dict[str
             path, None, f"{where}.{key}", "a latency is an object with min, max, mean, stddev"
         )
     for name in ("mean", "max"):
-        if name in table:
-            _number(path, table[name], f"{where}.{key}.{name}")
+        if name in table and _number(path, table[name], f"{where}.{key}.{name}") < 0:
+            raise WorkloadFileError.at(
+                path, None, f"{where}.{key}.{name}", f"{table[name]!r}: a latency is never negative"
+            )
     return table
 
 
