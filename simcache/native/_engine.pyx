@@ -33,7 +33,8 @@ built model and drives it: ``Engine.run`` processes the native events that come 
 first Python event, and the state the Python components hold (each tier's channels, pipe, meter
 and random stream, its host cache's hits, the VMs' counters and streams, the records) is written
 to them before each Python event (:meth:`Engine.sync_out`) and read back after it
-(:meth:`Engine.sync_in`).
+(:meth:`Engine.sync_in`); a sample's figures are taken on the engine's own state
+(:meth:`Engine.sample`).
 
 Random draws: a tier's uniforms come from the very ``numpy.random.Generator`` its ``UniformStream``
 holds, through numpy's ``bitgen_t`` (``next_double``, as ``Generator.random`` draws them), after
@@ -138,6 +139,8 @@ cdef class Engine:
     cdef int32_t n_parked, parked_cap
     cdef PortState* ports
     cdef int32_t port_count
+    cdef int32_t* sample_ports  # each of the model's ports (the sampler's order): its place here
+    cdef int32_t sample_port_count
     cdef int32_t* host_ports  # per host: its transfer back's ports (array_tx, storage_rx)
     cdef int32_t* host_wports  # per host: its writes' ports to the array (storage_tx, array_rx)
     cdef ArrayWrites aw  # the array's write figures and counters
@@ -278,6 +281,7 @@ cdef class Engine:
             for i in range(self.port_count):
                 free(self.ports[i].active)
         free(self.ports)
+        free(self.sample_ports)
         free(self.host_ports)
         free(self.host_wports)
         free(self.host_ack)
@@ -539,18 +543,13 @@ cdef class Engine:
         """Where the started vMotions' records go (``Model.vmotions``)."""
         self._vmotions_out = vmotions
 
-    def sync_in(self, bint sample=False) -> None:
+    def sync_in(self) -> None:
         """Read the state the Python objects hold (at the start of the run, and after each Python
-        event); the state is the engine's until :meth:`sync_out`. ``sample``: after a sample
-        (``sync_out(sample=True)`` before it), only what the sampler can change is read: the
-        busy meters it sweeps (the tiers', the array's), the network's ports, the destagers'."""
+        event); the state is the engine's until :meth:`sync_out`."""
         cdef Py_ssize_t i
         for i in range(self.tier_count):
-            if sample:
-                _meter_in(self, &self.tiers[i].m, self._tiers[i].busy, i)
-            else:
-                _tier_in(self, i)
-        for i in range(0 if sample else self.vm_count):
+            _tier_in(self, i)
+        for i in range(self.vm_count):
             self.vms[i].issued = self._vms[i].issued
             if self.vms[i].may_compress:
                 self.vms[i].saved = self._vms[i].compressed_bytes_saved
@@ -559,15 +558,13 @@ cdef class Engine:
             _read_batch(self, i)
             _read_gaps(self, i)
         if self.misses:
-            if not sample:
-                _tiers_failed_in(self)
-            _misses_in(self, sample)
-            for i in range(0 if sample else self.tier_count):
+            _tiers_failed_in(self)
+            _misses_in(self)
+            for i in range(self.tier_count):
                 self.storage_down[i] = self._hosts[i].storage_down
         if self.destaging:
             _destagers_in(self)
-            if not sample:
-                _peers_in(self)
+            _peers_in(self)
         if self.narrow and self.record_count and (
             self.buffer.count or self.blocks.count != self.blocks_seen
         ):
@@ -577,40 +574,75 @@ cdef class Engine:
         # as RecordBuffer.add: hand the records on once the buffer and these hold `limit`
         self.record_room = max(1, self.record_limit - self.buffer.count)
 
-    def sync_out(self, bint full=True, bint sample=False, double at=0.0) -> None:
-        """Write the state to the Python objects (before a Python event, and at the end). Not
-        ``full`` (before a Python event of the run, not its end): the host caches' lines stay
-        the engine's (:func:`_misses_out`), and so do the VMs' I/Os in flight (:func:`_vms_out`);
-        the caches' counters are written; records written a field
-        apart into the blocks stay the engine's until its buffer is full (no Python event of the
-        runs it takes records an I/O or reads the records; :meth:`sync_in` checks). ``sample``
-        (not ``full``: before a sample): only what the sampler reads, the busy meters (the
-        tiers', the array's), the network's ports and flows, the destagers'; the rest (the
-        caches, the array's drives and controller) stays the engine's. A sample's busy meters are
-        folded up to its time ``at`` first (:func:`_meter_fold`)."""
+    def sync_out(self, bint full=True, bint lines=True) -> None:
+        """Write the state to the Python objects (before a Python event, and at the end; a
+        sample reads the engine's own: :meth:`sample`). Not ``full`` (before a Python event of
+        the run, not its end): the host caches' lines stay the engine's (:func:`_misses_out`),
+        and so do the VMs' I/Os in flight (:func:`_vms_out`); the caches' counters are written;
+        records written a field apart into the blocks stay the engine's until its buffer is full
+        (no Python event of the runs it takes records an I/O or reads the records; :meth:`sync_in`
+        checks). ``lines`` (with ``full``): the caches' lines too, the host caches' and the array
+        controller's, and the runs its write cache holds (O(lines) to copy: a run's results read
+        none of them, only the tests comparing the engines' final state do)."""
         cdef Py_ssize_t i
-        if sample and full:
-            raise ValueError("a sample's sync is not a full one")
         for i in range(self.tier_count):
-            if sample:
-                _meter_fold(&self.tiers[i].m, at)
-                _meter_out(self, &self.tiers[i].m, self._tiers[i].busy, i)
-            else:
-                _tier_out(self, i)
-        if not sample:
-            _vms_out(self, full)
+            _tier_out(self, i)
+        _vms_out(self, full)
         if self.misses:
-            _misses_out(self, full, sample, at)
+            _misses_out(self, full, lines)
         if self.destaging:
             _destagers_out(self)
-            if not sample:
-                _peers_out(self)
-        if self.vmotion_count and not sample:
+            _peers_out(self)
+        if self.vmotion_count:
             _vmotions_out(self)
         if full or not self.narrow:
             _records_out(self, False)
         if self.narrow:
             self.blocks_seen = self.blocks.count
+
+    def sample(self, double at) -> tuple:
+        """The figures of a sample at ``at`` (the sampler's event: native_run.run hands them to
+        ``_Sampler.take`` as ``model.native_sample``), taken here on the engine's state, which
+        stays the engine's, as the Python objects would have given them: each tier's busy
+        seconds since the last sample and operations open at ``at`` (``BusyMeter.busy_between``
+        and ``open_count``, after the fold to ``at``), the array's, the ports' bytes carried by
+        ``at`` (``FlowNetwork.sync``) and the flows still sending (``in_flight``), each
+        destager's backlog, writers waiting, short-of-peers and single-copy bytes. None for the
+        parts the Python objects hold (the array and the ports without misses, the destagers
+        without write-back). The state is left as the Python objects' sample and reading them
+        back (stop 49's sync out and in) left it: the meters swept to ``at``, each port's carried
+        bytes as synced."""
+        cdef Py_ssize_t i
+        tiers = [_meter_sample(&self.tiers[i].m, at) for i in range(self.tier_count)]
+        array = carried = flows = destagers = None
+        if self.misses:
+            array = _meter_sample(&self.array.m, at)
+            carried, flows = _ports_sample(self, at)
+        if self.destaging:
+            destagers = [
+                (self.dest[i].backlog, self.dest[i].w_count, self.dest[i].short,
+                 self.dest[i].single_copy)
+                for i in range(len(self._destagers))
+            ]
+        if not self.narrow:  # the records for the sampler to hand on (sync_out's)
+            _records_out(self, False)
+        else:
+            self.blocks_seen = self.blocks.count
+        return (tiers, array, carried, flows, destagers)
+
+    def sample_in(self) -> None:
+        """After a sample taken with :meth:`sample`: read what the sampler set, the ports'
+        recent utilization (and an idle port's share reset, as sync_in does), and the records'
+        room."""
+        cdef Py_ssize_t i
+        cdef PortState* port
+        for i in range(self.port_count if self.misses else 0):
+            port = &self.ports[i]
+            port.recent = self._ports[i].recent_utilization
+            if port.nactive == 0:
+                port.weight_sum = 0.0
+                port.share = INFINITY
+        self.record_room = max(1, self.record_limit - self.buffer.count)
 
     cdef int _push(
         self, double time, int64_t key, int32_t slot, int32_t kind, int64_t aux=0

@@ -54,8 +54,11 @@ class Model:
     instead of the blocks."""
     samples: list[SeriesSample] = field(default_factory=list)
     next_sample: Any = None
-    """The sampler's next timeout (a native run shows the Python objects only what a sample reads
-    before it: :func:`simcache.sim.native_run.run`)."""
+    """The sampler's next timeout (a native run takes the sample's figures natively before it:
+    :func:`simcache.sim.native_run.run`)."""
+    native_sample: Any = None
+    """The figures of the sample about to be taken, as the native engine took them
+    (``Engine.sample``), or None: the sampler reads the components."""
     native: Any = None
     """The native engine that runs the VMs' I/O (:mod:`simcache.sim.native_run`), or None: the
     Python engine runs them."""

@@ -4,7 +4,7 @@
 :class:`~simcache.sim.record.RunRecord` (:func:`record_run`): the results layer reads that, never
 the model.
 
-Randomness: every component's stream is a ``numpy.random.SeedSequence`` of the
+Randomness: every component's stream is seeded as a ``numpy.random.SeedSequence`` of the
 run's seed with a spawn key that names the component (see :func:`_stream_seed`):
 the array, host ``i``, and the VM ``k`` of group ``g`` on host ``h``. Adding a
 host, a VM or a group (at the end of the list) never changes another
@@ -54,6 +54,7 @@ from simcache.spec.events import DeviceFailure
 from simcache.traces.trace import Trace
 from simcache.workloads.generators import BLOCK, IOStream
 from simcache.workloads.replay import TraceStream
+from simcache.workloads.seeds import StreamSeed
 
 __all__ = ["Paths", "Progress", "build", "record_run", "run_scenario"]
 
@@ -65,10 +66,10 @@ Paths = Literal["callbacks", "generators"]
 _ARRAY, _HOST, _WORKLOAD, _PLACEMENT = range(4)  # first element of each component's spawn key
 
 
-def _stream_seed(seed: int, *key: int) -> np.random.SeedSequence:
+def _stream_seed(seed: int, *key: int) -> StreamSeed:
     """The seed of one component's stream: the run's seed, spawned along a key naming the
-    component."""
-    return np.random.SeedSequence(seed, spawn_key=key)
+    component (``SeedSequence(seed, spawn_key=key)``'s words, made faster: :class:`StreamSeed`)."""
+    return StreamSeed(seed, key)
 
 
 def build(
@@ -304,11 +305,70 @@ class _Sampler:
 
     def take(self, now: float) -> None:
         model = self.model
-        scenario = model.scenario
+        # figures the native engine took (native_run.run, before the sampler's event), in the
+        # order of the components below; None for those it does not hold (and every one when
+        # the Python engine runs)
+        native: tuple[Any, ...] = model.native_sample or (None, None, None, None, None)
+        model.native_sample = None
         step = now - self.last_time
         if step <= 0:
             return
-        model.network.sync()  # bring byte counters up to now
+        last = self.last_time
+        hosts = model.hosts
+        tiers, array, carried, flows, destagers = native
+        if tiers is None:
+            tiers = [(h.tier.busy.busy_between(last, now), h.tier.busy.open_count()) for h in hosts]
+        if array is None:
+            array = (model.array.busy.busy_between(last, now), model.array.busy.open_count())
+        if carried is None:
+            model.network.sync()  # bring byte counters up to now
+            carried = [port.carried_bytes for port in self.ports]
+            flows = model.network.in_flight()
+        if destagers is None:
+            destagers = [
+                (
+                    h.destager.backlog_bytes,
+                    h.destager.waiting_writers,
+                    h.destager.short_bytes,
+                    h.destager.single_copy_bytes,
+                )
+                for h in hosts
+            ]
+        scenario = model.scenario
+        channels = tier_units(scenario.cluster.tier)
+        volatile = scenario.cluster.tier.volatile
+        tier_util = {}
+        tier_queue = {}
+        backlog = {}
+        at_risk = single = 0
+        for h, (busy, held), (backlog_bytes, _, short, single_copy) in zip(
+            hosts, tiers, destagers, strict=True
+        ):
+            tier_util[h.name] = busy / (channels * step)
+            tier_queue[h.name] = held  # after busy_between: the operations going on past now
+            backlog[h.name] = backlog_bytes
+            at_risk += backlog_bytes if volatile else h.at_risk_bytes(short)
+            single += single_copy + h.replica_lag.bytes
+        model.samples.append(
+            SeriesSample(
+                time_s=now,
+                port_utilization=self._port_utilization(now, step, carried),
+                tier_utilization=tier_util,
+                tier_in_system=tier_queue,
+                array_utilization=array[0] / (scenario.array.spindles * step),
+                array_in_system=array[1],
+                destage_backlog_bytes=backlog,
+                destage_waiting=sum(d[1] for d in destagers),
+                data_at_risk_bytes=at_risk,
+                single_copy_bytes=single,
+                flows_in_flight=flows,
+            )
+        )
+        self.last_time = now
+
+    def _port_utilization(self, now: float, step: float, carried: list[float]) -> dict[str, float]:
+        """Each port's utilization over the ``step`` seconds to ``now``, from its bytes carried
+        by then (``carried``, in port order), which becomes its ``recent_utilization``."""
         port_util = {}
         last = self.last_time
         for i, port in enumerate(self.ports):
@@ -323,46 +383,11 @@ class _Sampler:
             self.last_available[i] = port.capacity_seconds + port.capacity * (
                 now - port.capacity_changed_at
             )
-            utilization = (port.carried_bytes - self.last_carried[i]) / available
+            utilization = (carried[i] - self.last_carried[i]) / available
             port.recent_utilization = utilization
             port_util[port.label] = utilization
-            self.last_carried[i] = port.carried_bytes
-        tier_util = {}
-        tier_queue = {}
-        channels = tier_units(scenario.cluster.tier)
-        for host in model.hosts:
-            tier_util[host.name] = host.tier.busy.busy_between(self.last_time, now) / (
-                channels * step
-            )
-            # after busy_between: the operations going on past now
-            tier_queue[host.name] = host.tier.busy.open_count()
-        array_util = model.array.busy.busy_between(self.last_time, now) / (
-            scenario.array.spindles * step
-        )
-        volatile = scenario.cluster.tier.volatile
-        model.samples.append(
-            SeriesSample(
-                time_s=now,
-                port_utilization=port_util,
-                tier_utilization=tier_util,
-                tier_in_system=tier_queue,
-                array_utilization=array_util,
-                # after busy_between: those going on past now
-                array_in_system=model.array.busy.open_count(),
-                destage_backlog_bytes={
-                    host.name: host.destager.backlog_bytes for host in model.hosts
-                },
-                destage_waiting=sum(host.destager.waiting_writers for host in model.hosts),
-                data_at_risk_bytes=sum(
-                    h.destager.backlog_bytes if volatile else h.at_risk_bytes() for h in model.hosts
-                ),
-                single_copy_bytes=sum(
-                    h.destager.single_copy_bytes + h.replica_lag.bytes for h in model.hosts
-                ),
-                flows_in_flight=model.network.in_flight(),
-            )
-        )
-        self.last_time = now
+            self.last_carried[i] = carried[i]
+        return port_util
 
 
 def run_scenario(
@@ -430,7 +455,7 @@ def run_scenario(
         finished = (
             run_until(model.clock, run.duration, stop_requested, POLL_EVENTS)
             if model.native is None
-            else native_run.run(model, run.duration, stop_requested, POLL_EVENTS)
+            else native_run.run(model, run.duration, stop_requested, POLL_EVENTS, lines=False)
         )
     finally:
         if collecting:

@@ -327,11 +327,19 @@ def _refill(stream: IOStream | TraceStream) -> int:
 
 
 def run(
-    model: Model, until: float, stop_requested: Callable[[], bool] | None = None, every: int = 128
+    model: Model,
+    until: float,
+    stop_requested: Callable[[], bool] | None = None,
+    every: int = 128,
+    *,
+    lines: bool = True,
 ) -> bool:
     """:func:`simcache.sim.kernel.clock.run_until` for a model :func:`prepare` gave a native
     engine (``model.native``): the native events run in C between the Python events, each Python
-    event sees the components' state as the Python engine would have left it."""
+    event sees the components' state as the Python engine would have left it. At the end the
+    components hold the run's whole state, but for the caches' lines and the array write cache's
+    runs unless ``lines`` (O(lines) to write back: a run's results read none of them;
+    :func:`simcache.sim.engine.run_scenario` leaves them out)."""
     engine = model.native
     # a run with records: straight into the blocks' columns (the records buffer's sink)
     engine.use_blocks(model.record_blocks if model.stream is None else None)
@@ -342,28 +350,25 @@ def run(
     budget = every * _BUDGET if stop_requested is not None else -1
     left = budget  # native events until the next poll, counted across the Python events between
     # After a Python event the Python objects hold the state until the engine reads it back
-    # (Engine.sync_in, `owed`: True after a sample, which was shown only what it reads). A Python
-    # event right after it, with no native event in between (the flushers' first steps: one a
-    # flusher at time 0), runs on them as they are: no sync out and in between.
-    owed: bool | None = None
+    # (Engine.sync_in). A Python event right after it, with no native event in between (the
+    # flushers' first steps: one a flusher at time 0), runs on them as they are: no sync out and
+    # in between. A sample is taken on the engine's state (Engine.sample), which stays its own.
+    synced = False
     while True:
         head = first_queued(clock)
         assert head is not None  # the stop at least
-        # (the queue holds a SimPy timeout as an entry of its own: the sampler's is its event)
-        sample = model.next_sample is not None and head.event is model.next_sample
-        if owed is not None:
-            if head is stop or (owed and not sample) or engine.precedes(head.time, head.key):
-                engine.sync_in(owed)
-                owed = None
+        if synced:
+            if head is stop or engine.precedes(head.time, head.key):
+                engine.sync_in()
+                synced = False
             else:
                 clock.step()
-                owed = owed and sample
                 if stop_requested is not None:
                     left -= 1
                     if left <= 0:
                         if stop_requested():
-                            engine.sync_in(owed)
-                            engine.sync_out()
+                            engine.sync_in()
+                            engine.sync_out(lines=lines)
                             return False
                         left = budget
                 continue
@@ -379,16 +384,22 @@ def run(
             # (a sampler every few hundred native events would otherwise never let it run out)
             if paused or left <= 0:
                 if stop_requested():
-                    engine.sync_out()
+                    engine.sync_out(lines=lines)
                     return False
                 left = budget
             if paused:
                 continue
+        # (the queue holds a SimPy timeout as an entry of its own: the sampler's is its event)
+        if model.next_sample is not None and head.event is model.next_sample:
+            model.native_sample = engine.sample(head.time)
+            clock.step()
+            engine.sample_in()
+            continue
         # before the run's stop, everything; before its other Python events (the flushers'
-        # steps), all but the caches' lines (Engine.sync_out); before a sample, what it reads
-        engine.sync_out(head is stop, sample, head.time)
+        # steps), all but the caches' lines (Engine.sync_out)
+        engine.sync_out(head is stop, lines)
         clock.step()
         if head is stop:
             clock.eid += 1  # as run_until
             return True
-        owed = sample
+        synced = True

@@ -40,6 +40,7 @@ from librt.strings import read_f64_le, read_i64_le
 from simcache.physics.cluster import working_set_blocks
 from simcache.physics.locality import ZipfRanks, hot_blocks, multiplier, run_starts, scatter
 from simcache.spec import DutyCycle, Workload
+from simcache.workloads.seeds import StreamSeed, generator
 
 if TYPE_CHECKING:  # compiled, a C int64; to Python, int
     from mypy_extensions import i64
@@ -188,9 +189,9 @@ def _cumulative(probabilities: tuple[float, ...]) -> np.ndarray:
 class IOStream:
     """One VM's sequence of I/Os and (open loop) arrival gaps."""
 
-    def __init__(self, workload: Workload, seed: np.random.SeedSequence):
+    def __init__(self, workload: Workload, seed: np.random.SeedSequence | StreamSeed):
         self.workload = workload
-        self._rng = np.random.default_rng(seed)
+        self._rng = generator(seed)
         sizes, probabilities = workload.op_size_mix(True)
         self._sizes = np.array(sizes, dtype=np.int64)
         self._choice_cdf = np.cumsum(np.array(probabilities))

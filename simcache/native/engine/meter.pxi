@@ -71,13 +71,26 @@ cdef double _sweep(Meter* t, double window_start, double window_end) noexcept no
 
 
 cdef void _meter_fold(Meter* t, double at) noexcept nogil:
-    """BusyMeter._fold(at) before a sample at ``at``: the intervals up to it counted into
-    ``carried``, those going on past it kept. The sampler's ``busy_between(last, at)`` then
-    sweeps only those (they add nothing before ``at``) and returns ``carried`` + 0.0, the sum
-    it would have made of them all (the same additions in the same order: ``swept_to`` is at or
-    after ``last``, the window's start)."""
+    """BusyMeter._fold(at) for a sample at ``at`` (:func:`_meter_sample`): the intervals up to it
+    counted into ``carried``, those going on past it kept. ``busy_between(last, at)`` then sweeps
+    only those (they add nothing before ``at``) and returns ``carried`` + 0.0, the sum it would
+    have made of them all (the same additions in the same order: ``swept_to`` is at or after
+    ``last``, the window's start)."""
     t.carried += _sweep(t, t.swept_to, at)
     t.swept_to = at
+
+
+cdef tuple _meter_sample(Meter* t, double at):
+    """A sample at ``at`` on the meter: (busy seconds since the last sample, intervals open at
+    ``at``), as BusyMeter.busy_between(last, at) and open_count() after the fold to ``at``
+    (:func:`_meter_fold`): the busy time is ``carried`` + 0.0 (the intervals left add nothing
+    before ``at``), and the next window counts from ``at``."""
+    cdef double busy
+    _meter_fold(t, at)
+    busy = t.carried + 0.0
+    t.carried = 0.0
+    t.swept_to = at
+    return (busy, t.held)
 
 
 cdef int _meter_add(Meter* t, double start, double finish, double now) except -1 nogil:

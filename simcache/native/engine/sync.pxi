@@ -221,16 +221,11 @@ cdef int _tiers_failed_in(Engine self) except -1:
     return 0
 
 
-cdef int _misses_in(Engine self, bint sample) except -1:
-    """Read the caches (those not full), the array and the network's ports (sync_in). After a
-    sample (``sample``), only what the sampler changes: the array's busy meter and the ports'
-    byte counters and recent utilization (:func:`_ports_in`)."""
+cdef int _misses_in(Engine self) except -1:
+    """Read the caches (those not full), the array and the network's ports (sync_in)."""
     cdef Py_ssize_t i, k, n
     cdef CacheState* c
     cdef ArrayState* a = &self.array
-    if sample:
-        _meter_in(self, &a.m, self._array.spindles.busy, self.tier_count)
-        return _ports_in(self)
     for i in range(self.tier_count):
         c = &self.caches[i]
         if c.full:
@@ -351,16 +346,51 @@ cdef int _ports_in(Engine self) except -1:
     return 0
 
 
-cdef int _misses_out(Engine self, bint full, bint sample, double at) except -1:
+cdef tuple _ports_sample(Engine self, double at):
+    """The ports' bytes carried by ``at`` (a list in the model's port order, the sampler's) and the
+    flows still sending then, as FlowNetwork.sync and in_flight would count them on the flows
+    _ports_out shows: a port of a flow in flight from its delivered bytes plus each such flow's
+    bytes moved, in the flows' order. Each port's carried bytes become those (as sync_in read them
+    back)."""
+    cdef Py_ssize_t i, k
+    cdef int32_t k2
+    cdef FlowState* f
+    cdef double left
+    cdef double* carried = <double*>malloc(max(1, self.port_count) * sizeof(double))
+    cdef int64_t flows = 0
+    if carried == NULL:
+        raise MemoryError()
+    try:
+        for i in range(self.port_count):
+            carried[i] = self.ports[i].carried
+        for k in range(self.n_in_flight):
+            f = &self.flows[self.in_flight[k]]
+            for k2 in range(f.nports):
+                carried[f.ports[k2]] = self.ports[f.ports[k2]].delivered
+        for k in range(self.n_in_flight):
+            f = &self.flows[self.in_flight[k]]
+            left = f.remaining - f.rate * (at - f.stamp)
+            for k2 in range(f.nports):
+                carried[f.ports[k2]] += f.size - (left if left > 0.0 else 0.0)
+            if f.finish > at:
+                flows += 1
+        for i in range(self.port_count):
+            self.ports[i].carried = carried[i]
+        values = [carried[self.sample_ports[k]] for k in range(self.sample_port_count)]
+    finally:
+        free(carried)
+    return (values, flows)
+
+
+cdef int _misses_out(Engine self, bint full, bint lines) except -1:
     """Write the caches, the array and the network's ports back (sync_out); the flows in
     flight are shown to the network as ``_Flow`` objects (its ``sync`` and ``in_flight`` read
     them). A cache's lines (log, index and their counts: O(lines) to copy) only when ``full``:
     otherwise they stay the engine's (no Python event of the runs it takes reads them; with
     writes every cache changes between any two samples), and sync_in checks, by value
     (:func:`_cache_mark`), that no Python event changed them. The array's controller read cache's
-    lines and write cache likewise only when ``full``. Before a sample (``sample``): only what the
-    sampler reads, the array's busy meter (folded to the sample's time ``at``), the ports and the
-    flows."""
+    lines and write cache likewise only when ``full``; none of the lines, nor the write cache's
+    runs, when not ``lines`` (the run's end, for its results only: Engine.sync_out)."""
     cdef Py_ssize_t i, k, n
     cdef CacheState* c
     cdef ArrayState* a = &self.array
@@ -368,10 +398,6 @@ cdef int _misses_out(Engine self, bint full, bint sample, double at) except -1:
     from librt.vecs import vec
     from mypy_extensions import i32, i64
 
-    if sample:
-        _meter_fold(&a.m, at)
-        _meter_out(self, &a.m, self._array.spindles.busy, self.tier_count)
-        return _ports_out(self)
     for i in range(self.tier_count):
         c = &self.caches[i]
         if c.full:
@@ -381,7 +407,7 @@ cdef int _misses_out(Engine self, bint full, bint sample, double at) except -1:
         cache.misses = c.misses
         cache.inserted_lines = c.inserted
         cache.evicted_lines = c.evicted
-        if c.changed and full:
+        if c.changed and full and lines:
             # from a buffer, not a list: the vec copies it at memory speed (the lines are many)
             cache._log = vec[i64](_typed_view(<char*>c.log, c.log_n, "q"))
             cache._slots = vec[i32](_typed_view(<char*>c.slots, c.mask + 1, "i"))
@@ -413,7 +439,7 @@ cdef int _misses_out(Engine self, bint full, bint sample, double at) except -1:
         ]
         spindles._span[k][:] = [a.span_lo[k], a.span_hi[k]]
     array.read_cache_hits = a.read_cache_hits
-    if a.rc_lines and a.rc_changed and full:  # (as a host cache's lines)
+    if a.rc_lines and a.rc_changed and full and lines:  # (as a host cache's lines)
         keys = []
         node = a.rc_first
         while node >= 0:
@@ -429,7 +455,7 @@ cdef int _misses_out(Engine self, bint full, bint sample, double at) except -1:
         array._cache_drains[:] = sorted(  # a sorted list is a heap
             (self.aw.drain_at[k], self.aw.drain_bytes[k]) for k in range(self.aw.n_drains)
         )
-    if full and self.aw.hold:  # the runs held, in arrival order
+    if full and lines and self.aw.hold:  # the runs held, in arrival order
         array._held = [
             (self.aw.held[k].vm, self.aw.held[k].offset, self.aw.held[k].size)
             for k in range(self.aw.n_held)
@@ -614,12 +640,18 @@ cdef int _setup_misses(
                 self.host_ports[2 * i + k] = j
             else:
                 self.host_wports[2 * i + k - 2] = j
-    for port in ports:  # the others (the peer paths'), after the storage ports
-        for known in self._ports:
+    self.sample_port_count = len(ports)
+    self.sample_ports = <int32_t*>malloc(max(1, len(ports)) * sizeof(int32_t))
+    if self.sample_ports == NULL:
+        raise MemoryError()
+    for k, port in enumerate(ports):  # the others (the peer paths'), after the storage ports
+        for j, known in enumerate(self._ports):
             if known is port:
                 break
         else:
+            j = len(self._ports)
             self._ports.append(port)
+        self.sample_ports[k] = j
     self.port_count = len(self._ports)
     self.ports = <PortState*>calloc(max(1, self.port_count), sizeof(PortState))
     if self.ports == NULL:

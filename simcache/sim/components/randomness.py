@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 from librt.strings import read_f64_le
 
+from simcache.workloads.seeds import StreamSeed, generator
+
 if TYPE_CHECKING:  # compiled, a C int64; to Python, int
     from mypy_extensions import i64
 
@@ -26,8 +28,8 @@ class UniformStream:
 
     __slots__ = ("_end", "_generator", "_next", "_values")
 
-    def __init__(self, seed: np.random.SeedSequence):
-        self._generator = np.random.default_rng(seed)
+    def __init__(self, seed: np.random.SeedSequence | StreamSeed):
+        self._generator = generator(seed)
         # The block as float64 bytes (little-endian), read in place: compiled, one native read a
         # draw, no float object.
         self._values = b""
