@@ -54,7 +54,7 @@ from simcache.spec.events import DeviceFailure
 from simcache.traces.trace import Trace
 from simcache.workloads.generators import BLOCK, IOStream
 from simcache.workloads.replay import TraceStream
-from simcache.workloads.seeds import StreamSeed
+from simcache.workloads.seeds import StreamSeed, stream_seed
 
 __all__ = ["Paths", "Progress", "build", "record_run", "run_scenario"]
 
@@ -66,10 +66,10 @@ Paths = Literal["callbacks", "generators"]
 _ARRAY, _HOST, _WORKLOAD, _PLACEMENT = range(4)  # first element of each component's spawn key
 
 
-def _stream_seed(seed: int, *key: int) -> StreamSeed:
+def _stream_seed(seed: int, *key: int) -> np.random.SeedSequence | StreamSeed:
     """The seed of one component's stream: the run's seed, spawned along a key naming the
-    component (``SeedSequence(seed, spawn_key=key)``'s words, made faster: :class:`StreamSeed`)."""
-    return StreamSeed(seed, key)
+    component (``SeedSequence(seed, spawn_key=key)``'s words: :func:`stream_seed`)."""
+    return stream_seed(seed, key)
 
 
 def build(

@@ -237,12 +237,14 @@ def prepare(model: Model, reach_bytes: list[int]) -> Any:
     reach: list[int] = []
     streams: list[IOStream | TraceStream] = []
     full: list[bool] = []
+    if not all(isinstance(vm.stream, IOStream | TraceStream) for vm in model.vms):
+        return None
+    hosting = {vm.host.index for vm in model.vms}
     for host in model.hosts:
-        residents = [vm for vm in model.vms if vm.host is host]
-        if not all(isinstance(vm.stream, IOStream | TraceStream) for vm in residents):
-            return None
         # a warm cache holding its VMs' disks whole (ReadCache.hold_whole): every read hits
-        full.append(host.cache.whole if residents else model.scenario.cluster.cache.warm)
+        full.append(
+            host.cache.whole if host.index in hosting else model.scenario.cluster.cache.warm
+        )
     for vm, needed in zip(model.vms, reach_bytes, strict=True):
         line = vm.host.cache.line
         reach.append(-(-needed // line) * line)
@@ -258,7 +260,7 @@ def prepare(model: Model, reach_bytes: list[int]) -> Any:
         [host.cache for host in model.hosts],
         model.vms,
         streams,
-        [model.hosts.index(vm.host) for vm in model.vms],
+        [vm.host.index for vm in model.vms],
         reach,
         slot_vms,
         model.record_buffer,

@@ -6,8 +6,9 @@ arithmetic: the hash and mix functions of numpy's ``SeedSequence`` (numpy/random
 M. E. O'Neill's seed_seq design, "Developing a seed_seq Alternative", pcg-random.org, 2015), on
 32-bit words. A ``SeedSequence`` and the generator seeded from it took about 12 us a stream (7
 and 5), a ``StreamSeed`` and its generator 4.6 (compiled): a build of the 32-host scenario makes
-417 streams. ``tests/workloads/test_seeds.py`` checks the words against numpy's for random seeds
-and keys.
+417 streams. From its Python source it is slower than numpy's (Cython): :func:`stream_seed` then
+makes ``SeedSequence`` objects. ``tests/workloads/test_seeds.py`` checks the words against numpy's
+for random seeds and keys.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from numpy.random.bit_generator import ISeedSequence
 if TYPE_CHECKING:  # compiled, a C int64; to Python, int
     from mypy_extensions import i64
 
-__all__ = ["StreamSeed", "generator"]
+__all__ = ["StreamSeed", "generator", "stream_seed"]
 
 _MASK: Final = 0xFFFFFFFF
 _POOL: Final = 4  # SeedSequence's default pool size (words)
@@ -31,6 +32,8 @@ _MULT_B: Final = 0x58F38DED
 _MIX_MULT_L: Final = 0xCA01F9DD
 _MIX_MULT_R: Final = 0x4973F715
 _XSHIFT: Final = 16
+# compiled (mypyc), the arithmetic below is faster than numpy's; from the Python source, slower
+_COMPILED: Final = not __file__.endswith(".py")
 _UINT32: Final = np.dtype(np.uint32)
 _UINT64: Final = np.dtype(np.uint64)
 
@@ -97,6 +100,14 @@ class StreamSeed:
             return words.astype(np.uint32)
         # as numpy: the pairs read as little-endian 64-bit words, then in the machine's order
         return words.view("<u8").astype(np.uint64)
+
+
+def stream_seed(seed: int, key: tuple[int, ...]) -> np.random.SeedSequence | StreamSeed:
+    """The seed of the stream ``key`` of a run of ``seed``: a :class:`StreamSeed` where this
+    module is compiled, else numpy's ``SeedSequence`` (the same words either way)."""
+    if _COMPILED:
+        return StreamSeed(seed, key)
+    return np.random.SeedSequence(seed, spawn_key=key)
 
 
 def generator(seed: np.random.SeedSequence | StreamSeed) -> np.random.Generator:

@@ -96,13 +96,25 @@ cdef double _book_write(ArrayState* a, ArrayWrites* w, int64_t s, int64_t positi
     return done
 
 
-cdef int _by_target(const void* x, const void* y) noexcept nogil:
-    """sorted(queued): by spindle, each spindle's operations in the order queued."""
-    cdef const ElevOp* p = <const ElevOp*>x
-    cdef const ElevOp* q = <const ElevOp*>y
-    if p.target != q.target:
-        return -1 if p.target < q.target else 1
-    return -1 if p.seq < q.seq else (1 if p.seq > q.seq else 0)
+cdef int _sort_by_target(ArrayWrites* w, int64_t spindles) except -1 nogil:
+    """sorted(queued): the operations queued by spindle, each spindle's in the order queued. They
+    are queued in that order (``seq``, their place), so a stable counting sort by spindle puts them
+    where sorting by (spindle, seq) would, in one pass (qsort took 1 % of the default run). The
+    scratch (``window``, ``starts``) is free again after it."""
+    cdef int64_t k, t
+    _scratch_room(w, w.n_ops if w.n_ops > spindles else spindles)
+    for t in range(spindles + 1):
+        w.starts[t] = 0
+    for k in range(w.n_ops):
+        w.starts[w.ops[k].target + 1] += 1
+    for t in range(spindles):
+        w.starts[t + 1] += w.starts[t]
+    for k in range(w.n_ops):
+        t = w.ops[k].target
+        w.window[w.starts[t]] = w.ops[k]
+        w.starts[t] += 1
+    memcpy(w.ops, w.window, w.n_ops * sizeof(ElevOp))
+    return 0
 
 
 cdef int _by_place(const void* x, const void* y) noexcept nogil:
@@ -408,8 +420,7 @@ cdef double _dispatch_write(ArrayState* a, ArrayWrites* w, double now, Piece* ru
         done = _write_run(a, w, now, runs[k].vm, runs[k].offset, runs[k].size, done, counts)
     if w.elevating:
         w.elevating = False
-        qsort(w.ops, w.n_ops, sizeof(ElevOp), _by_target)
-        _scratch_room(w, w.n_ops)
+        _sort_by_target(w, a.spindles)
         first = 0
         while first < w.n_ops:
             last = first
