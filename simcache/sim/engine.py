@@ -52,7 +52,7 @@ from simcache.spec import (
 )
 from simcache.spec.events import DeviceFailure
 from simcache.traces.trace import Trace
-from simcache.workloads.generators import BLOCK, IOStream
+from simcache.workloads.generators import BLOCK, IOStream, StreamTables
 from simcache.workloads.replay import TraceStream
 from simcache.workloads.seeds import StreamSeed, stream_seed
 
@@ -120,6 +120,7 @@ def build(
     vms: list[VM] = []
     for g, group in enumerate(scenario.groups):
         replayed = _replayed_devices(scenario, group)
+        tables = StreamTables(group.workload) if replayed is None else None  # (its VMs share it)
         for host_index in scenario.group_hosts(group):
             for k in range(group.vms_per_host):
                 host = hosts[host_index]
@@ -129,7 +130,9 @@ def build(
                     trace, devices = replayed
                     stream = TraceStream(workload, trace, devices.pop(0))
                 else:
-                    stream = IOStream(workload, _stream_seed(seed, _WORKLOAD, g, host_index, k))
+                    stream = IOStream(
+                        workload, _stream_seed(seed, _WORKLOAD, g, host_index, k), tables
+                    )
                 vm = VM(
                     env,
                     index=len(vms),

@@ -45,7 +45,7 @@ from simcache.workloads.seeds import StreamSeed, generator
 if TYPE_CHECKING:  # compiled, a C int64; to Python, int
     from mypy_extensions import i64
 
-__all__ = ["BLOCK", "DutyClock", "IOStream"]
+__all__ = ["BLOCK", "DutyClock", "IOStream", "StreamTables"]
 
 _I64: Final = np.dtype("<i8")
 _F64: Final = np.dtype("<f8")
@@ -186,37 +186,69 @@ def _cumulative(probabilities: tuple[float, ...]) -> np.ndarray:
     return cumulative
 
 
-class IOStream:
-    """One VM's sequence of I/Os and (open loop) arrival gaps."""
+class StreamTables:
+    """What an :class:`IOStream` derives from its workload alone: the size mixes, the working set's
+    blocks and their scatter, the Zipf law, the duty clock, the mean gap. Read only, so the VMs of
+    a group share one (a 32-host build made them 192 times, about 20 us each)."""
 
-    def __init__(self, workload: Workload, seed: np.random.SeedSequence | StreamSeed):
+    def __init__(self, workload: Workload):
         self.workload = workload
-        self._rng = generator(seed)
         sizes, probabilities = workload.op_size_mix(True)
-        self._sizes = np.array(sizes, dtype=np.int64)
-        self._choice_cdf = np.cumsum(np.array(probabilities))
-        self._choice_cdf /= self._choice_cdf[-1]
+        self.sizes = np.array(sizes, dtype=np.int64)
+        self.choice_cdf = np.cumsum(np.array(probabilities))
+        self.choice_cdf /= self.choice_cdf[-1]
         # Per-op mixes: each op's sizes and cumulative probabilities (the last forced to 1, so that
         # every draw lands).
-        self._per_op = workload.per_op_sizes
+        self.per_op = workload.per_op_sizes
         read_sizes, read_probabilities = workload.op_size_mix(False)
-        self._read_sizes = np.array(read_sizes, dtype=np.int64)
-        self._read_cumulative = _cumulative(read_probabilities)
-        self._write_cumulative = _cumulative(probabilities)
-        self._blocks = working_set_blocks(workload.working_set, BLOCK)
-        # sequential access and runs: the block after the previous I/O's last (-1: no I/O yet)
-        self._cursor = 0
-        self._zipf = (
-            ZipfRanks(self._blocks, workload.zipf_theta) if workload.access == "zipf" else None
+        self.read_sizes = np.array(read_sizes, dtype=np.int64)
+        self.read_cumulative = _cumulative(read_probabilities)
+        self.write_cumulative = _cumulative(probabilities)
+        self.blocks = working_set_blocks(workload.working_set, BLOCK)
+        self.zipf = (
+            ZipfRanks(self.blocks, workload.zipf_theta) if workload.access == "zipf" else None
         )
-        self._scatter = multiplier(self._blocks)
-        self._hot = (
-            hot_blocks(self._blocks, workload.hot_span_fraction or 0.0)
+        self.scatter = multiplier(self.blocks)
+        self.hot = (
+            hot_blocks(self.blocks, workload.hot_span_fraction or 0.0)
             if workload.access == "hotspot"
             else 0
         )
-        if workload.sequential_run > 1.0:
-            self._cursor = -1
+        self.clock = DutyClock(workload.duty_cycle)
+        self.mean_gap = (
+            1.0 / (workload.mean_rate * self.clock.peak_factor) if workload.mode == "open" else 0.0
+        )
+
+
+class IOStream:
+    """One VM's sequence of I/Os and (open loop) arrival gaps."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        seed: np.random.SeedSequence | StreamSeed,
+        tables: StreamTables | None = None,
+    ):
+        """``tables``: its workload's (:class:`StreamTables`, shared by a group's VMs), else made
+        here."""
+        if tables is None:
+            tables = StreamTables(workload)
+        elif tables.workload is not workload:
+            raise ValueError("the stream tables are another workload's")
+        self.workload = workload
+        self._rng = generator(seed)
+        self._sizes = tables.sizes
+        self._choice_cdf = tables.choice_cdf
+        self._per_op = tables.per_op
+        self._read_sizes = tables.read_sizes
+        self._read_cumulative = tables.read_cumulative
+        self._write_cumulative = tables.write_cumulative
+        self._blocks = tables.blocks
+        self._zipf = tables.zipf
+        self._scatter = tables.scatter
+        self._hot = tables.hot
+        # sequential access and runs: the block after the previous I/O's last (-1: no I/O yet)
+        self._cursor = -1 if workload.sequential_run > 1.0 else 0
         # The drawn batch, one little-endian column of bytes each (17 bytes an I/O, 8 a gap; as
         # Python lists of tuples, about 130 and 32: a 1,024-VM model held 340 MB of them), read one
         # I/O at a time in place (compiled, a native read each: no int or float object).
@@ -230,10 +262,8 @@ class IOStream:
         self._gaps = b""
         self._gap_count: i64 = 0
         self._gap_next: i64 = 0
-        self.clock = DutyClock(workload.duty_cycle)
-        self._mean_gap = (
-            1.0 / (workload.mean_rate * self.clock.peak_factor) if workload.mode == "open" else 0.0
-        )
+        self.clock = tables.clock
+        self._mean_gap = tables.mean_gap
         # Evenly spaced arrivals start at a random phase, so that VMs are not in lock-step.
         self._uniform_arrivals = workload.arrivals == "uniform"
         self._first_gap_fraction: float | None = (
