@@ -601,9 +601,9 @@ cdef class Engine:
             self.blocks_seen = self.blocks.count
 
     def sample(self, double at) -> tuple:
-        """The figures of a sample at ``at`` (the sampler's event: native_run.run hands them to
-        ``_Sampler.take`` as ``model.native_sample``), taken here on the engine's state, which
-        stays the engine's, as the Python objects would have given them: each tier's busy
+        """The figures of a sample at ``at`` (``_Sampler.take`` asks at the sampler's event, which
+        native_run.run lets it: ``model.native_sampler``), taken here on the engine's state,
+        which stays the engine's, as the Python objects would have given them: each tier's busy
         seconds since the last sample and operations open at ``at`` (``BusyMeter.busy_between``
         and ``open_count``, after the fold to ``at``), the array's, the ports' bytes carried by
         ``at`` (``FlowNetwork.sync``) and the flows still sending (``in_flight``), each

@@ -56,9 +56,10 @@ class Model:
     next_sample: Any = None
     """The sampler's next timeout (a native run takes the sample's figures natively before it:
     :func:`simcache.sim.native_run.run`)."""
-    native_sample: Any = None
-    """The figures of the sample about to be taken, as the native engine took them
-    (``Engine.sample``), or None: the sampler reads the components."""
+    native_sampler: Any = None
+    """The native engine, for the sample about to be taken (native_run.run sets it before the
+    sampler's event: the engine holds the state, and takes the sample's figures,
+    ``Engine.sample``), else None: the sampler reads the components."""
     native: Any = None
     """The native engine that runs the VMs' I/O (:mod:`simcache.sim.native_run`), or None: the
     Python engine runs them."""

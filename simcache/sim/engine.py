@@ -308,14 +308,16 @@ class _Sampler:
 
     def take(self, now: float) -> None:
         model = self.model
-        # figures the native engine took (native_run.run, before the sampler's event), in the
-        # order of the components below; None for those it does not hold (and every one when
-        # the Python engine runs)
-        native: tuple[Any, ...] = model.native_sample or (None, None, None, None, None)
-        model.native_sample = None
+        engine = model.native_sampler  # the native engine holds the state (native_run.run)
+        model.native_sampler = None
         step = now - self.last_time
         if step <= 0:
             return
+        # the figures, in the order of the components below, as the native engine takes them;
+        # None for those it does not hold (and every one when the Python engine runs)
+        native: tuple[Any, ...] = (
+            engine.sample(now) if engine is not None else (None, None, None, None, None)
+        )
         last = self.last_time
         hosts = model.hosts
         tiers, array, carried, flows, destagers = native

@@ -393,8 +393,9 @@ def run(
                 continue
         # (the queue holds a SimPy timeout as an entry of its own: the sampler's is its event)
         if model.next_sample is not None and head.event is model.next_sample:
-            model.native_sample = engine.sample(head.time)
+            model.native_sampler = engine  # the sampler asks it for the figures (Engine.sample)
             clock.step()
+            model.native_sampler = None
             engine.sample_in()
             continue
         # before the run's stop, everything; before its other Python events (the flushers'
