@@ -5,7 +5,8 @@
 the model.
 
 Randomness: every component's stream is seeded as a ``numpy.random.SeedSequence`` of the
-run's seed with a spawn key that names the component (see :func:`_stream_seed`):
+run's seed with a spawn key that names the component
+(:func:`simcache.workloads.seeds.stream_seed`):
 the array, host ``i``, and the VM ``k`` of group ``g`` on host ``h``. Adding a
 host, a VM or a group (at the end of the list) never changes another
 component's draws.
@@ -54,7 +55,7 @@ from simcache.spec.events import DeviceFailure
 from simcache.traces.trace import Trace
 from simcache.workloads.generators import BLOCK, IOStream, StreamTables
 from simcache.workloads.replay import TraceStream
-from simcache.workloads.seeds import StreamSeed, stream_seed
+from simcache.workloads.seeds import stream_seed
 
 __all__ = ["Paths", "Progress", "build", "record_run", "run_scenario"]
 
@@ -64,12 +65,6 @@ Paths = Literal["callbacks", "generators"]
 """How a run's hot paths run: :func:`build`."""
 
 _ARRAY, _HOST, _WORKLOAD, _PLACEMENT = range(4)  # first element of each component's spawn key
-
-
-def _stream_seed(seed: int, *key: int) -> np.random.SeedSequence | StreamSeed:
-    """The seed of one component's stream: the run's seed, spawned along a key naming the
-    component (``SeedSequence(seed, spawn_key=key)``'s words: :func:`stream_seed`)."""
-    return stream_seed(seed, key)
 
 
 def build(
@@ -93,7 +88,7 @@ def build(
     clock = clock_of(env)
     clock.callbacks = paths == "callbacks"
     network = FlowNetwork(env)
-    array_stream = UniformStream(_stream_seed(seed, _ARRAY))
+    array_stream = UniformStream(stream_seed(seed, (_ARRAY,)))
     array = Array(scenario.array, array_stream, _vm_disk_bytes(scenario))
     array_rx = Port(PortName(None, "array", None, "rx"), scenario.array.port)
     array_tx = Port(PortName(None, "array", None, "tx"), scenario.array.port)
@@ -107,7 +102,7 @@ def build(
             env,
             i,
             scenario.cluster,
-            UniformStream(_stream_seed(seed, _HOST, i)),
+            UniformStream(stream_seed(seed, (_HOST, i))),
             network,
             array,
             array_rx,
@@ -131,7 +126,7 @@ def build(
                     stream = TraceStream(workload, trace, devices.pop(0))
                 else:
                     stream = IOStream(
-                        workload, _stream_seed(seed, _WORKLOAD, g, host_index, k), tables
+                        workload, stream_seed(seed, (_WORKLOAD, g, host_index, k)), tables
                     )
                 vm = VM(
                     env,
@@ -144,7 +139,7 @@ def build(
                         group,
                         host_index,
                         hosts,
-                        UniformStream(_stream_seed(seed, _PLACEMENT, g, host_index, k)),
+                        UniformStream(stream_seed(seed, (_PLACEMENT, g, host_index, k))),
                     ),
                     write_through=group.policy == "WT",
                     stream=stream,
@@ -309,7 +304,6 @@ class _Sampler:
     def take(self, now: float) -> None:
         model = self.model
         engine = model.native_sampler  # the native engine holds the state (native_run.run)
-        model.native_sampler = None
         step = now - self.last_time
         if step <= 0:
             return
@@ -345,13 +339,14 @@ class _Sampler:
         tier_util = {}
         tier_queue = {}
         backlog = {}
-        at_risk = single = 0
-        for h, (busy, held), (backlog_bytes, _, short, single_copy) in zip(
+        waiting = at_risk = single = 0
+        for h, (busy, held), (backlog_bytes, writers, short, single_copy) in zip(
             hosts, tiers, destagers, strict=True
         ):
             tier_util[h.name] = busy / (channels * step)
             tier_queue[h.name] = held  # after busy_between: the operations going on past now
             backlog[h.name] = backlog_bytes
+            waiting += writers
             at_risk += backlog_bytes if volatile else h.at_risk_bytes(short)
             single += single_copy + h.replica_lag.bytes
         model.samples.append(
@@ -363,7 +358,7 @@ class _Sampler:
                 array_utilization=array[0] / (scenario.array.spindles * step),
                 array_in_system=array[1],
                 destage_backlog_bytes=backlog,
-                destage_waiting=sum(d[1] for d in destagers),
+                destage_waiting=waiting,
                 data_at_risk_bytes=at_risk,
                 single_copy_bytes=single,
                 flows_in_flight=flows,

@@ -33,7 +33,7 @@ _MIX_MULT_L: Final = 0xCA01F9DD
 _MIX_MULT_R: Final = 0x4973F715
 _XSHIFT: Final = 16
 # compiled (mypyc), the arithmetic below is faster than numpy's; from the Python source, slower
-_COMPILED: Final = not __file__.endswith(".py")
+_COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 _UINT32: Final = np.dtype(np.uint32)
 _UINT64: Final = np.dtype(np.uint64)
 
@@ -62,11 +62,9 @@ class StreamSeed:
     a bit generator (:meth:`generate_state`, the one method ``numpy.random.default_rng`` and the
     bit generators call). Not spawnable."""
 
-    __slots__ = ("entropy", "pool", "spawn_key")
+    __slots__ = ("pool",)
 
     def __init__(self, entropy: int, spawn_key: tuple[int, ...] = ()) -> None:
-        self.entropy = entropy
-        self.spawn_key = spawn_key
         words = _words(entropy)
         spawned: list[int] = []
         for part in spawn_key:

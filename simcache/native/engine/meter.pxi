@@ -86,10 +86,9 @@ cdef tuple _meter_sample(Meter* t, double at):
     (:func:`_meter_fold`): the busy time is ``carried`` + 0.0 (the intervals left add nothing
     before ``at``), and the next window counts from ``at``."""
     cdef double busy
-    _meter_fold(t, at)
+    _meter_fold(t, at)  # (swept_to at ``at``)
     busy = t.carried + 0.0
     t.carried = 0.0
-    t.swept_to = at
     return (busy, t.held)
 
 

@@ -348,38 +348,29 @@ cdef int _ports_in(Engine self) except -1:
 
 cdef tuple _ports_sample(Engine self, double at):
     """The ports' bytes carried by ``at`` (a list in the model's port order, the sampler's) and the
-    flows still sending then, as FlowNetwork.sync and in_flight would count them on the flows
-    _ports_out shows: a port of a flow in flight from its delivered bytes plus each such flow's
-    bytes moved, in the flows' order. Each port's carried bytes become those (as sync_in read them
-    back)."""
-    cdef Py_ssize_t i, k
+    flows still sending then, as FlowNetwork.sync and in_flight count them on the flows _ports_out
+    shows, on the engine's ports in place (as sync_in read them back): a port of a flow in flight
+    from its delivered bytes plus each such flow's bytes moved, in the flows' order."""
+    cdef Py_ssize_t k
     cdef int32_t k2
     cdef FlowState* f
     cdef double left
-    cdef double* carried = <double*>malloc(max(1, self.port_count) * sizeof(double))
     cdef int64_t flows = 0
-    if carried == NULL:
-        raise MemoryError()
-    try:
-        for i in range(self.port_count):
-            carried[i] = self.ports[i].carried
-        for k in range(self.n_in_flight):
-            f = &self.flows[self.in_flight[k]]
-            for k2 in range(f.nports):
-                carried[f.ports[k2]] = self.ports[f.ports[k2]].delivered
-        for k in range(self.n_in_flight):
-            f = &self.flows[self.in_flight[k]]
-            left = f.remaining - f.rate * (at - f.stamp)
-            for k2 in range(f.nports):
-                carried[f.ports[k2]] += f.size - (left if left > 0.0 else 0.0)
-            if f.finish > at:
-                flows += 1
-        for i in range(self.port_count):
-            self.ports[i].carried = carried[i]
-        values = [carried[self.sample_ports[k]] for k in range(self.sample_port_count)]
-    finally:
-        free(carried)
-    return (values, flows)
+    for k in range(self.n_in_flight):
+        f = &self.flows[self.in_flight[k]]
+        for k2 in range(f.nports):
+            self.ports[f.ports[k2]].carried = self.ports[f.ports[k2]].delivered
+    for k in range(self.n_in_flight):
+        f = &self.flows[self.in_flight[k]]
+        left = f.remaining - f.rate * (at - f.stamp)
+        for k2 in range(f.nports):
+            self.ports[f.ports[k2]].carried += f.size - (left if left > 0.0 else 0.0)
+        if f.finish > at:
+            flows += 1
+    return (
+        [self.ports[self.sample_ports[k]].carried for k in range(self.sample_port_count)],
+        flows,
+    )
 
 
 cdef int _misses_out(Engine self, bint full, bint lines) except -1:
