@@ -11,10 +11,10 @@ how much faster compiled code runs, in bench/README.md.
 - ``SIMCACHE_COMPILE``: ``0`` (the default) compiles nothing (and removes an
   earlier build's compiled modules), ``engine`` the engine group alone, ``1``
   both groups.
-- ``SIMCACHE_OPT_LEVEL``: gcc's ``-O`` level, ``1`` by default (``3``: a
-  longer compile).
-- ``SIMCACHE_PGO=1``: a profile-guided C compile
-  (:class:`ProfileGuidedBuildExt`); off by default.
+- ``SIMCACHE_OPT_LEVEL``: gcc's ``-O`` level for mypyc's groups, ``1`` by default (``3``: a
+  longer compile); the native engine compiles at ``-O2``.
+- ``SIMCACHE_PGO``: a profile-guided C compile (:class:`ProfileGuidedBuildExt`): ``native`` (the
+  default) the native engine's, ``1`` every extension's, ``0`` none.
 - ``SIMCACHE_NATIVE``: the optional Cython extensions (issue 35: the native engine,
   ``simcache/native/_engine.pyx``, and the native event queue, ``_queue.pyx``; Cython 3, which the
   build backend asks for) are built unless it is ``0``; with ``0`` an earlier build's are removed,
@@ -63,7 +63,16 @@ def load_file(name: str, path: Path) -> ModuleType:
 # What to compile and how (the docstring says what each costs), as the build backend reads it.
 BACKEND = load_file("simcache_build_backend", ROOT / "_build_backend" / "backend.py")
 COMPILE, PGO = BACKEND.build_options()
-OPT_LEVEL = os.environ.get("SIMCACHE_OPT_LEVEL", "1")  # gcc's -O level (0-3)
+OPT_LEVEL = os.environ.get("SIMCACHE_OPT_LEVEL", "1")  # gcc's -O level (0-3) for mypyc's groups
+# The native engine's: -O2 measured 4-8 % faster than -O1 (-O3 no faster) for 4 s more of compile
+# (bench/README.md, "The native engine at -O2, profile-guided").
+NATIVE_OPT_LEVEL = "2"
+# gcc's flags for each stage of a profile-guided compile: code the training never ran is optimised
+# as without a profile, not as cold (-fprofile-partial-training).
+PROFILE_FLAGS = {
+    "generate": ["-fprofile-generate"],
+    "use": ["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile"],
+}
 NATIVE = BACKEND.native_requested()
 # The optional Cython extensions (unless SIMCACHE_NATIVE=0): issue 35's native engine and queue.
 NATIVE_SOURCES = {
@@ -207,14 +216,14 @@ def chosen_groups(native: ModuleType) -> list[Any]:
 
 
 class ProfileGuidedBuildExt(build_ext):
-    """``build_ext``, profile-guided with ``SIMCACHE_PGO=1``: compile with gcc's
-    ``-fprofile-generate``, run the training (``simcache/cli/training.py``: the scenario
-    library through the instrumented modules), compile again with ``-fprofile-use``.
-    Bit-identical results, a little faster (bench/README.md, "A profile-guided build"), for
-    a second compile and the training run.
+    """``build_ext``, profile-guided as ``SIMCACHE_PGO`` says (the native engine by default):
+    compile the extensions it guides with gcc's ``-fprofile-generate``, run the training
+    (``simcache/cli/training.py``: the scenario library through the instrumented modules), compile
+    them again with ``-fprofile-use``. Bit-identical results, faster (bench/README.md, "The native
+    engine at -O2, profile-guided"), for a second compile and the training run.
 
-    Without ``SIMCACHE_PGO=1`` (the default) it builds once without a profile, as it does
-    after any failure of the instrumented build or of the training (said on stderr).
+    With ``SIMCACHE_PGO=0`` it builds once without a profile, as it does after any failure of the
+    instrumented build, of the training or of the guided compile (said on stderr).
     """
 
     def run(self) -> None:
@@ -222,29 +231,42 @@ class ProfileGuidedBuildExt(build_ext):
         self.parallel = self.parallel or os.cpu_count() or 1
         # the option (a name or None): run() replaces it with the compiler object it makes
         compiler = self.compiler
-        if not self.extensions or not PGO:
-            self._compile(compiler, [], [])
-            return
-        # an earlier build's profile: its counts would add up
-        for stale in Path(self.build_temp).rglob("*.gcda"):
-            stale.unlink()
-        # counts land next to each object
-        self._compile(compiler, ["-fprofile-generate"], ["-fprofile-generate"])
-        trained = self._all_built() and self._train()
-        if trained:
-            self._compile(compiler, ["-fprofile-use", "-Wno-missing-profile"], [])
-        # no profile, or a compiler that takes the instrumentation only
-        if not trained or not self._all_built():
+        everything = list(self.extensions)
+        guided = [extension for extension in everything if self._guided(extension)]
+        try:
+            if not guided:
+                self._compile(compiler, everything, "plain")
+                return
+            # an earlier build's profile: its counts would add up
+            for stale in Path(self.build_temp).rglob("*.gcda"):
+                stale.unlink()
+            # the others once and for all; the guided ones instrumented (counts land next to
+            # each object)
+            self._compile(compiler, everything, "generate")
+            trained = self._built(guided) and self._train()
             if trained:
-                print(
-                    "simcache: the profile-guided compile failed; compiling without a profile",
-                    file=sys.stderr,
-                )
-            self._compile(compiler, [], [])
+                self._compile(compiler, guided, "use")
+            # no profile, or a compiler that takes the instrumentation only
+            if not trained or not self._built(guided):
+                if trained:
+                    print(
+                        "simcache: the profile-guided compile failed; compiling without a profile",
+                        file=sys.stderr,
+                    )
+                self._compile(compiler, guided, "plain")
+        finally:
+            self.extensions = everything
 
-    def _compile(self, compiler: Any, compile_args: list[str], link_args: list[str]) -> None:
-        """Compile every extension (again) with these extra compiler and linker arguments."""
-        for extension in self.extensions:
+    def _guided(self, extension: Any) -> bool:
+        """Whether ``SIMCACHE_PGO`` profile-guides this extension's compile."""
+        return PGO == "1" or (PGO == "native" and extension.name in NATIVE_SOURCES)
+
+    def _compile(self, compiler: Any, extensions: list[Any], stage: str) -> None:
+        """Compile ``extensions`` (again): the guided ones at ``stage`` (``plain``, ``generate``
+        the instrumented build, ``use`` the profile-guided one), the others plain. An earlier
+        build of each is removed first, so that a compile that fails (the extensions are
+        optional) leaves none behind: not an instrumented one."""
+        for extension in extensions:
             # The extension's own functions are not interposed by other libraries: gcc may inline
             # them (with a profile, into the call sites the training found hot); without this flag
             # it may not inline an exported function. These replace mypyc's flags: -O (after
@@ -252,22 +274,23 @@ class ProfileGuidedBuildExt(build_ext):
             # said again. -ffp-contract=off: no fused multiply-adds (which aarch64's gcc would
             # otherwise form), so each float operation rounds as Python's does and the compiled
             # and native engines stay bit-identical to the sources on every machine.
-            extension.extra_compile_args = [
-                f"-O{OPT_LEVEL}",
-                "-g0",
-                "-fno-semantic-interposition",
-                "-ffp-contract=off",
-                *compile_args,
-            ]
-            extension.extra_link_args = list(link_args)
+            level = NATIVE_OPT_LEVEL if extension.name in NATIVE_SOURCES else OPT_LEVEL
+            compile_args = [f"-O{level}", "-g0", "-fno-semantic-interposition", "-ffp-contract=off"]
+            guided = stage != "plain" and self._guided(extension)
+            if guided:
+                compile_args += PROFILE_FLAGS[stage]
+            extension.extra_compile_args = compile_args
+            # the instrumented build's counters need gcc's runtime
+            instrumented = guided and stage == "generate"
+            extension.extra_link_args = PROFILE_FLAGS[stage] if instrumented else []
+            Path(self.get_ext_fullpath(extension.name)).unlink(missing_ok=True)
+        self.extensions = extensions
         self.compiler = compiler
         self.force = True  # the same sources each time: every object is rebuilt with the new flags
         super().run()
 
-    def _all_built(self) -> bool:
-        return all(
-            Path(self.get_ext_fullpath(extension.name)).exists() for extension in self.extensions
-        )
+    def _built(self, extensions: list[Any]) -> bool:
+        return all(Path(self.get_ext_fullpath(extension.name)).exists() for extension in extensions)
 
     def _train(self) -> bool:
         """Run the training against the instrumented modules; False (said on stderr) if it could
