@@ -283,11 +283,18 @@ class ProfileGuidedBuildExt(build_ext):
             # the instrumented build's counters need gcc's runtime
             instrumented = guided and stage == "generate"
             extension.extra_link_args = PROFILE_FLAGS[stage] if instrumented else []
-            Path(self.get_ext_fullpath(extension.name)).unlink(missing_ok=True)
+            self._remove_built(extension)
         self.extensions = extensions
         self.compiler = compiler
         self.force = True  # the same sources each time: every object is rebuilt with the new flags
         super().run()
+
+    def _remove_built(self, extension: Any) -> None:
+        """Delete an earlier build of ``extension``: where this build puts it, and the copy an
+        editable install made in the checkout."""
+        built = Path(self.get_ext_fullpath(extension.name))
+        built.unlink(missing_ok=True)
+        ROOT.joinpath(*extension.name.split(".")).with_name(built.name).unlink(missing_ok=True)
 
     def _built(self, extensions: list[Any]) -> bool:
         return all(Path(self.get_ext_fullpath(extension.name)).exists() for extension in extensions)

@@ -1,12 +1,13 @@
-"""The training run of a profile-guided build (``setup.py``): what the compiled engine and estimate
-do most.
+"""The training run of a profile-guided build (``setup.py``): what the native engine, the compiled
+engine and the estimate do most.
 
-``setup.py`` compiles the two groups once with gcc's ``-fprofile-generate``, runs this module
-against the instrumented modules (``python -m simcache.cli.training SCENARIO_DIR``), then compiles
-them again with ``-fprofile-use``: gcc lays out and inlines the code along the branches the training
+``setup.py`` compiles the extensions ``SIMCACHE_PGO`` guides (the native engine by default; the
+two mypyc groups too with ``1``) once with gcc's ``-fprofile-generate``, runs this module against
+the instrumented modules (``python -m simcache.cli.training SCENARIO_DIR``), then compiles them
+again with ``-fprofile-use``: gcc lays out and inlines the code along the branches the training
 took. The results are bit-identical (the profile changes no floating-point operation, only code
-placement and inlining); a compiled simulation of the default scenario runs about a tenth faster
-(bench/README.md, "A profile-guided build").
+placement and inlining); the native engine at ``-O2`` runs the default scenario about a tenth
+faster (bench/README.md, "The native engine at -O2, profile-guided").
 
 What it runs: the default scenario for its full length (the benchmark's scenario), every other
 scenario of the library for a few simulated seconds, and the analytic estimate of each. Code the

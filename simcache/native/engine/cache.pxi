@@ -212,3 +212,50 @@ cdef int _insert(CacheState* c, int64_t vm, int64_t offset, int64_t size) except
     if c.head + c.dead > c.count + LOG_SLACK:
         _compact_log(c)
     return 0
+
+
+cdef class CacheProbe:
+    """A read cache on its own, for the tests (``tests/sim/test_native_cache.py`` checks it
+    against ``ReadCache`` under random lookups and inserts): empty as ``ReadCache(capacity_lines,
+    line_bytes)`` starts."""
+
+    cdef CacheState c
+
+    def __cinit__(self, int64_t capacity_lines, int64_t line_bytes):
+        self.c.line = line_bytes
+        self.c.capacity = capacity_lines
+        self.c.mask = MIN_SLOTS - 1
+        self.c.slots = <int32_t*>calloc(MIN_SLOTS, sizeof(int32_t))
+        self.c.log_cap = 64
+        self.c.log = <int64_t*>malloc(self.c.log_cap * sizeof(int64_t))
+        if self.c.slots == NULL or self.c.log == NULL:
+            raise MemoryError()
+        self.c.log[0] = DEAD  # as ReadCache's: position 0 is never a line's (0: a free slot)
+        self.c.log_n = 1
+        self.c.head = 1
+
+    def __dealloc__(self):
+        free(self.c.slots)
+        free(self.c.log)
+
+    def lookup(self, int64_t vm, int64_t offset, int64_t size) -> bool:
+        return _lookup(&self.c, vm, offset, size) == 1
+
+    def insert(self, int64_t vm, int64_t offset, int64_t size) -> None:
+        _insert(&self.c, vm, offset, size)
+
+    def state(self) -> dict:
+        """What ``ReadCache`` holds after the same calls: its log, slots, head, dead and line
+        counts, and counters."""
+        cdef int64_t k
+        return {
+            "log": [self.c.log[k] for k in range(self.c.log_n)],
+            "slots": [self.c.slots[k] for k in range(self.c.mask + 1)],
+            "head": self.c.head,
+            "dead": self.c.dead,
+            "count": self.c.count,
+            "hits": self.c.hits,
+            "misses": self.c.misses,
+            "inserted": self.c.inserted,
+            "evicted": self.c.evicted,
+        }

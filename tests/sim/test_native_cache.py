@@ -1,0 +1,87 @@
+"""The native engine's read cache (``simcache/native/engine/cache.pxi``) on its own against
+``ReadCache``: the same answers to random lookups and inserts, and afterwards the same recency log,
+the same index (each line in the same slot), the same counts and counters. (The engine tests
+compare whole runs, whose caches reach the engine through a sync; this drives the two caches call
+for call, through evictions, log compactions and index growth.)
+
+Skipped when the extension is not built (install with ``SIMCACHE_NATIVE=1``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simcache.sim import native_run
+from simcache.sim.components.cache import ReadCache
+
+pytestmark = pytest.mark.skipif(
+    not native_run.available(),
+    reason="the native engine is not built (pip install with SIMCACHE_NATIVE=1, Cython 3)",
+)
+
+LINE = 4096
+
+
+def _probe(capacity_lines: int) -> Any:
+    from simcache.native._engine import CacheProbe
+
+    return CacheProbe(capacity_lines, LINE)
+
+
+def _python_state(cache: ReadCache) -> dict[str, Any]:
+    return {
+        "log": list(cache._log),
+        "slots": list(cache._slots),
+        "head": cache._head,
+        "dead": cache._dead,
+        "count": cache._count,
+        "hits": cache.hits,
+        "misses": cache.misses,
+        "inserted": cache.inserted_lines,
+        "evicted": cache.evicted_lines,
+    }
+
+
+# An operation: ("lookup" or "insert", vm, first line, lines): I/Os of one to four lines over a
+# few VMs' first 300 lines, so that lines are looked up again, refreshed and evicted.
+_operations = st.lists(
+    st.tuples(
+        st.sampled_from(["lookup", "insert"]),
+        st.integers(0, 3),
+        st.integers(0, 300),
+        st.integers(1, 4),
+    ),
+    max_size=600,
+)
+
+
+@given(_operations, st.integers(1, 200))
+def test_the_native_cache_answers_and_holds_as_read_cache(operations, capacity):
+    python, native = ReadCache(capacity, LINE), _probe(capacity)
+    for kind, vm, first, lines in operations:
+        offset, size = first * LINE, lines * LINE
+        if kind == "lookup":
+            assert native.lookup(vm, offset, size) == python.lookup(vm, offset, size)
+        else:
+            native.insert(vm, offset, size)
+            python.insert(vm, offset, size)
+    assert native.state() == _python_state(python)
+
+
+def test_a_large_cache_grows_and_finds_every_line():
+    """20,000 lines inserted over 7 VMs, then looked up: the index grows from 16 slots to 65,536
+    and the log from its first 64 positions; every line is found again, and the index is
+    ReadCache's slot for slot."""
+    python, native = ReadCache(20_000, LINE), _probe(20_000)
+    for line in range(20_000):
+        native.insert(line % 7, line * LINE, LINE)
+        python.insert(line % 7, line * LINE, LINE)
+    assert len(native.state()["slots"]) == 65_536
+    assert all(native.lookup(line % 7, line * LINE, LINE) for line in range(20_000))
+    for line in range(20_000):
+        python.lookup(line % 7, line * LINE, LINE)
+    assert native.state() == _python_state(python)
