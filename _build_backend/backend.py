@@ -22,7 +22,7 @@ COMPILE_DEFAULT = "0"
 """``SIMCACHE_COMPILE`` when unset: 0 compiles nothing, 1 every group, else group names."""
 PGO_DEFAULT = "native"
 """``SIMCACHE_PGO`` when unset: ``native`` profile-guides the native engine's C compile (trained on
-the scenario library: about a tenth faster, bench/README.md, "The native engine at -O2,
+the scenario library: 5 to 10 % faster than without, bench/README.md, "The native engine at -O2,
 profile-guided"); ``1`` every extension the build compiles (mypyc's groups too); ``0`` none."""
 PGO_CHOICES = ("0", "native", "1")
 COMPILER = ["mypy>=1.20", "numpy>=1.26", "librt>=0.8"]

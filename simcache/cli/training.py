@@ -6,7 +6,7 @@ two mypyc groups too with ``1``) once with gcc's ``-fprofile-generate``, runs th
 the instrumented modules (``python -m simcache.cli.training SCENARIO_DIR``), then compiles them
 again with ``-fprofile-use``: gcc lays out and inlines the code along the branches the training
 took. The results are bit-identical (the profile changes no floating-point operation, only code
-placement and inlining); the native engine at ``-O2`` runs the default scenario about a tenth
+placement and inlining); the native engine at ``-O2`` runs the default scenario 5 to 10 %
 faster (bench/README.md, "The native engine at -O2, profile-guided").
 
 What it runs: the default scenario for its full length (the benchmark's scenario), every other
