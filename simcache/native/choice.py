@@ -58,6 +58,59 @@ __all__ = ["COMPILED", "ENGINE", "GROUPS", "EngineChoice", "choose"]
 _REINSTALL = "reinstall to recompile them (`.venv/bin/pip install -e .`, same SIMCACHE_COMPILE)"
 
 
+NATIVE_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"_engine": ("_engine.pyx", "engine/*.pxi"), "_queue": ("_queue.pyx",)}
+)
+"""Each native (Cython) extension of ``simcache/native/`` and its sources, as globs in that folder:
+what :func:`stale_native` compares the built extension with."""
+
+
+def stale_native(extension_file: str | Path, sources: Sequence[str]) -> Path | None:
+    """The first of a native extension's sources (``sources``: globs in its folder, as
+    :data:`NATIVE_SOURCES` gives them) changed after the extension was built, by their files'
+    times: a checkout edited, updated or switched since its install. None when none is newer, and
+    where the sources are not there (a wheel ships the built extension only)."""
+    built = Path(extension_file)
+    built_at = built.stat().st_mtime
+    for pattern in sources:
+        for source in sorted(built.parent.glob(pattern)):
+            if source.stat().st_mtime > built_at:
+                return source
+    return None
+
+
+def native_extension(name: str) -> ModuleType | None:
+    """The native extension ``simcache.native.<name>`` (a key of :data:`NATIVE_SOURCES`), or None:
+    not built, or built before its sources last changed. That case is said once, in a warning that
+    names the source and says how to rebuild; the Python engine and the kernel's own heap then run
+    (the same results, slower), as for a group of :mod:`simcache.native.choice` whose sources
+    changed."""
+    if name in _NATIVE_CHECKED:
+        return _NATIVE_CHECKED[name]
+    module: ModuleType | None
+    try:
+        module = importlib.import_module(f"simcache.native.{name}")
+    except ImportError:
+        module = None
+    if module is not None and module.__file__ is not None:
+        stale = stale_native(module.__file__, NATIVE_SOURCES[name])
+        if stale is not None:
+            warnings.warn(
+                f"simcache: the native extension {Path(module.__file__).name} was built before "
+                f"{stale.relative_to(ROOT) if stale.is_relative_to(ROOT) else stale} last "
+                "changed, so it is not used (the Python code runs: the same results, slower); "
+                "reinstall (pip install -e . with the same SIMCACHE_ settings) to rebuild it",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            module = None
+    _NATIVE_CHECKED[name] = module
+    return module
+
+
+_NATIVE_CHECKED: dict[str, ModuleType | None] = {}
+
+
 def compiled_files(group: CompileGroup, root: Path = ROOT) -> list[Path]:
     """The compiled extension modules found next to a group's sources (any subset of them)."""
     found = (

@@ -66,6 +66,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from simcache.native.choice import native_extension
 from simcache.physics.locality import MAX_BLOCKS
 from simcache.sim.built import Model
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_WRITE
@@ -104,7 +105,8 @@ ENV = "SIMCACHE_NATIVE_ENGINE"
 NATIVE = "native"
 """A run record's ``run_by`` when the native engine ran its I/O path."""
 NOT_BUILT = (
-    "the native engine is not built (it needs a C compiler at install, and not SIMCACHE_NATIVE=0)"
+    "the native engine is not built (it needs a C compiler at install, and not SIMCACHE_NATIVE=0),"
+    " or was built before its sources last changed (reinstall)"
 )
 """:func:`unsupported`'s reason when the extension is missing."""
 NO_STREAMS = "Python: a VM's I/O is not a generated stream (the native engine takes only those)"
@@ -120,11 +122,9 @@ _BUDGET = 64
 
 
 def _engine_module() -> Any:
-    try:
-        from simcache.native import _engine
-    except ImportError:
-        return None
-    return _engine
+    """The native engine's extension, or None: not built, or older than its sources
+    (:func:`simcache.native.choice.native_extension` warns then)."""
+    return native_extension("_engine")
 
 
 def available() -> bool:

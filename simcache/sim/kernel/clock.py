@@ -60,6 +60,7 @@ from typing import Any, Final
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
 
+from simcache.native.choice import native_extension
 from simcache.sim.kernel.heap import heapify_entries, pop_entry, push_entry
 from simcache.sim.kernel.signals import NONE_ADDED, NOT_SCHEDULED, Signal, Wait, run_signal
 
@@ -99,11 +100,8 @@ def _native_queue_class() -> Any:
     in its list heap; the order is the same (time, key), so results are bit-identical."""
     if os.environ.get("SIMCACHE_NATIVE_QUEUE", "1").strip() == "0":
         return None
-    try:
-        from simcache.native._queue import EventQueue
-    except ImportError:
-        return None
-    return EventQueue
+    queue = native_extension("_queue")  # None too where built before its source last changed
+    return None if queue is None else queue.EventQueue
 
 
 _NATIVE_QUEUE: Final[Any] = _native_queue_class()
