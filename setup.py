@@ -282,7 +282,7 @@ class ProfileGuidedBuildExt(build_ext):
             extension.extra_compile_args = compile_args
             # the instrumented build's counters need gcc's runtime
             instrumented = guided and stage == "generate"
-            extension.extra_link_args = PROFILE_FLAGS[stage] if instrumented else []
+            extension.extra_link_args = list(PROFILE_FLAGS[stage]) if instrumented else []
             self._remove_built(extension)
         self.extensions = extensions
         self.compiler = compiler

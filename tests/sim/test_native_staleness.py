@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import simcache
 from simcache.native import choice
 from simcache.sim import native_run
 
@@ -50,8 +51,6 @@ def test_a_stale_engine_is_not_used_and_the_warning_says_how_to_rebuild(monkeypa
         assert choice.native_extension("_engine") is None
     assert "reinstall (pip install -e . with the same SIMCACHE_ settings)" in str(said[0].message)
     assert not native_run.available()
-    import simcache
-
     native, run_by = native_run.choose(simcache.load_scenario("default"), None)
     assert not native
     assert "built before its sources last changed (reinstall)" in run_by
