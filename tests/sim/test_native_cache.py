@@ -26,10 +26,10 @@ pytestmark = pytest.mark.skipif(
 LINE = 4096
 
 
-def _probe(capacity_lines: int) -> Any:
+def _probe(capacity_lines: int, line: int = LINE) -> Any:
     from simcache.native._engine import CacheProbe
 
-    return CacheProbe(capacity_lines, LINE)
+    return CacheProbe(capacity_lines, line)
 
 
 def _python_state(cache: ReadCache) -> dict[str, Any]:
@@ -64,6 +64,36 @@ def test_the_native_cache_answers_and_holds_as_read_cache(operations, capacity):
     python, native = ReadCache(capacity, LINE), _probe(capacity)
     for kind, vm, first, lines in operations:
         offset, size = first * LINE, lines * LINE
+        if kind == "lookup":
+            assert native.lookup(vm, offset, size) == python.lookup(vm, offset, size)
+        else:
+            native.insert(vm, offset, size)
+            python.insert(vm, offset, size)
+    assert native.state() == _python_state(python)
+
+
+SECTOR = 512
+
+# I/Os at sector granularity, so that most start and end inside a line: (kind, vm, first
+# sector, sectors), over a few VMs' first 2,400 sectors (1.2 MB)
+_unaligned = st.lists(
+    st.tuples(
+        st.sampled_from(["lookup", "insert"]),
+        st.integers(0, 3),
+        st.integers(0, 2400),
+        st.integers(1, 64),
+    ),
+    max_size=400,
+)
+
+
+@given(_unaligned, st.integers(1, 200), st.sampled_from([4096, 6144, 65536]))
+def test_lines_of_any_size_hold_as_read_cache(operations, capacity, line):
+    """Lines of a power of two (the engine finds an I/O's lines by a shift) and of another size
+    (6 KiB: by a division), I/Os that start and end inside lines: the same answers and state."""
+    python, native = ReadCache(capacity, line), _probe(capacity, line)
+    for kind, vm, first, sectors in operations:
+        offset, size = first * SECTOR, sectors * SECTOR
         if kind == "lookup":
             assert native.lookup(vm, offset, size) == python.lookup(vm, offset, size)
         else:

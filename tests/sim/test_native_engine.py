@@ -733,6 +733,11 @@ def _default_policy(policy: str, array: dict[str, Any], serialize: bool = False)
     [
         ({"read_cache": "256MiB"}, None),  # the controller's read cache (4 KiB lines), elevator
         ({"read_cache": "1MiB", "scheduling": "fcfs"}, None),  # a small one: its lines evicted
+        # lines larger than the reads' alignment (a read covers its first line whole only when it
+        # starts on it), and lines and stripes of no power of two
+        ({"read_cache": "8MiB", "read_cache_line": "64KiB"}, None),
+        ({"read_cache": "8MiB", "read_cache_line": "6KiB", "stripe": "24KiB"}, None),
+        ({"read_cache": "8MiB", "read_cache_line": "6KiB", "stripe": "24KiB"}, "WT"),
         ({"drive": {"profile": "sata-7200", "cache": "8MiB"}}, None),  # drive buffers, elevator
         # both, 4 segments a drive (evicted), first come first served
         (
@@ -1452,6 +1457,8 @@ def _write_back_scenarios(draw: st.DrawFn) -> Scenario:
             "profile": "array-14x7200",
             "raid": draw(st.sampled_from(["raid10", "raid5"])),
             "read_cache": draw(st.sampled_from([0, "8MiB"])),
+            # lines of the writes' alignment, larger, and of no power of two
+            "read_cache_line": draw(st.sampled_from(["4KiB", "64KiB", "6KiB"])),
             "controller_cache": draw(st.sampled_from([0, "1MiB", "4MiB"])),
             "cache_flush": draw(st.sampled_from(["immediate", "watermark"])),
             "cache_high_watermark": draw(st.sampled_from([0.5, 0.9])),

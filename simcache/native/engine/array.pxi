@@ -474,7 +474,9 @@ cdef int _rc_keep(ArrayState* a, int64_t address, int64_t length) except -1 nogi
     """Array._keep_lines: the lines the run covers whole, the most recent; the least recent
     evicted beyond the capacity."""
     cdef int64_t number
-    for number in range(-(-address // a.rc_line), (address + length) // a.rc_line):
+    # the first line the run covers whole: Python's -(-address // line), a ceiling; under
+    # cdivision a C division of the negated address would round toward zero instead
+    for number in range(-_floor_div(-address, a.rc_line), (address + length) // a.rc_line):
         _rc_put(a, number)
     while a.rc_count > a.rc_lines:
         _rc_remove(a, a.rc_first)
