@@ -5,7 +5,7 @@ Run from the repository root:
 
     .venv/bin/python bench/fuzz.py [--cases 100000] [--seed 1] [--workers 2] [--time-limit 5]
     [--wall-factor 4] [--memory 3GiB]
-                                   [--out DIR] [--minutes M]
+                                   [--out DIR] [--minutes M] [--engines]
 
 The cases are the suite's (``tests/scenarios/test_fuzz_scenarios.py``): ``fuzzed_scenario_files`` in
 ``tests/support/strategies.py`` mutates valid scenarios (generated ones and the library's) at
@@ -28,6 +28,11 @@ user's words) or ``finding`` (anything else), counted by class. The report (``re
 machine facts, the rate, the counts, and one reproducer per finding class (its mutations, the file's
 head, the traceback tail); ``--out`` also keeps each class's first file in full
 (``finding-NN.toml``). ``--minutes`` stops early (the report says how many cases ran).
+
+``--engines``: a valid case the native engine ran is run again by both engines and the two runs
+compared bit for bit (``support.scenario_fuzz``): a difference is a finding; the valid cases are
+counted as ``valid: engines agree`` or ``valid: engines not compared`` (no time left, or a run
+stopped at its deadline).
 """
 
 from __future__ import annotations
@@ -76,6 +81,7 @@ def _worker(
     wall_factor: float,
     memory: int,
     folder: str,
+    engines: bool,
     conn: Any,
 ) -> None:
     """Run the chunks the parent sends (one id at a time, ``None`` to stop); send one message per
@@ -125,7 +131,7 @@ def _worker(
             (work / "case.json").write_text(json.dumps(state))
             try:
                 outcome = run_case(
-                    case.text, path, seconds, memory, wall_factor=wall_factor
+                    case.text, path, seconds, memory, wall_factor=wall_factor, engines=engines
                 )._asdict()
             except BaseException as exc:  # the harness's own failure must not stop the chunk
                 outcome = {
@@ -220,7 +226,15 @@ def _spawn(
     context: Any, number: int, args: argparse.Namespace, memory: int, out: Path
 ) -> tuple[Any, Any]:
     parent, child = context.Pipe()
-    settings = (args.seed, args.chunk, args.time_limit, args.wall_factor, memory, str(out / "work"))
+    settings = (
+        args.seed,
+        args.chunk,
+        args.time_limit,
+        args.wall_factor,
+        memory,
+        str(out / "work"),
+        args.engines,
+    )
     process = context.Process(target=_worker, args=(number, *settings, child), daemon=True)
     process.start()
     child.close()
@@ -266,6 +280,14 @@ def main(argv: list[str] | None = None) -> int:
         type=parse_bytes,
         default=parse_bytes("3GiB"),
         help="address space a case may add (default 3GiB)",
+    )
+    parser.add_argument(
+        "--engines",
+        action="store_true",
+        help=(
+            "also run each valid case the native engine ran by both engines and compare the runs "
+            "bit for bit (a difference is a finding)"
+        ),
     )
     parser.add_argument(
         "--minutes",
@@ -423,7 +445,9 @@ def write_report(
         f"{args.workers} workers, {elapsed:,.0f} s wall, {rate:.1f} cases/s; time limit "
         f"{args.time_limit:g} s of CPU time "
         f"({args.time_limit * args.wall_factor:g} s wall) and "
-        f"{args.memory / 2**30:g} GiB per case; commit {facts['git_commit']}, "
+        f"{args.memory / 2**30:g} GiB per case"
+        f"{'; the engines compared (--engines)' if args.engines else ''}; "
+        f"commit {facts['git_commit']}, "
         f"{facts['cpu_model']}, {facts['cpus']} vCPUs, "
         f"Python {facts['python']}, engine {facts['simcache_engine']}, load average "
         f"{facts['load_average_before']}.",

@@ -6,8 +6,10 @@ signs, magnitudes, NaN and infinity, nesting, names, deleted and unknown fields,
 bytes (``fuzzed_scenario_files`` in ``strategies.py``). Each file is written to disk, loaded by its
 path, estimated and simulated for 0.3 simulated seconds under a time and a memory limit, and its
 answers are read (``run_case`` in ``scenario_fuzz.py``). Anything but a valid result or a
-:class:`~simcache.base.errors.ScenarioError` in the user's words fails. ``bench/fuzz.py`` runs the
-same cases by the 100,000 (its report: bench/README.md, "Fuzzing scenario files").
+:class:`~simcache.base.errors.ScenarioError` in the user's words fails. A valid case the native
+engine ran is run again by both engines and the runs compared bit for bit (``engines``): a
+difference fails too. ``bench/fuzz.py`` runs the same cases by the 100,000 (its report:
+bench/README.md, "Fuzzing scenario files"; ``--engines`` for the comparison).
 
 The examples are a fixed sequence (``derandomize``), so a red run replays exactly.
 """
@@ -20,11 +22,13 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
+from support import scenario_fuzz
 from support.paths import ROOT
 from support.scenario_fuzz import CaseTimeout, Outcome, limits, run_case, short_run
 from support.strategies import FuzzCase, fuzzed_scenario_files
 
 import simcache
+from simcache.sim import native_run
 
 TIME_LIMIT_S = 5.0
 PROPERTY_LIMIT_S = 30.0
@@ -68,6 +72,7 @@ def test_a_fuzzed_scenario_file_ends_in_a_result_or_the_projects_error(case: Fuz
             PROPERTY_LIMIT_S,
             MEMORY_LIMIT,
             deadline_s=PROPERTY_DEADLINE_S,
+            engines=True,
         )
     event(outcome.label)  # pytest --hypothesis-show-statistics counts the classes
     if outcome.kind == "finding" and awaiting(outcome) is None:
@@ -89,6 +94,39 @@ def test_a_library_file_is_a_valid_case(tmp_path: Path) -> None:
         MEMORY_LIMIT,
     )
     assert outcome == Outcome("valid", "valid", "result", "")
+
+
+@pytest.mark.skipif(not native_run.available(), reason="the native engine is not built")
+def test_the_engines_agree_on_a_library_file(tmp_path: Path) -> None:
+    outcome = run_case(
+        (LIBRARY / "link_slow.toml").read_bytes(),
+        tmp_path / "scenario.toml",
+        TIME_LIMIT_S,
+        MEMORY_LIMIT,
+        engines=True,
+    )
+    assert outcome == Outcome("valid", "valid: engines agree", "engines", "")
+
+
+@pytest.mark.skipif(not native_run.available(), reason="the native engine is not built")
+def test_runs_that_differ_are_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def differ(python: object, native: object) -> None:
+        raise AssertionError("samples")
+
+    monkeypatch.setattr(scenario_fuzz, "assert_same", differ)
+    outcome = run_case(
+        (LIBRARY / "default.toml").read_bytes(),
+        tmp_path / "scenario.toml",
+        TIME_LIMIT_S,
+        MEMORY_LIMIT,
+        engines=True,
+    )
+    assert (outcome.kind, outcome.label, outcome.stage) == (
+        "finding",
+        "engines: the native engine's run differs from the Python engine's",
+        "engines",
+    )
+    assert "first difference: samples" in outcome.detail
 
 
 def test_a_bad_unit_is_the_projects_error(tmp_path: Path) -> None:

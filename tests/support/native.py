@@ -50,15 +50,15 @@ def assert_same(python: RunRecord, native: RunRecord) -> list[np.ndarray]:
     fields = columns(python)
     for i, (a, b) in enumerate(zip(fields, columns(native), strict=True)):
         assert a.dtype == b.dtype and np.array_equal(a, b), f"record field {i}"
-    assert native.counters == python.counters
-    assert native.samples == python.samples
-    assert native.degradations == python.degradations
+    assert native.counters == python.counters, "counters"
+    assert native.samples == python.samples, "samples"
     # (as text: a record of an event still under way at the end holds NaN, which equals nothing)
-    assert repr(native.outages) == repr(python.outages)
-    assert repr(native.vmotions) == repr(python.vmotions)
-    assert repr(native.degraded_vms) == repr(python.degraded_vms)
-    assert repr(native.resyncs) == repr(python.resyncs)
-    assert native.failures == python.failures
-    assert native.unfinished == python.unfinished
-    assert native.events == python.events
+    assert repr(native.degradations) == repr(python.degradations), "degradations"
+    assert repr(native.outages) == repr(python.outages), "outages"
+    assert repr(native.vmotions) == repr(python.vmotions), "vmotions"
+    assert repr(native.degraded_vms) == repr(python.degraded_vms), "degraded VMs"
+    assert repr(native.resyncs) == repr(python.resyncs), "resyncs"
+    assert repr(native.failures) == repr(python.failures), "failures"
+    assert native.unfinished == python.unfinished, "unfinished I/Os"
+    assert native.events == python.events, "events scheduled"
     return fields

@@ -15,6 +15,13 @@ The outcome is one of
   under the memory limit, a warning, or a project error whose message echoes a huge value or speaks
   pydantic.
 
+With ``engines`` (``bench/fuzz.py --engines``), a valid case the native engine ran is run again by
+both engines (:func:`simcache.sim.engine.run_scenario`, ``native=True`` and ``native=False``) and
+the two runs compared bit for bit (:func:`support.native.assert_same`): a difference is a finding
+(``engines: the native engine's run differs from the Python engine's``), and the valid outcome
+says whether the engines were compared (``valid: engines agree``) or not (no time left, or a run
+stopped at its deadline; a case the Python engine ran is plain ``valid``).
+
 A finding's ``label`` names its class (stage, exception type and the innermost ``simcache`` frame),
 so that many cases with one cause count as one class.
 """
@@ -29,13 +36,16 @@ import signal
 import time
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, NamedTuple
 
 import simcache
 from simcache import Scenario, ScenarioError
+from simcache.sim import native_run
+from simcache.sim.engine import run_scenario
+from support.native import assert_same
 
 SHORT_RUN_S = 0.3
 """Simulated seconds of the short run (the scenario's own duration if shorter)."""
@@ -238,6 +248,39 @@ case's time limit has left when the simulation starts (loading and estimating a 
 thousand groups take part of it)."""
 
 
+ENGINES_SHARE = 0.25
+"""Each engine's run in the comparison: its deadline, as a share of the CPU time the case has
+left when it starts (a stopped run still builds its partial record; the Python engine is several
+times slower than the native one)."""
+
+
+ENGINES_LEAST_S = 1.0
+"""CPU seconds a case must have left for each run of the comparison (else it is not compared)."""
+
+
+def _compare_engines(scenario: Scenario, left: Callable[[], float]) -> str:
+    """Run ``scenario`` by both engines, each within :data:`ENGINES_SHARE` of the time ``left()``
+    says the case has (at least :data:`ENGINES_LEAST_S`), and compare the runs bit for bit
+    (:class:`WrongAnswer` if they differ); the valid outcome's label."""
+    not_compared = "valid: engines not compared (no time left, or a run stopped at its deadline)"
+    runs = []
+    for by_native in (True, False):
+        if left() < ENGINES_LEAST_S:
+            return not_compared
+        runs.append(run_scenario(scenario, native=by_native, deadline=left() * ENGINES_SHARE))
+        if runs[-1].stopped_at_s is not None:
+            return not_compared
+    native, python = runs
+    try:
+        assert_same(python, native)
+    except AssertionError as exc:
+        raise WrongAnswer(
+            "the native engine's run differs from the Python engine's",
+            f"first difference: {str(exc).splitlines()[0] if str(exc) else 'a counter or sample'}",
+        ) from None
+    return "valid: engines agree"
+
+
 def run_case(
     text: bytes,
     path: Path,
@@ -245,12 +288,15 @@ def run_case(
     memory_bytes: int | None = None,
     deadline_s: float | None = None,
     wall_factor: float = WALL_FACTOR,
+    engines: bool = False,
 ) -> Outcome:
     """Write ``text`` to ``path``, then load, estimate and simulate it briefly within ``seconds``
-    of CPU time (and ``wall_factor`` times that of wall time) and ``memory_bytes``."""
+    of CPU time (and ``wall_factor`` times that of wall time) and ``memory_bytes``; ``engines``:
+    a valid case the native engine ran is also run by both engines and the runs compared."""
     path.write_bytes(text)
     started = time.process_time()
     stage = "load"
+    compared = ""
     caught: list[warnings.WarningMessage] = []
     try:
         with (
@@ -272,6 +318,15 @@ def run_case(
             )
             stage = "result"
             _check_answer(result)
+            if (
+                engines
+                and result.meta["stopped_at_s"] is None
+                and result.meta["run_by"] == native_run.NATIVE
+            ):
+                stage = "engines"
+                compared = _compare_engines(
+                    scenario, lambda: seconds - (time.process_time() - started)
+                )
     except CaseTimeout as exc:
         timeout = _first_timeout(exc)
         limit = (
@@ -317,7 +372,7 @@ def run_case(
             stage,
             f"stopped at {result.meta['stopped_at_s']:.3f} s",
         )
-    return Outcome("valid", "valid", stage, "")
+    return Outcome("valid", compared or "valid", stage, "")
 
 
 def outcome_text(outcome: Outcome, mutations: list[str], text: bytes) -> str:
