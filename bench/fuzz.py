@@ -31,8 +31,10 @@ head, the traceback tail); ``--out`` also keeps each class's first file in full
 
 ``--engines``: a valid case the native engine ran is run again by both engines and the two runs
 compared bit for bit (``support.scenario_fuzz``): a difference is a finding; the valid cases are
-counted as ``valid: engines agree`` or ``valid: engines not compared`` (no time left, or a run
-stopped at its deadline).
+counted as ``valid: engines agree`` or ``valid: engines not compared`` (no time left, a run past
+the work limits or stopped at its deadline). The comparison's runs last 2 simulated seconds (the
+scenario's duration if shorter), longer than the short run: what one engine leaves in a cache must
+be read again for the records to show it.
 """
 
 from __future__ import annotations
