@@ -96,15 +96,20 @@ def test_a_library_file_is_a_valid_case(tmp_path: Path) -> None:
     assert outcome == Outcome("valid", "valid", "result", "")
 
 
-@pytest.mark.skipif(not native_run.available(), reason="the native engine is not built")
-def test_the_engines_agree_on_a_library_file(tmp_path: Path) -> None:
-    outcome = run_case(
-        (LIBRARY / "link_slow.toml").read_bytes(),
+def _engines_case(tmp_path: Path, name: str) -> Outcome:
+    """Library file ``name`` as a case, the engines compared."""
+    return run_case(
+        (LIBRARY / name).read_bytes(),
         tmp_path / "scenario.toml",
         TIME_LIMIT_S,
         MEMORY_LIMIT,
         engines=True,
     )
+
+
+@pytest.mark.skipif(not native_run.available(), reason="the native engine is not built")
+def test_the_engines_agree_on_a_library_file(tmp_path: Path) -> None:
+    outcome = _engines_case(tmp_path, "link_slow.toml")
     assert outcome == Outcome("valid", "valid: engines agree", "engines", "")
 
 
@@ -114,13 +119,7 @@ def test_runs_that_differ_are_a_finding(tmp_path: Path, monkeypatch: pytest.Monk
         raise AssertionError("samples")
 
     monkeypatch.setattr(scenario_fuzz, "assert_same", differ)
-    outcome = run_case(
-        (LIBRARY / "default.toml").read_bytes(),
-        tmp_path / "scenario.toml",
-        TIME_LIMIT_S,
-        MEMORY_LIMIT,
-        engines=True,
-    )
+    outcome = _engines_case(tmp_path, "default.toml")
     assert (outcome.kind, outcome.label, outcome.stage) == (
         "finding",
         "engines: the native engine's run differs from the Python engine's",

@@ -59,17 +59,25 @@ _operations = st.lists(
 )
 
 
-@given(_operations, st.integers(1, 200))
-def test_the_native_cache_answers_and_holds_as_read_cache(operations, capacity):
-    python, native = ReadCache(capacity, LINE), _probe(capacity)
-    for kind, vm, first, lines in operations:
-        offset, size = first * LINE, lines * LINE
+def _replay(python: ReadCache, native: Any, ios: list[tuple[str, int, int, int]]) -> None:
+    """The same lookups and inserts, (kind, vm, offset, size), on both caches: the same answers,
+    then the same state."""
+    for kind, vm, offset, size in ios:
         if kind == "lookup":
             assert native.lookup(vm, offset, size) == python.lookup(vm, offset, size)
         else:
             native.insert(vm, offset, size)
             python.insert(vm, offset, size)
     assert native.state() == _python_state(python)
+
+
+@given(_operations, st.integers(1, 200))
+def test_the_native_cache_answers_and_holds_as_read_cache(operations, capacity):
+    _replay(
+        ReadCache(capacity, LINE),
+        _probe(capacity),
+        [(kind, vm, first * LINE, lines * LINE) for kind, vm, first, lines in operations],
+    )
 
 
 SECTOR = 512
@@ -89,17 +97,13 @@ _unaligned = st.lists(
 
 @given(_unaligned, st.integers(1, 200), st.sampled_from([4096, 6144, 65536]))
 def test_lines_of_any_size_hold_as_read_cache(operations, capacity, line):
-    """Lines of a power of two (the engine finds an I/O's lines by a shift) and of another size
-    (6 KiB: by a division), I/Os that start and end inside lines: the same answers and state."""
-    python, native = ReadCache(capacity, line), _probe(capacity, line)
-    for kind, vm, first, sectors in operations:
-        offset, size = first * SECTOR, sectors * SECTOR
-        if kind == "lookup":
-            assert native.lookup(vm, offset, size) == python.lookup(vm, offset, size)
-        else:
-            native.insert(vm, offset, size)
-            python.insert(vm, offset, size)
-    assert native.state() == _python_state(python)
+    """Lines of a power of two and of another size (6 KiB), I/Os that start and end inside
+    lines: the same answers and state."""
+    _replay(
+        ReadCache(capacity, line),
+        _probe(capacity, line),
+        [(kind, vm, first * SECTOR, n * SECTOR) for kind, vm, first, n in operations],
+    )
 
 
 def test_a_large_cache_grows_and_finds_every_line():
