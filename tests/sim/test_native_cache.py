@@ -46,17 +46,22 @@ def _python_state(cache: ReadCache) -> dict[str, Any]:
     }
 
 
-# An operation: ("lookup" or "insert", vm, first line, lines): I/Os of one to four lines over a
-# few VMs' first 300 lines, so that lines are looked up again, refreshed and evicted.
-_operations = st.lists(
-    st.tuples(
-        st.sampled_from(["lookup", "insert"]),
-        st.integers(0, 3),
-        st.integers(0, 300),
-        st.integers(1, 4),
-    ),
-    max_size=600,
-)
+def _ios(last_start: int, most_units: int, max_size: int) -> st.SearchStrategy[Any]:
+    """Lists of ("lookup" or "insert", vm, first unit, units) over 4 VMs."""
+    return st.lists(
+        st.tuples(
+            st.sampled_from(["lookup", "insert"]),
+            st.integers(0, 3),
+            st.integers(0, last_start),
+            st.integers(1, most_units),
+        ),
+        max_size=max_size,
+    )
+
+
+# I/Os of one to four lines over a few VMs' first 300 lines, so that lines are looked up again,
+# refreshed and evicted.
+_operations = _ios(300, 4, 600)
 
 
 def _replay(python: ReadCache, native: Any, ios: list[tuple[str, int, int, int]]) -> None:
@@ -82,17 +87,9 @@ def test_the_native_cache_answers_and_holds_as_read_cache(operations, capacity):
 
 SECTOR = 512
 
-# I/Os at sector granularity, so that most start and end inside a line: (kind, vm, first
-# sector, sectors), over a few VMs' first 2,400 sectors (1.2 MB)
-_unaligned = st.lists(
-    st.tuples(
-        st.sampled_from(["lookup", "insert"]),
-        st.integers(0, 3),
-        st.integers(0, 2400),
-        st.integers(1, 64),
-    ),
-    max_size=400,
-)
+# I/Os at sector granularity, so that most start and end inside a line, over a few VMs' first
+# 2,400 sectors (1.2 MB)
+_unaligned = _ios(2400, 64, 400)
 
 
 @given(_unaligned, st.integers(1, 200), st.sampled_from([4096, 6144, 65536]))
