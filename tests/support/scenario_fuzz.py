@@ -279,16 +279,16 @@ def _compare_engines(scenario: Scenario, left: Callable[[], float]) -> str:
             run = run_scenario(scenario, native=by_native, deadline=left() * ENGINES_SHARE)
         except RunTooLargeError:  # the longer run past the work limits the short one was within
             return not_compared
-        runs.append(run)
-        if runs[-1].stopped_at_s is not None:
+        if run.stopped_at_s is not None:
             return not_compared
+        runs.append(run)
     native, python = runs
     try:
         assert_same(python, native)
-    except AssertionError as exc:
+    except AssertionError as exc:  # (each of assert_same's checks names what it compares)
         raise WrongAnswer(
             "the native engine's run differs from the Python engine's",
-            f"first difference: {str(exc).splitlines()[0] if str(exc) else 'a counter or sample'}",
+            f"first difference: {str(exc).splitlines()[0]}",
         ) from None
     return "valid: engines agree"
 

@@ -13,7 +13,7 @@ import json
 import math
 import re
 import tomllib
-from typing import Any
+from typing import Any, NamedTuple
 
 from hypothesis import strategies as st
 
@@ -859,56 +859,80 @@ def _corrupt_bytes(draw: st.DrawFn, text: bytes) -> tuple[str, bytes]:
     return f"bytes: line {i + 1} dropped", b"\n".join(lines[:i] + lines[i + 1 :])
 
 
-# Valid settings a scenario may not have: (table, field, values). Each is legal on its own, so most
-# cases they make stay valid; with the engines compared (bench/fuzz.py --engines) they reach the
-# settings the native engine must handle as the Python one does (a controller read cache with lines
-# larger than the I/Os' alignment differed once: bench/README.md, stop 52).
-# A value that is a table is merged into the field's table instead (settings that only act together:
-# a read cache's line with a read cache, a cold host cache small enough to send reads on).
-VALID_SETTINGS: tuple[tuple[tuple[str, ...], str, tuple[Any, ...]], ...] = (
-    (("array",), "read_cache", ("8MiB", 0)),
-    (
-        ("array",),
-        "read_cache_line",
-        tuple({"read_cache": "8MiB", "read_cache_line": n} for n in ("512B", "6KiB", "64KiB")),
+class _Set(NamedTuple):
+    """A setting's value, set as it is (a table too: a size mix), not merged."""
+
+    value: Any
+
+
+def _at(path: tuple[str | int, ...], values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Each of ``values`` as the nested tables that put it at ``path`` (keys; an int indexes a
+    list): what :func:`_merge_setting` merges into a scenario."""
+    nested: list[Any] = [_Set(value) for value in values]
+    for name in reversed(path):
+        nested = [{name: value} for value in nested]
+    return tuple(nested)
+
+
+# Valid settings a scenario may not have, each a list of nested tables to merge into it. Each is
+# legal on its own, so most cases they make stay valid; with the engines compared (bench/fuzz.py
+# --engines) they reach the settings the native engine must handle as the Python one does (a
+# controller read cache with lines larger than the I/Os' alignment differed once: bench/README.md,
+# stop 52, which takes a read cache, its line and a host cache cold and small enough to send reads
+# to the array, merged at once).
+VALID_SETTINGS: tuple[tuple[Any, ...], ...] = (
+    _at(("array", "read_cache"), ("8MiB", 0)),
+    tuple(
+        {
+            "array": {"read_cache": _Set("8MiB"), "read_cache_line": _Set(line)},
+            "cluster": {"cache": {"warm": _Set(False), "capacity": _Set("1MiB")}},
+        }
+        for line in ("512B", "6KiB", "64KiB")
     ),
-    (("array",), "stripe", ("16KiB", "24KiB", "1MiB")),
-    (("array",), "raid", ("raid0", "raid1", "raid5", "raid6", "raid10")),
-    (("array",), "scheduling", ("fcfs", "elevator")),
-    (("cluster", "cache"), "line", ("4KiB", "6KiB", "1MiB")),
-    (("cluster", "cache"), "capacity", ("1MiB", "64MiB")),
-    (("cluster", "cache"), "warm", (True, False, {"warm": False, "capacity": "1MiB"})),
-    (("cluster", "destager"), "max_batch", ("96KiB", "3MiB")),
-    (("cluster", "destager"), "concurrency", (1, 3, 16)),
-    (("run",), "sample_interval", ("0.1s", "0.33s")),
+    _at(("array", "stripe"), ("16KiB", "24KiB", "1MiB")),
+    _at(("array", "raid"), ("raid0", "raid1", "raid5", "raid6", "raid10")),
+    _at(("array", "scheduling"), ("fcfs", "elevator")),
+    _at(("cluster", "cache", "line"), ("4KiB", "6KiB", "1MiB")),
+    _at(("cluster", "cache", "capacity"), ("1MiB", "64MiB")),
+    _at(("cluster", "cache", "warm"), (True, False)),
+    _at(("cluster", "destager", "max_batch"), ("96KiB", "3MiB")),
+    _at(("cluster", "destager", "concurrency"), (1, 3, 16)),
+    _at(("run", "sample_interval"), ("0.1s", "0.33s")),
+    _at(("groups", 0, "workload", "sizes"), ("3KiB", "512B", {"6KiB": 0.5, "1MiB": 0.5})),
 )
 
 
+def _merge_setting(table: Any, setting: dict[Any, Any], path: tuple[Any, ...] = ()) -> list[str]:
+    """Merge ``setting`` (nested tables) into ``table``: tables made where missing, an array or
+    cache named by its profile made a table of that profile, an int key indexing a list; the
+    dotted places set (none where the scenario has something else there)."""
+    done = []
+    for name, value in setting.items():
+        place = (*path, name)
+        if isinstance(name, int):
+            if not isinstance(table, list) or len(table) <= name:
+                continue
+            inner = table[name]
+        elif not isinstance(table, dict):
+            continue
+        elif isinstance(value, _Set):
+            table[name] = value.value
+            done.append(f"{_dotted(place)} = {_toml_value(value.value)}")
+            continue
+        else:
+            if isinstance(table.get(name), str):
+                table[name] = {"profile": table[name]}
+            inner = table.setdefault(name, {})
+        done += _merge_setting(inner, value, place)
+    return done
+
+
 def _mutate_setting(draw: st.DrawFn, data: ScenarioDict) -> str:
-    """A valid setting from :data:`VALID_SETTINGS` (its table made where missing; an array or
-    cache named by its profile becomes a table of that profile); a group's I/O sizes otherwise."""
-    choice = draw(st.integers(0, len(VALID_SETTINGS)))
-    if choice == len(VALID_SETTINGS):
-        groups = data.get("groups")
-        if not isinstance(groups, list) or not groups or not isinstance(groups[0], dict):
-            return "setting: no group"
-        sizes = draw(st.sampled_from(["3KiB", "512B", {"6KiB": 0.5, "1MiB": 0.5}]))
-        groups[0].setdefault("workload", {})["sizes"] = copy.deepcopy(sizes)
-        return f"setting: groups.0.workload.sizes = {_toml_value(sizes)}"
-    tables, key, values = VALID_SETTINGS[choice]
-    table: Any = data
-    for name in tables:
-        if isinstance(table.get(name), str):
-            table[name] = {"profile": table[name]}
-        table = table.setdefault(name, {})
-        if not isinstance(table, dict):
-            return f"setting: {'.'.join(tables)} is not a table"
-    value = copy.deepcopy(draw(st.sampled_from(values)))
-    if isinstance(value, dict):
-        table.update(value)
-    else:
-        table[key] = value
-    return f"setting: {'.'.join((*tables, key))} = {_toml_value(value)}"
+    """A valid setting from :data:`VALID_SETTINGS` merged into the scenario."""
+    done = _merge_setting(
+        data, copy.deepcopy(draw(st.sampled_from(draw(st.sampled_from(VALID_SETTINGS)))))
+    )
+    return f"setting: {', '.join(done)}" if done else "setting: no place for it"
 
 
 MUTATIONS = (
