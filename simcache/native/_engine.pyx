@@ -3,7 +3,8 @@
 hosts' flash tiers from their read caches, or on a miss by the backing array over the storage
 network (then filling the cache), write-through writes (the tier, the cache, the storage network,
 the array's write path: ``engine/writes.pxi``), write-back writes with or without replicas (the
-replica legs over the peer paths, the destage buffers and flushers: ``engine/destager.pxi``) and
+replica legs over the peer paths, the destage buffers and flushers: ``engine/destager.pxi``; the
+copies of asynchronous replication and the data at risk they leave: ``engine/lag.pxi``) and
 vMotions without a VM (their streams: ``engine/vmotion.pxi``), run in ``nogil`` code over C
 structs.
 The array is whole for both: any RAID layout and drive, first come first served or the elevator,
@@ -52,8 +53,8 @@ Layout: this file holds the :class:`Engine` (its state, its public methods and t
 the queue, ``_loop``, ``run``); the parts it runs are in ``simcache/native/engine/*.pxi``,
 included below, each opening with what it ports: the components' C structs and functions
 (``meter``, ``tier``, ``duty``, ``cache``, ``array``, ``hashwalk``), and functions over the Engine
-(``flows``, ``streams``, ``drivers``, ``records``, ``writes``, ``destager``, ``vmotion``,
-``sync``).
+(``flows``, ``streams``, ``drivers``, ``records``, ``writes``, ``destager``, ``lag``,
+``vmotion``, ``sync``).
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -90,6 +91,7 @@ include "engine/records.pxi"  # RecordBuffer.add, RecordBlocks
 include "engine/writes.pxi"  # write_through, Array.submit for a write
 include "engine/hashwalk.pxi"  # HashWalk (a destager's order "hash")
 include "engine/destager.pxi"  # WriteBack and its replica legs, Destager, Flusher
+include "engine/lag.pxi"  # replication = "async": AsyncWrite, ReplicaLag
 include "engine/vmotion.pxi"  # host_events.vmotion without a VM: its streams
 include "engine/sync.pxi"  # the Python components' state in and out (sync_in, sync_out)
 
@@ -156,6 +158,10 @@ cdef class Engine:
     cdef MetaLog* meta  # each host's metadata log (metadata_write)
     cdef int64_t* replica_bytes  # per host: Host.replica_bytes (its peers' data held here)
     cdef double* payload_sent  # per host: Host.replica_payload_sent
+    cdef LagState* lag  # per host: its ReplicaLag (replication = "async")
+    cdef Py_ssize_t lag_count
+    cdef AsyncWrite* asyncs  # the asynchronously replicated writes whose copies are not all in
+    cdef int32_t async_cap, async_free
     # the scheduled vMotions without a VM (add_vmotion): their state, records, model.vmotions
     cdef VMotionState* vmotions
     cdef int32_t vmotion_count, vmotions_started, vmotions_listed
@@ -207,6 +213,7 @@ cdef class Engine:
         cdef Py_ssize_t i
         free(self.storage_down)
         free(self.tier_down)
+        _free_lag(self)
         free(self.parked)
         _rq_free(&self.queue)
         if self.tiers != NULL:
@@ -607,7 +614,8 @@ cdef class Engine:
         seconds since the last sample and operations open at ``at`` (``BusyMeter.busy_between``
         and ``open_count``, after the fold to ``at``), the array's, the ports' bytes carried by
         ``at`` (``FlowNetwork.sync``) and the flows still sending (``in_flight``), each
-        destager's backlog, writers waiting, short-of-peers and single-copy bytes. None for the
+        destager's backlog, writers waiting, short-of-peers and single-copy bytes, and its host's
+        lagging asynchronous bytes and those of them short of peers. None for the
         parts the Python objects hold (the array and the ports without misses, the destagers
         without write-back). The state is left as the Python objects' sample and reading them
         back (stop 49's sync out and in) left it: the meters swept to ``at``, each port's carried
@@ -621,7 +629,7 @@ cdef class Engine:
         if self.destaging:
             destagers = [
                 (self.dest[i].backlog, self.dest[i].w_count, self.dest[i].short,
-                 self.dest[i].single_copy)
+                 self.dest[i].single_copy, self.lag[i].bytes, self.lag[i].short)
                 for i in range(len(self._destagers))
             ]
         if not self.narrow:  # the records for the sampler to hand on (sync_out's)
@@ -742,6 +750,12 @@ cdef class Engine:
                 self.eid += 1
             elif entry.kind == META_SIGNAL:
                 _meta_signal(self, entry.slot, entry.aux, entry.time)
+            elif entry.kind == ALEG_ARRIVED:
+                _aleg_arrived(self, entry.slot, <int32_t>entry.aux, entry.time)
+            elif entry.kind == ROOM:  # its signal: the write goes on (write_back)
+                _async_send(self, entry.slot, entry.time)
+            elif entry.kind == ALEG_START:
+                _aleg_start(self, entry.slot, <int32_t>entry.aux, entry.time)
             elif entry.kind == STORAGE_BACK:
                 _storage_back(self, <int32_t>entry.aux, entry.time)
             elif entry.kind == TURN:

@@ -330,6 +330,8 @@ class _Sampler:
                     h.destager.waiting_writers,
                     h.destager.short_bytes,
                     h.destager.single_copy_bytes,
+                    h.replica_lag.bytes,
+                    h.replica_lag.short_bytes(h.destager.promised),
                 )
                 for h in hosts
             ]
@@ -340,15 +342,17 @@ class _Sampler:
         tier_queue = {}
         backlog = {}
         waiting = at_risk = single = 0
-        for h, (busy, held), (backlog_bytes, writers, short, single_copy) in zip(
+        for h, (busy, held), (backlog_bytes, writers, short, single_copy, lag, lag_short) in zip(
             hosts, tiers, destagers, strict=True
         ):
             tier_util[h.name] = busy / (channels * step)
             tier_queue[h.name] = held  # after busy_between: the operations going on past now
             backlog[h.name] = backlog_bytes
             waiting += writers
-            at_risk += backlog_bytes if volatile else h.at_risk_bytes(short)
-            single += single_copy + h.replica_lag.bytes
+            # durable: the destager's short writes and the asynchronous writes no copy of which
+            # has reached a peer yet, each once (a lagging write short of peers is both)
+            at_risk += backlog_bytes if volatile else short + lag - lag_short
+            single += single_copy + lag
         model.samples.append(
             SeriesSample(
                 time_s=now,

@@ -18,9 +18,11 @@ cache, crosses the storage link and is written by the array, its controller writ
 once if it has one, before it is acknowledged) or writing back (``WB+0``, ``WB+1``, ``WB+2``: the
 tier write and cache fill, a replica leg to each peer (its copy over the peer path, shared fabric
 or not, written on the peer's tier and counted in its ``replica_bytes``, acknowledged back; with
-``replication = "memory"`` acknowledged from the peer's RAM; compressed first, always or while
-its sending port's last sampled utilization is high, if ``cluster.compression`` says so), its
-metadata record if
+``replication = "memory"`` acknowledged from the peer's RAM; with ``"async"`` sent once it fits
+in the host's send buffer and not waited for, the write lagging until a copy arrives or it is
+destaged (``engine/lag.pxi``: the data at risk the samples show); compressed first, always or
+while its sending port's last sampled utilization is high, if ``cluster.compression`` says so),
+its metadata record if
 ``metadata_write``, acknowledged at the slowest of its local part and its legs, then the host's
 destage buffer with its replicas' holders, order "arrival" or "hash" (``engine/hashwalk.pxi``),
 any trigger and delay, any pacing (the
@@ -50,10 +52,10 @@ Python's; the engine reads back which tier failed, empties that host's cache, le
 it, fails the hits in flight on it and sends its write-through writes past it), no other. The
 hosts' destagers and flushers are built as usual; with
 write-back writes the native engine runs them (the Python flushers' first steps run as Python
-events, find no work and wait for a signal nothing triggers), else they stay idle. Not supported
-(:func:`unsupported` names them): replicas replicated asynchronously (``ReplicaLag``), and
-every other scheduled event (a vMotion that moves a VM, a host failure, a device failure where a
-group writes back, a peer outage that degrades writes). Python events (the flushers' first steps,
+events, find no work and wait for a signal nothing triggers), else they stay idle. Not
+supported (:func:`unsupported` names them): every other scheduled event (a vMotion that moves a
+VM, a host failure, a device failure where a group writes back, a peer outage that degrades
+writes). Python events (the flushers' first steps,
 the sampler, the "pd" controller, a slowdown's or an outage's start and end, a stalled VM's back
 signal, the resync processes a peer outage's end starts, the run's stop) stay in the kernel's
 queue, and :func:`run` merges them with the native events in the kernel's (time, priority, event
@@ -171,7 +173,6 @@ def unsupported(scenario: Scenario) -> str | None:
     peer outage only where no write-back group with replicas degrades short of peers: ``group
     'name': a peer outage with on_peer_loss = 'degrade'``) or a degraded or rebuilding array
     (``scheduled event 'kind'``, ``a vMotion of a VM ('name')``); a write-back group
-    with replicas that replicates asynchronously (``replication = "async"``); a write-back group
     replaying a write of 2 GiB or more (the destage buffer's native entry holds less)."""
     if not available():
         return NOT_BUILT
@@ -209,12 +210,6 @@ def unsupported(scenario: Scenario) -> str | None:
             > _LARGEST_BUFFERED
         ):
             return f"group {group.name!r}: a traced write of 2 GiB or more"
-        if (
-            workload.read_fraction != 1.0
-            and group.policy in ("WB+1", "WB+2")
-            and group.replication == "async"
-        ):
-            return f"group {group.name!r}: asynchronous replication ({group.policy})"
     return None
 
 

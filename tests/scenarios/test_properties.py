@@ -289,7 +289,7 @@ _QUEUED_ACROSS_A_VMOTION_OFF_A_FAILED_TIER = _found_on_ci(
 
 # Found on CI: with asynchronous WB+2 copies, a write whose copies had not yet reached a peer when
 # one of its two peers failed is both lagging and short of peers; the at-risk series counted it
-# twice (above the backlog). Now once (Host.at_risk_bytes).
+# twice (above the backlog). Now once (the sampler subtracts ReplicaLag.short_bytes).
 _LAGGING_AND_SHORT_ACROSS_A_PEER_FAILURE: ScenarioDict = {
     "name": "generated",
     "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},

@@ -60,6 +60,10 @@ cdef enum:
     VMOTION_DELIVERED = 28  # one of its streams arrived over a shared link: entry.aux the stream
     LEG_START = 29  # a compressed leg's CPU time is over: its flow starts (entry.aux the leg)
     STORAGE_BACK = 30  # a host's storage port is up again (its storage_back): entry.aux the host
+    # replication = "async" (lag.pxi): entry.slot an AsyncWrite's number, entry.aux the leg
+    ROOM = 31  # an asynchronous write's copies went into the send buffer (its signal): a slot
+    ALEG_ARRIVED = 32  # an asynchronous copy is at its peer over a shared link
+    ALEG_START = 33  # a compressed asynchronous copy's CPU time is over: its flow starts
     # what waits for a host's storage port (link_down): a read miss, a write-through write's
     # data, a flusher's batch (Parked.kind)
     PARKED_MISS = 0
@@ -153,6 +157,7 @@ cdef struct Slot:
     double leg_wire[MAX_LEGS]  # a compressed leg's wire bytes (its flow starts after its CPU time)
     double critical
     bint short_through  # a write-back VM's write taking the write-through path short of peers
+    int32_t lag  # an asynchronously replicated write's AsyncWrite: its number plus one (0: none)
 
 
 cdef struct VmState:
@@ -189,6 +194,9 @@ cdef struct VmState:
     int32_t leg_frame[MAX_LEGS]
     double peer_latency, ack_time
     bint memory_ack
+    # replication = "async" (VM.async_replication) and its send buffer per peer (VM.send_buffer)
+    bint async_rep
+    int64_t send_buffer
     # replica compression (VM.replicate, VM._link_busy): may it compress, always or adaptively,
     # its workload's compressibility, the CPU's throughput, the adaptive threshold, the bytes it
     # saved, and whether each leg's sending port is among those it compresses on

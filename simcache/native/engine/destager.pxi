@@ -228,44 +228,63 @@ cdef int _ring_push(DestagerState* d, int64_t vm, int64_t offset, int64_t size, 
 
 cdef int _wb_start(Engine self, int32_t s, double now) except -1 nogil:
     """WriteBack.__init__ (and write_back's start): the tier write and the cache fill now
-    (VM.begin_write), a replica leg to each peer (VM.replicate_all); the write is acknowledged
+    (VM.begin_write), a replica leg to each peer (VM.replicate_all), or with "async"
+    replication the copies once they are in the send buffer (lag.pxi); the write is acknowledged
     when its local part (with its metadata record, if any) and its legs are done."""
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
     cdef int32_t host = vm.tier
-    cdef int64_t offset = slot.offset
-    cdef int32_t k, j
-    cdef double wire, payload, cpu, saved
-    cdef int packets
+    cdef int32_t k
     slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
     if not self.caches[host].full:
-        _insert(&self.caches[host], vm.index, offset, slot.size)
-    slot.nlegs = vm.npeers
+        _insert(&self.caches[host], vm.index, slot.offset, slot.size)
     slot.next_leg = 0
     slot.wait_leg = -1
     slot.critical = -1.0
-    for k in range(vm.npeers):  # VM.replicate: its payload's transfer over the peer path
+    slot.lag = 0  # (a slot's memory is not cleared between its I/Os)
+    if vm.async_rep and vm.npeers:  # nothing waits for the copies
+        slot.nlegs = 0
+        return _async_start(self, s, now)
+    slot.nlegs = vm.npeers
+    for k in range(vm.npeers):
         slot.leg_done[k] = False
-        payload = <double>slot.size
-        cpu = 0.0
-        if vm.may_compress and (vm.always_compress or _link_busy(self, vm, k)):
-            cpu = slot.size / vm.compress_rate  # compression_seconds
-            saved = slot.size * vm.compressibility
-            payload -= saved
-            vm.saved += saved
-        self.payload_sent[host] += payload
-        packets = _frame(self, vm.leg_frame[k], payload, &wire)
-        if cpu > 0:  # FlowNetwork._send: the packets now, the flow after the CPU time (a sleep)
-            for j in range(vm.leg_nports[k]):
-                self.ports[vm.leg_ports[k * MAX_PATH + j]].packets += packets
-            slot.leg_wire[k] = wire
-            self._push(now + cpu, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, s, LEG_START,
-                       k)
-            self.eid += 1
-        else:
-            _send_path(self, s, k, now, &vm.leg_ports[k * MAX_PATH], vm.leg_nports[k], wire,
-                       packets, vm.peer_latency, 1.0, FLOW_LEG)
-    if vm.metadata_size:  # write_back's metadata record, after the data
+        _send_leg(self, vm, s, k, slot.size, now, FLOW_LEG, &slot.leg_wire[k])
+    return _wb_next(self, s, now)
+
+
+cdef int _send_leg(Engine self, VmState* vm, int32_t owner, int32_t k, int64_t size, double now,
+                   int32_t kind, double* wire_kept) except -1 nogil:
+    """VM.replicate: leg ``k``'s payload (compressed, always or while its port is busy, if the
+    VM may) sent over its peer path, its delivery doing ``kind`` (FLOW_LEG for slot ``owner``'s
+    leg, FLOW_ALEG for AsyncWrite ``owner``'s); a compressed one starts after its CPU time (a
+    sleep; its wire bytes kept in ``wire_kept`` till then)."""
+    cdef int32_t j
+    cdef double wire, payload = <double>size, cpu = 0.0, saved
+    cdef int packets
+    if vm.may_compress and (vm.always_compress or _link_busy(self, vm, k)):
+        cpu = size / vm.compress_rate  # compression_seconds
+        saved = size * vm.compressibility
+        payload -= saved
+        vm.saved += saved
+    self.payload_sent[vm.tier] += payload
+    packets = _frame(self, vm.leg_frame[k], payload, &wire)
+    if cpu > 0:  # FlowNetwork._send: the packets now, the flow after the CPU time (a sleep)
+        for j in range(vm.leg_nports[k]):
+            self.ports[vm.leg_ports[k * MAX_PATH + j]].packets += packets
+        wire_kept[0] = wire
+        self._push(now + cpu, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, owner,
+                   LEG_START if kind == FLOW_LEG else ALEG_START, k)
+        self.eid += 1
+        return 0
+    return _send_path(self, owner, k, now, &vm.leg_ports[k * MAX_PATH], vm.leg_nports[k], wire,
+                      packets, vm.peer_latency, 1.0, kind)
+
+
+cdef int _wb_next(Engine self, int32_t s, double now) except -1 nogil:
+    """write_back once its copies are sent: its metadata record after the data (if any), then
+    the wait for its legs."""
+    cdef Slot* slot = &self.slots[s]
+    if self.vms[slot.vm].metadata_size:
         if slot.local_done > now:
             self._schedule(now + (slot.local_done - now), s, META_WAIT)  # = sleep()'s time
             return 0
@@ -487,6 +506,13 @@ cdef int _wb_admitted(Engine self, int32_t s, double now) except -1 nogil:
     goes on."""
     cdef Slot* slot = &self.slots[s]
     cdef int32_t v = slot.vm
+    if slot.lag:  # its copies sent asynchronously: ReplicaLag.acknowledged
+        _lag_acknowledged(self, s)
+        if slot.arrived > slot.local_done:  # it waited for room in the send buffer: network time
+            _record(self, s, now, slot.local_done - slot.issued, slot.arrived - slot.local_done,
+                    0.0, self.path_write, now - slot.arrived)
+            _serial_done(self, v, now)
+            return _slot_done(self, s, now)
     if slot.critical < 0:
         _record(self, s, now, slot.arrived - slot.issued, 0.0, 0.0, self.path_write,
                 now - slot.arrived)
@@ -787,17 +813,22 @@ cdef double _array_batch(Engine self, int32_t fi, double now) except? -1 nogil:
     return done - now + self.host_ack[f.host]
 
 
-cdef inline void _left(Engine self, DestagerState* d, int64_t vm, int64_t size, uint32_t held
-                       ) noexcept nogil:
-    """Destager._release for one write that left the buffer: its single-copy and short-of-peers
-    bytes counted down; its holders drop their copies (Host._drop_replicas)."""
+cdef inline int _left(Engine self, int32_t h, int64_t vm, int64_t offset, int64_t size,
+                      uint32_t held) except -1 nogil:
+    """Destager._release for one write that left host ``h``'s buffer: its single-copy and
+    short-of-peers bytes counted down; its holders drop their copies (Host._drop_replicas; once
+    the host has acknowledged an asynchronous write, ReplicaLag.destaged)."""
+    cdef DestagerState* d = &self.dest[h]
     if held == 0:
         d.single_copy -= size
     if _held_count(held) < self.vms[vm].promised:
         d.short -= size
+    if self.lag[h].tracking:
+        return _lag_destaged(self, &self.lag[h], vm, offset, size, held)
     while held:
         self.replica_bytes[(held & 0xFFFF) - 1] -= size
         held >>= 16
+    return 0
 
 
 cdef int _destaged(Engine self, int32_t fi, double now) except -1 nogil:
@@ -814,10 +845,11 @@ cdef int _destaged(Engine self, int32_t fi, double now) except -1 nogil:
         for k in range(f.n_items):
             slot = <int32_t>f.owners[k].vm
             if _hw_release(&d.hw, slot, f.owners[k].size):
-                _left(self, d, d.hw.vm[slot], d.hw.size[slot], d.hw.held[slot])
+                _left(self, f.host, d.hw.vm[slot], d.hw.offset[slot], d.hw.size[slot],
+                      d.hw.held[slot])
     else:
         for k in range(f.n_items):
-            _left(self, d, f.items[k].vm, f.items[k].size, f.held[k])
+            _left(self, f.host, f.items[k].vm, f.items[k].offset, f.items[k].size, f.held[k])
     f.n_items = 0
     f.n_runs = 0
     return _admit_waiting(self, f.host, now)
@@ -1004,6 +1036,7 @@ cdef int _setup_peers(Engine self, list hosts) except -1:
     latency and acknowledgement, "memory" replication; each host's replica counters."""
     cdef Py_ssize_t i, k, j
     cdef VmState* vm
+    _setup_lag(self, len(hosts), any(vm.async_replication for vm in self._vms))
     self.replica_bytes = <int64_t*>calloc(max(1, len(hosts)), sizeof(int64_t))
     self.payload_sent = <double*>calloc(max(1, len(hosts)), sizeof(double))
     if self.replica_bytes == NULL or self.payload_sent == NULL:
@@ -1020,6 +1053,8 @@ cdef int _setup_peers(Engine self, list hosts) except -1:
         vm.peer_latency = machine.peer_latency
         vm.ack_time = machine._ack_time
         vm.memory_ack = machine._memory_ack
+        vm.async_rep = machine.async_replication
+        vm.send_buffer = machine.send_buffer
         vm.may_compress = machine._may_compress
         vm.always_compress = machine._always_compress
         vm.compressibility = machine._compressibility
@@ -1084,6 +1119,9 @@ cdef int _destagers_out(Engine self) except -1:
         destager.short_bytes = d.short
         destager.host.replica_bytes = self.replica_bytes[h]
         destager.host.replica_payload_sent = self.payload_sent[h]
+        lag = destager.host.replica_lag  # (its counts by item stay the engine's)
+        lag.bytes = self.lag[h].bytes
+        lag.tracking = self.lag[h].tracking
         destager.accepted_bytes = d.accepted
         destager.destaged_bytes = d.destaged
         destager.batches = d.batches

@@ -123,16 +123,6 @@ class Host:
         self.destager.peer_failed(peer)
         self.replica_lag.peer_failed(peer)
 
-    def at_risk_bytes(self, short: int | None = None) -> int:
-        """Acknowledged bytes held in fewer copies than their VM's policy promises (a durable
-        tier): the destager's short writes (``short`` bytes, if given: as the native engine
-        counted them) and the asynchronous writes no copy of which has reached a peer yet, each
-        write counted once (a lagging write that also lost a peer is both)."""
-        lag = self.replica_lag
-        if short is None:
-            short = self.destager.short_bytes
-        return short + lag.bytes - lag.short_bytes(self.destager.promised)
-
     def reaches(self, peer: Host) -> bool:
         """Can this host replicate to ``peer`` now: ``peer``'s tier up, and neither's peer ports
         down."""
