@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from support.paths import ROOT
 
@@ -50,6 +50,9 @@ def test_a_damaged_gzip_file_is_the_projects_error(tmp_path: Path) -> None:
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(tail=st.binary(max_size=200), fmt=st.sampled_from([None, *FORMATS]))
+# found at random by the suite (stop 53): a stored block whose lengths do not match raises
+# zlib.error inside pandas' reader, which the CSV importers did not catch
+@example(tail=b"\x08" + bytes(12), fmt="msr")
 def test_garbage_after_the_gzip_magic_ends_in_the_projects_error(
     tmp_path: Path, tail: bytes, fmt: str | None
 ) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import re
 import warnings
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,15 @@ class RowChunks:
                 engine="c",
                 compression="gzip" if is_gzip(self.path) else None,
             )
-        except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError, EOFError) as exc:
+        # (a damaged gzip stream: zlib.error where its first block is read)
+        except (
+            pd.errors.ParserError,
+            UnicodeDecodeError,
+            ValueError,
+            OSError,
+            EOFError,
+            zlib.error,
+        ) as exc:
             raise self._locate(self.skip_lines + 1, exc) from None
         with reader:
             while True:
@@ -88,6 +97,7 @@ class RowChunks:
                     ValueError,
                     OSError,
                     EOFError,
+                    zlib.error,
                 ) as exc:
                     raise self._locate(self.skip_lines + rows_read + 1, exc) from None
                 rows_read += len(frame)
