@@ -6,17 +6,19 @@ formats' imports replayed by both engines, counted by outcome.
 
 Run from the repository root:
 
-    .venv/bin/python bench/fuzz_inputs.py [--imports 2000] [--replays 500] [--points 5000]
-                                          [--tiers 200] [--drives 100] [--seed 1] [--out DIR]
+    .venv/bin/python bench/fuzz_inputs.py [--imports 2000] [--gzip 1000] [--replays 500]
+                                          [--points 5000] [--tiers 200] [--drives 100] [--seed 1]
+                                          [--out DIR]
 
 ``--imports`` cases per import format (each imported with its format given and guessed, and its
-scenario built); ``--replays`` cases per trace format (imported, then replayed for at most two
-simulated seconds by the Python engine and by the native one, which must agree bit for bit);
-``--points`` cases read calibrate's points only (fast); ``--tiers`` and ``--drives`` cases fit a
-device (about a second each). Each outcome is ``ok`` (imported, points
-read, or a device fitted whose table validates), ``project error`` (a ``ScenarioError``, by its
-first field) or ``finding`` (anything else: the case's file is kept in ``--out`` with its
-traceback). Prints a table; exit status 1 if any finding.
+scenario built); ``--gzip`` the same with the valid file gzip-compressed and then damaged (its
+deflate stream, its trailer, cut short, bytes appended, its header); ``--replays`` cases per
+trace format (imported, then replayed for at most two simulated seconds by the Python engine and
+by the native one, which must agree bit for bit); ``--points`` cases read calibrate's points only
+(fast); ``--tiers`` and ``--drives`` cases fit a device (about a second each). Each outcome is
+``ok`` (imported, points read, or a device fitted whose table validates), ``project error`` (a
+``ScenarioError``, by its first field) or ``finding`` (anything else: the case's file is kept in
+``--out`` with its traceback). Prints a table; exit status 1 if any finding.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 # isort: split
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from support.mutations import mutated  # noqa: E402
+from support.mutations import damaged_gzip, mutated  # noqa: E402
 from support.native import assert_same  # noqa: E402
 from traces import test_import_fuzz as imports  # noqa: E402
 from workloads import test_calibrate_fuzz as cases  # noqa: E402
@@ -66,14 +68,25 @@ def _project_error(error: ScenarioError, kind: str, tally: Counter[str]) -> None
     tally[f"{kind}: project error ({where.split('.')[0].split('[')[0]})"] += 1
 
 
-def _run_imports(count: int, random_seed: int, out: Path, tally: Counter[str]) -> None:
+def _run_imports(
+    count: int, random_seed: int, out: Path, tally: Counter[str], gzipped: bool = False
+) -> None:
+    """``count`` mutated files of each format imported (``gzipped``: the valid file compressed,
+    then damaged)."""
     if count <= 0:
         return
     for format_name in sorted(imports.SAMPLES):
         # with the format given and guessed
         checks = [partial(_imported, given=format_name), partial(_imported, given=None)]
         _mutant_cases(
-            f"import {format_name}", format_name, checks, count, random_seed, out, tally
+            f"import {format_name}{' gzip' if gzipped else ''}",
+            format_name,
+            checks,
+            count,
+            random_seed,
+            out,
+            tally,
+            damaged_gzip if gzipped else mutated,
         )()
 
 
@@ -118,9 +131,10 @@ def _mutant_cases(
     random_seed: int,
     out: Path,
     tally: Counter[str],
+    mutation: Callable[[str], st.SearchStrategy[bytes]] = mutated,
 ) -> Any:
-    """``count`` mutated files of ``format_name``, each through every one of ``checks`` (which
-    return the outcome's label), counted under ``kind``."""
+    """``count`` files of ``format_name`` changed by ``mutation``, each through every one of
+    ``checks`` (which return the outcome's label), counted under ``kind``."""
 
     @seed(random_seed)
     @settings(
@@ -128,7 +142,7 @@ def _mutant_cases(
     )
     @given(data=st.data())
     def one(data: st.DataObject) -> None:
-        mutant = data.draw(mutated(imports.SAMPLES[format_name]))
+        mutant = data.draw(mutation(imports.SAMPLES[format_name]))
         with tempfile.TemporaryDirectory(prefix="simcache-fuzz-") as folder:
             path = Path(folder) / "input"
             path.write_bytes(mutant)
@@ -185,6 +199,7 @@ def _run(kind: str, count: int, random_seed: int, out: Path, tally: Counter[str]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--imports", type=int, default=2000)
+    parser.add_argument("--gzip", type=int, default=1000)
     parser.add_argument("--replays", type=int, default=500)
     parser.add_argument("--points", type=int, default=5000)
     parser.add_argument("--tiers", type=int, default=200)
@@ -199,6 +214,9 @@ def main() -> int:
     started = time.perf_counter()
     _run_imports(args.imports, args.seed, args.out, tally)
     print(f"imports: {args.imports} cases a format in {time.perf_counter() - started:.0f} s")
+    started = time.perf_counter()
+    _run_imports(args.gzip, args.seed, args.out, tally, gzipped=True)
+    print(f"gzip: {args.gzip} cases a format in {time.perf_counter() - started:.0f} s")
     started = time.perf_counter()
     _run_replays(args.replays, args.seed, args.out, tally)
     print(f"replays: {args.replays} cases a format in {time.perf_counter() - started:.0f} s")

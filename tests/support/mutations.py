@@ -1,13 +1,16 @@
 """Mutations of text files for the fuzz tests: lines flipped, cut, repeated, swapped, truncated,
 inserted, and fields replaced with numbers and words that do not belong (the importers' fuzzer,
-``tests/traces/test_import_fuzz.py``, and calibrate's, ``tests/workloads/test_calibrate_fuzz.py``).
+``tests/traces/test_import_fuzz.py``, and calibrate's, ``tests/workloads/test_calibrate_fuzz.py``);
+and gzip files of them damaged (``tests/traces/test_import_gzip.py``).
 """
 
 from __future__ import annotations
 
+import gzip
+
 from hypothesis import strategies as st
 
-__all__ = ["JUNK", "mutated"]
+__all__ = ["JUNK", "damaged_gzip", "mutated"]
 
 JUNK = [
     "",
@@ -63,3 +66,26 @@ def mutated(draw: st.DrawFn, text: str) -> bytes:
                 raw[draw(st.integers(0, len(raw) - 1))] = draw(st.integers(0, 255))
             lines[i] = raw.decode("utf-8", errors="surrogateescape")
     return "\n".join(lines).encode("utf-8", errors="surrogateescape")
+
+
+GZIP_HEADER = 10
+"""Bytes of a gzip member's header (no name, no comment): its deflate stream follows."""
+
+
+@st.composite
+def damaged_gzip(draw: st.DrawFn, text: str) -> bytes:
+    """``text`` gzip-compressed, then damaged one way: bytes of the deflate stream or its trailer
+    replaced (a bad block, a wrong CRC or size), the file cut short, bytes appended (a second
+    member that is not one), or a byte of the header replaced."""
+    data = bytearray(gzip.compress(text.encode(), mtime=0))
+    how = draw(st.sampled_from(["stream", "cut", "appended", "header"]))
+    if how == "stream":
+        for _ in range(draw(st.integers(1, 4))):
+            data[draw(st.integers(GZIP_HEADER, len(data) - 1))] = draw(st.integers(0, 255))
+    elif how == "cut":
+        del data[draw(st.integers(2, len(data) - 1)) :]
+    elif how == "appended":
+        data += draw(st.binary(min_size=1, max_size=40))
+    else:
+        data[draw(st.integers(2, GZIP_HEADER - 1))] = draw(st.integers(0, 255))
+    return bytes(data)
