@@ -899,6 +899,12 @@ VALID_SETTINGS: tuple[tuple[Any, ...], ...] = (
     _at(("cluster", "destager", "concurrency"), (1, 3, 16)),
     _at(("run", "sample_interval"), ("0.1s", "0.33s")),
     _at(("groups", 0, "workload", "sizes"), ("3KiB", "512B", {"6KiB": 0.5, "1MiB": 0.5})),
+    # asynchronous replicas (a WB+1 or WB+2 group's; ignored by the others) through a send buffer
+    # that rarely fills, or one that holds a single copy of most writes
+    tuple(
+        {"groups": {0: {"replication": _Set("async"), "replication_buffer": _Set(size)}}}
+        for size in ("4MiB", "64KiB")
+    ),
 )
 
 
