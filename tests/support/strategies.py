@@ -965,9 +965,11 @@ def _short(value: Any) -> str:
 
 
 @st.composite
-def fuzzed_scenario_files(draw: st.DrawFn) -> FuzzCase:
+def fuzzed_scenario_files(draw: st.DrawFn, settings_only: bool = False) -> FuzzCase:
     """A valid scenario (a generated one or a library file) mutated 1-3 times, written as TOML,
-    sometimes corrupted byte-wise."""
+    sometimes corrupted byte-wise; ``settings_only``: by valid settings only
+    (:data:`VALID_SETTINGS`), never corrupted, so that most cases stay valid (the engines'
+    comparison, ``bench/fuzz.py --valid-settings``)."""
     library = draw(st.sampled_from([None, None, *LIBRARY]))
     if library is None:
         data: ScenarioDict = copy.deepcopy(draw(valid_scenarios()))
@@ -977,9 +979,10 @@ def fuzzed_scenario_files(draw: st.DrawFn) -> FuzzCase:
             data = tomllib.load(file)
         mutations = [f"base: scenarios/{library.name}"]
     for _ in range(draw(st.integers(1, 3))):
-        mutations.append(draw(st.sampled_from(MUTATIONS))(draw, data))
+        mutate = _mutate_setting if settings_only else draw(st.sampled_from(MUTATIONS))
+        mutations.append(mutate(draw, data))
     text = to_toml(data).encode("utf-8")
-    if draw(st.integers(0, 4)) == 0:
+    if not settings_only and draw(st.integers(0, 4)) == 0:
         done, text = _corrupt_bytes(draw, text)
         mutations.append(done)
     return FuzzCase(mutations, text)
