@@ -208,7 +208,7 @@ def _warm_caches(
             cache.hold_whole(whole)
             continue
         share = cache.capacity_lines // len(residents)
-        cache.reserve(sum(min(share, lines) for lines in needed.values()))
+        cache.reserve(sum(min(share, lines) for lines in needed.values()), stop_requested)
         for vm in residents:
             # (stopped: the run then stops at its first poll)
             cache.fill(vm.index, min(share, needed[vm.index]), stop_requested)

@@ -383,6 +383,31 @@ def test_a_deadline_stops_a_warm_cache_filling_line_by_line() -> None:
     assert [host.cache.occupied_bytes for host in filled.hosts] == [8 * 2**30] * 2
 
 
+def test_a_stop_while_a_huge_warm_index_is_made_leaves_it_unmade() -> None:
+    """A warm start sizes each cache's index for every line it will fill (``ReadCache.reserve``):
+    for hundreds of millions of lines that alone took seconds before the fill's first poll (a
+    fuzzed case with 51 warm VMs overshot a 1 s deadline by 6 s, stop 53). The empty index is made
+    a million slots between polls: a stop asked for while it is made leaves the index as it was,
+    and the fill then inserts nothing. Here 16 GiB of 4 KiB lines a host to fill from a 64 GiB
+    disk (8 million slots): the stop test turns true at its third question."""
+    scenario = small(
+        workload={"mode": "open", "iops": 100, "working_set": "64GiB"},
+        cluster={"cache": {"warm": True, "line": "4KiB", "capacity": "16GiB"}},
+    )
+    asked = []
+
+    def third_question() -> bool:
+        asked.append(True)
+        return len(asked) >= 3
+
+    stopped = build(scenario, 1, stop_requested=third_question)
+    # host0's index: two million slots made, stopped at the third question; then one question
+    # each for host0's fill, host1's index and host1's fill
+    assert len(asked) == 6
+    assert [len(host.cache._slots) for host in stopped.hosts] == [16, 16]  # still the smallest
+    assert [host.cache.occupied_bytes for host in stopped.hosts] == [0, 0]
+
+
 def test_run_until_polls_every_so_many_events_and_stops_where_it_is() -> None:
     env = simpy.Environment()
 

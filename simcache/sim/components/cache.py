@@ -98,6 +98,27 @@ def _empty_slots(size: int) -> vec[i32]:
     return slots
 
 
+_SLOTS_BETWEEN_POLLS: Final = 1 << 20
+"""Empty slots :meth:`ReadCache.reserve` makes between two polls of its stop test (about 10 ms
+compiled)."""
+
+
+def _empty_slots_unless(size: int, stop_requested: Callable[[], bool]) -> vec[i32]:
+    """:func:`_empty_slots`, or fewer slots if ``stop_requested()`` turned true on the way (asked
+    every :data:`_SLOTS_BETWEEN_POLLS` slots: a warm start's index of hundreds of millions of slots
+    takes seconds, which a deadline or a cancel must not wait for)."""
+    slots = vec[i32](capacity=size)
+    made = 0
+    while made < size:
+        if stop_requested():
+            return slots
+        end = min(size, made + _SLOTS_BETWEEN_POLLS)
+        for _ in range(made, end):
+            slots = append(slots, _EMPTY)
+        made = end
+    return slots
+
+
 class ReadCache:
     """LRU set of (vm, line) keys holding ``capacity_lines`` lines of ``line_bytes`` bytes
     (:func:`simcache.physics.cluster.read_cache_lines`).
@@ -201,15 +222,24 @@ class ReadCache:
         self._mask = len(self._slots) - 1
         self._place_lines()
 
-    def reserve(self, lines: int) -> None:
+    def reserve(self, lines: int, stop_requested: Callable[[], bool] | None = None) -> None:
         """Size the index now for ``lines`` more lines (a warm start's fill): the size the inserts'
         doublings would reach, without placing every cached line again at each doubling (the same
-        table, so the same answers; about half the fill's time)."""
+        table, so the same answers; about half the fill's time). If ``stop_requested()`` turns
+        true while the empty index is made, the index stays as it was (the fill then stops at
+        once)."""
         size = len(self._slots)
         while 2 * (self._count + lines) > size:
             size *= 2
         if size > len(self._slots):
-            self._slots = _empty_slots(size)
+            slots = (
+                _empty_slots(size)
+                if stop_requested is None
+                else _empty_slots_unless(size, stop_requested)
+            )
+            if len(slots) < size:  # stopped
+                return
+            self._slots = slots
             self._mask = size - 1
             self._place_lines()
 
