@@ -29,6 +29,15 @@ __all__ = ["CHUNK_ROWS", "INT64_MAX", "RowChunks", "Rows", "option_text", "split
 
 CHUNK_ROWS = 1 << 16
 """Rows parsed and checked at a time (the trace builder's block size)."""
+_UNREADABLE = (
+    pd.errors.ParserError,
+    UnicodeDecodeError,
+    ValueError,
+    OSError,
+    EOFError,
+    zlib.error,  # a damaged gzip stream
+)
+"""What pandas' reader raises at rows it cannot read (the error then names the line)."""
 INT64_MAX = int(np.iinfo(np.int64).max)
 
 
@@ -70,15 +79,7 @@ class RowChunks:
                 engine="c",
                 compression="gzip" if is_gzip(self.path) else None,
             )
-        # (a damaged gzip stream: zlib.error where its first block is read)
-        except (
-            pd.errors.ParserError,
-            UnicodeDecodeError,
-            ValueError,
-            OSError,
-            EOFError,
-            zlib.error,
-        ) as exc:
+        except _UNREADABLE as exc:
             raise self._locate(self.skip_lines + 1, exc) from None
         with reader:
             while True:
@@ -90,15 +91,7 @@ class RowChunks:
                         frame = next(reader)
                 except StopIteration:
                     return
-                except (
-                    pd.errors.ParserError,
-                    pd.errors.ParserWarning,
-                    UnicodeDecodeError,
-                    ValueError,
-                    OSError,
-                    EOFError,
-                    zlib.error,
-                ) as exc:
+                except (pd.errors.ParserWarning, *_UNREADABLE) as exc:
                     raise self._locate(self.skip_lines + rows_read + 1, exc) from None
                 rows_read += len(frame)
                 empty = frame.isna().all(axis=1).to_numpy()
