@@ -238,6 +238,29 @@ cdef struct VmState:
     double* cumulative  # its cumulative sums (levels + 1)
 
 
+cdef int _ring_put(int32_t** ring, int64_t* head, int64_t* count, int64_t* cap, int32_t value
+                   ) except -1 nogil:
+    """Append ``value`` to a ring of int32 (a FIFO of slots: ``ring[head]`` is the oldest of
+    ``count``), doubled (from 16 places) when full."""
+    cdef int64_t grown_cap, k
+    cdef int32_t* grown
+    if count[0] == cap[0]:
+        grown_cap = 2 * cap[0] if cap[0] else 16
+        grown = <int32_t*>malloc(grown_cap * sizeof(int32_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        for k in range(count[0]):
+            grown[k] = ring[0][(head[0] + k) % cap[0]]
+        free(ring[0])
+        ring[0] = grown
+        head[0] = 0
+        cap[0] = grown_cap
+    ring[0][(head[0] + count[0]) % cap[0]] = value
+    count[0] += 1
+    return 0
+
+
 cdef inline int64_t _floor_div(int64_t a, int64_t b) noexcept nogil:
     """Python's ``a // b`` (``b`` > 0), where C (cdivision) rounds a negative ``a`` toward zero:
     the last line of an empty I/O at offset 0, ``(0 + 0 - 1) // line``, is -1 (no line)."""

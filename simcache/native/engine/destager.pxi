@@ -477,27 +477,11 @@ cdef int _wb_acked(Engine self, int32_t s, double now) except -1 nogil:
     cdef Slot* slot = &self.slots[s]
     cdef int32_t h = self.vms[slot.vm].tier
     cdef DestagerState* d = &self.dest[h]
-    cdef int64_t cap, k
-    cdef int32_t* grown
     slot.arrived = now  # acked_at
     if d.w_count == 0 and d.backlog + slot.size <= d.capacity:
         _enqueue(self, h, slot.vm, slot.offset, slot.size, now)
         return _wb_admitted(self, s, now)
-    if d.w_count == d.w_cap:
-        cap = 2 * d.w_cap if d.w_cap else 16
-        grown = <int32_t*>malloc(cap * sizeof(int32_t))
-        if grown == NULL:
-            with gil:
-                raise MemoryError()
-        for k in range(d.w_count):
-            grown[k] = d.waiting[(d.w_head + k) % d.w_cap]
-        free(d.waiting)
-        d.waiting = grown
-        d.w_head = 0
-        d.w_cap = cap
-    d.waiting[(d.w_head + d.w_count) % d.w_cap] = s
-    d.w_count += 1
-    return 0
+    return _ring_put(&d.waiting, &d.w_head, &d.w_count, &d.w_cap, s)
 
 
 cdef int _wb_admitted(Engine self, int32_t s, double now) except -1 nogil:
@@ -506,14 +490,14 @@ cdef int _wb_admitted(Engine self, int32_t s, double now) except -1 nogil:
     goes on."""
     cdef Slot* slot = &self.slots[s]
     cdef int32_t v = slot.vm
+    cdef bint waited_for_room = False
     if slot.lag:  # its copies sent asynchronously: ReplicaLag.acknowledged
         _lag_acknowledged(self, s)
-        if slot.arrived > slot.local_done:  # it waited for room in the send buffer: network time
-            _record(self, s, now, slot.local_done - slot.issued, slot.arrived - slot.local_done,
-                    0.0, self.path_write, now - slot.arrived)
-            _serial_done(self, v, now)
-            return _slot_done(self, s, now)
-    if slot.critical < 0:
+        waited_for_room = slot.arrived > slot.local_done
+    if waited_for_room:  # for room in the send buffer: network time
+        _record(self, s, now, slot.local_done - slot.issued, slot.arrived - slot.local_done,
+                0.0, self.path_write, now - slot.arrived)
+    elif slot.critical < 0:
         _record(self, s, now, slot.arrived - slot.issued, 0.0, 0.0, self.path_write,
                 now - slot.arrived)
     else:

@@ -219,8 +219,6 @@ cdef int _async_start(Engine self, int32_t s, double now) except -1 nogil:
     cdef LagState* l = &self.lag[vm.tier]
     cdef int32_t r = _async_new(self)
     cdef AsyncWrite* w = &self.asyncs[r]
-    cdef int64_t cap, k
-    cdef int32_t* grown
     w.host = vm.tier
     w.vm = slot.vm
     w.offset = slot.offset
@@ -234,21 +232,7 @@ cdef int _async_start(Engine self, int32_t s, double now) except -1 nogil:
     if l.b_count == 0 and _lag_fits(l, vm, slot.size):
         _lag_enter(l, vm, slot.size)
         return _async_send(self, s, now)
-    if l.b_count == l.b_cap:
-        cap = 2 * l.b_cap if l.b_cap else 16
-        grown = <int32_t*>malloc(cap * sizeof(int32_t))
-        if grown == NULL:
-            with gil:
-                raise MemoryError()
-        for k in range(l.b_count):
-            grown[k] = l.blocked[(l.b_head + k) % l.b_cap]
-        free(l.blocked)
-        l.blocked = grown
-        l.b_head = 0
-        l.b_cap = cap
-    l.blocked[(l.b_head + l.b_count) % l.b_cap] = s
-    l.b_count += 1
-    return 0
+    return _ring_put(&l.blocked, &l.b_head, &l.b_count, &l.b_cap, s)
 
 
 cdef int _async_send(Engine self, int32_t s, double now) except -1 nogil:

@@ -505,23 +505,7 @@ cdef double _array_write(ArrayState* a, ArrayWrites* w, double now, int64_t vm, 
 
 cdef int _serial_wait(VmState* vm, int32_t s) except -1 nogil:
     """serialized_write: slot ``s``'s write waits for its turn."""
-    cdef int64_t cap, k
-    cdef int32_t* grown
-    if vm.q_count == vm.q_cap:
-        cap = 2 * vm.q_cap if vm.q_cap else 8
-        grown = <int32_t*>malloc(cap * sizeof(int32_t))
-        if grown == NULL:
-            with gil:
-                raise MemoryError()
-        for k in range(vm.q_count):
-            grown[k] = vm.serial_q[(vm.q_head + k) % vm.q_cap]
-        free(vm.serial_q)
-        vm.serial_q = grown
-        vm.q_head = 0
-        vm.q_cap = cap
-    vm.serial_q[(vm.q_head + vm.q_count) % vm.q_cap] = s
-    vm.q_count += 1
-    return 0
+    return _ring_put(&vm.serial_q, &vm.q_head, &vm.q_count, &vm.q_cap, s)
 
 
 cdef int _serial_done(Engine self, int32_t v, double now) except -1 nogil:

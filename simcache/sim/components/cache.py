@@ -90,27 +90,19 @@ def holds_whole(disk_lines: list[int], capacity_lines: int) -> bool:
     return bool(disk_lines) and max(disk_lines) <= capacity_lines // len(disk_lines)
 
 
-def _empty_slots(size: int) -> vec[i32]:
-    """An index of ``size`` empty slots."""
-    slots = vec[i32](capacity=size)
-    for _ in range(size):
-        slots = append(slots, _EMPTY)
-    return slots
-
-
 _SLOTS_BETWEEN_POLLS: Final = 1 << 20
-"""Empty slots :meth:`ReadCache.reserve` makes between two polls of its stop test (about 10 ms
+"""Empty slots :func:`_empty_slots` makes between two polls of its stop test (about 10 ms
 compiled)."""
 
 
-def _empty_slots_unless(size: int, stop_requested: Callable[[], bool]) -> vec[i32]:
-    """:func:`_empty_slots`, or fewer slots if ``stop_requested()`` turned true on the way (asked
-    every :data:`_SLOTS_BETWEEN_POLLS` slots: a warm start's index of hundreds of millions of slots
-    takes seconds, which a deadline or a cancel must not wait for)."""
+def _empty_slots(size: int, stop_requested: Callable[[], bool] | None = None) -> vec[i32]:
+    """An index of ``size`` empty slots; fewer if ``stop_requested()`` turned true on the way
+    (asked every :data:`_SLOTS_BETWEEN_POLLS` slots: a warm start's index of hundreds of millions
+    of slots takes seconds, which a deadline or a cancel must not wait for)."""
     slots = vec[i32](capacity=size)
     made = 0
     while made < size:
-        if stop_requested():
+        if stop_requested is not None and stop_requested():
             return slots
         end = min(size, made + _SLOTS_BETWEEN_POLLS)
         for _ in range(made, end):
@@ -232,11 +224,7 @@ class ReadCache:
         while 2 * (self._count + lines) > size:
             size *= 2
         if size > len(self._slots):
-            slots = (
-                _empty_slots(size)
-                if stop_requested is None
-                else _empty_slots_unless(size, stop_requested)
-            )
+            slots = _empty_slots(size, stop_requested)
             if len(slots) < size:  # stopped
                 return
             self._slots = slots
