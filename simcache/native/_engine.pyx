@@ -70,7 +70,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from simcache.sim.kernel.signals import Signal
+from simcache.sim.kernel.clock import trigger
+from simcache.sim.kernel.signals import Signal, process_now
 
 _LOSS_POLICIES = ("write_through", "degrade", "stall")  # VmState.on_peer_loss: LOSS_*
 
@@ -167,6 +168,13 @@ cdef class Engine:
     cdef int32_t vmotion_count, vmotions_started, vmotions_listed
     cdef list _vmotion_records
     cdef object _vmotions_out
+    # Python events the engine queues or delivers (PY_EVENT, FLOW_PY), by number: a transfer's
+    # simpy.Event (Engine.transfer), a degrading VM's settled Signal; the one whose processing
+    # the loop stopped for (HOOKED: its number; -1: none)
+    cdef dict _py
+    cdef int64_t py_next
+    cdef public int64_t hook
+    cdef int64_t take_serial  # the batches taken so far (FlusherState.taken: their order)
     cdef double* host_ack  # per host: storage_tx.acknowledgement
     cdef double* host_latency  # per host: storage_tx.latency
     # per framing key (a host's storage port's below the host count, then the peer ports'):
@@ -414,6 +422,8 @@ cdef class Engine:
         self.record_count = 0
         self.narrow = False
         self._vmotion_records = []
+        self._py = {}
+        self.hook = -1
 
     def begin(self, clock) -> None:
         """Queue each VM's start at the clock's time, URGENT, with the clock's next event ids,
@@ -713,6 +723,8 @@ cdef class Engine:
                 _miss_done(self, entry.slot, entry.time)
             elif entry.kind == LONE:
                 _lone_delivered(self, entry.slot, entry.aux, entry.time)
+                if self.hook >= 0:  # a Python process's transfer (FLOW_PY)
+                    return HOOKED
             elif entry.kind == WAKE:
                 _wake(self, entry.aux, entry.time)
             elif entry.kind == WT_ARRIVED:
@@ -756,6 +768,9 @@ cdef class Engine:
                 _async_send(self, entry.slot, entry.time)
             elif entry.kind == ALEG_START:
                 _aleg_start(self, entry.slot, <int32_t>entry.aux, entry.time)
+            elif entry.kind == PY_EVENT:  # processed in Python (Engine.hook)
+                self.hook = entry.aux
+                return HOOKED
             elif entry.kind == STORAGE_BACK:
                 _storage_back(self, <int32_t>entry.aux, entry.time)
             elif entry.kind == TURN:
@@ -772,11 +787,92 @@ cdef class Engine:
     def run(self, double head_time, int64_t head_key, int64_t budget=-1) -> bool:
         """Process the native events that run before (``head_time``, ``head_key``), the first
         Python event, at most ``budget`` of them (-1: no limit); True if the budget ran out
-        first."""
+        first, or if the last event taken is to be processed in Python (``hook`` is then its
+        number: :meth:`fire_hook`)."""
         cdef int outcome
         with nogil:
             outcome = self._loop(head_time, head_key, budget)
-        return outcome == PAUSED
+        return outcome != REACHED
+
+    def fire_hook(self, clock) -> None:
+        """Process the Python event the loop stopped for (``hook``), at the engine's time, with
+        the clock's event ids continuing from the engine's, the state written out before
+        (:meth:`sync_out`): a transfer's ``simpy.Event`` triggered with its delivery time, a
+        settled ``Signal`` with None, each processed now (``process_now``: its callbacks, a
+        SimPy process waiting for it resumed)."""
+        event = self._py.pop(self.hook)
+        self.hook = -1
+        clock.move_to(self.now)
+        self.eid = clock.eid
+        trigger(event, None if isinstance(event, Signal) else self.now)
+        process_now(event)
+
+    def transfer(
+        self, clock, list path, double wire, int64_t packets, double latency
+    ) -> object:
+        """``FlowNetwork.transfer`` (weight 1, no start delay) from a Python process of the
+        run (a resync, a Python event): the flow is the engine's, sharing its ports with the
+        engine's transfers; its ``simpy.Event`` (returned) is triggered with its delivery time
+        and processed in Python when it is delivered (:meth:`fire_hook`). Scheduled with the
+        clock's event ids; the ports shown to the Python network again after (a sample may come
+        next with no sync in between)."""
+        cdef int32_t ports[MAX_PATH]
+        cdef Py_ssize_t k
+        if len(path) > MAX_PATH:
+            raise ValueError("a transfer's path crosses more ports than the engine's flows can")
+        for k in range(len(path)):
+            ports[k] = _port_position(self, path[k])
+        done = clock.env.event()
+        number = self.py_next
+        self.py_next += 1
+        self._py[number] = done
+        self.eid = clock.eid
+        if wire <= 0:  # FlowNetwork._deliver: nothing flows, delivered after the latency
+            self._push(clock.now + latency, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, 0,
+                       PY_EVENT, number)
+            self.eid += 1
+        else:
+            _send_path(self, 0, <int32_t>number, clock.now, ports, <int32_t>len(path), wire,
+                       packets, latency, 1.0, FLOW_PY)
+        clock.eid = self.eid
+        _ports_out(self)
+        return done
+
+    def buffered(self, int32_t h) -> list:
+        """``Destager.buffered`` of host ``h``'s native destage buffer (order "arrival"): its
+        writes accepted and not destaged, as the Python buffer's items, pending first, then the
+        batches on their way to the array in the order taken. Empty without write-back writes,
+        and under order "hash" (the selector takes a degrading VM, the one whose items a resync
+        copies, only with order "arrival")."""
+        if not self.destaging or self.dest[h].hashed:
+            return []
+        return [
+            (vm, offset, size, self._held_hosts(held), held == 0)
+            for vm, offset, size, held in _buffered(self, h)
+        ]
+
+    def add_holder(self, int32_t h, items, int32_t holder) -> int64_t:
+        """``Destager.add_holder`` on host ``h``'s native destage buffer: a resync copied
+        ``items`` (a Counter of buffered items, each as many times as counted) to host
+        ``holder``; those still buffered, matched by VM, offset and size among the writes
+        ``holder`` does not hold, in ``buffered``'s order, name it among their holders (the
+        single-copy and short-of-peers bytes counted down). Returns the bytes that now have
+        ``holder``'s copy."""
+        if not self.destaging or self.dest[h].hashed:
+            raise RuntimeError("add_holder on a native destage buffer the resync did not read")
+        left = {}
+        for item, count in items.items():
+            key = (item[0], item[1], item[2])
+            left[key] = left.get(key, 0) + count
+        return _add_holder(self, h, left, holder)
+
+    cdef tuple _held_hosts(self, uint32_t held):
+        """The hosts a packed holders' word names (``_holders``), in order."""
+        hosts = []
+        while held:
+            hosts.append(self._hosts[(held & 0xFFFF) - 1])
+            held >>= 16
+        return tuple(hosts)
 
     def precedes(self, double time, int64_t key) -> bool:
         """Whether a native event comes before (``time``, ``key``), a Python event's: whether
@@ -797,7 +893,10 @@ cdef class Engine:
         """What the native state of buffered writes and cached lines takes now (issue 35's
         compact state; bench/bench_state.py): the destage buffers' writes and the bytes their
         rings hold (a place: 16 for the write, 8 for its entry time and 4 for its holders where
-        those are kept), the read caches' lines and the bytes of their slots and recency logs."""
+        those are kept), the read caches' lines and the bytes of their slots and recency logs;
+        with asynchronous replication, the lag's items (distinct destage items lagging or with
+        copies due) and its tables' bytes, and the writes whose copies are not all in and their
+        pool's bytes (64 a write)."""
         cdef int64_t writes = 0, ring = 0, lines = 0, cache = 0, place
         cdef Py_ssize_t i
         if self.dest != NULL:
@@ -814,10 +913,26 @@ cdef class Engine:
                 lines += self.caches[i].count
                 cache += (self.caches[i].mask + 1) * sizeof(int32_t)
                 cache += self.caches[i].log_cap * sizeof(int64_t)
+        cdef int64_t lagging = 0, lag_table = 0, asyncs = 0
+        cdef int32_t r
+        if self.lag != NULL:
+            for i in range(self.lag_count):
+                lagging += self.lag[i].count
+                if self.lag[i].table != NULL:
+                    lag_table += (self.lag[i].mask + 1) * sizeof(LagEntry)
+        asyncs = self.async_cap
+        r = self.async_free
+        while r >= 0:  # the pool's free list: the rest are writes whose copies are not all in
+            asyncs -= 1
+            r = self.asyncs[r].next_free
         return {
             "buffered_writes": writes,
             "destage_ring_bytes": ring,
             "cached_lines": lines,
             "cache_bytes": cache,
+            "lag_items": lagging,
+            "lag_table_bytes": lag_table,
+            "async_writes": asyncs,
+            "async_pool_bytes": self.async_cap * sizeof(AsyncWrite),
         }
 

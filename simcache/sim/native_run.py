@@ -43,11 +43,15 @@ Scheduled events: vMotions without a VM (their streams compete for the peer port
 after each Python event; a link's new capacity re-rates the engine's flows on it at once,
 ``Engine.set_capacity``) and a storage ``link_down`` (its process stays Python's; what waits for the
 port waits in the engine, and the port's return is a native event, ``Engine.storage_back``) and a
-peer outage (``peer_loss``, a peer ``link_down``) where no write-back group with replicas degrades
-short of its peers (``on_peer_loss = "write_through"`` or ``"stall"``: whether the VMs are short of
-their peers, which the outage's Python process recomputes, is read back; their writes then go
-write-through, or stall in the engine until their VM's back signal, whose callback hands them back,
-``Engine.peers_back``), and a ``device_failure`` where no group writes back (its process stays
+peer outage (``peer_loss``, a peer ``link_down``: whether the VMs are short of their peers, and
+which peers they reach, which the outage's Python process recomputes, is read back; short, their
+writes go write-through (``on_peer_loss = "write_through"``), stall in the engine until their VM's
+back signal, whose callback hands them back (``"stall"``, ``Engine.peers_back``), or write back to
+the peers they reach (``"degrade"``, but for a group replicating asynchronously or destaging in
+hash order), each held by those peers only and counted in flight until it is in the buffer; the
+resync at the outage's end stays a Python process, its transfers the engine's flows
+(``Engine.transfer``), the buffer it reads and rewrites the engine's (``Engine.buffered``,
+``Engine.add_holder``), and a ``device_failure`` where no group writes back (its process stays
 Python's; the engine reads back which tier failed, empties that host's cache, lets nothing fill
 it, fails the hits in flight on it and sends its write-through writes past it), no other. The
 hosts' destagers and flushers are built as usual; with
@@ -55,11 +59,14 @@ write-back writes the native engine runs them (the Python flushers' first steps 
 events, find no work and wait for a signal nothing triggers), else they stay idle. Not
 supported (:func:`unsupported` names them): every other scheduled event (a vMotion that moves a
 VM, a host failure, a device failure where a group writes back, a peer outage that degrades
-writes). Python events (the flushers' first steps,
+asynchronous or hash-ordered writes). Python events (the flushers' first steps,
 the sampler, the "pd" controller, a slowdown's or an outage's start and end, a stalled VM's back
 signal, the resync processes a peer outage's end starts, the run's stop) stay in the kernel's
 queue, and :func:`run` merges them with the native events in the kernel's (time, priority, event
-id) order.
+id) order. A Python event the engine makes (a resync transfer's delivery, a degrading VM's
+settled signal) is a native event whose processing ends in Python: the loop stops right after
+taking it, the state is written out, and ``Engine.fire_hook`` runs its callbacks with the
+clock's event ids continuing the engine's.
 """
 
 from __future__ import annotations
@@ -170,8 +177,10 @@ def unsupported(scenario: Scenario) -> str | None:
     The reasons, in the order checked: the extension not built; a scheduled event other than a
     vMotion without a VM, a device failure where no group writes back (``scheduled event
     'device_failure' with write-back writes``), a slow device or link, a link down or peer loss (a
-    peer outage only where no write-back group with replicas degrades short of peers: ``group
-    'name': a peer outage with on_peer_loss = 'degrade'``) or a degraded or rebuilding array
+    peer outage only where no write-back group with replicas that degrades short of peers
+    replicates asynchronously or destages in hash order: ``group 'name': a peer outage with
+    on_peer_loss = 'degrade' and replication = 'async'`` or ``... and destage order 'hash'``) or a
+    degraded or rebuilding array
     (``scheduled event 'kind'``, ``a vMotion of a VM ('name')``); a write-back group
     replaying a write of 2 GiB or more (the destage buffer's native entry holds less)."""
     if not available():
@@ -183,14 +192,22 @@ def unsupported(scenario: Scenario) -> str | None:
         elif isinstance(event, LinkDown) and event.link == "storage":
             continue  # (its process stays Python's: Engine.storage_back, the port's return)
         elif isinstance(event, PeerLoss | LinkDown):  # a host's peer ports down
-            # (its process stays Python's: whether the VMs are short of their peers is read back;
-            # short, a write-back VM's writes go through or stall, as the native engine runs them)
+            # (its process stays Python's: whether the VMs are short of their peers, and which
+            # they reach, is read back; short, a write-back VM's writes go through, stall or
+            # write back to the peers they reach, as the native engine runs them; the resync
+            # stays a Python process, its flows the engine's: Engine.transfer)
             for group in scenario.groups:
                 if group.policy in ("WB+1", "WB+2") and group.on_peer_loss == "degrade":
-                    return (
-                        f"group {group.name!r}: a peer outage with on_peer_loss = "
-                        f"{group.on_peer_loss!r}"
-                    )
+                    if group.replication == "async":
+                        return (
+                            f"group {group.name!r}: a peer outage with on_peer_loss = 'degrade'"
+                            " and replication = 'async'"
+                        )
+                    if scenario.cluster.destager.order == "hash":
+                        return (
+                            f"group {group.name!r}: a peer outage with on_peer_loss = 'degrade'"
+                            " and destage order 'hash'"
+                        )
         elif isinstance(event, DeviceFailure):
             # (its process stays Python's; the engine reads back which tiers failed: with no
             # write-back write there is no destage buffer to hand over, nothing for reads to wait
@@ -375,6 +392,15 @@ def run(
         clock.eid = engine.eid
         if engine.events != events:
             clock.move_to(engine.now)
+        if engine.hook >= 0:
+            # the last native event taken is processed in Python (a resync's transfer delivered,
+            # a degrading VM's settled signal): on the Python objects, as a Python event is
+            engine.sync_out(False, lines)
+            engine.fire_hook(clock)
+            synced = True
+            if stop_requested is not None:
+                left -= engine.events - events
+            continue
         if stop_requested is not None:
             left -= engine.events - events + 1  # and the Python event next, if not paused
             # poll when the budget ran out, in one call or over several between Python events

@@ -119,9 +119,14 @@ def _resync(model: Model, host: Host) -> Generator[Any, Any, None]:
                 model.resyncs.append(record)
                 link = host.peer_txs[0].spec
                 wire, packets = framed_bytes(link, nbytes)
-                flow = model.network.transfer(
-                    host.peer_path(peer), wire, packets, latency=link.latency
-                )
+                if model.native is not None:  # the flows in flight are the engine's
+                    flow = model.native.transfer(
+                        model.clock, list(host.peer_path(peer)), wire, packets, link.latency
+                    )
+                else:
+                    flow = model.network.transfer(
+                        host.peer_path(peer), wire, packets, latency=link.latency
+                    )
                 flow.callbacks.append(_landed(model, host, peer, items, record))
                 flows.append(flow)
             yield simpy.AllOf(env, flows)
@@ -134,7 +139,10 @@ def _copies_due(model: Model, host: Host) -> dict[Host, Counter[PendingWrite]]:
     by peer to copy to."""
     due: dict[Host, Counter[PendingWrite]] = defaultdict(Counter)
     tracked = host.replica_lag.tracking
-    for item in host.destager.buffered():
+    buffered = (
+        host.destager.buffered() if model.native is None else model.native.buffered(host.index)
+    )
+    for item in buffered:
         vm = model.vms[item[WRITE_VM]]
         loss = vm.peer_loss
         held = item[WRITE_HOLDERS]
@@ -161,6 +169,9 @@ def _landed(
     def landed(_: simpy.Event) -> None:
         record["end_s"] = model.env.now
         if host.tier_up and peer.tier_up:
-            peer.replica_bytes += host.destager.add_holder(items, peer)
+            if model.native is not None:  # the destage buffers are the engine's
+                peer.replica_bytes += model.native.add_holder(host.index, items, peer.index)
+            else:
+                peer.replica_bytes += host.destager.add_holder(items, peer)
 
     return landed

@@ -9,6 +9,7 @@ Skipped when the extension is not built (install with ``SIMCACHE_NATIVE=1``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -79,8 +80,9 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
     written (WB+0/WB+1/WB+2, a vMotion without a VM) and the compressed replicas of
     compression_1gbe and the asynchronous replication of replication_protocols are in the class;
     no event but a vMotion without a VM, a slow device or link, a link down
-    (a peer outage only where the write-back groups go write-through or stall short of peers:
-    their ``on_peer_loss``) or a degraded or rebuilding array is scheduled."""
+    (a peer outage where the write-back groups go write-through or stall short of peers:
+    their ``on_peer_loss``, or degrade without asynchronous replicas or the hash order) or a
+    degraded or rebuilding array is scheduled."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
@@ -105,6 +107,7 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
         ("peer_loss.toml", "base"),
         ("peer_loss.toml", "wt"),
         ("peer_loss.toml", "stall"),
+        ("peer_loss.toml", "degrade"),
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
         scenario = _scenario(file, variant)
@@ -117,11 +120,12 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
             for event in scenario.events
         )
         for group in scenario.groups:
-            if any(
+            if group.on_peer_loss == "degrade" and any(
                 event.kind == "peer_loss" or getattr(event, "link", "") == "peer"
                 for event in scenario.events
             ):
-                assert group.policy not in ("WB+1", "WB+2") or group.on_peer_loss != "degrade"
+                assert group.replication != "async"
+                assert scenario.cluster.destager.order == "arrival"
 
 
 def test_a_slow_device_runs_natively_across_its_window() -> None:
@@ -178,6 +182,80 @@ def test_writes_stalled_by_a_peer_outage_resume_natively() -> None:
     issued, completed = fields[ISSUED], fields[COMPLETED]
     stalled = (issued > 0.55) & (issued < 1.15)
     assert stalled.sum() > 0 and np.all(completed[stalled] >= 1.2)
+
+
+def _degrading(change: Callable[[dict[str, Any]], None]) -> Scenario:
+    """peer_loss.toml's degrade variant (checks and variants dropped), changed by ``change``."""
+    data = _scenario("peer_loss.toml", "degrade").model_dump(mode="json")
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    change(data)
+    return load_scenario(data)
+
+
+def _as_written(data: dict[str, Any]) -> None:
+    """As written: 2 hosts, WB+1, host0's peer ports down from 4 to 6 s, a 4 GiB buffer that
+    destages nothing, then a resync of about 65 MB each way beside the replicas."""
+
+
+def _closed_wb2_on_1gbe(data: dict[str, Any]) -> None:
+    """3 hosts, WB+2 (each VM short of one of its two peers: its writes go to the other), closed
+    loops of 8 writes and reads of 4 or 64 KiB, 1GbE, the default destager (batches on their way
+    to the array while the resync reads the buffer): writes short of peers are in flight when
+    the outage ends, so each resync first waits for its VMs' settled signals."""
+    data["cluster"] |= {"hosts": 3, "peer_link": "1GbE"}
+    data["cluster"].pop("destager")
+    data["run"] |= {"duration": 1.2, "warmup": 0.1, "sample_interval": 0.05}
+    data["groups"][0] |= {"policy": "WB+2", "vms_per_host": 2}
+    data["groups"][0]["workload"] = {
+        "mode": "closed",
+        "outstanding": 8,
+        "read_fraction": 0.2,
+        "sizes": {"4KiB": 0.5, "64KiB": 0.5},
+        "working_set": "1GiB",
+    }
+    data["events"] = [{"kind": "peer_loss", "at": 0.2, "host": 0, "duration": 0.3}]
+
+
+def _sparse_writes(data: dict[str, Any]) -> None:
+    """3 hosts, 20 writes a second per VM, host1's peer link down: the resyncs' transfers mostly
+    alone on their ports (a lone delivery, processed at once in Python)."""
+    data["cluster"] |= {"hosts": 3}
+    data["run"] |= {"duration": 1.0, "warmup": 0.1, "sample_interval": 0.1}
+    data["groups"][0]["workload"] |= {"iops": 20}
+    data["events"] = [{"kind": "link_down", "link": "peer", "at": 0.2, "host": 1, "duration": 0.3}]
+
+
+def _overlapping_wb2(data: dict[str, Any]) -> None:
+    """4 hosts, WB+2, two overlapping outages (host1's, then host2's peer ports): VMs short of
+    one peer, then of both, resyncs to several peers at once."""
+    data["cluster"] |= {"hosts": 4}
+    data["run"] |= {"duration": 1.0, "warmup": 0.1, "sample_interval": 0.1}
+    data["groups"][0] |= {"policy": "WB+2"}
+    data["groups"][0]["workload"] |= {"iops": 300}
+    data["events"] = [
+        {"kind": "peer_loss", "at": 0.2, "host": 1, "duration": 0.3},
+        {"kind": "peer_loss", "at": 0.3, "host": 2, "duration": 0.4},
+    ]
+
+
+@pytest.mark.parametrize(
+    "change", [_as_written, _closed_wb2_on_1gbe, _sparse_writes, _overlapping_wb2]
+)
+def test_a_peer_outage_that_degrades_writes_runs_natively(
+    change: Callable[[dict[str, Any]], None],
+) -> None:
+    """``on_peer_loss = "degrade"``: the writes issued short of peers write back to the peers
+    their VM reaches (their destage items held by those only), counted in flight until they are
+    in the buffer; the resync at the outage's end stays a Python process, its transfers the
+    engine's flows (Engine.transfer: their deliveries, and the VMs' settled signals, are native
+    events processed in Python), reading and rewriting the engine's destage buffers
+    (Engine.buffered, Engine.add_holder): the same records, samples, counters, degraded VMs and
+    resync records as the Python engine's."""
+    python, native, _ = assert_both_engines_agree(_degrading(change))
+    assert native.run_by == native_run.NATIVE and native.resyncs
+    assert sum(vm["resync_bytes"] for vm in native.degraded_vms) > 0
+    assert native.resyncs == python.resyncs
 
 
 def test_two_peer_outages_stall_and_resume_the_same_writes() -> None:
@@ -271,8 +349,8 @@ def _slowdown_scenarios(draw: st.DrawFn) -> Scenario:
             {"kind": kind, "at": at, "duration": duration, "host": draw(st.integers(0, 1))}
             | ({"link": "peer"} if kind == "link_down" else {})
         )
-        policy = draw(st.sampled_from(["write_through", "stall"]))
-        for group in data["groups"]:  # (a policy the native engine takes)
+        policy = draw(st.sampled_from(["write_through", "stall", "degrade"]))
+        for group in data["groups"]:
             group["on_peer_loss"] = policy
     if draw(st.booleans()):  # the last host's storage port down for a while
         at, duration = draw(window)
@@ -506,10 +584,17 @@ def _with_host_failure(data: dict[str, Any]) -> None:
     data["events"] = [{"kind": "host_failure", "at": 0.01, "host": 0}]
 
 
-def _peer_outage_degrading(data: dict[str, Any]) -> None:
+def _peer_outage_degrading_async(data: dict[str, Any]) -> None:
+    _with_replicas(data)
+    data["groups"][0] |= {"on_peer_loss": "degrade", "replication": "async"}
+    data["events"] = [{"kind": "link_down", "at": 0.01, "host": 0, "link": "peer", "duration": 1}]
+
+
+def _peer_outage_degrading_hashed(data: dict[str, Any]) -> None:
     _with_replicas(data)
     data["groups"][0] |= {"on_peer_loss": "degrade"}
-    data["events"] = [{"kind": "link_down", "at": 0.01, "host": 0, "link": "peer", "duration": 1}]
+    data["cluster"]["destager"] = {"order": "hash"}
+    data["events"] = [{"kind": "peer_loss", "at": 0.01, "host": 0, "duration": 1}]
 
 
 @pytest.mark.parametrize(
@@ -521,7 +606,14 @@ def _peer_outage_degrading(data: dict[str, Any]) -> None:
             "scheduled event 'device_failure' with write-back writes",
         ),
         (_with_host_failure, "scheduled event 'host_failure'"),
-        (_peer_outage_degrading, "group 'fio': a peer outage with on_peer_loss = 'degrade'"),
+        (
+            _peer_outage_degrading_async,
+            "group 'fio': a peer outage with on_peer_loss = 'degrade' and replication = 'async'",
+        ),
+        (
+            _peer_outage_degrading_hashed,
+            "group 'fio': a peer outage with on_peer_loss = 'degrade' and destage order 'hash'",
+        ),
     ],
 )
 def test_the_selector_names_what_it_lacks(change: Any, reason: str) -> None:
@@ -1572,6 +1664,22 @@ def test_asynchronous_replication_is_bit_identical(
     # network time (ms, past the rounding of write_components' differences): room waited for
     waited = fields[NETWORK][(fields[IS_WRITE] & 1) == 1] > 1e-6
     assert bool(np.any(waited)) == blocked
+
+
+def test_the_asynchronous_state_is_counted() -> None:
+    """Engine.state_bytes counts the asynchronous writes' state too: 30 ms into a run under WB+1
+    with a 1 GiB send buffer (the first writes' copies pile up behind their acknowledgements,
+    about 2 MB a host), the writes whose copies are not all in (a pool of 64-byte AsyncWrites)
+    and the lag's distinct items (48-byte entries in a table kept at most half full)."""
+    scenario = _async_scenario("WB+1", "1GiB", {})
+    model = build(scenario, scenario.run.seed, native=True)
+    assert model.native is not None
+    native_run.run(model, 0.03)
+    state = model.native.state_bytes()
+    assert state["async_writes"] > 0 and state["lag_items"] > 0
+    assert state["async_pool_bytes"] % 64 == 0
+    assert state["async_pool_bytes"] >= 64 * state["async_writes"]
+    assert state["lag_table_bytes"] >= 2 * 48 * state["lag_items"]
 
 
 @pytest.mark.parametrize("variant", ["base", "db-on-wb1"])

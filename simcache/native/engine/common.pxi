@@ -64,6 +64,10 @@ cdef enum:
     ROOM = 31  # an asynchronous write's copies went into the send buffer (its signal): a slot
     ALEG_ARRIVED = 32  # an asynchronous copy is at its peer over a shared link
     ALEG_START = 33  # a compressed asynchronous copy's CPU time is over: its flow starts
+    # a Python event the engine queued (entry.aux its number in Engine._py): a transfer a Python
+    # process started (Engine.transfer) delivered over a shared link, a degrading VM's settled
+    # signal (PeerLoss.degraded's succeed); its processing ends in Python (HOOKED)
+    PY_EVENT = 34
     # what waits for a host's storage port (link_down): a read miss, a write-through write's
     # data, a flusher's batch (Parked.kind)
     PARKED_MISS = 0
@@ -82,6 +86,7 @@ cdef enum:
     # Engine.run's outcomes
     REACHED = 0  # the next event is the Python one given (or none is queued before it)
     PAUSED = 1  # the event budget ran out
+    HOOKED = 2  # the event just taken is processed in Python (Engine.hook: PY_EVENT, FLOW_PY)
     # flows re-rated that count as one event of Engine.run's budget (each costs about 30 ns, an
     # event about 250: a port with thousands of flows piled up spends milliseconds on one event)
     RERATES_PER_EVENT = 8
@@ -157,6 +162,12 @@ cdef struct Slot:
     double leg_wire[MAX_LEGS]  # a compressed leg's wire bytes (its flow starts after its CPU time)
     double critical
     bint short_through  # a write-back VM's write taking the write-through path short of peers
+    # ``on_peer_loss = "degrade"``: a write issued short of peers (PeerLoss.degrading); a
+    # write-back write's peers (VM.peers at its start, fewer while a peer outage cuts some off:
+    # how many, and each one's position in VmState.peer; leg k goes to the k-th)
+    bint degrading
+    int32_t npeers
+    int32_t leg_peer[MAX_LEGS]
     int32_t lag  # an asynchronously replicated write's AsyncWrite: its number plus one (0: none)
 
 
@@ -179,14 +190,22 @@ cdef struct VmState:
     # metadata_write: its record's bytes (0: none), batched in the host's log (group commit)
     int64_t metadata_size
     bint metadata_batched
-    # its replica peers (VM.peers, host positions), the ports of its path to each
+    # its replica peers (PeerLoss.chosen, host positions), the ports of its path to each
     # (VM.peer_paths, the Engine's port positions), their framing's key (_frame), the peer link's
     # latency and acknowledgement, "memory" replication, and the replicas its policy promises
     int32_t npeers, promised
+    # the peers it reaches now (VM.peers, in PeerLoss.chosen's order: how many, and their
+    # positions in ``peer``), fewer than ``npeers`` while a peer outage cuts it off from some
+    int32_t nreach
+    int32_t reached[MAX_LEGS]
+    # ``degrade``: its writes issued short of peers not yet in the destage buffer
+    # (PeerLoss.in_flight), and the number in Engine._py of the settled signal a resync waits for
+    # (PeerLoss._settled; -1: none)
+    int64_t degrading, settled
     # a peer outage (peer_loss, a peer link_down): VM.short_of_peers, VM.policy_write_through and
     # its PeerLoss counters (written, written_through, fell_through)
     bint short_of_peers, policy_write_through
-    int32_t on_peer_loss  # LOSS_WRITE_THROUGH, LOSS_STALL (the selector takes no degrade)
+    int32_t on_peer_loss  # LOSS_WRITE_THROUGH, LOSS_DEGRADE, LOSS_STALL
     int64_t loss_written, loss_written_through, fell_through
     int32_t peer[MAX_LEGS]
     int32_t leg_ports[MAX_LEGS * MAX_PATH]

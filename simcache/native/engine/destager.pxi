@@ -101,7 +101,9 @@ cdef struct FlusherState:
     bint direct
     int64_t tw_id
     bint tw_triggered
-    # its batch: the writes taken (and their replicas' holders), their runs (coalesced), bytes
+    # its batch: the writes taken (and their replicas' holders), their runs (coalesced), bytes;
+    # when it was taken (Engine.take_serial: the order of Destager._flushing)
+    int64_t taken
     Piece* items
     uint32_t* held
     int32_t n_items, items_cap, held_cap
@@ -145,13 +147,24 @@ cdef Piece* _pieces_room(Piece* pieces, int32_t* cap, int32_t n) except NULL nog
 
 
 cdef inline uint32_t _holders(VmState* vm) noexcept nogil:
-    """VM.destage_item's holders (the VM's peers: every peer's tier is up in the runs the engine
-    takes), packed into 32 bits: each holder's host position plus one, 16 bits each, the first
-    in the low half; 0: none (a single copy)."""
+    """VM.destage_item's holders for an asynchronous write (the VM's peers: every peer's tier is
+    up in the runs the engine takes, and no outage degrades an asynchronous VM's writes), packed
+    into 32 bits: each holder's host position plus one, 16 bits each, the first in the low half;
+    0: none (a single copy)."""
     cdef uint32_t held = 0
     cdef int32_t k
     for k in range(vm.npeers - 1, -1, -1):
         held = (held << 16) | <uint32_t>(vm.peer[k] + 1)
+    return held
+
+
+cdef inline uint32_t _slot_holders(VmState* vm, Slot* slot) noexcept nogil:
+    """VM.destage_item's holders for slot ``slot``'s write: the peers it began with (packed as
+    by _holders)."""
+    cdef uint32_t held = 0
+    cdef int32_t k
+    for k in range(slot.npeers - 1, -1, -1):
+        held = (held << 16) | <uint32_t>(vm.peer[slot.leg_peer[k]] + 1)
     return held
 
 
@@ -160,13 +173,12 @@ cdef inline int32_t _held_count(uint32_t held) noexcept nogil:
 
 
 cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t size,
-                  double now) except -1 nogil:
-    """Destager._accept and _enqueue of VM ``v``'s write (its replicas' holders: its peers):
-    into the pending queue, the single-copy and short-of-peers bytes counted; the work signal
-    queued now if it was not."""
+                  double now, uint32_t held) except -1 nogil:
+    """Destager._accept and _enqueue of VM ``v``'s write (its replicas' holders ``held``,
+    packed): into the pending queue, the single-copy and short-of-peers bytes counted; the work
+    signal queued now if it was not."""
     cdef DestagerState* d = &self.dest[h]
     cdef VmState* vm = &self.vms[v]
-    cdef uint32_t held = _holders(vm)
     if size > 0x7FFFFFFF or vm.index > 0x7FFFFFFF:
         with gil:
             raise ValueError("a buffered write of 2 GiB or more, or of a VM past 2**31")
@@ -175,7 +187,7 @@ cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t siz
     d.pending_bytes += size
     if held == 0:
         d.single_copy += size
-    if vm.npeers < vm.promised:
+    if _held_count(held) < vm.promised:
         d.short += size
     if d.hashed:
         _hw_push(&d.hw, vm.index, offset, size, held)
@@ -242,41 +254,46 @@ cdef int _wb_start(Engine self, int32_t s, double now) except -1 nogil:
     slot.wait_leg = -1
     slot.critical = -1.0
     slot.lag = 0  # (a slot's memory is not cleared between its I/Os)
+    slot.npeers = vm.nreach  # VM.peers now
+    for k in range(vm.nreach):
+        slot.leg_peer[k] = vm.reached[k]
     if vm.async_rep and vm.npeers:  # nothing waits for the copies
         slot.nlegs = 0
         return _async_start(self, s, now)
-    slot.nlegs = vm.npeers
-    for k in range(vm.npeers):
+    slot.nlegs = slot.npeers
+    for k in range(slot.nlegs):
         slot.leg_done[k] = False
-        _send_leg(self, vm, s, k, slot.size, now, FLOW_LEG, &slot.leg_wire[k])
+        _send_leg(self, vm, s, k, slot.leg_peer[k], slot.size, now, FLOW_LEG,
+                  &slot.leg_wire[k])
     return _wb_next(self, s, now)
 
 
-cdef int _send_leg(Engine self, VmState* vm, int32_t owner, int32_t k, int64_t size, double now,
-                   int32_t kind, double* wire_kept) except -1 nogil:
+cdef int _send_leg(Engine self, VmState* vm, int32_t owner, int32_t k, int32_t c, int64_t size,
+                   double now, int32_t kind, double* wire_kept) except -1 nogil:
     """VM.replicate: leg ``k``'s payload (compressed, always or while its port is busy, if the
-    VM may) sent over its peer path, its delivery doing ``kind`` (FLOW_LEG for slot ``owner``'s
-    leg, FLOW_ALEG for AsyncWrite ``owner``'s); a compressed one starts after its CPU time (a
-    sleep; its wire bytes kept in ``wire_kept`` till then)."""
+    VM may) sent over its path to peer ``c`` (a position in ``vm.peer``), its delivery doing
+    ``kind`` (FLOW_LEG for slot ``owner``'s leg, FLOW_ALEG for AsyncWrite ``owner``'s); a
+    compressed one starts after its CPU time (a sleep; its wire bytes kept in ``wire_kept`` till
+    then)."""
     cdef int32_t j
     cdef double wire, payload = <double>size, cpu = 0.0, saved
     cdef int packets
-    if vm.may_compress and (vm.always_compress or _link_busy(self, vm, k)):
+    if vm.may_compress and (vm.always_compress or _link_busy(self, vm, c)):
         cpu = size / vm.compress_rate  # compression_seconds
         saved = size * vm.compressibility
         payload -= saved
         vm.saved += saved
     self.payload_sent[vm.tier] += payload
-    packets = _frame(self, vm.leg_frame[k], payload, &wire)
+    packets = _frame(self, vm.leg_frame[c], payload, &wire)
     if cpu > 0:  # FlowNetwork._send: the packets now, the flow after the CPU time (a sleep)
-        for j in range(vm.leg_nports[k]):
-            self.ports[vm.leg_ports[k * MAX_PATH + j]].packets += packets
+        for j in range(vm.leg_nports[c]):
+            self.ports[vm.leg_ports[c * MAX_PATH + j]].packets += packets
         wire_kept[0] = wire
         self._push(now + cpu, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, owner,
                    LEG_START if kind == FLOW_LEG else ALEG_START, k)
         self.eid += 1
         return 0
-    return _send_path(self, owner, k, now, &vm.leg_ports[k * MAX_PATH], vm.leg_nports[k], wire,
+    return _send_path(self, owner, k, now, &vm.leg_ports[c * MAX_PATH], vm.leg_nports[c], wire,
                       packets, vm.peer_latency, 1.0, kind)
 
 
@@ -317,14 +334,15 @@ cdef int _compression_out(Engine self, Py_ssize_t i) except -1:
     machine._compressing.clear()
     for k in range(vm.npeers):
         if vm.compressing[k]:
-            machine._compressing.add(machine.peer_paths[k][0])
+            machine._compressing.add(machine.host.peer_path(machine.peer_loss.chosen[k])[0])
     return 0
 
 
 cdef int _leg_start(Engine self, int32_t s, int32_t k, double now) except -1 nogil:
     """A compressed leg's CPU time is over: its flow starts (FlowNetwork._start)."""
     cdef VmState* vm = &self.vms[self.slots[s].vm]
-    return _start_flow(self, s, k, now, &vm.leg_ports[k * MAX_PATH], vm.leg_nports[k],
+    cdef int32_t c = self.slots[s].leg_peer[k]
+    return _start_flow(self, s, k, now, &vm.leg_ports[c * MAX_PATH], vm.leg_nports[c],
                        self.slots[s].leg_wire[k], vm.peer_latency, 1.0, FLOW_LEG)
 
 
@@ -333,7 +351,7 @@ cdef int _leg_arrived(Engine self, int32_t s, int32_t k, double now) except -1 n
     replica bytes counted), its times; then the write goes on if it waits for this leg."""
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
-    cdef int32_t peer = vm.peer[k]
+    cdef int32_t peer = vm.peer[slot.leg_peer[k]]
     cdef double done = _read(&self.tiers[peer], now, slot.size, True, vm.gc_factor)
     self.replica_bytes[peer] += slot.size
     slot.leg_arrived[k] = now
@@ -479,7 +497,8 @@ cdef int _wb_acked(Engine self, int32_t s, double now) except -1 nogil:
     cdef DestagerState* d = &self.dest[h]
     slot.arrived = now  # acked_at
     if d.w_count == 0 and d.backlog + slot.size <= d.capacity:
-        _enqueue(self, h, slot.vm, slot.offset, slot.size, now)
+        _enqueue(self, h, slot.vm, slot.offset, slot.size, now,
+                 _slot_holders(&self.vms[slot.vm], slot))
         return _wb_admitted(self, s, now)
     return _ring_put(&d.waiting, &d.w_head, &d.w_count, &d.w_cap, s)
 
@@ -504,6 +523,8 @@ cdef int _wb_admitted(Engine self, int32_t s, double now) except -1 nogil:
         _record(self, s, now, slot.begun - slot.issued,
                 (slot.arrived - slot.begun) - slot.critical, 0.0, self.path_write,
                 now - slot.arrived, slot.critical)
+    if slot.degrading:  # write_short_of_peers's finally: PeerLoss.degraded
+        _degraded(self, v, now)
     _serial_done(self, v, now)
     return _slot_done(self, s, now)
 
@@ -519,7 +540,8 @@ cdef int _admit_waiting(Engine self, int32_t h, double now) except -1 nogil:
             break
         d.w_head = (d.w_head + 1) % d.w_cap
         d.w_count -= 1
-        _enqueue(self, h, self.slots[s].vm, self.slots[s].offset, self.slots[s].size, now)
+        _enqueue(self, h, self.slots[s].vm, self.slots[s].offset, self.slots[s].size, now,
+                 _slot_holders(&self.vms[self.slots[s].vm], &self.slots[s]))
         self._schedule(now, s, WB_ADMITTED)
     return 0
 
@@ -563,6 +585,8 @@ cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
         d.pending_bytes = left
     f.n_items = n
     f.nbytes = total
+    self.take_serial += 1
+    f.taken = self.take_serial
     if d.paced:
         start = d.next_start if d.next_start > now else now
         d.next_start = start + total / d.rate
@@ -960,11 +984,12 @@ cdef int _setup_destagers(Engine self, list hosts) except -1:
 
 cdef int _peers_in(Engine self) except -1:
     """Each write-back VM's state under a peer outage (sync_in): whether it is short of its
-    peers (VM.short_of_peers: update_peers ran in the outage's Python process) and its
-    PeerLoss counters. While it is short its writes take the write-through path
-    (``on_peer_loss = "write_through"``) or stall (``"stall"``: the selector takes no
-    ``"degrade"``); its peers, once it reaches them all again, must be those it began with."""
-    cdef Py_ssize_t i, k
+    peers (VM.short_of_peers: update_peers ran in the outage's Python process), the peers it
+    reaches (VM.peers, among PeerLoss.chosen), its PeerLoss counters, and the settled signal a
+    resync may have made it since (PeerLoss.settled: numbered in Engine._py). While it is short
+    its writes take the write-through path (``on_peer_loss = "write_through"``), stall
+    (``"stall"``) or write back to the peers it reaches (``"degrade"``)."""
+    cdef Py_ssize_t i, k, c
     cdef VmState* vm
     for i in range(self.vm_count):
         machine = self._vms[i]
@@ -974,18 +999,26 @@ cdef int _peers_in(Engine self) except -1:
         vm.loss_written = loss.written
         vm.loss_written_through = loss.written_through
         vm.fell_through = loss.fell_through
-        if vm.short_of_peers:
-            continue
         peers = machine.peers
-        if len(peers) != vm.npeers or any(
-            peers[k].index != vm.peer[k] for k in range(vm.npeers)
-        ):
-            raise RuntimeError("a VM's replica peers changed under the native engine")
+        c = 0
+        for k in range(len(peers)):
+            while c < vm.npeers and self._hosts[vm.peer[c]] is not peers[k]:
+                c += 1
+            if c == vm.npeers:
+                raise RuntimeError("a VM's replica peers changed under the native engine")
+            vm.reached[k] = <int32_t>c
+            c += 1
+        vm.nreach = <int32_t>len(peers)
+        if loss._settled is not None and vm.settled < 0:
+            vm.settled = self.py_next
+            self._py[self.py_next] = loss._settled
+            self.py_next += 1
     return 0
 
 
 cdef int _peers_out(Engine self) except -1:
-    """The write-back VMs' PeerLoss counters (sync_out); a VM short of peers whose writes stall
+    """The write-back VMs' PeerLoss counters (sync_out), their degrading writes in flight and
+    settled signal (None once the engine has queued it); a VM short of peers whose writes stall
     in the engine gets the signal its stalled writes wait for (PeerLoss.back(), which the first
     of them made in Python; no id is drawn until it is queued), whose callback hands them back to
     the engine (Engine.peers_back) when the outage's end processes it."""
@@ -995,6 +1028,9 @@ cdef int _peers_out(Engine self) except -1:
         loss.written = self.vms[i].loss_written
         loss.written_through = self.vms[i].loss_written_through
         loss.fell_through = self.vms[i].fell_through
+        loss.in_flight = self.vms[i].degrading
+        if self.vms[i].settled < 0:
+            loss._settled = None
     for k in range(self.n_parked):
         # (only while it is short: once the outage's end has queued the signal, its stalled
         # writes wait for that one; Python makes a new one only when a write stalls again)
@@ -1003,6 +1039,86 @@ cdef int _peers_out(Engine self) except -1:
             if loss._back is None:
                 loss._back = Signal(None, _peers_back_callback(self, self.parked[k].host))
     return 0
+
+
+cdef int _degraded(Engine self, int32_t v, double now) except -1 nogil:
+    """PeerLoss.degraded: a write VM ``v`` issued short of peers is in the destage buffer; the
+    last of them succeeds the settled signal a resync waits for (queued now as a Python event,
+    PY_EVENT)."""
+    cdef VmState* vm = &self.vms[v]
+    vm.degrading -= 1
+    if vm.degrading == 0 and vm.settled >= 0:
+        self._push(now, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, 0, PY_EVENT, vm.settled)
+        self.eid += 1
+        vm.settled = -1
+    return 0
+
+
+cdef list _buffered(Engine self, int32_t h):
+    """Destager._slots of host ``h``'s buffer (order "arrival"), as (VM, offset, size, packed
+    holders): the pending writes oldest first, then each batch on its way to the array in the
+    order taken, its writes in the order taken."""
+    cdef DestagerState* d = &self.dest[h]
+    cdef FlusherState* f
+    cdef int64_t k, j
+    items = [
+        (d.pending[(d.p_head + k) % d.p_cap].vm, d.pending[(d.p_head + k) % d.p_cap].offset,
+         d.pending[(d.p_head + k) % d.p_cap].size, d.held[(d.p_head + k) % d.p_cap])
+        for k in range(d.p_count)
+    ]
+    batches = sorted(
+        (self.flushers[j].taken, j)
+        for j in range(d.first_flusher, d.first_flusher + d.nflushers)
+        if self.flushers[j].n_items
+    )
+    for _, j in batches:
+        f = &self.flushers[j]
+        items.extend(
+            (f.items[k].vm, f.items[k].offset, f.items[k].size, f.held[k])
+            for k in range(f.n_items)
+        )
+    return items
+
+
+cdef int64_t _add_holder(Engine self, int32_t h, dict left, int32_t holder) except -1:
+    """Destager.add_holder on host ``h``'s buffer (Engine.add_holder): ``left`` counts the copies
+    by (VM, offset, size); each write matched, in _buffered's order, not held by ``holder``,
+    gets it as its last holder."""
+    cdef DestagerState* d = &self.dest[h]
+    cdef FlusherState* f
+    cdef int64_t k, j, added = 0
+    cdef uint32_t* held
+    cdef uint32_t mark = <uint32_t>(holder + 1)
+    places = []  # (the holders' word's address as an integer, VM, offset, size)
+    for k in range(d.p_count):
+        j = (d.p_head + k) % d.p_cap
+        places.append((<Py_ssize_t>&d.held[j], d.pending[j].vm, d.pending[j].offset,
+                       d.pending[j].size))
+    batches = sorted(
+        (self.flushers[j].taken, j)
+        for j in range(d.first_flusher, d.first_flusher + d.nflushers)
+        if self.flushers[j].n_items
+    )
+    for _, j in batches:
+        f = &self.flushers[j]
+        for k in range(f.n_items):
+            places.append((<Py_ssize_t>&f.held[k], f.items[k].vm, f.items[k].offset,
+                           f.items[k].size))
+    for address, vm, offset, size in places:
+        key = (self.vms[vm].index, offset, size)
+        held = <uint32_t*><Py_ssize_t>address
+        if not left.get(key) or (held[0] & 0xFFFF) == mark or (held[0] >> 16) == mark:
+            continue
+        left[key] -= 1
+        if held[0] == 0:
+            d.single_copy -= size
+            held[0] = mark
+        else:
+            held[0] |= mark << 16
+        if _held_count(held[0]) == self.vms[vm].promised:
+            d.short -= size
+        added += size
+    return added
 
 
 cdef object _peers_back_callback(Engine self, int32_t v):
@@ -1016,7 +1132,7 @@ cdef object _peers_back_callback(Engine self, int32_t v):
 
 
 cdef int _setup_peers(Engine self, list hosts) except -1:
-    """Each VM's replica peers and the paths to them (VM.peers, VM.peer_paths), the peer link's
+    """Each VM's replica peers and the paths to them (PeerLoss.chosen; VM.peer_paths), the peer link's
     latency and acknowledgement, "memory" replication; each host's replica counters."""
     cdef Py_ssize_t i, k, j
     cdef VmState* vm
@@ -1029,10 +1145,12 @@ cdef int _setup_peers(Engine self, list hosts) except -1:
     for i in range(self.vm_count):
         machine = self._vms[i]
         vm = &self.vms[i]
-        peers = machine.peers
+        peers = machine.peer_loss.chosen  # (VM.peers: those it reaches, _peers_in)
         if len(peers) > MAX_LEGS:
             raise ValueError("a VM replicates to more peers than a write-back policy promises")
         vm.npeers = len(peers)
+        vm.nreach = vm.npeers
+        vm.settled = -1
         vm.promised = machine.peer_loss.promised
         vm.peer_latency = machine.peer_latency
         vm.ack_time = machine._ack_time
@@ -1046,7 +1164,8 @@ cdef int _setup_peers(Engine self, list hosts) except -1:
         vm.threshold = machine.compression.threshold
         for k in range(vm.npeers):
             vm.peer[k] = hosts.index(peers[k])
-            path = machine.peer_paths[k]
+            vm.reached[k] = <int32_t>k
+            path = machine.host.peer_path(peers[k])
             if len(path) > MAX_PATH:
                 raise ValueError("a replica's path crosses more ports than a transfer can")
             vm.leg_nports[k] = len(path)
@@ -1121,7 +1240,10 @@ cdef int _destagers_out(Engine self) except -1:
         waiting = deque()
         for k in range(d.w_count):
             slot = &self.slots[d.waiting[(d.w_head + k) % d.w_cap]]
-            peers = self._vms[slot.vm].peers  # VM.destage_item's
+            peers = self._held_hosts(  # VM.destage_item's
+                _holders(&self.vms[slot.vm]) if slot.lag
+                else _slot_holders(&self.vms[slot.vm], slot)
+            )
             waiting.append(
                 (Signal(None), (self.vms[slot.vm].index, slot.offset, slot.size, peers,
                                 not peers))

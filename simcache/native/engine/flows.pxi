@@ -12,6 +12,7 @@ cdef enum:
     FLOW_LEG = 3  # a replica leg's copy to its peer (aux: the leg): LEG_ARRIVED or _leg_arrived
     FLOW_VMOTION = 4  # a vMotion's stream (slot: the vMotion, aux: the stream): VMOTION_DELIVERED
     FLOW_ALEG = 5  # an asynchronous copy (slot: its AsyncWrite, aux: the leg): ALEG_ARRIVED
+    FLOW_PY = 6  # a Python process's transfer (aux: its event's number in Engine._py): PY_EVENT
 
 
 cdef struct PortState:
@@ -67,8 +68,8 @@ cdef int32_t _framing_add(Engine self, spec) except -1:
 
 
 # the event a shared flow's delivery is (by its kind)
-cdef int32_t[6] _DELIVERED = [MISS_DONE, WT_ARRIVED, DESTAGE_ARRIVED, LEG_ARRIVED,
-                              VMOTION_DELIVERED, ALEG_ARRIVED]
+cdef int32_t[7] _DELIVERED = [MISS_DONE, WT_ARRIVED, DESTAGE_ARRIVED, LEG_ARRIVED,
+                              VMOTION_DELIVERED, ALEG_ARRIVED, PY_EVENT]
 
 
 cdef int32_t _new_flow(Engine self) except -1 nogil:
@@ -452,4 +453,7 @@ cdef int _lone_delivered(Engine self, int32_t fi, int64_t aux, double now) excep
         return _vmotion_delivered(self, s, what, now)
     if kind == FLOW_ALEG:
         return _aleg_arrived(self, s, what, now)
+    if kind == FLOW_PY:  # its event processed now, in Python (process_now: Engine.hook)
+        self.hook = what
+        return 0
     return _miss_done(self, s, now)

@@ -242,7 +242,7 @@ cdef int _async_send(Engine self, int32_t s, double now) except -1 nogil:
     cdef VmState* vm = &self.vms[slot.vm]
     cdef int32_t r = slot.lag - 1, k
     for k in range(vm.npeers):
-        _send_leg(self, vm, r, k, slot.size, now, FLOW_ALEG, &self.asyncs[r].wire[k])
+        _send_leg(self, vm, r, k, k, slot.size, now, FLOW_ALEG, &self.asyncs[r].wire[k])
     return _wb_next(self, s, now)
 
 

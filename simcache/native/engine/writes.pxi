@@ -526,17 +526,23 @@ cdef int _serial_done(Engine self, int32_t v, double now) except -1 nogil:
 cdef int _write_begin(Engine self, int32_t s, double now) except -1 nogil:
     """write_path: slot ``s``'s write begins now (its turn, if serialized); a write-back VM's
     write short of its peers (write_short_of_peers) takes the write-through path
-    (``on_peer_loss = "write_through"``) or stalls until its peers are back (``"stall"``)."""
+    (``on_peer_loss = "write_through"``), stalls until its peers are back (``"stall"``) or writes
+    back to the peers it reaches (``"degrade"``)."""
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
     slot.begun = now
     slot.short_through = False
+    slot.degrading = False
     if vm.write_through:
         return _wt_start(self, s, now)
     if vm.short_of_peers:
         vm.loss_written += slot.size
         if vm.on_peer_loss == LOSS_STALL:  # until its peers are back (PeerLoss.back)
             return _park(self, slot.vm, s, PARKED_STALL)
+        if vm.on_peer_loss == LOSS_DEGRADE:  # with the peers it reaches (PeerLoss.degrading)
+            vm.degrading += 1
+            slot.degrading = True
+            return _wb_start(self, s, now)
         slot.short_through = True
         return _wt_start(self, s, now)
     return _wb_start(self, s, now)
