@@ -94,6 +94,7 @@ include "engine/hashwalk.pxi"  # HashWalk (a destager's order "hash")
 include "engine/destager.pxi"  # WriteBack and its replica legs, Destager, Flusher
 include "engine/lag.pxi"  # replication = "async": AsyncWrite, ReplicaLag
 include "engine/vmotion.pxi"  # host_events.vmotion without a VM: its streams
+include "engine/moves.pxi"  # a VM a vMotion moved: remote hits, discards, its new host's paths
 include "engine/sync.pxi"  # the Python components' state in and out (sync_in, sync_out)
 
 
@@ -175,6 +176,13 @@ cdef class Engine:
     cdef int64_t py_next
     cdef public int64_t hook
     cdef int64_t take_serial  # the batches taken so far (FlusherState.taken: their order)
+    cdef dict _framings  # a peer port's framing key, by the port's id
+    # the VMs a vMotion may move (positions: use_moves), each one's last move's record as the
+    # engine last saw it (Migration.record), each host's Host.peer_down (moves.pxi), a remote
+    # hit's path code (collect.PATH_REMOTE_HIT)
+    cdef list _moving, _move_records
+    cdef int32_t* peer_down
+    cdef double path_remote
     cdef double* host_ack  # per host: storage_tx.acknowledgement
     cdef double* host_latency  # per host: storage_tx.latency
     # per framing key (a host's storage port's below the host count, then the peer ports'):
@@ -221,6 +229,7 @@ cdef class Engine:
         cdef Py_ssize_t i
         free(self.storage_down)
         free(self.tier_down)
+        free(self.peer_down)
         _free_lag(self)
         free(self.parked)
         _rq_free(&self.queue)
@@ -245,6 +254,7 @@ cdef class Engine:
                 free(self.vms[i].factors)
                 free(self.vms[i].cumulative)
                 free(self.vms[i].serial_q)
+                free(self.vms[i].left)
         free(self.vms)
         free(self.slots)
         free(self.free_slots)
@@ -424,6 +434,10 @@ cdef class Engine:
         self._vmotion_records = []
         self._py = {}
         self.hook = -1
+        self._moving = []
+        self._move_records = [None] * len(vms)
+        for i in range(self.vm_count):
+            self.vms[i].remote = -1
 
     def begin(self, clock) -> None:
         """Queue each VM's start at the clock's time, URGENT, with the clock's next event ids,
@@ -481,9 +495,11 @@ cdef class Engine:
         self._hosts = hosts
         self.storage_down = <int32_t*>calloc(max(1, len(hosts)), sizeof(int32_t))
         self.tier_down = <int32_t*>calloc(max(1, len(hosts)), sizeof(int32_t))
+        self.peer_down = <int32_t*>calloc(max(1, len(hosts)), sizeof(int32_t))
         self.parked_cap = 16
         self.parked = <Parked*>malloc(self.parked_cap * sizeof(Parked))
-        if self.storage_down == NULL or self.tier_down == NULL or self.parked == NULL:
+        if (self.storage_down == NULL or self.tier_down == NULL or self.peer_down == NULL
+                or self.parked == NULL):
             raise MemoryError()
 
     def peers_back(self, int32_t vm, clock) -> None:
@@ -556,6 +572,48 @@ cdef class Engine:
         clock.eid = self.eid
         _ports_out(self)  # (a sample may come next with no sync in between)
 
+    def use_moves(self, list moving, double path_remote) -> None:
+        """The VMs a vMotion may move (their positions): after each Python event the engine
+        reads back whether they moved (moves.pxi); ``path_remote``: a remote hit's path code
+        (``collect.PATH_REMOTE_HIT``). After :meth:`use_misses`."""
+        self._moving = moving
+        self.path_remote = path_remote
+
+    def untaken(self, int32_t h, int64_t vm) -> list:
+        """``Destager.untaken`` of host ``h``'s native buffer (order "arrival"): VM ``vm``'s
+        writes not taken into a batch, as the Python buffer's items."""
+        if not self.destaging:
+            return []
+        return [
+            (v, offset, size, self._held_hosts(held), held == 0)
+            for v, offset, size, held in _untaken(self, h, vm)
+        ]
+
+    def hand_over(self, clock, int32_t h, items, int64_t vm) -> list:
+        """``Destager.hand_over`` on host ``h``'s native buffer (order "arrival", a Python
+        event: a vMotion's handover): VM ``vm``'s untaken writes matching ``items`` (a Counter of
+        (VM, offset, size)) leave it, returned as the Python buffer's items; the writers that fit
+        then admitted, with the clock's event ids."""
+        left = dict(items)
+        self.eid = clock.eid
+        taken = _hand_over(self, h, left, vm, clock.now)
+        clock.eid = self.eid
+        return [
+            (v, offset, size, self._held_hosts(held), held == 0)
+            for v, offset, size, held in taken
+        ]
+
+    def adopt(self, clock, int32_t h, tuple item) -> None:
+        """``Destager.adopt`` on host ``h``'s native buffer (a Python event): the handed-over
+        write ``item`` (a Python buffer item) enqueued, not counted as accepted, its room not
+        checked; the work signal queued with the clock's event ids if it was not."""
+        cdef uint32_t held = 0
+        for host in reversed(item[3]):
+            held = (held << 16) | <uint32_t>(self._hosts.index(host) + 1)
+        self.eid = clock.eid
+        _enqueue(self, h, item[0], item[1], item[2], clock.now, held, False)
+        clock.eid = self.eid
+
     def use_vmotions(self, list vmotions) -> None:
         """Where the started vMotions' records go (``Model.vmotions``)."""
         self._vmotions_out = vmotions
@@ -579,6 +637,8 @@ cdef class Engine:
             _misses_in(self)
             for i in range(self.tier_count):
                 self.storage_down[i] = self._hosts[i].storage_down
+        if self._moving:
+            _moves_in(self)
         if self.destaging:
             _destagers_in(self)
             _peers_in(self)
@@ -612,6 +672,8 @@ cdef class Engine:
             _peers_out(self)
         if self.vmotion_count:
             _vmotions_out(self)
+        if self._moving:
+            _moves_out(self)
         if full or not self.narrow:
             _records_out(self, False)
         if self.narrow:
@@ -768,6 +830,12 @@ cdef class Engine:
                 _async_send(self, entry.slot, entry.time)
             elif entry.kind == ALEG_START:
                 _aleg_start(self, entry.slot, <int32_t>entry.aux, entry.time)
+            elif entry.kind == REMOTE_ASKED:
+                _remote_asked(self, entry.slot, entry.time)
+            elif entry.kind == REMOTE_READ:
+                _remote_read(self, entry.slot, entry.time)
+            elif entry.kind == REMOTE_ARRIVED:
+                _remote_arrived(self, entry.slot, entry.time)
             elif entry.kind == PY_EVENT:  # processed in Python (Engine.hook)
                 self.hook = entry.aux
                 return HOOKED
@@ -808,10 +876,10 @@ cdef class Engine:
         process_now(event)
 
     def transfer(
-        self, clock, list path, double wire, int64_t packets, double latency
+        self, clock, list path, double wire, int64_t packets, double latency, double weight=1.0
     ) -> object:
-        """``FlowNetwork.transfer`` (weight 1, no start delay) from a Python process of the
-        run (a resync, a Python event): the flow is the engine's, sharing its ports with the
+        """``FlowNetwork.transfer`` (no start delay) from a Python process of the run (a resync,
+        a vMotion's streams; a Python event): the flow is the engine's, sharing its ports with the
         engine's transfers; its ``simpy.Event`` (returned) is triggered with its delivery time
         and processed in Python when it is delivered (:meth:`fire_hook`). Scheduled with the
         clock's event ids; the ports shown to the Python network again after (a sample may come
@@ -833,7 +901,7 @@ cdef class Engine:
             self.eid += 1
         else:
             _send_path(self, 0, <int32_t>number, clock.now, ports, <int32_t>len(path), wire,
-                       packets, latency, 1.0, FLOW_PY)
+                       packets, latency, weight, FLOW_PY)
         clock.eid = self.eid
         _ports_out(self)
         return done

@@ -38,7 +38,13 @@ and drive, first come first served or with the elevator, its controller read cac
 write's whole lines enter), the drives' buffers and command queueing, a controller write cache
 flushed at once or at a watermark (the writes it holds flushed as one sorted, merged batch).
 Scheduled events: vMotions without a VM (their streams compete for the peer ports at their weight;
-:func:`start_vmotion`), ``device_slow``, ``link_slow``, ``array_degraded`` and ``array_rebuild``
+:func:`start_vmotion`), vMotions that move a VM (the process stays Python's, its streams and its
+handover's flow the engine's, ``Engine.transfer``; the move, read back after the last stream's
+delivery: the VM's I/Os in flight finish on the host they began on, its new ones take the new
+host's tier, cache, destager and peers, its read misses look in the old host's cache, its writes
+drop their lines from the caches it left; the handover takes from the engine's buffers,
+``Engine.hand_over`` and ``Engine.adopt``; not with warm caches, asynchronous replicas or the hash
+order), ``device_slow``, ``link_slow``, ``array_degraded`` and ``array_rebuild``
 (their processes stay Python's: the tier's speeds and the array's scales they set are read back
 after each Python event; a link's new capacity re-rates the engine's flows on it at once,
 ``Engine.set_capacity``) and a storage ``link_down`` (its process stays Python's; what waits for the
@@ -57,9 +63,10 @@ it, fails the hits in flight on it and sends its write-through writes past it), 
 hosts' destagers and flushers are built as usual; with
 write-back writes the native engine runs them (the Python flushers' first steps run as Python
 events, find no work and wait for a signal nothing triggers), else they stay idle. Not
-supported (:func:`unsupported` names them): every other scheduled event (a vMotion that moves a
-VM, a host failure, a device failure where a group writes back, a peer outage that degrades
-asynchronous or hash-ordered writes). Python events (the flushers' first steps,
+supported (:func:`unsupported` names them): every other scheduled event (a host failure, a
+device failure where a group writes back, a peer outage that degrades asynchronous or
+hash-ordered writes, a vMotion of a VM with warm caches, asynchronous replicas or the hash
+order). Python events (the flushers' first steps,
 the sampler, the "pd" controller, a slowdown's or an outage's start and end, a stalled VM's back
 signal, the resync processes a peer outage's end starts, the run's stop) stay in the kernel's
 queue, and :func:`run` merges them with the native events in the kernel's (time, priority, event
@@ -78,7 +85,7 @@ from typing import Any
 from simcache.native.choice import native_extension
 from simcache.physics.locality import MAX_BLOCKS
 from simcache.sim.built import Model
-from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_WRITE
+from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE
 from simcache.sim.host_events import vmotion_streams
 from simcache.sim.kernel.clock import URGENT, first_queued
 from simcache.sim.kernel.signals import Signal
@@ -175,20 +182,25 @@ def unsupported(scenario: Scenario) -> str | None:
     """Why the native engine cannot run ``scenario`` (None: it can).
 
     The reasons, in the order checked: the extension not built; a scheduled event other than a
-    vMotion without a VM, a device failure where no group writes back (``scheduled event
-    'device_failure' with write-back writes``), a slow device or link, a link down or peer loss (a
-    peer outage only where no write-back group with replicas that degrades short of peers
-    replicates asynchronously or destages in hash order: ``group 'name': a peer outage with
-    on_peer_loss = 'degrade' and replication = 'async'`` or ``... and destage order 'hash'``) or a
-    degraded or rebuilding array
-    (``scheduled event 'kind'``, ``a vMotion of a VM ('name')``); a write-back group
-    replaying a write of 2 GiB or more (the destage buffer's native entry holds less)."""
+    vMotion (of a VM only without warm caches, asynchronous replicas or the hash order: ``a
+    vMotion of a VM ('name') with warm caches``, ...), a device failure where no group writes
+    back (``scheduled event 'device_failure' with write-back writes``), a slow device or link, a
+    link down or peer loss (a peer outage only where no write-back group with replicas that
+    degrades short of peers replicates asynchronously or destages in hash order: ``group
+    'name': a peer outage with on_peer_loss = 'degrade' and replication = 'async'`` or ``... and
+    destage order 'hash'``) or a degraded or rebuilding array (``scheduled event 'kind'``); a
+    write-back group replaying a write of 2 GiB or more (the destage buffer's native entry holds
+    less)."""
     if not available():
         return NOT_BUILT
     for event in scenario.events:
         if isinstance(event, VMotion):
+            # (a vMotion of a VM stays a Python process: its streams the engine's flows, the move
+            # read back by the engine)
             if event.vm is not None:
-                return f"a vMotion of a VM ({event.vm!r})"
+                lacking = _moves_lacking(scenario, event)
+                if lacking is not None:
+                    return f"a vMotion of a VM ({event.vm!r}) {lacking}"
         elif isinstance(event, LinkDown) and event.link == "storage":
             continue  # (its process stays Python's: Engine.storage_back, the port's return)
         elif isinstance(event, PeerLoss | LinkDown):  # a host's peer ports down
@@ -227,6 +239,18 @@ def unsupported(scenario: Scenario) -> str | None:
             > _LARGEST_BUFFERED
         ):
             return f"group {group.name!r}: a traced write of 2 GiB or more"
+    return None
+
+
+def _moves_lacking(scenario: Scenario, event: VMotion) -> str | None:
+    """What the native engine lacks to move ``event``'s VM, or None: warm caches (their lines
+    held whole), asynchronous replicas, destaging in hash order."""
+    if scenario.cluster.cache.warm:
+        return "with warm caches"
+    if any(group.replication == "async" for group in scenario.groups):
+        return "with asynchronous replication"
+    if scenario.cluster.destager.order == "hash" and _writes_back(scenario):
+        return "with destage order 'hash'"
     return None
 
 
@@ -288,6 +312,10 @@ def prepare(model: Model, reach_bytes: list[int]) -> Any:
     if _writes_back(model.scenario):
         engine.use_destagers(model.hosts)
     engine.use_vmotions(model.vmotions)
+    named = {event.vm for event in model.scenario.events if isinstance(event, VMotion)}
+    engine.use_moves(
+        [position for position, vm in enumerate(model.vms) if vm.name in named], PATH_REMOTE_HIT
+    )
     engine.begin(model.clock)
     return engine
 

@@ -108,12 +108,14 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
         ("peer_loss.toml", "wt"),
         ("peer_loss.toml", "stall"),
         ("peer_loss.toml", "degrade"),
+        ("vmotion.toml", "base"),
+        ("vmotion.toml", "handover"),
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
         scenario = _scenario(file, variant)
         writes_back = native_run._writes_back(scenario)
         assert all(
-            (event.kind == "vmotion" and event.vm is None)
+            event.kind == "vmotion"
             or event.kind in ("device_slow", "link_slow", "array_degraded", "array_rebuild")
             or event.kind in ("link_down", "peer_loss")
             or (event.kind == "device_failure" and not writes_back)
@@ -258,6 +260,85 @@ def test_a_peer_outage_that_degrades_writes_runs_natively(
     assert native.resyncs == python.resyncs
 
 
+def _moving(
+    handover: bool, policy: str, compression: str, destager: dict[str, Any], peer_link: str
+) -> Callable[[dict[str, Any]], None]:
+    """vmotion.toml on 1 s: both groups under ``policy``, closed loops of 8 I/Os of 4 or 64 KiB
+    (half reads) over 8 MiB (the old host's cache serves remote hits), metadata records, replica
+    ``compression``, the ``destager`` given; the app VM moved three times (host0 to host1 at
+    0.2 s, on to host2 at 0.45 s, back to host0 at 0.7 s: 8 MiB images), with ``handover``."""
+
+    def change(data: dict[str, Any]) -> None:
+        data["cluster"] |= {"peer_link": peer_link, "destager": destager}
+        data["cluster"]["compression"] = {"mode": compression}
+        data["run"] |= {"duration": 1.0, "warmup": 0.1, "sample_interval": 0.05}
+        for group in data["groups"]:
+            group |= {"policy": policy, "metadata_write": True}
+            group["workload"] = {
+                "mode": "closed",
+                "outstanding": 8,
+                "read_fraction": 0.5,
+                "sizes": {"4KiB": 0.5, "64KiB": 0.5},
+                "working_set": "8MiB",
+                "compressibility": 0.5,
+            }
+        data["events"] = [
+            {"kind": "vmotion", "at": at, "source_host": source, "target_host": target}
+            | {"size": "8MiB", "vm": "app-h0-0", "handover": handover}
+            for at, source, target in ((0.2, 0, 1), (0.45, 1, 2), (0.7, 2, 0))
+        ]
+
+    return change
+
+
+def _shortened(variant: str) -> Callable[[dict[str, Any]], None]:
+    """vmotion.toml's ``variant`` on 12 s: the move at 9.8 s, then 2 s of remote hits."""
+
+    def change(data: dict[str, Any]) -> None:
+        data |= _scenario("vmotion.toml", variant).model_dump(mode="json")
+        for key in ("variants", "expect", "check"):
+            data.pop(key, None)
+        data["run"] |= {"duration": 12.0}
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        _shortened("base"),
+        _shortened("handover"),
+        # replicas over 1GbE, compressed (each copy's flow starts after its CPU time, which a
+        # move may fall in), a 2 MiB buffer with writers waiting for room
+        _moving(False, "WB+2", "always", {"capacity": "2MiB"}, "1GbE"),
+        _moving(True, "WB+2", "always", {"capacity": "2MiB"}, "1GbE"),
+        _moving(False, "WT", "off", {}, "1GbE"),  # writes through, from the host each began on
+        # an 8 MiB buffer the handover takes from and the writers wait for
+        _moving(True, "WB+1", "off", {"capacity": "8MiB", "trigger": "watermarks"}, "10GbE"),
+        _moving(False, "WB+1", "adaptive", {"capacity": "4GiB", "trigger": "watermarks"}, "1GbE"),
+    ],
+    ids=["as-written", "handover", "wb2", "wb2-handover", "wt", "wb1-handover", "adaptive"],
+)
+def test_a_vmotion_that_moves_a_vm_runs_natively(change: Callable[[dict[str, Any]], None]) -> None:
+    """A vMotion of a VM stays a Python process, its streams (and its handover's flow) the
+    engine's flows (Engine.transfer), the move read back by the engine after the last stream's
+    delivery (processed in Python): its I/Os in flight finish on the host they began on, its new
+    I/Os take its new host's tier, cache, destager and peers, its read misses look in the old
+    host's cache (remote hits, counted in the move's record), its writes drop their lines from
+    the caches of the hosts it left; its untaken writes counted (Engine.untaken) and, with
+    ``handover``, taken from the old host's buffer and adopted by the new one's
+    (Engine.hand_over, Engine.adopt): the same records, samples, counters and vMotion records as
+    the Python engine's."""
+    data = _scenario("vmotion.toml", "base").model_dump(mode="json")
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    change(data)
+    _, native, _ = assert_both_engines_agree(load_scenario(data))
+    assert native.run_by == native_run.NATIVE
+    moves = [record for record in native.vmotions if "not_moved" not in record]
+    assert moves and sum(record["remote_hits"] for record in moves) > 0
+
+
 def test_two_peer_outages_stall_and_resume_the_same_writes() -> None:
     """peer_loss.toml's stall variant on three hosts with two outages one after the other (host0's
     peer ports, then host1's peer link): at each outage's end only the VMs that stalled get a back
@@ -306,7 +387,8 @@ def test_a_rebuilding_or_degraded_array_runs_natively_across_its_window(variant:
 @st.composite
 def _slowdown_scenarios(draw: st.DrawFn) -> Scenario:
     """A library scenario the native engine takes (a degraded array's, RAID 10; the HDD RAID 5's
-    writes through; a destager's; the default's; a slow device's), 0.6 s long, with a random
+    writes through; a destager's; the default's; a slow device's; a vMotion of a VM with its
+    handover, at a random time), 0.6 s long, with a random
     window of a degraded or rebuilding array and/or a slow tier on host 0, and maybe a slow peer
     or storage link on the last host."""
     file, variant = draw(
@@ -317,6 +399,7 @@ def _slowdown_scenarios(draw: st.DrawFn) -> Scenario:
                 ("destager_fill.toml", "base"),
                 ("default.toml", "base"),
                 ("device_slow.toml", "base"),
+                ("vmotion.toml", "handover"),
             ]
         )
     )
@@ -556,8 +639,9 @@ def _with_replicas(data: dict[str, Any]) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 0.5
 
 
-def _vmotion_of_a_vm(data: dict[str, Any]) -> None:
+def _vmotion_of_a_vm_warm(data: dict[str, Any]) -> None:
     data["cluster"]["hosts"] = 2
+    data["cluster"]["cache"] = {"warm": True}
     data["events"] = [
         {
             "kind": "vmotion",
@@ -600,7 +684,7 @@ def _peer_outage_degrading_hashed(data: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        (_vmotion_of_a_vm, "a vMotion of a VM ('fio-h0-0')"),
+        (_vmotion_of_a_vm_warm, "a vMotion of a VM ('fio-h0-0') with warm caches"),
         (
             _device_failure_under_write_back,
             "scheduled event 'device_failure' with write-back writes",
@@ -678,12 +762,13 @@ def test_reads_in_flight_when_a_tier_fails_fail_in_both_engines(warm: bool) -> N
 
 
 def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
-    """Asked for the native engine, a run it does not support (a vMotion that moves a VM) is the
-    Python engine's."""
-    base = _scenario("vmotion.toml", "base")
-    assert native_run.unsupported(base) is not None
+    """Asked for the native engine, a run it does not support (a host failure) is the Python
+    engine's, and says so."""
+    base = _scenario("host_failure_ha.toml", "base")
+    assert native_run.unsupported(base) == "scheduled event 'host_failure'"
     python = run_scenario(base, duration=0.5, native=False)
     native = run_scenario(base, duration=0.5, native=True)
+    assert native.run_by.startswith("Python: the native engine does not take")
     assert_same(python, native)
 
 

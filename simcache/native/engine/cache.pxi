@@ -259,3 +259,42 @@ cdef class CacheProbe:
             "inserted": self.c.inserted,
             "evicted": self.c.evicted,
         }
+
+
+cdef int64_t _find(CacheState* c, int64_t key) noexcept nogil:
+    """ReadCache._find: the index slot holding ``key``, or -1 if it is not cached."""
+    cdef int64_t slot = _home(key, c.mask), position = c.slots[slot]
+    while position != 0:
+        if c.log[position] == key:
+            return slot
+        slot = (slot + 1) & c.mask
+        position = c.slots[slot]
+    return -1
+
+
+cdef bint _holds(CacheState* c, int64_t vm, int64_t offset, int64_t size) noexcept nogil:
+    """ReadCache.holds: every line of the I/O cached; neither counted nor refreshed."""
+    cdef int64_t key = (vm << VM_SHIFT) + offset // c.line
+    cdef int64_t end = (vm << VM_SHIFT) + _floor_div(offset + size - 1, c.line) + 1
+    while key < end:
+        if _find(c, key) < 0:
+            return False
+        key += 1
+    return True
+
+
+cdef void _discard(CacheState* c, int64_t vm, int64_t offset, int64_t size) noexcept nogil:
+    """ReadCache.discard: drop the I/O's lines (a moved VM wrote them elsewhere)."""
+    cdef int64_t key = (vm << VM_SHIFT) + offset // c.line
+    cdef int64_t end = (vm << VM_SHIFT) + _floor_div(offset + size - 1, c.line) + 1
+    cdef int64_t slot
+    while key < end:
+        slot = _find(c, key)
+        if slot >= 0:
+            c.log[c.slots[slot]] = DEAD
+            c.dead += 1
+            _remove(c, slot)
+            c.changed = True
+        key += 1
+    if c.head + c.dead > c.count + LOG_SLACK:
+        _compact_log(c)

@@ -68,6 +68,11 @@ cdef enum:
     # process started (Engine.transfer) delivered over a shared link, a degrading VM's settled
     # signal (PeerLoss.degraded's succeed); its processing ends in Python (HOOKED)
     PY_EVENT = 34
+    # a moved VM's read served by its old host's cache (remote_hit): the request's latency over,
+    # the old host's tier read done, the data back over a shared link
+    REMOTE_ASKED = 35
+    REMOTE_READ = 36
+    REMOTE_ARRIVED = 37
     # what waits for a host's storage port (link_down): a read miss, a write-through write's
     # data, a flusher's batch (Parked.kind)
     PARKED_MISS = 0
@@ -168,6 +173,14 @@ cdef struct Slot:
     bint degrading
     int32_t npeers
     int32_t leg_peer[MAX_LEGS]
+    # the host the I/O began on (``host = vm.host`` at its start): it finishes there, a vMotion
+    # of its VM notwithstanding; each leg's peer host, and a compressed leg's path (its flow
+    # starts after its CPU time: the VM's paths may have changed by then)
+    int32_t host
+    int32_t source  # a remote hit's old host (whose cache serves it)
+    int32_t leg_host[MAX_LEGS]
+    int32_t leg_ports[MAX_LEGS * MAX_PATH]
+    int32_t leg_nports[MAX_LEGS]
     int32_t lag  # an asynchronously replicated write's AsyncWrite: its number plus one (0: none)
 
 
@@ -202,6 +215,17 @@ cdef struct VmState:
     # (PeerLoss.in_flight), and the number in Engine._py of the settled signal a resync waits for
     # (PeerLoss._settled; -1: none)
     int64_t degrading, settled
+    # a vMotion that moved it (VM.migrate; Migration): the old host whose cache its read misses
+    # look in (-1: none), the path back from there and its framing key, the hosts it left (their
+    # caches drop the lines it writes), and its last move's remote hits (counted into that
+    # move's record: remote_hits, remote_hit_bytes, last_remote_hit_s)
+    int32_t remote
+    int32_t remote_ports[MAX_PATH]
+    int32_t remote_nports, remote_frame
+    int32_t* left
+    int32_t nleft
+    int64_t remote_hits, remote_hit_bytes
+    double last_remote_hit
     # a peer outage (peer_loss, a peer link_down): VM.short_of_peers, VM.policy_write_through and
     # its PeerLoss counters (written, written_through, fell_through)
     bint short_of_peers, policy_write_through

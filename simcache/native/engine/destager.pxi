@@ -164,7 +164,7 @@ cdef inline uint32_t _slot_holders(VmState* vm, Slot* slot) noexcept nogil:
     cdef uint32_t held = 0
     cdef int32_t k
     for k in range(slot.npeers - 1, -1, -1):
-        held = (held << 16) | <uint32_t>(vm.peer[slot.leg_peer[k]] + 1)
+        held = (held << 16) | <uint32_t>(slot.leg_host[k] + 1)
     return held
 
 
@@ -173,16 +173,17 @@ cdef inline int32_t _held_count(uint32_t held) noexcept nogil:
 
 
 cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t size,
-                  double now, uint32_t held) except -1 nogil:
-    """Destager._accept and _enqueue of VM ``v``'s write (its replicas' holders ``held``,
-    packed): into the pending queue, the single-copy and short-of-peers bytes counted; the work
-    signal queued now if it was not."""
+                  double now, uint32_t held, bint accept=True) except -1 nogil:
+    """Destager._accept (``accept``; else Destager.adopt: a write handed over) and _enqueue of
+    VM ``v``'s write (its replicas' holders ``held``, packed): into the pending queue, the
+    single-copy and short-of-peers bytes counted; the work signal queued now if it was not."""
     cdef DestagerState* d = &self.dest[h]
     cdef VmState* vm = &self.vms[v]
     if size > 0x7FFFFFFF or vm.index > 0x7FFFFFFF:
         with gil:
             raise ValueError("a buffered write of 2 GiB or more, or of a VM past 2**31")
-    d.accepted += size
+    if accept:
+        d.accepted += size
     d.backlog += size
     d.pending_bytes += size
     if held == 0:
@@ -247,9 +248,12 @@ cdef int _wb_start(Engine self, int32_t s, double now) except -1 nogil:
     cdef VmState* vm = &self.vms[slot.vm]
     cdef int32_t host = vm.tier
     cdef int32_t k
+    slot.host = host
     slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
     if not self.caches[host].full:
         _insert(&self.caches[host], vm.index, slot.offset, slot.size)
+    if vm.nleft:  # VM.begin_write: the hosts a moved VM left drop their copies of the lines
+        _discard_left(self, vm, slot.offset, slot.size)
     slot.next_leg = 0
     slot.wait_leg = -1
     slot.critical = -1.0
@@ -257,6 +261,7 @@ cdef int _wb_start(Engine self, int32_t s, double now) except -1 nogil:
     slot.npeers = vm.nreach  # VM.peers now
     for k in range(vm.nreach):
         slot.leg_peer[k] = vm.reached[k]
+        slot.leg_host[k] = vm.peer[vm.reached[k]]
     if vm.async_rep and vm.npeers:  # nothing waits for the copies
         slot.nlegs = 0
         return _async_start(self, s, now)
@@ -288,6 +293,10 @@ cdef int _send_leg(Engine self, VmState* vm, int32_t owner, int32_t k, int32_t c
     if cpu > 0:  # FlowNetwork._send: the packets now, the flow after the CPU time (a sleep)
         for j in range(vm.leg_nports[c]):
             self.ports[vm.leg_ports[c * MAX_PATH + j]].packets += packets
+            if kind == FLOW_LEG:  # (its path as it is now: the VM may move meanwhile)
+                self.slots[owner].leg_ports[k * MAX_PATH + j] = vm.leg_ports[c * MAX_PATH + j]
+        if kind == FLOW_LEG:
+            self.slots[owner].leg_nports[k] = vm.leg_nports[c]
         wire_kept[0] = wire
         self._push(now + cpu, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, owner,
                    LEG_START if kind == FLOW_LEG else ALEG_START, k)
@@ -340,10 +349,9 @@ cdef int _compression_out(Engine self, Py_ssize_t i) except -1:
 
 cdef int _leg_start(Engine self, int32_t s, int32_t k, double now) except -1 nogil:
     """A compressed leg's CPU time is over: its flow starts (FlowNetwork._start)."""
-    cdef VmState* vm = &self.vms[self.slots[s].vm]
-    cdef int32_t c = self.slots[s].leg_peer[k]
-    return _start_flow(self, s, k, now, &vm.leg_ports[c * MAX_PATH], vm.leg_nports[c],
-                       self.slots[s].leg_wire[k], vm.peer_latency, 1.0, FLOW_LEG)
+    cdef Slot* slot = &self.slots[s]
+    return _start_flow(self, s, k, now, &slot.leg_ports[k * MAX_PATH], slot.leg_nports[k],
+                       slot.leg_wire[k], self.vms[slot.vm].peer_latency, 1.0, FLOW_LEG)
 
 
 cdef int _leg_arrived(Engine self, int32_t s, int32_t k, double now) except -1 nogil:
@@ -351,7 +359,7 @@ cdef int _leg_arrived(Engine self, int32_t s, int32_t k, double now) except -1 n
     replica bytes counted), its times; then the write goes on if it waits for this leg."""
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
-    cdef int32_t peer = vm.peer[slot.leg_peer[k]]
+    cdef int32_t peer = slot.leg_host[k]
     cdef double done = _read(&self.tiers[peer], now, slot.size, True, vm.gc_factor)
     self.replica_bytes[peer] += slot.size
     slot.leg_arrived[k] = now
@@ -430,7 +438,7 @@ cdef int _meta_record(Engine self, int32_t s, double now) except -1 nogil:
     next batch's signal)."""
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
-    cdef int32_t h = vm.tier
+    cdef int32_t h = slot.host
     cdef MetaLog* m = &self.meta[h]
     cdef double done
     if not vm.metadata_batched:
@@ -493,7 +501,7 @@ cdef int _wb_acked(Engine self, int32_t s, double now) except -1 nogil:
     """WriteBack._acknowledged: into the destage buffer if it has room (then recorded), else
     wait for room."""
     cdef Slot* slot = &self.slots[s]
-    cdef int32_t h = self.vms[slot.vm].tier
+    cdef int32_t h = slot.host
     cdef DestagerState* d = &self.dest[h]
     slot.arrived = now  # acked_at
     if d.w_count == 0 and d.backlog + slot.size <= d.capacity:
@@ -1132,50 +1140,57 @@ cdef object _peers_back_callback(Engine self, int32_t v):
 
 
 cdef int _setup_peers(Engine self, list hosts) except -1:
-    """Each VM's replica peers and the paths to them (PeerLoss.chosen; VM.peer_paths), the peer link's
-    latency and acknowledgement, "memory" replication; each host's replica counters."""
-    cdef Py_ssize_t i, k, j
-    cdef VmState* vm
+    """Each VM's replica peers and the paths to them (_vm_peers); each host's replica counters."""
+    cdef Py_ssize_t i
     _setup_lag(self, len(hosts), any(vm.async_replication for vm in self._vms))
     self.replica_bytes = <int64_t*>calloc(max(1, len(hosts)), sizeof(int64_t))
     self.payload_sent = <double*>calloc(max(1, len(hosts)), sizeof(double))
     if self.replica_bytes == NULL or self.payload_sent == NULL:
         raise MemoryError()
-    framings = {}  # a peer tx port's framing key (past the hosts')
+    self._framings = {}  # a peer tx port's framing key (past the hosts')
     for i in range(self.vm_count):
-        machine = self._vms[i]
-        vm = &self.vms[i]
-        peers = machine.peer_loss.chosen  # (VM.peers: those it reaches, _peers_in)
-        if len(peers) > MAX_LEGS:
-            raise ValueError("a VM replicates to more peers than a write-back policy promises")
-        vm.npeers = len(peers)
-        vm.nreach = vm.npeers
-        vm.settled = -1
-        vm.promised = machine.peer_loss.promised
-        vm.peer_latency = machine.peer_latency
-        vm.ack_time = machine._ack_time
-        vm.memory_ack = machine._memory_ack
-        vm.async_rep = machine.async_replication
-        vm.send_buffer = machine.send_buffer
-        vm.may_compress = machine._may_compress
-        vm.always_compress = machine._always_compress
-        vm.compressibility = machine._compressibility
-        vm.compress_rate = machine.compression.throughput
-        vm.threshold = machine.compression.threshold
-        for k in range(vm.npeers):
-            vm.peer[k] = hosts.index(peers[k])
-            vm.reached[k] = <int32_t>k
-            path = machine.host.peer_path(peers[k])
-            if len(path) > MAX_PATH:
-                raise ValueError("a replica's path crosses more ports than a transfer can")
-            vm.leg_nports[k] = len(path)
-            for j in range(len(path)):
-                vm.leg_ports[k * MAX_PATH + j] = _port_position(self, path[j])
-            key = framings.get(id(path[0]))
-            if key is None:
-                key = framings[id(path[0])] = _framing_add(self, path[0].spec)
-            vm.leg_frame[k] = key
-            vm.compressing[k] = path[0] in machine._compressing
+        self.vms[i].settled = -1
+        _vm_peers(self, i)
+    return 0
+
+
+cdef int _vm_peers(Engine self, Py_ssize_t i) except -1:
+    """VM ``i``'s replica peers (PeerLoss.chosen; those it reaches: _peers_in) and the paths to
+    them from its host (Host.peer_path, as VM.peer_paths), the peer link's latency and
+    acknowledgement, "memory" replication, its compression; at setup and after it moved."""
+    cdef Py_ssize_t k, j
+    cdef VmState* vm = &self.vms[i]
+    machine = self._vms[i]
+    peers = machine.peer_loss.chosen
+    if len(peers) > MAX_LEGS:
+        raise ValueError("a VM replicates to more peers than a write-back policy promises")
+    vm.npeers = len(peers)
+    vm.nreach = vm.npeers
+    vm.promised = machine.peer_loss.promised
+    vm.peer_latency = machine.peer_latency
+    vm.ack_time = machine._ack_time
+    vm.memory_ack = machine._memory_ack
+    vm.async_rep = machine.async_replication
+    vm.send_buffer = machine.send_buffer
+    vm.may_compress = machine._may_compress
+    vm.always_compress = machine._always_compress
+    vm.compressibility = machine._compressibility
+    vm.compress_rate = machine.compression.throughput
+    vm.threshold = machine.compression.threshold
+    for k in range(vm.npeers):
+        vm.peer[k] = self._hosts.index(peers[k])
+        vm.reached[k] = <int32_t>k
+        path = machine.host.peer_path(peers[k])
+        if len(path) > MAX_PATH:
+            raise ValueError("a replica's path crosses more ports than a transfer can")
+        vm.leg_nports[k] = len(path)
+        for j in range(len(path)):
+            vm.leg_ports[k * MAX_PATH + j] = _port_position(self, path[j])
+        key = self._framings.get(id(path[0]))
+        if key is None:
+            key = self._framings[id(path[0])] = _framing_add(self, path[0].spec)
+        vm.leg_frame[k] = key
+        vm.compressing[k] = path[0] in machine._compressing
     return 0
 
 

@@ -83,10 +83,13 @@ cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogi
             vm.serial_writing = True
         return _write_begin(self, s, now)
     slot.write = False
+    slot.host = vm.tier
     t = &self.tiers[vm.tier]
     if self.misses and not self.caches[vm.tier].full:
         if not _lookup(&self.caches[vm.tier], vm.index, offset, size):
             slot.offset = offset
+            if vm.remote >= 0 and _remote_holds(self, vm, offset, size):
+                return _remote_hit(self, s, now)
             if self.storage_down[vm.tier]:  # read_miss: it waits for the storage port
                 return _park(self, vm.tier, s, PARKED_MISS)
             return _miss(self, s, now)
@@ -137,7 +140,7 @@ cdef int _trace_arrivals(Engine self, int32_t v, double now) except -1 nogil:
 
 cdef int _served(Engine self, int32_t s, double now) except -1 nogil:
     """VM.hit_done: record the read (a hit whose tier failed under it failed: no record)."""
-    if self.tier_down[self.vms[self.slots[s].vm].tier]:
+    if self.tier_down[self.slots[s].host]:
         return 0
     return _record(self, s, now, now - self.slots[s].issued, 0.0, 0.0, self.path_hit)
 
@@ -147,7 +150,7 @@ cdef int _miss(Engine self, int32_t s, double now) except -1 nogil:
     array serves it, its data leaves when the array is done (ARRAY_DONE)."""
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
-    cdef double arrives = now + self.host_ack[vm.tier], done
+    cdef double arrives = now + self.host_ack[slot.host], done
     done = _array_read(&self.array, arrives, vm.index, slot.offset, slot.size)
     slot.array_time = done - arrives
     self._schedule(now + (done - now), s, ARRAY_DONE)
@@ -219,9 +222,9 @@ cdef int _miss_done(Engine self, int32_t s, double now) except -1 nogil:
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
     cdef double array_time = slot.array_time
-    if not self.tier_down[vm.tier]:  # (device_failure: there is no cache to fill)
-        _read(&self.tiers[vm.tier], now, slot.size, True)
-        _insert(&self.caches[vm.tier], vm.index, slot.offset, slot.size)
+    if not self.tier_down[slot.host]:  # (device_failure: there is no cache to fill)
+        _read(&self.tiers[slot.host], now, slot.size, True)
+        _insert(&self.caches[slot.host], vm.index, slot.offset, slot.size)
     _record(self, s, now, 0.0, ((now - slot.issued) - array_time) - 0.0, array_time,
                  self.path_miss)
     return _slot_done(self, s, now)

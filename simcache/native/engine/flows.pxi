@@ -13,6 +13,7 @@ cdef enum:
     FLOW_VMOTION = 4  # a vMotion's stream (slot: the vMotion, aux: the stream): VMOTION_DELIVERED
     FLOW_ALEG = 5  # an asynchronous copy (slot: its AsyncWrite, aux: the leg): ALEG_ARRIVED
     FLOW_PY = 6  # a Python process's transfer (aux: its event's number in Engine._py): PY_EVENT
+    FLOW_REMOTE = 7  # a remote hit's data back from a moved VM's old host: REMOTE_ARRIVED
 
 
 cdef struct PortState:
@@ -68,8 +69,8 @@ cdef int32_t _framing_add(Engine self, spec) except -1:
 
 
 # the event a shared flow's delivery is (by its kind)
-cdef int32_t[7] _DELIVERED = [MISS_DONE, WT_ARRIVED, DESTAGE_ARRIVED, LEG_ARRIVED,
-                              VMOTION_DELIVERED, ALEG_ARRIVED, PY_EVENT]
+cdef int32_t[8] _DELIVERED = [MISS_DONE, WT_ARRIVED, DESTAGE_ARRIVED, LEG_ARRIVED,
+                              VMOTION_DELIVERED, ALEG_ARRIVED, PY_EVENT, REMOTE_ARRIVED]
 
 
 cdef int32_t _new_flow(Engine self) except -1 nogil:
@@ -113,7 +114,7 @@ cdef int _active_add(Engine self, PortState* port, int32_t f) except -1 nogil:
 cdef int _send(Engine self, int32_t s, double now) except -1 nogil:
     """ArrayRead._step's first phase: FlowNetwork.send((array_tx, storage_rx), wire, packets,
     latency=storage_tx.latency) and its _start."""
-    cdef int32_t host = self.vms[self.slots[s].vm].tier
+    cdef int32_t host = self.slots[s].host
     return _send_on(self, s, now, self.host_ports[2 * host], self.host_ports[2 * host + 1],
                     host, self.slots[s].size, FLOW_READ)
 
@@ -456,4 +457,6 @@ cdef int _lone_delivered(Engine self, int32_t fi, int64_t aux, double now) excep
     if kind == FLOW_PY:  # its event processed now, in Python (process_now: Engine.hook)
         self.hook = what
         return 0
+    if kind == FLOW_REMOTE:
+        return _remote_arrived(self, s, now)
     return _miss_done(self, s, now)

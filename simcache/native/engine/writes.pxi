@@ -572,12 +572,15 @@ cdef int _wt_start(Engine self, int32_t s, double now) except -1 nogil:
     cdef VmState* vm = &self.vms[slot.vm]
     cdef int32_t host = vm.tier
     cdef int64_t offset = slot.offset
+    slot.host = host
     if self.tier_down[host]:  # device_failure: nothing to cache the write in
         slot.local_done = now
     else:
         slot.local_done = _read(&self.tiers[host], now, slot.size, True, vm.gc_factor)
         if not self.caches[host].full:  # (a cache holding every disk only refreshes lines)
             _insert(&self.caches[host], vm.index, offset, slot.size)
+    if vm.nleft:  # a moved VM: the hosts it left drop their copies of the lines
+        _discard_left(self, vm, offset, slot.size)
     if self.storage_down[host]:  # link_down: the data waits for the storage port
         return _park(self, host, s, PARKED_WT)
     return _wt_send(self, s, now)
@@ -585,7 +588,7 @@ cdef int _wt_start(Engine self, int32_t s, double now) except -1 nogil:
 
 cdef int _wt_send(Engine self, int32_t s, double now) except -1 nogil:
     """write_through's transfer: the data sent to the array over (storage_tx, array_rx)."""
-    cdef int32_t host = self.vms[self.slots[s].vm].tier
+    cdef int32_t host = self.slots[s].host
     return _send_on(self, s, now, self.host_wports[2 * host], self.host_wports[2 * host + 1],
                     host, self.slots[s].size, FLOW_WT)
 
@@ -594,7 +597,7 @@ cdef int _wt_arrived(Engine self, int32_t s, double now) except -1 nogil:
     """write_through after the transfer: the array writes the data; the write is done when both
     the array's acknowledgement is back and the tier write is done."""
     cdef Slot* slot = &self.slots[s]
-    cdef int32_t host = self.vms[slot.vm].tier
+    cdef int32_t host = slot.host
     cdef double acked, finish
     slot.arrived = now
     slot.array_done = _array_write(&self.array, &self.aw, now, self.vms[slot.vm].index,
@@ -611,7 +614,7 @@ cdef int _wt_done(Engine self, int32_t s, double now) except -1 nogil:
     """write_through's end: record the write (its local, network and array components); then
     the slot goes on."""
     cdef Slot* slot = &self.slots[s]
-    cdef double acked = slot.array_done + self.host_ack[self.vms[slot.vm].tier]
+    cdef double acked = slot.array_done + self.host_ack[slot.host]
     cdef double array_time = slot.array_done - slot.arrived
     cdef int32_t v = slot.vm
     if not self.vms[v].policy_write_through:  # a write-back VM's write, short of peers
