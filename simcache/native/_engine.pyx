@@ -598,6 +598,7 @@ cdef class Engine:
         self.eid = clock.eid
         taken = _hand_over(self, h, left, vm, clock.now)
         clock.eid = self.eid
+        _destager_counts_out(self, h)
         return [
             (v, offset, size, self._held_hosts(held), held == 0)
             for v, offset, size, held in taken
@@ -613,6 +614,7 @@ cdef class Engine:
         self.eid = clock.eid
         _enqueue(self, h, item[0], item[1], item[2], clock.now, held, False)
         clock.eid = self.eid
+        _destager_counts_out(self, h)
 
     def use_vmotions(self, list vmotions) -> None:
         """Where the started vMotions' records go (``Model.vmotions``)."""

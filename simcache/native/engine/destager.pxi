@@ -1221,6 +1221,20 @@ cdef int _destagers_in(Engine self) except -1:
     return 0
 
 
+cdef int _destager_counts_out(Engine self, int32_t h) except -1:
+    """Host ``h``'s buffer counters to its Python destager, after the engine changed them in a
+    Python event (a handover: Engine.hand_over, Engine.adopt): _destagers_in reads the accepted
+    bytes back, and the Python process may read the others."""
+    cdef DestagerState* d = &self.dest[h]
+    destager = self._destagers[h]
+    destager.backlog_bytes = d.backlog
+    destager.pending_bytes = d.pending_bytes
+    destager.single_copy_bytes = d.single_copy
+    destager.short_bytes = d.short
+    destager.accepted_bytes = d.accepted
+    return 0
+
+
 cdef int _destagers_out(Engine self) except -1:
     """Show the Python destagers what the sampler and the results read."""
     cdef Py_ssize_t h, k
