@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from support.builders import handover_into_a_full_buffer
 from support.strategies import REPLICAS, ScenarioDict, invalid_scenarios, valid_scenarios
 
 import simcache
@@ -331,56 +332,9 @@ _LAGGING_AND_SHORT_ACROSS_A_PEER_FAILURE: ScenarioDict = {
 }
 
 
-# Found at random (stop 54): a vMotion's handover into a full 1 MiB buffer leaves it past its
-# capacity (the handed-over writes are adopted without room: they are stored there already); and
-# the native engine, whose handover admitted the old host's waiting writers, lost their accepted
-# bytes to the Python destager's stale copy.
-_HANDOVER_INTO_A_FULL_BUFFER: ScenarioDict = {
-    "name": "generated",
-    "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
-    "cluster": {
-        "hosts": 2,
-        "tier": "nvme-micron-9550",
-        "peer_link": "100GbE",
-        "storage_link": "1GbE",
-        "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},
-        "compression": {"mode": "always"},
-    },
-    "array": "nas-4bay",
-    "groups": [
-        {
-            "name": name,
-            "policy": "WB+0",
-            "vms_per_host": 1,
-            "workload": {
-                "read_fraction": 0.0,
-                "sizes": {"4KiB": 1.0, "32KiB": 1.0},
-                "working_set": "64MiB",
-                "mode": "closed",
-                "outstanding": 1,
-                "think_time": "3ms",
-                "compressibility": 0.5,
-            },
-        }
-        for name in ("g0", "g1", "g2")
-    ],
-    "events": [
-        {
-            "kind": "vmotion",
-            "at": 0.1,
-            "source_host": 0,
-            "target_host": 1,
-            "size": "32MiB",
-            "vm": "g0-h0-0",
-            "handover": True,
-        }
-    ],
-}
-
-
 @sim_settings(200)
 @given(valid_scenarios())
-@example(_HANDOVER_INTO_A_FULL_BUFFER)
+@example(handover_into_a_full_buffer())
 @example(_SHORT_OF_PEERS_ACROSS_A_DEVICE_FAILURE)
 @example(_QUEUED_ACROSS_A_VMOTION_OFF_A_FAILED_TIER)
 @example(_LAGGING_AND_SHORT_ACROSS_A_PEER_FAILURE)

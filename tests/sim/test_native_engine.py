@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.builders import handover_into_a_full_buffer
 from support.native import (
     FIELDS,
     assert_both_engines_agree,
@@ -292,39 +293,10 @@ def _moving(
 
 
 def _handover_into_a_full_buffer(data: dict[str, Any]) -> None:
-    """Found by tests/scenarios/test_properties.py at random (stop 54): 2 hosts, 1 MiB buffers
-    destaging to a 4-bay NAS over 1GbE (full: writers wait for room), a WB+0 VM moved with
-    handover at 0.1 s. The handover's room admits the old host's waiting writers, counted as
-    accepted in the engine while the Python destager's copy (read back at the next sync_in) was
-    stale: the native run lost a write's accepted bytes."""
-    group = {
-        "policy": "WB+0",
-        "vms_per_host": 1,
-        "workload": {
-            "read_fraction": 0.0,
-            "sizes": {"4KiB": 1.0, "32KiB": 1.0},
-            "working_set": "64MiB",
-            "mode": "closed",
-            "outstanding": 1,
-            "think_time": "3ms",
-        },
-    }
-    data |= {
-        "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
-        "cluster": {
-            "hosts": 2,
-            "tier": "nvme-micron-9550",
-            "peer_link": "100GbE",
-            "storage_link": "1GbE",
-            "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},
-        },
-        "array": "nas-4bay",
-        "groups": [group | {"name": name} for name in ("g0", "g1", "g2")],
-        "events": [
-            {"kind": "vmotion", "at": 0.1, "source_host": 0, "target_host": 1}
-            | {"size": "32MiB", "vm": "g0-h0-0", "handover": True}
-        ],
-    }
+    """support.builders.handover_into_a_full_buffer (found by the property test at random): the
+    handover's room admits the old host's waiting writers, counted as accepted in the engine
+    while the Python destager's copy (read back at the next sync_in) was stale."""
+    data |= handover_into_a_full_buffer()
 
 
 def _shortened(variant: str) -> Callable[[dict[str, Any]], None]:

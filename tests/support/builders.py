@@ -77,3 +77,53 @@ def peer_bound_cluster(hosts: int, peer_links: int, **extra: Any) -> dict[str, A
         "destager": {"capacity": "16GiB"},
         **extra,
     }
+
+
+def handover_into_a_full_buffer() -> dict[str, Any]:
+    """Found by tests/scenarios/test_properties.py at random (stop 54): 2 hosts, 1 MiB buffers
+    destaging to a 4-bay NAS over 1GbE (full: writers wait for room), a WB+0 VM moved with
+    handover at 0.1 s. The handed-over writes leave the new host's buffer past its capacity (they
+    are adopted without room: they are stored there already); and the native engine, whose
+    handover admitted the old host's waiting writers, lost their accepted bytes to the Python
+    destager's stale copy (both fixed). A fresh dict each call."""
+    return {
+        "name": "generated",
+        "run": {"duration": 0.5, "warmup": 0.0, "sample_interval": 0.25, "seed": 0},
+        "cluster": {
+            "hosts": 2,
+            "tier": "nvme-micron-9550",
+            "peer_link": "100GbE",
+            "storage_link": "1GbE",
+            "destager": {"capacity": "1MiB", "concurrency": 1, "max_batch": "512KiB"},
+            "compression": {"mode": "always"},
+        },
+        "array": "nas-4bay",
+        "groups": [
+            {
+                "name": name,
+                "policy": "WB+0",
+                "vms_per_host": 1,
+                "workload": {
+                    "read_fraction": 0.0,
+                    "sizes": {"4KiB": 1.0, "32KiB": 1.0},
+                    "working_set": "64MiB",
+                    "mode": "closed",
+                    "outstanding": 1,
+                    "think_time": "3ms",
+                    "compressibility": 0.5,
+                },
+            }
+            for name in ("g0", "g1", "g2")
+        ],
+        "events": [
+            {
+                "kind": "vmotion",
+                "at": 0.1,
+                "source_host": 0,
+                "target_host": 1,
+                "size": "32MiB",
+                "vm": "g0-h0-0",
+                "handover": True,
+            }
+        ],
+    }
