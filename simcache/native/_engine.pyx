@@ -609,6 +609,8 @@ cdef class Engine:
         write ``item`` (a Python buffer item) enqueued, not counted as accepted, its room not
         checked; the work signal queued with the clock's event ids if it was not."""
         cdef uint32_t held = 0
+        if len(item[3]) > MAX_LEGS:
+            raise RuntimeError("a handed-over write with more holders than the engine keeps")
         for host in reversed(item[3]):
             held = (held << 16) | <uint32_t>(self._hosts.index(host) + 1)
         self.eid = clock.eid
@@ -898,6 +900,8 @@ cdef class Engine:
         self._py[number] = done
         self.eid = clock.eid
         if wire <= 0:  # FlowNetwork._deliver: nothing flows, delivered after the latency
+            for k in range(len(path)):
+                self.ports[ports[k]].packets += packets
             self._push(clock.now + latency, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, 0,
                        PY_EVENT, number)
             self.eid += 1

@@ -220,6 +220,13 @@ def unsupported(scenario: Scenario) -> str | None:
                             f"group {group.name!r}: a peer outage with on_peer_loss = 'degrade'"
                             " and destage order 'hash'"
                         )
+                    if any(isinstance(e, VMotion) and e.handover for e in scenario.events):
+                        # (a handover renames a write's holders, so a resync may give it a third:
+                        # the engine's destage entries keep two)
+                        return (
+                            f"group {group.name!r}: a peer outage with on_peer_loss = 'degrade'"
+                            " and a vMotion's handover"
+                        )
         elif isinstance(event, DeviceFailure):
             # (its process stays Python's; the engine reads back which tiers failed: with no
             # write-back write there is no destage buffer to hand over, nothing for reads to wait

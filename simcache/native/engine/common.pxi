@@ -177,7 +177,11 @@ cdef struct Slot:
     # of its VM notwithstanding; each leg's peer host, and a compressed leg's path (its flow
     # starts after its CPU time: the VM's paths may have changed by then)
     int32_t host
-    int32_t source  # a remote hit's old host (whose cache serves it)
+    # a remote hit's old host (whose cache serves it), and the path back from there with its
+    # framing key, as they were at its start (the VM may move again meanwhile)
+    int32_t source
+    int32_t remote_ports[MAX_PATH]
+    int32_t remote_nports, remote_frame
     int32_t leg_host[MAX_LEGS]
     int32_t leg_ports[MAX_LEGS * MAX_PATH]
     int32_t leg_nports[MAX_LEGS]

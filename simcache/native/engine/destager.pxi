@@ -1117,6 +1117,8 @@ cdef int64_t _add_holder(Engine self, int32_t h, dict left, int32_t holder) exce
         held = <uint32_t*><Py_ssize_t>address
         if not left.get(key) or (held[0] & 0xFFFF) == mark or (held[0] >> 16) == mark:
             continue
+        if held[0] >> 16:  # (the selector keeps a third holder out: a handover with a resync)
+            raise RuntimeError("a buffered write's third holder: the native engine keeps two")
         left[key] -= 1
         if held[0] == 0:
             d.single_copy -= size

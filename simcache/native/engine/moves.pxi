@@ -23,7 +23,12 @@ cdef int _remote_hit(Engine self, int32_t s, double now) except -1 nogil:
     host's); the request crosses the peer network (one link latency: a sleep)."""
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
+    cdef int32_t k
     slot.source = vm.remote
+    slot.remote_nports = vm.remote_nports
+    for k in range(vm.remote_nports):
+        slot.remote_ports[k] = vm.remote_ports[k]
+    slot.remote_frame = vm.remote_frame
     self.caches[slot.host].misses -= 1
     self.caches[vm.remote].hits += 1
     self._schedule(now + vm.peer_latency, s, REMOTE_ASKED)
@@ -41,18 +46,13 @@ cdef int _remote_asked(Engine self, int32_t s, double now) except -1 nogil:
 
 
 cdef int _remote_read(Engine self, int32_t s, double now) except -1 nogil:
-    """The data back over the old host's peer path to this host (FlowNetwork.send, framed as
-    its first port frames it)."""
+    """The data back over the old host's peer path to the host the read began on
+    (FlowNetwork.send, framed as its first port frames it), as they were at its start."""
     cdef Slot* slot = &self.slots[s]
-    cdef VmState* vm = &self.vms[slot.vm]
     cdef double wire
-    cdef int packets
-    if vm.remote != slot.source or vm.tier != slot.host:
-        with gil:
-            raise RuntimeError("a VM moved again while a read from its old host's cache ran")
-    packets = _frame(self, vm.remote_frame, <double>slot.size, &wire)
-    return _send_path(self, s, 0, now, vm.remote_ports, vm.remote_nports, wire, packets,
-                      vm.peer_latency, 1.0, FLOW_REMOTE)
+    cdef int packets = _frame(self, slot.remote_frame, <double>slot.size, &wire)
+    return _send_path(self, s, 0, now, slot.remote_ports, slot.remote_nports, wire, packets,
+                      self.vms[slot.vm].peer_latency, 1.0, FLOW_REMOTE)
 
 
 cdef int _remote_arrived(Engine self, int32_t s, double now) except -1 nogil:

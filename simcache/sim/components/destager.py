@@ -568,7 +568,10 @@ class Destager:
         accepted and not yet destaged, matched by VM, offset and size among the writes ``holder``
         does not hold, name it among their replica holders. Returns the bytes that now have
         ``holder``'s copy."""
-        left = Counter({item[:3]: count for item, count in items.items()})
+        # the copies of each (VM, offset, size), whatever holders each item carried
+        left: Counter[tuple[int, int, int]] = Counter()
+        for item, count in items.items():
+            left[item[:3]] += count
         added = 0
         for slot, i, item in self._slots():
             key = item[:3]
