@@ -584,10 +584,7 @@ cdef class Engine:
         writes not taken into a batch, as the Python buffer's items."""
         if not self.destaging:
             return []
-        return [
-            (v, offset, size, self._held_hosts(held), held == 0)
-            for v, offset, size, held in _untaken(self, h, vm)
-        ]
+        return self._items(_untaken(self, h, vm))
 
     def hand_over(self, clock, int32_t h, items, int64_t vm) -> list:
         """``Destager.hand_over`` on host ``h``'s native buffer (order "arrival", a Python
@@ -599,10 +596,7 @@ cdef class Engine:
         taken = _hand_over(self, h, left, vm, clock.now)
         clock.eid = self.eid
         _destager_counts_out(self, h)
-        return [
-            (v, offset, size, self._held_hosts(held), held == 0)
-            for v, offset, size, held in taken
-        ]
+        return self._items(taken)
 
     def adopt(self, clock, int32_t h, tuple item) -> None:
         """``Destager.adopt`` on host ``h``'s native buffer (a Python event): the handed-over
@@ -899,15 +893,15 @@ cdef class Engine:
         self.py_next += 1
         self._py[number] = done
         self.eid = clock.eid
+        for k in range(len(path)):  # FlowNetwork._send
+            self.ports[ports[k]].packets += packets
         if wire <= 0:  # FlowNetwork._deliver: nothing flows, delivered after the latency
-            for k in range(len(path)):
-                self.ports[ports[k]].packets += packets
             self._push(clock.now + latency, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, 0,
                        PY_EVENT, number)
             self.eid += 1
         else:
-            _send_path(self, 0, <int32_t>number, clock.now, ports, <int32_t>len(path), wire,
-                       packets, latency, weight, FLOW_PY)
+            _start_flow(self, 0, <int32_t>number, clock.now, ports, <int32_t>len(path), wire,
+                        latency, weight, FLOW_PY)
         clock.eid = self.eid
         _ports_out(self)
         return done
@@ -920,10 +914,10 @@ cdef class Engine:
         copies, only with order "arrival")."""
         if not self.destaging or self.dest[h].hashed:
             return []
-        return [
-            (vm, offset, size, self._held_hosts(held), held == 0)
-            for vm, offset, size, held in _buffered(self, h)
-        ]
+        return self._items(
+            [(vm, offset, size, (<uint32_t*><Py_ssize_t>address)[0])
+             for address, vm, offset, size in _buffered(self, h)]
+        )
 
     def add_holder(self, int32_t h, items, int32_t holder) -> int64_t:
         """``Destager.add_holder`` on host ``h``'s native destage buffer: a resync copied
@@ -939,6 +933,14 @@ cdef class Engine:
             key = (item[0], item[1], item[2])
             left[key] = left.get(key, 0) + count
         return _add_holder(self, h, left, holder)
+
+    cdef list _items(self, list raw):
+        """(VM, offset, size, packed holders) as the Python buffer's items (PendingWrite: the
+        holders as hosts, single-copy)."""
+        return [
+            (vm, offset, size, self._held_hosts(held), held == 0)
+            for vm, offset, size, held in raw
+        ]
 
     cdef tuple _held_hosts(self, uint32_t held):
         """The hosts a packed holders' word names (``_holders``), in order."""

@@ -7,7 +7,8 @@ It sits below the engine and the event modules (:mod:`simcache.sim.host_events`,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from simcache.sim.components.adopted import PendingDestage
 from simcache.sim.components.array import Array
 from simcache.sim.components.host import Host
 from simcache.sim.components.link import FlowNetwork, Port
+from simcache.sim.components.pending import PendingWrite
 from simcache.sim.components.vm import VM
 from simcache.sim.kernel.clock import Clock
 from simcache.sim.record import SeriesSample
@@ -100,6 +102,55 @@ class Model:
         """Move the records :attr:`record_buffer` holds to :meth:`records_sink`."""
         if self.record_buffer.count:
             self.records_sink()(self.record_buffer.take())
+
+    # -- what a scheduled event's Python process asks of the flows and destage buffers, which the
+    # native engine holds while it runs (native_run): the same calls either way
+
+    def transfer(
+        self,
+        path: Sequence[Port],
+        wire: float,
+        packets: int,
+        latency: float,
+        weight: float = 1.0,
+    ) -> simpy.Event:
+        """``FlowNetwork.transfer`` over ``path``, or the native engine's flow when it runs."""
+        if self.native is not None:
+            return self.native.transfer(self.clock, list(path), wire, packets, latency, weight)  # type: ignore[no-any-return]
+        return self.network.transfer(path, wire, packets, latency=latency, weight=weight)
+
+    def buffered(self, host: Host) -> Iterable[PendingWrite]:
+        """``host``'s ``Destager.buffered``."""
+        if self.native is not None:
+            return self.native.buffered(host.index)  # type: ignore[no-any-return]
+        return host.destager.buffered()
+
+    def add_holder(self, host: Host, items: Counter[PendingWrite], holder: Host) -> int:
+        """``host``'s ``Destager.add_holder``."""
+        if self.native is not None:
+            return self.native.add_holder(host.index, items, holder.index)  # type: ignore[no-any-return]
+        return host.destager.add_holder(items, holder)
+
+    def untaken(self, host: Host, vm: int) -> list[PendingWrite]:
+        """``host``'s ``Destager.untaken``."""
+        if self.native is not None:
+            return self.native.untaken(host.index, vm)  # type: ignore[no-any-return]
+        return host.destager.untaken(vm)
+
+    def hand_over(
+        self, host: Host, items: Counter[tuple[int, int, int]], vm: int
+    ) -> list[PendingWrite]:
+        """``host``'s ``Destager.hand_over``."""
+        if self.native is not None:
+            return self.native.hand_over(self.clock, host.index, items, vm)  # type: ignore[no-any-return]
+        return host.destager.hand_over(items, vm)
+
+    def adopt(self, host: Host, item: PendingWrite) -> None:
+        """``host``'s ``Destager.adopt``."""
+        if self.native is not None:
+            self.native.adopt(self.clock, host.index, item)
+        else:
+            host.destager.adopt(item)
 
     @property
     def ports(self) -> list[Port]:

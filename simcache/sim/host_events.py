@@ -66,18 +66,7 @@ def vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
             "handover_end_s": nan,
         }
     model.vmotions.append(record)
-    if model.native is not None:  # the flows in flight are the engine's
-        transfers = [
-            model.native.transfer(
-                model.clock, list(path), wire, packets, link.latency, event.weight
-            )
-            for path in paths
-        ]
-    else:
-        transfers = [
-            model.network.transfer(path, wire, packets, latency=link.latency, weight=event.weight)
-            for path in paths
-        ]
+    transfers = [model.transfer(path, wire, packets, link.latency, event.weight) for path in paths]
     # SimPy sends values in; a list iterator cannot take them
     for transfer in transfers:  # noqa: UP028
         yield transfer
@@ -96,10 +85,7 @@ def vmotion(model: Model, event: VMotion) -> Generator[simpy.Event, Any, None]:
     vm.migrate(target, model.hosts, record)
     record["moved_s"] = env.now
     record["vm_index"] = vm.index
-    if model.native is not None:  # the destage buffers are the engine's
-        pending = model.native.untaken(source.index, vm.index)
-    else:
-        pending = source.destager.untaken(vm.index)
+    pending = model.untaken(source, vm.index)
     record["pending_bytes"] = sum(item[WRITE_SIZE] for item in pending)
     if event.handover and pending:
         yield from _handover(model, vm.index, source, target, pending, record)
@@ -138,24 +124,13 @@ def _handover(
     env = model.env
     link = source.peer_txs[0].spec
     wire, packets = framed_bytes(link, sum(item[WRITE_SIZE] for item in items))
-    native = model.native  # (its flows and destage buffers are the engine's)
-    path = source.peer_path(target)
-    if native is not None:
-        yield native.transfer(model.clock, list(path), wire, packets, link.latency)
-    else:
-        yield model.network.transfer(path, wire, packets, latency=link.latency)
+    yield model.transfer(source.peer_path(target), wire, packets, link.latency)
     if not (source.tier_up and target.tier_up):
         # the source's (tier) failure handled them (lost or taken over); a target without a tier
         # takes nothing
         return
     moved = 0
-    keys = Counter(item[:3] for item in items)
-    handed = (
-        source.destager.hand_over(keys, vm)
-        if native is None
-        else native.hand_over(model.clock, source.index, keys, vm)
-    )
-    for item in handed:
+    for item in model.hand_over(source, Counter(item[:3] for item in items), vm):
         if target in item[WRITE_HOLDERS]:
             target.replica_bytes -= item[WRITE_SIZE]
             source.replica_bytes += item[WRITE_SIZE]
@@ -166,10 +141,7 @@ def _handover(
                 tuple(source if peer is target else peer for peer in item[WRITE_HOLDERS]),
                 item[WRITE_SINGLE],
             )
-        if native is not None:
-            native.adopt(model.clock, target.index, item)
-        else:
-            target.destager.adopt(item)
+        model.adopt(target, item)
         if model.pending_destage is not None:
             model.pending_destage.handed_over(
                 source.index, target.index, vm, item[WRITE_OFFSET], item[WRITE_SIZE]

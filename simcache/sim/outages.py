@@ -119,14 +119,7 @@ def _resync(model: Model, host: Host) -> Generator[Any, Any, None]:
                 model.resyncs.append(record)
                 link = host.peer_txs[0].spec
                 wire, packets = framed_bytes(link, nbytes)
-                if model.native is not None:  # the flows in flight are the engine's
-                    flow = model.native.transfer(
-                        model.clock, list(host.peer_path(peer)), wire, packets, link.latency
-                    )
-                else:
-                    flow = model.network.transfer(
-                        host.peer_path(peer), wire, packets, latency=link.latency
-                    )
+                flow = model.transfer(host.peer_path(peer), wire, packets, link.latency)
                 flow.callbacks.append(_landed(model, host, peer, items, record))
                 flows.append(flow)
             yield simpy.AllOf(env, flows)
@@ -139,10 +132,7 @@ def _copies_due(model: Model, host: Host) -> dict[Host, Counter[PendingWrite]]:
     by peer to copy to."""
     due: dict[Host, Counter[PendingWrite]] = defaultdict(Counter)
     tracked = host.replica_lag.tracking
-    buffered = (
-        host.destager.buffered() if model.native is None else model.native.buffered(host.index)
-    )
-    for item in buffered:
+    for item in model.buffered(host):
         vm = model.vms[item[WRITE_VM]]
         loss = vm.peer_loss
         held = item[WRITE_HOLDERS]
@@ -169,9 +159,6 @@ def _landed(
     def landed(_: simpy.Event) -> None:
         record["end_s"] = model.env.now
         if host.tier_up and peer.tier_up:
-            if model.native is not None:  # the destage buffers are the engine's
-                peer.replica_bytes += model.native.add_holder(host.index, items, peer.index)
-            else:
-                peer.replica_bytes += host.destager.add_holder(items, peer)
+            peer.replica_bytes += model.add_holder(host, items, peer)
 
     return landed

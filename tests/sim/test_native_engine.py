@@ -265,10 +265,9 @@ def test_a_peer_outage_that_degrades_writes_runs_natively(
     events processed in Python), reading and rewriting the engine's destage buffers
     (Engine.buffered, Engine.add_holder): the same records, samples, counters, degraded VMs and
     resync records as the Python engine's."""
-    python, native, _ = assert_both_engines_agree(_degrading(change))
+    _, native, _ = assert_both_engines_agree(_degrading(change))
     assert native.run_by == native_run.NATIVE and native.resyncs
     assert sum(vm["resync_bytes"] for vm in native.degraded_vms) > 0
-    assert native.resyncs == python.resyncs
 
 
 def _moving(

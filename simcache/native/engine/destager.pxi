@@ -1063,41 +1063,13 @@ cdef int _degraded(Engine self, int32_t v, double now) except -1 nogil:
 
 
 cdef list _buffered(Engine self, int32_t h):
-    """Destager._slots of host ``h``'s buffer (order "arrival"), as (VM, offset, size, packed
-    holders): the pending writes oldest first, then each batch on its way to the array in the
-    order taken, its writes in the order taken."""
+    """Destager._slots of host ``h``'s buffer (order "arrival"), as (the address of its holders'
+    word, VM, offset, size): the pending writes oldest first, then each batch on its way to the
+    array in the order taken, its writes in the order taken."""
     cdef DestagerState* d = &self.dest[h]
     cdef FlusherState* f
     cdef int64_t k, j
-    items = [
-        (d.pending[(d.p_head + k) % d.p_cap].vm, d.pending[(d.p_head + k) % d.p_cap].offset,
-         d.pending[(d.p_head + k) % d.p_cap].size, d.held[(d.p_head + k) % d.p_cap])
-        for k in range(d.p_count)
-    ]
-    batches = sorted(
-        (self.flushers[j].taken, j)
-        for j in range(d.first_flusher, d.first_flusher + d.nflushers)
-        if self.flushers[j].n_items
-    )
-    for _, j in batches:
-        f = &self.flushers[j]
-        items.extend(
-            (f.items[k].vm, f.items[k].offset, f.items[k].size, f.held[k])
-            for k in range(f.n_items)
-        )
-    return items
-
-
-cdef int64_t _add_holder(Engine self, int32_t h, dict left, int32_t holder) except -1:
-    """Destager.add_holder on host ``h``'s buffer (Engine.add_holder): ``left`` counts the copies
-    by (VM, offset, size); each write matched, in _buffered's order, not held by ``holder``,
-    gets it as its last holder."""
-    cdef DestagerState* d = &self.dest[h]
-    cdef FlusherState* f
-    cdef int64_t k, j, added = 0
-    cdef uint32_t* held
-    cdef uint32_t mark = <uint32_t>(holder + 1)
-    places = []  # (the holders' word's address as an integer, VM, offset, size)
+    places = []
     for k in range(d.p_count):
         j = (d.p_head + k) % d.p_cap
         places.append((<Py_ssize_t>&d.held[j], d.pending[j].vm, d.pending[j].offset,
@@ -1112,7 +1084,18 @@ cdef int64_t _add_holder(Engine self, int32_t h, dict left, int32_t holder) exce
         for k in range(f.n_items):
             places.append((<Py_ssize_t>&f.held[k], f.items[k].vm, f.items[k].offset,
                            f.items[k].size))
-    for address, vm, offset, size in places:
+    return places
+
+
+cdef int64_t _add_holder(Engine self, int32_t h, dict left, int32_t holder) except -1:
+    """Destager.add_holder on host ``h``'s buffer (Engine.add_holder): ``left`` counts the copies
+    by (VM, offset, size); each write matched, in _buffered's order, not held by ``holder``,
+    gets it as its last holder."""
+    cdef DestagerState* d = &self.dest[h]
+    cdef int64_t added = 0
+    cdef uint32_t* held
+    cdef uint32_t mark = <uint32_t>(holder + 1)
+    for address, vm, offset, size in _buffered(self, h):
         key = (self.vms[vm].index, offset, size)
         held = <uint32_t*><Py_ssize_t>address
         if not left.get(key) or (held[0] & 0xFFFF) == mark or (held[0] >> 16) == mark:
