@@ -116,25 +116,31 @@ class Model:
     ) -> simpy.Event:
         """``FlowNetwork.transfer`` over ``path``, or the native engine's flow when it runs."""
         if self.native is not None:
-            return self.native.transfer(self.clock, list(path), wire, packets, latency, weight)  # type: ignore[no-any-return]
+            flow: simpy.Event = self.native.transfer(
+                self.clock, list(path), wire, packets, latency, weight
+            )
+            return flow
         return self.network.transfer(path, wire, packets, latency=latency, weight=weight)
 
     def buffered(self, host: Host) -> Iterable[PendingWrite]:
         """``host``'s ``Destager.buffered``."""
         if self.native is not None:
-            return self.native.buffered(host.index)  # type: ignore[no-any-return]
+            items: list[PendingWrite] = self.native.buffered(host.index)
+            return items
         return host.destager.buffered()
 
     def add_holder(self, host: Host, items: Counter[PendingWrite], holder: Host) -> int:
         """``host``'s ``Destager.add_holder``."""
         if self.native is not None:
-            return self.native.add_holder(host.index, items, holder.index)  # type: ignore[no-any-return]
+            added: int = self.native.add_holder(host.index, items, holder.index)
+            return added
         return host.destager.add_holder(items, holder)
 
     def untaken(self, host: Host, vm: int) -> list[PendingWrite]:
         """``host``'s ``Destager.untaken``."""
         if self.native is not None:
-            return self.native.untaken(host.index, vm)  # type: ignore[no-any-return]
+            untaken: list[PendingWrite] = self.native.untaken(host.index, vm)
+            return untaken
         return host.destager.untaken(vm)
 
     def hand_over(
@@ -142,7 +148,8 @@ class Model:
     ) -> list[PendingWrite]:
         """``host``'s ``Destager.hand_over``."""
         if self.native is not None:
-            return self.native.hand_over(self.clock, host.index, items, vm)  # type: ignore[no-any-return]
+            taken: list[PendingWrite] = self.native.hand_over(self.clock, host.index, items, vm)
+            return taken
         return host.destager.hand_over(items, vm)
 
     def adopt(self, host: Host, item: PendingWrite) -> None:
