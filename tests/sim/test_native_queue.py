@@ -3,7 +3,8 @@ events' times) against a list sorted by (time, key): the same events come out in
 under random pushes, looks, pops and drops, including the two cases a plain radix heap does not
 take: an event queued at the time of the last one taken with a smaller key (an URGENT one among
 NORMAL ones), and one queued before the first event after the loop looked at it (a Python event
-that stops the loop schedules a native event before the native one it saw: the base is lowered).
+that stops the loop schedules a native event before the native one it saw), and the front the
+queue sorts a small bucket into growing past its bound and spilling into buckets again.
 
 Skipped when the extension is not built (install with ``SIMCACHE_NATIVE=1``).
 """
@@ -57,6 +58,46 @@ _operations = st.lists(
 
 @given(_operations)
 def test_events_come_out_in_time_and_key_order(operations: list[tuple[Any, ...]]) -> None:
+    _replay(operations)
+
+
+# Many events between the last taken and the last queued, a few taken between: the front (a small
+# bucket sorted whole, ending at the last queued) takes them in order until it spills.
+_dense = st.lists(
+    st.one_of(
+        st.tuples(st.just("early"), st.floats(0.0, 1.0), st.integers(0, 2)),
+        st.tuples(st.just("push"), st.sampled_from([0.0, 1e-9, 1e-6, 2.0]), st.booleans(),
+                  st.integers(0, 2)),
+        st.tuples(st.just("pop")),
+        st.tuples(st.just("look")),
+    ),
+    min_size=50,
+    max_size=400,
+)
+
+
+@given(_dense)
+def test_a_front_crowded_past_its_bound_spills_in_order(operations: list[tuple[Any, ...]]) -> None:
+    _replay(operations)
+
+
+def test_a_crowded_front_spills() -> None:
+    """Events at 100 s and 101 s, the first taken (the second is the front, its small bucket
+    sorted), one at 150 s (a bucket above), then 200 events between 100 s and 101 s, taken in
+    order with pushes among them: they spill from the front into buckets below the 150 s one."""
+    operations: list[tuple[Any, ...]] = [
+        ("push", 100.0, False, 0),
+        ("push", 101.0, False, 0),
+        ("pop",),
+        ("push", 50.0, False, 1),
+    ]
+    operations += [("early", (k * 37 % 101) / 101, k % 3) for k in range(200)]
+    operations += [("pop",), ("push", 1e-6, True, 1), ("look",)] * 60
+    _replay(operations)
+
+
+def _replay(operations: list[tuple[Any, ...]]) -> None:
+    """The operations on the queue and on a sorted list: the same events out, in the same order."""
     queue = _probe()
     expected: list[tuple[float, int, int]] = []  # (time, key, kind), sorted
     now = 0.0  # the time of the last event taken (nothing is queued before it)
