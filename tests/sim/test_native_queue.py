@@ -66,8 +66,12 @@ def test_events_come_out_in_time_and_key_order(operations: list[tuple[Any, ...]]
 _dense = st.lists(
     st.one_of(
         st.tuples(st.just("early"), st.floats(0.0, 1.0), st.integers(0, 2)),
-        st.tuples(st.just("push"), st.sampled_from([0.0, 1e-9, 1e-6, 2.0]), st.booleans(),
-                  st.integers(0, 2)),
+        st.tuples(
+            st.just("push"),
+            st.sampled_from([0.0, 1e-9, 1e-6, 2.0]),
+            st.booleans(),
+            st.integers(0, 2),
+        ),
         st.tuples(st.just("pop")),
         st.tuples(st.just("look")),
     ),
