@@ -8,6 +8,7 @@ class Engine:
     events: int
     hits: int
     hook: int
+    destaging: bool
     def __init__(
         self,
         tiers: list[Any],
@@ -53,6 +54,8 @@ class Engine:
         self, clock: Any, h: int, items: Any, vm: int
     ) -> list[tuple[int, int, int, tuple[Any, ...], bool]]: ...
     def adopt(self, clock: Any, h: int, item: tuple[Any, ...]) -> None: ...
+    def fail_destager(self, clock: Any, h: int) -> list[Any]: ...
+    def peer_failed(self, h: int, dead: int) -> None: ...
     def use_writes(
         self, write_through: list[bool], gc_factors: list[float], path_write: int
     ) -> None: ...

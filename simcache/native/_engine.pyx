@@ -95,6 +95,7 @@ include "engine/destager.pxi"  # WriteBack and its replica legs, Destager, Flush
 include "engine/lag.pxi"  # replication = "async": AsyncWrite, ReplicaLag
 include "engine/vmotion.pxi"  # host_events.vmotion without a VM: its streams
 include "engine/moves.pxi"  # a VM a vMotion moved: remote hits, discards, its new host's paths
+include "engine/failures.pxi"  # a device failure under write-back: the buffers' part of it
 include "engine/sync.pxi"  # the Python components' state in and out (sync_in, sync_out)
 
 
@@ -150,7 +151,7 @@ cdef class Engine:
     cdef ArrayWrites aw  # the array's write figures and counters
     cdef double path_write
     # write-back without replicas (use_destagers): each host's destage buffer, the flushers
-    cdef bint destaging
+    cdef readonly bint destaging
     cdef DestagerState* dest
     cdef FlusherState* flushers
     cdef int32_t flusher_count
@@ -612,6 +613,32 @@ cdef class Engine:
         clock.eid = self.eid
         _destager_counts_out(self, h)
 
+    def fail_destager(self, clock, int32_t h) -> list:
+        """``Destager.fail`` on host ``h``'s native buffer (order "arrival"; a Python event: a
+        device failure's): it stops, its writes not destaged returned as the Python buffer's
+        items (the batches on their way to the array in the order taken, then the pending
+        writes), its writers waiting for room told so with the clock's event ids (each fails:
+        its tier is gone), its counters at zero."""
+        if not self.destaging or self.dest[h].hashed:
+            raise RuntimeError("fail_destager on a native destage buffer the selector does not take")
+        self.eid = clock.eid
+        items = _fail_destager(self, h, clock.now)
+        clock.eid = self.eid
+        _destager_counts_out(self, h)
+        destager = self._destagers[h]  # (a sample may come next with no sync in between)
+        destager.stopped = True
+        destager._waiting.clear()
+        return self._items(items)
+
+    def peer_failed(self, int32_t h, int32_t dead) -> None:
+        """``Destager.peer_failed`` on host ``h``'s native buffer (a Python event: host
+        ``dead``'s tier failed): its writes lose ``dead`` from their holders, the single-copy and
+        short-of-peers bytes counted."""
+        if not self.destaging or self.dest[h].hashed:
+            raise RuntimeError("peer_failed on a native destage buffer the selector does not take")
+        _peer_failed(self, h, dead)
+        _destager_counts_out(self, h)
+
     def use_vmotions(self, list vmotions) -> None:
         """Where the started vMotions' records go (``Model.vmotions``)."""
         self._vmotions_out = vmotions
@@ -796,7 +823,7 @@ cdef class Engine:
             elif entry.kind == WB_ACKED:
                 _wb_acked(self, entry.slot, entry.time)
             elif entry.kind == WB_ADMITTED:
-                _wb_admitted(self, entry.slot, entry.time)
+                _wb_room(self, entry.slot, entry.time)
             elif entry.kind == WORK:
                 _work_processed(self, entry.slot, entry.aux, entry.time)
             elif entry.kind == META_WAIT:

@@ -159,6 +159,21 @@ class Model:
         else:
             host.destager.adopt(item)
 
+    def fail_destager(self, host: Host) -> list[PendingWrite]:
+        """``host``'s ``Destager.fail``."""
+        if self.native is not None and self.native.destaging:
+            items: list[PendingWrite] = self.native.fail_destager(self.clock, host.index)
+            return items
+        return host.destager.fail()
+
+    def peer_failed(self, host: Host, dead: Host) -> None:
+        """``host``'s ``Host.peer_failed``: ``dead``'s copies of its buffered writes are gone."""
+        if self.native is not None and self.native.destaging:
+            self.native.peer_failed(host.index, dead.index)
+            host.replica_lag.peer_failed(dead)
+        else:
+            host.peer_failed(dead)
+
     @property
     def ports(self) -> list[Port]:
         """Every port, in the order the series' ``util.<port>`` columns take: the hosts', the shared

@@ -225,7 +225,7 @@ def _lose_copies(
     if registry is not None:
         # what it had taken over is handed over again below, or lost
         registry.holder_failed(host.index)
-    for item in host.destager.fail():
+    for item in model.fail_destager(host):
         vm_index, offset, size = item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE]
         # none for an asynchronous write still lagging: it is lost
         holders = host.surviving_holders(item)
@@ -234,14 +234,14 @@ def _lose_copies(
             continue
         adopter, others = holders[0], tuple(holders[1:])
         adopter.replica_bytes -= size  # its replica copy is now the primary copy
-        adopter.destager.adopt((vm_index, offset, size, others, not others))
+        model.adopt(adopter, (vm_index, offset, size, others, not others))
         if registry is not None:
             registry.add(adopter.index, vm_index, offset, size)
         handed_over += size
     host.replica_bytes = 0  # replicas of other hosts' data held here are gone
     for other in model.hosts:
         if other.tier_up:
-            other.peer_failed(host)
+            model.peer_failed(other, host)
     return {
         "kind": event.kind,
         "host": event.host,

@@ -57,14 +57,19 @@ the peers they reach (``"degrade"``, but for a group replicating asynchronously 
 hash order), each held by those peers only and counted in flight until it is in the buffer; the
 resync at the outage's end stays a Python process, its transfers the engine's flows
 (``Engine.transfer``), the buffer it reads and rewrites the engine's (``Engine.buffered``,
-``Engine.add_holder``), and a ``device_failure`` where no group writes back (its process stays
-Python's; the engine reads back which tier failed, empties that host's cache, lets nothing fill
-it, fails the hits in flight on it and sends its write-through writes past it), no other. The
+``Engine.add_holder``), and a ``device_failure`` (its process stays Python's; the engine reads
+back which tier failed, empties that host's cache, lets nothing fill it, fails the hits in
+flight on it and sends its write-through writes past it; under write-back the buffers' part of
+it is the engine's: the failed buffer stops and gives up its writes, ``Engine.fail_destager``,
+the surviving holders adopt them, ``Engine.adopt``, the other buffers lose the failed host's
+copies, ``Engine.peer_failed``, the writes acknowledged on the failed tier fail, the VMs
+re-peered are read back; not with reads of the failed host's VMs, asynchronous replicas, the
+hash order, or a peer outage or a vMotion of a VM beside it), no other. The
 hosts' destagers and flushers are built as usual; with
 write-back writes the native engine runs them (the Python flushers' first steps run as Python
 events, find no work and wait for a signal nothing triggers), else they stay idle. Not
 supported (:func:`unsupported` names them): every other scheduled event (a host failure, a
-device failure where a group writes back, a peer outage that degrades asynchronous or
+device failure under write-back beside what it lacks, a peer outage that degrades asynchronous or
 hash-ordered writes, a vMotion of a VM with warm caches, asynchronous replicas or the hash
 order). Python events (the flushers' first steps,
 the sampler, the "pd" controller, a slowdown's or an outage's start and end, a stalled VM's back
@@ -183,8 +188,10 @@ def unsupported(scenario: Scenario) -> str | None:
 
     The reasons, in the order checked: the extension not built; a scheduled event other than a
     vMotion (of a VM only without warm caches, asynchronous replicas or the hash order: ``a
-    vMotion of a VM ('name') with warm caches``, ...), a device failure where no group writes
-    back (``scheduled event 'device_failure' with write-back writes``), a slow device or link, a
+    vMotion of a VM ('name') with warm caches``, ...), a device failure under write-back with
+    reads on the failed host, asynchronous replication, the hash order, a peer outage or a
+    vMotion of a VM (``scheduled event 'device_failure' with write-back writes and ...``), a slow
+    device or link, a
     link down or peer loss (a peer outage only where no write-back group with replicas that
     degrades short of peers replicates asynchronously or destages in hash order: ``group
     'name': a peer outage with on_peer_loss = 'degrade' and replication = 'async'`` or ``... and
@@ -228,11 +235,13 @@ def unsupported(scenario: Scenario) -> str | None:
                             " and a vMotion's handover"
                         )
         elif isinstance(event, DeviceFailure):
-            # (its process stays Python's; the engine reads back which tiers failed: with no
-            # write-back write there is no destage buffer to hand over, nothing for reads to wait
-            # for)
+            # (its process stays Python's; the engine reads back which tiers failed; under
+            # write-back the buffers' part of it is the engine's: Engine.fail_destager,
+            # peer_failed, adopt)
             if _writes_back(scenario):
-                return f"scheduled event {event.kind!r} with write-back writes"
+                lacking = _failure_lacking(scenario, event)
+                if lacking is not None:
+                    return f"scheduled event {event.kind!r} with write-back writes {lacking}"
         elif not isinstance(event, DeviceSlow | LinkSlow | ArrayDegraded | ArrayRebuild):
             # (the slowdowns' processes stay Python's: the tier's speeds, the array's scales synced;
             # a link's capacity re-rates the engine's flows: Engine.set_capacity)
@@ -258,6 +267,27 @@ def _moves_lacking(scenario: Scenario, event: VMotion) -> str | None:
         return "with asynchronous replication"
     if scenario.cluster.destager.order == "hash" and _writes_back(scenario):
         return "with destage order 'hash'"
+    return None
+
+
+def _failure_lacking(scenario: Scenario, event: DeviceFailure) -> str | None:
+    """What the native engine lacks for ``event`` (a device failure) under write-back, or None:
+    reads on the failed host (they wait for the destage of the writes its replica holders took
+    over: PendingDestage), asynchronous replication, the hash order, a peer outage or a vMotion
+    of a VM beside it."""
+    for group in scenario.groups:
+        on_host = group.hosts is None or event.host in group.hosts
+        if on_host and (group.workload.trace is not None or group.workload.read_fraction != 0.0):
+            return f"and reads on the failed host (group {group.name!r})"
+        if group.replication == "async":
+            return "and asynchronous replication"
+    if scenario.cluster.destager.order == "hash":
+        return "and destage order 'hash'"
+    for other in scenario.events:
+        if isinstance(other, PeerLoss) or (isinstance(other, LinkDown) and other.link == "peer"):
+            return f"and a peer outage ({other.kind!r})"
+        if isinstance(other, VMotion) and other.vm is not None:
+            return "and a vMotion of a VM"
     return None
 
 

@@ -195,6 +195,14 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
             vmotion["vm"] = f"{movable[0]['name']}-h0-0"
             vmotion["handover"] = movable[0].get("replication") != "async" and draw(st.booleans())
         scenario["events"] = [vmotion]
+        if "vm" in vmotion and draw(st.booleans()):
+            # the same VM moved again, back or on to a third host, while its first move's remote
+            # hits and destage may still run
+            again = dict(vmotion, at=draw(st.sampled_from([0.15, 0.3, duration / 2])))
+            again |= {"source_host": 1, "target_host": draw(st.sampled_from([0, hosts - 1]))}
+            again["handover"] = vmotion["handover"] and draw(st.booleans())
+            if again["target_host"] != 1:
+                scenario["events"].append(again)
     # issue 17: a link down for a while, and what write-back groups do about it
     if draw(st.integers(0, 3)) == 0:
         link = draw(st.sampled_from(["peer", "storage"]))

@@ -89,6 +89,8 @@ cdef struct DestagerState:
     # order "hash": the writes and their dirty blocks in the walk's order (``pending`` unused)
     bint hashed
     HashWalk hw
+    # its tier failed (Destager.stopped: _fail_destager): the flushers stop at their next step
+    bint stopped
 
 
 cdef struct FlusherState:
@@ -158,13 +160,14 @@ cdef inline uint32_t _holders(VmState* vm) noexcept nogil:
     return held
 
 
-cdef inline uint32_t _slot_holders(VmState* vm, Slot* slot) noexcept nogil:
-    """VM.destage_item's holders for slot ``slot``'s write: the peers it began with (packed as
-    by _holders)."""
+cdef inline uint32_t _slot_holders(Engine self, Slot* slot) noexcept nogil:
+    """VM.destage_item's holders for slot ``slot``'s write: the peers it began with whose tier
+    has not failed since (packed as by _holders)."""
     cdef uint32_t held = 0
     cdef int32_t k
     for k in range(slot.npeers - 1, -1, -1):
-        held = (held << 16) | <uint32_t>(slot.leg_host[k] + 1)
+        if not self.tier_down[slot.leg_host[k]]:
+            held = (held << 16) | <uint32_t>(slot.leg_host[k] + 1)
     return held
 
 
@@ -361,7 +364,8 @@ cdef int _leg_arrived(Engine self, int32_t s, int32_t k, double now) except -1 n
     cdef VmState* vm = &self.vms[slot.vm]
     cdef int32_t peer = slot.leg_host[k]
     cdef double done = _read(&self.tiers[peer], now, slot.size, True, vm.gc_factor)
-    self.replica_bytes[peer] += slot.size
+    if not self.tier_down[peer]:  # a failed peer's copy is no copy (the leg still completes)
+        self.replica_bytes[peer] += slot.size
     slot.leg_arrived[k] = now
     slot.leg_peer_done[k] = done
     slot.leg_acked[k] = done + vm.ack_time
@@ -504,9 +508,11 @@ cdef int _wb_acked(Engine self, int32_t s, double now) except -1 nogil:
     cdef int32_t h = slot.host
     cdef DestagerState* d = &self.dest[h]
     slot.arrived = now  # acked_at
+    if self.tier_down[h]:  # its tier failed under it (device_failure): the write failed
+        return _wb_failed(self, s, now)
     if d.w_count == 0 and d.backlog + slot.size <= d.capacity:
         _enqueue(self, h, slot.vm, slot.offset, slot.size, now,
-                 _slot_holders(&self.vms[slot.vm], slot))
+                 _slot_holders(self, slot))
         return _wb_admitted(self, s, now)
     return _ring_put(&d.waiting, &d.w_head, &d.w_count, &d.w_cap, s)
 
@@ -537,6 +543,25 @@ cdef int _wb_admitted(Engine self, int32_t s, double now) except -1 nogil:
     return _slot_done(self, s, now)
 
 
+cdef int _wb_room(Engine self, int32_t s, double now) except -1 nogil:
+    """WriteBack's wait for room ended (WB_ADMITTED): recorded, or failed if its tier failed
+    while it waited (_fail_destager told it)."""
+    if self.tier_down[self.slots[s].host]:
+        return _wb_failed(self, s, now)
+    return _wb_admitted(self, s, now)
+
+
+cdef int _wb_failed(Engine self, int32_t s, double now) except -1 nogil:
+    """WriteBack._failed (write_back's return): the write failed, its tier gone under it; nothing
+    is recorded; the VM's next serialized write takes its turn, the slot goes on."""
+    cdef int32_t v = self.slots[s].vm
+    self.slots[s].number = -1  # not in flight either (writes_in_flight.pop)
+    if self.slots[s].degrading:
+        _degraded(self, v, now)
+    _serial_done(self, v, now)
+    return _slot_done(self, s, now)
+
+
 cdef int _admit_waiting(Engine self, int32_t h, double now) except -1 nogil:
     """Destager._admit_waiting: the writers that fit now, in order, accepted; each told so by an
     event now (succeed)."""
@@ -549,7 +574,7 @@ cdef int _admit_waiting(Engine self, int32_t h, double now) except -1 nogil:
         d.w_head = (d.w_head + 1) % d.w_cap
         d.w_count -= 1
         _enqueue(self, h, self.slots[s].vm, self.slots[s].offset, self.slots[s].size, now,
-                 _slot_holders(&self.vms[self.slots[s].vm], &self.slots[s]))
+                 _slot_holders(self, &self.slots[s]))
         self._schedule(now, s, WB_ADMITTED)
     return 0
 
@@ -749,7 +774,10 @@ cdef int _look_for_work(Engine self, int32_t fi, double now) except -1 nogil:
     first of it and the time _ready_at names (timeout_or: its timer queued now)."""
     cdef FlusherState* f = &self.flushers[fi]
     cdef DestagerState* d = &self.dest[f.host]
-    cdef double done, ready = _ready_at(self, d, f.host, now)
+    cdef double done, ready
+    if d.stopped:  # (the work signal of a failed tier's buffer: Flusher._step's stop check)
+        return 0
+    ready = _ready_at(self, d, f.host, now)
     if ready > now:
         if d.work_triggered:
             d.work_id += 1
@@ -784,6 +812,8 @@ cdef int _send_batch(Engine self, int32_t fi, double now) except -1 nogil:
     """Flusher._read_done: the batch read back waits for the storage port if a link_down holds
     it, else is sent (_send_now)."""
     cdef FlusherState* f = &self.flushers[fi]
+    if self.dest[f.host].stopped:
+        return 0
     if self.storage_down[f.host]:
         f.phase = F_LINK
         return _park(self, f.host, fi, PARKED_FLUSH)
@@ -875,6 +905,8 @@ cdef int _flusher_step(Engine self, int32_t fi, double now) except -1 nogil:
     """Flusher._step: go on from the wait that just ended."""
     cdef FlusherState* f = &self.flushers[fi]
     cdef int32_t phase = f.phase
+    if phase != F_CHUNK and self.dest[f.host].stopped:
+        return 0  # its tier failed: it stops (its batch was handed to the replica holders)
     if phase == F_CHUNK:
         if f.booked:
             f.left -= f.request
@@ -999,11 +1031,18 @@ cdef int _peers_in(Engine self) except -1:
     (``"stall"``) or write back to the peers it reaches (``"degrade"``)."""
     cdef Py_ssize_t i, k, c
     cdef VmState* vm
+    cdef bint same
     for i in range(self.vm_count):
         machine = self._vms[i]
         vm = &self.vms[i]
         vm.short_of_peers = machine.short_of_peers
         loss = machine.peer_loss
+        chosen = loss.chosen
+        same = len(chosen) == vm.npeers
+        for k in range(vm.npeers if same else 0):
+            same = same and self._hosts[vm.peer[k]] is chosen[k]
+        if not same:  # re-peered (VM.replace_peer: a peer's tier failed)
+            _vm_peers(self, i)
         vm.loss_written = loss.written
         vm.loss_written_through = loss.written_through
         vm.fell_through = loss.fell_through
@@ -1256,7 +1295,7 @@ cdef int _destagers_out(Engine self) except -1:
             slot = &self.slots[d.waiting[(d.w_head + k) % d.w_cap]]
             peers = self._held_hosts(  # VM.destage_item's
                 _holders(&self.vms[slot.vm]) if slot.lag
-                else _slot_holders(&self.vms[slot.vm], slot)
+                else _slot_holders(self, slot)
             )
             waiting.append(
                 (Signal(None), (self.vms[slot.vm].index, slot.offset, slot.size, peers,

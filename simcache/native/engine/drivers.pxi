@@ -141,6 +141,7 @@ cdef int _trace_arrivals(Engine self, int32_t v, double now) except -1 nogil:
 cdef int _served(Engine self, int32_t s, double now) except -1 nogil:
     """VM.hit_done: record the read (a hit whose tier failed under it failed: no record)."""
     if self.tier_down[self.slots[s].host]:
+        self.slots[s].number = -1  # failed: not in flight either (reads_in_flight.pop)
         return 0
     return _record(self, s, now, now - self.slots[s].issued, 0.0, 0.0, self.path_hit)
 
@@ -209,7 +210,7 @@ cdef int _storage_back(Engine self, int32_t host, double now) except -1 nogil:
                 _miss(self, resumed[k].slot, now)
             elif resumed[k].kind == PARKED_WT:
                 _wt_send(self, resumed[k].slot, now)
-            else:
+            elif not self.dest[self.flushers[resumed[k].slot].host].stopped:
                 _send_now(self, resumed[k].slot, now)
     finally:
         free(resumed)

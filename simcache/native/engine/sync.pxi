@@ -207,8 +207,9 @@ cdef int _tiers_failed_in(Engine self) except -1:
     """A host whose tier failed since the last sync (``device_failure``'s process: Host.tier_up
     off, its ReadCache cleared): from now on nothing fills its cache, its hits in flight fail and
     its write-through writes skip the tier (``tier_down``); its cache is read again from the
-    cleared Python one (a cache that held its disks whole no longer does)."""
-    cdef Py_ssize_t i
+    cleared Python one (a cache that held its disks whole no longer does); its VMs write through
+    (VM.tier_failed; under write-back, native/engine/failures.pxi)."""
+    cdef Py_ssize_t i, v
     cdef CacheState* c
     for i in range(self.tier_count):
         if self.tier_down[i] or self._hosts[i].tier_up:
@@ -218,6 +219,9 @@ cdef int _tiers_failed_in(Engine self) except -1:
         c.full = False
         c.changed = False  # the lines the engine held are gone with the device
         self._cache_seen[i] = None
+        for v in range(self.vm_count):  # its write-back VMs write through (VM.tier_failed)
+            if self.vms[v].tier == i:
+                self.vms[v].write_through = self._vms[v].write_through
     return 0
 
 

@@ -558,6 +558,11 @@ cdef int _peers_back(Engine self, int32_t v, double now) except -1:
     resumed = _unpark(self, v, True, &n)
     try:
         for k in range(n):
+            if self.tier_down[self.vms[v].tier]:
+                # its host's tier failed while it stalled (device_failure; vm.host.tier_up in
+                # write_short_of_peers): it failed, nothing sent
+                _wb_failed(self, resumed[k].slot, now)
+                continue
             self.slots[resumed[k].slot].begun = now
             _wb_start(self, resumed[k].slot, now)
     finally:
