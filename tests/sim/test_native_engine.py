@@ -82,8 +82,9 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
     compression_1gbe and the asynchronous replication of replication_protocols are in the class;
     no event but a vMotion without a VM, a slow device or link, a link down
     (a peer outage where the write-back groups go write-through or stall short of peers:
-    their ``on_peer_loss``, or degrade without asynchronous replicas or the hash order) or a
-    degraded or rebuilding array is scheduled."""
+    their ``on_peer_loss``, or degrade without asynchronous replicas or the hash order), a
+    degraded or rebuilding array or a device failure (under write-back, with no reads) is
+    scheduled."""
     assert {
         "validate_scm_optane_p4800x_anandtech.toml",
         "validate_nvme_p3700.toml",
@@ -111,6 +112,10 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
         ("peer_loss.toml", "degrade"),
         ("vmotion.toml", "base"),
         ("vmotion.toml", "handover"),
+        ("device_failure.toml", "base"),
+        ("device_failure.toml", "wt"),
+        ("device_failure.toml", "wb0"),
+        ("device_failure.toml", "wb2"),
     } <= set(LIBRARY)
     for file, variant in LIBRARY:
         scenario = _scenario(file, variant)
@@ -119,7 +124,13 @@ def test_the_selection_holds_the_device_validation_reads_and_the_array_scenarios
             event.kind == "vmotion"
             or event.kind in ("device_slow", "link_slow", "array_degraded", "array_rebuild")
             or event.kind in ("link_down", "peer_loss")
-            or (event.kind == "device_failure" and not writes_back)
+            or (
+                event.kind == "device_failure"
+                and (
+                    not writes_back
+                    or all(group.workload.read_fraction == 0.0 for group in scenario.groups)
+                )
+            )
             for event in scenario.events
         )
         for group in scenario.groups:
