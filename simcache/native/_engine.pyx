@@ -178,6 +178,7 @@ cdef class Engine:
     cdef public int64_t hook
     cdef int64_t take_serial  # the batches taken so far (FlusherState.taken: their order)
     cdef dict _framings  # a peer port's framing key, by the port's id
+    cdef list _chosen_seen  # per VM: the PeerLoss.chosen its peers were last read from
     # the VMs a vMotion may move (positions: use_moves), each one's last move's record as the
     # engine last saw it (Migration.record), each host's Host.peer_down (moves.pxi), a remote
     # hit's path code (collect.PATH_REMOTE_HIT)
@@ -597,6 +598,7 @@ cdef class Engine:
         taken = _hand_over(self, h, left, vm, clock.now)
         clock.eid = self.eid
         _destager_counts_out(self, h)
+        _waiting_out(self, h)  # (the writers that fit were admitted)
         return self._items(taken)
 
     def adopt(self, clock, int32_t h, tuple item) -> None:
@@ -625,9 +627,8 @@ cdef class Engine:
         items = _fail_destager(self, h, clock.now)
         clock.eid = self.eid
         _destager_counts_out(self, h)
-        destager = self._destagers[h]  # (a sample may come next with no sync in between)
-        destager.stopped = True
-        destager._waiting.clear()
+        _waiting_out(self, h)
+        self._destagers[h].stopped = True
         return self._items(items)
 
     def peer_failed(self, int32_t h, int32_t dead) -> None:

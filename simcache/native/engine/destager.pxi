@@ -1031,17 +1031,12 @@ cdef int _peers_in(Engine self) except -1:
     (``"stall"``) or write back to the peers it reaches (``"degrade"``)."""
     cdef Py_ssize_t i, k, c
     cdef VmState* vm
-    cdef bint same
     for i in range(self.vm_count):
         machine = self._vms[i]
         vm = &self.vms[i]
         vm.short_of_peers = machine.short_of_peers
         loss = machine.peer_loss
-        chosen = loss.chosen
-        same = len(chosen) == vm.npeers
-        for k in range(vm.npeers if same else 0):
-            same = same and self._hosts[vm.peer[k]] is chosen[k]
-        if not same:  # re-peered (VM.replace_peer: a peer's tier failed)
+        if loss.chosen is not self._chosen_seen[i]:  # re-peered (VM.replace_peer: a tier failed)
             _vm_peers(self, i)
         vm.loss_written = loss.written
         vm.loss_written_through = loss.written_through
@@ -1101,6 +1096,16 @@ cdef int _degraded(Engine self, int32_t v, double now) except -1 nogil:
     return 0
 
 
+cdef list _batches_taken(Engine self, DestagerState* d):
+    """The flushers of buffer ``d`` holding a batch on its way to the array, in the order the
+    batches were taken (Destager._flushing's)."""
+    return [j for _, j in sorted(
+        (self.flushers[j].taken, j)
+        for j in range(d.first_flusher, d.first_flusher + d.nflushers)
+        if self.flushers[j].n_items
+    )]
+
+
 cdef list _buffered(Engine self, int32_t h):
     """Destager._slots of host ``h``'s buffer (order "arrival"), as (the address of its holders'
     word, VM, offset, size): the pending writes oldest first, then each batch on its way to the
@@ -1113,12 +1118,7 @@ cdef list _buffered(Engine self, int32_t h):
         j = (d.p_head + k) % d.p_cap
         places.append((<Py_ssize_t>&d.held[j], d.pending[j].vm, d.pending[j].offset,
                        d.pending[j].size))
-    batches = sorted(
-        (self.flushers[j].taken, j)
-        for j in range(d.first_flusher, d.first_flusher + d.nflushers)
-        if self.flushers[j].n_items
-    )
-    for _, j in batches:
+    for j in _batches_taken(self, d):
         f = &self.flushers[j]
         for k in range(f.n_items):
             places.append((<Py_ssize_t>&f.held[k], f.items[k].vm, f.items[k].offset,
@@ -1172,6 +1172,7 @@ cdef int _setup_peers(Engine self, list hosts) except -1:
     if self.replica_bytes == NULL or self.payload_sent == NULL:
         raise MemoryError()
     self._framings = {}  # a peer tx port's framing key (past the hosts')
+    self._chosen_seen = [None] * self.vm_count
     for i in range(self.vm_count):
         self.vms[i].settled = -1
         _vm_peers(self, i)
@@ -1185,7 +1186,7 @@ cdef int _vm_peers(Engine self, Py_ssize_t i) except -1:
     cdef Py_ssize_t k, j
     cdef VmState* vm = &self.vms[i]
     machine = self._vms[i]
-    peers = machine.peer_loss.chosen
+    peers = self._chosen_seen[i] = machine.peer_loss.chosen
     if len(peers) > MAX_LEGS:
         raise ValueError("a VM replicates to more peers than a write-back policy promises")
     vm.npeers = len(peers)
@@ -1261,11 +1262,8 @@ cdef int _destager_counts_out(Engine self, int32_t h) except -1:
 
 cdef int _destagers_out(Engine self) except -1:
     """Show the Python destagers what the sampler and the results read."""
-    cdef Py_ssize_t h, k
+    cdef Py_ssize_t h
     cdef DestagerState* d
-    cdef Slot* slot
-    from collections import deque
-
     for h in range(len(self._destagers)):
         destager = self._destagers[h]
         d = &self.dest[h]
@@ -1290,16 +1288,29 @@ cdef int _destagers_out(Engine self) except -1:
         self._tiers[h].background_operations = d.background_operations
         self._tiers[h]._credit = d.credit
         self._tiers[h]._credit_time = d.credit_time
-        waiting = deque()
-        for k in range(d.w_count):
-            slot = &self.slots[d.waiting[(d.w_head + k) % d.w_cap]]
-            peers = self._held_hosts(  # VM.destage_item's
-                _holders(&self.vms[slot.vm]) if slot.lag
-                else _slot_holders(self, slot)
-            )
-            waiting.append(
-                (Signal(None), (self.vms[slot.vm].index, slot.offset, slot.size, peers,
-                                not peers))
-            )
-        destager._waiting = waiting
+        _waiting_out(self, h)
+    return 0
+
+
+cdef int _waiting_out(Engine self, int32_t h) except -1:
+    """Host ``h``'s writers waiting for room to its Python destager (``_waiting``: what a sample
+    counts), their items as VM.destage_item gives them; at each sync_out, and after an engine
+    method of a Python event changed them (Engine.hand_over, Engine.fail_destager: a sample may
+    come next with no sync in between)."""
+    cdef DestagerState* d = &self.dest[h]
+    cdef Slot* slot
+    cdef int64_t k
+    from collections import deque
+
+    waiting = deque()
+    for k in range(d.w_count):
+        slot = &self.slots[d.waiting[(d.w_head + k) % d.w_cap]]
+        peers = self._held_hosts(  # VM.destage_item's
+            _holders(&self.vms[slot.vm]) if slot.lag
+            else _slot_holders(self, slot)
+        )
+        waiting.append(
+            (Signal(None), (self.vms[slot.vm].index, slot.offset, slot.size, peers, not peers))
+        )
+    self._destagers[h]._waiting = waiting
     return 0

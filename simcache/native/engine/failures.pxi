@@ -36,12 +36,7 @@ cdef list _fail_destager(Engine self, int32_t h, double now):
     d.w_count = 0
     d.w_head = 0
     items = []
-    batches = sorted(
-        (self.flushers[j].taken, j)
-        for j in range(d.first_flusher, d.first_flusher + d.nflushers)
-        if self.flushers[j].n_items
-    )
-    for _, j in batches:
+    for j in _batches_taken(self, d):
         f = &self.flushers[j]
         for k in range(f.n_items):
             items.append((f.items[k].vm, f.items[k].offset, f.items[k].size, f.held[k]))

@@ -113,14 +113,6 @@ cdef int _rq_insert_front(RadixQueue* q, Entry* entry) except -1 nogil:
     return 0
 
 
-cdef int _rq_place(RadixQueue* q, Entry* entry) except -1 nogil:
-    """``entry`` into the bucket its bits give against ``base`` (the front if at most it)."""
-    cdef uint64_t bits = _rq_bits(entry.time)
-    if bits > q.base:
-        return _rq_append(q, _rq_bucket(q, bits), entry)
-    return _rq_insert_front(q, entry)
-
-
 cdef int _rq_spill(RadixQueue* q) except -1 nogil:
     """The front holds too many events (new ones kept landing before its last): ``base`` becomes
     its first event's bits, the front keeps the events at that time, and the rest of it, with the
@@ -128,7 +120,7 @@ cdef int _rq_spill(RadixQueue* q) except -1 nogil:
     cdef RqBucket* front = &q.buckets[0]
     cdef uint64_t least = _rq_bits(front.entries[q.head].time)
     cdef int top = _rq_bucket(q, least)  # the highest bit where the old base and ``least`` differ
-    cdef Py_ssize_t n, k, start, b, kept
+    cdef Py_ssize_t n, k, b, kept
     cdef Entry* held
     if top == 0:
         return 0  # all at one time: nothing to spill
@@ -140,9 +132,7 @@ cdef int _rq_spill(RadixQueue* q) except -1 nogil:
     if held == NULL:
         with gil:
             raise MemoryError()
-    n = 0
-    start = q.head
-    kept = start
+    kept = q.head
     while kept < front.n and _rq_bits(front.entries[kept].time) == least:
         kept += 1
     memcpy(held, front.entries + kept, (front.n - kept) * sizeof(Entry))
@@ -163,9 +153,13 @@ cdef int _rq_spill(RadixQueue* q) except -1 nogil:
 
 
 cdef int _rq_push(RadixQueue* q, Entry* entry) except -1 nogil:
-    """Queue ``entry`` (its time >= 0)."""
+    """Queue ``entry`` (its time >= 0): into the bucket its bits give against ``base``, the
+    front if at most it."""
+    cdef uint64_t bits = _rq_bits(entry.time)
     q.count += 1
-    return _rq_place(q, entry)
+    if bits > q.base:
+        return _rq_append(q, _rq_bucket(q, bits), entry)
+    return _rq_insert_front(q, entry)
 
 
 cdef inline int _rq_settle(RadixQueue* q) except -1 nogil:
