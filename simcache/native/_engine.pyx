@@ -86,6 +86,7 @@ include "engine/duty.pxi"  # DutyClock
 include "engine/cache.pxi"  # ReadCache
 include "engine/array.pxi"  # Array._dispatch for a read, Spindles.operate
 include "engine/flows.pxi"  # FlowNetwork (the misses' transfers back)
+include "engine/ufuncs.pxi"  # numpy's float64 loops of the Zipf refill's ufuncs, called directly
 include "engine/streams.pxi"  # IOStream: batches, gaps, next_gap
 include "engine/drivers.pxi"  # _ClosedSlot, _OpenLoop, VM.start's read, ArrayRead, miss_delivered
 include "engine/records.pxi"  # RecordBuffer.add, RecordBlocks

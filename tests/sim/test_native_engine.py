@@ -571,9 +571,13 @@ def _changed(file: str, variant: str, workload: dict[str, Any]) -> Scenario:
         {"access": "zipf", "zipf_theta": 0.99, "working_set": "17TiB"},
     ],
 )
-def test_every_way_of_drawing_a_batch_is_bit_identical(workload: dict[str, Any]) -> None:
+@pytest.mark.parametrize("direct_loops", [True, False], ids=["loops", "ufuncs"])
+def test_every_way_of_drawing_a_batch_is_bit_identical(
+    workload: dict[str, Any], direct_loops: bool
+) -> None:
     """The library's rows draw uniform or sequential offsets of one size: these draw the rest
-    (their batches from the stream's own refill, or in native code), at 16 outstanding."""
+    (their batches from the stream's own refill, or in native code), at 16 outstanding; the Zipf
+    ranks with numpy's float64 loops called directly and with its ufuncs."""
     scenario = _changed("validate_scm_optane_p4800x_anandtech.toml", "qd16-read", workload)
     assert native_run.unsupported(scenario) is None
     model = build(scenario, 1, native=True)
@@ -583,8 +587,23 @@ def test_every_way_of_drawing_a_batch_is_bit_identical(workload: dict[str, Any])
         for vm in model.vms
     )
     python = run_scenario(scenario, duration=0.03, native=False)
-    native = run_scenario(scenario, duration=0.03, native=True)
+    engine_module = native_run._engine_module()
+    assert engine_module is not None
+    engine_module.direct_ufunc_loops(direct_loops)
+    try:
+        native = run_scenario(scenario, duration=0.03, native=True)
+    finally:
+        engine_module.direct_ufunc_loops(True)
     assert_same(python, native)
+
+
+def test_the_zipf_refill_calls_numpys_loops_directly() -> None:
+    """numpy's float64 loops of log1p, exp, log, expm1 and power are taken at import (the ufunc
+    objects are as the engine declares them and the loops give the ufuncs' results bit for bit):
+    the refill's speed-up is not lost silently on this machine's numpy."""
+    engine_module = native_run._engine_module()
+    assert engine_module is not None
+    assert engine_module.direct_ufunc_loops() is True
 
 
 def test_records_past_the_narrowest_types_widen_as_in_python() -> None:

@@ -102,7 +102,8 @@ cdef enum:
     ZIPF_REFILL = 3  # ZipfRanks' ranks, scattered (its transcendental steps by numpy's ufuncs)
     TRACE_REFILL = 4  # a trace's rows (TraceStream.next_rows): their times in VmState.gaps
     # the Zipf refill's work arrays (numpy float64, max_batch each): the uniforms, the ufuncs'
-    # operands and results, the candidates, k + 0.5, kept (1.0 or 0.0), the ranks, the pending
+    # operands and results, the candidates, k + 0.5, kept (1.0 or 0.0), the ranks, the pending,
+    # k ** -theta
     Z_U = 0
     Z_T = 1
     Z_W = 2
@@ -112,7 +113,8 @@ cdef enum:
     Z_KEPT = 6
     Z_RANK = 7
     Z_PENDING = 8
-    ZIPF_ARRAYS = 9
+    Z_P = 9
+    ZIPF_ARRAYS = 10
     # a VM's duty cycle (DutyClock.shape)
     DUTY_NONE = 0
     DUTY_ONOFF = 1
@@ -267,6 +269,7 @@ cdef struct VmState:
     # ZipfRanks (refill ZIPF_REFILL): theta, H(1.5) - 1 and H(n + 0.5), and scatter's multiplier
     double theta, zipf_low, zipf_high
     uint64_t multiplier
+    bint direct_power  # k ** -theta through numpy's power loop (_power_agrees), not its `**`
     # the driver: an open loop, or closed-loop slots with a think time
     bint open
     bint trace_over  # a trace replay (TRACE_REFILL) has no row left

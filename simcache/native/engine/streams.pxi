@@ -59,6 +59,7 @@ cdef int _setup_vm(
         vm.zipf_low = stream._zipf._low
         vm.zipf_high = stream._zipf._high
         vm.multiplier = stream._scatter
+        vm.direct_power = loops_checked and _power_agrees(vm.theta)
         if self._zipf_work is None:  # the ufuncs' operands, shared by the VMs (refills are serial)
             self._zipf_work = [np.empty(max_batch) for k in range(ZIPF_ARRAYS)]
             for k in range(ZIPF_ARRAYS):
@@ -382,17 +383,16 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
     cdef double* k = self.zipf[Z_K]
     cdef double* half = self.zipf[Z_HALF]
     cdef double* kept = self.zipf[Z_KEPT]
+    cdef double* p = self.zipf[Z_P]
     cdef double om = 1.0 - vm.theta, span = vm.zipf_high - vm.zipf_low, n = <double>vm.blocks
     cdef double v, q
     cdef simcache_bitgen_t* bitgen = vm.bitgen
-    cdef double[::1] p
-    work = self._zipf_work
     # u = low + rng.random(m) * (high - low); x = exp(_log1p_over((1 - theta) u) u)
     for j in range(m):
         u[j] = vm.zipf_low + bitgen.next_double(bitgen.state) * span
         t[j] = om * u[j]
     _series_safe(t, m)
-    np.log1p(work[Z_T][:m], out=work[Z_W][:m])
+    _ufunc(self, U_LOG1P, Z_T, Z_W, m)
     for j in range(m):
         v = om * u[j]
         if fabs(v) < SERIES_BELOW:
@@ -400,7 +400,7 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
         else:
             q = w[j] / t[j]
         x[j] = q * u[j]
-    np.exp(work[Z_X][:m], out=work[Z_W][:m])
+    _ufunc(self, U_EXP, Z_X, Z_W, m)
     # x to n where not finite; k = clip(floor(x + 0.5), 1, n)
     for j in range(m):
         v = w[j] if w[j] < INFINITY else n
@@ -408,12 +408,16 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
         k[j] = 1.0 if v < 1.0 else (n if v > n else v)
         half[j] = k[j] + 0.5
     # kept: k == 1, or u >= _integral(k + 0.5) - k^-theta
-    np.log(work[Z_HALF][:m], out=work[Z_X][:m])  # log_x
+    _ufunc(self, U_LOG, Z_HALF, Z_X, m)  # log_x
     for j in range(m):
         t[j] = om * x[j]
     _series_safe(t, m)
-    np.expm1(work[Z_T][:m], out=work[Z_W][:m])
-    p = work[Z_K][:m] ** -vm.theta  # as `k**-theta` (numpy's scalar-power shortcuts too)
+    _ufunc(self, U_EXPM1, Z_T, Z_W, m)
+    if direct_loops and vm.direct_power:
+        _power(k, -vm.theta, p, m)
+    else:  # as `k**-theta` (numpy's scalar-power shortcuts too)
+        work = self._zipf_work
+        work[Z_P][:m] = work[Z_K][:m] ** -vm.theta
     for j in range(m):
         v = om * x[j]
         if fabs(v) < SERIES_BELOW:
@@ -421,6 +425,17 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
         else:
             q = w[j] / t[j]
         kept[j] = 1.0 if k[j] == 1.0 or u[j] >= q * x[j] - p[j] else 0.0
+    return 0
+
+
+cdef int _ufunc(Engine self, int which, int source, int target, int64_t m) except -1:
+    """One of the refill's ufuncs on the work array ``source`` into ``target`` (``m`` values):
+    numpy's float64 loop called directly where it was checked (ufuncs.pxi), else the ufunc."""
+    if direct_loops:
+        _apply1(which, self.zipf[source], self.zipf[target], m)
+        return 0
+    work = self._zipf_work
+    UFUNC_OBJECTS[which](work[source][:m], out=work[target][:m])
     return 0
 
 
