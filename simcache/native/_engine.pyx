@@ -42,8 +42,9 @@ holds, through numpy's ``bitgen_t`` (``next_double``, as ``Generator.random`` dr
 the block the stream had drawn already. A VM's I/Os are read from its ``IOStream``'s drawn batch; a
 new batch is drawn here, from the stream's generator with the same draws in the same order
 (``_refill_native``: uniform or sequential offsets, one size mix, no runs; ``_refill_zipf``: Zipf
-offsets, its logarithms and exponentials computed by numpy's own ufuncs on the same operands, with
-the GIL), or else by the stream itself (``IOStream._refill_ios``, a call that takes the GIL: once
+offsets, its logarithms, exponentials and powers computed by numpy's own float64 loops on the same
+operands, called directly where they were checked at import, else through the ufuncs with the GIL:
+``engine/ufuncs.pxi``), or else by the stream itself (``IOStream._refill_ios``, a call that takes the GIL: once
 per 2,048 I/Os of a VM). Its open-loop gaps likewise: a batch of exponential gaps is drawn by the
 stream's generator (``Generator.exponential``, with the GIL: once per 2,048 arrivals), a sine
 cycle's thinning uniforms through ``next_double``. Records go a field apart in the record blocks'
@@ -52,9 +53,9 @@ narrowest types (``Engine.use_blocks``), else as rows to the record buffer.
 Layout: this file holds the :class:`Engine` (its state, its public methods and the event loop:
 the queue, ``_loop``, ``run``); the parts it runs are in ``simcache/native/engine/*.pxi``,
 included below, each opening with what it ports: the components' C structs and functions
-(``meter``, ``tier``, ``duty``, ``cache``, ``array``, ``hashwalk``), and functions over the Engine
-(``flows``, ``streams``, ``drivers``, ``records``, ``writes``, ``destager``, ``lag``,
-``vmotion``, ``sync``).
+(``meter``, ``tier``, ``duty``, ``cache``, ``array``, ``hashwalk``), numpy's inner loops
+(``ufuncs``), and functions over the Engine (``flows``, ``streams``, ``drivers``, ``records``,
+``writes``, ``destager``, ``lag``, ``vmotion``, ``moves``, ``failures``, ``sync``).
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -218,6 +219,7 @@ cdef class Engine:
     cdef object blocks
     # the Zipf refills' work arrays (numpy, kept here) and their data
     cdef object _zipf_work
+    cdef dict _zipf_thresholds  # by theta: the kept thresholds of ranks 1..ZIPF_TABLE (numpy)
     cdef double* zipf[ZIPF_ARRAYS]
     cdef int64_t blocks_seen  # the blocks' count at the last sync_out (sync_in checks it)
     cdef bint narrow

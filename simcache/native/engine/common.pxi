@@ -103,7 +103,8 @@ cdef enum:
     TRACE_REFILL = 4  # a trace's rows (TraceStream.next_rows): their times in VmState.gaps
     # the Zipf refill's work arrays (numpy float64, max_batch each): the uniforms, the ufuncs'
     # operands and results, the candidates, k + 0.5, kept (1.0 or 0.0), the ranks, the pending,
-    # k ** -theta
+    # k ** -theta, each candidate's kept threshold, the ranks whose threshold is computed and
+    # their candidates' positions
     Z_U = 0
     Z_T = 1
     Z_W = 2
@@ -114,7 +115,12 @@ cdef enum:
     Z_RANK = 7
     Z_PENDING = 8
     Z_P = 9
-    ZIPF_ARRAYS = 10
+    Z_THRESHOLD = 10
+    Z_RANKS = 11
+    Z_AT = 12
+    ZIPF_ARRAYS = 13
+    # the kept thresholds of a theta's ranks 1..ZIPF_TABLE, computed once each (_zipf_candidates)
+    ZIPF_TABLE = 65536
     # a VM's duty cycle (DutyClock.shape)
     DUTY_NONE = 0
     DUTY_ONOFF = 1
@@ -270,6 +276,7 @@ cdef struct VmState:
     double theta, zipf_low, zipf_high
     uint64_t multiplier
     bint direct_power  # k ** -theta through numpy's power loop (_power_agrees), not its `**`
+    double* thresholds  # its theta's kept thresholds of ranks 1..ZIPF_TABLE (NaN: not yet)
     # the driver: an open loop, or closed-loop slots with a think time
     bint open
     bint trace_over  # a trace replay (TRACE_REFILL) has no row left

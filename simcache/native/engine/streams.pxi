@@ -60,6 +60,12 @@ cdef int _setup_vm(
         vm.zipf_high = stream._zipf._high
         vm.multiplier = stream._scatter
         vm.direct_power = loops_checked and _power_agrees(vm.theta)
+        if self._zipf_thresholds is None:
+            self._zipf_thresholds = {}
+        thresholds = self._zipf_thresholds.get(vm.theta)
+        if thresholds is None:  # shared by the VMs of a theta (refills are serial)
+            thresholds = self._zipf_thresholds[vm.theta] = np.full(ZIPF_TABLE, np.nan)
+        vm.thresholds = _data(thresholds)
         if self._zipf_work is None:  # the ufuncs' operands, shared by the VMs (refills are serial)
             self._zipf_work = [np.empty(max_batch) for k in range(ZIPF_ARRAYS)]
             for k in range(ZIPF_ARRAYS):
@@ -334,10 +340,10 @@ cdef int _refill_zipf(Engine self, VmState* vm) except -1:
     """IOStream._refill_ios for Zipf offsets (one size mix, no runs): the ops' and sizes' draws
     as ``_refill_native``'s, then ``ZipfRanks.draw``'s candidates, rejected ones redrawn as a
     block, and ``scatter``. Every step is ``ZipfRanks``' float operation for operation; its
-    logarithms and exponentials are numpy's own ufuncs on the same operands (numpy's vectorised
-    ``log1p``, ``exp``, ``log``, ``expm1`` and ``power`` differ from the C library's in the last
-    bit for a few percent of values, which would move a rank now and then), so the ranks are
-    the stream's bit for bit."""
+    logarithms, exponentials and powers are numpy's own float64 loops on the same operands
+    (numpy's vectorised ``log1p``, ``exp``, ``log``, ``expm1`` and ``power`` differ from the C
+    library's in the last bit for a few percent of values, which would move a rank now and then;
+    ``_ufunc``), so the ranks are the stream's bit for bit."""
     cdef int64_t count = _draw_ops(vm), k, j, m, kept_n, shift
     cdef double* ranks = self.zipf[Z_RANK]
     cdef double* pending = self.zipf[Z_PENDING]
@@ -374,8 +380,14 @@ cdef int _refill_zipf(Engine self, VmState* vm) except -1:
 
 cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
     """ZipfRanks._candidates for ``m`` draws: the candidate ranks (as floats) in the work array
-    Z_K, whether each is kept (1.0 or 0.0) in Z_KEPT."""
-    cdef int64_t j
+    Z_K, whether each is kept (1.0 or 0.0) in Z_KEPT.
+
+    The kept test's threshold, ``_integral(k + 0.5) - k**-theta``, is a function of the rank
+    alone (and theta): computed as ZipfRanks computes it (the same float operations and loops,
+    element by element), once per rank up to ZIPF_TABLE (the theta's table: the hot ranks, most
+    of the draws) and for each candidate of a rank above it (a rank 1 is kept whatever its
+    threshold: none is computed)."""
+    cdef int64_t j, i, rank, need = 0
     cdef double* u = self.zipf[Z_U]
     cdef double* t = self.zipf[Z_T]
     cdef double* w = self.zipf[Z_W]
@@ -384,8 +396,12 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
     cdef double* half = self.zipf[Z_HALF]
     cdef double* kept = self.zipf[Z_KEPT]
     cdef double* p = self.zipf[Z_P]
+    cdef double* threshold = self.zipf[Z_THRESHOLD]
+    cdef double* ranks = self.zipf[Z_RANKS]
+    cdef double* at = self.zipf[Z_AT]
+    cdef double* table = vm.thresholds
     cdef double om = 1.0 - vm.theta, span = vm.zipf_high - vm.zipf_low, n = <double>vm.blocks
-    cdef double v, q
+    cdef double v, q, value
     cdef simcache_bitgen_t* bitgen = vm.bitgen
     # u = low + rng.random(m) * (high - low); x = exp(_log1p_over((1 - theta) u) u)
     for j in range(m):
@@ -401,30 +417,48 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
             q = w[j] / t[j]
         x[j] = q * u[j]
     _ufunc(self, U_EXP, Z_X, Z_W, m)
-    # x to n where not finite; k = clip(floor(x + 0.5), 1, n)
+    # x to n where not finite; k = clip(floor(x + 0.5), 1, n); the thresholds known, and the
+    # ranks whose threshold is to be computed (with k + 0.5, and where their candidates are)
     for j in range(m):
         v = w[j] if w[j] < INFINITY else n
         v = floor(v + 0.5)
         k[j] = 1.0 if v < 1.0 else (n if v > n else v)
-        half[j] = k[j] + 0.5
-    # kept: k == 1, or u >= _integral(k + 0.5) - k^-theta
-    _ufunc(self, U_LOG, Z_HALF, Z_X, m)  # log_x
+        if k[j] == 1.0:
+            continue
+        rank = <int64_t>k[j]
+        if rank <= ZIPF_TABLE and table[rank - 1] == table[rank - 1]:
+            threshold[j] = table[rank - 1]
+            continue
+        ranks[need] = k[j]
+        half[need] = k[j] + 0.5
+        at[need] = <double>j
+        need += 1
+    if need:
+        # _integral(k + 0.5) - k^-theta
+        _ufunc(self, U_LOG, Z_HALF, Z_X, need)  # log_x
+        for i in range(need):
+            t[i] = om * x[i]
+        _series_safe(t, need)
+        _ufunc(self, U_EXPM1, Z_T, Z_W, need)
+        if direct_loops and vm.direct_power:
+            _power(ranks, -vm.theta, p, need)
+        else:  # as `k**-theta` (numpy's scalar-power shortcuts too)
+            work = self._zipf_work
+            work[Z_P][:need] = work[Z_RANKS][:need] ** -vm.theta
+        for i in range(need):
+            v = om * x[i]
+            if fabs(v) < SERIES_BELOW:
+                q = 1.0 + v / 2.0 + v * v / 6.0
+            else:
+                q = w[i] / t[i]
+            value = q * x[i] - p[i]
+            threshold[<int64_t>at[i]] = value
+            rank = <int64_t>ranks[i]
+            if rank <= ZIPF_TABLE:
+                table[rank - 1] = value
+    # kept: k == 1, or u >= the threshold
     for j in range(m):
-        t[j] = om * x[j]
-    _series_safe(t, m)
-    _ufunc(self, U_EXPM1, Z_T, Z_W, m)
-    if direct_loops and vm.direct_power:
-        _power(k, -vm.theta, p, m)
-    else:  # as `k**-theta` (numpy's scalar-power shortcuts too)
-        work = self._zipf_work
-        work[Z_P][:m] = work[Z_K][:m] ** -vm.theta
-    for j in range(m):
-        v = om * x[j]
-        if fabs(v) < SERIES_BELOW:
-            q = 1.0 + v / 2.0 + v * v / 6.0
-        else:
-            q = w[j] / t[j]
-        kept[j] = 1.0 if k[j] == 1.0 or u[j] >= q * x[j] - p[j] else 0.0
+        kept[j] = 1.0 if k[j] == 1.0 or u[j] >= threshold[j] else 0.0
     return 0
 
 

@@ -142,16 +142,26 @@ cdef bint _loops_agree() except -1:
     return _power_agrees(0.9)
 
 
+# _power_agrees' answers by theta (a millisecond each: asked once per theta and process)
+_POWER_AGREES: dict = {}
+
+
 cdef bint _power_agrees(double theta) except -1:
     """Whether ``k ** -theta`` through the power loop is numpy's ``**`` for ranks from 1 to 2^40,
     bit for bit; never for an exponent numpy's ``**`` may replace by another ufunc (integers and
     halves)."""
+    agrees = _POWER_AGREES.get(theta)
+    if agrees is not None:
+        return agrees
     if 2.0 * theta == floor(2.0 * theta):
-        return False
-    ranks = np.floor(np.geomspace(1.0, 2.0**40, AGREE_SAMPLES))
-    direct = np.empty(AGREE_SAMPLES)
-    _power(_data(ranks), -theta, _data(direct), AGREE_SAMPLES)
-    return np.array_equal(direct.view(np.uint64), (ranks ** -theta).view(np.uint64))
+        agrees = False
+    else:
+        ranks = np.floor(np.geomspace(1.0, 2.0**40, AGREE_SAMPLES))
+        direct = np.empty(AGREE_SAMPLES)
+        _power(_data(ranks), -theta, _data(direct), AGREE_SAMPLES)
+        agrees = np.array_equal(direct.view(np.uint64), (ranks ** -theta).view(np.uint64))
+    _POWER_AGREES[theta] = agrees
+    return agrees
 
 
 # the ufuncs, in the order of U_LOG1P..U_POWER: what the refill calls without the loops
