@@ -597,6 +597,22 @@ def test_every_way_of_drawing_a_batch_is_bit_identical(
     assert_same(python, native)
 
 
+def test_zipf_ranks_are_the_same_with_the_thresholds_known() -> None:
+    """The kept thresholds of a theta's hot ranks are kept for the process's next runs: a run
+    whose theta no run computed before (cold) and the same run again (its thresholds read from
+    the table) both draw the Python engine's ranks. Theta 0.8125 is this test's own, so the first
+    run is cold whatever ran before it; 4 GiB is 2^20 blocks, ranks on both sides of the table's
+    65,536."""
+    scenario = _changed(
+        "validate_scm_optane_p4800x_anandtech.toml",
+        "qd16-read",
+        {"access": "zipf", "zipf_theta": 0.8125, "working_set": "4GiB"},
+    )
+    for _ in range(2):  # (a comparison takes the records' columns: a Python run each time)
+        python = run_scenario(scenario, duration=0.05, native=False)
+        assert_same(python, run_scenario(scenario, duration=0.05, native=True))
+
+
 def test_the_zipf_refill_calls_numpys_loops_directly() -> None:
     """numpy's float64 loops of log1p, exp, log, expm1 and power are taken at import (the ufunc
     objects are as the engine declares them and the loops give the ufuncs' results bit for bit):

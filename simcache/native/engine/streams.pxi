@@ -64,13 +64,33 @@ cdef int _setup_vm(
             self._zipf_thresholds = {}
         thresholds = self._zipf_thresholds.get(vm.theta)
         if thresholds is None:  # shared by the VMs of a theta (refills are serial)
-            thresholds = self._zipf_thresholds[vm.theta] = np.full(ZIPF_TABLE, np.nan)
+            thresholds = self._zipf_thresholds[vm.theta] = _threshold_table(vm.theta)
         vm.thresholds = _data(thresholds)
         if self._zipf_work is None:  # the ufuncs' operands, shared by the VMs (refills are serial)
             self._zipf_work = [np.empty(max_batch) for k in range(ZIPF_ARRAYS)]
             for k in range(ZIPF_ARRAYS):
                 self.zipf[k] = _data(self._zipf_work[k])
     return 0
+
+
+# The kept thresholds' tables of the thetas this process ran (a pure function of theta and rank:
+# a run after the first of a check's seeds, a sweep's points or a replication starts with the
+# ranks its predecessors computed), up to THRESHOLD_TABLES of them (512 KiB each). Written by a
+# Zipf refill only, which holds the GIL: one at a time.
+_THRESHOLD_TABLES: dict = {}
+cdef enum:
+    THRESHOLD_TABLES = 32
+
+
+cdef object _threshold_table(double theta):
+    """The kept thresholds' table of ``theta`` (ranks 1..ZIPF_TABLE, NaN where not computed yet):
+    the process's, or a new one (kept for the next runs while there is room)."""
+    table = _THRESHOLD_TABLES.get(theta)
+    if table is None:
+        table = np.full(ZIPF_TABLE, np.nan)
+        if len(_THRESHOLD_TABLES) < THRESHOLD_TABLES:
+            _THRESHOLD_TABLES[theta] = table
+    return table
 
 
 cdef double* _data(array) except NULL:
