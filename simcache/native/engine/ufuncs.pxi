@@ -2,9 +2,9 @@
 # power), called directly on the engine's work arrays: the same function numpy's ufunc call runs
 # (the loop it registered for float64, chosen for this CPU when numpy was imported), without the
 # call's Python-level cost (argument parsing, the slices' views, type resolution, the iterator).
-# That cost was a fixed ~1,700 instructions a call, five calls for each round of candidates and
-# several rounds a batch (the rejected draws' rounds are short): about 5 % of the default
-# scenario's native loop.
+# That cost was about 6,000 instructions a call, five calls for each round of candidates (a batch
+# of up to 2,048 draws, and a short round for its rejected ones, if any): 2 % of the default
+# scenario's native loop (docs/research/native-engine.md, Step 20).
 #
 # The loops are read from numpy's ufunc objects (PyUFuncObject: ``functions``, ``data``,
 # ``types``), whose head is declared below so that the build needs no numpy headers, as for
