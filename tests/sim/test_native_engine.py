@@ -608,9 +608,13 @@ def test_zipf_ranks_are_the_same_with_the_thresholds_known() -> None:
         "qd16-read",
         {"access": "zipf", "zipf_theta": 0.8125, "working_set": "4GiB"},
     )
+    engine_module = native_run._engine_module()
+    assert engine_module is not None
     for _ in range(2):  # (a comparison takes the records' columns: a Python run each time)
         python = run_scenario(scenario, duration=0.05, native=False)
         assert_same(python, run_scenario(scenario, duration=0.05, native=True))
+        # the second run reads this theta's table (kept by the process: room for 32 thetas)
+        assert 0.8125 in engine_module._THRESHOLD_TABLES
 
 
 def test_the_zipf_refill_calls_numpys_loops_directly() -> None:
@@ -619,7 +623,11 @@ def test_the_zipf_refill_calls_numpys_loops_directly() -> None:
     the refill's speed-up is not lost silently on this machine's numpy."""
     engine_module = native_run._engine_module()
     assert engine_module is not None
-    assert engine_module.direct_ufunc_loops() is True
+    assert engine_module.direct_ufunc_loops() is True, (
+        "this numpy's ufunc objects or float64 loops are not what simcache/native/engine/"
+        "ufuncs.pxi declares (a new numpy?): the Zipf refill calls the ufuncs instead (the same "
+        "ranks, slower); update the declaration or the check"
+    )
 
 
 def test_records_past_the_narrowest_types_widen_as_in_python() -> None:

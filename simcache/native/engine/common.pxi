@@ -103,8 +103,8 @@ cdef enum:
     TRACE_REFILL = 4  # a trace's rows (TraceStream.next_rows): their times in VmState.gaps
     # the Zipf refill's work arrays (numpy float64, max_batch each): the uniforms, the ufuncs'
     # operands and results, the candidates, k + 0.5, kept (1.0 or 0.0), the ranks, the pending,
-    # k ** -theta, each candidate's kept threshold, the ranks whose threshold is computed and
-    # their candidates' positions
+    # k ** -theta, each candidate's kept threshold, the ranks whose threshold is to be computed
+    # and their candidates' positions (as floats: every work array is float64)
     Z_U = 0
     Z_T = 1
     Z_W = 2
@@ -116,8 +116,8 @@ cdef enum:
     Z_PENDING = 8
     Z_P = 9
     Z_THRESHOLD = 10
-    Z_RANKS = 11
-    Z_AT = 12
+    Z_NEED_K = 11
+    Z_NEED_AT = 12
     ZIPF_ARRAYS = 13
     # the kept thresholds of a theta's ranks 1..ZIPF_TABLE, computed once each (_zipf_candidates)
     ZIPF_TABLE = 65536

@@ -59,6 +59,7 @@ cdef int _setup_vm(
         vm.zipf_low = stream._zipf._low
         vm.zipf_high = stream._zipf._high
         vm.multiplier = stream._scatter
+        _loops_still_numpys()
         vm.direct_power = loops_checked and _power_agrees(vm.theta)
         if self._zipf_thresholds is None:
             self._zipf_thresholds = {}
@@ -75,19 +76,30 @@ cdef int _setup_vm(
 
 # The kept thresholds' tables of the thetas this process ran (a pure function of theta and rank:
 # a run after the first of a check's seeds, a sweep's points or a replication starts with the
-# ranks its predecessors computed), up to THRESHOLD_TABLES of them (512 KiB each). Written by a
-# Zipf refill only, which holds the GIL: one at a time.
+# ranks its predecessors computed), up to THRESHOLD_TABLES of them (512 KiB each). Read and
+# written by a Zipf refill only, which holds the GIL from its first read to its last write (no
+# Python call between them releases it); two writers would write the same value anyway.
 _THRESHOLD_TABLES: dict = {}
 cdef enum:
     THRESHOLD_TABLES = 32
+# a table's "not computed yet": a NaN of these bits, told by its bits (a build with
+# -ffinite-math-only would fold x != x, or isnan, to false)
+cdef uint64_t UNKNOWN_BITS = 0x7FF8DEADBEEF0000ULL
+
+
+cdef inline bint _known(double value) noexcept nogil:
+    """Whether a table's entry holds a threshold (not UNKNOWN_BITS)."""
+    cdef uint64_t bits
+    memcpy(&bits, &value, sizeof(double))
+    return bits != UNKNOWN_BITS
 
 
 cdef object _threshold_table(double theta):
-    """The kept thresholds' table of ``theta`` (ranks 1..ZIPF_TABLE, NaN where not computed yet):
-    the process's, or a new one (kept for the next runs while there is room)."""
+    """The kept thresholds' table of ``theta`` (ranks 1..ZIPF_TABLE, UNKNOWN_BITS where not
+    computed yet): the process's, or a new one (kept for the next runs while there is room)."""
     table = _THRESHOLD_TABLES.get(theta)
     if table is None:
-        table = np.full(ZIPF_TABLE, np.nan)
+        table = np.full(ZIPF_TABLE, UNKNOWN_BITS, dtype=np.uint64).view(np.float64)
         if len(_THRESHOLD_TABLES) < THRESHOLD_TABLES:
             _THRESHOLD_TABLES[theta] = table
     return table
@@ -417,8 +429,8 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
     cdef double* kept = self.zipf[Z_KEPT]
     cdef double* p = self.zipf[Z_P]
     cdef double* threshold = self.zipf[Z_THRESHOLD]
-    cdef double* ranks = self.zipf[Z_RANKS]
-    cdef double* at = self.zipf[Z_AT]
+    cdef double* need_k = self.zipf[Z_NEED_K]
+    cdef double* need_at = self.zipf[Z_NEED_AT]
     cdef double* table = vm.thresholds
     cdef double om = 1.0 - vm.theta, span = vm.zipf_high - vm.zipf_low, n = <double>vm.blocks
     cdef double v, q, value
@@ -446,12 +458,12 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
         if k[j] == 1.0:
             continue
         rank = <int64_t>k[j]
-        if rank <= ZIPF_TABLE and table[rank - 1] == table[rank - 1]:
+        if rank <= ZIPF_TABLE and _known(table[rank - 1]):
             threshold[j] = table[rank - 1]
             continue
-        ranks[need] = k[j]
+        need_k[need] = k[j]
         half[need] = k[j] + 0.5
-        at[need] = <double>j
+        need_at[need] = <double>j
         need += 1
     if need:
         # _integral(k + 0.5) - k^-theta
@@ -461,10 +473,10 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
         _series_safe(t, need)
         _ufunc(self, U_EXPM1, Z_T, Z_W, need)
         if direct_loops and vm.direct_power:
-            _power(ranks, -vm.theta, p, need)
+            _power(need_k, -vm.theta, p, need)
         else:  # as `k**-theta` (numpy's scalar-power shortcuts too)
             work = self._zipf_work
-            work[Z_P][:need] = work[Z_RANKS][:need] ** -vm.theta
+            work[Z_P][:need] = work[Z_NEED_K][:need] ** -vm.theta
         for i in range(need):
             v = om * x[i]
             if fabs(v) < SERIES_BELOW:
@@ -472,8 +484,8 @@ cdef int _zipf_candidates(Engine self, VmState* vm, int64_t m) except -1:
             else:
                 q = w[i] / t[i]
             value = q * x[i] - p[i]
-            threshold[<int64_t>at[i]] = value
-            rank = <int64_t>ranks[i]
+            threshold[<int64_t>need_at[i]] = value
+            rank = <int64_t>need_k[i]
             if rank <= ZIPF_TABLE:
                 table[rank - 1] = value
     # kept: k == 1, or u >= the threshold
@@ -489,7 +501,7 @@ cdef int _ufunc(Engine self, int which, int source, int target, int64_t m) excep
         _apply1(which, self.zipf[source], self.zipf[target], m)
         return 0
     work = self._zipf_work
-    UFUNC_OBJECTS[which](work[source][:m], out=work[target][:m])
+    getattr(np, UFUNC_NAMES[which])(work[source][:m], out=work[target][:m])
     return 0
 
 

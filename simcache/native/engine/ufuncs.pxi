@@ -12,9 +12,12 @@
 # argument counts and the loop's type codes, read through it, must be what Python sees), and each
 # loop is checked against the ufunc call on values of the operands' range, bit for bit
 # (_loops_agree); if anything differs the refill calls the ufuncs as before (``direct_loops``
-# False), with the same results. A VM's ``k ** -theta`` takes the power loop only where numpy's
-# ``**`` does not take a shortcut of its own for that exponent (integers and halves: reciprocal,
-# square, square root), again checked against ``**`` for the VM's theta (_power_agrees).
+# False), with the same results. The pointers are read again when a Zipf VM is set up
+# (_loops_still_numpys): a library that patched numpy's loops since (e.g. mkl_umath) turns the
+# direct calls off. A VM's ``k ** -theta`` takes the power loop only for a theta that is neither
+# an integer nor a half (a safe superset of the exponents numpy's ``**`` may hand to another
+# ufunc: numpy 1.x turns -1 into a reciprocal; numpy 2.4 only integer -1 and 2 and a float +0.5,
+# none of them a -theta), again checked against ``**`` for the VM's theta (_power_agrees).
 
 cdef extern from *:
     """
@@ -61,6 +64,7 @@ cdef struct UfuncLoop:
 
 
 cdef UfuncLoop _LOOPS[UFUNCS]
+cdef Py_ssize_t _LOOP_INDEX[UFUNCS]  # each loop's place in its ufunc's table
 # whether the loops above were taken and agree with the ufuncs; whether the refill calls them (the
 # same unless a test turned them off: direct_ufunc_loops)
 cdef bint loops_checked = False
@@ -103,6 +107,8 @@ cdef bint _take_loops(ufuncs) except -1:
     cdef Py_ssize_t which, index, k
     double_code = np.dtype(np.float64).num
     for which, ufunc in enumerate(ufuncs):
+        if type(ufunc) is not np.ufunc:  # (wrapped or replaced: no such struct to read)
+            return False
         head = <simcache_ufunc_head*><void*>ufunc
         if (head.nin, head.nout, head.nargs, head.ntypes) != (
             ufunc.nin, ufunc.nout, ufunc.nargs, ufunc.ntypes
@@ -119,7 +125,27 @@ cdef bint _take_loops(ufuncs) except -1:
             return False
         _LOOPS[which].loop = head.functions[index]
         _LOOPS[which].data = head.data[index] if head.data != NULL else NULL
+        _LOOP_INDEX[which] = index
     return True
+
+
+cdef int _loops_still_numpys() except -1:
+    """Turn the direct calls off for good if a ufunc's float64 loop is no longer the one taken at
+    import (a library patched numpy's loops since)."""
+    global loops_checked, direct_loops
+    cdef simcache_ufunc_head* head
+    cdef Py_ssize_t which
+    if not loops_checked:
+        return 0
+    for which, ufunc in enumerate(UFUNC_OBJECTS):
+        head = <simcache_ufunc_head*><void*>ufunc
+        if (
+            getattr(np, UFUNC_NAMES[which]) is not ufunc
+            or head.functions[_LOOP_INDEX[which]] != _LOOPS[which].loop
+        ):
+            loops_checked = direct_loops = False
+            return 0
+    return 0
 
 
 cdef bint _loops_agree() except -1:
@@ -164,8 +190,10 @@ cdef bint _power_agrees(double theta) except -1:
     return agrees
 
 
-# the ufuncs, in the order of U_LOG1P..U_POWER: what the refill calls without the loops
-UFUNC_OBJECTS = (np.log1p, np.exp, np.log, np.expm1, np.power)
+# the ufuncs in the order of U_LOG1P..U_POWER: their names in numpy (the refill without the loops
+# calls numpy's by name, as ZipfRanks does) and, as at import, the objects whose loops are taken
+UFUNC_NAMES = ("log1p", "exp", "log", "expm1", "power")
+UFUNC_OBJECTS = tuple(getattr(np, name) for name in UFUNC_NAMES)
 
 
 def _set_up_loops():
