@@ -603,10 +603,11 @@ def test_zipf_ranks_are_the_same_with_the_thresholds_known() -> None:
     the table) both draw the Python engine's ranks. Theta 0.8125 is this test's own, so the first
     run is cold whatever ran before it; 4 GiB is 2^20 blocks, ranks on both sides of the table's
     65,536."""
+    theta = 0.8125
     scenario = _changed(
         "validate_scm_optane_p4800x_anandtech.toml",
         "qd16-read",
-        {"access": "zipf", "zipf_theta": 0.8125, "working_set": "4GiB"},
+        {"access": "zipf", "zipf_theta": theta, "working_set": "4GiB"},
     )
     engine_module = native_run._engine_module()
     assert engine_module is not None
@@ -614,7 +615,7 @@ def test_zipf_ranks_are_the_same_with_the_thresholds_known() -> None:
         python = run_scenario(scenario, duration=0.05, native=False)
         assert_same(python, run_scenario(scenario, duration=0.05, native=True))
         # the second run reads this theta's table (kept by the process: room for 32 thetas)
-        assert 0.8125 in engine_module._THRESHOLD_TABLES
+        assert theta in engine_module._THRESHOLD_TABLES
 
 
 def test_the_zipf_refill_calls_numpys_loops_directly() -> None:

@@ -99,7 +99,7 @@ cdef enum:
     PYTHON_REFILL = 0
     UNIFORM_REFILL = 1
     SEQUENTIAL_REFILL = 2
-    ZIPF_REFILL = 3  # ZipfRanks' ranks, scattered (its transcendental steps by numpy's ufuncs)
+    ZIPF_REFILL = 3  # ZipfRanks' ranks, scattered (its transcendental steps by numpy's loops)
     TRACE_REFILL = 4  # a trace's rows (TraceStream.next_rows): their times in VmState.gaps
     # the Zipf refill's work arrays (numpy float64, max_batch each): the uniforms, the ufuncs'
     # operands and results, the candidates, k + 0.5, kept (1.0 or 0.0), the ranks, the pending,

@@ -59,10 +59,10 @@ cdef int _setup_vm(
         vm.zipf_low = stream._zipf._low
         vm.zipf_high = stream._zipf._high
         vm.multiplier = stream._scatter
-        _loops_still_numpys()
-        vm.direct_power = loops_checked and _power_agrees(vm.theta)
-        if self._zipf_thresholds is None:
+        if self._zipf_thresholds is None:  # the engine's first Zipf VM
             self._zipf_thresholds = {}
+            _loops_still_numpys()
+        vm.direct_power = loops_checked and _power_agrees(vm.theta)
         thresholds = self._zipf_thresholds.get(vm.theta)
         if thresholds is None:  # shared by the VMs of a theta (refills are serial)
             thresholds = self._zipf_thresholds[vm.theta] = _threshold_table(vm.theta)

@@ -12,7 +12,7 @@
 # argument counts and the loop's type codes, read through it, must be what Python sees), and each
 # loop is checked against the ufunc call on values of the operands' range, bit for bit
 # (_loops_agree); if anything differs the refill calls the ufuncs as before (``direct_loops``
-# False), with the same results. The pointers are read again when a Zipf VM is set up
+# False), with the same results. The pointers are read again when an engine sets up its first Zipf VM
 # (_loops_still_numpys): a library that patched numpy's loops since (e.g. mkl_umath) turns the
 # direct calls off. A VM's ``k ** -theta`` takes the power loop only for a theta that is neither
 # an integer nor a half (a safe superset of the exponents numpy's ``**`` may hand to another
