@@ -1,5 +1,6 @@
 """Types of the optional Cython extension `simcache/native/_engine.pyx` (the native engine)."""
 
+from collections.abc import Callable
 from typing import Any
 
 class Engine:
@@ -8,6 +9,8 @@ class Engine:
     events: int
     hits: int
     hook: int
+    stop_requested: Callable[[], bool] | None
+    stop_heard: bool
     destaging: bool
     def __init__(
         self,

@@ -71,7 +71,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from simcache.sim.kernel.clock import trigger
+from simcache.sim.kernel.clock import StopWithinEvent, trigger
 from simcache.sim.kernel.signals import Signal, process_now
 
 _LOSS_POLICIES = ("write_through", "degrade", "stall")  # VmState.on_peer_loss: LOSS_*
@@ -112,6 +112,10 @@ cdef class Engine:
     # flows re-rated since the loop last charged them to its budget (RERATES_PER_EVENT a native
     # event): a stop request is polled as often when flows pile up on a port
     cdef int64_t rerated
+    # the run's stop request (native_run.run sets it; None: none), polled inside one event that
+    # re-rates many flows (_poll_within); stop_heard once it was set there
+    cdef public object stop_requested
+    cdef public bint stop_heard
     # the VMs, their closed-loop slots (the first slot_count) and open-loop reads in flight
     cdef VmState* vms
     cdef int32_t vm_count
@@ -517,6 +521,8 @@ cdef class Engine:
         _peers_back(self, vm, clock.now)
         clock.eid = self.eid
         self.sync_out(False)
+        if self.stop_heard:  # (the writes not resumed yet stay stalled)
+            raise StopWithinEvent()
 
     def storage_back(self, int32_t host, clock) -> None:
         """``succeed(clock, host.storage_back)`` when the engine's I/Os wait for that port
@@ -786,7 +792,7 @@ cdef class Engine:
                 self.rerated %= RERATES_PER_EVENT
                 if budget < 0:
                     budget = 0
-            if budget == 0:
+            if budget == 0 or self.stop_heard:
                 return PAUSED
             budget -= 1
             entry = first[0]

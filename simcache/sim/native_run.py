@@ -92,7 +92,7 @@ from simcache.physics.locality import MAX_BLOCKS
 from simcache.sim.built import Model
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE
 from simcache.sim.host_events import vmotion_streams
-from simcache.sim.kernel.clock import URGENT, first_queued
+from simcache.sim.kernel.clock import URGENT, StopWithinEvent, first_queued
 from simcache.sim.kernel.signals import Signal
 from simcache.spec import (
     ArrayDegraded,
@@ -424,6 +424,29 @@ def run(
     engine.use_blocks(model.record_blocks if model.stream is None else None)
     engine.sync_in()  # the state is the engine's from here to each sync_out
     clock = model.clock
+    # polled within one event too (poll_within_event: writes resuming at once)
+    clock.stop_requested = stop_requested
+    engine.stop_requested = stop_requested
+    engine.stop_heard = False
+    try:
+        return _run_loop(model, until, stop_requested, every, lines)
+    except StopWithinEvent:
+        # heard in a Python event (the engine's peers_back or storage_back among them), which
+        # leaves the state in the Python objects, as a stop between events does
+        engine.sync_in()
+        engine.sync_out(lines=lines)
+        return False
+    finally:
+        clock.stop_requested = None
+        engine.stop_requested = None
+
+
+def _run_loop(
+    model: Model, until: float, stop_requested: Callable[[], bool] | None, every: int, lines: bool
+) -> bool:
+    """:func:`run`'s loop, on the engine's state from its start."""
+    engine = model.native
+    clock = model.clock
     stop = Signal(None)
     clock.schedule(stop, URGENT, until - clock.now)
     budget = every * _BUDGET if stop_requested is not None else -1
@@ -471,7 +494,8 @@ def run(
             # poll when the budget ran out, in one call or over several between Python events
             # (a sampler every few hundred native events would otherwise never let it run out)
             if paused or left <= 0:
-                if stop_requested():
+                # (stop_heard: within a native event, _poll_within)
+                if engine.stop_heard or stop_requested():
                     engine.sync_out(lines=lines)
                     return False
                 left = budget

@@ -29,7 +29,7 @@ from support.paths import ROOT
 import simcache
 from simcache.base.errors import RunTooLargeError, ScenarioError
 from simcache.cli.main import main
-from simcache.sim import control
+from simcache.sim import control, native_run
 from simcache.sim.collect import RECORD_BYTES
 from simcache.sim.control import (
     BYTES_PER_IO,
@@ -431,6 +431,72 @@ def test_run_until_polls_every_so_many_events_and_stops_where_it_is() -> None:
         kernel.run_until(kernel.clock_of(simpy.Environment()), 5.0, stop_requested, every=10)
         is True
     )
+
+
+def _waiting_until(at: float, link: str) -> simcache.Scenario:
+    """Two hosts whose VMs write 3,000 IOPS of 512 B each, host0's ``link`` port down until
+    ``at``: on the peer port one WB+1 VM a host, whose writes stall while its peer is out of
+    reach (``on_peer_loss = "stall"``); on the storage port two write-through VMs a host, whose
+    writes wait for host0's port to send to the array."""
+    peer = link == "peer"
+    group = {
+        "name": "db",
+        "policy": "WB+1" if peer else "WT",
+        "vms_per_host": 1 if peer else 2,
+        "workload": {"mode": "open", "iops": 3000, "read_fraction": 0.0, "sizes": "512B"},
+    }
+    if peer:
+        group["on_peer_loss"] = "stall"
+    return simcache.load_scenario(
+        small_scenario(
+            "waiting-storm",
+            groups=[group],
+            events=[{"kind": "link_down", "at": 0.0, "host": 0, "link": link, "duration": at}],
+        )  # type: ignore[arg-type]
+    )
+
+
+def _run_to(scenario: simcache.Scenario, native: bool, until: float, stop_at: float | None) -> int:
+    """The transfers still sending at the end of a run of ``scenario`` (seed 1) to ``until``,
+    stopped at the first poll of its stop request at or after ``stop_at``."""
+    model = build(scenario, 1, native=native)
+    assert (model.native is not None) == native
+    clock = model.clock
+    stop_requested = None if stop_at is None else (lambda: clock.now >= stop_at)
+    if native:
+        finished = native_run.run(model, until, stop_requested, control.POLL_EVENTS)
+    else:
+        finished = kernel.run_until(clock, until, stop_requested, control.POLL_EVENTS)
+    assert finished == (stop_at is None)
+    if stop_at is not None:
+        assert clock.now == stop_at  # stopped in the event of the peer's return
+    return model.network.in_flight()
+
+
+@pytest.mark.parametrize("link", ["peer", "storage"])
+@pytest.mark.parametrize("native", [False, True], ids=["python", "native"])
+def test_a_stop_is_heard_inside_the_event_that_resumes_waiting_writes(
+    native: bool, link: str
+) -> None:
+    """Writes that waited for a port all resume in the one event of its return (stalled while
+    their peer was out of reach, or waiting to send to the array), and each resumed write's
+    transfer joins the others on the port, re-rating them all: that event's work grows as the
+    waiting writes squared (17,000 stalled writes took a minute, with a deadline of seconds:
+    bench/fuzz.py's thirty-fifth run). The stop request is polled inside the event once it has
+    re-rated a poll's worth of transfers (512 in the Python engine: ``clock.poll_within_event``;
+    65,536 in the native one: ``_poll_within``). Here about 600 writes wait on each path (about
+    360,000 re-ratings in all); a stop asked for from the port's return on is heard long before
+    the event is done: fewer than half of the transfers the whole event starts are on their way
+    (a poll after the event would have found them all)."""
+    if native and not native_run.available():
+        pytest.skip("the native engine is not built here")
+    back = 0.2
+    scenario = _waiting_until(back, link)
+    assert _run_to(scenario, native, back, None) < 20  # before the return: waiting
+    whole = _run_to(scenario, native, back + 1e-9, None)
+    stopped = _run_to(scenario, native, 1.0, back)
+    assert whole > 1100  # a transfer each
+    assert 0 < stopped < whole / 2
 
 
 def test_cancel_keeps_the_first_reason_and_reports_deadlines() -> None:

@@ -95,6 +95,9 @@ cdef enum:
     # flows re-rated that count as one event of Engine.run's budget (each costs about 30 ns, an
     # event about 250: a port with thousands of flows piled up spends milliseconds on one event)
     RERATES_PER_EVENT = 8
+    # flows re-rated within one event after which the stop request is polled inside it
+    # (_poll_within: as many as the events between two of native_run.run's polls)
+    RERATES_PER_POLL = 128 * 64 * RERATES_PER_EVENT
     # how a VM's stream draws its next batch: IOStream._refill_ios called, or its cases here
     PYTHON_REFILL = 0
     UNIFORM_REFILL = 1

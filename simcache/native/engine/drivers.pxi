@@ -198,10 +198,35 @@ cdef Parked* _unpark(Engine self, int32_t host, bint stalled, int32_t* n) except
     return taken
 
 
+cdef int _repark(Engine self, Parked* resumed, int32_t n) except -1 nogil:
+    """The ``n`` waits of ``resumed`` parked again, in their order (a stop heard before they
+    resumed: _poll_within)."""
+    cdef int32_t k
+    for k in range(n):
+        _park(self, resumed[k].host, resumed[k].slot, resumed[k].kind)
+    return 0
+
+
+cdef int _poll_within(Engine self) except -1 nogil:
+    """clock.poll_within_event natively: 1 if the run's stop request is set, polled inside one
+    event once it has re-rated RERATES_PER_POLL flows since the loop last charged them (the waits
+    of a port or of peers that come back all resume in one event, and each resumed transfer
+    joins the others on its port: work that grows as their number squared); the loop's next
+    poll then stops the run (``stop_heard``)."""
+    if self.rerated < RERATES_PER_POLL:
+        return 0
+    self.rerated = 0
+    with gil:
+        if self.stop_requested is not None and self.stop_requested():
+            self.stop_heard = True
+    return self.stop_heard
+
+
 cdef int _storage_back(Engine self, int32_t host, double now) except -1 nogil:
     """Host.storage_back processed: what waited for ``host``'s storage port goes on, in the
     order it began to wait (the signal's callbacks): a read miss asks the array
-    (ArrayRead), a write-through write or a flusher's batch is sent."""
+    (ArrayRead), a write-through write or a flusher's batch is sent. A stop heard on the way
+    (_poll_within) leaves the rest waiting."""
     cdef int32_t k, n
     cdef Parked* resumed = _unpark(self, host, False, &n)
     try:
@@ -212,6 +237,9 @@ cdef int _storage_back(Engine self, int32_t host, double now) except -1 nogil:
                 _wt_send(self, resumed[k].slot, now)
             elif not self.dest[self.flushers[resumed[k].slot].host].stopped:
                 _send_now(self, resumed[k].slot, now)
+            if _poll_within(self):
+                _repark(self, resumed + k + 1, n - k - 1)
+                break
     finally:
         free(resumed)
     return 0

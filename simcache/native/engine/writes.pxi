@@ -550,7 +550,8 @@ cdef int _write_begin(Engine self, int32_t s, double now) except -1 nogil:
 
 cdef int _peers_back(Engine self, int32_t v, double now) except -1:
     """write_short_of_peers's stall over (Engine.peers_back): VM ``v``'s stalled writes write
-    back from now, in the order they stalled (those of a VM short of peers again stall on)."""
+    back from now, in the order they stalled (those of a VM short of peers again stall on). A
+    stop heard on the way (_poll_within) leaves the rest stalled."""
     cdef int32_t k, n
     cdef Parked* resumed
     if self.vms[v].short_of_peers:
@@ -565,6 +566,9 @@ cdef int _peers_back(Engine self, int32_t v, double now) except -1:
                 continue
             self.slots[resumed[k].slot].begun = now
             _wb_start(self, resumed[k].slot, now)
+            if _poll_within(self):
+                _repark(self, resumed + k + 1, n - k - 1)
+                break
     finally:
         free(resumed)
     return 0

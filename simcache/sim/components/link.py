@@ -47,9 +47,11 @@ import simpy
 
 from simcache.physics.cluster import PortName, framed_bytes, message_seconds
 from simcache.sim.kernel.clock import (
+    RERATES_PER_POLL,
     Clock,
     clock_of,
     current_time,
+    poll_within_event,
     schedule_at,
     trigger,
     unschedule,
@@ -328,13 +330,16 @@ class FlowNetwork:
         if neighbours is None:
             self._rerate(flow, now)  # alone: its delivery is scheduled, the heap is unchanged
             return
-        self.clock.rerated += len(neighbours)
+        clock = self.clock
+        clock.rerated += len(neighbours)
         for other in neighbours:
             self._rerate(other, now)
         self._rerate(flow, now)
         if len(self._heap) > 2 * len(self._in_flight) + _HEAP_SLACK:
             self._compact()
         self._arm()
+        if clock.rerated >= RERATES_PER_POLL:  # one event starting thousands of transfers
+            poll_within_event(clock)
 
     def set_capacity(self, port: Port, capacity: float) -> None:
         """Change ``port``'s bandwidth to ``capacity`` bytes/s now; re-rate the flows crossing it.

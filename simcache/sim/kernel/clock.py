@@ -70,11 +70,13 @@ __all__ = [
     "URGENT",
     "Clock",
     "Resumer",
+    "StopWithinEvent",
     "check_simpy",
     "clock_of",
     "current_time",
     "events_scheduled",
     "first_queued",
+    "poll_within_event",
     "queued",
     "run_until",
     "schedule_at",
@@ -139,6 +141,9 @@ class Clock:
         # transfers the network re-rated since the run loop last charged them to its countdown to
         # the next poll of a stop request (RERATES_PER_EVENT count as one event)
         self.rerated = 0
+        # the run's stop request while a run loop runs (None: none), polled within one event too
+        # when it re-rates a poll's worth of transfers (poll_within_event)
+        self.stop_requested: Callable[[], bool] | None = None
         adopted: list[tuple[float, int, int, Any]] = env._queue
         for at, priority, eid, event in adopted:  # scheduled before the clock was attached
             entry = _scheduled(event)
@@ -368,8 +373,21 @@ def run_until(
     0.337 and 0.341 compiled; with a token polled, 1.00 and 1.02 times the
     speed without one).
     """
-    if clock.queue is not None:
-        return _run_until_native(clock, until, stop_requested, every)
+    clock.stop_requested = stop_requested
+    try:
+        if clock.queue is not None:
+            return _run_until_native(clock, until, stop_requested, every)
+        return _run_until_heap(clock, until, stop_requested, every)
+    except StopWithinEvent:
+        return False  # the time that of the event the stop was heard in
+    finally:
+        clock.stop_requested = None
+
+
+def _run_until_heap(
+    clock: Clock, until: float, stop_requested: Callable[[], bool] | None, every: int
+) -> bool:
+    """:func:`run_until` on the list heap (``clock.heap``)."""
     env = clock.env
     stop = Signal(None)
     clock.schedule(stop, URGENT, until - clock.now)
@@ -447,6 +465,34 @@ RERATES_PER_EVENT: Final = 4
 """Transfers re-rated (``FlowNetwork._rerate``, about 500 ns each) that count as one event (about
 2 us) toward the next poll of a stop request: a port with thousands of transfers piled up spends
 milliseconds on one event, and polls counted in events alone came seconds apart."""
+
+RERATES_PER_POLL: Final = 128 * RERATES_PER_EVENT
+"""Transfers re-rated within one event after which the stop request is polled inside it
+(:func:`poll_within_event`): as many as the events between two polls of the run loop."""
+
+
+class StopWithinEvent(Exception):
+    """A stop request heard inside one event (:func:`poll_within_event`): the run loop ends the run
+    at that event's time, the event left unfinished (what it had not done yet counts as
+    unfinished I/Os, as the events still queued do)."""
+
+
+def poll_within_event(clock: Clock) -> None:
+    """Poll the run's stop request (``clock.stop_requested``) from inside an event that has
+    re-rated :data:`RERATES_PER_POLL` transfers since the last poll, and raise
+    :class:`StopWithinEvent` if it is set.
+
+    One event can start thousands of transfers: writes stalled while their peers were out of
+    reach all resume when the peers are back (``on_peer_loss = "stall"``), and each joins the
+    others on the port, re-rating them all, so the event's work grows as their number squared
+    (about a minute for 17,000 writes, found by bench/fuzz.py). Polled only between events, a
+    deadline of seconds waited for all of it.
+    """
+    clock.rerated = 0  # charged here (the loop's countdown does not see them)
+    stop_requested = clock.stop_requested
+    if stop_requested is not None and stop_requested():
+        raise StopWithinEvent()
+
 
 _FINISHED: Final = object()
 """What :func:`_then_finished` yields once its generator is done."""
