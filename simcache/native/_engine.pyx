@@ -209,6 +209,7 @@ cdef class Engine:
     cdef int64_t epoch
     cdef Entry* marks  # the shared flows' finish marks: a binary heap by (finish, seq)
     cdef Py_ssize_t marks_n, marks_cap
+    cdef bint marks_rebuilt  # _rerate pushes no mark: the heap is rebuilt after (_start_flow)
     cdef int64_t seq, timer, timer_serial, stale
     cdef double wake_at
     cdef double path_miss

@@ -23,7 +23,7 @@ from collections.abc import Generator
 import pandas as pd
 import pytest
 import simpy
-from support.builders import small_scenario
+from support.builders import small_scenario, writes_waiting_for_a_port
 from support.paths import ROOT
 
 import simcache
@@ -433,29 +433,6 @@ def test_run_until_polls_every_so_many_events_and_stops_where_it_is() -> None:
     )
 
 
-def _waiting_until(at: float, link: str) -> simcache.Scenario:
-    """Two hosts whose VMs write 3,000 IOPS of 512 B each, host0's ``link`` port down until
-    ``at``: on the peer port one WB+1 VM a host, whose writes stall while its peer is out of
-    reach (``on_peer_loss = "stall"``); on the storage port two write-through VMs a host, whose
-    writes wait for host0's port to send to the array."""
-    peer = link == "peer"
-    group = {
-        "name": "db",
-        "policy": "WB+1" if peer else "WT",
-        "vms_per_host": 1 if peer else 2,
-        "workload": {"mode": "open", "iops": 3000, "read_fraction": 0.0, "sizes": "512B"},
-    }
-    if peer:
-        group["on_peer_loss"] = "stall"
-    return simcache.load_scenario(
-        small_scenario(
-            "waiting-storm",
-            groups=[group],
-            events=[{"kind": "link_down", "at": 0.0, "host": 0, "link": link, "duration": at}],
-        )  # type: ignore[arg-type]
-    )
-
-
 def _run_to(scenario: simcache.Scenario, native: bool, until: float, stop_at: float | None) -> int:
     """The transfers still sending at the end of a run of ``scenario`` (seed 1) to ``until``,
     stopped at the first poll of its stop request at or after ``stop_at``."""
@@ -491,7 +468,7 @@ def test_a_stop_is_heard_inside_the_event_that_resumes_waiting_writes(
     if native and not native_run.available():
         pytest.skip("the native engine is not built here")
     back = 0.2
-    scenario = _waiting_until(back, link)
+    scenario = simcache.load_scenario(writes_waiting_for_a_port(back, link))  # type: ignore[arg-type]
     assert _run_to(scenario, native, back, None) < 20  # before the return: waiting
     whole = _run_to(scenario, native, back + 1e-9, None)
     stopped = _run_to(scenario, native, 1.0, back)

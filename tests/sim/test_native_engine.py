@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support.builders import handover_into_a_full_buffer
+from support.builders import handover_into_a_full_buffer, writes_waiting_for_a_port
 from support.native import (
     FIELDS,
     assert_both_engines_agree,
@@ -398,6 +398,22 @@ def test_a_vmotion_that_moves_a_vm_runs_natively(change: Callable[[dict[str, Any
     assert native.run_by == native_run.NATIVE
     moves = [record for record in native.vmotions if "not_moved" not in record]
     assert moves and sum(record["remote_hits"] + record["handed_over_bytes"] for record in moves)
+
+
+@pytest.mark.parametrize("link", ["peer", "storage"])
+def test_writes_resuming_together_run_natively(link: str) -> None:
+    """About 600 writes a path waiting for host0's peer port (stalled) or storage port (write
+    through) resume in the one event of its return, each transfer joining the others on the
+    port: past 64 flows re-rated at once, both engines rebuild the heap of finish marks instead
+    of pushing each new mark and popping each void one (FlowNetwork._start, _start_flow): the
+    same records, samples and outage record as the Python engine's."""
+    scenario = load_scenario(writes_waiting_for_a_port(0.2, link, duration=0.5))
+    _, native, fields = assert_both_engines_agree(scenario)
+    assert native.run_by == native_run.NATIVE and len(native.outages) == 1
+    issued, completed = fields[ISSUED], fields[COMPLETED]
+    # both hosts' stalled writes; host0's write-through writes the array finished by 0.5 s
+    waited = (issued < 0.19) & (completed > 0.2)
+    assert waited.sum() > (1000 if link == "peer" else 300)
 
 
 def test_two_peer_outages_stall_and_resume_the_same_writes() -> None:

@@ -127,3 +127,27 @@ def handover_into_a_full_buffer() -> dict[str, Any]:
             }
         ],
     }
+
+
+def writes_waiting_for_a_port(at: float, link: str, duration: float = 1.0) -> dict[str, Any]:
+    """Two hosts whose VMs write 3,000 IOPS of 512 B each, host0's ``link`` port down until
+    ``at``: on the peer port one WB+1 VM a host, whose writes stall while its peer is out of
+    reach (``on_peer_loss = "stall"``); on the storage port two write-through VMs a host, whose
+    writes wait for host0's port to send to the array. About 600 writes wait on each path and
+    resume in the one event of the port's return, each transfer joining the others on the port
+    (a run of ``duration`` seconds)."""
+    peer = link == "peer"
+    group: dict[str, Any] = {
+        "name": "db",
+        "policy": "WB+1" if peer else "WT",
+        "vms_per_host": 1 if peer else 2,
+        "workload": {"mode": "open", "iops": 3000, "read_fraction": 0.0, "sizes": "512B"},
+    }
+    if peer:
+        group["on_peer_loss"] = "stall"
+    return small_scenario(
+        "waiting-storm",
+        run={"duration": duration},
+        groups=[group],
+        events=[{"kind": "link_down", "at": 0.0, "host": 0, "link": link, "duration": at}],
+    )

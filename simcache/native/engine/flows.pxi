@@ -202,10 +202,16 @@ cdef int _start_flow(Engine self, int32_t s, int32_t aux, double now, int32_t* p
         _rerate(self, fi, now)
         return 0
     self.rerated += nb
+    # Many flows re-rated at once (writes resuming together after an outage: each joins the
+    # others on the port) leave as many void marks at the heap's top, which _arm would pop one by
+    # one: the heap is rebuilt instead, from the flows' new marks (the same marks in the same
+    # (finish, seq) order: the runs are the same).
+    self.marks_rebuilt = nb >= HEAP_SLACK and 4 * nb >= self.n_in_flight
     for j in range(nb):
         _rerate(self, self.scratch[j], now)
     _rerate(self, fi, now)
-    if self.marks_n > 2 * self.n_in_flight + HEAP_SLACK:
+    if self.marks_rebuilt or self.marks_n > 2 * self.n_in_flight + HEAP_SLACK:
+        self.marks_rebuilt = False
         _compact(self)
     _arm(self)
     return 0
@@ -269,7 +275,8 @@ cdef int _rerate(Engine self, int32_t fi, double now) except -1 nogil:
         self.eid += 1
     else:
         f.delivery = -1
-        _mark_push(self, f.finish, f.seq, fi)
+        if not self.marks_rebuilt:
+            _mark_push(self, f.finish, f.seq, fi)
     return 0
 
 

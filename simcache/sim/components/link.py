@@ -209,6 +209,7 @@ class FlowNetwork:
         # a _mark per finish of a flow sharing a port (void once the flow's seq moved on)
         self._heap: list[Signal] = []
         self._seq = 0
+        self._marks_rebuilt = False  # _rerate pushes no entry: the heap is rebuilt after (_start)
         self._wake_at = math.inf  # time of the pending wake-up timer (inf: none)
         self._timer: Signal | None = None  # the pending wake-up timer
         # Bound once: a bound method made per scheduled event is an allocation and a generic
@@ -331,11 +332,19 @@ class FlowNetwork:
             self._rerate(flow, now)  # alone: its delivery is scheduled, the heap is unchanged
             return
         clock = self.clock
-        clock.rerated += len(neighbours)
+        rerated = len(neighbours)
+        clock.rerated += rerated
+        # Many flows re-rated at once (writes resuming together after an outage: each joins the
+        # others on the port) would leave as many void entries at the heap's top for _arm to pop
+        # one by one: the heap is rebuilt instead, from the flows' new entries (the same entries:
+        # the same order).
+        rebuilt = rerated >= _HEAP_SLACK and 4 * rerated >= len(self._in_flight)
+        self._marks_rebuilt = rebuilt
         for other in neighbours:
             self._rerate(other, now)
         self._rerate(flow, now)
-        if len(self._heap) > 2 * len(self._in_flight) + _HEAP_SLACK:
+        if rebuilt or len(self._heap) > 2 * len(self._in_flight) + _HEAP_SLACK:
+            self._marks_rebuilt = False
             self._compact()
         self._arm()
         if clock.rerated >= RERATES_PER_POLL:  # one event starting thousands of transfers
@@ -414,7 +423,8 @@ class FlowNetwork:
             schedule_at(self.clock, finish + flow.latency, delivery)
         else:
             flow.delivery = None
-            push_entry(self._heap, _mark(flow))
+            if not self._marks_rebuilt:
+                push_entry(self._heap, _mark(flow))
 
     def _lone_delivered(self, signal: Signal) -> None:
         flow: _Flow = signal.value
