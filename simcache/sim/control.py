@@ -405,7 +405,19 @@ def check_work(
         return work
     pileup = work.pileup
     # what takes most of the memory whatever the duration, if anything: the fix names it
-    if pileup is not None and pileup.rerates > limits.max_ios * RERATES_PER_IO:
+    if pileup is not None and pileup.rerates > limits.max_ios * RERATES_PER_IO and pileup.outage:
+        field, fix = (
+            pileup.field,
+            f"{pileup.describe()}. Lower that group's write rate, shorten the outage (its "
+            "duration)"
+            + (
+                ", or let the writes go on while peers are out of reach (the group's "
+                'on_peer_loss = "degrade" or "write_through")'
+                if pileup.link == "cluster.peer_link"
+                else ""
+            ),
+        )
+    elif pileup is not None and pileup.rerates > limits.max_ios * RERATES_PER_IO:
         field, fix = (
             pileup.field,
             f"{pileup.describe()}. Lower that group's write rate or sizes, give the port more "

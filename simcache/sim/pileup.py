@@ -5,7 +5,10 @@ The network re-rates every transfer on a port when one joins or leaves (exact pr
 :meth:`simcache.sim.components.link.FlowNetwork._rerate` and its native port), so a port offered
 more than it carries costs the run the square of its pile: an open loop of writes far past a
 port's capacity once took minutes for 10 ms of simulated time (bench/README.md, "Transfers piled
-up on an overloaded port"). :func:`network_pileup` counts that cost from the scenario alone.
+up on an overloaded port"). So does an outage's end: the writes that waited through it (stalled
+short of peers, write-through writes behind a storage port) all start in one event, each joining
+those already on the port (bench/README.md, "Writes resuming together"). :func:`network_pileup`
+counts both costs from the scenario alone.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from simcache.physics.cluster import framed_bytes
-from simcache.spec import Scenario
+from simcache.spec import LinkDown, PeerLoss, Scenario
 
 __all__ = ["RERATES_PER_IO", "PileUp", "network_pileup"]
 
@@ -47,8 +50,18 @@ class PileUp:
     """Transfers in flight on it at the run's end."""
     link: str
     """The field of that port's link: ``"cluster.peer_link"`` or ``"cluster.storage_link"``."""
+    outage: str = ""
+    """The outage whose end starts the pile at once (transfers of writes that waited for the
+    port, ``piled`` of them), e.g. ``"events[0] (link_down of host0's peer ports, 0-0.3 s)"``;
+    empty for a port offered more than it carries."""
 
     def describe(self) -> str:
+        if self.outage:
+            return (
+                f"about {self.piled:,.0f} transfers of writes wait for {self.port} through "
+                f"{self.outage} and all start when it ends, each re-rating those already on the "
+                f"port: about {self.rerates:,.3g} re-ratings"
+            )
         return (
             f"{self.port} is offered {_rate(self.offered)} against the {_rate(self.capacity)} it "
             f"carries, so about {self.piled:,.0f} transfers pile up on it and each new one "
@@ -73,6 +86,20 @@ class _Offered:
         self.by_field[rate_field] = self.by_field.get(rate_field, 0.0) + flows * size
 
 
+@dataclass(frozen=True)
+class _Waiting:
+    """Transfers a second a group's VMs on one host send on one port that wait while it is out
+    of reach (writes stalled short of peers, write-through writes behind a storage port)."""
+
+    host: int
+    port: str
+    flows: float
+    storage: bool  # waiting for the host's storage port (else for its peers)
+    replicas: int  # the peers its writes go to (WB+1, WB+2), 0 for the storage port
+    rate_field: str
+    link: str
+
+
 def network_pileup(scenario: Scenario) -> PileUp | None:
     """The transfers the open loops' writes pile up on ports offered more bytes than they carry,
     at least (None: no port is).
@@ -91,6 +118,7 @@ def network_pileup(scenario: Scenario) -> PileUp | None:
     cluster = scenario.cluster
     links = cluster.peer_links
     ports: dict[str, _Offered] = {}
+    waiting: list[_Waiting] = []  # what an outage holds back, for _outage_bursts
 
     def port(name: str, link: str, capacity: float) -> _Offered:
         if name not in ports:
@@ -129,10 +157,12 @@ def network_pileup(scenario: Scenario) -> PileUp | None:
         wire = sum(
             p * framed_bytes(link, s * kept)[0] for s, p in zip(sizes, probabilities, strict=True)
         )
+        stalls = group.policy != "WT" and group.on_peer_loss == "stall"
         for host in scenario.group_hosts(group):
             if group.policy == "WT":
                 name = f"host{host}'s storage port"
                 port(name, link_field, link.bandwidth).add(writes, wire, rate_field)
+                waiting.append(_Waiting(host, name, writes, True, 0, rate_field, link_field))
                 continue
             for index in range(links):
                 share: float = replicas / links  # random peers: spread over the ports
@@ -141,9 +171,27 @@ def network_pileup(scenario: Scenario) -> PileUp | None:
                 if share:
                     name = f"host{host}'s peer port" + (f" {index}" if links > 1 else "")
                     port(name, link_field, link.bandwidth).add(writes * share, wire, rate_field)
+                    if stalls:
+                        waiting.append(
+                            _Waiting(
+                                host, name, writes * share, False, replicas, rate_field, link_field
+                            )
+                        )
             if cluster.peer_fabric == "shared":
                 fabric = port("the shared peer fabric", link_field, link.bandwidth)
                 fabric.add(writes * replicas, wire, rate_field)
+                if stalls:
+                    waiting.append(
+                        _Waiting(
+                            host,
+                            "the shared peer fabric",
+                            writes * replicas,
+                            False,
+                            replicas,
+                            rate_field,
+                            link_field,
+                        )
+                    )
     # until the first scheduled event (a failure or an outage may change the paths)
     duration = min([scenario.run.duration, *(event.at for event in scenario.events)])
     worst: PileUp | None = None
@@ -165,7 +213,62 @@ def network_pileup(scenario: Scenario) -> PileUp | None:
                 piled=growth * duration,
                 link=offered.link,
             )
+    for burst in _outage_bursts(scenario, waiting):
+        total += burst.rerates
+        if worst is None or burst.rerates > worst.rerates:
+            worst = burst
     return None if worst is None else replace(worst, rerates=total)
+
+
+def _outage_bursts(scenario: Scenario, waiting: list[_Waiting]) -> list[PileUp]:
+    """The writes each outage that ends within the run holds back on each port, resuming
+    together at its end (one :class:`PileUp` an outage, its port the one with the most).
+
+    A peer outage of host ``h`` (``peer_loss``, ``link_down`` of its peer link) stalls the
+    writes of the ``stall`` groups' VMs on ``h`` and, on a ring, of those whose peers include
+    ``h``; a storage ``link_down`` holds back the write-through writes of ``h``'s VMs. At the
+    outage's end they all start within one event, each transfer joining those already on its
+    port: ``n`` of them on a port cost ``n^2 / 2`` re-ratings at least (their drain more)."""
+    cluster = scenario.cluster
+    run = scenario.run
+    bursts = []
+    for number, event in enumerate(scenario.events):
+        storage = isinstance(event, LinkDown) and event.link == "storage"
+        if not isinstance(event, PeerLoss | LinkDown) or event.at + event.duration >= run.duration:
+            continue  # (an outage to the run's end holds its writes to the end)
+        held: dict[str, float] = {}
+        fields: dict[str, _Waiting] = {}
+        for wait in waiting:
+            if wait.storage != storage:
+                continue
+            ahead = (event.host - wait.host) % cluster.hosts
+            if wait.host != event.host and (
+                storage or cluster.peer_selection != "ring" or not 1 <= ahead <= wait.replicas
+            ):
+                continue
+            held[wait.port] = held.get(wait.port, 0.0) + wait.flows * event.duration
+            if wait.port not in fields or wait.flows > fields[wait.port].flows:
+                fields[wait.port] = wait
+        if not held:
+            continue
+        most = max(held, key=held.__getitem__)
+        bursts.append(
+            PileUp(
+                rerates=sum(n * n / 2.0 for n in held.values()),
+                port=most,
+                field=fields[most].rate_field,
+                offered=0.0,
+                capacity=0.0,
+                piled=held[most],
+                link=fields[most].link,
+                outage=(
+                    f"events[{number}] ({event.kind} of host{event.host}'s "
+                    f"{'storage link' if storage else 'peer ports'}, {event.at:g}-"
+                    f"{event.at + event.duration:g} s)"
+                ),
+            )
+        )
+    return bursts
 
 
 def _ps_pileup(rho: float) -> float:
