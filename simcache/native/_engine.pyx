@@ -793,7 +793,7 @@ cdef class Engine:
                 self.rerated %= RERATES_PER_EVENT
                 if budget < 0:
                     budget = 0
-            if budget == 0 or self.stop_heard:
+            if budget == 0:
                 return PAUSED
             budget -= 1
             entry = first[0]
@@ -877,6 +877,8 @@ cdef class Engine:
                 return HOOKED
             elif entry.kind == STORAGE_BACK:
                 _storage_back(self, <int32_t>entry.aux, entry.time)
+                if self.stop_heard:  # inside it (_poll_within): the run stops here
+                    return PAUSED
             elif entry.kind == TURN:
                 _write_begin(self, entry.slot, entry.time)
             elif entry.kind == TIMER:
