@@ -67,7 +67,9 @@ def _simulate(
     records)."""
     work = check_work(scenario, limits, keep_records=keep_records)
     expected = f", {work.describe()}" if math.isfinite(work.ios) else ""
-    if work.pileup is not None:  # overloaded before it starts: say so, and what it will cost
+    # transfers that will pile up (a port offered more than it carries, the writes an outage
+    # holds back): say so before it starts, and what it will cost
+    if work.pileup is not None:
         expected += f" ({work.pileup.describe()})"
     with cancel_on_signals(Cancel()) as token:
         print(

@@ -185,8 +185,8 @@ class Work:
     """Lines the hosts' read caches may come to hold (a warm start's from the first instant),
     at most: :data:`CACHE_LINE_BYTES` of memory each."""
     pileup: PileUp | None = None
-    """The transfers an overloaded port is expected to pile up (:func:`network_pileup`), None
-    where no port is offered more than it carries."""
+    """The transfers expected to pile up on a port offered more than it carries, or to start
+    together at an outage's end (:func:`network_pileup`); None where none does."""
 
     @property
     def rerates(self) -> float:
@@ -408,8 +408,8 @@ def check_work(
     if pileup is not None and pileup.rerates > limits.max_ios * RERATES_PER_IO and pileup.outage:
         field, fix = (
             pileup.field,
-            f"{pileup.describe()}. Lower that group's write rate, shorten the outage (its "
-            "duration)"
+            f"{pileup.describe()}. Lower that group's write rate, shorten the outage "
+            f"({pileup.outage.split(' ')[0]}.duration)"
             + (
                 ", or let the writes go on while peers are out of reach (the group's "
                 'on_peer_loss = "degrade" or "write_through")'

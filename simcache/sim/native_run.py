@@ -92,7 +92,12 @@ from simcache.physics.locality import MAX_BLOCKS
 from simcache.sim.built import Model
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE
 from simcache.sim.host_events import vmotion_streams
-from simcache.sim.kernel.clock import URGENT, StopWithinEvent, first_queued
+from simcache.sim.kernel.clock import (
+    URGENT,
+    StopWithinEvent,
+    check_not_cut_short,
+    first_queued,
+)
 from simcache.sim.kernel.signals import Signal
 from simcache.spec import (
     ArrayDegraded,
@@ -424,6 +429,7 @@ def run(
     engine.use_blocks(model.record_blocks if model.stream is None else None)
     engine.sync_in()  # the state is the engine's from here to each sync_out
     clock = model.clock
+    check_not_cut_short(clock)
     # polled within one event too (poll_within_event: writes resuming at once)
     clock.stop_requested = stop_requested
     engine.stop_requested = stop_requested
@@ -431,8 +437,9 @@ def run(
     try:
         return _run_loop(model, until, stop_requested, every, lines)
     except StopWithinEvent:
-        # heard in a Python event (the engine's peers_back or storage_back among them), which
-        # leaves the state in the Python objects, as a stop between events does
+        # heard in a Python event (the engine's peers_back among them), which leaves the state
+        # in the Python objects, as a stop between events does
+        clock.cut_short = True
         engine.sync_in()
         engine.sync_out(lines=lines)
         return False
@@ -491,11 +498,14 @@ def _run_loop(
             continue
         if stop_requested is not None:
             left -= engine.events - events + 1  # and the Python event next, if not paused
+            if engine.stop_heard:  # within a native event (_poll_within): cut short there
+                clock.cut_short = True
+                engine.sync_out(lines=lines)
+                return False
             # poll when the budget ran out, in one call or over several between Python events
             # (a sampler every few hundred native events would otherwise never let it run out)
             if paused or left <= 0:
-                # (stop_heard: within a native event, _poll_within)
-                if engine.stop_heard or stop_requested():
+                if stop_requested():
                     engine.sync_out(lines=lines)
                     return False
                 left = budget

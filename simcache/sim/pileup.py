@@ -102,7 +102,7 @@ class _Waiting:
 
 def network_pileup(scenario: Scenario) -> PileUp | None:
     """The transfers the open loops' writes pile up on ports offered more bytes than they carry,
-    at least (None: no port is).
+    at least, and those an outage holds back that start together at its end (None: neither).
 
     Counted, per host, from what each open-loop group (no trace, its writes not serialized) sends
     for certain until the first scheduled event: the synchronous replicas of its writes under
@@ -225,10 +225,14 @@ def _outage_bursts(scenario: Scenario, waiting: list[_Waiting]) -> list[PileUp]:
     together at its end (one :class:`PileUp` an outage, its port the one with the most).
 
     A peer outage of host ``h`` (``peer_loss``, ``link_down`` of its peer link) stalls the
-    writes of the ``stall`` groups' VMs on ``h`` and, on a ring, of those whose peers include
-    ``h``; a storage ``link_down`` holds back the write-through writes of ``h``'s VMs. At the
-    outage's end they all start within one event, each transfer joining those already on its
-    port: ``n`` of them on a port cost ``n^2 / 2`` re-ratings at least (their drain more)."""
+    writes of the ``stall`` groups' VMs on ``h`` and of those whose peers include ``h``: on a
+    ring the hosts ``h`` is 1 to ``replicas`` steps ahead of, with random peers each other host's
+    VMs in the share ``replicas / (hosts - 1)`` of them that chose ``h`` (all of them when
+    ``replicas = hosts - 1``); a storage ``link_down`` holds back the write-through writes of
+    ``h``'s VMs. At the outage's end they all start within one event, each transfer joining those
+    already on its port: ``n`` of them on a port cost ``n^2 / 2`` re-ratings at least (their
+    drain more; outages that overlap, each counted on its own, start their writes together at
+    the last one's end: more again)."""
     cluster = scenario.cluster
     run = scenario.run
     bursts = []
@@ -241,12 +245,17 @@ def _outage_bursts(scenario: Scenario, waiting: list[_Waiting]) -> list[PileUp]:
         for wait in waiting:
             if wait.storage != storage:
                 continue
-            ahead = (event.host - wait.host) % cluster.hosts
-            if wait.host != event.host and (
-                storage or cluster.peer_selection != "ring" or not 1 <= ahead <= wait.replicas
-            ):
-                continue
-            held[wait.port] = held.get(wait.port, 0.0) + wait.flows * event.duration
+            share = 1.0  # of the host's VMs whose writes wait
+            if wait.host != event.host:
+                ahead = (event.host - wait.host) % cluster.hosts
+                if storage:
+                    continue
+                if cluster.peer_selection == "ring":
+                    if not 1 <= ahead <= wait.replicas:
+                        continue
+                else:  # random peers: those that chose h
+                    share = min(1.0, wait.replicas / (cluster.hosts - 1))
+            held[wait.port] = held.get(wait.port, 0.0) + wait.flows * share * event.duration
             if wait.port not in fields or wait.flows > fields[wait.port].flows:
                 fields[wait.port] = wait
         if not held:

@@ -446,7 +446,10 @@ def _run_to(scenario: simcache.Scenario, native: bool, until: float, stop_at: fl
         finished = kernel.run_until(clock, until, stop_requested, control.POLL_EVENTS)
     assert finished == (stop_at is None)
     if stop_at is not None:
-        assert clock.now == stop_at  # stopped in the event of the peer's return
+        assert clock.now == stop_at  # stopped in the event of the port's return
+        assert clock.cut_short  # mid-event: it runs no further
+        with pytest.raises(RuntimeError, match="stopped inside an event"):
+            kernel.run_until(clock, until)
     return model.network.in_flight()
 
 

@@ -20,6 +20,7 @@ from scipy import stats
 from scipy.special import lambertw
 from support.builders import writes_waiting_for_a_port
 from support.cli import call
+from support.native import assert_same
 from support.paths import ROOT
 from support.strategies import to_toml
 
@@ -28,8 +29,8 @@ from simcache.base.errors import RunTooLargeError
 from simcache.physics.cluster import framed_bytes
 from simcache.sim import native_run
 from simcache.sim.control import NO_LIMITS, Cancel, Limits, check_work
-from simcache.sim.engine import build, run_scenario
-from simcache.sim.kernel.clock import run_until
+from simcache.sim.engine import build, record_run, run_scenario
+from simcache.sim.kernel.clock import events_scheduled, run_until
 from simcache.sim.pileup import RERATES_PER_IO, _ps_pileup, network_pileup
 
 WRITES_PER_S = 2400
@@ -163,6 +164,56 @@ def test_writes_an_outage_holds_back_start_together_at_its_end(
     assert abs(model.network.in_flight() - total) < 4 * math.sqrt(total)
 
 
+@pytest.mark.parametrize(
+    ("hosts", "selection", "replicas", "held"),
+    [
+        # ring: host0's VM and the VMs host0 is 1..replicas steps ahead of (host2 for WB+1);
+        # WB+2: two transfers a write on the one peer port
+        (3, "ring", 1, {"host0's peer port": 600, "host2's peer port": 600}),
+        (3, "ring", 2, {f"host{h}'s peer port": 1200 for h in range(3)}),
+        # random peers: host0's VM, and the others' in the share that chose host0 (1/2, 2/2)
+        (3, "random", 1, {"host0's peer port": 600, "host1's peer port": 300}),
+        (3, "random", 2, {f"host{h}'s peer port": 1200 for h in range(3)}),
+    ],
+)
+def test_the_writes_a_peer_outage_holds_back_by_peer_selection(
+    hosts: int, selection: str, replicas: int, held: dict[str, float]
+) -> None:
+    """Which VMs stall when host0's peer ports are down, 3,000 writes a second a VM for 0.2 s (600
+    a VM): those on host0 and those whose peers include host0 (VM.update_peers), each write's
+    transfers on its own host's peer port; n^2 / 2 re-ratings a port."""
+    data = writes_waiting_for_a_port(0.2, "peer")
+    data["cluster"] |= {"hosts": hosts, "peer_selection": selection}
+    data["groups"][0]["policy"] = f"WB+{replicas}"
+    pileup = network_pileup(load_scenario(data))
+    assert pileup is not None
+    expected = {port: n for port, n in held.items()}
+    if selection == "random":  # host2's VMs alike host1's
+        expected["host2's peer port"] = expected["host1's peer port"]
+    assert pileup.piled == pytest.approx(max(expected.values()))
+    assert pileup.rerates == pytest.approx(sum(n * n / 2 for n in expected.values()))
+
+
+def test_rebuilding_the_heap_of_finish_marks_changes_no_run() -> None:
+    """600 writes a path resuming together (the peer ports and the storage port), run by the
+    Python engine with the heap of finish marks rebuilt for flows re-rated in bulk (the default)
+    and with it never rebuilt so (``FlowNetwork.rebuild_at`` out of reach, the code before the
+    rebuild): the same records, counters, unfinished I/Os and events, bit for bit."""
+    for link in ("peer", "storage"):
+        scenario = load_scenario(writes_waiting_for_a_port(0.2, link, duration=0.5))
+        runs = []
+        for rebuild_at in (None, 10**9):
+            model = build(scenario, 1)
+            if rebuild_at is not None:
+                model.network.rebuild_at = rebuild_at
+            model.record_buffer.sink = model.records_sink()
+            assert run_until(model.clock, scenario.run.duration)
+            runs.append(
+                record_run(model, seed=1, wall_time_s=0.0, events=events_scheduled(model.clock))
+            )
+        assert_same(*runs)
+
+
 def test_an_outage_to_the_runs_end_or_writes_that_go_on_start_no_pile() -> None:
     """No pile when the outage lasts past the run (its writes wait to the end) or when the
     group's writes go on while peers are out of reach (``degrade``, ``write_through``)."""
@@ -187,7 +238,7 @@ def test_an_outage_holding_back_too_many_writes_is_refused_naming_it_and_the_fix
     text = str(caught.value)
     assert "groups.db.workload.iops" in text
     assert "events[0] (link_down of host0's peer ports, 0-1 s)" in text
-    assert 'on_peer_loss = "degrade"' in text and "shorten the outage" in text
+    assert 'on_peer_loss = "degrade"' in text and "shorten the outage (events[0].duration)" in text
     pileup = network_pileup(scenario)
     assert pileup is not None and pileup.rerates == pytest.approx(9e8)
 

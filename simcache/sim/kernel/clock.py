@@ -71,6 +71,7 @@ __all__ = [
     "Clock",
     "Resumer",
     "StopWithinEvent",
+    "check_not_cut_short",
     "check_simpy",
     "clock_of",
     "current_time",
@@ -144,6 +145,8 @@ class Clock:
         # the run's stop request while a run loop runs (None: none), polled within one event too
         # when it re-rates a poll's worth of transfers (poll_within_event)
         self.stop_requested: Callable[[], bool] | None = None
+        # stopped inside an event (StopWithinEvent): the model is mid-event and runs no further
+        self.cut_short = False
         adopted: list[tuple[float, int, int, Any]] = env._queue
         for at, priority, eid, event in adopted:  # scheduled before the clock was attached
             entry = _scheduled(event)
@@ -371,17 +374,31 @@ def run_until(
     speed (bench/bench_engine.py, 2026-11-25, 2 vCPUs under load: ratio 0.207
     against 0.199 before it with the Python sources, 0.378 and 0.324 against
     0.337 and 0.341 compiled; with a token polled, 1.00 and 1.02 times the
-    speed without one).
+    speed without one). An event that alone re-rates a poll's worth of transfers polls it inside
+    (:func:`poll_within_event`); a stop heard there ends the run at that event's time, the model
+    cut short (it runs no further: :func:`check_not_cut_short`).
     """
+    check_not_cut_short(clock)
     clock.stop_requested = stop_requested
     try:
         if clock.queue is not None:
             return _run_until_native(clock, until, stop_requested, every)
         return _run_until_heap(clock, until, stop_requested, every)
     except StopWithinEvent:
+        clock.cut_short = True
         return False  # the time that of the event the stop was heard in
     finally:
         clock.stop_requested = None
+
+
+def check_not_cut_short(clock: Clock) -> None:
+    """Refuse to run a model on from a stop heard inside an event (``clock.cut_short``): what
+    that event had not done yet is lost (its signal processed, its waiting writes not resumed)."""
+    if clock.cut_short:
+        raise RuntimeError(
+            "this model was stopped inside an event (StopWithinEvent) and cannot run on: build it "
+            "again to run it further"
+        )
 
 
 def _run_until_heap(
@@ -474,20 +491,28 @@ RERATES_PER_POLL: Final = 128 * RERATES_PER_EVENT
 class StopWithinEvent(Exception):
     """A stop request heard inside one event (:func:`poll_within_event`): the run loop ends the run
     at that event's time, the event left unfinished (what it had not done yet counts as
-    unfinished I/Os, as the events still queued do)."""
+    unfinished I/Os, as the events still queued do). The model is then cut short mid-event
+    (``clock.cut_short``): it gives its partial result but runs no further. The engines leave
+    different partial states (the Python engine unwinds the write it was starting, its
+    ``finally`` blocks run; the native one parks the writes not resumed again), as partial
+    results of the two engines differ anyway."""
 
 
 def poll_within_event(clock: Clock) -> None:
     """Poll the run's stop request (``clock.stop_requested``) from inside an event that has
-    re-rated :data:`RERATES_PER_POLL` transfers since the last poll, and raise
-    :class:`StopWithinEvent` if it is set.
+    re-rated :data:`RERATES_PER_POLL` transfers within it (the run loop zeroes the count after
+    each event), and raise :class:`StopWithinEvent` if it is set.
 
     One event can start thousands of transfers: writes stalled while their peers were out of
     reach all resume when the peers are back (``on_peer_loss = "stall"``), and each joins the
     others on the port, re-rating them all, so the event's work grows as their number squared
     (about a minute for 17,000 writes, found by bench/fuzz.py). Polled only between events, a
-    deadline of seconds waited for all of it.
+    deadline of seconds waited for all of it. Not inside a SimPy process (a vMotion's streams, a
+    resync): SimPy would catch the exception as the process's failure and run on; the loop's
+    poll after the event hears it there.
     """
+    if clock.env.active_process is not None:
+        return
     clock.rerated = 0  # charged here (the loop's countdown does not see them)
     stop_requested = clock.stop_requested
     if stop_requested is not None and stop_requested():
