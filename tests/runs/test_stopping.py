@@ -471,7 +471,7 @@ def test_a_stop_is_heard_inside_the_event_that_resumes_waiting_writes(
     if native and not native_run.available():
         pytest.skip("the native engine is not built here")
     back = 0.2
-    scenario = simcache.load_scenario(writes_waiting_for_a_port(back, link))  # type: ignore[arg-type]
+    scenario = simcache.load_scenario(writes_waiting_for_a_port(back, link))
     assert _run_to(scenario, native, back, None) < 20  # before the return: waiting
     whole = _run_to(scenario, native, back + 1e-9, None)
     stopped = _run_to(scenario, native, 1.0, back)
