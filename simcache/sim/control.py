@@ -378,6 +378,26 @@ def _closed_rates(scenario: Scenario) -> dict[str, float]:
     return rates
 
 
+def _pileup_fix(pileup: PileUp) -> str:
+    """The ways out of a refused pile-up: an outage's, or an overloaded port's."""
+    peers = pileup.link == "cluster.peer_link"
+    if pileup.outage:
+        return (
+            f"Lower that group's write rate, shorten the outage ({pileup.outage_field}.duration)"
+            + (
+                ", or let the writes go on while peers are out of reach (the group's "
+                'on_peer_loss = "degrade" or "write_through")'
+                if peers
+                else ""
+            )
+        )
+    return (
+        "Lower that group's write rate or sizes, give the port more bandwidth (a faster "
+        f"{pileup.link}" + (", more cluster.peer_links" if peers else "") + "), or shorten "
+        "run.duration"
+    )
+
+
 def check_work(
     scenario: Scenario,
     limits: Limits | None = None,
@@ -405,26 +425,8 @@ def check_work(
         return work
     pileup = work.pileup
     # what takes most of the memory whatever the duration, if anything: the fix names it
-    if pileup is not None and pileup.rerates > limits.max_ios * RERATES_PER_IO and pileup.outage:
-        field, fix = (
-            pileup.field,
-            f"{pileup.describe()}. Lower that group's write rate, shorten the outage "
-            f"({pileup.outage.split(' ')[0]}.duration)"
-            + (
-                ", or let the writes go on while peers are out of reach (the group's "
-                'on_peer_loss = "degrade" or "write_through")'
-                if pileup.link == "cluster.peer_link"
-                else ""
-            ),
-        )
-    elif pileup is not None and pileup.rerates > limits.max_ios * RERATES_PER_IO:
-        field, fix = (
-            pileup.field,
-            f"{pileup.describe()}. Lower that group's write rate or sizes, give the port more "
-            f"bandwidth (a faster {pileup.link}"
-            + (", more cluster.peer_links" if pileup.link == "cluster.peer_link" else "")
-            + "), or shorten run.duration",
-        )
+    if pileup is not None and pileup.rerates > limits.max_ios * RERATES_PER_IO:
+        field, fix = pileup.field, f"{pileup.describe()}. {_pileup_fix(pileup)}"
     elif work.ios <= limits.max_ios and work.cache_lines * CACHE_LINE_BYTES > work.memory_bytes / 2:
         field, fix = (
             "cluster.cache.line",

@@ -54,6 +54,8 @@ class PileUp:
     """The outage whose end starts the pile at once (transfers of writes that waited for the
     port, ``piled`` of them), e.g. ``"events[0] (link_down of host0's peer ports, 0-0.3 s)"``;
     empty for a port offered more than it carries."""
+    outage_field: str = ""
+    """That outage's field in the scenario, e.g. ``"events[0]"`` (empty likewise)."""
 
     def describe(self) -> str:
         if self.outage:
@@ -270,6 +272,7 @@ def _outage_bursts(scenario: Scenario, waiting: list[_Waiting]) -> list[PileUp]:
                 capacity=0.0,
                 piled=held[most],
                 link=fields[most].link,
+                outage_field=f"events[{number}]",
                 outage=(
                     f"events[{number}] ({event.kind} of host{event.host}'s "
                     f"{'storage link' if storage else 'peer ports'}, {event.at:g}-"

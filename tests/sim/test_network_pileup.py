@@ -187,7 +187,7 @@ def test_the_writes_a_peer_outage_holds_back_by_peer_selection(
     data["groups"][0]["policy"] = f"WB+{replicas}"
     pileup = network_pileup(load_scenario(data))
     assert pileup is not None
-    expected = {port: n for port, n in held.items()}
+    expected = dict(held)
     if selection == "random":  # host2's VMs alike host1's
         expected["host2's peer port"] = expected["host1's peer port"]
     assert pileup.piled == pytest.approx(max(expected.values()))
