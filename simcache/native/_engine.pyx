@@ -98,6 +98,7 @@ include "engine/lag.pxi"  # replication = "async": AsyncWrite, ReplicaLag
 include "engine/vmotion.pxi"  # host_events.vmotion without a VM: its streams
 include "engine/moves.pxi"  # a VM a vMotion moved: remote hits, discards, its new host's paths
 include "engine/failures.pxi"  # a device failure under write-back: the buffers' part of it
+include "engine/pending.pxi"  # PendingDestage: the reads waiting for taken-over writes' destage
 include "engine/sync.pxi"  # the Python components' state in and out (sync_in, sync_out)
 
 
@@ -146,6 +147,19 @@ cdef class Engine:
     # per host: its tier failed for good (device_failure; not Host.tier_up): its cache was
     # cleared, nothing fills it, a hit in flight fails, a write-through write skips the tier
     cdef int32_t* tier_down
+    # per host: it died (host_failure; not Host.alive): its VMs' I/Os in flight end unrecorded
+    # where the Python paths check it, its closed-loop slots and open loops stop (host_events)
+    cdef int32_t* host_dead
+    # the writes surviving holders took over, and the reads waiting for their destage
+    # (engine/pending.pxi), from the failure's process on (pd_on: Engine.pending_add)
+    cdef bint pd_on
+    cdef PdVm* pd_vms
+    cdef int32_t* pd_order
+    cdef int32_t pd_norder, pd_order_cap
+    cdef PdSignal* pd_sigs
+    cdef int32_t pd_nsigs, pd_sig_cap
+    cdef PdAllOf* pd_alls
+    cdef int32_t pd_nalls, pd_all_cap
     cdef Parked* parked  # what waits for a storage port, in the order it began to wait
     cdef int32_t n_parked, parked_cap
     cdef PortState* ports
@@ -239,7 +253,9 @@ cdef class Engine:
         cdef Py_ssize_t i
         free(self.storage_down)
         free(self.tier_down)
+        free(self.host_dead)
         free(self.peer_down)
+        _free_pending(self)
         _free_lag(self)
         free(self.parked)
         _rq_free(&self.queue)
@@ -505,11 +521,12 @@ cdef class Engine:
         self._hosts = hosts
         self.storage_down = <int32_t*>calloc(max(1, len(hosts)), sizeof(int32_t))
         self.tier_down = <int32_t*>calloc(max(1, len(hosts)), sizeof(int32_t))
+        self.host_dead = <int32_t*>calloc(max(1, len(hosts)), sizeof(int32_t))
         self.peer_down = <int32_t*>calloc(max(1, len(hosts)), sizeof(int32_t))
         self.parked_cap = 16
         self.parked = <Parked*>malloc(self.parked_cap * sizeof(Parked))
-        if (self.storage_down == NULL or self.tier_down == NULL or self.peer_down == NULL
-                or self.parked == NULL):
+        if (self.storage_down == NULL or self.tier_down == NULL or self.host_dead == NULL
+                or self.peer_down == NULL or self.parked == NULL):
             raise MemoryError()
 
     def peers_back(self, int32_t vm, clock) -> None:
@@ -625,6 +642,22 @@ cdef class Engine:
         clock.eid = self.eid
         _destager_counts_out(self, h)
 
+    def pending_add(self, int32_t holder, int32_t vm, int64_t offset, int64_t size) -> None:
+        """``PendingDestage.add`` on the engine's registry (a Python event: a failure's process):
+        host ``holder`` took over VM ``vm``'s write of ``size`` bytes at ``offset``; the reads
+        of a VM whose tier failed wait for its destage (engine/pending.pxi)."""
+        _pd_start(self)
+        _pd_add(self, holder, vm, offset, size)
+
+    def pending_holder_failed(self, clock, int32_t holder) -> None:
+        """``PendingDestage.holder_failed`` on the engine's registry (a Python event): host
+        ``holder``'s taken-over writes leave it, the reads waiting for them told with the clock's
+        event ids."""
+        _pd_start(self)
+        self.eid = clock.eid
+        _pd_holder_failed(self, holder, clock.now)
+        clock.eid = self.eid
+
     def fail_destager(self, clock, int32_t h) -> list:
         """``Destager.fail`` on host ``h``'s native buffer (order "arrival"; a Python event: a
         device failure's): it stops, its writes not destaged returned as the Python buffer's
@@ -634,7 +667,7 @@ cdef class Engine:
         if not self.destaging or self.dest[h].hashed:
             raise RuntimeError("fail_destager on a native destage buffer the selector does not take")
         self.eid = clock.eid
-        items = _fail_destager(self, h, clock.now)
+        items = _fail_destager(self, h, clock.now, self._hosts[h].alive)
         clock.eid = self.eid
         _destager_counts_out(self, h)
         _waiting_out(self, h)
@@ -675,6 +708,9 @@ cdef class Engine:
                 self.storage_down[i] = self._hosts[i].storage_down
         if self._moving:
             _moves_in(self)
+        if self.pd_on:  # (VM.tier_failed: its misses wait for the taken-over writes)
+            for i in range(self.vm_count):
+                self.vms[i].pd_wait = self._vms[i].ha.pending_destage is not None
         if self.destaging:
             _destagers_in(self)
             _peers_in(self)
@@ -812,6 +848,9 @@ cdef class Engine:
                 self.free_slots[self.free_count] = entry.slot
                 self.free_count += 1
             elif entry.kind == ARRIVE:
+                if self.host_dead[self.vms[entry.slot].tier]:
+                    _arrive_dead(self, entry.slot, entry.time)
+                    continue
                 s = _take_slot(self, entry.slot)
                 _start(self, s, entry.time, OPEN_SERVED)
                 _arrival_after(self, entry.slot, entry.time)
@@ -872,6 +911,10 @@ cdef class Engine:
                 _remote_read(self, entry.slot, entry.time)
             elif entry.kind == REMOTE_ARRIVED:
                 _remote_arrived(self, entry.slot, entry.time)
+            elif entry.kind == PD_FIRED:
+                _pd_fired(self, entry.slot, entry.time)
+            elif entry.kind == PD_ALL:
+                _pd_resume(self, entry.slot, entry.time)
             elif entry.kind == PY_EVENT:  # processed in Python (Engine.hook)
                 self.hook = entry.aux
                 return HOOKED

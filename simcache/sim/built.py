@@ -159,6 +159,24 @@ class Model:
         else:
             host.destager.adopt(item)
 
+    def pending_add(
+        self, registry: PendingDestage, holder: Host, vm: int, offset: int, size: int
+    ) -> None:
+        """``registry.add``: ``holder`` took over VM ``vm``'s write (the native engine's registry
+        when it runs the destagers, whose destage it waits for)."""
+        if self.native is not None and self.native.destaging:
+            self.native.pending_add(holder.index, vm, offset, size)
+        else:
+            registry.add(holder.index, vm, offset, size)
+
+    def pending_holder_failed(self, registry: PendingDestage, holder: Host) -> None:
+        """``registry.holder_failed``: ``holder``'s taken-over writes are handed over again or
+        lost."""
+        if self.native is not None and self.native.destaging:
+            self.native.pending_holder_failed(self.clock, holder.index)
+        else:
+            registry.holder_failed(holder.index)
+
     def fail_destager(self, host: Host) -> list[PendingWrite]:
         """``host``'s ``Destager.fail``."""
         if self.native is not None and self.native.destaging:

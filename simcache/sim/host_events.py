@@ -224,7 +224,7 @@ def _lose_copies(
     lost = handed_over = 0
     if registry is not None:
         # what it had taken over is handed over again below, or lost
-        registry.holder_failed(host.index)
+        model.pending_holder_failed(registry, host)
     for item in model.fail_destager(host):
         vm_index, offset, size = item[WRITE_VM], item[WRITE_OFFSET], item[WRITE_SIZE]
         # none for an asynchronous write still lagging: it is lost
@@ -236,7 +236,7 @@ def _lose_copies(
         adopter.replica_bytes -= size  # its replica copy is now the primary copy
         model.adopt(adopter, (vm_index, offset, size, others, not others))
         if registry is not None:
-            registry.add(adopter.index, vm_index, offset, size)
+            model.pending_add(registry, adopter, vm_index, offset, size)
         handed_over += size
     host.replica_bytes = 0  # replicas of other hosts' data held here are gone
     for other in model.hosts:

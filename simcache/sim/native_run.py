@@ -63,12 +63,20 @@ flight on it and sends its write-through writes past it; under write-back the bu
 it is the engine's: the failed buffer stops and gives up its writes, ``Engine.fail_destager``,
 the surviving holders adopt them, ``Engine.adopt``, the other buffers lose the failed host's
 copies, ``Engine.peer_failed``, the writes acknowledged on the failed tier fail, the VMs
-re-peered are read back; not with reads of the failed host's VMs, asynchronous replicas, the
-hash order, or a peer outage or a vMotion of a VM beside it), no other. The
+re-peered are read back, and the failed host's VMs' read misses first wait for the destage of
+the writes the holders took over, ``Engine.pending_add``, ``engine/pending.pxi``; not with
+asynchronous replicas, the hash order, or a peer outage or a vMotion of a VM beside it), and a
+``host_failure`` without
+an HA restart (as a device failure, and more: the engine reads back which host died; its VMs'
+closed-loop slots stop at their next I/O, their open loops at their next arrival, their read
+misses, remote hits and write-through writes in flight end unrecorded where the Python paths find
+the host dead, its writers waiting for buffer room are dropped, its cache stays as it was), no
+other. The
 hosts' destagers and flushers are built as usual; with
 write-back writes the native engine runs them (the Python flushers' first steps run as Python
 events, find no work and wait for a signal nothing triggers), else they stay idle. Not
-supported (:func:`unsupported` names them): every other scheduled event (a host failure, a
+supported (:func:`unsupported` names them): every other scheduled event (a host failure with
+an HA restart, a
 device failure under write-back beside what it lacks, a peer outage that degrades asynchronous or
 hash-ordered writes, a vMotion of a VM with warm caches, asynchronous replicas or the hash
 order). Python events (the flushers' first steps,
@@ -104,6 +112,7 @@ from simcache.spec import (
     ArrayRebuild,
     DeviceFailure,
     DeviceSlow,
+    HostFailure,
     LinkDown,
     LinkSlow,
     PeerLoss,
@@ -193,9 +202,10 @@ def unsupported(scenario: Scenario) -> str | None:
 
     The reasons, in the order checked: the extension not built; a scheduled event other than a
     vMotion (of a VM only without warm caches, asynchronous replicas or the hash order: ``a
-    vMotion of a VM ('name') with warm caches``, ...), a device failure under write-back with
-    reads on the failed host, asynchronous replication, the hash order, a peer outage or a
-    vMotion of a VM (``scheduled event 'device_failure' with write-back writes and ...``), a slow
+    vMotion of a VM ('name') with warm caches``, ...), a device or host failure under write-back
+    with asynchronous replication, the hash order, a peer outage or a vMotion of a VM
+    (``scheduled event 'device_failure' with write-back writes and ...``), a host failure with an
+    HA restart (``scheduled event 'host_failure' with an HA restart (restart_delay)``), a slow
     device or link, a
     link down or peer loss (a peer outage only where no write-back group with replicas that
     degrades short of peers replicates asynchronously or destages in hash order: ``group
@@ -239,12 +249,14 @@ def unsupported(scenario: Scenario) -> str | None:
                             f"group {group.name!r}: a peer outage with on_peer_loss = 'degrade'"
                             " and a vMotion's handover"
                         )
-        elif isinstance(event, DeviceFailure):
-            # (its process stays Python's; the engine reads back which tiers failed; under
-            # write-back the buffers' part of it is the engine's: Engine.fail_destager,
-            # peer_failed, adopt)
+        elif isinstance(event, DeviceFailure | HostFailure):
+            # (its process stays Python's; the engine reads back which tiers failed and which
+            # hosts died; under write-back the buffers' part of it is the engine's:
+            # Engine.fail_destager, peer_failed, adopt)
+            if isinstance(event, HostFailure) and event.restart_delay is not None:
+                return "scheduled event 'host_failure' with an HA restart (restart_delay)"
             if _writes_back(scenario):
-                lacking = _failure_lacking(scenario, event)
+                lacking = _failure_lacking(scenario)
                 if lacking is not None:
                     return f"scheduled event {event.kind!r} with write-back writes {lacking}"
         elif not isinstance(event, DeviceSlow | LinkSlow | ArrayDegraded | ArrayRebuild):
@@ -275,15 +287,10 @@ def _moves_lacking(scenario: Scenario, event: VMotion) -> str | None:
     return None
 
 
-def _failure_lacking(scenario: Scenario, event: DeviceFailure) -> str | None:
-    """What the native engine lacks for ``event`` (a device failure) under write-back, or None:
-    reads on the failed host (they wait for the destage of the writes its replica holders took
-    over: PendingDestage), asynchronous replication, the hash order, a peer outage or a vMotion
-    of a VM beside it."""
+def _failure_lacking(scenario: Scenario) -> str | None:
+    """What the native engine lacks for a device or host failure under write-back, or None:
+    asynchronous replication, the hash order, a peer outage or a vMotion of a VM beside it."""
     for group in scenario.groups:
-        on_host = group.hosts is None or event.host in group.hosts
-        if on_host and (group.workload.trace is not None or group.workload.read_fraction != 0.0):
-            return f"and reads on the failed host (group {group.name!r})"
         if group.replication == "async":
             return "and asynchronous replication"
     if scenario.cluster.destager.order == "hash":

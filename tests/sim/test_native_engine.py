@@ -783,12 +783,6 @@ def _exponential(data: dict[str, Any]) -> None:
     data["cluster"]["tier"] |= {"service": "exponential", "service_cv": None}  # the dumped spec
 
 
-def _device_failure_under_write_back(data: dict[str, Any]) -> None:
-    data["groups"][0] |= {"policy": "WB+0"}
-    data["groups"][0]["workload"] |= {"read_fraction": 0.5}
-    data["events"] = [{"kind": "device_failure", "at": 0.01, "host": 0}]
-
-
 def _device_failure_under_async_replication(data: dict[str, Any]) -> None:
     _with_replicas(data)
     data["groups"][0] |= {"replication": "async"}
@@ -805,8 +799,8 @@ def _device_failure_beside_a_peer_outage(data: dict[str, Any]) -> None:
     ]
 
 
-def _with_host_failure(data: dict[str, Any]) -> None:
-    data["events"] = [{"kind": "host_failure", "at": 0.01, "host": 0}]
+def _with_an_ha_restart(data: dict[str, Any]) -> None:
+    data["events"] = [{"kind": "host_failure", "at": 0.01, "host": 0, "restart_delay": 0.1}]
 
 
 def _peer_outage_degrading_async(data: dict[str, Any]) -> None:
@@ -837,11 +831,6 @@ def _peer_outage_degrading_hashed(data: dict[str, Any]) -> None:
     [
         (_vmotion_of_a_vm_warm, "a vMotion of a VM ('fio-h0-0') with warm caches"),
         (
-            _device_failure_under_write_back,
-            "scheduled event 'device_failure' with write-back writes and reads on the failed host"
-            " (group 'fio')",
-        ),
-        (
             _device_failure_under_async_replication,
             "scheduled event 'device_failure' with write-back writes and asynchronous replication",
         ),
@@ -850,7 +839,10 @@ def _peer_outage_degrading_hashed(data: dict[str, Any]) -> None:
             "scheduled event 'device_failure' with write-back writes and a peer outage"
             " ('peer_loss')",
         ),
-        (_with_host_failure, "scheduled event 'host_failure'"),
+        (
+            _with_an_ha_restart,
+            "scheduled event 'host_failure' with an HA restart (restart_delay)",
+        ),
         (
             _peer_outage_degrading_async,
             "group 'fio': a peer outage with on_peer_loss = 'degrade' and replication = 'async'",
@@ -1044,10 +1036,12 @@ def test_reads_in_flight_when_a_tier_fails_fail_in_both_engines(
 
 
 def test_an_unsupported_scenario_falls_back_to_the_python_engine() -> None:
-    """Asked for the native engine, a run it does not support (a host failure) is the Python
-    engine's, and says so."""
+    """Asked for the native engine, a run it does not support (a host failure with an HA
+    restart) is the Python engine's, and says so."""
     base = _scenario("host_failure_ha.toml", "base")
-    assert native_run.unsupported(base) == "scheduled event 'host_failure'"
+    assert native_run.unsupported(base) == (
+        "scheduled event 'host_failure' with an HA restart (restart_delay)"
+    )
     python = run_scenario(base, duration=0.5, native=False)
     native = run_scenario(base, duration=0.5, native=True)
     assert native.run_by.startswith("Python: the native engine does not take")

@@ -116,8 +116,12 @@ def workloads(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> ScenarioDict:
-    """A small valid scenario dict (policies respect ``hosts - 1 >= replicas``)."""
+def valid_scenarios(
+    draw: st.DrawFn, policies: tuple[str, ...] = POLICIES, host_failures: bool = False
+) -> ScenarioDict:
+    """A small valid scenario dict (policies respect ``hosts - 1 >= replicas``); with
+    ``host_failures``, sometimes a host dying, its VMs restarted by HA or not (the fuzzer's:
+    the properties of random runs that the suite checks hold where no host dies)."""
     hosts = draw(st.integers(2, 4))
     allowed = [p for p in policies if REPLICAS[p] <= hosts - 1]
     groups = []
@@ -245,6 +249,15 @@ def valid_scenarios(draw: st.DrawFn, policies: tuple[str, ...] = POLICIES) -> Sc
             "host": draw(st.integers(0, hosts - 1)),
         }
         scenario.setdefault("events", []).append(failure)
+    if host_failures and draw(st.integers(0, 3)) == 0:  # issue 17: a host dies
+        death: dict[str, Any] = {
+            "kind": "host_failure",
+            "at": draw(st.sampled_from([0.0, 0.2, duration / 2])),
+            "host": draw(st.integers(0, hosts - 1)),
+        }
+        if draw(st.booleans()):  # vSphere HA restarts its VMs on the survivors
+            death["restart_delay"] = draw(st.sampled_from([0.05, 0.3]))
+        scenario.setdefault("events", []).append(death)
     return scenario
 
 
@@ -980,7 +993,7 @@ def fuzzed_scenario_files(draw: st.DrawFn, settings_only: bool = False) -> FuzzC
     comparison, ``bench/fuzz.py --valid-settings``)."""
     library = draw(st.sampled_from([None, None, *LIBRARY]))
     if library is None:
-        data: ScenarioDict = copy.deepcopy(draw(valid_scenarios()))
+        data: ScenarioDict = copy.deepcopy(draw(valid_scenarios(host_failures=True)))
         mutations = ["base: generated"]
     else:
         with library.open("rb") as file:

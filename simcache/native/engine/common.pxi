@@ -73,6 +73,10 @@ cdef enum:
     REMOTE_ASKED = 35
     REMOTE_READ = 36
     REMOTE_ARRIVED = 37
+    # a taken-over write's destage that reads wait for (engine/pending.pxi): its signal processed
+    # (entry.slot the signal), an AllOf of several done (entry.slot the read's slot)
+    PD_FIRED = 38
+    PD_ALL = 39
     # what waits for a host's storage port (link_down): a read miss, a write-through write's
     # data, a flusher's batch (Parked.kind)
     PARKED_MISS = 0
@@ -162,6 +166,7 @@ cdef struct Slot:
     int64_t size
     int64_t offset  # a miss's
     double array_time  # a miss's: from its request's arrival at the array to the array's done
+    double waited  # a miss's: its wait for taken-over writes' destage (engine/pending.pxi)
     bint write  # the I/O in flight is a write
     double local_done  # a write's: when its tier write completes
     double arrived  # a write-through write's: when its data reached the array
@@ -244,6 +249,9 @@ cdef struct VmState:
     # a peer outage (peer_loss, a peer link_down): VM.short_of_peers, VM.policy_write_through and
     # its PeerLoss counters (written, written_through, fell_through)
     bint short_of_peers, policy_write_through
+    # its read misses first wait for the destage of the writes holders took over from its failed
+    # tier (VM.ha.pending_destage set: engine/pending.pxi)
+    bint pd_wait
     int32_t on_peer_loss  # LOSS_WRITE_THROUGH, LOSS_DEGRADE, LOSS_STALL
     int64_t loss_written, loss_written_through, fell_through
     int32_t peer[MAX_LEGS]

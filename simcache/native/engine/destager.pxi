@@ -860,11 +860,14 @@ cdef double _array_batch(Engine self, int32_t fi, double now) except? -1 nogil:
 
 
 cdef inline int _left(Engine self, int32_t h, int64_t vm, int64_t offset, int64_t size,
-                      uint32_t held) except -1 nogil:
+                      uint32_t held, double now) except -1 nogil:
     """Destager._release for one write that left host ``h``'s buffer: its single-copy and
-    short-of-peers bytes counted down; its holders drop their copies (Host._drop_replicas; once
-    the host has acknowledged an asynchronous write, ReplicaLag.destaged)."""
+    short-of-peers bytes counted down; the reads waiting for its destage, if a holder took it
+    over, told (PendingDestage.destaged); its holders drop their copies (Host._drop_replicas;
+    once the host has acknowledged an asynchronous write, ReplicaLag.destaged)."""
     cdef DestagerState* d = &self.dest[h]
+    if self.pd_on:
+        _pd_destaged(self, h, <int32_t>vm, offset, size, now)
     if held == 0:
         d.single_copy -= size
     if _held_count(held) < self.vms[vm].promised:
@@ -892,10 +895,11 @@ cdef int _destaged(Engine self, int32_t fi, double now) except -1 nogil:
             slot = <int32_t>f.owners[k].vm
             if _hw_release(&d.hw, slot, f.owners[k].size):
                 _left(self, f.host, d.hw.vm[slot], d.hw.offset[slot], d.hw.size[slot],
-                      d.hw.held[slot])
+                      d.hw.held[slot], now)
     else:
         for k in range(f.n_items):
-            _left(self, f.host, f.items[k].vm, f.items[k].offset, f.items[k].size, f.held[k])
+            _left(self, f.host, f.items[k].vm, f.items[k].offset, f.items[k].size, f.held[k],
+                  now)
     f.n_items = 0
     f.n_runs = 0
     return _admit_waiting(self, f.host, now)

@@ -88,8 +88,11 @@ cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogi
     if self.misses and not self.caches[vm.tier].full:
         if not _lookup(&self.caches[vm.tier], vm.index, offset, size):
             slot.offset = offset
+            slot.waited = 0.0
             if vm.remote >= 0 and _remote_holds(self, vm, offset, size):
                 return _remote_hit(self, s, now)
+            if vm.pd_wait and _pd_wait(self, s):  # read_miss: taken-over writes first
+                return 0
             if self.storage_down[vm.tier]:  # read_miss: it waits for the storage port
                 return _park(self, vm.tier, s, PARKED_MISS)
             return _miss(self, s, now)
@@ -105,6 +108,8 @@ cdef int _next(Engine self, int32_t s, double now) except -1 nogil:
     slot (drivers._trace_closed_slot) stops when its trace has no row left."""
     cdef VmState* vm = &self.vms[self.slots[s].vm]
     cdef double on, end
+    if self.host_dead[vm.tier]:  # the VM's host died: the slot stops
+        return 0
     if vm.refill == TRACE_REFILL and not _trace_next(self, self.slots[s].vm):
         return 0
     if vm.duty == DUTY_ONOFF:
@@ -120,6 +125,15 @@ cdef int _arrival_after(Engine self, int32_t v, double now) except -1 nogil:
     if self.vms[v].refill == TRACE_REFILL:
         return _trace_arrivals(self, v, now)
     self._schedule(now + _next_gap(self, v, now), v, ARRIVE)
+    return 0
+
+
+cdef int _arrive_dead(Engine self, int32_t v, double now) except -1 nogil:
+    """_OpenLoop._arrive (drivers._trace_open_loop) on a host that died: the arrival is dropped
+    (a replay's row read first, as its loop reads it before it looks) and the loop ends."""
+    cdef VmState* vm = &self.vms[v]
+    if vm.refill == TRACE_REFILL:
+        vm.io_next += 1  # TraceStream.next_io (the driver made sure a row is there)
     return 0
 
 
@@ -251,11 +265,13 @@ cdef int _miss_done(Engine self, int32_t s, double now) except -1 nogil:
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
     cdef double array_time = slot.array_time
+    if self.host_dead[slot.host]:
+        return _host_died_under(self, s, now)
     if not self.tier_down[slot.host]:  # (device_failure: there is no cache to fill)
         _read(&self.tiers[slot.host], now, slot.size, True)
         _insert(&self.caches[slot.host], vm.index, slot.offset, slot.size)
-    _record(self, s, now, 0.0, ((now - slot.issued) - array_time) - 0.0, array_time,
-                 self.path_miss)
+    _record(self, s, now, 0.0, ((now - slot.issued) - array_time) - slot.waited, array_time,
+            self.path_miss, slot.waited)
     return _slot_done(self, s, now)
 
 
@@ -272,4 +288,15 @@ cdef int _slot_done(Engine self, int32_t s, double now) except -1 nogil:
     else:
         self.free_slots[self.free_count] = s
         self.free_count += 1
+    return 0
+
+
+cdef int _host_died_under(Engine self, int32_t s, double now) except -1 nogil:
+    """Slot ``s``'s I/O ends on a host that died under it (``if not host.alive: return`` in
+    VM.miss_delivered, write_through and remote_hit): nothing is recorded and it stays in flight
+    (its VM's dict keeps it; the run's unfinished I/Os leave dead hosts' VMs out). A closed-loop
+    slot goes round (to stop at its loop's top: _next); an open loop's is not given back (its
+    number kept)."""
+    if s < self.slot_count:
+        return _slot_done(self, s, now)
     return 0

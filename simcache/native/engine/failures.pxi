@@ -16,22 +16,29 @@
 #   writing through), the other VMs' peers read again (_peers_in: PeerLoss.chosen changed by
 #   VM.replace_peer), a write acknowledged on the failed tier fails (_wb_acked), a leg that
 #   arrives at it is no copy (_leg_arrived).
-# Not taken (native_run.unsupported): reads of a VM on the failed host (they wait for the
-# adopted writes' destage, PendingDestage), asynchronous replication (its lag forgets the
+# A host failure without an HA restart (host_events.host_failure) is the same to the buffers, but
+# the writers waiting for room are dropped, not told (the host is dead: _fail_destager's
+# ``alive``); after the Python event the host is dead (_tiers_failed_in: host_dead, its cache
+# kept as it was), and its VMs' I/Os end where the Python paths find it dead (_next, the ARRIVE
+# event, _miss_done, _wt_done, _remote_arrived: _host_died_under, _arrive_dead).
+# The reads of a VM on the failed host wait for the adopted writes' destage (PendingDestage:
+# engine/pending.pxi, the registry the failure's process fills through Engine.pending_add).
+# Not taken (native_run.unsupported): an HA restart, asynchronous replication (its lag forgets the
 # failed peer's copies), the hash order (its walk returns the blocks not yet on the array),
 # and the events that move or re-peer VMs beside it (a peer outage, a vMotion of a VM).
 
 
-cdef list _fail_destager(Engine self, int32_t h, double now):
-    """Destager.fail on host ``h``'s buffer (order "arrival", the host alive): as (VM, offset,
-    size, packed holders), the writes of the batches on their way to the array in the order
-    taken, then the pending writes oldest first; the writers waiting for room told so now (in
-    order, with the engine's event ids: succeed)."""
+cdef list _fail_destager(Engine self, int32_t h, double now, bint alive):
+    """Destager.fail on host ``h``'s buffer (order "arrival"): as (VM, offset, size, packed
+    holders), the writes of the batches on their way to the array in the order taken, then the
+    pending writes oldest first; the writers waiting for room told so now if the host is
+    ``alive`` (a device failure: in order, with the engine's event ids: succeed), else dropped
+    (a host failure: they stay in flight, never resumed)."""
     cdef DestagerState* d = &self.dest[h]
     cdef FlusherState* f
     cdef int64_t k, j
     d.stopped = True
-    for k in range(d.w_count):
+    for k in range(d.w_count if alive else 0):
         self._schedule(now, d.waiting[(d.w_head + k) % d.w_cap], WB_ADMITTED)
     d.w_count = 0
     d.w_head = 0

@@ -208,17 +208,23 @@ cdef int _tiers_failed_in(Engine self) except -1:
     off, its ReadCache cleared): from now on nothing fills its cache, its hits in flight fail and
     its write-through writes skip the tier (``tier_down``); its cache is read again from the
     cleared Python one (a cache that held its disks whole no longer does); its VMs write through
-    (VM.tier_failed; under write-back, native/engine/failures.pxi)."""
+    (VM.tier_failed; under write-back, native/engine/failures.pxi). A host that died
+    (``host_failure``'s process: Host.alive off, its tier down with it) is marked dead
+    (``host_dead``); its cache is not cleared (the Python engine keeps it as it was), so its lines
+    stay the engine's (read by nobody: its VMs stopped)."""
     cdef Py_ssize_t i, v
     cdef CacheState* c
     for i in range(self.tier_count):
+        if not self.host_dead[i] and not self._hosts[i].alive:
+            self.host_dead[i] = True
         if self.tier_down[i] or self._hosts[i].tier_up:
             continue
         self.tier_down[i] = True
-        c = &self.caches[i]
-        c.full = False
-        c.changed = False  # the lines the engine held are gone with the device
-        self._cache_seen[i] = None
+        if not self.host_dead[i]:
+            c = &self.caches[i]
+            c.full = False
+            c.changed = False  # the lines the engine held are gone with the device
+            self._cache_seen[i] = None
         for v in range(self.vm_count):  # its write-back VMs write through (VM.tier_failed)
             if self.vms[v].tier == i:
                 self.vms[v].write_through = self._vms[v].write_through

@@ -232,9 +232,14 @@ class Destager:
         takes over).
         """
         self.stopped = True
-        if self.host.alive:
-            for signal, _ in self._waiting:
+        for signal, _ in self._waiting:
+            if self.host.alive:
                 succeed(self.clock, signal)
+            else:
+                # dropped with the host: what waits for it (a write's generator or callback) is
+                # let go of now, which closes a generator at once (vm_paths.serialized_write),
+                # rather than left in a reference cycle for a garbage collection at no set time
+                signal.callbacks = []
         items = [item for batch in self._flushing for item in batch] + list(self._pending)
         for item, left in self._walk.drain():
             done = item[WRITE_SIZE] - left

@@ -105,10 +105,15 @@ def write_short_of_peers(
             vm.writes_in_flight.pop(number, None)
         return
     loss.degrading()  # degrade: with the peers it reaches (vm.peers)
+    dropped = False
     try:
         yield from write_back(vm, number, size, offset, issued)
+    except GeneratorExit:
+        dropped = True  # (see serialized_write)
+        raise
     finally:
-        loss.degraded(vm.clock)
+        if not dropped:
+            loss.degraded(vm.clock)
 
 
 def serialized_write(vm: VM, number: int, size: int, offset: int) -> Generator[Wait, Any, None]:
@@ -119,13 +124,22 @@ def serialized_write(vm: VM, number: int, size: int, offset: int) -> Generator[W
         vm.serial_writers.append(turn)
         yield turn
     vm.serial_writing = True
+    dropped = False
     try:
         yield from write_path(vm, number, size, offset, issued)
+    except GeneratorExit:
+        # dropped: its host died while it waited for room in the destage buffer (Destager.fail
+        # forgets those writers) and nothing resumes it; closed whenever the last reference goes
+        # (at once, or at a garbage collection), it hands its turn to nobody, as the native
+        # engine's dropped writer does
+        dropped = True
+        raise
     finally:
-        if vm.serial_writers:
-            succeed(vm.clock, vm.serial_writers.popleft())
-        else:
-            vm.serial_writing = False
+        if not dropped:
+            if vm.serial_writers:
+                succeed(vm.clock, vm.serial_writers.popleft())
+            else:
+                vm.serial_writing = False
 
 
 def write_back(
