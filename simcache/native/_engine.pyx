@@ -150,6 +150,7 @@ cdef class Engine:
     # per host: it died (host_failure; not Host.alive): its VMs' I/Os in flight end unrecorded
     # where the Python paths check it, its closed-loop slots and open loops stop (host_events)
     cdef int32_t* host_dead
+    cdef bint any_dead  # a host died (the hot paths test host_dead only then)
     # the writes surviving holders took over, and the reads waiting for their destage
     # (engine/pending.pxi), from the failure's process on (pd_on: Engine.pending_add)
     cdef bint pd_on
@@ -447,6 +448,8 @@ cdef class Engine:
         for i in range(self.slot_count):
             self.slots[i].vm = slot_vms[i]
             self.slots[i].number = -1
+            self.slots[i].closed = True
+            self.slots[i].life = 0
         self.slots_used = self.slot_count
         self.free_count = 0
         self.buffer = record_buffer
@@ -642,6 +645,14 @@ cdef class Engine:
         clock.eid = self.eid
         _destager_counts_out(self, h)
 
+    def restart(self, clock, int32_t vm) -> None:
+        """``drivers.start_workload(restarted=True)`` for VM ``vm`` in the engine (a Python event:
+        HA restarted it, ``host_events._ha_restart``): its new closed-loop slots started with the
+        clock's event ids (engine/failures.pxi)."""
+        self.eid = clock.eid
+        _restart_slots(self, vm, clock.now)
+        clock.eid = self.eid
+
     def pending_add(self, int32_t holder, int32_t vm, int64_t offset, int64_t size) -> None:
         """``PendingDestage.add`` on the engine's registry (a Python event: a failure's process):
         host ``holder`` took over VM ``vm``'s write of ``size`` bytes at ``offset``; the reads
@@ -708,6 +719,8 @@ cdef class Engine:
                 self.storage_down[i] = self._hosts[i].storage_down
         if self._moving:
             _moves_in(self)
+        if self.any_dead:
+            _restarts_in(self)
         if self.pd_on:  # (VM.tier_failed: its misses wait for the taken-over writes)
             for i in range(self.vm_count):
                 self.vms[i].pd_wait = self._vms[i].ha.pending_destage is not None
@@ -848,7 +861,7 @@ cdef class Engine:
                 self.free_slots[self.free_count] = entry.slot
                 self.free_count += 1
             elif entry.kind == ARRIVE:
-                if self.host_dead[self.vms[entry.slot].tier]:
+                if self.any_dead and self.host_dead[self.vms[entry.slot].tier]:
                     _arrive_dead(self, entry.slot, entry.time)
                     continue
                 s = _take_slot(self, entry.slot)
@@ -930,7 +943,10 @@ cdef class Engine:
                 _start(self, entry.slot, entry.time, SERVED)
             elif entry.kind == OPEN_BEGIN:
                 _arrival_after(self, entry.slot, entry.time)
-            else:  # BEGIN, NEXT
+            elif entry.kind == BEGIN:  # _ClosedSlot._begin: the VM's life it runs in
+                self.slots[entry.slot].life = self.vms[self.slots[entry.slot].vm].life
+                _next(self, entry.slot, entry.time)
+            else:  # NEXT
                 _next(self, entry.slot, entry.time)
 
     def run(self, double head_time, int64_t head_key, int64_t budget=-1) -> bool:

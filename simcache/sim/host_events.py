@@ -272,7 +272,10 @@ def _ha_restart(model: Model, failed: Host, vms: list[VM], registry: PendingDest
             continue
         target = live[k % len(live)]
         vm.restart(target, hosts, registry)
-        start_workload(model.env, vm, restarted=True)
+        if model.native is not None:  # its new closed-loop slots the engine's
+            model.native.restart(model.clock, vm.index)
+        else:
+            start_workload(model.env, vm, restarted=True)
         model.restarts.append(
             {
                 "vm": vm.name,

@@ -66,17 +66,18 @@ copies, ``Engine.peer_failed``, the writes acknowledged on the failed tier fail,
 re-peered are read back, and the failed host's VMs' read misses first wait for the destage of
 the writes the holders took over, ``Engine.pending_add``, ``engine/pending.pxi``; not with
 asynchronous replicas, the hash order, or a peer outage or a vMotion of a VM beside it), and a
-``host_failure`` without
-an HA restart (as a device failure, and more: the engine reads back which host died; its VMs'
-closed-loop slots stop at their next I/O, their open loops at their next arrival, their read
+``host_failure`` (as a device failure, and more: the engine reads back which host died; its
+VMs' closed-loop slots stop at their next I/O, their open loops at their next arrival, their read
 misses, remote hits and write-through writes in flight end unrecorded where the Python paths find
-the host dead, its writers waiting for buffer room are dropped, its cache stays as it was), no
-other. The
+the host dead, its writers waiting for buffer room are dropped, its cache stays as it was; with
+``restart_delay`` HA restarts its VMs, ``host_events._ha_restart``, the engine reading back each
+VM's new host, peers and life and starting its new closed-loop slots, ``Engine.restart``, its
+open loop dropping and counting the arrivals meanwhile; not with warm caches), no other. The
 hosts' destagers and flushers are built as usual; with
 write-back writes the native engine runs them (the Python flushers' first steps run as Python
 events, find no work and wait for a signal nothing triggers), else they stay idle. Not
-supported (:func:`unsupported` names them): every other scheduled event (a host failure with
-an HA restart, a
+supported (:func:`unsupported` names them): every other scheduled event (an HA restart with warm
+caches or beside a vMotion of a VM, a
 device failure under write-back beside what it lacks, a peer outage that degrades asynchronous or
 hash-ordered writes, a vMotion of a VM with warm caches, asynchronous replicas or the hash
 order). Python events (the flushers' first steps,
@@ -204,9 +205,9 @@ def unsupported(scenario: Scenario) -> str | None:
     vMotion (of a VM only without warm caches, asynchronous replicas or the hash order: ``a
     vMotion of a VM ('name') with warm caches``, ...), a device or host failure under write-back
     with asynchronous replication, the hash order, a peer outage or a vMotion of a VM
-    (``scheduled event 'device_failure' with write-back writes and ...``), a host failure with an
-    HA restart (``scheduled event 'host_failure' with an HA restart (restart_delay)``), a slow
-    device or link, a
+    (``scheduled event 'device_failure' with write-back writes and ...``), a host failure's HA
+    restart with warm caches or a vMotion of a VM (``scheduled event 'host_failure' with an HA
+    restart and warm caches``), a slow device or link, a
     link down or peer loss (a peer outage only where no write-back group with replicas that
     degrades short of peers replicates asynchronously or destages in hash order: ``group
     'name': a peer outage with on_peer_loss = 'degrade' and replication = 'async'`` or ``... and
@@ -254,7 +255,9 @@ def unsupported(scenario: Scenario) -> str | None:
             # hosts died; under write-back the buffers' part of it is the engine's:
             # Engine.fail_destager, peer_failed, adopt)
             if isinstance(event, HostFailure) and event.restart_delay is not None:
-                return "scheduled event 'host_failure' with an HA restart (restart_delay)"
+                lacking = _restart_lacking(scenario)
+                if lacking is not None:
+                    return f"scheduled event 'host_failure' with an HA restart {lacking}"
             if _writes_back(scenario):
                 lacking = _failure_lacking(scenario)
                 if lacking is not None:
@@ -300,6 +303,17 @@ def _failure_lacking(scenario: Scenario) -> str | None:
             return f"and a peer outage ({other.kind!r})"
         if isinstance(other, VMotion) and other.vm is not None:
             return "and a vMotion of a VM"
+    return None
+
+
+def _restart_lacking(scenario: Scenario) -> str | None:
+    """What the native engine lacks for a host failure's HA restart, or None: warm caches (a
+    restarted VM's disk is in no cache that holds its VMs' disks whole), a vMotion of a VM beside
+    it (both move VMs: one at a time)."""
+    if scenario.cluster.cache.warm:
+        return "and warm caches"
+    if any(isinstance(other, VMotion) and other.vm is not None for other in scenario.events):
+        return "and a vMotion of a VM"
     return None
 
 

@@ -53,7 +53,7 @@ def test_anything_but_0_leaves_it_on(monkeypatch: pytest.MonkeyPatch, value: str
 
 def test_a_scenario_it_lacks_runs_in_python_and_says_why() -> None:
     failure = {"kind": "host_failure", "at": "10ms", "host": 1, "restart_delay": "10ms"}
-    scenario = _reads(events=[failure])
+    scenario = _reads(events=[failure], cluster={"cache": {"warm": True}})
     used, run_by = native_run.choose(scenario, None)
     assert not used
     if native_run.available():

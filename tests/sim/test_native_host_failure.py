@@ -1,8 +1,10 @@
-"""A host failure without an HA restart in the native engine (``engine/failures.pxi``, the
-``host_dead`` checks of ``engine/drivers.pxi``, ``writes.pxi`` and ``moves.pxi``) against the
-Python engine's (``host_events.host_failure``, ``drivers``, the ``if not host.alive`` of
-``vm_paths`` and ``VM.miss_delivered``): bit-identical records, samples, counters, failure records,
-unfinished I/Os and event counts, with I/Os of every kind in flight on the host when it dies.
+"""Failures in the native engine against the Python engine: a host dying (``engine/failures.pxi``,
+the ``host_dead`` checks of ``engine/drivers.pxi``, ``writes.pxi`` and ``moves.pxi``; in Python
+``host_events.host_failure``, ``drivers``, the ``if not host.alive`` of ``vm_paths`` and
+``VM.miss_delivered``) with I/Os of every kind in flight on it, its VMs restarted by HA or not, and
+the reads that wait for the writes surviving holders took over (``engine/pending.pxi``,
+``PendingDestage``): bit-identical records, samples, counters, failure and restart records,
+unfinished I/Os and event counts.
 
 Skipped when the extension is not built (install with ``SIMCACHE_NATIVE=1``).
 """
@@ -282,13 +284,16 @@ def _rows_left(scenario: Scenario, native: bool) -> int:
     return left
 
 
-def test_the_selector_takes_a_host_failure_but_not_its_ha_restart() -> None:
+def test_the_selector_names_what_a_host_failure_lacks() -> None:
     data = _failure_data()
     assert native_run.unsupported(load_scenario(data)) is None
     data["events"][0]["restart_delay"] = 0.1
+    assert native_run.unsupported(load_scenario(data)) is None
+    data["cluster"]["cache"] = {"warm": True}
     assert native_run.unsupported(load_scenario(data)) == (
-        "scheduled event 'host_failure' with an HA restart (restart_delay)"
+        "scheduled event 'host_failure' with an HA restart and warm caches"
     )
+    del data["cluster"]["cache"]
     data["events"][0].pop("restart_delay")
     data["groups"][0] |= {"replication": "async"}
     assert native_run.unsupported(load_scenario(data)) == (
@@ -300,8 +305,9 @@ def test_the_selector_takes_a_host_failure_but_not_its_ha_restart() -> None:
 def _dying_hosts(draw: st.DrawFn) -> Scenario:
     """The property tests' small random scenarios (tests/support/strategies.py: 2-4 hosts, 1-3
     groups of open or closed loops, any policy, access, size mix, tier, array) 0.3 s long, with a
-    host dying at 0.1 or 0.2 s and no other event; replication synchronous or in memory (the native
-    engine lacks a failure beside asynchronous replicas)."""
+    host dying at 0.1 or 0.2 s, its VMs restarted by HA at once, 50 ms later or not at all, and no
+    other event; replication synchronous or in memory (the native engine lacks a failure beside
+    asynchronous replicas)."""
     data = draw(valid_scenarios())
     for group in data["groups"]:
         if group.get("replication") == "async":
@@ -314,6 +320,8 @@ def _dying_hosts(draw: st.DrawFn) -> Scenario:
             "host": draw(st.integers(0, data["cluster"]["hosts"] - 1)),
         }
     ]
+    if draw(st.booleans()):  # vSphere HA restarts its VMs on the survivors
+        data["events"][0]["restart_delay"] = draw(st.sampled_from([0.0, 0.05]))
     return load_scenario(data)
 
 
@@ -396,3 +404,100 @@ def test_reads_wait_for_the_taken_over_writes_natively(
         assert np.count_nonzero(waited) >= (3 if change is _reading_back_closed else 10)
         # up to the holder's destager delay (0.2 s) and its batch's trip to the array
         assert float(fields[DESTAGE_WAIT][waited].max()) < 300.0  # ms
+
+
+def _restarted(data: dict[str, Any]) -> None:
+    """host1 dies at 0.4 s and HA restarts its VMs 0.1 s later on host2 and host0 (cold caches,
+    reads missing, the writes host2 took over from host1 waited for)."""
+    data["events"][0]["restart_delay"] = 0.1
+    data["groups"][0]["workload"] |= {"read_fraction": 0.5, "working_set": "4MiB"}
+
+
+def _restarted_closed(data: dict[str, Any]) -> None:
+    # new closed-loop slots on the new hosts; the old ones stop at their next I/O
+    _restarted(data)
+    data["groups"][0]["workload"] |= {"mode": "closed", "outstanding": 2, "think_time": "4ms"}
+    del data["groups"][0]["workload"]["iops"]
+
+
+def _restarted_at_once(data: dict[str, Any]) -> None:
+    # restarted the moment the host dies, its old slots' reads still on their way from the HDD
+    # array: each old slot stops when its read ends (its VM's life changed), the new ones run
+    _restarted_closed(data)
+    data["events"][0]["restart_delay"] = 0.0
+    data["groups"][0]["workload"] |= {"working_set": "8GiB"}
+    data["array"] = {"profile": "array-14x7200"}
+
+
+def _restarted_serialized(data: dict[str, Any]) -> None:
+    # the writers waiting for their turn on the dead host forgotten at the restart
+    _restarted_closed(data)
+    data["groups"][0]["workload"] |= {"sync_serialize": True, "outstanding": 4}
+    data["groups"][0] |= {"metadata_write": True}
+
+
+def _restarted_write_through(data: dict[str, Any]) -> None:
+    _restarted(data)
+    data["groups"][0] |= {"policy": "WT"}
+
+
+def _restarted_twice(data: dict[str, Any]) -> None:
+    # 4 hosts, WB+2: host1 dies (its VMs restarted on host2 and host3), then host2 with a
+    # restarted VM on it (restarted again, on host3 and host0)
+    _restarted(data)
+    data["cluster"]["hosts"] = 4
+    data["groups"][0] |= {"policy": "WB+2"}
+    data["events"].append({"kind": "host_failure", "at": 0.6, "host": 2, "restart_delay": 0.05})
+
+
+def _restarted_nowhere(data: dict[str, Any]) -> None:
+    # WB+0 on 2 hosts: host1 dies, then host0 before the restart: nowhere to run, the open
+    # loops end at their next arrival
+    _restarted(data)
+    data["cluster"]["hosts"] = 2
+    data["groups"][0] |= {"policy": "WB+0"}
+    data["events"].append({"kind": "host_failure", "at": 0.45, "host": 0})
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        _restarted,
+        _restarted_closed,
+        _restarted_at_once,
+        _restarted_serialized,
+        _restarted_write_through,
+        _restarted_twice,
+        _restarted_nowhere,
+    ],
+    ids=lambda change: change.__name__.strip("_"),
+)
+def test_an_ha_restart_runs_natively(change: Callable[[dict[str, Any]], None]) -> None:
+    """HA restarts a dead host's VMs on the survivors: their open loops drop (and count) the
+    arrivals while they are down, their closed loops start new slots there, their I/Os then take
+    the new host's tier, cache, destager and peers, their misses wait for the writes holders took
+    over; the engines agree bit for bit, restart records too."""
+    data = _failure_data()
+    change(data)
+    scenario = load_scenario(data)
+    assert native_run.unsupported(scenario) is None
+    native, fields = assert_both_engines_agree(scenario)[1:]
+    assert native.run_by == native_run.NATIVE
+    restarted = {restart["vm_index"] for restart in native.restarts}
+    if change is _restarted_nowhere:
+        assert not restarted
+        return
+    assert restarted
+    after = fields[ISSUED] > DIES_AT + 0.1
+    assert np.all(np.isin(sorted(restarted), fields[VM][after])), "each restarted VM runs again"
+    if "iops" in data["groups"][0]["workload"]:  # an open loop: arrivals dropped meanwhile
+        assert all(restart["dropped_arrivals"] > 0 for restart in native.restarts)
+
+
+def test_the_ha_scenario_runs_natively() -> None:
+    """host_failure_ha.toml as written (8 s; its checks in tests/scenarios): the same run in both
+    engines, two VMs restarted, 100 arrivals each dropped while they were down."""
+    scenario = load_scenario(ROOT / "scenarios" / "host_failure_ha.toml")
+    native = assert_both_engines_agree(scenario)[1]
+    assert native.run_by == native_run.NATIVE
+    assert [restart["dropped_arrivals"] for restart in native.restarts] == [100, 100]

@@ -59,6 +59,7 @@ def assert_same(python: RunRecord, native: RunRecord) -> list[np.ndarray]:
     assert repr(native.degraded_vms) == repr(python.degraded_vms), "degraded VMs"
     assert repr(native.resyncs) == repr(python.resyncs), "resyncs"
     assert repr(native.failures) == repr(python.failures), "failures"
+    assert repr(native.restarts) == repr(python.restarts), "HA restarts"
     assert native.unfinished == python.unfinished, "unfinished I/Os"
     assert native.events == python.events, "events scheduled"
     return fields

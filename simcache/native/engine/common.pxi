@@ -159,8 +159,11 @@ cdef struct Parked:
 
 
 cdef struct Slot:
-    # a closed-loop slot (the first ones), or an open-loop read in flight (taken and given back)
+    # a closed-loop slot (closed: the first ones, and those an HA restart starts), or an open-loop
+    # I/O in flight (taken and given back)
     int32_t vm
+    bint closed
+    int64_t life  # a closed-loop slot's: its VM's HA restarts when it began (_ClosedSlot.life)
     int64_t number  # the read's number in its VM (-1: none in flight)
     double issued
     int64_t size
@@ -252,6 +255,12 @@ cdef struct VmState:
     # its read misses first wait for the destage of the writes holders took over from its failed
     # tier (VM.ha.pending_destage set: engine/pending.pxi)
     bint pd_wait
+    # HA (host_failure with restart_delay): its restarts (VM.life: a closed-loop slot of an
+    # earlier life stops), whether a restart is awaited (HaRestart.awaiting: its open loop's
+    # arrivals meanwhile dropped, and counted)
+    int64_t life
+    bint awaiting
+    int64_t dropped
     int32_t on_peer_loss  # LOSS_WRITE_THROUGH, LOSS_DEGRADE, LOSS_STALL
     int64_t loss_written, loss_written_through, fell_through
     int32_t peer[MAX_LEGS]

@@ -32,6 +32,7 @@ cdef int32_t _take_slot(Engine self, int32_t vm) except -1 nogil:
         self.slots_used += 1
     self.slots[s].vm = vm
     self.slots[s].number = -1
+    self.slots[s].closed = False
     return s
 
 
@@ -108,7 +109,8 @@ cdef int _next(Engine self, int32_t s, double now) except -1 nogil:
     slot (drivers._trace_closed_slot) stops when its trace has no row left."""
     cdef VmState* vm = &self.vms[self.slots[s].vm]
     cdef double on, end
-    if self.host_dead[vm.tier]:  # the VM's host died: the slot stops
+    # the VM's host died, or HA restarted it elsewhere (new slots run there): the slot stops
+    if self.any_dead and (self.host_dead[vm.tier] or self.slots[s].life != vm.life):
         return 0
     if vm.refill == TRACE_REFILL and not _trace_next(self, self.slots[s].vm):
         return 0
@@ -130,11 +132,25 @@ cdef int _arrival_after(Engine self, int32_t v, double now) except -1 nogil:
 
 cdef int _arrive_dead(Engine self, int32_t v, double now) except -1 nogil:
     """_OpenLoop._arrive (drivers._trace_open_loop) on a host that died: the arrival is dropped
-    (a replay's row read first, as its loop reads it before it looks) and the loop ends."""
+    (a replay's row read first, as its loop reads it before it looks); the loop ends, unless HA
+    is to restart the VM (``awaiting``): then the drop is counted and the loop goes on (a
+    replay's rows due by now dropped alike)."""
     cdef VmState* vm = &self.vms[v]
-    if vm.refill == TRACE_REFILL:
+    if vm.refill != TRACE_REFILL:
+        if vm.awaiting:
+            vm.dropped += 1
+            return _arrival_after(self, v, now)
+        return 0
+    while True:
         vm.io_next += 1  # TraceStream.next_io (the driver made sure a row is there)
-    return 0
+        if not vm.awaiting:
+            return 0
+        vm.dropped += 1
+        if not _trace_next(self, v):
+            return 0
+        if vm.gaps[vm.io_next] > now:
+            self._schedule(now + (vm.gaps[vm.io_next] - now), v, ARRIVE)
+            return 0
 
 
 cdef int _trace_arrivals(Engine self, int32_t v, double now) except -1 nogil:
@@ -265,7 +281,7 @@ cdef int _miss_done(Engine self, int32_t s, double now) except -1 nogil:
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
     cdef double array_time = slot.array_time
-    if self.host_dead[slot.host]:
+    if self.any_dead and self.host_dead[slot.host]:
         return _host_died_under(self, s, now)
     if not self.tier_down[slot.host]:  # (device_failure: there is no cache to fill)
         _read(&self.tiers[slot.host], now, slot.size, True)
@@ -279,7 +295,7 @@ cdef int _slot_done(Engine self, int32_t s, double now) except -1 nogil:
     """A read of slot ``s`` is done (recorded): a closed-loop slot goes round
     (_ClosedSlot._done), an open loop's is given back."""
     cdef double think
-    if s < self.slot_count:
+    if self.slots[s].closed:
         think = self.vms[self.slots[s].vm].think
         if think:
             self._schedule(now + think, s, NEXT)
@@ -297,6 +313,6 @@ cdef int _host_died_under(Engine self, int32_t s, double now) except -1 nogil:
     (its VM's dict keeps it; the run's unfinished I/Os leave dead hosts' VMs out). A closed-loop
     slot goes round (to stop at its loop's top: _next); an open loop's is not given back (its
     number kept)."""
-    if s < self.slot_count:
+    if self.slots[s].closed:
         return _slot_done(self, s, now)
     return 0

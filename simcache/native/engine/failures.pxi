@@ -23,9 +23,13 @@
 # event, _miss_done, _wt_done, _remote_arrived: _host_died_under, _arrive_dead).
 # The reads of a VM on the failed host wait for the adopted writes' destage (PendingDestage:
 # engine/pending.pxi, the registry the failure's process fills through Engine.pending_add).
-# Not taken (native_run.unsupported): an HA restart, asynchronous replication (its lag forgets the
-# failed peer's copies), the hash order (its walk returns the blocks not yet on the array),
-# and the events that move or re-peer VMs beside it (a peer outage, a vMotion of a VM).
+# An HA restart (host_events._ha_restart) moves the dead host's VMs: the engine reads each one's
+# new host, peers and life back (_restarts_in) and starts its new closed-loop slots
+# (_restart_slots, Engine.restart); a slot of an earlier life stops at its next I/O.
+# Not taken (native_run.unsupported): an HA restart with warm caches, asynchronous replication
+# (its lag forgets the failed peer's copies), the hash order (its walk returns the blocks not yet
+# on the array), and the events that move or re-peer VMs beside it (a peer outage, a vMotion of a
+# VM).
 
 
 cdef list _fail_destager(Engine self, int32_t h, double now, bint alive):
@@ -83,4 +87,63 @@ cdef int _peer_failed(Engine self, int32_t h, int32_t dead) except -1:
         promised = self.vms[vm].promised
         if _held_count(kept) < promised <= before:
             d.short += size
+    return 0
+
+
+cdef int _restarts_in(Engine self) except -1:
+    """After a Python event, once a host died (sync_in): each VM's HaRestart.awaiting, and each VM
+    HA restarted since (VM.life changed: VM.restart): its new host (tier, cache, destager), whether
+    it writes through, its peers and their paths from there (_vm_peers), no old host's cache
+    (Migration.restarted), the hosts it left; its I/Os in flight forgotten (reads_in_flight and
+    writes_in_flight cleared: those still under way end on the old host, unrecorded) and its
+    serialized writers too (serial_writers cleared). Its new closed-loop slots: Engine.restart."""
+    cdef Py_ssize_t i, s, k
+    cdef VmState* vm
+    cdef int32_t* left
+    for i in range(self.vm_count):
+        machine = self._vms[i]
+        vm = &self.vms[i]
+        vm.awaiting = machine.ha.awaiting
+        if machine.life == vm.life:
+            continue
+        vm.life = machine.life
+        vm.tier = machine.host.index
+        vm.write_through = machine.write_through
+        vm.peer_latency = machine.peer_latency
+        vm.ack_time = machine._ack_time
+        if self.destaging:
+            _vm_peers(self, i)
+        vm.remote = -1
+        migration = machine.migration
+        left = <int32_t*>realloc(vm.left, max(1, len(migration.left)) * sizeof(int32_t))
+        if left == NULL:
+            raise MemoryError()
+        vm.left = left
+        vm.nleft = len(migration.left)
+        for k in range(vm.nleft):
+            vm.left[k] = migration.left[k].index
+        for s in range(self.slots_used):
+            if self.slots[s].vm == i:
+                self.slots[s].number = -1
+        vm.serial_writing = False
+        vm.q_count = 0
+        vm.q_head = 0
+    return 0
+
+
+cdef int _restart_slots(Engine self, int32_t v, double now) except -1:
+    """drivers.start_workload(restarted=True) for VM ``v``: as many closed-loop slots as it began
+    with, each started as _ClosedSlot starts (BEGIN now, urgent, the next event id); none for an
+    open loop (it never stopped)."""
+    cdef Py_ssize_t k, count = 0
+    cdef int32_t s
+    for k in range(self.slot_count):
+        if self.slots[k].vm == v:
+            count += 1
+    for k in range(count):
+        s = _take_slot(self, v)
+        self.slots[s].closed = True
+        self.slots[s].life = -1
+        self._push(now, (<int64_t>URGENT << PRIORITY_SHIFT) + self.eid, s, BEGIN)
+        self.eid += 1
     return 0

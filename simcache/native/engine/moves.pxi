@@ -62,7 +62,7 @@ cdef int _remote_arrived(Engine self, int32_t s, double now) except -1 nogil:
     cdef Slot* slot = &self.slots[s]
     cdef VmState* vm = &self.vms[slot.vm]
     cdef double peer_tier = slot.array_time
-    if self.host_dead[slot.host]:  # its host died under it: nothing recorded
+    if self.any_dead and self.host_dead[slot.host]:  # its host died under it: nothing recorded
         return _host_died_under(self, s, now)
     if not self.tier_down[slot.host]:
         _read(&self.tiers[slot.host], now, slot.size, True)

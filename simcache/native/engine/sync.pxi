@@ -217,6 +217,7 @@ cdef int _tiers_failed_in(Engine self) except -1:
     for i in range(self.tier_count):
         if not self.host_dead[i] and not self._hosts[i].alive:
             self.host_dead[i] = True
+            self.any_dead = True
         if self.tier_down[i] or self._hosts[i].tier_up:
             continue
         self.tier_down[i] = True
@@ -689,6 +690,8 @@ cdef int _vms_out(Engine self, bint full) except -1:
     for i in range(self.vm_count):
         self._vms[i].issued = self.vms[i].issued
         self._vms[i].serial_writing = self.vms[i].serial_writing
+        if self.any_dead:  # (HA: the arrivals dropped while its restart was awaited)
+            self._vms[i].ha.dropped_arrivals = self.vms[i].dropped
         if self.vms[i].may_compress:
             _compression_out(self, i)
         if self.vms[i].refill == TRACE_REFILL:
