@@ -16,7 +16,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support.builders import handover_into_a_full_buffer, writes_waiting_for_a_port
+from support.builders import (
+    handover_into_a_full_buffer,
+    writers_waiting_for_room,
+    writes_waiting_for_a_port,
+)
 from support.native import (
     FIELDS,
     assert_both_engines_agree,
@@ -926,15 +930,7 @@ def _failure_data() -> dict[str, Any]:
 
 
 def _writers_waiting_for_room(data: dict[str, Any]) -> None:
-    data["cluster"]["destager"] |= {"capacity": "256KiB", "delay": 0.0}
-    data["groups"][0]["workload"] = {
-        "mode": "closed",
-        "outstanding": 8,
-        "read_fraction": 0.0,
-        "sizes": "64KiB",
-        "working_set": "8GiB",
-    }
-    data["array"] = {"profile": "array-14x7200"}
+    writers_waiting_for_room(data)
 
 
 def _stalled_then_failed(data: dict[str, Any]) -> None:

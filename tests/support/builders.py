@@ -151,3 +151,18 @@ def writes_waiting_for_a_port(at: float, link: str, duration: float = 1.0) -> di
         groups=[group],
         events=[{"kind": "link_down", "at": 0.0, "host": 0, "link": link, "duration": at}],
     )
+
+
+def writers_waiting_for_room(data: dict[str, Any]) -> None:
+    """Change ``data`` (device_failure.toml's kind: one write-back group) so that writers wait for
+    room in the destage buffers when a failure comes: a 256 KiB buffer destaged at once, each VM 8
+    closed-loop 64 KiB writes outstanding over 8 GiB, the 7,200 rpm array."""
+    data["cluster"]["destager"] |= {"capacity": "256KiB", "delay": 0.0}
+    data["groups"][0]["workload"] = {
+        "mode": "closed",
+        "outstanding": 8,
+        "read_fraction": 0.0,
+        "sizes": "64KiB",
+        "working_set": "8GiB",
+    }
+    data["array"] = {"profile": "array-14x7200"}
