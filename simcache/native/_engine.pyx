@@ -721,9 +721,6 @@ cdef class Engine:
             _moves_in(self)
         if self.any_dead:
             _restarts_in(self)
-        if self.pd_on:  # (VM.tier_failed: its misses wait for the taken-over writes)
-            for i in range(self.vm_count):
-                self.vms[i].pd_wait = self._vms[i].ha.pending_destage is not None
         if self.destaging:
             _destagers_in(self)
             _peers_in(self)

@@ -929,10 +929,6 @@ def _failure_data() -> dict[str, Any]:
     return data
 
 
-def _writers_waiting_for_room(data: dict[str, Any]) -> None:
-    writers_waiting_for_room(data)
-
-
 def _stalled_then_failed(data: dict[str, Any]) -> None:
     # host0's tier fails first: host1's and host2's VMs lose a peer and stall; then host2's
     # tier fails under its stalled writes
@@ -969,7 +965,7 @@ def _serialized_with_metadata(data: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     "change",
     [
-        _writers_waiting_for_room,
+        writers_waiting_for_room,
         _stalled_then_failed,
         _degrading_after_a_failure,
         _the_adopter_fails_next,
@@ -992,7 +988,7 @@ def test_device_failures_under_write_back_are_bit_identical(
     native = assert_both_engines_agree(scenario)[1]
     assert native.run_by == native_run.NATIVE
     assert native.failures
-    if change is _writers_waiting_for_room:
+    if change is writers_waiting_for_room:
         assert native.failures[0]["unacknowledged_bytes"] > 0
 
 

@@ -91,37 +91,26 @@ cdef int _peer_failed(Engine self, int32_t h, int32_t dead) except -1:
 
 
 cdef int _restarts_in(Engine self) except -1:
-    """After a Python event, once a host died (sync_in): each VM's HaRestart.awaiting, and each VM
-    HA restarted since (VM.life changed: VM.restart): its new host (tier, cache, destager), whether
-    it writes through, its peers and their paths from there (_vm_peers), no old host's cache
-    (Migration.restarted), the hosts it left; its I/Os in flight forgotten (reads_in_flight and
-    writes_in_flight cleared: those still under way end on the old host, unrecorded) and its
-    serialized writers too (serial_writers cleared). Its new closed-loop slots: Engine.restart."""
-    cdef Py_ssize_t i, s, k
+    """After a Python event, once a host died (sync_in), for each VM on a dead host (only the
+    host_failure process changes these, and only for its VMs): its HaRestart.awaiting, and if HA
+    restarted it since (VM.life changed: VM.restart) its new host, peers and paths (_host_in: no
+    old host's cache after Migration.restarted), its misses waiting for the writes holders took
+    over (pd_wait); its I/Os in flight forgotten (reads_in_flight and writes_in_flight cleared:
+    those still under way end on the old host, unrecorded) and its serialized writers too
+    (serial_writers cleared). Its new closed-loop slots: Engine.restart."""
+    cdef Py_ssize_t i, s
     cdef VmState* vm
-    cdef int32_t* left
     for i in range(self.vm_count):
-        machine = self._vms[i]
         vm = &self.vms[i]
+        if not self.host_dead[vm.tier]:
+            continue
+        machine = self._vms[i]
         vm.awaiting = machine.ha.awaiting
         if machine.life == vm.life:
             continue
         vm.life = machine.life
-        vm.tier = machine.host.index
-        vm.write_through = machine.write_through
-        vm.peer_latency = machine.peer_latency
-        vm.ack_time = machine._ack_time
-        if self.destaging:
-            _vm_peers(self, i)
-        vm.remote = -1
-        migration = machine.migration
-        left = <int32_t*>realloc(vm.left, max(1, len(migration.left)) * sizeof(int32_t))
-        if left == NULL:
-            raise MemoryError()
-        vm.left = left
-        vm.nleft = len(migration.left)
-        for k in range(vm.nleft):
-            vm.left[k] = migration.left[k].index
+        _host_in(self, i)
+        vm.pd_wait = self.pd_on and machine.ha.pending_destage is not None
         for s in range(self.slots_used):
             if self.slots[s].vm == i:
                 self.slots[s].number = -1

@@ -88,40 +88,51 @@ cdef int _moves_in(Engine self) except -1:
     paths (_vm_peers), the ports it compresses on (none: VM._on_host), the old host and the path
     back from it, the hosts it left, its remote hits counted from 0 into the new record."""
     cdef VmState* vm
-    cdef int32_t k
-    cdef int32_t* left
     for i in self._moving:
-        machine = self._vms[i]
-        migration = machine.migration
+        migration = self._vms[i].migration
         if migration.record is self._move_records[i]:
             continue
         self._move_records[i] = migration.record
+        _host_in(self, i)
         vm = &self.vms[<Py_ssize_t>i]
-        vm.tier = machine.host.index
-        vm.write_through = machine.write_through
-        vm.peer_latency = machine.peer_latency
-        vm.ack_time = machine._ack_time
-        if self.destaging:
-            _vm_peers(self, i)
-        vm.remote = -1 if migration.remote is None else migration.remote.index
-        if vm.remote >= 0:
-            path = migration.remote.peer_path(machine.host)
-            vm.remote_nports = len(path)
-            for k in range(len(path)):
-                vm.remote_ports[k] = _port_position(self, path[k])
-            vm.remote_frame = _framing_add(self, path[0].spec)
-        left = <int32_t*>realloc(vm.left, max(1, len(migration.left)) * sizeof(int32_t))
-        if left == NULL:
-            raise MemoryError()
-        vm.left = left
-        vm.nleft = len(migration.left)
-        for k in range(vm.nleft):
-            vm.left[k] = migration.left[k].index
         vm.remote_hits = 0
         vm.remote_hit_bytes = 0
         vm.last_remote_hit = float("nan")
     for i in range(self.tier_count):
         self.peer_down[i] = self._hosts[i].peer_down
+    return 0
+
+
+cdef int _host_in(Engine self, Py_ssize_t i) except -1:
+    """VM ``i``'s host as the Python VM now has it (moved by a vMotion: VM.migrate; restarted by
+    HA: VM.restart): its host, whether it writes through, the peer link's constants, its peers and
+    their paths (_vm_peers), the ports it compresses on (none: VM._on_host), the old host whose
+    cache its misses look in and the path back from it, the hosts it left."""
+    cdef VmState* vm = &self.vms[i]
+    cdef int32_t k
+    cdef int32_t* left
+    machine = self._vms[i]
+    migration = machine.migration
+    vm.tier = machine.host.index
+    vm.write_through = machine.write_through
+    vm.peer_latency = machine.peer_latency
+    vm.ack_time = machine._ack_time
+    if self.destaging:
+        _vm_peers(self, i)
+    vm.remote = -1 if migration.remote is None else migration.remote.index
+    if vm.remote >= 0:
+        path = migration.remote.peer_path(machine.host)
+        vm.remote_nports = len(path)
+        for k in range(len(path)):
+            vm.remote_ports[k] = _port_position(self, path[k])
+        vm.remote_frame = _framing_add(self, path[0].spec)
+    left = <int32_t*>realloc(vm.left, max(1, len(migration.left)) * sizeof(int32_t))
+    if left == NULL:
+        raise MemoryError()
+    vm.left = left
+    vm.nleft = len(migration.left)
+    for k in range(vm.nleft):
+        vm.left[k] = migration.left[k].index
     return 0
 
 

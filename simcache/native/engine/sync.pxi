@@ -229,6 +229,10 @@ cdef int _tiers_failed_in(Engine self) except -1:
         for v in range(self.vm_count):  # its write-back VMs write through (VM.tier_failed)
             if self.vms[v].tier == i:
                 self.vms[v].write_through = self._vms[v].write_through
+                # their misses wait for the writes holders took over (engine/pending.pxi)
+                self.vms[v].pd_wait = (
+                    self.pd_on and self._vms[v].ha.pending_destage is not None
+                )
     return 0
 
 

@@ -626,7 +626,7 @@ cdef int _wt_done(Engine self, int32_t s, double now) except -1 nogil:
     cdef double acked = slot.array_done + self.host_ack[slot.host]
     cdef double array_time = slot.array_done - slot.arrived
     cdef int32_t v = slot.vm
-    if self.any_dead and self.host_dead[slot.host]:  # its host died under it: failed, nothing recorded
+    if self.any_dead and self.host_dead[slot.host]:  # its host died under it: nothing recorded
         _serial_done(self, v, now)
         return _host_died_under(self, s, now)
     if not self.vms[v].policy_write_through:  # a write-back VM's write, short of peers
