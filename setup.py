@@ -13,8 +13,9 @@ how much faster compiled code runs, in bench/README.md.
   both groups.
 - ``SIMCACHE_OPT_LEVEL``: gcc's ``-O`` level for mypyc's groups, ``1`` by default (``3``: a
   longer compile); the native engine compiles at ``-O2``.
-- ``SIMCACHE_PGO``: a profile-guided C compile (:class:`ProfileGuidedBuildExt`): ``native`` (the
-  default) the native engine's, ``1`` every extension's, ``0`` none.
+- ``SIMCACHE_PGO``: a profile-guided C compile (:class:`ProfileGuidedBuildExt`): ``0`` (the
+  default) none, ``native`` the native engine's (the README's test command), ``1`` every
+  extension's.
 - ``SIMCACHE_NATIVE``: the optional Cython extensions (issue 35: the native engine,
   ``simcache/native/_engine.pyx``, and the native event queue, ``_queue.pyx``; Cython 3, which the
   build backend asks for) are built unless it is ``0``; with ``0`` an earlier build's are removed,
@@ -73,6 +74,13 @@ PROFILE_FLAGS = {
     "generate": ["-fprofile-generate"],
     "use": ["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile"],
 }
+# The native engine's C is one file of about 140,000 lines, which gcc compiles on one core (33-36 s
+# at -O2 here). With -flto it writes its intermediate code (5 s) and compiles that at the link, in
+# parallel partitions (-flto=auto: one job a core, through make; serially without make): 17-20 s on
+# two cores, the same code (the default's loop: 179.0 M instructions against 178.9 M). A compiler
+# that does not take the flags builds it again without them (bench/README.md, "Install time").
+LTO_COMPILE = ["-flto"]
+LTO_LINK = ["-flto=auto"]
 NATIVE = BACKEND.native_requested()
 # The optional Cython extensions (unless SIMCACHE_NATIVE=0): issue 35's native engine and queue.
 NATIVE_SOURCES = {
@@ -216,15 +224,18 @@ def chosen_groups(native: ModuleType) -> list[Any]:
 
 
 class ProfileGuidedBuildExt(build_ext):
-    """``build_ext``, profile-guided as ``SIMCACHE_PGO`` says (the native engine by default):
+    """``build_ext``, profile-guided as ``SIMCACHE_PGO`` says (``native``: the native engine's):
     compile the extensions it guides with gcc's ``-fprofile-generate``, run the training
     (``simcache/cli/training.py``: the scenario library through the instrumented modules), compile
     them again with ``-fprofile-use``. Bit-identical results, faster (bench/README.md, "The native
     engine at -O2, profile-guided"), for a second compile and the training run.
 
-    With ``SIMCACHE_PGO=0`` it builds once without a profile, as it does after any failure of the
-    instrumented build, of the training or of the guided compile (said on stderr).
+    With ``SIMCACHE_PGO=0`` (the default) it builds once without a profile, as it does after any
+    failure of the instrumented build, of the training or of the guided compile (said on stderr).
     """
+
+    lto = True
+    """Whether the native extensions compile with link-time optimisation (until that fails)."""
 
     def run(self) -> None:
         # the two groups' C files at once, one per core
@@ -262,6 +273,21 @@ class ProfileGuidedBuildExt(build_ext):
         return PGO == "1" or (PGO == "native" and extension.name in NATIVE_SOURCES)
 
     def _compile(self, compiler: Any, extensions: list[Any], stage: str) -> None:
+        """Compile ``extensions`` (again) as :meth:`_compile_once` does, the native ones with
+        link-time optimisation; if those fail to build with it, once more without (and without
+        it for the rest of the build)."""
+        self._compile_once(compiler, extensions, stage)
+        native = [extension for extension in extensions if extension.name in NATIVE_SOURCES]
+        if self.lto and native and not self._built(native):
+            print(
+                "simcache: the native engine's compile with link-time optimisation failed; "
+                "compiling it without",
+                file=sys.stderr,
+            )
+            self.lto = False
+            self._compile_once(compiler, native, stage)
+
+    def _compile_once(self, compiler: Any, extensions: list[Any], stage: str) -> None:
         """Compile ``extensions`` (again): the guided ones at ``stage`` (``plain``, ``generate``
         the instrumented build, ``use`` the profile-guided one), the others plain. An earlier
         build of each is removed first, so that a compile that fails (the extensions are
@@ -279,10 +305,15 @@ class ProfileGuidedBuildExt(build_ext):
             guided = stage != "plain" and self._guided(extension)
             if guided:
                 compile_args += PROFILE_FLAGS[stage]
-            extension.extra_compile_args = compile_args
             # the instrumented build's counters need gcc's runtime
             instrumented = guided and stage == "generate"
-            extension.extra_link_args = list(PROFILE_FLAGS[stage]) if instrumented else []
+            link_args = list(PROFILE_FLAGS[stage]) if instrumented else []
+            if self.lto and extension.name in NATIVE_SOURCES:
+                # the code is compiled at the link: with the compile's flags
+                compile_args += LTO_COMPILE
+                link_args = [*compile_args, *LTO_LINK]
+            extension.extra_compile_args = compile_args
+            extension.extra_link_args = link_args
             self._remove_built(extension)
         self.extensions = extensions
         self.compiler = compiler

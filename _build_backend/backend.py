@@ -2,10 +2,11 @@
 
 ``setup.py`` compiles with mypyc when ``SIMCACHE_COMPILE`` asks for it, which needs mypy, numpy
 and librt (mypyc reads their types); the native engine needs Cython. A profile-guided build
-(``SIMCACHE_PGO``: the native engine's by default) also runs the package, so it needs the
-runtime dependencies too. A build that compiles and trains nothing needs setuptools alone, and
-its build environment skips installing numpy, scipy, pandas and pyarrow. ``setup.py`` reads the
-same settings through :func:`build_options`, :func:`native_requested` and :func:`trains`.
+(``SIMCACHE_PGO=native`` or ``1``: the test suite's install asks for it) also runs the package,
+so it needs the runtime dependencies too. A build that compiles and trains nothing needs
+setuptools alone, and its build environment skips installing numpy, scipy, pandas and pyarrow.
+``setup.py`` reads the same settings through :func:`build_options`, :func:`native_requested` and
+:func:`trains`.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from setuptools.build_meta import *  # noqa: F403  # every hook, two of them rep
 
 COMPILE_DEFAULT = "0"
 """``SIMCACHE_COMPILE`` when unset: 0 compiles nothing, 1 every group, else group names."""
-PGO_DEFAULT = "native"
-"""``SIMCACHE_PGO`` when unset: ``native`` profile-guides the native engine's C compile (trained on
-the scenario library: 5 to 10 % faster than without, bench/README.md, "The native engine at -O2,
-profile-guided"); ``1`` every extension the build compiles (mypyc's groups too); ``0`` none."""
+PGO_DEFAULT = "0"
+"""``SIMCACHE_PGO`` when unset: ``0`` guides no compile, so a plain install stays within its two
+minutes (its build environment then needs no runtime dependencies, and the native engine compiles
+once); ``native`` profile-guides the native engine's C compile (trained on the scenario library:
+5 to 10 % faster, bench/README.md, "The native engine at -O2, profile-guided"; about 100 s more of
+install, "Install time of the first command"), as the README's test command asks; ``1`` every
+extension the build compiles (mypyc's groups too)."""
 PGO_CHOICES = ("0", "native", "1")
 COMPILER = ["mypy>=1.20", "numpy>=1.26", "librt>=0.8"]
 """What mypyc needs besides setuptools (mypy 1.20: the first to compile librt's native reads)."""

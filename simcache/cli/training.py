@@ -1,8 +1,8 @@
 """The training run of a profile-guided build (``setup.py``): what the native engine, the compiled
 engine and the estimate do most.
 
-``setup.py`` compiles the extensions ``SIMCACHE_PGO`` guides (the native engine by default; the
-two mypyc groups too with ``1``) once with gcc's ``-fprofile-generate``, runs this module against
+``setup.py`` compiles the extensions ``SIMCACHE_PGO`` guides (the native engine with ``native``,
+as the README's test command asks; the two mypyc groups too with ``1``) once with gcc's ``-fprofile-generate``, runs this module against
 the instrumented modules (``python -m simcache.cli.training SCENARIO_DIR``), then compiles them
 again with ``-fprofile-use``: gcc lays out and inlines the code along the branches the training
 took. The results are bit-identical (the profile changes no floating-point operation, only code
