@@ -78,7 +78,10 @@ PROFILE_FLAGS = {
 # at -O2 here). With -flto it writes its intermediate code (5 s) and compiles that at the link, in
 # parallel partitions (-flto=auto: one job a core, through make; serially without make): 17-20 s on
 # two cores, the same code (the default's loop: 179.0 M instructions against 178.9 M). A compiler
-# that does not take the flags builds it again without them (bench/README.md, "Install time").
+# that does not take the flags builds it again without them. Only a compile without a profile
+# uses it (the first command's two minutes): profile-guided, the partitioned engine ran the
+# default 2 % slower (a median of 12 rounds, within their noise), and that install takes minutes
+# anyway (bench/README.md, "Install time of the first command").
 LTO_COMPILE = ["-flto"]
 LTO_LINK = ["-flto=auto"]
 NATIVE = BACKEND.native_requested()
@@ -274,11 +277,11 @@ class ProfileGuidedBuildExt(build_ext):
 
     def _compile(self, compiler: Any, extensions: list[Any], stage: str) -> None:
         """Compile ``extensions`` (again) as :meth:`_compile_once` does, the native ones with
-        link-time optimisation; if those fail to build with it, once more without (and without
-        it for the rest of the build)."""
+        link-time optimisation unless profile-guided; if those fail to build with it, once more
+        without (and without it for the rest of the build)."""
         self._compile_once(compiler, extensions, stage)
-        native = [extension for extension in extensions if extension.name in NATIVE_SOURCES]
-        if self.lto and native and not self._built(native):
+        native = [extension for extension in extensions if self._uses_lto(extension, stage)]
+        if native and not self._built(native):
             print(
                 "simcache: the native engine's compile with link-time optimisation failed; "
                 "compiling it without",
@@ -308,7 +311,7 @@ class ProfileGuidedBuildExt(build_ext):
             # the instrumented build's counters need gcc's runtime
             instrumented = guided and stage == "generate"
             link_args = list(PROFILE_FLAGS[stage]) if instrumented else []
-            if self.lto and extension.name in NATIVE_SOURCES:
+            if self._uses_lto(extension, stage):
                 # the code is compiled at the link: with the compile's flags
                 compile_args += LTO_COMPILE
                 link_args = [*compile_args, *LTO_LINK]
@@ -319,6 +322,12 @@ class ProfileGuidedBuildExt(build_ext):
         self.compiler = compiler
         self.force = True  # the same sources each time: every object is rebuilt with the new flags
         super().run()
+
+    def _uses_lto(self, extension: Any, stage: str) -> bool:
+        """Whether ``extension`` compiles with link-time optimisation at ``stage``: a native one
+        compiled without a profile, while the compiler takes it."""
+        guided = stage != "plain" and self._guided(extension)
+        return self.lto and extension.name in NATIVE_SOURCES and not guided
 
     def _remove_built(self, extension: Any) -> None:
         """Delete an earlier build of ``extension``: where this build puts it, and the copy an
