@@ -2,12 +2,13 @@
 engine and the estimate do most.
 
 ``setup.py`` compiles the extensions ``SIMCACHE_PGO`` guides (the native engine with ``native``,
-as the README's test command asks; the two mypyc groups too with ``1``) once with gcc's ``-fprofile-generate``, runs this module against
-the instrumented modules (``python -m simcache.cli.training SCENARIO_DIR``), then compiles them
-again with ``-fprofile-use``: gcc lays out and inlines the code along the branches the training
-took. The results are bit-identical (the profile changes no floating-point operation, only code
-placement and inlining); the native engine at ``-O2`` runs the default scenario 5 to 10 %
-faster (bench/README.md, "The native engine at -O2, profile-guided").
+as the README's test command asks; the two mypyc groups too with ``1``) once with gcc's
+``-fprofile-generate``, runs this module against the instrumented modules (``python -m
+simcache.cli.training SCENARIO_DIR``), then compiles them again with ``-fprofile-use``: gcc lays
+out and inlines the code along the branches the training took. The results are bit-identical
+(the profile changes no floating-point operation, only code placement and inlining); the native
+engine at ``-O2`` runs the default scenario 5 to 10 % faster (bench/README.md, "The native engine
+at -O2, profile-guided").
 
 What it runs: the default scenario for its full length (the benchmark's scenario), every other
 scenario of the library for a few simulated seconds, and the analytic estimate of each. Code the
