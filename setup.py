@@ -280,15 +280,15 @@ class ProfileGuidedBuildExt(build_ext):
         link-time optimisation unless profile-guided; if those fail to build with it, once more
         without (and without it for the rest of the build)."""
         self._compile_once(compiler, extensions, stage)
-        native = [extension for extension in extensions if self._uses_lto(extension, stage)]
-        if native and not self._built(native):
+        with_lto = [extension for extension in extensions if self._uses_lto(extension, stage)]
+        if with_lto and not self._built(with_lto):
             print(
                 "simcache: the native engine's compile with link-time optimisation failed; "
                 "compiling it without",
                 file=sys.stderr,
             )
             self.lto = False
-            self._compile_once(compiler, native, stage)
+            self._compile_once(compiler, with_lto, stage)
 
     def _compile_once(self, compiler: Any, extensions: list[Any], stage: str) -> None:
         """Compile ``extensions`` (again): the guided ones at ``stage`` (``plain``, ``generate``
@@ -305,7 +305,7 @@ class ProfileGuidedBuildExt(build_ext):
             # and native engines stay bit-identical to the sources on every machine.
             level = NATIVE_OPT_LEVEL if extension.name in NATIVE_SOURCES else OPT_LEVEL
             compile_args = [f"-O{level}", "-g0", "-fno-semantic-interposition", "-ffp-contract=off"]
-            guided = stage != "plain" and self._guided(extension)
+            guided = self._guided_at(extension, stage)
             if guided:
                 compile_args += PROFILE_FLAGS[stage]
             # the instrumented build's counters need gcc's runtime
@@ -326,8 +326,13 @@ class ProfileGuidedBuildExt(build_ext):
     def _uses_lto(self, extension: Any, stage: str) -> bool:
         """Whether ``extension`` compiles with link-time optimisation at ``stage``: a native one
         compiled without a profile, while the compiler takes it."""
-        guided = stage != "plain" and self._guided(extension)
-        return self.lto and extension.name in NATIVE_SOURCES and not guided
+        return (
+            self.lto and extension.name in NATIVE_SOURCES and not self._guided_at(extension, stage)
+        )
+
+    def _guided_at(self, extension: Any, stage: str) -> bool:
+        """Whether ``extension`` compiles with a profile's flags at ``stage``."""
+        return stage != "plain" and self._guided(extension)
 
     def _remove_built(self, extension: Any) -> None:
         """Delete an earlier build of ``extension``: where this build puts it, and the copy an

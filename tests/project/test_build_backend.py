@@ -47,16 +47,14 @@ def test_by_default_the_native_engine_is_built_once_without_a_profile(settings):
     assert build.build_requirements() == build.NATIVE
 
 
-def test_the_readme_test_command_asks_for_the_profile_guided_native_engine(settings):
+def test_the_readme_test_command_asks_for_the_profile_guided_native_engine():
     """The suite's install (the README's test command, which .ci/run runs as written) trains the
-    native engine's compile, as the engine benchmark's figures are measured on it."""
+    native engine's compile, as the engine benchmark's figures are measured on it (what its build
+    environment installs: the parametrized case below)."""
     readme = (ROOT / "README.md").read_text()
     command = next(line for line in readme.splitlines() if "pytest -q" in line)
     assert "SIMCACHE_PGO=native" in command
     assert command in (ROOT / ".ci" / "run").read_text()
-    settings.setenv("SIMCACHE_PGO", "native")
-    build = backend()
-    assert build.build_requirements() == [*build.NATIVE, *runtime_dependencies()]
 
 
 @pytest.mark.parametrize(
