@@ -1,15 +1,21 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The kernel's event queue in native code (issue 35, step 1 prototype): a 4-ary min-heap of C
-structs (time, key, item), ordered by (time, key) exactly as ``kernel.push_entry`` orders its list
+structs (time, key, slot), ordered by (time, key) exactly as ``kernel.push_entry`` orders its list
 of ``Signal`` objects, so that entries at equal times pop in the same order.
 
 Optional: ``setup.py`` builds it only with ``SIMCACHE_NATIVE=1`` (Cython 3); without it the kernel
 keeps its list heap. ``key`` is the kernel's priority * 2**52 + event id; ``item`` is any object
-(the kernel's ``Signal``), held by a strong reference while queued. The comparisons and the moves
-run without Python objects; each call is one crossing from the caller.
+(the kernel's ``Signal``). The comparisons and the moves run without Python objects; each call is
+one crossing from the caller.
+
+The items themselves are held in a Python list, one slot each (``slot`` in the entry; a freed slot
+is taken again by the next push), not as references in the C heap: the garbage collector follows a
+list, so a cycle through the queue (a clock whose queued signals' callbacks hold the model that
+holds the clock: every run that ends with events still queued) is collected. Held as bare
+``PyObject*`` in the heap, as before, such a cycle was invisible to it: every run's whole model
+stayed in memory until the process ended.
 """
 
-from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, realloc, free
 
@@ -17,7 +23,7 @@ from libc.stdlib cimport malloc, realloc, free
 cdef struct Entry:
     double time
     int64_t key
-    PyObject* item
+    Py_ssize_t slot  # the item's place in EventQueue.held
 
 
 cdef inline bint _before(double time, int64_t key, Entry* other) noexcept nogil:
@@ -31,42 +37,60 @@ cdef class EventQueue:
     cdef Entry* entries
     cdef Py_ssize_t size
     cdef Py_ssize_t capacity
+    cdef list held  # the queued items by slot, None in a free slot: the references the GC sees
+    cdef Py_ssize_t* free_slots  # the free slots of ``held``, taken last freed first
+    cdef Py_ssize_t n_free
 
     def __cinit__(self):
         self.capacity = 256
         self.size = 0
+        self.held = []
+        self.n_free = 0
         self.entries = <Entry*>malloc(self.capacity * sizeof(Entry))
-        if self.entries == NULL:
+        self.free_slots = <Py_ssize_t*>malloc(self.capacity * sizeof(Py_ssize_t))
+        if self.entries == NULL or self.free_slots == NULL:
             raise MemoryError()
 
     def __dealloc__(self):
-        cdef Py_ssize_t i
-        if self.entries != NULL:
-            for i in range(self.size):
-                Py_DECREF(<object>self.entries[i].item)
-            free(self.entries)
+        free(self.entries)
+        free(self.free_slots)
 
     def __len__(self):
         return self.size
 
     cdef int _grow(self) except -1:
+        """Room for twice the entries (and as many free slots: ``held`` is never longer than the
+        most entries queued at once)."""
         cdef Py_ssize_t capacity = self.capacity * 2
         cdef Entry* grown = <Entry*>realloc(self.entries, capacity * sizeof(Entry))
         if grown == NULL:
             raise MemoryError()
         self.entries = grown
+        cdef Py_ssize_t* slots = <Py_ssize_t*>realloc(
+            self.free_slots, capacity * sizeof(Py_ssize_t)
+        )
+        if slots == NULL:
+            raise MemoryError()
+        self.free_slots = slots
         self.capacity = capacity
         return 0
 
     cpdef void push(self, object item, double time, int64_t key) except *:
         """Queue ``item`` to run at ``time`` (seconds) with ``key``."""
+        cdef Py_ssize_t slot
         if self.size == self.capacity:
             self._grow()
-        Py_INCREF(item)
+        if self.n_free:
+            self.n_free -= 1
+            slot = self.free_slots[self.n_free]
+            self.held[slot] = item
+        else:  # every slot holds an item: one more
+            slot = len(self.held)
+            self.held.append(item)
         cdef Entry entry
         entry.time = time
         entry.key = key
-        entry.item = <PyObject*>item
+        entry.slot = slot
         _sift_up(self.entries, entry, self.size, 0)
         self.size += 1
 
@@ -74,12 +98,14 @@ cdef class EventQueue:
         """Take the first entry off and return its item (IndexError if empty)."""
         if self.size == 0:
             raise IndexError("pop from an empty EventQueue")
-        cdef PyObject* first = self.entries[0].item
+        cdef Py_ssize_t slot = self.entries[0].slot
         self.size -= 1
         if self.size > 0:
             _sift_down(self.entries, self.size, self.entries[self.size], 0)
-        item = <object>first  # a new reference
-        Py_DECREF(item)  # the queue's reference, handed over
+        item = self.held[slot]
+        self.held[slot] = None
+        self.free_slots[self.n_free] = slot
+        self.n_free += 1
         return item
 
     cpdef double peek(self):
@@ -92,20 +118,18 @@ cdef class EventQueue:
         """The first entry's item, left queued (None if none)."""
         if self.size == 0:
             return None
-        return <object>self.entries[0].item
+        return self.held[self.entries[0].slot]
 
     def items(self):
         """The queued items, in heap order (not sorted)."""
         cdef Py_ssize_t i
-        return [<object>self.entries[i].item for i in range(self.size)]
+        return [self.held[self.entries[i].slot] for i in range(self.size)]
 
     def clear(self):
         """Take every entry off."""
-        cdef Py_ssize_t i
-        cdef Py_ssize_t size = self.size
         self.size = 0
-        for i in range(size):
-            Py_DECREF(<object>self.entries[i].item)
+        self.n_free = 0
+        self.held = []  # (the items' references dropped once the queue is consistent again)
 
 
 cdef inline void _sift_up(Entry* heap, Entry entry, Py_ssize_t pos, Py_ssize_t top) noexcept nogil:

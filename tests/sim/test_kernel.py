@@ -3,8 +3,10 @@ count, the same failures."""
 
 from __future__ import annotations
 
+import gc
 import random
 import types
+import weakref
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -526,6 +528,30 @@ def test_all_of_and_succeed_match_simpy_in_order_and_event_count() -> None:
     succeed(clock, signal)
     with pytest.raises(RuntimeError, match="scheduled once"):  # as a second Event.succeed() raises
         succeed(clock, signal)
+
+
+class _Holder:
+    """An item that holds the queue it is queued in (as a run's signals hold its model, which holds
+    its clock's queue)."""
+
+    queue: Any = None
+
+
+def test_a_cycle_through_the_native_queue_is_collected() -> None:
+    """The native queue holds its items where the garbage collector sees them: an item that holds
+    the queue it waits in (a run that ends with events queued: its signals' callbacks hold the
+    model, which holds the clock and its queue) is freed once nothing else holds either. Held in
+    the C heap alone, the cycle was never collected: every run's model stayed in memory."""
+    native = pytest.importorskip("simcache.native._queue")
+    queue = native.EventQueue()
+    item = _Holder()
+    item.queue = queue
+    queue.push(item, 1.0, 1)
+    queue.push(_Holder(), 2.0, 2)
+    gone = weakref.ref(item)
+    del item, queue
+    gc.collect()
+    assert gone() is None
 
 
 @pytest.mark.parametrize("size", [0, 1, 5, 6, 21, 22, 85, 86, 300])
