@@ -19,7 +19,6 @@ first run and the last, with the growth per run between them.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
 from pathlib import Path
@@ -27,19 +26,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # support.memory: what counts as a run's model alive
 
 from cases import rss_mib  # noqa: E402
 from machine import load_average, machine_facts  # noqa: E402
+from support.memory import hosts_alive  # noqa: E402
 
 DEFAULT_SCENARIOS = ["vmotion", "host_failure_ha", "default"]
-
-
-def hosts_alive() -> int:
-    """The simulator's hosts still in memory, after a garbage collection."""
-    from simcache.sim.components.host import Host
-
-    gc.collect()
-    return sum(isinstance(thing, Host) for thing in gc.get_objects())
 
 
 def retained(name: str, runs: int, duration: float | None) -> dict[str, Any]:

@@ -4,18 +4,11 @@ caches and buffers kept until the process ends)."""
 
 from __future__ import annotations
 
-import gc
-
 import pytest
+from support.memory import hosts_alive
 from support.paths import ROOT
 
 import simcache
-from simcache.sim.components.host import Host
-
-
-def _hosts_alive() -> int:
-    gc.collect()
-    return sum(isinstance(thing, Host) for thing in gc.get_objects())
 
 
 @pytest.mark.parametrize(
@@ -32,9 +25,9 @@ def test_a_finished_run_frees_its_model(
     does): afterwards as many hosts are alive as before them."""
     monkeypatch.setenv("SIMCACHE_NATIVE_ENGINE", native)
     loaded = simcache.load_scenario(ROOT / "scenarios" / scenario).with_duration(0.5)
-    before = _hosts_alive()
+    before = hosts_alive()
     for seed in (1, 2, 3):
         result = simcache.simulate(loaded, seed=seed)
         assert result.meta["ios"] > 0
         del result
-    assert _hosts_alive() == before
+    assert hosts_alive() == before
