@@ -44,15 +44,22 @@ from simcache.spec import Scenario, load_scenario
 __all__ = ["DestageFluid", "Estimate", "EstimateWarning", "estimate", "mgc_wait", "mva_closed"]
 
 _PREPARED: dict[int, tuple[Scenario, Layout, HitRatios]] = {}
-# the library's 48 scenarios and variants; more only gives the cyclic collector more to walk
-_PREPARED_LIMIT = 64
+# Room for the whole library (127 scenarios and variants in 2026-12), so that estimating it again,
+# as a check of the library or bench_estimate.py's warm figure does, finds every one: at 64 (the
+# library's 48 when it was set) a pass over the grown library evicted each entry before its turn
+# came again, and every warm call was a cold one. An entry holds about 48 KB (the default's
+# layout and hit ratios, tracemalloc): 256 of them about 12 MB, and about 30,000 more objects for
+# the cyclic collector to walk. tests/estimate/test_estimate.py checks the library fits.
+_PREPARED_LIMIT = 256
 
 
 def _prepared(scenario: Scenario) -> tuple[Layout, HitRatios]:
-    """The layout of ``scenario`` and its read hit ratios, kept for the last few scenarios (by
-    identity: scenarios are frozen)."""
-    entry = _PREPARED.get(id(scenario))
+    """The layout of ``scenario`` and its read hit ratios, kept for the scenarios estimated last
+    (by identity: scenarios are frozen), the least recently estimated leaving first."""
+    key = id(scenario)
+    entry = _PREPARED.get(key)
     if entry is not None and entry[0] is scenario:
+        _PREPARED[key] = _PREPARED.pop(key)  # now the most recently used
         return entry[1], entry[2]
     layout = Layout(scenario)
     hits = solve_hit_ratios(layout)
@@ -68,7 +75,7 @@ def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -
 
     ``duration`` (s) overrides ``run.duration`` and caps the warm-up at a tenth
     of it, as :func:`simcache.simulate` does. See ``docs/estimate.md`` for the
-    model and its approximations. The layout of the last 64 scenario objects
+    model and its approximations. The layout of the last 256 scenario objects estimated
     (their network, the read hit ratios and the all-groups-on solution) is kept:
     estimating the same object again skips that work, with the same answer.
     """

@@ -457,6 +457,31 @@ def test_cold_and_warm_estimates_agree_exactly(name: str, variant: str) -> None:
     assert estimate(scenario.model_copy()).to_json() == reference
 
 
+def test_kept_layouts_leave_least_recently_used_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    # estimate() keeps the layout of the scenario objects it estimated last (by identity), at most
+    # _PREPARED_LIMIT of them; one estimated again is the most recently used, the one estimated
+    # longest ago leaves first. Shown with room for two, on three objects of the smallest library
+    # scenario.
+    prepared = sys.modules["simcache.estimate"]
+    monkeypatch.setattr(prepared, "_PREPARED", {})
+    monkeypatch.setattr(prepared, "_PREPARED_LIMIT", 2)
+    first, second, third = (simcache.load_scenario("ram_tier") for _ in range(3))
+    estimate(first)
+    estimate(second)
+    estimate(first)  # kept: now the most recently used
+    estimate(third)  # evicts second, estimated longest ago
+    kept = [entry[0] for entry in prepared._PREPARED.values()]
+    assert [id(scenario) for scenario in kept] == [id(first), id(third)]
+
+
+def test_the_whole_library_fits_among_the_kept_layouts() -> None:
+    # A pass over the library (a check of it, bench_estimate.py's warm figure) finds every scenario
+    # it estimated before only if all of them are kept: with fewer places than scenarios and
+    # variants, each leaves before its turn comes again and every call is a cold one.
+    count = sum(1 + len(simcache.load_scenario(name).variants) for name in builtin_scenarios())
+    assert count <= sys.modules["simcache.estimate"]._PREPARED_LIMIT
+
+
 def test_solver_copy_shares_every_attribute() -> None:
     # Timeline states that differ only in vMotions or in buffer modes reuse a solved state through
     # Solver.copy(), which lists the attributes to carry over (compiled classes have no copy.copy).
