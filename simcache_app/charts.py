@@ -149,36 +149,58 @@ def on_periods(duty: Any, end: float) -> Iterable[tuple[float, float]]:
 
 
 def _marked(figure: go.Figure, marks: TimeMarks) -> go.Figure:
+    """``figure`` with ``marks``: a shaded band from bottom to top for each span (its label once,
+    on its first band: a duty cycle's at the bottom, below the warm-up's), a dashed line with its
+    label for each instant. The shapes and labels plotly's ``add_vrect`` and ``add_vline`` would
+    add, set in one layout update: those helpers validate the whole figure at each call, which
+    took about a third of a page rerun's time with a duty cycle's bands on three charts
+    (tests/app/test_app_charts.py checks the two give the same layout)."""
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    across = {"xref": "x", "yref": "y domain", "y0": 0, "y1": 1}
     labelled: set[str] = set()
     for span in marks.spans:
-        label: dict[str, Any] = {}
-        # a duty cycle's label once, on its first burst, below the warm-up's
-        if span.label not in labelled:
-            place = "bottom left" if span.kind == "duty" else "top left"
-            label = {
-                "annotation_text": span.label,
-                "annotation_position": place,
-                "annotation_font_size": 10,
+        shapes.append(
+            {
+                "type": "rect",
+                "x0": span.start,
+                "x1": span.end,
+                "fillcolor": _SHADES[span.kind],
+                "opacity": 0.12,
+                "layer": "below",
+                "line": {"width": 0},
+                **across,
             }
+        )
+        if span.label not in labelled:
+            bottom = span.kind == "duty"
+            annotations.append(_mark_label(span.label, span.start, bottom))
         labelled.add(span.label)
-        figure.add_vrect(
-            x0=span.start,
-            x1=span.end,
-            fillcolor=_SHADES[span.kind],
-            opacity=0.12,
-            layer="below",
-            line_width=0,
-            **label,
-        )
     for at, text in marks.lines:
-        figure.add_vline(
-            x=at,
-            line_dash="dash",
-            line_color="black",
-            annotation_text=text,
-            annotation_font_size=10,
+        shapes.append(
+            {"type": "line", "x0": at, "x1": at, "line": {"color": "black", "dash": "dash"}}
+            | across
         )
+        annotations.append(_mark_label(text, at, bottom=False))
+    if shapes:
+        figure.update_layout(shapes=shapes, annotations=annotations)
     return figure
+
+
+def _mark_label(text: str, at: float, bottom: bool) -> dict[str, Any]:
+    """A mark's label at time ``at``, left-aligned from it, at the top of the plot (or the
+    bottom), as plotly's ``annotation_position`` "top left" ("bottom left") puts it."""
+    return {
+        "text": text,
+        "x": at,
+        "xref": "x",
+        "xanchor": "left",
+        "y": 0 if bottom else 1,
+        "yref": "y domain",
+        "yanchor": "bottom" if bottom else "top",
+        "showarrow": False,
+        "font": {"size": 10},
+    }
 
 
 # -- names

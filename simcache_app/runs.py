@@ -44,6 +44,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 import simcache
 from simcache.runs.sweep import SweepProgress, grid_points
 from simcache.sim.control import Cancel, Stopped, check_work, expected_work, stopped_at
+from simcache_app.memo import ByScenario
 
 CACHE_ENTRIES = 16
 """Most results each cached function keeps (runs, sweeps); the oldest goes first. A cached run
@@ -192,8 +193,12 @@ def _stop_button(slot: Any, key: str, label: str, help: str, view: str = "") -> 
 def expected_ios(runs: Sequence[simcache.Scenario]) -> float:
     """I/Os the runs are expected to issue in all (:func:`simcache.sim.control.expected_work`:
     rate x duration x VMs for an open loop, the analytic estimate's rate for a closed one), each
-    scenario with its run's duration."""
-    return sum(expected_work(run).ios for run in runs)
+    scenario with its run's duration (kept per scenario: the page asks at every rerun, and a
+    compare view asks once a seed for each variant)."""
+    return sum(_expected_ios(run) for run in runs)
+
+
+_expected_ios = ByScenario(lambda run: expected_work(run).ios, most=64)
 
 
 def sweep_ios(
@@ -254,7 +259,8 @@ def simulate(
     key = run_key(scenario, seed, duration)
     _forget_abandoned()
     if key not in _jobs():
-        check_work(scenario.with_duration(duration).with_seed(seed))
+        # the verdict only: the closed loops' bound first, their estimate only past the limits
+        check_work(scenario.with_duration(duration).with_seed(seed), bound_first=True)
     slot = st.empty()
     about = "Stop this simulation: the page shows what was simulated so far, marked partial."
     _stop_button(slot, key, "Stop simulation", about, view=label)
@@ -294,6 +300,9 @@ def _simulate(
     result: simcache.Result = _follow(key, work, f"{_label}: {duration:g} simulated seconds")
     if not finished(result):
         raise Stopped(result.meta["stop_reason"], result)  # not cached
+    # worked out once, before the result is cached: the copy each rerun gets carries them
+    result.warnings  # noqa: B018
+    result.summary  # noqa: B018
     return result
 
 

@@ -773,6 +773,24 @@ def test_sweep_parameters_apply_to_the_scenario(default: simcache.Scenario) -> N
             default.with_overrides({parameter.path: parameter.to_override(value)})
 
 
+def test_sweep_parameters_are_kept_per_scenario_content(default: simcache.Scenario) -> None:
+    # The page lists the sweep parameters at every rerun; they are worked out once per scenario
+    # content (a copy of the same scenario finds them kept) and afresh for a changed one, whose
+    # start values may differ (on 2 hosts WB+2 is no policy to sweep to).
+    from simcache_app import parameters
+
+    kept = sweep_parameters(default)
+    assert kept == list(parameters._sweep_parameters(default))
+    again = sweep_parameters(default.model_copy())
+    assert all(a is b for a, b in zip(again, kept, strict=True))
+    two_hosts = default.with_overrides({"cluster.hosts": 2, "groups.db.policy": "WB+1"})
+    changed = sweep_parameters(two_hosts)
+    assert changed == list(parameters._sweep_parameters(two_hosts))
+    policies = {p.path: p.default_values for p in changed if p.path.endswith(".policy")}
+    assert policies and all("WB+2" not in values for values in policies.values())
+    assert any("WB+2" in p.default_values for p in kept if p.path.endswith(".policy"))
+
+
 def test_component_names_in_words(default: simcache.Scenario) -> None:
     link, tier = default.cluster.peer_link.profile, default.cluster.tier
     assert component_name("host0.peer.tx", default) == f"the host0 {link} peer link (sending)"

@@ -91,6 +91,56 @@ def test_the_first_run_includes_the_default_scenarios_vmotion_and_its_charts_mar
     assert any(c.value.startswith("Time charts: grey is the warm-up") for c in at.caption)
 
 
+def test_marks_are_the_shapes_and_labels_plotlys_helpers_draw() -> None:
+    """The time charts' marks are set as one layout update, not with plotly's add_vrect and
+    add_vline (each call validates the whole figure again); drawn with those helpers, as the page
+    did before, the same marks give the same layout: bands, lines and labels, in the same order."""
+    import plotly.graph_objects as go
+
+    marks = charts.TimeMarks(
+        (
+            charts.Span(0.0, 1.4, "warm-up", "warm-up"),
+            charts.Span(0.0, 4.0, "build on", "duty"),
+            charts.Span(3.0, 3.5, "host 2 storage link down", "event"),
+            charts.Span(10.0, 14.0, "build on", "duty"),
+        ),
+        ((10.0, "vMotion host 0 → host 1"), (12.5, "host 1 fails")),
+    )
+    drawn = go.Figure(go.Scatter(x=[0.0, 14.0], y=[1.0, 2.0]))
+    labelled: set[str] = set()
+    for span in marks.spans:
+        label: dict[str, Any] = {}
+        if span.label not in labelled:
+            label = {
+                "annotation_text": span.label,
+                "annotation_position": "bottom left" if span.kind == "duty" else "top left",
+                "annotation_font_size": 10,
+            }
+        labelled.add(span.label)
+        drawn.add_vrect(
+            x0=span.start,
+            x1=span.end,
+            fillcolor=charts._SHADES[span.kind],
+            opacity=0.12,
+            layer="below",
+            line_width=0,
+            **label,
+        )
+    for at, text in marks.lines:
+        drawn.add_vline(
+            x=at,
+            line_dash="dash",
+            line_color="black",
+            annotation_text=text,
+            annotation_font_size=10,
+        )
+    marked = charts._marked(go.Figure(go.Scatter(x=[0.0, 14.0], y=[1.0, 2.0])), marks)
+    assert marked.to_plotly_json()["layout"] == drawn.to_plotly_json()["layout"]
+    # no marks: no shapes, no labels
+    bare = charts._marked(go.Figure(), charts.TimeMarks()).to_plotly_json()["layout"]
+    assert "shapes" not in bare and "annotations" not in bare
+
+
 def test_events_that_last_are_shaded_up_to_the_runs_end_and_later_ones_left_out() -> None:
     scenario = simcache.load_scenario("default").with_overrides(
         {
