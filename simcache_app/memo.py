@@ -9,6 +9,7 @@ finds its answer kept.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -19,20 +20,26 @@ T = TypeVar("T")
 
 class ByScenario(Generic[T]):
     """``compute(scenario)`` for a pure ``compute``, kept for the ``most`` scenarios (by content)
-    used last, the least recently used leaving first."""
+    used last, the least recently used leaving first. Sessions' scripts run in threads of their
+    own: the kept answers change under a lock (two sessions asking at once may both compute)."""
 
     def __init__(self, compute: Callable[[simcache.Scenario], T], most: int = 32) -> None:
         self.compute = compute
         self.most = most
         self.kept: dict[str, T] = {}
+        self.lock = threading.Lock()
 
     def __call__(self, scenario: simcache.Scenario) -> T:
         key = scenario.model_dump_json()
-        if key in self.kept:
-            answer = self.kept.pop(key)
-        else:
-            answer = self.compute(scenario)
-            if len(self.kept) >= self.most:
+        with self.lock:
+            if key in self.kept:
+                answer = self.kept.pop(key)
+                self.kept[key] = answer  # now the most recently used
+                return answer
+        answer = self.compute(scenario)
+        with self.lock:
+            self.kept.pop(key, None)
+            while len(self.kept) >= self.most:
                 self.kept.pop(next(iter(self.kept)))
-        self.kept[key] = answer  # now the most recently used
+            self.kept[key] = answer
         return answer

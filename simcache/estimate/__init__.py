@@ -30,6 +30,7 @@ group (``simcache/native/sources.py``).
 from __future__ import annotations
 
 import gc
+import threading
 from typing import Any
 
 from simcache.estimate.coverage import not_modelled, scheduling_note
@@ -53,19 +54,25 @@ _PREPARED: dict[int, tuple[Scenario, Layout, HitRatios]] = {}
 _PREPARED_LIMIT = 256
 
 
+_PREPARED_LOCK = threading.Lock()  # the app's sessions estimate from threads of their own
+
+
 def _prepared(scenario: Scenario) -> tuple[Layout, HitRatios]:
     """The layout of ``scenario`` and its read hit ratios, kept for the scenarios estimated last
     (by identity: scenarios are frozen), the least recently estimated leaving first."""
     key = id(scenario)
-    entry = _PREPARED.get(key)
-    if entry is not None and entry[0] is scenario:
-        _PREPARED[key] = _PREPARED.pop(key)  # now the most recently used
-        return entry[1], entry[2]
+    with _PREPARED_LOCK:
+        entry = _PREPARED.get(key)
+        if entry is not None and entry[0] is scenario:
+            _PREPARED[key] = _PREPARED.pop(key)  # now the most recently used
+            return entry[1], entry[2]
     layout = Layout(scenario)
     hits = solve_hit_ratios(layout)
-    if len(_PREPARED) >= _PREPARED_LIMIT:
-        _PREPARED.pop(next(iter(_PREPARED)))
-    _PREPARED[id(scenario)] = (scenario, layout, hits)
+    with _PREPARED_LOCK:
+        _PREPARED.pop(key, None)
+        while len(_PREPARED) >= _PREPARED_LIMIT:
+            _PREPARED.pop(next(iter(_PREPARED)))
+        _PREPARED[key] = (scenario, layout, hits)
     return layout, hits
 
 
