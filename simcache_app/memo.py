@@ -9,37 +9,28 @@ finds its answer kept.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
 import simcache
+from simcache.base.kept import Kept
 
 T = TypeVar("T")
 
 
 class ByScenario(Generic[T]):
     """``compute(scenario)`` for a pure ``compute``, kept for the ``most`` scenarios (by content)
-    used last, the least recently used leaving first. Sessions' scripts run in threads of their
-    own: the kept answers change under a lock (two sessions asking at once may both compute)."""
+    used last, the least recently used leaving first (:class:`~simcache.base.kept.Kept`: safe
+    for the sessions' threads; two sessions asking at once may both compute)."""
 
     def __init__(self, compute: Callable[[simcache.Scenario], T], most: int = 32) -> None:
         self.compute = compute
-        self.most = most
-        self.kept: dict[str, T] = {}
-        self.lock = threading.Lock()
+        self.kept: Kept[T] = Kept(most)
 
     def __call__(self, scenario: simcache.Scenario) -> T:
         key = scenario.model_dump_json()
-        with self.lock:
-            if key in self.kept:
-                answer = self.kept.pop(key)
-                self.kept[key] = answer  # now the most recently used
-                return answer
-        answer = self.compute(scenario)
-        with self.lock:
-            self.kept.pop(key, None)
-            while len(self.kept) >= self.most:
-                self.kept.pop(next(iter(self.kept)))
-            self.kept[key] = answer
+        answer = self.kept.get(key)
+        if answer is None:
+            answer = self.compute(scenario)
+            self.kept.put(key, answer)
         return answer

@@ -30,9 +30,9 @@ group (``simcache/native/sources.py``).
 from __future__ import annotations
 
 import gc
-import threading
 from typing import Any
 
+from simcache.base.kept import Kept
 from simcache.estimate.coverage import not_modelled, scheduling_note
 from simcache.estimate.layout import Layout
 from simcache.estimate.overload import EstimateWarning
@@ -44,7 +44,6 @@ from simcache.spec import Scenario, load_scenario
 
 __all__ = ["DestageFluid", "Estimate", "EstimateWarning", "estimate", "mgc_wait", "mva_closed"]
 
-_PREPARED: dict[int, tuple[Scenario, Layout, HitRatios]] = {}
 # Room for the whole library (127 scenarios and variants in 2026-12), so that estimating it again,
 # as a check of the library or bench_estimate.py's warm figure does, finds every one: at 64 (the
 # library's 48 when it was set) a pass over the grown library evicted each entry before its turn
@@ -52,27 +51,19 @@ _PREPARED: dict[int, tuple[Scenario, Layout, HitRatios]] = {}
 # layout and hit ratios, tracemalloc): 256 of them about 12 MB, and about 30,000 more objects for
 # the cyclic collector to walk. tests/estimate/test_estimate.py checks the library fits.
 _PREPARED_LIMIT = 256
-
-
-_PREPARED_LOCK = threading.Lock()  # the app's sessions estimate from threads of their own
+_PREPARED: Kept[tuple[Scenario, Layout, HitRatios]] = Kept(_PREPARED_LIMIT)
 
 
 def _prepared(scenario: Scenario) -> tuple[Layout, HitRatios]:
     """The layout of ``scenario`` and its read hit ratios, kept for the scenarios estimated last
-    (by identity: scenarios are frozen), the least recently estimated leaving first."""
-    key = id(scenario)
-    with _PREPARED_LOCK:
-        entry = _PREPARED.get(key)
-        if entry is not None and entry[0] is scenario:
-            _PREPARED[key] = _PREPARED.pop(key)  # now the most recently used
-            return entry[1], entry[2]
+    (by identity: scenarios are frozen; an entry holds its scenario, so its id is not reused while
+    kept), the least recently estimated leaving first."""
+    entry = _PREPARED.get(id(scenario))
+    if entry is not None and entry[0] is scenario:
+        return entry[1], entry[2]
     layout = Layout(scenario)
     hits = solve_hit_ratios(layout)
-    with _PREPARED_LOCK:
-        _PREPARED.pop(key, None)
-        while len(_PREPARED) >= _PREPARED_LIMIT:
-            _PREPARED.pop(next(iter(_PREPARED)))
-        _PREPARED[key] = (scenario, layout, hits)
+    _PREPARED.put(id(scenario), (scenario, layout, hits))
     return layout, hits
 
 

@@ -38,14 +38,13 @@ cdef class EventQueue:
     cdef Py_ssize_t size
     cdef Py_ssize_t capacity
     cdef list held  # the queued items by slot, None in a free slot: the references the GC sees
-    cdef Py_ssize_t* free_slots  # the free slots of ``held``, taken last freed first
-    cdef Py_ssize_t n_free
+    # the free slots of ``held``, taken last freed first: len(held) - size of them
+    cdef Py_ssize_t* free_slots
 
     def __cinit__(self):
         self.capacity = 256
         self.size = 0
         self.held = []
-        self.n_free = 0
         self.entries = <Entry*>malloc(self.capacity * sizeof(Entry))
         self.free_slots = <Py_ssize_t*>malloc(self.capacity * sizeof(Py_ssize_t))
         if self.entries == NULL or self.free_slots == NULL:
@@ -78,11 +77,11 @@ cdef class EventQueue:
     cpdef void push(self, object item, double time, int64_t key) except *:
         """Queue ``item`` to run at ``time`` (seconds) with ``key``."""
         cdef Py_ssize_t slot
+        cdef Py_ssize_t free = len(self.held) - self.size
         if self.size == self.capacity:
             self._grow()
-        if self.n_free:
-            self.n_free -= 1
-            slot = self.free_slots[self.n_free]
+        if free:
+            slot = self.free_slots[free - 1]
             self.held[slot] = item
         else:  # every slot holds an item: one more
             slot = len(self.held)
@@ -99,13 +98,12 @@ cdef class EventQueue:
         if self.size == 0:
             raise IndexError("pop from an empty EventQueue")
         cdef Py_ssize_t slot = self.entries[0].slot
+        self.free_slots[len(self.held) - self.size] = slot  # the free ones, and this one
         self.size -= 1
         if self.size > 0:
             _sift_down(self.entries, self.size, self.entries[self.size], 0)
         item = self.held[slot]
         self.held[slot] = None
-        self.free_slots[self.n_free] = slot
-        self.n_free += 1
         return item
 
     cpdef double peek(self):
@@ -128,7 +126,6 @@ cdef class EventQueue:
     def clear(self):
         """Take every entry off."""
         self.size = 0
-        self.n_free = 0
         self.held = []  # (the items' references dropped once the queue is consistent again)
 
 

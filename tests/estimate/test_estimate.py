@@ -43,6 +43,7 @@ from support.builders import PEER_BOUND_ARRAY, peer_bound_cluster
 from support.paths import ROOT
 
 import simcache
+from simcache.base.kept import Kept
 from simcache.cli.main import main
 from simcache.estimate import Estimate, estimate, mgc_wait, mva_closed
 from simcache.estimate.coverage import not_modelled
@@ -463,8 +464,7 @@ def test_kept_layouts_leave_least_recently_used_first(monkeypatch: pytest.Monkey
     # longest ago leaves first. Shown with room for two, on three objects of the smallest library
     # scenario.
     prepared = sys.modules["simcache.estimate"]
-    monkeypatch.setattr(prepared, "_PREPARED", {})
-    monkeypatch.setattr(prepared, "_PREPARED_LIMIT", 2)
+    monkeypatch.setattr(prepared, "_PREPARED", Kept(2))
     first, second, third = (simcache.load_scenario("ram_tier") for _ in range(3))
     estimate(first)
     estimate(second)
