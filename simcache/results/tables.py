@@ -118,6 +118,10 @@ def _records_series(
     for op in ("read", "write"):
         for name in ("count", "bytes", *HEADLINE_PERCENTILES):
             figures[f"{op}_{name}"] = []
+    # the headline percentiles of a part in one call (the same order statistics, interpolated
+    # alike: the figures equal one call per percentile's, in a fraction of the time)
+    wanted = [PERCENTILES[name] for name in HEADLINE_PERCENTILES]
+    nothing = [math.nan] * len(wanted)
     for lo, hi in zip(starts, ends, strict=True):
         is_write = codes[lo:hi] == write_code
         for op, mine in (("read", ~is_write), ("write", is_write)):
@@ -126,10 +130,9 @@ def _records_series(
             figures[f"{op}_bytes"].append(
                 float(size[lo:hi][mine].sum(dtype=np.float64)) if len(part) else 0.0
             )
-            for name in HEADLINE_PERCENTILES:
-                figures[f"{op}_{name}"].append(
-                    float(np.percentile(part, PERCENTILES[name])) if len(part) else math.nan
-                )
+            values = np.percentile(part, wanted).tolist() if len(part) else nothing
+            for name, value in zip(HEADLINE_PERCENTILES, values, strict=True):
+                figures[f"{op}_{name}"].append(value)
     for op in ("read", "write"):
         columns[f"{op}_iops"] = np.array(figures[f"{op}_count"], dtype=np.int64) / widths
         columns[f"{op}_mb_s"] = np.array(figures[f"{op}_bytes"]) / widths / 1e6

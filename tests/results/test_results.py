@@ -324,6 +324,28 @@ def test_series_rates_add_up_to_records(result: Result) -> None:
         )
 
 
+def test_series_percentiles_are_each_intervals_own(result: Result) -> None:
+    """Each interval's p50 and p99 per op are numpy's percentiles of the I/Os completed in it
+    (``previous sample < complete_s <= sample``), exactly: NaN where it completed none."""
+    series = result.series
+    records = result.records
+    times = series.index.to_numpy()
+    starts = np.concatenate(([-np.inf], times[:-1]))
+    complete = records["complete_s"].to_numpy()
+    checked = 0
+    for op in ("read", "write"):
+        mine = (records["op"] == op).to_numpy()
+        for start, end, (_, row) in zip(starts, times, series.iterrows(), strict=True):
+            part = records["latency_ms"].to_numpy()[mine & (complete > start) & (complete <= end)]
+            for name, q in (("p50_ms", 50.0), ("p99_ms", 99.0)):
+                if len(part):
+                    assert row[f"{op}_{name}"] == float(np.percentile(part, q))
+                    checked += 1
+                else:
+                    assert math.isnan(row[f"{op}_{name}"])
+    assert checked > 2 * len(times)  # most intervals completed I/Os of both ops
+
+
 def test_series_utilizations_are_fractions(result: Result) -> None:
     utilization = result.series.filter(like="util.")
     assert ((utilization >= 0) & (utilization <= 1 + 1e-9)).all().all()
