@@ -48,6 +48,12 @@ not for the system's steady state):
   than 10 beyond it (over 30%) it is the worst few I/Os, not a figure.
 - ``event_after_end``: a scheduled vMotion or host failure at or after the
   run's end never happens in it.
+- ``untested``: fewer than :data:`~simcache.results.trend.MIN_SAMPLES` samples
+  after the warm-up, too few for the growth test: the run's stability was not
+  tested. Only growth beyond doubt is reported then (``growing``, unstable): a
+  queue or the VMs' I/Os in flight that never fall from one sample to the next
+  and end at least :data:`FEW_GROWTH` times their start and :data:`FEW_FLOOR`
+  floors above it.
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ from simcache.sim.stream import StreamStats
 from simcache.spec import Scenario
 
 __all__ = [
+    "FEW_FLOOR",
+    "FEW_GROWTH",
     "FULL_FRACTION",
     "PINNED",
     "AssessedRun",
@@ -94,6 +102,12 @@ _ARRAY_MEANING = (
     "figures shown hold only until then, not for the system's steady state"
 )
 _LISTED = 4  # rows named in a few-samples warning
+FEW_GROWTH = 2.0
+"""With too few samples for the growth test: how many times its start a series must end at (a
+queue growing at a steady rate since the run's start doubles between a window start at ``w``
+and ``2 w``)."""
+FEW_FLOOR = 10
+"""With too few samples for the growth test: how many :data:`FLOORS` a series must rise by."""
 
 
 class AssessedRun(Protocol):
@@ -143,7 +157,7 @@ class ValidityWarning:
 
     kind: str
     """Unstable: growing, backlog_full, overload. Short: filling, fill_time, short_warmup,
-    few_samples, event_after_end."""
+    few_samples, event_after_end, untested."""
     component: str
     """What it is about, e.g. ``backlog.host0``, ``array``, ``in_flight.db.write``, ``p999_ms``,
     ``vmotion@10s``."""
@@ -252,16 +266,11 @@ def _window_series(result: AssessedRun) -> pd.DataFrame:
 def _growth(result: AssessedRun) -> list[ValidityWarning]:
     series = _window_series(result)
     if len(series) < MIN_SAMPLES:
-        return []
+        return _untested(result, series) + _few_samples_growth(result, series)
     times = series.index.to_numpy(dtype=float)
     capacity = float(result.meta["scenario"]["cluster"]["destager"]["capacity"])
     warnings = []
-    for column in series.columns:
-        if not (
-            column.startswith(("backlog.", "queue."))
-            or column in ("destage_waiting", "flows_in_flight")
-        ):
-            continue
+    for column in _tested_columns(series):
         in_bytes = column.startswith("backlog.")
         growing, fit = grows_through(
             times, series[column].to_numpy(dtype=float), FLOORS["bytes" if in_bytes else "count"]
@@ -311,6 +320,81 @@ def _growth(result: AssessedRun) -> list[ValidityWarning]:
                     f"{_MEANING}",
                 )
             )
+    return warnings
+
+
+def _tested_columns(series: pd.DataFrame) -> list[str]:
+    """The queue and backlog columns the growth test reads."""
+    return [
+        column
+        for column in series.columns
+        if column.startswith(("backlog.", "queue."))
+        or column in ("destage_waiting", "flows_in_flight")
+    ]
+
+
+def _untested(result: AssessedRun, series: pd.DataFrame) -> list[ValidityWarning]:
+    """Too few samples after the warm-up for the growth test (:data:`MIN_SAMPLES`): said, so that
+    a run nothing was found in is not taken for one found steady."""
+    start, end = result.window
+    interval = float(result.meta["scenario"]["run"]["sample_interval"])
+    longest = start + MIN_SAMPLES * interval
+    return [
+        ValidityWarning(
+            "untested",
+            "series",
+            "short",
+            f"only {len(series)} sample{'' if len(series) == 1 else 's'} after the warm-up "
+            f"({interval:g} s apart): too few to test queues and backlogs for growth "
+            f"({MIN_SAMPLES} needed), so the run's stability was not tested; set "
+            f"run.sample_interval to at most {(end - start) / MIN_SAMPLES:.3g} s, or run for at "
+            f"least {longest:.3g} s",
+        )
+    ]
+
+
+def _few_samples_growth(result: AssessedRun, series: pd.DataFrame) -> list[ValidityWarning]:
+    """Growth a window of fewer than :data:`MIN_SAMPLES` samples shows beyond doubt: a queue, or
+    the VMs' I/Os in flight, that never falls from one sample to the next and ends at least
+    :data:`FEW_GROWTH` times where it started and :data:`FEW_FLOOR` floors above it (a stable
+    queue sampled a few times rarely rises monotonically by that much; an overloaded one does
+    every time). Backlogs are left to the fill-time note (a buffer filling is a short run, not
+    an unstable one). A run with records counts its I/Os in flight from the window's start on
+    (they are known at any time), so that even one sample can show them pile up."""
+    start, _ = result.window
+    times = series.index.to_numpy(dtype=float)
+    found: list[tuple[str, str, np.ndarray]] = [
+        (column, _series_words(column), series[column].to_numpy(dtype=float))
+        for column in _tested_columns(series)
+        if not column.startswith("backlog.") and len(times) >= 2
+    ]
+    if result.stream is None:
+        times = np.concatenate(([start], times))
+    if len(times) >= 2:
+        for (group, op), counts in in_flight_series(result, times).items():
+            found.append(
+                (
+                    f"in_flight.{group}.{op}",
+                    f"group {group}'s {op}s in flight",
+                    counts.astype(float),
+                )
+            )
+    warnings = []
+    for component, words, values in found:
+        first, last = float(values[0]), float(values[-1])
+        floor = FLOORS["count"]
+        if (
+            np.all(np.diff(values) >= 0)
+            and last - first >= FEW_FLOOR * floor
+            and last >= FEW_GROWTH * max(first, floor)
+        ):
+            what = (
+                f"{words} rise at every one of the run's few samples after the warm-up, from "
+                f"{first:,.0f} to {last:,.0f} ({len(values)} points: too few for the growth "
+                f"test's significance, but a {last / max(first, 1.0):,.0f}-fold rise): "
+                f"{_ARRAY_MEANING if component == 'queue.array' else _MEANING}"
+            )
+            warnings.append(ValidityWarning("growing", component, "unstable", what))
     return warnings
 
 

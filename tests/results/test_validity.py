@@ -105,6 +105,50 @@ def test_stable_mm1_gives_no_instability_warning(seed: int) -> None:
     assert [w.kind for w in result.warnings if w.severity == "unstable"] == []
 
 
+def _few_samples_run(rate: float, seed: int = 1) -> Result:
+    """The M/M/1 scenario for 3 s with 1 s of warm-up, sampled each second: 2 samples after the
+    warm-up, fewer than the growth test's 8."""
+    data = mm1_data(rate)
+    data["run"] = {"duration": "3s", "warmup": "1s", "sample_interval": "1s"}
+    return simcache.simulate(simcache.load_scenario(data), seed=seed)
+
+
+def test_a_short_overloaded_run_is_unstable_though_too_short_for_the_growth_test() -> None:
+    """rho = 1.5: the tier's queue grows by about 500 I/Os a second from the start, so the I/Os
+    in flight double between the window's start (1 s, about 500) and its end (3 s, about 1,500),
+    rising at every sample: growth beyond doubt, reported, where the trend test cannot run."""
+    result = _few_samples_run(1500.0)
+    assert result.stable is False
+    kinds = {(w.kind, w.component) for w in result.warnings}
+    assert ("growing", "in_flight.db.write") in kinds
+    assert ("untested", "series") in kinds
+    grown = next(w for w in result.warnings if w.component == "in_flight.db.write")
+    assert "too few for the growth test's significance" in grown.message
+    # the saturated tier is named, as with enough samples
+    assert ("overload", "host0.tier") in kinds
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_short_stable_run_says_its_stability_was_not_tested(seed: int) -> None:
+    """rho = 0.5 over the same short window: nothing grows beyond doubt, and the run says that
+    its stability was not tested (and how to sample enough), rather than nothing."""
+    result = _few_samples_run(500.0, seed)
+    assert result.stable
+    untested = [w for w in result.warnings if w.kind == "untested"]
+    assert len(untested) == 1 and untested[0].severity == "short"
+    assert untested[0].message.startswith(
+        "only 2 samples after the warm-up (1 s apart): too few to test queues and backlogs for "
+        "growth (8 needed)"
+    )
+    assert untested[0].message.endswith(
+        "set run.sample_interval to at most 0.25 s, or run for at least 9 s"
+    )
+
+
+def test_enough_samples_say_nothing_of_testing() -> None:
+    assert not [w for w in simcache.simulate(mm1(500.0), seed=1).warnings if w.kind == "untested"]
+
+
 def hidden_array_data(spindles: int) -> dict[str, Any]:
     """One host, one VM writing 4 KiB at 1,000/s (WB+0: the tier acknowledges) to an array of
     ``spindles`` 15K drives in RAID 10 behind a 4 GiB controller cache. Each write is two drive
