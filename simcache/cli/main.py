@@ -76,7 +76,10 @@ def _parser() -> argparse.ArgumentParser:
         "--duration",
         type=_duration,
         default=None,
-        help='simulated time, e.g. "30s" (default: run.duration)',
+        help=(
+            'simulated time, e.g. "30s" (default: run.duration); a warm-up longer than a '
+            "tenth of it is cut to that tenth (a note says so)"
+        ),
     )
     run.add_argument(
         "--out",
@@ -387,7 +390,10 @@ def _parser() -> argparse.ArgumentParser:
         "--duration",
         type=_duration,
         default=None,
-        help='simulated time, e.g. "30s" (default: run.duration)',
+        help=(
+            'simulated time, e.g. "30s" (default: run.duration); a warm-up longer than a '
+            "tenth of it is cut to that tenth (a note says so)"
+        ),
     )
     add_report_options(report_cmd)
     _limit_options(report_cmd)

@@ -54,7 +54,10 @@ def _scenario_to_run(args: argparse.Namespace) -> Scenario:
     if args.seed is not None:
         scenario = scenario.with_seed(args.seed)
     if args.duration is not None:
+        cut = scenario.warmup_cut(args.duration)
         scenario = scenario.with_duration(args.duration)
+        if cut:
+            print(f"note: {cut}", file=sys.stderr)
     return scenario
 
 

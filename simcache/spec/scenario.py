@@ -241,12 +241,15 @@ class Scenario(_Spec):
         return copied
 
     def with_duration(self, duration: float, source: str = DURATION_SOURCE) -> Scenario:
-        """This scenario run for ``duration`` seconds, its warm-up cut to a tenth of that if longer.
+        """This scenario run for ``duration`` seconds, its warm-up cut to a tenth of that if longer
+        (:meth:`warmup_cut` says when); its own duration leaves it as it is.
 
         Validates the new ``[run]`` table only. Raises :class:`ScenarioError`,
         naming ``source``, if the duration does not fit the scenario (e.g.
         shorter than its sample interval).
         """
+        if duration == self.run.duration and not isinstance(duration, bool):
+            return self  # the run as written: the same window as without the duration
         # Only a duration that can be run cuts the warm-up: a bad one is reported alone, not with a
         # warm-up the user never wrote.
         runnable = (
@@ -254,6 +257,18 @@ class Scenario(_Spec):
         )
         warmup = min(self.run.warmup, duration / 10) if runnable else self.run.warmup
         return self._with_run(source, duration=duration, warmup=warmup)
+
+    def warmup_cut(self, duration: float) -> str | None:
+        """What :meth:`with_duration` does to the warm-up for ``duration`` seconds, in words (for
+        a note beside the run), or None when it keeps it."""
+        shortened = self.with_duration(duration)
+        if shortened.run.warmup == self.run.warmup:
+            return None
+        return (
+            f"the warm-up is cut from {self.run.warmup:g} s to {shortened.run.warmup:g} s, a "
+            f"tenth of the {duration:g} s asked for (the file runs {self.run.duration:g} s): the "
+            f"measured window starts at {shortened.run.warmup:g} s"
+        )
 
     def with_seed(self, seed: int, source: str = SEED_SOURCE) -> Scenario:
         """This scenario run with random seed ``seed`` (a whole number >= 0).

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.paths import ROOT
 from support.strategies import to_toml
 
 import simcache
@@ -99,6 +100,26 @@ def test_with_duration_sets_the_run_and_caps_the_warmup() -> None:
     assert shorter.model_dump(exclude={"run"}) == scenario.model_dump(exclude={"run"})
     assert (shorter.run.seed, shorter.run.sample_interval) == (3, 0.25)
     assert scenario.run.duration == 1.0, "the original is unchanged"
+
+
+def test_the_scenarios_own_duration_keeps_its_warmup_and_says_nothing() -> None:
+    """``--duration`` equal to the file's: the run as written (its window unchanged), where the
+    tenth rule would have cut default.toml's 4 s warm-up of 20 s to 2 s."""
+    scenario = load_scenario(ROOT / "scenarios" / "default.toml")
+    assert (scenario.run.duration, scenario.run.warmup) == (20.0, 4.0)
+    assert scenario.with_duration(20.0) is scenario
+    assert scenario.warmup_cut(20.0) is None
+    assert scenario.warmup_cut(40.0) is None  # 4 s is under a tenth of 40 s: kept
+    assert scenario.warmup_cut(10.0) == (
+        "the warm-up is cut from 4 s to 1 s, a tenth of the 10 s asked for (the file runs 20 s): "
+        "the measured window starts at 1 s"
+    )
+
+
+def test_cli_run_notes_a_cut_warmup(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(ROOT / "scenarios" / "default.toml")
+    assert main(["run", path, "--duration", "2s", "--no-records"]) == 0
+    assert "note: the warm-up is cut from 4 s to 0.2 s" in capsys.readouterr().err
 
 
 def test_with_seed_changes_only_the_seed() -> None:
