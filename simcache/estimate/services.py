@@ -52,6 +52,7 @@ from simcache.physics.cluster import (
     pipe_rate,
     read_channel_seconds,
     tier_service_seconds,
+    write_channel_seconds,
 )
 from simcache.spec import Scenario
 
@@ -90,6 +91,8 @@ class ServiceTimes:
         self.tier_write_latency = tier.write_latency
         # s per byte a read holds its unit after its latency (die to controller; 0 if unset)
         self.read_channel = read_channel_seconds(tier)
+        # and a write's, to its unit (a RAM tier's copy thread; 0 if unset)
+        self.write_channel = write_channel_seconds(tier)
         self.exponential_tier = tier.service == "exponential"
         # Destage reads: one operation per batch (fcfs), else background requests of at most this
         # many bytes.
@@ -200,8 +203,8 @@ class ServiceTimes:
         base = host * self.per_host
         latency = self.tier_write_latency if is_write else self.tier_read_latency
         per_byte = 1.0 / (self.write_rate if is_write else self.read_rate)
-        # a read's channel time: deterministic per byte, on the unit (as the simulator's)
-        channel = 0.0 if is_write else self.read_channel
+        # an operation's channel time: deterministic per byte, on the unit (as the simulator's)
+        channel = self.write_channel if is_write else self.read_channel
         size_scv = max(0.0, size_sq / size**2 - 1.0)
         steps = []
         if front and self.command_overhead > 0:

@@ -49,6 +49,7 @@ __all__ = [
     "vmotion_stream_port",
     "wire_seconds",
     "working_set_blocks",
+    "write_channel_seconds",
     "write_gc_factor",
     "write_run_bytes",
 ]
@@ -168,6 +169,13 @@ def read_channel_seconds(spec: TierShape) -> float:
     read_latency + size x read_channel_seconds + size / pipe rate``.
     """
     rate = spec.read_channel_bandwidth
+    return 1.0 / rate if rate else 0.0
+
+
+def write_channel_seconds(spec: TierShape) -> float:
+    """Seconds per byte a write holds its unit after its latency (``1 / write_channel_bandwidth``;
+    0 if unset), as :func:`read_channel_seconds` for reads."""
+    rate = spec.write_channel_bandwidth
     return 1.0 / rate if rate else 0.0
 
 

@@ -114,6 +114,23 @@ class TierSpec(_Profiled):
     ``read_bandwidth``, which many reads in parallel reach (FEMU and MQSim model the page's channel
     transfer the same way, per operation). The dies of a channel do not contend for its bus here.
     Unset: the media time does not depend on the size (only the pipe's transfer does)."""
+    write_channel_bandwidth: (
+        Annotated[
+            PositiveRate,
+            Field(ge=1e6, le=1e12),
+            Why(
+                "below it a 4 KiB write holds its unit over 4 ms: a unit is missing (write e.g. "
+                "'5GB/s')",
+                "no single copy or channel moves a TB/s: a unit is wrong",
+            ),
+        ]
+        | None
+    ) = None
+    """As ``read_channel_bandwidth``, for writes: the rate at which one write's data reaches its
+    unit, which it holds for ``write_latency`` plus ``size / write_channel_bandwidth`` before its
+    transfer on the shared pipe. For a RAM tier, one copy thread's rate (each unit a copy thread),
+    the pipe then being the memory's bandwidth that all copies share. Unset: the write's unit time
+    does not depend on its size."""
     capacity: Annotated[PositiveBytes, Field(title="Tier capacity per host")]
     """Bytes of flash/RAM on each host; the read cache lives in it."""
     clean_pool: Bytes | None = None

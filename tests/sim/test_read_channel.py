@@ -150,12 +150,18 @@ def test_a_background_read_on_an_idle_device_pays_the_channel() -> None:
     assert retry == pytest.approx(foreground - 60e-6 - 64 * KiB / 500e6, abs=1e-15)
 
 
-def test_only_the_qlc_profile_sets_a_read_channel() -> None:
-    # every other built-in profile keeps its read path (the field's default)
+def test_only_the_qlc_and_ram_profiles_set_a_read_channel() -> None:
+    # every other built-in profile keeps its read path (the field's default); a RAM tier's unit is
+    # a copy thread, its channel one thread's copy rate (tests/sim/test_write_channel.py)
     channels = {
         name: read_channel_seconds(TierSpec.model_validate(name)) for name in list_profiles("tier")
     }
-    assert {name for name, seconds in channels.items() if seconds} == {"nvme-qlc-p5336"}
+    assert {name for name, seconds in channels.items() if seconds} == {
+        "nvme-qlc-p5336",
+        "ram-ddr3",
+        "ram-ddr4",
+        "ram-ddr5",
+    }
 
 
 @pytest.mark.parametrize("size", [4 * KiB, 16 * KiB, 64 * KiB])

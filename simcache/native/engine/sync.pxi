@@ -86,6 +86,7 @@ cdef int _tier_in(Engine self, Py_ssize_t i) except -1:
     t.write_command = tier._write_command
     t.write_per_byte = tier._write_seconds_per_byte
     t.write_latency = tier._write_latency
+    t.write_channel = tier._write_channel
     t.has_clean_pool = tier._has_clean_pool
     t.pool = tier._pool
     t.pool_time = tier._pool_time

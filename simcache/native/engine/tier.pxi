@@ -24,7 +24,7 @@ cdef struct TierState:
     Meter m  # its busy meter
     Uniforms u  # its random stream
     # writes (a miss's fill): Tier.submit's write figures and its clean pool
-    double write_command, write_per_byte, write_latency
+    double write_command, write_per_byte, write_latency, write_channel
     bint has_clean_pool
     double pool, pool_time, gc_rate, pool_depth, gc_pass, gc_wait_seconds
     int64_t bytes_written
@@ -190,7 +190,10 @@ cdef double _read(TierState* t, double now, int64_t size, bint is_write=False,
         latency *= low + (position - index) * (table[index + 1] - low)
     if t.stall_p > 0.0 and _uniform(&t.u) < t.stall_p:
         latency += -t.stall_time * log1p(-_uniform(&t.u))
-    if not is_write and t.read_channel > 0.0:
+    if is_write:
+        if t.write_channel > 0.0:
+            latency += size * t.write_channel
+    elif t.read_channel > 0.0:
         latency += size * t.read_channel
     if t.exponential:
         # (test-only) exponential service with the same mean (tier_service_seconds), spent on the

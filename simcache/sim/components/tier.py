@@ -14,7 +14,8 @@ Assumptions (see docs/model.md, Tier):
   read_channel_bandwidth`` seconds more, its data crossing from the die to the
   controller (:func:`simcache.physics.cluster.read_channel_seconds`):
   deterministic, after the lognormal factor and any stall, which apply to the
-  latency alone. Writes and, unset, reads pay no such time.
+  latency alone; with ``write_channel_bandwidth`` set, a write likewise (a RAM
+  tier's copy thread). Unset, an operation pays no such time.
 - Data transfers of all units share one pipe whose rate is the device's read
   or write bandwidth, capped by its ``interface`` and the host's
   ``controller_bandwidth``. A transfer takes the earliest idle stretch of the
@@ -110,6 +111,7 @@ from simcache.physics.cluster import (
     read_channel_seconds,
     tier_service_seconds,
     tier_units,
+    write_channel_seconds,
 )
 from simcache.sim.components.meter import BusyMeter
 from simcache.sim.components.randomness import UniformStream
@@ -203,6 +205,9 @@ class Tier:
         # seconds per byte a read's data takes from its die to the controller (0: none)
         self._read_channel_full = read_channel_seconds(spec)
         self._read_channel = self._read_channel_full
+        # seconds per byte a write's data takes to its unit (0: none)
+        self._write_channel_full = write_channel_seconds(spec)
+        self._write_channel = self._write_channel_full
         self._overhead = spec.command_overhead
         self._read_command = 1.0 / spec.read_iops_limit if spec.read_iops_limit else 0.0
         self._write_command = 1.0 / spec.write_iops_limit if spec.write_iops_limit else 0.0
@@ -284,6 +289,7 @@ class Tier:
         self._write_seconds_per_byte = write_per_byte / fraction
         self._read_latency = read_latency / fraction
         self._read_channel = self._read_channel_full / fraction
+        self._write_channel = self._write_channel_full / fraction
         self._write_latency = write_latency / fraction
         self._overhead = overhead / fraction
         self._read_command = read_command / fraction
@@ -317,7 +323,10 @@ class Tier:
             latency *= self._lognormal_factor(table)
         if self._stall_probability > 0.0 and self._stream.uniform() < self._stall_probability:
             latency += self._stream.exponential(self._stall_time)
-        if not is_write and self._read_channel > 0.0:
+        if is_write:
+            if self._write_channel > 0.0:
+                latency += size * self._write_channel
+        elif self._read_channel > 0.0:
             latency += size * self._read_channel
         if self._exponential:
             # Test-only: exponential service with the same mean, spent on the channel.
@@ -369,7 +378,9 @@ class Tier:
         if scheduling != "fcfs":
             channel_free = self._channel_free[0]
             latency = (
-                self._write_latency if is_write else self._read_latency + size * self._read_channel
+                self._write_latency + size * self._write_channel
+                if is_write
+                else self._read_latency + size * self._read_channel
             )
             # the request's transfer may start when the pipe is free
             pipe_free = self._pipe.free_from(now) - latency
