@@ -162,11 +162,15 @@ def parse_duration(value: str | int | float) -> float:
     return _finite(number * factor, value, "time")
 
 
+_PREFIX_WORDS = {"k": "kilo", "m": "mega", "g": "giga", "t": "tera"}
+
+
 def parse_bandwidth(value: str | int | float) -> float:
     """Return a rate in bytes/s from ``125e6``, ``"125MB/s"``, ``"1Gbit/s"``, ``"10GbE"``.
 
     ``"NGbE"`` means the Ethernet line rate of N Gbit/s (framing overhead is
-    modelled by the link, not folded in here).
+    modelled by the link, not folded in here). An all-lower-case ``"mb/s"`` (or k, g, t) is
+    refused: people write it for bytes as often as for bits.
     """
     examples = '125e6, "125MB/s", "1Gbit/s", "10GbE", "400MiB/s"'
     if isinstance(value, bool):
@@ -176,6 +180,13 @@ def parse_bandwidth(value: str | int | float) -> float:
     number, unit = _split(value, "rate", examples)
     key = unit.replace(" ", "")
     lower = key.lower()
+    if len(key) == 4 and key[0] in "kmgt" and key[1:] == "b/s":
+        # "mb/s": megabytes as often as megabits in the wild (an 8x difference): not guessed
+        prefix, word = key[0].upper() if key[0] != "k" else "k", _PREFIX_WORDS[key[0]]
+        raise UnitError(
+            f"ambiguous rate unit {unit!r} in {echo(value)}: write {prefix}B/s for {word}bytes a "
+            f"second or {prefix}bit/s for {word}bits"
+        )
     # "B" is bytes and "b" is bits: decide which before the case is folded away.
     if key.endswith("Bps"):  # "MBps": capital B is bytes
         key, lower = key[:-3] + "B/s", lower[:-3] + "b/s"

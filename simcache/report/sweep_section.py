@@ -155,7 +155,9 @@ class SweepReport:
             "<p>A point meets a target when its seeds' mean does with the whole 95% interval "
             "inside the limit, and no seed "
             "is unstable or too short to tell; otherwise it is unknown, or a miss when the "
-            "interval is past the limit.</p>"
+            "interval is past the limit. A point run with one seed has no interval: its verdict "
+            "rests on that one run's value (the seeds column says how many ran; run two or more "
+            "for an interval).</p>"
             if targets
             else ""
         )
