@@ -27,6 +27,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(f"  {line}", file=out)
     for warning in (*fit.warnings, *calibration.points.notes):
         print(f"warning: {warning}", file=out)
+    for line in calibration.inherited:
+        print(line, file=out)
     if args.out is None:
         print(calibration.toml, end="")
         return 0

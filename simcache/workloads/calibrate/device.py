@@ -29,7 +29,7 @@ from simcache.workloads.calibrate.drive_model import Drive, span_of
 from simcache.workloads.calibrate.drive_profile import drive_toml
 from simcache.workloads.calibrate.fit import Fit, Fixed, fit_tier
 from simcache.workloads.calibrate.points import Points, read_points
-from simcache.workloads.calibrate.profile import tier_toml
+from simcache.workloads.calibrate.profile import inherited, inherited_lines, tier_toml
 
 __all__ = ["DEFAULT_DRIVE", "KINDS", "Calibration", "calibrate", "default_base"]
 
@@ -48,6 +48,9 @@ class Calibration:
     base: str
     toml: str
     kind: str = "tier"
+    inherited: tuple[str, ...] = ()
+    """The fields taken from the base that shape performance, a heading and one line each with what
+    would pin it (a tier's; empty for a drive, whose table notes say it field by field)."""
 
     def table(self) -> dict[str, Any]:
         """The ``[tier]`` (or ``[drive]``) table as a dict (what ``tier = { file = ... }`` reads,
@@ -96,10 +99,23 @@ def calibrate(
         write_bandwidth=pipe_rate(parse_bandwidth(profile["write_bandwidth"]), None, interface),
         read_latency=parse_duration(profile["read_latency"]),
         write_latency=parse_duration(profile["write_latency"]),
+        command_overhead=parse_duration(profile.get("command_overhead", 0.0)),
     )
     fit = fit_tier(points.points, fixed)
-    text = tier_toml(fit, points, base_name, profile, field_notes("tier").get(base_name, {}))
-    calibration = Calibration(points, fit, base_name, text)
+    notes = field_notes("tier").get(base_name, {})
+    kept = inherited(fit, points, base_name, profile, notes)
+    warnings = [] if base is not None else [_default_base_warning(base_name, points.device)]
+    if kept:
+        warnings.append(
+            f"{len(kept)} fields that shape the tier's performance come from the base profile "
+            f"{base_name}, not from these runs: {', '.join(name for name, _, _ in kept)} (check "
+            "them against your device; the device file lists what would pin each)"
+        )
+    fit = replace(fit, warnings=(*warnings, *fit.warnings))
+    text = tier_toml(fit, points, base_name, profile, notes)
+    calibration = Calibration(
+        points, fit, base_name, text, inherited=tuple(inherited_lines(kept, base_name))
+    )
     try:
         TierSpec.model_validate(calibration.table())
     # a fitted value outside TierSpec's ranges: a bug here, not the user's
@@ -108,6 +124,25 @@ def calibrate(
             "calibrate", [("tier", f"the fitted table does not validate: {exc}")]
         ) from None
     return calibration
+
+
+def _default_base_warning(base_name: str, device: str) -> str:
+    """The warning when no ``--base`` was given: which profile completes the tier, and the
+    catalogue's profiles of the device's class to choose from instead."""
+    port = "pcie" if device.startswith("/dev/nvme") else "sata"
+    others = [
+        name
+        for name, fields in list_profiles("tier").items()
+        if name != base_name and str(fields.get("interface", "")).startswith(port)
+    ]
+    description = get_profile("tier", base_name).get("description", base_name)
+    return (
+        f"no --base given: every field these runs do not measure (the interface, the bandwidths "
+        f"not measured, the garbage collection, the capacity) is the default base {base_name}'s "
+        f"({description}) whatever your device is; give --base with a profile of its class"
+        + (f", e.g. {', '.join(others)}" if others else "")
+        + " (all of them: simcache profiles tier)"
+    )
 
 
 def _calibrate_drive(paths: Sequence[Path], base: str | None, rpm: float | None) -> Calibration:

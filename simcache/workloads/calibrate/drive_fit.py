@@ -21,7 +21,8 @@ Fitted by scipy.optimize.least_squares over ``log overhead``, ``log full_seek`` 
 at one or two outstanding, and of each percentile from 1 to 99.9 of the points at one (together
 weighted as much as one point's mean). Without percentiles, ``overhead`` and ``avg_seek`` cannot be
 told apart: the base's overhead is kept and ``avg_seek`` fitted, ``full_seek`` at the base's ratio
-to it. Relative standard errors from the Jacobian, as in :mod:`.fit`.
+to it. Relative standard errors from the Jacobian, as in :mod:`.fit`; a figure the optimiser left at
+(or within 0.1 % of) a bound of its range is said to be at it instead (the points cannot pin it).
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ _CACHED_MEAN = 0.6
 """Writes whose mean is below this share of the reads' at the same depth were acknowledged from
 the drive's cache."""
 _ROBUST = 0.1
+_AT_BOUND = math.log1p(1e-3)
+"""A fitted figure within 0.1 % of a bound of its range (in the optimiser's space) is at it."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ class DriveFit:
     gains: Mapping[int, float] = field(default_factory=dict)
     """Measured over fitted IOPS of random reads by outstanding I/Os, beyond two: the drive's
     reordering gain."""
+    at_bounds: Mapping[str, str] = field(default_factory=dict)
+    """The fitted figures the optimiser left at a bound of their range: ``lower`` or ``upper``."""
 
     def predict(self, points: Sequence[Point], spans: Sequence[float] | None = None) -> Prediction:
         """Fitted IOPS, mean and p99 of any points of this drive (e.g. ones the fit did not see)."""
@@ -261,6 +266,7 @@ def fit_drive(
             "(check --rpm, or the runs hit a cache)"
         )
     use_shape = bool(shape)
+    names = ["overhead", "full_seek", "avg_seek"] if use_shape else ["avg_seek"]
     if use_shape:
         starts = []
         for share in (0.03, 0.15):
@@ -339,12 +345,35 @@ def fit_drive(
             f"{base.media_rate / 1e6:.4g} MB/s (a sequential "
             "128k read at iodepth 8 or more from the start of the device pins it)"
         )
+    at_bounds = {}
+    for name, x, low, high in zip(names, best_result.x, lows, highs, strict=True):
+        if x - low < _AT_BOUND or high - x < _AT_BOUND:
+            side = "lower" if x - low < _AT_BOUND else "upper"
+            at_bounds[name] = side
+            shown = f"{getattr(drive, name) * 1e3:.4g} ms"
+            allowed = (
+                DRIVE_BOUNDS[name][2]
+                if use_shape
+                else "0.1 to 50 ms (overhead and full_seek held at the base's)"
+            )
+            warnings.append(
+                f"{name} = {shown} is at its {side} bound (the fit's range: {allowed}): the points "
+                f"cannot pin it; {_LOOSE[name]}"
+            )
     for name, spread in errors.items():
-        if spread > _PINNED:
+        if name not in at_bounds and spread > _PINNED:
             shown = "±∞" if not math.isfinite(spread) else f"±{spread:.0%}"
             warnings.append(f"{name} not pinned ({shown}): {_LOOSE[name]}")
     return DriveFit(
-        drive, tuple(points), predicted, tuple(fields), tuple(spans), tuple(warnings), errors, gains
+        drive,
+        tuple(points),
+        predicted,
+        tuple(fields),
+        tuple(spans),
+        tuple(warnings),
+        errors,
+        gains,
+        at_bounds,
     )
 
 

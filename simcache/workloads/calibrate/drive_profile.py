@@ -16,7 +16,7 @@ from typing import Any
 from simcache.base.units import format_figure
 from simcache.workloads.calibrate.drive_fit import DriveFit
 from simcache.workloads.calibrate.points import Points
-from simcache.workloads.calibrate.profile import fit_table, mb_s_text, spread_text, toml_value
+from simcache.workloads.calibrate.profile import fit_table, mb_s_text, pinned_text, toml_value
 
 __all__ = ["drive_table", "drive_toml"]
 
@@ -47,7 +47,7 @@ def drive_table(
 ) -> list[tuple[str, Any, str]]:
     """The ``[drive]`` table as (field, value, note) rows: the fitted fields, then the base
     profile's others."""
-    errors = fit.relative_errors
+    errors, bounds = fit.relative_errors, fit.at_bounds
     drive = fit.drive
     depths = sorted({p.outstanding for p in fit.points if not p.sequential and p.outstanding <= 2})
     runs = f"{len(fit.points)} fio runs of {points.device}"
@@ -66,15 +66,15 @@ def drive_table(
         (
             "overhead",
             _ms(drive.overhead),
-            f"{fitted_on}{spread_text(errors, 'overhead')}: the time outside seek, rotation and "
-            "transfer, including the host's I/O "
-            "stack as fio saw it (a scenario adds its own link on top)",
+            f"{fitted_on}{pinned_text(errors, bounds, 'overhead')}: the time outside seek, "
+            "rotation and transfer, including the host's I/O stack as fio saw it (a scenario adds "
+            "its own link on top)",
         ),
         (
             "avg_seek",
             _ms(drive.avg_seek),
-            f"{fitted_on}{spread_text(errors, 'avg_seek')}: the seek curve's mean over the whole "
-            "stroke",
+            f"{fitted_on}{pinned_text(errors, bounds, 'avg_seek')}: the seek curve's mean over "
+            "the whole stroke",
         ),
     ]
     if "full_seek" in fit.fitted_fields:
@@ -82,7 +82,8 @@ def drive_table(
             (
                 "full_seek",
                 _ms(drive.full_seek),
-                f"fitted to the QD1 latencies' percentiles{spread_text(errors, 'full_seek')}",
+                "fitted to the QD1 latencies' percentiles"
+                f"{pinned_text(errors, bounds, 'full_seek')}",
             )
         )
     else:

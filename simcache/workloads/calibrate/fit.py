@@ -1,7 +1,8 @@
 """The fit of a tier's per-operation figures to measured points, and what the points cannot pin.
 
 Fitted (scipy.optimize.least_squares over the logarithms, within physical bounds):
-``command_overhead``, ``read_latency`` and ``write_latency`` (for the operations measured),
+``command_overhead`` (when both operations are measured), ``read_latency`` and ``write_latency``
+(for the operations measured),
 ``service_cv`` (from p99s), a command rate ceiling per operation (``read_iops_limit``,
 ``write_iops_limit``), the bandwidths of operations measured at two block sizes or more, and
 ``channels x dies`` (a whole number: fitted as a real number, then the nearest whole numbers are
@@ -9,10 +10,22 @@ tried with the rest refitted), with reads routed to the earliest-free unit or to
 whichever fits better. Residuals per point: log(fitted / measured) of IOPS and of mean latency, and
 half that weight for p99 (a tail is noisier than a mean).
 
+``command_overhead`` is shared: every read and every write pays it. Fitted from one operation
+alone, it is not told from that operation's own latency (any split of the lone time fits), and
+whatever the optimiser made of it would move the other operation, which nothing measured. So when
+only reads (or only writes) are measured, the base profile's overhead is held and only the
+measured operation's own figures are fitted: the other operation keeps the base's lone time
+exactly, as the output says. If the base's overhead alone is longer than the measured operation's
+lone time (a base of a slower class), the overhead is fitted after all and the other operation's
+latency is moved by the opposite amount, so that its lone time (overhead + latency) is still the
+base's.
+
 A parameter is *pinned* when the points' sensitivity to it leaves its relative standard error below
 30 % (from the Jacobian at the optimum: ``s^2 (J^T J)^-1``); otherwise the fit says which
-measurement would pin it. A command rate ceiling the fit puts above twice the highest IOPS measured
-is left unset: the points never met it.
+measurement would pin it. A parameter the optimiser left at (or within 0.1 % of) one of its
+:data:`BOUNDS` is said to be at that bound: the points pushed it there and cannot pin it (its
+standard error means nothing there). A command rate ceiling the fit puts above twice the highest
+IOPS measured is left unset: the points never met it.
 """
 
 from __future__ import annotations
@@ -75,6 +88,12 @@ _LOOSE = {
 _UNSEEN_CEILING = 2.0
 """A command rate ceiling above this many times the highest IOPS measured was never met: it is
 left unset."""
+_AT_BOUND = 1e-3
+"""A fitted value within this relative distance of a bound (service_cv: this absolute one) is at
+it."""
+_ROOM = 0.05
+"""With one operation measured, the base's command_overhead is held only if it leaves that
+operation's own latency at least this share of its lowest-depth mean."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,8 @@ class Fixed:
     write_bandwidth: float
     read_latency: float
     write_latency: float
+    command_overhead: float = 0.0
+    """The base's overhead: held when one operation is measured (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +132,12 @@ class Fit:
     warnings: tuple[str, ...] = field(default=())
     relative_errors: Mapping[str, float] = field(default_factory=dict)
     """Each fitted parameter's relative standard error (0.05 = ±5 %)."""
+    at_bounds: Mapping[str, Literal["lower", "upper"]] = field(default_factory=dict)
+    """The fitted parameters the optimiser left at a bound of :data:`BOUNDS`, and which."""
+    compensated: tuple[str, ...] = ()
+    """The unmeasured operation's latency (``write_latency`` or ``read_latency``) when it was moved
+    against a fitted command_overhead, so that its lone time stays the base's (module
+    docstring)."""
 
     def device(self, op: Op) -> Device:
         """The model of one operation with these figures."""
@@ -146,7 +173,8 @@ def fit_tier(points: Sequence[Point], fixed: Fixed) -> Fit:
     """The tier figures that best reproduce ``points``; see the module docstring."""
     ops: tuple[Op, ...] = tuple(op for op in ("read", "write") if any(p.op == op for p in points))
     sizes = {op: {p.size for p in points if p.op == op} for op in ops}
-    names = ["command_overhead", "service_cv"]
+    shared = len(ops) == 2 or not _room_for_base_overhead(points, ops[0], fixed)
+    names = ["command_overhead", "service_cv"] if shared else ["service_cv"]
     for op in ops:
         names += [f"{op}_latency", f"{op}_iops_limit"]
         if len(sizes[op]) > 1:
@@ -161,7 +189,7 @@ def fit_tier(points: Sequence[Point], fixed: Fixed) -> Fit:
         _solve(
             points, fixed, _Layout(tuple(names), ops, True, start["units"], routing), start, _SCOUT
         )
-        for start in _starts(points, ops, fixed)
+        for start in _starts(points, ops, fixed, not shared)
         for routing in routings
     ]
     scout = min(tries, key=lambda f: _cost(f, points))
@@ -179,18 +207,44 @@ def fit_tier(points: Sequence[Point], fixed: Fixed) -> Fit:
         if best is None or cost < best[0]:
             best = (cost, candidate)
     assert best is not None
-    return _judge(best[1], points, fixed, ops, sizes, has_p99)
+    fit = best[1]
+    if len(ops) == 1 and shared:
+        fit = _compensate(fit, ops[0], fixed)
+    return _judge(fit, points, fixed, ops, sizes, has_p99, free.units)
 
 
-def _starts(points: Sequence[Point], ops: tuple[Op, ...], fixed: Fixed) -> list[dict[str, float]]:
+def _room_for_base_overhead(points: Sequence[Point], op: Op, fixed: Fixed) -> bool:
+    """Whether the base's command_overhead, held, leaves ``op`` (the one operation measured) a
+    latency of its own: at its lowest depth, the mean less the overhead and the transfer."""
+    lowest = min((p for p in points if p.op == op), key=lambda p: (p.outstanding, p.mean))
+    bandwidth: float = getattr(fixed, f"{op}_bandwidth")
+    transfer = lowest.size / bandwidth
+    return lowest.mean - transfer - fixed.command_overhead > _ROOM * lowest.mean
+
+
+def _compensate(fit: Fit, measured: Op, fixed: Fixed) -> Fit:
+    """``fit`` (of ``measured`` alone, its command_overhead fitted) with the other operation's
+    latency moved against the overhead's change, so that its lone time is the base's."""
+    other: Op = "write" if measured == "read" else "read"
+    name = f"{other}_latency"
+    wanted = fixed.command_overhead + getattr(fixed, name) - fit.command_overhead
+    low, _ = _bounds(name)
+    # the other operation has no points: its latency moves no prediction
+    return replace(fit, **{name: max(wanted, low)}, compensated=(name,))
+
+
+def _starts(
+    points: Sequence[Point], ops: tuple[Op, ...], fixed: Fixed, held: bool
+) -> list[dict[str, float]]:
     """First guesses from the points: a tenth or half of the shortest latency outside the device
-    and the rest on a unit, with each operation's highest IOPS set by the units (the ceiling
-    loose) or by the command processor."""
+    (``held``: the base's command_overhead) and the rest on a unit, with each operation's highest
+    IOPS set by the units (the ceiling loose) or by the command processor."""
     shortest = min(p.mean for p in points)
     starts = []
-    for share in (0.1, 0.5):
+    for share in (None,) if held else (0.1, 0.5):
         for bound_by in ("units", "command"):
-            start = {"command_overhead": shortest * share, "service_cv": 0.2, "units": 1.0}
+            overhead = fixed.command_overhead if share is None else shortest * share
+            start = {"command_overhead": overhead, "service_cv": 0.2, "units": 1.0}
             for op in ops:
                 mine = [p for p in points if p.op == op]
                 lowest = min(mine, key=lambda p: p.outstanding)
@@ -253,7 +307,7 @@ def _fit_from(vector: Floats, layout: _Layout, fixed: Fixed, points: tuple[Point
         return values.get(name, default)
 
     fit = Fit(
-        command_overhead=values["command_overhead"],
+        command_overhead=values.get("command_overhead", fixed.command_overhead),
         read_latency=get("read_latency", fixed.read_latency) or fixed.read_latency,
         write_latency=get("write_latency", fixed.write_latency) or fixed.write_latency,
         units=units,
@@ -370,11 +424,14 @@ def _judge(
     ops: tuple[Op, ...],
     sizes: Mapping[Op, set[int]],
     has_p99: bool,
+    free_units: float,
 ) -> Fit:
     """The chosen fit with its unmet ceilings unset, whole units, and a warning per parameter the
-    points leave loose."""
+    points leave loose or at a bound (``free_units``: the units before they were made whole)."""
     warnings: list[str] = []
-    fields = ["command_overhead", "channels x dies"]
+    fitted_overhead = "command_overhead" in fit.relative_errors
+    fields = ["command_overhead"] if fitted_overhead else []
+    fields.append("channels x dies")
     errors = dict(fit.relative_errors)
     limits: dict[str, float | None] = {}
     for op in ("read", "write"):
@@ -420,13 +477,10 @@ def _judge(
                 f"{getattr(fixed, f'{op}_bandwidth') / 1e6:,.0f} MB/s (a sequential 128k {op} run "
                 "at queue depth 8 or more would pin it)"
             )
-    for op in ("read", "write"):
+    both: tuple[Op, ...] = ("read", "write")
+    for op in both:
         if op not in ops:
-            warnings.append(
-                f"{op}_latency not measured: no {op} points; kept the base profile's "
-                f"{getattr(fixed, f'{op}_latency') * 1e6:.4g} µs "
-                f"(rand{op} runs at iodepth 1 and 32 would pin it)"
-            )
+            warnings.append(_unmeasured(fit, fixed, op))
     if has_p99:
         fields.append("service_cv")
     else:
@@ -436,9 +490,21 @@ def _judge(
             "apart cannot be merged: run numjobs > 1 with group_reporting); the tier is "
             "deterministic"
         )
+    values = {name: getattr(fit, name) for name in errors if name != "units"}
+    values["units"] = free_units
+    at_bounds: dict[str, Literal["lower", "upper"]] = {}
     for name, spread in errors.items():
         kept = name in ("units", "service_cv", "command_overhead") or name in fields
-        if kept and spread > _PINNED:
+        label = "channels x dies" if name == "units" else name
+        side = _at_bound(name, values[name]) if kept and values[name] is not None else None
+        if side is not None:
+            at_bounds[name] = side
+            warnings.append(
+                f"{label} = {_value_text(name, values[name])} is at its {side} bound (the fit's "
+                f"range: {BOUNDS[_family(name)][2]}): the points cannot pin it; "
+                f"{_LOOSE[_family(name)]}"
+            )
+        elif kept and spread > _PINNED:
             shown = (
                 "±∞"
                 if not math.isfinite(spread)
@@ -446,11 +512,72 @@ def _judge(
                 if name == "service_cv"
                 else f"±{spread:.0%}"
             )
-            label = "channels x dies" if name == "units" else name
             warnings.append(f"{label} not pinned ({shown}): {_LOOSE[_family(name)]}")
     return replace(
-        fit, warnings=tuple(warnings), fitted_fields=tuple(fields), relative_errors=errors
+        fit,
+        warnings=tuple(warnings),
+        fitted_fields=tuple(fields),
+        relative_errors=errors,
+        at_bounds=at_bounds,
     )
+
+
+def _unmeasured(fit: Fit, fixed: Fixed, op: Op) -> str:
+    """The note for the operation without points: what its lone time is, and what of it is the
+    base's (see the module docstring)."""
+    latency = getattr(fit, f"{op}_latency")
+    base_latency = getattr(fixed, f"{op}_latency")
+    lone = fixed.command_overhead + base_latency
+    other = "write" if op == "read" else "read"
+    if f"{op}_latency" in fit.compensated:
+        moved = fit.command_overhead + latency
+        kept = (
+            f"command_overhead was fitted to the {other}s ({fit.command_overhead * 1e6:.4g} µs: "
+            f"the base's {fixed.command_overhead * 1e6:.4g} µs is longer than a lone {other}), so "
+            f"{op}_latency is set to {latency * 1e6:.4g} µs to keep a lone {op}'s "
+            f"command_overhead + {op}_latency at the base profile's {lone * 1e6:.4g} µs"
+        )
+        if abs(moved - lone) > 1e-3 * lone:
+            kept += (
+                f" (it cannot: {op}_latency is at its lower bound, so a lone {op} takes "
+                f"{moved * 1e6:.4g} µs; choose a --base of this device's class)"
+            )
+    else:
+        kept = (
+            f"kept the base profile's {base_latency * 1e6:.4g} µs, and its command_overhead "
+            f"({fixed.command_overhead * 1e6:.4g} µs, held: every read and write pays it, and "
+            f"{other}s alone cannot tell it from {other}_latency), so a lone {op} takes the "
+            f"base's {lone * 1e6:.4g} µs plus its transfer"
+        )
+    return (
+        f"{op}_latency not measured: no {op} points; {kept}. Also the base's: {op}_bandwidth, "
+        f"{op}_iops_limit and the spread of {op}s; channels x dies is fitted to the {other}s and "
+        f"sets the {op}s' parallelism under load (rand{op} runs at iodepth 1 and 32 would pin "
+        "them)"
+    )
+
+
+def _at_bound(name: str, value: float) -> Literal["lower", "upper"] | None:
+    """Which bound of :data:`BOUNDS` ``value`` (of parameter ``name``) sits at, if any."""
+    low, high = _bounds(name)
+    if name == "service_cv":
+        near_low, near_high = value <= low + _AT_BOUND, value >= high - _AT_BOUND
+    else:
+        near_low = value <= low * (1.0 + _AT_BOUND)
+        near_high = value >= high * (1.0 - _AT_BOUND)
+    return "lower" if near_low else "upper" if near_high else None
+
+
+def _value_text(name: str, value: float) -> str:
+    """A fitted value of ``name`` for a warning: ``0.1 µs``, ``1,000 commands/s``, ``4,096``."""
+    family = _family(name)
+    if family in ("command_overhead", "latency"):
+        return f"{value * 1e6:.4g} µs"
+    if family == "bandwidth":
+        return f"{value / 1e6:,.0f} MB/s"
+    if family == "iops_limit":
+        return f"{value:,.0f} commands/s"
+    return f"{value:.4g}"
 
 
 def _family(name: str) -> str:
