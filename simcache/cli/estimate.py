@@ -11,7 +11,8 @@ import pandas as pd
 
 from simcache.base.metrics import PERCENTILES, THROUGHPUT_COLUMNS
 from simcache.cli.run import chosen_scenario
-from simcache.estimate import estimate
+from simcache.estimate import DestageFluid, Estimate, estimate
+from simcache.estimate.overload import duration_text, peak_differs
 from simcache.report.run_report import text_table
 
 __all__ = ["run_estimate"]
@@ -50,25 +51,66 @@ def run_estimate(args: argparse.Namespace) -> int:
     lines.append(
         text_table(pd.DataFrame(busiest, columns=["component", "mean"]), ["component", "mean"])
     )
-    name, utilization = result.bottleneck()
+    lines += ["", _bottleneck_line(result), "", "Destage buffer (fluid model):"]
     lines += [
-        "",
-        f"bottleneck: {name} at {utilization:.0%} mean utilization",
-        "",
-        "Destage buffer (fluid model):",
-    ]
-    for fluid in result.destager:
-        if fluid.accept_rate_bytes_s <= 0:
-            continue
-        lines.append(
-            f"  {fluid.host}: accepts {fluid.accept_rate_bytes_s / 1e6:.1f} MB/s at peak, "
-            f"drains {fluid.drain_rate_bytes_s / 1e6:.1f} MB/s; "
-            f"fills in {fluid.fill_time_s:.3g}s, drains in {fluid.drain_time_s:.3g}s; "
-            f"full {fluid.full_fraction:.0%} of the window (accepting "
-            f"{fluid.accepted_while_full_bytes_s / 1e6:.1f} MB/s while full); "
-            f"peak backlog {fluid.peak_backlog_bytes / 2**20:.0f} MiB"
+        _destage_line(fluid, accepted, drained)
+        for fluid, (accepted, drained) in zip(
+            result.destager, result.destage_window_rates(), strict=True
         )
+        if fluid.accept_rate_bytes_s > 0
+    ]
     lines += [""] * bool(result.warnings) + [f"warning: {warning}" for warning in result.warnings]
     lines += [f"note: {note}" for note in result.notes]
     print("\n".join(lines))
     return 0
+
+
+def _bottleneck_line(result: Estimate) -> str:
+    """The bottleneck: the most overloaded station (offered / capacity) when an open-loop load
+    overloads one, as the warnings say, else the busiest by mean utilization. An overloaded
+    station's mean utilization can be low (a starved station serves little), so naming the
+    busiest would contradict the warnings."""
+    overloads = result.overloads()
+    if not overloads:
+        name, utilization = result.bottleneck()
+        return f"bottleneck: {name} at {utilization:.0%} mean utilization"
+    _, name, load = overloads[0]
+    others = ", ".join(f"{component} ({rho:.0%})" for component, _, rho in overloads[1:])
+    return (
+        f"bottleneck: {name} is overloaded, offered {load:.0%} of its capacity"
+        + (f"; also overloaded: {others}" if others else "")
+        + " (see the warnings)"
+    )
+
+
+def _destage_line(fluid: DestageFluid, accepted: float, drained: float) -> str:
+    """One host's destage buffer: its peak-write state's rates (and the window's averages,
+    ``accepted`` and ``drained`` bytes/s, where they differ: the destage warnings give those),
+    when it fills and empties (in words where never), how long it is full and its peak backlog."""
+    text = (
+        f"  {fluid.host}: at peak accepts {fluid.accept_rate_bytes_s / 1e6:,.1f} MB/s, drains "
+        f"{fluid.drain_rate_bytes_s / 1e6:,.1f} MB/s"
+    )
+    if peak_differs(fluid.accept_rate_bytes_s, accepted) or peak_differs(
+        fluid.drain_rate_bytes_s, drained
+    ):
+        text += (
+            f" (on average over the window accepts {accepted / 1e6:,.1f} MB/s, drains "
+            f"{drained / 1e6:,.1f} MB/s)"
+        )
+    fill = duration_text(fluid.fill_time_s, never="")
+    text += f"; fills in {fill} from empty" if fill else "; does not fill"
+    if math.isfinite(fluid.first_full_s):
+        text += (
+            f"; full {fluid.full_fraction:.0%} of the window (accepting "
+            f"{fluid.accepted_while_full_bytes_s / 1e6:,.1f} MB/s while full)"
+        )
+    if fluid.peak_backlog_bytes <= 0:
+        return text + "; no backlog"
+    empty = duration_text(fluid.drain_time_s, never="")
+    text += (
+        f"; a full buffer empties in {empty} with no new writes"
+        if empty
+        else "; a full buffer does not empty (its flushers are starved)"
+    )
+    return text + f"; peak backlog {fluid.peak_backlog_bytes / 2**20:,.0f} MiB"

@@ -24,7 +24,12 @@ from simcache.estimate.theory.stations import ARRAY, ARRAY_RX, CONTROLLER, STORA
 if TYPE_CHECKING:
     from simcache.estimate.layout import Layout
 
-__all__ = ["drains", "flusher_rate", "tier_limit"]
+__all__ = ["STARVED_DRAIN", "drains", "flusher_rate", "tier_limit"]
+
+STARVED_DRAIN = 1.0
+"""Bytes/s: the drain capacity of flushers that get nothing through (the array or its port
+overloaded, or the tier's scheduling starving them): a floor that keeps the admission server's
+service time finite. Read it as zero: a buffer drained at it never empties."""
 
 
 def drains(
@@ -134,7 +139,7 @@ def _drain(
     limit = (
         max(array_left, 0.0) / full.array_per_byte if c.services.cache_ack is not None else math.inf
     )
-    return max(min(batches * full.size, limit, tier), 1.0)
+    return max(min(batches * full.size, limit, tier), STARVED_DRAIN)
 
 
 def _array_per_byte(c: Layout, backlogged: bool, host: int, byte_rate: float) -> float:

@@ -53,10 +53,24 @@ if TYPE_CHECKING:
     from simcache.estimate.result import DestageFluid
     from simcache.estimate.timeline import Piece
 
-__all__ = ["SATURATED", "EstimateWarning", "Evidence", "detect", "explain"]
+__all__ = [
+    "SATURATED",
+    "EstimateWarning",
+    "Evidence",
+    "detect",
+    "duration_text",
+    "explain",
+    "peak_differs",
+    "ranked_overloads",
+    "window_rates",
+]
 
 # mean utilization from which a station is reported as saturated (bottleneck, near overload)
 SATURATED = 0.95
+
+# Times longer than this print as words: they come from rates next to nothing (a starved destager,
+# a backlog that barely grows), and past a year no run or planning horizon tells them apart.
+_YEAR_S = 365.25 * 86400.0
 
 
 @dataclass(frozen=True)
@@ -141,7 +155,7 @@ def detect(
     for h, d in enumerate(fluid):
         if math.isfinite(d.first_full_s) and inside and _filled_in(inside[-1], h, d.capacity_bytes):
             writers = [op for op in net.open_write_back_writes[h] if op_rates[op] > 0]
-            accepted, drained = _averages(c, inside, h, d)
+            accepted, drained = window_rates(c, inside, h, d)
             if writers and accepted > drained:
                 full[h] = (accepted, drained)
                 unbounded.update(writers)
@@ -276,9 +290,11 @@ def explain(e: Evidence) -> list[EstimateWarning]:
     return warnings
 
 
-def _averages(c: Layout, inside: list[Piece], h: int, d: DestageFluid) -> tuple[float, float]:
+def window_rates(c: Layout, inside: list[Piece], h: int, d: DestageFluid) -> tuple[float, float]:
     """Host ``h``'s write-back bytes/s accepted, averaged over the window, and its drain capacity
-    (bytes/s), averaged over the time it has one (the peak state's without)."""
+    (bytes/s), averaged over the time it has one (the peak state's without). ``inside``: the
+    pieces that overlap the window; ``d``: the host's fluid figures, whose rates are the peak
+    state's (its most written piece), where these average over the window's pieces."""
     start, end = c.window
     widths = [_width(p, start, end) for p in inside]
     accepted = sum(
@@ -308,8 +324,8 @@ def _destager(e: Evidence, h: int, d: DestageFluid) -> EstimateWarning | None:
         f"{_amount(d.drain_rate_bytes_s, 'bytes/s')}, so its {_size(capacity)} buffer "
         f"({capacity / 1e6:,.1f} MB) fills in "
         f"{capacity / 1e6:,.1f} MB / "
-        f"{_amount(d.accept_rate_bytes_s - d.drain_rate_bytes_s, 'bytes/s')} = {d.fill_time_s:.3g} "
-        "s"
+        f"{_amount(d.accept_rate_bytes_s - d.drain_rate_bytes_s, 'bytes/s')} = "
+        f"{duration_text(d.fill_time_s, 'more than a year')}"
     )
     writers = [op for op in c.network.open_write_back_writes[h] if e.op_rates[op] > 0]
     if h in e.full:
@@ -340,7 +356,7 @@ def _destager(e: Evidence, h: int, d: DestageFluid) -> EstimateWarning | None:
             f"{d.full_fraction:.0%} "
             "of the window)",
         )
-    accepted, drained = _averages(c, e.inside, h, d)
+    accepted, drained = window_rates(c, e.inside, h, d)
     if accepted <= drained * 1.001 or d.peak_backlog_bytes <= 0:
         return None
     longer = (
@@ -357,14 +373,78 @@ def _destager(e: Evidence, h: int, d: DestageFluid) -> EstimateWarning | None:
         "bytes/s",
         f"{d.host}'s destage backlog grows through the run: writes arrive at "
         f"{_amount(accepted, 'bytes/s')} on average "
-        f"and the destager drains {_amount(drained, 'bytes/s')}, so its {_size(capacity)} buffer "
+        f"and the destager drains {_amount(drained, 'bytes/s')}"
+        f"{_peak_differs(d, accepted, drained)}, so its {_size(capacity)} buffer "
         f"({capacity / 1e6:,.1f} MB) "
         f"would fill in {capacity / 1e6:,.1f} MB / {_amount(accepted - drained, 'bytes/s')} = "
-        f"{fill_s:.3g} s from empty; "
+        f"{duration_text(fill_s, 'more than a year')} from empty; "
         f"the {c.duration:g} s run ends first (peak backlog {_size(d.peak_backlog_bytes)}); in a "
         "longer run writes "
         f"then run at the drain rate ({longer})",
     )
+
+
+def ranked_overloads(e: Evidence) -> list[tuple[str, str, float]]:
+    """What an open-loop load overloads (the ``overload`` warnings' stations and full destage
+    buffers): its component (as ``util.*`` names it), how a message names it, and its offered
+    load over its capacity (rho, at least 1), most overloaded first. The true bottleneck of an
+    unstable estimate, whose mean utilization can be low (a station whose queue grows reports what
+    it serves, and a starved one serves little)."""
+    ranked = [(*_component(e.layout, k), float(e.open_mean[k])) for k in e.overloaded]
+    ranked += [
+        (
+            f"host{h}.destager",
+            f"host{h}'s destage buffer",
+            accepted / drained if drained > 0 else math.inf,
+        )
+        for h, (accepted, drained) in sorted(e.full.items())
+    ]
+    return sorted(ranked, key=lambda item: -item[2])
+
+
+def duration_text(seconds: float, never: str = "never") -> str:
+    """A time (s) for a message: ``"1.72 s"``, ``"4,000 s (66.7 min)"``; ``never`` for an
+    infinite time or one past a year (rates next to nothing, not a figure to plan by)."""
+    if not math.isfinite(seconds) or seconds > _YEAR_S:
+        return never
+    if seconds < 1000.0:
+        return f"{seconds:.3g} s"
+    unit, size = next(
+        (unit, size)
+        for unit, size, below in (
+            ("min", 60.0, 7200.0),
+            ("h", 3600.0, 172800.0),
+            ("days", 86400.0, math.inf),
+        )
+        if seconds < below
+    )
+    return f"{seconds:,.0f} s ({seconds / size:.3g} {unit})"
+
+
+def _peak_differs(d: DestageFluid, accepted: float, drained: float) -> str:
+    """`` (in its peak-write state it drains 0.0 MB/s, as the destage table shows)``: the peak
+    state's rates (the fluid figures') where they differ from the window's averages ``accepted``
+    and ``drained`` (bytes/s), so that a reader sees why the table's and the warning's figures
+    differ; empty where they agree (:func:`peak_differs`)."""
+    peak = [
+        (what, figure)
+        for what, figure, mean in (
+            ("accepts", d.accept_rate_bytes_s, accepted),
+            ("drains", d.drain_rate_bytes_s, drained),
+        )
+        if peak_differs(figure, mean)
+    ]
+    if not peak:
+        return ""
+    rates = " and ".join(f"{what} {_amount(figure, 'bytes/s')}" for what, figure in peak)
+    return f" (in its peak-write state it {rates}, as the destage table shows)"
+
+
+def peak_differs(peak: float, mean: float) -> bool:
+    """Whether a destage buffer's peak-state rate and its window average (bytes/s) differ by more
+    than 1% (and 1 kB/s): a buffer whose state changes in the window (a clean-pool cliff, a
+    duty cycle) drains at different rates before and after."""
+    return not math.isclose(peak, mean, rel_tol=0.01, abs_tol=1e3)
 
 
 def _filled_in(piece: Piece, host: int, capacity: float) -> bool:

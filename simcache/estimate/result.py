@@ -12,10 +12,18 @@ import numpy as np
 
 from simcache.base.json_values import strict
 from simcache.base.metrics import ESTIMATED_COLUMNS
+from simcache.estimate.drain import STARVED_DRAIN
 from simcache.estimate.layout import Layout
-from simcache.estimate.overload import EstimateWarning, Evidence, detect, explain
+from simcache.estimate.overload import (
+    EstimateWarning,
+    Evidence,
+    detect,
+    explain,
+    ranked_overloads,
+    window_rates,
+)
 from simcache.estimate.theory.numeric import Floats, sums
-from simcache.estimate.theory.queueing import gamma_quantiles
+from simcache.estimate.theory.queueing import gamma_mixture_quantiles, gamma_quantiles
 from simcache.estimate.theory.state import BACKLOGGED, FULL, StateResult
 from simcache.estimate.timeline import Piece
 from simcache.physics.cluster import tier_units
@@ -39,7 +47,8 @@ class DestageFluid:
     accept_rate_bytes_s: float
     drain_rate_bytes_s: float  # what the flushers can destage with a backlog, in that state
     fill_time_s: float  # from empty to full at accept - drain (inf: never fills)
-    drain_time_s: float  # from full to empty with no new writes (inf: cannot drain)
+    # from full to empty with no new writes (inf: cannot drain, its flushers starved)
+    drain_time_s: float
     first_full_s: float  # when the buffer first fills in the run (nan: never)
     full_fraction: float  # fraction of the measured window it is full
     accepted_while_full_bytes_s: float  # = the drain rate: writers are admitted as space frees
@@ -271,7 +280,7 @@ def _destage_fluid(c: Layout, pieces: list[Piece]) -> list[DestageFluid]:
                 accept_rate_bytes_s=accepted,
                 drain_rate_bytes_s=drain if math.isfinite(drain) else 0.0,
                 fill_time_s=fill,
-                drain_time_s=capacity / drain if drain > 0 and math.isfinite(drain) else math.inf,
+                drain_time_s=capacity / drain if STARVED_DRAIN < drain < math.inf else math.inf,
                 first_full_s=first_full,
                 full_fraction=full,
                 accepted_while_full_bytes_s=drain if math.isfinite(drain) else 0.0,
@@ -326,11 +335,35 @@ class Estimate:
         name = max(self.utilization, key=lambda n: self.utilization[n])
         return name, self.utilization[name]
 
+    def overloads(self) -> list[tuple[str, str, float]]:
+        """What an open-loop load overloads (empty when :attr:`stable`): the component, how the
+        warnings name it, and its offered load over its capacity, most overloaded first: the
+        bottleneck of an unstable estimate, which :meth:`bottleneck`, by mean utilization, can
+        miss (a station whose queue grows reports what it serves, and a starved one serves
+        little)."""
+        return ranked_overloads(self._evidence)
+
+    def destage_window_rates(self) -> list[tuple[float, float]]:
+        """Per host, the write-back bytes/s its buffer accepts and its drain capacity (bytes/s),
+        averaged over the window as the destage warnings give them; :attr:`destager`'s rates are
+        its peak-write state's."""
+        e = self._evidence
+        return [window_rates(e.layout, e.inside, h, d) for h, d in enumerate(self.destager)]
+
     def mean_ms(self, group: str = "all", op: str = "write") -> float:
         """Mean latency (ms) of one summary row, without building the DataFrame."""
+        return self._row(group, op)[4] * 1e3
+
+    def latency_scv(self, group: str = "all", op: str = "write") -> float:
+        """Squared coefficient of variation of one summary row's latency: a group's percentiles
+        are those of the gamma of this SCV and :meth:`mean_ms` (the "all" row's, of the mixture
+        of the groups' gammas)."""
+        return self._row(group, op)[5]
+
+    def _row(self, group: str, op: str) -> tuple[str, str, float, float, float, float]:
         for row in self._rows:
             if row[0] == group and row[1] == op:
-                return row[4] * 1e3
+                return row
         raise KeyError(f"no summary row for group {group!r} op {op!r}")
 
     @property
@@ -344,7 +377,10 @@ class Estimate:
             span = end - start
             records = []
             for group, op, iops, mb_s, mean, scv in self._rows:
-                p50, p95, p99, p999 = gamma_quantiles(mean, scv)
+                if group == "all":
+                    p50, p95, p99, p999 = self._all_quantiles(op)
+                else:
+                    p50, p95, p99, p999 = gamma_quantiles(mean, scv)
                 records.append(
                     {
                         "group": group,
@@ -361,6 +397,17 @@ class Estimate:
                 )
             self._summary = pd.DataFrame(records, columns=_SUMMARY_COLUMNS)
         return self._summary
+
+    def _all_quantiles(self, op: str) -> tuple[float, float, float, float]:
+        """The "all" row's p50, p95, p99 and p99.9 (s) of ``op``: quantiles of the mixture of the
+        groups' latency distributions (each the gamma of its mean and SCV that its own row's
+        percentiles are), weighted by the groups' I/O rates. A gamma fitted to the pooled mean and
+        SCV instead puts the tail above every group's when the groups' means differ, which no
+        mixture of them can have."""
+        groups = [row for row in self._rows if row[0] != "all" and row[1] == op]
+        return gamma_mixture_quantiles(
+            [row[2] for row in groups], [row[4] for row in groups], [row[5] for row in groups]
+        )
 
     def to_json(self) -> dict[str, Any]:
         name, value = self.bottleneck()

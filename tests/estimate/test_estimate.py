@@ -351,6 +351,9 @@ def single_tier_scenario(rate: float) -> dict[str, object]:
                 "service": "exponential",
                 "read_latency": "50us",
                 "write_latency": "50us",
+                # a plain unit: no copy-thread time per byte (the RAM profile's channels)
+                "read_channel_bandwidth": None,
+                "write_channel_bandwidth": None,
             },
             "peer_link": "10GbE",
             "storage_link": "10GbE",

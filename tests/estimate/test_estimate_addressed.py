@@ -36,6 +36,9 @@ def _reads(rate: float, placement: str) -> simcache.Scenario:
                     "command_overhead": OVERHEAD,
                     "read_latency": LATENCY,
                     "read_bandwidth": BANDWIDTH,
+                    # a plain unit: no copy-thread time per byte (the RAM profile's channels)
+                    "read_channel_bandwidth": None,
+                    "write_channel_bandwidth": None,
                 },
                 "cache": {"warm": True},
                 "peer_link": "10GbE",

@@ -360,3 +360,126 @@ def test_an_oscillating_fixed_point_stops_early() -> None:
     ]
     (warning,) = [w for w in estimate.warnings if w.kind == "not_converged"]
     assert str(warning).startswith("the estimate did not settle in ")
+
+
+# Review 62's s2_qlc: four hosts of 4 VMs writing 50 MB/s each (16 KiB, WB+1) onto QLC tiers whose
+# 512 MiB clean pools run out at about 2.2 s (then offered 180% of the tiers' GC rate), destaged to
+# a hybrid array offered 120% of its capacity, which starves the flushers before the cliff (their
+# drain is the 1 byte/s floor) and lets them drain a little after it. The array is the busiest
+# component by mean utilization (about 30%), but overloaded less than the tiers.
+QLC_PAST_ITS_CLIFF = """
+name = "qlc_past_its_cliff"
+[run]
+duration = "5s"
+warmup = "1s"
+[cluster]
+hosts = 4
+tier = { profile = "nvme-qlc-p5336", clean_pool = "512MiB" }
+peer_link = "25GbE"
+storage_link = "25GbE"
+[cluster.destager]
+capacity = "8GiB"
+concurrency = 8
+[array]
+profile = "hybrid-24x18tb-ssd"
+[[groups]]
+name = "ingest"
+policy = "WB+1"
+vms_per_host = 4
+[groups.workload]
+mode = "open"
+throughput = "50MB/s"
+read_fraction = 0.0
+sizes = { "16KiB" = 1.0 }
+working_set = "200GiB"
+access = "uniform"
+"""
+
+
+def estimate_lines(scenario: Path | str, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """What ``simcache estimate`` prints for a scenario file or built-in name, line by line."""
+    assert main(["estimate", str(scenario)]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_the_bottleneck_line_names_the_most_overloaded_station(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 62 (item 6a): "bottleneck: array at 30% mean utilization" beside warnings that the
+    tiers are offered 180% and the array 120% of their capacity. With an overload, the line names
+    the station of the largest offered / capacity, as its warning gives it, and the others
+    overloaded; a stable estimate keeps the busiest by mean utilization."""
+    path = tmp_path / "qlc.toml"
+    path.write_text(QLC_PAST_ITS_CLIFF)
+    estimate = simcache.estimate(simcache.load_scenario(path))
+    assert not estimate.stable and estimate.bottleneck()[0] == "array"
+    worst = max((w for w in estimate.warnings if w.kind == "overload"), key=lambda w: w.utilization)
+    overloads = estimate.overloads()
+    component, name, rho = overloads[0]
+    assert component == worst.component == "host0.tier" and rho > 1.5
+    assert rho == pytest.approx(worst.utilization, rel=1e-9)
+    assert [load for *_, load in overloads] == sorted(
+        (load for *_, load in overloads), reverse=True
+    )
+    assert {c for c, *_ in overloads} == {
+        w.component for w in estimate.warnings if w.kind == "overload"
+    }
+    line = next(line for line in estimate_lines(path, capsys) if line.startswith("bottleneck:"))
+    assert line.startswith(
+        f"bottleneck: {name} is overloaded, offered {rho:.0%} of its capacity; also overloaded: "
+        "host1.tier (180%), host2.tier (180%), host3.tier (180%), array (120%)"
+    )
+    stable = estimate_lines("destager_fill", capsys)
+    name, busy = simcache.estimate(simcache.load_scenario("destager_fill")).bottleneck()
+    assert f"bottleneck: {name} at {busy:.0%} mean utilization" in stable
+
+
+def test_times_print_as_words_where_there_are_none() -> None:
+    """Review 62 (item 6b): "fills in infs" and "drains in 8.59e+09s". An infinite time, or one
+    past a year (a rate next to nothing: a starved destager's 1 byte/s floor), prints as a word;
+    others in seconds, with minutes, hours or days past 1,000 s."""
+    from simcache.estimate.overload import duration_text
+
+    assert duration_text(math.inf) == "never"
+    assert duration_text(math.inf, "does not fill") == "does not fill"
+    assert duration_text(8 * 2**30 / 1.0, "does not empty") == "does not empty"
+    assert duration_text(1.72) == "1.72 s"
+    assert duration_text(1165.0) == "1,165 s (19.4 min)"
+    assert duration_text(9000.0) == "9,000 s (2.5 h)"
+    assert duration_text(30 * 86400.0) == "2,592,000 s (30 days)"
+
+
+def test_the_destage_table_says_never_and_agrees_with_the_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 62 (items 6b, 6c): the destage table printed "drains 0.0 MB/s" (its peak-write
+    state's, the flushers starved before the clean-pool cliff) beside a warning that "the
+    destager drains 6.8 MB/s" (the window's average), "drains in 8.59e+09s" (8 GiB at the 1 byte/s
+    floor), and, for a buffer that never fills, "fills in infs". Now the table gives both rates,
+    labelled, the warning says which is the table's, and times are words where there are none."""
+    path = tmp_path / "qlc.toml"
+    path.write_text(QLC_PAST_ITS_CLIFF)
+    estimate = simcache.estimate(simcache.load_scenario(path))
+    fluid = estimate.destager[0]
+    accepted, drained = estimate.destage_window_rates()[0]
+    assert fluid.drain_rate_bytes_s <= 1.0 and drained > 1e6 and math.isinf(fluid.drain_time_s)
+    warning = only(estimate, "destage_backlog", "host0.destager")
+    assert (warning.offered, warning.capacity) == (accepted, drained)
+    assert (
+        f"the destager drains {drained / 1e6:.1f} MB/s (in its peak-write state it drains 0.0 "
+        "MB/s, as the destage table shows)"
+    ) in warning.message
+    lines = estimate_lines(path, capsys)
+    row = next(line for line in lines if line.startswith("  host0:"))
+    assert row.startswith(
+        f"  host0: at peak accepts {fluid.accept_rate_bytes_s / 1e6:,.1f} MB/s, drains 0.0 MB/s "
+        f"(on average over the window accepts {accepted / 1e6:,.1f} MB/s, drains "
+        f"{drained / 1e6:,.1f} MB/s); fills in {fluid.fill_time_s:.3g} s from empty; a full buffer "
+        "does not empty (its flushers are starved); peak backlog "
+    )
+    # the default's buffers keep up: they never fill, and hold no backlog
+    keeping_up = simcache.estimate(simcache.load_scenario("default"))
+    assert all(math.isinf(d.fill_time_s) for d in keeping_up.destager)
+    rows = [line for line in estimate_lines("default", capsys) if ": at peak accepts" in line]
+    assert rows and all(line.endswith("; does not fill; no backlog") for line in rows)
+    assert not any("inf" in line or "e+" in line for line in rows)
