@@ -89,7 +89,14 @@ def report(result: Result) -> str:
             "(a failed tier, or short of peers under on_peer_loss = write_through)"
         )
     name, utilization = result.bottleneck()
-    lines.append(f"bottleneck: {name} at {utilization:.0%} mean utilization")
+    cliffs = [w.component for w in result.warnings if w.kind == "gc_cliff"]
+    if cliffs:  # garbage collection holds the writes: the tier's units look idle
+        lines.append(
+            f"bottleneck: {', '.join(cliffs)} past the clean-pool cliff (garbage collection holds "
+            f"the writes; see the warnings); busiest by utilization: {name} at {utilization:.0%}"
+        )
+    else:
+        lines.append(f"bottleneck: {name} at {utilization:.0%} mean utilization")
     lines += event_lines(result)
     lines += _warning_lines(result)
     return "\n".join(lines)

@@ -74,6 +74,14 @@ def bottleneck_sentence(result: Result, scenario: Scenario) -> str:
     ...)."``."""
     component, utilization = result.bottleneck()
     where = component_name(component, scenario)
+    cliffs = [w.component for w in result.warnings if w.kind == "gc_cliff"]
+    if cliffs:  # garbage collection holds the writes: the tier's units look idle
+        tiers = ", ".join(component_name(c, scenario) for c in cliffs)
+        return (
+            f"Bottleneck: {tiers}, past the clean-pool cliff: garbage collection holds the writes "
+            "while the units look idle, so no utilization shows it (the busiest part by "
+            f"utilization is {where}, at {utilization:.0%}). {tail_sentence(result)}"
+        )
     if utilization >= SATURATED:
         verdict = (
             "saturated; it sets the latency, and more load or a faster part there changes the "

@@ -29,6 +29,9 @@ percentiles measure the run's length):
   :data:`PINNED` (97%) or more of the window on average: offered load is
   above its capacity. The offered figure is the VMs' I/Os issued in the
   window per second against those completed.
+- ``gc_cliff``: with something growing, a host whose tier writes waited for
+  garbage collection (past the clean-pool cliff): the tier is the bottleneck
+  though its units look idle (garbage collection holds the writes).
 
 Short runs (``severity == "short"``: the figures may be right for the run but
 not for the system's steady state):
@@ -67,6 +70,7 @@ import pandas as pd
 
 from simcache.base.metrics import PERCENTILES
 from simcache.base.units import format_size
+from simcache.physics.cluster import gc_refill_rate
 from simcache.results.trend import FLOORS, MIN_SAMPLES, T_CRITICAL, grows_through, trend
 from simcache.sim.stream import StreamStats
 from simcache.spec import Scenario
@@ -150,13 +154,17 @@ class AssessedRun(Protocol):
     def measured_unfinished(self) -> pd.DataFrame:
         """The unfinished I/Os issued inside the window."""
 
+    @property
+    def totals(self) -> dict[str, Any]:
+        """The run's cluster-level totals (``tier_gc_wait_s_by_host`` among them)."""
+
 
 @dataclass(frozen=True)
 class ValidityWarning:
     """One reason to doubt a run's figures; ``str()`` gives :attr:`message`."""
 
     kind: str
-    """Unstable: growing, backlog_full, overload. Short: filling, fill_time, short_warmup,
+    """Unstable: growing, backlog_full, overload, gc_cliff. Short: filling, fill_time, short_warmup,
     few_samples, event_after_end, untested."""
     component: str
     """What it is about, e.g. ``backlog.host0``, ``array``, ``in_flight.db.write``, ``p999_ms``,
@@ -250,7 +258,7 @@ def assess(result: AssessedRun) -> list[ValidityWarning]:
     unstable = [w for w in growth if w.severity == "unstable"]
     # a saturated component is the cause only when I/Os pile up (a closed loop at 100% is bounded)
     if unstable:
-        unstable = _overloads(result) + unstable
+        unstable = _overloads(result) + _gc_cliffs(result, unstable) + unstable
     unstable += _full_backlogs(result)
     filling = [w for w in growth if w.severity == "short"]
     late = _short_warmup(result, scenario, {w.component for w in filling})
@@ -473,6 +481,49 @@ def _overloads(result: AssessedRun) -> list[ValidityWarning]:
                     "overload", component, "unstable", what + _array_queue_words(component, series)
                 )
             )
+    return warnings
+
+
+def _gc_cliffs(result: AssessedRun, unstable: list[ValidityWarning]) -> list[ValidityWarning]:
+    """A tier past its clean-pool cliff while the I/Os pile up: its writes wait for garbage
+    collection to refill clean space, and meanwhile its units are idle, so its utilization (the
+    units' busy time) does not show it saturated and the overload above names another part, or
+    none. Found from the run itself: the host's writes waited for garbage collection (the tier's
+    counter) while its tier queue or the VMs' I/Os in flight grew."""
+    waits = result.totals.get("tier_gc_wait_s_by_host", {})
+    if not any(w > 0 for w in waits.values()):
+        return []
+    growing = {w.component for w in unstable if w.kind == "growing"}
+    if not any(c.startswith("in_flight.") for c in growing) and not any(
+        f"queue.{host}.tier" in growing for host in waits
+    ):
+        return []
+    series = _window_series(result)
+    scenario = result.scenario
+    refill = (
+        f", which refills clean space at {gc_refill_rate(scenario.cluster.tier) / 1e6:,.0f} "
+        "MB/s: writes past the cliff go no faster than that"
+        if scenario is not None and scenario.cluster.tier.clean_pool
+        else ""
+    )
+    warnings = []
+    for host, waited in waits.items():
+        if waited <= 0:
+            continue
+        column = f"util.{host}.tier"
+        busy = float(series[column].mean()) if column in series.columns and len(series) else 0.0
+        warnings.append(
+            ValidityWarning(
+                "gc_cliff",
+                f"{host}.tier",
+                "unstable",
+                f"{host}.tier is past its clean-pool cliff while work piles up: its writes "
+                f"waited {waited:,.0f} s for garbage collection (summed over them){refill}; its "
+                f"units look {busy:.0%} busy meanwhile (garbage collection holds the writes, not "
+                "the units), so no utilization shows this tier saturated: it is the bottleneck; "
+                f"{_MEANING}",
+            )
+        )
     return warnings
 
 

@@ -20,6 +20,8 @@ from support.strategies import to_toml
 
 import simcache
 from simcache.cli.main import main
+from simcache.report.run_report import report
+from simcache.results.bottleneck import bottleneck_sentence
 from simcache.results.result import Result, censored_percentiles
 from simcache.results.trend import T_CRITICAL, trend
 from simcache.results.validity import ValidityWarning, samples_needed
@@ -402,3 +404,51 @@ def test_check_command_prints_each_warning_once(
     assert "pass  mm1:unstable  validity.stable [base]: expected <= 0, simulated 0" in out
     line = "      warning (variant base): host0.tier is busy 100% of the window while work piles up"
     assert sum(row.startswith(line) for row in out.splitlines()) == 1
+
+
+def _past_the_cliff() -> simcache.Scenario:
+    """One host, WB+0, a QLC tier with a 256 MiB clean pool taking 400 MB/s of 16 KiB random
+    writes, where its garbage collection refills about 156 MB/s (nvme-qlc-p5336: write_bandwidth /
+    write_amplification): past the cliff the writes wait for clean space and pile up, while the
+    tier's units, held by nothing, look idle."""
+    return simcache.load_scenario(
+        small_scenario(
+            "cliff",
+            run={"duration": "4s", "warmup": "0.5s", "sample_interval": "0.25s", "seed": 1},
+            cluster={
+                "hosts": 1,
+                "tier": {"profile": "nvme-qlc-p5336", "clean_pool": "256MiB"},
+                "destager": {"capacity": "64GiB"},
+            },
+            array="afa-24x-nvme",
+            groups=[
+                {
+                    "name": "ingest",
+                    "policy": "WB+0",
+                    "vms_per_host": 4,
+                    "workload": {
+                        "mode": "open",
+                        "throughput": "100MB/s",
+                        "read_fraction": 0.0,
+                        "sizes": {"16KiB": 1},
+                        "working_set": "100GiB",
+                    },
+                }
+            ],
+        )
+    )
+
+
+def test_a_tier_past_its_cliff_is_named_though_its_units_look_idle() -> None:
+    result = simcache.simulate(_past_the_cliff())
+    assert not result.stable
+    cliff = [w for w in result.warnings if w.kind == "gc_cliff"]
+    assert [w.component for w in cliff] == ["host0.tier"]
+    assert "refills clean space at 156 MB/s" in cliff[0].message
+    assert result.totals["tier_gc_wait_s_by_host"]["host0"] > 0
+    # its units are not what holds the writes: no utilization names the tier
+    assert result.series["util.host0.tier"].mean() < 0.5
+    assert "bottleneck: host0.tier past the clean-pool cliff" in report(result)
+    assert bottleneck_sentence(result, _past_the_cliff()).startswith(
+        "Bottleneck: the host0 nvme-qlc-p5336 flash tier, past the clean-pool cliff"
+    )
