@@ -305,7 +305,8 @@ def _growth(result: AssessedRun) -> list[ValidityWarning]:
                 )
             )
             continue
-        start = fit.mean - fit.rise / 2
+        start = max(0.0, fit.mean - fit.rise / 2)  # (a count or a size: a steep rise's fitted
+        # line starts below zero)
         meaning = _ARRAY_MEANING if column == "queue.array" else _MEANING
         what = (
             f"{_series_words(column)} grow through the run ({fit.slope:+.3g}/s, from about "

@@ -266,6 +266,31 @@ class _Spec(BaseModel):
     )
 
 
+def _did_you_mean(name: Any, known: list[str]) -> str:
+    """``"did you mean '100GbE'? "`` for a name that differs from a built-in one in case only, or
+    by one letter left out, added or mistyped (a digit for another digit is a different part:
+    800GbE is not a slip of 100GbE); else nothing."""
+    if not isinstance(name, str):
+        return ""
+    folded = name.casefold()
+    close = [k for k in known if k.casefold() == folded] or [
+        k for k in known if _one_slip(folded, k.casefold())
+    ]
+    return f"did you mean {close[0]!r}? " if len(close) == 1 else ""
+
+
+def _one_slip(typed: str, name: str) -> bool:
+    """``typed`` is ``name`` with one character left out, added, or replaced (not a digit by a
+    digit)."""
+    if abs(len(typed) - len(name)) > 1 or min(len(typed), len(name)) < 4:
+        return False
+    if len(typed) == len(name):
+        differ = [(a, b) for a, b in zip(typed, name, strict=True) if a != b]
+        return len(differ) == 1 and not (differ[0][0].isdigit() and differ[0][1].isdigit())
+    short, long = sorted((typed, name), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
 def _resolve_profile(kind: str, value: Any) -> Any:
     """``"name"`` or ``{profile = "name", field = override, ...}`` -> the profile's fields with
     the overrides."""
@@ -282,7 +307,8 @@ def _resolve_profile(kind: str, value: Any) -> Any:
                     "built-in ones"
                 )
             raise ValueError(
-                f"unknown {kind} profile {echo(name)}; built-in {kind} profiles: {', '.join(known)}"
+                f"unknown {kind} profile {echo(name)}; {_did_you_mean(name, known)}built-in "
+                f"{kind} profiles: {', '.join(known)}"
             )
         merged = get_profile(kind, name)
         merged.update(value)

@@ -792,3 +792,21 @@ def test_a_read_cache_of_more_lines_than_the_engine_indexes(tmp_path: Path) -> N
     assert f"{1 << 30:,} lines" in message and "use larger lines" in message
     data["groups"][0]["workload"]["working_set"] = "8GiB"
     load_scenario(write(tmp_path, data))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "meant"),
+    [
+        ("peer_link", "100Gbe", "100GbE"),  # case only
+        ("peer_link", "10gbe", "10GbE"),
+        ("tier", "nvme-pm9a", "nvme-pm9a3"),  # a slip
+    ],
+)
+def test_a_profile_name_one_slip_away_is_suggested(
+    tmp_path: Path, field: str, value: str, meant: str
+) -> None:
+    data = base()
+    data["cluster"][field] = value
+    where, message = only_problem(error_for(tmp_path, data))
+    assert where == f"cluster.{field}"
+    assert f"; did you mean {meant!r}? built-in " in message
