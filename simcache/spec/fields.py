@@ -9,7 +9,7 @@ written beside its name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
 
@@ -266,7 +266,7 @@ class _Spec(BaseModel):
     )
 
 
-def _did_you_mean(name: Any, known: list[str]) -> str:
+def _did_you_mean(name: Any, known: Iterable[str]) -> str:
     """``"did you mean '100GbE'? "`` for a name that differs from a built-in one in case only, or
     by one letter left out, added or mistyped (a digit for another digit is a different part:
     800GbE is not a slip of 100GbE); else nothing."""
