@@ -49,11 +49,32 @@ def _is_figure(value: object) -> bool:
 def run_profiles(args: argparse.Namespace) -> int:
     """Each built-in profile with every field, the source comment beside it in the TOML file, and
     its source line; a number without a comment says so (tests/spec/test_catalogue.py keeps the
-    built-in profiles free of that)."""
-    for kind in [args.kind] if args.kind else list(KINDS):
+    built-in profiles free of that). ``args.kind``: one kind, or one profile's name (shown in
+    every kind that has it: a drive and a tier may share a name)."""
+    wanted = args.kind
+    kinds = list(KINDS)
+    only: str | None = None
+    if wanted is not None and wanted not in KINDS:
+        kinds = [kind for kind in KINDS if wanted in list_profiles(kind)]
+        if not kinds:
+            names = sorted({name for kind in KINDS for name in list_profiles(kind)})
+            close = [n for n in names if n.casefold() == wanted.casefold()]
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            print(
+                f"simcache profiles: {wanted!r} is neither a kind ({', '.join(KINDS)}) nor a "
+                f"built-in profile{hint} (`simcache profiles` lists them all)",
+                file=sys.stderr,
+            )
+            return 2
+        only = wanted
+    elif wanted is not None:
+        kinds = [wanted]
+    for kind in kinds:
         print(f"{kind} profiles:")
         notes = field_notes(kind)
         for name, fields in list_profiles(kind).items():
+            if only is not None and name != only:
+                continue
             print(f"  {name}: {fields.get('description', '')}")
             values = {k: v for k, v in fields.items() if k not in ("description", "source")}
             width = max((len(f"{k} = {v}") for k, v in values.items()), default=0)

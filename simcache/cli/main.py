@@ -401,7 +401,12 @@ def _parser() -> argparse.ArgumentParser:
     profiles = sub.add_parser(
         "profiles", help="list built-in tier, link, drive and array profiles with their sources"
     )
-    profiles.add_argument("kind", nargs="?", choices=list(KINDS), help="only this kind")
+    profiles.add_argument(
+        "kind",
+        nargs="?",
+        metavar="KIND|NAME",
+        help=f"only this kind ({', '.join(KINDS)}) or this one profile (e.g. nvme-pm9a3)",
+    )
 
     about = "start the what-if page in Streamlit (the app extra); Streamlit's options may follow"
     sub.add_parser("app", help=about)

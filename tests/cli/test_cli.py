@@ -275,14 +275,30 @@ def test_profiles_of_one_kind() -> None:
     assert named == list(list_profiles("link"))
 
 
-def test_profiles_rejects_an_unknown_kind() -> None:
-    code, _, stderr = call(["profiles", "gpu"])
-    assert code == 2
-    choices = ", ".join(repr(kind) for kind in KINDS)
-    assert (
-        stderr.splitlines()[-1]
-        == f"simcache profiles: error: argument kind: invalid choice: 'gpu' (choose from {choices})"
+def test_profiles_rejects_an_unknown_kind_or_name() -> None:
+    code, stdout, stderr = call(["profiles", "gpu"])
+    assert (code, stdout) == (2, "")
+    assert stderr.splitlines()[-1] == (
+        f"simcache profiles: 'gpu' is neither a kind ({', '.join(KINDS)}) nor a built-in profile "
+        "(`simcache profiles` lists them all)"
     )
+    _, _, stderr = call(["profiles", "NVME-PM9A3"])
+    assert "; did you mean 'nvme-pm9a3'?" in stderr
+
+
+def test_profiles_of_one_name_show_it_in_every_kind_that_has_it() -> None:
+    """The full list is hundreds of lines: one profile by its name (review 62, item 12); a name
+    that is both a tier and a drive shows both."""
+    code, stdout, _ = call(["profiles", "nvme-pm9a3"])
+    assert code == 0
+    kinds = [kind for kind in KINDS if "nvme-pm9a3" in list_profiles(kind)]
+    assert len(kinds) == 2
+    assert [line for line in stdout.splitlines() if line.endswith(" profiles:")] == [
+        f"{kind} profiles:" for kind in kinds
+    ]
+    headers = [line for line in stdout.splitlines() if not line.startswith("   ") and ": " in line]
+    assert [line.split(":")[0] for line in headers] == ["  nvme-pm9a3"] * 2
+    assert stdout.count("      source: ") == 2
 
 
 # -- sweep ----------------------------------------------------------------------------------------
