@@ -292,6 +292,10 @@ def measured_device(source: str) -> controls.Overrides:
     st.dataframe(fit_frame(calibration), hide_index=True)
     for warning in (*calibration.fit.warnings, *calibration.points.notes):
         st.warning(warning)
+    if calibration.inherited:
+        heading, *fields = calibration.inherited
+        with st.expander(f"{len(fields)} fields taken from {calibration.base}, not measured"):
+            st.markdown(heading + "\n\n" + "\n".join(f"- `{line.strip()}`" for line in fields))
     st.download_button(
         "Download the device (TOML)", calibration.toml, file_name="device.toml", on_click="ignore"
     )

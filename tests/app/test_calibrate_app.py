@@ -54,6 +54,12 @@ def test_the_page_fits_uploaded_results_and_uses_the_device() -> None:
     assert len(at.sidebar.dataframe[0].value) == len(FILES)
     # "1 setting(s) changed ...: cluster.tier"
     assert any("cluster.tier" in caption.value for caption in at.sidebar.caption)
+    # the fields the fit took from its base, each with what would pin it, as calibrate prints them
+    calibration = calibrate_uploads(_uploads(FILES))
+    expander = next(e for e in at.sidebar.expander if "not measured" in e.label)
+    assert expander.label.startswith(f"{len(calibration.inherited) - 1} fields taken from ")
+    shown = expander.markdown[0].value
+    assert all(line.strip() in shown for line in calibration.inherited[1:])
 
 
 def test_the_page_shows_why_results_cannot_be_fitted() -> None:

@@ -26,3 +26,16 @@ def test_a_fitted_table_leaves_the_base_read_channel_out() -> None:
     assert isinstance(fit, Fit)
     # written to 0.1 us (the table's microsecond text)
     assert abs(spec.read_latency - fit.read_latency) <= 0.05e-6
+
+
+def test_a_fitted_table_leaves_the_base_write_channel_out_when_writes_are_measured() -> None:
+    """The same for writes on a RAM base (its copy threads' write_channel_bandwidth): measured
+    writes' fitted write_latency holds their per-byte time; unmeasured, they keep the base's."""
+    writes = [INTEL / "randwrite-1-1.json", INTEL / "randwrite-1-32.json"]
+    table = calibrate(writes, base="ram-ddr5").table()
+    assert "write_channel_bandwidth" not in table
+    assert TierSpec.model_validate(table).write_channel_bandwidth is None
+    reads = [INTEL / "randread-1-1.json", INTEL / "randread-1-32.json"]
+    kept = TierSpec.model_validate(calibrate(reads, base="ram-ddr5").table())
+    base = TierSpec.model_validate("ram-ddr5")
+    assert kept.write_channel_bandwidth == base.write_channel_bandwidth

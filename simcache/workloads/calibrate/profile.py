@@ -66,7 +66,8 @@ class Fitted(Protocol):
     def fitted(self) -> Prediction: ...
 
 
-# Base fields the fitted table leaves out. (read_channel_bandwidth too when reads are measured: the
+# Base fields the fitted table leaves out. (read_channel_bandwidth too when reads are measured, and
+# write_channel_bandwidth when writes are, for the same reason: the
 # fit's model has no per-byte time on the unit (simcache.workloads.calibrate.model), so its fitted
 # read_latency already holds the channel time of the sizes measured; the base's rate kept beside it
 # would count it twice. Without reads, the reads keep the base's latency and channel time.)
@@ -318,6 +319,9 @@ def tier_table(
         # the fit chose the reads' routing (read_interference) and gave their latency the channel
         # time (read_channel_bandwidth); unmeasured, the reads keep the base's
         taken |= {"read_interference", "read_channel_bandwidth"}
+    if "write" in ops:
+        # likewise the writes' per-byte time on the unit (a RAM base's copy thread)
+        taken.add("write_channel_bandwidth")
     for name, value in base.items():
         if name not in taken:
             rows.append((name, value, from_base(name)))
@@ -416,6 +420,10 @@ _PINS: dict[str, str] = {
     "read_channel_bandwidth": (
         "randread runs of two block sizes at iodepth 1 (a lone read's time grows with its size "
         "at this rate); fitted into read_latency when reads are measured"
+    ),
+    "write_channel_bandwidth": (
+        "randwrite runs of two block sizes at iodepth 1 (a lone write's time grows with its size "
+        "at this rate); fitted into write_latency when writes are measured"
     ),
     "volatile": "the datasheet (power-loss protection): what a run counts as at risk",
     "scheduling": "how the caching layer orders destage reads: a choice, not a measurement",
