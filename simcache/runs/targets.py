@@ -420,5 +420,13 @@ def plus_minus(
 def _figure(target: Target, mean: float, half: float, n: int) -> str:
     if n == 1:
         return target.amount(mean)
+    if half == 0.0:
+        # every seed gave the same value: a replayed trace draws nothing random, or a streamed
+        # run's histogram put them in one bin; a "± 0" interval would claim a certainty the seeds
+        # cannot give
+        return (
+            f"{target.amount(mean)} (all {n} seeds gave this value: nothing random moves it, "
+            "so the seeds give no interval)"
+        )
     pair = plus_minus(mean, half, target.unit, places=0 if target.figure == "iops" else None)
     return f"{pair} (mean of {n} seeds, 95% interval)"

@@ -395,6 +395,18 @@ def test_throughput_and_thin_percentile_verdicts() -> None:
     assert judge(result, parse_target("write p99 <= 1s")).status == "meets"
 
 
+def test_seeds_that_all_give_one_value_claim_no_interval() -> None:
+    """A replayed trace draws nothing random, so its seeds repeat one run: a "7.02 ± 0.00 ms (mean
+    of 3 seeds, 95% interval)" claimed a certainty the seeds cannot give (review 63, item 1)."""
+    same = [Evidence(7.02, samples=5000)] * 3
+    verdict = judge_seeds(Target("disk", "write", "p99", 10.0), same)
+    assert verdict.status == "meets"
+    assert verdict.text == (
+        "meets it: disk write p99 is 7.02 ms (all 3 seeds gave this value: nothing random moves "
+        "it, so the seeds give no interval), 2.98 ms under the limit"
+    )
+
+
 def test_verdicts_over_seeds_use_the_t_interval() -> None:
     """Five seeds 4.9, 5.0, 5.1, 4.95, 5.05 ms: mean 5.0, s = 0.0791, half-width t(0.975, 4) s /
     sqrt(5) = 2.776 x 0.0791 / 2.236 = 0.098 ms. A 6 ms limit is met (5.098 < 6); a 5.05 ms limit
