@@ -394,11 +394,18 @@ def show_result(
         st.warning(warning)
     verdicts.show_run_verdicts(result, targets)
     columns = st.columns(4)
+    bounds = describe.headline_lower_bounds(result)
     for column, (label, value) in zip(columns, describe.headline(result).items(), strict=True):
+        at_least = label in bounds
         column.metric(
             f"VM {label}",
-            describe.format_ms(value),
-            help=f"{label} latency over every VM group, after warm-up.",
+            ("≥ " if at_least else "") + describe.format_ms(value),
+            help=f"{label} latency over every VM group, after warm-up."
+            + (
+                " At least this: I/Os still unfinished at the end of the run could lie past it."
+                if at_least
+                else ""
+            ),
         )
     st.markdown(describe.bottleneck_sentence(result, scenario))
     peer = describe.busiest_peer_link(result, scenario)

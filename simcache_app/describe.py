@@ -64,6 +64,20 @@ def headline(result: simcache.Result) -> dict[str, float]:
     }
 
 
+def headline_lower_bounds(result: simcache.Result) -> set[str]:
+    """The :func:`headline` labels whose figure is only a lower bound: I/Os still unfinished at
+    the end could lie past it (the summary's ``lower_bounds``), so the page shows them as
+    ``>= value``."""
+    summary = result.summary
+    everyone = summary[summary["group"] == "all"].set_index("op")
+    return {
+        f"{op} {p.removesuffix('_ms')}"
+        for op in ("write", "read")
+        for p in HEADLINE_PERCENTILES
+        if p in str(everyone["lower_bounds"][op]).split()
+    }
+
+
 def validity_warnings(result: simcache.Result) -> list[str]:
     """The run's validity warnings (``Result.warnings``) as the app shows them, instability
     first."""

@@ -131,7 +131,15 @@ def tail_sentence(result: Result) -> str:
     p99 = float(np.percentile(latency, TAIL_PERCENTILE))
     tail = time_shares(latency, parts, p99)
     last = max(tail, key=lambda c: tail[c])
-    slowest = f"the slowest 1% of writes (at or past the p99, {p99:.3g} ms)"
+    shown = f"{p99:,.0f}" if p99 >= 1000 else f"{p99:.3g}"
+    unfinished = int((result.measured_unfinished["op"] == "write").sum())
+    completed = (
+        f"completed writes (their own p99, {shown} ms: {unfinished:,} writes still unfinished at "
+        "the end are in no share)"
+        if unfinished
+        else f"writes (at or past the p99, {shown} ms)"
+    )
+    slowest = f"the slowest 1% of {completed}"
     if first == last:
         return (
             f"Where write time goes: {COMPONENT_WORDS[first]} takes the largest share, "
