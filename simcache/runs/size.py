@@ -46,7 +46,7 @@ from simcache.base.errors import ScenarioError
 from simcache.estimate import estimate
 from simcache.runs.simulate import simulate
 from simcache.runs.sizing.answer import Candidate, SizeAnswer
-from simcache.runs.sizing.costs import PriceTable, SizeError, load_prices
+from simcache.runs.sizing.costs import PriceTable, SizeError, check_prices, load_prices
 from simcache.runs.sizing.space import Dimension, candidate_scenarios, dominated, parse_vary
 from simcache.runs.sweep import SweepProgress, result_row
 from simcache.runs.sweep_store import POLL_S, SweepStore
@@ -207,6 +207,7 @@ def size(
     dims = [d if isinstance(d, Dimension) else parse_vary(d) for d in dimensions]
     pairs = candidate_scenarios(base, dims)
     table = prices if isinstance(prices, PriceTable) else load_prices(prices)
+    check_prices(table, (variant for _, variant in pairs))  # every missing price at once
     costs = [table.cost(variant) for _, variant in pairs]
     seed_list = _seeds(seeds)
     most = max_seeds if max_seeds is not None else 3 * len(seed_list)

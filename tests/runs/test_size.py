@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,8 @@ import simcache
 from simcache.cli.main import main
 from simcache.runs import size as size_module
 from simcache.runs.size import size
-from simcache.runs.sizing.costs import SizeError, load_prices
-from simcache.runs.sizing.space import dominated, parse_vary
+from simcache.runs.sizing.costs import SizeError, check_prices, load_prices
+from simcache.runs.sizing.space import candidate_scenarios, dominated, parse_vary
 from simcache.runs.sweep import SweepProgress
 from simcache.sim.control import Cancel
 
@@ -110,12 +111,6 @@ BAD = [
         None,
         "unknown link profile 'ib-fdr'",
     ),
-    (
-        ["write p99 <= 5ms"],
-        ["cluster.tier.read_latency = ['10us']"],
-        "nocosts",
-        "no price for tier profile 'sata-ssd-s3700-field'",
-    ),
     ([], ["cluster.hosts = 3:4"], None, "give at least one target"),
     (["write p99 <= 5ms"], [], None, "give at least one dimension"),
 ]
@@ -133,26 +128,40 @@ def test_bad_input_is_one_line_naming_it_and_nothing_runs(
     ran: list[object] = []
     monkeypatch.setattr(size_module, "simulate", lambda *a, **k: ran.append(a))
     monkeypatch.setattr(size_module, "estimate", lambda *a, **k: ran.append(a))
-    prices = None
-    if costs == "nocosts":
-        prices = tmp_path / "prices.toml"
-        prices.write_text("[tiers.sata-ssd-s3700]\nprice = 1\ncapacity = '1GB'\n", "utf-8")
-        # the built-in table prices the field tier: replace the table wholesale for this case
-        monkeypatch.setattr(
-            "simcache.runs.sizing.costs._builtin",
-            lambda: {
-                "currency": "USD",
-                "host": {"price": 1},
-                "tiers": {},
-                "links": {},
-                "arrays": {},
-            },
-        )
     with pytest.raises(SizeError) as caught:
-        size("default", targets, vary, prices=prices, workers=1)
+        size("default", targets, vary, prices=None, workers=1)
     text = str(caught.value)
     assert "\n" not in text and message in text, text
     assert ran == []
+
+
+def test_every_missing_price_is_named_at_once_with_a_stub_that_completes_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster of parts the table does not price: one error names them all (each once, though
+    the dimension repeats them) and offers the tables to paste; with its zeros replaced the stub
+    completes the table (review 63, item 4: four tries for a four-part NVMe cluster)."""
+    ran: list[object] = []
+    monkeypatch.setattr(size_module, "simulate", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr(size_module, "estimate", lambda *a, **k: ran.append(a))
+    vary = ["cluster.peer_link = ['100GbE', '200GbE']"]
+    base = simcache.load_scenario("default").with_overrides(
+        {"cluster.tier": "nvme-pm9a3", "cluster.storage_link": "25GbE", "array": "afa-24x-nvme"}
+    )
+    with pytest.raises(SizeError) as caught:
+        size(base, ["write p99 <= 5ms"], vary, workers=1)
+    assert ran == []
+    where = [w for w, _ in caught.value.problems]
+    # (25GbE, the storage port, is priced)
+    assert where == ["cluster.tier", "cluster.peer_link", "array", "cluster.peer_link", "--costs"]
+    stub = caught.value.problems[-1][1].split(":\n", 1)[1]
+    tables = tomllib.loads(stub)
+    assert set(tables) == {"tiers", "links", "arrays"}
+    assert set(tables["links"]) == {"100GbE", "200GbE"}
+    filled = tmp_path / "prices.toml"
+    filled.write_text(stub.replace(" = 0 ", " = 100 "), "utf-8")
+    candidates = candidate_scenarios(base, [parse_vary(v) for v in vary])
+    check_prices(load_prices(filled), (variant for _, variant in candidates))  # all priced now
 
 
 def test_cli_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -42,12 +42,25 @@ _SECTIONS = {
 }
 
 
+_STUB = {
+    "price": "price = 0  # the part's price",
+    "capacity": 'capacity = "1.6TB"  # the capacity that price buys (a tier is priced per byte)',
+    "port": "port = 0  # one port: NIC and switch port",
+    "spindle": "spindle = 0  # one drive more or less than the profile's",
+}
+"""A missing price's line in the stub :func:`check_prices` offers, by key."""
+
+
 class SizeError(ScenarioError):
     """Bad input to ``simcache size`` (a dimension, a target, a price): one line naming the
-    option, what is wrong and the fix."""
+    option, what is wrong and the fix (several, a line each: the prices missing)."""
+
+    HEADING = "cannot size it"
 
     def __init__(self, source: str, problems: list[tuple[str, str]]):
         super().__init__(source, problems)
+        if len(self.problems) > 1:  # several (the prices missing): a line each, as a scenario's
+            return
         where, message = self.problems[0]
         self.args = (
             f"{source}: {where}: {message}"
@@ -268,6 +281,37 @@ def _check(data: Mapping[str, Any], source: str) -> None:
 
 
 def check_prices(prices: PriceTable, scenarios: Iterable[Scenario]) -> None:
-    """Raise the :class:`SizeError` of the first scenario with a part the table has no price for."""
+    """Raise one :class:`SizeError` naming every part of ``scenarios`` the table has no price for
+    (each once, with a TOML stub to paste into a --costs file), so that a price file is written in
+    one go, not one missing price a try."""
+    problems: list[tuple[str, str]] = []
+    stubs: dict[str, str] = {}
     for scenario in scenarios:
-        prices.cost(scenario)
+        cluster = scenario.cluster
+        parts = [
+            ("tiers", cluster.tier.profile, "cluster.tier"),
+            ("links", cluster.peer_link.profile, "cluster.peer_link"),
+            ("links", cluster.storage_link.profile, "cluster.storage_link"),
+            ("arrays", scenario.array.profile, "array"),
+        ]
+        for section, profile, where in parts:
+            try:
+                prices._entry(section, profile, where)
+            except SizeError as error:
+                key = f"[{section}.{profile}]"
+                if key not in stubs and (where, error.problems[0][1]) not in problems:
+                    problems.append(error.problems[0])
+                    if profile is not None:
+                        stubs[key] = "\n".join([key, *(_STUB[name] for name in _SECTIONS[section])])
+    if not problems:
+        return
+    if stubs:
+        stub = "\n\n".join(stubs.values())
+        problems.append(
+            (
+                "--costs",
+                f"{len(stubs)} price(s) missing; a --costs file with these tables completes it "
+                f"(replace each 0 by your price in {prices.currency or 'your currency'}):\n{stub}",
+            )
+        )
+    raise SizeError("--costs", problems)
