@@ -135,8 +135,16 @@ def forget_answer() -> None:
 def show_answer(
     scenario: simcache.Scenario, answer: SizeAnswer, duration: float, seed: int
 ) -> None:
-    st.text("\n".join(answer.lines()[:2]))
+    counts, *rest = answer.lines()
+    st.caption(counts)
+    for note in answer.notes:  # before the answer: they say why verdicts may be unknown
+        st.warning(f"**Note:** {note}")
+    if answer.stopped:
+        st.warning(f"**Stopped:** {answer.stopped}; the answer covers the candidates judged so far")
     winner = answer.winner
+    if winner is None:
+        best = next(line for line in rest if line.startswith("best: "))
+        st.warning(best.removeprefix("best: ").capitalize())
     if winner is not None:
         st.success(f"Answer: {winner.label}, {winner.cost.total:,.0f} {winner.cost.currency}")
         st.caption(winner.cost.words())

@@ -278,7 +278,7 @@ def _warmup_notes(run: Scenario) -> list[str]:
                 f"group {group.name}'s duty cycle has a {period:g} s period and the warm-up is "
                 f"{warmup:g} s: every pass will be "
                 "unknown (the warm-up is shorter than the slowest time constant); set run.warmup "
-                f"to at least {period:g} s"
+                f"to at least {period:g} s (or add the dimension run.warmup = ['{period:g}s'])"
             )
     return notes
 

@@ -18,8 +18,8 @@ def test_the_size_tab_finds_the_answer_on_a_small_grid() -> None:
     app.button(key="size.run").click()
     app.run()
     assert not app.exception
-    texts = " ".join(str(t.value) for t in app.text)
-    assert "2 configurations" in texts
+    captions = " ".join(str(c.value) for c in app.caption)
+    assert "2 configurations" in captions
     assert len(app.dataframe) >= 1
 
 
@@ -40,7 +40,7 @@ def test_the_answer_becomes_the_current_scenario_and_back() -> None:
     app.button(key="size.run").click()
     app.run()
     assert not app.exception
-    assert any("Answer:" in str(s.value) for s in app.success), [str(t.value) for t in app.text]
+    assert any("Answer:" in str(s.value) for s in app.success), [str(w.value) for w in app.warning]
     app.button(key="size.use").click()
     app.run()
     assert not app.exception

@@ -265,6 +265,8 @@ def test_a_warm_up_shorter_than_a_duty_cycle_is_said_before_anything_runs() -> N
     assert all(c.verdict in ("skipped", "pruned") for c in answer.candidates)
     assert any(
         "group build's duty cycle has a 10 s period and the warm-up is 4 s" in note
+        # the fix as a dimension, which the page's box takes (review 63, item 3)
+        and note.endswith("(or add the dimension run.warmup = ['10s'])")
         for note in answer.notes
     )
     longer = simcache.load_scenario("default").with_overrides({"run.warmup": "10s"})
