@@ -279,3 +279,34 @@ def test_unit_errors_say_the_unit(tmp_path: Path) -> None:
     assert "  line 2, latency: expected a latency in ms, found 'fast'" in fails(
         tmp_path, text, time_unit="ms"
     )
+
+
+def read_warnings(tmp_path: Path, text: str, **options: Any) -> list[str]:
+    return list(csv_trace.read(write(tmp_path, text), options).warnings)
+
+
+def test_sizes_under_a_sector_suggest_the_size_unit(tmp_path: Path) -> None:
+    """Sizes in sectors read as bytes made 8-byte I/Os without a word (review 63, item 7)."""
+    sectors = "time,op,offset,size\n0,R,100,8\n1,W,200,16\n2,W,300,8\n"
+    said = [w for w in read_warnings(tmp_path, sectors) if "under 512 bytes" in w]
+    assert said == [
+        "half the I/Os are under 512 bytes (median 8 B, read as bytes): if the size column counts "
+        "sectors or blocks, give -O size_unit=sector (512 B) or the block size (e.g. "
+        "-O size_unit=4KiB)"
+    ]
+    assert not [w for w in read_warnings(tmp_path, DEFAULT) if "under 512 bytes" in w]
+    given = read_warnings(tmp_path, sectors, size_unit="B")  # said on purpose: not doubted
+    assert not [w for w in given if "under 512 bytes" in w]
+
+
+def test_timestamps_too_long_for_seconds_name_the_time_unit(tmp_path: Path) -> None:
+    """Microseconds read as seconds failed on run.duration, a field the user never wrote; a day
+    or more is warned of."""
+    micro = "time,op,offset,size\n0,R,0,4096\n2500000,W,4096,4096\n"
+    with pytest.raises(WorkloadFileError) as caught:
+        csv_trace.read(write(tmp_path, micro), {})
+    assert "options.time_unit: the timestamps span 2,500,000 s read as seconds" in str(caught.value)
+    assert "give -O time_unit=ms or -O time_unit=us" in str(caught.value)
+    two_days = "time,op,offset,size\n0,R,0,4096\n172800,W,4096,4096\n"
+    assert any("spans 172,800 s (48.0 hours" in w for w in read_warnings(tmp_path, two_days))
+    assert not list(csv_trace.read(write(tmp_path, micro, "us.csv"), {"time_unit": "us"}).warnings)

@@ -161,7 +161,45 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
         warnings.append(f"columns not used: {', '.join(trace.meta['unused_columns'])}")
     if trace.meta.get("empty_lines"):
         warnings.append(f"{trace.meta['empty_lines']:,} empty lines skipped")
+    warnings += _unit_doubts(path, options, trace)
     return trace_imported(path, NAME, trace, options, warnings)
+
+
+_DAY = 86_400.0
+_LONGEST_RUN = 1e6  # run.duration's bound (simcache.spec.workload)
+
+
+def _unit_doubts(path: Path, options: Mapping[str, Any], trace: Trace) -> list[str]:
+    """Units the numbers make doubtful, said before anything is built from them: I/Os mostly
+    under a sector (the size column counting sectors or blocks, read as bytes), and a trace
+    longer than a day (timestamps in ms or us, read as seconds), each with the option to give."""
+    doubts: list[str] = []
+    if not trace.count:
+        return doubts
+    sizes = trace.rows["size"]
+    if "size_unit" not in options and float(np.median(sizes)) < SECTOR:
+        doubts.append(
+            f"half the I/Os are under {SECTOR} bytes (median {float(np.median(sizes)):g} B, read "
+            "as bytes): if the size column counts sectors or blocks, give -O size_unit=sector "
+            "(512 B) or the block size (e.g. -O size_unit=4KiB)"
+        )
+    span = trace.duration
+    if "time_unit" not in options and span > _LONGEST_RUN:
+        raise WorkloadFileError.at(
+            path,
+            None,
+            "options.time_unit",
+            f"the timestamps span {span:,.0f} s read as seconds, longer than a run may last "
+            f"({_LONGEST_RUN:,.0f} s): they are likely in milliseconds or microseconds; give "
+            "-O time_unit=ms or -O time_unit=us",
+        )
+    if "time_unit" not in options and span > _DAY:
+        doubts.append(
+            f"the trace spans {span:,.0f} s ({span / 3600:,.1f} hours, times read as seconds): if "
+            "the timestamps are in milliseconds or microseconds, give -O time_unit=ms or "
+            "-O time_unit=us"
+        )
+    return doubts
 
 
 def _fill(path: Path, settings: _Settings, builder: TraceBuilder) -> dict[str, Any]:
