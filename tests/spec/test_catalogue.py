@@ -264,9 +264,13 @@ def test_ddr5_copy_rate_is_the_fill_buffer_bound() -> None:
     read-for-ownership."""
     tier = TierSpec.model_validate("ram-ddr5")
     single_thread_read = 16 * 64 / 100e-9
-    # 5.12 GB/s rounded to 5 GB/s
-    assert tier.read_bandwidth == pytest.approx(single_thread_read / 2, rel=0.03)
+    # 5.12 GB/s rounded to 5 GB/s: a lone copy, its copy thread's channel and the shared memory
+    # (1 / channel + 1 / memory)
+    assert tier.read_channel_bandwidth is not None and tier.write_channel_bandwidth is not None
+    lone = 1 / (1 / tier.read_channel_bandwidth + 1 / tier.read_bandwidth)
+    assert lone == pytest.approx(single_thread_read / 2, rel=0.03)
     assert tier.write_bandwidth == tier.read_bandwidth
+    assert tier.write_channel_bandwidth == tier.read_channel_bandwidth
     assert tier.volatile
 
 
