@@ -12,7 +12,6 @@ scenario run's mean with the confidence interval of its batch means.
 
 from __future__ import annotations
 
-import heapq
 import math
 from typing import Any
 
@@ -21,6 +20,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 from support.builders import small_scenario
+from support.tier_drive import closed_loop_done
+from support.tier_drive import qd1 as drive_qd1
 
 from simcache import load_scenario, simulate
 from simcache.estimate import estimate
@@ -54,12 +55,7 @@ def make_tier(seed: int = 0, **fields: Any) -> Tier:
 
 def qd1(tier: Tier, is_write: bool) -> list[tuple[int, float]]:
     """Each of SIZES (three rounds) issued when the last completed: (size, its latency)."""
-    now, out = 0.0, []
-    for size in SIZES * 3:
-        finish = tier.submit(now, size, is_write)
-        out.append((size, finish - now))
-        now = finish
-    return out
+    return drive_qd1(tier, is_write, SIZES)
 
 
 @pytest.mark.parametrize("is_write", [False, True], ids=["read", "write"])
@@ -112,14 +108,8 @@ def test_a_closed_loop_saturates_the_units_at_units_over_latency_plus_channel(si
     # 4 units, 64 reads in flight: the units are the bottleneck (the pipe moves 4 GB/s, 61K reads/s
     # of 64 KiB), each read holding one for its latency, its channel time and then its transfer on
     # the pipe: X = 4 / (60 us + S / 500 MB/s + S / 4 GB/s).
-    tier = make_tier(channels=4)
-    in_flight = [tier.submit(0.0, size, False) for _ in range(64)]
-    heapq.heapify(in_flight)
-    done = 0
     until = 0.5
-    while in_flight[0] < until:
-        done += 1
-        heapq.heapreplace(in_flight, tier.submit(in_flight[0], size, False))
+    done = closed_loop_done(make_tier(channels=4), size, False, 64, until)
     rate = 4 / (60e-6 + size / 500e6 + size / 4e9)
     # a count over [0, until] is off the rate by at most the reads in flight at either end
     assert abs(done - rate * until) <= 64 + 4, (done, rate * until)

@@ -13,13 +13,14 @@ completion is known at submission): exact up to the rounding of the additions on
 
 from __future__ import annotations
 
-import heapq
 import math
 from typing import Any
 
 import numpy as np
 import pytest
 from support.builders import small_scenario
+from support.tier_drive import closed_loop_done
+from support.tier_drive import qd1 as drive_qd1
 
 from simcache import load_scenario, simulate
 from simcache.physics.cluster import pipe_rate, write_channel_seconds
@@ -49,12 +50,7 @@ def make_tier(**fields: Any) -> Tier:
 
 def qd1(tier: Tier, is_write: bool) -> list[tuple[int, float]]:
     """Each of SIZES (three rounds) issued when the last completed: (size, its latency)."""
-    now, out = 0.0, []
-    for size in SIZES * 3:
-        finish = tier.submit(now, size, is_write)
-        out.append((size, finish - now))
-        now = finish
-    return out
+    return drive_qd1(tier, is_write, SIZES)
 
 
 def test_a_lone_write_is_overhead_command_latency_channel_and_transfer() -> None:
@@ -83,14 +79,8 @@ def test_a_slow_device_stretches_the_write_channel_too() -> None:
 def test_copy_threads_add_up_until_the_shared_memory_binds(units: int) -> None:
     # 64 writes of 1 MiB in flight on `units` copy threads: X = units / (5 us + S / 1 GB/s + S /
     # 20 GB/s) while that is under the pipe's 20 GB/s / S (4 units: 3.8 GB/s, the pipe has room).
-    tier = make_tier(channels=units)
-    size = MiB
-    in_flight = [tier.submit(0.0, size, True) for _ in range(64)]
-    heapq.heapify(in_flight)
-    done, until = 0, 0.5
-    while in_flight[0] < until:
-        done += 1
-        heapq.heapreplace(in_flight, tier.submit(in_flight[0], size, True))
+    size, until = MiB, 0.5
+    done = closed_loop_done(make_tier(channels=units), size, True, 64, until)
     rate = units / (5e-6 + size / 1e9 + size / 20e9)
     assert abs(done - rate * until) <= 64 + units, (done, rate * until)
 
