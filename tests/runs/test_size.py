@@ -14,7 +14,8 @@ import simcache
 from simcache.cli.main import main
 from simcache.runs import size as size_module
 from simcache.runs.size import size
-from simcache.runs.sizing.costs import SizeError, check_prices, load_prices
+from simcache.runs.sizing.answer import Candidate
+from simcache.runs.sizing.costs import Cost, SizeError, check_prices, load_prices
 from simcache.runs.sizing.space import candidate_scenarios, dominated, parse_vary
 from simcache.runs.sweep import SweepProgress
 from simcache.sim.control import Cancel
@@ -316,3 +317,15 @@ def test_ctrl_c_keeps_the_finished_runs_in_the_store(
         progress=progress.append,
     )
     assert progress[1].skipped == 2  # the two runs finished before Ctrl-C come from the store
+
+
+def test_a_candidates_label_shows_sizes_as_sizes() -> None:
+    """A range "1GiB:4GiB" came back as capacity=1073741824 (review 63, item 9)."""
+    candidate = Candidate(
+        0,
+        {"cluster.peer_link": "25GbE", "cluster.destager.capacity": 2**30, "cluster.hosts": 4},
+        Cost((), "USD"),
+    )
+    assert candidate.label == (
+        "cluster.peer_link=25GbE, cluster.destager.capacity=1GiB, cluster.hosts=4"
+    )

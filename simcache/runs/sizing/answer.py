@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from simcache.base.units import format_size
 from simcache.runs.sizing.costs import Cost
 from simcache.runs.targets import Target, Verdict
 
@@ -54,7 +55,7 @@ class Candidate:
 
     @property
     def label(self) -> str:
-        return ", ".join(f"{path}={_shown(value)}" for path, value in self.overrides.items())
+        return ", ".join(f"{path}={_shown(path, value)}" for path, value in self.overrides.items())
 
     def judge(self, verdicts: list[Verdict], seeds: list[int]) -> None:
         """Take the verdicts of its seeds: meets if every target is met, misses if one is missed,
@@ -241,8 +242,19 @@ def _number(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _shown(value: Any) -> str:
-    return value if isinstance(value, str) else repr(value)
+_SIZES = frozenset(
+    {"capacity", "max_batch", "working_set", "clean_pool", "line", "gc_pass", "erase_block"}
+)
+"""Fields whose values are sizes: shown as sizes (``1GiB``), as a range of them was given, not
+as the bytes the range expands to (review 63, item 9)."""
+
+
+def _shown(path: str, value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if path.rpartition(".")[2] in _SIZES and isinstance(value, int | float):
+        return format_size(value)
+    return repr(value)
 
 
 def _seeds(seeds: Sequence[int]) -> str:

@@ -139,12 +139,12 @@ class PriceTable:
             CostPart("host", hosts, float(self._entry("host", None, "cluster.hosts")["price"])),
             CostPart(f"{tier.profile} {format_size(tier.capacity)}", hosts, per_device),
             CostPart(
-                f"{cluster.peer_link.profile} port",
+                f"{cluster.peer_link.profile} peer port",
                 hosts * cluster.peer_links,
                 self._port(cluster.peer_link.profile, "cluster.peer_link"),
             ),
             CostPart(
-                f"{cluster.storage_link.profile} port",
+                f"{cluster.storage_link.profile} storage port",
                 hosts,
                 self._port(cluster.storage_link.profile, "cluster.storage_link"),
             ),
