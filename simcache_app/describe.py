@@ -21,6 +21,7 @@ from simcache.base.units import format_bandwidth, format_figure, human_size, rou
 from simcache.physics.cluster import PortName
 from simcache.results.bottleneck import bottleneck_sentence as bottleneck_sentence
 from simcache.results.bottleneck import component_name as component_name
+from simcache.results.validity import PINNED
 
 TABLE_DIGITS = 4
 """Significant digits of a figure in a table (3 in a sentence): a simulated percentile carries no
@@ -80,10 +81,24 @@ def headline_lower_bounds(result: simcache.Result) -> set[str]:
 
 def validity_warnings(result: simcache.Result) -> list[str]:
     """The run's validity warnings (``Result.warnings``) as the app shows them, instability
-    first."""
-    return [
+    first; the saturated components in one warning (each says the same offered load: a dozen
+    ports and tiers were a dozen warnings of one form)."""
+    warnings = list(result.warnings)
+    saturated = [w for w in warnings if w.kind == "overload"]
+    shown = []
+    if len(saturated) > 1:
+        # the VMs' offered and served rates, the same in each (the array's adds its queue's)
+        offered = saturated[0].message.partition("its offered load is above its capacity; ")[2]
+        offered = offered.partition("; its spindle operations queued")[0]
+        names = ", ".join(w.component for w in saturated)
+        shown.append(
+            f"**Unstable:** saturated while work piles up (busy {PINNED:.0%} or more of the "
+            f"window: offered load above capacity): {names}; {offered}"
+        )
+        warnings = [w for w in warnings if w.kind != "overload"]
+    return shown + [
         f"**{'Unstable' if w.severity == 'unstable' else 'Short run'}:** {w.message}"
-        for w in result.warnings
+        for w in warnings
     ]
 
 

@@ -40,6 +40,7 @@ from simcache_app.describe import (
     headline_lower_bounds,
     metric_label,
     peer_port_table,
+    validity_warnings,
 )
 from simcache_app.knobs import knob
 from simcache_app.parameters import compare_presets, parse_values, sweep_parameters
@@ -1191,3 +1192,11 @@ def test_an_overloaded_runs_headlines_say_at_least_and_its_tail_counts_completed
     assert "the slowest 1% of completed writes (their own p99, " in sentence
     assert f"{unfinished:,} writes still unfinished at the end are in no share" in sentence
     assert "e+0" not in sentence
+    # the saturated parts in one warning, not one each of the same form (review 63, item 8)
+    saturated = [w.component for w in result.warnings if w.kind == "overload"]
+    assert len(saturated) > 1
+    shown = validity_warnings(result)
+    grouped = [w for w in shown if "saturated while work piles up" in w]
+    assert len(grouped) == 1 and all(name in grouped[0] for name in saturated)
+    assert not [w for w in shown if "is busy 100% of the window" in w]
+    assert len(shown) == len(result.warnings) - len(saturated) + 1
