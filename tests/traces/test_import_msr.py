@@ -234,3 +234,18 @@ def test_the_traced_systems_latency_is_reported_per_op_with_only_resolved_percen
         facts["write latency in the trace"]
         == "mean 5 ms, p50 5 ms over 10 I/Os (the traced system's)"
     )
+
+
+def test_a_copy_with_the_columns_names_first_is_read_as_without_them(tmp_path: Path) -> None:
+    """Some copies of the traces start with "Timestamp,Hostname,...": sniffed as MSR and skipped,
+    where it was guessed a generic CSV without a time column (review 63, item 11); a bad line
+    after it keeps its own line number."""
+    header = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"
+    named = write(tmp_path, [header, *SMALL], "named.csv")
+    assert msr.sniff(named.read_text())
+    rows, plain = msr.load(named, {}).rows, msr.load(write(tmp_path, SMALL), {}).rows
+    assert rows.tobytes() == plain.tobytes()
+    bad = write(tmp_path, [header, SMALL[0], f"{T0},usr,0,Erase,0,4096,1"], "bad.csv")
+    with pytest.raises(WorkloadFileError) as caught:
+        msr.load(bad, {})
+    assert "  line 3, " in str(caught.value)

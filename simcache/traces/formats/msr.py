@@ -35,6 +35,7 @@ from simcache.traces.formats.base import (
     FileReading,
     cached_trace,
     check_option_names,
+    read_head,
     trace_imported,
 )
 from simcache.traces.formats.csv_rows import RowChunks
@@ -60,6 +61,12 @@ _LINE = re.compile(
 )
 """A line as sniffing expects it: a FILETIME of 17 to 19 digits (a date from 1633 on), then the
 six fields."""
+_HEADER = re.compile(
+    r"\s*timestamp\s*,\s*hostname\s*,\s*disknumber\s*,\s*type\s*,\s*offset\s*,\s*size\s*,"
+    r"\s*responsetime\s*",
+    re.IGNORECASE,
+)
+"""The header line some copies of the traces start with (the columns' names): skipped."""
 
 
 def sniff(head: str) -> bool:
@@ -68,6 +75,8 @@ def sniff(head: str) -> bool:
     lines = [line for line in head.splitlines() if line.strip()]
     if len(lines) > 1 and not head.endswith(("\n", "\r")):
         lines.pop()  # the head may end inside a line
+    if lines and _HEADER.fullmatch(lines[0]):
+        lines.pop(0)  # a copy with the columns' names first
     return bool(lines) and all(_LINE.fullmatch(line) for line in lines[:6])
 
 
@@ -91,7 +100,8 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
 
 
 def _fill(path: Path, builder: TraceBuilder) -> dict[str, Any]:
-    chunks = RowChunks(path, FIELDS)
+    first = read_head(path).splitlines()[:1]
+    chunks = RowChunks(path, FIELDS, skip_lines=1 if first and _HEADER.fullmatch(first[0]) else 0)
     first_tick: int | None = None
     earliest = 0
     device_names: dict[tuple[str, int], int] = {}
