@@ -144,7 +144,8 @@ def show_answer(
     winner = answer.winner
     if winner is None:
         best = next(line for line in rest if line.startswith("best: "))
-        st.warning(best.removeprefix("best: ").capitalize())
+        text = best.removeprefix("best: ")
+        st.warning(text[:1].upper() + text[1:])  # (not capitalize(): it lowers "MB/s", "WB+1")
     if winner is not None:
         st.success(f"Answer: {winner.label}, {winner.cost.total:,.0f} {winner.cost.currency}")
         st.caption(winner.cost.words())

@@ -75,12 +75,28 @@ def _bottleneck_line(result: Estimate) -> str:
         name, utilization = result.bottleneck()
         return f"bottleneck: {name} at {utilization:.0%} mean utilization"
     _, name, load = overloads[0]
-    others = ", ".join(f"{component} ({rho:.0%})" for component, _, rho in overloads[1:])
+    others = ", ".join(f"{component} ({_load_short(rho)})" for component, _, rho in overloads[1:])
     return (
-        f"bottleneck: {name} is overloaded, offered {load:.0%} of its capacity"
+        f"bottleneck: {name} is overloaded, {_load_words(load)}"
         + (f"; also overloaded: {others}" if others else "")
         + " (see the warnings)"
     )
+
+
+def _load_short(rho: float) -> str:
+    """:func:`_load_words` in a word or a figure, for a list."""
+    if not math.isfinite(rho):
+        return "starved"
+    return "over 100x" if rho >= 100.0 else f"{rho:.0%}"
+
+
+def _load_words(rho: float) -> str:
+    """Offered over capacity in words: a percentage, or what a starved or hopeless one means."""
+    if not math.isfinite(rho):
+        return "it gets nothing through (starved)"
+    if rho >= 100.0:
+        return "offered over 100x its capacity"
+    return f"offered {rho:.0%} of its capacity"
 
 
 def _destage_line(fluid: DestageFluid, accepted: float, drained: float) -> str:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from simcache.estimate.drain import STARVED_DRAIN
 from simcache.estimate.theory.numeric import TOLERANCE, Floats
 from simcache.estimate.theory.state import FULL
 from simcache.estimate.theory.stations import (
@@ -395,7 +396,8 @@ def ranked_overloads(e: Evidence) -> list[tuple[str, str, float]]:
         (
             f"host{h}.destager",
             f"host{h}'s destage buffer",
-            accepted / drained if drained > 0 else math.inf,
+            # a starved buffer's drain is the floor drain.STARVED_DRAIN (1 B/s), not a rate
+            accepted / drained if drained > STARVED_DRAIN else math.inf,
         )
         for h, (accepted, drained) in sorted(e.full.items())
     ]

@@ -29,9 +29,10 @@ percentiles measure the run's length):
   :data:`PINNED` (97%) or more of the window on average: offered load is
   above its capacity. The offered figure is the VMs' I/Os issued in the
   window per second against those completed.
-- ``gc_cliff``: with something growing, a host whose tier writes waited for
-  garbage collection (past the clean-pool cliff): the tier is the bottleneck
-  though its units look idle (garbage collection holds the writes).
+- ``gc_cliff``: a host whose tier queue grows while its units are not pinned
+  and at least :data:`GC_SHARE` of that queue waits for garbage collection on
+  average (past the clean-pool cliff): the tier is the bottleneck though its
+  units look idle (garbage collection holds the writes).
 
 Short runs (``severity == "short"``: the figures may be right for the run but
 not for the system's steady state):
@@ -54,9 +55,8 @@ not for the system's steady state):
 - ``untested``: fewer than :data:`~simcache.results.trend.MIN_SAMPLES` samples
   after the warm-up, too few for the growth test: the run's stability was not
   tested. Only growth beyond doubt is reported then (``growing``, unstable): a
-  queue or the VMs' I/Os in flight that never fall from one sample to the next
-  and end at least :data:`FEW_GROWTH` times their start and :data:`FEW_FLOOR`
-  floors above it.
+  queue or the VMs' I/Os in flight that rise at every step and end at least
+  :data:`FEW_GROWTH` times their start and :data:`FEW_FLOOR` floors above it.
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ __all__ = [
     "FEW_FLOOR",
     "FEW_GROWTH",
     "FULL_FRACTION",
+    "GC_SHARE",
     "PINNED",
     "AssessedRun",
     "Severity",
@@ -112,6 +113,9 @@ queue growing at a steady rate since the run's start doubles between a window st
 and ``2 w``)."""
 FEW_FLOOR = 10
 """With too few samples for the growth test: how many :data:`FLOORS` a series must rise by."""
+GC_SHARE = 0.5
+"""A growing tier queue is past the clean-pool cliff when at least this share of it waits for
+garbage collection on average."""
 
 
 class AssessedRun(Protocol):
@@ -364,12 +368,15 @@ def _untested(result: AssessedRun, series: pd.DataFrame) -> list[ValidityWarning
 
 def _few_samples_growth(result: AssessedRun, series: pd.DataFrame) -> list[ValidityWarning]:
     """Growth a window of fewer than :data:`MIN_SAMPLES` samples shows beyond doubt: a queue, or
-    the VMs' I/Os in flight, that never falls from one sample to the next and ends at least
+    the VMs' I/Os in flight, that rises strictly from each sample to the next and ends at least
     :data:`FEW_GROWTH` times where it started and :data:`FEW_FLOOR` floors above it (a stable
-    queue sampled a few times rarely rises monotonically by that much; an overloaded one does
+    queue sampled a few times rarely rises at every step by that much; an overloaded one does
     every time). Backlogs are left to the fill-time note (a buffer filling is a short run, not
-    an unstable one). A run with records counts its I/Os in flight from the window's start on
-    (they are known at any time), so that even one sample can show them pile up."""
+    an unstable one). A run with records counts its I/Os in flight at the window's start too
+    (they are known at any time), so that even one sample can show them pile up: only when the
+    warm-up is ten times the quickest I/O's latency or more, so that the start is past the run's
+    own ramp-up from an empty system (a run without warm-up starts at zero I/Os in flight, and
+    any load rises from there)."""
     start, _ = result.window
     times = series.index.to_numpy(dtype=float)
     found: list[tuple[str, str, np.ndarray]] = [
@@ -377,8 +384,14 @@ def _few_samples_growth(result: AssessedRun, series: pd.DataFrame) -> list[Valid
         for column in _tested_columns(series)
         if not column.startswith("backlog.") and len(times) >= 2
     ]
-    if result.stream is None:
-        times = np.concatenate(([start], times))
+    points = "the samples after the warm-up"
+    if result.stream is None and len(result.records):
+        # ten times the quickest I/O's time (an unloaded one: an overloaded run's mean is its
+        # queue's) after an empty start, the in-flight counts have left their ramp-up
+        settled = 10.0 * float(result.records["latency_ms"].min()) / 1e3
+        if start > 0 and start >= settled:
+            times = np.concatenate(([start], times))
+            points = "the window's start and its samples"
     if len(times) >= 2:
         for (group, op), counts in in_flight_series(result, times).items():
             found.append(
@@ -389,18 +402,18 @@ def _few_samples_growth(result: AssessedRun, series: pd.DataFrame) -> list[Valid
                 )
             )
     warnings = []
+    floor = FLOORS["count"]
     for component, words, values in found:
         first, last = float(values[0]), float(values[-1])
-        floor = FLOORS["count"]
         if (
-            np.all(np.diff(values) >= 0)
+            np.all(np.diff(values) > 0)
             and last - first >= FEW_FLOOR * floor
             and last >= FEW_GROWTH * max(first, floor)
         ):
             what = (
-                f"{words} rise at every one of the run's few samples after the warm-up, from "
-                f"{first:,.0f} to {last:,.0f} ({len(values)} points: too few for the growth "
-                f"test's significance, but a {last / max(first, 1.0):,.0f}-fold rise): "
+                f"{words} rise at each of the {len(values)} points the window has "
+                f"({points if component.startswith('in_flight.') else 'its samples'}: too few "
+                f"for the growth test's significance), from {first:,.0f} to {last:,.0f}: "
                 f"{_ARRAY_MEANING if component == 'queue.array' else _MEANING}"
             )
             warnings.append(ValidityWarning("growing", component, "unstable", what))
@@ -486,46 +499,61 @@ def _overloads(result: AssessedRun) -> list[ValidityWarning]:
 
 
 def _gc_cliffs(result: AssessedRun, unstable: list[ValidityWarning]) -> list[ValidityWarning]:
-    """A tier past its clean-pool cliff while the I/Os pile up: its writes wait for garbage
+    """A tier past its clean-pool cliff while its queue grows: its writes wait for garbage
     collection to refill clean space, and meanwhile its units are idle, so its utilization (the
     units' busy time) does not show it saturated and the overload above names another part, or
-    none. Found from the run itself: the host's writes waited for garbage collection (the tier's
-    counter) while its tier queue or the VMs' I/Os in flight grew."""
+    none. Found from the run itself, for a host whose tier queue grows (a growing warning) while
+    its units are not pinned (the overload names those): most of that queue waits for garbage
+    collection, by Little's law the writes waiting for it on average (the tier's GC wait
+    counter, summed over its writes, over the run's seconds) at least :data:`GC_SHARE` of the
+    queue's mean over the window."""
     waits = result.totals.get("tier_gc_wait_s_by_host", {})
-    if not any(w > 0 for w in waits.values()):
-        return []
     growing = {w.component for w in unstable if w.kind == "growing"}
-    if not any(c.startswith("in_flight.") for c in growing) and not any(
-        f"queue.{host}.tier" in growing for host in waits
-    ):
-        return []
     series = _window_series(result)
+    run_s = float(result.meta.get("simulated_s") or 0.0)
+    if not len(series) or run_s <= 0:
+        return []
     scenario = result.scenario
-    refill = (
-        f", which refills clean space at {gc_refill_rate(scenario.cluster.tier) / 1e6:,.0f} "
-        "MB/s: writes past the cliff go no faster than that"
+    rate = (
+        gc_refill_rate(scenario.cluster.tier)
         if scenario is not None and scenario.cluster.tier.clean_pool
+        else None
+    )
+    refill = (
+        f", which refills clean space at {_figure(rate / 1e6)} MB/s: writes past the cliff go "
+        "no faster than that"
+        if rate is not None
         else ""
     )
     warnings = []
     for host, waited in waits.items():
-        if waited <= 0:
+        queue, busy = f"queue.{host}.tier", f"util.{host}.tier"
+        if waited <= 0 or queue not in growing or queue not in series.columns:
             continue
-        column = f"util.{host}.tier"
-        busy = float(series[column].mean()) if column in series.columns and len(series) else 0.0
+        units = float(series[busy].mean()) if busy in series.columns else 0.0
+        waiting = waited / run_s  # writes waiting for garbage collection, on average
+        if units >= PINNED or waiting < GC_SHARE * float(series[queue].mean()):
+            continue
         warnings.append(
             ValidityWarning(
                 "gc_cliff",
                 f"{host}.tier",
                 "unstable",
-                f"{host}.tier is past its clean-pool cliff while work piles up: its writes "
-                f"waited {waited:,.0f} s for garbage collection (summed over them){refill}; its "
-                f"units look {busy:.0%} busy meanwhile (garbage collection holds the writes, not "
-                "the units), so no utilization shows this tier saturated: it is the bottleneck; "
-                f"{_MEANING}",
+                f"{host}.tier is past its clean-pool cliff while its queue grows: garbage "
+                f"collection holds about {_figure(waiting)} of its writes at a time over the run "
+                f"(its queue: {_figure(float(series[queue].mean()))} on average after the "
+                f"warm-up){refill}; its "
+                f"units look {units:.0%} busy meanwhile (garbage collection holds the writes, "
+                "not the units), so no utilization shows this tier saturated: it is the "
+                f"bottleneck; {_MEANING}",
             )
         )
     return warnings
+
+
+def _figure(value: float) -> str:
+    """Three significant digits, thousands with separators and no exponent."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def _array_queue_words(component: str, series: pd.DataFrame) -> str:

@@ -483,3 +483,14 @@ def test_the_destage_table_says_never_and_agrees_with_the_warning(
     rows = [line for line in estimate_lines("default", capsys) if ": at peak accepts" in line]
     assert rows and all(line.endswith("; does not fill; no backlog") for line in rows)
     assert not any("inf" in line or "e+" in line for line in rows)
+
+
+def test_an_overload_that_gets_nothing_through_is_said_in_words() -> None:
+    """A full buffer whose flushers are starved drains at the 1 B/s floor: its offered load over
+    that is no percentage ('offered 10000000000% of its capacity', a code review's finding)."""
+    from simcache.cli.estimate import _load_short, _load_words
+
+    assert _load_words(1.8) == "offered 180% of its capacity"
+    assert _load_words(math.inf) == "it gets nothing through (starved)"
+    assert _load_words(1e8) == "offered over 100x its capacity"
+    assert [_load_short(r) for r in (1.2, 250.0, math.inf)] == ["120%", "over 100x", "starved"]

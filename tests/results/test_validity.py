@@ -147,6 +147,22 @@ def test_a_short_stable_run_says_its_stability_was_not_tested(seed: int) -> None
     )
 
 
+@pytest.mark.parametrize("warmup", ["0s", "0.01s", "0.1s"])
+def test_a_short_healthy_run_from_an_empty_start_is_not_called_growing(warmup: str) -> None:
+    """rho = 0.3 on 200 units of 3 ms, about 60 writes in flight, two samples: the I/Os in flight
+    rise from the empty start (time 0 without a warm-up) to their level within milliseconds,
+    which is the run's ramp-up, not growth (a code review's reproduction: "from 0 to 52, a
+    52-fold rise" called this run unstable); the tier queue's flat samples do not rise either."""
+    data = mm1_data(20000.0)
+    data["cluster"]["tier"] |= {"channels": 200, "service": "deterministic", "write_latency": "3ms"}
+    data["cluster"]["storage_link"] = "100GbE"
+    data["array"] = "afa-24x-nvme"
+    data["run"] = {"duration": "1s", "warmup": warmup, "sample_interval": "0.5s"}
+    result = simcache.simulate(simcache.load_scenario(data), seed=1)
+    assert result.stable, [w.message for w in result.warnings]
+    assert [w.kind for w in result.warnings if w.kind == "untested"] == ["untested"]
+
+
 def test_enough_samples_say_nothing_of_testing() -> None:
     assert not [w for w in simcache.simulate(mm1(500.0), seed=1).warnings if w.kind == "untested"]
 
@@ -437,6 +453,20 @@ def _past_the_cliff() -> simcache.Scenario:
             ],
         )
     )
+
+
+def test_a_tier_whose_units_are_saturated_is_not_called_past_its_cliff() -> None:
+    """rho = 1.5 on the M/M/1 tier, with a 64 KiB clean pool refilled at 6.5 MB/s, above the 6.1
+    MB/s written: garbage collection adds waits of a few ms in all, the units hold the queue.
+    The overload names the tier; no gc_cliff (a code review's reproduction had one, saying the
+    units "look 100% busy ... so no utilization shows this tier saturated")."""
+    data = mm1_data(1500.0)
+    data["cluster"]["tier"] |= {"clean_pool": "64KiB", "gc_rate": "6.5MB/s"}
+    result = simcache.simulate(simcache.load_scenario(data), seed=1)
+    assert result.totals["tier_gc_wait_s_by_host"]["host0"] > 0
+    kinds = {(w.kind, w.component) for w in result.warnings}
+    assert ("overload", "host0.tier") in kinds
+    assert not [k for k in kinds if k[0] == "gc_cliff"]
 
 
 def test_a_tier_past_its_cliff_is_named_though_its_units_look_idle() -> None:
