@@ -115,7 +115,10 @@ def _destage_line(fluid: DestageFluid, accepted: float, drained: float) -> str:
             f"{drained / 1e6:,.1f} MB/s)"
         )
     fill = duration_text(fluid.fill_time_s, never="")
-    text += f"; fills in {fill} from empty" if fill else "; does not fill"
+    if fill:
+        text += f"; fills in {fill} from empty"
+    else:  # never, or past a year: not a time to plan by, but not "never" either
+        text += "; does not fill" if math.isinf(fluid.fill_time_s) else "; fills in over a year"
     if math.isfinite(fluid.first_full_s):
         text += (
             f"; full {fluid.full_fraction:.0%} of the window (accepting "

@@ -309,8 +309,8 @@ def _growth(result: AssessedRun) -> list[ValidityWarning]:
                 )
             )
             continue
-        start = max(0.0, fit.mean - fit.rise / 2)  # (a count or a size: a steep rise's fitted
-        # line starts below zero)
+        # a count or a size: a steep rise's fitted line can start below zero
+        start = max(0.0, fit.mean - fit.rise / 2)
         meaning = _ARRAY_MEANING if column == "queue.array" else _MEANING
         what = (
             f"{_series_words(column)} grow through the run ({fit.slope:+.3g}/s, from about "
@@ -352,6 +352,10 @@ def _untested(result: AssessedRun, series: pd.DataFrame) -> list[ValidityWarning
     start, end = result.window
     interval = float(result.meta["scenario"]["run"]["sample_interval"])
     longest = start + MIN_SAMPLES * interval
+    # rounded down to three digits, so that the interval advised does give the samples
+    most = (end - start) / MIN_SAMPLES
+    step = 10.0 ** (math.floor(math.log10(most)) - 2) if most > 0 else 1.0
+    most = math.floor(most / step) * step
     return [
         ValidityWarning(
             "untested",
@@ -360,8 +364,8 @@ def _untested(result: AssessedRun, series: pd.DataFrame) -> list[ValidityWarning
             f"only {len(series)} sample{'' if len(series) == 1 else 's'} after the warm-up "
             f"({interval:g} s apart): too few to test queues and backlogs for growth "
             f"({MIN_SAMPLES} needed), so the run's stability was not tested; set "
-            f"run.sample_interval to at most {(end - start) / MIN_SAMPLES:.3g} s, or run for at "
-            f"least {longest:.3g} s",
+            f"run.sample_interval to at most {most:.3g} s, or run for at least "
+            f"{_figure(longest)} s",
         )
     ]
 

@@ -425,8 +425,9 @@ def _figure(target: Target, mean: float, half: float, n: int) -> str:
         # run's histogram put them in one bin; a "± 0" interval would claim a certainty the seeds
         # cannot give
         return (
-            f"{target.amount(mean)} (all {n} seeds gave this value: nothing random moves it, "
-            "so the seeds give no interval)"
+            f"{target.amount(mean)} (all {n} seeds gave this value: a replay draws nothing "
+            "random, and a run without records puts close percentiles in one histogram bin (1%); "
+            "the seeds give no interval)"
         )
     pair = plus_minus(mean, half, target.unit, places=0 if target.figure == "iops" else None)
     return f"{pair} (mean of {n} seeds, 95% interval)"

@@ -311,7 +311,8 @@ def check_prices(prices: PriceTable, scenarios: Iterable[Scenario]) -> None:
             (
                 "--costs",
                 f"{len(stubs)} price(s) missing; a --costs file with these tables completes it "
-                f"(replace each 0 by your price in {prices.currency or 'your currency'}):\n{stub}",
+                f"(replace each 0 by your price in {prices.currency or 'your currency'}, and a "
+                f"tier's capacity by the one that price buys):\n{stub}",
             )
         )
     raise SizeError("--costs", problems)

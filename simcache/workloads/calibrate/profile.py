@@ -67,10 +67,10 @@ class Fitted(Protocol):
 
 
 # Base fields the fitted table leaves out. (read_channel_bandwidth too when reads are measured, and
-# write_channel_bandwidth when writes are, for the same reason: the
-# fit's model has no per-byte time on the unit (simcache.workloads.calibrate.model), so its fitted
-# read_latency already holds the channel time of the sizes measured; the base's rate kept beside it
-# would count it twice. Without reads, the reads keep the base's latency and channel time.)
+# write_channel_bandwidth when writes are: the fit's model has no per-byte time on the unit
+# (simcache.workloads.calibrate.model), so its fitted read_latency already holds the channel time
+# of the sizes measured; the base's rate kept beside it would count it twice. Unmeasured, the reads
+# (or writes) keep the base's latency and channel time.)
 _LEFT_OUT = (
     "profile",
     "description",
