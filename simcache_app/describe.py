@@ -90,6 +90,9 @@ def validity_warnings(result: simcache.Result) -> list[str]:
         # the VMs' offered and served rates, the same in each (the array's adds its queue's)
         offered = saturated[0].message.partition("its offered load is above its capacity; ")[2]
         offered = offered.partition("; its spindle operations queued")[0]
+        array = next((w.message for w in saturated if w.component == "array"), "")
+        queued = array.partition("; its spindle operations queued")[2]
+        offered += f"; the array's spindle operations queued{queued}" if queued else ""
         names = ", ".join(w.component for w in saturated)
         shown.append(
             f"**Unstable:** saturated while work piles up (busy {PINNED:.0%} or more of the "
