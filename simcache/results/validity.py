@@ -5,7 +5,9 @@ figures.
 unfinished I/Os and scenario a :class:`~simcache.results.result.Result` holds) and
 returns a list of :class:`ValidityWarning`: what is wrong, which component, offered against
 capacity where the run shows it, and what the numbers mean then. Every
-function here is pure: it reads the result and changes nothing.
+function here is pure: it reads the result and changes nothing. The instability
+rules are here; the short-run ones in :mod:`simcache.results.short_runs`, the
+types both read in :mod:`simcache.results.assessed`.
 
 Instability (``severity == "unstable"``: the run has no steady state, its
 percentiles measure the run's length):
@@ -61,19 +63,20 @@ not for the system's steady state):
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
-
 import numpy as np
 import pandas as pd
 
-from simcache.base.metrics import PERCENTILES
-from simcache.base.units import format_size
+from simcache.base.units import format_figure, format_size
 from simcache.physics.cluster import gc_refill_rate
+from simcache.results.assessed import (
+    AssessedRun,
+    Severity,
+    ValidityWarning,
+    in_flight_series,
+    samples_needed,
+)
+from simcache.results.short_runs import few_samples, late_events, short_warmup, untested
 from simcache.results.trend import FLOORS, MIN_SAMPLES, T_CRITICAL, grows_through, trend
-from simcache.sim.stream import StreamStats
-from simcache.spec import Scenario
 
 __all__ = [
     "FEW_FLOOR",
@@ -88,8 +91,6 @@ __all__ = [
     "in_flight_series",
     "samples_needed",
 ]
-
-Severity = Literal["unstable", "short"]
 
 FULL_FRACTION = 0.95
 """A destage backlog at or above this fraction of the buffer's capacity at the end is full."""
@@ -106,7 +107,6 @@ _ARRAY_MEANING = (
     "behind it wait too: the "
     "figures shown hold only until then, not for the system's steady state"
 )
-_LISTED = 4  # rows named in a few-samples warning
 FEW_GROWTH = 2.0
 """With too few samples for the growth test: how many times its start a series must end at (a
 queue growing at a steady rate since the run's start doubles between a window start at ``w``
@@ -116,142 +116,6 @@ FEW_FLOOR = 10
 GC_SHARE = 0.5
 """A growing tier queue is past the clean-pool cliff when at least this share of it waits for
 garbage collection on average."""
-
-
-class AssessedRun(Protocol):
-    """What :func:`assess` reads of a run (a :class:`~simcache.results.result.Result` has it all),
-    so that this module needs nothing of the result's own: the result asks it for its warnings."""
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        """The run's facts: ``scenario`` (as JSON), ``simulated_s`` and the rest."""
-
-    @property
-    def scenario(self) -> Scenario | None:
-        """The scenario as run, when known (else only ``meta["scenario"]``)."""
-
-    @property
-    def window(self) -> tuple[float, float]:
-        """(start, end) of the measurement window, seconds."""
-
-    @property
-    def series(self) -> pd.DataFrame:
-        """One row per sample, indexed by its time (s)."""
-
-    @property
-    def summary(self) -> pd.DataFrame:
-        """Per group and op: counts and latency figures."""
-
-    @property
-    def stream(self) -> StreamStats | None:
-        """A run without records: its histograms and counters."""
-
-    @property
-    def records(self) -> pd.DataFrame:
-        """One row per completed I/O (a run with records)."""
-
-    @property
-    def unfinished(self) -> pd.DataFrame:
-        """One row per I/O not completed at the end."""
-
-    @property
-    def measured_unfinished(self) -> pd.DataFrame:
-        """The unfinished I/Os issued inside the window."""
-
-    @property
-    def totals(self) -> dict[str, Any]:
-        """The run's cluster-level totals (``tier_gc_wait_s_by_host`` among them)."""
-
-
-@dataclass(frozen=True)
-class ValidityWarning:
-    """One reason to doubt a run's figures; ``str()`` gives :attr:`message`."""
-
-    kind: str
-    """Unstable: growing, backlog_full, overload, gc_cliff. Short: filling, fill_time, short_warmup,
-    few_samples, event_after_end, untested."""
-    component: str
-    """What it is about, e.g. ``backlog.host0``, ``array``, ``in_flight.db.write``, ``p999_ms``,
-    ``vmotion@10s``."""
-    severity: Severity
-    """``unstable``: no steady state (``Result.stable`` is False); ``short``: the run is too
-    short to tell."""
-    message: str
-
-    def __str__(self) -> str:
-        return self.message
-
-    def to_json(self) -> dict[str, str]:
-        return {
-            "kind": self.kind,
-            "component": self.component,
-            "severity": self.severity,
-            "message": self.message,
-        }
-
-
-def samples_needed(q: float) -> int:
-    """Fewest I/Os behind percentile ``q`` (0-100): 10 beyond it, 10 / (1 - q / 100)."""
-    return round(10 / (1 - q / 100))
-
-
-def in_flight_series(result: AssessedRun, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
-    """The VMs' I/Os in flight at each of ``times`` (issued at or before, not completed by), per
-    (group, op).
-
-    A run without records counts them per sample interval
-    (:class:`simcache.sim.stream.StreamStats`): ``times`` must be sample times then.
-    """
-    if result.stream is not None:
-        return _stream_in_flight(result, times)
-    records, unfinished = result.records, result.unfinished
-    out: dict[tuple[str, str], np.ndarray] = {}
-    # categorical: the codes' names, one reference a row (no copy of the table)
-    group_of = records["group"].to_numpy()
-    write = (records["op"] == "write").to_numpy()
-    issue, complete = records["issue_s"].to_numpy(), records["complete_s"].to_numpy()
-    for group in [g["name"] for g in result.meta["scenario"]["groups"]]:
-        in_group = group_of == group
-        for op in ("read", "write"):
-            done = in_group & (write == (op == "write"))
-            pending = unfinished.loc[
-                (unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"
-            ].to_numpy(dtype=float)
-            issued = np.sort(np.concatenate((issue[done], pending)))
-            completed = np.sort(complete[done])
-            if not len(issued):
-                continue
-            out[(group, op)] = np.searchsorted(issued, times, side="right") - np.searchsorted(
-                completed, times, side="right"
-            )
-    return out
-
-
-def _stream_in_flight(result: AssessedRun, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
-    """:func:`in_flight_series` from a run's counts per sample interval of the completed I/Os'
-    issue and completion."""
-    stream = result.stream
-    assert stream is not None
-    sample_times = np.asarray(stream.times)
-    index = np.searchsorted(sample_times, times)
-    if len(times) and (
-        index.max() >= len(sample_times) or not np.array_equal(sample_times[index], times)
-    ):
-        raise ValueError("a run without records counts I/Os in flight at its sample times only")
-    issued = np.cumsum(stream.issued_by_interval[: len(sample_times)], axis=0)[index]
-    completed = np.cumsum(stream.completed_by_interval[: len(sample_times)], axis=0)[index]
-    unfinished = result.unfinished
-    out: dict[tuple[str, str], np.ndarray] = {}
-    for g, group in enumerate(stream.group_names):
-        for o, op in enumerate(("read", "write")):
-            pending = unfinished.loc[
-                (unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"
-            ].to_numpy(dtype=float)
-            if not len(pending) and not any(part[2 * g + o] for part in stream.issued_by_interval):
-                continue
-            waiting = np.searchsorted(np.sort(pending), times, side="right")
-            out[(group, op)] = issued[:, 2 * g + o] + waiting - completed[:, 2 * g + o]
-    return out
 
 
 def assess(result: AssessedRun) -> list[ValidityWarning]:
@@ -265,8 +129,8 @@ def assess(result: AssessedRun) -> list[ValidityWarning]:
         unstable = _overloads(result) + _gc_cliffs(result, unstable) + unstable
     unstable += _full_backlogs(result)
     filling = [w for w in growth if w.severity == "short"]
-    late = _short_warmup(result, scenario, {w.component for w in filling})
-    return unstable + filling + late + _few_samples(result) + _late_events(result)
+    late = short_warmup(result, scenario, {w.component for w in filling})
+    return unstable + filling + late + few_samples(result) + late_events(result)
 
 
 def _window_series(result: AssessedRun) -> pd.DataFrame:
@@ -278,7 +142,7 @@ def _window_series(result: AssessedRun) -> pd.DataFrame:
 def _growth(result: AssessedRun) -> list[ValidityWarning]:
     series = _window_series(result)
     if len(series) < MIN_SAMPLES:
-        return _untested(result, series) + _few_samples_growth(result, series)
+        return untested(result, series) + _few_samples_growth(result, series)
     times = series.index.to_numpy(dtype=float)
     capacity = float(result.meta["scenario"]["cluster"]["destager"]["capacity"])
     warnings = []
@@ -343,30 +207,6 @@ def _tested_columns(series: pd.DataFrame) -> list[str]:
         for column in series.columns
         if column.startswith(("backlog.", "queue."))
         or column in ("destage_waiting", "flows_in_flight")
-    ]
-
-
-def _untested(result: AssessedRun, series: pd.DataFrame) -> list[ValidityWarning]:
-    """Too few samples after the warm-up for the growth test (:data:`MIN_SAMPLES`): said, so that
-    a run nothing was found in is not taken for one found steady."""
-    start, end = result.window
-    interval = float(result.meta["scenario"]["run"]["sample_interval"])
-    longest = start + MIN_SAMPLES * interval
-    # rounded down to three digits, so that the interval advised does give the samples
-    most = (end - start) / MIN_SAMPLES
-    step = 10.0 ** (math.floor(math.log10(most)) - 2) if most > 0 else 1.0
-    most = math.floor(most / step) * step
-    return [
-        ValidityWarning(
-            "untested",
-            "series",
-            "short",
-            f"only {len(series)} sample{'' if len(series) == 1 else 's'} after the warm-up "
-            f"({interval:g} s apart): too few to test queues and backlogs for growth "
-            f"({MIN_SAMPLES} needed), so the run's stability was not tested; set "
-            f"run.sample_interval to at most {most:.3g} s, or run for at least "
-            f"{_figure(longest)} s",
-        )
     ]
 
 
@@ -524,8 +364,8 @@ def _gc_cliffs(result: AssessedRun, unstable: list[ValidityWarning]) -> list[Val
         else None
     )
     refill = (
-        f", which refills clean space at {_figure(rate / 1e6)} MB/s: writes past the cliff go "
-        "no faster than that"
+        f", which refills clean space at {format_figure(rate / 1e6, 3)} MB/s: writes past the "
+        "cliff go no faster than that"
         if rate is not None
         else ""
     )
@@ -536,7 +376,8 @@ def _gc_cliffs(result: AssessedRun, unstable: list[ValidityWarning]) -> list[Val
             continue
         units = float(series[busy].mean()) if busy in series.columns else 0.0
         waiting = waited / run_s  # writes waiting for garbage collection, on average
-        if units >= PINNED or waiting < GC_SHARE * float(series[queue].mean()):
+        queued = float(series[queue].mean())
+        if units >= PINNED or waiting < GC_SHARE * queued:
             continue
         warnings.append(
             ValidityWarning(
@@ -544,8 +385,8 @@ def _gc_cliffs(result: AssessedRun, unstable: list[ValidityWarning]) -> list[Val
                 f"{host}.tier",
                 "unstable",
                 f"{host}.tier is past its clean-pool cliff while its queue grows: garbage "
-                f"collection holds about {_figure(waiting)} of its writes at a time over the run "
-                f"(its queue: {_figure(float(series[queue].mean()))} on average after the "
+                f"collection holds about {format_figure(waiting, 3)} of its writes at a time over "
+                f"the run (its queue: {format_figure(queued, 3)} on average after the "
                 f"warm-up){refill}; its "
                 f"units look {units:.0%} busy meanwhile (garbage collection holds the writes, "
                 "not the units), so no utilization shows this tier saturated: it is the "
@@ -553,11 +394,6 @@ def _gc_cliffs(result: AssessedRun, unstable: list[ValidityWarning]) -> list[Val
             )
         )
     return warnings
-
-
-def _figure(value: float) -> str:
-    """Three significant digits, thousands with separators and no exponent."""
-    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def _array_queue_words(component: str, series: pd.DataFrame) -> str:
@@ -573,155 +409,3 @@ def _array_queue_words(component: str, series: pd.DataFrame) -> str:
         f"; its spindle operations queued grow by {fit.slope:,.0f} a second (work reaching the "
         "spindles, less work they finish)"
     )
-
-
-def _short_warmup(
-    result: AssessedRun,
-    scenario: Scenario | dict[str, Any],
-    filling: set[str],
-) -> list[ValidityWarning]:
-    """Warm-up shorter than a duty-cycle period or a destage buffer's fill time (hosts in
-    ``filling`` are reported already)."""
-    warmup, end = result.window
-    constants: list[tuple[float, str, str]] = []  # (seconds, component, words)
-    data = scenario if isinstance(scenario, dict) else scenario.model_dump(mode="json")
-    for group in data["groups"]:
-        duty = group["workload"].get("duty_cycle")
-        if duty is not None:
-            period = _duty_period(duty)
-            constants.append(
-                (
-                    period,
-                    f"duty_cycle.{group['name']}",
-                    f"group {group['name']}'s duty cycle ({period:g} s period)",
-                )
-            )
-    warnings = []
-    for host, fill, rate_in, rate_out in _fill_times(scenario):
-        component = f"backlog.{host}"
-        if component in filling or warmup >= fill:
-            continue
-        rates = f"{rate_in / 1e6:.0f} MB/s written, {rate_out / 1e6:.0f} MB/s destaged"
-        if fill >= end:
-            warnings.append(
-                ValidityWarning(
-                    "fill_time",
-                    component,
-                    "short",
-                    f"the run ({end:g} s) ends before {host}'s destage buffer could fill "
-                    f"({fill:.3g} s from empty at {rates}, "
-                    "by the estimate's fluid model): its figures hold for write bursts shorter "
-                    "than that, not for sustained load "
-                    f"(then writes wait for the array)",
-                )
-            )
-        else:
-            constants.append(
-                (
-                    fill,
-                    component,
-                    f"the time {host}'s destage buffer takes to fill ({fill:.3g} s from empty at "
-                    f"{rates})",
-                )
-            )
-    for seconds, component, words in constants:
-        if warmup < seconds:
-            warnings.append(
-                ValidityWarning(
-                    "short_warmup",
-                    component,
-                    "short",
-                    f"the warm-up ({warmup:g} s) is shorter than {words}: the measured window "
-                    "still holds the start-up transient; "
-                    f"warm up for at least {seconds:.3g} s (the run is {end:g} s)",
-                )
-            )
-    return warnings
-
-
-def _duty_period(duty: dict[str, Any]) -> float:
-    if duty["shape"] == "onoff":
-        return float(duty["on"]) + float(duty["off"])
-    if duty["shape"] == "sine":
-        return float(duty["period"])
-    return float(duty["interval"]) * len(duty["levels"])
-
-
-def _fill_times(scenario: Scenario | dict[str, Any]) -> list[tuple[str, float, float, float]]:
-    """(host, fill time s, write rate, drain rate in bytes/s) of each destage buffer that fills, by
-    the estimate's fluid model.
-
-    Empty when the scenario cannot be estimated (the estimate's own errors are its business, not the
-    run's).
-    """
-    from simcache.base.errors import ScenarioError
-    from simcache.estimate import estimate
-    from simcache.sim.control import ESTIMATED_CHAINS_MAX
-
-    if isinstance(scenario, dict):
-        # at most
-        chains = len(scenario.get("groups", [])) * int(scenario.get("cluster", {}).get("hosts", 1))
-    else:
-        chains = sum(len(scenario.group_hosts(g)) for g in scenario.groups)
-    if chains > ESTIMATED_CHAINS_MAX:
-        # past that many chains the estimate can take seconds: the run's own backlog series speaks
-        # instead
-        return []
-    try:
-        fluids = estimate(scenario).destager
-    except (ScenarioError, ValueError, ArithmeticError):
-        return []
-    return [
-        (f.host, f.fill_time_s, f.accept_rate_bytes_s, f.drain_rate_bytes_s)
-        for f in fluids
-        if math.isfinite(f.fill_time_s) and f.fill_time_s > 0
-    ]
-
-
-def _few_samples(result: AssessedRun) -> list[ValidityWarning]:
-    summary = result.summary
-    total = summary["count"] + summary["unfinished"]
-    parts = []
-    for column, q in PERCENTILES.items():
-        needed = samples_needed(q)
-        thin = summary[(total > 0) & (total < needed)]
-        if not len(thin):
-            continue
-        named = [
-            f"{g} {op}s ({n:,})"
-            for g, op, n in zip(thin["group"], thin["op"], total[thin.index], strict=True)
-        ]
-        more = f" and {len(named) - _LISTED} more" if len(named) > _LISTED else ""
-        parts.append(f"{column} needs {needed:,}: {', '.join(named[:_LISTED])}{more}")
-    if not parts:
-        return []
-    return [
-        ValidityWarning(
-            "few_samples",
-            "percentiles",
-            "short",
-            f"few I/Os behind some percentiles ({'; '.join(parts)}): with fewer than 10 I/Os "
-            "beyond it a percentile is "
-            f"the worst few I/Os, not a stable figure; run longer",
-        )
-    ]
-
-
-def _late_events(result: AssessedRun) -> list[ValidityWarning]:
-    end = float(result.meta["simulated_s"])
-    warnings = []
-    for event in result.meta["scenario"]["events"]:
-        at = float(event["at"])
-        if at >= end:
-            what = "vMotion" if event["kind"] == "vmotion" else "host failure"
-            warnings.append(
-                ValidityWarning(
-                    "event_after_end",
-                    f"{event['kind']}@{at:g}s",
-                    "short",
-                    f"the {what} scheduled at {at:g} s is at or after the run's end ({end:g} s): "
-                    "it never happens in this run; "
-                    f"run for longer than {at:g} s to see it",
-                )
-            )
-    return warnings

@@ -1,0 +1,155 @@
+"""What a run's validity is judged from: the run as the rules read it (:class:`AssessedRun`), a
+warning (:class:`ValidityWarning`), and the counts the rules share (the I/Os in flight at given
+times, the I/Os a percentile needs). The rules are in :mod:`simcache.results.validity` (instability)
+and :mod:`simcache.results.short_runs` (runs too short to tell)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import pandas as pd
+
+from simcache.sim.stream import StreamStats
+from simcache.spec import Scenario
+
+__all__ = ["AssessedRun", "Severity", "ValidityWarning", "in_flight_series", "samples_needed"]
+
+Severity = Literal["unstable", "short"]
+
+
+class AssessedRun(Protocol):
+    """What :func:`assess` reads of a run (a :class:`~simcache.results.result.Result` has it all),
+    so that this module needs nothing of the result's own: the result asks it for its warnings."""
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The run's facts: ``scenario`` (as JSON), ``simulated_s`` and the rest."""
+
+    @property
+    def scenario(self) -> Scenario | None:
+        """The scenario as run, when known (else only ``meta["scenario"]``)."""
+
+    @property
+    def window(self) -> tuple[float, float]:
+        """(start, end) of the measurement window, seconds."""
+
+    @property
+    def series(self) -> pd.DataFrame:
+        """One row per sample, indexed by its time (s)."""
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """Per group and op: counts and latency figures."""
+
+    @property
+    def stream(self) -> StreamStats | None:
+        """A run without records: its histograms and counters."""
+
+    @property
+    def records(self) -> pd.DataFrame:
+        """One row per completed I/O (a run with records)."""
+
+    @property
+    def unfinished(self) -> pd.DataFrame:
+        """One row per I/O not completed at the end."""
+
+    @property
+    def measured_unfinished(self) -> pd.DataFrame:
+        """The unfinished I/Os issued inside the window."""
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        """The run's cluster-level totals (``tier_gc_wait_s_by_host`` among them)."""
+
+
+@dataclass(frozen=True)
+class ValidityWarning:
+    """One reason to doubt a run's figures; ``str()`` gives :attr:`message`."""
+
+    kind: str
+    """Unstable: growing, backlog_full, overload, gc_cliff. Short: filling, fill_time, short_warmup,
+    few_samples, event_after_end, untested."""
+    component: str
+    """What it is about, e.g. ``backlog.host0``, ``array``, ``in_flight.db.write``, ``p999_ms``,
+    ``vmotion@10s``."""
+    severity: Severity
+    """``unstable``: no steady state (``Result.stable`` is False); ``short``: the run is too
+    short to tell."""
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "kind": self.kind,
+            "component": self.component,
+            "severity": self.severity,
+            "message": self.message,
+        }
+
+
+def samples_needed(q: float) -> int:
+    """Fewest I/Os behind percentile ``q`` (0-100): 10 beyond it, 10 / (1 - q / 100)."""
+    return round(10 / (1 - q / 100))
+
+
+def in_flight_series(result: AssessedRun, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+    """The VMs' I/Os in flight at each of ``times`` (issued at or before, not completed by), per
+    (group, op).
+
+    A run without records counts them per sample interval
+    (:class:`simcache.sim.stream.StreamStats`): ``times`` must be sample times then.
+    """
+    if result.stream is not None:
+        return _stream_in_flight(result, times)
+    records, unfinished = result.records, result.unfinished
+    out: dict[tuple[str, str], np.ndarray] = {}
+    # categorical: the codes' names, one reference a row (no copy of the table)
+    group_of = records["group"].to_numpy()
+    write = (records["op"] == "write").to_numpy()
+    issue, complete = records["issue_s"].to_numpy(), records["complete_s"].to_numpy()
+    for group in [g["name"] for g in result.meta["scenario"]["groups"]]:
+        in_group = group_of == group
+        for op in ("read", "write"):
+            done = in_group & (write == (op == "write"))
+            pending = unfinished.loc[
+                (unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"
+            ].to_numpy(dtype=float)
+            issued = np.sort(np.concatenate((issue[done], pending)))
+            completed = np.sort(complete[done])
+            if not len(issued):
+                continue
+            out[(group, op)] = np.searchsorted(issued, times, side="right") - np.searchsorted(
+                completed, times, side="right"
+            )
+    return out
+
+
+def _stream_in_flight(result: AssessedRun, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+    """:func:`in_flight_series` from a run's counts per sample interval of the completed I/Os'
+    issue and completion."""
+    stream = result.stream
+    assert stream is not None
+    sample_times = np.asarray(stream.times)
+    index = np.searchsorted(sample_times, times)
+    if len(times) and (
+        index.max() >= len(sample_times) or not np.array_equal(sample_times[index], times)
+    ):
+        raise ValueError("a run without records counts I/Os in flight at its sample times only")
+    issued = np.cumsum(stream.issued_by_interval[: len(sample_times)], axis=0)[index]
+    completed = np.cumsum(stream.completed_by_interval[: len(sample_times)], axis=0)[index]
+    unfinished = result.unfinished
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for g, group in enumerate(stream.group_names):
+        for o, op in enumerate(("read", "write")):
+            pending = unfinished.loc[
+                (unfinished["group"] == group) & (unfinished["op"] == op), "issue_s"
+            ].to_numpy(dtype=float)
+            if not len(pending) and not any(part[2 * g + o] for part in stream.issued_by_interval):
+                continue
+            waiting = np.searchsorted(np.sort(pending), times, side="right")
+            out[(group, op)] = issued[:, 2 * g + o] + waiting - completed[:, 2 * g + o]
+    return out
