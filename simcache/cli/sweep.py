@@ -1,6 +1,9 @@
 """`simcache sweep`: read the sweep file, run the grid (stoppable, resumable with --store) and
 print or write its table (or, with --json, print it as JSON: :func:`sweep_json`). Progress: a bar
-on a terminal, plain lines when stderr is piped, nothing with --json."""
+on a terminal, plain lines when stderr is piped, nothing with --json.
+
+With --summary, the printed table is the few figures a planner reads, one line per point
+(:func:`summary_text`); --out and --json keep every column of :func:`sweep_summary`."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import math
 import shlex
 import signal
 import sys
+import textwrap
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,10 +24,13 @@ import pandas as pd
 
 from simcache.base.errors import ScenarioError, echo
 from simcache.cli.progress import Bar, progress_bar, shows_progress
+from simcache.report.cells import LOWER_BOUND, cell
+from simcache.report.run_report import text_table
 from simcache.runs.sweep import (
     SweepInterrupted,
     SweepProgress,
     SweepStoreWarning,
+    point_bottleneck,
     sweep,
     sweep_summary,
 )
@@ -31,7 +38,17 @@ from simcache.sim.control import Cancel, cancel_on_signals
 from simcache.spec import load_scenario
 from simcache.spec.load import parse_toml, read_scenario_text
 
-__all__ = ["run_sweep", "sweep_json", "sweep_progress"]
+__all__ = ["SUMMARY_FIGURES", "run_sweep", "summary_text", "sweep_json", "sweep_progress"]
+
+SUMMARY_FIGURES = {
+    "write mean": "all.write.mean_ms",
+    "write p99": "all.write.p99_ms",
+    "read mean": "all.read.mean_ms",
+    "read p99": "all.read.p99_ms",
+}
+"""The latency figures --summary prints per point (ms, I/Os of every group), by heading."""
+_WIDTH = 100
+"""The terminal width, in characters, that --summary's notes are wrapped to."""
 
 
 def run_sweep(args: argparse.Namespace) -> int:
@@ -123,25 +140,149 @@ def run_sweep(args: argparse.Namespace) -> int:
             None if args.store is None else Path(args.store),
         )
         return _sweep_stopped(args, stopped, token.signal or signal.SIGINT)
-    if args.summary:
-        table = sweep_summary(table, list(spec["grid"]))
+    grid_columns = list(spec["grid"])
+    written = sweep_summary(table, grid_columns) if args.summary else table
     if args.out is not None:
-        table.to_csv(args.out, index=False)
+        written.to_csv(args.out, index=False)
         print(
-            f"{len(table)} rows written to {args.out}", file=sys.stderr if args.json else sys.stdout
+            f"{len(written)} rows written to {args.out}",
+            file=sys.stderr if args.json else sys.stdout,
         )
     if args.json:
         print(
             json.dumps(
                 sweep_json(
-                    table, spec["scenario"], spec["grid"], seeds, args.duration, args.summary
+                    written, spec["scenario"], spec["grid"], seeds, args.duration, args.summary
                 ),
                 indent=2,
             )
         )
     elif args.out is None:
-        print(table.to_string())
+        print(summary_text(table, grid_columns) if args.summary else table.to_string())
     return 0
+
+
+def summary_text(rows: pd.DataFrame, grid_columns: list[str]) -> str:
+    """``simcache sweep --summary`` as printed: one line per grid point that a 100-column terminal
+    holds. Each point gives its values (headed by the shortest tail of their dotted paths that
+    tells them apart; the title names the paths in full), the means over its seeds of
+    :data:`SUMMARY_FIGURES` (``>=`` where a seed's figure is only a lower bound), whether its
+    seeds reached a steady state (``UNSTABLE k/n`` when k of n did not) and its bottleneck (the
+    part most of its seeds name, :func:`~simcache.results.bottleneck.run_bottleneck`). Notes
+    below explain the marks shown and where every column is.
+
+    ``rows``: :func:`~simcache.runs.sweep.sweep`'s table, one row per point and seed.
+    """
+    fixed = ["seeds", *SUMMARY_FIGURES, "stability", "bottleneck"]
+    headings = _grid_headings(grid_columns, taken=fixed)
+    shown = pd.DataFrame(
+        [
+            _summary_cells(headings, key, part)
+            for key, part in rows.groupby(grid_columns, sort=False, dropna=False)
+        ]
+    )
+    seeds = sorted(set(shown["seeds"]))
+    columns = [*headings, *(fixed if len(seeds) > 1 else fixed[1:])]
+    each = f"{seeds[0]} to {seeds[-1]} seeds" if len(seeds) > 1 else _count(seeds[0], "seed")
+    title = [
+        f"Sweep of {' x '.join(grid_columns)}: {_count(len(shown), 'point')}, {each} each.",
+        "Latency in ms over every group's I/Os, each the mean over its point's seeds.",
+    ]
+    warned = list(dict.fromkeys(k for kinds in rows.get("validity", []) for k in _words(kinds)))
+    return "\n".join(
+        [
+            *(textwrap.fill(line, _WIDTH, subsequent_indent="  ") for line in title),
+            text_table(shown, columns),
+            *_summary_notes(shown, warned),
+        ]
+    )
+
+
+def _grid_headings(paths: list[str], taken: list[str]) -> list[str]:
+    """Each grid path's shortest dotted tail that no other path, nor a heading in ``taken``,
+    ends with: ``cluster.peer_link`` -> ``peer_link``; ``groups.db.policy`` beside
+    ``groups.web.policy`` -> ``db.policy``."""
+    headings = []
+    for path in paths:
+        others = [other for other in [*paths, *taken] if other != path]
+        words = path.split(".")
+        tails = (".".join(words[-n:]) for n in range(1, len(words) + 1))
+        headings.append(
+            next(
+                (t for t in tails if not any(o == t or o.endswith("." + t) for o in others)),
+                path,
+            )
+        )
+    return headings
+
+
+def _summary_cells(headings: list[str], key: Any, part: pd.DataFrame) -> dict[str, str | int]:
+    """One point's line of :func:`summary_text` as text cells, from its rows (one per seed);
+    ``key``: its grid values, in the order of ``headings``."""
+    values = key if isinstance(key, tuple) else (key,)
+    cells: dict[str, str | int] = {
+        heading: str(value) for heading, value in zip(headings, values, strict=True)
+    }
+    cells["seeds"] = len(part)
+    for heading, column in SUMMARY_FIGURES.items():
+        cells[heading] = _figure_cell(part, column)
+    unstable = int((part["stable"] == 0).sum())
+    cells["stability"] = f"UNSTABLE {unstable}/{len(part)}" if unstable else "stable"
+    cells["bottleneck"] = point_bottleneck(part)
+    return cells
+
+
+def _figure_cell(part: pd.DataFrame, column: str) -> str:
+    """The mean of ``column`` (``<group>.<op>.<metric>``) over a point's seeds, marked as a lower
+    bound when any seed's is one; "-" where no seed measured it."""
+    if column not in part.columns:
+        return cell(math.nan)
+    cell_of, metric = column.rsplit(".", 1)
+    bounds = part.get(f"{cell_of}.lower_bounds", pd.Series(dtype=object))
+    lower = any(metric in _words(listed) for listed in bounds)
+    return (LOWER_BOUND if lower else "") + cell(float(part[column].mean()))
+
+
+def _summary_notes(shown: pd.DataFrame, warned: list[str]) -> list[str]:
+    """What the marks in ``shown`` (:func:`summary_text`'s cells) mean, only those it has; the
+    kinds of validity warnings its runs had (``warned``); and where every column is. Each wrapped
+    to :data:`_WIDTH`."""
+    figures = shown[list(SUMMARY_FIGURES)].to_numpy().ravel()
+    notes = []
+    if any(str(figure).startswith(LOWER_BOUND) for figure in figures):
+        notes.append(
+            f"{LOWER_BOUND} : a lower bound in some seed (I/Os unfinished at the end count with "
+            "their latency so far)."
+        )
+    if shown["stability"].str.startswith("UNSTABLE").any():
+        notes.append(
+            "UNSTABLE k/n: k of the point's n seeds had no steady state (their latency grows with "
+            "the run)."
+        )
+    if shown["bottleneck"].str.contains("GC cliff").any():
+        notes.append(
+            "GC cliff: a tier past its clean-pool cliff (garbage collection holds its writes; "
+            "units look idle)."
+        )
+    if warned:
+        notes.append(f"Warnings in these runs: {', '.join(warned)} (the validity column).")
+    notes.append(
+        "Every column (each group, 95% intervals, throughput, warnings): add --out FILE.csv or "
+        "--json."
+    )
+    return [
+        textwrap.fill(note, _WIDTH, initial_indent="  ", subsequent_indent="    ") for note in notes
+    ]
+
+
+def _words(listed: Any) -> list[str]:
+    """A comma-separated row cell (``validity``, ``lower_bounds``) as its words; a missing cell
+    (NaN in a table) as none."""
+    return listed.split(",") if isinstance(listed, str) and listed else []
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def sweep_json(

@@ -10,6 +10,7 @@ from simcache.report.cells import RUN_COLUMNS, engine_words
 from simcache.report.cells import bounded as _bounded
 from simcache.report.cells import cell as _cell
 from simcache.report.event_report import event_lines
+from simcache.results.bottleneck import run_bottleneck
 from simcache.results.result import Result
 from simcache.sim.collect import COMPONENTS
 from simcache.sim.control import (
@@ -88,12 +89,13 @@ def report(result: Result) -> str:
             f"write-back groups wrote {through / 2**20:.1f} MiB through to the array instead "
             "(a failed tier, or short of peers under on_peer_loss = write_through)"
         )
-    name, utilization = result.bottleneck()
-    cliffs = [w.component for w in result.warnings if w.kind == "gc_cliff"]
-    if cliffs:  # garbage collection holds the writes: the tier's units look idle
+    found = run_bottleneck(result)
+    name, utilization = found.busiest, found.busiest_utilization
+    if found.past_cliff:  # garbage collection holds the writes: the tier's units look idle
         lines.append(
-            f"bottleneck: {', '.join(cliffs)} past the clean-pool cliff (garbage collection holds "
-            f"the writes; see the warnings); busiest by utilization: {name} at {utilization:.0%}"
+            f"bottleneck: {', '.join(found.parts)} past the clean-pool cliff (garbage collection "
+            f"holds the writes; see the warnings); busiest by utilization: {name} at "
+            f"{utilization:.0%}"
         )
     else:
         lines.append(f"bottleneck: {name} at {utilization:.0%} mean utilization")

@@ -21,7 +21,7 @@ import pandas as pd
 import simcache.report.svg as svg
 from simcache.report.cells import cell
 from simcache.runs.feasible import cheapest_passing, sweep_verdicts
-from simcache.runs.sweep import sweep_summary
+from simcache.runs.sweep import point_bottleneck, sweep_summary
 from simcache.runs.targets import Target, Verdict
 
 __all__ = ["SweepReport"]
@@ -140,14 +140,32 @@ class SweepReport:
         verdicts: list[list[Verdict]],
     ) -> str:
         columns = [c for c in _SHOWN if c in points.columns]
+        # the part each point's seeds name (a tier past its clean-pool cliff before the busiest
+        # part, whose utilization the column beside it gives), in the points' order
+        named = (
+            [
+                point_bottleneck(part)
+                for _, part in self.rows.groupby(list(self.grid), sort=False, dropna=False)
+            ]
+            if "bottleneck" in self.rows.columns
+            else None
+        )
         head = "".join(
             f"<th>{escape(c)}</th>"
-            for c in ["point", "seeds", *columns, *(str(t) for t in targets)]
+            for c in [
+                "point",
+                "seeds",
+                *columns,
+                *(["bottleneck"] if named is not None else []),
+                *(str(t) for t in targets),
+            ]
         )
         body = []
         for i, (label, row) in enumerate(zip(labels, points.to_dict("records"), strict=True)):
             said = [_verdict(per_target[i]) for per_target in verdicts]
             cells = [label, str(row["seeds"]), *(_mean(row, c) for c in columns)]
+            if named is not None:
+                cells.append(named[i])
             body.append(
                 "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "".join(said) + "</tr>"
             )

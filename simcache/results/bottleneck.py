@@ -2,13 +2,15 @@
 busiest one and where the write time goes, at the mean and in the tail (the writes at or past the
 p99).
 
-Shared by the app's single-run view and the HTML report (:mod:`simcache.report`), so both say the
-same.
+Which part a run's bottleneck is (:func:`run_bottleneck`) is decided here once, for the app's
+single-run view, the HTML report (:mod:`simcache.report`) and the sweep's rows
+(:func:`simcache.runs.sweep.result_row`), so all say the same.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,8 +25,10 @@ __all__ = [
     "COMPONENT_WORDS",
     "SATURATED",
     "TAIL_PERCENTILE",
+    "Bottleneck",
     "bottleneck_sentence",
     "component_name",
+    "run_bottleneck",
     "tail_sentence",
     "time_shares",
 ]
@@ -43,6 +47,41 @@ COMPONENT_WORDS = {
     "array_ms": "the array",
 }
 """The latency components of a write (:data:`simcache.sim.collect.COMPONENTS`) in words."""
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """What holds a run back, by :func:`run_bottleneck`'s rule. Utilizations are mean fractions
+    of the measurement window (0 to 1)."""
+
+    parts: tuple[str, ...]
+    """The components named as the bottleneck (``host0.tier``, ``host0.peer.tx``, ``array``): the
+    tiers past their clean-pool cliff if any, else the busiest part alone."""
+    utilization: float
+    """The highest mean utilization among :attr:`parts`. A tier past its cliff looks nearly idle:
+    garbage collection, not its units, holds its writes."""
+    busiest: str
+    """The component with the highest mean utilization."""
+    busiest_utilization: float
+    """That component's mean utilization."""
+    past_cliff: bool
+    """Whether :attr:`parts` are tiers past their clean-pool cliff (``gc_cliff`` warnings)."""
+
+
+def run_bottleneck(result: Result) -> Bottleneck:
+    """The bottleneck of ``result``: first the tiers past their clean-pool cliff (its ``gc_cliff``
+    warnings), whose utilization cannot show it, else the busiest part by mean utilization.
+
+    The busiest part names an overloaded one when there is one: an ``overload`` warning is given
+    for every part pinned (97% or more) while work piles up, the busiest among them too.
+    """
+    busiest, utilization = result.bottleneck()
+    cliffs = tuple(dict.fromkeys(w.component for w in result.warnings if w.kind == "gc_cliff"))
+    if not cliffs:
+        return Bottleneck((busiest,), utilization, busiest, utilization, past_cliff=False)
+    means = result.window_means()
+    held = max(float(means.get(f"util.{tier}", 0.0)) for tier in cliffs)
+    return Bottleneck(cliffs, held, busiest, utilization, past_cliff=True)
 
 
 def component_name(component: str, scenario: Scenario) -> str:
@@ -72,11 +111,10 @@ def _profile(name: str | None) -> str:
 def bottleneck_sentence(result: Result, scenario: Scenario) -> str:
     """``"Bottleneck: the host0 1GbE peer link (sending), at 97% mean utilization (saturated;
     ...)."``."""
-    component, utilization = result.bottleneck()
-    where = component_name(component, scenario)
-    cliffs = [w.component for w in result.warnings if w.kind == "gc_cliff"]
-    if cliffs:  # garbage collection holds the writes: the tier's units look idle
-        tiers = ", ".join(component_name(c, scenario) for c in cliffs)
+    found = run_bottleneck(result)
+    where, utilization = component_name(found.busiest, scenario), found.busiest_utilization
+    if found.past_cliff:  # garbage collection holds the writes: the tier's units look idle
+        tiers = ", ".join(component_name(c, scenario) for c in found.parts)
         return (
             f"Bottleneck: {tiers}, past the clean-pool cliff: garbage collection holds the writes "
             "while the units look idle, so no utilization shows it (the busiest part by "

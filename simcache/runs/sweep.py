@@ -40,7 +40,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
@@ -52,6 +52,7 @@ import pandas as pd
 
 from simcache.base.errors import ScenarioError
 from simcache.base.metrics import ESTIMATED_COLUMNS, ci95_half_width
+from simcache.results.bottleneck import run_bottleneck
 from simcache.results.result import Result
 from simcache.runs.simulate import simulate
 from simcache.runs.sweep_store import POLL_S, STORE_FORMAT, SweepStore, SweepStoreWarning
@@ -66,6 +67,7 @@ __all__ = [
     "SweepStoreWarning",
     "grid_points",
     "log_axis_yerr",
+    "point_bottleneck",
     "result_row",
     "sweep",
     "sweep_summary",
@@ -139,7 +141,10 @@ def result_row(result: Result) -> dict[str, Any]:
     """One flat row of a result: ``<group>.<op>.<metric>`` for every summary cell, totals, and what
     targets read (:func:`simcache.runs.targets.evidence_of_row`): ``stable`` (1 or 0), ``validity``
     (the kinds of its validity warnings, comma-separated; absent when none) and
-    ``<group>.<op>.lower_bounds`` (comma-separated; absent when none).
+    ``<group>.<op>.lower_bounds`` (comma-separated; absent when none). ``bottleneck`` and
+    ``bottleneck_utilization``: the part(s) a single run's bottleneck line names, comma-separated,
+    and their mean utilization (:func:`~simcache.results.bottleneck.run_bottleneck`: a tier past its
+    clean-pool cliff before the busiest part).
 
     No wall-clock figures: the same scenario and seed always give the same row.
     """
@@ -158,9 +163,9 @@ def result_row(result: Result) -> dict[str, Any]:
         row["validity"] = kinds
     for record in result.breakdown.to_dict(orient="records"):
         row[f"{record['group']}.write.dominant"] = record["dominant"]
-    bottleneck, utilization = result.bottleneck()
-    row["bottleneck"] = bottleneck
-    row["bottleneck_utilization"] = utilization
+    bottleneck = run_bottleneck(result)
+    row["bottleneck"] = ",".join(bottleneck.parts)
+    row["bottleneck_utilization"] = bottleneck.utilization
     for key in ("array_write_mb_s", "peer_wire_mb_s", "destage_backlog_bytes"):
         row[key] = result.totals[key]
     return {key: _plain(value) for key, value in row.items()}
@@ -297,6 +302,23 @@ def sweep_summary(table: pd.DataFrame, grid_columns: Sequence[str]) -> pd.DataFr
             row[f"{column}.ci95"] = _half_width(part[column].to_numpy(dtype=float))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def point_bottleneck(part: pd.DataFrame) -> str:
+    """The bottleneck most of a point's rows (its seeds, :func:`result_row`'s) name, with its mean
+    utilization over them, or ``GC cliff`` for tiers past their clean-pool cliff (their units look
+    idle); ``(k/n)`` when only k of its n seeds name it. Shared by ``simcache sweep --summary`` and
+    the HTML report's sweep table."""
+    named, count = Counter(part["bottleneck"]).most_common(1)[0]
+    naming = part[part["bottleneck"] == named]
+    # a run's bottleneck is its tiers past the cliff whenever it has a gc_cliff warning
+    past_cliff = any(
+        isinstance(kinds, str) and "gc_cliff" in kinds.split(",")
+        for kinds in naming.get("validity", [])
+    )
+    how = "GC cliff" if past_cliff else f"{naming['bottleneck_utilization'].mean():.0%}"
+    agreement = f" ({count}/{len(part)})" if count < len(part) else ""
+    return f"{named} {how}{agreement}"
 
 
 def log_axis_yerr(values: Any, ci95: Any) -> list[np.ndarray]:

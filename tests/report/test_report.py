@@ -28,7 +28,7 @@ from simcache.base.errors import ScenarioError
 from simcache.report import SweepReport, report_html
 from simcache.report.cells import cell
 from simcache.results.bottleneck import bottleneck_sentence, time_shares
-from simcache.runs.sweep import SweepProgress, sweep, sweep_summary
+from simcache.runs.sweep import SweepProgress, point_bottleneck, sweep, sweep_summary
 from simcache.runs.targets import (
     Evidence,
     Target,
@@ -586,6 +586,7 @@ def test_a_categorical_sweep_is_a_table_of_means_and_unjoined_points(
         "all.write.mean_ms",
         "all.read.p99_ms",
         "bottleneck_utilization",
+        "bottleneck",
         "write mean <= 1 ms",
         "write p99 <= 1 ms",
     ]
@@ -600,6 +601,9 @@ def test_a_categorical_sweep_is_a_table_of_means_and_unjoined_points(
             "2",
             f"{cell(p99)} ± {cell(point['all.write.p99_ms.ci95'])}",
         ]
+        seeds = table[table["cluster.peer_link"] == point["cluster.peer_link"]]
+        assert shown[6] == point_bottleneck(seeds)  # e.g. "array 95%": the part, not only a figure
+        assert shown[6].startswith(seeds["bottleneck"].iloc[0])
         assert mean + half < 1.0
         interval = (
             f"{mean:.{2 - math.floor(math.log10(mean))}f} ± "
