@@ -19,6 +19,7 @@ __all__ = [
     "COMPILE_GROUPS",
     "ENGINE_MODULES",
     "ESTIMATE_MODULES",
+    "NATIVE_SOURCES",
     "NOT_COMPILED",
     "RESULT_MODULES",
     "ROOT",
@@ -26,6 +27,7 @@ __all__ = [
     "CompileGroup",
     "compiled_candidates",
     "copy_package",
+    "native_engine_files",
     "package_modules",
     "source_digest",
     "source_path",
@@ -116,17 +118,51 @@ COMPILED_MODULES = tuple(module for group in COMPILE_GROUPS for module in group.
 # scenarios and turns a run into a row. A results store keys rows by their digest, so a resumed
 # sweep never reuses rows computed by other code (simcache.runs.sweep).
 SCENARIO_MODULES = ("simcache.spec.__init__", *package_modules(("simcache.spec",)))
+# The results package whole: a row's verdict, warnings and bottleneck come from its validity and
+# bottleneck rules, not only from the result's tables. A replayed trace is read by the traces
+# package and the imported workloads (the trace's path is in the scenario, its reading is code).
+RESULT_PACKAGES = (
+    "simcache.base",
+    "simcache.results",
+    "simcache.traces",
+    "simcache.traces.formats",
+    "simcache.workloads.ingest",
+)
 RESULT_MODULES = (
     *COMPILED_MODULES,
     *SCENARIO_MODULES,
     *NOT_COMPILED,
-    "simcache.base.units",
-    "simcache.base.metrics",
-    "simcache.results.result",
-    "simcache.results.tables",
+    *package_modules(RESULT_PACKAGES),
     "simcache.runs.simulate",
     "simcache.runs.sweep",
 )
+# The native engine's files a sweep's code digest covers (paths under ROOT), so that a row the
+# native engine computed before a change of it is not reused: its Cython sources where the tree has
+# them (a checkout, an sdist), else its built extensions (a wheel carries no sources).
+NATIVE_SOURCES = (
+    "simcache/native/_engine.pyx",
+    "simcache/native/_queue.pyx",
+    *sorted(
+        f"simcache/native/engine/{path.name}"
+        for path in (ROOT / "simcache" / "native" / "engine").glob("*.pxi")
+    ),
+)
+
+
+def native_engine_files(root: Path = ROOT) -> tuple[str, ...]:
+    """The native engine's files under ``root`` that a sweep's code digest covers: its sources
+    (:data:`NATIVE_SOURCES`) when present, else its built extension modules (none when it is not
+    built: the Python engine runs)."""
+    if root.joinpath(NATIVE_SOURCES[0]).is_file():
+        return NATIVE_SOURCES
+    native = root / "simcache" / "native"
+    return tuple(
+        sorted(
+            f"simcache/native/{path.name}"
+            for suffix in EXTENSION_SUFFIXES
+            for path in native.glob(f"_*{suffix}")
+        )
+    )
 
 
 def source_path(module: str, root: Path = ROOT) -> Path:
@@ -146,11 +182,14 @@ def compiled_candidates(module: str, root: Path = ROOT) -> list[Path]:
     return [source.with_name(source.stem + suffix) for suffix in EXTENSION_SUFFIXES]
 
 
-def source_digest(modules: tuple[str, ...], root: Path = ROOT) -> str:
-    """SHA-256 over the modules' names and sources, in order."""
+def source_digest(modules: tuple[str, ...], root: Path = ROOT, files: tuple[str, ...] = ()) -> str:
+    """SHA-256 over the modules' names and sources, in order, then over ``files`` (paths under
+    ``root``, such as :data:`NATIVE_SOURCES`), their paths and contents."""
     digest = hashlib.sha256()
     for module in modules:
         digest.update(module.encode() + b"\0" + source_path(module, root).read_bytes() + b"\0")
+    for file in files:
+        digest.update(file.encode() + b"\0" + root.joinpath(file).read_bytes() + b"\0")
     return digest.hexdigest()
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from simcache.base.errors import SweepStoreError
 from simcache.base.metrics import ESTIMATED_COLUMNS
 from simcache.base.version import __version__
-from simcache.native.sources import RESULT_MODULES, source_digest
+from simcache.native.sources import RESULT_MODULES, native_engine_files, source_digest
 from simcache.spec import Scenario
 
 __all__ = [
@@ -43,9 +43,9 @@ __all__ = [
 
 @functools.cache
 def code_digest() -> str:
-    """Digest of the code that computes rows (``RESULT_MODULES``), read once per process and only
-    by sweeps with a store."""
-    return source_digest(modules=RESULT_MODULES)
+    """Digest of the code that computes rows (``RESULT_MODULES`` and the native engine's files),
+    read once per process and only by sweeps with a store."""
+    return source_digest(modules=RESULT_MODULES, files=native_engine_files())
 
 
 def task_key(variant: dict[str, Any], seed: int, duration: float | None) -> str:

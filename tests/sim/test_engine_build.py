@@ -27,9 +27,11 @@ from simcache.native import choice as _native
 from simcache.native.sources import (
     COMPILE_GROUPS,
     COMPILED_MODULES,
+    NATIVE_SOURCES,
     RESULT_MODULES,
     CompileGroup,
     copy_package,
+    native_engine_files,
     source_digest,
     source_path,
 )
@@ -157,6 +159,62 @@ def test_digest_covers_every_source(tmp_path: Path, modules: tuple[str, ...]) ->
         path.write_text(path.read_text() + "\n")
         digests.add(source_digest(modules, tmp_path))
     assert len(digests) == len(modules) + 1
+
+
+def test_a_sweeps_digest_covers_the_native_engine(tmp_path: Path) -> None:
+    # A sweep store keys rows by the code that computed them; the native engine runs most of them,
+    # so an edit of any of its Cython files must key rows afresh. A tree without its sources (a
+    # wheel) covers its built extensions instead.
+    copy_package(tmp_path)
+    files = native_engine_files(tmp_path)
+    assert files == NATIVE_SOURCES
+    assert "simcache/native/engine/tier.pxi" in files
+    digests = {source_digest(RESULT_MODULES, tmp_path, files)}
+    for file in files:
+        path = tmp_path / file
+        path.write_text(path.read_text() + "\n")
+        digests.add(source_digest(RESULT_MODULES, tmp_path, files))
+    assert len(digests) == len(files) + 1
+    for file in files:
+        (tmp_path / file).unlink()
+    assert all(
+        file.startswith("simcache/native/_") and not file.endswith(".pyx")
+        for file in native_engine_files(tmp_path)
+    )
+
+
+# The simcache modules a sweep's row computation imports that are not part of a row's result: the
+# package folders' __init__ files, the build's bookkeeping, the store and the worker pool that
+# carry rows, the scenario library's listing and the estimate (a row holds no estimate).
+NOT_ROW_CODE = (
+    "simcache.native.choice",
+    "simcache.native.compiled_digest",
+    "simcache.native.sources",
+    "simcache.runs.sweep_store",
+    "simcache.runs.workers",
+    "simcache.spec.library",
+)
+SWEEP_IMPORTS = """
+import sys
+import simcache.runs.sweep as sweep
+sweep.sweep("scenarios/default.toml", {"cluster.hosts": [4]}, duration=1.0, workers=1)
+print("\\n".join(name for name, module in sys.modules.items()
+    if name.startswith("simcache") and str(getattr(module, "__file__", "")).endswith(".py")))
+"""
+
+
+def test_a_sweeps_digest_covers_the_code_a_row_runs() -> None:
+    # Every module a sweep imports to compute a row (its validity rules and bottleneck among them)
+    # is in RESULT_MODULES, but those that carry rows or list scenarios.
+    env = {**os.environ, "SIMCACHE_PURE_PYTHON": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", SWEEP_IMPORTS], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    loaded = {name for name in out.stdout.split() if not name.startswith("simcache.estimate")}
+    packages = {name for name in loaded if (ROOT / name.replace(".", "/") / "__init__.py").exists()}
+    missing = loaded - set(RESULT_MODULES) - packages - set(NOT_ROW_CODE)
+    assert not missing
 
 
 def test_no_group_imports_another_groups_final_constants() -> None:
