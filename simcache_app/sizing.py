@@ -2,12 +2,15 @@
 candidate out.
 
 It runs :func:`simcache.runs.size.size` on the current scenario (as the sidebar sets it) in this
-process, with a progress bar; the answer becomes the current scenario at a click (or downloads as a
+process, in a background thread as the page's simulations and sweeps run (:mod:`simcache_app.runs`),
+with a progress bar and a **Stop sizing** button: stopped, the page shows the configurations judged
+so far, marked partial. The answer becomes the current scenario at a click (or downloads as a
 scenario file).
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -17,8 +20,10 @@ import streamlit as st
 import simcache
 from simcache.runs.size import size
 from simcache.runs.sizing.answer import SizeAnswer
+from simcache.runs.sizing.costs import PriceTable, load_prices
 from simcache.runs.sweep import SweepProgress
 from simcache.runs.targets import Target
+from simcache_app.runs import _follow, _forget_abandoned, _Job, _stop_button, has_job
 from simcache_app.scenario_files import exported_scenario
 
 __all__ = ["answer_tables", "size_view"]
@@ -82,39 +87,93 @@ def size_view(
             "Seeds per configuration", min_value=1, max_value=10, value=3, key="size.seeds"
         )
     )
-    if not st.button("Size", key="size.run", type="primary"):
-        return
+    clicked = st.button("Size", key="size.run", type="primary")
     lines = [line.strip() for line in target_text.splitlines() if line.strip()]
     dims = [line.strip() for line in dimension_text.splitlines() if line.strip()]
-    bar = st.progress(0.0, text="sizing")
-
-    def progress(state: SweepProgress) -> None:
-        bar.progress(
-            min(1.0, state.done / max(state.total, 1)),
-            text=f"{state.done} of about {state.total} runs",
-        )
-
+    run = scenario.with_seed(seed)
+    key = size_key(run, lines, dims, prices, seeds, duration)
+    # a search under way (or stopped, not yet shown) is followed on every rerun: a click on Stop
+    # reruns the page, whose button callback cancels the search before this picks it up again
+    if not (clicked or has_job(key)):
+        return
     try:
-        with tempfile.TemporaryDirectory() as folder:
-            price_file = None
-            if prices.strip():
-                price_file = Path(folder) / "prices.toml"
-                price_file.write_text(prices, "utf-8")
-            answer = size(
-                scenario.with_seed(seed),
-                lines,
-                dims,
-                prices=price_file,
-                seeds=list(range(1, seeds + 1)),
-                duration=duration,
-                workers=1,
-                progress=progress,
-            )
+        table = _price_table(prices)
+        answer = _size(key, run, lines, dims, table, seeds, duration)
     except simcache.ScenarioError as exc:
         st.error(str(exc))
         return
-    bar.empty()
     show_answer(scenario, answer, duration, seed)
+
+
+def size_key(
+    scenario: simcache.Scenario,
+    targets: list[str],
+    dimensions: list[str],
+    prices: str,
+    seeds: int,
+    duration: float,
+) -> str:
+    """What identifies one search of the page: the scenario's JSON (its seed set), the targets,
+    dimensions and price text as typed, the seeds per configuration and the duration."""
+    return json.dumps(
+        ["size", scenario.model_dump_json(), targets, dimensions, prices, seeds, duration]
+    )
+
+
+def _price_table(prices: str) -> PriceTable:
+    """The built-in price table with the page's TOML over it (checked here, before the search
+    starts)."""
+    if not prices.strip():
+        return load_prices()
+    with tempfile.TemporaryDirectory() as folder:
+        price_file = Path(folder) / "prices.toml"
+        price_file.write_text(prices, "utf-8")
+        return load_prices(price_file)
+
+
+def _size(
+    key: str,
+    scenario: simcache.Scenario,
+    targets: list[str],
+    dimensions: list[str],
+    prices: PriceTable,
+    seeds: int,
+    duration: float,
+) -> SizeAnswer:
+    """:func:`simcache.runs.size.size` as a job of the page (:func:`simcache_app.runs._follow`)
+    under a progress bar and a **Stop sizing** button: the answer, partial when stopped
+    (``answer.stopped`` says why)."""
+    _forget_abandoned()
+    slot = st.empty()
+    _stop_button(
+        slot,
+        key,
+        "Stop sizing",
+        "Stop this search: the page shows the configurations judged so far, marked partial.",
+    )
+
+    def work(job: _Job) -> SizeAnswer:
+        def advance(state: SweepProgress) -> None:
+            job.fraction = state.done / max(state.total, 1)
+            job.text = f"Sizing: {state.done} of about {state.total} runs"
+
+        return size(
+            scenario,
+            targets,
+            dimensions,
+            prices=prices,
+            seeds=list(range(1, seeds + 1)),
+            duration=duration,
+            workers=1,
+            progress=advance,
+            cancel=job.token,
+        )
+
+    try:
+        answer: SizeAnswer = _follow(key, work, "Sizing")
+    finally:
+        slot.empty()
+    return answer
 
 
 SIZED = "size.answer"
@@ -140,7 +199,7 @@ def show_answer(
     for note in answer.notes:  # before the answer: they say why verdicts may be unknown
         st.warning(f"**Note:** {note}")
     if answer.stopped:
-        st.warning(f"**Stopped:** {answer.stopped}; the answer covers the candidates judged so far")
+        st.warning(f"**Partial answer:** {answer.partial_note()}.")
     winner = answer.winner
     if winner is None:
         best = next(line for line in rest if line.startswith("best: "))

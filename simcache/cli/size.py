@@ -1,15 +1,17 @@
 """`simcache size`: the cheapest configuration that meets the targets (:mod:`simcache.runs.size`),
 printed, as JSON, or as an HTML report (``-o``) with the frontier and the winner's full run.
 
-Progress: a bar on a terminal, plain lines when stderr is piped, nothing with ``--json``. Ctrl-C (or
-SIGTERM) stops the search: what was judged so far is printed, and with ``--store`` a rerun resumes
-from the runs that finished.
+Progress: a bar on a terminal, plain lines when stderr is piped, nothing with ``--json``. Ctrl-C or
+SIGTERM stops the search: the answer over the configurations judged so far is printed and written
+(``-o``) marked partial, with how many were judged of how many; the exit status is 130 or 143, and
+with ``--store`` a rerun resumes from the runs that finished.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from simcache.runs.simulate import simulate
 from simcache.runs.size import SizeInterrupted, size
 from simcache.runs.sizing.answer import SizeAnswer
 from simcache.runs.sizing.costs import SizeError
+from simcache.sim.control import Cancel, cancel_on_signals, exit_status, stopped_at
 from simcache.spec import load_scenario
 
 __all__ = ["add_size_parser", "run_size"]
@@ -130,63 +133,94 @@ def add_size_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_size(args: argparse.Namespace) -> int:
-    """Run the search and print its answer; exit 0 with an answer, 1 with none, 130 when
-    interrupted."""
+    """Run the search and print its answer; exit 0 with an answer, 1 with none, 130 (Ctrl-C) or 143
+    (SIGTERM) when stopped.
+
+    The first Ctrl-C or SIGTERM cancels the search's token: it starts nothing more, stops its
+    running run and returns what it judged; a second Ctrl-C raises :class:`SizeInterrupted` with
+    the same partial answer. Either way the answer is printed and written (``-o``) marked partial.
+    """
     if args.seeds < 1:
         raise SizeError("--seeds", [("--seeds", f"must be at least 1 (got {args.seeds})")])
     scenario = load_scenario(args.scenario)
-    interrupted = False
-    try:
-        with sweep_progress(quiet=args.json) as progress:
-            answer = size(
-                scenario,
-                args.target,
-                args.vary,
-                prices=args.costs,
-                seeds=list(range(1, args.seeds + 1)),
-                duration=args.duration,
-                workers=args.workers,
-                scheduler=args.scheduler,
-                store=args.store,
-                max_seeds=args.max_seeds,
-                confirm_seeds=args.confirm_seeds,
-                prune=not args.no_prune,
-                simulate_all=args.all,
-                progress=progress,
-            )
-    except SizeInterrupted as stop:
-        answer, interrupted = stop.answer, True
-        kept = (
-            f"; runs kept in {args.store}: rerun the same command to resume"
-            if args.store
-            else "; give --store PATH to keep runs"
-        )
-        print(
-            f"\ninterrupted: the answer below covers the configurations judged so far{kept}",
-            file=sys.stderr,
-        )
-    if args.json:
-        print(json.dumps(answer.to_json(), indent=2))
-    else:
-        print("\n".join(answer.lines()))
-    if args.out is not None and not interrupted:
-        _write_html(args, answer)
-    if interrupted:
-        return 130
+    with cancel_on_signals(Cancel()) as token:
+        try:
+            with sweep_progress(quiet=args.json) as progress:
+                answer = size(
+                    scenario,
+                    args.target,
+                    args.vary,
+                    prices=args.costs,
+                    seeds=list(range(1, args.seeds + 1)),
+                    duration=args.duration,
+                    workers=args.workers,
+                    scheduler=args.scheduler,
+                    store=args.store,
+                    max_seeds=args.max_seeds,
+                    confirm_seeds=args.confirm_seeds,
+                    prune=not args.no_prune,
+                    simulate_all=args.all,
+                    progress=progress,
+                    cancel=token,
+                )
+        except SizeInterrupted as stop:
+            answer = stop.answer
+        if args.json:
+            print(json.dumps(answer.to_json(), indent=2))
+        else:
+            print("\n".join(answer.lines()))
+        run_cut = args.out is not None and not _write_html(args, answer, token)
+        if answer.stopped:
+            print(_stopped_line(args, answer), file=sys.stderr)
+    if answer.stopped:
+        return exit_status(token) if token.signal is not None else 128 + signal.SIGINT
+    if run_cut:  # the answer is whole, its report's run was stopped
+        return exit_status(token)
     return 0 if answer.best is not None else 1
 
 
-def _write_html(args: argparse.Namespace, answer: SizeAnswer) -> None:
+def _stopped_line(args: argparse.Namespace, answer: SizeAnswer) -> str:
+    """What a stopped search says on stderr: how far it got, what was kept."""
+    kept = (
+        f"the finished runs are kept in {args.store}: run the same command again to resume"
+        if args.store
+        else "none of its runs were kept (no --store); give --store PATH to resume after a stop"
+    )
+    return f"interrupted: {answer.partial_note()}.\n{kept}"
+
+
+def _write_html(args: argparse.Namespace, answer: SizeAnswer, token: Cancel) -> bool:
+    """Write the ``-o`` page; False if a stop cut the answer's run short (the page says so and
+    leaves it out). A stopped search's page holds its partial answer and no run of the answer: a
+    stop starts no new simulation."""
     winner = answer.winner
     result = None
-    if winner is not None:
+    left_out = ""
+    if winner is not None and answer.stopped:
+        left_out = "The answer's run is not included: the search was stopped."
+    elif winner is not None:
         run = load_scenario(args.scenario).with_overrides(winner.overrides, source="the answer")
         seed = (winner.confirmed_seeds or winner.seeds)[0]
-        result = simulate(run, seed=seed, duration=args.duration)
+        result = simulate(run, seed=seed, duration=args.duration, cancel=token)
+        if stopped_at(result) is not None:
+            left_out = (
+                f"The answer's run is not included: it was stopped ({token.reason}) before its "
+                "end. The answer above is complete."
+            )
+            result = None
     command = "simcache size " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "simcache size"
-    html = size_html(answer, result, command=command)
+    html = size_html(answer, result, command=command, left_out=left_out)
     args.out.write_text(html, "utf-8")
+    what = "partial report" if answer.stopped else "report"
     print(
-        f"report written to {args.out} ({len(html.encode()):,} bytes)",
+        f"{what} written to {args.out} ({len(html.encode()):,} bytes)",
         file=sys.stderr if args.json else sys.stdout,
     )
+    if left_out and not answer.stopped:
+        print(
+            f"interrupted ({token.reason}): the report leaves out the answer's run; the answer "
+            "is complete",
+            file=sys.stderr,
+        )
+        return False
+    return True

@@ -3,7 +3,8 @@
 The sizing section (the answer and its cost, the cost/latency frontier as a chart, every candidate
 with its verdict and the search's margins) comes first; the winner's full run follows as ``simcache
 report`` writes it (verdicts, tables, timelines, the scenario as run and the run manifest). With no
-winner, the page holds the sizing section only.
+winner, or no run of it (a stopped search), the page holds the sizing section only. A stopped
+search's page says it is partial in its title, heading and first lines.
 """
 
 from __future__ import annotations
@@ -45,16 +46,23 @@ def size_section(answer: SizeAnswer, command: str = "") -> str:
             f"{counts['misses']} miss one, "
             f"{counts['unknown']} unknown, {counts['pruned']} pruned without simulating, "
             f"{counts['skipped']} skipped "
-            "(they cost more than the answer)."
+            "(they cost more than the answer)"
+            + (
+                f", {counts['not reached']} not reached (the search was stopped)."
+                if answer.stopped
+                else "."
+            )
         )
         + "</p>"
     )
     if answer.stopped:
         parts.append(
-            f"<p class='unknown'>Stopped: {escape(answer.stopped)}; the answer covers the "
-            "configurations judged so far.</p>"
+            f"<p id='partial' class='unknown'><b>Partial answer:</b> "
+            f"{escape(answer.partial_note())}.</p>"
         )
-    if winner is None:
+    if winner is None and answer.stopped:
+        parts.append("<p id='best' class='unknown'>No answer was confirmed before the stop.</p>")
+    elif winner is None:
         unmet = (
             ", ".join(str(t) for t in answer.unmet())
             or "none alone; no configuration met all of them together"
@@ -148,16 +156,20 @@ def _table(head: list[str], rows: Sequence[Sequence[str]], status_column: int) -
     return f"<table><tr>{header}</tr>{''.join(body)}</table>"
 
 
-def size_html(answer: SizeAnswer, winner_run: Result | None, *, command: str = "") -> str:
+def size_html(
+    answer: SizeAnswer, winner_run: Result | None, *, command: str = "", left_out: str = ""
+) -> str:
     """The page: the sizing section, then the winner's full run (``winner_run``; none when there
-    is no answer)."""
+    is no answer, or ``left_out`` says why it is missing)."""
     section = size_section(answer, command)
     if winner_run is None:
+        title = "simcache size: partial answer" if answer.stopped else "simcache size"
+        missing = f"<p>{escape(left_out)}</p>\n" if left_out else ""
         return (
-            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>simcache '
-            f"size</title><style>{_STYLE}</style></head>\n"
-            f"<body>\n<h1>simcache size</h1>\n{section}\n<p>simcache {escape(__version__)}</p>\n"
-            "</body></html>\n"
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>'
+            f"{title}</title><style>{_STYLE}</style></head>\n"
+            f"<body>\n<h1>{title}</h1>\n{section}\n{missing}"
+            f"<p>simcache {escape(__version__)}</p>\n</body></html>\n"
         )
     page = report_html(winner_run, targets=answer.targets)
     page = page.replace("<h1>simcache report: ", "<h1>simcache size: ", 1).replace(

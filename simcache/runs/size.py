@@ -235,14 +235,20 @@ def size(
     )
     score = _estimate_all(candidates, runs, goals, prune)
     search = _Search(
-        answer, runs, [variant for _, variant in pairs], seed_list, most, duration, progress, cancel
+        answer,
+        runs,
+        [variant for _, variant in pairs],
+        seed_list,
+        most,
+        duration,
+        progress,
+        cancel,
+        simulate_all,
     )
     try:
         with ExitStack() as stack:
             search.open(stack, workers=workers, scheduler=scheduler, store=store)
-            search.walk(
-                score, simulate_all, confirm_seeds if confirm_seeds is not None else len(seed_list)
-            )
+            search.walk(score, confirm_seeds if confirm_seeds is not None else len(seed_list))
     except _Stopped:
         answer.stopped = cancel.reason if cancel is not None and cancel.reason else "cancelled"
     except KeyboardInterrupt:
@@ -336,6 +342,7 @@ class _Search:
         duration: float | None,
         progress: Callable[[SweepProgress], None] | None,
         cancel: Cancel | None,
+        simulate_all: bool,
     ):
         self.answer = answer
         self.runs = runs
@@ -345,6 +352,7 @@ class _Search:
         self.duration = duration
         self.progress = progress
         self.cancel = cancel
+        self.simulate_all = simulate_all
         self.rows: dict[tuple[int, int], dict[str, Any]] = {}
         self.seeds_of: dict[int, list[int]] = {}
         self.executor: Any = None
@@ -377,7 +385,7 @@ class _Search:
 
     # -- the walk
 
-    def walk(self, score: Mapping[int, float], simulate_all: bool, confirm: int) -> None:
+    def walk(self, score: Mapping[int, float], confirm: int) -> None:
         cands = self.answer.candidates
         below = _dominating(cands, self.pending)
         order = sorted(
@@ -387,18 +395,18 @@ class _Search:
         self.planned = len(order) * len(self.seeds)
         failed_confirm: set[int] = set()
         while True:
-            if self.cancel is not None and self.cancel.cancelled:
-                raise _Stopped
             best = self.answer.best
             key = None if best is None else (cands[best].cost.total, best)
             open_ = [
                 i
                 for i in order
                 if i in self.pending
-                and (simulate_all or key is None or (cands[i].cost.total, i) < key)
+                and (self.simulate_all or key is None or (cands[i].cost.total, i) < key)
             ]
             if not open_:
-                return
+                return  # a stop asked for now finds nothing left to skip: the answer is whole
+            if self.cancel is not None and self.cancel.cancelled:
+                raise _Stopped
             batch = open_[: max(1, math.ceil(2 * self.slots / len(self.seeds)))]
             self._judge(batch, self.seeds)
             self._more_seeds(batch)
@@ -538,23 +546,35 @@ class _Search:
             )
 
     def finish(self) -> None:
-        """Candidates never simulated: skipped, saying why."""
+        """Candidates never simulated: skipped, saying why; after a stop, those it left unjudged
+        are listed in ``answer.not_reached``, and one that met every target but was not yet
+        confirmed says so."""
         cands = self.answer.candidates
         best = self.answer.winner
+        stopped = self.answer.stopped
+
+        def cheaper(c: Candidate) -> bool:
+            return best is None or (c.cost.total, c.index) < (best.cost.total, best.index)
+
         for i in sorted(self.pending):
             c = cands[i]
             if c.verdict in ("meets", "misses", "unknown"):
                 continue
             c.verdict = "skipped"
-            if self.answer.stopped:
-                c.why = f"not simulated: the search stopped first ({self.answer.stopped})"
-            elif best is not None:
+            if best is not None and not self.simulate_all and not cheaper(c):
                 c.why = (
                     f"not simulated: costs {c.cost.total:,.0f}, not less than the answer's "
                     f"{best.cost.total:,.0f}"
                 )
+            elif stopped:
+                c.why = f"not simulated: the search stopped first ({stopped})"
+                self.answer.not_reached.append(i)
             else:
                 c.why = "not simulated"
+        if stopped:
+            for c in cands:
+                if c.verdict == "meets" and not c.confirmed and cheaper(c):
+                    c.why += "; not confirmed with fresh seeds: the search stopped first"
 
 
 def _dominating(cands: Sequence[Candidate], pending: set[int], most: int = 2000) -> dict[int, int]:

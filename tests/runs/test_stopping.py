@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import importlib
 import math
-import os
 import re
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Generator
@@ -25,6 +22,7 @@ import pytest
 import simpy
 from support.builders import small_scenario, writes_waiting_for_a_port
 from support.paths import ROOT
+from support.signals import interrupt
 
 import simcache
 from simcache.base.errors import RunTooLargeError, ScenarioError
@@ -541,33 +539,9 @@ def test_no_limit_lets_a_run_through(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def _interrupt(argv: list[str], sig: int, after: str) -> tuple[int, str, str, float]:
-    """Start ``simcache`` with ``argv``, wait for a stderr line starting with ``after``, send
-    ``sig``; return the exit status, stdout, stderr and the seconds from the signal to the exit."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "simcache.cli.main", *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env=env,
-    )
-    assert process.stderr is not None
-    lines: list[str] = []
-    while True:
-        line = process.stderr.readline()
-        assert line, f"exited before {after!r}: {''.join(lines)}"
-        lines.append(line)
-        if line.startswith(after):
-            break
-    time.sleep(0.3)  # into the run
-    process.send_signal(sig)
-    sent = time.monotonic()
-    out, err = process.communicate(timeout=60)
-    return process.returncode, out, "".join(lines) + err, time.monotonic() - sent
+    """:func:`support.signals.interrupt` once a stderr line starts with ``after``, 0.3 s into the
+    run."""
+    return interrupt(argv, sig, lambda line: line.startswith(after), settle_s=0.3)
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ A candidate's ``verdict`` is one of
   the stated margin, or a configuration that is no slower along every monotone dimension already
   misses it (``why`` says which);
 - ``skipped``: not simulated, because it costs more than the answer (``simcache size --all``
-  simulates these too).
+  simulates these too), or because the search was stopped before it (``SizeAnswer.not_reached``).
 
 The frontier is the cost/latency Pareto frontier of the simulated candidates on the first latency
 target (the first target when none is a latency): those that no other simulated candidate beats on
@@ -97,6 +97,9 @@ class SizeAnswer:
     notes: list[str] = field(default_factory=list)
     """What the search found about the scenario before running it (a warm-up too short for any
     pass, ...)."""
+    not_reached: list[int] = field(default_factory=list)
+    """The candidates a stop left unjudged (indices; their verdict is ``skipped``): empty unless
+    ``stopped``."""
 
     @property
     def winner(self) -> Candidate | None:
@@ -137,14 +140,50 @@ class SizeAnswer:
         ]
 
     def counts(self) -> dict[str, int]:
+        """Candidates per verdict; ``skipped`` counts those dearer than the answer, ``not
+        reached`` those a stop left unjudged."""
         counts = dict.fromkeys(("meets", "misses", "unknown", "pruned", "skipped"), 0)
         for candidate in self.candidates:
             counts[candidate.verdict] += 1
+        counts["skipped"] -= len(self.not_reached)
+        counts["not reached"] = len(self.not_reached)
         return counts
+
+    def partial_note(self) -> str:
+        """Why the answer is partial, in one sentence without its full stop: how many candidates
+        were judged of how many, and whether any left unjudged costs no more than the answer (""
+        for a search that ran to its end)."""
+        if not self.stopped:
+            return ""
+        counts = self.counts()
+        simulated = counts["meets"] + counts["misses"] + counts["unknown"]
+        judged = simulated + counts["pruned"]
+        note = (
+            f"the search was stopped ({self.stopped}) with {judged} of {len(self.candidates)} "
+            f"configurations judged ({simulated} simulated, {counts['pruned']} pruned); "
+            f"{len(self.not_reached)} not reached"
+        )
+        winner = self.winner
+        if winner is None:
+            return f"{note}; no answer was confirmed before the stop"
+        if not self.not_reached:
+            return note
+        cheaper = [
+            i
+            for i in self.not_reached
+            if (self.candidates[i].cost.total, i) < (winner.cost.total, winner.index)
+        ]
+        if cheaper:
+            return (
+                f"{note}, {len(cheaper)} of them costing no more than the answer: one of those "
+                "may be the answer instead"
+            )
+        return f"{note}, none of them cheaper than the answer"
 
     def to_json(self) -> dict[str, Any]:
         """``{"best": null | {"overrides", "cost", "verdicts", ...}, "candidates": [{"overrides",
-        "cost", "verdict", ...}], "frontier": [...]}``."""
+        "cost", "verdict", ...}], "frontier": [...]}``, and ``"partial": {"stopped", "why"}`` (the
+        reason and :meth:`partial_note`) when the search was stopped."""
         winner = self.winner
         best = None
         if winner is not None:
@@ -170,27 +209,38 @@ class SizeAnswer:
             }
             for c in self.frontier()
         ]
-        return {
+        shape: dict[str, Any] = {
             "best": best,
             "candidates": [c.to_json() for c in self.candidates],
             "frontier": frontier,
         }
+        if self.stopped:
+            shape["partial"] = {"stopped": self.stopped, "why": self.partial_note()}
+        return shape
 
     def lines(self) -> list[str]:
         """The answer in words: the best (or why none), the frontier, then every candidate by
         cost."""
         counts = self.counts()
         currency = self.candidates[0].cost.currency if self.candidates else ""
+        reached = (
+            f", {counts['not reached']} not reached (the search was stopped)"
+            if self.stopped
+            else ""
+        )
         out = [
             f"{len(self.candidates)} configurations: {counts['meets']} meet, {counts['misses']} "
             f"miss, {counts['unknown']} unknown, "
             f"{counts['pruned']} pruned, {counts['skipped']} skipped (cost more than the answer)"
+            f"{reached}"
         ]
         out += [f"note: {note}" for note in self.notes]
         if self.stopped:
-            out.append(f"STOPPED: {self.stopped}; the answer covers the candidates judged so far")
+            out.append(f"PARTIAL ANSWER: {self.partial_note()}")
         winner = self.winner
-        if winner is None:
+        if winner is None and self.stopped:
+            out.append("best: none confirmed before the stop")
+        elif winner is None:
             unmet = self.unmet()
             names = (
                 ", ".join(str(t) for t in unmet)
