@@ -6,7 +6,7 @@ The progress bar is created *inside* each cached function: Streamlit replays
 a cached function's elements on a hit, and it can only do so for elements the
 function created itself.
 
-A simulation runs in a background thread (:class:`_Job`, kept in the session's
+A simulation runs in a background thread (:class:`Job`, kept in the session's
 state by run key) while the script polls it every :data:`POLL_S` seconds and
 moves the progress bar; a **Stop simulation** button above the bar cancels its token.
 Clicking it reruns the script (Streamlit interrupts the poll at its next
@@ -88,7 +88,7 @@ def _lease(seconds: float, deadline: float | None = None) -> Cancel:
 
 
 @dataclass
-class _Job:
+class Job:
     """One simulation or sweep running in a background thread for this session."""
 
     token: Cancel
@@ -99,14 +99,14 @@ class _Job:
     error: BaseException | None = None
     thread: threading.Thread = field(init=False)
 
-    def start(self, work: Callable[[_Job], Any]) -> None:
+    def start(self, work: Callable[[Job], Any]) -> None:
         """Run ``work(self)`` in a thread; it reads ``self.token`` and moves ``self.fraction``."""
         self.thread = threading.Thread(
             target=self._run, args=(work,), name="simcache-run", daemon=True
         )
         self.thread.start()
 
-    def _run(self, work: Callable[[_Job], Any]) -> None:
+    def _run(self, work: Callable[[Job], Any]) -> None:
         try:
             self.result = work(self)
         except BaseException as exc:  # handed to the script thread, which raises it
@@ -116,13 +116,13 @@ class _Job:
         self.fraction = fraction
 
 
-def _follow(key: str, work: Callable[[_Job], Any], text: str) -> Any:
+def follow_job(key: str, work: Callable[[Job], Any], text: str) -> Any:
     """Start ``work`` as this session's job ``key`` (unless it runs already) and poll it to its
     end under a progress bar: the job's result, or its error raised here."""
     jobs = _jobs()
     job = jobs.get(key)
     if job is None:
-        job = jobs[key] = _Job(_lease(LEASE_S, WALL_LIMIT_S))
+        job = jobs[key] = Job(_lease(LEASE_S, WALL_LIMIT_S))
         job.start(work)
     bar = st.progress(0.0, text=text)
     while job.thread.is_alive():
@@ -140,8 +140,8 @@ def _follow(key: str, work: Callable[[_Job], Any], text: str) -> Any:
     return job.result
 
 
-def _jobs() -> dict[str, _Job]:
-    jobs: dict[str, _Job] = st.session_state.setdefault("runs.jobs", {})
+def _jobs() -> dict[str, Job]:
+    jobs: dict[str, Job] = st.session_state.setdefault("runs.jobs", {})
     return jobs
 
 
@@ -156,7 +156,7 @@ def finished(result: simcache.Result) -> bool:
     return stopped_at(result) is None
 
 
-def _forget_abandoned() -> None:
+def forget_abandoned() -> None:
     """Drop jobs that ended and that no script run has looked at for a lease and more (their
     settings were left)."""
     jobs = _jobs()
@@ -182,7 +182,7 @@ def _stop(key: str) -> None:
         job.token.cancel("stopped from the page")
 
 
-def _stop_button(slot: Any, key: str, label: str, help: str, view: str = "") -> None:
+def stop_button(slot: Any, key: str, label: str, help: str, view: str = "") -> None:
     """A button that stops the job ``key``; ``view`` tells apart two views showing the same run
     (a compared variant equal to the single run), whose buttons would otherwise share a widget
     key."""
@@ -257,13 +257,13 @@ def simulate(
     limits.
     """
     key = run_key(scenario, seed, duration)
-    _forget_abandoned()
+    forget_abandoned()
     if key not in _jobs():
         # the verdict only: the closed loops' bound first, their estimate only past the limits
         check_work(scenario.with_duration(duration).with_seed(seed), bound_first=True)
     slot = st.empty()
     about = "Stop this simulation: the page shows what was simulated so far, marked partial."
-    _stop_button(slot, key, "Stop simulation", about, view=label)
+    stop_button(slot, key, "Stop simulation", about, view=label)
     try:
         result = _simulate(
             scenario.model_dump_json(), seed, duration, _scenario=scenario, _label=label
@@ -292,12 +292,12 @@ def _simulate(
 ) -> simcache.Result:
     key = json.dumps([scenario_json, seed, duration])  # run_key()
 
-    def work(job: _Job) -> simcache.Result:
+    def work(job: Job) -> simcache.Result:
         return simcache.simulate(
             _scenario, seed=seed, duration=duration, progress=job.advance, cancel=job.token
         )
 
-    result: simcache.Result = _follow(key, work, f"{_label}: {duration:g} simulated seconds")
+    result: simcache.Result = follow_job(key, work, f"{_label}: {duration:g} simulated seconds")
     if not finished(result):
         raise Stopped(result.meta["stop_reason"], result)  # not cached
     # worked out once, before the result is cached: the copy each rerun gets carries them
@@ -324,9 +324,9 @@ def sweep(
     ``table.attrs["stopped"]`` saying why.
     """
     key = sweep_key(scenario, grid, seeds, duration)
-    _forget_abandoned()
+    forget_abandoned()
     slot = st.empty()
-    _stop_button(
+    stop_button(
         slot,
         key,
         "Stop sweep",
@@ -363,7 +363,7 @@ def _sweep(
     grid = json.loads(grid_json)
     tasks = len(seeds) * math.prod(len(values) for values in grid.values())
 
-    def work(job: _Job) -> pd.DataFrame:
+    def work(job: Job) -> pd.DataFrame:
         def advance(state: SweepProgress) -> None:
             eta = f", about {state.eta_s:.0f} s left" if math.isfinite(state.eta_s) else ""
             job.fraction, job.text = (
@@ -384,7 +384,7 @@ def _sweep(
             cancel=job.token,
         )
 
-    table: pd.DataFrame = _follow(
+    table: pd.DataFrame = follow_job(
         json.dumps([scenario_json, grid, list(seeds), duration]),
         work,
         f"Sweeping: {tasks} simulations",

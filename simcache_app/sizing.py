@@ -23,7 +23,7 @@ from simcache.runs.sizing.answer import SizeAnswer
 from simcache.runs.sizing.costs import PriceTable, load_prices
 from simcache.runs.sweep import SweepProgress
 from simcache.runs.targets import Target
-from simcache_app.runs import _follow, _forget_abandoned, _Job, _stop_button, has_job
+from simcache_app.runs import Job, follow_job, forget_abandoned, has_job, stop_button
 from simcache_app.scenario_files import exported_scenario
 
 __all__ = ["answer_tables", "size_view"]
@@ -140,19 +140,19 @@ def _size(
     seeds: int,
     duration: float,
 ) -> SizeAnswer:
-    """:func:`simcache.runs.size.size` as a job of the page (:func:`simcache_app.runs._follow`)
+    """:func:`simcache.runs.size.size` as a job of the page (:func:`simcache_app.runs.follow_job`)
     under a progress bar and a **Stop sizing** button: the answer, partial when stopped
     (``answer.stopped`` says why)."""
-    _forget_abandoned()
+    forget_abandoned()
     slot = st.empty()
-    _stop_button(
+    stop_button(
         slot,
         key,
         "Stop sizing",
         "Stop this search: the page shows the configurations judged so far, marked partial.",
     )
 
-    def work(job: _Job) -> SizeAnswer:
+    def work(job: Job) -> SizeAnswer:
         def advance(state: SweepProgress) -> None:
             job.fraction = state.done / max(state.total, 1)
             job.text = f"Sizing: {state.done} of about {state.total} runs"
@@ -170,7 +170,7 @@ def _size(
         )
 
     try:
-        answer: SizeAnswer = _follow(key, work, "Sizing")
+        answer: SizeAnswer = follow_job(key, work, "Sizing")
     finally:
         slot.empty()
     return answer

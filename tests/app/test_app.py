@@ -245,7 +245,7 @@ def test_a_run_no_page_polls_cancels_itself_and_its_thread_ends() -> None:
     result."""
     from simcache_app import runs
 
-    job = runs._Job(runs._lease(0.5))
+    job = runs.Job(runs._lease(0.5))
     scenario = simcache.load_scenario("default")
     started = time.monotonic()
     job.start(

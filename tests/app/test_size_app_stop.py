@@ -26,13 +26,13 @@ def test_stop_sizing_keeps_the_configurations_judged_so_far(
     partial answer without the Size button being pressed again."""
     monkeypatch.setattr(runs, "LEASE_S", 120.0)  # no lease runs out between the two script runs
     buttons: list[tuple[str, str]] = []
-    real_button = sizing._stop_button
+    real_button = sizing.stop_button
 
     def stop_button(slot: Any, key: str, label: str, help: str, view: str = "") -> None:
         buttons.append((key, label))
         real_button(slot, key, label, help, view)
 
-    monkeypatch.setattr(sizing, "_stop_button", stop_button)
+    monkeypatch.setattr(sizing, "stop_button", stop_button)
     app = AppTest.from_file(APP, default_timeout=240)
     app.run()
     app.number_input(key="default.run.duration").set_value(600.0)
