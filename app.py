@@ -26,6 +26,7 @@ from simcache.report.cells import engine_words
 from simcache.runs.sweep import sweep_summary
 from simcache.runs.targets import Target
 from simcache.spec import REPLICAS
+from simcache.spec.consistency import scenario_notes
 from simcache.traces.formats import FORMATS
 from simcache.workloads.calibrate.device import Calibration
 from simcache.workloads.ingest.imported import DEFAULT_POLICY, Imported
@@ -252,6 +253,8 @@ def edit_scenario(
         + (": " + ", ".join(overrides) if overrides else "")
     )
     st.caption(f"As set: {describe.scenario_summary(scenario)}")
+    for field, message in scenario_notes(scenario):  # valid, but maybe not what was meant
+        st.warning(f"{field}: {message}")
     file_name, text = exported_scenario(scenario, overrides, duration, seed)
     st.download_button(
         "Download this scenario (TOML)",

@@ -38,9 +38,11 @@ be read again for the records to show it.
 
 ``--valid-settings``: the cases are mutated by valid settings only (``VALID_SETTINGS`` in
 ``tests/support/strategies.py``: a read cache and its line, stripe, RAID level, scheduling, the
-host cache, destage batch and concurrency, sample interval, I/O sizes, asynchronous replicas) and
-never corrupted, so that most stay valid: with ``--engines``, several times the comparisons a
-minute of the default mix.
+tier's read and write channel rates, the host cache, destage batch and concurrency, sample
+interval, I/O sizes, asynchronous replicas) and never corrupted, so that most stay valid: with
+``--engines``, several times the comparisons a minute of the default mix. The default mix draws
+the same settings among its mutations, so a later one (sign, unit, magnitude, NaN) may corrupt
+what they set.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ Public API (what the CLI, the app, notebooks and tests run scenarios with):
 - :func:`import_workload` - read a fio job or result, vscsiStats histograms or a block trace as
   workloads
 - :class:`ScenarioError` - raised for every bad input, naming file, field and fix
+- :class:`ScenarioWarning` - warned for a valid scenario that likely does not mean what it says
+  (extra peer ports only vMotions use), naming file, field and fix
 
 How the package is put together: ``docs/architecture.md``.
 """
@@ -25,7 +27,7 @@ from simcache.runs.simulate import simulate
 from simcache.base.errors import ScenarioError
 from simcache.estimate import Estimate, estimate
 from simcache.results.result import Result
-from simcache.spec import Scenario, load_scenario
+from simcache.spec import Scenario, ScenarioWarning, load_scenario
 from simcache.runs.sweep import sweep
 from simcache.workloads.ingest.imported import import_workload
 
@@ -34,6 +36,7 @@ __all__ = [
     "Result",
     "Scenario",
     "ScenarioError",
+    "ScenarioWarning",
     "__version__",
     "estimate",
     "import_workload",

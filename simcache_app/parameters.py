@@ -7,6 +7,9 @@ model logic.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,10 +104,11 @@ def valid_values(
     invalid: dict[Any, str] = {}
     for value in values:
         try:
-            scenario.with_overrides(
-                {parameter.path: parameter.to_override(value)},
-                source=f"{parameter.label} = {value}",
-            ).with_duration(duration)
+            with _quiet():
+                scenario.with_overrides(
+                    {parameter.path: parameter.to_override(value)},
+                    source=f"{parameter.label} = {value}",
+                ).with_duration(duration)
         except simcache.ScenarioError as exc:
             invalid[value] = str(exc)
         else:
@@ -114,10 +118,21 @@ def valid_values(
 
 def _accepted(scenario: simcache.Scenario, path: str, value: Any) -> bool:
     try:
-        scenario.with_overrides({path: value})
+        with _quiet():
+            scenario.with_overrides({path: value})
     except simcache.ScenarioError:
         return False
     return True
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """A probe of a value's validity says nothing of the scenario it builds: its
+    :class:`~simcache.ScenarioWarning` s are the run's to show (beside the settings), not the
+    probe's."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", simcache.ScenarioWarning)
+        yield
 
 
 def _scaled(current: float, integer: bool = False) -> str:

@@ -4,7 +4,8 @@ A scenario is data, separate from any run of it. It is read from TOML (or a
 dict), every quantity is parsed into SI units (bytes, seconds, bytes/s), named
 profiles are resolved and merged with the file's overrides, and the result is
 frozen. Every mistake raises :class:`~simcache.base.errors.ScenarioError` naming the
-file, the field path and what is allowed.
+file, the field path and what is allowed; a valid setting that may not do what was
+meant gives a :class:`~simcache.spec.consistency.ScenarioWarning` naming the same.
 
 The schema in this package is the single place where defaults live, split by concern:
 
@@ -15,7 +16,7 @@ The schema in this package is the single place where defaults live, split by con
 - :mod:`~simcache.spec.events`: vMotions, host failures and link outages;
 - :mod:`~simcache.spec.checks`: the ``[[expect]]`` and ``[check]`` tables and their validation;
 - :mod:`~simcache.spec.scenario`: :class:`Scenario`, its validation and the runs derived from it;
-- :mod:`~simcache.spec.consistency`: the rules that span several specs;
+- :mod:`~simcache.spec.consistency`: the rules that span several specs, and the notes;
 - :mod:`~simcache.spec.messages`: validation errors as field paths and messages;
 - :mod:`~simcache.spec.load`: reading TOML files, built-in scenarios and dicts.
 """
@@ -37,6 +38,7 @@ from simcache.spec.components import (
     LinkSpec,
     TierSpec,
 )
+from simcache.spec.consistency import ScenarioWarning
 from simcache.spec.events import (
     EVENT_KINDS,
     ArrayDegraded,
@@ -108,6 +110,7 @@ __all__ = [
     "Rate",
     "RunSpec",
     "Scenario",
+    "ScenarioWarning",
     "Seconds",
     "Selection",
     "Slowdown",

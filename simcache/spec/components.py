@@ -41,11 +41,16 @@ __all__ = [
 
 
 class TierSpec(_Profiled):
-    """A flash or RAM acceleration tier on one host."""
+    """A flash, storage-class memory or RAM acceleration tier on one host."""
 
     _profile_kind: ClassVar[str] = "tier"
 
-    kind: Literal["flash", "ram"] = "flash"
+    kind: Literal["flash", "scm", "ram"] = "flash"
+    """What the device is: ``flash`` (NAND SSD), ``scm`` (storage-class memory such as 3D XPoint:
+    non-volatile, written in place, no erase blocks) or ``ram`` (host memory). A name for reports
+    and the app ("the host0 ram-ddr4 ram tier"); nothing is simulated or checked by it: the fields
+    say how the device behaves (``clean_pool`` and ``write_amplification`` for garbage collection,
+    ``volatile``, the channels)."""
     read_latency: Seconds
     write_latency: Seconds
     read_bandwidth: PositiveRate
@@ -530,9 +535,9 @@ class ClusterSpec(_Spec):
         Why(high="a bigger cluster is beyond what one run simulates in reasonable time"),
     ] = 4
     """Hosts in the cluster, all alike. WB+1 needs at least 2 hosts, WB+2 at least 3."""
-    tier: Annotated[TierSpec, Field(title="Tier (flash or RAM)")]
-    """The acceleration tier on each host: flash or RAM that completes write-back writes and
-    holds the read cache."""
+    tier: Annotated[TierSpec, Field(title="Tier (flash, SCM or RAM)")]
+    """The acceleration tier on each host: flash, storage-class memory or RAM that completes
+    write-back writes and holds the read cache."""
     peer_link: Annotated[LinkSpec, Field(title="Peer network link")]
     """The port type between hosts: carries the WB+1/WB+2 replicas and vMotions."""
     peer_links: Annotated[
@@ -549,7 +554,9 @@ class ClusterSpec(_Spec):
     ahead of it around the ring on its port ``(d - 1) mod peer_links``, and the peer receives on
     its port of the same number, so WB+2 with 2 ports sends the two replicas of a write on
     different ports, and one flow never runs faster than one port's line rate. A vMotion spreads
-    its streams over the source's ports round-robin (multi-NIC vMotion)."""
+    its streams over the source's ports round-robin (multi-NIC vMotion). So with more ports than
+    peer hosts (``hosts - 1``) the extra ones carry only vMotion streams, and validation warns
+    (:class:`~simcache.spec.consistency.ScenarioWarning`)."""
     storage_link: LinkSpec
     peer_selection: Literal["ring", "random"] = "ring"
     peer_fabric: Literal["switched", "shared"] = "switched"

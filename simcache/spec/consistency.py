@@ -8,6 +8,10 @@ run and the others (a vMotion's VM and source host, one slowdown of a
 component at a time, a rebuild the array can make), the trace files, and the
 working sets against the array's capacity. :func:`run_problems` is the part a
 changed duration or seed can break.
+
+:func:`scenario_notes` finds what is valid but may not be what was meant (peer
+ports that only a vMotion's streams take); the scenario runs as written and a
+:class:`ScenarioWarning` says so.
 """
 
 from __future__ import annotations
@@ -35,7 +39,24 @@ if TYPE_CHECKING:
     from simcache.spec.scenario import Scenario
     from simcache.spec.workload import Group
 
-__all__ = ["run_problems", "scenario_problems"]
+__all__ = ["ScenarioWarning", "run_problems", "scenario_notes", "scenario_problems"]
+
+
+class ScenarioWarning(UserWarning):
+    """A valid scenario with a setting that may not do what its writer meant
+    (:func:`scenario_notes`): it runs as written. ``source`` names the file (or ``"<dict>"``,
+    ``"variants.<name>"``), ``field`` the setting, and the message what it does and what to
+    change if that was not meant."""
+
+    def __init__(self, source: str, field: str, message: str):
+        super().__init__(f"{source}: {field}: {message}")
+        self.source = source
+        self.field = field
+        self.message = message
+
+    def __reduce__(self) -> tuple[type[ScenarioWarning], tuple[str, str, str]]:
+        # Rebuilt from its parts when it crosses a process boundary (a sweep worker's warning).
+        return (type(self), (self.source, self.field, self.message))
 
 
 def scenario_problems(scenario: Scenario) -> list[tuple[str, str]]:
@@ -375,6 +396,64 @@ def _trace_problems(scenario: Scenario, group: Group, where: str) -> list[tuple[
 
 def _largest_traced_write(scenario: Scenario, group: Group) -> int:
     return max(device.largest["write"] for device in scenario.trace_device_summaries(group))
+
+
+def scenario_notes(scenario: Scenario) -> list[tuple[str, str]]:
+    """What a valid scenario may not mean, each as a field path and a message (the
+    :class:`ScenarioWarning` validation gives): peer ports that carry no replica."""
+    return _ports_past_the_peers(scenario)
+
+
+def _ports_past_the_peers(scenario: Scenario) -> list[tuple[str, str]]:
+    """More peer ports than peer hosts. All traffic between two hosts takes one port pair
+    (:func:`simcache.physics.cluster.peer_port`: ``(d - 1) mod peer_links`` for the peer ``d``
+    steps ahead around the ring), so with ``hosts - 1`` peers the ports from number ``hosts - 1``
+    on carry no replica, remote read or resync: only vMotion streams (stream ``i`` on port ``i mod
+    peer_links``), or nothing where no vMotion has that many streams. A single host's one port is
+    the default, not a choice: no note for it."""
+    cluster = scenario.cluster
+    links, peers = cluster.peer_links, cluster.hosts - 1
+    if links <= max(peers, 1):
+        return []
+    if peers == 0:
+        return [
+            (
+                "cluster.peer_links",
+                f"{links} peer ports on a single host, which has no peer to send to: they carry "
+                "nothing; set peer_links = 1 or add hosts",
+            )
+        ]
+    streams = max(
+        (event.streams for event in scenario.events if isinstance(event, VMotion)), default=0
+    )
+    reached = max(peers, min(streams, links))  # ports 0 to reached - 1 carry something
+    parts = [
+        f"{links} peer ports per host but {peers} peer host{'s' if peers > 1 else ''}: all "
+        "traffic between two hosts takes one port (to the peer d steps ahead around the ring, "
+        "port (d - 1) mod peer_links), so replicas, remote reads and resyncs use only "
+        + _ports(0, peers - 1)
+    ]
+    if reached > peers:
+        parts.append(f"{_carry(peers, reached - 1)} only vMotion streams")
+    if reached < links:
+        why = (
+            "no vMotion here"
+            if streams == 0
+            else f"the vMotions' {streams} stream{'s' if streams > 1 else ''} do not reach them"
+        )
+        parts.append(f"{_carry(reached, links - 1)} nothing ({why})")
+    parts.append(f"set peer_links = {peers}, or keep the extra ports for multi-NIC vMotion")
+    return [("cluster.peer_links", "; ".join(parts))]
+
+
+def _ports(first: int, last: int) -> str:
+    """``port 2`` or ``ports 2 to 5``: a host's peer ports by number, as the series name them
+    (``host0.peer2.tx``)."""
+    return f"port {first}" if first == last else f"ports {first} to {last}"
+
+
+def _carry(first: int, last: int) -> str:
+    return f"{_ports(first, last)} {'carries' if first == last else 'carry'}"
 
 
 def run_problems(scenario: Scenario) -> list[tuple[str, str]]:

@@ -6,7 +6,10 @@ schema (every spec's fields and their own rules), then the rules that span
 several specs (replicas against peers, host indices, the destage buffer
 against the largest write, working sets against the array; they are in
 :mod:`simcache.spec.consistency`). A scenario read from a file has its
-variants and checks validated too.
+variants and checks validated too. A valid setting that may not do what was
+meant (more peer ports than peers) gives a
+:class:`~simcache.spec.consistency.ScenarioWarning`, once per document: a
+derived run warns only of what its own changes brought.
 
 A scenario makes its derived runs and keeps the ones worth keeping: each
 variant is validated once, the first time it is asked for, and a run with
@@ -19,7 +22,8 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+import warnings
+from collections.abc import Collection, Mapping
 from functools import cached_property
 from typing import Annotated, Any, Self
 
@@ -29,7 +33,12 @@ from simcache.base.errors import ScenarioError, echo, listing
 from simcache.spec.array import ArraySpec
 from simcache.spec.checks import CheckSpec, Expectation, check_problems
 from simcache.spec.components import ClusterSpec
-from simcache.spec.consistency import run_problems, scenario_problems
+from simcache.spec.consistency import (
+    ScenarioWarning,
+    run_problems,
+    scenario_notes,
+    scenario_problems,
+)
 from simcache.spec.events import Event, HostFailure, VMotion
 from simcache.spec.fields import (
     BASE,
@@ -298,7 +307,9 @@ class Scenario(_Spec):
         """A new scenario with dotted-path fields replaced, e.g. ``{"cluster.peer_link": "10GbE"}``.
 
         List items are addressed by index or, for groups, by name
-        (``"groups.db.policy"``). The result is validated like a file.
+        (``"groups.db.policy"``). The result is validated like a file; it warns
+        (:class:`~simcache.spec.consistency.ScenarioWarning`) only of what this
+        scenario did not already have.
         """
         data = self.model_dump(mode="python")
         for path, value in overrides.items():
@@ -306,7 +317,7 @@ class Scenario(_Spec):
                 # Switching profile takes all of the new profile's values, not just its name.
                 path, value = path.removesuffix(".profile"), {"profile": value}
             _set_path(data, path, value, source)
-        return validate_scenario(data, source, checks=False)
+        return validate_scenario(data, source, checks=False, noted=scenario_notes(self))
 
 
 def _set_path(data: dict[str, Any], path: str, value: Any, source: str) -> None:
@@ -362,12 +373,23 @@ def _list_index(items: list[Any], part: str, path: str, source: str) -> int:
     )
 
 
-def validate_scenario(data: Mapping[str, Any], source: str, *, checks: bool = True) -> Scenario:
+def validate_scenario(
+    data: Mapping[str, Any],
+    source: str,
+    *,
+    checks: bool = True,
+    noted: Collection[tuple[str, str]] = (),
+) -> Scenario:
     """Schema, then cross-field rules; with ``checks`` also the variants and [[expect]] tables.
 
     Overrides skip the checks part: a shorter run or a changed base must not be
     refused because of a check's window or a variant; :mod:`simcache.runs.checks`
     validates those (:meth:`Scenario.validate_checks`) before it runs anything.
+
+    A valid scenario's notes (:func:`~simcache.spec.consistency.scenario_notes`)
+    are each a :class:`~simcache.spec.consistency.ScenarioWarning` naming
+    ``source``, but for those in ``noted`` (the ones the scenario it was derived
+    from already warned of).
     """
     _refuse_long_collections(data, source)
     try:
@@ -382,6 +404,11 @@ def validate_scenario(data: Mapping[str, Any], source: str, *, checks: bool = Tr
         problems += scenario._check_problems
     if problems:
         raise ScenarioError(source, problems)
+    for field, message in scenario_notes(scenario):
+        if (field, message) not in noted:
+            # (the frame of whoever loaded or derived the scenario: load_scenario's or
+            # with_overrides's caller)
+            warnings.warn(ScenarioWarning(source, field, message), stacklevel=3)
     return scenario
 
 

@@ -358,6 +358,18 @@ def test_impossible_settings_show_the_loader_error_inline() -> None:
     assert not at.tabs
 
 
+def test_peer_ports_past_the_peers_show_the_scenarios_warning() -> None:
+    # 4 hosts (3 peers) with 5 peer ports a host: valid, ports 3 and 4 carry only vMotions; the
+    # page says so beside the settings, as `simcache run` prints it.
+    at = open_app()
+    at.sidebar.number_input(key="default.cluster.peer_links").set_value(5).run()
+    assert not at.exception and not at.error
+    said = [w.value for w in at.warning if w.value.startswith("cluster.peer_links: ")]
+    assert len(said) == 1 and "5 peer ports per host but 3 peer hosts" in said[0]
+    at.sidebar.number_input(key="default.cluster.peer_links").set_value(3).run()
+    assert not [w.value for w in at.warning if w.value.startswith("cluster.peer_links: ")]
+
+
 def test_invalid_upload_shows_the_loader_error_not_a_traceback() -> None:
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     at.sidebar.file_uploader(key="upload").set_value(

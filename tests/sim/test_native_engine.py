@@ -31,6 +31,7 @@ from support.native import (
 from support.paths import ROOT
 from support.strategies import valid_scenarios
 
+from simcache.physics.cluster import pipe_rate, write_channel_seconds
 from simcache.sim import native_run
 from simcache.sim.collect import (
     ARRAY,
@@ -40,6 +41,7 @@ from simcache.sim.collect import (
     ISSUED,
     NETWORK,
     PEER_TIER,
+    VM,
 )
 from simcache.sim.control import Cancel
 from simcache.sim.engine import build, run_scenario
@@ -154,6 +156,71 @@ def test_a_slow_device_runs_natively_across_its_window() -> None:
     issued, latency = fields[ISSUED], fields[COMPLETED] - fields[ISSUED]
     slow = (issued > 3.2) & (issued < 4.8)
     assert np.median(latency[slow]) > 1.2 * np.median(latency[issued < 2.8])
+
+
+def _slow_ram_tier(tier: str, workload: dict[str, Any], peer_link: str) -> Scenario:
+    """device_slow.toml (WB+1 on 2 hosts, 2 VMs each) on a RAM tier, whose writes hold their copy
+    thread ``size / write_channel_bandwidth`` after their latency, shortened to 1 s with host0's
+    tier at a quarter of its speed from 0.3 to 0.7 s."""
+    data = _scenario("device_slow.toml", "base").model_dump(mode="json")
+    for key in ("variants", "expect", "check"):
+        data.pop(key, None)
+    data["cluster"] |= {"tier": tier, "peer_link": peer_link}
+    data["run"] |= {"duration": 1.0, "warmup": 0.1, "sample_interval": 0.1}
+    data["groups"][0]["workload"] |= workload
+    data["events"][0] |= {"at": 0.3, "duration": 0.4}
+    scenario = load_scenario(data)
+    assert scenario.cluster.tier.write_channel_bandwidth is not None
+    return scenario
+
+
+def test_a_slow_device_with_a_write_channel_runs_natively() -> None:
+    """A slow RAM tier (ram-ddr4: a write channel, each unit a copy thread): the slowdown stretches
+    the channel time with the rest of the unit's, so a lone 16 KiB replica write on host0 takes
+    ``(write_latency + S / write_channel_bandwidth + S / pipe) / 0.25`` there (36.4 us, where
+    without the channel it would be 22.6 us); the same records, samples, counters and event
+    record as the Python engine's."""
+    scenario = _slow_ram_tier("ram-ddr4", {}, "10GbE")
+    python, native, fields = assert_both_engines_agree(scenario)
+    assert native.run_by == native_run.NATIVE and len(native.degradations) == 1
+    tier, size = scenario.cluster.tier, 16 * 1024
+    pipe = pipe_rate(tier.write_bandwidth, tier.controller_bandwidth, tier.interface)
+    lone_s = tier.write_latency + size * write_channel_seconds(tier) + size / pipe
+    issued = fields[ISSUED]
+    host1 = np.isin(fields[VM], [i for i, host in enumerate(python.vm_hosts) if host == "host1"])
+    during = host1 & (issued > 0.3) & (issued < 0.69)
+    before = host1 & (issued > 0.1) & (issued < 0.29)
+    # (the latency components are float32 milliseconds)
+    assert fields[PEER_TIER][during].min() == pytest.approx(lone_s / 0.25 * 1e3, rel=1e-6)
+    assert fields[PEER_TIER][before].min() == pytest.approx(lone_s * 1e3, rel=1e-6)
+
+
+@random_examples(10)
+@given(
+    tier=st.sampled_from(["ram-ddr3", "ram-ddr4", "ram-ddr5"]),
+    read_fraction=st.sampled_from([0.0, 0.3]),
+    sizes=st.sampled_from(["16KiB", "256KiB", {"4KiB": 1, "1MiB": 1}]),
+    iops=st.sampled_from([500, 2000]),
+    window=st.tuples(st.floats(0.0, 0.8), st.floats(0.01, 0.4)),
+    fraction=st.sampled_from([0.05, 0.25, 0.9]),
+)
+def test_random_slow_windows_on_a_write_channel_are_bit_identical(
+    tier: str,
+    read_fraction: float,
+    sizes: Any,
+    iops: int,
+    window: tuple[float, float],
+    fraction: float,
+) -> None:
+    """The same at random: copy threads busy or idle when the speed changes (up to 1 MiB writes,
+    4,000 a second a host, their replicas over 100GbE), reads on the read channel beside them."""
+    scenario = _slow_ram_tier(
+        tier, {"read_fraction": read_fraction, "sizes": sizes, "iops": iops}, "100GbE"
+    ).with_overrides(
+        {"events.0.at": window[0], "events.0.duration": window[1], "events.0.fraction": fraction}
+    )
+    _, native, _ = assert_both_engines_agree(scenario)
+    assert native.run_by == native_run.NATIVE and len(native.degradations) == 1
 
 
 def test_a_slow_link_runs_natively_across_its_window() -> None:

@@ -12,8 +12,9 @@ The outcome is one of
 - ``project error``: a step raised :class:`~simcache.base.errors.ScenarioError` (or a subclass),
   with a message of reasonable length in the user's words;
 - ``finding``: anything else: another exception, no answer within the time limit, a memory error
-  under the memory limit, a warning, or a project error whose message echoes a huge value or speaks
-  pydantic.
+  under the memory limit, a warning (but the project's own
+  :class:`~simcache.spec.ScenarioWarning`, a note on a valid setting: valid), or a project error or
+  note whose message echoes a huge value or speaks pydantic.
 
 With ``engines`` (``bench/fuzz.py --engines``), a valid case the native engine ran is run again by
 both engines (:func:`simcache.sim.engine.run_scenario`, ``native=True`` and ``native=False``) and
@@ -47,6 +48,7 @@ from simcache import Scenario, ScenarioError
 from simcache.base.errors import RunTooLargeError
 from simcache.sim import native_run
 from simcache.sim.engine import run_scenario
+from simcache.spec import ScenarioWarning
 from support.native import assert_same
 
 SHORT_RUN_S = 0.3
@@ -370,6 +372,14 @@ def run_case(
             stage,
             _tail(exc),
         )
+    notes = [w for w in caught if issubclass(w.category, ScenarioWarning)]
+    for note in notes:
+        text = str(note.message)
+        if len(text) > LONGEST_MESSAGE or any(words in text for words in PYDANTIC_WORDS):
+            return Outcome(
+                "finding", "warning: ScenarioWarning not in the user's words", stage, text[:1000]
+            )
+    caught = [w for w in caught if w not in notes]
     if caught:
         first = caught[0]
         name = _module(first.filename)

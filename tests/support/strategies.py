@@ -300,6 +300,26 @@ def _negative(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
             {"profile": "nvme-p3700", "placement": "anywhere"},
         ),
         (
+            "zero read channel",
+            ("cluster", "tier"),
+            {"profile": "nvme-qlc-p5336", "read_channel_bandwidth": 0},
+        ),
+        (
+            "negative write channel",
+            ("cluster", "tier"),
+            {"profile": "ram-ddr4", "write_channel_bandwidth": "-4.74GB/s"},
+        ),
+        (
+            "read channel below its floor",
+            ("cluster", "tier"),
+            {"profile": "nvme-p3700", "read_channel_bandwidth": "500kB/s"},
+        ),
+        (
+            "write channel past its ceiling",
+            ("cluster", "tier"),
+            {"profile": "ram-ddr5", "write_channel_bandwidth": "2000GB/s"},
+        ),
+        (
             "negative command queueing",
             ("array",),
             {"profile": "array-14x7200", "drive": {"profile": "sata-7200", "command_queueing": -1}},
@@ -351,6 +371,11 @@ def _bad_unit(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
             {draw(st.sampled_from(["4Kibble", "huge", "4 QB"])): 1.0},
         ),
         ("bad think time", ("groups", "0", "workload", "think_time"), "3 jiffies"),
+        (
+            "write channel as a size",
+            ("cluster", "tier"),
+            {"profile": "ram-ddr4", "write_channel_bandwidth": "4GiB"},
+        ),
     ]
     label, path, value = draw(st.sampled_from(choices))
     _set(data, path, value)
@@ -383,6 +408,16 @@ def _non_finite(data: ScenarioDict, draw: st.DrawFn) -> Mutation:
             {"profile": "1GbE", "bandwidth": value},
         ),
         ("non-finite open-loop rate", ("groups", "0", "workload"), {"mode": "open", "iops": value}),
+        (
+            "non-finite read channel",
+            ("cluster", "tier"),
+            {"profile": "nvme-qlc-p5336", "read_channel_bandwidth": value},
+        ),
+        (
+            "non-finite write channel",
+            ("cluster", "tier"),
+            {"profile": "ram-ddr4", "write_channel_bandwidth": value},
+        ),
     ]
     label, path, chosen = draw(st.sampled_from(choices))
     _set(data, path, chosen)
@@ -913,6 +948,10 @@ VALID_SETTINGS: tuple[tuple[Any, ...], ...] = (
     _at(("array", "stripe"), ("16KiB", "24KiB", "1MiB")),
     _at(("array", "raid"), ("raid0", "raid1", "raid5", "raid6", "raid10")),
     _at(("array", "scheduling"), ("fcfs", "elevator")),
+    # a tier's per-operation channels (a read's data leaving its die, a write's copy into its unit)
+    # on any tier, as slow as a QLC die's, as fast as a RAM copy thread's and past it
+    _at(("cluster", "tier", "read_channel_bandwidth"), ("630MB/s", "4.74GB/s", "40GB/s")),
+    _at(("cluster", "tier", "write_channel_bandwidth"), ("630MB/s", "4.74GB/s", "40GB/s")),
     _at(("cluster", "cache", "line"), ("4KiB", "6KiB", "1MiB")),
     _at(("cluster", "cache", "capacity"), ("1MiB", "64MiB")),
     _at(("cluster", "cache", "warm"), (True, False)),
