@@ -134,8 +134,11 @@ def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) 
     """The analytic estimate in one line: mean write latency per group and the bottleneck it names.
 
     ``"Instant estimate (queueing model, no simulation): writes 3.1 ms mean (db 2.2 ms, build 6.4
-    ms); bottleneck the host0 1GbE peer link (sending), at 81%."``, then its overloads and what it
-    leaves out (its notes).
+    ms); bottleneck the host0 1GbE peer link (sending), at 81% mean utilization."``, then its
+    overloads and what it leaves out (its notes). The bottleneck is the one ``simcache estimate``
+    names (:meth:`simcache.Estimate.named_bottleneck`): when an open-loop load overloads a part,
+    the most overloaded, ``"bottleneck the host0 nvme-qlc-p5336 flash tier, overloaded: offered
+    180% of its capacity."``
     """
     groups = [group.name for group in scenario.groups if group.workload.read_fraction < 1.0]
 
@@ -144,7 +147,8 @@ def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) 
         return "unbounded" if value == math.inf else format_ms(value)
 
     per_group = ", ".join(f"{name} {mean(name)}" for name in groups)
-    component, utilization = estimate.bottleneck()
+    named = estimate.named_bottleneck()
+    load = named.load_words() if named.offered_load is None else f"overloaded: {named.load_words()}"
     writes = f"writes {mean('all')} mean ({per_group})" if groups else "no writes"
     overloads = "".join(
         f" Overload: {warning}." for warning in estimate.warnings if warning.kind == "overload"
@@ -152,8 +156,7 @@ def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) 
     left_out = "".join(f" Not in the estimate: {note}." for note in estimate.notes)
     return (
         f"Instant estimate (queueing model, no simulation): {writes}; "
-        f"bottleneck {component_name(component, scenario)}, at "
-        f"{utilization:.0%}.{overloads}{left_out}"
+        f"bottleneck {component_name(named.component, scenario)}, {load}.{overloads}{left_out}"
     )
 
 

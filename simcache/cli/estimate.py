@@ -66,37 +66,18 @@ def run_estimate(args: argparse.Namespace) -> int:
 
 
 def _bottleneck_line(result: Estimate) -> str:
-    """The bottleneck: the most overloaded station (offered / capacity) when an open-loop load
-    overloads one, as the warnings say, else the busiest by mean utilization. An overloaded
-    station's mean utilization can be low (a starved station serves little), so naming the
-    busiest would contradict the warnings."""
-    overloads = result.overloads()
-    if not overloads:
-        name, utilization = result.bottleneck()
-        return f"bottleneck: {name} at {utilization:.0%} mean utilization"
-    _, name, load = overloads[0]
-    others = ", ".join(f"{component} ({_load_short(rho)})" for component, _, rho in overloads[1:])
+    """The bottleneck the estimate names (:meth:`~simcache.estimate.Estimate.named_bottleneck`):
+    the most overloaded station (offered / capacity) when an open-loop load overloads one, as
+    the warnings say, and the others overloaded; else the busiest by mean utilization."""
+    named = result.named_bottleneck()
+    if named.offered_load is None:
+        return f"bottleneck: {named.name} {named.load_words()}"
+    also = named.also_words()
     return (
-        f"bottleneck: {name} is overloaded, {_load_words(load)}"
-        + (f"; also overloaded: {others}" if others else "")
+        f"bottleneck: {named.name} is overloaded, {named.load_words()}"
+        + (f"; also overloaded: {also}" if also else "")
         + " (see the warnings)"
     )
-
-
-def _load_short(rho: float) -> str:
-    """:func:`_load_words` in a word or a figure, for a list."""
-    if not math.isfinite(rho):
-        return "starved"
-    return "over 100x" if rho >= 100.0 else f"{rho:.0%}"
-
-
-def _load_words(rho: float) -> str:
-    """Offered over capacity in words: a percentage, or what a starved or hopeless one means."""
-    if not math.isfinite(rho):
-        return "it gets nothing through (starved)"
-    if rho >= 100.0:
-        return "offered over 100x its capacity"
-    return f"offered {rho:.0%} of its capacity"
 
 
 def _destage_line(fluid: DestageFluid, accepted: float, drained: float) -> str:

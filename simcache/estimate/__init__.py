@@ -36,13 +36,21 @@ from simcache.base.kept import Kept
 from simcache.estimate.coverage import not_modelled, scheduling_note
 from simcache.estimate.layout import Layout
 from simcache.estimate.overload import EstimateWarning
-from simcache.estimate.result import DestageFluid, Estimate, summarize
+from simcache.estimate.result import DestageFluid, Estimate, NamedBottleneck, summarize
 from simcache.estimate.solver import HitRatios, solve_hit_ratios
 from simcache.estimate.theory.queueing import mgc_wait, mva_closed
 from simcache.estimate.timeline import Timeline
 from simcache.spec import Scenario, load_scenario
 
-__all__ = ["DestageFluid", "Estimate", "EstimateWarning", "estimate", "mgc_wait", "mva_closed"]
+__all__ = [
+    "DestageFluid",
+    "Estimate",
+    "EstimateWarning",
+    "NamedBottleneck",
+    "estimate",
+    "mgc_wait",
+    "mva_closed",
+]
 
 # Room for the whole library (127 scenarios and variants in 2026-12), so that estimating it again,
 # as a check of the library or bench_estimate.py's warm figure does, finds every one: at 64 (the

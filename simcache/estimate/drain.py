@@ -5,9 +5,9 @@ its queues come near their fixed point, how many bytes a second each host's
 flushers could destage at the utilizations it has reached (:func:`drains`):
 full batches through the storage link and the array, as a closed loop of the
 destager's ``concurrency`` customers, at most what the tier's scheduling lets
-destage reads have (:func:`tier_limit`). :func:`flusher_rate` is what the
-flushers then move, by the buffer's mode. The procedure is in
-``docs/estimate.md`` (Destager).
+destage reads have (:func:`tier_limit`), with the other hosts' flushers held to
+a fair share of the array. :func:`flusher_rate` is what the flushers then move,
+by the buffer's mode. The procedure is in ``docs/estimate.md`` (Destager).
 """
 
 from __future__ import annotations
@@ -49,30 +49,82 @@ def drains(
     The flushers are a closed loop of ``concurrency`` customers: the storage transfer and the
     array's spindle work are queues (slowed by the other traffic there, as in mixed MVA); the
     tier read, the latencies and the wait for the batch's most loaded spindle (binomial
-    operation counts) are delays.
+    operation counts) are delays. Behind a controller write cache the spindles are no queue of
+    theirs (the cache acknowledges), but in the long run they get no more of the spindles' time
+    than the other traffic leaves.
+
+    The other traffic at the spindles is the VMs' (read misses, write-through writes) as it is,
+    and the other hosts' flushers held to a fair share of the spindle time the VMs leave
+    (:func:`_held_to`): each other host keeps what it moves where that is less than an even
+    share, else gets the even share, as when this host's flushers take all they can. (Counted at
+    the rates they move in the solution so far, several backlogged hosts each took what the
+    others left in the last pass: all of them the whole array in one pass, none of it in the
+    next, and the solution stopped on either.)
     """
     utilization = sweep.utilization
     array_util = utilization[c.shared + ARRAY]
     array_rx = utilization[c.shared + ARRAY_RX]
-    rates = []
-    # alike hosts (same write mix, load and port) drain alike
+    hosts = [h for h in range(c.hosts) if c.destaging_hosts[h]]
+    backlogged = [mode != KEEPING_UP for mode in buffer]
+    # each host's flushers' share of the spindles' time at the rates they move now
+    flushing = [
+        destage_rates[h] * _array_per_byte(c, backlogged[h], h, destage_rates[h]) for h in hosts
+    ]
+    # the spindles' time the VMs leave the flushers
+    spare = 1.0 - max(0.0, array_util - sum(flushing))
+    ports = [utilization[h * c.per_host + STORAGE_TX] for h in hosts]
+    tiers = [tier_limit(c, destage_loads, h, sweep) for h in hosts]
+    # alike hosts (same write mix, load, port and share of the array) drain alike
     known: dict[tuple[Any, ...], float] = {}
-    for host in range(c.hosts):
-        if not c.destaging_hosts[host]:
-            rates.append(math.inf)
-            continue
-        own = destage_rates[host]
-        port = utilization[host * c.per_host + STORAGE_TX]
-        tier = tier_limit(c, destage_loads, host, sweep)
-        backlogged = buffer[host] != KEEPING_UP
-        inputs = (c.batches.write_mix[host], own, port, tier, backlogged)
-        drain = known.get(inputs)
-        if drain is None:
-            drain = known[inputs] = _drain(
-                c, backlogged, host, own, array_util, array_rx, port, tier
+
+    def capacity(i: int, array_left: float) -> float:
+        h = hosts[i]
+        inputs = (
+            c.batches.write_mix[h],
+            destage_rates[h],
+            ports[i],
+            tiers[i],
+            backlogged[h],
+            array_left,
+        )
+        rate = known.get(inputs)
+        if rate is None:
+            rate = known[inputs] = _drain(
+                c, h, destage_rates[h], array_left, array_rx, ports[i], tiers[i]
             )
-        rates.append(drain)
+        return rate
+
+    # what each host's flushers would take of the spindles: with a backlog, all they get alone;
+    # keeping up, what they move
+    wants = [
+        capacity(i, spare) * c.batches.full(h).array_per_byte if backlogged[h] else flushing[i]
+        for i, h in enumerate(hosts)
+    ]
+    rates = [math.inf] * c.hosts
+    for i, h in enumerate(hosts):
+        others = flushing[:i] + flushing[i + 1 :]
+        held = _held_to(spare, wants[:i] + wants[i + 1 :])
+        # the other hosts' flushers moved from what they move to their fair share
+        moved = sum(now - share for now, share in zip(others, held, strict=True))
+        array_left = 1.0 - max(0.0, array_util - flushing[i] - moved)
+        rates[h] = max(capacity(i, array_left), STARVED_DRAIN)
     return rates
+
+
+def _held_to(spare: float, wants: list[float]) -> list[float]:
+    """The spindle time (fractions) flushers that want ``wants`` each get when they share
+    ``spare`` max-min fair with one more host's flushers, which take all they can: each keeps
+    what it wants where that is less than an even share of what those wanting less leave, else
+    gets that share."""
+    left = max(spare, 0.0)
+    sharing = len(wants) + 1
+    for want in sorted(wants):
+        if want * sharing >= left:
+            break
+        left -= want
+        sharing -= 1
+    even = left / sharing
+    return [min(want, even) for want in wants]
 
 
 def tier_limit(c: Layout, destage_loads: Floats, host: int, sweep: Sweep) -> float:
@@ -113,33 +165,26 @@ def tier_limit(c: Layout, destage_loads: Floats, host: int, sweep: Sweep) -> flo
 
 def _drain(
     c: Layout,
-    backlogged: bool,
     host: int,
     own: float,
-    array_util: float,
+    array_left: float,
     array_rx: float,
     port: float,
     tier: float,
 ) -> float:
     """One host's drain capacity (bytes/s, see :func:`drains`) with its flushers moving ``own``
-    bytes/s, at these utilizations of the array, the array's receiving port and the host's storage
-    sending port, and at most ``tier`` bytes/s, what the tier's scheduling lets its reads have
-    (:func:`tier_limit`)."""
+    bytes/s and ``array_left`` of the spindles' time left by the other traffic, at these
+    utilizations of the array's receiving port and the host's storage sending port, and at most
+    ``tier`` bytes/s, what the tier's scheduling lets its reads have (:func:`tier_limit`)."""
     full = c.batches.full(host)
-    array_left = 1.0 - max(0.0, array_util - own * _array_per_byte(c, backlogged, host, own))
     own_wire = own * full.wire / full.size
     port_left = min(1.0 - port + own_wire, 1.0 - array_rx + own_wire)
-    array_demand = (
-        0.0
-        if c.services.cache_ack is not None
-        else full.spindle_demand / max(array_left, OVERLOAD_FLOOR)
-    )
+    cached = c.services.cache_ack is not None
+    array_demand = 0.0 if cached else full.spindle_demand / max(array_left, OVERLOAD_FLOOR)
     wire = full.wire / max(port_left, OVERLOAD_FLOOR)
     batches, _, _ = mva_closed([wire, array_demand], full.delays, c.destager.concurrency)
-    limit = (
-        max(array_left, 0.0) / full.array_per_byte if c.services.cache_ack is not None else math.inf
-    )
-    return max(min(batches * full.size, limit, tier), STARVED_DRAIN)
+    limit = max(array_left, 0.0) / full.array_per_byte if cached else math.inf
+    return min(batches * full.size, limit, tier)
 
 
 def _array_per_byte(c: Layout, backlogged: bool, host: int, byte_rate: float) -> float:

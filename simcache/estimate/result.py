@@ -32,7 +32,7 @@ from simcache.spec import Scenario
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DestageFluid", "Estimate", "summarize"]
+__all__ = ["DestageFluid", "Estimate", "NamedBottleneck", "summarize"]
 
 _SUMMARY_COLUMNS = ["group", "op", *ESTIMATED_COLUMNS]
 
@@ -53,6 +53,57 @@ class DestageFluid:
     full_fraction: float  # fraction of the measured window it is full
     accepted_while_full_bytes_s: float  # = the drain rate: writers are admitted as space frees
     peak_backlog_bytes: float
+
+
+@dataclass(frozen=True)
+class NamedBottleneck:
+    """The component an estimate names as its bottleneck (:meth:`Estimate.named_bottleneck`):
+    the most overloaded, by offered / capacity, when an open-loop load overloads any, else the
+    station of the highest mean utilization. ``simcache estimate``'s bottleneck line,
+    :meth:`Estimate.to_json` and the app's instant-estimate sentence all name this one.
+
+    An overloaded station's mean utilization can be low (its queue grows while it reports what
+    it serves; a starved one serves little), so the busiest by utilization would contradict the
+    overload warnings.
+    """
+
+    component: str  # as the simulator's util.* names it: array, host0.tier, host0.destager, ...
+    # as the warnings name it: the component, and for a tier past its clean-pool cliff, why
+    name: str
+    # its mean utilization over the window (a fraction; None for a destage buffer, which has none)
+    utilization: float | None
+    # offered / capacity of an overloaded one (inf: it gets nothing through); None: stable
+    offered_load: float | None
+    # the other overloaded components and their offered / capacity, most overloaded first
+    also_overloaded: tuple[tuple[str, float], ...] = ()
+
+    def load_words(self) -> str:
+        """How loaded it is, for a sentence: ``"offered 180% of its capacity"``, ``"offered over
+        100x its capacity"``, ``"it gets nothing through (starved)"`` (a destage buffer draining at
+        the 1 byte/s floor); for a stable estimate ``"at 76% mean utilization"``."""
+        if self.offered_load is None:
+            return f"at {self.utilization or 0.0:.0%} mean utilization"
+        if not math.isfinite(self.offered_load):
+            return "it gets nothing through (starved)"
+        if self.offered_load >= 100.0:
+            return "offered over 100x its capacity"
+        return f"offered {self.offered_load:.0%} of its capacity"
+
+    def also_words(self) -> str:
+        """The other overloaded components, each with its offered / capacity in a word or a
+        figure: ``"host1.tier (180%), array (120%)"`` (``over 100x``, ``starved``); empty when
+        there are none."""
+        return ", ".join(
+            f"{component} ({_load_short(rho)})" for component, rho in self.also_overloaded
+        )
+
+
+def _load_short(rho: float) -> str:
+    """:meth:`NamedBottleneck.load_words` of an offered / capacity ``rho``, in a word or a
+    figure."""
+    if not math.isfinite(rho):
+        return "starved"
+    return "over 100x" if rho >= 100.0 else f"{rho:.0%}"
 
 
 def summarize(c: Layout, pieces: list[Piece]) -> Estimate:
@@ -331,9 +382,28 @@ class Estimate:
 
     def bottleneck(self) -> tuple[str, float]:
         """The station with the highest mean utilization over the window, and that utilization
-        (as Result.bottleneck)."""
+        (as Result.bottleneck); the bottleneck the estimate names, which is another when it is
+        overloaded, is :meth:`named_bottleneck`."""
         name = max(self.utilization, key=lambda n: self.utilization[n])
         return name, self.utilization[name]
+
+    def named_bottleneck(self) -> NamedBottleneck:
+        """The bottleneck the estimate names wherever it names one (``simcache estimate``'s line,
+        :meth:`to_json`, the app's sentence): the most overloaded component (:meth:`overloads`)
+        when an open-loop load overloads any, else the busiest station by mean utilization
+        (:meth:`bottleneck`)."""
+        overloads = self.overloads()
+        if not overloads:
+            name, utilization = self.bottleneck()
+            return NamedBottleneck(name, name, utilization, None)
+        component, name, load = overloads[0]
+        return NamedBottleneck(
+            component,
+            name,
+            self.utilization.get(component),
+            load,
+            tuple((other, rho) for other, _, rho in overloads[1:]),
+        )
 
     def overloads(self) -> list[tuple[str, str, float]]:
         """What an open-loop load overloads (empty when :attr:`stable`): the component, how the
@@ -410,12 +480,15 @@ class Estimate:
         )
 
     def to_json(self) -> dict[str, Any]:
-        name, value = self.bottleneck()
+        """The estimate as JSON values (``simcache estimate --json``). Its ``bottleneck`` is
+        :meth:`named_bottleneck`'s component and that component's mean utilization (null for a
+        destage buffer); an overloaded one's offered load is in its ``overload`` warning."""
+        bottleneck = self.named_bottleneck()
         return {
             "scenario": self.scenario.name,
             "summary": strict(self.summary.to_dict("records")),
             "utilization": self.utilization,
-            "bottleneck": {"station": name, "utilization": value},
+            "bottleneck": {"station": bottleneck.component, "utilization": bottleneck.utilization},
             "destager": [strict(dataclasses.asdict(d)) for d in self.destager],
             "notes": self.notes,
             "stable": self.stable,
