@@ -51,7 +51,14 @@ def _write_scenario(
 
 def run_fit(args: argparse.Namespace) -> int:
     """Import a trace, replace each device's replay group by its fitted synthetic workload, and
-    write the scenario."""
+    write the scenario.
+
+    ``args.interval``: seconds per step of the rate profile, or ``None`` for the coarsest of 1 s,
+    100 ms, 10 ms and 1 ms (no finer than the trace's timestamps) whose arrivals, evenly spaced
+    or Poisson within each step, give the trace's inter-arrival SCV within 10%
+    (:mod:`simcache.workloads.ingest.fitarrivals`). The facts printed say what was chosen, and
+    say when the trace does not identify the working set (then also a warning).
+    """
     options = dict(parse_option(text) for text in args.option)
     imported = import_workload(args.path, args.format, **options)
     if imported.trace is None:
@@ -59,7 +66,7 @@ def run_fit(args: argparse.Namespace) -> int:
             str(args.path),
             [("format", f"{imported.format} is not a trace; fit takes {', '.join(TRACE_FORMATS)}")],
         )
-    groups, facts = [], []
+    groups, facts, warnings = [], [], []
     for group in imported.groups:
         device = group["workload"]["trace"]["devices"][0]
         if args.device is not None and device != args.device:
@@ -74,6 +81,7 @@ def run_fit(args: argparse.Namespace) -> int:
             {**group, "workload": fitted.workload.model_dump(mode="json", exclude_defaults=True)}
         )
         facts += [(f"{group['name']}: {what}", value) for what, value in fitted.facts]
+        warnings += [f"{group['name']}: {warning}" for warning in fitted.warnings]
     if not groups:
         devices = ", ".join(g["workload"]["trace"]["devices"][0] for g in imported.groups)
         raise ScenarioError(
@@ -89,6 +97,7 @@ def run_fit(args: argparse.Namespace) -> int:
         imported,
         groups=groups,
         facts=[*imported.facts, *facts],
+        warnings=[*imported.warnings, *warnings],
         format=f"{imported.format}, fitted by simcache fit",
     )
     return _write_scenario(
@@ -101,7 +110,12 @@ def run_fit(args: argparse.Namespace) -> int:
 
 def run_compare_trace(args: argparse.Namespace) -> int:
     """Each open-loop group next to the trace device of its name (the whole trace when no device
-    has it)."""
+    has it).
+
+    The table (:func:`~simcache.workloads.ingest.fit.compare`) has 100 ms rows (busiest 100 ms,
+    dispersion of the 100 ms counts) when the trace's timestamps are that fine, the inter-arrival
+    time's mean and SCV when they are finer than a second, and both read and all-I/O hit ratios.
+    """
     options = dict(parse_option(text) for text in args.option)
     trace = load_trace(args.path, args.format, options)
     scenario = load_scenario(args.scenario)

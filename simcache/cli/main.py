@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from simcache.base.errors import ScenarioError
 from simcache.base.units import UnitError, parse_duration, parse_size
@@ -36,7 +38,7 @@ from simcache.cli.run import run_report, run_scenario
 from simcache.cli.size import add_size_parser, run_size
 from simcache.cli.sweep import run_sweep
 from simcache.sim.control import DEFAULT_LIMITS, MAX_IOS_ENV, MAX_MEMORY_ENV, NO_LIMITS, Limits
-from simcache.spec import REPLICAS, TRACE_FORMATS
+from simcache.spec import REPLICAS, TRACE_FORMATS, ScenarioWarning
 from simcache.spec.library import local_or_example
 from simcache.spec.profiles import KINDS
 from simcache.traces.formats import FORMATS
@@ -156,7 +158,9 @@ def _parser() -> argparse.ArgumentParser:
     sweep_cmd.add_argument(
         "--summary",
         action="store_true",
-        help="one row per point: mean and 95%% interval over seeds",
+        help="one line per point: write and read mean and p99 over every group (means over the "
+        "seeds), stability and bottleneck; with --out or --json, every column of every point "
+        "(means and 95%% intervals)",
     )
     sweep_cmd.add_argument(
         "--json",
@@ -273,6 +277,17 @@ def _parser() -> argparse.ArgumentParser:
             "derive a synthetic workload from a block trace: rate profile, size mix, read share, "
             "locality"
         ),
+        description=(
+            "Fit an open-loop synthetic workload to a block trace. Arrivals: the trace's I/O "
+            "count of every interval as a rate profile, with evenly spaced or Poisson arrivals "
+            "within each step; the interval and law are the coarsest of 1s, 100ms, 10ms, 1ms (no "
+            "finer than the trace's timestamps) whose inter-arrival times' squared coefficient of "
+            "variation (SCV) is within 10% of the trace's, the mean kept by the mean rate (a "
+            "trace with whole-second timestamps: every second's count, evenly spaced). The "
+            "working set is the one over which the fitted access law touches as many blocks as "
+            "the trace did; when the trace does not identify it (every block touched once, or "
+            "no law reaches its footprint) it is printed as a lower bound with a warning."
+        ),
     )
     fit_cmd.add_argument("path", type=local_or_example, help=f"the trace ({shipped}, vm-burst.csv)")
     fit_cmd.add_argument(
@@ -295,8 +310,11 @@ def _parser() -> argparse.ArgumentParser:
     fit_cmd.add_argument(
         "--interval",
         type=_duration,
-        default=1.0,
-        help='seconds per step of the fitted rate profile (default "1s")',
+        default=None,
+        help=(
+            'seconds per step of the fitted rate profile, e.g. "100ms" (default: chosen by the '
+            "inter-arrival SCV, above)"
+        ),
     )
     fit_cmd.add_argument(
         "-o", "--out", type=Path, default=None, help="scenario TOML to write (default: print it)"
@@ -316,6 +334,14 @@ def _parser() -> argparse.ArgumentParser:
     compare_cmd = sub.add_parser(
         "compare-trace",
         help="a trace's statistics next to a fitted scenario's synthetic I/O (no simulation)",
+        description=(
+            "Each open-loop group's synthetic I/O next to the trace (the device of the group's "
+            "name, else the whole trace), with relative errors: 100ms rows (busiest 100ms, "
+            "dispersion of the 100ms counts) when the trace's timestamps are that fine, the "
+            "inter-arrival time's mean and SCV when they are finer than a second, 1s and 60s "
+            "rows, rate, read share, sizes, read hit ratios and all-I/O (read and write) hit "
+            "ratios at 1/10/50/100% of the trace's footprint, and the footprint."
+        ),
     )
     compare_cmd.add_argument("path", type=Path, help="the trace file")
     compare_cmd.add_argument(
@@ -485,29 +511,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if streamlit_options and args.command != "app":
         parser.error(f"unrecognized arguments: {' '.join(streamlit_options)}")
     try:
-        if args.command == "app":
-            return run_app(streamlit_options)
-        if args.command == "run":
-            return run_scenario(args, _limits(args))
-        if args.command == "sweep":
-            return run_sweep(args)
-        if args.command == "size":
-            return run_size(args)
-        if args.command == "check":
-            return run_check(args, _limits(args))
-        if args.command == "estimate":
-            return run_estimate(args)
-        if args.command == "import":
-            return run_import(args)
-        if args.command == "fit":
-            return run_fit(args)
-        if args.command == "report":
-            return run_report(args, _limits(args))
-        if args.command == "compare-trace":
-            return run_compare_trace(args)
-        if args.command == "calibrate":
-            return run_calibrate(args)
-        return run_profiles(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _plain_scenario_warnings(warnings.showwarning)
+            return _dispatch(args, streamlit_options)
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -517,6 +523,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
+
+
+def _plain_scenario_warnings(show: Any) -> Any:
+    """``warnings.showwarning`` that prints a scenario's warnings (:class:`ScenarioWarning`: the
+    file, the field and the fix) as ``warning: ...`` lines, as the errors are printed, and hands the
+    others to ``show``."""
+
+    def plain(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, ScenarioWarning):
+            print(f"warning: {message}", file=sys.stderr, flush=True)
+        else:
+            show(message, category, *args, **kwargs)
+
+    return plain
+
+
+def _dispatch(args: argparse.Namespace, streamlit_options: list[str]) -> int:
+    """The command ``args`` names, run; its exit status."""
+    commands: dict[str, Callable[[], int]] = {
+        "app": lambda: run_app(streamlit_options),
+        "run": lambda: run_scenario(args, _limits(args)),
+        "sweep": lambda: run_sweep(args),
+        "size": lambda: run_size(args),
+        "check": lambda: run_check(args, _limits(args)),
+        "estimate": lambda: run_estimate(args),
+        "import": lambda: run_import(args),
+        "fit": lambda: run_fit(args),
+        "report": lambda: run_report(args, _limits(args)),
+        "compare-trace": lambda: run_compare_trace(args),
+        "calibrate": lambda: run_calibrate(args),
+    }
+    return commands.get(args.command, lambda: run_profiles(args))()
 
 
 if __name__ == "__main__":

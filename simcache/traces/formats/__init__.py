@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.formats.base import FileReading, read_head
+from simcache.traces.formats.base import HEAD_BYTES, FileReading, read_head
 from simcache.traces.trace import Trace
 
 __all__ = [
@@ -81,11 +81,26 @@ def guess_format(path: str | Path) -> str:
     for name in _GUESS_ORDER:
         if _module(name).sniff(head):
             return name
+    lines = [line.strip() for line in head.splitlines() if line.strip()]
+    if not lines:
+        raise WorkloadFileError.at(
+            path,
+            1,
+            "",
+            "the file is empty"
+            + (" (blank lines only)" if head else "")
+            + ": nothing to import; give the file the trace, job or results were written to",
+        )
+    alone = (
+        f" (its only line is {lines[0][:80]!r}: a header without the lines it names?)"
+        if len(lines) == 1 and len(head) < HEAD_BYTES
+        else ""
+    )
     raise WorkloadFileError.at(
         path,
         None,
         "format",
-        "cannot tell the format from the file's start; give it with --format (one of "
+        f"cannot tell the format from the file's start{alone}; give it with --format (one of "
         f"{', '.join(FORMATS)})",
     )
 

@@ -33,6 +33,7 @@ __all__ = [
     "check_option_names",
     "check_regular_file",
     "is_gzip",
+    "no_reads_or_writes",
     "numbered_lines",
     "open_bytes",
     "option_choice",
@@ -216,11 +217,49 @@ def cached_trace(
     )
 
 
+def no_reads_or_writes(
+    path: Path, format_name: str, trace: Trace, warnings: list[str], example: str
+) -> WorkloadFileError:
+    """The error for a trace file without reads or writes: its lines (read again, as this is the
+    error path), what they held instead (syncs, trims, the format's ``warnings``) and what an I/O
+    line looks like (``example``)."""
+    lines = blank = 0
+    for _, text in numbered_lines(path):
+        lines += 1
+        blank += not text.strip()
+    fix = f"{format_name} traces have {example}"
+    if lines == blank:
+        empty = "the file is empty" + (f" ({lines:,} blank lines)" if lines else "")
+        return WorkloadFileError.at(
+            path, 1, "", f"the trace holds no reads or writes to replay: {empty}; {fix}"
+        )
+    commands = "command" if trace.count == 1 else "commands"
+    skipped = [f"{trace.count:,} sync or trim {commands}, not replayed"] if trace.count else []
+    held = "; ".join([*skipped, *warnings])
+    return WorkloadFileError.at(
+        path,
+        None,
+        "line 1" if lines == 1 else f"lines 1-{lines:,}",
+        "the trace holds no reads or writes to replay"
+        + (f" ({held})" if held else "")
+        + f"; {fix}",
+    )
+
+
 def trace_imported(
-    path: Path, format_name: str, trace: Trace, options: Mapping[str, Any], warnings: list[str]
+    path: Path,
+    format_name: str,
+    trace: Trace,
+    options: Mapping[str, Any],
+    warnings: list[str],
+    example: str,
 ) -> FileReading:
     """A trace as groups: one group of one VM per trace device, replaying that device's I/Os at
-    their timestamps."""
+    their timestamps.
+
+    ``example`` says what the format's I/O lines are, for the error about a file without reads or
+    writes (:func:`no_reads_or_writes`): "<format> traces have " + ``example``.
+    """
     summary = trace.summary()
     groups = []
     used: set[str] = set()
@@ -239,7 +278,7 @@ def trace_imported(
             {"name": name, "vms_per_host": 1, "workload": {"mode": "trace", "trace": trace_table}}
         )
     if not groups:
-        raise WorkloadFileError.at(path, None, "", "the trace holds no reads or writes to replay")
+        raise no_reads_or_writes(path, format_name, trace, warnings, example)
     reads = sum(s.counts["read"] for s in summary.values())
     writes = sum(s.counts["write"] for s in summary.values())
     skipped = {op: sum(s.counts[op] for s in summary.values()) for op in ("sync", "trim")}

@@ -126,7 +126,13 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     meta = trace.meta
     unused = [f"{count:,} {what}" for what, count in meta.get("not_used", {}).items() if count]
     warnings = [f"not turned into I/Os: {'; '.join(unused)}"] if unused else []
-    imported = trace_imported(path, NAME, trace, options, warnings)
+    event = meta["event"]
+    example = (
+        f"one event line per I/O as blkparse prints them by default, {event} events with "
+        f"SECTOR + NSECTORS (the event option picks D, Q or C), e.g. "
+        f"'8,0 1 1 0.000100000 1234 {event} R 2048 + 8 [fio]'"
+    )
+    imported = trace_imported(path, NAME, trace, options, warnings, example)
     imported.facts.insert(0, ("event", f"{meta['event']} ({_EVENT_NAMES[meta['event']]})"))
     return imported
 

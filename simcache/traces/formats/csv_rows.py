@@ -105,6 +105,13 @@ class RowChunks:
         """The file line (from 1) of data row ``row`` (from 0)."""
         return self.skip_lines + row + 1
 
+    def fields_on(self, line: int) -> int:
+        """How many fields line ``line`` has (the file read again up to it: for error messages)."""
+        for number, text in numbered_lines(self.path):
+            if number == line:
+                return len(split_line(self.path, number, text, self.delimiter))
+        return 0
+
     def _locate(self, start: int, exc: Exception) -> WorkloadFileError:
         """The first line from ``start`` on that the reader could not take (an unclosed quote,
         too many fields, or not UTF-8)."""
@@ -127,7 +134,8 @@ class RowChunks:
                     number,
                     "",
                     f"{len(fields)} fields; expected {expected} ({', '.join(self.fields)}) "
-                    f"separated by {self.delimiter!r}",
+                    f"separated by {self.delimiter!r}: remove the extra ones (a field holding "
+                    f"{self.delimiter!r} goes in double quotes)",
                 )
         found = re.search(r"line (\d+)", str(exc))
         message = re.sub(r"^Error tokenizing data\. C error: ", "", str(exc)).strip()
@@ -166,11 +174,18 @@ class Rows:
         )
 
     def _missing(self, position: int, column: int) -> WorkloadFileError:
+        expected = len(self.chunks.fields)
+        found = self.chunks.fields_on(self.chunks.line(int(self.frame.index[position])))
+        fix = (
+            f"this line has {found}: add the missing ones, or remove the line"
+            if found < expected
+            else "this one is empty: fill it in, or remove the line"
+        )
         return self.error(
             position,
             column,
-            f"missing value (each line has {len(self.chunks.fields)} fields: "
-            f"{', '.join(self.chunks.fields)})",
+            f"missing value (each line has {expected} fields: {', '.join(self.chunks.fields)}); "
+            + fix,
         )
 
     def integers(

@@ -162,7 +162,12 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     if trace.meta.get("empty_lines"):
         warnings.append(f"{trace.meta['empty_lines']:,} empty lines skipped")
     warnings += _unit_doubts(path, options, trace)
-    return trace_imported(path, NAME, trace, options, warnings)
+    return trace_imported(path, NAME, trace, options, warnings, _EXAMPLE)
+
+
+_EXAMPLE = (
+    "one line per I/O under their header line, e.g. 0.001,read,4096,4096 under time,op,offset,size"
+)
 
 
 _DAY = 86_400.0

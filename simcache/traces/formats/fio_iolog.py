@@ -113,17 +113,29 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
             f"{meta['io_on_unopened_file']:,} I/Os on a file that was added but not open at that "
             "point (kept)"
         )
+    imported = trace_imported(path, NAME, trace, options, warnings, _example(meta.get("version")))
     if not meta.get("has_times"):
-        warnings.append(
+        # after the import, so that the error for a log without I/Os does not give it as a cause
+        imported.warnings.append(
             "a version 2 iolog has no timestamps: every I/O is at time 0 and the trace is replayed "
             "closed-loop, in file order"
         )
-    imported = trace_imported(path, NAME, trace, options, warnings)
-    if not meta.get("has_times"):
         for group in imported.groups:
             group["workload"]["trace"]["replay"] = "closed"
     imported.facts.insert(0, ("iolog version", str(meta.get("version"))))
     return imported
+
+
+def _example(version: int | None) -> str:
+    """What the I/O lines of an iolog of ``version`` look like, for the error about a log without
+    any."""
+    stamp = "TIMESTAMP " if version == 3 else ""
+    first = "1200 " if version == 3 else ""
+    return (
+        f"'{stamp}FILE add' and '{stamp}FILE open' lines after their 'fio version {version} iolog' "
+        f"line, then one '{stamp}FILE read|write OFFSET LENGTH' line per I/O, e.g. "
+        f"'{first}/dev/sda read 4096 4096'"
+    )
 
 
 def _fill(path: Path, builder: TraceBuilder, unit: str, unit_given: bool) -> dict[str, Any]:

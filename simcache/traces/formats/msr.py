@@ -93,10 +93,16 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     warnings = []
     if trace.meta.get("empty_lines"):
         warnings.append(f"{trace.meta['empty_lines']:,} empty lines skipped")
-    imported = trace_imported(path, NAME, trace, options, warnings)
+    imported = trace_imported(path, NAME, trace, options, warnings, _EXAMPLE)
     if trace.meta.get("origin_utc"):
         imported.facts.append(("first I/O", trace.meta["origin_utc"]))
     return imported
+
+
+_EXAMPLE = (
+    f"one line per I/O, {','.join(FIELDS)}, e.g. 128166372003061629,usr,0,Read,4096,4096,1000 "
+    "(Type is Read or Write)"
+)
 
 
 def _fill(path: Path, builder: TraceBuilder) -> dict[str, Any]:

@@ -4,8 +4,16 @@
 open-loop :class:`~simcache.spec.Workload` that reproduces it in the
 statistics the simulator is sensitive to:
 
-- rate: the mean I/O rate as ``iops`` and the I/O count of every ``interval``
-  as a ``profile`` duty cycle (so bursts recur where the trace had them);
+- rate and arrivals: the mean I/O rate as ``iops`` (so the mean inter-arrival
+  time is the trace's) and the I/O count of every ``interval`` as a
+  ``profile`` duty cycle (so bursts recur where the trace had them), with the
+  interval and the arrival law within it (``uniform``: evenly spaced;
+  ``poisson``) chosen so that the inter-arrival times' squared coefficient of
+  variation (SCV) is the trace's: the coarsest of 1 s, 100 ms, 10 ms and 1 ms
+  (no finer than the trace's timestamps) whose law comes within 10% of it
+  (:mod:`simcache.workloads.ingest.fitarrivals`). Structure finer than the
+  interval is the law's, not the trace's; a trace with whole-second
+  timestamps keeps every second's count, evenly spaced;
 - mix: the read fraction and the size mix, the 64 most common sizes: one
   ``sizes`` for all ops, or ``read_sizes`` and ``write_sizes`` when the
   reads' and writes' sizes differ beyond chance (a chi-square test of
@@ -21,7 +29,10 @@ statistics the simulator is sensitive to:
   1% to 100% of the footprint (distinct 4 KiB blocks touched; least
   squares), and ``working_set`` is the one over which that law touches as
   many blocks as the trace did in as many I/Os (the footprint, or more:
-  :func:`fitted_blocks`). The generator's law is one for reads and writes,
+  :func:`fitted_blocks`). When no law reaches the footprint (up to 1000 times
+  it), or the trace touches every block once, the trace does not identify the
+  working set: the facts say it is at least the footprint and a warning says
+  to set it. The generator's law is one for reads and writes,
   so a trace whose reads and writes go to different places (hot reads,
   scattered writes) is fitted for its reads: the synthetic's writes then
   re-reference as its reads do, and its footprint is smaller (the fit's
@@ -29,8 +40,6 @@ statistics the simulator is sensitive to:
 - runs: ``sequential_run`` = ``1 / (1 - p)`` when the share ``p`` of I/Os that
   start exactly where their device's previous I/O ended is above
   :data:`SEQUENTIAL_MATERIAL` (:func:`sequential_share`);
-- arrivals: ``uniform`` (evenly spaced) through the profile, so each interval
-  gets its count; Poisson arrivals would add their variance to the trace's.
 
 The trace's hit ratios are exact: one stack-distance pass
 (:func:`stack_distances`) gives every access's LRU distance, from which the
@@ -69,7 +78,12 @@ against the trace's 0.20-0.28. With per-op size mixes (its reads and
 writes differ at p = 0) and read hits predicted over the reads' sizes:
 hotspot with 73% of the I/Os to 473 blocks, 0.663/0.725/0.725/0.725
 (-2.9%, +5.1%, -8.4%, -11.5%); mean read and write sizes within 0.5% of
-the trace's, each op's size shares within 7% (seed 0).
+the trace's, each op's size shares within 7% (seed 0). With the arrivals
+fitted (Poisson through the 1 s profile: inter-arrival SCV 4.15 in the
+trace), 0.686/0.762/0.763/0.763 (+0.5%, +10.3%, -3.7%, -6.8%); SCV +0.2%,
+busiest 100 ms equal, 100 ms counts' dispersion -0.7%; all-I/O hit ratios
+0.57-0.73 against the trace's 0.20-0.28; the working set is not identified
+(no law touches the trace's 92,402 blocks in its 6,780 I/Os).
 
 :func:`compare` puts a trace's statistics next to a synthetic workload's
 (generated with :class:`~simcache.workloads.generators.IOStream` for the trace's length;
@@ -91,12 +105,20 @@ import numpy as np
 import pandas as pd
 from scipy.special import chdtrc
 
+from simcache.base.units import human_size
 from simcache.spec import DutyCycle, Group, Workload
 from simcache.spec.workload import PROFILE_LEVELS
 from simcache.traces.trace import READ, ROW, WRITE, Trace
 from simcache.workloads.generators import IOStream
+from simcache.workloads.ingest.fitarrivals import (
+    ARRIVAL_INTERVALS,
+    ArrivalFit,
+    duration_text,
+    fit_arrivals,
+)
 from simcache.workloads.ingest.fitlaw import (
     FIT_FRACTIONS,
+    WORKING_SET_BOUND,
     Law,
     _fit_access,
     expected_footprint,
@@ -139,8 +161,11 @@ __all__ = [
 ]
 
 COMPARE_FRACTIONS = (0.01, 0.1, 0.5, 1.0)
-"""Cache sizes, as fractions of the trace's footprint, at which :func:`compare` reports read hit
-ratios."""
+"""Cache sizes, as fractions of the trace's footprint, at which :func:`compare` reports read and
+all-I/O hit ratios."""
+SUB_SECOND = 0.1
+"""Seconds per bin of :func:`compare`'s sub-second rows (for a trace whose timestamps are this
+fine or finer)."""
 SEQUENTIAL_MATERIAL = 0.05
 """A fitted workload gets ``sequential_run`` when more than this share of the trace's I/Os
 continue the previous one."""
@@ -168,8 +193,11 @@ class FittedWorkload:
     cache_lines: list[int]
     trace_hit_ratios: list[float]
     predicted_hit_ratios: list[float]
+    arrivals: ArrivalFit
     facts: list[tuple[str, str]] = field(default_factory=list)
     """(what, value) pairs for people."""
+    warnings: list[str] = field(default_factory=list)
+    """What the user should check or set by hand (an unidentified working set)."""
 
 
 def _size_name(size: int) -> str:
@@ -215,20 +243,27 @@ def _common_sizes(counts: dict[int, int]) -> dict[int, int]:
     return dict(sorted(positive.items(), key=lambda item: -item[1])[:MIX_SIZES]) or {LINE: 1}
 
 
-def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) -> FittedWorkload:
-    """An open-loop synthetic :class:`Workload` reproducing ``trace``'s rate profile, mix and
-    locality (module docstring).
+def fit_trace(
+    trace: Trace, device: str | None = None, interval: float | None = None
+) -> FittedWorkload:
+    """An open-loop synthetic :class:`Workload` reproducing ``trace``'s rate profile, arrivals,
+    mix and locality (module docstring).
 
     ``device``: one of the trace's devices, or all of them as one stream when
-    ``None``. ``interval``: seconds per entry of the rate profile; a trace
+    ``None``. ``interval``: seconds per entry of the rate profile, or ``None``
+    to choose it by the inter-arrival SCV
+    (:func:`~simcache.workloads.ingest.fitarrivals.fit_arrivals`); a trace
     longer than 100,000 intervals gets a coarser one (whole multiples).
     Raises ``ValueError`` when the trace (device) has no reads or writes.
     """
-    if not interval > 0:
+    if interval is not None and not interval > 0:
         raise ValueError(f"interval must be positive seconds (got {interval})")
     rows = _selected_rows(trace, device)
-    span = float(rows["time"][-1] - rows["time"][0]) if len(rows) else 0.0
-    profile_interval = interval * max(1, math.ceil((span / interval + 1) / PROFILE_LEVELS))
+    io_rows = rows[(rows["op"] == READ) | (rows["op"] == WRITE)]
+    arrival_fit = fit_arrivals(
+        io_rows["time"] - io_rows["time"][0] if len(io_rows) else io_rows["time"], interval
+    )
+    profile_interval = arrival_fit.interval
     stats = trace_stats(rows, profile_interval)
     if stats.ios == 0:
         raise ValueError(
@@ -242,7 +277,6 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
     read_mix = {s: float(c) for s, c in by_op["read"].items()} if per_op else None
     fit = _fit_access(stats, mix, read_mix)
     law, blocks, lines, target = fit.law, fit.blocks, fit.lines, fit.target
-    io_rows = rows[(rows["op"] == READ) | (rows["op"] == WRITE)]
     sequential = sequential_share(io_rows["offset"], io_rows["size"], io_rows["device"])
     fields: dict[str, object] = {
         "mode": "open",
@@ -270,11 +304,8 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
         fields["sequential_run"] = round(
             min(1.0 / (1.0 - sequential) if sequential < 1.0 else float(stats.ios), 1e9), 4
         )
+    fields["arrivals"] = arrival_fit.arrivals
     if len(stats.counts) > 1 and len(set(stats.counts.tolist())) > 1:
-        # Evenly spaced arrivals through the profile give each interval its count (to within one):
-        # Poisson arrivals would add their own variance on top of the trace's, which the counts
-        # already hold.
-        fields["arrivals"] = "uniform"
         fields["duty_cycle"] = DutyCycle(
             shape="profile", interval=profile_interval, levels=[float(c) for c in stats.counts]
         )
@@ -282,6 +313,7 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
     predicted = predicted_hit_ratios(law, blocks, stats.ios, mix, lines, read_mix)
     all_hits = stats.hit_ratios(lines)
     all_error = float(np.sqrt(np.mean((np.array(predicted) - np.array(all_hits)) ** 2)))
+    working_set, unidentified = _working_set_text(stats, law, blocks, mix)
     facts = [
         ("I/Os", f"{stats.ios:,} ({stats.reads:,} reads) over {stats.duration:g} s"),
         ("mean rate", f"{stats.mean_rate:.6g} I/O/s"),
@@ -294,9 +326,15 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
             "one mix for reads and "
             f"writes, p = {p_value:.3g} ({'below' if per_op else 'not below'} {OP_MIX_P_VALUE:g})",
         ),
+        *(
+            [(f"busiest {duration_text(SUB_SECOND)}", f"{_busiest(stats, SUB_SECOND):,} I/Os")]
+            if stats.tick <= SUB_SECOND
+            else []
+        ),
         ("busiest second", f"{stats.busiest_second:,} I/Os"),
         ("busiest minute", f"{stats.busiest_minute:,} I/Os"),
         (f"index of dispersion ({profile_interval:g} s counts)", f"{dispersion(stats.counts):.4g}"),
+        *arrival_fit.facts(),
         (
             "mean outstanding",
             "unknown (the trace has no latencies)"
@@ -307,10 +345,7 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
             ),
         ),
         ("footprint", f"{stats.footprint:,} bytes ({stats.footprint_lines:,} blocks of 4 KiB)"),
-        (
-            "working set",
-            f"{blocks * LINE:,} bytes: the fitted law touches the footprint in as many I/Os",
-        ),
+        ("working set", working_set),
         (
             f"LRU {'read ' if stats.reads else ''}hit ratio (trace / fitted)",
             ", ".join(
@@ -362,15 +397,58 @@ def fit_trace(trace: Trace, device: str | None = None, interval: float = 1.0) ->
                     f"the {kept} most common of {len(sizes)} sizes (zero-size I/Os left out)",
                 )
             )
-    if profile_interval != interval:
+    if profile_interval not in ((interval,) if interval is not None else ARRIVAL_INTERVALS):
         facts.append(
             (
                 "profile interval",
-                f"{profile_interval:g} s (the trace is longer than {PROFILE_LEVELS:,} intervals of "
-                f"{interval:g} s)",
+                f"{profile_interval:g} s (a whole multiple of the interval tried: the trace is "
+                f"longer than {PROFILE_LEVELS:,} of them)",
             )
         )
-    return FittedWorkload(workload, stats, fit.error, lines, target, predicted, facts)
+    warnings = (
+        [
+            f"the trace does not identify the working set ({unidentified}): working_set = "
+            f"{human_size(blocks * LINE)} is a stand-in at which the fitted law re-references as "
+            "rarely as the trace; set it to the VM's disk size, or the data it works on, if known"
+        ]
+        if unidentified
+        else []
+    )
+    return FittedWorkload(
+        workload, stats, fit.error, lines, target, predicted, arrival_fit, facts, warnings
+    )
+
+
+def _working_set_text(
+    stats: TraceStats, law: Law, blocks: int, mix: dict[int, float]
+) -> tuple[str, str]:
+    """(the working set for people, why the trace does not identify it, or "" when it does).
+
+    It is identified when the fitted law over it touches the footprint in the trace's I/Os; it is
+    not when the trace touches every block once (nothing says how far it would have gone on), or
+    when the law touches fewer blocks than the trace did even over :data:`WORKING_SET_BOUND` times
+    the footprint. Then the footprint is a lower bound.
+    """
+    written = f"{human_size(blocks * LINE)} ({blocks * LINE:,} bytes)"
+    if stats.line_references == stats.footprint_lines:
+        why = "every block touched once"
+    elif expected_footprint(law, blocks, stats.ios, mix) < stats.footprint_lines - 0.5:
+        why = (
+            f"the fitted law touches fewer blocks than the trace did over any working set up to "
+            f"{WORKING_SET_BOUND:,} times the footprint"
+        )
+    else:
+        return f"{written}: the fitted law touches the footprint in as many I/Os", ""
+    return (
+        f"≥ {human_size(stats.footprint)} ({why}: the trace does not identify it); the "
+        f"scenario's working_set is {written}",
+        why,
+    )
+
+
+def _busiest(stats: TraceStats, resolution: float) -> int:
+    counts = stats.counts_at(resolution)
+    return int(counts.max()) if len(counts) else 0
 
 
 # ---- the comparison
@@ -449,23 +527,68 @@ def compare(
     seed: int = 0,
     device: str | None = None,
     fractions: Sequence[float] = COMPARE_FRACTIONS,
+    resolution: float | None = None,
 ) -> pd.DataFrame:
     """The trace's statistics next to one VM of ``synthetic`` generated for as long, with the
     relative error of each.
 
-    Rows: busiest second and minute (I/Os, fixed 1 s and 60 s bins from the
-    first I/O), index of dispersion of the per-second counts, mean rate,
-    read fraction, mean size, the trace's five most common sizes (share of
-    I/Os), per op (reads, writes) its mean size and its five most common
-    sizes (share of that op's I/Os), read hit ratios at ``fractions`` of the trace's footprint (same
-    cache sizes in lines for both) and footprint. Columns: ``statistic``,
-    ``trace``, ``synthetic``, ``relative_error`` ((synthetic - trace) / trace).
+    "As long": from the first I/O to the last, rounded up to whole steps of
+    the workload's ``profile`` duty cycle when they are shorter than a second
+    (one pass of a profile fitted to the trace), else to whole seconds.
+
+    Rows: at ``resolution`` seconds, when there is one, the I/Os in the
+    busiest bin and the index of dispersion of the counts (fixed bins from
+    the first I/O); the mean inter-arrival time and its squared coefficient
+    of variation (SCV: variance / mean^2); busiest second and minute (1 s and
+    60 s bins), index of dispersion of the per-second counts, mean rate, read
+    fraction, mean size, the trace's five most common sizes (share of I/Os),
+    per op (reads, writes) its mean size and its five most common sizes
+    (share of that op's I/Os), read hit ratios and all-I/O hit ratios (reads
+    and writes that hit) at ``fractions`` of the trace's footprint (same cache
+    sizes in lines for both) and footprint. ``resolution`` ``None``:
+    :data:`SUB_SECOND` (100 ms) when the trace's timestamps are that fine
+    (:func:`~simcache.workloads.ingest.tracestats.clock_tick`), else none;
+    the inter-arrival rows too need timestamps finer than a second. Columns:
+    ``statistic``, ``trace``, ``synthetic``, ``relative_error`` ((synthetic -
+    trace) / trace).
     """
+    if resolution is not None and not resolution > 0:
+        raise ValueError(f"resolution must be positive seconds (got {resolution})")
     workload = synthetic.workload if isinstance(synthetic, Group) else synthetic
-    measured = trace_stats(_selected_rows(trace, device))
+    duty = workload.duty_cycle
+    # The synthetic runs as long as the trace in whole steps of a sub-second profile (one pass of
+    # a profile fitted to it), else in whole seconds.
+    step = min(1.0, duty.interval or 1.0) if duty is not None and duty.shape == "profile" else 1.0
+    measured = trace_stats(_selected_rows(trace, device), step)
     generated = trace_stats(synthetic_rows(workload, measured.duration, seed))
     lines = measured.cache_lines(fractions)
-    rows: list[tuple[str, float, float]] = [
+    if resolution is None and measured.tick <= SUB_SECOND:
+        resolution = SUB_SECOND
+    rows: list[tuple[str, float, float]] = []
+    if resolution is not None:
+        bins = duration_text(resolution)
+        rows += [
+            (
+                f"I/Os in busiest {bins}",
+                _busiest(measured, resolution),
+                _busiest(generated, resolution),
+            ),
+            (
+                f"index of dispersion ({bins} counts)",
+                dispersion(measured.counts_at(resolution)),
+                dispersion(generated.counts_at(resolution)),
+            ),
+        ]
+    if measured.tick < 1.0:
+        rows += [
+            (
+                "mean inter-arrival time (ms)",
+                measured.interarrival_mean * 1e3,
+                generated.interarrival_mean * 1e3,
+            ),
+            ("inter-arrival time SCV", measured.interarrival_scv, generated.interarrival_scv),
+        ]
+    rows += [
         ("I/Os in busiest second", measured.busiest_second, generated.busiest_second),
         ("I/Os in busiest minute", measured.busiest_minute, generated.busiest_minute),
         (
@@ -487,6 +610,9 @@ def compare(
     )
     for fraction, n, t, s in zip(fractions, lines, trace_hits, synthetic_hits, strict=True):
         rows.append((f"read hit ratio, cache {fraction:.0%} of footprint ({n:,} lines)", t, s))
+    trace_hits, synthetic_hits = measured.hit_ratios(lines), generated.hit_ratios(lines)
+    for fraction, n, t, s in zip(fractions, lines, trace_hits, synthetic_hits, strict=True):
+        rows.append((f"all-I/O hit ratio, cache {fraction:.0%} of footprint ({n:,} lines)", t, s))
     rows.append(("footprint (bytes)", measured.footprint, generated.footprint))
     return pd.DataFrame(
         [(name, float(t), float(s), _relative_error(float(t), float(s))) for name, t, s in rows],

@@ -22,6 +22,7 @@ from simcache.workloads.ingest.tracestats import LINE, TraceStats
 
 __all__ = [
     "FIT_FRACTIONS",
+    "WORKING_SET_BOUND",
     "Law",
     "expected_footprint",
     "fitted_blocks",
@@ -30,6 +31,9 @@ __all__ = [
 
 FIT_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 """Cache sizes, as fractions of the footprint, at which the access pattern is fitted."""
+WORKING_SET_BOUND = 1000
+"""The most times its footprint :func:`fitted_blocks` makes a working set: a law that touches fewer
+blocks than the trace did even there leaves the working set unidentified."""
 SIMPLER_BY = 0.005
 """Uniform access is chosen when its hit ratios are within this (rms) of the best Zipf law's: a
 nearly flat Zipf law (theta near 0) fits a uniform trace's noise a little better, and the simpler
@@ -127,8 +131,8 @@ def fitted_blocks(law: Law, footprint: int, ios: int, sizes: dict[int, float]) -
 
     A trace's footprint is what it touched, not what its law could touch: a
     Zipf law over exactly the footprint would touch fewer blocks in as many
-    I/Os and make the tail hotter than it was. At most 1000 times the footprint
-    (a steep law may never touch as many blocks).
+    I/Os and make the tail hotter than it was. At most :data:`WORKING_SET_BOUND`
+    times the footprint (a steep law may never touch as many blocks).
     """
     if expected_footprint(law, footprint, ios, sizes) >= footprint - 0.5:
         return footprint
@@ -136,7 +140,7 @@ def fitted_blocks(law: Law, footprint: int, ios: int, sizes: dict[int, float]) -
     def short(log_blocks: float) -> float:
         return expected_footprint(law, round(math.exp(log_blocks)), ios, sizes) - footprint
 
-    top = math.log(footprint * 1000.0)
+    top = math.log(footprint * float(WORKING_SET_BOUND))
     if short(top) < 0:
         return round(math.exp(top))
     return max(footprint, round(math.exp(brentq(short, math.log(footprint), top, xtol=1e-4))))

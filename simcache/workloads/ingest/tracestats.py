@@ -1,7 +1,8 @@
 """Statistics of a block trace's reads and writes, and their exact LRU stack distances.
 
 Split out of :mod:`simcache.workloads.ingest.fit` (which re-exports the public names): the
-I/O counts per interval and their dispersion, the stack-distance pass
+I/O counts per interval and their dispersion, the timestamps' clock tick and the inter-arrival
+times' variability (:func:`clock_tick`, :func:`interarrival_scv`), the stack-distance pass
 (:func:`stack_distances`, :func:`io_distances`) and the hit ratios it gives,
 :class:`TraceStats` / :func:`trace_stats`, and :func:`sequential_share`.
 """
@@ -18,22 +19,28 @@ from simcache.traces.trace import OP_NAMES, READ, ROW, WRITE, Trace
 from simcache.workloads.generators import BLOCK
 
 __all__ = [
+    "CLOCK_TICKS",
     "COLD",
     "LINE",
     "TraceStats",
+    "clock_tick",
     "dispersion",
     "hit_ratios",
+    "interarrival_scv",
     "interval_counts",
     "io_distances",
     "sequential_share",
     "stack_distances",
     "trace_stats",
+    "whole_intervals",
 ]
 
 LINE = BLOCK
 """Bytes per cache line and per block of the footprint (4 KiB)."""
 COLD = np.iinfo(np.int64).max
 """The stack distance of a first reference (a miss at every cache size)."""
+CLOCK_TICKS = tuple(float(f"1e-{k}") for k in range(10))
+"""The clock ticks :func:`clock_tick` tells apart, in seconds: 1 s down to 1 ns."""
 
 
 def interval_counts(times: np.ndarray, interval: float, duration: float) -> np.ndarray:
@@ -44,11 +51,44 @@ def interval_counts(times: np.ndarray, interval: float, duration: float) -> np.n
     return np.bincount(index, minlength=bins)
 
 
+def whole_intervals(times: np.ndarray, interval: float) -> float:
+    """Seconds from 0 (the first I/O) to the end of the interval holding the last of ``times``
+    (in order): whole intervals, at least one."""
+    return (math.floor(float(times[-1]) / interval) + 1) * interval if len(times) else interval
+
+
 def dispersion(counts: np.ndarray) -> float:
     """Index of dispersion of counts: population variance over mean (1 for a Poisson stream, more
     for bursts; 0 if no I/O)."""
     mean = float(np.mean(counts)) if len(counts) else 0.0
     return float(np.var(counts)) / mean if mean > 0 else 0.0
+
+
+def clock_tick(times: np.ndarray) -> float:
+    """The coarsest of :data:`CLOCK_TICKS` (seconds) of which every time is a whole multiple: the
+    resolution the trace's timestamps were written at (times from its first I/O).
+
+    1 s for whole-second timestamps, 1e-6 for microseconds; 1e-9 also for times finer than that or
+    on no decimal clock (e.g. read as floats from large epoch seconds, whose rounding is then
+    taken for sub-tick timing: the tick may come out finer than the clock, never coarser). A
+    time is taken as a multiple when within a millionth of a tick of one (plus float rounding).
+    """
+    times = np.asarray(times, dtype=np.float64)
+    for tick in CLOCK_TICKS:
+        ticks = times / tick
+        slack = 1e-6 + 8 * np.finfo(np.float64).eps * np.abs(ticks)
+        if bool(np.all(np.abs(ticks - np.rint(ticks)) <= slack)):
+            return tick
+    return CLOCK_TICKS[-1]
+
+
+def interarrival_scv(times: np.ndarray) -> float:
+    """Squared coefficient of variation (population variance over squared mean) of the gaps between
+    successive times (seconds, in order): 0 for evenly spaced arrivals, 1 for Poisson ones, more
+    for bursts. NaN for fewer than two times or when they are all equal (no gaps to measure)."""
+    gaps = np.diff(np.asarray(times, dtype=np.float64))
+    mean = float(gaps.mean()) if len(gaps) else 0.0
+    return float(gaps.var()) / mean**2 if mean > 0 else math.nan
 
 
 def _lines(
@@ -166,6 +206,10 @@ class TraceStats:
     reads: int
     duration: float
     """Seconds the stream covers: whole intervals from its first I/O to its last."""
+    times: np.ndarray
+    """Each I/O's time, seconds from the first."""
+    tick: float
+    """The timestamps' resolution in seconds (:func:`clock_tick`)."""
     interval: float
     counts: np.ndarray
     """I/Os per interval."""
@@ -176,6 +220,9 @@ class TraceStats:
     sizes_by_op: dict[str, dict[int, int]]
     footprint_lines: int
     """Distinct 4 KiB lines (blocks) touched."""
+    line_references: int
+    """4 KiB lines the I/Os cover, counted once per I/O (the footprint when no block is touched
+    twice)."""
     distances: np.ndarray
     """Per I/O, its LRU stack distance in lines (:func:`io_distances`)."""
     is_read: np.ndarray
@@ -216,6 +263,20 @@ class TraceStats:
     def dispersion_second(self) -> float:
         return dispersion(self.per_second)
 
+    def counts_at(self, resolution: float) -> np.ndarray:
+        """I/Os per ``resolution`` seconds from the first I/O, over :attr:`duration`."""
+        return interval_counts(self.times, resolution, self.duration)
+
+    @property
+    def interarrival_mean(self) -> float:
+        """Mean seconds between successive I/Os (NaN for fewer than two)."""
+        return float(np.mean(np.diff(self.times))) if self.ios > 1 else math.nan
+
+    @property
+    def interarrival_scv(self) -> float:
+        """The inter-arrival times' squared coefficient of variation (:func:`interarrival_scv`)."""
+        return interarrival_scv(self.times)
+
     @property
     def outstanding(self) -> float:
         """Mean I/Os in flight by Little's law (rate x mean latency); NaN without latencies."""
@@ -239,7 +300,7 @@ def trace_stats(rows: np.ndarray, interval: float = 1.0) -> TraceStats:
     rows = rows[(rows["op"] == READ) | (rows["op"] == WRITE)]
     ios = len(rows)
     times = rows["time"] - rows["time"][0] if ios else rows["time"]
-    duration = (math.floor(float(times[-1]) / interval) + 1) * interval if ios else interval
+    duration = whole_intervals(times, interval)
     is_read = rows["op"] == READ
     sizes = rows["size"].astype(np.int64)
     by_op = {}
@@ -256,12 +317,15 @@ def trace_stats(rows: np.ndarray, interval: float = 1.0) -> TraceStats:
         ios=ios,
         reads=int(is_read.sum()),
         duration=duration,
+        times=np.asarray(times, dtype=np.float64),
+        tick=clock_tick(times),
         interval=interval,
         counts=interval_counts(times, interval, duration),
         per_second=interval_counts(times, 1.0, duration),
         sizes=dict(zip(values.tolist(), counts.tolist(), strict=True)),
         sizes_by_op=by_op,
         footprint_lines=len(np.unique(lines)),
+        line_references=len(lines),
         distances=io_distances(rows["offset"], sizes, rows["device"]),
         is_read=is_read,
         mean_latency=float(finite.mean()) if len(finite) else math.nan,
