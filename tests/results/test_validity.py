@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from support.builders import small_scenario
+from support.gc_cliff import qlc_ingest
 from support.mm1 import mm1_data
 from support.paths import ROOT
 from support.strategies import to_toml
@@ -422,39 +423,6 @@ def test_check_command_prints_each_warning_once(
     assert sum(row.startswith(line) for row in out.splitlines()) == 1
 
 
-def _past_the_cliff() -> simcache.Scenario:
-    """One host, WB+0, a QLC tier with a 256 MiB clean pool taking 400 MB/s of 16 KiB random
-    writes, where its garbage collection refills about 156 MB/s (nvme-qlc-p5336: write_bandwidth /
-    write_amplification): past the cliff the writes wait for clean space and pile up, while the
-    tier's units, held by nothing, look idle."""
-    return simcache.load_scenario(
-        small_scenario(
-            "cliff",
-            run={"duration": "4s", "warmup": "0.5s", "sample_interval": "0.25s", "seed": 1},
-            cluster={
-                "hosts": 1,
-                "tier": {"profile": "nvme-qlc-p5336", "clean_pool": "256MiB"},
-                "destager": {"capacity": "64GiB"},
-            },
-            array="afa-24x-nvme",
-            groups=[
-                {
-                    "name": "ingest",
-                    "policy": "WB+0",
-                    "vms_per_host": 4,
-                    "workload": {
-                        "mode": "open",
-                        "throughput": "100MB/s",
-                        "read_fraction": 0.0,
-                        "sizes": {"16KiB": 1},
-                        "working_set": "100GiB",
-                    },
-                }
-            ],
-        )
-    )
-
-
 def test_a_tier_whose_units_are_saturated_is_not_called_past_its_cliff() -> None:
     """rho = 1.5 on the M/M/1 tier, with a 64 KiB clean pool refilled at 6.5 MB/s, above the 6.1
     MB/s written: garbage collection adds waits of a few ms in all, the units hold the queue.
@@ -470,7 +438,7 @@ def test_a_tier_whose_units_are_saturated_is_not_called_past_its_cliff() -> None
 
 
 def test_a_tier_past_its_cliff_is_named_though_its_units_look_idle() -> None:
-    result = simcache.simulate(_past_the_cliff())
+    result = simcache.simulate(qlc_ingest())
     assert not result.stable
     cliff = [w for w in result.warnings if w.kind == "gc_cliff"]
     assert [w.component for w in cliff] == ["host0.tier"]
@@ -479,6 +447,6 @@ def test_a_tier_past_its_cliff_is_named_though_its_units_look_idle() -> None:
     # its units are not what holds the writes: no utilization names the tier
     assert result.series["util.host0.tier"].mean() < 0.5
     assert "bottleneck: host0.tier past the clean-pool cliff" in report(result)
-    assert bottleneck_sentence(result, _past_the_cliff()).startswith(
+    assert bottleneck_sentence(result, qlc_ingest()).startswith(
         "Bottleneck: the host0 nvme-qlc-p5336 flash tier, past the clean-pool cliff"
     )
