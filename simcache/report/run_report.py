@@ -10,7 +10,7 @@ from simcache.report.cells import RUN_COLUMNS, engine_words
 from simcache.report.cells import bounded as _bounded
 from simcache.report.cells import cell as _cell
 from simcache.report.event_report import event_lines
-from simcache.results.bottleneck import run_bottleneck
+from simcache.results.bottleneck import bottleneck_line
 from simcache.results.result import Result
 from simcache.sim.collect import COMPONENTS
 from simcache.sim.control import (
@@ -89,16 +89,7 @@ def report(result: Result) -> str:
             f"write-back groups wrote {through / 2**20:.1f} MiB through to the array instead "
             "(a failed tier, or short of peers under on_peer_loss = write_through)"
         )
-    found = run_bottleneck(result)
-    name, utilization = found.busiest, found.busiest_utilization
-    if found.past_cliff:  # garbage collection holds the writes: the tier's units look idle
-        lines.append(
-            f"bottleneck: {', '.join(found.parts)} past the clean-pool cliff (garbage collection "
-            f"holds the writes; see the warnings); busiest by utilization: {name} at "
-            f"{utilization:.0%}"
-        )
-    else:
-        lines.append(f"bottleneck: {name} at {utilization:.0%} mean utilization")
+    lines.append(bottleneck_line(result))
     lines += event_lines(result)
     lines += _warning_lines(result)
     return "\n".join(lines)
