@@ -79,8 +79,9 @@ def _parser() -> argparse.ArgumentParser:
         type=_duration,
         default=None,
         help=(
-            'simulated time, e.g. "30s" (default: run.duration); a warm-up longer than a '
-            "tenth of it is cut to that tenth (a note says so)"
+            'simulated time, e.g. "30s" (default: run.duration); a shorter run than the '
+            "file's takes its time from the warm-up first, down to a tenth of the run; a longer "
+            "one keeps the warm-up (a note says when it is cut)"
         ),
     )
     run.add_argument(
@@ -417,8 +418,9 @@ def _parser() -> argparse.ArgumentParser:
         type=_duration,
         default=None,
         help=(
-            'simulated time, e.g. "30s" (default: run.duration); a warm-up longer than a '
-            "tenth of it is cut to that tenth (a note says so)"
+            'simulated time, e.g. "30s" (default: run.duration); a shorter run than the '
+            "file's takes its time from the warm-up first, down to a tenth of the run; a longer "
+            "one keeps the warm-up (a note says when it is cut)"
         ),
     )
     add_report_options(report_cmd)

@@ -79,8 +79,8 @@ def estimate(scenario: Scenario | str | Any, *, duration: float | None = None) -
     """Analytic estimate of ``scenario`` (a Scenario, path, built-in name or dict), in a few
     milliseconds.
 
-    ``duration`` (s) overrides ``run.duration`` and caps the warm-up at a tenth
-    of it, as :func:`simcache.simulate` does. See ``docs/estimate.md`` for the
+    ``duration`` (s) overrides ``run.duration`` and cuts the warm-up as
+    :func:`simcache.simulate` does (:meth:`Scenario.cut_warmup`). See ``docs/estimate.md`` for the
     model and its approximations. The layout of the last 256 scenario objects estimated
     (their network, the read hit ratios and the all-groups-on solution) is kept:
     estimating the same object again skips that work, with the same answer.

@@ -261,8 +261,8 @@ def size(
 
 def _with_duration(point: Mapping[str, Any], variant: Scenario, duration: float) -> Scenario:
     """``variant`` run for ``duration`` s; a warm-up the grid sets (a ``run.warmup`` dimension)
-    is kept as set, where :meth:`Scenario.with_duration` would cut one longer than a tenth of the
-    run (a scenario's own warm-up is cut)."""
+    is kept as set, where :meth:`Scenario.with_duration` would cut it for a shorter run
+    (:meth:`Scenario.cut_warmup`; a scenario's own warm-up is cut)."""
     run = variant.with_duration(duration, source="--duration")
     if "run.warmup" in point:
         run = run.with_overrides({"run.warmup": point["run.warmup"]}, source="--vary run.warmup")

@@ -557,7 +557,10 @@ class ClusterSpec(_Spec):
     its streams over the source's ports round-robin (multi-NIC vMotion). So with more ports than
     peer hosts (``hosts - 1``) the extra ones carry only vMotion streams, and validation warns
     (:class:`~simcache.spec.consistency.ScenarioWarning`)."""
-    storage_link: LinkSpec
+    storage_link: Annotated[LinkSpec, Field(title="Storage network link")]
+    """Each host's port type to the storage network that reaches the backing array: carries its
+    destages and read misses. The array has a port of its own (``array.port``) that every host's
+    traffic shares; a transfer runs no faster than either."""
     peer_selection: Literal["ring", "random"] = "ring"
     peer_fabric: Literal["switched", "shared"] = "switched"
     """``switched``: each host's ports into a non-blocking switch. ``shared``: all peer traffic

@@ -129,7 +129,10 @@ class Scenario(_Spec):
     description: str = ""
     run: RunSpec = RunSpec()
     cluster: ClusterSpec
-    array: ArraySpec
+    array: Annotated[ArraySpec, Field(title="Backing array")]
+    """The array behind every host's cache: its drives, RAID level, controller caches and port. A
+    built-in profile (``simcache profiles array``) gives all of them; choosing another replaces
+    every one, and a file may override any field."""
     groups: Annotated[
         list[Group], Field(min_length=1, max_length=MAX_GROUPS), Why(high=_WHY_LIMIT["groups"])
     ]
@@ -250,8 +253,8 @@ class Scenario(_Spec):
         return copied
 
     def with_duration(self, duration: float, source: str = DURATION_SOURCE) -> Scenario:
-        """This scenario run for ``duration`` seconds, its warm-up cut to a tenth of that if longer
-        (:meth:`warmup_cut` says when); its own duration leaves it as it is.
+        """This scenario run for ``duration`` seconds, its warm-up as :meth:`cut_warmup` gives it
+        (:meth:`warmup_cut` says when it changes); its own duration leaves it as it is.
 
         Validates the new ``[run]`` table only. Raises :class:`ScenarioError`,
         naming ``source``, if the duration does not fit the scenario (e.g.
@@ -264,19 +267,37 @@ class Scenario(_Spec):
         runnable = (
             isinstance(duration, (int, float)) and not isinstance(duration, bool) and duration > 0
         )
-        warmup = min(self.run.warmup, duration / 10) if runnable else self.run.warmup
+        warmup = self.cut_warmup(duration) if runnable else self.run.warmup
         return self._with_run(source, duration=duration, warmup=warmup)
+
+    def cut_warmup(self, duration: float) -> float:
+        """The warm-up of a run of ``duration`` seconds: the file's when the run is as long or
+        longer; a shorter run loses its time from the warm-up first, down to a tenth of the run
+        (then the warm-up is that tenth). So the warm-up never grows as the run shortens nor
+        shrinks as it lengthens, and a run a little shorter than the file's keeps nearly its
+        window (a sweep of ``run.duration`` through the file's own measures even windows)."""
+        warmup, file = self.run.warmup, self.run.duration
+        if duration >= file:
+            return warmup
+        # 12 significant digits: 4 s less (20 - 17.8) s is 1.8 s, not 1.8000000000000007
+        taken = float(f"{warmup - (file - duration):.12g}")
+        return min(warmup, max(duration / 10, taken))
 
     def warmup_cut(self, duration: float) -> str | None:
         """What :meth:`with_duration` does to the warm-up for ``duration`` seconds, in words (for
         a note beside the run), or None when it keeps it."""
         shortened = self.with_duration(duration)
-        if shortened.run.warmup == self.run.warmup:
+        cut = shortened.run.warmup
+        if cut == self.run.warmup:
             return None
+        how = (
+            f"a tenth of the {duration:g} s asked for"
+            if cut == duration / 10
+            else f"less the {self.run.duration - duration:g} s by which the run is shorter"
+        )
         return (
-            f"the warm-up is cut from {self.run.warmup:g} s to {shortened.run.warmup:g} s, a "
-            f"tenth of the {duration:g} s asked for (the file runs {self.run.duration:g} s): the "
-            f"measured window starts at {shortened.run.warmup:g} s"
+            f"the warm-up is cut from {self.run.warmup:g} s to {cut:g} s, {how} (the file runs "
+            f"{self.run.duration:g} s): the measured window starts at {cut:g} s"
         )
 
     def with_seed(self, seed: int, source: str = SEED_SOURCE) -> Scenario:

@@ -8,6 +8,7 @@ validation of a whole :class:`Scenario` to prove it.
 
 from __future__ import annotations
 
+import itertools
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -109,11 +110,31 @@ def test_the_scenarios_own_duration_keeps_its_warmup_and_says_nothing() -> None:
     assert (scenario.run.duration, scenario.run.warmup) == (20.0, 4.0)
     assert scenario.with_duration(20.0) is scenario
     assert scenario.warmup_cut(20.0) is None
-    assert scenario.warmup_cut(40.0) is None  # 4 s is under a tenth of 40 s: kept
+    assert scenario.warmup_cut(40.0) is None  # a longer run keeps the file's warm-up
     assert scenario.warmup_cut(10.0) == (
         "the warm-up is cut from 4 s to 1 s, a tenth of the 10 s asked for (the file runs 20 s): "
         "the measured window starts at 1 s"
     )
+
+
+def test_the_warmup_never_shrinks_as_the_run_lengthens() -> None:
+    """A run longer than the file's keeps its warm-up (the tenth rule cut default's 4 s to 3 s at
+    30 s); a shorter one takes the time it loses from the warm-up first, down to a tenth of the
+    run: w(D) = min(w, max(D / 10, w - (D_file - D))), so a ``run.duration`` sweep through the
+    file's own duration measures even windows (a code review, 62.10)."""
+    scenario = load_scenario(ROOT / "scenarios" / "default.toml")  # 20 s, 4 s warm-up
+    cuts = {d: scenario.with_duration(d).run.warmup for d in (2, 10, 17.8, 19, 19.9, 21, 30, 60)}
+    assert cuts == {2: 0.2, 10: 1.0, 17.8: 1.8, 19: 3.0, 19.9: 3.9, 21: 4.0, 30: 4.0, 60: 4.0}
+    assert scenario.warmup_cut(30.0) is None
+    assert scenario.warmup_cut(19.0) == (
+        "the warm-up is cut from 4 s to 3 s, less the 1 s by which the run is shorter (the file "
+        "runs 20 s): the measured window starts at 3 s"
+    )
+    # monotone in the run's length and continuous at the file's: no step where the rule changes
+    lengths = [d / 10 for d in range(5, 400)]
+    warmups = [scenario.cut_warmup(d) for d in lengths]
+    assert warmups == sorted(warmups)
+    assert all(b - a <= 0.1 + 1e-9 for a, b in itertools.pairwise(warmups))
 
 
 def test_cli_run_notes_a_cut_warmup(capsys: pytest.CaptureFixture[str]) -> None:
