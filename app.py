@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -22,8 +23,10 @@ from simcache.base.errors import WorkloadFileError
 from simcache.base.metrics import PERCENTILES, THROUGHPUT_COLUMNS, ci95_half_width
 from simcache.base.units import format_figure, format_size
 from simcache.report import report_html
-from simcache.report.cells import engine_words
-from simcache.runs.sweep import sweep_summary
+from simcache.report.cells import bounded, cell, engine_words
+from simcache.report.event_report import impact_lines
+from simcache.results.event_impact import LATENCY_FIGURES, PHASES, event_impacts
+from simcache.runs.sweep import STABILITY, mix_shifts, point_stability, sweep_summary
 from simcache.runs.targets import Target
 from simcache.spec import REPLICAS
 from simcache.spec.consistency import scenario_notes
@@ -40,6 +43,7 @@ from simcache_app.parameters import (
     valid_values,
 )
 from simcache_app.scenario_files import (
+    DEFAULT_SCENARIO,
     exported_scenario,
     library_scenarios,
     read_upload,
@@ -71,6 +75,7 @@ SWEEP_TOTALS = (
     "destage_backlog_bytes",
 )
 P99_HELP = "VM write p99 over every group: mean over the seeds ± the 95% interval (Student t)."
+AT_LEAST = "≥ "  # the mark of a figure that is only a lower bound (metrics, percentile table)
 INTRO = (
     "Predict the latency your VMs see when each host caches their writes in flash or RAM "
     "(write-through, "
@@ -127,12 +132,20 @@ def choose_scenario() -> tuple[simcache.Scenario, str, ImportedUpload | None]:
     Raises ScenarioError for an upload (or library file) the loader or the importer rejects.
     """
     library = library_scenarios()
+    scenarios = {name: load_library_scenario(str(path)) for name, path in library.items()}
     about = (
-        "The scenarios/ folder; default is the demo cluster. An uploaded workload file runs on "
-        "this scenario's cluster."
+        "The scenarios/ folder: default is the demo cluster, then the 2014 field observations the "
+        "model reproduces, the related behaviours, and the device checks. Type to filter (a name, "
+        "'2014', a word of the description). An uploaded workload file runs on this scenario's "
+        "cluster."
     )
     name = st.selectbox(
-        "Scenario", list(library), key="scenario", help=about, on_change=forget_answer
+        "Scenario",
+        sorted(library, key=lambda name: scenario_order(name, scenarios[name])),
+        format_func=lambda name: scenario_label(name, scenarios[name]),
+        key="scenario",
+        help=about,
+        on_change=forget_answer,
     )
     upload = st.file_uploader(
         "...or upload a scenario (TOML), a fio job or JSON result, a vscsiStats CSV or a block "
@@ -222,6 +235,44 @@ def import_upload_cached(name: str, path: str, format_name: str, options: str) -
 @st.cache_resource(show_spinner=False)
 def load_library_scenario(path: str) -> simcache.Scenario:
     return simcache.load_scenario(path)
+
+
+# (No docstrings on this script's constants: Streamlit would write them on the page.)
+# How a scenario that reproduces a field observation names it in [check] observation ("2.
+# Interconnect comparison (2-host lab)"), and the name prefix of the device checks.
+FIELD_OBSERVATION = re.compile(r"(\d+)\. ")
+DEVICE_CHECK = "validate_"
+
+
+def field_observation(scenario: simcache.Scenario) -> int | None:
+    """The number of the field observation a scenario reproduces (None: none)."""
+    observation = FIELD_OBSERVATION.match(scenario.check.observation)
+    return int(observation[1]) if observation else None
+
+
+def scenario_label(name: str, scenario: simcache.Scenario) -> str:
+    """The Scenario list's option for a library file: its name, what it is, its description:
+    ``"large_writes_flash (2014 field observation 8): sustained 256-512 KiB writes: ..."``."""
+    number = field_observation(scenario)
+    kind = (
+        f" (2014 field observation {number})"
+        if number is not None
+        else " (device check)"
+        if name.startswith(DEVICE_CHECK)
+        else ""
+    )
+    return f"{name}{kind}: {scenario.description}" if scenario.description else f"{name}{kind}"
+
+
+def scenario_order(name: str, scenario: simcache.Scenario) -> tuple[int, int, str]:
+    """Where a library file stands in the Scenario list: the default first, then the field
+    observations by number, the other behaviours, the device checks, each by name."""
+    number = field_observation(scenario)
+    if name == DEFAULT_SCENARIO:
+        return (0, 0, name)
+    if number is not None:
+        return (1, number, name)
+    return (3 if name.startswith(DEVICE_CHECK) else 2, 0, name)
 
 
 def edit_scenario(
@@ -368,8 +419,10 @@ def run_requested(button: str, keys: list[str], help: str) -> bool:
 def single_run_view(
     scenario: simcache.Scenario, seed: int, duration: float, targets: list[Target]
 ) -> None:
-    # milliseconds: shown before any run
-    st.caption(describe.estimate_sentence(simcache.estimate(scenario), scenario))
+    hint = variants_hint(scenario)
+    if hint:
+        st.markdown(hint)
+    show_estimate(scenario)  # milliseconds: shown before any run
     key = runs.run_key(scenario, seed, duration)
     if not (
         run_requested("Run simulation", [key], "Simulate the scenario as set in the sidebar.")
@@ -390,19 +443,86 @@ def single_run_view(
     show_result(result, scenario, targets)
 
 
+def variants_hint(scenario: simcache.Scenario) -> str | None:
+    """A line saying that the file defines variants to compare with this run, and where they are
+    run (None without variants): a scenario such as interconnect_comparison makes its point in its
+    variants, and its base run alone is one unexplained figure."""
+    names = list(scenario.variants)
+    if not names:
+        return None
+    if len(names) == 1:
+        return (
+            f"**This file defines 1 variant to compare with it** ({names[0]}): the **Compare "
+            f"variants** tab runs it beside the scenario (choose *Variant from file: {names[0]}*); "
+            "this tab runs the scenario alone."
+        )
+    shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    return (
+        f"**This file defines {len(names)} variants to compare with it** ({shown}): the **Compare "
+        "variants** tab runs them side by side (choose *Variant from file: ...*); this tab runs "
+        "the scenario alone."
+    )
+
+
+def show_estimate(scenario: simcache.Scenario) -> None:
+    """The instant estimate above the Run button: its latencies, then its bottleneck on a line of
+    its own, its overloads (once for all the hosts they repeat for), and what it leaves out folded
+    away."""
+    text = layout.estimate_text(describe.estimate_sentence(simcache.estimate(scenario), scenario))
+    st.caption(text.summary)
+    if text.bottleneck:
+        st.markdown(f"**Predicted bottleneck** — {text.bottleneck}")
+    overloads = layout.merged_by_host(text.overloads)
+    if overloads:
+        st.caption("\n".join(f"- **Overload:** {overload}" for overload in overloads))
+    if text.left_out:
+        with st.expander(f"Not in the estimate ({len(text.left_out)})"):
+            st.caption("\n".join(f"- {note}" for note in text.left_out))
+
+
+def run_length_note(result: simcache.Result, scenario: simcache.Scenario) -> str | None:
+    """The run's length and warm-up against the file's, when they differ (as ``simcache run``
+    notes a cut warm-up): ``"Ran 14 s of the file's 20 s; warm-up cut from 4 s to 1.4 s, a tenth
+    of the run. ..."``; None for the file's own run."""
+    ran = result.meta["scenario"]["run"]
+    seconds, warmup = float(ran["duration"]), float(ran["warmup"])
+    file = scenario.run
+    if seconds == file.duration and warmup == file.warmup:
+        return None
+    said = (
+        f"Ran {seconds:g} s of the file's {file.duration:g} s"
+        if seconds < file.duration
+        else f"Ran {seconds:g} s, the file {file.duration:g} s"
+    )
+    if warmup != file.warmup:
+        how = (
+            "a tenth of the run"
+            if warmup == seconds / 10
+            else f"less the {file.duration - seconds:g} s by which the run is shorter"
+        )
+        said += f"; warm-up cut from {file.warmup:g} s to {warmup:g} s, {how}"
+    return (
+        f"{said}. Set **Simulated seconds** to {file.duration:g} for the file's own figures "
+        "(those of `simcache run`)."
+    )
+
+
 def show_result(
     result: simcache.Result, scenario: simcache.Scenario, targets: list[Target]
 ) -> None:
-    for warning in describe.validity_warnings(result):
+    for warning in layout.merged_by_host(describe.validity_warnings(result)):
         st.warning(warning)
     verdicts.show_run_verdicts(result, targets)
+    note = run_length_note(result, scenario)
+    if note:
+        st.info(note)
     columns = st.columns(4)
     bounds = describe.headline_lower_bounds(result)
     for column, (label, value) in zip(columns, describe.headline(result).items(), strict=True):
         at_least = label in bounds
         column.metric(
             f"VM {label}",
-            ("≥ " if at_least else "") + describe.format_ms(value),
+            (AT_LEAST if at_least else "") + describe.format_ms(value),
             help=f"{label} latency over every VM group, after warm-up."
             + (
                 " At least this: I/Os still unfinished at the end of the run could lie past it."
@@ -417,6 +537,7 @@ def show_result(
         if peer
         else "No group replicates over the peer network."
     )
+    show_event_impacts(result)
     st.caption(
         f"{result.meta['ios']:,} I/Os simulated over {result.meta['simulated_s']:g} s (seed "
         f"{result.meta['seed']}) in {result.meta['wall_time_s']:.2f} s by the "
@@ -434,7 +555,14 @@ def show_result(
     left.plotly_chart(charts.utilization_figure(result.series, marks), key="utilization")
     right.plotly_chart(charts.backlog_figure(result.series, marks), key="backlog")
     st.subheader("Latency percentiles per VM group")
-    show_table(describe.percentile_table(result))
+    table = percentile_cells(result)
+    text_figures = [c for c in table.columns[2:] if pd.api.types.is_object_dtype(table[c])]
+    show_table(table, text_figures)
+    if any(str(value).startswith(AT_LEAST) for value in table.to_numpy().ravel()):
+        st.caption(
+            f"{AT_LEAST.strip()}: at least this; I/Os still unfinished at the end of the run could "
+            "lie past it."
+        )
     if peer:
         links = scenario.cluster.peer_links
         with st.expander(
@@ -442,6 +570,58 @@ def show_result(
         ):
             show_table(describe.peer_port_table(result))
     result_downloads(result, targets)
+
+
+def percentile_cells(result: simcache.Result) -> pd.DataFrame:
+    """The percentile table with each lower-bound figure marked ``≥`` (the summary's
+    ``lower_bounds``, marked by :func:`simcache.report.cells.bounded` as ``simcache run`` marks
+    them ``>=``) instead of a column naming them. A column that holds a bound is text, each of its
+    figures as the CLI prints it; the others stay numbers."""
+    table = describe.percentile_table(result)
+    names = {label: name for name, label in describe.PERCENTILE_COLUMNS.items()}
+    raw = table.rename(columns=names)
+    marked = bounded(raw, mark=AT_LEAST)
+    with_bounds = {name for names in raw["lower_bounds"] for name in str(names).split()}
+    shown = raw.drop(columns="lower_bounds")
+    for name in with_bounds:
+        shown[name] = [v if isinstance(v, str) else cell(v) for v in marked[name]]
+    return shown.rename(columns=describe.PERCENTILE_COLUMNS)
+
+
+def show_event_impacts(result: simcache.Result) -> None:
+    """What each scheduled event did, as ``simcache run``'s events table says it
+    (:func:`simcache.results.event_impact.event_impacts`): the latency of the I/Os issued before,
+    during and after it (a phase outside the run left out), then its data at risk and recovery.
+    Nothing for a run without events."""
+    impacts = event_impacts(result)
+    if not impacts:
+        return
+    rows = [
+        {
+            "event": impact.what,
+            "phase": phase,
+            "from s": round(impact.windows[phase][0], 3),
+            "to s": round(impact.windows[phase][1], 3),
+        }
+        | {figure.replace("_", " "): impact.latency[phase][figure] for figure in LATENCY_FIGURES}
+        for impact in impacts
+        for phase in PHASES
+        if impact.windows[phase][1] > impact.windows[phase][0]  # no "after" past the run's end
+    ]
+    table = pd.DataFrame(rows).dropna(axis="columns", how="all")  # no reads: no read columns
+    latency = [column for column in table.columns if column.endswith(" ms")]
+    table[latency] = describe.figures(table[latency])  # the times keep the CLI's milliseconds
+    st.markdown(
+        "**Scheduled events**: latency (ms) of the I/Os issued before, during and after each"
+    )
+    show_table(table)
+    st.caption(
+        "\n".join(
+            f"- {impact.what} {impact.start_s:.3f}-{impact.end_s:.3f} s: "
+            f"{impact_lines(impact)[1].strip()}"
+            for impact in impacts
+        )
+    )
 
 
 def result_downloads(result: simcache.Result, targets: list[Target]) -> None:
@@ -555,15 +735,51 @@ def sweep_view(
         0, label, table[parameter.path].map(dict(zip(grid[parameter.path], values, strict=True)))
     )
     summary = sweep_summary(table, [label, parameter.path])
+    points = table.groupby([label, parameter.path], sort=False, dropna=False)  # summary's order
+    stability = [point_stability(part) for _, part in points]
+    unsteady = {
+        state: [
+            f"**{value}** ({s.label})"
+            for value, s in zip(summary[label], stability, strict=True)
+            if s.state == state
+        ]
+        for state in STABILITY
+        if state != "stable"
+    }
+    if any(unsteady.values()):
+        st.warning(
+            f"**Not every point of {label} is steady:** its figures there are those of this "
+            "run's length, not the system's (the single run of a point gives its warnings).\n"
+            + "".join(
+                f"\n- {', '.join(named)}: {STABILITY[state]}."
+                for state, named in unsteady.items()
+                if named
+            )
+        )
+    group, *op_figure = metric.split(".")  # "all.write.p99_ms"; a total has no group
+    moved = mix_shifts(table, [label], op_figure[0]) if group == "all" and op_figure else []
+    if moved:
+        st.warning(
+            f"**{describe.metric_label(metric)} is over every group's I/Os, and their mix "
+            f"changes with {label}:** {'; '.join(moved)}. A change in it can be a change of mix, "
+            "not of latency (a closed-loop group held back by a saturated part issues fewer "
+            "I/Os, and they drop out of it): pick one group's metric to compare like with like."
+        )
     decided, _ = verdicts.show_sweep_decision(table, summary, label, parameter.path, targets)
     figure = charts.sweep_figure(
-        summary, label, metric, describe.metric_label(metric), categorical=not parameter.numeric
+        summary,
+        label,
+        metric,
+        describe.metric_label(metric),
+        categorical=not parameter.numeric,
+        stability=stability,
     )
     st.plotly_chart(
         verdicts.mark_feasible(figure, summary, label, metric, decided[0] if decided else []),
         key="sweep",
     )
     shown = describe.sweep_table(summary, label, metric)
+    shown["stability"] = [point.label for point in stability]
     for target, per_point in zip(targets, decided, strict=True):
         shown[str(target)] = [verdict.short for verdict in per_point]
         shown[f"{target}: why"] = [verdict.text for verdict in per_point]
@@ -576,15 +792,16 @@ def sweep_view(
     )
 
 
-def show_table(table: pd.DataFrame) -> None:
+def show_table(table: pd.DataFrame, text_figures: list[str] | None = None) -> None:
     """A table of figures: whole numbers (I/O counts) with thousands separators; floats come
-    rounded (describe.figures)."""
-    whole = {
+    rounded (describe.figures); ``text_figures``, columns of figures held as text (lower bounds
+    marked "≥"), aligned as the numbers are."""
+    config = {
         c: st.column_config.NumberColumn(format="localized")
         for c in table.columns
         if pd.api.types.is_integer_dtype(table[c])
-    }
-    st.dataframe(table, hide_index=True, column_config=whole)
+    } | {c: st.column_config.TextColumn(alignment="right") for c in text_figures or []}
+    st.dataframe(table, hide_index=True, column_config=config)
 
 
 def sweep_metrics(scenario: simcache.Scenario) -> list[str]:

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 import simcache
 from simcache.physics.cluster import PortName
+from simcache.runs.sweep import PointStability
 from simcache.sim.collect import COMPONENTS
 from simcache.workloads.generators import DutyClock
 
@@ -359,7 +360,12 @@ def spans_orders(values: Iterable[Any], ratio: float = LOG_RATIO) -> bool:
 
 
 def sweep_figure(
-    summary: pd.DataFrame, x: str, metric: str, metric_title: str, categorical: bool = False
+    summary: pd.DataFrame,
+    x: str,
+    metric: str,
+    metric_title: str,
+    categorical: bool = False,
+    stability: Sequence[PointStability] = (),
 ) -> go.Figure:
     """Mean of ``metric`` over the seeds against the swept values, with its 95% confidence interval.
 
@@ -369,9 +375,21 @@ def sweep_figure(
     scale, so no line joins them. Numeric values are a line inside a confidence band, on a
     logarithmic x axis when they span :data:`X_LOG_RATIO` or more (buffer and size sweeps such as
     64, 256, 1024, 4096 MiB); the y axis is when the means span :data:`LOG_RATIO`.
+
+    ``stability``: each point's (:func:`simcache.runs.sweep.point_stability`, in ``summary``'s
+    order). The points whose figure is not a steady state's are marked over the mean, one legend
+    entry a state (a red cross where unstable, an orange triangle where a backlog fills, an orange
+    diamond at capacity), their label on hover. Untested points (too few samples to test) are not
+    marked: nothing is known to be wrong with their figure, and the page's table and warning say
+    they were not tested.
     """
     xs = list(summary[x])
     mean, half = summary[metric], summary[f"{metric}.ci95"]
+    marks = {  # state: (symbol, colour, legend)
+        "unstable": ("x", "#d62728", "UNSTABLE: no steady state"),
+        "filling": ("triangle-up", "#ff7f0e", "filling: a destage backlog grows"),
+        "at capacity": ("diamond", "#ff7f0e", "at capacity: not a steady state"),
+    }
     figure = go.Figure()
     if categorical:
         error = {
@@ -406,6 +424,19 @@ def sweep_figure(
         figure.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name="mean over seeds"))
         if spans_orders(xs, X_LOG_RATIO):
             figure.update_xaxes(type="log")
+    for state, (symbol, colour, legend) in marks.items():
+        shown = [i for i, point in enumerate(stability) if point.state == state]
+        if shown:
+            figure.add_trace(
+                go.Scatter(
+                    x=[str(xs[i]) if categorical else xs[i] for i in shown],
+                    y=[mean.iloc[i] for i in shown],
+                    mode="markers",
+                    marker={"symbol": symbol, "size": 16, "color": colour, "line": {"width": 2}},
+                    hovertext=[stability[i].label for i in shown],
+                    name=legend,
+                )
+            )
     if spans_orders(mean):
         figure.update_yaxes(type="log")
     figure.update_layout(

@@ -14,18 +14,36 @@ from typing import Any
 import streamlit as st
 
 import simcache
+from simcache.base.units import format_figure
+from simcache.results.trend import MIN_SAMPLES
+from simcache.spec.events import (
+    ArrayDegraded,
+    ArrayRebuild,
+    Event,
+    HostFailure,
+    VMotion,
+    array_event_seconds,
+)
 from simcache.spec.profiles import list_profiles
 from simcache_app.knobs import GROUP, Knob, current, intensity_knob, knob
+from simcache_app.runs import CONFIRM_IOS, expected_ios
 
-DEFAULT_DURATION_S = 8.0
-"""Simulated seconds of the first run: short, so that the first result shows in a couple of
-seconds; a scenario whose scheduled events start later runs longer (:func:`first_duration`)."""
+FIRST_RUN_IOS = 500_000
+"""Expected I/Os (:func:`simcache_app.runs.expected_ios`) up to which the page's first run is the
+file's own (:func:`first_duration`): about half a second of the native engine (a million I/Os a
+second on the default scenario), 6 to 11 s of the Python one (45,000 to 80,000 a second)."""
 EVENT_TAIL_S = 4.0
-"""Simulated seconds the first run goes on after the last scheduled event starts, to show what it
-does."""
-CLUSTER = ("cluster.hosts", "cluster.peer_link", "cluster.peer_links", "cluster.destager.capacity")
+"""Simulated seconds a shortened first run goes on after the scheduled events end, to show the
+recovery."""
+CLUSTER = (
+    "cluster.hosts",
+    "cluster.peer_link",
+    "cluster.peer_links",
+    "cluster.storage_link",
+    "cluster.destager.capacity",
+)
 TIER = ("cluster.tier", "cluster.tier.capacity")
-ARRAY = ("array.spindles", "array.drive", "array.drive.rpm")
+ARRAY = ("array", "array.spindles", "array.drive", "array.drive.rpm")
 Overrides = dict[str, Any]
 _DUTY_SHAPES = {
     "none": "steady",
@@ -52,17 +70,62 @@ def run_controls(scenario: simcache.Scenario, key: str) -> tuple[float, int]:
 def first_duration(
     scenario: simcache.Scenario, lower: float = 0.0, upper: float = math.inf
 ) -> float:
-    """The simulated seconds the page starts from: :data:`DEFAULT_DURATION_S`, or up to
-    :data:`EVENT_TAIL_S` past the last scheduled event that starts within the file's run (the
-    default scenario's vMotion at 10 s of 20 s: 14 s), never longer than the file's run; a trace
-    shorter than the page's shortest run (``lower``) starts at ``lower``."""
+    """The simulated seconds the page starts from (within ``lower`` and ``upper``, the page's
+    range).
+
+    The file's own run when it is expected to issue at most :data:`FIRST_RUN_IOS` I/Os (the default
+    scenario's 20 s: 43,000), so that the page's first figures are the file's and ``simcache
+    run``'s. A costlier run starts shorter: long enough for the scheduled events to end with
+    :data:`EVENT_TAIL_S` after them (failing that, to start with that after them) when that is
+    cheap enough to run without the page asking first (:data:`simcache_app.runs.CONFIRM_IOS`); else
+    about :data:`FIRST_RUN_IOS` I/Os' worth, and at least the sample intervals the growth test
+    needs after a warm-up of a tenth. The page says when its run differs from the file's.
+    """
     file = scenario.run.duration
-    events = [event.at + EVENT_TAIL_S for event in scenario.events if event.at < file]
-    return min(max(min(file, max([DEFAULT_DURATION_S, *events])), lower), upper)
+    ios = expected_ios([scenario])
+    if ios <= FIRST_RUN_IOS:
+        return min(max(file, lower), upper)
+
+    def cheap(seconds: float) -> bool:
+        try:
+            return expected_ios([scenario.with_duration(seconds)]) <= CONFIRM_IOS
+        except simcache.ScenarioError:  # shorter than a sample interval
+            return False
+
+    # the growth test's samples after a warm-up of a tenth of the run
+    fewest = math.ceil(MIN_SAMPLES / 0.9) * scenario.run.sample_interval
+    short = min(file, max(float(f"{file * FIRST_RUN_IOS / ios:.2g}"), fewest))
+    events = [event for event in scenario.events if event.at < file]
+    wanted = [
+        min(file, max(ends) + EVENT_TAIL_S)
+        for ends in (
+            [_event_end(scenario, event) for event in events],
+            [event.at for event in events],
+        )
+        if ends
+    ]
+    start = next((seconds for seconds in wanted if seconds > short and cheap(seconds)), short)
+    return min(max(start, lower), upper)
+
+
+def _event_end(scenario: simcache.Scenario, event: Event) -> float:
+    """When ``event`` ends at the earliest, in seconds: its ``duration`` after it starts, an HA
+    restart's delay, a vMotion's memory image over the source host's peer ports at their full
+    bandwidth (other traffic only makes it later); an instant event (a failure for good) at its
+    start."""
+    if isinstance(event, ArrayDegraded | ArrayRebuild):
+        return event.at + array_event_seconds(event, scenario.array.drive.capacity)
+    if isinstance(event, VMotion):
+        ports = min(event.streams, scenario.cluster.peer_links)
+        return event.at + event.size / (ports * scenario.cluster.peer_link.bandwidth)
+    if isinstance(event, HostFailure):
+        return event.at + (event.restart_delay or 0.0)
+    duration = getattr(event, "duration", None)  # outages and slowdowns
+    return event.at + (duration or 0.0)
 
 
 def cluster_controls(scenario: simcache.Scenario, key: str) -> Overrides:
-    """Host count, peer network and destager buffer."""
+    """Host count, peer network, each host's storage link and destager buffer."""
     return section(scenario, CLUSTER, key)
 
 
@@ -72,7 +135,9 @@ def tier_controls(scenario: simcache.Scenario, key: str) -> Overrides:
 
 
 def array_controls(scenario: simcache.Scenario, key: str) -> Overrides:
-    """Spindle count, drive profile and drive RPM of the backing array."""
+    """The backing array's profile, then its spindle count, drive profile and (spinning drives)
+    drive RPM; another array profile takes all of its fields (drive, RAID level, caches, port), so
+    the three start again from that profile's values."""
     return section(scenario, ARRAY, key)
 
 
@@ -99,17 +164,22 @@ def group_controls(scenario: simcache.Scenario, group: Any, key: str) -> Overrid
 def section(scenario: simcache.Scenario, paths: Any, key: str, group: str = "") -> Overrides:
     """A widget for each knob of ``paths``; the overrides of those the user changed.
 
-    A knob inside a profile chosen above (the tier's capacity under another tier) starts from
-    that profile's value, in a widget of its own.
+    A knob inside a profile chosen above (the tier's capacity under another tier, the drive under
+    another array) starts from that profile's value, in a widget of its own: its key names every
+    profile chosen above it. A field unset for the part as it stands (a flash drive has no RPM)
+    has no widget.
     """
     overrides: Overrides = {}
     for path in paths:
         shown = knob(path)
         at = shown.at(group)
-        parent = next((p for p in overrides if at.startswith(f"{p}.")), None)
-        edited = scenario.with_overrides(overrides) if parent else scenario
-        widget_key = f"{key}.{at}" + (f"@{overrides[parent]}" if parent else "")
-        chosen, was = _input(shown, current(edited, at), widget_key, at)
+        parents = [p for p in overrides if at.startswith(f"{p}.")]
+        edited = scenario.with_overrides(overrides) if parents else scenario
+        value = current(edited, at)
+        if value is None:
+            continue
+        widget_key = f"{key}.{at}" + "".join(f"@{overrides[p]}" for p in parents)
+        chosen, was = _input(shown, value, widget_key, at)
         if chosen != was:
             overrides[at] = chosen
     return overrides
@@ -142,35 +212,47 @@ def _input(shown: Knob, value: Any, key: str, at: str) -> tuple[Any, Any]:
 
 
 def _number(shown: Knob, value: float, key: str, help: str | None = None) -> Any:
-    """A number input within the knob's bounds: whole numbers for a count, else floats."""
-    lower, upper = shown.shown_range()
-    if shown.widget == "count":
-        chosen = st.number_input(
-            shown.label,
-            min_value=_whole(lower),
-            max_value=_whole(upper),
-            value=int(value),
-            step=1,
-            key=key,
-            help=help or shown.help,
-        )
-        return int(chosen)
-    return float(
-        st.number_input(
-            shown.label,
-            min_value=lower,
-            max_value=upper,
-            value=float(value),
-            step=shown.step,
-            key=key,
-            help=help or shown.help,
-            format="%g",
-        )
+    """A number input for the knob, starting from ``value``: whole numbers for a count, else
+    floats; ``value`` again while the box holds another number outside the knob's range, which an
+    error under the box names.
+
+    The range is checked here, not given to the widget: a browser refuses an out-of-range number
+    without telling the page, so the box would show it while the page ran with another. The
+    starting value always passes: the file's own, valid, may lie past a bound the shown unit
+    rounds (a 256 KiB working set is 0.000244 GiB, under the GiB box's 0.001).
+    """
+    whole = shown.widget == "count"
+    typed = st.number_input(
+        shown.label,
+        value=int(value) if whole else float(value),
+        step=1 if whole else shown.step,
+        key=key,
+        help=help or shown.help,
+        format=None if whole else "%g",
     )
+    chosen = int(typed) if whole else float(typed)
+    outside = None if chosen == value else out_of_range(chosen, *shown.shown_range())
+    if outside is None:
+        return chosen
+    st.error(
+        f"**{shown.label}**: {format_figure(chosen, 6)} is {outside}. The page runs with "
+        f"{format_figure(value, 6)}, the value it started from, until the box holds a number in "
+        "the range."
+    )
+    return int(value) if whole else float(value)
 
 
-def _whole(bound: float | None) -> int | None:
-    return None if bound is None else int(bound)
+def out_of_range(value: float, lower: float | None, upper: float | None) -> str | None:
+    """Where ``value`` lies outside ``lower``..``upper`` (None: unbounded), in words (``"outside
+    the allowed range, 1 to 256"``); None when it lies inside."""
+    if (lower is None or value >= lower) and (upper is None or value <= upper):
+        return None
+    if lower is not None and upper is not None:
+        return f"outside the allowed range, {format_figure(lower, 6)} to {format_figure(upper, 6)}"
+    if lower is not None:
+        return f"below the allowed range: give at least {format_figure(lower, 6)}"
+    assert upper is not None
+    return f"above the allowed range: give at most {format_figure(upper, 6)}"
 
 
 def _duty_cycle_controls(workload: Any, key: str, group: str) -> Overrides:
@@ -222,22 +304,41 @@ def _duty_cycle_controls(workload: Any, key: str, group: str) -> Overrides:
 def parse_size_mix(text: str, path: str) -> dict[str, float]:
     """``"8KiB: 0.7, 64KiB: 0.3"`` -> ``{"8KiB": 0.7, "64KiB": 0.3}``; a size alone weighs 1.
 
-    The sizes themselves are checked by the scenario loader; this only splits the text.
+    The sizes themselves are checked by the scenario loader (which also refuses one size written
+    two ways, ``8KiB`` and ``8192B``); this splits the text and refuses a size written twice the
+    same way, which a mapping would otherwise keep once, with one of the two weights.
     """
     mix: dict[str, float] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
-        size, _, weight = item.partition(":")
-        try:
-            mix[size.strip()] = float(weight) if weight.strip() else 1.0
-        except ValueError:
+        size, _, weight = (part.strip() for part in item.partition(":"))
+        if size in mix:
+            added = format_figure(mix[size] + _weight(weight, size, path))
             raise simcache.ScenarioError(
-                "sidebar", [(path, f"weight {weight.strip()!r} of {size.strip()} is not a number")]
-            ) from None
+                "sidebar",
+                [
+                    (
+                        path,
+                        f"{size} is given twice; give each size once, with its weights added "
+                        f"(e.g. {size}: {added})",
+                    )
+                ],
+            )
+        mix[size] = _weight(weight, size, path)
     if not mix:
         raise simcache.ScenarioError(
             "sidebar", [(path, "give at least one size, e.g. 4KiB or 8KiB: 0.7, 64KiB: 0.3")]
         )
     return mix
+
+
+def _weight(text: str, size: str, path: str) -> float:
+    """The weight of ``size`` in a size mix's text; 1 when none is given."""
+    try:
+        return float(text) if text else 1.0
+    except ValueError:
+        raise simcache.ScenarioError(
+            "sidebar", [(path, f"weight {text!r} of {size} is not a number")]
+        ) from None
 
 
 def _size_mix_text(sizes: dict[str, float]) -> str:

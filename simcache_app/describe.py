@@ -17,11 +17,13 @@ import pandas as pd
 
 import simcache
 from simcache.base.metrics import HEADLINE_PERCENTILES, PERCENTILES, SUMMARY_COLUMNS
-from simcache.base.units import format_bandwidth, format_figure, human_size, round_figure
+from simcache.base.units import format_figure, human_size, round_figure
 from simcache.physics.cluster import PortName
 from simcache.results.bottleneck import bottleneck_sentence as bottleneck_sentence
 from simcache.results.bottleneck import component_name as component_name
+from simcache.results.part_words import changed_fields, link_words
 from simcache.results.validity import PINNED
+from simcache.spec import ArraySpec, DriveSpec, TierSpec
 
 TABLE_DIGITS = 4
 """Significant digits of a figure in a table (3 in a sentence): a simulated percentile carries no
@@ -301,26 +303,47 @@ def group_vms(scenario: simcache.Scenario, group_name: str, hosts: int | None = 
 def scenario_summary(scenario: simcache.Scenario) -> str:
     """The scenario as set, in one line with figures for people: ``"4 hosts, 24 VMs in 3 groups
     (db 8, build 8, web 8); sata-ssd-s3700-field flash tier, 372.5 GiB per host; destager buffer
-    2 GiB per host; 1 x 1GbE peer link per host; array of 14 x 7,200 RPM spindles (raid10)"``."""
+    2 GiB per host; 1 x 1GbE peer link per host; 1GbE storage link per host, to the array's 1GbE
+    port; array-14x7200 array of 14 x 7,200 RPM spindles (raid10)"``.
+
+    A part named by its profile says which of the profile's fields are set otherwise: a link's
+    line rate as a figure (``"roce-100GbE at 25 Gbit/s"``), other fields by name (``"10GbE
+    (latency changed)"``).
+    """
     cluster, array = scenario.cluster, scenario.array
     vms = {group.name: group_vms(scenario, group.name) for group in scenario.groups}
     groups = ", ".join(f"{name} {format_figure(count)}" for name, count in vms.items())
     tier = cluster.tier
-    links = (
-        f"{cluster.peer_links} x "
-        f"{cluster.peer_link.profile or format_bandwidth(cluster.peer_link.bandwidth)}"
-    )
     rpm = array.drive.rpm
-    drives = f"{format_figure(rpm)} RPM spindles" if rpm is not None else "flash drives"
+    drives = (
+        f"{format_figure(rpm)} RPM spindles"
+        if rpm is not None
+        else f"{_profile(array.drive)}flash drives"
+    )
+    array_details = [array.raid, changed_fields(array, shown=("drive", "spindles", "raid", "port"))]
     return (
         f"{_count(cluster.hosts, 'host')}, {_count(sum(vms.values()), 'VM')} in "
         f"{_count(len(vms), 'group')} ({groups}); "
-        f"{tier.profile + ' ' if tier.profile else ''}{tier.kind} tier, "
+        f"{_profile(tier, shown=('capacity',))}{tier.kind} tier, "
         f"{human_size(tier.capacity)} per host; "
-        f"destager buffer {human_size(cluster.destager.capacity)} per host; {links} peer link per "
-        "host; "
-        f"array of {format_figure(array.spindles)} x {drives} ({array.raid})"
+        f"destager buffer {human_size(cluster.destager.capacity)} per host; "
+        f"{cluster.peer_links} x {link_words(cluster.peer_link)} peer link per host; "
+        f"{link_words(cluster.storage_link)} storage link per host, to the array's "
+        f"{link_words(array.port)} port; "
+        f"{array.profile + ' ' if array.profile else ''}array of "
+        f"{format_figure(array.spindles)} x {drives} "
+        f"({'; '.join(filter(None, array_details))})"
     )
+
+
+def _profile(spec: TierSpec | DriveSpec | ArraySpec, shown: tuple[str, ...] = ()) -> str:
+    """The profile a part is named by and a space, with the fields set otherwise than the
+    profile's (:func:`_changed`): ``"nvme-pm9a3 "``, ``"sata-7200 (rpm changed) "``; empty for a
+    part named by no profile."""
+    if not spec.profile:
+        return ""
+    changed = changed_fields(spec, shown)
+    return f"{spec.profile} ({changed}) " if changed else f"{spec.profile} "
 
 
 def _count(number: int, noun: str) -> str:

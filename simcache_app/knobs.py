@@ -131,7 +131,7 @@ class Knob:
     @property
     def profile_kind(self) -> str:
         """The kind of built-in profile the field's spec may name (``tier``, ``link``,
-        ``drive``)."""
+        ``drive``, ``array``)."""
         spec = _model_of(self.field.annotation)
         if spec is None:
             raise TypeError(f"{self.path} is not a spec that may name a profile")
@@ -195,9 +195,11 @@ KNOBS: tuple[Knob, ...] = (
     Knob("cluster.hosts", "count", sweep="3, 4, 6, 8"),
     Knob("cluster.peer_link", "profile", sweep="1GbE, 10GbE, 25GbE"),
     Knob("cluster.peer_links", "count", sweep="1, 2, 4"),
+    Knob("cluster.storage_link", "profile", sweep="1GbE, 10GbE, 25GbE"),
     Knob("cluster.destager.capacity", "quantity", "MiB", sweep="64, 256, 1024, 4096"),
     Knob("cluster.tier", "profile", sweep=SweepFrom.OPTIONS),
     Knob("cluster.tier.capacity", "quantity", "GiB", sweep="1, 4, 16, 64"),
+    Knob("array", "profile", sweep=SweepFrom.OPTIONS),
     Knob("array.spindles", "count", sweep="4, 8, 14, 24"),
     Knob("array.drive", "profile"),
     Knob("array.drive.rpm", "number", step=600.0, sweep="5400, 7200, 10000, 15000"),

@@ -3,7 +3,7 @@ ZIP.
 
 The edited scenario is downloaded as :func:`exported_scenario` writes it: only what differs from the
 profiles and defaults (:func:`simcache.spec.dump.minimal_scenario_toml`), with the page's duration
-and seed.
+and seed, and the file's checks and variants while they still fit it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import simcache
-from simcache.spec import builtin_scenarios
+from simcache.spec import CheckSpec, builtin_scenarios, check_problems
 from simcache.spec.dump import minimal_scenario_toml, scenario_slug, scenario_toml
 
 __all__ = [
@@ -72,7 +72,16 @@ def exported_scenario(
 ) -> tuple[str, str]:
     """The file name (from the scenario's name) and the minimal TOML of the scenario as the page
     runs it: its ``changed`` settings applied, the page's duration and seed, and a description
-    that names those changes."""
+    that names those changes.
+
+    The file's checks (``[[expect]]`` and ``[check]``) were written for its own settings and run:
+    after ``changed`` settings they are kept, as targets ``simcache check`` can still judge, under
+    a comment at the file's head saying that their bounds and words (web's "WB+0, local flash
+    only" after web is set to WB+1) may not describe the scenario as changed. Checks that no
+    longer fit it (a window past the page's shorter run, a group or host that is gone) are left
+    out, with the variants that no longer apply, and the comment says why: the file would not
+    load with them.
+    """
     current = scenario.with_duration(duration).with_seed(seed)
     if changed:
         edits = "; ".join(f"{path} = {value}" for path, value in changed.items())
@@ -82,4 +91,54 @@ def exported_scenario(
             else f"changed: {edits}"
         )
         current = current.model_copy(update={"description": description})
-    return f"{scenario_slug(scenario.name)}.toml", minimal_scenario_toml(current)
+    current, notes = _checks_as_exported(current, list(changed), scenario.run.duration)
+    text = minimal_scenario_toml(current)
+    if notes:
+        text = "".join(f"# {note}\n" for note in ["Exported from the what-if page.", *notes]) + text
+    return f"{scenario_slug(scenario.name)}.toml", text
+
+
+def _checks_as_exported(
+    scenario: simcache.Scenario, changed: list[str], file_duration: float
+) -> tuple[simcache.Scenario, list[str]]:
+    """``scenario`` with the variants that still apply and the checks that still fit it, and what
+    the file's head says of them: what was left out and why, or that the checks kept were written
+    for settings since ``changed``."""
+    notes = []
+    gone = [name for name in scenario.variants if not _applies(scenario, name)]
+    if gone:
+        kept = {name: o for name, o in scenario.variants.items() if name not in gone}
+        scenario = scenario.model_copy(update={"variants": kept})
+        notes.append(f"Variants left out, as they no longer apply: {', '.join(gone)}.")
+    if not (scenario.expect or scenario.check.observation):
+        return scenario, notes
+    problems = check_problems(scenario)
+    if problems:
+        path, message = problems[0]
+        why = (
+            f"they do not fit the page's shorter run ({scenario.run.duration:g} s of the file's "
+            f"{file_duration:g} s)"
+            if scenario.run.duration < file_duration
+            else "they do not fit the scenario as changed"
+        )
+        notes.append(
+            f"The file's checks ([[expect]] and [check]) are left out: {why}, and the file would "
+            f"not load with them ({path}: {message})."
+        )
+        return scenario.model_copy(update={"expect": [], "check": CheckSpec()}), notes
+    if changed:
+        notes.append(
+            f"Its checks ([[expect]] and [check]) were written for the file's settings; the page "
+            f"changed {', '.join(changed)}, so their bounds and words (observation, tolerance) "
+            "may not describe this scenario."
+        )
+    return scenario, notes
+
+
+def _applies(scenario: simcache.Scenario, variant: str) -> bool:
+    """Whether ``variant``'s overrides still make a valid scenario of ``scenario``."""
+    try:
+        scenario.variant(variant)
+    except simcache.ScenarioError:
+        return False
+    return True

@@ -27,10 +27,13 @@ from simcache.cli.progress import Bar, progress_bar, shows_progress
 from simcache.report.cells import LOWER_BOUND, cell
 from simcache.report.run_report import text_table
 from simcache.runs.sweep import (
+    STABILITY,
     SweepInterrupted,
     SweepProgress,
     SweepStoreWarning,
+    mix_shifts,
     point_bottleneck,
+    point_stability,
     sweep,
     sweep_summary,
 )
@@ -166,10 +169,14 @@ def summary_text(rows: pd.DataFrame, grid_columns: list[str]) -> str:
     """``simcache sweep --summary`` as printed: one line per grid point that a 100-column terminal
     holds. Each point gives its values (headed by the shortest tail of their dotted paths that
     tells them apart; the title names the paths in full), the means over its seeds of
-    :data:`SUMMARY_FIGURES` (``>=`` where a seed's figure is only a lower bound), whether its
-    seeds reached a steady state (``UNSTABLE k/n`` when k of n did not) and its bottleneck (the
-    part most of its seeds name, :func:`~simcache.results.bottleneck.run_bottleneck`). Notes
-    below explain the marks shown and where every column is.
+    :data:`SUMMARY_FIGURES` (``>=`` where a seed's figure is only a lower bound), how steady its
+    seeds were (:func:`~simcache.runs.sweep.point_stability`: ``UNSTABLE k/n`` when k of n had no
+    steady state, ``filling: full ~540 s``, ``at capacity``, ``untested``, else ``stable``) and
+    its bottleneck (the part most of its seeds name,
+    :func:`~simcache.results.bottleneck.run_bottleneck`). Notes below explain the marks and states
+    shown, name the groups whose share of the I/Os changes from point to point
+    (:func:`~simcache.runs.sweep.mix_shifts`: the figures are over every group's I/Os) and say
+    where every column is.
 
     ``rows``: :func:`~simcache.runs.sweep.sweep`'s table, one row per point and seed.
     """
@@ -189,11 +196,12 @@ def summary_text(rows: pd.DataFrame, grid_columns: list[str]) -> str:
         "Latency in ms over every group's I/Os, each the mean over its point's seeds.",
     ]
     warned = list(dict.fromkeys(k for kinds in rows.get("validity", []) for k in _words(kinds)))
+    shifts = {op: mix_shifts(rows, grid_columns, op) for op in ("write", "read")}
     return "\n".join(
         [
             *(textwrap.fill(line, _WIDTH, subsequent_indent="  ") for line in title),
             text_table(shown, columns),
-            *_summary_notes(shown, warned),
+            *_summary_notes(shown, warned, shifts),
         ]
     )
 
@@ -226,8 +234,7 @@ def _summary_cells(headings: list[str], key: Any, part: pd.DataFrame) -> dict[st
     cells["seeds"] = len(part)
     for heading, column in SUMMARY_FIGURES.items():
         cells[heading] = _figure_cell(part, column)
-    unstable = int((part["stable"] == 0).sum())
-    cells["stability"] = f"UNSTABLE {unstable}/{len(part)}" if unstable else "stable"
+    cells["stability"] = point_stability(part).label
     cells["bottleneck"] = point_bottleneck(part)
     return cells
 
@@ -243,10 +250,13 @@ def _figure_cell(part: pd.DataFrame, column: str) -> str:
     return (LOWER_BOUND if lower else "") + cell(float(part[column].mean()))
 
 
-def _summary_notes(shown: pd.DataFrame, warned: list[str]) -> list[str]:
-    """What the marks in ``shown`` (:func:`summary_text`'s cells) mean, only those it has; the
-    kinds of validity warnings its runs had (``warned``); and where every column is. Each wrapped
-    to :data:`_WIDTH`."""
+def _summary_notes(
+    shown: pd.DataFrame, warned: list[str], shifts: dict[str, list[str]]
+) -> list[str]:
+    """What the marks and stability states in ``shown`` (:func:`summary_text`'s cells) mean, only
+    those it has; the kinds of validity warnings its runs had (``warned``); the groups whose share
+    of each op's I/Os moves between the points (``shifts``, by op); and where every column is.
+    Each wrapped to :data:`_WIDTH`."""
     figures = shown[list(SUMMARY_FIGURES)].to_numpy().ravel()
     notes = []
     if any(str(figure).startswith(LOWER_BOUND) for figure in figures):
@@ -259,6 +269,9 @@ def _summary_notes(shown: pd.DataFrame, warned: list[str]) -> list[str]:
             "UNSTABLE k/n: k of the point's n seeds had no steady state (their latency grows with "
             "the run)."
         )
+    for state, meaning in STABILITY.items():
+        if state not in ("unstable", "stable") and shown["stability"].str.startswith(state).any():
+            notes.append(f"{state}: {meaning} (k/n: in k of the point's n seeds).")
     if shown["bottleneck"].str.contains("GC cliff").any():
         notes.append(
             "GC cliff: a tier past its clean-pool cliff (garbage collection holds its writes; "
@@ -266,6 +279,14 @@ def _summary_notes(shown: pd.DataFrame, warned: list[str]) -> list[str]:
         )
     if warned:
         notes.append(f"Warnings in these runs: {', '.join(warned)} (the validity column).")
+    for op, moved in shifts.items():
+        if moved:
+            notes.append(
+                f"The {op} figures mix groups whose share of the {op}s changes from point to "
+                f"point: {'; '.join(moved)}. A change in them can be a change of mix, not of "
+                f"latency: compare one group's figures (the {op} columns of each group, with "
+                "--out)."
+            )
     notes.append(
         "Every column (each group, 95% intervals, throughput, warnings): add --out FILE.csv or "
         "--json."

@@ -1,10 +1,13 @@
 """What a run's validity is judged from: the run as the rules read it (:class:`AssessedRun`), a
 warning (:class:`ValidityWarning`), and the counts the rules share (the I/Os in flight at given
-times, the I/Os a percentile needs). The rules are in :mod:`simcache.results.validity` (instability)
-and :mod:`simcache.results.short_runs` (runs too short to tell)."""
+times, the I/Os a percentile needs) and their words for several hosts at once (:func:`hosts_words`,
+:func:`figure_range`). The rules are in :mod:`simcache.results.validity` (instability) and
+:mod:`simcache.results.short_runs` (runs too short to tell)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -14,7 +17,15 @@ import pandas as pd
 from simcache.sim.stream import StreamStats
 from simcache.spec import Scenario
 
-__all__ = ["AssessedRun", "Severity", "ValidityWarning", "in_flight_series", "samples_needed"]
+__all__ = [
+    "AssessedRun",
+    "Severity",
+    "ValidityWarning",
+    "figure_range",
+    "hosts_words",
+    "in_flight_series",
+    "samples_needed",
+]
 
 Severity = Literal["unstable", "short"]
 
@@ -69,11 +80,12 @@ class ValidityWarning:
     """One reason to doubt a run's figures; ``str()`` gives :attr:`message`."""
 
     kind: str
-    """Unstable: growing, backlog_full, overload, gc_cliff. Short: filling, fill_time, short_warmup,
-    few_samples, event_after_end, untested."""
+    """Unstable: growing, backlog_full, overload, gc_cliff. Short: filling, fill_time, at_capacity,
+    short_warmup, few_samples, event_after_end, untested."""
     component: str
     """What it is about, e.g. ``backlog.host0``, ``array``, ``in_flight.db.write``, ``p999_ms``,
-    ``vmotion@10s``."""
+    ``vmotion@10s``; several, comma-separated, where one warning speaks for several hosts or parts
+    alike (``backlog.host0,backlog.host1``)."""
     severity: Severity
     """``unstable``: no steady state (``Result.stable`` is False); ``short``: the run is too
     short to tell."""
@@ -94,6 +106,29 @@ class ValidityWarning:
 def samples_needed(q: float) -> int:
     """Fewest I/Os behind percentile ``q`` (0-100): 10 beyond it, 10 / (1 - q / 100)."""
     return round(10 / (1 - q / 100))
+
+
+def hosts_words(hosts: Sequence[str]) -> str:
+    """Hosts in words, in the order given: ``host0``, ``host0 and host1``, ``host0, host1 and
+    host2``; more as ``6 hosts (host0 to host5)`` when their numbers run without a gap, else ``5
+    hosts (host0, host2, host3 and 2 more)``."""
+    if len(hosts) <= 3:
+        return hosts[0] if len(hosts) == 1 else f"{', '.join(hosts[:-1])} and {hosts[-1]}"
+    numbers = [int(m.group(1)) if (m := re.fullmatch(r"host(\d+)", h)) else -1 for h in hosts]
+    in_a_row = numbers[0] >= 0 and numbers == list(range(numbers[0], numbers[0] + len(hosts)))
+    listed = (
+        f"{hosts[0]} to {hosts[-1]}"
+        if in_a_row
+        else f"{', '.join(hosts[:3])} and {len(hosts) - 3} more"
+    )
+    return f"{len(hosts)} hosts ({listed})"
+
+
+def figure_range(values: Sequence[float], text: Callable[[float], str]) -> str:
+    """Figures that may differ from host to host, each written by ``text``: one when they all
+    read the same, else ``"lowest to highest"``."""
+    low, high = text(min(values)), text(max(values))
+    return low if low == high else f"{low} to {high}"
 
 
 def in_flight_series(result: AssessedRun, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:

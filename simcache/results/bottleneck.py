@@ -22,6 +22,7 @@ import numpy as np
 from simcache.base.units import format_figure, human_size
 from simcache.physics.cluster import PortName, gc_refill_rate
 from simcache.results.event_impact import EventImpact, event_impacts
+from simcache.results.part_words import link_words
 from simcache.results.result import Result
 from simcache.results.validity import PINNED, samples_needed
 from simcache.sim.collect import COMPONENTS
@@ -161,12 +162,12 @@ def component_name(component: str, scenario: Scenario) -> str:
     cluster = scenario.cluster
     port = PortName.parse(component)
     if port is not None:
-        profile = {
-            "peer": cluster.peer_link.profile,
-            "fabric": cluster.peer_link.profile,
-            "storage": cluster.storage_link.profile,
-        }
-        return port.describe(profile.get(port.role))
+        link = {
+            "peer": cluster.peer_link,
+            "fabric": cluster.peer_link,
+            "storage": cluster.storage_link,
+        }.get(port.role)
+        return port.describe(link_words(link) if link is not None else None)
     tier = re.match(r"^host(\d+)\.tier$", component)
     if tier:
         return f"the host{tier.group(1)} {_profile(cluster.tier.profile)}{cluster.tier.kind} tier"

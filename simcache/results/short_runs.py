@@ -11,14 +11,18 @@ from typing import Any
 import pandas as pd
 
 from simcache.base.metrics import PERCENTILES
-from simcache.base.units import format_figure
-from simcache.results.assessed import AssessedRun, ValidityWarning, samples_needed
+from simcache.base.units import format_figure, human_size
+from simcache.results.assessed import AssessedRun, ValidityWarning, hosts_words, samples_needed
 from simcache.results.trend import MIN_SAMPLES
 from simcache.spec import Scenario
 
-__all__ = ["few_samples", "late_events", "short_warmup", "untested"]
+__all__ = ["KEPT_UP", "few_samples", "late_events", "short_warmup", "untested"]
 
 _LISTED = 4  # rows named in a few-samples warning
+KEPT_UP = 0.1
+"""A destage buffer kept up in a run (whatever the estimate's fluid model says) when its backlog
+stays under this share of what that model holds by the run's end: the run destaged at the rate
+written, e.g. into an array's controller cache that takes it at memory speed until it is full."""
 
 
 def untested(result: AssessedRun, series: pd.DataFrame) -> list[ValidityWarning]:
@@ -50,8 +54,9 @@ def short_warmup(
     scenario: Scenario | dict[str, Any],
     filling: set[str],
 ) -> list[ValidityWarning]:
-    """Warm-up shorter than a duty-cycle period or a destage buffer's fill time (hosts in
-    ``filling`` are reported already)."""
+    """Warm-up shorter than a duty-cycle period or a destage buffer's fill time, and runs that end
+    before a buffer could fill (``fill_time``), the hosts alike in one warning (hosts in
+    ``filling``, by name, are reported already)."""
     warmup, end = result.window
     constants: list[tuple[float, str, str]] = []  # (seconds, component, words)
     data = scenario if isinstance(scenario, dict) else scenario.model_dump(mode="json")
@@ -66,34 +71,32 @@ def short_warmup(
                     f"group {group['name']}'s duty cycle ({period:g} s period)",
                 )
             )
-    warnings = []
-    for host, fill, rate_in, rate_out in _fill_times(scenario):
-        component = f"backlog.{host}"
-        if component in filling or warmup >= fill:
-            continue
-        rates = f"{rate_in / 1e6:.0f} MB/s written, {rate_out / 1e6:.0f} MB/s destaged"
-        if fill >= end:
-            warnings.append(
-                ValidityWarning(
-                    "fill_time",
-                    component,
-                    "short",
-                    f"the run ({end:g} s) ends before {host}'s destage buffer could fill "
-                    f"({fill:.3g} s from empty at {rates}, "
-                    "by the estimate's fluid model): its figures hold for write bursts shorter "
-                    "than that, not for sustained load "
-                    f"(then writes wait for the array)",
-                )
+    warnings: list[ValidityWarning] = []
+    fills = [fill for fill in _fill_times(scenario) if fill[0] not in filling and warmup < fill[1]]
+    kept = _kept_up(result, fills)
+    for alike in _alike([fill for fill in fills if fill[0] in kept]):
+        warnings.append(_kept_up_note(result, alike, kept))
+    for alike in _alike([fill for fill in fills if fill[0] not in kept and fill[1] >= end]):
+        warnings.append(
+            ValidityWarning(
+                "fill_time",
+                _components(alike),
+                "short",
+                f"the run ({end:g} s) ends before {_buffers(alike)} could fill "
+                f"({_fill_words(alike)} from empty at {_rates(alike)}, "
+                "by the estimate's fluid model): its figures hold for write bursts shorter "
+                "than that, not for sustained load (then writes wait for the array)",
             )
-        else:
-            constants.append(
-                (
-                    fill,
-                    component,
-                    f"the time {host}'s destage buffer takes to fill ({fill:.3g} s from empty at "
-                    f"{rates})",
-                )
+        )
+    for alike in _alike([fill for fill in fills if fill[0] not in kept and fill[1] < end]):
+        constants.append(
+            (
+                max(fill[1] for fill in alike),
+                _components(alike),
+                f"the time {_buffers(alike)} take{'s' if len(alike) == 1 else ''} to fill "
+                f"({_fill_words(alike)} from empty at {_rates(alike)})",
             )
+        )
     for seconds, component, words in constants:
         if warmup < seconds:
             warnings.append(
@@ -107,6 +110,94 @@ def short_warmup(
                 )
             )
     return warnings
+
+
+_Fill = tuple[str, float, float, float]
+"""(host, fill time s, write rate, drain rate in bytes/s), as :func:`_fill_times` gives them."""
+
+
+def _alike(fills: list[_Fill]) -> list[list[_Fill]]:
+    """``fills`` in groups whose figures read the same in a note (fill time to three digits,
+    rates in whole MB/s), in the order of their first host."""
+    groups: dict[tuple[str, str, str], list[_Fill]] = {}
+    for fill in fills:
+        key = (f"{fill[1]:.3g}", f"{fill[2] / 1e6:.0f}", f"{fill[3] / 1e6:.0f}")
+        groups.setdefault(key, []).append(fill)
+    return list(groups.values())
+
+
+def _components(fills: list[_Fill]) -> str:
+    return ",".join(f"backlog.{fill[0]}" for fill in fills)
+
+
+def _buffers(fills: list[_Fill]) -> str:
+    """``host0's destage buffer``, ``the destage buffers of host0 and host1`` (each alike)."""
+    hosts = hosts_words([fill[0] for fill in fills])
+    return f"{hosts}'s destage buffer" if len(fills) == 1 else f"the destage buffers of {hosts}"
+
+
+def _fill_words(fills: list[_Fill]) -> str:
+    return ("" if len(fills) == 1 else "each ") + f"{fills[0][1]:.3g} s"
+
+
+def _rates(fills: list[_Fill]) -> str:
+    _, _, rate_in, rate_out = fills[0]
+    each = "" if len(fills) == 1 else " a host"
+    return f"{rate_in / 1e6:.0f} MB/s written, {rate_out / 1e6:.0f} MB/s destaged{each}"
+
+
+def _kept_up(result: AssessedRun, fills: list[_Fill]) -> dict[str, float]:
+    """The hosts of ``fills`` whose own backlog stayed under :data:`KEPT_UP` of what the fluid
+    model holds by the run's end (from empty at ``t = 0``: the buffer's capacity times the run's
+    share of the fill time, at most all of it), each with its largest backlog in the measured
+    window (bytes). None without samples in the window."""
+    start, end = result.window
+    series = result.series
+    window = series[series.index > start] if len(series) else series
+    capacity = float(result.meta["scenario"]["cluster"]["destager"]["capacity"])
+    kept = {}
+    for host, fill, _, _ in fills:
+        column = f"backlog.{host}"
+        if not len(window) or column not in window.columns:
+            continue
+        seen = float(window[column].max())
+        if seen < KEPT_UP * capacity * min(1.0, end / fill):
+            kept[host] = seen
+    return kept
+
+
+def _kept_up_note(
+    result: AssessedRun, fills: list[_Fill], kept: dict[str, float]
+) -> ValidityWarning:
+    """A ``fill_time`` note for buffers the run shows keeping up though the fluid model fills
+    them: what the run did, then the model's figures as what sustained load would do (behind a
+    controller cache, once that cache is full: the model drains at the spindles' pace)."""
+    one = len(fills) == 1
+    seen = human_size(max(kept[fill[0]] for fill in fills), 3)
+    did = (
+        f"{_buffers(fills)} kept up in this run ({'its backlog' if one else 'their backlogs'} "
+        f"at most {seen})"
+    )
+    _, fill, rate_in, rate_out = fills[0]
+    each = "" if one else " a host"
+    cache = float(result.meta["scenario"]["array"].get("controller_cache") or 0)
+    if cache > 0:
+        said = (
+            f"{did}: the array's {human_size(cache, 3)} controller cache takes destaged writes "
+            "as fast as they come until it is full. Once it is, the estimate's fluid model "
+            f"drains {rate_out / 1e6:.0f} MB/s against {rate_in / 1e6:.0f} MB/s written{each}, "
+            f"so {'it' if one else 'each'} would then fill in about {fill:.3g} s: the figures "
+            "hold until then, not for sustained load (then writes wait for the array)"
+        )
+    else:
+        said = (
+            f"{did}, though the estimate's fluid model, at the groups' peak rates "
+            f"({rate_in / 1e6:.0f} MB/s written against {rate_out / 1e6:.0f} MB/s destaged"
+            f"{each}), fills {'it' if one else 'each'} in about {fill:.3g} s from empty: the "
+            "figures hold for write bursts shorter than that, not for sustained peak load (then "
+            "writes wait for the array)"
+        )
+    return ValidityWarning("fill_time", _components(fills), "short", said)
 
 
 def _duty_period(duty: dict[str, Any]) -> float:

@@ -30,7 +30,14 @@ percentiles measure the run's length):
 - ``overload``: with something growing, a link, tier or the array busy
   :data:`PINNED` (97%) or more of the window on average: offered load is
   above its capacity. The offered figure is the VMs' I/Os issued in the
-  window per second against those completed.
+  window per second against those completed. A destage backlog that grows
+  (``filling``) while some group writes at a rate of its own (open-loop,
+  :data:`OPEN_MODES`) counts as growing for the destage path only: the array,
+  its port and the filling hosts' storage links. Pinned there, the path has no
+  spare time to drain the backlog, so the buffers only put off the moment
+  writes wait for it. (A buffer filling while the array has room is a burst
+  being absorbed; one filled by closed loops only slows them to the array's
+  pace once full: both short runs, below.)
 - ``gc_cliff``: a host whose tier queue grows while its units are not pinned
   and at least :data:`GC_SHARE` of that queue waits for garbage collection on
   average (past the clean-pool cliff): the tier is the bottleneck though its
@@ -39,12 +46,25 @@ percentiles measure the run's length):
 Short runs (``severity == "short"``: the figures may be right for the run but
 not for the system's steady state):
 
-- ``filling``: a host's destage backlog grows through the window (the test
+- ``filling`` (one warning for all the hosts it finds, their figures as
+  ranges): a host's destage backlog grows through the window (the test
   above) but ends below capacity: the figures are those of a buffer still
-  filling, good for bursts shorter than the time left to fill it.
-- ``fill_time``: the run ends before a destage buffer could fill, by the
-  analytic estimate's fluid model (capacity / (write rate - drain rate) at
-  the groups' peak rates), when the run does not show it filling itself.
+  filling, good for bursts shorter than the time left to fill it
+  (:func:`filling_backlogs`).
+- ``fill_time`` (one warning for the hosts alike): the run ends before a
+  destage buffer could fill, by the analytic estimate's fluid model
+  (capacity / (write rate - drain rate) at the groups' peak rates), when the
+  run does not show it filling itself. When the run's own backlog stays
+  under :data:`~simcache.results.short_runs.KEPT_UP` of what that model
+  holds by the run's end, the note says the buffer kept up in this run and
+  gives the model's figures as what sustained load would do: behind an
+  array's controller cache, the drain once that cache is full.
+- ``at_capacity``: nothing above found unstable, but a link, tier or the
+  array busy :data:`PINNED` or more of the window on average while some
+  group's load is open-loop (offered at a fixed rate, so it can exceed what
+  the part serves): a queue just below capacity and one a little above it
+  look alike in a short run, and neither's latency is a steady-state figure.
+  (With closed loops only, the load waits for the part: bounded, no note.)
 - ``short_warmup``: the warm-up is shorter than the slowest time constant:
   that fill time (when it falls inside the run) or a duty cycle's period.
 - ``few_samples`` (one warning for all summary rows): a percentile rests on
@@ -63,6 +83,8 @@ not for the system's steady state):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -72,6 +94,8 @@ from simcache.results.assessed import (
     AssessedRun,
     Severity,
     ValidityWarning,
+    figure_range,
+    hosts_words,
     in_flight_series,
     samples_needed,
 )
@@ -83,11 +107,14 @@ __all__ = [
     "FEW_GROWTH",
     "FULL_FRACTION",
     "GC_SHARE",
+    "OPEN_MODES",
     "PINNED",
     "AssessedRun",
+    "BacklogFill",
     "Severity",
     "ValidityWarning",
     "assess",
+    "filling_backlogs",
     "in_flight_series",
     "samples_needed",
 ]
@@ -116,21 +143,46 @@ FEW_FLOOR = 10
 GC_SHARE = 0.5
 """A growing tier queue is past the clean-pool cliff when at least this share of it waits for
 garbage collection on average."""
+OPEN_MODES = ("open", "trace")
+"""Workload modes whose I/Os are offered at a rate of their own (not waiting for the last ones to
+complete), so that they can ask a part for more than it serves."""
+_DESTAGE_PATH = ("array", "array.rx")
+"""The parts every host's destaging goes through (with each host's own ``<host>.storage.tx``)."""
+
+
+@dataclass(frozen=True)
+class BacklogFill:
+    """A host's destage backlog that grows through the measurement window
+    (:func:`filling_backlogs`)."""
+
+    host: str
+    rate: float
+    """Bytes a second it grows by (the fitted slope)."""
+    end: float
+    """Bytes at the window's last sample."""
+    full_in_s: float
+    """Seconds from the window's end until the buffer is full at :attr:`rate`."""
 
 
 def assess(result: AssessedRun) -> list[ValidityWarning]:
     """Every warning for ``result``: instability first (overload, growing, backlog_full), then
     short-run ones."""
     scenario = result.scenario if result.scenario is not None else result.meta["scenario"]
+    fills = filling_backlogs(result)
     growth = _growth(result)
     unstable = [w for w in growth if w.severity == "unstable"]
     # a saturated component is the cause only when I/Os pile up (a closed loop at 100% is bounded)
     if unstable:
         unstable = _overloads(result) + _gc_cliffs(result, unstable) + unstable
+    elif fills and _offered(result, writing=True):
+        # closed loops only: once the buffers are full, the writers slow to the array's pace
+        unstable = _destage_overloads(result, fills)
     unstable += _full_backlogs(result)
-    filling = [w for w in growth if w.severity == "short"]
-    late = short_warmup(result, scenario, {w.component for w in filling})
-    return unstable + filling + late + few_samples(result) + late_events(result)
+    # untested, or the backlogs filling
+    short = [w for w in growth if w.severity == "short"] + _filling(result, fills)
+    pinned = [] if unstable else _at_capacity(result)
+    late = short_warmup(result, scenario, {fill.host for fill in fills})
+    return unstable + short + pinned + late + few_samples(result) + late_events(result)
 
 
 def _window_series(result: AssessedRun) -> pd.DataFrame:
@@ -139,39 +191,67 @@ def _window_series(result: AssessedRun) -> pd.DataFrame:
     return series[series.index > start] if len(series) else series
 
 
+def filling_backlogs(result: AssessedRun) -> list[BacklogFill]:
+    """The hosts whose destage backlog grows through the measurement window (the growth test of
+    :func:`~simcache.results.trend.grows_through`) and ends below :data:`FULL_FRACTION` of the
+    buffer (a full one is ``backlog_full``), in the series' order; none with fewer than
+    :data:`~simcache.results.trend.MIN_SAMPLES` samples after the warm-up."""
+    series = _window_series(result)
+    if len(series) < MIN_SAMPLES:
+        return []
+    times = series.index.to_numpy(dtype=float)
+    capacity = float(result.meta["scenario"]["cluster"]["destager"]["capacity"])
+    fills = []
+    for column in [c for c in series.columns if c.startswith("backlog.")]:
+        growing, fit = grows_through(times, series[column].to_numpy(dtype=float), FLOORS["bytes"])
+        if growing and fit.end < FULL_FRACTION * capacity:
+            full_in = (capacity - fit.end) / fit.slope
+            fills.append(BacklogFill(column.removeprefix("backlog."), fit.slope, fit.end, full_in))
+    return fills
+
+
+def _filling(result: AssessedRun, fills: list[BacklogFill]) -> list[ValidityWarning]:
+    """One ``filling`` warning for every host in ``fills``, their figures as ranges."""
+    if not fills:
+        return []
+    capacity = float(result.meta["scenario"]["cluster"]["destager"]["capacity"])
+    one = len(fills) == 1
+    rate = figure_range([f.rate / 2**20 for f in fills], lambda v: f"{v:+.1f}")
+    ends = figure_range([f.end / capacity for f in fills], lambda v: f"{v:.0%}")
+    full_in = figure_range([f.full_in_s for f in fills], lambda v: format_figure(v, 3))
+    return [
+        ValidityWarning(
+            "filling",
+            ",".join(f"backlog.{f.host}" for f in fills),
+            "short",
+            (
+                f"{fills[0].host} destage backlog grows"
+                if one
+                else f"the destage backlogs of {hosts_words([f.host for f in fills])} grow"
+            )
+            + f" through the run ({rate} MiB/s{'' if one else ' each'}, "
+            f"{'ends' if one else 'ending'} at {ends} of {format_size(capacity)}): writes arrive "
+            "faster than they are destaged, and at this rate "
+            f"{'the' if one else 'each'} buffer is full in about {full_in} s more; the figures "
+            "hold for write bursts shorter than that, not for sustained load (then writes wait "
+            "for the array)",
+        )
+    ]
+
+
 def _growth(result: AssessedRun) -> list[ValidityWarning]:
+    """``growing`` warnings (queues and the VMs' I/Os in flight; backlogs are
+    :func:`filling_backlogs`), or ``untested`` and what few samples show beyond doubt."""
     series = _window_series(result)
     if len(series) < MIN_SAMPLES:
         return untested(result, series) + _few_samples_growth(result, series)
     times = series.index.to_numpy(dtype=float)
-    capacity = float(result.meta["scenario"]["cluster"]["destager"]["capacity"])
     warnings = []
     for column in _tested_columns(series):
-        in_bytes = column.startswith("backlog.")
-        growing, fit = grows_through(
-            times, series[column].to_numpy(dtype=float), FLOORS["bytes" if in_bytes else "count"]
-        )
-        if not growing:
+        if column.startswith("backlog."):
             continue
-        if in_bytes:
-            host = column.removeprefix("backlog.")
-            if fit.end >= FULL_FRACTION * capacity:
-                continue  # reported as a full buffer
-            full_in = (capacity - fit.end) / fit.slope
-            warnings.append(
-                ValidityWarning(
-                    "filling",
-                    column,
-                    "short",
-                    f"{host} destage backlog grows through the run ({fit.slope / 2**20:+.1f} "
-                    f"MiB/s, ends at {fit.end / capacity:.0%} "
-                    f"of {format_size(capacity)}): writes arrive faster than they are destaged, "
-                    "and at this rate the buffer is full "
-                    f"in about {full_in:.3g} s more; the figures hold for write bursts shorter "
-                    "than that, not for sustained load "
-                    f"(then writes wait for the array)",
-                )
-            )
+        growing, fit = grows_through(times, series[column].to_numpy(dtype=float), FLOORS["count"])
+        if not growing:
             continue
         # a count or a size: a steep rise's fitted line can start below zero
         start = max(0.0, fit.mean - fit.rise / 2)
@@ -340,6 +420,95 @@ def _overloads(result: AssessedRun) -> list[ValidityWarning]:
                 )
             )
     return warnings
+
+
+def _offered(result: AssessedRun, writing: bool = False) -> list[str]:
+    """The groups whose load is offered at a rate of their own (:data:`OPEN_MODES`); with
+    ``writing``, only those that write (a trace's mix is its own: counted as writing)."""
+    return [
+        group["name"]
+        for group in result.meta["scenario"]["groups"]
+        if group["workload"].get("mode") in OPEN_MODES
+        and not (writing and group["workload"].get("read_fraction") == 1.0)
+    ]
+
+
+def _destage_overloads(result: AssessedRun, fills: list[BacklogFill]) -> list[ValidityWarning]:
+    """The destage path's parts (:data:`_DESTAGE_PATH` and the filling hosts' storage links) busy
+    :data:`PINNED` or more of the window while the backlogs in ``fills`` grow: the writes' offered
+    load is above what the path destages, and nothing is left to drain the backlogs with."""
+    series = _window_series(result)
+    path = [*_DESTAGE_PATH, *(f"{fill.host}.storage.tx" for fill in fills)]
+    one = len(fills) == 1
+    rate = figure_range([f.rate / 2**20 for f in fills], lambda v: f"{v:+.1f}")
+    full_in = min(fill.full_in_s for fill in fills)
+    warnings = []
+    for component in path:
+        column = f"util.{component}"
+        if column not in series.columns:
+            continue
+        mean = float(series[column].mean())
+        if mean < PINNED:
+            continue
+        warnings.append(
+            ValidityWarning(
+                "overload",
+                component,
+                "unstable",
+                f"{component} is busy {mean:.0%} of the window while "
+                + (
+                    f"{fills[0].host}'s destage backlog grows ({rate} MiB/s)"
+                    if one
+                    else f"the destage backlogs of {hosts_words([f.host for f in fills])} grow "
+                    f"({rate} MiB/s each)"
+                )
+                + ": its offered load is above its capacity; writes "
+                "reach it faster than it destages them, with no spare time to catch up, so the "
+                f"buffer{'' if one else 's'} only put{'s' if one else ''} off the moment writes "
+                f"wait for it ({'it is' if one else 'the first is'} full in about "
+                f"{format_figure(full_in, 3)} s): no steady state; the write figures hold only "
+                "until then",
+            )
+        )
+    return warnings
+
+
+def _at_capacity(result: AssessedRun) -> list[ValidityWarning]:
+    """Parts busy :data:`PINNED` or more of the window in a run with open-loop load
+    (:data:`OPEN_MODES`) that nothing else found unstable: one warning naming them all."""
+    offered = _offered(result)
+    series = _window_series(result)
+    if not offered or not len(series):
+        return []
+    busy = {
+        column.removeprefix("util."): float(series[column].mean())
+        for column in series.columns
+        if column.startswith("util.")
+    }
+    pinned = {component: mean for component, mean in busy.items() if mean >= PINNED}
+    if not pinned:
+        return []
+    start, end = result.window
+    busiest = (
+        f"{next(iter(pinned))} is busy {next(iter(pinned.values())):.0%} of the window"
+        if len(pinned) == 1
+        else ", ".join(f"{component} ({mean:.0%})" for component, mean in pinned.items())
+        + f" are each busy {PINNED:.0%} or more of the window"
+    )
+    return [
+        ValidityWarning(
+            "at_capacity",
+            ",".join(pinned),
+            "short",
+            f"{busiest}: at capacity, though no queue was found growing in its "
+            f"{end - start:.3g} s. With "
+            f"load offered at a fixed rate (group{'' if len(offered) == 1 else 's'} "
+            f"{', '.join(offered)}), a part at capacity may be just below it or a little above "
+            "it, and a run this short cannot tell which: the latency of I/Os that wait for it "
+            "swings with the load and is not a steady-state figure, and a little more load makes "
+            "its queue grow without bound; run longer, or with less load, to tell",
+        )
+    ]
 
 
 def _gc_cliffs(result: AssessedRun, unstable: list[ValidityWarning]) -> list[ValidityWarning]:

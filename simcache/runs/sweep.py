@@ -52,8 +52,10 @@ import pandas as pd
 
 from simcache.base.errors import ScenarioError
 from simcache.base.metrics import ESTIMATED_COLUMNS, ci95_half_width
+from simcache.base.units import format_figure
 from simcache.results.bottleneck import run_bottleneck
 from simcache.results.result import Result
+from simcache.results.validity import PINNED, filling_backlogs
 from simcache.runs.simulate import simulate
 from simcache.runs.sweep_store import POLL_S, STORE_FORMAT, SweepStore, SweepStoreWarning
 from simcache.runs.workers import Runner
@@ -61,13 +63,18 @@ from simcache.sim.control import Cancel, stopped_at
 from simcache.spec import Scenario, load_scenario
 
 __all__ = [
+    "MIX_SHIFT",
+    "STABILITY",
     "STORE_FORMAT",
+    "PointStability",
     "SweepInterrupted",
     "SweepProgress",
     "SweepStoreWarning",
     "grid_points",
     "log_axis_yerr",
+    "mix_shifts",
     "point_bottleneck",
+    "point_stability",
     "result_row",
     "sweep",
     "sweep_summary",
@@ -146,6 +153,13 @@ def result_row(result: Result) -> dict[str, Any]:
     and their mean utilization (:func:`~simcache.results.bottleneck.run_bottleneck`: a tier past its
     clean-pool cliff before the busiest part).
 
+    ``stability``: one of :data:`STABILITY`, the first that holds: ``unstable`` (``stable`` is 0),
+    ``filling`` (a destage backlog grows through the window), ``at capacity`` (a part busy
+    :data:`~simcache.results.validity.PINNED` or more under open-loop load), ``untested`` (too few
+    samples to test for growth), else ``stable``. ``backlog_full_in_s``: with ``filling``, the
+    seconds until the first filling buffer is full at the rate its backlog grew
+    (:func:`~simcache.results.validity.filling_backlogs`); absent otherwise.
+
     No wall-clock figures: the same scenario and seed always give the same row.
     """
     row: dict[str, Any] = {}
@@ -161,6 +175,9 @@ def result_row(result: Result) -> dict[str, Any]:
     kinds = ",".join(dict.fromkeys(w.kind for w in result.warnings))
     if kinds:
         row["validity"] = kinds
+    row["stability"] = _stability(result)
+    if row["stability"] == "filling":
+        row["backlog_full_in_s"] = min(fill.full_in_s for fill in filling_backlogs(result))
     for record in result.breakdown.to_dict(orient="records"):
         row[f"{record['group']}.write.dominant"] = record["dominant"]
     bottleneck = run_bottleneck(result)
@@ -169,6 +186,14 @@ def result_row(result: Result) -> dict[str, Any]:
     for key in ("array_write_mb_s", "peer_wire_mb_s", "destage_backlog_bytes"):
         row[key] = result.totals[key]
     return {key: _plain(value) for key, value in row.items()}
+
+
+def _stability(result: Result) -> str:
+    """The first of :data:`STABILITY` that holds of ``result`` (see :func:`result_row`)."""
+    if not result.stable:
+        return "unstable"
+    kinds = {w.kind for w in result.warnings}
+    return next((state for state, kind in _STABILITY_KINDS.items() if kind in kinds), "stable")
 
 
 def _plain(value: Any) -> Any:
@@ -319,6 +344,99 @@ def point_bottleneck(part: pd.DataFrame) -> str:
     how = "GC cliff" if past_cliff else f"{naming['bottleneck_utilization'].mean():.0%}"
     agreement = f" ({count}/{len(part)})" if count < len(part) else ""
     return f"{named} {how}{agreement}"
+
+
+STABILITY: dict[str, str] = {
+    "unstable": (
+        "no steady state (a queue or backlog grows while a part is at capacity, or a buffer is "
+        "full): the latency grows with the run's length"
+    ),
+    "filling": (
+        "a destage backlog grows through the window: the figures hold until the first buffer is "
+        "full (in about the seconds shown), not for sustained load"
+    ),
+    "at capacity": (
+        f"a part is busy {PINNED:.0%} or more under load offered at a fixed rate: no growth was "
+        "found, but a run this short cannot tell a queue just under capacity from one just over "
+        "it, and neither's latency is a steady state"
+    ),
+    "untested": "too few samples after the warm-up to test queues and backlogs for growth",
+    "stable": "no sign of instability",
+}
+"""A sweep row's ``stability`` (:func:`result_row`), worst first, with what it means."""
+_STABILITY_KINDS = {"filling": "filling", "at capacity": "at_capacity", "untested": "untested"}
+"""The validity warning kind that gives each of the states between unstable and stable."""
+MIX_SHIFT = 0.1
+"""A group's share of an op's I/Os (0 to 1) that moves by this much or more between a sweep's
+points makes the all-groups figures of that op a different mix of I/Os from point to point."""
+
+
+@dataclass(frozen=True)
+class PointStability:
+    """How steady a sweep point's runs were (:func:`point_stability`)."""
+
+    state: str
+    """The worst :data:`STABILITY` state of its seeds' rows."""
+    label: str
+    """In a few words for a table cell: ``stable``, ``UNSTABLE 2/3``, ``filling: full ~540 s``,
+    ``at capacity 1/3`` (``k/n``: k of its n seeds, when not all)."""
+
+
+def point_stability(part: pd.DataFrame) -> PointStability:
+    """The worst ``stability`` among a point's rows (its seeds, :func:`result_row`'s), how many of
+    them have it and, for ``filling``, the soonest a buffer is full among them. Rows without a
+    ``stability`` (stored by an older simcache) count as ``unstable`` or ``stable`` by their
+    ``stable``. Shared by ``simcache sweep --summary`` and the app's sweep view."""
+    states = (
+        part["stability"]
+        if "stability" in part.columns
+        else part["stable"].map(lambda stable: "stable" if stable else "unstable")
+    )
+    state = next(s for s in STABILITY if (states == s).any())
+    count = int((states == state).sum())
+    if state == "unstable":
+        return PointStability(state, f"UNSTABLE {count}/{len(part)}")
+    label = state if count == len(part) else f"{state} {count}/{len(part)}"
+    if state == "filling" and "backlog_full_in_s" in part.columns:
+        soonest = float(part.loc[states == state, "backlog_full_in_s"].min())
+        label += f": full ~{format_figure(float(f'{soonest:.2g}'))} s"  # two digits
+    return PointStability(state, label)
+
+
+def mix_shifts(rows: pd.DataFrame, grid_columns: Sequence[str], op: str) -> list[str]:
+    """The groups whose share of ``op``'s I/Os moves by :data:`MIX_SHIFT` or more between the
+    points of a sweep (``rows``: :func:`sweep`'s table, one row per point and seed), each in words
+    from its highest share to its lowest or back, in the points' order: ``"web writes 28% at 60 to
+    1% at 240 (1,881 to 151 a run)"`` (shares of all the groups' writes, counts per run). An
+    all-groups figure of ``op`` is then a different mix of I/Os from point to point, e.g. a
+    closed-loop group held back by a saturated part, whose I/Os drop out of it."""
+    total = f"all.{op}.count"
+    groups = [
+        column.removesuffix(f".{op}.count")
+        for column in rows.columns
+        if column.endswith(f".{op}.count") and column != total
+    ]
+    if total not in rows.columns or len(groups) < 2:
+        return []
+    means = rows.groupby(list(grid_columns), sort=False, dropna=False)[
+        [total, *(f"{g}.{op}.count" for g in groups)]
+    ].mean()
+    points = [
+        ", ".join(str(v) for v in key) if isinstance(key, tuple) else str(key)
+        for key in means.index
+    ]
+    shifts = []
+    for group in groups:
+        counts = means[f"{group}.{op}.count"].to_numpy(dtype=float)
+        shares = np.divide(counts, means[total].to_numpy(dtype=float))
+        if not np.isfinite(shares).all() or shares.max() - shares.min() < MIX_SHIFT:
+            continue
+        first, last = sorted((int(shares.argmax()), int(shares.argmin())))
+        shifts.append(
+            f"{group} {op}s {shares[first]:.0%} at {points[first]} to {shares[last]:.0%} at "
+            f"{points[last]} ({counts[first]:,.0f} to {counts[last]:,.0f} a run)"
+        )
+    return shifts
 
 
 def log_axis_yerr(values: Any, ci95: Any) -> list[np.ndarray]:

@@ -18,8 +18,9 @@ seeds' mean) is *unknown* when its figure cannot decide:
 - the figure is a lower bound (unfinished I/Os) at or under the limit (a lower bound already past
   the limit is a miss);
 - over several seeds, the 95% interval of the mean straddles the limit (more seeds would tell);
-- the figure meets the limit, but the run ended before a destage buffer filled or its warm-up was
-  shorter than its slowest time constant (``filling``, ``fill_time``, ``short_warmup``): its figures
+- the figure meets the limit, but the run ended before a destage buffer filled, its warm-up was
+  shorter than its slowest time constant, or a part was at capacity under an open load
+  (``filling``, ``fill_time``, ``short_warmup``, ``at_capacity``: :data:`_CAVEATS`): its figures
   may be better than the steady state's, so a pass is not yet one (a miss stands).
 
 The interval of ``n`` seeds is the mean ± t(0.975, n - 1) s / sqrt(n) (Student t, s the seeds'
@@ -69,9 +70,6 @@ STABLE_SEEDS = 3
 """Fewest seeds for an interval worth reading: with 2, t(0.975, 1) = 12.7 times a standard
 deviation that rests on one difference, so the interval's width is itself a guess (with 3, t =
 4.30 on two degrees of freedom)."""
-SOFT = ("filling", "fill_time", "short_warmup")
-"""Validity warnings under which a run's figures may be better than its steady state's: a pass is
-not yet one."""
 _GRAMMAR = re.compile(
     r"^\s*(?:(?P<group>[\w.-]+)\s+)??(?P<op>read|write)\s+(?P<figure>\S+)\s*"
     r"(?P<rel><=|>=)\s*(?P<limit>.+?)\s*$"
@@ -269,6 +267,10 @@ _CAVEATS = {
     "short_warmup": (
         "the warm-up is shorter than the slowest time constant: the figures may not be the steady "
         "state's"
+    ),
+    "at_capacity": (
+        "a part was busy 97% or more of the window under an open load: a run this short cannot "
+        "tell its queue from one that grows, so the steady state may be worse"
     ),
 }
 

@@ -30,7 +30,7 @@ from simcache.runs.targets import plus_minus
 from simcache.spec.dump import minimal_scenario_toml, scenario_slug
 from simcache.workloads.ingest.imported import Imported
 from simcache_app import uploads
-from simcache_app.controls import EVENT_TAIL_S, first_duration, parse_size_mix
+from simcache_app.controls import first_duration, parse_size_mix
 from simcache_app.describe import (
     bottleneck_sentence,
     component_name,
@@ -43,6 +43,7 @@ from simcache_app.describe import (
     validity_warnings,
 )
 from simcache_app.knobs import knob
+from simcache_app.layout import estimate_text
 from simcache_app.parameters import compare_presets, parse_values, sweep_parameters
 from simcache_app.scenario_files import (
     exported_scenario,
@@ -95,11 +96,11 @@ def test_first_page_offers_the_default_scenario_and_waits_for_run(
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     assert not at.exception
     assert at.sidebar.selectbox(key="scenario").value == "default"
-    # long enough for the file's own vMotion at 10 s and 4 s of what it does (of the file's 20 s)
+    # the file's own 20 s: a cheap run (tests/app/test_page_review64.py has the costly ones)
     assert (
         at.sidebar.number_input(key="default.run.duration").value
         == first_duration(default)
-        == 10 + EVENT_TAIL_S
+        == default.run.duration
     )
     assert "Press **Run simulation**" in at.info[0].value
     assert not at.metric
@@ -111,14 +112,16 @@ def test_instant_estimate_is_shown_before_any_run_and_follows_the_controls(
     """The analytic estimate (milliseconds) is on the page before Run is pressed, and is the
     public API's."""
     at = open_app()
-    before = estimate_sentence(simcache.estimate(default), default)
-    assert before in [c.value for c in at.caption]
+    # in parts: its figures, its bottleneck on a line of its own, what it leaves out folded away
+    before = estimate_text(estimate_sentence(simcache.estimate(default), default))
+    assert before.summary in [c.value for c in at.caption]
+    assert f"**Predicted bottleneck** — {before.bottleneck}" in [m.value for m in at.markdown]
     assert not at.metric  # nothing simulated yet
     at.sidebar.selectbox(key="default.cluster.peer_link").select("10GbE").run()
     changed = default.with_overrides({"cluster.peer_link": "10GbE"})
-    after = estimate_sentence(simcache.estimate(changed), changed)
+    after = estimate_text(estimate_sentence(simcache.estimate(changed), changed))
     captions = [c.value for c in at.caption]
-    assert after != before and after in captions and before not in captions
+    assert after != before and after.summary in captions and before.summary not in captions
 
 
 def test_single_run_shows_the_numbers_of_the_same_simulation(default: simcache.Scenario) -> None:
@@ -261,11 +264,18 @@ def test_a_run_no_page_polls_cancels_itself_and_its_thread_ends() -> None:
 
 
 def test_every_number_input_is_bounded_by_the_scenario_model() -> None:
-    """Each number input and slider of the page has a finite lower and upper bound; a sidebar
-    input's bounds are its scenario field's (``ge``/``gt``/``le``/``lt`` in the schema, in the
-    shown unit; the duration the page's own range)."""
+    """The page's own number inputs and every slider have a finite lower and upper bound (a
+    sidebar slider its scenario field's, ``ge``/``gt``/``le``/``lt`` in the schema, in the shown
+    unit). A sidebar number input of a scenario field checks that range itself, with an error
+    under the box (``controls._number``: a browser refuses an out-of-range number without telling
+    the page, which would run with another), so its widget has no bounds of its own."""
     at = AppTest.from_file(str(APP), default_timeout=120).run()
+    sidebar_numbers = {w.key for w in at.number_input if w.key.startswith("default.")}
+    assert "default.cluster.hosts" in sidebar_numbers
     for widget in [*at.number_input, *at.slider]:
+        if widget.key in sidebar_numbers:
+            assert widget.min is None and widget.max is None, widget.key
+            continue
         assert widget.min is not None and widget.max is not None, widget.key
         assert math.isfinite(widget.min) and math.isfinite(widget.max), widget.key
         if widget.key.startswith("default."):
@@ -276,8 +286,9 @@ def test_every_number_input_is_bounded_by_the_scenario_model() -> None:
             assert (widget.min, widget.max) == pytest.approx(
                 (lower if lower is not None else 0, upper if upper is not None else 100)
             ), path
-    hosts = at.number_input(key="default.cluster.hosts")
-    assert (hosts.min, hosts.max) == (1, 256)  # ClusterSpec.hosts: ge=1, le=MAX_HOSTS
+    at.number_input(key="default.cluster.hosts").set_value(257).run()
+    # ClusterSpec.hosts: ge=1, le=MAX_HOSTS
+    assert any("outside the allowed range, 1 to 256" in e.value for e in at.error)
 
 
 def test_changing_a_control_runs_the_changed_scenario(default: simcache.Scenario) -> None:

@@ -28,7 +28,6 @@ from simcache_app.charts import (
     time_marks,
     top_and_others,
 )
-from simcache_app.controls import EVENT_TAIL_S
 from simcache_app.describe import figures, format_ms, group_vms, scenario_summary
 
 APP = ROOT / "app.py"
@@ -70,12 +69,12 @@ def sweep(
 
 
 def test_the_first_run_includes_the_default_scenarios_vmotion_and_its_charts_mark_it() -> None:
-    """The page starts at 14 s (the vMotion at 10 s plus EVENT_TAIL_S), and each time chart
-    shades the warm-up (a tenth of the run: 1.4 s), marks the vMotion with a dashed line at 10 s,
-    and shades the build group's on periods: on 4 s, off 6 s from phase 0, so [0, 4) and [10, 14)
-    within the run."""
+    """The page starts at the file's 20 s (a cheap run: controls.first_duration), and each time
+    chart shades the file's warm-up (4 s), marks the vMotion with a dashed line at 10 s, and shades
+    the build group's on periods: on 4 s, off 6 s from phase 0, so [0, 4) and [10, 14) within the
+    run."""
     at = open_app(seconds=None)
-    assert at.sidebar.number_input(key="default.run.duration").value == 10 + EVENT_TAIL_S
+    assert at.sidebar.number_input(key="default.run.duration").value == 20
     at.button(key="Run simulation").click().run()
     assert not at.exception
     # the vMotion is in the run
@@ -84,7 +83,7 @@ def test_the_first_run_includes_the_default_scenarios_vmotion_and_its_charts_mar
         layout = chart(at, title)["layout"]
         rects = [(s["x0"], s["x1"]) for s in layout["shapes"] if s["type"] == "rect"]
         lines = [s["x0"] for s in layout["shapes"] if s["type"] == "line"]
-        assert rects == [(0.0, pytest.approx(1.4)), (0.0, 4.0), (10.0, 14.0)]
+        assert rects == [(0.0, 4.0), (0.0, 4.0), (10.0, 14.0)]
         assert lines == [10.0]
         texts = {a["text"] for a in layout["annotations"]}
         assert texts == {"warm-up", "build on", "vMotion host 0 → host 1"}
@@ -232,6 +231,7 @@ def test_a_buffer_sweep_over_orders_of_magnitude_has_a_log_axis_and_units_in_its
         "seeds",
         "mean (ms)",
         "± 95% (ms)",
+        "stability",
     ]
     assert list(table["Destager buffer per host (MiB)"]) == [64, 8192]
 

@@ -467,6 +467,13 @@ def test_sweep_rows_carry_what_a_verdict_needs() -> None:
     assert judge_seeds(target, [evidence_of_row(clean | {"stable": 0}, target)]).text.startswith(
         "unknown: the run is unstable"
     )
+    # a part busy 97% or more under an open load (a review, 64: F7): a pass is not yet one
+    capacity = judge_seeds(target, [evidence_of_row(clean | {"validity": "at_capacity"}, target)])
+    assert capacity.status == "unknown"
+    assert capacity.text.endswith(
+        "but a part was busy 97% or more of the window under an open load: a run this short "
+        "cannot tell its queue from one that grows, so the steady state may be worse"
+    )
     old = {"all.write.p99_ms": 3.0, "all.write.count": 5000}
     assert "was not recorded" in judge_seeds(target, [evidence_of_row(old, target)]).text
 

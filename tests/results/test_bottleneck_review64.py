@@ -19,6 +19,7 @@ from simcache.report.run_report import report
 from simcache.results.bottleneck import (
     bottleneck_line,
     bottleneck_sentence,
+    component_name,
     gc_waits,
     waited_share,
     write_time,
@@ -206,3 +207,15 @@ def test_a_peak_outside_any_event_says_how_long_it_lasted() -> None:
     )
     assert "during" not in said
     assert "nothing is close to its limit" not in said
+
+
+def test_a_port_whose_profile_is_set_otherwise_is_named_with_its_rate() -> None:
+    # a review (64, F5): a roce-100GbE peer link set to 25 Gbit/s was named "roce-100GbE" in the
+    # result's sentences, as if it ran at 100 Gbit/s
+    scenario = simcache.load_scenario("default").with_overrides(
+        {"cluster.peer_link": {"profile": "roce-100GbE", "bandwidth": "25Gbit/s"}}
+    )
+    assert component_name("host0.peer.tx", scenario) == (
+        "the host0 roce-100GbE at 25 Gbit/s peer link (sending)"
+    )
+    assert component_name("host0.storage.tx", scenario) == "the host0 1GbE storage link (sending)"
