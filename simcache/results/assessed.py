@@ -6,8 +6,9 @@ times, the I/Os a percentile needs) and their words for several hosts at once (:
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -21,6 +22,7 @@ __all__ = [
     "AssessedRun",
     "Severity",
     "ValidityWarning",
+    "event_span_end",
     "figure_range",
     "hosts_words",
     "in_flight_series",
@@ -188,3 +190,20 @@ def _stream_in_flight(result: AssessedRun, times: np.ndarray) -> dict[tuple[str,
             waiting = np.searchsorted(np.sort(pending), times, side="right")
             out[(group, op)] = issued[:, 2 * g + o] + waiting - completed[:, 2 * g + o]
     return out
+
+
+def event_span_end(event: Mapping[str, Any], meta: Mapping[str, Any], end: float) -> float:
+    """When a scheduled event (its JSON in ``meta["scenario"]["events"]``) ends: its duration's end,
+    a host failure's restart (``end``, the run's, when it stays down), a vMotion's finish as
+    ``meta["vmotions"]`` records it (``end`` when still copying); else its start."""
+    at = float(event["at"])
+    if event.get("duration") is not None:
+        return at + float(event["duration"])
+    if event["kind"] == "host_failure":
+        return end if event.get("restart_delay") is None else at + float(event["restart_delay"])
+    if event["kind"] == "vmotion":
+        for record in meta.get("vmotions", []):
+            if record.get("start_s") == at and record.get("source_host") == event["source_host"]:
+                finished = float(record.get("end_s", math.nan))
+                return end if math.isnan(finished) else finished
+    return at

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simcache.results.assessed import event_span_end
 from simcache.results.result import Result, censored_percentiles
 from simcache.sim.stream import BUCKETS, StreamStats, percentile_of_counts
 
@@ -109,7 +110,7 @@ def event_impacts(result: Result) -> list[EventImpact]:
         at = float(event["at"])
         if at >= end:
             continue
-        full_end = _span_end(event, meta, end)
+        full_end = event_span_end(event, meta, end)
         span_end = min(full_end, end)
         length = span_end - at if span_end > at else interval
         windows = {
@@ -179,20 +180,6 @@ def event_words(event: Mapping[str, Any]) -> str:
         "device_slow": "tier slow",
     }.get(kind, kind.replace("_", " "))
     return f"host{event['host']} {what}" if "host" in event else what
-
-
-def _span_end(event: Mapping[str, Any], meta: Mapping[str, Any], end: float) -> float:
-    at = float(event["at"])
-    if event.get("duration") is not None:
-        return at + float(event["duration"])
-    if event["kind"] == "host_failure":
-        return end if event.get("restart_delay") is None else at + float(event["restart_delay"])
-    if event["kind"] == "vmotion":
-        for record in meta.get("vmotions", []):
-            if record.get("start_s") == at and record.get("source_host") == event["source_host"]:
-                finished = float(record.get("end_s", math.nan))
-                return end if math.isnan(finished) else finished
-    return at
 
 
 def _lost(event: Mapping[str, Any], meta: Mapping[str, Any]) -> float:

@@ -94,6 +94,7 @@ from simcache.results.assessed import (
     AssessedRun,
     Severity,
     ValidityWarning,
+    event_span_end,
     figure_range,
     hosts_words,
     in_flight_series,
@@ -475,9 +476,11 @@ def _destage_overloads(result: AssessedRun, fills: list[BacklogFill]) -> list[Va
 
 def _at_capacity(result: AssessedRun) -> list[ValidityWarning]:
     """Parts busy :data:`PINNED` or more of the window in a run with open-loop load
-    (:data:`OPEN_MODES`) that nothing else found unstable: one warning naming them all."""
+    (:data:`OPEN_MODES`) that nothing else found unstable: one warning naming them all. The sample
+    intervals a scheduled event spans are left out: a vMotion's or a resync's bulk copy takes all a
+    link leaves, so a link it pins says nothing of the VMs' load (the event's table does)."""
     offered = _offered(result)
-    series = _window_series(result)
+    series = _outside_events(result, _window_series(result))
     if not offered or not len(series):
         return []
     busy = {
@@ -509,6 +512,23 @@ def _at_capacity(result: AssessedRun) -> list[ValidityWarning]:
             "its queue grow without bound; run longer, or with less load, to tell",
         )
     ]
+
+
+def _outside_events(result: AssessedRun, series: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``series`` (samples, indexed by time) whose interval overlaps no scheduled
+    event's span (:func:`~simcache.results.assessed.event_span_end`)."""
+    meta = result.meta
+    events = meta["scenario"].get("events", [])
+    if not events or not len(series):
+        return series
+    interval = float(meta["scenario"]["run"]["sample_interval"])
+    end = result.window[1]
+    times = series.index.to_numpy(dtype=float)
+    clear = np.ones(len(times), dtype=bool)
+    for event in events:
+        start, stop = float(event["at"]), event_span_end(event, meta, end)
+        clear &= (times <= start) | (times - interval >= stop)
+    return series[clear]
 
 
 def _gc_cliffs(result: AssessedRun, unstable: list[ValidityWarning]) -> list[ValidityWarning]:

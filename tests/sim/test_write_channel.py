@@ -143,7 +143,11 @@ def test_a_ram_tier_takes_the_writes_of_200gbe_replication() -> None:
         )
     )
     result = simulate(scenario)
-    assert result.stable
+    # The tiers keep up; the destage path does not: 3 GB/s a host over the default 1GbE storage
+    # link fills the buffers (an overload of host<i>.storage.tx, as the validity rules say), which
+    # the writes, acknowledged from the RAM tiers, do not wait for within this run.
+    unstable = {w.component for w in result.warnings if w.severity == "unstable"}
+    assert unstable == {"host0.storage.tx", "host1.storage.tx"}
     row = result.summary.query("group == 'stream' and op == 'write'").iloc[0]
     lone = 5e-6 + MiB / 5e9
     assert row["mean_ms"] < 4 * lone * 1e3  # a few lone copies and a 200GbE leg, not a queue
