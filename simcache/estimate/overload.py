@@ -61,6 +61,7 @@ __all__ = [
     "detect",
     "duration_text",
     "explain",
+    "load_share",
     "peak_differs",
     "ranked_overloads",
     "window_rates",
@@ -341,7 +342,8 @@ def _destager(e: Evidence, h: int, d: DestageFluid) -> EstimateWarning | None:
             "from "
             f"{d.first_full_s:.3g} s to the end of the run with open-loop writers offering "
             f"{_amount(accepted, 'bytes/s')} "
-            f"vs {_amount(drained, 'bytes/s')} drained on average ({accepted / drained:.0%}); "
+            f"vs {_amount(drained, 'bytes/s')} drained on average "
+            f"({load_share(accepted / drained)}); "
             f"{fill}",
         )
     if math.isfinite(d.first_full_s):
@@ -527,10 +529,23 @@ def _latency_of(c: Layout, ops: list[int]) -> str:
 def _load(name: str, offered: float, capacity: float, unit: str, rho: float) -> str:
     """``"array offered 2,400 IOPS vs 1,200 IOPS capacity (200%)"``."""
     if unit == "busy":
-        return f"{name} offered {rho:.0%} of its capacity"
+        share = load_share(rho)
+        if share == "starved":
+            return f"{name} gets nothing through (starved)"
+        return f"{name} offered {share}{' of' if share.endswith('%') else ''} its capacity"
     return (
-        f"{name} offered {_amount(offered, unit)} vs {_amount(capacity, unit)} capacity ({rho:.0%})"
+        f"{name} offered {_amount(offered, unit)} vs {_amount(capacity, unit)} capacity "
+        f"({load_share(rho)})"
     )
+
+
+def load_share(rho: float) -> str:
+    """An offered / capacity ``rho`` in a word or a figure: ``"180%"``, ``"over 100x"`` from 100
+    on (a buffer drained at the 1 byte/s floor is offered billions of percent, a figure nobody
+    reads), ``"starved"`` when nothing gets through."""
+    if not math.isfinite(rho):
+        return "starved"
+    return "over 100x" if rho >= 100.0 else f"{rho:.0%}"
 
 
 def _amount(value: float, unit: str) -> str:

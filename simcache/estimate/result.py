@@ -19,6 +19,7 @@ from simcache.estimate.overload import (
     Evidence,
     detect,
     explain,
+    load_share,
     ranked_overloads,
     window_rates,
 )
@@ -94,16 +95,8 @@ class NamedBottleneck:
         figure: ``"host1.tier (180%), array (120%)"`` (``over 100x``, ``starved``); empty when
         there are none."""
         return ", ".join(
-            f"{component} ({_load_short(rho)})" for component, rho in self.also_overloaded
+            f"{component} ({load_share(rho)})" for component, rho in self.also_overloaded
         )
-
-
-def _load_short(rho: float) -> str:
-    """:meth:`NamedBottleneck.load_words` of an offered / capacity ``rho``, in a word or a
-    figure."""
-    if not math.isfinite(rho):
-        return "starved"
-    return "over 100x" if rho >= 100.0 else f"{rho:.0%}"
 
 
 def summarize(c: Layout, pieces: list[Piece]) -> Estimate:

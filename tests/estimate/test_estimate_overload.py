@@ -640,3 +640,17 @@ def test_an_overload_that_gets_nothing_through_is_said_in_words() -> None:
     assert overloaded(2.0).also_words() == ""
     stable = NamedBottleneck("array", "array", 0.755, None)
     assert stable.load_words() == "at 76% mean utilization"
+
+
+def test_a_load_share_past_100x_or_starved_is_said_in_words() -> None:
+    # A buffer drained at the 1 byte/s floor was "offered ... (4096000000000%)" (a review, 64: F9).
+    from simcache.estimate.overload import load_share
+
+    assert [load_share(r) for r in (0.5, 1.8, 99.99, 100.0, 4.096e10, math.inf)] == [
+        "50%",
+        "180%",
+        "9999%",
+        "over 100x",
+        "over 100x",
+        "starved",
+    ]
