@@ -197,7 +197,17 @@ def _input(shown: Knob, value: Any, key: str, at: str) -> tuple[Any, Any]:
         ), value
     if shown.widget == "text":
         text = st.text_input(shown.label, _size_mix_text(value), key=key, help=shown.help)
-        return parse_size_mix(text, at), dict(value)
+        try:
+            return parse_size_mix(text, at), dict(value)
+        except simcache.ScenarioError as exc:
+            # said under the box, the mix it had kept, as for a number out of range: the rest of
+            # the sidebar stays (an error raised here stopped it, and Streamlit forgot the later
+            # boxes and what they held)
+            st.error(
+                f"{exc.problems[0][0]}: {exc.problems[0][1]}. The page runs with the mix "
+                "it had until the box holds one it can read."
+            )
+            return dict(value), dict(value)
     if shown.widget == "slider":
         lower, upper = shown.shown_range()
         start = round(shown.shown(value))

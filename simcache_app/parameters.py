@@ -52,7 +52,13 @@ def sweep_parameters(scenario: simcache.Scenario) -> list[Parameter]:
 
 
 def _sweep_parameters(scenario: simcache.Scenario) -> tuple[Parameter, ...]:
-    cluster = [k for k in KNOBS if k.sweep is not None and GROUP not in k.path]
+    # a field the scenario leaves empty (a flash drive's RPM) has no values to sweep, as it has no
+    # box in the sidebar (controls.section)
+    cluster = [
+        k
+        for k in KNOBS
+        if k.sweep is not None and GROUP not in k.path and current(scenario, k.path) is not None
+    ]
     params = [Parameter(k, k.path, k.label, _start_values(scenario, k, k.path)) for k in cluster]
     for group in scenario.groups:
         shown = [

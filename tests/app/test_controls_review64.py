@@ -160,6 +160,13 @@ def test_the_sweep_view_offers_the_storage_link_and_the_array_profiles(
     assert "afa-24x-nvme" in offered["array"].split(", ")
 
 
+def test_the_sweep_view_offers_no_rpm_for_a_flash_array(default: simcache.Scenario) -> None:
+    # as the sidebar has no RPM box for a flash drive, the sweep offers no RPM values to refuse
+    assert "array.drive.rpm" in {p.path for p in sweep_parameters(default)}
+    flash = default.with_overrides({"array": "afa-24x-nvme"})
+    assert "array.drive.rpm" not in {p.path for p in sweep_parameters(flash)}
+
+
 def test_the_summary_says_which_profile_fields_are_set_otherwise(
     default: simcache.Scenario,
 ) -> None:
@@ -282,6 +289,19 @@ def test_the_page_says_which_mix_gives_a_size_twice() -> None:
     at.run()
     assert not at.exception
     assert "groups.db.workload.sizes: 8KiB is given twice" in at.error[0].value
+
+
+def test_a_mix_the_page_cannot_read_keeps_the_rest_of_the_sidebar() -> None:
+    # the error under db's box, db's mix as it was, and the later groups' boxes and the tabs still
+    # there (an error raised from the box stopped the sidebar, and Streamlit forgot the rest)
+    at, _ = page()
+    at.sidebar.text_input(key="default.groups.db.workload.sizes").input("8KiB: lots").run()
+    assert not at.exception
+    assert any("groups.db.workload.sizes: weight 'lots'" in e.value for e in at.error)
+    assert at.sidebar.text_input(key="default.groups.web.workload.sizes").value
+    assert at.tabs and not any(
+        "setting(s) changed" in c.value and "sizes" in c.value for c in at.sidebar.caption
+    )
 
 
 def test_a_scenario_file_with_a_size_twice_is_refused() -> None:
