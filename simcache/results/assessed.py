@@ -27,6 +27,7 @@ __all__ = [
     "hosts_words",
     "in_flight_series",
     "samples_needed",
+    "window_series",
 ]
 
 Severity = Literal["unstable", "short"]
@@ -131,6 +132,14 @@ def figure_range(values: Sequence[float], text: Callable[[float], str]) -> str:
     read the same, else ``"lowest to highest"``."""
     low, high = text(min(values)), text(max(values))
     return low if low == high else f"{low} to {high}"
+
+
+def window_series(result: AssessedRun) -> pd.DataFrame:
+    """The run's samples in the measurement window (those after the warm-up; each covers the
+    interval that ends at its time)."""
+    start, _ = result.window
+    series = result.series
+    return series[series.index > start] if len(series) else series
 
 
 def in_flight_series(result: AssessedRun, times: np.ndarray) -> dict[tuple[str, str], np.ndarray]:

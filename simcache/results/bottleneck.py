@@ -21,6 +21,7 @@ import numpy as np
 
 from simcache.base.units import format_figure, human_size
 from simcache.physics.cluster import PortName, gc_refill_rate
+from simcache.results.assessed import window_series
 from simcache.results.event_impact import EventImpact, event_impacts
 from simcache.results.part_words import link_words
 from simcache.results.result import Result
@@ -277,8 +278,7 @@ def peak_of(result: Result, part: str) -> Peak:
     covers the interval that ends at its time."""
     start, end = result.window
     column = f"util.{part}"
-    series = result.series
-    window = series[series.index > start]
+    window = window_series(result)
     if column not in window.columns or not len(window):
         return Peak(0.0, 0.0, end - start, ())
     interval = float(result.meta["scenario"]["run"]["sample_interval"])
@@ -358,8 +358,7 @@ def _write_time_of_sums(result: Result) -> WriteTime | None:
     if not count or not len(row):
         return None
     sums = {c: float(row[c].iloc[0]) * count for c in COMPONENTS}
-    total = sum(sums.values())
-    mean = {c: value / total if total > 0 else 0.0 for c, value in sums.items()}
+    mean = _shares(sums)
     tier_s = sum(sums[c] for c in _TIER_COMPONENTS) / 1e3
     return WriteTime(count, mean, None, math.nan, tier_s, from_records=False)
 
@@ -518,7 +517,11 @@ def time_shares(
     """Each component's share of the total time of the writes (those with latency at or past
     ``tail`` ms, if given)."""
     chosen = latency >= tail if tail is not None else np.ones(len(latency), dtype=bool)
-    sums = {name: float(values[chosen].sum()) for name, values in parts.items()}
+    return _shares({name: float(values[chosen].sum()) for name, values in parts.items()})
+
+
+def _shares(sums: dict[str, float]) -> dict[str, float]:
+    """Each of ``sums`` as a share of their total (0 for all when the total is 0)."""
     total = sum(sums.values())
     return {name: value / total if total > 0 else 0.0 for name, value in sums.items()}
 

@@ -58,6 +58,7 @@ import pandas as pd
 from simcache.base.json_values import json_default, strict
 from simcache.base.metrics import PERCENTILES, SUMMARY_COLUMNS, ci95_half_width
 from simcache.native import choice as _native
+from simcache.results.assessed import window_series
 from simcache.results.tables import (
     UNFINISHED_COLUMNS,
     records_table,
@@ -419,8 +420,7 @@ class Result:
     def window_means(self) -> pd.Series:
         """Mean of every series column over the measurement window (its samples after the
         warm-up)."""
-        start, _ = self.window
-        return self.series[self.series.index > start].mean()
+        return window_series(self).mean()
 
     def bottleneck(self) -> tuple[str, float]:
         """The component with the highest mean utilization over the window, and that utilization."""

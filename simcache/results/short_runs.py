@@ -12,7 +12,13 @@ import pandas as pd
 
 from simcache.base.metrics import PERCENTILES
 from simcache.base.units import format_figure, human_size
-from simcache.results.assessed import AssessedRun, ValidityWarning, hosts_words, samples_needed
+from simcache.results.assessed import (
+    AssessedRun,
+    ValidityWarning,
+    hosts_words,
+    samples_needed,
+    window_series,
+)
 from simcache.results.trend import MIN_SAMPLES
 from simcache.spec import Scenario
 
@@ -151,9 +157,8 @@ def _kept_up(result: AssessedRun, fills: list[_Fill]) -> dict[str, float]:
     model holds by the run's end (from empty at ``t = 0``: the buffer's capacity times the run's
     share of the fill time, at most all of it), each with its largest backlog in the measured
     window (bytes). None without samples in the window."""
-    start, end = result.window
-    series = result.series
-    window = series[series.index > start] if len(series) else series
+    end = result.window[1]
+    window = window_series(result)
     capacity = float(result.meta["scenario"]["cluster"]["destager"]["capacity"])
     kept = {}
     for host, fill, _, _ in fills:

@@ -99,6 +99,7 @@ from simcache.results.assessed import (
     hosts_words,
     in_flight_series,
     samples_needed,
+    window_series,
 )
 from simcache.results.short_runs import few_samples, late_events, short_warmup, untested
 from simcache.results.trend import FLOORS, MIN_SAMPLES, T_CRITICAL, grows_through, trend
@@ -186,18 +187,12 @@ def assess(result: AssessedRun) -> list[ValidityWarning]:
     return unstable + short + pinned + late + few_samples(result) + late_events(result)
 
 
-def _window_series(result: AssessedRun) -> pd.DataFrame:
-    start, _ = result.window
-    series = result.series
-    return series[series.index > start] if len(series) else series
-
-
 def filling_backlogs(result: AssessedRun) -> list[BacklogFill]:
     """The hosts whose destage backlog grows through the measurement window (the growth test of
     :func:`~simcache.results.trend.grows_through`) and ends below :data:`FULL_FRACTION` of the
     buffer (a full one is ``backlog_full``), in the series' order; none with fewer than
     :data:`~simcache.results.trend.MIN_SAMPLES` samples after the warm-up."""
-    series = _window_series(result)
+    series = window_series(result)
     if len(series) < MIN_SAMPLES:
         return []
     times = series.index.to_numpy(dtype=float)
@@ -243,7 +238,7 @@ def _filling(result: AssessedRun, fills: list[BacklogFill]) -> list[ValidityWarn
 def _growth(result: AssessedRun) -> list[ValidityWarning]:
     """``growing`` warnings (queues and the VMs' I/Os in flight; backlogs are
     :func:`filling_backlogs`), or ``untested`` and what few samples show beyond doubt."""
-    series = _window_series(result)
+    series = window_series(result)
     if len(series) < MIN_SAMPLES:
         return untested(result, series) + _few_samples_growth(result, series)
     times = series.index.to_numpy(dtype=float)
@@ -357,7 +352,7 @@ def _series_words(column: str) -> str:
 
 
 def _full_backlogs(result: AssessedRun) -> list[ValidityWarning]:
-    series = _window_series(result)
+    series = window_series(result)
     if not len(series):
         return []
     capacity = float(result.meta["scenario"]["cluster"]["destager"]["capacity"])
@@ -383,7 +378,7 @@ def _full_backlogs(result: AssessedRun) -> list[ValidityWarning]:
 
 
 def _overloads(result: AssessedRun) -> list[ValidityWarning]:
-    series = _window_series(result)
+    series = window_series(result)
     if not len(series):
         return []
     start, end = result.window
@@ -438,7 +433,7 @@ def _destage_overloads(result: AssessedRun, fills: list[BacklogFill]) -> list[Va
     """The destage path's parts (:data:`_DESTAGE_PATH` and the filling hosts' storage links) busy
     :data:`PINNED` or more of the window while the backlogs in ``fills`` grow: the writes' offered
     load is above what the path destages, and nothing is left to drain the backlogs with."""
-    series = _window_series(result)
+    series = window_series(result)
     path = [*_DESTAGE_PATH, *(f"{fill.host}.storage.tx" for fill in fills)]
     one = len(fills) == 1
     rate = figure_range([f.rate / 2**20 for f in fills], lambda v: f"{v:+.1f}")
@@ -480,7 +475,7 @@ def _at_capacity(result: AssessedRun) -> list[ValidityWarning]:
     intervals a scheduled event spans are left out: a vMotion's or a resync's bulk copy takes all a
     link leaves, so a link it pins says nothing of the VMs' load (the event's table does)."""
     offered = _offered(result)
-    series = _outside_events(result, _window_series(result))
+    series = _outside_events(result, window_series(result))
     if not offered or not len(series):
         return []
     busy = {
@@ -542,7 +537,7 @@ def _gc_cliffs(result: AssessedRun, unstable: list[ValidityWarning]) -> list[Val
     queue's mean over the window."""
     waits = result.totals.get("tier_gc_wait_s_by_host", {})
     growing = {w.component for w in unstable if w.kind == "growing"}
-    series = _window_series(result)
+    series = window_series(result)
     run_s = float(result.meta.get("simulated_s") or 0.0)
     if not len(series) or run_s <= 0:
         return []

@@ -40,7 +40,7 @@ from simcache.base.errors import ScenarioError
 from simcache.base.metrics import PERCENTILES, ci95_half_width
 from simcache.base.units import UnitError, parse_duration
 from simcache.results.result import Result
-from simcache.results.validity import samples_needed
+from simcache.results.validity import PINNED, samples_needed
 from simcache.sim.control import stopped_at
 
 __all__ = [
@@ -269,8 +269,8 @@ _CAVEATS = {
         "state's"
     ),
     "at_capacity": (
-        "a part was busy 97% or more of the window under an open load: a run this short cannot "
-        "tell its queue from one that grows, so the steady state may be worse"
+        f"a part was busy {PINNED:.0%} or more of the window under an open load: a run this "
+        "short cannot tell its queue from one that grows, so the steady state may be worse"
     ),
 }
 
