@@ -65,6 +65,9 @@ not for the system's steady state):
   the part serves): a queue just below capacity and one a little above it
   look alike in a short run, and neither's latency is a steady-state figure.
   (With closed loops only, the load waits for the part: bounded, no note.)
+- ``warming`` (one warning for all the groups it finds): a group's read hit ratio rises
+  through the window (:mod:`simcache.results.warming`): the read cache started empty and is
+  still filling, so the read figures average a cache growing warmer.
 - ``short_warmup``: the warm-up is shorter than the slowest time constant:
   that fill time (when it falls inside the run) or a duty cycle's period.
 - ``few_samples`` (one warning for all summary rows): a percentile rests on
@@ -103,6 +106,7 @@ from simcache.results.assessed import (
 )
 from simcache.results.short_runs import few_samples, late_events, short_warmup, untested
 from simcache.results.trend import FLOORS, MIN_SAMPLES, T_CRITICAL, grows_through, trend
+from simcache.results.warming import warming
 
 __all__ = [
     "FEW_FLOOR",
@@ -184,7 +188,15 @@ def assess(result: AssessedRun) -> list[ValidityWarning]:
     short = [w for w in growth if w.severity == "short"] + _filling(result, fills)
     pinned = [] if unstable else _at_capacity(result)
     late = short_warmup(result, scenario, {fill.host for fill in fills})
-    return unstable + short + pinned + late + few_samples(result) + late_events(result)
+    return (
+        unstable
+        + short
+        + pinned
+        + late
+        + warming(result)
+        + few_samples(result)
+        + late_events(result)
+    )
 
 
 def filling_backlogs(result: AssessedRun) -> list[BacklogFill]:
