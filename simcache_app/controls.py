@@ -15,7 +15,9 @@ import streamlit as st
 
 import simcache
 from simcache.base.units import format_figure
+from simcache.results.part_words import changed_fields, link_words
 from simcache.results.trend import MIN_SAMPLES
+from simcache.spec import LinkSpec
 from simcache.spec.events import (
     ArrayDegraded,
     ArrayRebuild,
@@ -189,7 +191,7 @@ def _input(shown: Knob, value: Any, key: str, at: str) -> tuple[Any, Any]:
     """The override of ``at`` the widget of ``shown`` gives, and the one the current ``value``
     would give."""
     if shown.widget == "profile":
-        return _profile_select(shown, value.profile, key), value.profile
+        return _profile_select(shown, value, key), value.profile
     if shown.widget == "choice":
         options = list(shown.options)
         return st.selectbox(
@@ -355,23 +357,43 @@ def _size_mix_text(sizes: dict[str, float]) -> str:
     return ", ".join(f"{size}: {weight:g}" for size, weight in sizes.items())
 
 
-def _profile_select(shown: Knob, current: str | None, key: str) -> str | None:
+def _profile_select(shown: Knob, value: Any, key: str) -> str | None:
     """A built-in profile of the knob's kind; ``None`` keeps a table defined in the file without
-    a profile."""
+    a profile. A part whose fields the file sets otherwise than its profile is shown as it is
+    (``roce-100GbE at 25 Gbit/s, as in the file``): choosing another profile replaces the whole
+    part, those fields too, and the help says so."""
     kind = shown.profile_kind
+    current: str | None = value.profile
     profiles = list_profiles(kind)
     options: list[str | None] = [*profiles] if current in profiles else [None, *profiles]
     notes = "\n".join(
         f"- **{name}**: {fields.get('description', '')}" for name, fields in profiles.items()
     )
+    words = link_words(value) if isinstance(value, LinkSpec) else current or ""
+    changed = "" if isinstance(value, LinkSpec) else changed_fields(value)
+    if changed:
+        words = f"{words} ({changed})"
+    as_set = current is not None and words != current
+    replaced = (
+        f"\n\nThe file sets this part otherwise than its profile ({words}); choosing another "
+        "profile replaces the whole part, those fields too."
+        if as_set
+        else ""
+    )
+
+    def label(name: str | None) -> str:
+        if name is None:
+            return "as defined in the file"
+        return f"{words}, as in the file" if as_set and name == current else name
+
     return st.selectbox(
         shown.label,
         options,
         index=options.index(current),
-        format_func=lambda name: name or "as defined in the file",
+        format_func=label,
         key=key,
         help=(
-            f"{shown.help}\n\nBuilt-in profiles (`simcache profiles {kind}` lists their "
-            f"sources):\n\n{notes}"
+            f"{shown.help}{replaced}\n\nBuilt-in profiles (`simcache profiles {kind}` lists "
+            f"their sources):\n\n{notes}"
         ),
     )

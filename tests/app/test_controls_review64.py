@@ -115,6 +115,12 @@ def test_an_uploaded_all_flash_scenario_is_shown_editable_and_runs(
     assert "1 x roce-100GbE at 25 Gbit/s peer link per host" in shown
     assert "25GbE storage link per host, to the array's nvmeof-rdma-100GbE port" in shown
     assert "afa-24x-nvme array of 24 x nvme-pm9a3 flash drives (raid6)" in shown
+    # the selector shows the link as the file sets it, and warns that another profile replaces it
+    link = at.sidebar.selectbox(key=f"{source}.cluster.peer_link")
+    assert link.value == "roce-100GbE"
+    assert "roce-100GbE at 25 Gbit/s, as in the file" in link.options
+    assert "25GbE" in link.options and "roce-100GbE" not in link.options
+    assert "choosing another profile replaces the whole part" in (link.help or "")
     assert run_figures(at) == api_figures(mine)
     # editable: fewer drives in the same array
     at.sidebar.number_input(key=f"{source}.array.spindles").set_value(12).run()
