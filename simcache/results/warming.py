@@ -7,21 +7,22 @@ are an average over a cache growing warmer: neither the cold cache's nor the ste
 :func:`warming` tests each group's read hit ratio per sample interval for a rise through the window
 with the trend test of :mod:`simcache.results.trend` (a significant slope, t at least
 :data:`~simcache.results.trend.T_CRITICAL`) and a fitted rise of at least :data:`WARMING_RISE`, and
-names the groups that pass, with how their reads' mean latency moved from the window's first quarter
+names the groups that pass, with how their reads' mean latency moved from the window's first fifth
 to its last.
 
-It reads the completed I/Os' records; a run without records (streamed) keeps no hit counts per
-interval, so it is not tested.
+It reads the completed reads' records, or a run's stream (:class:`simcache.sim.stream.StreamStats`
+counts the reads and their hits per sample interval, and their latency per tenth of the window): the
+same figures either way.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from simcache.base.units import format_figure
 from simcache.results.assessed import AssessedRun, ValidityWarning, window_series
 from simcache.results.trend import MIN_SAMPLES, T_CRITICAL, trend
+from simcache.sim.stream import BATCHES
 
 __all__ = ["WARMING_RISE", "warming"]
 
@@ -36,26 +37,18 @@ def warming(result: AssessedRun) -> list[ValidityWarning]:
     """One ``warming`` note naming every group whose read hit ratio rises through the window, or
     none: see the module's text."""
     cache = result.meta["scenario"]["cluster"].get("cache") or {}
-    series = window_series(result)
-    if cache.get("warm") or result.stream is not None or len(series) < MIN_SAMPLES:
+    if cache.get("warm") or len(window_series(result)) < MIN_SAMPLES:
         return []
-    start, end = result.window
-    records = result.records
-    reads = records[(records["op"] == "read") & (records["issue_s"] > start)]
-    if not len(reads):
-        return []
-    edges = np.concatenate(([start], series.index.to_numpy(dtype=float)))
     found = []
-    for group in [g["name"] for g in result.meta["scenario"]["groups"]]:
-        mine = reads[reads["group"] == group]
-        rise = _hit_rise(mine, edges)
+    for group, (times, reads, hits, first, last) in _read_figures(result).items():
+        rise = _hit_rise(times, reads, hits)
         if rise is not None:
-            found.append((group, rise, _quarter_means(mine, start, end)))
+            found.append((group, rise, (first, last)))
     if not found:
         return []
     said = "; ".join(
         f"group {group}'s reads hit {low:.0%} of the time at the window's start and {high:.0%} "
-        f"at its end (fitted), their mean {format_figure(first, 3)} ms in its first quarter and "
+        f"at its end (fitted), their mean {format_figure(first, 3)} ms in its first fifth and "
         f"{format_figure(last, 3)} ms in its last"
         for group, (low, high), (first, last) in found
     )
@@ -72,37 +65,91 @@ def warming(result: AssessedRun) -> list[ValidityWarning]:
     ]
 
 
-def _hit_rise(reads: pd.DataFrame, edges: np.ndarray) -> tuple[float, float] | None:
+_Figures = tuple[np.ndarray, np.ndarray, np.ndarray, float, float]
+"""A group's sample times in the window, its completed reads and read hits by the sample interval
+of their issue (the interval ending at each time), and its reads' mean latency (ms) over the
+window's first fifth and its last."""
+
+
+def _read_figures(result: AssessedRun) -> dict[str, _Figures]:
+    """Each group's :data:`_Figures`, from the records or from a run's stream (its counts per
+    sample interval and per tenth of the window: the same bins either way)."""
+    start, end = result.window
+    stream = result.stream
+    times = np.asarray(stream.times if stream is not None else result.series.index, dtype=float)
+    inside = times > start
+    groups = [g["name"] for g in result.meta["scenario"]["groups"]]
+    figures: dict[str, _Figures] = {}
+    if stream is not None:
+        if not hasattr(stream, "hits_by_interval"):  # a stream saved by an older simcache
+            return {}
+        n = len(times)
+        issued = np.array(stream.issued_by_interval[:n])
+        hits = np.array(stream.hits_by_interval[:n])
+        for g, group in enumerate(groups):
+            rows = stream.rows_of(np.flatnonzero(stream.vm_group == g), 0)
+            counts, sums = stream.batch_count[rows], stream.batch_sum[rows]
+            figures[group] = (
+                times[inside],
+                issued[inside, 2 * g],
+                hits[inside, g],
+                *(_mean(counts[:, part].sum(), sums[:, part].sum()) for part in _FIFTHS),
+            )
+        return figures
+    records = result.records
+    reads = records[records["op"] == "read"]
+    issue = reads["issue_s"].to_numpy(dtype=float)
+    hit = reads["path"].isin(_HITS).to_numpy()
+    latency = reads["latency_ms"].to_numpy(dtype=float)
+    bins = np.searchsorted(times, issue, side="left")  # as StreamStats.add bins them
+    tenth = np.clip(
+        np.searchsorted(np.linspace(start, end, BATCHES + 1), issue, side="right") - 1,
+        0,
+        BATCHES - 1,
+    )
+    measured = issue >= start
+    group_of = reads["group"].to_numpy()
+    for group in groups:
+        mine = group_of == group
+        counts = np.bincount(bins[mine], minlength=len(times) + 1)[: len(times)]
+        hits = np.bincount(bins[mine & hit], minlength=len(times) + 1)[: len(times)]
+        kept = mine & measured
+        figures[group] = (
+            times[inside],
+            counts[inside],
+            hits[inside],
+            *(
+                _mean(
+                    np.isin(tenth[kept], part).sum(),
+                    latency[kept][np.isin(tenth[kept], part)].sum(),
+                )
+                for part in _FIFTHS
+            ),
+        )
+    return figures
+
+
+_FIFTHS = (np.arange(0, BATCHES // 5), np.arange(BATCHES - BATCHES // 5, BATCHES))
+"""The tenths of the window (a stream's batches) in its first fifth and in its last."""
+
+
+def _mean(count: float, total: float) -> float:
+    return float(total / count) if count else float("nan")
+
+
+def _hit_rise(times: np.ndarray, reads: np.ndarray, hits: np.ndarray) -> tuple[float, float] | None:
     """The fitted hit ratio at the window's first and last sample when it rises by the rule (a
     sample interval's ratio over the reads issued in it; intervals without reads left out), else
     None."""
-    hit = reads["path"].isin(_HITS).to_numpy()
-    interval = np.searchsorted(edges, reads["issue_s"].to_numpy(dtype=float), side="left") - 1
-    counts = np.bincount(interval, minlength=len(edges) - 1)[: len(edges) - 1]
-    hits = np.bincount(interval, weights=hit, minlength=len(edges) - 1)[: len(edges) - 1]
-    kept = counts > 0
+    kept = reads > 0
     if kept.sum() < MIN_SAMPLES:
         return None
-    times = edges[1:][kept]
-    fit = trend(times, hits[kept] / counts[kept])
+    times = times[kept]
+    fit = trend(times, hits[kept] / reads[kept])
     if fit.t < T_CRITICAL or fit.rise < WARMING_RISE:
         return None
     centre = times.mean()
     return (
         max(0.0, fit.mean + fit.slope * (times[0] - centre)),
         min(1.0, fit.mean + fit.slope * (times[-1] - centre)),
-    )
-
-
-def _quarter_means(reads: pd.DataFrame, start: float, end: float) -> tuple[float, float]:
-    """The reads' mean latency (ms) over those issued in the window's first quarter and in its
-    last."""
-    issued = reads["issue_s"].to_numpy(dtype=float)
-    latency = reads["latency_ms"].to_numpy(dtype=float)
-    quarter = (end - start) / 4
-    first = latency[issued <= start + quarter]
-    last = latency[issued > end - quarter]
-    return (
-        float(first.mean()) if len(first) else float("nan"),
-        float(last.mean()) if len(last) else float("nan"),
     )

@@ -37,7 +37,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simcache.sim.collect import COMPLETED, IS_WRITE, ISSUED, LOCAL_TIER, SIZE, VM
+from simcache.sim.collect import (
+    COMPLETED,
+    IS_WRITE,
+    ISSUED,
+    LOCAL_TIER,
+    PATH,
+    PATH_HIT,
+    PATH_REMOTE_HIT,
+    SIZE,
+    VM,
+)
 
 __all__ = [
     "BUCKETS",
@@ -213,10 +223,15 @@ class StreamStats:
         """Bytes of every completed write."""
         self.times: list[float] = []
         self.intervals: list[_Interval] = [_Interval()]
-        self.issued_by_interval: list[np.ndarray] = [np.zeros(2 * groups, dtype=np.int64)]
+        # counts of one sample interval: int32 (2^31 I/Os in one interval is beyond any run)
+        self.issued_by_interval: list[np.ndarray] = [np.zeros(2 * groups, dtype=np.int32)]
         """Per interval, completed I/Os per (group, op) row ``2 * group + op`` by the interval of
         their issue time."""
-        self.completed_by_interval: list[np.ndarray] = [np.zeros(2 * groups, dtype=np.int64)]
+        self.completed_by_interval: list[np.ndarray] = [np.zeros(2 * groups, dtype=np.int32)]
+        self.hits_by_interval: list[np.ndarray] = [np.zeros(groups, dtype=np.int32)]
+        """Per interval, completed reads per group served from a host's read cache (a hit or a
+        remote hit), by the interval of their issue time: with ``issued_by_interval``, a group's
+        hit ratio per interval (:mod:`simcache.results.warming`)."""
 
     def close_interval(self, time_s: float) -> None:
         """A sample was taken at ``time_s``: the open interval ends there; the one before it can
@@ -230,8 +245,9 @@ class StreamStats:
                 last.sparse = [_sparse(last.hist[0]), _sparse(last.hist[1])]
                 last.hist = None
         self.intervals.append(_Interval())
-        self.issued_by_interval.append(np.zeros(2 * self.groups, dtype=np.int64))
-        self.completed_by_interval.append(np.zeros(2 * self.groups, dtype=np.int64))
+        self.issued_by_interval.append(np.zeros(2 * self.groups, dtype=np.int32))
+        self.completed_by_interval.append(np.zeros(2 * self.groups, dtype=np.int32))
+        self.hits_by_interval.append(np.zeros(self.groups, dtype=np.int32))
 
     def add(self, data: np.ndarray) -> None:
         """Count completed I/Os ``data`` (rows in :data:`simcache.sim.collect.RECORD_FIELDS`
@@ -252,6 +268,11 @@ class StreamStats:
         issue_bins = np.searchsorted(times, issued, side="left")
         for j in np.unique(issue_bins):
             np.add.at(self.issued_by_interval[j], group_row[issue_bins == j], 1)
+        path = data[:, PATH]
+        hit = (op == 0) & ((path == PATH_HIT) | (path == PATH_REMOTE_HIT))
+        for j in np.unique(issue_bins[hit]):
+            mine = hit & (issue_bins == j)
+            np.add.at(self.hits_by_interval[j], self.vm_group[vm[mine]], 1)
         inside = issued >= self.warmup
         if not inside.any():
             return
@@ -311,7 +332,8 @@ class StreamStats:
             )
         )
         per_interval = sum(i.nbytes() for i in self.intervals) + sum(
-            a.nbytes for a in self.issued_by_interval + self.completed_by_interval
+            a.nbytes
+            for a in self.issued_by_interval + self.completed_by_interval + self.hits_by_interval
         )
         return fixed + per_interval
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import pandas as pd
 from support.builders import small_scenario
 
 import simcache
@@ -66,46 +65,48 @@ def test_a_warm_start_or_a_cache_warm_before_the_window_says_nothing() -> None:
     assert not _warming(small)
 
 
-def test_a_run_without_reads_or_without_records_is_not_tested() -> None:
+def test_a_run_without_reads_says_nothing() -> None:
     writes = simcache.Scenario.model_validate(
         small_scenario(
             run={"duration": "3s"}, workload={"mode": "open", "iops": 200, "read_fraction": 0.0}
         )
     )
     assert not _warming(simcache.simulate(writes, seed=1))
-    streamed = simcache.simulate(_reads("1GiB", {}), seed=1, keep_records=False)
-    assert not _warming(streamed)
 
 
 def test_a_steady_hit_ratio_with_binomial_noise_is_rarely_called_a_rise() -> None:
-    # 20 intervals of about 50 reads, each a hit with probability 0.4, 1,000 times. The trend
-    # test's one-sided threshold t >= trend.T_CRITICAL (3.09, the normal's 0.1 % point) is, for a
-    # slope fitted to 20 points (18 degrees of freedom, Student's t), a false alarm rate of about
-    # 0.3 %: 3 of 1,000 expected, binomial sd 1.7. At most 12 (5 sd above) pass.
-    edges = np.linspace(0.0, 2.0, 21)
-    alarms = 0
-    for seed in range(1000):
-        rng = np.random.default_rng(seed)
-        issue = np.sort(rng.uniform(0.0, 2.0, 1000))
-        paths = np.where(rng.random(1000) < 0.4, "hit", "miss")
-        alarms += _hit_rise(pd.DataFrame({"issue_s": issue, "path": paths}), edges) is not None
+    # 20 intervals of 50 reads, each a hit with probability 0.4, 1,000 times. The trend test's
+    # one-sided threshold t >= trend.T_CRITICAL (3.09, the normal's 0.1 % point) is, for a slope
+    # fitted to 20 points (18 degrees of freedom, Student's t), a false alarm rate of about 0.3 %:
+    # 3 of 1,000 expected, binomial sd 1.7. At most 12 (5 sd above) pass.
+    times = np.linspace(0.1, 2.0, 20)
+    reads = np.full(20, 50)
+    alarms = sum(
+        _hit_rise(times, reads, np.random.default_rng(seed).binomial(reads, 0.4)) is not None
+        for seed in range(1000)
+    )
     assert alarms <= 12
 
 
 def test_a_known_rise_is_found_and_fitted() -> None:
     # hit probability rising linearly 0.2 -> 0.6 over 20 intervals of 500 reads: found, and the
-    # fitted ends within a few points of the truth (binomial sd of a 500-read interval ~2.2 pts)
-    rng = np.random.default_rng(7)
-    edges = np.linspace(0.0, 2.0, 21)
-    issue = np.sort(rng.uniform(0.0, 2.0, 10_000))
-    chance = 0.2 + 0.4 * issue / 2.0
-    # half the hits served by a peer's cache (remote_hit): a hit all the same
-    served = np.where(rng.random(10_000) < 0.5, "hit", "remote_hit")
-    reads = pd.DataFrame(
-        {"issue_s": issue, "path": np.where(rng.random(10_000) < chance, served, "miss")}
-    )
-    found = _hit_rise(reads, edges)
+    # fitted ends within a few points of the truth (binomial sd of a 500-read interval ~2.2 pts;
+    # the fitted line's ends about a third of that)
+    times = np.linspace(0.1, 2.0, 20)
+    reads = np.full(20, 500)
+    hits = np.random.default_rng(7).binomial(reads, 0.2 + 0.4 * (times - 0.1) / 1.9)
+    found = _hit_rise(times, reads, hits)
     assert found is not None
     low, high = found
-    # the first and last sample times are 0.1 and 2.0: truth 0.22 and 0.60
-    assert abs(low - 0.22) < 0.03 and abs(high - 0.60) < 0.03
+    assert abs(low - 0.2) < 0.03 and abs(high - 0.6) < 0.03
+    # intervals without reads are left out; fewer than 8 with reads is too few to test
+    assert _hit_rise(times, np.where(times < 1.45, 0, reads), hits) is None
+
+
+def test_a_streamed_run_says_what_its_records_say() -> None:
+    # the stream counts the reads and hits per sample interval and the latency per tenth of the
+    # window, binned as the records are: the same note, figure for figure
+    scenario = _reads("1GiB", {})
+    kept = _warming(simcache.simulate(scenario, seed=1))
+    streamed = _warming(simcache.simulate(scenario, seed=1, keep_records=False))
+    assert kept and [w.message for w in streamed] == [w.message for w in kept]

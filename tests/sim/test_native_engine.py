@@ -1503,7 +1503,8 @@ def test_the_nvme_host_at_500k_writes_a_second_is_bit_identical(cache: str | Non
     all-flash RAID 6 array behind its 16 GiB controller write cache flushed at a watermark), 20
     ms without warm-up: as written (the cache fills, nothing is flushed yet), and with an 8 MiB
     cache (hundreds of flushes, each the held runs sorted and merged, and batches that do not
-    fit). The array's write cache at the end is the Python engine's too."""
+    fit; the bench file sets the watermark flush, the profile flushes at once). The array's write
+    cache at the end is the Python engine's too."""
     data = load_scenario(ROOT / "bench" / "nvme_500k.toml").model_dump(mode="json")
     data["run"] |= {"duration": 0.02, "warmup": 0.0, "sample_interval": 0.01}
     if cache is not None:
