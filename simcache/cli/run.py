@@ -21,7 +21,6 @@ from simcache.results.result import Result
 from simcache.runs.simulate import simulate
 from simcache.runs.sweep import grid_points
 from simcache.sim.control import (
-    NO_LIMITS,
     Cancel,
     Limits,
     cancel_on_signals,
@@ -84,12 +83,12 @@ def _simulate(
         with progress_bar(
             f"simulating {scenario.run.duration:g} s", enabled=shows_progress(json_output)
         ) as bar:
-            # checked above
+            # checked above; the memory limit is also kept while it runs (MemoryWatch)
             result = simulate(
                 scenario,
                 progress=bar.update,
                 cancel=token,
-                limits=NO_LIMITS,
+                limits=Limits(math.inf, limits.max_memory_bytes),
                 keep_records=keep_records,
             )
     return result, token

@@ -15,6 +15,7 @@ component's draws.
 from __future__ import annotations
 
 import gc
+import math
 import time
 from collections.abc import Callable, Generator
 from typing import Any, Literal
@@ -33,7 +34,7 @@ from simcache.sim.components.host import Host
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.vm import VM
-from simcache.sim.control import POLL_EVENTS, Cancel, Limits, check_work
+from simcache.sim.control import POLL_EVENTS, Cancel, Limits, MemoryWatch, check_work
 from simcache.sim.degradations import array_event, slowdown
 from simcache.sim.drivers import start_workload
 from simcache.sim.kernel.clock import clock_of, current_time, events_scheduled, run_until
@@ -425,16 +426,19 @@ def run_scenario(
         scenario = scenario.with_seed(seed)
     if duration is not None:
         scenario = scenario.with_duration(duration)
+    limits = Limits.from_env() if limits is None else limits
     check_work(scenario, limits, keep_records=keep_records, bound_first=True)
     run = scenario.run
     seed = run.seed
     started = time.perf_counter()
     # The deadline counts from here: building thousands of VMs is part of the time it bounds.
-    tokens = [
+    tokens: list[Cancel | MemoryWatch] = [
         token
         for token in (cancel, None if deadline is None else Cancel(deadline=deadline))
         if token is not None
     ]
+    if math.isfinite(limits.max_memory_bytes):  # what it holds, as it runs (an overload grows)
+        tokens.append(MemoryWatch(limits.max_memory_bytes))
     native, run_by = native_run.choose(scenario, native, generators=paths == "generators")
     stop_requested = (lambda: any(token.cancelled for token in tokens)) if tokens else None
     model = build(scenario, seed, paths=paths, native=native, stop_requested=stop_requested)

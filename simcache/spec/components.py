@@ -20,6 +20,8 @@ from simcache.spec.fields import (
     Bytes,
     Count,
     Fraction,
+    LinkLatency,
+    LinkRate,
     Number,
     PositiveBytes,
     PositiveRate,
@@ -346,8 +348,8 @@ class LinkSpec(_Profiled):
 
     _profile_kind: ClassVar[str] = "link"
 
-    bandwidth: PositiveRate
-    latency: Seconds
+    bandwidth: LinkRate
+    latency: LinkLatency
     mtu: Annotated[
         Count,
         Field(ge=64, le=65536),

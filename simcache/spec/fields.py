@@ -54,6 +54,8 @@ __all__ = [
     "Count",
     "Fraction",
     "HostIndex",
+    "LinkLatency",
+    "LinkRate",
     "Measure",
     "Name",
     "Number",
@@ -86,6 +88,10 @@ beyond this it can no longer tell 0.1 ns apart, the scale of a RAM tier's latenc
 MIN_RATE = 1.0
 """Slowest rate of any bandwidth field, 1 byte/s: below it one 4 KiB I/O takes over an hour, and
 the transfer time of a large I/O would overflow the clock."""
+MIN_LINK_RATE = 125_000.0
+"""Slowest network link, 1 Mbit/s (bytes/s): slower than any storage or peer network."""
+MAX_LINK_LATENCY = 1.0
+"""Longest one-way latency of a network link, 1 s: a geostationary satellite hop is 0.25 s."""
 MAX_RATE = 1e13
 """Fastest rate of any bandwidth field, 10 TB/s: a hundred times a 400GbE port and ten times a
 server's memory bandwidth; more is a typo (a missing unit or an extra exponent)."""
@@ -225,6 +231,26 @@ Rate = Annotated[
     Why(high="beyond any bus or port; a unit is missing or wrong"),
 ]
 PositiveRate = Annotated[Rate, Field(ge=MIN_RATE), Why(low="slower than this, one I/O takes hours")]
+LinkRate = Annotated[
+    Rate,
+    Field(ge=MIN_LINK_RATE),
+    Why(
+        low="1 Mbit/s, slower than any storage or peer network; a bare number is bytes per "
+        'second: give the unit, e.g. "10Gbit/s"'
+    ),
+]
+"""A network link's line rate: at least :data:`MIN_LINK_RATE` (review 65: ``bandwidth = 25``,
+meant as 25 Gbit/s, ran as a 25 B/s link)."""
+LinkLatency = Annotated[
+    Seconds,
+    Field(le=MAX_LINK_LATENCY),
+    Why(
+        high="one second one way, beyond any network a cluster runs on; a bare number is "
+        'seconds: give the unit, e.g. "10us"'
+    ),
+]
+"""A network link's one-way latency: at most :data:`MAX_LINK_LATENCY` (review 65: ``latency =
+10``, meant as 10 us, ran as 10 s and completed no I/O)."""
 Count = Annotated[int, _not_bool(WHOLE), WHOLE]
 """A whole number; each field gives its own range (``Annotated[Count, Field(ge=1, le=256)]``)."""
 Number = Annotated[float, _not_bool(NUMBER), NUMBER]

@@ -251,7 +251,16 @@ def test_size_mix_weights(tmp_path: Path, weight: Any, message: str) -> None:
             ("cluster", "peer_link", "bandwidth"),
             "0.1bit/s",
             "cluster.peer_link.bandwidth",
-            "must be at least 1B/s; slower than this, one I/O takes hours (got '0.1bit/s')",
+            "must be at least 125kB/s; 1 Mbit/s, slower than any storage or peer network; a bare "
+            "number is bytes per second: give the unit, e.g. \"10Gbit/s\" (got '0.1bit/s')",
+        ),
+        (
+            # a bare number is seconds (review 65: latency = 10, meant as 10 us)
+            ("cluster", "peer_link", "latency"),
+            10,
+            "cluster.peer_link.latency",
+            "must be at most 1s; one second one way, beyond any network a cluster runs on; a bare "
+            'number is seconds: give the unit, e.g. "10us" (got 10)',
         ),
         (
             ("groups", 0, "workload", "iops"),
@@ -305,6 +314,7 @@ def test_size_mix_weights(tmp_path: Path, weight: Any, message: str) -> None:
         "duty-cycle",
         "rate-high",
         "rate-low",
+        "link-latency",
         "iops",
         "hosts",
         "vms",

@@ -238,7 +238,8 @@ def test_negative_or_zero_bandwidth(tmp_path: Path, bandwidth: str | float) -> N
     data["cluster"]["peer_link"] = {"profile": "1GbE", "bandwidth": bandwidth}
     assert only_problem(error_for(tmp_path, data)) == (
         "cluster.peer_link.bandwidth",
-        f"must be at least 1B/s; slower than this, one I/O takes hours (got {bandwidth!r})",
+        "must be at least 125kB/s; 1 Mbit/s, slower than any storage or peer network; a bare "
+        f'number is bytes per second: give the unit, e.g. "10Gbit/s" (got {bandwidth!r})',
     )
 
 
