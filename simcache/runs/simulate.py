@@ -7,6 +7,8 @@ module joins the two, from above both.
 
 from __future__ import annotations
 
+from simcache.base.errors import ScenarioError
+from simcache.base.units import UnitError, parse_duration
 from simcache.results.result import Result
 from simcache.sim.control import Cancel, Limits
 from simcache.sim.engine import Progress, run_scenario
@@ -19,7 +21,7 @@ def simulate(
     scenario: Scenario,
     *,
     seed: int | None = None,
-    duration: float | None = None,
+    duration: float | str | None = None,
     progress: Progress | None = None,
     cancel: Cancel | None = None,
     deadline: float | None = None,
@@ -28,7 +30,8 @@ def simulate(
 ) -> Result:
     """Run ``scenario`` once and return its :class:`~simcache.results.result.Result`.
 
-    ``seed`` and ``duration`` (seconds) override the scenario's ``[run]``
+    ``seed`` and ``duration`` (seconds, or a time as a scenario writes it: ``"2s"``) override the
+    scenario's ``[run]``
     table (:meth:`~simcache.spec.Scenario.with_seed`,
     :meth:`~simcache.spec.Scenario.with_duration`: only the run is validated
     again); ``progress`` is called with the fraction done at each sample.
@@ -54,8 +57,8 @@ def simulate(
     """
     record = run_scenario(
         scenario,
-        seed=seed,
-        duration=duration,
+        seed=_seed(seed),
+        duration=_duration(duration),
         progress=progress,
         cancel=cancel,
         deadline=deadline,
@@ -63,3 +66,26 @@ def simulate(
         keep_records=keep_records,
     )
     return Result.from_record(record)
+
+
+def _duration(duration: float | str | None) -> float | None:
+    """``simulate(duration=...)`` in seconds: a number, or a time as a scenario writes it."""
+    if duration is None or (isinstance(duration, (int, float)) and not isinstance(duration, bool)):
+        return duration
+    if isinstance(duration, str):
+        try:
+            return parse_duration(duration)
+        except UnitError as error:
+            raise _argument("duration", f"{error} (got {duration!r})") from None
+    raise _argument("duration", f"give seconds or a time such as '2s' (got {duration!r})")
+
+
+def _seed(seed: int | None) -> int | None:
+    """``simulate(seed=...)``: a whole number (the scenario checks its range)."""
+    if seed is None or (isinstance(seed, int) and not isinstance(seed, bool)):
+        return seed
+    raise _argument("seed", f"give a whole number, e.g. seed=1 (got {seed!r})")
+
+
+def _argument(name: str, why: str) -> ScenarioError:
+    return ScenarioError(f"simulate({name}=...)", [(name, why)])
