@@ -68,7 +68,8 @@ def unfinished_table(record: RunRecord) -> pd.DataFrame:
 
 def _coded(codes: np.ndarray, categories: Sequence[str]) -> pd.Categorical:
     """A categorical column of ``codes`` into ``categories`` (as the records' columns are)."""
-    return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=object))
+    names: Any = pd.Index(np.asarray(categories, dtype=object))
+    return pd.Categorical.from_codes(codes, categories=names)
 
 
 def series_table(record: RunRecord, records: pd.DataFrame | None) -> pd.DataFrame:

@@ -89,12 +89,8 @@ def _read_figures(result: AssessedRun) -> dict[str, _Figures]:
         for g, group in enumerate(groups):
             rows = stream.rows_of(np.flatnonzero(stream.vm_group == g), 0)
             counts, sums = stream.batch_count[rows], stream.batch_sum[rows]
-            figures[group] = (
-                times[inside],
-                issued[inside, 2 * g],
-                hits[inside, g],
-                *(_mean(counts[:, part].sum(), sums[:, part].sum()) for part in _FIFTHS),
-            )
+            first, last = (_mean(counts[:, part].sum(), sums[:, part].sum()) for part in _FIFTHS)
+            figures[group] = (times[inside], issued[inside, 2 * g], hits[inside, g], first, last)
         return figures
     records = result.records
     reads = records[records["op"] == "read"]
@@ -114,18 +110,11 @@ def _read_figures(result: AssessedRun) -> dict[str, _Figures]:
         counts = np.bincount(bins[mine], minlength=len(times) + 1)[: len(times)]
         hits = np.bincount(bins[mine & hit], minlength=len(times) + 1)[: len(times)]
         kept = mine & measured
-        figures[group] = (
-            times[inside],
-            counts[inside],
-            hits[inside],
-            *(
-                _mean(
-                    np.isin(tenth[kept], part).sum(),
-                    latency[kept][np.isin(tenth[kept], part)].sum(),
-                )
-                for part in _FIFTHS
-            ),
+        first, last = (
+            _mean(np.isin(tenth[kept], part).sum(), latency[kept][np.isin(tenth[kept], part)].sum())
+            for part in _FIFTHS
         )
+        figures[group] = (times[inside], counts[inside], hits[inside], first, last)
     return figures
 
 
