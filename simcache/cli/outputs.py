@@ -1,6 +1,6 @@
 """The command line's output paths, checked before any work starts: a file a command writes
 (``-o``, ``--out``, ``--report``) must go in a folder that exists and can be written, and a folder
-it fills (``run --out``) must be one or not exist yet. A path that cannot be used is an
+it fills (``run --out``) must be one, or not exist yet under a folder that can be written. A path that cannot be used is an
 :class:`OutputPathError` (exit 2, the option, the reason and the fix), not a traceback after the
 work is done (review 65: a finished sweep's table and 26 s of ``fit`` were lost that way)."""
 
@@ -42,8 +42,9 @@ def output_file(path: str | os.PathLike[str], option: str) -> Path:
 
 
 def output_folder(path: str | os.PathLike[str], option: str) -> Path:
-    """``path`` as a folder ``option`` fills with files, checked: a folder, or nothing yet in a
-    folder that exists and can be written (the command creates it). Creates nothing."""
+    """``path`` as a folder ``option`` fills with files, checked: a folder, or nothing yet under a
+    folder that can be written (the command creates it and the folders between). Creates
+    nothing."""
     path = Path(path)
     if path.exists():
         if not path.is_dir():
@@ -58,7 +59,8 @@ def output_folder(path: str | os.PathLike[str], option: str) -> Path:
                 path, option, "is a folder that cannot be written", f"give {option} another one"
             )
         return path
-    _folder_ready(path.parent, path, option)
+    existing = next(parent for parent in path.absolute().parents if parent.exists())
+    _folder_ready(existing, path, option)
     return path
 
 
