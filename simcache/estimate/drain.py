@@ -37,14 +37,16 @@ def drains(
     buffer: tuple[int, ...],
     destage_rates: list[float],
     destage_loads: Floats,
+    batch_rates: list[float],
     sweep: Sweep,
 ) -> list[float]:
     """Per host, the bytes/s its flushers destage with a backlog (infinite for a host that never
     destages): full batches, at most what the shared stations leave.
 
     ``buffer`` is each host's buffer mode (the state's), ``destage_rates`` the bytes/s each host's
-    flushers move in the solution so far and ``destage_loads`` the station loads of one destage
-    batch a second per host (see :meth:`simcache.estimate.solver.Solver._set_destage`).
+    flushers move in the solution so far, ``destage_loads`` the station loads of one destage
+    batch a second per host and ``batch_rates`` the batches a second each host's flushers send
+    (see :meth:`simcache.estimate.solver.Solver._set_destage`).
 
     The flushers are a closed loop of ``concurrency`` customers: the storage transfer and the
     array's spindle work are queues (slowed by the other traffic there, as in mixed MVA); the
@@ -73,7 +75,7 @@ def drains(
     # the spindles' time the VMs leave the flushers
     spare = 1.0 - max(0.0, array_util - sum(flushing))
     ports = [utilization[h * c.per_host + STORAGE_TX] for h in hosts]
-    tiers = [tier_limit(c, destage_loads, h, sweep) for h in hosts]
+    tiers = [tier_limit(c, destage_loads[:, h] * batch_rates[h], h, sweep) for h in hosts]
     # alike hosts (same write mix, load, port and share of the array) drain alike
     known: dict[tuple[Any, ...], float] = {}
 
@@ -127,7 +129,7 @@ def _held_to(spare: float, wants: list[float]) -> list[float]:
     return [min(want, even) for want in wants]
 
 
-def tier_limit(c: Layout, destage_loads: Floats, host: int, sweep: Sweep) -> float:
+def tier_limit(c: Layout, own_loads: Floats, host: int, sweep: Sweep) -> float:
     """Bytes/s of destage reads the host's tier lets through (infinite under ``fcfs``
     scheduling, where they queue with the VMs' I/O). Under ``priority`` a destage read starts
     only when the device has no VM I/O booked: the flushers get the share of time it holds
@@ -139,15 +141,22 @@ def tier_limit(c: Layout, destage_loads: Floats, host: int, sweep: Sweep) -> flo
     processor, the transfer on the pipe and its unit). Under ``weighted``, at least
     ``background_share`` of the pipe's transfer time besides. A closed loop of many
     outstanding I/Os on the tier keeps it booked and starves the destager, as in the
-    simulator."""
+    simulator.
+
+    ``own_loads`` are the station loads of the host's own flushers at the rate they move now:
+    their reads are not VM I/O, so they are taken out of what keeps the device booked (counted
+    as one batch a second, whatever the rate, a flusher moving gigabytes a second found its
+    tier booked by its own reads and drained a fifth of what it had moved the pass before: the
+    estimate swung between the two and stopped on either; review 65)."""
     tier = c.scenario.cluster.tier
     if tier.scheduling == "fcfs":
         return math.inf
     services = c.services
     base = host * c.per_host
     units, processor = base + TIER, base + CONTROLLER
-    own = float(destage_loads[units, host])  # the flushers' own reads at the units
-    serving = max(0.0, sweep.busy[units] - own) + sweep.busy[processor]
+    serving = max(0.0, sweep.busy[units] - float(own_loads[units])) + max(
+        0.0, sweep.busy[processor] - float(own_loads[processor])
+    )
     present = serving + sweep.queue[processor] + sweep.open_queue[processor]
     request = float(tier.background_request)
     transfer = 1.0 / services.read_rate

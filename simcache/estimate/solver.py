@@ -494,7 +494,9 @@ class Solver:
     def _drains(self, sweep: Sweep) -> list[float]:
         """Per host, the bytes/s its flushers destage with a backlog at this solution's
         utilizations (see :func:`simcache.estimate.drain.drains`)."""
-        return drains(self.c, self.key.buffer, self.destage_rates, self.destage_loads, sweep)
+        return drains(
+            self.c, self.key.buffer, self.destage_rates, self.destage_loads, self.batches, sweep
+        )
 
     def copy(self, key: StateKey) -> Solver:
         """This solver, as the state ``key``: a shallow copy (its arrays shared), as

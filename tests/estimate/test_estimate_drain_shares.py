@@ -21,6 +21,7 @@ from support.builders import small_scenario
 import simcache
 from simcache.estimate.drain import STARVED_DRAIN, _held_to
 from simcache.estimate.layout import Layout
+from simcache.physics.cluster import framed_bytes
 
 HOSTS = 4
 
@@ -164,3 +165,54 @@ def test_fair_shares_leave_each_host_what_it_wants_below_an_even_share() -> None
     assert _held_to(0.6, [0.9, 0.9, 0.9]) == pytest.approx([0.15, 0.15, 0.15])
     assert _held_to(-0.2, [0.3]) == [0.0]  # the VMs take the whole array
     assert _held_to(1.0, []) == []
+
+
+def test_a_flusher_s_own_reads_do_not_book_its_tier_against_it() -> None:
+    """Review 65: one host writing 1 MiB sequential blocks into a PCIe 5.0 tier (priority
+    scheduling), destaged to an all-flash array. The tier's limit on destage reads took the
+    flushers' own reads as one batch a second whatever their rate, so at gigabytes a second it saw
+    the tier booked by them: the drain swung between 0.7 and 5.4 GB/s from pass to pass and
+    stopped on either, and the storage port's utilization read 0.082, 0.159, 0.059, 0.022, 0.003
+    for 1 to 6 GB/s written. While the buffer keeps up every byte written crosses the storage
+    port: utilization = framed bytes / line rate, rising with the load."""
+    scenario = simcache.Scenario.model_validate(
+        {
+            "name": "tier-drain",
+            "cluster": {
+                "hosts": 1,
+                "tier": "nvme-micron-9550",
+                "peer_link": "25GbE",
+                "storage_link": "nvmeof-rdma-100GbE",
+                "destager": {"capacity": "64GiB", "concurrency": 16},
+            },
+            "array": {"profile": "afa-24x-nvme", "cache_flush": "immediate"},
+            "groups": [
+                {
+                    "name": "vm",
+                    "policy": "WB+0",
+                    "vms_per_host": 4,
+                    "workload": {
+                        "mode": "open",
+                        "throughput": "1GB/s",
+                        "read_fraction": 0.0,
+                        "sizes": "1MiB",
+                        "working_set": "100GiB",
+                        "access": "sequential",
+                    },
+                }
+            ],
+        }
+    )
+    link = scenario.cluster.storage_link
+    port = []
+    for per_vm in (0.25e9, 0.5e9, 0.75e9, 1e9):
+        estimated = simcache.estimate(
+            scenario.with_overrides({"groups.vm.workload.throughput": per_vm})
+        )
+        fluid = estimated.destager[0]
+        assert math.isinf(fluid.fill_time_s)  # keeping up
+        wire = framed_bytes(link, 2**20)[0] / 2**20  # the wire's bytes a payload byte
+        expected = 4 * per_vm * wire / link.bandwidth
+        port.append(estimated.utilization["host0.storage.tx"])
+        assert port[-1] == pytest.approx(expected, rel=0.02)
+    assert port == sorted(port)
