@@ -65,6 +65,10 @@ not for the system's steady state):
   the part serves): a queue just below capacity and one a little above it
   look alike in a short run, and neither's latency is a steady-state figure.
   (With closed loops only, the load waits for the part: bounded, no note.)
+- ``destage_starved`` (one warning for the hosts it finds): a host's destage backlog grows or is
+  full while every part of its destage path is under half busy and its tier schedules destage
+  reads behind the VMs' I/O (:mod:`simcache.results.starved`): the tier limits the drain though
+  its utilization looks idle.
 - ``warming`` (one warning for all the groups it finds): a group's read hit ratio rises
   through the window (:mod:`simcache.results.warming`): the read cache started empty and is
   still filling, so the read figures average a cache growing warmer.
@@ -105,6 +109,7 @@ from simcache.results.assessed import (
     window_series,
 )
 from simcache.results.short_runs import few_samples, late_events, short_warmup, untested
+from simcache.results.starved import destage_starved
 from simcache.results.trend import FLOORS, MIN_SAMPLES, T_CRITICAL, grows_through, trend
 from simcache.results.warming import warming
 
@@ -184,8 +189,13 @@ def assess(result: AssessedRun) -> list[ValidityWarning]:
         # closed loops only: once the buffers are full, the writers slow to the array's pace
         unstable = _destage_overloads(result, fills)
     unstable += _full_backlogs(result)
-    # untested, or the backlogs filling
+    # untested, or the backlogs filling (and, past a GC cliff or not, held back by their tier)
     short = [w for w in growth if w.severity == "short"] + _filling(result, fills)
+    cliffs = {w.component.split(".")[0] for w in unstable if w.kind == "gc_cliff"}
+    backlogged = [fill.host for fill in fills] + [
+        w.component.removeprefix("backlog.") for w in unstable if w.kind == "backlog_full"
+    ]
+    short += destage_starved(result, [h for h in dict.fromkeys(backlogged) if h not in cliffs])
     pinned = [] if unstable else _at_capacity(result)
     late = short_warmup(result, scenario, {fill.host for fill in fills})
     return (
