@@ -159,6 +159,9 @@ def test_every_missing_price_is_named_at_once_with_a_stub_that_completes_the_tab
     tables = tomllib.loads(stub)
     assert set(tables) == {"tiers", "links", "arrays"}
     assert set(tables["links"]) == {"100GbE", "200GbE"}
+    # the tier's capacity is the profile's own, so a price per drive reads right (review 65: every
+    # tier's stub said 1.6 TB; a 3.84 TB drive's price was read as per 1.6 TB)
+    assert tables["tiers"]["nvme-pm9a3"]["capacity"] == "3.84TB"
     filled = tmp_path / "prices.toml"
     filled.write_text(stub.replace(" = 0 ", " = 100 "), "utf-8")
     candidates = candidate_scenarios(base, [parse_vary(v) for v in vary])

@@ -44,11 +44,24 @@ _SECTIONS = {
 
 _STUB = {
     "price": "price = 0  # the part's price",
-    "capacity": 'capacity = "1.6TB"  # the capacity that price buys (a tier is priced per byte)',
     "port": "port = 0  # one port: NIC and switch port",
     "spindle": "spindle = 0  # one drive more or less than the profile's",
 }
 """A missing price's line in the stub :func:`check_prices` offers, by key."""
+
+
+def _capacity_stub(capacity: float) -> str:
+    """The stub's capacity line for a tier of ``capacity`` bytes, in decimal units as drives are
+    sold (``"6.4TB"``): a price is then per drive of that size (review 65: every tier's stub said
+    1.6 TB, and a 6.4 TB drive's price read as per 1.6 TB priced the tier four times over)."""
+    amount = f"{capacity:.0f}B"
+    for unit, size in (("MB", 1e6), ("GB", 1e9), ("TB", 1e12)):
+        if capacity >= size:
+            amount = f"{capacity / size:.4g}{unit}"
+    return (
+        f'capacity = "{amount}"  # the capacity that price buys: the tier\'s own (a tier is '
+        "priced per byte)"
+    )
 
 
 class SizeError(ScenarioError):
@@ -302,7 +315,14 @@ def check_prices(prices: PriceTable, scenarios: Iterable[Scenario]) -> None:
                 if key not in stubs and (where, error.problems[0][1]) not in problems:
                     problems.append(error.problems[0])
                     if profile is not None:
-                        stubs[key] = "\n".join([key, *(_STUB[name] for name in _SECTIONS[section])])
+                        # a tier's capacity: what a drive of the scenario's tier holds
+                        lines = [
+                            _capacity_stub(cluster.tier.capacity)
+                            if name == "capacity"
+                            else _STUB[name]
+                            for name in _SECTIONS[section]
+                        ]
+                        stubs[key] = "\n".join([key, *lines])
     if not problems:
         return
     if stubs:
