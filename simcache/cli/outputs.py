@@ -1,8 +1,9 @@
 """The command line's output paths, checked before any work starts: a file a command writes
 (``-o``, ``--out``, ``--report``) must go in a folder that exists and can be written, and a folder
-it fills (``run --out``) must be one, or not exist yet under a folder that can be written. A path that cannot be used is an
-:class:`OutputPathError` (exit 2, the option, the reason and the fix), not a traceback after the
-work is done (review 65: a finished sweep's table and 26 s of ``fit`` were lost that way)."""
+it fills (``run --out``) must be one, or not exist yet under a folder that can be written. A path
+that cannot be used is an :class:`OutputPathError` (exit 2, the option, the reason and the fix),
+not a traceback after the work is done (review 65: a finished sweep's table and 26 s of ``fit``
+were lost that way)."""
 
 from __future__ import annotations
 
