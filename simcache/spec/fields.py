@@ -255,7 +255,11 @@ Count = Annotated[int, _not_bool(WHOLE), WHOLE]
 """A whole number; each field gives its own range (``Annotated[Count, Field(ge=1, le=256)]``)."""
 Number = Annotated[float, _not_bool(NUMBER), NUMBER]
 """A finite number (the specs refuse NaN and infinity); each field gives its own range."""
-Fraction = Annotated[Number, Field(ge=0.0, le=1.0)]
+Fraction = Annotated[
+    Number,
+    Field(ge=0.0, le=1.0),
+    Why(high="a fraction of the whole: write 0.6 for 60%"),
+]
 Weight = Annotated[
     Number,
     Field(gt=0, le=MAX_WEIGHT),

@@ -525,7 +525,10 @@ def test_wrong_types(tmp_path: Path) -> None:
     data["groups"][0]["workload"]["read_fraction"] = 1.5
     assert error_for(tmp_path, data).problems == [
         ("cluster.hosts", "must be a whole number, e.g. 4 (got 'two')"),
-        ("groups.0(db).workload.read_fraction", "must be at most 1 (got 1.5)"),
+        (
+            "groups.0(db).workload.read_fraction",
+            "must be at most 1; a fraction of the whole: write 0.6 for 60% (got 1.5)",
+        ),
     ]
 
 
