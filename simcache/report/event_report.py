@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from simcache.base.units import human_size
 from simcache.results.event_impact import PHASES, EventImpact, event_impacts
 from simcache.results.result import Result
 
@@ -33,7 +34,7 @@ def event_lines(result: Result) -> list[str]:
         lines.append(
             f"  {len(degraded)} VM(s) short of peers for {seconds:.3f} VM-seconds in all "
             f"(on_peer_loss {policies}); "
-            f"{resynced / MiB:.1f} MiB of their writes resynced"
+            f"{mib(resynced)} of their writes resynced"
         )
     impacts = event_impacts(result)
     if impacts:
@@ -82,7 +83,11 @@ def recovery_words(at: float | None, impact: EventImpact) -> str:
 
 
 def mib(size: float) -> str:
-    """Bytes in MiB as the events table shows them (``15.6 MiB``)."""
+    """Bytes in MiB as the events table shows them (``15.6 MiB``); a size that would round to
+    0.0 MiB but is not zero in the largest unit that shows it (``16 KiB``, ``512 B``): a loss of
+    data never reads as none (review 65: 16 KiB lost printed as 0.0 MiB)."""
+    if size and abs(size) < 0.05 * MiB:
+        return human_size(size, 3)
     return f"{size / MiB:.1f} MiB"
 
 
@@ -103,7 +108,7 @@ def _vmotion(m: dict[str, Any], result: Result) -> str:
     if math.isnan(m["moved_s"]):
         return f"{head}: transfer still running at the end, not moved"
     hits = (
-        f"{m['remote_hits']:,} remote hits ({m['remote_hit_bytes'] / MiB:.1f} MiB) from "
+        f"{m['remote_hits']:,} remote hits ({mib(m['remote_hit_bytes'])}) from "
         f"host{m['source_host']}"
     )
     if m["remote_hits"]:
@@ -117,13 +122,11 @@ def _vmotion(m: dict[str, Any], result: Result) -> str:
         if len(mine):
             hits += f", half of them issued by {float(mine['issue_s'].median()):.3f} s"
         hits += f", the last at {m['last_remote_hit_s']:.3f} s"
-    writes = (
-        f"its writes host{m['source_host']} had not destaged ({m['pending_bytes'] / MiB:.1f} MiB)"
-    )
+    writes = f"its writes host{m['source_host']} had not destaged ({mib(m['pending_bytes'])})"
     if m["handover"] and not math.isnan(m["handover_end_s"]):
         writes += (
             f" handed over to host{m['target_host']} by {m['handover_end_s']:.3f} s "
-            f"({m['handed_over_bytes'] / MiB:.1f} MiB)"
+            f"({mib(m['handed_over_bytes'])})"
         )
     elif m["handover"] and m["pending_bytes"]:
         writes += " on their way to the target at the end"
@@ -136,8 +139,8 @@ def _failure(f: dict[str, Any]) -> str:
     kind = f.get("kind", "host_failure")
     after = "; its VMs write through from then on" if kind == "device_failure" else ""
     return (
-        f"  {kind} host{f['host']} at {f['at_s']:.3f} s: {f['lost_bytes'] / MiB:.1f} MiB lost, "
-        f"{f['handed_over_bytes'] / MiB:.1f} MiB handed over to replica holders{after}"
+        f"  {kind} host{f['host']} at {f['at_s']:.3f} s: {mib(f['lost_bytes'])} lost, "
+        f"{mib(f['handed_over_bytes'])} handed over to replica holders{after}"
     )
 
 
@@ -161,9 +164,9 @@ def _span(record: dict[str, Any]) -> tuple[str, str]:
     after = (
         ""
         if math.isnan(record["backlog_at_end_bytes"])
-        else f" -> {record['backlog_at_end_bytes'] / MiB:.1f} MiB"
+        else f" -> {mib(record['backlog_at_end_bytes'])}"
     )
-    return end, f"backlog {record['backlog_at_start_bytes'] / MiB:.1f} MiB{after}"
+    return end, f"backlog {mib(record['backlog_at_start_bytes'])}{after}"
 
 
 def _outage(o: dict[str, Any]) -> str:
@@ -191,5 +194,5 @@ def _resync(r: dict[str, Any]) -> str:
     )
     return (
         f"  resync host{r['host']} -> host{r['peer']} from {r['start_s']:.3f} s: "
-        f"{r['bytes'] / MiB:.1f} MiB, {end}"
+        f"{mib(r['bytes'])}, {end}"
     )

@@ -709,3 +709,15 @@ def test_event_markers_name_every_event_kind() -> None:
         "host3 tier slow",
         "array rebuild",
     ]
+
+
+def test_a_small_loss_is_never_printed_as_none() -> None:
+    """The events table's sizes: MiB to a tenth, but a non-zero size under 0.05 MiB in the unit
+    that shows it (review 65: a failure that lost 16 KiB printed "0.0 MiB lost")."""
+    from simcache.report.event_report import mib
+
+    assert mib(16 * 2**10) == "16 KiB"
+    assert mib(512) == "512 B"
+    assert mib(0) == "0.0 MiB"
+    assert mib(5 * 2**20) == "5.0 MiB"
+    assert mib(0.05 * 2**20) == "0.1 MiB"  # from a twentieth of a MiB on, it shows in MiB
