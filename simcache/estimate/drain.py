@@ -37,7 +37,7 @@ def drains(
     buffer: tuple[int, ...],
     destage_rates: list[float],
     destage_loads: Floats,
-    batch_rates: list[float],
+    batch_rates: Floats,
     sweep: Sweep,
 ) -> list[float]:
     """Per host, the bytes/s its flushers destage with a backlog (infinite for a host that never
