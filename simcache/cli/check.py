@@ -10,7 +10,8 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 
-from simcache.base.errors import ScenarioError
+from simcache.cli.options import OptionError
+from simcache.cli.outputs import output_file
 from simcache.cli.progress import progress_bar, shows_progress
 from simcache.runs.checks import CheckOutcome, CheckPlan, prepare, scenario_files
 from simcache.runs.validation_report import validation_report
@@ -23,9 +24,11 @@ __all__ = ["check_json", "run_check"]
 def run_check(args: argparse.Namespace, limits: Limits) -> int:
     """``simcache check``: print one line per check as it is judged; exit 1 if any check fails (a
     known gap that still misses is not a failure), 130 if interrupted (finished lines stay)."""
-    files = scenario_files(args.paths)
+    if args.report is not None:
+        output_file(args.report, "--report")
     if args.seeds is not None and args.seeds < 1:
-        raise ScenarioError("--seeds", [("--seeds", f"must be at least 1 (got {args.seeds})")])
+        raise OptionError.at("--seeds", f"must be at least 1 (got {args.seeds})")
+    files = scenario_files(args.paths)
     # every file and its checks are valid before anything runs
     plans = [prepare(path, duration=args.duration) for path in files]
     for plan in plans:  # and no run is too large

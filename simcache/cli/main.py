@@ -122,7 +122,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     sweep_cmd.add_argument("--duration", type=_duration, default=None)
     sweep_cmd.add_argument(
-        "--out", type=Path, default=None, help="CSV file for the table (default: print it)"
+        "--out",
+        type=Path,
+        default=None,
+        help=(
+            "CSV file for the table (default: print it); a sweep stopped by Ctrl-C or SIGTERM "
+            "writes the rows it finished, with a last column 'partial' saying how far it got"
+        ),
     )
     sweep_cmd.add_argument(
         "--workers",
@@ -149,12 +155,16 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar="METRIC=WIDTH",
         help=(
-            "add seeds until METRIC's 95%% interval is within WIDTH of its mean, e.g. "
-            "all.write.mean_ms=0.05"
+            "add seeds until METRIC's 95%% interval is within WIDTH (a fraction above 0) of its "
+            "mean, e.g. all.write.mean_ms=0.05; says after the sweep which points did not get "
+            "there by --max-seeds"
         ),
     )
     sweep_cmd.add_argument(
-        "--max-seeds", type=int, default=30, help="most seeds per point with --until (default 30)"
+        "--max-seeds",
+        type=int,
+        default=30,
+        help="most seeds per point with --until, at least 1 (default 30)",
     )
     sweep_cmd.add_argument(
         "--summary",

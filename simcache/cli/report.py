@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simcache.cli.options import option_errors
+from simcache.cli.outputs import output_file
 from simcache.report import SweepReport, report_html
 from simcache.results.result import Result
 from simcache.runs.sizing.space import dotted_paths
-from simcache.runs.sweep import SweepProgress, grid_points, sweep
+from simcache.runs.sweep import SweepProgress, grid_points, point_values, sweep
 from simcache.runs.targets import Target, check_groups, judge, parse_target
 from simcache.sim.control import Cancel
 from simcache.spec import Scenario
@@ -84,17 +86,20 @@ class ReportPlan:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, scenario: Scenario) -> ReportPlan:
-        """Every option parsed and every sweep point checked, so that a mistake is told before
-        anything runs."""
-        targets = [parse_target(text) for text in args.target]
-        check_groups(targets, (group.name for group in scenario.groups))
+        """Every option parsed, every sweep point and the output file checked, so that a mistake
+        is told before anything runs."""
+        out = output_file(
+            args.out if args.out is not None else Path(f"{scenario.name}-report.html"), "-o"
+        )
+        with option_errors({"--target": "--target"}):
+            targets = [parse_target(text) for text in args.target]
+            check_groups(targets, (group.name for group in scenario.groups))
         grid: dict[str, list[Any]] = {}
         for line in args.sweep:
             grid |= dotted_paths(parse_toml(line, "--sweep"))
         for point in grid_points(grid, "--sweep"):
-            scenario.with_overrides(point, source=f"<sweep point {point}>")
+            scenario.with_overrides(point, source=f"--sweep {point_values(point)}")
         seeds = args.sweep_seeds if args.sweep_seeds is not None else [scenario.run.seed]
-        out = args.out if args.out is not None else Path(f"{scenario.name}-report.html")
         return cls(scenario, targets, grid, seeds, out, args.workers)
 
     def write(

@@ -12,6 +12,7 @@ import math
 import sys
 
 from simcache.base.errors import ScenarioError, listing
+from simcache.cli.outputs import output_file, output_folder
 from simcache.cli.progress import progress_bar, shows_progress
 from simcache.cli.report import ReportPlan
 from simcache.cli.sweep import sweep_progress
@@ -96,7 +97,12 @@ def _simulate(
 
 def run_scenario(args: argparse.Namespace, limits: Limits) -> int:
     """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or
-    143."""
+    143. ``--out`` (a folder to fill, created with the folders between) and ``--records`` (a file
+    in a folder that exists) are checked before the run."""
+    if args.out is not None:
+        output_folder(args.out, "--out")
+    if args.records is not None:
+        output_file(args.records, "--records")
     result, token = _simulate(
         _scenario_to_run(args), limits, args.json, keep_records=not args.no_records
     )
@@ -106,7 +112,6 @@ def run_scenario(args: argparse.Namespace, limits: Limits) -> int:
     if args.out is not None:
         result.save(args.out)
     if args.records is not None:
-        args.records.parent.mkdir(parents=True, exist_ok=True)
         result.records.to_parquet(args.records, index=False)
     if args.json:
         print(json.dumps({**result.to_json(), "event_impact": impacts_json(result)}, indent=2))

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from simcache.base.units import UnitError, parse_duration
+from simcache.cli.outputs import output_file
 from simcache.cli.sweep import sweep_progress
 from simcache.report.size_report import size_html
 from simcache.runs.simulate import simulate
@@ -140,6 +141,8 @@ def run_size(args: argparse.Namespace) -> int:
     running run and returns what it judged; a second Ctrl-C raises :class:`SizeInterrupted` with
     the same partial answer. Either way the answer is printed and written (``-o``) marked partial.
     """
+    if args.out is not None:
+        output_file(args.out, "-o")
     if args.seeds < 1:
         raise SizeError("--seeds", [("--seeds", f"must be at least 1 (got {args.seeds})")])
     scenario = load_scenario(args.scenario)

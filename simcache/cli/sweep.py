@@ -1,6 +1,12 @@
 """`simcache sweep`: read the sweep file, run the grid (stoppable, resumable with --store) and
 print or write its table (or, with --json, print it as JSON: :func:`sweep_json`). Progress: a bar
-on a terminal, plain lines when stderr is piped, nothing with --json.
+on a terminal, plain lines when stderr is piped, nothing with --json. The output file and the
+options are checked before the sweep file is read, and that before any run.
+
+Ctrl-C or SIGTERM stops the sweep: the rows it finished are printed or written as the options ask,
+marked partial (the :data:`PARTIAL` column of --out and --json, a last ``PARTIAL SWEEP`` line of the
+printed table), and stderr says how far it got (exit 130 or 143). With --until, a last line says
+how many points reached the width, and each that stopped at --max-seeds short of it.
 
 With --summary, the printed table is the few figures a planner reads, one line per point
 (:func:`summary_text`); --out and --json keep every column of :func:`sweep_summary`."""
@@ -23,6 +29,8 @@ from typing import Any
 import pandas as pd
 
 from simcache.base.errors import ScenarioError, echo
+from simcache.cli.options import OptionError, option_errors
+from simcache.cli.outputs import output_file
 from simcache.cli.progress import Bar, progress_bar, shows_progress
 from simcache.report.cells import LOWER_BOUND, cell
 from simcache.report.run_report import text_table
@@ -31,17 +39,26 @@ from simcache.runs.sweep import (
     SweepInterrupted,
     SweepProgress,
     SweepStoreWarning,
+    UntilOutcome,
     mix_shifts,
     point_bottleneck,
     point_stability,
     sweep,
     sweep_summary,
+    until_outcomes,
 )
 from simcache.sim.control import Cancel, cancel_on_signals
 from simcache.spec import load_scenario
 from simcache.spec.load import parse_toml, read_scenario_text
 
-__all__ = ["SUMMARY_FIGURES", "run_sweep", "summary_text", "sweep_json", "sweep_progress"]
+__all__ = [
+    "PARTIAL",
+    "SUMMARY_FIGURES",
+    "run_sweep",
+    "summary_text",
+    "sweep_json",
+    "sweep_progress",
+]
 
 SUMMARY_FIGURES = {
     "write mean": "all.write.mean_ms",
@@ -55,6 +72,15 @@ _WIDTH = 100
 
 
 def run_sweep(args: argparse.Namespace) -> int:
+    """``simcache sweep``: check the options and the sweep file, run the grid and print or write
+    its table; exit 0, or 130 (Ctrl-C) or 143 (SIGTERM) when stopped, after printing or writing
+    the finished rows marked partial (the :data:`PARTIAL` column and a note on stderr)."""
+    # every output and option checked before the sweep file is read, and that before any run
+    if args.out is not None:
+        output_file(args.out, "--out")
+    until = _until(args.until)
+    if args.max_seeds < 1:
+        raise OptionError.at("--max-seeds", f"must be at least 1 (got {args.max_seeds})")
     # a regular file within the scenario size limit
     spec = parse_toml(read_scenario_text(args.grid), str(args.grid))
     unknown = set(spec) - {"scenario", "seeds", "grid"}
@@ -91,32 +117,19 @@ def run_sweep(args: argparse.Namespace) -> int:
         # a file, relative to the sweep file; a bare name that is no file here is a built-in
         # scenario
         scenario_path = beside
-    until = None
-    if args.until is not None:
-        metric, _, width = args.until.partition("=")
-        try:
-            until = (metric, float(width))
-        except ValueError:
-            raise ScenarioError(
-                "--until",
-                [
-                    (
-                        "--until",
-                        f"write METRIC=WIDTH, e.g. all.write.mean_ms=0.05 (got {args.until!r})",
-                    )
-                ],
-            ) from None
     seeds = spec.get("seeds", [1])
     # Ctrl-C and SIGTERM cancel the token: the sweep starts nothing more, stops its running run
     # between two events (or ends its pool's workers) and returns the rows finished. A second
-    # signal raises KeyboardInterrupt as before (SweepInterrupted below). A KeyboardInterrupt
-    # raised wherever the compiled engine stands can abort the process (mypyc treats a failed
-    # integer operation as out of memory), so the first signal never raises one.
+    # signal raises KeyboardInterrupt as before (SweepInterrupted below, with the rows finished).
+    # A KeyboardInterrupt raised wherever the compiled engine stands can abort the process (mypyc
+    # treats a failed integer operation as out of memory), so the first signal never raises one.
+    stop: SweepInterrupted | None = None
     try:
         with (
             cancel_on_signals(Cancel()) as token,
             warnings.catch_warnings(),
             sweep_progress(quiet=args.json) as progress,
+            option_errors({"until": "--until", "max_seeds": "--max-seeds"}),
         ):
             warnings.simplefilter("always", SweepStoreWarning)
             warnings.showwarning = _store_warning
@@ -132,23 +145,57 @@ def run_sweep(args: argparse.Namespace) -> int:
                 max_seeds=args.max_seeds,
                 progress=progress,
                 cancel=token,
+                source=str(args.grid),
             )
-    except SweepInterrupted as stop:
-        return _sweep_stopped(args, stop, token.signal or signal.SIGINT)
-    if token.cancelled:
-        stopped = SweepInterrupted(
+    except SweepInterrupted as interrupted:
+        stop = interrupted
+        table = interrupted.table if interrupted.table is not None else pd.DataFrame()
+    if stop is None and table.attrs.get("stopped"):  # by the token: a signal
+        stop = SweepInterrupted(
             len(table),
             int(table.attrs["planned"]),
             int(table.attrs["computed"]),
             None if args.store is None else Path(args.store),
+            table,
         )
-        return _sweep_stopped(args, stopped, token.signal or signal.SIGINT)
+    signum = token.signal or signal.SIGINT
+    partial = None if stop is None else _partial_note(stop, signum)
+    if len(table):
+        _show_table(args, spec, seeds, table, partial)
+    if stop is not None:
+        return _sweep_stopped(args, stop, signum)
+    if until is not None:
+        print(
+            _until_text(until, args.max_seeds, until_outcomes(table, list(spec["grid"]), until)),
+            file=sys.stderr if args.json else sys.stdout,
+        )
+    return 0
+
+
+PARTIAL = "partial"
+"""The column that marks the rows of a stopped sweep, in ``--out`` and ``--json``: every row holds
+how far the sweep got (``stopped by SIGTERM: 404 of 3000 runs finished``); a whole sweep's table
+has no such column."""
+
+
+def _show_table(
+    args: argparse.Namespace,
+    spec: dict[str, Any],
+    seeds: list[int],
+    table: pd.DataFrame,
+    partial: str | None,
+) -> None:
+    """Write ``table`` (or its summary) to ``--out``, print it as JSON or print it, as the options
+    ask; a stopped sweep's rows (``partial``: how far it got) carry the :data:`PARTIAL` column,
+    and the printed table ends with a line saying so."""
     grid_columns = list(spec["grid"])
     written = sweep_summary(table, grid_columns) if args.summary else table
+    if partial is not None:
+        written = written.assign(**{PARTIAL: partial})
     if args.out is not None:
         written.to_csv(args.out, index=False)
         print(
-            f"{len(written)} rows written to {args.out}",
+            f"{len(written)} {'partial ' if partial else ''}rows written to {args.out}",
             file=sys.stderr if args.json else sys.stdout,
         )
     if args.json:
@@ -162,7 +209,63 @@ def run_sweep(args: argparse.Namespace) -> int:
         )
     elif args.out is None:
         print(summary_text(table, grid_columns) if args.summary else table.to_string())
-    return 0
+        if partial is not None:
+            print(f"PARTIAL SWEEP: {partial}")
+
+
+def _partial_note(stop: SweepInterrupted, signum: int) -> str:
+    """How far a stopped sweep got, for its rows and its printed table."""
+    return (
+        f"stopped by {signal.Signals(signum).name}: {stop.finished} of {stop.total} runs finished"
+    )
+
+
+def _until(text: str | None) -> tuple[str, float] | None:
+    """``--until METRIC=WIDTH`` as ``(metric, width)``, the width a positive fraction of the mean;
+    whether the metric is a result column is checked by :func:`~simcache.runs.sweep.sweep` before
+    any run."""
+    if text is None:
+        return None
+    metric, _, width = text.partition("=")
+    try:
+        fraction = float(width)
+    except ValueError:
+        fraction = math.nan
+    if not metric or math.isnan(fraction):
+        raise OptionError.at(
+            "--until", f"write METRIC=WIDTH, e.g. all.write.mean_ms=0.05 (got {text!r})"
+        )
+    if not (math.isfinite(fraction) and fraction > 0):
+        raise OptionError.at(
+            "--until",
+            f"WIDTH is the interval's half-width as a fraction of the mean and must be above 0, "
+            f"e.g. all.write.mean_ms=0.05 for 5% (got {width!r})",
+        )
+    return metric, fraction
+
+
+def _until_text(until: tuple[str, float], max_seeds: int, outcomes: list[UntilOutcome]) -> str:
+    """Whether each point's 95% interval of the ``--until`` metric came within the width: one
+    line when all did, else also one line per point that stopped at ``--max-seeds`` short of it,
+    with its seeds and its interval's half-width (percentages of the mean)."""
+    metric, width = until
+    missed = [outcome for outcome in outcomes if not outcome.reached]
+    head = (
+        f"--until {metric}={width:g}: {len(outcomes) - len(missed)} of "
+        f"{_count(len(outcomes), 'point')} reached a 95% interval within {width * 100:g}% of the "
+        "mean"
+    )
+    if not missed:
+        return head + "."
+    lines = [f"{head}; {len(missed)} stopped at --max-seeds {max_seeds} short of it:"]
+    for outcome in missed:
+        wide = (
+            f"+/-{outcome.relative_half_width * 100:.3g}%"
+            if math.isfinite(outcome.relative_half_width)
+            else "no interval"
+        )
+        lines.append(f"  {outcome.point}: {_count(outcome.seeds, 'seed')}, {wide} of the mean")
+    return "\n".join(lines)
 
 
 def summary_text(rows: pd.DataFrame, grid_columns: list[str]) -> str:
@@ -371,22 +474,31 @@ def _line_break() -> str:
 
 
 def _sweep_stopped(args: argparse.Namespace, stop: SweepInterrupted, signum: int) -> int:
-    """How far the sweep got, what was kept and how to resume; exit 130 (Ctrl-C) or 143
-    (SIGTERM)."""
+    """How far the sweep got, where its finished rows went, what was kept and how to resume, on
+    stderr (each line ended); exit 130 (Ctrl-C) or 143 (SIGTERM)."""
     name = signal.Signals(signum).name
     head = f"{_line_break()}interrupted ({name}): {stop.finished} of {stop.total} runs finished"
+    if args.out is not None:
+        shown = f"written to {args.out}, marked partial (column {PARTIAL!r})"
+    elif args.json:
+        shown = f"printed as JSON, marked partial (column {PARTIAL!r})"
+    else:
+        shown = "printed above, marked PARTIAL SWEEP"
+    rows = f"Their rows are {shown}." if stop.finished else "No row to show."
     if stop.store is None:
         print(
-            f"{head}; none were kept (no --store). Give --store PATH to keep finished runs and "
-            "resume after a stop.",
+            f"{head}. {rows} Without --store a rerun starts over: give --store PATH to keep "
+            "finished runs and resume after a stop.",
             file=sys.stderr,
+            flush=True,
         )
     else:
         print(
             f"{head} and are kept in {stop.store} ({stop.computed} computed now, "
-            f"{stop.finished - stop.computed} from the store).\n"
+            f"{stop.finished - stop.computed} from the store). {rows}\n"
             f"Run the same command again to resume:\n  {_sweep_command(args)}",
             file=sys.stderr,
+            flush=True,
         )
     return 128 + signum
 

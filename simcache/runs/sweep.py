@@ -15,8 +15,8 @@ finishes. Rerunning the same sweep with the same store skips the tasks
 already there, so an interrupted sweep completes without recomputation.
 A killed sweep (even ``kill -9``) keeps every row it finished, and its
 worker processes exit with it; Ctrl-C raises :class:`SweepInterrupted`
-(a ``KeyboardInterrupt`` saying how many rows finished) after terminating
-the workers. ``cancel=`` a :class:`~simcache.sim.control.Cancel` token stops a sweep
+(a ``KeyboardInterrupt`` saying how many rows finished, and holding them) after
+terminating the workers. ``cancel=`` a :class:`~simcache.sim.control.Cancel` token stops a sweep
 from another thread: within a poll (:data:`~simcache.runs.sweep_store.POLL_S`) it
 starts no more tasks, abandons the running ones (a serial run stops at once,
 pool workers are terminated) and returns the rows finished so far, the table's
@@ -30,7 +30,8 @@ so a resumed sweep returns exactly the table of an uninterrupted one.
 
 :func:`sweep_summary` turns the rows into per-point means and 95% confidence
 intervals over the seeds; ``until=`` adds seeds to a point until the
-interval of a chosen metric is narrow enough.
+interval of a chosen metric is narrow enough (checked before any run:
+:func:`until_problems`), and :func:`until_outcomes` says which points got there.
 
 The process pool, Dask and stopping their workers are :mod:`simcache.runs.workers`.
 """
@@ -50,7 +51,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simcache.base.errors import ScenarioError
+from simcache.base.errors import ScenarioError, echo
 from simcache.base.metrics import ESTIMATED_COLUMNS, ci95_half_width
 from simcache.base.units import format_figure
 from simcache.results.bottleneck import run_bottleneck
@@ -70,14 +71,19 @@ __all__ = [
     "SweepInterrupted",
     "SweepProgress",
     "SweepStoreWarning",
+    "UntilOutcome",
     "grid_points",
     "log_axis_yerr",
     "mix_shifts",
     "point_bottleneck",
     "point_stability",
+    "point_values",
     "result_row",
+    "row_figures",
     "sweep",
     "sweep_summary",
+    "until_outcomes",
+    "until_problems",
 ]
 
 
@@ -87,19 +93,31 @@ class SweepInterrupted(KeyboardInterrupt):
 
     ``finished`` of ``total`` tasks had their rows (``computed`` of them by this sweep, the rest
     from the store); with a ``store``, every finished row is in it and rerunning the same sweep
-    resumes from there.
+    resumes from there. ``table``: the finished rows as :func:`sweep` returns them (grid order,
+    its ``attrs`` saying why it stopped), so that a stop throws no finished run away; ``None``
+    when the sweep that raised it did not give them.
     """
 
-    def __init__(self, finished: int, total: int, computed: int, store: Path | None):
+    def __init__(
+        self,
+        finished: int,
+        total: int,
+        computed: int,
+        store: Path | None,
+        table: pd.DataFrame | None = None,
+    ):
         self.finished = finished
         self.total = total
         self.computed = computed
         self.store = store
+        self.table = table
         kept = f"kept in {store}" if store is not None else "not kept (no store)"
         super().__init__(f"sweep interrupted: {finished} of {total} runs finished, {kept}")
 
-    def __reduce__(self) -> tuple[type[SweepInterrupted], tuple[int, int, int, Path | None]]:
-        return (type(self), (self.finished, self.total, self.computed, self.store))
+    def __reduce__(
+        self,
+    ) -> tuple[type[SweepInterrupted], tuple[int, int, int, Path | None, pd.DataFrame | None]]:
+        return (type(self), (self.finished, self.total, self.computed, self.store, self.table))
 
 
 @dataclass(frozen=True)
@@ -183,9 +201,32 @@ def result_row(result: Result) -> dict[str, Any]:
     bottleneck = run_bottleneck(result)
     row["bottleneck"] = ",".join(bottleneck.parts)
     row["bottleneck_utilization"] = bottleneck.utilization
-    for key in ("array_write_mb_s", "peer_wire_mb_s", "destage_backlog_bytes"):
+    for key in _ROW_TOTALS:
         row[key] = result.totals[key]
     return {key: _plain(value) for key, value in row.items()}
+
+
+_ROW_TOTALS = ("array_write_mb_s", "peer_wire_mb_s", "destage_backlog_bytes")
+"""The run totals a :func:`result_row` holds."""
+_ROW_FIGURES = ("stable", "backlog_full_in_s", "bottleneck_utilization", *_ROW_TOTALS)
+"""The numeric columns of a :func:`result_row` besides its ``<group>.<op>.<metric>`` cells."""
+
+
+def row_figures(scenarios: Iterable[Scenario]) -> list[str]:
+    """The numeric columns a :func:`result_row` of a run of any of ``scenarios`` can hold, known
+    before any run: ``<group>.<op>.<metric>`` for each group and ``all``, ``read`` and
+    ``write`` and each metric of the summary a sweep keeps, then the run's own figures
+    (``stable``, ``bottleneck_utilization``, totals). What ``until=`` may name."""
+    groups = dict.fromkeys(group.name for scenario in scenarios for group in scenario.groups)
+    return [
+        *(
+            f"{group}.{op}.{metric}"
+            for group in [*groups, "all"]
+            for op in ("write", "read")
+            for metric in ESTIMATED_COLUMNS
+        ),
+        *_ROW_FIGURES,
+    ]
 
 
 def _stability(result: Result) -> str:
@@ -219,6 +260,7 @@ def sweep(
     max_seeds: int = 30,
     progress: Callable[[SweepProgress], None] | None = None,
     cancel: Cancel | None = None,
+    source: str | None = None,
 ) -> pd.DataFrame:
     """Simulate every grid point with every seed; one row per point and seed, in grid order.
 
@@ -233,11 +275,15 @@ def sweep(
     ``"all.write.mean_ms"``) is within that fraction of its mean. ``cancel``: a token that stops the
     sweep early; the table then holds the rows finished before the stop, and ``table.attrs`` has
     ``"stopped"`` (the token's reason) and ``"planned"`` (the tasks the sweep meant to run).
+    Ctrl-C raises :class:`SweepInterrupted`, which holds the rows finished before it.
+
+    ``source``: the sweep file the grid and seeds came from, which errors name (a point's as
+    ``FILE [grid] path = value``); without it, ``<sweep>`` and ``<sweep point {...}>``.
     """
     base = load_scenario(scenario)
-    points = grid_points(grid)
+    points = grid_points(grid, "<grid>" if source is None else source)
     # every point valid first
-    variants = [base.with_overrides(point, source=f"<sweep point {point}>") for point in points]
+    variants = [base.with_overrides(point, source=_point_source(source, point)) for point in points]
     # and valid for the duration, before any worker starts; workers run these as they are
     runs = (
         variants if duration is None else [variant.with_duration(duration) for variant in variants]
@@ -250,22 +296,17 @@ def sweep(
     ]
     if not seed_list or bad:
         raise ScenarioError(
-            "<sweep>", [("seeds", f"give a list of seeds, whole numbers >= 0 (got {seed_list!r})")]
+            source or "<sweep>",
+            [("seeds", f"give a list of seeds, whole numbers >= 0 (got {seed_list!r})")],
         )
     # numpy integers as plain ints: store keys and rows are JSON
     seed_list = [int(seed) for seed in seed_list]
-    if until is not None and until[0] in points[0]:
-        raise ScenarioError(
-            "<sweep>",
-            [
-                (
-                    "until",
-                    f"{until[0]!r} is a grid column; name a result column such as "
-                    "'all.write.mean_ms'",
-                )
-            ],
-        )
+    if until is not None:
+        problems = until_problems(until, max_seeds, variants, grid)
+        if problems:
+            raise ScenarioError(source or "<sweep>", problems)
     tally = _Tally()
+    rows: dict[tuple[int, int], dict[str, Any]] = {}
     labels = [", ".join(f"{column}={value}" for column, value in point.items()) for point in points]
     try:
         with ExitStack() as stack:
@@ -276,7 +317,7 @@ def sweep(
             if cache is not None:
                 stack.enter_context(closing(cache))
             tasks = [(i, seed) for i in range(len(points)) for seed in seed_list]
-            rows = _run(tasks, runs, runner, cancel, cache, progress, tally)
+            _run(tasks, runs, runner, cancel, cache, progress, tally, rows)
             while until is not None and not tally.stopped:
                 extra = _seeds_wanted(points, rows, seed_list, until, max_seeds)
                 if not extra:
@@ -284,20 +325,129 @@ def sweep(
                 more = [
                     (i, seed) for i, seeds_for_point in extra.items() for seed in seeds_for_point
                 ]
-                rows.update(_run(more, runs, runner, cancel, cache, progress, tally))
+                _run(more, runs, runner, cancel, cache, progress, tally, rows)
             if tally.stopped:
                 raise _Abandon  # leave the pool as on Ctrl-C: its running tasks are not waited for
     except _Abandon:
         pass
     except KeyboardInterrupt as exc:
+        tally.stopped = tally.stopped or "interrupted"
         raise SweepInterrupted(
-            tally.finished, tally.total, tally.computed, None if store is None else Path(store)
+            tally.finished,
+            tally.total,
+            tally.computed,
+            None if store is None else Path(store),
+            _table(points, rows, tally),
         ) from exc
+    return _table(points, rows, tally)
+
+
+def _point_source(source: str | None, point: Mapping[str, Any]) -> str:
+    """What an error in a grid point names: the sweep file's ``[grid]`` and the point's values,
+    or ``<sweep point {...}>`` without a file."""
+    if source is None:
+        return f"<sweep point {point}>"
+    return f"{source} [grid] {point_values(point)}"
+
+
+def point_values(point: Mapping[str, Any]) -> str:
+    """A grid point as its values are written, for a message: ``cluster.peer_link = '1GbE',
+    groups.db.workload.iops = 100``."""
+    return ", ".join(f"{path} = {echo(value)}" for path, value in point.items())
+
+
+def _table(
+    points: list[dict[str, Any]], rows: Mapping[tuple[int, int], dict[str, Any]], tally: _Tally
+) -> pd.DataFrame:
+    """The rows in grid order (point, then seed); a stopped sweep's ``attrs`` say why it stopped
+    (``stopped``), the tasks it planned (``planned``) and how many it computed (``computed``)."""
     ordered = sorted(rows, key=lambda key: (key[0], key[1]))
     table = pd.DataFrame([{**points[i], "seed": seed, **rows[(i, seed)]} for i, seed in ordered])
     if tally.stopped:
         table.attrs.update(stopped=tally.stopped, planned=tally.total, computed=tally.computed)
     return table
+
+
+def until_problems(
+    until: tuple[str, float],
+    max_seeds: int,
+    runs: Sequence[Scenario],
+    grid: Mapping[str, Sequence[Any]],
+) -> list[tuple[str, str]]:
+    """What is wrong with ``until=(metric, relative_half_width)`` and ``max_seeds`` for a sweep of
+    ``runs`` over ``grid``, as ``(field, message)`` pairs (fields ``until`` and ``max_seeds``);
+    none when they can be used. Checked before any run: a misspelt metric or a width that can
+    never be met would otherwise show only after a round of runs, or never."""
+    metric, width = until
+    problems = []
+    if metric in grid:
+        problems.append(
+            (
+                "until",
+                f"{metric!r} is a grid column; name a result column such as 'all.write.mean_ms'",
+            )
+        )
+    elif metric not in row_figures(runs):
+        problems.append(
+            ("until", f"no result column {metric!r}; e.g. all.write.mean_ms, db.write.p99_ms")
+        )
+    if not (math.isfinite(width) and width > 0):
+        problems.append(
+            (
+                "until",
+                f"the width must be a fraction of the mean above 0, e.g. 0.05 for 5% (got "
+                f"{width:g})",
+            )
+        )
+    if max_seeds < 1:
+        problems.append(("max_seeds", f"must be at least 1 (got {max_seeds})"))
+    return problems
+
+
+@dataclass(frozen=True)
+class UntilOutcome:
+    """Whether one grid point's 95% interval of the ``until`` metric came within the width asked
+    for (:func:`until_outcomes`)."""
+
+    point: str
+    """The point's grid values, ``path=value, ...``."""
+    seeds: int
+    """How many seeds it ran."""
+    reached: bool
+    """Its interval's half-width is within the width, as a fraction of the mean."""
+    relative_half_width: float
+    """The half-width over the absolute mean (NaN with one seed or no finite value)."""
+
+
+def until_outcomes(
+    table: pd.DataFrame, grid_columns: Sequence[str], until: tuple[str, float]
+) -> list[UntilOutcome]:
+    """Per grid point of a finished ``until=`` sweep's ``table``, in grid order: whether it
+    reached the width, with how many seeds and how wide its interval was."""
+    metric, width = until
+    outcomes = []
+    for key, part in table.groupby(list(grid_columns), sort=False, dropna=False):
+        values = key if isinstance(key, tuple) else (key,)
+        label = ", ".join(
+            f"{column}={value}" for column, value in zip(grid_columns, values, strict=True)
+        )
+        figures = part[metric].to_numpy(dtype=float) if metric in part else np.array([math.nan])
+        mean, half = _interval(figures)
+        relative = half / abs(mean) if mean else math.nan
+        outcomes.append(UntilOutcome(label, len(part), _within(mean, half, width), relative))
+    return outcomes
+
+
+def _interval(values: np.ndarray) -> tuple[float, float]:
+    """The mean of the finite ``values`` and their 95% interval's half-width (NaN when there is
+    none)."""
+    mean = float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
+    return mean, _half_width(values)
+
+
+def _within(mean: float, half: float, width: float) -> bool:
+    """The half-width ``half`` is within ``width`` (a fraction) of ``mean``."""
+    return math.isfinite(half) and math.isfinite(mean) and half <= width * abs(mean)
 
 
 class _Abandon(Exception):
@@ -473,19 +623,7 @@ def _seeds_wanted(
         if len(have) >= max_seeds:
             continue
         values = np.array([rows[(i, seed)].get(metric, math.nan) for seed in have], dtype=float)
-        if metric not in rows[(i, have[0])]:
-            raise ScenarioError(
-                "<sweep>",
-                [
-                    (
-                        "until",
-                        f"no result column {metric!r}; e.g. all.write.mean_ms, db.write.p99_ms",
-                    )
-                ],
-            )
-        mean = float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
-        half = _half_width(values)
-        if math.isfinite(half) and math.isfinite(mean) and half <= width * abs(mean):
+        if _within(*_interval(values), width):
             continue
         batch = min(len(seeds), max_seeds - len(have))
         start = max(have) + 1
@@ -513,26 +651,31 @@ def _run(
     cache: SweepStore | None,
     progress: Callable[[SweepProgress], None] | None,
     tally: _Tally,
-) -> dict[tuple[int, int], dict[str, Any]]:
-    """Rows of ``tasks``: from the store, computed here, or from another sweep computing them
-    into the same store."""
+    rows: dict[tuple[int, int], dict[str, Any]],
+) -> None:
+    """Add the rows of ``tasks`` (new ones) to ``rows``: from the store, computed here, or from
+    another sweep computing them into the same store. Each is added as soon as it is in hand, so
+    an interrupt keeps every finished one."""
     started = time.perf_counter()
-    rows: dict[tuple[int, int], dict[str, Any]] = {}
-    base = tally.finished
+    before = len(rows)
     tally.total += len(tasks)
     if cache is not None:
         for task in tasks:
             found = cache.get(task)
             if found is not None:
                 rows[task] = found
-    skipped = len(rows)
+    skipped = len(rows) - before
     queue = deque(task for task in tasks if task not in rows)
     waiting: list[tuple[int, int]] = []  # claimed by another sweep that is alive: its row will come
 
     def report() -> None:
-        tally.finished = base + len(rows)
+        tally.finished = len(rows)
         if progress is not None:
-            progress(SweepProgress(len(rows), len(tasks), skipped, time.perf_counter() - started))
+            progress(
+                SweepProgress(
+                    len(rows) - before, len(tasks), skipped, time.perf_counter() - started
+                )
+            )
 
     def take(task: tuple[int, int]) -> bool:
         """Claim ``task`` and start it, or take the row another sweep stored; False if another
@@ -573,7 +716,6 @@ def _run(
                 report()
         elif waiting:
             time.sleep(POLL_S)
-    return rows
 
 
 def _one(run: Scenario, seed: int) -> dict[str, Any]:

@@ -369,7 +369,7 @@ def test_sweep_prints_the_table_without_out(tmp_path: Path) -> None:
     assert [row["db.write.iops"] for row in table] == ["84.444444", "148.888889"]  # count / 0.45 s
 
 
-POINT_ERROR = "error: <sweep point {point}>: invalid scenario (1 problem(s))\n  {line}\n"
+POINT_ERROR = "error: {grid} [grid] {point}: invalid scenario (1 problem(s))\n  {line}\n"
 FILE_ERROR = "error: {grid}: invalid scenario (1 problem(s))\n  (top level): {message}\n"
 SWEEP_FILE = (
     'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] table of '
@@ -383,14 +383,16 @@ SWEEP_FILE = (
         (
             '[grid]\n"groups.db.policy" = ["WB+0", "WB+7"]\n',
             POINT_ERROR.format(
-                point="{'groups.db.policy': 'WB+7'}",
+                grid="{grid}",
+                point="groups.db.policy = 'WB+7'",
                 line="groups.0(db).policy: must be 'WT', 'WB+0', 'WB+1' or 'WB+2' (got 'WB+7')",
             ),
         ),
         (
             '[grid]\n"groups.nosuch.policy" = ["WB+0"]\n',
             POINT_ERROR.format(
-                point="{'groups.nosuch.policy': 'WB+0'}",
+                grid="{grid}",
+                point="groups.nosuch.policy = 'WB+0'",
                 line="groups.nosuch.policy: no item 'nosuch'; use an index 0..0 or one of ['db']",
             ),
         ),
@@ -411,17 +413,17 @@ SWEEP_FILE = (
         ),
         (
             '[grid]\n"groups.db.vms_per_host" = 2\n',
-            "error: <grid>: invalid scenario (1 problem(s))\n"
+            "error: {grid}: invalid scenario (1 problem(s))\n"
             "  grid.groups.db.vms_per_host: must be a non-empty list of values, e.g. [2] (got 2)\n",
         ),
         (
             'seeds = [-1]\n[grid]\n"groups.db.policy" = ["WB+0"]\n',
-            "error: <sweep>: invalid scenario (1 problem(s))\n  seeds: give a list of seeds, whole "
+            "error: {grid}: invalid scenario (1 problem(s))\n  seeds: give a list of seeds, whole "
             "numbers >= 0 (got [-1])\n",
         ),
         (
             'seeds = ["one"]\n[grid]\n"groups.db.policy" = ["WB+0"]\n',
-            "error: <sweep>: invalid scenario (1 problem(s))\n  seeds: give a list of seeds, whole "
+            "error: {grid}: invalid scenario (1 problem(s))\n  seeds: give a list of seeds, whole "
             "numbers >= 0 (got ['one'])\n",
         ),
     ],

@@ -622,7 +622,7 @@ def test_ctrl_c_on_the_command_line_keeps_finished_rows_and_says_how_to_resume(
     assert code == 130 and 2 <= kept < 12, f"exit {code}, {kept} rows kept; stderr:\n{err[-3000:]}"
     assert err.endswith(
         f"interrupted (SIGINT): {kept} of 12 runs finished and are kept in {store} ({kept} "
-        "computed now, 0 from the store).\n"
+        "computed now, 0 from the store). Their rows are printed above, marked PARTIAL SWEEP.\n"
         f"Run the same command again to resume:\n  simcache sweep {grid} --duration 0.5s --workers "
         f"1 --store {store}\n"
     )
@@ -654,7 +654,7 @@ def test_sigterm_stops_a_pool_sweep_and_its_workers(tmp_path: Path) -> None:
     )
 
 
-def test_ctrl_c_without_a_store_says_nothing_was_kept(
+def test_ctrl_c_without_a_store_says_a_rerun_starts_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     grid = tmp_path / "grid.toml"
@@ -668,8 +668,9 @@ def test_ctrl_c_without_a_store_says_nothing_was_kept(
     monkeypatch.setattr(sys.modules["simcache.cli.sweep"], "_sweep_progress", interrupt)
     assert main(["sweep", str(grid), "--duration", "0.5s", "--workers", "1"]) == 130
     assert capsys.readouterr().err == (
-        "interrupted (SIGINT): 1 of 2 runs finished; none were kept (no --store). "
-        "Give --store PATH to keep finished runs and resume after a stop.\n"
+        "interrupted (SIGINT): 1 of 2 runs finished. Their rows are printed above, marked PARTIAL "
+        "SWEEP. Without --store a rerun starts over: give --store PATH to keep finished runs and "
+        "resume after a stop.\n"
     )
 
 
