@@ -10,6 +10,7 @@ import argparse
 import json
 import math
 import sys
+from pathlib import Path
 
 from simcache.base.errors import ScenarioError, listing
 from simcache.cli.outputs import output_file, output_folder
@@ -98,11 +99,18 @@ def _simulate(
 def run_scenario(args: argparse.Namespace, limits: Limits) -> int:
     """Run one scenario; Ctrl-C or SIGTERM stops it, prints the partial result and exits 130 or
     143. ``--out`` (a folder to fill, created with the folders between) and ``--records`` (a file
-    in a folder that exists) are checked before the run."""
+    in a folder that exists, or in the ``--out`` folder) are checked before the run."""
     if args.out is not None:
         output_folder(args.out, "--out")
     if args.records is not None:
-        output_file(args.records, "--records")
+        inside = args.out is not None and Path(args.records).absolute().is_relative_to(
+            Path(args.out).absolute()
+        )
+        # a records file in the --out folder: its folder is made with it, as --out is
+        if inside:
+            output_folder(Path(args.records).parent, "--records")
+        else:
+            output_file(args.records, "--records")
     result, token = _simulate(
         _scenario_to_run(args), limits, args.json, keep_records=not args.no_records
     )
@@ -112,6 +120,7 @@ def run_scenario(args: argparse.Namespace, limits: Limits) -> int:
     if args.out is not None:
         result.save(args.out)
     if args.records is not None:
+        Path(args.records).parent.mkdir(parents=True, exist_ok=True)  # (checked above)
         result.records.to_parquet(args.records, index=False)
     if args.json:
         print(json.dumps({**result.to_json(), "event_impact": impacts_json(result)}, indent=2))

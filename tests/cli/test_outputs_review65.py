@@ -83,6 +83,14 @@ def test_run_out_makes_a_new_folder_and_its_parents(small: Path, tmp_path: Path)
     assert (out / "summary.csv").is_file() and f"results written to {out}/" in stdout
 
 
+def test_run_records_in_the_new_out_folder_is_made_with_it(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results" / "small"
+    records = out / "records.parquet"
+    code, _, stderr = call(["run", str(small), "--out", str(out), "--records", str(records)])
+    assert code == 0, stderr
+    assert records.is_file() and (out / "summary.csv").is_file()
+
+
 def test_report_o_in_a_missing_folder_is_refused_before_the_run(
     small: Path, tmp_path: Path
 ) -> None:
