@@ -19,6 +19,7 @@ import simcache
 from simcache.base.metrics import HEADLINE_PERCENTILES, PERCENTILES, SUMMARY_COLUMNS
 from simcache.base.units import format_figure, human_size, round_figure
 from simcache.physics.cluster import PortName
+from simcache.results.assessed import ValidityWarning
 from simcache.results.bottleneck import bottleneck_sentence as bottleneck_sentence
 from simcache.results.bottleneck import component_name as component_name
 from simcache.results.part_words import changed_fields, link_words
@@ -101,10 +102,17 @@ def validity_warnings(result: simcache.Result) -> list[str]:
             f"window: offered load above capacity): {names}; {offered}"
         )
         warnings = [w for w in warnings if w.kind != "overload"]
-    return shown + [
-        f"**{'Unstable' if w.severity == 'unstable' else 'Short run'}:** {w.message}"
-        for w in warnings
-    ]
+    return shown + [f"**{_lead(w)}:** {w.message}" for w in warnings]
+
+
+_LEADS = {"warming": "Cache still warming", "destage_starved": "Destage held back by the tier"}
+"""The lead of a short-run note that is about what the run measured, not about its length."""
+
+
+def _lead(warning: ValidityWarning) -> str:
+    if warning.severity == "unstable":
+        return "Unstable"
+    return _LEADS.get(warning.kind, "Short run")
 
 
 def format_ms(value: float) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import simcache
+from simcache.results.assessed import ValidityWarning
 
 
 def _tier_bound(**destager: Any) -> simcache.Scenario:
@@ -48,7 +49,7 @@ def _tier_bound(**destager: Any) -> simcache.Scenario:
     )
 
 
-def _starved(scenario: simcache.Scenario) -> list[simcache.ValidityWarning]:
+def _starved(scenario: simcache.Scenario) -> list[ValidityWarning]:
     result = simcache.simulate(scenario, seed=1, keep_records=False)
     return [w for w in result.warnings if w.kind == "destage_starved"]
 

@@ -10,6 +10,7 @@ import numpy as np
 from support.builders import small_scenario
 
 import simcache
+from simcache.results.assessed import ValidityWarning
 from simcache.results.warming import WARMING_RISE, _hit_rise
 
 
@@ -35,7 +36,7 @@ def _reads(working_set: str, cache: dict[str, object], duration: str = "4s") -> 
     )
 
 
-def _warming(result: simcache.Result) -> list[simcache.ValidityWarning]:
+def _warming(result: simcache.Result) -> list[ValidityWarning]:
     return [w for w in result.warnings if w.kind == "warming"]
 
 
