@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from simcache.cli.outputs import output_file
 from simcache.spec.profiles import KINDS, field_notes, list_profiles
 from simcache.workloads.calibrate.device import calibrate
 from simcache.workloads.calibrate.profile import fit_table
@@ -15,7 +16,9 @@ __all__ = ["run_calibrate", "run_profiles"]
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """Fit the device, print measured against fitted per point and the warnings, write (or print)
-    its TOML."""
+    its TOML. An ``-o`` path that cannot be written is refused before the files are read."""
+    if args.out is not None:
+        output_file(args.out, "-o")
     calibration = calibrate(args.files, args.kind, args.base, args.rpm)
     fit, out = calibration.fit, sys.stderr if args.out is None else sys.stdout
     print(

@@ -11,6 +11,8 @@ from dataclasses import replace
 
 from simcache.base.errors import ScenarioError
 from simcache.base.names import group_name
+from simcache.cli.options import OptionError
+from simcache.cli.outputs import output_file
 from simcache.report.run_report import text_table
 from simcache.spec import TRACE_FORMATS, load_scenario
 from simcache.traces.formats import load_trace, parse_option
@@ -21,9 +23,17 @@ __all__ = ["run_compare_trace", "run_fit", "run_import"]
 
 
 def run_import(args: argparse.Namespace) -> int:
+    _check_out(args)
     options = dict(parse_option(text) for text in args.option)
     imported = import_workload(args.path, args.format, **options)
     return _write_scenario(args, imported, imported.format, f"run it with: simcache run {args.out}")
+
+
+def _check_out(args: argparse.Namespace) -> None:
+    """Refuse an ``-o`` path that cannot be written before any reading or fitting (a fit can take
+    half a minute, and its result would be lost to a traceback at the end)."""
+    if args.out is not None:
+        output_file(args.out, "-o")
 
 
 def _write_scenario(
@@ -59,6 +69,7 @@ def run_fit(args: argparse.Namespace) -> int:
     (:mod:`simcache.workloads.ingest.fitarrivals`). The facts printed say what was chosen, and
     say when the trace does not identify the working set (then also a warning).
     """
+    _check_out(args)
     options = dict(parse_option(text) for text in args.option)
     imported = import_workload(args.path, args.format, **options)
     if imported.trace is None:
@@ -116,6 +127,10 @@ def run_compare_trace(args: argparse.Namespace) -> int:
     dispersion of the 100 ms counts) when the trace's timestamps are that fine, the inter-arrival
     time's mean and SCV when they are finer than a second, and both read and all-I/O hit ratios.
     """
+    if not 0 <= args.seed < 2**64:
+        raise OptionError.at(
+            "--seed", f"{args.seed} is not a seed; give a whole number from 0 to 2^64 - 1"
+        )
     options = dict(parse_option(text) for text in args.option)
     trace = load_trace(args.path, args.format, options)
     scenario = load_scenario(args.scenario)

@@ -62,7 +62,7 @@ ROW = np.dtype(
 """One I/O: 27 bytes on disk and in memory."""
 BLOCK_ROWS = 1 << 16
 """Rows read or written at a time: about 1.7 MB."""
-_FORMAT_VERSION = 1  # part of every cache key: bump when ROW or the parsers' meaning changes
+_FORMAT_VERSION = 2  # part of every cache key: bump when ROW or the parsers' meaning changes
 
 
 @dataclass

@@ -319,6 +319,31 @@ def trace_imported(
     # overloaded, completes; a trace without timestamps (replayed closed loop) runs for the base
     # scenario's duration.
     duration = trace.duration + 1.0 if trace.meta.get("has_times", True) else None
+    if duration is not None:
+        notes += _no_time_extent(trace, reads + writes, duration)
     return FileReading(
         path, format_name, groups, warnings=notes, facts=facts, duration=duration, trace=trace
     )
+
+
+def _no_time_extent(trace: Trace, ios: int, duration: float) -> list[str]:
+    """A warning when the trace's I/Os span no time, or all fall in the imported run's warm-up
+    (a tenth of ``duration``, the run's seconds): the run would then measure none of them
+    (review 65: 20,000 I/Os of one timestamp gave a run whose every latency row was empty)."""
+    warmup = duration / 10
+    fix = (
+        "check the file's timestamps (their unit, or a clock that did not advance); to measure "
+        "the I/Os as one burst, set run.warmup = 0 in the scenario"
+    )
+    if ios > 1 and trace.duration == 0:
+        return [
+            f"the trace has no time extent: its {ios:,} I/Os all have one timestamp, so a replay "
+            f"issues them all at once at time 0, inside the run's {warmup:g} s warm-up, and "
+            f"measures none of them; {fix}"
+        ]
+    if ios > 1 and trace.duration < warmup:
+        return [
+            f"the trace spans only {trace.duration:.3g} s: a replay issues all its {ios:,} I/Os "
+            f"inside the run's {warmup:.3g} s warm-up and measures none of them; {fix}"
+        ]
+    return []

@@ -22,7 +22,13 @@ every line, and ``blkparse.c``, which prints the summary):
 
 Only blkparse's default output is read (``-f``/``-F`` formats are not).
 blkparse merges its per-CPU streams by time, but lines can still arrive
-slightly out of order; rows are sorted by time when cached.
+out of order (slightly, or wholly when per-CPU outputs are concatenated). A
+first pass reads only the timestamps; when any line is earlier than one above
+it, the event lines are held in memory and handled in time order (stably, so
+lines of one timestamp keep the file's order), so that each C meets the D or
+Q of its (device, sector) before it and the latencies are right. The trace
+description counts those lines (``out_of_order``, ``first_out_of_order``) and
+:func:`read` says they were sorted.
 
 Option ``event`` picks which events become I/Os:
 
@@ -53,7 +59,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -66,7 +72,7 @@ from simcache.traces.formats.base import (
     option_choice,
     trace_imported,
 )
-from simcache.traces.formats.rows import RowBuffer
+from simcache.traces.formats.rows import RowBuffer, TimeOrder, time_order_note
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder
 
 __all__ = ["EVENTS", "KIND", "MAX_PENDING", "NAME", "SECTOR_BYTES", "load", "read", "sniff"]
@@ -125,7 +131,11 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     trace = load(path, options)
     meta = trace.meta
     unused = [f"{count:,} {what}" for what, count in meta.get("not_used", {}).items() if count]
-    warnings = [f"not turned into I/Os: {'; '.join(unused)}"] if unused else []
+    warnings = time_order_note(meta, "event line")
+    if meta.get("out_of_order"):
+        warnings[0] += " (each completion was matched to its request after sorting)"
+    if unused:
+        warnings.append(f"not turned into I/Os: {'; '.join(unused)}")
     event = meta["event"]
     example = (
         f"one event line per I/O as blkparse prints them by default, {event} events with "
@@ -138,6 +148,15 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
 
 
 _EVENT_NAMES = {"D": "issued to the device", "Q": "queued", "C": "completed"}
+
+
+def _nanoseconds(fields: list[str]) -> int:
+    """An event line's timestamp in nanoseconds, for ordering; -1 when it is not
+    SECONDS.NANOSECONDS (the line is refused when handled, naming it)."""
+    seconds, _, nanos = fields[3].partition(".") if len(fields) > 3 else ("", "", "")
+    if not (seconds.isdecimal() and nanos.isdecimal() and len(nanos) <= 9):
+        return -1
+    return int(seconds) * 1_000_000_000 + int(nanos.ljust(9, "0"))
 
 
 class _Parser:
@@ -154,28 +173,20 @@ class _Parser:
         self.pending: OrderedDict[tuple[int, int], _Request] = OrderedDict()
         self.counts: Counter[str] = Counter()
         self.not_used: Counter[str] = Counter()
+        self.summary_line: int | None = None
+        """Where blkparse's summary blocks begin (reading stops there), if they do."""
         self.origin: int | None = None
         """Nanoseconds of blkparse's clock at the first event of the chosen kind: time 0 of the
         rows (kept whole, so exact)."""
 
     def run(self) -> dict[str, Any]:
-        summary_line = None
-        for number, line in numbered_lines(self.path):
-            fields = line.split()
-            if not fields:
-                continue
-            if not _DEVICE.match(fields[0]):
-                if _SUMMARY.match(line):
-                    summary_line = number
-                    break
-                raise WorkloadFileError.at(
-                    self.path,
-                    number,
-                    "device",
-                    f"{fields[0][:40]!r} does not start a blkparse event line (MAJ,MIN CPU SEQ "
-                    "SECONDS.NANOSECONDS PID ACTION RWBS ...); "
-                    "only blkparse's default output is read",
-                )
+        order = TimeOrder(1e9, "timestamp")
+        for number, fields in self._event_lines():
+            order.see_one(_nanoseconds(fields), number)
+        events = self._event_lines()
+        if order.late_rows:
+            events = iter(sorted(events, key=lambda event: _nanoseconds(event[1])))
+        for number, fields in events:
             self._line(number, fields)
         for request in self.pending.values():
             self._lost(request, "requests never completed (kept, no latency)")
@@ -187,10 +198,32 @@ class _Parser:
             "first_timestamp": None
             if self.origin is None
             else f"{self.origin // 1_000_000_000}.{self.origin % 1_000_000_000:09d}",
-            "summary_line": summary_line,
+            "summary_line": self.summary_line,
             "events": dict(self.counts),
             "not_used": {what: n for what, n in self.not_used.items() if n},
+            **order.meta(),
         }
+
+    def _event_lines(self) -> Iterator[tuple[int, list[str]]]:
+        """(line number, fields) of each event line, up to the summary blocks (whose first line
+        becomes :attr:`summary_line`); a line that is neither raises."""
+        for number, line in numbered_lines(self.path):
+            fields = line.split()
+            if not fields:
+                continue
+            if not _DEVICE.match(fields[0]):
+                if _SUMMARY.match(line):
+                    self.summary_line = number
+                    return
+                raise WorkloadFileError.at(
+                    self.path,
+                    number,
+                    "device",
+                    f"{fields[0][:40]!r} does not start a blkparse event line (MAJ,MIN CPU SEQ "
+                    "SECONDS.NANOSECONDS PID ACTION RWBS ...); "
+                    "only blkparse's default output is read",
+                )
+            yield number, fields
 
     def _line(self, number: int, fields: list[str]) -> None:
         if len(fields) < len(_HEADER_FIELDS):

@@ -166,6 +166,10 @@ class Rows:
     def __len__(self) -> int:
         return len(self.frame)
 
+    def lines(self) -> np.ndarray:
+        """The file line (from 1) of each row."""
+        return self.frame.index.to_numpy(dtype=np.int64) + self.chunks.skip_lines + 1
+
     def error(self, position: int, column: int, message: str) -> WorkloadFileError:
         """An error at the ``position``-th row of this chunk, in ``column``."""
         row = int(self.frame.index[position])

@@ -55,6 +55,7 @@ from simcache.traces.formats.base import (
     trace_imported,
 )
 from simcache.traces.formats.csv_rows import INT64_MAX, RowChunks, option_text, split_line
+from simcache.traces.formats.rows import TimeOrder, time_order_note
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder, TraceChunk
 
 __all__ = ["KIND", "NAME", "load", "read", "sniff"]
@@ -162,6 +163,7 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     if trace.meta.get("empty_lines"):
         warnings.append(f"{trace.meta['empty_lines']:,} empty lines skipped")
     warnings += _unit_doubts(path, options, trace)
+    warnings += time_order_note(trace.meta)
     return trace_imported(path, NAME, trace, options, warnings, _EXAMPLE)
 
 
@@ -215,8 +217,14 @@ def _fill(path: Path, settings: _Settings, builder: TraceBuilder) -> dict[str, A
     offset_role = "offset" if "offset" in where else "lba"
     first_time: Any = None
     single_device = builder.device(DEFAULT_DEVICE) if "device" not in where else 0
+    order = TimeOrder(settings.time_per_second, "time")
     for rows in chunks:
-        times = rows.numbers(where["time"], f"a time in {_unit_name(settings.time_per_second)}")
+        times = rows.numbers(
+            where["time"],
+            f"a time in {_unit_name(settings.time_per_second)}",
+            minimum=0,
+        )
+        order.see(times, rows.lines())
         if first_time is None:
             first_time = times[0]
         ops = rows.codes(
@@ -261,7 +269,11 @@ def _fill(path: Path, settings: _Settings, builder: TraceBuilder) -> dict[str, A
                 latency=latency,
             )
         )
-    return {"unused_columns": settings.unused, "empty_lines": chunks.empty_lines}
+    return {
+        "unused_columns": settings.unused,
+        "empty_lines": chunks.empty_lines,
+        **order.meta(),
+    }
 
 
 def _settings(path: Path, options: Mapping[str, Any]) -> _Settings:

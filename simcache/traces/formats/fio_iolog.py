@@ -56,7 +56,7 @@ from simcache.traces.formats.base import (
     option_choice,
     trace_imported,
 )
-from simcache.traces.formats.rows import RowBuffer
+from simcache.traces.formats.rows import RowBuffer, TimeOrder, time_order_note
 from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder
 
 __all__ = ["KIND", "NAME", "TIME_UNITS", "load", "read", "sniff"]
@@ -113,6 +113,7 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
             f"{meta['io_on_unopened_file']:,} I/Os on a file that was added but not open at that "
             "point (kept)"
         )
+    warnings += time_order_note(meta, "I/O line")
     imported = trace_imported(path, NAME, trace, options, warnings, _example(meta.get("version")))
     if not meta.get("has_times"):
         # after the import, so that the error for a log without I/Os does not give it as a cause
@@ -149,6 +150,7 @@ def _fill(path: Path, builder: TraceBuilder, unit: str, unit_given: bool) -> dic
     # times are kept as whole ticks from the first I/O until divided, so they are exact
     first_stamp: int | None = None
     rows = RowBuffer(builder)
+    order = TimeOrder(per_second, "timestamp")
     files: dict[str, bool] = {}  # added file name -> open now
     skipped: Counter[str] = Counter()
     file_actions: Counter[str] = Counter()
@@ -213,9 +215,11 @@ def _fill(path: Path, builder: TraceBuilder, unit: str, unit_given: bool) -> dic
             )
         if first_stamp is None:
             first_stamp = stamp
+        order.see_one(stamp, number)
         rows.add((stamp - first_stamp) / per_second, op, offset, length, builder.device(name))
     rows.flush()
     return {
+        **order.meta(),
         "version": version,
         "has_times": version == 3,
         "time_unit": unit if version == 3 else None,

@@ -130,6 +130,9 @@ class MeasuredJob:
     figures: dict[str, Figures] = field(default_factory=dict)
     """``read``, ``write`` or ``mixed`` -> the clones' figures combined (directions without I/O
     left out)."""
+    sections: set[str] = field(default_factory=set)
+    """The directions (``read``, ``write``, ``mixed``) the job's entries have an object for, with
+    I/O or not."""
     trimmed: bool = False
 
 
@@ -195,6 +198,8 @@ def measured_jobs(path: Path, numjobs_as: str = "workers") -> Measurements:
                 )
         job = MeasuredJob(jobname, groupid, first_index, settings, result, len(clones))
         for key in _DIRECTIONS:
+            if any(isinstance(entry.get(key), dict) for _, entry in clones):
+                job.sections.add(key)
             per_clone = [
                 _direction(path, entry[key], f"jobs[{index}].{key}")
                 for index, entry in clones
@@ -248,8 +253,15 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
                 f"job {jobname}: numjobs={result.numjobs} but {job.entries} entries; the figures "
                 "are summed over the entries"
             )
+        notes += _measured_directions(job, result)
         for key, figures in job.figures.items():
             runtimes.append(figures.runtime_s)
+            if figures.mean_ms is None and not figures.percentiles:
+                notes.append(
+                    f"job {jobname} {key}: fio's latency figures are missing (jobs[{job.index}]."
+                    f"{key} has no lat_ns or clat_ns with a mean or percentiles; lat and clat "
+                    "before fio 3): its latency is not checked, only IOPS and bandwidth"
+                )
             checks, unchecked = _checks(
                 group, jobname, _DIRECTIONS[key], figures, rel, merged=job.entries > 1
             )
@@ -272,6 +284,50 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
         facts=facts,
         duration=duration,
     )
+
+
+def _measured_directions(job: MeasuredJob, result: JobResult) -> list[str]:
+    """Warnings when what fio measured does not fit the job's options: a direction the workload
+    does that has no section in the file (nothing to check it against), or one fio measured no
+    I/O in, or measured I/O in a direction the workload does not do (review 65: a job whose
+    ``rw`` came from an included file was imported as fio's default, ``rw=read``, while fio
+    measured writes only, and every check then failed)."""
+    if "mixed" in job.sections:  # unified_rw_reporting: one figure for both directions
+        return []
+    read_fraction = float(result.group["workload"].get("read_fraction", 1.0))
+    rw = job.settings.get("rw") or job.settings.get("readwrite")
+    written = (
+        f"rw={rw.value}" if rw is not None and rw.value else "rw not given: fio's default, read"
+    )
+    if "rwmixread" in job.settings or "rwmixwrite" in job.settings:
+        written += f", so {read_fraction:.0%} reads"
+    where = f"jobs[{job.index}]"
+    fix = (
+        f'put the options the job ran with into {where}."job options" (rw, rwmixread; an '
+        "included file's are not in the JSON) and import again"
+    )
+    notes = []
+    for direction, does in (("read", read_fraction > 0), ("write", read_fraction < 1)):
+        measured = direction in job.figures
+        if does and direction not in job.sections:
+            notes.append(
+                f"job {job.jobname}: the workload {direction}s ({written}) but {where} has no "
+                f'"{direction}" section: fio\'s {direction} figures are missing, so its '
+                f"{direction}s are not checked; import the file fio wrote, whole"
+            )
+        elif does and not measured:
+            notes.append(
+                f"job {job.jobname}: the workload {direction}s ({written}) but fio measured no "
+                f"{direction}s ({where}.{direction} has no I/O); {fix}"
+            )
+        elif measured and not does:
+            figures = job.figures[direction]
+            notes.append(
+                f"job {job.jobname}: fio measured {direction}s ({where}.{direction}: "
+                f"{figures.iops:,.6g} IOPS) but the workload does none ({written}): the checks "
+                f"of its {direction}s will fail; {fix}"
+            )
+    return notes
 
 
 def _rel(path: Path, value: Any) -> float:
@@ -349,7 +405,17 @@ def _number(path: Path, value: Any, where: str) -> float:
 
 def _direction(path: Path, data: dict[str, Any], where: str) -> Figures:
     def number(key: str, default: float = 0.0) -> float:
-        return _number(path, data.get(key, default), f"{where}.{key}")
+        """A count, rate or time of fio's: never negative (an edited or damaged file)."""
+        value = _number(path, data.get(key, default), f"{where}.{key}")
+        if value < 0:
+            raise WorkloadFileError.at(
+                path,
+                None,
+                f"{where}.{key}",
+                f"{data[key]!r} is negative: fio never measures a negative {key}; the file was "
+                "edited or damaged, so take fio's output again",
+            )
+        return value
 
     if "clat_ns" in data or "lat_ns" in data:
         suffix, to_ms = "_ns", 1e-6

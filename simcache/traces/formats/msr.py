@@ -39,6 +39,7 @@ from simcache.traces.formats.base import (
     trace_imported,
 )
 from simcache.traces.formats.csv_rows import RowChunks
+from simcache.traces.formats.rows import TimeOrder, time_order_note
 from simcache.traces.trace import READ, WRITE, Trace, TraceBuilder, TraceChunk
 
 __all__ = ["KIND", "NAME", "load", "read", "sniff"]
@@ -93,6 +94,13 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     warnings = []
     if trace.meta.get("empty_lines"):
         warnings.append(f"{trace.meta['empty_lines']:,} empty lines skipped")
+    if trace.meta.get("zero_size"):
+        warnings.append(
+            f"{trace.meta['zero_size']:,} I/O{'' if trace.meta['zero_size'] == 1 else 's'} of "
+            "Size 0 dropped (they move no data; replayed, "
+            "they would count in IOPS and latency)"
+        )
+    warnings += time_order_note(trace.meta)
     imported = trace_imported(path, NAME, trace, options, warnings, _EXAMPLE)
     if trace.meta.get("origin_utc"):
         imported.facts.append(("first I/O", trace.meta["origin_utc"]))
@@ -111,6 +119,8 @@ def _fill(path: Path, builder: TraceBuilder) -> dict[str, Any]:
     first_tick: int | None = None
     earliest = 0
     device_names: dict[tuple[str, int], int] = {}
+    order = TimeOrder(TICKS_PER_SECOND, "Timestamp")
+    zero_size = 0
     for rows in chunks:
         ticks = rows.integers(
             0,
@@ -129,6 +139,11 @@ def _fill(path: Path, builder: TraceBuilder) -> dict[str, Any]:
         )
         response = rows.integers(6, "a whole number of 100 ns ticks")
         hosts, host_names = rows.categories(1)
+        order.see(ticks, rows.lines())
+        # a zero-size I/O moves no data: dropped and counted, as blkparse's D events without
+        # sectors are (review 65, 11)
+        has_data = sizes > 0
+        zero_size += int(len(has_data) - has_data.sum())
         if first_tick is None:
             first_tick = earliest = int(ticks[0])
         earliest = min(earliest, int(ticks.min()))
@@ -148,17 +163,19 @@ def _fill(path: Path, builder: TraceBuilder) -> dict[str, Any]:
         )
         builder.add(
             TraceChunk(
-                time=(ticks - first_tick) / TICKS_PER_SECOND,
-                op=ops.astype(np.uint8),
-                offset=offsets,
-                size=sizes,
-                device=table[pairs],
-                latency=response / TICKS_PER_SECOND,
+                time=(ticks[has_data] - first_tick) / TICKS_PER_SECOND,
+                op=ops[has_data].astype(np.uint8),
+                offset=offsets[has_data],
+                size=sizes[has_data],
+                device=table[pairs][has_data],
+                latency=response[has_data] / TICKS_PER_SECOND,
             )
         )
     return {
         "origin_utc": _utc(earliest) if first_tick is not None else None,
         "empty_lines": chunks.empty_lines,
+        "zero_size": zero_size,
+        **order.meta(),
     }
 
 

@@ -10,12 +10,14 @@ rows, so memory stays bounded whatever the file's size.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from simcache.traces.trace import BLOCK_ROWS, TraceBuilder, TraceChunk
 
-__all__ = ["RowBuffer"]
+__all__ = ["RowBuffer", "TimeOrder", "time_order_note"]
 
 # TraceChunk's fields, in its order
 _CHUNK_FIELDS = ("time", "op", "offset", "size", "device", "latency")
@@ -73,3 +75,83 @@ class RowBuffer:
             chunk = TraceChunk(*(getattr(chunk, name)[order] for name in _CHUNK_FIELDS))
         self.builder.add(chunk)
         self._reset()
+
+
+class TimeOrder:
+    """A trace file's rows as they come, counted when out of time order: earlier than a row
+    above them. Replay takes the rows sorted by time; the count and the first such line are kept
+    in the trace's description (:meth:`meta`), so the import says the file was re-sorted
+    (:func:`time_order_note`) rather than doing it silently (review 65: concatenated per-CPU
+    outputs)."""
+
+    def __init__(self, per_second: float, field: str) -> None:
+        self.per_second = per_second
+        """Clock units a second (``1e9`` for nanoseconds)."""
+        self.field = field
+        """The time's name in the format (for messages)."""
+        self.late_rows = 0
+        self.first_line: int | None = None
+        self.largest_jump = 0.0
+        """The longest step forward from the latest time above a row to the row's, clock units."""
+        self.largest_jump_line: int | None = None
+        self._latest = -math.inf
+
+    def see(self, times: np.ndarray, lines: np.ndarray) -> None:
+        """Rows at ``times`` (on the file's clock, any unit) from file lines ``lines``, in file
+        order."""
+        if not len(times):
+            return
+        times = np.asarray(times, dtype=np.float64)
+        before = np.maximum.accumulate(np.concatenate(([self._latest], times[:-1])))
+        late = np.flatnonzero(times < before)
+        if len(late):
+            self.late_rows += len(late)
+            if self.first_line is None:
+                self.first_line = int(lines[late[0]])
+        if math.isfinite(self._latest) or len(times) > 1:
+            jumps = times - before
+            jumps[0] = times[0] - self._latest if math.isfinite(self._latest) else 0.0
+            longest = int(np.argmax(jumps))
+            if jumps[longest] > self.largest_jump:
+                self.largest_jump = float(jumps[longest])
+                self.largest_jump_line = int(lines[longest])
+        self._latest = max(self._latest, float(times.max()))
+
+    def see_one(self, time: float, line: int) -> None:
+        """One row at ``time`` from line ``line``."""
+        if time < self._latest:
+            self.late_rows += 1
+            if self.first_line is None:
+                self.first_line = line
+            return
+        if math.isfinite(self._latest) and time - self._latest > self.largest_jump:
+            self.largest_jump = time - self._latest
+            self.largest_jump_line = line
+        self._latest = time
+
+    def meta(self) -> dict[str, Any]:
+        """What the trace's description keeps: ``out_of_order`` rows and the ``first_out_of_order``
+        line (or null); the ``largest_gap`` in seconds between a row and the latest above it,
+        at ``largest_gap_line`` of the ``time_field`` (so that a timestamp that jumps decades is
+        reported at its line, not as the length of a run nobody wrote)."""
+        return {
+            "out_of_order": self.late_rows,
+            "first_out_of_order": self.first_line,
+            "largest_gap": self.largest_jump / self.per_second,
+            "largest_gap_line": self.largest_jump_line,
+            "time_field": self.field,
+        }
+
+
+def time_order_note(meta: Mapping[str, Any], unit: str = "row") -> list[str]:
+    """The warning that a trace's ``unit`` (row, I/O line) were out of time order and were sorted
+    (:meth:`TimeOrder.meta` in the description ``meta``), or none."""
+    late = int(meta.get("out_of_order") or 0)
+    if not late:
+        return []
+    return [
+        f"{late:,} {unit}{'' if late == 1 else 's'} out of time order (the first at line "
+        f"{meta['first_out_of_order']}): "
+        "sorted by time, so the replay issues each I/O at its timestamp; if the file is a "
+        "concatenation of per-CPU or per-host outputs this is expected, else check its lines"
+    ]

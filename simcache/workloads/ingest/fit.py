@@ -260,6 +260,13 @@ def fit_trace(
         raise ValueError(f"interval must be positive seconds (got {interval})")
     rows = _selected_rows(trace, device)
     io_rows = rows[(rows["op"] == READ) | (rows["op"] == WRITE)]
+    if len(io_rows) > 1 and float(io_rows["time"][-1]) <= float(io_rows["time"][0]):
+        raise ValueError(
+            f"{'device ' + repr(device) if device else 'the trace'} has no time extent: its "
+            f"{len(io_rows):,} reads and writes all have one timestamp, so it gives no rate to "
+            "fit; check that its timestamps were read in the right unit (a CSV's time_unit "
+            "option), or fit a trace that records when each I/O was issued"
+        )
     arrival_fit = fit_arrivals(
         io_rows["time"] - io_rows["time"][0] if len(io_rows) else io_rows["time"], interval
     )
@@ -278,9 +285,10 @@ def fit_trace(
     fit = _fit_access(stats, mix, read_mix)
     law, blocks, lines, target = fit.law, fit.blocks, fit.lines, fit.target
     sequential = sequential_share(io_rows["offset"], io_rows["size"], io_rows["device"])
+    rate = _profile_rate(stats, profile_interval)
     fields: dict[str, object] = {
         "mode": "open",
-        "iops": stats.mean_rate,
+        "iops": rate.fitted,
         "read_fraction": stats.read_fraction,
         **(
             {
@@ -305,9 +313,9 @@ def fit_trace(
             min(1.0 / (1.0 - sequential) if sequential < 1.0 else float(stats.ios), 1e9), 4
         )
     fields["arrivals"] = arrival_fit.arrivals
-    if len(stats.counts) > 1 and len(set(stats.counts.tolist())) > 1:
+    if len(rate.levels) > 1 and len(set(rate.levels)) > 1:
         fields["duty_cycle"] = DutyCycle(
-            shape="profile", interval=profile_interval, levels=[float(c) for c in stats.counts]
+            shape="profile", interval=profile_interval, levels=rate.levels
         )
     workload = Workload.model_validate(fields)
     predicted = predicted_hit_ratios(law, blocks, stats.ios, mix, lines, read_mix)
@@ -315,8 +323,13 @@ def fit_trace(
     all_error = float(np.sqrt(np.mean((np.array(predicted) - np.array(all_hits)) ** 2)))
     working_set, unidentified = _working_set_text(stats, law, blocks, mix)
     facts = [
-        ("I/Os", f"{stats.ios:,} ({stats.reads:,} reads) over {stats.duration:g} s"),
-        ("mean rate", f"{stats.mean_rate:.6g} I/O/s"),
+        (
+            "I/Os",
+            f"{stats.ios:,} ({stats.reads:,} reads) over {rate.length:.6g} s (the first I/O to "
+            "the last, and one mean inter-arrival time)",
+        ),
+        ("mean rate", f"{rate.fitted:.6g} I/O/s (the trace's: {rate.trace:.6g})"),
+        *rate.facts(),
         ("read fraction", f"{stats.read_fraction:.4f}"),
         ("size mix", _mix_text(stats.sizes)),
         *((f"{op} size mix", _mix_text(mix)) for op, mix in stats.sizes_by_op.items() if mix),
@@ -340,7 +353,7 @@ def fit_trace(
             "unknown (the trace has no latencies)"
             if math.isnan(stats.mean_latency)
             else (
-                f"{stats.outstanding:.4g} (Little's law: rate x mean latency "
+                f"{rate.trace * stats.mean_latency:.4g} (Little's law: rate x mean latency "
                 f"{stats.mean_latency * 1e3:.4g} ms)"
             ),
         ),
@@ -405,18 +418,100 @@ def fit_trace(
                 f"longer than {PROFILE_LEVELS:,} of them)",
             )
         )
-    warnings = (
-        [
-            f"the trace does not identify the working set ({unidentified}): working_set = "
-            f"{human_size(blocks * LINE)} is a stand-in at which the fitted law re-references as "
-            "rarely as the trace; set it to the VM's disk size, or the data it works on, if known"
-        ]
-        if unidentified
-        else []
-    )
+    warnings = [
+        *rate.warnings(),
+        *(
+            [
+                f"the trace does not identify the working set ({unidentified}): working_set = "
+                f"{human_size(blocks * LINE)} is a stand-in at which the fitted law re-references "
+                "as rarely as the trace; set it to the VM's disk size, or the data it works on, "
+                "if known"
+            ]
+            if unidentified
+            else []
+        ),
+    ]
     return FittedWorkload(
         workload, stats, fit.error, lines, target, predicted, arrival_fit, facts, warnings
     )
+
+
+RATE_TOLERANCE = 0.05
+"""``fit`` warns when the fitted mean rate differs from the trace's own by more than this share."""
+
+
+@dataclass(frozen=True)
+class ProfileRate:
+    """A fitted rate profile's steps and mean rate next to the trace's own mean rate.
+
+    The trace lasts ``length`` seconds: from its first I/O to its last, and one mean
+    inter-arrival time more (the last I/O's share of the time; ``n`` I/Os over a span ``s`` run at
+    ``(n - 1) / s`` a second), or one clock tick more when that is longer (a timestamp in whole
+    seconds says the I/O came within that second). Its last profile step is usually only partly
+    covered by that length (the whole step when the interval is longer than the trace); its
+    count, spread over a whole step, would scale the rate down (review 65: a 65.6 s trace fitted
+    with 1000 s steps gave 6.7 I/O/s for its 101.7), so that step's level is its count over the
+    share it covers.
+    """
+
+    levels: list[float]
+    """Per step, its I/O count (the last one's weighted by its covered share)."""
+    interval: float
+    """Seconds per step."""
+    covered: float
+    """The share of the last step the trace covers, (0, 1]."""
+    length: float
+    """The trace's length in seconds (above)."""
+    ios: int
+
+    @property
+    def fitted(self) -> float:
+        """The fitted workload's mean rate (I/O/s): the mean of the steps' rates over a cycle."""
+        return sum(self.levels) / (len(self.levels) * self.interval)
+
+    @property
+    def trace(self) -> float:
+        """The trace's own mean rate (I/O/s): its I/Os over its length."""
+        return self.ios / self.length
+
+    def facts(self) -> list[tuple[str, str]]:
+        """A line for people when the last step is partial: how much of it counts."""
+        if self.covered >= 1.0 - 1e-9:
+            return []
+        return [
+            (
+                "last profile step",
+                f"the trace covers {self.covered:.3g} of its {duration_text(self.interval)}: "
+                f"its count is weighted by 1/{self.covered:.3g}, so that step runs at the "
+                "trace's rate there",
+            )
+        ]
+
+    def warnings(self) -> list[str]:
+        """What to check when the fitted mean rate is not the trace's (a partial last step of
+        few I/Os)."""
+        difference = (self.fitted - self.trace) / self.trace
+        if abs(difference) <= RATE_TOLERANCE:
+            return []
+        return [
+            f"the fitted mean rate {self.fitted:.6g} I/O/s differs from the trace's "
+            f"{self.trace:.6g} I/O/s ({self.ios:,} I/Os over {self.length:.6g} s) by "
+            f"{difference:+.1%}: the {duration_text(self.interval)} profile's last step holds "
+            f"too few I/Os to say its rate; give --interval a step that divides the trace's "
+            "length, and check the fit with simcache compare-trace"
+        ]
+
+
+def _profile_rate(stats: TraceStats, interval: float) -> ProfileRate:
+    """The profile of ``stats``' per-``interval`` counts with its last step weighted by the share
+    of it the trace covers (:class:`ProfileRate`); ``stats`` spans more than 0 s, or holds one
+    I/O (then it lasts one clock tick)."""
+    span = float(stats.times[-1])
+    length = span + max(stats.tick, span / (stats.ios - 1) if stats.ios > 1 else 0.0)
+    levels = [float(count) for count in stats.counts]
+    covered = min(1.0, length / interval - (len(levels) - 1))
+    levels[-1] /= covered
+    return ProfileRate(levels, interval, covered, length, stats.ios)
 
 
 def _working_set_text(

@@ -15,10 +15,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from simcache.base.errors import ScenarioError
+from simcache.base.errors import ScenarioError, WorkloadFileError
 from simcache.base.units import parse_duration
 from simcache.spec import Scenario, load_scenario
 from simcache.spec.dump import toml_document
+from simcache.spec.fields import MAX_SECONDS
 from simcache.spec.load import builtin_scenarios, parse_toml, read_scenario_text
 from simcache.spec.scenario import MAX_SCENARIO_NAME_CHARS, MIN_SAMPLE_INTERVAL, validate_scenario
 from simcache.traces.formats import read_file
@@ -126,7 +127,45 @@ def import_workload(path: str | Path, format: str | None = None, **options: Any)
     blkparse's event, vscsiStats' disk layout, ...). Turn the result into a
     scenario with :meth:`Imported.scenario` or a TOML file with :meth:`Imported.toml`.
     """
-    return Imported.of(read_file(path, format, **options))
+    imported = Imported.of(read_file(path, format, **options))
+    _check_length(imported)
+    return imported
+
+
+def _check_length(imported: Imported) -> None:
+    """Refuse a trace too long to replay, naming the line whose timestamp jumps furthest (one bad
+    row, not a long trace, in practice) and the fixes, rather than leave it to a ``run.duration``
+    error in a scenario the user never wrote (review 65, 8)."""
+    trace = imported.trace
+    if trace is None or imported.duration is None or imported.duration <= MAX_SECONDS:
+        return
+    meta = trace.meta
+    window = "or replay a window of it (the trace's start and end in the scenario)"
+    line = meta.get("largest_gap_line")
+    if line is None:
+        raise WorkloadFileError.at(
+            imported.source,
+            None,
+            "",
+            f"the trace lasts {trace.duration:.6g} s, more than the {MAX_SECONDS:g} s a run may; "
+            f"{window}",
+        )
+    gap = float(meta["largest_gap"])
+    raise WorkloadFileError.at(
+        imported.source,
+        line,
+        str(meta.get("time_field", "time")),
+        f"{_span_text(gap)} after the I/O before it, so the trace lasts {trace.duration:.6g} s, "
+        f"more than the {MAX_SECONDS:g} s a run may: is the line damaged? Remove it, {window}",
+    )
+
+
+def _span_text(seconds: float) -> str:
+    """Seconds for people, in years or days when that long."""
+    for unit, scale in (("years", 365.25 * 86400), ("days", 86400.0)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds:.6g} s"
 
 
 def _seconds(value: Any) -> float:

@@ -126,7 +126,9 @@ from simcache.base.units import UnitError, format_size, parse_size
 from simcache.traces.formats.base import FileReading, check_option_names
 from simcache.traces.formats.vscsistats.disk import disk_group
 from simcache.traces.formats.vscsistats.sections import (
+    COLLECT,
     FREQUENCY_HEADER,
+    TITLE_OF,
     Disk,
     Histogram,
     merged_histograms,
@@ -238,6 +240,10 @@ def _bucket_mismatches(disks: Mapping[Disk, Mapping[tuple[str, str], Histogram]]
     ]
 
 
+_EXAMPLE_TITLES = (("latency", "any"), ("interarrival", "any"))
+"""Histograms whose titles the error for a file of unknown titles quotes, after the lengths'."""
+
+
 def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     """The file's virtual disks as groups, their measured latency as checks."""
     path = Path(path)
@@ -245,6 +251,19 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
     parsed = parse_sections(path)
     notes: list[str] = []
     disks = merged_histograms(path, parsed, opts.snapshots, notes)
+    if parsed.unknown and not disks:
+        found = list(parsed.unknown.items())
+        shown = "; ".join(f"'{title}' (line {line})" for title, line in found[:3])
+        more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
+        expected = ", ".join(f"'{TITLE_OF[key]}'" for key in (("length", "any"), *_EXAMPLE_TITLES))
+        raise vscsi_error(
+            path,
+            found[0][1],
+            "Histogram title",
+            f"no histogram title recognised; expected vscsiStats' own titles, such as {expected}; "
+            f"found {shown}{more}. Give the file vscsiStats printed (titles edited or copied "
+            f"from elsewhere are not read); {COLLECT}",
+        )
     if parsed.unknown:
         listed = "; ".join(f"'{title}' (line {line})" for title, line in parsed.unknown.items())
         notes.append(f"histograms not used (unknown titles): {listed}")

@@ -35,7 +35,7 @@ def _gap_mean(arrivals: Histogram, where: str, notes: list[str]) -> tuple[float,
     before collection."""
     gaps, total = arrivals.count, arrivals.count * arrivals.mean
     largest = arrivals.stats["max"]
-    if gaps > 1 and largest > total / 2:
+    if gaps > 1 and total > 0 and largest > total / 2:
         # Most likely the first command's gap, counted from the disk's last command before
         # collection started.
         notes.append(
@@ -212,7 +212,9 @@ def disk_group(
                 path,
                 arrivals.line,
                 "mean",
-                f"{where}: a mean inter-arrival time of {gap_us:g} µs gives no rate",
+                f"{where}: a mean inter-arrival time of {gap_us:g} µs gives no rate (the "
+                "histogram's mean line); check that it is the value vscsiStats printed, or "
+                "import with option mode=closed (the outstanding-I/O histogram, not the rate)",
             )
         window = gaps * gap_us / 1e6
         cv = _cv(path, arrivals, where, notes)
