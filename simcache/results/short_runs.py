@@ -22,7 +22,7 @@ from simcache.results.assessed import (
 from simcache.results.trend import MIN_SAMPLES
 from simcache.spec import Scenario
 
-__all__ = ["KEPT_UP", "few_samples", "late_events", "short_warmup", "untested"]
+__all__ = ["KEPT_UP", "empty_window", "few_samples", "late_events", "short_warmup", "untested"]
 
 _LISTED = 4  # rows named in a few-samples warning
 KEPT_UP = 0.1
@@ -241,6 +241,30 @@ def _fill_times(scenario: Scenario | dict[str, Any]) -> list[tuple[str, float, f
         (f.host, f.fill_time_s, f.accept_rate_bytes_s, f.drain_rate_bytes_s)
         for f in fluids
         if math.isfinite(f.fill_time_s) and f.fill_time_s > 0
+    ]
+
+
+def empty_window(result: AssessedRun) -> list[ValidityWarning]:
+    """No I/O issued in the measured window, though the run issued some: every figure of the
+    summary is empty, and its unfinished count (the window's) says 0 however many of the
+    warm-up's I/Os never completed (review 65: a trace replayed at one timestamp issued 20,000
+    I/Os at time 0, inside the warm-up, and 2,766 were still unfinished at the end)."""
+    summary = result.summary
+    stuck = len(result.unfinished)
+    issued = int(result.meta.get("ios", 0)) + stuck  # completed, and still in flight
+    if not issued or float((summary["count"] + summary["unfinished"]).sum()) > 0:
+        return []
+    start, end = result.window
+    return [
+        ValidityWarning(
+            "empty_window",
+            "window",
+            "short",
+            f"no I/O was issued in the measured window ({start:g} s to {end:g} s): the run "
+            f"issued its {issued:,} I/Os during the warm-up ({stuck:,} of them unfinished at the "
+            "end), so every figure of the summary is empty; shorten run.warmup, or give the "
+            "workload I/Os after it",
+        )
     ]
 
 

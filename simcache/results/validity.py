@@ -79,6 +79,8 @@ not for the system's steady state):
   (200 for p95, 1,000 for p99, 10,000 for p99.9): with k I/Os beyond a
   percentile its relative sampling error is about 1 / sqrt(k), so with fewer
   than 10 beyond it (over 30%) it is the worst few I/Os, not a figure.
+- ``empty_window``: the run issued I/Os, but none in the measured window (all in the warm-up):
+  every figure is empty, and the unfinished count (the window's) says 0.
 - ``event_after_end``: a scheduled vMotion or host failure at or after the
   run's end never happens in it.
 - ``untested``: fewer than :data:`~simcache.results.trend.MIN_SAMPLES` samples
@@ -108,7 +110,13 @@ from simcache.results.assessed import (
     samples_needed,
     window_series,
 )
-from simcache.results.short_runs import few_samples, late_events, short_warmup, untested
+from simcache.results.short_runs import (
+    empty_window,
+    few_samples,
+    late_events,
+    short_warmup,
+    untested,
+)
 from simcache.results.starved import destage_starved
 from simcache.results.trend import FLOORS, MIN_SAMPLES, T_CRITICAL, grows_through, trend
 from simcache.results.warming import warming
@@ -204,6 +212,7 @@ def assess(result: AssessedRun) -> list[ValidityWarning]:
         + pinned
         + late
         + warming(result)
+        + empty_window(result)
         + few_samples(result)
         + late_events(result)
     )

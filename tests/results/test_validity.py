@@ -450,3 +450,29 @@ def test_a_tier_past_its_cliff_is_named_though_its_units_look_idle() -> None:
     assert bottleneck_sentence(result, qlc_ingest()).startswith(
         "Bottleneck: the host0 nvme-qlc-p5336 flash tier, past the clean-pool cliff"
     )
+
+
+def test_a_run_whose_ios_all_came_in_the_warm_up_says_its_window_is_empty(
+    tmp_path: Path,
+) -> None:
+    """Review 65: a trace whose I/Os share one timestamp replays them all at time 0, inside the
+    warm-up: the summary's rows are empty and its unfinished count (the window's) is 0, however
+    many never completed. Here an MSR trace of 2,000 4 KiB writes at one timestamp."""
+    trace = tmp_path / "burst.csv"
+    trace.write_text(
+        "".join(f"128166372003061629,usr,0,Write,{4096 * i},4096,100\n" for i in range(2000)),
+        "utf-8",
+    )
+    data = small_scenario(
+        "burst",
+        run={"duration": "1s", "warmup": "0.1s", "sample_interval": "0.1s"},
+        workload={"mode": "trace", "trace": {"path": str(trace), "format": "msr"}},
+    )
+    result = simcache.simulate(simcache.Scenario.model_validate(data), seed=1)
+    [note] = [w for w in result.warnings if w.kind == "empty_window"]
+    assert "no I/O was issued in the measured window (0.1 s to 1 s)" in note.message
+    # small_scenario's two hosts each run a VM replaying the trace: 4,000 I/Os
+    assert "the run issued its 4,000 I/Os during the warm-up" in note.message
+    # a run with I/Os in its window says nothing of it
+    calm = simcache.simulate(mm1(0.5), seed=1)
+    assert not [w for w in calm.warnings if w.kind == "empty_window"]
