@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 import pytest
-from support.builders import small_scenario
+from support.builders import nvme_ingest_host, small_scenario
 
 import simcache
 from simcache.estimate.drain import STARVED_DRAIN, _held_to
@@ -175,34 +175,7 @@ def test_a_flusher_s_own_reads_do_not_book_its_tier_against_it() -> None:
     stopped on either, and the storage port's utilization read 0.082, 0.159, 0.059, 0.022, 0.003
     for 1 to 6 GB/s written. While the buffer keeps up every byte written crosses the storage
     port: utilization = framed bytes / line rate, rising with the load."""
-    scenario = simcache.Scenario.model_validate(
-        {
-            "name": "tier-drain",
-            "cluster": {
-                "hosts": 1,
-                "tier": "nvme-micron-9550",
-                "peer_link": "25GbE",
-                "storage_link": "nvmeof-rdma-100GbE",
-                "destager": {"capacity": "64GiB", "concurrency": 16},
-            },
-            "array": {"profile": "afa-24x-nvme", "cache_flush": "immediate"},
-            "groups": [
-                {
-                    "name": "vm",
-                    "policy": "WB+0",
-                    "vms_per_host": 4,
-                    "workload": {
-                        "mode": "open",
-                        "throughput": "1GB/s",
-                        "read_fraction": 0.0,
-                        "sizes": "1MiB",
-                        "working_set": "100GiB",
-                        "access": "sequential",
-                    },
-                }
-            ],
-        }
-    )
+    scenario = simcache.Scenario.model_validate(nvme_ingest_host("1GB/s", concurrency=16))
     link = scenario.cluster.storage_link
     port = []
     for per_vm in (0.25e9, 0.5e9, 0.75e9, 1e9):

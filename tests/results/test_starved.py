@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.builders import nvme_ingest_host
 
 import simcache
 from simcache.results.assessed import ValidityWarning
@@ -18,35 +19,9 @@ def _tier_bound(**destager: Any) -> simcache.Scenario:
     blocks (4 VMs) into a PCIe 5.0 tier, destaged over NVMe/RDMA 100GbE to an all-flash array.
     The storage port could carry about 12 GB/s and the array more; the tier, booked by the VMs'
     writes, lets its flushers read little."""
-    return simcache.Scenario.model_validate(
-        {
-            "name": "tier-bound",
-            "run": {"duration": "1s", "warmup": "0.2s", "sample_interval": "0.05s"},
-            "cluster": {
-                "hosts": 1,
-                "tier": "nvme-micron-9550",
-                "peer_link": "25GbE",
-                "storage_link": "nvmeof-rdma-100GbE",
-                "destager": {"capacity": "64GiB", **destager},
-            },
-            "array": {"profile": "afa-24x-nvme"},
-            "groups": [
-                {
-                    "name": "vm",
-                    "policy": "WB+0",
-                    "vms_per_host": 4,
-                    "workload": {
-                        "mode": "open",
-                        "throughput": "2.4GB/s",
-                        "read_fraction": 0.0,
-                        "sizes": "1MiB",
-                        "working_set": "100GiB",
-                        "access": "sequential",
-                    },
-                }
-            ],
-        }
-    )
+    data = nvme_ingest_host("2.4GB/s", **destager)
+    data["run"] = {"duration": "1s", "warmup": "0.2s", "sample_interval": "0.05s"}
+    return simcache.Scenario.model_validate(data)
 
 
 def _starved(scenario: simcache.Scenario) -> list[ValidityWarning]:

@@ -166,3 +166,36 @@ def writers_waiting_for_room(data: dict[str, Any]) -> None:
         "working_set": "8GiB",
     }
     data["array"] = {"profile": "array-14x7200"}
+
+
+def nvme_ingest_host(throughput: str, **destager: Any) -> dict[str, Any]:
+    """Review 65's one host writing 1 MiB sequential blocks (4 VMs at ``throughput`` each, WB+0)
+    into a PCIe 5.0 tier (priority scheduling), destaged over NVMe/RDMA 100GbE to the all-flash
+    array; ``destager`` adds fields to its 64 GiB destager. No ``[run]`` table: the callers set
+    theirs."""
+    return {
+        "name": "nvme-ingest",
+        "cluster": {
+            "hosts": 1,
+            "tier": "nvme-micron-9550",
+            "peer_link": "25GbE",
+            "storage_link": "nvmeof-rdma-100GbE",
+            "destager": {"capacity": "64GiB", **destager},
+        },
+        "array": {"profile": "afa-24x-nvme"},
+        "groups": [
+            {
+                "name": "vm",
+                "policy": "WB+0",
+                "vms_per_host": 4,
+                "workload": {
+                    "mode": "open",
+                    "throughput": throughput,
+                    "read_fraction": 0.0,
+                    "sizes": "1MiB",
+                    "working_set": "100GiB",
+                    "access": "sequential",
+                },
+            }
+        ],
+    }
