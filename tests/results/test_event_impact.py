@@ -20,6 +20,7 @@ from support.outage import AT, BACK, END, RATE, SIZE, scenario
 
 import simcache
 from simcache.cli.main import main
+from simcache.report.event_report import mib
 from simcache.report.page import report_html
 from simcache.report.run_report import report
 from simcache.results.event_impact import EventImpact, event_impacts, impacts_json
@@ -132,7 +133,8 @@ def test_storage_link_down_backlog_grows_then_drains() -> None:
         and only(forever).backlog_recovered_s is None
         and only(forever).ongoing
     )
-    assert "backlog back to 0.0 MiB: the event had not ended by the end of the run" in report(
+    before = mib(only(forever).backlog_before_bytes)
+    assert f"backlog back to {before}: the event had not ended by the end of the run" in report(
         forever
     )
 

@@ -20,6 +20,7 @@ from support.invariants import assert_conserved
 
 import simcache
 from simcache.physics import array as array_physics
+from simcache.report.event_report import mib
 from simcache.report.run_report import report
 
 BLOCK = 4096
@@ -175,10 +176,10 @@ def test_a_rebuild_raises_the_backlog_by_the_write_rate_less_the_degraded_drain(
     se = np.hypot(rates.std(ddof=1), drained.std(ddof=1)) / np.sqrt(k)
     assert rates.mean() == pytest.approx(expected, abs=3 * se)
     assert rates.mean() > 5 * se  # the backlog does grow
-    before, after = record["backlog_at_start_bytes"] / 2**20, record["backlog_at_end_bytes"] / 2**20
+    before, after = mib(record["backlog_at_start_bytes"]), mib(record["backlog_at_end_bytes"])
     line = (
         "  array_rebuild array 2.000 s to 8.000 s: service times x3 reads, x1.65 writes; backlog "
-        f"{before:.1f} MiB -> {after:.1f} MiB"
+        f"{before} -> {after}"
     )
     assert line in report(result).splitlines()
 
