@@ -112,15 +112,16 @@ def _vmotion(m: dict[str, Any], result: Result) -> str:
         f"host{m['source_host']}"
     )
     if m["remote_hits"]:
-        records = result.records
-        mine = records[
-            (records["vm"] == m["vm"])
-            & (records["path"] == "remote_hit")
-            & (records["issue_s"] >= m["moved_s"])
-        ]
-        mine = mine[mine["host"] == f"host{m['target_host']}"]
-        if len(mine):
-            hits += f", half of them issued by {float(mine['issue_s'].median()):.3f} s"
+        if result.stream is None:  # the median needs the records (a run without: the last only)
+            records = result.records
+            mine = records[
+                (records["vm"] == m["vm"])
+                & (records["path"] == "remote_hit")
+                & (records["issue_s"] >= m["moved_s"])
+            ]
+            mine = mine[mine["host"] == f"host{m['target_host']}"]
+            if len(mine):
+                hits += f", half of them issued by {float(mine['issue_s'].median()):.3f} s"
         hits += f", the last at {m['last_remote_hit_s']:.3f} s"
     writes = f"its writes host{m['source_host']} had not destaged ({mib(m['pending_bytes'])})"
     if m["handover"] and not math.isnan(m["handover_end_s"]):

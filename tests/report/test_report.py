@@ -721,3 +721,14 @@ def test_a_small_loss_is_never_printed_as_none() -> None:
     assert mib(0) == "0.0 MiB"
     assert mib(5 * 2**20) == "5.0 MiB"
     assert mib(0.05 * 2**20) == "0.1 MiB"  # from a twentieth of a MiB on, it shows in MiB
+
+
+def test_a_run_without_records_reports_a_moved_vm() -> None:
+    """Review 65: `simcache run vmotion --no-records` ended in a RecordsNotKept traceback, the
+    vMotion's line asking the records for when half its remote hits came. Without records the line
+    gives what the run's counters hold (the hits and the last one's time)."""
+    from simcache.report.run_report import report
+
+    result = simcache.simulate("vmotion", duration=12.0, keep_records=False)
+    [line] = [line for line in report(result).splitlines() if line.startswith("  vmotion ")]
+    assert "remote hits" in line and "the last at" in line and "half of them" not in line
