@@ -19,6 +19,7 @@ from simcache.sim.stream import StreamStats
 from simcache.spec import Scenario
 
 __all__ = [
+    "PINNED",
     "AssessedRun",
     "Severity",
     "ValidityWarning",
@@ -31,6 +32,10 @@ __all__ = [
 ]
 
 Severity = Literal["unstable", "short"]
+
+PINNED = 0.97
+"""A utilization at or above this over the window is pinned at capacity (the rules of
+:mod:`simcache.results.validity` and :mod:`simcache.results.starved`)."""
 
 
 class AssessedRun(Protocol):

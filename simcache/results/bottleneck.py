@@ -98,6 +98,9 @@ class Bottleneck:
     """That component's mean utilization."""
     past_cliff: bool
     """Whether :attr:`parts` are tiers past their clean-pool cliff (``gc_cliff`` warnings)."""
+    starved: bool = False
+    """Whether :attr:`parts` are tiers that hold back their own destage reads
+    (``destage_starved`` warnings): the backlog grows while the destage path has room."""
 
 
 @dataclass(frozen=True)
@@ -143,18 +146,31 @@ class WriteTime:
 
 def run_bottleneck(result: Result) -> Bottleneck:
     """The bottleneck of ``result``: first the tiers past their clean-pool cliff (its ``gc_cliff``
-    warnings), whose utilization cannot show it, else the busiest part by mean utilization.
+    warnings), whose utilization cannot show it, then the tiers holding back their destage reads
+    (``destage_starved``: their utilization counts units, not the shared pipe), else the busiest
+    part by mean utilization.
 
     The busiest part names an overloaded one when there is one: an ``overload`` warning is given
     for every part pinned (97% or more) while work piles up, the busiest among them too.
     """
     busiest, utilization = result.bottleneck()
     cliffs = tuple(dict.fromkeys(w.component for w in result.warnings if w.kind == "gc_cliff"))
-    if not cliffs:
+    starved = tuple(
+        dict.fromkeys(
+            tier
+            for w in result.warnings
+            if w.kind == "destage_starved"
+            for tier in w.component.split(",")
+        )
+    )
+    tiers = cliffs or starved
+    if not tiers:
         return Bottleneck((busiest,), utilization, busiest, utilization, past_cliff=False)
     means = result.window_means()
-    held = max(float(means.get(f"util.{tier}", 0.0)) for tier in cliffs)
-    return Bottleneck(cliffs, held, busiest, utilization, past_cliff=True)
+    held = max(float(means.get(f"util.{tier}", 0.0)) for tier in tiers)
+    return Bottleneck(
+        tiers, held, busiest, utilization, past_cliff=bool(cliffs), starved=not cliffs
+    )
 
 
 def component_name(component: str, scenario: Scenario) -> str:
@@ -236,6 +252,14 @@ def bottleneck_sentence(result: Result, scenario: Scenario) -> str:
             f"Bottleneck: {tiers}, past the clean-pool cliff: garbage collection holds the writes "
             "while the units look idle, so no utilization shows it (the busiest part by "
             f"utilization is {where}, at {utilization:.0%}). {closing}"
+        )
+    if found.starved:  # the tier holds its destage reads back: the destage path looks idle
+        tiers = ", ".join(component_name(c, scenario) for c in found.parts)
+        return (
+            f"Bottleneck: {tiers}, holding back its destage reads behind the VMs' I/O: the "
+            "destage backlog grows while the destage path has room, and the tier's utilization "
+            "counts its units, not the transfer path its reads and writes share (the busiest part "
+            f"by utilization is {where}, at {utilization:.0%}). {closing}"
         )
     load = f"at {utilization:.0%} mean utilization"
     if read.at_peak:
@@ -502,6 +526,12 @@ def bottleneck_line(result: Result) -> str:
             f"bottleneck: {', '.join(found.parts)} past the clean-pool cliff (garbage collection "
             f"holds the writes; see the warnings); busiest by utilization: {name} at "
             f"{utilization:.0%}{gc}"
+        )
+    if found.starved:  # the tier holds its destage reads back: the destage path looks idle
+        return (
+            f"bottleneck: {', '.join(found.parts)} holding back its destage reads (the destage "
+            f"backlog grows while the destage path has room; see the notes); busiest by "
+            f"utilization: {name} at {utilization:.0%}{gc}"
         )
     said = f"bottleneck: {name} at {utilization:.0%} mean utilization"
     if read.at_peak:

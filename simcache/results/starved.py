@@ -17,7 +17,13 @@ trigger, once the backlog reached the high mark: below it the destager waits by 
 from __future__ import annotations
 
 from simcache.base.units import format_figure
-from simcache.results.assessed import AssessedRun, ValidityWarning, hosts_words, window_series
+from simcache.results.assessed import (
+    PINNED,
+    AssessedRun,
+    ValidityWarning,
+    hosts_words,
+    window_series,
+)
 
 __all__ = ["PATH_ROOM", "destage_starved"]
 
@@ -46,7 +52,9 @@ def destage_starved(result: AssessedRun, hosts: list[str]) -> list[ValidityWarni
 
         path = [f"util.{host}.storage.tx", "util.array", "util.array.rx"]
         busy = max(float(means.get(column, 0.0)) for column in path)
-        if busy < PATH_ROOM:
+        # a tier pinned by its units shows itself (overload names it): not hidden, not this note
+        shown = float(means.get(f"util.{host}.tier", 0.0)) >= PINNED
+        if busy < PATH_ROOM and not shown:
             starved.append(host)
             busiest = max(busiest, busy)
     if not starved:

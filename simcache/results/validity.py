@@ -100,6 +100,7 @@ import pandas as pd
 from simcache.base.units import format_figure, format_size
 from simcache.physics.cluster import gc_refill_rate
 from simcache.results.assessed import (
+    PINNED,
     AssessedRun,
     Severity,
     ValidityWarning,
@@ -140,8 +141,6 @@ __all__ = [
 
 FULL_FRACTION = 0.95
 """A destage backlog at or above this fraction of the buffer's capacity at the end is full."""
-PINNED = 0.97
-"""A utilization at or above this over the window is pinned at capacity."""
 _MEANING = (
     "latency grows without bound; the percentiles shown are set by the run's length, not by the "
     "system"

@@ -482,16 +482,26 @@ def sweep_summary(table: pd.DataFrame, grid_columns: Sequence[str]) -> pd.DataFr
 def point_bottleneck(part: pd.DataFrame) -> str:
     """The bottleneck most of a point's rows (its seeds, :func:`result_row`'s) name, with its mean
     utilization over them, or ``GC cliff`` for tiers past their clean-pool cliff (their units look
-    idle); ``(k/n)`` when only k of its n seeds name it. Shared by ``simcache sweep --summary`` and
-    the HTML report's sweep table."""
+    idle), ``destage held`` for tiers holding back their destage reads; ``(k/n)`` when only k of
+    its n seeds name it. Shared by ``simcache sweep --summary`` and the HTML report's sweep
+    table."""
     named, count = Counter(part["bottleneck"]).most_common(1)[0]
     naming = part[part["bottleneck"] == named]
-    # a run's bottleneck is its tiers past the cliff whenever it has a gc_cliff warning
-    past_cliff = any(
-        isinstance(kinds, str) and "gc_cliff" in kinds.split(",")
-        for kinds in naming.get("validity", [])
+    # a run's bottleneck is its tiers past the cliff whenever it has a gc_cliff warning, else
+    # those holding back their destage reads whenever it has a destage_starved one
+    kinds = {
+        kind
+        for said in naming.get("validity", [])
+        if isinstance(said, str)
+        for kind in said.split(",")
+    }
+    how = (
+        "GC cliff"
+        if "gc_cliff" in kinds
+        else "destage held"
+        if "destage_starved" in kinds
+        else f"{naming['bottleneck_utilization'].mean():.0%}"
     )
-    how = "GC cliff" if past_cliff else f"{naming['bottleneck_utilization'].mean():.0%}"
     agreement = f" ({count}/{len(part)})" if count < len(part) else ""
     return f"{named} {how}{agreement}"
 

@@ -12,6 +12,7 @@ from support.builders import nvme_ingest_host
 
 import simcache
 from simcache.results.assessed import ValidityWarning
+from simcache.results.bottleneck import bottleneck_line, bottleneck_sentence, run_bottleneck
 
 
 def _tier_bound(**destager: Any) -> simcache.Scenario:
@@ -52,3 +53,14 @@ def test_fcfs_or_a_destager_not_yet_asked_to_run_says_nothing(
     if tier:
         scenario = scenario.with_overrides({"cluster.tier.scheduling": tier["scheduling"]})
     assert not _starved(scenario)
+
+
+def test_the_bottleneck_names_the_tier_that_holds_its_destage_back() -> None:
+    """Review 65e: the bottleneck line named a storage port 19 % busy and said nothing was close
+    to its limit beside the note that the tier held the destage back. The tier is the bottleneck
+    then, as a tier past its GC cliff is."""
+    result = simcache.simulate(_tier_bound(), seed=1, keep_records=False)
+    found = run_bottleneck(result)
+    assert found.parts == ("host0.tier",) and found.starved and not found.past_cliff
+    assert bottleneck_line(result).startswith("bottleneck: host0.tier holding back its destage")
+    assert "holding back its destage reads" in bottleneck_sentence(result, result.scenario)
