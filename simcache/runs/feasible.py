@@ -87,12 +87,14 @@ def cheapest_passing(
         chosen = passing[0] if passing else None
     if chosen is None:
         unknown = sum(v.status == "unknown" for v in verdicts)
-        why = (
-            f"; {unknown} of {len(verdicts)} points are unknown (see each point's verdict)"
-            if unknown
-            else ""
-        )
-        return Cheapest(None, rule, f"No point meets {target}{why}.")
+        if unknown:  # not shown to meet it is not shown to miss it
+            return Cheapest(
+                None,
+                rule,
+                f"No point is shown to meet {target}: {unknown} of {len(verdicts)} are unknown "
+                "(see each point's verdict for what held it back), the others miss.",
+            )
+        return Cheapest(None, rule, f"No point meets {target}.")
     count = f"{len(passing)} of {len(verdicts)} points meet {target}"
     return Cheapest(
         chosen,

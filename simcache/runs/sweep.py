@@ -59,6 +59,7 @@ from simcache.results.result import Result
 from simcache.results.validity import PINNED, filling_backlogs
 from simcache.runs.simulate import simulate
 from simcache.runs.sweep_store import POLL_S, STORE_FORMAT, SweepStore, SweepStoreWarning
+from simcache.runs.targets import caveat_kinds
 from simcache.runs.workers import Runner
 from simcache.sim.control import Cancel, stopped_at
 from simcache.spec import Scenario, load_scenario
@@ -165,7 +166,8 @@ def grid_points(grid: Mapping[str, Sequence[Any]], source: str = "<grid>") -> li
 def result_row(result: Result) -> dict[str, Any]:
     """One flat row of a result: ``<group>.<op>.<metric>`` for every summary cell, totals, and what
     targets read (:func:`simcache.runs.targets.evidence_of_row`): ``stable`` (1 or 0), ``validity``
-    (the kinds of its validity warnings, comma-separated; absent when none) and
+    (the kinds of its validity warnings, comma-separated; absent when none), ``caveats`` (those of
+    them that may make a pass unknown: :func:`simcache.runs.targets.caveat_kinds`) and
     ``<group>.<op>.lower_bounds`` (comma-separated; absent when none). ``bottleneck`` and
     ``bottleneck_utilization``: the part(s) a single run's bottleneck line names, comma-separated,
     and their mean utilization (:func:`~simcache.results.bottleneck.run_bottleneck`: a tier past its
@@ -193,6 +195,7 @@ def result_row(result: Result) -> dict[str, Any]:
     kinds = ",".join(dict.fromkeys(w.kind for w in result.warnings))
     if kinds:
         row["validity"] = kinds
+        row["caveats"] = ",".join(dict.fromkeys(caveat_kinds(result.warnings)))
     row["stability"] = _stability(result)
     if row["stability"] == "filling":
         row["backlog_full_in_s"] = min(fill.full_in_s for fill in filling_backlogs(result))
