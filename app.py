@@ -298,7 +298,14 @@ def edit_scenario(
             f"VM group {group.name} ({format_figure(vms)} VMs)", expanded=len(base.groups) == 1
         ):
             overrides |= controls.group_controls(base, group, source)
-    scenario = base.with_overrides(overrides, source="the sidebar settings") if overrides else base
+    scenario = (
+        base.with_overrides(
+            {**overrides, "description": describe.changed_description(base, overrides)},
+            source="the sidebar settings",
+        )
+        if overrides
+        else base
+    )
     st.caption(
         f"{len(overrides)} setting(s) changed from the file"
         + (": " + ", ".join(overrides) if overrides else "")

@@ -363,3 +363,20 @@ def test_variants_that_no_longer_apply_are_left_out(default: simcache.Scenario) 
     _, text = exported_scenario(base.with_overrides(changed), changed, 14.0, 1)
     assert "# Variants left out, as they no longer apply: db-wb2." in text.splitlines()
     assert simcache.load_scenario(tomllib.loads(text)).variants == {}
+
+
+def test_a_changed_scenario_says_so_in_its_description(default: simcache.Scenario) -> None:
+    """Review 65e: the page's downloaded report kept the file's description ("SATA flash, 1GbE, 14
+    x 7.2K array") above a run on NVMe, 10GbE and an all-flash array: the sidebar's changes are
+    said after it, in the scenario the page runs (the report's and the exported file's
+    description)."""
+    from simcache_app.describe import changed_description
+
+    changed = {"cluster.hosts": 6, "cluster.peer_link": "10GbE", **AFA}
+    said = changed_description(default, changed)
+    assert said.startswith(default.description + "; changed in the what-if page: ")
+    assert said.endswith("cluster.hosts = 6, cluster.peer_link = '10GbE', array = 'afa-24x-nvme'")
+    at, _ = page()
+    at.sidebar.selectbox(key="default.array").select("afa-24x-nvme").run()
+    assert not at.exception and not at.error
+    assert run_figures(at) == api_figures(default.with_overrides(AFA))
