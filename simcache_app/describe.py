@@ -107,7 +107,11 @@ def validity_warnings(result: simcache.Result) -> list[str]:
     return shown + [f"**{_lead(w)}:** {w.message}" for w in warnings]
 
 
-_LEADS = {"warming": "Cache still warming", "destage_starved": "Destage held back by the tier"}
+_LEADS = {
+    "warming": "Cache still warming",
+    "destage_starved": "Destage held back by the tier",
+    "empty_window": "Nothing measured",
+}
 """The lead of a short-run note that is about what the run measured, not about its length."""
 
 

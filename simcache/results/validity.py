@@ -80,7 +80,8 @@ not for the system's steady state):
   percentile its relative sampling error is about 1 / sqrt(k), so with fewer
   than 10 beyond it (over 30%) it is the worst few I/Os, not a figure.
 - ``empty_window``: the run issued I/Os, but none in the measured window (all in the warm-up):
-  every figure is empty, and the unfinished count (the window's) says 0.
+  every figure is empty, and the unfinished count (the window's) says 0. It comes first, and
+  the other short-run notes (on latency nothing measured) are left out.
 - ``event_after_end``: a scheduled vMotion or host failure at or after the
   run's end never happens in it.
 - ``untested``: fewer than :data:`~simcache.results.trend.MIN_SAMPLES` samples
@@ -203,6 +204,9 @@ def assess(result: AssessedRun) -> list[ValidityWarning]:
         w.component.removeprefix("backlog.") for w in unstable if w.kind == "backlog_full"
     ]
     short += destage_starved(result, [h for h in dict.fromkeys(backlogged) if h not in cliffs])
+    empty = empty_window(result)
+    if empty:  # nothing measured: the notes on its latency would speak of nothing
+        return empty + unstable + late_events(result)
     pinned = [] if unstable else _at_capacity(result)
     late = short_warmup(result, scenario, {fill.host for fill in fills})
     return (
@@ -211,7 +215,6 @@ def assess(result: AssessedRun) -> list[ValidityWarning]:
         + pinned
         + late
         + warming(result)
-        + empty_window(result)
         + few_samples(result)
         + late_events(result)
     )
