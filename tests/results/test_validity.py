@@ -478,3 +478,20 @@ def test_a_run_whose_ios_all_came_in_the_warm_up_says_its_window_is_empty(
     # a run with I/Os in its window says nothing of it
     calm = simcache.simulate(mm1(0.5), seed=1)
     assert not [w for w in calm.warnings if w.kind == "empty_window"]
+
+
+def test_a_backlog_below_its_watermark_is_said_to_wait_for_it_not_to_fill() -> None:
+    """Review 65e: under trigger = "watermarks" the destager starts only at its high mark, so the
+    backlog grows by design; the note said the buffer would be full and writes would then wait for
+    the array, while a longer run showed the backlog stopping at the mark. It now says the
+    destager waits for the mark, when this rate reaches it, and that the run does not show what
+    follows. Here 560 kB/s of writes into a 64 MiB buffer marked at half: 32 MiB in about a
+    minute, none destaged in the 4 s run."""
+    data = small_scenario(
+        run={"duration": "4s", "warmup": "0.5s", "sample_interval": "0.25s"},
+        cluster={"destager": {"capacity": "64MiB", "trigger": "watermarks"}},
+    )
+    result = simcache.simulate(simcache.Scenario.model_validate(data), seed=1)
+    [note] = [w for w in result.warnings if w.kind == "filling"]
+    assert "destager waits until the backlog reaches its high watermark (50%" in note.message
+    assert "not shown by this run" in note.message and "full in about" not in note.message
