@@ -289,15 +289,19 @@ def latency_figure(series: pd.DataFrame, marks: TimeMarks = TimeMarks()) -> go.F
 def backlog_figure(
     series: pd.DataFrame, marks: TimeMarks = TimeMarks(), count: int = TOP_SHOWN
 ) -> go.Figure:
-    """Destage backlog (all hosts, the ``count`` fullest hosts and the others' sum) and data held
-    in one copy only, in MiB."""
+    """Destage backlog (all hosts, the ``count`` fullest hosts and the others' sum), the data
+    short of the copies its policy promises ("at risk") and the data held in one copy only (what a
+    host's failure can lose, WB+0's whole backlog among it: review 65 read "single copy" at 0 over
+    a full WB+0 buffer, the series then being the short-of-policy one), in MiB."""
     hosts = [c for c in series.columns if c.startswith("backlog.")]
     lines = (
         {"all hosts": series["destage_backlog_bytes"]} if "destage_backlog_bytes" in series else {}
     )
     lines |= top_and_others(series, hosts, count, "sum", "hosts")
     if "data_at_risk_bytes" in series:
-        lines["data at risk (single copy)"] = series["data_at_risk_bytes"]
+        lines["at risk (short of the policy's copies)"] = series["data_at_risk_bytes"]
+    if "single_copy_bytes" in series:
+        lines["in one copy only (lost if its host fails)"] = series["single_copy_bytes"]
     title = "Destage backlog" + (
         f": the {count} fullest of {len(hosts)} hosts" if len(hosts) > count else ""
     )

@@ -189,7 +189,8 @@ def component_name(component: str, scenario: Scenario) -> str:
     if tier:
         return f"the host{tier.group(1)} {_profile(cluster.tier.profile)}{cluster.tier.kind} tier"
     if component == "array":
-        return f"the array's {scenario.array.spindles} spindles"
+        count = scenario.array.spindles
+        return f"the array's {count} spindle{'' if count == 1 else 's'}"
     return component
 
 

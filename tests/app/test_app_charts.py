@@ -295,11 +295,12 @@ def test_a_32_host_cluster_shows_the_8_busiest_components_and_one_line_for_the_o
     assert len(names) == TOP_SHOWN + 1 and names[-1] == "other 155 components (highest of them)"
     assert utilization["layout"]["title"]["text"] == "Utilization: the 8 busiest of 163 components"
     backlog_names = [trace["name"] for trace in backlog["data"]]
-    assert backlog_names[0] == "all hosts" and backlog_names[-2:] == [
+    assert backlog_names[0] == "all hosts" and backlog_names[-3:] == [
         "other 24 hosts (sum)",
-        "data at risk (single copy)",
+        "at risk (short of the policy's copies)",
+        "in one copy only (lost if its host fails)",
     ]
-    assert len(backlog_names) == 1 + TOP_SHOWN + 2
+    assert len(backlog_names) == 1 + TOP_SHOWN + 3
     for name in names + backlog_names:
         assert not PORT_ID.search(name), name
 
