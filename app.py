@@ -26,7 +26,7 @@ from simcache.report import report_html
 from simcache.report.cells import bounded, cell, engine_words
 from simcache.report.event_report import impact_lines
 from simcache.results.event_impact import LATENCY_FIGURES, PHASES, event_impacts
-from simcache.runs.sweep import STABILITY, mix_shifts, point_stability, sweep_summary
+from simcache.runs.sweep import NOT_RUN, STABILITY, mix_shifts, point_stability, sweep_summary
 from simcache.runs.targets import Target
 from simcache.spec import REPLICAS
 from simcache.spec.consistency import scenario_notes
@@ -748,11 +748,16 @@ def sweep_view(
         state: [
             f"**{value}** ({s.label})"
             for value, s in zip(summary[label], stability, strict=True)
-            if s.state == state
+            if s.state == state and state != NOT_RUN  # (those say why, below)
         ]
         for state in STABILITY
         if state != "stable"
     }
+    if "not_run" in table.columns:  # points past the run limits: each says why
+        for (value, _), part in points:
+            reasons = part["not_run"].dropna()
+            if len(reasons):
+                unsteady[NOT_RUN].append(f"**{value}**: {reasons.iloc[0]}")
     if any(unsteady.values()):
         st.warning(
             f"**Not every point of {label} is steady:** its figures there are those of this "

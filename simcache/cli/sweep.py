@@ -305,8 +305,29 @@ def summary_text(rows: pd.DataFrame, grid_columns: list[str]) -> str:
             *(textwrap.fill(line, _WIDTH, subsequent_indent="  ") for line in title),
             text_table(shown, columns),
             *_summary_notes(shown, warned, shifts),
+            *_not_run_notes(rows, grid_columns),
         ]
     )
+
+
+def _not_run_notes(rows: pd.DataFrame, grid_columns: list[str]) -> list[str]:
+    """For each point not simulated (past the run limits), its values and why, wrapped."""
+    if "not_run" not in rows.columns:
+        return []
+    notes = []
+    for key, part in rows.groupby(grid_columns, sort=False, dropna=False):
+        reasons = part["not_run"].dropna()
+        if len(reasons):
+            values = key if isinstance(key, tuple) else (key,)
+            point = ", ".join(f"{c}={v}" for c, v in zip(grid_columns, values, strict=True))
+            notes.append(
+                textwrap.fill(
+                    f"NOT RUN {point}: not simulated, past the run limits: {reasons.iloc[0]}",
+                    _WIDTH,
+                    subsequent_indent="  ",
+                )
+            )
+    return notes
 
 
 def _grid_headings(paths: list[str], taken: list[str]) -> list[str]:

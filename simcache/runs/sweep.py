@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simcache.base.errors import ScenarioError, echo
+from simcache.base.errors import RunTooLargeError, ScenarioError, echo
 from simcache.base.metrics import ESTIMATED_COLUMNS, ci95_half_width
 from simcache.base.units import format_figure
 from simcache.results.bottleneck import run_bottleneck
@@ -61,11 +61,12 @@ from simcache.runs.simulate import simulate
 from simcache.runs.sweep_store import POLL_S, STORE_FORMAT, SweepStore, SweepStoreWarning
 from simcache.runs.targets import caveat_kinds
 from simcache.runs.workers import Runner
-from simcache.sim.control import Cancel, stopped_at
+from simcache.sim.control import Cancel, check_work, stopped_at
 from simcache.spec import Scenario, load_scenario
 
 __all__ = [
     "MIX_SHIFT",
+    "NOT_RUN",
     "STABILITY",
     "STORE_FORMAT",
     "PointStability",
@@ -309,7 +310,13 @@ def sweep(
         if problems:
             raise ScenarioError(source or "<sweep>", problems)
     tally = _Tally()
-    rows: dict[tuple[int, int], dict[str, Any]] = {}
+    # points past the run limits are not simulated: their rows say why, the others run
+    refused = _refused(runs)
+    rows: dict[tuple[int, int], dict[str, Any]] = {
+        (i, seed): {"stable": 0, "stability": NOT_RUN, "not_run": reason}
+        for i, reason in refused.items()
+        for seed in seed_list
+    }
     labels = [", ".join(f"{column}={value}" for column, value in point.items()) for point in points]
     try:
         with ExitStack() as stack:
@@ -319,10 +326,16 @@ def sweep(
             )
             if cache is not None:
                 stack.enter_context(closing(cache))
-            tasks = [(i, seed) for i in range(len(points)) for seed in seed_list]
+            tasks = [
+                (i, seed) for i in range(len(points)) if i not in refused for seed in seed_list
+            ]
             _run(tasks, runs, runner, cancel, cache, progress, tally, rows)
             while until is not None and not tally.stopped:
-                extra = _seeds_wanted(points, rows, seed_list, until, max_seeds)
+                extra = {
+                    i: more
+                    for i, more in _seeds_wanted(points, rows, seed_list, until, max_seeds).items()
+                    if i not in refused
+                }
                 if not extra:
                     break
                 more = [
@@ -343,6 +356,25 @@ def sweep(
             _table(points, rows, tally),
         ) from exc
     return _table(points, rows, tally)
+
+
+NOT_RUN = "not run"
+"""The ``stability`` of a point's rows that were not simulated: its expected work is past the run
+limits (:func:`simcache.sim.control.check_work`), the reason in their ``not_run`` column."""
+
+
+def _refused(runs: Sequence[Scenario]) -> dict[int, str]:
+    """The points whose run is past the run limits (the defaults, or the environment's), each with
+    why in one line: the offered load that piles up on a port, or the I/Os or memory it would
+    take. A sweep goes on without them (review 65: a 2026 load on 1GbE, the question the sweep
+    asks, ended the whole sweep and the report around it)."""
+    refused = {}
+    for i, run in enumerate(runs):
+        try:
+            check_work(run, bound_first=True)
+        except RunTooLargeError as error:
+            refused[i] = " ".join(error.problems[0][1].split())
+    return refused
 
 
 def _point_source(source: str | None, point: Mapping[str, Any]) -> str:
@@ -488,7 +520,9 @@ def point_bottleneck(part: pd.DataFrame) -> str:
     idle), ``destage held`` for tiers holding back their destage reads; ``(k/n)`` when only k of
     its n seeds name it. Shared by ``simcache sweep --summary`` and the HTML report's sweep
     table."""
-    named, count = Counter(part["bottleneck"]).most_common(1)[0]
+    if "bottleneck" not in part or part["bottleneck"].isna().all():  # not simulated
+        return "-"
+    named, count = Counter(part["bottleneck"].dropna()).most_common(1)[0]
     naming = part[part["bottleneck"] == named]
     # a run's bottleneck is its tiers past the cliff whenever it has a gc_cliff warning, else
     # those holding back their destage reads whenever it has a destage_starved one
@@ -510,6 +544,10 @@ def point_bottleneck(part: pd.DataFrame) -> str:
 
 
 STABILITY: dict[str, str] = {
+    NOT_RUN: (
+        "not simulated: the point's expected work is past the run limits (an offered load above a "
+        "part's capacity piles up without bound, or too many I/Os); its not_run column says why"
+    ),
     "unstable": (
         "no steady state (a queue or backlog grows while a part is at capacity, or a buffer is "
         "full): the latency grows with the run's length"
@@ -559,6 +597,8 @@ def point_stability(part: pd.DataFrame) -> PointStability:
     count = int((states == state).sum())
     if state == "unstable":
         return PointStability(state, f"UNSTABLE {count}/{len(part)}")
+    if state == NOT_RUN:
+        return PointStability(state, "NOT RUN (past the run limits)")
     label = state if count == len(part) else f"{state} {count}/{len(part)}"
     if state == "filling" and "backlog_full_in_s" in part.columns:
         soonest = float(part.loc[states == state, "backlog_full_in_s"].min())

@@ -325,6 +325,8 @@ def evidence_of_row(row: Mapping[Any, Any], target: Target) -> Evidence:
     stable = row.get("stable")
     if stable is None or (isinstance(stable, float) and math.isnan(stable)):
         doubts.append("the run's validity was not recorded (a sweep store from an older simcache)")
+    elif isinstance(row.get("not_run"), str):  # past the run limits: not simulated
+        doubts.append(f"the point was not simulated: {row['not_run']}")
     elif not stable:
         doubts.append(_UNSTABLE)
     # finished I/Os only: a little cautious
@@ -373,14 +375,12 @@ def judge_seeds(target: Target, seeds: Sequence[Evidence]) -> Verdict:
     lower = any(e.lower_bound for e in seeds)
     name = str(target).partition(" <=")[0].partition(" >=")[0]
     if any(math.isnan(v) for v in values):
-        return Verdict(
-            target,
-            "unknown",
-            math.nan,
-            lower,
-            f"unknown: no {target.op} I/O of {target.group} in the measured window",
-            seeds=n,
+        # a point not simulated says why (its doubts), not that it measured no I/O
+        said = next(
+            (d for e in seeds for d in e.doubts if d.startswith("the point was not simulated")),
+            f"no {target.op} I/O of {target.group} in the measured window",
         )
+        return Verdict(target, "unknown", math.nan, lower, f"unknown: {said}", seeds=n)
     mean = sum(values) / n
     half = ci95_half_width(values) if n > 1 else math.nan
     shown = f"{name} is {'at least ' if lower else ''}{_figure(target, mean, half, n)}"

@@ -1223,3 +1223,24 @@ def test_an_overloaded_runs_headlines_say_at_least_and_its_tail_counts_completed
     assert len(grouped) == 1 and all(name in grouped[0] for name in saturated)
     assert not [w for w in shown if "is busy 100% of the window" in w]
     assert len(shown) == len(result.warnings) - len(saturated) + 1
+
+
+def test_a_sweep_point_past_the_run_limits_is_said_and_the_others_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Review 65e: one point past the run limits (a 2026 load on 1GbE) ended the page's sweep
+    with "A swept value does not make a valid scenario" and no figure for the others. Here the
+    limit is 10,000 I/Os a run: 4 hosts run 1 s (about 1,800 I/Os), 64 hosts (about 28,000) is
+    refused, and the page shows the first and says why the second did not run."""
+    monkeypatch.setenv("SIMCACHE_MAX_IOS", "10000")
+    at = open_app(seconds=1.0)
+    at.selectbox(key="default.sweep.parameter").select("Hosts").run()
+    at.text_input(key="default.sweep.values.Hosts").input("4, 64")
+    at.number_input(key="sweep.seeds").set_value(1)
+    at.selectbox(key="default.sweep.metric").select("all.write.mean_ms").run()
+    at.button(key="Run sweep").click().run()
+    assert not at.exception and not at.error
+    said = " ".join(w.value for w in at.warning)
+    assert "**64**: this run is expected to take" in said and "(limit 10,000)" in said
+    table: pd.DataFrame = at.dataframe[-1].value
+    assert table["mean (ms)"].notna().tolist() == [True, False]
