@@ -323,7 +323,9 @@ def _manifest(result: Result) -> list[dict[str, Any]]:
     meta = result.meta
     start, end = result.window
     facts = {
-        "simcache version": f"{meta['version']} ({meta['engine'].partition(':')[0]} engine)",
+        # the Python layers' build (mypyc-compiled or their sources); "run by" says which engine
+        # ran the I/Os (review 65: "(Python engine)" above "native engine" read as a contradiction)
+        "simcache version": f"{meta['version']} (Python layers: {_build_words(meta)})",
         "run by": engine_words(meta),
         "seed": meta["seed"],
         "scenario hash": f"{scenario_hash(result)} (SHA-256 of the scenario as run)",
@@ -333,6 +335,12 @@ def _manifest(result: Result) -> list[dict[str, Any]]:
         "simulation events": f"{meta['events']:,}",
     }
     return [{"what": what, "value": value} for what, value in facts.items()]
+
+
+def _build_words(meta: dict[str, Any]) -> str:
+    """How the Python layers ran: ``compiled with mypyc`` or ``from their sources``."""
+    build = meta["engine"].partition(":")[0]
+    return "compiled with mypyc" if build.startswith("compiled") else "from their sources"
 
 
 def _rows_table(
