@@ -135,6 +135,7 @@ RESULT_MODULES = (
     *package_modules(RESULT_PACKAGES),
     "simcache.runs.simulate",
     "simcache.runs.sweep",
+    "simcache.runs.targets",  # a row's caveat kinds (caveat_kinds)
 )
 # The native engine's files a sweep's code digest covers (paths under ROOT), so that a row the
 # native engine computed before a change of it is not reused: its Cython sources where the tree has
