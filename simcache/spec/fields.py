@@ -9,6 +9,7 @@ written beside its name.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
@@ -309,6 +310,31 @@ def _did_you_mean(name: Any, known: Iterable[str]) -> str:
     return f"did you mean {close[0]!r}? " if len(close) == 1 else ""
 
 
+def _rate_not_profile(kind: str, name: Any, known: Mapping[str, Any]) -> str:
+    """For a link named by a line rate (``"25Gbps"``), how to write a link of that rate: the
+    profile nearest it, its ``bandwidth`` set (review 65: "unknown link profile '25Gbps'" said
+    nothing of how to get one); else nothing."""
+    if kind != "link" or not isinstance(name, str):
+        return ""
+    try:
+        rate = parse_bandwidth(name)
+    except (UnitError, ValueError):
+        return ""
+    if not rate > 0:
+        return ""
+
+    def distance(profile: str) -> float:
+        line = known[profile]["bandwidth"]
+        return abs(math.log((parse_bandwidth(line) if isinstance(line, str) else line) / rate))
+
+    nearest = min(known, key=distance)
+    return (
+        f"{echo(name)} is a line rate, not a profile: a link of that rate is "
+        f'{{ profile = "{nearest}", bandwidth = "{name}" }} (the nearest profile\'s latency and '
+        "framing); "
+    )
+
+
 def _one_slip(typed: str, name: str) -> bool:
     """``typed`` is ``name`` with one character left out, added, or replaced (not a digit by a
     digit)."""
@@ -336,9 +362,10 @@ def _resolve_profile(kind: str, value: Any) -> Any:
                     f"unknown {kind} profile {echo(name)}; `simcache profiles {kind}` lists the "
                     "built-in ones"
                 )
+            hint = _did_you_mean(name, known) or _rate_not_profile(kind, name, known)
             raise ValueError(
-                f"unknown {kind} profile {echo(name)}; {_did_you_mean(name, known)}built-in "
-                f"{kind} profiles: {', '.join(known)}"
+                f"unknown {kind} profile {echo(name)}; {hint}built-in {kind} profiles: "
+                f"{', '.join(known)}"
             )
         merged = get_profile(kind, name)
         merged.update(value)

@@ -319,13 +319,15 @@ def test_policies_without_replicas_run_on_one_host(policy: str) -> None:
             "optane-9000",
             " (got 'optane-9000')",
         ),
+        # (a name that reads as a line rate, "800GbE", is told how to write a link of that
+        # rate: test_a_link_named_by_its_line_rate_is_told_how_to_write_one)
         (
             ("cluster", "peer_link"),
-            "800GbE",
+            "omni-path",
             "cluster.peer_link",
             "link",
-            "800GbE",
-            " (got '800GbE')",
+            "omni-path",
+            " (got 'omni-path')",
         ),
         # a table is not echoed
         (
@@ -814,3 +816,16 @@ def test_a_profile_name_one_slip_away_is_suggested(
     where, message = only_problem(error_for(tmp_path, data))
     assert where == f"cluster.{field}"
     assert f"; did you mean {meant!r}? built-in " in message
+
+
+def test_a_link_named_by_its_line_rate_is_told_how_to_write_one() -> None:
+    """Review 65: peer_link = "25Gbps" gave only the list of profiles. A name that reads as a rate
+    gets the link of that rate, on the profile nearest it (its latency and framing)."""
+    with pytest.raises(simcache.ScenarioError) as caught:
+        simcache.load_scenario("default").with_overrides({"cluster.peer_link": "25Gbps"})
+    [(field, message)] = caught.value.problems
+    assert field == "cluster.peer_link"
+    assert (
+        "'25Gbps' is a line rate, not a profile: a link of that rate is "
+        '{ profile = "25GbE", bandwidth = "25Gbps" }' in message
+    )
