@@ -277,9 +277,12 @@ def few_samples(result: AssessedRun) -> list[ValidityWarning]:
         thin = summary[(total > 0) & (total < needed)]
         if not len(thin):
             continue
+        # with the unfinished, which a percentile counts (the table's count column does not)
         named = [
-            f"{g} {op}s ({n:,})"
-            for g, op, n in zip(thin["group"], thin["op"], total[thin.index], strict=True)
+            f"{g} {op}s ({n:,}{f', {u:,} of them unfinished' if u else ''})"
+            for g, op, n, u in zip(
+                thin["group"], thin["op"], total[thin.index], thin["unfinished"], strict=True
+            )
         ]
         more = f" and {len(named) - _LISTED} more" if len(named) > _LISTED else ""
         parts.append(f"{column} needs {needed:,}: {', '.join(named[:_LISTED])}{more}")
