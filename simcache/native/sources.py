@@ -53,6 +53,7 @@ ENGINE_PACKAGES = (
 # constructor's arguments).
 NOT_COMPILED = {
     "simcache.sim.control": "Limits travel to a check's or a sweep's worker processes",
+    "simcache.sim.memory": "reads the process's memory a few times a second, no hot path",
     "simcache.sim.stream": "a run's StreamStats travel back from the workers in its Result",
 }
 
@@ -135,6 +136,7 @@ RESULT_MODULES = (
     *package_modules(RESULT_PACKAGES),
     "simcache.runs.simulate",
     "simcache.runs.sweep",
+    "simcache.runs.sweep_points",
     "simcache.runs.targets",  # a row's caveat kinds (caveat_kinds)
 )
 # The native engine's files a sweep's code digest covers (paths under ROOT), so that a row the

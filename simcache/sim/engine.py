@@ -34,10 +34,11 @@ from simcache.sim.components.host import Host
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.vm import VM
-from simcache.sim.control import POLL_EVENTS, Cancel, Limits, MemoryWatch, check_work
+from simcache.sim.control import POLL_EVENTS, Cancel, Limits, check_work
 from simcache.sim.degradations import array_event, slowdown
 from simcache.sim.drivers import start_workload
 from simcache.sim.kernel.clock import clock_of, current_time, events_scheduled, run_until
+from simcache.sim.memory import MemoryWatch
 from simcache.sim.outages import outage
 from simcache.sim.record import RunCounters, RunRecord, SeriesSample, UnfinishedIOs
 from simcache.sim.stream import StreamStats

@@ -27,7 +27,7 @@ from support.signals import interrupt
 import simcache
 from simcache.base.errors import RunTooLargeError, ScenarioError
 from simcache.cli.main import main
-from simcache.sim import control, native_run
+from simcache.sim import control, memory, native_run
 from simcache.sim.collect import RECORD_BYTES
 from simcache.sim.control import (
     BYTES_PER_IO,
@@ -626,9 +626,9 @@ def test_the_memory_watch_stops_once_the_run_grows_past_its_share(
     # the resident size as a script: 100 MiB at the start, then +10, +40 MiB; a 90 MiB limit
     # stops at a third of it (30 MiB grown: the partial result takes about twice that again)
     sizes = iter([100, 110, 140, 140])
-    monkeypatch.setattr(control, "resident_bytes", lambda: next(sizes) * 2**20)
-    monkeypatch.setattr(control, "MEMORY_CHECK_S", 0.0)
-    watch = control.MemoryWatch(90 * 2**20)
+    monkeypatch.setattr(memory, "resident_bytes", lambda: next(sizes) * 2**20)
+    monkeypatch.setattr(memory, "MEMORY_CHECK_S", 0.0)
+    watch = memory.MemoryWatch(90 * 2**20)
     assert not watch.cancelled  # 10 MiB grown
     assert watch.cancelled and "grew by 40.0 MiB" in watch.reason  # 40 > 30
     assert watch.cancelled and watch.signal is None  # it stays stopped, not a signal's
@@ -638,8 +638,8 @@ def test_the_memory_watch_reads_no_more_often_than_its_interval(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     reads: list[int] = []
-    monkeypatch.setattr(control, "resident_bytes", lambda: reads.append(1) or 2**30)
-    watch = control.MemoryWatch(2**20)  # one read at the start
+    monkeypatch.setattr(memory, "resident_bytes", lambda: reads.append(1) or 2**30)
+    watch = memory.MemoryWatch(2**20)  # one read at the start
     for _ in range(1000):  # the engine polls far more often than every 0.25 s
         assert not watch.cancelled
     assert len(reads) == 1
