@@ -44,6 +44,7 @@ from simcache_app.parameters import (
 )
 from simcache_app.scenario_files import (
     DEFAULT_SCENARIO,
+    changed_description,
     exported_scenario,
     library_scenarios,
     read_upload,
@@ -300,7 +301,7 @@ def edit_scenario(
             overrides |= controls.group_controls(base, group, source)
     scenario = (
         base.with_overrides(
-            {**overrides, "description": describe.changed_description(base, overrides)},
+            {**overrides, "description": changed_description(base.description, overrides)},
             source="the sidebar settings",
         )
         if overrides

@@ -12,12 +12,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any
 
 import pandas as pd
 
 import simcache
-from simcache.base.errors import echo
 from simcache.base.metrics import HEADLINE_PERCENTILES, PERCENTILES, SUMMARY_COLUMNS
 from simcache.base.units import format_figure, human_size, round_figure
 from simcache.physics.cluster import PortName
@@ -363,12 +361,3 @@ def _profile(spec: TierSpec | DriveSpec | ArraySpec, shown: tuple[str, ...] = ()
 def _count(number: int, noun: str) -> str:
     """``"1 host"``, ``"1,024 hosts"``."""
     return f"{format_figure(number)} {noun}{'' if number == 1 else 's'}"
-
-
-def changed_description(base: simcache.Scenario, overrides: Mapping[str, Any]) -> str:
-    """The description of ``base`` with the sidebar's changes said after it, so that a report or
-    scenario downloaded from the page does not describe the file's cluster (review 65: "SATA flash,
-    1GbE, 14 x 7.2K array" above a run on NVMe, 10GbE and an all-flash array)."""
-    changes = ", ".join(f"{path} = {echo(value)}" for path, value in overrides.items())
-    lead = f"{base.description}; " if base.description else ""
-    return f"{lead}changed in the what-if page: {changes}"

@@ -67,6 +67,17 @@ def result_zip(result: simcache.Result) -> bytes:
     return buffer.getvalue()
 
 
+def changed_description(description: str, changed: Mapping[str, Any]) -> str:
+    """``description`` with the page's changes said after it, once: the scenario the page runs
+    carries it (its report and its exported file then describe the cluster run, not the file's:
+    review 65), and a description that says them already is kept as it is."""
+    edits = "; ".join(f"{path} = {value}" for path, value in changed.items())
+    said = f" (changed in the what-if page: {edits})"
+    if not description:
+        return f"changed: {edits}"
+    return description if description.endswith(said) else description + said
+
+
 def exported_scenario(
     scenario: simcache.Scenario, changed: Mapping[str, Any], duration: float, seed: int
 ) -> tuple[str, str]:
@@ -84,13 +95,9 @@ def exported_scenario(
     """
     current = scenario.with_duration(duration).with_seed(seed)
     if changed:
-        edits = "; ".join(f"{path} = {value}" for path, value in changed.items())
-        description = (
-            f"{scenario.description} (changed in the what-if page: {edits})"
-            if scenario.description
-            else f"changed: {edits}"
+        current = current.model_copy(
+            update={"description": changed_description(scenario.description, changed)}
         )
-        current = current.model_copy(update={"description": description})
     current, notes = _checks_as_exported(current, list(changed), scenario.run.duration)
     text = minimal_scenario_toml(current)
     if notes:

@@ -370,12 +370,14 @@ def test_a_changed_scenario_says_so_in_its_description(default: simcache.Scenari
     x 7.2K array") above a run on NVMe, 10GbE and an all-flash array: the sidebar's changes are
     said after it, in the scenario the page runs (the report's and the exported file's
     description)."""
-    from simcache_app.describe import changed_description
+    from simcache_app.scenario_files import changed_description
 
     changed = {"cluster.hosts": 6, "cluster.peer_link": "10GbE", **AFA}
-    said = changed_description(default, changed)
-    assert said.startswith(default.description + "; changed in the what-if page: ")
-    assert said.endswith("cluster.hosts = 6, cluster.peer_link = '10GbE', array = 'afa-24x-nvme'")
+    said = changed_description(default.description, changed)
+    assert said.startswith(default.description + " (changed in the what-if page: ")
+    assert said.endswith("cluster.hosts = 6; cluster.peer_link = 10GbE; array = afa-24x-nvme)")
+    # said once: the exported file of a scenario that says it already does not say it again
+    assert changed_description(said, changed) == said
     at, _ = page()
     at.sidebar.selectbox(key="default.array").select("afa-24x-nvme").run()
     assert not at.exception and not at.error
