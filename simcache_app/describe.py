@@ -85,8 +85,9 @@ def headline_lower_bounds(result: simcache.Result) -> set[str]:
 def validity_warnings(result: simcache.Result) -> list[str]:
     """The run's validity warnings (``Result.warnings``) as the app shows them, instability
     first; the saturated components in one warning (each says the same offered load: a dozen
-    ports and tiers were a dozen warnings of one form)."""
-    warnings = list(result.warnings)
+    ports and tiers were a dozen warnings of one form). A warm-up cut by the page's shorter run
+    is left out: the page's line on what it ran says it (``run_length_note`` in app.py)."""
+    warnings = [w for w in result.warnings if w.kind != "warmup_cut"]
     saturated = [w for w in warnings if w.kind == "overload"]
     shown = []
     if len(saturated) > 1:

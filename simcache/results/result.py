@@ -224,6 +224,7 @@ class Result:
             "restarts": record.restarts,
             "stopped_at_s": record.stopped_at_s,
             "stop_reason": record.stop_reason,
+            "warmup_cut": record.warmup_cut,
         }
         if record.stopped_at_s is not None:
             # as asked for: rerunning it runs to the end

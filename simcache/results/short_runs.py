@@ -22,7 +22,15 @@ from simcache.results.assessed import (
 from simcache.results.trend import MIN_SAMPLES
 from simcache.spec import Scenario
 
-__all__ = ["KEPT_UP", "empty_window", "few_samples", "late_events", "short_warmup", "untested"]
+__all__ = [
+    "KEPT_UP",
+    "cut_warmup",
+    "empty_window",
+    "few_samples",
+    "late_events",
+    "short_warmup",
+    "untested",
+]
 
 _LISTED = 4  # rows named in a few-samples warning
 KEPT_UP = 0.1
@@ -51,6 +59,26 @@ def untested(result: AssessedRun, series: pd.DataFrame) -> list[ValidityWarning]
             f"({MIN_SAMPLES} needed), so the run's stability was not tested; set "
             f"run.sample_interval to at most {most:.3g} s, or run for at least "
             f"{format_figure(longest, 3)} s",
+        )
+    ]
+
+
+def cut_warmup(result: AssessedRun) -> list[ValidityWarning]:
+    """A run asked for shorter than its file (``simulate(duration=...)``) whose warm-up was cut
+    to keep a window (:meth:`simcache.spec.Scenario.warmup_cut`): said, since the window then
+    starts where the file did not mean it to (review 65a: a warm-up of 1 s became 0.05 s, said
+    by the command line's note and nowhere in the result). Whether the cut warm-up is long enough
+    is :func:`short_warmup`'s to say."""
+    cut = result.meta.get("warmup_cut")
+    if not cut:
+        return []
+    return [
+        ValidityWarning(
+            "warmup_cut",
+            "run.warmup",
+            "short",
+            f"the run is shorter than its file's, so {cut}; a run as long as the file's keeps its "
+            "warm-up",
         )
     ]
 

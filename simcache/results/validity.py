@@ -74,6 +74,9 @@ not for the system's steady state):
   still filling, so the read figures average a cache growing warmer.
 - ``short_warmup``: the warm-up is shorter than the slowest time constant:
   that fill time (when it falls inside the run) or a duty cycle's period.
+- ``warmup_cut``: the run was asked for shorter than its file (``simulate(duration=...)``) and its
+  warm-up cut to keep a window (:meth:`simcache.spec.Scenario.warmup_cut`): the window starts
+  earlier than the file meant (whether too early is ``short_warmup``'s to say).
 - ``few_samples`` (one warning for all summary rows): a percentile rests on
   fewer than :func:`samples_needed` I/Os, 10 / (1 - q) for percentile q
   (200 for p95, 1,000 for p99, 10,000 for p99.9): with k I/Os beyond a
@@ -112,6 +115,7 @@ from simcache.results.assessed import (
 )
 from simcache.results.filling import FULL_FRACTION, BacklogFill, filling, filling_backlogs
 from simcache.results.short_runs import (
+    cut_warmup,
     empty_window,
     few_samples,
     late_events,
@@ -191,7 +195,7 @@ def assess(result: AssessedRun) -> list[ValidityWarning]:
     if empty:  # nothing measured: the notes on its latency would speak of nothing
         return empty + unstable + late_events(result)
     pinned = [] if unstable else _at_capacity(result)
-    late = short_warmup(result, scenario, {fill.host for fill in fills})
+    late = cut_warmup(result) + short_warmup(result, scenario, {fill.host for fill in fills})
     return (
         unstable
         + short

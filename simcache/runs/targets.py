@@ -285,11 +285,14 @@ def caveat_kinds(warnings: Iterable[ValidityWarning]) -> list[str]:
     cycle's period is left out (a periodic load has no start-up transient that flatters the
     figures: its window holds a share of on and off time, which the fill-time rules judge where it
     fills a buffer; review 65: every target of the default scenario, 10.7 ms against 100 ms,
-    read "unknown" for its build group's 10 s cycle, while `check` passed the same targets)."""
+    read "unknown" for its build group's 10 s cycle, while `check` passed the same targets).
+    A warm-up cut by a shorter run (``warmup_cut``) is left out too: it says what was run, and
+    whether the warm-up is long enough is ``short_warmup``'s to say."""
     return [
         w.kind
         for w in warnings
-        if not (w.kind == "short_warmup" and w.component.startswith("duty_cycle."))
+        if w.kind != "warmup_cut"
+        and not (w.kind == "short_warmup" and w.component.startswith("duty_cycle."))
     ]
 
 

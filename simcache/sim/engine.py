@@ -425,7 +425,9 @@ def run_scenario(
     scenario = load_scenario(scenario)
     if seed is not None:
         scenario = scenario.with_seed(seed)
+    warmup_cut = None
     if duration is not None:
+        warmup_cut = scenario.warmup_cut(duration)
         scenario = scenario.with_duration(duration)
     limits = Limits.from_env() if limits is None else limits
     check_work(scenario, limits, keep_records=keep_records, bound_first=True)
@@ -490,6 +492,7 @@ def run_scenario(
         stopped_at_s=None if finished else end,
         stop_reason=reason,
         run_by=run_by,
+        warmup_cut=warmup_cut,
     )
 
 
@@ -503,6 +506,7 @@ def record_run(
     stopped_at_s: float | None = None,
     stop_reason: str | None = None,
     run_by: str = "Python",
+    warmup_cut: str | None = None,
 ) -> RunRecord:
     """The figures of the run of ``model`` (run up to ``model.scenario``'s duration) as plain data.
 
@@ -511,7 +515,8 @@ def record_run(
     (seconds) and ``events`` are the run's cost; ``planned`` is the scenario as asked for when the
     run stopped at ``stopped_at_s`` (seconds) for ``stop_reason`` (default ``model.scenario``: a
     run that reached its end); ``run_by`` says which engine ran it
-    (:func:`simcache.sim.native_run.choose`).
+    (:func:`simcache.sim.native_run.choose`); ``warmup_cut`` what a ``duration`` asked for did to
+    the file's warm-up (:meth:`simcache.spec.Scenario.warmup_cut`).
     """
     scenario = model.scenario
     stream = model.stream
@@ -547,6 +552,7 @@ def record_run(
         resyncs=model.resyncs,
         restarts=[_with_dropped(restart, vms) for restart in model.restarts],
         run_by=run_by,
+        warmup_cut=warmup_cut,
     )
 
 

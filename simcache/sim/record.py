@@ -162,3 +162,6 @@ class RunRecord:
     run_by: str = "Python"
     """Which engine ran the I/O path, and why that one (:func:`simcache.sim.native_run.choose`):
     ``"native"`` or a line starting ``"Python"``."""
+    warmup_cut: str | None = None
+    """What a ``duration`` asked of the run did to the file's warm-up, in words
+    (:meth:`simcache.spec.Scenario.warmup_cut`); ``None`` when it kept it."""

@@ -40,3 +40,28 @@ def test_an_argument_it_cannot_use_is_named_with_the_fix(
     assert error.value.source == f"simulate({argument}=...)"
     [(field, message)] = error.value.problems
     assert field == argument and said in message
+
+
+def test_a_warm_up_cut_by_a_shorter_run_is_in_the_results_warnings(
+    default: simcache.Scenario,
+) -> None:
+    """Review 65a.9: simulate(duration=0.5) on a file with a 1 s warm-up cut it to 0.05 s (a tenth
+    of the run, Scenario.cut_warmup), said by the command line's note and nowhere in the result.
+    It is a note on what was run, not a doubt that holds a target's pass back (caveat_kinds)."""
+    from simcache.runs.targets import caveat_kinds
+
+    one_second = default.with_overrides({"run.warmup": "1s"})
+    cut = simcache.simulate(one_second, duration=0.5, keep_records=False)
+    assert cut.meta["warmup_s"] == 0.05
+    [note] = [w for w in cut.warnings if w.kind == "warmup_cut"]
+    assert note.severity == "short" and note.component == "run.warmup"
+    assert "the warm-up is cut from 1 s to 0.05 s, a tenth of the 0.5 s asked for" in note.message
+    assert "warmup_cut" not in caveat_kinds(cut.warnings)
+    written = cut.to_json()
+    assert "warmup_cut" in {w["kind"] for w in written["warnings"]}
+    assert written["meta"]["warmup_cut"].startswith("the warm-up is cut from 1 s")
+    # the file's own length, or longer, keeps the warm-up: nothing to say
+    for duration in (None, 20.0, 25.0):
+        kept = simcache.simulate(one_second, duration=duration, keep_records=False)
+        assert kept.meta["warmup_s"] == 1.0
+        assert not [w for w in kept.warnings if w.kind == "warmup_cut"]
