@@ -21,15 +21,15 @@ import numpy as np
 
 from simcache.base.units import format_figure, human_size
 from simcache.physics.cluster import PortName, gc_refill_rate
-from simcache.results.assessed import window_series
-from simcache.results.event_impact import EventImpact, event_impacts
 from simcache.results.part_words import link_words
+from simcache.results.peaks import PEAK, Peak, peak_of, peak_words
 from simcache.results.result import Result
-from simcache.results.validity import PINNED, samples_needed
+from simcache.results.validity import samples_needed
 from simcache.sim.collect import COMPONENTS
 from simcache.spec import Scenario
 
 __all__ = [
+    "AS_BUSY",
     "BUSY",
     "COMPONENT_WORDS",
     "GC_CAUSE",
@@ -40,6 +40,7 @@ __all__ = [
     "Bottleneck",
     "Peak",
     "WriteTime",
+    "as_busy",
     "bottleneck_line",
     "bottleneck_sentence",
     "component_name",
@@ -54,12 +55,12 @@ __all__ = [
 
 SATURATED = 0.9
 """Mean utilization from which the bottleneck is called saturated."""
-PEAK = PINNED
-"""A sample interval's utilization from which a part not saturated on average is called saturated
-at its peak: stricter than :data:`SATURATED`, as one interval's utilization varies more than the
-window's mean (:data:`simcache.results.validity.PINNED`, at capacity)."""
 BUSY = 0.7
 """Mean utilization from which the bottleneck is called busy (queueing there adds latency)."""
+AS_BUSY = 0.02
+"""Other saturated parts within this much mean utilization (0 to 1) of the busiest are named with
+it (:func:`as_busy`): two tiers at 100% are both the bottleneck, and naming one beside a
+breakdown whose largest share is the other's read as a contradiction (review 65e.11)."""
 TAIL_PERCENTILE = 99.0
 """The tail is the writes at or past this percentile of write latency."""
 WAITED_ON = 0.1
@@ -101,26 +102,6 @@ class Bottleneck:
     starved: bool = False
     """Whether :attr:`parts` are tiers that hold back their own destage reads
     (``destage_starved`` warnings): the backlog grows while the destage path has room."""
-
-
-@dataclass(frozen=True)
-class Peak:
-    """A part's busiest sample intervals in the measurement window (:func:`peak_of`)."""
-
-    utilization: float
-    """The highest utilization of one sample interval (0 to 1)."""
-    saturated_s: float
-    """Seconds of the window in intervals at :data:`PEAK` or more."""
-    window_s: float
-    """The measurement window's seconds."""
-    events: tuple[EventImpact, ...]
-    """The scheduled events whose span overlaps those intervals, in the scenario's order, when at
-    least half of the intervals' time lies within them; else none."""
-
-    @property
-    def saturated(self) -> bool:
-        """Some interval reached :data:`PEAK`."""
-        return self.utilization >= PEAK
 
 
 @dataclass(frozen=True)
@@ -212,6 +193,8 @@ class _Reading:
     saturated at its peak, and they barely wait on it (:data:`WAITED_ON`); else None."""
     gc: dict[str, float]
     """:func:`gc_waits`."""
+    alike: dict[str, float]
+    """:func:`as_busy`."""
 
 
 def _read(result: Result) -> _Reading:
@@ -228,7 +211,37 @@ def _read(result: Result) -> _Reading:
         and max(s for s in share if s is not None) < WAITED_ON
         else None
     )
-    return _Reading(found, time, peak, at_peak, spared, gc_waits(result, time))
+    alike = as_busy(result, found)
+    return _Reading(found, time, peak, at_peak, spared, gc_waits(result, time), alike)
+
+
+def as_busy(result: Result, found: Bottleneck) -> dict[str, float]:
+    """The other parts saturated (:data:`SATURATED`) within :data:`AS_BUSY` of the busiest part's
+    mean utilization, busiest first, each with its utilization; {} when the busiest is not
+    saturated."""
+    top = found.busiest_utilization
+    if top < SATURATED:
+        return {}
+    means = result.window_means()
+    parts = {
+        str(column).removeprefix("util."): float(value)
+        for column, value in means.items()
+        if str(column).startswith("util.")
+        and str(column) != f"util.{found.busiest}"
+        and float(value) >= max(SATURATED, top - AS_BUSY)
+    }
+    return dict(sorted(parts.items(), key=lambda item: -item[1]))
+
+
+def _as_busy_words(alike: dict[str, float], scenario: Scenario | None) -> str:
+    """:func:`as_busy`'s parts in words (their names, or their labels without ``scenario``), at
+    most three and how many more."""
+    shown = [
+        f"{component_name(part, scenario) if scenario is not None else part} at {u:.0%}"
+        for part, u in list(alike.items())[:3]
+    ]
+    more = len(alike) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more else "")
 
 
 def bottleneck_sentence(result: Result, scenario: Scenario) -> str:
@@ -264,8 +277,9 @@ def bottleneck_sentence(result: Result, scenario: Scenario) -> str:
         )
     load = f"at {utilization:.0%} mean utilization"
     if read.at_peak:
-        load += f" and {read.peak.utilization:.0%} at its peak, {_peak_words(read.peak)}"
-    return f"Bottleneck: {where}, {load} ({_verdict(result, read)}). {closing}"
+        load += f" and {read.peak.utilization:.0%} at its peak, {peak_words(read.peak)}"
+    alike = f"As busy: {_as_busy_words(read.alike, scenario)}. " if read.alike else ""
+    return f"Bottleneck: {where}, {load} ({_verdict(result, read)}). {alike}{closing}"
 
 
 def _verdict(result: Result, read: _Reading) -> str:
@@ -294,61 +308,6 @@ def _verdict(result: Result, read: _Reading) -> str:
         else "it has headroom the rest of the time"
     )
     return f"saturated then: it sets the latency while that lasts, and {otherwise}"
-
-
-def peak_of(result: Result, part: str) -> Peak:
-    """``part``'s (a utilization column's component: ``array``, ``host0.peer.tx``) busiest
-    sample intervals after the warm-up, and the scheduled events under way in those at
-    :data:`PEAK` or more, when at least half of that time falls within them. Each sample
-    covers the interval that ends at its time."""
-    start, end = result.window
-    column = f"util.{part}"
-    window = window_series(result)
-    if column not in window.columns or not len(window):
-        return Peak(0.0, 0.0, end - start, ())
-    interval = float(result.meta["scenario"]["run"]["sample_interval"])
-    times = window.index.to_numpy(dtype=float)
-    busy = window[column].to_numpy(dtype=float)
-    spans = [
-        (max(start, t - interval), float(t)) for t, u in zip(times, busy, strict=True) if u >= PEAK
-    ]
-    saturated_s = float(sum(high - low for low, high in spans))
-    impacts = event_impacts(result) if spans else []
-    during = [[e for e in impacts if _overlaps(e, low, high)] for low, high in spans]
-    # an event is named only when the peak falls mostly within the events, not for one that
-    # merely touches it
-    covered = sum(high - low for (low, high), found in zip(spans, during, strict=True) if found)
-    events = (
-        tuple(e for e in impacts if any(e in found for found in during))
-        if covered >= 0.5 * saturated_s
-        else ()
-    )
-    return Peak(float(busy.max()), saturated_s, end - start, events)
-
-
-def _overlaps(event: EventImpact, low: float, high: float) -> bool:
-    """``event``'s span meets the interval (``low``, ``high``]; an instant lies in it."""
-    if event.end_s <= event.start_s:
-        return low < event.start_s <= high
-    return event.start_s < high and event.end_s > low
-
-
-def _peak_words(peak: Peak) -> str:
-    """How long the part was saturated, and during which events."""
-    said = (
-        f"{PEAK:.0%} or more for {format_figure(peak.saturated_s, 3)} s of the "
-        f"{format_figure(peak.window_s, 3)} s measured"
-    )
-    if not peak.events:
-        return said
-    shown = [
-        f"{e.what} from {e.start_s:.1f} s, still under way when the run ended"
-        if e.ongoing
-        else f"{e.what} {e.start_s:.1f}-{e.end_s:.1f} s"
-        for e in peak.events[:3]
-    ]
-    more = len(peak.events) - len(shown)
-    return f"{said}, during " + " and ".join(shown) + (f" and {more} more events" if more else "")
 
 
 def write_time(result: Result) -> WriteTime | None:
@@ -536,9 +495,11 @@ def bottleneck_line(result: Result) -> str:
         )
     said = f"bottleneck: {name} at {utilization:.0%} mean utilization"
     if read.at_peak:
-        said += f", {read.peak.utilization:.0%} at its peak ({_peak_words(read.peak)})"
+        said += f", {read.peak.utilization:.0%} at its peak ({peak_words(read.peak)})"
     if read.spared is not None:
         said += f"; {_spared_words(result, name, read.spared)}"
+    if read.alike:
+        said += f"; as busy: {_as_busy_words(read.alike, None)}"
     return said + gc
 
 
