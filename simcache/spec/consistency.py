@@ -400,8 +400,40 @@ def _largest_traced_write(scenario: Scenario, group: Group) -> int:
 
 def scenario_notes(scenario: Scenario) -> list[tuple[str, str]]:
     """What a valid scenario may not mean, each as a field path and a message (the
-    :class:`ScenarioWarning` validation gives): peer ports that carry no replica."""
-    return _ports_past_the_peers(scenario)
+    :class:`ScenarioWarning` validation gives): peer ports that carry no replica, hosts that
+    cannot speak the array port's transport."""
+    return _ports_past_the_peers(scenario) + _storage_transports(scenario)
+
+
+_RDMA = re.compile(r"roce|rdma|verbs", re.IGNORECASE)
+"""Link profiles whose transport is RDMA (RoCE, NVMe over RDMA, InfiniBand verbs): the others
+are TCP/IP (iSCSI, NVMe over TCP, IPoIB)."""
+
+
+def _storage_transports(scenario: Scenario) -> list[tuple[str, str]]:
+    """The hosts' storage link and the array's port named by built-in profiles of different
+    transports, RDMA on one side and TCP/IP on the other (review 65e: 1GbE hosts to an
+    all-flash array's nvmeof-rdma-100GbE port, without a word). A slower host link than the
+    array's port is ordinary (many hosts share the port) and not said; a transport one end cannot
+    speak is a choice of the file's that a real cluster cannot make. The model carries each
+    transfer at the slower line rate with the host link's per-message latency, as it would over
+    the host's own transport."""
+    host, port = scenario.cluster.storage_link.profile, scenario.array.port.profile
+    if host is None or port is None or bool(_RDMA.search(host)) == bool(_RDMA.search(port)):
+        return []
+    rdma, tcp = (port, host) if _RDMA.search(port) else (host, port)
+    where = "the array's port" if rdma == port else "the hosts' storage link"
+    return [
+        (
+            "cluster.storage_link",
+            f"the hosts' storage link is {host} and the array's port {port}: {where} ({rdma}) "
+            f"speaks RDMA, which the other end ({tcp}) does not, so no real cluster connects them "
+            f"as written; the run carries each transfer at the slower line rate with {host}'s "
+            "latency, as the hosts' own transport would. Give both ends one transport (e.g. "
+            f'cluster.storage_link = {{ profile = "{port if rdma == port else tcp}" }}, or an '
+            "array port of the hosts' transport)",
+        )
+    ]
 
 
 def _ports_past_the_peers(scenario: Scenario) -> list[tuple[str, str]]:
