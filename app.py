@@ -33,7 +33,7 @@ from simcache.spec.consistency import scenario_notes
 from simcache.traces.formats import FORMATS
 from simcache.workloads.calibrate.device import Calibration
 from simcache.workloads.ingest.imported import DEFAULT_POLICY, Imported
-from simcache_app import charts, controls, describe, layout, runs, verdicts
+from simcache_app import charts, controls, describe, layout, run_length, runs, verdicts
 from simcache_app.device_upload import calibrate_uploads, device_overrides, fit_frame
 from simcache_app.parameters import (
     DEFAULT_COMPARE,
@@ -430,7 +430,10 @@ def single_run_view(
     hint = variants_hint(scenario)
     if hint:
         st.markdown(hint)
-    show_estimate(scenario)  # milliseconds: shown before any run
+    show_estimate(scenario, duration)  # milliseconds: shown before any run
+    outside = run_length.events_outside_note(scenario, duration)
+    if outside:
+        st.warning(outside)
     key = runs.run_key(scenario, seed, duration)
     if not (
         run_requested("Run simulation", [key], "Simulate the scenario as set in the sidebar.")
@@ -472,11 +475,12 @@ def variants_hint(scenario: simcache.Scenario) -> str | None:
     )
 
 
-def show_estimate(scenario: simcache.Scenario) -> None:
-    """The instant estimate above the Run button: its latencies, then its bottleneck on a line of
-    its own, its overloads (once for all the hosts they repeat for), and what it leaves out folded
-    away."""
-    text = layout.estimate_text(describe.estimate_sentence(simcache.estimate(scenario), scenario))
+def show_estimate(scenario: simcache.Scenario, duration: float) -> None:
+    """The instant estimate above the Run button, of the run it starts (``duration`` seconds):
+    its latencies, then its bottleneck on a line of its own, its overloads (once for all the hosts
+    they repeat for), and what it leaves out folded away."""
+    estimate = simcache.estimate(scenario, duration=duration)
+    text = layout.estimate_text(describe.estimate_sentence(estimate, scenario))
     st.caption(text.summary)
     if text.bottleneck:
         st.markdown(f"**Predicted bottleneck** — {text.bottleneck}")
@@ -488,40 +492,13 @@ def show_estimate(scenario: simcache.Scenario) -> None:
             st.caption("\n".join(f"- {note}" for note in text.left_out))
 
 
-def run_length_note(result: simcache.Result, scenario: simcache.Scenario) -> str | None:
-    """The run's length and warm-up against the file's, when they differ (as ``simcache run``
-    notes a cut warm-up): ``"Ran 14 s of the file's 20 s; warm-up cut from 4 s to 1.4 s, a tenth
-    of the run. ..."``; None for the file's own run."""
-    ran = result.meta["scenario"]["run"]
-    seconds, warmup = float(ran["duration"]), float(ran["warmup"])
-    file = scenario.run
-    if seconds == file.duration and warmup == file.warmup:
-        return None
-    said = (
-        f"Ran {seconds:g} s of the file's {file.duration:g} s"
-        if seconds < file.duration
-        else f"Ran {seconds:g} s, the file {file.duration:g} s"
-    )
-    if warmup != file.warmup:
-        how = (
-            "a tenth of the run"
-            if warmup == seconds / 10
-            else f"less the {file.duration - seconds:g} s by which the run is shorter"
-        )
-        said += f"; warm-up cut from {file.warmup:g} s to {warmup:g} s, {how}"
-    return (
-        f"{said}. Set **Simulated seconds** to {file.duration:g} for the file's own figures "
-        "(those of `simcache run`)."
-    )
-
-
 def show_result(
     result: simcache.Result, scenario: simcache.Scenario, targets: list[Target]
 ) -> None:
     for warning in layout.merged_by_host(describe.validity_warnings(result)):
         st.warning(warning)
     verdicts.show_run_verdicts(result, targets)
-    note = run_length_note(result, scenario)
+    note = run_length.run_length_note(result, scenario)
     if note:
         st.info(note)
     columns = st.columns(4)
@@ -552,11 +529,7 @@ def show_result(
         f"{engine_words(result.meta)}."
     )
     marks = charts.time_marks(result, scenario)
-    shaded = (
-        "Time charts: grey is the warm-up (not measured), red the scheduled events, green a "
-        "group's on/off bursts."
-    )
-    st.caption(" ".join([shaded, *(f"Not drawn: {note}." for note in marks.notes)]))
+    st.caption(charts.marks_caption(marks))
     left, right = st.columns(2)
     left.plotly_chart(charts.latency_figure(result.series, marks), key="latency")
     right.plotly_chart(charts.breakdown_figure(result.breakdown), key="breakdown")

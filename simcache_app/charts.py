@@ -1,7 +1,8 @@
 """Plotly figures of a result, a sweep and a comparison (pure functions of the tables).
 
 Time charts carry what happened when (:func:`time_marks`): the warm-up and the scheduled events'
-spans shaded, instant events as dashed lines, and the on periods of on/off duty cycles shaded.
+spans shaded, instant events as dashed lines, the on periods of on/off duty cycles shaded, and the
+moment a flash tier's clean pool ran out (:func:`clean_pool_cliffs`) as a dotted line.
 Legends name components in words (:func:`legend_name`); a cluster with many components shows the
 :data:`TOP_SHOWN` busiest and one "others" line. A sweep over categories (link kinds, policies,
 profiles) is drawn as points with error bars, not a line; a numeric swept axis spanning
@@ -19,7 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import simcache
-from simcache.physics.cluster import PortName
+from simcache.physics.cluster import PortName, gc_refill_rate
 from simcache.runs.sweep import PointStability
 from simcache.sim.collect import COMPONENTS
 from simcache.workloads.generators import DutyClock
@@ -50,6 +51,7 @@ _LAYOUT = {
     "legend": {"orientation": "h", "y": -0.25},
 }
 _SHADES = {"warm-up": "#999999", "event": "#d62728", "duty": "#2ca02c"}
+_CLIFF = "#ff7f0e"
 
 
 # -- what happened when
@@ -69,12 +71,29 @@ class Span:
 
 @dataclass(frozen=True)
 class TimeMarks:
-    """What a time chart marks: shaded ``spans``, instant events as ``lines`` (time, label), and
-    ``notes`` on what is not drawn."""
+    """What a time chart marks: shaded ``spans``, instant events as ``lines`` (time, label), the
+    time a tier's clean pool ran out (``cliff``: time, label; None: none did, or the run does not
+    show when), and ``notes`` on what is not drawn."""
 
     spans: tuple[Span, ...] = ()
     lines: tuple[tuple[float, str], ...] = ()
     notes: tuple[str, ...] = ()
+    cliff: tuple[float, str] | None = None
+
+
+def marks_caption(marks: TimeMarks) -> str:
+    """What the time charts' shades and lines mean, then what is not drawn."""
+    said = [
+        "Time charts: grey is the warm-up (not measured), red the scheduled events, green a "
+        "group's on/off bursts"
+        + (
+            "; the orange dotted line is where a flash tier's clean pool ran out: its writes "
+            "wait for garbage collection from there."
+            if marks.cliff
+            else "."
+        )
+    ]
+    return " ".join([*said, *(f"Not drawn: {note}." for note in marks.notes)])
 
 
 def event_label(event: Mapping[str, Any]) -> str:
@@ -131,7 +150,18 @@ def time_marks(result: simcache.Result, scenario: simcache.Scenario) -> TimeMark
             )
             continue
         spans += [Span(start, stop, f"{group.name} on", "duty") for start, stop in phases]
-    return TimeMarks(tuple(spans), tuple(lines), tuple(notes))
+    cliffs = clean_pool_cliffs(result, scenario)
+    if cliffs.unseen:
+        tiers = (
+            f"{cliffs.unseen[0]}'s tier"
+            if len(cliffs.unseen) == 1
+            else f"the tiers of {', '.join(cliffs.unseen)}"
+        )
+        notes.append(
+            f"when {tiers} ran out of clean space: garbage collection frees room smoothly there, "
+            "each write waiting for its own bytes, so no write shows the moment"
+        )
+    return TimeMarks(tuple(spans), tuple(lines), tuple(notes), cliff_label(cliffs))
 
 
 def on_periods(duty: Any, end: float) -> Iterable[tuple[float, float]]:
@@ -149,10 +179,71 @@ def on_periods(duty: Any, end: float) -> Iterable[tuple[float, float]]:
         now = stop
 
 
+# -- the garbage-collection cliff
+# ---------------------------------------------------------------------
+#
+# Review 64, F3: large_writes_flash's p99 jumps from about 15 to 110 ms at 1.4 s, when its tier's
+# clean pool runs out, and nothing on the chart said why. The run counts each tier's writes' waits
+# for garbage collection (``tier_gc_wait_s_by_host`` in its totals) but not when they began. With
+# foreground passes (the tier's ``gc_pass``) the moment shows in the writes themselves: the write
+# that finds the clean pool empty stalls for a whole pass (``gc_pass`` over the refill rate,
+# :func:`simcache.physics.cluster.gc_refill_rate`) or more, so the first write on a host held that
+# long marks it (to within the pass's own writes when another host's replica met the empty pool
+# first). A tier whose garbage collection frees room smoothly (no ``gc_pass``) holds each write
+# only for its own bytes: no single write shows the moment, and the charts say it is not drawn.
+
+
+@dataclass(frozen=True)
+class Cliffs:
+    """The hosts whose tier ran out of clean space in a run."""
+
+    at: dict[str, float]
+    """Host -> simulated time (s) its first write stalled for a whole garbage-collection pass,
+    earliest first."""
+    unseen: tuple[str, ...] = ()
+    """Hosts whose writes waited for garbage collection at a moment the run does not show (a tier
+    without foreground passes)."""
+
+
+def clean_pool_cliffs(result: simcache.Result, scenario: simcache.Scenario) -> Cliffs:
+    """The hosts of ``result`` whose tier's writes waited for garbage collection, and when each
+    one's clean pool ran out where the writes show it (see the comment above)."""
+    waited = [h for h, s in result.totals.get("tier_gc_wait_s_by_host", {}).items() if s > 0]
+    tier = scenario.cluster.tier
+    rate = gc_refill_rate(tier)
+    if not waited or not tier.gc_pass or not math.isfinite(rate):
+        return Cliffs({}, tuple(waited))
+    stall_ms = tier.gc_pass / rate * 1e3
+    records = result.records
+    # float32 components: a whole pass's stall, less their rounding
+    held = records[(records["op"] == "write") & (records["local_tier_ms"] >= 0.999 * stall_ms)]
+    first = held.groupby("host", observed=True)["issue_s"].min()
+    at = {str(h): float(first[h]) for h in waited if h in first.index}
+    unseen = tuple(h for h in waited if h not in at)
+    return Cliffs(dict(sorted(at.items(), key=lambda item: item[1])), unseen)
+
+
+def cliff_label(cliffs: Cliffs) -> tuple[float, str] | None:
+    """Where the time charts mark the cliff, and its label: the earliest host's time, the others
+    counted (``"host0 clean pool ran out: GC stalls from 1.41 s"``, ``"clean pools ran out: host2
+    first at 1.38 s, 6 hosts by 1.62 s"``); None without one."""
+    if not cliffs.at:
+        return None
+    (host, start), *others = cliffs.at.items()
+    if not others:
+        return start, f"{host} clean pool ran out: GC stalls from {start:.3g} s"
+    last = others[-1][1]
+    return start, (
+        f"clean pools ran out: {host} first at {start:.3g} s, {len(cliffs.at)} hosts by "
+        f"{last:.3g} s"
+    )
+
+
 def _marked(figure: go.Figure, marks: TimeMarks) -> go.Figure:
     """``figure`` with ``marks``: a shaded band from bottom to top for each span (its label once,
     on its first band: a duty cycle's at the bottom, below the warm-up's), a dashed line with its
-    label for each instant. The shapes and labels plotly's ``add_vrect`` and ``add_vline`` would
+    label for each instant, an orange dotted one labelled at the bottom where a tier's clean pool
+    ran out. The shapes and labels plotly's ``add_vrect`` and ``add_vline`` would
     add, set in one layout update: those helpers validate the whole figure at each call, which
     took about a third of a page rerun's time with a duty cycle's bands on three charts
     (tests/app/test_app_charts.py checks the two give the same layout)."""
@@ -183,6 +274,13 @@ def _marked(figure: go.Figure, marks: TimeMarks) -> go.Figure:
             | across
         )
         annotations.append(_mark_label(text, at, bottom=False))
+    if marks.cliff is not None:
+        at, text = marks.cliff
+        line = {"color": _CLIFF, "dash": "dot", "width": 2}
+        shapes.append({"type": "line", "x0": at, "x1": at, "line": line} | across)
+        annotations.append(
+            _mark_label(text, at, bottom=True) | {"font": {"size": 10, "color": _CLIFF}}
+        )
     if shapes:
         figure.update_layout(shapes=shapes, annotations=annotations)
     return figure

@@ -16,27 +16,11 @@ import streamlit as st
 import simcache
 from simcache.base.units import format_figure
 from simcache.results.part_words import changed_fields, link_words
-from simcache.results.trend import MIN_SAMPLES
 from simcache.spec import LinkSpec
-from simcache.spec.events import (
-    ArrayDegraded,
-    ArrayRebuild,
-    Event,
-    HostFailure,
-    VMotion,
-    array_event_seconds,
-)
 from simcache.spec.profiles import list_profiles
 from simcache_app.knobs import GROUP, Knob, current, intensity_knob, knob
-from simcache_app.runs import CONFIRM_IOS, expected_ios
+from simcache_app.run_length import first_duration
 
-FIRST_RUN_IOS = 500_000
-"""Expected I/Os (:func:`simcache_app.runs.expected_ios`) up to which the page's first run is the
-file's own (:func:`first_duration`): about half a second of the native engine (a million I/Os a
-second on the default scenario), 6 to 11 s of the Python one (45,000 to 80,000 a second)."""
-EVENT_TAIL_S = 4.0
-"""Simulated seconds a shortened first run goes on after the scheduled events end, to show the
-recovery."""
 CLUSTER = (
     "cluster.hosts",
     "cluster.peer_link",
@@ -67,63 +51,6 @@ def run_controls(scenario: simcache.Scenario, key: str) -> tuple[float, int]:
     duration = _number(duration_knob, start, f"{key}.run.duration", duration_knob.help + file_note)
     seed = _number(knob("run.seed"), scenario.run.seed, f"{key}.run.seed")
     return float(duration), int(seed)
-
-
-def first_duration(
-    scenario: simcache.Scenario, lower: float = 0.0, upper: float = math.inf
-) -> float:
-    """The simulated seconds the page starts from (within ``lower`` and ``upper``, the page's
-    range).
-
-    The file's own run when it is expected to issue at most :data:`FIRST_RUN_IOS` I/Os (the default
-    scenario's 20 s: 43,000), so that the page's first figures are the file's and ``simcache
-    run``'s. A costlier run starts shorter: long enough for the scheduled events to end with
-    :data:`EVENT_TAIL_S` after them (failing that, to start with that after them) when that is
-    cheap enough to run without the page asking first (:data:`simcache_app.runs.CONFIRM_IOS`); else
-    about :data:`FIRST_RUN_IOS` I/Os' worth, and at least the sample intervals the growth test
-    needs after a warm-up of a tenth. The page says when its run differs from the file's.
-    """
-    file = scenario.run.duration
-    ios = expected_ios([scenario])
-    if ios <= FIRST_RUN_IOS:
-        return min(max(file, lower), upper)
-
-    def cheap(seconds: float) -> bool:
-        try:
-            return expected_ios([scenario.with_duration(seconds)]) <= CONFIRM_IOS
-        except simcache.ScenarioError:  # shorter than a sample interval
-            return False
-
-    # the growth test's samples after a warm-up of a tenth of the run
-    fewest = math.ceil(MIN_SAMPLES / 0.9) * scenario.run.sample_interval
-    short = min(file, max(float(f"{file * FIRST_RUN_IOS / ios:.2g}"), fewest))
-    events = [event for event in scenario.events if event.at < file]
-    wanted = [
-        min(file, max(ends) + EVENT_TAIL_S)
-        for ends in (
-            [_event_end(scenario, event) for event in events],
-            [event.at for event in events],
-        )
-        if ends
-    ]
-    start = next((seconds for seconds in wanted if seconds > short and cheap(seconds)), short)
-    return min(max(start, lower), upper)
-
-
-def _event_end(scenario: simcache.Scenario, event: Event) -> float:
-    """When ``event`` ends at the earliest, in seconds: its ``duration`` after it starts, an HA
-    restart's delay, a vMotion's memory image over the source host's peer ports at their full
-    bandwidth (other traffic only makes it later); an instant event (a failure for good) at its
-    start."""
-    if isinstance(event, ArrayDegraded | ArrayRebuild):
-        return event.at + array_event_seconds(event, scenario.array.drive.capacity)
-    if isinstance(event, VMotion):
-        ports = min(event.streams, scenario.cluster.peer_links)
-        return event.at + event.size / (ports * scenario.cluster.peer_link.bandwidth)
-    if isinstance(event, HostFailure):
-        return event.at + (event.restart_delay or 0.0)
-    duration = getattr(event, "duration", None)  # outages and slowdowns
-    return event.at + (duration or 0.0)
 
 
 def cluster_controls(scenario: simcache.Scenario, key: str) -> Overrides:

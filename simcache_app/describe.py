@@ -86,7 +86,8 @@ def validity_warnings(result: simcache.Result) -> list[str]:
     """The run's validity warnings (``Result.warnings``) as the app shows them, instability
     first; the saturated components in one warning (each says the same offered load: a dozen
     ports and tiers were a dozen warnings of one form). A warm-up cut by the page's shorter run
-    is left out: the page's line on what it ran says it (``run_length_note`` in app.py)."""
+    is left out: the page's line on what it ran says it
+    (:func:`simcache_app.run_length.run_length_note`)."""
     warnings = [w for w in result.warnings if w.kind != "warmup_cut"]
     saturated = [w for w in warnings if w.kind == "overload"]
     shown = []
@@ -154,7 +155,13 @@ def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) 
     names (:meth:`simcache.Estimate.named_bottleneck`): when an open-loop load overloads a part,
     the most overloaded, ``"bottleneck the host0 nvme-qlc-p5336 flash tier, overloaded: offered
     180% of its capacity."``
+
+    An estimate of a run other than the file's (``simcache.estimate(scenario, duration=...)``,
+    the page's shorter run) says its length: ``"Instant estimate of a 4.5 s run, not the file's
+    20 s (queueing model, no simulation): ..."``.
     """
+    ran, file = estimate.scenario.run.duration, scenario.run.duration
+    of = f" of a {ran:g} s run, not the file's {file:g} s" if ran != file else ""
     groups = [group.name for group in scenario.groups if group.workload.read_fraction < 1.0]
 
     def mean(group: str) -> str:  # an overloaded cell's mean is infinite: no steady state
@@ -170,7 +177,7 @@ def estimate_sentence(estimate: simcache.Estimate, scenario: simcache.Scenario) 
     )
     left_out = "".join(f" Not in the estimate: {note}." for note in estimate.notes)
     return (
-        f"Instant estimate (queueing model, no simulation): {writes}; "
+        f"Instant estimate{of} (queueing model, no simulation): {writes}; "
         f"bottleneck {component_name(named.component, scenario)}, {load}.{overloads}{left_out}"
     )
 

@@ -217,26 +217,43 @@ def sweep_ios(
 
 def confirmed(key: str, ios: float, what: str) -> bool:
     """Whether the work ``key`` may start: expected to simulate at most :data:`CONFIRM_IOS` I/Os,
-    or confirmed (now or earlier in this session). Else the page says how large it is and offers
-    a button to start it anyway."""
-    accepted: set[str] = st.session_state.setdefault("runs.confirmed", set())
-    if ios <= CONFIRM_IOS or key in accepted:
+    or confirmed (earlier in this session). Else the page says how large it is and offers a button
+    to start it anyway.
+
+    The button confirms in its callback, before the rerun its click makes: that rerun starts the
+    work without drawing the question again (drawn, it stayed above the run's progress and its
+    figures: review 65e, 9)."""
+    if ios <= CONFIRM_IOS or key in _accepted():
         return True
     st.session_state.setdefault("runs.asked", set()).add(key)
     minutes = ios / IOS_PER_S / 60
-    st.warning(
+    # One element: in the rerun that starts the work, the work's Stop button takes its place. As
+    # two, the button outlived the question on the page, stale, until the run ended.
+    question = st.container()
+    question.warning(
         f"**This {what} is large:** about {ios:,.0f} I/Os to simulate (the page asks past "
         f"{CONFIRM_IOS:,}), up to "
         f"{minutes:,.1f} minutes of computing. Shorten the simulated seconds or lower the load, or "
         "start it anyway; "
         "**Stop** ends it at any time and keeps what was computed."
     )
-    if st.button(
-        f"Start this {what} anyway", key=f"confirm-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
-    ):
-        accepted.add(key)
-        return True
+    question.button(
+        f"Start this {what} anyway",
+        key=f"confirm-{hashlib.sha256(key.encode()).hexdigest()[:16]}",
+        on_click=_accept,
+        args=(key,),
+    )
     return False
+
+
+def _accepted() -> set[str]:
+    """The keys of the large works confirmed in this session."""
+    accepted: set[str] = st.session_state.setdefault("runs.confirmed", set())
+    return accepted
+
+
+def _accept(key: str) -> None:
+    _accepted().add(key)
 
 
 def asked(key: str) -> bool:

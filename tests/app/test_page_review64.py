@@ -22,10 +22,10 @@ from simcache.report.cells import cell
 from simcache.report.event_report import impact_lines
 from simcache.results.event_impact import event_impacts
 from simcache.spec.dump import scenario_toml
-from simcache_app import controls
-from simcache_app.controls import EVENT_TAIL_S, FIRST_RUN_IOS, first_duration
+from simcache_app import run_length
 from simcache_app.describe import TABLE_DIGITS, estimate_sentence
 from simcache_app.layout import estimate_text, merged_by_host
+from simcache_app.run_length import EVENT_TAIL_S, FIRST_RUN_IOS, first_duration
 from simcache_app.runs import expected_ios
 from simcache_app.scenario_files import library_scenarios, read_upload
 
@@ -98,8 +98,8 @@ def test_a_costly_file_starts_shorter_covering_its_events_when_that_runs_without
     least the 9 samples of 0.5 s the growth test needs after a warm-up of a tenth)."""
     default = load("default")
     ios = expected_ios([default])
-    monkeypatch.setattr(controls, "FIRST_RUN_IOS", ios / 4)
-    monkeypatch.setattr(controls, "CONFIRM_IOS", ios * confirm_share)
+    monkeypatch.setattr(run_length, "FIRST_RUN_IOS", ios / 4)
+    monkeypatch.setattr(run_length, "CONFIRM_IOS", ios * confirm_share)
     start = first_duration(default)
     if expected is not None:
         assert start == expected
@@ -119,8 +119,8 @@ def test_a_costly_file_runs_past_the_end_of_an_outage(monkeypatch: pytest.Monkey
         }
     )
     ios = expected_ios([scenario])
-    monkeypatch.setattr(controls, "FIRST_RUN_IOS", ios / 4)
-    monkeypatch.setattr(controls, "CONFIRM_IOS", ios)
+    monkeypatch.setattr(run_length, "FIRST_RUN_IOS", ios / 4)
+    monkeypatch.setattr(run_length, "CONFIRM_IOS", ios)
     assert first_duration(scenario) == 3 + 2 + EVENT_TAIL_S
 
 
@@ -289,7 +289,11 @@ def test_the_estimate_is_laid_out_in_parts_with_overloads_said_once_for_all_host
     ).run()
     assert not at.exception and not at.error
     scenario = read_upload("overloaded8.toml", OVERLOADED.encode())
-    text = estimate_text(estimate_sentence(simcache.estimate(scenario), scenario))
+    # of the page's first run, two sample intervals (80 million I/Os a second: the page will ask)
+    seconds = first_duration(scenario, 1.0, 600.0)
+    assert seconds == 2 * scenario.run.sample_interval
+    estimate = simcache.estimate(scenario, duration=seconds)
+    text = estimate_text(estimate_sentence(estimate, scenario))
     assert len(text.overloads) == 48
     captions = [c.value for c in at.caption]
     assert text.summary in captions
