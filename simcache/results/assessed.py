@@ -89,8 +89,8 @@ class ValidityWarning:
 
     kind: str
     """Unstable: growing, backlog_full, overload, gc_cliff. Short: filling, fill_time, at_capacity,
-    short_warmup, warmup_cut, warming, destage_starved, empty_window, few_samples, event_after_end,
-    untested."""
+    short_warmup, warmup_cut, warming, destage_starved, gc_ahead, empty_window, few_samples,
+    event_after_end, untested."""
     component: str
     """What it is about, e.g. ``backlog.host0``, ``array``, ``in_flight.db.write``, ``p999_ms``,
     ``vmotion@10s``; several, comma-separated, where one warning speaks for several hosts or parts

@@ -210,6 +210,7 @@ def run_totals(record: RunRecord, records: pd.DataFrame | None) -> dict[str, Any
         "compression_saved_bytes": counters.compression_saved_bytes,
         "tier_gc_wait_s": sum(counters.tier_gc_wait_s_by_host.values()),
         "tier_gc_wait_s_by_host": dict(counters.tier_gc_wait_s_by_host),
+        "tier_clean_bytes_by_host": dict(counters.tier_clean_bytes_by_host),
         "cache_hits": counters.cache_hits,
         "cache_misses": counters.cache_misses,
     }

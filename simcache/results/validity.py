@@ -69,6 +69,10 @@ not for the system's steady state):
   full while every part of its destage path is under half busy and its tier schedules destage
   reads behind the VMs' I/O (:mod:`simcache.results.starved`): the tier limits the drain though
   its utilization looks idle.
+- ``gc_ahead`` (one warning for the hosts it finds): a flash tier's clean pool drained through the
+  run (net of garbage collection's refill) without running out (:mod:`simcache.results.clean_pool`):
+  the run measured the tier's fresh write rate, and at that net rate the pool runs out, and the
+  writes slow to garbage collection's pace, at a time the note gives.
 - ``warming`` (one warning for all the groups it finds): a group's read hit ratio rises
   through the window (:mod:`simcache.results.warming`): the read cache started empty and is
   still filling, so the read figures average a cache growing warmer.
@@ -113,6 +117,7 @@ from simcache.results.assessed import (
     samples_needed,
     window_series,
 )
+from simcache.results.clean_pool import gc_ahead
 from simcache.results.filling import FULL_FRACTION, BacklogFill, filling, filling_backlogs
 from simcache.results.short_runs import (
     cut_warmup,
@@ -191,6 +196,7 @@ def assess(result: AssessedRun) -> list[ValidityWarning]:
         w.component.removeprefix("backlog.") for w in unstable if w.kind == "backlog_full"
     ]
     short += destage_starved(result, [h for h in dict.fromkeys(backlogged) if h not in cliffs])
+    short += gc_ahead(result)
     empty = empty_window(result)
     if empty:  # nothing measured: the notes on its latency would speak of nothing
         return empty + unstable + late_events(result)

@@ -585,6 +585,7 @@ def _counters(model: Model) -> RunCounters:
     hosts = model.hosts
     vms = model.vms
     array = model.array
+    end = model.scenario.run.duration
     storage_bytes = sum(h.storage_tx.carried_bytes + h.storage_rx.carried_bytes for h in hosts)
     return RunCounters(
         issued_ios=sum(vm.issued for vm in vms),
@@ -605,6 +606,11 @@ def _counters(model: Model) -> RunCounters:
         storage_wire_bytes=storage_bytes,
         compression_saved_bytes=sum(vm.compressed_bytes_saved for vm in vms),
         tier_gc_wait_s_by_host={h.name: h.tier.gc_wait_seconds for h in hosts},
+        tier_clean_bytes_by_host={
+            h.name: h.tier.clean_pool_bytes(end)
+            for h in hosts
+            if math.isfinite(h.tier.clean_pool_bytes(end))
+        },
         cache_hits=sum(h.cache.hits for h in hosts),
         cache_misses=sum(h.cache.misses for h in hosts),
     )

@@ -106,6 +106,9 @@ class RunCounters:
     compression_saved_bytes: float
     tier_gc_wait_s_by_host: dict[str, float]
     """Per host name: seconds its tier's operations waited for garbage collection."""
+    tier_clean_bytes_by_host: dict[str, float]
+    """Per host name whose tier has a clean pool (``clean_pool``): its clean bytes left at the
+    end (negative: writes waiting for garbage collection)."""
     cache_hits: int
     cache_misses: int
 
