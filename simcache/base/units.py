@@ -21,6 +21,7 @@ import re
 from simcache.base.errors import echo
 
 __all__ = [
+    "TIME_UNITS",
     "UnitError",
     "format_bandwidth",
     "format_duration",
@@ -71,7 +72,10 @@ _TIME_FACTORS: dict[str, float] = {
     "ns": 1e-9,
     "min": 60.0,
     "h": 3600.0,
+    "d": 86400.0,
 }
+TIME_UNITS = "ns, us (or µs), ms, s, min, h or d (days)"
+"""The time units :func:`parse_duration` takes, as its refusals list them."""
 
 # Byte rates: decimal units as on datasheets, binary ones when written out.
 _BYTE_RATE_FACTORS: dict[str, float] = {
@@ -148,7 +152,8 @@ def _bytes(number: float, unit: str, value: str | int | float) -> int:
 
 
 def parse_duration(value: str | int | float) -> float:
-    """Return a time in seconds from ``0.002``, ``"2ms"``, ``"65us"``, ``"60s"``, ``"5min"``."""
+    """Return a time in seconds from ``0.002``, ``"2ms"``, ``"65us"``, ``"60s"``, ``"5min"``,
+    ``"2h"``, ``"2d"``."""
     examples = '0.002, "2ms", "65us", "60s"'
     if isinstance(value, bool):
         raise UnitError(f"a time must be a number of seconds or a string like {examples}")
@@ -158,7 +163,7 @@ def parse_duration(value: str | int | float) -> float:
         number, unit = _split(value, "time", examples)
     factor = _TIME_FACTORS.get(unit if unit == "µs" else unit.lower())
     if factor is None:
-        raise UnitError(f"unknown time unit {unit!r} in {echo(value)}; use ns, us, ms, s, min or h")
+        raise UnitError(f"unknown time unit {unit!r} in {echo(value)}; use {TIME_UNITS}")
     return _finite(number * factor, value, "time")
 
 

@@ -28,10 +28,10 @@ from typing import Any
 
 import pandas as pd
 
-from simcache.base.errors import ScenarioError, echo
 from simcache.cli.options import OptionError, option_errors
 from simcache.cli.outputs import output_file
 from simcache.cli.progress import Bar, progress_bar, shows_progress
+from simcache.cli.sweep_file import read_sweep_file
 from simcache.report.cells import LOWER_BOUND, cell
 from simcache.report.run_report import text_table
 from simcache.runs.sweep import (
@@ -49,7 +49,6 @@ from simcache.runs.sweep import (
 )
 from simcache.sim.control import Cancel, cancel_on_signals
 from simcache.spec import load_scenario
-from simcache.spec.load import parse_toml, read_scenario_text
 
 __all__ = [
     "PARTIAL",
@@ -81,43 +80,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     until = _until(args.until)
     if args.max_seeds < 1:
         raise OptionError.at("--max-seeds", f"must be at least 1 (got {args.max_seeds})")
-    # a regular file within the scenario size limit
-    spec = parse_toml(read_scenario_text(args.grid), str(args.grid))
-    unknown = set(spec) - {"scenario", "seeds", "grid"}
-    if unknown or "scenario" not in spec or not isinstance(spec.get("grid"), dict):
-        raise ScenarioError(
-            str(args.grid),
-            [
-                (
-                    "",
-                    'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] '
-                    "table of dotted.path = [values]"
-                    + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else ""),
-                )
-            ],
-        )
-    if not isinstance(spec["scenario"], str) or not spec["scenario"]:
-        raise ScenarioError(
-            str(args.grid),
-            [
-                (
-                    "scenario",
-                    'give a scenario file or built-in name, e.g. scenario = "default" (got '
-                    f"{echo(spec['scenario'])})",
-                )
-            ],
-        )
-    scenario_path = Path(spec["scenario"])
-    beside = args.grid.parent / scenario_path
-    if (
-        not scenario_path.is_absolute()
-        and not scenario_path.exists()
-        and (beside.exists() or scenario_path.suffix or len(scenario_path.parts) > 1)
-    ):
-        # a file, relative to the sweep file; a bare name that is no file here is a built-in
-        # scenario
-        scenario_path = beside
-    seeds = spec.get("seeds", [1])
+    # a regular file within the scenario size limit, its scenario neither itself nor a sweep file
+    spec, scenario_path, seeds = read_sweep_file(args.grid)
     # Ctrl-C and SIGTERM cancel the token: the sweep starts nothing more, stops its running run
     # between two events (or ends its pool's workers) and returns the rows finished. A second
     # signal raises KeyboardInterrupt as before (SweepInterrupted below, with the rows finished).

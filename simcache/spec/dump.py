@@ -35,7 +35,15 @@ _UNITS: dict[int, tuple[Callable[[str], float], tuple[tuple[str, float], ...]]] 
     id(SIZE): (parse_size, (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))),
     id(TIME): (
         parse_duration,
-        (("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)),
+        (
+            ("d", 86400.0),
+            ("h", 3600.0),
+            ("min", 60.0),
+            ("s", 1.0),
+            ("ms", 1e-3),
+            ("us", 1e-6),
+            ("ns", 1e-9),
+        ),
     ),
     id(RATE): (parse_bandwidth, (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3))),
 }

@@ -10,7 +10,7 @@ written beside its name.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
 
@@ -24,6 +24,7 @@ from simcache.base.names import (
     RESERVED_GROUP_NAMES,
     group_name_problem,
 )
+from simcache.base.spelling import did_you_mean
 from simcache.base.units import (
     UnitError,
     format_bandwidth,
@@ -297,19 +298,6 @@ class _Spec(BaseModel):
     )
 
 
-def _did_you_mean(name: Any, known: Iterable[str]) -> str:
-    """``"did you mean '100GbE'? "`` for a name that differs from a built-in one in case only, or
-    by one letter left out, added or mistyped (a digit for another digit is a different part:
-    800GbE is not a slip of 100GbE); else nothing."""
-    if not isinstance(name, str):
-        return ""
-    folded = name.casefold()
-    close = [k for k in known if k.casefold() == folded] or [
-        k for k in known if _one_slip(folded, k.casefold())
-    ]
-    return f"did you mean {close[0]!r}? " if len(close) == 1 else ""
-
-
 def _rate_not_profile(kind: str, name: Any, known: Mapping[str, Any]) -> str:
     """For a link named by a line rate (``"25Gbps"``), how to write a link of that rate: the
     profile nearest it, its ``bandwidth`` set (review 65: "unknown link profile '25Gbps'" said
@@ -335,18 +323,6 @@ def _rate_not_profile(kind: str, name: Any, known: Mapping[str, Any]) -> str:
     )
 
 
-def _one_slip(typed: str, name: str) -> bool:
-    """``typed`` is ``name`` with one character left out, added, or replaced (not a digit by a
-    digit)."""
-    if abs(len(typed) - len(name)) > 1 or min(len(typed), len(name)) < 4:
-        return False
-    if len(typed) == len(name):
-        differ = [(a, b) for a, b in zip(typed, name, strict=True) if a != b]
-        return len(differ) == 1 and not (differ[0][0].isdigit() and differ[0][1].isdigit())
-    short, long = sorted((typed, name), key=len)
-    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
-
-
 def _resolve_profile(kind: str, value: Any) -> Any:
     """``"name"`` or ``{profile = "name", field = override, ...}`` -> the profile's fields with
     the overrides."""
@@ -362,7 +338,7 @@ def _resolve_profile(kind: str, value: Any) -> Any:
                     f"unknown {kind} profile {echo(name)}; `simcache profiles {kind}` lists the "
                     "built-in ones"
                 )
-            hint = _did_you_mean(name, known) or _rate_not_profile(kind, name, known)
+            hint = did_you_mean(name, known) or _rate_not_profile(kind, name, known)
             raise ValueError(
                 f"unknown {kind} profile {echo(name)}; {hint}built-in {kind} profiles: "
                 f"{', '.join(known)}"

@@ -31,6 +31,7 @@ __all__ = [
     "parse_toml",
     "read_scenario_text",
     "resolve_device_files",
+    "sweep_shaped",
 ]
 
 
@@ -46,9 +47,27 @@ def load_scenario(source: Scenario | str | Path | Mapping[str, Any]) -> Scenario
         return validate_scenario(source, "<dict>")
     path = _find(Path(source))
     data = parse_toml(read_scenario_text(path), str(path))
+    if sweep_shaped(data):
+        raise ScenarioError(
+            str(path),
+            [
+                (
+                    "",
+                    "a sweep file (scenario, seeds and [grid]), not a scenario: run it with "
+                    f"`simcache sweep {path}`, or give the scenario it names "
+                    f"({echo(data['scenario'])})",
+                )
+            ],
+        )
     _resolve_trace_paths(data, path.parent)
     resolve_device_files(data, path.parent, str(path))
     return validate_scenario(data, str(path))
+
+
+def sweep_shaped(tables: Mapping[str, Any]) -> bool:
+    """Whether parsed TOML ``tables`` are a sweep file's (``scenario`` and a ``[grid]`` table, keys
+    no scenario has) rather than a scenario's."""
+    return "scenario" in tables and isinstance(tables.get("grid"), dict)
 
 
 def parse_toml(text: str, source: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from simcache.base.errors import ECHO_CHARS, echo
+from simcache.base.spelling import close_name
 from simcache.spec.events import EVENT_KINDS
 from simcache.spec.fields import NAME_PATTERN, NUMBER, WHOLE, Measure, Why
 
@@ -42,16 +43,46 @@ _PATTERNS = {
 def schema_problems(
     exc: ValidationError, data: Any, root: type[BaseModel], within: tuple[str, ...] = ()
 ) -> list[tuple[str, str]]:
-    """(field path, message) for each error of validating ``data`` as ``root``.
+    """(field path, message) for each error of validating ``data`` as ``root``, unknown fields
+    first.
 
     ``within``: where the validated part sits in ``data`` when only that part
     was validated (e.g. ``("run",)`` for a :class:`RunSpec` of a scenario's data).
+
+    An unknown field one slip from an allowed one gets "did you mean ...?", and the missing
+    fields it explains are left out (:func:`_explained`): ``profil = "array-14x7200"`` is one
+    problem, not three required fields the profile would have filled and then the typo (review
+    65).
     """
-    problems = []
-    for error in exc.errors():
-        loc = (*within, *error["loc"])
-        problems.append((_loc(loc, data), _message(error, loc, root)))
-    return problems
+    errors = [((*within, *error["loc"]), error) for error in exc.errors()]
+    meant = {
+        loc: close_name(loc[-1], _allowed_fields(loc[:-1], root))
+        for loc, error in errors
+        if error["type"] == "extra_forbidden"
+    }
+    kept = [(loc, error) for loc, error in errors if not _explained(loc, error, meant, root)]
+    kept.sort(key=lambda item: item[1]["type"] != "extra_forbidden")  # stable: unknown first
+    return [(_loc(loc, data), _message(error, loc, root, meant.get(loc))) for loc, error in kept]
+
+
+def _explained(
+    loc: tuple[Any, ...],
+    error: Mapping[str, Any],
+    meant: Mapping[tuple[Any, ...], str | None],
+    root: type[BaseModel],
+) -> bool:
+    """Whether ``error`` is a missing field that an unknown field of its table accounts for: one
+    that is a slip of its name, or of ``profile`` in a table that names a built-in profile (the
+    profile would have given the field)."""
+    if error["type"] != "missing":
+        return False
+    table, name = loc[:-1], loc[-1]
+    model = _Leaf(table, root).model
+    profiled = model is not None and isinstance(getattr(model, "_profile_kind", None), str)
+    return any(
+        unknown[:-1] == table and (near == name or (near == "profile" and profiled))
+        for unknown, near in meant.items()
+    )
 
 
 def _loc(loc: tuple[Any, ...], data: Any) -> str:
@@ -295,13 +326,19 @@ ERROR_TYPES: dict[str, Translation] = {
 "Input should be" turned into "must be"."""
 
 
-def _message(error: Any, loc: tuple[Any, ...], root: type[BaseModel]) -> str:
+def _message(
+    error: Any, loc: tuple[Any, ...], root: type[BaseModel], meant: str | None = None
+) -> str:
+    """``error`` in words; ``meant``: the allowed field an unknown one is a slip of."""
     kind = error["type"]
     if kind == "extra_forbidden":
         allowed = _allowed_fields(loc[:-1], root)
-        return f"unknown field {echo(loc[-1])}" + (
-            f"; allowed here: {', '.join(allowed)}" if allowed else ""
-        )
+        listed = ", ".join(allowed)
+        if meant is not None:
+            return (
+                f"unknown field {echo(loc[-1])}; did you mean {meant!r}? (allowed here: {listed})"
+            )
+        return f"unknown field {echo(loc[-1])}" + (f"; allowed here: {listed}" if allowed else "")
     if kind in ("value_error", "assertion_error"):
         message = str(error["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
     elif kind in ERROR_TYPES:

@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "MAX_OFFSET",
+    "MAX_OFFSET_WHY",
     "OP_NAMES",
     "READ",
     "ROW",
@@ -62,7 +64,17 @@ ROW = np.dtype(
 """One I/O: 27 bytes on disk and in memory."""
 BLOCK_ROWS = 1 << 16
 """Rows read or written at a time: about 1.7 MB."""
-_FORMAT_VERSION = 2  # part of every cache key: bump when ROW or the parsers' meaning changes
+MAX_OFFSET = 2**53
+"""Largest byte offset of an I/O a trace format takes, 8 PiB: a replayed device's span becomes its
+VM's working set, and a scenario holds none larger (the largest byte count a float holds exactly,
+as the scenario's sizes). Review 65: an MSR row at offset 2^62 surfaced as a working-set error of a
+scenario the user never wrote; the importers now refuse the row."""
+MAX_OFFSET_WHY = (
+    "8 PiB, the largest working set a scenario holds, which a replayed device's span becomes; an "
+    "offset beyond it is a damaged line or another column"
+)
+"""Why :data:`MAX_OFFSET` is the limit, as the importers' refusals say it."""
+_FORMAT_VERSION = 3  # part of every cache key: bump when ROW or the parsers' meaning changes
 
 
 @dataclass

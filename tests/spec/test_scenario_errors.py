@@ -159,18 +159,25 @@ def test_unknown_top_level_field_lists_allowed_fields(tmp_path: Path) -> None:
     data["clustr"] = {"hosts": 2}
     assert only_problem(error_for(tmp_path, data)) == (
         "clustr",
-        f"unknown field 'clustr'; allowed here: {TOP_LEVEL}",
+        f"unknown field 'clustr'; did you mean 'cluster'? (allowed here: {TOP_LEVEL})",
     )
 
 
 @pytest.mark.parametrize(
-    ("where", "key", "expected_path", "allowed"),
+    ("where", "key", "meant", "expected_path", "allowed"),
     [
-        (("run",), "durration", "run.durration", "duration, sample_interval, seed, warmup"),
-        (("cluster",), "host", "cluster.host", CLUSTER_FIELDS),
+        (
+            ("run",),
+            "durration",
+            "duration",
+            "run.durration",
+            "duration, sample_interval, seed, warmup",
+        ),
+        (("cluster",), "host", "hosts", "cluster.host", CLUSTER_FIELDS),
         (
             ("groups", 0),
             "polcy",
+            "policy",
             "groups.0(db).polcy",
             "hosts, metadata_batched, metadata_size, metadata_write, name, on_peer_loss, policy, "
             "replication, replication_buffer, "
@@ -179,6 +186,7 @@ def test_unknown_top_level_field_lists_allowed_fields(tmp_path: Path) -> None:
         (
             ("groups", 0, "workload"),
             "iosp",
+            "iops",
             "groups.0(db).workload.iosp",
             "access, arrivals, compressibility, duty_cycle, hot_io_fraction, hot_span_fraction, "
             "iops, mode, outstanding, "
@@ -189,7 +197,12 @@ def test_unknown_top_level_field_lists_allowed_fields(tmp_path: Path) -> None:
     ],
 )
 def test_unknown_nested_field_names_path_and_allowed_fields(
-    tmp_path: Path, where: tuple[str | int, ...], key: str, expected_path: str, allowed: str
+    tmp_path: Path,
+    where: tuple[str | int, ...],
+    key: str,
+    meant: str,
+    expected_path: str,
+    allowed: str,
 ) -> None:
     data = base()
     node: Any = data
@@ -198,7 +211,7 @@ def test_unknown_nested_field_names_path_and_allowed_fields(
     node[key] = 1
     assert only_problem(error_for(tmp_path, data)) == (
         expected_path,
-        f"unknown field {key!r}; allowed here: {allowed}",
+        f"unknown field {key!r}; did you mean {meant!r}? (allowed here: {allowed})",
     )
 
 
@@ -210,7 +223,8 @@ def test_unknown_field_inside_profile_table(tmp_path: Path) -> None:
     data["cluster"]["tier"] = {"profile": "nvme-p3700-field", "write_latncy": "10us"}
     assert only_problem(error_for(tmp_path, data)) == (
         "cluster.tier.write_latncy",
-        f"unknown field 'write_latncy'; allowed here: {', '.join(TIER_FIELDS)}",
+        "unknown field 'write_latncy'; did you mean 'write_latency'? (allowed here: "
+        f"{', '.join(TIER_FIELDS)})",
     )
     # the list is the tier's fields and `profile`, in order: spelled out, the start of it reads
     assert TIER_FIELDS[:4] == ["background_request", "background_share", "capacity", "channels"]
@@ -222,10 +236,11 @@ def test_several_problems_are_reported_together(tmp_path: Path) -> None:
     data["run"]["seed"] = -1
     data["groups"][0]["vms_per_host"] = 0
     error = error_for(tmp_path, data)
+    # unknown fields first: a typo can explain the problems after it (review 65)
     assert error.problems == [
+        ("bogus", f"unknown field 'bogus'; allowed here: {TOP_LEVEL}"),
         ("run.seed", f"must be a whole number from 0 to {2**53 - 1:,} (got -1)"),
         ("groups.0(db).vms_per_host", "must be a whole number from 1 to 1,024 (got 0)"),
-        ("bogus", f"unknown field 'bogus'; allowed here: {TOP_LEVEL}"),
     ]
 
 
@@ -484,14 +499,16 @@ def test_destager_exactly_the_largest_io_is_allowed() -> None:
             ("run", "duration"),
             "5 parsecs",
             "run.duration",
-            "unknown time unit 'parsecs' in '5 parsecs'; use ns, us, ms, s, min or h",
+            "unknown time unit 'parsecs' in '5 parsecs'; use ns, us (or µs), ms, s, min, h or "
+            "d (days)",
         ),
         (("run", "duration"), "1e999s", "run.duration", "time '1e999s' is not a finite number"),
         (
             ("groups", 0, "workload", "think_time"),
             "3 jiffies",
             "groups.0(db).workload.think_time",
-            "unknown time unit 'jiffies' in '3 jiffies'; use ns, us, ms, s, min or h",
+            "unknown time unit 'jiffies' in '3 jiffies'; use ns, us (or µs), ms, s, min, h or "
+            "d (days)",
         ),
         (
             ("cluster", "destager", "capacity"),
@@ -646,7 +663,7 @@ def test_loading_does_not_mutate_the_callers_dict() -> None:
         (
             {"cluster.hostz": 3},
             "cluster.hostz",
-            f"unknown field 'hostz'; allowed here: {CLUSTER_FIELDS}",
+            f"unknown field 'hostz'; did you mean 'hosts'? (allowed here: {CLUSTER_FIELDS})",
         ),
     ],
 )

@@ -308,7 +308,9 @@ GOOD = line("8,0", 0, 1, "0.000000000", 5, "D", "W", "0 + 8 [a]")
         ),
         (
             line("8,0", 0, 2, "0.000001000", 5, "D", "W", "18014398509481984 + 8 [a]"),
-            "line 2, sector: 18014398509481984 is beyond 2^63 bytes",
+            "line 2, sector: 18,014,398,509,481,984 must be at most 17,592,186,044,416 (512-byte "
+            "sectors: 8 PiB, the largest working set a scenario holds, which a replayed device's "
+            "span becomes; an offset beyond it is a damaged line or another column)",
         ),
         (
             line("8,0", 0, 2, "0.000001000", 5, "D", "W", "0 + 8388608 [a]"),

@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.formats.base import HEAD_BYTES, FileReading, read_head
+from simcache.traces.formats.base import HEAD_BYTES, FileReading, head_bytes, read_head
 from simcache.traces.trace import Trace
 
 __all__ = [
@@ -75,7 +75,7 @@ def _known(path: Path, format_name: str) -> str:
 
 def guess_format(path: str | Path) -> str:
     """The format of ``path`` judged from its first few KiB; raises :class:`WorkloadFileError`
-    when none fits."""
+    when none fits, saying why when the start shows it (not UTF-8 text, tab-separated lines)."""
     path = Path(path)
     head = read_head(path)
     for name in _GUESS_ORDER:
@@ -91,6 +91,9 @@ def guess_format(path: str | Path) -> str:
             + (" (blank lines only)" if head else "")
             + ": nothing to import; give the file the trace, job or results were written to",
         )
+    _refuse_not_text(path)
+    if _tab_separated(lines):
+        raise WorkloadFileError.at(path, None, "format", _TABS)
     alone = (
         f" (its only line is {lines[0][:80]!r}: a header without the lines it names?)"
         if len(lines) == 1 and len(head) < HEAD_BYTES
@@ -103,6 +106,50 @@ def guess_format(path: str | Path) -> str:
         f"cannot tell the format from the file's start{alone}; give it with --format (one of "
         f"{', '.join(FORMATS)})",
     )
+
+
+def _refuse_not_text(path: Path) -> None:
+    """Refuse a file whose start is not UTF-8 text, naming the line and byte: every format is
+    text (review 65: such a file was refused only as "cannot tell the format")."""
+    data = head_bytes(path)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.end >= len(data) and len(data) == HEAD_BYTES:
+            return  # a character cut by the end of the head, not a bad byte
+        encoding = "utf-16" if _utf16(data) else "latin1"
+        raise WorkloadFileError.at(
+            path,
+            data[: exc.start].count(b"\n") + 1,
+            "",
+            f"not UTF-8 text (byte {exc.start}), so no format fits: every format simcache "
+            "imports is UTF-8 text (gzip-compressed or not); is this the right file? (one in "
+            f"another encoding: convert it, e.g. iconv -f {encoding} -t utf-8)",
+        ) from None
+
+
+def _utf16(data: bytes) -> bool:
+    """Whether ``data`` reads as UTF-16 text: a byte-order mark, then a NUL byte beside most
+    ASCII characters."""
+    sample = data[2:66]
+    return data[:2] in (b"\xff\xfe", b"\xfe\xff") and sample.count(0) >= len(sample) // 3
+
+
+def _tab_separated(lines: list[str]) -> bool:
+    """Whether the head's lines are tab-separated values: every line (the last may be cut off)
+    has a tab and none a comma."""
+    whole = lines[:-1] or lines
+    return all("\t" in line and "," not in line for line in whole)
+
+
+_TABS = (
+    "the lines are tab-separated and fit no format: msr and vscsistats lines are "
+    "comma-separated (convert with tr '\\t' ','); a csv trace may be tab-separated, with a "
+    "header line naming its time and op columns (e.g. time, op, offset, size), or give "
+    "--format csv -O delimiter=tab -O header=false -O columns=time,op,offset,size; blkparse and "
+    "fio-iolog lines may use tabs, but these are neither"
+)
+"""Why a tab-separated file fits no format, and what each format takes."""
 
 
 def read_file(path: str | Path, format: str | None = None, **options: Any) -> FileReading:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
@@ -29,9 +29,11 @@ from simcache.traces.trace import Trace, TraceBuilder, cache_folder, cache_key, 
 
 __all__ = [
     "FileReading",
+    "LineError",
     "cached_trace",
     "check_option_names",
     "check_regular_file",
+    "head_bytes",
     "is_gzip",
     "no_reads_or_writes",
     "numbered_lines",
@@ -44,6 +46,25 @@ __all__ = [
 
 HEAD_BYTES = 8192
 """How much of a file format guessing looks at."""
+
+
+class LineError(WorkloadFileError):
+    """A :class:`WorkloadFileError` at one line of a file, which it keeps as :attr:`line`: of the
+    problems several checks find in a block of lines, the importer reports the earliest."""
+
+    def __init__(
+        self, source: str, problems: Sequence[tuple[str, str]], line: int | None = None
+    ) -> None:
+        super().__init__(source, problems)
+        self.line = line
+        """The file's line (from 1), or None."""
+
+    @classmethod
+    def on(cls, path: object, line: int, field: str, message: str) -> LineError:
+        """The problem ``message`` at ``line`` (from 1) of ``path``, in ``field`` (a column or key;
+        empty for the whole line)."""
+        located = WorkloadFileError.at(path, line, field, message)
+        return cls(located.source, located.problems, line)
 
 
 @dataclass
@@ -134,12 +155,16 @@ def open_bytes(path: Path) -> BinaryIO:
 def read_head(path: Path, size: int = HEAD_BYTES) -> str:
     """The file's first ``size`` bytes (decompressed) as text (undecodable bytes replaced), for
     guessing its format."""
+    return head_bytes(path, size).decode("utf-8", errors="replace")
+
+
+def head_bytes(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """The file's first ``size`` bytes, decompressed when it is gzip."""
     with open_bytes(path) as handle:
         try:
-            data = handle.read(size)
+            return handle.read(size)
         except (OSError, EOFError, zlib.error) as exc:
             raise WorkloadFileError.at(path, None, "", f"a damaged gzip file: {exc}") from None
-    return data.decode("utf-8", errors="replace")
 
 
 def read_text(path: Path, encoding: str = "utf-8") -> str:
@@ -179,7 +204,7 @@ def numbered_lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, s
             try:
                 yield number, raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as exc:
-                raise WorkloadFileError.at(
+                raise LineError.on(
                     path,
                     number,
                     "",

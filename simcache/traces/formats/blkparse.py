@@ -73,7 +73,16 @@ from simcache.traces.formats.base import (
     trace_imported,
 )
 from simcache.traces.formats.rows import RowBuffer, TimeOrder, time_order_note
-from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder
+from simcache.traces.trace import (
+    MAX_OFFSET,
+    MAX_OFFSET_WHY,
+    READ,
+    SYNC,
+    TRIM,
+    WRITE,
+    Trace,
+    TraceBuilder,
+)
 
 __all__ = ["EVENTS", "KIND", "MAX_PENDING", "NAME", "SECTOR_BYTES", "load", "read", "sniff"]
 
@@ -98,7 +107,7 @@ _DATA_OPS = {"R": READ, "W": WRITE, "D": TRIM}
 # actions whose tail is SECTOR + NSECTORS (or no sectors at all)
 _SECTOR_ACTIONS = frozenset("QDICRMFGSB")
 _MAX_SECTORS = ((1 << 32) - 1) // SECTOR_BYTES  # the trace row's size field is 32 bits
-_MAX_SECTOR = ((1 << 63) - 1) // SECTOR_BYTES  # and its offset field 63
+_MAX_SECTOR = MAX_OFFSET // SECTOR_BYTES
 
 
 class _Request(NamedTuple):
@@ -321,7 +330,11 @@ class _Parser:
             sector = int(tail[0])
             if sector > _MAX_SECTOR:
                 raise WorkloadFileError.at(
-                    self.path, number, "sector", f"{sector} is beyond 2^63 bytes"
+                    self.path,
+                    number,
+                    "sector",
+                    f"{sector:,} must be at most {_MAX_SECTOR:,} (512-byte sectors: "
+                    f"{MAX_OFFSET_WHY})",
                 )
             return sector, sectors
         if tail and not (tail[0].isdecimal() or tail[0][0] in "[("):

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from simcache.base.errors import WorkloadFileError
-from simcache.traces.formats.base import check_regular_file, is_gzip, numbered_lines
+from simcache.traces.formats.base import LineError, check_regular_file, is_gzip, numbered_lines
 
 __all__ = ["CHUNK_ROWS", "INT64_MAX", "RowChunks", "Rows", "option_text", "split_line"]
 
@@ -63,24 +63,9 @@ class RowChunks:
         check_regular_file(self.path)
         rows_read = 0
         try:  # the C reader reads the first rows when it is made: a bad first row raises here
-            reader = pd.read_csv(
-                self.path,
-                sep=self.delimiter,
-                header=None,
-                names=list(range(len(self.fields))),
-                skiprows=self.skip_lines,
-                index_col=False,
-                skip_blank_lines=False,
-                skipinitialspace=True,
-                keep_default_na=False,
-                na_values=[""],
-                chunksize=CHUNK_ROWS,
-                encoding="utf-8",
-                engine="c",
-                compression="gzip" if is_gzip(self.path) else None,
-            )
+            reader = self._reader(self.skip_lines, CHUNK_ROWS)
         except _UNREADABLE as exc:
-            raise self._locate(self.skip_lines + 1, exc) from None
+            yield from self._unreadable(self.skip_lines + 1, exc)
         with reader:
             while True:
                 try:
@@ -92,14 +77,51 @@ class RowChunks:
                 except StopIteration:
                     return
                 except (pd.errors.ParserWarning, *_UNREADABLE) as exc:
-                    raise self._locate(self.skip_lines + rows_read + 1, exc) from None
+                    yield from self._unreadable(self.skip_lines + rows_read + 1, exc)
                 rows_read += len(frame)
-                empty = frame.isna().all(axis=1).to_numpy()
-                if empty.any():
-                    self.empty_lines += int(empty.sum())
-                    frame = frame[~empty]
-                if len(frame):
-                    yield Rows(self, frame)
+                yield from self._data_rows(frame)
+
+    def _reader(self, skip: int, chunk_rows: int | None, rows: int | None = None) -> Any:
+        """pandas' C reader of the file's lines after the first ``skip``: ``chunk_rows`` at a
+        time (or all at once, at most ``rows``)."""
+        return pd.read_csv(
+            self.path,
+            sep=self.delimiter,
+            header=None,
+            names=list(range(len(self.fields))),
+            skiprows=skip,
+            nrows=rows,
+            index_col=False,
+            skip_blank_lines=False,
+            skipinitialspace=True,
+            keep_default_na=False,
+            na_values=[""],
+            chunksize=chunk_rows,
+            encoding="utf-8",
+            engine="c",
+            compression="gzip" if is_gzip(self.path) else None,
+        )
+
+    def _data_rows(self, frame: pd.DataFrame) -> Iterator[Rows]:
+        """``frame``'s rows without the blank lines (counted), if any are left."""
+        empty = frame.isna().all(axis=1).to_numpy()
+        if empty.any():
+            self.empty_lines += int(empty.sum())
+            frame = frame[~empty]
+        if len(frame):
+            yield Rows(self, frame)
+
+    def _unreadable(self, start: int, exc: Exception) -> Iterator[Rows]:
+        """The rows from line ``start`` up to the line the reader could not take, then the error
+        naming that line: a value the importer refuses above it is the first problem of the file,
+        and is reported instead (review 65: the first bad line, not the first the reader balks
+        at)."""
+        line, error = self._locate(start, exc)
+        if line is not None and line > start:
+            frame = self._reader(start - 1, None, line - start)
+            frame.index += start - 1 - self.skip_lines  # rows numbered from the data's first
+            yield from self._data_rows(frame)
+        raise error
 
     def line(self, row: int) -> int:
         """The file line (from 1) of data row ``row`` (from 0)."""
@@ -112,36 +134,38 @@ class RowChunks:
                 return len(split_line(self.path, number, text, self.delimiter))
         return 0
 
-    def _locate(self, start: int, exc: Exception) -> WorkloadFileError:
+    def _locate(self, start: int, exc: Exception) -> tuple[int | None, WorkloadFileError]:
         """The first line from ``start`` on that the reader could not take (an unclosed quote,
-        too many fields, or not UTF-8)."""
+        too many fields, or not UTF-8), and the error naming it."""
         expected = len(self.fields)
-        for number, text in numbered_lines(self.path):  # raises at a line that is not UTF-8
-            if number < start:
-                continue
-            if text.count('"') % 2:
-                return WorkloadFileError.at(
-                    self.path,
-                    number,
-                    "",
-                    'a quote (") that is never closed: the rest of the file would be one field; '
-                    "remove it",
-                )
-            fields = split_line(self.path, number, text, self.delimiter)
-            if len(fields) > expected:
-                return WorkloadFileError.at(
-                    self.path,
-                    number,
-                    "",
-                    f"{len(fields)} fields; expected {expected} ({', '.join(self.fields)}) "
-                    f"separated by {self.delimiter!r}: remove the extra ones (a field holding "
-                    f"{self.delimiter!r} goes in double quotes)",
-                )
+        try:
+            for number, text in numbered_lines(self.path):  # raises at a line that is not UTF-8
+                if number < start:
+                    continue
+                if text.count('"') % 2:
+                    return number, WorkloadFileError.at(
+                        self.path,
+                        number,
+                        "",
+                        'a quote (") that is never closed: the rest of the file would be one '
+                        "field; remove it",
+                    )
+                fields = split_line(self.path, number, text, self.delimiter)
+                if len(fields) > expected:
+                    return number, WorkloadFileError.at(
+                        self.path,
+                        number,
+                        "",
+                        f"{len(fields)} fields; expected {expected} ({', '.join(self.fields)}) "
+                        f"separated by {self.delimiter!r}: remove the extra ones (a field holding "
+                        f"{self.delimiter!r} goes in double quotes)",
+                    )
+        except LineError as error:
+            return error.line, error
         found = re.search(r"line (\d+)", str(exc))
         message = re.sub(r"^Error tokenizing data\. C error: ", "", str(exc)).strip()
-        return WorkloadFileError.at(
-            self.path, int(found.group(1)) if found else None, "", f"cannot read the row: {message}"
-        )
+        line = int(found.group(1)) if found else None
+        return line, WorkloadFileError.at(self.path, line, "", f"cannot read the row: {message}")
 
 
 def split_line(path: Path, number: int, text: str, delimiter: str) -> list[str]:
@@ -150,9 +174,7 @@ def split_line(path: Path, number: int, text: str, delimiter: str) -> list[str]:
     try:
         return next(csv.reader([text], delimiter=delimiter, skipinitialspace=True), [])
     except csv.Error as exc:
-        raise WorkloadFileError.at(
-            path, number, "", f"cannot split the line into fields: {exc}"
-        ) from None
+        raise LineError.on(path, number, "", f"cannot split the line into fields: {exc}") from None
 
 
 class Rows:
@@ -170,12 +192,31 @@ class Rows:
         """The file line (from 1) of each row."""
         return self.frame.index.to_numpy(dtype=np.int64) + self.chunks.skip_lines + 1
 
-    def error(self, position: int, column: int, message: str) -> WorkloadFileError:
+    def error(self, position: int, column: int, message: str) -> LineError:
         """An error at the ``position``-th row of this chunk, in ``column``."""
         row = int(self.frame.index[position])
-        return WorkloadFileError.at(
+        return LineError.on(
             self.chunks.path, self.chunks.line(row), self.chunks.fields[column], message
         )
+
+    def earliest(self, *reads: Callable[[], Any]) -> list[Any]:
+        """What each of ``reads`` (this chunk's column accessors) returns; when some refuse a
+        value, the refusal at the earliest line (of one line, the first read's). Each column
+        checked in turn would report a later line of the first column before a bad first line in
+        another (review 65: blkparse text read as MSR was refused at line 15,001, its summary,
+        because the first field of its event lines reads as a number)."""
+        values: list[Any] = []
+        first: LineError | None = None
+        for read in reads:
+            try:
+                values.append(read())
+            except LineError as error:
+                values.append(None)
+                if first is None or (error.line or 0) < (first.line or 0):
+                    first = error
+        if first is not None:
+            raise first
+        return values
 
     def _missing(self, position: int, column: int) -> WorkloadFileError:
         expected = len(self.chunks.fields)

@@ -29,7 +29,8 @@ Other columns are listed in one warning. Options (all scalar, so a scenario's
   and write, replacing the defaults ``R,read`` and ``W,write`` (e.g. a trace
   writing 1 for read and 0 for write: ``read_values = "1"``, ``write_values = "0"``).
   Numeric op codes are not guessed: conventions differ between tools.
-- ``delimiter`` (default ``,``): one character, or ``tab``.
+- ``delimiter`` (default ``,``, or a tab when the header line has tabs and no comma): one
+  character, or ``tab``.
 
 Offsets and sizes must be whole numbers of their unit; times and latencies
 may have fractions. Timestamps given as integers (e.g. ns since the epoch) are
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +56,19 @@ from simcache.traces.formats.base import (
     numbered_lines,
     trace_imported,
 )
-from simcache.traces.formats.csv_rows import INT64_MAX, RowChunks, option_text, split_line
+from simcache.traces.formats.csv_rows import RowChunks, Rows, option_text, split_line
 from simcache.traces.formats.rows import TimeOrder, time_order_note
-from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder, TraceChunk
+from simcache.traces.trace import (
+    MAX_OFFSET,
+    MAX_OFFSET_WHY,
+    READ,
+    SYNC,
+    TRIM,
+    WRITE,
+    Trace,
+    TraceBuilder,
+    TraceChunk,
+)
 
 __all__ = ["KIND", "NAME", "load", "read", "sniff"]
 
@@ -128,8 +140,8 @@ class _Settings:
 
 
 def sniff(head: str) -> bool:
-    """A comma-separated header line naming at least three columns, among them a time and an op
-    column, then a row as wide.
+    """A header line naming at least three columns, among them a time and an op column, then a
+    row as wide; comma-separated, or tab-separated (:func:`_header_delimiter`).
 
     Names must look like names (letters first), so a data line, an INI file
     (fio job) or blkparse's space-separated lines never pass.
@@ -137,14 +149,27 @@ def sniff(head: str) -> bool:
     lines = [line for line in head.lstrip("\ufeff").splitlines() if line.strip()]
     if len(lines) < 2:
         return False
-    names = [name.strip().strip('"').lower() for name in lines[0].split(",")]
+    delimiter = _delimiter_of(lines[0])
+    names = [name.strip().strip('"').lower() for name in lines[0].split(delimiter)]
     if len(names) < 3 or not all(
         name[:1].isalpha() and all(c.isalnum() or c in "_-./ ()" for c in name) for name in names
     ):
         return False
     has_time = any(name in _TIME_WORDS or "time" in name for name in names)
     has_op = any(name in _OP_WORDS for name in names)
-    return has_time and has_op and len(lines[1].split(",")) == len(names)
+    return has_time and has_op and len(lines[1].split(delimiter)) == len(names)
+
+
+def _header_delimiter(path: Path) -> str:
+    """The delimiter of a file whose first line names its columns: a tab when that line has tabs
+    and no comma (unambiguous: no column name holds a tab), else a comma."""
+    for _, text in numbered_lines(path):
+        return _delimiter_of(text)
+    return ","
+
+
+def _delimiter_of(header: str) -> str:
+    return "\t" if "\t" in header and "," not in header else ","
 
 
 def load(path: Path, options: Mapping[str, Any]) -> Trace:
@@ -219,53 +244,47 @@ def _fill(path: Path, settings: _Settings, builder: TraceBuilder) -> dict[str, A
     single_device = builder.device(DEFAULT_DEVICE) if "device" not in where else 0
     order = TimeOrder(settings.time_per_second, "time")
     for rows in chunks:
-        times = rows.numbers(
-            where["time"],
-            f"a time in {_unit_name(settings.time_per_second)}",
-            minimum=0,
+        # every column checked, so that the earliest bad line is the one reported
+        times, ops, offsets, sizes, device_codes, latency = rows.earliest(
+            partial(
+                rows.numbers,
+                where["time"],
+                f"a time in {_unit_name(settings.time_per_second)}",
+                minimum=0,
+            ),
+            partial(
+                rows.codes,
+                where["op"],
+                partial(_op_code, settings.ops),
+                _ops_allowed(settings.ops),
+            ),
+            partial(
+                rows.integers,
+                where[offset_role],
+                _whole_units(settings.offset_bytes),
+                maximum=MAX_OFFSET // settings.offset_bytes,
+                limit=MAX_OFFSET_WHY,
+            ),
+            partial(
+                rows.integers,
+                where["size"],
+                _whole_units(settings.size_bytes),
+                maximum=_MAX_SIZE // settings.size_bytes,
+                limit=f"{_MAX_SIZE:,} bytes, the largest I/O a trace row holds",
+            ),
+            partial(_device_codes, rows, where, builder, single_device),
+            partial(_latency, rows, where, settings),
         )
         order.see(times, rows.lines())
         if first_time is None:
             first_time = times[0]
-        ops = rows.codes(
-            where["op"], lambda text: settings.ops.get(text.lower()), _ops_allowed(settings.ops)
-        )
-        offsets = rows.integers(
-            where[offset_role],
-            _whole_units(settings.offset_bytes),
-            maximum=INT64_MAX // settings.offset_bytes,
-            limit="the largest byte offset a trace row holds",
-        )
-        sizes = rows.integers(
-            where["size"],
-            _whole_units(settings.size_bytes),
-            maximum=_MAX_SIZE // settings.size_bytes,
-            limit=f"{_MAX_SIZE:,} bytes, the largest I/O a trace row holds",
-        )
-        if "device" in where:
-            codes, names = rows.categories(where["device"])
-            devices = np.array([builder.device(name) for name in names], dtype=np.int64)[codes]
-        else:
-            devices = np.full(len(rows), single_device, dtype=np.int64)
-        if "latency" in where:
-            latency = (
-                rows.numbers(
-                    where["latency"],
-                    f"a latency in {_unit_name(settings.latency_per_second)}",
-                    minimum=0,
-                    allow_missing=True,
-                )
-                / settings.latency_per_second
-            )
-        else:
-            latency = np.full(len(rows), np.nan)
         builder.add(
             TraceChunk(
                 time=(times - first_time) / settings.time_per_second,
                 op=ops.astype(np.uint8),
                 offset=offsets * settings.offset_bytes,
                 size=sizes * settings.size_bytes,
-                device=devices,
+                device=device_codes,
                 latency=latency,
             )
         )
@@ -276,10 +295,42 @@ def _fill(path: Path, settings: _Settings, builder: TraceBuilder) -> dict[str, A
     }
 
 
+def _op_code(ops: Mapping[str, int], text: str) -> int | None:
+    """The trace op an op column's ``text`` means (any case), or None."""
+    return ops.get(text.lower())
+
+
+def _device_codes(
+    rows: Rows, where: Mapping[str, int], builder: TraceBuilder, single_device: int
+) -> np.ndarray:
+    """Each row's trace device: from the device column, else the one device of the file."""
+    if "device" not in where:
+        return np.full(len(rows), single_device, dtype=np.int64)
+    codes, names = rows.categories(where["device"])
+    devices = np.array([builder.device(name) for name in names], dtype=np.int64)
+    per_row: np.ndarray = devices[codes]
+    return per_row
+
+
+def _latency(rows: Rows, where: Mapping[str, int], settings: _Settings) -> np.ndarray:
+    """Each row's measured latency in seconds (NaN when empty or when the file has no latency
+    column)."""
+    if "latency" not in where:
+        return np.full(len(rows), np.nan)
+    measured = rows.numbers(
+        where["latency"],
+        f"a latency in {_unit_name(settings.latency_per_second)}",
+        minimum=0,
+        allow_missing=True,
+    )
+    seconds: np.ndarray = measured / settings.latency_per_second
+    return seconds
+
+
 def _settings(path: Path, options: Mapping[str, Any]) -> _Settings:
     check_option_names(path, options, OPTIONS, NAME)
     header = _flag(path, options, "header", True)
-    delimiter = option_text(path, options, "delimiter", ",")
+    delimiter = option_text(path, options, "delimiter", _header_delimiter(path) if header else ",")
     delimiter = {"tab": "\t", "\\t": "\t"}.get(delimiter, delimiter)
     if len(delimiter) != 1 or delimiter in '"\r\n':
         raise WorkloadFileError.at(

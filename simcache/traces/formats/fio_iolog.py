@@ -57,7 +57,16 @@ from simcache.traces.formats.base import (
     trace_imported,
 )
 from simcache.traces.formats.rows import RowBuffer, TimeOrder, time_order_note
-from simcache.traces.trace import READ, SYNC, TRIM, WRITE, Trace, TraceBuilder
+from simcache.traces.trace import (
+    MAX_OFFSET,
+    MAX_OFFSET_WHY,
+    READ,
+    SYNC,
+    TRIM,
+    WRITE,
+    Trace,
+    TraceBuilder,
+)
 
 __all__ = ["KIND", "NAME", "TIME_UNITS", "load", "read", "sniff"]
 
@@ -78,7 +87,6 @@ _IO_ACTIONS = {
 }
 _FILE_ACTIONS = ("add", "open", "close")
 _MAX_LENGTH = (1 << 32) - 1  # the trace row's size field is 32 bits
-_MAX_OFFSET = (1 << 63) - 1
 
 
 def sniff(head: str) -> bool:
@@ -204,8 +212,13 @@ def _fill(path: Path, builder: TraceBuilder, unit: str, unit_given: bool) -> dic
             unopened += 1
         offset = _whole(path, number, "offset", rest[2], "bytes from the file's start")
         length = _whole(path, number, "length", rest[3], "bytes")
-        if offset > _MAX_OFFSET:
-            raise WorkloadFileError.at(path, number, "offset", f"{offset} is beyond 2^63 bytes")
+        if offset > MAX_OFFSET:
+            raise WorkloadFileError.at(
+                path,
+                number,
+                "offset",
+                f"{offset:,} must be at most {MAX_OFFSET:,} ({MAX_OFFSET_WHY})",
+            )
         if length > _MAX_LENGTH:
             raise WorkloadFileError.at(
                 path,

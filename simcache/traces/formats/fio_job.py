@@ -52,15 +52,13 @@ from simcache.base.errors import WorkloadFileError
 from simcache.base.names import group_name
 from simcache.traces.formats.base import FileReading, check_option_names
 from simcache.traces.formats.fio_options import (
-    _NO_EFFECT,
-    _NOT_MODELLED,
-    _USED,
     JobSpec,
     Notes,
     Setting,
     _Job,
     fio_size,
     fio_time,
+    note_unused,
     parse_job_file,
 )
 
@@ -116,7 +114,6 @@ _SNIFF_KEYS = frozenset(
 )
 """Keys that mark INI text as a fio job file (generic ones such as size or filename do not)."""
 
-_OFF_VALUES = frozenset({"0", "none", "false", "no", "off"})
 _SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "mmap"})
 """Engines that issue one I/O at a time whatever iodepth says (HOWTO, "I/O depth")."""
 _RW_VALUES = (
@@ -236,14 +233,7 @@ def job_group(
     could not use."""
     job = _Job(source, spec, notes)
     name = spec.name
-    for key, setting in spec.settings.items():
-        if key in _USED or key in _NO_EFFECT:
-            continue
-        if key in _NOT_MODELLED:
-            if setting.value is None or setting.value.strip().lower() not in _OFF_VALUES:
-                notes.ignore(name, key, _NOT_MODELLED[key])
-        else:
-            notes.ignore(name, key, "not read by this importer")
+    note_unused(source, spec, notes)
 
     rw_key = job.latest("rw", "readwrite")
     rw_text = (job.text(rw_key) if rw_key else None) or "read"

@@ -28,9 +28,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simcache.base.errors import WorkloadFileError
+from simcache.base.spelling import close_name
 from simcache.traces.formats.base import numbered_lines
 
-__all__ = ["JobSpec", "Notes", "Setting", "fio_size", "fio_time", "parse_job_file"]
+__all__ = [
+    "JobSpec",
+    "Notes",
+    "Setting",
+    "fio_size",
+    "fio_time",
+    "note_unused",
+    "parse_job_file",
+]
 
 _USED = frozenset(
     [
@@ -164,6 +173,45 @@ _NOT_MODELLED: dict[str, str] = {
 }
 """Options that matter to fio's I/O but have no counterpart in the model, with what the model
 does instead."""
+_OFF_VALUES = frozenset({"0", "none", "false", "no", "off"})
+"""Values that turn an option off: a not-modelled option set so is not noted."""
+_ALIASES = {
+    "nr_files": "nrfiles",
+    "timeout": "runtime",
+    "io_limit": "io_size",
+    "fileoffset": "offset",
+    "wait_for_previous": "stonewall",
+    "disable_bw": "disable_bw_measurement",
+}
+"""fio's other names for options of the catalogue above (``.alias`` in fio's options.c), whose
+own names the catalogue does not list: read as the option they stand for."""
+
+
+def note_unused(source: Path, spec: JobSpec, notes: Notes) -> None:
+    """Note in ``notes`` each option of the job that is not modelled or not read (fio options
+    turned off are not noted); refuse an option that is not fio's but one slip from one this
+    importer reads (``bsplit`` for ``bssplit``), as fio itself refuses unknown options.
+
+    No option of fio's (options.c and the engines' options, fio 3.41) is one slip from a name of
+    :data:`_USED` but ``nr_files``, which :data:`_ALIASES` reads as ``nrfiles``.
+    """
+    for key, setting in spec.settings.items():
+        if key in _USED or key in _NO_EFFECT:
+            continue
+        if key in _NOT_MODELLED:
+            if setting.value is None or setting.value.strip().lower() not in _OFF_VALUES:
+                notes.ignore(spec.name, key, _NOT_MODELLED[key])
+            continue
+        meant = close_name(key, _USED)
+        if meant is not None:
+            raise WorkloadFileError.at(
+                source,
+                setting.line,
+                setting.field,
+                f"unknown fio option {key!r}; did you mean {meant!r}? (fio refuses "
+                "options it does not know)",
+            )
+        notes.ignore(spec.name, key, "not read by this importer")
 
 
 @dataclass(frozen=True)
@@ -272,7 +320,9 @@ def parse_job_file(path: Path) -> list[JobSpec]:
                 key,
                 "an option before any section; start with [global] or a [job] header",
             )
-        current[key] = Setting(value.strip() if sep else None, number, key, order)
+        current[_ALIASES.get(key, key)] = Setting(
+            value.strip() if sep else None, number, key, order
+        )
         order += 1
     return jobs
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,15 @@ from simcache.traces.formats.base import (
 )
 from simcache.traces.formats.csv_rows import RowChunks
 from simcache.traces.formats.rows import TimeOrder, time_order_note
-from simcache.traces.trace import READ, WRITE, Trace, TraceBuilder, TraceChunk
+from simcache.traces.trace import (
+    MAX_OFFSET,
+    MAX_OFFSET_WHY,
+    READ,
+    WRITE,
+    Trace,
+    TraceBuilder,
+    TraceChunk,
+)
 
 __all__ = ["KIND", "NAME", "load", "read", "sniff"]
 
@@ -122,23 +131,34 @@ def _fill(path: Path, builder: TraceBuilder) -> dict[str, Any]:
     order = TimeOrder(TICKS_PER_SECOND, "Timestamp")
     zero_size = 0
     for rows in chunks:
-        ticks = rows.integers(
-            0,
-            "a Windows FILETIME (100 ns ticks since 1601-01-01 UTC)",
-            maximum=_LAST_TICK,
-            limit="the end of year 9999",
+        # every column checked, so that the earliest bad line is the one reported
+        ticks, disks, ops, offsets, sizes, response, (hosts, host_names) = rows.earliest(
+            partial(
+                rows.integers,
+                0,
+                "a Windows FILETIME (100 ns ticks since 1601-01-01 UTC)",
+                maximum=_LAST_TICK,
+                limit="the end of year 9999",
+            ),
+            partial(rows.integers, 2, "a disk number (a whole number)"),
+            partial(rows.codes, 3, _op_code, "Read or Write"),
+            partial(
+                rows.integers,
+                4,
+                "a whole number of bytes",
+                maximum=MAX_OFFSET,
+                limit=MAX_OFFSET_WHY,
+            ),
+            partial(
+                rows.integers,
+                5,
+                "a whole number of bytes",
+                maximum=_MAX_SIZE,
+                limit="the largest I/O a trace row holds",
+            ),
+            partial(rows.integers, 6, "a whole number of 100 ns ticks"),
+            partial(rows.categories, 1),
         )
-        disks = rows.integers(2, "a disk number (a whole number)")
-        ops = rows.codes(3, lambda text: _OPS.get(text.lower()), "Read or Write")
-        offsets = rows.integers(4, "a whole number of bytes")
-        sizes = rows.integers(
-            5,
-            "a whole number of bytes",
-            maximum=_MAX_SIZE,
-            limit="the largest I/O a trace row holds",
-        )
-        response = rows.integers(6, "a whole number of 100 ns ticks")
-        hosts, host_names = rows.categories(1)
         order.see(ticks, rows.lines())
         # a zero-size I/O moves no data: dropped and counted, as blkparse's D events without
         # sectors are (review 65, 11)
@@ -177,6 +197,11 @@ def _fill(path: Path, builder: TraceBuilder) -> dict[str, Any]:
         "zero_size": zero_size,
         **order.meta(),
     }
+
+
+def _op_code(text: str) -> int | None:
+    """The trace op of a Type field (``Read``, ``Write``, any case), or None."""
+    return _OPS.get(text.lower())
 
 
 def _device(builder: TraceBuilder, known: dict[tuple[str, int], int], host: str, disk: int) -> int:
