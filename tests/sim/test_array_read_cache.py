@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 from support.arrays import LINK
+from support.che import che_hit_ratio
 from support.paths import ROOT
 
 from simcache.sim.components.array import Array
@@ -42,21 +43,6 @@ def array(
         {"drive": drive, "spindles": spindles, "raid": raid, "port": LINK, **fields}
     )
     return Array(spec, UniformStream(np.random.SeedSequence(seed)), [drive.capacity * spindles])
-
-
-def che_hit_ratio(probabilities: np.ndarray, items: int) -> float:
-    """Che's approximation of an LRU cache's hit ratio (see the module docstring), ``T`` by
-    bisection."""
-    low, high = 0.0, 1.0
-    while np.sum(1.0 - np.exp(-probabilities * high)) < items:
-        high *= 2.0
-    for _ in range(200):
-        middle = 0.5 * (low + high)
-        if np.sum(1.0 - np.exp(-probabilities * middle)) < items:
-            low = middle
-        else:
-            high = middle
-    return float(np.sum(probabilities * (1.0 - np.exp(-probabilities * 0.5 * (low + high)))))
 
 
 def zipf_blocks(
