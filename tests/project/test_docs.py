@@ -181,3 +181,18 @@ def test_links_lead_somewhere() -> None:
             if not file.exists() or (anchor and anchor not in _anchors(file)):
                 broken.append(f"{page.name}: ({target})")
     assert broken == [], "links to a file or heading that is not there"
+
+
+def test_the_profiles_sources_name_files_that_exist() -> None:
+    """A profile's source or a figure's comment that names a repository file
+    (``scenarios/....toml``, ``docs/....md``) names one that exists: `simcache profiles` shows
+    them as where a figure is checked, and three named validation scenarios with hyphens where the
+    files have underscores (review 66c, F9)."""
+    named = re.compile(r"(?:scenarios|docs|tests|bench)/[\w./-]+\.(?:toml|md|py)")
+    found: dict[str, list[str]] = defaultdict(list)
+    for profiles in sorted((ROOT / "simcache" / "spec" / "profiles").glob("*.toml")):
+        for path in named.findall(profiles.read_text(encoding="utf-8")):
+            found[path].append(profiles.name)
+    assert "scenarios/validate_nvme_pm9a3_ignalina.toml" in found
+    missing = {path: files for path, files in found.items() if not (ROOT / path).exists()}
+    assert missing == {}, "files the profiles name that are not in the repository"
