@@ -354,7 +354,9 @@ def _parser() -> argparse.ArgumentParser:
             "ratios at 1/10/50/100% of the trace's footprint, and the footprint."
         ),
     )
-    compare_cmd.add_argument("path", type=Path, help="the trace file")
+    compare_cmd.add_argument(
+        "path", type=local_or_example, help=f"the trace file ({shipped}, vm-burst.csv)"
+    )
     compare_cmd.add_argument(
         "scenario", help="the scenario with the synthetic workload (e.g. written by simcache fit)"
     )

@@ -20,8 +20,8 @@ The search, over the configurations of :func:`simcache.runs.sizing.space.candida
    at a time, rows streaming into the sweep store when one is given (so a rerun resumes; the keys
    are ``simcache sweep``'s).
 4. **Stop early along monotone dimensions**: a configuration that misses a target prunes every
-   configuration that is no faster than it along each monotone dimension and the same elsewhere
-   (:func:`simcache.runs.sizing.space.dominated`).
+   configuration not yet simulated that is no faster than it along each monotone dimension and the
+   same elsewhere (:func:`simcache.runs.sizing.space.dominated`).
 5. **Confirm** the cheapest configuration that meets every target with fresh seeds; one that does
    not confirm is unknown and the search goes on. Configurations that cost more than the confirmed
    answer are not simulated (``simulate_all=True`` simulates them too, for a full frontier).
@@ -91,11 +91,9 @@ THROUGHPUT_FACTOR = 0.6
 
 OVERLOADS = (
     "An estimated overload (a latency without bound) prunes nothing: on a small WB+1 cluster of "
-    "SATA field tiers the "
-    "estimate finds the tier's pipe offered 137% of its capacity where a 20 s simulation stays "
-    "stable at 5.5 ms mean write "
-    "latency, so the estimate's overloads are not a clear margin; such configurations are "
-    "simulated, after the others of their cost."
+    "SATA field tiers the estimate finds the tier's pipe offered 137% of its capacity where a 20 s "
+    "simulation stays stable at 5.5 ms mean write latency, so the estimate's overloads are not a "
+    "clear margin; such configurations are simulated, after the others of their cost."
 )
 
 
@@ -410,8 +408,9 @@ class _Search:
             batch = open_[: max(1, math.ceil(2 * self.slots / len(self.seeds)))]
             self._judge(batch, self.seeds)
             self._more_seeds(batch)
+            # all leave first: a miss never prunes a batch-mate with runs of its own (review 66c F2)
+            self.pending.difference_update(batch)
             for i in batch:
-                self.pending.discard(i)
                 if cands[i].verdict == "misses":
                     self._prune_below(i)
             meeting = [c for c in cands if c.verdict == "meets" and c.index not in failed_confirm]

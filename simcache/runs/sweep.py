@@ -72,7 +72,7 @@ from simcache.runs.sweep_points import (
 )
 from simcache.runs.sweep_store import POLL_S, STORE_FORMAT, SweepStore, SweepStoreWarning
 from simcache.runs.targets import caveat_kinds
-from simcache.runs.workers import Runner
+from simcache.runs.workers import Runner, refuse_worker_reimport
 from simcache.sim.control import Cancel, check_work, stopped_at
 from simcache.spec import Scenario, load_scenario
 
@@ -294,8 +294,10 @@ def sweep(
     Ctrl-C raises :class:`SweepInterrupted`, which holds the rows finished before it.
 
     ``source``: the sweep file the grid and seeds came from, which errors name (a point's as
-    ``FILE [grid] path = value``); without it, ``<sweep>`` and ``<sweep point {...}>``.
+    ``FILE [grid] path = value``); without it, ``<sweep>`` and ``<sweep point {...}>``. A call a
+    spawned worker re-runs as it imports the script raises ``WorkerReimportError`` (guard it).
     """
+    refuse_worker_reimport("simcache.sweep")
     base = load_scenario(scenario)
     points = grid_points(grid, "<grid>" if source is None else source)
     # every point valid first

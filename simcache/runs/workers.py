@@ -14,16 +14,26 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from typing import Any
 
 from simcache.base.errors import ScenarioError
 
-__all__ = ["Row", "Runner", "Task", "replication_executor", "stop_pool"]
+__all__ = [
+    "Row",
+    "Runner",
+    "Task",
+    "WorkerReimportError",
+    "refuse_worker_reimport",
+    "replication_executor",
+    "stop_pool",
+]
 
 Task = tuple[int, int]
 """A sweep's task: (grid point index, seed)."""
@@ -122,7 +132,10 @@ class Runner:
         if self._pool is not None:
             # at most `capacity` futures pending, so waiting on all of them per result stays cheap
             done, _ = wait(self._futures, timeout=timeout, return_when=FIRST_COMPLETED)
-            return [(self._futures.pop(future), future.result()) for future in done]
+            try:
+                return [(self._futures.pop(future), future.result()) for future in done]
+            except BrokenProcessPool as exc:
+                raise _explain_broken_pool(exc) from None
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:  # a Dask as_completed has no timeout of its own
             batch = self._dask_done.next_batch(block=False)
@@ -148,6 +161,45 @@ class Runner:
         stop_pool(self._pool)
 
 
+class WorkerReimportError(RuntimeError):
+    """A run was started while a spawned worker process imports the main script again: the
+    script's call is not under ``if __name__ == "__main__":``."""
+
+
+def refuse_worker_reimport(call: str) -> None:
+    """Raise :class:`WorkerReimportError` if this process is a spawned worker still importing the
+    parent's main script (as ``__mp_main__``).
+
+    Pool workers are spawned, and a spawned process runs the main script again (as
+    ``__mp_main__``) to find its functions; an unguarded ``simcache.sweep(...)`` at the script's
+    top level would then start a sweep in every worker, each failing, and the parent would see only
+    ``BrokenProcessPool`` (review 66c F3). ``_inheriting`` is what :mod:`multiprocessing` itself
+    checks: it is set only while a spawned process bootstraps (``parent_process()`` is not set yet
+    then), so a worker's tasks may still call ``call`` later.
+    """
+    # while it runs, runpy holds the script as sys.modules["__mp_main__"]
+    if getattr(multiprocessing.current_process(), "_inheriting", False) and (
+        "__mp_main__" in sys.modules
+    ):
+        raise WorkerReimportError(
+            f"{call} was called while a worker process imports your script again (workers are "
+            'spawned): put the call under `if __name__ == "__main__":`, or run it in a notebook, '
+            "or pass workers=1"
+        )
+
+
+def _explain_broken_pool(exc: BrokenProcessPool) -> BrokenProcessPool:
+    """``exc`` with a note on the likeliest cause when the main module is a script: its worker
+    processes failed to start because they ran an unguarded call to the script's sweep."""
+    if getattr(sys.modules.get("__main__"), "__file__", None):
+        exc.add_note(
+            "simcache: if a worker failed as it started (see its traceback above), your script "
+            "likely calls simcache at its top level: put the call under "
+            '`if __name__ == "__main__":`'
+        )
+    return exc
+
+
 def stop_pool(pool: Executor) -> None:
     """Stop a process pool without waiting for its running tasks: the executor has no public way
     to stop a running task, so its worker processes are terminated. Other executors (Dask's) get
@@ -169,6 +221,7 @@ def replication_executor(
     """An executor for independent runs (a check's seeds), closed with ``stack``: the Dask
     cluster's when ``scheduler`` is given ("local" or an address), else a pool of ``workers``
     processes (default one per core); ``None`` for one worker (run in this process)."""
+    refuse_worker_reimport("a simcache run")
     if scheduler is not None:
         client = stack.enter_context(_dask_client(scheduler, workers))
         executor: Executor = client.get_executor()

@@ -42,8 +42,11 @@ def device(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Calibration]
     return folder, calibration
 
 
-def _run(folder: Path, op: str, workers: int) -> tuple[float, float]:
-    path = folder / f"{op}-{workers}.toml"
+def _run(folder: Path, op: str, workers: int, placement: str = "") -> tuple[float, float]:
+    """IOPS and mean latency (s) of ``workers`` closed-loop ``op`` streams on the fitted tier
+    (with ``placement``, when given, written beside the file)."""
+    path = folder / f"{op}-{workers}{placement}.toml"
+    beside = f', placement = "{placement}"' if placement else ""
     path.write_text(
         f"""name = "fio-{op}-{workers}"
 [run]
@@ -53,7 +56,7 @@ seed = 3
 sample_interval = "0.05s"
 [cluster]
 hosts = 1
-tier = {{ file = "d3-s4610.toml" }}
+tier = {{ file = "d3-s4610.toml"{beside} }}
 peer_link = "10GbE"
 storage_link = "10GbE"
 [cluster.destager]
@@ -96,3 +99,20 @@ def test_an_unseen_queue_depth_runs_as_measured(device: tuple[Path, Calibration]
     assert abs(iops / point.iops - 1.0) < DONE_TOLERANCE
     assert abs(mean / point.mean - 1.0) < DONE_TOLERANCE
     assert abs(iops / model.iops[0] - 1.0) < MODEL_TOLERANCE
+
+
+def test_the_written_file_routes_writes_as_the_fit_did(device: tuple[Path, Calibration]) -> None:
+    """Review 66c F13: the file once inherited the base sata-ssd-s3700's ``placement =
+    "addressed"``, so the simulator sent every write to a random die where the fit has the
+    earliest-free unit: 52,584 write IOPS at QD4 against 54,779 routed as the fit does. The file
+    now says ``any-unit`` itself, and simulates as that routing does."""
+    import tomllib
+
+    folder, _ = device
+    table = tomllib.loads((folder / "d3-s4610.toml").read_text())["tier"]
+    assert table["placement"] == "any-unit"
+    as_written, _ = _run(folder, "write", 4)
+    as_fitted, _ = _run(folder, "write", 4, placement="any-unit")
+    addressed, _ = _run(folder, "write", 4, placement="addressed")
+    assert as_written == as_fitted
+    assert as_written > 1.02 * addressed  # what a random die per write costs at QD4

@@ -33,6 +33,9 @@ __all__ = ["Candidate", "SizeAnswer"]
 
 Status = Literal["meets", "misses", "unknown", "pruned", "skipped"]
 
+_MEASURED = frozenset({"meets", "misses", "unknown"})
+"""The verdicts a candidate's own runs give it: only these are on the frontier."""
+
 
 @dataclass
 class Candidate:
@@ -115,7 +118,9 @@ class SizeAnswer:
         target = self.frontier_target
         at = self.targets.index(target)
         simulated = [
-            c for c in self.candidates if c.verdicts and math.isfinite(c.verdicts[at].value)
+            c
+            for c in self.candidates
+            if c.verdict in _MEASURED and c.verdicts and math.isfinite(c.verdicts[at].value)
         ]
         # lower is better for latency, higher for throughput
         sign = -1.0 if target.throughput else 1.0

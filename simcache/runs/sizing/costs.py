@@ -32,7 +32,18 @@ from simcache.base.units import UnitError, format_size, parse_size
 from simcache.spec import Scenario
 from simcache.spec.load import parse_toml, read_scenario_text
 
-__all__ = ["Cost", "CostPart", "PriceTable", "SizeError", "check_prices", "load_prices"]
+__all__ = [
+    "BUILTIN_TABLE",
+    "Cost",
+    "CostPart",
+    "PriceTable",
+    "SizeError",
+    "check_prices",
+    "load_prices",
+]
+
+BUILTIN_TABLE = "the built-in price table (simcache/spec/profiles/costs.toml)"
+"""How errors name the built-in table when no ``--costs`` file was given."""
 
 _SECTIONS = {
     "host": ("price",),
@@ -134,6 +145,14 @@ class PriceTable:
 
     data: Mapping[str, Any]
     source: str
+    given: str | None = None
+    """The ``--costs`` file laid over the built-in table, if any."""
+
+    @property
+    def heading(self) -> str:
+        """What a missing price's error is headed by: ``--costs`` when a price file was given,
+        else the built-in table itself (review 66c F1: it said ``--costs`` with none given)."""
+        return "--costs" if self.given is not None else BUILTIN_TABLE
 
     @property
     def currency(self) -> str:
@@ -182,7 +201,7 @@ class PriceTable:
             return self.data["host"]  # type: ignore[no-any-return]
         if profile is None:
             raise SizeError(
-                "--costs",
+                self.heading,
                 [
                     (
                         where,
@@ -195,7 +214,7 @@ class PriceTable:
         if profile not in table:
             keys = " and ".join(f"{key} = ..." for key in _SECTIONS[section])
             raise SizeError(
-                "--costs",
+                self.heading,
                 [
                     (
                         where,
@@ -245,7 +264,7 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
                 for name, fields in value.items():
                     data.setdefault(key, {})[name] = {**data.get(key, {}).get(name, {}), **fields}
     _check(data, str(path) if path is not None else "costs.toml")
-    return PriceTable(data, source)
+    return PriceTable(data, source, str(path) if path is not None else None)
 
 
 def _check(data: Mapping[str, Any], source: str) -> None:
@@ -335,4 +354,4 @@ def check_prices(prices: PriceTable, scenarios: Iterable[Scenario]) -> None:
                 f"tier's capacity by the one that price buys):\n{stub}",
             )
         )
-    raise SizeError("--costs", problems)
+    raise SizeError(prices.heading, problems)

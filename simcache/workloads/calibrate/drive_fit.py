@@ -11,9 +11,10 @@ What pins what (:mod:`.drive_model` is the drive as the simulator serves it):
   nearly a whole revolution), the body the seek curve between them;
 - sequential runs: ``media_rate`` (the largest rate they reached: a drive streams at its outer zone
   from the start of the device);
-- deeper queues: what the drive gains by reordering, which the simulator does not follow (it
-  reorders only chunks that reach a drive together); they are compared, not fitted, and the fit says
-  by how much the simulator misses.
+- deeper queues: what the drive gains by reordering, which the fitted file does not follow (it
+  writes no ``command_queueing``, so the simulator reorders only chunks that reach a drive
+  together); they are compared, not fitted, and the fit says by how much the file misses and which
+  DriveSpec fields follow it.
 
 Fitted by scipy.optimize.least_squares over ``log overhead``, ``log full_seek`` and where
 ``avg_seek`` lies between the averages a seek curve through ``settle`` and ``full_seek`` can have
@@ -323,13 +324,14 @@ def fit_drive(
     if misses:
         listed = ", ".join(f"{g:.2f}x at {n} outstanding" for n, g in misses)
         warnings.append(
-            f"deeper queues: the drive served {listed} the I/Os per second the simulator gives (it "
-            "reorders its queue, NCQ); "
-            "the simulator serves I/Os that reach a drive separately in arrival order (it reorders "
-            "only chunks that arrive "
-            "together: a destage batch, a multi-chunk run, up to queue_depth), so at those depths "
-            "its IOPS are low and "
-            "its latency high by those factors"
+            f"deeper queues: the drive served {listed} the I/Os per second the simulator gives "
+            "with this file (the drive reorders its queue, NCQ); by default (command_queueing = 0, "
+            "as written here) the simulator serves I/Os that reach a drive separately in arrival "
+            "order (it reorders only chunks that arrive together: a destage batch, a multi-chunk "
+            "run, up to queue_depth), so at those depths its IOPS are low and its latency high by "
+            "those factors; set command_queueing, reorder and reorder_lag in the [drive] table to "
+            "follow the drive's gain (scenarios/validate_hdd_7200_qd.toml does, for this kind of "
+            "drive; docs/model.md, Command queueing)"
         )
     for point in sequential:
         if point.outstanding == 1:

@@ -8,8 +8,9 @@ rate; the transfer at its mean over the span). The distribution of that time is 
 quadrature: the seek is a function of the distance, the rotation uniform, so ``P(service <= y)`` is
 the mean over distances of ``clip((y - fixed - seek) / revolution, 0, 1)``.
 
-The simulator serves I/Os that reach a drive one at a time in arrival order (it reorders only chunks
-that reach it together: a destage batch, a multi-chunk run). In fio's closed loop of ``n`` I/Os each
+By default (``command_queueing = 0``, as the fitted file has it) the simulator serves I/Os that
+reach a drive one at a time in arrival order (it reorders only chunks that reach it together: a
+destage batch, a multi-chunk run). In fio's closed loop of ``n`` I/Os each
 completion issues the next, which finds ``n - 1`` ahead of it, the first just started: its latency
 is the sum of ``n`` independent services (mean ``n S``, IOPS ``1 / S`` at every depth; the p99 from
 the ``n``-fold convolution). A real drive reorders its queue (NCQ) once it holds two or more waiting
