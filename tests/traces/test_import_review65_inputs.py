@@ -201,3 +201,19 @@ def test_a_fio_iolog_offset_past_8_pib_is_refused(tmp_path: Path) -> None:
         "line 5, offset",
         f"1,152,921,504,606,846,976 must be at most 9,007,199,254,740,992 ({LIMIT})",
     )
+
+
+DAMAGED_GZIP_CSV = bytes.fromhex(
+    "1f8b08000000000002032bc9cc4dd5c92fd0c94f4b2b4e2dd129ceac4ae532d033d0292fca2c49d531d03131b0"
+    "34030918ea14a526a605b93a6b8696462031239d8f305bc7ccd4d418a4ca542708a60500a928059558000000"
+)
+"""A gzip-compressed CSV trace damaged by bench/fuzz_inputs.py (seed 65): two good lines, then bytes
+that are not UTF-8, then a stream cut short. Reading the rows above the bad line again raised the
+gzip reader's EOFError (a traceback) once the first bad line came to be reported."""
+
+
+def test_a_damaged_gzip_csv_is_refused_at_its_first_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "trace.csv.gz"
+    path.write_bytes(DAMAGED_GZIP_CSV)
+    with pytest.raises(WorkloadFileError, match=r"line 3: not utf-8 text \(byte 29\)"):
+        import_workload(path, "csv")

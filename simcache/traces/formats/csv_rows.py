@@ -118,7 +118,10 @@ class RowChunks:
         at)."""
         line, error = self._locate(start, exc)
         if line is not None and line > start:
-            frame = self._reader(start - 1, None, line - start)
+            try:
+                frame = self._reader(start - 1, None, line - start)
+            except _UNREADABLE:  # a damaged gzip stream: its rows cannot be read apart from it
+                raise error from None
             frame.index += start - 1 - self.skip_lines  # rows numbered from the data's first
             yield from self._data_rows(frame)
         raise error
