@@ -191,7 +191,13 @@ def refuse_worker_reimport(call: str) -> None:
 def _explain_broken_pool(exc: BrokenProcessPool) -> BrokenProcessPool:
     """``exc`` with a note on the likeliest cause when the main module is a script: its worker
     processes failed to start because they ran an unguarded call to the script's sweep."""
-    if getattr(sys.modules.get("__main__"), "__file__", None):
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__file__", None)
+    spec = getattr(main, "__spec__", None)
+    ours = (spec is not None and spec.name.startswith("simcache")) or (
+        script is not None and os.path.basename(script) == "simcache"
+    )  # simcache's own command line (`simcache sweep`, `python -m simcache`): not a user script
+    if script and not ours:
         exc.add_note(
             "simcache: if a worker failed as it started (see its traceback above), your script "
             "likely calls simcache at its top level: put the call under "
