@@ -387,6 +387,20 @@ def test_peer_ports_past_the_peers_show_the_scenarios_warning() -> None:
     assert not [w.value for w in at.warning if w.value.startswith("cluster.peer_links: ")]
 
 
+def test_an_rdma_array_behind_tcp_host_links_shows_the_scenarios_warning() -> None:
+    # review 65e.11: "1GbE storage link per host, to the array's nvmeof-rdma-100GbE port" with no
+    # word; the page says it beside the settings, and a storage link of the port's transport
+    # silences it
+    at = open_app()
+    at.sidebar.selectbox(key="default.array").set_value("afa-24x-nvme").run()
+    assert not at.exception and not at.error
+    said = [w.value for w in at.warning if w.value.startswith("cluster.storage_link: ")]
+    assert len(said) == 1
+    assert "the hosts' storage link is 1GbE and the array's port nvmeof-rdma-100GbE" in said[0]
+    at.sidebar.selectbox(key="default.cluster.storage_link").set_value("nvmeof-rdma-100GbE").run()
+    assert not [w.value for w in at.warning if w.value.startswith("cluster.storage_link: ")]
+
+
 def test_invalid_upload_shows_the_loader_error_not_a_traceback() -> None:
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     at.sidebar.file_uploader(key="upload").set_value(
