@@ -20,7 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import simcache
-from simcache.physics.cluster import PortName, gc_refill_rate
+from simcache.physics.cluster import PortName
 from simcache.runs.sweep import PointStability
 from simcache.sim.collect import COMPONENTS
 from simcache.workloads.generators import DutyClock
@@ -157,10 +157,7 @@ def time_marks(result: simcache.Result, scenario: simcache.Scenario) -> TimeMark
             if len(cliffs.unseen) == 1
             else f"the tiers of {', '.join(cliffs.unseen)}"
         )
-        notes.append(
-            f"when {tiers} ran out of clean space: garbage collection frees room smoothly there, "
-            "each write waiting for its own bytes, so no write shows the moment"
-        )
+        notes.append(f"when {tiers} ran out of clean space: the result does not give the time")
     return TimeMarks(tuple(spans), tuple(lines), tuple(notes), cliff_label(cliffs))
 
 
@@ -183,14 +180,11 @@ def on_periods(duty: Any, end: float) -> Iterable[tuple[float, float]]:
 # ---------------------------------------------------------------------
 #
 # Review 64, F3: large_writes_flash's p99 jumps from about 15 to 110 ms at 1.4 s, when its tier's
-# clean pool runs out, and nothing on the chart said why. The run counts each tier's writes' waits
-# for garbage collection (``tier_gc_wait_s_by_host`` in its totals) but not when they began. With
-# foreground passes (the tier's ``gc_pass``) the moment shows in the writes themselves: the write
-# that finds the clean pool empty stalls for a whole pass (``gc_pass`` over the refill rate,
-# :func:`simcache.physics.cluster.gc_refill_rate`) or more, so the first write on a host held that
-# long marks it (to within the pass's own writes when another host's replica met the empty pool
-# first). A tier whose garbage collection frees room smoothly (no ``gc_pass``) holds each write
-# only for its own bytes: no single write shows the moment, and the charts say it is not drawn.
+# clean pool runs out, and nothing on the chart said why. The run records, per host, when a write
+# first found its tier's clean pool short and waited for garbage collection
+# (``tier_ran_dry_s_by_host`` in its totals, the same from both engines): the cliff, with
+# foreground passes (the tier's ``gc_pass``: the writes then stall for whole passes) or without
+# (each write then waits for its own bytes).
 
 
 @dataclass(frozen=True)
@@ -198,29 +192,24 @@ class Cliffs:
     """The hosts whose tier ran out of clean space in a run."""
 
     at: dict[str, float]
-    """Host -> simulated time (s) its first write stalled for a whole garbage-collection pass,
-    earliest first."""
+    """Host -> simulated time (s) a write first found its clean pool short, earliest first."""
     unseen: tuple[str, ...] = ()
-    """Hosts whose writes waited for garbage collection at a moment the run does not show (a tier
-    without foreground passes)."""
+    """Hosts whose writes waited for garbage collection at a moment the result does not give (a
+    result saved before the time was recorded)."""
+    passes: bool = True
+    """Whether the tier collects in foreground passes (``gc_pass``): the writes then stall."""
 
 
 def clean_pool_cliffs(result: simcache.Result, scenario: simcache.Scenario) -> Cliffs:
     """The hosts of ``result`` whose tier's writes waited for garbage collection, and when each
-    one's clean pool ran out where the writes show it (see the comment above)."""
-    waited = [h for h, s in result.totals.get("tier_gc_wait_s_by_host", {}).items() if s > 0]
-    tier = scenario.cluster.tier
-    rate = gc_refill_rate(tier)
-    if not waited or not tier.gc_pass or not math.isfinite(rate):
-        return Cliffs({}, tuple(waited))
-    stall_ms = tier.gc_pass / rate * 1e3
-    records = result.records
-    # float32 components: a whole pass's stall, less their rounding
-    held = records[(records["op"] == "write") & (records["local_tier_ms"] >= 0.999 * stall_ms)]
-    first = held.groupby("host", observed=True)["issue_s"].min()
-    at = {str(h): float(first[h]) for h in waited if h in first.index}
+    one's clean pool ran short (see the comment above)."""
+    totals = result.totals
+    waited = [h for h, s in totals.get("tier_gc_wait_s_by_host", {}).items() if s > 0]
+    dry = totals.get("tier_ran_dry_s_by_host", {})
+    at = {h: float(dry[h]) for h in waited if h in dry}
     unseen = tuple(h for h in waited if h not in at)
-    return Cliffs(dict(sorted(at.items(), key=lambda item: item[1])), unseen)
+    passes = bool(scenario.cluster.tier.gc_pass)
+    return Cliffs(dict(sorted(at.items(), key=lambda item: item[1])), unseen, passes)
 
 
 def cliff_label(cliffs: Cliffs) -> tuple[float, str] | None:
@@ -231,7 +220,8 @@ def cliff_label(cliffs: Cliffs) -> tuple[float, str] | None:
         return None
     (host, start), *others = cliffs.at.items()
     if not others:
-        return start, f"{host} clean pool ran out: GC stalls from {start:.3g} s"
+        waits = "GC stalls" if cliffs.passes else "writes wait for GC"
+        return start, f"{host} clean pool ran out: {waits} from {start:.3g} s"
     last = others[-1][1]
     return start, (
         f"clean pools ran out: {host} first at {start:.3g} s, {len(cliffs.at)} hosts by "

@@ -211,6 +211,7 @@ def run_totals(record: RunRecord, records: pd.DataFrame | None) -> dict[str, Any
         "tier_gc_wait_s": sum(counters.tier_gc_wait_s_by_host.values()),
         "tier_gc_wait_s_by_host": dict(counters.tier_gc_wait_s_by_host),
         "tier_clean_bytes_by_host": dict(counters.tier_clean_bytes_by_host),
+        "tier_ran_dry_s_by_host": dict(counters.tier_ran_dry_s_by_host),
         "cache_hits": counters.cache_hits,
         "cache_misses": counters.cache_misses,
     }

@@ -606,6 +606,7 @@ def _counters(model: Model) -> RunCounters:
         storage_wire_bytes=storage_bytes,
         compression_saved_bytes=sum(vm.compressed_bytes_saved for vm in vms),
         tier_gc_wait_s_by_host={h.name: h.tier.gc_wait_seconds for h in hosts},
+        tier_ran_dry_s_by_host={h.name: h.tier.ran_dry_at for h in hosts if h.tier.ran_dry_at >= 0},
         tier_clean_bytes_by_host={
             h.name: h.tier.clean_pool_bytes(end)
             for h in hosts

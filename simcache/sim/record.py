@@ -109,6 +109,9 @@ class RunCounters:
     tier_clean_bytes_by_host: dict[str, float]
     """Per host name whose tier has a clean pool (``clean_pool``): its clean bytes left at the
     end (negative: writes waiting for garbage collection)."""
+    tier_ran_dry_s_by_host: dict[str, float]
+    """Per host name whose tier's clean pool ran short in the run: the simulated time (s) a write
+    first found it short and waited for garbage collection (the sustained-write cliff)."""
     cache_hits: int
     cache_misses: int
 

@@ -272,15 +272,17 @@ def test_the_large_sweep_question_is_gone_once_the_sweep_starts(
 
 def test_the_time_charts_mark_where_the_flash_tiers_clean_pool_ran_out() -> None:
     """large_writes_flash: WB+0 writes use up the tier's 64 MiB clean pool, and from then each
-    16 MiB garbage-collection pass stalls the writes 114 ms (16 MiB at 147 MB/s). The first write
-    held that long (the same run through the API) is where the latency chart's p99 jumps from
-    about 15 ms to over 100 ms; each time chart marks it with an orange dotted line and a label,
-    and the caption says what the line is."""
+    16 MiB garbage-collection pass stalls the writes 114 ms (16 MiB at 147 MB/s). The run records
+    when a write first found the pool short (``tier_ran_dry_s_by_host``), which is where the
+    latency chart's p99 jumps from about 15 ms to over 100 ms and where the first write held a
+    whole pass was issued (within the pass); each time chart marks it with an orange dotted line
+    and a label, and the caption says what the line is."""
     scenario = load("large_writes_flash")
     result = simcache.simulate(scenario, seed=1)
+    dry = result.totals["tier_ran_dry_s_by_host"]["host0"]
     writes = result.records[result.records["op"] == "write"]
-    first = float(writes[writes["local_tier_ms"] >= 113.8]["issue_s"].min())
-    assert 1.0 < first < 2.0
+    held = float(writes[writes["local_tier_ms"] >= 113.8]["issue_s"].min())
+    assert 1.0 < dry < 2.0 and abs(held - dry) < 0.114
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     at.sidebar.selectbox(key="scenario").select("large_writes_flash").run()
     at.button(key="Run simulation").click().run()
@@ -288,12 +290,12 @@ def test_the_time_charts_mark_where_the_flash_tiers_clean_pool_ran_out() -> None
     for title in ("VM latency", "Utilization", "Destage backlog"):
         layout = chart(at, title)["layout"]
         (cliff,) = [s for s in layout["shapes"] if s["line"].get("dash") == "dot"]
-        assert cliff["x0"] == cliff["x1"] == pytest.approx(first)
-        label = f"host0 clean pool ran out: GC stalls from {first:.3g} s"
+        assert cliff["x0"] == cliff["x1"] == pytest.approx(dry)
+        label = f"host0 clean pool ran out: GC stalls from {dry:.3g} s"
         assert label in [a["text"] for a in layout["annotations"]]
     # the chart's p99 line (the run's series): about 15 ms up to the mark, over 100 ms after it
     p99 = result.series["write_p99_ms"]
-    assert p99[p99.index <= first].max() < 20 and p99[p99.index > first + 0.5].min() > 100
+    assert p99[p99.index <= dry].max() < 20 and p99[p99.index > dry + 0.5].min() > 100
     assert any(
         "the orange dotted line is where a flash tier's clean pool ran out" in c.value
         for c in at.caption
@@ -314,18 +316,16 @@ def test_the_bottleneck_sentence_of_the_gc_scenario_names_the_tiers_garbage_coll
     assert "foreground passes of 16 MiB, each stalling the tier's writes for 114 ms" in sentence
 
 
-def test_a_tier_without_gc_passes_says_its_cliff_is_not_drawn() -> None:
-    """A QLC tier past its cliff whose garbage collection frees room smoothly: each write waits
-    for its own bytes, so no write marks the moment; the charts say so instead of drawing a line.
-    A run with no garbage collection has neither."""
+def test_a_tier_without_gc_passes_has_its_cliff_drawn_too() -> None:
+    """A QLC tier past its cliff whose garbage collection frees room smoothly: no write stalls for
+    a pass, but the run records when the pool first ran short, and the charts mark it ("writes
+    wait for GC"). A run with no garbage collection has no mark and no note."""
     scenario = qlc_ingest()
-    marks = charts.time_marks(simcache.simulate(scenario), scenario)
-    assert marks.cliff is None
-    assert marks.notes == (
-        "when host0's tier ran out of clean space: garbage collection frees room smoothly there, "
-        "each write waiting for its own bytes, so no write shows the moment",
-    )
-    assert "Not drawn: when host0's tier ran out" in charts.marks_caption(marks)
+    result = simcache.simulate(scenario)
+    dry = result.totals["tier_ran_dry_s_by_host"]["host0"]
+    marks = charts.time_marks(result, scenario)
+    assert marks.cliff == (dry, f"host0 clean pool ran out: writes wait for GC from {dry:.3g} s")
+    assert not marks.notes
     default = load("default")
     plain = charts.time_marks(simcache.simulate(default, duration=2.0), default)
     assert plain.cliff is None and not plain.notes
@@ -341,3 +341,8 @@ def test_the_cliff_label_names_the_first_host_and_counts_the_others() -> None:
         "clean pools ran out: host2 first at 1.38 s, 3 hosts by 1.62 s",
     )
     assert charts.cliff_label(charts.Cliffs({})) is None
+    smooth = charts.Cliffs({"host0": 2.5}, passes=False)
+    assert charts.cliff_label(smooth) == (
+        2.5,
+        "host0 clean pool ran out: writes wait for GC from 2.5 s",
+    )

@@ -117,7 +117,12 @@ def test_run_writes_tables_and_meta(default_run: tuple[int, str, str, Path]) -> 
     assert meta["scenario"]["name"] == "default"
     assert scenario.run.duration == 3.0
     assert meta["ios"] == len(pd.read_parquet(out / "records.parquet"))
-    assert set(meta["totals"]) == {*TOTALS, "tier_gc_wait_s_by_host", "tier_clean_bytes_by_host"}
+    assert set(meta["totals"]) == {
+        *TOTALS,
+        "tier_gc_wait_s_by_host",
+        "tier_clean_bytes_by_host",
+        "tier_ran_dry_s_by_host",
+    }
     assert meta["totals"]["destaged_bytes"] == 110206976  # deterministic for seed 1
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns)[:2] == ["group", "op"]

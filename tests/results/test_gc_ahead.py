@@ -106,3 +106,24 @@ def test_both_engines_leave_the_same_pool(native: bool) -> None:
     assert (record.run_by == "native") == native
     reference = run_scenario(_scenario(), keep_records=False, native=False)
     assert record.counters.tier_clean_bytes_by_host == reference.counters.tier_clean_bytes_by_host
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_when_the_pool_first_ran_short_is_recorded_alike_by_both_engines(native: bool) -> None:
+    """A 1 GiB pool written at 2 GB/s less the refill runs short about half a second in: the run
+    records when a write first found it short (``tier_ran_dry_s_by_host``), the same from both
+    engines; a pool that never runs short records nothing."""
+    from simcache.sim.engine import run_scenario
+
+    short = _scenario(clean_pool="1GiB")
+    tier = short.cluster.tier
+    record = run_scenario(short, keep_records=False, native=native)
+    assert (record.run_by == "native") == native
+    [(host, at)] = record.counters.tier_ran_dry_s_by_host.items()
+    # written at RATE (64 KiB writes, Poisson), refilled at the GC rate: 1 GiB lasts about this long
+    expected = 2**30 / (RATE - gc_refill_rate(tier))
+    assert host == "host0" and 0.7 * expected < at < 1.3 * expected
+    reference = run_scenario(short, keep_records=False, native=False)
+    assert record.counters.tier_ran_dry_s_by_host == reference.counters.tier_ran_dry_s_by_host
+    full = run_scenario(_scenario(), keep_records=False, native=native)
+    assert full.counters.tier_ran_dry_s_by_host == {}

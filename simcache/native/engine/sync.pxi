@@ -94,6 +94,7 @@ cdef int _tier_in(Engine self, Py_ssize_t i) except -1:
     t.pool_depth = tier._pool_depth
     t.gc_pass = tier._gc_pass
     t.gc_wait_seconds = tier.gc_wait_seconds
+    t.ran_dry_at = tier.ran_dry_at
     _meter_in(self, &t.m, tier.busy, i)
     _stream_in(self, &t.u, self._tier_streams[i])
     t.hits = 0
@@ -117,6 +118,7 @@ cdef int _tier_out(Engine self, Py_ssize_t i) except -1:
     tier._pool = t.pool
     tier._pool_time = t.pool_time
     tier.gc_wait_seconds = t.gc_wait_seconds
+    tier.ran_dry_at = t.ran_dry_at
     _meter_out(self, &t.m, tier.busy, i)
     _stream_out(self, &t.u, self._tier_streams[i])
     self._caches[i].hits += t.hits

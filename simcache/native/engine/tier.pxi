@@ -27,6 +27,7 @@ cdef struct TierState:
     double write_command, write_per_byte, write_latency, write_channel
     bint has_clean_pool
     double pool, pool_time, gc_rate, pool_depth, gc_pass, gc_wait_seconds
+    double ran_dry_at  # Tier.ran_dry_at: when a write first found the pool short (-1: never)
     int64_t bytes_written
 
 
@@ -149,6 +150,8 @@ cdef double _take_clean(TierState* t, double now, double size) noexcept nogil:
         t.pool = pool
         t.pool_time = start
     else:
+        if t.ran_dry_at < 0:
+            t.ran_dry_at = start
         reclaimed = t.gc_pass
         t.pool = reclaimed
         start = start + (reclaimed - pool) / t.gc_rate

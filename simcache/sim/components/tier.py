@@ -257,6 +257,8 @@ class Tier:
         self.bytes_written = 0
         self.busy = BusyMeter()  # channel busy intervals, for utilization
         self.gc_wait_seconds = 0.0
+        # when a write first found the clean pool short (the cliff; -1: never), for the results
+        self.ran_dry_at = -1.0
         self._scheduling = spec.scheduling
         self._share = spec.background_share
         # seconds of pipe transfer the background may still book into the queue (weighted)
@@ -439,6 +441,8 @@ class Tier:
             self._pool = pool
             self._pool_time = start
         else:
+            if self.ran_dry_at < 0:
+                self.ran_dry_at = start
             reclaimed = self._gc_pass
             self._pool = reclaimed
             self._pool_time = start = start + (reclaimed - pool) / self._gc_rate
