@@ -442,7 +442,7 @@ def _gc_words(result: Result, scenario: Scenario, waits: dict[str, float]) -> st
     waiting = format_figure(sum(waits.values()) / run_s, 3)
     said = (
         f"{whose} in all over the {format_figure(run_s, 3)} s run ({waiting} writes waiting at a "
-        f"time) for garbage collection once {pool} ran out."
+        f"time) for garbage collection once {pool} ran out{_dry_words(result, waits)}."
     )
     rate = gc_refill_rate(tier) if tier.clean_pool is not None else math.inf
     if not math.isfinite(rate):
@@ -459,6 +459,19 @@ def _gc_words(result: Result, scenario: Scenario, waits: dict[str, float]) -> st
         f"{said} {frees}, each write waiting for its own bytes: past the cliff, writes go no "
         "faster than that."
     )
+
+
+def _dry_words(result: Result, waits: dict[str, float]) -> str:
+    """When the first of the hosts in ``waits`` ran short of clean space (the run's
+    ``tier_ran_dry_s_by_host``): `` at 1.41 s``, `` (host2 first, at 1.38 s)``; "" without it."""
+    dry = {h: float(t) for h, t in result.totals.get("tier_ran_dry_s_by_host", {}).items()}
+    known = sorted((dry[h], h) for h in waits if h in dry)
+    if not known:
+        return ""
+    at, host = known[0]
+    if len(waits) == 1:
+        return f" at {format_figure(at, 3)} s"
+    return f" ({host} first, at {format_figure(at, 3)} s)"
 
 
 def bottleneck_line(result: Result) -> str:

@@ -531,6 +531,7 @@ def _gc_cliffs(result: AssessedRun, unstable: list[ValidityWarning]) -> list[Val
         if rate is not None
         else ""
     )
+    dry = result.totals.get("tier_ran_dry_s_by_host", {})
     warnings = []
     for host, waited in waits.items():
         queue, busy = f"queue.{host}.tier", f"util.{host}.tier"
@@ -541,12 +542,13 @@ def _gc_cliffs(result: AssessedRun, unstable: list[ValidityWarning]) -> list[Val
         queued = float(series[queue].mean())
         if units >= PINNED or waiting < GC_SHARE * queued:
             continue
+        since = f" (from {format_figure(float(dry[host]), 3)} s)" if host in dry else ""
         warnings.append(
             ValidityWarning(
                 "gc_cliff",
                 f"{host}.tier",
                 "unstable",
-                f"{host}.tier is past its clean-pool cliff while its queue grows: garbage "
+                f"{host}.tier is past its clean-pool cliff{since} while its queue grows: garbage "
                 f"collection holds about {format_figure(waiting, 3)} of its writes at a time over "
                 f"the run (its queue: {format_figure(queued, 3)} on average after the "
                 f"warm-up){refill}; its "

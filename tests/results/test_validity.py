@@ -20,6 +20,7 @@ from support.paths import ROOT
 from support.strategies import to_toml
 
 import simcache
+from simcache.base.units import format_figure
 from simcache.cli.main import main
 from simcache.report.run_report import report
 from simcache.results.bottleneck import bottleneck_sentence
@@ -444,6 +445,11 @@ def test_a_tier_past_its_cliff_is_named_though_its_units_look_idle() -> None:
     assert [w.component for w in cliff] == ["host0.tier"]
     assert "refills clean space at 156 MB/s" in cliff[0].message
     assert result.totals["tier_gc_wait_s_by_host"]["host0"] > 0
+    # and says since when (the run's record of the pool first running short)
+    dry = result.totals["tier_ran_dry_s_by_host"]["host0"]
+    assert f"host0.tier is past its clean-pool cliff (from {format_figure(dry, 3)} s)" in (
+        cliff[0].message
+    )
     # its units are not what holds the writes: no utilization names the tier
     assert result.series["util.host0.tier"].mean() < 0.5
     assert "bottleneck: host0.tier past the clean-pool cliff" in report(result)
