@@ -1,5 +1,5 @@
 """The built components of one run (:class:`Model`): what the engine builds, the scheduled events
-act on, the sampler reads and :func:`simcache.sim.engine.record_run` turns into a plain record.
+act on, the sampler reads and :func:`simcache.sim.recording.record_run` turns into a plain record.
 
 It sits below the engine and the event modules (:mod:`simcache.sim.host_events`,
 :mod:`simcache.sim.outages`, :mod:`simcache.sim.degradations`), which all take a model.

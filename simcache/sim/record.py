@@ -1,6 +1,6 @@
 """A finished run as plain data (:class:`RunRecord`): what the results layer builds its tables from.
 
-The engine fills one at the end of a run (:func:`simcache.sim.engine.record_run`). Nothing in it
+The engine fills one at the end of a run (:func:`simcache.sim.recording.record_run`). Nothing in it
 refers to the engine's objects (environment, hosts, VMs), so the layers above read a run without
 knowing how it was simulated.
 """
@@ -118,7 +118,8 @@ class RunCounters:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """Everything one run produced, as plain data; built by :func:`simcache.sim.engine.record_run`.
+    """Everything one run produced, as plain data; built by
+    :func:`simcache.sim.recording.record_run`.
 
     Exactly one of :attr:`record_blocks` (a run with records) and :attr:`stream` (a run without)
     is set. The blocks are the engine's own, not a copy: building the records table from them
