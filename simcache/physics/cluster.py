@@ -201,6 +201,14 @@ def clean_pool_depth(clean_pool: int | None) -> float:
     return float(clean_pool) if clean_pool is not None else math.inf
 
 
+def clean_pool_at_start(spec: TierShape) -> float:
+    """Clean bytes a tier holds when the run starts: its pool's depth (:func:`clean_pool_depth`);
+    fresh out of the box (``condition = "fresh"``) every block is erased, so the capacity, which
+    garbage collection never refills above the depth."""
+    depth = clean_pool_depth(spec.clean_pool)
+    return max(depth, float(spec.capacity)) if spec.condition == "fresh" else depth
+
+
 # --------------------------------------------------------------------------- links
 
 

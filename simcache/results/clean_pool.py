@@ -19,7 +19,7 @@ note says when.
 from __future__ import annotations
 
 from simcache.base.units import format_figure, human_size
-from simcache.physics.cluster import gc_refill_rate
+from simcache.physics.cluster import clean_pool_at_start, gc_refill_rate
 from simcache.results.assessed import AssessedRun, ValidityWarning, hosts_words
 
 __all__ = ["DRAINED", "gc_ahead"]
@@ -41,8 +41,7 @@ def gc_ahead(result: AssessedRun) -> list[ValidityWarning]:
     tier = scenario.cluster.tier
     if tier.clean_pool is None:
         return []
-    start = float(tier.capacity) if tier.condition == "fresh" else float(tier.clean_pool)
-    start = max(start, float(tier.clean_pool))
+    start = clean_pool_at_start(tier)
     waited = result.totals.get("tier_gc_wait_s_by_host", {})
     draining = {
         host: float(end)

@@ -111,6 +111,7 @@ def _counters(model: Model) -> RunCounters:
     array = model.array
     end = model.scenario.run.duration
     storage_bytes = sum(h.storage_tx.carried_bytes + h.storage_rx.carried_bytes for h in hosts)
+    clean = {h.name: h.tier.clean_pool_bytes(end) for h in hosts}  # inf: no clean pool
     return RunCounters(
         issued_ios=sum(vm.issued for vm in vms),
         destage_accepted_bytes=sum(h.destager.accepted_bytes for h in hosts),
@@ -131,11 +132,7 @@ def _counters(model: Model) -> RunCounters:
         compression_saved_bytes=sum(vm.compressed_bytes_saved for vm in vms),
         tier_gc_wait_s_by_host={h.name: h.tier.gc_wait_seconds for h in hosts},
         tier_ran_dry_s_by_host={h.name: h.tier.ran_dry_at for h in hosts if h.tier.ran_dry_at >= 0},
-        tier_clean_bytes_by_host={
-            h.name: h.tier.clean_pool_bytes(end)
-            for h in hosts
-            if math.isfinite(h.tier.clean_pool_bytes(end))
-        },
+        tier_clean_bytes_by_host={h: b for h, b in clean.items() if math.isfinite(b)},
         cache_hits=sum(h.cache.hits for h in hosts),
         cache_misses=sum(h.cache.misses for h in hosts),
     )

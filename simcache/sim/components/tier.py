@@ -104,6 +104,7 @@ from typing import Final
 
 from simcache.physics.cluster import (
     LOGNORMAL_POINTS,
+    clean_pool_at_start,
     clean_pool_depth,
     gc_refill_rate,
     lognormal_quantiles,
@@ -238,13 +239,7 @@ class Tier:
         self._stall_time = spec.stall_time or 0.0
         self._pool_depth = clean_pool_depth(spec.clean_pool)
         self._has_clean_pool = self._pool_depth != math.inf
-        # Fresh out of the box, every block is erased: the pool starts at the capacity (it refills
-        # to its depth only).
-        self._pool = (
-            max(self._pool_depth, float(spec.capacity))
-            if spec.condition == "fresh"
-            else self._pool_depth
-        )
+        self._pool = clean_pool_at_start(spec)
         self._pool_time = 0.0
         self._gc_rate = gc_refill_rate(spec)
         self._gc_pass = min(float(spec.gc_pass or 0), self._pool_depth)
