@@ -85,6 +85,19 @@ KERNEL_MODULES = (
 # mypyc names a compiled function CPyDef_<module>___<name>, <module> the shortest suffix of the
 # module's dotted name that is unique in its compile group (here the last part).
 KERNEL_SYMBOLS = tuple(f"CPyDef_{module.rpartition('.')[2]}___" for module in KERNEL_MODULES)
+# The native engine (simcache/native/_engine.pyx, Cython): Cython names a cdef function
+# __pyx_f_<module path as length-prefixed parts>_<name>; its run loop is Engine._loop, its event
+# machinery the loop, Engine._push and _schedule, and the radix queue's functions (_rq_*, from
+# engine/queue.pxi). Everything else it compiles is model code (the flow network's own heap of
+# finish marks included, as the Python engine's FlowNetwork is).
+NATIVE_PREFIX = "__pyx_f_8simcache_6native_7_engine_"
+NATIVE_LOOP = NATIVE_PREFIX + "6Engine__loop"
+NATIVE_EVENT_SYMBOLS = (
+    NATIVE_LOOP,
+    NATIVE_PREFIX + "6Engine__push",
+    NATIVE_PREFIX + "6Engine__schedule",
+    NATIVE_PREFIX + "_rq_",
+)
 
 
 # -- baseline: plain SimPy M/M/1 -------------------------------------------------------------------
@@ -392,6 +405,7 @@ def profile(scenario: simcache.Scenario, duration: float | None, top: int = 30) 
 # -- the profile split
 # -----------------------------------------------------------------------------------------
 
+SPLIT_SECONDS = 1.5  # how long --split's sampled process runs its scenario (at least once)
 SPLIT_PARTS = (
     "event machinery",
     "model code",
@@ -399,16 +413,18 @@ SPLIT_PARTS = (
     "runtime called by model code",
 )
 """Where a run's samples fall. *Event machinery*: the kernel's event queue, clock, Signals and
-run loop (:data:`KERNEL_MODULES`: simcache/sim/kernel/ but for detached.py) and SimPy. *Model
-code*: every other compiled simcache function (VM paths, tiers, links, array, cache, destager,
-records, draws). *Runtime*: CPython, libc, numpy and mypyc's helpers that the compiled code calls
-(dictionary lookups, allocation, number boxing), each charged to the nearest compiled caller."""
+run loop (:data:`KERNEL_MODULES`: simcache/sim/kernel/ but for detached.py) and SimPy; in the
+native engine its loop, push and radix queue (:data:`NATIVE_EVENT_SYMBOLS`). *Model code*: every
+other compiled simcache function (VM paths, tiers, links, array, cache, destager, records,
+draws), mypyc's or the native engine's. *Runtime*: CPython, libc, numpy and mypyc's helpers that
+the compiled code calls (dictionary lookups, allocation, number boxing, numpy's random bit
+generator), each charged to the nearest compiled caller."""
 
 
 def _perf_split(name: str, duration: float | None, frequency: int = 1999) -> dict[str, Any]:
     """The split of one run of scenario ``name`` (compiled engine) from ``perf record
-    --call-graph dwarf``: the samples whose stack holds the kernel's ``run_until`` (the run loop;
-    build and result assembly left out), by leaf."""
+    --call-graph dwarf``: the samples whose stack holds the run loop (the kernel's ``run_until``,
+    or the native engine's ``Engine._loop``; build and result assembly left out), by leaf."""
     perf = shutil.which("perf")
     if perf is None:
         raise SystemExit("--split on the compiled engine needs perf (linux-tools)")
@@ -457,7 +473,10 @@ def _frame(line: str) -> tuple[str, str]:
 def _runtime_kind(symbol: str, dso: str) -> str:
     """Which part of the runtime a leaf is in."""
     if dso == "inlined":
-        return "CPython/mypyc helpers inlined into compiled code (reference counts, type checks)"
+        return (
+            "helpers inlined into compiled code (CPython's and mypyc's reference counts and type "
+            "checks; numpy's generator steps, libc's)"
+        )
     if symbol.startswith("CPy"):
         return "mypyc runtime helpers (CPy*: list/dict/int operations)"
     if "libpython" in dso or dso.endswith("python3.11"):
@@ -475,10 +494,23 @@ def _runtime_kind(symbol: str, dso: str) -> str:
 
 
 def _part_of(symbol: str) -> str | None:
-    """``event`` or ``model`` for a compiled simcache function, None for the runtime."""
+    """``event`` or ``model`` for a compiled simcache function (mypyc's or the native engine's),
+    None for the runtime."""
+    if symbol.startswith(NATIVE_PREFIX):
+        return "event" if symbol.startswith(NATIVE_EVENT_SYMBOLS) else "model"
     if not symbol.startswith("CPyDef_"):
         return None
     return "event" if symbol.startswith(KERNEL_SYMBOLS) else "model"
+
+
+def _in_run_loop(symbol: str) -> bool:
+    """A frame of the run loop: the Python kernel's ``run_until`` or the native ``Engine._loop``."""
+    return "run_until" in symbol or symbol.startswith(NATIVE_LOOP)
+
+
+def _short(symbol: str) -> str:
+    """A model function's name as the tables print it."""
+    return symbol.removeprefix("CPyDef_").removeprefix(NATIVE_PREFIX)
 
 
 def classify_stacks(script: str) -> dict[str, Any]:
@@ -499,7 +531,7 @@ def classify_stacks(script: str) -> dict[str, Any]:
         if not frames:
             continue
         total += 1
-        if not any("run_until" in symbol for symbol, _ in frames):
+        if not any(_in_run_loop(symbol) for symbol, _ in frames):
             continue
         in_loop += 1
         leaf, dso = frames[0]
@@ -508,7 +540,7 @@ def classify_stacks(script: str) -> dict[str, Any]:
             counts["event machinery"] += 1
         elif part == "model":
             counts["model code"] += 1
-            model[leaf.removeprefix("CPyDef_")] += 1
+            model[_short(leaf)] += 1
         else:
             caller = next(
                 (p for p in (_part_of(symbol) for symbol, _ in frames[1:]) if p is not None),
@@ -524,8 +556,8 @@ def classify_stacks(script: str) -> dict[str, Any]:
     share = {part: counts[part] / in_loop if in_loop else float("nan") for part in SPLIT_PARTS}
     return {
         "method": (
-            "perf record --call-graph dwarf, compiled engine; samples under the kernel's "
-            "run_until, by leaf function"
+            "perf record --call-graph dwarf, compiled engine; samples under the run loop (the "
+            "kernel's run_until, or the native engine's Engine._loop), by leaf function"
         ),
         "samples": total,
         "samples_in_run_loop": in_loop,
@@ -683,11 +715,15 @@ def main(argv: list[str] | None = None) -> int:
     # the engine group compiled (the estimate's need not be: COMPILED is both)
     groups = getattr(getattr(simcache, "_native", None), "GROUPS", {})
     compiled = bool(getattr(groups.get("engine"), "compiled", False))
-    if args.split_child is not None:  # the process perf samples: one run of the scenario, then out
-        simcache.simulate(
-            simcache.load_scenario(SCENARIOS[args.split_child]), seed=1, duration=args.duration
-        )
-        return 0
+    if args.split_child is not None:
+        # the process perf samples: runs of the scenario for at least SPLIT_SECONDS (a default
+        # run is 25 ms natively: one would give perf some 50 samples), then out
+        scenario = simcache.load_scenario(SCENARIOS[args.split_child])
+        started = time.perf_counter()
+        while True:
+            simcache.simulate(scenario, seed=1, duration=args.duration)
+            if time.perf_counter() - started >= SPLIT_SECONDS:
+                return 0
     if args.rounds < 1 or args.series < 1:
         parser.error("--series and --rounds must be at least 1")
     if args.census or args.profile:
@@ -882,9 +918,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.split:
         report["split"] = {}
         for name, scenario in scenarios.items():
+            native = str(summary["rows"][name]["run_by"]).startswith("native")
             split = (
                 _perf_split(name, args.duration)
-                if compiled
+                if compiled or native  # (cProfile sees nothing inside the native loop)
                 else _profile_split(scenario, args.duration)
             )
             print_split(name, split)

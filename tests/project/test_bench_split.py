@@ -72,3 +72,43 @@ def test_samples_are_sorted_by_their_innermost_function_and_its_nearest_compiled
     assert split["top_model"] == {"vm___VM___write": 0.25}
     assert set(split["top_runtime"]) == {"Py_DECREF", "dictkeys_generic_lookup"}
     assert sum(split["runtime_by_kind"].values()) == 0.5
+
+
+NATIVE = "__pyx_f_8simcache_6native_7_engine_"
+NATIVE_SCRIPT = "\n".join(
+    [
+        # the native loop's own code and its radix queue: the event machinery
+        _sample(f"{NATIVE}6Engine__loop+0x2ff (/x/_engine.so)", "CPyDef_native_run___run+0x1"),
+        _sample(
+            f"{NATIVE}_rq_refill+0x9e (/x/_engine.so)",
+            f"{NATIVE}6Engine__loop+0x86d (/x/_engine.so)",
+        ),
+        # the read cache's lookup, reached from a VM's start: model code
+        _sample(
+            f"{NATIVE}_lookup+0xa7 (/x/_engine.so)",
+            f"{NATIVE}_start+0x339 (/x/_engine.so)",
+            f"{NATIVE}6Engine__loop+0x68d (/x/_engine.so)",
+        ),
+        # numpy's bit generator, drawn by the model's refill: runtime called by model code
+        _sample(
+            "__pyx_f_5numpy_6random_6_pcg64_pcg64_double+0x61 (/x/_pcg64.so)",
+            f"{NATIVE}_draw_ops+0x10 (/x/_engine.so)",
+            f"{NATIVE}6Engine__loop+0x68d (/x/_engine.so)",
+        ),
+        # the native engine's records read into Python after the run: not counted
+        _sample(f"{NATIVE}_records_out+0x22a (/x/_engine.so)", "main+0x1 (/usr/bin/python3.11)"),
+    ]
+)
+
+
+def test_the_native_engines_loop_is_split_as_the_compiled_kernels(bench_engine: Any) -> None:
+    split = bench_engine.classify_stacks(NATIVE_SCRIPT)
+    assert (split["samples"], split["samples_in_run_loop"]) == (5, 4)
+    assert split["share"] == {
+        "event machinery": 0.5,
+        "model code": 0.25,
+        "runtime called by event machinery": 0.0,
+        "runtime called by model code": 0.25,
+    }
+    assert split["top_model"] == {"_lookup": 0.25}
+    assert split["top_runtime"] == {"__pyx_f_5numpy_6random_6_pcg64_pcg64_double": 0.25}
