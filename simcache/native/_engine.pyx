@@ -216,7 +216,10 @@ cdef class Engine:
     cdef FlowState* flows
     cdef int32_t flow_cap, flows_used, free_flow_count
     cdef int32_t* free_flows
-    cdef int32_t* in_flight  # flows on their ports, in start order
+    # the flows on their ports, in start order: an intrusive list through FlowState.flight_prev
+    # and flight_next (-1: none), so that a flow leaves in O(1) (_leave had scanned and shifted an
+    # array of them: 5 % of the 32-host run's instructions)
+    cdef int32_t flight_head, flight_tail
     cdef int32_t n_in_flight
     cdef int32_t* scratch  # neighbours, finished flows
     cdef int32_t* scratch2
@@ -342,7 +345,6 @@ cdef class Engine:
         free(self.fr_overhead)
         free(self.flows)
         free(self.free_flows)
-        free(self.in_flight)
         free(self.scratch)
         free(self.scratch2)
         free(self.epochs)

@@ -34,6 +34,7 @@ cdef struct FlowState:
     int32_t slot  # the I/O it carries (a flusher, a vMotion)
     int32_t aux  # a leg's number, a vMotion's stream
     int32_t kind  # what its delivery does: FLOW_READ, FLOW_WT, ...
+    int32_t flight_prev, flight_next  # its neighbours in Engine's list of flows in flight
 
 
 cdef inline int _frame(Engine self, int32_t key, double size, double* wire) noexcept nogil:
@@ -82,12 +83,10 @@ cdef int32_t _new_flow(Engine self) except -1 nogil:
         cap = 2 * self.flow_cap
         self.flows = <FlowState*>realloc(self.flows, cap * sizeof(FlowState))
         self.free_flows = <int32_t*>realloc(self.free_flows, cap * sizeof(int32_t))
-        self.in_flight = <int32_t*>realloc(self.in_flight, cap * sizeof(int32_t))
         self.scratch = <int32_t*>realloc(self.scratch, cap * sizeof(int32_t))
         self.scratch2 = <int32_t*>realloc(self.scratch2, cap * sizeof(int32_t))
         self.epochs = <int64_t*>realloc(self.epochs, cap * sizeof(int64_t))
-        if (self.flows == NULL or self.free_flows == NULL or self.in_flight == NULL
-                or self.scratch == NULL or self.scratch2 == NULL or self.epochs == NULL):
+        if (self.flows == NULL or self.free_flows == NULL or self.scratch == NULL or self.scratch2 == NULL or self.epochs == NULL):
             with gil:
                 raise MemoryError()
         memset(self.epochs + self.flow_cap, 0, self.flow_cap * sizeof(int64_t))
@@ -175,7 +174,13 @@ cdef int _start_flow(Engine self, int32_t s, int32_t aux, double now, int32_t* p
     for k in range(nports):
         f.ports[k] = ports[k]
     f.in_flight = True
-    self.in_flight[self.n_in_flight] = fi
+    f.flight_prev = self.flight_tail  # at the list's end: the start order
+    f.flight_next = -1
+    if self.flight_tail >= 0:
+        self.flows[self.flight_tail].flight_next = fi
+    else:
+        self.flight_head = fi
+    self.flight_tail = fi
     self.n_in_flight += 1
     self.epoch += 1
     for k in range(nports):
@@ -332,12 +337,12 @@ cdef Entry _mark_pop(Engine self) noexcept nogil:
 
 cdef int _compact(Engine self) except -1 nogil:
     """FlowNetwork._compact: the marks of the shared flows in flight only."""
-    cdef int32_t k, fi
+    cdef int32_t fi = self.flight_head
     self.marks_n = 0
-    for k in range(self.n_in_flight):
-        fi = self.in_flight[k]
+    while fi >= 0:
         if not self.flows[fi].lone:
             _mark_push(self, self.flows[fi].finish, self.flows[fi].seq, fi)
+        fi = self.flows[fi].flight_next
     return 0
 
 
@@ -346,12 +351,16 @@ cdef int _leave(Engine self, int32_t fi) except -1 nogil:
     cdef FlowState* f = &self.flows[fi]
     cdef PortState* port
     cdef int32_t k, j
-    for k in range(self.n_in_flight):
-        if self.in_flight[k] == fi:
-            memmove(self.in_flight + k, self.in_flight + k + 1,
-                    (self.n_in_flight - k - 1) * sizeof(int32_t))
-            self.n_in_flight -= 1
-            break
+    if f.in_flight:  # out of the list of flows in flight
+        if f.flight_prev >= 0:
+            self.flows[f.flight_prev].flight_next = f.flight_next
+        else:
+            self.flight_head = f.flight_next
+        if f.flight_next >= 0:
+            self.flows[f.flight_next].flight_prev = f.flight_prev
+        else:
+            self.flight_tail = f.flight_prev
+        self.n_in_flight -= 1
     f.in_flight = False
     for k in range(f.nports):
         port = &self.ports[f.ports[k]]

@@ -370,16 +370,20 @@ cdef tuple _ports_sample(Engine self, double at):
     shows, on the engine's ports in place (as sync_in read them back): a port of a flow in flight
     from its delivered bytes plus each such flow's bytes moved, in the flows' order."""
     cdef Py_ssize_t k
-    cdef int32_t k2
+    cdef int32_t k2, fi
     cdef FlowState* f
     cdef double left
     cdef int64_t flows = 0
-    for k in range(self.n_in_flight):
-        f = &self.flows[self.in_flight[k]]
+    fi = self.flight_head
+    while fi >= 0:
+        f = &self.flows[fi]
         for k2 in range(f.nports):
             self.ports[f.ports[k2]].carried = self.ports[f.ports[k2]].delivered
-    for k in range(self.n_in_flight):
-        f = &self.flows[self.in_flight[k]]
+        fi = f.flight_next
+    fi = self.flight_head
+    while fi >= 0:
+        f = &self.flows[fi]
+        fi = f.flight_next
         left = f.remaining - f.rate * (at - f.stamp)
         for k2 in range(f.nports):
             self.ports[f.ports[k2]].carried += f.size - (left if left > 0.0 else 0.0)
@@ -493,8 +497,10 @@ cdef int _ports_out(Engine self) except -1:
         p.packets = port.packets
     flows = self._network._in_flight
     flows.clear()
-    for k in range(self.n_in_flight):
-        f = &self.flows[self.in_flight[k]]
+    fi = self.flight_head
+    while fi >= 0:
+        f = &self.flows[fi]
+        fi = f.flight_next
         path = []
         for k2 in range(f.nports):
             path.append(self._ports[f.ports[k2]])
@@ -673,14 +679,15 @@ cdef int _setup_misses(
     self.flow_cap = 64
     self.flows = <FlowState*>malloc(self.flow_cap * sizeof(FlowState))
     self.free_flows = <int32_t*>malloc(self.flow_cap * sizeof(int32_t))
-    self.in_flight = <int32_t*>malloc(self.flow_cap * sizeof(int32_t))
+    self.flight_head = -1
+    self.flight_tail = -1
     self.scratch = <int32_t*>malloc(self.flow_cap * sizeof(int32_t))
     self.scratch2 = <int32_t*>malloc(self.flow_cap * sizeof(int32_t))
     self.epochs = <int64_t*>calloc(self.flow_cap, sizeof(int64_t))
     self.marks_cap = 64
     self.marks = <Entry*>malloc(self.marks_cap * sizeof(Entry))
     if (self.flows == NULL or self.free_flows == NULL
-            or self.in_flight == NULL or self.scratch == NULL or self.scratch2 == NULL
+            or self.scratch == NULL or self.scratch2 == NULL
             or self.epochs == NULL or self.marks == NULL):
         raise MemoryError()
     self.timer = -1
