@@ -18,10 +18,27 @@ from pathlib import Path
 
 from simcache.spec.library import app_file
 
-__all__ = ["APP_EXTRA", "SETTINGS", "app_command", "run_app"]
+__all__ = ["APP_DESCRIPTION", "APP_EPILOG", "APP_EXTRA", "SETTINGS", "app_command", "run_app"]
 
 APP_EXTRA = "pip install 'simcache[app]'"
 """What to install for the page: Streamlit and plotly."""
+
+APP_DESCRIPTION = f"""\
+Serve the what-if page in your browser (Streamlit): pick a built-in scenario or upload a
+scenario file, move its parameters, sweep one of them, and see latency, backlog and
+utilization charts, with the same engine and warnings as `simcache run`. The page is the
+app.py shipped in the package, so this works from any folder. It needs the app extra
+(Streamlit and plotly): {APP_EXTRA}. Stop it with Ctrl-C."""
+"""``simcache app --help``'s description."""
+
+APP_EPILOG = """\
+Streamlit's own options follow the command and are passed to `streamlit run`, e.g.:
+  simcache app --server.port=8502              another port (the default is 8501)
+  simcache app --server.address=0.0.0.0        reachable from other machines
+  simcache app --server.headless=true          do not open a browser (a server, a container)
+The page opens at http://localhost:8501 (or the port given). `streamlit run --help` lists
+every option."""
+"""``simcache app --help``'s examples of Streamlit options."""
 
 SETTINGS = (
     "--server.fileWatcherType=none",  # watching the virtual environment's modules burns a core

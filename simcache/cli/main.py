@@ -28,7 +28,7 @@ from typing import Any
 
 from simcache.base.errors import ScenarioError
 from simcache.base.units import UnitError, parse_duration, parse_size
-from simcache.cli.app import run_app
+from simcache.cli.app import APP_DESCRIPTION, APP_EPILOG, run_app
 from simcache.cli.check import run_check
 from simcache.cli.devices import run_calibrate, run_profiles
 from simcache.cli.estimate import run_estimate
@@ -449,7 +449,14 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     about = "start the what-if page in Streamlit (the app extra); Streamlit's options may follow"
-    sub.add_parser("app", help=about)
+    sub.add_parser(
+        "app",
+        help=about,
+        description=APP_DESCRIPTION,
+        epilog=APP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="simcache app [STREAMLIT OPTIONS]",
+    )
     return parser
 
 

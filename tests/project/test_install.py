@@ -159,6 +159,28 @@ def test_without_the_app_extra_the_app_says_what_to_install(
     assert err.count("\n") == 1 and "pip install 'simcache[app]'" in err and "streamlit" in err
 
 
+def test_the_app_commands_help_says_what_it_serves_and_how_to_pass_streamlits_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``simcache app --help`` had a bare usage line: now what the page does, the extra it needs,
+    and Streamlit options that work (each one `streamlit run` takes)."""
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["app", "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: simcache app [STREAMLIT OPTIONS]")
+    assert "pip install 'simcache[app]'" in out and "what-if page" in out
+    examples = [line.split()[2] for line in out.splitlines() if line.startswith("  simcache app ")]
+    assert examples == ["--server.port=8502", "--server.address=0.0.0.0", "--server.headless=true"]
+    # each is an option of `streamlit run`: a config key of Streamlit's (get_option raises on
+    # one it does not know)
+    if importlib.util.find_spec("streamlit") is not None:
+        from streamlit import config
+
+        for option in examples:
+            config.get_option(option.removeprefix("--").split("=")[0])
+
+
 def test_other_commands_still_refuse_unknown_options(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         cli.main(["run", "default", "--server.port=1"])
