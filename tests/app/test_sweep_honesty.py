@@ -1,7 +1,7 @@
-"""The sweep tab says where its figures are not to be trusted (app.py's sweep_view and
-simcache_app/charts.py's sweep_figure, review 64 F2): points that are unstable, filling or at
-capacity are marked in the chart and the table and named in a warning, and an all-groups metric
-whose mix of groups changes from point to point is warned of."""
+"""The sweep tab says where its figures are not to be trusted (the sweep_view of
+simcache_app/views/sweep.py and simcache_app/charts.py's sweep_figure, review 64 F2): points that
+are unstable, filling or at capacity are marked in the chart and the table and named in a warning,
+and an all-groups metric whose mix of groups changes from point to point is warned of."""
 
 from __future__ import annotations
 
