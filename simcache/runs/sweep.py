@@ -33,7 +33,10 @@ intervals over the seeds; ``until=`` adds seeds to a point until the
 interval of a chosen metric is narrow enough (checked before any run:
 :func:`until_problems`), and :func:`until_outcomes` says which points got there.
 
-The process pool, Dask and stopping their workers are :mod:`simcache.runs.workers`.
+A row is :mod:`simcache.runs.sweep_rows`, ``until=`` :mod:`simcache.runs.sweep_until`, the
+per-point summary :mod:`simcache.runs.sweep_points`, the store :mod:`simcache.runs.sweep_store`
+(all re-exported here); the process pool, Dask and stopping their workers are
+:mod:`simcache.runs.workers`.
 """
 
 from __future__ import annotations
@@ -52,26 +55,21 @@ import numpy as np
 import pandas as pd
 
 from simcache.base.errors import RunTooLargeError, ScenarioError, echo
-from simcache.base.metrics import ESTIMATED_COLUMNS
-from simcache.results.bottleneck import run_bottleneck
-from simcache.results.result import Result
-from simcache.results.validity import filling_backlogs
 from simcache.runs.simulate import simulate
 from simcache.runs.sweep_points import (
-    _STABILITY_KINDS,
     MIX_SHIFT,
     NOT_RUN,
     STABILITY,
     PointStability,
-    _half_width,
     log_axis_yerr,
     mix_shifts,
     point_bottleneck,
     point_stability,
     sweep_summary,
 )
+from simcache.runs.sweep_rows import result_row, row_figures
 from simcache.runs.sweep_store import POLL_S, STORE_FORMAT, SweepStore, SweepStoreWarning
-from simcache.runs.targets import caveat_kinds
+from simcache.runs.sweep_until import UntilOutcome, seeds_wanted, until_outcomes, until_problems
 from simcache.runs.workers import Runner, refuse_worker_reimport
 from simcache.sim.control import Cancel, check_work, stopped_at
 from simcache.spec import Scenario, load_scenario
@@ -176,92 +174,6 @@ def grid_points(grid: Mapping[str, Sequence[Any]], source: str = "<grid>") -> li
     ]
 
 
-def result_row(result: Result) -> dict[str, Any]:
-    """One flat row of a result: ``<group>.<op>.<metric>`` for every summary cell, totals, and what
-    targets read (:func:`simcache.runs.targets.evidence_of_row`): ``stable`` (1 or 0), ``validity``
-    (the kinds of its validity warnings, comma-separated; absent when none), ``caveats`` (those of
-    them that may make a pass unknown: :func:`simcache.runs.targets.caveat_kinds`) and
-    ``<group>.<op>.lower_bounds`` (comma-separated; absent when none). ``bottleneck`` and
-    ``bottleneck_utilization``: the part(s) a single run's bottleneck line names, comma-separated,
-    and their mean utilization (:func:`~simcache.results.bottleneck.run_bottleneck`: a tier past its
-    clean-pool cliff before the busiest part).
-
-    ``stability``: one of :data:`STABILITY`, the first that holds: ``unstable`` (``stable`` is 0),
-    ``filling`` (a destage backlog grows through the window), ``at capacity`` (a part busy
-    :data:`~simcache.results.validity.PINNED` or more under open-loop load), ``untested`` (too few
-    samples to test for growth), else ``stable``. ``backlog_full_in_s``: with ``filling``, the
-    seconds until the first filling buffer is full at the rate its backlog grew
-    (:func:`~simcache.results.validity.filling_backlogs`); absent otherwise.
-
-    No wall-clock figures: the same scenario and seed always give the same row.
-    """
-    row: dict[str, Any] = {}
-    for record in result.summary.to_dict(orient="records"):
-        for metric in ESTIMATED_COLUMNS:  # the columns an estimate's summary has too
-            row[f"{record['group']}.{record['op']}.{metric}"] = record[metric]
-        # only where there are some: printed tables stay one word per cell
-        if record["lower_bounds"]:
-            row[f"{record['group']}.{record['op']}.lower_bounds"] = str(
-                record["lower_bounds"]
-            ).replace(" ", ",")
-    row["stable"] = int(result.stable)  # its mean over seeds is the fraction of stable runs
-    kinds = ",".join(dict.fromkeys(w.kind for w in result.warnings))
-    if kinds:
-        row["validity"] = kinds
-        row["caveats"] = ",".join(dict.fromkeys(caveat_kinds(result.warnings)))
-    row["stability"] = _stability(result)
-    if row["stability"] == "filling":
-        row["backlog_full_in_s"] = min(fill.full_in_s for fill in filling_backlogs(result))
-    for record in result.breakdown.to_dict(orient="records"):
-        row[f"{record['group']}.write.dominant"] = record["dominant"]
-    bottleneck = run_bottleneck(result)
-    row["bottleneck"] = ",".join(bottleneck.parts)
-    row["bottleneck_utilization"] = bottleneck.utilization
-    for key in _ROW_TOTALS:
-        row[key] = result.totals[key]
-    return {key: _plain(value) for key, value in row.items()}
-
-
-_ROW_TOTALS = ("array_write_mb_s", "peer_wire_mb_s", "destage_backlog_bytes")
-"""The run totals a :func:`result_row` holds."""
-_ROW_FIGURES = ("stable", "backlog_full_in_s", "bottleneck_utilization", *_ROW_TOTALS)
-"""The numeric columns of a :func:`result_row` besides its ``<group>.<op>.<metric>`` cells."""
-
-
-def row_figures(scenarios: Iterable[Scenario]) -> list[str]:
-    """The numeric columns a :func:`result_row` of a run of any of ``scenarios`` can hold, known
-    before any run: ``<group>.<op>.<metric>`` for each group and ``all``, ``read`` and
-    ``write`` and each metric of the summary a sweep keeps, then the run's own figures
-    (``stable``, ``bottleneck_utilization``, totals). What ``until=`` may name."""
-    groups = dict.fromkeys(group.name for scenario in scenarios for group in scenario.groups)
-    return [
-        *(
-            f"{group}.{op}.{metric}"
-            for group in [*groups, "all"]
-            for op in ("write", "read")
-            for metric in ESTIMATED_COLUMNS
-        ),
-        *_ROW_FIGURES,
-    ]
-
-
-def _stability(result: Result) -> str:
-    """The first of :data:`STABILITY` that holds of ``result`` (see :func:`result_row`)."""
-    if not result.stable:
-        return "unstable"
-    kinds = {w.kind for w in result.warnings}
-    return next((state for state, kind in _STABILITY_KINDS.items() if kind in kinds), "stable")
-
-
-def _plain(value: Any) -> Any:
-    """Python int/float/str (numpy scalars converted): rows survive a JSON round trip unchanged."""
-    if isinstance(value, (np.integer, int)) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        return float(value)
-    return value
-
-
 def sweep(
     scenario: Scenario | str | Path | Mapping[str, Any],
     grid: Mapping[str, Sequence[Any]],
@@ -347,7 +259,7 @@ def sweep(
             while until is not None and not tally.stopped:
                 extra = {
                     i: more
-                    for i, more in _seeds_wanted(points, rows, seed_list, until, max_seeds).items()
+                    for i, more in seeds_wanted(points, rows, seed_list, until, max_seeds).items()
                     if i not in refused
                 }
                 if not extra:
@@ -412,117 +324,9 @@ def _table(
     return table
 
 
-def until_problems(
-    until: tuple[str, float],
-    max_seeds: int,
-    runs: Sequence[Scenario],
-    grid: Mapping[str, Sequence[Any]],
-) -> list[tuple[str, str]]:
-    """What is wrong with ``until=(metric, relative_half_width)`` and ``max_seeds`` for a sweep of
-    ``runs`` over ``grid``, as ``(field, message)`` pairs (fields ``until`` and ``max_seeds``);
-    none when they can be used. Checked before any run: a misspelt metric or a width that can
-    never be met would otherwise show only after a round of runs, or never."""
-    metric, width = until
-    problems = []
-    if metric in grid:
-        problems.append(
-            (
-                "until",
-                f"{metric!r} is a grid column; name a result column such as 'all.write.mean_ms'",
-            )
-        )
-    elif metric not in row_figures(runs):
-        problems.append(
-            ("until", f"no result column {metric!r}; e.g. all.write.mean_ms, db.write.p99_ms")
-        )
-    if not (math.isfinite(width) and width > 0):
-        problems.append(
-            (
-                "until",
-                f"the width must be a fraction of the mean above 0, e.g. 0.05 for 5% (got "
-                f"{width:g})",
-            )
-        )
-    if max_seeds < 1:
-        problems.append(("max_seeds", f"must be at least 1 (got {max_seeds})"))
-    return problems
-
-
-@dataclass(frozen=True)
-class UntilOutcome:
-    """Whether one grid point's 95% interval of the ``until`` metric came within the width asked
-    for (:func:`until_outcomes`)."""
-
-    point: str
-    """The point's grid values, ``path=value, ...``."""
-    seeds: int
-    """How many seeds it ran."""
-    reached: bool
-    """Its interval's half-width is within the width, as a fraction of the mean."""
-    relative_half_width: float
-    """The half-width over the absolute mean (NaN with one seed or no finite value)."""
-
-
-def until_outcomes(
-    table: pd.DataFrame, grid_columns: Sequence[str], until: tuple[str, float]
-) -> list[UntilOutcome]:
-    """Per grid point of a finished ``until=`` sweep's ``table``, in grid order: whether it
-    reached the width, with how many seeds and how wide its interval was."""
-    metric, width = until
-    outcomes = []
-    for key, part in table.groupby(list(grid_columns), sort=False, dropna=False):
-        values = key if isinstance(key, tuple) else (key,)
-        label = ", ".join(
-            f"{column}={value}" for column, value in zip(grid_columns, values, strict=True)
-        )
-        figures = part[metric].to_numpy(dtype=float) if metric in part else np.array([math.nan])
-        mean, half = _interval(figures)
-        relative = half / abs(mean) if mean else math.nan
-        outcomes.append(UntilOutcome(label, len(part), _within(mean, half, width), relative))
-    return outcomes
-
-
-def _interval(values: np.ndarray) -> tuple[float, float]:
-    """The mean of the finite ``values`` and their 95% interval's half-width (NaN when there is
-    none)."""
-    mean = float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
-    return mean, _half_width(values)
-
-
-def _within(mean: float, half: float, width: float) -> bool:
-    """The half-width ``half`` is within ``width`` (a fraction) of ``mean``."""
-    return math.isfinite(half) and math.isfinite(mean) and half <= width * abs(mean)
-
-
 class _Abandon(Exception):
     """Raised inside a sweep stopped by its cancel token, to leave the runner without waiting for
     its running tasks."""
-
-
-def _seeds_wanted(
-    points: list[dict[str, Any]],
-    rows: Mapping[tuple[int, int], dict[str, Any]],
-    seeds: list[int],
-    until: tuple[str, float],
-    max_seeds: int,
-) -> dict[int, list[int]]:
-    """Points whose interval is still too wide, each with the next batch of seeds to run."""
-    metric, width = until
-    seeds_of: dict[int, list[int]] = {}
-    for i, seed in rows:
-        seeds_of.setdefault(i, []).append(seed)
-    wanted: dict[int, list[int]] = {}
-    for i in range(len(points)):
-        have = sorted(seeds_of[i])
-        if len(have) >= max_seeds:
-            continue
-        values = np.array([rows[(i, seed)].get(metric, math.nan) for seed in have], dtype=float)
-        if _within(*_interval(values), width):
-            continue
-        batch = min(len(seeds), max_seeds - len(have))
-        start = max(have) + 1
-        wanted[i] = list(range(start, start + batch))
-    return wanted
 
 
 @dataclass
