@@ -1,7 +1,8 @@
 # Ports simcache.sim.components.link.FlowNetwork for the engine's transfers (a miss's data back, a
 # write-through write's and a flusher's batch to the array, a replica leg over the peer path, a
-# vMotion's streams): weighted max-min shares per port (_start as _send_path, _rerate, _leave),
-# the heap of finish marks by (finish, seq) (_mark_push, _mark_pop, _compact), the wake-up timer
+# vMotion's streams): weighted fair shares per port, each flow at its smallest (bottleneck fair
+# share, not max-min: tests/sim/test_flow_shares.py; _start as _send_path, _rerate, _leave), the
+# heap of finish marks by (finish, seq) (_mark_push, _mark_pop, _compact), the wake-up timer
 # (_arm, _set_wake, _wake: stale ones dropped as unschedule drops them) and lone deliveries
 # (_lone_delivered). The functions take the Engine: its ports, flows and event queue.
 
