@@ -13,7 +13,13 @@ from simcache.base.metrics import ci95_half_width
 from simcache.runs.targets import Target
 from simcache_app import charts, describe, runs, verdicts
 from simcache_app.parameters import DEFAULT_COMPARE, compare_presets
-from simcache_app.views.widgets import done_runs, run_requested, show_scenario_error, show_table
+from simcache_app.views.widgets import (
+    csv_download,
+    done_runs,
+    run_requested,
+    show_scenario_error,
+    show_table,
+)
 
 __all__ = ["compare_view"]
 
@@ -109,12 +115,7 @@ def compare_view(
         st.markdown(verdicts.difference_sentence(name, first, p99s[name], p99s[first]))
     st.plotly_chart(charts.compare_figure(table), key="compare")
     show_table(table)
-    st.download_button(
-        "Comparison (CSV)",
-        table.to_csv(index=False),
-        file_name=f"{scenario.name}-compare.csv",
-        on_click="ignore",
-    )
+    csv_download("Comparison (CSV)", table, f"{scenario.name}-compare.csv")
 
 
 def _mean_table(tables: list[pd.DataFrame]) -> pd.DataFrame:

@@ -11,7 +11,13 @@ from simcache.runs.sweep import NOT_RUN, STABILITY, mix_shifts, point_stability,
 from simcache.runs.targets import Target
 from simcache_app import charts, describe, runs, verdicts
 from simcache_app.parameters import parse_values, sweep_parameters, valid_values
-from simcache_app.views.widgets import done_runs, run_requested, show_scenario_error, show_table
+from simcache_app.views.widgets import (
+    csv_download,
+    done_runs,
+    run_requested,
+    show_scenario_error,
+    show_table,
+)
 
 __all__ = ["SWEEP_METRICS", "SWEEP_TOTALS", "sweep_metrics", "sweep_view"]
 
@@ -156,12 +162,7 @@ def sweep_view(
         shown[str(target)] = [verdict.short for verdict in per_point]
         shown[f"{target}: why"] = [verdict.text for verdict in per_point]
     show_table(shown)
-    st.download_button(
-        "Sweep table (CSV)",
-        table.to_csv(index=False),
-        file_name=f"{scenario.name}-sweep.csv",
-        on_click="ignore",
-    )
+    csv_download("Sweep table (CSV)", table, f"{scenario.name}-sweep.csv")
 
 
 def sweep_metrics(scenario: simcache.Scenario) -> list[str]:

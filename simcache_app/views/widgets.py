@@ -9,7 +9,7 @@ import streamlit as st
 
 import simcache
 
-__all__ = ["done_runs", "run_requested", "show_scenario_error", "show_table"]
+__all__ = ["csv_download", "done_runs", "run_requested", "show_scenario_error", "show_table"]
 
 
 def done_runs() -> set[str]:
@@ -38,3 +38,8 @@ def show_table(table: pd.DataFrame, text_figures: list[str] | None = None) -> No
         if pd.api.types.is_integer_dtype(table[c])
     } | {c: st.column_config.TextColumn(alignment="right") for c in text_figures or []}
     st.dataframe(table, hide_index=True, column_config=config)
+
+
+def csv_download(label: str, table: pd.DataFrame, file_name: str) -> None:
+    """A button that downloads ``table`` as CSV (no index), the page left as it is."""
+    st.download_button(label, table.to_csv(index=False), file_name=file_name, on_click="ignore")
