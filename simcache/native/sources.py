@@ -137,6 +137,8 @@ RESULT_MODULES = (
     "simcache.runs.simulate",
     "simcache.runs.sweep",
     "simcache.runs.sweep_points",
+    "simcache.runs.sweep_rows",  # a run reduced to its row (result_row)
+    "simcache.runs.sweep_until",  # which seeds an until= sweep runs
     "simcache.runs.targets",  # a row's caveat kinds (caveat_kinds)
 )
 # The native engine's files a sweep's code digest covers (paths under ROOT), so that a row the
