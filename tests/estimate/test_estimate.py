@@ -101,6 +101,7 @@ CASES = [
     ("validate_sata_ssd_d3_s4610_louwrentius", "qd8-read", None),
     ("validate_scm_optane_p4800x_anandtech", "qd16-read", None),
     ("validate_nvme_qlc_p5336_storagereview", "base", None),
+    ("validate_nvme_qlc_p5336_storagereview_writes", "qd1-16k", None),
     ("validate_nvme_micron_9550_storagereview", "base", None),
     ("ram_tier", "base", 6.0),
     ("ram_tier", "wb1", 6.0),
