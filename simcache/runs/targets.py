@@ -19,9 +19,11 @@ seeds' mean) is *unknown* when its figure cannot decide:
   the limit is a miss);
 - over several seeds, the 95% interval of the mean straddles the limit (more seeds would tell);
 - the figure meets the limit, but the run ended before a destage buffer filled, its warm-up was
-  shorter than its slowest time constant, or a part was at capacity under an open load
-  (``filling``, ``fill_time``, ``short_warmup``, ``at_capacity``: :data:`_CAVEATS`): its figures
-  may be better than the steady state's, so a pass is not yet one (a miss stands).
+  shorter than its slowest time constant, a part was at capacity under an open load, it had too
+  few samples to test its stability, or a flash tier's clean pool was still draining (``filling``,
+  ``fill_time``, ``short_warmup``, ``at_capacity``, ``untested``, ``gc_ahead``:
+  :data:`_CAVEATS`): its figures may be better than the steady state's, so a pass is not yet one
+  (a miss stands).
 
 The interval of ``n`` seeds is the mean ± t(0.975, n - 1) s / sqrt(n) (Student t, s the seeds'
 standard deviation; :func:`simcache.base.metrics.ci95_half_width`); below :data:`STABLE_SEEDS` seeds
@@ -272,6 +274,14 @@ _CAVEATS = {
     "at_capacity": (
         f"a part was busy {PINNED:.0%} or more of the window under an open load: a run this "
         "short cannot tell its queue from one that grows, so the steady state may be worse"
+    ),
+    "untested": (
+        "the run had too few samples after its warm-up to test its queues and backlogs for "
+        "growth: a steady state is not shown"
+    ),
+    "gc_ahead": (
+        "a flash tier's clean pool was still draining at the end: once it runs out, its writes go "
+        "no faster than garbage collection frees room"
     ),
 }
 

@@ -485,7 +485,8 @@ def test_sweep_rows_carry_what_a_verdict_needs() -> None:
 @pytest.fixture(scope="module")
 def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("small") / "small.toml"
-    path.write_text(to_toml(small_scenario("report-small")))
+    # sampled every 0.1 s: 9 samples after the warm-up, enough to test its stability (8)
+    path.write_text(to_toml(small_scenario("report-small", run={"sample_interval": "0.1s"})))
     return path
 
 

@@ -20,7 +20,7 @@ from simcache.runs.sizing.space import candidate_scenarios, dominated, parse_var
 from simcache.runs.sweep import SweepProgress
 from simcache.sim.control import Cancel
 
-QUICK = {"run": {"duration": "1.5s", "warmup": "0.3s"}}
+QUICK = {"run": {"duration": "1.5s", "warmup": "0.3s", "sample_interval": "0.1s"}}
 
 
 def quick_scenario(tmp_path: Path) -> Path:

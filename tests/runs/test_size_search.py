@@ -47,7 +47,9 @@ def grid_scenario() -> Scenario:
     workload = {"mode": "open", "iops": 1500, "read_fraction": 0.0, "sizes": {"64KiB": 1.0}}
     return simcache.load_scenario(
         small_scenario(
-            workload=workload, array="array-24x15k", run={"duration": "1.5s", "warmup": "0.3s"}
+            workload=workload,
+            array="array-24x15k",
+            run={"duration": "1.5s", "warmup": "0.3s", "sample_interval": "0.1s"},
         )
     )
 

@@ -40,7 +40,7 @@ def _scenario_file(tmp_path: Path) -> Path:
     data = small_scenario(
         workload={"mode": "open", "iops": 1500, "read_fraction": 0.0, "sizes": {"64KiB": 1.0}},
         array="array-24x15k",
-        run={"duration": "1.5s", "warmup": "0.3s"},
+        run={"duration": "1.5s", "warmup": "0.3s", "sample_interval": "0.1s"},
     )
     path = tmp_path / "quick.toml"
     document = toml_document(simcache.load_scenario(data).model_dump(mode="json"), [])

@@ -77,6 +77,7 @@ class Candidate:
         return {
             "overrides": self.overrides,
             "cost": self.cost.total,
+            "currency": self.cost.currency,
             "verdict": self.verdict,
             "why": self.why,
             "cost_parts": [part.to_json() for part in self.cost.parts],
@@ -186,15 +187,17 @@ class SizeAnswer:
         return f"{note}, none of them cheaper than the answer"
 
     def to_json(self) -> dict[str, Any]:
-        """``{"best": null | {"overrides", "cost", "verdicts", ...}, "candidates": [{"overrides",
-        "cost", "verdict", ...}], "frontier": [...]}``, and ``"partial": {"stopped", "why"}`` (the
-        reason and :meth:`partial_note`) when the search was stopped."""
+        """``{"best": null | {"overrides", "cost", "currency", "verdicts", ...}, "candidates":
+        [{"overrides", "cost", "currency", "verdict", ...}], "frontier": [...]}``, and
+        ``"partial": {"stopped", "why"}`` (the reason and :meth:`partial_note`) when the search was
+        stopped. Each ``cost`` has its ``currency`` beside it (review 66: the JSON named none)."""
         winner = self.winner
         best = None
         if winner is not None:
             best = {
                 "overrides": winner.overrides,
                 "cost": winner.cost.total,
+                "currency": winner.cost.currency,
                 "verdicts": [_verdict_json(v) for v in winner.verdicts],
                 "confirmed": [_verdict_json(v) for v in winner.confirmed],
                 "confirmed_seeds": winner.confirmed_seeds,
@@ -207,6 +210,7 @@ class SizeAnswer:
             {
                 "overrides": c.overrides,
                 "cost": c.cost.total,
+                "currency": c.cost.currency,
                 "target": str(target),
                 "value": _number(c.verdicts[at].value),
                 "ci95": _number(c.verdicts[at].ci95),

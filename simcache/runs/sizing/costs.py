@@ -16,6 +16,11 @@ The destage buffer and the read cache live on the tier: they have no price of th
 whose profile has no price (a profile of your own, or one the table leaves out) is a
 :class:`SizeError` naming it and the table's line to add; :func:`check_prices` finds it before
 anything runs.
+
+Amounts of two currencies are never added (review 66): a ``--costs`` file whose ``currency`` is not
+the built-in table's must price every part the search uses itself. A price it would take from the
+built-in table instead is a :class:`CurrencyError` naming the file, both currencies and each such
+part, before anything runs (:func:`check_prices`), and :meth:`PriceTable.cost` refuses it too.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ __all__ = [
     "BUILTIN_TABLE",
     "Cost",
     "CostPart",
+    "CurrencyError",
     "PriceTable",
     "SizeError",
     "check_prices",
@@ -52,6 +58,9 @@ _SECTIONS = {
     "arrays": ("price", "spindle"),
 }
 
+
+_MONEY = ("price", "port", "spindle")
+"""The keys that are amounts of the table's currency (a tier's ``capacity`` is bytes)."""
 
 _STUB = {
     "price": "price = 0  # the part's price",
@@ -94,6 +103,15 @@ class SizeError(ScenarioError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class CurrencyError(SizeError):
+    """A ``--costs`` file in another currency than the built-in table's leaves parts of the search
+    to the built-in prices: ``source`` is the file, a problem per part (its table and key in the
+    file: what to add) and a last one (``--costs``) with the tables to paste, in the file's
+    currency. Adding the two currencies' amounts would give a total in neither."""
+
+    HEADING = "cannot size it: its prices would mix two currencies"
 
 
 @dataclass(frozen=True)
@@ -147,6 +165,23 @@ class PriceTable:
     source: str
     given: str | None = None
     """The ``--costs`` file laid over the built-in table, if any."""
+    own: frozenset[str] = frozenset()
+    """The keys the ``--costs`` file gives itself, dotted (``"host.price"``,
+    ``"tiers.nvme-p3700.capacity"``): the others are the built-in table's."""
+    builtin_currency: str = ""
+    """The built-in table's currency (``"USD"``); its prices are in no other."""
+
+    @property
+    def foreign(self) -> bool:
+        """Whether the table's currency is not the built-in table's: then a price the
+        ``--costs`` file does not give itself cannot be used (it is in the other currency)."""
+        return self.given is not None and _same(self.currency) != _same(self.builtin_currency)
+
+    def borrowed(self, section: str, profile: str | None, key: str) -> bool:
+        """Whether ``key`` of ``section`` (``profile``'s entry) is a built-in price in another
+        currency than the table's (:attr:`foreign`), which sizing refuses to use."""
+        table = section if profile is None else f"{section}.{profile}"
+        return self.foreign and key in _MONEY and f"{table}.{key}" not in self.own
 
     @property
     def heading(self) -> str:
@@ -160,7 +195,10 @@ class PriceTable:
 
     def cost(self, scenario: Scenario) -> Cost:
         """The cost of ``scenario``'s cluster and array by :mod:`this module
-        <simcache.runs.sizing.costs>`'s rules."""
+        <simcache.runs.sizing.costs>`'s rules; a :class:`CurrencyError` (or :class:`SizeError`)
+        rather than a total of prices in two currencies."""
+        if self.foreign:
+            check_prices(self, [scenario])
         cluster = scenario.cluster
         hosts = cluster.hosts
         tier = cluster.tier
@@ -241,11 +279,13 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     """The built-in price table, with the tables and keys of the TOML file at ``path`` (if any)
     over it, checked."""
     data = _builtin()
+    builtin_currency = str(data.get("currency", ""))
     source = "the built-in price table"
+    own: set[str] = set()
     if path is not None:
-        own = parse_toml(read_scenario_text(Path(path)), str(path))
+        given = parse_toml(read_scenario_text(Path(path)), str(path))
         source = f"{path} over the built-in price table"
-        unknown = sorted(set(own) - {"currency", *_SECTIONS})
+        unknown = sorted(set(given) - {"currency", *_SECTIONS})
         if unknown:
             raise SizeError(
                 str(path),
@@ -257,19 +297,34 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
                     )
                 ],
             )
-        for key, value in own.items():
+        for key, value in given.items():
             if key in ("currency", "host"):
                 data[key] = value if key == "currency" else {**data.get("host", {}), **value}
+                if key == "host":
+                    own.update(f"host.{field}" for field in value)
             else:
                 for name, fields in value.items():
                     data.setdefault(key, {})[name] = {**data.get(key, {}).get(name, {}), **fields}
+                    own.update(f"{key}.{name}.{field}" for field in fields)
     _check(data, str(path) if path is not None else "costs.toml")
-    return PriceTable(data, source, str(path) if path is not None else None)
+    return PriceTable(
+        data,
+        source,
+        str(path) if path is not None else None,
+        frozenset(own),
+        builtin_currency,
+    )
+
+
+def _same(currency: str) -> str:
+    """A currency as compared: ``"usd"`` is ``"USD"``."""
+    return currency.strip().upper()
 
 
 def _check(data: Mapping[str, Any], source: str) -> None:
     """Every price a non-negative number, every tier capacity a size, every entry complete."""
-    if not isinstance(data.get("currency", ""), str):
+    currency = data.get("currency", "")
+    if not isinstance(currency, str) or not currency.strip():
         raise SizeError(
             source, [("currency", 'write the currency as a word, e.g. currency = "USD"')]
         )
@@ -315,12 +370,16 @@ def _check(data: Mapping[str, Any], source: str) -> None:
 def check_prices(prices: PriceTable, scenarios: Iterable[Scenario]) -> None:
     """Raise one :class:`SizeError` naming every part of ``scenarios`` the table has no price for
     (each once, with a TOML stub to paste into a --costs file), so that a price file is written in
-    one go, not one missing price a try."""
+    one go, not one missing price a try; then, for a ``--costs`` file in another currency than the
+    built-in table's, one :class:`CurrencyError` naming every part it would price with a built-in
+    price (each once, with the tables to paste into the file)."""
     problems: list[tuple[str, str]] = []
     stubs: dict[str, str] = {}
+    borrowed: dict[str, tuple[str, str | None, str, list[str], Scenario]] = {}
     for scenario in scenarios:
         cluster = scenario.cluster
         parts = [
+            ("host", None, "cluster.hosts"),
             ("tiers", cluster.tier.profile, "cluster.tier"),
             ("links", cluster.peer_link.profile, "cluster.peer_link"),
             ("links", cluster.storage_link.profile, "cluster.storage_link"),
@@ -342,16 +401,69 @@ def check_prices(prices: PriceTable, scenarios: Iterable[Scenario]) -> None:
                             for name in _SECTIONS[section]
                         ]
                         stubs[key] = "\n".join([key, *lines])
-    if not problems:
-        return
-    if stubs:
-        stub = "\n\n".join(stubs.values())
+                continue
+            used = [name for name in _SECTIONS[section] if name in _MONEY]
+            if section == "arrays" and scenario.array.spindles == _profile_spindles(profile):
+                used.remove("spindle")  # the profile's own drives: no spindle price in its cost
+            for name in used:
+                if prices.borrowed(section, profile, name):
+                    table = section if profile is None else f"{section}.{profile}"
+                    seen = borrowed.setdefault(table, (section, profile, where, [], scenario))
+                    if name not in seen[3]:
+                        seen[3].append(name)
+    if problems:
+        if stubs:
+            stub = "\n\n".join(stubs.values())
+            problems.append(
+                (
+                    "--costs",
+                    f"{len(stubs)} price(s) missing; a --costs file with these tables completes it "
+                    f"(replace each 0 by your price in {prices.currency or 'your currency'}, and a "
+                    f"tier's capacity by the one that price buys):\n{stub}",
+                )
+            )
+        raise SizeError(prices.heading, problems)
+    if borrowed:
+        raise _currency_error(prices, borrowed)
+
+
+def _currency_error(
+    prices: PriceTable, borrowed: Mapping[str, tuple[str, str | None, str, list[str], Scenario]]
+) -> CurrencyError:
+    """The error for the parts of a foreign-currency ``--costs`` file that would take a built-in
+    price: a line per part, then the tables to paste (those the file does not have yet; a table
+    it has is completed by the keys its line names)."""
+    mine, theirs = prices.currency, prices.builtin_currency
+    problems: list[tuple[str, str]] = []
+    stubs: list[str] = []
+    for table, (section, profile, where, names, scenario) in borrowed.items():
+        entry = prices._entry(section, profile, where)
+        keys = " and ".join(f"{name} = ..." for name in names)
+        builtin = ", ".join(f"{name} = {float(entry[name]):,.0f} {theirs}" for name in names)
+        part = where if profile is None else f"{where} {profile!r}"
+        has_table = any(key.startswith(f"{table}.") for key in prices.own)
+        add = f"add {keys} to its [{table}]" if has_table else f"add [{table}] with {keys}"
         problems.append(
             (
-                "--costs",
-                f"{len(stubs)} price(s) missing; a --costs file with these tables completes it "
-                f"(replace each 0 by your price in {prices.currency or 'your currency'}, and a "
-                f"tier's capacity by the one that price buys):\n{stub}",
+                table,
+                f"{part} has no {mine} price in {prices.given}, and the built-in one ({builtin}) "
+                f"is in {theirs}, never added to {mine}: {add} there, or set its "
+                f'currency = "{theirs}"',
             )
         )
-    raise SizeError(prices.heading, problems)
+        if not has_table:
+            lines = [_STUB[name] for name in names]
+            if section == "tiers":
+                lines.append(_capacity_stub(scenario.cluster.tier.capacity))
+            stubs.append("\n".join([f"[{table}]", *lines]))
+    fix = (
+        f"{len(problems)} part(s) with no {mine} price; price them in {prices.given}, or set its "
+        f'currency = "{theirs}" to take the built-in prices'
+    )
+    if stubs:
+        fix += (
+            f"; these tables complete it (replace each 0 by your price in {mine}, and a tier's "
+            "capacity by the one that price buys):\n" + "\n\n".join(stubs)
+        )
+    problems.append(("--costs", fix))
+    return CurrencyError(prices.given or BUILTIN_TABLE, problems)
