@@ -243,6 +243,7 @@ def sweep(
         for i, reason in refused.items()
         for seed in seed_list
     }
+    tally.not_run = len(rows)
     labels = [", ".join(f"{column}={value}" for column, value in point.items()) for point in points]
     try:
         with ExitStack() as stack:
@@ -337,6 +338,9 @@ class _Tally:
     finished: int = 0
     computed: int = 0
     total: int = 0
+    not_run: int = 0
+    """Rows of points past the run limits (in ``rows`` from the start, never simulated): not
+    counted as finished (review 67a F4: a stop said they were finished and kept in the store)."""
     stopped: str = ""
     """Why the cancel token stopped the sweep (empty while it runs)."""
 
@@ -367,7 +371,7 @@ def _run(
     waiting: list[tuple[int, int]] = []  # claimed by another sweep that is alive: its row will come
 
     def report() -> None:
-        tally.finished = len(rows)
+        tally.finished = len(rows) - tally.not_run
         if progress is not None:
             progress(
                 SweepProgress(

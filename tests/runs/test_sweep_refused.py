@@ -10,7 +10,7 @@ import pytest
 from support.builders import small_scenario
 
 import simcache
-from simcache.runs.sweep import NOT_RUN, point_bottleneck, point_stability
+from simcache.runs.sweep import NOT_RUN, SweepInterrupted, point_bottleneck, point_stability
 from simcache.runs.targets import evidence_of_row, judge_seeds, parse_target
 
 
@@ -33,3 +33,27 @@ def test_a_point_past_the_limits_is_not_run_and_says_why(monkeypatch: pytest.Mon
     verdict = judge_seeds(target, [evidence_of_row(row, target) for _, row in refused.iterrows()])
     assert verdict.status == "unknown"
     assert verdict.text.startswith("unknown: the point was not simulated: this run is expected")
+
+
+def test_a_stop_does_not_count_points_past_the_limits_as_finished(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Review 67a F4: a sweep stopped before any run said "2 of 6 runs finished and are kept in
+    the store" where the 2 were the rows of a point past the run limits (never simulated) and the
+    store held nothing."""
+    monkeypatch.setenv("SIMCACHE_MAX_IOS", "5000")
+    base = simcache.Scenario.model_validate(small_scenario(run={"duration": "1s"}))
+
+    def stop_at_once(_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(SweepInterrupted) as stopped:
+        simcache.sweep(
+            base,
+            {"groups.db.workload.iops": [100, 200, 100_000]},
+            seeds=[1, 2],
+            workers=1,
+            progress=stop_at_once,
+        )
+    assert (stopped.value.finished, stopped.value.total, stopped.value.computed) == (0, 4, 0)
+    assert "0 of 4 runs finished" in str(stopped.value)
