@@ -23,6 +23,7 @@ from simcache.runs.simulate import simulate
 from simcache.runs.size import SizeInterrupted, size
 from simcache.runs.sizing.answer import SizeAnswer
 from simcache.runs.sizing.costs import SizeError
+from simcache.runs.workers import reach_scheduler, scheduler_address
 from simcache.sim.control import Cancel, cancel_on_signals, exit_status, stopped_at
 from simcache.spec import load_scenario
 
@@ -145,7 +146,13 @@ def run_size(args: argparse.Namespace) -> int:
         output_file(args.out, "-o")
     if args.seeds < 1:
         raise SizeError("--seeds", [("--seeds", f"must be at least 1 (got {args.seeds})")])
+    if args.scheduler is not None:
+        scheduler_address(args.scheduler)  # "local" or tcp://HOST:PORT
     scenario = load_scenario(args.scenario)
+    if args.scheduler is not None:
+        # a scheduler there, within seconds, before the signals only cancel the token: Ctrl-C or
+        # SIGTERM during this wait ends the command at once
+        reach_scheduler(args.scheduler)
     with cancel_on_signals(Cancel()) as token:
         try:
             with sweep_progress(quiet=args.json) as progress:

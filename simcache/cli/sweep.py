@@ -47,6 +47,7 @@ from simcache.runs.sweep import (
     sweep_summary,
     until_outcomes,
 )
+from simcache.runs.workers import reach_scheduler, scheduler_address
 from simcache.sim.control import Cancel, cancel_on_signals
 from simcache.spec import load_scenario
 
@@ -80,8 +81,14 @@ def run_sweep(args: argparse.Namespace) -> int:
     until = _until(args.until)
     if args.max_seeds < 1:
         raise OptionError.at("--max-seeds", f"must be at least 1 (got {args.max_seeds})")
+    if args.scheduler is not None:
+        scheduler_address(args.scheduler)  # "local" or tcp://HOST:PORT
     # a regular file within the scenario size limit, its scenario neither itself nor a sweep file
     spec, scenario_path, seeds = read_sweep_file(args.grid)
+    if args.scheduler is not None:
+        # a scheduler there, within seconds, before the signals only cancel the token: Ctrl-C or
+        # SIGTERM during this wait ends the command at once
+        reach_scheduler(args.scheduler)
     # Ctrl-C and SIGTERM cancel the token: the sweep starts nothing more, stops its running run
     # between two events (or ends its pool's workers) and returns the rows finished. A second
     # signal raises KeyboardInterrupt as before (SweepInterrupted below, with the rows finished).

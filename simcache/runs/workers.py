@@ -11,27 +11,35 @@ terminating its workers: an executor has no public way to stop a running task.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import multiprocessing
 import os
+import re
 import signal
+import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from typing import Any
 
-from simcache.base.errors import ScenarioError
+from simcache.base.errors import ScenarioError, echo
 
 __all__ = [
+    "CONNECT_TIMEOUT_S",
     "Row",
     "Runner",
+    "SchedulerError",
     "Task",
     "WorkerReimportError",
+    "reach_scheduler",
     "refuse_worker_reimport",
     "replication_executor",
+    "scheduler_address",
     "stop_pool",
 ]
 
@@ -216,7 +224,7 @@ def stop_pool(pool: Executor) -> None:
     processes = list((pool._processes or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
-        process.terminate()
+        process.kill()  # (the workers ignore SIGTERM: _exit_with_parent)
     for process in processes:
         process.join(5)
 
@@ -257,8 +265,12 @@ def _exit_with_parent() -> None:
     A pool worker otherwise outlives a ``kill -9`` of its parent, blocked for
     good on the task queue (spawned workers hold that queue's write end too).
     """
-    # Ctrl-C in a terminal reaches the whole group: the sweep stops its workers
+    # Ctrl-C in a terminal reaches the whole group, and so does a SIGTERM sent to it (timeout,
+    # systemd, docker stop, a batch scheduler): the sweep stops its workers (stop_pool), keeping the
+    # rows finished; a worker ended by the signal first had broken the pool, and the sweep had
+    # ended in a traceback with nothing written (review 67a F2)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(
@@ -271,9 +283,183 @@ def _exit_when_ended(parent: multiprocessing.process.BaseProcess) -> None:
     os._exit(1)
 
 
+class SchedulerError(ScenarioError):
+    """A Dask scheduler (``--scheduler``, ``scheduler=``) that cannot be used: an address not of
+    the form ``local`` or ``tcp://HOST:PORT``, nothing accepting connections there, something there
+    that is not a Dask scheduler, or Dask not installed.
+
+    One line, ``--scheduler ADDRESS: what is wrong and what to give``; ``source`` is
+    ``--scheduler ADDRESS``, the one problem's field ``--scheduler``. A subclass of
+    :class:`ScenarioError`, so whatever reports bad input reports these too.
+    """
+
+    HEADING = "unusable Dask scheduler"
+
+    def __init__(self, source: str, problems: Sequence[tuple[str, str]]):
+        super().__init__(source, problems)
+        self.args = ("; ".join(f"{source}: {message}" for _, message in self.problems),)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    @classmethod
+    def at(cls, address: object, problem: str) -> SchedulerError:
+        """The one ``problem`` with the scheduler ``address`` (as given)."""
+        shown = address if isinstance(address, str) and _PLAIN.fullmatch(address) else echo(address)
+        return cls(f"--scheduler {shown}", [("--scheduler", problem)])
+
+
+CONNECT_TIMEOUT_S = 10.0
+"""How long a Dask scheduler's address may take to accept a connection, and then to answer as a
+Dask scheduler, before the run is refused (:func:`reach_scheduler`)."""
+_SCHEMES = ("tcp", "tls", "ws", "wss")
+"""Dask's network protocols; ``tcp`` is the default when an address names none."""
+_PLAIN = re.compile(r"[!-~]{1,100}")
+"""An address shown as given in a message: printable, no spaces, not long (others are quoted)."""
+_ADDRESS = re.compile(
+    r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>.*?)(?::(?P<port>[^:\]]*))?"
+)
+_HOST = re.compile(r"\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+")
+_FORM = (
+    '"local" (a local Dask cluster) or a running scheduler\'s tcp://HOST:PORT '
+    "(e.g. tcp://10.0.0.5:8786)"
+)
+_NOT_DASK = "is it a Dask scheduler's address? e.g. tcp://HOST:8786"
+
+
+def scheduler_address(address: object) -> tuple[str, int] | None:
+    """The host and port of the Dask scheduler ``address`` (``tcp://HOST:PORT``; ``HOST:PORT``,
+    ``tls://``, ``ws://`` and ``wss://`` as Dask takes them too); ``None`` for ``"local"`` (a local
+    cluster). Raises :class:`SchedulerError` for any other value, before anything runs: the one
+    check of ``simcache sweep --scheduler``, ``simcache size --scheduler`` and ``scheduler=``."""
+    if address == "local":
+        return None
+    match = _ADDRESS.fullmatch(address) if isinstance(address, str) else None
+    scheme, host, port = (match["scheme"], match["host"], match["port"]) if match else ("",) * 3
+    if not isinstance(address, str):
+        problem = f"{type(address).__name__} given, not str"
+    elif not address:
+        problem = "is empty"
+    elif scheme is not None and scheme.lower() not in _SCHEMES:
+        problem = f"{scheme}:// is not a protocol of Dask's"
+    elif port is None:
+        problem = "has no port (HOST:PORT)"
+    elif not _HOST.fullmatch(host):
+        problem = f"{echo(host)} is not a host name or IP address" if host else "has no host"
+    elif not port.isdigit():
+        problem = f"the port {echo(port)} is not a number"
+    elif not 1 <= int(port) <= 65535:
+        problem = f"the port {int(port)} is not between 1 and 65535"
+    else:
+        return host.strip("[]"), int(port)
+    raise SchedulerError.at(address, f"not a Dask scheduler address: {problem}; give {_FORM}")
+
+
+def reach_scheduler(address: object, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise :class:`SchedulerError` unless a Dask scheduler answers at ``address`` (for
+    ``"local"``: unless Dask is installed), within ``timeout`` seconds to accept the connection and
+    as many to answer.
+
+    Whatever the attempt raises (a refused or silent port, an HTTP server's reply read as a
+    Dask frame, a closed connection) becomes that one error. The attempt runs in a thread of its
+    own (with its own event loop: a notebook's is running), so Ctrl-C stops the wait at once.
+    """
+    where = scheduler_address(address)
+    try:
+        import dask.distributed  # noqa: F401
+    except ImportError:
+        raise SchedulerError.at(
+            address, "Dask is not installed; pip install 'simcache[dask]'"
+        ) from None
+    if where is None:
+        return
+    answer: list[str] = []
+
+    def attempt() -> None:
+        try:
+            answer.append(asyncio.run(_ask_scheduler(str(address), where, timeout)))
+        except BaseException:  # anything: a garbage reply raises even MemoryError
+            answer.append(f"no Dask scheduler answered there within {timeout:g} s ({_NOT_DASK})")
+
+    thread = threading.Thread(target=attempt, name="simcache-scheduler-check", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 2 * timeout + 5  # each step is bounded: a last resort
+    while thread.is_alive() and time.monotonic() < deadline:
+        thread.join(0.1)  # in short waits: Ctrl-C interrupts the wait
+    problem = answer[0] if answer else f"no Dask scheduler answered there ({_NOT_DASK})"
+    if problem:
+        raise SchedulerError.at(address, problem)
+
+
+async def _ask_scheduler(address: str, where: tuple[str, int], timeout: float) -> str:
+    """What is wrong with the Dask scheduler at ``address`` (``""``: nothing): Dask's connection
+    and handshake within ``timeout`` (a refused connection retried meanwhile, as Dask does while a
+    scheduler starts), then an ``identity`` call within ``timeout`` too.
+
+    On a failure, one plain TCP connection to ``where`` tells the two cases apart: nothing
+    accepting connections there, or something that is not a Dask scheduler (made only then: a
+    scheduler logs a connection that closes before Dask's handshake)."""
+    from distributed.comm.core import connect
+    from distributed.core import send_recv
+    from distributed.security import Security
+
+    try:
+        # as a Client connects: with the TLS settings of Dask's configuration, if any
+        security = Security().get_connection_args("client")  # type: ignore[no-untyped-call]
+        comm = await asyncio.wait_for(
+            connect(address, timeout=timeout, **security),  # type: ignore[no-untyped-call]
+            timeout,
+        )
+    except Exception:  # anything: a garbage reply raises even MemoryError
+        refused = await _refused(where)
+        if refused is None:
+            return f"no Dask scheduler answered there within {timeout:g} s ({_NOT_DASK})"
+        return (
+            f"cannot reach the Dask scheduler: nothing accepted a connection there within "
+            f"{timeout:g} s ({refused}); is the scheduler running, at this address?"
+        )
+    try:
+        identity = await asyncio.wait_for(send_recv(comm, op="identity"), timeout)
+    except Exception:  # anything, as above
+        return f"no Dask scheduler answered there within {timeout:g} s ({_NOT_DASK})"
+    finally:
+        comm.abort()
+    kind = identity.get("type") if isinstance(identity, dict) else None
+    if kind != "Scheduler":
+        return (
+            f"a Dask {kind or 'server'} answered there, not a scheduler: give the scheduler's "
+            "address (e.g. tcp://HOST:8786)"
+        )
+    return ""
+
+
+async def _refused(where: tuple[str, int]) -> str | None:
+    """Why a TCP connection to ``where`` fails, in a few words; ``None`` if it is accepted."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(*where), 2.0)
+    except Exception as exc:  # OSError, TimeoutError, or whatever a resolver raises
+        return _why(exc)
+    writer.close()
+    with contextlib.suppress(Exception):
+        await writer.wait_closed()
+    return None
+
+
+def _why(error: BaseException) -> str:
+    """The reason a connection attempt failed, in a few words."""
+    if isinstance(error, TimeoutError):
+        return "no answer"
+    if isinstance(error, socket.gaierror):
+        return str(error.strerror or error)
+    if isinstance(error, OSError) and error.errno:
+        return os.strerror(error.errno)
+    return str(error) or type(error).__name__
+
+
 class _dask_client:
     """A Dask client for ``address``; ``"local"`` starts a local cluster of ``workers`` processes
-    and stops it after."""
+    and stops it after. Any other address must answer as a Dask scheduler within
+    :data:`CONNECT_TIMEOUT_S` (:func:`reach_scheduler`), else :class:`SchedulerError`."""
 
     def __init__(self, address: str, workers: int | None):
         self._address = address
@@ -282,12 +468,9 @@ class _dask_client:
         self._client: Any = None
 
     def __enter__(self) -> Any:
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError:
-            raise ScenarioError(
-                "<sweep>", [("scheduler", "Dask is not installed; pip install 'simcache[dask]'")]
-            ) from None
+        reach_scheduler(self._address)  # the address, Dask installed, a scheduler there
+        from dask.distributed import Client, LocalCluster
+
         if self._address == "local":
             workers = self._workers or os.cpu_count() or 1
             self._cluster = LocalCluster(
@@ -296,11 +479,13 @@ class _dask_client:
             self._client = Client(self._cluster)  # type: ignore[no-untyped-call]
         else:
             try:
-                self._client = Client(self._address, timeout="10s")  # type: ignore[no-untyped-call]
-            except OSError as exc:
-                raise ScenarioError(
-                    "<sweep>",
-                    [("scheduler", f"cannot reach the Dask scheduler at {self._address}: {exc}")],
+                self._client = Client(  # type: ignore[no-untyped-call]
+                    self._address, timeout=f"{CONNECT_TIMEOUT_S:g}s"
+                )
+            except Exception as exc:  # it answered a moment ago: say what happened now
+                raise SchedulerError.at(
+                    self._address,
+                    f"cannot reach the Dask scheduler: {type(exc).__name__}: {exc}"[:300],
                 ) from None
         return self._client
 

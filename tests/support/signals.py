@@ -13,11 +13,17 @@ from support.paths import ROOT
 
 
 def interrupt(
-    argv: list[str], sig: int, ready: Callable[[str], bool], settle_s: float = 0.0
+    argv: list[str],
+    sig: int,
+    ready: Callable[[str], bool],
+    settle_s: float = 0.0,
+    *,
+    group: bool = False,
 ) -> tuple[int, str, str, float]:
     """Start ``simcache`` with ``argv``, read its stderr until a line for which ``ready`` is true,
-    wait ``settle_s`` seconds and send ``sig``; return the exit status, stdout, stderr and the
-    seconds from the signal to the exit."""
+    wait ``settle_s`` seconds and send ``sig`` (with ``group``, to its whole process group, as
+    ``timeout``, systemd and ``docker stop`` do: its pool workers too); return the exit status,
+    stdout, stderr and the seconds from the signal to the exit."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
@@ -29,6 +35,7 @@ def interrupt(
         text=True,
         cwd=ROOT,
         env=env,
+        start_new_session=group,
     )
     assert process.stderr is not None
     lines: list[str] = []
@@ -38,7 +45,10 @@ def interrupt(
             assert line, f"exited before the line to wait for: {''.join(lines)}"
             lines.append(line)
         time.sleep(settle_s)
-        process.send_signal(sig)
+        if group:
+            os.killpg(process.pid, sig)
+        else:
+            process.send_signal(sig)
         sent = time.monotonic()
         out, err = process.communicate(timeout=60)
     finally:
