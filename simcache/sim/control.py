@@ -103,8 +103,9 @@ MAX_MEMORY_ENV = "SIMCACHE_MAX_MEMORY"
 """Environment variable: the most memory one run may be expected to hold (a size such as
 ``16GiB``, or ``none``)."""
 LIMIT_OPTIONS = (
-    f"--max-ios N / --max-memory SIZE / --no-limit (simulate(limits=Limits(...)), {MAX_IOS_ENV}, "
-    f"{MAX_MEMORY_ENV})"
+    f"--max-ios N / --max-memory SIZE / --no-limit (run, check, report), {MAX_IOS_ENV}=N / "
+    f"{MAX_MEMORY_ENV}=SIZE (every command, sweep and size included; none for no limit) or "
+    "simulate(limits=Limits(...))"
 )
 """What a refusal names as the way to allow a larger run."""
 

@@ -267,8 +267,9 @@ def test_a_run_past_the_limit_is_refused_before_it_starts_with_the_figures_and_t
         "  run.duration: this run is expected to take 4,000 I/Os (limit 1,000): about 4,000 I/Os, "
         "40 samples x 32 columns, up to 8,000 cached lines, 1.3 MiB of memory over 10 simulated "
         "seconds. Shorten run.duration (or --duration), lower the load, or allow it with "
-        "--max-ios N / --max-memory SIZE / --no-limit (simulate(limits=Limits(...)), "
-        "SIMCACHE_MAX_IOS, SIMCACHE_MAX_MEMORY)"
+        "--max-ios N / --max-memory SIZE / --no-limit (run, check, report), SIMCACHE_MAX_IOS=N / "
+        "SIMCACHE_MAX_MEMORY=SIZE (every command, sweep and size included; none for no limit) or "
+        "simulate(limits=Limits(...))"
     )
 
 
