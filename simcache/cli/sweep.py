@@ -47,6 +47,7 @@ from simcache.runs.sweep import (
     sweep_summary,
     until_outcomes,
 )
+from simcache.runs.sweep_points import lower_bound_in
 from simcache.runs.workers import reach_scheduler, scheduler_address
 from simcache.sim.control import Cancel, cancel_on_signals
 from simcache.spec import load_scenario
@@ -339,10 +340,7 @@ def _figure_cell(part: pd.DataFrame, column: str) -> str:
     bound when any seed's is one; "-" where no seed measured it."""
     if column not in part.columns:
         return cell(math.nan)
-    cell_of, metric = column.rsplit(".", 1)
-    bounds = part.get(f"{cell_of}.lower_bounds", pd.Series(dtype=object))
-    lower = any(metric in _words(listed) for listed in bounds)
-    return (LOWER_BOUND if lower else "") + cell(float(part[column].mean()))
+    return (LOWER_BOUND if lower_bound_in(part, column) else "") + cell(float(part[column].mean()))
 
 
 def _summary_notes(

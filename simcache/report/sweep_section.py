@@ -19,9 +19,10 @@ from typing import Any
 import pandas as pd
 
 import simcache.report.svg as svg
-from simcache.report.cells import cell
+from simcache.report.cells import LOWER_BOUND, cell
 from simcache.runs.feasible import cheapest_passing, sweep_verdicts
-from simcache.runs.sweep import point_bottleneck, sweep_summary
+from simcache.runs.sweep import point_bottleneck, point_stability, sweep_summary
+from simcache.runs.sweep_points import lower_bound_in
 from simcache.runs.targets import Target, Verdict
 
 __all__ = ["SweepReport"]
@@ -140,13 +141,13 @@ class SweepReport:
         verdicts: list[list[Verdict]],
     ) -> str:
         columns = [c for c in _SHOWN if c in points.columns]
-        # the part each point's seeds name (a tier past its clean-pool cliff before the busiest
-        # part, whose utilization the column beside it gives), in the points' order
+        # each point's seeds, in the points' order: the part they name as the bottleneck (a tier
+        # past its clean-pool cliff before the busiest part, whose utilization the column beside
+        # it gives), their stability, and which figures are lower bounds in some seed, marked as
+        # `sweep --summary` marks them (review 67a F9: the page had dropped both)
+        parts = [part for _, part in self.rows.groupby(list(self.grid), sort=False, dropna=False)]
         named = (
-            [
-                point_bottleneck(part)
-                for _, part in self.rows.groupby(list(self.grid), sort=False, dropna=False)
-            ]
+            [point_bottleneck(part) for part in parts]
             if "bottleneck" in self.rows.columns
             else None
         )
@@ -157,15 +158,24 @@ class SweepReport:
                 "seeds",
                 *columns,
                 *(["bottleneck"] if named is not None else []),
+                "stability",
                 *(str(t) for t in targets),
             ]
         )
         body = []
         for i, (label, row) in enumerate(zip(labels, points.to_dict("records"), strict=True)):
             said = [_verdict(per_target[i]) for per_target in verdicts]
-            cells = [label, str(row["seeds"]), *(_mean(row, c) for c in columns)]
+            cells = [
+                label,
+                str(row["seeds"]),
+                *(
+                    (LOWER_BOUND if lower_bound_in(parts[i], c) else "") + _mean(row, c)
+                    for c in columns
+                ),
+            ]
             if named is not None:
                 cells.append(named[i])
+            cells.append(point_stability(parts[i]).label)
             body.append(
                 "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "".join(said) + "</tr>"
             )

@@ -24,6 +24,7 @@ __all__ = [
     "STABILITY",
     "PointStability",
     "log_axis_yerr",
+    "lower_bound_in",
     "mix_shifts",
     "point_bottleneck",
     "point_stability",
@@ -126,6 +127,17 @@ class PointStability:
     label: str
     """In a few words for a table cell: ``stable``, ``UNSTABLE 2/3``, ``filling: full ~540 s``,
     ``at capacity 1/3`` (``k/n``: k of its n seeds, when not all)."""
+
+
+def lower_bound_in(part: pd.DataFrame, column: str) -> bool:
+    """Whether ``column`` (``<group>.<op>.<metric>``) is a lower bound in any of a point's seeds
+    (``part``): its row's ``<group>.<op>.lower_bounds`` names the metric (I/Os unfinished at the
+    end count with their latency so far)."""
+    if "." not in column:
+        return False
+    cell_of, metric = column.rsplit(".", 1)
+    listed = part.get(f"{cell_of}.lower_bounds", pd.Series(dtype=object))
+    return any(isinstance(cell, str) and metric in cell.split(",") for cell in listed)
 
 
 def point_stability(part: pd.DataFrame) -> PointStability:

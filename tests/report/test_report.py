@@ -28,7 +28,14 @@ from simcache.base.errors import ScenarioError
 from simcache.report import SweepReport, report_html
 from simcache.report.cells import cell
 from simcache.results.bottleneck import bottleneck_sentence, time_shares
-from simcache.runs.sweep import SweepProgress, point_bottleneck, sweep, sweep_summary
+from simcache.runs.sweep import (
+    SweepProgress,
+    point_bottleneck,
+    point_stability,
+    sweep,
+    sweep_summary,
+)
+from simcache.runs.sweep_points import lower_bound_in
 from simcache.runs.targets import (
     Evidence,
     Target,
@@ -595,6 +602,7 @@ def test_a_categorical_sweep_is_a_table_of_means_and_unjoined_points(
         "all.read.p99_ms",
         "bottleneck_utilization",
         "bottleneck",
+        "stability",
         "write mean <= 1 ms",
         "write p99 <= 1 ms",
     ]
@@ -604,14 +612,21 @@ def test_a_categorical_sweep_is_a_table_of_means_and_unjoined_points(
             point["all.write.mean_ms"],
             point["all.write.mean_ms.ci95"],
         )
+        seeds = table[table["cluster.peer_link"] == point["cluster.peer_link"]]
+        # a figure that is a lower bound in some seed is marked as `sweep --summary` marks it
+        marks = [
+            ">=" if lower_bound_in(seeds, column) else ""
+            for column in ("all.write.p99_ms", "all.write.mean_ms")
+        ]
         assert shown[:3] == [
             point["cluster.peer_link"],
             "2",
-            f"{cell(p99)} ± {cell(point['all.write.p99_ms.ci95'])}",
+            f"{marks[0]}{cell(p99)} ± {cell(point['all.write.p99_ms.ci95'])}",
         ]
-        seeds = table[table["cluster.peer_link"] == point["cluster.peer_link"]]
+        assert shown[3].startswith(marks[1])
         assert shown[6] == point_bottleneck(seeds)  # e.g. "array 95%": the part, not only a figure
         assert shown[6].startswith(seeds["bottleneck"].iloc[0])
+        assert shown[7] == point_stability(seeds).label
         assert mean + half < 1.0
         interval = (
             f"{mean:.{2 - math.floor(math.log10(mean))}f} ± "
