@@ -138,7 +138,8 @@ def _frontier(answer: SizeAnswer) -> list[str]:
 
 def _figure(candidate: Candidate, at: int) -> str:
     verdict = candidate.verdicts[at]
-    half = f" ± {verdict.ci95:.3g}" if math.isfinite(verdict.ci95) else ""
+    # no "± 0": seeds that all gave one value give no interval (the verdict's words say so)
+    half = f" ± {verdict.ci95:.3g}" if math.isfinite(verdict.ci95) and verdict.ci95 > 0 else ""
     return f"{verdict.value:.4g}{half}"
 
 

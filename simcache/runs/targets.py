@@ -451,13 +451,15 @@ def _figure(target: Target, mean: float, half: float, n: int) -> str:
     if n == 1:
         return target.amount(mean)
     if half == 0.0:
-        # every seed gave the same value: a replayed trace draws nothing random, or a streamed
+        # every seed gave the same value: a replayed trace draws nothing random, a tier with
+        # fixed service times (the *-field profiles) gives every I/O the same time, or a streamed
         # run's histogram put them in one bin; a "± 0" interval would claim a certainty the seeds
-        # cannot give
+        # cannot give (review 67a F11: the words named a replay for a run that was none)
         return (
-            f"{target.amount(mean)} (all {n} seeds gave this value: a replay draws nothing "
-            "random, and a run without records puts close percentiles in one histogram bin (1%); "
-            "the seeds give no interval)"
+            f"{target.amount(mean)} (all {n} seeds gave this value, so the seeds give no "
+            "interval: the figure does not depend on the random draws here, e.g. a replayed "
+            "trace, a fixed device service time, or close percentiles in one histogram bin (1%) "
+            "of a run without records)"
         )
     pair = plus_minus(mean, half, target.unit, places=0 if target.figure == "iops" else None)
     return f"{pair} (mean of {n} seeds, 95% interval)"

@@ -274,7 +274,8 @@ class SizeAnswer:
             out.append(f"frontier (cost vs {target}):")
             for c in front:
                 v = c.verdicts[at]
-                ci = f" ± {v.ci95:.3g}" if math.isfinite(v.ci95) else ""
+                # no "± 0": seeds that all gave one value give no interval (judge_seeds says so)
+                ci = f" ± {v.ci95:.3g}" if math.isfinite(v.ci95) and v.ci95 > 0 else ""
                 out.append(
                     f"  {c.cost.total:>12,.0f}  {v.value:.4g}{ci} {target.unit}  {c.verdict:<8} "
                     f"{c.label}"
