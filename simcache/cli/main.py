@@ -120,7 +120,15 @@ def _parser() -> argparse.ArgumentParser:
             "[values]"
         ),
     )
-    sweep_cmd.add_argument("--duration", type=_duration, default=None)
+    sweep_cmd.add_argument(
+        "--duration",
+        type=_duration,
+        default=None,
+        help=(
+            "simulated time of every run, e.g. 30s (replaces the scenario's run.duration, and "
+            "its warm-up if that would not leave a window; default: the scenario's)"
+        ),
+    )
     sweep_cmd.add_argument(
         "--out",
         type=Path,
