@@ -42,7 +42,8 @@ def size_section(answer: SizeAnswer, command: str = "") -> str:
     parts.append(
         "<p>"
         + escape(
-            f"{len(answer.candidates)} configurations: {counts['meets']} meet every target, "
+            f"{len(answer.candidates)} configurations: {counts['meets']} "
+            f"{'meets' if counts['meets'] == 1 else 'meet'} every target, "
             f"{counts['misses']} miss one, "
             f"{counts['unknown']} unknown, {counts['pruned']} pruned without simulating, "
             f"{counts['skipped']} skipped "
@@ -95,16 +96,17 @@ def size_section(answer: SizeAnswer, command: str = "") -> str:
     parts.append("<h3>Every configuration, by cost</h3>")
     parts.append(_table(["cost", "verdict", "configuration", "why"], every, status_column=1))
     margins = ", ".join(f"{name} {factor:g}" for name, factor in answer.margins.items())
-    parts.append(
-        "<p>"
-        + escape(
-            f"Pruned by the estimate: a latency figure estimated above factor x limit ({margins}; "
-            "throughput: below factor x floor), "
-            "factors above the largest estimate/simulation ratio over the library's scenarios "
-            "(docs/sizing.md)."
+    if counts["pruned"]:  # (the rule said only where it pruned something: review 67a F12)
+        parts.append(
+            "<p>"
+            + escape(
+                "Pruned by the estimate: a latency figure estimated above factor x limit "
+                f"({margins}; throughput: below factor x floor), factors above the largest "
+                "estimate/simulation ratio over the library's scenarios (docs/sizing.md); a "
+                "monotone miss prunes what is no faster along its dimension."
+            )
+            + "</p>"
         )
-        + "</p>"
-    )
     return "\n".join(parts)
 
 
