@@ -126,6 +126,16 @@ class CalibrationError(WorkloadFileError):
     HEADING = "cannot calibrate"
 
 
+class SweepError(ScenarioError):
+    """A sweep (a sweep file's ``scenario``, ``seeds`` and ``[grid]``, or ``sweep()``'s arguments)
+    that cannot run as written: other keys, no scenario or grid, a scenario that is not there, is
+    the sweep file itself or another sweep file, an axis that is not a list, a bad seed or
+    ``until``. Its own heading, so that the error does not read as a scenario's (review 67a F13);
+    a grid point that makes no valid scenario stays a :class:`ScenarioError` of that point."""
+
+    HEADING = "invalid sweep"
+
+
 class SweepStoreError(ScenarioError):
     """A sweep's results store (``store=``, ``--store``) cannot be used: not a file, not writable,
     not SQLite, locked, full, of another store format or edited out of shape.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from simcache.base.errors import ScenarioError
+from simcache.base.errors import ScenarioError, SweepError
 
 __all__ = ["OptionError", "option_errors"]
 
@@ -27,15 +27,15 @@ class OptionError(ScenarioError):
 
 @contextmanager
 def option_errors(options: Mapping[str, str]) -> Iterator[None]:
-    """Within the block, a plain :class:`ScenarioError` every problem of which is in a field of
-    ``options`` (the field a library function checks, e.g. ``until``, mapped to the option that
-    gave it, ``--until``) is raised as the :class:`OptionError` of those options; any other error
-    passes unchanged."""
+    """Within the block, a plain :class:`ScenarioError` or :class:`SweepError` every problem of
+    which is in a field of ``options`` (the field a library function checks, e.g. ``until``,
+    mapped to the option that gave it, ``--until``) is raised as the :class:`OptionError` of those
+    options; any other error passes unchanged."""
     try:
         yield
     except ScenarioError as exc:
         if (
-            type(exc) is not ScenarioError
+            type(exc) not in (ScenarioError, SweepError)
             or not exc.problems
             or not all(field in options for field, _ in exc.problems)
         ):

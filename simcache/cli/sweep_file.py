@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from simcache.base.errors import ScenarioError, echo
-from simcache.spec.load import parse_toml, read_scenario_text, sweep_shaped
+from simcache.base.errors import SweepError, echo
+from simcache.spec.load import builtin_scenarios, parse_toml, read_scenario_text, sweep_shaped
 
 __all__ = ["SweepFile", "read_sweep_file"]
 
@@ -36,16 +36,17 @@ class SweepFile(NamedTuple):
 
 
 def read_sweep_file(path: Path) -> SweepFile:
-    """The sweep file at ``path``, its scenario path resolved; raises :class:`ScenarioError`
-    naming ``path`` and the field for a file no sweep can run."""
+    """The sweep file at ``path``, its scenario path resolved; raises
+    :class:`~simcache.base.errors.SweepError` naming ``path`` and the field for a file no sweep
+    can run."""
     tables = parse_toml(read_scenario_text(path), str(path))
     unknown = set(tables) - {"scenario", "seeds", "grid"}
     if unknown or "scenario" not in tables or not isinstance(tables.get("grid"), dict):
         listed = f"; unknown: {', '.join(sorted(unknown))}" if unknown else ""
-        raise ScenarioError(str(path), [("", _SHAPE + listed)])
+        raise SweepError(str(path), [("", _SHAPE + listed)])
     written = tables["scenario"]
     if not isinstance(written, str) or not written:
-        raise ScenarioError(
+        raise SweepError(
             str(path),
             [
                 (
@@ -56,6 +57,7 @@ def read_sweep_file(path: Path) -> SweepFile:
             ],
         )
     scenario = _scenario_path(written, path)
+    _refuse_missing(path, written, scenario)
     _refuse_sweep_as_scenario(path, written, scenario)
     return SweepFile(tables, scenario, tables.get("seeds", [1]))
 
@@ -75,11 +77,29 @@ def _scenario_path(written: str, sweep: Path) -> Path:
     return path
 
 
+def _refuse_missing(sweep: Path, written: str, scenario: Path) -> None:
+    """Refuse a ``scenario`` that is neither a file nor a built-in scenario, naming the sweep file
+    and its field (review 67a F13: the error named the missing file as an invalid scenario)."""
+    if scenario.exists() or (scenario == Path(written) and written in builtin_scenarios()):
+        return
+    raise SweepError(
+        str(sweep),
+        [
+            (
+                "scenario",
+                f"{echo(written)} is no file (looked for {scenario}) and no built-in scenario: "
+                "name a scenario file (a path relative to this sweep file) or a built-in "
+                f"scenario; built-in: {', '.join(sorted(builtin_scenarios()))}",
+            )
+        ],
+    )
+
+
 def _refuse_sweep_as_scenario(sweep: Path, written: str, scenario: Path) -> None:
     """Refuse a ``scenario`` that is the sweep file itself, or another sweep file, saying what to
     write instead."""
     if _same_file(scenario, sweep):
-        raise ScenarioError(
+        raise SweepError(
             str(sweep),
             [
                 (
@@ -99,7 +119,7 @@ def _refuse_sweep_as_scenario(sweep: Path, written: str, scenario: Path) -> None
         varied = _relative(_scenario_path(named, scenario), sweep)
         fix = f'name the scenario it varies (scenario = "{varied}")'
 
-    raise ScenarioError(
+    raise SweepError(
         str(sweep),
         [
             (

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simcache.base.errors import RunTooLargeError, ScenarioError, echo
+from simcache.base.errors import RunTooLargeError, SweepError, echo
 from simcache.runs.simulate import simulate
 from simcache.runs.sweep_points import (
     MIX_SHIFT,
@@ -158,7 +158,7 @@ def grid_points(grid: Mapping[str, Sequence[Any]], source: str = "<grid>") -> li
     """The Cartesian product of ``{dotted.path: [values]}`` as a list of override dicts."""
     for path, values in grid.items():
         if not isinstance(values, (list, tuple)) or not values:
-            raise ScenarioError(
+            raise SweepError(
                 source,
                 [
                     (
@@ -225,7 +225,7 @@ def sweep(
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
     ]
     if not seed_list or bad:
-        raise ScenarioError(
+        raise SweepError(
             source or "<sweep>",
             [("seeds", f"give a list of seeds, whole numbers >= 0 (got {seed_list!r})")],
         )
@@ -234,7 +234,7 @@ def sweep(
     if until is not None:
         problems = until_problems(until, max_seeds, variants, grid)
         if problems:
-            raise ScenarioError(source or "<sweep>", problems)
+            raise SweepError(source or "<sweep>", problems)
     tally = _Tally()
     # points past the run limits are not simulated: their rows say why, the others run
     refused = _refused(runs)

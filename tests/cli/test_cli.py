@@ -376,6 +376,7 @@ def test_sweep_prints_the_table_without_out(tmp_path: Path) -> None:
 
 POINT_ERROR = "error: {grid} [grid] {point}: invalid scenario (1 problem(s))\n  {line}\n"
 FILE_ERROR = "error: {grid}: invalid scenario (1 problem(s))\n  (top level): {message}\n"
+SWEEP_ERROR = "error: {grid}: invalid sweep (1 problem(s))\n  (top level): {message}\n"
 SWEEP_FILE = (
     'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] table of '
     "dotted.path = [values]"
@@ -403,9 +404,9 @@ SWEEP_FILE = (
         ),
         (
             'seedz = [1]\n[grid]\n"groups.db.policy" = ["WB+0"]\n',
-            FILE_ERROR.format(grid="{grid}", message=f"{SWEEP_FILE}; unknown: seedz"),
+            SWEEP_ERROR.format(grid="{grid}", message=f"{SWEEP_FILE}; unknown: seedz"),
         ),
-        ("seeds = [1]\n", FILE_ERROR.format(grid="{grid}", message=SWEEP_FILE)),
+        ("seeds = [1]\n", SWEEP_ERROR.format(grid="{grid}", message=SWEEP_FILE)),
         (
             '[grid\n"x" = 1\n',
             FILE_ERROR.format(
@@ -418,17 +419,17 @@ SWEEP_FILE = (
         ),
         (
             '[grid]\n"groups.db.vms_per_host" = 2\n',
-            "error: {grid}: invalid scenario (1 problem(s))\n"
+            "error: {grid}: invalid sweep (1 problem(s))\n"
             "  grid.groups.db.vms_per_host: must be a non-empty list of values, e.g. [2] (got 2)\n",
         ),
         (
             'seeds = [-1]\n[grid]\n"groups.db.policy" = ["WB+0"]\n',
-            "error: {grid}: invalid scenario (1 problem(s))\n  seeds: give a list of seeds, whole "
+            "error: {grid}: invalid sweep (1 problem(s))\n  seeds: give a list of seeds, whole "
             "numbers >= 0 (got [-1])\n",
         ),
         (
             'seeds = ["one"]\n[grid]\n"groups.db.policy" = ["WB+0"]\n',
-            "error: {grid}: invalid scenario (1 problem(s))\n  seeds: give a list of seeds, whole "
+            "error: {grid}: invalid sweep (1 problem(s))\n  seeds: give a list of seeds, whole "
             "numbers >= 0 (got ['one'])\n",
         ),
     ],
@@ -455,9 +456,10 @@ def test_sweep_missing_scenario_file_exits_2(tmp_path: Path) -> None:
     code, _, stderr = call(["sweep", str(grid)])
     assert code == 2
     missing = tmp_path / "missing.toml"
-    assert stderr == (
-        f"error: {missing}: invalid scenario (1 problem(s))\n  (top level): cannot read the "
-        "file: No such file or directory\n"
+    # the sweep file and its field, not the missing file as an invalid scenario (review 67a F13)
+    assert stderr.startswith(
+        f"error: {grid}: invalid sweep (1 problem(s))\n  scenario: 'missing.toml' is no file "
+        f"(looked for {missing}) and no built-in scenario"
     )
 
 

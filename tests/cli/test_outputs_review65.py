@@ -231,7 +231,7 @@ def test_bad_seeds_in_a_sweep_file_name_the_file(tmp_path: Path) -> None:
     grid = _grid(tmp_path, 'seeds = [-1]\n[grid]\n"cluster.peer_link" = ["1GbE"]\n')
     code, _, stderr = call(["sweep", str(grid), "--workers", "1"])
     assert code == 2
-    assert stderr.startswith(f"error: {grid}: invalid scenario (1 problem(s))\n  seeds: ")
+    assert stderr.startswith(f"error: {grid}: invalid sweep (1 problem(s))\n  seeds: ")
 
 
 def test_check_seeds_0_is_an_invalid_option() -> None:

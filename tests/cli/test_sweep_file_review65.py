@@ -18,10 +18,10 @@ def sweep_file(path: Path, scenario: str) -> Path:
     return path
 
 
-def only_problem(stderr: str, source: Path) -> str:
+def only_problem(stderr: str, source: Path, heading: str = "invalid sweep") -> str:
     """The one problem line of an error about ``source``."""
     head, *problems = stderr.strip().splitlines()
-    assert head == f"error: {source}: invalid scenario (1 problem(s))", stderr
+    assert head == f"error: {source}: {heading} (1 problem(s))", stderr
     assert len(problems) == 1, stderr
     return problems[0].strip()
 
@@ -58,7 +58,23 @@ def test_running_a_sweep_file_as_a_scenario_says_how_to_run_it(tmp_path: Path) -
     sweep = sweep_file(tmp_path / "sweep.toml", "default")
     code, _, stderr = call(["run", str(sweep)])
     assert code == 2
-    assert only_problem(stderr, sweep) == (
+    assert only_problem(stderr, sweep, "invalid scenario") == (
         "(top level): a sweep file (scenario, seeds and [grid]), not a scenario: run it with "
         f"`simcache sweep {sweep}`, or give the scenario it names ('default')"
     )
+
+
+def test_a_sweep_whose_scenario_is_not_there_names_the_sweep_file_and_its_field(
+    tmp_path: Path,
+) -> None:
+    """Review 67a F13: the error named the missing file, as an invalid scenario."""
+    sweep = sweep_file(tmp_path / "grid.toml", "nothere.toml")
+    code, stdout, stderr = call(["sweep", str(sweep)])
+    assert code == 2 and stdout == ""
+    problem = only_problem(stderr, sweep)
+    assert problem.startswith(
+        f"scenario: 'nothere.toml' is no file (looked for {tmp_path / 'nothere.toml'}) and no "
+        "built-in scenario: name a scenario file (a path relative to this sweep file) or a "
+        "built-in scenario; built-in: "
+    )
+    assert "default" in problem
