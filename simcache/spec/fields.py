@@ -154,6 +154,9 @@ class Why:
 
     low: str = ""
     high: str = ""
+    bare: str = ""
+    """Said after either reason only when the value was written as a bare number (review 67a
+    F13: "-10Gb/s" was told to give the unit it had)."""
 
 
 def _show_bytes(value: float) -> str:
@@ -237,8 +240,8 @@ LinkRate = Annotated[
     Rate,
     Field(ge=MIN_LINK_RATE),
     Why(
-        low="1 Mbit/s, slower than any storage or peer network; a bare number is bytes per "
-        'second: give the unit, e.g. "10Gbit/s"'
+        low="1 Mbit/s, slower than any storage or peer network",
+        bare='a bare number is bytes per second: give the unit, e.g. "10Gbit/s"',
     ),
 ]
 """A network link's line rate: at least :data:`MIN_LINK_RATE` (review 65: ``bandwidth = 25``,
@@ -247,8 +250,8 @@ LinkLatency = Annotated[
     Seconds,
     Field(le=MAX_LINK_LATENCY),
     Why(
-        high="one second one way, beyond any network a cluster runs on; a bare number is "
-        'seconds: give the unit, e.g. "10us"'
+        high="one second one way, beyond any network a cluster runs on",
+        bare='a bare number is seconds: give the unit, e.g. "10us"',
     ),
 ]
 """A network link's one-way latency: at most :data:`MAX_LINK_LATENCY` (review 65: ``latency =

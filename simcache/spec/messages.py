@@ -141,6 +141,9 @@ class _Leaf:
         self.high_why = next(
             (w.high for w in reversed(self.metadata) if isinstance(w, Why) and w.high), ""
         )
+        self.bare_why = next(
+            (w.bare for w in reversed(self.metadata) if isinstance(w, Why) and w.bare), ""
+        )
         self.lower: tuple[float, bool] | None = None  # (bound, open)
         self.upper: tuple[float, bool] | None = None
         for item in self.metadata:
@@ -171,9 +174,10 @@ class _Leaf:
             else None
         )
 
-    def range(self, side: str) -> str:
+    def range(self, side: str, given: Any = None) -> str:
         """``must be at least 512 bytes; one disk sector, ...`` for a value beyond the ``side``
-        ("low", "high") bound."""
+        ("low", "high") bound; the field's hint for a bare number when ``given`` (the value as
+        written) is one."""
         measure = self.measure or NUMBER
         show = measure.show
         if (
@@ -191,6 +195,9 @@ class _Leaf:
         else:
             text = "is out of range"
         why = self.low_why if side == "low" else self.high_why
+        bare = isinstance(given, int | float) and not isinstance(given, bool)
+        if bare and self.bare_why:
+            why = f"{why}; {self.bare_why}" if why else self.bare_why
         return f"{text}; {why}" if why else text
 
 
@@ -285,10 +292,10 @@ def _tag_invalid(leaf: _Leaf, error: Mapping[str, Any]) -> str:
 Translation = Callable[[_Leaf, Mapping[str, Any]], str]
 ERROR_TYPES: dict[str, Translation] = {
     "missing": lambda leaf, error: "required field is missing",
-    "greater_than": lambda leaf, error: leaf.range("low"),
-    "greater_than_equal": lambda leaf, error: leaf.range("low"),
-    "less_than": lambda leaf, error: leaf.range("high"),
-    "less_than_equal": lambda leaf, error: leaf.range("high"),
+    "greater_than": lambda leaf, error: leaf.range("low", error.get("input")),
+    "greater_than_equal": lambda leaf, error: leaf.range("low", error.get("input")),
+    "less_than": lambda leaf, error: leaf.range("high", error.get("input")),
+    "less_than_equal": lambda leaf, error: leaf.range("high", error.get("input")),
     "finite_number": lambda leaf, error: (
         f"must be a finite number, not nan or inf; {_what(leaf).removeprefix('must be ')}"
     ),

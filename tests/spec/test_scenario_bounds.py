@@ -248,11 +248,27 @@ def test_size_mix_weights(tmp_path: Path, weight: Any, message: str) -> None:
             "'1e15GB/s')",
         ),
         (
+            # a unit was given: no word of a bare number (review 67a F13)
             ("cluster", "peer_link", "bandwidth"),
             "0.1bit/s",
             "cluster.peer_link.bandwidth",
+            "must be at least 125kB/s; 1 Mbit/s, slower than any storage or peer network (got "
+            "'0.1bit/s')",
+        ),
+        (
+            ("cluster", "peer_link", "bandwidth"),
+            "-10Gb/s",
+            "cluster.peer_link.bandwidth",
+            "must be at least 125kB/s; 1 Mbit/s, slower than any storage or peer network (got "
+            "'-10Gb/s')",
+        ),
+        (
+            # a bare number is bytes per second (review 65: bandwidth = 25, meant as 25 Gbit/s)
+            ("cluster", "peer_link", "bandwidth"),
+            25,
+            "cluster.peer_link.bandwidth",
             "must be at least 125kB/s; 1 Mbit/s, slower than any storage or peer network; a bare "
-            "number is bytes per second: give the unit, e.g. \"10Gbit/s\" (got '0.1bit/s')",
+            'number is bytes per second: give the unit, e.g. "10Gbit/s" (got 25)',
         ),
         (
             # a bare number is seconds (review 65: latency = 10, meant as 10 us)
@@ -314,6 +330,8 @@ def test_size_mix_weights(tmp_path: Path, weight: Any, message: str) -> None:
         "duty-cycle",
         "rate-high",
         "rate-low",
+        "rate-negative-with-unit",
+        "rate-bare-number",
         "link-latency",
         "iops",
         "hosts",
