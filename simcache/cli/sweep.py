@@ -47,7 +47,7 @@ from simcache.runs.sweep import (
     sweep_summary,
     until_outcomes,
 )
-from simcache.runs.sweep_points import lower_bound_in
+from simcache.runs.sweep_points import lower_bound_in, row_words
 from simcache.runs.workers import reach_scheduler, scheduler_address
 from simcache.sim.control import Cancel, cancel_on_signals
 from simcache.spec import load_scenario
@@ -270,7 +270,7 @@ def summary_text(rows: pd.DataFrame, grid_columns: list[str]) -> str:
         f"Sweep of {' x '.join(grid_columns)}: {_count(len(shown), 'point')}, {each} each.",
         "Latency in ms over every group's I/Os, each the mean over its point's seeds.",
     ]
-    warned = list(dict.fromkeys(k for kinds in rows.get("validity", []) for k in _words(kinds)))
+    warned = list(dict.fromkeys(k for kinds in rows.get("validity", []) for k in row_words(kinds)))
     shifts = {op: mix_shifts(rows, grid_columns, op) for op in ("write", "read")}
     return "\n".join(
         [
@@ -387,12 +387,6 @@ def _summary_notes(
     return [
         textwrap.fill(note, _WIDTH, initial_indent="  ", subsequent_indent="    ") for note in notes
     ]
-
-
-def _words(listed: Any) -> list[str]:
-    """A comma-separated row cell (``validity``, ``lower_bounds``) as its words; a missing cell
-    (NaN in a table) as none."""
-    return listed.split(",") if isinstance(listed, str) and listed else []
 
 
 def _count(n: int, noun: str) -> str:

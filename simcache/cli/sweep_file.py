@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from simcache.base.errors import SweepError, echo
-from simcache.spec.load import builtin_scenarios, parse_toml, read_scenario_text, sweep_shaped
+from simcache.spec.load import (
+    builtin_names,
+    builtin_scenarios,
+    parse_toml,
+    read_scenario_text,
+    sweep_shaped,
+)
 
 __all__ = ["SweepFile", "read_sweep_file"]
 
@@ -89,7 +95,7 @@ def _refuse_missing(sweep: Path, written: str, scenario: Path) -> None:
                 "scenario",
                 f"{echo(written)} is no file (looked for {scenario}) and no built-in scenario: "
                 "name a scenario file (a path relative to this sweep file) or a built-in "
-                f"scenario; built-in: {', '.join(sorted(builtin_scenarios()))}",
+                f"scenario; built-in: {builtin_names()}",
             )
         ],
     )

@@ -9,7 +9,6 @@ search's page says it is partial in its title, heading and first lines.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from html import escape
 
@@ -17,7 +16,7 @@ import simcache.report.svg as svg
 from simcache.base.version import __version__
 from simcache.report.page import report_html
 from simcache.results.result import Result
-from simcache.runs.sizing.answer import Candidate, SizeAnswer
+from simcache.runs.sizing.answer import SizeAnswer
 
 __all__ = ["size_html", "size_section"]
 
@@ -128,7 +127,7 @@ def _frontier(answer: SizeAnswer) -> list[str]:
         limit=target.limit,
         passing=[c.verdict == "meets" for c in front],
     )
-    rows = [(f"{c.cost.total:,.0f}", _figure(c, at), c.verdict, c.label) for c in front]
+    rows = [(f"{c.cost.total:,.0f}", c.figure(at), c.verdict, c.label) for c in front]
     return [
         f"<h3>Frontier: cost vs {escape(str(target))}</h3>",
         "<p>The simulated configurations that no other simulated one beats on both cost and figure "
@@ -136,13 +135,6 @@ def _frontier(answer: SizeAnswer) -> list[str]:
         chart,
         _table(["cost", target.unit, "verdict", "configuration"], rows, status_column=2),
     ]
-
-
-def _figure(candidate: Candidate, at: int) -> str:
-    verdict = candidate.verdicts[at]
-    # no "± 0": seeds that all gave one value give no interval (the verdict's words say so)
-    half = f" ± {verdict.ci95:.3g}" if math.isfinite(verdict.ci95) and verdict.ci95 > 0 else ""
-    return f"{verdict.value:.4g}{half}"
 
 
 def _table(head: list[str], rows: Sequence[Sequence[str]], status_column: int) -> str:

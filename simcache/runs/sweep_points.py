@@ -28,6 +28,7 @@ __all__ = [
     "mix_shifts",
     "point_bottleneck",
     "point_stability",
+    "row_words",
     "sweep_summary",
 ]
 
@@ -129,6 +130,12 @@ class PointStability:
     ``at capacity 1/3`` (``k/n``: k of its n seeds, when not all)."""
 
 
+def row_words(cell: Any) -> list[str]:
+    """A sweep row's comma-separated cell (``validity``, ``caveats``, ``lower_bounds``) as its
+    words; a missing cell (absent, or NaN in a table) as none."""
+    return cell.split(",") if isinstance(cell, str) and cell else []
+
+
 def lower_bound_in(part: pd.DataFrame, column: str) -> bool:
     """Whether ``column`` (``<group>.<op>.<metric>``) is a lower bound in any of a point's seeds
     (``part``): its row's ``<group>.<op>.lower_bounds`` names the metric (I/Os unfinished at the
@@ -137,7 +144,7 @@ def lower_bound_in(part: pd.DataFrame, column: str) -> bool:
         return False
     cell_of, metric = column.rsplit(".", 1)
     listed = part.get(f"{cell_of}.lower_bounds", pd.Series(dtype=object))
-    return any(isinstance(cell, str) and metric in cell.split(",") for cell in listed)
+    return any(metric in row_words(cell) for cell in listed)
 
 
 def point_stability(part: pd.DataFrame) -> PointStability:

@@ -43,6 +43,7 @@ from simcache.base.metrics import PERCENTILES, ci95_half_width
 from simcache.base.units import UnitError, parse_duration
 from simcache.results.result import Result
 from simcache.results.validity import PINNED, ValidityWarning, samples_needed
+from simcache.runs.sweep_points import row_words
 from simcache.sim.control import stopped_at
 
 __all__ = [
@@ -344,16 +345,10 @@ def evidence_of_row(row: Mapping[Any, Any], target: Target) -> Evidence:
         doubts.append(_UNSTABLE)
     # finished I/Os only: a little cautious
     count = float(row.get(f"{target.group}.{target.op}.count", math.nan))
-    lower = target.column in _listed(row.get(f"{target.group}.{target.op}.lower_bounds"))
+    lower = target.column in row_words(row.get(f"{target.group}.{target.op}.lower_bounds"))
     # the kinds that may make a pass unknown (caveat_kinds), where the row has them
-    caveats = _caveats(_listed(row.get("caveats", row.get("validity"))))
+    caveats = _caveats(row_words(row.get("caveats", row.get("validity"))))
     return Evidence(value, lower, tuple(doubts), caveats, count if math.isfinite(count) else 0.0)
-
-
-def _listed(cell: Any) -> list[str]:
-    """A row's comma-separated cell as its words; a missing cell (absent, or NaN in a table) as
-    none."""
-    return cell.split(",") if isinstance(cell, str) and cell else []
 
 
 def judge(result: Result, target: Target) -> Verdict:

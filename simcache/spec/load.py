@@ -26,6 +26,7 @@ from simcache.spec.scenario import Scenario, validate_scenario
 
 __all__ = [
     "DEVICE_FILE_TABLES",
+    "builtin_names",
     "builtin_scenarios",
     "load_scenario",
     "parse_toml",
@@ -190,6 +191,11 @@ def builtin_scenarios() -> dict[str, Path]:
     return scenario_files()
 
 
+def builtin_names() -> str:
+    """The built-in scenarios' names, as an error lists them (``"array_rebuild, ..."``)."""
+    return ", ".join(builtin_scenarios()) or "none"
+
+
 def _find(path: Path) -> Path:
     try:
         if os.path.lexists(path) or path.suffix:
@@ -204,8 +210,7 @@ def _find(path: Path) -> Path:
         [
             (
                 "",
-                "no such file and no built-in scenario of that name; built-in: "
-                f"{', '.join(builtin) or 'none'}",
+                f"no such file and no built-in scenario of that name; built-in: {builtin_names()}",
             )
         ],
     )

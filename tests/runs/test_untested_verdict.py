@@ -14,16 +14,20 @@ from simcache.runs.targets import evidence_of_row, judge, judge_seeds, parse_tar
 TARGET = parse_target("write mean <= 1s")  # met by any run here
 
 
-def _run(interval: str) -> simcache.Result:
-    """The builders' 1 s run (0.1 s warm-up) sampled every ``interval``."""
+WINDOW_S = 0.9  # the builders' 1 s run less its 0.1 s warm-up
+
+
+def _run(samples: int) -> simcache.Result:
+    """The builders' 1 s run, sampled ``samples`` times after its warm-up."""
+    interval = WINDOW_S / samples
     scenario = simcache.load_scenario(small_scenario(run={"sample_interval": interval}))
     return simcache.simulate(scenario, keep_records=False)
 
 
 def test_an_untested_run_leaves_a_pass_unknown_and_a_tested_one_meets() -> None:
-    # 0.25 s apart: 3 samples after the warm-up, fewer than MIN_SAMPLES
-    untested = _run("0.25s")
-    assert MIN_SAMPLES == 8 and "untested" in {w.kind for w in untested.warnings}
+    # fewer samples after the warm-up than the growth test needs
+    untested = _run(MIN_SAMPLES - 2)
+    assert "untested" in {w.kind for w in untested.warnings}
     verdict = judge(untested, TARGET)
     assert verdict.status == "unknown"
     assert "too few samples after its warm-up" in verdict.text
@@ -31,7 +35,7 @@ def test_an_untested_run_leaves_a_pass_unknown_and_a_tested_one_meets() -> None:
     row = result_row(untested)
     assert row["stable"] == 1 and row["stability"] == "untested"
     assert judge_seeds(TARGET, [evidence_of_row(row, TARGET)]).status == "unknown"
-    # 0.1 s apart: 9 samples, tested, steady: the pass stands
-    tested = _run("0.1s")
+    # one more sample than the test needs: tested, steady, the pass stands
+    tested = _run(MIN_SAMPLES + 1)
     assert "untested" not in {w.kind for w in tested.warnings} and tested.stable
     assert judge(tested, TARGET).status == "meets"
